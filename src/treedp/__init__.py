@@ -1,0 +1,40 @@
+"""treedp: differentially private distributions (CDF, ranges, quantiles) from tree mechanisms.
+
+The one call that spends privacy budget is :func:`release_cdf`; everything asked of the
+:class:`Release` it returns afterwards is post-processing and free.
+"""
+
+from treedp._version import __version__
+from treedp.api import default_branching, release_cdf
+from treedp.domain import Bins, make_bins
+from treedp.exceptions import (
+    DataError,
+    InvalidParameterError,
+    InvalidTypeError,
+    MissingDependencyError,
+    ReleaseFormatError,
+    TreeDPError,
+)
+from treedp.noise import InsecureSeededSource, RandomSource, SystemRandomSource
+from treedp.release import Release, load_release
+from treedp.tree import TreeShape
+
+__all__ = [
+    "Bins",
+    "DataError",
+    "InsecureSeededSource",
+    "InvalidParameterError",
+    "InvalidTypeError",
+    "MissingDependencyError",
+    "RandomSource",
+    "Release",
+    "ReleaseFormatError",
+    "SystemRandomSource",
+    "TreeDPError",
+    "TreeShape",
+    "__version__",
+    "default_branching",
+    "load_release",
+    "make_bins",
+    "release_cdf",
+]

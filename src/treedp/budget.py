@@ -1,0 +1,121 @@
+"""Validation of privacy budgets and their split over the noised blocks of a mechanism."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from fractions import Fraction
+from typing import Any, Literal
+
+import numpy as np
+
+from treedp.exceptions import InvalidParameterError
+
+__all__ = ["Neighbours", "check_epsilon", "check_neighbours", "split_budget"]
+
+Neighbours = Literal["add_remove", "replace"]
+
+#: Smallest epsilon accepted: below it the noise swamps any count (and scales overflow).
+MIN_EPSILON = 1e-6
+#: Largest epsilon accepted: beyond it the guarantee is meaningless (exp(50) ~ 5e21).
+MAX_EPSILON = 50.0
+
+
+def check_epsilon(epsilon: Any, name: str = "epsilon") -> float:
+    """Return ``epsilon`` as a float after checking it is finite and in the allowed range."""
+    if isinstance(epsilon, bool) or not isinstance(epsilon, int | float | np.integer | np.floating):
+        raise InvalidParameterError(
+            f"The '{name}' parameter must be a float in [{MIN_EPSILON}, {MAX_EPSILON}]. "
+            f"Got {type(epsilon).__name__} {epsilon!r} instead."
+        )
+    value = float(epsilon)
+    if not math.isfinite(value) or not MIN_EPSILON <= value <= MAX_EPSILON:
+        raise InvalidParameterError(
+            f"The '{name}' parameter must be a float in [{MIN_EPSILON}, {MAX_EPSILON}] "
+            f"(finite and positive). Got {epsilon!r} instead."
+        )
+    return value
+
+
+def check_neighbours(neighbours: Any, n: Any) -> tuple[Neighbours, int | None]:
+    """Validate the neighbour relation and the public dataset size that goes with it.
+
+    ``"add_remove"``: neighbouring datasets differ by adding or removing one record; the size
+    is private and ``n`` must be None. ``"replace"``: neighbours differ by replacing one
+    record; the size ``n`` is public and must be given.
+    """
+    if neighbours not in ("add_remove", "replace"):
+        raise InvalidParameterError(
+            "The 'neighbours' parameter must be 'add_remove' or 'replace'. "
+            f"Got {neighbours!r} instead."
+        )
+    if neighbours == "add_remove":
+        if n is not None:
+            raise InvalidParameterError(
+                "The 'n' parameter is the public dataset size used with neighbours='replace'; "
+                "with neighbours='add_remove' the size is private, so n must be None. "
+                f"Got n={n!r}."
+            )
+        return "add_remove", None
+    if isinstance(n, bool) or not isinstance(n, int | np.integer) or n < 0:
+        raise InvalidParameterError(
+            "With neighbours='replace' the dataset size is public: the 'n' parameter must be "
+            f"given as an int >= 0. Got n={n!r} instead."
+        )
+    return "replace", int(n)
+
+
+def split_budget(
+    epsilon: float, blocks: int, budgets: Sequence[float] | None, name: str = "level_budgets"
+) -> tuple[float, ...]:
+    """Return per-block budgets that sum to at most ``epsilon`` exactly (as rationals).
+
+    Parameters
+    ----------
+    epsilon : float
+        The total budget (already validated).
+    blocks : int
+        How many noised blocks share it (for a tree: the noised levels).
+    budgets : sequence of float, optional
+        Explicit budgets; they must be positive and sum to ``epsilon`` within a relative 1e-9.
+        None splits ``epsilon`` equally.
+    """
+    if blocks == 0:
+        return ()
+    if budgets is None:
+        values = [epsilon / blocks] * blocks
+    else:
+        if isinstance(budgets, str) or not isinstance(budgets, Sequence | np.ndarray):
+            raise InvalidParameterError(
+                f"The '{name}' parameter must be a sequence of {blocks} positive floats. "
+                f"Got {budgets!r} instead."
+            )
+        values = [_positive(b, name) for b in budgets]
+        if len(values) != blocks:
+            raise InvalidParameterError(
+                f"The '{name}' parameter must have one budget per noised level: {blocks} "
+                f"values. Got {len(values)}."
+            )
+        total = math.fsum(values)
+        if abs(total - epsilon) > 1e-9 * epsilon:
+            raise InvalidParameterError(
+                f"The '{name}' parameter must sum to epsilon={epsilon!r}. Got a sum of {total!r}."
+            )
+        values = [v * (epsilon / total) for v in values]
+    # Make the exact rational sum no larger than epsilon (float rounding may add an ulp).
+    while sum(map(Fraction, values)) > Fraction(epsilon):
+        values = [v * (1 - 2**-50) for v in values]
+    return tuple(values)
+
+
+def _positive(value: Any, name: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float | np.integer | np.floating):
+        raise InvalidParameterError(
+            f"The '{name}' parameter must hold positive finite floats. Got {value!r}."
+        )
+    v = float(value)
+    if not math.isfinite(v) or v <= 0:
+        raise InvalidParameterError(
+            f"The '{name}' parameter must hold positive finite floats. Got {value!r}."
+        )
+    return v

@@ -1,0 +1,47 @@
+"""Exceptions raised by treedp.
+
+Every error that treedp raises on purpose derives from :class:`TreeDPError`, and also from the
+matching builtin, so callers may catch either::
+
+    TreeDPError
+    ├── InvalidParameterError (ValueError)   a parameter is outside what is allowed
+    │   └── DataError                         the data breaks a stated policy (NaN, empty, ...)
+    ├── InvalidTypeError (TypeError)          a parameter or the data has the wrong type
+    ├── ReleaseFormatError (ValueError)       a release file is corrupt, truncated or foreign
+    └── MissingDependencyError (ImportError)  an optional extra is needed
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "DataError",
+    "InvalidParameterError",
+    "InvalidTypeError",
+    "MissingDependencyError",
+    "ReleaseFormatError",
+    "TreeDPError",
+]
+
+
+class TreeDPError(Exception):
+    """Base class of every error treedp raises on purpose."""
+
+
+class InvalidParameterError(TreeDPError, ValueError):
+    """A parameter value is outside the allowed set; the message names both."""
+
+
+class DataError(InvalidParameterError):
+    """The data violates a stated policy, for example NaN values with ``nan="error"``."""
+
+
+class InvalidTypeError(TreeDPError, TypeError):
+    """A parameter or the data has a type treedp does not accept."""
+
+
+class ReleaseFormatError(TreeDPError, ValueError):
+    """A release file cannot be read: corrupt, truncated, foreign or from a future version."""
+
+
+class MissingDependencyError(TreeDPError, ImportError):
+    """An optional dependency is needed; the message names the extra to install."""

@@ -1,0 +1,19 @@
+"""Mechanisms: what is noised, with which sensitivity and budget."""
+
+from treedp.mechanisms.base import Mechanism
+from treedp.mechanisms.baselines import (
+    AllIntervalsMechanism,
+    HistogramMechanism,
+    ThresholdMechanism,
+    all_intervals_sensitivity,
+)
+from treedp.mechanisms.tree import TreeMechanism
+
+__all__ = [
+    "AllIntervalsMechanism",
+    "HistogramMechanism",
+    "Mechanism",
+    "ThresholdMechanism",
+    "TreeMechanism",
+    "all_intervals_sensitivity",
+]

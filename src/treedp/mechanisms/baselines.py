@@ -1,0 +1,162 @@
+"""The seeds' simpler mechanisms, kept as baselines for comparison.
+
+* :class:`HistogramMechanism` — noise on every bin; prefixes are sums of noisy bins.
+* :class:`ThresholdMechanism` — noise on every prefix (threshold) count directly.
+* :class:`AllIntervalsMechanism` — noise on every interval count (small ``B`` only).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from treedp.budget import Neighbours, check_epsilon, check_neighbours
+from treedp.exceptions import InvalidParameterError
+from treedp.mechanisms.base import Mechanism
+
+__all__ = [
+    "MAX_INTERVAL_BINS",
+    "AllIntervalsMechanism",
+    "HistogramMechanism",
+    "ThresholdMechanism",
+    "all_intervals_sensitivity",
+]
+
+#: Largest ``B`` for the all-intervals baseline (``B(B+1)/2`` noisy counts).
+MAX_INTERVAL_BINS = 2048
+
+
+class HistogramMechanism(Mechanism):
+    """Noisy histogram: every bin count plus discrete Laplace noise. Pure ``epsilon``-DP.
+
+    Notes
+    -----
+    Sensitivity derivation. A record adds one to exactly one bin. ``add_remove``: the bin
+    vector changes by one in one bin, L1 sensitivity 1, scale ``1/ε``. ``replace``: one bin
+    loses one and another gains one, L1 sensitivity 2, scale ``2/ε``; the total is the public
+    ``n``, so the last prefix is ``n`` exactly (Lemma III.2 of [RTS24]).
+    """
+
+    name = "histogram"
+
+    def __init__(
+        self,
+        n_bins: int,
+        *,
+        epsilon: float,
+        neighbours: Neighbours = "add_remove",
+        n: int | None = None,
+    ) -> None:
+        self.n_bins = _check_bins(n_bins)
+        self.epsilon = check_epsilon(epsilon)
+        self.neighbours, self.n = check_neighbours(neighbours, n)
+        self.block_epsilons = (self.epsilon,)
+        self.block_sensitivity = (1 if self.neighbours == "add_remove" else 2,)
+        self._set_scales()
+
+    def true_blocks(self, counts: np.ndarray) -> list[np.ndarray]:
+        return [np.asarray(counts, dtype=np.int64)]
+
+
+class ThresholdMechanism(Mechanism):
+    """Noisy threshold (prefix) counts ``#{x < e_t}``. Pure ``epsilon``-DP.
+
+    Notes
+    -----
+    Sensitivity derivation. ``add_remove``: a record in the first bin is counted in all ``B``
+    prefixes ``[0, t)``, ``t = 1..B``: L1 sensitivity ``B``. ``replace``: the last prefix is the
+    public ``n`` and is not released with noise; moving a record from the first to the last bin
+    changes the ``B - 1`` others by one each: L1 sensitivity ``B - 1`` (Lemma III.1 of [RTS24]).
+    """
+
+    name = "threshold"
+
+    def __init__(
+        self,
+        n_bins: int,
+        *,
+        epsilon: float,
+        neighbours: Neighbours = "add_remove",
+        n: int | None = None,
+    ) -> None:
+        self.n_bins = _check_bins(n_bins)
+        self.epsilon = check_epsilon(epsilon)
+        self.neighbours, self.n = check_neighbours(neighbours, n)
+        if self.neighbours == "replace" and self.n_bins == 1:
+            raise InvalidParameterError(
+                "With neighbours='replace' and one bin there is nothing to release."
+            )
+        self.block_epsilons = (self.epsilon,)
+        self.block_sensitivity = (
+            self.n_bins if self.neighbours == "add_remove" else self.n_bins - 1,
+        )
+        self._set_scales()
+
+    def true_blocks(self, counts: np.ndarray) -> list[np.ndarray]:
+        prefix = np.cumsum(np.asarray(counts, dtype=np.int64))
+        return [prefix if self.neighbours == "add_remove" else prefix[:-1]]
+
+
+def all_intervals_sensitivity(n_bins: int, neighbours: Neighbours) -> int:
+    """L1 sensitivity of the vector of all ``B(B+1)/2`` interval counts ``[s, t)``.
+
+    A record in bin ``j`` lies in ``c_j = (j + 1)(B - j)`` intervals. ``add_remove``:
+    ``max_j c_j``. ``replace`` (bin ``i`` to bin ``j``, ``i < j``): the intervals holding exactly
+    one of the two bins change, ``c_i + c_j - 2(i + 1)(B - j)``; maximised over all pairs.
+    """
+    j = np.arange(n_bins, dtype=np.int64)
+    c = (j + 1) * (n_bins - j)
+    if neighbours == "add_remove":
+        return int(c.max())
+    if n_bins == 1:
+        return 0
+    i = j[:, None]
+    jj = j[None, :]
+    both = (np.minimum(i, jj) + 1) * (n_bins - np.maximum(i, jj))
+    moved = c[:, None] + c[None, :] - 2 * both
+    return int(moved.max())
+
+
+class AllIntervalsMechanism(Mechanism):
+    """Noise on every interval count ``[s, t)``, ``0 <= s < t <= B``. Pure ``epsilon``-DP.
+
+    The seeds' first baseline: its sensitivity grows as ``B**2 / 4``, so it is only offered for
+    ``B <=`` :data:`MAX_INTERVAL_BINS`. The block is the upper triangle, row-major by ``s``.
+
+    Notes
+    -----
+    Sensitivity derivation: see :func:`all_intervals_sensitivity`.
+    """
+
+    name = "all_intervals"
+
+    def __init__(
+        self,
+        n_bins: int,
+        *,
+        epsilon: float,
+        neighbours: Neighbours = "add_remove",
+        n: int | None = None,
+    ) -> None:
+        self.n_bins = _check_bins(n_bins)
+        if self.n_bins > MAX_INTERVAL_BINS:
+            raise InvalidParameterError(
+                f"The all-intervals baseline releases B(B+1)/2 counts with sensitivity about "
+                f"B**2/4 and is limited to B <= {MAX_INTERVAL_BINS}. Got B={self.n_bins}; use "
+                "mechanism='tree'."
+            )
+        self.epsilon = check_epsilon(epsilon)
+        self.neighbours, self.n = check_neighbours(neighbours, n)
+        self.block_epsilons = (self.epsilon,)
+        self.block_sensitivity = (all_intervals_sensitivity(self.n_bins, self.neighbours),)
+        self._set_scales()
+
+    def true_blocks(self, counts: np.ndarray) -> list[np.ndarray]:
+        prefix = np.concatenate([[0], np.cumsum(np.asarray(counts, dtype=np.int64))])
+        s, t = np.triu_indices(self.n_bins + 1, k=1)
+        return [prefix[t] - prefix[s]]
+
+
+def _check_bins(n_bins: int) -> int:
+    if isinstance(n_bins, bool) or not isinstance(n_bins, int | np.integer) or n_bins < 1:
+        raise InvalidParameterError(f"'n_bins' must be an int >= 1. Got {n_bins!r} instead.")
+    return int(n_bins)
