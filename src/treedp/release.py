@@ -405,8 +405,6 @@ def load_release(path: str | Path) -> Release:
         raise ReleaseFormatError(f"'{p}' failed its checksum: the release file is corrupt.")
     try:
         return _from_payload(payload)
-    except ReleaseFormatError:
-        raise
     except (TreeDPError, KeyError, TypeError, ValueError, IndexError) as exc:
         raise ReleaseFormatError(f"'{p}' holds an inconsistent release: {exc}") from None
 

@@ -49,6 +49,7 @@ class HistogramMechanism(Mechanism):
         self.n_bins = _check_bins(n_bins)
         self.epsilon = check_epsilon(epsilon)
         self.neighbours, self.n = check_neighbours(neighbours, n)
+        _check_replace_bins(self.neighbours, self.n_bins)
         self.block_epsilons = (self.epsilon,)
         self.block_sensitivity = (1 if self.neighbours == "add_remove" else 2,)
         self._set_scales()
@@ -81,10 +82,7 @@ class ThresholdMechanism(Mechanism):
         self.n_bins = _check_bins(n_bins)
         self.epsilon = check_epsilon(epsilon)
         self.neighbours, self.n = check_neighbours(neighbours, n)
-        if self.neighbours == "replace" and self.n_bins == 1:
-            raise InvalidParameterError(
-                "With neighbours='replace' and one bin there is nothing to release."
-            )
+        _check_replace_bins(self.neighbours, self.n_bins)
         self.block_epsilons = (self.epsilon,)
         self.block_sensitivity = (
             self.n_bins if self.neighbours == "add_remove" else self.n_bins - 1,
@@ -146,6 +144,7 @@ class AllIntervalsMechanism(Mechanism):
             )
         self.epsilon = check_epsilon(epsilon)
         self.neighbours, self.n = check_neighbours(neighbours, n)
+        _check_replace_bins(self.neighbours, self.n_bins)
         self.block_epsilons = (self.epsilon,)
         self.block_sensitivity = (all_intervals_sensitivity(self.n_bins, self.neighbours),)
         self._set_scales()
@@ -160,3 +159,11 @@ def _check_bins(n_bins: int) -> int:
     if isinstance(n_bins, bool) or not isinstance(n_bins, int | np.integer) or n_bins < 1:
         raise InvalidParameterError(f"'n_bins' must be an int >= 1. Got {n_bins!r} instead.")
     return int(n_bins)
+
+
+def _check_replace_bins(neighbours: str, n_bins: int) -> None:
+    if neighbours == "replace" and n_bins == 1:
+        raise InvalidParameterError(
+            "With neighbours='replace' and a single bin, the only count is the public n: there "
+            "is nothing to release. Use at least 2 bins."
+        )

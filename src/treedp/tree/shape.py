@@ -151,18 +151,22 @@ class TreeShape:
                 f"The range must satisfy 0 <= start <= stop <= {self.n_bins}. "
                 f"Got [{start}, {stop})."
             )
-        if stop == self.n_bins:
-            stop = self.padded_leaves
+        if start == stop:
+            return []
+        sizes = self.level_sizes()
+        to_end = stop == self.n_bins  # padding past B is empty: round hi up over it
         nodes: list[tuple[int, int]] = []
         lo, hi = start, stop
         for level in range(self.height, 0, -1):
             if lo >= hi:
                 return nodes
             k = self.branching[level - 1]
+            if to_end:
+                hi = -(-hi // k) * k
             left_end = min(-(-lo // k) * k, hi)
-            nodes.extend((level, x) for x in range(lo, left_end))
+            nodes.extend((level, x) for x in range(lo, min(left_end, sizes[level])))
             right_start = max((hi // k) * k, left_end)
-            nodes.extend((level, x) for x in range(right_start, hi))
+            nodes.extend((level, x) for x in range(right_start, min(hi, sizes[level])))
             lo, hi = left_end // k, right_start // k
         if lo < hi:
             nodes.append((0, 0))

@@ -1,0 +1,80 @@
+"""The privacy contract is data: guarantee, neighbours, budgets, exact scales, loss map."""
+
+from __future__ import annotations
+
+from fractions import Fraction
+
+import pytest
+
+from treedp.exceptions import InvalidParameterError
+from treedp.mechanisms import (
+    AllIntervalsMechanism,
+    HistogramMechanism,
+    ThresholdMechanism,
+    TreeMechanism,
+)
+from treedp.tree import shape_for
+
+
+def test_tree_contract_add_remove() -> None:
+    mech = TreeMechanism(shape_for(64, 4), epsilon=1.0, level_budgets=[0.1, 0.2, 0.3, 0.4])
+    assert mech.guarantee == "pure"
+    assert mech.neighbours == "add_remove"
+    assert mech.block_sensitivity == (1, 1, 1, 1)
+    assert mech.level_budgets == pytest.approx((0.1, 0.2, 0.3, 0.4))
+    for s, e in zip(mech.scales, mech.level_budgets, strict=True):
+        assert s is not None and s >= Fraction(1) / Fraction(e)
+    assert float(mech.epsilon_spent()) <= 1.0
+    assert mech.epsilon_spent() <= Fraction(1.0)
+    assert mech.privacy_loss(3) == pytest.approx(3.0, rel=1e-6)
+    assert mech.check(1, 1.0) and not mech.check(2, 1.0)
+
+
+def test_tree_contract_replace() -> None:
+    mech = TreeMechanism(shape_for(100, 10), epsilon=0.5, neighbours="replace", n=1000)
+    assert mech.block_sensitivity == (0, 2, 2)
+    assert mech.scales[0] is None
+    assert mech.block_variance()[0] == 0.0
+    assert mech.level_budgets[1:] == pytest.approx((0.25, 0.25))
+    assert mech.describe()["neighbours"] == "replace"
+
+
+def test_exact_budget_sum_never_exceeds_epsilon() -> None:
+    for eps in (0.1, 0.3, 1 / 3, 0.7, 1.0, 3.0):
+        mech = TreeMechanism(shape_for(10**4, 3), epsilon=eps)
+        assert sum(map(Fraction, mech.block_epsilons)) <= Fraction(eps)
+        assert mech.epsilon_spent() <= Fraction(eps)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "match"),
+    [
+        ({"epsilon": 0.0}, "epsilon"),
+        ({"epsilon": float("nan")}, "epsilon"),
+        ({"epsilon": float("inf")}, "epsilon"),
+        ({"epsilon": True}, "epsilon"),
+        ({"epsilon": 1.0, "neighbours": "swap"}, "neighbours"),
+        ({"epsilon": 1.0, "neighbours": "replace"}, "'n'"),
+        ({"epsilon": 1.0, "n": 10}, "'n'"),
+        ({"epsilon": 1.0, "level_budgets": [0.5, 0.5]}, "one budget per noised level"),
+        ({"epsilon": 1.0, "level_budgets": [0.5, 0.5, 0.5]}, "sum to epsilon"),
+        ({"epsilon": 1.0, "level_budgets": [1.0, 0.0, 0.0]}, "positive"),
+        ({"epsilon": 1.0, "level_budgets": "abc"}, "sequence"),
+    ],
+)
+def test_tree_refuses_bad_parameters(kwargs: dict, match: str) -> None:
+    with pytest.raises(InvalidParameterError, match=match):
+        TreeMechanism(shape_for(4, 2), **kwargs)
+
+
+def test_baselines_refuse_bad_parameters() -> None:
+    with pytest.raises(InvalidParameterError, match="B <= 2048"):
+        AllIntervalsMechanism(4096, epsilon=1.0)
+    with pytest.raises(InvalidParameterError, match="n_bins"):
+        HistogramMechanism(0, epsilon=1.0)
+    for cls in (HistogramMechanism, ThresholdMechanism, AllIntervalsMechanism, None):
+        with pytest.raises(InvalidParameterError, match="nothing to release"):
+            if cls is None:
+                TreeMechanism(shape_for(1, 2), epsilon=1.0, neighbours="replace", n=3)
+            else:
+                cls(1, epsilon=1.0, neighbours="replace", n=3)

@@ -1,0 +1,54 @@
+"""Statistical helpers for the tests: every check states its false-failure rate ``ALPHA``."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from scipy import stats
+
+#: False-failure rate of every statistical test in the suite (per test).
+ALPHA = 1e-6
+#: Fixed seed of the Monte-Carlo tests (the seed contract: they pass for any seed).
+TEST_SEED = 20261122
+
+
+def z_two_sided(alpha: float = ALPHA) -> float:
+    """The two-sided normal critical value for ``alpha``."""
+    return float(stats.norm.isf(alpha / 2))
+
+
+def chi_square_pvalue(samples: np.ndarray, pmf, min_expected: float = 20.0) -> float:
+    """Pearson chi-square p-value of integer ``samples`` against ``pmf`` (pooled tails).
+
+    Cells are the integers whose expected count is at least ``min_expected``; everything
+    outside them is pooled into one tail cell on each side.
+    """
+    n = samples.size
+    lo, hi = 0, 0
+    while pmf(np.array([lo - 1]))[0] * n >= min_expected:
+        lo -= 1
+    while pmf(np.array([hi + 1]))[0] * n >= min_expected:
+        hi += 1
+    support = np.arange(lo, hi + 1)
+    probs = pmf(support)
+    observed = np.bincount(np.clip(samples, lo - 1, hi + 1) - (lo - 1), minlength=hi - lo + 3)
+    p_low = 1.0 - probs.sum()
+    # split the tail mass by symmetry of the pmf around zero when it is symmetric
+    left = float(pmf(np.arange(lo - 2000, lo)).sum())
+    right = p_low - left
+    expected = np.concatenate([[left], probs, [right]]) * n
+    keep = expected > 0
+    stat = float((((observed - expected) ** 2)[keep] / expected[keep]).sum())
+    dof = int(keep.sum()) - 1
+    return float(stats.chi2.sf(stat, dof))
+
+
+def binomial_ok(successes: int, trials: int, p: float, alpha: float = ALPHA) -> bool:
+    """Whether ``successes`` is inside the two-sided exact binomial acceptance region."""
+    return float(stats.binomtest(successes, trials, p).pvalue) > alpha
+
+
+def mean_within(values: np.ndarray, expected: float, sd: float, alpha: float = ALPHA) -> bool:
+    """Whether the sample mean is within ``z·sd/sqrt(n)`` of ``expected``."""
+    return abs(float(values.mean()) - expected) <= z_two_sided(alpha) * sd / math.sqrt(values.size)

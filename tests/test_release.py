@@ -1,0 +1,209 @@
+"""Releases: query semantics, metadata, prefix/range identities, save/load and failure safety."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import treedp
+from tests.stats import TEST_SEED
+from treedp import InsecureSeededSource, ReleaseFormatError, load_release, release_cdf
+
+RNG = np.random.default_rng(TEST_SEED)
+VALUES = RNG.normal(50, 12, size=5000)
+
+
+def _release(**kwargs) -> treedp.Release:
+    base = {"bounds": (0, 100), "bins": 100, "epsilon": 1.0, "rng": InsecureSeededSource(1)}
+    base.update(kwargs)
+    return release_cdf(kwargs.pop("values", VALUES), **base)
+
+
+@pytest.mark.parametrize("mechanism", ["tree", "histogram", "threshold", "all_intervals"])
+@pytest.mark.parametrize("neighbours", ["add_remove", "replace"])
+def test_every_mechanism_answers_every_query(mechanism: str, neighbours: str) -> None:
+    n = VALUES.size if neighbours == "replace" else None
+    rel = _release(mechanism=mechanism, neighbours=neighbours, n=n)
+    assert isinstance(rel.cdf(50), float)
+    assert rel.cdf([10, 50, 90]).shape == (3,)
+    assert rel.cdf(np.zeros((2, 3))).shape == (2, 3)
+    assert isinstance(rel.range_count(40, 60), float)
+    assert rel.range_count([0, 40], [100, 60]).shape == (2,)
+    q = rel.quantile([0.1, 0.5, 0.9])
+    assert (np.diff(q) >= 0).all() and 0 <= q[0] <= q[-1] <= 100
+    counts, edges = rel.histogram()
+    assert counts.shape == (100,) and edges.shape == (101,)
+    assert rel.cdf(-1) == 0 and rel.cdf(1000) == pytest.approx(rel.n)
+    if neighbours == "replace":
+        assert rel.n == VALUES.size
+    # accuracy sanity at epsilon = 1 (noise sd is a few dozen at most)
+    true_mid = (VALUES <= 50).sum()
+    slack = 400 if mechanism == "all_intervals" else 60
+    assert abs(rel.cdf(50.0) - true_mid) < slack * 10
+
+
+def test_metadata_is_complete() -> None:
+    rel = _release(branching=[4, 5, 5], level_budgets=[0.1, 0.2, 0.3, 0.4])
+    meta = rel.metadata()
+    for key in (
+        "mechanism", "guarantee", "epsilon", "neighbours", "block_epsilons", "block_sensitivity",
+        "scales", "estimator", "branching", "level_variance", "bins", "randomness",
+        "library_version",
+    ):
+        assert key in meta
+    assert meta["guarantee"] == "pure" and meta["branching"] == [4, 5, 5]
+    assert rel.seeded and meta["randomness"] == {"source": "numpy.PCG64", "seeded": True, "seed": 1}
+    assert [lv.size for lv in rel.noisy_levels] == [1, 4, 20, 100]
+    assert len(rel.level_variance) == 4
+    assert rel.level_budgets == pytest.approx((0.1, 0.2, 0.3, 0.4))
+    assert rel.library_version == treedp.__version__
+    assert "SEEDED" in repr(rel)
+    unseeded = release_cdf(VALUES, bounds=(0, 100), bins=10, epsilon=1.0)
+    assert not unseeded.seeded and unseeded.randomness == {"source": "os.urandom", "seeded": False}
+    assert all(not lv.flags.writeable for lv in rel.noisy_levels)
+
+
+def test_noisy_levels_rederive_the_estimates() -> None:
+    rel = _release(neighbours="replace", n=VALUES.size, branching=10)
+    levels = rel.noisy_levels
+    assert levels[0][0] == VALUES.size and rel.level_variance[0] == 0
+    # prefix of the first 37 bins: 3 level-1 nodes and 7 leaves (Lemma IV.1)
+    assert rel.prefix_counts[37] == levels[1][:3].sum() + levels[2][30:37].sum()
+    assert rel.cdf(37.0) == rel.prefix_counts[37]
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.floats(-10, 110), st.floats(-10, 110))
+def test_range_is_difference_of_cdfs(a: float, b: float) -> None:
+    rel = _release()
+    a, b = min(a, b), max(a, b)
+    assert rel.range_count(a, b) == pytest.approx(rel.cdf(b) - rel.cdf(a), abs=1e-6)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.floats(0, 1), min_size=1, max_size=20))
+def test_quantiles_are_monotone_in_q(qs: list[float]) -> None:
+    rel = _release(epsilon=0.05)
+    q = np.sort(np.array(qs))
+    out = rel.quantile(q)
+    assert (np.diff(out) >= 0).all()
+
+
+def test_integer_domain_answers_at_integers() -> None:
+    ages = np.array([20, 20, 21, 30, 30, 30, 45])
+    rel = release_cdf(ages, bounds=(18, 50), bins="integers", epsilon=50.0,
+                      rng=InsecureSeededSource(3))
+    assert rel.cdf(20) == pytest.approx(2, abs=1)
+    assert rel.cdf(30) == pytest.approx(6, abs=1)
+    assert rel.range_count(21, 31) == pytest.approx(4, abs=1)
+    assert rel.quantile(0.5) == 30.0
+    assert float(rel.quantile(0.5)).is_integer()
+
+
+def test_datetime_release() -> None:
+    start = np.datetime64("2024-01-01T00:00:00")
+    values = start + RNG.integers(0, 86400 * 30, size=2000).astype("timedelta64[s]")
+    rel = release_cdf(values, bounds=("2024-01-01", "2024-01-31"), bins=30, epsilon=5.0,
+                      rng=InsecureSeededSource(2))
+    med = rel.quantile(0.5)
+    assert isinstance(med, np.datetime64)
+    assert abs((med - np.median(values.astype(np.int64)).astype("datetime64[s]"))
+               / np.timedelta64(1, "D")) < 2
+    assert rel.cdf(np.datetime64("2024-02-01")) == pytest.approx(rel.n)
+    with pytest.raises(treedp.InvalidTypeError):
+        rel.cdf(5.0)
+
+
+def test_bad_queries() -> None:
+    rel = _release()
+    with pytest.raises(treedp.InvalidParameterError, match="'q'"):
+        rel.quantile(1.5)
+    with pytest.raises(treedp.InvalidParameterError, match="'q'"):
+        rel.quantile("median")
+    with pytest.raises(treedp.InvalidParameterError, match="NaN"):
+        rel.cdf(np.nan)
+    with pytest.raises(treedp.InvalidParameterError, match="a <= b"):
+        rel.range_count(5, 1)
+    with pytest.raises(treedp.InvalidTypeError):
+        rel.cdf("abc")
+
+
+@pytest.mark.parametrize("mechanism", ["tree", "histogram", "threshold", "all_intervals"])
+def test_save_load_round_trip(tmp_path: Path, mechanism: str) -> None:
+    rel = _release(mechanism=mechanism, neighbours="replace", n=VALUES.size,
+                   **({"level_budgets": [0.3, 0.7], "branching": 10} if mechanism == "tree"
+                      else {}))
+    path = tmp_path / "r.json"
+    rel.save(path)
+    again = load_release(path)
+    xs = np.linspace(-5, 105, 41)
+    assert (again.cdf(xs) == rel.cdf(xs)).all()
+    assert (again.quantile([0.1, 0.5]) == rel.quantile([0.1, 0.5])).all()
+    assert again.metadata() == rel.metadata()
+
+
+def test_load_refuses_bad_files(tmp_path: Path) -> None:
+    rel = _release()
+    good = tmp_path / "good.json"
+    rel.save(good)
+    text = good.read_text()
+    cases = {
+        "truncated.json": text[: len(text) // 2],
+        "foreign.json": json.dumps({"hello": "world"}),
+        "future.json": text.replace('"format_version":1', '"format_version":99'),
+        "tampered.json": text.replace('"epsilon":1.0', '"epsilon":9.0', 1),
+        "notjson.json": "\x00\x01garbage",
+        "list.json": "[1, 2, 3]",
+    }
+    messages = {
+        "truncated.json": "corrupt or truncated",
+        "foreign.json": "not a treedp release",
+        "future.json": "newer than this treedp",
+        "tampered.json": "checksum",
+        "notjson.json": "corrupt or truncated",
+        "list.json": "not a treedp release",
+    }
+    for name, content in cases.items():
+        path = tmp_path / name
+        path.write_text(content)
+        with pytest.raises(ReleaseFormatError, match=messages[name]):
+            load_release(path)
+    with pytest.raises(ReleaseFormatError, match="No release file"):
+        load_release(tmp_path / "missing.json")
+    # a consistent checksum over inconsistent content is still refused
+    doc = json.loads(text)
+    doc["payload"]["noisy_levels"][1] = doc["payload"]["noisy_levels"][1][:-1]
+    from treedp.release import _checksum
+
+    doc["checksum"] = _checksum(doc["payload"])
+    bad = tmp_path / "inconsistent.json"
+    bad.write_text(json.dumps(doc))
+    with pytest.raises(ReleaseFormatError, match="inconsistent"):
+        load_release(bad)
+
+
+def test_save_is_atomic(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    rel = _release()
+    path = tmp_path / "r.json"
+    path.write_text("previous")
+
+    def fail(*args: object, **kwargs: object) -> None:
+        raise OSError("disk full")
+
+    monkeypatch.setattr(os, "fsync", fail)
+    with pytest.raises(OSError, match="disk full"):
+        rel.save(path)
+    assert path.read_text() == "previous"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["r.json"]
+    monkeypatch.undo()
+    new = tmp_path / "new.json"
+    monkeypatch.setattr(os, "replace", fail)
+    with pytest.raises(OSError):
+        rel.save(new)
+    assert list(tmp_path.iterdir()) == [path]
