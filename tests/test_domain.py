@@ -147,5 +147,7 @@ def test_round_trip_dict() -> None:
         again = type(bins).from_dict(bins.to_dict())
         assert (again.edges == bins.edges).all()
         assert (again.discrete, again.equal_width, again.datetime_unit) == (
-            bins.discrete, bins.equal_width, bins.datetime_unit,
+            bins.discrete,
+            bins.equal_width,
+            bins.datetime_unit,
         )

@@ -52,8 +52,18 @@ def test_metadata_is_complete() -> None:
     rel = _release(branching=[4, 5, 5], level_budgets=[0.1, 0.2, 0.3, 0.4])
     meta = rel.metadata()
     for key in (
-        "mechanism", "guarantee", "epsilon", "neighbours", "block_epsilons", "block_sensitivity",
-        "scales", "estimator", "branching", "level_variance", "bins", "randomness",
+        "mechanism",
+        "guarantee",
+        "epsilon",
+        "neighbours",
+        "block_epsilons",
+        "block_sensitivity",
+        "scales",
+        "estimator",
+        "branching",
+        "level_variance",
+        "bins",
+        "randomness",
         "library_version",
     ):
         assert key in meta
@@ -97,8 +107,9 @@ def test_quantiles_are_monotone_in_q(qs: list[float]) -> None:
 
 def test_integer_domain_answers_at_integers() -> None:
     ages = np.array([20, 20, 21, 30, 30, 30, 45])
-    rel = release_cdf(ages, bounds=(18, 50), bins="integers", epsilon=50.0,
-                      rng=InsecureSeededSource(3))
+    rel = release_cdf(
+        ages, bounds=(18, 50), bins="integers", epsilon=50.0, rng=InsecureSeededSource(3)
+    )
     assert rel.cdf(20) == pytest.approx(2, abs=1)
     assert rel.cdf(30) == pytest.approx(6, abs=1)
     assert rel.range_count(21, 31) == pytest.approx(4, abs=1)
@@ -109,12 +120,22 @@ def test_integer_domain_answers_at_integers() -> None:
 def test_datetime_release() -> None:
     start = np.datetime64("2024-01-01T00:00:00")
     values = start + RNG.integers(0, 86400 * 30, size=2000).astype("timedelta64[s]")
-    rel = release_cdf(values, bounds=("2024-01-01", "2024-01-31"), bins=30, epsilon=5.0,
-                      rng=InsecureSeededSource(2))
+    rel = release_cdf(
+        values,
+        bounds=("2024-01-01", "2024-01-31"),
+        bins=30,
+        epsilon=5.0,
+        rng=InsecureSeededSource(2),
+    )
     med = rel.quantile(0.5)
     assert isinstance(med, np.datetime64)
-    assert abs((med - np.median(values.astype(np.int64)).astype("datetime64[s]"))
-               / np.timedelta64(1, "D")) < 2
+    assert (
+        abs(
+            (med - np.median(values.astype(np.int64)).astype("datetime64[s]"))
+            / np.timedelta64(1, "D")
+        )
+        < 2
+    )
     assert rel.cdf(np.datetime64("2024-02-01")) == pytest.approx(rel.n)
     with pytest.raises(treedp.InvalidTypeError):
         rel.cdf(5.0)
@@ -136,9 +157,12 @@ def test_bad_queries() -> None:
 
 @pytest.mark.parametrize("mechanism", ["tree", "histogram", "threshold", "all_intervals"])
 def test_save_load_round_trip(tmp_path: Path, mechanism: str) -> None:
-    rel = _release(mechanism=mechanism, neighbours="replace", n=VALUES.size,
-                   **({"level_budgets": [0.3, 0.7], "branching": 10} if mechanism == "tree"
-                      else {}))
+    rel = _release(
+        mechanism=mechanism,
+        neighbours="replace",
+        n=VALUES.size,
+        **({"level_budgets": [0.3, 0.7], "branching": 10} if mechanism == "tree" else {}),
+    )
     path = tmp_path / "r.json"
     rel.save(path)
     again = load_release(path)

@@ -172,12 +172,13 @@ class Bins:
         n_bins = self.n_bins
         edges = self.edges
         top = n_bins - 0.5
+        chunk = _chunk_for(n_bins)
 
         def kernel(part: np.ndarray) -> np.ndarray:
             counts = np.zeros(n_bins, dtype=np.int64)
-            t = np.empty(min(_CHUNK, part.size), dtype=np.float64)
-            for start in range(0, part.size, _CHUNK):
-                x = part[start : start + _CHUNK]
+            t = np.empty(min(chunk, part.size), dtype=np.float64)
+            for start in range(0, part.size, chunk):
+                x = part[start : start + chunk]
                 tt = t[: x.size]
                 np.subtract(x, lo, out=tt)
                 tt *= inv
@@ -195,11 +196,12 @@ class Bins:
     def _count_search(self, arr: np.ndarray) -> np.ndarray:
         n_bins = self.n_bins
         inner = self.edges[1:-1]
+        chunk = _chunk_for(n_bins)
 
         def kernel(part: np.ndarray) -> np.ndarray:
             counts = np.zeros(n_bins, dtype=np.int64)
-            for start in range(0, part.size, _CHUNK):
-                idx = np.searchsorted(inner, part[start : start + _CHUNK], side="right")
+            for start in range(0, part.size, chunk):
+                idx = np.searchsorted(inner, part[start : start + chunk], side="right")
                 counts += np.bincount(idx, minlength=n_bins)
             return counts
 
@@ -223,6 +225,12 @@ class Bins:
         edges = np.asarray(data["edges"], dtype=dtype)
         _check_edges(edges, "edges")
         return _finish(edges, bool(data["discrete"]), bool(data["equal_width"]), unit)
+
+
+def _chunk_for(n_bins: int) -> int:
+    """Values per chunk: cache-sized, but large enough that the per-chunk bincount of ``B``
+    counters stays a small fraction of the work."""
+    return int(min(max(_CHUNK, 2 * n_bins), 1 << 22))
 
 
 def _finish(edges: np.ndarray, discrete: bool, equal_width: bool, unit: str | None) -> Bins:

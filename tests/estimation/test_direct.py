@@ -22,7 +22,9 @@ def theorem_iv1(branching: list[int], level_variance: tuple[float, ...]) -> floa
     ``N²·E_2 = (K/2) Σ_l (k_l - 1) v_l``.
     """
     k_total = math.prod(branching)
-    return k_total / 2 * sum((k - 1) * v for k, v in zip(branching, level_variance[1:], strict=True))
+    return (
+        k_total / 2 * sum((k - 1) * v for k, v in zip(branching, level_variance[1:], strict=True))
+    )
 
 
 CASES = [
@@ -65,7 +67,10 @@ def test_monte_carlo_unbiased_with_exact_variance(
     if neighbours == "add_remove" and budgets is not None:
         budgets = [0.1, *[b * 0.9 for b in budgets]]
     mech = TreeMechanism(
-        shape, epsilon=1.0, neighbours=neighbours, n=n if neighbours == "replace" else None,
+        shape,
+        epsilon=1.0,
+        neighbours=neighbours,
+        n=n if neighbours == "replace" else None,
         level_budgets=budgets,
     )
     truth = np.concatenate([[0], np.cumsum(counts)])

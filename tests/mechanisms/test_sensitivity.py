@@ -65,8 +65,10 @@ def test_tree_sensitivity_per_level(n_bins: int, branching: list[int], neighbour
     n = int(counts.sum()) if neighbours == "replace" else None
     mech = TreeMechanism(shape_for(n_bins, branching), epsilon=1.0, neighbours=neighbours, n=n)
     assert measured_sensitivity(mech, counts) == mech.block_sensitivity
-    expected = (1,) * (len(branching) + 1) if neighbours == "add_remove" else (
-        (0,) + (2,) * len(branching)
+    expected = (
+        (1,) * (len(branching) + 1)
+        if neighbours == "add_remove"
+        else ((0,) + (2,) * len(branching))
     )
     assert mech.block_sensitivity == expected
 

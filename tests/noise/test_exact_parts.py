@@ -23,8 +23,8 @@ def test_floor_exp_neg_agrees_with_float_and_with_itself(v: int) -> None:
 
 def test_floor_exp_neg_brackets_exp_exactly() -> None:
     # exp(-1) = sum (-1)^j / j!: alternating partial sums bracket it; compare with Fractions
-    lower = sum(Fraction((-1) ** j, math.factorial(j)) for j in range(0, 61))
-    upper = sum(Fraction((-1) ** j, math.factorial(j)) for j in range(0, 62))
+    lower = sum(Fraction((-1) ** j, math.factorial(j)) for j in range(61))
+    upper = sum(Fraction((-1) ** j, math.factorial(j)) for j in range(62))
     lo, hi = sorted((lower, upper))
     t = floor_exp_neg(1, 128)
     assert Fraction(t, 2**128) <= hi and Fraction(t + 1, 2**128) > lo
@@ -92,5 +92,7 @@ def test_resolve_source_wants_explicit_seeding() -> None:
         InsecureSeededSource(-1)
     assert resolve_source(None).seeded is False
     assert InsecureSeededSource(5).describe() == {
-        "source": "numpy.PCG64", "seeded": True, "seed": 5,
+        "source": "numpy.PCG64",
+        "seeded": True,
+        "seed": 5,
     }

@@ -1,0 +1,13 @@
+"""Run every benchmark script in this folder and print their figures."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+HERE = Path(__file__).parent
+
+for script in ("bench_sampler.py", "bench_counting.py", "bench_release.py"):
+    subprocess.run([sys.executable, str(HERE / script)], check=True, cwd=HERE)
+    print()

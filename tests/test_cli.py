@@ -1,0 +1,289 @@
+"""The CLI, in process: exit codes, stdout, files written, one-line errors."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from treedp import load_release
+from treedp.cli import main
+
+
+@pytest.fixture
+def csv_file(tmp_path: Path) -> Path:
+    rng = np.random.default_rng(0)
+    path = tmp_path / "data.csv"
+    rows = ["age,name,when"] + [
+        f"{a},p{i},2024-01-{1 + i % 28:02d}" for i, a in enumerate(rng.integers(18, 90, 500))
+    ]
+    path.write_text("\n".join(rows) + "\n")
+    return path
+
+
+def _one_error_line(err: str) -> str:
+    lines = err.strip().splitlines()
+    assert len(lines) == 1, err
+    assert lines[0].startswith("treedp: error:")
+    return lines[0]
+
+
+def test_release_and_query(csv_file: Path, tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    out = tmp_path / "rel.json"
+    code = main(
+        [
+            "release",
+            str(csv_file),
+            "--column",
+            "age",
+            "--bounds",
+            "18",
+            "90",
+            "--bins",
+            "integers",
+            "--epsilon",
+            "1",
+            "--insecure-seed",
+            "3",
+            "--out",
+            str(out),
+        ]
+    )
+    assert code == 0
+    assert "SEEDED" in capsys.readouterr().out
+    rel = load_release(out)
+    assert rel.seeded and rel.bins.discrete
+    assert main(["query", str(out), "--quantiles", "0.25", "0.5"]) == 0
+    lines = capsys.readouterr().out.strip().splitlines()
+    assert lines[0].startswith("quantile(0.25) = ") and len(lines) == 2
+    assert main(["query", str(out), "--cdf", "30", "60"]) == 0
+    assert capsys.readouterr().out.count("cdf(") == 2
+    assert main(["query", str(out), "--range", "20", "40"]) == 0
+    assert capsys.readouterr().out.startswith("range_count([20, 40)) = ")
+    assert main(["query", str(out), "--histogram"]) == 0
+    assert len(capsys.readouterr().out.strip().splitlines()) == 73
+    assert main(["query", str(out), "--info"]) == 0
+    assert "guarantee: pure" in capsys.readouterr().out
+
+
+def test_release_replace_parquet_and_datetime(
+    csv_file: Path, tmp_path: Path, capsys: pytest.CaptureFixture
+) -> None:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    pq.write_table(pa.table({"x": np.linspace(0, 1, 200)}), tmp_path / "d.parquet")
+    out = tmp_path / "p.json"
+    assert (
+        main(
+            [
+                "release",
+                str(tmp_path / "d.parquet"),
+                "--column",
+                "x",
+                "--bounds",
+                "0",
+                "1",
+                "--bins",
+                "64",
+                "--epsilon",
+                "2",
+                "--neighbours",
+                "replace",
+                "--n",
+                "200",
+                "--branching",
+                "8",
+                "--out",
+                str(out),
+            ]
+        )
+        == 0
+    )
+    assert load_release(out).n == 200
+    out2 = tmp_path / "t.json"
+    assert (
+        main(
+            [
+                "release",
+                str(csv_file),
+                "--column",
+                "when",
+                "--bounds",
+                "2024-01-01",
+                "2024-02-01",
+                "--bins",
+                "31",
+                "--epsilon",
+                "1",
+                "--out",
+                str(out2),
+            ]
+        )
+        == 0
+    )
+    assert main(["query", str(out2), "--quantiles", "0.5"]) == 0
+    assert "2024-01-" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(
+    ("args", "match"),
+    [
+        (
+            [
+                "release",
+                "{csv}",
+                "--column",
+                "nope",
+                "--bounds",
+                "0",
+                "1",
+                "--bins",
+                "4",
+                "--epsilon",
+                "1",
+                "--out",
+                "{out}",
+            ],
+            "not in",
+        ),
+        (
+            [
+                "release",
+                "{csv}",
+                "--column",
+                "name",
+                "--bounds",
+                "0",
+                "1",
+                "--bins",
+                "4",
+                "--epsilon",
+                "1",
+                "--out",
+                "{out}",
+            ],
+            "not numeric",
+        ),
+        (
+            [
+                "release",
+                "{csv}",
+                "--column",
+                "age",
+                "--bounds",
+                "5",
+                "1",
+                "--bins",
+                "4",
+                "--epsilon",
+                "1",
+                "--out",
+                "{out}",
+            ],
+            "lo < hi",
+        ),
+        (
+            [
+                "release",
+                "{csv}",
+                "--column",
+                "age",
+                "--bounds",
+                "0",
+                "100",
+                "--bins",
+                "4",
+                "--epsilon",
+                "-1",
+                "--out",
+                "{out}",
+            ],
+            "epsilon",
+        ),
+        (
+            [
+                "release",
+                "{csv}",
+                "--column",
+                "age",
+                "--bounds",
+                "0",
+                "100",
+                "--bins",
+                "x",
+                "--epsilon",
+                "1",
+                "--out",
+                "{out}",
+            ],
+            "--bins",
+        ),
+        (
+            ["release", "{csv}", "--column", "age", "--epsilon", "1", "--out", "{out}"],
+            "Public bins are required",
+        ),
+        (
+            [
+                "release",
+                "missing.csv",
+                "--column",
+                "age",
+                "--bins",
+                "4",
+                "--epsilon",
+                "1",
+                "--out",
+                "{out}",
+            ],
+            "does not exist",
+        ),
+        (["query", "{csv}", "--cdf", "3"], "not valid JSON"),
+        (["query", "{out}", "--cdf", "3"], "No release file"),
+        (["frobnicate"], "invalid choice"),
+        ([], "required"),
+    ],
+)
+def test_errors_are_one_line(
+    args: list[str], match: str, csv_file: Path, tmp_path: Path, capsys: pytest.CaptureFixture
+) -> None:
+    out = tmp_path / "never.json"
+    argv = [a.format(csv=csv_file, out=out) for a in args]
+    assert main(argv) == 2
+    captured = capsys.readouterr()
+    assert match in _one_error_line(captured.err)
+    assert not out.exists()
+    assert not list(tmp_path.glob("*.tmp"))
+
+
+def test_demo(capsys: pytest.CaptureFixture) -> None:
+    assert main(["demo"]) == 0
+    out = capsys.readouterr().out
+    for column in ("age", "hours_per_week", "capital_gain"):
+        assert f"{column}:" in out
+    assert "CC BY 4.0" in out
+
+
+def test_release_file_is_json(csv_file: Path, tmp_path: Path) -> None:
+    out = tmp_path / "r.json"
+    main(
+        [
+            "release",
+            str(csv_file),
+            "--column",
+            "age",
+            "--bounds",
+            "0",
+            "100",
+            "--bins",
+            "10",
+            "--epsilon",
+            "1",
+            "--out",
+            str(out),
+        ]
+    )
+    doc = json.loads(out.read_text())
+    assert doc["format"] == "treedp.release" and doc["format_version"] == 1

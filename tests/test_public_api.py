@@ -1,0 +1,85 @@
+"""The public surface is pinned, and the vendored data and readers work."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import treedp
+from treedp.datasets import ADULT_COLUMNS, load_adult
+from treedp.exceptions import InvalidParameterError
+from treedp.io import read_column
+
+
+def test_all_is_pinned() -> None:
+    assert set(treedp.__all__) == {
+        "Bins",
+        "DataError",
+        "InsecureSeededSource",
+        "InvalidParameterError",
+        "InvalidTypeError",
+        "MissingDependencyError",
+        "RandomSource",
+        "Release",
+        "ReleaseFormatError",
+        "SystemRandomSource",
+        "TreeDPError",
+        "TreeShape",
+        "__version__",
+        "default_branching",
+        "load_release",
+        "make_bins",
+        "release_cdf",
+    }
+    for name in treedp.__all__:
+        assert hasattr(treedp, name)
+
+
+def test_errors_subclass_builtins() -> None:
+    assert issubclass(treedp.InvalidParameterError, ValueError)
+    assert issubclass(treedp.DataError, ValueError)
+    assert issubclass(treedp.InvalidTypeError, TypeError)
+    assert issubclass(treedp.ReleaseFormatError, ValueError)
+    assert issubclass(treedp.MissingDependencyError, ImportError)
+
+
+def test_adult_subset() -> None:
+    data = load_adult()
+    assert tuple(data) == ADULT_COLUMNS
+    assert all(col.size == 48_842 for col in data.values())
+    assert data["age"].min() == 17 and data["age"].max() == 90
+
+
+def test_read_column_csv_gz_and_errors(tmp_path: Path) -> None:
+    import gzip
+
+    path = tmp_path / "x.csv.gz"
+    with gzip.open(path, "wt") as handle:
+        handle.write("a,b\n1,x\n2,y\n,z\n")
+    col = np.asarray(read_column(path, "a"), dtype=float)
+    assert col[:2].tolist() == [1.0, 2.0] and np.isnan(col[2])
+    with pytest.raises(InvalidParameterError, match="must end in"):
+        read_column(_touch(tmp_path), "a")
+
+
+def test_read_column_without_pyarrow(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import treedp.io as tio
+
+    monkeypatch.setattr(tio, "_pyarrow", lambda: None)
+    path = tmp_path / "x.csv"
+    path.write_text("a,t,s\n1,2024-01-01,u\n2.5,2024-02-01,v\n")
+    assert read_column(path, "a").tolist() == [1.0, 2.5]
+    assert read_column(path, "t").dtype.kind == "M"
+    with pytest.raises(treedp.DataError, match="neither numbers nor datetimes"):
+        read_column(path, "s")
+    with pytest.raises(treedp.MissingDependencyError, match=r"treedp\[parquet\]"):
+        (tmp_path / "y.parquet").write_bytes(b"")
+        read_column(tmp_path / "y.parquet", "a")
+
+
+def _touch(tmp_path: Path) -> Path:
+    path = tmp_path / "data.xlsx"
+    path.write_bytes(b"")
+    return path
