@@ -158,7 +158,7 @@ def _geometric(num: int, den: int, n: int, source: RandomSource) -> np.ndarray:
     filled = 0
     while filled < n:
         need = n - filled
-        batch = need + need // 2 + 64  # acceptance rate >= 1 - 1/e > 0.63
+        batch = int(need * 1.6) + 64  # acceptance rate >= 1 - 1/e > 0.632 > 1/1.6
         cand = uniform_below(num, batch, source)
         cand = cand[bernoulli_exp(cand, num, batch, source)]
         take = min(need, cand.size)
@@ -223,11 +223,12 @@ def _laplace_chunk(num: int, den: int, size: int, source: RandomSource) -> np.nd
     """Exact discrete Laplace draws for one cache-sized chunk (CKS20 Algorithm 3)."""
     out = np.empty(size, dtype=np.int64)
     filled = 0
-    small = num < 4 * den
+    # P(reject) = P(B=1, Y=0) = (1 - exp(-den/num)) / 2 <= 1/2; oversample by 1/(1 - P(reject)).
+    # (A float only sizes the batch; it never enters an accept/reject decision.)
+    keep_rate = 1.0 + math.expm1(-den / num) / 2.0
     while filled < size:
         need = size - filled
-        # P(reject) = P(B=1, Y=0) = (1 - exp(-den/num)) / 2 <= 1/2; oversample accordingly.
-        batch = need + (need if small else need // 8) + 16
+        batch = int(need / keep_rate * 1.02) + 64
         y = _geometric(num, den, batch, source)
         sign = np.unpackbits(words(source, 8, (batch + 7) // 8), count=batch).view(bool)
         keep = ~(sign & (y == 0))
