@@ -17,6 +17,7 @@ def test_all_is_pinned() -> None:
     assert set(treedp.__all__) == {
         "Bins",
         "DataError",
+        "ErrorPrediction",
         "InsecureSeededSource",
         "InvalidParameterError",
         "InvalidTypeError",
@@ -31,6 +32,7 @@ def test_all_is_pinned() -> None:
         "default_branching",
         "load_release",
         "make_bins",
+        "predict_error",
         "release_cdf",
     }
     for name in treedp.__all__:

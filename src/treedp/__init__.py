@@ -5,7 +5,9 @@ The one call that spends privacy budget is :func:`release_cdf`; everything asked
 """
 
 from treedp._version import __version__
-from treedp.api import default_branching, release_cdf
+from treedp.accuracy import ErrorPrediction, predict_error
+from treedp.api import release_cdf
+from treedp.config import default_branching
 from treedp.domain import Bins, make_bins
 from treedp.exceptions import (
     DataError,
@@ -22,6 +24,7 @@ from treedp.tree import TreeShape
 __all__ = [
     "Bins",
     "DataError",
+    "ErrorPrediction",
     "InsecureSeededSource",
     "InvalidParameterError",
     "InvalidTypeError",
@@ -36,5 +39,6 @@ __all__ = [
     "default_branching",
     "load_release",
     "make_bins",
+    "predict_error",
     "release_cdf",
 ]

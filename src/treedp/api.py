@@ -5,42 +5,15 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-import numpy as np
-
 from treedp._version import __version__
-from treedp.budget import Neighbours, check_epsilon, check_neighbours
+from treedp.budget import Neighbours, check_neighbours
+from treedp.config import configure
 from treedp.domain import Bins, NanPolicy, make_bins
-from treedp.estimation import ESTIMATORS
 from treedp.exceptions import DataError, InvalidParameterError
-from treedp.mechanisms.factory import MECHANISMS, make_mechanism
 from treedp.noise import RandomSource, resolve_source
 from treedp.release import Release
-from treedp.tree import TreeShape, shape_for
 
-__all__ = ["default_branching", "release_cdf"]
-
-
-def default_branching(n_bins: int, neighbours: Neighbours) -> tuple[int, ...]:
-    """A good common fan-out for the direct estimator with equal level budgets.
-
-    Tries every common fan-out ``k`` from 2 to 64 (height ``ceil(log_k B)``) and the flat
-    tree, and returns the one with the smallest mean prefix variance: the mean covering size
-    ``Σ_l E[d_l]`` times the per-level variance, which grows as the square of the number of
-    noised levels. This only depends on public parameters.
-    """
-    if n_bins == 1:
-        return () if neighbours == "add_remove" else (2,)
-    m = np.unique(np.linspace(0, n_bins - 1, num=min(n_bins, 4096)).astype(np.int64))
-    best: tuple[float, tuple[int, ...]] | None = None
-    for k in [*range(2, min(n_bins, 64) + 1), n_bins]:
-        shape = shape_for(n_bins, k)
-        noised = shape.height + (1 if neighbours == "add_remove" else 0)
-        digits = shape.prefix_digits(m)[:, 1:].sum(axis=1).mean()
-        cost = float(digits) * noised**2
-        if best is None or cost < best[0] - 1e-12:
-            best = (cost, shape.branching)
-    assert best is not None
-    return best[1]
+__all__ = ["release_cdf"]
 
 
 def release_cdf(
@@ -55,7 +28,7 @@ def release_cdf(
     mechanism: str = "tree",
     branching: int | Sequence[int] | None = None,
     level_budgets: Sequence[float] | None = None,
-    estimator: str = "direct",
+    estimator: str | None = None,
     nan: NanPolicy = "error",
     rng: RandomSource | None = None,
 ) -> Release:
@@ -94,8 +67,11 @@ def release_cdf(
     level_budgets : sequence of float, optional
         Budget per noised level, top-down, summing to ``epsilon`` (``h + 1`` values under
         ``add_remove``, root first; ``h`` under ``replace``). Default: equal.
-    estimator : {"direct"}, default="direct"
-        How prefixes are estimated from the noisy nodes: ``"direct"`` sums the covering nodes.
+    estimator : {"efficient", "direct"}, optional
+        How counts are estimated from the noisy nodes. ``"efficient"`` (the default) is the
+        best linear unbiased estimate from every noisy node (Honaker's estimator generalised
+        to k-ary trees); ``"direct"`` sums the nodes covering each prefix (the seeds'
+        reconstruction). The all-intervals baseline supports ``"direct"`` only.
     nan : {"error", "drop"}, default="error"
         NaN, NaT and infinite values raise an error naming how many there are, or are dropped
         with ``"drop"``. Dropping is a per-record filter, so it keeps the ``add_remove``
@@ -128,7 +104,6 @@ def release_cdf(
     >>> rel.seeded
     True
     """
-    eps = check_epsilon(epsilon)
     nb, n_public = check_neighbours(neighbours, n)
     if nan not in ("error", "drop"):
         raise InvalidParameterError(
@@ -140,33 +115,16 @@ def release_cdf(
             "of counted records private while replace treats it as the public n. Clean the "
             "column first, or use neighbours='add_remove'."
         )
-    if estimator not in ESTIMATORS:
-        raise InvalidParameterError(
-            f"The 'estimator' parameter must be one of {', '.join(map(repr, ESTIMATORS))}. "
-            f"Got {estimator!r} instead."
-        )
-    if mechanism not in MECHANISMS:
-        raise InvalidParameterError(
-            f"The 'mechanism' parameter must be one of {', '.join(map(repr, MECHANISMS))}. "
-            f"Got {mechanism!r} instead."
-        )
     the_bins: Bins = make_bins(bounds=bounds, bins=bins, edges=edges)
-    shape: TreeShape | None = None
-    if mechanism == "tree":
-        chosen = default_branching(the_bins.n_bins, nb) if branching is None else branching
-        shape = shape_for(the_bins.n_bins, chosen)
-    elif branching is not None:
-        raise InvalidParameterError(
-            f"The 'branching' parameter applies to mechanism='tree' only, not {mechanism!r}."
-        )
-    mech = make_mechanism(
-        mechanism,
-        n_bins=the_bins.n_bins,
-        epsilon=eps,
+    mech, est = configure(
+        the_bins.n_bins,
+        epsilon=epsilon,
         neighbours=nb,
         n=n_public,
-        shape=shape,
+        mechanism=mechanism,
+        branching=branching,
         level_budgets=level_budgets,
+        estimator=estimator,
     )
     source = resolve_source(rng)
 
@@ -182,7 +140,7 @@ def release_cdf(
         bins=the_bins,
         mechanism=mech,
         noisy_levels=noisy,
-        estimator=estimator,
+        estimator=est,
         randomness=source.describe(),
         library_version=__version__,
     )

@@ -20,11 +20,18 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from scipy import stats
 from scipy.optimize import isotonic_regression
 
 from treedp._atomic import atomic_write_text
 from treedp.domain import Bins
-from treedp.estimation import baseline_prefix, interval_index, tree_prefix
+from treedp.estimation import (
+    PrefixCovariance,
+    check_estimator,
+    estimate_prefix,
+    interval_index,
+    prefix_covariance,
+)
 from treedp.exceptions import InvalidParameterError, ReleaseFormatError, TreeDPError
 from treedp.mechanisms import Mechanism, TreeMechanism
 from treedp.mechanisms.factory import make_mechanism
@@ -55,7 +62,8 @@ class Release:
     level_variance : tuple of float
         The noise variance of each level (0 for an exact level).
     estimator : str
-        How prefix counts are estimated from the noisy levels (``"direct"``).
+        How counts are estimated from the noisy levels: ``"efficient"`` (best linear unbiased
+        estimate from all nodes) or ``"direct"`` (covering sums).
     randomness : dict
         Where the noise came from; ``randomness["seeded"]`` is True for a seeded, not
         publishable, release.
@@ -80,19 +88,14 @@ class Release:
             level.setflags(write=False)
         self.noisy_levels = levels
         self.level_variance = mechanism.block_variance()
-        self.estimator = estimator
         self.randomness = dict(randomness)
         self.library_version = library_version
-        if isinstance(mechanism, TreeMechanism):
-            prefix, variance = tree_prefix(mechanism.shape, levels, self.level_variance)
-        else:
-            prefix, variance = baseline_prefix(
-                mechanism.name, levels, self.level_variance, bins.n_bins, mechanism.n
-            )
+        self.estimator = check_estimator(estimator, mechanism.name)
+        prefix = estimate_prefix(mechanism, levels, self.estimator)
         prefix.setflags(write=False)
-        variance.setflags(write=False)
         self._prefix = prefix
-        self._prefix_variance = variance
+        self._covariance: PrefixCovariance | None = None
+        self._prefix_variance: np.ndarray | None = None
         self._monotone: np.ndarray | None = None
 
     # ------------------------------------------------------------------ metadata
@@ -144,8 +147,20 @@ class Release:
         return self._prefix
 
     @property
+    def covariance(self) -> PrefixCovariance:
+        """Exact ``Cov(P[m1], P[m2])`` of the prefix estimates (from public parameters)."""
+        if self._covariance is None:
+            self._covariance = prefix_covariance(self.mechanism, self.estimator)
+        return self._covariance
+
+    @property
     def prefix_variance(self) -> np.ndarray:
-        """The variance of each entry of :attr:`prefix_counts`."""
+        """The exact variance of each entry of :attr:`prefix_counts`."""
+        if self._prefix_variance is None:
+            m = np.arange(self.bins.n_bins + 1)
+            var = self.covariance.cov(m, m)
+            var.setflags(write=False)
+            self._prefix_variance = var
         return self._prefix_variance
 
     def metadata(self) -> dict[str, Any]:
@@ -191,6 +206,131 @@ class Release:
         width = (edges[j + 1] - edges[j]).astype(np.float64)
         frac = np.clip((t - edges[j]).astype(np.float64) / width, 0.0, 1.0)
         return p[j] + frac * (p[j + 1] - p[j])
+
+    def _terms_below(self, t: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """``count_below(t)`` as ``Σ coef · P[idx]`` (two terms per point)."""
+        edges = self.bins.edges
+        n_bins = self.bins.n_bins
+        t = np.asarray(t).ravel()
+        if self.bins.discrete:
+            idx = np.clip(np.ceil(t) - edges[0], 0, n_bins).astype(np.int64)
+            return np.stack([idx, idx], 1), np.stack([np.ones(t.size), np.zeros(t.size)], 1)
+        j = np.clip(np.searchsorted(edges, t, side="right") - 1, 0, n_bins - 1)
+        width = (edges[j + 1] - edges[j]).astype(np.float64)
+        frac = np.clip((t - edges[j]).astype(np.float64) / width, 0.0, 1.0)
+        return np.stack([j, j + 1], 1), np.stack([1.0 - frac, frac], 1)
+
+    def _terms_cdf(self, t: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        if self.bins.discrete:
+            t = np.floor(np.asarray(t, dtype=np.float64)) + 1  # <= x  is  < floor(x) + 1
+        return self._terms_below(t)
+
+    def _variance_of(self, idx: np.ndarray, coef: np.ndarray) -> np.ndarray:
+        cov = self.covariance
+        total = np.zeros(idx.shape[0])
+        terms = idx.shape[1]
+        for i in range(terms):
+            for j in range(i, terms):
+                pair = coef[:, i] * coef[:, j] * cov.cov(idx[:, i], idx[:, j])
+                total += pair if i == j else 2 * pair
+        return np.maximum(total, 0.0)
+
+    def stderr(self, query: str, *args: Any) -> Any:
+        """Exact standard error of a query answer, from the known noise (no simulation).
+
+        Parameters
+        ----------
+        query : {"cdf", "range_count"}
+            Which query: ``stderr("cdf", x)`` or ``stderr("range_count", a, b)``.
+        *args
+            The query's arguments, scalars or arrays as for the query itself.
+
+        Returns
+        -------
+        float or ndarray
+            The standard deviation of the estimate's error, shaped like the answer.
+        """
+        if query == "cdf" and len(args) == 1:
+            t = self._axis(args[0], "x")
+            idx, coef = self._terms_cdf(t)
+            return _like(args[0], np.sqrt(self._variance_of(idx, coef)).reshape(np.shape(t)))
+        if query == "range_count" and len(args) == 2:
+            ta, tb = np.broadcast_arrays(self._axis(args[0], "a"), self._axis(args[1], "b"))
+            if self.mechanism.name == "all_intervals":
+                var = self._interval_range_variance(ta, tb)
+            else:
+                ia, ca = self._terms_below(ta)
+                ib, cb = self._terms_below(tb)
+                var = self._variance_of(np.hstack([ib, ia]), np.hstack([cb, -ca]))
+            out = np.sqrt(var).reshape(ta.shape)
+            return _like(np.broadcast_to(np.asarray(args[0]), ta.shape), out)
+        raise InvalidParameterError(
+            "stderr takes ('cdf', x) or ('range_count', a, b). "
+            f"Got {query!r} with {len(args)} argument(s)."
+        )
+
+    def confidence_interval(self, query: str, *args: Any, level: float = 0.95) -> Any:
+        """A confidence interval for a ``cdf`` or ``range_count`` answer.
+
+        The error of an estimate is a known linear combination of independent discrete
+        Laplace noises, with standard error ``se`` (:meth:`stderr`). The half-width is
+        ``se · max(z, ln(1/(1 - level))/√2)``: the larger of the normal quantile and the
+        quantile of a Laplace variable with the same variance. One Laplace variable is the
+        heaviest-tailed case (sums of several are closer to normal), so the interval is exact
+        or conservative for ``level`` above about 0.85; coverage is checked by simulation in
+        the tests.
+
+        Parameters
+        ----------
+        query : {"cdf", "range_count"}
+            As for :meth:`stderr`.
+        *args
+            The query's arguments.
+        level : float, default=0.95
+            The nominal coverage, in ``(0, 1)``.
+
+        Returns
+        -------
+        (low, high)
+            Arrays (or floats) shaped like the answer.
+        """
+        if not (isinstance(level, float | int) and 0 < level < 1):
+            raise InvalidParameterError(
+                f"The 'level' parameter must be a float in (0, 1). Got {level!r} instead."
+            )
+        se = np.asarray(self.stderr(query, *args))
+        answer = np.asarray(getattr(self, query)(*args))
+        half = se * _half_width_factor(float(level))
+        low, high = answer - half, answer + half
+        if low.ndim == 0:
+            return float(low), float(high)
+        return low, high
+
+    def _interval_range_variance(self, ta: np.ndarray, tb: np.ndarray) -> np.ndarray:
+        var = self.level_variance[0]
+        if self.bins.discrete:
+            lo = self.bins.edges[0]
+            s = np.clip(np.ceil(ta) - lo, 0, self.bins.n_bins)
+            e = np.clip(np.ceil(tb) - lo, 0, self.bins.n_bins)
+            exact = (s == e) | ((s == 0) & (e == self.bins.n_bins) & (self.mechanism.n is not None))
+            return np.where(exact, 0.0, var).ravel()
+        edges = self.bins.edges
+        n_bins = self.bins.n_bins
+        ja = np.clip(np.searchsorted(edges, ta, side="right") - 1, 0, n_bins)
+        jb = np.clip(np.searchsorted(edges, tb, side="right") - 1, 0, n_bins)
+        ia, ib = np.minimum(ja, n_bins - 1), np.minimum(jb, n_bins - 1)
+        fa = np.where(
+            ja == n_bins, 0.0, np.clip((ta - edges[ia]) / (edges[ia + 1] - edges[ia]), 0, 1)
+        )
+        fb = np.where(
+            jb == n_bins, 0.0, np.clip((tb - edges[ib]) / (edges[ib + 1] - edges[ib]), 0, 1)
+        )
+        same = (fb - fa) ** 2 * var
+        s = np.where(fa > 0, ja + 1, ja)
+        apart = ((fa > 0) * (1 - fa) ** 2 + (jb > s) + (fb > 0) * fb**2) * var
+        if self.mechanism.n is not None:  # the interval [0, B) is the exact public n
+            apart = np.where((s == 0) & (jb == n_bins), apart - var, apart)
+        return np.where(ja == jb, same, apart).ravel()
 
     def cdf(self, x: Any) -> Any:
         """Estimated number of values ``<= x``.
@@ -249,18 +389,21 @@ class Release:
         n_bins = self.bins.n_bins
 
         def locate(t: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-            j = np.clip(np.searchsorted(edges, t, side="right") - 1, 0, n_bins - 1)
-            f = np.clip((t - edges[j]) / (edges[j + 1] - edges[j]), 0.0, 1.0)
-            return j, f
+            # bin index in [0, B] (B: at or past the top edge) and the fraction inside it
+            j = np.clip(np.searchsorted(edges, t, side="right") - 1, 0, n_bins)
+            inner = np.minimum(j, n_bins - 1)
+            f = np.clip((t - edges[inner]) / (edges[inner + 1] - edges[inner]), 0.0, 1.0)
+            return j, np.where(j == n_bins, 0.0, f)
 
         ja, fa = locate(ta)
         jb, fb = locate(tb)
-        same = ja == jb
-        bin_a = self._interval(ja, ja + 1)
-        bin_b = self._interval(jb, jb + 1)
-        middle = self._interval(ja + 1, np.maximum(jb, ja + 1))
-        apart = (1 - fa) * bin_a + middle + fb * bin_b
-        return np.where(same, (fb - fa) * bin_a, apart)
+        # whole bins [s, jb) from one interval count, partial end bins from single-bin counts
+        s = np.where(fa > 0, ja + 1, ja)
+        whole = self._interval(s, np.maximum(jb, s))
+        left = np.where(fa > 0, (1 - fa) * self._interval(ja, ja + 1), 0.0)
+        right = np.where(fb > 0, fb * self._interval(jb, jb + 1), 0.0)
+        same = (fb - fa) * self._interval(ja, ja + 1)
+        return np.where(ja == jb, same, left + whole + right)
 
     def _monotone_prefix(self) -> np.ndarray:
         """The prefix counts projected onto non-decreasing sequences in ``[0, n_hat]``."""
@@ -321,7 +464,8 @@ class Release:
     def histogram(self) -> tuple[np.ndarray, np.ndarray]:
         """Estimated count per bin and the edges, like :func:`numpy.histogram`.
 
-        The counts are differences of the unbiased prefix estimates, so they may be negative.
+        The counts are differences of the unbiased prefix estimates, so they may be negative
+        (see :meth:`prefix_counts`).
         """
         return np.diff(self._prefix), self.edges
 
@@ -346,6 +490,13 @@ class Release:
         ``path`` stays as it was).
         """
         atomic_write_text(path, json.dumps(self.to_dict(), separators=(",", ":")))
+
+
+def _half_width_factor(level: float) -> float:
+    """``max(normal quantile, Laplace quantile)`` for a two-sided ``level`` interval, in se."""
+    z = float(stats.norm.isf((1.0 - level) / 2.0))
+    laplace = math.log(1.0 / (1.0 - level)) / math.sqrt(2.0)
+    return max(z, laplace)
 
 
 def _checksum(payload: dict[str, Any]) -> str:

@@ -158,3 +158,24 @@ def test_large_padded_tree_runs() -> None:
     levels = [rng.integers(0, 9, size=s) for s in shape.level_sizes()]
     fit = efficient_tree(shape, levels, (4.0,) * (shape.height + 1))
     assert fit.prefix(shape.n_bins).shape == (10**6 + 4,)
+
+
+@settings(max_examples=80, deadline=None)
+@given(trees())
+def test_prefix_covariances_equal_dense_gls(case) -> None:
+    from treedp.estimation.covariance import DirectTreeCovariance, EfficientTreeCovariance
+
+    shape, variances, _ = case
+    _, cov_leaves = dense_gls(shape, _noisy(shape, variances, 0), variances)
+    b = shape.n_bins
+    lower = np.tril(np.ones((b + 1, b)), -1)  # row m: indicator of leaves < m
+    dense = lower @ cov_leaves @ lower.T
+    m1, m2 = np.meshgrid(np.arange(b + 1), np.arange(b + 1), indexing="ij")
+    got = EfficientTreeCovariance(VariancePlan(shape, variances)).cov(m1, m2)
+    assert np.allclose(got, dense, rtol=1e-8, atol=1e-9 * max(1.0, float(np.abs(dense).max())))
+    # direct: Σ over shared covering nodes, checked against the covering lists
+    direct = DirectTreeCovariance(shape, variances).cov(m1, m2)
+    for i in range(b + 1):
+        for j in range(b + 1):
+            shared = set(shape.prefix_nodes(i)) & set(shape.prefix_nodes(j))
+            assert direct[i, j] == pytest.approx(sum(variances[lv] for lv, _ in shared))

@@ -1,0 +1,119 @@
+"""Predict the error of a configuration before any data is touched."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from treedp.budget import Neighbours
+from treedp.config import configure
+from treedp.estimation import prefix_covariance
+from treedp.exceptions import InvalidParameterError
+from treedp.mechanisms import TreeMechanism
+
+__all__ = ["ErrorPrediction", "predict_error"]
+
+
+@dataclass(frozen=True)
+class ErrorPrediction:
+    """The exact expected error of a release configuration (from public parameters only).
+
+    Attributes
+    ----------
+    mean_cdf_mse : float
+        Mean over the ``B`` prefixes ``[0, m)``, ``m = 1..B``, of the prefix estimate's mean
+        squared error, in records² (the estimators are unbiased, so MSE = variance).
+    max_cdf_variance : float
+        The largest of those variances.
+    worst_prefix : int
+        The ``m`` where it is reached.
+    prefix_variance : ndarray
+        The variance of every prefix estimate, ``m = 0..B``.
+    mechanism, estimator : str
+        What was evaluated.
+    branching : tuple of int or None
+        The tree's fan-out per level (None for a baseline).
+    level_budgets : tuple of float
+        Budget per noised block (root first for a tree).
+    """
+
+    mean_cdf_mse: float
+    max_cdf_variance: float
+    worst_prefix: int
+    prefix_variance: np.ndarray
+    mechanism: str
+    estimator: str
+    branching: tuple[int, ...] | None
+    level_budgets: tuple[float, ...]
+
+    @property
+    def rmse(self) -> float:
+        """Root of :attr:`mean_cdf_mse`: a typical CDF error in records."""
+        return float(np.sqrt(self.mean_cdf_mse))
+
+
+def predict_error(
+    bins: int,
+    *,
+    epsilon: float,
+    neighbours: Neighbours = "add_remove",
+    n: int | None = None,
+    mechanism: str = "tree",
+    branching: int | Sequence[int] | None = None,
+    level_budgets: Sequence[float] | None = None,
+    estimator: str | None = None,
+) -> ErrorPrediction:
+    """The exact expected CDF error of a configuration, before any data is read.
+
+    Parameters
+    ----------
+    bins : int
+        The number of bins ``B``.
+    epsilon, neighbours, mechanism, branching, level_budgets, estimator
+        As for :func:`treedp.release_cdf`.
+    n : int, optional
+        The public size under ``replace``; the error does not depend on it, so it may be
+        omitted here.
+
+    Returns
+    -------
+    ErrorPrediction
+
+    Examples
+    --------
+    >>> import treedp
+    >>> p = treedp.predict_error(1024, epsilon=1.0, branching=32)
+    >>> p.branching
+    (32, 32)
+    """
+    if isinstance(bins, bool) or not isinstance(bins, int | np.integer) or bins < 1:
+        raise InvalidParameterError(
+            f"The 'bins' parameter of predict_error must be an int >= 1. Got {bins!r} instead."
+        )
+    if neighbours == "replace" and n is None:
+        n = 0  # the error does not depend on the public size
+    mech, est = configure(
+        int(bins),
+        epsilon=epsilon,
+        neighbours=neighbours,
+        n=n,
+        mechanism=mechanism,
+        branching=branching,
+        level_budgets=level_budgets,
+        estimator=estimator,
+    )
+    m = np.arange(int(bins) + 1)
+    var = prefix_covariance(mech, est).cov(m, m)
+    worst = int(np.argmax(var[1:])) + 1
+    return ErrorPrediction(
+        mean_cdf_mse=float(var[1:].mean()),
+        max_cdf_variance=float(var[worst]),
+        worst_prefix=worst,
+        prefix_variance=var,
+        mechanism=mech.name,
+        estimator=est,
+        branching=mech.shape.branching if isinstance(mech, TreeMechanism) else None,
+        level_budgets=mech.block_epsilons,
+    )
