@@ -8,6 +8,11 @@ from pathlib import Path
 
 HERE = Path(__file__).parent
 
-for script in ("bench_sampler.py", "bench_counting.py", "bench_release.py"):
+for script in (
+    "bench_sampler.py",
+    "bench_counting.py",
+    "bench_estimation.py",
+    "bench_release.py",
+):
     subprocess.run([sys.executable, str(HERE / script)], check=True, cwd=HERE)
     print()
