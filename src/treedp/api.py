@@ -29,6 +29,8 @@ def release_cdf(
     branching: int | Sequence[int] | None = None,
     level_budgets: Sequence[float] | None = None,
     estimator: str | None = None,
+    postprocess: str = "monotone",
+    integer: bool = False,
     nan: NanPolicy = "error",
     rng: RandomSource | None = None,
 ) -> Release:
@@ -72,6 +74,14 @@ def release_cdf(
         best linear unbiased estimate from every noisy node (Honaker's estimator generalised
         to k-ary trees); ``"direct"`` sums the nodes covering each prefix (the seeds'
         reconstruction). The all-intervals baseline supports ``"direct"`` only.
+    postprocess : {"monotone", "monotone_l1", "none"}, default="monotone"
+        How CDF, range, histogram and quantile answers are post-processed (no privacy cost):
+        projected onto non-decreasing CDFs in ``[0, n̂]`` ending at ``n̂`` (exactly ``n`` when it
+        is public) under squared L2 (``"monotone"``) or L1 (``"monotone_l1"``), or left
+        unbiased (``"none"``). Both stay available per query (``consistent=True/False``).
+    integer : bool, default=False
+        Make the consistent CDF integer-valued (the exact optimum, so histogram counts are
+        non-negative integers summing to ``n̂``).
     nan : {"error", "drop"}, default="error"
         NaN, NaT and infinite values raise an error naming how many there are, or are dropped
         with ``"drop"``. Dropping is a per-record filter, so it keeps the ``add_remove``
@@ -116,6 +126,17 @@ def release_cdf(
             "column first, or use neighbours='add_remove'."
         )
     the_bins: Bins = make_bins(bounds=bounds, bins=bins, edges=edges)
+    if postprocess not in ("monotone", "monotone_l1", "none"):
+        raise InvalidParameterError(
+            "The 'postprocess' parameter must be one of 'monotone', 'monotone_l1', 'none'. "
+            f"Got {postprocess!r} instead."
+        )
+    if not isinstance(integer, bool) or (integer and postprocess == "none"):
+        raise InvalidParameterError(
+            "The 'integer' parameter must be a bool, and integer=True needs "
+            f"postprocess='monotone' or 'monotone_l1'. Got integer={integer!r}, "
+            f"postprocess={postprocess!r}."
+        )
     mech, est = configure(
         the_bins.n_bins,
         epsilon=epsilon,
@@ -143,4 +164,6 @@ def release_cdf(
         estimator=est,
         randomness=source.describe(),
         library_version=__version__,
+        postprocess=postprocess,
+        integer=integer,
     )

@@ -21,13 +21,15 @@ from typing import Any
 
 import numpy as np
 from scipy import stats
-from scipy.optimize import isotonic_regression
 
 from treedp._atomic import atomic_write_text
 from treedp.domain import Bins
 from treedp.estimation import (
+    POSTPROCESS,
     PrefixCovariance,
+    band_critical_value,
     check_estimator,
+    consistent_prefix,
     estimate_prefix,
     interval_index,
     prefix_covariance,
@@ -35,6 +37,7 @@ from treedp.estimation import (
 from treedp.exceptions import InvalidParameterError, ReleaseFormatError, TreeDPError
 from treedp.mechanisms import Mechanism, TreeMechanism
 from treedp.mechanisms.factory import make_mechanism
+from treedp.noise import RandomSource, resolve_source
 from treedp.tree import TreeShape
 
 __all__ = ["FORMAT_NAME", "FORMAT_VERSION", "Release", "load_release"]
@@ -80,7 +83,23 @@ class Release:
         estimator: str,
         randomness: dict[str, Any],
         library_version: str,
+        postprocess: str = "monotone",
+        integer: bool = False,
     ) -> None:
+        if postprocess not in POSTPROCESS:
+            raise InvalidParameterError(
+                f"The 'postprocess' parameter must be one of {', '.join(map(repr, POSTPROCESS))}. "
+                f"Got {postprocess!r} instead."
+            )
+        if not isinstance(integer, bool):
+            raise InvalidParameterError(f"The 'integer' parameter must be a bool. Got {integer!r}.")
+        if integer and postprocess == "none":
+            raise InvalidParameterError(
+                "integer=True makes a consistent integer CDF: it needs postprocess='monotone' or "
+                "'monotone_l1', not 'none'."
+            )
+        self.postprocess = postprocess
+        self.integer = integer
         self.bins = bins
         self.mechanism = mechanism
         levels = [np.array(level, dtype=np.int64) for level in noisy_levels]
@@ -96,13 +115,17 @@ class Release:
         self._prefix = prefix
         self._covariance: PrefixCovariance | None = None
         self._prefix_variance: np.ndarray | None = None
-        self._monotone: np.ndarray | None = None
+        self._consistent: np.ndarray | None = None
 
     # ------------------------------------------------------------------ metadata
     @property
     def n(self) -> float:
-        """The number of records: the public ``n`` under ``replace``, else its estimate."""
-        return float(self._prefix[-1])
+        """The number of records: the public ``n`` under ``replace``, else its estimate.
+
+        The estimate is the consistent one (not negative; an integer with ``integer=True``)
+        unless the release has ``postprocess="none"``; ``prefix_counts[-1]`` is the unbiased one.
+        """
+        return float(self._counts(None)[-1])
 
     @property
     def epsilon(self) -> float:
@@ -147,6 +170,26 @@ class Release:
         return self._prefix
 
     @property
+    def consistent_counts(self) -> np.ndarray:
+        """The consistent CDF at the edges: non-decreasing, in ``[0, n̂]``, ending at ``n̂``.
+
+        It is the projection of :attr:`prefix_counts` chosen by ``postprocess`` (squared L2 for
+        ``"monotone"``, L1 for ``"monotone_l1"``; L2 when ``postprocess="none"``), integer-valued
+        when ``integer=True``.
+        """
+        if self._consistent is None:
+            loss = "l1" if self.postprocess == "monotone_l1" else "l2"
+            fit = consistent_prefix(self._prefix, loss=loss, integer=self.integer)
+            fit.setflags(write=False)
+            self._consistent = fit
+        return self._consistent
+
+    def _counts(self, consistent: bool | None) -> np.ndarray:
+        if consistent is None:
+            consistent = self.postprocess != "none"
+        return self.consistent_counts if consistent else self._prefix
+
+    @property
     def covariance(self) -> PrefixCovariance:
         """Exact ``Cov(P[m1], P[m2])`` of the prefix estimates (from public parameters)."""
         if self._covariance is None:
@@ -169,6 +212,8 @@ class Release:
         meta.update(
             {
                 "estimator": self.estimator,
+                "postprocess": self.postprocess,
+                "integer": self.integer,
                 "n_public": self.mechanism.n,
                 "branching": list(self.branching) if self.branching is not None else None,
                 "level_variance": list(self.level_variance),
@@ -194,11 +239,10 @@ class Release:
             raise InvalidParameterError(f"The '{name}' argument must not contain NaN.")
         return t
 
-    def _count_below(self, t: np.ndarray) -> np.ndarray:
-        """Estimated number of values ``< t`` (interpolated inside bins)."""
+    def _count_below(self, t: np.ndarray, p: np.ndarray) -> np.ndarray:
+        """Estimated number of values ``< t`` from prefix counts ``p`` (interpolated in bins)."""
         edges = self.bins.edges
         n_bins = self.bins.n_bins
-        p = self._prefix
         if self.bins.discrete:
             idx = np.clip(np.ceil(t) - edges[0], 0, n_bins).astype(np.int64)
             return p[idx]
@@ -238,6 +282,9 @@ class Release:
     def stderr(self, query: str, *args: Any) -> Any:
         """Exact standard error of a query answer, from the known noise (no simulation).
 
+        It is the error of the unbiased estimate (``consistent=False``); the consistent answer
+        trades a small bias for a smaller error.
+
         Parameters
         ----------
         query : {"cdf", "range_count"}
@@ -273,7 +320,8 @@ class Release:
         """A confidence interval for a ``cdf`` or ``range_count`` answer.
 
         The error of an estimate is a known linear combination of independent discrete
-        Laplace noises, with standard error ``se`` (:meth:`stderr`). The half-width is
+        Laplace noises, with standard error ``se`` (:meth:`stderr`). The interval is centred
+        on the unbiased estimate (``consistent=False``). The half-width is
         ``se · max(z, ln(1/(1 - level))/√2)``: the larger of the normal quantile and the
         quantile of a Laplace variable with the same variance. One Laplace variable is the
         heaviest-tailed case (sums of several are closer to normal), so the interval is exact
@@ -299,7 +347,7 @@ class Release:
                 f"The 'level' parameter must be a float in (0, 1). Got {level!r} instead."
             )
         se = np.asarray(self.stderr(query, *args))
-        answer = np.asarray(getattr(self, query)(*args))
+        answer = np.asarray(getattr(self, query)(*args, consistent=False))
         half = se * _half_width_factor(float(level))
         low, high = answer - half, answer + half
         if low.ndim == 0:
@@ -332,35 +380,46 @@ class Release:
             apart = np.where((s == 0) & (jb == n_bins), apart - var, apart)
         return np.where(ja == jb, same, apart).ravel()
 
-    def cdf(self, x: Any) -> Any:
+    def cdf(self, x: Any, *, consistent: bool | None = None) -> Any:
         """Estimated number of values ``<= x``.
 
         Parameters
         ----------
         x : scalar or array-like
             Query points: numbers, or datetimes for datetime bins.
+        consistent : bool, optional
+            True: read the consistent CDF (non-decreasing, within ``[0, n̂]``; smaller error,
+            slightly biased). False: the unbiased estimate (may be negative or decrease).
+            Default: consistent unless the release was made with ``postprocess="none"``.
 
         Returns
         -------
         float or ndarray
-            Same shape as ``x``. Unbiased (no consistency post-processing), so it may be
-            negative or decrease between points.
+            Same shape as ``x``.
         """
         t = self._axis(x, "x")
+        p = self._counts(consistent)
         if self.bins.discrete:
             idx = np.clip(np.floor(t) - self.bins.edges[0] + 1, 0, self.bins.n_bins)
-            out = self._prefix[idx.astype(np.int64)]
+            out = p[idx.astype(np.int64)]
         else:
-            out = self._count_below(t)
+            out = self._count_below(t, p)
         return _like(x, out)
 
-    def range_count(self, a: Any, b: Any) -> Any:
-        """Estimated number of values in ``[a, b)``; ``a`` and ``b`` broadcast together."""
+    def range_count(self, a: Any, b: Any, *, consistent: bool | None = None) -> Any:
+        """Estimated number of values in ``[a, b)``; ``a`` and ``b`` broadcast together.
+
+        ``consistent`` is as for :meth:`cdf`; a consistent range count is never negative.
+        """
         ta = self._axis(a, "a")
         tb = self._axis(b, "b")
         if np.any(ta > tb):
             raise InvalidParameterError("The range [a, b) needs a <= b for every pair.")
-        if self.mechanism.name == "all_intervals" and not self.bins.discrete:
+        use_consistent = self.postprocess != "none" if consistent is None else consistent
+        if use_consistent:
+            p = self.consistent_counts
+            out = self._count_below(tb, p) - self._count_below(ta, p)
+        elif self.mechanism.name == "all_intervals" and not self.bins.discrete:
             out = self._interval_range(*np.broadcast_arrays(ta, tb))
         elif self.mechanism.name == "all_intervals":
             lo = self.bins.edges[0]
@@ -369,7 +428,8 @@ class Release:
             e = np.clip(np.ceil(tb) - lo, 0, n_bins).astype(np.int64)
             out = self._interval(s, e)
         else:
-            out = self._count_below(tb) - self._count_below(ta)
+            p = self._prefix
+            out = self._count_below(tb, p) - self._count_below(ta, p)
         return _like(np.broadcast_to(np.asarray(a), np.broadcast(ta, tb).shape), out)
 
     def _interval(self, s: np.ndarray, t: np.ndarray) -> np.ndarray:
@@ -405,22 +465,12 @@ class Release:
         same = (fb - fa) * self._interval(ja, ja + 1)
         return np.where(ja == jb, same, left + whole + right)
 
-    def _monotone_prefix(self) -> np.ndarray:
-        """The prefix counts projected onto non-decreasing sequences in ``[0, n_hat]``."""
-        if self._monotone is None:
-            n_hat = max(self.n, 0.0)
-            fit = isotonic_regression(self._prefix).x
-            fit = np.clip(fit, 0.0, n_hat)
-            fit[0], fit[-1] = 0.0, n_hat
-            self._monotone = fit
-        return self._monotone
-
     def quantile(self, q: Any) -> Any:
         """Estimated ``q``-quantiles, any number of them at no extra privacy cost.
 
-        The prefix counts are first made monotone (isotonic regression, clipped to
-        ``[0, n_hat]``); the quantile is where this CDF reaches ``q · n_hat``, interpolating
-        linearly inside the bin (on an integer domain: the smallest integer that reaches it).
+        Quantiles are read from the consistent CDF (:attr:`consistent_counts`): the first point
+        where it reaches ``q · n̂``, interpolating linearly inside the bin (on an integer
+        domain: the smallest integer that reaches it). They are non-decreasing in ``q``.
 
         Parameters
         ----------
@@ -437,7 +487,7 @@ class Release:
             raise InvalidParameterError(
                 f"The 'q' argument must hold probabilities in [0, 1]. Got {q!r} instead."
             )
-        mono = self._monotone_prefix()
+        mono = self.consistent_counts
         n_hat = mono[-1]
         edges = self.bins.edges.astype(np.float64)
         n_bins = self.bins.n_bins
@@ -457,17 +507,108 @@ class Release:
             return result[()] if result.ndim == 0 else result
         return _like(q, out)
 
+    def quantile_interval(
+        self,
+        q: Any,
+        *,
+        level: float = 0.95,
+        simulations: int = 1000,
+        rng: RandomSource | None = None,
+    ) -> tuple[Any, Any]:
+        """A confidence interval for each ``q``-quantile, from a simultaneous CDF band.
+
+        For one ``q``, ``G[m] = P[m] - q·P[B]`` estimates ``F(m) - q·n``, which is
+        non-decreasing and crosses 0 at the true quantile's bin. A band
+        ``Ĝ[m] ± c·se[m]`` holding for *all* ``m`` at once with probability ``level`` brackets
+        that crossing. ``se`` is exact (:attr:`covariance`); the critical value ``c`` is the
+        ``level``-quantile of ``max_m |error[m]| / se[m]`` over ``simulations`` draws of the
+        noise alone — the noise distribution is public, so this costs no privacy. The band is
+        tightened by monotonicity (the true ``G`` is non-decreasing), and the interval is
+        ``[edge where the upper band reaches 0, edge where the lower band does]``: the true
+        quantile lies in it with probability at least ``level`` (up to the simulation's
+        accuracy), for each ``q`` separately.
+
+        Parameters
+        ----------
+        q : float or array-like
+            Probabilities in ``[0, 1]``.
+        level : float, default=0.95
+            Coverage, in ``(0, 1)``.
+        simulations : int, default=1000
+            Noise simulations used to calibrate the band (at least 100).
+        rng : RandomSource, optional
+            Randomness for the simulation (default: the operating system's).
+
+        Returns
+        -------
+        (low, high)
+            Bounds shaped like ``q`` (datetime64 for datetime bins).
+        """
+        qa = np.asarray(q, dtype=np.float64) if _is_number_like(q) else None
+        if qa is None or np.isnan(qa).any() or (qa < 0).any() or (qa > 1).any():
+            raise InvalidParameterError(
+                f"The 'q' argument must hold probabilities in [0, 1]. Got {q!r} instead."
+            )
+        if not (isinstance(level, float | int) and 0 < level < 1):
+            raise InvalidParameterError(
+                f"The 'level' parameter must be a float in (0, 1). Got {level!r} instead."
+            )
+        if isinstance(simulations, bool) or not isinstance(simulations, int) or simulations < 100:
+            raise InvalidParameterError(
+                f"The 'simulations' parameter must be an int >= 100. Got {simulations!r}."
+            )
+        source = resolve_source(rng)
+        n_bins = self.bins.n_bins
+        m = np.arange(n_bins + 1)
+        errors = np.empty((simulations, n_bins + 1))
+        for start in range(0, simulations, 256):  # batches bound the memory
+            stop = min(start + 256, simulations)
+            blocks = self.mechanism.noise_only(stop - start, source)
+            errors[start:stop] = estimate_prefix(self.mechanism, blocks, self.estimator)
+        cov = self.covariance
+        var_m = cov.cov(m, m)
+        cov_mb = cov.cov(m, np.full_like(m, n_bins))
+        var_b = float(var_m[-1])
+        edges = self.bins.edges.astype(np.float64)
+        lows, highs = [], []
+        for qi in np.atleast_1d(qa).ravel():
+            se = np.sqrt(np.maximum(var_m + qi**2 * var_b - 2 * qi * cov_mb, 0.0))
+            crit = band_critical_value(errors - qi * errors[:, -1:], se, float(level))
+            g_hat = self._prefix - qi * self._prefix[-1]
+            upper = np.minimum.accumulate((g_hat + crit * se)[::-1])[::-1]
+            lower = np.maximum.accumulate(g_hat - crit * se)
+            m_lo = int(np.argmax(upper >= 0)) if (upper >= 0).any() else n_bins
+            m_hi = int(np.argmax(lower >= 0)) if (lower >= 0).any() else n_bins
+            m_lo, m_hi = max(m_lo, 1), max(m_hi, 1)
+            if self.bins.discrete:
+                lows.append(edges[m_lo - 1])
+                highs.append(edges[m_hi - 1])
+            else:
+                lows.append(edges[m_lo - 1])
+                highs.append(edges[m_hi])
+        low = np.array(lows).reshape(np.shape(qa))
+        high = np.array(highs).reshape(np.shape(qa))
+        if self.bins.datetime_unit is not None:
+            unit = f"datetime64[{self.bins.datetime_unit}]"
+            low_t = np.round(low).astype(np.int64).astype(unit)
+            high_t = np.round(high).astype(np.int64).astype(unit)
+            return (low_t[()], high_t[()]) if low_t.ndim == 0 else (low_t, high_t)
+        if low.ndim == 0:
+            return float(low), float(high)
+        return low, high
+
     def median(self) -> Any:
         """The estimated median, ``quantile(0.5)``."""
         return self.quantile(0.5)
 
-    def histogram(self) -> tuple[np.ndarray, np.ndarray]:
+    def histogram(self, *, consistent: bool | None = None) -> tuple[np.ndarray, np.ndarray]:
         """Estimated count per bin and the edges, like :func:`numpy.histogram`.
 
-        The counts are differences of the unbiased prefix estimates, so they may be negative
-        (see :meth:`prefix_counts`).
+        Consistent counts (the default unless ``postprocess="none"``) are non-negative and sum
+        to ``n̂``; integers when the release has ``integer=True``. Unbiased counts
+        (``consistent=False``) may be negative.
         """
-        return np.diff(self._prefix), self.edges
+        return np.diff(self._counts(consistent)), self.edges
 
     # ------------------------------------------------------------------ persistence
     def to_dict(self) -> dict[str, Any]:
@@ -599,4 +740,6 @@ def _from_payload(payload: dict[str, Any]) -> Release:
         estimator=meta["estimator"],
         randomness=meta["randomness"],
         library_version=meta["library_version"],
+        postprocess=meta.get("postprocess", "monotone"),
+        integer=bool(meta.get("integer", False)),
     )

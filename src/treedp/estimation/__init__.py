@@ -1,5 +1,11 @@
 """Estimators: from noisy blocks to prefix (CDF) estimates and their exact covariances."""
 
+from treedp.estimation.consistency import (
+    POSTPROCESS,
+    band_critical_value,
+    consistent_prefix,
+    trellis,
+)
 from treedp.estimation.covariance import PrefixCovariance
 from treedp.estimation.direct import baseline_prefix, interval_index, tree_prefix
 from treedp.estimation.dispatch import (
@@ -12,13 +18,17 @@ from treedp.estimation.efficient import VariancePlan, efficient_tree
 
 __all__ = [
     "ESTIMATORS",
+    "POSTPROCESS",
     "PrefixCovariance",
     "VariancePlan",
+    "band_critical_value",
     "baseline_prefix",
     "check_estimator",
+    "consistent_prefix",
     "efficient_tree",
     "estimate_prefix",
     "interval_index",
     "prefix_covariance",
     "tree_prefix",
+    "trellis",
 ]

@@ -28,13 +28,18 @@ from scipy.optimize import isotonic_regression
 from treedp.exceptions import InvalidParameterError
 
 __all__ = [
+    "POSTPROCESS",
     "TRELLIS_MAX_CELLS",
+    "band_critical_value",
     "consistent_prefix",
     "isotonic_on_grid",
     "monotone_l1",
     "monotone_l2",
     "trellis",
 ]
+
+#: ``postprocess`` values a release accepts.
+POSTPROCESS = ("monotone", "monotone_l1", "none")
 
 #: The trellis refuses instances with more than this many cells ``(B - 1)·(n + 1)``.
 TRELLIS_MAX_CELLS = 20_000_000
@@ -58,8 +63,10 @@ def monotone_l2(prefix: np.ndarray, weights: np.ndarray | None = None) -> np.nda
     out[0], out[-1] = 0.0, n_hat
     if p.size > 2:
         inner = p[1:-1]
-        fit = isotonic_regression(inner, weights=weights).x if weights is not None else (
-            isotonic_regression(inner).x
+        fit = (
+            isotonic_regression(inner, weights=weights).x
+            if weights is not None
+            else (isotonic_regression(inner).x)
         )
         out[1:-1] = np.clip(fit, 0.0, n_hat)
     return out
@@ -104,9 +111,19 @@ def isotonic_on_grid(n: int, grid_size: int, marginal: Marginal) -> np.ndarray:
         offsets = np.concatenate([[0], np.cumsum(lengths)[:-1]])
         elem = np.arange(lengths.sum()) - np.repeat(offsets, lengths) + np.repeat(starts, lengths)
         d = marginal(elem, mid[seg])
+        # Scale each segment to max |d| = 1 (the best split does not change): one cumulative
+        # sum then never adds a tiny segment's values to a huge running total.
+        seg_first = offsets
+        scale = np.maximum.reduceat(np.abs(d), seg_first)
+        d = d / np.where(scale > 0, scale, 1.0)[seg]
         # pre[p] = Σ_{start <= q < p} d_q for p = start..end; the best suffix start maximises it
         pre = np.zeros(lengths.sum() + starts.size)
-        slot = elem - np.repeat(starts, lengths) + np.repeat(offsets + np.arange(starts.size), lengths) + 1
+        slot = (
+            elem
+            - np.repeat(starts, lengths)
+            + np.repeat(offsets + np.arange(starts.size), lengths)
+            + 1
+        )
         pre[slot] = d
         seg_all = np.repeat(np.arange(starts.size), lengths + 1)
         first = offsets + np.arange(starts.size)
@@ -143,11 +160,17 @@ def monotone_l1(prefix: np.ndarray, weights: np.ndarray | None = None) -> np.nda
         grid = np.unique(np.concatenate([np.clip(inner, 0.0, n_hat), [0.0, n_hat]]))
 
         def marginal(i: np.ndarray, j: np.ndarray) -> np.ndarray:
-            y = inner[i]
-            return w[i] * (np.abs(grid[j] - y) - np.abs(grid[j - 1] - y))
+            return w[i] * _l1_step(grid[j - 1], grid[j], inner[i])
 
         out[1:-1] = grid[isotonic_on_grid(inner.size, grid.size, marginal)]
     return out
+
+
+def _l1_step(g0: np.ndarray, g1: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """``|g1 - y| - |g0 - y|`` for ``g0 < g1``, without cancellation (it is ``±(g1 - g0)``
+    outside ``[g0, g1]``; subtracting two large absolute values would round it to 0)."""
+    gap = g1 - g0
+    return np.where(y <= g0, gap, np.where(y >= g1, -gap, (g1 - y) - (y - g0)))
 
 
 def integer_total(prefix: np.ndarray) -> int:
@@ -158,11 +181,16 @@ def integer_total(prefix: np.ndarray) -> int:
 def _integer_marginal(inner: np.ndarray, loss: str) -> Marginal:
     if loss == "l2":
         return lambda i, j: 2.0 * (j - 0.5 - inner[i])  # (j - y)² - (j - 1 - y)²
-    return lambda i, j: np.abs(j - inner[i]) - np.abs(j - 1 - inner[i])
+    return lambda i, j: _l1_step((j - 1).astype(np.float64), j.astype(np.float64), inner[i])
 
 
-def consistent_prefix(prefix: np.ndarray, *, loss: str = "l2", integer: bool = False,
-                      weights: np.ndarray | None = None) -> np.ndarray:
+def consistent_prefix(
+    prefix: np.ndarray,
+    *,
+    loss: str = "l2",
+    integer: bool = False,
+    weights: np.ndarray | None = None,
+) -> np.ndarray:
     """The consistent CDF for a loss (``"l2"`` or ``"l1"``), real or integer-valued."""
     if loss not in ("l1", "l2"):
         raise InvalidParameterError(f"The 'loss' must be 'l1' or 'l2'. Got {loss!r} instead.")
@@ -240,3 +268,18 @@ def trellis(
         v = int(choice[i - 1][v])
         h[i] = v
     return h, float(alpha[0])
+
+
+def band_critical_value(errors: np.ndarray, se: np.ndarray, level: float) -> float:
+    """Critical value ``c`` of a simultaneous band ``estimate ± c·se`` from simulated errors.
+
+    ``errors`` has one simulated error vector per row. ``c`` is the empirical
+    ``level``-quantile of ``max_m |errors[m]| / se[m]`` (over ``se > 0``), taken at rank
+    ``ceil(level·(R + 1))`` of ``R`` simulations, the usual conservative Monte-Carlo choice.
+    """
+    live = se > 1e-12 * max(1.0, float(np.max(se, initial=0.0)))
+    if not live.any():
+        return 0.0
+    sup = np.sort((np.abs(errors[:, live]) / se[live]).max(axis=1))
+    rank = min(sup.size - 1, int(np.ceil(level * (sup.size + 1))) - 1)
+    return float(sup[rank])

@@ -40,16 +40,19 @@ def tree_prefix(
         The variance of each estimate.
     """
     n_bins = shape.n_bins
-    prefix = np.zeros(n_bins + 1, dtype=np.int64)
+    batch = np.asarray(levels[0]).shape[:-1]
+    prefix = np.zeros((*batch, n_bins + 1), dtype=np.int64)
     variance = np.zeros(n_bins + 1, dtype=np.float64)
     m = np.arange(n_bins, dtype=np.int64)
     for level in range(1, shape.height + 1):
-        cum = np.concatenate([[0], np.cumsum(levels[level], dtype=np.int64)])
+        node = np.asarray(levels[level], dtype=np.int64)
+        cum = np.zeros((*batch, node.shape[-1] + 1), dtype=np.int64)
+        np.cumsum(node, axis=-1, out=cum[..., 1:])
         quotient = m // shape.span(level)
         digit = quotient % shape.branching[level - 1]
-        prefix[:n_bins] += cum[quotient] - cum[quotient - digit]
+        prefix[..., :n_bins] += cum[..., quotient] - cum[..., quotient - digit]
         variance[:n_bins] += digit * variances[level]
-    prefix[n_bins] = levels[0][0]
+    prefix[..., n_bins] = np.asarray(levels[0])[..., 0]
     variance[n_bins] = variances[0]
     return prefix.astype(np.float64), variance
 
@@ -63,24 +66,24 @@ def baseline_prefix(
 ) -> PrefixEstimate:
     """Direct prefix estimates for the baselines (histogram, threshold, all intervals)."""
     var = variances[0]
-    block = blocks[0].astype(np.int64)
+    block = np.asarray(blocks[0], dtype=np.int64)
+    batch = block.shape[:-1]
+    prefix = np.zeros((*batch, n_bins + 1), dtype=np.float64)
     if name == "histogram":
-        prefix = np.concatenate([[0], np.cumsum(block)]).astype(np.float64)
+        np.cumsum(block, axis=-1, out=prefix[..., 1:])
         variance = np.arange(n_bins + 1, dtype=np.float64) * var
     elif name == "threshold":
-        prefix = np.concatenate([[0], block]).astype(np.float64)
-        if n is not None:
-            prefix = np.concatenate([prefix, [float(n)]])
+        prefix[..., 1 : 1 + block.shape[-1]] = block
         variance = np.full(n_bins + 1, var)
         variance[0] = 0.0
     elif name == "all_intervals":
-        prefix = np.concatenate([[0], block[:n_bins]]).astype(np.float64)  # row s = 0
+        prefix[..., 1:] = block[..., :n_bins]  # row s = 0 of the interval table
         variance = np.full(n_bins + 1, var)
         variance[0] = 0.0
     else:  # pragma: no cover - guarded by the callers
         raise ValueError(f"unknown baseline {name!r}")
     if n is not None:
-        prefix[n_bins] = float(n)
+        prefix[..., n_bins] = float(n)
         variance[n_bins] = 0.0
     return prefix, variance
 

@@ -72,7 +72,10 @@ def prefix_covariance(mechanism: Mechanism, estimator: str) -> PrefixCovariance:
 
 
 def estimate_prefix(mechanism: Mechanism, levels: list[np.ndarray], estimator: str) -> np.ndarray:
-    """Prefix estimates ``P[m]``, ``m = 0..B``, from the noisy blocks."""
+    """Prefix estimates ``P[m]``, ``m = 0..B``, from the noisy blocks.
+
+    The blocks may carry leading batch axes (for simulating many releases at once).
+    """
     variances = mechanism.block_variance()
     if isinstance(mechanism, TreeMechanism):
         if estimator == "efficient":
@@ -82,6 +85,7 @@ def estimate_prefix(mechanism: Mechanism, levels: list[np.ndarray], estimator: s
     n = mechanism.n  # type: ignore[attr-defined]
     if mechanism.name == "histogram" and estimator == "efficient" and n_bins >= 2:
         shape, tree_var = _histogram_tree(mechanism)
-        root = np.array([0 if n is None else n], dtype=np.int64)
-        return efficient_tree(shape, [root, levels[0]], tree_var).prefix(n_bins)
+        leaves = np.asarray(levels[0])
+        root = np.full((*leaves.shape[:-1], 1), 0 if n is None else n, dtype=np.int64)
+        return efficient_tree(shape, [root, leaves], tree_var).prefix(n_bins)
     return baseline_prefix(mechanism.name, levels, variances, n_bins, n)[0]

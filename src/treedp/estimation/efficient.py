@@ -207,19 +207,24 @@ class VariancePlan:
 
 
 def _weighted(w: LevelValues, a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """``w·a + (1 - w)·b`` with a run-wise weight (weights 0 and 1 pick one side exactly)."""
+    """``w·a + (1 - w)·b`` along the last axis with a run-wise weight (0 and 1 pick exactly)."""
     out = np.empty_like(b)
     for start, stop, weight in w.runs():
         if weight == 1.0:
-            out[start:stop] = a[start:stop]
+            out[..., start:stop] = a[..., start:stop]
         elif weight == 0.0:
-            out[start:stop] = b[start:stop]
+            out[..., start:stop] = b[..., start:stop]
         else:
-            seg = out[start:stop]
-            np.subtract(a[start:stop], b[start:stop], out=seg)
+            seg = out[..., start:stop]
+            np.subtract(a[..., start:stop], b[..., start:stop], out=seg)
             seg *= weight
-            seg += b[start:stop]
+            seg += b[..., start:stop]
     return out
+
+
+def _groups(x: np.ndarray, k: int) -> np.ndarray:
+    """View the last axis as sibling groups of ``k``."""
+    return x.reshape(*x.shape[:-1], -1, k)
 
 
 def _shift_groups(w: LevelValues, base: np.ndarray, shift: np.ndarray, k: int) -> np.ndarray:
@@ -229,14 +234,16 @@ def _shift_groups(w: LevelValues, base: np.ndarray, shift: np.ndarray, k: int) -
         factor = 1.0 - weight
         g0, g1 = -(-start // k), stop // k  # whole groups inside the run
         if g0 < g1:
-            seg = out[g0 * k : g1 * k].reshape(-1, k)
-            np.add(base[g0 * k : g1 * k].reshape(-1, k), factor * shift[g0:g1, None], out=seg)
+            seg = _groups(out[..., g0 * k : g1 * k], k)
+            np.add(
+                _groups(base[..., g0 * k : g1 * k], k), factor * shift[..., g0:g1, None], out=seg
+            )
             pieces = [(start, g0 * k), (g1 * k, stop)]
         else:
             pieces = [(start, stop)]
         for lo, hi in pieces:
             if lo < hi:
-                out[lo:hi] = base[lo:hi] + factor * shift[np.arange(lo, hi) // k]
+                out[..., lo:hi] = base[..., lo:hi] + factor * shift[..., np.arange(lo, hi) // k]
     return out
 
 
@@ -256,12 +263,15 @@ class EfficientFit:
     plan: VariancePlan
 
     def prefix(self, n_bins: int) -> np.ndarray:
-        """Efficient prefix estimates ``P[m]``, ``m = 0..B`` (the root for ``m = B``)."""
-        leaves = self.nodes[-1][:n_bins]
-        out = np.empty(n_bins + 1)
-        out[0] = 0.0
-        np.cumsum(leaves, out=out[1:])
-        out[-1] = self.nodes[0][0]
+        """Efficient prefix estimates ``P[m]``, ``m = 0..B`` (the root for ``m = B``).
+
+        With a leading batch axis in the levels, one row per batch entry.
+        """
+        leaves = self.nodes[-1][..., :n_bins]
+        out = np.empty((*leaves.shape[:-1], n_bins + 1))
+        out[..., 0] = 0.0
+        np.cumsum(leaves, axis=-1, out=out[..., 1:])
+        out[..., -1] = self.nodes[0][..., 0]
         return out
 
 
@@ -278,7 +288,8 @@ def efficient_tree(
     shape : TreeShape
         The tree.
     levels : list of ndarray
-        Noisy counts of the stored nodes per level, root first.
+        Noisy counts of the stored nodes per level, root first; each may have leading batch
+        axes (the same for every level), estimated independently.
     level_variance : tuple of float
         Noise variance per level: 0 for an exact level, ``inf`` for an unobserved one.
     plan : VariancePlan, optional
@@ -293,18 +304,20 @@ def efficient_tree(
     h = shape.height
     y = []
     for lv in range(h + 1):
-        if levels[lv].size == plan.lengths[lv]:
-            y.append(np.asarray(levels[lv], dtype=np.float64))
+        level = np.asarray(levels[lv])
+        if level.shape[-1] == plan.lengths[lv]:
+            y.append(level.astype(np.float64, copy=False))
         else:
-            arr = np.zeros(plan.lengths[lv])
-            arr[: levels[lv].size] = levels[lv]
+            arr = np.zeros((*level.shape[:-1], plan.lengths[lv]))
+            arr[..., : level.shape[-1]] = level
             y.append(arr)
+    batch = y[0].shape[:-1]
     est_b = [np.empty(0)] * (h + 1)
     est_b[h] = y[h]
     for lv in range(h - 1, -1, -1):
         k = shape.branching[lv]
-        sums = np.zeros(plan.lengths[lv])
-        sums[: plan.sizes[lv]] = est_b[lv + 1].reshape(-1, k).sum(axis=1)
+        sums = np.zeros((*batch, plan.lengths[lv]))
+        sums[..., : plan.sizes[lv]] = _groups(est_b[lv + 1], k).sum(axis=-1)
         est_b[lv] = _weighted(plan.w_below[lv], y[lv], sums)
     est_e = [est_b[0]]
     est_a = y[0]
@@ -314,9 +327,9 @@ def efficient_tree(
         k = shape.branching[lv - 1]
         parents = plan.sizes[lv - 1]
         # other(c) = est_a(p) - (Σ_group est_b - est_b(c)) = est_b(c) + shift[p]
-        shift = est_a[:parents] - est_b[lv].reshape(parents, k).sum(axis=1)
+        shift = est_a[..., :parents] - _groups(est_b[lv], k).sum(axis=-1)
         est_e.append(_shift_groups(plan.w_efficient[lv], est_b[lv], shift, k))
         if lv < h:
-            other = (est_b[lv].reshape(parents, k) + shift[:, None]).ravel()
+            other = (_groups(est_b[lv], k) + shift[..., None]).reshape(est_b[lv].shape)
             est_a = _weighted(plan.w_above[lv], y[lv], other)
     return EfficientFit(est_e, plan)

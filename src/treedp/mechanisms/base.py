@@ -78,6 +78,26 @@ class Mechanism(ABC):
                 out.append(block + sample_discrete_laplace(scale, block.size, source))
         return out
 
+    def noise_only(self, repeats: int, source: RandomSource) -> list[np.ndarray]:
+        """``repeats`` independent draws of the noise alone, shape ``(repeats, size)`` per block.
+
+        The noise distribution is public, so simulating it costs no privacy: this is what
+        calibrates simultaneous bands and checks coverage.
+        """
+        sizes = [b.size for b in self.true_blocks(np.zeros(self._n_bins(), dtype=np.int64))]
+        out = []
+        for size, scale in zip(sizes, self.scales, strict=True):
+            if scale is None:
+                out.append(np.zeros((repeats, size), dtype=np.int64))
+            else:
+                draws = sample_discrete_laplace(scale, repeats * size, source)
+                out.append(draws.reshape(repeats, size))
+        return out
+
+    def _n_bins(self) -> int:
+        shape = getattr(self, "shape", None)
+        return int(shape.n_bins if shape is not None else self.n_bins)  # type: ignore[attr-defined]
+
     def epsilon_spent(self) -> Fraction:
         """The exact privacy loss ``Σ Δ_b / t_b``, never above :attr:`epsilon`."""
         return sum(
