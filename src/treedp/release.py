@@ -201,7 +201,8 @@ class Release:
         """The exact variance of each entry of :attr:`prefix_counts`."""
         if self._prefix_variance is None:
             m = np.arange(self.bins.n_bins + 1)
-            var = self.covariance.cov(m, m)
+            cov = self.covariance
+            var = cov.var(m) if hasattr(cov, "var") else cov.cov(m, m)
             var.setflags(write=False)
             self._prefix_variance = var
         return self._prefix_variance

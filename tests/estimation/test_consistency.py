@@ -16,9 +16,9 @@ from tests.stats import ALPHA, TEST_SEED
 from treedp.estimation import band_critical_value, consistent_prefix, trellis
 from treedp.estimation.consistency import (
     TRELLIS_MAX_CELLS,
+    integer_on_grid,
     isotonic_on_grid,
     monotone_l1,
-    monotone_l2,
 )
 from treedp.exceptions import InvalidParameterError
 
@@ -30,9 +30,12 @@ def _loss(h: np.ndarray, p: np.ndarray, loss: str) -> float:
 
 def _check_against_trellis(p: np.ndarray) -> None:
     total = int(p[-1])
-    for loss in ("l1", "l2"):
+    for loss, h in (
+        ("l1", consistent_prefix(p, loss="l1", integer=True)),
+        ("l2", consistent_prefix(p, loss="l2", integer=True)),
+        ("l2", integer_on_grid(p, "l2")),
+    ):
         h_ref, cost = trellis(p, loss)
-        h = consistent_prefix(p, loss=loss, integer=True)
         assert (np.diff(h) >= 0).all() and h[0] == 0 and h[-1] == total
         assert np.array_equal(h, np.round(h))
         assert _loss(h, p, loss) == pytest.approx(cost, abs=1e-9)
@@ -94,10 +97,11 @@ def test_real_l1_equals_trellis_on_integer_data() -> None:
         assert _loss(monotone_l1(p), p, "l1") == pytest.approx(cost, abs=1e-9)
 
 
-def test_integer_l2_is_the_rounded_real_l2() -> None:
+def test_integer_l2_rounding_equals_the_grid_solver() -> None:
     rng = np.random.default_rng(TEST_SEED)
-    p = np.concatenate([[0], np.cumsum(rng.normal(1, 8, 5000)), [5000.0]])
-    assert np.array_equal(consistent_prefix(p, integer=True), np.round(monotone_l2(p)))
+    for total in (5000.0, 5000.4, 4999.6):
+        p = np.concatenate([[0], np.cumsum(rng.normal(1, 8, 5000)), [total]])
+        assert np.array_equal(consistent_prefix(p, integer=True), integer_on_grid(p, "l2"))
 
 
 def test_grid_solver_with_a_custom_loss() -> None:

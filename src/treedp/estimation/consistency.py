@@ -196,6 +196,18 @@ def consistent_prefix(
         raise InvalidParameterError(f"The 'loss' must be 'l1' or 'l2'. Got {loss!r} instead.")
     if not integer:
         return monotone_l2(prefix, weights) if loss == "l2" else monotone_l1(prefix, weights)
+    if loss == "l2":
+        # Threshold decomposition: with marginals 2(t - 1/2 - y), the integer optimum is at or
+        # above t exactly where the real optimum is at or above t - 1/2, so rounding the real
+        # L2 fit is optimal (clipping to [0, n] commutes with it). Checked against the trellis.
+        fit = np.rint(monotone_l2(prefix, weights))
+        fit[-1] = float(integer_total(np.asarray(prefix, dtype=np.float64)))
+        return fit
+    return integer_on_grid(prefix, loss)
+
+
+def integer_on_grid(prefix: np.ndarray, loss: str) -> np.ndarray:
+    """The optimal integer consistent CDF by the grid solver (any of ``"l1"``, ``"l2"``)."""
     p = np.asarray(prefix, dtype=np.float64)
     total = integer_total(p)
     out = np.empty(p.size, dtype=np.float64)

@@ -101,12 +101,16 @@ class LevelValues:
 
     def gather(self, index: np.ndarray) -> np.ndarray:
         """The values at node ``index`` (array)."""
+        if self.starts.size == 1:
+            return np.full(np.shape(index), self.values[0])
         run = np.searchsorted(self.starts, np.asarray(index, dtype=np.int64), side="right") - 1
         return self.values[run]
 
     def cumulative(self, index: np.ndarray) -> np.ndarray:
         """``Σ_{i < index} value[i]`` (array)."""
         index = np.asarray(index, dtype=np.int64)
+        if self.starts.size == 1:
+            return index * self.values[0]
         stops = np.append(self.starts[1:], self.length)
         run_cum = np.concatenate([[0.0], np.cumsum(self.values * (stops - self.starts))])
         run = np.clip(np.searchsorted(self.starts, index, side="right") - 1, 0, None)
