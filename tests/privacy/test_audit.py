@@ -121,7 +121,7 @@ class _Mutant(TreeMechanism):
     def noise_only(self, repeats, source):
         if getattr(self, "kind", "") != "wrong_sampler_scale":
             return super().noise_only(repeats, source)
-        sizes = [b.size for b in self.true_blocks(np.zeros(self.shape.n_bins, dtype=np.int64))]
+        sizes = self._block_sizes()
         return [
             sample_discrete_laplace(s * Fraction(7, 10), repeats * n, source).reshape(repeats, n)
             for n, s in zip(sizes, self.scales, strict=True)

@@ -68,15 +68,14 @@ class Mechanism(ABC):
         return tuple(0.0 if s is None else discrete_laplace_variance(s) for s in self.scales)
 
     def measure(self, counts: np.ndarray, source: RandomSource) -> list[np.ndarray]:
-        """Return the noisy blocks for bin ``counts``, drawing noise from ``source``."""
+        """Return the noisy blocks for bin ``counts``, drawing noise from ``source``.
+
+        The noise comes from :meth:`noise_only` (one repeat), the same path the privacy
+        auditor exercises.
+        """
         blocks = self.true_blocks(counts)
-        out = []
-        for block, scale in zip(blocks, self.scales, strict=True):
-            if scale is None:
-                out.append(block.copy())
-            else:
-                out.append(block + sample_discrete_laplace(scale, block.size, source))
-        return out
+        noise = self.noise_only(1, source)
+        return [block + z[0] for block, z in zip(blocks, noise, strict=True)]
 
     def noise_only(self, repeats: int, source: RandomSource) -> list[np.ndarray]:
         """``repeats`` independent draws of the noise alone, shape ``(repeats, size)`` per block.
@@ -84,7 +83,7 @@ class Mechanism(ABC):
         The noise distribution is public, so simulating it costs no privacy: this is what
         calibrates simultaneous bands and checks coverage.
         """
-        sizes = [b.size for b in self.true_blocks(np.zeros(self._n_bins(), dtype=np.int64))]
+        sizes = self._block_sizes()
         out = []
         for size, scale in zip(sizes, self.scales, strict=True):
             if scale is None:
@@ -94,9 +93,15 @@ class Mechanism(ABC):
                 out.append(draws.reshape(repeats, size))
         return out
 
-    def _n_bins(self) -> int:
-        shape = getattr(self, "shape", None)
-        return int(shape.n_bins if shape is not None else self.n_bins)  # type: ignore[attr-defined]
+    def _block_sizes(self) -> list[int]:
+        """Entries per block (computed once from the blocks of empty data)."""
+        cached = getattr(self, "_sizes", None)
+        if cached is None:
+            shape = getattr(self, "shape", None)
+            n_bins = int(shape.n_bins if shape is not None else self.n_bins)  # type: ignore[attr-defined]
+            cached = [b.size for b in self.true_blocks(np.zeros(n_bins, dtype=np.int64))]
+            self._sizes = cached
+        return list(cached)
 
     def epsilon_spent(self) -> Fraction:
         """The exact privacy loss ``Σ Δ_b / t_b``, never above :attr:`epsilon`."""
