@@ -89,7 +89,8 @@ def test_edge_cases_of_data() -> None:
     empty = release_cdf([], **OK, rng=src)
     assert abs(empty.n) < 100
     one = release_cdf([42.0], **OK, rng=src)
-    assert one.quantile(0.5) == one.quantile(0.5)  # a number or NaN, no crash
+    q = one.quantile(0.5)  # a number, or NaN when the estimated count is not positive
+    assert np.isnan(q) or 0 <= q <= 100
     same = release_cdf([7.0] * 1000, bounds=(0, 100), bins=16, epsilon=5.0, rng=src)
     assert 0 <= same.quantile(0.5) <= 12.5
     far = release_cdf([-1e300, 1e300], **OK, rng=src)

@@ -22,6 +22,7 @@ def test_all_is_pinned() -> None:
         "InvalidParameterError",
         "InvalidTypeError",
         "MissingDependencyError",
+        "Plan",
         "RandomSource",
         "Release",
         "ReleaseFormatError",
@@ -32,6 +33,7 @@ def test_all_is_pinned() -> None:
         "default_branching",
         "load_release",
         "make_bins",
+        "plan",
         "predict_error",
         "release_cdf",
     }

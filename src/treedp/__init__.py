@@ -18,6 +18,7 @@ from treedp.exceptions import (
     TreeDPError,
 )
 from treedp.noise import InsecureSeededSource, RandomSource, SystemRandomSource
+from treedp.planning import Plan, plan
 from treedp.release import Release, load_release
 from treedp.tree import TreeShape
 
@@ -29,6 +30,7 @@ __all__ = [
     "InvalidParameterError",
     "InvalidTypeError",
     "MissingDependencyError",
+    "Plan",
     "RandomSource",
     "Release",
     "ReleaseFormatError",
@@ -39,6 +41,7 @@ __all__ = [
     "default_branching",
     "load_release",
     "make_bins",
+    "plan",
     "predict_error",
     "release_cdf",
 ]

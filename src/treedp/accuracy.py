@@ -60,7 +60,7 @@ def predict_error(
     epsilon: float,
     neighbours: Neighbours = "add_remove",
     n: int | None = None,
-    mechanism: str = "tree",
+    mechanism: str = "auto",
     branching: int | Sequence[int] | None = None,
     level_budgets: Sequence[float] | None = None,
     estimator: str | None = None,

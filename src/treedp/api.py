@@ -25,7 +25,7 @@ def release_cdf(
     edges: Any = None,
     neighbours: Neighbours = "add_remove",
     n: int | None = None,
-    mechanism: str = "tree",
+    mechanism: str = "auto",
     branching: int | Sequence[int] | None = None,
     level_budgets: Sequence[float] | None = None,
     estimator: str | None = None,
@@ -61,14 +61,18 @@ def release_cdf(
     n : int, optional
         The public number of records; required with ``"replace"`` (and must equal the number
         of values), not allowed with ``"add_remove"``.
-    mechanism : {"tree", "histogram", "threshold", "all_intervals"}, default="tree"
-        The tree mechanism, or one of the seeds' baselines (for comparison).
+    mechanism : {"auto", "tree", "histogram", "threshold", "all_intervals"}, default="auto"
+        ``"auto"``: the planner (:func:`treedp.plan`) picks the tree — fan-out per level,
+        padding, level budgets — or the plain noisy histogram, whichever has the smallest
+        exact CDF error. ``"tree"``: a tree (planned unless ``branching`` or
+        ``level_budgets`` is given). The others are the seeds' baselines, for comparison.
     branching : int or sequence of int, optional
         Tree fan-out: a common ``k`` (height ``ceil(log_k B)``) or one ``k_l`` per level with
-        product ``>= B``. Default: :func:`default_branching`.
+        product ``>= B``. Default: planned.
     level_budgets : sequence of float, optional
         Budget per noised level, top-down, summing to ``epsilon`` (``h + 1`` values under
-        ``add_remove``, root first; ``h`` under ``replace``). Default: equal.
+        ``add_remove``, root first; ``h`` under ``replace``). Default: planned with the
+        shape, or equal when the shape is given.
     estimator : {"efficient", "direct"}, optional
         How counts are estimated from the noisy nodes. ``"efficient"`` (the default) is the
         best linear unbiased estimate from every noisy node (Honaker's estimator generalised

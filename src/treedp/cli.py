@@ -76,8 +76,9 @@ def _build_parser() -> _Parser:
     rel.add_argument("--n", type=int, help="public number of records (with --neighbours replace)")
     rel.add_argument(
         "--mechanism",
-        choices=["tree", "histogram", "threshold", "all_intervals"],
-        default="tree",
+        choices=["auto", "tree", "histogram", "threshold", "all_intervals"],
+        default="auto",
+        help="auto (default): the planner picks the tree shape and budgets",
     )
     rel.add_argument("--branching", type=int, nargs="+", help="fan-out, common or per level")
     rel.add_argument("--level-budgets", type=float, nargs="+", help="budget per noised level")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from functools import lru_cache
 
 import numpy as np
 
@@ -11,13 +12,26 @@ from treedp.estimation import check_estimator
 from treedp.exceptions import InvalidParameterError
 from treedp.mechanisms import Mechanism
 from treedp.mechanisms.factory import MECHANISMS, make_mechanism
+from treedp.planning import Plan, plan
 from treedp.tree import TreeShape, shape_for
 
-__all__ = ["configure", "default_branching"]
+__all__ = ["ALL_MECHANISMS", "cached_plan", "configure", "default_branching"]
+
+#: What ``release_cdf(mechanism=...)`` accepts: ``"auto"`` lets the planner choose.
+ALL_MECHANISMS = ("auto", *MECHANISMS)
+
+
+@lru_cache(maxsize=64)
+def cached_plan(n_bins: int, epsilon: float, neighbours: str, estimator: str) -> Plan:
+    """The planner's choice for these public parameters (cached: it depends on nothing else)."""
+    return plan(n_bins, epsilon=epsilon, neighbours=neighbours, estimator=estimator)  # type: ignore[arg-type]
 
 
 def default_branching(n_bins: int, neighbours: Neighbours) -> tuple[int, ...]:
     """A good common fan-out for equal level budgets (the direct estimator's error).
+
+    Used when a tree's level budgets are given without its shape; otherwise the planner
+    (:func:`treedp.plan`) chooses both.
 
     Tries every common fan-out ``k`` from 2 to 64 (height ``ceil(log_k B)``) and the flat
     tree, and returns the one with the smallest mean prefix variance: the mean covering size
@@ -53,14 +67,29 @@ def configure(
     """Validate every parameter and build the mechanism; returns it and the estimator name."""
     eps = check_epsilon(epsilon)
     nb, n_public = check_neighbours(neighbours, n)
-    if mechanism not in MECHANISMS:
+    if mechanism not in ALL_MECHANISMS:
         raise InvalidParameterError(
-            f"The 'mechanism' parameter must be one of {', '.join(map(repr, MECHANISMS))}. "
+            f"The 'mechanism' parameter must be one of {', '.join(map(repr, ALL_MECHANISMS))}. "
             f"Got {mechanism!r} instead."
         )
-    est = check_estimator(estimator, mechanism)
+    if mechanism == "auto" and (branching is not None or level_budgets is not None):
+        mechanism = "tree"  # an explicit shape or budget split means a tree
+    est = check_estimator(estimator, "tree" if mechanism == "auto" else mechanism)
     shape: TreeShape | None = None
-    if mechanism == "tree":
+    if mechanism in ("auto", "tree") and branching is None and level_budgets is None:
+        if nb == "replace" and n_bins == 1:
+            shape = shape_for(1, 2)  # refused below with the single-bin message
+        else:
+            chosen_plan = cached_plan(n_bins, eps, nb, est)
+            if mechanism == "auto" and chosen_plan.mechanism == "histogram":
+                mechanism = "histogram"
+            else:
+                mechanism = "tree"
+                best = next(c for c in chosen_plan.alternatives if c.mechanism == "tree")
+                shape = TreeShape(n_bins, best.branching)
+                level_budgets = best.level_budgets[1:] if nb == "replace" else best.level_budgets
+    elif mechanism in ("auto", "tree"):
+        mechanism = "tree"
         chosen = default_branching(n_bins, nb) if branching is None else branching
         shape = shape_for(n_bins, chosen)
     elif branching is not None:

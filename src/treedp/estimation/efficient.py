@@ -33,6 +33,7 @@ References
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from dataclasses import dataclass
 from functools import cached_property
 
@@ -68,7 +69,7 @@ def combine(v1: np.ndarray, v2: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return w, v
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class LevelValues:
     """Per-node values of one level, constant on runs: ``values[r]`` on ``[starts[r], next)``.
 
@@ -120,6 +121,27 @@ class LevelValues:
         """All ``length`` values as an array."""
         stops = np.append(self.starts[1:], self.length)
         return np.repeat(self.values, stops - self.starts)
+
+    @cached_property
+    def _scalar_tables(self) -> tuple[list[int], list[float], list[float]]:
+        starts = self.starts.tolist()
+        values = self.values.tolist()
+        stops = [*starts[1:], self.length]
+        cum = [0.0]
+        for start, stop, value in zip(starts, stops, values, strict=True):
+            cum.append(cum[-1] + (stop - start) * value)
+        return starts, values, cum
+
+    def value_at(self, index: int) -> float:
+        """The value at one node (pure Python: for the planner's many small lookups)."""
+        starts, values, _ = self._scalar_tables
+        return values[bisect_right(starts, index) - 1]
+
+    def cumulative_at(self, index: int) -> float:
+        """``Σ_{i < index} value[i]`` for one index."""
+        starts, values, cum = self._scalar_tables
+        run = max(bisect_right(starts, index) - 1, 0)
+        return cum[run] + (index - starts[run]) * values[run]
 
 
 def _apply(fn, *levels: LevelValues) -> tuple[LevelValues, ...]:  # type: ignore[no-untyped-def]
@@ -189,9 +211,8 @@ class VariancePlan:
                     values.append(value + (k - 1) * bulk_b)
             last_a = float(var_a[lv - 1].gather(np.array([parents - 1]))[0])
             group = var_b[lv].gather(np.arange((parents - 1) * k, parents * k))
-            for j in range(k):
-                starts.append((parents - 1) * k + j)
-                values.append(last_a + float(group.sum() - group[j]))
+            starts.extend(range((parents - 1) * k, parents * k))
+            values.extend((last_a + (float(group.sum()) - group)).tolist())
             other = LevelValues.make(starts, values, lengths[lv])
             wa, va = _apply(combine, node_var[lv], other)
             we, ve = _apply(combine, var_b[lv], other)

@@ -1,0 +1,210 @@
+"""Exact error objectives of a tree configuration, fast enough to search over many trees.
+
+* :func:`mean_prefix_variance` — the mean over the ``B`` prefixes ``[0, m)``, ``m = 1..B``, of
+  ``Var(P[m])``, for the efficient or the direct estimator. For the efficient estimator the
+  per-prefix recursion of :mod:`treedp.estimation.covariance` is averaged in closed form: split
+  ``[0, B)`` into blocks whose top digits are fixed and whose lower digits run over a complete
+  (padding-free) subtree; in such a subtree every level's digit is uniform and independent, so
+  the moments ``E[β]``, ``E[β²]`` and ``E[residual]`` follow level by level. ``O(h·Σk)``.
+* :func:`mean_range_variance` — the mean over all ``B(B+1)/2`` ranges ``[a, b)`` of
+  ``Var(P[b] - P[a])``, from ``Σ Var(P[m])`` and the variance of ``Σ_m P[m]`` (a single
+  linear functional, computed over all nodes in ``O(#nodes)``).
+* :func:`max_prefix_variance` — the largest ``Var(P[m])`` (all prefixes, ``O(B·h)``).
+
+All depend only on public parameters; tests check them against brute-force averages.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from treedp.estimation.covariance import DirectTreeCovariance, EfficientTreeCovariance
+from treedp.estimation.efficient import VariancePlan
+from treedp.tree import TreeShape
+
+__all__ = ["max_prefix_variance", "mean_prefix_variance", "mean_range_variance"]
+
+
+def _complete_moments(plan: VariancePlan) -> list[tuple[float, float, float]]:
+    """``(E β, E β², E resid)`` of a uniform position inside a full level-``l`` subtree."""
+    shape = plan.shape
+    h = shape.height
+    moments = [(0.0, 0.0, 0.0)] * (h + 1)
+    for level in range(h, 0, -1):
+        k = shape.branching[level - 1]
+        v = float(plan.var_below[level].values[0])  # full subtrees: the bulk value
+        eb, eb2, er = moments[level]
+        ed = (k - 1) / 2.0
+        ed2 = (k - 1) * (2 * k - 1) / 6.0
+        if v > 0:
+            e_atv2 = v * v * (ed2 + 2 * ed * eb + eb2)
+            e_ada = v * (ed + eb2)
+            total = k * v
+            moments[level - 1] = (
+                (ed + eb) / k,
+                (ed2 + 2 * ed * eb + eb2) / (k * k),
+                er + e_ada - e_atv2 / total,
+            )
+        else:
+            moments[level - 1] = (0.0, 0.0, er)
+    return moments
+
+
+def _up_sum(
+    plan: VariancePlan,
+    level: int,
+    group: int,
+    digit: int,
+    sums: tuple[float, float, float],
+    count: float,
+) -> tuple[float, float, float]:
+    """Sums of the moments over ``count`` blocks, one level up through the fixed child
+    ``digit`` of parent ``group`` (the map is affine in the moments, so sums pass through)."""
+    k = plan.shape.branching[level - 1]
+    vb = plan.var_below[level]
+    base = vb.cumulative_at(group * k)
+    total = vb.cumulative_at(group * k + k) - base
+    cum = vb.cumulative_at(group * k + digit) - base
+    v_d = vb.value_at(group * k + digit)
+    s_b, s_b2, s_r = sums
+    if total <= 0:
+        return (0.0, 0.0, s_r)
+    s_atv = count * cum + v_d * s_b
+    s_atv2 = count * cum * cum + 2 * cum * v_d * s_b + v_d * v_d * s_b2
+    s_ada = count * cum + v_d * s_b2
+    return (s_atv / total, s_atv2 / (total * total), s_r + s_ada - s_atv2 / total)
+
+
+def _efficient_mean(plan: VariancePlan) -> float:
+    shape = plan.shape
+    n_bins = shape.n_bins
+    h = shape.height
+    root = plan.root_variance
+    if h == 0:
+        return root
+    moments = _complete_moments(plan)
+    if n_bins == shape.padded_leaves:  # complete tree: one block, every digit free
+        eb, eb2, er = moments[0]
+        return (n_bins * (eb2 * root + er) + root) / n_bins
+    total = 0.0
+    for level in range(1, h + 1):
+        k = shape.branching[level - 1]
+        digit_b = (n_bins // shape.span(level)) % k
+        if digit_b == 0:
+            continue
+        parent = n_bins // shape.span(level - 1)  # B's ancestor at level - 1
+        # first step, vectorised over the child digits j < digit_b (lower digits free)
+        vb = plan.var_below[level]
+        j = np.arange(digit_b)
+        base = vb.cumulative_at(parent * k)
+        group_total = vb.cumulative_at(parent * k + k) - base
+        eb, eb2, er = moments[level]
+        if group_total > 0:
+            cum = vb.cumulative(parent * k + j) - base
+            v_j = vb.gather(parent * k + j)
+            atv = cum + v_j * eb
+            atv2 = cum * cum + 2 * cum * v_j * eb + v_j * v_j * eb2
+            ada = cum + v_j * eb2
+            sums = (
+                float(atv.sum()) / group_total,
+                float(atv2.sum()) / group_total**2,
+                float((er + ada - atv2 / group_total).sum()),
+            )
+        else:
+            sums = (0.0, 0.0, er * digit_b)
+        node = parent
+        for up in range(level - 1, 0, -1):
+            k_up = shape.branching[up - 1]
+            sums = _up_sum(plan, up, node // k_up, node % k_up, sums, float(digit_b))
+            node //= k_up
+        total += shape.span(level) * (sums[1] * root + sums[2])
+    # m = 0 contributes 0; m = B is the root alone
+    return (total + root) / n_bins
+
+
+def _direct_mean(shape: TreeShape, level_variance: tuple[float, ...]) -> float:
+    n_bins = shape.n_bins
+    total = 0.0
+    for level in range(1, shape.height + 1):
+        span, k = shape.span(level), shape.branching[level - 1]
+        q, r = divmod(n_bins, span)
+        digit_sum = span * ((q // k) * k * (k - 1) // 2 + (q % k) * (q % k - 1) // 2)
+        digit_sum += r * (q % k)
+        total += level_variance[level] * digit_sum
+    return (total + level_variance[0]) / n_bins
+
+
+def mean_prefix_variance(
+    shape: TreeShape, level_variance: tuple[float, ...], estimator: str = "efficient"
+) -> float:
+    """Mean of ``Var(P[m])`` over ``m = 1..B`` (records²), exactly."""
+    if estimator == "direct":
+        return _direct_mean(shape, level_variance)
+    return _efficient_mean(VariancePlan(shape, level_variance))
+
+
+def _sum_functional_variance_efficient(plan: VariancePlan) -> float:
+    """``Var(Σ_{m=0..B} P[m])``: leaf ``j`` weighs ``B - j`` (prefixes that contain it)."""
+    shape = plan.shape
+    n_bins = shape.n_bins
+    h = shape.height
+    length = plan.lengths[h]
+    beta = np.zeros(length)
+    beta[:n_bins] = n_bins - np.arange(n_bins)
+    resid = 0.0
+    for level in range(h, 0, -1):
+        k = shape.branching[level - 1]
+        v = plan.var_below[level].full()
+        a = beta.reshape(-1, k)
+        vv = v.reshape(-1, k)
+        atv = (a * vv).sum(axis=1)
+        ada = (a * a * vv).sum(axis=1)
+        total = vv.sum(axis=1)
+        pos = total > 0
+        safe = np.where(pos, total, 1.0)
+        resid += float(np.where(pos, ada - atv**2 / safe, 0.0).sum())
+        nxt = np.where(pos, atv / safe, 0.0)
+        beta = np.zeros(plan.lengths[level - 1])
+        beta[: nxt.size] = nxt
+    return float(beta[0] ** 2 * plan.root_variance + resid)
+
+
+def _sum_functional_variance_direct(shape: TreeShape, level_variance: tuple[float, ...]) -> float:
+    """``Var(Σ P[m])`` for the direct estimator: each node weighs the prefixes covering it."""
+    n_bins = shape.n_bins
+    total = level_variance[0]  # only m = B uses the root
+    for level in range(1, shape.height + 1):
+        span, k = shape.span(level), shape.branching[level - 1]
+        nodes = np.arange(shape.level_sizes()[level])
+        parent_start = (nodes // k) * k * span
+        j = nodes % k
+        lo = parent_start + (j + 1) * span  # prefixes m in [lo, parent end) use this node
+        hi = np.minimum(parent_start + k * span, n_bins)
+        count = np.clip(hi - lo, 0, None)  # m in [lo, hi) ∩ [0, B); m = B uses the root only
+        total += level_variance[level] * float((count.astype(np.float64) ** 2).sum())
+    return total
+
+
+def mean_range_variance(
+    shape: TreeShape, level_variance: tuple[float, ...], estimator: str = "efficient"
+) -> float:
+    """Mean of ``Var(P[b] - P[a])`` over all ranges ``0 <= a < b <= B``, exactly."""
+    n_bins = shape.n_bins
+    sum_var = mean_prefix_variance(shape, level_variance, estimator) * n_bins
+    if estimator == "direct":
+        var_sum = _sum_functional_variance_direct(shape, level_variance)
+    else:
+        var_sum = _sum_functional_variance_efficient(VariancePlan(shape, level_variance))
+    pairs = n_bins * (n_bins + 1) / 2
+    return ((n_bins + 1) * sum_var - var_sum) / pairs
+
+
+def max_prefix_variance(
+    shape: TreeShape, level_variance: tuple[float, ...], estimator: str = "efficient"
+) -> float:
+    """The largest ``Var(P[m])`` over all prefixes (``O(B·h)``)."""
+    m = np.arange(shape.n_bins + 1)
+    if estimator == "direct":
+        return float(DirectTreeCovariance(shape, level_variance).cov(m, m).max())
+    cov = EfficientTreeCovariance(VariancePlan(shape, level_variance))
+    return float(cov.var(m).max())

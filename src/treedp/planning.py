@@ -1,0 +1,370 @@
+"""The planner: choose fan-outs, height, padding and level budgets to minimise the error.
+
+The search starts from the paper's results (:mod:`treedp.tree.design`: fan-out about 17,
+budgets proportional to ``(k - 1)^(1/3)``, exact factorisations of a padded ``B``) and goes
+further: every candidate is scored by the *exact* error of the estimator actually used — the
+efficient (BLUE) estimate by default, whose optimum differs from the paper's direct one — with
+the exact discrete Laplace variances, for one of three objectives:
+
+* ``"cdf_mse"`` — mean over the ``B`` prefixes of the CDF's mean squared error (records²);
+* ``"range_mse"`` — mean over all ``B(B+1)/2`` ranges ``[a, b)``;
+* ``"max_variance"`` — the worst prefix.
+
+Candidates: the flat tree, near-equal fan-outs for every height (both orders), exact
+factorisations of ``B`` and of nearby smooth sizes (padding), and — under ``add_remove`` —
+the plain noisy histogram. For the best few, level budgets are tuned by a small
+Nelder–Mead search over a three-parameter family (fan-out power, depth tilt, root share)
+and compared with equal and ``(k - 1)^(1/3)`` budgets. Only public parameters are used.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import numpy as np
+from scipy.optimize import minimize
+
+from treedp.budget import Neighbours, check_epsilon, check_neighbours
+from treedp.estimation.objectives import (
+    max_prefix_variance,
+    mean_prefix_variance,
+    mean_range_variance,
+)
+from treedp.exceptions import InvalidParameterError
+from treedp.noise import discrete_laplace_variance, noise_scale
+from treedp.tree import TreeShape
+from treedp.tree.design import best_factorisation, smooth_paddings
+
+__all__ = ["OBJECTIVES", "Plan", "PlanCandidate", "plan"]
+
+#: Objectives the planner accepts.
+OBJECTIVES = ("cdf_mse", "range_mse", "max_variance")
+_FINALISTS = 4
+
+
+@dataclass(frozen=True)
+class PlanCandidate:
+    """One configuration the planner scored."""
+
+    mechanism: str
+    branching: tuple[int, ...]
+    level_budgets: tuple[float, ...]
+    value: float
+    how: str
+
+
+@dataclass(frozen=True)
+class Plan:
+    """The chosen configuration and its exact predicted error.
+
+    Attributes
+    ----------
+    mechanism : {"tree", "histogram"}
+        ``"histogram"`` is the plain noisy histogram (chosen only when it wins).
+    branching : tuple of int
+        Fan-out per level (``(B,)`` for a histogram).
+    level_budgets : tuple of float
+        Budget per level, root first (0 for the exact root under ``replace``).
+    padded_leaves : int
+        ``Π k_l``; the leaves past ``B`` are always empty.
+    objective : str
+        What was minimised; ``predicted`` is its value (records²).
+    mean_cdf_mse : float
+        The chosen plan's mean prefix variance (records²).
+    max_cdf_variance : float or None
+        Its worst prefix variance (computed when the objective is ``"max_variance"``, or by
+        :meth:`worst_prefix_variance`; it costs ``O(B·h)``).
+    alternatives : tuple of PlanCandidate
+        The configurations compared, best first.
+    """
+
+    bins: int
+    epsilon: float
+    neighbours: str
+    estimator: str
+    objective: str
+    mechanism: str
+    branching: tuple[int, ...]
+    level_budgets: tuple[float, ...]
+    padded_leaves: int
+    predicted: float
+    mean_cdf_mse: float
+    max_cdf_variance: float | None
+    alternatives: tuple[PlanCandidate, ...] = field(repr=False)
+
+    def worst_prefix_variance(self) -> float:
+        """The largest prefix variance of the plan (records²), exactly."""
+        if self.max_cdf_variance is not None:
+            return self.max_cdf_variance
+        if self.mechanism == "histogram":
+            return self.bins * discrete_laplace_variance(noise_scale(1, self.epsilon))
+        shape = TreeShape(self.bins, self.branching)
+        variances = _level_variances(self.level_budgets, self.neighbours)
+        return max_prefix_variance(shape, variances, self.estimator)
+
+    @property
+    def cdf_rmse(self) -> float:
+        """Typical error of a CDF value (or of a quantile's rank), in records."""
+        return math.sqrt(self.mean_cdf_mse)
+
+    def describe(self) -> str:
+        """A few lines for people."""
+        shape = "×".join(map(str, self.branching)) if self.branching else "root only"
+        lines = [
+            f"plan for B={self.bins}, epsilon={self.epsilon} ({self.neighbours}, "
+            f"{self.estimator} estimator, objective {self.objective}):",
+            f"  mechanism {self.mechanism}, branching {shape} (padded to {self.padded_leaves})",
+            "  level budgets " + ", ".join(f"{e:.4g}" for e in self.level_budgets),
+            f"  expected CDF error: ±{self.cdf_rmse:.3g} records (RMSE over prefixes), "
+            f"worst prefix ±{math.sqrt(self.worst_prefix_variance()):.3g}",
+            f"  expected quantile error: about ±{self.cdf_rmse:.3g} records in rank",
+            f"  objective {self.objective} = {self.predicted:.6g} records²",
+        ]
+        return "\n".join(lines)
+
+
+def _level_variances(budgets: tuple[float, ...], neighbours: str) -> tuple[float, ...]:
+    delta = 1 if neighbours == "add_remove" else 2
+    out = []
+    for level, e in enumerate(budgets):
+        if level == 0 and neighbours == "replace":
+            out.append(0.0)
+        else:
+            out.append(discrete_laplace_variance(noise_scale(delta, e)))
+    return tuple(out)
+
+
+def _smooth_variances(budgets: np.ndarray, neighbours: str) -> tuple[float, ...]:
+    delta = 1.0 if neighbours == "add_remove" else 2.0
+    safe = np.where(budgets > 0, budgets, 1.0)
+    var = np.where(budgets > 0, 2.0 * (delta / safe) ** 2, 0.0)
+    return tuple(var.tolist())
+
+
+def _budgets_from(weights: np.ndarray, epsilon: float, neighbours: str) -> np.ndarray:
+    w = np.asarray(weights, dtype=np.float64).copy()
+    if neighbours == "replace":
+        w[0] = 0.0
+    return epsilon * w / w.sum()
+
+
+def _family(shape: TreeShape, params: np.ndarray, neighbours: str) -> np.ndarray:
+    """Budget weights: ``(k_l - 1)^a · t^l`` below the root, ``exp(r)`` times the mean at it."""
+    a, log_t, r = np.clip(params, [-1.0, -1.5, -4.0], [2.0, 1.5, 4.0])  # keep budgets sane
+    ks = np.array(shape.branching, dtype=np.float64)
+    below = (ks - 1) ** a * np.exp(log_t * np.arange(1, shape.height + 1))
+    scale = float(below.mean()) if below.size else 1.0
+    root = math.exp(r) * scale if neighbours == "add_remove" else 0.0
+    return np.concatenate([[root], below])
+
+
+def _near_equal(n_bins: int, height: int) -> list[tuple[int, ...]]:
+    b = max(2, math.ceil(n_bins ** (1 / height)))
+    while b > 2 and (b - 1) ** height >= n_bins:
+        b -= 1
+    while b**height < n_bins:
+        b += 1
+    out = [(b,) * height]
+    if b - 1 >= 2:
+        for smaller in range(height, 0, -1):
+            if (b - 1) ** smaller * b ** (height - smaller) >= n_bins:
+                out.append((b - 1,) * smaller + (b,) * (height - smaller))
+                break
+    return out
+
+
+#: Above this many bins the flat tree is not considered: its error grows like B, while a
+#: tree's grows like a power of log B, so it cannot win there.
+FLAT_LIMIT = 4096
+
+
+def _candidate_shapes(n_bins: int) -> list[tuple[int, ...]]:
+    if n_bins < 2:
+        return [()]
+    shapes: set[tuple[int, ...]] = {(n_bins,)} if n_bins <= FLAT_LIMIT else set()
+    max_height = max(1, math.ceil(math.log2(n_bins)))
+    # around the best common fan-out (about 17): heights log_64 B .. log_2 B, capped
+    low = max(1, math.floor(math.log(n_bins, 64)))
+    heights = range(low, min(max_height, low + 8) + 1)
+    for height in heights:
+        for vec in _near_equal(n_bins, height):
+            shapes.add(vec)
+            shapes.add(vec[::-1])
+    if n_bins <= 10**8:
+        for padded in smooth_paddings(n_bins)[:3]:
+            for height in range(max(1, low), min(max_height, low + 4) + 1):
+                found = best_factorisation(padded, height)
+                if found is not None and (height > 1 or n_bins <= FLAT_LIMIT):
+                    shapes.add(found[0])
+                    shapes.add(found[0][::-1])
+    return sorted(s for s in shapes if all(k >= 2 for k in s))
+
+
+def plan(
+    bins: int,
+    *,
+    epsilon: float,
+    neighbours: Neighbours = "add_remove",
+    n: int | None = None,
+    noise: str = "laplace",
+    estimator: str = "efficient",
+    objective: str = "cdf_mse",
+) -> Plan:
+    """Choose the tree (or histogram) and level budgets with the smallest exact error.
+
+    Parameters
+    ----------
+    bins : int
+        The number of bins ``B``.
+    epsilon : float
+        The total budget.
+    neighbours : {"add_remove", "replace"}, default="add_remove"
+        The neighbour relation (``replace``: the root is exact and each level has L1
+        sensitivity 2).
+    n : int, optional
+        The public size under ``replace`` (the error does not depend on it).
+    noise : {"laplace"}, default="laplace"
+        The noise: exact discrete Laplace.
+    estimator : {"efficient", "direct"}, default="efficient"
+        The estimator whose error is minimised.
+    objective : {"cdf_mse", "range_mse", "max_variance"}, default="cdf_mse"
+        What to minimise.
+
+    Returns
+    -------
+    Plan
+
+    Examples
+    --------
+    >>> import treedp
+    >>> p = treedp.plan(65536, epsilon=1.0)
+    >>> p.mechanism, len(p.branching) >= 2
+    ('tree', True)
+    """
+    if isinstance(bins, bool) or not isinstance(bins, int | np.integer) or bins < 1:
+        raise InvalidParameterError(
+            f"The 'bins' parameter of plan must be an int >= 1. Got {bins!r} instead."
+        )
+    n_bins = int(bins)
+    eps = check_epsilon(epsilon)
+    if neighbours == "replace" and n is None:
+        n = 0
+    nb, _ = check_neighbours(neighbours, n)
+    if noise != "laplace":
+        raise InvalidParameterError(
+            f"The 'noise' parameter must be 'laplace' (exact discrete Laplace). Got {noise!r}."
+        )
+    if estimator not in ("efficient", "direct"):
+        raise InvalidParameterError(
+            f"The 'estimator' parameter must be 'efficient' or 'direct'. Got {estimator!r}."
+        )
+    if objective not in OBJECTIVES:
+        raise InvalidParameterError(
+            f"The 'objective' parameter must be one of {', '.join(map(repr, OBJECTIVES))}. "
+            f"Got {objective!r} instead."
+        )
+    if nb == "replace" and n_bins == 1:
+        raise InvalidParameterError(
+            "With neighbours='replace' and a single bin there is nothing to release."
+        )
+
+    def score(shape: TreeShape, variances: tuple[float, ...], final: bool) -> float:
+        if objective == "cdf_mse" or not final:
+            return mean_prefix_variance(shape, variances, estimator)
+        if objective == "range_mse":
+            return mean_range_variance(shape, variances, estimator)
+        return max_prefix_variance(shape, variances, estimator)
+
+    levels_of = (lambda h: h + 1) if nb == "add_remove" else (lambda h: h)
+    screened: list[tuple[float, TreeShape, tuple[float, ...], str]] = []
+    for branching in _candidate_shapes(n_bins):
+        shape = TreeShape(n_bins, branching)
+        h = shape.height
+        if levels_of(h) == 0:
+            continue
+        equal = _budgets_from(np.ones(h + 1), eps, nb)
+        rule = _budgets_from(
+            np.concatenate(
+                [
+                    [np.mean([(k - 1) ** (1 / 3) for k in branching] or [1.0])],
+                    [(k - 1) ** (1 / 3) for k in branching],
+                ]
+            ),
+            eps,
+            nb,
+        )
+        for budgets, how in ((equal, "equal budgets"), (rule, "(k-1)^(1/3) budgets")):
+            value = score(shape, _smooth_variances(budgets, nb), final=False)
+            screened.append((value, shape, tuple(budgets.tolist()), how))
+    screened.sort(key=lambda c: c[0])
+    finalists: dict[tuple[int, ...], tuple[TreeShape, list]] = {}
+    for _, shape, budgets, how in screened:
+        if shape.branching not in finalists:
+            if len(finalists) == _FINALISTS:
+                continue
+            finalists[shape.branching] = (shape, [])
+        finalists[shape.branching][1].append((budgets, how))
+    results: list[PlanCandidate] = []
+    for shape, options in finalists.values():
+        tuned = _tune(shape, eps, nb, lambda s, v: score(s, v, final=False))
+        options = [*options, (tuned, "tuned budgets")]
+        for budgets, how in options:
+            exact = score(shape, _level_variances(budgets, nb), final=True)
+            results.append(PlanCandidate("tree", shape.branching, budgets, exact, how))
+    if nb == "add_remove" and n_bins >= 1:
+        results.append(_histogram_candidate(n_bins, eps, objective))
+    results.sort(key=lambda c: c.value)
+    best = results[0]
+    shape = (
+        TreeShape(n_bins, best.branching)
+        if best.mechanism == "tree"
+        else TreeShape(n_bins, (n_bins,) if n_bins >= 2 else ())
+    )
+    worst: float | None = best.value if objective == "max_variance" else None
+    if best.mechanism == "tree":
+        variances = _level_variances(best.level_budgets, nb)
+        mean_mse = mean_prefix_variance(shape, variances, estimator)
+    else:
+        var = discrete_laplace_variance(noise_scale(1, eps))
+        mean_mse = (n_bins + 1) / 2 * var
+    return Plan(
+        bins=n_bins,
+        epsilon=eps,
+        neighbours=nb,
+        estimator=estimator,
+        objective=objective,
+        mechanism=best.mechanism,
+        branching=best.branching,
+        level_budgets=best.level_budgets,
+        padded_leaves=math.prod(best.branching),
+        predicted=best.value,
+        mean_cdf_mse=mean_mse,
+        max_cdf_variance=worst,
+        alternatives=tuple(results),
+    )
+
+
+def _tune(
+    shape: TreeShape, eps: float, nb: str, score: Callable[[TreeShape, tuple[float, ...]], float]
+) -> tuple[float, ...]:
+    def cost(params: np.ndarray) -> float:
+        budgets = _budgets_from(_family(shape, params, nb), eps, nb)
+        return score(shape, _smooth_variances(budgets, nb))
+
+    start = np.array([1 / 3, 0.0, 0.0])
+    res = minimize(
+        cost, start, method="Nelder-Mead", options={"xatol": 1e-3, "fatol": 1e-6, "maxfev": 120}
+    )
+    return tuple(_budgets_from(_family(shape, res.x, nb), eps, nb).tolist())
+
+
+def _histogram_candidate(n_bins: int, eps: float, objective: str) -> PlanCandidate:
+    var = discrete_laplace_variance(noise_scale(1, eps))
+    value = {
+        "cdf_mse": (n_bins + 1) / 2 * var,
+        "range_mse": (n_bins + 2) / 3 * var,
+        "max_variance": n_bins * var,
+    }[objective]
+    return PlanCandidate("histogram", (n_bins,), (eps,), value, "noisy histogram")
