@@ -287,3 +287,14 @@ def test_release_file_is_json(csv_file: Path, tmp_path: Path) -> None:
     )
     doc = json.loads(out.read_text())
     assert doc["format"] == "treedp.release" and doc["format_version"] == 1
+
+
+def test_plan_command(capsys: pytest.CaptureFixture) -> None:
+    assert (
+        main(["plan", "--bins", "1000", "--epsilon", "1", "--neighbours", "replace", "--n", "5000"])
+        == 0
+    )
+    out = capsys.readouterr().out
+    assert "plan for B=1000" in out and "expected CDF error" in out and "compared:" in out
+    assert main(["plan", "--bins", "0", "--epsilon", "1"]) == 2
+    assert "'bins'" in capsys.readouterr().err

@@ -7,6 +7,7 @@ Every error becomes one line on stderr (``treedp: error: ...``) and a non-zero e
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Sequence
 from typing import Any, NoReturn
@@ -100,6 +101,20 @@ def _build_parser() -> _Parser:
     group.add_argument("--histogram", action="store_true", help="noisy count per bin")
     group.add_argument("--info", action="store_true", help="the release's metadata")
 
+    pln = sub.add_parser("plan", help="choose the tree and budgets before any data is read")
+    pln.add_argument("--bins", type=int, required=True, help="number of bins B")
+    pln.add_argument("--epsilon", type=float, required=True, help="privacy budget")
+    pln.add_argument(
+        "--neighbours",
+        choices=["add_remove", "replace"],
+        default="add_remove",
+        help="neighbour relation (default: add_remove)",
+    )
+    pln.add_argument("--n", type=int, help="public number of records (with --neighbours replace)")
+    pln.add_argument(
+        "--objective", choices=["cdf_mse", "range_mse", "max_variance"], default="cdf_mse"
+    )
+
     demo = sub.add_parser("demo", help="release three columns of the UCI Adult census data")
     demo.add_argument("--epsilon", type=float, default=1.0, help="budget per column")
     return parser
@@ -175,6 +190,21 @@ def _cmd_query(args: argparse.Namespace) -> None:
             print(f"{key}: {value}")
 
 
+def _cmd_plan(args: argparse.Namespace) -> None:
+    chosen = treedp.plan(
+        args.bins,
+        epsilon=args.epsilon,
+        neighbours=args.neighbours,
+        n=args.n,
+        objective=args.objective,
+    )
+    print(chosen.describe())
+    print("  compared:")
+    for candidate in chosen.alternatives[:8]:
+        shape = "×".join(map(str, candidate.branching))
+        print(f"    {candidate.mechanism:<9} {shape:<24} {candidate.how:<36} {candidate.value:.6g}")
+
+
 def _cmd_demo(args: argparse.Namespace) -> None:
     data = load_adult()
     qs = np.array([0.1, 0.25, 0.5, 0.75, 0.9, 0.99])
@@ -195,7 +225,8 @@ def _cmd_demo(args: argparse.Namespace) -> None:
         release = treedp.release_cdf(values, epsilon=args.epsilon, **setup)
         private = np.atleast_1d(release.quantile(qs))
         exact = np.quantile(values, qs, method="inverted_cdf")
-        print(f"{column}: {release.bins.n_bins} bins, branching {list(release.branching or [])}")
+        shape = list(release.branching) if release.branching else "flat histogram"
+        print(f"{column}: {release.bins.n_bins} bins, {release.mechanism.name}, {shape}")
         print(f"  {'':<22}{header}")
         print(f"  {'private quantiles':<22}" + "  ".join(f"{v:<7.4g}" for v in private))
         print(f"  {'exact (non-private)':<22}" + "  ".join(f"{v:<7.4g}" for v in exact))
@@ -211,13 +242,23 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = _build_parser()
     try:
         args = parser.parse_args(argv)
-        {"release": _cmd_release, "query": _cmd_query, "demo": _cmd_demo}[args.command](args)
+        commands = {
+            "release": _cmd_release,
+            "query": _cmd_query,
+            "plan": _cmd_plan,
+            "demo": _cmd_demo,
+        }
+        commands[args.command](args)
     except _UsageError as exc:
         print(f"treedp: error: {exc} (see 'treedp --help')", file=sys.stderr)
         return 2
     except treedp.TreeDPError as exc:
         print(f"treedp: error: {exc}", file=sys.stderr)
         return 2
+    except BrokenPipeError:  # the reader went away (for example `| head`): stop quietly
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 0
     except OSError as exc:
         print(f"treedp: error: {exc.strerror or exc} ({exc.filename or ''})", file=sys.stderr)
         return 2

@@ -35,7 +35,12 @@ from treedp.estimation.objectives import (
 from treedp.exceptions import InvalidParameterError
 from treedp.noise import discrete_laplace_variance, noise_scale
 from treedp.tree import TreeShape
-from treedp.tree.design import best_factorisation, smooth_paddings
+from treedp.tree.design import (
+    best_factorisation,
+    budgets_for_branching,
+    optimal_height,
+    smooth_paddings,
+)
 
 __all__ = ["OBJECTIVES", "Plan", "PlanCandidate", "plan"]
 
@@ -313,8 +318,14 @@ def plan(
         for budgets, how in options:
             exact = score(shape, _level_variances(budgets, nb), final=True)
             results.append(PlanCandidate("tree", shape.branching, budgets, exact, how))
-    if nb == "add_remove" and n_bins >= 1:
+    if nb == "add_remove":
         results.append(_histogram_candidate(n_bins, eps, objective))
+    elif n_bins > FLAT_LIMIT:
+        results.append(_flat_known_total_candidate(n_bins, eps, objective))
+    for branching, budgets, how in _references(n_bins, eps, nb):
+        shape = TreeShape(n_bins, branching)
+        exact = score(shape, _level_variances(budgets, nb), final=True)
+        results.append(PlanCandidate("tree", branching, budgets, exact, how))
     results.sort(key=lambda c: c.value)
     best = results[0]
     shape = (
@@ -358,6 +369,61 @@ def _tune(
         cost, start, method="Nelder-Mead", options={"xatol": 1e-3, "fatol": 1e-6, "maxfev": 120}
     )
     return tuple(_budgets_from(_family(shape, res.x, nb), eps, nb).tolist())
+
+
+def _paper_configuration(n_bins: int, eps: float) -> tuple[tuple[int, ...], list[float]]:
+    """The paper's recipe: pad to ``B`` or the next power of two, take the height and exact
+    factors of eq. (7) (Theorems V.1-V.2), then the budgets of Theorem IV.2."""
+    options = []
+    for padded in sorted({n_bins, 1 << max(1, (n_bins - 1).bit_length())}):
+        if padded < 2:
+            continue
+        _, factors, cost = optimal_height(padded)
+        options.append((padded * cost, factors))
+    factors = min(options)[1]
+    return factors, budgets_for_branching(factors, eps)
+
+
+def _references(n_bins: int, eps: float, nb: str) -> list[tuple[tuple[int, ...], tuple, str]]:
+    """Configurations the plan must never lose to: binary tree and the paper's optimum."""
+    if n_bins < 2:
+        return []
+    refs = []
+    height = max(1, (n_bins - 1).bit_length())
+    binary = (2,) * height
+    refs.append(
+        (
+            binary,
+            tuple(_budgets_from(np.ones(height + 1), eps, nb).tolist()),
+            "binary tree, equal budgets",
+        )
+    )
+    if n_bins <= 2**25:
+        factors, below = _paper_configuration(n_bins, eps)
+        if nb == "add_remove":  # the paper has an exact root; give the root an equal share
+            share = eps / (len(factors) + 1)
+            budgets = (share, *[b * (eps - share) / eps for b in below])
+        else:
+            budgets = (0.0, *below)
+        refs.append((tuple(factors), budgets, "paper optimum (Thms IV.2, V.1-V.2)"))
+    return refs
+
+
+def _flat_known_total_candidate(n_bins: int, eps: float, objective: str) -> PlanCandidate:
+    """The flat tree with the public total (replace): ``Var(P[m]) = σ² m (B - m) / B``."""
+    var = discrete_laplace_variance(noise_scale(2, eps))
+    b = float(n_bins)
+    if objective == "cdf_mse":
+        value = var * (b * b - 1) / (6 * b)
+    elif objective == "max_variance":
+        value = var * (n_bins // 2) * (n_bins - n_bins // 2) / b
+    else:
+        lengths = np.arange(1, n_bins + 1, dtype=np.float64)
+        value = (
+            var * float(((b - lengths + 1) * lengths * (b - lengths)).sum()) / b / (b * (b + 1) / 2)
+        )
+    budgets = (0.0, eps)
+    return PlanCandidate("tree", (n_bins,), budgets, value, "flat tree, n public")
 
 
 def _histogram_candidate(n_bins: int, eps: float, objective: str) -> PlanCandidate:
