@@ -298,3 +298,18 @@ def test_plan_command(capsys: pytest.CaptureFixture) -> None:
     assert "plan for B=1000" in out and "expected CDF error" in out and "compared:" in out
     assert main(["plan", "--bins", "0", "--epsilon", "1"]) == 2
     assert "'bins'" in capsys.readouterr().err
+
+
+def test_median_command(csv_file: Path, capsys: pytest.CaptureFixture) -> None:
+    base = ["median", str(csv_file), "--column", "age", "--epsilon", "1", "--insecure-seed", "1"]
+    assert main([*base, "--bounds", "0", "100"]) == 0
+    assert capsys.readouterr().out.startswith("median = ")
+    assert main([*base, "--method", "exponential", "--bounds", "0", "100"]) == 0
+    assert "exponential" in capsys.readouterr().out
+    assert main([*base, "--method", "stable"]) == 0
+    assert "stable_median" in capsys.readouterr().out
+    assert main([*base, "--method", "subsample", "--m", "50", "--resolution", "5"]) == 0
+    assert "subsample" in capsys.readouterr().out
+    assert main([*base, "--method", "exponential"]) == 2
+    assert "--bounds" in capsys.readouterr().err
+    assert main([*base, "--method", "subsample"]) == 2

@@ -33,8 +33,10 @@ def test_all_is_pinned() -> None:
         "default_branching",
         "load_release",
         "make_bins",
+        "median",
         "plan",
         "predict_error",
+        "quantile_exponential",
         "release_cdf",
     }
     for name in treedp.__all__:

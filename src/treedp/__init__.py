@@ -4,6 +4,7 @@ The one call that spends privacy budget is :func:`release_cdf`; everything asked
 :class:`Release` it returns afterwards is post-processing and free.
 """
 
+from treedp import median
 from treedp._version import __version__
 from treedp.accuracy import ErrorPrediction, predict_error
 from treedp.api import release_cdf
@@ -17,6 +18,7 @@ from treedp.exceptions import (
     ReleaseFormatError,
     TreeDPError,
 )
+from treedp.median import quantile_exponential
 from treedp.noise import InsecureSeededSource, RandomSource, SystemRandomSource
 from treedp.planning import Plan, plan
 from treedp.release import Release, load_release
@@ -41,7 +43,9 @@ __all__ = [
     "default_branching",
     "load_release",
     "make_bins",
+    "median",
     "plan",
     "predict_error",
+    "quantile_exponential",
     "release_cdf",
 ]

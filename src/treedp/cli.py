@@ -115,6 +115,24 @@ def _build_parser() -> _Parser:
         "--objective", choices=["cdf_mse", "range_mse", "max_variance"], default="cdf_mse"
     )
 
+    mdn = sub.add_parser("median", help="a private median of one column")
+    mdn.add_argument("input", help="a .csv, .csv.gz or .parquet file")
+    mdn.add_argument("--column", required=True)
+    mdn.add_argument("--epsilon", type=float, required=True)
+    mdn.add_argument(
+        "--method",
+        choices=["tree", "exponential", "stable", "subsample"],
+        default="tree",
+        help="tree (default, needs bounds and bins), exponential (needs bounds), stable "
+        "(PTR, needs delta), subsample (disjoint subsample-and-aggregate, needs delta and m)",
+    )
+    mdn.add_argument("--bounds", nargs=2, type=float, metavar=("LO", "HI"))
+    mdn.add_argument("--bins", type=_bins, default=1024)
+    mdn.add_argument("--delta", type=float, default=1e-6)
+    mdn.add_argument("--m", type=int, help="rows per block (subsample)")
+    mdn.add_argument("--resolution", type=float, help="round block answers (subsample)")
+    mdn.add_argument("--insecure-seed", type=int, metavar="SEED")
+
     demo = sub.add_parser("demo", help="release three columns of the UCI Adult census data")
     demo.add_argument("--epsilon", type=float, default=1.0, help="budget per column")
     return parser
@@ -205,6 +223,49 @@ def _cmd_plan(args: argparse.Namespace) -> None:
         print(f"    {candidate.mechanism:<9} {shape:<24} {candidate.how:<36} {candidate.value:.6g}")
 
 
+def _cmd_median(args: argparse.Namespace) -> None:
+    values = np.asarray(read_column(args.input, args.column), dtype=np.float64)
+    rng = (
+        treedp.InsecureSeededSource(args.insecure_seed) if args.insecure_seed is not None else None
+    )
+    if args.method in ("tree", "exponential") and args.bounds is None:
+        raise treedp.InvalidParameterError(f"--method {args.method} needs public --bounds LO HI.")
+    if args.method == "tree":
+        release = treedp.release_cdf(
+            values, bounds=tuple(args.bounds), bins=args.bins, epsilon=args.epsilon, rng=rng
+        )
+        print(f"median = {_fmt(release.median())} (tree, epsilon={args.epsilon}, add_remove)")
+        return
+    if args.method == "exponential":
+        value = treedp.quantile_exponential(
+            values, 0.5, bounds=tuple(args.bounds), epsilon=args.epsilon, rng=rng
+        )
+        print(f"median = {_fmt(value)} (exponential mechanism, epsilon={args.epsilon}, replace)")
+        return
+    if args.method == "stable":
+        result = treedp.median.stable_median(
+            values, epsilon=args.epsilon, delta=args.delta, rng=rng
+        )
+    else:
+        if args.m is None:
+            raise treedp.InvalidParameterError("--method subsample needs --m (rows per block).")
+        result = treedp.median.subsample_and_aggregate(
+            values,
+            "median",
+            epsilon=args.epsilon,
+            delta=args.delta,
+            m=args.m,
+            variant="disjoint",
+            resolution=args.resolution,
+            rng=rng,
+        )
+    shown = "refused (⊥)" if result.refused else _fmt(result.value)
+    print(
+        f"median = {shown} ({result.mechanism}, epsilon={result.epsilon}, "
+        f"delta={result.delta:.3g}, replace)"
+    )
+
+
 def _cmd_demo(args: argparse.Namespace) -> None:
     data = load_adult()
     qs = np.array([0.1, 0.25, 0.5, 0.75, 0.9, 0.99])
@@ -246,6 +307,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             "release": _cmd_release,
             "query": _cmd_query,
             "plan": _cmd_plan,
+            "median": _cmd_median,
             "demo": _cmd_demo,
         }
         commands[args.command](args)

@@ -1,0 +1,224 @@
+"""Medians beyond the tree: correctness of the pieces, and privacy audits with mutants."""
+
+from __future__ import annotations
+
+import itertools
+import math
+
+import numpy as np
+import pytest
+
+import treedp.median as med
+from tests.privacy.auditor import clopper_pearson
+from tests.stats import TEST_SEED
+from treedp import InsecureSeededSource, InvalidParameterError
+from treedp.exceptions import DataError
+from treedp.median import (
+    median_stability,
+    noisy_mode,
+    quantile_exponential,
+    stable_median,
+    subsample_and_aggregate,
+)
+
+ALPHA = 1e-6
+
+
+def _brute_stability(x: list[float]) -> int:
+    """Fewest rows to replace (by far-away values) to change the lower median."""
+    n = len(x)
+    k = (n + 1) // 2
+    base = sorted(x)[k - 1]
+    for r in range(1, n + 1):
+        for rows in itertools.combinations(range(n), r):
+            for fill in (-1e9, 1e9):
+                y = list(x)
+                for i in rows:
+                    y[i] = fill
+                if sorted(y)[k - 1] != base:
+                    return r
+    return n
+
+
+def test_stability_matches_brute_force() -> None:
+    rng = np.random.default_rng(TEST_SEED)
+    for _ in range(150):
+        n = int(rng.integers(1, 8))
+        x = rng.integers(0, 4, size=n).astype(float).tolist()
+        value, stability = median_stability(x)
+        assert value == sorted(x)[(n + 1) // 2 - 1]
+        assert stability == _brute_stability(x)
+
+
+def test_stable_median_releases_stable_data_and_refuses_unstable() -> None:
+    src = InsecureSeededSource(TEST_SEED)
+    stable = np.concatenate([np.full(500, 7.0), np.arange(200.0)])
+    assert stable_median(stable, epsilon=1.0, delta=1e-6, rng=src).value == 7.0
+    unstable = np.arange(101.0)  # all distinct: stability 1
+    results = [stable_median(unstable, epsilon=1.0, delta=1e-6, rng=src) for _ in range(200)]
+    assert all(r.refused for r in results)
+
+
+def test_thresholds_give_the_requested_delta() -> None:
+    from treedp.noise import noise_scale
+
+    for eps, delta in [(0.1, 1e-6), (1.0, 1e-6), (1.0, 0.05), (3.0, 1e-9)]:
+        scale = noise_scale(1, eps)
+        a = med._tail_threshold(scale, delta)
+        q = math.exp(-1 / float(scale))
+        assert q**a / (1 + q) <= delta < q ** (a - 1) / (1 + q) or a == 1
+
+
+def _release_rate(fn, runs: int) -> tuple[int, int]:
+    hits = sum(fn() for _ in range(runs))
+    return hits, runs
+
+
+def test_audit_stable_median_delta_part_and_mutant(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Stability 1: the release probability is at most delta; a lower threshold is caught."""
+    delta = 0.02
+    x = np.arange(31.0)
+    src = InsecureSeededSource(TEST_SEED)
+    hits, runs = _release_rate(
+        lambda: not stable_median(x, epsilon=1.0, delta=delta, rng=src).refused, 20_000
+    )
+    low, _ = clopper_pearson(hits, runs, ALPHA)
+    assert low <= delta
+    original = med._tail_threshold
+    monkeypatch.setattr(med, "_tail_threshold", lambda s, d: max(1, original(s, d) - 2))
+    hits, runs = _release_rate(
+        lambda: not stable_median(x, epsilon=1.0, delta=delta, rng=src).refused, 20_000
+    )
+    low, _ = clopper_pearson(hits, runs, ALPHA)
+    assert low > delta  # flagged
+
+
+def test_audit_stable_median_epsilon_part() -> None:
+    """Same median, stabilities d and d - 1: release odds differ by at most e^ε."""
+    eps = 1.0
+    a = med._tail_threshold(med.noise_scale(1, eps), 1e-3)
+    d = 1 + a  # at the threshold: probabilities near 1/2
+    x = np.concatenate([np.zeros(3), np.full(2 * d - 1, 5.0), np.full(3, 10.0)])  # Δ(x) = d
+    x2 = x.copy()
+    x2[3] = 10.0  # one 5 replaced by 10: same median, stability d - 1
+    assert median_stability(x) == (5.0, d) and median_stability(x2) == (5.0, d - 1)
+    d1, d2 = d, d - 1
+    src = InsecureSeededSource(TEST_SEED)
+    runs = 20_000
+    h1 = sum(not stable_median(x, epsilon=eps, delta=1e-3, rng=src).refused for _ in range(runs))
+    h2 = sum(not stable_median(x2, epsilon=eps, delta=1e-3, rng=src).refused for _ in range(runs))
+    hi_first, lo_first = (h1, h2) if d1 > d2 else (h2, h1)
+    p_low = clopper_pearson(hi_first, runs, ALPHA)[0]
+    p_high = clopper_pearson(lo_first, runs, ALPHA)[1]
+    assert math.log(p_low / p_high) <= eps
+
+
+def test_audit_noisy_mode_and_mutant(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Neighbouring answer vectors with different modes (5/5 vs 4/6 of 10): releasing the
+    first mode has probability at most delta; a threshold without the δ margin is caught."""
+    delta = 0.02
+    answers = np.array([0.0] * 5 + [1.0] * 5)
+    src = InsecureSeededSource(TEST_SEED)
+
+    def released() -> bool:
+        value, _ = noisy_mode(answers, epsilon=1.0, delta=delta, sensitivity=1, rng=src)
+        return value is not None
+
+    hits, runs = _release_rate(released, 20_000)
+    assert clopper_pearson(hits, runs, ALPHA)[0] <= delta
+    monkeypatch.setattr(med, "_tail_threshold", lambda s, d: 0)
+    hits, runs = _release_rate(released, 20_000)
+    assert clopper_pearson(hits, runs, ALPHA)[0] > delta
+
+
+def test_subsample_and_aggregate_variants() -> None:
+    src = InsecureSeededSource(TEST_SEED)
+    x = np.concatenate([np.full(3000, 4.0), np.random.default_rng(1).integers(0, 10, 1000)])
+    for variant, kwargs in (("disjoint", {}), ("replacement", {"k": 5000})):
+        result = subsample_and_aggregate(
+            x, "median", epsilon=1.0, delta=1e-6, m=40, variant=variant, rng=src, **kwargs
+        )
+        assert result.value == 4.0 and result.delta <= 1e-6
+    custom = subsample_and_aggregate(
+        x,
+        lambda b: float(np.round(np.mean(b))),
+        epsilon=1.0,
+        delta=1e-6,
+        m=40,
+        variant="disjoint",
+        rng=src,
+    )
+    assert custom.value in (4.0, None)
+    for kwargs, match in [
+        ({"m": 0}, "'m'"),
+        ({"m": 40, "variant": "x"}, "'variant'"),
+        ({"m": 40, "resolution": -1}, "'resolution'"),
+        ({"m": 3000, "variant": "disjoint"}, "n >= 2m"),
+    ]:
+        with pytest.raises(InvalidParameterError, match=match):
+            subsample_and_aggregate(x, "median", epsilon=1.0, delta=1e-6, rng=src, **kwargs)
+    with pytest.raises(InvalidParameterError, match="'query'"):
+        subsample_and_aggregate(x, "mode", epsilon=1.0, delta=1e-6, m=40, rng=src)
+    with pytest.raises(InvalidParameterError, match="'delta'"):
+        stable_median(x, epsilon=1.0, delta=0.0)
+    with pytest.raises(DataError):
+        stable_median([1.0, np.nan], epsilon=1.0, delta=1e-6)
+
+
+def test_exponential_quantile_accuracy_and_robustness() -> None:
+    rng = np.random.default_rng(TEST_SEED)
+    x = rng.lognormal(10, 1, 10**6)
+    src = InsecureSeededSource(TEST_SEED)
+    out = quantile_exponential(x, [0.1, 0.5, 0.9], bounds=(0, 1e7), epsilon=1.0, rng=src)
+    ranks = np.searchsorted(np.sort(x), out) / x.size
+    assert np.allclose(ranks, [0.1, 0.5, 0.9], atol=0.01)
+    ties = np.repeat([1.0, 2.0, 3.0], 10**6)
+    value = quantile_exponential(ties, 0.5, bounds=(0, 10), epsilon=0.5, rng=src)
+    assert 1.0 <= value <= 3.0 and math.isfinite(value)
+    with pytest.raises(InvalidParameterError, match="'q'"):
+        quantile_exponential(x, 1.5, bounds=(0, 1), epsilon=1.0)
+    with pytest.raises(InvalidParameterError, match="'bounds'"):
+        quantile_exponential(x, 0.5, bounds=(1, 1), epsilon=1.0)
+
+
+@pytest.mark.parametrize("neighbours", ["replace", "add_remove"])
+def test_audit_exponential_quantile_and_mutant(neighbours: str) -> None:
+    """Worst-case neighbours for the median's score; the best interval event on a pilot."""
+    eps, q, runs = 1.0, 0.5, 200_000
+    x = np.linspace(1, 9, 9)
+    x2 = x.copy()
+    if neighbours == "replace":
+        x2[0] = 9.5  # a low value moved to the top: every rank below shifts by one
+    else:
+        x2 = np.concatenate([x, [0.5]])  # one record added at the bottom
+
+    def draws(data, epsilon, seed):
+        return quantile_exponential(
+            data,
+            q,
+            bounds=(0, 10),
+            epsilon=epsilon,
+            neighbours=neighbours,
+            rng=InsecureSeededSource(seed),
+            size=runs,
+        )
+
+    def bound(epsilon_used: float) -> float:
+        pilot1, pilot2 = draws(x, epsilon_used, 1)[:20_000], draws(x2, epsilon_used, 2)[:20_000]
+        grid = np.linspace(0, 10, 41)
+        best, best_event = -np.inf, None
+        for lo, hi in itertools.combinations(grid, 2):
+            for a, b in ((pilot1, pilot2), (pilot2, pilot1)):
+                k1 = ((a >= lo) & (a < hi)).sum()
+                k2 = ((b >= lo) & (b < hi)).sum()
+                if k1 > 50 and k2 > 0 and math.log(k1 / k2) > best:
+                    best, best_event = math.log(k1 / k2), (lo, hi, a is pilot1)
+        lo, hi, first = best_event
+        f1, f2 = draws(x, epsilon_used, 3), draws(x2, epsilon_used, 4)
+        a, b = (f1, f2) if first else (f2, f1)
+        k1, k2 = int(((a >= lo) & (a < hi)).sum()), int(((b >= lo) & (b < hi)).sum())
+        return math.log(clopper_pearson(k1, runs, ALPHA)[0] / clopper_pearson(k2, runs, ALPHA)[1])
+
+    assert bound(eps) <= eps
+    # mutant: the score not divided by 2Δ and Δ halved (a 4x larger effective epsilon)
+    assert bound(4 * eps) > eps
