@@ -9,6 +9,7 @@ from treedp._version import __version__
 from treedp.budget import Neighbours, check_neighbours
 from treedp.config import configure
 from treedp.domain import Bins, NanPolicy, make_bins
+from treedp.estimation import check_postprocess
 from treedp.exceptions import DataError, InvalidParameterError
 from treedp.noise import RandomSource, resolve_source
 from treedp.release import Release
@@ -130,17 +131,7 @@ def release_cdf(
             "column first, or use neighbours='add_remove'."
         )
     the_bins: Bins = make_bins(bounds=bounds, bins=bins, edges=edges)
-    if postprocess not in ("monotone", "monotone_l1", "none"):
-        raise InvalidParameterError(
-            "The 'postprocess' parameter must be one of 'monotone', 'monotone_l1', 'none'. "
-            f"Got {postprocess!r} instead."
-        )
-    if not isinstance(integer, bool) or (integer and postprocess == "none"):
-        raise InvalidParameterError(
-            "The 'integer' parameter must be a bool, and integer=True needs "
-            f"postprocess='monotone' or 'monotone_l1'. Got integer={integer!r}, "
-            f"postprocess={postprocess!r}."
-        )
+    check_postprocess(postprocess, integer)
     mech, est = configure(
         the_bins.n_bins,
         epsilon=epsilon,

@@ -25,10 +25,10 @@ from scipy import stats
 from treedp._atomic import atomic_write_text
 from treedp.domain import Bins
 from treedp.estimation import (
-    POSTPROCESS,
     PrefixCovariance,
     band_critical_value,
     check_estimator,
+    check_postprocess,
     consistent_prefix,
     estimate_prefix,
     interval_index,
@@ -86,18 +86,7 @@ class Release:
         postprocess: str = "monotone",
         integer: bool = False,
     ) -> None:
-        if postprocess not in POSTPROCESS:
-            raise InvalidParameterError(
-                f"The 'postprocess' parameter must be one of {', '.join(map(repr, POSTPROCESS))}. "
-                f"Got {postprocess!r} instead."
-            )
-        if not isinstance(integer, bool):
-            raise InvalidParameterError(f"The 'integer' parameter must be a bool. Got {integer!r}.")
-        if integer and postprocess == "none":
-            raise InvalidParameterError(
-                "integer=True makes a consistent integer CDF: it needs postprocess='monotone' or "
-                "'monotone_l1', not 'none'."
-            )
+        check_postprocess(postprocess, integer)
         self.postprocess = postprocess
         self.integer = integer
         self.bins = bins
@@ -483,11 +472,7 @@ class Release:
         float, datetime64 or ndarray
             Same shape as ``q``; NaN (NaT) when the estimated count is not positive.
         """
-        qa = np.asarray(q, dtype=np.float64) if _is_number_like(q) else None
-        if qa is None or np.isnan(qa).any() or (qa < 0).any() or (qa > 1).any():
-            raise InvalidParameterError(
-                f"The 'q' argument must hold probabilities in [0, 1]. Got {q!r} instead."
-            )
+        qa = _check_q(q)
         mono = self.consistent_counts
         n_hat = mono[-1]
         edges = self.bins.edges.astype(np.float64)
@@ -545,11 +530,7 @@ class Release:
         (low, high)
             Bounds shaped like ``q`` (datetime64 for datetime bins).
         """
-        qa = np.asarray(q, dtype=np.float64) if _is_number_like(q) else None
-        if qa is None or np.isnan(qa).any() or (qa < 0).any() or (qa > 1).any():
-            raise InvalidParameterError(
-                f"The 'q' argument must hold probabilities in [0, 1]. Got {q!r} instead."
-            )
+        qa = _check_q(q)
         if not (isinstance(level, float | int) and 0 < level < 1):
             raise InvalidParameterError(
                 f"The 'level' parameter must be a float in (0, 1). Got {level!r} instead."
@@ -644,6 +625,16 @@ def _half_width_factor(level: float) -> float:
 def _checksum(payload: dict[str, Any]) -> str:
     canonical = json.dumps(payload, sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+
+
+def _check_q(q: Any) -> np.ndarray:
+    """``q`` as a float array of probabilities in [0, 1], or a clear error."""
+    qa = np.asarray(q, dtype=np.float64) if _is_number_like(q) else None
+    if qa is None or np.isnan(qa).any() or (qa < 0).any() or (qa > 1).any():
+        raise InvalidParameterError(
+            f"The 'q' argument must hold probabilities in [0, 1]. Got {q!r} instead."
+        )
+    return qa
 
 
 def _is_number_like(q: Any) -> bool:

@@ -3,6 +3,7 @@
 from treedp.estimation.consistency import (
     POSTPROCESS,
     band_critical_value,
+    check_postprocess,
     consistent_prefix,
     trellis,
 )
@@ -24,6 +25,7 @@ __all__ = [
     "band_critical_value",
     "baseline_prefix",
     "check_estimator",
+    "check_postprocess",
     "consistent_prefix",
     "efficient_tree",
     "estimate_prefix",

@@ -31,6 +31,7 @@ __all__ = [
     "POSTPROCESS",
     "TRELLIS_MAX_CELLS",
     "band_critical_value",
+    "check_postprocess",
     "consistent_prefix",
     "isotonic_on_grid",
     "monotone_l1",
@@ -40,6 +41,23 @@ __all__ = [
 
 #: ``postprocess`` values a release accepts.
 POSTPROCESS = ("monotone", "monotone_l1", "none")
+
+
+def check_postprocess(postprocess: object, integer: object) -> None:
+    """Validate a release's ``postprocess`` and ``integer`` options (before any data is read)."""
+    if postprocess not in POSTPROCESS:
+        raise InvalidParameterError(
+            f"The 'postprocess' parameter must be one of {', '.join(map(repr, POSTPROCESS))}. "
+            f"Got {postprocess!r} instead."
+        )
+    if not isinstance(integer, bool):
+        raise InvalidParameterError(f"The 'integer' parameter must be a bool. Got {integer!r}.")
+    if integer and postprocess == "none":
+        raise InvalidParameterError(
+            "integer=True makes a consistent integer CDF: it needs postprocess='monotone' or "
+            "'monotone_l1', not 'none'."
+        )
+
 
 #: The trellis refuses instances with more than this many cells ``(B - 1)·(n + 1)``.
 TRELLIS_MAX_CELLS = 20_000_000
