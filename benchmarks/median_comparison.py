@@ -51,7 +51,7 @@ def run(values, setup, resolution, eps, method, seed):
     if method == "exponential":
         return treedp.quantile_exponential(values, 0.5, bounds=bounds, epsilon=eps, rng=rng)
     if method == "stable":
-        return stable_median(values, epsilon=eps, delta=1e-6, rng=rng).value
+        return stable_median(values, epsilon=eps, delta=1e-6, rng=rng)
     n = values.size
     m = max(10, n // 200)
     if method == "SA disjoint":
@@ -64,11 +64,11 @@ def run(values, setup, resolution, eps, method, seed):
             variant="disjoint",
             resolution=resolution,
             rng=rng,
-        ).value
+        )
     try:
         return subsample_and_aggregate(
             values, "median", epsilon=eps, delta=1e-6, m=m, k=2000, resolution=resolution, rng=rng
-        ).value
+        )
     except treedp.InvalidParameterError:
         return None
 

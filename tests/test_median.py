@@ -53,10 +53,12 @@ def test_stability_matches_brute_force() -> None:
 def test_stable_median_releases_stable_data_and_refuses_unstable() -> None:
     src = InsecureSeededSource(TEST_SEED)
     stable = np.concatenate([np.full(500, 7.0), np.arange(200.0)])
-    assert stable_median(stable, epsilon=1.0, delta=1e-6, rng=src).value == 7.0
+    assert stable_median(stable, epsilon=1.0, delta=1e-6, rng=src) == 7.0
     unstable = np.arange(101.0)  # all distinct: stability 1
     results = [stable_median(unstable, epsilon=1.0, delta=1e-6, rng=src) for _ in range(200)]
-    assert all(r.refused for r in results)
+    assert all(r is None for r in results)
+    detailed = stable_median(stable, epsilon=1.0, delta=1e-6, rng=src, details=True)
+    assert detailed.value == 7.0 and detailed.neighbours == "replace" and detailed.delta == 1e-6
 
 
 def test_thresholds_give_the_requested_delta() -> None:
@@ -80,14 +82,14 @@ def test_audit_stable_median_delta_part_and_mutant(monkeypatch: pytest.MonkeyPat
     x = np.arange(31.0)
     src = InsecureSeededSource(TEST_SEED)
     hits, runs = _release_rate(
-        lambda: not stable_median(x, epsilon=1.0, delta=delta, rng=src).refused, 20_000
+        lambda: stable_median(x, epsilon=1.0, delta=delta, rng=src) is not None, 20_000
     )
     low, _ = clopper_pearson(hits, runs, ALPHA)
     assert low <= delta
     original = med._tail_threshold
     monkeypatch.setattr(med, "_tail_threshold", lambda s, d: max(1, original(s, d) - 2))
     hits, runs = _release_rate(
-        lambda: not stable_median(x, epsilon=1.0, delta=delta, rng=src).refused, 20_000
+        lambda: stable_median(x, epsilon=1.0, delta=delta, rng=src) is not None, 20_000
     )
     low, _ = clopper_pearson(hits, runs, ALPHA)
     assert low > delta  # flagged
@@ -105,8 +107,8 @@ def test_audit_stable_median_epsilon_part() -> None:
     d1, d2 = d, d - 1
     src = InsecureSeededSource(TEST_SEED)
     runs = 20_000
-    h1 = sum(not stable_median(x, epsilon=eps, delta=1e-3, rng=src).refused for _ in range(runs))
-    h2 = sum(not stable_median(x2, epsilon=eps, delta=1e-3, rng=src).refused for _ in range(runs))
+    h1 = sum(stable_median(x, epsilon=eps, delta=1e-3, rng=src) is not None for _ in range(runs))
+    h2 = sum(stable_median(x2, epsilon=eps, delta=1e-3, rng=src) is not None for _ in range(runs))
     hi_first, lo_first = (h1, h2) if d1 > d2 else (h2, h1)
     p_low = clopper_pearson(hi_first, runs, ALPHA)[0]
     p_high = clopper_pearson(lo_first, runs, ALPHA)[1]
@@ -136,7 +138,15 @@ def test_subsample_and_aggregate_variants() -> None:
     x = np.concatenate([np.full(3000, 4.0), np.random.default_rng(1).integers(0, 10, 1000)])
     for variant, kwargs in (("disjoint", {}), ("replacement", {"k": 5000})):
         result = subsample_and_aggregate(
-            x, "median", epsilon=1.0, delta=1e-6, m=40, variant=variant, rng=src, **kwargs
+            x,
+            "median",
+            epsilon=1.0,
+            delta=1e-6,
+            m=40,
+            variant=variant,
+            rng=src,
+            details=True,
+            **kwargs,
         )
         assert result.value == 4.0 and result.delta <= 1e-6
     custom = subsample_and_aggregate(
@@ -148,7 +158,7 @@ def test_subsample_and_aggregate_variants() -> None:
         variant="disjoint",
         rng=src,
     )
-    assert custom.value in (4.0, None)
+    assert custom in (4.0, None)
     for kwargs, match in [
         ({"m": 0}, "'m'"),
         ({"m": 40, "variant": "x"}, "'variant'"),

@@ -244,7 +244,7 @@ def _cmd_median(args: argparse.Namespace) -> None:
         return
     if args.method == "stable":
         result = treedp.median.stable_median(
-            values, epsilon=args.epsilon, delta=args.delta, rng=rng
+            values, epsilon=args.epsilon, delta=args.delta, rng=rng, details=True
         )
     else:
         if args.m is None:
@@ -258,6 +258,7 @@ def _cmd_median(args: argparse.Namespace) -> None:
             variant="disjoint",
             resolution=args.resolution,
             rng=rng,
+            details=True,
         )
     shown = "refused (⊥)" if result.refused else _fmt(result.value)
     print(

@@ -106,8 +106,13 @@ def median_stability(values: Any) -> tuple[float, int]:
 
 
 def stable_median(
-    values: Any, *, epsilon: float, delta: float, rng: RandomSource | None = None
-) -> MedianResult:
+    values: Any,
+    *,
+    epsilon: float,
+    delta: float,
+    rng: RandomSource | None = None,
+    details: bool = False,
+) -> float | MedianResult | None:
     """The stable median (SMed): release the exact median when it is stable, else refuse.
 
     Draw ``Z ~ DLap(1/ε)`` (exact); release ``median(x)`` when ``Δ(x) + Z >= T``, else ``None``.
@@ -129,11 +134,13 @@ def stable_median(
         The failure probability δ, in (0, 1).
     rng : RandomSource, optional
         Default: the operating system's cryptographic generator.
+    details : bool, default=False
+        Return a :class:`MedianResult` (value, guarantee) instead of the bare value.
 
     Returns
     -------
-    MedianResult
-        ``value`` is the exact median or None (refused).
+    float or None
+        The exact median, or None (refused).
 
     References
     ----------
@@ -147,7 +154,8 @@ def stable_median(
     threshold = 1 + _tail_threshold(scale, dlt)
     z = int(sample_discrete_laplace(scale, 1, source)[0])
     value = med if stability + z >= threshold else None
-    return MedianResult(value, eps, dlt, "replace", "stable_median")
+    result = MedianResult(value, eps, dlt, "replace", "stable_median")
+    return result if details else result.value
 
 
 def _mode(answers: np.ndarray) -> tuple[float, int]:
@@ -173,7 +181,8 @@ def subsample_and_aggregate(
     variant: str = "replacement",
     resolution: float | None = None,
     rng: RandomSource | None = None,
-) -> MedianResult:
+    details: bool = False,
+) -> float | MedianResult | None:
     """Answer ``query`` on subsamples and release the mode of the answers if it is stable.
 
     Parameters
@@ -201,11 +210,13 @@ def subsample_and_aggregate(
         must agree exactly to form a mode; continuous statistics need a grid).
     rng : RandomSource, optional
         Randomness for the subsampling and the noise.
+    details : bool, default=False
+        Return a :class:`MedianResult` (with the realised δ) instead of the bare value.
 
     Returns
     -------
-    MedianResult
-        ``value`` is the mode of the answers, or None (refused); ``delta`` is the realised δ.
+    float or None
+        The mode of the answers, or None (refused).
 
     Notes
     -----
@@ -266,7 +277,8 @@ def subsample_and_aggregate(
         sampling_delta=sampling_delta,
         rng=source,
     )
-    return MedianResult(value, eps, realised, "replace", f"subsample_and_aggregate:{variant}")
+    result = MedianResult(value, eps, realised, "replace", f"subsample_and_aggregate:{variant}")
+    return result if details else result.value
 
 
 def noisy_mode(
