@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 import math
+import os
 
 import numpy as np
 from scipy import stats
 
 #: False-failure rate of every statistical test in the suite (per test).
 ALPHA = 1e-6
-#: Fixed seed of the Monte-Carlo tests (the seed contract: they pass for any seed).
-TEST_SEED = 20261122
+#: Fixed seed of the Monte-Carlo tests. The contract: they pass for any seed, so a nightly
+#: run may set TREEDP_TEST_SEED to explore others; CI uses the default.
+TEST_SEED = int(os.environ.get("TREEDP_TEST_SEED", "20261122"))
 
 
 def z_two_sided(alpha: float = ALPHA) -> float:
