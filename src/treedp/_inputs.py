@@ -112,10 +112,6 @@ def as_1d_array(values: Any, name: str = "values") -> np.ndarray:
 
 
 def _from_objects(arr: np.ndarray, name: str) -> np.ndarray:
-    has_dt = any(
-        isinstance(v, np.datetime64 | np.generic) and np.asarray(v).dtype.kind == "M"
-        for v in arr[:1000]
-    )
     import datetime as _dt
 
     kinds = {
@@ -128,8 +124,6 @@ def _from_objects(arr: np.ndarray, name: str) -> np.ndarray:
         else "other"
         for v in arr
     }
-    if has_dt:
-        kinds.add("datetime")
     if "other" in kinds:
         raise InvalidTypeError(
             f"The '{name}' argument must hold numbers or datetimes only. Got other objects "

@@ -27,6 +27,7 @@ from treedp._inputs import as_1d_array
 from treedp.budget import check_epsilon
 from treedp.exceptions import DataError, InvalidParameterError
 from treedp.noise import RandomSource, noise_scale, resolve_source, sample_discrete_laplace
+from treedp.noise.discrete_laplace import uniform_below
 from treedp.noise.rng import words
 
 __all__ = [
@@ -265,7 +266,7 @@ def subsample_and_aggregate(
         while stats.binom.sf(sensitivity, count, p_row) > dlt / 2:
             sensitivity += 1
         sampling_delta = float(stats.binom.sf(sensitivity, count, p_row))
-        index = _uniform_rows(n, count * m, source).reshape(count, m)
+        index = uniform_below(n, count * m, source).astype(np.int64).reshape(count, m)
     answers = _answers(x, index, query)
     if resolution is not None:
         answers = np.round(answers / resolution) * resolution
@@ -315,12 +316,6 @@ def noisy_mode(
     q = math.exp(-1 / float(scale))
     realised = sampling_delta + q**a / (1 + q)
     return (mode if freq + z >= threshold else None), realised
-
-
-def _uniform_rows(n: int, size: int, source: RandomSource) -> np.ndarray:
-    from treedp.noise.discrete_laplace import uniform_below
-
-    return uniform_below(n, size, source).astype(np.int64)
 
 
 def _answers(x: np.ndarray, index: np.ndarray, query: Any) -> np.ndarray:

@@ -230,7 +230,12 @@ class Release:
         return t
 
     def _count_below(self, t: np.ndarray, p: np.ndarray) -> np.ndarray:
-        """Estimated number of values ``< t`` from prefix counts ``p`` (interpolated in bins)."""
+        """Estimated number of values ``< t`` from prefix counts ``p`` (interpolated in bins).
+
+        Written as ``p[j] + f·(p[j+1] - p[j])`` rather than through :meth:`_terms_below`'s
+        ``(1-f)·p[j] + f·p[j+1]``: the latter can drop by one ulp where ``p[j] == p[j+1]``,
+        which would break the monotone consistent CDF.
+        """
         edges = self.bins.edges
         n_bins = self.bins.n_bins
         if self.bins.discrete:

@@ -17,6 +17,7 @@ from typing import ClassVar, Literal
 import numpy as np
 
 from treedp.budget import Neighbours
+from treedp.exceptions import InvalidParameterError
 from treedp.noise import (
     RandomSource,
     discrete_laplace_variance,
@@ -24,7 +25,7 @@ from treedp.noise import (
     sample_discrete_laplace,
 )
 
-__all__ = ["Mechanism"]
+__all__ = ["Mechanism", "check_replace_bins"]
 
 
 class Mechanism(ABC):
@@ -120,7 +121,7 @@ class Mechanism(ABC):
         Pure DP composes over a chain of neighbours (group privacy): ``d_in · epsilon``.
         """
         if isinstance(d_in, bool) or not isinstance(d_in, int) or d_in < 0:
-            raise ValueError(f"'d_in' must be an int >= 0. Got {d_in!r} instead.")
+            raise InvalidParameterError(f"'d_in' must be an int >= 0. Got {d_in!r} instead.")
         return d_in * float(self.epsilon_spent())
 
     def check(self, d_in: int, epsilon: float) -> bool:
@@ -139,3 +140,12 @@ class Mechanism(ABC):
             "noise": "discrete_laplace",
             "scales": [None if s is None else [s.numerator, s.denominator] for s in self.scales],
         }
+
+
+def check_replace_bins(neighbours: str, n_bins: int) -> None:
+    """Refuse ``replace`` with a single bin: its only count is the public ``n``."""
+    if neighbours == "replace" and n_bins == 1:
+        raise InvalidParameterError(
+            "With neighbours='replace' and a single bin, the only count is the public n: there "
+            "is nothing to release. Use at least 2 bins."
+        )

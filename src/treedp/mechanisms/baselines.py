@@ -11,7 +11,7 @@ import numpy as np
 
 from treedp.budget import Neighbours, check_epsilon, check_neighbours
 from treedp.exceptions import InvalidParameterError
-from treedp.mechanisms.base import Mechanism
+from treedp.mechanisms.base import Mechanism, check_replace_bins
 
 __all__ = [
     "MAX_INTERVAL_BINS",
@@ -49,7 +49,7 @@ class HistogramMechanism(Mechanism):
         self.n_bins = _check_bins(n_bins)
         self.epsilon = check_epsilon(epsilon)
         self.neighbours, self.n = check_neighbours(neighbours, n)
-        _check_replace_bins(self.neighbours, self.n_bins)
+        check_replace_bins(self.neighbours, self.n_bins)
         self.block_epsilons = (self.epsilon,)
         self.block_sensitivity = (1 if self.neighbours == "add_remove" else 2,)
         self._set_scales()
@@ -82,7 +82,7 @@ class ThresholdMechanism(Mechanism):
         self.n_bins = _check_bins(n_bins)
         self.epsilon = check_epsilon(epsilon)
         self.neighbours, self.n = check_neighbours(neighbours, n)
-        _check_replace_bins(self.neighbours, self.n_bins)
+        check_replace_bins(self.neighbours, self.n_bins)
         self.block_epsilons = (self.epsilon,)
         self.block_sensitivity = (
             self.n_bins if self.neighbours == "add_remove" else self.n_bins - 1,
@@ -144,7 +144,7 @@ class AllIntervalsMechanism(Mechanism):
             )
         self.epsilon = check_epsilon(epsilon)
         self.neighbours, self.n = check_neighbours(neighbours, n)
-        _check_replace_bins(self.neighbours, self.n_bins)
+        check_replace_bins(self.neighbours, self.n_bins)
         self.block_epsilons = (self.epsilon,)
         self.block_sensitivity = (all_intervals_sensitivity(self.n_bins, self.neighbours),)
         self._set_scales()
@@ -159,11 +159,3 @@ def _check_bins(n_bins: int) -> int:
     if isinstance(n_bins, bool) or not isinstance(n_bins, int | np.integer) or n_bins < 1:
         raise InvalidParameterError(f"'n_bins' must be an int >= 1. Got {n_bins!r} instead.")
     return int(n_bins)
-
-
-def _check_replace_bins(neighbours: str, n_bins: int) -> None:
-    if neighbours == "replace" and n_bins == 1:
-        raise InvalidParameterError(
-            "With neighbours='replace' and a single bin, the only count is the public n: there "
-            "is nothing to release. Use at least 2 bins."
-        )

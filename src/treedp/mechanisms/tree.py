@@ -7,7 +7,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from treedp.budget import Neighbours, check_epsilon, check_neighbours, split_budget
-from treedp.mechanisms.base import Mechanism
+from treedp.mechanisms.base import Mechanism, check_replace_bins
 from treedp.tree import TreeShape
 
 __all__ = ["TreeMechanism"]
@@ -72,12 +72,11 @@ class TreeMechanism(Mechanism):
         self.epsilon = check_epsilon(epsilon)
         self.neighbours, self.n = check_neighbours(neighbours, n)
         h = shape.height
+        check_replace_bins(self.neighbours, shape.n_bins)
         if self.neighbours == "add_remove":
             self.block_epsilons = split_budget(self.epsilon, h + 1, level_budgets)
             self.block_sensitivity = (1,) * (h + 1)  # |ancestors at each level| = 1
         else:
-            if h == 0:
-                raise _no_level_error()
             self.block_epsilons = (0.0, *split_budget(self.epsilon, h, level_budgets))
             self.block_sensitivity = (0,) + (2,) * h  # root = public n; -1 and +1 below
         self._set_scales()
@@ -90,12 +89,3 @@ class TreeMechanism(Mechanism):
     def true_blocks(self, counts: np.ndarray) -> list[np.ndarray]:
         """The true count of every stored node, one array per level, root first."""
         return self.shape.aggregate(counts)
-
-
-def _no_level_error() -> Exception:
-    from treedp.exceptions import InvalidParameterError
-
-    return InvalidParameterError(
-        "With neighbours='replace' and a single bin, the only count is the public n: there is "
-        "nothing to release. Use at least 2 bins."
-    )

@@ -9,13 +9,16 @@ uniformly random words, as in CKS20 (arXiv:2004.00010), Algorithms 1–3:
    compares a uniform integer in ``[0, b·k)`` with ``a``.
 2. ``Geometric(1 - exp(-den/num))``: draw ``U`` uniform in ``[0, num)`` until
    ``Bernoulli(exp(-U/num))`` accepts; draw ``V``, the number of successes of
-   ``Bernoulli(exp(-1))`` before the first failure; return ``(U + num·V) // den``.
+   ``Bernoulli(exp(-1))`` before the first failure; return ``(U + num·V) // den``. ``V`` has
+   ``P(V >= v) = exp(-v)``; it is drawn in one step by comparing a 64-bit word with the
+   integer-computed thresholds ``floor(2**64·exp(-v))``, with an exact tie path
+   (:mod:`treedp.noise.exp_thresholds`) — the same law as the Bernoulli chain, fewer draws.
 3. Discrete Laplace: draw a sign ``B`` and a magnitude ``Y`` from step 2, reject ``(B=1, Y=0)``
    (which would count zero twice), return ``(1 - 2B)·Y``.
 
 Every step runs on whole numpy arrays: all samples still active in a loop share the same
 ``k``, so each round draws one batch of bounded integers. Uniform integers in ``[0, m)`` come
-from 32- or 64-bit words by rejection of the incomplete top block, so they are exactly uniform.
+from 8- to 64-bit words by rejection of the incomplete top block, so they are exactly uniform.
 No floating-point number is used in any accept/reject decision.
 """
 

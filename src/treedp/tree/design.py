@@ -16,6 +16,8 @@ from functools import cache, lru_cache
 
 from scipy.optimize import brentq
 
+from treedp.exceptions import InvalidParameterError
+
 __all__ = [
     "best_factorisation",
     "beta_star",
@@ -81,7 +83,7 @@ def prime_power_exponents(t: int, height: int) -> list[int]:
     ``Σ p^{t_i}``: ``τ`` on the first ``h - ρ`` levels and ``τ + 1`` on the last ``ρ``
     (``t = τh + ρ``)."""
     if not 1 <= height <= t:
-        raise ValueError(f"height must be in [1, {t}]")
+        raise InvalidParameterError(f"'height' must be in [1, {t}]. Got {height!r} instead.")
     tau, rho = divmod(t, height)
     return [tau] * (height - rho) + [tau + 1] * rho
 
