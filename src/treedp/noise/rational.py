@@ -15,7 +15,7 @@ from fractions import Fraction
 
 from treedp.exceptions import InvalidParameterError
 
-__all__ = ["MAX_SCALE", "noise_scale", "rational_upper_bound"]
+__all__ = ["MAX_SCALE", "dyadic_lower_bound", "noise_scale", "rational_upper_bound"]
 
 #: Largest noise scale the samplers accept (it keeps every intermediate integer below 2**62).
 MAX_SCALE = 2**30
@@ -90,3 +90,22 @@ def noise_scale(sensitivity: int, epsilon: float) -> Fraction:
         )
     max_den = max(1, min(2**20, _MAX_NUMERATOR // (math.ceil(exact) + 1)))
     return rational_upper_bound(exact, max_den)
+
+
+def dyadic_lower_bound(x: Fraction, bits: int = 31) -> Fraction:
+    """Return the largest ``A / 2**k <= x`` with ``2**(bits-1) <= A < 2**bits`` (``x > 0``).
+
+    The relative error is below ``2**(1 - bits)``. Used where a rate multiplies a score: a rate
+    rounded down spends at most the stated epsilon.
+    """
+    x = Fraction(x)
+    if x <= 0:
+        raise InvalidParameterError(f"'x' must be > 0. Got {x!r} instead.")
+    # k such that x·2**k lies in [2**(bits-1), 2**bits)
+    k = bits - 1 - (x.numerator.bit_length() - x.denominator.bit_length())
+    while x * Fraction(2) ** k >= 2**bits:
+        k -= 1
+    while x * Fraction(2) ** k < 2 ** (bits - 1):
+        k += 1
+    scaled = x * Fraction(2) ** k
+    return Fraction(scaled.numerator // scaled.denominator) / Fraction(2) ** k
