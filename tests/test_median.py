@@ -7,6 +7,7 @@ import math
 
 import numpy as np
 import pytest
+from scipy import stats
 
 import treedp.median as med
 from tests.privacy.auditor import clopper_pearson
@@ -192,7 +193,9 @@ def test_exponential_quantile_accuracy_and_robustness() -> None:
 
 
 @pytest.mark.parametrize("neighbours", ["replace", "add_remove"])
-def test_audit_exponential_quantile_and_mutant(neighbours: str) -> None:
+def test_audit_exponential_quantile_and_mutant(
+    neighbours: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Worst-case neighbours for the median's score; the best interval event on a pilot."""
     eps, q, runs = 1.0, 0.5, 200_000
     x = np.linspace(1, 9, 9)
@@ -202,19 +205,19 @@ def test_audit_exponential_quantile_and_mutant(neighbours: str) -> None:
     else:
         x2 = np.concatenate([x, [0.5]])  # one record added at the bottom
 
-    def draws(data, epsilon, seed):
+    def draws(data, seed):
         return quantile_exponential(
             data,
             q,
             bounds=(0, 10),
-            epsilon=epsilon,
+            epsilon=eps,
             neighbours=neighbours,
             rng=InsecureSeededSource(seed),
             size=runs,
         )
 
-    def bound(epsilon_used: float) -> float:
-        pilot1, pilot2 = draws(x, epsilon_used, 1)[:20_000], draws(x2, epsilon_used, 2)[:20_000]
+    def bound() -> float:
+        pilot1, pilot2 = draws(x, 1)[:20_000], draws(x2, 2)[:20_000]
         grid = np.linspace(0, 10, 41)
         best, best_event = -np.inf, None
         for lo, hi in itertools.combinations(grid, 2):
@@ -224,11 +227,66 @@ def test_audit_exponential_quantile_and_mutant(neighbours: str) -> None:
                 if k1 > 50 and k2 > 0 and math.log(k1 / k2) > best:
                     best, best_event = math.log(k1 / k2), (lo, hi, a is pilot1)
         lo, hi, first = best_event
-        f1, f2 = draws(x, epsilon_used, 3), draws(x2, epsilon_used, 4)
+        f1, f2 = draws(x, 3), draws(x2, 4)
         a, b = (f1, f2) if first else (f2, f1)
         k1, k2 = int(((a >= lo) & (a < hi)).sum()), int(((b >= lo) & (b < hi)).sum())
         return math.log(clopper_pearson(k1, runs, ALPHA)[0] / clopper_pearson(k2, runs, ALPHA)[1])
 
-    assert bound(eps) <= eps
-    # mutant: the score not divided by 2Δ and Δ halved (a 4x larger effective epsilon)
-    assert bound(4 * eps) > eps
+    assert bound() <= eps
+    # mutant: a sensitivity four times too small (e.g. Δ = 1/4 claimed for the rank score)
+    right = med._score_sensitivity
+    monkeypatch.setattr(med, "_score_sensitivity", lambda level, nb: right(level, nb) / 4)
+    assert bound() > eps
+
+
+def test_exponential_quantile_follows_its_exact_law() -> None:
+    """End to end: the data interval of the output has P ∝ (grid points) · exp(-rate |i - t|)."""
+    x = np.array([1.0, 2.0, 2.0, 2.0, 3.5, 7.0, 7.25, 9.0])
+    bounds, eps, q, runs = (0.0, 10.0), 0.8, 0.3, 200_000
+    res = quantile_exponential(
+        x,
+        q,
+        bounds=bounds,
+        epsilon=eps,
+        rng=InsecureSeededSource(TEST_SEED),
+        size=runs,
+        details=True,
+    )
+    rank = np.searchsorted(x, res.values, side="left")  # #{x_j < y}
+    # interval lengths stand in for grid counts: they differ by < 1 point in 2**48
+    edges = np.concatenate([[0.0], np.unique(x), [10.0]])
+    ranks = np.concatenate([[0], np.searchsorted(x, np.unique(x), side="right")])
+    lengths = np.diff(edges)
+    rate = eps / 2  # Δ = 1 under replace; the dyadic rounding is below 2**-29 relative
+    p = lengths * np.exp(-rate * np.abs(ranks - q * x.size))
+    p /= p.sum()
+    observed = np.array([(rank == r).sum() for r in ranks])
+    assert observed.sum() == runs  # tied ranks (between equal values) never come out
+    assert stats.chisquare(observed, p * runs).pvalue > ALPHA
+
+
+def test_exponential_quantile_states_its_guarantee() -> None:
+    x = np.arange(100.0)
+    for neighbours, level, delta in (("replace", 0.5, 1.0), ("add_remove", 0.9, 0.9)):
+        res = quantile_exponential(
+            x, [level, 0.2], bounds=(0, 100), epsilon=0.7, neighbours=neighbours, details=True
+        )
+        assert res.epsilon == 0.7 and res.neighbours == neighbours
+        assert 0.7 * (1 - 2**-28) <= res.epsilon_spent <= 0.7
+        assert res.sensitivity[0] == pytest.approx(delta, abs=2**-31)
+        assert res.sensitivity[0] >= delta  # the 2**-32 target rounding is paid for
+        assert res.grid_points == 2**med.GRID_BITS and res.values.shape == (2,)
+
+
+def test_grid_counts_are_exact() -> None:
+    """count(<= x) is the k with grid(k-1) <= x < grid(k), including on grid points."""
+    lo, hi = -3.0, 1e6
+    width = (hi - lo) / 2**med.GRID_BITS
+    rng = np.random.default_rng(TEST_SEED)
+    on_grid = med._grid_values(rng.integers(0, 2**med.GRID_BITS, 1000), lo, hi, width)
+    x = np.concatenate([rng.uniform(lo - 10, hi + 10, 5000), on_grid, [lo, hi, -1e300, 1e300]])
+    k = med._grid_count_at_most(x, lo, hi, width)
+    cells = 2**med.GRID_BITS
+    below = med._grid_values(np.maximum(k - 1, 0), lo, hi, width)
+    above = med._grid_values(np.minimum(k, cells - 1), lo, hi, width)
+    assert ((k == 0) | (below <= x)).all() and ((k == cells) | (above > x)).all()

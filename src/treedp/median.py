@@ -28,10 +28,12 @@ from treedp.budget import check_epsilon
 from treedp.exceptions import DataError, InvalidParameterError
 from treedp.noise import RandomSource, noise_scale, resolve_source, sample_discrete_laplace
 from treedp.noise.discrete_laplace import uniform_below
-from treedp.noise.rng import words
+from treedp.noise.exponential import sample_weighted_laplace
+from treedp.noise.rational import dyadic_lower_bound
 
 __all__ = [
     "MedianResult",
+    "QuantileResult",
     "median_stability",
     "noisy_mode",
     "quantile_exponential",
@@ -324,9 +326,76 @@ def _answers(x: np.ndarray, index: np.ndarray, query: Any) -> np.ndarray:
     return np.array([float(query(x[row])) for row in index])
 
 
-def _uniform01(size: int, source: RandomSource) -> np.ndarray:
-    """Uniforms in [0, 1) with 53 random bits each, from the source."""
-    return (words(source, 64, size) >> np.uint64(11)).astype(np.float64) / float(2**53)
+#: The exponential mechanism's output grid: 2**48 equal cells of [lo, hi], output at midpoints.
+GRID_BITS = 48
+#: The target rank q·n is rounded down to a multiple of 2**-TARGET_BITS (so the score is rational).
+TARGET_BITS = 32
+
+
+@dataclass(frozen=True)
+class QuantileResult:
+    """Exponential-mechanism quantiles with their guarantee.
+
+    Attributes
+    ----------
+    values : ndarray
+        The released quantiles, one per level (shape ``(size, len(q))`` when drawn ``size`` times).
+    q : ndarray
+        The levels.
+    epsilon : float
+        The total budget requested.
+    epsilon_spent : float
+        The budget actually spent, ``sum over q of 2 Δ · rate <= epsilon`` (the rate is rounded
+        down to a dyadic rational).
+    neighbours : str
+    sensitivity : tuple of float
+        ``Δ`` of the score for each level.
+    grid_points : int
+        The size of the public output grid.
+    """
+
+    values: np.ndarray
+    q: np.ndarray
+    epsilon: float
+    epsilon_spent: float
+    neighbours: str
+    sensitivity: tuple[float, ...]
+    grid_points: int
+    mechanism: str = "quantile_exponential"
+
+
+def _grid_values(k: np.ndarray, lo: float, hi: float, width: float) -> np.ndarray:
+    """The public grid point ``k``: the midpoint of cell ``k``, kept inside ``[lo, hi]``.
+
+    Non-decreasing in ``k`` (floating-point multiplication and addition are monotone).
+    """
+    return np.clip(lo + (k.astype(np.float64) + 0.5) * width, lo, hi)
+
+
+def _grid_count_at_most(x: np.ndarray, lo: float, hi: float, width: float) -> np.ndarray:
+    """``#{k : grid(k) <= x}`` for each ``x``, exactly (a float guess, then integer correction)."""
+    cells = 1 << GRID_BITS
+    guess = np.floor((np.clip(x, lo, hi) - lo) / width + 0.5)
+    k = np.clip(guess, 0, cells).astype(np.int64)
+    while True:  # k must satisfy grid(k - 1) <= x < grid(k)
+        up = (k < cells) & (_grid_values(np.minimum(k, cells - 1), lo, hi, width) <= x)
+        down = (k > 0) & (_grid_values(np.maximum(k - 1, 0), lo, hi, width) > x)
+        if not (up.any() or down.any()):
+            return k
+        k = k + up - down
+
+
+def _score_sensitivity(level: Fraction, neighbours: str) -> Fraction:
+    """Δ of the score ``-|i - t(n)|``, ``i = #{x < y}``, ``t(n) = floor(q n 2**L) / 2**L``.
+
+    ``replace``: ``n`` is fixed and one record moves, so ``i`` changes by at most 1: ``Δ = 1``.
+    ``add_remove``: a record added below ``y`` raises ``i`` by 1 and ``t`` by ``t(n+1) - t(n)``,
+    which lies within ``2**-L`` of ``q``; one added above moves only ``t``. So ``Δ = max(q,
+    1 - q) + 2**-L``.
+    """
+    if neighbours == "replace":
+        return Fraction(1)
+    return max(level, 1 - level) + Fraction(1, 2**TARGET_BITS)
 
 
 def quantile_exponential(
@@ -338,37 +407,45 @@ def quantile_exponential(
     neighbours: str = "replace",
     rng: RandomSource | None = None,
     size: int | None = None,
+    details: bool = False,
 ) -> Any:
-    """Smith's exponential-mechanism quantile, with continuous output in ``bounds``.
+    """Smith's exponential-mechanism quantile, on a fine public grid, sampled exactly.
 
-    The sorted, clipped data with ``lo`` and ``hi`` added split ``[lo, hi]`` into ``n + 1``
-    intervals; interval ``i`` is chosen with probability proportional to
-    ``length_i · exp(-ε |i - q n| / (2Δ))`` and the output is uniform inside it. Computed in
-    log space (log-lengths plus scores, normalised with a log-sum-exp), so ``n = 10^7`` or heavy
-    ties (zero-length intervals have weight 0) cause no overflow or NaN.
+    The output space is a public grid of ``2**48`` points in ``[lo, hi]`` (the midpoints of equal
+    cells; the resolution is ``(hi - lo) / 2**48``, finer than most data). Grid point ``y`` has
+    score ``-|i(y) - t|`` with ``i(y) = #{x_j < y}`` (data outside the bounds count as at the
+    bound) and target ``t = floor(q n 2**32) / 2**32`` (``q n`` rounded down by less than
+    ``2**-32`` ranks), and is output with probability ``∝ exp(-rate · |i(y) - t|)``, ``rate <=
+    ε / (2Δ)``. The grid points with rank ``i`` are counted exactly (data and grid compared in
+    floating point, both public-rule exact), so the mechanism is Smith's continuous one with
+    the uniform measure replaced by the counting measure on the grid.
 
-    Guarantee: pure ε-DP. ``Δ`` is the sensitivity of the score ``-|i - q n|`` (a rank
-    distance): 1 under ``replace``; ``max(q, 1 - q)`` under ``add_remove``. Several ``q`` split
-    ε equally (basic composition), each at ``ε / len(q)``.
+    The selection is sampled exactly (:func:`treedp.noise.exponential.sample_weighted_laplace`):
+    integer weights, a dyadic rate and integer-arithmetic Bernoulli trials on uniform words from
+    ``rng`` (default: the operating system's generator). ``n = 10**7`` or heavy ties (ranks with
+    no grid point get weight 0) need no floating-point exponentials at all.
 
-    The selection uses floating-point probabilities (the interval lengths are real numbers)
-    and 53-bit uniforms from ``rng`` (default: the operating system's generator); unlike the
-    integer samplers, it is not exact to the last bit.
+    Guarantee: pure ε-DP. Under ``replace`` (``n`` public) ``Δ = 1``; under ``add_remove``
+    ``Δ = max(q, 1 - q) + 2**-32`` (see :func:`_score_sensitivity`). The rate is ``ε/(2Δ)``
+    rounded *down* to ``A / 2**k`` with a 31-bit ``A``, so the budget spent is at most ε (and
+    at least ``ε (1 - 2**-29)``). Several ``q`` split ε equally (basic composition).
 
     Parameters
     ----------
     values : array-like
-        The data.
+        The data; ``len(values) < 2**32``.
     q : float or array-like
         Quantile levels in [0, 1].
     bounds : (lo, hi)
-        Public bounds; data outside are clipped.
+        Public bounds; the output lies in them and data outside count as at the bound.
     epsilon : float
         Total budget over all ``q``.
     neighbours : {"replace", "add_remove"}
     rng : RandomSource, optional
     size : int, optional
         Draw this many independent outputs per ``q`` (for simulations), shape ``(size, ...)``.
+    details : bool, default=False
+        Return a :class:`QuantileResult` with the guarantee instead of the values alone.
 
     References
     ----------
@@ -383,33 +460,43 @@ def quantile_exponential(
     if not isinstance(bounds, tuple | list) or len(bounds) != 2:
         raise InvalidParameterError(f"The 'bounds' parameter must be a pair. Got {bounds!r}.")
     lo, hi = float(bounds[0]), float(bounds[1])
-    if not (math.isfinite(lo) and math.isfinite(hi) and lo < hi):
-        raise InvalidParameterError(f"The 'bounds' must be finite with lo < hi. Got {bounds!r}.")
+    width = (hi - lo) / (1 << GRID_BITS)
+    if not (math.isfinite(lo) and math.isfinite(hi) and lo < hi and math.isfinite(hi - lo)):
+        raise InvalidParameterError(
+            f"The 'bounds' must be finite with lo < hi and a finite width. Got {bounds!r}."
+        )
     qa = np.atleast_1d(np.asarray(q, dtype=np.float64))
-    if np.isnan(qa).any() or (qa < 0).any() or (qa > 1).any():
+    if qa.ndim != 1 or qa.size == 0 or np.isnan(qa).any() or (qa < 0).any() or (qa > 1).any():
         raise InvalidParameterError(f"The 'q' argument must hold levels in [0, 1]. Got {q!r}.")
+    if size is not None and (isinstance(size, bool) or not isinstance(size, int) or size < 1):
+        raise InvalidParameterError(f"The 'size' parameter must be an int >= 1. Got {size!r}.")
     source = resolve_source(rng)
-    x = np.clip(np.sort(_values(values)), lo, hi)
+    x = np.sort(_values(values))
     n = x.size
-    edges = np.concatenate([[lo], x, [hi]])
-    lengths = np.diff(edges)
-    with np.errstate(divide="ignore"):
-        log_len = np.log(lengths)
-    ranks = np.arange(n + 1, dtype=np.float64)
-    eps_each = eps / qa.size
-    draws = 1 if size is None else int(size)
+    if n >= 2**32:
+        raise DataError(f"quantile_exponential takes fewer than 2**32 values. Got {n}.")
+    # Grid points with exactly i data values below them: [count(<= x_(i)), count(<= x_(i+1))).
+    starts = np.concatenate([[0], _grid_count_at_most(x, lo, hi, width), [1 << GRID_BITS]])
+    weights = np.diff(starts)
+    eps_each = Fraction(eps) / qa.size
+    draws = 1 if size is None else size
     out = np.empty((draws, qa.size))
+    spent = Fraction(0)
+    sens: list[float] = []
     for j, level in enumerate(qa):
-        sens = 1.0 if neighbours == "replace" else max(level, 1 - level)
-        logw = log_len - eps_each * np.abs(ranks - level * n) / (2 * sens)
-        top = np.max(logw)
-        w = np.exp(logw - top)  # the largest weight is 1: no overflow
-        cdf = np.cumsum(w)
-        u = _uniform01(draws, source) * cdf[-1]
-        interval = np.minimum(np.searchsorted(cdf, u, side="right"), n)
-        inside = _uniform01(draws, source)
-        out[:, j] = edges[interval] + inside * lengths[interval]
+        exact_level = Fraction(float(level))
+        target = Fraction(math.floor(exact_level * n * 2**TARGET_BITS), 2**TARGET_BITS)
+        delta_score = _score_sensitivity(exact_level, neighbours)
+        rate = dyadic_lower_bound(eps_each / (2 * delta_score))
+        spent += 2 * delta_score * rate
+        sens.append(float(delta_score))
+        units = sample_weighted_laplace(weights, target, rate, draws, source)
+        out[:, j] = _grid_values(units, lo, hi, width)
+    values_out = out[0] if size is None else out
+    if details:
+        return QuantileResult(
+            values_out, qa, eps, float(spent), neighbours, tuple(sens), 1 << GRID_BITS
+        )
     if size is None:
-        result = out[0]
-        return float(result[0]) if np.ndim(q) == 0 else result
+        return float(values_out[0]) if np.ndim(q) == 0 else values_out
     return out if np.ndim(q) else out[:, 0]
