@@ -13,6 +13,7 @@ for script in (
     "bench_counting.py",
     "bench_estimation.py",
     "bench_release.py",
+    "bench_exponential.py",
 ):
     subprocess.run([sys.executable, str(HERE / script)], check=True, cwd=HERE)
     print()
