@@ -280,13 +280,18 @@ def test_exponential_quantile_states_its_guarantee() -> None:
 
 def test_grid_counts_are_exact() -> None:
     """count(<= x) is the k with grid(k-1) <= x < grid(k), including on grid points."""
-    lo, hi = -3.0, 1e6
-    width = (hi - lo) / 2**med.GRID_BITS
     rng = np.random.default_rng(TEST_SEED)
-    on_grid = med._grid_values(rng.integers(0, 2**med.GRID_BITS, 1000), lo, hi, width)
-    x = np.concatenate([rng.uniform(lo - 10, hi + 10, 5000), on_grid, [lo, hi, -1e300, 1e300]])
-    k = med._grid_count_at_most(x, lo, hi, width)
     cells = 2**med.GRID_BITS
-    below = med._grid_values(np.maximum(k - 1, 0), lo, hi, width)
-    above = med._grid_values(np.minimum(k, cells - 1), lo, hi, width)
-    assert ((k == 0) | (below <= x)).all() and ((k == cells) | (above > x)).all()
+    # ordinary, narrower than float spacing (grid points collapse), and near the largest float
+    for lo, hi in ((-3.0, 1e6), (1.0, 1.0 + 1e-12), (-1.7e308, 1.7e308)):
+        half = hi / 2 ** (med.GRID_BITS + 1) - lo / 2 ** (med.GRID_BITS + 1)
+        on_grid = med._grid_values(rng.integers(0, cells, 1000), lo, hi, half)
+        inside = lo + (hi / 2 - lo / 2) * 2 * rng.uniform(0, 1, 5000)
+        x = np.concatenate([inside, on_grid, [lo, hi, -np.inf, np.inf, np.nextafter(hi, 0)]])
+        k = med._grid_count_at_most(x, lo, hi, half)
+        below = med._grid_values(np.maximum(k - 1, 0), lo, hi, half)
+        above = med._grid_values(np.minimum(k, cells - 1), lo, hi, half)
+        assert ((k == 0) | (below <= x)).all() and ((k == cells) | (above > x)).all()
+        assert np.all(
+            np.diff(med._grid_values(np.sort(rng.integers(0, cells, 10**4)), lo, hi, half)) >= 0
+        )

@@ -364,25 +364,48 @@ class QuantileResult:
     mechanism: str = "quantile_exponential"
 
 
-def _grid_values(k: np.ndarray, lo: float, hi: float, width: float) -> np.ndarray:
+def _grid_values(k: np.ndarray, lo: float, hi: float, half: float) -> np.ndarray:
     """The public grid point ``k``: the midpoint of cell ``k``, kept inside ``[lo, hi]``.
 
-    Non-decreasing in ``k`` (floating-point multiplication and addition are monotone).
+    ``half`` is half a cell half, ``hi/2**49 - lo/2**49``; the point is computed at half scale,
+    ``2·(lo/2 + (k + 1/2)·half)``, so no intermediate overflows even for bounds near the
+    largest float. Non-decreasing in ``k`` (floating-point multiplication and addition are
+    monotone; halving and doubling are exact).
     """
-    return np.clip(lo + (k.astype(np.float64) + 0.5) * width, lo, hi)
+    return np.clip(2.0 * (lo / 2 + (k.astype(np.float64) + 0.5) * half), lo, hi)
 
 
-def _grid_count_at_most(x: np.ndarray, lo: float, hi: float, width: float) -> np.ndarray:
-    """``#{k : grid(k) <= x}`` for each ``x``, exactly (a float guess, then integer correction)."""
+def _grid_count_at_most(x: np.ndarray, lo: float, hi: float, half: float) -> np.ndarray:
+    """``#{k : grid(k) <= x}`` for each ``x``, exactly.
+
+    The answer is the ``k`` with ``grid(k - 1) <= x < grid(k)``. A floating-point guess is
+    corrected by a few unit steps; values still unresolved (grid points that round to the same
+    float, when the bounds are narrow) are settled by bisection on ``[0, 2**48]``.
+    """
     cells = 1 << GRID_BITS
-    guess = np.floor((np.clip(x, lo, hi) - lo) / width + 0.5)
+
+    def at(k: np.ndarray) -> np.ndarray:
+        return _grid_values(np.clip(k, 0, cells - 1), lo, hi, half)
+
+    guess = np.floor((np.clip(x, lo, hi) / 2 - lo / 2) / half + 0.5)
     k = np.clip(guess, 0, cells).astype(np.int64)
-    while True:  # k must satisfy grid(k - 1) <= x < grid(k)
-        up = (k < cells) & (_grid_values(np.minimum(k, cells - 1), lo, hi, width) <= x)
-        down = (k > 0) & (_grid_values(np.maximum(k - 1, 0), lo, hi, width) > x)
+    for _ in range(4):
+        up = (k < cells) & (at(k) <= x)
+        down = (k > 0) & (at(k - 1) > x)
         if not (up.any() or down.any()):
             return k
         k = k + up - down
+    todo = np.flatnonzero(((k < cells) & (at(k) <= x)) | ((k > 0) & (at(k - 1) > x)))
+    low = np.zeros(todo.size, dtype=np.int64)  # invariant: grid(low - 1) <= x, grid(high) > x
+    high = np.full(todo.size, cells, dtype=np.int64)
+    xt = x[todo]
+    while (low < high).any():
+        mid = (low + high) // 2
+        above = at(mid) > xt
+        high = np.where(above, mid, high)
+        low = np.where(above, low, mid + 1)
+    k[todo] = low
+    return k
 
 
 def _score_sensitivity(level: Fraction, neighbours: str) -> Fraction:
@@ -460,11 +483,9 @@ def quantile_exponential(
     if not isinstance(bounds, tuple | list) or len(bounds) != 2:
         raise InvalidParameterError(f"The 'bounds' parameter must be a pair. Got {bounds!r}.")
     lo, hi = float(bounds[0]), float(bounds[1])
-    width = (hi - lo) / (1 << GRID_BITS)
-    if not (math.isfinite(lo) and math.isfinite(hi) and lo < hi and math.isfinite(hi - lo)):
-        raise InvalidParameterError(
-            f"The 'bounds' must be finite with lo < hi and a finite width. Got {bounds!r}."
-        )
+    if not (math.isfinite(lo) and math.isfinite(hi) and lo < hi):
+        raise InvalidParameterError(f"The 'bounds' must be finite with lo < hi. Got {bounds!r}.")
+    half = hi / 2 ** (GRID_BITS + 1) - lo / 2 ** (GRID_BITS + 1)
     qa = np.atleast_1d(np.asarray(q, dtype=np.float64))
     if qa.ndim != 1 or qa.size == 0 or np.isnan(qa).any() or (qa < 0).any() or (qa > 1).any():
         raise InvalidParameterError(f"The 'q' argument must hold levels in [0, 1]. Got {q!r}.")
@@ -476,7 +497,7 @@ def quantile_exponential(
     if n >= 2**32:
         raise DataError(f"quantile_exponential takes fewer than 2**32 values. Got {n}.")
     # Grid points with exactly i data values below them: [count(<= x_(i)), count(<= x_(i+1))).
-    starts = np.concatenate([[0], _grid_count_at_most(x, lo, hi, width), [1 << GRID_BITS]])
+    starts = np.concatenate([[0], _grid_count_at_most(x, lo, hi, half), [1 << GRID_BITS]])
     weights = np.diff(starts)
     eps_each = Fraction(eps) / qa.size
     draws = 1 if size is None else size
@@ -491,7 +512,7 @@ def quantile_exponential(
         spent += 2 * delta_score * rate
         sens.append(float(delta_score))
         units = sample_weighted_laplace(weights, target, rate, draws, source)
-        out[:, j] = _grid_values(units, lo, hi, width)
+        out[:, j] = _grid_values(units, lo, hi, half)
     values_out = out[0] if size is None else out
     if details:
         return QuantileResult(
