@@ -28,6 +28,7 @@ from treedp.budget import check_epsilon
 from treedp.exceptions import DataError, InvalidParameterError
 from treedp.noise import RandomSource, noise_scale, resolve_source, sample_discrete_laplace
 from treedp.noise.discrete_laplace import uniform_below
+from treedp.noise.exp_thresholds import floor_scaled_exp_neg
 from treedp.noise.exponential import sample_weighted_laplace
 from treedp.noise.rational import dyadic_lower_bound
 
@@ -65,13 +66,26 @@ def _check_delta(delta: Any) -> float:
 def _tail_threshold(scale: Fraction, delta: float) -> int:
     """Smallest integer ``a >= 1`` with ``P(Z >= a) = q^a/(1+q) <= delta``, ``Z ~ DLap(scale)``.
 
-    ``q = exp(-1/scale)``; ``a`` is rounded up and then checked with a safety margin, so the
-    realised δ never exceeds the request.
+    ``q = exp(-1/scale)``. A floating-point estimate proposes ``a``; the inequality
+    ``exp(-a/scale) <= delta · (1 + exp(-1/scale))`` is then *certified* with rigorous 128-bit
+    bounds on both exponentials (:func:`floor_scaled_exp_neg`), stepping ``a`` up until it holds
+    and down while ``a - 1`` still provably holds, so the realised δ never exceeds the request.
     """
-    q = math.exp(-1.0 / float(scale))
+    t = Fraction(scale)
+    dlt = Fraction(delta)
+    p = 128
+    # exp(-1/t) >= floor(2**p exp(-1/t)) / 2**p, so the right side is at least:
+    rhs = dlt * (1 + Fraction(floor_scaled_exp_neg(1 / t, p), 2**p))
+
+    def holds(a: int) -> bool:
+        return Fraction(floor_scaled_exp_neg(a / t, p) + 1, 2**p) <= rhs
+
+    q = math.exp(-1.0 / float(t))
     a = max(1, math.ceil(math.log(delta * (1 + q)) / math.log(q)))
-    while q**a / (1 + q) > delta * (1 - 1e-12):
+    while not holds(a):
         a += 1
+    while a > 1 and holds(a - 1):
+        a -= 1
     return a
 
 
