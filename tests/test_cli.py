@@ -305,7 +305,16 @@ def test_median_command(csv_file: Path, capsys: pytest.CaptureFixture) -> None:
     assert main([*base, "--bounds", "0", "100"]) == 0
     assert capsys.readouterr().out.startswith("median = ")
     assert main([*base, "--method", "exponential", "--bounds", "0", "100"]) == 0
-    assert "exponential" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "exponential" in out and "spent" in out and out.rstrip().endswith("replace)")
+    em = [*base, "--method", "exponential", "--bounds", "0", "100", "--neighbours", "add_remove"]
+    assert main(em) == 0
+    assert capsys.readouterr().out.rstrip().endswith("add_remove)")
+    assert main([*base, "--bounds", "0", "100", "--neighbours", "replace"]) == 0
+    assert capsys.readouterr().out.rstrip().endswith("replace)")
+    assert main([*base, "--method", "stable", "--neighbours", "add_remove"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "replace neighbours" in err
     assert main([*base, "--method", "stable"]) == 0
     assert "stable_median" in capsys.readouterr().out
     assert main([*base, "--method", "subsample", "--m", "50", "--resolution", "5"]) == 0

@@ -129,6 +129,12 @@ def _build_parser() -> _Parser:
     mdn.add_argument("--bounds", nargs=2, type=float, metavar=("LO", "HI"))
     mdn.add_argument("--bins", type=_bins, default=1024)
     mdn.add_argument("--delta", type=float, default=1e-6)
+    mdn.add_argument(
+        "--neighbours",
+        choices=["add_remove", "replace"],
+        help="tree and exponential: default add_remove (tree) / replace (exponential); "
+        "stable and subsample are replace only",
+    )
     mdn.add_argument("--m", type=int, help="rows per block (subsample)")
     mdn.add_argument("--resolution", type=float, help="round block answers (subsample)")
     mdn.add_argument("--insecure-seed", type=int, metavar="SEED")
@@ -231,17 +237,38 @@ def _cmd_median(args: argparse.Namespace) -> None:
     if args.method in ("tree", "exponential") and args.bounds is None:
         raise treedp.InvalidParameterError(f"--method {args.method} needs public --bounds LO HI.")
     if args.method == "tree":
+        neighbours = args.neighbours or "add_remove"
         release = treedp.release_cdf(
-            values, bounds=tuple(args.bounds), bins=args.bins, epsilon=args.epsilon, rng=rng
+            values,
+            bounds=tuple(args.bounds),
+            bins=args.bins,
+            epsilon=args.epsilon,
+            neighbours=neighbours,
+            n=values.size if neighbours == "replace" else None,
+            rng=rng,
         )
-        print(f"median = {_fmt(release.median())} (tree, epsilon={args.epsilon}, add_remove)")
+        print(f"median = {_fmt(release.median())} (tree, epsilon={args.epsilon}, {neighbours})")
         return
     if args.method == "exponential":
-        value = treedp.quantile_exponential(
-            values, 0.5, bounds=tuple(args.bounds), epsilon=args.epsilon, rng=rng
+        em = treedp.quantile_exponential(
+            values,
+            0.5,
+            bounds=tuple(args.bounds),
+            epsilon=args.epsilon,
+            neighbours=args.neighbours or "replace",
+            rng=rng,
+            details=True,
         )
-        print(f"median = {_fmt(value)} (exponential mechanism, epsilon={args.epsilon}, replace)")
+        print(
+            f"median = {_fmt(float(em.values[0]))} (exponential mechanism, "
+            f"epsilon={args.epsilon} (spent {em.epsilon_spent:.10g}), {em.neighbours})"
+        )
         return
+    if args.neighbours == "add_remove":
+        raise treedp.InvalidParameterError(
+            f"--method {args.method} is defined for replace neighbours (n public) only; "
+            "use --method tree or exponential for add_remove."
+        )
     if args.method == "stable":
         result = treedp.median.stable_median(
             values, epsilon=args.epsilon, delta=args.delta, rng=rng, details=True
