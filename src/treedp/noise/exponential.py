@@ -78,34 +78,41 @@ def _ceil_div(a: int, b: int) -> int:
     return -((-a) // b)
 
 
-def _sides(
-    weights: np.ndarray, base: int, rate: Fraction, center: Fraction
-) -> list[tuple[np.ndarray, Fraction]]:
-    """Per side: the prefix sums of the weights in ``j`` order, and the side's offset ``u``."""
-    left = weights[base::-1]
-    right = weights[base + 1 :]
+@dataclass(frozen=True)
+class _Side:
+    weights: np.ndarray  # in j order: i = b - j (left) or i = b + 1 + j (right)
+    prefix: np.ndarray  # prefix[j] = sum of the weights before j
+    offset: Fraction  # u: the exponent of j is rate·j + u
+
+
+def _sides(weights: np.ndarray, base: int, rate: Fraction, center: Fraction) -> list[_Side]:
+    """The left and right sides, read outwards from ``base = floor(center)``."""
     out = []
-    for part, offset in ((left, center - base), (right, base + 1 - center)):
+    for part, offset in (
+        (weights[base::-1], center - base),
+        (weights[base + 1 :], base + 1 - center),
+    ):
         prefix = np.zeros(part.size + 1, dtype=np.int64)
         np.cumsum(part, out=prefix[1:])
-        out.append((prefix, rate * offset))
+        out.append(_Side(part, prefix, rate * offset))
     return out
 
 
-def _groups(
-    sides: list[tuple[np.ndarray, Fraction]], weights_by_side: list[np.ndarray], rate: Fraction
-) -> list[_Group]:
+def _groups(sides: list[_Side], rate: Fraction) -> list[_Group]:
     """The proposal groups (see the module docstring), with their exact weights."""
     a, d = rate.numerator, rate.denominator
     first: list[int | None] = []
-    for part in weights_by_side:
-        nz = np.flatnonzero(part)
+    for sd in sides:
+        nz = np.flatnonzero(sd.weights)
         first.append(int(nz[0]) if nz.size else None)
-    best = min((a * j0) // d + u for (_, u), j0 in zip(sides, first, strict=True) if j0 is not None)
+    best = min(
+        (a * j0) // d + sd.offset for sd, j0 in zip(sides, first, strict=True) if j0 is not None
+    )
     groups: list[_Group] = []
-    for side, ((prefix, u), j0) in enumerate(zip(sides, first, strict=True)):
+    for side, (sd, j0) in enumerate(zip(sides, first, strict=True)):
         if j0 is None:
             continue
+        prefix, u = sd.prefix, sd.offset
         size = prefix.size - 1
         h_first = (a * j0) // d
         limit = best + _SPAN - u
@@ -120,7 +127,7 @@ def _groups(
                 groups.append(_Group(side, ja, jb, h, h + u - best, total, False))
         jt = max(j0, _ceil_div((h_last + 1) * d, a))
         if jt < size and int(prefix[size]) > int(prefix[jt]):
-            nz = np.flatnonzero(weights_by_side[side][jt:])
+            nz = np.flatnonzero(sd.weights[jt:])
             h_tail = (a * (jt + int(nz[0]))) // d
             total = int(prefix[size]) - int(prefix[jt])
             groups.append(_Group(side, jt, size, h_tail, h_tail + u - best, total, True))
@@ -176,8 +183,7 @@ def sample_weighted_laplace(
         )
     base = int(center)  # floor, center >= 0
     sides = _sides(weights, base, rate, center)
-    parts = [weights[base::-1], weights[base + 1 :]]
-    groups = _groups(sides, parts, rate)
+    groups = _groups(sides, rate)
 
     # Proposal weights w_g = ceil(S_g U_g 2**62 / Z), acceptance ratios R_g = S_g 2**62 / (Z w_g).
     upper = [Fraction(floor_scaled_exp_neg(g.y, _PRECISION) + 1, 2**_PRECISION) for g in groups]
@@ -201,7 +207,7 @@ def sample_weighted_laplace(
         for gi in np.unique(choice):
             g = groups[int(gi)]
             rows = np.flatnonzero(choice == gi)
-            prefix = sides[g.side][0]
+            prefix = sides[g.side].prefix
             # Group factor R_g exp(-y_g), exactly; only the survivors go on.
             rows = rows[bernoulli_scaled_exp(ratio[gi], g.y, rows.size, source)]
             if not rows.size:
