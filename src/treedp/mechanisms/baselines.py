@@ -7,6 +7,8 @@
 
 from __future__ import annotations
 
+from abc import abstractmethod
+
 import numpy as np
 
 from treedp.budget import Neighbours, check_epsilon, check_neighbours
@@ -25,7 +27,39 @@ __all__ = [
 MAX_INTERVAL_BINS = 2048
 
 
-class HistogramMechanism(Mechanism):
+class _SingleBlockMechanism(Mechanism):
+    """A mechanism that noises one block of counts at the whole ``epsilon``.
+
+    Subclasses give the block's L1 sensitivity (:meth:`_sensitivity`) and, when their size is
+    limited, check it in :meth:`_check_size`.
+    """
+
+    def __init__(
+        self,
+        n_bins: int,
+        *,
+        epsilon: float,
+        neighbours: Neighbours = "add_remove",
+        n: int | None = None,
+    ) -> None:
+        self.n_bins = _check_bins(n_bins)
+        self._check_size()
+        self.epsilon = check_epsilon(epsilon)
+        self.neighbours, self.n = check_neighbours(neighbours, n)
+        check_replace_bins(self.neighbours, self.n_bins)
+        self.block_epsilons = (self.epsilon,)
+        self.block_sensitivity = (self._sensitivity(),)
+        self._set_scales()
+
+    def _check_size(self) -> None:
+        """Refuse an ``n_bins`` the mechanism cannot serve (every size is fine by default)."""
+
+    @abstractmethod
+    def _sensitivity(self) -> int:
+        """The L1 sensitivity of the block under ``self.neighbours``."""
+
+
+class HistogramMechanism(_SingleBlockMechanism):
     """Noisy histogram: every bin count plus discrete Laplace noise. Pure ``epsilon``-DP.
 
     Notes
@@ -38,27 +72,14 @@ class HistogramMechanism(Mechanism):
 
     name = "histogram"
 
-    def __init__(
-        self,
-        n_bins: int,
-        *,
-        epsilon: float,
-        neighbours: Neighbours = "add_remove",
-        n: int | None = None,
-    ) -> None:
-        self.n_bins = _check_bins(n_bins)
-        self.epsilon = check_epsilon(epsilon)
-        self.neighbours, self.n = check_neighbours(neighbours, n)
-        check_replace_bins(self.neighbours, self.n_bins)
-        self.block_epsilons = (self.epsilon,)
-        self.block_sensitivity = (1 if self.neighbours == "add_remove" else 2,)
-        self._set_scales()
+    def _sensitivity(self) -> int:
+        return 1 if self.neighbours == "add_remove" else 2
 
     def true_blocks(self, counts: np.ndarray) -> list[np.ndarray]:
         return [np.asarray(counts, dtype=np.int64)]
 
 
-class ThresholdMechanism(Mechanism):
+class ThresholdMechanism(_SingleBlockMechanism):
     """Noisy threshold (prefix) counts ``#{x < e_t}``. Pure ``epsilon``-DP.
 
     Notes
@@ -71,23 +92,8 @@ class ThresholdMechanism(Mechanism):
 
     name = "threshold"
 
-    def __init__(
-        self,
-        n_bins: int,
-        *,
-        epsilon: float,
-        neighbours: Neighbours = "add_remove",
-        n: int | None = None,
-    ) -> None:
-        self.n_bins = _check_bins(n_bins)
-        self.epsilon = check_epsilon(epsilon)
-        self.neighbours, self.n = check_neighbours(neighbours, n)
-        check_replace_bins(self.neighbours, self.n_bins)
-        self.block_epsilons = (self.epsilon,)
-        self.block_sensitivity = (
-            self.n_bins if self.neighbours == "add_remove" else self.n_bins - 1,
-        )
-        self._set_scales()
+    def _sensitivity(self) -> int:
+        return self.n_bins if self.neighbours == "add_remove" else self.n_bins - 1
 
     def true_blocks(self, counts: np.ndarray) -> list[np.ndarray]:
         prefix = np.cumsum(np.asarray(counts, dtype=np.int64))
@@ -114,7 +120,7 @@ def all_intervals_sensitivity(n_bins: int, neighbours: Neighbours) -> int:
     return int(moved.max())
 
 
-class AllIntervalsMechanism(Mechanism):
+class AllIntervalsMechanism(_SingleBlockMechanism):
     """Noise on every interval count ``[s, t)``, ``0 <= s < t <= B``. Pure ``epsilon``-DP.
 
     The seeds' first baseline: its sensitivity grows as ``B**2 / 4``, so it is only offered for
@@ -127,27 +133,16 @@ class AllIntervalsMechanism(Mechanism):
 
     name = "all_intervals"
 
-    def __init__(
-        self,
-        n_bins: int,
-        *,
-        epsilon: float,
-        neighbours: Neighbours = "add_remove",
-        n: int | None = None,
-    ) -> None:
-        self.n_bins = _check_bins(n_bins)
+    def _check_size(self) -> None:
         if self.n_bins > MAX_INTERVAL_BINS:
             raise InvalidParameterError(
                 f"The all-intervals baseline releases B(B+1)/2 counts with sensitivity about "
                 f"B**2/4 and is limited to B <= {MAX_INTERVAL_BINS}. Got B={self.n_bins}; use "
                 "mechanism='tree'."
             )
-        self.epsilon = check_epsilon(epsilon)
-        self.neighbours, self.n = check_neighbours(neighbours, n)
-        check_replace_bins(self.neighbours, self.n_bins)
-        self.block_epsilons = (self.epsilon,)
-        self.block_sensitivity = (all_intervals_sensitivity(self.n_bins, self.neighbours),)
-        self._set_scales()
+
+    def _sensitivity(self) -> int:
+        return all_intervals_sensitivity(self.n_bins, self.neighbours)
 
     def true_blocks(self, counts: np.ndarray) -> list[np.ndarray]:
         prefix = np.concatenate([[0], np.cumsum(np.asarray(counts, dtype=np.int64))])
