@@ -53,6 +53,19 @@ def _bins(text: str) -> int | str:
         ) from None
 
 
+def _add_neighbours(parser: argparse.ArgumentParser) -> None:
+    """The neighbour relation and the public n, as ``release`` and ``plan`` take them."""
+    parser.add_argument(
+        "--neighbours",
+        choices=["add_remove", "replace"],
+        default="add_remove",
+        help="neighbour relation (default: add_remove)",
+    )
+    parser.add_argument(
+        "--n", type=int, help="public number of records (with --neighbours replace)"
+    )
+
+
 def _build_parser() -> _Parser:
     parser = _Parser(
         prog="treedp",
@@ -68,13 +81,7 @@ def _build_parser() -> _Parser:
     rel.add_argument("--bins", type=_bins, help="number of bins, or 'integers'")
     rel.add_argument("--edges", nargs="+", metavar="E", help="explicit public bin edges")
     rel.add_argument("--epsilon", type=float, required=True, help="privacy budget")
-    rel.add_argument(
-        "--neighbours",
-        choices=["add_remove", "replace"],
-        default="add_remove",
-        help="neighbour relation (default: add_remove)",
-    )
-    rel.add_argument("--n", type=int, help="public number of records (with --neighbours replace)")
+    _add_neighbours(rel)
     rel.add_argument(
         "--mechanism",
         choices=["auto", "tree", "histogram", "threshold", "all_intervals"],
@@ -104,13 +111,7 @@ def _build_parser() -> _Parser:
     pln = sub.add_parser("plan", help="choose the tree and budgets before any data is read")
     pln.add_argument("--bins", type=int, required=True, help="number of bins B")
     pln.add_argument("--epsilon", type=float, required=True, help="privacy budget")
-    pln.add_argument(
-        "--neighbours",
-        choices=["add_remove", "replace"],
-        default="add_remove",
-        help="neighbour relation (default: add_remove)",
-    )
-    pln.add_argument("--n", type=int, help="public number of records (with --neighbours replace)")
+    _add_neighbours(pln)
     pln.add_argument(
         "--objective", choices=["cdf_mse", "range_mse", "max_variance"], default="cdf_mse"
     )
