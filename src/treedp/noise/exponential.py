@@ -216,10 +216,10 @@ def sample_weighted_laplace(
             j = np.searchsorted(prefix, pos, side="right") - 1
             within = pos - prefix[j]
             scaled = j.astype(np.uint64) * a
-            h = (scaled // np.uint64(d)).astype(np.int64)
             frac = scaled % np.uint64(d)
             keep = np.ones(rows.size, dtype=bool)
-            if g.tail:
+            if g.tail:  # h_j = floor(rate·j) may exceed the group's base only in a tail group
+                h = (scaled // np.uint64(d)).astype(np.int64)
                 keep = sample_unit_geometric(rows.size, source).astype(np.int64) >= h - g.base
             idx = np.flatnonzero(keep)
             keep[idx] = bernoulli_exp(frac[idx], d, idx.size, source)
