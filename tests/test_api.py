@@ -38,7 +38,7 @@ OK = {"bounds": (0, 100), "bins": 16, "epsilon": 1.0}
         ({"neighbours": "replace"}, InvalidParameterError, "'n'"),
         ({"n": 100}, InvalidParameterError, "'n'.*add_remove"),
         ({"neighbours": "replace", "n": -1}, InvalidParameterError, "'n'"),
-        ({"neighbours": "replace", "n": 99}, DataError, "not n=99"),
+        ({"neighbours": "replace", "n": 99}, DataError, "differs from it"),
         ({"mechanism": "laplace"}, InvalidParameterError, "'mechanism'"),
         ({"branching": 1}, InvalidParameterError, "'branching'"),
         ({"branching": [2, 2]}, InvalidParameterError, "product 4"),
@@ -64,8 +64,7 @@ def test_bad_arguments(changes: dict, err: type, match: str) -> None:
 @pytest.mark.parametrize(
     ("values", "err", "match"),
     [
-        ([1.0, np.nan, 3.0], DataError, r"1 NaN or infinite value\(s\).*nan='drop'"),
-        ([1.0, np.inf], DataError, "nan='drop'"),
+        ([1.0, np.nan, 3.0], DataError, r"contains NaN \(missing\) values.*nan='drop'"),
         ("abc", InvalidTypeError, "scalar"),
         (np.ones((3, 3)), InvalidTypeError, "one-dimensional"),
         ([True, False], InvalidTypeError, "booleans"),

@@ -58,6 +58,8 @@ def test_release_and_query(csv_file: Path, tmp_path: Path, capsys: pytest.Captur
     assert main(["query", str(out), "--quantiles", "0.25", "0.5"]) == 0
     lines = capsys.readouterr().out.strip().splitlines()
     assert lines[0].startswith("quantile(0.25) = ") and len(lines) == 2
+    # every answer of a seeded release carries the marker (privacy issue #11, item 6)
+    assert all(line.endswith("[SEEDED: not for publication]") for line in lines)
     assert main(["query", str(out), "--cdf", "30", "60"]) == 0
     assert capsys.readouterr().out.count("cdf(") == 2
     assert main(["query", str(out), "--range", "20", "40"]) == 0
@@ -65,7 +67,8 @@ def test_release_and_query(csv_file: Path, tmp_path: Path, capsys: pytest.Captur
     assert main(["query", str(out), "--histogram"]) == 0
     assert len(capsys.readouterr().out.strip().splitlines()) == 73
     assert main(["query", str(out), "--info"]) == 0
-    assert "guarantee: pure" in capsys.readouterr().out
+    info = capsys.readouterr().out
+    assert "guarantee: pure" in info and "[SEEDED: not for publication]" in info
 
 
 def test_release_replace_parquet_and_datetime(
@@ -300,18 +303,25 @@ def test_plan_command(capsys: pytest.CaptureFixture) -> None:
     assert "'bins'" in capsys.readouterr().err
 
 
+SEEDED_END = "X) [SEEDED: not for publication]"
+
+
 def test_median_command(csv_file: Path, capsys: pytest.CaptureFixture) -> None:
     base = ["median", str(csv_file), "--column", "age", "--epsilon", "1", "--insecure-seed", "1"]
     assert main([*base, "--bounds", "0", "100"]) == 0
     assert capsys.readouterr().out.startswith("median = ")
     assert main([*base, "--method", "exponential", "--bounds", "0", "100"]) == 0
     out = capsys.readouterr().out
-    assert "exponential" in out and "spent" in out and out.rstrip().endswith("replace)")
+    assert (
+        "exponential" in out
+        and "spent" in out
+        and out.rstrip().endswith(SEEDED_END.replace("X", "replace"))
+    )
     em = [*base, "--method", "exponential", "--bounds", "0", "100", "--neighbours", "add_remove"]
     assert main(em) == 0
-    assert capsys.readouterr().out.rstrip().endswith("add_remove)")
+    assert capsys.readouterr().out.rstrip().endswith(SEEDED_END.replace("X", "add_remove"))
     assert main([*base, "--bounds", "0", "100", "--neighbours", "replace"]) == 0
-    assert capsys.readouterr().out.rstrip().endswith("replace)")
+    assert capsys.readouterr().out.rstrip().endswith(SEEDED_END.replace("X", "replace"))
     assert main([*base, "--method", "stable", "--neighbours", "add_remove"]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "replace neighbours" in err
@@ -319,6 +329,9 @@ def test_median_command(csv_file: Path, capsys: pytest.CaptureFixture) -> None:
     assert "stable_median" in capsys.readouterr().out
     assert main([*base, "--method", "subsample", "--m", "50", "--resolution", "5"]) == 0
     assert "subsample" in capsys.readouterr().out
+    unseeded = base[: base.index("--insecure-seed")]
+    assert main([*unseeded, "--bounds", "0", "100"]) == 0
+    assert "SEEDED" not in capsys.readouterr().out
     assert main([*base, "--method", "exponential"]) == 2
     assert "--bounds" in capsys.readouterr().err
     assert main([*base, "--method", "subsample"]) == 2

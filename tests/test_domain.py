@@ -63,10 +63,11 @@ def test_datetime_bins() -> None:
 
 def test_nan_policy() -> None:
     bins = make_bins(bounds=(0, 1), bins=4)
-    with pytest.raises(DataError, match=r"2 NaN or infinite value\(s\) of 4.*nan='drop'"):
-        bins.count([0.1, np.nan, np.inf, 0.5])
+    with pytest.raises(DataError, match=r"contains NaN \(missing\) values.*nan='drop'") as info:
+        bins.count([0.1, np.nan, np.nan, 0.5])
+    assert not any(ch.isdigit() for ch in str(info.value))  # no count of the data
     counts, dropped = bins.count([0.1, np.nan, -np.inf, 0.5], nan="drop")
-    assert counts.sum() == 2 and dropped == 2
+    assert counts.tolist() == [2, 0, 1, 0] and dropped == 1  # -inf is clamped, not missing
     dt = make_bins(bounds=("2024-01-01", "2024-02-01"), bins=4)
     with pytest.raises(DataError, match="NaT"):
         dt.count(np.array(["2024-01-02", "NaT"], "datetime64[s]"))

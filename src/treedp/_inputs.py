@@ -24,7 +24,8 @@ def _from_dataframe_libraries(values: Any) -> np.ndarray | None:
         if pd.api.types.is_datetime64_any_dtype(dtype):
             if getattr(dtype, "tz", None) is not None:
                 values = values.dt.tz_convert("UTC").dt.tz_localize(None)
-            return values.to_numpy(dtype="datetime64[ns]", na_value=np.datetime64("NaT"))
+            # Keep pandas' own unit: forcing nanoseconds wraps dates beyond 2262 silently.
+            return np.asarray(values.to_numpy())
         if pd.api.types.is_bool_dtype(dtype):
             return np.asarray(values.to_numpy())
         if pd.api.types.is_numeric_dtype(dtype):
@@ -86,13 +87,16 @@ def as_1d_array(values: Any, name: str = "values") -> np.ndarray:
             )
         try:
             arr = np.asarray(values)
-        except (ValueError, TypeError) as exc:
+        except (ValueError, TypeError, OverflowError):
+            # numpy's message can describe the data (its shape); ours names none of it.
             raise InvalidTypeError(
-                f"The '{name}' argument could not be read as a 1-D array: {exc}"
+                f"The '{name}' argument could not be read as a 1-D array of numbers or "
+                "datetimes (ragged or nested sequences are not columns)."
             ) from None
     if arr.ndim != 1:
         raise InvalidTypeError(
-            f"The '{name}' argument must be one-dimensional. Got an array of shape {arr.shape}."
+            f"The '{name}' argument must be one-dimensional (one column); flatten it or pick "
+            "one column."
         )
     kind = arr.dtype.kind
     if kind in "iuf":
@@ -134,7 +138,39 @@ def _from_objects(arr: np.ndarray, name: str) -> np.ndarray:
             f"The '{name}' argument mixes datetimes and numbers; it must hold one kind only."
         )
     if "datetime" in kinds:
-        return np.array(
-            [np.datetime64("NaT") if v is None else v for v in arr], dtype="datetime64[ns]"
-        )
-    return np.array([np.nan if v is None else v for v in arr], dtype=np.float64)
+        return _datetimes_from_objects(arr)
+    try:
+        return np.array([np.nan if v is None else v for v in arr], dtype=np.float64)
+    except OverflowError:
+        # A Python int beyond the float range is an ordered value beyond every bound: it
+        # becomes ±inf and is clamped like any out-of-range value (no data-dependent error).
+        return np.array([_to_float(v) for v in arr], dtype=np.float64)
+
+
+def _to_float(v: Any) -> float:
+    if v is None:
+        return float("nan")
+    try:
+        return float(v)
+    except OverflowError:
+        return float("inf") if v > 0 else float("-inf")
+
+
+def _datetimes_from_objects(arr: np.ndarray) -> np.ndarray:
+    """Python / numpy datetimes (and None) as one datetime64 array without wrapping.
+
+    Python datetimes are exact in microseconds, whose int64 range spans ±290,000 years;
+    nanoseconds (only for numpy datetimes given in ns) are used when every value fits them.
+    """
+    scalars = [np.datetime64("NaT") if v is None else np.datetime64(v) for v in arr]
+    micro = np.array([s.astype("datetime64[us]") for s in scalars], dtype="datetime64[us]")
+    finest = [np.datetime_data(s.dtype)[0] for s in scalars if not np.isnat(s)]
+    if not any(u in ("ns", "ps", "fs", "as") for u in finest):
+        return micro
+    ok = micro[~np.isnat(micro)]
+    ns_min, ns_max = np.datetime64(-(2**63) + 1, "ns"), np.datetime64(2**63 - 1, "ns")
+    if ok.size and (
+        ok.min() < ns_min.astype("datetime64[us]") or ok.max() > ns_max.astype("datetime64[us]")
+    ):
+        return micro
+    return np.array([s.astype("datetime64[ns]") for s in scalars], dtype="datetime64[ns]")

@@ -88,8 +88,9 @@ def release_cdf(
         Make the consistent CDF integer-valued (the exact optimum, so histogram counts are
         non-negative integers summing to ``n̂``).
     nan : {"error", "drop"}, default="error"
-        NaN, NaT and infinite values raise an error naming how many there are, or are dropped
-        with ``"drop"``. Dropping is a per-record filter, so it keeps the ``add_remove``
+        Missing values (NaN, NaT, None) raise an error (which names no count), or are dropped
+        with ``"drop"``. Infinities are ordered values, clamped into the end bins. Dropping
+        is a per-record filter, so it keeps the ``add_remove``
         guarantee (the count is then of non-missing records only); under ``replace`` it
         would make the count of kept records private, so it is refused there.
     rng : RandomSource, optional
@@ -147,9 +148,11 @@ def release_cdf(
     counts, _dropped = the_bins.count(values, nan=nan)
     total = int(counts.sum())
     if n_public is not None and total != n_public:
+        # A contract check on the public n; the message holds no count of the data.
         raise DataError(
-            f"With neighbours='replace' the 'n' parameter is the public number of records, "
-            f"but the column holds {total} values, not n={n_public}."
+            "With neighbours='replace' the 'n' parameter must be the public number of records, "
+            "and the column's number of records differs from it. Pass the true public n, or "
+            "use neighbours='add_remove' (n then stays private)."
         )
     noisy = mech.measure(counts, source)
     return Release(

@@ -152,6 +152,9 @@ def _points(items: Sequence[str]) -> Any:
     return np.asarray(values, dtype="datetime64")
 
 
+_SEEDED = " [SEEDED: not for publication]"
+
+
 def _fmt(value: Any) -> str:
     if isinstance(value, float | np.floating):
         return f"{float(value):.6g}"
@@ -184,7 +187,7 @@ def _cmd_release(args: argparse.Namespace) -> None:
     )
     release.save(args.out)
     shape = f", branching {list(release.branching)}" if release.branching else ""
-    warning = " [SEEDED: not for publication]" if release.seeded else ""
+    warning = _SEEDED if release.seeded else ""
     print(
         f"wrote {args.out}: {release.mechanism.name} over {release.bins.n_bins} bins{shape}, "
         f"epsilon={release.epsilon} ({release.neighbours}), n~{release.n:.0f}{warning}"
@@ -193,26 +196,28 @@ def _cmd_release(args: argparse.Namespace) -> None:
 
 def _cmd_query(args: argparse.Namespace) -> None:
     release = treedp.load_release(args.release)
+    mark = _SEEDED if release.seeded else ""  # every answer of a seeded release is marked
     if args.cdf:
         xs = _points(args.cdf)
         for raw, value in zip(args.cdf, np.atleast_1d(release.cdf(xs)), strict=True):
-            print(f"cdf({raw}) = {_fmt(value)}")
+            print(f"cdf({raw}) = {_fmt(value)}{mark}")
     elif args.range:
         a, b = _points(args.range)
-        print(
-            f"range_count([{args.range[0]}, {args.range[1]})) = {_fmt(release.range_count(a, b))}"
-        )
+        answer = _fmt(release.range_count(a, b))
+        print(f"range_count([{args.range[0]}, {args.range[1]})) = {answer}{mark}")
     elif args.quantiles:
         qs = np.asarray(args.quantiles)
         for q, value in zip(qs, np.atleast_1d(release.quantile(qs)), strict=True):
-            print(f"quantile({q:g}) = {_fmt(value)}")
+            print(f"quantile({q:g}) = {_fmt(value)}{mark}")
     elif args.histogram:
         counts, edges = release.histogram()
         for lo, hi, c in zip(edges[:-1], edges[1:], counts, strict=True):
-            print(f"[{lo}, {hi}) {_fmt(c)}")
+            print(f"[{lo}, {hi}) {_fmt(c)}{mark}")
     else:
         for key, value in release.metadata().items():
             print(f"{key}: {value}")
+        if mark:
+            print(f"seeded:{mark}")
 
 
 def _cmd_plan(args: argparse.Namespace) -> None:
@@ -235,6 +240,7 @@ def _cmd_median(args: argparse.Namespace) -> None:
     rng = (
         treedp.InsecureSeededSource(args.insecure_seed) if args.insecure_seed is not None else None
     )
+    mark = _SEEDED if rng is not None else ""
     if args.method in ("tree", "exponential") and args.bounds is None:
         raise treedp.InvalidParameterError(f"--method {args.method} needs public --bounds LO HI.")
     if args.method == "tree":
@@ -248,7 +254,9 @@ def _cmd_median(args: argparse.Namespace) -> None:
             n=values.size if neighbours == "replace" else None,
             rng=rng,
         )
-        print(f"median = {_fmt(release.median())} (tree, epsilon={args.epsilon}, {neighbours})")
+        print(
+            f"median = {_fmt(release.median())} (tree, epsilon={args.epsilon}, {neighbours}){mark}"
+        )
         return
     if args.method == "exponential":
         em = treedp.quantile_exponential(
@@ -262,7 +270,7 @@ def _cmd_median(args: argparse.Namespace) -> None:
         )
         print(
             f"median = {_fmt(float(em.values[0]))} (exponential mechanism, "
-            f"epsilon={args.epsilon} (spent {em.epsilon_spent:.10g}), {em.neighbours})"
+            f"epsilon={args.epsilon} (spent {em.epsilon_spent:.10g}), {em.neighbours}){mark}"
         )
         return
     if args.neighbours == "add_remove":
@@ -291,7 +299,7 @@ def _cmd_median(args: argparse.Namespace) -> None:
     shown = "refused (⊥)" if result.refused else _fmt(result.value)
     print(
         f"median = {shown} ({result.mechanism}, epsilon={result.epsilon}, "
-        f"delta={result.delta:.3g}, replace)"
+        f"delta={result.delta:.3g}, replace){mark}"
     )
 
 

@@ -106,15 +106,23 @@ class Bins:
         values : array-like
             One column: numpy array, sequence, pandas / polars Series or pyarrow Array.
         nan : {"error", "drop"}, default="error"
-            What to do with NaN, NaT and infinite values: raise :class:`DataError` naming how
-            many there are, or drop them.
+            What to do with missing values (NaN, NaT, None): raise :class:`DataError` (whose
+            message holds no count), or drop them. Infinities are not missing: they are
+            ordered values and are clamped into the first or last bin like any value outside
+            the edges.
 
         Returns
         -------
         counts : ndarray of int64
             ``B`` bin counts.
         dropped : int
-            How many values were dropped under ``nan="drop"``.
+            How many values were dropped under ``nan="drop"`` (never part of a release).
+
+        Notes
+        -----
+        Counting raises only on public conditions (the dtype) and on the documented missing-value
+        policy, and it never warns: no value, however extreme, changes what is printed, and no
+        message holds a count, value or shape of the data.
         """
         arr = as_1d_array(values)
         if self.datetime_unit is not None:
@@ -123,12 +131,11 @@ class Bins:
                     "The 'values' argument must hold datetimes for datetime bins. "
                     f"Got dtype {arr.dtype} instead."
                 )
-            ticks = arr.astype(f"datetime64[{self.datetime_unit}]").view(np.int64)
             bad = np.isnat(arr)
             n_bad = int(bad.sum())
             if n_bad:
-                ticks = self._drop(ticks, bad, n_bad, nan, "NaT")
-            return self._count_search(ticks), n_bad
+                arr = _drop(arr, bad, nan, "NaT (missing datetime)")
+            return self._count_search(_datetime_ticks(arr, self.datetime_unit)), n_bad
         if arr.dtype.kind == "M":
             raise InvalidTypeError(
                 "The 'values' argument holds datetimes but the bins are numeric; give "
@@ -136,23 +143,13 @@ class Bins:
             )
         n_bad = 0
         if arr.dtype.kind == "f":
-            bad = ~np.isfinite(arr)
+            bad = np.isnan(arr)
             n_bad = int(bad.sum())
             if n_bad:
-                arr = self._drop(arr, bad, n_bad, nan, "NaN or infinite")
-        if self.equal_width:
+                arr = _drop(arr, bad, nan, "NaN (missing)")
+        if self.equal_width and self._inv_width > 0.0:
             return self._count_equal_width(arr), n_bad
         return self._count_search(arr.astype(np.float64, copy=False)), n_bad
-
-    @staticmethod
-    def _drop(arr: np.ndarray, bad: np.ndarray, n_bad: int, nan: str, what: str) -> np.ndarray:
-        if nan == "drop":
-            return arr[~bad]
-        raise DataError(
-            f"The 'values' argument holds {n_bad} {what} value(s) of {arr.size}. Pass "
-            "nan='drop' to leave them out (see the docs for what dropping means for privacy), "
-            "or clean the column first."
-        )
 
     def _parallel(self, arr: np.ndarray, kernel: Any) -> np.ndarray:
         n_bins = self.n_bins
@@ -168,6 +165,7 @@ class Bins:
 
     def _count_equal_width(self, arr: np.ndarray) -> np.ndarray:
         lo = float(self.edges[0])
+        hi = float(self.edges[-1])
         inv = self._inv_width
         n_bins = self.n_bins
         edges = self.edges
@@ -175,12 +173,19 @@ class Bins:
         chunk = _chunk_for(n_bins)
 
         def kernel(part: np.ndarray) -> np.ndarray:
+            with np.errstate(all="ignore"):  # per thread: the user's np.seterr must not leak
+                return _equal_width_kernel(part)
+
+        def _equal_width_kernel(part: np.ndarray) -> np.ndarray:
             counts = np.zeros(n_bins, dtype=np.int64)
             t = np.empty(min(chunk, part.size), dtype=np.float64)
             for start in range(0, part.size, chunk):
                 x = part[start : start + chunk]
                 tt = t[: x.size]
-                np.subtract(x, lo, out=tt)
+                # Clamp first, so (x - lo)·inv never overflows whatever the value: no warning
+                # (an observable output) can depend on the data.
+                np.clip(x, lo, hi, out=tt)
+                tt -= lo
                 tt *= inv
                 np.clip(tt, 0.0, top, out=tt)
                 idx = tt.astype(np.intp)
@@ -227,6 +232,53 @@ class Bins:
         return _finish(edges, bool(data["discrete"]), bool(data["equal_width"]), unit)
 
 
+def _drop(arr: np.ndarray, bad: np.ndarray, nan: str, what: str) -> np.ndarray:
+    """Apply the missing-value policy; the error names no count, value or shape of the data."""
+    if nan == "drop":
+        return arr[~bad]
+    raise DataError(
+        f"The 'values' argument contains {what} values. Pass nan='drop' to leave them out "
+        "(a per-record filter that keeps the add/remove guarantee; see the docs), or clean "
+        "the column first."
+    )
+
+
+_INT64_MAX = int(np.iinfo(np.int64).max)
+
+
+_UNITS = ("Y", "M", "W", "D", "h", "m", "s", "ms", "us", "ns", "ps", "fs", "as")
+
+
+def _datetime_ticks(arr: np.ndarray, unit: str) -> np.ndarray:
+    """Datetimes (no NaT) as int64 ticks of ``unit``, saturating instead of wrapping.
+
+    numpy's cast to a finer unit wraps silently on overflow (``2500-01-01`` in days becomes
+    1915 in nanoseconds). A datetime beyond the int64 range of ``unit`` lies beyond every edge,
+    so it saturates to the extreme tick and is clamped into the first or last bin, as the
+    clamping rule says.
+    """
+    src_unit, multiple = np.datetime_data(arr.dtype)
+    finer = _UNITS.index(src_unit) - _UNITS.index(unit)
+    if arr.size == 0 or finer > 0 or (finer == 0 and multiple == 1):
+        return arr.astype(f"datetime64[{unit}]").view(np.int64)  # floors; cannot overflow
+    src = arr.view(np.int64)
+    if src_unit in ("Y", "M"):  # calendar units: go through days first, saturating
+        per_day_max = _INT64_MAX // (366 if src_unit == "Y" else 31)
+        src = np.clip(src, -per_day_max, per_day_max)
+        src = src.view(arr.dtype).astype("datetime64[D]").view(np.int64)
+        src_unit, multiple = "D", 1
+    # Linear units: one source tick is ``factor`` target ticks (exact integers); a source tick
+    # beyond MAX // factor lies beyond the target unit's range, hence beyond every edge.
+    step = np.timedelta64(1, src_unit).astype(f"timedelta64[{unit}]").view(np.int64)
+    factor = int(step) * int(multiple)
+    limit = _INT64_MAX // factor
+    high, low = src > limit, src < -limit
+    ticks = np.clip(src, -limit, limit) * factor
+    ticks[high] = _INT64_MAX
+    ticks[low] = -_INT64_MAX
+    return ticks
+
+
 def _chunk_for(n_bins: int) -> int:
     """Values per chunk: cache-sized, but large enough that the per-chunk bincount of ``B``
     counters stays a small fraction of the work."""
@@ -236,7 +288,13 @@ def _chunk_for(n_bins: int) -> int:
 def _finish(edges: np.ndarray, discrete: bool, equal_width: bool, unit: str | None) -> Bins:
     inv = 0.0
     if equal_width and unit is None:
-        inv = (edges.size - 1) / (float(edges[-1]) - float(edges[0]))
+        with np.errstate(all="ignore"):
+            width = float(edges[-1]) - float(edges[0])
+            inv = (edges.size - 1) / width
+        if not (math.isfinite(width) and math.isfinite(inv) and inv > 0.0):
+            # Bounds so wide or so narrow that (x - lo)·B/(hi - lo) overflows: these bins are
+            # counted by binary search on the edges instead (exact, only slower).
+            inv = 0.0
     edges.setflags(write=False)
     return Bins(edges, discrete, equal_width, unit, inv)
 
@@ -401,7 +459,12 @@ def make_bins(
         raise InvalidParameterError(
             f"The 'bounds' parameter must satisfy lo < hi. Got {bounds!r} instead."
         )
-    edges_f = lo + (hi - lo) * (np.arange(n_bins + 1, dtype=np.float64) / n_bins)
+    steps = np.arange(n_bins + 1, dtype=np.float64) / n_bins
+    # When hi - lo overflows, interpolate without forming it. Subnormal bounds underflow
+    # harmlessly; the caller's np.seterr must not turn that into an error.
+    width = hi - lo
+    with np.errstate(all="ignore"):
+        edges_f = lo + width * steps if math.isfinite(width) else lo * (1.0 - steps) + hi * steps
     edges_f[-1] = hi
     if not (np.diff(edges_f) > 0).all():
         raise InvalidParameterError(
