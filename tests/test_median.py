@@ -17,7 +17,8 @@ from tests.stats import TEST_SEED
 from treedp import InsecureSeededSource, InvalidParameterError
 from treedp.exceptions import DataError
 from treedp.median import (
-    median_stability,
+    _median_stability,
+    _quantile_exponential_draws,
     noisy_mode,
     quantile_exponential,
     stable_median,
@@ -48,7 +49,7 @@ def test_stability_matches_brute_force() -> None:
     for _ in range(150):
         n = int(rng.integers(1, 8))
         x = rng.integers(0, 4, size=n).astype(float).tolist()
-        value, stability = median_stability(x)
+        value, stability = _median_stability(np.array(x))
         assert value == sorted(x)[(n + 1) // 2 - 1]
         assert stability == _brute_stability(x)
 
@@ -119,7 +120,7 @@ def test_audit_stable_median_epsilon_part() -> None:
     x = np.concatenate([np.zeros(3), np.full(2 * d - 1, 5.0), np.full(3, 10.0)])  # Δ(x) = d
     x2 = x.copy()
     x2[3] = 10.0  # one 5 replaced by 10: same median, stability d - 1
-    assert median_stability(x) == (5.0, d) and median_stability(x2) == (5.0, d - 1)
+    assert _median_stability(x) == (5.0, d) and _median_stability(x2) == (5.0, d - 1)
     d1, d2 = d, d - 1
     src = InsecureSeededSource(TEST_SEED)
     runs = 20_000
@@ -207,6 +208,7 @@ def test_exponential_quantile_accuracy_and_robustness() -> None:
         quantile_exponential(x, 0.5, bounds=(1, 1), epsilon=1.0)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("neighbours", ["replace", "add_remove"])
 def test_audit_exponential_quantile_and_mutant(
     neighbours: str, monkeypatch: pytest.MonkeyPatch
@@ -221,7 +223,7 @@ def test_audit_exponential_quantile_and_mutant(
         x2 = np.concatenate([x, [0.5]])  # one record added at the bottom
 
     def draws(data, seed):
-        return quantile_exponential(
+        return _quantile_exponential_draws(
             data,
             q,
             bounds=(0, 10),
@@ -254,20 +256,15 @@ def test_audit_exponential_quantile_and_mutant(
     assert bound() > eps
 
 
+@pytest.mark.slow
 def test_exponential_quantile_follows_its_exact_law() -> None:
     """End to end: the data interval of the output has P ∝ (grid points) · exp(-rate |i - t|)."""
     x = np.array([1.0, 2.0, 2.0, 2.0, 3.5, 7.0, 7.25, 9.0])
     bounds, eps, q, runs = (0.0, 10.0), 0.8, 0.3, 200_000
-    res = quantile_exponential(
-        x,
-        q,
-        bounds=bounds,
-        epsilon=eps,
-        rng=InsecureSeededSource(TEST_SEED),
-        size=runs,
-        details=True,
+    draws = _quantile_exponential_draws(
+        x, q, bounds=bounds, epsilon=eps, rng=InsecureSeededSource(TEST_SEED), size=runs
     )
-    rank = np.searchsorted(x, res.values, side="left")  # #{x_j < y}
+    rank = np.searchsorted(x, draws, side="left")  # #{x_j < y}
     # interval lengths stand in for grid counts: they differ by < 1 point in 2**48
     edges = np.concatenate([[0.0], np.unique(x), [10.0]])
     ranks = np.concatenate([[0], np.searchsorted(x, np.unique(x), side="right")])
@@ -310,3 +307,215 @@ def test_grid_counts_are_exact() -> None:
         assert np.all(
             np.diff(med._grid_values(np.sort(rng.integers(0, cells, 10**4)), lo, hi, half)) >= 0
         )
+
+
+# ------------------------------------------------------------- review findings F1–F10
+
+
+def test_quantile_exponential_has_no_size_parameter() -> None:
+    """F1: one call is one ε-release; repeated draws live in a private simulation helper."""
+    import inspect
+
+    assert "size" not in inspect.signature(quantile_exponential).parameters
+    with pytest.raises(TypeError):
+        quantile_exponential([1.0], 0.5, bounds=(0, 1), epsilon=1.0, size=10)  # type: ignore[call-arg]
+    draws = _quantile_exponential_draws(
+        [1.0, 2.0], [0.2, 0.8], bounds=(0, 3), epsilon=1.0, size=7, rng=InsecureSeededSource(1)
+    )
+    assert draws.shape == (7, 2)
+    assert "separate ε-release" in (med._quantile_exponential_draws.__doc__ or "")
+
+
+@pytest.mark.parametrize("neighbours", ["add_remove", "replace"])
+def test_exponential_quantile_on_empty_data_is_uniform(neighbours: str) -> None:
+    """F2: n = 0 is a neighbour of n = 1 under add_remove; it is sampled (uniform on the
+    grid), not refused."""
+    src = InsecureSeededSource(TEST_SEED)
+    value = quantile_exponential([], 0.5, bounds=(0, 100), epsilon=1.0, neighbours=neighbours)
+    assert 0 <= value <= 100
+    res = quantile_exponential(
+        np.array([]), [0.1, 0.9], bounds=(0, 100), epsilon=1.0, neighbours=neighbours,
+        rng=src, details=True,
+    )  # fmt: skip
+    assert res.values.shape == (2,) and res.epsilon_spent <= 1.0
+    draws = _quantile_exponential_draws(
+        [], 0.3, bounds=(0, 100), epsilon=1.0, neighbours=neighbours, size=50_000, rng=src
+    )
+    counts = np.histogram(draws, bins=20, range=(0, 100))[0]
+    assert stats.chisquare(counts).pvalue > ALPHA
+
+
+def test_exponential_quantile_nan_and_inf_policy() -> None:
+    """F2/F3: NaN/NaT raise one data-free message (or are dropped under add_remove); ±inf are
+    clamped to the bounds, not refused."""
+    x = np.arange(20.0)
+    messages = set()
+    for bad in ([np.nan], [np.nan] * 5, [np.nan, 3.0, np.nan]):
+        with pytest.raises(DataError) as info:
+            quantile_exponential(
+                np.concatenate([x, bad]), 0.5, bounds=(0, 30), epsilon=1.0, neighbours="add_remove"
+            )
+        messages.add(str(info.value))
+    assert len(messages) == 1
+    (message,) = messages
+    assert "nan='drop'" in message and not any(ch.isdigit() for ch in message)
+    nat = np.array(["2020-01-01", "NaT"], dtype="datetime64[s]")
+    with pytest.raises(DataError, match="NaN/NaT"):
+        quantile_exponential(nat, 0.5, bounds=(0, 2e9), epsilon=1.0)
+
+    def run(data, **kw):
+        return quantile_exponential(
+            data, [0.1, 0.5, 0.99], bounds=(0, 30), epsilon=1.0, rng=InsecureSeededSource(3), **kw
+        )
+
+    dropped = run(np.concatenate([x, [np.nan] * 3]), neighbours="add_remove", nan="drop")
+    assert np.array_equal(dropped, run(x, neighbours="add_remove"))
+    with pytest.raises(InvalidParameterError, match="nan='drop' is not allowed"):
+        quantile_exponential(x, 0.5, bounds=(0, 30), epsilon=1.0, nan="drop")
+    with pytest.raises(InvalidParameterError, match="'nan'"):
+        quantile_exponential(x, 0.5, bounds=(0, 30), epsilon=1.0, nan="keep")
+    for nb in ("replace", "add_remove"):
+        with_inf = run(np.concatenate([x, [np.inf, -np.inf]]), neighbours=nb)
+        clamped = run(np.concatenate([x, [30.0, 0.0]]), neighbours=nb)
+        assert np.array_equal(with_inf, clamped)
+
+
+def test_stable_median_every_input_gets_an_output() -> None:
+    """F2: the empty dataset is refused (⊥), ±inf are ordinary values; NaN is one data-free
+    error."""
+    src = InsecureSeededSource(TEST_SEED)
+    assert stable_median([], epsilon=1.0, delta=1e-6, rng=src) is None
+    res = stable_median(np.array([]), epsilon=1.0, delta=1e-6, rng=src, details=True)
+    assert res.refused and res.neighbours == "replace"
+    assert stable_median([np.inf] * 50, epsilon=1.0, delta=1e-6, rng=src) == np.inf
+    assert stable_median([1.0] * 50 + [-np.inf], epsilon=1.0, delta=1e-6, rng=src) == 1.0
+    messages = set()
+    for data in ([1.0, np.nan], [np.nan] * 7 + list(range(40))):
+        with pytest.raises(DataError) as info:
+            stable_median(data, epsilon=1.0, delta=1e-6)
+        messages.add(str(info.value))
+    assert len(messages) == 1 and not any(ch.isdigit() for ch in messages.pop())
+
+
+def test_subsample_and_aggregate_messages_hold_no_data() -> None:
+    """F3: no message prints n (or K = n // m); every dataset of the public size gets an
+    output, with ±inf included, and no data-dependent warning."""
+    src = InsecureSeededSource(TEST_SEED)
+    x = np.arange(1234.0)
+    cases = [
+        ({"m": 5000}, "'m'"),
+        ({"m": 1000, "variant": "disjoint"}, "n >= 2m"),
+        ({"m": 600, "variant": "disjoint"}, "Too few"),
+        ({"m": 0}, "'m'"),
+    ]
+    for kwargs, match in cases:
+        with pytest.raises(InvalidParameterError, match=match) as info:
+            subsample_and_aggregate(x, "median", epsilon=1.0, delta=1e-6, rng=src, **kwargs)
+        text = str(info.value)
+        assert "1234" not in text and "617" not in text and "n=" not in text, text
+    texts = set()
+    for data in ([], x, x[:7]):  # the same message whatever n
+        with pytest.raises(InvalidParameterError, match="'m'") as info:
+            subsample_and_aggregate(data, "median", epsilon=1.0, delta=1e-6, m=5000, rng=src)
+        texts.add(str(info.value))
+    assert len(texts) == 1
+    with pytest.raises(InvalidParameterError, match="Too few") as info:
+        noisy_mode(np.zeros(9), epsilon=1.0, delta=1e-6, sensitivity=3, rng=src)
+    assert "9" not in str(info.value)
+    spiky = np.concatenate([np.full(3000, 4.0), [np.inf, -np.inf] * 50])
+    for query in ("mean", "median"):
+        out = subsample_and_aggregate(
+            spiky, query, epsilon=1.0, delta=1e-6, m=10, variant="disjoint", rng=src
+        )
+        assert out is None or isinstance(out, float)
+    with pytest.raises(DataError, match="NaN/NaT") as info:
+        subsample_and_aggregate([np.nan] * 3 + [1.0] * 99, "mean", epsilon=1.0, delta=1e-6, m=5)
+    assert not any(ch.isdigit() for ch in str(info.value))
+
+
+def test_results_carry_their_randomness() -> None:
+    """F6: MedianResult and QuantileResult record the source, and say when it was seeded."""
+    from treedp import SystemRandomSource
+
+    x = np.concatenate([np.full(500, 7.0), np.arange(200.0)])
+    seeded = [
+        stable_median(x, epsilon=1.0, delta=1e-6, rng=InsecureSeededSource(5), details=True),
+        subsample_and_aggregate(
+            x, "median", epsilon=1.0, delta=1e-6, m=20, variant="disjoint",
+            rng=InsecureSeededSource(5), details=True,
+        ),
+        quantile_exponential(
+            x, 0.5, bounds=(0, 200), epsilon=1.0, rng=InsecureSeededSource(5), details=True
+        ),
+    ]  # fmt: skip
+    for res in seeded:
+        assert res.seeded and res.randomness == InsecureSeededSource(5).describe()
+        assert repr(res).endswith("[SEEDED: not for publication]")
+    honest = [
+        stable_median(x, epsilon=1.0, delta=1e-6, rng=SystemRandomSource(), details=True),
+        quantile_exponential(x, 0.5, bounds=(0, 200), epsilon=1.0, details=True),
+    ]
+    for res in honest:
+        assert not res.seeded and res.randomness == SystemRandomSource().describe()
+        assert "SEEDED" not in repr(res)
+
+
+def test_tail_threshold_terminates_for_tiny_delta() -> None:
+    """F8: the precision grows with log2(1/δ); δ = 1e-39 and 1e-60 (and the smallest
+    subnormal) give a threshold certified at 400 digits."""
+    from treedp.noise import noise_scale
+
+    ctx = decimal.Context(prec=400)
+    for eps in (0.5, 3.0):
+        scale = noise_scale(1, eps)
+        t = ctx.divide(decimal.Decimal(scale.numerator), decimal.Decimal(scale.denominator))
+
+        def tail(k: int, t=t) -> decimal.Decimal:
+            return ctx.divide(ctx.exp(ctx.divide(-k, t)), 1 + ctx.exp(ctx.divide(-1, t)))
+
+        for delta in (1e-39, 1e-60, 5e-324):
+            a = med._tail_threshold(scale, delta)
+            assert tail(a) <= decimal.Decimal(delta) < tail(a - 1)
+            upper = med._tail_upper(scale, a, delta)
+            up = ctx.divide(decimal.Decimal(upper.numerator), decimal.Decimal(upper.denominator))
+            assert tail(a) <= up <= decimal.Decimal(delta)
+
+
+def _exact_tail(n: int, m: int, k: int, c: int) -> Fraction:
+    p = 1 - Fraction(n - 1, n) ** m
+    return sum(
+        (math.comb(k, j) * p**j * (1 - p) ** (k - j) for j in range(c + 1, k + 1)), Fraction(0)
+    )
+
+
+def test_sampling_failure_is_certified_exactly() -> None:
+    """F9: the bound on P(R > c) holds against the exact rational tail, c is the smallest
+    count within δ/2, and the realised δ of a release is at most the request."""
+    rng = np.random.default_rng(TEST_SEED)
+    for _ in range(25):
+        n = int(rng.integers(1, 60))
+        m = int(rng.integers(1, n + 1))
+        k = int(rng.integers(2, 60))
+        budget = Fraction(float(10 ** rng.uniform(-12, -0.4))) / 2
+        c, bound = med._sampling_failure(n, m, k, budget)
+        exact = _exact_tail(n, m, k, c)
+        assert exact <= bound <= budget
+        assert bound - exact <= exact * Fraction(1, 2**100) + budget / 2**60
+        if c > 1 and m < n:
+            assert _exact_tail(n, m, k, c - 1) > budget * (1 - Fraction(1, 2**90))
+    # a large case stays fast and matches the exact tail
+    c, bound = med._sampling_failure(4000, 40, 5000, Fraction(1e-6) / 2)
+    assert c == 88 and float(bound) == pytest.approx(2.937920748467e-07, rel=1e-10)
+    # no float decides: the certified c is exactly what exact arithmetic gives near δ/2
+    n, m, k = 30, 7, 40
+    for c_true in range(10, 20):  # above the mean k·p ≈ 8.4 (budgets below 1/2)
+        budget = _exact_tail(n, m, k, c_true)  # the budget equals the exact tail at c_true
+        assert med._sampling_failure(n, m, k, budget)[0] == c_true + 1
+        assert med._sampling_failure(n, m, k, budget * (1 + Fraction(1, 2**60)))[0] == c_true
+
+
+def test_median_stability_is_private() -> None:
+    """F10: the exact median and its stability are an internal, non-private helper."""
+    assert not hasattr(med, "median_stability")
+    assert "median_stability" not in med.__all__ and "_median_stability" not in med.__all__
+    assert "NOT differentially private" in (med._median_stability.__doc__ or "")

@@ -100,3 +100,32 @@ def test_tie_path_is_exact() -> None:
     # a vector draw never disagrees with the threshold on the first word
     out = bernoulli_scaled_exp(scale, x, 1000, src)
     assert out.dtype == np.bool_
+
+
+def test_huge_exponent_costs_nothing() -> None:
+    """F7: floor(2**p·s·exp(-x)) = 0 for a huge x is decided from bit lengths, without a
+    floor(x)-bit integer (the old early exit built 2**floor(x): 500 MB for x = 4e9)."""
+    import tracemalloc
+
+    from treedp.noise.exponential import sample_weighted_laplace
+
+    tracemalloc.start()
+    try:
+        assert floor_scaled_exp_neg(Fraction(4 * 10**9), 64) == 0
+        assert floor_scaled_exp_neg(Fraction(4 * 10**9) + Fraction(1, 3), 64, Fraction(7, 2)) == 0
+        # a tail group whose exponent is ~4e9: two tied blocks far apart in rank
+        weights = np.zeros(4001, dtype=np.int64)
+        weights[0] = weights[-1] = 1
+        units = sample_weighted_laplace(
+            weights, Fraction(0), Fraction(2**20), 100, InsecureSeededSource(1)
+        )
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert (units == 0).all()  # the far item has probability exp(-2**20·4000)
+    assert peak < 4 * 2**20
+    # around the early exit (floor(x) >= 65 here) the answer is still the exact floor
+    for x in (Fraction(44), Fraction(129, 2), Fraction(65), Fraction(200, 3)):
+        exact = int(_CTX.divide(decimal.Decimal(2**64), _exp_decimal(x)))
+        assert floor_scaled_exp_neg(x, 64) == exact
+    assert floor_scaled_exp_neg(Fraction(44), 64) > 0

@@ -73,6 +73,13 @@ def floor_scaled_exp_neg(x: Fraction | int, p: int, scale: Fraction | int = 1) -
         The number of binary digits after the point, ``>= 0``.
     scale : Fraction or int, default 1
         A non-negative rational factor.
+
+    Notes
+    -----
+    The cost is bounded by the sizes of ``p`` and ``scale``, whatever ``x``: when ``floor(x)``
+    is at least the bit length of ``floor(2**p · scale)`` the answer is 0 without any
+    expansion (no ``floor(x)``-bit integer is built), and otherwise ``x`` is below that bit
+    length.
     """
     x, scale = Fraction(x), Fraction(scale)
     if x < 0 or scale < 0 or p < 0:
@@ -82,8 +89,10 @@ def floor_scaled_exp_neg(x: Fraction | int, p: int, scale: Fraction | int = 1) -
     num, den = scale.numerator << p, scale.denominator
     if x == 0 or num == 0:
         return num // den
-    if 1 << (x.numerator // x.denominator) > num // den:
-        return 0  # exp(x) >= 2**floor(x) > num/den: the answer is below 1
+    if x.numerator // x.denominator >= (num // den).bit_length():
+        # 2**floor(x) > floor(num/den), so num/den < 2**floor(x) <= exp(x): the answer is 0.
+        # Compared as bit lengths, not by building 2**floor(x): the cost does not grow with x.
+        return 0
     guard = 32
     while True:
         # The gap upper - lower is O(J·exp(x)) against lower >= 2**q·exp(x)/2, so the bounds of
