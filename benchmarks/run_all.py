@@ -10,6 +10,7 @@ HERE = Path(__file__).parent
 
 for script in (
     "bench_sampler.py",
+    "bench_gaussian.py",
     "bench_counting.py",
     "bench_estimation.py",
     "bench_release.py",
