@@ -14,8 +14,6 @@ import math
 from collections.abc import Sequence
 from functools import cache, lru_cache
 
-from scipy.optimize import brentq
-
 from treedp.exceptions import InvalidParameterError
 
 __all__ = [
@@ -68,6 +66,8 @@ def _f(beta: float) -> float:
 def beta_star() -> tuple[float, int]:
     """Lemma IV.3: the real minimiser of ``(β - 1)/(ln β)³`` (``ln β = 3(β - 1)/β``, about
     16.80) and the best integer branching factor (17)."""
+    from scipy.optimize import brentq  # imported on first use: it is slow to import
+
     real = brentq(lambda b: math.log(b) - 3 * (b - 1) / b, 5.0, 50.0, xtol=1e-12)
     integer = min(range(2, 64), key=_f)
     return real, integer
