@@ -24,7 +24,6 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
-from scipy.optimize import minimize
 
 from treedp.budget import Neighbours, check_epsilon, check_neighbours
 from treedp.estimation.objectives import (
@@ -365,6 +364,8 @@ def _tune(
         return score(shape, _smooth_variances(budgets, nb))
 
     start = np.array([1 / 3, 0.0, 0.0])
+    from scipy.optimize import minimize  # imported on first use: it is slow to import
+
     res = minimize(
         cost, start, method="Nelder-Mead", options={"xatol": 1e-3, "fatol": 1e-6, "maxfev": 120}
     )

@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 from tests.stats import TEST_SEED
+from treedp.tree import design
 from treedp.tree.design import (
     best_factorisation,
     beta_star,
@@ -151,3 +152,30 @@ def test_smooth_paddings() -> None:
     pads = smooth_paddings(997)
     assert pads[:4] == [997, 1000, 1008, 1024]
     assert all(997 <= p <= 2 * 997 for p in pads)
+
+
+def _all_factorisations(k_total: int, height: int, low: int = 2) -> list[tuple[int, ...]]:
+    if height == 1:
+        return [(k_total,)] if k_total >= low else []
+    out = []
+    for d in range(low, k_total + 1):
+        if k_total % d == 0:
+            out.extend((d, *rest) for rest in _all_factorisations(k_total // d, height - 1, d))
+    return out
+
+
+def test_best_factorisation_is_the_cheapest_whatever_was_asked_before() -> None:
+    # the search memoises across calls: ask in two orders, compare with brute force
+    cases = [(k, h) for k in range(2, 130) for h in range(1, 5)]
+    for order in (cases, cases[::-1]):
+        design._best_split.cache_clear()
+        design._DIVISORS_OF.clear()
+        for k_total, height in order:
+            found = best_factorisation(k_total, height)
+            options = _all_factorisations(k_total, height)
+            if not options:
+                assert found is None
+                continue
+            assert found is not None
+            assert found[1] == min(height**2 * sum(f - 1 for f in o) for o in options)
+            assert tuple(sorted(found[0])) in options

@@ -23,7 +23,6 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import numpy as np
-from scipy.optimize import isotonic_regression
 
 from treedp.exceptions import InvalidParameterError
 
@@ -80,6 +79,8 @@ def monotone_l2(prefix: np.ndarray, weights: np.ndarray | None = None) -> np.nda
     out = np.empty_like(p)
     out[0], out[-1] = 0.0, n_hat
     if p.size > 2:
+        from scipy.optimize import isotonic_regression  # imported on first use: slow import
+
         inner = p[1:-1]
         fit = (
             isotonic_regression(inner, weights=weights).x

@@ -16,16 +16,151 @@ All depend only on public parameters; tests check them against brute-force avera
 
 from __future__ import annotations
 
+import math
+from bisect import bisect_right
+
 import numpy as np
 
 from treedp.estimation.covariance import DirectTreeCovariance, EfficientTreeCovariance
-from treedp.estimation.efficient import VariancePlan
+from treedp.estimation.efficient import LevelValues, VariancePlan
 from treedp.tree import TreeShape
 
 __all__ = ["max_prefix_variance", "mean_prefix_variance", "mean_range_variance"]
 
 
-def _complete_moments(plan: VariancePlan) -> list[tuple[float, float, float]]:
+class _Runs:
+    """One level's values as runs, in plain Python (a lean :class:`LevelValues` for scalars).
+
+    Every operation repeats :class:`LevelValues`'s floating-point arithmetic step for step, so
+    the results are bit-identical to it.
+    """
+
+    __slots__ = ("cum", "length", "starts", "values")
+
+    def __init__(self, starts: list[int], values: list[float], length: int) -> None:
+        # as LevelValues.make: drop empty runs, merge equal neighbours
+        keep_s: list[int] = []
+        keep_v: list[float] = []
+        for start, stop, value in zip(starts, [*starts[1:], length], values, strict=True):
+            if stop <= start or (keep_v and keep_v[-1] == value):
+                continue
+            keep_s.append(start)
+            keep_v.append(float(value))
+        self.starts = keep_s
+        self.values = keep_v
+        self.length = length
+        cum = [0.0]
+        for start, stop, value in zip(keep_s, [*keep_s[1:], length], keep_v, strict=True):
+            cum.append(cum[-1] + (stop - start) * value)
+        self.cum = cum
+
+    def value_at(self, index: int) -> float:
+        return self.values[bisect_right(self.starts, index) - 1]
+
+    def cumulative_at(self, index: int) -> float:
+        run = max(bisect_right(self.starts, index) - 1, 0)
+        return self.cum[run] + (index - self.starts[run]) * self.values[run]
+
+
+def _combine(v1: float, v2: float) -> tuple[float, float]:
+    """:func:`treedp.estimation.efficient.combine` for two scalars (same arithmetic)."""
+    if v1 == 0:
+        return 1.0, 0.0
+    if v2 == 0:
+        return 0.0, 0.0
+    if math.isinf(v1):
+        return 0.0, v2
+    if math.isinf(v2):
+        return 1.0, v1
+    return v2 / (v1 + v2), v1 * v2 / (v1 + v2)
+
+
+def _tables(level: _Runs | LevelValues) -> tuple[list[int], list[float], list[float]]:
+    """Run starts, values and cumulative sums before each run, as lists."""
+    if isinstance(level, _Runs):
+        return level.starts, level.values, level.cum
+    return level._scalar_tables
+
+
+class _BelowPlan:
+    """The part of :class:`VariancePlan` the mean prefix variance needs: the variance of every
+    node's estimate from below, and the root's efficient variance, in plain Python.
+
+    The planner scores hundreds of configurations; building the full plan (both passes, numpy
+    on arrays of a few elements) dominated its time. The values are bit-identical to
+    ``VariancePlan(shape, level_variance).var_below`` (a test checks it).
+    """
+
+    def __init__(self, shape: TreeShape, level_variance: tuple[float, ...]) -> None:
+        self.shape = shape
+        h = shape.height
+        sizes = shape.level_sizes()
+        lengths = [1] + [sizes[lv - 1] * shape.branching[lv - 1] for lv in range(1, h + 1)]
+        variances = [float(v) for v in level_variance]
+        var_b: list[_Runs] = [_Runs([0, sizes[h]], [variances[h], 0.0], lengths[h])] * (h + 1)
+        for lv in range(h - 1, -1, -1):
+            k = shape.branching[lv]
+            child = var_b[lv + 1]
+            size, length = sizes[lv], lengths[lv]
+            last = size - 1
+            full_sum = k * child.values[0]
+            last_sum = child.cumulative_at(lengths[lv + 1]) - child.cumulative_at(last * k)
+            # the node's own noise is one run [0, size) then exact padding; its children's sum
+            # is full_sum on [0, last), last_sum at last, then exact: combine at those starts
+            var = variances[lv]
+            starts = [0, last, size] if last > 0 else [0, size]
+            if size >= length:
+                starts.pop()
+            combined = []
+            for start in starts:
+                own = var if start < size else 0.0
+                below = full_sum if start < last else (last_sum if start == last else 0.0)
+                combined.append(_combine(own, below)[1])
+            var_b[lv] = _Runs(starts, combined, length)
+        self.var_below = var_b
+        self.root_variance = var_b[0].values[0]
+
+
+def _pairwise(a: list[float], lo: int, n: int) -> float:
+    if n < 8:
+        res = 0.0
+        for i in range(lo, lo + n):
+            res += a[i]
+        return res
+    if n <= 128:
+        r0, r1, r2, r3, r4, r5, r6, r7 = a[lo : lo + 8]
+        i = lo + 8
+        stop = lo + n - n % 8
+        while i < stop:
+            r0 += a[i]
+            r1 += a[i + 1]
+            r2 += a[i + 2]
+            r3 += a[i + 3]
+            r4 += a[i + 4]
+            r5 += a[i + 5]
+            r6 += a[i + 6]
+            r7 += a[i + 7]
+            i += 8
+        res = ((r0 + r1) + (r2 + r3)) + ((r4 + r5) + (r6 + r7))
+        for j in range(i, lo + n):
+            res += a[j]
+        return res
+    half = n // 2
+    half -= half % 8
+    return _pairwise(a, lo, half) + _pairwise(a, lo + half, n - half)
+
+
+def _numpy_sum(a: list[float]) -> float:
+    """``float(np.array(a).sum())`` without the array: numpy's pairwise summation, replayed
+    (8 interleaved partial sums in blocks of up to 128; a test checks it against numpy).
+
+    The planner sums lists of a few numbers hundreds of times; numpy's per-call overhead was
+    most of that time, and the same order keeps the result bit-identical.
+    """
+    return _pairwise(a, 0, len(a))
+
+
+def _complete_moments(plan: VariancePlan | _BelowPlan) -> list[tuple[float, float, float]]:
     """``(E β, E β², E resid)`` of a uniform position inside a full level-``l`` subtree."""
     shape = plan.shape
     h = shape.height
@@ -51,7 +186,7 @@ def _complete_moments(plan: VariancePlan) -> list[tuple[float, float, float]]:
 
 
 def _up_sum(
-    plan: VariancePlan,
+    plan: VariancePlan | _BelowPlan,
     level: int,
     group: int,
     digit: int,
@@ -75,7 +210,7 @@ def _up_sum(
     return (s_atv / total, s_atv2 / (total * total), s_r + s_ada - s_atv2 / total)
 
 
-def _efficient_mean(plan: VariancePlan) -> float:
+def _efficient_mean(plan: VariancePlan | _BelowPlan) -> float:
     shape = plan.shape
     n_bins = shape.n_bins
     h = shape.height
@@ -93,22 +228,28 @@ def _efficient_mean(plan: VariancePlan) -> float:
         if digit_b == 0:
             continue
         parent = n_bins // shape.span(level - 1)  # B's ancestor at level - 1
-        # first step, vectorised over the child digits j < digit_b (lower digits free)
+        # first step, over the child digits j < digit_b (lower digits free)
         vb = plan.var_below[level]
-        j = np.arange(digit_b)
         base = vb.cumulative_at(parent * k)
         group_total = vb.cumulative_at(parent * k + k) - base
         eb, eb2, er = moments[level]
         if group_total > 0:
-            cum = vb.cumulative(parent * k + j) - base
-            v_j = vb.gather(parent * k + j)
-            atv = cum + v_j * eb
-            atv2 = cum * cum + 2 * cum * v_j * eb + v_j * v_j * eb2
-            ada = cum + v_j * eb2
+            # elementwise as the numpy expressions they replace, summed in numpy's order
+            first = parent * k
+            atv, atv2, rest = [], [], []
+            starts, values, cums = _tables(vb)
+            for index in range(first, first + digit_b):
+                run = bisect_right(starts, index) - 1  # as cumulative_at and value_at
+                v = values[run]
+                c = cums[run] + (index - starts[run]) * v - base
+                a2 = c * c + 2 * c * v * eb + v * v * eb2
+                atv.append(c + v * eb)
+                atv2.append(a2)
+                rest.append(er + (c + v * eb2) - a2 / group_total)
             sums = (
-                float(atv.sum()) / group_total,
-                float(atv2.sum()) / group_total**2,
-                float((er + ada - atv2 / group_total).sum()),
+                _numpy_sum(atv) / group_total,
+                _numpy_sum(atv2) / group_total**2,
+                _numpy_sum(rest),
             )
         else:
             sums = (0.0, 0.0, er * digit_b)
@@ -140,7 +281,7 @@ def mean_prefix_variance(
     """Mean of ``Var(P[m])`` over ``m = 1..B`` (records²), exactly."""
     if estimator == "direct":
         return _direct_mean(shape, level_variance)
-    return _efficient_mean(VariancePlan(shape, level_variance))
+    return _efficient_mean(_BelowPlan(shape, level_variance))
 
 
 def _sum_functional_variance_efficient(plan: VariancePlan) -> float:

@@ -14,8 +14,6 @@ import math
 from collections.abc import Sequence
 from functools import cache, lru_cache
 
-from scipy.optimize import brentq
-
 from treedp.exceptions import InvalidParameterError
 
 __all__ = [
@@ -68,6 +66,8 @@ def _f(beta: float) -> float:
 def beta_star() -> tuple[float, int]:
     """Lemma IV.3: the real minimiser of ``(β - 1)/(ln β)³`` (``ln β = 3(β - 1)/β``, about
     16.80) and the best integer branching factor (17)."""
+    from scipy.optimize import brentq  # imported on first use: it is slow to import
+
     real = brentq(lambda b: math.log(b) - 3 * (b - 1) / b, 5.0, 50.0, xtol=1e-12)
     integer = min(range(2, 64), key=_f)
     return real, integer
@@ -97,25 +97,47 @@ def _divisors(k_total: int) -> tuple[int, ...]:
 def best_factorisation(k_total: int, height: int) -> tuple[tuple[int, ...], int] | None:
     """The exact factorisation of ``K`` into ``height`` factors ``>= 2`` minimising
     :func:`equal_budget_cost` (dynamic programming over divisors), or None if none exists."""
-    divisors = _divisors(k_total)
-
-    @cache
-    def best(rest: int, levels: int) -> tuple[int, tuple[int, ...]] | None:
-        if levels == 1:
-            return (rest - 1, (rest,)) if rest >= 2 else None
-        out = None
-        for d in divisors:
-            if d < 2 or d > rest or rest % d:
-                continue
-            sub = best(rest // d, levels - 1)
-            if sub is not None and (out is None or sub[0] + d - 1 < out[0]):
-                out = (sub[0] + d - 1, tuple(sorted((d, *sub[1]))))
-        return out
-
-    result = best(k_total, height)
+    if _SPLITS_MEMO_SIZE[0] > _SPLITS_MEMO_LIMIT:  # bound the memory of a long process
+        _best_split.cache_clear()
+        _DIVISORS_OF.clear()
+        _SPLITS_MEMO_SIZE[0] = 0
+    _DIVISORS_OF.setdefault(k_total, _divisors(k_total))
+    result = _best_split(k_total, height)
     if result is None:
         return None
     return result[1], height**2 * result[0]
+
+
+#: Divisors of every number the factorisation search has met (each found by filtering the
+#: divisors of a multiple, not by trial division).
+_DIVISORS_OF: dict[int, tuple[int, ...]] = {}
+_SPLITS_MEMO_SIZE = [0]
+_SPLITS_MEMO_LIMIT = 200_000
+
+
+@cache
+def _best_split(rest: int, levels: int) -> tuple[int, tuple[int, ...]] | None:
+    """The cheapest ``(Σ (k - 1), sorted factors)`` of ``rest`` into ``levels`` factors.
+
+    It depends on ``rest`` and ``levels`` only, so it is shared by every ``K``, height and
+    call (it used to be rebuilt per call). Divisors are tried in increasing order and only a
+    strictly cheaper one replaces the best, as before: the same factorisation wins ties.
+    """
+    _SPLITS_MEMO_SIZE[0] += 1
+    if levels == 1:
+        return (rest - 1, (rest,)) if rest >= 2 else None
+    divisors = _DIVISORS_OF[rest]
+    out = None
+    for d in divisors:
+        if d < 2:
+            continue
+        sub_rest = rest // d
+        if sub_rest not in _DIVISORS_OF:
+            _DIVISORS_OF[sub_rest] = tuple(x for x in divisors if sub_rest % x == 0)
+        sub = _best_split(sub_rest, levels - 1)
+        if sub is not None and (out is None or sub[0] + d - 1 < out[0]):
+            out = (sub[0] + d - 1, tuple(sorted((d, *sub[1]))))
+    return out
 
 
 def optimal_height(k_total: int) -> tuple[int, tuple[int, ...], int]:
