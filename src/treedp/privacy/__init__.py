@@ -1,0 +1,7 @@
+"""Privacy guarantees as data (measures), and what mechanisms report they spent."""
+
+from __future__ import annotations
+
+from treedp.privacy.measures import ZCDP, ApproxDP, Measure, PureDP, compose, zcdp_to_epsilon
+
+__all__ = ["ZCDP", "ApproxDP", "Measure", "PureDP", "compose", "zcdp_to_epsilon"]
