@@ -13,12 +13,16 @@ from treedp.mechanisms import (
     ThresholdMechanism,
     TreeMechanism,
 )
+from treedp.privacy import PureDP
 from treedp.tree import shape_for
 
 
 def test_tree_contract_add_remove() -> None:
     mech = TreeMechanism(shape_for(64, 4), epsilon=1.0, level_budgets=[0.1, 0.2, 0.3, 0.4])
-    assert mech.guarantee == "pure"
+    assert mech.guarantee_kind == "pure" and mech.describe()["guarantee"] == "pure"
+    assert isinstance(mech.guarantee, PureDP)
+    assert Fraction(mech.guarantee.epsilon) >= mech.epsilon_spent()
+    assert mech.guarantee.epsilon <= 1.0
     assert mech.neighbours == "add_remove"
     assert mech.block_sensitivity == (1, 1, 1, 1)
     assert mech.level_budgets == pytest.approx((0.1, 0.2, 0.3, 0.4))

@@ -1,19 +1,24 @@
 """Mechanisms: what is noised, with which sensitivity and budget."""
 
-from treedp.mechanisms.base import Mechanism
+from treedp.mechanisms.base import Block, Mechanism
 from treedp.mechanisms.baselines import (
     AllIntervalsMechanism,
     HistogramMechanism,
     ThresholdMechanism,
     all_intervals_sensitivity,
 )
+from treedp.mechanisms.registry import MECHANISMS, REGISTRY, register
 from treedp.mechanisms.tree import TreeMechanism
 
 __all__ = [
+    "MECHANISMS",
+    "REGISTRY",
     "AllIntervalsMechanism",
+    "Block",
     "HistogramMechanism",
     "Mechanism",
     "ThresholdMechanism",
     "TreeMechanism",
     "all_intervals_sensitivity",
+    "register",
 ]

@@ -1,31 +1,61 @@
 """What every mechanism shares: the privacy contract as data, and noise per block.
 
 A mechanism releases one or more *blocks* (integer vectors: the levels of a tree, a histogram,
-a list of prefix counts). Block ``b`` has an L1 sensitivity ``Δ_b`` under the stated neighbour
-relation and gets exact discrete Laplace noise of scale ``Δ_b / ε_b``; by the Laplace mechanism
-(the discrete version is exact: ``P(x)/P(x + d) <= exp(|d|/t)``) block ``b`` is ``ε_b``-DP and,
-by basic composition, the whole release is ``Σ ε_b``-DP. A block with ``Δ_b = 0`` (for example
-the root count under ``replace``, where the size is public) is released exactly.
+a list of prefix counts). Each block is declared as a :class:`Block`: its size, its L1 and L2
+sensitivities under the stated neighbour relation, and its noise family
+(:mod:`treedp.noise.families`). Block ``b`` gets exact discrete Laplace noise of scale
+``t_b >= Δ_b / ε_b``; by the Laplace mechanism (the discrete version is exact:
+``P(x)/P(x + d) <= exp(|d|_1/t)``) block ``b`` is ``Δ_b/t_b <= ε_b``-DP and, by basic
+composition, the whole release is ``Σ ε_b``-DP: :attr:`Mechanism.guarantee`. A block with
+``Δ_b = 0`` (for example the root count under ``replace``, where the size is public) is
+released exactly (no family).
 """
 
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from collections.abc import Sequence
+from dataclasses import dataclass
 from fractions import Fraction
-from typing import ClassVar, Literal
+from typing import Any, ClassVar, Literal
 
 import numpy as np
 
+from treedp._validation import check_int
 from treedp.budget import Neighbours
 from treedp.exceptions import InvalidParameterError
-from treedp.noise import (
-    RandomSource,
-    discrete_laplace_variance,
-    noise_scale,
-    sample_discrete_laplace,
-)
+from treedp.noise import RandomSource, noise_scale
+from treedp.noise.families import DiscreteLaplace, NoiseFamily, float_at_least
+from treedp.privacy.measures import Measure, PureDP, compose
+from treedp.privacy.spend import SpendRecord
+from treedp.tree import TreeShape
 
-__all__ = ["Mechanism", "check_replace_bins"]
+__all__ = ["Block", "Mechanism", "check_replace_bins"]
+
+
+@dataclass(frozen=True)
+class Block:
+    """One released vector: ``size`` entries with sensitivities ``l1``, ``l2`` and its noise.
+
+    Attributes
+    ----------
+    size : int
+        Number of entries.
+    l1, l2 : int, float
+        The L1 and L2 sensitivities of the block under the mechanism's neighbour relation
+        (the largest change between neighbouring datasets).
+    family : NoiseFamily or None
+        The noise added to every entry; None for a block released exactly (sensitivity 0).
+    """
+
+    size: int
+    l1: int
+    l2: float
+    family: NoiseFamily | None
+
+    def privacy(self) -> Measure | None:
+        """The block's guarantee, or None for an exact block."""
+        return None if self.family is None else self.family.privacy(self.l1, self.l2)
 
 
 class Mechanism(ABC):
@@ -33,26 +63,37 @@ class Mechanism(ABC):
 
     Attributes
     ----------
-    guarantee : {"pure"}
-        Every mechanism here is pure ``epsilon``-DP.
+    name : str
+        The registered name (see :mod:`treedp.mechanisms.registry`).
+    guarantee_kind : {"pure"}
+        The kind of guarantee, as written in release files.
     neighbours : {"add_remove", "replace"}
         The neighbour relation the guarantee is stated for.
+    n_bins : int
+        The number of bins ``B``.
+    n : int or None
+        The public dataset size (``replace``), else None.
     epsilon : float
         The total budget.
     block_epsilons : tuple of float
         The budget of each block (0 for an exact block).
     block_sensitivity : tuple of int
         The L1 sensitivity of each block under ``neighbours`` (0 for an exact block).
+    block_l2 : tuple of float
+        The L2 sensitivity of each block under ``neighbours`` (0 for an exact block).
     scales : tuple of Fraction or None
         The exact discrete Laplace scale of each block (None for an exact block).
     """
 
     name: ClassVar[str]
-    guarantee: ClassVar[Literal["pure"]] = "pure"
+    guarantee_kind: ClassVar[Literal["pure"]] = "pure"
     neighbours: Neighbours
+    n_bins: int
+    n: int | None
     epsilon: float
     block_epsilons: tuple[float, ...]
     block_sensitivity: tuple[int, ...]
+    block_l2: tuple[float, ...]
 
     def _set_scales(self) -> None:
         self.scales: tuple[Fraction | None, ...] = tuple(
@@ -60,13 +101,78 @@ class Mechanism(ABC):
             for d, e in zip(self.block_sensitivity, self.block_epsilons, strict=True)
         )
 
+    @classmethod
+    @abstractmethod
+    def from_parameters(
+        cls,
+        n_bins: int,
+        *,
+        epsilon: float,
+        neighbours: Neighbours,
+        n: int | None,
+        shape: TreeShape | None = None,
+        level_budgets: Sequence[float] | None = None,
+    ) -> Mechanism:
+        """Build the mechanism from the parameters every mechanism is described by (the
+        registry's one constructor: no caller switches on the name)."""
+
     @abstractmethod
     def true_blocks(self, counts: np.ndarray) -> list[np.ndarray]:
         """The exact blocks for bin ``counts``, before any noise (int64 vectors)."""
 
+    @property
+    def families(self) -> tuple[NoiseFamily | None, ...]:
+        """The noise family of each block (None for an exact block)."""
+        return tuple(None if s is None else DiscreteLaplace(s) for s in self.scales)
+
+    @property
+    def blocks(self) -> tuple[Block, ...]:
+        """Every released block: size, L1 and L2 sensitivity, noise family."""
+        l2 = getattr(self, "block_l2", None) or tuple(
+            float(np.sqrt(d)) for d in self.block_sensitivity
+        )
+        return tuple(
+            Block(size, int(d), float(q), fam)
+            for size, d, q, fam in zip(
+                self._block_sizes(), self.block_sensitivity, l2, self.families, strict=True
+            )
+        )
+
+    @property
+    def guarantee(self) -> Measure:
+        """What the release satisfies: the blocks' guarantees composed, rounded up.
+
+        For discrete Laplace blocks this is ``PureDP(Σ Δ_b / t_b)`` computed exactly
+        (:meth:`epsilon_spent`) and rounded up to a float, so it never exceeds ``epsilon``.
+        """
+        families = [f for f in self.families if f is not None]
+        if all(isinstance(f, DiscreteLaplace) for f in families):
+            return PureDP(float_at_least(self.epsilon_spent()))
+        measures = [m for m in (b.privacy() for b in self.blocks) if m is not None]
+        return compose(measures) if measures else PureDP(0.0)
+
+    def spend(self) -> SpendRecord:
+        """A frozen record of this release's spend, for an accountant to compose."""
+        return SpendRecord(
+            mechanism=self.name,
+            measure=self.guarantee,
+            neighbours=self.neighbours,
+            unit="record",
+            parameters=self._spend_parameters(),
+        )
+
+    def _spend_parameters(self) -> dict[str, Any]:
+        return {
+            "n_bins": int(self.n_bins),
+            "n": self.n,
+            "epsilon": self.epsilon,
+            "block_epsilons": tuple(self.block_epsilons),
+            "noise": tuple(None if f is None else f.name for f in self.families),
+        }
+
     def block_variance(self) -> tuple[float, ...]:
         """The noise variance of one entry of each block (0 for an exact block)."""
-        return tuple(0.0 if s is None else discrete_laplace_variance(s) for s in self.scales)
+        return tuple(0.0 if f is None else f.variance() for f in self.families)
 
     def measure(self, counts: np.ndarray, source: RandomSource) -> list[np.ndarray]:
         """Return the noisy blocks for bin ``counts``, drawing noise from ``source``.
@@ -84,23 +190,19 @@ class Mechanism(ABC):
         The noise distribution is public, so simulating it costs no privacy: this is what
         calibrates simultaneous bands and checks coverage.
         """
-        sizes = self._block_sizes()
         out = []
-        for size, scale in zip(sizes, self.scales, strict=True):
-            if scale is None:
+        for size, family in zip(self._block_sizes(), self.families, strict=True):
+            if family is None:
                 out.append(np.zeros((repeats, size), dtype=np.int64))
             else:
-                draws = sample_discrete_laplace(scale, repeats * size, source)
-                out.append(draws.reshape(repeats, size))
+                out.append(family.sample(repeats * size, source).reshape(repeats, size))
         return out
 
     def _block_sizes(self) -> list[int]:
         """Entries per block (computed once from the blocks of empty data)."""
         cached = getattr(self, "_sizes", None)
         if cached is None:
-            shape = getattr(self, "shape", None)
-            n_bins = int(shape.n_bins if shape is not None else self.n_bins)  # type: ignore[attr-defined]
-            cached = [b.size for b in self.true_blocks(np.zeros(n_bins, dtype=np.int64))]
+            cached = [b.size for b in self.true_blocks(np.zeros(self.n_bins, dtype=np.int64))]
             self._sizes = cached
         return list(cached)
 
@@ -120,9 +222,8 @@ class Mechanism(ABC):
 
         Pure DP composes over a chain of neighbours (group privacy): ``d_in · epsilon``.
         """
-        if isinstance(d_in, bool) or not isinstance(d_in, int) or d_in < 0:
-            raise InvalidParameterError(f"'d_in' must be an int >= 0. Got {d_in!r} instead.")
-        return d_in * float(self.epsilon_spent())
+        d = check_int(d_in, "d_in", lo=0)
+        return d * float(self.epsilon_spent())
 
     def check(self, d_in: int, epsilon: float) -> bool:
         """Whether datasets ``d_in`` steps apart are ``epsilon``-indistinguishable."""
@@ -132,7 +233,7 @@ class Mechanism(ABC):
         """The contract as plain data (for a release's metadata)."""
         return {
             "mechanism": self.name,
-            "guarantee": self.guarantee,
+            "guarantee": self.guarantee_kind,
             "neighbours": self.neighbours,
             "epsilon": self.epsilon,
             "block_epsilons": list(self.block_epsilons),

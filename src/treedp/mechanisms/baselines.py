@@ -7,13 +7,17 @@
 
 from __future__ import annotations
 
+import math
 from abc import abstractmethod
+from collections.abc import Sequence
 
 import numpy as np
 
+from treedp._validation import check_int
 from treedp.budget import Neighbours, check_epsilon, check_neighbours
 from treedp.exceptions import InvalidParameterError
 from treedp.mechanisms.base import Mechanism, check_replace_bins
+from treedp.tree import TreeShape
 
 __all__ = [
     "MAX_INTERVAL_BINS",
@@ -31,7 +35,8 @@ class _SingleBlockMechanism(Mechanism):
     """A mechanism that noises one block of counts at the whole ``epsilon``.
 
     Subclasses give the block's L1 sensitivity (:meth:`_sensitivity`) and, when their size is
-    limited, check it in :meth:`_check_size`.
+    limited, check it in :meth:`_check_size`. In every baseline here a neighbouring dataset
+    changes each entry of the block by 0 or 1, so the L2 sensitivity is ``sqrt(L1)``.
     """
 
     def __init__(
@@ -49,7 +54,30 @@ class _SingleBlockMechanism(Mechanism):
         check_replace_bins(self.neighbours, self.n_bins)
         self.block_epsilons = (self.epsilon,)
         self.block_sensitivity = (self._sensitivity(),)
+        self.block_l2 = (math.sqrt(self.block_sensitivity[0]),)  # entries change by 0 or 1
         self._set_scales()
+
+    @classmethod
+    def from_parameters(
+        cls,
+        n_bins: int,
+        *,
+        epsilon: float,
+        neighbours: Neighbours,
+        n: int | None,
+        shape: TreeShape | None = None,
+        level_budgets: Sequence[float] | None = None,
+    ) -> _SingleBlockMechanism:
+        """Build from the registry's common parameters (a tree shape or budgets are refused)."""
+        if level_budgets is not None:
+            raise InvalidParameterError(
+                f"The 'level_budgets' parameter applies to mechanism='tree' only, not {cls.name!r}."
+            )
+        if shape is not None:
+            raise InvalidParameterError(
+                f"The 'branching' parameter applies to mechanism='tree' only, not {cls.name!r}."
+            )
+        return cls(n_bins, epsilon=epsilon, neighbours=neighbours, n=n)
 
     def _check_size(self) -> None:
         """Refuse an ``n_bins`` the mechanism cannot serve (every size is fine by default)."""
@@ -65,9 +93,10 @@ class HistogramMechanism(_SingleBlockMechanism):
     Notes
     -----
     Sensitivity derivation. A record adds one to exactly one bin. ``add_remove``: the bin
-    vector changes by one in one bin, L1 sensitivity 1, scale ``1/ε``. ``replace``: one bin
-    loses one and another gains one, L1 sensitivity 2, scale ``2/ε``; the total is the public
-    ``n``, so the last prefix is ``n`` exactly (Lemma III.2 of [RTS24]).
+    vector changes by one in one bin, L1 = L2 sensitivity 1, scale ``1/ε``. ``replace``: one
+    bin loses one and another gains one, L1 sensitivity 2 (L2 ``sqrt(2)``), scale ``2/ε``;
+    the total is the public ``n``, so the last prefix is ``n`` exactly (Lemma III.2 of
+    [RTS24]).
     """
 
     name = "histogram"
@@ -85,9 +114,10 @@ class ThresholdMechanism(_SingleBlockMechanism):
     Notes
     -----
     Sensitivity derivation. ``add_remove``: a record in the first bin is counted in all ``B``
-    prefixes ``[0, t)``, ``t = 1..B``: L1 sensitivity ``B``. ``replace``: the last prefix is the
-    public ``n`` and is not released with noise; moving a record from the first to the last bin
-    changes the ``B - 1`` others by one each: L1 sensitivity ``B - 1`` (Lemma III.1 of [RTS24]).
+    prefixes ``[0, t)``, ``t = 1..B``: L1 sensitivity ``B`` (L2 ``sqrt(B)``). ``replace``: the
+    last prefix is the public ``n`` and is not released with noise; moving a record from the
+    first to the last bin changes the ``B - 1`` others by one each: L1 sensitivity ``B - 1``
+    (L2 ``sqrt(B - 1)``; Lemma III.1 of [RTS24]).
     """
 
     name = "threshold"
@@ -128,7 +158,8 @@ class AllIntervalsMechanism(_SingleBlockMechanism):
 
     Notes
     -----
-    Sensitivity derivation: see :func:`all_intervals_sensitivity`.
+    Sensitivity derivation: see :func:`all_intervals_sensitivity`. Each interval count
+    changes by at most one, so the L2 sensitivity is the square root of the L1 one.
     """
 
     name = "all_intervals"
@@ -151,6 +182,4 @@ class AllIntervalsMechanism(_SingleBlockMechanism):
 
 
 def _check_bins(n_bins: int) -> int:
-    if isinstance(n_bins, bool) or not isinstance(n_bins, int | np.integer) or n_bins < 1:
-        raise InvalidParameterError(f"'n_bins' must be an int >= 1. Got {n_bins!r} instead.")
-    return int(n_bins)
+    return check_int(n_bins, "n_bins", lo=1)

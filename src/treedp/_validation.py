@@ -1,0 +1,127 @@
+"""One rule for checking parameters.
+
+Wrong type → :class:`InvalidTypeError`, wrong value → :class:`InvalidParameterError`.
+
+Every message names the parameter, what is allowed and what was received (a parameter, never
+a data value: data is checked elsewhere and its messages name no count or value).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+from typing import Any
+
+import numpy as np
+
+from treedp.exceptions import InvalidParameterError, InvalidTypeError
+
+__all__ = ["check_bool", "check_int", "check_option", "check_real"]
+
+
+def _got(value: Any) -> str:
+    return f"Got {type(value).__name__} {value!r} instead."
+
+
+def check_int(value: Any, name: str, lo: int | None = None, hi: int | None = None) -> int:
+    """Return ``value`` as an int in ``[lo, hi]`` (either end optional).
+
+    Raises
+    ------
+    InvalidTypeError
+        If ``value`` is not an integer (bools are refused).
+    InvalidParameterError
+        If it is outside ``[lo, hi]``.
+    """
+    allowed = _int_range(lo, hi)
+    if isinstance(value, bool) or not isinstance(value, int | np.integer):
+        raise InvalidTypeError(f"The '{name}' parameter must be an int{allowed}. {_got(value)}")
+    v = int(value)
+    if (lo is not None and v < lo) or (hi is not None and v > hi):
+        raise InvalidParameterError(
+            f"The '{name}' parameter must be an int{allowed}. {_got(value)}"
+        )
+    return v
+
+
+def _int_range(lo: int | None, hi: int | None) -> str:
+    if lo is not None and hi is not None:
+        return f" in [{lo}, {hi}]"
+    if lo is not None:
+        return f" >= {lo}"
+    if hi is not None:
+        return f" <= {hi}"
+    return ""
+
+
+def check_real(
+    value: Any,
+    name: str,
+    lo: float | None = None,
+    hi: float | None = None,
+    *,
+    lo_open: bool = False,
+) -> float:
+    """Return ``value`` as a finite float in ``[lo, hi]`` (``(lo, hi]`` with ``lo_open``).
+
+    Raises
+    ------
+    InvalidTypeError
+        If ``value`` is not a real number (bools and strings are refused).
+    InvalidParameterError
+        If it is not finite or outside the range.
+    """
+    left = "(" if lo_open else "["
+    allowed = (
+        f" in {left}{lo}, {hi}]"
+        if lo is not None and hi is not None
+        else (f" {'>' if lo_open else '>='} {lo}" if lo is not None else "")
+    )
+    if isinstance(value, bool) or not isinstance(value, int | float | np.integer | np.floating):
+        raise InvalidTypeError(f"The '{name}' parameter must be a float{allowed}. {_got(value)}")
+    v = float(value)
+    bad = not math.isfinite(v)
+    if lo is not None:
+        bad = bad or (v <= lo if lo_open else v < lo)
+    if hi is not None:
+        bad = bad or v > hi
+    if bad:
+        raise InvalidParameterError(
+            f"The '{name}' parameter must be a float{allowed} (finite and positive where a "
+            f"budget). Got {value!r} instead."
+        )
+    return v
+
+
+def check_option(value: Any, name: str, options: Iterable[str]) -> str:
+    """Return ``value`` if it is one of ``options`` (strings).
+
+    Raises
+    ------
+    InvalidTypeError
+        If ``value`` is not a string.
+    InvalidParameterError
+        If it is a string outside ``options``.
+    """
+    opts = tuple(options)
+    listed = ", ".join(map(repr, opts))
+    if not isinstance(value, str):
+        raise InvalidTypeError(f"The '{name}' parameter must be one of {listed}. {_got(value)}")
+    if value not in opts:
+        raise InvalidParameterError(
+            f"The '{name}' parameter must be one of {listed}. Got {value!r} instead."
+        )
+    return value
+
+
+def check_bool(value: Any, name: str) -> bool:
+    """Return ``value`` if it is a bool (numpy bools included).
+
+    Raises
+    ------
+    InvalidTypeError
+        If ``value`` is not a bool.
+    """
+    if not isinstance(value, bool | np.bool_):
+        raise InvalidTypeError(f"The '{name}' parameter must be True or False. {_got(value)}")
+    return bool(value)

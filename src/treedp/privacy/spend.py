@@ -1,0 +1,56 @@
+"""What a mechanism spent: a frozen record an accountant can compose later.
+
+Every mechanism emits one :class:`SpendRecord` per release (:meth:`Mechanism.spend`). The
+record's meaning never changes: a new kind of spend gets a new field default or a new class.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Any
+
+from treedp.exceptions import InvalidParameterError, InvalidTypeError
+from treedp.privacy.measures import ZCDP, ApproxDP, Measure, PureDP
+
+__all__ = ["SpendRecord"]
+
+
+@dataclass(frozen=True)
+class SpendRecord:
+    """One release's privacy spend.
+
+    Attributes
+    ----------
+    mechanism : str
+        The registered mechanism name.
+    measure : PureDP or ApproxDP or ZCDP
+        The guarantee the release satisfies (the loss actually spent, rounded up).
+    neighbours : {"add_remove", "replace"}
+        The neighbour relation the measure is stated for.
+    unit : str
+        The privacy unit: ``"record"`` (one row of the input).
+    parameters : mapping
+        Public parameters of the release (read-only).
+    """
+
+    mechanism: str
+    measure: Measure
+    neighbours: str
+    unit: str = "record"
+    parameters: Mapping[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.mechanism, str):
+            raise InvalidTypeError("The 'mechanism' of a spend record must be a str.")
+        if not isinstance(self.measure, PureDP | ApproxDP | ZCDP):
+            raise InvalidTypeError(
+                "The 'measure' of a spend record must be a PureDP, ApproxDP or ZCDP."
+            )
+        if self.neighbours not in ("add_remove", "replace"):
+            raise InvalidParameterError(
+                "The 'neighbours' of a spend record must be 'add_remove' or 'replace'. "
+                f"Got {self.neighbours!r} instead."
+            )
+        object.__setattr__(self, "parameters", MappingProxyType(dict(self.parameters)))
