@@ -9,7 +9,8 @@ from typing import Any, Literal
 
 import numpy as np
 
-from treedp.exceptions import InvalidParameterError
+from treedp._validation import check_int, check_option, check_real
+from treedp.exceptions import InvalidParameterError, InvalidTypeError
 
 __all__ = ["Neighbours", "check_epsilon", "check_neighbours", "split_budget"]
 
@@ -22,34 +23,30 @@ MAX_EPSILON = 50.0
 
 
 def check_epsilon(epsilon: Any, name: str = "epsilon") -> float:
-    """Return ``epsilon`` as a float after checking it is finite and in the allowed range."""
-    if isinstance(epsilon, bool) or not isinstance(epsilon, int | float | np.integer | np.floating):
-        raise InvalidParameterError(
-            f"The '{name}' parameter must be a float in [{MIN_EPSILON}, {MAX_EPSILON}]. "
-            f"Got {type(epsilon).__name__} {epsilon!r} instead."
-        )
-    value = float(epsilon)
-    if not math.isfinite(value) or not MIN_EPSILON <= value <= MAX_EPSILON:
-        raise InvalidParameterError(
-            f"The '{name}' parameter must be a float in [{MIN_EPSILON}, {MAX_EPSILON}] "
-            f"(finite and positive). Got {epsilon!r} instead."
-        )
-    return value
+    """Return ``epsilon`` as a float after checking it is finite and in the allowed range.
+
+    Raises
+    ------
+    InvalidTypeError
+        If it is not a real number.
+    InvalidParameterError
+        If it is not finite or outside ``[MIN_EPSILON, MAX_EPSILON]``.
+    """
+    return check_real(epsilon, name, MIN_EPSILON, MAX_EPSILON)
 
 
-def check_neighbours(neighbours: Any, n: Any) -> tuple[Neighbours, int | None]:
+def check_neighbours(
+    neighbours: Any, n: Any, *, require_n: bool = True
+) -> tuple[Neighbours, int | None]:
     """Validate the neighbour relation and the public dataset size that goes with it.
 
     ``"add_remove"``: neighbouring datasets differ by adding or removing one record; the size
     is private and ``n`` must be None. ``"replace"``: neighbours differ by replacing one
-    record; the size ``n`` is public and must be given.
+    record; the size ``n`` is public and must be given (unless ``require_n`` is False: a plan
+    or an error prediction does not depend on its value).
     """
-    if neighbours not in ("add_remove", "replace"):
-        raise InvalidParameterError(
-            "The 'neighbours' parameter must be 'add_remove' or 'replace'. "
-            f"Got {neighbours!r} instead."
-        )
-    if neighbours == "add_remove":
+    nb = check_option(neighbours, "neighbours", ("add_remove", "replace"))
+    if nb == "add_remove":
         if n is not None:
             raise InvalidParameterError(
                 "The 'n' parameter is the public dataset size used with neighbours='replace'; "
@@ -57,12 +54,14 @@ def check_neighbours(neighbours: Any, n: Any) -> tuple[Neighbours, int | None]:
                 f"Got n={n!r}."
             )
         return "add_remove", None
-    if isinstance(n, bool) or not isinstance(n, int | np.integer) or n < 0:
+    if n is None:
+        if not require_n:
+            return "replace", None
         raise InvalidParameterError(
             "With neighbours='replace' the dataset size is public: the 'n' parameter must be "
-            f"given as an int >= 0. Got n={n!r} instead."
+            "given as an int >= 0. Got n=None instead."
         )
-    return "replace", int(n)
+    return "replace", check_int(n, "n", lo=0)
 
 
 def split_budget(
@@ -86,7 +85,7 @@ def split_budget(
         values = [epsilon / blocks] * blocks
     else:
         if isinstance(budgets, str) or not isinstance(budgets, Sequence | np.ndarray):
-            raise InvalidParameterError(
+            raise InvalidTypeError(
                 f"The '{name}' parameter must be a sequence of {blocks} positive floats. "
                 f"Got {budgets!r} instead."
             )
@@ -110,7 +109,7 @@ def split_budget(
 
 def _positive(value: Any, name: str) -> float:
     if isinstance(value, bool) or not isinstance(value, int | float | np.integer | np.floating):
-        raise InvalidParameterError(
+        raise InvalidTypeError(
             f"The '{name}' parameter must hold positive finite floats. Got {value!r}."
         )
     v = float(value)

@@ -6,7 +6,7 @@ from fractions import Fraction
 
 import pytest
 
-from treedp.exceptions import InvalidParameterError
+from treedp.exceptions import InvalidParameterError, InvalidTypeError
 from treedp.mechanisms import (
     AllIntervalsMechanism,
     HistogramMechanism,
@@ -56,19 +56,46 @@ def test_exact_budget_sum_never_exceeds_epsilon() -> None:
         ({"epsilon": 0.0}, "epsilon"),
         ({"epsilon": float("nan")}, "epsilon"),
         ({"epsilon": float("inf")}, "epsilon"),
-        ({"epsilon": True}, "epsilon"),
         ({"epsilon": 1.0, "neighbours": "swap"}, "neighbours"),
         ({"epsilon": 1.0, "neighbours": "replace"}, "'n'"),
         ({"epsilon": 1.0, "n": 10}, "'n'"),
         ({"epsilon": 1.0, "level_budgets": [0.5, 0.5]}, "one budget per noised level"),
         ({"epsilon": 1.0, "level_budgets": [0.5, 0.5, 0.5]}, "sum to epsilon"),
         ({"epsilon": 1.0, "level_budgets": [1.0, 0.0, 0.0]}, "positive"),
-        ({"epsilon": 1.0, "level_budgets": "abc"}, "sequence"),
+        ({"epsilon": 1.0, "neighbours": "replace", "n": 3, "level_budgets": [0.1, 0.5, 0.5]}, "0"),
     ],
 )
 def test_tree_refuses_bad_parameters(kwargs: dict, match: str) -> None:
-    with pytest.raises(InvalidParameterError, match=match):
+    with pytest.raises(InvalidParameterError, match=match) as info:
         TreeMechanism(shape_for(4, 2), **kwargs)
+    assert type(info.value) is InvalidParameterError
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "match"),
+    [
+        ({"epsilon": True}, "epsilon"),
+        ({"epsilon": "1"}, "epsilon"),
+        ({"epsilon": 1.0, "neighbours": 3}, "neighbours"),
+        ({"epsilon": 1.0, "neighbours": "replace", "n": 2.0}, "'n'"),
+        ({"epsilon": 1.0, "level_budgets": "abc"}, "sequence"),
+        ({"epsilon": 1.0, "level_budgets": ["a", 0.5, 0.5]}, "level_budgets"),
+    ],
+)
+def test_tree_refuses_bad_types(kwargs: dict, match: str) -> None:
+    with pytest.raises(InvalidTypeError, match=match) as info:
+        TreeMechanism(shape_for(4, 2), **kwargs)
+    assert type(info.value) is InvalidTypeError
+
+
+def test_replace_budgets_round_trip() -> None:
+    """The root-first convention (0 for the exact root) is accepted back as input."""
+    mech = TreeMechanism(shape_for(100, 10), epsilon=0.5, neighbours="replace", n=7)
+    again = TreeMechanism(
+        shape_for(100, 10), epsilon=0.5, neighbours="replace", n=7, level_budgets=mech.level_budgets
+    )
+    assert again.level_budgets == mech.level_budgets
+    assert again.scales == mech.scales
 
 
 def test_baselines_refuse_bad_parameters() -> None:
