@@ -23,9 +23,11 @@ def test_all_is_pinned() -> None:
         "InvalidTypeError",
         "MissingDependencyError",
         "Plan",
+        "PlanCache",
         "RandomSource",
         "Release",
         "ReleaseFormatError",
+        "ReleaseSpec",
         "SystemRandomSource",
         "TreeDPError",
         "TreeShape",
@@ -38,6 +40,7 @@ def test_all_is_pinned() -> None:
         "predict_error",
         "quantile_exponential",
         "release_cdf",
+        "release_counts",
     }
     for name in treedp.__all__:
         assert hasattr(treedp, name)

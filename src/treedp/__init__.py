@@ -7,7 +7,7 @@ The one call that spends privacy budget is :func:`release_cdf`; everything asked
 from treedp import median
 from treedp._version import __version__
 from treedp.accuracy import ErrorPrediction, predict_error
-from treedp.api import release_cdf
+from treedp.api import release_cdf, release_counts
 from treedp.config import default_branching
 from treedp.domain import Bins, make_bins
 from treedp.exceptions import (
@@ -20,8 +20,9 @@ from treedp.exceptions import (
 )
 from treedp.median import quantile_exponential
 from treedp.noise import InsecureSeededSource, RandomSource, SystemRandomSource
-from treedp.planning import Plan, plan
+from treedp.planning import Plan, PlanCache, plan
 from treedp.release import Release, load_release
+from treedp.spec import ReleaseSpec
 from treedp.tree import TreeShape
 
 __all__ = [
@@ -33,9 +34,11 @@ __all__ = [
     "InvalidTypeError",
     "MissingDependencyError",
     "Plan",
+    "PlanCache",
     "RandomSource",
     "Release",
     "ReleaseFormatError",
+    "ReleaseSpec",
     "SystemRandomSource",
     "TreeDPError",
     "TreeShape",
@@ -48,4 +51,5 @@ __all__ = [
     "predict_error",
     "quantile_exponential",
     "release_cdf",
+    "release_counts",
 ]

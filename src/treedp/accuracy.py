@@ -3,15 +3,16 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
 from treedp.budget import Neighbours
 from treedp.config import configure
 from treedp.estimation import prefix_covariance
-from treedp.exceptions import InvalidParameterError
 from treedp.mechanisms import TreeMechanism
+from treedp.planning import Plan
+from treedp.spec import ReleaseSpec
 
 __all__ = ["ErrorPrediction", "predict_error"]
 
@@ -55,23 +56,25 @@ class ErrorPrediction:
 
 
 def predict_error(
-    bins: int,
+    bins: int | ReleaseSpec,
     *,
-    epsilon: float,
+    epsilon: float | None = None,
     neighbours: Neighbours = "add_remove",
     n: int | None = None,
     mechanism: str = "auto",
     branching: int | Sequence[int] | None = None,
     level_budgets: Sequence[float] | None = None,
     estimator: str | None = None,
+    plan: Plan | None = None,
 ) -> ErrorPrediction:
     """The exact expected CDF error of a configuration, before any data is read.
 
     Parameters
     ----------
-    bins : int
-        The number of bins ``B``.
-    epsilon, neighbours, mechanism, branching, level_budgets, estimator
+    bins : int or ReleaseSpec
+        The number of bins ``B``, or a whole :class:`treedp.ReleaseSpec` (the keywords are
+        then ignored).
+    epsilon, neighbours, mechanism, branching, level_budgets, estimator, plan
         As for :func:`treedp.release_cdf`.
     n : int, optional
         The public size under ``replace``; the error does not depend on it, so it may be
@@ -88,23 +91,25 @@ def predict_error(
     >>> p.branching
     (32, 32)
     """
-    if isinstance(bins, bool) or not isinstance(bins, int | np.integer) or bins < 1:
-        raise InvalidParameterError(
-            f"The 'bins' parameter of predict_error must be an int >= 1. Got {bins!r} instead."
+    if isinstance(bins, ReleaseSpec):
+        spec = bins
+    else:
+        spec = ReleaseSpec(
+            bins=bins,
+            epsilon=epsilon,  # type: ignore[arg-type]
+            neighbours=neighbours,
+            n=n,
+            mechanism=mechanism,
+            branching=tuple(branching) if isinstance(branching, list) else branching,
+            level_budgets=level_budgets,  # type: ignore[arg-type]
+            estimator=estimator,
         )
-    if neighbours == "replace" and n is None:
-        n = 0  # the error does not depend on the public size
-    mech, est = configure(
-        int(bins),
-        epsilon=epsilon,
-        neighbours=neighbours,
-        n=n,
-        mechanism=mechanism,
-        branching=branching,
-        level_budgets=level_budgets,
-        estimator=estimator,
-    )
-    m = np.arange(int(bins) + 1)
+    if spec.neighbours == "replace" and spec.n is None:
+        # The mechanism object needs a public size; the covariance does not read it (it only
+        # uses that the total is public), so any valid size gives the same prediction.
+        spec = replace(spec, n=0)
+    mech, est = configure(spec, plan=plan)
+    m = np.arange(spec.n_bins + 1)
     var = prefix_covariance(mech, est).cov(m, m)
     worst = int(np.argmax(var[1:])) + 1
     return ErrorPrediction(

@@ -1,20 +1,29 @@
-"""``release_cdf``: the one call that spends budget and returns a :class:`Release`."""
+"""``release_counts`` (bin counts → :class:`Release`), and ``release_cdf`` = count, then that.
+
+These are the calls that spend budget. Parameters are validated once, as a
+:class:`~treedp.spec.ReleaseSpec`, before any data or count is read.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from typing import Any
 
-from treedp._version import __version__
-from treedp.budget import Neighbours, check_neighbours
-from treedp.config import configure
-from treedp.domain import Bins, NanPolicy, make_bins
-from treedp.estimation import check_postprocess
-from treedp.exceptions import DataError, InvalidParameterError
-from treedp.noise import RandomSource, resolve_source
-from treedp.release import Release
+import numpy as np
 
-__all__ = ["release_cdf"]
+from treedp._validation import check_int
+from treedp._version import __version__
+from treedp.budget import Neighbours
+from treedp.config import configure
+from treedp.domain import MAX_BINS, Bins, NanPolicy, make_bins
+from treedp.exceptions import DataError, InvalidParameterError, InvalidTypeError
+from treedp.mechanisms import Mechanism
+from treedp.noise import RandomSource, resolve_source
+from treedp.planning import Plan, PlanCache
+from treedp.release import Release
+from treedp.spec import ReleaseSpec
+
+__all__ = ["release_cdf", "release_counts"]
 
 
 def release_cdf(
@@ -34,6 +43,8 @@ def release_cdf(
     integer: bool = False,
     nan: NanPolicy = "error",
     rng: RandomSource | None = None,
+    plan: Plan | None = None,
+    plan_cache: PlanCache | None = None,
 ) -> Release:
     """Release the distribution of one numeric column under pure ``epsilon``-DP.
 
@@ -71,9 +82,11 @@ def release_cdf(
         Tree fan-out: a common ``k`` (height ``ceil(log_k B)``) or one ``k_l`` per level with
         product ``>= B``. Default: planned.
     level_budgets : sequence of float, optional
-        Budget per noised level, top-down, summing to ``epsilon`` (``h + 1`` values under
-        ``add_remove``, root first; ``h`` under ``replace``). Default: planned with the
-        shape, or equal when the shape is given.
+        Budget per level, root first, summing to ``epsilon``: ``h + 1`` values, with 0 for
+        the exact root under ``replace`` (the convention :attr:`treedp.Plan.level_budgets`
+        reports, so a plan's budgets can be passed back; under ``replace`` the ``h`` values
+        below the root alone are accepted too). Default: planned with the shape, or equal
+        when the shape is given.
     estimator : {"efficient", "direct"}, optional
         How counts are estimated from the noisy nodes. ``"efficient"`` (the default) is the
         best linear unbiased estimate from every noisy node (Honaker's estimator generalised
@@ -97,6 +110,13 @@ def release_cdf(
         Where the noise comes from. Default: the operating system's cryptographic generator.
         :class:`treedp.InsecureSeededSource` makes a reproducible release for tests and
         research; the release records that it was seeded.
+    plan : Plan, optional
+        A plan from :func:`treedp.plan` for these bins, epsilon and neighbours: the tree it
+        chose is used as is (no planning at release time). Not with ``branching`` or
+        ``level_budgets``.
+    plan_cache : PlanCache, optional
+        A cache of plans the caller owns (used when ``plan`` is not given); without one, the
+        planner runs on each call that leaves the tree to it.
 
     Returns
     -------
@@ -110,6 +130,7 @@ def release_cdf(
 
     See Also
     --------
+    release_counts : the same from bin counts made elsewhere.
     numpy.histogram, numpy.quantile : the non-private counterparts.
 
     Examples
@@ -120,34 +141,194 @@ def release_cdf(
     >>> rel.seeded
     True
     """
-    nb, n_public = check_neighbours(neighbours, n)
-    if nan not in ("error", "drop"):
-        raise InvalidParameterError(
-            f"The 'nan' parameter must be 'error' or 'drop'. Got {nan!r} instead."
-        )
-    if nan == "drop" and nb == "replace":
-        raise InvalidParameterError(
-            "nan='drop' is not allowed with neighbours='replace': dropping would make the number "
-            "of counted records private while replace treats it as the public n. Clean the "
-            "column first, or use neighbours='add_remove'."
-        )
-    the_bins: Bins = make_bins(bounds=bounds, bins=bins, edges=edges)
-    check_postprocess(postprocess, integer)
-    mech, est = configure(
-        the_bins.n_bins,
+    the_bins = _bins(bounds, bins, edges)
+    spec = ReleaseSpec(
+        bins=the_bins,
         epsilon=epsilon,
-        neighbours=nb,
-        n=n_public,
+        neighbours=neighbours,
+        n=n,
         mechanism=mechanism,
-        branching=branching,
-        level_budgets=level_budgets,
+        branching=_tuple(branching),
+        level_budgets=_tuple(level_budgets),
         estimator=estimator,
+        postprocess=postprocess,
+        integer=integer,
+        nan=nan,
     )
+    mech, est = configure(spec, plan=plan, plan_cache=plan_cache)
     source = resolve_source(rng)
+    counts, _dropped = the_bins.count(values, nan=spec.nan)  # type: ignore[arg-type]
+    return _release(counts, spec, the_bins, mech, est, source)
 
-    counts, _dropped = the_bins.count(values, nan=nan)
+
+def release_counts(
+    counts: Any,
+    *,
+    epsilon: float,
+    bins: int | str | Bins | None = None,
+    bounds: tuple[Any, Any] | None = None,
+    edges: Any = None,
+    neighbours: Neighbours = "add_remove",
+    n: int | None = None,
+    mechanism: str = "auto",
+    branching: int | Sequence[int] | None = None,
+    level_budgets: Sequence[float] | None = None,
+    estimator: str | None = None,
+    postprocess: str = "monotone",
+    integer: bool = False,
+    rng: RandomSource | None = None,
+    plan: Plan | None = None,
+    plan_cache: PlanCache | None = None,
+) -> Release:
+    """Release the distribution given by bin counts made elsewhere, under pure ``epsilon``-DP.
+
+    :func:`release_cdf` is "count, then this": the counts may come from a stream of chunks, a
+    thread pool, a database or a cluster, as long as each record was counted in exactly one
+    of the public bins (the sensitivity analysis of every mechanism rests on that).
+
+    Parameters
+    ----------
+    counts : array-like of int
+        One count per bin: one-dimensional, integers (or integral floats), non-negative.
+    epsilon : float
+        The privacy budget, in ``[1e-6, 50]``.
+    bins : Bins, int or "integers", optional
+        The public bins the counts were made over: a :class:`treedp.Bins`; or, with
+        ``bounds``, a number of bins or ``"integers"`` as for :func:`release_cdf`. With
+        neither ``bounds`` nor ``edges`` (and ``bins`` None or an int), bin ``j`` is
+        ``[j, j + 1)``.
+    bounds, edges
+        As for :func:`release_cdf`.
+    neighbours, n, mechanism, branching, level_budgets, estimator, postprocess, integer, rng
+        As for :func:`release_cdf`. Under ``"replace"`` the counts must sum to ``n``.
+    plan : Plan, optional
+        A plan from :func:`treedp.plan` for these bins, epsilon and neighbours: it then picks
+        the tree (no planning at release time).
+    plan_cache : PlanCache, optional
+        A cache of plans the caller owns, used when ``plan`` is not given.
+
+    Returns
+    -------
+    Release
+
+    Raises
+    ------
+    InvalidParameterError, InvalidTypeError, DataError
+        Naming the argument; a message about the counts names no count or length. Every
+        parameter is checked before the counts are read.
+
+    Examples
+    --------
+    >>> import treedp
+    >>> rel = treedp.release_counts([3, 0, 5, 2], epsilon=1.0, rng=treedp.InsecureSeededSource(7))
+    >>> rel.bins.n_bins
+    4
+    """
+    if isinstance(bins, Bins):
+        if bounds is not None or edges is not None:
+            raise InvalidParameterError(
+                "Give the 'bins' parameter either as a treedp.Bins or with 'bounds', not both."
+            )
+        the_bins = bins
+        spec_bins: int | Bins = bins
+    elif bounds is None and edges is None and not isinstance(bins, str):
+        spec_bins = check_int(bins, "bins", lo=1, hi=MAX_BINS) if bins is not None else 0
+        the_bins = None  # one bin per index, made once the length is known
+    else:
+        the_bins = _bins(bounds, bins, edges)
+        spec_bins = the_bins
+    arr = _counts_array(counts)
+    if the_bins is None:
+        if spec_bins and spec_bins != arr.size:
+            raise InvalidParameterError(
+                "The 'counts' parameter must hold one count per bin: its length differs from "
+                "the 'bins' parameter."
+            )
+        if arr.size == 0:
+            raise InvalidParameterError("The 'counts' parameter must hold at least one count.")
+        the_bins = make_bins(edges=np.arange(arr.size + 1, dtype=np.float64))
+    spec = ReleaseSpec(
+        bins=the_bins,
+        epsilon=epsilon,
+        neighbours=neighbours,
+        n=n,
+        mechanism=mechanism,
+        branching=_tuple(branching),
+        level_budgets=_tuple(level_budgets),
+        estimator=estimator,
+        postprocess=postprocess,
+        integer=integer,
+    )
+    mech, est = configure(spec, plan=plan, plan_cache=plan_cache)
+    source = resolve_source(rng)
+    return _release(_check_counts(arr, the_bins.n_bins), spec, the_bins, mech, est, source)
+
+
+def _bins(bounds: Any, bins: Any, edges: Any) -> Bins:
+    if bins is not None and not isinstance(bins, str):
+        check_int(bins, "bins")  # the type; make_bins checks the range
+    return make_bins(bounds=bounds, bins=bins, edges=edges)
+
+
+def _tuple(value: Any) -> Any:
+    """Lists become tuples (the spec is frozen); anything else is validated by the spec."""
+    return tuple(value) if isinstance(value, list) else value
+
+
+def _counts_array(counts: Any) -> np.ndarray:
+    if isinstance(counts, str | bytes) or np.isscalar(counts):
+        raise InvalidTypeError("The 'counts' parameter must be a one-dimensional array of counts.")
+    try:
+        arr = np.asarray(counts)
+    except (ValueError, TypeError):
+        raise InvalidTypeError(
+            "The 'counts' parameter must be a one-dimensional array of counts."
+        ) from None
+    if arr.ndim != 1:
+        raise InvalidTypeError("The 'counts' parameter must be one-dimensional.")
+    if arr.dtype.kind not in "iuf":
+        raise InvalidTypeError(
+            "The 'counts' parameter must hold integers (or floats with integral values); "
+            f"got dtype {arr.dtype}."
+        )
+    return arr
+
+
+def _check_counts(arr: np.ndarray, n_bins: int) -> np.ndarray:
+    """The counts as int64, after checks whose messages name no count, value or length."""
+    if arr.size != n_bins:
+        raise InvalidParameterError(
+            "The 'counts' parameter must hold one count per bin: its length differs from the "
+            "number of bins."
+        )
+    if arr.dtype.kind == "f":
+        with np.errstate(invalid="ignore"):
+            integral = np.isfinite(arr).all() and bool((arr == np.floor(arr)).all())
+        if not integral:
+            raise DataError("The 'counts' parameter must hold whole numbers (no NaN or fractions).")
+        if (np.abs(arr) >= 2.0**53).any():
+            raise DataError("The 'counts' parameter holds a count too large to be exact.")
+    elif arr.dtype.kind == "u" and arr.size and arr.max() > np.iinfo(np.int64).max:
+        raise DataError("The 'counts' parameter holds a count too large for int64.")
+    if arr.size and (arr < 0).any():
+        raise DataError("The 'counts' parameter must hold non-negative counts.")
+    out = arr.astype(np.int64)
+    if out.size and int(out.max()) > np.iinfo(np.int64).max // max(1, out.size):
+        raise DataError("The 'counts' parameter holds counts whose total overflows int64.")
+    return out
+
+
+def _release(
+    counts: np.ndarray,
+    spec: ReleaseSpec,
+    the_bins: Bins,
+    mech: Mechanism,
+    est: str,
+    source: RandomSource,
+) -> Release:
+    """Noise validated counts and wrap them: the one place budget is spent."""
     total = int(counts.sum())
-    if n_public is not None and total != n_public:
+    if spec.n is not None and total != spec.n:
         # A contract check on the public n; the message holds no count of the data.
         raise DataError(
             "With neighbours='replace' the 'n' parameter must be the public number of records, "
@@ -162,6 +343,6 @@ def release_cdf(
         estimator=est,
         randomness=source.describe(),
         library_version=__version__,
-        postprocess=postprocess,
-        integer=integer,
+        postprocess=spec.postprocess,
+        integer=spec.integer,
     )

@@ -1,30 +1,23 @@
-"""Turn the user's parameters into a validated mechanism and estimator (no data involved)."""
+"""Turn a validated :class:`~treedp.spec.ReleaseSpec` into a mechanism and estimator.
+
+No data is involved, and nothing is cached here: a plan is passed in, looked up in a
+:class:`~treedp.planning.PlanCache` the caller owns, or computed.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from functools import lru_cache
-
 import numpy as np
 
-from treedp.budget import Neighbours, check_epsilon, check_neighbours
-from treedp.estimation import check_estimator
-from treedp.exceptions import InvalidParameterError
+from treedp.budget import Neighbours
+from treedp.exceptions import InvalidParameterError, InvalidTypeError
 from treedp.mechanisms import Mechanism
-from treedp.mechanisms.factory import MECHANISMS, make_mechanism
-from treedp.planning import Plan, plan
+from treedp.mechanisms.factory import make_mechanism
+from treedp.planning import Plan, PlanCache
+from treedp.planning import plan as make_plan
+from treedp.spec import ALL_MECHANISMS, ReleaseSpec
 from treedp.tree import TreeShape, shape_for
 
-__all__ = ["ALL_MECHANISMS", "cached_plan", "configure", "default_branching"]
-
-#: What ``release_cdf(mechanism=...)`` accepts: ``"auto"`` lets the planner choose.
-ALL_MECHANISMS = ("auto", *MECHANISMS)
-
-
-@lru_cache(maxsize=64)
-def cached_plan(n_bins: int, epsilon: float, neighbours: str, estimator: str) -> Plan:
-    """The planner's choice for these public parameters (cached: it depends on nothing else)."""
-    return plan(n_bins, epsilon=epsilon, neighbours=neighbours, estimator=estimator)  # type: ignore[arg-type]
+__all__ = ["ALL_MECHANISMS", "configure", "default_branching"]
 
 
 def default_branching(n_bins: int, neighbours: Neighbours) -> tuple[int, ...]:
@@ -54,55 +47,79 @@ def default_branching(n_bins: int, neighbours: Neighbours) -> tuple[int, ...]:
 
 
 def configure(
-    n_bins: int,
+    spec: ReleaseSpec,
     *,
-    epsilon: float,
-    neighbours: Neighbours,
-    n: int | None,
-    mechanism: str,
-    branching: int | Sequence[int] | None,
-    level_budgets: Sequence[float] | None,
-    estimator: str | None,
+    plan: Plan | None = None,
+    plan_cache: PlanCache | None = None,
 ) -> tuple[Mechanism, str]:
-    """Validate every parameter and build the mechanism; returns it and the estimator name."""
-    eps = check_epsilon(epsilon)
-    nb, n_public = check_neighbours(neighbours, n)
-    if mechanism not in ALL_MECHANISMS:
-        raise InvalidParameterError(
-            f"The 'mechanism' parameter must be one of {', '.join(map(repr, ALL_MECHANISMS))}. "
-            f"Got {mechanism!r} instead."
-        )
+    """Build the mechanism a validated spec describes; returns it and the estimator name.
+
+    Parameters
+    ----------
+    spec : ReleaseSpec
+        The validated parameters (under ``replace`` its ``n`` must be given).
+    plan : Plan, optional
+        The plan to follow when the spec leaves the tree to the planner (``mechanism`` is
+        ``"auto"`` or ``"tree"`` with neither ``branching`` nor ``level_budgets``). It must
+        have been made for the same bins, epsilon and neighbour relation.
+    plan_cache : PlanCache, optional
+        Where to look the plan up when none is given. Without either, the planner runs.
+    """
+    n_public = spec.require_n()
+    n_bins = spec.n_bins
+    mechanism = spec.mechanism
+    branching = spec.branching
+    level_budgets = spec.level_budgets
     if mechanism == "auto" and (branching is not None or level_budgets is not None):
         mechanism = "tree"  # an explicit shape or budget split means a tree
-    est = check_estimator(estimator, "tree" if mechanism == "auto" else mechanism)
-    shape: TreeShape | None = None
-    if mechanism in ("auto", "tree") and branching is None and level_budgets is None:
-        if nb == "replace" and n_bins == 1:
-            shape = shape_for(1, 2)  # refused below with the single-bin message
-        else:
-            chosen_plan = cached_plan(n_bins, eps, nb, est)
-            if mechanism == "auto" and chosen_plan.mechanism == "histogram":
-                mechanism = "histogram"
-            else:
-                mechanism = "tree"
-                best = next(c for c in chosen_plan.alternatives if c.mechanism == "tree")
-                shape = TreeShape(n_bins, best.branching)
-                level_budgets = best.level_budgets[1:] if nb == "replace" else best.level_budgets
-    elif mechanism in ("auto", "tree"):
-        mechanism = "tree"
-        chosen = default_branching(n_bins, nb) if branching is None else branching
-        shape = shape_for(n_bins, chosen)
-    elif branching is not None:
+    planned = mechanism in ("auto", "tree") and branching is None and level_budgets is None
+    if plan is not None and not planned:
         raise InvalidParameterError(
-            f"The 'branching' parameter applies to mechanism='tree' only, not {mechanism!r}."
+            "The 'plan' parameter chooses the tree itself: it cannot be combined with "
+            "'branching', 'level_budgets' or a baseline mechanism."
         )
+    est = spec.estimator_name
+    shape: TreeShape | None = None
+    if planned:
+        chosen = _the_plan(spec, plan, plan_cache)
+        if spec.estimator is None:
+            est = chosen.estimator
+        if mechanism == "auto" and chosen.mechanism == "histogram":
+            mechanism = "histogram"
+        else:
+            mechanism = "tree"
+            best = next(c for c in chosen.alternatives if c.mechanism == "tree")
+            shape = TreeShape(n_bins, best.branching)
+            level_budgets = best.level_budgets
+    elif mechanism == "tree":
+        picked = default_branching(n_bins, spec.neighbours) if branching is None else branching
+        shape = shape_for(n_bins, picked)
     mech = make_mechanism(
         mechanism,
         n_bins=n_bins,
-        epsilon=eps,
-        neighbours=nb,
+        epsilon=spec.epsilon,
+        neighbours=spec.neighbours,
         n=n_public,
         shape=shape,
         level_budgets=level_budgets,
     )
     return mech, est
+
+
+def _the_plan(spec: ReleaseSpec, plan: Plan | None, cache: PlanCache | None) -> Plan:
+    if plan is None:
+        return cache.get(spec) if cache is not None else make_plan(spec)
+    if not isinstance(plan, Plan):
+        raise InvalidTypeError(
+            f"The 'plan' parameter must be a treedp.Plan. Got {type(plan).__name__} instead."
+        )
+    if (plan.bins, plan.epsilon, plan.neighbours) != (
+        spec.n_bins,
+        spec.epsilon,
+        spec.neighbours,
+    ):
+        raise InvalidParameterError(
+            "The 'plan' parameter was made for other public parameters: its bins, epsilon and "
+            "neighbours must equal the release's."
+        )
+    return plan

@@ -25,14 +25,17 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from treedp.budget import Neighbours, check_epsilon, check_neighbours
+from treedp._validation import check_option
+from treedp.budget import Neighbours
 from treedp.estimation.objectives import (
     max_prefix_variance,
     mean_prefix_variance,
     mean_range_variance,
 )
-from treedp.exceptions import InvalidParameterError
-from treedp.noise import discrete_laplace_variance, noise_scale
+from treedp.mechanisms.baselines import HistogramMechanism
+from treedp.mechanisms.tree import level_sensitivities
+from treedp.noise.families import DiscreteLaplace
+from treedp.spec import ReleaseSpec
 from treedp.tree import TreeShape
 from treedp.tree.design import (
     best_factorisation,
@@ -41,7 +44,7 @@ from treedp.tree.design import (
     smooth_paddings,
 )
 
-__all__ = ["OBJECTIVES", "Plan", "PlanCandidate", "plan"]
+__all__ = ["OBJECTIVES", "Plan", "PlanCache", "PlanCandidate", "plan"]
 
 #: Objectives the planner accepts.
 OBJECTIVES = ("cdf_mse", "range_mse", "max_variance")
@@ -70,7 +73,10 @@ class Plan:
     branching : tuple of int
         Fan-out per level (``(B,)`` for a histogram).
     level_budgets : tuple of float
-        Budget per level, root first (0 for the exact root under ``replace``).
+        Budget per level, root first (0 for the exact root under ``replace``). The same
+        convention as the input: ``release_cdf(branching=plan.branching,
+        level_budgets=plan.level_budgets)`` releases this configuration (or pass the plan
+        itself, ``release_cdf(..., plan=plan)``).
     padded_leaves : int
         ``Π k_l``; the leaves past ``B`` are always empty.
     objective : str
@@ -103,7 +109,7 @@ class Plan:
         if self.max_cdf_variance is not None:
             return self.max_cdf_variance
         if self.mechanism == "histogram":
-            return self.bins * discrete_laplace_variance(noise_scale(1, self.epsilon))
+            return self.bins * _histogram_variance(self.bins, self.epsilon)
         shape = TreeShape(self.bins, self.branching)
         variances = _level_variances(self.level_budgets, self.neighbours)
         return max_prefix_variance(shape, variances, self.estimator)
@@ -130,21 +136,24 @@ class Plan:
 
 
 def _level_variances(budgets: tuple[float, ...], neighbours: str) -> tuple[float, ...]:
-    delta = 1 if neighbours == "add_remove" else 2
-    out = []
-    for level, e in enumerate(budgets):
-        if level == 0 and neighbours == "replace":
-            out.append(0.0)
-        else:
-            out.append(discrete_laplace_variance(noise_scale(delta, e)))
-    return tuple(out)
+    """Exact per-level variances: the tree's sensitivities, the noise family's variance."""
+    sens = level_sensitivities(len(budgets) - 1, neighbours)  # type: ignore[arg-type]
+    return tuple(
+        DiscreteLaplace.for_budget(l1, e).variance() if l1 > 0 else 0.0
+        for (l1, _), e in zip(sens, budgets, strict=True)
+    )
 
 
 def _smooth_variances(budgets: np.ndarray, neighbours: str) -> tuple[float, ...]:
-    delta = 1.0 if neighbours == "add_remove" else 2.0
-    safe = np.where(budgets > 0, budgets, 1.0)
-    var = np.where(budgets > 0, 2.0 * (delta / safe) ** 2, 0.0)
-    return tuple(var.tolist())
+    """The family's smooth variance proxy, for the searches."""
+    sens = level_sensitivities(len(budgets) - 1, neighbours)  # type: ignore[arg-type]
+    l1 = np.array([s for s, _ in sens], dtype=np.float64)
+    return tuple(DiscreteLaplace.approx_variance(l1, budgets).tolist())
+
+
+def _histogram_variance(n_bins: int, epsilon: float) -> float:
+    """Per-bin variance of the noisy histogram under ``add_remove``, from the mechanism."""
+    return HistogramMechanism(n_bins, epsilon=epsilon).block_variance()[0]
 
 
 def _budgets_from(weights: np.ndarray, epsilon: float, neighbours: str) -> np.ndarray:
@@ -207,23 +216,24 @@ def _candidate_shapes(n_bins: int) -> list[tuple[int, ...]]:
 
 
 def plan(
-    bins: int,
+    bins: int | ReleaseSpec,
     *,
-    epsilon: float,
+    epsilon: float | None = None,
     neighbours: Neighbours = "add_remove",
     n: int | None = None,
     noise: str = "laplace",
-    estimator: str = "efficient",
+    estimator: str | None = "efficient",
     objective: str = "cdf_mse",
 ) -> Plan:
     """Choose the tree (or histogram) and level budgets with the smallest exact error.
 
     Parameters
     ----------
-    bins : int
-        The number of bins ``B``.
+    bins : int or ReleaseSpec
+        The number of bins ``B``, or a whole :class:`treedp.ReleaseSpec` (its ``bins``,
+        ``epsilon``, ``neighbours`` and ``estimator`` are used; the keywords are then ignored).
     epsilon : float
-        The total budget.
+        The total budget (required unless ``bins`` is a spec).
     neighbours : {"add_remove", "replace"}, default="add_remove"
         The neighbour relation (``replace``: the root is exact and each level has L1
         sensitivity 2).
@@ -247,32 +257,19 @@ def plan(
     >>> p.mechanism, len(p.branching) >= 2
     ('tree', True)
     """
-    if isinstance(bins, bool) or not isinstance(bins, int | np.integer) or bins < 1:
-        raise InvalidParameterError(
-            f"The 'bins' parameter of plan must be an int >= 1. Got {bins!r} instead."
+    if isinstance(bins, ReleaseSpec):
+        spec = bins
+    else:
+        spec = ReleaseSpec(
+            bins=bins, epsilon=epsilon, neighbours=neighbours, n=n, estimator=estimator
         )
-    n_bins = int(bins)
-    eps = check_epsilon(epsilon)
-    if neighbours == "replace" and n is None:
-        n = 0
-    nb, _ = check_neighbours(neighbours, n)
-    if noise != "laplace":
-        raise InvalidParameterError(
-            f"The 'noise' parameter must be 'laplace' (exact discrete Laplace). Got {noise!r}."
-        )
-    if estimator not in ("efficient", "direct"):
-        raise InvalidParameterError(
-            f"The 'estimator' parameter must be 'efficient' or 'direct'. Got {estimator!r}."
-        )
-    if objective not in OBJECTIVES:
-        raise InvalidParameterError(
-            f"The 'objective' parameter must be one of {', '.join(map(repr, OBJECTIVES))}. "
-            f"Got {objective!r} instead."
-        )
-    if nb == "replace" and n_bins == 1:
-        raise InvalidParameterError(
-            "With neighbours='replace' and a single bin there is nothing to release."
-        )
+    check_option(noise, "noise", ("laplace",))
+    check_option(objective, "objective", OBJECTIVES)
+    return _plan(spec.n_bins, spec.epsilon, spec.neighbours, spec.estimator_name, objective)
+
+
+def _plan(n_bins: int, eps: float, nb: Neighbours, estimator: str, objective: str) -> Plan:
+    """The search itself, on validated parameters."""
 
     def score(shape: TreeShape, variances: tuple[float, ...], final: bool) -> float:
         if objective == "cdf_mse" or not final:
@@ -337,8 +334,7 @@ def plan(
         variances = _level_variances(best.level_budgets, nb)
         mean_mse = mean_prefix_variance(shape, variances, estimator)
     else:
-        var = discrete_laplace_variance(noise_scale(1, eps))
-        mean_mse = (n_bins + 1) / 2 * var
+        mean_mse = (n_bins + 1) / 2 * _histogram_variance(n_bins, eps)
     return Plan(
         bins=n_bins,
         epsilon=eps,
@@ -412,7 +408,7 @@ def _references(n_bins: int, eps: float, nb: str) -> list[tuple[tuple[int, ...],
 
 def _flat_known_total_candidate(n_bins: int, eps: float, objective: str) -> PlanCandidate:
     """The flat tree with the public total (replace): ``Var(P[m]) = σ² m (B - m) / B``."""
-    var = discrete_laplace_variance(noise_scale(2, eps))
+    var = _level_variances((0.0, eps), "replace")[1]
     b = float(n_bins)
     if objective == "cdf_mse":
         value = var * (b * b - 1) / (6 * b)
@@ -428,10 +424,41 @@ def _flat_known_total_candidate(n_bins: int, eps: float, objective: str) -> Plan
 
 
 def _histogram_candidate(n_bins: int, eps: float, objective: str) -> PlanCandidate:
-    var = discrete_laplace_variance(noise_scale(1, eps))
+    var = _histogram_variance(n_bins, eps)
     value = {
         "cdf_mse": (n_bins + 1) / 2 * var,
         "range_mse": (n_bins + 2) / 3 * var,
         "max_variance": n_bins * var,
     }[objective]
     return PlanCandidate("histogram", (n_bins,), (eps,), value, "noisy histogram")
+
+
+class PlanCache:
+    """Plans by public parameters, owned by the caller (nothing is cached behind its back).
+
+    Pass one to :func:`treedp.release_cdf` / :func:`treedp.release_counts` (``plan_cache=``)
+    to plan each configuration once across many releases.
+
+    Examples
+    --------
+    >>> import treedp
+    >>> cache = treedp.PlanCache()
+    >>> cache.get(treedp.ReleaseSpec(bins=64, epsilon=1.0)) is cache.get(
+    ...     treedp.ReleaseSpec(bins=64, epsilon=1.0))
+    True
+    """
+
+    def __init__(self) -> None:
+        self._plans: dict[tuple[int, float, str, str], Plan] = {}
+
+    def get(self, spec: ReleaseSpec) -> Plan:
+        """The plan for ``spec`` (computed on first use)."""
+        key = (spec.n_bins, spec.epsilon, spec.neighbours, spec.estimator_name)
+        found = self._plans.get(key)
+        if found is None:
+            found = _plan(*key, "cdf_mse")  # type: ignore[arg-type]
+            self._plans[key] = found
+        return found
+
+    def __len__(self) -> int:
+        return len(self._plans)
