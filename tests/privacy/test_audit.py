@@ -12,7 +12,7 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
-from tests.privacy.auditor import AUDIT_ALPHA, audit, audit_mechanism
+from tests.privacy.auditor import audit, audit_mechanism
 from tests.stats import TEST_SEED
 from treedp.mechanisms import (
     AllIntervalsMechanism,
@@ -148,10 +148,6 @@ def test_mutants_are_flagged(kind: str, neighbours: str) -> None:
         broken, d, d2, runs=RUNS, source=InsecureSeededSource(TEST_SEED), claimed=honest
     )
     assert result.flagged, result
-
-
-def test_alpha_is_stated() -> None:
-    assert AUDIT_ALPHA == 1e-6
 
 
 def test_mechanism_contracts_are_consistent() -> None:

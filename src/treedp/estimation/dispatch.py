@@ -49,8 +49,8 @@ def check_estimator(estimator: str | None, mechanism_name: str) -> str:
 
 def _histogram_tree(mechanism: Mechanism) -> tuple[TreeShape, tuple[float, float]]:
     """A noisy histogram as a one-level tree whose root is exact (n public) or unobserved."""
-    b = mechanism.n_bins  # type: ignore[attr-defined]
-    root_var = 0.0 if mechanism.n is not None else math.inf  # type: ignore[attr-defined]
+    b = mechanism.n_bins
+    root_var = 0.0 if mechanism.n is not None else math.inf
     return TreeShape(b, (b,)), (root_var, mechanism.block_variance()[0])
 
 
@@ -61,8 +61,8 @@ def prefix_covariance(mechanism: Mechanism, estimator: str) -> PrefixCovariance:
         if estimator == "efficient":
             return EfficientTreeCovariance(VariancePlan(mechanism.shape, variances))
         return DirectTreeCovariance(mechanism.shape, variances)
-    n_bins = mechanism.n_bins  # type: ignore[attr-defined]
-    public = mechanism.n is not None  # type: ignore[attr-defined]
+    n_bins = mechanism.n_bins
+    public = mechanism.n is not None
     if mechanism.name == "histogram":
         if estimator == "efficient" and n_bins >= 2:
             shape, tree_var = _histogram_tree(mechanism)
@@ -81,8 +81,8 @@ def estimate_prefix(mechanism: Mechanism, levels: list[np.ndarray], estimator: s
         if estimator == "efficient":
             return efficient_tree(mechanism.shape, levels, variances).prefix(mechanism.shape.n_bins)
         return tree_prefix(mechanism.shape, levels, variances)[0]
-    n_bins = mechanism.n_bins  # type: ignore[attr-defined]
-    n = mechanism.n  # type: ignore[attr-defined]
+    n_bins = mechanism.n_bins
+    n = mechanism.n
     if mechanism.name == "histogram" and estimator == "efficient" and n_bins >= 2:
         shape, tree_var = _histogram_tree(mechanism)
         leaves = np.asarray(levels[0])
