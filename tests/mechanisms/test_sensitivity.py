@@ -1,4 +1,4 @@
-"""Brute-force L1 sensitivity of every block over all neighbouring pairs on small domains.
+"""Brute-force L1 and L2 sensitivity of every block over all neighbouring pairs on small domains.
 
 The released blocks are linear in the bin counts, so a neighbouring pair is determined by the
 bins involved: add or remove one record in bin ``j`` (``add_remove``), or move one record from
@@ -8,6 +8,8 @@ and the largest L1 change of each block must equal what the mechanism claims: no
 """
 
 from __future__ import annotations
+
+import math
 
 import numpy as np
 import pytest
@@ -25,6 +27,13 @@ from treedp.tree import shape_for
 
 def measured_sensitivity(mech: Mechanism, counts: np.ndarray) -> tuple[int, ...]:
     """The largest L1 change of each block over every neighbour of ``counts``."""
+    return measured_norms(mech, counts)[0]
+
+
+def measured_norms(
+    mech: Mechanism, counts: np.ndarray
+) -> tuple[tuple[int, ...], tuple[float, ...]]:
+    """The largest L1 and L2 changes of each block over every neighbour of ``counts``."""
     base = mech.true_blocks(counts)
     n_bins = counts.size
     worst = [0] * len(base)
@@ -44,10 +53,12 @@ def measured_sensitivity(mech: Mechanism, counts: np.ndarray) -> tuple[int, ...]
                     other[i] -= 1
                     other[j] += 1
                     neighbours.append(other)
+    worst_sq = [0] * len(base)
     for other in neighbours:
         for b, (x, y) in enumerate(zip(base, mech.true_blocks(other), strict=True)):
             worst[b] = max(worst[b], int(np.abs(x - y).sum()))
-    return tuple(worst)
+            worst_sq[b] = max(worst_sq[b], int(((x - y) ** 2).sum()))
+    return tuple(worst), tuple(math.sqrt(s) for s in worst_sq)
 
 
 def _counts(n_bins: int) -> np.ndarray:
@@ -64,7 +75,15 @@ def test_tree_sensitivity_per_level(n_bins: int, branching: list[int], neighbour
     counts = _counts(n_bins)
     n = int(counts.sum()) if neighbours == "replace" else None
     mech = TreeMechanism(shape_for(n_bins, branching), epsilon=1.0, neighbours=neighbours, n=n)
-    assert measured_sensitivity(mech, counts) == mech.block_sensitivity
+    l1, l2 = measured_norms(mech, counts)
+    assert l1 == mech.block_sensitivity == tuple(b.l1 for b in mech.blocks)
+    assert l2 == pytest.approx(tuple(b.l2 for b in mech.blocks), rel=1e-15)
+    expected_l2 = (
+        (1.0,) * (len(branching) + 1)
+        if neighbours == "add_remove"
+        else (0.0,) + (math.sqrt(2),) * len(branching)
+    )
+    assert mech.block_l2 == expected_l2
     expected = (
         (1,) * (len(branching) + 1)
         if neighbours == "add_remove"
@@ -83,7 +102,9 @@ def test_baseline_sensitivity(cls: type, n_bins: int, neighbours: str) -> None:
     counts = _counts(n_bins)
     n = int(counts.sum()) if neighbours == "replace" else None
     mech = cls(n_bins, epsilon=1.0, neighbours=neighbours, n=n)
-    assert measured_sensitivity(mech, counts) == mech.block_sensitivity
+    l1, l2 = measured_norms(mech, counts)
+    assert l1 == mech.block_sensitivity == tuple(b.l1 for b in mech.blocks)
+    assert l2 == pytest.approx(tuple(b.l2 for b in mech.blocks), rel=1e-15)
 
 
 class _HalvedTree(TreeMechanism):
@@ -110,3 +131,11 @@ def test_the_check_catches_a_wrong_sensitivity(cls: type, neighbours: str) -> No
     n = int(counts.sum()) if neighbours == "replace" else None
     mech = cls(shape_for(8, 2), epsilon=1.0, neighbours=neighbours, n=n)
     assert measured_sensitivity(mech, counts) != mech.block_sensitivity
+
+
+def test_the_check_catches_a_wrong_l2_claim() -> None:
+    """A tree claiming L2 = 1 below the root under replace (the true value is sqrt 2)."""
+    counts = _counts(8)
+    mech = TreeMechanism(shape_for(8, 2), epsilon=1.0, neighbours="replace", n=int(counts.sum()))
+    mech.block_l2 = (0.0,) + (1.0,) * (len(mech.block_l2) - 1)
+    assert measured_norms(mech, counts)[1] != tuple(b.l2 for b in mech.blocks)
