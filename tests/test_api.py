@@ -104,3 +104,163 @@ def test_single_bin_and_default_branching() -> None:
     assert treedp.default_branching(2**20, "add_remove") == (16,) * 5
     assert treedp.default_branching(100, "replace") == (10, 10)
     assert treedp.default_branching(2, "replace") == (2,)
+
+
+# ----------------------------------------------------------------------------- from counts
+
+
+@pytest.mark.parametrize("neighbours", ["add_remove", "replace"])
+@pytest.mark.parametrize("mechanism", ["auto", "tree", "histogram", "threshold"])
+def test_release_counts_equals_release_cdf(neighbours: str, mechanism: str) -> None:
+    values = np.random.default_rng(3).uniform(0, 100, size=500)
+    bins = treedp.make_bins(bounds=(0, 100), bins=64)
+    counts, _ = bins.count(values)
+    n = 500 if neighbours == "replace" else None
+    common = {"epsilon": 0.8, "neighbours": neighbours, "n": n, "mechanism": mechanism}
+    a = release_cdf(values, bounds=(0, 100), bins=64, **common, rng=InsecureSeededSource(5))
+    b = treedp.release_counts(counts, bins=bins, **common, rng=InsecureSeededSource(5))
+    c = treedp.release_counts(
+        counts.astype(float), bounds=(0, 100), bins=64, **common, rng=InsecureSeededSource(5)
+    )
+    for other in (b, c):
+        assert other.mechanism.name == a.mechanism.name
+        pairs = zip(a.noisy_levels, other.noisy_levels, strict=True)
+        assert all(np.array_equal(x, y) for x, y in pairs)
+        grid = np.linspace(0, 100, 11)
+        assert np.array_equal(a.cdf(grid), other.cdf(grid))
+        assert other.metadata()["scales"] == a.metadata()["scales"]
+
+
+def test_release_counts_default_bins_are_indices() -> None:
+    rel = treedp.release_counts([3, 0, 5, 2], epsilon=1.0, rng=InsecureSeededSource(1))
+    assert rel.bins.n_bins == 4
+    assert rel.bins.edges.tolist() == [0.0, 1.0, 2.0, 3.0, 4.0]
+    same = treedp.release_counts([3, 0, 5, 2], bins=4, epsilon=1.0, rng=InsecureSeededSource(1))
+    assert np.array_equal(rel.noisy_levels[0], same.noisy_levels[0])
+
+
+@pytest.mark.parametrize(
+    ("counts", "kwargs", "err", "match"),
+    [
+        (np.ones((2, 2), dtype=int), {}, InvalidTypeError, "one-dimensional"),
+        ("abc", {}, InvalidTypeError, "'counts'"),
+        (5, {}, InvalidTypeError, "'counts'"),
+        ([True, False], {}, InvalidTypeError, "integers"),
+        (["1", "2"], {}, InvalidTypeError, "integers"),
+        ([1.5, 2.0], {}, DataError, "whole numbers"),
+        ([1.0, np.nan], {}, DataError, "whole numbers"),
+        ([1, -1, 3], {}, DataError, "non-negative"),
+        ([], {}, InvalidParameterError, "at least one"),
+        ([1, 2, 3], {"bins": 4}, InvalidParameterError, "one count per bin"),
+        ([1, 2, 3], {"bounds": (0, 1), "bins": 4}, InvalidParameterError, "one count per bin"),
+        ([1, 2, 3], {"bins": 2.5}, InvalidTypeError, "'bins'"),
+        ([1, 2], {"neighbours": "replace", "n": 4}, DataError, "differs from it"),
+        ([1, 2], {"neighbours": "replace"}, InvalidParameterError, "'n'"),
+        ([1, 2], {"epsilon": "1"}, InvalidTypeError, "'epsilon'"),
+    ],
+)
+def test_release_counts_validates(counts, kwargs: dict, err: type, match: str) -> None:
+    args = {"epsilon": 1.0, **kwargs}
+    with pytest.raises(err, match=match) as info:
+        treedp.release_counts(counts, **args)
+    assert type(info.value) is err
+    # no message names a count or a value of the data
+    assert "-1" not in str(info.value) and "1.5" not in str(info.value)
+
+
+# ----------------------------------------------------------------------------- spec and plans
+
+
+def test_spec_is_frozen_and_validated_once() -> None:
+    spec = treedp.ReleaseSpec(bins=100, epsilon=1, branching=[4, 5, 5], level_budgets=[0.5, 0.5])
+    assert spec.epsilon == 1.0 and isinstance(spec.epsilon, float)
+    assert spec.branching == (4, 5, 5) and spec.level_budgets == (0.5, 0.5)
+    with pytest.raises(AttributeError):
+        spec.epsilon = 2.0  # type: ignore[misc]
+    assert treedp.ReleaseSpec(bins=10, epsilon=1.0, neighbours="replace").n is None
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "err", "match"),
+    [
+        ({"bins": 2.5}, InvalidTypeError, "'bins'"),
+        ({"bins": 0}, InvalidParameterError, "'bins'"),
+        ({"epsilon": "1"}, InvalidTypeError, "'epsilon'"),
+        ({"epsilon": 0.0}, InvalidParameterError, "'epsilon'"),
+        ({"neighbours": 1}, InvalidTypeError, "'neighbours'"),
+        ({"neighbours": "swap"}, InvalidParameterError, "'neighbours'"),
+        ({"n": 3}, InvalidParameterError, "'n'"),
+        ({"neighbours": "replace", "n": 2.0}, InvalidTypeError, "'n'"),
+        ({"mechanism": None}, InvalidTypeError, "'mechanism'"),
+        ({"mechanism": "x"}, InvalidParameterError, "'mechanism'"),
+        ({"mechanism": "histogram", "branching": 4}, InvalidParameterError, "tree. only"),
+        ({"branching": "4"}, InvalidTypeError, "'branching'"),
+        ({"level_budgets": 1.0}, InvalidTypeError, "'level_budgets'"),
+        ({"level_budgets": [-1.0]}, InvalidParameterError, "'level_budgets'"),
+        ({"estimator": 3}, InvalidTypeError, "'estimator'"),
+        ({"mechanism": "all_intervals", "estimator": "efficient"}, InvalidParameterError, "direct"),
+        ({"postprocess": "sort"}, InvalidParameterError, "'postprocess'"),
+        ({"integer": "yes"}, InvalidTypeError, "'integer'"),
+        ({"integer": True, "postprocess": "none"}, InvalidParameterError, "integer=True"),
+        ({"nan": None}, InvalidTypeError, "'nan'"),
+        ({"nan": "drop", "neighbours": "replace", "n": 3}, InvalidParameterError, "nan='drop'"),
+        ({"bins": 1, "neighbours": "replace", "n": 3}, InvalidParameterError, "nothing"),
+    ],
+)
+def test_spec_refuses(kwargs: dict, err: type, match: str) -> None:
+    with pytest.raises(err, match=match) as info:
+        treedp.ReleaseSpec(**{"bins": 16, "epsilon": 1.0, **kwargs})
+    assert type(info.value) is err
+
+
+@pytest.mark.parametrize(("neighbours", "n"), [("add_remove", None), ("replace", 200)])
+def test_plan_budgets_round_trip(neighbours: str, n: int | None) -> None:
+    """What plan() returns is accepted back: as a plan, or as branching + level_budgets."""
+    values = np.random.default_rng(0).uniform(0, 1, size=200)
+    plan = treedp.plan(1000, epsilon=1.0, neighbours=neighbours)
+    assert plan.mechanism == "tree"
+    if neighbours == "replace":
+        assert plan.level_budgets[0] == 0.0
+    common = {"bounds": (0, 1), "bins": 1000, "epsilon": 1.0, "neighbours": neighbours, "n": n}
+    by_budgets = release_cdf(
+        values,
+        **common,
+        branching=plan.branching,
+        level_budgets=list(plan.level_budgets),
+        rng=InsecureSeededSource(2),
+    )
+    by_plan = release_cdf(values, **common, plan=plan, rng=InsecureSeededSource(2))
+    auto = release_cdf(values, **common, rng=InsecureSeededSource(2))
+    for rel in (by_budgets, by_plan, auto):
+        assert rel.branching == plan.branching
+        assert rel.level_budgets == pytest.approx(plan.level_budgets)
+    assert by_budgets.mechanism.scales == by_plan.mechanism.scales == auto.mechanism.scales
+    # and what the release reports goes back in too
+    again = release_cdf(
+        values,
+        **common,
+        branching=by_plan.branching,
+        level_budgets=by_plan.level_budgets,
+        rng=InsecureSeededSource(2),
+    )
+    assert again.mechanism.scales == by_plan.mechanism.scales
+    predicted = treedp.predict_error(1000, epsilon=1.0, neighbours=neighbours, plan=plan)
+    assert predicted.mean_cdf_mse == pytest.approx(plan.mean_cdf_mse, rel=1e-9)
+
+
+def test_plan_parameter_must_match_and_cache_is_owned() -> None:
+    plan = treedp.plan(64, epsilon=1.0)
+    with pytest.raises(InvalidParameterError, match="other public parameters"):
+        release_cdf(VALUES, bounds=(0, 100), bins=64, epsilon=0.5, plan=plan)
+    with pytest.raises(InvalidParameterError, match="'plan'"):
+        release_cdf(VALUES, bounds=(0, 100), bins=64, epsilon=1.0, plan=plan, branching=4)
+    with pytest.raises(InvalidTypeError, match="'plan'"):
+        release_cdf(VALUES, bounds=(0, 100), bins=64, epsilon=1.0, plan="tree")
+    cache = treedp.PlanCache()
+    first = release_cdf(VALUES, **OK, plan_cache=cache, rng=InsecureSeededSource(1))
+    second = release_cdf(VALUES, **OK, plan_cache=cache, rng=InsecureSeededSource(1))
+    assert len(cache) == 1
+    assert first.mechanism.scales == second.mechanism.scales
+    spec = treedp.ReleaseSpec(bins=16, epsilon=1.0)
+    assert cache.get(spec) is cache.get(spec)
+    assert treedp.plan(spec).branching == cache.get(spec).branching
