@@ -49,8 +49,8 @@ OK = {"bounds": (0, 100), "bins": 16, "epsilon": 1.0}
         ({"estimator": "magic"}, InvalidParameterError, "'estimator'"),
         ({"nan": "ignore"}, InvalidParameterError, "'nan'"),
         ({"nan": "drop", "neighbours": "replace", "n": 100}, InvalidParameterError, "nan='drop'"),
-        ({"rng": 42}, InvalidParameterError, "InsecureSeededSource"),
-        ({"rng": np.random.default_rng(1)}, InvalidParameterError, "RandomSource"),
+        ({"rng": 42}, InvalidTypeError, "InsecureSeededSource"),
+        ({"rng": np.random.default_rng(1)}, InvalidTypeError, "RandomSource"),
         ({"mechanism": "all_intervals", "bins": 5000}, InvalidParameterError, "B <= 2048"),
     ],
 )
@@ -59,6 +59,7 @@ def test_bad_arguments(changes: dict, err: type, match: str) -> None:
     with pytest.raises(err, match=match) as info:
         release_cdf(VALUES, **kwargs)
     assert isinstance(info.value, TreeDPError)
+    assert type(info.value) is err
 
 
 @pytest.mark.parametrize(
@@ -73,8 +74,9 @@ def test_bad_arguments(changes: dict, err: type, match: str) -> None:
     ],
 )
 def test_bad_values(values: object, err: type, match: str) -> None:
-    with pytest.raises(err, match=match):
+    with pytest.raises(err, match=match) as info:
         release_cdf(values, **OK)
+    assert type(info.value) is err
 
 
 def test_parameters_are_checked_before_the_data() -> None:

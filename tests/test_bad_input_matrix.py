@@ -12,7 +12,13 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import treedp
-from treedp import InsecureSeededSource, TreeDPError
+from treedp import (
+    DataError,
+    InsecureSeededSource,
+    InvalidParameterError,
+    InvalidTypeError,
+    TreeDPError,
+)
 from treedp.cli import main
 
 GOOD = {"bounds": (0.0, 10.0), "bins": 8, "epsilon": 1.0}
@@ -49,47 +55,81 @@ def test_awkward_but_valid_data_gives_a_valid_release(name: str, neighbours: str
         assert rel.n == len(values)
 
 
+TE, PE, DE = InvalidTypeError, InvalidParameterError, DataError
+
+#: (changes, the argument the message names, the exact class: wrong type → InvalidTypeError,
+#: wrong value → InvalidParameterError, data breaking a policy → DataError)
 BAD_RELEASE_ARGS = [
-    ({"values": [1.0, np.nan]}, "NaN"),
-    ({"values": ["a"]}, "values"),
-    ({"values": [np.datetime64("2024-01-01"), 3]}, "values"),
-    ({"values": np.zeros((2, 2))}, "values"),
-    ({"bounds": (3.0, 3.0)}, "bounds"),
-    ({"bounds": (4.0, 3.0)}, "bounds"),
-    ({"bounds": (0.0, math.nan)}, "bounds"),
-    ({"bounds": "0,10"}, "bounds"),
-    ({"bins": 0}, "bins"),
-    ({"bins": -3}, "bins"),
-    ({"bins": 10**12}, "bins"),
-    ({"bins": 2.5}, "bins"),
-    ({"bins": None, "bounds": None, "edges": [[0, 1], [2, 3]]}, "edges"),
-    ({"epsilon": 0.0}, "epsilon"),
-    ({"epsilon": -1.0}, "epsilon"),
-    ({"epsilon": math.nan}, "epsilon"),
-    ({"epsilon": math.inf}, "epsilon"),
-    ({"epsilon": "one"}, "epsilon"),
-    ({"neighbours": "bounded"}, "neighbours"),
-    ({"neighbours": "replace", "n": 1.5}, "'n'"),
-    ({"mechanism": "gaussian"}, "mechanism"),
-    ({"branching": [2, 2]}, "branching"),
-    ({"branching": 0}, "branching"),
-    ({"level_budgets": [-1.0, 2.0]}, "level_budgets"),
-    ({"estimator": "ml"}, "estimator"),
-    ({"postprocess": "sort"}, "postprocess"),
-    ({"integer": "yes"}, "integer"),
-    ({"nan": "zero"}, "nan"),
-    ({"rng": 7}, "rng"),
+    ({"values": [1.0, np.nan]}, "NaN", DE),
+    ({"values": ["a"]}, "values", TE),
+    ({"values": [np.datetime64("2024-01-01"), 3]}, "values", TE),
+    ({"values": np.zeros((2, 2))}, "values", TE),
+    ({"bounds": (3.0, 3.0)}, "bounds", PE),
+    ({"bounds": (4.0, 3.0)}, "bounds", PE),
+    ({"bounds": (0.0, math.nan)}, "bounds", PE),
+    ({"bounds": "0,10"}, "bounds", TE),
+    ({"bounds": 10}, "bounds", TE),
+    ({"bins": 0}, "bins", PE),
+    ({"bins": -3}, "bins", PE),
+    ({"bins": 10**12}, "bins", PE),
+    ({"bins": 2.5}, "bins", TE),
+    ({"bins": True}, "bins", TE),
+    ({"bins": None, "bounds": None, "edges": [[0, 1], [2, 3]]}, "edges", PE),
+    ({"epsilon": 0.0}, "epsilon", PE),
+    ({"epsilon": -1.0}, "epsilon", PE),
+    ({"epsilon": math.nan}, "epsilon", PE),
+    ({"epsilon": math.inf}, "epsilon", PE),
+    ({"epsilon": "one"}, "epsilon", TE),
+    ({"epsilon": None}, "epsilon", TE),
+    ({"epsilon": True}, "epsilon", TE),
+    ({"neighbours": "bounded"}, "neighbours", PE),
+    ({"neighbours": None}, "neighbours", TE),
+    ({"neighbours": "replace", "n": 1.5}, "'n'", TE),
+    ({"neighbours": "replace", "n": -1}, "'n'", PE),
+    ({"mechanism": "gaussian"}, "mechanism", PE),
+    ({"mechanism": None}, "mechanism", TE),
+    ({"branching": [2, 2]}, "branching", PE),
+    ({"branching": 0}, "branching", PE),
+    ({"branching": "4"}, "branching", TE),
+    ({"branching": [2.5, 4]}, "branching", TE),
+    ({"level_budgets": [-1.0, 2.0]}, "level_budgets", PE),
+    ({"level_budgets": "0.5"}, "level_budgets", TE),
+    ({"level_budgets": ["a", 1.0]}, "level_budgets", TE),
+    ({"estimator": "ml"}, "estimator", PE),
+    ({"estimator": 1}, "estimator", TE),
+    ({"postprocess": "sort"}, "postprocess", PE),
+    ({"postprocess": None}, "postprocess", TE),
+    ({"integer": "yes"}, "integer", TE),
+    ({"nan": "zero"}, "nan", PE),
+    ({"nan": False}, "nan", TE),
+    ({"rng": 7}, "rng", TE),
+    ({"rng": "seed"}, "rng", TE),
+    ({"plan": "auto"}, "plan", TE),
 ]
 
 
-@pytest.mark.parametrize(("changes", "argument"), BAD_RELEASE_ARGS)
-def test_release_cdf_bad_inputs(changes: dict, argument: str) -> None:
+@pytest.mark.parametrize(("changes", "argument", "err"), BAD_RELEASE_ARGS)
+def test_release_cdf_bad_inputs(changes: dict, argument: str, err: type) -> None:
     kwargs = {**GOOD, **changes}
     values = kwargs.pop("values", np.arange(5.0))
     with pytest.raises(TreeDPError) as info:
         treedp.release_cdf(values, **kwargs)
     assert argument.lower() in str(info.value).lower()
-    assert isinstance(info.value, ValueError | TypeError)
+    assert type(info.value) is err
+
+
+@pytest.mark.parametrize(("changes", "argument", "err"), BAD_RELEASE_ARGS)
+def test_release_counts_bad_inputs(changes: dict, argument: str, err: type) -> None:
+    """The same parameters, the same exact errors, from release_counts (data rows aside)."""
+    if "values" in changes or "nan" in changes:
+        return  # data rows, and the missing-value policy: counts have no missing values
+    kwargs = {**GOOD, **changes}
+    with pytest.raises(TreeDPError) as info:
+        treedp.release_counts(np.ones(8, dtype=np.int64), **kwargs)
+    if kwargs.get("bins") != 8 or kwargs.get("edges") is not None:
+        return  # the counts no longer match the bins: either error is right
+    assert argument.lower() in str(info.value).lower()
+    assert type(info.value) is err
 
 
 @pytest.mark.parametrize(
@@ -114,19 +154,25 @@ def test_query_bad_inputs(release: treedp.Release, call, argument: str) -> None:
 
 
 @pytest.mark.parametrize(
-    ("kwargs", "argument"),
+    ("kwargs", "argument", "err"),
     [
-        ({"bins": 0, "epsilon": 1.0}, "bins"),
-        ({"bins": "8", "epsilon": 1.0}, "bins"),
-        ({"bins": 8, "epsilon": 0}, "epsilon"),
-        ({"bins": 8, "epsilon": 1.0, "branching": 1}, "branching"),
-        ({"bins": 8, "epsilon": 1.0, "neighbours": "x"}, "neighbours"),
+        ({"bins": 0, "epsilon": 1.0}, "bins", PE),
+        ({"bins": "8", "epsilon": 1.0}, "bins", TE),
+        ({"bins": 8, "epsilon": 0}, "epsilon", PE),
+        ({"bins": 8, "epsilon": "1"}, "epsilon", TE),
+        ({"bins": 8, "epsilon": 1.0, "branching": 1}, "branching", PE),
+        ({"bins": 8, "epsilon": 1.0, "neighbours": "x"}, "neighbours", PE),
     ],
 )
-def test_predict_error_bad_inputs(kwargs: dict, argument: str) -> None:
+def test_predict_error_bad_inputs(kwargs: dict, argument: str, err: type) -> None:
     bins = kwargs.pop("bins")
-    with pytest.raises(TreeDPError, match=argument):
+    with pytest.raises(TreeDPError, match=argument) as info:
         treedp.predict_error(bins, **kwargs)
+    assert type(info.value) is err
+    if "branching" not in kwargs:  # plan has the same checks, from the same spec
+        with pytest.raises(TreeDPError, match=argument) as info:
+            treedp.plan(bins, **kwargs)
+        assert type(info.value) is err
 
 
 def test_load_release_bad_files(tmp_path: Path, release: treedp.Release) -> None:

@@ -156,7 +156,7 @@ def release_cdf(
         nan=nan,
     )
     mech, est = configure(spec, plan=plan, plan_cache=plan_cache)
-    source = resolve_source(rng)
+    source = _source(rng)
     counts, _dropped = the_bins.count(values, nan=spec.nan)  # type: ignore[arg-type]
     return _release(counts, spec, the_bins, mech, est, source)
 
@@ -260,14 +260,32 @@ def release_counts(
         integer=integer,
     )
     mech, est = configure(spec, plan=plan, plan_cache=plan_cache)
-    source = resolve_source(rng)
+    source = _source(rng)
     return _release(_check_counts(arr, the_bins.n_bins), spec, the_bins, mech, est, source)
 
 
 def _bins(bounds: Any, bins: Any, edges: Any) -> Bins:
+    """Public bins; the types are checked here, the values by :func:`make_bins`."""
     if bins is not None and not isinstance(bins, str):
-        check_int(bins, "bins")  # the type; make_bins checks the range
+        check_int(bins, "bins")
+    if bounds is not None and (
+        isinstance(bounds, str | bytes) or not isinstance(bounds, Sequence | np.ndarray)
+    ):
+        raise InvalidTypeError(
+            "The 'bounds' parameter must be a pair (lo, hi). "
+            f"Got {type(bounds).__name__} {bounds!r} instead."
+        )
     return make_bins(bounds=bounds, bins=bins, edges=edges)
+
+
+def _source(rng: Any) -> RandomSource:
+    """The random source; anything but None or a RandomSource is a type error."""
+    if rng is not None and not isinstance(rng, RandomSource):
+        try:
+            resolve_source(rng)
+        except InvalidParameterError as exc:  # the message says what to pass instead
+            raise InvalidTypeError(str(exc)) from None
+    return resolve_source(rng)
 
 
 def _tuple(value: Any) -> Any:
