@@ -215,7 +215,8 @@ def release_counts(
     ------
     InvalidParameterError, InvalidTypeError, DataError
         Naming the argument; a message about the counts names no count or length. Every
-        parameter is checked before the counts are read.
+        parameter is checked before the counts are (only their length is read first when
+        no bins are given: it is the public number of bins).
 
     Examples
     --------
@@ -237,8 +238,9 @@ def release_counts(
     else:
         the_bins = _bins(bounds, bins, edges)
         spec_bins = the_bins
-    arr = _counts_array(counts)
-    if the_bins is None:
+    arr: np.ndarray | None = None
+    if the_bins is None:  # bin j is [j, j + 1): the number of bins is the counts' length
+        arr = _counts_array(counts)
         if spec_bins and spec_bins != arr.size:
             raise InvalidParameterError(
                 "The 'counts' parameter must hold one count per bin: its length differs from "
@@ -261,7 +263,8 @@ def release_counts(
     )
     mech, est = configure(spec, plan=plan, plan_cache=plan_cache)
     source = _source(rng)
-    return _release(_check_counts(arr, the_bins.n_bins), spec, the_bins, mech, est, source)
+    checked = _check_counts(_counts_array(counts) if arr is None else arr, the_bins.n_bins)
+    return _release(checked, spec, the_bins, mech, est, source)
 
 
 def _bins(bounds: Any, bins: Any, edges: Any) -> Bins:
