@@ -450,3 +450,18 @@ def test_median_functions_found_in_either_layout(monkeypatch: pytest.MonkeyPatch
 
     monkeypatch.setattr(treedp, "stable_median", moved, raising=False)
     assert cli._median_function("stable_median") is moved
+
+
+def test_read_column_error_classes(csv_file: Path) -> None:
+    from treedp.exceptions import InvalidParameterError, InvalidTypeError
+    from treedp.io import read_column
+
+    for args, err in [
+        ((123, "age"), InvalidTypeError),
+        ((csv_file, 0), InvalidTypeError),
+        ((csv_file, "nope"), InvalidParameterError),
+        ((csv_file.with_suffix(".txt"), "age"), InvalidParameterError),
+    ]:
+        with pytest.raises(err) as info:
+            read_column(*args)
+        assert type(info.value) is err

@@ -118,6 +118,8 @@ def test_input_types() -> None:
         ({"bounds": (0, float("nan")), "bins": 3}, InvalidParameterError, "finite"),
         ({"bounds": (0, float("inf")), "bins": 3}, InvalidParameterError, "finite"),
         ({"bounds": (0,), "bins": 3}, InvalidParameterError, "pair"),
+        ({"bounds": "0,1", "bins": 3}, InvalidTypeError, "pair"),
+        ({"bounds": 1.0, "bins": 3}, InvalidTypeError, "pair"),
         ({"bounds": (0, "2024-01-01"), "bins": 3}, InvalidTypeError, "mixes"),
         ({"bounds": (0, 1), "bins": 0}, InvalidParameterError, "'bins'"),
         ({"bounds": (0, 1), "bins": -5}, InvalidParameterError, "'bins'"),
@@ -134,8 +136,9 @@ def test_input_types() -> None:
     ],
 )
 def test_bad_bins(kwargs: dict, err: type, match: str) -> None:
-    with pytest.raises(err, match=match):
+    with pytest.raises(err, match=match) as info:
         make_bins(**kwargs)
+    assert type(info.value) is err
 
 
 def test_round_trip_dict() -> None:
@@ -236,7 +239,14 @@ def test_bins_round_trip_through_dict() -> None:
 
 @pytest.mark.parametrize(
     ("bins", "err"),
-    [(2.5, InvalidTypeError), ("8", InvalidTypeError), (True, InvalidTypeError), (None, None)],
+    [
+        (2.5, InvalidTypeError),
+        (True, InvalidTypeError),
+        (b"8", InvalidTypeError),
+        ("8", InvalidParameterError),
+        ("integer", InvalidParameterError),
+        (None, None),
+    ],
 )
 def test_bin_count_error_classes(bins: object, err: type | None) -> None:
     if err is None:

@@ -428,7 +428,12 @@ def make_bins(
             "Public bins are required: give 'bounds=(lo, hi)' with 'bins=B' (or "
             "bins='integers'), or explicit 'edges'. treedp never derives bins from the data."
         )
-    if not isinstance(bounds, tuple | list) or len(bounds) != 2:
+    if not isinstance(bounds, tuple | list):
+        raise InvalidTypeError(
+            "The 'bounds' parameter must be a pair (lo, hi) (a tuple or list). "
+            f"Got {type(bounds).__name__} instead."
+        )
+    if len(bounds) != 2:
         raise InvalidParameterError(
             f"The 'bounds' parameter must be a pair (lo, hi). Got {bounds!r} instead."
         )
@@ -500,6 +505,11 @@ def make_bins(
 
 
 def _check_bin_count(bins: Any) -> int:
+    if isinstance(bins, str):  # the right type, a value other than "integers"
+        raise InvalidParameterError(
+            f"The 'bins' parameter must be an int in [1, {MAX_BINS}] or 'integers'. "
+            f"Got {bins!r} instead."
+        )
     if isinstance(bins, bool) or not isinstance(bins, int | np.integer):
         raise InvalidTypeError(
             f"The 'bins' parameter must be an int in [1, {MAX_BINS}] or 'integers'. "
