@@ -77,6 +77,20 @@ class BinCounts:
     -----
     ``a + b`` counts the union of the two parts; :meth:`zero` is the neutral element, so
     ``sum_counts(parts)`` and ``sum(parts, BinCounts.zero(B))`` are the counts of the whole.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import treedp
+    >>> from treedp.engines import count_chunk, sum_counts
+    >>> bins = treedp.make_bins(bounds=(0, 4), bins=4)
+    >>> column = np.array([0.5, 3.5, np.nan, 9.0, -1.0, 2.0])
+    >>> parts = [count_chunk(c, bins, "drop") for c in np.array_split(column, 3)]
+    >>> total = sum_counts(parts)
+    >>> total.counts.tolist(), total.dropped
+    ([2, 0, 1, 2], 1)
+    >>> total == count_chunk(column, bins, "drop")
+    True
     """
 
     counts: np.ndarray
