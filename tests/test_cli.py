@@ -335,3 +335,133 @@ def test_median_command(csv_file: Path, capsys: pytest.CaptureFixture) -> None:
     assert main([*base, "--method", "exponential"]) == 2
     assert "--bounds" in capsys.readouterr().err
     assert main([*base, "--method", "subsample"]) == 2
+
+
+def _release_args(csv_file: Path, out: Path, *extra: str) -> list[str]:
+    return [
+        "release",
+        str(csv_file),
+        "--column",
+        "age",
+        "--bounds",
+        "18",
+        "90",
+        "--bins",
+        "integers",
+        "--epsilon",
+        "1",
+        "--insecure-seed",
+        "5",
+        "--out",
+        str(out),
+        *extra,
+    ]
+
+
+def test_release_estimator_postprocess_integer(
+    csv_file: Path, tmp_path: Path, capsys: pytest.CaptureFixture
+) -> None:
+    out = tmp_path / "rel.json"
+    extra = ["--estimator", "direct", "--postprocess", "monotone_l1", "--integer"]
+    assert main(_release_args(csv_file, out, *extra, "--neighbors", "add_remove")) == 0
+    rel = load_release(out)
+    assert (rel.estimator, rel.postprocess, rel.integer) == ("direct", "monotone_l1", True)
+    assert rel.neighbours == "add_remove"
+    assert np.array_equal(rel.consistent_counts, np.round(rel.consistent_counts))
+    assert main(_release_args(csv_file, out, "--postprocess", "none")) == 0
+    rel = load_release(out)
+    assert (rel.estimator, rel.postprocess, rel.integer) == ("efficient", "none", False)
+    capsys.readouterr()
+    assert main(_release_args(csv_file, out, "--estimator", "ml")) == 2
+    assert "--estimator" in _one_error_line(capsys.readouterr().err)
+
+
+def test_choices_come_from_the_library() -> None:
+    import argparse
+
+    from treedp.cli import _build_parser
+    from treedp.estimation import ESTIMATORS, POSTPROCESS
+    from treedp.mechanisms.factory import MECHANISMS
+
+    parser = _build_parser()
+    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    release = sub.choices["release"]
+    by_dest = {a.dest: a for a in release._actions}
+    assert tuple(by_dest["estimator"].choices) == ESTIMATORS
+    assert tuple(by_dest["postprocess"].choices) == POSTPROCESS
+    assert tuple(by_dest["mechanism"].choices) == ("auto", *MECHANISMS)
+    assert {"--neighbours", "--neighbors"} <= set(by_dest["neighbours"].option_strings)
+    for command, sub_parser in sub.choices.items():
+        for action in sub_parser._actions:
+            assert action.help, f"{command} {action.option_strings or action.dest} has no help"
+
+
+def test_python_dash_m_treedp(csv_file: Path, tmp_path: Path) -> None:
+    import os
+    import subprocess
+    import sys
+
+    import treedp
+
+    src = str(Path(treedp.__file__).resolve().parent.parent)
+    env = {**os.environ, "PYTHONPATH": src + os.pathsep + os.environ.get("PYTHONPATH", "")}
+    version = subprocess.run(
+        [sys.executable, "-m", "treedp", "--version"],
+        capture_output=True,
+        text=True,
+        env=env,
+        check=False,
+        timeout=120,
+    )
+    assert version.returncode == 0 and version.stdout.strip() == f"treedp {treedp.__version__}"
+    out = tmp_path / "rel.json"
+    run = subprocess.run(
+        [sys.executable, "-m", "treedp", *_release_args(csv_file, out, "--mechanism", "histogram")],
+        capture_output=True,
+        text=True,
+        env=env,
+        check=False,
+        timeout=120,
+    )
+    assert run.returncode == 0, run.stderr
+    assert load_release(out).mechanism.name == "histogram"
+    bad = subprocess.run(
+        [sys.executable, "-m", "treedp", "release"],
+        capture_output=True,
+        text=True,
+        env=env,
+        check=False,
+        timeout=120,
+    )
+    assert bad.returncode == 2
+    assert _one_error_line(bad.stderr)
+
+
+def test_median_functions_found_in_either_layout(monkeypatch: pytest.MonkeyPatch) -> None:
+    import treedp
+    from treedp import cli
+
+    for name in ("stable_median", "subsample_and_aggregate"):
+        found = cli._median_function(name)
+        assert callable(found) and found.__name__ == name
+
+    def moved(*args: object, **kwargs: object) -> None:
+        return None
+
+    monkeypatch.setattr(treedp, "stable_median", moved, raising=False)
+    assert cli._median_function("stable_median") is moved
+
+
+def test_read_column_error_classes(csv_file: Path) -> None:
+    from treedp.exceptions import InvalidParameterError, InvalidTypeError
+    from treedp.io import read_column
+
+    for args, err in [
+        ((123, "age"), InvalidTypeError),
+        ((csv_file, 0), InvalidTypeError),
+        ((csv_file, "nope"), InvalidParameterError),
+        ((csv_file.with_suffix(".txt"), "age"), InvalidParameterError),
+    ]:
+        with pytest.raises(err) as info:
+            read_column(*args)
+        assert type(info.value) is err

@@ -16,7 +16,11 @@ import numpy as np
 
 import treedp
 from treedp.datasets import load_adult
+from treedp.engines.base import NAN_POLICIES
+from treedp.estimation import ESTIMATORS, POSTPROCESS
 from treedp.io import read_column
+from treedp.mechanisms.factory import MECHANISMS
+from treedp.planning import OBJECTIVES
 
 __all__ = ["main"]
 
@@ -53,11 +57,28 @@ def _bins(text: str) -> int | str:
         ) from None
 
 
+#: The neighbour relations (no registry holds them yet).
+_NEIGHBOURS = ("add_remove", "replace")
+
+
+def _median_function(name: str) -> Any:
+    """``treedp.<name>`` where the median mechanisms are public functions, else the function
+    of the ``treedp.median`` module (both layouts work)."""
+    found = getattr(treedp, name, None)
+    if callable(found):
+        return found
+    import importlib
+
+    return getattr(importlib.import_module("treedp.median"), name)
+
+
 def _add_neighbours(parser: argparse.ArgumentParser) -> None:
     """The neighbour relation and the public n, as ``release`` and ``plan`` take them."""
     parser.add_argument(
         "--neighbours",
-        choices=["add_remove", "replace"],
+        "--neighbors",
+        dest="neighbours",
+        choices=_NEIGHBOURS,
         default="add_remove",
         help="neighbour relation (default: add_remove)",
     )
@@ -84,13 +105,36 @@ def _build_parser() -> _Parser:
     _add_neighbours(rel)
     rel.add_argument(
         "--mechanism",
-        choices=["auto", "tree", "histogram", "threshold", "all_intervals"],
+        choices=("auto", *MECHANISMS),
         default="auto",
         help="auto (default): the planner picks the tree shape and budgets",
     )
     rel.add_argument("--branching", type=int, nargs="+", help="fan-out, common or per level")
     rel.add_argument("--level-budgets", type=float, nargs="+", help="budget per noised level")
-    rel.add_argument("--nan", choices=["error", "drop"], default="error")
+    rel.add_argument(
+        "--estimator",
+        choices=ESTIMATORS,
+        help="how prefix counts are estimated from the noisy nodes (default: the library's, "
+        f"{ESTIMATORS[0]} where the mechanism supports it)",
+    )
+    rel.add_argument(
+        "--postprocess",
+        choices=POSTPROCESS,
+        default=POSTPROCESS[0],
+        help="post-processing of the consistent answers, no privacy cost: monotone (L2), "
+        f"monotone_l1 or none (unbiased) (default: {POSTPROCESS[0]})",
+    )
+    rel.add_argument(
+        "--integer",
+        action="store_true",
+        help="make the consistent CDF integer-valued (the exact optimum; no privacy cost)",
+    )
+    rel.add_argument(
+        "--nan",
+        choices=NAN_POLICIES,
+        default="error",
+        help="missing values: error (default) or drop them (a per-record filter)",
+    )
     rel.add_argument(
         "--insecure-seed",
         type=int,
@@ -113,13 +157,16 @@ def _build_parser() -> _Parser:
     pln.add_argument("--epsilon", type=float, required=True, help="privacy budget")
     _add_neighbours(pln)
     pln.add_argument(
-        "--objective", choices=["cdf_mse", "range_mse", "max_variance"], default="cdf_mse"
+        "--objective",
+        choices=OBJECTIVES,
+        default=OBJECTIVES[0],
+        help=f"what the plan minimises (default: {OBJECTIVES[0]})",
     )
 
     mdn = sub.add_parser("median", help="a private median of one column")
     mdn.add_argument("input", help="a .csv, .csv.gz or .parquet file")
-    mdn.add_argument("--column", required=True)
-    mdn.add_argument("--epsilon", type=float, required=True)
+    mdn.add_argument("--column", required=True, help="the column whose median is released")
+    mdn.add_argument("--epsilon", type=float, required=True, help="privacy budget")
     mdn.add_argument(
         "--method",
         choices=["tree", "exponential", "stable", "subsample"],
@@ -127,18 +174,35 @@ def _build_parser() -> _Parser:
         help="tree (default, needs bounds and bins), exponential (needs bounds), stable "
         "(PTR, needs delta), subsample (disjoint subsample-and-aggregate, needs delta and m)",
     )
-    mdn.add_argument("--bounds", nargs=2, type=float, metavar=("LO", "HI"))
-    mdn.add_argument("--bins", type=_bins, default=1024)
-    mdn.add_argument("--delta", type=float, default=1e-6)
+    mdn.add_argument(
+        "--bounds",
+        nargs=2,
+        type=float,
+        metavar=("LO", "HI"),
+        help="public bounds (tree and exponential)",
+    )
+    mdn.add_argument(
+        "--bins", type=_bins, default=1024, help="number of bins for --method tree (default 1024)"
+    )
+    mdn.add_argument(
+        "--delta", type=float, default=1e-6, help="delta for stable and subsample (default 1e-6)"
+    )
     mdn.add_argument(
         "--neighbours",
-        choices=["add_remove", "replace"],
+        "--neighbors",
+        dest="neighbours",
+        choices=_NEIGHBOURS,
         help="tree and exponential: default add_remove (tree) / replace (exponential); "
         "stable and subsample are replace only",
     )
     mdn.add_argument("--m", type=int, help="rows per block (subsample)")
     mdn.add_argument("--resolution", type=float, help="round block answers (subsample)")
-    mdn.add_argument("--insecure-seed", type=int, metavar="SEED")
+    mdn.add_argument(
+        "--insecure-seed",
+        type=int,
+        metavar="SEED",
+        help="seed the noise (reproducible; for tests and research only, never for publication)",
+    )
 
     demo = sub.add_parser("demo", help="release three columns of the UCI Adult census data")
     demo.add_argument("--epsilon", type=float, default=1.0, help="budget per column")
@@ -182,6 +246,9 @@ def _cmd_release(args: argparse.Namespace) -> None:
         mechanism=args.mechanism,
         branching=branching,
         level_budgets=args.level_budgets,
+        estimator=args.estimator,
+        postprocess=args.postprocess,
+        integer=args.integer,
         nan=args.nan,
         rng=rng,
     )
@@ -279,13 +346,13 @@ def _cmd_median(args: argparse.Namespace) -> None:
             "use --method tree or exponential for add_remove."
         )
     if args.method == "stable":
-        result = treedp.median.stable_median(
+        result = _median_function("stable_median")(
             values, epsilon=args.epsilon, delta=args.delta, rng=rng, details=True
         )
     else:
         if args.m is None:
             raise treedp.InvalidParameterError("--method subsample needs --m (rows per block).")
-        result = treedp.median.subsample_and_aggregate(
+        result = _median_function("subsample_and_aggregate")(
             values,
             "median",
             epsilon=args.epsilon,

@@ -4,29 +4,30 @@ Bins are always public inputs: bounds, a bin count or explicit edges chosen by t
 never read from the data. A value is counted in the bin ``[e_j, e_{j+1})`` that holds it;
 values below the lowest edge are counted in the first bin and values at or above the highest
 edge in the last bin (clamping). Clamping is what makes the sensitivity hold: every record,
-whatever its value, adds exactly one to exactly one bin.
+whatever its value, adds exactly one to exactly one bin. The full rule (infinities, integers
+beyond 2**53, datetimes, missing values) is stated once, in :mod:`treedp.engines.base`.
 """
 
 from __future__ import annotations
 
 import math
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any
 
 import numpy as np
 
-from treedp._inputs import as_1d_array
-from treedp.exceptions import DataError, InvalidParameterError, InvalidTypeError
+from treedp.engines.base import NanPolicy
+from treedp.engines.local import LocalEngine
+from treedp.exceptions import InvalidParameterError, InvalidTypeError
 
 __all__ = ["MAX_BINS", "Bins", "NanPolicy", "make_bins"]
 
 #: The largest number of bins accepted (2**26: the tree then needs about 1.5 GiB at most).
 MAX_BINS = 2**26
 
-NanPolicy = Literal["error", "drop"]
+_UNITS = ("Y", "M", "W", "D", "h", "m", "s", "ms", "us", "ns", "ps", "fs", "as")
 
-_CHUNK = 1 << 16
+_ENGINE = LocalEngine()
 
 
 @dataclass(frozen=True, eq=False)
@@ -45,13 +46,69 @@ class Bins:
         True when the edges are ``lo + j·(hi - lo)/B``; counting then uses arithmetic.
     datetime_unit : str or None
         The numpy datetime unit of datetime bins (for example ``"ns"``), else None.
+
+    Raises
+    ------
+    InvalidTypeError
+        If ``edges`` is not numeric (int64 ticks or datetime64 for datetime bins) or a flag is
+        not a bool.
+    InvalidParameterError
+        If the edges are not 1-D, strictly increasing and finite with ``1 <= B <= MAX_BINS``,
+        or the flags do not describe them (``discrete``: consecutive integers;
+        ``equal_width``: equally spaced edges).
+
+    Notes
+    -----
+    Prefer :func:`make_bins`. Constructing ``Bins`` directly validates the same way; the
+    edges are copied into a read-only array.
     """
 
     edges: np.ndarray
     discrete: bool = False
     equal_width: bool = False
     datetime_unit: str | None = None
-    _inv_width: float = field(default=0.0, repr=False)
+    _inv_width: float = field(default=0.0, init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        for flag in ("discrete", "equal_width"):
+            if not isinstance(getattr(self, flag), bool | np.bool_):
+                raise InvalidTypeError(
+                    f"The '{flag}' parameter must be a bool. "
+                    f"Got {type(getattr(self, flag)).__name__} instead."
+                )
+            object.__setattr__(self, flag, bool(getattr(self, flag)))
+        unit = self.datetime_unit
+        if unit is not None and not isinstance(unit, str):
+            raise InvalidTypeError(
+                f"The 'datetime_unit' parameter must be a str or None. "
+                f"Got {type(unit).__name__} instead."
+            )
+        if unit is not None and unit not in _UNITS:
+            raise InvalidParameterError(
+                f"The 'datetime_unit' parameter must be one of {', '.join(_UNITS)}. "
+                f"Got {unit!r} instead."
+            )
+        edges = _edges_array(self.edges, unit)
+        _check_edges(edges, "edges")
+        if self.discrete:
+            if unit is not None:
+                raise InvalidParameterError("Datetime bins cannot be discrete.")
+            if not (
+                float(edges[0]).is_integer()
+                and np.array_equal(edges, edges[0] + np.arange(edges.size, dtype=np.float64))
+            ):
+                raise InvalidParameterError(
+                    "discrete=True needs edges lo, lo + 1, ..., hi + 1 at integers."
+                )
+        inv = 0.0
+        if self.equal_width:
+            inv = _equal_width_inverse(edges)
+        if unit is not None:
+            inv = 0.0  # datetime ticks are counted by binary search on the edges
+        if edges.flags.writeable:
+            edges.setflags(write=False)
+        object.__setattr__(self, "edges", edges)
+        object.__setattr__(self, "_inv_width", inv)
 
     @property
     def n_bins(self) -> int:
@@ -97,9 +154,74 @@ class Bins:
             )
         return arr.astype(np.float64, copy=False)
 
+    # ------------------------------------------------------------------ locating
+    def locate(self, x: Any, *, name: str = "x") -> tuple[np.ndarray, np.ndarray]:
+        """Which bin each query point falls in, and how far into it: ``(j, f)``.
+
+        The one implementation of "value → bin and fraction within the bin" for query points
+        (see :meth:`locate_axis` for the rule); ``x`` is converted with :meth:`to_axis` and
+        must not hold NaN.
+
+        Parameters
+        ----------
+        x : scalar or array-like
+            Query points: numbers, or datetimes for datetime bins.
+        name : str, default="x"
+            The argument's name in error messages.
+
+        Returns
+        -------
+        j : ndarray of int64
+            Bin indices in ``[0, B]``, shaped like ``x``.
+        f : ndarray of float64
+            Fractions in ``[0, 1]``, shaped like ``x``.
+        """
+        t = self.to_axis(x, name)
+        if t.dtype.kind == "f" and np.isnan(t).any():
+            raise InvalidParameterError(f"The '{name}' argument must not contain NaN.")
+        return self.locate_axis(t)
+
+    def locate_axis(self, t: Any) -> tuple[np.ndarray, np.ndarray]:
+        """:meth:`locate` for points already on the edges' axis (float64, or int64 ticks).
+
+        The rule, with edges ``e_0 < ... < e_B``:
+
+        * ``t < e_0``: ``(0, 0.0)``; ``t >= e_B``: ``(B, 0.0)`` (clamped; ``±inf`` included);
+        * otherwise ``j`` is the bin with ``e_j <= t < e_{j+1}`` and
+          ``f = (t - e_j) / (e_{j+1} - e_j)`` (clipped to ``[0, 1]`` against rounding);
+        * discrete bins hold one integer each, so ``f`` is 0 at the integer and 1 strictly
+          inside the bin (every value of the bin is then below ``t``): ``j + f == ceil(t) - e_0``
+          clipped to ``[0, B]``.
+
+        So ``j + f`` is the position of ``t`` on ``[0, B]``, and with prefix counts ``p``
+        (``p[m]`` values in bins ``< m``) the estimated number of values below ``t`` is
+        ``p[j] + f·(p[j+1] - p[j])``, read as ``p[B]`` where ``j == B``.
+        """
+        t = np.asarray(t)
+        edges = self.edges
+        n_bins = self.n_bins
+        if self.discrete:
+            with np.errstate(invalid="ignore"):
+                tf = t.astype(np.float64, copy=False)
+                k = np.clip(np.ceil(tf) - edges[0], 0, n_bins)
+                j = np.clip(np.floor(tf) - edges[0], 0, n_bins)
+            j = np.where(k == 0, 0, j).astype(np.int64)
+            return j, (k - j).astype(np.float64)
+        j = np.clip(np.searchsorted(edges, t, side="right") - 1, 0, n_bins).astype(np.int64)
+        inner = np.minimum(j, n_bins - 1)
+        # Clip first: the subtraction then cannot overflow (int64 ticks) or meet infinities.
+        tc = np.clip(t, edges[0], edges[-1])
+        width = (edges[inner + 1] - edges[inner]).astype(np.float64)
+        f = np.clip((tc - edges[inner]).astype(np.float64) / width, 0.0, 1.0)
+        return j, np.where(j == n_bins, 0.0, f)
+
     # ------------------------------------------------------------------ counting
     def count(self, values: Any, *, nan: NanPolicy = "error") -> tuple[np.ndarray, int]:
         """Count ``values`` into the bins, clamping values outside the edges.
+
+        A thin wrapper over the in-memory engine
+        (:class:`treedp.engines.local.LocalEngine`); the bin rule is stated in
+        :mod:`treedp.engines.base`.
 
         Parameters
         ----------
@@ -124,93 +246,7 @@ class Bins:
         policy, and it never warns: no value, however extreme, changes what is printed, and no
         message holds a count, value or shape of the data.
         """
-        arr = as_1d_array(values)
-        if self.datetime_unit is not None:
-            if arr.dtype.kind != "M":
-                raise InvalidTypeError(
-                    "The 'values' argument must hold datetimes for datetime bins. "
-                    f"Got dtype {arr.dtype} instead."
-                )
-            bad = np.isnat(arr)
-            n_bad = int(bad.sum())
-            if n_bad:
-                arr = _drop(arr, bad, nan, "NaT (missing datetime)")
-            return self._count_search(_datetime_ticks(arr, self.datetime_unit)), n_bad
-        if arr.dtype.kind == "M":
-            raise InvalidTypeError(
-                "The 'values' argument holds datetimes but the bins are numeric; give "
-                "datetime bounds or edges."
-            )
-        n_bad = 0
-        if arr.dtype.kind == "f":
-            bad = np.isnan(arr)
-            n_bad = int(bad.sum())
-            if n_bad:
-                arr = _drop(arr, bad, nan, "NaN (missing)")
-        if self.equal_width and self._inv_width > 0.0:
-            return self._count_equal_width(arr), n_bad
-        return self._count_search(arr.astype(np.float64, copy=False)), n_bad
-
-    def _parallel(self, arr: np.ndarray, kernel: Any) -> np.ndarray:
-        n_bins = self.n_bins
-        if arr.size < 8 * _CHUNK:
-            return kernel(arr)
-        half = arr.size // 2
-        with ThreadPoolExecutor(max_workers=2) as pool:
-            parts = list(pool.map(kernel, (arr[:half], arr[half:])))
-        out = parts[0]
-        out += parts[1]
-        assert out.size == n_bins
-        return out
-
-    def _count_equal_width(self, arr: np.ndarray) -> np.ndarray:
-        lo = float(self.edges[0])
-        hi = float(self.edges[-1])
-        inv = self._inv_width
-        n_bins = self.n_bins
-        edges = self.edges
-        top = n_bins - 0.5
-        chunk = _chunk_for(n_bins)
-
-        def kernel(part: np.ndarray) -> np.ndarray:
-            with np.errstate(all="ignore"):  # per thread: the user's np.seterr must not leak
-                return _equal_width_kernel(part)
-
-        def _equal_width_kernel(part: np.ndarray) -> np.ndarray:
-            counts = np.zeros(n_bins, dtype=np.int64)
-            t = np.empty(min(chunk, part.size), dtype=np.float64)
-            for start in range(0, part.size, chunk):
-                x = part[start : start + chunk]
-                tt = t[: x.size]
-                # Clamp first, so (x - lo)·inv never overflows whatever the value: no warning
-                # (an observable output) can depend on the data.
-                np.clip(x, lo, hi, out=tt)
-                tt -= lo
-                tt *= inv
-                np.clip(tt, 0.0, top, out=tt)
-                idx = tt.astype(np.intp)
-                # Exactness at the edges: floating-point rounding in (x - lo)·B/(hi - lo) may
-                # put a value on the wrong side of an edge; compare with the edges themselves.
-                idx -= (x < edges[idx]) & (idx > 0)
-                idx += (x >= edges[idx + 1]) & (idx < n_bins - 1)
-                counts += np.bincount(idx, minlength=n_bins)
-            return counts
-
-        return self._parallel(arr, kernel)
-
-    def _count_search(self, arr: np.ndarray) -> np.ndarray:
-        n_bins = self.n_bins
-        inner = self.edges[1:-1]
-        chunk = _chunk_for(n_bins)
-
-        def kernel(part: np.ndarray) -> np.ndarray:
-            counts = np.zeros(n_bins, dtype=np.int64)
-            for start in range(0, part.size, chunk):
-                idx = np.searchsorted(inner, part[start : start + chunk], side="right")
-                counts += np.bincount(idx, minlength=n_bins)
-            return counts
-
-        return self._parallel(arr, kernel)
+        return _ENGINE.count(values, self, nan=nan).as_tuple()
 
     # ------------------------------------------------------------------ serialisation
     def to_dict(self) -> dict[str, Any]:
@@ -228,75 +264,68 @@ class Bins:
         unit = data["datetime_unit"]
         dtype = np.int64 if unit else np.float64
         edges = np.asarray(data["edges"], dtype=dtype)
-        _check_edges(edges, "edges")
         return _finish(edges, bool(data["discrete"]), bool(data["equal_width"]), unit)
 
 
-def _drop(arr: np.ndarray, bad: np.ndarray, nan: str, what: str) -> np.ndarray:
-    """Apply the missing-value policy; the error names no count, value or shape of the data."""
-    if nan == "drop":
-        return arr[~bad]
-    raise DataError(
-        f"The 'values' argument contains {what} values. Pass nan='drop' to leave them out "
-        "(a per-record filter that keeps the add/remove guarantee; see the docs), or clean "
-        "the column first."
-    )
-
-
-_INT64_MAX = int(np.iinfo(np.int64).max)
-
-
-_UNITS = ("Y", "M", "W", "D", "h", "m", "s", "ms", "us", "ns", "ps", "fs", "as")
-
-
-def _datetime_ticks(arr: np.ndarray, unit: str) -> np.ndarray:
-    """Datetimes (no NaT) as int64 ticks of ``unit``, saturating instead of wrapping.
-
-    numpy's cast to a finer unit wraps silently on overflow (``2500-01-01`` in days becomes
-    1915 in nanoseconds). A datetime beyond the int64 range of ``unit`` lies beyond every edge,
-    so it saturates to the extreme tick and is clamped into the first or last bin, as the
-    clamping rule says.
-    """
-    src_unit, multiple = np.datetime_data(arr.dtype)
-    finer = _UNITS.index(src_unit) - _UNITS.index(unit)
-    if arr.size == 0 or finer > 0 or (finer == 0 and multiple == 1):
-        return arr.astype(f"datetime64[{unit}]").view(np.int64)  # floors; cannot overflow
-    src = arr.view(np.int64)
-    if src_unit in ("Y", "M"):  # calendar units: go through days first, saturating
-        per_day_max = _INT64_MAX // (366 if src_unit == "Y" else 31)
-        src = np.clip(src, -per_day_max, per_day_max)
-        src = src.view(arr.dtype).astype("datetime64[D]").view(np.int64)
-        src_unit, multiple = "D", 1
-    # Linear units: one source tick is ``factor`` target ticks (exact integers); a source tick
-    # beyond MAX // factor lies beyond the target unit's range, hence beyond every edge.
-    step = np.timedelta64(1, src_unit).astype(f"timedelta64[{unit}]").view(np.int64)
-    factor = int(step) * int(multiple)
-    limit = _INT64_MAX // factor
-    high, low = src > limit, src < -limit
-    ticks = np.clip(src, -limit, limit) * factor
-    ticks[high] = _INT64_MAX
-    ticks[low] = -_INT64_MAX
-    return ticks
-
-
-def _chunk_for(n_bins: int) -> int:
-    """Values per chunk: cache-sized, but large enough that the per-chunk bincount of ``B``
-    counters stays a small fraction of the work."""
-    return int(min(max(_CHUNK, 2 * n_bins), 1 << 22))
-
-
 def _finish(edges: np.ndarray, discrete: bool, equal_width: bool, unit: str | None) -> Bins:
-    inv = 0.0
-    if equal_width and unit is None:
-        with np.errstate(all="ignore"):
-            width = float(edges[-1]) - float(edges[0])
-            inv = (edges.size - 1) / width
-        if not (math.isfinite(width) and math.isfinite(inv) and inv > 0.0):
-            # Bounds so wide or so narrow that (x - lo)·B/(hi - lo) overflows: these bins are
-            # counted by binary search on the edges instead (exact, only slower).
+    edges.setflags(write=False)  # fresh arrays: Bins keeps them without a copy
+    return Bins(edges, discrete, equal_width, unit)
+
+
+def _edges_array(edges: Any, unit: str | None) -> np.ndarray:
+    """The edges as a fresh float64 array (numbers) or int64 ticks of ``unit`` (datetimes)."""
+    arr = edges if isinstance(edges, np.ndarray) else np.asarray(edges)
+    kind = arr.dtype.kind
+    if unit is not None:
+        if kind == "M":
+            if np.isnat(arr).any():
+                raise InvalidParameterError("The 'edges' parameter must not hold NaT.")
+            return arr.astype(f"datetime64[{unit}]").view(np.int64)
+        if kind not in "iu":
+            raise InvalidTypeError(
+                "The 'edges' parameter of datetime bins must hold int64 ticks or datetimes. "
+                f"Got dtype {arr.dtype} instead."
+            )
+        out = arr.astype(np.int64, copy=False)
+    else:
+        if kind == "M" or kind not in "iuf":
+            raise InvalidTypeError(
+                "The 'edges' parameter must hold numbers (give datetime_unit for datetimes). "
+                f"Got dtype {arr.dtype} instead."
+            )
+        out = arr.astype(np.float64, copy=False)
+    if out is arr and arr.flags.writeable:
+        out = arr.copy()  # the caller's array must not change the bins later
+    return out
+
+
+def _equal_width_inverse(edges: np.ndarray) -> float:
+    """``B / (hi - lo)`` for the arithmetic counting kernel, after checking the spacing.
+
+    The kernel corrects a rounding error of one bin at most, so the edges must lie within a
+    quarter bin of ``lo + j·(hi - lo)/B``; edges that do not are refused. Returns 0.0 when the
+    arithmetic would overflow (the bins are then counted by binary search: exact, slower).
+    """
+    lo, hi = float(edges[0]), float(edges[-1])
+    n_bins = edges.size - 1
+    with np.errstate(all="ignore"):
+        width = hi - lo
+        inv = n_bins / width
+        if math.isfinite(width) and math.isfinite(inv) and inv > 0.0:
+            offset = (edges.astype(np.float64) - lo) * inv - np.arange(n_bins + 1)
+            spaced = bool(np.all(np.abs(offset) <= 0.25))
+        else:
             inv = 0.0
-    edges.setflags(write=False)
-    return Bins(edges, discrete, equal_width, unit, inv)
+            steps = np.arange(n_bins + 1, dtype=np.float64) / n_bins
+            ideal = lo * (1.0 - steps) + hi * steps
+            gap = np.diff(edges.astype(np.float64))
+            spaced = bool(np.all(np.abs(edges - ideal) <= 0.25 * np.min(gap)))
+    if not spaced:
+        raise InvalidParameterError(
+            "equal_width=True needs equally spaced edges lo + j·(hi - lo)/B; use "
+            "equal_width=False for other edges."
+        )
+    return float(inv)
 
 
 def _check_edges(edges: np.ndarray, name: str) -> None:
@@ -387,23 +416,24 @@ def make_bins(
             unit = np.datetime_data(arr.dtype)[0]
             if np.isnat(arr).any():
                 raise InvalidParameterError("The 'edges' parameter must not hold NaT.")
-            ticks = arr.view(np.int64).copy()
-            _check_edges(ticks, "edges")
-            return _finish(ticks, False, False, unit)
+            return _finish(arr.view(np.int64).copy(), False, False, unit)
         if arr.dtype.kind not in "iuf":
             raise InvalidTypeError(
                 f"The 'edges' parameter must hold numbers or datetimes. Got dtype {arr.dtype}."
             )
-        fl = arr.astype(np.float64)
-        _check_edges(fl, "edges")
-        return _finish(fl.copy(), False, False, None)
+        return _finish(arr.astype(np.float64), False, False, None)
 
     if bounds is None or bins is None:
         raise InvalidParameterError(
             "Public bins are required: give 'bounds=(lo, hi)' with 'bins=B' (or "
             "bins='integers'), or explicit 'edges'. treedp never derives bins from the data."
         )
-    if not isinstance(bounds, tuple | list) or len(bounds) != 2:
+    if not isinstance(bounds, tuple | list):
+        raise InvalidTypeError(
+            "The 'bounds' parameter must be a pair (lo, hi) (a tuple or list). "
+            f"Got {type(bounds).__name__} instead."
+        )
+    if len(bounds) != 2:
         raise InvalidParameterError(
             f"The 'bounds' parameter must be a pair (lo, hi). Got {bounds!r} instead."
         )
@@ -475,10 +505,15 @@ def make_bins(
 
 
 def _check_bin_count(bins: Any) -> int:
-    if isinstance(bins, bool) or not isinstance(bins, int | np.integer):
+    if isinstance(bins, str):  # the right type, a value other than "integers"
         raise InvalidParameterError(
             f"The 'bins' parameter must be an int in [1, {MAX_BINS}] or 'integers'. "
             f"Got {bins!r} instead."
+        )
+    if isinstance(bins, bool) or not isinstance(bins, int | np.integer):
+        raise InvalidTypeError(
+            f"The 'bins' parameter must be an int in [1, {MAX_BINS}] or 'integers'. "
+            f"Got {type(bins).__name__} {bins!r} instead."
         )
     if not 1 <= bins <= MAX_BINS:
         raise InvalidParameterError(

@@ -4,12 +4,18 @@ from __future__ import annotations
 
 import csv
 import gzip
+import os
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from treedp.exceptions import DataError, InvalidParameterError, MissingDependencyError
+from treedp.exceptions import (
+    DataError,
+    InvalidParameterError,
+    InvalidTypeError,
+    MissingDependencyError,
+)
 
 __all__ = ["read_column"]
 
@@ -30,6 +36,8 @@ def read_column(path: str | Path, column: str) -> Any:
 
     Raises
     ------
+    InvalidTypeError
+        If ``path`` is not a str or path, or ``column`` is not a str.
     InvalidParameterError
         If the file does not exist, its format is unknown, or the column is missing.
     DataError
@@ -37,6 +45,14 @@ def read_column(path: str | Path, column: str) -> Any:
     MissingDependencyError
         For Parquet without pyarrow.
     """
+    if not isinstance(path, str | os.PathLike):
+        raise InvalidTypeError(
+            f"The 'path' argument must be a str or a path. Got {type(path).__name__} instead."
+        )
+    if not isinstance(column, str):
+        raise InvalidTypeError(
+            f"The 'column' argument must be a str. Got {type(column).__name__} instead."
+        )
     p = Path(path)
     if not p.is_file():
         raise InvalidParameterError(f"The input file '{p}' does not exist.")

@@ -42,6 +42,7 @@ def _check_against_trellis(p: np.ndarray) -> None:
         assert _loss(h_ref, p, loss) == pytest.approx(cost, abs=1e-9)
 
 
+@pytest.mark.slow
 def test_fast_integer_methods_equal_the_trellis_exhaustively() -> None:
     """Every target vector on a half-integer grid for B <= 4 bins and n <= 4."""
     targets = np.arange(-2, 11) * 0.5  # -1.0 .. 5.0
@@ -221,6 +222,7 @@ def test_band_critical_value_is_calibrated() -> None:
     assert pointwise < 0.9 - tol
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("neighbours", "n"), [("replace", 1500), ("add_remove", None)])
 def test_quantile_intervals_cover(neighbours: str, n: int | None) -> None:
     rng = np.random.default_rng(TEST_SEED)

@@ -53,6 +53,7 @@ def test_theorem_iv1_closed_form_with_continuous_laplace() -> None:
     )
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("branching", "budgets"), CASES[:3])
 @pytest.mark.parametrize("neighbours", ["replace", "add_remove"])
 def test_monte_carlo_unbiased_with_exact_variance(
@@ -102,6 +103,7 @@ def test_monte_carlo_unbiased_with_exact_variance(
     assert abs(total.mean() - expected) <= z_two_sided() * total.std(ddof=1) / math.sqrt(trials)
 
 
+@pytest.mark.slow
 def test_monte_carlo_detects_a_wrong_variance_claim() -> None:
     """The total-error check fails when the claimed variance is off by 20%."""
     trials = 4000

@@ -1,0 +1,221 @@
+"""The in-memory counting engine: numpy kernels, two threads for large columns.
+
+:func:`count_chunk` is the pure kernel: it counts one 1-D numpy array into the bins following
+the bin rule of :mod:`treedp.engines.base`. Everything else (streams, thread pools, distributed
+partitions) counts parts with it and adds the :class:`~treedp.engines.base.BinCounts`.
+"""
+
+from __future__ import annotations
+
+from concurrent.futures import ThreadPoolExecutor
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from treedp._inputs import as_1d_array
+from treedp.engines.base import BinCounts, NanPolicy, check_nan_policy, sum_counts
+from treedp.exceptions import DataError, InvalidParameterError, InvalidTypeError
+
+if TYPE_CHECKING:
+    from treedp.domain import Bins
+
+__all__ = ["LocalEngine", "count_chunk", "datetime_ticks"]
+
+#: Values per kernel chunk at least (cache-sized), and the column size below which the local
+#: engine counts on one thread.
+CHUNK = 1 << 16
+PARALLEL_MIN = 8 * CHUNK
+
+_INT64_MAX = int(np.iinfo(np.int64).max)
+_UNITS = ("Y", "M", "W", "D", "h", "m", "s", "ms", "us", "ns", "ps", "fs", "as")
+
+
+def count_chunk(values: np.ndarray, bins: Bins, nan: NanPolicy = "error") -> BinCounts:
+    """Count one 1-D numpy array into ``bins`` (the bin rule of :mod:`treedp.engines.base`).
+
+    Parameters
+    ----------
+    values : ndarray
+        One-dimensional, of an integer, float or datetime64 dtype (see
+        :func:`treedp._inputs.as_1d_array` for turning other columns into one).
+    bins : Bins
+        The public bins.
+    nan : {"error", "drop"}, default="error"
+        The missing-value policy.
+
+    Returns
+    -------
+    BinCounts
+
+    Raises
+    ------
+    InvalidTypeError
+        If the dtype does not fit the bins (datetimes for numeric bins or the reverse).
+    DataError
+        On a missing value under ``nan="error"`` (the message holds no count).
+    """
+    if not isinstance(values, np.ndarray) or values.ndim != 1:
+        raise InvalidTypeError("count_chunk counts a 1-D numpy array.")
+    if bins.datetime_unit is not None:
+        if values.dtype.kind != "M":
+            raise InvalidTypeError(
+                "The 'values' argument must hold datetimes for datetime bins. "
+                f"Got dtype {values.dtype} instead."
+            )
+        bad = np.isnat(values)
+        n_bad = int(bad.sum())
+        if n_bad:
+            values = _drop(values, bad, nan, "NaT (missing datetime)")
+        ticks = datetime_ticks(values, bins.datetime_unit)
+        return BinCounts._trusted(_count_search(ticks, bins.edges), n_bad)
+    if values.dtype.kind == "M":
+        raise InvalidTypeError(
+            "The 'values' argument holds datetimes but the bins are numeric; give "
+            "datetime bounds or edges."
+        )
+    if values.dtype.kind not in "iuf":
+        raise InvalidTypeError(
+            f"The 'values' argument must hold numbers. Got dtype {values.dtype} instead."
+        )
+    n_bad = 0
+    if values.dtype.kind == "f":
+        bad = np.isnan(values)
+        n_bad = int(bad.sum())
+        if n_bad:
+            values = _drop(values, bad, nan, "NaN (missing)")
+    inv = bins._inv_width
+    if bins.equal_width and inv > 0.0:
+        return BinCounts._trusted(_count_equal_width(values, bins.edges, inv), n_bad)
+    floats = values.astype(np.float64, copy=False)
+    return BinCounts._trusted(_count_search(floats, bins.edges), n_bad)
+
+
+class LocalEngine:
+    """Count an in-memory column: numpy, sequences, pandas / polars Series, pyarrow Arrays.
+
+    Columns of at least ``PARALLEL_MIN`` values are split in ``workers`` contiguous parts
+    counted on as many threads (numpy releases the GIL) and added; the result is the same,
+    bin for bin, as counting on one thread.
+    """
+
+    def __init__(self, workers: int = 2) -> None:
+        if isinstance(workers, bool) or not isinstance(workers, int):
+            raise InvalidTypeError(
+                f"The 'workers' parameter must be an int. Got {type(workers).__name__} instead."
+            )
+        if workers < 1:
+            raise InvalidParameterError("The 'workers' parameter must be at least 1.")
+        self.workers = workers
+
+    def __repr__(self) -> str:
+        return f"LocalEngine(workers={self.workers})"
+
+    def count(self, source: Any, bins: Bins, *, nan: NanPolicy = "error") -> BinCounts:
+        """Count ``source`` into ``bins``.
+
+        Parameters
+        ----------
+        source : array-like
+            One column.
+        bins : Bins
+            The public bins.
+        nan : {"error", "drop"}, default="error"
+            The missing-value policy.
+
+        Returns
+        -------
+        BinCounts
+        """
+        check_nan_policy(nan)
+        arr = as_1d_array(source)
+        if self.workers == 1 or arr.size < PARALLEL_MIN:
+            return count_chunk(arr, bins, nan)
+        parts = np.array_split(arr, self.workers)
+        with ThreadPoolExecutor(max_workers=self.workers) as pool:
+            results = list(pool.map(lambda part: count_chunk(part, bins, nan), parts))
+        return sum_counts(results)
+
+
+def _drop(arr: np.ndarray, bad: np.ndarray, nan: str, what: str) -> np.ndarray:
+    """Apply the missing-value policy; the error names no count, value or shape of the data."""
+    if nan == "drop":
+        return arr[~bad]
+    raise DataError(
+        f"The 'values' argument contains {what} values. Pass nan='drop' to leave them out "
+        "(a per-record filter that keeps the add/remove guarantee; see the docs), or clean "
+        "the column first."
+    )
+
+
+def _chunk_for(n_bins: int) -> int:
+    """Values per chunk: cache-sized, but large enough that the per-chunk bincount of ``B``
+    counters stays a small fraction of the work."""
+    return int(min(max(CHUNK, 2 * n_bins), 1 << 22))
+
+
+def _count_equal_width(arr: np.ndarray, edges: np.ndarray, inv: float) -> np.ndarray:
+    lo = float(edges[0])
+    hi = float(edges[-1])
+    n_bins = int(edges.size - 1)
+    top = n_bins - 0.5
+    chunk = _chunk_for(n_bins)
+    counts = np.zeros(n_bins, dtype=np.int64)
+    t = np.empty(min(chunk, arr.size), dtype=np.float64)
+    with np.errstate(all="ignore"):  # per thread: the user's np.seterr must not leak
+        for start in range(0, arr.size, chunk):
+            x = arr[start : start + chunk]
+            tt = t[: x.size]
+            # Clamp first, so (x - lo)·inv never overflows whatever the value: no warning
+            # (an observable output) can depend on the data.
+            np.clip(x, lo, hi, out=tt)
+            tt -= lo
+            tt *= inv
+            np.clip(tt, 0.0, top, out=tt)
+            idx = tt.astype(np.intp)
+            # Exactness at the edges: floating-point rounding in (x - lo)·B/(hi - lo) may put
+            # a value on the wrong side of an edge; compare with the edges themselves.
+            idx -= (x < edges[idx]) & (idx > 0)
+            idx += (x >= edges[idx + 1]) & (idx < n_bins - 1)
+            counts += np.bincount(idx, minlength=n_bins)
+    return counts
+
+
+def _count_search(arr: np.ndarray, edges: np.ndarray) -> np.ndarray:
+    n_bins = int(edges.size - 1)
+    inner = edges[1:-1]
+    chunk = _chunk_for(n_bins)
+    counts = np.zeros(n_bins, dtype=np.int64)
+    for start in range(0, arr.size, chunk):
+        idx = np.searchsorted(inner, arr[start : start + chunk], side="right")
+        counts += np.bincount(idx, minlength=n_bins)
+    return counts
+
+
+def datetime_ticks(arr: np.ndarray, unit: str) -> np.ndarray:
+    """Datetimes (no NaT) as int64 ticks of ``unit``, saturating instead of wrapping.
+
+    numpy's cast to a finer unit wraps silently on overflow (``2500-01-01`` in days becomes
+    1915 in nanoseconds). A datetime beyond the int64 range of ``unit`` lies beyond every edge,
+    so it saturates to the extreme tick and is clamped into the first or last bin, as the
+    clamping rule says.
+    """
+    src_unit, multiple = np.datetime_data(arr.dtype)
+    finer = _UNITS.index(src_unit) - _UNITS.index(unit)
+    if arr.size == 0 or finer > 0 or (finer == 0 and multiple == 1):
+        return arr.astype(f"datetime64[{unit}]").view(np.int64)  # floors; cannot overflow
+    src = arr.view(np.int64)
+    if src_unit in ("Y", "M"):  # calendar units: go through days first, saturating
+        per_day_max = _INT64_MAX // (366 if src_unit == "Y" else 31)
+        src = np.clip(src, -per_day_max, per_day_max)
+        src = src.view(arr.dtype).astype("datetime64[D]").view(np.int64)
+        src_unit, multiple = "D", 1
+    # Linear units: one source tick is ``factor`` target ticks (exact integers); a source tick
+    # beyond MAX // factor lies beyond the target unit's range, hence beyond every edge.
+    step = np.timedelta64(1, src_unit).astype(f"timedelta64[{unit}]").view(np.int64)
+    factor = int(step) * int(multiple)
+    limit = _INT64_MAX // factor
+    high, low = src > limit, src < -limit
+    ticks = np.clip(src, -limit, limit) * factor
+    ticks[high] = _INT64_MAX
+    ticks[low] = -_INT64_MAX
+    return ticks

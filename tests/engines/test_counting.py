@@ -1,0 +1,271 @@
+"""Counting engines: additive partial counts, and one bin rule bin for bin.
+
+Every engine path (the whole column, random chunks added up, two threads, one thread) must give
+the counts of the reference rule of :mod:`treedp.engines.base`, written here independently with
+``np.searchsorted`` on the edges.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from treedp import make_bins
+from treedp.domain import Bins
+from treedp.engines import BinCounts, CountEngine, LocalEngine, count_chunk, sum_counts
+from treedp.engines import local as local_engine
+from treedp.exceptions import DataError, InvalidParameterError, InvalidTypeError
+
+
+def reference(values: np.ndarray, bins: Bins) -> np.ndarray:
+    """The bin rule, independently: index = #inner edges <= v, on float64 or saturated ticks."""
+    if bins.datetime_unit is not None:
+        ticks = _saturated_ticks(values, bins.datetime_unit)
+        idx = np.searchsorted(bins.edges[1:-1], ticks, side="right")
+    else:
+        idx = np.searchsorted(bins.edges[1:-1], values.astype(np.float64), side="right")
+    return np.bincount(idx, minlength=bins.n_bins).astype(np.int64)
+
+
+_ATTO = {
+    "W": 7 * 86400 * 10**18,
+    "D": 86400 * 10**18,
+    "h": 3600 * 10**18,
+    "m": 60 * 10**18,
+    "s": 10**18,
+    "ms": 10**15,
+    "us": 10**12,
+    "ns": 10**9,
+}
+
+
+def _saturated_ticks(values: np.ndarray, unit: str) -> np.ndarray:
+    """Exact ticks through Python integers, saturated to ±(2**63 - 1)."""
+    limit = 2**63 - 1
+    out = []
+    for v in values:
+        src_unit, _ = np.datetime_data(v.dtype)
+        n = int(v.astype(np.int64))
+        if src_unit in ("Y", "M"):
+            n = int(v.astype("datetime64[D]").astype(np.int64))  # small test values only
+            src_unit = "D"
+        ticks = (n * _ATTO[src_unit]) // _ATTO[unit]
+        out.append(max(-limit, min(limit, ticks)))
+    return np.array(out, dtype=np.int64)
+
+
+def _random_chunks(arr: np.ndarray, rng: np.random.Generator) -> list[np.ndarray]:
+    cuts = np.sort(rng.integers(0, arr.size + 1, size=rng.integers(0, 8)))
+    return np.split(arr, cuts)
+
+
+def _all_paths_agree(values: np.ndarray, bins: Bins, nan: str = "error") -> BinCounts:
+    rng = np.random.default_rng(values.size)
+    whole = count_chunk(values, bins, nan)
+    chunked = sum_counts(count_chunk(c, bins, nan) for c in _random_chunks(values, rng))
+    serial = LocalEngine(workers=1).count(values, bins, nan=nan)
+    threaded = LocalEngine(workers=3).count(values, bins, nan=nan)
+    assert whole == chunked == serial == threaded
+    counts, dropped = bins.count(values, nan=nan)
+    assert np.array_equal(counts, whole.counts) and dropped == whole.dropped
+    return whole
+
+
+def _edge_probes(edges: np.ndarray) -> np.ndarray:
+    """Every edge, one ulp either side, midpoints, and values far outside."""
+    e = edges.astype(np.float64)
+    probes = [e, np.nextafter(e, -np.inf), np.nextafter(e, np.inf), (e[:-1] + e[1:]) / 2]
+    far = [-np.inf, np.inf, -1e308, 1e308, -0.0, 0.0, 5e-324, -5e-324, 2.2250738585072014e-308]
+    return np.concatenate([*probes, np.array(far)])
+
+
+NUMERIC_BINS = [
+    make_bins(bounds=(0.0, 1.0), bins=10),
+    make_bins(bounds=(-3.0, 7.0), bins=7),
+    make_bins(bounds=(-1e-300, 1e-300), bins=5),
+    make_bins(bounds=(-1e308, 1e308), bins=6),  # hi - lo overflows: binary search path
+    make_bins(bounds=(1e-310, 3e-310), bins=4),  # subnormal edges
+    make_bins(bounds=(-5, 20), bins="integers"),
+    make_bins(edges=[-2.0, -0.0, 1e-9, 3.0, 1e6]),
+    make_bins(bounds=(0.1, 0.7), bins=1000),
+]
+
+
+@pytest.mark.parametrize("bins", NUMERIC_BINS, ids=lambda b: f"B{b.n_bins}")
+def test_numeric_paths_equal_the_reference_at_and_around_edges(bins: Bins) -> None:
+    probes = _edge_probes(bins.edges)
+    rng = np.random.default_rng(1)
+    lo, hi = float(bins.edges[0]), float(bins.edges[-1])
+    span = hi - lo if np.isfinite(hi - lo) else hi
+    inside = lo + rng.random(5000) * span if np.isfinite(span) else rng.normal(0, 1e307, 5000)
+    values = rng.permutation(np.concatenate([probes, inside, probes]))
+    got = _all_paths_agree(values, bins)
+    assert np.array_equal(got.counts, reference(values, bins))
+    assert got.dropped == 0 and int(got.counts.sum()) == values.size
+
+
+@pytest.mark.parametrize("nan", ["error", "drop"])
+def test_missing_values_follow_the_policy(nan: str) -> None:
+    bins = make_bins(bounds=(0.0, 4.0), bins=4)
+    values = np.array([0.5, np.nan, -np.inf, np.inf, 3.999, np.nan, 4.0, -0.0])
+    if nan == "error":
+        with pytest.raises(DataError, match="nan='drop'"):
+            count_chunk(values, bins, nan)
+        with pytest.raises(DataError):
+            LocalEngine(workers=2).count(np.tile(values, 200_000), bins, nan=nan)
+        return
+    got = _all_paths_agree(values, bins, nan)
+    assert got.dropped == 2
+    assert np.array_equal(got.counts, reference(values[~np.isnan(values)], bins))
+    assert got.counts.tolist() == [3, 0, 0, 3]
+
+
+def test_missing_datetimes_and_objects() -> None:
+    bins = make_bins(bounds=("2024-01-01", "2024-01-05"), bins=4)
+    values = np.array(["2024-01-02", "NaT", "2024-01-04T12", "NaT"], dtype="datetime64[s]")
+    with pytest.raises(DataError, match="NaT"):
+        bins.count(values)
+    got = _all_paths_agree(values, bins, "drop")
+    assert got.dropped == 2 and got.counts.tolist() == [0, 1, 0, 1]
+    counts, dropped = make_bins(bounds=(0, 2), bins=2).count([0.5, None, 1.5], nan="drop")
+    assert counts.tolist() == [1, 1] and dropped == 1
+
+
+def test_integers_beyond_two_to_the_53() -> None:
+    big = 2**53
+    bins = make_bins(edges=[0.0, float(big), float(big + 2), float(big + 8)])
+    values = np.array([big - 1, big, big + 1, big + 2, big + 3, big + 7, 2**62, -(2**63)])
+    got = _all_paths_agree(values, bins)
+    assert np.array_equal(got.counts, reference(values, bins))
+    uvalues = np.array([2**64 - 1, 0, big + 1], dtype=np.uint64)
+    assert np.array_equal(_all_paths_agree(uvalues, bins).counts, reference(uvalues, bins))
+
+
+FAR_DATES = ["1900-01-01", "1678-01-01", "2262-04-01", "2015-06-15"]
+
+
+@pytest.mark.parametrize("unit", ["D", "s", "ms", "us", "ns"])
+def test_datetimes_of_several_units(unit: str) -> None:
+    bins = make_bins(bounds=("2000-01-01", "2030-01-01"), bins=9)
+    edges = bins.edges_as_values().astype(f"datetime64[{unit}]")
+    one = np.timedelta64(1, unit)
+    values = np.concatenate(
+        [
+            edges,
+            edges - one,
+            edges + one,
+            np.array(FAR_DATES if unit != "ns" else FAR_DATES[1:], f"datetime64[{unit}]"),
+        ]
+    )
+    got = _all_paths_agree(values, bins)
+    assert np.array_equal(got.counts, reference(values, bins))
+
+
+def test_datetimes_saturate_instead_of_wrapping() -> None:
+    bins = make_bins(
+        edges=np.array(["2000-01-01", "2010-01-01", "2020-01-01"], dtype="datetime64[ns]")
+    )
+    far = np.array(["2500-01-01", "1000-01-01", "2005-01-01", "9999-12-31"], dtype="datetime64[D]")
+    got = _all_paths_agree(far, bins)
+    assert got.counts.tolist() == [2, 2]
+    assert np.array_equal(got.counts, reference(far, bins))
+    years = np.array(["3000", "1000"], dtype="datetime64[Y]")
+    assert _all_paths_agree(years, bins).counts.tolist() == [1, 1]
+
+
+def test_threaded_equals_serial_on_a_large_column() -> None:
+    rng = np.random.default_rng(7)
+    values = rng.normal(0.5, 0.4, 3 * local_engine.PARALLEL_MIN + 17)
+    values[::1001] = np.inf
+    for bins in (make_bins(bounds=(0, 1), bins=1000), make_bins(edges=np.sort(rng.random(50)))):
+        serial = LocalEngine(workers=1).count(values, bins)
+        for workers in (2, 3, 8):
+            assert LocalEngine(workers=workers).count(values, bins) == serial
+        assert np.array_equal(serial.counts, reference(values, bins))
+
+
+def test_bin_counts_are_additive() -> None:
+    a = BinCounts(np.array([1, 0, 2]), 1)
+    b = BinCounts(np.array([0, 5, 1], dtype=np.int32), 0)
+    total = a + b
+    assert total.counts.tolist() == [1, 5, 3] and total.dropped == 1
+    assert total.counts.dtype == np.int64
+    zero = BinCounts.zero(3)
+    assert a + zero == a and zero + a == a
+    assert sum_counts([a, b]) == total == sum([a, b], BinCounts.zero(3))
+    assert sum_counts([], n_bins=3) == zero
+    assert (a + b) + total == a + (b + total)
+    with pytest.raises(InvalidParameterError):
+        sum_counts([])
+    with pytest.raises(InvalidParameterError):
+        a + BinCounts.zero(4)
+    with pytest.raises(InvalidParameterError):
+        sum_counts([a, BinCounts.zero(4)])
+    with pytest.raises(InvalidTypeError):
+        sum_counts([a, (np.zeros(3), 0)])  # type: ignore[list-item]
+    with pytest.raises(TypeError):
+        a + 1  # type: ignore[operator]
+
+
+def test_bin_counts_validate_and_are_frozen() -> None:
+    source = np.array([1, 2])
+    c = BinCounts(source, 0)
+    source[0] = 9
+    assert c.counts.tolist() == [1, 2]  # copied
+    with pytest.raises(ValueError, match="read-only"):
+        c.counts[0] = 5
+    with pytest.raises(AttributeError):
+        c.dropped = 3  # type: ignore[misc]
+    for bad, err in [
+        ([1, 2], InvalidTypeError),
+        (np.array([1.0, 2.0]), InvalidTypeError),
+        (np.array([1, -1]), InvalidParameterError),
+        (np.zeros((2, 2), dtype=np.int64), InvalidParameterError),
+        (np.zeros(0, dtype=np.int64), InvalidParameterError),
+    ]:
+        with pytest.raises(err):
+            BinCounts(bad, 0)  # type: ignore[arg-type]
+    with pytest.raises(InvalidTypeError):
+        BinCounts(np.zeros(2, dtype=np.int64), 1.0)  # type: ignore[arg-type]
+    with pytest.raises(InvalidParameterError):
+        BinCounts(np.zeros(2, dtype=np.int64), -1)
+    with pytest.raises(InvalidTypeError):
+        BinCounts.zero(2.0)  # type: ignore[arg-type]
+    with pytest.raises(InvalidParameterError):
+        BinCounts.zero(0)
+
+
+def test_local_engine_is_a_count_engine_and_validates() -> None:
+    assert isinstance(LocalEngine(), CountEngine)
+    with pytest.raises(InvalidTypeError):
+        LocalEngine(workers=2.0)  # type: ignore[arg-type]
+    with pytest.raises(InvalidParameterError):
+        LocalEngine(workers=0)
+    bins = make_bins(bounds=(0, 1), bins=2)
+    with pytest.raises(InvalidParameterError, match="'nan'"):
+        LocalEngine().count([0.5], bins, nan="zero")  # type: ignore[arg-type]
+    with pytest.raises(InvalidTypeError, match="'nan'"):
+        LocalEngine().count([0.5], bins, nan=None)  # type: ignore[arg-type]
+    with pytest.raises(InvalidTypeError):
+        count_chunk([0.5], bins)  # type: ignore[arg-type]
+    with pytest.raises(InvalidTypeError, match="datetimes"):
+        count_chunk(np.array(["2024-01-01"], "datetime64[D]"), bins)
+
+
+class ChunkStream:
+    """A minimal streaming engine: the source is an iterable of chunks."""
+
+    def count(self, source: object, bins: Bins, *, nan: str = "error") -> BinCounts:
+        parts = (count_chunk(np.asarray(c), bins, nan) for c in source)  # type: ignore[attr-defined]
+        return sum_counts(parts, n_bins=bins.n_bins)
+
+
+def test_a_streaming_engine_is_a_few_lines() -> None:
+    engine = ChunkStream()
+    assert isinstance(engine, CountEngine)
+    bins = make_bins(bounds=(0, 10), bins=5)
+    rng = np.random.default_rng(3)
+    values = rng.uniform(-2, 12, 10_000)
+    chunks = _random_chunks(values, rng)
+    assert engine.count(chunks, bins) == LocalEngine().count(values, bins)
+    assert engine.count([], bins) == BinCounts.zero(5)
