@@ -4,7 +4,6 @@ The one call that spends privacy budget is :func:`release_cdf`; everything asked
 :class:`Release` it returns afterwards is post-processing and free.
 """
 
-from treedp import median
 from treedp._version import __version__
 from treedp.accuracy import ErrorPrediction, predict_error
 from treedp.api import release_cdf
@@ -18,7 +17,9 @@ from treedp.exceptions import (
     ReleaseFormatError,
     TreeDPError,
 )
-from treedp.median import quantile_exponential
+from treedp.mechanisms.quantile_exponential import median, quantile_exponential
+from treedp.mechanisms.stable_median import stable_median
+from treedp.mechanisms.subsample_aggregate import noisy_mode, subsample_and_aggregate
 from treedp.noise import InsecureSeededSource, RandomSource, SystemRandomSource
 from treedp.planning import Plan, plan
 from treedp.release import Release, load_release
@@ -49,3 +50,10 @@ __all__ = [
     "quantile_exponential",
     "release_cdf",
 ]
+
+# Compatibility with the former module ``treedp.median`` (the CLI calls
+# ``treedp.median.stable_median``): the function carries that module's public names.
+median.stable_median = stable_median  # type: ignore[attr-defined]
+median.subsample_and_aggregate = subsample_and_aggregate  # type: ignore[attr-defined]
+median.noisy_mode = noisy_mode  # type: ignore[attr-defined]
+median.quantile_exponential = quantile_exponential  # type: ignore[attr-defined]
