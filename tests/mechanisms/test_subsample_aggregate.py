@@ -68,7 +68,18 @@ def test_subsample_and_aggregate_variants() -> None:
         variant="disjoint",
         rng=src,
     )
-    assert custom in (4.0, None)
+    assert custom == 4.0  # 3/4 of the rows are 4: nearly every block mean rounds to 4
+    counter = iter(range(10**6))
+    distinct = subsample_and_aggregate(
+        x,
+        lambda b: float(next(counter)),  # every answer differs: frequency 1, always refused
+        epsilon=1.0,
+        delta=1e-6,
+        m=40,
+        variant="disjoint",
+        rng=src,
+    )
+    assert distinct is None
     for kwargs, match in [
         ({"m": 0}, "'m'"),
         ({"m": 40, "variant": "x"}, "'variant'"),
