@@ -15,8 +15,8 @@ import numpy as np
 
 import treedp
 from _common import machine
+from treedp import stable_median, subsample_and_aggregate
 from treedp.datasets import load_adult
-from treedp.median import stable_median, subsample_and_aggregate
 
 REPS = 10
 

@@ -41,7 +41,11 @@ def test_all_is_pinned() -> None:
         "quantile_exponential",
         "release_cdf",
         "release_counts",
+        "noisy_mode",
+        "stable_median",
+        "subsample_and_aggregate",
     }
+    assert callable(treedp.median)  # a function, not a module (issue #12, item 6)
     for name in treedp.__all__:
         assert hasattr(treedp, name)
 

@@ -4,7 +4,6 @@ The one call that spends privacy budget is :func:`release_cdf`; everything asked
 :class:`Release` it returns afterwards is post-processing and free.
 """
 
-from treedp import median
 from treedp._version import __version__
 from treedp.accuracy import ErrorPrediction, predict_error
 from treedp.api import release_cdf, release_counts
@@ -18,7 +17,9 @@ from treedp.exceptions import (
     ReleaseFormatError,
     TreeDPError,
 )
-from treedp.median import quantile_exponential
+from treedp.mechanisms.quantile_exponential import median, quantile_exponential
+from treedp.mechanisms.stable_median import stable_median
+from treedp.mechanisms.subsample_aggregate import noisy_mode, subsample_and_aggregate
 from treedp.noise import InsecureSeededSource, RandomSource, SystemRandomSource
 from treedp.planning import Plan, PlanCache, plan
 from treedp.release import Release, load_release
@@ -47,9 +48,12 @@ __all__ = [
     "load_release",
     "make_bins",
     "median",
+    "noisy_mode",
     "plan",
     "predict_error",
     "quantile_exponential",
     "release_cdf",
     "release_counts",
+    "stable_median",
+    "subsample_and_aggregate",
 ]

@@ -17,9 +17,9 @@ import zlib
 import numpy as np
 import pytest
 
-import treedp.median as med
 from tests.privacy.auditor import AUDIT_ALPHA, clopper_pearson
-from treedp.median import _quantile_exponential_draws
+from treedp.mechanisms import quantile_exponential as med
+from treedp.mechanisms.quantile_exponential import _quantile_exponential_draws
 from treedp.noise import InsecureSeededSource
 
 RUNS = 200_000

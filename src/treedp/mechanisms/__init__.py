@@ -8,6 +8,13 @@ from treedp.mechanisms.baselines import (
     all_intervals_sensitivity,
 )
 from treedp.mechanisms.registry import MECHANISMS, REGISTRY, register
+from treedp.mechanisms.results import (
+    Contract,
+    MechanismResult,
+    MedianResult,
+    QuantileResult,
+    SpendRecord,
+)
 from treedp.mechanisms.tree import TreeMechanism
 
 __all__ = [
@@ -15,8 +22,13 @@ __all__ = [
     "REGISTRY",
     "AllIntervalsMechanism",
     "Block",
+    "Contract",
     "HistogramMechanism",
     "Mechanism",
+    "MechanismResult",
+    "MedianResult",
+    "QuantileResult",
+    "SpendRecord",
     "ThresholdMechanism",
     "TreeMechanism",
     "all_intervals_sensitivity",

@@ -1,0 +1,167 @@
+"""Shared input rules of the one-shot mechanisms: missing values, datetimes, δ, rounding.
+
+Missing values (NaN, NaT) are refused with one data-free message, or dropped record by record
+where the neighbour relation allows it (``add_remove``). Datetimes are handled as integer
+ticks of a public unit and released as ``datetime64`` again.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import math
+from fractions import Fraction
+from typing import Any
+
+import numpy as np
+
+from treedp._inputs import as_1d_array
+from treedp.exceptions import DataError, InvalidParameterError, InvalidTypeError
+from treedp.noise import RandomSource
+
+NAN_MESSAGE = (
+    "The 'values' argument contains NaN/NaT values; pass nan='drop' to drop them (keeps the "
+    "add/remove guarantee)."
+)
+NAN_MESSAGE_REPLACE = (
+    "The 'values' argument contains NaN/NaT values; clean the column first (under replace "
+    "neighbours the number of records is public, so they cannot be dropped here)."
+)
+_CALENDAR = ("Y", "M")
+_COARSE = ("Y", "M", "W", "D", "h", "m")
+
+
+def check_neighbours(neighbours: Any, allowed: tuple[str, ...]) -> str:
+    """Validate ``neighbours`` against the relations a mechanism is defined for."""
+    if not isinstance(neighbours, str):
+        raise InvalidTypeError(
+            f"The 'neighbours' parameter must be a str. Got {type(neighbours).__name__}."
+        )
+    if neighbours not in allowed:
+        names = " or ".join(repr(a) for a in allowed)
+        raise InvalidParameterError(
+            f"The 'neighbours' parameter must be {names}. Got {neighbours!r}."
+        )
+    return neighbours
+
+
+def check_nan(nan: Any, neighbours: str) -> str:
+    """Validate the missing-value policy against the neighbour relation (public parameters)."""
+    if nan not in ("error", "drop"):
+        raise InvalidParameterError(
+            f"The 'nan' parameter must be 'error' or 'drop'. Got {nan!r} instead."
+        )
+    if nan == "drop" and neighbours == "replace":
+        raise InvalidParameterError(
+            "nan='drop' is not allowed with neighbours='replace': dropping would make the number "
+            "of records private while replace treats it as public. Clean the column first, or "
+            "use neighbours='add_remove'."
+        )
+    return str(nan)
+
+
+def check_delta(delta: Any) -> float:
+    """δ as a float in (0, 1)."""
+    if isinstance(delta, bool) or not isinstance(delta, float | int) or not 0 < delta < 1:
+        raise InvalidParameterError(
+            f"The 'delta' parameter must be a float in (0, 1). Got {delta!r} instead."
+        )
+    return float(delta)
+
+
+def read_column(values: Any, nan: str, neighbours: str) -> tuple[np.ndarray, str | None]:
+    """The data with missing values refused or dropped per ``nan``, and its datetime unit.
+
+    Numbers come back as float64 (``±inf`` kept: they are orderable); datetimes as int64
+    ticks of their own (linear) unit, returned with it. Neither the message nor anything else
+    here depends on how many values are missing.
+    """
+    arr = as_1d_array(values)
+    message = NAN_MESSAGE if neighbours == "add_remove" else NAN_MESSAGE_REPLACE
+    unit: str | None = None
+    if arr.dtype.kind == "M":
+        unit, multiple = np.datetime_data(arr.dtype)
+        if unit in _CALENDAR:
+            unit, multiple = "D", 1
+            arr = arr.astype("datetime64[D]")
+        elif multiple != 1:
+            arr = arr.astype(f"datetime64[{unit}]")
+        missing = np.isnat(arr)
+        arr = arr.view(np.int64)
+    else:
+        arr = arr.astype(np.float64)
+        missing = np.isnan(arr)
+    if missing.any():
+        if nan != "drop":
+            raise DataError(message)
+        arr = arr[~missing]
+    return arr, unit
+
+
+def is_datetime_like(x: Any) -> bool:
+    """Whether a bound is a datetime (numpy, Python, or an ISO string)."""
+    if isinstance(x, np.datetime64 | _dt.date):
+        return True
+    if isinstance(x, str):
+        try:
+            float(x)
+        except ValueError:
+            return True
+    return False
+
+
+def datetime_bounds(bounds: tuple[Any, Any]) -> tuple[int, int, str]:
+    """Datetime bounds as int64 ticks of their unit (coarse units become seconds)."""
+    try:
+        lo, hi = np.datetime64(bounds[0]), np.datetime64(bounds[1])
+    except ValueError:
+        raise InvalidParameterError(
+            f"The 'bounds' parameter could not be read as datetimes: {bounds!r}."
+        ) from None
+    unit = np.datetime_data(np.array([lo, hi]).dtype)[0]
+    if unit in _COARSE:
+        unit = "s"
+    lo_t = int(np.datetime64(lo, unit).astype(np.int64))
+    hi_t = int(np.datetime64(hi, unit).astype(np.int64))
+    if np.isnat(lo) or np.isnat(hi) or not lo_t < hi_t:
+        raise InvalidParameterError(
+            f"The 'bounds' must be datetimes with lo < hi. Got {bounds!r} instead."
+        )
+    return lo_t, hi_t, unit
+
+
+def ticks_in(ticks: np.ndarray, unit: str, target: str) -> np.ndarray:
+    """Int64 ticks of ``unit`` as float64 ticks of ``target``, without wrapping.
+
+    To a coarser unit the ticks are floored (exact integer division); to a finer one they are
+    multiplied in floating point, which saturates instead of wrapping (values beyond the
+    bounds are clamped to them anyway).
+    """
+    step = np.timedelta64(1, unit).astype(f"timedelta64[{target}]").view(np.int64)
+    if int(step) >= 1:
+        return ticks.astype(np.float64) * float(step)
+    back = int(np.timedelta64(1, target).astype(f"timedelta64[{unit}]").view(np.int64))
+    return (ticks // back).astype(np.float64)
+
+
+def as_datetimes(ticks: Any, unit: str) -> Any:
+    """Float ticks (rounded to the nearest tick) as datetime64 of ``unit``."""
+    arr = np.round(np.asarray(ticks, dtype=np.float64)).astype(np.int64)
+    out = arr.astype(f"datetime64[{unit}]")
+    return out if out.ndim else np.datetime64(int(arr), unit)
+
+
+def float_up(x: Fraction) -> float:
+    """The smallest float ``>= x``."""
+    f = float(x)
+    return f if Fraction(f) >= x else math.nextafter(f, math.inf)
+
+
+def float_down(x: Fraction) -> float:
+    """The largest float ``<= x``."""
+    f = float(x)
+    return f if Fraction(f) <= x else math.nextafter(f, -math.inf)
+
+
+def describe(source: RandomSource) -> dict[str, object]:
+    """The source's description (``seeded`` marks reproducible, unpublishable sources)."""
+    return dict(source.describe())

@@ -1,0 +1,175 @@
+"""Results of the one-shot mechanisms (medians, quantiles), their contracts and spend records.
+
+Every result states its guarantee as a value of :mod:`treedp.privacy` (``PureDP`` for the
+exponential mechanism, ``ApproxDP`` for propose-test-release and the noisy mode), the neighbour
+relation it holds for, and gives a :class:`SpendRecord` an accountant can compose later.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field, fields
+from types import MappingProxyType
+from typing import Any
+
+import numpy as np
+
+from treedp.privacy import ApproxDP, Measure
+from treedp.privacy.spend import SpendRecord
+
+__all__ = [
+    "PRIVACY_UNIT",
+    "SEEDED_MARKER",
+    "Contract",
+    "MechanismResult",
+    "MedianResult",
+    "QuantileResult",
+    "SpendRecord",
+]
+
+#: Marks results made with a seeded, reproducible source (the CLI prints the same marker).
+SEEDED_MARKER = "[SEEDED: not for publication]"
+#: What one neighbour step changes: one record (one row of the column).
+PRIVACY_UNIT = "record"
+
+
+def _frozen_mapping(value: Mapping[str, object]) -> Mapping[str, object]:
+    return MappingProxyType(dict(value))
+
+
+@dataclass(frozen=True)
+class Contract:
+    """A mechanism's privacy contract as data (checked by the tests against the results).
+
+    Attributes
+    ----------
+    name : str
+        The mechanism's name (a result's ``mechanism`` starts with it).
+    measure : type
+        The guarantee's type: :class:`~treedp.privacy.PureDP` or :class:`~treedp.privacy.ApproxDP`.
+    neighbours : tuple of str
+        The neighbour relations it is defined for.
+    privacy_unit : str
+        What one neighbour step changes.
+    sensitivity : str
+        The sensitivity and where it comes from (the docstring has the proof).
+    """
+
+    name: str
+    measure: type
+    neighbours: tuple[str, ...]
+    sensitivity: str
+    privacy_unit: str = PRIVACY_UNIT
+
+
+@dataclass(frozen=True, repr=False, kw_only=True)
+class MechanismResult:
+    """A released value, or a refusal (``value is None``), with its guarantee.
+
+    Attributes
+    ----------
+    value : float, numpy.datetime64, ndarray or None
+        The released value (datetimes when the data and bounds were datetimes), or None (⊥).
+    guarantee : PureDP or ApproxDP
+        The guarantee, with the budget actually spent (ε at most the request; δ the realised
+        value, at most the request).
+    neighbours : {"replace", "add_remove"}
+    mechanism : str
+    epsilon : float
+        The budget requested.
+    sensitivity : tuple of float
+        The sensitivity of each noised quantity under ``neighbours``.
+    parameters : mapping
+        The public parameters of the call.
+    randomness : mapping
+        Where the noise came from (``source.describe()``); ``randomness["seeded"]`` is True
+        for :class:`treedp.InsecureSeededSource`, whose outputs are not for publication (the
+        ``repr`` then ends with ``[SEEDED: not for publication]``).
+    """
+
+    value: Any
+    guarantee: Measure
+    neighbours: str
+    mechanism: str
+    epsilon: float
+    sensitivity: tuple[float, ...]
+    parameters: Mapping[str, object] = field(default_factory=dict)
+    randomness: Mapping[str, object] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "parameters", _frozen_mapping(self.parameters))
+        object.__setattr__(self, "randomness", _frozen_mapping(self.randomness))
+
+    @property
+    def refused(self) -> bool:
+        """True when the mechanism output ⊥."""
+        return self.value is None
+
+    @property
+    def seeded(self) -> bool:
+        """True when made with a seeded, reproducible (not publishable) source."""
+        return bool(self.randomness.get("seeded", False))
+
+    @property
+    def epsilon_spent(self) -> float:
+        """The ε actually spent (at most :attr:`epsilon`)."""
+        return self.guarantee.epsilon  # type: ignore[union-attr]
+
+    @property
+    def delta(self) -> float:
+        """The realised δ (0 for pure DP)."""
+        return self.guarantee.delta if isinstance(self.guarantee, ApproxDP) else 0.0
+
+    @property
+    def privacy_unit(self) -> str:
+        """What one neighbour step changes."""
+        return PRIVACY_UNIT
+
+    @property
+    def spend(self) -> SpendRecord:
+        """The record of what this call spent."""
+        return SpendRecord(
+            self.mechanism, self.guarantee, self.neighbours, PRIVACY_UNIT, self.parameters
+        )
+
+    def __repr__(self) -> str:
+        body = ", ".join(f"{f.name}={_show(getattr(self, f.name))}" for f in fields(self))
+        marker = f" {SEEDED_MARKER}" if self.seeded else ""
+        return f"{type(self).__name__}({body}){marker}"
+
+
+def _show(value: object) -> str:
+    return repr(dict(value)) if isinstance(value, MappingProxyType) else repr(value)
+
+
+@dataclass(frozen=True, repr=False, kw_only=True)
+class MedianResult(MechanismResult):
+    """The result of :func:`~treedp.stable_median` or :func:`~treedp.subsample_and_aggregate`.
+
+    ``guarantee`` is ``ApproxDP(ε, δ)``; ``delta`` is the realised δ (at most the request).
+    """
+
+
+@dataclass(frozen=True, repr=False, kw_only=True)
+class QuantileResult(MechanismResult):
+    """The result of :func:`~treedp.quantile_exponential`: one value per level.
+
+    Attributes
+    ----------
+    q : ndarray
+        The levels.
+    grid_points : int
+        The size of the public output grid.
+
+    ``value`` (alias ``values``) holds one released quantile per level; ``guarantee`` is
+    ``PureDP(ε_spent)``, ``ε_spent = sum over q of 2 Δ · rate <= epsilon`` (the rate rounded
+    down to a dyadic rational); ``sensitivity`` holds ``Δ`` of the score for each level.
+    """
+
+    q: np.ndarray
+    grid_points: int
+
+    @property
+    def values(self) -> np.ndarray:
+        """The released quantiles, one per level."""
+        return np.asarray(self.value)

@@ -1,0 +1,146 @@
+"""The stable median: propose-test-release with the median's stability.
+
+Guarantee: (ε, δ)-DP, ``replace`` neighbours (``n = len(values)`` public), privacy unit one
+record. The noised quantity is the stability ``Δ(x)``, whose sensitivity is 1 (see
+:func:`stable_median`).
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction
+from typing import Any
+
+import numpy as np
+
+from treedp.budget import check_epsilon
+from treedp.mechanisms._column import (
+    as_datetimes,
+    check_delta,
+    check_nan,
+    check_neighbours,
+    describe,
+    float_up,
+    read_column,
+)
+from treedp.mechanisms.results import Contract, MedianResult
+from treedp.noise import RandomSource, noise_scale, resolve_source, sample_discrete_laplace
+from treedp.noise.tail import tail_threshold
+from treedp.privacy import ApproxDP
+
+__all__ = ["CONTRACT", "NEIGHBOURS", "SENSITIVITY", "stable_median"]
+
+#: The neighbour relations the guarantee holds for (``n`` is public).
+NEIGHBOURS: tuple[str, ...] = ("replace",)
+#: The L1 sensitivity of the stability ``Δ(x)`` under ``replace`` (it is 1-Lipschitz).
+SENSITIVITY = 1
+CONTRACT = Contract(
+    name="stable_median",
+    measure=ApproxDP,
+    neighbours=NEIGHBOURS,
+    sensitivity="1: the stability Δ(x) changes by at most 1 when one record is replaced",
+)
+
+
+def _median_stability(x: np.ndarray) -> tuple[Any, int]:
+    """The median and its stability ``Δ(x)``: the fewest rows to replace to change it.
+
+    NOT differentially private: an internal helper of :func:`stable_median` that returns the
+    exact median of the data it is given (a non-empty float or int64 array).
+
+    Convention: the median is the lower median ``x_(k)``, ``k = ceil(n/2)`` (1-indexed), an
+    actual data value for odd and even ``n``. With ``L`` values below it and ``E`` equal to
+    it, lowering it needs ``k - L`` replacements and raising it ``L + E - k + 1``; ``Δ`` is the
+    smaller. ``O(n log n)`` (a sort).
+    """
+    x = np.sort(np.asarray(x))
+    if x.dtype.kind != "i":
+        x = x.astype(np.float64)
+    n = x.size
+    k = (n + 1) // 2
+    med = x[k - 1].item()
+    below = int(np.searchsorted(x, med, side="left"))
+    equal = int(np.searchsorted(x, med, side="right")) - below
+    return med, min(k - below, below + equal - k + 1)
+
+
+def stable_median(
+    values: Any,
+    *,
+    epsilon: float,
+    delta: float,
+    neighbours: str = "replace",
+    nan: str = "error",
+    rng: RandomSource | None = None,
+    details: bool = False,
+) -> Any:
+    """The stable median (SMed): release the exact median when it is stable, else refuse.
+
+    Draw ``Z ~ DLap(1/ε)`` (exact); release ``median(x)`` when ``Δ(x) + Z >= T``, else ``None``.
+    ``T = 1 + a`` with ``a`` the smallest integer such that ``P(Z >= a) <= δ``
+    (:func:`treedp.noise.tail.tail_threshold`, certified).
+
+    Guarantee: ``ApproxDP(ε, δ)`` for ``replace`` neighbours (``n = len(values)`` public),
+    privacy unit one record. Sensitivity: ``Δ`` is 1-Lipschitz under replacement (change one
+    row, then ``Δ(x')`` more), so the test has sensitivity 1. If ``Δ(x) >= 2`` the neighbour
+    has the same median and only the release decision differs, a 1-sensitive test with exact
+    Laplace noise of scale ``>= 1/ε``: ratio ``e^ε``. If the medians differ then ``Δ(x) = 1``
+    and the release of ``median(x)`` has probability ``P(1 + Z >= T) = P(Z >= a) <= δ``.
+
+    Every input gets an output: the empty dataset (its only neighbour is itself) is refused
+    (``None``) without drawing; ``±inf`` are ordinary values (the median may be one). NaN/NaT
+    values are outside the domain: a :class:`DataError` with a data-free message (the same
+    for every dataset holding one). Datetimes are ordered as their ticks; the median is one of
+    them, returned as ``numpy.datetime64``.
+
+    Parameters
+    ----------
+    values : array-like
+        The data (numbers or datetimes).
+    epsilon : float
+        The privacy budget of the test.
+    delta : float
+        The failure probability δ, in (0, 1).
+    neighbours : {"replace"}
+        The only relation defined (``n`` public); others are refused.
+    nan : {"error"}, default="error"
+        ``"drop"`` is refused: under ``replace`` dropping would make ``n`` private.
+    rng : RandomSource, optional
+        Default: the operating system's cryptographic generator.
+    details : bool, default=False
+        Return a :class:`~treedp.mechanisms.results.MedianResult` (value, guarantee, spend
+        record, randomness) instead of the bare value.
+
+    Returns
+    -------
+    float, numpy.datetime64 or None
+        The exact median, or None (refused).
+
+    References
+    ----------
+    .. [DR14] C. Dwork, A. Roth. The Algorithmic Foundations of Differential Privacy, Ch. 7.
+    """
+    eps = check_epsilon(epsilon)
+    dlt = check_delta(delta)
+    relation = check_neighbours(neighbours, NEIGHBOURS)
+    policy = check_nan(nan, relation)
+    source = resolve_source(rng)
+    x, unit = read_column(values, policy, relation)
+    scale = noise_scale(SENSITIVITY, eps)
+    value = None
+    if x.size:  # n is public under replace: the empty dataset is always refused
+        med, stability = _median_stability(x)
+        threshold = 1 + tail_threshold(scale, dlt)
+        z = int(sample_discrete_laplace(scale, 1, source)[0])
+        if stability + z >= threshold:
+            value = float(med) if unit is None else as_datetimes(med, unit)
+    result = MedianResult(
+        value=value,
+        guarantee=ApproxDP(float_up(Fraction(SENSITIVITY) / scale), dlt),
+        neighbours=relation,
+        mechanism=CONTRACT.name,
+        epsilon=eps,
+        sensitivity=(float(SENSITIVITY),),
+        parameters={"epsilon": eps, "delta": dlt, "nan": policy},
+        randomness=describe(source),
+    )
+    return result if details else result.value

@@ -1,0 +1,207 @@
+"""The exponential-mechanism quantile and median: accuracy, exact law, guarantee, audits."""
+
+from __future__ import annotations
+
+import itertools
+import math
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from tests.privacy.auditor import clopper_pearson
+from tests.stats import TEST_SEED
+from treedp import InsecureSeededSource, InvalidParameterError
+from treedp.exceptions import DataError
+from treedp.mechanisms import quantile_exponential as med
+from treedp.mechanisms.quantile_exponential import (
+    _quantile_exponential_draws,
+    quantile_exponential,
+)
+
+ALPHA = 1e-6
+
+
+def test_exponential_quantile_accuracy_and_robustness() -> None:
+    rng = np.random.default_rng(TEST_SEED)
+    x = rng.lognormal(10, 1, 10**6)
+    src = InsecureSeededSource(TEST_SEED)
+    out = quantile_exponential(x, [0.1, 0.5, 0.9], bounds=(0, 1e7), epsilon=1.0, rng=src)
+    ranks = np.searchsorted(np.sort(x), out) / x.size
+    assert np.allclose(ranks, [0.1, 0.5, 0.9], atol=0.01)
+    ties = np.repeat([1.0, 2.0, 3.0], 10**6)
+    value = quantile_exponential(ties, 0.5, bounds=(0, 10), epsilon=0.5, rng=src)
+    assert 1.0 <= value <= 3.0 and math.isfinite(value)
+    with pytest.raises(InvalidParameterError, match="'q'"):
+        quantile_exponential(x, 1.5, bounds=(0, 1), epsilon=1.0)
+    with pytest.raises(InvalidParameterError, match="'bounds'"):
+        quantile_exponential(x, 0.5, bounds=(1, 1), epsilon=1.0)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("neighbours", ["replace", "add_remove"])
+def test_audit_exponential_quantile_and_mutant(
+    neighbours: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Worst-case neighbours for the median's score; the best interval event on a pilot."""
+    eps, q, runs = 1.0, 0.5, 200_000
+    x = np.linspace(1, 9, 9)
+    x2 = x.copy()
+    if neighbours == "replace":
+        x2[0] = 9.5  # a low value moved to the top: every rank below shifts by one
+    else:
+        x2 = np.concatenate([x, [0.5]])  # one record added at the bottom
+
+    def draws(data, seed):
+        return _quantile_exponential_draws(
+            data,
+            q,
+            bounds=(0, 10),
+            epsilon=eps,
+            neighbours=neighbours,
+            rng=InsecureSeededSource(seed),
+            size=runs,
+        )
+
+    def bound() -> float:
+        pilot1, pilot2 = draws(x, 1)[:20_000], draws(x2, 2)[:20_000]
+        grid = np.linspace(0, 10, 41)
+        best, best_event = -np.inf, None
+        for lo, hi in itertools.combinations(grid, 2):
+            for a, b in ((pilot1, pilot2), (pilot2, pilot1)):
+                k1 = ((a >= lo) & (a < hi)).sum()
+                k2 = ((b >= lo) & (b < hi)).sum()
+                if k1 > 50 and k2 > 0 and math.log(k1 / k2) > best:
+                    best, best_event = math.log(k1 / k2), (lo, hi, a is pilot1)
+        lo, hi, first = best_event
+        f1, f2 = draws(x, 3), draws(x2, 4)
+        a, b = (f1, f2) if first else (f2, f1)
+        k1, k2 = int(((a >= lo) & (a < hi)).sum()), int(((b >= lo) & (b < hi)).sum())
+        return math.log(clopper_pearson(k1, runs, ALPHA)[0] / clopper_pearson(k2, runs, ALPHA)[1])
+
+    assert bound() <= eps
+    # mutant: a sensitivity four times too small (e.g. Δ = 1/4 claimed for the rank score)
+    right = med._score_sensitivity
+    monkeypatch.setattr(med, "_score_sensitivity", lambda level, nb: right(level, nb) / 4)
+    assert bound() > eps
+
+
+@pytest.mark.slow
+def test_exponential_quantile_follows_its_exact_law() -> None:
+    """End to end: the data interval of the output has P ∝ (grid points) · exp(-rate |i - t|)."""
+    x = np.array([1.0, 2.0, 2.0, 2.0, 3.5, 7.0, 7.25, 9.0])
+    bounds, eps, q, runs = (0.0, 10.0), 0.8, 0.3, 200_000
+    draws = _quantile_exponential_draws(
+        x, q, bounds=bounds, epsilon=eps, rng=InsecureSeededSource(TEST_SEED), size=runs
+    )
+    rank = np.searchsorted(x, draws, side="left")  # #{x_j < y}
+    # interval lengths stand in for grid counts: they differ by < 1 point in 2**48
+    edges = np.concatenate([[0.0], np.unique(x), [10.0]])
+    ranks = np.concatenate([[0], np.searchsorted(x, np.unique(x), side="right")])
+    lengths = np.diff(edges)
+    rate = eps / 2  # Δ = 1 under replace; the dyadic rounding is below 2**-29 relative
+    p = lengths * np.exp(-rate * np.abs(ranks - q * x.size))
+    p /= p.sum()
+    observed = np.array([(rank == r).sum() for r in ranks])
+    assert observed.sum() == runs  # tied ranks (between equal values) never come out
+    assert stats.chisquare(observed, p * runs).pvalue > ALPHA
+
+
+def test_exponential_quantile_states_its_guarantee() -> None:
+    x = np.arange(100.0)
+    for neighbours, level, delta in (("replace", 0.5, 1.0), ("add_remove", 0.9, 0.9)):
+        res = quantile_exponential(
+            x, [level, 0.2], bounds=(0, 100), epsilon=0.7, neighbours=neighbours, details=True
+        )
+        assert res.epsilon == 0.7 and res.neighbours == neighbours
+        assert 0.7 * (1 - 2**-28) <= res.epsilon_spent <= 0.7
+        assert res.sensitivity[0] == pytest.approx(delta, abs=2**-31)
+        assert res.sensitivity[0] >= delta  # the 2**-32 target rounding is paid for
+        assert res.grid_points == 2**med.GRID_BITS and res.values.shape == (2,)
+
+
+def test_grid_counts_are_exact() -> None:
+    """count(<= x) is the k with grid(k-1) <= x < grid(k), including on grid points."""
+    rng = np.random.default_rng(TEST_SEED)
+    cells = 2**med.GRID_BITS
+    # ordinary, narrower than float spacing (grid points collapse), and near the largest float
+    for lo, hi in ((-3.0, 1e6), (1.0, 1.0 + 1e-12), (-1.7e308, 1.7e308)):
+        half = hi / 2 ** (med.GRID_BITS + 1) - lo / 2 ** (med.GRID_BITS + 1)
+        on_grid = med._grid_values(rng.integers(0, cells, 1000), lo, hi, half)
+        inside = lo + (hi / 2 - lo / 2) * 2 * rng.uniform(0, 1, 5000)
+        x = np.concatenate([inside, on_grid, [lo, hi, -np.inf, np.inf, np.nextafter(hi, 0)]])
+        k = med._grid_count_at_most(x, lo, hi, half)
+        below = med._grid_values(np.maximum(k - 1, 0), lo, hi, half)
+        above = med._grid_values(np.minimum(k, cells - 1), lo, hi, half)
+        assert ((k == 0) | (below <= x)).all() and ((k == cells) | (above > x)).all()
+        assert np.all(
+            np.diff(med._grid_values(np.sort(rng.integers(0, cells, 10**4)), lo, hi, half)) >= 0
+        )
+
+
+def test_quantile_exponential_has_no_size_parameter() -> None:
+    """F1: one call is one ε-release; repeated draws live in a private simulation helper."""
+    import inspect
+
+    assert "size" not in inspect.signature(quantile_exponential).parameters
+    with pytest.raises(TypeError):
+        quantile_exponential([1.0], 0.5, bounds=(0, 1), epsilon=1.0, size=10)  # type: ignore[call-arg]
+    draws = _quantile_exponential_draws(
+        [1.0, 2.0], [0.2, 0.8], bounds=(0, 3), epsilon=1.0, size=7, rng=InsecureSeededSource(1)
+    )
+    assert draws.shape == (7, 2)
+    assert "separate ε-release" in (med._quantile_exponential_draws.__doc__ or "")
+
+
+@pytest.mark.parametrize("neighbours", ["add_remove", "replace"])
+def test_exponential_quantile_on_empty_data_is_uniform(neighbours: str) -> None:
+    """F2: n = 0 is a neighbour of n = 1 under add_remove; it is sampled (uniform on the
+    grid), not refused."""
+    src = InsecureSeededSource(TEST_SEED)
+    value = quantile_exponential([], 0.5, bounds=(0, 100), epsilon=1.0, neighbours=neighbours)
+    assert 0 <= value <= 100
+    res = quantile_exponential(
+        np.array([]), [0.1, 0.9], bounds=(0, 100), epsilon=1.0, neighbours=neighbours,
+        rng=src, details=True,
+    )  # fmt: skip
+    assert res.values.shape == (2,) and res.epsilon_spent <= 1.0
+    draws = _quantile_exponential_draws(
+        [], 0.3, bounds=(0, 100), epsilon=1.0, neighbours=neighbours, size=50_000, rng=src
+    )
+    counts = np.histogram(draws, bins=20, range=(0, 100))[0]
+    assert stats.chisquare(counts).pvalue > ALPHA
+
+
+def test_exponential_quantile_nan_and_inf_policy() -> None:
+    """F2/F3: NaN/NaT raise one data-free message (or are dropped under add_remove); ±inf are
+    clamped to the bounds, not refused."""
+    x = np.arange(20.0)
+    messages = set()
+    for bad in ([np.nan], [np.nan] * 5, [np.nan, 3.0, np.nan]):
+        with pytest.raises(DataError) as info:
+            quantile_exponential(
+                np.concatenate([x, bad]), 0.5, bounds=(0, 30), epsilon=1.0, neighbours="add_remove"
+            )
+        messages.add(str(info.value))
+    assert len(messages) == 1
+    (message,) = messages
+    assert "nan='drop'" in message and not any(ch.isdigit() for ch in message)
+    nat = np.array(["2020-01-01", "NaT"], dtype="datetime64[s]")
+    with pytest.raises(DataError, match="NaN/NaT"):
+        quantile_exponential(nat, 0.5, bounds=(0, 2e9), epsilon=1.0)
+
+    def run(data, **kw):
+        return quantile_exponential(
+            data, [0.1, 0.5, 0.99], bounds=(0, 30), epsilon=1.0, rng=InsecureSeededSource(3), **kw
+        )
+
+    dropped = run(np.concatenate([x, [np.nan] * 3]), neighbours="add_remove", nan="drop")
+    assert np.array_equal(dropped, run(x, neighbours="add_remove"))
+    with pytest.raises(InvalidParameterError, match="nan='drop' is not allowed"):
+        quantile_exponential(x, 0.5, bounds=(0, 30), epsilon=1.0, nan="drop")
+    with pytest.raises(InvalidParameterError, match="'nan'"):
+        quantile_exponential(x, 0.5, bounds=(0, 30), epsilon=1.0, nan="keep")
+    for nb in ("replace", "add_remove"):
+        with_inf = run(np.concatenate([x, [np.inf, -np.inf]]), neighbours=nb)
+        clamped = run(np.concatenate([x, [30.0, 0.0]]), neighbours=nb)
+        assert np.array_equal(with_inf, clamped)
