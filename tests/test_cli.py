@@ -437,21 +437,6 @@ def test_python_dash_m_treedp(csv_file: Path, tmp_path: Path) -> None:
     assert _one_error_line(bad.stderr)
 
 
-def test_median_functions_found_in_either_layout(monkeypatch: pytest.MonkeyPatch) -> None:
-    import treedp
-    from treedp import cli
-
-    for name in ("stable_median", "subsample_and_aggregate"):
-        found = cli._median_function(name)
-        assert callable(found) and found.__name__ == name
-
-    def moved(*args: object, **kwargs: object) -> None:
-        return None
-
-    monkeypatch.setattr(treedp, "stable_median", moved, raising=False)
-    assert cli._median_function("stable_median") is moved
-
-
 def test_read_column_error_classes(csv_file: Path) -> None:
     from treedp.exceptions import InvalidParameterError, InvalidTypeError
     from treedp.io import read_column

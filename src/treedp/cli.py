@@ -61,17 +61,6 @@ def _bins(text: str) -> int | str:
 _NEIGHBOURS = ("add_remove", "replace")
 
 
-def _median_function(name: str) -> Any:
-    """``treedp.<name>`` where the median mechanisms are public functions, else the function
-    of the ``treedp.median`` module (both layouts work)."""
-    found = getattr(treedp, name, None)
-    if callable(found):
-        return found
-    import importlib
-
-    return getattr(importlib.import_module("treedp.median"), name)
-
-
 def _add_neighbours(parser: argparse.ArgumentParser) -> None:
     """The neighbour relation and the public n, as ``release`` and ``plan`` take them."""
     parser.add_argument(
@@ -346,13 +335,13 @@ def _cmd_median(args: argparse.Namespace) -> None:
             "use --method tree or exponential for add_remove."
         )
     if args.method == "stable":
-        result = _median_function("stable_median")(
+        result = treedp.stable_median(
             values, epsilon=args.epsilon, delta=args.delta, rng=rng, details=True
         )
     else:
         if args.m is None:
             raise treedp.InvalidParameterError("--method subsample needs --m (rows per block).")
-        result = _median_function("subsample_and_aggregate")(
+        result = treedp.subsample_and_aggregate(
             values,
             "median",
             epsilon=args.epsilon,
