@@ -27,7 +27,7 @@ from typing import IO, Any
 import numpy as np
 
 from treedp._atomic import atomic_write, atomic_write_text
-from treedp.domain import Bins
+from treedp.domain import MAX_BINS, Bins
 from treedp.exceptions import InvalidParameterError, ReleaseFormatError, TreeDPError
 from treedp.mechanisms.factory import make_mechanism
 from treedp.release.record import Release
@@ -81,18 +81,67 @@ def _smallest_int(level: np.ndarray) -> np.ndarray:
     raise AssertionError("unreachable: int64 holds every level")  # pragma: no cover
 
 
+def _compact_edges(bins: Bins) -> dict[str, Any] | None:
+    """A few numbers that regenerate the edges exactly, or None (then they go in a .npy)."""
+    edges = bins.edges
+    if bins.datetime_unit is not None:
+        return None
+    count = int(edges.size)
+    low, high = float(edges[0]), float(edges[-1])
+    for spec in (
+        {"kind": "unit", "low": low, "count": count},
+        {"kind": "even", "low": low, "high": high, "count": count},
+    ):
+        if np.array_equal(_expand_edges(spec), edges):
+            return spec
+    return None
+
+
+def _expand_edges(spec: Any) -> np.ndarray:
+    """The edges described by :func:`_compact_edges`'s ``spec``."""
+    if not isinstance(spec, dict) or spec.get("kind") not in ("unit", "even"):
+        raise ReleaseFormatError("the bin edges are described in an unknown way")
+    count = _field(spec, "count", (int,))
+    if not 2 <= count <= MAX_BINS + 1:
+        raise ReleaseFormatError("the bin edges have an invalid count")
+    low = float(_field(spec, "low", (int, float)))
+    if spec["kind"] == "unit":
+        return low + np.arange(count, dtype=np.float64)
+    high = float(_field(spec, "high", (int, float)))
+    steps = np.arange(count, dtype=np.float64) / (count - 1)
+    with np.errstate(all="ignore"):
+        edges = low + (high - low) * steps
+    edges[-1] = high
+    return edges
+
+
 def _write_binary(release: Release, handle: IO[bytes]) -> None:
+    bins = release.bins
+    described = {
+        "discrete": bins.discrete,
+        "equal_width": bins.equal_width,
+        "datetime_unit": bins.datetime_unit,
+    }
     arrays = [_smallest_int(level) for level in release.noisy_levels]
+    names = [f"level_{i}.npy" for i in range(len(arrays))]
+    compact = _compact_edges(bins)
+    if compact is None:
+        arrays.append(bins.edges.astype(bins.edges.dtype.newbyteorder("<"), copy=False))
+        names.append("edges.npy")
+        described["edges"] = {"kind": "array", "name": "edges.npy"}
+    else:
+        described["edges"] = compact
     manifest = [
         {
-            "name": f"level_{i}.npy",
+            "name": name,
             "dtype": arr.dtype.str,
             "shape": list(arr.shape),
             "sha256": hashlib.sha256(np.ascontiguousarray(arr).data).hexdigest(),
         }
-        for i, arr in enumerate(arrays)
+        for name, arr in zip(names, arrays, strict=True)
     ]
-    document = _envelope(BINARY_VERSION, {"metadata": release.metadata(), "arrays": manifest})
+    payload = {"metadata": release._metadata(described), "arrays": manifest}
+    document = _envelope(BINARY_VERSION, payload)
     with zipfile.ZipFile(handle, "w", compression=zipfile.ZIP_STORED, allowZip64=True) as zf:
         zf.writestr(_METADATA, json.dumps(document, separators=(",", ":")))
         for entry, arr in zip(manifest, arrays, strict=True):
@@ -235,8 +284,22 @@ def _load_binary(handle: IO[bytes], label: str) -> Release:
                 raise ReleaseFormatError(f"{label} is not a treedp release file.") from None
             payload = _check_envelope(document, label, (BINARY_VERSION,))
             try:
-                levels = _read_arrays(zf, payload["arrays"])
-                return _build(payload["metadata"], levels)
+                arrays = _read_arrays(zf, payload["arrays"])
+                meta = payload["metadata"]
+                if not isinstance(meta, dict) or not isinstance(meta.get("bins"), dict):
+                    raise ReleaseFormatError("the bins are not described")
+                spec = meta["bins"].get("edges")
+                if isinstance(spec, dict) and spec.get("kind") == "array":
+                    edges = arrays.pop(str(spec.get("name")), None)
+                    if edges is None:
+                        raise ReleaseFormatError("the bin edges array is missing")
+                else:
+                    edges = _expand_edges(spec)
+                if arrays.keys() != {f"level_{i}.npy" for i in range(len(arrays))}:
+                    raise ReleaseFormatError("the arrays are not the noisy levels")
+                levels = [arrays[f"level_{i}.npy"].astype(np.int64) for i in range(len(arrays))]
+                meta = dict(meta, bins=dict(meta["bins"], edges=edges))
+                return _build(meta, levels)
             except _BAD as exc:
                 raise ReleaseFormatError(
                     f"{label} holds an inconsistent release: {_why(exc)}"
@@ -250,17 +313,22 @@ def _load_binary(handle: IO[bytes], label: str) -> Release:
         ) from None
 
 
-def _read_arrays(zf: zipfile.ZipFile, manifest: Any) -> list[np.ndarray]:
+def _read_arrays(zf: zipfile.ZipFile, manifest: Any) -> dict[str, np.ndarray]:
+    """Every array the manifest lists, checked against its type, shape and checksum."""
     if not isinstance(manifest, list):
         raise ReleaseFormatError("the array list is missing")
-    levels = []
+    arrays: dict[str, np.ndarray] = {}
+    allowed = {np.dtype(t).newbyteorder("<").str for t in _INT_TYPES} | {"<f8"}
     for entry in manifest:
         if not isinstance(entry, dict) or set(entry) != {"name", "dtype", "shape", "sha256"}:
             raise ReleaseFormatError("an array entry is malformed")
         dtype = entry["dtype"]
-        if dtype not in {np.dtype(t).newbyteorder("<").str for t in _INT_TYPES}:
+        name = entry["name"]
+        if dtype not in allowed or (dtype == "<f8" and name != "edges.npy"):
             raise ReleaseFormatError("an array does not hold little-endian signed integers")
-        with zf.open(str(entry["name"])) as member:
+        if name in arrays:
+            raise ReleaseFormatError("an array is listed twice")
+        with zf.open(str(name)) as member:
             try:
                 arr = np.lib.format.read_array(member, allow_pickle=False)
             except (ValueError, EOFError):
@@ -269,8 +337,8 @@ def _read_arrays(zf: zipfile.ZipFile, manifest: Any) -> list[np.ndarray]:
             raise ReleaseFormatError("an array's type or shape differs from the metadata")
         if hashlib.sha256(np.ascontiguousarray(arr).data).hexdigest() != entry["sha256"]:
             raise ReleaseFormatError("an array failed its checksum")
-        levels.append(arr.astype(np.int64))
-    return levels
+        arrays[str(name)] = arr
+    return arrays
 
 
 # ---------------------------------------------------------------------- shared validation

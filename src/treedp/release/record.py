@@ -225,6 +225,10 @@ class Release:
 
     def metadata(self) -> dict[str, Any]:
         """Everything needed to interpret the release, as plain data."""
+        return self._metadata(self.bins.to_dict())
+
+    def _metadata(self, bins: dict[str, Any]) -> dict[str, Any]:
+        """:meth:`metadata` with the bins described by ``bins`` (a file may store edges apart)."""
         meta = self.mechanism.describe()
         meta.update(
             {
@@ -234,7 +238,7 @@ class Release:
                 "n_public": self.mechanism.n,
                 "branching": list(self.branching) if self.branching is not None else None,
                 "level_variance": list(self.level_variance),
-                "bins": self.bins.to_dict(),
+                "bins": bins,
                 "randomness": self.randomness,
                 "library_version": self.library_version,
             }
