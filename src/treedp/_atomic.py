@@ -35,4 +35,8 @@ def atomic_write(path: str | os.PathLike[str], write: Callable[[IO[bytes]], None
 def atomic_write_text(path: str | os.PathLike[str], text: str) -> None:
     """Write ``text`` (UTF-8) to ``path`` atomically, as :func:`atomic_write`."""
     data = text.encode("utf-8")
-    atomic_write(path, lambda handle: handle.write(data) and None)
+
+    def write(handle: IO[bytes]) -> None:
+        handle.write(data)
+
+    atomic_write(path, write)

@@ -235,7 +235,7 @@ def test_binary_round_trip_of_every_kind_of_bins(tmp_path: Path) -> None:
     start = np.datetime64("2024-01-01T00:00:00")
     stamps = start + np.arange(500).astype("timedelta64[h]")
     dated = release_cdf(stamps, bounds=("2024-01-01", "2024-02-01"), bins=31, epsilon=2.0)
-    explicit = _release(bins=np.array([0.0, 1.0, 5.0, 20.0, 50.0, 51.5, 100.0]))
+    explicit = _release(bounds=None, bins=None, edges=[0.0, 1.0, 5.0, 20.0, 50.0, 51.5, 100.0])
     regular = _release(bounds=(0.1, 0.7), bins=1000)
     for i, rel in enumerate((dated, explicit, regular)):
         path = tmp_path / f"r{i}.tdp"

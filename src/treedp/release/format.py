@@ -246,8 +246,12 @@ def _check_envelope(document: Any, label: str, versions: tuple[int, ...]) -> dic
             f"{label} uses release format version {version}, newer than this treedp reads "
             f"(<= {FORMAT_VERSION}); upgrade treedp."
         )
-    if version not in versions:
-        raise ReleaseFormatError(f"{label} has format version {version} in the wrong layout.")
+    if version not in versions:  # this treedp writes JSON as version 1 and zips as version 2
+        layout = "a JSON document" if JSON_VERSION in versions else "a zip"
+        raise ReleaseFormatError(
+            f"{label} is {layout} with format version {version}, which this treedp does not "
+            "write: it is corrupt or from a newer treedp."
+        )
     payload = document.get("payload")
     if not isinstance(payload, dict) or document.get("checksum") != _checksum(payload):
         raise ReleaseFormatError(f"{label} failed its checksum: the release file is corrupt.")

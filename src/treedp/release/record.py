@@ -239,7 +239,7 @@ class Release:
                 "branching": list(self.branching) if self.branching is not None else None,
                 "level_variance": list(self.level_variance),
                 "bins": bins,
-                "randomness": self.randomness,
+                "randomness": dict(self.randomness),
                 "library_version": self.library_version,
             }
         )
