@@ -244,3 +244,25 @@ def test_binary_round_trip_of_every_kind_of_bins(tmp_path: Path) -> None:
         assert np.array_equal(again.bins.edges, rel.bins.edges)
         assert again.metadata() == rel.metadata()
         assert np.array_equal(again.quantile([0.2, 0.7]), rel.quantile([0.2, 0.7]))
+
+
+def test_forged_array_header_is_refused_before_reading(tmp_path: Path) -> None:
+    rel = _release(bins=16)
+    good = tmp_path / "good.tdp"
+    rel.save(good)
+    with zipfile.ZipFile(good) as zf:
+        doc = json.loads(zf.read("metadata.json"))
+    header = io.BytesIO()
+    np.lib.format.write_array_header_1_0(
+        header, {"descr": "|i1", "fortran_order": False, "shape": (2**40,)}
+    )
+    doc["payload"]["arrays"][0]["dtype"] = "|i1"
+    doc["payload"]["arrays"][0]["shape"] = [2**40]
+    path = tmp_path / "forged.tdp"
+    _rewrite(
+        good,
+        path,
+        {"metadata.json": _resign(doc), "level_0.npy": b"\x93NUMPY" + header.getvalue()[6:]},
+    )
+    with pytest.raises(ReleaseFormatError, match="does not match its header"):
+        load_release(path)

@@ -333,16 +333,37 @@ def _read_arrays(zf: zipfile.ZipFile, manifest: Any) -> dict[str, np.ndarray]:
         if name in arrays:
             raise ReleaseFormatError("an array is listed twice")
         with zf.open(str(name)) as member:
-            try:
-                arr = np.lib.format.read_array(member, allow_pickle=False)
-            except (ValueError, EOFError):
-                raise ReleaseFormatError("an array is not a valid .npy file") from None
-        if arr.dtype.str != dtype or list(arr.shape) != entry["shape"] or arr.ndim != 1:
-            raise ReleaseFormatError("an array's type or shape differs from the metadata")
+            arr = _read_npy(member, dtype, entry["shape"])
         if hashlib.sha256(np.ascontiguousarray(arr).data).hexdigest() != entry["sha256"]:
             raise ReleaseFormatError("an array failed its checksum")
         arrays[str(name)] = arr
     return arrays
+
+
+def _read_npy(member: IO[bytes], dtype: str, shape: Any) -> np.ndarray:
+    """A 1-D ``.npy`` member, its header checked against the manifest before any data is read.
+
+    Checking first means a forged header cannot make the reader allocate a huge array.
+    """
+    fmt = np.lib.format
+    try:
+        version = fmt.read_magic(member)
+        if version == (1, 0):
+            header = fmt.read_array_header_1_0(member)
+        elif version == (2, 0):
+            header = fmt.read_array_header_2_0(member)
+        else:
+            raise ReleaseFormatError("an array is not a valid .npy file")
+    except ValueError:
+        raise ReleaseFormatError("an array is not a valid .npy file") from None
+    stored_shape, fortran, stored_dtype = header
+    if stored_dtype.str != dtype or [*stored_shape] != shape or len(stored_shape) != 1 or fortran:
+        raise ReleaseFormatError("an array's type or shape differs from the metadata")
+    nbytes = int(stored_shape[0]) * stored_dtype.itemsize
+    data = member.read(nbytes)
+    if len(data) != nbytes or member.read(1):
+        raise ReleaseFormatError("an array's data does not match its header")
+    return np.frombuffer(data, dtype=stored_dtype)
 
 
 # ---------------------------------------------------------------------- shared validation
