@@ -19,6 +19,7 @@ from treedp.estimation import estimate_prefix
 from treedp.estimation.covariance import DirectTreeCovariance, EfficientTreeCovariance
 from treedp.estimation.efficient import VariancePlan
 from treedp.noise import InsecureSeededSource, sample_discrete_laplace
+from treedp.release import queries
 from treedp.tree import shape_for
 
 TRIALS = 20_000
@@ -81,10 +82,9 @@ def _queries(rel: treedp.Release):
     xs = np.array([0.0, 13.3, 37.5, 50.0, 71.9, 99.2, 100.0])
     a = np.array([0.0, 10.0, 33.3, 45.0, 5.5])
     b = np.array([100.0, 20.0, 34.1, 90.0, 5.9])
-    ix, cx = rel._terms_cdf(rel._axis(xs, "x"))
-    ia, ca = rel._terms_below(rel._axis(a, "a"))
-    ib, cb = rel._terms_below(rel._axis(b, "b"))
-    return xs, a, b, (ix, cx), (np.hstack([ib, ia]), np.hstack([cb, -ca]))
+    ix, cx = queries.cdf_terms(rel.bins, queries.to_axis(rel.bins, xs, "x")).coefficients()
+    ta, tb = queries.to_axis(rel.bins, a, "a"), queries.to_axis(rel.bins, b, "b")
+    return xs, a, b, (ix, cx), queries.range_terms(rel.bins, ta, tb).coefficients()
 
 
 @pytest.mark.parametrize("config", CONFIGS, ids=lambda c: "-".join(map(str, c.values())))

@@ -1,0 +1,441 @@
+"""Release files: versioned, checksummed, written atomically, validated fully on load.
+
+Two layouts share one validation path:
+
+- **version 1, JSON**: ``{"format", "format_version": 1, "checksum", "payload"}`` with
+  ``payload = {"metadata", "noisy_levels"}`` (levels as lists of integers) and the checksum
+  the SHA-256 of the canonical (sorted, compact) JSON of the payload. Human-readable; what
+  :meth:`Release.to_dict` returns. Slow and large for big releases.
+- **version 2, binary**: a zip (stored, zip64) holding ``metadata.json`` — the same envelope,
+  with ``payload = {"metadata", "arrays"}`` and ``arrays`` listing, per noisy level, its member
+  name, dtype, shape and SHA-256 — and one ``.npy`` file per level, in the smallest signed
+  integer type that holds its values (read back with ``allow_pickle=False``).
+
+A file is recognised by its first bytes (a zip signature or JSON), not by its name.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+import math
+import zipfile
+from pathlib import Path
+from typing import IO, Any
+
+import numpy as np
+
+from treedp._atomic import atomic_write, atomic_write_text
+from treedp.domain import MAX_BINS, Bins
+from treedp.exceptions import InvalidParameterError, ReleaseFormatError, TreeDPError
+from treedp.mechanisms.factory import make_mechanism
+from treedp.release.record import Release
+from treedp.tree import TreeShape
+
+__all__ = ["FORMAT_NAME", "FORMAT_VERSION", "load_release", "save_release"]
+
+FORMAT_NAME = "treedp.release"
+FORMAT_VERSION = 2  # the newest layout this code reads and writes
+JSON_VERSION = 1
+BINARY_VERSION = 2
+KNOWN_GUARANTEES = ("pure",)
+_METADATA = "metadata.json"
+_INT_TYPES = (np.int8, np.int16, np.int32, np.int64)
+_ZIP_MAGIC = b"PK\x03\x04"
+
+
+def _checksum(payload: dict[str, Any]) -> str:
+    canonical = json.dumps(payload, sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+
+
+def _envelope(version: int, payload: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "format": FORMAT_NAME,
+        "format_version": version,
+        "checksum": _checksum(payload),
+        "payload": payload,
+    }
+
+
+# ---------------------------------------------------------------------- writing
+def to_json_document(release: Release) -> dict[str, Any]:
+    """The version-1 JSON document of ``release``."""
+    payload = {
+        "metadata": release.metadata(),
+        "noisy_levels": [level.tolist() for level in release.noisy_levels],
+    }
+    return _envelope(JSON_VERSION, payload)
+
+
+def _smallest_int(level: np.ndarray) -> np.ndarray:
+    """``level`` in the smallest little-endian signed integer type that holds it."""
+    if level.size == 0:
+        return level.astype("<i1")
+    low, high = int(level.min()), int(level.max())
+    for kind in _INT_TYPES:
+        info = np.iinfo(kind)
+        if info.min <= low and high <= info.max:
+            return level.astype(np.dtype(kind).newbyteorder("<"), copy=False)
+    raise AssertionError("unreachable: int64 holds every level")  # pragma: no cover
+
+
+def _compact_edges(bins: Bins) -> dict[str, Any] | None:
+    """A few numbers that regenerate the edges exactly, or None (then they go in a .npy)."""
+    edges = bins.edges
+    if bins.datetime_unit is not None:
+        return None
+    count = int(edges.size)
+    low, high = float(edges[0]), float(edges[-1])
+    for spec in (
+        {"kind": "unit", "low": low, "count": count},
+        {"kind": "even", "low": low, "high": high, "count": count},
+    ):
+        if np.array_equal(_expand_edges(spec), edges):
+            return spec
+    return None
+
+
+def _expand_edges(spec: Any) -> np.ndarray:
+    """The edges described by :func:`_compact_edges`'s ``spec``."""
+    if not isinstance(spec, dict) or spec.get("kind") not in ("unit", "even"):
+        raise ReleaseFormatError("the bin edges are described in an unknown way")
+    count = _field(spec, "count", (int,))
+    if not 2 <= count <= MAX_BINS + 1:
+        raise ReleaseFormatError("the bin edges have an invalid count")
+    low = float(_field(spec, "low", (int, float)))
+    if spec["kind"] == "unit":
+        return low + np.arange(count, dtype=np.float64)
+    high = float(_field(spec, "high", (int, float)))
+    steps = np.arange(count, dtype=np.float64) / (count - 1)
+    with np.errstate(all="ignore"):
+        edges = low + (high - low) * steps
+    edges[-1] = high
+    return edges
+
+
+def _write_binary(release: Release, handle: IO[bytes]) -> None:
+    bins = release.bins
+    described = {
+        "discrete": bins.discrete,
+        "equal_width": bins.equal_width,
+        "datetime_unit": bins.datetime_unit,
+    }
+    arrays = [_smallest_int(level) for level in release.noisy_levels]
+    names = [f"level_{i}.npy" for i in range(len(arrays))]
+    compact = _compact_edges(bins)
+    if compact is None:
+        arrays.append(bins.edges.astype(bins.edges.dtype.newbyteorder("<"), copy=False))
+        names.append("edges.npy")
+        described["edges"] = {"kind": "array", "name": "edges.npy"}
+    else:
+        described["edges"] = compact
+    manifest = [
+        {
+            "name": name,
+            "dtype": arr.dtype.str,
+            "shape": list(arr.shape),
+            "sha256": hashlib.sha256(np.ascontiguousarray(arr).data).hexdigest(),
+        }
+        for name, arr in zip(names, arrays, strict=True)
+    ]
+    payload = {"metadata": release._metadata(described), "arrays": manifest}
+    document = _envelope(BINARY_VERSION, payload)
+    with zipfile.ZipFile(handle, "w", compression=zipfile.ZIP_STORED, allowZip64=True) as zf:
+        zf.writestr(_METADATA, json.dumps(document, separators=(",", ":")))
+        for entry, arr in zip(manifest, arrays, strict=True):
+            with zf.open(entry["name"], "w", force_zip64=True) as member:
+                np.lib.format.write_array(member, arr, allow_pickle=False)
+
+
+def save_release(release: Release, path: str | Path | IO[bytes], file_format: str | None) -> None:
+    """Write ``release`` (see :meth:`Release.save` for the choice of layout)."""
+    if file_format not in (None, "json", "binary"):
+        raise InvalidParameterError(
+            f"The 'file_format' parameter must be 'json' or 'binary'. Got {file_format!r} instead."
+        )
+    if hasattr(path, "write"):
+        if file_format == "json":
+            path.write(json.dumps(to_json_document(release), separators=(",", ":")).encode())
+        else:
+            _write_binary(release, path)  # type: ignore[arg-type]
+        return
+    target = Path(path)  # type: ignore[arg-type]
+    if file_format is None:
+        file_format = "json" if target.suffix.lower() == ".json" else "binary"
+    if file_format == "json":
+        text = json.dumps(to_json_document(release), separators=(",", ":"))
+        atomic_write_text(target, text)
+    else:
+        atomic_write(target, lambda handle: _write_binary(release, handle))
+
+
+# ---------------------------------------------------------------------- reading
+def load_release(path: str | Path | IO[bytes] | IO[str]) -> Release:
+    """Read a release written by :meth:`Release.save`, validating it fully.
+
+    Parameters
+    ----------
+    path : str, Path or file object
+        A release file of either layout (JSON version 1 or binary version 2), or an open
+        file object (binary, or text for JSON).
+
+    Raises
+    ------
+    ReleaseFormatError
+        If the file is missing, corrupt or truncated, not a treedp release, from a newer
+        format version, fails a checksum, or its contents are inconsistent (wrong array
+        types or shapes, non-integer counts, an unknown guarantee, ...).
+    """
+    label = f"'{path}'" if isinstance(path, str | Path) else "the release file"
+    if hasattr(path, "read"):
+        data = path.read()  # type: ignore[union-attr]
+        if isinstance(data, str):
+            return _load_json_text(data, label)
+        if not isinstance(data, bytes):
+            raise ReleaseFormatError(f"{label} did not read as bytes or text.")
+        if data[:4] == _ZIP_MAGIC:
+            return _load_binary(io.BytesIO(data), label)
+        return _load_json_text(_decode(data, label), label)
+    p = Path(path)  # type: ignore[arg-type]
+    try:
+        with p.open("rb") as handle:
+            if handle.read(4) == _ZIP_MAGIC:
+                handle.seek(0)
+                return _load_binary(handle, label)
+            handle.seek(0)
+            data = handle.read()
+    except FileNotFoundError:
+        raise ReleaseFormatError(f"No release file at '{p}'.") from None
+    except IsADirectoryError:
+        raise ReleaseFormatError(f"{label} is a directory, not a release file.") from None
+    except OSError as exc:
+        raise ReleaseFormatError(f"Could not read release file {label}: {exc.strerror}") from None
+    return _load_json_text(_decode(data, label), label)
+
+
+def _decode(data: bytes, label: str) -> str:
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise ReleaseFormatError(
+            f"{label} is not valid JSON: the release file is corrupt or truncated."
+        ) from None
+
+
+def _load_json_text(text: str, label: str) -> Release:
+    try:
+        document = json.loads(text)
+    except (json.JSONDecodeError, RecursionError):
+        raise ReleaseFormatError(
+            f"{label} is not valid JSON: the release file is corrupt or truncated."
+        ) from None
+    return from_json_document(document, label)
+
+
+def _check_envelope(document: Any, label: str, versions: tuple[int, ...]) -> dict[str, Any]:
+    """The checked payload of a release envelope."""
+    if not isinstance(document, dict) or document.get("format") != FORMAT_NAME:
+        raise ReleaseFormatError(f"{label} is not a treedp release file.")
+    version = document.get("format_version")
+    if isinstance(version, bool) or not isinstance(version, int) or version < 1:
+        raise ReleaseFormatError(f"{label} has an invalid format version.")
+    if version > FORMAT_VERSION:
+        raise ReleaseFormatError(
+            f"{label} uses release format version {version}, newer than this treedp reads "
+            f"(<= {FORMAT_VERSION}); upgrade treedp."
+        )
+    if version not in versions:  # this treedp writes JSON as version 1 and zips as version 2
+        layout = "a JSON document" if JSON_VERSION in versions else "a zip"
+        raise ReleaseFormatError(
+            f"{label} is {layout} with format version {version}, which this treedp does not "
+            "write: it is corrupt or from a newer treedp."
+        )
+    payload = document.get("payload")
+    if not isinstance(payload, dict) or document.get("checksum") != _checksum(payload):
+        raise ReleaseFormatError(f"{label} failed its checksum: the release file is corrupt.")
+    return payload
+
+
+def from_json_document(document: Any, label: str) -> Release:
+    """Validate a version-1 JSON document (parsed) and rebuild its release."""
+    payload = _check_envelope(document, label, (JSON_VERSION,))
+    try:
+        raw = payload["noisy_levels"]
+        if not isinstance(raw, list):
+            raise ReleaseFormatError("the noisy levels are not a list")
+        return _build(payload["metadata"], [_json_level(level) for level in raw])
+    except _BAD as exc:
+        raise ReleaseFormatError(f"{label} holds an inconsistent release: {_why(exc)}") from None
+
+
+def _json_level(level: Any) -> np.ndarray:
+    if not isinstance(level, list) or bool in set(map(type, level)):
+        raise ReleaseFormatError("a noisy level is not a list of integers")
+    arr = np.array(level) if level else np.zeros(0, dtype=np.int64)
+    if arr.dtype.kind != "i" or arr.ndim != 1:  # floats, strings, nesting, beyond int64
+        raise ReleaseFormatError("a noisy level is not a list of 64-bit integers")
+    return arr.astype(np.int64, copy=False)
+
+
+def _load_binary(handle: IO[bytes], label: str) -> Release:
+    try:
+        with zipfile.ZipFile(handle) as zf:
+            try:
+                document = json.loads(zf.read(_METADATA).decode("utf-8"))
+            except KeyError:
+                raise ReleaseFormatError(f"{label} is not a treedp release file.") from None
+            payload = _check_envelope(document, label, (BINARY_VERSION,))
+            try:
+                arrays = _read_arrays(zf, payload["arrays"])
+                meta = payload["metadata"]
+                if not isinstance(meta, dict) or not isinstance(meta.get("bins"), dict):
+                    raise ReleaseFormatError("the bins are not described")
+                spec = meta["bins"].get("edges")
+                if isinstance(spec, dict) and spec.get("kind") == "array":
+                    edges = arrays.pop(str(spec.get("name")), None)
+                    if edges is None:
+                        raise ReleaseFormatError("the bin edges array is missing")
+                else:
+                    edges = _expand_edges(spec)
+                if arrays.keys() != {f"level_{i}.npy" for i in range(len(arrays))}:
+                    raise ReleaseFormatError("the arrays are not the noisy levels")
+                levels = [arrays[f"level_{i}.npy"].astype(np.int64) for i in range(len(arrays))]
+                meta = dict(meta, bins=dict(meta["bins"], edges=edges))
+                return _build(meta, levels)
+            except _BAD as exc:
+                raise ReleaseFormatError(
+                    f"{label} holds an inconsistent release: {_why(exc)}"
+                ) from None
+    except ReleaseFormatError:
+        raise
+    except (zipfile.BadZipFile, zipfile.LargeZipFile, EOFError, OSError, ValueError) as exc:
+        raise ReleaseFormatError(
+            f"{label} is not a readable zip: the release file is corrupt or truncated "
+            f"({type(exc).__name__})."
+        ) from None
+
+
+def _read_arrays(zf: zipfile.ZipFile, manifest: Any) -> dict[str, np.ndarray]:
+    """Every array the manifest lists, checked against its type, shape and checksum."""
+    if not isinstance(manifest, list):
+        raise ReleaseFormatError("the array list is missing")
+    arrays: dict[str, np.ndarray] = {}
+    allowed = {np.dtype(t).newbyteorder("<").str for t in _INT_TYPES} | {"<f8"}
+    for entry in manifest:
+        if not isinstance(entry, dict) or set(entry) != {"name", "dtype", "shape", "sha256"}:
+            raise ReleaseFormatError("an array entry is malformed")
+        dtype = entry["dtype"]
+        name = entry["name"]
+        if dtype not in allowed or (dtype == "<f8" and name != "edges.npy"):
+            raise ReleaseFormatError("an array does not hold little-endian signed integers")
+        if name in arrays:
+            raise ReleaseFormatError("an array is listed twice")
+        with zf.open(str(name)) as member:
+            arr = _read_npy(member, dtype, entry["shape"])
+        if hashlib.sha256(np.ascontiguousarray(arr).data).hexdigest() != entry["sha256"]:
+            raise ReleaseFormatError("an array failed its checksum")
+        arrays[str(name)] = arr
+    return arrays
+
+
+def _read_npy(member: IO[bytes], dtype: str, shape: Any) -> np.ndarray:
+    """A 1-D ``.npy`` member, its header checked against the manifest before any data is read.
+
+    Checking first means a forged header cannot make the reader allocate a huge array.
+    """
+    fmt = np.lib.format
+    try:
+        version = fmt.read_magic(member)
+        if version == (1, 0):
+            header = fmt.read_array_header_1_0(member)
+        elif version == (2, 0):
+            header = fmt.read_array_header_2_0(member)
+        else:
+            raise ReleaseFormatError("an array is not a valid .npy file")
+    except ValueError:
+        raise ReleaseFormatError("an array is not a valid .npy file") from None
+    stored_shape, fortran, stored_dtype = header
+    if stored_dtype.str != dtype or [*stored_shape] != shape or len(stored_shape) != 1 or fortran:
+        raise ReleaseFormatError("an array's type or shape differs from the metadata")
+    nbytes = int(stored_shape[0]) * stored_dtype.itemsize
+    data = member.read(nbytes)
+    if len(data) != nbytes or member.read(1):
+        raise ReleaseFormatError("an array's data does not match its header")
+    return np.frombuffer(data, dtype=stored_dtype)
+
+
+# ---------------------------------------------------------------------- shared validation
+_BAD = (TreeDPError, KeyError, TypeError, ValueError, IndexError, OverflowError, AttributeError)
+
+
+def _why(exc: BaseException) -> str:
+    if isinstance(exc, KeyError):
+        return f"missing field {exc}"
+    return str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+
+
+def _field(meta: dict[str, Any], key: str, kinds: tuple[type, ...], *, none: bool = False) -> Any:
+    value = meta[key]
+    if value is None and none:
+        return None
+    if isinstance(value, bool) and bool not in kinds:
+        raise ReleaseFormatError(f"field '{key}' has the wrong type")
+    if not isinstance(value, kinds):
+        raise ReleaseFormatError(f"field '{key}' has the wrong type")
+    return value
+
+
+def _build(meta: Any, levels: list[np.ndarray]) -> Release:
+    """Rebuild and cross-check a release from its metadata and int64 noisy levels."""
+    if not isinstance(meta, dict):
+        raise ReleaseFormatError("the metadata is not an object")
+    guarantee = _field(meta, "guarantee", (str,))
+    if guarantee not in KNOWN_GUARANTEES:
+        raise ReleaseFormatError("the guarantee is not one this treedp knows")
+    bins = Bins.from_dict(_field(meta, "bins", (dict,)))
+    name = _field(meta, "mechanism", (str,))
+    neighbours = _field(meta, "neighbours", (str,))
+    epsilon = float(_field(meta, "epsilon", (int, float)))
+    budgets = [float(_field({"e": e}, "e", (int, float))) for e in meta["block_epsilons"]]
+    n_public = _field(meta, "n_public", (int,), none=True)
+    shape = None
+    if name == "tree":
+        branching = _field(meta, "branching", (list,))
+        shape = TreeShape(bins.n_bins, tuple(_field({"k": k}, "k", (int,)) for k in branching))
+        if neighbours == "replace":
+            budgets = budgets[1:]
+    mechanism = make_mechanism(
+        name,
+        n_bins=bins.n_bins,
+        epsilon=epsilon,
+        neighbours=neighbours,
+        n=n_public,
+        shape=shape,
+        level_budgets=budgets if name == "tree" else None,
+    )
+    if mechanism.guarantee != guarantee:
+        raise ReleaseFormatError("the stated guarantee does not match the mechanism")
+    if mechanism.describe()["scales"] != meta["scales"]:
+        raise ReleaseFormatError("the stored noise scales do not match the stated budgets")
+    expected = (
+        shape.level_sizes()
+        if shape is not None
+        else [b.size for b in mechanism.true_blocks(np.zeros(bins.n_bins, dtype=np.int64))]
+    )
+    if [level.size for level in levels] != list(expected) or any(lv.ndim != 1 for lv in levels):
+        raise ReleaseFormatError("the noisy levels do not match the tree shape")
+    variance = _field(meta, "level_variance", (list,))
+    if not all(isinstance(v, int | float) and math.isfinite(v) for v in variance):
+        raise ReleaseFormatError("non-finite level variance")
+    return Release(
+        bins=bins,
+        mechanism=mechanism,
+        noisy_levels=levels,
+        estimator=_field(meta, "estimator", (str,)),
+        randomness=_field(meta, "randomness", (dict,)),
+        library_version=_field(meta, "library_version", (str,)),
+        postprocess=_field(meta, "postprocess", (str,)) if "postprocess" in meta else "monotone",
+        integer=_field(meta, "integer", (bool,)) if "integer" in meta else False,
+    )

@@ -1,0 +1,183 @@
+"""Queries as one path: every answer is a linear function of the prefix counts.
+
+A query — the CDF at ``x``, a range ``[a, b)``, a histogram bin — becomes a :class:`Terms`:
+points ``P[j] + f·(P[j+1] - P[j])`` on the prefix vector ``P[0..B]``, each with a sign. The
+same terms give the estimate (:meth:`Terms.evaluate`) and its exact variance
+(:meth:`Terms.variance`, ``coefᵀ Σ coef`` from :meth:`Terms.coefficients`), so an answer
+and its standard error can never disagree on what was asked.
+
+Within a bin, answers interpolate linearly: the values in a bin are taken as spread evenly
+over it. On an integer domain (``discrete`` bins) the fraction is always 0 or 1, so answers
+at integers are exact prefix counts.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from treedp.domain import Bins
+from treedp.estimation import PrefixCovariance
+from treedp.exceptions import InvalidParameterError
+
+__all__ = ["Terms", "below_terms", "cdf_terms", "range_terms", "to_axis", "to_output"]
+
+
+def _locate(bins: Bins, t: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Bin index ``j`` in ``[0, B)`` and fraction ``f`` in ``[0, 1]`` of each axis point ``t``.
+
+    The count of values below ``t`` is ``P[j] + f·(P[j+1] - P[j])``. Points below the first
+    edge get ``(0, 0)``, points at or past the last edge ``(B-1, 1)``. On an integer domain
+    ``t`` counts the integers below it, so ``f`` is 0 or 1 (1 only past the last bin).
+    """
+    edges = bins.edges
+    n_bins = bins.n_bins
+    t = np.asarray(t)
+    if bins.discrete:
+        below = np.clip(np.ceil(t) - edges[0], 0, n_bins).astype(np.int64)
+        j = np.minimum(below, n_bins - 1)
+        return j, (below - j).astype(np.float64)
+    j = np.clip(np.searchsorted(edges, t, side="right") - 1, 0, n_bins - 1)
+    width = (edges[j + 1] - edges[j]).astype(np.float64)
+    frac = np.clip((t - edges[j]).astype(np.float64) / width, 0.0, 1.0)
+    return j, frac
+
+
+@dataclass(frozen=True)
+class Terms:
+    """A batch of linear queries ``Σ_k sign_k · (P[j_k] + f_k·(P[j_k+1] - P[j_k]))``.
+
+    Attributes
+    ----------
+    index : ndarray of int64, shape (N, K)
+        The bin ``j_k`` of each of the ``K`` points of each of the ``N`` queries.
+    fraction : ndarray of float64, shape (N, K)
+        The fraction ``f_k`` in ``[0, 1]``.
+    signs : tuple of float
+        The sign (or weight) of each of the ``K`` points.
+    """
+
+    index: np.ndarray
+    fraction: np.ndarray
+    signs: tuple[float, ...]
+
+    def evaluate(self, prefix: np.ndarray) -> np.ndarray:
+        """The answers on prefix counts ``prefix``, shape ``(N,)``.
+
+        Each point is computed as ``P[j] + f·(P[j+1] - P[j])`` (exactly ``P[j+1]`` at
+        ``f = 1``) rather than ``(1-f)·P[j] + f·P[j+1]``: the latter can drop by one ulp
+        where ``P[j] == P[j+1]``, which would break a monotone CDF.
+        """
+        out = np.zeros(self.index.shape[0])
+        for k, sign in enumerate(self.signs):
+            j, f = self.index[:, k], self.fraction[:, k]
+            low, high = prefix[j], prefix[j + 1]
+            point = np.where(f == 1.0, high, low + f * (high - low))
+            out = out + point if sign == 1.0 else out + sign * point
+        return out
+
+    def coefficients(self) -> tuple[np.ndarray, np.ndarray]:
+        """The same queries as ``Σ coef · P[idx]``: ``idx`` and ``coef`` of shape ``(N, 2K)``."""
+        idx = np.hstack([np.stack([j, j + 1], 1) for j in self.index.T])
+        coef = np.hstack(
+            [
+                np.stack([sign * (1.0 - f), sign * f], 1)
+                for sign, f in zip(self.signs, self.fraction.T, strict=True)
+            ]
+        )
+        return idx, coef
+
+    def variance(self, covariance: PrefixCovariance) -> np.ndarray:
+        """The exact variance ``coefᵀ Σ coef`` of each answer, shape ``(N,)``."""
+        idx, coef = self.coefficients()
+        total = np.zeros(idx.shape[0])
+        width = idx.shape[1]
+        for i in range(width):
+            for j in range(i, width):
+                pair = coef[:, i] * coef[:, j] * covariance.cov(idx[:, i], idx[:, j])
+                total += pair if i == j else 2 * pair
+        return np.maximum(total, 0.0)
+
+
+def below_terms(bins: Bins, t: np.ndarray) -> Terms:
+    """The number of values ``< t`` (axis points ``t``, any shape, flattened)."""
+    j, f = _locate(bins, np.asarray(t).ravel())
+    return Terms(j[:, None], f[:, None], (1.0,))
+
+
+def cdf_terms(bins: Bins, t: np.ndarray) -> Terms:
+    """The number of values ``<= t``: on an integer domain ``<= x`` is ``< floor(x) + 1``."""
+    if bins.discrete:
+        t = np.floor(np.asarray(t, dtype=np.float64)) + 1
+    return below_terms(bins, t)
+
+
+def range_terms(bins: Bins, ta: np.ndarray, tb: np.ndarray) -> Terms:
+    """The number of values in ``[a, b)``: ``below(b) - below(a)`` (broadcast, flattened)."""
+    ta, tb = np.broadcast_arrays(ta, tb)
+    b, a = below_terms(bins, tb), below_terms(bins, ta)
+    return Terms(np.hstack([b.index, a.index]), np.hstack([b.fraction, a.fraction]), (1.0, -1.0))
+
+
+def to_axis(bins: Bins, x: Any, name: str) -> np.ndarray:
+    """Query points on the numeric axis of the edges; NaN is refused."""
+    t = bins.to_axis(x, name)
+    if t.dtype.kind == "f" and np.isnan(t).any():
+        raise InvalidParameterError(f"The '{name}' argument must not contain NaN.")
+    return t
+
+
+def like(x: Any, out: np.ndarray) -> Any:
+    """A Python float for scalar input, else a float array of the input's shape."""
+    if np.ndim(x) == 0:
+        return float(np.asarray(out).reshape(()))
+    return np.asarray(out, dtype=np.float64).reshape(np.shape(x))
+
+
+def to_output(bins: Bins, values: np.ndarray) -> Any:
+    """Axis values back in the user's space: datetime64 for datetime bins (NaN → NaT).
+
+    Scalars (0-d) come back as a float or a datetime64 scalar, arrays keep their shape.
+    """
+    values = np.asarray(values, dtype=np.float64)
+    if bins.datetime_unit is not None:
+        ticks = np.where(np.isnan(values), np.iinfo(np.int64).min, np.round(values))
+        result = ticks.astype(np.int64).astype(f"datetime64[{bins.datetime_unit}]")
+        return result[()] if result.ndim == 0 else result
+    return float(values) if values.ndim == 0 else values
+
+
+def check_q(q: Any) -> np.ndarray:
+    """``q`` as a float array of probabilities in [0, 1], or a clear error."""
+    try:
+        kind = np.asarray(q).dtype.kind
+    except Exception:  # pragma: no cover - numpy accepts nearly anything
+        kind = "O"
+    qa = np.asarray(q, dtype=np.float64) if kind in "iuf" else None
+    if qa is None or np.isnan(qa).any() or (qa < 0).any() or (qa > 1).any():
+        raise InvalidParameterError(
+            f"The 'q' argument must hold probabilities in [0, 1]. Got {q!r} instead."
+        )
+    return qa
+
+
+def quantile_from(bins: Bins, mono: np.ndarray, qa: np.ndarray) -> np.ndarray:
+    """The ``qa``-quantiles (axis values) read from a non-decreasing prefix ``mono``.
+
+    The first point where ``mono`` reaches ``q · n̂``, interpolating inside the bin (on an
+    integer domain: the smallest integer that reaches it); NaN when ``n̂`` is not positive.
+    """
+    n_hat = mono[-1]
+    edges = bins.edges.astype(np.float64)
+    target = qa * n_hat
+    j = np.clip(np.searchsorted(mono, target, side="left"), 1, bins.n_bins)
+    if bins.discrete:
+        out = edges[j - 1]
+    else:
+        low, high = mono[j - 1], mono[j]
+        span = high - low
+        frac = np.where(span > 0, (target - low) / np.where(span > 0, span, 1.0), 0.0)
+        out = edges[j - 1] + np.clip(frac, 0.0, 1.0) * (edges[j] - edges[j - 1])
+    return np.where(n_hat > 0, out, np.nan)

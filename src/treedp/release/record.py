@@ -1,0 +1,506 @@
+"""The release: a frozen record of one private measurement and every query answered from it.
+
+A :class:`Release` holds the raw noisy blocks (for a tree: one array of noisy node counts per
+level, root first), their noise variances, the public bins and the privacy contract. All
+queries — CDF values, range counts, quantiles, the histogram — are post-processing of these
+numbers and cost no further privacy, however many are asked.
+
+Every count query is a linear function of the prefix counts (:mod:`treedp.release.queries`):
+the estimate and its standard error come from the same coefficients. Inference lives in
+:mod:`treedp.release.inference`, files in :mod:`treedp.release.format`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from functools import cached_property
+from pathlib import Path
+from typing import IO, Any
+
+import numpy as np
+
+from treedp.domain import Bins
+from treedp.estimation import (
+    PrefixCovariance,
+    check_estimator,
+    check_postprocess,
+    consistent_prefix,
+    estimate_prefix,
+    prefix_covariance,
+)
+from treedp.exceptions import InvalidParameterError
+from treedp.mechanisms import Mechanism, TreeMechanism
+from treedp.noise import RandomSource
+from treedp.release import inference, queries
+
+__all__ = ["Release"]
+
+
+def direct_range_queries(release: Release) -> Any:
+    """The one dispatch point on the mechanism: a special unbiased range path, or None.
+
+    The all-intervals baseline answers unbiased ranges from its interval counts
+    (:mod:`treedp.mechanisms.all_intervals_queries`); every other mechanism differences
+    prefix estimates.
+    """
+    if release.mechanism.name == "all_intervals":
+        from treedp.mechanisms.all_intervals_queries import AllIntervalsQueries
+
+        return AllIntervalsQueries(
+            release.bins, release.noisy_levels[0], release.level_variance[0], release.mechanism.n
+        )
+    return None
+
+
+class Release:
+    """A differentially private release of one column's distribution.
+
+    Build one with :func:`treedp.release_cdf`, or read one with :func:`treedp.load_release`
+    or :meth:`Release.from_dict`. A release is frozen: its attributes cannot be reassigned,
+    and its arrays are read-only.
+
+    Attributes
+    ----------
+    bins : Bins
+        The public bins.
+    mechanism : Mechanism
+        The mechanism, with its privacy contract (``guarantee``, ``neighbours``,
+        ``block_sensitivity``, ``block_epsilons``, ``scales``).
+    noisy_levels : list of ndarray
+        The raw noisy counts, one 1-D int64 array per level, top-down; for a tree level 0 is
+        the root (the exact public ``n`` under ``replace``). A baseline has one block: the noisy
+        histogram, prefix counts or interval counts.
+    level_variance : tuple of float
+        The noise variance of each level (0 for an exact level).
+    estimator : str
+        How counts are estimated from the noisy levels: ``"efficient"`` (best linear unbiased
+        estimate from all nodes) or ``"direct"`` (covering sums).
+    postprocess : str
+        The consistent projection used by default (``"monotone"``, ``"monotone_l1"`` or
+        ``"none"``).
+    integer : bool
+        Whether consistent counts are integers.
+    randomness : dict
+        Where the noise came from; ``randomness["seeded"]`` is True for a seeded, not
+        publishable, release.
+    library_version : str
+        The treedp version that made the release.
+    """
+
+    bins: Bins
+    mechanism: Mechanism
+    noisy_levels: list[np.ndarray]
+    level_variance: tuple[float, ...]
+    estimator: str
+    postprocess: str
+    integer: bool
+    randomness: dict[str, Any]
+    library_version: str
+
+    def __init__(
+        self,
+        *,
+        bins: Bins,
+        mechanism: Mechanism,
+        noisy_levels: Sequence[np.ndarray],
+        estimator: str,
+        randomness: dict[str, Any],
+        library_version: str,
+        postprocess: str = "monotone",
+        integer: bool = False,
+    ) -> None:
+        check_postprocess(postprocess, integer)
+        levels = [np.array(level, dtype=np.int64) for level in noisy_levels]
+        for level in levels:
+            level.setflags(write=False)
+        fields = {
+            "bins": bins,
+            "mechanism": mechanism,
+            "noisy_levels": levels,
+            "level_variance": mechanism.block_variance(),
+            "estimator": check_estimator(estimator, mechanism.name),
+            "postprocess": postprocess,
+            "integer": integer,
+            "randomness": dict(randomness),
+            "library_version": library_version,
+        }
+        for name, value in fields.items():
+            object.__setattr__(self, name, value)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise AttributeError(f"A Release is frozen: cannot set '{name}'.")
+
+    def __delattr__(self, name: str) -> None:
+        raise AttributeError(f"A Release is frozen: cannot delete '{name}'.")
+
+    # ------------------------------------------------------------------ metadata
+    @property
+    def n(self) -> float:
+        """The number of records: the public ``n`` under ``replace``, else its estimate.
+
+        The estimate is the consistent one (not negative; an integer with ``integer=True``)
+        unless the release has ``postprocess="none"``; ``prefix_counts[-1]`` is the unbiased one.
+        """
+        return float(self._counts(None)[-1])
+
+    @property
+    def epsilon(self) -> float:
+        """The total privacy budget of the release."""
+        return self.mechanism.epsilon
+
+    @property
+    def neighbours(self) -> str:
+        """The neighbour relation of the guarantee."""
+        return self.mechanism.neighbours
+
+    @property
+    def guarantee(self) -> str:
+        """The kind of guarantee: ``"pure"`` epsilon-DP."""
+        return self.mechanism.guarantee
+
+    @property
+    def seeded(self) -> bool:
+        """True when the noise came from a seeded, reproducible (not publishable) source."""
+        return bool(self.randomness.get("seeded", False))
+
+    @property
+    def branching(self) -> tuple[int, ...] | None:
+        """The fan-out per level of the tree (None for a baseline)."""
+        if isinstance(self.mechanism, TreeMechanism):
+            return self.mechanism.shape.branching
+        return None
+
+    @property
+    def level_budgets(self) -> tuple[float, ...]:
+        """The budget of each noised block (per level for a tree, root first)."""
+        return self.mechanism.block_epsilons
+
+    @property
+    def edges(self) -> np.ndarray:
+        """The public bin edges (datetime64 for datetime bins)."""
+        return self.bins.edges_as_values()
+
+    @cached_property
+    def prefix_counts(self) -> np.ndarray:
+        """Estimated counts of bins ``[0, m)`` for ``m = 0..B`` (unbiased, may be non-monotone)."""
+        prefix = estimate_prefix(self.mechanism, self.noisy_levels, self.estimator)
+        prefix.setflags(write=False)
+        return prefix
+
+    @cached_property
+    def consistent_counts(self) -> np.ndarray:
+        """The consistent CDF at the edges: non-decreasing, in ``[0, n̂]``, ending at ``n̂``.
+
+        It is the projection of :attr:`prefix_counts` chosen by ``postprocess`` (squared L2 for
+        ``"monotone"``, L1 for ``"monotone_l1"``; L2 when ``postprocess="none"``), integer-valued
+        when ``integer=True``.
+        """
+        loss = "l1" if self.postprocess == "monotone_l1" else "l2"
+        fit = consistent_prefix(self.prefix_counts, loss=loss, integer=self.integer)
+        fit.setflags(write=False)
+        return fit
+
+    def _counts(self, consistent: bool | None) -> np.ndarray:
+        if consistent is None:
+            consistent = self.postprocess != "none"
+        return self.consistent_counts if consistent else self.prefix_counts
+
+    @cached_property
+    def covariance(self) -> PrefixCovariance:
+        """Exact ``Cov(P[m1], P[m2])`` of the prefix estimates (from public parameters)."""
+        return prefix_covariance(self.mechanism, self.estimator)
+
+    @cached_property
+    def prefix_variance(self) -> np.ndarray:
+        """The exact variance of each entry of :attr:`prefix_counts`."""
+        m = np.arange(self.bins.n_bins + 1)
+        cov = self.covariance
+        var = cov.var(m) if hasattr(cov, "var") else cov.cov(m, m)
+        var.setflags(write=False)
+        return var
+
+    @cached_property
+    def _direct_ranges(self) -> Any:
+        return direct_range_queries(self)
+
+    def metadata(self) -> dict[str, Any]:
+        """Everything needed to interpret the release, as plain data."""
+        return self._metadata(self.bins.to_dict())
+
+    def _metadata(self, bins: dict[str, Any]) -> dict[str, Any]:
+        """:meth:`metadata` with the bins described by ``bins`` (a file may store edges apart)."""
+        meta = self.mechanism.describe()
+        meta.update(
+            {
+                "estimator": self.estimator,
+                "postprocess": self.postprocess,
+                "integer": self.integer,
+                "n_public": self.mechanism.n,
+                "branching": list(self.branching) if self.branching is not None else None,
+                "level_variance": list(self.level_variance),
+                "bins": bins,
+                "randomness": dict(self.randomness),
+                "library_version": self.library_version,
+            }
+        )
+        return meta
+
+    def __repr__(self) -> str:
+        shape = f", branching={list(self.branching)}" if self.branching else ""
+        seeded = ", SEEDED (not for publication)" if self.seeded else ""
+        return (
+            f"Release(mechanism={self.mechanism.name!r}, bins={self.bins.n_bins}{shape}, "
+            f"epsilon={self.epsilon}, neighbours={self.neighbours!r}, n≈{self.n:.6g}{seeded})"
+        )
+
+    # ------------------------------------------------------------------ queries
+    def _range_axes(self, a: Any, b: Any) -> tuple[np.ndarray, np.ndarray]:
+        ta = queries.to_axis(self.bins, a, "a")
+        tb = queries.to_axis(self.bins, b, "b")
+        if np.any(ta > tb):
+            raise InvalidParameterError("The range [a, b) needs a <= b for every pair.")
+        ta, tb = np.broadcast_arrays(ta, tb)
+        return ta, tb
+
+    def cdf(self, x: Any, *, consistent: bool | None = None) -> Any:
+        """Estimated number of values ``<= x``.
+
+        Parameters
+        ----------
+        x : scalar or array-like
+            Query points: numbers, or datetimes for datetime bins.
+        consistent : bool, optional
+            True: read the consistent CDF (non-decreasing, within ``[0, n̂]``; smaller error,
+            slightly biased). False: the unbiased estimate (may be negative or decrease).
+            Default: consistent unless the release was made with ``postprocess="none"``.
+
+        Returns
+        -------
+        float or ndarray
+            Same shape as ``x``.
+        """
+        t = queries.to_axis(self.bins, x, "x")
+        out = queries.cdf_terms(self.bins, t).evaluate(self._counts(consistent))
+        return queries.like(x, out.reshape(np.shape(t)))
+
+    def range_count(self, a: Any, b: Any, *, consistent: bool | None = None) -> Any:
+        """Estimated number of values in ``[a, b)``; ``a`` and ``b`` broadcast together.
+
+        ``consistent`` is as for :meth:`cdf`; a consistent range count is never negative.
+        """
+        ta, tb = self._range_axes(a, b)
+        use_consistent = self.postprocess != "none" if consistent is None else consistent
+        direct = None if use_consistent else self._direct_ranges
+        if direct is not None:
+            out = direct.range_count(ta, tb)
+        else:
+            out = queries.range_terms(self.bins, ta, tb).evaluate(self._counts(use_consistent))
+        return queries.like(np.broadcast_to(np.asarray(a), ta.shape), out.reshape(ta.shape))
+
+    def quantile(self, q: Any) -> Any:
+        """Estimated ``q``-quantiles, any number of them at no extra privacy cost.
+
+        Quantiles are read from the consistent CDF (:attr:`consistent_counts`): the first point
+        where it reaches ``q · n̂``, interpolating linearly inside the bin (on an integer
+        domain: the smallest integer that reaches it). They are non-decreasing in ``q``.
+
+        Parameters
+        ----------
+        q : float or array-like
+            Probabilities in ``[0, 1]``.
+
+        Returns
+        -------
+        float, datetime64 or ndarray
+            Same shape as ``q``; NaN (NaT) when the estimated count is not positive.
+        """
+        qa = queries.check_q(q)
+        return queries.to_output(
+            self.bins, queries.quantile_from(self.bins, self.consistent_counts, qa)
+        )
+
+    def median(self) -> Any:
+        """The estimated median, ``quantile(0.5)``."""
+        return self.quantile(0.5)
+
+    def histogram(self, *, consistent: bool | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """Estimated count per bin and the edges, like :func:`numpy.histogram`.
+
+        Bin ``i`` is the linear query ``P[i+1] - P[i]``. Consistent counts (the default unless
+        ``postprocess="none"``) are non-negative and sum to ``n̂``; integers when the release
+        has ``integer=True``. Unbiased counts (``consistent=False``) may be negative.
+        """
+        return np.diff(self._counts(consistent)), self.edges
+
+    # ------------------------------------------------------------------ inference
+    def stderr(self, query: str, *args: Any) -> Any:
+        """Exact standard error of a query answer, from the known noise (no simulation).
+
+        It is the error of the unbiased estimate (``consistent=False``); the consistent answer
+        trades a small bias for a smaller error.
+
+        Parameters
+        ----------
+        query : {"cdf", "range_count"}
+            Which query: ``stderr("cdf", x)`` or ``stderr("range_count", a, b)``.
+        *args
+            The query's arguments, scalars or arrays as for the query itself.
+
+        Returns
+        -------
+        float or ndarray
+            The standard deviation of the estimate's error, shaped like the answer.
+        """
+        if query == "cdf" and len(args) == 1:
+            t = queries.to_axis(self.bins, args[0], "x")
+            var = queries.cdf_terms(self.bins, t).variance(self.covariance)
+            return queries.like(args[0], np.sqrt(var).reshape(np.shape(t)))
+        if query == "range_count" and len(args) == 2:
+            ta, tb = np.broadcast_arrays(
+                queries.to_axis(self.bins, args[0], "a"), queries.to_axis(self.bins, args[1], "b")
+            )
+            direct = self._direct_ranges
+            if direct is not None:
+                var = direct.range_variance(ta, tb)
+            else:
+                var = queries.range_terms(self.bins, ta, tb).variance(self.covariance)
+            out = np.sqrt(var).reshape(ta.shape)
+            return queries.like(np.broadcast_to(np.asarray(args[0]), ta.shape), out)
+        raise InvalidParameterError(
+            "stderr takes ('cdf', x) or ('range_count', a, b). "
+            f"Got {query!r} with {len(args)} argument(s)."
+        )
+
+    def confidence_interval(self, query: str, *args: Any, level: float = 0.95) -> Any:
+        """A confidence interval for a ``cdf`` or ``range_count`` answer.
+
+        The error of an estimate is a known linear combination of independent discrete
+        Laplace noises, with standard error ``se`` (:meth:`stderr`). The interval is centred
+        on the unbiased estimate (``consistent=False``). The half-width is
+        ``se · max(z, ln(1/(1 - level))/√2)``: the larger of the normal quantile and the
+        quantile of a Laplace variable with the same variance. One Laplace variable is the
+        heaviest-tailed case (sums of several are closer to normal), so the interval is exact
+        or conservative for ``level`` above about 0.85; coverage is checked by simulation in
+        the tests.
+
+        Parameters
+        ----------
+        query : {"cdf", "range_count"}
+            As for :meth:`stderr`.
+        *args
+            The query's arguments.
+        level : float, default=0.95
+            The nominal coverage, in ``(0, 1)``.
+
+        Returns
+        -------
+        (low, high)
+            Arrays (or floats) shaped like the answer.
+        """
+        level = inference.check_level(level)
+        se = np.asarray(self.stderr(query, *args))
+        answer = np.asarray(getattr(self, query)(*args, consistent=False))
+        half = se * inference.half_width_factor(level)
+        low, high = answer - half, answer + half
+        if low.ndim == 0:
+            return float(low), float(high)
+        return low, high
+
+    def quantile_interval(
+        self,
+        q: Any,
+        *,
+        level: float = 0.95,
+        simulations: int = 1000,
+        rng: RandomSource | None = None,
+    ) -> tuple[Any, Any]:
+        """A confidence interval for each ``q``-quantile, from a simultaneous CDF band.
+
+        For one ``q``, ``G[m] = P[m] - q·P[B]`` estimates ``F(m) - q·n``, which is
+        non-decreasing and crosses 0 at the true quantile's bin. A band
+        ``Ĝ[m] ± c·se[m]`` holding for *all* ``m`` at once with probability ``level`` brackets
+        that crossing. ``se`` is exact (:attr:`covariance`); the critical value ``c`` is the
+        ``level``-quantile of ``max_m |error[m]| / se[m]`` over ``simulations`` draws of the
+        noise alone — the noise distribution is public, so this costs no privacy. The band is
+        tightened by monotonicity (the true ``G`` is non-decreasing), and the interval is
+        ``[edge where the upper band reaches 0, edge where the lower band does]``: the true
+        quantile lies in it with probability at least ``level`` (up to the simulation's
+        accuracy), for each ``q`` separately.
+
+        Parameters
+        ----------
+        q : float or array-like
+            Probabilities in ``[0, 1]``.
+        level : float, default=0.95
+            Coverage, in ``(0, 1)``.
+        simulations : int, default=1000
+            Noise simulations used to calibrate the band (at least 100).
+        rng : RandomSource, optional
+            Randomness for the simulation (default: the operating system's).
+
+        Returns
+        -------
+        (low, high)
+            Bounds shaped like ``q`` (datetime64 for datetime bins).
+        """
+        qa = queries.check_q(q)
+        m_lo, m_hi = inference.quantile_band(
+            mechanism=self.mechanism,
+            estimator=self.estimator,
+            covariance=self.covariance,
+            prefix=self.prefix_counts,
+            qs=np.atleast_1d(qa).ravel(),
+            level=inference.check_level(level),
+            simulations=inference.check_simulations(simulations),
+            rng=rng,
+        )
+        edges = self.bins.edges.astype(np.float64)
+        low = edges[m_lo - 1].reshape(np.shape(qa))
+        high = (edges[m_hi - 1] if self.bins.discrete else edges[m_hi]).reshape(np.shape(qa))
+        return queries.to_output(self.bins, low), queries.to_output(self.bins, high)
+
+    # ------------------------------------------------------------------ persistence
+    def to_dict(self) -> dict[str, Any]:
+        """The release as JSON-ready data (the version-1 JSON document :meth:`save` writes)."""
+        from treedp.release.format import to_json_document
+
+        return to_json_document(self)
+
+    @classmethod
+    def from_dict(cls, document: dict[str, Any]) -> Release:
+        """Rebuild a release from :meth:`to_dict`'s output, validating it fully.
+
+        Raises
+        ------
+        ReleaseFormatError
+            If the document is not a treedp release, fails its checksum or is inconsistent.
+        """
+        from treedp.release.format import from_json_document
+
+        return from_json_document(document, "the document")
+
+    def save(self, path: str | Path | IO[bytes], *, file_format: str | None = None) -> None:
+        """Write the release to ``path`` atomically, versioned and checksummed.
+
+        Two layouts, both read by :func:`treedp.load_release`:
+
+        - ``"json"`` (format version 1): one human-readable JSON document; fine for small
+          releases, slow and large from about 2^18 bins;
+        - ``"binary"`` (format version 2): a zip of ``metadata.json`` and one ``.npy`` array
+          per noisy level, stored in the smallest integer type that holds it; a 2^24-bin
+          release saves and loads in about a second.
+
+        By default a path ending in ``.json`` gets JSON and any other path (``.tdp``, ``.zip``,
+        ...) or a binary file object gets the binary layout. Written to a path, either the
+        whole file is written or, on any failure, nothing is (a previous file stays as it was).
+
+        Parameters
+        ----------
+        path : str, Path or binary file object
+            Where to write.
+        file_format : {"json", "binary"}, optional
+            Force a layout instead of choosing by the file name.
+        """
+        from treedp.release.format import save_release
+
+        save_release(self, path, file_format)

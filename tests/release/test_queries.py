@@ -1,0 +1,77 @@
+"""The one query path: estimates and variances pinned against the pre-split outputs."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from treedp import load_release
+from treedp.release import queries
+
+DATA = Path(__file__).parent / "data"
+PINNED = json.loads((DATA / "pinned_outputs.json").read_text())
+
+
+@pytest.mark.parametrize("name", sorted(PINNED))
+def test_answers_match_the_pre_split_release(name: str) -> None:
+    """v1 files written by the old single-class Release give the same answers today."""
+    pin = PINNED[name]
+    rel = load_release(DATA / f"v1_{name}.json")
+    xs, a, b = (np.array(pin[k]) for k in ("xs", "a", "b"))
+    close = {"rtol": 1e-12, "atol": 1e-9}
+    np.testing.assert_allclose(rel.cdf(xs), pin["cdf"], **close)
+    np.testing.assert_allclose(rel.cdf(xs, consistent=False), pin["cdf_unbiased"], **close)
+    np.testing.assert_allclose(rel.range_count(a, b), pin["range"], **close)
+    np.testing.assert_allclose(
+        rel.range_count(a, b, consistent=False), pin["range_unbiased"], **close
+    )
+    np.testing.assert_allclose(rel.stderr("cdf", xs), pin["se_cdf"], **close)
+    np.testing.assert_allclose(rel.stderr("range_count", a, b), pin["se_range"], **close)
+    low, high = rel.confidence_interval("range_count", a, b)
+    np.testing.assert_allclose(low, pin["ci_range_low"], **close)
+    np.testing.assert_allclose(high, pin["ci_range_high"], **close)
+    np.testing.assert_allclose(rel.quantile(np.linspace(0, 1, 21)), pin["quantile"], **close)
+    np.testing.assert_allclose(rel.histogram()[0], pin["histogram"], **close)
+    assert rel.n == pytest.approx(pin["n"], rel=1e-12)
+
+
+@pytest.mark.parametrize(
+    "name", ["tree_replace", "histogram_add_remove", "integers", "threshold_replace"]
+)
+def test_estimate_and_variance_share_coefficients(name: str) -> None:
+    """coef·P is the answer and coefᵀΣcoef its variance, from one set of coefficients."""
+    rel = load_release(DATA / f"v1_{name}.json")
+    xs = np.array(PINNED[name]["xs"])
+    a, b = np.minimum(xs, xs[::-1]), np.maximum(xs, xs[::-1])
+    p = rel.prefix_counts
+    m = np.arange(p.size)
+    sigma = rel.covariance.cov(m[:, None], m[None, :])
+    for terms, answer, se in (
+        (queries.cdf_terms(rel.bins, xs), rel.cdf(xs, consistent=False), rel.stderr("cdf", xs)),
+        (
+            queries.range_terms(rel.bins, a, b),
+            rel.range_count(a, b, consistent=False),
+            rel.stderr("range_count", a, b),
+        ),
+    ):
+        idx, coef = terms.coefficients()
+        dense = np.zeros((idx.shape[0], p.size))
+        for k in range(idx.shape[1]):
+            np.add.at(dense, (np.arange(idx.shape[0]), idx[:, k]), coef[:, k])
+        np.testing.assert_allclose(dense @ p, answer, rtol=1e-9, atol=1e-7)
+        var = np.einsum("ni,ij,nj->n", dense, sigma, dense)
+        np.testing.assert_allclose(np.sqrt(np.maximum(var, 0)), se, rtol=1e-7, atol=1e-7)
+
+
+def test_locate_is_bin_and_fraction() -> None:
+    rel = load_release(DATA / "v1_tree_replace.json")  # 40 bins over [0, 100)
+    j, f = queries._locate(rel.bins, np.array([-5.0, 0.0, 1.25, 2.5, 99.0, 100.0, 1e9]))
+    assert j.tolist() == [0, 0, 0, 1, 39, 39, 39]
+    np.testing.assert_allclose(f, [0, 0, 0.5, 0, 0.6, 1, 1])
+    ints = load_release(DATA / "v1_integers.json")  # integers 18..60
+    j, f = queries._locate(ints.bins, np.array([10.0, 18.0, 18.5, 20.0, 61.0, 99.0]))
+    below = j + f
+    assert below.tolist() == [0, 0, 1, 2, ints.bins.n_bins, ints.bins.n_bins]
