@@ -415,7 +415,7 @@ def _build(meta: Any, levels: list[np.ndarray]) -> Release:
         shape=shape,
         level_budgets=budgets if name == "tree" else None,
     )
-    if mechanism.guarantee != guarantee:
+    if mechanism.guarantee_kind != guarantee:
         raise ReleaseFormatError("the stated guarantee does not match the mechanism")
     if mechanism.describe()["scales"] != meta["scales"]:
         raise ReleaseFormatError("the stored noise scales do not match the stated budgets")

@@ -31,6 +31,7 @@ from treedp.estimation import (
 from treedp.exceptions import InvalidParameterError
 from treedp.mechanisms import Mechanism, TreeMechanism
 from treedp.noise import RandomSource
+from treedp.privacy import Measure
 from treedp.release import inference, queries
 
 __all__ = ["Release"]
@@ -154,8 +155,8 @@ class Release:
         return self.mechanism.neighbours
 
     @property
-    def guarantee(self) -> str:
-        """The kind of guarantee: ``"pure"`` epsilon-DP."""
+    def guarantee(self) -> Measure:
+        """The guarantee as a value (:class:`treedp.privacy.PureDP` with the ε spent)."""
         return self.mechanism.guarantee
 
     @property
