@@ -32,17 +32,11 @@ def _locate(bins: Bins, t: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     edge get ``(0, 0)``, points at or past the last edge ``(B-1, 1)``. On an integer domain
     ``t`` counts the integers below it, so ``f`` is 0 or 1 (1 only past the last bin).
     """
-    edges = bins.edges
-    n_bins = bins.n_bins
-    t = np.asarray(t)
-    if bins.discrete:
-        below = np.clip(np.ceil(t) - edges[0], 0, n_bins).astype(np.int64)
-        j = np.minimum(below, n_bins - 1)
-        return j, (below - j).astype(np.float64)
-    j = np.clip(np.searchsorted(edges, t, side="right") - 1, 0, n_bins - 1)
-    width = (edges[j + 1] - edges[j]).astype(np.float64)
-    frac = np.clip((t - edges[j]).astype(np.float64) / width, 0.0, 1.0)
-    return j, frac
+    # The one rule is Bins.locate_axis (position j + f on [0, B]); a point at or past the last
+    # edge comes back as (B, 0), read here as (B - 1, 1) so that P[j + 1] always exists.
+    j, f = bins.locate_axis(t)
+    top = j == bins.n_bins
+    return np.where(top, j - 1, j), np.where(top, 1.0, f)
 
 
 @dataclass(frozen=True)
