@@ -142,17 +142,17 @@ def release_cdf(
     True
     """
     the_bins = _bins(bounds, bins, edges)
-    spec = ReleaseSpec(
-        bins=the_bins,
-        epsilon=epsilon,
-        neighbours=neighbours,
-        n=n,
-        mechanism=mechanism,
-        branching=_tuple(branching),
-        level_budgets=_tuple(level_budgets),
-        estimator=estimator,
-        postprocess=postprocess,
-        integer=integer,
+    spec = _spec(
+        the_bins,
+        epsilon,
+        neighbours,
+        n,
+        mechanism,
+        branching,
+        level_budgets,
+        estimator,
+        postprocess,
+        integer,
         nan=nan,
     )
     mech, est = configure(spec, plan=plan, plan_cache=plan_cache)
@@ -249,17 +249,17 @@ def release_counts(
         if arr.size == 0:
             raise InvalidParameterError("The 'counts' parameter must hold at least one count.")
         the_bins = make_bins(edges=np.arange(arr.size + 1, dtype=np.float64))
-    spec = ReleaseSpec(
-        bins=the_bins,
-        epsilon=epsilon,
-        neighbours=neighbours,
-        n=n,
-        mechanism=mechanism,
-        branching=_tuple(branching),
-        level_budgets=_tuple(level_budgets),
-        estimator=estimator,
-        postprocess=postprocess,
-        integer=integer,
+    spec = _spec(
+        the_bins,
+        epsilon,
+        neighbours,
+        n,
+        mechanism,
+        branching,
+        level_budgets,
+        estimator,
+        postprocess,
+        integer,
     )
     mech, est = configure(spec, plan=plan, plan_cache=plan_cache)
     source = _source(rng)
@@ -366,4 +366,34 @@ def _release(
         library_version=__version__,
         postprocess=spec.postprocess,
         integer=spec.integer,
+    )
+
+
+def _spec(
+    the_bins: Bins,
+    epsilon: float,
+    neighbours: Neighbours,
+    n: int | None,
+    mechanism: str,
+    branching: int | Sequence[int] | None,
+    level_budgets: Sequence[float] | None,
+    estimator: str | None,
+    postprocess: str,
+    integer: bool,
+    *,
+    nan: NanPolicy = "error",
+) -> ReleaseSpec:
+    """The one validated spec of both entry points (sequences become tuples)."""
+    return ReleaseSpec(
+        bins=the_bins,
+        epsilon=epsilon,
+        neighbours=neighbours,
+        n=n,
+        mechanism=mechanism,
+        branching=_tuple(branching),
+        level_budgets=_tuple(level_budgets),
+        estimator=estimator,
+        postprocess=postprocess,
+        integer=integer,
+        nan=nan,
     )
