@@ -450,8 +450,9 @@ def make_bins(
         unit = np.datetime_data(np.array([lo_dt, hi_dt]).dtype)[0]
         if unit in ("Y", "M", "W", "D", "h", "m"):
             unit = "s"
-        lo_t = int(np.datetime64(lo_dt, unit).astype(np.int64))
-        hi_t = int(np.datetime64(hi_dt, unit).astype(np.int64))
+        # astype, not np.datetime64(x, unit): the stubs take only a literal unit.
+        lo_t = int(lo_dt.astype(f"datetime64[{unit}]").astype(np.int64))
+        hi_t = int(hi_dt.astype(f"datetime64[{unit}]").astype(np.int64))
         if bins == "integers":
             raise InvalidParameterError("bins='integers' needs numeric bounds, not datetimes.")
         n_bins = _check_bin_count(bins)
