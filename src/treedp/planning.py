@@ -160,7 +160,8 @@ def _budgets_from(weights: np.ndarray, epsilon: float, neighbours: str) -> np.nd
     w = np.asarray(weights, dtype=np.float64).copy()
     if neighbours == "replace":
         w[0] = 0.0
-    return epsilon * w / w.sum()
+    budgets: np.ndarray = epsilon * w / w.sum()
+    return budgets
 
 
 def _family(shape: TreeShape, params: np.ndarray, neighbours: str) -> np.ndarray:

@@ -139,7 +139,8 @@ class LocalEngine:
 def _drop(arr: np.ndarray, bad: np.ndarray, nan: str, what: str) -> np.ndarray:
     """Apply the missing-value policy; the error names no count, value or shape of the data."""
     if nan == "drop":
-        return arr[~bad]
+        kept: np.ndarray = arr[~bad]
+        return kept
     raise DataError(
         f"The 'values' argument contains {what} values. Pass nan='drop' to leave them out "
         "(a per-record filter that keeps the add/remove guarantee; see the docs), or clean "
