@@ -11,6 +11,7 @@ beyond 2**53, datetimes, missing values) is stated once, in :mod:`treedp.engines
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -372,7 +373,7 @@ def _check_number(x: Any, name: str) -> float:
 
 def make_bins(
     *,
-    bounds: tuple[Any, Any] | None = None,
+    bounds: tuple[Any, Any] | Sequence[Any] | np.ndarray | None = None,
     bins: int | str | None = None,
     edges: Any = None,
 ) -> Bins:
