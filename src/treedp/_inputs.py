@@ -30,8 +30,8 @@ def _from_dataframe_libraries(values: Any) -> np.ndarray | None:
             return np.asarray(values.to_numpy())
         if pd.api.types.is_numeric_dtype(dtype):
             if values.hasnans:
-                return values.to_numpy(dtype="float64", na_value=np.nan)
-            return values.to_numpy()
+                return np.asarray(values.to_numpy(dtype="float64", na_value=np.nan))
+            return np.asarray(values.to_numpy())
         return np.asarray(values.to_numpy())
     if module == "polars":
         import polars as pl
@@ -41,8 +41,8 @@ def _from_dataframe_libraries(values: Any) -> np.ndarray | None:
                 "The 'values' argument must be one column (a Series), not a DataFrame."
             )
         if values.dtype.is_numeric() and values.null_count() > 0:
-            return values.cast(pl.Float64).fill_null(float("nan")).to_numpy()
-        return values.to_numpy()
+            return np.asarray(values.cast(pl.Float64).fill_null(float("nan")).to_numpy())
+        return np.asarray(values.to_numpy())
     if module == "pyarrow":
         import pyarrow as pa
         import pyarrow.compute as pc
@@ -58,13 +58,12 @@ def _from_dataframe_libraries(values: Any) -> np.ndarray | None:
                 values = values.cast(pa.timestamp("s"))
             if values.type.tz is not None:
                 values = values.cast(pa.timestamp(values.type.unit))
-            out = values.to_numpy(zero_copy_only=False)
-            return out
+            return np.asarray(values.to_numpy(zero_copy_only=False))
         if (pa.types.is_integer(values.type) or pa.types.is_floating(values.type)) and (
             values.null_count > 0
         ):
             values = pc.fill_null(values.cast(pa.float64()), float("nan"))
-        return values.to_numpy(zero_copy_only=False)
+        return np.asarray(values.to_numpy(zero_copy_only=False))
     return None
 
 

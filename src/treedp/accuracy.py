@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
+from typing import cast
 
 import numpy as np
 
@@ -100,7 +101,8 @@ def predict_error(
             neighbours=neighbours,
             n=n,
             mechanism=mechanism,
-            branching=tuple(branching) if isinstance(branching, list) else branching,
+            # ReleaseSpec validates any sequence of ints and normalises it to a tuple.
+            branching=cast("int | tuple[int, ...] | None", branching),
             level_budgets=level_budgets,  # type: ignore[arg-type]
             estimator=estimator,
         )

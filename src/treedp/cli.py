@@ -15,6 +15,7 @@ from typing import Any, NoReturn
 import numpy as np
 
 import treedp
+from treedp.budget import Neighbours
 from treedp.datasets import load_adult
 from treedp.engines.base import NAN_POLICIES
 from treedp.estimation import ESTIMATORS, POSTPROCESS
@@ -300,7 +301,7 @@ def _cmd_median(args: argparse.Namespace) -> None:
     if args.method in ("tree", "exponential") and args.bounds is None:
         raise treedp.InvalidParameterError(f"--method {args.method} needs public --bounds LO HI.")
     if args.method == "tree":
-        neighbours = args.neighbours or "add_remove"
+        neighbours: Neighbours = args.neighbours or "add_remove"
         release = treedp.release_cdf(
             values,
             bounds=tuple(args.bounds),
@@ -362,7 +363,7 @@ def _cmd_median(args: argparse.Namespace) -> None:
 def _cmd_demo(args: argparse.Namespace) -> None:
     data = load_adult()
     qs = np.array([0.1, 0.25, 0.5, 0.75, 0.9, 0.99])
-    setups = {
+    setups: dict[str, dict[str, Any]] = {
         "age": {"bounds": (17, 90), "bins": "integers"},
         "hours_per_week": {"bounds": (1, 99), "bins": "integers"},
         "capital_gain": {"bounds": (0, 99_999), "bins": "integers"},

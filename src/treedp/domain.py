@@ -11,6 +11,7 @@ beyond 2**53, datetimes, missing values) is stated once, in :mod:`treedp.engines
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -372,7 +373,7 @@ def _check_number(x: Any, name: str) -> float:
 
 def make_bins(
     *,
-    bounds: tuple[Any, Any] | None = None,
+    bounds: tuple[Any, Any] | Sequence[Any] | np.ndarray | None = None,
     bins: int | str | None = None,
     edges: Any = None,
 ) -> Bins:
@@ -450,8 +451,9 @@ def make_bins(
         unit = np.datetime_data(np.array([lo_dt, hi_dt]).dtype)[0]
         if unit in ("Y", "M", "W", "D", "h", "m"):
             unit = "s"
-        lo_t = int(np.datetime64(lo_dt, unit).astype(np.int64))
-        hi_t = int(np.datetime64(hi_dt, unit).astype(np.int64))
+        # astype, not np.datetime64(x, unit): the stubs take only a literal unit.
+        lo_t = int(lo_dt.astype(f"datetime64[{unit}]").astype(np.int64))
+        hi_t = int(hi_dt.astype(f"datetime64[{unit}]").astype(np.int64))
         if bins == "integers":
             raise InvalidParameterError("bins='integers' needs numeric bounds, not datetimes.")
         n_bins = _check_bin_count(bins)

@@ -22,6 +22,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import cast
 
 import numpy as np
 
@@ -160,7 +161,8 @@ def _budgets_from(weights: np.ndarray, epsilon: float, neighbours: str) -> np.nd
     w = np.asarray(weights, dtype=np.float64).copy()
     if neighbours == "replace":
         w[0] = 0.0
-    return epsilon * w / w.sum()
+    budgets: np.ndarray = epsilon * w / w.sum()
+    return budgets
 
 
 def _family(shape: TreeShape, params: np.ndarray, neighbours: str) -> np.ndarray:
@@ -260,8 +262,10 @@ def plan(
     if isinstance(bins, ReleaseSpec):
         spec = bins
     else:
+        # epsilon=None is rejected by ReleaseSpec's own validation (InvalidTypeError, after
+        # 'bins' is checked); the cast only tells the type checker the spec holds a float.
         spec = ReleaseSpec(
-            bins=bins, epsilon=epsilon, neighbours=neighbours, n=n, estimator=estimator
+            bins=bins, epsilon=cast(float, epsilon), neighbours=neighbours, n=n, estimator=estimator
         )
     check_option(noise, "noise", ("laplace",))
     check_option(objective, "objective", OBJECTIVES)
@@ -278,12 +282,12 @@ def _plan(n_bins: int, eps: float, nb: Neighbours, estimator: str, objective: st
             return mean_range_variance(shape, variances, estimator)
         return max_prefix_variance(shape, variances, estimator)
 
-    levels_of = (lambda h: h + 1) if nb == "add_remove" else (lambda h: h)
+    root_level = 1 if nb == "add_remove" else 0  # add_remove also noises the root
     screened: list[tuple[float, TreeShape, tuple[float, ...], str]] = []
     for branching in _candidate_shapes(n_bins):
         shape = TreeShape(n_bins, branching)
         h = shape.height
-        if levels_of(h) == 0:
+        if h + root_level == 0:
             continue
         equal = _budgets_from(np.ones(h + 1), eps, nb)
         rule = _budgets_from(
@@ -300,28 +304,28 @@ def _plan(n_bins: int, eps: float, nb: Neighbours, estimator: str, objective: st
             value = score(shape, _smooth_variances(budgets, nb), final=False)
             screened.append((value, shape, tuple(budgets.tolist()), how))
     screened.sort(key=lambda c: c[0])
-    finalists: dict[tuple[int, ...], tuple[TreeShape, list]] = {}
-    for _, shape, budgets, how in screened:
+    finalists: dict[tuple[int, ...], tuple[TreeShape, list[tuple[tuple[float, ...], str]]]] = {}
+    for _, shape, screened_budgets, how in screened:
         if shape.branching not in finalists:
             if len(finalists) == _FINALISTS:
                 continue
             finalists[shape.branching] = (shape, [])
-        finalists[shape.branching][1].append((budgets, how))
+        finalists[shape.branching][1].append((screened_budgets, how))
     results: list[PlanCandidate] = []
     for shape, options in finalists.values():
         tuned = _tune(shape, eps, nb, lambda s, v: score(s, v, final=False))
         options = [*options, (tuned, "tuned budgets")]
-        for budgets, how in options:
-            exact = score(shape, _level_variances(budgets, nb), final=True)
-            results.append(PlanCandidate("tree", shape.branching, budgets, exact, how))
+        for final_budgets, how in options:
+            exact = score(shape, _level_variances(final_budgets, nb), final=True)
+            results.append(PlanCandidate("tree", shape.branching, final_budgets, exact, how))
     if nb == "add_remove":
         results.append(_histogram_candidate(n_bins, eps, objective))
     elif n_bins > FLAT_LIMIT:
         results.append(_flat_known_total_candidate(n_bins, eps, objective))
-    for branching, budgets, how in _references(n_bins, eps, nb):
+    for branching, ref_budgets, how in _references(n_bins, eps, nb):
         shape = TreeShape(n_bins, branching)
-        exact = score(shape, _level_variances(budgets, nb), final=True)
-        results.append(PlanCandidate("tree", branching, budgets, exact, how))
+        exact = score(shape, _level_variances(ref_budgets, nb), final=True)
+        results.append(PlanCandidate("tree", branching, ref_budgets, exact, how))
     results.sort(key=lambda c: c.value)
     best = results[0]
     shape = (
@@ -381,7 +385,9 @@ def _paper_configuration(n_bins: int, eps: float) -> tuple[tuple[int, ...], list
     return factors, budgets_for_branching(factors, eps)
 
 
-def _references(n_bins: int, eps: float, nb: str) -> list[tuple[tuple[int, ...], tuple, str]]:
+def _references(
+    n_bins: int, eps: float, nb: str
+) -> list[tuple[tuple[int, ...], tuple[float, ...], str]]:
     """Configurations the plan must never lose to: binary tree and the paper's optimum."""
     if n_bins < 2:
         return []
@@ -456,7 +462,7 @@ class PlanCache:
         key = (spec.n_bins, spec.epsilon, spec.neighbours, spec.estimator_name)
         found = self._plans.get(key)
         if found is None:
-            found = _plan(*key, "cdf_mse")  # type: ignore[arg-type]
+            found = _plan(*key, "cdf_mse")
             self._plans[key] = found
         return found
 

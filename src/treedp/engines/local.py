@@ -139,7 +139,8 @@ class LocalEngine:
 def _drop(arr: np.ndarray, bad: np.ndarray, nan: str, what: str) -> np.ndarray:
     """Apply the missing-value policy; the error names no count, value or shape of the data."""
     if nan == "drop":
-        return arr[~bad]
+        kept: np.ndarray = arr[~bad]
+        return kept
     raise DataError(
         f"The 'values' argument contains {what} values. Pass nan='drop' to leave them out "
         "(a per-record filter that keeps the add/remove guarantee; see the docs), or clean "
@@ -211,7 +212,9 @@ def datetime_ticks(arr: np.ndarray, unit: str) -> np.ndarray:
         src_unit, multiple = "D", 1
     # Linear units: one source tick is ``factor`` target ticks (exact integers); a source tick
     # beyond MAX // factor lies beyond the target unit's range, hence beyond every edge.
-    step = np.timedelta64(1, src_unit).astype(f"timedelta64[{unit}]").view(np.int64)
+    # np.timedelta64(1) has the generic unit; astype gives one tick of a unit held in a str.
+    step = np.timedelta64(1).astype(f"timedelta64[{src_unit}]")
+    step = step.astype(f"timedelta64[{unit}]").view(np.int64)
     factor = int(step) * int(multiple)
     limit = _INT64_MAX // factor
     high, low = src > limit, src < -limit

@@ -179,7 +179,8 @@ def monotone_l1(prefix: np.ndarray, weights: np.ndarray | None = None) -> np.nda
         grid = np.unique(np.concatenate([np.clip(inner, 0.0, n_hat), [0.0, n_hat]]))
 
         def marginal(i: np.ndarray, j: np.ndarray) -> np.ndarray:
-            return w[i] * _l1_step(grid[j - 1], grid[j], inner[i])
+            step: np.ndarray = w[i] * _l1_step(grid[j - 1], grid[j], inner[i])
+            return step
 
         out[1:-1] = grid[isotonic_on_grid(inner.size, grid.size, marginal)]
     return out
@@ -189,7 +190,8 @@ def _l1_step(g0: np.ndarray, g1: np.ndarray, y: np.ndarray) -> np.ndarray:
     """``|g1 - y| - |g0 - y|`` for ``g0 < g1``, without cancellation (it is ``±(g1 - g0)``
     outside ``[g0, g1]``; subtracting two large absolute values would round it to 0)."""
     gap = g1 - g0
-    return np.where(y <= g0, gap, np.where(y >= g1, -gap, (g1 - y) - (y - g0)))
+    step: np.ndarray = np.where(y <= g0, gap, np.where(y >= g1, -gap, (g1 - y) - (y - g0)))
+    return step
 
 
 def integer_total(prefix: np.ndarray) -> int:
@@ -219,7 +221,7 @@ def consistent_prefix(
         # Threshold decomposition: with marginals 2(t - 1/2 - y), the integer optimum is at or
         # above t exactly where the real optimum is at or above t - 1/2, so rounding the real
         # L2 fit is optimal (clipping to [0, n] commutes with it). Checked against the trellis.
-        fit = np.rint(monotone_l2(prefix, weights))
+        fit: np.ndarray = np.rint(monotone_l2(prefix, weights))
         fit[-1] = float(integer_total(np.asarray(prefix, dtype=np.float64)))
         return fit
     return integer_on_grid(prefix, loss)

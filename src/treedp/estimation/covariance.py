@@ -181,7 +181,8 @@ class HistogramCovariance:
         out = np.minimum(a, b) * self.variance
         if self.n_public:
             out = np.where((a == self.n_bins) | (b == self.n_bins), 0.0, out)
-        return out.astype(np.float64)
+        result: np.ndarray = out.astype(np.float64)
+        return result
 
 
 class IndependentPrefixCovariance:

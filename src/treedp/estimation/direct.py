@@ -92,4 +92,5 @@ def interval_index(s: np.ndarray, t: np.ndarray, n_bins: int) -> np.ndarray:
     """Position of the interval ``[s, t)`` in the all-intervals block (row-major upper triangle)."""
     s = np.asarray(s, dtype=np.int64)
     t = np.asarray(t, dtype=np.int64)
-    return s * n_bins - s * (s - 1) // 2 + (t - s - 1)
+    index: np.ndarray = s * n_bins - s * (s - 1) // 2 + (t - s - 1)
+    return index

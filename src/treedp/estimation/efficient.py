@@ -111,11 +111,13 @@ class LevelValues:
         """``Σ_{i < index} value[i]`` (array)."""
         index = np.asarray(index, dtype=np.int64)
         if self.starts.size == 1:
-            return index * self.values[0]
+            first: np.ndarray = index * self.values[0]
+            return first
         stops = np.append(self.starts[1:], self.length)
         run_cum = np.concatenate([[0.0], np.cumsum(self.values * (stops - self.starts))])
         run = np.clip(np.searchsorted(self.starts, index, side="right") - 1, 0, None)
-        return run_cum[run] + (index - self.starts[run]) * self.values[run]
+        total: np.ndarray = run_cum[run] + (index - self.starts[run]) * self.values[run]
+        return total
 
     def full(self) -> np.ndarray:
         """All ``length`` values as an array."""

@@ -120,8 +120,9 @@ def datetime_bounds(bounds: tuple[Any, Any]) -> tuple[int, int, str]:
     unit = np.datetime_data(np.array([lo, hi]).dtype)[0]
     if unit in _COARSE:
         unit = "s"
-    lo_t = int(np.datetime64(lo, unit).astype(np.int64))
-    hi_t = int(np.datetime64(hi, unit).astype(np.int64))
+    # astype, not np.datetime64(x, unit): the numpy stubs take only a literal unit.
+    lo_t = int(lo.astype(f"datetime64[{unit}]").astype(np.int64))
+    hi_t = int(hi.astype(f"datetime64[{unit}]").astype(np.int64))
     if np.isnat(lo) or np.isnat(hi) or not lo_t < hi_t:
         raise InvalidParameterError(
             f"The 'bounds' must be datetimes with lo < hi. Got {bounds!r} instead."
@@ -136,10 +137,13 @@ def ticks_in(ticks: np.ndarray, unit: str, target: str) -> np.ndarray:
     multiplied in floating point, which saturates instead of wrapping (values beyond the
     bounds are clamped to them anyway).
     """
-    step = np.timedelta64(1, unit).astype(f"timedelta64[{target}]").view(np.int64)
+    # np.timedelta64(1) has the generic unit; astype gives one tick of a unit held in a str.
+    step = np.timedelta64(1).astype(f"timedelta64[{unit}]")
+    step = step.astype(f"timedelta64[{target}]").view(np.int64)
     if int(step) >= 1:
         return ticks.astype(np.float64) * float(step)
-    back = int(np.timedelta64(1, target).astype(f"timedelta64[{unit}]").view(np.int64))
+    one = np.timedelta64(1).astype(f"timedelta64[{target}]")
+    back = int(one.astype(f"timedelta64[{unit}]").view(np.int64))
     return (ticks // back).astype(np.float64)
 
 
@@ -147,7 +151,7 @@ def as_datetimes(ticks: Any, unit: str) -> Any:
     """Float ticks (rounded to the nearest tick) as datetime64 of ``unit``."""
     arr = np.round(np.asarray(ticks, dtype=np.float64)).astype(np.int64)
     out = arr.astype(f"datetime64[{unit}]")
-    return out if out.ndim else np.datetime64(int(arr), unit)
+    return out if out.ndim else out[()]
 
 
 def float_up(x: Fraction) -> float:

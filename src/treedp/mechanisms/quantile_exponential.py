@@ -82,7 +82,7 @@ def _grid_count_at_most(x: np.ndarray, lo: float, hi: float, half: float) -> np.
         return _grid_values(np.clip(k, 0, cells - 1), lo, hi, half)
 
     guess = np.floor((np.clip(x, lo, hi) / 2 - lo / 2) / half + 0.5)
-    k = np.clip(guess, 0, cells).astype(np.int64)
+    k: np.ndarray = np.clip(guess, 0, cells).astype(np.int64)
     for _ in range(4):
         up = (k < cells) & (at(k) <= x)
         down = (k > 0) & (at(k - 1) > x)

@@ -414,6 +414,7 @@ def _answers(x: np.ndarray, index: np.ndarray, query: Any, unit: str | None) -> 
 def _as_ticks(answer: Any, unit: str) -> float:
     """A callable's answer on datetime data: a datetime (as ticks of ``unit``) or a number."""
     if isinstance(answer, np.datetime64 | _dt.date):
-        moment = np.datetime64(answer, unit)
+        # astype, not np.datetime64(answer, unit): the numpy stubs take only a literal unit.
+        moment = np.datetime64(answer).astype(f"datetime64[{unit}]")
         return float("nan") if np.isnat(moment) else float(moment.astype(np.int64))
     return float(answer)

@@ -26,6 +26,7 @@ from fractions import Fraction
 from functools import lru_cache
 
 import numpy as np
+import numpy.typing as npt
 
 from treedp.exceptions import InvalidParameterError, InvalidTypeError
 from treedp.noise.discrete_laplace import _CHUNK, _THREADS, _laplace_chunk, bernoulli_exp
@@ -71,7 +72,19 @@ def _fast_limit(a: int, b: int, t: int) -> int:
     return (_FAST_BOUND - 1) // (t * b) + 1 if a < _FAST_BOUND else 0
 
 
-def _exponent_parts(mag: np.ndarray, a: int, b: int, t: int) -> tuple[np.ndarray, list[int]]:
+def _exponent_parts_fast(
+    mag: np.ndarray, a: int, b: int, t: int
+) -> tuple[npt.NDArray[np.uint64], npt.NDArray[np.uint64]]:
+    """:func:`_exponent_parts` for rows all below :func:`_fast_limit`: ``k`` as a uint64 array."""
+    d = 2 * a * b * t * t
+    z = np.abs(mag.astype(np.int64) * (t * b) - a).astype(np.uint64)  # < 2**32
+    z2 = z * z
+    return z2 % np.uint64(d), z2 // np.uint64(d)
+
+
+def _exponent_parts(
+    mag: np.ndarray, a: int, b: int, t: int
+) -> tuple[npt.NDArray[np.uint64], npt.NDArray[np.uint64] | list[int]]:
     """``(r, k)`` with ``z² = k·D + r``, ``0 <= r < D``, for ``z = mag·t·b - a``, ``D = 2abt²``.
 
     ``z²/D = (mag - σ²/t)²/(2σ²)`` exactly. ``r`` is uint64; ``k`` is returned as a uint64 array
@@ -80,9 +93,7 @@ def _exponent_parts(mag: np.ndarray, a: int, b: int, t: int) -> tuple[np.ndarray
     """
     d = 2 * a * b * t * t
     if mag.size == 0 or int(mag.max()) < _fast_limit(a, b, t):
-        z = np.abs(mag.astype(np.int64) * (t * b) - a).astype(np.uint64)  # < 2**32
-        z2 = z * z
-        return z2 % np.uint64(d), z2 // np.uint64(d)
+        return _exponent_parts_fast(mag, a, b, t)
     zs = [(int(m) * t * b - a) ** 2 for m in mag]
     return np.array([z2 % d for z2 in zs], dtype=np.uint64), [z2 // d for z2 in zs]
 
@@ -102,13 +113,13 @@ def _accept(mag: np.ndarray, a: int, b: int, t: int, source: RandomSource) -> np
     d = 2 * a * b * t * t
     fast = mag < np.uint64(_fast_limit(a, b, t))
     if fast.all():
-        r, k = _exponent_parts(mag, a, b, t)
+        r, k = _exponent_parts_fast(mag, a, b, t)
         ok = _bernoulli_exp_integer(k, source)
     else:  # rare: the rows with a huge |Y| take the exact Python-integer path
         fi, si = np.flatnonzero(fast), np.flatnonzero(~fast)
         r = np.empty(mag.size, dtype=np.uint64)
         ok = np.empty(mag.size, dtype=bool)
-        r[fi], k = _exponent_parts(mag[fi], a, b, t)
+        r[fi], k = _exponent_parts_fast(mag[fi], a, b, t)
         ok[fi] = _bernoulli_exp_integer(k, source)
         r[si], k_slow = _exponent_parts(mag[si], a, b, t)
         v = sample_unit_geometric(si.size, source)  # V >= k as Python integers (k may be huge)
@@ -259,8 +270,9 @@ def discrete_gaussian_pmf(x: np.ndarray, sigma2: Fraction | int) -> np.ndarray:
     """
     sigma2 = _check_sigma2(sigma2)
     _, z = _support_and_weights(sigma2)
-    xf = np.asarray(x, dtype=float)
-    return np.exp(-(xf * xf) / (2.0 * float(sigma2))) / z
+    xf = np.asarray(x, dtype=np.float64)
+    pmf: npt.NDArray[np.float64] = np.exp(-(xf * xf) / (2.0 * float(sigma2))) / z
+    return pmf
 
 
 def _float_at_least(q: Fraction) -> float:

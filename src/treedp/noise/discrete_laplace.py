@@ -30,6 +30,7 @@ from concurrent.futures import ThreadPoolExecutor
 from fractions import Fraction
 
 import numpy as np
+import numpy.typing as npt
 
 from treedp.exceptions import InvalidParameterError
 from treedp.noise.exp_thresholds import sample_unit_geometric
@@ -81,6 +82,7 @@ def bernoulli_ratio(a: np.ndarray | int, b: int, n: int, source: RandomSource) -
     bits = _word_bits(b)
     m = (1 << bits) // b
     limit = m * b
+    threshold: npt.NDArray[np.uint64] | np.uint64 | None
     if isinstance(a, np.ndarray):
         threshold = a * np.uint64(m)
     else:
@@ -115,10 +117,13 @@ def uniform_below(bound: int, n: int, source: RandomSource) -> np.ndarray:
             w[~bad] %= w.dtype.type(bound)
             w[idx] = uniform_below(bound, idx.size, source)
             return w
-    return w % w.dtype.type(bound)
+    reduced: np.ndarray = w % w.dtype.type(bound)
+    return reduced
 
 
-def bernoulli_exp(gamma_num: np.ndarray | int, gamma_den: int, n: int, source: RandomSource):
+def bernoulli_exp(
+    gamma_num: np.ndarray | int, gamma_den: int, n: int, source: RandomSource
+) -> npt.NDArray[np.bool_]:
     """Return ``n`` exact ``Bernoulli(exp(-gamma_num/gamma_den))`` draws (CKS20 Algorithm 1).
 
     Parameters
@@ -255,4 +260,7 @@ def discrete_laplace_pmf(x: np.ndarray, scale: Fraction | float) -> np.ndarray:
     """Return ``P(X = x) = (1-q)/(1+q) · q**|x|`` with ``q = exp(-1/scale)``."""
     t = float(scale)
     q = math.exp(-1.0 / t)
-    return (-math.expm1(-1.0 / t)) / (1.0 + q) * np.exp(-np.abs(np.asarray(x, float)) / t)
+    pmf: npt.NDArray[np.float64] = (
+        (-math.expm1(-1.0 / t)) / (1.0 + q) * np.exp(-np.abs(np.asarray(x, np.float64)) / t)
+    )
+    return pmf

@@ -56,7 +56,8 @@ def branching_for_budgets(budgets: Sequence[float], k_total: float) -> list[floa
 
 def theorem_iv3_error(k_total: float, height: int, epsilon: float, n: float = 1.0) -> float:
     """Theorem IV.3: ``4K h³ (K^(1/h) - 1)/(N² ε²)``, the optimum for a fixed height."""
-    return 4 * k_total * height**3 * (k_total ** (1 / height) - 1) / (n**2 * epsilon**2)
+    # float(): ``x ** (1/h)`` is typed Any (a negative base would give a complex number).
+    return float(4 * k_total * height**3 * (k_total ** (1 / height) - 1) / (n**2 * epsilon**2))
 
 
 def _f(beta: float) -> float:
@@ -157,10 +158,13 @@ def refined_error(beta: int, height: int, epsilon: float, n: float = 1.0) -> flo
     eps_level = epsilon / height
     k_total = beta**height
     inner = sum(1 / sum(beta ** (-j) for j in range(height - i + 1)) for i in range(1, height + 1))
-    return 2 * k_total / n**2 * (beta - 1) / eps_level**2 * inner
+    # float(): ``int ** -j`` is typed Any (it is a float for negative exponents).
+    return float(2 * k_total / n**2 * (beta - 1) / eps_level**2 * inner)
 
 
-def figure1(k_total: int = 256, epsilons: Sequence[float] = (0.1, 0.5, 1.0, 2.0)) -> list[dict]:
+def figure1(
+    k_total: int = 256, epsilons: Sequence[float] = (0.1, 0.5, 1.0, 2.0)
+) -> list[dict[str, float]]:
     """The curves of the paper's Figure 1 (``N²·E_2``), plus the 4-ary and refined columns."""
     rows = []
     for eps in epsilons:
