@@ -80,7 +80,8 @@ class AllIntervalsQueries:
         left = np.where(fa > 0, (1 - fa) * self.interval(ja, ja + 1), 0.0)
         right = np.where(fb > 0, fb * self.interval(jb, jb + 1), 0.0)
         same = (fb - fa) * self.interval(ja, ja + 1)
-        return np.where(ja == jb, same, left + whole + right)
+        out: np.ndarray = np.where(ja == jb, same, left + whole + right)
+        return out
 
     def range_variance(self, ta: np.ndarray, tb: np.ndarray) -> np.ndarray:
         """The exact variance of :meth:`range_count`, flattened."""
@@ -98,4 +99,5 @@ class AllIntervalsQueries:
         apart = ((fa > 0) * (1 - fa) ** 2 + (jb > s) + (fb > 0) * fb**2) * var
         if self.n_public is not None:  # the interval [0, B) is the exact public n
             apart = np.where((s == 0) & (jb == n_bins), apart - var, apart)
-        return np.where(ja == jb, same, apart).ravel()
+        var_out: np.ndarray = np.where(ja == jb, same, apart).ravel()
+        return var_out

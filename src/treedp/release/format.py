@@ -110,14 +110,14 @@ def _expand_edges(spec: Any) -> np.ndarray:
     high = float(_field(spec, "high", (int, float)))
     steps = np.arange(count, dtype=np.float64) / (count - 1)
     with np.errstate(all="ignore"):
-        edges = low + (high - low) * steps
+        edges: np.ndarray = low + (high - low) * steps
     edges[-1] = high
     return edges
 
 
 def _write_binary(release: Release, handle: IO[bytes]) -> None:
     bins = release.bins
-    described = {
+    described: dict[str, Any] = {
         "discrete": bins.discrete,
         "equal_width": bins.equal_width,
         "datetime_unit": bins.datetime_unit,
@@ -131,7 +131,7 @@ def _write_binary(release: Release, handle: IO[bytes]) -> None:
         described["edges"] = {"kind": "array", "name": "edges.npy"}
     else:
         described["edges"] = compact
-    manifest = [
+    manifest: list[dict[str, Any]] = [
         {
             "name": name,
             "dtype": arr.dtype.str,
@@ -155,13 +155,13 @@ def save_release(release: Release, path: str | Path | IO[bytes], file_format: st
         raise InvalidParameterError(
             f"The 'file_format' parameter must be 'json' or 'binary'. Got {file_format!r} instead."
         )
-    if hasattr(path, "write"):
+    if not isinstance(path, str | Path):  # a binary file object
         if file_format == "json":
             path.write(json.dumps(to_json_document(release), separators=(",", ":")).encode())
         else:
-            _write_binary(release, path)  # type: ignore[arg-type]
+            _write_binary(release, path)
         return
-    target = Path(path)  # type: ignore[arg-type]
+    target = Path(path)
     if file_format is None:
         file_format = "json" if target.suffix.lower() == ".json" else "binary"
     if file_format == "json":
@@ -190,7 +190,7 @@ def load_release(path: str | Path | IO[bytes] | IO[str]) -> Release:
     """
     label = f"'{path}'" if isinstance(path, str | Path) else "the release file"
     if hasattr(path, "read"):
-        data = path.read()  # type: ignore[union-attr]
+        data = path.read()
         if isinstance(data, str):
             return _load_json_text(data, label)
         if not isinstance(data, bytes):
@@ -198,7 +198,7 @@ def load_release(path: str | Path | IO[bytes] | IO[str]) -> Release:
         if data[:4] == _ZIP_MAGIC:
             return _load_binary(io.BytesIO(data), label)
         return _load_json_text(_decode(data, label), label)
-    p = Path(path)  # type: ignore[arg-type]
+    p = Path(path)
     try:
         with p.open("rb") as handle:
             if handle.read(4) == _ZIP_MAGIC:
