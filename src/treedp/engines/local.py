@@ -156,7 +156,6 @@ def _chunk_for(n_bins: int) -> int:
 
 def _count_equal_width(arr: np.ndarray, edges: np.ndarray, inv: float) -> np.ndarray:
     lo = float(edges[0])
-    hi = float(edges[-1])
     n_bins = int(edges.size - 1)
     top = n_bins - 0.5
     chunk = _chunk_for(n_bins)
@@ -166,10 +165,10 @@ def _count_equal_width(arr: np.ndarray, edges: np.ndarray, inv: float) -> np.nda
         for start in range(0, arr.size, chunk):
             x = arr[start : start + chunk]
             tt = t[: x.size]
-            # Clamp first, so (x - lo)·inv never overflows whatever the value: no warning
-            # (an observable output) can depend on the data.
-            np.clip(x, lo, hi, out=tt)
-            tt -= lo
+            # (x - lo)·inv may overflow to ±inf for extreme values; under the errstate above
+            # that is silent (no warning, an observable output, depends on the data) and the
+            # clip below puts ±inf into the end bins.
+            np.subtract(x, lo, out=tt)
             tt *= inv
             np.clip(tt, 0.0, top, out=tt)
             idx = tt.astype(np.intp)
