@@ -34,6 +34,7 @@ import numpy.typing as npt
 
 from treedp.exceptions import InvalidParameterError
 from treedp.noise.exp_thresholds import sample_unit_geometric
+from treedp.noise.geometric_table import GeometricTable, geometric_table
 from treedp.noise.rational import MAX_SCALE
 from treedp.noise.rng import RandomSource, SystemRandomSource, words
 
@@ -228,7 +229,14 @@ def sample_discrete_laplace(scale: Fraction, size: int, source: RandomSource) ->
 
 
 def _laplace_chunk(num: int, den: int, size: int, source: RandomSource) -> np.ndarray:
-    """Exact discrete Laplace draws for one cache-sized chunk (CKS20 Algorithm 3)."""
+    """Exact discrete Laplace draws for one cache-sized chunk (CKS20 Algorithm 3).
+
+    The magnitude ``Y`` (``P(Y >= y) = exp(-y·den/num)``) comes from the exact inversion table
+    of :mod:`treedp.noise.geometric_table` when the scale allows one (about ``22·scale``
+    thresholds, up to :data:`~treedp.noise.geometric_table.MAX_TABLE`), else from CKS20's
+    Algorithm 2; both have exactly that law.
+    """
+    table = geometric_table(Fraction(den, num))
     out = np.empty(size, dtype=np.int64)
     filled = 0
     # P(reject) = P(B=1, Y=0) = (1 - exp(-den/num)) / 2 <= 1/2; oversample by 1/(1 - P(reject)).
@@ -237,15 +245,24 @@ def _laplace_chunk(num: int, den: int, size: int, source: RandomSource) -> np.nd
     while filled < size:
         need = size - filled
         batch = int(need / keep_rate * 1.02) + 64
-        y = _geometric(num, den, batch, source)
+        y = _magnitudes(table, num, den, batch, source)
         sign = np.unpackbits(words(source, 8, (batch + 7) // 8), count=batch).view(bool)
         keep = ~(sign & (y == 0))
-        y = y[keep].astype(np.int64)
+        y = y[keep]
         y[sign[keep]] *= -1
         take = min(need, y.size)
         out[filled : filled + take] = y[:take]
         filled += take
     return out
+
+
+def _magnitudes(
+    table: GeometricTable | None, num: int, den: int, n: int, source: RandomSource
+) -> np.ndarray:
+    """``n`` exact draws with ``P(Y >= y) = exp(-y·den/num)``, as int64."""
+    if table is not None:
+        return table.sample(n, source)
+    return _geometric(num, den, n, source).astype(np.int64)
 
 
 def discrete_laplace_variance(scale: Fraction | float) -> float:

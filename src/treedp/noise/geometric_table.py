@@ -1,0 +1,154 @@
+"""Exact geometric draws by table inversion: ``P(Y >= y) = exp(-y·x)`` for a rational ``x > 0``.
+
+A uniform ``U`` in ``[0, 1)`` is revealed 32 bits at a time, ``U ∈ [W/2**32, (W+1)/2**32)``,
+and ``Y = #{y >= 1 : U < exp(-y·x)}``, which has exactly the law above since
+``P(U < exp(-y·x)) = exp(-y·x)`` and the events are nested. With the exact 32-bit thresholds
+``T_y = floor(2**32 · exp(-y·x))`` (computed by integer arithmetic, see :func:`_thresholds`):
+
+* ``W < T_y`` implies ``U < (W + 1)/2**32 <= T_y/2**32 <= exp(-y·x)``: ``y`` is counted;
+* ``W > T_y`` implies ``U >= W/2**32 >= (T_y + 1)/2**32 > exp(-y·x)``: ``y`` is not counted;
+* ``W == T_y`` leaves ``y`` undecided: more bits of ``U`` are revealed and compared with more
+  bits of ``exp(-y·x)`` (:func:`~treedp.noise.exp_thresholds.floor_scaled_exp_neg`), until they
+  differ. Because ``exp(-y·x)`` is irrational for ``y·x != 0`` they always differ eventually.
+
+Past the table (``T_y = 0``) every ``y`` is undecided exactly when ``W == 0``, handled the same
+way. The undecided draws have probability at most ``(table size + 1) / 2**32`` each.
+
+The fast path looks ``Y`` up by the top 16 bits of ``W``: a bucket of 2**16 words that holds no
+threshold decides every word in it at once; only words in the few buckets that hold a threshold
+go through a binary search of the table. No floating-point number enters any decision.
+
+The table is a pure function of the public rational ``x`` and is memoised per ``x``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from fractions import Fraction
+from functools import lru_cache
+
+import numpy as np
+
+from treedp.exceptions import InvalidParameterError
+from treedp.noise.exp_thresholds import floor_scaled_exp_neg
+from treedp.noise.rng import RandomSource, words
+
+__all__ = ["MAX_TABLE", "GeometricTable", "geometric_table"]
+
+#: Largest table (number of thresholds, about ``22.2 / x``) built; beyond it callers use the
+#: Bernoulli-chain sampler, which needs no table.
+MAX_TABLE = 1 << 21
+
+_BITS = 32
+_BUCKET_SHIFT = 16
+
+
+@dataclass(frozen=True, eq=False)
+class GeometricTable:
+    """The exact 32-bit inversion table of ``P(Y >= y) = exp(-y·x)``.
+
+    Attributes
+    ----------
+    x : Fraction
+        The rate.
+    ascending : ndarray of uint32
+        ``T_y`` for ``y = Y_max, ..., 1`` (ascending), all non-zero.
+    lut : ndarray of int64
+        For each bucket of the top 16 bits, ``Y`` when the bucket decides it, else ``-1``.
+    """
+
+    x: Fraction
+    ascending: np.ndarray
+    lut: np.ndarray
+
+    def sample(self, n: int, source: RandomSource) -> np.ndarray:
+        """Return ``n`` exact draws of ``Y`` as int64."""
+        w = words(source, _BITS, n)
+        y: np.ndarray = self.lut[w >> np.uint32(_BUCKET_SHIFT)]
+        slow = np.flatnonzero(y < 0)
+        if slow.size:
+            ws = w[slow]
+            pos = np.searchsorted(self.ascending, ws, side="right")
+            size = self.ascending.size
+            y[slow] = size - pos
+            # w equal to a threshold, or w == 0 (equal to every T_y = 0 past the table).
+            tie = ((pos > 0) & (self.ascending[np.maximum(pos - 1, 0)] == ws)) | (ws == 0)
+            for i in np.flatnonzero(tie):
+                y[slow[i]] = self._resolve(int(ws[i]), source)
+        return y
+
+    def _resolve(self, prefix: int, source: RandomSource) -> int:
+        """Exact ``Y`` for a ``U`` whose first 32 bits ``prefix`` equal a threshold (or are 0)."""
+        size = self.ascending.size
+        # Every y whose threshold is strictly above the prefix is counted.
+        count = size - int(np.searchsorted(self.ascending, np.uint32(prefix), side="right"))
+        y = count + 1
+        known, bits = prefix, _BITS
+        while True:
+            t = floor_scaled_exp_neg(self.x * y, bits) if bits > _BITS else self._t32(y)
+            if known < t:
+                y += 1
+                continue
+            if known > t:
+                return y - 1
+            known = (known << 64) | int(words(source, 64, 1)[0])
+            bits += 64
+
+    def _t32(self, y: int) -> int:
+        size = self.ascending.size
+        return int(self.ascending[size - y]) if y <= size else 0
+
+
+def _thresholds(x: Fraction) -> list[int]:
+    """Exact ``floor(2**32 · exp(-y·x))`` for ``y = 1, 2, ...`` while non-zero.
+
+    ``q = exp(-x)`` is bracketed by ``[L, L + 1] / 2**P`` with ``L = floor(2**P q)`` exact, and
+    powers by directed rounding: ``lo_y = floor(lo_{y-1} L / 2**P)`` and
+    ``hi_y = ceil(hi_{y-1} (L + 1) / 2**P)``, so ``lo_y <= 2**P q**y <= hi_y`` by induction.
+    Where ``lo_y`` and ``hi_y`` give the same 32-bit floor it is exact; otherwise the floor is
+    computed directly (exact, slower).
+    """
+    guard = 96
+    p = _BITS + guard
+    low = floor_scaled_exp_neg(x, p)
+    high = low + 1
+    lo, hi = low, high
+    out: list[int] = []
+    shift = p - _BITS
+    y = 1
+    while True:
+        a, b = lo >> shift, hi >> shift
+        t = a if a == b else floor_scaled_exp_neg(x * y, _BITS)
+        if t == 0:
+            return out
+        out.append(t)
+        y += 1
+        lo = (lo * low) >> p
+        hi = -((-hi * high) >> p)
+
+
+@lru_cache(maxsize=64)
+def geometric_table(x: Fraction) -> GeometricTable | None:
+    """The table for rate ``x``, or ``None`` when it would exceed :data:`MAX_TABLE` entries."""
+    x = Fraction(x)
+    if x <= 0:
+        raise InvalidParameterError(f"The rate must be positive. Got {x} instead.")
+    if x * MAX_TABLE < Fraction(222, 10):  # about 22.2 / x thresholds are non-zero
+        return None
+    values = _thresholds(x)
+    ascending = np.array(values[::-1], dtype=np.uint32)
+    # Y for words in bucket b: decided when no threshold lies in [b·2**16, (b+1)·2**16).
+    buckets = 1 << (_BITS - _BUCKET_SHIFT)
+    starts = np.arange(buckets, dtype=np.uint64) << np.uint64(_BUCKET_SHIFT)
+    ends = starts + np.uint64((1 << _BUCKET_SHIFT) - 1)
+    size = ascending.size
+    # thresholds at or above the bucket's lowest word / strictly above its highest word: equal
+    # counts mean no threshold inside the bucket, so every word in it has that many above it
+    # and none equal to it.
+    at_or_above_start = size - np.searchsorted(ascending, starts, side="left")
+    above_end = size - np.searchsorted(ascending, ends, side="right")
+    lut = np.where(at_or_above_start == above_end, above_end, -1).astype(np.int64)
+    lut[0] = -1  # the word 0 ties with every threshold past the table
+    ascending.setflags(write=False)
+    lut.setflags(write=False)
+    return GeometricTable(x, ascending, lut)
