@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from treedp.domain import MAX_BINS, make_bins
+from treedp.domain import MAX_BINS, Bins, make_bins
 from treedp.exceptions import DataError, InvalidParameterError, InvalidTypeError
 
 
@@ -398,3 +398,25 @@ def test_locate_datetimes_and_validation() -> None:
         make_bins(bounds=(0, 1), bins=2).locate([0.5, np.nan])
     with pytest.raises(InvalidTypeError):
         make_bins(bounds=(0, 1), bins=2).locate(np.array(["2024-01-01"], "datetime64[D]"))
+
+
+@pytest.mark.parametrize(
+    ("lo", "hi", "n_bins"),
+    [
+        (0.0, 2e6, 2**20),
+        (-5.0, 7.5, 1000),
+        (1e15, 1e15 + 2**30, 2**20),
+        (-1e300, 1e300, 7),
+        (17.0, 90.5, 3),
+        (1e-300, 2e-300, 10),
+        (0.1, 0.1 + 2**-30, 2**20),  # near the float resolution: validated by the scans
+    ],
+)
+def test_make_bins_fast_path_equals_full_validation(lo: float, hi: float, n_bins: int) -> None:
+    """Edges make_bins proves valid (skipping the O(B) scans) are exactly what validation gives."""
+    fast = make_bins(bounds=(lo, hi), bins=n_bins)
+    checked = Bins(fast.edges.copy(), equal_width=True)
+    assert np.array_equal(fast.edges, checked.edges)
+    assert fast._inv_width == checked._inv_width
+    assert not fast.edges.flags.writeable
+    assert fast.equal_width and not fast.discrete and fast.datetime_unit is None
