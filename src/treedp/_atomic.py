@@ -76,9 +76,7 @@ def atomic_write(path: str | os.PathLike[str], write: Callable[[IO[bytes]], None
     try:
         fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
     except OSError as exc:
-        raise InvalidParameterError(
-            f"Cannot write '{os.fspath(path)}': {exc.strerror or exc}."
-        ) from None
+        raise _naming(exc, path) from None
     try:
         with os.fdopen(fd, "wb") as handle:
             write(handle)
@@ -89,11 +87,16 @@ def atomic_write(path: str | os.PathLike[str], write: Callable[[IO[bytes]], None
     except BaseException as exc:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
-        if isinstance(exc, OSError) and not isinstance(exc, BlockingIOError):
-            raise InvalidParameterError(
-                f"Cannot write '{os.fspath(path)}': {exc.strerror or exc}."
-            ) from None
+        if isinstance(exc, OSError) and exc.errno is not None:
+            raise _naming(exc, path) from None
         raise
+
+
+def _naming(exc: OSError, path: str | os.PathLike[str]) -> OSError:
+    """The same error, naming the user's path instead of the temporary file."""
+    if exc.errno is None:
+        return exc
+    return type(exc)(exc.errno, exc.strerror, os.fspath(path))
 
 
 def atomic_write_text(path: str | os.PathLike[str], text: str) -> None:
