@@ -279,6 +279,16 @@ class Release:
         -------
         float or ndarray
             Same shape as ``x``.
+
+        Examples
+        --------
+        >>> import treedp
+        >>> rel = treedp.release_counts([30, 50, 20], bounds=(0, 3), bins=3, epsilon=1.0,
+        ...                              rng=treedp.InsecureSeededSource(1))
+        >>> rel.cdf([0.0, 1.5, 3.0]).shape  # counts of values <= x, non-decreasing
+        (3,)
+        >>> bool(rel.cdf(3.0) == rel.n)
+        True
         """
         t = queries.to_axis(self.bins, x, "x")
         out = queries.cdf_terms(self.bins, t).evaluate(self._counts(consistent))
@@ -288,6 +298,17 @@ class Release:
         """Estimated number of values in ``[a, b)``; ``a`` and ``b`` broadcast together.
 
         ``consistent`` is as for :meth:`cdf`; a consistent range count is never negative.
+
+        Examples
+        --------
+        >>> import treedp
+        >>> rel = treedp.release_counts([30, 50, 20], bounds=(0, 3), bins=3, epsilon=1.0,
+        ...                              rng=treedp.InsecureSeededSource(1))
+        >>> count = rel.range_count(1.0, 2.0)  # values in [1, 2): bin 1
+        >>> bool(count >= 0)
+        True
+        >>> rel.range_count([0.0, 1.0], 3.0).shape  # a and b broadcast
+        (2,)
         """
         ta, tb = self._range_axes(a, b)
         use_consistent = self.postprocess != "none" if consistent is None else consistent
@@ -314,6 +335,15 @@ class Release:
         -------
         float, datetime64 or ndarray
             Same shape as ``q``; NaN (NaT) when the estimated count is not positive.
+
+        Examples
+        --------
+        >>> import treedp
+        >>> rel = treedp.release_counts([30, 50, 20], bounds=(0, 3), bins=3, epsilon=1.0,
+        ...                              rng=treedp.InsecureSeededSource(1))
+        >>> qs = rel.quantile([0.25, 0.5, 0.75])
+        >>> bool((qs[:-1] <= qs[1:]).all() and 0 <= qs[0] and qs[-1] <= 3)
+        True
         """
         qa = queries.check_q(q)
         return queries.to_output(
@@ -321,7 +351,16 @@ class Release:
         )
 
     def median(self) -> Any:
-        """The estimated median, ``quantile(0.5)``."""
+        """The estimated median, ``quantile(0.5)``.
+
+        Examples
+        --------
+        >>> import treedp
+        >>> rel = treedp.release_counts([30, 50, 20], bounds=(0, 3), bins=3, epsilon=1.0,
+        ...                              rng=treedp.InsecureSeededSource(1))
+        >>> bool(rel.median() == rel.quantile(0.5))
+        True
+        """
         return self.quantile(0.5)
 
     def histogram(self, *, consistent: bool | None = None) -> tuple[np.ndarray, np.ndarray]:
@@ -330,6 +369,15 @@ class Release:
         Bin ``i`` is the linear query ``P[i+1] - P[i]``. Consistent counts (the default unless
         ``postprocess="none"``) are non-negative and sum to ``n̂``; integers when the release
         has ``integer=True``. Unbiased counts (``consistent=False``) may be negative.
+
+        Examples
+        --------
+        >>> import treedp
+        >>> rel = treedp.release_counts([30, 50, 20], bounds=(0, 3), bins=3, epsilon=1.0,
+        ...                              rng=treedp.InsecureSeededSource(1))
+        >>> counts, edges = rel.histogram()
+        >>> edges.tolist(), bool(abs(counts.sum() - rel.n) < 1e-9)
+        ([0.0, 1.0, 2.0, 3.0], True)
         """
         return np.diff(self._counts(consistent)), self.edges
 
@@ -353,6 +401,16 @@ class Release:
         -------
         float or ndarray
             The standard deviation of the estimate's error, shaped like the answer.
+
+        Examples
+        --------
+        >>> import treedp
+        >>> rel = treedp.release_counts([30, 50, 20], bounds=(0, 3), bins=3, epsilon=1.0,
+        ...                              rng=treedp.InsecureSeededSource(1))
+        >>> se = rel.stderr("cdf", [1.0, 2.0])  # known before any data: the noise is public
+        >>> bool((se > 0).all())
+        True
+        >>> se_range = rel.stderr("range_count", 1.0, 2.0)
         """
         if query == "cdf" and len(args) == 1:
             t = queries.to_axis(self.bins, args[0], "x")
@@ -493,6 +551,16 @@ class Release:
         -------
         (low, high)
             Bounds shaped like ``q`` (datetime64 for datetime bins).
+
+        Examples
+        --------
+        >>> import treedp
+        >>> rel = treedp.release_counts([30, 50, 20], bounds=(0, 3), bins=3, epsilon=1.0,
+        ...                              rng=treedp.InsecureSeededSource(1))
+        >>> low, high = rel.quantile_interval(0.5, simulations=200,
+        ...                                   rng=treedp.InsecureSeededSource(2))
+        >>> bool(low <= high)
+        True
         """
         qa = queries.check_q(q)
         m_lo, m_hi = inference.quantile_band(
@@ -509,6 +577,115 @@ class Release:
         low = edges[m_lo - 1].reshape(np.shape(qa))
         high = (edges[m_hi - 1] if self.bins.discrete else edges[m_hi]).reshape(np.shape(qa))
         return queries.to_output(self.bins, low), queries.to_output(self.bins, high)
+
+    # ------------------------------------------------------------------ tables and warnings
+    def to_arrays(self, *, level: float = 0.95) -> dict[str, np.ndarray]:
+        """The release as a plain dict of equal-length arrays, one row per bin.
+
+        For notebooks and spreadsheets; every column is post-processing of the release.
+
+        Parameters
+        ----------
+        level : float, default=0.95
+            Coverage of the intervals, as for :meth:`confidence_interval`.
+
+        Returns
+        -------
+        dict of str to ndarray
+            ``left``, ``right`` (the bin's edges; datetime64 for datetime bins), ``count``
+            (consistent count per bin), ``count_low``, ``count_high`` (its interval), ``cdf``
+            (consistent count below ``right``), ``cdf_low``, ``cdf_high`` (its interval).
+
+        Examples
+        --------
+        >>> import treedp
+        >>> rel = treedp.release_counts([30, 50, 20], bounds=(0, 3), bins=3, epsilon=1.0,
+        ...                              rng=treedp.InsecureSeededSource(1))
+        >>> table = rel.to_arrays()
+        >>> sorted(table)
+        ['cdf', 'cdf_high', 'cdf_low', 'count', 'count_high', 'count_low', 'left', 'right']
+        >>> table["left"].tolist(), table["right"].tolist()
+        ([0.0, 1.0, 2.0], [1.0, 2.0, 3.0])
+        """
+        level = inference.check_level(level)
+        edges = self.edges
+        m = np.arange(self.bins.n_bins + 1)
+        cap = self.mechanism.n if self.neighbours == "replace" else None
+        bins_lo = self._edge_range(m[1:], m[:-1])
+        count_low, count_high = inference.bracket_interval(bins_lo, bins_lo, level, cap)
+        below = self._prefix_query(queries.prefix_terms(self.bins, m[1:]))
+        cdf_low, cdf_high = inference.bracket_interval(below, below, level, cap)
+        return {
+            "left": edges[:-1].copy(),
+            "right": edges[1:].copy(),
+            "count": np.diff(self.consistent_counts),
+            "count_low": count_low,
+            "count_high": count_high,
+            "cdf": np.array(self.consistent_counts[1:]),
+            "cdf_low": cdf_low,
+            "cdf_high": cdf_high,
+        }
+
+    def to_frame(self, *, level: float = 0.95) -> Any:
+        """:meth:`to_arrays` as a :class:`pandas.DataFrame` (needs ``treedp[pandas]``).
+
+        Examples
+        --------
+        >>> import treedp
+        >>> rel = treedp.release_counts([30, 50, 20], bounds=(0, 3), bins=3, epsilon=1.0,
+        ...                              rng=treedp.InsecureSeededSource(1))
+        >>> rel.to_frame().shape
+        (3, 8)
+        """
+        try:
+            import pandas as pd
+        except ImportError:
+            from treedp.exceptions import MissingDependencyError
+
+            raise MissingDependencyError(
+                "Release.to_frame needs pandas: pip install 'treedp[pandas]' (or use "
+                "Release.to_arrays for a dict of numpy arrays)."
+            ) from None
+        return pd.DataFrame(self.to_arrays(level=level))
+
+    def bounds_warning(self, *, share: float | None = None) -> str | None:
+        """A warning when an end bin holds a large share of the released mass, else None.
+
+        Values outside the public bounds are counted in the end bins, so a first or last bin
+        holding much of the mass suggests bounds narrower than the data: values were probably
+        clamped, and quantiles near that end are unreliable. The check reads only the
+        released (consistent) counts: post-processing, no privacy cost.
+
+        Parameters
+        ----------
+        share : float, optional
+            The share of ``n̂`` an end bin may hold before the warning; default
+            ``max(0.1, 5/B)`` (five times an even spread, and at least 10%).
+
+        Examples
+        --------
+        >>> import treedp
+        >>> rel = treedp.release_counts([0, 1, 2, 0, 0, 0, 1, 0, 0, 900], epsilon=1.0,
+        ...                              rng=treedp.InsecureSeededSource(1))
+        >>> print(rel.bounds_warning())  # doctest: +ELLIPSIS
+        The last bin holds ...% of the released mass: values above the upper bound may ...
+        """
+        n_bins = self.bins.n_bins
+        limit = max(0.1, 5.0 / n_bins) if share is None else float(share)
+        n_hat = float(self.consistent_counts[-1])
+        if n_bins < 3 or not n_hat > 0:
+            return None
+        counts = np.diff(self.consistent_counts)
+        ends = [("first", "below the lower", counts[0]), ("last", "above the upper", counts[-1])]
+        found = [(name, side, c / n_hat) for name, side, c in ends if c / n_hat > limit]
+        if not found:
+            return None
+        parts = "; ".join(
+            f"The {name} bin holds {100 * frac:.0f}% of the released mass: values {side} bound "
+            "may have been clamped into it"
+            for name, side, frac in found
+        )
+        return f"{parts}. The bounds look too narrow; quantiles near that end are unreliable."
 
     # ------------------------------------------------------------------ persistence
     def to_dict(self) -> dict[str, Any]:
