@@ -19,6 +19,7 @@ __all__ = [
     "fmt",
     "number_or_text",
     "points",
+    "check_input",
     "read_values",
     "translate",
 ]
@@ -85,9 +86,22 @@ def translate(message: str, parser: argparse.ArgumentParser | None) -> str:
         option = names.get(match.group(1))
         return option if option is not None else match.group(0)
 
+    message = message.replace("'bounds=(lo, hi)'", "--bounds LO HI")
     message = re.sub(r"\b([a-z_]+)=('?)([\w.+\-]+)\2", keyword, message)
     message = re.sub(r"[Tt]he '([a-z_]+)' (?:parameter|argument)", parameter, message)
+    message = re.sub(r"'([a-z_]{2,})'", parameter, message)  # a parameter quoted alone
+    message = re.sub(r"'(--[a-z\-]+(?: \w+)?)'", r"\1", message)  # no quotes around options
     return " ".join(message.split())  # one line, always
+
+
+def check_input(path: str) -> None:
+    """The input file exists (``-`` is standard input): checked before anything is read."""
+    import os
+
+    import treedp
+
+    if path != "-" and not os.path.isfile(path):
+        raise treedp.InvalidParameterError(f"The input file '{path}' does not exist.")
 
 
 def read_values(path: str, column: str, reader: Callable[..., Any], **options: Any) -> Any:
@@ -172,6 +186,9 @@ SEEDED = " [SEEDED: not for publication]"
 
 
 def fmt(value: Any) -> str:
+    """A number for people: 6 significant digits; a missing answer (None) is ``nan``."""
+    if value is None:
+        return "nan"
     if isinstance(value, float | np.floating):
         return f"{float(value):.6g}"
     return str(value)

@@ -11,6 +11,7 @@ from treedp.cli._common import (
     SEEDED,
     add_neighbours,
     bins_arg,
+    check_input,
     number_or_text,
     points,
     read_values,
@@ -84,6 +85,7 @@ def register(sub: Any) -> None:
 def check_arguments(args: argparse.Namespace) -> dict[str, Any]:
     """Every argument checked (the bins built, the spec validated, ``--out`` writable) before
     any data is read; returns the keywords for :func:`treedp.release_cdf`."""
+    check_input(args.input)
     bounds = tuple(number_or_text(b) for b in args.bounds) if args.bounds else None
     edges = points(args.edges) if args.edges else None
     branching: Any = args.branching
