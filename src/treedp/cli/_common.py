@@ -16,10 +16,10 @@ __all__ = [
     "UsageError",
     "add_neighbours",
     "bins_arg",
+    "check_input",
     "fmt",
     "number_or_text",
     "points",
-    "check_input",
     "read_values",
     "translate",
 ]

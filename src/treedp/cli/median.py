@@ -12,6 +12,7 @@ import argparse
 from typing import Any
 
 import treedp
+from treedp.budget import check_epsilon
 from treedp.cli._common import (
     NEIGHBOURS,
     SEEDED,
@@ -21,7 +22,6 @@ from treedp.cli._common import (
     number_or_text,
     read_values,
 )
-from treedp.budget import check_epsilon
 from treedp.engines.base import NAN_POLICIES
 from treedp.io import read_column
 
@@ -211,7 +211,12 @@ def run(args: argparse.Namespace) -> None:
         return
     if args.method == "stable":
         result = treedp.stable_median(
-            values, epsilon=args.epsilon, delta=settings["delta"], nan=args.nan, rng=rng, details=True
+            values,
+            epsilon=args.epsilon,
+            delta=settings["delta"],
+            nan=args.nan,
+            rng=rng,
+            details=True,
         )
     else:
         result = treedp.subsample_and_aggregate(

@@ -81,8 +81,7 @@ def _axis_points(release: Any, raw: list[str], option: str) -> Any:
         return np.array([float(x) for x in raw], dtype=np.float64)
     except ValueError:
         raise UsageError(
-            f"{option} takes numbers for this release (its bins are numeric); got "
-            f"{' '.join(raw)!r}"
+            f"{option} takes numbers for this release (its bins are numeric); got {' '.join(raw)!r}"
         ) from None
 
 
@@ -92,7 +91,9 @@ def _probabilities(raw: list[str]) -> Any:
     try:
         return np.array([float(x) for x in raw], dtype=np.float64)
     except ValueError:
-        raise UsageError(f"--quantiles takes probabilities in [0, 1]; got {' '.join(raw)!r}") from None
+        raise UsageError(
+            f"--quantiles takes probabilities in [0, 1]; got {' '.join(raw)!r}"
+        ) from None
 
 
 def _row(query: str, args: list[str], estimate: Any, extra: dict[str, Any]) -> dict[str, Any]:
@@ -125,7 +126,9 @@ def answers(release: Any, args: argparse.Namespace) -> list[dict[str, Any]]:
         est = np.atleast_1d(release.cdf(xs))
         if ci:
             se = np.atleast_1d(release.stderr("cdf", xs))
-            low, high = (np.atleast_1d(v) for v in release.confidence_interval("cdf", xs, level=level))
+            low, high = (
+                np.atleast_1d(v) for v in release.confidence_interval("cdf", xs, level=level)
+            )
         for i, raw in enumerate(args.cdf):
             extra = {"stderr": se[i], "low": low[i], "high": high[i]} if ci else {}
             rows.append(_row("cdf", [raw], est[i], extra))
@@ -154,7 +157,11 @@ def answers(release: Any, args: argparse.Namespace) -> list[dict[str, Any]]:
         for i in range(table["count"].size):
             extra = {}
             if ci:
-                extra = {"stderr": se[i], "low": table["count_low"][i], "high": table["count_high"][i]}
+                extra = {
+                    "stderr": se[i],
+                    "low": table["count_low"][i],
+                    "high": table["count_high"][i],
+                }
             bounds = [str(_plain(table["left"][i])), str(_plain(table["right"][i]))]
             rows.append(_row("histogram", bounds, table["count"][i], extra))
     return [{k: (_plain(v) if k != "args" else v) for k, v in row.items()} for row in rows]
@@ -174,7 +181,8 @@ def info(release: Any) -> dict[str, Any]:
     if release.neighbours == "replace":
         size = f"{release.mechanism.n} (public, replace neighbours)"
     else:
-        size = f"{release.n:.6g} (estimated; standard error {float(release.prefix_variance[-1]) ** 0.5:.3g})"
+        se = float(release.prefix_variance[-1]) ** 0.5
+        size = f"{release.n:.6g} (estimated; standard error {se:.3g})"
     randomness = release.randomness
     if release.seeded:
         source = f"seeded with {randomness.get('seed')}{SEEDED}"
@@ -235,7 +243,9 @@ def run(args: argparse.Namespace) -> None:
             cells = [row["query"], a, b, row["estimate"]]
             if args.ci:
                 cells += [row["stderr"], row["low"], row["high"]]
-            writer.writerow(["" if c is None else c for c in cells] + [SEEDED.strip() if seeded else ""])
+            writer.writerow(
+                ["" if c is None else c for c in cells] + [SEEDED.strip() if seeded else ""]
+            )
         sys.stdout.write(out.getvalue())
         if warning:
             print(f"treedp: warning: {warning}", file=sys.stderr)

@@ -407,7 +407,9 @@ def _check_plain_fields(meta: dict[str, Any]) -> None:
     if unit is not None and unit not in _DATETIME_UNITS:
         raise ReleaseFormatError("the datetime unit of the bins is not one this treedp writes")
     edges = bins.get("edges")
-    if isinstance(edges, list) and any(isinstance(e, bool) or not isinstance(e, int | float) for e in edges):
+    if isinstance(edges, list) and any(
+        isinstance(e, bool) or not isinstance(e, int | float) for e in edges
+    ):
         raise ReleaseFormatError("the bin edges are not numbers")
     if unit is not None and isinstance(edges, list) and not all(isinstance(e, int) for e in edges):
         raise ReleaseFormatError("datetime bin edges are not integer ticks")
@@ -430,9 +432,17 @@ def _check_plain_fields(meta: dict[str, Any]) -> None:
 def _check_contract(meta: dict[str, Any], mechanism: Any, levels: list[np.ndarray]) -> None:
     """The stated contract is exactly the rebuilt mechanism's (no field may disagree)."""
     described = mechanism.describe()
-    for key in ("block_epsilons", "block_sensitivity", "noise", "scales", "neighbours"):
+    for key in ("block_sensitivity", "noise", "scales", "neighbours"):
         if key in described and not _same(meta.get(key), described[key]):
             raise ReleaseFormatError(f"field '{key}' does not match the mechanism")
+    stored_budgets = _field(meta, "block_epsilons", (list,))
+    if any(isinstance(e, bool) or not isinstance(e, int | float) for e in stored_budgets):
+        raise ReleaseFormatError("field 'block_epsilons' has the wrong type")
+    budgets = np.asarray(mechanism.block_epsilons, dtype=np.float64)
+    if len(stored_budgets) != budgets.size or not np.allclose(
+        np.asarray(stored_budgets, dtype=np.float64), budgets, rtol=1e-9, atol=1e-15
+    ):
+        raise ReleaseFormatError("field 'block_epsilons' does not match the mechanism")
     if mechanism.name != "tree" and meta.get("branching") is not None:
         raise ReleaseFormatError("field 'branching' is set for a mechanism without a tree")
     stored = np.asarray(meta["level_variance"], dtype=np.float64)
@@ -441,9 +451,10 @@ def _check_contract(meta: dict[str, Any], mechanism: Any, levels: list[np.ndarra
         raise ReleaseFormatError("field 'level_variance' does not match the noise scales")
     exact = [i for i, v in enumerate(expected) if v == 0.0]
     n_public = meta.get("n_public")
-    if n_public is not None and mechanism.name == "tree" and exact:
-        if any(int(levels[i].sum()) != n_public for i in exact):
-            raise ReleaseFormatError("an exact level does not hold the public n")
+    exact_sums = [int(levels[i].sum()) for i in exact]
+    tree_replace = n_public is not None and mechanism.name == "tree"
+    if tree_replace and any(total != n_public for total in exact_sums):
+        raise ReleaseFormatError("an exact level does not hold the public n")
 
 
 def _build(meta: Any, levels: list[np.ndarray]) -> Release:

@@ -180,7 +180,12 @@ def quantile_from(bins: Bins, mono: np.ndarray, qa: np.ndarray) -> np.ndarray:
 # ---------------------------------------------------------------------- brackets
 def _edge_index(bins: Bins, t: np.ndarray, side: str) -> np.ndarray:
     """``searchsorted(edges, t, side)`` on the edges' axis, as int64."""
-    return np.searchsorted(bins.edges, np.asarray(t).ravel(), side=side).astype(np.int64)  # type: ignore[call-overload]
+    found: np.ndarray = np.searchsorted(
+        bins.edges,
+        np.asarray(t).ravel(),
+        side="right" if side == "right" else "left",
+    )
+    return found.astype(np.int64)
 
 
 def below_bracket(bins: Bins, t: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
