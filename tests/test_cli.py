@@ -565,6 +565,19 @@ def test_arguments_are_checked_before_the_data_is_read(
         assert "nan='" not in line and "The 'epsilon' parameter" not in line
 
 
+def test_bad_edges_are_one_line(
+    csv_file: Path, tmp_path: Path, capsys: pytest.CaptureFixture
+) -> None:
+    base = ["release", str(csv_file), "--epsilon", "1", "--out", str(tmp_path / "r.tdp")]
+    for extra, words in [
+        (["--column", "age", "--edges", "0", "abc", "10"], "mixes numbers and datetimes"),
+        (["--column", "when", "--edges", "2024-01-01", "2024-01-5x"], "--edges takes"),
+        (["--column", "age", "--edges", "0", "50", "20"], "--edges must be strictly"),
+    ]:
+        assert main([*base, *extra]) == 2
+        assert words in _one_error_line(capsys.readouterr().err)
+
+
 def test_integer_bounds_beyond_2_53_and_bad_datetimes(
     csv_file: Path, tmp_path: Path, capsys: pytest.CaptureFixture
 ) -> None:
@@ -697,7 +710,7 @@ def test_query_prints_the_bounds_warning(tmp_path: Path, capsys: pytest.CaptureF
     out = tmp_path / "r.tdp"
     argv = ["release", str(path), "--column", "v", "--bounds", "0", "4", "--bins", "8"]
     assert main([*argv, "--epsilon", "2", "--insecure-seed", "1", "--out", str(out)]) == 0
-    capsys.readouterr()
+    assert "treedp: warning: The last bin holds" in capsys.readouterr().err
     assert main(["query", str(out), "--median"]) == 0
     err = capsys.readouterr().err
     assert "treedp: warning: The last bin holds" in err and "too narrow" in err

@@ -175,11 +175,19 @@ def add_neighbours(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def points(items: Sequence[str]) -> Any:
+def points(items: Sequence[str], option: str = "--edges") -> Any:
+    """Numbers, or datetimes when none of them is a number; anything else a one-line error."""
     values = [number_or_text(s) for s in items]
     if all(isinstance(v, int | float) for v in values):
-        return np.asarray(values, dtype=np.float64)
-    return np.asarray(values, dtype="datetime64")
+        return np.asarray([float(v) for v in values], dtype=np.float64)
+    if any(isinstance(v, int | float) for v in values):
+        raise UsageError(f"{option} mixes numbers and datetimes: {' '.join(items)!r}")
+    try:
+        return np.asarray(values, dtype="datetime64")
+    except ValueError:
+        raise UsageError(
+            f"{option} takes numbers or datetimes (such as 2024-01-31); got {' '.join(items)!r}"
+        ) from None
 
 
 SEEDED = " [SEEDED: not for publication]"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from typing import Any
 
 import treedp
@@ -145,3 +146,6 @@ def run(args: argparse.Namespace) -> None:
         f"wrote {args.out}: {release.mechanism.name} over {release.bins.n_bins} bins{shape}, "
         f"epsilon={release.epsilon} ({release.neighbours}), n~{release.n:.0f}{warning}"
     )
+    narrow = release.bounds_warning()  # post-processing of the released counts: free
+    if narrow:
+        print(f"treedp: warning: {narrow}", file=sys.stderr)
