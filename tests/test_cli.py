@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -68,7 +69,8 @@ def test_release_and_query(csv_file: Path, tmp_path: Path, capsys: pytest.Captur
     assert len(capsys.readouterr().out.strip().splitlines()) == 73
     assert main(["query", str(out), "--info"]) == 0
     info = capsys.readouterr().out
-    assert "guarantee: pure" in info and "[SEEDED: not for publication]" in info
+    assert "guarantee:" in info and "pure epsilon-DP" in info
+    assert "[SEEDED: not for publication]" in info and "records:" in info
 
 
 def test_release_replace_parquet_and_datetime(
@@ -300,10 +302,14 @@ def test_plan_command(capsys: pytest.CaptureFixture) -> None:
     out = capsys.readouterr().out
     assert "plan for B=1000" in out and "expected CDF error" in out and "compared:" in out
     assert main(["plan", "--bins", "0", "--epsilon", "1"]) == 2
-    assert "'bins'" in capsys.readouterr().err
+    assert "--bins" in capsys.readouterr().err
 
 
-SEEDED_END = "X) [SEEDED: not for publication]"
+def _ends(out: str, neighbours: str) -> bool:
+    """The answer states its neighbour relation and ends with the seeded mark."""
+    return f"{neighbours} neighbours" in out and out.rstrip().endswith(
+        ") [SEEDED: not for publication]"
+    )
 
 
 def test_median_command(csv_file: Path, capsys: pytest.CaptureFixture) -> None:
@@ -312,16 +318,12 @@ def test_median_command(csv_file: Path, capsys: pytest.CaptureFixture) -> None:
     assert capsys.readouterr().out.startswith("median = ")
     assert main([*base, "--method", "exponential", "--bounds", "0", "100"]) == 0
     out = capsys.readouterr().out
-    assert (
-        "exponential" in out
-        and "spent" in out
-        and out.rstrip().endswith(SEEDED_END.replace("X", "replace"))
-    )
+    assert "exponential" in out and "spent" in out and _ends(out, "replace")
     em = [*base, "--method", "exponential", "--bounds", "0", "100", "--neighbours", "add_remove"]
     assert main(em) == 0
-    assert capsys.readouterr().out.rstrip().endswith(SEEDED_END.replace("X", "add_remove"))
+    assert _ends(capsys.readouterr().out, "add_remove")
     assert main([*base, "--bounds", "0", "100", "--neighbours", "replace"]) == 0
-    assert capsys.readouterr().out.rstrip().endswith(SEEDED_END.replace("X", "replace"))
+    assert _ends(capsys.readouterr().out, "replace")
     assert main([*base, "--method", "stable", "--neighbours", "add_remove"]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "replace neighbours" in err
@@ -450,3 +452,327 @@ def test_read_column_error_classes(csv_file: Path) -> None:
         with pytest.raises(err) as info:
             read_column(*args)
         assert type(info.value) is err
+
+
+# ---------------------------------------------------------------------- issue 17: the CLI
+def _seeded_release(csv_file: Path, tmp_path: Path, *extra: str) -> Path:
+    out = tmp_path / "q.tdp"
+    argv = ["release", str(csv_file), "--column", "age", "--bounds", "0", "100", "--bins", "20"]
+    assert main([*argv, "--epsilon", "1", "--insecure-seed", "2", "--out", str(out), *extra]) == 0
+    return out  # its "wrote ..." line is left in the capture: callers read it first
+
+
+@pytest.mark.parametrize(
+    ("content", "match"),
+    [
+        (b"age,b\n1,2\n3\n5,6,7\n", "malformed"),  # ragged rows
+        (b"ag\xe9,b\n1,2\n", "not valid text"),  # a Latin-1 header
+    ],
+)
+def test_reader_failures_are_one_line(
+    content: bytes, match: str, tmp_path: Path, capsys: pytest.CaptureFixture
+) -> None:
+    path = tmp_path / "bad.csv"
+    path.write_bytes(content)
+    out = tmp_path / "r.tdp"
+    argv = ["release", str(path), "--column", "age", "--bounds", "0", "9", "--bins", "3"]
+    code = main([*argv, "--epsilon", "1", "--out", str(out)])
+    err = capsys.readouterr().err
+    assert code == 2 and match in _one_error_line(err) and "internal" not in err
+    assert not out.exists()
+
+
+def test_arguments_are_checked_before_the_data_is_read(
+    csv_file: Path, tmp_path: Path, capsys: pytest.CaptureFixture, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import treedp.cli.median as median_cli
+    import treedp.cli.release as release_cli
+
+    def never(*args: object, **kwargs: object) -> None:
+        raise AssertionError("the data was read")
+
+    monkeypatch.setattr(release_cli, "read_column", never)
+    monkeypatch.setattr(median_cli, "read_column", never)
+    base = ["release", str(csv_file), "--column", "age", "--bounds", "0", "100", "--bins", "8"]
+    out = str(tmp_path / "r.tdp")
+    cases = [
+        ([*base, "--epsilon", "0", "--out", out], "--epsilon"),
+        ([*base, "--epsilon", "1", "--out", f"{tmp_path}/"], "ends with a separator"),
+        ([*base, "--epsilon", "1", "--out", str(tmp_path / "no" / "r.tdp")], "does not exist"),
+        ([*base, "--epsilon", "1", "--out", str(tmp_path)], "is a folder"),
+        ([*base, "--epsilon", "1", "--neighbours", "replace", "--out", out], "--n"),
+        (
+            [
+                *base,
+                "--epsilon",
+                "1",
+                "--nan",
+                "drop",
+                "--neighbors",
+                "replace",
+                "--n",
+                "5",
+                "--out",
+                out,
+            ],
+            "--nan drop is not allowed with --neighbours replace",
+        ),
+        (
+            [*base, "--epsilon", "1", "--mechanism", "histogram", "--branching", "2", "--out", out],
+            "--branching",
+        ),
+        (
+            ["median", str(csv_file), "--column", "age", "--epsilon", "-1", "--bounds", "0", "9"],
+            "--epsilon",
+        ),
+        (
+            [
+                "median",
+                str(csv_file),
+                "--column",
+                "age",
+                "--epsilon",
+                "1",
+                "--method",
+                "stable",
+                "--bins",
+                "8",
+            ],
+            "--bins does not apply to --method stable",
+        ),
+        (
+            [
+                "median",
+                str(csv_file),
+                "--column",
+                "age",
+                "--epsilon",
+                "1",
+                "--method",
+                "subsample",
+                "--m",
+                "10",
+                "--delta",
+                "2",
+            ],
+            "--delta must be in (0, 1)",
+        ),
+    ]
+    for argv, words in cases:
+        assert main(argv) == 2, argv
+        line = _one_error_line(capsys.readouterr().err)
+        assert words in line, (argv, line)
+        assert "nan='" not in line and "The 'epsilon' parameter" not in line
+
+
+def test_bad_edges_are_one_line(
+    csv_file: Path, tmp_path: Path, capsys: pytest.CaptureFixture
+) -> None:
+    base = ["release", str(csv_file), "--epsilon", "1", "--out", str(tmp_path / "r.tdp")]
+    for extra, words in [
+        (["--column", "age", "--edges", "0", "abc", "10"], "mixes numbers and datetimes"),
+        (["--column", "when", "--edges", "2024-01-01", "2024-01-5x"], "--edges takes"),
+        (["--column", "age", "--edges", "0", "50", "20"], "--edges must be strictly"),
+    ]:
+        assert main([*base, *extra]) == 2
+        assert words in _one_error_line(capsys.readouterr().err)
+
+
+def test_integer_bounds_beyond_2_53_and_bad_datetimes(
+    csv_file: Path, tmp_path: Path, capsys: pytest.CaptureFixture
+) -> None:
+    base = ["release", str(csv_file), "--epsilon", "1", "--out", str(tmp_path / "r.tdp")]
+    for extra, words in [
+        (["--column", "age", "--bounds", "0", "9007199254740993", "--bins", "10"], "2**53"),
+        (["--column", "age", "--bounds", "0", str(2**53), "--bins", "integers"], "2**53"),
+        (["--column", "when", "--bounds", "2024-01-01", "2024-13-45", "--bins", "4"], "datetime"),
+    ]:
+        assert main([*base, *extra]) == 2
+        assert words in _one_error_line(capsys.readouterr().err)
+
+
+def test_interrupt_is_one_line_exit_130_and_no_file(
+    csv_file: Path, tmp_path: Path, capsys: pytest.CaptureFixture, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import os
+
+    def interrupt(*args: object) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(os, "fsync", interrupt)
+    out = tmp_path / "r.tdp"
+    argv = ["release", str(csv_file), "--column", "age", "--bounds", "0", "100", "--bins", "8"]
+    assert main([*argv, "--epsilon", "1", "--out", str(out)]) == 130
+    assert capsys.readouterr().err.strip() == "treedp: interrupted"
+    assert list(tmp_path.iterdir()) == [csv_file]
+
+
+def test_query_errors_are_one_line(
+    csv_file: Path, tmp_path: Path, capsys: pytest.CaptureFixture
+) -> None:
+    rel = _seeded_release(csv_file, tmp_path)
+    capsys.readouterr()
+    for extra, words in [
+        (["--cdf", "abc"], "--cdf takes numbers"),
+        (["--range", "1", "x"], "--range takes numbers"),
+        (["--quantiles", "half"], "--quantiles takes probabilities"),
+        (["--quantiles", "1.5"], "'q'"),
+        (["--median", "--level", "1"], "--level"),
+        ([], "at least one of"),
+    ]:
+        assert main(["query", str(rel), *extra]) == 2
+        assert words in _one_error_line(capsys.readouterr().err)
+
+
+def test_edited_release_with_recomputed_checksum_is_one_line(
+    csv_file: Path, tmp_path: Path, capsys: pytest.CaptureFixture
+) -> None:
+    from treedp.release.format import _checksum
+
+    out = tmp_path / "r.json"
+    argv = ["release", str(csv_file), "--column", "age", "--bounds", "0", "100", "--bins", "8"]
+    assert main([*argv, "--epsilon", "1", "--out", str(out)]) == 0
+    doc = json.loads(out.read_text())
+    doc["payload"]["metadata"]["scales"][0] = True
+    doc["checksum"] = _checksum(doc["payload"])
+    out.write_text(json.dumps(doc))
+    capsys.readouterr()
+    assert main(["query", str(out), "--median"]) == 2
+    assert "inconsistent release" in _one_error_line(capsys.readouterr().err)
+
+
+def test_query_several_types_negative_numbers_and_intervals(
+    csv_file: Path, tmp_path: Path, capsys: pytest.CaptureFixture
+) -> None:
+    rel_path = _seeded_release(csv_file, tmp_path)
+    capsys.readouterr()
+    rel = load_release(rel_path)
+    argv = ["query", str(rel_path), "--cdf", "-1e3", "-.5", "50", "--range", "-1E2", "40"]
+    argv += ["--range", "20", "60", "--quantiles", "0.25", "--median", "--ci", "--level", "0.9"]
+    assert main(argv) == 0
+    lines = capsys.readouterr().out.strip().splitlines()
+    assert len(lines) == 7 and all(line.endswith("[SEEDED: not for publication]") for line in lines)
+    assert lines[0].startswith("cdf(-1e3) = 0 ") and "0.9 interval [" in lines[0]
+    assert lines[3].startswith("range_count([-1E2, 40)) = ") and "se " in lines[3]
+    assert lines[6].startswith("median = ")
+    low, high = rel.confidence_interval("cdf", 50.0, level=0.9)
+    assert f"[{low:.6g}, {high:.6g}]" in lines[2]
+
+
+def test_query_json_and_csv(csv_file: Path, tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    import csv as csv_module
+    import io
+
+    rel_path = _seeded_release(csv_file, tmp_path)
+    capsys.readouterr()
+    rel = load_release(rel_path)
+    argv = ["query", str(rel_path), "--cdf", "50", "--histogram", "--ci", "--info"]
+    assert main([*argv, "--format", "json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["seeded"] is True and doc["note"] == "[SEEDED: not for publication]"
+    assert doc["level"] == 0.95 and "records" in doc["info"]
+    first = doc["answers"][0]
+    assert first["query"] == "cdf" and first["args"] == ["50"]
+    assert first["estimate"] == pytest.approx(rel.cdf(50.0))
+    assert first["stderr"] == pytest.approx(rel.stderr("cdf", 50.0))
+    hist = [a for a in doc["answers"] if a["query"] == "histogram"]
+    assert len(hist) == 20 and hist[0]["args"] == ["0.0", "5.0"]
+    assert main([*argv[:-1], "--format", "csv"]) == 0
+    rows = list(csv_module.DictReader(io.StringIO(capsys.readouterr().out)))
+    assert len(rows) == 21 and rows[0]["query"] == "cdf" and rows[0]["a"] == "50"
+    assert float(rows[0]["estimate"]) == pytest.approx(rel.cdf(50.0))
+    assert all(r["note"] == "[SEEDED: not for publication]" for r in rows)
+    assert float(rows[1]["low"]) <= float(rows[1]["estimate"]) <= float(rows[1]["high"])
+
+
+def test_query_info_is_readable(
+    csv_file: Path, tmp_path: Path, capsys: pytest.CaptureFixture
+) -> None:
+    rel_path = _seeded_release(csv_file, tmp_path)
+    capsys.readouterr()
+    assert main(["query", str(rel_path), "--info"]) == 0
+    out = capsys.readouterr().out
+    for words in [
+        "mechanism:",
+        "pure epsilon-DP, epsilon=1",
+        "20 equal-width bins over [0",
+        "records:",
+        "estimated",
+        "seeded with 2 [SEEDED",
+    ]:
+        assert words in out, out
+    assert "{" not in out and "[[" not in out  # no Python reprs
+
+
+def test_query_prints_the_bounds_warning(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    path = tmp_path / "wide.csv"
+    path.write_text("v\n" + "\n".join(str(x) for x in [5] * 50 + list(range(10))) + "\n")
+    out = tmp_path / "r.tdp"
+    argv = ["release", str(path), "--column", "v", "--bounds", "0", "4", "--bins", "8"]
+    assert main([*argv, "--epsilon", "2", "--insecure-seed", "1", "--out", str(out)]) == 0
+    assert "treedp: warning: The last bin holds" in capsys.readouterr().err
+    assert main(["query", str(out), "--median"]) == 0
+    err = capsys.readouterr().err
+    assert "treedp: warning: The last bin holds" in err and "too narrow" in err
+
+
+def test_median_datetimes_nan_and_refusal(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    path = tmp_path / "d.csv"
+    rows = [f"{i * 0.37:.3f},2024-01-{1 + i % 28:02d}" for i in range(200)] + [",2024-02-01"]
+    path.write_text("x,when\n" + "\n".join(rows) + "\n")
+    base = ["median", str(path), "--epsilon", "1", "--insecure-seed", "3"]
+    dt = ["--column", "when", "--bounds", "2024-01-01", "2024-02-01"]
+    assert main([*base, *dt]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("median = 2024-01-") and "add_remove neighbours (the default" in out
+    assert main([*base, *dt, "--method", "exponential"]) == 0
+    assert capsys.readouterr().out.startswith("median = 2024-01-")
+    assert main([*base, "--column", "x", "--bounds", "0", "80"]) == 2
+    assert "--nan drop" in _one_error_line(capsys.readouterr().err)
+    assert main([*base, "--column", "x", "--bounds", "0", "80", "--nan", "drop"]) == 0
+    assert capsys.readouterr().out.startswith("median = ")
+    path.write_text("x\n" + "\n".join(f"{i * 0.37:.3f}" for i in range(200)) + "\n")
+    assert main([*base, "--column", "x", "--method", "stable"]) == 0
+    out = capsys.readouterr().out
+    assert "refused (⊥)" in out and "continuous column" in out and "--method tree" in out
+
+
+def _all_actions(parser: Any, name: str = "treedp") -> Any:
+    import argparse
+
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for sub_name, child in action.choices.items():
+                yield from _all_actions(child, sub_name)
+        else:
+            yield name, action
+
+
+def test_every_option_has_help_and_neighbors_is_accepted() -> None:
+    from treedp.cli import _build_parser
+
+    parser = _build_parser()
+    missing = [(cmd, a.dest) for cmd, a in _all_actions(parser) if not a.help and a.dest != "help"]
+    assert missing == []
+    spellings = {cmd: a.option_strings for cmd, a in _all_actions(parser) if a.dest == "neighbours"}
+    assert spellings and all("--neighbors" in s for s in spellings.values())
+
+
+def test_version_is_fast_and_light() -> None:
+    """``treedp --version`` loads no scipy, pandas or pyarrow (what costs most at start-up)."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys\n"
+        "import treedp.cli\n"
+        "try:\n    treedp.cli.main(['--version'])\nexcept SystemExit:\n    pass\n"
+        "heavy = [m for m in ('scipy', 'pandas', 'pyarrow', 'polars') if m in sys.modules]\n"
+        "print(heavy)\n"
+    )
+    env = {**__import__("os").environ, "PYTHONPATH": str(Path(__file__).parents[1] / "src")}
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True
+    )
+    assert done.stdout.strip().endswith("[]"), done.stdout
+    assert done.stdout.startswith("treedp ")

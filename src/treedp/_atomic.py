@@ -1,35 +1,102 @@
-"""Write a file atomically: a temporary file in the same folder, fsync, then rename."""
+"""Write a file atomically: a temporary file in the same folder, fsync, then rename.
+
+The file ends up like any other file a tool writes: a new file gets ``0666 & ~umask``, an
+overwritten file keeps its mode, and a symbolic link is written through (its target is
+replaced, the link stays). :func:`check_target` says, before any work is done, whether a path
+can be written, and names the user's path (never the temporary file) when it cannot.
+"""
 
 from __future__ import annotations
 
 import contextlib
 import os
+import stat
 import tempfile
+import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import IO
 
-__all__ = ["atomic_write", "atomic_write_text"]
+from treedp.exceptions import InvalidParameterError
+
+__all__ = ["atomic_write", "atomic_write_text", "check_target"]
+
+_UMASK_LOCK = threading.Lock()
+
+
+def _umask() -> int:
+    """The process umask (read by setting and restoring it, under a lock)."""
+    with _UMASK_LOCK:
+        mask = os.umask(0o022)
+        os.umask(mask)
+    return mask
+
+
+def check_target(path: str | os.PathLike[str]) -> Path:
+    """The file a write to ``path`` lands in, or a one-line error naming ``path``.
+
+    A symbolic link resolves to its target (written through). A path ending in a separator,
+    an existing directory, a missing folder or a folder without write permission is refused
+    with :class:`~treedp.exceptions.InvalidParameterError`, before any data is read.
+    """
+    text = os.fspath(path)
+    if not text:
+        raise InvalidParameterError("The output path is empty: give a file name.")
+    if text.endswith(("/", os.sep)):
+        raise InvalidParameterError(
+            f"The output path '{text}' ends with a separator: give a file name, not a folder."
+        )
+    target = Path(os.path.realpath(text))
+    if target.is_dir():
+        raise InvalidParameterError(
+            f"The output path '{text}' is a folder: give a file name inside it."
+        )
+    if target.exists() and not target.is_file():
+        raise InvalidParameterError(f"The output path '{text}' is not a regular file.")
+    folder = target.parent
+    if not folder.is_dir():
+        raise InvalidParameterError(f"Cannot write '{text}': the folder '{folder}' does not exist.")
+    if not os.access(folder, os.W_OK | os.X_OK):
+        raise InvalidParameterError(f"Cannot write '{text}': no permission to write in '{folder}'.")
+    return target
 
 
 def atomic_write(path: str | os.PathLike[str], write: Callable[[IO[bytes]], None]) -> None:
     """Call ``write`` on a binary file that replaces ``path`` only once it is complete.
 
-    Readers see the old file or the whole new one. If anything fails, the temporary file is
-    removed and ``path`` is left untouched.
+    Readers see the old file or the whole new one. If anything fails (including Ctrl-C), the
+    temporary file is removed and ``path`` is left untouched. The mode is the existing
+    file's, or ``0666 & ~umask`` for a new one; a symbolic link is written through.
     """
-    target = Path(path)
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    target = check_target(path)
+    try:
+        mode = stat.S_IMODE(target.stat().st_mode)
+    except FileNotFoundError:
+        mode = 0o666 & ~_umask()
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    except OSError as exc:
+        raise _naming(exc, path) from None
     try:
         with os.fdopen(fd, "wb") as handle:
             write(handle)
             handle.flush()
+            os.fchmod(handle.fileno(), mode)
             os.fsync(handle.fileno())
         os.replace(tmp, target)
-    except BaseException:
+    except BaseException as exc:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
+        if isinstance(exc, OSError) and exc.errno is not None:
+            raise _naming(exc, path) from None
         raise
+
+
+def _naming(exc: OSError, path: str | os.PathLike[str]) -> OSError:
+    """The same error, naming the user's path instead of the temporary file."""
+    if exc.errno is None:
+        return exc
+    return type(exc)(exc.errno, exc.strerror, os.fspath(path))
 
 
 def atomic_write_text(path: str | os.PathLike[str], text: str) -> None:

@@ -25,6 +25,8 @@ __all__ = ["MAX_BINS", "Bins", "NanPolicy", "make_bins"]
 
 #: The largest number of bins accepted (2**26: the tree then needs about 1.5 GiB at most).
 MAX_BINS = 2**26
+#: The largest integer up to which every integer is a float64 (bounds beyond are refused).
+_EXACT_INT = 2**53
 
 _UNITS = ("Y", "M", "W", "D", "h", "m", "s", "ms", "us", "ns", "ps", "fs", "as")
 
@@ -405,9 +407,19 @@ def _check_number(x: Any, name: str) -> float:
             f"The '{name}' parameter must hold two numbers or two datetimes. "
             f"Got {type(x).__name__} {x!r}."
         )
-    v = float(x)
+    try:
+        v = float(x)
+    except OverflowError:  # a Python int beyond the float range
+        raise InvalidParameterError(
+            f"The '{name}' parameter holds an integer beyond the float64 range."
+        ) from None
     if not math.isfinite(v):
         raise InvalidParameterError(f"The '{name}' parameter must be finite. Got {x!r} instead.")
+    if isinstance(x, int | np.integer) and abs(int(x)) > _EXACT_INT:
+        raise InvalidParameterError(
+            f"The '{name}' parameter holds the integer {x!r}, beyond 2**53: float64 edges "
+            "cannot represent it exactly. Give bounds within ±2**53 (9007199254740992)."
+        )
     return v
 
 
@@ -519,6 +531,11 @@ def make_bins(
             raise InvalidParameterError(
                 f"The 'bounds' parameter must satisfy lo <= hi for bins='integers'. "
                 f"Got {bounds!r} instead."
+            )
+        if max(abs(int(lo)), abs(int(hi)) + 1) > _EXACT_INT:
+            raise InvalidParameterError(
+                f"bins='integers' needs bounds within ±(2**53 - 1): beyond, float64 edges "
+                f"cannot tell consecutive integers apart. Got {bounds!r} instead."
             )
         n = int(hi) - int(lo) + 1
         if n > MAX_BINS:

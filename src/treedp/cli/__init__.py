@@ -1,7 +1,10 @@
 """The ``treedp`` command line: a thin shell over the public API.
 
 Every error becomes one line on stderr (``treedp: error: ...``) and a non-zero exit code:
-2 for bad usage or input, 1 for anything unexpected. No traceback is printed.
+2 for bad usage or input, 130 for Ctrl-C (no partial file is left), 1 for anything
+unexpected. No traceback is printed. Library messages are translated into the command line's
+terms (``--nan drop``, not ``nan='drop'``). Every subcommand checks its arguments before it
+reads any data.
 
 Each subcommand is one module of this package with ``register(sub)`` (adds its parser and sets
 ``run``) and ``run(args)``; a new subcommand is a new module plus one line in ``COMMANDS``.
@@ -15,7 +18,7 @@ from collections.abc import Sequence
 
 import treedp
 from treedp.cli import demo, median, plan, query, release
-from treedp.cli._common import Parser, UsageError
+from treedp.cli._common import Parser, UsageError, translate
 
 __all__ = ["COMMANDS", "main"]
 
@@ -42,19 +45,24 @@ def main(argv: Sequence[str] | None = None) -> int:
         args = parser.parse_args(argv)
         args.run(args)
     except UsageError as exc:
-        print(f"treedp: error: {exc} (see 'treedp --help')", file=sys.stderr)
+        print(f"treedp: error: {translate(str(exc), None)} (see 'treedp --help')", file=sys.stderr)
         return 2
     except treedp.TreeDPError as exc:
-        print(f"treedp: error: {exc}", file=sys.stderr)
+        print(f"treedp: error: {translate(str(exc), parser)}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:  # files are written atomically: nothing partial is left
+        print("treedp: interrupted", file=sys.stderr)
+        return 130
     except BrokenPipeError:  # the reader went away (for example `| head`): stop quietly
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
         return 0
     except OSError as exc:
-        print(f"treedp: error: {exc.strerror or exc} ({exc.filename or ''})", file=sys.stderr)
+        where = f" ({exc.filename})" if exc.filename else ""
+        print(f"treedp: error: {exc.strerror or exc}{where}", file=sys.stderr)
         return 2
     except Exception as exc:  # never a traceback for the user
-        print(f"treedp: internal error: {type(exc).__name__}: {exc}", file=sys.stderr)
+        text = " ".join(str(exc).split())
+        print(f"treedp: internal error: {type(exc).__name__}: {text}", file=sys.stderr)
         return 1
     return 0

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import argparse
-from collections.abc import Sequence
+import re
+from collections.abc import Callable, Sequence
 from typing import Any, NoReturn
 
 import numpy as np
@@ -15,9 +16,12 @@ __all__ = [
     "UsageError",
     "add_neighbours",
     "bins_arg",
+    "check_input",
     "fmt",
     "number_or_text",
     "points",
+    "read_values",
+    "translate",
 ]
 
 
@@ -25,21 +29,120 @@ class UsageError(Exception):
     pass
 
 
+#: A negative number in any notation (``-3``, ``-1e3``, ``-.5``, ``-inf``): an argument,
+#: never an option (argparse alone reads ``-1e3`` as an unknown option).
+_NEGATIVE_NUMBER = re.compile(
+    r"^-(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?$|^-(inf|infinity)$", re.IGNORECASE
+)
+
+
 class Parser(argparse.ArgumentParser):
+    """An argument parser whose errors are exceptions and that takes ``-1e3`` as a number."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._negative_number_matcher = _NEGATIVE_NUMBER
+
     def error(self, message: str) -> NoReturn:
         raise UsageError(message)
 
 
-def number_or_text(text: str) -> Any:
+def _options(parser: argparse.ArgumentParser) -> dict[str, str]:
+    """``dest`` -> the first long option string, over a parser and all its subparsers."""
+    found: dict[str, str] = {}
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for child in action.choices.values():
+                for dest, option in _options(child).items():
+                    found.setdefault(dest, option)
+            continue
+        longs = [s for s in action.option_strings if s.startswith("--")]
+        if longs and action.dest not in found:
+            found[action.dest] = longs[0]
+    return found
+
+
+#: Library parameter names that the command line spells differently.
+_ALIASES = {"rng": "--insecure-seed", "file_format": "--out (its suffix)"}
+
+
+def translate(message: str, parser: argparse.ArgumentParser | None) -> str:
+    """A library message in the command line's terms: ``nan='drop'`` becomes ``--nan drop``.
+
+    Only names the CLI has an option for are rewritten (``The 'epsilon' parameter`` becomes
+    ``--epsilon``); everything else is left as the library wrote it.
+    """
+    names = dict(_options(parser)) if parser is not None else {}
+    names.update(_ALIASES)
+
+    def keyword(match: re.Match[str]) -> str:
+        option = names.get(match.group(1))
+        if option is None:
+            return match.group(0)
+        value = match.group(3)
+        return f"{option} {'(not given)' if value == 'None' else value}"
+
+    def parameter(match: re.Match[str]) -> str:
+        option = names.get(match.group(1))
+        return option if option is not None else match.group(0)
+
+    message = message.replace("'bounds=(lo, hi)'", "--bounds LO HI")
+    message = re.sub(r"\b([a-z_]+)=('?)([\w.+\-]+)\2", keyword, message)
+    message = re.sub(r"[Tt]he '([a-z_]+)' (?:parameter|argument)", parameter, message)
+    message = re.sub(r"'([a-z_]{2,})'", parameter, message)  # a parameter quoted alone
+    message = re.sub(r"'(--[a-z\-]+(?: \w+)?)'", r"\1", message)  # no quotes around options
+    return " ".join(message.split())  # one line, always
+
+
+def check_input(path: str) -> None:
+    """The input file exists (``-`` is standard input): checked before anything is read."""
+    import os
+
+    import treedp
+
+    if path != "-" and not os.path.isfile(path):
+        raise treedp.InvalidParameterError(f"The input file '{path}' does not exist.")
+
+
+def read_values(path: str, column: str, reader: Callable[..., Any], **options: Any) -> Any:
+    """``reader(path, column, **options)``; any failure of the reader becomes one clear line.
+
+    The reader's own errors (missing file, unknown column, ...) are treedp errors and pass
+    through. Anything else (a decoding error, a malformed row reported by a parser) is
+    reported by kind only: its text may quote the file's contents, which are private.
+    """
+    import treedp
+
     try:
-        value = float(text)
+        return reader(path, column, **options)
+    except (treedp.TreeDPError, KeyboardInterrupt, MemoryError):
+        raise
+    except UnicodeError:
+        raise treedp.DataError(
+            f"'{path}' is not valid text in the expected encoding (UTF-8): it cannot be read "
+            "as CSV."
+        ) from None
+    except OSError as exc:
+        raise treedp.InvalidParameterError(
+            f"Could not read '{path}': {exc.strerror or type(exc).__name__}."
+        ) from None
+    except Exception as exc:
+        raise treedp.DataError(
+            f"Could not read column '{column}' of '{path}': the file is malformed "
+            f"({type(exc).__name__}; for example rows with different numbers of fields)."
+        ) from None
+
+
+def number_or_text(text: str) -> Any:
+    """An int (exactly, at any size), a float, or the text itself (a datetime, say)."""
+    try:
+        return int(text)
+    except ValueError:
+        pass
+    try:
+        return float(text)
     except ValueError:
         return text  # a datetime such as 2024-01-01; validated by the library
-    return (
-        int(value)
-        if value.is_integer() and "." not in text and "e" not in text.lower()
-        else (value)
-    )
 
 
 def bins_arg(text: str) -> int | str:
@@ -72,17 +175,28 @@ def add_neighbours(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def points(items: Sequence[str]) -> Any:
+def points(items: Sequence[str], option: str = "--edges") -> Any:
+    """Numbers, or datetimes when none of them is a number; anything else a one-line error."""
     values = [number_or_text(s) for s in items]
     if all(isinstance(v, int | float) for v in values):
-        return np.asarray(values, dtype=np.float64)
-    return np.asarray(values, dtype="datetime64")
+        return np.asarray([float(v) for v in values], dtype=np.float64)
+    if any(isinstance(v, int | float) for v in values):
+        raise UsageError(f"{option} mixes numbers and datetimes: {' '.join(items)!r}")
+    try:
+        return np.asarray(values, dtype="datetime64")
+    except ValueError:
+        raise UsageError(
+            f"{option} takes numbers or datetimes (such as 2024-01-31); got {' '.join(items)!r}"
+        ) from None
 
 
 SEEDED = " [SEEDED: not for publication]"
 
 
 def fmt(value: Any) -> str:
+    """A number for people: 6 significant digits; a missing answer (None) is ``nan``."""
+    if value is None:
+        return "nan"
     if isinstance(value, float | np.floating):
         return f"{float(value):.6g}"
     return str(value)

@@ -1,18 +1,57 @@
-"""``treedp median``: a private median of one column, by one of four methods."""
+"""``treedp median``: a private median of one column, by one of four methods.
+
+Neighbour defaults differ by method and are stated in ``--help`` and in every answer: the
+tree release defaults to add/remove (the record count stays private), the other three are
+defined for replace neighbours (the number of records is public). Options that do not apply
+to the chosen method are refused, and every argument is checked before the data is read.
+"""
 
 from __future__ import annotations
 
 import argparse
 from typing import Any
 
-import numpy as np
-
 import treedp
-from treedp.budget import Neighbours
-from treedp.cli._common import NEIGHBOURS, SEEDED, bins_arg, fmt
+from treedp.budget import check_epsilon
+from treedp.cli._common import (
+    NEIGHBOURS,
+    SEEDED,
+    bins_arg,
+    check_input,
+    fmt,
+    number_or_text,
+    read_values,
+)
+from treedp.engines.base import NAN_POLICIES
 from treedp.io import read_column
 
 __all__ = ["register", "run"]
+
+#: The options each method takes (besides the input, --column, --epsilon, --nan, the seed).
+APPLIES = {
+    "tree": {"bounds", "bins", "neighbours"},
+    "exponential": {"bounds", "neighbours"},
+    "stable": {"delta", "neighbours"},
+    "subsample": {"delta", "neighbours", "m", "resolution"},
+}
+DEFAULT_NEIGHBOURS = {
+    "tree": "add_remove",
+    "exponential": "replace",
+    "stable": "replace",
+    "subsample": "replace",
+}
+DEFAULT_BINS = 1024
+DEFAULT_DELTA = 1e-6
+
+_REFUSAL = {
+    "stable": "refused (⊥): the median is released only when it is stable, i.e. would stay "
+    "the same if a few records changed. On a continuous column, where values rarely repeat, "
+    "it never is, whatever epsilon: use --method tree or exponential with public --bounds, or "
+    "round the column to a coarse grid first",
+    "subsample": "refused (⊥): too few blocks agreed on one median. On a continuous column "
+    "block medians rarely coincide: set --resolution to round them to a public grid, use "
+    "larger blocks (--m), or use --method tree or exponential with public --bounds",
+}
 
 
 def register(sub: Any) -> None:
@@ -23,37 +62,47 @@ def register(sub: Any) -> None:
     mdn.add_argument("--epsilon", type=float, required=True, help="privacy budget")
     mdn.add_argument(
         "--method",
-        choices=["tree", "exponential", "stable", "subsample"],
+        choices=tuple(APPLIES),
         default="tree",
-        help="tree (default, needs bounds and bins), exponential (needs bounds), stable "
-        "(PTR, needs delta), subsample (disjoint subsample-and-aggregate, needs delta and m)",
+        help="tree (default; needs --bounds, takes --bins), exponential (needs --bounds), "
+        "stable (propose-test-release, takes --delta), subsample (disjoint "
+        "subsample-and-aggregate, needs --m, takes --delta and --resolution)",
     )
     mdn.add_argument(
         "--bounds",
         nargs=2,
-        type=float,
         metavar=("LO", "HI"),
-        help="public bounds (tree and exponential)",
+        help="public bounds, numbers or datetimes (tree and exponential)",
     )
     mdn.add_argument(
         "--bins",
         type=bins_arg,
-        default=1024,
-        help="number of bins for --method tree (default 1024)",
+        help=f"number of bins or 'integers' (tree only; default {DEFAULT_BINS})",
     )
     mdn.add_argument(
-        "--delta", type=float, default=1e-6, help="delta for stable and subsample (default 1e-6)"
+        "--delta",
+        type=float,
+        help=f"delta (stable and subsample only; default {DEFAULT_DELTA:g})",
     )
     mdn.add_argument(
         "--neighbours",
         "--neighbors",
         dest="neighbours",
         choices=NEIGHBOURS,
-        help="tree and exponential: default add_remove (tree) / replace (exponential); "
-        "stable and subsample are replace only",
+        help="neighbour relation; default add_remove for tree, replace for exponential; "
+        "stable and subsample are defined for replace only",
     )
-    mdn.add_argument("--m", type=int, help="rows per block (subsample)")
-    mdn.add_argument("--resolution", type=float, help="round block answers (subsample)")
+    mdn.add_argument("--m", type=int, help="rows per block (subsample only; required there)")
+    mdn.add_argument(
+        "--resolution", type=float, help="round block answers to this grid (subsample only)"
+    )
+    mdn.add_argument(
+        "--nan",
+        choices=NAN_POLICIES,
+        default="error",
+        help="missing values: error (default) or drop them (a per-record filter; not with "
+        "replace neighbours, where the number of records is public)",
+    )
     mdn.add_argument(
         "--insecure-seed",
         type=int,
@@ -64,70 +113,126 @@ def register(sub: Any) -> None:
     mdn.set_defaults(run=run)
 
 
+def check_arguments(args: argparse.Namespace) -> dict[str, Any]:
+    """Refuse options that do not apply to the method and check the rest, before any data
+    is read; returns the resolved settings."""
+    method = args.method
+    given = {
+        name
+        for name in ("bounds", "bins", "delta", "m", "resolution", "neighbours")
+        if getattr(args, name) is not None
+    }
+    extra = sorted(given - APPLIES[method])
+    if extra:
+        options = ", ".join(f"--{name}" for name in extra)
+        verb = "does" if len(extra) == 1 else "do"
+        raise treedp.InvalidParameterError(
+            f"{options} {verb} not apply to --method {method}; it takes "
+            + ", ".join(f"--{name}" for name in sorted(APPLIES[method]))
+            + "."
+        )
+    neighbours = args.neighbours or DEFAULT_NEIGHBOURS[method]
+    if method in ("stable", "subsample") and neighbours != "replace":
+        raise treedp.InvalidParameterError(
+            f"--method {method} is defined for replace neighbours (n public) only; "
+            "use --method tree or exponential for add_remove."
+        )
+    if method in ("tree", "exponential") and args.bounds is None:
+        raise treedp.InvalidParameterError(f"--method {method} needs public --bounds LO HI.")
+    if method == "subsample" and args.m is None:
+        raise treedp.InvalidParameterError("--method subsample needs --m (rows per block).")
+    if args.nan == "drop" and neighbours == "replace":
+        raise treedp.InvalidParameterError(
+            "--nan drop is not allowed with replace neighbours (the default for --method "
+            f"{method}): dropping would make the number of records private while replace "
+            "treats it as public. Clean the column first"
+            + (", or use --neighbours add_remove." if method == "tree" else ".")
+        )
+    bounds = tuple(number_or_text(b) for b in args.bounds) if args.bounds else None
+    bins = args.bins if args.bins is not None else DEFAULT_BINS
+    if method == "tree":
+        the_bins = treedp.make_bins(bounds=bounds, bins=bins)
+        treedp.ReleaseSpec(the_bins, args.epsilon, neighbours=neighbours, nan=args.nan)  # type: ignore[arg-type]
+    else:
+        check_epsilon(args.epsilon)
+        if method == "exponential":
+            treedp.make_bins(bounds=bounds, bins=1)  # the bounds, checked as bins would be
+    if args.delta is not None and not 0.0 < args.delta < 1.0:
+        raise treedp.InvalidParameterError(f"--delta must be in (0, 1). Got {args.delta!r}.")
+    check_input(args.input)
+    return {
+        "neighbours": neighbours,
+        "bounds": bounds,
+        "bins": bins,
+        "delta": args.delta if args.delta is not None else DEFAULT_DELTA,
+    }
+
+
 def run(args: argparse.Namespace) -> None:
     """Run ``treedp median`` with the parsed arguments."""
-    values = np.asarray(read_column(args.input, args.column), dtype=np.float64)
+    settings = check_arguments(args)
+    neighbours = settings["neighbours"]
+    values = read_values(args.input, args.column, read_column)
     rng = (
         treedp.InsecureSeededSource(args.insecure_seed) if args.insecure_seed is not None else None
     )
     mark = SEEDED if rng is not None else ""
-    if args.method in ("tree", "exponential") and args.bounds is None:
-        raise treedp.InvalidParameterError(f"--method {args.method} needs public --bounds LO HI.")
+    stated = f"{neighbours} neighbours" + (
+        " (the default for this method)" if args.neighbours is None else ""
+    )
     if args.method == "tree":
-        neighbours: Neighbours = args.neighbours or "add_remove"
         release = treedp.release_cdf(
             values,
-            bounds=tuple(args.bounds),
-            bins=args.bins,
+            bounds=settings["bounds"],
+            bins=settings["bins"],
             epsilon=args.epsilon,
             neighbours=neighbours,
-            n=values.size if neighbours == "replace" else None,
+            n=len(values) if neighbours == "replace" else None,
+            nan=args.nan,
             rng=rng,
         )
-        print(
-            f"median = {fmt(release.median())} (tree, epsilon={args.epsilon}, {neighbours}){mark}"
-        )
+        print(f"median = {fmt(release.median())} (tree, epsilon={args.epsilon}, {stated}){mark}")
         return
     if args.method == "exponential":
         em = treedp.quantile_exponential(
             values,
             0.5,
-            bounds=tuple(args.bounds),
+            bounds=settings["bounds"],
             epsilon=args.epsilon,
-            neighbours=args.neighbours or "replace",
+            neighbours=neighbours,
+            nan=args.nan,
             rng=rng,
             details=True,
         )
         print(
-            f"median = {fmt(float(em.values[0]))} (exponential mechanism, "
-            f"epsilon={args.epsilon} (spent {em.epsilon_spent:.10g}), {em.neighbours}){mark}"
+            f"median = {fmt(em.values[0])} (exponential mechanism, "
+            f"epsilon={args.epsilon} (spent {em.epsilon_spent:.10g}), {stated}){mark}"
         )
         return
-    if args.neighbours == "add_remove":
-        raise treedp.InvalidParameterError(
-            f"--method {args.method} is defined for replace neighbours (n public) only; "
-            "use --method tree or exponential for add_remove."
-        )
     if args.method == "stable":
         result = treedp.stable_median(
-            values, epsilon=args.epsilon, delta=args.delta, rng=rng, details=True
+            values,
+            epsilon=args.epsilon,
+            delta=settings["delta"],
+            nan=args.nan,
+            rng=rng,
+            details=True,
         )
     else:
-        if args.m is None:
-            raise treedp.InvalidParameterError("--method subsample needs --m (rows per block).")
         result = treedp.subsample_and_aggregate(
             values,
             "median",
             epsilon=args.epsilon,
-            delta=args.delta,
+            delta=settings["delta"],
             m=args.m,
             variant="disjoint",
             resolution=args.resolution,
+            nan=args.nan,
             rng=rng,
             details=True,
         )
-    shown = "refused (⊥)" if result.refused else fmt(result.value)
+    shown = _REFUSAL[args.method] if result.refused else fmt(result.value)
     print(
         f"median = {shown} ({result.mechanism}, epsilon={result.epsilon}, "
-        f"delta={result.delta:.3g}, replace){mark}"
+        f"delta={result.delta:.3g}, {stated}){mark}"
     )

@@ -1,54 +1,278 @@
-"""``treedp query``: answer queries from a saved release."""
+"""``treedp query``: answer queries from a saved release.
+
+Any number of queries of any types in one call (``--cdf``, ``--range``, ``--quantiles``,
+``--median``, ``--histogram``, ``--info``), all answered from one loaded release (its estimate
+is computed once and every answer reads it). ``--ci`` adds standard errors and intervals at
+``--level``; ``--format`` writes text, JSON or CSV. Every answer of a seeded release is marked.
+"""
 
 from __future__ import annotations
 
 import argparse
+import csv
+import io
+import json
+import sys
 from typing import Any
 
-import numpy as np
-
-import treedp
-from treedp.cli._common import SEEDED, fmt, points
+from treedp.cli._common import SEEDED, UsageError, fmt
 
 __all__ = ["register", "run"]
 
 
 def register(sub: Any) -> None:
     """Add the ``query`` subcommand to the parser's subcommands."""
-    qry = sub.add_parser("query", help="answer queries from a saved release")
+    qry = sub.add_parser(
+        "query",
+        help="answer queries from a saved release",
+        description="Answer any number of queries from a saved release; every answer is "
+        "post-processing and costs no privacy. Negative numbers may be written in any "
+        "notation (-3, -1e3, -.5).",
+    )
     qry.add_argument("release", help="a release file written by 'treedp release'")
-    group = qry.add_mutually_exclusive_group(required=True)
-    group.add_argument("--cdf", nargs="+", metavar="X", help="count of values <= X")
-    group.add_argument("--range", nargs=2, metavar=("A", "B"), help="count of values in [A, B)")
-    group.add_argument("--quantiles", nargs="+", type=float, metavar="Q", help="quantiles")
-    group.add_argument("--histogram", action="store_true", help="noisy count per bin")
-    group.add_argument("--info", action="store_true", help="the release's metadata")
-
+    qry.add_argument("--cdf", nargs="+", metavar="X", help="count of values <= X (each X)")
+    qry.add_argument(
+        "--range",
+        nargs=2,
+        action="append",
+        metavar=("A", "B"),
+        help="count of values in [A, B) (repeat for several ranges)",
+    )
+    qry.add_argument("--quantiles", nargs="+", metavar="Q", help="quantiles, Q in [0, 1]")
+    qry.add_argument("--median", action="store_true", help="the median (quantile 0.5)")
+    qry.add_argument("--histogram", action="store_true", help="estimated count per bin")
+    qry.add_argument(
+        "--info", action="store_true", help="what was released: mechanism, budget, bins, n̂"
+    )
+    qry.add_argument(
+        "--ci",
+        action="store_true",
+        help="add the standard error (counts) and a confidence interval at --level to each "
+        "answer; count intervals hold at every point, inside bins too",
+    )
+    qry.add_argument(
+        "--level",
+        type=float,
+        default=0.95,
+        help="coverage of the --ci intervals, in (0, 1) (default 0.95)",
+    )
+    qry.add_argument(
+        "--format",
+        choices=("text", "json", "csv"),
+        default="text",
+        help="output: text (default), json (one document) or csv (one row per answer)",
+    )
     qry.set_defaults(run=run)
+
+
+def _axis_points(release: Any, raw: list[str], option: str) -> Any:
+    """Query points for this release's bins, or a one-line error naming ``option``."""
+    import numpy as np
+
+    if release.bins.datetime_unit is not None:
+        try:
+            return np.array(raw).astype("datetime64[ns]")
+        except ValueError:
+            raise UsageError(
+                f"{option} takes datetimes for this release (its bins are datetimes), such "
+                f"as 2024-01-31; got {' '.join(raw)!r}"
+            ) from None
+    try:
+        return np.array([float(x) for x in raw], dtype=np.float64)
+    except ValueError:
+        raise UsageError(
+            f"{option} takes numbers for this release (its bins are numeric); got {' '.join(raw)!r}"
+        ) from None
+
+
+def _probabilities(raw: list[str]) -> Any:
+    import numpy as np
+
+    try:
+        return np.array([float(x) for x in raw], dtype=np.float64)
+    except ValueError:
+        raise UsageError(
+            f"--quantiles takes probabilities in [0, 1]; got {' '.join(raw)!r}"
+        ) from None
+
+
+def _row(query: str, args: list[str], estimate: Any, extra: dict[str, Any]) -> dict[str, Any]:
+    return {"query": query, "args": args, "estimate": estimate, **extra}
+
+
+def _plain(value: Any) -> Any:
+    """A JSON/CSV-ready scalar: float, int, str (datetimes as ISO text) or None (NaN, NaT)."""
+    import numpy as np
+
+    if isinstance(value, np.datetime64):
+        return None if np.isnat(value) else str(value)
+    if isinstance(value, float | np.floating):
+        return None if np.isnan(value) else float(value)
+    if isinstance(value, np.integer):
+        return int(value)
+    return value
+
+
+def answers(release: Any, args: argparse.Namespace) -> list[dict[str, Any]]:
+    """Every requested answer as a row (``query``, ``args``, ``estimate`` and, with ``--ci``,
+    ``stderr``, ``low``, ``high``), in the order the options are documented."""
+    import numpy as np
+
+    rows: list[dict[str, Any]] = []
+    ci = args.ci
+    level = args.level
+    if args.cdf:
+        xs = _axis_points(release, args.cdf, "--cdf")
+        est = np.atleast_1d(release.cdf(xs))
+        if ci:
+            se = np.atleast_1d(release.stderr("cdf", xs))
+            low, high = (
+                np.atleast_1d(v) for v in release.confidence_interval("cdf", xs, level=level)
+            )
+        for i, raw in enumerate(args.cdf):
+            extra = {"stderr": se[i], "low": low[i], "high": high[i]} if ci else {}
+            rows.append(_row("cdf", [raw], est[i], extra))
+    for a_raw, b_raw in args.range or []:
+        a, b = _axis_points(release, [a_raw, b_raw], "--range")
+        est = release.range_count(a, b)
+        extra = {}
+        if ci:
+            low, high = release.confidence_interval("range_count", a, b, level=level)
+            extra = {"stderr": release.stderr("range_count", a, b), "low": low, "high": high}
+        rows.append(_row("range_count", [a_raw, b_raw], est, extra))
+    quantiles = list(args.quantiles or []) + (["0.5"] if args.median else [])
+    if quantiles:
+        qs = _probabilities(quantiles)
+        est = np.atleast_1d(release.quantile(qs))
+        if ci:
+            low, high = (np.atleast_1d(v) for v in release.quantile_interval(qs, level=level))
+        for i, raw in enumerate(quantiles):
+            name = "median" if args.median and i == len(quantiles) - 1 else "quantile"
+            extra = {"stderr": None, "low": low[i], "high": high[i]} if ci else {}
+            rows.append(_row(name, [] if name == "median" else [raw], est[i], extra))
+    if args.histogram:
+        table = release.to_arrays(level=level)
+        if ci:
+            se = np.atleast_1d(release.stderr("range_count", table["left"], table["right"]))
+        for i in range(table["count"].size):
+            extra = {}
+            if ci:
+                extra = {
+                    "stderr": se[i],
+                    "low": table["count_low"][i],
+                    "high": table["count_high"][i],
+                }
+            bounds = [str(_plain(table["left"][i])), str(_plain(table["right"][i]))]
+            rows.append(_row("histogram", bounds, table["count"][i], extra))
+    return [{k: (_plain(v) if k != "args" else v) for k, v in row.items()} for row in rows]
+
+
+def info(release: Any) -> dict[str, Any]:
+    """What was released, as readable plain data."""
+    bins = release.bins
+    edges = release.edges
+    lo, hi = _plain(edges[0]), _plain(edges[-1])
+    if bins.discrete:
+        described = f"{bins.n_bins} bins, one per integer {lo:g}..{hi - 1:g}"
+    elif bins.equal_width:
+        described = f"{bins.n_bins} equal-width bins over [{lo}, {hi})"
+    else:
+        described = f"{bins.n_bins} bins over [{lo}, {hi}) at explicit edges"
+    if release.neighbours == "replace":
+        size = f"{release.mechanism.n} (public, replace neighbours)"
+    else:
+        se = float(release.prefix_variance[-1]) ** 0.5
+        size = f"{release.n:.6g} (estimated; standard error {se:.3g})"
+    randomness = release.randomness
+    if release.seeded:
+        source = f"seeded with {randomness.get('seed')}{SEEDED}"
+    else:
+        source = str(randomness.get("source", "operating system"))
+    shape = release.branching
+    meta = release.metadata()
+    return {
+        "mechanism": release.mechanism.name
+        + (f", branching {'×'.join(map(str, shape))}" if shape else ""),
+        "guarantee": f"pure epsilon-DP, epsilon={release.epsilon:g} "
+        f"({release.neighbours.replace('_', '/')} neighbours, one record per privacy unit)",
+        "budget per level": ", ".join(f"{e:.4g}" for e in release.level_budgets),
+        "noise": str(meta.get("noise", "")),
+        "bins": described,
+        "records": size,
+        "estimator": f"{release.estimator}, post-processing {release.postprocess}"
+        + (", integer counts" if release.integer else ""),
+        "randomness": source,
+        "made by": f"treedp {release.library_version}",
+    }
 
 
 def run(args: argparse.Namespace) -> None:
     """Run ``treedp query`` with the parsed arguments."""
+    if not (args.cdf or args.range or args.quantiles or args.median or args.histogram or args.info):
+        raise UsageError(
+            "give at least one of --cdf, --range, --quantiles, --median, --histogram, --info"
+        )
+    from treedp.release.inference import check_level
+
+    check_level(args.level)  # before the release is read
+    import treedp
+
     release = treedp.load_release(args.release)
-    mark = SEEDED if release.seeded else ""  # every answer of a seeded release is marked
-    if args.cdf:
-        xs = points(args.cdf)
-        for raw, value in zip(args.cdf, np.atleast_1d(release.cdf(xs)), strict=True):
-            print(f"cdf({raw}) = {fmt(value)}{mark}")
-    elif args.range:
-        a, b = points(args.range)
-        answer = fmt(release.range_count(a, b))
-        print(f"range_count([{args.range[0]}, {args.range[1]})) = {answer}{mark}")
-    elif args.quantiles:
-        qs = np.asarray(args.quantiles)
-        for q, value in zip(qs, np.atleast_1d(release.quantile(qs)), strict=True):
-            print(f"quantile({q:g}) = {fmt(value)}{mark}")
-    elif args.histogram:
-        counts, edges = release.histogram()
-        for lo, hi, c in zip(edges[:-1], edges[1:], counts, strict=True):
-            print(f"[{lo}, {hi}) {fmt(c)}{mark}")
+    rows = answers(release, args)
+    warning = release.bounds_warning()
+    details = info(release) if args.info else None
+    seeded = release.seeded
+    if args.format == "json":
+        document: dict[str, Any] = {"answers": rows, "seeded": seeded}
+        if seeded:
+            document["note"] = SEEDED.strip()
+        if args.ci:
+            document["level"] = args.level
+        if details is not None:
+            document["info"] = details
+        document["warning"] = warning
+        print(json.dumps(document, indent=2))
+        return
+    if args.format == "csv":
+        out = io.StringIO()
+        writer = csv.writer(out, lineterminator="\n")
+        header = ["query", "a", "b", "estimate"] + (["stderr", "low", "high"] if args.ci else [])
+        writer.writerow([*header, "note"])
+        for row in rows:
+            a, b = (row["args"] + ["", ""])[:2]
+            cells = [row["query"], a, b, row["estimate"]]
+            if args.ci:
+                cells += [row["stderr"], row["low"], row["high"]]
+            writer.writerow(
+                ["" if c is None else c for c in cells] + [SEEDED.strip() if seeded else ""]
+            )
+        sys.stdout.write(out.getvalue())
+        if warning:
+            print(f"treedp: warning: {warning}", file=sys.stderr)
+        return
+    mark = SEEDED if seeded else ""
+    if details is not None:
+        width = max(map(len, details))
+        for key, value in details.items():
+            print(f"{key + ':':<{width + 1}} {value}")
+    for row in rows:
+        print(_text(row, args.ci, args.level) + mark)
+    if warning:
+        print(f"treedp: warning: {warning}", file=sys.stderr)
+
+
+def _text(row: dict[str, Any], ci: bool, level: float) -> str:
+    query, raw = row["query"], row["args"]
+    if query == "range_count":
+        head = f"range_count([{raw[0]}, {raw[1]}))"
+    elif query == "histogram":
+        head = f"[{raw[0]}, {raw[1]})"
+    elif query == "median":
+        head = "median"
     else:
-        for key, value in release.metadata().items():
-            print(f"{key}: {value}")
-        if mark:
-            print(f"seeded:{mark}")
+        head = f"{query}({raw[0]})"
+    text = f"{head} = {fmt(row['estimate'])}"
+    if ci:
+        se = f"se {fmt(row['stderr'])}, " if row.get("stderr") is not None else ""
+        text += f"  ({se}{level:g} interval [{fmt(row['low'])}, {fmt(row['high'])}])"
+    return text

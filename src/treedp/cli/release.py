@@ -3,10 +3,20 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from typing import Any
 
 import treedp
-from treedp.cli._common import SEEDED, add_neighbours, bins_arg, number_or_text, points
+from treedp._atomic import check_target
+from treedp.cli._common import (
+    SEEDED,
+    add_neighbours,
+    bins_arg,
+    check_input,
+    number_or_text,
+    points,
+    read_values,
+)
 from treedp.engines.base import NAN_POLICIES
 from treedp.estimation import ESTIMATORS, POSTPROCESS
 from treedp.io import read_column
@@ -63,22 +73,55 @@ def register(sub: Any) -> None:
         metavar="SEED",
         help="seed the noise (reproducible; for tests and research only, never for publication)",
     )
-    rel.add_argument("--out", required=True, help="where to write the release (JSON)")
+    rel.add_argument(
+        "--out",
+        required=True,
+        help="where to write the release: a path ending in .json gets the JSON layout, "
+        "any other (.tdp, ...) the binary one",
+    )
 
     rel.set_defaults(run=run)
 
 
-def run(args: argparse.Namespace) -> None:
-    """Run ``treedp release`` with the parsed arguments."""
-    values = read_column(args.input, args.column)
+def check_arguments(args: argparse.Namespace) -> dict[str, Any]:
+    """Every argument checked (the bins built, the spec validated, ``--out`` writable) before
+    any data is read; returns the keywords for :func:`treedp.release_cdf`."""
+    check_input(args.input)
     bounds = tuple(number_or_text(b) for b in args.bounds) if args.bounds else None
     edges = points(args.edges) if args.edges else None
     branching: Any = args.branching
     if branching is not None and len(branching) == 1:
         branching = branching[0]
+    bins = treedp.make_bins(bounds=bounds, bins=args.bins, edges=edges)
+    treedp.ReleaseSpec(
+        bins,
+        args.epsilon,
+        neighbours=args.neighbours,
+        n=args.n,
+        mechanism=args.mechanism,
+        branching=tuple(branching) if isinstance(branching, list) else branching,
+        level_budgets=tuple(args.level_budgets) if args.level_budgets is not None else None,
+        estimator=args.estimator,
+        postprocess=args.postprocess,
+        integer=args.integer,
+        nan=args.nan,
+    ).require_n()
+    check_target(args.out)
+    return {
+        "bounds": bounds,
+        "edges": edges,
+        "branching": branching,
+    }
+
+
+def run(args: argparse.Namespace) -> None:
+    """Run ``treedp release`` with the parsed arguments."""
+    checked = check_arguments(args)
+    bounds, edges, branching = checked["bounds"], checked["edges"], checked["branching"]
     rng = (
         treedp.InsecureSeededSource(args.insecure_seed) if args.insecure_seed is not None else None
     )
+    values = read_values(args.input, args.column, read_column)
     release = treedp.release_cdf(
         values,
         epsilon=args.epsilon,
@@ -103,3 +146,6 @@ def run(args: argparse.Namespace) -> None:
         f"wrote {args.out}: {release.mechanism.name} over {release.bins.n_bins} bins{shape}, "
         f"epsilon={release.epsilon} ({release.neighbours}), n~{release.n:.0f}{warning}"
     )
+    narrow = release.bounds_warning()  # post-processing of the released counts: free
+    if narrow:
+        print(f"treedp: warning: {narrow}", file=sys.stderr)

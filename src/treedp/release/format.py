@@ -26,7 +26,7 @@ from typing import IO, Any
 
 import numpy as np
 
-from treedp._atomic import atomic_write, atomic_write_text
+from treedp._atomic import atomic_write, atomic_write_text, check_target
 from treedp.domain import MAX_BINS, Bins
 from treedp.exceptions import InvalidParameterError, ReleaseFormatError, TreeDPError
 from treedp.mechanisms.factory import make_mechanism
@@ -161,14 +161,14 @@ def save_release(release: Release, path: str | Path | IO[bytes], file_format: st
         else:
             _write_binary(release, path)
         return
-    target = Path(path)
+    check_target(path)  # the path as given: a trailing slash is an error, not dropped
     if file_format is None:
-        file_format = "json" if target.suffix.lower() == ".json" else "binary"
+        file_format = "json" if Path(path).suffix.lower() == ".json" else "binary"
     if file_format == "json":
         text = json.dumps(to_json_document(release), separators=(",", ":"))
-        atomic_write_text(target, text)
+        atomic_write_text(path, text)
     else:
-        atomic_write(target, lambda handle: _write_binary(release, handle))
+        atomic_write(path, lambda handle: _write_binary(release, handle))
 
 
 # ---------------------------------------------------------------------- reading
@@ -387,10 +387,81 @@ def _field(meta: dict[str, Any], key: str, kinds: tuple[type, ...], *, none: boo
     return value
 
 
+#: Datetime units this treedp writes (coarser units are stored in seconds).
+_DATETIME_UNITS = ("s", "ms", "us", "ns", "ps", "fs", "as")
+#: The largest public n a file may state (every count is then exact in float64).
+_MAX_N = 2**53
+
+
+def _same(a: Any, b: Any) -> bool:
+    """Equal as JSON (so ``True`` is not ``1`` and ``1`` is not ``1.0`` in a list of ints)."""
+    return json.dumps(a, sort_keys=True) == json.dumps(b, sort_keys=True)
+
+
+def _check_plain_fields(meta: dict[str, Any]) -> None:
+    """The fields that are plain data: booleans are booleans, units known, numbers numbers."""
+    bins = _field(meta, "bins", (dict,))
+    for key in ("discrete", "equal_width"):
+        _field(bins, key, (bool,))
+    unit = _field(bins, "datetime_unit", (str,), none=True)
+    if unit is not None and unit not in _DATETIME_UNITS:
+        raise ReleaseFormatError("the datetime unit of the bins is not one this treedp writes")
+    edges = bins.get("edges")
+    if isinstance(edges, list) and any(
+        isinstance(e, bool) or not isinstance(e, int | float) for e in edges
+    ):
+        raise ReleaseFormatError("the bin edges are not numbers")
+    if unit is not None and isinstance(edges, list) and not all(isinstance(e, int) for e in edges):
+        raise ReleaseFormatError("datetime bin edges are not integer ticks")
+    if "integer" in meta:
+        _field(meta, "integer", (bool,))
+    randomness = _field(meta, "randomness", (dict,))
+    _field(randomness, "seeded", (bool,))
+    if "source" in randomness:
+        _field(randomness, "source", (str,))
+    if randomness.get("seed") is not None:
+        _field(randomness, "seed", (int,))
+    n_public = _field(meta, "n_public", (int,), none=True)
+    if n_public is not None and not 0 <= n_public <= _MAX_N:
+        raise ReleaseFormatError("the public n is out of range")
+    epsilon = _field(meta, "epsilon", (int, float))
+    if not math.isfinite(epsilon) or epsilon <= 0:
+        raise ReleaseFormatError("the epsilon is not a positive finite number")
+
+
+def _check_contract(meta: dict[str, Any], mechanism: Any, levels: list[np.ndarray]) -> None:
+    """The stated contract is exactly the rebuilt mechanism's (no field may disagree)."""
+    described = mechanism.describe()
+    for key in ("block_sensitivity", "noise", "scales", "neighbours"):
+        if key in described and not _same(meta.get(key), described[key]):
+            raise ReleaseFormatError(f"field '{key}' does not match the mechanism")
+    stored_budgets = _field(meta, "block_epsilons", (list,))
+    if any(isinstance(e, bool) or not isinstance(e, int | float) for e in stored_budgets):
+        raise ReleaseFormatError("field 'block_epsilons' has the wrong type")
+    budgets = np.asarray(mechanism.block_epsilons, dtype=np.float64)
+    if len(stored_budgets) != budgets.size or not np.allclose(
+        np.asarray(stored_budgets, dtype=np.float64), budgets, rtol=1e-9, atol=1e-15
+    ):
+        raise ReleaseFormatError("field 'block_epsilons' does not match the mechanism")
+    if mechanism.name != "tree" and meta.get("branching") is not None:
+        raise ReleaseFormatError("field 'branching' is set for a mechanism without a tree")
+    stored = np.asarray(meta["level_variance"], dtype=np.float64)
+    expected = np.asarray(mechanism.block_variance(), dtype=np.float64)
+    if stored.shape != expected.shape or not np.allclose(stored, expected, rtol=1e-9, atol=0):
+        raise ReleaseFormatError("field 'level_variance' does not match the noise scales")
+    exact = [i for i, v in enumerate(expected) if v == 0.0]
+    n_public = meta.get("n_public")
+    exact_sums = [int(levels[i].sum()) for i in exact]
+    tree_replace = n_public is not None and mechanism.name == "tree"
+    if tree_replace and any(total != n_public for total in exact_sums):
+        raise ReleaseFormatError("an exact level does not hold the public n")
+
+
 def _build(meta: Any, levels: list[np.ndarray]) -> Release:
     """Rebuild and cross-check a release from its metadata and int64 noisy levels."""
     if not isinstance(meta, dict):
         raise ReleaseFormatError("the metadata is not an object")
+    _check_plain_fields(meta)
     guarantee = _field(meta, "guarantee", (str,))
     if guarantee not in KNOWN_GUARANTEES:
         raise ReleaseFormatError("the guarantee is not one this treedp knows")
@@ -429,6 +500,7 @@ def _build(meta: Any, levels: list[np.ndarray]) -> Release:
     variance = _field(meta, "level_variance", (list,))
     if not all(isinstance(v, int | float) and math.isfinite(v) for v in variance):
         raise ReleaseFormatError("non-finite level variance")
+    _check_contract(meta, mechanism, levels)
     return Release(
         bins=bins,
         mechanism=mechanism,

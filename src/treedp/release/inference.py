@@ -17,7 +17,7 @@ from treedp.exceptions import InvalidParameterError
 from treedp.mechanisms import Mechanism
 from treedp.noise import RandomSource, resolve_source
 
-__all__ = ["check_level", "half_width_factor", "quantile_band"]
+__all__ = ["bracket_interval", "check_level", "half_width_factor", "quantile_band"]
 
 
 def check_level(level: Any) -> float:
@@ -50,6 +50,35 @@ def half_width_factor(level: float) -> float:
     z = -NormalDist().inv_cdf((1.0 - level) / 2.0)
     laplace = math.log(1.0 / (1.0 - level)) / math.sqrt(2.0)
     return max(z, laplace)
+
+
+def bracket_interval(
+    low: tuple[np.ndarray, np.ndarray],
+    high: tuple[np.ndarray, np.ndarray],
+    level: float,
+    cap: float | None,
+) -> tuple[np.ndarray, np.ndarray]:
+    """A ``level`` interval for a count known to lie between two estimable counts.
+
+    ``low = (estimate, se)`` of a count ``L`` and ``high = (estimate, se)`` of a count ``H``
+    with ``L <= truth <= H`` (the bracketing edges of a point inside a bin; ``L == H`` at an
+    exact point). The interval is ``[L̂ - c·se_L, Ĥ + c·se_H]`` with ``c`` the two-sided
+    ``level`` factor of :func:`half_width_factor`. It misses only if ``L̂`` errs upward by more
+    than ``c·se_L`` or ``Ĥ`` downward by more than ``c·se_H``; the noise is symmetric, so each
+    one-sided event has probability at most ``(1 - level)/2`` and, by the union bound, the
+    interval covers with probability at least ``level`` at every point, whatever the
+    (unknown) spread of the values inside the bin. The variances come from the release's
+    covariance, so this holds for any symmetric noise family.
+
+    Counts are never negative, so the lower end is clipped at 0; the upper end is clipped at
+    ``cap`` (the public ``n``, exact) when given. Neither clip can lose coverage.
+    """
+    factor = half_width_factor(level)
+    lower = np.maximum(low[0] - factor * low[1], 0.0)
+    upper = high[0] + factor * high[1]
+    if cap is not None:
+        upper = np.minimum(upper, float(cap))
+    return lower, np.maximum(upper, lower)
 
 
 def quantile_band(

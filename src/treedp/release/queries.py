@@ -175,3 +175,60 @@ def quantile_from(bins: Bins, mono: np.ndarray, qa: np.ndarray) -> np.ndarray:
         frac = np.where(span > 0, (target - low) / np.where(span > 0, span, 1.0), 0.0)
         out = edges[j - 1] + np.clip(frac, 0.0, 1.0) * (edges[j] - edges[j - 1])
     return np.where(n_hat > 0, out, np.nan)
+
+
+# ---------------------------------------------------------------------- brackets
+def _edge_index(bins: Bins, t: np.ndarray, side: str) -> np.ndarray:
+    """``searchsorted(edges, t, side)`` on the edges' axis, as int64."""
+    found: np.ndarray = np.searchsorted(
+        bins.edges,
+        np.asarray(t).ravel(),
+        side="right" if side == "right" else "left",
+    )
+    return found.astype(np.int64)
+
+
+def below_bracket(bins: Bins, t: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Prefix indices ``(m_lo, m_hi)`` with ``P[m_lo] <= #(values < t) <= P[m_hi]``.
+
+    The number of values below an edge ``e_m`` is exactly ``P[m]``; strictly inside bin ``j``
+    it is anywhere between ``P[j]`` and ``P[j+1]``, whatever the interpolation says. On an
+    integer domain every point is exact (``m_lo == m_hi``).
+    """
+    n_bins = bins.n_bins
+    if bins.discrete:
+        with np.errstate(invalid="ignore"):
+            m = np.clip(np.ceil(np.asarray(t, dtype=np.float64).ravel()) - bins.edges[0], 0, n_bins)
+        m = m.astype(np.int64)
+        return m, m
+    lo = np.clip(_edge_index(bins, t, "right") - 1, 0, n_bins)
+    hi = np.clip(_edge_index(bins, t, "left"), 0, n_bins)
+    return lo, hi
+
+
+def cdf_bracket(bins: Bins, t: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Prefix indices ``(m_lo, m_hi)`` with ``P[m_lo] <= #(values <= t) <= P[m_hi]``.
+
+    Unlike :func:`below_bracket`, a point on an edge ``e_j`` is not exact: the values equal
+    to ``e_j`` lie in bin ``j`` (a point mass at a bound, such as many zeros at ``lo``), so
+    the count is between ``P[j]`` and ``P[j+1]``. On an integer domain it is exact.
+    """
+    if bins.discrete:
+        return below_bracket(bins, np.floor(np.asarray(t, dtype=np.float64)) + 1)
+    n_bins = bins.n_bins
+    right = _edge_index(bins, t, "right")
+    return np.clip(right - 1, 0, n_bins), np.clip(right, 0, n_bins)
+
+
+def prefix_terms(bins: Bins, plus: np.ndarray, minus: np.ndarray | None = None) -> Terms:
+    """The linear query ``P[plus]`` (or ``P[plus] - P[minus]``) as :class:`Terms`."""
+
+    def at(m: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        top = m == bins.n_bins  # P[B] is read as (B - 1, f = 1) so that P[j + 1] exists
+        return np.where(top, m - 1, m)[:, None], np.where(top, 1.0, 0.0)[:, None]
+
+    j, f = at(np.asarray(plus, dtype=np.int64))
+    if minus is None:
+        return Terms(j, f, (1.0,))
+    j2, f2 = at(np.asarray(minus, dtype=np.int64))
+    return Terms(np.hstack([j, j2]), np.hstack([f, f2]), (1.0, -1.0))

@@ -279,6 +279,16 @@ class Release:
         -------
         float or ndarray
             Same shape as ``x``.
+
+        Examples
+        --------
+        >>> import treedp
+        >>> rel = treedp.release_counts([30, 50, 20], bounds=(0, 3), bins=3, epsilon=1.0,
+        ...                              rng=treedp.InsecureSeededSource(1))
+        >>> rel.cdf([0.0, 1.5, 3.0]).shape  # counts of values <= x, non-decreasing
+        (3,)
+        >>> bool(rel.cdf(3.0) == rel.n)
+        True
         """
         t = queries.to_axis(self.bins, x, "x")
         out = queries.cdf_terms(self.bins, t).evaluate(self._counts(consistent))
@@ -288,6 +298,17 @@ class Release:
         """Estimated number of values in ``[a, b)``; ``a`` and ``b`` broadcast together.
 
         ``consistent`` is as for :meth:`cdf`; a consistent range count is never negative.
+
+        Examples
+        --------
+        >>> import treedp
+        >>> rel = treedp.release_counts([30, 50, 20], bounds=(0, 3), bins=3, epsilon=1.0,
+        ...                              rng=treedp.InsecureSeededSource(1))
+        >>> count = rel.range_count(1.0, 2.0)  # values in [1, 2): bin 1
+        >>> bool(count >= 0)
+        True
+        >>> rel.range_count([0.0, 1.0], 3.0).shape  # a and b broadcast
+        (2,)
         """
         ta, tb = self._range_axes(a, b)
         use_consistent = self.postprocess != "none" if consistent is None else consistent
@@ -314,6 +335,15 @@ class Release:
         -------
         float, datetime64 or ndarray
             Same shape as ``q``; NaN (NaT) when the estimated count is not positive.
+
+        Examples
+        --------
+        >>> import treedp
+        >>> rel = treedp.release_counts([30, 50, 20], bounds=(0, 3), bins=3, epsilon=1.0,
+        ...                              rng=treedp.InsecureSeededSource(1))
+        >>> qs = rel.quantile([0.25, 0.5, 0.75])
+        >>> bool((qs[:-1] <= qs[1:]).all() and 0 <= qs[0] and qs[-1] <= 3)
+        True
         """
         qa = queries.check_q(q)
         return queries.to_output(
@@ -321,7 +351,16 @@ class Release:
         )
 
     def median(self) -> Any:
-        """The estimated median, ``quantile(0.5)``."""
+        """The estimated median, ``quantile(0.5)``.
+
+        Examples
+        --------
+        >>> import treedp
+        >>> rel = treedp.release_counts([30, 50, 20], bounds=(0, 3), bins=3, epsilon=1.0,
+        ...                              rng=treedp.InsecureSeededSource(1))
+        >>> bool(rel.median() == rel.quantile(0.5))
+        True
+        """
         return self.quantile(0.5)
 
     def histogram(self, *, consistent: bool | None = None) -> tuple[np.ndarray, np.ndarray]:
@@ -330,6 +369,15 @@ class Release:
         Bin ``i`` is the linear query ``P[i+1] - P[i]``. Consistent counts (the default unless
         ``postprocess="none"``) are non-negative and sum to ``n̂``; integers when the release
         has ``integer=True``. Unbiased counts (``consistent=False``) may be negative.
+
+        Examples
+        --------
+        >>> import treedp
+        >>> rel = treedp.release_counts([30, 50, 20], bounds=(0, 3), bins=3, epsilon=1.0,
+        ...                              rng=treedp.InsecureSeededSource(1))
+        >>> counts, edges = rel.histogram()
+        >>> edges.tolist(), bool(abs(counts.sum() - rel.n) < 1e-9)
+        ([0.0, 1.0, 2.0, 3.0], True)
         """
         return np.diff(self._counts(consistent)), self.edges
 
@@ -337,8 +385,10 @@ class Release:
     def stderr(self, query: str, *args: Any) -> Any:
         """Exact standard error of a query answer, from the known noise (no simulation).
 
-        It is the error of the unbiased estimate (``consistent=False``); the consistent answer
-        trades a small bias for a smaller error.
+        It is the error of the unbiased estimate (``consistent=False``) due to the noise; the
+        consistent answer trades a small bias for a smaller error. Inside a bin the answer
+        also interpolates (the values may sit anywhere in the bin): that part is not in the
+        standard error but is in :meth:`confidence_interval`, which covers the true count.
 
         Parameters
         ----------
@@ -351,6 +401,16 @@ class Release:
         -------
         float or ndarray
             The standard deviation of the estimate's error, shaped like the answer.
+
+        Examples
+        --------
+        >>> import treedp
+        >>> rel = treedp.release_counts([30, 50, 20], bounds=(0, 3), bins=3, epsilon=1.0,
+        ...                              rng=treedp.InsecureSeededSource(1))
+        >>> se = rel.stderr("cdf", [1.0, 2.0])  # known before any data: the noise is public
+        >>> bool((se > 0).all())
+        True
+        >>> se_range = rel.stderr("range_count", 1.0, 2.0)
         """
         if query == "cdf" and len(args) == 1:
             t = queries.to_axis(self.bins, args[0], "x")
@@ -373,16 +433,23 @@ class Release:
         )
 
     def confidence_interval(self, query: str, *args: Any, level: float = 0.95) -> Any:
-        """A confidence interval for a ``cdf`` or ``range_count`` answer.
+        """A confidence interval for a ``cdf`` or ``range_count`` answer, valid at every point.
 
-        The error of an estimate is a known linear combination of independent discrete
-        Laplace noises, with standard error ``se`` (:meth:`stderr`). The interval is centred
-        on the unbiased estimate (``consistent=False``). The half-width is
-        ``se · max(z, ln(1/(1 - level))/√2)``: the larger of the normal quantile and the
-        quantile of a Laplace variable with the same variance. One Laplace variable is the
-        heaviest-tailed case (sums of several are closer to normal), so the interval is exact
-        or conservative for ``level`` above about 0.85; coverage is checked by simulation in
-        the tests.
+        The true count at a point strictly inside a bin can be anything between the counts at
+        the bin's edges (the values may sit anywhere in the bin; :meth:`cdf` interpolates).
+        The same holds for ``cdf`` at an edge of continuous bins, since the values equal to
+        that edge are in the bin above it (a point mass at ``lo``, say). So the interval runs
+        from a lower confidence bound of the count at the left bracketing edge to an upper
+        bound at the right one (:func:`treedp.release.inference.bracket_interval`); where the
+        answer is exact at an edge (``range_count`` ends on edges, every point of an integer
+        domain) both edges coincide and the interval is the usual ``estimate ± c·se``. Each
+        bound is one-sided with error probability at most ``(1 - level)/2``, so the interval
+        covers the true count with probability at least ``level`` at every query point; it is
+        clipped to ``[0, n]`` when ``n`` is public (replace), and at 0 otherwise.
+
+        ``c = max(z, ln(1/(1 - level))/√2)`` is the larger of the normal and the Laplace
+        quantile for the same variance: exact or conservative for ``level`` above about 0.85.
+        The standard errors are exact (:meth:`stderr` gives the noise part of an answer).
 
         Parameters
         ----------
@@ -397,15 +464,56 @@ class Release:
         -------
         (low, high)
             Arrays (or floats) shaped like the answer.
+
+        Examples
+        --------
+        >>> import treedp
+        >>> rel = treedp.release_counts([30, 50, 20], bounds=(0, 3), bins=3, epsilon=1.0,
+        ...                              rng=treedp.InsecureSeededSource(1))
+        >>> low, high = rel.confidence_interval("cdf", 1.5)  # inside bin 1: P[1] <= truth <= P[2]
+        >>> bool(low <= 30 + 25 <= high)
+        True
         """
         level = inference.check_level(level)
-        se = np.asarray(self.stderr(query, *args))
-        answer = np.asarray(getattr(self, query)(*args, consistent=False))
-        half = se * inference.half_width_factor(level)
-        low, high = answer - half, answer + half
-        if low.ndim == 0:
-            return float(low), float(high)
-        return low, high
+        if query == "cdf" and len(args) == 1:
+            t = queries.to_axis(self.bins, args[0], "x")
+            m_lo, m_hi = queries.cdf_bracket(self.bins, t)
+            shape, like = np.shape(t), args[0]
+            lower = self._prefix_query(queries.prefix_terms(self.bins, m_lo))
+            upper = self._prefix_query(queries.prefix_terms(self.bins, m_hi))
+        elif query == "range_count" and len(args) == 2:
+            ta, tb = self._range_axes(args[0], args[1])
+            a_lo, a_hi = queries.below_bracket(self.bins, ta)
+            b_lo, b_hi = queries.below_bracket(self.bins, tb)
+            shape, like = ta.shape, np.broadcast_to(np.asarray(args[0]), ta.shape)
+            lower = self._edge_range(b_lo, a_hi)
+            upper = self._edge_range(b_hi, a_lo)
+        else:
+            raise InvalidParameterError(
+                "confidence_interval takes ('cdf', x) or ('range_count', a, b). "
+                f"Got {query!r} with {len(args)} argument(s)."
+            )
+        cap = self.mechanism.n if self.neighbours == "replace" else None
+        low, high = inference.bracket_interval(lower, upper, level, cap)
+        return queries.like(like, low.reshape(shape)), queries.like(like, high.reshape(shape))
+
+    def _prefix_query(self, terms: queries.Terms) -> tuple[np.ndarray, np.ndarray]:
+        """Unbiased estimate and exact standard error of a linear query on the prefixes."""
+        estimate = terms.evaluate(self.prefix_counts)
+        return estimate, np.sqrt(terms.variance(self.covariance))
+
+    def _edge_range(self, m_b: np.ndarray, m_a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Estimate and standard error of ``P[m_b] - P[m_a]`` (clipped at 0 when ``m_a > m_b``).
+
+        The all-intervals baseline answers ranges between edges from its own unbiased path.
+        """
+        m_a = np.minimum(m_a, m_b)  # an empty range: its count, 0, is known exactly
+        direct = self._direct_ranges
+        if direct is None:
+            return self._prefix_query(queries.prefix_terms(self.bins, m_b, m_a))
+        edges = self.bins.edges
+        ta, tb = edges[m_a], edges[m_b]
+        return direct.range_count(ta, tb).ravel(), np.sqrt(direct.range_variance(ta, tb))
 
     def quantile_interval(
         self,
@@ -443,6 +551,16 @@ class Release:
         -------
         (low, high)
             Bounds shaped like ``q`` (datetime64 for datetime bins).
+
+        Examples
+        --------
+        >>> import treedp
+        >>> rel = treedp.release_counts([30, 50, 20], bounds=(0, 3), bins=3, epsilon=1.0,
+        ...                              rng=treedp.InsecureSeededSource(1))
+        >>> low, high = rel.quantile_interval(0.5, simulations=200,
+        ...                                   rng=treedp.InsecureSeededSource(2))
+        >>> bool(low <= high)
+        True
         """
         qa = queries.check_q(q)
         m_lo, m_hi = inference.quantile_band(
@@ -459,6 +577,115 @@ class Release:
         low = edges[m_lo - 1].reshape(np.shape(qa))
         high = (edges[m_hi - 1] if self.bins.discrete else edges[m_hi]).reshape(np.shape(qa))
         return queries.to_output(self.bins, low), queries.to_output(self.bins, high)
+
+    # ------------------------------------------------------------------ tables and warnings
+    def to_arrays(self, *, level: float = 0.95) -> dict[str, np.ndarray]:
+        """The release as a plain dict of equal-length arrays, one row per bin.
+
+        For notebooks and spreadsheets; every column is post-processing of the release.
+
+        Parameters
+        ----------
+        level : float, default=0.95
+            Coverage of the intervals, as for :meth:`confidence_interval`.
+
+        Returns
+        -------
+        dict of str to ndarray
+            ``left``, ``right`` (the bin's edges; datetime64 for datetime bins), ``count``
+            (consistent count per bin), ``count_low``, ``count_high`` (its interval), ``cdf``
+            (consistent count below ``right``), ``cdf_low``, ``cdf_high`` (its interval).
+
+        Examples
+        --------
+        >>> import treedp
+        >>> rel = treedp.release_counts([30, 50, 20], bounds=(0, 3), bins=3, epsilon=1.0,
+        ...                              rng=treedp.InsecureSeededSource(1))
+        >>> table = rel.to_arrays()
+        >>> sorted(table)
+        ['cdf', 'cdf_high', 'cdf_low', 'count', 'count_high', 'count_low', 'left', 'right']
+        >>> table["left"].tolist(), table["right"].tolist()
+        ([0.0, 1.0, 2.0], [1.0, 2.0, 3.0])
+        """
+        level = inference.check_level(level)
+        edges = self.edges
+        m = np.arange(self.bins.n_bins + 1)
+        cap = self.mechanism.n if self.neighbours == "replace" else None
+        bins_lo = self._edge_range(m[1:], m[:-1])
+        count_low, count_high = inference.bracket_interval(bins_lo, bins_lo, level, cap)
+        below = self._prefix_query(queries.prefix_terms(self.bins, m[1:]))
+        cdf_low, cdf_high = inference.bracket_interval(below, below, level, cap)
+        return {
+            "left": edges[:-1].copy(),
+            "right": edges[1:].copy(),
+            "count": np.diff(self.consistent_counts),
+            "count_low": count_low,
+            "count_high": count_high,
+            "cdf": np.array(self.consistent_counts[1:]),
+            "cdf_low": cdf_low,
+            "cdf_high": cdf_high,
+        }
+
+    def to_frame(self, *, level: float = 0.95) -> Any:
+        """:meth:`to_arrays` as a :class:`pandas.DataFrame` (needs ``treedp[pandas]``).
+
+        Examples
+        --------
+        >>> import treedp
+        >>> rel = treedp.release_counts([30, 50, 20], bounds=(0, 3), bins=3, epsilon=1.0,
+        ...                              rng=treedp.InsecureSeededSource(1))
+        >>> rel.to_frame().shape
+        (3, 8)
+        """
+        try:
+            import pandas as pd
+        except ImportError:
+            from treedp.exceptions import MissingDependencyError
+
+            raise MissingDependencyError(
+                "Release.to_frame needs pandas: pip install 'treedp[pandas]' (or use "
+                "Release.to_arrays for a dict of numpy arrays)."
+            ) from None
+        return pd.DataFrame(self.to_arrays(level=level))
+
+    def bounds_warning(self, *, share: float | None = None) -> str | None:
+        """A warning when an end bin holds a large share of the released mass, else None.
+
+        Values outside the public bounds are counted in the end bins, so a first or last bin
+        holding much of the mass suggests bounds narrower than the data: values were probably
+        clamped, and quantiles near that end are unreliable. The check reads only the
+        released (consistent) counts: post-processing, no privacy cost.
+
+        Parameters
+        ----------
+        share : float, optional
+            The share of ``n̂`` an end bin may hold before the warning; default
+            ``max(0.1, 5/B)`` (five times an even spread, and at least 10%).
+
+        Examples
+        --------
+        >>> import treedp
+        >>> rel = treedp.release_counts([0, 1, 2, 0, 0, 0, 1, 0, 0, 900], epsilon=1.0,
+        ...                              rng=treedp.InsecureSeededSource(1))
+        >>> print(rel.bounds_warning())  # doctest: +ELLIPSIS
+        The last bin holds ...% of the released mass: values above the upper bound may ...
+        """
+        n_bins = self.bins.n_bins
+        limit = max(0.1, 5.0 / n_bins) if share is None else float(share)
+        n_hat = float(self.consistent_counts[-1])
+        if n_bins < 3 or not n_hat > 0:
+            return None
+        counts = np.diff(self.consistent_counts)
+        ends = [("first", "below the lower", counts[0]), ("last", "above the upper", counts[-1])]
+        found = [(name, side, c / n_hat) for name, side, c in ends if c / n_hat > limit]
+        if not found:
+            return None
+        parts = "; ".join(
+            f"The {name} bin holds {100 * frac:.0f}% of the released mass: values {side} bound "
+            "may have been clamped into it"
+            for name, side, frac in found
+        )
+        return f"{parts}. The bounds look too narrow; quantiles near that end are unreliable."
 
     # ------------------------------------------------------------------ persistence
     def to_dict(self) -> dict[str, Any]:
