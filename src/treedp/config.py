@@ -10,7 +10,7 @@ import numpy as np
 
 from treedp.budget import Neighbours
 from treedp.exceptions import InvalidParameterError, InvalidTypeError
-from treedp.mechanisms import Mechanism
+from treedp.mechanisms import Mechanism, TreeMechanism
 from treedp.mechanisms.factory import make_mechanism
 from treedp.planning import Plan, PlanCache
 from treedp.planning import plan as make_plan
@@ -61,7 +61,7 @@ def configure(
     plan : Plan, optional
         The plan to follow when the spec leaves the tree to the planner (``mechanism`` is
         ``"auto"`` or ``"tree"`` with neither ``branching`` nor ``level_budgets``). It must
-        have been made for the same bins, epsilon and neighbour relation.
+        have been made for the same bins, noise, budget and neighbour relation.
     plan_cache : PlanCache, optional
         Where to look the plan up when none is given. Without either, the planner runs.
     """
@@ -94,6 +94,22 @@ def configure(
     elif mechanism == "tree":
         picked = default_branching(n_bins, spec.neighbours) if branching is None else branching
         shape = shape_for(n_bins, picked)
+    if spec.noise == "gaussian":
+        # Gaussian noise is for the tree only (ReleaseSpec refuses it for the baselines).
+        if mechanism != "tree" or shape is None:
+            raise InvalidParameterError(
+                "Gaussian noise (a ZCDP or ApproxDP target) is available for the tree only: "
+                "the plan chose another mechanism."
+            )
+        gaussian = TreeMechanism(
+            shape,
+            rho=spec.rho,
+            neighbours=spec.neighbours,
+            n=n_public,
+            level_budgets=level_budgets,
+        )
+        return gaussian, est
+    assert spec.epsilon is not None  # validated: a Laplace spec has its epsilon
     mech = make_mechanism(
         mechanism,
         n_bins=n_bins,
@@ -113,13 +129,14 @@ def _the_plan(spec: ReleaseSpec, plan: Plan | None, cache: PlanCache | None) -> 
         raise InvalidTypeError(
             f"The 'plan' parameter must be a treedp.Plan. Got {type(plan).__name__} instead."
         )
-    if (plan.bins, plan.epsilon, plan.neighbours) != (
+    if (plan.bins, plan.noise, plan.budget, plan.neighbours) != (
         spec.n_bins,
-        spec.epsilon,
+        spec.noise,
+        spec.budget,
         spec.neighbours,
     ):
         raise InvalidParameterError(
-            "The 'plan' parameter was made for other public parameters: its bins, epsilon and "
-            "neighbours must equal the release's."
+            "The 'plan' parameter was made for other public parameters: its bins, noise, "
+            "budget (epsilon or rho) and neighbours must equal the release's."
         )
     return plan

@@ -7,6 +7,7 @@ from typing import Any
 
 import treedp
 from treedp.cli._common import SEEDED, add_neighbours, bins_arg, number_or_text, points
+from treedp.cli.plan import add_budget, budget_from
 from treedp.engines.base import NAN_POLICIES
 from treedp.estimation import ESTIMATORS, POSTPROCESS
 from treedp.io import read_column
@@ -23,7 +24,7 @@ def register(sub: Any) -> None:
     rel.add_argument("--bounds", nargs=2, metavar=("LO", "HI"), help="public bounds")
     rel.add_argument("--bins", type=bins_arg, help="number of bins, or 'integers'")
     rel.add_argument("--edges", nargs="+", metavar="E", help="explicit public bin edges")
-    rel.add_argument("--epsilon", type=float, required=True, help="privacy budget")
+    add_budget(rel)
     add_neighbours(rel)
     rel.add_argument(
         "--mechanism",
@@ -81,7 +82,7 @@ def run(args: argparse.Namespace) -> None:
     )
     release = treedp.release_cdf(
         values,
-        epsilon=args.epsilon,
+        **budget_from(args),
         bounds=bounds,
         bins=args.bins,
         edges=edges,
@@ -101,5 +102,13 @@ def run(args: argparse.Namespace) -> None:
     warning = SEEDED if release.seeded else ""
     print(
         f"wrote {args.out}: {release.mechanism.name} over {release.bins.n_bins} bins{shape}, "
-        f"epsilon={release.epsilon} ({release.neighbours}), n~{release.n:.0f}{warning}"
+        f"{_stated(release)} ({release.neighbours}), n~{release.n:.0f}{warning}"
     )
+
+
+def _stated(release: treedp.Release) -> str:
+    """``epsilon=...`` for pure DP, the zCDP guarantee for Gaussian noise."""
+    guarantee = release.guarantee
+    if isinstance(guarantee, treedp.ZCDP):
+        return f"rho={guarantee.rho:.6g} (zCDP, discrete Gaussian noise)"
+    return f"epsilon={release.epsilon}"

@@ -29,6 +29,7 @@ import numpy as np
 from treedp._atomic import atomic_write, atomic_write_text
 from treedp.domain import MAX_BINS, Bins
 from treedp.exceptions import InvalidParameterError, ReleaseFormatError, TreeDPError
+from treedp.mechanisms import Mechanism, TreeMechanism
 from treedp.mechanisms.factory import make_mechanism
 from treedp.release.record import Release
 from treedp.tree import TreeShape
@@ -39,7 +40,7 @@ FORMAT_NAME = "treedp.release"
 FORMAT_VERSION = 2  # the newest layout this code reads and writes
 JSON_VERSION = 1
 BINARY_VERSION = 2
-KNOWN_GUARANTEES = ("pure",)
+KNOWN_GUARANTEES = ("pure", "zcdp")
 _METADATA = "metadata.json"
 _INT_TYPES = (np.int8, np.int16, np.int32, np.int64)
 _ZIP_MAGIC = b"PK\x03\x04"
@@ -397,8 +398,10 @@ def _build(meta: Any, levels: list[np.ndarray]) -> Release:
     bins = Bins.from_dict(_field(meta, "bins", (dict,)))
     name = _field(meta, "mechanism", (str,))
     neighbours = _field(meta, "neighbours", (str,))
-    epsilon = float(_field(meta, "epsilon", (int, float)))
-    budgets = [float(_field({"e": e}, "e", (int, float))) for e in meta["block_epsilons"]]
+    gaussian = meta.get("noise") == "discrete_gaussian"  # older files: Laplace, no such value
+    total = float(_field(meta, "rho" if gaussian else "epsilon", (int, float)))
+    stated = _field(meta, "block_rhos" if gaussian else "block_epsilons", (list,))
+    budgets = [float(_field({"e": e}, "e", (int, float))) for e in stated]
     n_public = _field(meta, "n_public", (int,), none=True)
     shape = None
     if name == "tree":
@@ -406,15 +409,25 @@ def _build(meta: Any, levels: list[np.ndarray]) -> Release:
         shape = TreeShape(bins.n_bins, tuple(_field({"k": k}, "k", (int,)) for k in branching))
         if neighbours == "replace":
             budgets = budgets[1:]
-    mechanism = make_mechanism(
-        name,
-        n_bins=bins.n_bins,
-        epsilon=epsilon,
-        neighbours=neighbours,
-        n=n_public,
-        shape=shape,
-        level_budgets=budgets if name == "tree" else None,
-    )
+    mechanism: Mechanism
+    if gaussian:
+        if shape is None:
+            raise ReleaseFormatError("Gaussian noise is stated for a mechanism other than a tree")
+        mechanism = TreeMechanism(
+            shape, rho=total, neighbours=neighbours, n=n_public, level_budgets=budgets
+        )
+        if mechanism.describe()["sigma2"] != meta["sigma2"]:
+            raise ReleaseFormatError("the stored noise variances do not match the stated budgets")
+    else:
+        mechanism = make_mechanism(
+            name,
+            n_bins=bins.n_bins,
+            epsilon=total,
+            neighbours=neighbours,
+            n=n_public,
+            shape=shape,
+            level_budgets=budgets if name == "tree" else None,
+        )
     if mechanism.guarantee_kind != guarantee:
         raise ReleaseFormatError("the stated guarantee does not match the mechanism")
     if mechanism.describe()["scales"] != meta["scales"]:

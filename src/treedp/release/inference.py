@@ -38,16 +38,19 @@ def check_simulations(simulations: Any) -> int:
     return simulations
 
 
-def half_width_factor(level: float) -> float:
+def half_width_factor(level: float, *, gaussian: bool = False) -> float:
     """``max(normal quantile, Laplace quantile)`` for a two-sided ``level`` interval, in se.
 
     The error of an estimate is a linear combination of independent discrete Laplace noises;
     one Laplace variable is the heaviest-tailed case (sums of several are closer to normal),
     so the larger of the two quantiles is exact or conservative for ``level`` above ~0.85.
+    With ``gaussian`` (discrete Gaussian noise) the normal quantile alone.
     """
     # the upper (1 - level)/2 normal quantile; the standard library's inverse CDF (Wichura's
     # AS241, relative error ~1e-16) spares every CLI call the import of scipy.stats
     z = -NormalDist().inv_cdf((1.0 - level) / 2.0)
+    if gaussian:
+        return z
     laplace = math.log(1.0 / (1.0 - level)) / math.sqrt(2.0)
     return max(z, laplace)
 

@@ -173,8 +173,9 @@ class Release:
 
     @property
     def level_budgets(self) -> tuple[float, ...]:
-        """The budget of each noised block (per level for a tree, root first)."""
-        return self.mechanism.block_epsilons
+        """The budget of each noised block (per level for a tree, root first): ε, or ρ for
+        Gaussian noise."""
+        return self.mechanism.block_budgets
 
     @property
     def edges(self) -> np.ndarray:
@@ -382,7 +383,8 @@ class Release:
         quantile of a Laplace variable with the same variance. One Laplace variable is the
         heaviest-tailed case (sums of several are closer to normal), so the interval is exact
         or conservative for ``level`` above about 0.85; coverage is checked by simulation in
-        the tests.
+        the tests. With discrete Gaussian noise the half-width is ``se · z`` (a sum of discrete
+        Gaussians is, for ``σ² >= 1``, normal to within the lattice rounding).
 
         Parameters
         ----------
@@ -401,7 +403,8 @@ class Release:
         level = inference.check_level(level)
         se = np.asarray(self.stderr(query, *args))
         answer = np.asarray(getattr(self, query)(*args, consistent=False))
-        half = se * inference.half_width_factor(level)
+        gaussian = getattr(self.mechanism, "noise", "laplace") == "gaussian"
+        half = se * inference.half_width_factor(level, gaussian=gaussian)
         low, high = answer - half, answer + half
         if low.ndim == 0:
             return float(low), float(high)
