@@ -51,8 +51,7 @@ def exact_ratios() -> tuple[Fraction, ...]:
         for j in range(1 << d):
             rows.append((d, [1 if j * width <= i < (j + 1) * width else 0 for i in range(LEAVES)]))
     m = [
-        [Fraction(sum(r[i] * r[j] for _, r in rows)) for j in range(LEAVES)]
-        for i in range(LEAVES)
+        [Fraction(sum(r[i] * r[j] for _, r in rows)) for j in range(LEAVES)] for i in range(LEAVES)
     ]
     # columns of M⁻¹ (the inverse is symmetric), then the constrained covariance C
     inv_cols = [_solve(m, [Fraction(int(i == j)) for i in range(LEAVES)]) for j in range(LEAVES)]

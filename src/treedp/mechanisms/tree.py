@@ -161,6 +161,8 @@ class TreeMechanism(Mechanism):
         else:
             below = _strip_exact_root(level_budgets, h)
             budgets = (0.0, *split_budget(total, h, below))
+        if self.noise == "gaussian":
+            budgets = _keep_given(budgets, level_budgets, total)
         if self.noise == "laplace":
             self.epsilon = total
             self.rho: float | None = None
@@ -281,6 +283,25 @@ class TreeMechanism(Mechanism):
             "scales": None,
             "sigma2": [None if s is None else [s.numerator, s.denominator] for s in self.sigma2],
         }
+
+
+def _keep_given(
+    split: tuple[float, ...], given: Sequence[float] | None, total: float
+) -> tuple[float, ...]:
+    """The given budgets themselves when they already add up to at most ``total`` exactly
+    (as rationals), else the validated split: a release file's budgets then rebuild the
+    same mechanism (re-normalising could move them by an ulp)."""
+    if given is None:
+        return split
+    values = tuple(float(v) for v in given)
+    if len(values) == len(split) - 1:
+        values = (0.0, *values)
+    if len(values) != len(split) or any(
+        (v == 0) != (w == 0) or abs(v - w) > 1e-9 * total
+        for v, w in zip(values, split, strict=True)
+    ):
+        return split
+    return values if sum(map(Fraction, values)) <= Fraction(total) else split
 
 
 def _strip_exact_root(level_budgets: Sequence[float] | None, height: int) -> Sequence[float] | None:
