@@ -32,7 +32,7 @@ REPORTED = (0.267, 0.352, 0.421, 0.605)
 def _solve(m: list[list[Fraction]], b: list[Fraction]) -> list[Fraction]:
     """Gauss–Jordan elimination in exact arithmetic (``m`` is positive definite)."""
     n = len(b)
-    a = [row[:] + [b[i]] for i, row in enumerate(m)]
+    a = [[*row, b[i]] for i, row in enumerate(m)]
     for c in range(n):
         p = next(r for r in range(c, n) if a[r][c] != 0)
         a[c], a[p] = a[p], a[c]
