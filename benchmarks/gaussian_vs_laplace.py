@@ -67,6 +67,7 @@ def opendp_tree(n_bins: int, rho: float) -> tuple[int, int, float, str]:
 
         scale = float(dp.binary_search_param(make, d_in=1, d_out=rho))
         return b, layers, scale, "from OpenDP"
+
     # analytic fallback: QYL13 eq. (3) for b, layers = ceil(log_b B) + 1, d_out = layers
     def cost(b: int) -> float:
         h = math.log(n_bins, b)
@@ -160,7 +161,8 @@ def figure4(trees: int = 10_000) -> None:
     var = family.variance()
     fit = efficient_tree(shape, noisy, (0.0,) + (var,) * 4)
     print(f"\nHonaker Figure 4 ({trees} trees, Poisson(10) leaves, σ = 3, N known):\n")
-    print("| level below the root | nodes | paper | exact | Monte Carlo | raw MSE | efficient MSE |")
+    header = "| level below the root | nodes | paper | exact | Monte Carlo | raw MSE "
+    print(header + "| efficient MSE |")
     print("|---|---|---|---|---|---|---|")
     paper = (0.267, 0.352, 0.421, 0.605)
     for d in range(1, 5):
