@@ -193,3 +193,17 @@ def test_cli_budget_options(tmp_path: Path, capsys: pytest.CaptureFixture[str]) 
     assert main([*args, "--rho", "0.5", "--out", str(out), "--insecure-seed", "1"]) == 0
     assert "zCDP" in capsys.readouterr().out
     assert isinstance(treedp.load_release(out).guarantee, ZCDP)
+
+
+def test_replace_prediction_bands_and_default_shape() -> None:
+    pred = treedp.predict_error(256, privacy=ZCDP(0.5), neighbours="replace")
+    assert pred.level_budgets[0] == 0.0 and pred.prefix_variance[-1] == 0.0  # n public
+    rel = treedp.release_cdf(
+        VALUES, bounds=(0, 100), bins=64, privacy=ZCDP(0.5), rng=InsecureSeededSource(6)
+    )
+    lo, hi = rel.quantile_interval(0.5, level=0.9, rng=InsecureSeededSource(7))
+    assert lo <= rel.quantile(0.5) <= hi
+    # a tree asked for without its shape gets the fan-out best for Gaussian noise (deeper)
+    g = treedp.default_branching(65536, "add_remove", "gaussian")
+    lap = treedp.default_branching(65536, "add_remove")
+    assert len(g) > len(lap)

@@ -20,7 +20,9 @@ from treedp.tree import TreeShape, shape_for
 __all__ = ["ALL_MECHANISMS", "configure", "default_branching"]
 
 
-def default_branching(n_bins: int, neighbours: Neighbours) -> tuple[int, ...]:
+def default_branching(
+    n_bins: int, neighbours: Neighbours, noise: str = "laplace"
+) -> tuple[int, ...]:
     """A good common fan-out for equal level budgets (the direct estimator's error).
 
     Used when a tree's level budgets are given without its shape; otherwise the planner
@@ -29,7 +31,9 @@ def default_branching(n_bins: int, neighbours: Neighbours) -> tuple[int, ...]:
     Tries every common fan-out ``k`` from 2 to 64 (height ``ceil(log_k B)``) and the flat
     tree, and returns the one with the smallest mean prefix variance: the mean covering size
     ``Σ_l E[d_l]`` times the per-level variance, which grows as the square of the number of
-    noised levels. This depends only on public parameters.
+    noised levels for Laplace noise (``(L/ε)²``) and as the number itself for Gaussian noise
+    (``L/(2ρ)``: the L2² sensitivity of ``L`` levels is ``L``). This depends only on public
+    parameters.
     """
     if n_bins == 1:
         return () if neighbours == "add_remove" else (2,)
@@ -39,7 +43,7 @@ def default_branching(n_bins: int, neighbours: Neighbours) -> tuple[int, ...]:
         shape = shape_for(n_bins, k)
         noised = shape.height + (1 if neighbours == "add_remove" else 0)
         digits = shape.prefix_digits(m)[:, 1:].sum(axis=1).mean()
-        cost = float(digits) * noised**2
+        cost = float(digits) * (noised if noise == "gaussian" else noised**2)
         if best is None or cost < best[0] - 1e-12:
             best = (cost, shape.branching)
     assert best is not None
@@ -92,7 +96,11 @@ def configure(
             shape = TreeShape(n_bins, best.branching)
             level_budgets = best.level_budgets
     elif mechanism == "tree":
-        picked = default_branching(n_bins, spec.neighbours) if branching is None else branching
+        picked = (
+            default_branching(n_bins, spec.neighbours, spec.noise)
+            if branching is None
+            else branching
+        )
         shape = shape_for(n_bins, picked)
     if spec.noise == "gaussian":
         # Gaussian noise is for the tree only (ReleaseSpec refuses it for the baselines).
