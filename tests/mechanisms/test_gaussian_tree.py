@@ -144,3 +144,8 @@ def test_spend_and_description_state_the_gaussian_contract() -> None:
     assert d["sigma2"][0] is None
     assert all(Fraction(*s) == v for s, v in zip(d["sigma2"][1:], mech.sigma2[1:], strict=True))
     assert mech.privacy_loss(0) == 0.0 and mech.privacy_loss(1) == math.inf
+    with pytest.raises(InvalidParameterError, match="rho_spent"):
+        mech.epsilon_spent()
+    laplace = TreeMechanism(shape_for(16, [4, 4]), epsilon=1.0)
+    with pytest.raises(InvalidParameterError, match="epsilon_spent"):
+        laplace.rho_spent()

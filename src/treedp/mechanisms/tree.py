@@ -246,6 +246,16 @@ class TreeMechanism(Mechanism):
             Fraction(0),
         )
 
+    def epsilon_spent(self) -> Fraction:
+        """The exact pure-DP loss of Laplace noise; refused for Gaussian noise, which has no
+        finite pure ε (its loss is :meth:`rho_spent`)."""
+        if self.noise == "gaussian":
+            raise InvalidParameterError(
+                "epsilon_spent() is the pure-DP loss of Laplace noise; this tree uses Gaussian "
+                "noise, which has no finite pure epsilon: its loss is rho_spent() (zCDP)."
+            )
+        return super().epsilon_spent()
+
     def privacy_loss(self, d_in: int = 1) -> float:
         """The pure ε between datasets ``d_in`` steps apart (``inf`` for Gaussian noise when
         ``d_in > 0``: use :attr:`guarantee` and group privacy for zCDP, ``d_in²·ρ``)."""
