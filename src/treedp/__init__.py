@@ -22,11 +22,14 @@ from treedp.mechanisms.stable_median import stable_median
 from treedp.mechanisms.subsample_aggregate import noisy_mode, subsample_and_aggregate
 from treedp.noise import InsecureSeededSource, RandomSource, SystemRandomSource
 from treedp.planning import Plan, PlanCache, plan
+from treedp.privacy.measures import ZCDP, ApproxDP, PureDP
 from treedp.release import Release, load_release
 from treedp.spec import ReleaseSpec
 from treedp.tree import TreeShape
 
 __all__ = [
+    "ZCDP",
+    "ApproxDP",
     "Bins",
     "DataError",
     "ErrorPrediction",
@@ -36,6 +39,7 @@ __all__ = [
     "MissingDependencyError",
     "Plan",
     "PlanCache",
+    "PureDP",
     "RandomSource",
     "Release",
     "ReleaseFormatError",

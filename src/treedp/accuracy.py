@@ -13,6 +13,7 @@ from treedp.config import configure
 from treedp.estimation import prefix_covariance
 from treedp.mechanisms import TreeMechanism
 from treedp.planning import Plan
+from treedp.privacy.measures import Measure
 from treedp.spec import ReleaseSpec
 
 __all__ = ["ErrorPrediction", "predict_error"]
@@ -38,7 +39,7 @@ class ErrorPrediction:
     branching : tuple of int or None
         The tree's fan-out per level (None for a baseline).
     level_budgets : tuple of float
-        Budget per noised block (root first for a tree).
+        Budget per noised block (root first for a tree): ε, or ρ for Gaussian noise.
     """
 
     mean_cdf_mse: float
@@ -67,6 +68,7 @@ def predict_error(
     level_budgets: Sequence[float] | None = None,
     estimator: str | None = None,
     plan: Plan | None = None,
+    privacy: Measure | None = None,
 ) -> ErrorPrediction:
     """The exact expected CDF error of a configuration, before any data is read.
 
@@ -75,8 +77,9 @@ def predict_error(
     bins : int or ReleaseSpec
         The number of bins ``B``, or a whole :class:`treedp.ReleaseSpec` (the keywords are
         then ignored).
-    epsilon, neighbours, mechanism, branching, level_budgets, estimator, plan
-        As for :func:`treedp.release_cdf`.
+    epsilon, neighbours, mechanism, branching, level_budgets, estimator, plan, privacy
+        As for :func:`treedp.release_cdf` (``privacy=ZCDP(ρ)`` or ``ApproxDP(ε, δ)``: the
+        exact error of the discrete Gaussian tree).
     n : int, optional
         The public size under ``replace``; the error does not depend on it, so it may be
         omitted here.
@@ -97,7 +100,7 @@ def predict_error(
     else:
         spec = ReleaseSpec(
             bins=bins,
-            epsilon=epsilon,  # type: ignore[arg-type]
+            epsilon=epsilon,
             neighbours=neighbours,
             n=n,
             mechanism=mechanism,
@@ -105,6 +108,7 @@ def predict_error(
             branching=cast("int | tuple[int, ...] | None", branching),
             level_budgets=level_budgets,  # type: ignore[arg-type]
             estimator=estimator,
+            privacy=privacy,
         )
     if spec.neighbours == "replace" and spec.n is None:
         # The mechanism object needs a public size; the covariance does not read it (it only
@@ -122,5 +126,5 @@ def predict_error(
         mechanism=mech.name,
         estimator=est,
         branching=mech.shape.branching if isinstance(mech, TreeMechanism) else None,
-        level_budgets=mech.block_epsilons,
+        level_budgets=mech.block_budgets,
     )

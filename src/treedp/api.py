@@ -20,6 +20,7 @@ from treedp.exceptions import DataError, InvalidParameterError, InvalidTypeError
 from treedp.mechanisms import Mechanism
 from treedp.noise import RandomSource, resolve_source
 from treedp.planning import Plan, PlanCache
+from treedp.privacy.measures import Measure
 from treedp.release import Release
 from treedp.spec import ReleaseSpec
 
@@ -29,7 +30,7 @@ __all__ = ["release_cdf", "release_counts"]
 def release_cdf(
     values: Any,
     *,
-    epsilon: float,
+    epsilon: float | None = None,
     bounds: tuple[Any, Any] | None = None,
     bins: int | str | None = None,
     edges: Any = None,
@@ -45,6 +46,7 @@ def release_cdf(
     rng: RandomSource | None = None,
     plan: Plan | None = None,
     plan_cache: PlanCache | None = None,
+    privacy: Measure | None = None,
 ) -> Release:
     """Release the distribution of one numeric column under pure ``epsilon``-DP.
 
@@ -57,8 +59,9 @@ def release_cdf(
     values : array-like
         The sensitive column: numpy array, sequence, pandas / polars Series or pyarrow Array,
         of numbers or datetimes. One record per entry.
-    epsilon : float
-        The privacy budget, in ``[1e-6, 50]``.
+    epsilon : float, optional
+        The pure-DP privacy budget, in ``[1e-6, 50]`` (exact discrete Laplace noise). Give
+        this or ``privacy``.
     bounds : (lo, hi), optional
         Public bounds for ``bins`` equal-width bins. Values outside are clamped into the first
         or last bin (this is what keeps the sensitivity at one bin per record).
@@ -117,6 +120,12 @@ def release_cdf(
     plan_cache : PlanCache, optional
         A cache of plans the caller owns (used when ``plan`` is not given); without one, the
         planner runs on each call that leaves the tree to it.
+    privacy : PureDP, ZCDP or ApproxDP, optional
+        A target guarantee instead of ``epsilon``: ``treedp.ZCDP(rho)`` releases the tree
+        with exact discrete Gaussian noise at ``rho``-zCDP; ``treedp.ApproxDP(epsilon,
+        delta)`` (``delta`` in ``(0, 1e-3]``) does the same at the largest ``rho`` whose tight
+        conversion gives ``(epsilon, delta)``-DP; ``treedp.PureDP(epsilon)`` is
+        ``epsilon=epsilon``. See docs/gaussian.md.
 
     Returns
     -------
@@ -154,6 +163,7 @@ def release_cdf(
         postprocess,
         integer,
         nan=nan,
+        privacy=privacy,
     )
     mech, est = configure(spec, plan=plan, plan_cache=plan_cache)
     source = _source(rng)
@@ -164,7 +174,7 @@ def release_cdf(
 def release_counts(
     counts: Any,
     *,
-    epsilon: float,
+    epsilon: float | None = None,
     bins: int | str | Bins | None = None,
     bounds: tuple[Any, Any] | None = None,
     edges: Any = None,
@@ -179,6 +189,7 @@ def release_counts(
     rng: RandomSource | None = None,
     plan: Plan | None = None,
     plan_cache: PlanCache | None = None,
+    privacy: Measure | None = None,
 ) -> Release:
     """Release the distribution given by bin counts made elsewhere, under pure ``epsilon``-DP.
 
@@ -190,8 +201,9 @@ def release_counts(
     ----------
     counts : array-like of int
         One count per bin: one-dimensional, integers (or integral floats), non-negative.
-    epsilon : float
-        The privacy budget, in ``[1e-6, 50]``.
+    epsilon : float, optional
+        The pure-DP privacy budget, in ``[1e-6, 50]`` (exact discrete Laplace noise). Give
+        this or ``privacy``.
     bins : Bins, int or "integers", optional
         The public bins the counts were made over: a :class:`treedp.Bins`; or, with
         ``bounds``, a number of bins or ``"integers"`` as for :func:`release_cdf`. With
@@ -206,6 +218,12 @@ def release_counts(
         the tree (no planning at release time).
     plan_cache : PlanCache, optional
         A cache of plans the caller owns, used when ``plan`` is not given.
+    privacy : PureDP, ZCDP or ApproxDP, optional
+        A target guarantee instead of ``epsilon``: ``treedp.ZCDP(rho)`` releases the tree
+        with exact discrete Gaussian noise at ``rho``-zCDP; ``treedp.ApproxDP(epsilon,
+        delta)`` (``delta`` in ``(0, 1e-3]``) does the same at the largest ``rho`` whose tight
+        conversion gives ``(epsilon, delta)``-DP; ``treedp.PureDP(epsilon)`` is
+        ``epsilon=epsilon``. See docs/gaussian.md.
 
     Returns
     -------
@@ -260,6 +278,7 @@ def release_counts(
         estimator,
         postprocess,
         integer,
+        privacy=privacy,
     )
     mech, est = configure(spec, plan=plan, plan_cache=plan_cache)
     source = _source(rng)
@@ -371,7 +390,7 @@ def _release(
 
 def _spec(
     the_bins: Bins,
-    epsilon: float,
+    epsilon: float | None,
     neighbours: Neighbours,
     n: int | None,
     mechanism: str,
@@ -382,6 +401,7 @@ def _spec(
     integer: bool,
     *,
     nan: NanPolicy = "error",
+    privacy: Measure | None = None,
 ) -> ReleaseSpec:
     """The one validated spec of both entry points (sequences become tuples)."""
     return ReleaseSpec(
@@ -396,4 +416,5 @@ def _spec(
         postprocess=postprocess,
         integer=integer,
         nan=nan,
+        privacy=privacy,
     )

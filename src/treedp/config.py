@@ -10,7 +10,7 @@ import numpy as np
 
 from treedp.budget import Neighbours
 from treedp.exceptions import InvalidParameterError, InvalidTypeError
-from treedp.mechanisms import Mechanism
+from treedp.mechanisms import Mechanism, TreeMechanism
 from treedp.mechanisms.factory import make_mechanism
 from treedp.planning import Plan, PlanCache
 from treedp.planning import plan as make_plan
@@ -20,7 +20,9 @@ from treedp.tree import TreeShape, shape_for
 __all__ = ["ALL_MECHANISMS", "configure", "default_branching"]
 
 
-def default_branching(n_bins: int, neighbours: Neighbours) -> tuple[int, ...]:
+def default_branching(
+    n_bins: int, neighbours: Neighbours, noise: str = "laplace"
+) -> tuple[int, ...]:
     """A good common fan-out for equal level budgets (the direct estimator's error).
 
     Used when a tree's level budgets are given without its shape; otherwise the planner
@@ -29,7 +31,9 @@ def default_branching(n_bins: int, neighbours: Neighbours) -> tuple[int, ...]:
     Tries every common fan-out ``k`` from 2 to 64 (height ``ceil(log_k B)``) and the flat
     tree, and returns the one with the smallest mean prefix variance: the mean covering size
     ``Σ_l E[d_l]`` times the per-level variance, which grows as the square of the number of
-    noised levels. This depends only on public parameters.
+    noised levels for Laplace noise (``(L/ε)²``) and as the number itself for Gaussian noise
+    (``L/(2ρ)``: the L2² sensitivity of ``L`` levels is ``L``). This depends only on public
+    parameters.
     """
     if n_bins == 1:
         return () if neighbours == "add_remove" else (2,)
@@ -39,7 +43,7 @@ def default_branching(n_bins: int, neighbours: Neighbours) -> tuple[int, ...]:
         shape = shape_for(n_bins, k)
         noised = shape.height + (1 if neighbours == "add_remove" else 0)
         digits = shape.prefix_digits(m)[:, 1:].sum(axis=1).mean()
-        cost = float(digits) * noised**2
+        cost = float(digits) * (noised if noise == "gaussian" else noised**2)
         if best is None or cost < best[0] - 1e-12:
             best = (cost, shape.branching)
     assert best is not None
@@ -61,7 +65,7 @@ def configure(
     plan : Plan, optional
         The plan to follow when the spec leaves the tree to the planner (``mechanism`` is
         ``"auto"`` or ``"tree"`` with neither ``branching`` nor ``level_budgets``). It must
-        have been made for the same bins, epsilon and neighbour relation.
+        have been made for the same bins, noise, budget and neighbour relation.
     plan_cache : PlanCache, optional
         Where to look the plan up when none is given. Without either, the planner runs.
     """
@@ -92,8 +96,28 @@ def configure(
             shape = TreeShape(n_bins, best.branching)
             level_budgets = best.level_budgets
     elif mechanism == "tree":
-        picked = default_branching(n_bins, spec.neighbours) if branching is None else branching
+        picked = (
+            default_branching(n_bins, spec.neighbours, spec.noise)
+            if branching is None
+            else branching
+        )
         shape = shape_for(n_bins, picked)
+    if spec.noise == "gaussian":
+        # Gaussian noise is for the tree only (ReleaseSpec refuses it for the baselines).
+        if mechanism != "tree" or shape is None:
+            raise InvalidParameterError(
+                "Gaussian noise (a ZCDP or ApproxDP target) is available for the tree only: "
+                "the plan chose another mechanism."
+            )
+        gaussian = TreeMechanism(
+            shape,
+            rho=spec.rho,
+            neighbours=spec.neighbours,
+            n=n_public,
+            level_budgets=level_budgets,
+        )
+        return gaussian, est
+    assert spec.epsilon is not None  # validated: a Laplace spec has its epsilon
     mech = make_mechanism(
         mechanism,
         n_bins=n_bins,
@@ -113,13 +137,14 @@ def _the_plan(spec: ReleaseSpec, plan: Plan | None, cache: PlanCache | None) -> 
         raise InvalidTypeError(
             f"The 'plan' parameter must be a treedp.Plan. Got {type(plan).__name__} instead."
         )
-    if (plan.bins, plan.epsilon, plan.neighbours) != (
+    if (plan.bins, plan.noise, plan.budget, plan.neighbours) != (
         spec.n_bins,
-        spec.epsilon,
+        spec.noise,
+        spec.budget,
         spec.neighbours,
     ):
         raise InvalidParameterError(
-            "The 'plan' parameter was made for other public parameters: its bins, epsilon and "
-            "neighbours must equal the release's."
+            "The 'plan' parameter was made for other public parameters: its bins, noise, "
+            "budget (epsilon or rho) and neighbours must equal the release's."
         )
     return plan

@@ -14,7 +14,7 @@ back. (Under ``replace`` the ``h`` values below the root alone are accepted too.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -26,8 +26,13 @@ from treedp.estimation import POSTPROCESS, check_estimator
 from treedp.exceptions import InvalidParameterError, InvalidTypeError
 from treedp.mechanisms.base import check_replace_bins
 from treedp.mechanisms.registry import MECHANISMS
+from treedp.mechanisms.tree import check_rho
+from treedp.privacy.measures import ZCDP, ApproxDP, Measure, PureDP, zcdp_to_epsilon
 
-__all__ = ["ALL_MECHANISMS", "NAN_POLICIES", "ReleaseSpec"]
+__all__ = ["ALL_MECHANISMS", "MAX_DELTA", "NAN_POLICIES", "ReleaseSpec", "rho_for_approx_dp"]
+
+#: Largest δ accepted for an (ε, δ) target: δ must be (much) smaller than 1/n to mean anything.
+MAX_DELTA = 1e-3
 
 #: What ``mechanism=`` accepts: ``"auto"`` lets the planner choose; the rest is the registry.
 ALL_MECHANISMS: tuple[str, ...] = ("auto", *MECHANISMS)
@@ -44,8 +49,16 @@ class ReleaseSpec:
     bins : int or Bins
         The number of bins ``B`` (planning, prediction, releasing from counts) or the public
         bins themselves.
-    epsilon : float
-        The total budget, in ``[1e-6, 50]``.
+    epsilon : float, optional
+        The total pure-DP budget, in ``[1e-6, 50]``: exact discrete Laplace noise.
+    privacy : PureDP, ZCDP or ApproxDP, optional
+        The target guarantee instead of ``epsilon`` (exactly one of the two is given):
+        ``PureDP(ε)`` is ``epsilon=ε``; ``ZCDP(ρ)`` releases a tree with exact discrete
+        Gaussian noise at ``ρ`` (``ρ`` in ``[1e-6, 1250]``); ``ApproxDP(ε, δ)``, with ``δ`` in
+        ``(0, 1e-3]``, the same at the largest ``ρ`` whose tight conversion
+        (:func:`treedp.privacy.measures.zcdp_to_epsilon`) gives at most ``ε`` at ``δ``
+        (:func:`rho_for_approx_dp`). Gaussian noise is for trees (``mechanism`` ``"auto"`` or
+        ``"tree"``).
     neighbours : {"add_remove", "replace"}, default="add_remove"
         The neighbour relation.
     n : int, optional
@@ -72,7 +85,7 @@ class ReleaseSpec:
     """
 
     bins: int | Bins
-    epsilon: float
+    epsilon: float | None = None
     neighbours: Neighbours = "add_remove"
     n: int | None = None
     mechanism: str = "auto"
@@ -82,12 +95,29 @@ class ReleaseSpec:
     postprocess: str = "monotone"
     integer: bool = False
     nan: str = "error"
+    privacy: Measure | None = None
+    _rho: float | None = field(default=None, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         put = object.__setattr__
         if not isinstance(self.bins, Bins):
             put(self, "bins", check_int(self.bins, "bins", lo=1, hi=MAX_BINS))
-        put(self, "epsilon", check_epsilon(self.epsilon))
+        if self.privacy is None:
+            put(self, "epsilon", check_epsilon(self.epsilon))
+        else:
+            if self.epsilon is not None:
+                raise InvalidParameterError(
+                    "Give the budget once: either 'epsilon' (pure DP) or 'privacy' (a target "
+                    "guarantee such as treedp.ZCDP(rho) or treedp.ApproxDP(epsilon, delta)), "
+                    "not both."
+                )
+            put(self, "privacy", _check_privacy(self.privacy))
+            if isinstance(self.privacy, PureDP):
+                put(self, "epsilon", check_epsilon(self.privacy.epsilon))
+            elif isinstance(self.privacy, ZCDP):
+                put(self, "_rho", self.privacy.rho)
+            elif isinstance(self.privacy, ApproxDP):
+                put(self, "_rho", rho_for_approx_dp(self.privacy.epsilon, self.privacy.delta))
         nb, n = check_neighbours(self.neighbours, self.n, require_n=False)
         put(self, "neighbours", nb)
         put(self, "n", n)
@@ -100,6 +130,11 @@ class ReleaseSpec:
             )
         mech = check_option(self.mechanism, "mechanism", ALL_MECHANISMS)
         tree_like = mech in ("auto", "tree")
+        if self.noise == "gaussian" and not tree_like:
+            raise InvalidParameterError(
+                "Gaussian noise (privacy=ZCDP(...) or ApproxDP(...)) is available for the tree "
+                f"(mechanism='auto' or 'tree'), not for {mech!r}: use epsilon= for it."
+            )
         if self.branching is not None:
             if not tree_like:
                 raise InvalidParameterError(
@@ -129,6 +164,26 @@ class ReleaseSpec:
     def n_bins(self) -> int:
         """The number of bins ``B``."""
         return self.bins.n_bins if isinstance(self.bins, Bins) else int(self.bins)
+
+    @property
+    def noise(self) -> str:
+        """``"laplace"`` (pure ε) or ``"gaussian"`` (a zCDP or (ε, δ) target)."""
+        return "gaussian" if isinstance(self.privacy, ZCDP | ApproxDP) else "laplace"
+
+    @property
+    def rho(self) -> float | None:
+        """The zCDP budget of a Gaussian release (None for Laplace); for an ``ApproxDP``
+        target, :func:`rho_for_approx_dp` of it."""
+        return self._rho
+
+    @property
+    def budget(self) -> float:
+        """The total the level budgets add up to: ``epsilon`` (Laplace) or ``rho``."""
+        rho = self.rho
+        if rho is not None:
+            return rho
+        assert self.epsilon is not None  # validated: one of the two is set
+        return self.epsilon
 
     @property
     def estimator_name(self) -> str:
@@ -167,3 +222,55 @@ def _budgets(value: Any) -> tuple[float, ...]:
             f"Got {type(value).__name__} {value!r} instead."
         )
     return tuple(check_real(b, "level_budgets", lo=0.0) for b in value)
+
+
+def _check_privacy(value: Any) -> Measure:
+    """A target guarantee: type, ``ρ > 0`` and ``δ`` in ``(0, MAX_DELTA]`` checked."""
+    if not isinstance(value, PureDP | ZCDP | ApproxDP):
+        raise InvalidTypeError(
+            "The 'privacy' parameter must be a guarantee: treedp.PureDP(epsilon), "
+            "treedp.ZCDP(rho) or treedp.ApproxDP(epsilon, delta). "
+            f"Got {type(value).__name__} instead."
+        )
+    if isinstance(value, ZCDP):
+        check_rho(value.rho)
+    elif isinstance(value, ApproxDP):
+        if not 0.0 < value.delta <= MAX_DELTA:
+            raise InvalidParameterError(
+                f"The 'delta' of an ApproxDP target must be in (0, {MAX_DELTA:g}]. "
+                f"Got {value.delta!r} instead."
+            )
+        check_epsilon(value.epsilon)
+    return value
+
+
+def rho_for_approx_dp(epsilon: float, delta: float) -> float:
+    """The largest ``ρ`` (to a relative ``1e-12``) with ``zcdp_to_epsilon(ρ, δ) <= ε``.
+
+    ``zcdp_to_epsilon`` is the tight conversion of Canonne, Kamath & Steinke (2020, Cor. 13),
+    increasing in ``ρ``; bisection keeps the invariant ``zcdp_to_epsilon(lo, δ) <= ε`` and
+    returns ``lo``, so a ``ρ``-zCDP release is (ε, δ)-DP by the same conversion.
+
+    Examples
+    --------
+    >>> from treedp.spec import rho_for_approx_dp
+    >>> round(rho_for_approx_dp(1.0, 1e-6), 5)
+    0.02436
+    """
+    eps = check_epsilon(epsilon)
+    lo, hi = 0.0, eps * eps / 2.0 + eps  # pure ε gives ε²/2; the conversion is above ρ
+    while zcdp_to_epsilon(hi, delta) <= eps:
+        lo, hi = hi, 2.0 * hi
+    for _ in range(200):
+        mid = (lo + hi) / 2.0
+        if mid in (lo, hi) or hi - lo <= 1e-12 * hi:
+            break
+        if zcdp_to_epsilon(mid, delta) <= eps:
+            lo = mid
+        else:
+            hi = mid
+    if lo <= 0.0:
+        raise InvalidParameterError(
+            "No positive rho meets this (epsilon, delta) target: raise epsilon or delta."
+        )
+    return lo

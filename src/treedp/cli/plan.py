@@ -6,17 +6,17 @@ import argparse
 from typing import Any
 
 import treedp
-from treedp.cli._common import add_neighbours
+from treedp.cli._common import UsageError, add_neighbours
 from treedp.planning import OBJECTIVES
 
-__all__ = ["register", "run"]
+__all__ = ["add_budget", "budget_from", "register", "run"]
 
 
 def register(sub: Any) -> None:
     """Add the ``plan`` subcommand to the parser's subcommands."""
     pln = sub.add_parser("plan", help="choose the tree and budgets before any data is read")
     pln.add_argument("--bins", type=int, required=True, help="number of bins B")
-    pln.add_argument("--epsilon", type=float, required=True, help="privacy budget")
+    add_budget(pln)
     add_neighbours(pln)
     pln.add_argument(
         "--objective",
@@ -32,7 +32,7 @@ def run(args: argparse.Namespace) -> None:
     """Run ``treedp plan`` with the parsed arguments."""
     chosen = treedp.plan(
         args.bins,
-        epsilon=args.epsilon,
+        **budget_from(args),
         neighbours=args.neighbours,
         n=args.n,
         objective=args.objective,
@@ -42,3 +42,25 @@ def run(args: argparse.Namespace) -> None:
     for candidate in chosen.alternatives[:8]:
         shape = "×".join(map(str, candidate.branching))
         print(f"    {candidate.mechanism:<9} {shape:<24} {candidate.how:<36} {candidate.value:.6g}")
+
+
+def add_budget(parser: Any) -> None:
+    """``--epsilon`` (pure DP), ``--epsilon --delta`` ((ε, δ)-DP) or ``--rho`` (zCDP)."""
+    parser.add_argument("--epsilon", type=float, help="privacy budget (pure DP, Laplace noise)")
+    parser.add_argument(
+        "--delta", type=float, help="with --epsilon: an (epsilon, delta)-DP target (Gaussian)"
+    )
+    parser.add_argument("--rho", type=float, help="a rho-zCDP target (Gaussian noise)")
+
+
+def budget_from(args: argparse.Namespace) -> dict[str, Any]:
+    """The budget keyword of the library call: ``epsilon=`` or ``privacy=``."""
+    if args.rho is not None:
+        if args.epsilon is not None or args.delta is not None:
+            raise UsageError("give either --rho, or --epsilon (with --delta for (ε, δ)), not both")
+        return {"privacy": treedp.ZCDP(args.rho)}
+    if args.epsilon is None:
+        raise UsageError("a budget is required: --epsilon E, --epsilon E --delta D, or --rho R")
+    if args.delta is not None:
+        return {"privacy": treedp.ApproxDP(args.epsilon, args.delta)}
+    return {"epsilon": args.epsilon}

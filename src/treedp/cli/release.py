@@ -17,6 +17,7 @@ from treedp.cli._common import (
     points,
     read_values,
 )
+from treedp.cli.plan import add_budget, budget_from
 from treedp.engines.base import NAN_POLICIES
 from treedp.estimation import ESTIMATORS, POSTPROCESS
 from treedp.io import read_column
@@ -33,7 +34,7 @@ def register(sub: Any) -> None:
     rel.add_argument("--bounds", nargs=2, metavar=("LO", "HI"), help="public bounds")
     rel.add_argument("--bins", type=bins_arg, help="number of bins, or 'integers'")
     rel.add_argument("--edges", nargs="+", metavar="E", help="explicit public bin edges")
-    rel.add_argument("--epsilon", type=float, required=True, help="privacy budget")
+    add_budget(rel)
     add_neighbours(rel)
     rel.add_argument(
         "--mechanism",
@@ -95,7 +96,7 @@ def check_arguments(args: argparse.Namespace) -> dict[str, Any]:
     bins = treedp.make_bins(bounds=bounds, bins=args.bins, edges=edges)
     treedp.ReleaseSpec(
         bins,
-        args.epsilon,
+        **budget_from(args),
         neighbours=args.neighbours,
         n=args.n,
         mechanism=args.mechanism,
@@ -124,7 +125,7 @@ def run(args: argparse.Namespace) -> None:
     values = read_values(args.input, args.column, read_column)
     release = treedp.release_cdf(
         values,
-        epsilon=args.epsilon,
+        **budget_from(args),
         bounds=bounds,
         bins=args.bins,
         edges=edges,
@@ -144,8 +145,16 @@ def run(args: argparse.Namespace) -> None:
     warning = SEEDED if release.seeded else ""
     print(
         f"wrote {args.out}: {release.mechanism.name} over {release.bins.n_bins} bins{shape}, "
-        f"epsilon={release.epsilon} ({release.neighbours}), n~{release.n:.0f}{warning}"
+        f"{_stated(release)} ({release.neighbours}), n~{release.n:.0f}{warning}"
     )
     narrow = release.bounds_warning()  # post-processing of the released counts: free
     if narrow:
         print(f"treedp: warning: {narrow}", file=sys.stderr)
+
+
+def _stated(release: treedp.Release) -> str:
+    """``epsilon=...`` for pure DP, the zCDP guarantee for Gaussian noise."""
+    guarantee = release.guarantee
+    if isinstance(guarantee, treedp.ZCDP):
+        return f"rho={guarantee.rho:.6g} (zCDP, discrete Gaussian noise)"
+    return f"epsilon={release.epsilon}"

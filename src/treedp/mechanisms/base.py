@@ -65,8 +65,9 @@ class Mechanism(ABC):
     ----------
     name : str
         The registered name (see :mod:`treedp.mechanisms.registry`).
-    guarantee_kind : {"pure"}
-        The kind of guarantee, as written in release files.
+    guarantee_kind : {"pure", "zcdp"}
+        The kind of guarantee, as written in release files (``"zcdp"``: discrete Gaussian
+        noise, see :class:`treedp.mechanisms.TreeMechanism`).
     neighbours : {"add_remove", "replace"}
         The neighbour relation the guarantee is stated for.
     n_bins : int
@@ -74,7 +75,7 @@ class Mechanism(ABC):
     n : int or None
         The public dataset size (``replace``), else None.
     epsilon : float
-        The total budget.
+        The total pure-DP budget (``inf`` for Gaussian noise, which has no finite pure ε).
     block_epsilons : tuple of float
         The budget of each block (0 for an exact block).
     block_sensitivity : tuple of int
@@ -86,7 +87,7 @@ class Mechanism(ABC):
     """
 
     name: ClassVar[str]
-    guarantee_kind: ClassVar[Literal["pure"]] = "pure"
+    guarantee_kind: Literal["pure", "zcdp"] = "pure"
     neighbours: Neighbours
     n_bins: int
     n: int | None
@@ -137,6 +138,11 @@ class Mechanism(ABC):
                 self._block_sizes(), self.block_sensitivity, l2, self.families, strict=True
             )
         )
+
+    @property
+    def block_budgets(self) -> tuple[float, ...]:
+        """The budget of each block in the guarantee's own unit (ε here; ρ for zCDP)."""
+        return self.block_epsilons
 
     @property
     def guarantee(self) -> Measure:

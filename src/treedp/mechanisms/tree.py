@@ -1,18 +1,41 @@
-"""The level-uniform tree mechanism with per-level budgets."""
+"""The level-uniform tree mechanism with per-level budgets (discrete Laplace or Gaussian)."""
 
 from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from fractions import Fraction
+from typing import Any, Literal
 
 import numpy as np
 
+from treedp._validation import check_int, check_real
 from treedp.budget import Neighbours, check_epsilon, check_neighbours, split_budget
 from treedp.exceptions import InvalidParameterError
 from treedp.mechanisms.base import Mechanism, check_replace_bins
+from treedp.noise.families import DiscreteGaussian, NoiseFamily, float_at_least
+from treedp.privacy.measures import ZCDP, Measure
 from treedp.tree import TreeShape
 
-__all__ = ["TreeMechanism", "level_sensitivities"]
+__all__ = [
+    "MAX_RHO",
+    "MIN_RHO",
+    "TreeMechanism",
+    "check_rho",
+    "level_l2_squared",
+    "level_sensitivities",
+]
+
+#: Smallest ρ accepted: below it the noise swamps any count, and a level's variance
+#: ``Δ²/(2ρ_l)`` would leave the exact sampler's range (about 1e8).
+MIN_RHO = 1e-6
+#: Largest ρ accepted: ``MAX_EPSILON**2 / 2`` (pure 50-DP is 1250-zCDP).
+MAX_RHO = 1250.0
+
+
+def check_rho(rho: Any, name: str = "rho") -> float:
+    """``rho`` as a float, finite and in ``[MIN_RHO, MAX_RHO]`` (so ``ρ <= 0`` is refused)."""
+    return check_real(rho, name, MIN_RHO, MAX_RHO)
 
 
 def level_sensitivities(height: int, neighbours: Neighbours) -> tuple[tuple[int, float], ...]:
@@ -21,29 +44,46 @@ def level_sensitivities(height: int, neighbours: Neighbours) -> tuple[tuple[int,
     ``add_remove``: ``(1, 1)`` at every level. ``replace``: ``(0, 0)`` at the exact root and
     ``(2, sqrt(2))`` below it. The planner reads these instead of re-deriving them.
     """
+    return tuple((l1, math.sqrt(sq)) for l1, sq in _sensitivity_data(height, neighbours))
+
+
+def level_l2_squared(height: int, neighbours: Neighbours) -> tuple[int, ...]:
+    """The exact squared L2 sensitivity of each level vector, root first (integers).
+
+    ``add_remove``: 1 at every level; ``replace``: 0 at the exact root and 2 below it.
+    """
+    return tuple(sq for _, sq in _sensitivity_data(height, neighbours))
+
+
+def _sensitivity_data(height: int, neighbours: Neighbours) -> tuple[tuple[int, int], ...]:
+    """``(L1, L2²)`` per level, root first: the one place the derivation is encoded."""
     if neighbours == "add_remove":
-        return ((1, 1.0),) * (height + 1)  # |ancestors at each level| = 1, changed by 1
-    return ((0, 0.0),) + ((2, math.sqrt(2.0)),) * height  # root = public n; -1 and +1 below
+        return ((1, 1),) * (height + 1)  # |ancestors at each level| = 1, changed by 1
+    return ((0, 0),) + ((2, 2),) * height  # root = public n; -1 and +1 below
 
 
 class TreeMechanism(Mechanism):
-    """Noise every node of a level-uniform tree over the bins: pure ``epsilon``-DP.
+    """Noise every node of a level-uniform tree over the bins: pure ε-DP or ρ-zCDP.
 
     Parameters
     ----------
     shape : TreeShape
         The tree: ``B`` bins and the fan-out ``k_l`` of every level.
-    epsilon : float
-        The total budget.
+    epsilon : float, optional
+        The total pure-DP budget: discrete Laplace noise. Exactly one of ``epsilon`` and
+        ``rho`` is given.
+    rho : float, optional
+        The total zCDP budget: discrete Gaussian noise.
     neighbours : {"add_remove", "replace"}, default="add_remove"
         The neighbour relation.
     n : int, optional
         The public dataset size; required with ``"replace"``, forbidden with ``"add_remove"``.
     level_budgets : sequence of float, optional
-        Budget per level, top-down, summing to ``epsilon``: ``h + 1`` values, root first,
-        the convention :attr:`level_budgets` and :attr:`treedp.Plan.level_budgets` return.
-        Under ``"replace"`` the root is exact, so its entry must be 0 (the ``h`` values of
-        the levels below the root alone are accepted too). Default: an equal split.
+        Budget per level (ε_l, or ρ_l with ``rho``), top-down, summing to the total: ``h + 1``
+        values, root first, the convention :attr:`level_budgets` and
+        :attr:`treedp.Plan.level_budgets` return. Under ``"replace"`` the root is exact, so
+        its entry must be 0 (the ``h`` values of the levels below the root alone are accepted
+        too). Default: an equal split.
 
     Notes
     -----
@@ -51,19 +91,32 @@ class TreeMechanism(Mechanism):
     the bins), hence in exactly one node per level: the ancestors of its leaf.
 
     * ``add_remove``: adding or removing one record changes one node per level by 1, so every
-      level vector, the root included, has L1 sensitivity 1 and L2 sensitivity 1. Level
-      ``l`` gets discrete Laplace noise of scale ``1/ε_l``. The size is private, so the root
-      is noised too.
+      level vector, the root included, has L1 sensitivity 1 and L2 sensitivity 1 (L2² = 1).
+      The size is private, so the root is noised too. Over the whole release of ``L = h + 1``
+      noised levels the L2² sensitivity is ``L``: one changed node per level.
     * ``replace``: replacing one record's value decrements the ancestors of its old leaf and
-      increments those of its new leaf. At any level below the root this is at most two
-      nodes (one ``-1``, one ``+1``), so the L1 sensitivity per level is 2 and the L2
-      sensitivity ``sqrt(1² + 1²) = sqrt(2)`` (both 0 when both leaves share the node);
-      scale ``2/ε_l``. The root count is the public ``n`` and never changes:
-      sensitivity 0, released exactly.
+      increments those of its new leaf. At a level where the two leaves have different
+      ancestors this is two nodes (one ``-1``, one ``+1``): L1 = 2 and L2² = 1² + 1² = 2
+      (L2 = sqrt(2)); where they share the ancestor nothing changes. The worst case (leaves in
+      different children of the root) differs at every level below the root, so the per-level
+      maxima are attained together: L1 = 2, L2² = 2 per level, L2² = 2h over the release. The
+      root count is the public ``n`` and never changes: sensitivity 0, released exactly.
 
-    By composition over levels, the release is ``Σ_l ε_l <= epsilon``-DP. The exact rational
-    scales are rounded up, so the loss actually spent (:meth:`epsilon_spent`) never exceeds
-    ``epsilon``.
+    These per-level values are data: :attr:`block_sensitivity` (L1), :attr:`block_l2` and
+    :attr:`block_l2_squared` (exact integers), and ``tests/mechanisms/test_gaussian_tree.py``
+    enumerates every neighbouring pair of small trees to check they are attained and never
+    exceeded.
+
+    *Laplace* (``epsilon``): level ``l`` gets discrete Laplace noise of scale
+    ``t_l >= Δ1_l/ε_l``, which is ``Δ1_l/t_l <= ε_l``-DP; by composition over levels the
+    release is ``Σ_l ε_l <= epsilon``-DP (:meth:`epsilon_spent`, exact).
+
+    *Gaussian* (``rho``): level ``l`` gets discrete Gaussian noise with rational variance
+    parameter ``σ_l² >= Δ2_l²/(2ρ_l)`` (rounded up to a denominator ``2**20``), which is
+    ``ρ'_l = Δ2_l²/(2σ_l²) <= ρ_l``-zCDP (Canonne, Kamath & Steinke 2020, Thm 14); zCDP
+    composes additively, so the release is ``Σ_l ρ'_l <= rho``-zCDP (:meth:`rho_spent`,
+    exact). :attr:`epsilon` is then ``inf``: Gaussian noise has no finite pure-ε bound; the
+    tight (ε, δ) statement is ``guarantee.to_approx(delta)``.
 
     References
     ----------
@@ -71,6 +124,8 @@ class TreeMechanism(Mechanism):
        continual observation". STOC 2010.
     .. [RTS24] V. Rameshwar, A. Tandon, A. Sharma. "Optimal tree-based mechanisms for
        differentially private approximate CDFs". arXiv:2409.18573.
+    .. [CKS20] C. Canonne, G. Kamath, T. Steinke. "The discrete Gaussian for differential
+       privacy". NeurIPS 2020.
     """
 
     name = "tree"
@@ -79,54 +134,184 @@ class TreeMechanism(Mechanism):
         self,
         shape: TreeShape,
         *,
-        epsilon: float,
+        epsilon: float | None = None,
+        rho: float | None = None,
         neighbours: Neighbours = "add_remove",
         n: int | None = None,
         level_budgets: Sequence[float] | None = None,
     ) -> None:
+        if (epsilon is None) == (rho is None):
+            raise InvalidParameterError(
+                "The tree needs exactly one budget: 'epsilon' (pure DP, discrete Laplace noise) "
+                "or 'rho' (zCDP, discrete Gaussian noise)."
+            )
         self.shape = shape
         self.n_bins = shape.n_bins
-        self.epsilon = check_epsilon(epsilon)
+        self.noise: Literal["laplace", "gaussian"] = "laplace" if rho is None else "gaussian"
+        total = check_epsilon(epsilon) if rho is None else check_rho(rho)
         self.neighbours, self.n = check_neighbours(neighbours, n)
         h = shape.height
         check_replace_bins(self.neighbours, shape.n_bins)
-        sens = level_sensitivities(h, self.neighbours)
+        sens = _sensitivity_data(h, self.neighbours)
         self.block_sensitivity = tuple(l1 for l1, _ in sens)
-        self.block_l2 = tuple(l2 for _, l2 in sens)
+        self.block_l2_squared = tuple(sq for _, sq in sens)
+        self.block_l2 = tuple(math.sqrt(sq) for sq in self.block_l2_squared)
         if self.neighbours == "add_remove":
-            self.block_epsilons = split_budget(self.epsilon, h + 1, level_budgets)
+            budgets = split_budget(total, h + 1, level_budgets)
         else:
             below = _strip_exact_root(level_budgets, h)
-            self.block_epsilons = (0.0, *split_budget(self.epsilon, h, below))
-        self._set_scales()
+            budgets = (0.0, *split_budget(total, h, below))
+        if self.noise == "gaussian":
+            budgets = _keep_given(budgets, level_budgets, total)
+        if self.noise == "laplace":
+            self.epsilon = total
+            self.rho: float | None = None
+            self.block_epsilons = budgets
+            self.block_rhos: tuple[float, ...] | None = None
+            self._set_scales()
+        else:
+            self.guarantee_kind = "zcdp"
+            self.epsilon = math.inf
+            self.rho = total
+            self.block_rhos = budgets
+            self.block_epsilons = tuple(math.inf if b > 0 else 0.0 for b in budgets)
+            self.scales = (None,) * (h + 1)
+            self.sigma2: tuple[Fraction | None, ...] = tuple(
+                DiscreteGaussian.for_budget(sq, b).sigma2 if sq > 0 else None
+                for sq, b in zip(self.block_l2_squared, budgets, strict=True)
+            )
 
     @classmethod
     def from_parameters(
         cls,
         n_bins: int,
         *,
-        epsilon: float,
+        epsilon: float | None = None,
         neighbours: Neighbours,
         n: int | None,
         shape: TreeShape | None = None,
         level_budgets: Sequence[float] | None = None,
+        rho: float | None = None,
     ) -> TreeMechanism:
         """Build from the registry's common parameters (``shape`` is required)."""
         if shape is None or shape.n_bins != n_bins:
             raise InvalidParameterError("mechanism='tree' needs a tree shape over the bins.")
-        return cls(shape, epsilon=epsilon, neighbours=neighbours, n=n, level_budgets=level_budgets)
+        return cls(
+            shape,
+            epsilon=epsilon,
+            rho=rho,
+            neighbours=neighbours,
+            n=n,
+            level_budgets=level_budgets,
+        )
 
     @property
     def level_budgets(self) -> tuple[float, ...]:
-        """Budget per level, root first (0 for the exact root under ``replace``)."""
-        return self.block_epsilons
+        """Budget per level, root first (0 for the exact root under ``replace``): ε_l for
+        Laplace noise, ρ_l for Gaussian noise."""
+        return self.block_budgets
+
+    @property
+    def block_budgets(self) -> tuple[float, ...]:
+        """The budget of each level in the guarantee's unit (ε_l, or ρ_l for Gaussian)."""
+        return self.block_epsilons if self.block_rhos is None else self.block_rhos
+
+    @property
+    def families(self) -> tuple[NoiseFamily | None, ...]:
+        """The noise family of each level (None for the exact root under ``replace``)."""
+        if self.noise == "laplace":
+            return super().families
+        return tuple(None if s is None else DiscreteGaussian(s) for s in self.sigma2)
+
+    @property
+    def guarantee(self) -> Measure:
+        """``PureDP(Σ ε'_l)`` (Laplace) or ``ZCDP(Σ ρ'_l)`` (Gaussian), exact and rounded up."""
+        if self.noise == "laplace":
+            return super().guarantee
+        return ZCDP(float_at_least(self.rho_spent()))
+
+    def rho_spent(self) -> Fraction:
+        """The exact zCDP loss ``Σ_l Δ2_l²/(2σ_l²)`` of Gaussian noise, never above ``rho``."""
+        if self.noise == "laplace":
+            raise InvalidParameterError(
+                "rho_spent() is the zCDP loss of Gaussian noise; this tree uses Laplace noise "
+                "(its loss is epsilon_spent())."
+            )
+        return sum(
+            (
+                Fraction(sq) / (2 * s)
+                for sq, s in zip(self.block_l2_squared, self.sigma2, strict=True)
+                if s is not None
+            ),
+            Fraction(0),
+        )
+
+    def epsilon_spent(self) -> Fraction:
+        """The exact pure-DP loss of Laplace noise; refused for Gaussian noise, which has no
+        finite pure ε (its loss is :meth:`rho_spent`)."""
+        if self.noise == "gaussian":
+            raise InvalidParameterError(
+                "epsilon_spent() is the pure-DP loss of Laplace noise; this tree uses Gaussian "
+                "noise, which has no finite pure epsilon: its loss is rho_spent() (zCDP)."
+            )
+        return super().epsilon_spent()
+
+    def privacy_loss(self, d_in: int = 1) -> float:
+        """The pure ε between datasets ``d_in`` steps apart (``inf`` for Gaussian noise when
+        ``d_in > 0``: use :attr:`guarantee` and group privacy for zCDP, ``d_in²·ρ``)."""
+        if self.noise == "laplace":
+            return super().privacy_loss(d_in)
+        return 0.0 if check_int(d_in, "d_in", lo=0) == 0 else math.inf
 
     def true_blocks(self, counts: np.ndarray) -> list[np.ndarray]:
         """The true count of every stored node, one array per level, root first."""
         return self.shape.aggregate(counts)
 
     def _spend_parameters(self) -> dict[str, object]:
-        return {**super()._spend_parameters(), "branching": self.shape.branching}
+        out = {**super()._spend_parameters(), "branching": self.shape.branching}
+        if self.noise == "gaussian":
+            out["rho"] = self.rho
+            out["block_rhos"] = self.block_rhos
+        return out
+
+    def describe(self) -> dict[str, object]:
+        """The contract as plain data; Gaussian trees add ``rho``, ``block_rhos``,
+        ``block_l2_squared`` and the exact ``sigma2`` per level (no ε fields: none is finite)."""
+        if self.noise == "laplace":
+            return super().describe()
+        return {
+            "mechanism": self.name,
+            "guarantee": self.guarantee_kind,
+            "neighbours": self.neighbours,
+            "epsilon": None,
+            "block_epsilons": None,
+            "rho": self.rho,
+            "block_rhos": list(self.block_budgets),
+            "block_sensitivity": list(self.block_sensitivity),
+            "block_l2_squared": list(self.block_l2_squared),
+            "noise": "discrete_gaussian",
+            "scales": None,
+            "sigma2": [None if s is None else [s.numerator, s.denominator] for s in self.sigma2],
+        }
+
+
+def _keep_given(
+    split: tuple[float, ...], given: Sequence[float] | None, total: float
+) -> tuple[float, ...]:
+    """The given budgets themselves when they already add up to at most ``total`` exactly
+    (as rationals), else the validated split: a release file's budgets then rebuild the
+    same mechanism (re-normalising could move them by an ulp)."""
+    if given is None:
+        return split
+    values = tuple(float(v) for v in given)
+    if len(values) == len(split) - 1:
+        values = (0.0, *values)
+    if len(values) != len(split) or any(
+        (v == 0) != (w == 0) or abs(v - w) > 1e-9 * total
+        for v, w in zip(values, split, strict=True)
+    ):
+        return split
+    return values if sum(map(Fraction, values)) <= Fraction(total) else split
 
 
 def _strip_exact_root(level_budgets: Sequence[float] | None, height: int) -> Sequence[float] | None:

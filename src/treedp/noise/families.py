@@ -138,10 +138,36 @@ class DiscreteGaussian:
     @classmethod
     def for_budget(cls, l2_squared: int | Fraction, rho: float) -> DiscreteGaussian:
         """The family so a block with squared L2 sensitivity ``l2_squared`` costs at most ``ρ``:
-        ``σ² >= Δ2²/(2ρ)``, rounded up to a rational with denominator below ``2**20``."""
+        ``σ² >= Δ2²/(2ρ)``, rounded up to a multiple of ``1/2**k``, with the largest ``k <= 20``
+        the exact sampler supports (``2·a·b·t² < 2**55`` for ``σ² = a/b``,
+        ``t = floor(σ) + 1``: large variances get coarser denominators, about ``σ² < 10**8``
+        at most).
+
+        Raises
+        ------
+        InvalidParameterError
+            If even an integer ``σ²`` is beyond the sampler's range (``ρ`` far too small).
+        """
         exact = Fraction(l2_squared) / (2 * Fraction(rho))
-        den = 2**20
-        return cls(Fraction(math.ceil(exact * den), den))
+        for k in range(20, -1, -1):
+            den = 2**k
+            sigma2 = Fraction(math.ceil(exact * den), den)
+            t = math.isqrt(sigma2.numerator // sigma2.denominator) + 1
+            if 2 * sigma2.numerator * sigma2.denominator * t * t < 2**55:
+                return cls(sigma2)
+        raise InvalidParameterError(
+            "The budget is too small for exact discrete Gaussian noise: the noise variance "
+            "would exceed the exact sampler's range (about 1e8). Use a larger rho or fewer "
+            "levels."
+        )
+
+    @staticmethod
+    def approx_variance(l2_squared: float | np.ndarray, rho: float | np.ndarray) -> np.ndarray:
+        """The variance parameter ``Δ2²/(2ρ)``: a smooth proxy for planning searches (0 where
+        ``rho`` is 0, an exact block). The exact variance is at most this."""
+        r = np.asarray(rho, dtype=np.float64)
+        safe = np.where(r > 0, r, 1.0)
+        return np.where(r > 0, np.asarray(l2_squared, dtype=np.float64) / (2.0 * safe), 0.0)
 
     def variance(self) -> float:
         """An upper bound on the variance, at most ``σ²``."""

@@ -29,6 +29,7 @@ import numpy as np
 from treedp._atomic import atomic_write, atomic_write_text, check_target
 from treedp.domain import MAX_BINS, Bins
 from treedp.exceptions import InvalidParameterError, ReleaseFormatError, TreeDPError
+from treedp.mechanisms import Mechanism, TreeMechanism
 from treedp.mechanisms.factory import make_mechanism
 from treedp.release.record import Release
 from treedp.tree import TreeShape
@@ -39,7 +40,7 @@ FORMAT_NAME = "treedp.release"
 FORMAT_VERSION = 2  # the newest layout this code reads and writes
 JSON_VERSION = 1
 BINARY_VERSION = 2
-KNOWN_GUARANTEES = ("pure",)
+KNOWN_GUARANTEES = ("pure", "zcdp")
 _METADATA = "metadata.json"
 _INT_TYPES = (np.int8, np.int16, np.int32, np.int64)
 _ZIP_MAGIC = b"PK\x03\x04"
@@ -424,9 +425,11 @@ def _check_plain_fields(meta: dict[str, Any]) -> None:
     n_public = _field(meta, "n_public", (int,), none=True)
     if n_public is not None and not 0 <= n_public <= _MAX_N:
         raise ReleaseFormatError("the public n is out of range")
-    epsilon = _field(meta, "epsilon", (int, float))
-    if not math.isfinite(epsilon) or epsilon <= 0:
-        raise ReleaseFormatError("the epsilon is not a positive finite number")
+    gaussian = meta.get("noise") == "discrete_gaussian"  # zCDP: no finite pure epsilon
+    key = "rho" if gaussian else "epsilon"
+    total = _field(meta, key, (int, float))
+    if not math.isfinite(total) or total <= 0:
+        raise ReleaseFormatError(f"the {key} is not a positive finite number")
 
 
 def _check_contract(meta: dict[str, Any], mechanism: Any, levels: list[np.ndarray]) -> None:
@@ -435,14 +438,17 @@ def _check_contract(meta: dict[str, Any], mechanism: Any, levels: list[np.ndarra
     for key in ("block_sensitivity", "noise", "scales", "neighbours"):
         if key in described and not _same(meta.get(key), described[key]):
             raise ReleaseFormatError(f"field '{key}' does not match the mechanism")
-    stored_budgets = _field(meta, "block_epsilons", (list,))
+    gaussian = meta.get("noise") == "discrete_gaussian"
+    key = "block_rhos" if gaussian else "block_epsilons"
+    stored_budgets = _field(meta, key, (list,))
     if any(isinstance(e, bool) or not isinstance(e, int | float) for e in stored_budgets):
-        raise ReleaseFormatError("field 'block_epsilons' has the wrong type")
-    budgets = np.asarray(mechanism.block_epsilons, dtype=np.float64)
+        raise ReleaseFormatError(f"field '{key}' has the wrong type")
+    own = mechanism.describe().get(key) if gaussian else mechanism.block_epsilons
+    budgets = np.asarray(own, dtype=np.float64)
     if len(stored_budgets) != budgets.size or not np.allclose(
         np.asarray(stored_budgets, dtype=np.float64), budgets, rtol=1e-9, atol=1e-15
     ):
-        raise ReleaseFormatError("field 'block_epsilons' does not match the mechanism")
+        raise ReleaseFormatError(f"field '{key}' does not match the mechanism")
     if mechanism.name != "tree" and meta.get("branching") is not None:
         raise ReleaseFormatError("field 'branching' is set for a mechanism without a tree")
     stored = np.asarray(meta["level_variance"], dtype=np.float64)
@@ -468,8 +474,10 @@ def _build(meta: Any, levels: list[np.ndarray]) -> Release:
     bins = Bins.from_dict(_field(meta, "bins", (dict,)))
     name = _field(meta, "mechanism", (str,))
     neighbours = _field(meta, "neighbours", (str,))
-    epsilon = float(_field(meta, "epsilon", (int, float)))
-    budgets = [float(_field({"e": e}, "e", (int, float))) for e in meta["block_epsilons"]]
+    gaussian = meta.get("noise") == "discrete_gaussian"  # older files: Laplace, no such value
+    total = float(_field(meta, "rho" if gaussian else "epsilon", (int, float)))
+    stated = _field(meta, "block_rhos" if gaussian else "block_epsilons", (list,))
+    budgets = [float(_field({"e": e}, "e", (int, float))) for e in stated]
     n_public = _field(meta, "n_public", (int,), none=True)
     shape = None
     if name == "tree":
@@ -477,15 +485,25 @@ def _build(meta: Any, levels: list[np.ndarray]) -> Release:
         shape = TreeShape(bins.n_bins, tuple(_field({"k": k}, "k", (int,)) for k in branching))
         if neighbours == "replace":
             budgets = budgets[1:]
-    mechanism = make_mechanism(
-        name,
-        n_bins=bins.n_bins,
-        epsilon=epsilon,
-        neighbours=neighbours,
-        n=n_public,
-        shape=shape,
-        level_budgets=budgets if name == "tree" else None,
-    )
+    mechanism: Mechanism
+    if gaussian:
+        if shape is None:
+            raise ReleaseFormatError("Gaussian noise is stated for a mechanism other than a tree")
+        mechanism = TreeMechanism(
+            shape, rho=total, neighbours=neighbours, n=n_public, level_budgets=budgets
+        )
+        if mechanism.describe()["sigma2"] != meta["sigma2"]:
+            raise ReleaseFormatError("the stored noise variances do not match the stated budgets")
+    else:
+        mechanism = make_mechanism(
+            name,
+            n_bins=bins.n_bins,
+            epsilon=total,
+            neighbours=neighbours,
+            n=n_public,
+            shape=shape,
+            level_budgets=budgets if name == "tree" else None,
+        )
     if mechanism.guarantee_kind != guarantee:
         raise ReleaseFormatError("the stated guarantee does not match the mechanism")
     if mechanism.describe()["scales"] != meta["scales"]:

@@ -38,16 +38,19 @@ def check_simulations(simulations: Any) -> int:
     return simulations
 
 
-def half_width_factor(level: float) -> float:
+def half_width_factor(level: float, *, gaussian: bool = False) -> float:
     """``max(normal quantile, Laplace quantile)`` for a two-sided ``level`` interval, in se.
 
     The error of an estimate is a linear combination of independent discrete Laplace noises;
     one Laplace variable is the heaviest-tailed case (sums of several are closer to normal),
     so the larger of the two quantiles is exact or conservative for ``level`` above ~0.85.
+    With ``gaussian`` (discrete Gaussian noise) the normal quantile alone.
     """
     # the upper (1 - level)/2 normal quantile; the standard library's inverse CDF (Wichura's
     # AS241, relative error ~1e-16) spares every CLI call the import of scipy.stats
     z = -NormalDist().inv_cdf((1.0 - level) / 2.0)
+    if gaussian:
+        return z
     laplace = math.log(1.0 / (1.0 - level)) / math.sqrt(2.0)
     return max(z, laplace)
 
@@ -57,6 +60,8 @@ def bracket_interval(
     high: tuple[np.ndarray, np.ndarray],
     level: float,
     cap: float | None,
+    *,
+    gaussian: bool = False,
 ) -> tuple[np.ndarray, np.ndarray]:
     """A ``level`` interval for a count known to lie between two estimable counts.
 
@@ -68,12 +73,13 @@ def bracket_interval(
     one-sided event has probability at most ``(1 - level)/2`` and, by the union bound, the
     interval covers with probability at least ``level`` at every point, whatever the
     (unknown) spread of the values inside the bin. The variances come from the release's
-    covariance, so this holds for any symmetric noise family.
+    covariance, so this holds for any symmetric noise family (``gaussian``: discrete Gaussian
+    noise, whose factor is the normal quantile).
 
     Counts are never negative, so the lower end is clipped at 0; the upper end is clipped at
     ``cap`` (the public ``n``, exact) when given. Neither clip can lose coverage.
     """
-    factor = half_width_factor(level)
+    factor = half_width_factor(level, gaussian=gaussian)
     lower = np.maximum(low[0] - factor * low[1], 0.0)
     upper = high[0] + factor * high[1]
     if cap is not None:

@@ -173,8 +173,9 @@ class Release:
 
     @property
     def level_budgets(self) -> tuple[float, ...]:
-        """The budget of each noised block (per level for a tree, root first)."""
-        return self.mechanism.block_epsilons
+        """The budget of each noised block (per level for a tree, root first): ε, or ρ for
+        Gaussian noise."""
+        return self.mechanism.block_budgets
 
     @property
     def edges(self) -> np.ndarray:
@@ -494,7 +495,8 @@ class Release:
                 f"Got {query!r} with {len(args)} argument(s)."
             )
         cap = self.mechanism.n if self.neighbours == "replace" else None
-        low, high = inference.bracket_interval(lower, upper, level, cap)
+        gaussian = getattr(self.mechanism, "noise", "laplace") == "gaussian"
+        low, high = inference.bracket_interval(lower, upper, level, cap, gaussian=gaussian)
         return queries.like(like, low.reshape(shape)), queries.like(like, high.reshape(shape))
 
     def _prefix_query(self, terms: queries.Terms) -> tuple[np.ndarray, np.ndarray]:
