@@ -45,7 +45,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from fractions import Fraction
 from typing import Any
 
@@ -134,7 +134,8 @@ def restate(measure: Measure, neighbours: str, target: str) -> Measure:
         return PureDP(_up(2 * Fraction(measure.epsilon)))
     if isinstance(measure, ZCDP):
         return ZCDP(_up(4 * Fraction(measure.rho)))
-    grown = _up(Fraction(measure.delta) * (1 + Fraction(math.exp(measure.epsilon)) * (1 + 1e-12)))
+    e_eps = Fraction(math.exp(measure.epsilon)) * (1 + Fraction(1, 10**12))  # exp: a few ulps
+    grown = _up(Fraction(measure.delta) * (1 + e_eps))
     return ApproxDP(_up(2 * Fraction(measure.epsilon)), min(grown, math.nextafter(1.0, 0.0)))
 
 
@@ -233,7 +234,7 @@ def _describe(m: Measure) -> str:
 
 
 def _now() -> str:
-    return datetime.now(timezone.utc).isoformat(timespec="microseconds")
+    return datetime.now(UTC).isoformat(timespec="microseconds")
 
 
 class Accountant:

@@ -50,7 +50,6 @@ from treedp.privacy.accountant import (
     Charge,
     _fits,
     _now,
-    _Sums,
     check_total,
 )
 from treedp.privacy.measures import ZCDP, ApproxDP, Measure, PureDP
@@ -428,7 +427,13 @@ def init_ledger(
             conn.execute(
                 "INSERT INTO datasets (name, total, neighbours, created, n_charges, head) "
                 "VALUES (?, ?, ?, ?, 0, ?)",
-                (name, total_text, neighbours, created, _genesis(name, total_text, neighbours, created)),
+                (
+                    name,
+                    total_text,
+                    neighbours,
+                    created,
+                    _genesis(name, total_text, neighbours, created),
+                ),
             )
     except BaseException:
         conn.close()
