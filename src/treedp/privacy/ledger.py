@@ -239,9 +239,16 @@ class Ledger(Accountant):
     def __init__(self, path: Path, dataset: str, conn: sqlite3.Connection) -> None:
         self.path = path
         self._conn = conn
+        try:
+            self._open(dataset)
+        except BaseException:
+            conn.close()
+            raise
+
+    def _open(self, dataset: str) -> None:
+        path = self.path
         row = self._dataset_row(dataset)
         if row is None:
-            conn.close()
             raise LedgerError(
                 f"The ledger {str(path)!r} has no dataset {dataset!r}. Set its budget first "
                 "(init_ledger or 'treedp budget init')."
@@ -250,10 +257,13 @@ class Ledger(Accountant):
         try:
             total = check_total(_measure_from_json(total_text))
         except (ValueError, KeyError, TypeError) as exc:
-            conn.close()
             raise LedgerError(
                 f"The ledger {str(path)!r} holds an invalid total for {dataset!r} ({exc})."
             ) from None
+        if neighbours not in ("add_remove", "replace"):
+            raise LedgerError(
+                f"The ledger {str(path)!r} holds an invalid neighbour relation for {dataset!r}."
+            )
         super().__init__(total, dataset=dataset, neighbours=neighbours)
         self.created = created
         self._refresh()
@@ -275,6 +285,8 @@ class Ledger(Accountant):
         Call inside a transaction.
         """
         bad = f"The ledger {str(self.path)!r} was edited inconsistently"
+        if not _check_format(self._conn, self.path):
+            raise LedgerError(f"{bad}: its tables disappeared.")
         row = self._conn.execute(
             "SELECT total, neighbours, created, n_charges, head FROM datasets WHERE name = ?",
             (self._dataset,),
