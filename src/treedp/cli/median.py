@@ -10,6 +10,7 @@ import numpy as np
 import treedp
 from treedp.budget import Neighbours
 from treedp.cli._common import NEIGHBOURS, SEEDED, bins_arg, fmt
+from treedp.cli.budget import add_ledger_options, ledger_from_args, remaining_line
 from treedp.io import read_column
 
 __all__ = ["register", "run"]
@@ -60,12 +61,22 @@ def register(sub: Any) -> None:
         metavar="SEED",
         help="seed the noise (reproducible; for tests and research only, never for publication)",
     )
+    add_ledger_options(mdn)
 
     mdn.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> None:
-    """Run ``treedp median`` with the parsed arguments."""
+    """Run ``treedp median`` with the parsed arguments (charging ``--ledger`` if given)."""
+    ledger = ledger_from_args(args)
+    try:
+        _run(args, ledger)
+    finally:
+        if ledger is not None:
+            ledger.close()
+
+
+def _run(args: argparse.Namespace, ledger: treedp.Ledger | None) -> None:
     values = np.asarray(read_column(args.input, args.column), dtype=np.float64)
     rng = (
         treedp.InsecureSeededSource(args.insecure_seed) if args.insecure_seed is not None else None
@@ -83,10 +94,12 @@ def run(args: argparse.Namespace) -> None:
             neighbours=neighbours,
             n=values.size if neighbours == "replace" else None,
             rng=rng,
+            accountant=ledger,
         )
         print(
             f"median = {fmt(release.median())} (tree, epsilon={args.epsilon}, {neighbours}){mark}"
         )
+        _show_budget(ledger)
         return
     if args.method == "exponential":
         em = treedp.quantile_exponential(
@@ -97,11 +110,13 @@ def run(args: argparse.Namespace) -> None:
             neighbours=args.neighbours or "replace",
             rng=rng,
             details=True,
+            accountant=ledger,
         )
         print(
             f"median = {fmt(float(em.values[0]))} (exponential mechanism, "
             f"epsilon={args.epsilon} (spent {em.epsilon_spent:.10g}), {em.neighbours}){mark}"
         )
+        _show_budget(ledger)
         return
     if args.neighbours == "add_remove":
         raise treedp.InvalidParameterError(
@@ -110,7 +125,12 @@ def run(args: argparse.Namespace) -> None:
         )
     if args.method == "stable":
         result = treedp.stable_median(
-            values, epsilon=args.epsilon, delta=args.delta, rng=rng, details=True
+            values,
+            epsilon=args.epsilon,
+            delta=args.delta,
+            rng=rng,
+            details=True,
+            accountant=ledger,
         )
     else:
         if args.m is None:
@@ -125,9 +145,16 @@ def run(args: argparse.Namespace) -> None:
             resolution=args.resolution,
             rng=rng,
             details=True,
+            accountant=ledger,
         )
     shown = "refused (⊥)" if result.refused else fmt(result.value)
     print(
         f"median = {shown} ({result.mechanism}, epsilon={result.epsilon}, "
         f"delta={result.delta:.3g}, replace){mark}"
     )
+    _show_budget(ledger)
+
+
+def _show_budget(ledger: treedp.Ledger | None) -> None:
+    if ledger is not None:
+        print(remaining_line(ledger))

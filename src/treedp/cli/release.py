@@ -7,6 +7,7 @@ from typing import Any
 
 import treedp
 from treedp.cli._common import SEEDED, add_neighbours, bins_arg, number_or_text, points
+from treedp.cli.budget import add_ledger_options, ledger_from_args, remaining_line
 from treedp.engines.base import NAN_POLICIES
 from treedp.estimation import ESTIMATORS, POSTPROCESS
 from treedp.io import read_column
@@ -64,12 +65,22 @@ def register(sub: Any) -> None:
         help="seed the noise (reproducible; for tests and research only, never for publication)",
     )
     rel.add_argument("--out", required=True, help="where to write the release (JSON)")
+    add_ledger_options(rel)
 
     rel.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> None:
-    """Run ``treedp release`` with the parsed arguments."""
+    """Run ``treedp release`` with the parsed arguments (charging ``--ledger`` if given)."""
+    ledger = ledger_from_args(args)
+    try:
+        _run(args, ledger)
+    finally:
+        if ledger is not None:
+            ledger.close()
+
+
+def _run(args: argparse.Namespace, ledger: treedp.Ledger | None) -> None:
     values = read_column(args.input, args.column)
     bounds = tuple(number_or_text(b) for b in args.bounds) if args.bounds else None
     edges = points(args.edges) if args.edges else None
@@ -95,6 +106,7 @@ def run(args: argparse.Namespace) -> None:
         integer=args.integer,
         nan=args.nan,
         rng=rng,
+        accountant=ledger,
     )
     release.save(args.out)
     shape = f", branching {list(release.branching)}" if release.branching else ""
@@ -103,3 +115,5 @@ def run(args: argparse.Namespace) -> None:
         f"wrote {args.out}: {release.mechanism.name} over {release.bins.n_bins} bins{shape}, "
         f"epsilon={release.epsilon} ({release.neighbours}), n~{release.n:.0f}{warning}"
     )
+    if ledger is not None:
+        print(remaining_line(ledger))

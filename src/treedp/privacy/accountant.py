@@ -128,7 +128,8 @@ def restate(measure: Measure, neighbours: str, target: str) -> Measure:
         raise InvalidParameterError(
             "A spend stated for 'replace' neighbours (the number of records public) cannot be "
             "charged to a budget stated for 'add_remove' neighbours: its guarantee does not "
-            "cover adding or removing a record. Open the accountant with neighbours='replace'."
+            "cover adding or removing a record. Open the accountant (or set the ledger's total) "
+            "with neighbours='replace'."
         )
     if isinstance(measure, PureDP):
         return PureDP(_up(2 * Fraction(measure.epsilon)))
