@@ -1,4 +1,4 @@
-"""The CLI's budget: ``treedp budget init|show|history``, ``--ledger`` on spending commands, demo."""
+"""The CLI budget: `treedp budget init|show|history`, `--ledger` on spending commands, demo."""
 
 from __future__ import annotations
 
