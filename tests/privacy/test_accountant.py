@@ -60,6 +60,23 @@ def test_exact_fill_is_accepted_and_one_more_refused() -> None:
     assert len(acct.history) == 4
 
 
+def test_threads_cannot_overspend_together() -> None:
+    from concurrent.futures import ThreadPoolExecutor
+
+    acct = Accountant(PureDP(1.0))
+
+    def attempt(_: int) -> bool:
+        try:
+            acct.charge(rec(PureDP(0.125)))
+        except BudgetExceededError:
+            return False
+        return True
+
+    with ThreadPoolExecutor(8) as pool:
+        assert sum(pool.map(attempt, range(40))) == 8
+    assert acct.spent == PureDP(1.0) and len(acct.history) == 8
+
+
 def test_zcdp_total_mixes_pure_exactly() -> None:
     acct = Accountant(ZCDP(0.5))
     acct.charge(rec(PureDP(0.6)))  # 0.18

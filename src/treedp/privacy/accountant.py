@@ -44,6 +44,7 @@ a file, shared safely by concurrent processes.
 from __future__ import annotations
 
 import math
+import threading
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from fractions import Fraction
@@ -278,6 +279,7 @@ class Accountant:
         self._neighbours = neighbours
         self._sums = _Sums()
         self._history: list[Charge] = []
+        self._lock = threading.RLock()  # one charge at a time within this process
 
     @property
     def total(self) -> Measure:
@@ -379,7 +381,9 @@ class Accountant:
         InvalidParameterError, InvalidTypeError
             If the record cannot be charged to this total (see :meth:`cost`).
         """
-        return self._charge(record, self.cost(record), None)
+        cost = self.cost(record)
+        with self._lock:
+            return self._charge(record, cost, None)
 
     def parallel(self, budget: Measure, *, label: str) -> ParallelGroup:
         """Reserve ``budget`` once for releases on disjoint parts of the data.
@@ -504,7 +508,8 @@ class _PartAccountant(Accountant):
             raise self._refusal(record, cost, self._sums)
         parent = self._group.parent
         tag = f"{self._group.label}/{self._key}#{self._group.reservation}"
-        logged = parent._charge(record, cost, tag)
+        with parent._lock:
+            logged = parent._charge(record, cost, tag)
         self._history.append(logged)
         self._sums = new
         return logged
