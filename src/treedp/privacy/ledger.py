@@ -226,7 +226,9 @@ class Ledger(Accountant):
     """An :class:`Accountant` kept in an SQLite file (see the module docstring).
 
     Do not construct directly: use :func:`open_ledger` (an existing dataset, or created with a
-    total) or :func:`init_ledger` (a new dataset).
+    total) or :func:`init_ledger` (a new dataset). A ledger object holds one SQLite connection
+    and is used from the thread that opened it; other threads and processes open their own
+    (they share the file safely).
 
     Attributes
     ----------
