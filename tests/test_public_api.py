@@ -47,6 +47,12 @@ def test_all_is_pinned() -> None:
         "noisy_mode",
         "stable_median",
         "subsample_and_aggregate",
+        "Accountant",
+        "BudgetExceededError",
+        "Ledger",
+        "LedgerError",
+        "init_ledger",
+        "open_ledger",
     }
     assert callable(treedp.median)  # a function, not a module (issue #12, item 6)
     for name in treedp.__all__:
@@ -59,6 +65,8 @@ def test_errors_subclass_builtins() -> None:
     assert issubclass(treedp.InvalidTypeError, TypeError)
     assert issubclass(treedp.ReleaseFormatError, ValueError)
     assert issubclass(treedp.MissingDependencyError, ImportError)
+    assert issubclass(treedp.BudgetExceededError, ValueError)
+    assert issubclass(treedp.LedgerError, ValueError)
 
 
 def test_adult_subset() -> None:

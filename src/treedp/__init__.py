@@ -10,9 +10,11 @@ from treedp.api import release_cdf, release_counts
 from treedp.config import default_branching
 from treedp.domain import Bins, make_bins
 from treedp.exceptions import (
+    BudgetExceededError,
     DataError,
     InvalidParameterError,
     InvalidTypeError,
+    LedgerError,
     MissingDependencyError,
     ReleaseFormatError,
     TreeDPError,
@@ -22,6 +24,8 @@ from treedp.mechanisms.stable_median import stable_median
 from treedp.mechanisms.subsample_aggregate import noisy_mode, subsample_and_aggregate
 from treedp.noise import InsecureSeededSource, RandomSource, SystemRandomSource
 from treedp.planning import Plan, PlanCache, plan
+from treedp.privacy.accountant import Accountant
+from treedp.privacy.ledger import Ledger, init_ledger, open_ledger
 from treedp.privacy.measures import ZCDP, ApproxDP, PureDP
 from treedp.release import Release, load_release
 from treedp.spec import ReleaseSpec
@@ -29,13 +33,17 @@ from treedp.tree import TreeShape
 
 __all__ = [
     "ZCDP",
+    "Accountant",
     "ApproxDP",
     "Bins",
+    "BudgetExceededError",
     "DataError",
     "ErrorPrediction",
     "InsecureSeededSource",
     "InvalidParameterError",
     "InvalidTypeError",
+    "Ledger",
+    "LedgerError",
     "MissingDependencyError",
     "Plan",
     "PlanCache",
@@ -49,10 +57,12 @@ __all__ = [
     "TreeShape",
     "__version__",
     "default_branching",
+    "init_ledger",
     "load_release",
     "make_bins",
     "median",
     "noisy_mode",
+    "open_ledger",
     "plan",
     "predict_error",
     "quantile_exponential",

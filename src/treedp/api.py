@@ -20,6 +20,7 @@ from treedp.exceptions import DataError, InvalidParameterError, InvalidTypeError
 from treedp.mechanisms import Mechanism
 from treedp.noise import RandomSource, resolve_source
 from treedp.planning import Plan, PlanCache
+from treedp.privacy.accountant import Accountant, check_accountant
 from treedp.privacy.measures import Measure
 from treedp.release import Release
 from treedp.spec import ReleaseSpec
@@ -47,6 +48,7 @@ def release_cdf(
     plan: Plan | None = None,
     plan_cache: PlanCache | None = None,
     privacy: Measure | None = None,
+    accountant: Accountant | None = None,
 ) -> Release:
     """Release the distribution of one numeric column under pure ``epsilon``-DP.
 
@@ -126,6 +128,10 @@ def release_cdf(
         delta)`` (``delta`` in ``(0, 1e-3]``) does the same at the largest ``rho`` whose tight
         conversion gives ``(epsilon, delta)``-DP; ``treedp.PureDP(epsilon)`` is
         ``epsilon=epsilon``. See docs/gaussian.md.
+    accountant : Accountant, optional
+        A budget to charge (:class:`treedp.Accountant`, or a file ledger from
+        :func:`treedp.open_ledger`): the release's spend record is charged after every check
+        and before any noise is drawn.
 
     Returns
     -------
@@ -136,6 +142,9 @@ def release_cdf(
     InvalidParameterError, InvalidTypeError, DataError
         Naming the argument and what is allowed. Every parameter is checked before the data is
         read, and nothing is drawn or written when a check fails.
+    BudgetExceededError
+        If the accountant's remaining budget does not cover the release: nothing is drawn,
+        released or charged.
 
     See Also
     --------
@@ -150,6 +159,7 @@ def release_cdf(
     >>> rel.seeded
     True
     """
+    check_accountant(accountant)
     the_bins = _bins(bounds, bins, edges)
     spec = _spec(
         the_bins,
@@ -168,7 +178,7 @@ def release_cdf(
     mech, est = configure(spec, plan=plan, plan_cache=plan_cache)
     source = _source(rng)
     counts, _dropped = the_bins.count(values, nan=spec.nan)  # type: ignore[arg-type]
-    return _release(counts, spec, the_bins, mech, est, source)
+    return _release(counts, spec, the_bins, mech, est, source, accountant)
 
 
 def release_counts(
@@ -190,6 +200,7 @@ def release_counts(
     plan: Plan | None = None,
     plan_cache: PlanCache | None = None,
     privacy: Measure | None = None,
+    accountant: Accountant | None = None,
 ) -> Release:
     """Release the distribution given by bin counts made elsewhere, under pure ``epsilon``-DP.
 
@@ -224,6 +235,8 @@ def release_counts(
         delta)`` (``delta`` in ``(0, 1e-3]``) does the same at the largest ``rho`` whose tight
         conversion gives ``(epsilon, delta)``-DP; ``treedp.PureDP(epsilon)`` is
         ``epsilon=epsilon``. See docs/gaussian.md.
+    accountant : Accountant, optional
+        As for :func:`release_cdf`: charged before any noise is drawn.
 
     Returns
     -------
@@ -243,6 +256,7 @@ def release_counts(
     >>> rel.bins.n_bins
     4
     """
+    check_accountant(accountant)
     if isinstance(bins, Bins):
         if bounds is not None or edges is not None:
             raise InvalidParameterError(
@@ -283,7 +297,7 @@ def release_counts(
     mech, est = configure(spec, plan=plan, plan_cache=plan_cache)
     source = _source(rng)
     checked = _check_counts(_counts_array(counts) if arr is None else arr, the_bins.n_bins)
-    return _release(checked, spec, the_bins, mech, est, source)
+    return _release(checked, spec, the_bins, mech, est, source, accountant)
 
 
 def _bins(bounds: Any, bins: Any, edges: Any) -> Bins:
@@ -365,8 +379,9 @@ def _release(
     mech: Mechanism,
     est: str,
     source: RandomSource,
+    accountant: Accountant | None = None,
 ) -> Release:
-    """Noise validated counts and wrap them: the one place budget is spent."""
+    """Noise validated counts and wrap them: the one place budget is spent (and charged)."""
     total = int(counts.sum())
     if spec.n is not None and total != spec.n:
         # A contract check on the public n; the message holds no count of the data.
@@ -375,6 +390,8 @@ def _release(
             "and the column's number of records differs from it. Pass the true public n, or "
             "use neighbours='add_remove' (n then stays private)."
         )
+    if accountant is not None:  # committed before any noise is drawn (fail closed)
+        accountant.charge(mech.spend())
     noisy = mech.measure(counts, source)
     return Release(
         bins=the_bins,

@@ -8,15 +8,19 @@ matching builtin, so callers may catch either::
     │   └── DataError                         the data breaks a stated policy (NaN, empty, ...)
     ├── InvalidTypeError (TypeError)          a parameter or the data has the wrong type
     ├── ReleaseFormatError (ValueError)       a release file is corrupt, truncated or foreign
+    ├── BudgetExceededError (ValueError)      a spend would exceed an accountant's total
+    ├── LedgerError (ValueError)              a ledger file is foreign, inconsistent or missing
     └── MissingDependencyError (ImportError)  an optional extra is needed
 """
 
 from __future__ import annotations
 
 __all__ = [
+    "BudgetExceededError",
     "DataError",
     "InvalidParameterError",
     "InvalidTypeError",
+    "LedgerError",
     "MissingDependencyError",
     "ReleaseFormatError",
     "TreeDPError",
@@ -41,6 +45,14 @@ class InvalidTypeError(TreeDPError, TypeError):
 
 class ReleaseFormatError(TreeDPError, ValueError):
     """A release file cannot be read: corrupt, truncated, foreign or from a future version."""
+
+
+class BudgetExceededError(TreeDPError, ValueError):
+    """A spend would take an accountant past its total: refused before any noise is drawn."""
+
+
+class LedgerError(TreeDPError, ValueError):
+    """A ledger file is not a treedp ledger, was edited inconsistently, or lacks the dataset."""
 
 
 class MissingDependencyError(TreeDPError, ImportError):

@@ -1,53 +1,100 @@
-"""``treedp demo``: release three columns of the UCI Adult census data."""
+"""``treedp demo``: release three columns of the UCI Adult census data under one total budget."""
 
 from __future__ import annotations
 
 import argparse
+import math
+import tempfile
+from fractions import Fraction
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 import treedp
+from treedp.cli.budget import fmt_measure
 from treedp.datasets import load_adult
+from treedp.privacy import PureDP
 
 __all__ = ["register", "run"]
+
+#: The columns released, with their public bounds and bins.
+SETUPS: dict[str, dict[str, Any]] = {
+    "age": {"bounds": (17, 90), "bins": "integers"},
+    "hours_per_week": {"bounds": (1, 99), "bins": "integers"},
+    "capital_gain": {"bounds": (0, 99_999), "bins": "integers"},
+}
 
 
 def register(sub: Any) -> None:
     """Add the ``demo`` subcommand to the parser's subcommands."""
-    demo = sub.add_parser("demo", help="release three columns of the UCI Adult census data")
-    demo.add_argument("--epsilon", type=float, default=1.0, help="budget per column")
+    demo = sub.add_parser(
+        "demo", help="release three columns of the UCI Adult census data under one total budget"
+    )
+    demo.add_argument(
+        "--epsilon",
+        type=float,
+        default=3.0,
+        help="the total budget of the dataset, split equally over its three columns (default 3)",
+    )
+    demo.add_argument(
+        "--ledger",
+        metavar="PATH",
+        help="keep the budget in this ledger file (dataset 'adult'); default: a temporary file. "
+        "A second run on the same ledger finds the budget spent and is refused.",
+    )
     demo.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> None:
     """Run ``treedp demo`` with the parsed arguments."""
+    if args.ledger is not None:
+        _demo(args.epsilon, Path(args.ledger))
+        return
+    with tempfile.TemporaryDirectory(prefix="treedp-demo-") as tmp:
+        _demo(args.epsilon, Path(tmp) / "adult-budget.db")
+
+
+def _demo(total_epsilon: float, path: Path) -> None:
     data = load_adult()
     qs = np.array([0.1, 0.25, 0.5, 0.75, 0.9, 0.99])
-    setups: dict[str, dict[str, Any]] = {
-        "age": {"bounds": (17, 90), "bins": "integers"},
-        "hours_per_week": {"bounds": (1, 99), "bins": "integers"},
-        "capital_gain": {"bounds": (0, 99_999), "bins": "integers"},
-    }
-    print(
-        f"UCI Adult census, {data['age'].size} records (Becker & Kohavi 1996, CC BY 4.0).\n"
-        f"Each column is released once with epsilon={args.epsilon} (add/remove neighbours, "
-        "exact discrete Laplace noise from OS randomness); every number below is read from "
-        "that one release.\n"
-    )
-    header = "  ".join(f"q={q:<5g}" for q in qs)
-    for column, setup in setups.items():
-        values = data[column]
-        release = treedp.release_cdf(values, epsilon=args.epsilon, **setup)
-        private = np.atleast_1d(release.quantile(qs))
-        exact = np.quantile(values, qs, method="inverted_cdf")
-        shape = list(release.branching) if release.branching else "flat histogram"
-        print(f"{column}: {release.bins.n_bins} bins, {release.mechanism.name}, {shape}")
-        print(f"  {'':<22}{header}")
-        print(f"  {'private quantiles':<22}" + "  ".join(f"{v:<7.4g}" for v in private))
-        print(f"  {'exact (non-private)':<22}" + "  ".join(f"{v:<7.4g}" for v in exact))
+    total = PureDP(total_epsilon)
+    per_column = total_epsilon / len(SETUPS)
+    while len(SETUPS) * Fraction(per_column) > Fraction(total_epsilon):  # never past the total
+        per_column = math.nextafter(per_column, 0.0)
+    with treedp.open_ledger(path, "adult", total=total) as ledger:
         print(
-            f"  private count <= median: {release.cdf(np.median(values)):.0f} "
-            f"(exact {int((values <= np.median(values)).sum())}), "
-            f"estimated n: {release.n:.0f}\n"
+            f"UCI Adult census, {data['age'].size} records (Becker & Kohavi 1996, CC BY 4.0).\n"
+            f"Total privacy budget of the dataset: {fmt_measure(total)}, add/remove neighbours, "
+            f"kept in the ledger {str(path)!r}.\n"
+            f"Each of its {len(SETUPS)} columns is released once with epsilon={per_column:.6g} "
+            "(exact discrete Laplace noise from OS randomness), charged to the ledger before "
+            "any noise is drawn; every number below is read from those releases.\n"
         )
+        header = "  ".join(f"q={q:<5g}" for q in qs)
+        for column, setup in SETUPS.items():
+            values = data[column]
+            release = treedp.release_cdf(values, epsilon=per_column, accountant=ledger, **setup)
+            private = np.atleast_1d(release.quantile(qs))
+            exact = np.quantile(values, qs, method="inverted_cdf")
+            shape = list(release.branching) if release.branching else "flat histogram"
+            print(f"{column}: {release.bins.n_bins} bins, {release.mechanism.name}, {shape}")
+            print(f"  {'':<22}{header}")
+            print(f"  {'private quantiles':<22}" + "  ".join(f"{v:<7.4g}" for v in private))
+            print(f"  {'exact (non-private)':<22}" + "  ".join(f"{v:<7.4g}" for v in exact))
+            print(
+                f"  private count <= median: {release.cdf(np.median(values)):.0f} "
+                f"(exact {int((values <= np.median(values)).sum())}), "
+                f"estimated n: {release.n:.0f}\n"
+            )
+        print(
+            f"Total spent on the dataset: {fmt_measure(ledger.spent)} of "
+            f"{fmt_measure(ledger.total)}; remaining: {fmt_measure(ledger.remaining)}."
+        )
+        try:
+            treedp.release_cdf(data["age"], epsilon=per_column, accountant=ledger, **SETUPS["age"])
+        except treedp.BudgetExceededError:
+            print(
+                f"A fourth release (age again, epsilon={per_column:.6g}) is refused by the "
+                "ledger: nothing is drawn or released."
+            )

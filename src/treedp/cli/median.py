@@ -22,6 +22,7 @@ from treedp.cli._common import (
     number_or_text,
     read_values,
 )
+from treedp.cli.budget import add_ledger_options, ledger_from_args, remaining_line
 from treedp.engines.base import NAN_POLICIES
 from treedp.io import read_column
 
@@ -109,6 +110,7 @@ def register(sub: Any) -> None:
         metavar="SEED",
         help="seed the noise (reproducible; for tests and research only, never for publication)",
     )
+    add_ledger_options(mdn)
 
     mdn.set_defaults(run=run)
 
@@ -169,8 +171,17 @@ def check_arguments(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def run(args: argparse.Namespace) -> None:
-    """Run ``treedp median`` with the parsed arguments."""
+    """Run ``treedp median`` with the parsed arguments (charging ``--ledger`` if given)."""
     settings = check_arguments(args)
+    ledger = ledger_from_args(args)
+    try:
+        _run(args, settings, ledger)
+    finally:
+        if ledger is not None:
+            ledger.close()
+
+
+def _run(args: argparse.Namespace, settings: dict[str, Any], ledger: treedp.Ledger | None) -> None:
     neighbours = settings["neighbours"]
     values = read_values(args.input, args.column, read_column)
     rng = (
@@ -190,8 +201,10 @@ def run(args: argparse.Namespace) -> None:
             n=len(values) if neighbours == "replace" else None,
             nan=args.nan,
             rng=rng,
+            accountant=ledger,
         )
         print(f"median = {fmt(release.median())} (tree, epsilon={args.epsilon}, {stated}){mark}")
+        _show_budget(ledger)
         return
     if args.method == "exponential":
         em = treedp.quantile_exponential(
@@ -203,11 +216,13 @@ def run(args: argparse.Namespace) -> None:
             nan=args.nan,
             rng=rng,
             details=True,
+            accountant=ledger,
         )
         print(
             f"median = {fmt(em.values[0])} (exponential mechanism, "
             f"epsilon={args.epsilon} (spent {em.epsilon_spent:.10g}), {stated}){mark}"
         )
+        _show_budget(ledger)
         return
     if args.method == "stable":
         result = treedp.stable_median(
@@ -217,6 +232,7 @@ def run(args: argparse.Namespace) -> None:
             nan=args.nan,
             rng=rng,
             details=True,
+            accountant=ledger,
         )
     else:
         result = treedp.subsample_and_aggregate(
@@ -230,9 +246,16 @@ def run(args: argparse.Namespace) -> None:
             nan=args.nan,
             rng=rng,
             details=True,
+            accountant=ledger,
         )
     shown = _REFUSAL[args.method] if result.refused else fmt(result.value)
     print(
         f"median = {shown} ({result.mechanism}, epsilon={result.epsilon}, "
         f"delta={result.delta:.3g}, {stated}){mark}"
     )
+    _show_budget(ledger)
+
+
+def _show_budget(ledger: treedp.Ledger | None) -> None:
+    if ledger is not None:
+        print(remaining_line(ledger))

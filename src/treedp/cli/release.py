@@ -17,6 +17,7 @@ from treedp.cli._common import (
     points,
     read_values,
 )
+from treedp.cli.budget import add_ledger_options, ledger_from_args, remaining_line
 from treedp.cli.plan import add_budget, budget_from
 from treedp.engines.base import NAN_POLICIES
 from treedp.estimation import ESTIMATORS, POSTPROCESS
@@ -80,6 +81,7 @@ def register(sub: Any) -> None:
         help="where to write the release: a path ending in .json gets the JSON layout, "
         "any other (.tdp, ...) the binary one",
     )
+    add_ledger_options(rel)
 
     rel.set_defaults(run=run)
 
@@ -116,8 +118,17 @@ def check_arguments(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def run(args: argparse.Namespace) -> None:
-    """Run ``treedp release`` with the parsed arguments."""
+    """Run ``treedp release`` with the parsed arguments (charging ``--ledger`` if given)."""
     checked = check_arguments(args)
+    ledger = ledger_from_args(args)
+    try:
+        _run(args, checked, ledger)
+    finally:
+        if ledger is not None:
+            ledger.close()
+
+
+def _run(args: argparse.Namespace, checked: dict[str, Any], ledger: treedp.Ledger | None) -> None:
     bounds, edges, branching = checked["bounds"], checked["edges"], checked["branching"]
     rng = (
         treedp.InsecureSeededSource(args.insecure_seed) if args.insecure_seed is not None else None
@@ -139,6 +150,7 @@ def run(args: argparse.Namespace) -> None:
         integer=args.integer,
         nan=args.nan,
         rng=rng,
+        accountant=ledger,
     )
     release.save(args.out)
     shape = f", branching {list(release.branching)}" if release.branching else ""
@@ -150,6 +162,7 @@ def run(args: argparse.Namespace) -> None:
     narrow = release.bounds_warning()  # post-processing of the released counts: free
     if narrow:
         print(f"treedp: warning: {narrow}", file=sys.stderr)
+    _remaining(ledger)
 
 
 def _stated(release: treedp.Release) -> str:
@@ -158,3 +171,9 @@ def _stated(release: treedp.Release) -> str:
     if isinstance(guarantee, treedp.ZCDP):
         return f"rho={guarantee.rho:.6g} (zCDP, discrete Gaussian noise)"
     return f"epsilon={release.epsilon}"
+
+
+def _remaining(ledger: treedp.Ledger | None) -> None:
+    """What is left of the ledger's budget, after a charge."""
+    if ledger is not None:
+        print(remaining_line(ledger))

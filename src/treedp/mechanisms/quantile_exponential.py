@@ -26,11 +26,13 @@ from treedp.mechanisms._column import (
     read_column,
     ticks_in,
 )
-from treedp.mechanisms.results import Contract, QuantileResult
+from treedp.mechanisms.results import PRIVACY_UNIT, Contract, QuantileResult
 from treedp.noise import RandomSource, resolve_source
 from treedp.noise.exponential import sample_weighted_laplace
 from treedp.noise.rational import dyadic_lower_bound
 from treedp.privacy import PureDP
+from treedp.privacy.accountant import Accountant, check_accountant
+from treedp.privacy.spend import SpendRecord
 
 __all__ = [
     "CONTRACT",
@@ -145,12 +147,16 @@ def _quantile_exponential(
     nan: Any,
     rng: RandomSource | None,
     draws: int,
+    accountant: Accountant | None = None,
 ) -> tuple[np.ndarray, np.ndarray, float, Fraction, list[float], RandomSource, str | None]:
     """Validate, then draw ``draws`` independent selections per level (each an ε-release).
 
     Returns the draws (float; ticks of ``unit`` for datetime bounds), the levels, ε, the ε
-    spent (exact), the sensitivities, the source and the datetime unit of the output.
+    spent (exact), the sensitivities, the source and the datetime unit of the output. With an
+    ``accountant`` (one draw only), the spend is charged after every check and before any
+    selection is drawn.
     """
+    check_accountant(accountant)
     eps = check_epsilon(epsilon)
     relation = check_neighbours(neighbours, NEIGHBOURS)
     policy = check_nan(nan, relation)
@@ -182,16 +188,39 @@ def _quantile_exponential(
     out = np.empty((draws, qa.size))
     spent = Fraction(0)
     sens: list[float] = []
-    for j, level in enumerate(qa):
+    selections: list[tuple[Fraction, Fraction]] = []
+    for level in qa:  # the targets and rates: no randomness
         exact_level = Fraction(float(level))
         target = Fraction(math.floor(exact_level * n * 2**TARGET_BITS), 2**TARGET_BITS)
         delta_score = _score_sensitivity(exact_level, relation)
         rate = dyadic_lower_bound(eps_each / (2 * delta_score))
         spent += 2 * delta_score * rate
         sens.append(float(delta_score))
+        selections.append((target, rate))
+    if accountant is not None:  # committed before any selection is drawn (fail closed)
+        accountant.charge(
+            SpendRecord(
+                CONTRACT.name,
+                PureDP(float_up(spent)),
+                relation,
+                PRIVACY_UNIT,
+                _parameters(eps, qa, bounds, nan),
+            )
+        )
+    for j, (target, rate) in enumerate(selections):
         units = sample_weighted_laplace(weights, target, rate, draws, source)
         out[:, j] = _grid_values(units, lo, hi, half)
     return out, qa, eps, spent, sens, source, out_unit
+
+
+def _parameters(eps: float, qa: np.ndarray, bounds: Any, nan: Any) -> dict[str, Any]:
+    """The public parameters of a call (in its result and its spend record)."""
+    return {
+        "epsilon": eps,
+        "q": tuple(float(v) for v in qa),
+        "bounds": (bounds[0], bounds[1]),
+        "nan": nan,
+    }
 
 
 def quantile_exponential(
@@ -204,6 +233,7 @@ def quantile_exponential(
     nan: str = "error",
     rng: RandomSource | None = None,
     details: bool = False,
+    accountant: Accountant | None = None,
 ) -> Any:
     """Smith's exponential-mechanism quantile, on a fine public grid, sampled exactly.
 
@@ -259,6 +289,10 @@ def quantile_exponential(
     details : bool, default=False
         Return a :class:`~treedp.mechanisms.results.QuantileResult` with the guarantee, the
         spend record and the randomness description instead of the values alone.
+    accountant : Accountant, optional
+        A budget (:class:`treedp.Accountant` or a file ledger) charged ``PureDP(ε_spent)``
+        after every check and before anything is drawn; a charge past its total raises
+        :class:`~treedp.exceptions.BudgetExceededError` and nothing is drawn or released.
 
     Returns
     -------
@@ -271,7 +305,7 @@ def quantile_exponential(
        rates". STOC 2011.
     """
     out, qa, eps, spent, sens, source, unit = _quantile_exponential(
-        values, q, bounds, epsilon, neighbours, nan, rng, 1
+        values, q, bounds, epsilon, neighbours, nan, rng, 1, accountant
     )
     released: Any = out[0] if unit is None else as_datetimes(out[0], unit)
     if details:
@@ -282,12 +316,7 @@ def quantile_exponential(
             mechanism=CONTRACT.name,
             epsilon=eps,
             sensitivity=tuple(sens),
-            parameters={
-                "epsilon": eps,
-                "q": tuple(float(v) for v in qa),
-                "bounds": (bounds[0], bounds[1]),
-                "nan": nan,
-            },
+            parameters=_parameters(eps, qa, bounds, nan),
             randomness=describe(source),
             q=qa,
             grid_points=1 << GRID_BITS,
@@ -306,6 +335,7 @@ def median(
     nan: str = "error",
     rng: RandomSource | None = None,
     details: bool = False,
+    accountant: Accountant | None = None,
 ) -> Any:
     """A private median: the exponential-mechanism quantile at ``q = 1/2``.
 
@@ -329,6 +359,8 @@ def median(
     rng : RandomSource, optional
     details : bool, default=False
         Return a :class:`~treedp.mechanisms.results.QuantileResult` instead of the value.
+    accountant : Accountant, optional
+        Charged before anything is drawn, as for :func:`quantile_exponential`.
 
     Returns
     -------
@@ -343,6 +375,7 @@ def median(
         nan=nan,
         rng=rng,
         details=details,
+        accountant=accountant,
     )
 
 

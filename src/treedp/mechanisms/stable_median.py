@@ -22,10 +22,12 @@ from treedp.mechanisms._column import (
     float_up,
     read_column,
 )
-from treedp.mechanisms.results import Contract, MedianResult
+from treedp.mechanisms.results import PRIVACY_UNIT, Contract, MedianResult
 from treedp.noise import RandomSource, noise_scale, resolve_source, sample_discrete_laplace
 from treedp.noise.tail import tail_threshold
 from treedp.privacy import ApproxDP
+from treedp.privacy.accountant import Accountant, check_accountant
+from treedp.privacy.spend import SpendRecord
 
 __all__ = ["CONTRACT", "NEIGHBOURS", "SENSITIVITY", "stable_median"]
 
@@ -72,6 +74,7 @@ def stable_median(
     nan: str = "error",
     rng: RandomSource | None = None,
     details: bool = False,
+    accountant: Accountant | None = None,
 ) -> Any:
     """The stable median (SMed): release the exact median when it is stable, else refuse.
 
@@ -109,6 +112,10 @@ def stable_median(
     details : bool, default=False
         Return a :class:`~treedp.mechanisms.results.MedianResult` (value, guarantee, spend
         record, randomness) instead of the bare value.
+    accountant : Accountant, optional
+        A budget (:class:`treedp.Accountant` or a file ledger) charged ``ApproxDP(ε, δ)``
+        after every check and before the noise is drawn; a charge past its total raises
+        :class:`~treedp.exceptions.BudgetExceededError` and nothing is drawn or released.
 
     Returns
     -------
@@ -119,6 +126,7 @@ def stable_median(
     ----------
     .. [DR14] C. Dwork, A. Roth. The Algorithmic Foundations of Differential Privacy, Ch. 7.
     """
+    check_accountant(accountant)
     eps = check_epsilon(epsilon)
     dlt = check_delta(delta)
     relation = check_neighbours(neighbours, NEIGHBOURS)
@@ -126,6 +134,10 @@ def stable_median(
     source = resolve_source(rng)
     x, unit = read_column(values, policy, relation)
     scale = noise_scale(SENSITIVITY, eps)
+    guarantee = ApproxDP(float_up(Fraction(SENSITIVITY) / scale), dlt)
+    parameters = {"epsilon": eps, "delta": dlt, "nan": policy}
+    if accountant is not None:  # committed before the noise is drawn (fail closed)
+        accountant.charge(SpendRecord(CONTRACT.name, guarantee, relation, PRIVACY_UNIT, parameters))
     value = None
     if x.size:  # n is public under replace: the empty dataset is always refused
         med, stability = _median_stability(x)
@@ -135,12 +147,12 @@ def stable_median(
             value = float(med) if unit is None else as_datetimes(med, unit)
     result = MedianResult(
         value=value,
-        guarantee=ApproxDP(float_up(Fraction(SENSITIVITY) / scale), dlt),
+        guarantee=guarantee,
         neighbours=relation,
         mechanism=CONTRACT.name,
         epsilon=eps,
         sensitivity=(float(SENSITIVITY),),
-        parameters={"epsilon": eps, "delta": dlt, "nan": policy},
+        parameters=parameters,
         randomness=describe(source),
     )
     return result if details else result.value

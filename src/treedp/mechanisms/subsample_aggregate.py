@@ -28,11 +28,13 @@ from treedp.mechanisms._column import (
     float_up,
     read_column,
 )
-from treedp.mechanisms.results import Contract, MedianResult
+from treedp.mechanisms.results import PRIVACY_UNIT, Contract, MedianResult
 from treedp.noise import RandomSource, noise_scale, resolve_source, sample_discrete_laplace
 from treedp.noise.discrete_laplace import uniform_below
 from treedp.noise.tail import tail_threshold, tail_upper
 from treedp.privacy import ApproxDP
+from treedp.privacy.accountant import Accountant, check_accountant
+from treedp.privacy.spend import SpendRecord
 
 __all__ = ["CONTRACT", "NEIGHBOURS", "noisy_mode", "subsample_and_aggregate"]
 
@@ -176,6 +178,7 @@ def subsample_and_aggregate(
     nan: str = "error",
     rng: RandomSource | None = None,
     details: bool = False,
+    accountant: Accountant | None = None,
 ) -> Any:
     """Answer ``query`` on subsamples and release the mode of the answers if it is stable.
 
@@ -215,6 +218,11 @@ def subsample_and_aggregate(
     details : bool, default=False
         Return a :class:`~treedp.mechanisms.results.MedianResult` (with the realised δ, the
         spend record and the randomness) instead of the bare value.
+    accountant : Accountant, optional
+        A budget (:class:`treedp.Accountant` or a file ledger) charged
+        ``ApproxDP(ε_spent, δ_realised)`` (computed from public parameters) after every check
+        and before any subsample or noise is drawn; a charge past its total raises
+        :class:`~treedp.exceptions.BudgetExceededError` and nothing is drawn or released.
 
     Returns
     -------
@@ -238,6 +246,7 @@ def subsample_and_aggregate(
     the domain (a data-free :class:`DataError`); ``±inf`` are ordinary values (answers may be
     infinite or NaN, and the mode is taken over them as they are).
     """
+    check_accountant(accountant)
     eps = check_epsilon(epsilon)
     dlt = check_delta(delta)
     relation = check_neighbours(neighbours, NEIGHBOURS)
@@ -272,37 +281,45 @@ def subsample_and_aggregate(
             raise InvalidParameterError(
                 f"The disjoint variant needs n >= 2m records (m={m}); use a smaller m."
             )
-        perm = np.argsort(np.frombuffer(source.random_bytes(8 * n), dtype=np.uint64))
-        index = perm[: blocks * m].reshape(blocks, m)
         count, sensitivity, sampling_delta = blocks, 1, Fraction(0)
     else:
         count = int(min(5000, max(2, math.ceil(eps * (n / m) ** 3)))) if k is None else k
         sensitivity, sampling_delta = _sampling_failure(n, m, count, Fraction(dlt) / 2)
+    threshold, realised, scale = _mode_test(count, eps, dlt, sensitivity, sampling_delta)
+    guarantee = ApproxDP(float_up(Fraction(sensitivity) / scale), realised)
+    parameters = {
+        "epsilon": eps,
+        "delta": dlt,
+        "m": m,
+        "k": count,
+        "variant": variant,
+        "resolution": grid,
+        "query": query if isinstance(query, str) else "callable",
+        "nan": policy,
+    }
+    mechanism = f"{CONTRACT.name}:{variant}"
+    if accountant is not None:  # committed before any subsample or noise is drawn
+        accountant.charge(SpendRecord(mechanism, guarantee, relation, PRIVACY_UNIT, parameters))
+    if variant == "disjoint":
+        perm = np.argsort(np.frombuffer(source.random_bytes(8 * n), dtype=np.uint64))
+        index = perm[: count * m].reshape(count, m)
+    else:
         index = uniform_below(n, count * m, source).astype(np.int64).reshape(count, m)
     with np.errstate(all="ignore"):  # inf - inf in a mean must not warn for some data only
         answers = _answers(x, index, query, unit)
         if grid is not None:
             answers = np.round(answers / grid) * grid
-    value, realised, scale = _noisy_mode(answers, eps, dlt, sensitivity, sampling_delta, source)
+    value = _draw_mode(answers, threshold, scale, source)
     if value is not None and unit is not None:
         value = as_datetimes(value, unit)
     result = MedianResult(
         value=value,
-        guarantee=ApproxDP(float_up(Fraction(sensitivity) / scale), realised),
+        guarantee=guarantee,
         neighbours=relation,
-        mechanism=f"{CONTRACT.name}:{variant}",
+        mechanism=mechanism,
         epsilon=eps,
         sensitivity=(float(sensitivity),),
-        parameters={
-            "epsilon": eps,
-            "delta": dlt,
-            "m": m,
-            "k": count,
-            "variant": variant,
-            "resolution": grid,
-            "query": query if isinstance(query, str) else "callable",
-            "nan": policy,
-        },
+        parameters=parameters,
         randomness=describe(source),
     )
     return result if details else result.value
@@ -317,6 +334,7 @@ def noisy_mode(
     sampling_delta: float = 0.0,
     rng: RandomSource | None = None,
     details: bool = False,
+    accountant: Accountant | None = None,
 ) -> Any:
     """Release the mode of ``answers`` when its frequency, plus exact noise, clears a threshold.
 
@@ -333,7 +351,13 @@ def noisy_mode(
     failure probability of the bound ``c``). Every such vector gets an output: the only
     errors depend on ``K``, ``c``, ε and δ (public), and their messages print none of the
     answers. NaN answers form one value, like any other.
+
+    With ``accountant`` (a :class:`treedp.Accountant` or a file ledger), the spend
+    ``ApproxDP(ε_spent, δ_realised)`` is charged after every check and before the noise is
+    drawn; a charge past its total raises :class:`~treedp.exceptions.BudgetExceededError`
+    and nothing is drawn or released.
     """
+    check_accountant(accountant)
     eps = check_epsilon(epsilon)
     dlt = check_delta(delta)
     if isinstance(sensitivity, bool) or not isinstance(sensitivity, int) or sensitivity < 1:
@@ -350,9 +374,21 @@ def noisy_mode(
         )
     arr = np.asarray(answers, dtype=np.float64).ravel()
     source = resolve_source(rng)
-    value, realised, scale = _noisy_mode(
-        arr, eps, dlt, sensitivity, Fraction(sampling_delta), source
+    threshold, realised, scale = _mode_test(
+        arr.size, eps, dlt, sensitivity, Fraction(sampling_delta)
     )
+    parameters = {"epsilon": eps, "delta": dlt, "sampling_delta": float(sampling_delta)}
+    if accountant is not None:  # committed before the noise is drawn (fail closed)
+        accountant.charge(
+            SpendRecord(
+                NOISY_MODE_CONTRACT.name,
+                ApproxDP(float_up(Fraction(sensitivity) / scale), realised),
+                NEIGHBOURS[0],
+                PRIVACY_UNIT,
+                parameters,
+            )
+        )
+    value = _draw_mode(arr, threshold, scale, source)
     if not details:
         return value, realised
     return MedianResult(
@@ -362,21 +398,20 @@ def noisy_mode(
         mechanism=NOISY_MODE_CONTRACT.name,
         epsilon=eps,
         sensitivity=(float(sensitivity),),
-        parameters={"epsilon": eps, "delta": dlt, "sampling_delta": float(sampling_delta)},
+        parameters=parameters,
         randomness=describe(source),
     )
 
 
-def _noisy_mode(
-    answers: np.ndarray,
+def _mode_test(
+    count: int,
     eps: float,
     delta: float,
     sensitivity: int,
     sampling_delta: Fraction,
-    source: RandomSource,
-) -> tuple[float | None, float, Fraction]:
-    """The mode or None, the realised δ, and the noise scale used."""
-    count = answers.size
+) -> tuple[int, float, Fraction]:
+    """The public part of the noisy mode: threshold, realised δ and noise scale (no data, no
+    randomness), or an InvalidParameterError when ``K``, ``c`` and δ leave no room."""
     if count // 2 + 2 * sensitivity >= count:
         raise InvalidParameterError(
             "Too few subsamples for the noise: the number of answers K must exceed "
@@ -387,7 +422,6 @@ def _noisy_mode(
         raise InvalidParameterError(
             "The sampling failure already uses up delta; use a larger k or delta."
         )
-    mode, freq = _mode(answers)
     scale = noise_scale(sensitivity, eps)
     budget = float_down(remaining)
     if budget <= 0:
@@ -396,9 +430,18 @@ def _noisy_mode(
         )
     a = tail_threshold(scale, budget)
     threshold = count // 2 + sensitivity + a
-    z = int(sample_discrete_laplace(scale, 1, source)[0])
     realised = float_up(sampling_delta + tail_upper(scale, a, budget))
-    return (mode if freq + z >= threshold else None), realised, scale
+    return threshold, realised, scale
+
+
+def _draw_mode(
+    answers: np.ndarray, threshold: int, scale: Fraction, source: RandomSource
+) -> float | None:
+    """The mode of ``answers`` if its frequency plus ``DLap(scale)`` noise reaches
+    ``threshold``, else None."""
+    mode, freq = _mode(answers)
+    z = int(sample_discrete_laplace(scale, 1, source)[0])
+    return mode if freq + z >= threshold else None
 
 
 def _answers(x: np.ndarray, index: np.ndarray, query: Any, unit: str | None) -> np.ndarray:

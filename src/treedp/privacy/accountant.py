@@ -1,0 +1,525 @@
+"""A privacy budget that is kept: one total per dataset, charged before any noise is drawn.
+
+An :class:`Accountant` is opened on one dataset with a total budget — ``PureDP(ε)``,
+``ZCDP(ρ)`` or ``ApproxDP(ε, δ)`` — stated for one neighbour relation. Every spending function
+of treedp takes ``accountant=`` and, once its parameters are validated and before it draws any
+randomness, calls :meth:`Accountant.charge` with the :class:`~treedp.privacy.spend.SpendRecord`
+of the release it is about to make. A charge that would take the accountant past its total
+raises :class:`~treedp.exceptions.BudgetExceededError` and changes nothing: no noise is drawn,
+nothing is released, nothing is recorded.
+
+Composition (all sums exact, as :class:`fractions.Fraction` of the float values, so rounding
+can never let a spend through that the exact arithmetic would refuse):
+
+* **Sequential.** Pure ε add; zCDP ρ add; approximate (ε, δ) add (basic composition).
+* **Mixing pure and zCDP.** Exact: pure ε is ε²/2-zCDP (Bun & Steinke 2016, Prop. 1.4), so
+  against a ``ZCDP(ρ)`` total the charged quantity is ``Σ ρ_i + Σ ε_j²/2``.
+* **Against an (ε, δ) total.** The approximate spends compose by basic composition to
+  ``(Σ ε_a, Σ δ_a)``. The zCDP spends compose to ``ρ = Σ ρ_i`` and are converted at the δ
+  left, ``δ_z = δ − Σ δ_a``, with the tight conversion of Canonne, Kamath & Steinke 2020
+  (:func:`~treedp.privacy.measures.zcdp_to_epsilon`, rounded up). Pure spends are either
+  added to ε as they are, or folded into ρ as ε²/2 before the conversion; the smaller of the
+  two totals is used (both are valid statements).
+* **Pure and zCDP spends against a pure total.** zCDP and (ε, δ) spends cannot be charged to
+  a ``PureDP`` total, and (ε, δ) spends cannot be charged to a ``ZCDP`` total: no conversion
+  in that direction exists. They are refused with an :class:`InvalidParameterError`.
+* **Neighbour relations.** The total is stated for ``neighbours`` (``"add_remove"`` by
+  default). A spend stated for the same relation counts as it is. Under a ``"replace"``
+  total, an ``"add_remove"`` spend counts as two add/remove steps (replacing a record removes
+  one and adds one; group privacy): 2ε, 4ρ, ``(2ε, (1 + e^ε)δ)``. A ``"replace"`` spend
+  cannot be charged to an ``"add_remove"`` total (its guarantee assumes the size public).
+* **Parallel.** :meth:`Accountant.parallel` reserves one budget ``b`` for a family of
+  releases on disjoint parts of the data (parts chosen by a public rule, for example by the
+  value of a public key): each part may spend up to ``b`` (under ``add_remove``: adding or
+  removing one record touches one part), and the total is charged ``b`` once — the maximum
+  over the parts, not their sum. Under a ``"replace"`` total the reservation counts as two
+  add/remove steps (a replaced record may leave one part and join another).
+
+The remaining budget is always visible (:attr:`Accountant.remaining`, in the total's own
+measure, rounded down), as are :attr:`Accountant.spent` (rounded up) and
+:attr:`Accountant.history`. :class:`treedp.privacy.ledger.Ledger` keeps the same accountant in
+a file, shared safely by concurrent processes.
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from fractions import Fraction
+from typing import Any
+
+from treedp.exceptions import BudgetExceededError, InvalidParameterError, InvalidTypeError
+from treedp.privacy.measures import ZCDP, ApproxDP, Measure, PureDP, zcdp_to_epsilon
+from treedp.privacy.spend import SpendRecord
+
+__all__ = [
+    "MAX_TOTAL_DELTA",
+    "Accountant",
+    "Charge",
+    "ParallelGroup",
+    "check_accountant",
+    "check_total",
+    "restate",
+]
+
+#: The largest δ a total may have: beyond it (ε, δ)-DP allows publishing records outright.
+MAX_TOTAL_DELTA = 1e-3
+_NEIGHBOURS = ("add_remove", "replace")
+
+
+def _up(q: Fraction) -> float:
+    """The smallest float ``>= q``."""
+    f = float(q)
+    return f if Fraction(f) >= q else math.nextafter(f, math.inf)
+
+
+def _down(q: Fraction) -> float:
+    """The largest float ``<= q`` (never below 0)."""
+    if q <= 0:
+        return 0.0
+    f = float(q)
+    return f if Fraction(f) <= q else math.nextafter(f, -math.inf)
+
+
+def check_total(total: Any) -> Measure:
+    """Validate a total budget: ``PureDP(ε > 0)``, ``ZCDP(ρ > 0)`` or ``ApproxDP(ε > 0, δ)``
+    with ``δ`` in ``(0, 1e-3]``.
+
+    Raises
+    ------
+    InvalidTypeError
+        If it is not one of the three measures.
+    InvalidParameterError
+        If a parameter is zero or δ is outside ``(0, 1e-3]``.
+    """
+    if not isinstance(total, PureDP | ZCDP | ApproxDP):
+        raise InvalidTypeError(
+            "The 'total' budget must be a treedp.privacy PureDP(epsilon), ZCDP(rho) or "
+            f"ApproxDP(epsilon, delta). Got {type(total).__name__} {total!r} instead."
+        )
+    if isinstance(total, ZCDP):
+        if total.rho <= 0:
+            raise InvalidParameterError(f"The total 'rho' must be > 0. Got {total.rho!r} instead.")
+        return total
+    if total.epsilon <= 0:
+        raise InvalidParameterError(
+            f"The total 'epsilon' must be > 0. Got {total.epsilon!r} instead."
+        )
+    if isinstance(total, ApproxDP) and not 0 < total.delta <= MAX_TOTAL_DELTA:
+        raise InvalidParameterError(
+            f"The total 'delta' must be in (0, {MAX_TOTAL_DELTA:g}]. Got {total.delta!r} "
+            "instead (for delta = 0 use a PureDP total)."
+        )
+    return total
+
+
+def restate(measure: Measure, neighbours: str, target: str) -> Measure:
+    """``measure``, stated for ``neighbours``, restated for the relation ``target``.
+
+    Same relation: unchanged. ``add_remove`` → ``replace``: a replacement is two add/remove
+    steps, so by group privacy ``PureDP(2ε)``, ``ZCDP(4ρ)`` (Bun & Steinke 2016, Prop. 1.9:
+    ``k²ρ`` for ``k`` steps), ``ApproxDP(2ε, (1 + e^ε)δ)`` (rounded up). ``replace`` →
+    ``add_remove``: refused (a replace-neighbour guarantee says nothing when the size changes).
+    """
+    if neighbours == target:
+        return measure
+    if neighbours == "replace":
+        raise InvalidParameterError(
+            "A spend stated for 'replace' neighbours (the number of records public) cannot be "
+            "charged to a budget stated for 'add_remove' neighbours: its guarantee does not "
+            "cover adding or removing a record. Open the accountant (or set the ledger's total) "
+            "with neighbours='replace'."
+        )
+    if isinstance(measure, PureDP):
+        return PureDP(_up(2 * Fraction(measure.epsilon)))
+    if isinstance(measure, ZCDP):
+        return ZCDP(_up(4 * Fraction(measure.rho)))
+    e_eps = Fraction(math.exp(measure.epsilon)) * (1 + Fraction(1, 10**12))  # exp: a few ulps
+    grown = _up(Fraction(measure.delta) * (1 + e_eps))
+    return ApproxDP(_up(2 * Fraction(measure.epsilon)), min(grown, math.nextafter(1.0, 0.0)))
+
+
+@dataclass(frozen=True)
+class Charge:
+    """One accepted charge.
+
+    Attributes
+    ----------
+    seq : int
+        Its position in the dataset's history, from 1.
+    time : str
+        When it was accepted (ISO 8601, UTC).
+    record : SpendRecord
+        What the release reported it spends.
+    cost : PureDP or ZCDP or ApproxDP
+        The record's measure restated for the accountant's neighbour relation (what is added).
+    group : str or None
+        For a release inside a parallel group, ``"<label>/<part>"``; such charges are paid by
+        the group's reservation and add nothing to the total themselves.
+    """
+
+    seq: int
+    time: str
+    record: SpendRecord
+    cost: Measure
+    group: str | None = None
+
+
+@dataclass
+class _Sums:
+    """Exact running sums of the charges that count toward the total."""
+
+    pure: Fraction = Fraction(0)  # Σ ε of pure spends
+    pure_rho: Fraction = Fraction(0)  # Σ ε²/2 of the same pure spends
+    rho: Fraction = Fraction(0)  # Σ ρ of zCDP spends
+    eps: Fraction = Fraction(0)  # Σ ε of (ε, δ) spends
+    delta: Fraction = Fraction(0)  # Σ δ of (ε, δ) spends
+
+    def plus(self, m: Measure) -> _Sums:
+        s = _Sums(self.pure, self.pure_rho, self.rho, self.eps, self.delta)
+        if isinstance(m, PureDP):
+            e = Fraction(m.epsilon)
+            s.pure += e
+            s.pure_rho += e * e / 2
+        elif isinstance(m, ZCDP):
+            s.rho += Fraction(m.rho)
+        else:
+            s.eps += Fraction(m.epsilon)
+            s.delta += Fraction(m.delta)
+        return s
+
+
+def _approx_spent(total: ApproxDP, s: _Sums) -> tuple[Fraction, Fraction] | None:
+    """The smallest ε (exact rational of a float bound) with its δ, or None if δ is exceeded."""
+    budget_delta = Fraction(total.delta)
+    if s.delta > budget_delta:
+        return None
+    left = budget_delta - s.delta
+    options: list[tuple[Fraction, Fraction]] = []
+    for rho, plain in ((s.rho, s.pure), (s.rho + s.pure_rho, Fraction(0))):
+        if rho == 0:
+            options.append((s.eps + plain, s.delta))
+        elif left > 0 and _down(left) > 0:
+            conv = Fraction(zcdp_to_epsilon(_up(rho), _down(left)))
+            options.append((s.eps + plain + conv, budget_delta))
+    return min(options) if options else None
+
+
+def _spent_exact(total: Measure, s: _Sums) -> tuple[Fraction, Fraction] | None:
+    """What the sums spend in the total's measure: (ε or ρ, δ); None when not statable."""
+    if isinstance(total, PureDP):
+        return s.pure, Fraction(0)
+    if isinstance(total, ZCDP):
+        return s.rho + s.pure_rho, Fraction(0)
+    return _approx_spent(total, s)
+
+
+def _fits(total: Measure, s: _Sums) -> bool:
+    spent = _spent_exact(total, s)
+    if spent is None:
+        return False
+    if isinstance(total, ZCDP):
+        return spent[0] <= Fraction(total.rho)
+    return spent[0] <= Fraction(total.epsilon) and spent[1] <= Fraction(
+        total.delta if isinstance(total, ApproxDP) else 0.0
+    )
+
+
+def _describe(m: Measure) -> str:
+    if isinstance(m, PureDP):
+        return f"pure epsilon={m.epsilon:.10g}"
+    if isinstance(m, ZCDP):
+        return f"rho={m.rho:.10g} (zCDP)"
+    return f"(epsilon={m.epsilon:.10g}, delta={m.delta:.3g})"
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat(timespec="microseconds")
+
+
+class Accountant:
+    """The budget of one dataset, kept in memory: charged before noise, refused past the total.
+
+    Parameters
+    ----------
+    total : PureDP, ZCDP or ApproxDP
+        The total budget: ``PureDP(ε)``, ``ZCDP(ρ)``, or ``ApproxDP(ε, δ)`` with δ in
+        ``(0, 1e-3]``.
+    dataset : str, default="dataset"
+        The name of the dataset (shown in messages and kept in the history).
+    neighbours : {"add_remove", "replace"}, default="add_remove"
+        The neighbour relation the total is stated for (see the module docstring for how
+        spends under the other relation count).
+
+    Examples
+    --------
+    >>> import treedp
+    >>> from treedp.privacy import PureDP
+    >>> acct = treedp.Accountant(PureDP(1.0), dataset="survey")
+    >>> rel = treedp.release_counts([3, 0, 5, 2], epsilon=0.25, accountant=acct,
+    ...                             rng=treedp.InsecureSeededSource(7))
+    >>> acct.remaining
+    PureDP(epsilon=0.75)
+    """
+
+    def __init__(
+        self, total: Measure, *, dataset: str = "dataset", neighbours: str = "add_remove"
+    ) -> None:
+        if not isinstance(dataset, str) or not dataset:
+            raise InvalidParameterError("The 'dataset' parameter must be a non-empty str.")
+        if neighbours not in _NEIGHBOURS:
+            raise InvalidParameterError(
+                "The 'neighbours' parameter must be 'add_remove' or 'replace'. "
+                f"Got {neighbours!r} instead."
+            )
+        self._total = check_total(total)
+        self._dataset = dataset
+        self._neighbours = neighbours
+        self._sums = _Sums()
+        self._history: list[Charge] = []
+        self._lock = threading.RLock()  # one charge at a time within this process
+
+    @property
+    def total(self) -> Measure:
+        """The total budget."""
+        return self._total
+
+    @property
+    def dataset(self) -> str:
+        """The dataset's name."""
+        return self._dataset
+
+    @property
+    def neighbours(self) -> str:
+        """The neighbour relation the total is stated for."""
+        return self._neighbours
+
+    @property
+    def history(self) -> tuple[Charge, ...]:
+        """Every accepted charge, oldest first."""
+        self._refresh()
+        return tuple(self._history)
+
+    @property
+    def spent(self) -> Measure:
+        """What the accepted charges spend together, in the total's measure (rounded up)."""
+        self._refresh()
+        return self._spent_measure(self._sums)
+
+    @property
+    def remaining(self) -> Measure:
+        """What is left, in the total's measure (rounded down).
+
+        For an ``ApproxDP`` total this is ``(ε − ε_spent, δ − δ_spent)`` for the statement in
+        :attr:`spent`; since zCDP spends convert non-linearly, whether a given spend fits is
+        decided by :meth:`can_afford` (the same test :meth:`charge` applies).
+        """
+        self._refresh()
+        return self._remaining_of(self._sums)
+
+    def _remaining_of(self, sums: _Sums) -> Measure:
+        total = self._total
+        spent = _spent_exact(total, sums)
+        assert spent is not None  # the sums of accepted charges always fit
+        if isinstance(total, PureDP):
+            return PureDP(_down(Fraction(total.epsilon) - spent[0]))
+        if isinstance(total, ZCDP):
+            return ZCDP(_down(Fraction(total.rho) - spent[0]))
+        return ApproxDP(
+            _down(Fraction(total.epsilon) - spent[0]), _down(Fraction(total.delta) - spent[1])
+        )
+
+    def cost(self, record: SpendRecord) -> Measure:
+        """What ``record`` adds to this accountant: its measure restated for its relation.
+
+        Raises
+        ------
+        InvalidTypeError
+            If ``record`` is not a :class:`SpendRecord`.
+        InvalidParameterError
+            If the record's measure or neighbour relation cannot be charged to this total.
+        """
+        if not isinstance(record, SpendRecord):
+            raise InvalidTypeError(
+                f"An accountant charges a SpendRecord. Got {type(record).__name__} instead."
+            )
+        cost = restate(record.measure, record.neighbours, self._neighbours)
+        if isinstance(self._total, PureDP) and not isinstance(cost, PureDP):
+            raise InvalidParameterError(
+                f"The {record.mechanism} spend is {_describe(cost)}, which cannot be charged to "
+                "a pure-DP total (no conversion to pure DP exists). Open the accountant with "
+                "a ZCDP(rho) or ApproxDP(epsilon, delta) total."
+            )
+        if isinstance(self._total, ZCDP) and isinstance(cost, ApproxDP):
+            raise InvalidParameterError(
+                f"The {record.mechanism} spend is {_describe(cost)}, which cannot be charged to "
+                "a zCDP total (no conversion from (epsilon, delta) to zCDP exists). Open the "
+                "accountant with an ApproxDP(epsilon, delta) total."
+            )
+        return cost
+
+    def can_afford(self, record: SpendRecord) -> bool:
+        """Whether :meth:`charge` would accept ``record`` now."""
+        cost = self.cost(record)
+        self._refresh()
+        return _fits(self._total, self._sums.plus(cost))
+
+    def charge(self, record: SpendRecord) -> Charge:
+        """Charge ``record``: call this before drawing any noise for the release it describes.
+
+        Returns
+        -------
+        Charge
+            The accepted charge (also appended to :attr:`history`).
+
+        Raises
+        ------
+        BudgetExceededError
+            If the spend would exceed the total; nothing is charged.
+        InvalidParameterError, InvalidTypeError
+            If the record cannot be charged to this total (see :meth:`cost`).
+        """
+        cost = self.cost(record)
+        with self._lock:
+            return self._charge(record, cost, None)
+
+    def parallel(self, budget: Measure, *, label: str) -> ParallelGroup:
+        """Reserve ``budget`` once for releases on disjoint parts of the data.
+
+        The reservation is charged now (refused like any charge if it does not fit); then
+        ``group.part(key)`` is an accountant with total ``budget`` for the part named ``key``,
+        under ``add_remove`` neighbours (one record added or removed touches one part). The
+        parts must be disjoint by a public rule: a record belongs to at most one part, decided
+        from the record alone. Charges made through the parts are kept in :attr:`history`
+        (with their ``group``) and add nothing further to the total.
+
+        Parameters
+        ----------
+        budget : PureDP, ZCDP or ApproxDP
+            What each part may spend (the maximum over the parts is what the whole costs).
+        label : str
+            A name for the partition (for example ``"by state"``), kept in the history.
+        """
+        if not isinstance(label, str) or not label:
+            raise InvalidParameterError("The 'label' of a parallel group must be a non-empty str.")
+        check_total(budget)
+        reservation = SpendRecord(
+            mechanism="parallel",
+            measure=budget,
+            neighbours="add_remove",
+            unit="record",
+            parameters={"label": label, "composition": "parallel (disjoint parts)"},
+        )
+        charge = self.charge(reservation)
+        return ParallelGroup(self, label, budget, charge.seq)
+
+    # -- storage hooks (the ledger overrides these) ------------------------------------------
+
+    def _refresh(self) -> None:
+        """Bring the in-memory state up to date (a no-op in memory)."""
+
+    def _spent_measure(self, sums: _Sums) -> Measure:
+        total = self._total
+        spent = _spent_exact(total, sums)
+        assert spent is not None
+        if isinstance(total, PureDP):
+            return PureDP(_up(spent[0]))
+        if isinstance(total, ZCDP):
+            return ZCDP(_up(spent[0]))
+        return ApproxDP(_up(spent[0]), _up(spent[1]))
+
+    def _refusal(self, record: SpendRecord, cost: Measure, sums: _Sums) -> BudgetExceededError:
+        remaining = self._remaining_of(sums)
+        return BudgetExceededError(
+            f"Refused: the {record.mechanism} release would spend {_describe(cost)} "
+            f"({record.neighbours} neighbours) on dataset {self._dataset!r}, but only "
+            f"{_describe(remaining)} of the total {_describe(self._total)} "
+            f"({self._neighbours} neighbours) remains. Nothing was charged, drawn or released."
+        )
+
+    def _charge(self, record: SpendRecord, cost: Measure, group: str | None) -> Charge:
+        """Check and record one charge (``group`` set: logged only, paid by a reservation)."""
+        new = self._sums if group is not None else self._sums.plus(cost)
+        if group is None and not _fits(self._total, new):
+            raise self._refusal(record, cost, self._sums)
+        charge = Charge(len(self._history) + 1, _now(), record, cost, group)
+        self._history.append(charge)
+        self._sums = new
+        return charge
+
+    def _accept(self, charge: Charge) -> None:
+        """Add an accepted charge to the in-memory state (used when reloading)."""
+        self._history.append(charge)
+        if charge.group is None:
+            self._sums = self._sums.plus(charge.cost)
+
+    def _reset(self) -> None:
+        self._sums = _Sums()
+        self._history = []
+
+    def __repr__(self) -> str:
+        return (
+            f"{type(self).__name__}(dataset={self._dataset!r}, total={self._total!r}, "
+            f"neighbours={self._neighbours!r}, spent={self.spent!r})"
+        )
+
+
+@dataclass
+class ParallelGroup:
+    """A reservation for releases on disjoint parts (see :meth:`Accountant.parallel`)."""
+
+    parent: Accountant
+    label: str
+    budget: Measure
+    reservation: int
+    _parts: dict[str, _PartAccountant] = field(default_factory=dict, repr=False)
+
+    def part(self, key: str) -> Accountant:
+        """The accountant of the part named ``key`` (the same object for the same key)."""
+        if not isinstance(key, str) or not key:
+            raise InvalidParameterError("The 'key' of a part must be a non-empty str.")
+        if key not in self._parts:
+            self._parts[key] = _PartAccountant(self, key)
+        return self._parts[key]
+
+    @property
+    def parts(self) -> tuple[str, ...]:
+        """The parts opened so far."""
+        return tuple(self._parts)
+
+
+class _PartAccountant(Accountant):
+    """One part of a parallel group: its own budget; each charge is logged on the parent."""
+
+    def __init__(self, group: ParallelGroup, key: str) -> None:
+        super().__init__(
+            group.budget,
+            dataset=f"{group.parent.dataset}[{group.label}={key}]",
+            neighbours="add_remove",
+        )
+        self._group = group
+        self._key = key
+
+    def _charge(self, record: SpendRecord, cost: Measure, group: str | None) -> Charge:
+        new = self._sums.plus(cost)
+        if not _fits(self._total, new):
+            raise self._refusal(record, cost, self._sums)
+        parent = self._group.parent
+        tag = f"{self._group.label}/{self._key}#{self._group.reservation}"
+        with parent._lock:
+            logged = parent._charge(record, cost, tag)
+        self._history.append(logged)
+        self._sums = new
+        return logged
+
+
+def check_accountant(accountant: Any) -> Accountant | None:
+    """``accountant`` if it is None or an :class:`Accountant`; else an InvalidTypeError."""
+    if accountant is not None and not isinstance(accountant, Accountant):
+        raise InvalidTypeError(
+            "The 'accountant' parameter must be a treedp.Accountant (or a ledger opened with "
+            f"treedp.open_ledger). Got {type(accountant).__name__} instead."
+        )
+    return accountant

@@ -1,0 +1,152 @@
+"""The CLI budget: `treedp budget init|show|history`, `--ledger` on spending commands, demo."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from treedp import open_ledger
+from treedp.cli import main
+from treedp.privacy import ZCDP, ApproxDP, PureDP
+
+
+@pytest.fixture
+def csv_file(tmp_path: Path) -> Path:
+    rng = np.random.default_rng(0)
+    path = tmp_path / "data.csv"
+    path.write_text("age\n" + "\n".join(str(a) for a in rng.integers(18, 90, 500)) + "\n")
+    return path
+
+
+def _error(err: str) -> str:
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("treedp: error:"), err
+    return lines[0]
+
+
+@pytest.mark.parametrize(
+    ("flags", "total"),
+    [
+        (["--epsilon", "1.5"], PureDP(1.5)),
+        (["--rho", "0.25"], ZCDP(0.25)),
+        (["--epsilon", "2", "--delta", "1e-6"], ApproxDP(2.0, 1e-6)),
+    ],
+)
+def test_init_and_show(tmp_path: Path, capsys: pytest.CaptureFixture, flags: list, total) -> None:  # type: ignore[no-untyped-def]
+    path = tmp_path / "b.db"
+    assert main(["budget", "init", str(path), "--dataset", "d", *flags]) == 0
+    assert "'d' has a total of" in capsys.readouterr().out
+    with open_ledger(path, "d") as led:
+        assert led.total == total
+    assert main(["budget", "show", str(path), "--dataset", "d"]) == 0
+    assert "spent" in capsys.readouterr().out
+    assert main(["budget", "init", str(path), "--dataset", "d", *flags]) == 2
+    assert "set once" in _error(capsys.readouterr().err)
+
+
+@pytest.mark.parametrize(
+    "flags",
+    [
+        [],
+        ["--rho", "0"],
+        ["--rho", "-1"],
+        ["--epsilon", "0"],
+        ["--epsilon", "1", "--delta", "0.01"],
+        ["--epsilon", "1", "--delta", "0"],
+        ["--rho", "1", "--epsilon", "1"],
+    ],
+)
+def test_init_bad_totals(tmp_path: Path, capsys: pytest.CaptureFixture, flags: list) -> None:  # type: ignore[type-arg]
+    path = tmp_path / "b.db"
+    assert main(["budget", "init", str(path), "--dataset", "d", *flags]) == 2
+    _error(capsys.readouterr().err)
+    assert not path.exists() or path.stat().st_size == 0 or "d" not in _datasets(path)
+
+
+def _datasets(path: Path) -> tuple[str, ...]:
+    from treedp.privacy.ledger import list_datasets
+
+    return list_datasets(path)
+
+
+def test_release_and_median_charge_the_ledger(
+    csv_file: Path, tmp_path: Path, capsys: pytest.CaptureFixture
+) -> None:
+    path = tmp_path / "b.db"
+    main(["budget", "init", str(path), "--dataset", "ages", "--epsilon", "1"])
+    common = ["--ledger", str(path), "--dataset", "ages", "--insecure-seed", "1"]
+    release = ["release", str(csv_file), "--column", "age", "--bounds", "18", "90"]
+    release += ["--bins", "integers", "--epsilon", "0.4", "--out", str(tmp_path / "r.json")]
+    assert main([*release, *common]) == 0
+    assert "remaining epsilon=0.6" in capsys.readouterr().out
+    median = ["median", str(csv_file), "--column", "age", "--bounds", "18", "90"]
+    assert main([*median, "--method", "exponential", "--neighbours", "add_remove", "--epsilon",
+                 "0.4", *common]) == 0  # fmt: skip
+    capsys.readouterr()
+    out_file = tmp_path / "r2.json"
+    assert main([*release[:-1], str(out_file), *common]) == 2  # 0.4 more does not fit
+    assert "Refused" in _error(capsys.readouterr().err)
+    assert not out_file.exists()  # nothing released
+    assert main(["budget", "history", str(path), "--dataset", "ages"]) == 0
+    table = capsys.readouterr().out.strip().splitlines()
+    assert table[0].split()[:3] == ["#", "time", "(UTC)"]
+    assert "tree" in table[1] or "histogram" in table[1]
+    assert "quantile_exponential" in table[2]
+    assert table[-1].startswith("budget of 'ages': spent")
+    with open_ledger(path, "ages") as led:
+        assert len(led.history) == 2
+
+
+def test_ledger_options_go_together(csv_file: Path, tmp_path: Path, capsys) -> None:  # type: ignore[no-untyped-def]
+    args = ["median", str(csv_file), "--column", "age", "--method", "stable", "--epsilon", "1"]
+    assert main([*args, "--dataset", "x"]) == 2
+    assert "--ledger and --dataset" in capsys.readouterr().err
+    assert main([*args, "--ledger", str(tmp_path / "none.db"), "--dataset", "x"]) == 2
+    assert "no ledger" in _error(capsys.readouterr().err)
+    assert not (tmp_path / "none.db").exists()
+
+
+def test_replace_methods_need_a_replace_ledger(
+    csv_file: Path, tmp_path: Path, capsys: pytest.CaptureFixture
+) -> None:
+    path = tmp_path / "b.db"
+    main(["budget", "init", str(path), "--dataset", "a", "--epsilon", "1", "--delta", "1e-5"])
+    main(["budget", "init", str(path), "--dataset", "r", "--epsilon", "1", "--delta", "1e-5",
+          "--neighbours", "replace"])  # fmt: skip
+    capsys.readouterr()
+    args = ["median", str(csv_file), "--column", "age", "--method", "stable", "--epsilon", "0.5"]
+    assert main([*args, "--ledger", str(path), "--dataset", "a"]) == 2
+    assert "--neighbours replace" in _error(capsys.readouterr().err)
+    assert main([*args, "--ledger", str(path), "--dataset", "r"]) == 0
+    assert "budget of 'r'" in capsys.readouterr().out
+    assert main(["budget", "show", str(path)]) == 0  # every dataset
+    lines = capsys.readouterr().out.strip().splitlines()
+    assert [line.split(":")[0] for line in lines] == ["a", "r"]
+
+
+def test_foreign_file_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    path = tmp_path / "x.csv"
+    path.write_text("a,b\n1,2\n")
+    for action in (["show", str(path)], ["history", str(path), "--dataset", "d"]):
+        assert main(["budget", *action]) == 2
+        assert "not a" in _error(capsys.readouterr().err)
+    assert main(["budget", "init", str(path), "--dataset", "d", "--epsilon", "1"]) == 2
+    assert path.read_text() == "a,b\n1,2\n"
+
+
+@pytest.mark.slow
+def test_demo_states_one_total(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    path = tmp_path / "demo.db"
+    assert main(["demo", "--epsilon", "3", "--ledger", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert "Total privacy budget of the dataset: epsilon=3 (pure)" in out
+    assert "epsilon=1 (exact" in out
+    assert "Total spent on the dataset: epsilon=3 (pure) of epsilon=3 (pure)" in out
+    assert "is refused by the ledger" in out
+    with open_ledger(path, "adult") as led:
+        assert len(led.history) == 3
+        assert led.spent.epsilon <= 3.0  # type: ignore[union-attr]
+    assert main(["demo", "--epsilon", "3", "--ledger", str(path)]) == 2  # spent: refused
+    assert "Refused" in capsys.readouterr().err
