@@ -8,8 +8,8 @@ from typing import Any
 import treedp
 from treedp.cli._common import SEEDED, add_neighbours, bins_arg, number_or_text, points
 from treedp.engines.base import NAN_POLICIES
+from treedp.engines.files import FileSource, resolve_paths
 from treedp.estimation import ESTIMATORS, POSTPROCESS
-from treedp.io import read_column
 from treedp.mechanisms.factory import MECHANISMS
 
 __all__ = ["register", "run"]
@@ -18,7 +18,11 @@ __all__ = ["register", "run"]
 def register(sub: Any) -> None:
     """Add the ``release`` subcommand to the parser's subcommands."""
     rel = sub.add_parser("release", help="release the distribution of one column")
-    rel.add_argument("input", help="a .csv, .csv.gz or .parquet file")
+    rel.add_argument(
+        "input",
+        help="a .csv, .csv.gz, .tsv, .parquet, .arrow or .feather file, a directory, a glob "
+        "pattern (quote it), or - for CSV on standard input; streamed in bounded memory",
+    )
     rel.add_argument("--column", required=True, help="the column to release")
     rel.add_argument("--bounds", nargs=2, metavar=("LO", "HI"), help="public bounds")
     rel.add_argument("--bins", type=bins_arg, help="number of bins, or 'integers'")
@@ -64,13 +68,22 @@ def register(sub: Any) -> None:
         help="seed the noise (reproducible; for tests and research only, never for publication)",
     )
     rel.add_argument("--out", required=True, help="where to write the release (JSON)")
+    rel.add_argument("--delimiter", help="CSV field delimiter (default: ',', tab for .tsv)")
+    rel.add_argument("--encoding", help="CSV text encoding (default: UTF-8)")
+    rel.add_argument(
+        "--quiet", action="store_true", help="no progress bar (it shows on a terminal only)"
+    )
 
     rel.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> None:
     """Run ``treedp release`` with the parsed arguments."""
-    values = read_column(args.input, args.column)
+    delimiter = args.delimiter
+    if delimiter is not None and delimiter in ("\\t", "tab"):
+        delimiter = "\t"
+    resolve_paths(args.input)  # a missing input is reported first (nothing is read yet)
+    values = FileSource(args.input, delimiter=delimiter, encoding=args.encoding)
     bounds = tuple(number_or_text(b) for b in args.bounds) if args.bounds else None
     edges = points(args.edges) if args.edges else None
     branching: Any = args.branching
@@ -95,6 +108,8 @@ def run(args: argparse.Namespace) -> None:
         integer=args.integer,
         nan=args.nan,
         rng=rng,
+        column=args.column,
+        progress=False if args.quiet else None,
     )
     release.save(args.out)
     shape = f", branching {list(release.branching)}" if release.branching else ""
