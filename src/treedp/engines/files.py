@@ -430,8 +430,12 @@ def _csv_header(handle: IO[bytes], encoding: str, delimiter: str, where: str) ->
     try:
         text = line.decode(encoding)
     except UnicodeDecodeError:
-        raise _encoding_error(where, encoding) from None
+        raise _encoding_error(where, _enc_name(encoding)) from None
     return next(csv.reader([text], delimiter=delimiter), [])
+
+
+def _enc_name(enc: str) -> str:
+    return "UTF-8" if enc == "utf-8-sig" else enc
 
 
 def _encoding_error(where: str, encoding: str) -> DataError:
@@ -579,7 +583,7 @@ def _arrow_csv_error(exc: BaseException, where: str, enc: str) -> DataError:
     if "columns, got" in text or "Expected" in text:
         return _ragged_error(where)
     if "UTF8" in text or "utf8" in text.lower() or "decode" in text.lower():
-        return _encoding_error(where, "UTF-8" if enc == "utf-8-sig" else enc)
+        return _encoding_error(where, _enc_name(enc))
     return DataError(f"The input '{where}' could not be read as CSV.")
 
 
@@ -610,14 +614,17 @@ def _csv_chunks_plain(
     delim, enc = _csv_options(path, delimiter, encoding)
     where = "standard input" if path == "-" else path
     with _open_binary(path) as raw:
-        text = io.TextIOWrapper(raw, encoding=enc, newline="")
+        header = _csv_header(raw, enc, delim, where)
+        if column not in header:
+            raise _missing_column(column, where, header)
+        if header.count(column) > 1:
+            raise InvalidParameterError(f"The column '{column}' appears twice in '{where}'.")
+        # Bytes that are not text in the encoding are an error in the requested column only
+        # (as for pyarrow, which decodes only the columns it converts): they are kept as
+        # surrogates while splitting, and the column's cells are checked.
+        text = io.TextIOWrapper(raw, encoding=enc, errors="surrogateescape", newline="")
         try:
             reader = csv.reader(text, delimiter=delim)
-            header = next(reader, [])
-            if column not in header:
-                raise _missing_column(column, where, header)
-            if header.count(column) > 1:
-                raise InvalidParameterError(f"The column '{column}' appears twice in '{where}'.")
             idx, width = header.index(column), len(header)
             state = _Kind(column)
             cells: list[str] = []
@@ -626,16 +633,22 @@ def _csv_chunks_plain(
                     continue
                 if len(row) != width:
                     raise _ragged_error(where)
-                cells.append(row[idx])
+                cell = row[idx]
+                if not cell.isascii():
+                    _check_text(cell, where, enc)
+                cells.append(cell)
                 if len(cells) >= BATCH_ROWS:
                     yield _convert_plain_cells(cells, state)
                     cells = []
             if cells:
                 yield _convert_plain_cells(cells, state)
-        except UnicodeDecodeError:
-            raise _encoding_error(where, "UTF-8" if enc == "utf-8-sig" else enc) from None
         finally:
             text.detach()
+
+
+def _check_text(cell: str, where: str, enc: str) -> None:
+    if any("\udc80" <= ch <= "\udcff" for ch in cell):
+        raise _encoding_error(where, _enc_name(enc))
 
 
 _NULL_SET = frozenset(NULL_CELLS)
