@@ -180,7 +180,7 @@ def test_csv_cases_work_or_fail_as_stated(tmp_path: Path, monkeypatch: pytest.Mo
     assert one("semicolon") == [0, 0, 1, 0, 1, 0, 0, 0, 0, 0]
     assert one("latin1-header") == [0, 0, 0, 1, 0, 0, 0, 0, 0, 0]
     assert one("null-cells") == [0, 0, 0, 0, 0, 1, 0, 0, 0, 0]
-    assert one("exponent-inf")[0] == 1 and sum(one("exponent-inf")) == 5
+    assert one("exponent-inf") == [2, 1, 0, 1, 0, 0, 0, 0, 0, 1]
     for case, words in [
         ("latin1-no-encoding", "encoding"),
         ("latin1-in-data", "encoding"),
