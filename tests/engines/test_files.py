@@ -143,6 +143,7 @@ CASES = {
     "latin1-header": ("a,b\u00e9,b\n1,2,3\n".encode("latin-1"), {"encoding": "latin-1"}),
     "latin1-no-encoding": ("a,b\u00e9,b\n1,2,3\n".encode("latin-1"), {}),
     "latin1-in-data": ("a,b\n\u00e9,2\n".encode("latin-1"), {}),
+    "latin1-in-column": ("a,b\n1,2\u00e9\n".encode("latin-1"), {}),
     "null-cells": (b"a,b\n1,NA\n2,null\n3,\n4, 5 \n5,NaN\n6,N/A\n", {}),
     "ragged-short": (b"a,b\n1,2\n3\n", {}),
     "ragged-long": (b"a,b\n1,2\n3,4,5\n", {}),
@@ -179,11 +180,12 @@ def test_csv_cases_work_or_fail_as_stated(tmp_path: Path, monkeypatch: pytest.Mo
     assert one("bom") == [0, 0, 1, 0, 0, 0, 0, 1, 0, 0]
     assert one("semicolon") == [0, 0, 1, 0, 1, 0, 0, 0, 0, 0]
     assert one("latin1-header") == [0, 0, 0, 1, 0, 0, 0, 0, 0, 0]
+    assert one("latin1-in-data") == [0, 0, 1, 0, 0, 0, 0, 0, 0, 0]  # only 'b' is decoded
     assert one("null-cells") == [0, 0, 0, 0, 0, 1, 0, 0, 0, 0]
     assert one("exponent-inf") == [2, 1, 0, 1, 0, 0, 0, 0, 0, 1]
     for case, words in [
         ("latin1-no-encoding", "encoding"),
-        ("latin1-in-data", "encoding"),
+        ("latin1-in-column", "encoding"),
         ("ragged-short", "number of fields"),
         ("ragged-long", "number of fields"),
         ("text", "not numeric"),
