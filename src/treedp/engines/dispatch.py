@@ -76,7 +76,10 @@ def count_source(
     DataError
         For a non-numeric column, or a missing value under ``nan="error"``.
     """
+    from treedp.engines.progress import wants_progress
+
     check_nan_policy(nan)
+    wants_progress(progress)  # checks its type
     if column is not None and not isinstance(column, str):
         raise InvalidTypeError(
             f"The 'column' parameter must be a str. Got {type(column).__name__} instead."
@@ -160,7 +163,19 @@ def _pandas(data: Any, column: str | None, bins: Bins, nan: NanPolicy) -> BinCou
         series = data[column]
         if isinstance(series, pd.DataFrame):
             raise InvalidParameterError(f"The column '{column}' appears twice in the DataFrame.")
-        return _LOCAL.count(_checked_pandas(series, str(column)), bins, nan=nan)
+        checked = _checked_pandas(series, str(column))
+        if checked.dtype.kind == "O":
+            from treedp._inputs import as_1d_array
+            from treedp.exceptions import DataError
+
+            try:
+                checked = as_1d_array(checked)
+            except InvalidTypeError:
+                raise DataError(
+                    f"The column '{column}' is not numeric or datetime (it holds other "
+                    "objects); treedp releases numeric or datetime columns only."
+                ) from None
+        return _LOCAL.count(checked, bins, nan=nan)
     _no_column(column)
     return _LOCAL.count(data, bins, nan=nan)
 
