@@ -302,3 +302,22 @@ def test_equal_width_fast_path_is_exact() -> None:
             _count_equal_width(ints, e, bins._inv_width), _count_search(ints.astype(float), e)
         )
     assert seen == {True, False}
+
+
+def test_progress_bar(
+    data_dir: Path, capsys: pytest.CaptureFixture, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from treedp.engines.progress import wants_progress
+
+    ref = count_chunk(np.arange(N) % 50, make_bins(bounds=(0, 49), bins="integers"))
+    bins = make_bins(bounds=(0, 49), bins="integers")
+    assert count_path(data_dir / "x.parquet", "i", bins, progress=True) == ref
+    err = capsys.readouterr().err
+    assert "counting" in err and str(N) not in err  # a fraction and a time, never rows
+    assert count_path(data_dir / "x.parquet", "i", bins) == ref  # auto: not a terminal here
+    assert capsys.readouterr().err == ""
+    monkeypatch.setenv("CI", "true")
+    assert wants_progress(None) is False and wants_progress(True) is True
+    monkeypatch.setitem(sys.modules, "tqdm", None)
+    with pytest.raises(MissingDependencyError, match=r"treedp\[progress\]"):
+        count_path(data_dir / "x.parquet", "i", bins, progress=True)
