@@ -271,7 +271,12 @@ def _pyarrow(
         if column not in data.schema.names:
             raise _missing(str(column), data.schema.names)
         check_arrow_type(data.schema.field(column).type, str(column))
-        scanner = data.scanner(columns=[column], use_threads=True, batch_readahead=4)
+        options: dict[str, Any] = {}
+        if isinstance(getattr(data, "format", None), ds.ParquetFileFormat):
+            options["fragment_scan_options"] = ds.ParquetFragmentScanOptions(pre_buffer=False)
+        scanner = data.scanner(
+            columns=[column], use_threads=True, batch_readahead=2, fragment_readahead=1, **options
+        )
         with progress_bar(progress, total=None) as tick:
             return count_chunks(
                 (arrow_to_numpy(b.column(0)) for b in scanner.to_batches() if b.num_rows),
