@@ -20,8 +20,10 @@ def register(sub: Any) -> None:
     rel = sub.add_parser("release", help="release the distribution of one column")
     rel.add_argument(
         "input",
+        nargs="+",
         help="a .csv, .csv.gz, .tsv, .parquet, .arrow or .feather file, a directory, a glob "
-        "pattern (quote it), or - for CSV on standard input; streamed in bounded memory",
+        "pattern, several files of one format, or - for CSV on standard input; streamed in "
+        "bounded memory",
     )
     rel.add_argument("--column", required=True, help="the column to release")
     rel.add_argument("--bounds", nargs=2, metavar=("LO", "HI"), help="public bounds")
@@ -82,8 +84,9 @@ def run(args: argparse.Namespace) -> None:
     delimiter = args.delimiter
     if delimiter is not None and delimiter in ("\\t", "tab"):
         delimiter = "\t"
-    resolve_paths(args.input)  # a missing input is reported first (nothing is read yet)
-    values = FileSource(args.input, delimiter=delimiter, encoding=args.encoding)
+    source = args.input[0] if len(args.input) == 1 else list(args.input)
+    resolve_paths(source)  # a missing input is reported first (nothing is read yet)
+    values = FileSource(source, delimiter=delimiter, encoding=args.encoding)
     bounds = tuple(number_or_text(b) for b in args.bounds) if args.bounds else None
     edges = points(args.edges) if args.edges else None
     branching: Any = args.branching

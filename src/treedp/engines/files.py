@@ -27,7 +27,7 @@ import os
 import re
 import sys
 from collections import deque
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -106,13 +106,13 @@ class FileSource:
 
     Attributes
     ----------
-    path : str or path
-        As :func:`count_path` takes it (file, directory, glob or ``"-"``).
+    path : str, path or sequence of them
+        As :func:`count_path` takes it (file, directory, glob, list of files or ``"-"``).
     delimiter, encoding : str, optional
         CSV field delimiter and text encoding.
     """
 
-    path: str | os.PathLike[str]
+    path: str | os.PathLike[str] | Sequence[str | os.PathLike[str]]
     delimiter: str | None = None
     encoding: str | None = None
 
