@@ -26,6 +26,7 @@ import io
 import os
 import re
 import sys
+import threading
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -207,11 +208,91 @@ def count_path(
     from treedp.engines.progress import progress_bar
 
     files, kind = resolve_paths(path)
+    check_nan_policy(nan)
     with progress_bar(progress, total=_total_rows(files, kind)) as tick:
+        if kind == "parquet" and _pyarrow() is not None and _parquet_has(files, column):
+            return _count_parquet(files, column, bins, nan, workers, tick)
         chunks = iter_path_chunks(
             files, kind, column, delimiter=delimiter, encoding=encoding, resolved=True
         )
         return count_chunks(chunks, bins, nan, workers=workers, progress=tick)
+
+
+def _parquet_has(files: list[str], column: str) -> bool:
+    """Whether the first file holds ``column`` (else a Hive partition key, or missing: the
+    dataset path reports it)."""
+    import pyarrow.parquet as pq
+
+    try:
+        return column in pq.read_schema(files[0]).names
+    except Exception:  # the dataset path reports a broken file with its own error
+        return False
+
+
+def _count_parquet(
+    files: list[str],
+    column: str,
+    bins: Bins,
+    nan: NanPolicy,
+    workers: int,
+    tick: Callable[[int], None] | None,
+) -> BinCounts:
+    """Parquet row groups read and counted on ``workers`` threads, each reading its own row
+    group batch by batch: at most ``2 * workers`` row groups are in flight, so memory is
+    bounded by the row-group size, never by the file size."""
+    import pyarrow.parquet as pq
+
+    local = threading.local()
+
+    def task(path: str, group: int) -> BinCounts:
+        cache = getattr(local, "files", None)
+        if cache is None:
+            cache = local.files = {}
+        pf = cache.get(path)
+        if pf is None:
+            cache.clear()
+            pf = cache[path] = pq.ParquetFile(path, pre_buffer=False)
+        total = np.zeros(bins.n_bins, dtype=np.int64)
+        dropped = 0
+        for batch in pf.iter_batches(
+            batch_size=BATCH_ROWS, row_groups=[group], columns=[column], use_threads=False
+        ):
+            part = count_chunk(arrow_to_numpy(batch.column(0)), bins, nan)
+            total += part.counts
+            dropped += part.dropped
+            if tick is not None:
+                tick(batch.num_rows)
+        return BinCounts._trusted(total, dropped)
+
+    def groups() -> Iterator[tuple[str, int]]:
+        for path in files:
+            schema = pq.read_schema(path)
+            if column not in schema.names:
+                raise _missing_column(column, path, list(schema.names))
+            check_arrow_type(schema.field(column).type, column)
+            for group in range(pq.read_metadata(path).num_row_groups):
+                yield path, group
+
+    total = np.zeros(bins.n_bins, dtype=np.int64)
+    dropped = 0
+    pending: deque[Future[BinCounts]] = deque()
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        try:
+            for path, group in groups():
+                pending.append(pool.submit(task, path, group))
+                while len(pending) >= 2 * workers:
+                    part = pending.popleft().result()
+                    total += part.counts
+                    dropped += part.dropped
+            while pending:
+                part = pending.popleft().result()
+                total += part.counts
+                dropped += part.dropped
+        except BaseException:
+            for future in pending:
+                future.cancel()
+            raise
+    return BinCounts._trusted(total, dropped)
 
 
 # ------------------------------------------------------------------------------- paths
