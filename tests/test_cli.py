@@ -465,8 +465,8 @@ def _seeded_release(csv_file: Path, tmp_path: Path, *extra: str) -> Path:
 @pytest.mark.parametrize(
     ("content", "match"),
     [
-        (b"age,b\n1,2\n3\n5,6,7\n", "malformed"),  # ragged rows
-        (b"ag\xe9,b\n1,2\n", "not valid text"),  # a Latin-1 header
+        (b"age,b\n1,2\n3\n5,6,7\n", "number of fields differs"),  # ragged rows
+        (b"ag\xe9,b\n1,2\n", "not valid UTF-8"),  # a Latin-1 header
     ],
 )
 def test_reader_failures_are_one_line(
@@ -491,7 +491,7 @@ def test_arguments_are_checked_before_the_data_is_read(
     def never(*args: object, **kwargs: object) -> None:
         raise AssertionError("the data was read")
 
-    monkeypatch.setattr(release_cli, "read_column", never)
+    monkeypatch.setattr(release_cli, "FileSource", never)
     monkeypatch.setattr(median_cli, "read_column", never)
     base = ["release", str(csv_file), "--column", "age", "--bounds", "0", "100", "--bins", "8"]
     out = str(tmp_path / "r.tdp")
@@ -776,3 +776,105 @@ def test_version_is_fast_and_light() -> None:
     )
     assert done.stdout.strip().endswith("[]"), done.stdout
     assert done.stdout.startswith("treedp ")
+
+
+# ------------------------------------------------------------------ streaming inputs (issue 13)
+def _stream_args(src: str, out: Path, *extra: str) -> list[str]:
+    return [
+        "release",
+        src,
+        "--column",
+        "v",
+        "--bounds",
+        "0",
+        "10",
+        "--bins",
+        "8",
+        "--epsilon",
+        "1",
+        "--insecure-seed",
+        "4",
+        "--quiet",
+        "--out",
+        str(out),
+        *extra,
+    ]
+
+
+@pytest.fixture
+def many_forms(tmp_path: Path) -> Path:
+    import gzip
+
+    import pyarrow as pa
+    import pyarrow.feather as feather
+    import pyarrow.parquet as pq
+
+    values = np.random.default_rng(2).uniform(0, 10, 3000)
+    d = tmp_path / "forms"
+    (d / "dir").mkdir(parents=True)
+    pq.write_table(pa.table({"v": values}), d / "v.parquet", row_group_size=500)
+    feather.write_feather(pa.table({"v": values}), d / "v.feather")
+    text = "v\n" + "".join(f"{float(x)!r}\n" for x in values)
+    with gzip.open(d / "v.csv.gz", "wt") as handle:
+        handle.write(text)
+    (d / "v.csv").write_text(text)
+    (d / "semi.csv").write_text("w;v\n" + text[2:].replace("\n", ";\n").replace(";\n", "\n"))
+    for k, part in enumerate(np.array_split(values, 3)):
+        pq.write_table(pa.table({"v": part}), d / "dir" / f"p{k}.parquet")
+    return d
+
+
+def test_release_every_file_form_gives_one_answer(
+    many_forms: Path, tmp_path: Path, capsys: pytest.CaptureFixture, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import io
+    import sys
+
+    answers = []
+    for src in ("v.parquet", "v.feather", "v.csv.gz", "v.csv", "dir", "dir/*.parquet", "dir/p0"):
+        out = tmp_path / f"{src.replace('/', '_').replace('*', 'x')}.json"
+        if src == "dir/p0":  # several files, as a shell expands a glob
+            src = " ".join(str(many_forms / "dir" / f"p{k}.parquet") for k in range(3))
+        args = _stream_args(str(many_forms / src), out)
+        if " " in src:
+            args[1:2] = src.split(" ")
+        assert main(args) == 0, capsys.readouterr().err
+        answers.append(load_release(out).cdf([2.5, 5.0]).tolist())
+    monkeypatch.setattr(
+        sys, "stdin", io.TextIOWrapper(io.BytesIO((many_forms / "v.csv").read_bytes()))
+    )
+    assert main(_stream_args("-", tmp_path / "stdin.json")) == 0
+    answers.append(load_release(tmp_path / "stdin.json").cdf([2.5, 5.0]).tolist())
+    assert all(a == answers[0] for a in answers)
+    assert capsys.readouterr().err == ""  # --quiet, and no bar outside a terminal anyway
+
+
+def test_release_delimiter_and_encoding(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    path = tmp_path / "latin.csv"
+    path.write_bytes("caf\u00e9;v\n1;2.5\n2;7.5\n".encode("latin-1"))
+    out = tmp_path / "r.json"
+    assert main(_stream_args(str(path), out)) == 2
+    assert "encoding" in _one_error_line(capsys.readouterr().err)
+    assert main(_stream_args(str(path), out, "--encoding", "latin-1")) == 2
+    assert "not in" in _one_error_line(capsys.readouterr().err)  # ',' splits nothing here
+    assert main(_stream_args(str(path), out, "--encoding", "latin-1", "--delimiter", ";")) == 0
+    assert load_release(out).bins.n_bins == 8
+
+
+def test_failure_mid_stream_leaves_no_file(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    values = np.linspace(0, 10, 20_000)
+    values[-3] = np.nan  # in the last row group, after the others were counted
+    pq.write_table(pa.table({"v": values}), tmp_path / "late.parquet", row_group_size=1000)
+    out = tmp_path / "r.json"
+    assert main(_stream_args(str(tmp_path / "late.parquet"), out)) == 2
+    line = _one_error_line(capsys.readouterr().err)
+    assert "NaN" in line
+    assert not out.exists() and not list(tmp_path.glob("*.tmp")) and not list(tmp_path.glob(".*"))
+    ragged = tmp_path / "ragged.csv"
+    ragged.write_text("v,w\n" + "1,2\n" * 5000 + "3\n")
+    assert main(_stream_args(str(ragged), out)) == 2
+    assert "number of fields" in _one_error_line(capsys.readouterr().err)
+    assert not out.exists()

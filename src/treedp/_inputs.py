@@ -116,12 +116,14 @@ def as_1d_array(values: Any, name: str = "values") -> np.ndarray:
 
 def _from_objects(arr: np.ndarray, name: str) -> np.ndarray:
     import datetime as _dt
+    from decimal import Decimal
 
     kinds = {
         "datetime"
         if isinstance(v, _dt.date | np.datetime64)
         else "number"
-        if isinstance(v, int | float | np.integer | np.floating) and not isinstance(v, bool)
+        if isinstance(v, int | float | np.integer | np.floating | Decimal)
+        and not isinstance(v, bool)
         else "none"
         if v is None
         else "other"
@@ -138,6 +140,8 @@ def _from_objects(arr: np.ndarray, name: str) -> np.ndarray:
         )
     if "datetime" in kinds:
         return _datetimes_from_objects(arr)
+    if any(isinstance(v, Decimal) for v in arr):  # decimals are numbers (NaN decimals missing)
+        return np.array([_to_float(v) for v in arr], dtype=np.float64)
     try:
         return np.array([np.nan if v is None else v for v in arr], dtype=np.float64)
     except OverflowError:

@@ -16,6 +16,8 @@ from treedp._version import __version__
 from treedp.budget import Neighbours
 from treedp.config import configure
 from treedp.domain import MAX_BINS, Bins, NanPolicy, make_bins
+from treedp.engines.dispatch import count_source
+from treedp.engines.progress import wants_progress
 from treedp.exceptions import DataError, InvalidParameterError, InvalidTypeError
 from treedp.mechanisms import Mechanism
 from treedp.noise import RandomSource, resolve_source
@@ -49,6 +51,8 @@ def release_cdf(
     plan_cache: PlanCache | None = None,
     privacy: Measure | None = None,
     accountant: Accountant | None = None,
+    column: str | None = None,
+    progress: bool | None = None,
 ) -> Release:
     """Release the distribution of one numeric column under pure ``epsilon``-DP.
 
@@ -58,9 +62,12 @@ def release_cdf(
 
     Parameters
     ----------
-    values : array-like
+    values : array-like, DataFrame, table, dataset or path
         The sensitive column: numpy array, sequence, pandas / polars Series or pyarrow Array,
-        of numbers or datetimes. One record per entry.
+        of numbers or datetimes, one record per entry; or, with ``column``, a pandas / polars
+        DataFrame, polars LazyFrame, pyarrow Table / Dataset, PySpark or Dask DataFrame, or a
+        file path (Parquet, CSV, gzipped CSV, Arrow / Feather; a directory or glob), streamed
+        in bounded memory (see :func:`treedp.engines.dispatch.count_source`).
     epsilon : float, optional
         The pure-DP privacy budget, in ``[1e-6, 50]`` (exact discrete Laplace noise). Give
         this or ``privacy``.
@@ -132,6 +139,11 @@ def release_cdf(
         A budget to charge (:class:`treedp.Accountant`, or a file ledger from
         :func:`treedp.open_ledger`): the release's spend record is charged after every check
         and before any noise is drawn.
+    column : str, optional
+        The column to release when ``values`` is a table, DataFrame or file.
+    progress : bool, optional
+        A progress bar while streaming a file or dataset: None (default) shows it on an
+        interactive terminal only, never in pipes or CI; needs ``treedp[progress]`` (tqdm).
 
     Returns
     -------
@@ -177,7 +189,14 @@ def release_cdf(
     )
     mech, est = configure(spec, plan=plan, plan_cache=plan_cache)
     source = _source(rng)
-    counts, _dropped = the_bins.count(values, nan=spec.nan)  # type: ignore[arg-type]
+    wants_progress(progress)  # its type is checked before the data is read
+    counts = count_source(
+        values,
+        column=column,
+        bins=the_bins,
+        nan=spec.nan,  # type: ignore[arg-type]
+        progress=progress,
+    ).counts
     return _release(counts, spec, the_bins, mech, est, source, accountant)
 
 

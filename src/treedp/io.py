@@ -1,21 +1,19 @@
-"""Read one column of a CSV or Parquet file into a numpy array (numbers or datetimes)."""
+"""Read one column of a file into a numpy array (numbers or datetimes).
+
+For counting, prefer :func:`treedp.release_cdf` with a path and ``column=``: it streams the file
+in bounded memory (:mod:`treedp.engines.files`). :func:`read_column` materialises the whole
+column, for mechanisms that need the values themselves (the medians).
+"""
 
 from __future__ import annotations
 
-import csv
-import gzip
 import os
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from treedp.exceptions import (
-    DataError,
-    InvalidParameterError,
-    InvalidTypeError,
-    MissingDependencyError,
-)
+from treedp.exceptions import InvalidTypeError
 
 __all__ = ["read_column"]
 
@@ -28,11 +26,20 @@ def _pyarrow() -> Any:
     return pyarrow
 
 
-def read_column(path: str | Path, column: str) -> Any:
-    """Return ``column`` of the CSV (optionally gzipped) or Parquet file at ``path``.
+def read_column(
+    path: str | Path,
+    column: str,
+    *,
+    delimiter: str | None = None,
+    encoding: str | None = None,
+) -> np.ndarray:
+    """Return ``column`` of the file(s) at ``path`` as one numpy array.
 
-    Parquet needs pyarrow (``pip install treedp[parquet]``); CSV uses pyarrow when it is
-    installed and Python's csv module otherwise. Empty cells become NaN (or NaT).
+    ``path`` is a CSV (optionally gzipped), Parquet or Arrow / Feather file, a directory, a glob
+    or ``"-"`` (CSV on standard input). Parquet and Arrow need pyarrow
+    (``pip install treedp[parquet]``); CSV uses pyarrow when it is installed and Python's csv
+    module otherwise, with the same cell rules (:mod:`treedp.engines.files`). Missing cells
+    become NaN (or NaT); decimals become float64.
 
     Raises
     ------
@@ -41,10 +48,12 @@ def read_column(path: str | Path, column: str) -> Any:
     InvalidParameterError
         If the file does not exist, its format is unknown, or the column is missing.
     DataError
-        If the column is neither numeric nor datetime.
+        If the column is neither numeric nor datetime, or the CSV is malformed.
     MissingDependencyError
-        For Parquet without pyarrow.
+        For Parquet or Arrow without pyarrow.
     """
+    from treedp.engines.files import iter_path_chunks, resolve_paths
+
     if not isinstance(path, str | os.PathLike):
         raise InvalidTypeError(
             f"The 'path' argument must be a str or a path. Got {type(path).__name__} instead."
@@ -53,85 +62,25 @@ def read_column(path: str | Path, column: str) -> Any:
         raise InvalidTypeError(
             f"The 'column' argument must be a str. Got {type(column).__name__} instead."
         )
-    p = Path(path)
-    if not p.is_file():
-        raise InvalidParameterError(f"The input file '{p}' does not exist.")
-    name = p.name.lower()
-    if name.endswith((".parquet", ".pq")):
-        pa = _pyarrow()
-        if pa is None:
-            raise MissingDependencyError(
-                "Reading Parquet needs pyarrow: install treedp[parquet] (pip install pyarrow)."
-            )
-        import pyarrow.parquet as pq
-
-        schema = pq.read_schema(p)
-        if column not in schema.names:
-            raise InvalidParameterError(
-                f"The column '{column}' is not in '{p}'. Columns: {', '.join(schema.names)}."
-            )
-        return _check_arrow(pq.read_table(p, columns=[column]).column(column), column)
-    if not name.endswith((".csv", ".csv.gz")):
-        raise InvalidParameterError(f"The input file '{p}' must end in .csv, .csv.gz or .parquet.")
-    if _pyarrow() is not None:
-        from pyarrow import csv as pacsv
-
-        header = _csv_header(p)
-        if column not in header:
-            raise InvalidParameterError(
-                f"The column '{column}' is not in '{p}'. Columns: {', '.join(header)}."
-            )
-        table = pacsv.read_csv(p, convert_options=pacsv.ConvertOptions(include_columns=[column]))
-        return _check_arrow(table.column(column), column)
-    return _read_csv_plain(p, column)
-
-
-def _csv_header(p: Path) -> list[str]:
-    opener = gzip.open if p.name.lower().endswith(".gz") else open
-    with opener(p, "rt", encoding="utf-8", newline="") as handle:
-        return next(csv.reader(handle), [])
-
-
-def _check_arrow(col: Any, column: str) -> Any:
-    import pyarrow as pa
-
-    t = col.type
-    if (
-        pa.types.is_integer(t)
-        or pa.types.is_floating(t)
-        or pa.types.is_timestamp(t)
-        or (pa.types.is_date(t))
-    ):
-        return col
-    if pa.types.is_null(t):
-        return np.full(len(col), np.nan)
-    raise DataError(
-        f"The column '{column}' is not numeric or datetime (its type is {t}); "
-        "treedp releases numeric or datetime columns only."
-    )
-
-
-def _read_csv_plain(p: Path, column: str) -> np.ndarray:
-    opener = gzip.open if p.name.lower().endswith(".gz") else open
-    with opener(p, "rt", encoding="utf-8", newline="") as handle:
-        reader = csv.reader(handle)
-        header = next(reader, [])
-        if column not in header:
-            raise InvalidParameterError(
-                f"The column '{column}' is not in '{p}'. Columns: {', '.join(header)}."
-            )
-        idx = header.index(column)
-        cells = [row[idx] if idx < len(row) else "" for row in reader]
-    try:
-        return np.array([float(c) if c.strip() else np.nan for c in cells], dtype=np.float64)
-    except ValueError:
-        pass
-    try:
-        return np.array(
-            [np.datetime64(c.strip()) if c.strip() else np.datetime64("NaT") for c in cells],
-            dtype="datetime64[ns]",
+    files, kind = resolve_paths(path)
+    chunks = list(
+        iter_path_chunks(
+            files,
+            kind,
+            column,
+            delimiter=delimiter,
+            encoding=encoding,
+            use_pyarrow=_pyarrow() is not None,
+            resolved=True,
         )
-    except ValueError:
-        raise DataError(
-            f"The column '{column}' holds values that are neither numbers nor datetimes."
-        ) from None
+    )
+    if not chunks:
+        return np.empty(0, dtype=np.float64)
+    if len({c.dtype.kind for c in chunks}) > 1:  # an all-missing first chunk, then datetimes
+        kinds = {c.dtype.kind for c in chunks}
+        if kinds == {"f", "M"}:
+            chunks = [
+                np.full(c.size, np.datetime64("NaT", "ns")) if c.dtype.kind == "f" else c
+                for c in chunks
+            ]
+    return np.concatenate(chunks)

@@ -104,7 +104,9 @@ def check_input(path: str) -> None:
         raise treedp.InvalidParameterError(f"The input file '{path}' does not exist.")
 
 
-def read_values(path: str, column: str, reader: Callable[..., Any], **options: Any) -> Any:
+def read_values(
+    path: str | list[str], column: str, reader: Callable[..., Any], **options: Any
+) -> Any:
     """``reader(path, column, **options)``; any failure of the reader becomes one clear line.
 
     The reader's own errors (missing file, unknown column, ...) are treedp errors and pass
@@ -113,22 +115,23 @@ def read_values(path: str, column: str, reader: Callable[..., Any], **options: A
     """
     import treedp
 
+    label = path if isinstance(path, str) else ", ".join(path)
     try:
         return reader(path, column, **options)
     except (treedp.TreeDPError, KeyboardInterrupt, MemoryError):
         raise
     except UnicodeError:
         raise treedp.DataError(
-            f"'{path}' is not valid text in the expected encoding (UTF-8): it cannot be read "
+            f"'{label}' is not valid text in the expected encoding (UTF-8): it cannot be read "
             "as CSV."
         ) from None
     except OSError as exc:
         raise treedp.InvalidParameterError(
-            f"Could not read '{path}': {exc.strerror or type(exc).__name__}."
+            f"Could not read '{label}': {exc.strerror or type(exc).__name__}."
         ) from None
     except Exception as exc:
         raise treedp.DataError(
-            f"Could not read column '{column}' of '{path}': the file is malformed "
+            f"Could not read column '{column}' of '{label}': the file is malformed "
             f"({type(exc).__name__}; for example rows with different numbers of fields)."
         ) from None
 

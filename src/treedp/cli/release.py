@@ -12,7 +12,6 @@ from treedp.cli._common import (
     SEEDED,
     add_neighbours,
     bins_arg,
-    check_input,
     number_or_text,
     points,
     read_values,
@@ -20,8 +19,8 @@ from treedp.cli._common import (
 from treedp.cli.budget import add_ledger_options, ledger_from_args, remaining_line
 from treedp.cli.plan import add_budget, budget_from
 from treedp.engines.base import NAN_POLICIES
+from treedp.engines.files import FileSource, resolve_paths
 from treedp.estimation import ESTIMATORS, POSTPROCESS
-from treedp.io import read_column
 from treedp.mechanisms.factory import MECHANISMS
 
 __all__ = ["register", "run"]
@@ -30,7 +29,13 @@ __all__ = ["register", "run"]
 def register(sub: Any) -> None:
     """Add the ``release`` subcommand to the parser's subcommands."""
     rel = sub.add_parser("release", help="release the distribution of one column")
-    rel.add_argument("input", help="a .csv, .csv.gz or .parquet file")
+    rel.add_argument(
+        "input",
+        nargs="+",
+        help="a .csv, .csv.gz, .tsv, .parquet, .arrow or .feather file, a directory, a glob "
+        "pattern, several files of one format, or - for CSV on standard input; streamed in "
+        "bounded memory",
+    )
     rel.add_argument("--column", required=True, help="the column to release")
     rel.add_argument("--bounds", nargs=2, metavar=("LO", "HI"), help="public bounds")
     rel.add_argument("--bins", type=bins_arg, help="number of bins, or 'integers'")
@@ -82,14 +87,20 @@ def register(sub: Any) -> None:
         "any other (.tdp, ...) the binary one",
     )
     add_ledger_options(rel)
+    rel.add_argument("--delimiter", help="CSV field delimiter (default: ',', tab for .tsv)")
+    rel.add_argument("--encoding", help="CSV text encoding (default: UTF-8)")
+    rel.add_argument(
+        "--quiet", action="store_true", help="no progress bar (it shows on a terminal only)"
+    )
 
     rel.set_defaults(run=run)
 
 
 def check_arguments(args: argparse.Namespace) -> dict[str, Any]:
-    """Every argument checked (the bins built, the spec validated, ``--out`` writable) before
-    any data is read; returns the keywords for :func:`treedp.release_cdf`."""
-    check_input(args.input)
+    """Every argument checked (the inputs exist, the bins built, the spec validated, ``--out``
+    writable) before any data is read; returns the keywords for :func:`treedp.release_cdf`."""
+    source = args.input[0] if len(args.input) == 1 else list(args.input)
+    read_values(source, args.column, lambda path, column: resolve_paths(path))
     bounds = tuple(number_or_text(b) for b in args.bounds) if args.bounds else None
     edges = points(args.edges) if args.edges else None
     branching: Any = args.branching
@@ -129,29 +140,40 @@ def run(args: argparse.Namespace) -> None:
 
 
 def _run(args: argparse.Namespace, checked: dict[str, Any], ledger: treedp.Ledger | None) -> None:
-    bounds, edges, branching = checked["bounds"], checked["edges"], checked["branching"]
-    rng = (
-        treedp.InsecureSeededSource(args.insecure_seed) if args.insecure_seed is not None else None
-    )
-    values = read_values(args.input, args.column, read_column)
-    release = treedp.release_cdf(
-        values,
-        **budget_from(args),
-        bounds=bounds,
-        bins=args.bins,
-        edges=edges,
-        neighbours=args.neighbours,
-        n=args.n,
-        mechanism=args.mechanism,
-        branching=branching,
-        level_budgets=args.level_budgets,
-        estimator=args.estimator,
-        postprocess=args.postprocess,
-        integer=args.integer,
-        nan=args.nan,
-        rng=rng,
-        accountant=ledger,
-    )
+    delimiter = args.delimiter
+    if delimiter is not None and delimiter in ("\\t", "tab"):
+        delimiter = "\t"
+    source = args.input[0] if len(args.input) == 1 else list(args.input)
+    values = FileSource(source, delimiter=delimiter, encoding=args.encoding)
+
+    def release_file(path: Any, column: str) -> treedp.Release:
+        return treedp.release_cdf(
+            values,
+            **budget_from(args),
+            bounds=checked["bounds"],
+            bins=args.bins,
+            edges=checked["edges"],
+            neighbours=args.neighbours,
+            n=args.n,
+            mechanism=args.mechanism,
+            branching=checked["branching"],
+            level_budgets=args.level_budgets,
+            estimator=args.estimator,
+            postprocess=args.postprocess,
+            integer=args.integer,
+            nan=args.nan,
+            rng=(
+                treedp.InsecureSeededSource(args.insecure_seed)
+                if args.insecure_seed is not None
+                else None
+            ),
+            accountant=ledger,
+            column=column,
+            progress=False if args.quiet else None,
+        )
+
+    # the file is streamed inside the release: a reader failure becomes one clear line
+    release: treedp.Release = read_values(source, args.column, release_file)
     release.save(args.out)
     shape = f", branching {list(release.branching)}" if release.branching else ""
     warning = SEEDED if release.seeded else ""

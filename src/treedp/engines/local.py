@@ -80,7 +80,7 @@ def count_chunk(values: np.ndarray, bins: Bins, nan: NanPolicy = "error") -> Bin
     n_bad = 0
     if values.dtype.kind == "f":
         bad = np.isnan(values)
-        n_bad = int(bad.sum())
+        n_bad = int(np.count_nonzero(bad))
         if n_bad:
             values = _drop(values, bad, nan, "NaN (missing)")
     inv = bins._inv_width
@@ -158,6 +158,11 @@ def _count_equal_width(arr: np.ndarray, edges: np.ndarray, inv: float) -> np.nda
     lo = float(edges[0])
     n_bins = int(edges.size - 1)
     top = n_bins - 0.5
+    exact = _arithmetic_is_exact(edges, inv)
+    # The edges with NaN in place of e_0 and e_B: no comparison with NaN holds, so the
+    # correction below needs no bounds test (values beyond the ends are already clamped).
+    guarded = edges.astype(np.float64)
+    guarded[0] = guarded[-1] = np.nan
     chunk = _chunk_for(n_bins)
     counts = np.zeros(n_bins, dtype=np.int64)
     t = np.empty(min(chunk, arr.size), dtype=np.float64)
@@ -168,16 +173,56 @@ def _count_equal_width(arr: np.ndarray, edges: np.ndarray, inv: float) -> np.nda
             # (x - lo)·inv may overflow to ±inf for extreme values; under the errstate above
             # that is silent (no warning, an observable output, depends on the data) and the
             # clip below puts ±inf into the end bins.
-            np.subtract(x, lo, out=tt)
-            tt *= inv
+            if lo == 0.0:  # x - 0.0 is x, bit for bit: one pass fewer
+                np.multiply(x, inv, out=tt)
+            else:
+                np.subtract(x, lo, out=tt)
+                tt *= inv
             np.clip(tt, 0.0, top, out=tt)
             idx = tt.astype(np.intp)
-            # Exactness at the edges: floating-point rounding in (x - lo)·B/(hi - lo) may put
-            # a value on the wrong side of an edge; compare with the edges themselves.
-            idx -= (x < edges[idx]) & (idx > 0)
-            idx += (x >= edges[idx + 1]) & (idx < n_bins - 1)
+            if not exact:
+                # Exactness at the edges: floating-point rounding in (x - lo)·B/(hi - lo) may
+                # put a value on the wrong side of an edge; compare with the edges themselves.
+                idx -= x < guarded[idx]
+                idx += x >= guarded[idx + 1]
             counts += np.bincount(idx, minlength=n_bins)
     return counts
+
+
+#: Edges arrays already checked by :func:`_arithmetic_is_exact`, by id (the array is kept
+#: alive by the entry, so its id cannot be reused while it is cached).
+_EXACT_CACHE: dict[int, tuple[np.ndarray, float, bool]] = {}
+_EXACT_CACHE_SIZE = 16
+
+
+def _arithmetic_is_exact(edges: np.ndarray, inv: float) -> bool:
+    """Whether ``floor(clip((x - lo)·inv))`` alone is the bin rule for these edges.
+
+    The computed index is a non-decreasing function of ``x`` (a rounded subtraction of a
+    constant and a rounded product by a positive constant are both monotone, and so are the
+    clip and the floor). So it is the bin rule for every ``x`` exactly when each inner edge
+    ``e_j`` gets index ``>= j`` and the float just below it gets ``<= j - 1``: an ``O(B)``
+    check made once per edges array, after which the per-value edge correction is skipped.
+    """
+    key = id(edges)
+    hit = _EXACT_CACHE.get(key)
+    if hit is not None and hit[0] is edges and hit[1] == inv:
+        return hit[2]
+    n_bins = int(edges.size - 1)
+    ok = True
+    if n_bins > 1:
+        inner = edges[1:-1].astype(np.float64)
+        below = np.nextafter(inner, -np.inf)
+        j = np.arange(1, n_bins, dtype=np.intp)
+        lo, top = float(edges[0]), n_bins - 0.5
+        with np.errstate(all="ignore"):
+            at = np.clip((inner - lo) * inv, 0.0, top).astype(np.intp)
+            under = np.clip((below - lo) * inv, 0.0, top).astype(np.intp)
+        ok = bool((at >= j).all() and (under <= j - 1).all())
+    if len(_EXACT_CACHE) >= _EXACT_CACHE_SIZE:
+        _EXACT_CACHE.pop(next(iter(_EXACT_CACHE)))
+    _EXACT_CACHE[key] = (edges, inv, ok)
+    return ok
 
 
 def _count_search(arr: np.ndarray, edges: np.ndarray) -> np.ndarray:

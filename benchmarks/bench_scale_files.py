@@ -1,0 +1,128 @@
+"""Streaming a Parquet column into bin counts: time, rows/s and peak RSS against pyarrow alone.
+
+Each measurement runs in a fresh subprocess, so its peak resident memory (``ru_maxrss``) is its
+own; "above start" subtracts the RSS after the imports. The data is generated into
+``$TREEDP_BENCH_DIR`` (default ``/tmp/treedp-bench``), never into the repository.
+
+Usage: ``python bench_scale_files.py [ROWS ...]`` (default ``10**7 10**8``).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import resource
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+from _common import machine
+
+DATA_DIR = Path(os.environ.get("TREEDP_BENCH_DIR", "/tmp/treedp-bench"))
+ROW_GROUP = 1 << 20
+N_BINS = 1 << 16
+MODES = ("pyarrow read_table", "pyarrow row-group loop + numpy", "treedp counts", "treedp release")
+
+
+def generate(rows: int) -> Path:
+    """A Parquet file of ``rows`` uniform float64 values in column ``x`` (written once)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    path = DATA_DIR / f"uniform_{rows}.parquet"
+    if path.exists():
+        return path
+    DATA_DIR.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(".tmp")
+    rng = np.random.default_rng(0)
+    schema = pa.schema([("x", pa.float64())])
+    with pq.ParquetWriter(tmp, schema) as writer:
+        for start in range(0, rows, ROW_GROUP):
+            n = min(ROW_GROUP, rows - start)
+            writer.write_table(pa.table({"x": rng.random(n)}), row_group_size=ROW_GROUP)
+    tmp.rename(path)
+    return path
+
+
+def child(mode: str, path: str) -> None:
+    """Run one mode and print its time and memory as JSON (in a fresh process)."""
+    import pyarrow.parquet as pq
+
+    import treedp
+    from treedp.engines.files import count_path
+
+    start_rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    bins = treedp.make_bins(bounds=(0.0, 1.0), bins=N_BINS)
+    t0 = time.perf_counter()
+    if mode == MODES[0]:
+        table = pq.read_table(path, columns=["x"])
+        rows = table.num_rows
+    elif mode == MODES[1]:
+        pf = pq.ParquetFile(path)
+        counts = np.zeros(N_BINS, dtype=np.int64)
+        rows = 0
+        for i in range(pf.num_row_groups):
+            x = pf.read_row_group(i, columns=["x"]).column(0).to_numpy()
+            idx = np.minimum((x * N_BINS).astype(np.intp), N_BINS - 1)
+            counts += np.bincount(idx, minlength=N_BINS)
+            rows += x.size
+    elif mode == MODES[2]:
+        rows = int(count_path(path, "x", bins, progress=False).counts.sum())
+    else:
+        rel = treedp.release_cdf(
+            path, column="x", bounds=(0.0, 1.0), bins=N_BINS, epsilon=1.0, progress=False
+        )
+        rows = round(rel.n)
+    seconds = time.perf_counter() - t0
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    print(
+        json.dumps(
+            {"seconds": seconds, "peak_mb": peak / 1024, "start_mb": start_rss / 1024, "rows": rows}
+        )
+    )
+
+
+def measure(mode: str, path: Path) -> dict[str, float]:
+    env = dict(
+        os.environ,
+        PYTHONPATH=os.pathsep.join(
+            [str(Path(__file__).parents[1] / "src"), os.environ.get("PYTHONPATH", "")]
+        ),
+    )
+    out = subprocess.run(
+        [sys.executable, __file__, "--child", mode, str(path)],
+        check=True,
+        capture_output=True,
+        text=True,
+        env=env,
+    )
+    return dict(json.loads(out.stdout.strip().splitlines()[-1]))
+
+
+def main(argv: list[str]) -> None:
+    if argv[:1] == ["--child"]:
+        child(argv[1], argv[2])
+        return
+    sizes = [int(float(a)) for a in argv] or [10**7, 10**8]
+    print(f"# streaming a Parquet float64 column into {N_BINS} bins ({machine()})")
+    print(f"# data in {DATA_DIR}; row groups of {ROW_GROUP} rows; best of 2 runs each")
+    print(f"{'rows':>12} {'mode':>32} {'s':>7} {'M rows/s':>9} {'peak MB':>8} {'above start':>11}")
+    for rows in sizes:
+        path = generate(rows)
+        for mode in MODES:
+            runs = [measure(mode, path) for _ in range(2)]
+            best = min(runs, key=lambda r: r["seconds"])
+            peak = max(r["peak_mb"] for r in runs)
+            above = max(r["peak_mb"] - r["start_mb"] for r in runs)
+            print(
+                f"{rows:>12,} {mode:>32} {best['seconds']:>7.2f} "
+                f"{rows / best['seconds'] / 1e6:>9.1f} {peak:>8.0f} {above:>11.0f}",
+                flush=True,
+            )
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
