@@ -12,7 +12,7 @@ treedp (numpy only) must be importable on the workers.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
@@ -60,9 +60,9 @@ def count_dask(obj: Any, column: str | None, bins: Bins, nan: NanPolicy = "error
         On a missing value under ``nan="error"`` (the message holds no count).
     """
     check_nan_policy(nan)
-    import dask
     import dask.array as da
     import dask.dataframe as dd
+    from dask.delayed import delayed
 
     if isinstance(obj, dd.DataFrame):
         obj = _pick(obj, column)
@@ -83,10 +83,13 @@ def count_dask(obj: Any, column: str | None, bins: Bins, nan: NanPolicy = "error
             "one column."
         )
     _check_dtype(obj.dtype, bins)
-    blocks = list(np.ravel(obj.to_delayed())) if isinstance(obj, da.Array) else obj.to_delayed()
+    collection: Any = obj
+    delayed_parts = collection.to_delayed()
+    blocks = list(delayed_parts.ravel() if isinstance(obj, da.Array) else delayed_parts)
     if not blocks:
         return BinCounts.zero(bins.n_bins)
-    total = _tree_sum([dask.delayed(_counts_of_block, pure=True)(b, bins) for b in blocks])
+    shared = _shared_bins(bins)
+    total = _tree_sum([delayed(_counts_of_block, pure=True)(b, shared) for b in blocks])
     vector = np.asarray(total.compute(), dtype=np.int64)
     dropped = int(vector[-1])
     if dropped and nan == "error":
@@ -168,13 +171,27 @@ def _counts_of_block(block: Any, bins: Bins) -> np.ndarray:
     return out
 
 
+def _shared_bins(bins: Bins) -> Any:
+    """The bins for the partition tasks: with a distributed client, scattered to every worker
+    once (the edges of a large ``B`` stay out of the task graph); else one graph node."""
+    from dask.delayed import delayed
+
+    try:
+        from distributed import default_client
+
+        client = cast(Any, default_client)()
+    except (ImportError, ValueError):
+        return delayed(bins, pure=True)
+    return client.scatter(bins, broadcast=True, hash=False)
+
+
 def _tree_sum(parts: list[Any]) -> Any:
     """Add the partial vectors in a tree of fan-in ``SPLIT_EVERY`` (a delayed result)."""
-    import dask
+    from dask.delayed import delayed
 
     while len(parts) > 1:
         parts = [
-            dask.delayed(_add_vectors, pure=True)(*parts[i : i + SPLIT_EVERY])
+            delayed(_add_vectors, pure=True)(*parts[i : i + SPLIT_EVERY])
             for i in range(0, len(parts), SPLIT_EVERY)
         ]
     return parts[0]

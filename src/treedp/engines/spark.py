@@ -20,7 +20,7 @@ from __future__ import annotations
 import contextlib
 import gc
 import warnings
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -172,10 +172,10 @@ def _check_type(type_name: str, bins: Bins) -> None:
     )
 
 
-def _partition_counter(bins: Bins) -> Callable[[Iterator[Any]], Iterator[Any]]:
+def _partition_counter(bins: Bins) -> Callable[[Iterable[Any]], Iterable[Any]]:
     """The ``mapInArrow`` function: count a partition's batches, emit non-zero bins."""
 
-    def count_partition(batches: Iterator[Any]) -> Iterator[Any]:
+    def count_partition(batches: Iterable[Any]) -> Iterator[Any]:
         import pyarrow as pa
 
         from treedp._inputs import as_1d_array
@@ -204,7 +204,7 @@ def _partition_counter(bins: Bins) -> Callable[[Iterator[Any]], Iterator[Any]]:
     return count_partition
 
 
-def _pack(batches: Iterator[Any]) -> Iterator[Any]:
+def _pack(batches: Iterable[Any]) -> Iterator[Any]:
     """Pack summed (bin, count) rows into int64 byte strings: few rows reach the driver."""
     import pyarrow as pa
 
