@@ -1,0 +1,42 @@
+"""release_cdf on a Spark and a Dask DataFrame: dispatch, counting inside the engine, the
+same counts (hence, with the same seed, the same release) as in memory."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pytest
+
+import treedp
+
+VALUES = np.random.default_rng(3).lognormal(3, 1, size=5_000)
+
+
+def _release(data: Any, **kwargs: Any) -> treedp.Release:
+    return treedp.release_cdf(
+        data,
+        bounds=(0.0, 200.0),
+        bins=256,
+        epsilon=1.0,
+        rng=treedp.InsecureSeededSource(7),
+        **kwargs,
+    )
+
+
+def test_release_on_spark_equals_in_memory(spark: Any) -> None:
+    df = spark.createDataFrame([(float(v),) for v in VALUES], ["income"]).repartition(3)
+    on_spark = _release(df, column="income")
+    in_memory = _release(VALUES)
+    for a, b in zip(on_spark.noisy_levels, in_memory.noisy_levels, strict=True):
+        np.testing.assert_array_equal(a, b)
+
+
+def test_release_on_dask_equals_in_memory(dask_client: Any) -> None:
+    dd = pytest.importorskip("dask.dataframe")
+    pd = pytest.importorskip("pandas")
+    df = dd.from_pandas(pd.DataFrame({"income": VALUES}), npartitions=4)
+    on_dask = _release(df, column="income")
+    in_memory = _release(VALUES)
+    for a, b in zip(on_dask.noisy_levels, in_memory.noisy_levels, strict=True):
+        np.testing.assert_array_equal(a, b)
