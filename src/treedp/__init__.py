@@ -7,6 +7,7 @@ The one call that spends privacy budget is :func:`release_cdf`; everything asked
 from treedp._version import __version__
 from treedp.accuracy import ErrorPrediction, predict_error
 from treedp.api import release_cdf, release_counts
+from treedp.api_grouped import release_grouped
 from treedp.config import default_branching
 from treedp.domain import Bins, make_bins
 from treedp.exceptions import (
@@ -23,6 +24,7 @@ from treedp.mechanisms.subsample_aggregate import noisy_mode, subsample_and_aggr
 from treedp.noise import InsecureSeededSource, RandomSource, SystemRandomSource
 from treedp.planning import Plan, PlanCache, plan
 from treedp.release import Release, load_release
+from treedp.release.grouped import GroupedRelease, load_grouped_release
 from treedp.spec import ReleaseSpec
 from treedp.tree import TreeShape
 
@@ -30,6 +32,7 @@ __all__ = [
     "Bins",
     "DataError",
     "ErrorPrediction",
+    "GroupedRelease",
     "InsecureSeededSource",
     "InvalidParameterError",
     "InvalidTypeError",
@@ -45,6 +48,7 @@ __all__ = [
     "TreeShape",
     "__version__",
     "default_branching",
+    "load_grouped_release",
     "load_release",
     "make_bins",
     "median",
@@ -54,6 +58,7 @@ __all__ = [
     "quantile_exponential",
     "release_cdf",
     "release_counts",
+    "release_grouped",
     "stable_median",
     "subsample_and_aggregate",
 ]
