@@ -164,6 +164,7 @@ def release_grouped(
             f"The 'neighbours' parameter must be 'add_remove' or 'replace'. Got {neighbours!r}."
         )
     table = _is_table(data)
+    value_col = _value_column(data, column, table)
     by_names, by_cols = _by_columns(data, by, table)
     unit_name, unit_col = _unit_column(data, privacy_unit, table)
     bounds = ContributionBounds.from_parameters(
@@ -223,9 +224,9 @@ def release_grouped(
     source = api._source(rng)
 
     # ---- data is read from here on
-    values = as_1d_array(_value_column(data, column, table), "values")
-    cols = [column_array(c, n) for c, n in zip(by_cols, by_names, strict=True)]
-    person = None if unit_col is None else column_array(unit_col, "privacy_unit")
+    values = as_1d_array(_read(data, value_col), "values")
+    cols = [column_array(_read(data, c), n) for c, n in zip(by_cols, by_names, strict=True)]
+    person = None if unit_col is None else column_array(_read(data, unit_col), "privacy_unit")
     if any(c.size != values.size for c in cols) or (
         person is not None and person.size != values.size
     ):
@@ -442,7 +443,8 @@ def _schema(data: Any) -> list[str]:
     return [str(c) for c in data.columns]
 
 
-def _named(data: Any, name: Any, param: str) -> Any:
+def _check_name(data: Any, name: Any, param: str) -> str:
+    """Check ``name`` against the table's schema (no value is read)."""
     if not isinstance(name, str):
         raise InvalidTypeError(
             f"The '{param}' parameter must name a column of the table (a str). "
@@ -452,18 +454,35 @@ def _named(data: Any, name: Any, param: str) -> Any:
         raise InvalidParameterError(
             f"The '{param}' parameter names a column the table does not have: {name!r}."
         )
-    if isinstance(data, Mapping):
-        return data[name]
+    return name
+
+
+def _fetch(data: Any, name: str) -> Any:
     if hasattr(data, "get_column"):  # polars
         return data.get_column(name)
     return data[name]
+
+
+def _named(data: Any, name: Any, param: str) -> Any:
+    return _fetch(data, _check_name(data, name, param))
+
+
+class _Lazy:
+    """A table column named but not read yet."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+
+def _read(data: Any, col: Any) -> Any:
+    return _fetch(data, col.name) if isinstance(col, _Lazy) else col
 
 
 def _value_column(data: Any, column: Any, table: bool) -> Any:
     if table:
         if column is None:
             raise InvalidParameterError("With a table, 'column' must name the value column.")
-        return _named(data, column, "column")
+        return _Lazy(_check_name(data, column, "column"))
     if column is not None:
         raise InvalidParameterError(
             "The 'column' parameter names a column of a table; the data is a single column."
@@ -480,7 +499,7 @@ def _by_columns(data: Any, by: Any, table: bool) -> tuple[list[str], list[Any]]:
             raise InvalidParameterError("The 'by' parameter must name at least one column.")
         if len(set(map(str, names))) != len(names):
             raise InvalidParameterError("The 'by' parameter names a column twice.")
-        return [str(n) for n in names], [_named(data, n, "by") for n in names]
+        return [_check_name(data, n, "by") for n in names], [_Lazy(n) for n in names]
     if isinstance(by, str):
         raise InvalidTypeError(
             "The 'by' parameter names a column, but the data is a single column: pass a "
@@ -495,7 +514,7 @@ def _unit_column(data: Any, unit: Any, table: bool) -> tuple[str | None, Any]:
     if unit is None:
         return None, None
     if table:
-        return str(unit), _named(data, unit, "privacy_unit")
+        return _check_name(data, unit, "privacy_unit"), _Lazy(str(unit))
     if isinstance(unit, str):
         raise InvalidTypeError(
             "The 'privacy_unit' parameter names a column, but the data is a single column: "
