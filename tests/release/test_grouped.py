@@ -360,3 +360,34 @@ def test_privacy_unit_without_by_is_one_group() -> None:
     )
     assert gr.keys == ((),) and gr.contribution_factor == 2
     assert gr[()].n > 0
+
+
+def test_cli_release_and_query_grouped(tmp_path, capsys) -> None:
+    import csv
+    import json
+
+    from treedp.cli import main
+
+    d = _data(600)
+    data = tmp_path / "d.csv"
+    with data.open("w", newline="") as handle:
+        w = csv.writer(handle)
+        w.writerow(["age", "state", "person_id"])
+        w.writerows(zip(d["age"], d["state"], d["person"], strict=True))
+    keys = tmp_path / "keys.txt"
+    keys.write_text("CA\nNY\nZZ\n")
+    out = tmp_path / "g.tdp"
+    argv = ["release", str(data), "--column", "age", "--by", "state", "--keys", str(keys)]
+    argv += ["--privacy-unit", "person_id", "--max-contributions", "3", "--bounds", "17", "90"]
+    argv += ["--bins", "integers", "--epsilon", "1", "--insecure-seed", "1", "--out", str(out)]
+    assert main(argv) == 0
+    assert "3 groups" in capsys.readouterr().out
+    assert main(["query", str(out), "--quantiles", "0.5", "0.9"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0] == "state,query,argument,value" and len(lines) == 1 + 6 + 1
+    assert main(["query", str(out), "--cdf", "40", "--key", "NY", "--format", "json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["seeded"] and doc["unit"] == "person:person_id"
+    assert [r["state"] for r in doc["rows"]] == ["NY"]
+    assert main(["query", str(out), "--cdf", "40", "--key", "TX"]) != 0
+    assert main(["query", str(out), "--info"]) == 0

@@ -23,12 +23,28 @@ def register(sub: Any) -> None:
     group.add_argument("--quantiles", nargs="+", type=float, metavar="Q", help="quantiles")
     group.add_argument("--histogram", action="store_true", help="noisy count per bin")
     group.add_argument("--info", action="store_true", help="the release's metadata")
+    qry.add_argument(
+        "--key", help="grouped release: answer for this key only (fields joined by commas)"
+    )
+    qry.add_argument(
+        "--format",
+        choices=("csv", "json"),
+        default="csv",
+        help="grouped release: output for all keys as CSV (default) or JSON",
+    )
 
     qry.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> None:
     """Run ``treedp query`` with the parsed arguments."""
+    from treedp.release.grouped import is_grouped_file
+
+    if is_grouped_file(args.release):
+        from treedp.cli._grouped import query_grouped
+
+        query_grouped(args)
+        return
     release = treedp.load_release(args.release)
     mark = SEEDED if release.seeded else ""  # every answer of a seeded release is marked
     if args.cdf:
