@@ -11,7 +11,6 @@ person) is flagged. False-failure rate AUDIT_ALPHA = 1e-6 per audit (tests/priva
 from __future__ import annotations
 
 import numpy as np
-import pytest
 
 import treedp
 from tests.privacy.auditor import audit
