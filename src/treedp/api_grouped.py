@@ -249,8 +249,10 @@ def release_grouped(
     keep &= codes >= 0
     rows = np.flatnonzero(keep)
     if person is not None:
-        pcodes = _codes(person[rows])
-        rows = rows[bound_contributions(pcodes, codes[rows] if cols else None, bounds, source)]
+        pcodes = person[rows]
+        group_codes = codes[rows] if cols else None
+        kept = bound_contributions(pcodes, group_codes, bounds, source, len(the_keys))
+        rows = rows[kept]
     counts = count_grouped_codes(bin_idx[rows], codes[rows], the_keys, the_bins.n_bins)
     return release_grouped_counts(
         counts,

@@ -233,3 +233,15 @@ def test_brute_force_sensitivity(m, g, c, neighbours) -> None:
 def test_counting_kernel_handles_empty_input() -> None:
     out = count_grouped_codes(np.zeros(0, np.int64), np.zeros(0, np.int64), ("a",), 3)
     assert out.counts.tolist() == [[0, 0, 0]] and out.dropped == 0
+
+
+@pytest.mark.parametrize("bounds", [(0.0, 1.0), (-3.3, 7.1), (17, 90)])
+def test_bin_index_agrees_with_the_counting_engine(bounds) -> None:
+    from treedp.engines import count_chunk
+
+    rng = np.random.default_rng(TEST_SEED + 5)
+    bins = make_bins(bounds=bounds, bins=37)
+    lo, hi = bounds
+    x = np.concatenate([rng.uniform(lo - 1, hi + 1, 20000), bins.edges, [np.inf, -np.inf, 1e308]])
+    idx = bin_index(x, bins)
+    assert np.array_equal(np.bincount(idx, minlength=37), count_chunk(x, bins).counts)

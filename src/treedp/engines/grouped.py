@@ -222,6 +222,14 @@ def _codes_for(arr: np.ndarray, values: Sequence[Any]) -> np.ndarray:
     index = {v: i for i, v in enumerate(values)}
     if arr.size == 0:
         return np.zeros(0, dtype=np.int64)
+    if arr.dtype.kind in "iuf" and all(type(v) in (int, float) for v in values):
+        public = np.asarray(values)
+        if public.dtype.kind in "if":  # numbers: a binary search in the sorted public keys
+            order = np.argsort(public, kind="stable")
+            ordered = public[order]
+            at = np.minimum(np.searchsorted(ordered, arr), ordered.size - 1)
+            found: np.ndarray = np.where(ordered[at] == arr, order[at], -1).astype(np.int64)
+            return found
     try:
         uniq, inverse = np.unique(arr, return_inverse=True)
     except TypeError:  # unorderable mixed objects: map one by one
@@ -311,8 +319,26 @@ def bin_index(values: np.ndarray, bins: Bins, nan: NanPolicy = "error") -> np.nd
             "The value column contains missing values (NaN/NaT). Pass nan='drop' to leave "
             "them out, or clean the column first."
         )
-    idx = np.searchsorted(bins.edges[1:-1], axis, side="right").astype(np.int64)
+    idx = _locate(axis, bins)
     idx[bad] = -1
+    return idx
+
+
+def _locate(axis: np.ndarray, bins: Bins) -> np.ndarray:
+    """The bin of each (non-missing) axis value; arithmetic for equal-width bins, corrected
+    against the edges themselves (as ``engines.local`` counts), else a binary search."""
+    edges = bins.edges
+    inv = bins._inv_width
+    if not (bins.equal_width and inv > 0.0) or axis.dtype.kind != "f":
+        out: np.ndarray = np.searchsorted(edges[1:-1], axis, side="right").astype(np.int64)
+        return out
+    n_bins = int(edges.size - 1)
+    with np.errstate(all="ignore"):  # extreme values overflow to ±inf: clipped below
+        t = (axis - float(edges[0])) * inv
+        np.clip(t, 0.0, n_bins - 0.5, out=t)
+        idx = np.nan_to_num(t, nan=0.0).astype(np.int64)
+        idx -= (axis < edges[idx]) & (idx > 0)
+        idx += (axis >= edges[idx + 1]) & (idx < n_bins - 1)
     return idx
 
 

@@ -206,11 +206,45 @@ def _priorities(source: RandomSource, n: int) -> np.ndarray:
     return words(source, 64, n) if n else np.zeros(0, dtype=np.uint64)
 
 
+#: Fewest random bits packed next to the codes in one int64 sort key; below, a lexsort is used.
+MIN_RANDOM_BITS = 24
+
+
+def _order(
+    codes: list[tuple[np.ndarray, int]], source: RandomSource | None, n_rows: int
+) -> np.ndarray:
+    """Sort order by the codes (each ``< bound``), then by a random priority (if ``source``).
+
+    The codes and ``b`` random bits are packed into one int64 key and sorted stably (one sort
+    instead of a lexsort over three columns). The number of bits per code comes from public
+    bounds and the number of rows only, so the path taken does not depend on the values.
+    Rows of one run whose ``b`` random bits tie (probability below ``r²·2^-b`` for a run of
+    ``r`` rows) keep their input order: this depends on the person's own rows only. With
+    fewer than ``MIN_RANDOM_BITS`` bits left, a lexsort with 64-bit priorities is used.
+    """
+    n = codes[0][0].size
+    widths = [max(1, int(bound - 1).bit_length()) for _, bound in codes]
+    rand_bits = 62 - sum(widths) if source is not None else 0
+    if source is not None and rand_bits < MIN_RANDOM_BITS:
+        cols = [c for c, _ in codes]
+        return np.lexsort((_priorities(source, n), *reversed(cols)))
+    key = np.zeros(n, dtype=np.int64)
+    for (c, _), w in zip(codes, widths, strict=True):
+        key <<= w
+        key |= c.astype(np.int64, copy=False)
+    if source is not None:
+        key <<= rand_bits
+        key |= (_priorities(source, n) >> np.uint64(64 - rand_bits)).astype(np.int64)
+    order: np.ndarray = np.argsort(key, kind="stable")
+    return order
+
+
 def bound_contributions(
     person: np.ndarray,
     group: np.ndarray | None,
     bounds: ContributionBounds,
     source: RandomSource,
+    n_groups: int | None = None,
 ) -> np.ndarray:
     """Indices (sorted) of the rows kept under ``bounds``, sampled uniformly per person.
 
@@ -225,6 +259,9 @@ def bound_contributions(
     source : RandomSource
         Randomness for the priorities (operating-system randomness by default upstream;
         seeded only through :class:`treedp.InsecureSeededSource`).
+    n_groups : int, optional
+        The public number of groups when ``group`` holds codes in ``[0, n_groups)`` (they are
+        then used as they are, and fewer bits go to them in the sort key).
 
     Returns
     -------
@@ -239,34 +276,50 @@ def bound_contributions(
     step depends on a person's own rows and fresh randomness only.
     """
     m, g, c = bounds.max_contributions, bounds.max_groups, bounds.max_contributions_per_group
-    p = np.asarray(person)
-    keep = np.arange(p.size)
+    p = _dense(np.asarray(person))
+    n = p.size
+    keep = np.arange(n)
     if group is not None:
-        gr = np.asarray(group)
+        gr = np.asarray(group) if n_groups is not None else _dense(np.asarray(group))
+        n_g = n if n_groups is None else n_groups
+        sorted_rows: np.ndarray | None = None  # kept rows in (person, group) order
         if c < m:
-            order = np.lexsort((_priorities(source, keep.size), gr, p))
-            ps, gs = p[order], gr[order]
-            sel = order[_rank_in_runs(_starts(ps, gs)) < c]
-            keep = np.sort(sel)
-            p, gr = p[keep], gr[keep]
+            order = _order([(p, n), (gr, n_g)], source, n)
+            sorted_rows = order[_rank_in_runs(_starts(p[order], gr[order])) < c]
         if g < m:
-            order = np.lexsort((gr, p))
-            ps, gs = p[order], gr[order]
+            if sorted_rows is None:
+                sorted_rows = _order([(p, n), (gr, n_g)], None, n)
+            ps, gs = p[sorted_rows], gr[sorted_rows]
             pair_start = _starts(ps, gs)
             pair_id = np.cumsum(pair_start) - 1
             pair_person = ps[pair_start]
-            pri = _priorities(source, pair_person.size)
-            porder = np.lexsort((pri, pair_person))
+            porder = _order([(pair_person, n)], source, n)
             prank = np.empty(pair_person.size, dtype=np.int64)
             prank[porder] = _rank_in_runs(_starts(pair_person[porder]))
-            row_ok = np.empty(p.size, dtype=bool)
-            row_ok[order] = prank[pair_id] < g
-            keep = keep[row_ok]
-            p = p[row_ok]
+            sorted_rows = sorted_rows[prank[pair_id] < g]
+        if sorted_rows is not None:
+            keep = np.sort(sorted_rows)
+            p = p[keep]
     ran_both = group is not None and c < m and g < m
     if not (ran_both and g * c <= m):  # else steps 1 and 2 already keep at most g·c <= m
-        order = np.lexsort((_priorities(source, keep.size), p))
+        order = _order([(p, n)], source, n)
         ok = np.empty(p.size, dtype=bool)
         ok[order] = _rank_in_runs(_starts(p[order])) < m
         keep = keep[ok]
     return keep
+
+
+def _dense(codes: np.ndarray) -> np.ndarray:
+    """Codes in ``[0, n)`` (``n`` the number of rows): equal inputs, equal codes (always the
+    same path, whatever the ids, so the time taken does not depend on their values)."""
+    n = codes.size
+    dense = np.empty(n, dtype=np.int64)
+    if n == 0:
+        return dense
+    order = np.argsort(codes)  # equal ids get equal codes whatever their order among them
+    ordered = codes[order]
+    change = np.empty(n, dtype=bool)
+    change[0] = True
+    change[1:] = ordered[1:] != ordered[:-1]
+    dense[order] = np.cumsum(change) - 1
+    return dense
