@@ -245,3 +245,16 @@ def test_bin_index_agrees_with_the_counting_engine(bounds) -> None:
     x = np.concatenate([rng.uniform(lo - 1, hi + 1, 20000), bins.edges, [np.inf, -np.inf, 1e308]])
     idx = bin_index(x, bins)
     assert np.array_equal(np.bincount(idx, minlength=37), count_chunk(x, bins).counts)
+
+
+def test_integer_keys_by_table_and_by_search_agree() -> None:
+    rng = np.random.default_rng(TEST_SEED + 6)
+    col = rng.integers(-5, 30, 5000)
+    keys = (3, -5, 17, 29, 100)
+    got = encode_keys([col], keys)
+    expect = np.array([keys.index(v) if v in keys else -1 for v in col.tolist()])
+    assert np.array_equal(got, expect)
+    floats = col.astype(np.float64)
+    assert np.array_equal(encode_keys([floats], keys), expect)
+    wide = (3, -5, 17, 29, 10**12)  # range too wide for a table: binary search
+    assert np.array_equal(encode_keys([col], wide), expect)

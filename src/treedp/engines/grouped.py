@@ -38,6 +38,11 @@ __all__ = [
 
 Key = Any
 
+#: Rows per chunk of the element-wise passes (cache-sized), and the largest public integer key
+#: range mapped through a lookup table.
+_CHUNK = 1 << 18
+_TABLE_MAX = 1 << 22
+
 
 @dataclass(frozen=True, eq=False)
 class GroupedCounts:
@@ -224,6 +229,18 @@ def _codes_for(arr: np.ndarray, values: Sequence[Any]) -> np.ndarray:
         return np.zeros(0, dtype=np.int64)
     if arr.dtype.kind in "iuf" and all(type(v) in (int, float) for v in values):
         public = np.asarray(values)
+        if public.dtype.kind == "i" and arr.dtype.kind in "iu":
+            low, high = int(public.min()), int(public.max())
+            if high - low < _TABLE_MAX:  # integers over a small public range: a lookup table
+                table = np.full(high - low + 1, -1, dtype=np.int64)
+                table[public - low] = np.arange(public.size)
+                out = np.full(arr.size, -1, dtype=np.int64)
+                for start in range(0, arr.size, _CHUNK):
+                    part = arr[start : start + _CHUNK]
+                    inside = (part >= low) & (part <= high)
+                    pos = np.where(inside, part, low).astype(np.int64) - low
+                    out[start : start + _CHUNK] = np.where(inside, table[pos], -1)
+                return out
         if public.dtype.kind in "if":  # numbers: a binary search in the sorted public keys
             order = np.argsort(public, kind="stable")
             ordered = public[order]
@@ -234,9 +251,9 @@ def _codes_for(arr: np.ndarray, values: Sequence[Any]) -> np.ndarray:
         uniq, inverse = np.unique(arr, return_inverse=True)
     except TypeError:  # unorderable mixed objects: map one by one
         return np.fromiter((index.get(_py(x), -1) for x in arr), dtype=np.int64, count=arr.size)
-    table = np.fromiter((index.get(_py(u), -1) for u in uniq), dtype=np.int64, count=uniq.size)
-    out: np.ndarray = table[inverse.ravel()]
-    return out
+    lookup = np.fromiter((index.get(_py(u), -1) for u in uniq), dtype=np.int64, count=uniq.size)
+    mapped: np.ndarray = lookup[inverse.ravel()]
+    return mapped
 
 
 def _py(x: Any) -> Any:
@@ -333,12 +350,18 @@ def _locate(axis: np.ndarray, bins: Bins) -> np.ndarray:
         out: np.ndarray = np.searchsorted(edges[1:-1], axis, side="right").astype(np.int64)
         return out
     n_bins = int(edges.size - 1)
+    lo = float(edges[0])
+    idx = np.empty(axis.size, dtype=np.int64)
     with np.errstate(all="ignore"):  # extreme values overflow to ±inf: clipped below
-        t = (axis - float(edges[0])) * inv
-        np.clip(t, 0.0, n_bins - 0.5, out=t)
-        idx = np.nan_to_num(t, nan=0.0).astype(np.int64)
-        idx -= (axis < edges[idx]) & (idx > 0)
-        idx += (axis >= edges[idx + 1]) & (idx < n_bins - 1)
+        for start in range(0, axis.size, _CHUNK):
+            x = axis[start : start + _CHUNK]
+            t = (x - lo) * inv
+            np.clip(t, 0.0, n_bins - 0.5, out=t)
+            t[np.isnan(t)] = 0.0  # missing values: marked by the caller
+            part = t.astype(np.int64)
+            part -= (x < edges[part]) & (part > 0)
+            part += (x >= edges[part + 1]) & (part < n_bins - 1)
+            idx[start : start + _CHUNK] = part
     return idx
 
 
