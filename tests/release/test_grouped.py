@@ -47,6 +47,7 @@ def test_one_tree_per_public_key_and_absent_keys_are_released() -> None:
     assert list(gr) == keys and len(gr) == 3 and "ZZ" in gr and "TX" not in gr
     assert gr.seeded and "SEEDED" in repr(gr)
     assert gr.unit == "record" and gr.bounds.max_contributions == 1
+    assert "one row is one person" in repr(gr)
     # one plan: every key shares the mechanism, so the same shape and scales
     mechs = {id(gr[k].mechanism) for k in gr}
     assert len(mechs) == 1

@@ -232,9 +232,10 @@ class GroupedRelease:
 
     def __repr__(self) -> str:
         seeded = ", SEEDED (not for publication)" if self.seeded else ""
+        unit = "one row is one person" if self.bounds.unit is None else self.unit
         return (
             f"GroupedRelease(by={list(self.by)}, keys={len(self.keys)}, epsilon={self.epsilon}, "
-            f"unit={self.unit!r}, neighbours={self.neighbours!r}{seeded})"
+            f"unit={unit!r}, neighbours={self.neighbours!r}{seeded})"
         )
 
     # ------------------------------------------------------------------ files
