@@ -7,6 +7,7 @@ The one call that spends privacy budget is :func:`release_cdf`; everything asked
 from treedp._version import __version__
 from treedp.accuracy import ErrorPrediction, predict_error
 from treedp.api import release_cdf, release_counts
+from treedp.api_grouped import release_grouped
 from treedp.config import default_branching
 from treedp.domain import Bins, make_bins
 from treedp.exceptions import (
@@ -28,6 +29,7 @@ from treedp.privacy.accountant import Accountant
 from treedp.privacy.ledger import Ledger, init_ledger, open_ledger
 from treedp.privacy.measures import ZCDP, ApproxDP, PureDP
 from treedp.release import Release, load_release
+from treedp.release.grouped import GroupedRelease, load_grouped_release
 from treedp.spec import ReleaseSpec
 from treedp.tree import TreeShape
 
@@ -39,6 +41,7 @@ __all__ = [
     "BudgetExceededError",
     "DataError",
     "ErrorPrediction",
+    "GroupedRelease",
     "InsecureSeededSource",
     "InvalidParameterError",
     "InvalidTypeError",
@@ -58,6 +61,7 @@ __all__ = [
     "__version__",
     "default_branching",
     "init_ledger",
+    "load_grouped_release",
     "load_release",
     "make_bins",
     "median",
@@ -68,6 +72,7 @@ __all__ = [
     "quantile_exponential",
     "release_cdf",
     "release_counts",
+    "release_grouped",
     "stable_median",
     "subsample_and_aggregate",
 ]

@@ -53,7 +53,14 @@ def release_cdf(
     accountant: Accountant | None = None,
     column: str | None = None,
     progress: bool | None = None,
-) -> Release:
+    by: Any = None,
+    keys: Sequence[Any] | None = None,
+    privacy_unit: Any = None,
+    max_contributions: int | None = None,
+    max_groups: int | None = None,
+    max_contributions_per_group: int | None = None,
+    delta: float | None = None,
+) -> Any:
     """Release the distribution of one numeric column under pure ``epsilon``-DP.
 
     The values are counted into public bins, a tree of exact discrete Laplace noisy counts is
@@ -144,10 +151,17 @@ def release_cdf(
     progress : bool, optional
         A progress bar while streaming a file or dataset: None (default) shows it on an
         interactive terminal only, never in pipes or CI; needs ``treedp[progress]`` (tqdm).
+    column, by, keys, privacy_unit, max_contributions, max_groups, delta
+        (and ``max_contributions_per_group``).
+        Group-by releases and per-person bounds: with ``by`` or ``privacy_unit`` the call is
+        :func:`treedp.release_grouped` (one tree per public key, one guarantee for the
+        privacy unit) and returns a :class:`treedp.GroupedRelease`. Without a
+        ``privacy_unit``, one row is one person.
 
     Returns
     -------
     Release
+        (a :class:`treedp.GroupedRelease` with ``by`` or ``privacy_unit``)
 
     Raises
     ------
@@ -172,6 +186,50 @@ def release_cdf(
     True
     """
     check_accountant(accountant)
+    if by is not None or privacy_unit is not None:
+        from treedp.api_grouped import release_grouped
+
+        if n is not None:
+            raise InvalidParameterError(
+                "The 'n' parameter is not taken by a group-by release: group sizes stay private."
+            )
+        if epsilon is None or privacy is not None:
+            raise InvalidParameterError(
+                "A group-by release takes 'epsilon' (pure DP, discrete Laplace noise); "
+                "'privacy' (Gaussian noise) is for ungrouped releases."
+            )
+        return release_grouped(
+            values,
+            epsilon=epsilon,
+            column=column,
+            by=by,
+            keys=keys,
+            privacy_unit=privacy_unit,
+            max_contributions=max_contributions,
+            max_groups=max_groups,
+            max_contributions_per_group=max_contributions_per_group,
+            delta=delta,
+            neighbours=neighbours,
+            nan=nan,
+            rng=rng,
+            bounds=bounds,
+            bins=bins,
+            edges=edges,
+            mechanism=mechanism,
+            branching=branching,
+            level_budgets=level_budgets,
+            estimator=estimator,
+            postprocess=postprocess,
+            integer=integer,
+            plan=plan,
+            plan_cache=plan_cache,
+            accountant=accountant,
+        )
+    if (keys, max_contributions, max_groups, max_contributions_per_group, delta) != ((None,) * 5):
+        raise InvalidParameterError(
+            "The 'keys', contribution bounds and 'delta' parameters belong to a "
+            "group-by release: give 'by' (and 'privacy_unit' for the bounds)."
+        )
     the_bins = _bins(bounds, bins, edges)
     spec = _spec(
         the_bins,

@@ -62,6 +62,9 @@ def register(sub: Any) -> None:
         default="text",
         help="output: text (default), json (one document) or csv (one row per answer)",
     )
+    qry.add_argument(
+        "--key", help="grouped release: answer for this key only (fields joined by commas)"
+    )
     qry.set_defaults(run=run)
 
 
@@ -208,6 +211,13 @@ def info(release: Any) -> dict[str, Any]:
 
 def run(args: argparse.Namespace) -> None:
     """Run ``treedp query`` with the parsed arguments."""
+    from treedp.release.grouped import is_grouped_file
+
+    if is_grouped_file(args.release):
+        from treedp.cli._grouped import query_grouped
+
+        query_grouped(args)
+        return
     if not (args.cdf or args.range or args.quantiles or args.median or args.histogram or args.info):
         raise UsageError(
             "give at least one of --cdf, --range, --quantiles, --median, --histogram, --info"

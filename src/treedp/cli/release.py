@@ -21,6 +21,7 @@ from treedp.cli.plan import add_budget, budget_from
 from treedp.engines.base import NAN_POLICIES
 from treedp.engines.files import FileSource, resolve_paths
 from treedp.estimation import ESTIMATORS, POSTPROCESS
+from treedp.io import read_column
 from treedp.mechanisms.factory import MECHANISMS
 
 __all__ = ["register", "run"]
@@ -92,6 +93,23 @@ def register(sub: Any) -> None:
     rel.add_argument(
         "--quiet", action="store_true", help="no progress bar (it shows on a terminal only)"
     )
+    rel.add_argument("--by", nargs="+", metavar="COL", help="group-by column(s): one tree per key")
+    rel.add_argument(
+        "--keys",
+        metavar="FILE",
+        help="the public keys, one per line (fields separated by commas for several --by)",
+    )
+    rel.add_argument(
+        "--selection-delta",
+        type=float,
+        help="with --by and no --keys: select keys privately at this delta",
+    )
+    rel.add_argument("--privacy-unit", metavar="COL", help="the person-id column")
+    rel.add_argument("--max-contributions", type=int, help="rows kept per person")
+    rel.add_argument("--max-groups", type=int, help="groups per person (with --by)")
+    rel.add_argument(
+        "--max-contributions-per-group", type=int, help="rows kept per person and group"
+    )
 
     rel.set_defaults(run=run)
 
@@ -131,6 +149,9 @@ def check_arguments(args: argparse.Namespace) -> dict[str, Any]:
 def run(args: argparse.Namespace) -> None:
     """Run ``treedp release`` with the parsed arguments (charging ``--ledger`` if given)."""
     checked = check_arguments(args)
+    if args.by or args.privacy_unit:
+        _run_grouped(args)
+        return
     ledger = ledger_from_args(args)
     try:
         _run(args, checked, ledger)
@@ -146,7 +167,7 @@ def _run(args: argparse.Namespace, checked: dict[str, Any], ledger: treedp.Ledge
     source = args.input[0] if len(args.input) == 1 else list(args.input)
     values = FileSource(source, delimiter=delimiter, encoding=args.encoding)
 
-    def release_file(path: Any, column: str) -> treedp.Release:
+    def release_file(path: Any, column: str) -> Any:
         return treedp.release_cdf(
             values,
             **budget_from(args),
@@ -199,3 +220,54 @@ def _remaining(ledger: treedp.Ledger | None) -> None:
     """What is left of the ledger's budget, after a charge."""
     if ledger is not None:
         print(remaining_line(ledger))
+
+
+def _run_grouped(args: argparse.Namespace) -> None:
+    """``--by`` / ``--privacy-unit``: a grouped release (keys and ids matched as text)."""
+    from treedp.cli._grouped import read_keys, read_text_column
+
+    if len(args.input) != 1 or args.ledger is not None or args.rho is not None:
+        raise treedp.InvalidParameterError(
+            "--by / --privacy-unit take one input file and --epsilon (no --ledger or --rho yet)."
+        )
+    path = args.input[0]
+    keys = read_keys(args.keys, len(args.by or [])) if args.keys else None
+    table: dict[str, Any] = {args.column: read_column(path, args.column)}
+    for name in [*(args.by or []), *([args.privacy_unit] if args.privacy_unit else [])]:
+        table[name] = read_text_column(path, name)
+    rng = (
+        treedp.InsecureSeededSource(args.insecure_seed) if args.insecure_seed is not None else None
+    )
+    branching: Any = args.branching
+    if branching is not None and len(branching) == 1:
+        branching = branching[0]
+    grouped = treedp.release_grouped(
+        table,
+        column=args.column,
+        by=args.by,
+        keys=keys,
+        privacy_unit=args.privacy_unit,
+        max_contributions=args.max_contributions,
+        max_groups=args.max_groups,
+        max_contributions_per_group=args.max_contributions_per_group,
+        delta=args.selection_delta,
+        epsilon=args.epsilon,
+        neighbours=args.neighbours,
+        nan=args.nan,
+        rng=rng,
+        bounds=tuple(number_or_text(b) for b in args.bounds) if args.bounds else None,
+        bins=args.bins,
+        edges=points(args.edges) if args.edges else None,
+        mechanism=args.mechanism,
+        branching=branching,
+        level_budgets=args.level_budgets,
+        estimator=args.estimator,
+        postprocess=args.postprocess,
+        integer=args.integer,
+    )
+    grouped.save(args.out)
+    warning = SEEDED if grouped.seeded else ""
+    print(
+        f"wrote {args.out}: {len(grouped)} groups by {', '.join(grouped.by)}, "
+        f"{grouped.guarantee} for unit {grouped.unit} ({grouped.neighbours}){warning}"
+    )

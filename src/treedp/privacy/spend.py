@@ -30,7 +30,9 @@ class SpendRecord:
     neighbours : {"add_remove", "replace"}
         The neighbour relation the measure is stated for.
     unit : str
-        The privacy unit: ``"record"`` (one row of the input).
+        The privacy unit: ``"record"`` (one row of the input is one person), or
+        ``"person:<column>"`` for a release with a privacy-unit column and contribution bounds
+        (:class:`treedp.GroupedRelease`; its ``parameters`` hold the bounds).
     parameters : mapping
         Public parameters of the release (read-only).
     """
@@ -52,5 +54,12 @@ class SpendRecord:
             raise InvalidParameterError(
                 "The 'neighbours' of a spend record must be 'add_remove' or 'replace'. "
                 f"Got {self.neighbours!r} instead."
+            )
+        if not isinstance(self.unit, str) or not (
+            self.unit == "record" or self.unit.startswith("person:")
+        ):
+            raise InvalidParameterError(
+                "The 'unit' of a spend record must be 'record' or 'person:<column>'. "
+                f"Got {self.unit!r} instead."
             )
         object.__setattr__(self, "parameters", MappingProxyType(dict(self.parameters)))

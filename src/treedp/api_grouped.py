@@ -1,0 +1,539 @@
+"""``release_grouped``: one tree per public key, in one call, for a privacy unit.
+
+:func:`treedp.release_cdf` forwards here when ``by`` or ``privacy_unit`` is given.
+
+Order of work: every parameter is validated (and the column names looked up in the table's
+schema) before any value is read; then records with a missing value or key are refused or
+dropped (``nan``), records whose key is not public are dropped, the rows of each person beyond
+the bounds are dropped by uniform random sampling (:mod:`treedp.privacy.contribution`), the
+kept rows are counted into a ``(G × B)`` matrix (:mod:`treedp.engines.grouped`), and each row of
+it is released as a tree by one mechanism planned once for the common bins.
+
+Privacy. Let ``Δ`` be the L1 change of one level vector over all groups when one person is
+added or removed (``min(m, g·c)``; twice that for ``replace``). The mechanism is the record-
+level tree at ``ε' = ε/Δ`` (rounded down so ``Δ·ε' <= ε`` exactly): level ``l`` of every group
+gets discrete Laplace noise of scale ``t_l >= 1/ε'_l``, so the concatenated level vector over all
+groups, whose L1 change is at most ``Δ``, costs ``Δ/t_l``; summed over levels ``Δ·ε' <= ε``.
+Disjoint groups compose in parallel (``g = 1``: ``Δ = min(c, m)``), and a person in several
+groups is paid for by the sum over at most ``g`` of them. A key with no records is released like
+any other key (noise only); a key absent from the list is dropped; the output's shape is the
+public key list, so the presence or absence of a key in the data is not visible.
+
+Private key selection (``keys=None``, ``delta`` given): each person counts once in each of at
+most ``g`` keys they hold (after bounding); every key present in the data gets
+``count + Z``, ``Z`` discrete Laplace of scale ``t >= g/ε_s``, and is kept when that reaches the
+threshold ``τ``. A neighbour changes the counts of shared keys by at most 1 on at most ``g`` keys
+(``ε_s``-DP), and may add at most ``g`` keys of count 1, each released with probability
+``P(Z >= τ − 1) = p^(τ−1)/(1 + p)``, ``p = e^(−1/t)``; so the selection is ``(ε_s, δ)``-DP with
+``δ = e^(ε_s)·g·p^(τ−1)/(1 + p)`` (the ``e^(ε_s)`` covers the direction in which the new keys are
+absent), and ``τ`` is the smallest integer meeting the requested ``δ``. The trees then use
+``ε − ε_s``; the whole release is ``(ε, δ)``-DP.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from fractions import Fraction
+from typing import Any
+
+import numpy as np
+
+from treedp._inputs import as_1d_array
+from treedp._validation import check_real
+from treedp._version import __version__
+from treedp.budget import check_epsilon
+from treedp.config import configure
+from treedp.domain import NanPolicy
+from treedp.engines.base import check_nan_policy
+from treedp.engines.grouped import (
+    GroupedCounts,
+    bin_index,
+    check_keys,
+    column_array,
+    count_grouped_codes,
+    encode_keys,
+    missing_mask,
+)
+from treedp.exceptions import DataError, InvalidParameterError, InvalidTypeError
+from treedp.mechanisms._column import check_delta
+from treedp.noise import RandomSource, noise_scale
+from treedp.noise.families import DiscreteLaplace, float_at_least
+from treedp.privacy.accountant import Accountant, check_accountant
+from treedp.privacy.contribution import ContributionBounds, bound_contributions
+from treedp.privacy.measures import ApproxDP, PureDP
+from treedp.privacy.spend import SpendRecord
+from treedp.release import Release
+from treedp.release.grouped import GroupedRelease
+
+__all__ = ["release_grouped", "selection_threshold"]
+
+
+def release_grouped(
+    data: Any,
+    *,
+    epsilon: float,
+    column: str | None = None,
+    by: Any = None,
+    keys: Sequence[Any] | None = None,
+    privacy_unit: Any = None,
+    max_contributions: int | None = None,
+    max_groups: int | None = None,
+    max_contributions_per_group: int | None = None,
+    delta: float | None = None,
+    selection_epsilon: float | None = None,
+    neighbours: str = "add_remove",
+    nan: NanPolicy = "error",
+    rng: RandomSource | None = None,
+    accountant: Accountant | None = None,
+    **release_options: Any,
+) -> GroupedRelease:
+    """Release the distribution of ``column`` per public key of ``by``, for a privacy unit.
+
+    Parameters
+    ----------
+    data : DataFrame, mapping of columns, or array-like
+        A pandas or polars DataFrame, or a mapping of column name to 1-D array (then
+        ``column``, ``by`` and ``privacy_unit`` name columns); or the value column itself as
+        an array (then ``by`` is a key array, or a tuple of key arrays for several ``by``
+        columns, and ``privacy_unit`` a person-id array).
+    epsilon : float
+        The total budget, for the privacy unit.
+    column : str, optional
+        The value column (required for a table).
+    by : str, sequence of str, array or tuple of arrays, optional
+        The group-by column(s). Without ``by`` (with a ``privacy_unit``) the release has one
+        group, keyed ``()``.
+    keys : sequence, optional
+        The public keys (scalars for one ``by`` column, tuples for several): unique, not null.
+        Records whose key is not listed are dropped; listed keys without records are released
+        as noise. Without ``keys``, keys are selected privately (needs ``delta``).
+    privacy_unit : str or array, optional
+        The person-id column. Without it, one row is one person.
+    max_contributions, max_groups, max_contributions_per_group : int, optional
+        Per-person bounds (see :mod:`treedp.privacy.contribution`): rows kept overall, groups
+        contributed to, rows kept per group. With a ``privacy_unit``, give ``max_contributions``
+        or both group bounds.
+    delta : float, optional
+        For private key selection only: the δ of the ``(ε, δ)`` guarantee.
+    selection_epsilon : float, optional
+        For private key selection: the part of ``epsilon`` spent on it (default half).
+    neighbours : {"add_remove", "replace"}, default="add_remove"
+        Add or remove one person with all their rows, or replace one person's rows by
+        another's (group sizes stay private either way, so ``n`` is not taken).
+    nan : {"error", "drop"}, default="error"
+        Missing values, keys or person ids: refused, or the records dropped.
+    rng : RandomSource, optional
+        Noise and sampling randomness (default: the operating system's).
+    **release_options
+        ``bounds``, ``bins``, ``edges``, ``mechanism``, ``branching``, ``level_budgets``,
+        ``estimator``, ``postprocess``, ``integer``, ``plan``, ``plan_cache`` as for
+        :func:`treedp.release_cdf` (a plan is made for ``epsilon / Δ``).
+
+    Returns
+    -------
+    GroupedRelease
+
+    Raises
+    ------
+    InvalidParameterError, InvalidTypeError, DataError
+        Parameters and column names are checked before any value is read; no message holds a
+        count or value of the data.
+    """
+    from treedp import api
+
+    allowed = {
+        "bounds",
+        "bins",
+        "edges",
+        "mechanism",
+        "branching",
+        "level_budgets",
+        "estimator",
+        "postprocess",
+        "integer",
+        "plan",
+        "plan_cache",
+    }
+    unknown = set(release_options) - allowed
+    if unknown:
+        raise InvalidTypeError(
+            f"release_grouped got unexpected keyword arguments: {', '.join(sorted(unknown))}."
+        )
+    epsilon = check_epsilon(epsilon)
+    nan = check_nan_policy(nan)
+    if neighbours not in ("add_remove", "replace"):
+        raise InvalidParameterError(
+            f"The 'neighbours' parameter must be 'add_remove' or 'replace'. Got {neighbours!r}."
+        )
+    table = _is_table(data)
+    value_col = _value_column(data, column, table)
+    by_names, by_cols = _by_columns(data, by, table)
+    unit_name, unit_col = _unit_column(data, privacy_unit, table)
+    bounds = ContributionBounds.from_parameters(
+        unit_name, max_contributions, max_groups, max_contributions_per_group, grouped=by_cols != []
+    )
+    if not by_cols and privacy_unit is None:
+        raise InvalidParameterError("release_grouped needs 'by', a 'privacy_unit', or both.")
+    if keys is not None:
+        if delta is not None or selection_epsilon is not None:
+            raise InvalidParameterError(
+                "'delta' and 'selection_epsilon' are for private key selection (keys=None); "
+                "with public keys the release is pure epsilon-DP."
+            )
+        if not by_cols:
+            raise InvalidParameterError("The 'keys' parameter lists keys of 'by': give 'by'.")
+        the_keys: tuple[Any, ...] | None = check_keys(keys, len(by_cols))
+        eps_sel = 0.0
+    elif not by_cols:
+        the_keys, eps_sel = ((),), 0.0
+    else:
+        if delta is None:
+            raise InvalidParameterError(
+                "Give the public 'keys' of the group-by, or a 'delta' to select keys privately "
+                "(a thresholded noisy count per key; the release is then (epsilon, delta)-DP)."
+            )
+        delta = check_delta(delta)
+        eps_sel = (
+            epsilon / 2
+            if selection_epsilon is None
+            else check_real(selection_epsilon, "selection_epsilon", 1e-6, epsilon)
+        )
+        if eps_sel >= epsilon:
+            raise InvalidParameterError(
+                "The 'selection_epsilon' parameter must be less than 'epsilon' (the rest "
+                "pays for the trees)."
+            )
+        the_keys = None
+    factor, _ = bounds.sensitivity(neighbours)
+    eps_tree = _scaled_epsilon(epsilon - eps_sel, factor)
+    opts = dict(release_options)
+    the_bins = api._bins(opts.pop("bounds", None), opts.pop("bins", None), opts.pop("edges", None))
+    plan, plan_cache = opts.pop("plan", None), opts.pop("plan_cache", None)
+    spec = api._spec(
+        the_bins,
+        eps_tree,
+        "add_remove",
+        None,
+        opts.pop("mechanism", "auto"),
+        opts.pop("branching", None),
+        opts.pop("level_budgets", None),
+        opts.pop("estimator", None),
+        opts.pop("postprocess", "monotone"),
+        opts.pop("integer", False),
+        nan=nan,
+    )
+    mech, est = configure(spec, plan=plan, plan_cache=plan_cache)
+    source = api._source(rng)
+    check_accountant(accountant)
+    if accountant is not None:  # committed before any data is read or noise drawn
+        accountant.charge(
+            SpendRecord(
+                mechanism=f"grouped_{mech.name}",
+                measure=PureDP(epsilon) if delta is None else ApproxDP(epsilon, delta),
+                neighbours=neighbours,
+                unit=bounds.unit_label,
+                parameters={"n_bins": the_bins.n_bins, "epsilon": epsilon, **bounds.describe()},
+            )
+        )
+
+    # ---- data is read from here on
+    values = as_1d_array(_read(data, value_col), "values")
+    cols = [column_array(_read(data, c), n) for c, n in zip(by_cols, by_names, strict=True)]
+    person = None if unit_col is None else column_array(_read(data, unit_col), "privacy_unit")
+    if any(c.size != values.size for c in cols) or (
+        person is not None and person.size != values.size
+    ):
+        raise InvalidParameterError("The value, 'by' and 'privacy_unit' columns differ in length.")
+    bin_idx = bin_index(values, the_bins, nan)
+    keep = bin_idx >= 0
+    if person is not None:
+        person_missing = missing_mask(person)
+        if person_missing.any() and nan == "error":
+            raise DataError(
+                "The 'privacy_unit' column contains missing ids. Pass nan='drop' to leave those "
+                "records out, or clean the column first."
+            )
+        keep &= ~person_missing
+    selection: dict[str, Any] | None = None
+    if the_keys is None:
+        assert delta is not None
+        the_keys, selection = _select_keys(cols, keep, person, bounds, eps_sel, delta, nan, source)
+    codes = encode_keys(cols, the_keys, nan) if cols else np.zeros(values.size, dtype=np.int64)
+    keep &= codes >= 0
+    rows = np.flatnonzero(keep)
+    if person is not None:
+        pcodes = person[rows]
+        group_codes = codes[rows] if cols else None
+        kept = bound_contributions(pcodes, group_codes, bounds, source, len(the_keys))
+        rows = rows[kept]
+    counts = count_grouped_codes(bin_idx[rows], codes[rows], the_keys, the_bins.n_bins)
+    return release_grouped_counts(
+        counts,
+        mech=mech,
+        estimator=est,
+        spec_postprocess=spec.postprocess,
+        integer=spec.integer,
+        bins=the_bins,
+        by=tuple(by_names),
+        bounds=bounds,
+        neighbours=neighbours,
+        epsilon=epsilon,
+        source=source,
+        selection=selection,
+        delta=0.0 if delta is None else delta,
+    )
+
+
+def release_grouped_counts(
+    counts: GroupedCounts,
+    *,
+    mech: Any,
+    estimator: str,
+    spec_postprocess: str,
+    integer: bool,
+    bins: Any,
+    by: tuple[str, ...],
+    bounds: ContributionBounds,
+    neighbours: str,
+    epsilon: float,
+    source: RandomSource,
+    selection: dict[str, Any] | None = None,
+    delta: float = 0.0,
+) -> GroupedRelease:
+    """Noise bounded grouped counts (made by any engine): the one place budget is spent.
+
+    ``mech`` is the record-level mechanism at ``ε/Δ``; all groups' noise is drawn in one batch.
+    """
+    g = len(counts.keys)
+    noise = mech.noise_only(g, source)
+    randomness = source.describe()
+    releases = []
+    for i in range(g):
+        blocks = mech.true_blocks(counts.counts[i])
+        releases.append(
+            Release(
+                bins=bins,
+                mechanism=mech,
+                noisy_levels=[b + z[i] for b, z in zip(blocks, noise, strict=True)],
+                estimator=estimator,
+                randomness=randomness,
+                library_version=__version__,
+                postprocess=spec_postprocess,
+                integer=integer,
+            )
+        )
+    factor, _ = bounds.sensitivity(neighbours)
+    tree_eps = Fraction(factor) * mech.epsilon_spent()
+    guarantee: PureDP | ApproxDP
+    if selection is None:
+        guarantee = PureDP(float_at_least(tree_eps))
+    else:
+        total = tree_eps + Fraction(selection["epsilon_spent"])
+        guarantee = ApproxDP(float_at_least(total), delta)
+    return GroupedRelease(
+        keys=counts.keys,
+        by=by,
+        releases=releases,
+        bounds=bounds,
+        neighbours=neighbours,
+        epsilon=epsilon,
+        guarantee=guarantee,
+        selection=selection,
+    )
+
+
+def _scaled_epsilon(epsilon: float, factor: int) -> float:
+    """The largest float ``e <= epsilon/factor`` with ``factor·e <= epsilon`` exactly."""
+    e = epsilon / factor
+    while Fraction(e) * factor > Fraction(epsilon):
+        e = math.nextafter(e, 0.0)
+    return e
+
+
+# ---------------------------------------------------------------------- key selection
+def selection_threshold(scale: Fraction, max_groups: int, epsilon: float, delta: float) -> int:
+    """The smallest integer ``τ >= 2`` with ``e^ε·g·p^(τ−1)/(1+p) <= δ``, ``p = e^(−1/t)``.
+
+    A key held by one person only has count 1 and is kept with probability
+    ``P(1 + Z >= τ) = p^(τ−1)/(1 + p)`` for discrete Laplace ``Z`` of scale ``t``.
+    """
+    p = math.exp(-1.0 / float(scale))
+    # log form: (τ−1)·ln p <= ln(δ(1+p)/(g e^ε))
+    rhs = math.log(delta * (1 + p) / max_groups) - epsilon
+    tau = 1 + math.ceil(rhs / math.log(p) - 1e-12)
+    tau = max(tau, 2)
+    while math.exp(epsilon) * max_groups * p ** (tau - 1) / (1 + p) > delta:
+        tau += 1
+    return tau
+
+
+def _select_keys(
+    cols: list[np.ndarray],
+    keep: np.ndarray,
+    person: np.ndarray | None,
+    bounds: ContributionBounds,
+    eps_sel: float,
+    delta: float,
+    nan: str,
+    source: RandomSource,
+) -> tuple[tuple[Any, ...], dict[str, Any]]:
+    """Private key selection (see the module docstring); returns the keys and its record."""
+    missing = np.zeros(cols[0].size, dtype=bool)
+    for c in cols:
+        missing |= missing_mask(c)
+    if missing.any() and nan == "error":
+        raise DataError(
+            "A 'by' column contains missing keys (None/NaN). Pass nan='drop' to leave those "
+            "records out, or clean the column first."
+        )
+    rows = np.flatnonzero(keep & ~missing)
+    combo = [np.asarray(c[rows]) for c in cols]
+    candidate_codes, candidates = _candidate_keys(combo)
+    g = bounds.max_groups
+    if person is not None:
+        pcodes = _codes(person[rows])
+        # one row per (person, key) pair, then at most g keys per person
+        pairs = np.unique(np.stack([pcodes, candidate_codes]), axis=1)
+        one = ContributionBounds(bounds.unit, g, g, 1)
+        kept = bound_contributions(pairs[0], pairs[1], one, source)
+        per_key = np.bincount(pairs[1][kept], minlength=len(candidates))
+    else:
+        per_key = np.bincount(candidate_codes, minlength=len(candidates))
+    scale = noise_scale(g, eps_sel)
+    noisy = per_key + DiscreteLaplace(scale).sample(len(candidates), source)
+    tau = selection_threshold(scale, g, eps_sel, delta)
+    chosen = [candidates[i] for i in np.flatnonzero(noisy >= tau)]
+    chosen.sort(key=lambda k: (str(type(k)), k))
+    if not chosen:
+        raise DataError(
+            "Private key selection kept no key: no group-by release can be made at this "
+            "epsilon and delta (give public keys, or a larger budget)."
+        )
+    spent = Fraction(g) / scale
+    record = {
+        "epsilon": eps_sel,
+        "epsilon_spent": float_at_least(spent),
+        "delta": delta,
+        "noise_scale": [scale.numerator, scale.denominator],
+        "threshold": tau,
+        "max_groups": g,
+    }
+    return tuple(chosen), record
+
+
+def _candidate_keys(cols: list[np.ndarray]) -> tuple[np.ndarray, list[Any]]:
+    """Codes of the keys present among ``cols`` (data-dependent: used only for selection)."""
+    codes_per: list[np.ndarray] = []
+    uniq_per: list[list[Any]] = []
+    for c in cols:
+        u, inv = np.unique(c.astype(object) if c.dtype.kind == "O" else c, return_inverse=True)
+        codes_per.append(inv.ravel().astype(np.int64))
+        uniq_per.append([x.item() if isinstance(x, np.generic) else x for x in u])
+    if len(cols) == 1:
+        return codes_per[0], uniq_per[0]
+    stacked = np.stack(codes_per)
+    uniq, inv = np.unique(stacked, axis=1, return_inverse=True)
+    keys = [
+        tuple(uniq_per[j][int(uniq[j, i])] for j in range(len(cols))) for i in range(uniq.shape[1])
+    ]
+    return inv.ravel().astype(np.int64), keys
+
+
+# ---------------------------------------------------------------------- columns
+def _codes(ids: np.ndarray) -> np.ndarray:
+    if ids.dtype.kind in "iu":
+        return ids.astype(np.int64, copy=False)
+    _, inv = np.unique(ids, return_inverse=True)
+    out: np.ndarray = inv.ravel().astype(np.int64)
+    return out
+
+
+def _is_table(data: Any) -> bool:
+    return isinstance(data, Mapping) or hasattr(data, "columns")
+
+
+def _schema(data: Any) -> list[str]:
+    if isinstance(data, Mapping):
+        return [str(k) for k in data]
+    return [str(c) for c in data.columns]
+
+
+def _check_name(data: Any, name: Any, param: str) -> str:
+    """Check ``name`` against the table's schema (no value is read)."""
+    if not isinstance(name, str):
+        raise InvalidTypeError(
+            f"The '{param}' parameter must name a column of the table (a str). "
+            f"Got {type(name).__name__} instead."
+        )
+    if name not in _schema(data):
+        raise InvalidParameterError(
+            f"The '{param}' parameter names a column the table does not have: {name!r}."
+        )
+    return name
+
+
+def _fetch(data: Any, name: str) -> Any:
+    if hasattr(data, "get_column"):  # polars
+        return data.get_column(name)
+    return data[name]
+
+
+def _named(data: Any, name: Any, param: str) -> Any:
+    return _fetch(data, _check_name(data, name, param))
+
+
+class _Lazy:
+    """A table column named but not read yet."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+
+def _read(data: Any, col: Any) -> Any:
+    return _fetch(data, col.name) if isinstance(col, _Lazy) else col
+
+
+def _value_column(data: Any, column: Any, table: bool) -> Any:
+    if table:
+        if column is None:
+            raise InvalidParameterError("With a table, 'column' must name the value column.")
+        return _Lazy(_check_name(data, column, "column"))
+    if column is not None:
+        raise InvalidParameterError(
+            "The 'column' parameter names a column of a table; the data is a single column."
+        )
+    return data
+
+
+def _by_columns(data: Any, by: Any, table: bool) -> tuple[list[str], list[Any]]:
+    if by is None:
+        return [], []
+    if table:
+        names = [by] if isinstance(by, str) else list(by) if isinstance(by, Sequence) else [by]
+        if not names:
+            raise InvalidParameterError("The 'by' parameter must name at least one column.")
+        if len(set(map(str, names))) != len(names):
+            raise InvalidParameterError("The 'by' parameter names a column twice.")
+        return [_check_name(data, n, "by") for n in names], [_Lazy(n) for n in names]
+    if isinstance(by, str):
+        raise InvalidTypeError(
+            "The 'by' parameter names a column, but the data is a single column: pass a "
+            "table (DataFrame or mapping), or 'by' as a key array."
+        )
+    if isinstance(by, tuple):
+        return [f"by_{i}" for i in range(len(by))], list(by)
+    return ["by"], [by]
+
+
+def _unit_column(data: Any, unit: Any, table: bool) -> tuple[str | None, Any]:
+    if unit is None:
+        return None, None
+    if table:
+        return _check_name(data, unit, "privacy_unit"), _Lazy(str(unit))
+    if isinstance(unit, str):
+        raise InvalidTypeError(
+            "The 'privacy_unit' parameter names a column, but the data is a single column: "
+            "pass a table, or the person ids as an array."
+        )
+    return "privacy_unit", unit

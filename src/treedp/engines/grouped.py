@@ -1,0 +1,394 @@
+"""Grouped counting: one row of bin counts per public key, additive like :class:`BinCounts`.
+
+A record with value ``v`` and key ``k`` adds one to ``counts[i, j]`` where ``i`` is the
+position of ``k`` in the public key list and ``j`` the bin of ``v`` (the bin rule of
+:mod:`treedp.engines.base`). A record whose key is not in the list is dropped (counted in
+:attr:`GroupedCounts.dropped`, never released); so is, under ``nan="drop"``, a record whose
+value or key is missing (under ``nan="error"`` a missing value or key raises
+:class:`~treedp.exceptions.DataError`, whose message holds no count).
+
+The counts of the parts of a table (chunks, partitions) add up to the counts of the whole:
+an engine computes :func:`count_grouped_codes` per part and sums. Contribution bounding
+(:mod:`treedp.privacy.contribution`) is a separate step run before counting.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from treedp.domain import Bins
+from treedp.engines.base import BinCounts, NanPolicy
+from treedp.engines.local import datetime_ticks
+from treedp.exceptions import DataError, InvalidParameterError, InvalidTypeError
+
+__all__ = [
+    "GroupedCounts",
+    "bin_index",
+    "check_keys",
+    "column_array",
+    "count_grouped",
+    "count_grouped_codes",
+    "encode_keys",
+    "missing_mask",
+]
+
+Key = Any
+
+#: Rows per chunk of the element-wise passes (cache-sized), and the largest public integer key
+#: range mapped through a lookup table.
+_CHUNK = 1 << 18
+_TABLE_MAX = 1 << 22
+
+
+@dataclass(frozen=True, eq=False)
+class GroupedCounts:
+    """Bin counts per public key and the number of records left out.
+
+    Attributes
+    ----------
+    keys : tuple
+        The public keys, in order (scalars for one ``by`` column, tuples for several).
+    counts : ndarray of int64, shape (G, B)
+        ``counts[i]`` are the bin counts of the records with key ``keys[i]`` (read-only).
+    dropped : int
+        Records not counted (key not in the list, missing value or key under
+        ``nan="drop"``); never released.
+    """
+
+    keys: tuple[Key, ...]
+    counts: np.ndarray
+    dropped: int = 0
+
+    def __post_init__(self) -> None:
+        counts = self.counts
+        if not isinstance(counts, np.ndarray) or counts.dtype.kind not in "iu":
+            raise InvalidTypeError("The 'counts' field must be a numpy array of integers.")
+        if counts.ndim != 2 or counts.shape[0] != len(self.keys) or counts.shape[1] < 1:
+            raise InvalidParameterError(
+                "The 'counts' field must have one row per key and at least one bin."
+            )
+        if (counts < 0).any():
+            raise InvalidParameterError("The 'counts' field must not hold negative counts.")
+        if isinstance(self.dropped, bool) or not isinstance(self.dropped, int | np.integer):
+            raise InvalidTypeError("The 'dropped' field must be an int.")
+        if self.dropped < 0:
+            raise InvalidParameterError("The 'dropped' field must not be negative.")
+        out = counts.astype(np.int64, copy=True)
+        out.setflags(write=False)
+        object.__setattr__(self, "counts", out)
+        object.__setattr__(self, "keys", tuple(self.keys))
+        object.__setattr__(self, "dropped", int(self.dropped))
+
+    @classmethod
+    def zero(cls, keys: Sequence[Key], n_bins: int) -> GroupedCounts:
+        """The counts of an empty table (the neutral element of ``+``)."""
+        return cls(tuple(keys), np.zeros((len(keys), n_bins), dtype=np.int64), 0)
+
+    @property
+    def n_bins(self) -> int:
+        """The number of bins ``B``."""
+        return int(self.counts.shape[1])
+
+    def __len__(self) -> int:
+        return len(self.keys)
+
+    def __add__(self, other: object) -> GroupedCounts:
+        if not isinstance(other, GroupedCounts):
+            return NotImplemented
+        if other.keys != self.keys or other.counts.shape != self.counts.shape:
+            raise InvalidParameterError(
+                "Grouped counts over different keys or bins cannot be added."
+            )
+        return GroupedCounts(self.keys, self.counts + other.counts, self.dropped + other.dropped)
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, GroupedCounts):
+            return NotImplemented
+        return (
+            self.keys == other.keys
+            and self.dropped == other.dropped
+            and np.array_equal(self.counts, other.counts)
+        )
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __getitem__(self, key: Key) -> BinCounts:
+        """The bin counts of one key (``dropped`` is 0: it belongs to no key)."""
+        try:
+            i = self.keys.index(key)
+        except ValueError:
+            raise InvalidParameterError("That key is not one of the public keys.") from None
+        return BinCounts(self.counts[i].copy(), 0)
+
+    @staticmethod
+    def sum(parts: Iterable[GroupedCounts]) -> GroupedCounts:
+        """Add partial counts (at least one part)."""
+        it = iter(parts)
+        try:
+            total = next(it)
+        except StopIteration:
+            raise InvalidParameterError("GroupedCounts.sum needs at least one part.") from None
+        for part in it:
+            total = total + part
+        return total
+
+
+# ---------------------------------------------------------------------- keys
+def _is_null(x: Any) -> bool:
+    if x is None:
+        return True
+    try:
+        return bool(x != x)  # NaN, NaT
+    except (TypeError, ValueError):
+        return False
+
+
+def _scalar(x: Any, name: str) -> Any:
+    if isinstance(x, np.generic):
+        x = x.item()
+    if _is_null(x):
+        raise InvalidParameterError(
+            f"The '{name}' parameter holds a null key (None or NaN): public keys must be "
+            "actual values (records with a missing key follow the 'nan' policy)."
+        )
+    if not isinstance(x, str | int | float | bool):
+        raise InvalidTypeError(
+            f"The '{name}' parameter must hold str, int, float or bool keys. "
+            f"Got {type(x).__name__} instead."
+        )
+    return x
+
+
+def check_keys(keys: Any, n_by: int, name: str = "keys") -> tuple[Key, ...]:
+    """The public keys as a tuple of Python scalars (one ``by``) or tuples (several).
+
+    Raises
+    ------
+    InvalidTypeError, InvalidParameterError
+        If ``keys`` is not a non-empty sequence of unique, non-null keys of the right arity.
+    """
+    if isinstance(keys, str | bytes) or not isinstance(keys, Sequence | np.ndarray):
+        raise InvalidTypeError(
+            f"The '{name}' parameter must be a list of public keys. "
+            f"Got {type(keys).__name__} instead."
+        )
+    out: list[Key] = []
+    for k in keys:
+        if n_by == 1:
+            if isinstance(k, tuple) and len(k) == 1:
+                k = k[0]
+            out.append(_scalar(k, name))
+        else:
+            if not isinstance(k, tuple | list) or len(k) != n_by:
+                raise InvalidParameterError(
+                    f"With {n_by} 'by' columns each key must be a tuple of {n_by} values."
+                )
+            out.append(tuple(_scalar(v, name) for v in k))
+    if not out:
+        raise InvalidParameterError(f"The '{name}' parameter must hold at least one key.")
+    if len(set(out)) != len(out):
+        raise InvalidParameterError(f"The '{name}' parameter must hold unique keys.")
+    return tuple(out)
+
+
+def column_array(column: Any, name: str) -> np.ndarray:
+    """A 1-D numpy array (object for strings with nulls) of a key or person-id column."""
+    if hasattr(column, "to_numpy") and not isinstance(column, np.ndarray):
+        arr = np.asarray(column.to_numpy())
+    else:
+        if isinstance(column, str | bytes) or np.isscalar(column):
+            raise InvalidTypeError(f"The '{name}' column must be a 1-D array-like.")
+        arr = np.asarray(column)
+    if arr.ndim != 1:
+        raise InvalidTypeError(f"The '{name}' column must be one-dimensional.")
+    return arr
+
+
+def missing_mask(arr: np.ndarray) -> np.ndarray:
+    """True where a key or id is missing (None, NaN, NaT)."""
+    out: np.ndarray
+    if arr.dtype.kind == "f":
+        out = np.isnan(arr)
+        return out
+    if arr.dtype.kind in "mM":
+        out = np.isnat(arr)
+        return out
+    if arr.dtype.kind == "O":
+        return np.fromiter((_is_null(x) for x in arr), dtype=bool, count=arr.size)
+    return np.zeros(arr.size, dtype=bool)
+
+
+def _codes_for(arr: np.ndarray, values: Sequence[Any]) -> np.ndarray:
+    """Index of each entry of ``arr`` in ``values`` (-1 if absent); ``arr`` has no nulls."""
+    index = {v: i for i, v in enumerate(values)}
+    if arr.size == 0:
+        return np.zeros(0, dtype=np.int64)
+    if arr.dtype.kind in "iuf" and all(type(v) in (int, float) for v in values):
+        public = np.asarray(values)
+        if public.dtype.kind == "i" and arr.dtype.kind in "iu":
+            low, high = int(public.min()), int(public.max())
+            if high - low < _TABLE_MAX:  # integers over a small public range: a lookup table
+                table = np.full(high - low + 1, -1, dtype=np.int64)
+                table[public - low] = np.arange(public.size)
+                out = np.full(arr.size, -1, dtype=np.int64)
+                for start in range(0, arr.size, _CHUNK):
+                    part = arr[start : start + _CHUNK]
+                    inside = (part >= low) & (part <= high)
+                    pos = np.where(inside, part, low).astype(np.int64) - low
+                    out[start : start + _CHUNK] = np.where(inside, table[pos], -1)
+                return out
+        if public.dtype.kind in "if":  # numbers: a binary search in the sorted public keys
+            order = np.argsort(public, kind="stable")
+            ordered = public[order]
+            at = np.minimum(np.searchsorted(ordered, arr), ordered.size - 1)
+            found: np.ndarray = np.where(ordered[at] == arr, order[at], -1).astype(np.int64)
+            return found
+    try:
+        uniq, inverse = np.unique(arr, return_inverse=True)
+    except TypeError:  # unorderable mixed objects: map one by one
+        return np.fromiter((index.get(_py(x), -1) for x in arr), dtype=np.int64, count=arr.size)
+    lookup = np.fromiter((index.get(_py(u), -1) for u in uniq), dtype=np.int64, count=uniq.size)
+    mapped: np.ndarray = lookup[inverse.ravel()]
+    return mapped
+
+
+def _py(x: Any) -> Any:
+    return x.item() if isinstance(x, np.generic) else x
+
+
+def encode_keys(
+    columns: Sequence[np.ndarray], keys: tuple[Key, ...], nan: NanPolicy = "error"
+) -> np.ndarray:
+    """The position of each record's key in ``keys``: ``-1`` when not in the list or missing.
+
+    Raises
+    ------
+    DataError
+        On a missing key under ``nan="error"`` (the message names no count).
+    """
+    n_by = len(columns)
+    missing = np.zeros(columns[0].size, dtype=bool)
+    for col in columns:
+        missing |= missing_mask(col)
+    if missing.any() and nan == "error":
+        raise DataError(
+            "A 'by' column contains missing keys (None/NaN). Pass nan='drop' to leave those "
+            "records out, or clean the column first."
+        )
+    ok = ~missing
+    if n_by == 1:
+        codes = np.full(columns[0].size, -1, dtype=np.int64)
+        codes[ok] = _codes_for(columns[0][ok], keys)
+        return codes
+    combo = np.zeros(int(ok.sum()), dtype=np.int64)
+    radix = 1
+    per_col: list[list[Any]] = []
+    for j, col in enumerate(columns):
+        values = list(dict.fromkeys(k[j] for k in keys))
+        per_col.append(values)
+        c = _codes_for(col[ok], values)
+        combo = np.where((combo < 0) | (c < 0), -1, combo + c * radix)
+        radix *= len(values)
+    lookup: dict[int, int] = {}
+    for i, k in enumerate(keys):
+        code, r = 0, 1
+        for j, v in enumerate(k):
+            code += per_col[j].index(v) * r
+            r *= len(per_col[j])
+        lookup[code] = i
+    uniq, inverse = np.unique(combo, return_inverse=True)
+    table = np.fromiter((lookup.get(int(u), -1) for u in uniq), dtype=np.int64, count=uniq.size)
+    codes = np.full(columns[0].size, -1, dtype=np.int64)
+    codes[ok] = table[inverse.ravel()]
+    return codes
+
+
+# ---------------------------------------------------------------------- bins
+def bin_index(values: np.ndarray, bins: Bins, nan: NanPolicy = "error") -> np.ndarray:
+    """The bin of each value (the bin rule), ``-1`` for a missing value under ``nan="drop"``.
+
+    Raises
+    ------
+    InvalidTypeError
+        If the dtype does not fit the bins.
+    DataError
+        On a missing value under ``nan="error"``.
+    """
+    if bins.datetime_unit is not None:
+        if values.dtype.kind != "M":
+            raise InvalidTypeError("The value column must hold datetimes for datetime bins.")
+        bad = np.isnat(values)
+        axis = np.zeros(values.size, dtype=np.int64)
+        axis[~bad] = datetime_ticks(values[~bad], bins.datetime_unit)
+    else:
+        if values.dtype.kind not in "iuf":
+            raise InvalidTypeError(
+                f"The value column must hold numbers. Got dtype {values.dtype} instead."
+            )
+        axis = values.astype(np.float64, copy=False)
+        bad = np.isnan(axis)
+    if bad.any() and nan == "error":
+        raise DataError(
+            "The value column contains missing values (NaN/NaT). Pass nan='drop' to leave "
+            "them out, or clean the column first."
+        )
+    idx = _locate(axis, bins)
+    idx[bad] = -1
+    return idx
+
+
+def _locate(axis: np.ndarray, bins: Bins) -> np.ndarray:
+    """The bin of each (non-missing) axis value; arithmetic for equal-width bins, corrected
+    against the edges themselves (as ``engines.local`` counts), else a binary search."""
+    edges = bins.edges
+    inv = bins._inv_width
+    if not (bins.equal_width and inv > 0.0) or axis.dtype.kind != "f":
+        out: np.ndarray = np.searchsorted(edges[1:-1], axis, side="right").astype(np.int64)
+        return out
+    n_bins = int(edges.size - 1)
+    lo = float(edges[0])
+    idx = np.empty(axis.size, dtype=np.int64)
+    with np.errstate(all="ignore"):  # extreme values overflow to ±inf: clipped below
+        for start in range(0, axis.size, _CHUNK):
+            x = axis[start : start + _CHUNK]
+            t = (x - lo) * inv
+            np.clip(t, 0.0, n_bins - 0.5, out=t)
+            t[np.isnan(t)] = 0.0  # missing values: marked by the caller
+            part = t.astype(np.int64)
+            part -= (x < edges[part]) & (part > 0)
+            part += (x >= edges[part + 1]) & (part < n_bins - 1)
+            idx[start : start + _CHUNK] = part
+    return idx
+
+
+def count_grouped_codes(
+    bin_idx: np.ndarray, codes: np.ndarray, keys: tuple[Key, ...], n_bins: int
+) -> GroupedCounts:
+    """Count records given their bin (``-1``: dropped) and key position (``-1``: dropped).
+
+    One ``bincount`` over ``code·B + bin``: the per-chunk kernel of every engine.
+    """
+    ok = (bin_idx >= 0) & (codes >= 0)
+    flat = codes[ok] * n_bins + bin_idx[ok]
+    g = len(keys)
+    counts = np.bincount(flat, minlength=g * n_bins).reshape(g, n_bins)
+    return GroupedCounts(keys, counts, int(ok.size - int(ok.sum())))
+
+
+def count_grouped(
+    values: np.ndarray,
+    by: Sequence[np.ndarray],
+    keys: tuple[Key, ...],
+    bins: Bins,
+    nan: NanPolicy = "error",
+) -> GroupedCounts:
+    """Count ``values`` per public key of the ``by`` columns (numpy arrays of equal length)."""
+    if any(col.size != values.size for col in by):
+        raise InvalidParameterError("The value and 'by' columns must have the same length.")
+    return count_grouped_codes(
+        bin_index(values, bins, nan), encode_keys(by, keys, nan), keys, bins.n_bins
+    )

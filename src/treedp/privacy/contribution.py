@@ -1,0 +1,325 @@
+"""Per-person contribution bounds: the privacy unit, its bounds, their sensitivity, and sampling.
+
+Without a privacy unit, one row is one person (``max_contributions = 1``). With a
+``privacy_unit`` column (a person id), each person may own many rows; the bounds
+
+* ``max_contributions`` ``m``: rows kept per person overall,
+* ``max_groups`` ``g``: groups (keys of a group-by) a person may contribute to,
+* ``max_contributions_per_group`` ``c``: rows kept per person within one group,
+
+are enforced by :func:`bound_contributions`, which drops the rows beyond them by uniform
+random sampling per person. The bounding is a *separable* step: it needs only the person and
+group code of each row and a random source, so an engine (a DataFrame library, Spark, Dask)
+can run the same rule before counting.
+
+Sensitivity
+-----------
+Unset bounds take the values implied by the others: ``c = m`` and ``g = m`` when not given,
+``m = g·c`` when not given, and then ``c ← min(c, m)``, ``g ← min(g, m)``. After bounding, one
+person owns ``r_j <= c`` rows in each of at most ``g`` groups ``j``, with ``Σ_j r_j <= m``.
+
+Take any released vector that counts each row in exactly one entry per group (a level of a
+tree over the bins, the histogram): within group ``j`` adding the person changes that group's
+vector by ``r_j`` in L1 (every row adds one to one entry), and at most ``r_j`` in L2 (all rows
+in one entry). Concatenating the vectors of all groups:
+
+* ``add_remove`` (add or remove one person with all their rows):
+  ``L1 = max Σ_j r_j = min(m, g·c)`` and ``L2² = max Σ_j r_j² = q·c² + s²`` with
+  ``q = min(g, ⌊m/c⌋)`` full groups and ``s = m − q·c`` rows left for one more group when
+  ``q < g`` (else ``s = 0``): squares are maximised by filling groups to ``c`` first.
+  Per group alone the L1 is ``min(c, m)``; across groups it is the sum over at most ``g``.
+* ``replace`` (one person's rows replaced by another person's bounded rows, the number of
+  persons fixed but every group's size private): a removal and an addition, so
+  ``L1 = 2·min(m, g·c)`` and ``L2 = √2 · L2(add_remove)``.
+
+Every bound is attained (a person with ``m`` rows spread ``c`` per group over ``g`` groups, all
+in one bin), so the figures are exact, not loose; ``tests/engines/test_grouped.py`` checks them
+by brute force.
+
+Why sampling keeps this: the kept rows of each person depend only on that person's rows and on
+fresh randomness drawn for them; coupling the randomness of the other persons, neighbouring
+datasets give bounded datasets that differ by one person's kept rows, which obey the bounds.
+The mechanism's output is a mixture over the coupling of outputs each within the guarantee, so
+it is within the guarantee too.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from treedp.exceptions import InvalidParameterError, InvalidTypeError
+from treedp.noise import RandomSource
+from treedp.noise.rng import words
+
+__all__ = ["ContributionBounds", "bound_contributions", "check_bound"]
+
+
+def check_bound(value: Any, name: str) -> int | None:
+    """A contribution bound: None or a positive int (bools and floats refused)."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | np.integer):
+        raise InvalidTypeError(
+            f"The '{name}' parameter must be a positive int. "
+            f"Got {type(value).__name__} {value!r} instead."
+        )
+    if value < 1:
+        raise InvalidParameterError(
+            f"The '{name}' parameter must be a positive int (>= 1). Got {value!r} instead."
+        )
+    return int(value)
+
+
+@dataclass(frozen=True)
+class ContributionBounds:
+    """The privacy unit and the per-person bounds, with the sensitivity they imply.
+
+    Attributes
+    ----------
+    unit : str or None
+        The name of the person-id column; None when one row is one person.
+    max_contributions : int
+        ``m``: rows kept per person overall (1 without a unit).
+    max_groups : int
+        ``g``: groups a person contributes to (``<= m``).
+    max_contributions_per_group : int
+        ``c``: rows kept per person and group (``<= m``).
+
+    Notes
+    -----
+    Build with :meth:`from_parameters`, which fills unset bounds as the module docstring says.
+    """
+
+    unit: str | None
+    max_contributions: int
+    max_groups: int
+    max_contributions_per_group: int
+
+    @classmethod
+    def from_parameters(
+        cls,
+        unit: str | None,
+        max_contributions: Any = None,
+        max_groups: Any = None,
+        max_contributions_per_group: Any = None,
+        *,
+        grouped: bool = True,
+    ) -> ContributionBounds:
+        """Validate the bounds (no data is read) and fill the unset ones.
+
+        Raises
+        ------
+        InvalidTypeError, InvalidParameterError
+            For a bound that is not a positive int, bounds without a unit, a unit without
+            enough bounds, or group bounds without a group-by.
+        """
+        m = check_bound(max_contributions, "max_contributions")
+        g = check_bound(max_groups, "max_groups")
+        c = check_bound(max_contributions_per_group, "max_contributions_per_group")
+        if unit is None:
+            if (m, g, c) != (None, None, None):
+                raise InvalidParameterError(
+                    "Contribution bounds need a 'privacy_unit' (the person-id column): without "
+                    "one, each row is one person and contributes once."
+                )
+            return cls(None, 1, 1, 1)
+        if not grouped and (g is not None or c is not None):
+            raise InvalidParameterError(
+                "The 'max_groups' and 'max_contributions_per_group' parameters bound a "
+                "group-by release; without 'by' give 'max_contributions' only."
+            )
+        if m is None and (g is None or c is None):
+            raise InvalidParameterError(
+                "With a 'privacy_unit', give 'max_contributions', or both 'max_groups' and "
+                "'max_contributions_per_group' (rows kept per person are bounded either way)."
+            )
+        if m is None:
+            assert g is not None and c is not None
+            m = g * c
+        c = m if c is None else min(c, m)
+        g = m if g is None else min(g, m)
+        return cls(unit, m, g, c)
+
+    @property
+    def l1(self) -> int:
+        """L1 change of one released vector (all groups) when one person is added or removed."""
+        return min(self.max_contributions, self.max_groups * self.max_contributions_per_group)
+
+    @property
+    def l2(self) -> float:
+        """L2 change of one released vector (all groups) when one person is added or removed."""
+        m, g, c = self.max_contributions, self.max_groups, self.max_contributions_per_group
+        q = min(g, m // c)
+        s = m - q * c if q < g else 0
+        return math.sqrt(q * c * c + min(s, c) ** 2)
+
+    @property
+    def per_group_l1(self) -> int:
+        """L1 change of one group's vector alone: ``min(c, m)``."""
+        return min(self.max_contributions_per_group, self.max_contributions)
+
+    def sensitivity(self, neighbours: str) -> tuple[int, float]:
+        """``(L1, L2)`` of one released vector over all groups under ``neighbours``."""
+        if neighbours == "replace":
+            return 2 * self.l1, math.sqrt(2.0) * self.l2
+        return self.l1, self.l2
+
+    def describe(self) -> dict[str, Any]:
+        """The privacy unit and bounds as plain data."""
+        return {
+            "unit": self.unit,
+            "max_contributions": self.max_contributions,
+            "max_groups": self.max_groups,
+            "max_contributions_per_group": self.max_contributions_per_group,
+        }
+
+    @property
+    def unit_label(self) -> str:
+        """``"record"`` (one row is one person) or ``"person:<column>"``."""
+        return "record" if self.unit is None else f"person:{self.unit}"
+
+
+def _rank_in_runs(change: np.ndarray) -> np.ndarray:
+    """Position of each sorted row within its run; ``change[i]`` marks the start of a run."""
+    n = change.size
+    starts = np.flatnonzero(change)
+    run = np.cumsum(change) - 1
+    rank: np.ndarray = np.arange(n) - starts[run]
+    return rank
+
+
+def _starts(*sorted_keys: np.ndarray) -> np.ndarray:
+    n = sorted_keys[0].size
+    change = np.zeros(n, dtype=bool)
+    if n:
+        change[0] = True
+        for k in sorted_keys:
+            change[1:] |= k[1:] != k[:-1]
+    return change
+
+
+def _priorities(source: RandomSource, n: int) -> np.ndarray:
+    return words(source, 64, n) if n else np.zeros(0, dtype=np.uint64)
+
+
+#: Fewest random bits packed next to the codes in one int64 sort key; below, a lexsort is used.
+MIN_RANDOM_BITS = 24
+
+
+def _order(
+    codes: list[tuple[np.ndarray, int]], source: RandomSource | None, n_rows: int
+) -> np.ndarray:
+    """Sort order by the codes (each ``< bound``), then by a random priority (if ``source``).
+
+    The codes and ``b`` random bits are packed into one int64 key and sorted stably (one sort
+    instead of a lexsort over three columns). The number of bits per code comes from public
+    bounds and the number of rows only, so the path taken does not depend on the values.
+    Rows of one run whose ``b`` random bits tie (probability below ``r²·2^-b`` for a run of
+    ``r`` rows) keep their input order: this depends on the person's own rows only. With
+    fewer than ``MIN_RANDOM_BITS`` bits left, a lexsort with 64-bit priorities is used.
+    """
+    n = codes[0][0].size
+    widths = [max(1, int(bound - 1).bit_length()) for _, bound in codes]
+    rand_bits = 62 - sum(widths) if source is not None else 0
+    if source is not None and rand_bits < MIN_RANDOM_BITS:
+        cols = [c for c, _ in codes]
+        return np.lexsort((_priorities(source, n), *reversed(cols)))
+    key = np.zeros(n, dtype=np.int64)
+    for (c, _), w in zip(codes, widths, strict=True):
+        key <<= w
+        key |= c.astype(np.int64, copy=False)
+    if source is not None:
+        key <<= rand_bits
+        key |= (_priorities(source, n) >> np.uint64(64 - rand_bits)).astype(np.int64)
+    order: np.ndarray = np.argsort(key, kind="stable")
+    return order
+
+
+def bound_contributions(
+    person: np.ndarray,
+    group: np.ndarray | None,
+    bounds: ContributionBounds,
+    source: RandomSource,
+    n_groups: int | None = None,
+) -> np.ndarray:
+    """Indices (sorted) of the rows kept under ``bounds``, sampled uniformly per person.
+
+    Parameters
+    ----------
+    person : ndarray of int
+        A code per row identifying its person (any integers; equal codes, same person).
+    group : ndarray of int, optional
+        A code per row identifying its group (None: one group).
+    bounds : ContributionBounds
+        The bounds; steps that cannot bind (decided from the bounds alone) are skipped.
+    source : RandomSource
+        Randomness for the priorities (operating-system randomness by default upstream;
+        seeded only through :class:`treedp.InsecureSeededSource`).
+    n_groups : int, optional
+        The public number of groups when ``group`` holds codes in ``[0, n_groups)`` (they are
+        then used as they are, and fewer bits go to them in the sort key).
+
+    Returns
+    -------
+    ndarray of intp
+        The kept rows, in increasing order.
+
+    Notes
+    -----
+    Three vectorised steps, each a sort by (person[, group], random priority) and a rank within
+    the runs: keep ``c`` random rows per (person, group); keep ``g`` random groups per person
+    (one random priority per (person, group) pair); keep ``m`` random rows per person. Each
+    step depends on a person's own rows and fresh randomness only.
+    """
+    m, g, c = bounds.max_contributions, bounds.max_groups, bounds.max_contributions_per_group
+    p = _dense(np.asarray(person))
+    n = p.size
+    keep = np.arange(n)
+    if group is not None:
+        gr = np.asarray(group) if n_groups is not None else _dense(np.asarray(group))
+        n_g = n if n_groups is None else n_groups
+        sorted_rows: np.ndarray | None = None  # kept rows in (person, group) order
+        if c < m:
+            order = _order([(p, n), (gr, n_g)], source, n)
+            sorted_rows = order[_rank_in_runs(_starts(p[order], gr[order])) < c]
+        if g < m:
+            if sorted_rows is None:
+                sorted_rows = _order([(p, n), (gr, n_g)], None, n)
+            ps, gs = p[sorted_rows], gr[sorted_rows]
+            pair_start = _starts(ps, gs)
+            pair_id = np.cumsum(pair_start) - 1
+            pair_person = ps[pair_start]
+            porder = _order([(pair_person, n)], source, n)
+            prank = np.empty(pair_person.size, dtype=np.int64)
+            prank[porder] = _rank_in_runs(_starts(pair_person[porder]))
+            sorted_rows = sorted_rows[prank[pair_id] < g]
+        if sorted_rows is not None:
+            keep = np.sort(sorted_rows)
+            p = p[keep]
+    ran_both = group is not None and c < m and g < m
+    if not (ran_both and g * c <= m):  # else steps 1 and 2 already keep at most g·c <= m
+        order = _order([(p, n)], source, n)
+        ok = np.empty(p.size, dtype=bool)
+        ok[order] = _rank_in_runs(_starts(p[order])) < m
+        keep = keep[ok]
+    return keep
+
+
+def _dense(codes: np.ndarray) -> np.ndarray:
+    """Codes in ``[0, n)`` (``n`` the number of rows): equal inputs, equal codes (always the
+    same path, whatever the ids, so the time taken does not depend on their values)."""
+    n = codes.size
+    dense = np.empty(n, dtype=np.int64)
+    if n == 0:
+        return dense
+    order = np.argsort(codes)  # equal ids get equal codes whatever their order among them
+    ordered = codes[order]
+    change = np.empty(n, dtype=bool)
+    change[0] = True
+    change[1:] = ordered[1:] != ordered[:-1]
+    dense[order] = np.cumsum(change) - 1
+    return dense

@@ -1,0 +1,455 @@
+"""A grouped release: one tree per public key, released in one call under one guarantee.
+
+Every key's tree uses the same public bins, the same mechanism (one plan) and noise of the same
+scale; :class:`GroupedRelease` gives per-key :class:`~treedp.release.Release` objects
+(``gr[key]``: every query), tidy answers across keys, and one file on disk.
+
+The guarantee is stated once, for the privacy unit (:attr:`GroupedRelease.guarantee`,
+:meth:`GroupedRelease.spend`). Each per-key ``Release`` carries the record-level mechanism it
+was noised with, at ``epsilon / Δ`` where ``Δ`` is the contribution factor (the L1 change of
+all groups' level vectors together when one person is added or removed, see
+:mod:`treedp.privacy.contribution`): the person-level loss is ``Δ`` times its loss.
+
+File layout (``format: "treedp.grouped_release"``, version 1): a zip holding ``grouped.json``
+— an envelope ``{format, format_version, checksum, payload}`` whose checksum is the SHA-256 of
+the canonical payload ``{metadata, keys, common, arrays}`` — and one ``level_<l>.npy`` per tree
+level, shape ``(G, nodes_l)``, little-endian signed integers, each listed in ``arrays`` with
+its dtype, shape and SHA-256. Written atomically.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import zipfile
+from collections.abc import Iterator
+from pathlib import Path
+from typing import IO, Any
+
+import numpy as np
+
+from treedp._atomic import atomic_write
+from treedp.exceptions import InvalidParameterError, ReleaseFormatError, TreeDPError
+from treedp.privacy.contribution import ContributionBounds
+from treedp.privacy.measures import ApproxDP, PureDP
+from treedp.privacy.spend import SpendRecord
+from treedp.release import queries
+from treedp.release.record import Release
+
+__all__ = ["GroupedRelease", "load_grouped_release"]
+
+FORMAT_NAME = "treedp.grouped_release"
+FORMAT_VERSION = 1
+_MEMBER = "grouped.json"
+_INT_TYPES = (np.int8, np.int16, np.int32, np.int64)
+
+
+class GroupedRelease:
+    """Released distributions of one column per public key, under one person-level guarantee.
+
+    Attributes
+    ----------
+    keys : tuple
+        The public keys (given, or privately selected), in order.
+    by : tuple of str
+        The names of the ``by`` columns.
+    bounds : ContributionBounds
+        The privacy unit and the per-person bounds (one row = one person when ``unit`` is None).
+    neighbours : {"add_remove", "replace"}
+        Add/remove one person, or replace one person's rows by another's.
+    epsilon : float
+        The total budget.
+    guarantee : PureDP or ApproxDP
+        What the whole grouped release satisfies for the privacy unit (ApproxDP when the keys
+        were selected privately).
+    selection : dict or None
+        How the keys were selected privately (epsilon, delta, noise scale, threshold), or None
+        when the keys were public.
+    """
+
+    def __init__(
+        self,
+        *,
+        keys: tuple[Any, ...],
+        by: tuple[str, ...],
+        releases: list[Release],
+        bounds: ContributionBounds,
+        neighbours: str,
+        epsilon: float,
+        guarantee: PureDP | ApproxDP,
+        selection: dict[str, Any] | None = None,
+    ) -> None:
+        if len(keys) != len(releases):
+            raise InvalidParameterError("A grouped release needs one release per key.")
+        fields = {
+            "keys": tuple(keys),
+            "by": tuple(by),
+            "_releases": dict(zip(keys, releases, strict=True)),
+            "bounds": bounds,
+            "neighbours": neighbours,
+            "epsilon": float(epsilon),
+            "guarantee": guarantee,
+            "selection": None if selection is None else dict(selection),
+        }
+        for name, value in fields.items():
+            object.__setattr__(self, name, value)
+
+    keys: tuple[Any, ...]
+    by: tuple[str, ...]
+    _releases: dict[Any, Release]
+    bounds: ContributionBounds
+    neighbours: str
+    epsilon: float
+    guarantee: PureDP | ApproxDP
+    selection: dict[str, Any] | None
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise AttributeError(f"A GroupedRelease is frozen: cannot set '{name}'.")
+
+    # ------------------------------------------------------------------ access
+    def __len__(self) -> int:
+        return len(self.keys)
+
+    def __iter__(self) -> Iterator[Any]:
+        return iter(self.keys)
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._releases
+
+    def __getitem__(self, key: Any) -> Release:
+        """The release of one key: every query of :class:`~treedp.release.Release`."""
+        if isinstance(key, list):
+            key = tuple(key)
+        try:
+            return self._releases[key]
+        except (KeyError, TypeError):
+            raise InvalidParameterError("That key is not one of the released keys.") from None
+
+    def items(self) -> Iterator[tuple[Any, Release]]:
+        """``(key, release)`` pairs in key order."""
+        return iter(self._releases.items())
+
+    @property
+    def unit(self) -> str:
+        """The privacy unit: ``"record"`` (one row is one person) or ``"person:<column>"``."""
+        return self.bounds.unit_label
+
+    @property
+    def seeded(self) -> bool:
+        """True when the noise (or sampling) came from a seeded, not publishable, source."""
+        return any(r.seeded for r in self._releases.values())
+
+    @property
+    def contribution_factor(self) -> int:
+        """``Δ``: the L1 change of a level vector over all groups for one neighbour step."""
+        return self.bounds.sensitivity(self.neighbours)[0]
+
+    # ------------------------------------------------------------------ queries across keys
+    def quantile(self, q: Any) -> dict[Any, Any]:
+        """``q``-quantiles per key: ``{key: answer}`` shaped like ``q``.
+
+        On integer bins the answer is the integer whose released (consistent) CDF is nearest
+        ``q·n̂`` (ties: the smaller), the reading that minimises the rank error on discrete
+        data; otherwise it is :meth:`Release.quantile` (interpolating inside the bin).
+        """
+        qa = queries.check_q(q)
+        return {k: _quantile(r, qa) for k, r in self._releases.items()}
+
+    def cdf(self, x: Any) -> dict[Any, Any]:
+        """``{key: release.cdf(x)}``."""
+        return {k: r.cdf(x) for k, r in self._releases.items()}
+
+    def range_count(self, a: Any, b: Any) -> dict[Any, Any]:
+        """``{key: release.range_count(a, b)}``."""
+        return {k: r.range_count(a, b) for k, r in self._releases.items()}
+
+    def n(self) -> dict[Any, float]:
+        """The estimated number of (kept) records per key."""
+        return {k: r.n for k, r in self._releases.items()}
+
+    def table(self, q: Any) -> dict[str, list[Any]]:
+        """A tidy table of quantiles: columns ``key`` (or one per ``by``), ``q``, ``value``."""
+        qs = np.atleast_1d(queries.check_q(q)).ravel()
+        answers = self.quantile(qs)
+        cols: dict[str, list[Any]] = {name: [] for name in self.by}
+        cols["q"], cols["value"] = [], []
+        for key, values in answers.items():
+            parts = key if len(self.by) > 1 else (key,)
+            for qq, v in zip(qs, np.atleast_1d(values), strict=True):
+                for name, part in zip(self.by, parts, strict=True):
+                    cols[name].append(part)
+                cols["q"].append(float(qq))
+                cols["value"].append(v.item() if isinstance(v, np.generic) else v)
+        return cols
+
+    def to_frame(self, q: Any) -> Any:
+        """:meth:`table` as a pandas DataFrame (needs pandas)."""
+        try:
+            import pandas as pd
+        except ImportError:  # pragma: no cover - pandas is in the test extra
+            from treedp.exceptions import MissingDependencyError
+
+            raise MissingDependencyError(
+                "GroupedRelease.to_frame needs pandas: pip install pandas"
+            ) from None
+        return pd.DataFrame(self.table(q))
+
+    # ------------------------------------------------------------------ contract
+    def spend(self) -> SpendRecord:
+        """The spend of the whole grouped release, for the privacy unit."""
+        first = next(iter(self._releases.values()))
+        return SpendRecord(
+            mechanism=f"grouped_{first.mechanism.name}",
+            measure=self.guarantee,
+            neighbours=self.neighbours,
+            unit=self.unit,
+            parameters={
+                "keys": len(self.keys),
+                "epsilon": self.epsilon,
+                "n_bins": first.bins.n_bins,
+                "contribution_factor": self.contribution_factor,
+                **self.bounds.describe(),
+                "selection": self.selection,
+            },
+        )
+
+    def metadata(self) -> dict[str, Any]:
+        """The grouped contract as plain data (what the file stores besides the trees)."""
+        g = self.guarantee
+        return {
+            "by": list(self.by),
+            "bounds": self.bounds.describe(),
+            "neighbours": self.neighbours,
+            "epsilon": self.epsilon,
+            "guarantee": {
+                "kind": "approx" if isinstance(g, ApproxDP) else "pure",
+                "epsilon": g.epsilon,
+                "delta": g.delta if isinstance(g, ApproxDP) else 0.0,
+            },
+            "unit": self.unit,
+            "selection": self.selection,
+        }
+
+    def __repr__(self) -> str:
+        seeded = ", SEEDED (not for publication)" if self.seeded else ""
+        unit = "one row is one person" if self.bounds.unit is None else self.unit
+        return (
+            f"GroupedRelease(by={list(self.by)}, keys={len(self.keys)}, epsilon={self.epsilon}, "
+            f"unit={unit!r}, neighbours={self.neighbours!r}{seeded})"
+        )
+
+    # ------------------------------------------------------------------ files
+    def save(self, path: str | Path | IO[bytes]) -> None:
+        """Write the grouped release as one checksummed zip, atomically when ``path`` is a
+        path (either the whole file is written or nothing is)."""
+        if isinstance(path, str | Path):
+            atomic_write(Path(path), self._write)
+        else:
+            self._write(path)
+
+    def _write(self, handle: IO[bytes]) -> None:
+        first = next(iter(self._releases.values()))
+        n_levels = len(first.noisy_levels)
+        arrays = [
+            _smallest(np.stack([r.noisy_levels[lv] for r in self._releases.values()]))
+            for lv in range(n_levels)
+        ]
+        manifest = [
+            {
+                "name": f"level_{i}.npy",
+                "dtype": a.dtype.str,
+                "shape": list(a.shape),
+                "sha256": hashlib.sha256(np.ascontiguousarray(a).data).hexdigest(),
+            }
+            for i, a in enumerate(arrays)
+        ]
+        common = first.metadata()
+        common["bins"] = first.bins.to_dict()
+        payload = {
+            "metadata": self.metadata(),
+            "keys": [list(k) if isinstance(k, tuple) else k for k in self.keys],
+            "common": common,
+            "arrays": manifest,
+        }
+        document = {
+            "format": FORMAT_NAME,
+            "format_version": FORMAT_VERSION,
+            "checksum": _checksum(payload),
+            "payload": payload,
+        }
+        with zipfile.ZipFile(handle, "w", compression=zipfile.ZIP_STORED, allowZip64=True) as zf:
+            zf.writestr(_MEMBER, json.dumps(document, separators=(",", ":")))
+            for entry, arr in zip(manifest, arrays, strict=True):
+                with zf.open(str(entry["name"]), "w", force_zip64=True) as member:
+                    np.lib.format.write_array(member, arr, allow_pickle=False)
+
+
+def _quantile(release: Release, qa: np.ndarray) -> Any:
+    if not release.bins.discrete:
+        return release.quantile(qa)
+    mono = release.consistent_counts
+    n_hat = float(mono[-1])
+    cdf = mono[1:]  # cdf[j] = estimated count of values <= edges[j] (integer domain)
+    target = np.atleast_1d(qa).astype(np.float64) * n_hat
+    k = np.clip(np.searchsorted(cdf, target, side="left"), 0, cdf.size - 1)
+    below = np.maximum(k - 1, 0)
+    pick = np.where(np.abs(cdf[below] - target) <= np.abs(cdf[k] - target), below, k)
+    out = np.where(n_hat > 0, release.bins.edges[pick], np.nan).reshape(np.shape(qa))
+    return queries.to_output(release.bins, out)
+
+
+def _smallest(arr: np.ndarray) -> np.ndarray:
+    low, high = (int(arr.min()), int(arr.max())) if arr.size else (0, 0)
+    for kind in _INT_TYPES:
+        info = np.iinfo(kind)
+        if info.min <= low and high <= info.max:
+            return arr.astype(np.dtype(kind).newbyteorder("<"))
+    raise AssertionError("unreachable")  # pragma: no cover
+
+
+def _checksum(payload: dict[str, Any]) -> str:
+    canonical = json.dumps(payload, sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+
+
+def is_grouped_file(path: str | Path) -> bool:
+    """Whether ``path`` is a grouped release file (a zip holding ``grouped.json``)."""
+    try:
+        with zipfile.ZipFile(path) as zf:
+            return _MEMBER in zf.namelist()
+    except (OSError, zipfile.BadZipFile):
+        return False
+
+
+def load_grouped_release(path: str | Path | IO[bytes]) -> GroupedRelease:
+    """Read a grouped release written by :meth:`GroupedRelease.save`, validating it fully.
+
+    Raises
+    ------
+    ReleaseFormatError
+        If the file is missing, corrupt, not a grouped release, from a newer version, fails a
+        checksum, or its contents are inconsistent.
+    """
+    label = f"'{path}'" if isinstance(path, str | Path) else "the grouped release file"
+    try:
+        with zipfile.ZipFile(path) as zf:
+            try:
+                document = json.loads(zf.read(_MEMBER).decode("utf-8"))
+            except KeyError:
+                raise ReleaseFormatError(f"{label} is not a treedp grouped release.") from None
+            return _from_document(zf, document, label)
+    except ReleaseFormatError:
+        raise
+    except FileNotFoundError:
+        raise ReleaseFormatError(f"No release file at {label}.") from None
+    except (zipfile.BadZipFile, OSError, ValueError, EOFError) as exc:
+        raise ReleaseFormatError(
+            f"{label} is not a readable zip: corrupt or truncated ({type(exc).__name__})."
+        ) from None
+
+
+def _from_document(zf: zipfile.ZipFile, document: Any, label: str) -> GroupedRelease:
+    from treedp.release.format import _build
+
+    if not isinstance(document, dict) or document.get("format") != FORMAT_NAME:
+        raise ReleaseFormatError(f"{label} is not a treedp grouped release.")
+    version = document.get("format_version")
+    if not isinstance(version, int) or isinstance(version, bool) or version < 1:
+        raise ReleaseFormatError(f"{label} has an invalid format version.")
+    if version > FORMAT_VERSION:
+        raise ReleaseFormatError(
+            f"{label} uses grouped format version {version}, newer than this treedp reads "
+            f"(<= {FORMAT_VERSION}); upgrade treedp."
+        )
+    payload = document.get("payload")
+    if not isinstance(payload, dict) or document.get("checksum") != _checksum(payload):
+        raise ReleaseFormatError(f"{label} failed its checksum: the file is corrupt.")
+    try:
+        meta = payload["metadata"]
+        by = tuple(str(b) for b in meta["by"])
+        keys = tuple(tuple(k) if isinstance(k, list) else k for k in payload["keys"])
+        if len(set(keys)) != len(keys) or not keys:
+            raise ReleaseFormatError("the keys are not unique")
+        manifest = payload["arrays"]
+        if not isinstance(manifest, list) or [e.get("name") for e in manifest] != [
+            f"level_{i}.npy" for i in range(len(manifest))
+        ]:
+            raise ReleaseFormatError("the arrays are not the tree levels")
+        levels = [_read_2d(zf, e, len(keys)) for e in manifest]
+        common = payload["common"]
+        first = _build(common, [lv[0].astype(np.int64) for lv in levels])
+        releases = [first]
+        for i in range(1, len(keys)):
+            releases.append(
+                Release(
+                    bins=first.bins,
+                    mechanism=first.mechanism,
+                    noisy_levels=[lv[i].astype(np.int64) for lv in levels],
+                    estimator=first.estimator,
+                    randomness=first.randomness,
+                    library_version=first.library_version,
+                    postprocess=first.postprocess,
+                    integer=first.integer,
+                )
+            )
+        b = meta["bounds"]
+        bounds = ContributionBounds(
+            b["unit"], b["max_contributions"], b["max_groups"], b["max_contributions_per_group"]
+        )
+        g = meta["guarantee"]
+        guarantee: PureDP | ApproxDP = (
+            ApproxDP(g["epsilon"], g["delta"]) if g["kind"] == "approx" else PureDP(g["epsilon"])
+        )
+        neighbours = meta["neighbours"]
+        if neighbours not in ("add_remove", "replace"):
+            raise ReleaseFormatError("unknown neighbour relation")
+        factor = bounds.sensitivity(neighbours)[0]
+        stated = float(first.mechanism.epsilon_spent()) * factor
+        if stated > guarantee.epsilon * (1 + 1e-9):
+            raise ReleaseFormatError("the stated guarantee does not match the noise scales")
+        return GroupedRelease(
+            keys=keys,
+            by=by,
+            releases=releases,
+            bounds=bounds,
+            neighbours=neighbours,
+            epsilon=float(meta["epsilon"]),
+            guarantee=guarantee,
+            selection=meta["selection"],
+        )
+    except ReleaseFormatError as exc:
+        raise ReleaseFormatError(f"{label} holds an inconsistent grouped release: {exc}") from None
+    except (TreeDPError, KeyError, TypeError, ValueError, IndexError, AttributeError) as exc:
+        raise ReleaseFormatError(
+            f"{label} holds an inconsistent grouped release ({type(exc).__name__})."
+        ) from None
+
+
+def _read_2d(zf: zipfile.ZipFile, entry: Any, n_keys: int) -> np.ndarray:
+    """One level array, its header checked against the manifest before its data is read."""
+    allowed = {np.dtype(t).newbyteorder("<").str for t in _INT_TYPES}
+    if not isinstance(entry, dict) or entry.get("dtype") not in allowed:
+        raise ReleaseFormatError("an array does not hold little-endian signed integers")
+    shape = entry.get("shape")
+    if not isinstance(shape, list) or len(shape) != 2 or shape[0] != n_keys:
+        raise ReleaseFormatError("an array does not have one row per key")
+    fmt = np.lib.format
+    with zf.open(str(entry["name"])) as member:
+        version = fmt.read_magic(member)
+        if version == (1, 0):
+            header = fmt.read_array_header_1_0(member)
+        elif version == (2, 0):
+            header = fmt.read_array_header_2_0(member)
+        else:
+            raise ReleaseFormatError("an array is not a valid .npy file")
+        stored_shape, fortran, dtype = header
+        if dtype.str != entry["dtype"] or list(stored_shape) != shape or fortran:
+            raise ReleaseFormatError("an array's type or shape differs from the metadata")
+        nbytes = int(shape[0]) * int(shape[1]) * dtype.itemsize
+        data = member.read(nbytes)
+        if len(data) != nbytes or member.read(1):
+            raise ReleaseFormatError("an array's data does not match its header")
+    arr = np.frombuffer(data, dtype=dtype).reshape(shape)
+    if hashlib.sha256(np.ascontiguousarray(arr).data).hexdigest() != entry.get("sha256"):
+        raise ReleaseFormatError("an array failed its checksum")
+    return arr

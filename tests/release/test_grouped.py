@@ -1,0 +1,420 @@
+"""Grouped releases: one tree per public key, the person-level contract, files, bad input."""
+
+from __future__ import annotations
+
+import io
+import math
+import zipfile
+from fractions import Fraction
+
+import numpy as np
+import pandas as pd
+import polars as pl
+import pytest
+
+import treedp
+from tests.stats import TEST_SEED
+from treedp import InsecureSeededSource
+from treedp.api_grouped import selection_threshold
+from treedp.exceptions import (
+    DataError,
+    InvalidParameterError,
+    InvalidTypeError,
+    ReleaseFormatError,
+)
+from treedp.privacy import ApproxDP, PureDP
+
+
+def _data(n=3000, seed=TEST_SEED):
+    rng = np.random.default_rng(seed)
+    return {
+        "age": rng.integers(17, 91, n),
+        "state": rng.choice(["CA", "NY", "TX", "WA"], n),
+        "person": rng.integers(0, n // 3, n),
+    }
+
+
+OPTS = {"bounds": (17, 90), "bins": "integers", "epsilon": 1.0}
+
+
+def test_one_tree_per_public_key_and_absent_keys_are_released() -> None:
+    d = _data()
+    keys = ["CA", "NY", "ZZ"]
+    gr = treedp.release_cdf(
+        d["age"], by=d["state"], keys=keys, rng=InsecureSeededSource(TEST_SEED), **OPTS
+    )
+    assert isinstance(gr, treedp.GroupedRelease)
+    assert list(gr) == keys and len(gr) == 3 and "ZZ" in gr and "TX" not in gr
+    assert gr.seeded and "SEEDED" in repr(gr)
+    assert gr.unit == "record" and gr.bounds.max_contributions == 1
+    assert "one row is one person" in repr(gr)
+    # one plan: every key shares the mechanism, so the same shape and scales
+    mechs = {id(gr[k].mechanism) for k in gr}
+    assert len(mechs) == 1
+    for k in keys:
+        rel = gr[k]
+        assert isinstance(rel, treedp.Release)
+        for fn in (rel.cdf(50), rel.range_count(20, 60), rel.median(), rel.histogram()):
+            assert fn is not None
+    # the absent key is noise around 0; a present key around its true count
+    assert abs(gr["ZZ"].n) < 200
+    assert abs(gr["CA"].n - (d["state"] == "CA").sum()) < 200
+    with pytest.raises(InvalidParameterError):
+        gr["TX"]
+
+
+def test_the_output_does_not_depend_on_which_keys_are_present() -> None:
+    """Same seed, data with and without key 'NY': same keys, shapes and metadata."""
+    d = _data()
+    no_ny = d["state"] != "NY"
+    a = treedp.release_cdf(
+        d["age"], by=d["state"], keys=["CA", "NY"], rng=InsecureSeededSource(1), **OPTS
+    )
+    b = treedp.release_cdf(
+        d["age"][no_ny],
+        by=d["state"][no_ny],
+        keys=["CA", "NY"],
+        rng=InsecureSeededSource(1),
+        **OPTS,
+    )
+    assert a.keys == b.keys and a.metadata() == b.metadata()
+    for k in a:
+        assert [lv.shape for lv in a[k].noisy_levels] == [lv.shape for lv in b[k].noisy_levels]
+    # with the same noise, CA's trees are identical (its records are the same)
+    assert all(
+        np.array_equal(x, y)
+        for x, y in zip(a["CA"].noisy_levels, b["CA"].noisy_levels, strict=True)
+    )
+
+
+@pytest.mark.parametrize(
+    ("m", "g", "c", "factor"), [(3, None, None, 3), (4, 2, 1, 2), (5, 2, 2, 4)]
+)
+def test_noise_is_scaled_by_the_contribution_factor(m, g, c, factor) -> None:
+    d = _data()
+    gr = treedp.release_cdf(
+        d,
+        column="age",
+        by="state",
+        keys=["CA", "NY"],
+        privacy_unit="person",
+        max_contributions=m,
+        max_groups=g,
+        max_contributions_per_group=c,
+        rng=InsecureSeededSource(2),
+        **OPTS,
+    )
+    assert gr.contribution_factor == factor
+    mech = gr["CA"].mechanism
+    spent = factor * mech.epsilon_spent()
+    assert spent <= Fraction(1.0)
+    assert isinstance(gr.guarantee, PureDP) and gr.guarantee.epsilon <= 1.0
+    assert gr.guarantee.epsilon > 0.999
+    # every level's scale is at least Δ / ε_l for the person-level budgets Δ·ε'_l
+    for s, e in zip(mech.scales, mech.block_epsilons, strict=True):
+        assert s is not None and float(s) >= 1 / e * (1 - 1e-12)
+    rec = gr.spend()
+    assert rec.unit == "person:person" and rec.measure == gr.guarantee
+    assert rec.parameters["contribution_factor"] == factor
+
+
+def test_replace_doubles_the_factor() -> None:
+    d = _data()
+    gr = treedp.release_cdf(
+        d,
+        column="age",
+        by="state",
+        keys=["CA"],
+        privacy_unit="person",
+        max_contributions=2,
+        neighbours="replace",
+        rng=InsecureSeededSource(3),
+        **OPTS,
+    )
+    assert gr.contribution_factor == 4 and gr.neighbours == "replace"
+
+
+def test_dataframes_and_arrays_agree() -> None:
+    d = _data()
+    keys = ["CA", "NY", "TX", "WA"]
+    common = dict(keys=keys, privacy_unit="person", max_contributions=2, **OPTS)
+    out = []
+    for table in (d, pd.DataFrame(d), pl.DataFrame(d)):
+        gr = treedp.release_cdf(
+            table, column="age", by="state", rng=InsecureSeededSource(4), **common
+        )
+        out.append(gr)
+    arr = treedp.release_grouped(
+        d["age"],
+        by=d["state"],
+        keys=keys,
+        privacy_unit=d["person"],
+        max_contributions=2,
+        rng=InsecureSeededSource(4),
+        **OPTS,
+    )
+    out.append(arr)
+    for gr in out[1:]:
+        for k in keys:
+            for x, y in zip(gr[k].noisy_levels, out[0][k].noisy_levels, strict=True):
+                assert np.array_equal(x, y)
+
+
+def test_several_by_columns_and_tuple_keys_round_trip(tmp_path) -> None:
+    d = _data()
+    d["sex"] = np.where(d["person"] % 2 == 0, "F", "M")
+    keys = [("CA", "F"), ("CA", "M"), ("NY", "F")]
+    gr = treedp.release_cdf(
+        pd.DataFrame(d),
+        column="age",
+        by=["state", "sex"],
+        keys=keys,
+        rng=InsecureSeededSource(5),
+        **OPTS,
+    )
+    assert gr.keys == tuple(keys) and gr.by == ("state", "sex")
+    path = tmp_path / "g.tdp"
+    gr.save(path)
+    back = treedp.load_grouped_release(path)
+    assert back.keys == gr.keys and back.guarantee == gr.guarantee
+    for k in keys:
+        for x, y in zip(gr[k].noisy_levels, back[k].noisy_levels, strict=True):
+            assert np.array_equal(x, y)
+    table = back.table([0.5])
+    assert table["state"] == ["CA", "CA", "NY"] and table["sex"] == ["F", "M", "F"]
+    frame = back.to_frame([0.25, 0.75])
+    assert list(frame.columns) == ["state", "sex", "q", "value"] and len(frame) == 6
+
+
+def test_file_is_checksummed_and_validated(tmp_path) -> None:
+    d = _data()
+    gr = treedp.release_cdf(
+        d["age"], by=d["state"], keys=["CA", "NY"], rng=InsecureSeededSource(6), **OPTS
+    )
+    buf = io.BytesIO()
+    gr.save(buf)
+    raw = buf.getvalue()
+    back = treedp.load_grouped_release(io.BytesIO(raw))
+    assert back.quantile(0.5) == gr.quantile(0.5)
+    # tamper with one noisy count: the array checksum fails
+    out = io.BytesIO()
+    with zipfile.ZipFile(io.BytesIO(raw)) as zin, zipfile.ZipFile(out, "w") as zout:
+        for item in zin.infolist():
+            data = zin.read(item.filename)
+            if item.filename == "level_1.npy":
+                data = data[:-1] + bytes([data[-1] ^ 1])
+            zout.writestr(item, data)
+    with pytest.raises(ReleaseFormatError):
+        treedp.load_grouped_release(io.BytesIO(out.getvalue()))
+    with pytest.raises(ReleaseFormatError):
+        treedp.load_grouped_release(io.BytesIO(raw[:100]))
+    with pytest.raises(ReleaseFormatError):
+        treedp.load_grouped_release(tmp_path / "missing.tdp")
+    plain = tmp_path / "plain.tdp"
+    gr["CA"].save(plain)
+    with pytest.raises(ReleaseFormatError):
+        treedp.load_grouped_release(plain)
+
+
+def test_discrete_quantile_reads_the_nearest_integer() -> None:
+    """At a huge epsilon the reading equals the exact nearest-rank integer."""
+    rng = np.random.default_rng(TEST_SEED + 7)
+    ages = rng.integers(17, 91, 5000)
+    gr = treedp.release_cdf(
+        ages,
+        by=np.zeros(5000, dtype=int),
+        keys=[0],
+        bounds=(17, 90),
+        bins="integers",
+        epsilon=50.0,
+        rng=InsecureSeededSource(7),
+    )
+    qs = np.linspace(0.01, 0.99, 99)
+    est = gr.quantile(qs)[0]
+    grid = np.arange(17, 91)
+    cdf = np.searchsorted(np.sort(ages), grid, side="right")
+    for q, x in zip(qs, est, strict=True):
+        best = np.abs(cdf - q * ages.size).min()
+        got = abs(cdf[int(x) - 17] - q * ages.size)
+        assert got <= best + 2.0  # noise at epsilon=50 is a few counts at most
+
+
+def test_private_key_selection() -> None:
+    rng = np.random.default_rng(TEST_SEED + 8)
+    n = 4000
+    state = np.where(rng.uniform(size=n) < 0.5, "big", "other")
+    state[:3] = "rare"  # one person's three rows: never selected at delta = 1e-9
+    person = np.arange(n)
+    person[:3] = 0
+    d = {"age": rng.integers(17, 91, n), "state": state, "person": person}
+    gr = treedp.release_cdf(
+        d,
+        column="age",
+        by="state",
+        privacy_unit="person",
+        max_contributions=3,
+        delta=1e-9,
+        rng=InsecureSeededSource(8),
+        **OPTS,
+    )
+    assert set(gr.keys) == {"big", "other"}
+    assert isinstance(gr.guarantee, ApproxDP) and gr.guarantee.delta == 1e-9
+    assert gr.guarantee.epsilon <= 1.0
+    sel = gr.selection
+    assert sel is not None and sel["threshold"] >= 2
+
+
+@pytest.mark.parametrize("g", [1, 3])
+@pytest.mark.parametrize("delta", [1e-5, 1e-9])
+def test_selection_threshold_is_the_smallest_meeting_delta(g, delta) -> None:
+    scale = Fraction(2 * g)
+    eps = 0.5
+    tau = selection_threshold(scale, g, eps, delta)
+    p = math.exp(-1 / float(scale))
+
+    def delta_of(t):
+        return math.exp(eps) * g * p ** (t - 1) / (1 + p)
+
+    assert delta_of(tau) <= delta
+    assert tau == 2 or delta_of(tau - 1) > delta
+
+
+class _Untouchable(dict):
+    """A table whose values must not be read (only its schema)."""
+
+    def __getitem__(self, key):
+        raise AssertionError("data read before the parameters were checked")
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "error"),
+    [
+        (dict(by="nope", keys=["a"]), InvalidParameterError),
+        (dict(by="s", keys=["a"], privacy_unit="nope", max_contributions=1), InvalidParameterError),
+        (dict(by="s", keys=["a", None]), InvalidParameterError),
+        (dict(by="s", keys=["a", "a"]), InvalidParameterError),
+        (dict(by="s", keys=["a"], privacy_unit="p", max_contributions=0), InvalidParameterError),
+        (dict(by="s", keys=["a"], privacy_unit="p", max_contributions=1.5), InvalidTypeError),
+        (
+            dict(by="s", keys=["a"], privacy_unit="p", max_groups=-1, max_contributions=2),
+            InvalidParameterError,
+        ),
+        (dict(by="s", keys=["a"], max_contributions=2), InvalidParameterError),
+        (dict(by="s"), InvalidParameterError),
+        (dict(by="s", keys=["a"], delta=1e-6), InvalidParameterError),
+        (dict(by="s", keys=["a"], n=5), InvalidParameterError),
+        (dict(by="s", keys="a"), InvalidTypeError),
+    ],
+)
+def test_bad_input_is_refused_before_data_is_read(kwargs, error) -> None:
+    table = _Untouchable(v=[1], s=["a"], p=[1])
+    with pytest.raises(error) as exc:
+        treedp.release_cdf(table, column="v", epsilon=1.0, bounds=(0, 10), bins=4, **kwargs)
+    message = str(exc.value)
+    assert "1 row" not in message and "[1]" not in message  # names parameters, not data
+
+
+def test_missing_keys_and_ids_follow_the_nan_policy() -> None:
+    d = {
+        "v": np.array([1.0, 2.0, 3.0]),
+        "s": np.array(["a", None, "a"], dtype=object),
+        "p": np.array([1, 2, 3]),
+    }
+    with pytest.raises(DataError):
+        treedp.release_cdf(d, column="v", by="s", keys=["a"], epsilon=1.0, bounds=(0, 4), bins=4)
+    gr = treedp.release_cdf(
+        d,
+        column="v",
+        by="s",
+        keys=["a"],
+        nan="drop",
+        epsilon=1.0,
+        bounds=(0, 4),
+        bins=4,
+        rng=InsecureSeededSource(9),
+    )
+    assert list(gr) == ["a"]
+    d2 = dict(d, s=np.array(["a", "a", "a"]), p=np.array([1.0, np.nan, 2.0]))
+    with pytest.raises(DataError):
+        treedp.release_cdf(
+            d2,
+            column="v",
+            by="s",
+            keys=["a"],
+            privacy_unit="p",
+            max_contributions=1,
+            epsilon=1.0,
+            bounds=(0, 4),
+            bins=4,
+        )
+
+
+def test_privacy_unit_without_by_is_one_group() -> None:
+    d = _data()
+    gr = treedp.release_cdf(
+        d,
+        column="age",
+        privacy_unit="person",
+        max_contributions=2,
+        rng=InsecureSeededSource(10),
+        **OPTS,
+    )
+    assert gr.keys == ((),) and gr.contribution_factor == 2
+    assert gr[()].n > 0
+
+
+def test_cli_release_and_query_grouped(tmp_path, capsys) -> None:
+    import csv
+    import json
+
+    from treedp.cli import main
+
+    d = _data(600)
+    data = tmp_path / "d.csv"
+    with data.open("w", newline="") as handle:
+        w = csv.writer(handle)
+        w.writerow(["age", "state", "person_id"])
+        w.writerows(zip(d["age"], d["state"], d["person"], strict=True))
+    keys = tmp_path / "keys.txt"
+    keys.write_text("CA\nNY\nZZ\n")
+    out = tmp_path / "g.tdp"
+    argv = ["release", str(data), "--column", "age", "--by", "state", "--keys", str(keys)]
+    argv += ["--privacy-unit", "person_id", "--max-contributions", "3", "--bounds", "17", "90"]
+    argv += ["--bins", "integers", "--epsilon", "1", "--insecure-seed", "1", "--out", str(out)]
+    assert main(argv) == 0
+    assert "3 groups" in capsys.readouterr().out
+    assert main(["query", str(out), "--quantiles", "0.5", "0.9"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0] == "state,query,argument,value" and len(lines) == 1 + 6 + 1
+    assert main(["query", str(out), "--cdf", "40", "--key", "NY", "--format", "json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["seeded"] and doc["unit"] == "person:person_id"
+    assert [r["state"] for r in doc["rows"]] == ["NY"]
+    assert main(["query", str(out), "--cdf", "40", "--key", "TX"]) != 0
+    assert main(["query", str(out), "--info"]) == 0
+
+
+def test_grouped_release_charges_the_accountant_before_any_randomness() -> None:
+    class Counting:
+        seeded = True
+
+        def __init__(self) -> None:
+            self.calls = 0
+
+        def random_bytes(self, n: int) -> bytes:
+            self.calls += 1
+            return bytes(n)
+
+        def describe(self) -> dict[str, object]:
+            return {"source": "counting", "seeded": True}
+
+    acct = treedp.Accountant(treedp.PureDP(1.5))
+    values = np.array([1.0, 2.0, 3.0, 4.0])
+    keys = np.array(["a", "b", "a", "b"])
+    args = {"by": keys, "keys": ["a", "b"], "bounds": (0, 5), "bins": 5}
+    treedp.release_cdf(values, epsilon=1.0, accountant=acct, **args)
+    assert float(acct.spent.epsilon) == pytest.approx(1.0)
+    source = Counting()
+    with pytest.raises(treedp.BudgetExceededError):
+        treedp.release_cdf(values, epsilon=1.0, accountant=acct, rng=source, **args)
+    assert source.calls == 0  # refused before any noise or sampling
