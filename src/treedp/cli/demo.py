@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import argparse
+import os
+import tempfile
 from typing import Any
 
 import numpy as np
@@ -17,6 +19,7 @@ def register(sub: Any) -> None:
     """Add the ``demo`` subcommand to the parser's subcommands."""
     demo = sub.add_parser("demo", help="release three columns of the UCI Adult census data")
     demo.add_argument("--epsilon", type=float, default=1.0, help="budget per column")
+    demo.add_argument("--report", help="where to write the age column's HTML report page")
     demo.set_defaults(run=run)
 
 
@@ -36,9 +39,11 @@ def run(args: argparse.Namespace) -> None:
         "that one release.\n"
     )
     header = "  ".join(f"q={q:<5g}" for q in qs)
+    released: dict[str, Any] = {}
     for column, setup in setups.items():
         values = data[column]
         release = treedp.release_cdf(values, epsilon=args.epsilon, **setup)
+        released[column] = release
         private = np.atleast_1d(release.quantile(qs))
         exact = np.quantile(values, qs, method="inverted_cdf")
         shape = list(release.branching) if release.branching else "flat histogram"
@@ -51,3 +56,17 @@ def run(args: argparse.Namespace) -> None:
             f"(exact {int((values <= np.median(values)).sum())}), "
             f"estimated n: {release.n:.0f}\n"
         )
+    _write_report(released["age"], args.report)
+
+
+def _write_report(release: treedp.Release, path: str | None) -> None:
+    """Write the age column's report page (no further privacy cost) and print where it is."""
+    from treedp.report import write_report
+
+    target = path or os.path.join(tempfile.gettempdir(), "treedp-adult-age-report.html")
+    try:
+        write_report(release, target, title="UCI Adult census: age (treedp demo)")
+    except treedp.MissingDependencyError as exc:
+        print(f"(no report page: {exc})")
+        return
+    print(f"Report page for the age column: {os.path.abspath(target)}")
