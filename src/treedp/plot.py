@@ -716,7 +716,7 @@ def figure_svg(fig: Figure, *, title: str, description: str, ident: str) -> str:
         'preserveAspectRatio="xMidYMid meet"',
         1,
     )
-    body = text[match.end() :]
+    body = re.sub(r"<metadata>.*?</metadata>", "", text[match.end() :], count=1, flags=re.S)
     head = (
         f'<title id="{ident}-title">{escape(title)}</title>'
         f'<desc id="{ident}-desc">{escape(description)}</desc>'

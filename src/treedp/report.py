@@ -142,7 +142,7 @@ def _guarantee_rows(release: Release) -> list[tuple[str, str]]:
 def _release_rows(release: Release) -> list[tuple[str, str]]:
     bins = release.bins
     edges = release.edges
-    kind = "datetime" if bins.is_datetime else ("integers" if bins.discrete else "numeric")
+    kind = "datetime" if bins.is_datetime else ("integer" if bins.discrete else "numeric")
     kind_col = "datetime" if bins.is_datetime else "numeric"
     hi = edges[-1] - 1 if bins.discrete else edges[-1]
     span = f"[{_fmt(edges[0])}, {_fmt(hi)}]" if bins.discrete else f"[{edges[0]}, {edges[-1]})"
@@ -242,12 +242,14 @@ def _figure(
     description: str,
     figsize: tuple[float, float] = (6.4, 3.6),
 ) -> str:
-    from treedp.plot import figure_svg, plot_release
+    from treedp.plot import figure_svg, plot_release, require_matplotlib
 
-    fig, _ = plot_release(
-        release, kind=kind, level=level, quantiles=tuple(qs), rng=rng, figsize=figsize
-    )
-    svg = figure_svg(fig, title=caption, description=description, ident=ident)
+    # larger type than matplotlib's default, so the figure stays legible at 400 px wide
+    with require_matplotlib().rc_context({"font.size": 12}):
+        fig, _ = plot_release(
+            release, kind=kind, level=level, quantiles=tuple(qs), rng=rng, figsize=figsize
+        )
+        svg = figure_svg(fig, title=caption, description=description, ident=ident)
     return (
         f"<figure>{svg}<figcaption>{escape(caption)}. {escape(description)}</figcaption></figure>"
     )
@@ -256,7 +258,9 @@ def _figure(
 def _describe_numbers(release: Release) -> tuple[str, str]:
     q = np.atleast_1d(release.quantile(np.array([0.1, 0.5, 0.9])))
     median = f"estimated median {_fmt(q[1])}, 10% and 90% quantiles {_fmt(q[0])} and {_fmt(q[2])}"
-    span = f"{_fmt(release.edges[0])} to {_fmt(release.edges[-1])}"
+    edges = release.edges
+    hi = edges[-1] - 1 if release.bins.discrete else edges[-1]
+    span = f"{_fmt(edges[0])} to {_fmt(hi)}"
     return median, span
 
 
