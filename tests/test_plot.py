@@ -265,3 +265,15 @@ def test_band_covers_the_whole_cdf(method: str) -> None:
         misses += not ok
     bound = stats.binom.isf(ALPHA, reps, 1 - level)
     assert misses <= bound
+
+
+def test_many_bins_stay_light() -> None:
+    """5000 bins: the curve is drawn at <= 2001 public edges, the histogram in <= 100 bars, and
+    the band falls back to the Bonferroni union bound (no simulation over 5001 prefixes)."""
+    x = np.random.default_rng(TEST_SEED).integers(0, 5000, 2000)
+    r = treedp.release_cdf(x, epsilon=1.0, bounds=(0, 4999), bins="integers", rng=_seed())
+    _, axes = plot_release(r, kind=("cdf", "histogram"), truth=x)
+    lines = axes["cdf"].get_lines()
+    assert all(ln.get_xdata().size <= 2001 for ln in lines) and len(lines) == 2
+    assert "bonferroni" in _labels(axes["cdf"])[1]
+    assert sum(isinstance(p, Rectangle) for p in axes["histogram"].patches) == 100

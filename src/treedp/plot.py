@@ -41,6 +41,8 @@ KINDS = ("cdf", "histogram", "quantiles")
 DEFAULT_QUANTILES = (0.1, 0.25, 0.5, 0.75, 0.9)
 #: Band calibration by simulation when ``(B + 1) · simulations`` is at most this (about a second).
 _SIMULATION_BUDGET = 2**22
+#: At most this many points on a drawn CDF curve.
+_MAX_LINE_POINTS = 2001
 
 
 def require_matplotlib() -> Any:
@@ -262,9 +264,11 @@ def _draw_cdf(
 ) -> None:
     scale = _scale(release, proportion)
     n_bins = release.bins.n_bins
-    all_m = np.arange(n_bins + 1)
+    # every edge up to _MAX_LINE_POINTS, else an evenly spaced public subset (a monotone curve
+    # looks the same at any screen resolution, and the SVG stays small)
+    all_m = _band_index(n_bins, _MAX_LINE_POINTS)
     pos = _prefix_positions(release, all_m)
-    fit = np.asarray(release._counts(None), dtype=np.float64) * scale
+    fit = np.asarray(release._counts(None), dtype=np.float64)[all_m] * scale
     step = "steps-post" if release.bins.discrete else "default"
     (line,) = ax.plot(
         pos, fit, drawstyle=step, color=color, label=label or "private CDF estimate", zorder=3
@@ -283,7 +287,7 @@ def _draw_cdf(
         zorder=2,
     )
     if reference is not None:
-        ref = _exact_prefix(release, reference)
+        ref = _exact_prefix(release, reference)[all_m]
         ref_scale = 1.0 / ref[-1] if proportion and ref[-1] > 0 else 1.0
         ax.plot(
             pos,
@@ -295,7 +299,7 @@ def _draw_cdf(
             zorder=4,
         )
     if truth is not None:
-        exact = _exact_prefix(release, truth)
+        exact = _exact_prefix(release, truth)[all_m]
         ax.plot(
             pos,
             exact * scale,
