@@ -17,13 +17,13 @@ import sys
 from collections.abc import Sequence
 
 import treedp
-from treedp.cli import budget, demo, median, plan, query, release
+from treedp.cli import budget, demo, median, plan, query, release, report
 from treedp.cli._common import Parser, UsageError, translate
 
 __all__ = ["COMMANDS", "main"]
 
 #: The subcommands, in the order ``treedp --help`` lists them.
-COMMANDS = (release, query, plan, median, demo, budget)
+COMMANDS = (release, query, plan, median, report, budget, demo)
 
 
 def _build_parser() -> Parser:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import os
 import tempfile
 from fractions import Fraction
 from pathlib import Path
@@ -43,19 +44,22 @@ def register(sub: Any) -> None:
         help="keep the budget in this ledger file (dataset 'adult'); default: a temporary file. "
         "A second run on the same ledger finds the budget spent and is refused.",
     )
+    demo.add_argument("--report", help="where to write the age column's HTML report page")
     demo.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> None:
     """Run ``treedp demo`` with the parsed arguments."""
     if args.ledger is not None:
-        _demo(args.epsilon, Path(args.ledger))
-        return
-    with tempfile.TemporaryDirectory(prefix="treedp-demo-") as tmp:
-        _demo(args.epsilon, Path(tmp) / "adult-budget.db")
+        released = _demo(args.epsilon, Path(args.ledger))
+    else:
+        with tempfile.TemporaryDirectory(prefix="treedp-demo-") as tmp:
+            released = _demo(args.epsilon, Path(tmp) / "adult-budget.db")
+    if "age" in released:
+        _write_report(released["age"], args.report)
 
 
-def _demo(total_epsilon: float, path: Path) -> None:
+def _demo(total_epsilon: float, path: Path) -> dict[str, Any]:
     data = load_adult()
     qs = np.array([0.1, 0.25, 0.5, 0.75, 0.9, 0.99])
     total = PureDP(total_epsilon)
@@ -72,9 +76,11 @@ def _demo(total_epsilon: float, path: Path) -> None:
             "any noise is drawn; every number below is read from those releases.\n"
         )
         header = "  ".join(f"q={q:<5g}" for q in qs)
+        released: dict[str, Any] = {}
         for column, setup in SETUPS.items():
             values = data[column]
             release = treedp.release_cdf(values, epsilon=per_column, accountant=ledger, **setup)
+            released[column] = release
             private = np.atleast_1d(release.quantile(qs))
             exact = np.quantile(values, qs, method="inverted_cdf")
             shape = list(release.branching) if release.branching else "flat histogram"
@@ -98,3 +104,17 @@ def _demo(total_epsilon: float, path: Path) -> None:
                 f"A fourth release (age again, epsilon={per_column:.6g}) is refused by the "
                 "ledger: nothing is drawn or released."
             )
+    return released
+
+
+def _write_report(release: treedp.Release, path: str | None) -> None:
+    """Write the age column's report page (no further privacy cost) and print where it is."""
+    from treedp.report import write_report
+
+    target = path or os.path.join(tempfile.gettempdir(), "treedp-adult-age-report.html")
+    try:
+        write_report(release, target, title="UCI Adult census: age (treedp demo)")
+    except treedp.MissingDependencyError as exc:
+        print(f"(no report page: {exc})")
+        return
+    print(f"Report page for the age column: {os.path.abspath(target)}")

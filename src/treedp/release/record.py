@@ -734,3 +734,16 @@ class Release:
         from treedp.release.format import save_release
 
         save_release(self, path, file_format)
+
+    # ------------------------------------------------------------------ display
+    def plot(self, *args: Any, **kwargs: Any) -> Any:
+        """Draw the release: :func:`treedp.plot.plot_release` (needs the ``treedp[plot]`` extra)."""
+        from treedp.plot import plot_release
+
+        return plot_release(self, *args, **kwargs)
+
+    def _repr_html_(self) -> str:
+        """A compact summary with a small CDF figure, for Jupyter (see ``treedp.report``)."""
+        from treedp.report import summary_html
+
+        return summary_html(self)

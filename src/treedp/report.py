@@ -1,0 +1,486 @@
+"""A release as one self-contained static HTML page, and its compact notebook summary.
+
+The page (:func:`render_report`, :func:`write_report`, ``treedp report``) holds what was released
+and under which guarantee, the plots of :mod:`treedp.plot` as inline SVG, a table of quantiles
+and of CDF values with their intervals, and the expected error. It loads nothing from the
+network and needs no JavaScript; figures have text alternatives (``<title>``, ``<desc>``,
+``aria-labelledby`` and a ``<figcaption>``), and the page reflows to 400 px and prints cleanly.
+
+Everything on the page is read from the release (post-processing, no privacy cost) or from
+simulations of its public noise.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from html import escape
+from typing import IO, TYPE_CHECKING, Any
+
+import numpy as np
+
+from treedp._atomic import atomic_write
+from treedp.accuracy import ErrorPrediction
+from treedp.mechanisms import TreeMechanism
+from treedp.noise import RandomSource
+from treedp.privacy import ZCDP, ApproxDP, PureDP
+from treedp.release import inference
+
+if TYPE_CHECKING:
+    from treedp.release import Release
+
+__all__ = ["expected_error", "render_report", "summary_html", "write_report"]
+
+NEIGHBOUR_TEXT = {
+    "add_remove": "add/remove: two datasets are neighbours when one has one record more",
+    "replace": "replace: two datasets of the same public size n differ in one record",
+}
+
+SEEDED_WARNING = (
+    "SEEDED: this release was made with a fixed seed (reproducible noise). It is for tests "
+    "and research only and must not be published."
+)
+
+_CSS = """
+:root { color-scheme: light; --ink: #1a1a1a; --muted: #555; --line: #d0d0d0; --warn: #b00020; }
+* { box-sizing: border-box; }
+body { font: 16px/1.5 system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; color: var(--ink);
+       max-width: 60rem; margin: 0 auto; padding: 1rem; background: #fff; }
+h1 { font-size: 1.6rem; margin: 0.2rem 0 0.6rem; }
+h2 { font-size: 1.25rem; margin: 1.6rem 0 0.5rem; border-bottom: 1px solid var(--line); }
+p.lede, figcaption, .note { color: var(--muted); }
+.warning { border: 2px solid var(--warn); color: var(--warn); padding: 0.6rem 0.8rem;
+           font-weight: 600; margin: 0.8rem 0; }
+table { border-collapse: collapse; margin: 0.4rem 0 0.8rem; font-variant-numeric: tabular-nums; }
+th, td { border-bottom: 1px solid var(--line); padding: 0.25rem 0.6rem; text-align: left;
+         vertical-align: top; }
+td.num { text-align: right; }
+.scroll { overflow-x: auto; max-width: 100%; }
+figure { margin: 1rem 0; break-inside: avoid; page-break-inside: avoid; }
+figure svg { display: block; width: 100%; height: auto; max-width: 48rem; }
+dl.facts { display: grid; grid-template-columns: max-content 1fr; gap: 0.2rem 1rem; }
+dl.facts dt { font-weight: 600; }
+dl.facts dd { margin: 0; overflow-wrap: anywhere; }
+footer { margin-top: 2rem; font-size: 0.85rem; color: var(--muted); }
+@media (max-width: 520px) {
+  body { font-size: 15px; padding: 0.5rem; }
+  dl.facts { grid-template-columns: 1fr; }
+  dl.facts dd { margin-bottom: 0.4rem; }
+  th, td { padding: 0.2rem 0.3rem; }
+}
+@media print {
+  body { max-width: none; padding: 0; font-size: 11pt; }
+  h2 { break-after: avoid; page-break-after: avoid; }
+  table, figure, .warning { break-inside: avoid; page-break-inside: avoid; }
+  .scroll { overflow: visible; }
+  a { color: inherit; text-decoration: none; }
+}
+"""
+
+
+# ---------------------------------------------------------------------------- facts
+def expected_error(release: Release) -> ErrorPrediction:
+    """The release's expected CDF error, as :func:`treedp.predict_error` gives it for its plan.
+
+    It is computed from public parameters only (the exact covariance of the prefix estimates of
+    the release's mechanism and estimator), the same computation ``predict_error`` makes before
+    any data is read.
+    """
+    var = np.asarray(release.prefix_variance, dtype=np.float64)
+    n_bins = release.bins.n_bins
+    worst = int(np.argmax(var[1:])) + 1 if n_bins else 0
+    return ErrorPrediction(
+        mean_cdf_mse=float(var[1:].mean()) if n_bins else 0.0,
+        max_cdf_variance=float(var[worst]),
+        worst_prefix=worst,
+        prefix_variance=var,
+        mechanism=release.mechanism.name,
+        estimator=release.estimator,
+        branching=release.branching,
+        level_budgets=release.level_budgets,
+    )
+
+
+def _fmt(value: Any) -> str:
+    if isinstance(value, np.datetime64):
+        return str(value)
+    if isinstance(value, float | np.floating):
+        v = float(value)
+        return "NaN" if np.isnan(v) else f"{v:.6g}"
+    return str(value)
+
+
+def _noise_text(noise: Any) -> str:
+    names = {"discrete_laplace": "discrete Laplace", "discrete_gaussian": "discrete Gaussian"}
+    return f"exact {names.get(str(noise), str(noise))} noise (no floating-point noise)"
+
+
+def _guarantee_rows(release: Release) -> list[tuple[str, str]]:
+    g = release.guarantee
+    rows = [("Guarantee", g.describe())]
+    if isinstance(g, PureDP):
+        rows.append(("ε (epsilon)", f"{g.epsilon:g}"))
+    elif isinstance(g, ApproxDP):
+        rows += [("ε (epsilon)", f"{g.epsilon:g}"), ("δ (delta)", f"{g.delta:.3g}")]
+    elif isinstance(g, ZCDP):
+        rows.append(("ρ (rho, zCDP)", f"{g.rho:g}"))
+    unit = getattr(release.mechanism.spend(), "unit", "record")
+    describe = release.mechanism.describe()
+    rows += [
+        ("Neighbour relation", NEIGHBOUR_TEXT.get(release.neighbours, release.neighbours)),
+        ("Privacy unit", f"one {unit} (one row of the input column)"),
+        ("Noise", _noise_text(describe.get("noise"))),
+        ("Budget per noised block", ", ".join(f"{e:g}" for e in release.level_budgets)),
+        (
+            "Sensitivity per block (L1)",
+            ", ".join(_fmt(s) for s in describe.get("block_sensitivity", [])),  # type: ignore[attr-defined]
+        ),
+    ]
+    return rows
+
+
+def _release_rows(release: Release) -> list[tuple[str, str]]:
+    bins = release.bins
+    edges = release.edges
+    kind = "datetime" if bins.is_datetime else ("integer" if bins.discrete else "numeric")
+    kind_col = "datetime" if bins.is_datetime else "numeric"
+    hi = edges[-1] - 1 if bins.discrete else edges[-1]
+    span = f"[{_fmt(edges[0])}, {_fmt(hi)}]" if bins.discrete else f"[{edges[0]}, {edges[-1]})"
+    rows = [
+        ("Released", f"the CDF (and everything derived from it) of one {kind_col} column"),
+        ("Mechanism", release.mechanism.name),
+        (
+            "Bins",
+            f"{bins.n_bins} {kind} bins over {span}"
+            + (" (equal width)" if bins.equal_width else ""),
+        ),
+    ]
+    if isinstance(release.mechanism, TreeMechanism):
+        branching = release.branching or ()
+        rows.append(
+            (
+                "Tree shape",
+                f"{len(branching)} levels below the root, fan-out "
+                f"{' × '.join(map(str, branching))}",
+            )
+        )
+    else:
+        rows.append(("Tree shape", "none (a flat baseline)"))
+    n_label = "Records (public n)" if release.neighbours == "replace" else "Records (estimated n̂)"
+    rows += [
+        (n_label, _fmt(release.n)),
+        ("Estimator", f"{release.estimator}; consistent projection: {release.postprocess}"),
+        ("Randomness", ", ".join(f"{k}={v}" for k, v in release.randomness.items())),
+        ("Made by", f"treedp {release.library_version}"),
+    ]
+    return rows
+
+
+def _facts(rows: Sequence[tuple[str, str]]) -> str:
+    items = "".join(f"<dt>{escape(k)}</dt><dd>{escape(v)}</dd>" for k, v in rows)
+    return f'<dl class="facts">{items}</dl>'
+
+
+def _table(caption: str, header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
+    head = "".join(f'<th scope="col">{escape(h)}</th>' for h in header)
+    body = "".join(
+        "<tr>"
+        + "".join(
+            f'<td class="num">{escape(c)}</td>' if i else f'<th scope="row">{escape(c)}</th>'
+            for i, c in enumerate(row)
+        )
+        + "</tr>"
+        for row in rows
+    )
+    return (
+        f'<div class="scroll"><table><caption>{escape(caption)}</caption>'
+        f"<thead><tr>{head}</tr></thead><tbody>{body}</tbody></table></div>"
+    )
+
+
+def _cdf_points(release: Release, count: int = 11) -> Any:
+    """Public, evenly spaced points at bin edges (for discrete bins: the integers)."""
+    n_bins = release.bins.n_bins
+    idx = np.unique(np.linspace(1 if release.bins.discrete else 0, n_bins, count).round())
+    idx = idx.astype(np.int64)
+    edges = release.edges
+    return edges[idx] - 1 if release.bins.discrete else edges[idx]
+
+
+def _quantile_rows(
+    release: Release, qs: np.ndarray, level: float, rng: RandomSource | None
+) -> list[list[str]]:
+    est = np.atleast_1d(release.quantile(qs))
+    low, high = release.quantile_interval(qs, level=level, rng=rng)
+    return [
+        [f"{q:g}", _fmt(e), _fmt(lo), _fmt(hi)]
+        for q, e, lo, hi in zip(qs, est, np.atleast_1d(low), np.atleast_1d(high), strict=True)
+    ]
+
+
+def _cdf_rows(release: Release, level: float) -> list[list[str]]:
+    xs = _cdf_points(release)
+    values = np.atleast_1d(release.cdf(xs))
+    low, high = release.confidence_interval("cdf", xs, level=level)
+    n_hat = release.n
+    rows = []
+    for x, v, lo, hi in zip(xs, values, np.atleast_1d(low), np.atleast_1d(high), strict=True):
+        share = _fmt(v / n_hat) if n_hat > 0 else "—"
+        rows.append([_fmt(x), _fmt(v), share, _fmt(lo), _fmt(hi)])
+    return rows
+
+
+# ---------------------------------------------------------------------------- figures
+def _figure(
+    release: Release,
+    kind: str,
+    ident: str,
+    level: float,
+    qs: np.ndarray,
+    rng: RandomSource | None,
+    caption: str,
+    description: str,
+    figsize: tuple[float, float] = (6.4, 3.6),
+) -> str:
+    from treedp.plot import figure_svg, plot_release, require_matplotlib
+
+    # larger type than matplotlib's default, so the figure stays legible at 400 px wide
+    with require_matplotlib().rc_context({"font.size": 12}):
+        fig, _ = plot_release(
+            release, kind=kind, level=level, quantiles=tuple(qs), rng=rng, figsize=figsize
+        )
+        svg = figure_svg(fig, title=caption, description=description, ident=ident)
+    return (
+        f"<figure>{svg}<figcaption>{escape(caption)}. {escape(description)}</figcaption></figure>"
+    )
+
+
+def _describe_numbers(release: Release) -> tuple[str, str]:
+    q = np.atleast_1d(release.quantile(np.array([0.1, 0.5, 0.9])))
+    median = f"estimated median {_fmt(q[1])}, 10% and 90% quantiles {_fmt(q[0])} and {_fmt(q[2])}"
+    edges = release.edges
+    hi = edges[-1] - 1 if release.bins.discrete else edges[-1]
+    span = f"{_fmt(edges[0])} to {_fmt(hi)}"
+    return median, span
+
+
+def render_report(
+    release: Release,
+    *,
+    title: str | None = None,
+    level: float = 0.95,
+    quantiles: Sequence[float] = (0.01, 0.1, 0.25, 0.5, 0.75, 0.9, 0.99),
+    rng: RandomSource | None = None,
+) -> str:
+    """The release as one self-contained HTML page (a string).
+
+    Parameters
+    ----------
+    release : Release
+        The release to show.
+    title : str, optional
+        The page title (default: "treedp release report").
+    level : float, default=0.95
+        Coverage of the band and of every interval.
+    quantiles : sequence of float
+        The quantiles tabulated and drawn.
+    rng : RandomSource, optional
+        Randomness for the simulations that calibrate the band and the quantile intervals
+        (they use the public noise distribution only; default: the operating system's).
+
+    Returns
+    -------
+    str
+        The HTML document.
+
+    Raises
+    ------
+    MissingDependencyError
+        If matplotlib (the ``treedp[plot]`` extra) is not installed.
+    """
+    from treedp.plot import require_matplotlib
+
+    require_matplotlib()
+    level = inference.check_level(level)
+    qs = np.asarray(quantiles, dtype=np.float64)
+    title = title or "treedp release report"
+    pct = f"{level:.0%}"
+    median, span = _describe_numbers(release)
+    err = expected_error(release)
+    n_hat = release.n
+    seeded = (
+        f'<p class="warning" role="note">{escape(SEEDED_WARNING)}</p>' if release.seeded else ""
+    )
+    figures = "".join(
+        [
+            _figure(
+                release,
+                "cdf",
+                "fig-cdf",
+                level,
+                qs,
+                rng,
+                f"Estimated CDF with its {pct} simultaneous confidence band",
+                f"Share of values at or below x, for x from {span}; {median}. The shaded "
+                f"band holds the true CDF everywhere at once with probability {pct}.",
+            ),
+            _figure(
+                release,
+                "histogram",
+                "fig-hist",
+                level,
+                qs,
+                rng,
+                f"Estimated density per bar with {pct} intervals",
+                f"Density (share of values per unit of x) from {span}; each bar carries a "
+                f"pointwise {pct} interval.",
+            ),
+            _figure(
+                release,
+                "quantiles",
+                "fig-quant",
+                level,
+                qs,
+                rng,
+                f"Quantiles with their {pct} intervals",
+                f"{len(qs)} quantiles (q = {', '.join(f'{q:g}' for q in qs)}); {median}. "
+                "Each horizontal line is the interval of one quantile.",
+            ),
+        ]
+    )
+    error_rows = [
+        (
+            "Typical CDF error (RMSE over all edges)",
+            f"{err.rmse:.4g} records" + (f" ({err.rmse / n_hat:.2%} of n̂)" if n_hat > 0 else ""),
+        ),
+        (
+            "Largest standard error of a CDF value",
+            f"{np.sqrt(err.max_cdf_variance):.4g} records "
+            f"(at edge {err.worst_prefix} of {release.bins.n_bins})",
+        ),
+        ("Noise variance per level", ", ".join(f"{v:.4g}" for v in release.level_variance)),
+    ]
+    sections = [
+        f"<header><h1>{escape(title)}</h1>"
+        f'<p class="lede">A differentially private release made by treedp: every number on '
+        f"this page is post-processing of one private measurement and costs no further "
+        f"privacy.</p>{seeded}</header>",
+        f'<section id="released" aria-labelledby="h-released"><h2 id="h-released">What was '
+        f"released</h2>{_facts(_release_rows(release))}</section>",
+        f'<section id="guarantee" aria-labelledby="h-guarantee"><h2 id="h-guarantee">Privacy '
+        f"guarantee</h2>{_facts(_guarantee_rows(release))}</section>",
+        f'<section id="plots" aria-labelledby="h-plots"><h2 id="h-plots">The distribution</h2>'
+        f"{figures}</section>",
+        '<section id="quantiles" aria-labelledby="h-quantiles"><h2 id="h-quantiles">Quantiles'
+        "</h2>"
+        + _table(
+            f"Estimated quantiles with {pct} confidence intervals",
+            ["q", "estimate", f"{pct} low", f"{pct} high"],
+            _quantile_rows(release, qs, level, rng),
+        )
+        + "</section>",
+        '<section id="cdf-values" aria-labelledby="h-cdf"><h2 id="h-cdf">CDF values</h2>'
+        + _table(
+            f"Estimated count of values ≤ x at evenly spaced public points, with {pct} "
+            "confidence intervals (of the unbiased estimate)",
+            ["x", "count ≤ x", "share of n̂", f"{pct} low", f"{pct} high"],
+            _cdf_rows(release, level),
+        )
+        + "</section>",
+        '<section id="expected-error" aria-labelledby="h-error"><h2 id="h-error">Expected '
+        "error (from the plan)</h2>"
+        + _facts(error_rows)
+        + '<p class="note">Exact, from public parameters only (the same computation as '
+        "<code>treedp.predict_error</code> makes before any data is read). The estimates are "
+        "unbiased before the consistent projection, which only lowers the error.</p></section>",
+        f'<section id="reading" aria-labelledby="h-reading"><h2 id="h-reading">How to read '
+        f"this page</h2><p>Interval bounds are {pct} confidence intervals. The CDF band holds "
+        "for every x at once (simultaneous); the per-bar and per-value intervals hold for each "
+        "one separately (pointwise). Intervals are centred on the unbiased estimates; the "
+        "plotted curve and the tabulated counts are the consistent estimates (non-decreasing, "
+        "never negative).</p></section>",
+    ]
+    return (
+        '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
+        '<meta name="viewport" content="width=device-width, initial-scale=1">'
+        f"<title>{escape(title)}</title><style>{_CSS}</style></head><body><main>"
+        + "".join(sections)
+        + f"</main><footer>Generated by treedp {escape(release.library_version)}. This file is "
+        "self-contained: it loads nothing and runs no script.</footer></body></html>\n"
+    )
+
+
+def write_report(release: Release, path: str | os.PathLike[str], **options: Any) -> None:
+    """Write :func:`render_report` to ``path`` atomically: the whole page or no file.
+
+    The page is readable by everyone (mode 0644), like any page meant to be shared.
+
+    Raises
+    ------
+    OSError
+        If ``path`` cannot be written (naming ``path``); nothing is left behind.
+    """
+    data = render_report(release, **options).encode("utf-8")
+
+    def write(handle: IO[bytes]) -> None:
+        os.fchmod(handle.fileno(), 0o644)
+        handle.write(data)
+
+    try:
+        atomic_write(path, write)
+    except OSError as exc:
+        raise OSError(exc.errno, exc.strerror, os.fspath(path)) from None
+
+
+# ---------------------------------------------------------------------------- notebook
+def summary_html(release: Release) -> str:
+    """A compact HTML summary with a small CDF figure (for ``Release._repr_html_``).
+
+    The band is the fast Bonferroni one (:func:`treedp.plot.cdf_band`), so display is instant
+    for any number of bins. Without matplotlib the summary has no figure and says why.
+    """
+    g = release.guarantee.describe()
+    rows = [
+        ("mechanism", release.mechanism.name),
+        ("guarantee", f"{g}, {release.neighbours} neighbours, unit: one record"),
+        (
+            "bins",
+            f"{release.bins.n_bins} over [{_fmt(release.edges[0])}, {_fmt(release.edges[-1])}]",
+        ),
+        ("n" if release.neighbours == "replace" else "n̂", _fmt(release.n)),
+        ("median", _fmt(release.median())),
+    ]
+    if release.branching:
+        rows.insert(2, ("tree", " × ".join(map(str, release.branching))))
+    table = "".join(
+        f'<tr><th style="text-align:left;padding-right:1em">{escape(k)}</th>'
+        f'<td style="text-align:left">{escape(v)}</td></tr>'
+        for k, v in rows
+    )
+    warn = (
+        f'<p style="color:#b00020;font-weight:600">{escape(SEEDED_WARNING)}</p>'
+        if release.seeded
+        else ""
+    )
+    try:
+        from treedp.plot import figure_svg, plot_release
+
+        fig, _ = plot_release(
+            release, kind="cdf", band_method="bonferroni", max_points=128, figsize=(4.0, 2.6)
+        )
+        fig.axes[0].legend(fontsize="xx-small")
+        svg = figure_svg(
+            fig,
+            title="Estimated CDF with a 95% simultaneous band",
+            description=f"Estimated CDF of {release.bins.n_bins} bins; median "
+            f"{_fmt(release.median())}.",
+            ident=f"treedp-{id(release):x}",
+        )
+        figure = f'<div style="max-width:26rem">{svg}</div>'
+    except ImportError:
+        figure = "<p><em>Install treedp[plot] (matplotlib) for a CDF figure.</em></p>"
+    return (
+        '<div class="treedp-release" style="display:flex;flex-wrap:wrap;gap:1em;'
+        'align-items:flex-start">'
+        f"<div><strong>treedp Release</strong>{warn}<table>{table}</table></div>{figure}</div>"
+    )
