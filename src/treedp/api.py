@@ -30,7 +30,7 @@ def release_cdf(
     values: Any,
     *,
     epsilon: float,
-    bounds: tuple[Any, Any] | None = None,
+    bounds: tuple[Any, Any] | str | None = None,
     bins: int | str | None = None,
     edges: Any = None,
     neighbours: Neighbours = "add_remove",
@@ -45,6 +45,7 @@ def release_cdf(
     rng: RandomSource | None = None,
     plan: Plan | None = None,
     plan_cache: PlanCache | None = None,
+    bounds_share: float = 0.1,
 ) -> Release:
     """Release the distribution of one numeric column under pure ``epsilon``-DP.
 
@@ -62,6 +63,12 @@ def release_cdf(
     bounds : (lo, hi), optional
         Public bounds for ``bins`` equal-width bins. Values outside are clamped into the first
         or last bin (this is what keeps the sensitivity at one bin per record).
+        ``"private"``: ``bounds_share · epsilon`` finds them first
+        (:func:`treedp.mechanisms.private_bounds.private_bounds`, numbers only; with
+        ``bins="integers"`` rounded outwards to integers) and the release spends the rest.
+        The total guarantee is ``PureDP(epsilon)``: the bounds' spend plus the release's
+        :attr:`Release.guarantee` (which covers the release alone), by basic composition;
+        charge an accountant ``epsilon``. The bounds found are ``release.bins``.
     bins : int or "integers", optional
         The number of bins, or ``"integers"`` for one bin per integer in ``lo..hi``.
     edges : array-like, optional
@@ -117,6 +124,8 @@ def release_cdf(
     plan_cache : PlanCache, optional
         A cache of plans the caller owns (used when ``plan`` is not given); without one, the
         planner runs on each call that leaves the tree to it.
+    bounds_share : float, default=0.1
+        The share of ``epsilon`` spent on ``bounds="private"``.
 
     Returns
     -------
@@ -141,6 +150,35 @@ def release_cdf(
     >>> rel.seeded
     True
     """
+    if isinstance(bounds, str) and bounds == "private":
+        from treedp.mechanisms.private_bounds import split_private_bounds
+
+        if edges is not None:
+            raise InvalidParameterError("bounds='private' cannot be combined with 'edges'.")
+        # Every parameter is checked (on stand-in bounds) before any budget is spent.
+        _spec(
+            _bins((0, 1), bins, None),
+            epsilon,
+            neighbours,
+            n,
+            mechanism,
+            branching,
+            level_budgets,
+            estimator,
+            postprocess,
+            integer,
+            nan=nan,
+        )
+        found, epsilon, _ = split_private_bounds(
+            values,
+            epsilon=epsilon,
+            share=bounds_share,
+            integers=bins == "integers",
+            neighbours=neighbours,
+            nan=nan,
+            rng=rng,
+        )
+        bounds = (int(found[0]), int(found[1])) if bins == "integers" else found
     the_bins = _bins(bounds, bins, edges)
     spec = _spec(
         the_bins,

@@ -86,7 +86,7 @@ GRID = _make_grid()
 
 @dataclass(frozen=True, repr=False, kw_only=True)
 class BoundsResult(MechanismResult):
-    """The result of :func:`private_bounds`: ``value = (lo, hi)``, ``-lo`` and ``hi`` in :data:`GRID`.
+    """The result of :func:`private_bounds`: ``value = (lo, hi)``; ``-lo``, ``hi`` in :data:`GRID`.
 
     Attributes
     ----------
@@ -188,10 +188,11 @@ def private_bounds(
     above with probability at most ``Q · e^{-a/(2t)} + e^{-a/(2t)}`` (some ``ν_j`` or ``-ρ``
     exceeds ``a/2``), and it runs past the first grid point with no record above it with
     probability at most ``2 e^{-k/(2t)}``; each further step happens with at most that
-    probability again, and a step widens the bound by 19% (by 0.19 to 0.6 near 0). With the default ``k = 2 t_ν`` the
-    typical stop has about ``2t`` records beyond it, and the bound returned is one grid step
-    further out (:data:`MARGIN`, post-processing), which in a decaying tail clamps far fewer. Values beyond the bounds are clamped by
-    the release that uses them.
+    probability again, and a step widens the bound by 19% (by 0.19 to 0.6 near 0). With the
+    default ``k = 2 t_ν`` the typical stop has about ``2t`` records beyond it, and the bound
+    returned is one grid step further out (:data:`MARGIN`, post-processing), which in a
+    decaying tail clamps far fewer. Values beyond the bounds are clamped by the release that
+    uses them.
 
     Parameters
     ----------
@@ -277,9 +278,7 @@ def split_private_bounds(
             f"The 'bounds_share' parameter must be a float in (0, 1). Got {share!r}."
         )
     eps = check_epsilon(epsilon)
-    result = private_bounds(
-        values, epsilon=eps * share, neighbours=neighbours, nan=nan, rng=rng
-    )
+    result = private_bounds(values, epsilon=eps * share, neighbours=neighbours, nan=nan, rng=rng)
     lo, hi = result.lo, result.hi
     if integers:
         lo, hi = float(math.floor(lo)), float(math.ceil(hi))
