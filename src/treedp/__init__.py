@@ -17,11 +17,14 @@ from treedp.exceptions import (
     ReleaseFormatError,
     TreeDPError,
 )
+from treedp.mechanisms.private_bounds import private_bounds
 from treedp.mechanisms.quantile_exponential import median, quantile_exponential
+from treedp.mechanisms.quantiles_recursive import quantiles_recursive
 from treedp.mechanisms.stable_median import stable_median
 from treedp.mechanisms.subsample_aggregate import noisy_mode, subsample_and_aggregate
 from treedp.noise import InsecureSeededSource, RandomSource, SystemRandomSource
 from treedp.planning import Plan, PlanCache, plan
+from treedp.quantiles_api import QuantilesResult, quantiles
 from treedp.release import Release, load_release
 from treedp.spec import ReleaseSpec
 from treedp.tree import TreeShape
@@ -36,6 +39,7 @@ __all__ = [
     "MissingDependencyError",
     "Plan",
     "PlanCache",
+    "QuantilesResult",
     "RandomSource",
     "Release",
     "ReleaseFormatError",
@@ -51,7 +55,10 @@ __all__ = [
     "noisy_mode",
     "plan",
     "predict_error",
+    "private_bounds",
     "quantile_exponential",
+    "quantiles",
+    "quantiles_recursive",
     "release_cdf",
     "release_counts",
     "stable_median",

@@ -14,13 +14,13 @@ import sys
 from collections.abc import Sequence
 
 import treedp
-from treedp.cli import demo, median, plan, query, release
+from treedp.cli import demo, median, plan, quantiles, query, release
 from treedp.cli._common import Parser, UsageError
 
 __all__ = ["COMMANDS", "main"]
 
 #: The subcommands, in the order ``treedp --help`` lists them.
-COMMANDS = (release, query, plan, median, demo)
+COMMANDS = (release, query, plan, median, quantiles, demo)
 
 
 def _build_parser() -> Parser:

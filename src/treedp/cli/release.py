@@ -6,7 +6,8 @@ import argparse
 from typing import Any
 
 import treedp
-from treedp.cli._common import SEEDED, add_neighbours, bins_arg, number_or_text, points
+from treedp.cli._common import SEEDED, add_neighbours, bins_arg, points
+from treedp.cli.quantiles import bounds_arg
 from treedp.engines.base import NAN_POLICIES
 from treedp.estimation import ESTIMATORS, POSTPROCESS
 from treedp.io import read_column
@@ -20,7 +21,12 @@ def register(sub: Any) -> None:
     rel = sub.add_parser("release", help="release the distribution of one column")
     rel.add_argument("input", help="a .csv, .csv.gz or .parquet file")
     rel.add_argument("--column", required=True, help="the column to release")
-    rel.add_argument("--bounds", nargs=2, metavar=("LO", "HI"), help="public bounds")
+    rel.add_argument(
+        "--bounds",
+        nargs="+",
+        metavar="LO HI",
+        help="public bounds LO HI, or 'private' (10%% of epsilon finds them)",
+    )
     rel.add_argument("--bins", type=bins_arg, help="number of bins, or 'integers'")
     rel.add_argument("--edges", nargs="+", metavar="E", help="explicit public bin edges")
     rel.add_argument("--epsilon", type=float, required=True, help="privacy budget")
@@ -71,7 +77,7 @@ def register(sub: Any) -> None:
 def run(args: argparse.Namespace) -> None:
     """Run ``treedp release`` with the parsed arguments."""
     values = read_column(args.input, args.column)
-    bounds = tuple(number_or_text(b) for b in args.bounds) if args.bounds else None
+    bounds: Any = bounds_arg(args.bounds)
     edges = points(args.edges) if args.edges else None
     branching: Any = args.branching
     if branching is not None and len(branching) == 1:
@@ -99,6 +105,8 @@ def run(args: argparse.Namespace) -> None:
     release.save(args.out)
     shape = f", branching {list(release.branching)}" if release.branching else ""
     warning = SEEDED if release.seeded else ""
+    if bounds == "private":  # the rest of epsilon went to the bounds (basic composition)
+        warning = f" (the rest of epsilon={args.epsilon} found the bounds){warning}"
     print(
         f"wrote {args.out}: {release.mechanism.name} over {release.bins.n_bins} bins{shape}, "
         f"epsilon={release.epsilon} ({release.neighbours}), n~{release.n:.0f}{warning}"
