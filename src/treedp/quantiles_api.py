@@ -253,7 +253,9 @@ def _run(
         else:
             out = np.atleast_1d(rel.quantile(qa))
         spend = rel.mechanism.spend()
-        return out, spend, rel.bins.n_bins, float(rel.guarantee.epsilon)  # type: ignore[attr-defined]
+        if not isinstance(rel.guarantee, PureDP):  # pragma: no cover - the tree is pure today
+            raise InvalidParameterError("method='tree' needs a pure ε-DP release.")
+        return out, spend, rel.bins.n_bins, float(rel.guarantee.epsilon)
     grid_bounds: tuple[Any, Any] = bounds
     if discrete:
         lo, hi = _integer_bounds(bounds)

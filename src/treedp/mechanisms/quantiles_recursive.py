@@ -129,7 +129,7 @@ class _Grid:
 
     @property
     def half(self) -> float:
-        return self.hi / 2 ** (self.bits + 1) - self.lo / 2 ** (self.bits + 1)
+        return float(self.hi / 2 ** (self.bits + 1) - self.lo / 2 ** (self.bits + 1))
 
     def values(self, k: np.ndarray) -> np.ndarray:
         return _qe._grid_values(np.asarray(k, dtype=np.int64), self.lo, self.hi, self.half)
