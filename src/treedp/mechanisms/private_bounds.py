@@ -183,14 +183,18 @@ def private_bounds(
     ``ε/2`` per scan (monotone AboveThreshold). ``replace``: ``t_ν = 4/(ε/2)``. Basic
     composition of the two scans.
 
-    Accuracy and failure probability (one scan; ``t = max(t_ρ, t_ν)``, ``Q`` the number of grid
-    points, 4,001): for any ``a > 0``, the scan stops where more than ``k + a`` records lie
-    above with probability at most ``Q · e^{-a/(2t)} + e^{-a/(2t)}`` (some ``ν_j`` or ``-ρ``
-    exceeds ``a/2``), and it runs past the first grid point with no record above it with
-    probability at most ``2 e^{-k/(2t)}``; each further step happens with at most that
-    probability again, and a step widens the bound by 19% (by 0.19 to 0.6 near 0). With the
-    default ``k = 2 t_ν`` the typical stop has about ``2t`` records beyond it, and the bound
-    returned is one grid step further out (:data:`MARGIN`, post-processing), which in a
+    Accuracy and failure probability (one scan; ``t_ρ``, ``t_ν`` the scales, ``Q = 4,001``
+    grid points; ``P(DLap(t) >= s) <= e^{-s/t}`` for ``s >= 0``):
+
+    * clamping: for any ``a > 0`` the scan stops where more than ``k + a`` records lie beyond
+      the stop with probability at most ``Q e^{-a/(2 t_ν)} + e^{-a/(2 t_ρ)}`` (some ``ν_j`` or
+      ``-ρ`` exceeds ``a/2``);
+    * overshoot: for any ``0 <= b < k`` it runs at least ``s`` grid points past the first with
+      no record beyond it with probability at most ``e^{-b/t_ρ} + e^{-s (k - b)/t_ν}`` (either
+      ``ρ >= b``, or ``s`` independent ``ν_j < b - k``). A grid step is 19% (0.19 to 0.6 near 0).
+
+    With the default ``k = 2 t_ν`` a typical stop has about ``2 t_ν`` records beyond it, and the
+    bound returned is one grid step further out (:data:`MARGIN`, post-processing), which in a
     decaying tail clamps far fewer. Values beyond the bounds are clamped by the release that
     uses them.
 
