@@ -29,7 +29,7 @@ def test_guarantee_within_budget(relation: str) -> None:
     assert 0.3 * (1 - 1e-5) <= res.epsilon_spent <= 0.3
     assert res.lo < res.hi and res.lo <= 0 <= res.hi
     assert res.mechanism == CONTRACT.name and res.seeded
-    t_rho, t_nu, loss = pb._scales(0.15, relation)
+    t_rho, _t_nu, loss = pb._scales(0.15, relation)
     assert loss <= 0.15 and t_rho >= 2 / 0.15
 
 
