@@ -8,14 +8,17 @@ Li 2017) on a public, data-independent geometric grid over the representable ran
 Durfee's unbounded quantile estimation (2023): the grid is ``2**(j/4) - 1`` for ``j`` in
 ``0..4000`` (from 0 up to about ``1e301``: steps of 0.19 near 0, then 19% apart). The upper
 bound scans the grid upwards from 0 and stops at the first point ``c`` where the noisy number
-of records above ``c`` falls to the allowance ``k``; the lower bound is minus the same scan on
-the negated data. Both use exact discrete Laplace noise (:mod:`treedp.noise`).
+of records above ``c`` falls to the allowance ``k``; the lower bound then scans downwards from
+the released ``hi`` (``hi · 2**(-j/4)``, then 0 and the negative grid, :func:`lower_candidates`)
+and stops where the noisy number of records below falls to ``k``. Both use exact discrete
+Laplace noise (:mod:`treedp.noise`).
 
 The grid is scale-free above 1 and starts at 0 (as Durfee's ``β^j - 1``): it is not dense near
 0, which keeps the number of grid points inside the data's tail small (each is a chance to
-stop early). The price: a bound never lies strictly between 0 and the data (``hi >= 0`` and
-``lo <= 0``), so data far from 0 on one side only (say all in ``[500, 1000]``) get the range
-``[0, ~1000]``, and data of magnitude far below 1 get bounds of at least 0.19.
+stop early). The price: ``hi >= 0`` always, so negative data far from 0 (say all in
+``[-1000, -500]``) get the range ``[~-1000, 0.19]``, and an upper bound of data of magnitude
+far below 1 is at least 0.19. The lower scan, relative to ``hi``, finds positive lower
+bounds (Adult age: about 13 for a minimum of 17).
 """
 
 from __future__ import annotations
@@ -47,6 +50,7 @@ __all__ = [
     "GRID",
     "NEIGHBOURS",
     "BoundsResult",
+    "lower_candidates",
     "private_bounds",
     "split_private_bounds",
 ]
@@ -86,7 +90,7 @@ GRID = _make_grid()
 
 @dataclass(frozen=True, repr=False, kw_only=True)
 class BoundsResult(MechanismResult):
-    """The result of :func:`private_bounds`: ``value = (lo, hi)``; ``-lo``, ``hi`` in :data:`GRID`.
+    """The result of :func:`private_bounds`: ``value = (lo, hi)``.
 
     Attributes
     ----------
@@ -144,18 +148,49 @@ def _scan_up(
     return int(hits[0]) if hits.size else GRID.size - 1
 
 
-def _bounds_indices(
+#: Steps (of a quarter octave) the lower scan takes down from ``hi`` before it reaches 0.
+DOWN_STEPS = 240
+
+
+def lower_candidates(hi: float) -> np.ndarray:
+    """The lower scan's public candidates, descending, given the released ``hi``.
+
+    ``hi · 2**(-j/4)`` for ``j = 1..240`` (when ``hi > 0``: down to ``hi · 2**-60``), then 0,
+    then ``-GRID[1:]`` (the negative grid, outwards). Data-independent given ``hi``.
+    """
+    top = hi * np.exp2(-np.arange(1, DOWN_STEPS + 1) / STEPS_PER_OCTAVE) if hi > 0 else []
+    return np.concatenate([top, [0.0], -GRID[1:]])
+
+
+def _scan_down(
+    x: np.ndarray,
+    candidates: np.ndarray,
+    t_rho: Fraction,
+    t_nu: Fraction,
+    allowance: float,
+    source: RandomSource,
+) -> int:
+    """AboveThreshold over descending ``candidates``: query ``-#{x < c}`` (non-decreasing
+    along the scan), threshold ``-k``; the index of the first stop (the last if none)."""
+    below = np.searchsorted(x, candidates, side="left")
+    rho = int(sample_discrete_laplace(t_rho, 1, source)[0])
+    nu = sample_discrete_laplace(t_nu, candidates.size, source)
+    hits = np.flatnonzero(-below + nu >= -allowance + rho)
+    return int(hits[0]) if hits.size else candidates.size - 1
+
+
+def _bounds(
     x: np.ndarray, epsilon: float, relation: str, allowance: float | None, source: RandomSource
-) -> tuple[int, int, Fraction, Fraction, Fraction, float]:
+) -> tuple[float, float, Fraction, Fraction, Fraction, float]:
+    """``hi`` by the upward scan from 0, then ``lo`` by the downward scan from ``hi``."""
     t_rho, t_nu, loss = _scales(epsilon / 2, relation)
     k = 2 * float(t_nu) if allowance is None else float(allowance)
-    hi = _scan_up(x, t_rho, t_nu, k, source)
-    # The lower bound: the same scan on the negated data, negated: lo = -GRID[lo].
-    lo = _scan_up(-x[::-1], t_rho, t_nu, k, source)
-    # Post-processing: one grid step beyond each stop (fewer clamped records, 19% wider).
-    lo, hi = min(lo + MARGIN, GRID.size - 1), min(hi + MARGIN, GRID.size - 1)
-    if lo == hi == 0:  # post-processing: both at 0 (data at 0, or none): a non-empty range
-        hi = 1
+    # Post-processing of each stop: MARGIN candidates further out.
+    hi = float(GRID[min(_scan_up(x, t_rho, t_nu, k, source) + MARGIN, GRID.size - 1)])
+    down = lower_candidates(hi)
+    lo = float(down[min(_scan_down(x, down, t_rho, t_nu, k, source) + MARGIN, down.size - 1)])
+    if lo >= hi:  # post-processing (no or very few records): a non-empty range
+        lo, hi = min(lo, hi), max(lo, hi) + float(GRID[1])
     return lo, hi, t_rho, t_nu, 2 * loss, k
 
 
@@ -183,8 +218,8 @@ def private_bounds(
     ``ε/2`` per scan (monotone AboveThreshold). ``replace``: ``t_ν = 4/(ε/2)``. Basic
     composition of the two scans.
 
-    Accuracy and failure probability (one scan; ``t_ρ``, ``t_ν`` the scales, ``Q = 4,001``
-    grid points; ``P(DLap(t) >= s) <= e^{-s/t}`` for ``s >= 0``):
+    Accuracy and failure probability (one scan; ``t_ρ``, ``t_ν`` the scales, ``Q <= 4,241``
+    candidates; ``P(DLap(t) >= s) <= e^{-s/t}`` for ``s >= 0``):
 
     * clamping: for any ``a > 0`` the scan stops where more than ``k + a`` records lie beyond
       the stop with probability at most ``Q e^{-a/(2 t_ν)} + e^{-a/(2 t_ρ)}`` (some ``ν_j`` or
@@ -213,8 +248,8 @@ def private_bounds(
     Returns
     -------
     BoundsResult
-        ``value = (lo, hi)``, ``lo <= 0 <= hi``, ``lo < hi`` (``-lo`` and ``hi`` grid points),
-        with the guarantee and the spend record.
+        ``value = (lo, hi)``, ``lo < hi``, ``hi >= 0`` a point of :data:`GRID`, with the
+        guarantee and the spend record.
 
     References
     ----------
@@ -239,9 +274,9 @@ def private_bounds(
     if unit is not None:
         raise InvalidTypeError("private_bounds takes numbers, not datetimes.")
     x = np.sort(np.asarray(data, dtype=np.float64))
-    lo, hi, t_rho, t_nu, spent, k = _bounds_indices(x, eps, relation, allowance, source)
+    lo, hi, t_rho, t_nu, spent, k = _bounds(x, eps, relation, allowance, source)
     return BoundsResult(
-        value=(-float(GRID[lo]), float(GRID[hi])),
+        value=(lo, hi),
         guarantee=PureDP(float_up(spent)),
         neighbours=relation,
         mechanism=CONTRACT.name,
