@@ -22,7 +22,8 @@ def test_choose_method_reads_public_parameters_only() -> None:
     assert choose_method(5, epsilon=1.0) == "recursive"
     assert choose_method(99, epsilon=1.0) == "tree"
     assert choose_method(29, epsilon=1.0, bins="integers") == "tree"
-    assert choose_method(5, epsilon=1.0, bins="integers") == "recursive"
+    assert choose_method(5, epsilon=1.0, bins="integers") == "tree"
+    assert choose_method(1, epsilon=1.0, bins="integers") == "exponential"
 
 
 @pytest.mark.parametrize("m", [1, 5, 99])

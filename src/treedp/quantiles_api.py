@@ -35,7 +35,7 @@ METHODS: tuple[str, ...] = ("auto", "exponential", "recursive", "tree")
 #: With at least this many distinct levels, ``"auto"`` reads them off the tree CDF.
 TREE_MIN_LEVELS = 64
 #: On integer bins (``bins="integers"``), the tree CDF from this many distinct levels on.
-TREE_MIN_LEVELS_DISCRETE = 16
+TREE_MIN_LEVELS_DISCRETE = 2
 #: Equal-width bins of the tree CDF when ``bins`` is not given.
 DEFAULT_TREE_BINS = 4096
 
