@@ -158,7 +158,9 @@ def lower_candidates(hi: float) -> np.ndarray:
     ``hi · 2**(-j/4)`` for ``j = 1..240`` (when ``hi > 0``: down to ``hi · 2**-60``), then 0,
     then ``-GRID[1:]`` (the negative grid, outwards). Data-independent given ``hi``.
     """
-    top = hi * np.exp2(-np.arange(1, DOWN_STEPS + 1) / STEPS_PER_OCTAVE) if hi > 0 else []
+    top: np.ndarray = np.empty(0)
+    if hi > 0:
+        top = hi * np.exp2(-np.arange(1, DOWN_STEPS + 1) / STEPS_PER_OCTAVE)
     return np.concatenate([top, [0.0], -GRID[1:]])
 
 
