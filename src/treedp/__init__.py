@@ -20,7 +20,9 @@ from treedp.exceptions import (
     ReleaseFormatError,
     TreeDPError,
 )
+from treedp.mechanisms.private_bounds import private_bounds
 from treedp.mechanisms.quantile_exponential import median, quantile_exponential
+from treedp.mechanisms.quantiles_recursive import quantiles_recursive
 from treedp.mechanisms.stable_median import stable_median
 from treedp.mechanisms.subsample_aggregate import noisy_mode, subsample_and_aggregate
 from treedp.noise import InsecureSeededSource, RandomSource, SystemRandomSource
@@ -28,6 +30,7 @@ from treedp.planning import Plan, PlanCache, plan
 from treedp.privacy.accountant import Accountant
 from treedp.privacy.ledger import Ledger, init_ledger, open_ledger
 from treedp.privacy.measures import ZCDP, ApproxDP, PureDP
+from treedp.quantiles_api import QuantilesResult, quantiles
 from treedp.release import Release, load_release
 from treedp.release.grouped import GroupedRelease, load_grouped_release
 from treedp.spec import ReleaseSpec
@@ -51,6 +54,7 @@ __all__ = [
     "Plan",
     "PlanCache",
     "PureDP",
+    "QuantilesResult",
     "RandomSource",
     "Release",
     "ReleaseFormatError",
@@ -69,7 +73,10 @@ __all__ = [
     "open_ledger",
     "plan",
     "predict_error",
+    "private_bounds",
     "quantile_exponential",
+    "quantiles",
+    "quantiles_recursive",
     "release_cdf",
     "release_counts",
     "release_grouped",

@@ -34,7 +34,7 @@ def release_cdf(
     values: Any,
     *,
     epsilon: float | None = None,
-    bounds: tuple[Any, Any] | None = None,
+    bounds: tuple[Any, Any] | str | None = None,
     bins: int | str | None = None,
     edges: Any = None,
     neighbours: Neighbours = "add_remove",
@@ -60,6 +60,7 @@ def release_cdf(
     max_groups: int | None = None,
     max_contributions_per_group: int | None = None,
     delta: float | None = None,
+    bounds_share: float = 0.1,
 ) -> Any:
     """Release the distribution of one numeric column under pure ``epsilon``-DP.
 
@@ -81,6 +82,12 @@ def release_cdf(
     bounds : (lo, hi), optional
         Public bounds for ``bins`` equal-width bins. Values outside are clamped into the first
         or last bin (this is what keeps the sensitivity at one bin per record).
+        ``"private"``: ``bounds_share · epsilon`` finds them first
+        (:func:`treedp.mechanisms.private_bounds.private_bounds`, numbers only; with
+        ``bins="integers"`` rounded outwards to integers) and the release spends the rest.
+        The total guarantee is ``PureDP(epsilon)``: the bounds' spend plus the release's
+        :attr:`Release.guarantee` (which covers the release alone), by basic composition;
+        charge an accountant ``epsilon``. The bounds found are ``release.bins``.
     bins : int or "integers", optional
         The number of bins, or ``"integers"`` for one bin per integer in ``lo..hi``.
     edges : array-like, optional
@@ -157,6 +164,8 @@ def release_cdf(
         :func:`treedp.release_grouped` (one tree per public key, one guarantee for the
         privacy unit) and returns a :class:`treedp.GroupedRelease`. Without a
         ``privacy_unit``, one row is one person.
+    bounds_share : float, default=0.1
+        The share of ``epsilon`` spent on ``bounds="private"``.
 
     Returns
     -------
@@ -230,6 +239,40 @@ def release_cdf(
             "The 'keys', contribution bounds and 'delta' parameters belong to a "
             "group-by release: give 'by' (and 'privacy_unit' for the bounds)."
         )
+    if isinstance(bounds, str) and bounds == "private":
+        from treedp.mechanisms.private_bounds import split_private_bounds
+
+        if edges is not None:
+            raise InvalidParameterError("bounds='private' cannot be combined with 'edges'.")
+        if epsilon is None or accountant is not None:
+            raise InvalidParameterError(
+                "bounds='private' takes 'epsilon' (pure DP) and no 'accountant' yet: find the "
+                "bounds with treedp.private_bounds (charged on its own), then pass them."
+            )
+        # Every parameter is checked (on stand-in bounds) before any budget is spent.
+        _spec(
+            _bins((0, 1), bins, None),
+            epsilon,
+            neighbours,
+            n,
+            mechanism,
+            branching,
+            level_budgets,
+            estimator,
+            postprocess,
+            integer,
+            nan=nan,
+        )
+        found, epsilon, _ = split_private_bounds(
+            values,
+            epsilon=epsilon,
+            share=bounds_share,
+            integers=bins == "integers",
+            neighbours=neighbours,
+            nan=nan,
+            rng=rng,
+        )
+        bounds = (int(found[0]), int(found[1])) if bins == "integers" else found
     the_bins = _bins(bounds, bins, edges)
     spec = _spec(
         the_bins,

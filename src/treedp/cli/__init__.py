@@ -17,13 +17,13 @@ import sys
 from collections.abc import Sequence
 
 import treedp
-from treedp.cli import budget, demo, median, plan, query, release, report
+from treedp.cli import budget, demo, median, plan, quantiles, query, release, report
 from treedp.cli._common import Parser, UsageError, translate
 
 __all__ = ["COMMANDS", "main"]
 
 #: The subcommands, in the order ``treedp --help`` lists them.
-COMMANDS = (release, query, plan, median, report, budget, demo)
+COMMANDS = (release, query, plan, median, quantiles, report, budget, demo)
 
 
 def _build_parser() -> Parser:

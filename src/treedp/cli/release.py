@@ -12,12 +12,12 @@ from treedp.cli._common import (
     SEEDED,
     add_neighbours,
     bins_arg,
-    number_or_text,
     points,
     read_values,
 )
 from treedp.cli.budget import add_ledger_options, ledger_from_args, remaining_line
 from treedp.cli.plan import add_budget, budget_from
+from treedp.cli.quantiles import bounds_arg
 from treedp.engines.base import NAN_POLICIES
 from treedp.engines.files import FileSource, resolve_paths
 from treedp.estimation import ESTIMATORS, POSTPROCESS
@@ -38,7 +38,12 @@ def register(sub: Any) -> None:
         "bounded memory",
     )
     rel.add_argument("--column", required=True, help="the column to release")
-    rel.add_argument("--bounds", nargs=2, metavar=("LO", "HI"), help="public bounds")
+    rel.add_argument(
+        "--bounds",
+        nargs="+",
+        metavar="LO HI",
+        help="public bounds LO HI, or 'private' (10%% of epsilon finds them)",
+    )
     rel.add_argument("--bins", type=bins_arg, help="number of bins, or 'integers'")
     rel.add_argument("--edges", nargs="+", metavar="E", help="explicit public bin edges")
     add_budget(rel)
@@ -119,12 +124,14 @@ def check_arguments(args: argparse.Namespace) -> dict[str, Any]:
     writable) before any data is read; returns the keywords for :func:`treedp.release_cdf`."""
     source = args.input[0] if len(args.input) == 1 else list(args.input)
     read_values(source, args.column, lambda path, column: resolve_paths(path))
-    bounds = tuple(number_or_text(b) for b in args.bounds) if args.bounds else None
+    bounds: Any = bounds_arg(args.bounds)
     edges = points(args.edges) if args.edges else None
     branching: Any = args.branching
     if branching is not None and len(branching) == 1:
         branching = branching[0]
-    bins = treedp.make_bins(bounds=bounds, bins=args.bins, edges=edges)
+    # private bounds are found from the data later: stand-in bounds check everything else
+    stand_in = (0, 1) if bounds == "private" else bounds
+    bins = treedp.make_bins(bounds=stand_in, bins=args.bins, edges=edges)
     treedp.ReleaseSpec(
         bins,
         **budget_from(args),
@@ -198,6 +205,8 @@ def _run(args: argparse.Namespace, checked: dict[str, Any], ledger: treedp.Ledge
     release.save(args.out)
     shape = f", branching {list(release.branching)}" if release.branching else ""
     warning = SEEDED if release.seeded else ""
+    if checked["bounds"] == "private":  # the rest of epsilon went to the bounds
+        warning = f" (the rest of epsilon={args.epsilon} found the bounds){warning}"
     print(
         f"wrote {args.out}: {release.mechanism.name} over {release.bins.n_bins} bins{shape}, "
         f"{_stated(release)} ({release.neighbours}), n~{release.n:.0f}{warning}"
@@ -255,7 +264,7 @@ def _run_grouped(args: argparse.Namespace) -> None:
         neighbours=args.neighbours,
         nan=args.nan,
         rng=rng,
-        bounds=tuple(number_or_text(b) for b in args.bounds) if args.bounds else None,
+        bounds=bounds_arg(args.bounds),
         bins=args.bins,
         edges=points(args.edges) if args.edges else None,
         mechanism=args.mechanism,

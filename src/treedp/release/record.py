@@ -324,8 +324,11 @@ class Release:
         """Estimated ``q``-quantiles, any number of them at no extra privacy cost.
 
         Quantiles are read from the consistent CDF (:attr:`consistent_counts`): the first point
-        where it reaches ``q · n̂``, interpolating linearly inside the bin (on an integer
-        domain: the smallest integer that reaches it). They are non-decreasing in ``q``.
+        where it reaches ``q · n̂``, interpolating linearly inside the bin. On an integer domain
+        (``bins="integers"``) a quantile is a value of the domain: the integer whose released
+        CDF is nearest ``q · n̂`` (the smallest on ties;
+        :func:`treedp.release.discrete_quantiles.discrete_quantile_from`), which lands on the
+        right side of a block of tied values. They are non-decreasing in ``q``.
 
         Parameters
         ----------
@@ -347,6 +350,11 @@ class Release:
         True
         """
         qa = queries.check_q(q)
+        if self.bins.discrete:
+            from treedp.release.discrete_quantiles import discrete_quantile_from
+
+            chosen = discrete_quantile_from(self.bins, self.consistent_counts, qa)
+            return queries.to_output(self.bins, np.reshape(chosen, np.shape(qa)))
         return queries.to_output(
             self.bins, queries.quantile_from(self.bins, self.consistent_counts, qa)
         )

@@ -1,0 +1,100 @@
+"""``treedp quantiles``: private quantiles of one column, by the best method for the request."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+import treedp
+from treedp.cli._common import NEIGHBOURS, SEEDED, UsageError, bins_arg, fmt, number_or_text
+from treedp.io import read_column
+from treedp.quantiles_api import METHODS
+
+__all__ = ["bounds_arg", "register", "run"]
+
+
+def bounds_arg(words: list[str] | None) -> Any:
+    """``--bounds LO HI`` as a pair, ``--bounds private`` as ``"private"``, absent as None."""
+    if words is None:
+        return None
+    if words == ["private"]:
+        return "private"
+    if len(words) != 2:
+        raise UsageError("--bounds takes two values LO HI, or the word 'private'.")
+    return tuple(number_or_text(w) for w in words)
+
+
+def register(sub: Any) -> None:
+    """Add the ``quantiles`` subcommand to the parser's subcommands."""
+    qs = sub.add_parser("quantiles", help="private quantiles of one column")
+    qs.add_argument("input", help="a .csv, .csv.gz or .parquet file")
+    qs.add_argument("--column", required=True, help="the column")
+    qs.add_argument("--q", type=float, nargs="+", required=True, help="levels in [0, 1]")
+    qs.add_argument("--epsilon", type=float, required=True, help="privacy budget (in total)")
+    qs.add_argument(
+        "--bounds",
+        nargs="+",
+        required=True,
+        metavar="LO HI",
+        help="public bounds LO HI, or 'private' (a share of epsilon finds them)",
+    )
+    qs.add_argument("--bins", type=bins_arg, help="tree bins, or 'integers' for integer data")
+    qs.add_argument(
+        "--method",
+        choices=METHODS,
+        default="auto",
+        help="auto (default): chosen from the number of levels and the bins only",
+    )
+    qs.add_argument(
+        "--neighbours",
+        "--neighbors",
+        dest="neighbours",
+        choices=NEIGHBOURS,
+        default="add_remove",
+        help="add_remove (default) or replace (the number of records is public)",
+    )
+    qs.add_argument(
+        "--bounds-share",
+        type=float,
+        default=0.1,
+        help="share of epsilon spent on --bounds private (default 0.1)",
+    )
+    qs.add_argument(
+        "--nan", choices=("error", "drop"), default="error", help="missing values: error or drop"
+    )
+    qs.add_argument(
+        "--insecure-seed",
+        type=int,
+        metavar="SEED",
+        help="seed the noise (reproducible; for tests and research only, never for publication)",
+    )
+    qs.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> None:
+    """Run ``treedp quantiles`` with the parsed arguments."""
+    bounds = bounds_arg(args.bounds)
+    values = read_column(args.input, args.column)
+    rng = (
+        treedp.InsecureSeededSource(args.insecure_seed) if args.insecure_seed is not None else None
+    )
+    result = treedp.quantiles(
+        values,
+        args.q,
+        epsilon=args.epsilon,
+        bounds=bounds,
+        bins=args.bins,
+        method=args.method,
+        neighbours=args.neighbours,
+        nan=args.nan,
+        bounds_share=args.bounds_share,
+        rng=rng,
+    )
+    for level, value in zip(args.q, result.values, strict=True):
+        print(f"q={level:g}: {fmt(value)}")
+    shown = ", ".join(fmt(b) for b in result.bounds)
+    found = " (found privately)" if bounds == "private" else ""
+    print(
+        f"method {result.method}, bounds [{shown}]{found}, epsilon spent "
+        f"{result.epsilon_spent:.10g} ({result.neighbours}){SEEDED if result.seeded else ''}"
+    )

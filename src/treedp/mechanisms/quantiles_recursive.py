@@ -1,0 +1,422 @@
+"""Many quantiles from one budget: the recursive exponential mechanism (Kaplan et al. 2022).
+
+Guarantee: pure ε-DP per call (``PureDP(ε_spent)``, ``ε_spent <= ε``), ``replace`` or
+``add_remove`` neighbours, privacy unit one record (:data:`CONTRACT`; the derivation is in
+:func:`quantiles_recursive` and next to :func:`_node_rate` and :func:`_level_loss`).
+
+The algorithm (Kaplan, Schnapp and Stemmer, ICML 2022, "ApproximateQuantiles"): for sorted
+levels ``q_1 < ... < q_m`` on the public interval ``[lo, hi]``, release the middle level's
+quantile ``v`` with the exponential mechanism, then recurse on the records below ``v`` with the
+levels below (rescaled to that part) and on the records at or above ``v`` with the levels above.
+The recursion has ``L = ceil(log2(m + 1))`` levels; each level spends ``ε / L``, and the nodes of
+one level hold disjoint sets of records, so a record takes part in one node per level.
+
+The selection at every node is Smith's exponential mechanism on the public ``2**48``-point grid
+of :mod:`treedp.mechanisms.quantile_exponential`, restricted to the node's grid interval (so the
+outputs are non-decreasing in ``q`` by construction), and sampled exactly by
+:func:`treedp.noise.exponential.sample_weighted_laplace` (integer weights, a dyadic rate).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import Any
+
+import numpy as np
+
+from treedp.budget import check_epsilon
+from treedp.exceptions import DataError, InvalidParameterError, InvalidTypeError
+from treedp.mechanisms import quantile_exponential as _qe
+from treedp.mechanisms._column import (
+    as_datetimes,
+    check_nan,
+    check_neighbours,
+    describe,
+    float_up,
+    read_column,
+    ticks_in,
+)
+from treedp.mechanisms.results import Contract, QuantileResult
+from treedp.noise import RandomSource, resolve_source
+from treedp.noise.exponential import sample_weighted_laplace
+from treedp.noise.rational import dyadic_lower_bound
+from treedp.privacy import PureDP
+
+__all__ = ["CONTRACT", "NEIGHBOURS", "quantiles_recursive", "recursion_depth"]
+
+#: The neighbour relations the guarantee holds for.
+NEIGHBOURS: tuple[str, ...] = ("replace", "add_remove")
+#: The target rank at a node is rounded down to a multiple of 2**-TARGET_BITS.
+TARGET_BITS = _qe.TARGET_BITS
+CONTRACT = Contract(
+    name="quantiles_recursive",
+    measure=PureDP,
+    neighbours=NEIGHBOURS,
+    sensitivity=(
+        "per recursion level, nodes hold disjoint records; a node's score -|#{x < y} - t| "
+        "with t = q' n_node has sensitivity max(q', 1 - q') + 2**-32 to adding or removing one "
+        "of its records (add_remove: one node per level changes, loss eps/L); under replace a "
+        "record moves between at most two nodes of a level, each calibrated to eps/(2L), or "
+        "stays in one (sensitivity 1 <= 2 max(q', 1 - q'))"
+    ),
+)
+
+
+def recursion_depth(m: int) -> int:
+    """The number of recursion levels for ``m`` distinct quantile levels: ``ceil(log2(m+1))``."""
+    return int(m).bit_length()
+
+
+def _level_epsilon(epsilon: Fraction, depth: int) -> Fraction:
+    """The budget of one recursion level: ``ε / L`` (basic composition over the levels)."""
+    return epsilon / depth
+
+
+def _node_sensitivity(level: Fraction) -> Fraction:
+    """Δ of a node's score to adding or removing one of its records.
+
+    The node's score is ``-|i(y) - t|``, ``i(y) = #{x in node : x < y}``, ``t = floor(q' n_node
+    2**32) / 2**32``. Adding a record below ``y`` raises ``i`` by one and ``t`` by ``t(n + 1) -
+    t(n)``, within ``2**-32`` of ``q'``; adding one at or above ``y`` moves only ``t``. So ``Δ =
+    max(q', 1 - q') + 2**-32`` (as for one quantile, :func:`quantile_exponential
+    ._score_sensitivity`).
+    """
+    return max(level, 1 - level) + Fraction(1, 2**TARGET_BITS)
+
+
+def _node_rate(level_eps: Fraction, level: Fraction, relation: str, root: bool) -> Fraction:
+    """The exponential mechanism's rate at a node, rounded down to a dyadic rational.
+
+    ``add_remove``: ``rate = ε_l / (2Δ)``: a neighbour changes one node per level by one
+    record, a loss of ``2 Δ rate <= ε_l``. ``replace`` at the root (every record is in it, ``n``
+    fixed): one record's move changes ``i`` by at most 1 and not ``t``, so ``rate = ε_l / 2``.
+    ``replace`` below the root: a move between two nodes is a removal from one and an addition
+    to the other, so each node gets ``rate = ε_l / (4Δ)`` (loss ``ε_l/2 + ε_l/2``); a move
+    inside one node changes its score by at most ``1 <= 2Δ``, a loss ``2 rate <= ε_l``.
+    """
+    if relation == "replace":
+        share = level_eps / 2 if root else level_eps / (4 * _node_sensitivity(level))
+    else:
+        share = level_eps / (2 * _node_sensitivity(level))
+    return dyadic_lower_bound(share)
+
+
+def _node_loss(rate: Fraction, level: Fraction, relation: str, root: bool) -> Fraction:
+    """The privacy-loss bound a node contributes to its recursion level (see :func:`_node_rate`).
+
+    ``add_remove``: ``2 Δ rate``. ``replace``: at the root ``2 rate``; elsewhere the node's
+    share ``2 Δ rate`` of a two-node move, doubled when the move stays in the node
+    (``max(2 rate, 2 · 2 Δ rate) = 4 Δ rate``, as ``Δ >= 1/2``).
+    """
+    if relation == "replace":
+        return 2 * rate if root else 4 * _node_sensitivity(level) * rate
+    return 2 * _node_sensitivity(level) * rate
+
+
+@dataclass(frozen=True)
+class _Grid:
+    """The public output grid: ``2**bits`` cell midpoints of ``[lo, hi]``."""
+
+    lo: float
+    hi: float
+    bits: int
+
+    @property
+    def cells(self) -> int:
+        return 1 << self.bits
+
+    @property
+    def half(self) -> float:
+        return float(self.hi / 2 ** (self.bits + 1) - self.lo / 2 ** (self.bits + 1))
+
+    def values(self, k: np.ndarray) -> np.ndarray:
+        return _qe._grid_values(np.asarray(k, dtype=np.int64), self.lo, self.hi, self.half)
+
+    def count_at_most(self, x: np.ndarray) -> np.ndarray:
+        """``#{k : grid(k) <= x}`` for each ``x``, exactly."""
+        if self.bits == _qe.GRID_BITS:
+            return _qe._grid_count_at_most(x, self.lo, self.hi, self.half)
+        points = self.values(np.arange(self.cells))  # small test grids: explicit
+        return np.searchsorted(points, x, side="right").astype(np.int64)
+
+
+@dataclass(frozen=True)
+class _Plan:
+    """The public recursion: node order, levels, depths, rates (no data)."""
+
+    mid: int  # index (into the sorted distinct levels) released at this node
+    level: Fraction  # q' = (q_mid - q_left) / (q_right - q_left)
+    depth: int
+    rate: Fraction
+    left: _Plan | None
+    right: _Plan | None
+
+
+def _plan(
+    qs: list[Fraction],
+    a: int,
+    b: int,
+    q_left: Fraction,
+    q_right: Fraction,
+    depth: int,
+    level_eps: Fraction,
+    relation: str,
+) -> _Plan | None:
+    """The recursion over the levels ``qs[a:b]`` between the released ``q_left``, ``q_right``."""
+    if a >= b:
+        return None
+    mid = (a + b) // 2
+    level = (qs[mid] - q_left) / (q_right - q_left)
+    rate = _node_rate(level_eps, level, relation, depth == 0)
+    left = _plan(qs, a, mid, q_left, qs[mid], depth + 1, level_eps, relation)
+    right = _plan(qs, mid + 1, b, qs[mid], q_right, depth + 1, level_eps, relation)
+    return _Plan(mid, level, depth, rate, left, right)
+
+
+def _walk(plan: _Plan | None) -> list[_Plan]:
+    if plan is None:
+        return []
+    return [plan, *_walk(plan.left), *_walk(plan.right)]
+
+
+def _level_loss(plan: _Plan, relation: str) -> Fraction:
+    """The ε spent: per recursion level the largest node loss, summed over levels.
+
+    The nodes of a level hold disjoint records (parallel composition); under ``replace`` a
+    move between two nodes costs the sum of their shares ``2Δ·rate``, at most twice the
+    largest share, which is the largest :func:`_node_loss` below the root. The levels compose
+    adaptively (basic composition).
+    """
+    by_depth: dict[int, Fraction] = {}
+    for node in _walk(plan):
+        loss = _node_loss(node.rate, node.level, relation, node.depth == 0)
+        by_depth[node.depth] = max(by_depth.get(node.depth, Fraction(0)), loss)
+    return sum(by_depth.values(), Fraction(0))
+
+
+def _select(
+    grid: _Grid,
+    x: np.ndarray,
+    first: int,
+    last: int,
+    level: Fraction,
+    rate: Fraction,
+    size: int,
+    source: RandomSource,
+) -> np.ndarray:
+    """``size`` exponential-mechanism draws among grid units ``first..last`` on sorted ``x``.
+
+    Units with exactly ``i`` of the node's records below them: ``[c(x_(i)), c(x_(i+1)))``
+    intersected with the node's units, ``c`` = :meth:`_Grid.count_at_most`.
+    """
+    n = x.size
+    inner = np.clip(grid.count_at_most(x), first, last + 1)
+    starts = np.concatenate([[first], inner, [last + 1]])
+    weights = np.diff(starts)
+    target = Fraction(math.floor(level * n * 2**TARGET_BITS), 2**TARGET_BITS)
+    units = sample_weighted_laplace(weights, target, rate, size, source)
+    return units + first
+
+
+def _run(
+    plan: _Plan | None,
+    grid: _Grid,
+    x: np.ndarray,
+    first: int,
+    last: int,
+    out: np.ndarray,
+    rows: np.ndarray,
+    source: RandomSource,
+) -> None:
+    """Fill ``out[rows, node.mid]`` for the subtree ``plan`` (``x`` sorted, the node's records).
+
+    With several rows (simulation), rows with the same selected unit share their children's
+    inputs and are drawn together.
+    """
+    if plan is None:
+        return
+    units = _select(grid, x, first, last, plan.level, plan.rate, rows.size, source)
+    out[rows, plan.mid] = units
+    for unit in np.unique(units):
+        these = rows[units == unit]
+        split = int(np.searchsorted(x, grid.values(np.array([unit]))[0], side="left"))
+        # Records below the released point go left, the others right: disjoint children.
+        _run(plan.left, grid, x[:split], first, int(unit), out, these, source)
+        _run(plan.right, grid, x[split:], int(unit), last, out, these, source)
+
+
+def _quantiles_recursive(
+    values: Any,
+    q: Any,
+    bounds: Any,
+    epsilon: Any,
+    neighbours: Any,
+    nan: Any,
+    rng: RandomSource | None,
+    draws: int,
+    grid_bits: int = _qe.GRID_BITS,
+) -> tuple[np.ndarray, np.ndarray, float, Fraction, list[float], RandomSource, str | None]:
+    """Validate, plan, read the data, then run the recursion ``draws`` times.
+
+    Returns the outputs (``draws × len(q)``, grid values; ticks for datetime bounds), the
+    levels, ε, the exact ε spent, the node sensitivities, the source and the datetime unit.
+    """
+    eps = check_epsilon(epsilon)
+    relation = check_neighbours(neighbours, NEIGHBOURS)
+    policy = check_nan(nan, relation)
+    lo, hi, out_unit = _qe._read_bounds(bounds)
+    qa = np.atleast_1d(np.asarray(q, dtype=np.float64))
+    if qa.ndim != 1 or qa.size == 0 or np.isnan(qa).any() or (qa < 0).any() or (qa > 1).any():
+        raise InvalidParameterError(f"The 'q' argument must hold levels in [0, 1]. Got {q!r}.")
+    distinct = np.unique(qa)
+    qs = [Fraction(float(v)) for v in distinct]
+    depth = recursion_depth(len(qs))
+    plan = _plan(
+        qs, 0, len(qs), Fraction(0), Fraction(1), 0, _level_epsilon(Fraction(eps), depth), relation
+    )
+    assert plan is not None
+    spent = _level_loss(plan, relation)
+    sens = [float(_node_sensitivity(node.level)) for node in _walk(plan)]
+    source = resolve_source(rng)
+    data, unit = read_column(values, policy, relation)
+    if out_unit is not None:
+        if unit is None:
+            raise InvalidTypeError(
+                "The 'bounds' parameter holds datetimes but 'values' holds numbers."
+            )
+        data = ticks_in(data, unit, out_unit)
+    elif unit is not None:
+        data = data.astype(np.float64)
+    x = np.sort(np.asarray(data, dtype=np.float64))
+    if x.size >= 2**32:
+        raise DataError("quantiles_recursive takes fewer than 2**32 values.")
+    grid = _Grid(lo, hi, grid_bits)
+    units = np.empty((draws, len(qs)), dtype=np.int64)
+    _run(plan, grid, x, 0, grid.cells - 1, units, np.arange(draws), source)
+    chosen = units[:, np.searchsorted(distinct, qa)]
+    return grid.values(chosen), qa, eps, spent, sens, source, out_unit
+
+
+def quantiles_recursive(
+    values: Any,
+    q: Any,
+    *,
+    bounds: tuple[Any, Any],
+    epsilon: float,
+    neighbours: str = "add_remove",
+    nan: str = "error",
+    rng: RandomSource | None = None,
+    details: bool = False,
+) -> Any:
+    """Many private quantiles at once by the recursive exponential mechanism.
+
+    The distinct levels are sorted; the middle one is released by Smith's exponential
+    mechanism on the public ``2**48``-point grid of ``[lo, hi]`` (as
+    :func:`~treedp.quantile_exponential`), the records are split at the released point (below
+    it: left; at or above: right) and the levels below and above are released recursively on
+    each part, inside the grid interval left of and right of the released point, with the
+    levels rescaled to the part: ``q' = (q - q_left) / (q_right - q_left)`` where ``q_left``,
+    ``q_right`` are the levels already released around it (0 and 1 at the top). A node's target
+    rank is ``q' · n_node`` (its own record count), so a node reads only its own records.
+
+    Guarantee: ``PureDP(ε_spent)``, ``ε_spent <= ε``, privacy unit one record, both relations.
+    With ``m`` distinct levels the recursion has ``L = ceil(log2(m + 1))`` levels, each given
+    ``ε / L``. Conditioned on the outputs of the levels above, the nodes of one level hold
+    disjoint sets of records.
+
+    * ``add_remove``: adding or removing one record changes the records of exactly one node per
+      level, by one; that node's score has sensitivity ``Δ = max(q', 1 - q') + 2**-32``
+      (:func:`_node_sensitivity`) and its rate is ``ε/L / (2Δ)``: a loss of ``ε/L`` per level.
+    * ``replace``: at the root (all records, ``n`` fixed) the score's sensitivity is 1 and the
+      rate ``ε/(2L)``. Below it a changed record may leave one node and enter another of the
+      same level (a removal and an addition); each node's rate is ``ε/L / (4Δ)``, so the two
+      cost ``ε/(2L)`` each; a change inside one node costs ``2 · rate ≤ ε/L``.
+
+    Summed over levels by adaptive composition, the loss is at most ε; each rate is rounded
+    down to a dyadic rational, and ``ε_spent`` is the exact sum of the per-level bounds.
+    Outputs are non-decreasing in ``q`` by construction (a node's outputs lie between its
+    neighbours' released points). The empty dataset is valid (uniform outputs in each node).
+
+    Parameters
+    ----------
+    values : array-like
+        The data (numbers or datetimes); ``±inf`` and values outside the bounds count as at the
+        nearest bound.
+    q : float or array-like
+        Levels in [0, 1] (any order, repeats allowed).
+    bounds : (lo, hi)
+        Public bounds (numbers or datetimes).
+    epsilon : float
+        Total budget.
+    neighbours : {"add_remove", "replace"}, default="add_remove"
+    nan : {"error", "drop"}, default="error"
+        As for :func:`~treedp.quantile_exponential`.
+    rng : RandomSource, optional
+    details : bool, default=False
+        Return a :class:`~treedp.mechanisms.results.QuantileResult`.
+
+    Returns
+    -------
+    float, numpy.datetime64, ndarray or QuantileResult
+        One value per level (a scalar for a scalar ``q``).
+
+    References
+    ----------
+    .. [KSS22] H. Kaplan, S. Schnapp, U. Stemmer. "Differentially Private Approximate
+       Quantiles". ICML 2022.
+    .. [Smi11] A. Smith. "Privacy-preserving statistical estimation with optimal convergence
+       rates". STOC 2011.
+    """
+    out, qa, eps, spent, sens, source, unit = _quantiles_recursive(
+        values, q, bounds, epsilon, neighbours, nan, rng, 1
+    )
+    released: Any = out[0] if unit is None else as_datetimes(out[0], unit)
+    if details:
+        return QuantileResult(
+            value=released,
+            guarantee=PureDP(float_up(spent)),
+            neighbours=str(neighbours),
+            mechanism=CONTRACT.name,
+            epsilon=eps,
+            sensitivity=tuple(sens),
+            parameters={
+                "epsilon": eps,
+                "q": tuple(float(v) for v in qa),
+                "bounds": (bounds[0], bounds[1]),
+                "nan": nan,
+            },
+            randomness=describe(source),
+            q=qa,
+            grid_points=1 << _qe.GRID_BITS,
+        )
+    if np.ndim(q) == 0:
+        return float(released[0]) if unit is None else released[0]
+    return released
+
+
+def _quantiles_recursive_draws(
+    values: Any,
+    q: Any,
+    *,
+    bounds: tuple[Any, Any],
+    epsilon: float,
+    size: int,
+    neighbours: str = "add_remove",
+    nan: str = "error",
+    rng: RandomSource | None = None,
+    grid_bits: int = _qe.GRID_BITS,
+) -> np.ndarray:
+    """``size`` independent outputs, shape ``(size, len(q))``, for simulation only.
+
+    NOT a private release (``size · ε`` in total). ``grid_bits`` below 48 gives a small grid
+    for exact audits.
+    """
+    if isinstance(size, bool) or not isinstance(size, int) or size < 1:
+        raise InvalidParameterError(f"The 'size' parameter must be an int >= 1. Got {size!r}.")
+    if not 1 <= grid_bits <= _qe.GRID_BITS:
+        raise InvalidParameterError("'grid_bits' must lie in [1, 48].")
+    return _quantiles_recursive(values, q, bounds, epsilon, neighbours, nan, rng, size, grid_bits)[
+        0
+    ]

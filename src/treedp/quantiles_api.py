@@ -1,0 +1,293 @@
+"""``treedp.quantiles``: any number of private quantiles, by the best method for the request.
+
+One entry point chooses between the exponential mechanism (one level), the recursive
+exponential mechanism (a few to many levels) and the tree CDF (many levels, or discrete data
+with many levels) by a rule on public parameters only (:func:`choose_method`), and optionally
+spends a share of the budget on private bounds first (``bounds="private"``).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import Any
+
+import numpy as np
+
+from treedp._inputs import as_1d_array
+from treedp.budget import check_epsilon
+from treedp.exceptions import InvalidParameterError, InvalidTypeError
+from treedp.mechanisms._column import check_nan, check_neighbours, describe, float_up
+from treedp.mechanisms.private_bounds import DEFAULT_SHARE, split_private_bounds
+from treedp.mechanisms.quantile_exponential import quantile_exponential
+from treedp.mechanisms.quantiles_recursive import quantiles_recursive
+from treedp.mechanisms.results import QuantileResult
+from treedp.noise import RandomSource, resolve_source
+from treedp.privacy import PureDP
+from treedp.privacy.spend import SpendRecord
+from treedp.release.discrete_quantiles import discrete_quantile_from
+
+__all__ = ["METHODS", "QuantilesResult", "choose_method", "quantiles"]
+
+#: The methods :func:`quantiles` can use.
+METHODS: tuple[str, ...] = ("auto", "exponential", "recursive", "tree")
+#: With at least this many distinct levels, ``"auto"`` reads them off the tree CDF.
+TREE_MIN_LEVELS = 64
+#: On integer bins (``bins="integers"``), the tree CDF from this many distinct levels on.
+TREE_MIN_LEVELS_DISCRETE = 2
+#: Equal-width bins of the tree CDF when ``bins`` is not given.
+DEFAULT_TREE_BINS = 4096
+
+
+def choose_method(m: int, *, epsilon: float, bins: Any = None, n: int | None = None) -> str:
+    """The method ``method="auto"`` uses: a rule on public parameters only.
+
+    One level: ``"exponential"`` (Smith's mechanism spends the whole budget on it). Integer
+    bins with at least :data:`TREE_MIN_LEVELS_DISCRETE` levels, or any bins with at least
+    :data:`TREE_MIN_LEVELS`: ``"tree"`` (its rank error does not grow with the number of
+    levels, and on tied data its quantiles are values of the domain). Otherwise
+    ``"recursive"``. ``epsilon`` and ``n`` are accepted so the rule may use them; the measured
+    crossovers (docs/quantiles.md) did not depend on them enough to matter.
+    """
+    del epsilon, n  # public, and currently not needed by the rule
+    if m <= 1:
+        return "exponential"
+    if bins == "integers" and m >= TREE_MIN_LEVELS_DISCRETE:
+        return "tree"
+    if m >= TREE_MIN_LEVELS:
+        return "tree"
+    return "recursive"
+
+
+@dataclass(frozen=True, repr=False, kw_only=True)
+class QuantilesResult(QuantileResult):
+    """The result of :func:`quantiles`.
+
+    Attributes
+    ----------
+    method : str
+        The method used: ``"exponential"``, ``"recursive"`` or ``"tree"``.
+    bounds : (lo, hi)
+        The bounds used (found privately with ``bounds="private"``).
+    parts : tuple of SpendRecord
+        What each step spent (private bounds, then the quantiles); ``guarantee`` is their
+        sum (basic composition) and is what an accountant is charged.
+    """
+
+    method: str
+    bounds: tuple[Any, Any]
+    parts: tuple[SpendRecord, ...]
+
+
+def _levels(q: Any) -> np.ndarray:
+    qa = np.atleast_1d(np.asarray(q, dtype=np.float64))
+    if qa.ndim != 1 or qa.size == 0 or np.isnan(qa).any() or (qa < 0).any() or (qa > 1).any():
+        raise InvalidParameterError(f"The 'q' argument must hold levels in [0, 1]. Got {q!r}.")
+    return qa
+
+
+def quantiles(
+    values: Any,
+    q: Any,
+    *,
+    epsilon: float,
+    bounds: tuple[Any, Any] | str,
+    bins: int | str | None = None,
+    method: str = "auto",
+    neighbours: str = "add_remove",
+    n: int | None = None,
+    nan: str = "error",
+    bounds_share: float = DEFAULT_SHARE,
+    rng: RandomSource | None = None,
+) -> QuantilesResult:
+    """Private quantiles at any levels, by the method best for the request.
+
+    Parameters
+    ----------
+    values : array-like
+        The data (numbers; datetimes with datetime bounds for the exponential and recursive
+        methods).
+    q : float or array-like
+        Levels in [0, 1]; the released quantiles are non-decreasing in ``q``.
+    epsilon : float
+        The total budget (bounds included).
+    bounds : (lo, hi) or "private"
+        Public bounds, or ``"private"``: ``bounds_share · epsilon`` finds them
+        (:func:`treedp.mechanisms.private_bounds.private_bounds`) and the rest releases the
+        quantiles in them (numbers only).
+    bins : int or "integers", optional
+        Bins of the tree CDF (default :data:`DEFAULT_TREE_BINS` equal-width bins).
+        ``"integers"`` declares integer data: every method then answers integers of the domain
+        (the exponential and recursive methods on the grid of ``[lo, hi + 1)``, rounded down,
+        which keeps the rank; the tree by :func:`~treedp.release.discrete_quantiles
+        .discrete_quantile_from`).
+    method : {"auto", "exponential", "recursive", "tree"}, default="auto"
+        ``"auto"``: :func:`choose_method` (public parameters only). ``"exponential"`` with
+        several levels splits ε equally between them.
+    neighbours : {"add_remove", "replace"}, default="add_remove"
+    n : int, optional
+        The public number of records under ``replace`` (default: the number of values, public
+        under ``replace``).
+    nan : {"error", "drop"}, default="error"
+    bounds_share : float, default=0.1
+        The share of ``epsilon`` spent on ``bounds="private"``.
+    rng : RandomSource, optional
+
+    Returns
+    -------
+    QuantilesResult
+        ``values`` (one per level), ``method``, ``bounds``, ``guarantee`` (``PureDP`` of the
+        total spent, at most ``epsilon``), ``spend`` and ``parts``.
+
+    See Also
+    --------
+    numpy.quantile : the non-private counterpart.
+    """
+    eps = check_epsilon(epsilon)
+    relation = check_neighbours(neighbours, ("add_remove", "replace"))
+    check_nan(nan, relation)
+    qa = _levels(q)
+    if not isinstance(method, str) or method not in METHODS:
+        raise InvalidParameterError(
+            f"The 'method' parameter must be one of {METHODS}. Got {method!r}."
+        )
+    if (
+        bins is not None
+        and bins != "integers"
+        and (isinstance(bins, bool) or not isinstance(bins, int) or bins < 1)
+    ):
+        raise InvalidParameterError(
+            f"The 'bins' parameter must be an int >= 1 or 'integers'. Got {bins!r}."
+        )
+    private = isinstance(bounds, str)
+    if private and bounds != "private":
+        raise InvalidParameterError(
+            f"The 'bounds' parameter must be (lo, hi) or 'private'. Got {bounds!r}."
+        )
+    m = int(np.unique(qa).size)
+    chosen = choose_method(m, epsilon=eps, bins=bins, n=n) if method == "auto" else method
+    source = resolve_source(rng)
+    parts: list[SpendRecord] = []
+    spent = Fraction(0)  # exact sum of the parts' (rounded-up) losses
+    if private:
+        found, eps_rest, bres = split_private_bounds(
+            values,
+            epsilon=eps,
+            share=bounds_share,
+            integers=bins == "integers",
+            neighbours=relation,
+            nan=nan,
+            rng=source,
+        )
+        parts.append(bres.spend)
+        spent += Fraction(bres.epsilon_spent)
+        the_bounds: tuple[Any, Any] = found
+    else:
+        if not isinstance(bounds, tuple | list) or len(bounds) != 2:
+            raise InvalidTypeError(
+                f"The 'bounds' parameter must be a pair (lo, hi) or 'private'. Got {bounds!r}."
+            )
+        the_bounds = (bounds[0], bounds[1])
+        eps_rest = eps
+    out, record, grid_points, guarantee_eps = _run(
+        chosen, values, qa, eps_rest, the_bounds, bins, relation, n, nan, source
+    )
+    parts.append(record)
+    spent += Fraction(guarantee_eps)
+    return QuantilesResult(
+        value=out if np.ndim(q) else out[0],
+        guarantee=PureDP(float_up(spent)),
+        neighbours=relation,
+        mechanism=f"quantiles[{chosen}]",
+        epsilon=eps,
+        sensitivity=(),
+        parameters={
+            "epsilon": eps,
+            "q": tuple(float(v) for v in qa),
+            "bounds": "private" if private else the_bounds,
+            "bins": bins,
+            "method": method,
+            "nan": nan,
+        },
+        randomness=describe(source),
+        q=qa,
+        grid_points=grid_points,
+        method=chosen,
+        bounds=the_bounds,
+        parts=tuple(parts),
+    )
+
+
+def _run(
+    method: str,
+    values: Any,
+    qa: np.ndarray,
+    eps: float,
+    bounds: tuple[Any, Any],
+    bins: Any,
+    relation: str,
+    n: int | None,
+    nan: str,
+    source: RandomSource,
+) -> tuple[Any, SpendRecord, int, float]:
+    """Run one method; return the values, its spend record, its grid size and its ε spent."""
+    discrete = bins == "integers"
+    if method == "tree":
+        from treedp.api import release_cdf  # the api imports nothing from here
+
+        if relation == "replace" and n is None:
+            n = int(as_1d_array(values).size)  # public under replace
+        rel = release_cdf(
+            values,
+            bounds=bounds,
+            bins=DEFAULT_TREE_BINS if bins is None else bins,
+            epsilon=eps,
+            neighbours=relation,  # type: ignore[arg-type]
+            n=n,
+            nan=nan,  # type: ignore[arg-type]
+            rng=source,
+        )
+        if discrete:
+            out: Any = discrete_quantile_from(rel.bins, rel.consistent_counts, qa)
+        else:
+            out = np.atleast_1d(rel.quantile(qa))
+        spend = rel.mechanism.spend()
+        if not isinstance(rel.guarantee, PureDP):  # pragma: no cover - the tree is pure today
+            raise InvalidParameterError("method='tree' needs a pure ε-DP release.")
+        return out, spend, rel.bins.n_bins, float(rel.guarantee.epsilon)
+    grid_bounds: tuple[Any, Any] = bounds
+    if discrete:
+        lo, hi = _integer_bounds(bounds)
+        grid_bounds = (lo, hi + 1)
+    call = quantile_exponential if method == "exponential" else quantiles_recursive
+    res = call(
+        values,
+        qa,
+        bounds=grid_bounds,
+        epsilon=eps,
+        neighbours=relation,
+        nan=nan,
+        rng=source,
+        details=True,
+    )
+    out = res.value
+    if discrete:
+        out = np.minimum(np.floor(np.asarray(out, dtype=np.float64)), grid_bounds[1] - 1)
+    return out, res.spend, res.grid_points, res.epsilon_spent
+
+
+def _integer_bounds(bounds: tuple[Any, Any]) -> tuple[int, int]:
+    lo, hi = bounds
+    ok = all(
+        isinstance(b, int | float | np.integer | np.floating)
+        and not isinstance(b, bool)
+        and math.isfinite(float(b))
+        and float(b).is_integer()
+        for b in (lo, hi)
+    )
+    if not ok or float(lo) > float(hi):
+        raise InvalidParameterError(
+            f"bins='integers' needs integer bounds lo <= hi. Got {bounds!r}."
+        )
+    return int(lo), int(hi)

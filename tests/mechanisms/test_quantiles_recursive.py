@@ -1,0 +1,120 @@
+"""The recursive exponential-mechanism quantiles: accuracy, monotonicity, contract, inputs."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from tests.stats import TEST_SEED
+from treedp import InsecureSeededSource, InvalidParameterError, InvalidTypeError
+from treedp.exceptions import DataError
+from treedp.mechanisms import quantiles_recursive as qr
+from treedp.mechanisms.quantiles_recursive import (
+    CONTRACT,
+    _quantiles_recursive_draws,
+    quantiles_recursive,
+    recursion_depth,
+)
+from treedp.privacy import PureDP
+
+
+def test_depth_and_budget_split() -> None:
+    assert [recursion_depth(m) for m in (1, 2, 3, 4, 7, 8, 99)] == [1, 2, 2, 3, 3, 4, 7]
+    for relation in ("add_remove", "replace"):
+        for m in (1, 5, 99):
+            q = np.arange(1, m + 1) / (m + 1)
+            res = quantiles_recursive(
+                [1.0, 2.0], q, bounds=(0, 3), epsilon=0.7, neighbours=relation, details=True
+            )
+            assert isinstance(res.guarantee, PureDP)
+            assert 0.7 * (1 - 2**-28) <= res.epsilon_spent <= 0.7
+            assert res.mechanism == CONTRACT.name and relation in CONTRACT.neighbours
+
+
+def test_accuracy_and_monotone() -> None:
+    """Mean rank error for 29 levels of N(0, 5), n = 10**4, eps = 1: about 8 (docs/quantiles.md).
+
+    The bound 40 is loose: each node's selection has a geometric rank error of mean about
+    2Δ·L/ε, and a tail of 40 on average over 29 levels has a negligible probability.
+    """
+    x = np.random.default_rng(TEST_SEED).normal(0, 5, 10**4)
+    q = np.arange(1, 30) / 30
+    out = quantiles_recursive(x, q, bounds=(-50, 50), epsilon=1.0, rng=InsecureSeededSource(1))
+    assert np.all(np.diff(out) >= 0)
+    ranks = np.searchsorted(np.sort(x), out, side="right")
+    assert np.abs(ranks - q * x.size).mean() < 40
+    shuffled = quantiles_recursive(
+        x, [0.9, 0.1, 0.5, 0.5], bounds=(-50, 50), epsilon=1.0, rng=InsecureSeededSource(2)
+    )
+    assert shuffled[1] <= shuffled[2] == shuffled[3] <= shuffled[0]
+
+
+def test_simulated_draws_are_monotone_and_in_bounds() -> None:
+    draws = _quantiles_recursive_draws(
+        np.arange(20.0),
+        [0.1, 0.3, 0.5, 0.7, 0.9],
+        bounds=(0, 20),
+        epsilon=0.5,
+        size=500,
+        rng=InsecureSeededSource(TEST_SEED),
+    )
+    assert draws.shape == (500, 5)
+    assert (np.diff(draws, axis=1) >= 0).all() and (draws >= 0).all() and (draws <= 20).all()
+
+
+def test_empty_ties_infinities_and_scalar() -> None:
+    src = InsecureSeededSource(3)
+    v = quantiles_recursive([], 0.5, bounds=(0, 1), epsilon=1.0, rng=src)
+    assert isinstance(v, float) and 0 <= v <= 1
+    ties = np.repeat([1.0, 2.0, 3.0], 1000)
+    out = quantiles_recursive(ties, [0.2, 0.5, 0.8], bounds=(0, 10), epsilon=1.0, rng=src)
+    assert (out >= 0).all() and (out <= 10).all() and np.all(np.diff(out) >= 0)
+    inf = quantiles_recursive([-np.inf, np.inf, 0.0], [0.5], bounds=(-1, 1), epsilon=1.0)
+    assert -1 <= inf[0] <= 1
+
+
+def test_datetimes_and_nan() -> None:
+    days = np.datetime64("2024-01-01") + np.arange(365).astype("timedelta64[D]")
+    out = quantiles_recursive(
+        days,
+        [0.25, 0.75],
+        bounds=("2024-01-01", "2025-01-01"),
+        epsilon=2.0,
+        rng=InsecureSeededSource(4),
+    )
+    assert out.dtype.kind == "M" and out[0] <= out[1]
+    with pytest.raises(DataError):
+        quantiles_recursive([1.0, np.nan], [0.5], bounds=(0, 2), epsilon=1.0)
+    kept = quantiles_recursive([1.0, np.nan], [0.5], bounds=(0, 2), epsilon=1.0, nan="drop")
+    assert 0 <= kept[0] <= 2
+    with pytest.raises(InvalidParameterError, match="nan='drop'"):
+        quantiles_recursive(
+            [1.0], [0.5], bounds=(0, 2), epsilon=1.0, nan="drop", neighbours="replace"
+        )
+
+
+def test_bad_parameters() -> None:
+    with pytest.raises(InvalidParameterError, match="'q'"):
+        quantiles_recursive([1.0], [1.5], bounds=(0, 2), epsilon=1.0)
+    with pytest.raises(InvalidParameterError, match="'bounds'"):
+        quantiles_recursive([1.0], [0.5], bounds=(2, 2), epsilon=1.0)
+    with pytest.raises(InvalidTypeError):
+        quantiles_recursive([1.0], [0.5], bounds=("2024-01-01", 3), epsilon=1.0)
+    with pytest.raises(InvalidParameterError, match="'neighbours'"):
+        quantiles_recursive([1.0], [0.5], bounds=(0, 2), epsilon=1.0, neighbours="swap")
+    with pytest.raises(InvalidParameterError, match="'size'"):
+        _quantiles_recursive_draws([1.0], [0.5], bounds=(0, 2), epsilon=1.0, size=0)
+
+
+def test_node_rates_and_losses() -> None:
+    """The per-node rate spends at most the level's share (the derivation's inequalities)."""
+    from fractions import Fraction
+
+    for level in (Fraction(0), Fraction(1, 3), Fraction(1, 2), Fraction(1)):
+        for relation in ("add_remove", "replace"):
+            for root in (True, False):
+                rate = qr._node_rate(Fraction(1, 4), level, relation, root)
+                assert qr._node_loss(rate, level, relation, root) <= Fraction(1, 4)
+                # replace, inside one node: the score moves by at most 1
+                if relation == "replace":
+                    assert 2 * rate <= Fraction(1, 4)

@@ -1,0 +1,170 @@
+"""treedp.quantiles (method choice, results), discrete quantiles, private bounds in the API
+and the CLI."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import treedp
+import treedp.datasets
+from tests.stats import TEST_SEED
+from treedp import InsecureSeededSource, InvalidParameterError
+from treedp.cli import main
+from treedp.domain import make_bins
+from treedp.privacy import PureDP
+from treedp.quantiles_api import choose_method, quantiles
+from treedp.release.discrete_quantiles import discrete_quantile_from, nearest_rank_index
+
+
+def test_choose_method_reads_public_parameters_only() -> None:
+    assert choose_method(1, epsilon=1.0) == "exponential"
+    assert choose_method(5, epsilon=1.0) == "recursive"
+    assert choose_method(99, epsilon=1.0) == "tree"
+    assert choose_method(29, epsilon=1.0, bins="integers") == "tree"
+    assert choose_method(5, epsilon=1.0, bins="integers") == "tree"
+    assert choose_method(1, epsilon=1.0, bins="integers") == "exponential"
+
+
+@pytest.mark.parametrize("m", [1, 5, 99])
+def test_quantiles_entry_point(m: int) -> None:
+    x = np.random.default_rng(TEST_SEED).lognormal(10, 1, 5000)
+    q = np.arange(1, m + 1) / (m + 1)
+    res = quantiles(x, q, epsilon=1.0, bounds=(0, 1e6), rng=InsecureSeededSource(1))
+    assert res.method == choose_method(m, epsilon=1.0)
+    assert isinstance(res.guarantee, PureDP) and res.epsilon_spent <= 1.0
+    assert res.values.shape == (m,) and np.all(np.diff(res.values) >= 0)
+    assert res.seeded and len(res.parts) == 1 and res.bounds == (0, 1e6)
+    assert res.spend.measure == res.guarantee
+
+
+@pytest.mark.parametrize("method", ["exponential", "recursive", "tree"])
+def test_every_method_on_integer_data_answers_integers(method: str) -> None:
+    age = treedp.datasets.load_adult()["age"][:5000]
+    res = quantiles(
+        age,
+        [0.1, 0.5, 0.9],
+        epsilon=1.0,
+        bounds=(17, 90),
+        bins="integers",
+        method=method,
+        rng=InsecureSeededSource(2),
+    )
+    v = res.values
+    assert np.all(v == np.floor(v)) and np.all(np.diff(v) >= 0) and v[0] >= 17 and v[-1] <= 90
+    assert res.method == method and res.epsilon_spent <= 1.0
+
+
+def test_private_bounds_in_quantiles_and_release_cdf() -> None:
+    x = np.random.default_rng(TEST_SEED).normal(-50, 20, 5000)
+    res = quantiles(
+        x, [0.25, 0.5, 0.75], epsilon=1.0, bounds="private", rng=InsecureSeededSource(3)
+    )
+    assert len(res.parts) == 2 and res.parts[0].mechanism == "private_bounds"
+    assert res.epsilon_spent <= 1.0
+    assert res.bounds[0] < -50 < res.bounds[1]
+    rel = treedp.release_cdf(
+        x, bounds="private", bins=256, epsilon=1.0, rng=InsecureSeededSource(4)
+    )
+    assert rel.epsilon <= 0.9 and rel.bins.edges[0] < -50
+    with pytest.raises(InvalidParameterError, match="'bounds'"):
+        quantiles(x, 0.5, epsilon=1.0, bounds="tight")
+    with pytest.raises(InvalidParameterError, match="'method'"):
+        quantiles(x, 0.5, epsilon=1.0, bounds=(0, 1), method="best")
+    with pytest.raises(InvalidParameterError, match="edges"):
+        treedp.release_cdf(x, bounds="private", edges=[0, 1, 2], epsilon=1.0)
+
+
+def test_nearest_rank_index_rule() -> None:
+    cdf = np.array([0.0, 2.0, 2.0, 5.0, 9.0])
+    got = nearest_rank_index(cdf, np.array([0.0, 1.0, 1.1, 2.0, 3.4, 3.5, 3.6, 9.0]))
+    assert got.tolist() == [0, 0, 1, 1, 1, 1, 3, 4]
+    targets = np.linspace(0, 9, 200)
+    assert np.all(np.diff(nearest_rank_index(cdf, targets)) >= 0)
+
+
+def test_discrete_quantile_from_refuses_continuous_bins() -> None:
+    bins = make_bins(bounds=(0, 1), bins=4)
+    with pytest.raises(InvalidParameterError):
+        discrete_quantile_from(bins, np.zeros(5), [0.5])
+    ints = make_bins(bounds=(0, 3), bins="integers")
+    assert np.isnan(discrete_quantile_from(ints, np.zeros(5), [0.5])).all()
+    with pytest.raises(InvalidParameterError):
+        discrete_quantile_from(ints, np.zeros(4), [0.5])
+
+
+@pytest.mark.slow
+def test_discrete_quantiles_near_the_tie_floor_on_adult_age_by_education() -> None:
+    """Adult age per education group, integer bins 17-90, eps = 1, one release per group.
+
+    Issue 16: mean rank error |#(x <= est) - q n_g| of about 22.6 / 22.5 (5 / 99 levels)
+    against the tie floor 21.4 / 20.2, and 38.7 / 40.6 for the interpolated quantile. One
+    seeded release per group (16 releases), so this is a regression check at this seed with
+    a margin of 3 ranks over the floor (measured over 5 seeds: 22.6 / 22.4).
+    """
+    d = treedp.datasets.load_adult()
+    age, edu = d["age"], d["education_num"]
+    src = InsecureSeededSource(TEST_SEED)
+    for m in (5, 99):
+        q = np.arange(1, m + 1) / (m + 1)
+        ours, interpolated, floor = [], [], []
+        for g in np.unique(edu):
+            x = np.sort(age[edu == g])
+            rel = treedp.release_cdf(x, bounds=(17, 90), bins="integers", epsilon=1.0, rng=src)
+            est = discrete_quantile_from(rel.bins, rel.consistent_counts, q)
+            assert np.all(np.diff(est) >= 0)
+            rank = lambda v, x=x: np.searchsorted(x, v, side="right")  # noqa: E731
+            ours.append(np.abs(rank(est) - q * x.size).mean())
+            interpolated.append(np.abs(rank(rel.quantile(q)) - q * x.size).mean())
+            c = rank(np.arange(17, 91))
+            floor.append(np.abs(c[None, :] - (q * x.size)[:, None]).min(axis=1).mean())
+        assert np.mean(floor) <= np.mean(ours) <= np.mean(floor) + 3
+        assert np.mean(ours) < np.mean(interpolated)
+
+
+def test_cli_quantiles_and_release_private(tmp_path, capsys) -> None:
+    data = tmp_path / "d.csv"
+    x = np.random.default_rng(TEST_SEED).integers(17, 91, 3000)
+    data.write_text("age\n" + "\n".join(map(str, x)) + "\n")
+    args = [
+        "quantiles",
+        str(data),
+        "--column",
+        "age",
+        "--q",
+        "0.1",
+        "0.5",
+        "0.9",
+        "--epsilon",
+        "1",
+        "--insecure-seed",
+        "5",
+    ]
+    assert main([*args, "--bounds", "17", "90"]) == 0
+    out = capsys.readouterr().out
+    assert "q=0.5:" in out and "method recursive" in out and "SEEDED" in out
+    assert main([*args, "--bounds", "private", "--bins", "integers"]) == 0
+    assert "found privately" in capsys.readouterr().out
+    assert main([*args, "--bounds", "1", "2", "3"]) == 2
+    assert "--bounds" in capsys.readouterr().err
+    out_file = tmp_path / "r.json"
+    assert (
+        main(
+            [
+                "release",
+                str(data),
+                "--column",
+                "age",
+                "--bounds",
+                "private",
+                "--bins",
+                "integers",
+                "--epsilon",
+                "1",
+                "--out",
+                str(out_file),
+            ]
+        )
+        == 0
+    )
+    assert out_file.exists() and "found the bounds" in capsys.readouterr().out
