@@ -1,15 +1,16 @@
 """treedp: differentially private distributions (CDF, ranges, quantiles) from tree mechanisms.
 
 The one call that spends privacy budget is :func:`release_cdf`; everything asked of the
-:class:`Release` it returns afterwards is post-processing and free.
+:class:`Release` it returns afterwards is post-processing and free. Public names are imported
+on first use (PEP 562), so ``import treedp`` and ``treedp --version`` stay fast.
 """
 
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
 from treedp._version import __version__
-from treedp.accuracy import ErrorPrediction, predict_error
-from treedp.api import release_cdf, release_counts
-from treedp.api_grouped import release_grouped
-from treedp.config import default_branching
-from treedp.domain import Bins, make_bins
 from treedp.exceptions import (
     BudgetExceededError,
     DataError,
@@ -20,21 +21,68 @@ from treedp.exceptions import (
     ReleaseFormatError,
     TreeDPError,
 )
-from treedp.mechanisms.private_bounds import private_bounds
-from treedp.mechanisms.quantile_exponential import median, quantile_exponential
-from treedp.mechanisms.quantiles_recursive import quantiles_recursive
-from treedp.mechanisms.stable_median import stable_median
-from treedp.mechanisms.subsample_aggregate import noisy_mode, subsample_and_aggregate
-from treedp.noise import InsecureSeededSource, RandomSource, SystemRandomSource
-from treedp.planning import Plan, PlanCache, plan
-from treedp.privacy.accountant import Accountant
-from treedp.privacy.ledger import Ledger, init_ledger, open_ledger
-from treedp.privacy.measures import ZCDP, ApproxDP, PureDP
-from treedp.quantiles_api import QuantilesResult, quantiles
-from treedp.release import Release, load_release
-from treedp.release.grouped import GroupedRelease, load_grouped_release
-from treedp.spec import ReleaseSpec
-from treedp.tree import TreeShape
+
+if TYPE_CHECKING:  # the names below are imported on first use (PEP 562)
+    from treedp.accuracy import ErrorPrediction, predict_error
+    from treedp.api import release_cdf, release_counts
+    from treedp.api_grouped import release_grouped
+    from treedp.config import default_branching
+    from treedp.domain import Bins, make_bins
+    from treedp.mechanisms.private_bounds import private_bounds
+    from treedp.mechanisms.quantile_exponential import median, quantile_exponential
+    from treedp.mechanisms.quantiles_recursive import quantiles_recursive
+    from treedp.mechanisms.stable_median import stable_median
+    from treedp.mechanisms.subsample_aggregate import noisy_mode, subsample_and_aggregate
+    from treedp.noise import InsecureSeededSource, RandomSource, SystemRandomSource
+    from treedp.planning import Plan, PlanCache, plan
+    from treedp.privacy.accountant import Accountant
+    from treedp.privacy.ledger import Ledger, init_ledger, open_ledger
+    from treedp.privacy.measures import ZCDP, ApproxDP, PureDP
+    from treedp.quantiles_api import QuantilesResult, quantiles
+    from treedp.release import Release, load_release
+    from treedp.release.grouped import GroupedRelease, load_grouped_release
+    from treedp.spec import ReleaseSpec
+    from treedp.tree import TreeShape
+
+#: public name -> the module that defines it, imported on first access
+_LAZY = {
+    "ErrorPrediction": "treedp.accuracy",
+    "predict_error": "treedp.accuracy",
+    "release_cdf": "treedp.api",
+    "release_counts": "treedp.api",
+    "release_grouped": "treedp.api_grouped",
+    "default_branching": "treedp.config",
+    "Bins": "treedp.domain",
+    "make_bins": "treedp.domain",
+    "private_bounds": "treedp.mechanisms.private_bounds",
+    "median": "treedp.mechanisms.quantile_exponential",
+    "quantile_exponential": "treedp.mechanisms.quantile_exponential",
+    "quantiles_recursive": "treedp.mechanisms.quantiles_recursive",
+    "stable_median": "treedp.mechanisms.stable_median",
+    "noisy_mode": "treedp.mechanisms.subsample_aggregate",
+    "subsample_and_aggregate": "treedp.mechanisms.subsample_aggregate",
+    "InsecureSeededSource": "treedp.noise",
+    "RandomSource": "treedp.noise",
+    "SystemRandomSource": "treedp.noise",
+    "Plan": "treedp.planning",
+    "PlanCache": "treedp.planning",
+    "plan": "treedp.planning",
+    "Accountant": "treedp.privacy.accountant",
+    "Ledger": "treedp.privacy.ledger",
+    "init_ledger": "treedp.privacy.ledger",
+    "open_ledger": "treedp.privacy.ledger",
+    "ZCDP": "treedp.privacy.measures",
+    "ApproxDP": "treedp.privacy.measures",
+    "PureDP": "treedp.privacy.measures",
+    "QuantilesResult": "treedp.quantiles_api",
+    "quantiles": "treedp.quantiles_api",
+    "Release": "treedp.release",
+    "load_release": "treedp.release",
+    "GroupedRelease": "treedp.release.grouped",
+    "load_grouped_release": "treedp.release.grouped",
+    "ReleaseSpec": "treedp.spec",
+    "TreeShape": "treedp.tree",
+}
 
 __all__ = [
     "ZCDP",
@@ -83,3 +131,17 @@ __all__ = [
     "stable_median",
     "subsample_and_aggregate",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    """Import a public name on first use, so ``import treedp`` stays light (PEP 562)."""
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'treedp' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

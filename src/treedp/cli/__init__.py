@@ -12,34 +12,47 @@ Each subcommand is one module of this package with ``register(sub)`` (adds its p
 
 from __future__ import annotations
 
+import importlib
 import os
 import sys
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
-import treedp
-from treedp.cli import budget, demo, median, plan, quantiles, query, release, report
-from treedp.cli._common import Parser, UsageError, translate
+from treedp._version import __version__
+
+if TYPE_CHECKING:
+    from treedp.cli._common import Parser
 
 __all__ = ["COMMANDS", "main"]
 
-#: The subcommands, in the order ``treedp --help`` lists them.
-COMMANDS = (release, query, plan, median, quantiles, report, budget, demo)
+#: The subcommands (modules of this package), in the order ``treedp --help`` lists them.
+#: They are imported when the parser is built, so ``treedp --version`` loads none of them.
+COMMANDS = ("release", "query", "plan", "median", "quantiles", "report", "budget", "demo")
 
 
 def _build_parser() -> Parser:
+    from treedp.cli._common import Parser
+
     parser = Parser(
         prog="treedp",
         description="Differentially private CDFs, range counts and quantiles of one column.",
     )
-    parser.add_argument("--version", action="version", version=f"treedp {treedp.__version__}")
+    parser.add_argument("--version", action="version", version=f"treedp {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=Parser)
-    for command in COMMANDS:
-        command.register(sub)
+    for name in COMMANDS:
+        importlib.import_module(f"treedp.cli.{name}").register(sub)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the CLI; return the exit code (0 on success)."""
+    words = sys.argv[1:] if argv is None else list(argv)
+    if words == ["--version"]:  # answered before numpy or any subcommand is imported
+        print(f"treedp {__version__}")
+        return 0
+    import treedp
+    from treedp.cli._common import UsageError, translate
+
     parser = _build_parser()
     try:
         args = parser.parse_args(argv)

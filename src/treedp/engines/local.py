@@ -128,7 +128,8 @@ class LocalEngine:
         """
         check_nan_policy(nan)
         arr = as_1d_array(source)
-        if self.workers == 1 or arr.size < PARALLEL_MIN:
+        # each thread fills its own B-vector: with few values per bin one thread is faster
+        if self.workers == 1 or arr.size < max(PARALLEL_MIN, 4 * bins.n_bins):
             return count_chunk(arr, bins, nan)
         parts = np.array_split(arr, self.workers)
         with ThreadPoolExecutor(max_workers=self.workers) as pool:
