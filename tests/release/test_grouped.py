@@ -418,3 +418,17 @@ def test_grouped_release_charges_the_accountant_before_any_randomness() -> None:
     with pytest.raises(treedp.BudgetExceededError):
         treedp.release_cdf(values, epsilon=1.0, accountant=acct, rng=source, **args)
     assert source.calls == 0  # refused before any noise or sampling
+
+
+def test_grouped_release_plots_and_displays() -> None:
+    pytest.importorskip("matplotlib")
+    values = np.array([1.0, 2.0, 3.0, 4.0, 2.5, 3.5])
+    keys = np.array(["a", "b", "a", "b", "a", "b"])
+    grouped = treedp.release_cdf(
+        values, by=keys, keys=["a", "b"], bounds=(0, 5), bins=5, epsilon=1.0,
+        rng=treedp.InsecureSeededSource(1),
+    )  # fmt: skip
+    fig, axes = grouped.plot(layout="small_multiples")
+    assert len(axes) == 2 and len(fig.axes) >= 2
+    html = grouped._repr_html_()
+    assert "<table>" in html and "SEEDED" in html and html.count("<tr>") == 3

@@ -238,6 +238,34 @@ class GroupedRelease:
             f"unit={unit!r}, neighbours={self.neighbours!r}{seeded})"
         )
 
+    def plot(self, **options: Any) -> Any:
+        """Overlaid CDFs (default) or small multiples per key: :func:`treedp.plot.plot_groups`.
+
+        Needs ``treedp[plot]`` (matplotlib). Post-processing: no privacy cost.
+        """
+        from treedp.plot import plot_groups
+
+        return plot_groups(dict(self.items()), **options)
+
+    def _repr_html_(self) -> str:
+        """Notebook display: the guarantee once, then a compact line per key (first 20)."""
+        from html import escape
+
+        head = escape(repr(self))
+        rows = []
+        for i, (key, release) in enumerate(self.items()):
+            if i == 20:
+                rows.append(f"<tr><td colspan=3>… {len(self.keys) - 20} more keys</td></tr>")
+                break
+            rows.append(
+                f"<tr><td>{escape(str(key))}</td><td>{release.n:.0f}</td>"
+                f"<td>{escape(str(release.median()))}</td></tr>"
+            )
+        return (
+            f"<div><p><strong>{head}</strong></p><table><tr><th>key</th><th>n̂</th>"
+            f"<th>median</th></tr>{''.join(rows)}</table></div>"
+        )
+
     # ------------------------------------------------------------------ files
     def save(self, path: str | Path | IO[bytes]) -> None:
         """Write the grouped release as one checksummed zip, atomically when ``path`` is a
