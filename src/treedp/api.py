@@ -264,7 +264,7 @@ def release_cdf(
             nan=nan,
         )
         found, epsilon, _ = split_private_bounds(
-            values,
+            _in_memory(values, column),
             epsilon=epsilon,
             share=bounds_share,
             integers=bins == "integers",
@@ -418,6 +418,32 @@ def release_counts(
     source = _source(rng)
     checked = _check_counts(_counts_array(counts) if arr is None else arr, the_bins.n_bins)
     return _release(checked, spec, the_bins, mech, est, source, accountant)
+
+
+def _in_memory(values: Any, column: str | None) -> Any:
+    """The one column private bounds scan, in memory (files and DataFrames by ``column``)."""
+    from treedp.engines.files import FileSource
+
+    if isinstance(values, FileSource):
+        from treedp.io import read_column
+
+        if column is None or not isinstance(values.path, str):
+            raise InvalidParameterError(
+                "bounds='private' on a file needs one file and 'column' (the values are "
+                "scanned in memory)."
+            )
+        return read_column(
+            values.path, column, delimiter=values.delimiter, encoding=values.encoding
+        )
+    if column is not None:
+        try:
+            return values[column]
+        except Exception:
+            raise InvalidParameterError(
+                f"bounds='private' could not take column {column!r} of this input in memory; "
+                "pass the column's values."
+            ) from None
+    return values
 
 
 def _bins(bounds: Any, bins: Any, edges: Any) -> Bins:

@@ -44,6 +44,17 @@ def _build_parser() -> Parser:
     return parser
 
 
+def _subparser(parser: Parser, command: str) -> Parser:
+    """The parser of one subcommand (its options are the ones a message may name)."""
+    import argparse
+
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction) and command in action.choices:
+            child: Parser = action.choices[command]
+            return child
+    return parser
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the CLI; return the exit code (0 on success)."""
     words = sys.argv[1:] if argv is None else list(argv)
@@ -54,14 +65,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     from treedp.cli._common import UsageError, translate
 
     parser = _build_parser()
+    active = parser  # the subcommand's own parser, for messages in its options' names
     try:
         args = parser.parse_args(argv)
+        active = _subparser(parser, args.command)
         args.run(args)
     except UsageError as exc:
         print(f"treedp: error: {translate(str(exc), None)} (see 'treedp --help')", file=sys.stderr)
         return 2
     except treedp.TreeDPError as exc:
-        print(f"treedp: error: {translate(str(exc), parser)}", file=sys.stderr)
+        print(f"treedp: error: {translate(str(exc), active)}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:  # files are written atomically: nothing partial is left
         print("treedp: interrupted", file=sys.stderr)
