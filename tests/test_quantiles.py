@@ -168,3 +168,28 @@ def test_cli_quantiles_and_release_private(tmp_path, capsys) -> None:
         == 0
     )
     assert out_file.exists() and "found the bounds" in capsys.readouterr().out
+
+
+def test_quantiles_charge_the_accountant_before_any_randomness() -> None:
+    class Counting:
+        seeded = True
+
+        def __init__(self) -> None:
+            self.calls = 0
+
+        def random_bytes(self, n: int) -> bytes:
+            self.calls += 1
+            return bytes(n)
+
+        def describe(self) -> dict[str, object]:
+            return {"source": "counting", "seeded": True}
+
+    x = np.random.default_rng(0).normal(50, 10, 500)
+    acct = treedp.Accountant(treedp.PureDP(1.5))
+    treedp.quantiles(x, [0.25, 0.5, 0.75], epsilon=1.0, bounds=(0, 100), accountant=acct)
+    assert float(acct.spent.epsilon) == pytest.approx(1.0)
+    source = Counting()
+    for bounds in ((0, 100), "private"):
+        with pytest.raises(treedp.BudgetExceededError):
+            treedp.quantiles(x, [0.5], epsilon=1.0, bounds=bounds, accountant=acct, rng=source)
+    assert source.calls == 0  # refused before any noise

@@ -25,6 +25,7 @@ from treedp.mechanisms.quantiles_recursive import quantiles_recursive
 from treedp.mechanisms.results import QuantileResult
 from treedp.noise import RandomSource, resolve_source
 from treedp.privacy import PureDP
+from treedp.privacy.accountant import Accountant, check_accountant
 from treedp.privacy.spend import SpendRecord
 from treedp.release.discrete_quantiles import discrete_quantile_from
 
@@ -100,6 +101,7 @@ def quantiles(
     nan: str = "error",
     bounds_share: float = DEFAULT_SHARE,
     rng: RandomSource | None = None,
+    accountant: Accountant | None = None,
 ) -> QuantilesResult:
     """Private quantiles at any levels, by the method best for the request.
 
@@ -133,6 +135,10 @@ def quantiles(
     bounds_share : float, default=0.1
         The share of ``epsilon`` spent on ``bounds="private"``.
     rng : RandomSource, optional
+        Where the randomness comes from (default: the operating system's).
+    accountant : Accountant, optional
+        Charged the whole ``epsilon`` (private bounds included) after the checks and before
+        any randomness is drawn; refused with nothing released when it would overspend.
 
     Returns
     -------
@@ -165,9 +171,24 @@ def quantiles(
         raise InvalidParameterError(
             f"The 'bounds' parameter must be (lo, hi) or 'private'. Got {bounds!r}."
         )
+    if not private and (not isinstance(bounds, tuple | list) or len(bounds) != 2):
+        raise InvalidTypeError(
+            f"The 'bounds' parameter must be a pair (lo, hi) or 'private'. Got {bounds!r}."
+        )
     m = int(np.unique(qa).size)
     chosen = choose_method(m, epsilon=eps, bins=bins, n=n) if method == "auto" else method
     source = resolve_source(rng)
+    check_accountant(accountant)
+    if accountant is not None:  # the whole ε (bounds and quantiles), before any randomness
+        accountant.charge(
+            SpendRecord(
+                mechanism=f"quantiles[{chosen}]",
+                measure=PureDP(eps),
+                neighbours=relation,
+                unit="record",
+                parameters={"q": tuple(float(v) for v in qa), "bounds": str(bounds)},
+            )
+        )
     parts: list[SpendRecord] = []
     spent = Fraction(0)  # exact sum of the parts' (rounded-up) losses
     if private:
@@ -184,10 +205,6 @@ def quantiles(
         spent += Fraction(bres.epsilon_spent)
         the_bounds: tuple[Any, Any] = found
     else:
-        if not isinstance(bounds, tuple | list) or len(bounds) != 2:
-            raise InvalidTypeError(
-                f"The 'bounds' parameter must be a pair (lo, hi) or 'private'. Got {bounds!r}."
-            )
         the_bounds = (bounds[0], bounds[1])
         eps_rest = eps
     out, record, grid_points, guarantee_eps = _run(
