@@ -72,6 +72,30 @@ _FINALISTS = 4
 #: Gaussian budgets are iterated to the stationarity condition for the best screened shapes.
 _KKT_FINALISTS = 2
 
+#: THE hook for non-tree mechanisms. Each entry names (``"module:function"``, imported only
+#: when planning) a callable ``f(n_bins, budget, neighbours, noise, objective)`` returning a
+#: :class:`PlanCandidate` (its ``value`` the exact objective, ``mean_cdf_mse`` and
+#: ``max_cdf_variance`` set) or ``None`` where the mechanism does not apply. Its
+#: ``budget`` is ε for Laplace noise and ρ for Gaussian noise. Candidates are compared with
+#: the trees by ``value``; the mechanism of the winner must be known to
+#: :mod:`treedp.mechanisms.factory`.
+EXTRA_CANDIDATES: list[str] = []
+
+
+def _extra_candidates(
+    n_bins: int, budget: float, nb: str, noise: str, objective: str
+) -> list[PlanCandidate]:
+    import importlib
+
+    found: list[PlanCandidate] = []
+    for entry in EXTRA_CANDIDATES:
+        module, _, name = entry.partition(":")
+        make = getattr(importlib.import_module(module), name)
+        candidate = make(n_bins, budget, nb, noise, objective)
+        if candidate is not None:
+            found.append(candidate)
+    return found
+
 
 @dataclass(frozen=True)
 class PlanCandidate:
@@ -82,6 +106,10 @@ class PlanCandidate:
     level_budgets: tuple[float, ...]
     value: float
     how: str
+    #: For candidates of :data:`EXTRA_CANDIDATES` (non-tree mechanisms): their exact mean and
+    #: worst prefix variance (records²), which the planner cannot derive from a tree shape.
+    mean_cdf_mse: float | None = None
+    max_cdf_variance: float | None = None
 
 
 @dataclass(frozen=True)
@@ -409,6 +437,7 @@ def _plan(
         shape = TreeShape(n_bins, branching)
         exact = score(shape, _level_variances(ref_budgets, nb, noise), final=True)
         results.append(PlanCandidate("tree", branching, ref_budgets, exact, how))
+    results.extend(_extra_candidates(n_bins, eps, nb, noise, objective))
     results.sort(key=lambda c: c.value)
     best = results[0]
     shape = (
@@ -417,7 +446,10 @@ def _plan(
         else TreeShape(n_bins, (n_bins,) if n_bins >= 2 else ())
     )
     worst: float | None = best.value if objective == "max_variance" else None
-    if best.mechanism == "tree":
+    if best.mean_cdf_mse is not None:  # a non-tree candidate of EXTRA_CANDIDATES
+        mean_mse = best.mean_cdf_mse
+        worst = best.max_cdf_variance if worst is None else worst
+    elif best.mechanism == "tree":
         variances = _level_variances(best.level_budgets, nb, noise)
         mean_mse = mean_prefix_variance(shape, variances, estimator)
     else:
