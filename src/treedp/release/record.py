@@ -156,7 +156,8 @@ class Release:
 
     @property
     def guarantee(self) -> Measure:
-        """The guarantee as a value (:class:`treedp.privacy.PureDP` with the ε spent)."""
+        """The guarantee as a value (:class:`treedp.privacy.PureDP` with the ε spent, or
+        :class:`treedp.privacy.ZCDP` with the ρ spent for Gaussian noise)."""
         return self.mechanism.guarantee
 
     @property
@@ -252,7 +253,8 @@ class Release:
         seeded = ", SEEDED (not for publication)" if self.seeded else ""
         return (
             f"Release(mechanism={self.mechanism.name!r}, bins={self.bins.n_bins}{shape}, "
-            f"epsilon={self.epsilon}, neighbours={self.neighbours!r}, n≈{self.n:.6g}{seeded})"
+            f"guarantee={self.guarantee!r}, neighbours={self.neighbours!r}, "
+            f"n≈{self.n:.6g}{seeded})"
         )
 
     # ------------------------------------------------------------------ queries
