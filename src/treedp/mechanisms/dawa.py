@@ -202,8 +202,15 @@ class DawaMechanism(Mechanism):
         """Stage 1: the private partition (``ε1``-DP), from noisy dyadic-block costs."""
         if self.partition_sensitivity == 0:
             return Partition(self.n_bins, (0,))
-        noisy = noisy_block_costs(counts, self.partition_scale, source)
-        return choose_partition(noisy, self.n_bins, self.penalty)
+        noisy = self.noisy_costs(counts, source)
+        return choose_partition([level[0] for level in noisy], self.n_bins, self.penalty)
+
+    def noisy_costs(
+        self, counts: np.ndarray, source: RandomSource, repeats: int = 1
+    ) -> list[np.ndarray]:
+        """Stage 1's released vector: every dyadic block's ``⌈dev⌉`` plus discrete Laplace
+        noise of scale :attr:`partition_scale`, shape ``(repeats, blocks)`` per level."""
+        return noisy_block_costs(counts, self.partition_scale, source, repeats)
 
     def bind(self, partition: Partition) -> DawaMechanism:
         """The same mechanism with the partition chosen (stage 2 planned for its buckets)."""

@@ -109,16 +109,18 @@ def block_costs(counts: np.ndarray) -> list[np.ndarray]:
 
 
 def noisy_block_costs(
-    counts: np.ndarray, scale: Fraction, source: RandomSource
+    counts: np.ndarray, scale: Fraction, source: RandomSource, repeats: int = 1
 ) -> list[np.ndarray]:
-    """The costs of :func:`block_costs` plus exact discrete Laplace noise of ``scale``."""
+    """The costs of :func:`block_costs` plus exact discrete Laplace noise of ``scale``:
+    ``repeats`` independent draws, shape ``(repeats, blocks)`` per level (the path releases
+    and the privacy auditor share)."""
     costs = block_costs(counts)
     sizes = [c.size for c in costs]
     if not sizes:
         return []
-    noise = sample_discrete_laplace(scale, sum(sizes), source)
-    parts = np.split(noise, np.cumsum(sizes)[:-1])
-    return [c + z for c, z in zip(costs, parts, strict=True)]
+    noise = sample_discrete_laplace(scale, repeats * sum(sizes), source).reshape(repeats, -1)
+    parts = np.split(noise, np.cumsum(sizes)[:-1], axis=1)
+    return [c[None, :] + z for c, z in zip(costs, parts, strict=True)]
 
 
 @dataclass(frozen=True)
