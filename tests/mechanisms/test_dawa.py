@@ -269,3 +269,38 @@ def test_release_cdf_accepts_dawa() -> None:
         rng=InsecureSeededSource(5),
     )
     assert rel.bins.n_bins == 100 and rel.mechanism.name == "dawa"
+
+
+@pytest.mark.parametrize("suffix", [".json", ".tdp"])
+def test_save_and_load_keep_the_partition(tmp_path, suffix: str) -> None:
+    counts = np.r_[np.zeros(30, dtype=int), np.full(10, 7), np.arange(24)]
+    rel = treedp.release_counts(counts, epsilon=0.5, mechanism="dawa", rng=InsecureSeededSource(2))
+    path = tmp_path / f"dawa{suffix}"
+    rel.save(path)
+    again = treedp.load_release(path)
+    assert again.mechanism.name == "dawa"
+    assert again.mechanism.partition == rel.mechanism.partition
+    assert again.mechanism.describe() == rel.mechanism.describe()
+    assert np.array_equal(again.prefix_counts, rel.prefix_counts)
+    assert again.guarantee == rel.guarantee
+
+
+def test_load_refuses_a_tampered_partition(tmp_path) -> None:
+    import json
+
+    rel = treedp.release_counts(
+        np.r_[np.zeros(30, dtype=int), np.full(34, 3)],
+        epsilon=0.5,
+        mechanism="dawa",
+        rng=InsecureSeededSource(2),
+    )
+    doc = rel.to_dict()
+    meta = doc["payload"]["metadata"]
+    meta["partition_sensitivity"] = 1  # a claim the rebuilt mechanism does not make
+    from treedp.release.format import _checksum
+
+    doc["checksum"] = _checksum(doc["payload"])
+    path = tmp_path / "bad.json"
+    path.write_text(json.dumps(doc))
+    with pytest.raises(treedp.ReleaseFormatError):
+        treedp.load_release(path)

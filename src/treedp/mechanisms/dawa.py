@@ -8,7 +8,8 @@ public once chosen) and spreads every bucket's estimate evenly over its bins.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import json
+from collections.abc import Mapping, Sequence
 from fractions import Fraction
 from typing import Any
 
@@ -37,6 +38,7 @@ __all__ = [
     "PENALTY",
     "DawaMechanism",
     "SpreadCovariance",
+    "from_description",
 ]
 
 #: Share of the total epsilon spent on the partition (stage 1) by default, as in DAWA.
@@ -336,6 +338,48 @@ class DawaMechanism(Mechanism):
             }
         )
         return out
+
+
+def from_description(meta: Mapping[str, Any], n_bins: int, epsilon: float) -> DawaMechanism:
+    """Rebuild a bound DAWA mechanism from its :meth:`DawaMechanism.describe` (a release
+    file's metadata): the stored partition and stage-2 tree, never re-planned; every stated
+    field of the contract must equal the rebuilt one's."""
+    starts = meta["partition"]
+    branching = meta["bucket_branching"]
+    budgets = meta["bucket_budgets"]
+    for key, value, kinds in (
+        ("partition", starts, (int,)),
+        ("bucket_branching", branching, (int,)),
+        ("bucket_budgets", budgets, (int, float)),
+    ):
+        if not isinstance(value, list) or any(
+            isinstance(v, bool) or not isinstance(v, kinds) for v in value
+        ):
+            raise InvalidParameterError(f"field '{key}' has the wrong type")
+    share = meta["partition_share"]
+    if isinstance(share, bool) or not isinstance(share, int | float):
+        raise InvalidParameterError("field 'partition_share' has the wrong type")
+    mech = DawaMechanism(
+        n_bins,
+        epsilon=epsilon,
+        neighbours=meta["neighbours"],
+        partition_share=float(share),
+        partition=Partition(n_bins, tuple(starts)),
+        bucket_branching=branching,
+        bucket_budgets=budgets,
+    )
+    own = mech.describe()
+    for key in (
+        "partition",
+        "partition_sensitivity",
+        "partition_scale",
+        "bucket_branching",
+        "epsilon_partition",
+        "epsilon_buckets",
+    ):
+        if json.dumps(own[key]) != json.dumps(meta[key]):
+            raise InvalidParameterError(f"field '{key}' does not match the mechanism")
+    return mech
 
 
 class SpreadCovariance:
