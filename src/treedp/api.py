@@ -206,6 +206,10 @@ def release_cdf(
             raise InvalidParameterError(
                 "The 'n' parameter is not taken by a group-by release: group sizes stay private."
             )
+        if mechanism == "dawa":  # one partition per group is not implemented
+            raise InvalidParameterError(
+                "mechanism='dawa' is not available for a group-by release; use 'auto'."
+            )
         if epsilon is None or privacy is not None:
             raise InvalidParameterError(
                 "A group-by release takes 'epsilon' (pure DP, discrete Laplace noise); "

@@ -304,3 +304,20 @@ def test_load_refuses_a_tampered_partition(tmp_path) -> None:
     path.write_text(json.dumps(doc))
     with pytest.raises(treedp.ReleaseFormatError):
         treedp.load_release(path)
+
+
+def test_group_by_release_refuses_dawa_before_any_charge() -> None:
+    budget = treedp.Accountant(PureDP(5.0))
+    with pytest.raises(InvalidParameterError, match="group-by"):
+        treedp.release_cdf(
+            {"v": [1, 2, 3], "g": [0, 1, 0]},
+            column="v",
+            by="g",
+            keys=[0, 1],
+            bounds=(0, 4),
+            bins=4,
+            epsilon=1.0,
+            mechanism="dawa",
+            accountant=budget,
+        )
+    assert budget.spent.epsilon == 0

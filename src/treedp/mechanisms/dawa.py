@@ -247,7 +247,8 @@ class DawaMechanism(Mechanism):
         if self.bucket_tree is None:
             raise InvalidParameterError(
                 "This DAWA mechanism has no partition yet: run both stages with "
-                "release_blocks(counts, source)."
+                "release_blocks(counts, source) (release_cdf and release_counts do; group-by "
+                "releases do not support mechanism='dawa')."
             )
         return self.bucket_tree
 
