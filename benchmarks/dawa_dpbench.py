@@ -14,6 +14,10 @@ partition and 75% on the tree over the buckets. Run from the repository root::
 
     PYTHONPATH=src python benchmarks/dawa_dpbench.py            # the table in docs/data_aware.md
     PYTHONPATH=src python benchmarks/dawa_dpbench.py --trials 2 --epsilons 1
+    PYTHONPATH=src python benchmarks/dawa_dpbench.py --scale 1000   # DPBench-style rescaling
+
+``--scale N`` replaces each vector by ``N`` records drawn from its shape (a multinomial with a
+fixed seed), as DPBench does to vary the scale independently of the shape.
 """
 
 from __future__ import annotations
@@ -45,7 +49,18 @@ def errors(estimate: np.ndarray, truth: np.ndarray) -> tuple[float, float]:
     return cdf, rng
 
 
-def run(data: Path, epsilons: list[float], trials: int, names: list[str] | None) -> list[str]:
+def rescale(counts: np.ndarray, scale: int | None) -> np.ndarray:
+    """The vector itself, or (DPBench's "scale") ``scale`` records drawn from its shape:
+    a multinomial with probabilities ``counts / Σ counts`` and the fixed seed 12345."""
+    if scale is None:
+        return counts
+    rng = np.random.default_rng(12345)
+    return rng.multinomial(scale, counts / counts.sum()).astype(np.int64)
+
+
+def run(
+    data: Path, epsilons: list[float], trials: int, names: list[str] | None, scale: int | None
+) -> list[str]:
     """Measure every vector; returns the markdown rows."""
     files = sorted(data.glob("*.npy"))
     if names:
@@ -53,7 +68,7 @@ def run(data: Path, epsilons: list[float], trials: int, names: list[str] | None)
     rows = []
     plans = {eps: treedp.plan(4096, epsilon=eps) for eps in epsilons}
     for path in files:
-        counts = np.load(path)
+        counts = rescale(np.load(path), scale)
         truth = np.concatenate([[0], np.cumsum(counts)]).astype(np.float64)
         for eps in epsilons:
             res: dict[str, list[tuple[float, float]]] = {"auto": [], "dawa": []}
@@ -89,6 +104,9 @@ def main() -> None:
     parser.add_argument("--trials", type=int, default=5)
     parser.add_argument("--epsilons", type=float, nargs="+", default=[0.01, 0.1, 1.0])
     parser.add_argument("--only", nargs="*", help="vector names (default: all)")
+    parser.add_argument(
+        "--scale", type=int, default=None, help="draw this many records from each vector's shape"
+    )
     args = parser.parse_args()
     start = time.perf_counter()
     print(f"# {machine()}; load {os.getloadavg()[0]:.2f}; trials {args.trials} (seeds 0..)")
@@ -97,7 +115,7 @@ def main() -> None:
         "| default range MSE | DAWA range MSE | default/DAWA | DAWA buckets |"
     )
     print("|---|---|---|---|---|---|---|---|---|---|")
-    run(args.data, args.epsilons, args.trials, args.only)
+    run(args.data, args.epsilons, args.trials, args.only, args.scale)
     print(f"# {time.perf_counter() - start:.0f} s; load {os.getloadavg()[0]:.2f}")
 
 
