@@ -112,6 +112,16 @@ class DawaMechanism(Mechanism):
     (:meth:`noise_covariance`), but the spreading bias depends on the data, so a release
     offers no standard errors or intervals (:data:`NO_INTERVALS`).
 
+    Examples
+    --------
+    >>> import treedp
+    >>> rel = treedp.release_counts([0] * 12 + [5] * 4, epsilon=1.0, mechanism="dawa",
+    ...                             rng=treedp.InsecureSeededSource(0))
+    >>> rel.mechanism.partition.starts[0], rel.mechanism.partition.n_bins
+    (0, 16)
+    >>> rel.guarantee.epsilon <= 1.0
+    True
+
     References
     ----------
     .. [LHMW14] C. Li, M. Hay, G. Miklau, Y. Wang. "A data- and workload-aware algorithm for
