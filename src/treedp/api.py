@@ -20,6 +20,7 @@ from treedp.engines.dispatch import count_source
 from treedp.engines.progress import wants_progress
 from treedp.exceptions import DataError, InvalidParameterError, InvalidTypeError
 from treedp.mechanisms import Mechanism
+from treedp.mechanisms.dawa import DawaMechanism
 from treedp.noise import RandomSource, resolve_source
 from treedp.planning import Plan, PlanCache
 from treedp.privacy.accountant import Accountant, check_accountant
@@ -99,11 +100,14 @@ def release_cdf(
     n : int, optional
         The public number of records; required with ``"replace"`` (and must equal the number
         of values), not allowed with ``"add_remove"``.
-    mechanism : {"auto", "tree", "histogram", "threshold", "all_intervals"}, default="auto"
+    mechanism : {"auto", "tree", "histogram", "threshold", "all_intervals", "dawa"}, default="auto"
         ``"auto"``: the planner (:func:`treedp.plan`) picks the tree — fan-out per level,
         padding, level budgets — or the plain noisy histogram, whichever has the smallest
         exact CDF error. ``"tree"``: a tree (planned unless ``branching`` or
         ``level_budgets`` is given). The others are the seeds' baselines, for comparison.
+        ``"dawa"``: data-aware (a private partition into buckets with 25% of epsilon, then a
+        tree on the buckets; add/remove only; no standard errors or intervals), see
+        docs/data_aware.md.
     branching : int or sequence of int, optional
         Tree fan-out: a common ``k`` (height ``ceil(log_k B)``) or one ``k_l`` per level with
         product ``>= B``. Default: planned.
@@ -201,6 +205,10 @@ def release_cdf(
         if n is not None:
             raise InvalidParameterError(
                 "The 'n' parameter is not taken by a group-by release: group sizes stay private."
+            )
+        if mechanism == "dawa":  # one partition per group is not implemented
+            raise InvalidParameterError(
+                "mechanism='dawa' is not available for a group-by release; use 'auto'."
             )
         if epsilon is None or privacy is not None:
             raise InvalidParameterError(
@@ -538,7 +546,10 @@ def _release(
         )
     if accountant is not None:  # committed before any noise is drawn (fail closed)
         accountant.charge(mech.spend())
-    noisy = mech.measure(counts, source)
+    if isinstance(mech, DawaMechanism):  # data-aware: the private partition is output too
+        mech, noisy = mech.release_blocks(counts, source)
+    else:
+        noisy = mech.measure(counts, source)
     return Release(
         bins=the_bins,
         mechanism=mech,

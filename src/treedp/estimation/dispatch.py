@@ -17,6 +17,7 @@ from treedp.estimation.direct import baseline_prefix, tree_prefix
 from treedp.estimation.efficient import VariancePlan, efficient_tree
 from treedp.exceptions import InvalidParameterError
 from treedp.mechanisms import Mechanism, TreeMechanism
+from treedp.mechanisms.dawa import NO_INTERVALS, DawaMechanism
 from treedp.tree import TreeShape
 
 __all__ = ["ESTIMATORS", "check_estimator", "estimate_prefix", "prefix_covariance"]
@@ -56,6 +57,8 @@ def _histogram_tree(mechanism: Mechanism) -> tuple[TreeShape, tuple[float, float
 
 def prefix_covariance(mechanism: Mechanism, estimator: str) -> PrefixCovariance:
     """The exact covariance of the prefix estimates (public parameters only)."""
+    if isinstance(mechanism, DawaMechanism):  # the spreading bias is data-dependent
+        raise InvalidParameterError(NO_INTERVALS)
     variances = mechanism.block_variance()
     if isinstance(mechanism, TreeMechanism):
         if estimator == "efficient":
@@ -76,6 +79,8 @@ def estimate_prefix(mechanism: Mechanism, levels: list[np.ndarray], estimator: s
 
     The blocks may carry leading batch axes (for simulating many releases at once).
     """
+    if isinstance(mechanism, DawaMechanism):  # the tree over the buckets, spread in buckets
+        return mechanism.spread(estimate_prefix(mechanism._require_bound(), levels, estimator))
     variances = mechanism.block_variance()
     if isinstance(mechanism, TreeMechanism):
         if estimator == "efficient":

@@ -494,6 +494,10 @@ def _build(meta: Any, levels: list[np.ndarray]) -> Release:
         )
         if mechanism.describe()["sigma2"] != meta["sigma2"]:
             raise ReleaseFormatError("the stored noise variances do not match the stated budgets")
+    elif name == "dawa":  # data-aware: the privately chosen partition is in the metadata
+        from treedp.mechanisms.dawa import from_description
+
+        mechanism = from_description(meta, bins.n_bins, total)
     else:
         mechanism = make_mechanism(
             name,

@@ -1,0 +1,445 @@
+"""DAWA: a data-aware release — a private partition into buckets, then a tree on the buckets.
+
+Stage 1 (:mod:`treedp.mechanisms.partition`) spends ``ε1 = share · ε`` choosing buckets of
+near-uniform counts; stage 2 releases the bucket counts with treedp's tree mechanism at
+``ε2 = ε − ε1`` (the tree and its level budgets planned for the number of buckets, which is
+public once chosen) and spreads every bucket's estimate evenly over its bins.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from fractions import Fraction
+from typing import Any
+
+import numpy as np
+
+from treedp._validation import check_real
+from treedp.budget import Neighbours, check_epsilon, check_neighbours, split_budget
+from treedp.exceptions import InvalidParameterError
+from treedp.mechanisms.base import Mechanism
+from treedp.mechanisms.partition import (
+    Partition,
+    choose_partition,
+    noisy_block_costs,
+    partition_scale,
+)
+from treedp.mechanisms.tree import TreeMechanism
+from treedp.noise import RandomSource
+from treedp.noise.families import float_at_least
+from treedp.privacy.measures import PureDP
+from treedp.privacy.spend import SpendRecord
+from treedp.tree import TreeShape
+
+__all__ = [
+    "DEFAULT_PARTITION_SHARE",
+    "NO_INTERVALS",
+    "PENALTY",
+    "DawaMechanism",
+    "SpreadCovariance",
+    "from_description",
+]
+
+#: Share of the total epsilon spent on the partition (stage 1) by default, as in DAWA.
+DEFAULT_PARTITION_SHARE = 0.25
+#: The cost of one more bucket in stage 1, in units of ``1/ε2``: roughly the absolute error
+#: stage 2's noise adds per bucket (DAWA's choice).
+PENALTY = 1.0
+
+#: Why a DAWA release offers no standard errors or intervals.
+NO_INTERVALS = (
+    "mechanism='dawa' offers no standard errors or confidence intervals: its answers carry a "
+    "data-dependent bias (each bucket's count is spread evenly over its bins) that no public "
+    "quantity bounds, so an interval from the noise alone would not cover. The noise-only "
+    "covariance is release.mechanism.noise_covariance(); for intervals use a data-independent "
+    "mechanism (mechanism='auto')."
+)
+
+
+class DawaMechanism(Mechanism):
+    """DAWA under pure ε-DP: a private partition of the bins, then a tree on the buckets.
+
+    Parameters
+    ----------
+    n_bins : int
+        The number of public bins ``B``.
+    epsilon : float
+        The total pure-DP budget, split ``ε1 = partition_share · ε`` (stage 1) and
+        ``ε2 = ε − ε1`` (stage 2), exactly (as rationals ``ε1 + ε2 <= ε``).
+    neighbours : {"add_remove"}, default="add_remove"
+        The neighbour relation; ``"replace"`` is not supported.
+    n : None
+        Must be None (the size stays private under ``add_remove``).
+    partition_share : float, default=0.25
+        The share of ``epsilon`` spent on the partition, in ``[0.01, 0.99]``.
+    partition : Partition, optional
+        The buckets chosen by stage 1. Without it the mechanism is *unbound*: it states the
+        contract before any data is read (and :meth:`release_blocks` chooses the partition);
+        with it, it describes a finished release (stage 2's blocks and noise).
+    bucket_branching, bucket_budgets : sequence, optional
+        Stage 2's tree over the buckets (fan-outs, and ε per level root first); by default
+        planned with :func:`treedp.plan` for ``K`` buckets at ``ε2``. A release file stores
+        them, so loading never re-plans.
+
+    Notes
+    -----
+    Privacy unit: one record (one row). Neighbour relation: add/remove one record.
+    Guarantee: pure ``(ε1' + ε2')``-DP with ``ε1' + ε2' <= epsilon`` (:meth:`epsilon_spent`,
+    exact rationals), by adaptive sequential composition of the two stages.
+
+    *Stage 1* releases, for every dyadic block ``I`` of size at least 2, the integer cost
+    ``⌈dev(I)⌉`` (L1 deviation of the block's counts from their mean) plus discrete Laplace
+    noise of scale ``t1 >= Δ1/ε1``, and keeps only the cut of the dyadic tree that minimises
+    the noisy costs plus a penalty ``PENALTY/ε2`` per bucket (post-processing). A record lies
+    in one block per level; one block's rounded cost moves by at most ``⌈2(1 − 1/s)⌉`` (1 for
+    blocks of 2 bins, 2 above), so ``Δ1 = Σ_l ⌈2(1 − 2**-l)⌉ = 2L − 1`` for ``L >= 1`` levels
+    (:func:`treedp.mechanisms.partition.cost_sensitivity`; DAWA's per-interval sensitivity 2
+    is the ``s -> ∞`` limit, and the exact per-size bound saves 1). The noisy cost vector is
+    ``Δ1/t1 <= ε1``-DP (Laplace mechanism, exact discrete noise), and the partition, a
+    function of it, too.
+
+    *Stage 2*: given the partition (now public), each record lies in exactly one bucket, so
+    the bucket counts are a histogram of L1 sensitivity 1 and the tree over them has L1
+    sensitivity 1 per level, as :class:`TreeMechanism` derives: ``ε2' <= ε2``-DP for every
+    partition. By adaptive composition the pair (partition, noisy tree) is
+    ``(ε1' + ε2')``-DP. The data-dependent bucket edges are part of the output:
+    :attr:`partition` and ``describe()["partition"]``.
+
+    The contract as data: :meth:`spend_parts` gives the two stages' records and
+    :meth:`spend` their composition. Every estimate is the tree's (unbiased for the bucket
+    counts) spread evenly inside buckets: its noise part is exact
+    (:meth:`noise_covariance`), but the spreading bias depends on the data, so a release
+    offers no standard errors or intervals (:data:`NO_INTERVALS`).
+
+    Examples
+    --------
+    >>> import treedp
+    >>> rel = treedp.release_counts([0] * 12 + [5] * 4, epsilon=1.0, mechanism="dawa",
+    ...                             rng=treedp.InsecureSeededSource(0))
+    >>> rel.mechanism.partition.starts[0], rel.mechanism.partition.n_bins
+    (0, 16)
+    >>> rel.guarantee.epsilon <= 1.0
+    True
+
+    References
+    ----------
+    .. [LHMW14] C. Li, M. Hay, G. Miklau, Y. Wang. "A data- and workload-aware algorithm for
+       range queries under differential privacy". PVLDB 7(5), 2014.
+    """
+
+    name = "dawa"
+
+    def __init__(
+        self,
+        n_bins: int,
+        *,
+        epsilon: float,
+        neighbours: Neighbours = "add_remove",
+        n: int | None = None,
+        partition_share: float = DEFAULT_PARTITION_SHARE,
+        partition: Partition | None = None,
+        bucket_branching: Sequence[int] | None = None,
+        bucket_budgets: Sequence[float] | None = None,
+    ) -> None:
+        from treedp.domain import MAX_BINS
+
+        self.n_bins = _check_bins(n_bins, MAX_BINS)
+        self.epsilon = check_epsilon(epsilon)
+        self.neighbours, self.n = check_neighbours(neighbours, n)
+        if self.neighbours != "add_remove":
+            raise InvalidParameterError(
+                "mechanism='dawa' supports neighbours='add_remove' only (the partition's cost "
+                "sensitivity is derived for adding or removing one record)."
+            )
+        self.partition_share = check_real(partition_share, "partition_share", 0.01, 0.99)
+        eps1 = self.epsilon * self.partition_share
+        self.epsilon_partition, self.epsilon_buckets = split_budget(
+            self.epsilon, 2, (eps1, self.epsilon - eps1), name="partition_share"
+        )
+        self.partition_sensitivity, self.partition_scale = partition_scale(
+            self.n_bins, self.epsilon_partition
+        )
+        self.penalty = PENALTY / self.epsilon_buckets
+        self.partition = partition
+        self.bucket_tree: TreeMechanism | None = None
+        if partition is None:
+            if bucket_branching is not None or bucket_budgets is not None:
+                raise InvalidParameterError(
+                    "The stage-2 tree ('bucket_branching', 'bucket_budgets') needs a partition."
+                )
+            self.block_epsilons = ()
+            self.block_sensitivity = ()
+            self.block_l2 = ()
+            self.scales = ()
+            return
+        if not isinstance(partition, Partition) or partition.n_bins != self.n_bins:
+            raise InvalidParameterError("The 'partition' must be a Partition over the bins.")
+        self.bucket_tree = _bucket_tree(
+            partition.n_buckets, self.epsilon_buckets, bucket_branching, bucket_budgets
+        )
+        tree = self.bucket_tree
+        self.block_epsilons = tree.block_epsilons
+        self.block_sensitivity = tree.block_sensitivity
+        self.block_l2 = tree.block_l2
+        self.scales = tree.scales
+
+    @classmethod
+    def from_parameters(
+        cls,
+        n_bins: int,
+        *,
+        epsilon: float,
+        neighbours: Neighbours,
+        n: int | None,
+        shape: TreeShape | None = None,
+        level_budgets: Sequence[float] | None = None,
+    ) -> DawaMechanism:
+        """Build the unbound mechanism (a tree shape or budgets are refused: stage 2 plans
+        its own tree once the number of buckets is known)."""
+        if shape is not None or level_budgets is not None:
+            raise InvalidParameterError(
+                "The 'branching' and 'level_budgets' parameters apply to mechanism='tree' only, "
+                "not 'dawa' (its tree over the buckets is planned after the partition)."
+            )
+        return cls(n_bins, epsilon=epsilon, neighbours=neighbours, n=n)
+
+    # ------------------------------------------------------------------ the two stages
+    @property
+    def bound(self) -> bool:
+        """True once the partition is chosen (the mechanism describes a finished release)."""
+        return self.partition is not None
+
+    def select_partition(self, counts: np.ndarray, source: RandomSource) -> Partition:
+        """Stage 1: the private partition (``ε1``-DP), from noisy dyadic-block costs."""
+        if self.partition_sensitivity == 0:
+            return Partition(self.n_bins, (0,))
+        noisy = self.noisy_costs(counts, source)
+        return choose_partition([level[0] for level in noisy], self.n_bins, self.penalty)
+
+    def noisy_costs(
+        self, counts: np.ndarray, source: RandomSource, repeats: int = 1
+    ) -> list[np.ndarray]:
+        """Stage 1's released vector: every dyadic block's ``⌈dev⌉`` plus discrete Laplace
+        noise of scale :attr:`partition_scale`, shape ``(repeats, blocks)`` per level."""
+        return noisy_block_costs(counts, self.partition_scale, source, repeats)
+
+    def bind(self, partition: Partition) -> DawaMechanism:
+        """The same mechanism with the partition chosen (stage 2 planned for its buckets)."""
+        return DawaMechanism(
+            self.n_bins,
+            epsilon=self.epsilon,
+            neighbours=self.neighbours,
+            n=self.n,
+            partition_share=self.partition_share,
+            partition=partition,
+        )
+
+    def release_blocks(
+        self, counts: np.ndarray, source: RandomSource
+    ) -> tuple[DawaMechanism, list[np.ndarray]]:
+        """Both stages: the bound mechanism (with the partition) and stage 2's noisy blocks."""
+        mech = self if self.bound else self.bind(self.select_partition(counts, source))
+        return mech, Mechanism.measure(mech, counts, source)
+
+    def measure(self, counts: np.ndarray, source: RandomSource) -> list[np.ndarray]:
+        """Stage 2's noisy blocks (a bound mechanism); :meth:`release_blocks` runs both."""
+        self._require_bound()
+        return super().measure(counts, source)
+
+    def true_blocks(self, counts: np.ndarray) -> list[np.ndarray]:
+        """Stage 2's exact blocks: the tree's nodes over the bucket counts."""
+        tree = self._require_bound()
+        assert self.partition is not None
+        return tree.true_blocks(self.partition.bucket_counts(counts))
+
+    def _require_bound(self) -> TreeMechanism:
+        if self.bucket_tree is None:
+            raise InvalidParameterError(
+                "This DAWA mechanism has no partition yet: run both stages with "
+                "release_blocks(counts, source) (release_cdf and release_counts do; group-by "
+                "releases do not support mechanism='dawa')."
+            )
+        return self.bucket_tree
+
+    # ------------------------------------------------------------------ estimates
+    def spread(self, bucket_prefix: np.ndarray) -> np.ndarray:
+        """Bin prefix estimates from the tree's bucket prefix estimates (last axis)."""
+        self._require_bound()
+        assert self.partition is not None
+        return self.partition.spread(bucket_prefix)
+
+    def noise_covariance(self, estimator: str = "efficient") -> SpreadCovariance:
+        """The exact covariance of the bin prefix estimates due to stage 2's noise alone,
+        given the partition. It omits the spreading bias: it is no error bar."""
+        from treedp.estimation.dispatch import prefix_covariance
+
+        tree = self._require_bound()
+        assert self.partition is not None
+        return SpreadCovariance(self.partition, prefix_covariance(tree, estimator))
+
+    # ------------------------------------------------------------------ the contract
+    def partition_epsilon_spent(self) -> Fraction:
+        """Stage 1's exact loss ``Δ1/t1`` (0 with one bin: nothing is chosen)."""
+        if self.partition_sensitivity == 0:
+            return Fraction(0)
+        return Fraction(self.partition_sensitivity) / self.partition_scale
+
+    def bucket_epsilon_spent(self) -> Fraction:
+        """Stage 2's exact loss (its budget ``ε2`` before the tree is known)."""
+        if self.bucket_tree is None:
+            return Fraction(self.epsilon_buckets)
+        return self.bucket_tree.epsilon_spent()
+
+    def epsilon_spent(self) -> Fraction:
+        """The exact total loss of both stages, never above :attr:`epsilon`."""
+        return self.partition_epsilon_spent() + self.bucket_epsilon_spent()
+
+    def spend_parts(self) -> tuple[SpendRecord, SpendRecord]:
+        """The two stages' spend records (their composition is :meth:`spend`)."""
+        base = {"n_bins": self.n_bins, "n": None, "partition_share": self.partition_share}
+        first = SpendRecord(
+            mechanism="dawa.partition",
+            measure=PureDP(float_at_least(self.partition_epsilon_spent())),
+            neighbours=self.neighbours,
+            parameters={
+                **base,
+                "epsilon": self.epsilon_partition,
+                "sensitivity": self.partition_sensitivity,
+                "noise": "discrete_laplace",
+            },
+        )
+        second = SpendRecord(
+            mechanism="dawa.buckets",
+            measure=PureDP(float_at_least(self.bucket_epsilon_spent())),
+            neighbours=self.neighbours,
+            parameters={**base, "epsilon": self.epsilon_buckets, "mechanism": "tree"},
+        )
+        return first, second
+
+    def _spend_parameters(self) -> dict[str, Any]:
+        return {
+            **super()._spend_parameters(),
+            "partition_share": self.partition_share,
+            "parts": (
+                float_at_least(self.partition_epsilon_spent()),
+                float_at_least(self.bucket_epsilon_spent()),
+            ),
+        }
+
+    def describe(self) -> dict[str, object]:
+        """The contract as plain data, with the partition chosen and stage 2's tree."""
+        out = super().describe()
+        scale = self.partition_scale
+        out.update(
+            {
+                "partition_share": self.partition_share,
+                "epsilon_partition": self.epsilon_partition,
+                "epsilon_buckets": self.epsilon_buckets,
+                "partition_sensitivity": self.partition_sensitivity,
+                "partition_scale": [scale.numerator, scale.denominator],
+                "penalty": self.penalty,
+                "partition": None if self.partition is None else list(self.partition.starts),
+                "bucket_branching": None
+                if self.bucket_tree is None
+                else list(self.bucket_tree.shape.branching),
+                "bucket_budgets": None
+                if self.bucket_tree is None
+                else list(self.bucket_tree.level_budgets),
+            }
+        )
+        return out
+
+
+def from_description(meta: Mapping[str, Any], n_bins: int, epsilon: float) -> DawaMechanism:
+    """Rebuild a bound DAWA mechanism from its :meth:`DawaMechanism.describe` (a release
+    file's metadata): the stored partition and stage-2 tree, never re-planned; every stated
+    field of the contract must equal the rebuilt one's."""
+    starts = meta["partition"]
+    branching = meta["bucket_branching"]
+    budgets = meta["bucket_budgets"]
+    for key, value, kinds in (
+        ("partition", starts, (int,)),
+        ("bucket_branching", branching, (int,)),
+        ("bucket_budgets", budgets, (int, float)),
+    ):
+        if not isinstance(value, list) or any(
+            isinstance(v, bool) or not isinstance(v, kinds) for v in value
+        ):
+            raise InvalidParameterError(f"field '{key}' has the wrong type")
+    share = meta["partition_share"]
+    if isinstance(share, bool) or not isinstance(share, int | float):
+        raise InvalidParameterError("field 'partition_share' has the wrong type")
+    mech = DawaMechanism(
+        n_bins,
+        epsilon=epsilon,
+        neighbours=meta["neighbours"],
+        partition_share=float(share),
+        partition=Partition(n_bins, tuple(starts)),
+        bucket_branching=branching,
+        bucket_budgets=budgets,
+    )
+    own = mech.describe()
+    for key in (
+        "partition",
+        "partition_sensitivity",
+        "partition_scale",
+        "bucket_branching",
+        "epsilon_partition",
+        "epsilon_buckets",
+    ):
+        if json.dumps(own[key]) != json.dumps(meta[key]):
+            raise InvalidParameterError(f"field '{key}' does not match the mechanism")
+    return mech
+
+
+class SpreadCovariance:
+    """``Cov(P[m1], P[m2])`` of bin prefixes interpolated linearly inside buckets, from the
+    exact covariance of the bucket prefixes (noise only)."""
+
+    def __init__(self, partition: Partition, bucket: Any) -> None:
+        self.partition = partition
+        self.bucket = bucket
+
+    def _weights(self, m: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        edges = self.partition.edges
+        j = np.clip(np.searchsorted(edges, m, side="right") - 1, 0, self.partition.n_buckets - 1)
+        return j, (m - edges[j]) / (edges[j + 1] - edges[j])
+
+    def cov(self, m1: np.ndarray, m2: np.ndarray) -> np.ndarray:
+        """The covariance of ``P[m1]`` and ``P[m2]`` (broadcast together)."""
+        a, b = np.broadcast_arrays(np.asarray(m1), np.asarray(m2))
+        j1, f1 = self._weights(a)
+        j2, f2 = self._weights(b)
+        total = np.zeros(a.shape)
+        for ja, wa in ((j1, 1.0 - f1), (j1 + 1, f1)):
+            for jb, wb in ((j2, 1.0 - f2), (j2 + 1, f2)):
+                total += wa * wb * self.bucket.cov(ja, jb)
+        return total
+
+    def var(self, m: np.ndarray) -> np.ndarray:
+        """The variance of ``P[m]``."""
+        return self.cov(m, m)
+
+
+def _check_bins(n_bins: int, hi: int) -> int:
+    from treedp._validation import check_int
+
+    return check_int(n_bins, "n_bins", lo=1, hi=hi)
+
+
+def _bucket_tree(
+    n_buckets: int,
+    epsilon: float,
+    branching: Sequence[int] | None,
+    budgets: Sequence[float] | None,
+) -> TreeMechanism:
+    """Stage 2's tree over ``n_buckets`` buckets: the planner's best tree unless given."""
+    if branching is None:
+        from treedp.planning import plan
+
+        chosen = plan(n_buckets, epsilon=epsilon)
+        best = next(c for c in chosen.alternatives if c.mechanism == "tree")
+        branching, budgets = best.branching, best.level_budgets
+    shape = TreeShape(n_buckets, tuple(int(k) for k in branching))
+    return TreeMechanism(shape, epsilon=epsilon, level_budgets=budgets)
