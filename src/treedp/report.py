@@ -21,6 +21,7 @@ import numpy as np
 
 from treedp._atomic import atomic_write
 from treedp.accuracy import ErrorPrediction
+from treedp.exceptions import InvalidParameterError
 from treedp.mechanisms import TreeMechanism
 from treedp.noise import RandomSource
 from treedp.privacy import ZCDP, ApproxDP, PureDP
@@ -300,6 +301,11 @@ def render_report(
     """
     from treedp.plot import require_matplotlib
 
+    if not release.offers_intervals:
+        raise InvalidParameterError(
+            f"A release of mechanism {release.mechanism.name!r} has no standard errors or "
+            "intervals (a data-dependent bias), which the report draws; query it instead."
+        )
     require_matplotlib()
     level = inference.check_level(level)
     qs = np.asarray(quantiles, dtype=np.float64)

@@ -170,6 +170,14 @@ def answers(release: Any, args: argparse.Namespace) -> list[dict[str, Any]]:
     return [{k: (_plain(v) if k != "args" else v) for k, v in row.items()} for row in rows]
 
 
+def _guarantee_text(guarantee: Any) -> str:
+    if hasattr(guarantee, "rho"):
+        return f"rho-zCDP, rho={guarantee.rho:.6g}"
+    if hasattr(guarantee, "delta"):
+        return f"(epsilon, delta)-DP, epsilon={guarantee.epsilon:g}, delta={guarantee.delta:.3g}"
+    return f"pure epsilon-DP, epsilon={guarantee.epsilon:g}"
+
+
 def info(release: Any) -> dict[str, Any]:
     """What was released, as readable plain data."""
     bins = release.bins
@@ -183,6 +191,8 @@ def info(release: Any) -> dict[str, Any]:
         described = f"{bins.n_bins} bins over [{lo}, {hi}) at explicit edges"
     if release.neighbours == "replace":
         size = f"{release.mechanism.n} (public, replace neighbours)"
+    elif not release.offers_intervals:
+        size = f"{release.n:.6g} (estimated; no standard error for this mechanism)"
     else:
         se = float(release.prefix_variance[-1]) ** 0.5
         size = f"{release.n:.6g} (estimated; standard error {se:.3g})"
@@ -196,7 +206,7 @@ def info(release: Any) -> dict[str, Any]:
     return {
         "mechanism": release.mechanism.name
         + (f", branching {'×'.join(map(str, shape))}" if shape else ""),
-        "guarantee": f"pure epsilon-DP, epsilon={release.epsilon:g} "
+        "guarantee": f"{_guarantee_text(release.guarantee)} "
         f"({release.neighbours.replace('_', '/')} neighbours, one record per privacy unit)",
         "budget per level": ", ".join(f"{e:.4g}" for e in release.level_budgets),
         "noise": str(meta.get("noise", "")),
@@ -228,6 +238,11 @@ def run(args: argparse.Namespace) -> None:
     import treedp
 
     release = treedp.load_release(args.release)
+    if args.ci and not release.offers_intervals:
+        raise UsageError(
+            f"--ci: a release made with --mechanism {release.mechanism.name} has no standard "
+            "errors or intervals (its answers carry a data-dependent bias); query without --ci"
+        )
     rows = answers(release, args)
     warning = release.bounds_warning()
     details = info(release) if args.info else None

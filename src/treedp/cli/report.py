@@ -6,6 +6,7 @@ import argparse
 from typing import Any
 
 import treedp
+from treedp.cli._common import UsageError
 
 __all__ = ["register", "run"]
 
@@ -29,5 +30,10 @@ def run(args: argparse.Namespace) -> None:
     from treedp.report import write_report
 
     release = treedp.load_release(args.release)
+    if not release.offers_intervals:
+        raise UsageError(
+            f"a release made with --mechanism {release.mechanism.name} has no error bars, which "
+            "the report draws; use 'treedp query' for its answers"
+        )
     write_report(release, args.out, title=args.title, level=args.level)
     print(args.out)

@@ -130,6 +130,9 @@ class DawaMechanism(Mechanism):
 
     name = "dawa"
 
+    #: Its answers carry a data-dependent spreading bias: no standard errors or intervals.
+    offers_intervals = False
+
     def __init__(
         self,
         n_bins: int,

@@ -161,6 +161,18 @@ class Release:
         return self.mechanism.guarantee
 
     @property
+    def offers_intervals(self) -> bool:
+        """Whether standard errors and intervals exist for this release.
+
+        False for a mechanism whose answers carry a data-dependent bias that no public
+        quantity bounds (``mechanism="dawa"``: each bucket's count is spread evenly over its
+        bins); its :meth:`stderr`, :meth:`confidence_interval` and :meth:`quantile_interval`
+        raise, and :meth:`to_arrays` fills the interval columns with NaN. It depends on the
+        mechanism only (a public parameter), never on the data.
+        """
+        return bool(getattr(self.mechanism, "offers_intervals", True))
+
+    @property
     def seeded(self) -> bool:
         """True when the noise came from a seeded, reproducible (not publishable) source."""
         return bool(self.randomness.get("seeded", False))
@@ -253,7 +265,7 @@ class Release:
         seeded = ", SEEDED (not for publication)" if self.seeded else ""
         return (
             f"Release(mechanism={self.mechanism.name!r}, bins={self.bins.n_bins}{shape}, "
-            f"guarantee={self.guarantee!r}, neighbours={self.neighbours!r}, "
+            f"guarantee={self.guarantee.describe()!r}, neighbours={self.neighbours!r}, "
             f"n≈{self.n:.6g}{seeded})"
         )
 
@@ -606,7 +618,8 @@ class Release:
         dict of str to ndarray
             ``left``, ``right`` (the bin's edges; datetime64 for datetime bins), ``count``
             (consistent count per bin), ``count_low``, ``count_high`` (its interval), ``cdf``
-            (consistent count below ``right``), ``cdf_low``, ``cdf_high`` (its interval).
+            (consistent count below ``right``), ``cdf_low``, ``cdf_high`` (its interval; the
+            interval columns are NaN where :attr:`offers_intervals` is False).
 
         Examples
         --------
@@ -622,11 +635,14 @@ class Release:
         level = inference.check_level(level)
         edges = self.edges
         m = np.arange(self.bins.n_bins + 1)
-        cap = self.mechanism.n if self.neighbours == "replace" else None
-        bins_lo = self._edge_range(m[1:], m[:-1])
-        count_low, count_high = inference.bracket_interval(bins_lo, bins_lo, level, cap)
-        below = self._prefix_query(queries.prefix_terms(self.bins, m[1:]))
-        cdf_low, cdf_high = inference.bracket_interval(below, below, level, cap)
+        if self.offers_intervals:
+            cap = self.mechanism.n if self.neighbours == "replace" else None
+            bins_lo = self._edge_range(m[1:], m[:-1])
+            count_low, count_high = inference.bracket_interval(bins_lo, bins_lo, level, cap)
+            below = self._prefix_query(queries.prefix_terms(self.bins, m[1:]))
+            cdf_low, cdf_high = inference.bracket_interval(below, below, level, cap)
+        else:  # no honest interval exists (see offers_intervals): NaN, not a wrong number
+            count_low = count_high = cdf_low = cdf_high = np.full(self.bins.n_bins, np.nan)
         return {
             "left": edges[:-1].copy(),
             "right": edges[1:].copy(),
