@@ -78,6 +78,8 @@ OBJECTIVES = ("cdf_mse", "range_mse", "max_variance")
 WORKLOADS = ("cdf", "ranges")
 #: Shapes whose level budgets are tuned freely (the best screened ones).
 _FINALISTS = 6
+#: The previous planner's finalists (the best classic shapes by equal and rule budgets), kept.
+_CLASSIC_FINALISTS = 4
 #: Steps of the budget tuner for a finalist (it stops earlier once it gains < 1e-7).
 _TUNE_ITERATIONS = 8
 #: The tuner stops when a step improves the objective by less than this, relatively.
@@ -595,7 +597,8 @@ def _plan(
     # estimator combines levels: the efficient one
     root_off_allowed = nb == "add_remove" and estimator == "efficient"
     screened: list[tuple[float, TreeShape, tuple[float, ...], str]] = []
-    shapes = sorted({*_candidate_shapes(n_bins, gaussian), *_mixed_shapes(n_bins)})
+    classic = set(_candidate_shapes(n_bins, gaussian))
+    shapes = sorted({*classic, *_mixed_shapes(n_bins)})
     for branching in shapes:
         shape = TreeShape(n_bins, branching)
         h = shape.height
@@ -615,12 +618,21 @@ def _plan(
             screened.append((value, shape, tuple(trial.tolist()), how))
     screened.sort(key=lambda c: c[0])
     finalists: dict[tuple[int, ...], tuple[TreeShape, list[tuple[tuple[float, ...], str]]]] = {}
+    # the best shapes of all, then those the previous planner tuned (the best classic shapes
+    # by equal and rule budgets), so that no plan gets worse
+    kept = [c[1].branching for c in screened]
+    kept = list(dict.fromkeys(kept))[:_FINALISTS]
+    by_rules = [c[1].branching for c in screened if not c[3].startswith("root off")]
+    classic_best = [b for b in dict.fromkeys(by_rules) if b in classic][:_CLASSIC_FINALISTS]
+    kept += [b for b in classic_best if b not in kept]
     for _, shape, screened_budgets, how in screened:
-        if shape.branching not in finalists:
-            if len(finalists) == _FINALISTS:
-                continue
-            finalists[shape.branching] = (shape, [])
+        if shape.branching not in kept:
+            continue
+        finalists.setdefault(shape.branching, (shape, []))
         finalists[shape.branching][1].append((screened_budgets, how))
+    # budgets tuned: every finalist's under Laplace; under Gaussian noise (many levels, each
+    # evaluation dearer) the best two and the best two classic shapes
+    tuned_shapes = set(kept) if not gaussian else {*kept[:2], *classic_best[:2]}
     limit = _POLISH_LIMITS["max_variance" if objective == "max_variance" else "other"]
     polish = (workload is not None or objective != "cdf_mse") and n_bins <= limit
 
@@ -632,10 +644,16 @@ def _plan(
     # (proxy value, shape, budgets) of the best tuned configuration: the local search's start
     best_tuned: tuple[float, TreeShape, tuple[float, ...]] | None = None
     for rank, (shape, options) in enumerate(finalists.values()):
+        if shape.branching not in tuned_shapes:
+            for final_budgets, how in options:
+                exact = score(shape, _level_variances(final_budgets, nb, noise), final=True)
+                results.append(PlanCandidate("tree", shape.branching, final_budgets, exact, how))
+            continue
         d = _level_weights(shape.height, nb, noise)
         rule = _rule_budgets(shape.branching, eps, nb, power)
         starts = []
-        if not root_off_allowed or shape.height == 0 or rank < _ROOT_ON_FINALISTS:
+        root_on = rank < _ROOT_ON_FINALISTS or shape.branching in classic_best[:2]
+        if not root_off_allowed or shape.height == 0 or root_on:
             starts.append((rule, tuned_label))
         if root_off_allowed and shape.height >= 1:
             off = rule.copy()
@@ -911,7 +929,8 @@ def _compass(
 
 
 def _neighbour_shapes(branching: tuple[int, ...], n_bins: int) -> set[tuple[int, ...]]:
-    """Shapes one step away: one fan-out up or down by 1, another refitted to cover ``B``."""
+    """Shapes one step away: one fan-out up or down by 1, a neighbouring level's or the
+    leaves' fan-out refitted to cover ``B`` (``O(h)`` shapes)."""
     h = len(branching)
     out: set[tuple[int, ...]] = set()
     for i in range(h):
@@ -919,8 +938,8 @@ def _neighbour_shapes(branching: tuple[int, ...], n_bins: int) -> set[tuple[int,
             k = branching[i] + delta
             if k < 2:
                 continue
-            for j in range(h):
-                if j == i:
+            for j in {i - 1, i + 1, h - 1}:  # a neighbour level or the leaves refit
+                if j == i or not 0 <= j < h:
                     continue
                 vec = list(branching)
                 vec[i] = k
@@ -949,7 +968,7 @@ def _local_search(
     gaussian = noise == "gaussian"
     best_value, best_shape, best_budgets = start
     seen = {best_shape.branching}
-    for _ in range(_LOCAL_STEPS):
+    for _ in range(_LOCAL_STEPS if best_shape.height <= 10 else 2):
         d = _level_weights(best_shape.height, nb, noise)
         variances = _proxy_variances(best_budgets, d, gaussian)
         scored = []

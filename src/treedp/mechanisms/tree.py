@@ -119,7 +119,8 @@ class TreeMechanism(Mechanism):
     tight (ε, δ) statement is ``guarantee.to_approx(delta)``.
 
     *Levels switched off.* A ``level_budgets`` entry of exactly 0 on a noised level (the root
-    under ``add_remove``, or any level below the root) switches that level off: it is not
+    under ``add_remove``, or any level between the root and the leaves; the leaves must be
+    measured) switches that level off: it is not
     measured, its entries are published as 0 whatever the data (a constant: sensitivity 0,
     no budget), and the estimators treat its variance as ``inf`` (no information; the root's
     ``n`` is then estimated from the levels below). A middle level switched off is the same
@@ -327,7 +328,7 @@ def _split_with_off(
     total: float, blocks: int, level_budgets: Sequence[float] | None
 ) -> tuple[float, ...]:
     """:func:`split_budget`, except that entries of exactly 0 (levels switched off) stay 0
-    and the positive ones are split and validated as usual (at least one must be positive)."""
+    and the positive ones are split and validated as usual (the leaves' must be positive)."""
     if level_budgets is None or isinstance(level_budgets, str):
         return split_budget(total, blocks, level_budgets)
     try:
@@ -338,7 +339,8 @@ def _split_with_off(
         not isinstance(v, bool) and isinstance(v, int | float | np.integer | np.floating) and v == 0
         for v in values
     ]
-    if len(values) != blocks or not any(zero) or all(zero):
+    if len(values) != blocks or not any(zero) or zero[-1]:
+        # nothing switched off, or the leaves: they must be measured (refused as not positive)
         return split_budget(total, blocks, level_budgets)
     positive = iter(
         split_budget(
