@@ -596,6 +596,7 @@ def _plan(
     # the root can be switched off (n estimated from the levels below) only where the
     # estimator combines levels: the efficient one
     root_off_allowed = nb == "add_remove" and estimator == "efficient"
+    # (a flat tree with the root off is the noisy histogram, a candidate of its own)
     screened: list[tuple[float, TreeShape, tuple[float, ...], str]] = []
     classic = set(_candidate_shapes(n_bins, gaussian))
     shapes = sorted({*classic, *_mixed_shapes(n_bins)})
@@ -609,7 +610,7 @@ def _plan(
         rule = _rule_budgets(branching, eps, nb, power)
         rule_name = "sqrt(k-1) budgets" if gaussian else "(k-1)^(1/3) budgets"
         trials = [(equal, "equal budgets"), (rule, rule_name)]
-        if root_off_allowed and h >= 1:
+        if root_off_allowed and (h >= 2 or (h == 1 and gaussian)):
             off = rule.copy()
             off[0] = 0.0
             trials.append((eps * off / off.sum(), "root off, " + rule_name))
@@ -653,9 +654,9 @@ def _plan(
         rule = _rule_budgets(shape.branching, eps, nb, power)
         starts = []
         root_on = rank < _ROOT_ON_FINALISTS or shape.branching in classic_best[:2]
-        if not root_off_allowed or shape.height == 0 or root_on:
+        if not root_off_allowed or shape.height <= 1 or root_on:
             starts.append((rule, tuned_label))
-        if root_off_allowed and shape.height >= 1:
+        if root_off_allowed and (shape.height >= 2 or (shape.height == 1 and gaussian)):
             off = rule.copy()
             off[0] = 0.0
             starts.append((eps * off / off.sum(), tuned_label + ", root off"))

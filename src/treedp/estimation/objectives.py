@@ -121,45 +121,6 @@ class _BelowPlan:
         self.root_variance = var_b[0].values[0]
 
 
-def _pairwise(a: list[float], lo: int, n: int) -> float:
-    if n < 8:
-        res = 0.0
-        for i in range(lo, lo + n):
-            res += a[i]
-        return res
-    if n <= 128:
-        r0, r1, r2, r3, r4, r5, r6, r7 = a[lo : lo + 8]
-        i = lo + 8
-        stop = lo + n - n % 8
-        while i < stop:
-            r0 += a[i]
-            r1 += a[i + 1]
-            r2 += a[i + 2]
-            r3 += a[i + 3]
-            r4 += a[i + 4]
-            r5 += a[i + 5]
-            r6 += a[i + 6]
-            r7 += a[i + 7]
-            i += 8
-        res = ((r0 + r1) + (r2 + r3)) + ((r4 + r5) + (r6 + r7))
-        for j in range(i, lo + n):
-            res += a[j]
-        return res
-    half = n // 2
-    half -= half % 8
-    return _pairwise(a, lo, half) + _pairwise(a, lo + half, n - half)
-
-
-def _numpy_sum(a: list[float]) -> float:
-    """``float(np.array(a).sum())`` without the array: numpy's pairwise summation, replayed
-    (8 interleaved partial sums in blocks of up to 128; a test checks it against numpy).
-
-    The planner sums lists of a few numbers hundreds of times; numpy's per-call overhead was
-    most of that time, and the same order keeps the result bit-identical.
-    """
-    return _pairwise(a, 0, len(a))
-
-
 def _complete_moments(plan: VariancePlan | _BelowPlan) -> list[tuple[float, float, float]]:
     """``(E β, E β², E resid)`` of a uniform position inside a full level-``l`` subtree."""
     shape = plan.shape
