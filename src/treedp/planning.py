@@ -10,11 +10,26 @@ the exact discrete Laplace variances, for one of three objectives:
 * ``"range_mse"`` — mean over all ``B(B+1)/2`` ranges ``[a, b)``;
 * ``"max_variance"`` — the worst prefix.
 
-Candidates: the flat tree, near-equal fan-outs for every height (both orders), exact
-factorisations of ``B`` and of nearby smooth sizes (padding), and — under ``add_remove`` —
-the plain noisy histogram. For the best few, level budgets are tuned by a small
-Nelder–Mead search over a three-parameter family (fan-out power, depth tilt, root share)
-and compared with equal and ``(k - 1)^(1/3)`` budgets. Only public parameters are used.
+Workloads: ``workload="cdf"`` is ``"cdf_mse"``, ``"ranges"`` is ``"range_mse"``, and an explicit
+list of ranges ``(lo, hi)`` is scored by the exact mean of ``Var(P[hi] - P[lo])`` from the
+candidate's prefix covariance (:class:`Workload`).
+
+Search (issue #19: the best tree). Shapes: the flat tree, near-equal fan-outs for every height
+(both orders), exact factorisations of ``B`` and of nearby smooth sizes (padding), and mixed
+radices — a small fan-out at the top, near-equal ones below (:func:`_mixed_shapes`). Levels:
+under ``add_remove`` with the efficient estimator the root may be switched off (budget 0: not
+measured, ``n`` estimated from the levels below); a middle level switched off is the same
+model as merging two fan-outs, so the search over fan-out vectors covers it. Every shape is
+screened with equal, rule (``(k - 1)^(1/3)``) and root-off rule budgets on the smooth proxy
+variances; the best :data:`_FINALISTS` shapes (plus the previous planner's
+:data:`_CLASSIC_FINALISTS`) get FREE level budgets by the stationarity fixed point below
+(:func:`_tune_free`); a local search then moves between mixed radices of the same height (one
+fan-out ±1, a neighbour refitted), the winner's budgets take a few exact steps on the exact
+objective with the exact discrete variances (:func:`_exact_polish`), and for another
+objective or workload the best shapes are polished on it (damped fixed point; a compass
+search for the non-smooth worst prefix). No scipy: the searches are a few lines here. Each
+evaluation of the mean prefix variance is ``O(h·Σk)`` (:mod:`treedp.estimation.objectives`).
+Only public parameters are used.
 
 Gaussian noise (a ``ZCDP(ρ)`` or ``ApproxDP(ε, δ)`` target). Level ``l`` costs
 ``ρ_l = Δ_l²/(2σ_l²)`` (``Δ_l`` its L2 sensitivity) and the costs add up to ``ρ``. For an
@@ -27,11 +42,12 @@ variance has ``w_l`` = the mean number of level-``l`` nodes in a prefix's coveri
 weight, Laplace budgets its cube root.) The efficient estimator's objective ``f(σ²)`` is not
 linear, but the same stationarity condition holds with ``w_l = ∂f/∂σ_l²`` at the optimum
 (KKT; ``f`` is convex in the precisions ``1/σ_l²`` and the constraint is linear in them, so
-the stationary point is the minimum). The planner starts from ``ρ_l ∝ Δ_l sqrt(k_l - 1)``
-and iterates ``ρ_l ∝ Δ_l sqrt(∂f/∂σ_l²)`` (derivatives by central differences of the exact
-closed-form objective, damped), then keeps the best of equal, rule and iterated budgets by
-the exact objective with the exact discrete Gaussian variances. The noisy histogram is a
-Laplace-only candidate.
+the stationary point is the minimum). The planner starts from the rule
+budgets and iterates ``b_l ∝ (d_l ∂f/∂σ_l²)^p`` (``p = 1/2``, ``d = L2²``: Gaussian;
+``p = 1/3``, ``d = L1²``: Laplace, from ``∂f/∂ε_l = -4 d_l w_l/ε_l³``), derivatives by forward
+differences of the closed-form objective, undamped (it converges in a few steps), then keeps
+the best of equal, rule and iterated budgets by the exact objective with the exact discrete
+variances. The noisy histogram is a Laplace-only candidate.
 """
 
 from __future__ import annotations
@@ -632,8 +648,8 @@ def _plan(
         finalists.setdefault(shape.branching, (shape, []))
         finalists[shape.branching][1].append((screened_budgets, how))
     # budgets tuned: every finalist's under Laplace; under Gaussian noise (many levels, each
-    # evaluation dearer) the best two and the best two classic shapes
-    tuned_shapes = set(kept) if not gaussian else {*kept[:2], *classic_best[:2]}
+    # evaluation dearer) the best one and the best two classic shapes
+    tuned_shapes = set(kept) if not gaussian else {*kept[:1], *classic_best[:2]}
     limit = _POLISH_LIMITS["max_variance" if objective == "max_variance" else "other"]
     polish = (workload is not None or objective != "cdf_mse") and n_bins <= limit
 
@@ -731,7 +747,7 @@ def _plan(
         results.extend(_extra_candidates(n_bins, eps, nb, noise, objective))
     else:
         results.extend(_extra_candidates(n_bins, eps, nb, noise, objective, workload=workload))
-    results.sort(key=lambda c: c.value)
+    results.sort(key=lambda c: (c.value, math.prod(c.branching)))  # ties: less padding
     best = results[0]
     shape = (
         TreeShape(n_bins, best.branching)
