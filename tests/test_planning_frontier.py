@@ -212,3 +212,45 @@ def test_planning_is_fast_and_needs_no_scipy_optimize() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+def test_cli_plan_takes_a_workload(capsys: pytest.CaptureFixture[str]) -> None:
+    from treedp.cli import main
+
+    assert main(["plan", "--bins", "200", "--epsilon", "1", "--workload", "0:10,50:90,120"]) == 0
+    out = capsys.readouterr().out
+    assert "workload 3 given ranges" in out and "objective workload_mse" in out
+    assert "OFF (not released" in out and "(root off)" in out
+    assert main(["plan", "--bins", "200", "--epsilon", "1", "--workload", "ranges"]) == 0
+    assert "workload ranges" in capsys.readouterr().out
+    assert main(["plan", "--bins", "200", "--epsilon", "1", "--workload", "0:x"]) == 2
+    assert main(["plan", "--bins", "200", "--epsilon", "1", "--workload", "0:300"]) == 2
+
+
+class _LeakyRootOff(TreeMechanism):
+    """A mutant: the root is 'switched off' (no budget, no noise) but its true count is
+    published instead of 0."""
+
+    def true_blocks(self, counts: np.ndarray) -> list[np.ndarray]:
+        return self.shape.aggregate(counts)
+
+
+@pytest.mark.slow
+def test_privacy_audit_of_a_root_off_tree_and_a_leaky_mutant() -> None:
+    """The statistical auditor (false-failure rate 1e-6) passes the honest tree with the root
+    off and flags the mutant that publishes the unnoised root."""
+    from tests.privacy.auditor import audit_mechanism
+    from tests.stats import TEST_SEED
+
+    shape = TreeShape(16, (2, 2, 4))
+    budgets = (0.0, 0.3, 0.3, 0.4)
+    d = np.full(16, 3, dtype=np.int64)
+    d2 = d.copy()
+    d2[0] += 1
+    honest = TreeMechanism(shape, epsilon=1.0, level_budgets=budgets)
+    assert honest.off_levels == (0,) and honest.scales[0] is None
+    ok = audit_mechanism(honest, d, d2, runs=100_000, source=InsecureSeededSource(TEST_SEED))
+    assert not ok.flagged, ok
+    leaky = _LeakyRootOff(shape, epsilon=1.0, level_budgets=budgets)
+    bad = audit_mechanism(leaky, d, d2, runs=100_000, source=InsecureSeededSource(TEST_SEED))
+    assert bad.flagged, bad
