@@ -146,22 +146,24 @@ def _complete_moments(plan: VariancePlan | _BelowPlan) -> list[tuple[float, floa
     return moments
 
 
-def _up_sum(
-    plan: VariancePlan | _BelowPlan,
-    level: int,
-    group: int,
-    digit: int,
-    sums: tuple[float, float, float],
-    count: float,
+def _up_constants(
+    plan: VariancePlan | _BelowPlan, level: int, group: int, digit: int
 ) -> tuple[float, float, float]:
-    """Sums of the moments over ``count`` blocks, one level up through the fixed child
-    ``digit`` of parent ``group`` (the map is affine in the moments, so sums pass through)."""
+    """``(cum, v_d, total)`` of child ``digit`` of parent ``group`` at ``level``."""
     k = plan.shape.branching[level - 1]
     vb = plan.var_below[level]
     base = vb.cumulative_at(group * k)
     total = vb.cumulative_at(group * k + k) - base
     cum = vb.cumulative_at(group * k + digit) - base
-    v_d = vb.value_at(group * k + digit)
+    return cum, vb.value_at(group * k + digit), total
+
+
+def _up_step(
+    constants: tuple[float, float, float], sums: tuple[float, float, float], count: float
+) -> tuple[float, float, float]:
+    """Sums of the moments over ``count`` blocks, one level up through a fixed child with
+    the given constants (the map is affine in the moments, so sums pass through)."""
+    cum, v_d, total = constants
     s_b, s_b2, s_r = sums
     if total <= 0:
         return (0.0, 0.0, s_r)
@@ -180,7 +182,7 @@ def _first_step(
     moments: tuple[float, float, float],
 ) -> tuple[float, float, float]:
     """Sums over the children ``first .. first + count - 1`` of one parent (lower digits
-    free) of ``(a_j, a_j², resid_j)``, scaled as :func:`_up_sum`'s output.
+    free) of ``(a_j, a_j², resid_j)``, scaled as :func:`_up_step`'s output.
 
     Child ``j`` has ``a_j = c_j + v_j E β`` with ``c_j`` the cumulative variance before it;
     within a run of equal ``v`` the ``c_j`` are an arithmetic sequence, so each run's sums
@@ -220,6 +222,12 @@ def _efficient_mean(plan: VariancePlan | _BelowPlan) -> float:
     if n_bins == shape.padded_leaves:  # complete tree: one block, every digit free
         eb, eb2, er = moments[0]
         return (n_bins * (eb2 * root + er) + root) / n_bins
+    # every upward step runs through B's ancestors: their constants, once per level
+    path: list[tuple[float, float, float]] = [(0.0, 0.0, 0.0)] * h
+    for up in range(1, h):
+        k_up = shape.branching[up - 1]
+        node = n_bins // shape.span(up)  # B's ancestor at level up
+        path[up] = _up_constants(plan, up, node // k_up, node % k_up)
     total = 0.0
     for level in range(1, h + 1):
         k = shape.branching[level - 1]
@@ -236,11 +244,8 @@ def _efficient_mean(plan: VariancePlan | _BelowPlan) -> float:
             sums = _first_step(vb, parent * k, digit_b, base, group_total, (eb, eb2, er))
         else:
             sums = (0.0, 0.0, er * digit_b)
-        node = parent
         for up in range(level - 1, 0, -1):
-            k_up = shape.branching[up - 1]
-            sums = _up_sum(plan, up, node // k_up, node % k_up, sums, float(digit_b))
-            node //= k_up
+            sums = _up_step(path[up], sums, float(digit_b))
         total += shape.span(level) * (sums[1] * root + sums[2])
     # m = 0 contributes 0; m = B is the root alone
     return (total + root) / n_bins
