@@ -672,7 +672,8 @@ def _plan(
         root_on = rank < _ROOT_ON_FINALISTS or shape.branching in classic_best[:2]
         if not root_off_allowed or shape.height <= 1 or root_on:
             starts.append((rule, tuned_label))
-        if root_off_allowed and (shape.height >= 2 or (shape.height == 1 and gaussian)):
+        off_ok = shape.height >= 2 or (shape.height == 1 and gaussian)
+        if root_off_allowed and off_ok and (not gaussian or rank == 0):
             off = rule.copy()
             off[0] = 0.0
             starts.append((eps * off / off.sum(), tuned_label + ", root off"))
@@ -985,6 +986,7 @@ def _local_search(
     gaussian = noise == "gaussian"
     best_value, best_shape, best_budgets = start
     seen = {best_shape.branching}
+    # deep trees (Gaussian noise: up to log2 B levels) take a couple of moves only
     for _ in range(_LOCAL_STEPS if best_shape.height <= 10 else 2):
         d = _level_weights(best_shape.height, nb, noise)
         variances = _proxy_variances(best_budgets, d, gaussian)

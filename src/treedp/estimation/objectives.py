@@ -219,6 +219,7 @@ def _efficient_mean(plan: VariancePlan | _BelowPlan) -> float:
     if h == 0:
         return root
     moments = _complete_moments(plan)
+    spans = [shape.span(level) for level in range(h + 1)]
     if n_bins == shape.padded_leaves:  # complete tree: one block, every digit free
         eb, eb2, er = moments[0]
         return (n_bins * (eb2 * root + er) + root) / n_bins
@@ -226,15 +227,15 @@ def _efficient_mean(plan: VariancePlan | _BelowPlan) -> float:
     path: list[tuple[float, float, float]] = [(0.0, 0.0, 0.0)] * h
     for up in range(1, h):
         k_up = shape.branching[up - 1]
-        node = n_bins // shape.span(up)  # B's ancestor at level up
+        node = n_bins // spans[up]  # B's ancestor at level up
         path[up] = _up_constants(plan, up, node // k_up, node % k_up)
     total = 0.0
     for level in range(1, h + 1):
         k = shape.branching[level - 1]
-        digit_b = (n_bins // shape.span(level)) % k
+        digit_b = (n_bins // spans[level]) % k
         if digit_b == 0:
             continue
-        parent = n_bins // shape.span(level - 1)  # B's ancestor at level - 1
+        parent = n_bins // spans[level - 1]  # B's ancestor at level - 1
         # first step, over the child digits j < digit_b (lower digits free)
         vb = plan.var_below[level]
         base = vb.cumulative_at(parent * k)
@@ -246,7 +247,7 @@ def _efficient_mean(plan: VariancePlan | _BelowPlan) -> float:
             sums = (0.0, 0.0, er * digit_b)
         for up in range(level - 1, 0, -1):
             sums = _up_step(path[up], sums, float(digit_b))
-        total += shape.span(level) * (sums[1] * root + sums[2])
+        total += spans[level] * (sums[1] * root + sums[2])
     # m = 0 contributes 0; m = B is the root alone
     return (total + root) / n_bins
 
