@@ -748,7 +748,11 @@ def _plan(
         results.extend(_extra_candidates(n_bins, eps, nb, noise, objective))
     else:
         results.extend(_extra_candidates(n_bins, eps, nb, noise, objective, workload=workload))
-    results.sort(key=lambda c: (c.value, math.prod(c.branching)))  # ties: less padding
+    results.sort(key=lambda c: c.value)
+    # ties (equal up to rounding, e.g. the same flat tree with padding): less padding first
+    tied = [c for c in results if c.value <= results[0].value * (1 + 1e-12)]
+    leading = min(tied, key=lambda c: math.prod(c.branching))
+    results = [leading, *(c for c in results if c is not leading)]
     best = results[0]
     shape = (
         TreeShape(n_bins, best.branching)
