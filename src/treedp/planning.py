@@ -265,7 +265,8 @@ class Plan:
     branching : tuple of int
         Fan-out per level (``(B,)`` for a histogram).
     level_budgets : tuple of float
-        Budget per level, root first (0 for the exact root under ``replace``). The same
+        Budget per level, root first (0 for the exact root under ``replace``, and 0 for a
+        level switched off: under ``add_remove`` the root, see :attr:`root_off`). The same
         convention as the input: ``release_cdf(branching=plan.branching,
         level_budgets=plan.level_budgets)`` releases this configuration (or pass the plan
         itself, ``release_cdf(..., plan=plan)``).
@@ -285,6 +286,10 @@ class Plan:
         their total ``rho`` and ``level_budgets`` in ρ per level.
     rho : float or None
         The zCDP budget of a Gaussian plan.
+    workload : str
+        What the plan was made for: ``"cdf"``, ``"ranges"``, ``"cdf (worst prefix)"`` or
+        ``"<n> given ranges"`` (an explicit workload; ``predicted`` is then its exact mean
+        variance).
     """
 
     bins: int
