@@ -67,8 +67,9 @@ def test_plan_is_never_worse_than_the_recorded_plan(ref: dict) -> None:
     assert p.objective == ref["config"]["objective"]
     if p.mechanism == "tree":
         assert abs(sum(p.level_budgets) - ref["config"]["epsilon"]) <= 1e-9
-    # the recorded winner is still scored among the alternatives or beaten by one
-    assert min(c.value for c in p.alternatives) == p.predicted
+    # the plan is the best alternative (exact ties, up to rounding, go to less padding)
+    assert p.predicted <= min(c.value for c in p.alternatives) * (1 + 1e-12)
+    assert p.alternatives[0].value == p.predicted
 
 
 @pytest.mark.parametrize(
