@@ -27,9 +27,11 @@ start = time.perf_counter()
 import treedp
 imported = time.perf_counter()
 bins, neighbours = int(sys.argv[1]), sys.argv[2]
+cpu = time.process_time()
 treedp.plan(bins, epsilon=1.0, neighbours=neighbours, n=10**6 if neighbours == "replace" else None)
 done = time.perf_counter()
-print(json.dumps({"import": imported - start, "plan": done - imported}))
+print(json.dumps({"import": imported - start, "plan": done - imported,
+                  "cpu": time.process_time() - cpu}))
 """
 
 
@@ -54,13 +56,16 @@ def main() -> None:
         env["PYTHONPATH"] = args.pythonpath
     print(f"# cold treedp.plan, epsilon=1, efficient estimator, cdf_mse ({machine()})")
     print(f"# median of {args.repeats} fresh processes; PYTHONPATH={env.get('PYTHONPATH', '')}")
-    print(f"{'bins':>10} {'neighbours':>11} {'plan s':>8} {'import s':>9}")
+    print(f"# load average {', '.join(f'{x:.2f}' for x in os.getloadavg())} (plan CPU s is")
+    print("# the planner's own CPU time: on a loaded machine it is what an idle one would take)")
+    print(f"{'bins':>10} {'neighbours':>11} {'plan s':>8} {'plan CPU s':>11} {'import s':>9}")
     for bins in SIZES:
         for neighbours in ("add_remove", "replace"):
             runs = [cold(bins, neighbours, env) for _ in range(args.repeats)]
             plan_s = statistics.median(r["plan"] for r in runs)
+            cpu_s = statistics.median(r["cpu"] for r in runs)
             import_s = statistics.median(r["import"] for r in runs)
-            print(f"{bins:>10} {neighbours:>11} {plan_s:>8.3f} {import_s:>9.2f}")
+            print(f"{bins:>10} {neighbours:>11} {plan_s:>8.3f} {cpu_s:>11.3f} {import_s:>9.2f}")
 
 
 if __name__ == "__main__":

@@ -35,15 +35,16 @@ def _dense_prefix_cov(
 ) -> np.ndarray:
     """Covariance of the efficient prefix estimates ``P[0..B]``, computed independently of
     the planner: dense GLS over the leaves, with each level's variance from the sensitivity
-    stated in the docs (1 under add_remove; 2 below an exact root under replace)."""
+    stated in the docs (1 under add_remove; 2 below an exact root under replace; a level
+    switched off is unobserved)."""
     shape = TreeShape(n_bins, branching)
     delta = 1 if neighbours == "add_remove" else 2
     variances = tuple(
         0.0
         if (level == 0 and neighbours == "replace")
-        else discrete_laplace_variance(noise_scale(delta, e))
+        else (math.inf if e == 0 else discrete_laplace_variance(noise_scale(delta, e)))
         for level, e in enumerate(budgets)
-    )
+    )  # a budget of 0 (the root switched off): no information
     levels = [np.zeros(size) for size in shape.level_sizes()]
     _, cov_leaves = dense_gls(shape, levels, variances)
     lower = np.tril(np.ones((n_bins + 1, n_bins)), -1)  # row m: leaves < m

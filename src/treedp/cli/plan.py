@@ -7,9 +7,9 @@ from typing import Any
 
 import treedp
 from treedp.cli._common import UsageError, add_neighbours
-from treedp.planning import OBJECTIVES
+from treedp.planning import OBJECTIVES, WORKLOADS
 
-__all__ = ["add_budget", "budget_from", "register", "run"]
+__all__ = ["add_budget", "budget_from", "register", "run", "workload_from"]
 
 
 def register(sub: Any) -> None:
@@ -24,6 +24,14 @@ def register(sub: Any) -> None:
         default=OBJECTIVES[0],
         help=f"what the plan minimises (default: {OBJECTIVES[0]})",
     )
+    pln.add_argument(
+        "--workload",
+        default=None,
+        metavar="cdf|ranges|LO:HI,...",
+        help="the queries to plan for: cdf (all prefixes, default), ranges (all ranges), or "
+        "a comma-separated list of bin ranges LO:HI (0 <= LO < HI <= bins; a single M is the "
+        "prefix 0:M)",
+    )
 
     pln.set_defaults(run=run)
 
@@ -36,12 +44,37 @@ def run(args: argparse.Namespace) -> None:
         neighbours=args.neighbours,
         n=args.n,
         objective=args.objective,
+        workload=workload_from(args.workload),
     )
     print(chosen.describe())
     print("  compared:")
     for candidate in chosen.alternatives[:8]:
         shape = "×".join(map(str, candidate.branching))
-        print(f"    {candidate.mechanism:<9} {shape:<24} {candidate.how:<36} {candidate.value:.6g}")
+        if candidate.mechanism == "tree" and candidate.level_budgets[:1] == (0.0,):
+            shape += " (root off)" if chosen.neighbours == "add_remove" else ""
+        print(f"    {candidate.mechanism:<9} {shape:<32} {candidate.how:<44} {candidate.value:.6g}")
+
+
+def workload_from(text: str | None) -> str | list[Any] | None:
+    """``--workload``: a name of :data:`treedp.planning.WORKLOADS` or a list of ranges."""
+    if text is None or text in WORKLOADS:
+        return text
+    ranges: list[Any] = []
+    for item in text.split(","):
+        parts = item.strip().split(":")
+        try:
+            numbers = [int(p) for p in parts]
+        except ValueError:
+            raise UsageError(
+                f"--workload must be {', '.join(WORKLOADS)} or ranges LO:HI separated by commas"
+            ) from None
+        if len(numbers) == 1:
+            ranges.append(numbers[0])
+        elif len(numbers) == 2:
+            ranges.append((numbers[0], numbers[1]))
+        else:
+            raise UsageError("--workload ranges are LO:HI (two bin indices) or M (a prefix)")
+    return ranges
 
 
 def add_budget(parser: Any) -> None:

@@ -55,6 +55,15 @@ def _histogram_tree(mechanism: Mechanism) -> tuple[TreeShape, tuple[float, float
     return TreeShape(b, (b,)), (root_var, mechanism.block_variance()[0])
 
 
+def _check_direct(mechanism: TreeMechanism) -> None:
+    """The direct estimator sums covering nodes: it needs every level measured."""
+    if mechanism.off_levels:
+        raise InvalidParameterError(
+            "estimator='direct' needs every tree level measured; this tree has levels switched "
+            "off (budget 0): use estimator='efficient'."
+        )
+
+
 def prefix_covariance(mechanism: Mechanism, estimator: str) -> PrefixCovariance:
     """The exact covariance of the prefix estimates (public parameters only)."""
     if isinstance(mechanism, DawaMechanism):  # the spreading bias is data-dependent
@@ -63,6 +72,7 @@ def prefix_covariance(mechanism: Mechanism, estimator: str) -> PrefixCovariance:
     if isinstance(mechanism, TreeMechanism):
         if estimator == "efficient":
             return EfficientTreeCovariance(VariancePlan(mechanism.shape, variances))
+        _check_direct(mechanism)
         return DirectTreeCovariance(mechanism.shape, variances)
     n_bins = mechanism.n_bins
     public = mechanism.n is not None
@@ -85,6 +95,7 @@ def estimate_prefix(mechanism: Mechanism, levels: list[np.ndarray], estimator: s
     if isinstance(mechanism, TreeMechanism):
         if estimator == "efficient":
             return efficient_tree(mechanism.shape, levels, variances).prefix(mechanism.shape.n_bins)
+        _check_direct(mechanism)
         return tree_prefix(mechanism.shape, levels, variances)[0]
     n_bins = mechanism.n_bins
     n = mechanism.n

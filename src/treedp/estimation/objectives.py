@@ -121,45 +121,6 @@ class _BelowPlan:
         self.root_variance = var_b[0].values[0]
 
 
-def _pairwise(a: list[float], lo: int, n: int) -> float:
-    if n < 8:
-        res = 0.0
-        for i in range(lo, lo + n):
-            res += a[i]
-        return res
-    if n <= 128:
-        r0, r1, r2, r3, r4, r5, r6, r7 = a[lo : lo + 8]
-        i = lo + 8
-        stop = lo + n - n % 8
-        while i < stop:
-            r0 += a[i]
-            r1 += a[i + 1]
-            r2 += a[i + 2]
-            r3 += a[i + 3]
-            r4 += a[i + 4]
-            r5 += a[i + 5]
-            r6 += a[i + 6]
-            r7 += a[i + 7]
-            i += 8
-        res = ((r0 + r1) + (r2 + r3)) + ((r4 + r5) + (r6 + r7))
-        for j in range(i, lo + n):
-            res += a[j]
-        return res
-    half = n // 2
-    half -= half % 8
-    return _pairwise(a, lo, half) + _pairwise(a, lo + half, n - half)
-
-
-def _numpy_sum(a: list[float]) -> float:
-    """``float(np.array(a).sum())`` without the array: numpy's pairwise summation, replayed
-    (8 interleaved partial sums in blocks of up to 128; a test checks it against numpy).
-
-    The planner sums lists of a few numbers hundreds of times; numpy's per-call overhead was
-    most of that time, and the same order keeps the result bit-identical.
-    """
-    return _pairwise(a, 0, len(a))
-
-
 def _complete_moments(plan: VariancePlan | _BelowPlan) -> list[tuple[float, float, float]]:
     """``(E β, E β², E resid)`` of a uniform position inside a full level-``l`` subtree."""
     shape = plan.shape
@@ -185,22 +146,24 @@ def _complete_moments(plan: VariancePlan | _BelowPlan) -> list[tuple[float, floa
     return moments
 
 
-def _up_sum(
-    plan: VariancePlan | _BelowPlan,
-    level: int,
-    group: int,
-    digit: int,
-    sums: tuple[float, float, float],
-    count: float,
+def _up_constants(
+    plan: VariancePlan | _BelowPlan, level: int, group: int, digit: int
 ) -> tuple[float, float, float]:
-    """Sums of the moments over ``count`` blocks, one level up through the fixed child
-    ``digit`` of parent ``group`` (the map is affine in the moments, so sums pass through)."""
+    """``(cum, v_d, total)`` of child ``digit`` of parent ``group`` at ``level``."""
     k = plan.shape.branching[level - 1]
     vb = plan.var_below[level]
     base = vb.cumulative_at(group * k)
     total = vb.cumulative_at(group * k + k) - base
     cum = vb.cumulative_at(group * k + digit) - base
-    v_d = vb.value_at(group * k + digit)
+    return cum, vb.value_at(group * k + digit), total
+
+
+def _up_step(
+    constants: tuple[float, float, float], sums: tuple[float, float, float], count: float
+) -> tuple[float, float, float]:
+    """Sums of the moments over ``count`` blocks, one level up through a fixed child with
+    the given constants (the map is affine in the moments, so sums pass through)."""
+    cum, v_d, total = constants
     s_b, s_b2, s_r = sums
     if total <= 0:
         return (0.0, 0.0, s_r)
@@ -208,6 +171,44 @@ def _up_sum(
     s_atv2 = count * cum * cum + 2 * cum * v_d * s_b + v_d * v_d * s_b2
     s_ada = count * cum + v_d * s_b2
     return (s_atv / total, s_atv2 / (total * total), s_r + s_ada - s_atv2 / total)
+
+
+def _first_step(
+    vb: _Runs | LevelValues,
+    first: int,
+    count: int,
+    base: float,
+    group_total: float,
+    moments: tuple[float, float, float],
+) -> tuple[float, float, float]:
+    """Sums over the children ``first .. first + count - 1`` of one parent (lower digits
+    free) of ``(a_j, a_j², resid_j)``, scaled as :func:`_up_step`'s output.
+
+    Child ``j`` has ``a_j = c_j + v_j E β`` with ``c_j`` the cumulative variance before it;
+    within a run of equal ``v`` the ``c_j`` are an arithmetic sequence, so each run's sums
+    are closed-form (``Σ t``, ``Σ t²``): ``O(runs)`` instead of ``O(count)``.
+    """
+    eb, eb2, er = moments
+    starts, values, cums = _tables(vb)
+    s_atv = s_atv2 = s_rest = 0.0
+    index, stop = first, first + count
+    run = bisect_right(starts, index) - 1
+    while index < stop:
+        run_end = starts[run + 1] if run + 1 < len(starts) else stop
+        n = min(stop, run_end) - index
+        v = values[run]
+        c0 = cums[run] + (index - starts[run]) * v - base
+        t1 = n * (n - 1) / 2.0
+        t2 = (n - 1) * n * (2 * n - 1) / 6.0
+        sum_c = n * c0 + v * t1
+        sum_c2 = n * c0 * c0 + 2 * c0 * v * t1 + v * v * t2
+        atv2 = sum_c2 + 2 * v * eb * sum_c + n * v * v * eb2
+        s_atv += sum_c + n * v * eb
+        s_atv2 += atv2
+        s_rest += n * er + sum_c + n * v * eb2 - atv2 / group_total
+        index += n
+        run += 1
+    return s_atv / group_total, s_atv2 / group_total**2, s_rest
 
 
 def _efficient_mean(plan: VariancePlan | _BelowPlan) -> float:
@@ -218,47 +219,35 @@ def _efficient_mean(plan: VariancePlan | _BelowPlan) -> float:
     if h == 0:
         return root
     moments = _complete_moments(plan)
+    spans = [shape.span(level) for level in range(h + 1)]
     if n_bins == shape.padded_leaves:  # complete tree: one block, every digit free
         eb, eb2, er = moments[0]
         return (n_bins * (eb2 * root + er) + root) / n_bins
+    # every upward step runs through B's ancestors: their constants, once per level
+    path: list[tuple[float, float, float]] = [(0.0, 0.0, 0.0)] * h
+    for up in range(1, h):
+        k_up = shape.branching[up - 1]
+        node = n_bins // spans[up]  # B's ancestor at level up
+        path[up] = _up_constants(plan, up, node // k_up, node % k_up)
     total = 0.0
     for level in range(1, h + 1):
         k = shape.branching[level - 1]
-        digit_b = (n_bins // shape.span(level)) % k
+        digit_b = (n_bins // spans[level]) % k
         if digit_b == 0:
             continue
-        parent = n_bins // shape.span(level - 1)  # B's ancestor at level - 1
+        parent = n_bins // spans[level - 1]  # B's ancestor at level - 1
         # first step, over the child digits j < digit_b (lower digits free)
         vb = plan.var_below[level]
         base = vb.cumulative_at(parent * k)
         group_total = vb.cumulative_at(parent * k + k) - base
         eb, eb2, er = moments[level]
         if group_total > 0:
-            # elementwise as the numpy expressions they replace, summed in numpy's order
-            first = parent * k
-            atv, atv2, rest = [], [], []
-            starts, values, cums = _tables(vb)
-            for index in range(first, first + digit_b):
-                run = bisect_right(starts, index) - 1  # as cumulative_at and value_at
-                v = values[run]
-                c = cums[run] + (index - starts[run]) * v - base
-                a2 = c * c + 2 * c * v * eb + v * v * eb2
-                atv.append(c + v * eb)
-                atv2.append(a2)
-                rest.append(er + (c + v * eb2) - a2 / group_total)
-            sums = (
-                _numpy_sum(atv) / group_total,
-                _numpy_sum(atv2) / group_total**2,
-                _numpy_sum(rest),
-            )
+            sums = _first_step(vb, parent * k, digit_b, base, group_total, (eb, eb2, er))
         else:
             sums = (0.0, 0.0, er * digit_b)
-        node = parent
         for up in range(level - 1, 0, -1):
-            k_up = shape.branching[up - 1]
-            sums = _up_sum(plan, up, node // k_up, node % k_up, sums, float(digit_b))
-            node //= k_up
-        total += shape.span(level) * (sums[1] * root + sums[2])
+            sums = _up_step(path[up], sums, float(digit_b))
+        total += spans[level] * (sums[1] * root + sums[2])
     # m = 0 contributes 0; m = B is the root alone
     return (total + root) / n_bins
 

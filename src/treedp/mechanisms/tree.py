@@ -118,6 +118,14 @@ class TreeMechanism(Mechanism):
     exact). :attr:`epsilon` is then ``inf``: Gaussian noise has no finite pure-ε bound; the
     tight (ε, δ) statement is ``guarantee.to_approx(delta)``.
 
+    *Levels switched off.* A ``level_budgets`` entry of exactly 0 on a noised level (the root
+    under ``add_remove``, or any level between the root and the leaves; the leaves must be
+    measured) switches that level off: it is not
+    measured, its entries are published as 0 whatever the data (a constant: sensitivity 0,
+    no budget), and the estimators treat its variance as ``inf`` (no information; the root's
+    ``n`` is then estimated from the levels below). A middle level switched off is the same
+    linear model as merging its fan-out with the next one's. :attr:`off_levels` lists them.
+
     References
     ----------
     .. [DNPR10] C. Dwork, M. Naor, T. Pitassi, G. Rothblum. "Differential privacy under
@@ -157,10 +165,21 @@ class TreeMechanism(Mechanism):
         self.block_l2_squared = tuple(sq for _, sq in sens)
         self.block_l2 = tuple(math.sqrt(sq) for sq in self.block_l2_squared)
         if self.neighbours == "add_remove":
-            budgets = split_budget(total, h + 1, level_budgets)
+            budgets = _split_with_off(total, h + 1, level_budgets)
         else:
             below = _strip_exact_root(level_budgets, h)
-            budgets = (0.0, *split_budget(total, h, below))
+            budgets = (0.0, *_split_with_off(total, h, below))
+        #: Noised levels switched off by a budget of 0: published as 0, sensitivity 0.
+        self.off_levels = tuple(
+            lv
+            for lv, (b, (l1, _)) in enumerate(zip(budgets, sens, strict=True))
+            if l1 > 0 and b == 0
+        )
+        if self.off_levels:
+            sens = tuple((0, 0) if lv in self.off_levels else s for lv, s in enumerate(sens))
+            self.block_sensitivity = tuple(l1 for l1, _ in sens)
+            self.block_l2_squared = tuple(sq for _, sq in sens)
+            self.block_l2 = tuple(math.sqrt(sq) for sq in self.block_l2_squared)
         if self.noise == "gaussian":
             budgets = _keep_given(budgets, level_budgets, total)
         if self.noise == "laplace":
@@ -264,8 +283,18 @@ class TreeMechanism(Mechanism):
         return 0.0 if check_int(d_in, "d_in", lo=0) == 0 else math.inf
 
     def true_blocks(self, counts: np.ndarray) -> list[np.ndarray]:
-        """The true count of every stored node, one array per level, root first."""
-        return self.shape.aggregate(counts)
+        """The true count of every stored node, one array per level, root first (zeros for a
+        level switched off: it is not measured)."""
+        blocks = self.shape.aggregate(counts)
+        for lv in self.off_levels:
+            blocks[lv] = np.zeros_like(blocks[lv])
+        return blocks
+
+    def block_variance(self) -> tuple[float, ...]:
+        """The noise variance of one entry of each level: 0 for an exact level, ``inf`` for a
+        level switched off (it carries no information)."""
+        own = super().block_variance()
+        return tuple(math.inf if lv in self.off_levels else v for lv, v in enumerate(own))
 
     def _spend_parameters(self) -> dict[str, object]:
         out = {**super()._spend_parameters(), "branching": self.shape.branching}
@@ -293,6 +322,32 @@ class TreeMechanism(Mechanism):
             "scales": None,
             "sigma2": [None if s is None else [s.numerator, s.denominator] for s in self.sigma2],
         }
+
+
+def _split_with_off(
+    total: float, blocks: int, level_budgets: Sequence[float] | None
+) -> tuple[float, ...]:
+    """:func:`split_budget`, except that entries of exactly 0 (levels switched off) stay 0
+    and the positive ones are split and validated as usual (the leaves' must be positive)."""
+    if level_budgets is None or isinstance(level_budgets, str):
+        return split_budget(total, blocks, level_budgets)
+    try:
+        values = list(level_budgets)
+    except TypeError:
+        return split_budget(total, blocks, level_budgets)
+    zero = [
+        not isinstance(v, bool) and isinstance(v, int | float | np.integer | np.floating) and v == 0
+        for v in values
+    ]
+    if len(values) != blocks or not any(zero) or zero[-1]:
+        # nothing switched off, or the leaves: they must be measured (refused as not positive)
+        return split_budget(total, blocks, level_budgets)
+    positive = iter(
+        split_budget(
+            total, blocks - sum(zero), [v for v, z in zip(values, zero, strict=True) if not z]
+        )
+    )
+    return tuple(0.0 if z else next(positive) for z in zero)
 
 
 def _keep_given(

@@ -520,8 +520,13 @@ def _build(meta: Any, levels: list[np.ndarray]) -> Release:
     if [level.size for level in levels] != list(expected) or any(lv.ndim != 1 for lv in levels):
         raise ReleaseFormatError("the noisy levels do not match the tree shape")
     variance = _field(meta, "level_variance", (list,))
-    if not all(isinstance(v, int | float) and math.isfinite(v) for v in variance):
+    # inf: a tree level switched off (budget 0; checked against the mechanism below)
+    if not all(
+        isinstance(v, int | float) and (math.isfinite(v) or v == math.inf) for v in variance
+    ):
         raise ReleaseFormatError("non-finite level variance")
+    if any(v == math.inf and np.any(lv != 0) for v, lv in zip(variance, levels, strict=False)):
+        raise ReleaseFormatError("a level switched off holds values")
     _check_contract(meta, mechanism, levels)
     return Release(
         bins=bins,
