@@ -6,7 +6,6 @@ from __future__ import annotations
 import math
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
@@ -202,11 +201,9 @@ def test_gaussian_plans_may_switch_the_root_off_too() -> None:
     assert p.mechanism == "tree"
 
 
-def test_planning_is_fast_and_needs_no_scipy_optimize() -> None:
-    """< 1 s on an idle machine (docs/planning.md); the bound here allows a shared CI box."""
-    start = time.perf_counter()
-    treedp.plan(2**24, epsilon=1.0)
-    assert time.perf_counter() - start < 4.0
+def test_planning_at_2_to_the_24_needs_no_scipy_optimize() -> None:
+    """Speed is measured by benchmarks/bench_planning.py (docs/planning.md), not asserted."""
+    assert treedp.plan(2**24, epsilon=1.0).mechanism == "tree"
     code = (
         "import sys, treedp; treedp.plan(4096, epsilon=1.0); print('scipy.optimize' in sys.modules)"
     )
