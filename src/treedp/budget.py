@@ -65,7 +65,11 @@ def check_neighbours(
 
 
 def split_budget(
-    epsilon: float, blocks: int, budgets: Sequence[float] | None, name: str = "level_budgets"
+    epsilon: float,
+    blocks: int,
+    budgets: Sequence[float] | None,
+    name: str = "level_budgets",
+    total_name: str = "epsilon",
 ) -> tuple[float, ...]:
     """Return per-block budgets that sum to at most ``epsilon`` exactly (as rationals).
 
@@ -78,6 +82,10 @@ def split_budget(
     budgets : sequence of float, optional
         Explicit budgets; they must be positive and sum to ``epsilon`` within a relative 1e-9.
         None splits ``epsilon`` equally.
+    name : str, default="level_budgets"
+        The parameter's name, for messages.
+    total_name : str, default="epsilon"
+        The total's name, for messages (``"rho"`` when the budgets are zCDP ρ).
     """
     if blocks == 0:
         return ()
@@ -98,7 +106,8 @@ def split_budget(
         total = math.fsum(values)
         if abs(total - epsilon) > 1e-9 * epsilon:
             raise InvalidParameterError(
-                f"The '{name}' parameter must sum to epsilon={epsilon!r}. Got a sum of {total!r}."
+                f"The '{name}' parameter must sum to {total_name}={epsilon!r}. "
+                f"Got a sum of {total!r}."
             )
         values = [v * (epsilon / total) for v in values]
     # Make the exact rational sum no larger than epsilon (float rounding may add an ulp).

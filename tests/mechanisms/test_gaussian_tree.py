@@ -149,3 +149,19 @@ def test_spend_and_description_state_the_gaussian_contract() -> None:
     laplace = TreeMechanism(shape_for(16, [4, 4]), epsilon=1.0)
     with pytest.raises(InvalidParameterError, match="epsilon_spent"):
         laplace.rho_spent()
+
+
+def test_budget_sum_message_names_rho_for_gaussian_trees() -> None:
+    import treedp
+    from treedp.exceptions import InvalidParameterError
+    from treedp.privacy.measures import ZCDP
+
+    with pytest.raises(InvalidParameterError, match=r"must sum to rho=0\.5"):
+        treedp.release_counts(
+            [1, 2, 3, 4],
+            bounds=(0, 4),
+            bins=4,
+            privacy=ZCDP(0.5),
+            branching=(2, 2),
+            level_budgets=(0.1, 0.1, 0.1),
+        )

@@ -158,6 +158,7 @@ class TreeMechanism(Mechanism):
         self.noise: Literal["laplace", "gaussian"] = "laplace" if rho is None else "gaussian"
         total = check_epsilon(epsilon) if rho is None else check_rho(rho)
         self.neighbours, self.n = check_neighbours(neighbours, n)
+        unit = "epsilon" if rho is None else "rho"
         h = shape.height
         check_replace_bins(self.neighbours, shape.n_bins)
         sens = _sensitivity_data(h, self.neighbours)
@@ -165,10 +166,10 @@ class TreeMechanism(Mechanism):
         self.block_l2_squared = tuple(sq for _, sq in sens)
         self.block_l2 = tuple(math.sqrt(sq) for sq in self.block_l2_squared)
         if self.neighbours == "add_remove":
-            budgets = _split_with_off(total, h + 1, level_budgets)
+            budgets = _split_with_off(total, h + 1, level_budgets, unit)
         else:
             below = _strip_exact_root(level_budgets, h)
-            budgets = (0.0, *_split_with_off(total, h, below))
+            budgets = (0.0, *_split_with_off(total, h, below, unit))
         #: Noised levels switched off by a budget of 0: published as 0, sensitivity 0.
         self.off_levels = tuple(
             lv
@@ -325,26 +326,29 @@ class TreeMechanism(Mechanism):
 
 
 def _split_with_off(
-    total: float, blocks: int, level_budgets: Sequence[float] | None
+    total: float, blocks: int, level_budgets: Sequence[float] | None, total_name: str = "epsilon"
 ) -> tuple[float, ...]:
     """:func:`split_budget`, except that entries of exactly 0 (levels switched off) stay 0
     and the positive ones are split and validated as usual (the leaves' must be positive)."""
     if level_budgets is None or isinstance(level_budgets, str):
-        return split_budget(total, blocks, level_budgets)
+        return split_budget(total, blocks, level_budgets, total_name=total_name)
     try:
         values = list(level_budgets)
     except TypeError:
-        return split_budget(total, blocks, level_budgets)
+        return split_budget(total, blocks, level_budgets, total_name=total_name)
     zero = [
         not isinstance(v, bool) and isinstance(v, int | float | np.integer | np.floating) and v == 0
         for v in values
     ]
     if len(values) != blocks or not any(zero) or zero[-1]:
         # nothing switched off, or the leaves: they must be measured (refused as not positive)
-        return split_budget(total, blocks, level_budgets)
+        return split_budget(total, blocks, level_budgets, total_name=total_name)
     positive = iter(
         split_budget(
-            total, blocks - sum(zero), [v for v, z in zip(values, zero, strict=True) if not z]
+            total,
+            blocks - sum(zero),
+            [v for v, z in zip(values, zero, strict=True) if not z],
+            total_name=total_name,
         )
     )
     return tuple(0.0 if z else next(positive) for z in zero)
