@@ -219,9 +219,7 @@ def sample_discrete_laplace(scale: Fraction, size: int, source: RandomSource) ->
         # OS randomness is thread-safe and both numpy and os.urandom release the GIL.
         with ThreadPoolExecutor(max_workers=_THREADS) as pool:
             list(
-                pool.map(
-                    lambda s0: _laplace_fill(num, den, out[s0 : s0 + _CHUNK], source), starts
-                )
+                pool.map(lambda s0: _laplace_fill(num, den, out[s0 : s0 + _CHUNK], source), starts)
             )
     else:  # a seeded source stays sequential, so its output is reproducible
         for s0 in starts:
