@@ -57,6 +57,7 @@ def child(mode: str, path: str) -> None:
     start_rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     bins = treedp.make_bins(bounds=(0.0, 1.0), bins=N_BINS)
     t0 = time.perf_counter()
+    c0 = time.process_time()
     if mode == MODES[0]:
         table = pq.read_table(path, columns=["x"])
         rows = table.num_rows
@@ -77,10 +78,17 @@ def child(mode: str, path: str) -> None:
         )
         rows = round(rel.n)
     seconds = time.perf_counter() - t0
+    cpu = time.process_time() - c0
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     print(
         json.dumps(
-            {"seconds": seconds, "peak_mb": peak / 1024, "start_mb": start_rss / 1024, "rows": rows}
+            {
+                "seconds": seconds,
+                "cpu": cpu,
+                "peak_mb": peak / 1024,
+                "start_mb": start_rss / 1024,
+                "rows": rows,
+            }
         )
     )
 
@@ -109,7 +117,10 @@ def main(argv: list[str]) -> None:
     sizes = [int(float(a)) for a in argv] or [10**7, 10**8]
     print(f"# streaming a Parquet float64 column into {N_BINS} bins ({machine()})")
     print(f"# data in {DATA_DIR}; row groups of {ROW_GROUP} rows; best of 2 runs each")
-    print(f"{'rows':>12} {'mode':>32} {'s':>7} {'M rows/s':>9} {'peak MB':>8} {'above start':>11}")
+    print(
+        f"{'rows':>12} {'mode':>32} {'s':>7} {'CPU s':>6} {'M rows/s':>9} {'peak MB':>8} "
+        f"{'above start':>11} load"
+    )
     for rows in sizes:
         path = generate(rows)
         for mode in MODES:
@@ -118,8 +129,9 @@ def main(argv: list[str]) -> None:
             peak = max(r["peak_mb"] for r in runs)
             above = max(r["peak_mb"] - r["start_mb"] for r in runs)
             print(
-                f"{rows:>12,} {mode:>32} {best['seconds']:>7.2f} "
-                f"{rows / best['seconds'] / 1e6:>9.1f} {peak:>8.0f} {above:>11.0f}",
+                f"{rows:>12,} {mode:>32} {best['seconds']:>7.2f} {best['cpu']:>6.2f} "
+                f"{rows / best['seconds'] / 1e6:>9.1f} {peak:>8.0f} {above:>11.0f} "
+                f"{os.getloadavg()[0]:.1f}",
                 flush=True,
             )
 
