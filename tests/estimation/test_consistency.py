@@ -295,7 +295,7 @@ def test_monotone_l2_equals_scipy_isotonic_regression() -> None:
 
 
 def test_monotone_l2_does_not_import_scipy_optimize() -> None:
-    """The consistent CDF must not pay scipy.optimize's import (about 0.6 s of CPU) in the CLI."""
+    """The consistent CDF must not pay scipy.optimize's import (about 0.75 s of CPU) in the CLI."""
     import os
     import subprocess
     import sys

@@ -107,7 +107,7 @@ def _pava() -> Callable[..., tuple[np.ndarray, ...]] | None:
     """scipy's compiled pool-adjacent-violators routine (behind
     ``scipy.optimize.isotonic_regression``), loaded without importing ``scipy.optimize``.
 
-    Importing ``scipy.optimize`` takes about 0.6 s of CPU (linear programming, linalg, fft),
+    Importing ``scipy.optimize`` takes about 0.75 s of CPU (linear programming, linalg, fft),
     more than a whole release at ``B = 2**20``; the routine itself is one small compiled
     module. ``None`` (use ``isotonic_regression``) when that module cannot be loaded this way.
     """
