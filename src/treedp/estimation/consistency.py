@@ -86,8 +86,10 @@ def monotone_l2(prefix: np.ndarray, weights: np.ndarray | None = None) -> np.nda
 
             fit = isotonic_regression(inner, weights=weights).x
         else:
-            # what scipy.optimize.isotonic_regression does, minus its result object
-            fit = np.array(inner, dtype=np.float64, order="C", copy=True)
+            # what scipy.optimize.isotonic_regression does, minus its result object, and in
+            # place in the output (a contiguous float64 slice: pava works on it directly)
+            fit = out[1:-1]
+            fit[...] = inner
             w = (
                 np.ones_like(fit)
                 if weights is None
@@ -95,7 +97,9 @@ def monotone_l2(prefix: np.ndarray, weights: np.ndarray | None = None) -> np.nda
             )
             if weights is not None and (w.shape != fit.shape or not (w > 0).all()):
                 raise InvalidParameterError("The weights must be positive, one per value.")
-            fit = pava(fit, w, np.full(fit.size + 1, -1, dtype=np.intp))[0]
+            result = pava(fit, w, np.full(fit.size + 1, -1, dtype=np.intp))[0]
+            if not np.shares_memory(result, fit):  # pragma: no cover - pava copied its input
+                fit[...] = result
         np.clip(fit, 0.0, n_hat, out=out[1:-1])
     return out
 
