@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import time
 
 import numpy as np
@@ -39,7 +40,8 @@ def main() -> None:
             nodes = sum(lv.size for lv in rel.noisy_levels)
             print(
                 f"{n_bins:>9} {neighbours:>11} {list(rel.branching)!s:>22} {nodes:>9} "
-                f"{seconds:>10.3f} {t_cdf:>10.4f} {t_q:>15.4f}"
+                f"{seconds:>10.3f} {t_cdf:>10.4f} {t_q:>15.4f} load {os.getloadavg()[0]:.1f}",
+                flush=True,
             )
 
 

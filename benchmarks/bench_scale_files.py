@@ -1,10 +1,13 @@
 """Streaming a Parquet column into bin counts: time, rows/s and peak RSS against pyarrow alone.
 
-Each measurement runs in a fresh subprocess, so its peak resident memory (``ru_maxrss``) is its
+Each measurement runs in a fresh subprocess, so its peak resident memory (``VmHWM``) is its
 own; "above start" subtracts the RSS after the imports. The data is generated into
 ``$TREEDP_BENCH_DIR`` (default ``/tmp/treedp-bench``), never into the repository.
 
-Usage: ``python bench_scale_files.py [ROWS ...]`` (default ``10**7 10**8``).
+Usage: ``python bench_scale_files.py [ROWS ...] [--treedp-only] [--delete]`` (default
+``10**7 10**8``). ``--treedp-only`` times the two treedp modes once each (for 10^9 rows, where
+the pyarrow reference modes would take long), ``--delete`` removes each generated file after
+its rows are measured (10^9 rows are an 8.4 GB file).
 """
 
 from __future__ import annotations
@@ -47,6 +50,19 @@ def generate(rows: int) -> Path:
     return path
 
 
+def peak_mb() -> float:
+    """This process's peak resident memory in MB: ``VmHWM`` (Linux), which exec resets, unlike
+    ``ru_maxrss``, which keeps the parent's peak from before the exec."""
+    try:
+        with open("/proc/self/status") as handle:
+            for line in handle:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
 def child(mode: str, path: str) -> None:
     """Run one mode and print its time and memory as JSON (in a fresh process)."""
     import pyarrow.parquet as pq
@@ -54,9 +70,10 @@ def child(mode: str, path: str) -> None:
     import treedp
     from treedp.engines.files import count_path
 
-    start_rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    start_rss = peak_mb()
     bins = treedp.make_bins(bounds=(0.0, 1.0), bins=N_BINS)
     t0 = time.perf_counter()
+    c0 = time.process_time()
     if mode == MODES[0]:
         table = pq.read_table(path, columns=["x"])
         rows = table.num_rows
@@ -77,10 +94,17 @@ def child(mode: str, path: str) -> None:
         )
         rows = round(rel.n)
     seconds = time.perf_counter() - t0
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    cpu = time.process_time() - c0
+    peak = peak_mb()
     print(
         json.dumps(
-            {"seconds": seconds, "peak_mb": peak / 1024, "start_mb": start_rss / 1024, "rows": rows}
+            {
+                "seconds": seconds,
+                "cpu": cpu,
+                "peak_mb": peak,
+                "start_mb": start_rss,
+                "rows": rows,
+            }
         )
     )
 
@@ -106,22 +130,32 @@ def main(argv: list[str]) -> None:
     if argv[:1] == ["--child"]:
         child(argv[1], argv[2])
         return
-    sizes = [int(float(a)) for a in argv] or [10**7, 10**8]
+    treedp_only = "--treedp-only" in argv
+    delete = "--delete" in argv
+    sizes = [int(float(a)) for a in argv if not a.startswith("--")] or [10**7, 10**8]
+    modes = MODES[2:] if treedp_only else MODES
+    repeats = 1 if treedp_only else 2
     print(f"# streaming a Parquet float64 column into {N_BINS} bins ({machine()})")
-    print(f"# data in {DATA_DIR}; row groups of {ROW_GROUP} rows; best of 2 runs each")
-    print(f"{'rows':>12} {'mode':>32} {'s':>7} {'M rows/s':>9} {'peak MB':>8} {'above start':>11}")
+    print(f"# data in {DATA_DIR}; row groups of {ROW_GROUP} rows; best of {repeats} run(s) each")
+    print(
+        f"{'rows':>12} {'mode':>32} {'s':>7} {'CPU s':>6} {'M rows/s':>9} {'peak MB':>8} "
+        f"{'above start':>11} load"
+    )
     for rows in sizes:
         path = generate(rows)
-        for mode in MODES:
-            runs = [measure(mode, path) for _ in range(2)]
+        for mode in modes:
+            runs = [measure(mode, path) for _ in range(repeats)]
             best = min(runs, key=lambda r: r["seconds"])
             peak = max(r["peak_mb"] for r in runs)
             above = max(r["peak_mb"] - r["start_mb"] for r in runs)
             print(
-                f"{rows:>12,} {mode:>32} {best['seconds']:>7.2f} "
-                f"{rows / best['seconds'] / 1e6:>9.1f} {peak:>8.0f} {above:>11.0f}",
+                f"{rows:>12,} {mode:>32} {best['seconds']:>7.2f} {best['cpu']:>6.2f} "
+                f"{rows / best['seconds'] / 1e6:>9.1f} {peak:>8.0f} {above:>11.0f} "
+                f"{os.getloadavg()[0]:.1f}",
                 flush=True,
             )
+        if delete:
+            path.unlink()
 
 
 if __name__ == "__main__":

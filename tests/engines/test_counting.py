@@ -269,3 +269,23 @@ def test_a_streaming_engine_is_a_few_lines() -> None:
     chunks = _random_chunks(values, rng)
     assert engine.count(chunks, bins) == LocalEngine().count(values, bins)
     assert engine.count([], bins) == BinCounts.zero(5)
+
+
+@pytest.mark.parametrize("bounds", [(0.0, 1.0), (-5.0, 5.0), (0.1, 0.7)])
+def test_few_values_in_many_bins_equal_the_reference(bounds: tuple[float, float]) -> None:
+    """Fewer values than bins: the per-value correction without the O(B) proof or the
+    NaN-guarded copy of the edges (indices clamped instead), and, once the proof is cached,
+    the uncorrected path: both give the reference counts at and around sampled edges."""
+    bins = make_bins(bounds=bounds, bins=1 << 16)
+    rng = np.random.default_rng(7)
+    picked = bins.edges[rng.choice(bins.edges.size, 1500, replace=False)]
+    values = rng.permutation(_edge_probes(picked))
+    assert values.size < bins.n_bins
+    expected = reference(values, bins)
+    local_engine._EXACT_CACHE.clear()
+    few = count_chunk(values, bins)
+    assert len(local_engine._EXACT_CACHE) == 0  # no O(B) proof for a few values
+    assert np.array_equal(few.counts, expected)
+    local_engine._arithmetic_is_exact(bins.edges, bins._inv_width)  # now cached
+    assert np.array_equal(count_chunk(values, bins).counts, expected)
+    assert np.array_equal(LocalEngine(workers=2).count(values, bins).counts, expected)

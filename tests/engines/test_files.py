@@ -321,3 +321,23 @@ def test_progress_bar(
     monkeypatch.setitem(sys.modules, "tqdm", None)
     with pytest.raises(MissingDependencyError, match=r"treedp\[progress\]"):
         count_path(data_dir / "x.parquet", "i", bins, progress=True)
+
+
+def test_arrow_numeric_columns_are_zero_copy_views() -> None:
+    """Null-free integer and float Arrow arrays (sliced too) become numpy views of their data
+    buffer, equal to pyarrow's own conversion; arrays with nulls take the general path."""
+    base = np.array([3.5, -0.0, np.inf, 7.25, np.nan, 1e-310], dtype=np.float64)
+    cases = [
+        pa.array(base),
+        pa.array(base).slice(2, 3),
+        pa.array(np.arange(-5, 5, dtype=np.int16)).slice(1),
+        pa.array(np.array([0, 2**63 + 5, 2**64 - 1], dtype=np.uint64)),
+        pa.array(np.array([1.5, 2.5], dtype=np.float32)),
+    ]
+    for arr in cases:
+        got = files.arrow_to_numpy(arr)
+        want = arr.to_numpy(zero_copy_only=False)
+        assert got.dtype == want.dtype
+        assert np.array_equal(got, want, equal_nan=True)
+    with_null = files.arrow_to_numpy(pa.array([1.0, None, 3.0]))
+    assert np.array_equal(with_null, [1.0, np.nan, 3.0], equal_nan=True)

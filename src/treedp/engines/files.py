@@ -499,17 +499,44 @@ def arrow_to_numpy(col: Any) -> np.ndarray:
     """One Arrow column (Array or ChunkedArray) as a numpy array: decimals and integers with
     nulls become float64 (nulls NaN), nulls in datetimes NaT, a null column all NaN."""
     import pyarrow as pa
-    import pyarrow.compute as pc
 
     t = col.type
+    if isinstance(col, pa.Array) and col.null_count == 0:
+        direct = _primitive_view(col, t)
+        if direct is not None:
+            return direct
     if pa.types.is_dictionary(t):
         col = col.cast(t.value_type)
         t = t.value_type
     if pa.types.is_null(t):
         return np.full(len(col), np.nan)
     if pa.types.is_decimal(t):
+        import pyarrow.compute as pc  # imported only when needed: slow to import
+
         col = pc.fill_null(col.cast(pa.float64()), float("nan"))
     return as_1d_array(col)
+
+
+def _primitive_view(col: Any, t: Any) -> np.ndarray | None:
+    """A null-free integer or floating Arrow Array as a numpy view of its data buffer (no copy,
+    and no import of pandas, which ``Array.to_numpy`` may trigger); ``None`` for other types."""
+    import pyarrow as pa
+
+    if pa.types.is_floating(t):
+        kind = "f"
+    elif pa.types.is_signed_integer(t):
+        kind = "i"
+    elif pa.types.is_unsigned_integer(t):
+        kind = "u"
+    else:
+        return None
+    width = t.bit_width // 8
+    dtype = np.dtype(f"<{kind}{width}")
+    data = col.buffers()[1]
+    if data is None:
+        return None
+    view: np.ndarray = np.frombuffer(data, dtype=dtype, count=len(col) + col.offset)
+    return view[col.offset :]
 
 
 # ------------------------------------------------------------------------------- CSV

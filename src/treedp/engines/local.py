@@ -159,13 +159,21 @@ def _count_equal_width(arr: np.ndarray, edges: np.ndarray, inv: float) -> np.nda
     lo = float(edges[0])
     n_bins = int(edges.size - 1)
     top = n_bins - 0.5
-    exact = _arithmetic_is_exact(edges, inv)
-    # The edges with NaN in place of e_0 and e_B: no comparison with NaN holds, so the
-    # correction below needs no bounds test (values beyond the ends are already clamped).
-    guarded = edges.astype(np.float64)
-    guarded[0] = guarded[-1] = np.nan
+    # The O(B) proof pays off only when there are at least about B values to count (or it is
+    # already cached); otherwise the per-value correction, exact for every Bins, is cheaper.
+    few = arr.size < n_bins
+    exact = _arithmetic_is_exact(edges, inv, compute=not few)
+    guarded = edges
+    if not exact and not few:
+        # The edges with NaN in place of e_0 and e_B: no comparison with NaN holds, so the
+        # correction below needs no bounds test (values beyond the ends are already clamped).
+        # With few values, no O(B) copy: the corrected index is clipped instead.
+        guarded = edges.astype(np.float64)
+        guarded[0] = guarded[-1] = np.nan
     chunk = _chunk_for(n_bins)
-    counts = np.zeros(n_bins, dtype=np.int64)
+    if arr.size <= chunk:  # one chunk: its bincount is the result (no B-sized add)
+        chunk = max(arr.size, 1)
+    counts: np.ndarray | None = None
     t = np.empty(min(chunk, arr.size), dtype=np.float64)
     with np.errstate(all="ignore"):  # per thread: the user's np.seterr must not leak
         for start in range(0, arr.size, chunk):
@@ -186,7 +194,15 @@ def _count_equal_width(arr: np.ndarray, edges: np.ndarray, inv: float) -> np.nda
                 # put a value on the wrong side of an edge; compare with the edges themselves.
                 idx -= x < guarded[idx]
                 idx += x >= guarded[idx + 1]
-            counts += np.bincount(idx, minlength=n_bins)
+                if few:  # plain edges: x < e_0 gave -1 and x >= e_B gave B; clamp them back
+                    np.clip(idx, 0, n_bins - 1, out=idx)
+            part = np.bincount(idx, minlength=n_bins)
+            if counts is None:
+                counts = part
+            else:
+                counts += part
+    if counts is None:
+        return np.zeros(n_bins, dtype=np.int64)
     return counts
 
 
@@ -194,9 +210,10 @@ def _count_equal_width(arr: np.ndarray, edges: np.ndarray, inv: float) -> np.nda
 #: alive by the entry, so its id cannot be reused while it is cached).
 _EXACT_CACHE: dict[int, tuple[np.ndarray, float, bool]] = {}
 _EXACT_CACHE_SIZE = 16
+_EXACT_BLOCK = 1 << 15
 
 
-def _arithmetic_is_exact(edges: np.ndarray, inv: float) -> bool:
+def _arithmetic_is_exact(edges: np.ndarray, inv: float, *, compute: bool = True) -> bool:
     """Whether ``floor(clip((x - lo)·inv))`` alone is the bin rule for these edges.
 
     The computed index is a non-decreasing function of ``x`` (a rounded subtraction of a
@@ -204,22 +221,41 @@ def _arithmetic_is_exact(edges: np.ndarray, inv: float) -> bool:
     clip and the floor). So it is the bin rule for every ``x`` exactly when each inner edge
     ``e_j`` gets index ``>= j`` and the float just below it gets ``<= j - 1``: an ``O(B)``
     check made once per edges array, after which the per-value edge correction is skipped.
+
+    For an inner edge (``1 <= j <= B - 1``) with ``v = (e_j - lo)·inv``, the clip and the
+    floor drop out of both conditions: ``floor(clip(v, 0, B - 1/2)) >= j`` holds exactly when
+    ``v >= j`` (a ``v`` above ``B - 1/2`` is above ``j`` and gets index ``B - 1 >= j``; a
+    negative ``v`` fails both), and ``floor(clip(u, 0, B - 1/2)) <= j - 1`` exactly when
+    ``u < j``. The check compares the floats with ``j`` in cache-sized blocks.
+
+    With ``compute=False`` only a cached answer is used; ``False`` (correct the values) when
+    there is none.
     """
     key = id(edges)
     hit = _EXACT_CACHE.get(key)
     if hit is not None and hit[0] is edges and hit[1] == inv:
         return hit[2]
+    if not compute:
+        return False
     n_bins = int(edges.size - 1)
     ok = True
-    if n_bins > 1:
-        inner = edges[1:-1].astype(np.float64)
-        below = np.nextafter(inner, -np.inf)
-        j = np.arange(1, n_bins, dtype=np.intp)
-        lo, top = float(edges[0]), n_bins - 0.5
-        with np.errstate(all="ignore"):
-            at = np.clip((inner - lo) * inv, 0.0, top).astype(np.intp)
-            under = np.clip((below - lo) * inv, 0.0, top).astype(np.intp)
-        ok = bool((at >= j).all() and (under <= j - 1).all())
+    lo = float(edges[0])
+    with np.errstate(all="ignore"):
+        for start in range(1, n_bins, _EXACT_BLOCK):
+            stop = min(start + _EXACT_BLOCK, n_bins)
+            inner = edges[start:stop].astype(np.float64, copy=False)
+            j = np.arange(start, stop, dtype=np.float64)
+            v = inner - lo
+            v *= inv
+            if not (v >= j).all():
+                ok = False
+                break
+            u = np.nextafter(inner, -np.inf)
+            u -= lo
+            u *= inv
+            if not (u < j).all():
+                ok = False
+                break
     if len(_EXACT_CACHE) >= _EXACT_CACHE_SIZE:
         _EXACT_CACHE.pop(next(iter(_EXACT_CACHE)))
     _EXACT_CACHE[key] = (edges, inv, ok)

@@ -341,10 +341,12 @@ def efficient_tree(
     batch = y[0].shape[:-1]
     est_b = [np.empty(0)] * (h + 1)
     est_b[h] = y[h]
+    child_sums: list[np.ndarray] = [np.empty(0)] * h  # Σ_group est_b, reused on the way down
     for lv in range(h - 1, -1, -1):
         k = shape.branching[lv]
         sums = np.zeros((*batch, plan.lengths[lv]))
-        sums[..., : plan.sizes[lv]] = _groups(est_b[lv + 1], k).sum(axis=-1)
+        child_sums[lv] = _groups(est_b[lv + 1], k).sum(axis=-1)
+        sums[..., : plan.sizes[lv]] = child_sums[lv]
         est_b[lv] = _weighted(plan.w_below[lv], y[lv], sums)
     est_e = [est_b[0]]
     est_a = y[0]
@@ -354,7 +356,7 @@ def efficient_tree(
         k = shape.branching[lv - 1]
         parents = plan.sizes[lv - 1]
         # other(c) = est_a(p) - (Σ_group est_b - est_b(c)) = est_b(c) + shift[p]
-        shift = est_a[..., :parents] - _groups(est_b[lv], k).sum(axis=-1)
+        shift = est_a[..., :parents] - child_sums[lv - 1]
         est_e.append(_shift_groups(plan.w_efficient[lv], est_b[lv], shift, k))
         if lv < h:
             other = (_groups(est_b[lv], k) + shift[..., None]).reshape(est_b[lv].shape)

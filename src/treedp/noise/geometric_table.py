@@ -65,7 +65,7 @@ class GeometricTable:
     def sample(self, n: int, source: RandomSource) -> np.ndarray:
         """Return ``n`` exact draws of ``Y`` as int64."""
         w = words(source, _BITS, n)
-        y: np.ndarray = self.lut[w >> np.uint32(_BUCKET_SHIFT)]
+        y: np.ndarray = self.lut.take(w >> np.uint32(_BUCKET_SHIFT))  # take: 2x [] here
         slow = np.flatnonzero(y < 0)
         if slow.size:
             ws = w[slow]
