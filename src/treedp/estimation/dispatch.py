@@ -17,6 +17,8 @@ from treedp.estimation.direct import baseline_prefix, tree_prefix
 from treedp.estimation.efficient import VariancePlan, efficient_tree
 from treedp.exceptions import InvalidParameterError
 from treedp.mechanisms import Mechanism, TreeMechanism
+from treedp.mechanisms.strategy import StrategyMechanism
+from treedp.strategy.model import StrategyCovariance
 from treedp.tree import TreeShape
 
 __all__ = ["ESTIMATORS", "check_estimator", "estimate_prefix", "prefix_covariance"]
@@ -39,6 +41,11 @@ def check_estimator(estimator: str | None, mechanism_name: str) -> str:
             f"The 'estimator' parameter must be one of {', '.join(map(repr, ESTIMATORS))}. "
             f"Got {estimator!r} instead."
         )
+    if estimator == "direct" and mechanism_name == "strategy":
+        raise InvalidParameterError(
+            "estimator='direct' is not available for mechanism='strategy' (its rows are not a "
+            "covering of the prefixes); use estimator='efficient' (least squares)."
+        )
     if estimator == "efficient" and mechanism_name == "all_intervals":
         raise InvalidParameterError(
             "estimator='efficient' is not available for mechanism='all_intervals' (it would "
@@ -57,6 +64,8 @@ def _histogram_tree(mechanism: Mechanism) -> tuple[TreeShape, tuple[float, float
 def prefix_covariance(mechanism: Mechanism, estimator: str) -> PrefixCovariance:
     """The exact covariance of the prefix estimates (public parameters only)."""
     variances = mechanism.block_variance()
+    if isinstance(mechanism, StrategyMechanism):  # least squares (GLS), exact covariances
+        return StrategyCovariance(mechanism.strategy, variances[0], mechanism.n is not None)
     if isinstance(mechanism, TreeMechanism):
         if estimator == "efficient":
             return EfficientTreeCovariance(VariancePlan(mechanism.shape, variances))
@@ -77,6 +86,9 @@ def estimate_prefix(mechanism: Mechanism, levels: list[np.ndarray], estimator: s
     The blocks may carry leading batch axes (for simulating many releases at once).
     """
     variances = mechanism.block_variance()
+    if isinstance(mechanism, StrategyMechanism):  # least squares, n imposed when public
+        cov = StrategyCovariance(mechanism.strategy, variances[0], mechanism.n is not None)
+        return cov.estimate(np.asarray(levels[0]), mechanism.n)
     if isinstance(mechanism, TreeMechanism):
         if estimator == "efficient":
             return efficient_tree(mechanism.shape, levels, variances).prefix(mechanism.shape.n_bins)

@@ -1,0 +1,75 @@
+"""The strategy as a planner candidate: exact error from public parameters, no optimisation.
+
+:func:`plan_candidate` is listed in :data:`treedp.planning.EXTRA_CANDIDATES`. It only scores
+strategies shipped with treedp (planning must stay fast: it never optimises), pure ε-DP
+(Laplace noise), and, under ``replace``, ``B <=`` :data:`MAX_REPLACE_PLAN_BINS` (the exact
+replace sensitivity looks at every pair of bins).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from treedp.noise import noise_scale
+from treedp.noise.families import DiscreteLaplace
+from treedp.strategy.model import Strategy, StrategyCovariance
+from treedp.strategy.store import shipped_strategy
+
+__all__ = ["MAX_REPLACE_PLAN_BINS", "plan_candidate", "strategy_errors"]
+
+#: Largest ``B`` the planner scores the strategy for under ``replace``.
+MAX_REPLACE_PLAN_BINS = 1024
+
+
+def strategy_errors(strategy: Strategy, epsilon: float, neighbours: str) -> dict[str, float]:
+    """Exact ``mean_cdf_mse`` (mean of ``Var(P[m])``, ``m = 1..B``), ``max_cdf_variance`` and
+    ``range_mse`` (mean of ``Var(P[b] - P[a])``, ``0 <= a < b <= B``) of a strategy release.
+    """
+    l1, _ = strategy.sensitivity(neighbours)
+    variance = DiscreteLaplace(noise_scale(l1, epsilon)).variance()
+    cov = StrategyCovariance(strategy, variance, neighbours == "replace")
+    b = strategy.n_bins
+    var = cov.prefix_variances()
+    # Var(Σ_m P[m]) over m = 0..B, from the factorised covariance (O(B p))
+    u, h = strategy._woodbury()
+    m = np.arange(b + 1)
+    total = float(np.sum(u * (2 * (b - m) + 1))) - float(np.sum(h.sum(axis=0) ** 2))
+    c = cov._c
+    if c is not None:
+        total -= float(c.sum()) ** 2 / float(c[-1])
+    var_sum = variance * total
+    pairs = b * (b + 1) / 2
+    return {
+        "mean_cdf_mse": float(var[1:].mean()),
+        "max_cdf_variance": float(var.max()),
+        "range_mse": float(((b + 1) * var.sum() - var_sum) / pairs),
+    }
+
+
+def plan_candidate(
+    n_bins: int, budget: float, neighbours: str, noise: str, objective: str
+) -> object | None:
+    """A :class:`treedp.planning.PlanCandidate` for the shipped strategy, or None."""
+    from treedp.planning import PlanCandidate  # planning imports this module lazily
+
+    if noise != "laplace" or (neighbours == "replace" and n_bins > MAX_REPLACE_PLAN_BINS):
+        return None
+    strategy = shipped_strategy(n_bins, "prefix")
+    if strategy is None:
+        return None
+    errors = strategy_errors(strategy, budget, neighbours)
+    value = {
+        "cdf_mse": errors["mean_cdf_mse"],
+        "range_mse": errors["range_mse"],
+        "max_variance": errors["max_cdf_variance"],
+    }[objective]
+    p = strategy.aggregates.shape[0]
+    return PlanCandidate(
+        "strategy",
+        (n_bins,),
+        (budget,),
+        value,
+        f"optimised p-Identity strategy (p={p}, least squares)",
+        mean_cdf_mse=errors["mean_cdf_mse"],
+        max_cdf_variance=errors["max_cdf_variance"],
+    )
