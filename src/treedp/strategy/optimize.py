@@ -86,7 +86,9 @@ class Workload:
 def _one_blas_thread() -> AbstractContextManager[object]:
     """Limit BLAS to one thread when threadpoolctl is installed (else do nothing)."""
     try:
-        from threadpoolctl import threadpool_limits
+        from threadpoolctl import (  # type: ignore[import-untyped, import-not-found, unused-ignore]
+            threadpool_limits,
+        )
     except ImportError:  # pragma: no cover - optional
         return nullcontext()
     limits: AbstractContextManager[object] = threadpool_limits(1)
