@@ -31,7 +31,8 @@ def check_estimator(estimator: str | None, mechanism_name: str) -> str:
     """Validate ``estimator`` for a mechanism; None picks the best available one.
 
     ``"efficient"`` is the BLUE for trees and histograms; for the threshold baseline (one
-    independent noisy value per prefix) it is the same as ``"direct"``. The all-intervals
+    independent noisy value per prefix) it is the same as ``"direct"``; the strategy
+    mechanism always uses least squares (both names give it). The all-intervals
     baseline supports ``"direct"`` only.
     """
     if estimator is None:
@@ -40,11 +41,6 @@ def check_estimator(estimator: str | None, mechanism_name: str) -> str:
         raise InvalidParameterError(
             f"The 'estimator' parameter must be one of {', '.join(map(repr, ESTIMATORS))}. "
             f"Got {estimator!r} instead."
-        )
-    if estimator == "direct" and mechanism_name == "strategy":
-        raise InvalidParameterError(
-            "estimator='direct' is not available for mechanism='strategy' (its rows are not a "
-            "covering of the prefixes); use estimator='efficient' (least squares)."
         )
     if estimator == "efficient" and mechanism_name == "all_intervals":
         raise InvalidParameterError(

@@ -96,8 +96,11 @@ def _one_blas_thread() -> AbstractContextManager[object]:
 
 
 def default_aggregates(n_bins: int) -> int:
-    """The number ``p`` of aggregate rows used by default: ``B/16``, between 1 and 32."""
-    return max(1, min(32, n_bins // 16))
+    """The number ``p`` of aggregate rows used by default: ``B/16``, between 1 and 64.
+
+    (At ``B = 4096``, ``p = 32`` gives a mean prefix MSE of 188 at ε = 1, ``p = 64`` 162.)
+    """
+    return max(1, min(64, n_bins // 16))
 
 
 def _value_grad(theta: np.ndarray, work: Workload, vdiag: np.ndarray) -> tuple[float, np.ndarray]:
