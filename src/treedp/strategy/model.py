@@ -38,6 +38,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from treedp.exceptions import InvalidParameterError
+from treedp.strategy.optimize import one_blas_thread
 
 __all__ = [
     "DEFAULT_LATTICE",
@@ -126,17 +127,22 @@ class Strategy:
     def _woodbury(self) -> tuple[np.ndarray, np.ndarray]:
         """``U`` (``B + 1``) and ``H`` (``(B + 1) × p``) of the module docstring."""
         if "woodbury" not in self._memo:
-            d2 = self.identity.astype(np.float64) ** 2
-            a = self.aggregates.astype(np.float64)
-            g = a.T / d2[:, None]  # D⁻² Aᵀ
-            k = np.eye(a.shape[0]) + a @ g
-            chol = np.linalg.cholesky(k)
-            gc = np.concatenate([np.zeros((1, a.shape[0])), np.cumsum(g, axis=0)])
-            h = np.linalg.solve(chol, gc.T).T  # rows: Gc[m] L⁻ᵀ
-            u = np.concatenate([[0.0], np.cumsum(1.0 / d2)])
-            self._memo["woodbury"] = (u, h, g, chol)
+            with one_blas_thread():  # small products: BLAS threads only contend
+                self._memo["woodbury"] = self._factorise()
         u, h = self._memo["woodbury"][:2]  # type: ignore[index]
         return u, h
+
+    def _factorise(self) -> tuple[np.ndarray, ...]:
+        """``U``, ``H``, ``G`` and the Cholesky factor ``L`` of ``K``."""
+        d2 = self.identity.astype(np.float64) ** 2
+        a = self.aggregates.astype(np.float64)
+        g = a.T / d2[:, None]  # D⁻² Aᵀ
+        k = np.eye(a.shape[0]) + a @ g
+        chol = np.linalg.cholesky(k)
+        gc = np.concatenate([np.zeros((1, a.shape[0])), np.cumsum(g, axis=0)])
+        h = np.linalg.solve(chol, gc.T).T  # rows: Gc[m] L⁻ᵀ
+        u = np.concatenate([[0.0], np.cumsum(1.0 / d2)])
+        return u, h, g, chol
 
     def unit_cov(self, m1: np.ndarray, m2: np.ndarray) -> np.ndarray:
         """``Cov(P[m1], P[m2]) / σ²`` of the unconstrained least squares (broadcast)."""
@@ -160,9 +166,11 @@ class Strategy:
         d = self.identity.astype(np.float64)
         r = d * y[..., :b] + y[..., b:] @ self.aggregates.astype(np.float64)  # Wᵀ y
         # x̂ = D⁻² r - G K⁻¹ Gᵀ r
-        t = r @ g
-        sol = np.linalg.solve(chol.T, np.linalg.solve(chol, t.reshape(-1, t.shape[-1]).T)).T
-        x_hat = r / d**2 - sol.reshape(t.shape) @ g.T
+        with one_blas_thread():
+            t = r @ g
+            flat = t.reshape(-1, t.shape[-1]).T
+            sol = np.linalg.solve(chol.T, np.linalg.solve(chol, flat)).T
+            x_hat = r / d**2 - sol.reshape(t.shape) @ g.T
         zeros = np.zeros((*x_hat.shape[:-1], 1))
         out: np.ndarray = np.concatenate([zeros, np.cumsum(x_hat, axis=-1)], axis=-1)
         return out

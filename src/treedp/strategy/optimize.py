@@ -32,6 +32,7 @@ __all__ = [
     "WORKLOADS",
     "Workload",
     "default_aggregates",
+    "one_blas_thread",
     "optimise_pidentity",
     "pidentity_error",
 ]
@@ -83,7 +84,7 @@ class Workload:
         return out
 
 
-def _one_blas_thread() -> AbstractContextManager[object]:
+def one_blas_thread() -> AbstractContextManager[object]:
     """Limit BLAS to one thread when threadpoolctl is installed (else do nothing)."""
     try:
         from threadpoolctl import (  # type: ignore[import-untyped, import-not-found, unused-ignore]
@@ -156,7 +157,7 @@ def optimise_pidentity(
         return value, grad.ravel()
 
     iters = check_int(max_iter, "max_iter", lo=1)
-    with _one_blas_thread():  # small products: threads only contend (17x slower when loaded)
+    with one_blas_thread():  # small products: threads only contend (17x slower when loaded)
         res = minimize(
             fun,
             start,
