@@ -53,6 +53,17 @@ def table() -> None:
         )
 
 
+def replace_table() -> None:
+    print(f"\nreplace (n public), eps = 1 ({_load()})\n")
+    print("| B | planner's best tree | treedp strategy (exact discrete) | strategy L1 |")
+    print("|---|---|---|---|")
+    for b in ISSUE:
+        tree = plan(b, epsilon=1.0, neighbours="replace", n=10).mean_cdf_mse
+        strategy = get_strategy(b)
+        exact = strategy_errors(strategy, 1.0, "replace")["mean_cdf_mse"]
+        print(f"| {b} | {tree:.1f} | {exact:.1f} | {strategy.sensitivity('replace')[0]} |")
+
+
 def timings(optimise: bool) -> None:
     print(f"\nrelease timings, mechanism='strategy', eps = 1 ({_load()})\n")
     for b in (256, 1024, 4096):
@@ -85,6 +96,7 @@ def main() -> None:
     parser.add_argument("--optimise", action="store_true", help="also time the optimisation")
     args = parser.parse_args()
     table()
+    replace_table()
     timings(args.optimise)
 
 

@@ -251,4 +251,8 @@ def test_planner_picks_the_strategy_where_it_wins() -> None:
     assert "strategy" in str(chosen) or "p-Identity" in str(chosen.alternatives[0].how)
     assert plan_candidate(300, 1.0, "add_remove", "laplace", "cdf_mse") is None  # not shipped
     assert plan_candidate(256, 1.0, "add_remove", "gaussian", "cdf_mse") is None
-    assert plan_candidate(4096, 1.0, "replace", "laplace", "cdf_mse") is None
+    assert plan_candidate(256, 1.0, "replace", "laplace", "cdf_mse") is None  # tree wins:
+    shipped = shipped_strategy(256)
+    assert shipped is not None
+    replace_tree = plan(bins=256, epsilon=1.0, neighbours="replace", n=10)
+    assert strategy_errors(shipped, 1.0, "replace")["mean_cdf_mse"] > replace_tree.mean_cdf_mse
