@@ -256,3 +256,37 @@ def test_planner_picks_the_strategy_where_it_wins() -> None:
     assert shipped is not None
     replace_tree = plan(bins=256, epsilon=1.0, neighbours="replace", n=10)
     assert strategy_errors(shipped, 1.0, "replace")["mean_cdf_mse"] > replace_tree.mean_cdf_mse
+
+
+def test_range_strategy_for_the_range_objective() -> None:
+    """The planner scores both shipped workloads; for all ranges it picks the range-optimised
+    strategy, and ``mechanism="auto"`` releases that very strategy (same exact error)."""
+    prefix, ranges = shipped_strategy(256, "prefix"), shipped_strategy(256, "range")
+    assert prefix is not None and ranges is not None
+    assert (
+        strategy_errors(ranges, 1.0, "add_remove")["range_mse"]
+        < strategy_errors(prefix, 1.0, "add_remove")["range_mse"]
+    )
+    chosen = plan(bins=256, epsilon=1.0, objective="range_mse")
+    assert chosen.mechanism == "strategy_range"
+    assert chosen.predicted == pytest.approx(
+        strategy_errors(ranges, 1.0, "add_remove")["range_mse"]
+    )
+    assert plan(bins=256, epsilon=1.0).mechanism == "strategy"  # the CDF objective
+    mech = REGISTRY["strategy_range"].from_parameters(
+        256, epsilon=1.0, neighbours="add_remove", n=None
+    )
+    assert isinstance(mech, StrategyMechanism) and mech.strategy.digest == ranges.digest
+    values = np.random.default_rng(TEST_SEED).uniform(size=1_000)
+    rel = release_cdf(
+        values,
+        bounds=(0.0, 1.0),
+        bins=256,
+        epsilon=1.0,
+        mechanism="strategy_range",
+        rng=InsecureSeededSource(TEST_SEED),
+    )
+    buf = io.BytesIO()
+    rel.save(buf)
+    buf.seek(0)
+    assert load_release(buf).mechanism.name == "strategy_range"

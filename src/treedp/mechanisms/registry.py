@@ -13,7 +13,7 @@ from treedp.mechanisms.baselines import (
     HistogramMechanism,
     ThresholdMechanism,
 )
-from treedp.mechanisms.strategy import StrategyMechanism
+from treedp.mechanisms.strategy import RangeStrategyMechanism, StrategyMechanism
 from treedp.mechanisms.tree import TreeMechanism
 
 __all__ = ["MECHANISMS", "REGISTRY", "mechanism_class", "register"]
@@ -33,6 +33,7 @@ def register(cls: type[Mechanism]) -> type[Mechanism]:
 for _cls in (TreeMechanism, HistogramMechanism, ThresholdMechanism, AllIntervalsMechanism):
     register(_cls)
 register(StrategyMechanism)
+register(RangeStrategyMechanism)
 
 #: Mechanism names ``release_cdf`` accepts (besides ``"auto"``), derived from the registry.
 MECHANISMS: tuple[str, ...] = tuple(REGISTRY)

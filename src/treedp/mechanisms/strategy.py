@@ -9,7 +9,7 @@ optimised (on public parameters only) for the expected squared error of the CDF,
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -22,7 +22,7 @@ from treedp.strategy.model import Strategy
 from treedp.strategy.store import StrategyCache, get_strategy
 from treedp.tree import TreeShape
 
-__all__ = ["CONTRACT", "StrategyMechanism"]
+__all__ = ["CONTRACT", "RangeStrategyMechanism", "StrategyMechanism"]
 
 #: The privacy contract as data.
 CONTRACT = Contract(
@@ -80,6 +80,8 @@ class StrategyMechanism(Mechanism):
     """
 
     name = "strategy"
+    #: The workload the default strategy is optimised for.
+    workload: ClassVar[str] = "prefix"
 
     def __init__(
         self,
@@ -94,7 +96,7 @@ class StrategyMechanism(Mechanism):
         self.epsilon = check_epsilon(epsilon)
         self.neighbours, self.n = check_neighbours(neighbours, n)
         if strategy is None:
-            strategy = get_strategy(n_bins, "prefix", cache)
+            strategy = get_strategy(n_bins, self.workload, cache)
         elif not isinstance(strategy, Strategy):
             raise InvalidTypeError(
                 "The 'strategy' parameter must be a treedp.strategy.Strategy. "
@@ -128,7 +130,7 @@ class StrategyMechanism(Mechanism):
         if level_budgets is not None or shape is not None:
             raise InvalidParameterError(
                 "The 'branching' and 'level_budgets' parameters apply to mechanism='tree' "
-                "only, not 'strategy'."
+                f"only, not {cls.name!r}."
             )
         return cls(n_bins, epsilon=epsilon, neighbours=neighbours, n=n)
 
@@ -151,3 +153,14 @@ class StrategyMechanism(Mechanism):
             "sha256": self.strategy.digest,
         }
         return out
+
+
+class RangeStrategyMechanism(StrategyMechanism):
+    """:class:`StrategyMechanism` with a strategy optimised for all ranges ``[s, t)``.
+
+    The same contract and sensitivity derivation; only the default strategy differs
+    (``workload="range"``, shipped for the same ``B`` as the prefix strategies).
+    """
+
+    name = "strategy_range"
+    workload: ClassVar[str] = "range"
