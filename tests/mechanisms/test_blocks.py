@@ -153,13 +153,17 @@ def test_spend_record_validates() -> None:
 
 
 def test_registry_is_the_one_name_map() -> None:
-    assert MECHANISMS == tuple(REGISTRY) == (
-        "tree",
-        "histogram",
-        "threshold",
-        "all_intervals",
-        "strategy",
-        "strategy_range",
+    assert (
+        MECHANISMS
+        == tuple(REGISTRY)
+        == (
+            "tree",
+            "histogram",
+            "threshold",
+            "all_intervals",
+            "strategy",
+            "strategy_range",
+        )
     )
     for name, cls in REGISTRY.items():
         assert cls.name == name
