@@ -290,3 +290,14 @@ def test_range_strategy_for_the_range_objective() -> None:
     rel.save(buf)
     buf.seek(0)
     assert load_release(buf).mechanism.name == "strategy_range"
+
+
+def test_weights_times_counts_never_overflow() -> None:
+    from treedp.exceptions import DataError
+
+    strategy = Strategy(np.array([255, 1]), np.array([[3, 0]]))
+    assert strategy.apply(np.array([2, 5])).tolist() == [510, 5, 6]
+    huge = np.array([2**62 // 255 + 1, 0], dtype=np.int64)
+    with pytest.raises(DataError) as info:
+        strategy.apply(huge)
+    assert str(2**62 // 255 + 1) not in str(info.value)

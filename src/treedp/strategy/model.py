@@ -37,7 +37,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from treedp.exceptions import InvalidParameterError
+from treedp.exceptions import DataError, InvalidParameterError
 from treedp.strategy.optimize import one_blas_thread
 
 __all__ = [
@@ -112,8 +112,20 @@ class Strategy:
         return np.vstack([np.diag(self.identity), self.aggregates])
 
     def apply(self, counts: np.ndarray) -> np.ndarray:
-        """``W x`` for integer bin counts (exact int64 arithmetic)."""
+        """``W x`` for integer bin counts (exact int64 arithmetic).
+
+        Raises
+        ------
+        DataError
+            If an entry of ``W x`` could overflow int64 (a total above about ``2**62 / q``
+            records; the message names no count).
+        """
         x = np.asarray(counts, dtype=np.int64)
+        heaviest = int(max(self.identity.max(), self.aggregates.max(initial=0)))
+        if x.size and int(x.sum(dtype=object)) > (2**62) // heaviest:
+            raise DataError(
+                "The counts' total is too large for the strategy's integer weights (int64)."
+            )
         return np.concatenate([self.identity * x, self.aggregates @ x])
 
     def sensitivity(self, neighbours: str) -> tuple[int, float]:
