@@ -22,6 +22,8 @@ from treedp.strategy.store import shipped_strategy
 
 __all__ = ["plan_candidate", "strategy_errors"]
 
+_PLURAL = {"prefix": "prefixes", "range": "ranges"}
+
 
 def strategy_errors(strategy: Strategy, epsilon: float, neighbours: str) -> dict[str, float]:
     """Exact ``mean_cdf_mse`` (mean of ``Var(P[m])``, ``m = 1..B``), ``max_cdf_variance`` and
@@ -78,7 +80,8 @@ def plan_candidate(
         (n_bins,),
         (budget,),
         value,
-        f"optimised p-Identity strategy for all {strategy.workload}s (p={p}, least squares)",
+        f"optimised p-Identity strategy for all {_PLURAL[strategy.workload]} (p={p}, "
+        "least squares)",
         mean_cdf_mse=errors["mean_cdf_mse"],
         max_cdf_variance=errors["max_cdf_variance"],
     )
