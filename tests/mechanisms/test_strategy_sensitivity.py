@@ -82,3 +82,20 @@ def test_a_claim_that_forgets_the_aggregate_rows_is_caught() -> None:
     strategy = STRATEGIES[0]
     forgot = int(strategy.identity.max())  # the mutant: only the identity rows counted
     assert forgot < _brute(strategy, "add_remove")[0]
+
+
+def test_branch_and_bound_equals_all_pairs() -> None:
+    """The pruned replace maximum equals the plain all-pairs one on random strategies
+    (sparse and dense, ties included)."""
+    rng = np.random.default_rng(7)
+    for trial in range(40):
+        b, p = int(rng.integers(2, 30)), int(rng.integers(1, 4))
+        d = rng.integers(1, 6, b)
+        a = rng.integers(0, 5, (p, b)) * (rng.random((p, b)) < (0.3 if trial % 2 else 0.9))
+        strategy = Strategy(d, a)
+        w = strategy.matrix()
+        diff = w[:, :, None] - w[:, None, :]
+        off = ~np.eye(b, dtype=bool)
+        l1 = int(np.abs(diff).sum(axis=0)[off].max())
+        l2 = float(np.sqrt((diff**2).sum(axis=0)[off].max()))
+        assert strategy.sensitivity("replace") == (l1, pytest.approx(l2, rel=1e-12))

@@ -6,9 +6,9 @@ strategies shipped with treedp (planning must stay fast: it never optimises), pu
 strategies lose to the planner's tree at every shipped ``B`` (mean prefix MSE at ε = 1:
 177.6 vs 158.6 at B = 256, 240.9 vs 229.8 at 512, 316.9 vs 314.6 at 1024, 427.7 vs 412.0 at
 2048, 585.3 vs 526.3 at 4096: moving a record changes two identity rows, doubling the
-sensitivity, while the tree's root is exact), and their exact replace sensitivity visits every
-pair of bins, so the planner does not score them there; ``mechanism="strategy"`` still
-releases under ``replace``.
+sensitivity, while the tree's root is exact), and their exact replace sensitivity costs up to
+0.4 s (a search over pairs of bins), so the planner does not score them there;
+``mechanism="strategy"`` still releases under ``replace``.
 """
 
 from __future__ import annotations

@@ -15,7 +15,7 @@ Sensitivity (the privacy unit is one record, counted in exactly one bin):
   ``sqrt(max_j Σ_r W_rj²)``.
 * ``replace``: moving a record from bin ``j`` to bin ``k`` changes ``W x`` by
   ``W (e_k - e_j)``: L1 ``max_{j≠k} (d_j + d_k + Σ_i |A_ij - A_ik|)`` (the identity rows
-  differ in two entries), L2 likewise; computed over all pairs.
+  differ in two entries), L2 likewise; the exact maximum over all pairs (branch and bound).
 
 Estimation is generalised least squares (here ordinary: one noise scale), the BLUE:
 ``x̂ = (WᵀW)⁻¹ Wᵀ y`` with ``Cov(x̂) = σ² (WᵀW)⁻¹``. ``WᵀW = D² + AᵀA`` is a diagonal plus a
@@ -33,6 +33,7 @@ linear constraint (the constrained BLUE): ``P'[m] = P[m] - c[m] (P[B] - n) / c[B
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -193,17 +194,33 @@ def _sensitivity(d: np.ndarray, a: np.ndarray, neighbours: str) -> tuple[int, fl
         l1 = int((d + a.sum(axis=0)).max())
         l2sq = int((d**2 + (a**2).sum(axis=0)).max())
         return l1, float(np.sqrt(l2sq))
-    b = d.size
-    if b < 2:
+    if d.size < 2:
         return 0, 0.0
-    best1, best2 = 0, 0
-    for j in range(b - 1):  # every pair j < k, one row of pairs at a time
-        diff = np.abs(a[:, j + 1 :] - a[:, j : j + 1])
-        l1 = d[j] + d[j + 1 :] + diff.sum(axis=0)
-        l2 = d[j] ** 2 + d[j + 1 :] ** 2 + (diff**2).sum(axis=0)
-        best1 = max(best1, int(l1.max()))
-        best2 = max(best2, int(l2.max()))
-    return best1, float(np.sqrt(best2))
+    l1 = _max_over_pairs(d, a + 0, np.abs, d + a.sum(axis=0))
+    l2sq = _max_over_pairs(d**2, a + 0, np.square, d**2 + (a**2).sum(axis=0))
+    return l1, float(np.sqrt(l2sq))
+
+
+def _max_over_pairs(
+    own: np.ndarray, a: np.ndarray, norm: Callable[[np.ndarray], np.ndarray], bound: np.ndarray
+) -> int:
+    """``max_{j≠k} own_j + own_k + Σ_i norm(A_ij - A_ik)``, exactly, by branch and bound.
+
+    For non-negative weights ``norm(A_ij - A_ik) <= norm(A_ij) + norm(A_ik)``, so a pair is at
+    most ``bound_j + bound_k`` (``bound`` = the column's own total). Columns are visited by
+    decreasing bound, each against every other column; once ``bound_j + max(bound)`` cannot
+    beat the best pair found, no later column can (its pairs with earlier columns are done).
+    """
+    order = np.argsort(-bound, kind="stable")
+    top = int(bound[order[0]])
+    best = 0
+    for j in order:
+        if int(bound[j]) + top <= best:
+            break
+        values = own[j] + own + norm(a - a[:, j : j + 1]).sum(axis=0)
+        values[j] = 0  # not a pair
+        best = max(best, int(values.max()))
+    return best
 
 
 def quantise(
