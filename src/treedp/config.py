@@ -88,8 +88,8 @@ def configure(
         chosen = _the_plan(spec, plan, plan_cache)
         if spec.estimator is None:
             est = chosen.estimator
-        if mechanism == "auto" and chosen.mechanism == "histogram":
-            mechanism = "histogram"
+        if mechanism == "auto" and chosen.mechanism != "tree":  # histogram, strategy
+            mechanism = chosen.mechanism
         else:
             mechanism = "tree"
             best = next(c for c in chosen.alternatives if c.mechanism == "tree")

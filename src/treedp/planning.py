@@ -124,7 +124,7 @@ MAX_WORKLOAD_RANGES = 10**6
 #: ``budget`` is ε for Laplace noise and ρ for Gaussian noise. Candidates are compared with
 #: the trees by ``value``; the mechanism of the winner must be known to
 #: :mod:`treedp.mechanisms.factory`.
-EXTRA_CANDIDATES: list[str] = []
+EXTRA_CANDIDATES: list[str] = ["treedp.strategy.candidate:plan_candidate"]
 
 
 def _extra_candidates(
@@ -348,15 +348,24 @@ class Plan:
             f"plan for B={self.bins}, {total}, {noise} noise ({self.neighbours}, "
             f"{self.estimator} estimator, objective {self.objective}, "
             f"workload {self.workload}):",
-            f"  mechanism {self.mechanism}, branching {shape} (padded to {self.padded_leaves})",
-            "  level budgets " + ", ".join(f"{e:.4g}" for e in self.level_budgets),
-            *self._level_lines(),
+            *self._mechanism_lines(shape),
             f"  expected CDF error: ±{self.cdf_rmse:.3g} records (RMSE over prefixes), "
             f"worst prefix ±{math.sqrt(self.worst_prefix_variance()):.3g}",
             f"  expected quantile error: about ±{self.cdf_rmse:.3g} records in rank",
             f"  objective {self.objective} = {self.predicted:.6g} records²",
         ]
         return "\n".join(lines)
+
+    def _mechanism_lines(self, shape: str) -> list[str]:
+        if self.mechanism in ("tree", "histogram"):
+            return [
+                f"  mechanism {self.mechanism}, branching {shape} (padded to {self.padded_leaves})",
+                "  level budgets " + ", ".join(f"{e:.4g}" for e in self.level_budgets),
+                *self._level_lines(),
+            ]
+        # a candidate of EXTRA_CANDIDATES: its own description
+        how = next((c.how for c in self.alternatives if c.mechanism == self.mechanism), "")
+        return [f"  mechanism {self.mechanism}: {how}"]
 
     def _level_lines(self) -> list[str]:
         """One line per tree level: its block size and budget, or how it is switched off."""

@@ -162,6 +162,8 @@ def test_registry_is_the_one_name_map() -> None:
             "threshold",
             "all_intervals",
             "dawa",
+            "strategy",
+            "strategy_range",
         )
     )
     for name, cls in REGISTRY.items():

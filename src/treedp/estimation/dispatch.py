@@ -18,6 +18,8 @@ from treedp.estimation.efficient import VariancePlan, efficient_tree
 from treedp.exceptions import InvalidParameterError
 from treedp.mechanisms import Mechanism, TreeMechanism
 from treedp.mechanisms.dawa import NO_INTERVALS, DawaMechanism
+from treedp.mechanisms.strategy import StrategyMechanism
+from treedp.strategy.model import StrategyCovariance
 from treedp.tree import TreeShape
 
 __all__ = ["ESTIMATORS", "check_estimator", "estimate_prefix", "prefix_covariance"]
@@ -30,7 +32,8 @@ def check_estimator(estimator: str | None, mechanism_name: str) -> str:
     """Validate ``estimator`` for a mechanism; None picks the best available one.
 
     ``"efficient"`` is the BLUE for trees and histograms; for the threshold baseline (one
-    independent noisy value per prefix) it is the same as ``"direct"``. The all-intervals
+    independent noisy value per prefix) it is the same as ``"direct"``; the strategy
+    mechanism always uses least squares (both names give it). The all-intervals
     baseline supports ``"direct"`` only.
     """
     if estimator is None:
@@ -69,6 +72,8 @@ def prefix_covariance(mechanism: Mechanism, estimator: str) -> PrefixCovariance:
     if isinstance(mechanism, DawaMechanism):  # the spreading bias is data-dependent
         raise InvalidParameterError(NO_INTERVALS)
     variances = mechanism.block_variance()
+    if isinstance(mechanism, StrategyMechanism):  # least squares (GLS), exact covariances
+        return StrategyCovariance(mechanism.strategy, variances[0], mechanism.n is not None)
     if isinstance(mechanism, TreeMechanism):
         if estimator == "efficient":
             return EfficientTreeCovariance(VariancePlan(mechanism.shape, variances))
@@ -92,6 +97,9 @@ def estimate_prefix(mechanism: Mechanism, levels: list[np.ndarray], estimator: s
     if isinstance(mechanism, DawaMechanism):  # the tree over the buckets, spread in buckets
         return mechanism.spread(estimate_prefix(mechanism._require_bound(), levels, estimator))
     variances = mechanism.block_variance()
+    if isinstance(mechanism, StrategyMechanism):  # least squares, n imposed when public
+        cov = StrategyCovariance(mechanism.strategy, variances[0], mechanism.n is not None)
+        return cov.estimate(np.asarray(levels[0]), mechanism.n)
     if isinstance(mechanism, TreeMechanism):
         if estimator == "efficient":
             return efficient_tree(mechanism.shape, levels, variances).prefix(mechanism.shape.n_bins)

@@ -14,6 +14,7 @@ from treedp.mechanisms.baselines import (
     ThresholdMechanism,
 )
 from treedp.mechanisms.dawa import DawaMechanism
+from treedp.mechanisms.strategy import RangeStrategyMechanism, StrategyMechanism
 from treedp.mechanisms.tree import TreeMechanism
 
 __all__ = ["MECHANISMS", "REGISTRY", "mechanism_class", "register"]
@@ -33,6 +34,8 @@ def register(cls: type[Mechanism]) -> type[Mechanism]:
 for _cls in (TreeMechanism, HistogramMechanism, ThresholdMechanism, AllIntervalsMechanism):
     register(_cls)
 register(DawaMechanism)  # data-aware (DAWA); never chosen by "auto"
+register(StrategyMechanism)
+register(RangeStrategyMechanism)
 
 #: Mechanism names ``release_cdf`` accepts (besides ``"auto"``), derived from the registry.
 MECHANISMS: tuple[str, ...] = tuple(REGISTRY)

@@ -435,7 +435,7 @@ def _check_plain_fields(meta: dict[str, Any]) -> None:
 def _check_contract(meta: dict[str, Any], mechanism: Any, levels: list[np.ndarray]) -> None:
     """The stated contract is exactly the rebuilt mechanism's (no field may disagree)."""
     described = mechanism.describe()
-    for key in ("block_sensitivity", "noise", "scales", "neighbours"):
+    for key in ("block_sensitivity", "noise", "scales", "neighbours", "strategy"):
         if key in described and not _same(meta.get(key), described[key]):
             raise ReleaseFormatError(f"field '{key}' does not match the mechanism")
     gaussian = meta.get("noise") == "discrete_gaussian"

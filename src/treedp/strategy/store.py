@@ -1,0 +1,124 @@
+"""Where strategies come from: shipped files, a caller-owned cache, or optimisation.
+
+A strategy depends only on public parameters (``B``, the workload, ``p``, the lattice), so it
+is optimised once. :func:`get_strategy` looks, in order, at the strategies shipped with
+treedp (``treedp/strategy/data``, written by :mod:`treedp.strategy.generate`), then at the
+caller's :class:`StrategyCache`, and otherwise optimises (deterministically, from a fixed
+start) and stores the result in that cache. There is no process-wide cache.
+"""
+
+from __future__ import annotations
+
+import io
+from importlib import resources
+from pathlib import Path
+
+import numpy as np
+
+from treedp._validation import check_int, check_option
+from treedp.exceptions import InvalidTypeError
+from treedp.strategy.model import DEFAULT_LATTICE, Strategy, quantise
+from treedp.strategy.optimize import WORKLOADS, default_aggregates, optimise_pidentity
+
+__all__ = [
+    "MAX_STRATEGY_BINS",
+    "StrategyCache",
+    "get_strategy",
+    "load_strategy_file",
+    "make_strategy",
+    "save_strategy_file",
+    "shipped_strategy",
+]
+
+#: Largest ``B`` a strategy is optimised for (the optimisation costs ``O(p² B)`` per step).
+MAX_STRATEGY_BINS = 8192
+
+
+class StrategyCache:
+    """Strategies the caller keeps between releases, keyed by ``(B, workload)``.
+
+    Pass one to :class:`treedp.mechanisms.strategy.StrategyMechanism` (or to
+    :func:`get_strategy`) so that the optimisation runs once per ``B``.
+    """
+
+    def __init__(self) -> None:
+        self._items: dict[tuple[int, str], Strategy] = {}
+
+    def get(self, n_bins: int, workload: str) -> Strategy | None:
+        """The cached strategy, or None."""
+        return self._items.get((n_bins, workload))
+
+    def put(self, strategy: Strategy) -> None:
+        """Keep ``strategy``."""
+        self._items[(strategy.n_bins, strategy.workload)] = strategy
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+
+def _file_name(n_bins: int, workload: str) -> str:
+    return f"pidentity_{workload}_{n_bins}.npz"
+
+
+def save_strategy_file(strategy: Strategy, path: str | Path) -> None:
+    """Write ``strategy`` as a small compressed ``.npz`` (weights as uint16)."""
+    np.savez_compressed(
+        path,
+        identity=strategy.identity.astype(np.uint16),
+        aggregates=strategy.aggregates.astype(np.uint16),
+        workload=np.array(strategy.workload),
+    )
+
+
+def load_strategy_file(data: bytes | str | Path) -> Strategy:
+    """Read a strategy written by :func:`save_strategy_file`."""
+    source = io.BytesIO(data) if isinstance(data, bytes) else data
+    with np.load(source, allow_pickle=False) as f:
+        return Strategy(
+            f["identity"].astype(np.int64), f["aggregates"].astype(np.int64), str(f["workload"])
+        )
+
+
+def shipped_strategy(n_bins: int, workload: str = "prefix") -> Strategy | None:
+    """The strategy shipped with treedp for ``(B, workload)``, or None."""
+    ref = resources.files("treedp.strategy").joinpath("data", _file_name(n_bins, workload))
+    if not ref.is_file():
+        return None
+    return load_strategy_file(ref.read_bytes())
+
+
+def make_strategy(n_bins: int, workload: str = "prefix") -> Strategy:
+    """Optimise and quantise the default strategy for ``(B, workload)`` (deterministic)."""
+    theta = optimise_pidentity(n_bins, default_aggregates(n_bins), workload)
+    return quantise(theta, DEFAULT_LATTICE, workload)
+
+
+def get_strategy(
+    n_bins: int, workload: str = "prefix", cache: StrategyCache | None = None
+) -> Strategy:
+    """The strategy for ``B`` bins and ``workload``: shipped, cached, or optimised now.
+
+    Parameters
+    ----------
+    n_bins : int
+        ``B``, at most :data:`MAX_STRATEGY_BINS`.
+    workload : {"prefix", "range"}
+        The workload it is optimised for.
+    cache : StrategyCache, optional
+        Looked up before optimising; an optimised strategy is stored in it.
+    """
+    b = check_int(n_bins, "n_bins", lo=1, hi=MAX_STRATEGY_BINS)
+    work = check_option(workload, "workload", WORKLOADS)
+    if cache is not None and not isinstance(cache, StrategyCache):
+        raise InvalidTypeError(
+            "The 'strategy_cache' parameter must be a treedp.strategy.StrategyCache. "
+            f"Got {type(cache).__name__} instead."
+        )
+    found = shipped_strategy(b, work)
+    if found is None and cache is not None:
+        found = cache.get(b, work)
+    if found is None:
+        found = make_strategy(b, work)
+        if cache is not None:
+            cache.put(found)
+    return found
