@@ -90,6 +90,8 @@ def configure(
             est = chosen.estimator
         if mechanism == "auto" and chosen.mechanism == "histogram":
             mechanism = "histogram"
+        elif mechanism == "auto" and chosen.mechanism == "sqrt_factorization":
+            mechanism = "sqrt_factorization"
         else:
             mechanism = "tree"
             best = next(c for c in chosen.alternatives if c.mechanism == "tree")
@@ -102,6 +104,13 @@ def configure(
             else branching
         )
         shape = shape_for(n_bins, picked)
+    if mechanism == "sqrt_factorization":
+        from treedp.mechanisms.sqrt_factorization import SqrtFactorizationMechanism
+
+        assert spec.rho is not None  # validated: the spec refuses it without a Gaussian target
+        return SqrtFactorizationMechanism(
+            n_bins, rho=spec.rho, neighbours=spec.neighbours, n=n_public
+        ), est
     if spec.noise == "gaussian":
         # Gaussian noise is for the tree only (ReleaseSpec refuses it for the baselines).
         if mechanism != "tree" or shape is None:

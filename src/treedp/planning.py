@@ -79,7 +79,7 @@ _KKT_FINALISTS = 2
 #: ``budget`` is ε for Laplace noise and ρ for Gaussian noise. Candidates are compared with
 #: the trees by ``value``; the mechanism of the winner must be known to
 #: :mod:`treedp.mechanisms.factory`.
-EXTRA_CANDIDATES: list[str] = []
+EXTRA_CANDIDATES: list[str] = ["treedp.mechanisms.sqrt_factorization:plan_candidate"]
 
 
 def _extra_candidates(

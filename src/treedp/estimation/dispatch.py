@@ -16,7 +16,7 @@ from treedp.estimation.covariance import (
 from treedp.estimation.direct import baseline_prefix, tree_prefix
 from treedp.estimation.efficient import VariancePlan, efficient_tree
 from treedp.exceptions import InvalidParameterError
-from treedp.mechanisms import Mechanism, TreeMechanism
+from treedp.mechanisms import Mechanism, SqrtFactorizationMechanism, TreeMechanism
 from treedp.tree import TreeShape
 
 __all__ = ["ESTIMATORS", "check_estimator", "estimate_prefix", "prefix_covariance"]
@@ -57,6 +57,9 @@ def _histogram_tree(mechanism: Mechanism) -> tuple[TreeShape, tuple[float, float
 def prefix_covariance(mechanism: Mechanism, estimator: str) -> PrefixCovariance:
     """The exact covariance of the prefix estimates (public parameters only)."""
     variances = mechanism.block_variance()
+    if isinstance(mechanism, SqrtFactorizationMechanism):  # one unbiased linear estimator
+        cov: PrefixCovariance = mechanism.covariance()
+        return cov
     if isinstance(mechanism, TreeMechanism):
         if estimator == "efficient":
             return EfficientTreeCovariance(VariancePlan(mechanism.shape, variances))
@@ -77,6 +80,8 @@ def estimate_prefix(mechanism: Mechanism, levels: list[np.ndarray], estimator: s
     The blocks may carry leading batch axes (for simulating many releases at once).
     """
     variances = mechanism.block_variance()
+    if isinstance(mechanism, SqrtFactorizationMechanism):
+        return mechanism.estimate_prefix(levels)
     if isinstance(mechanism, TreeMechanism):
         if estimator == "efficient":
             return efficient_tree(mechanism.shape, levels, variances).prefix(mechanism.shape.n_bins)

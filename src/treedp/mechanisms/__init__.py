@@ -16,6 +16,7 @@ from treedp.mechanisms.results import (
     SpendRecord,
 )
 from treedp.mechanisms.tree import TreeMechanism
+from treedp.mechanisms.sqrt_factorization import SqrtFactorizationMechanism
 
 __all__ = [
     "MECHANISMS",
@@ -29,6 +30,7 @@ __all__ = [
     "MedianResult",
     "QuantileResult",
     "SpendRecord",
+    "SqrtFactorizationMechanism",
     "ThresholdMechanism",
     "TreeMechanism",
     "all_intervals_sensitivity",

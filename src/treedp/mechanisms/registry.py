@@ -13,6 +13,7 @@ from treedp.mechanisms.baselines import (
     HistogramMechanism,
     ThresholdMechanism,
 )
+from treedp.mechanisms.sqrt_factorization import SqrtFactorizationMechanism
 from treedp.mechanisms.tree import TreeMechanism
 
 __all__ = ["MECHANISMS", "REGISTRY", "mechanism_class", "register"]
@@ -31,6 +32,7 @@ def register(cls: type[Mechanism]) -> type[Mechanism]:
 
 for _cls in (TreeMechanism, HistogramMechanism, ThresholdMechanism, AllIntervalsMechanism):
     register(_cls)
+register(SqrtFactorizationMechanism)  # discrete Gaussian only (built with rho; config.py)
 
 #: Mechanism names ``release_cdf`` accepts (besides ``"auto"``), derived from the registry.
 MECHANISMS: tuple[str, ...] = tuple(REGISTRY)
