@@ -212,7 +212,8 @@ class SqrtFactorizationMechanism(Mechanism):
     -----
     Contract as data: :attr:`block_sensitivity` (L1), :attr:`block_l2_squared` (exact integer
     ``Δ₂²``), :attr:`sigma2` (exact rational ``σ²``), :meth:`rho_spent` (exact ``Δ₂²/(2σ²)``),
-    :meth:`describe`.
+    :meth:`describe`. :attr:`sigma2` may be replaced only by tests (mutants); everything
+    noise-related is read from it.
     """
 
     name = "sqrt_factorization"
@@ -242,8 +243,8 @@ class SqrtFactorizationMechanism(Mechanism):
                 "The lattice 'scale' is too large for this rho: the noise variance would exceed "
                 "the exact sampler's range. Leave 'scale' unset to choose it."
             )
-        self.family = family
-        self.sigma2: Fraction = family.sigma2
+        #: The exact rational ``σ²`` of the one block (a tuple, as the tree's per level).
+        self.sigma2: tuple[Fraction] = (family.sigma2,)
         self.epsilon = math.inf
         self.block_sensitivity = (l1,)
         self.block_l2_squared = (l2_squared,)
@@ -278,7 +279,7 @@ class SqrtFactorizationMechanism(Mechanism):
     @property
     def families(self) -> tuple[NoiseFamily | None, ...]:
         """The one block's exact discrete Gaussian family."""
-        return (self.family,)
+        return (DiscreteGaussian(self.sigma2[0]),)
 
     @property
     def level_budgets(self) -> tuple[float, ...]:
@@ -292,7 +293,7 @@ class SqrtFactorizationMechanism(Mechanism):
 
     def rho_spent(self) -> Fraction:
         """The exact zCDP loss ``Δ₂²/(2σ²)``, never above ``rho``."""
-        return Fraction(self.block_l2_squared[0]) / (2 * self.sigma2)
+        return Fraction(self.block_l2_squared[0]) / (2 * self.sigma2[0])
 
     @property
     def guarantee(self) -> Measure:
@@ -381,7 +382,7 @@ class SqrtFactorizationMechanism(Mechanism):
             "noise": "discrete_gaussian",
             "scales": None,
             "scale": self.scale,
-            "sigma2": [[self.sigma2.numerator, self.sigma2.denominator]],
+            "sigma2": [[s.numerator, s.denominator] for s in self.sigma2],
         }
 
 
