@@ -15,8 +15,8 @@ from treedp.mechanisms.results import (
     QuantileResult,
     SpendRecord,
 )
-from treedp.mechanisms.tree import TreeMechanism
 from treedp.mechanisms.sqrt_factorization import SqrtFactorizationMechanism
+from treedp.mechanisms.tree import TreeMechanism
 
 __all__ = [
     "MECHANISMS",

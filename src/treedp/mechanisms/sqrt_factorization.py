@@ -64,7 +64,7 @@ import math
 from collections.abc import Sequence
 from fractions import Fraction
 from functools import lru_cache
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 
@@ -76,6 +76,9 @@ from treedp.mechanisms.tree import check_rho
 from treedp.noise.families import DiscreteGaussian, NoiseFamily, float_at_least
 from treedp.privacy.measures import ZCDP, Measure
 from treedp.tree import TreeShape
+
+if TYPE_CHECKING:
+    from treedp.planning import PlanCandidate
 
 __all__ = [
     "MAX_SCALE",
@@ -111,7 +114,7 @@ def _sqrt_coefficients(n_bins: int) -> np.ndarray:
 
 @lru_cache(maxsize=16)
 def _coefficients(n_bins: int, scale: int) -> np.ndarray:
-    out = np.rint(scale * _sqrt_coefficients(n_bins)).astype(np.int64)
+    out: np.ndarray = np.rint(scale * _sqrt_coefficients(n_bins)).astype(np.int64)
     out[0] = scale
     out.setflags(write=False)
     return out
@@ -388,11 +391,11 @@ class SqrtFactorizationMechanism(Mechanism):
 
 def plan_candidate(
     n_bins: int, budget: float, neighbours: str, noise: str, objective: str
-) -> Any:
+) -> PlanCandidate | None:
     """The planner hook (:data:`treedp.planning.EXTRA_CANDIDATES`): this mechanism's exact
     objective for Gaussian noise, or None (Laplace noise, ``B < 2``, ``B > PLAN_LIMIT``, or a
     budget below the sampler's range)."""
-    from treedp.planning import PlanCandidate
+    from treedp.planning import PlanCandidate as Candidate
 
     if noise != "gaussian" or not 2 <= n_bins <= PLAN_LIMIT:
         return None
@@ -414,7 +417,7 @@ def plan_candidate(
         value = total / (n_bins * (n_bins + 1) / 2)
     else:
         value = mean_mse
-    return PlanCandidate(
+    return Candidate(
         mechanism="sqrt_factorization",
         branching=(n_bins,),
         level_budgets=(budget,),
