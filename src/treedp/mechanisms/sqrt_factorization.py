@@ -84,6 +84,7 @@ __all__ = [
     "MAX_SCALE",
     "PLAN_LIMIT",
     "SqrtFactorizationMechanism",
+    "choose_scale",
     "lattice_coefficients",
     "plan_candidate",
     "sensitivities",
@@ -95,7 +96,7 @@ __all__ = [
 MAX_SCALE = 2**16
 #: Largest ``B`` the planner scores this mechanism for (its exact error costs a few FFTs of
 #: length ``2B``); larger ``B`` can still ask for it by name.
-PLAN_LIMIT = 2**22
+PLAN_LIMIT = 2**20
 _INT_LIMIT = 2**62
 
 
@@ -112,7 +113,7 @@ def _sqrt_coefficients(n_bins: int) -> np.ndarray:
     return out
 
 
-@lru_cache(maxsize=16)
+@lru_cache(maxsize=2)
 def _coefficients(n_bins: int, scale: int) -> np.ndarray:
     out: np.ndarray = np.rint(scale * _sqrt_coefficients(n_bins)).astype(np.int64)
     out[0] = scale
@@ -125,7 +126,14 @@ def lattice_coefficients(n_bins: int, scale: int) -> np.ndarray:
     return _coefficients(check_int(n_bins, "n_bins", lo=1), check_int(scale, "scale", lo=1))
 
 
-@lru_cache(maxsize=16)
+def _add_remove_l2(n_bins: int, scale: int) -> int:
+    """``Σ ĉ_k²`` without caching the coefficients (the scale search tries many)."""
+    c = np.rint(scale * _sqrt_coefficients(n_bins)).astype(np.int64)
+    c[0] = scale
+    return int(np.sum(c * c))
+
+
+@lru_cache(maxsize=8)
 def _sensitivities(n_bins: int, scale: int, neighbours: str) -> tuple[int, int]:
     from treedp.estimation.toeplitz import exact_convolve
 
@@ -176,7 +184,7 @@ def choose_scale(n_bins: int, rho: float, neighbours: Neighbours) -> int:
     non-negative entries), which is cheap; the mechanism then uses the exact ``Δ₂²``."""
 
     def bound(scale: int) -> int:
-        add = _sensitivities(n_bins, scale, "add_remove")[1]
+        add = _add_remove_l2(n_bins, scale)
         return add if neighbours == "add_remove" else 2 * add
 
     if _fits(bound(1), rho) is None:
@@ -185,6 +193,15 @@ def choose_scale(n_bins: int, rho: float, neighbours: Neighbours) -> int:
             "1 the noise variance would exceed the exact sampler's range. Use a larger rho."
         )
     lo, hi = 1, MAX_SCALE
+    # Start from the real factor's Σ c_k² (Δ₂²(s) ≈ s² Σ c_k²): a window of ±3 % usually holds
+    # the answer, which is then found in a few steps (the full range otherwise).
+    real = float(np.sum(_sqrt_coefficients(n_bins) ** 2)) * (1 if neighbours == "add_remove" else 2)
+    guess = int(math.sqrt(2**27 * rho / real))
+    low, high = max(1, int(guess * 0.97)), min(MAX_SCALE, int(guess * 1.03) + 1)
+    if low < high and _fits(bound(low), rho) is not None:
+        lo = low
+        if _fits(bound(high), rho) is None:
+            hi = high - 1
     while lo < hi:
         mid = (lo + hi + 1) // 2
         if _fits(bound(mid), rho) is not None:
