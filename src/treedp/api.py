@@ -103,7 +103,10 @@ def release_cdf(
         ``"auto"``: the planner (:func:`treedp.plan`) picks the tree — fan-out per level,
         padding, level budgets — or the plain noisy histogram, whichever has the smallest
         exact CDF error. ``"tree"``: a tree (planned unless ``branching`` or
-        ``level_budgets`` is given). The others are the seeds' baselines, for comparison.
+        ``level_budgets`` is given). ``"sqrt_factorization"`` (Gaussian noise only, a ``ZCDP``
+        or ``ApproxDP`` target; ``"auto"`` picks it where it wins): the square-root
+        factorisation of the prefix matrix on an integer lattice (``docs/factorization.md``).
+        The others are the seeds' baselines, for comparison.
     branching : int or sequence of int, optional
         Tree fan-out: a common ``k`` (height ``ceil(log_k B)``) or one ``k_l`` per level with
         product ``>= B``. Default: planned.
