@@ -21,7 +21,10 @@ Theorem 5.1; ``ε = 2^-53`` the unit round-off, ``β`` the error of the twiddle 
 ``1/2``, so rounding to the nearest integer gives the exact value. ``a`` is fixed and public; ``x``
 is split into limbs of ``w`` bits (``x = Σ_q 2^{qw} x_q``, ``0 <= x_q < 2^w``, so
 ``‖x_q‖₂ < 2^w √B``) with ``w`` chosen from public quantities only, and the number of limbs
-follows from a public bound on the counts — the work done never depends on the data. Each
+follows from a public bound on the counts — the work done never depends on the data. The
+results are also representable: by Cauchy–Schwarz every entry is at most
+``Σ a · 2^w <= ‖a‖₂ √n 2^w < 2^51`` under the same condition (``κ >= 2^-53``), so the floats
+hold the integers exactly. Each
 limb's result is also checked against the exact identities ``z(1) = a(1)·x_q(1)`` and
 ``z(−1) = a(−1)·x_q(−1)`` (sums, in Python integers) before it is used.
 
