@@ -103,7 +103,7 @@ def test_series_inverse() -> None:
 def test_covariance_matches_dense_algebra(neighbours: str) -> None:
     b = 40
     n = 50 if neighbours == "replace" else None
-    mech = SqrtFactorizationMechanism(b, rho=0.3, neighbours=neighbours, n=n)
+    mech = SqrtFactorizationMechanism(b, rho=0.3, neighbours=neighbours, n=n, equalise=False)
     v = mech.block_variance()[0]
     g_dense = np.tril(np.ones((b, b))) @ np.linalg.inv(_dense(mech.coefficients.astype(float)))
     full = np.zeros((b + 1, b + 1))
@@ -152,7 +152,7 @@ def test_scale_is_the_largest_the_sampler_allows() -> None:
 def test_monte_carlo_unbiased_with_the_exact_variance() -> None:
     runs = 4000
     counts = np.random.default_rng(TEST_SEED).poisson(5, 64)
-    mech = SqrtFactorizationMechanism(64, rho=0.05)
+    mech = SqrtFactorizationMechanism(64, rho=0.05, equalise=False)
     noise = mech.noise_only(runs, InsecureSeededSource(TEST_SEED))[0]
     est = mech.estimate_prefix([mech.true_blocks(counts)[0][None, :] + noise])
     truth = np.concatenate([[0], np.cumsum(counts)])
@@ -242,3 +242,61 @@ def test_explicit_mechanism_and_refusals() -> None:
         treedp.release_cdf(x, bounds=(0, 100), bins=64, epsilon=1.0, mechanism="sqrt_factorization")
     with pytest.raises(InvalidParameterError):
         SqrtFactorizationMechanism(64, rho=0.0)
+
+
+@pytest.mark.parametrize("n_bins", [2, 3, 5, 8, 13])
+@pytest.mark.parametrize("scale", [1, 7, 4099])
+def test_equalised_sensitivity_brute_force(n_bins: int, scale: int) -> None:
+    """Column ``j`` of ``[Ĉ; diag(ê)]`` has norm² ``S(B − j) + ê_j² <= S(B)``, equal at 0."""
+    mech = SqrtFactorizationMechanism(n_bins, rho=1.0, scale=scale, equalise=True)
+    cols = _dense(lattice_coefficients(n_bins, scale).astype(object))
+    e = mech.true_blocks(np.eye(n_bins, dtype=np.int64)[0])[0]  # bin 0: (Ĉ e_0, 0)
+    assert int(e[n_bins]) == 0
+    eq = [
+        int(mech.true_blocks(np.eye(n_bins, dtype=np.int64)[j])[0][n_bins + j])
+        for j in range(n_bins)
+    ]
+    norms = [sum(int(v) ** 2 for v in cols[:, j]) + eq[j] ** 2 for j in range(n_bins)]
+    l1 = max(sum(int(v) for v in cols[:, j]) + eq[j] for j in range(n_bins))
+    assert mech.block_l2_squared[0] == max(norms) == sensitivities(n_bins, scale, "add_remove")[1]
+    assert mech.block_sensitivity[0] == l1
+    # the slack is used: every column's norm² is within 2·ê_j + 1 of Δ₂²
+    assert all(max(norms) - nj <= 2 * ej + 1 for nj, ej in zip(norms, eq, strict=True))
+
+
+def test_equalised_monte_carlo_and_refusals() -> None:
+    runs = 4000
+    counts = np.random.default_rng(TEST_SEED).poisson(5, 64)
+    mech = SqrtFactorizationMechanism(64, rho=0.05, equalise=True)
+    noise = mech.noise_only(runs, InsecureSeededSource(TEST_SEED))[0]
+    est = mech.estimate_prefix([mech.true_blocks(counts)[0][None, :] + noise])
+    truth = np.concatenate([[0], np.cumsum(counts)])
+    var = mech.covariance().var(np.arange(65))
+    z = z_two_sided(ALPHA / 64)
+    err = est[:, 1:] - truth[1:]
+    assert (np.abs(err.mean(axis=0)) <= z * np.sqrt(var[1:] / runs)).all()
+    ratio = err.var(axis=0, ddof=1) / var[1:]
+    assert (np.abs(ratio - 1) <= z * math.sqrt(2 / (runs - 1))).all()
+    plain = SqrtFactorizationMechanism(64, rho=0.05, scale=mech.scale, equalise=False)
+    assert var[1:].mean() < plain.covariance().var(np.arange(1, 65)).mean()
+    with pytest.raises(InvalidParameterError):
+        SqrtFactorizationMechanism(64, rho=0.05, neighbours="replace", n=10, equalise=True)
+    with pytest.raises(InvalidParameterError):
+        SqrtFactorizationMechanism(4096, rho=0.05, equalise=True)
+
+
+def test_planner_uses_equalised_columns_at_small_b() -> None:
+    cand = plan_candidate(256, 0.5, "add_remove", "gaussian", "cdf_mse")
+    assert cand is not None and "equalised" in cand.how
+    values = np.random.default_rng(TEST_SEED).normal(size=2000)
+    rel = treedp.release_cdf(
+        values, bounds=(-4, 4), bins=256, privacy=treedp.ZCDP(0.5), rng=InsecureSeededSource(3)
+    )
+    assert rel.mechanism.name == "sqrt_factorization" and rel.mechanism.equalise  # type: ignore[attr-defined]
+    buf = io.BytesIO()
+    rel.save(buf)
+    buf.seek(0)
+    back = treedp.load_release(buf)
+    np.testing.assert_array_equal(back.prefix_counts, rel.prefix_counts)
+    lo, hi = rel.confidence_interval("range_count", -1.0, 1.0)
+    assert float(np.asarray(lo)) < float(np.asarray(hi))

@@ -31,9 +31,10 @@ RHO = 1.0
 BINS = 4
 
 
-def _mech(neighbours: str) -> SqrtFactorizationMechanism:
+def _mech(neighbours: str, equalise: bool | None = None) -> SqrtFactorizationMechanism:
+    """The default is the equalised release under add_remove (``(Ĉ x, ê ∘ x)`` + noise)."""
     n = 13 if neighbours == "replace" else None
-    return SqrtFactorizationMechanism(BINS, rho=RHO, neighbours=neighbours, n=n)
+    return SqrtFactorizationMechanism(BINS, rho=RHO, neighbours=neighbours, n=n, equalise=equalise)
 
 
 def _pair(neighbours: str) -> tuple[np.ndarray, np.ndarray]:
@@ -53,9 +54,12 @@ def _with_sigma2(mech: SqrtFactorizationMechanism, sigma2: Fraction) -> SqrtFact
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("neighbours", ["add_remove", "replace"])
-def test_sqrt_factorization_passes(neighbours: str) -> None:
-    mech = _mech(neighbours)
+@pytest.mark.parametrize(
+    ("neighbours", "equalise"), [("add_remove", True), ("add_remove", False), ("replace", False)]
+)
+def test_sqrt_factorization_passes(neighbours: str, equalise: bool) -> None:
+    mech = _mech(neighbours, equalise)
+    assert mech.equalise == equalise
     d, d2 = _pair(neighbours)
     result = audit_zcdp(mech, d, d2, runs=RUNS, source=InsecureSeededSource(TEST_SEED))
     assert result.passes, result

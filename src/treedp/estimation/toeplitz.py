@@ -41,6 +41,7 @@ import math
 import numpy as np
 
 __all__ = [
+    "DensePrefixCovariance",
     "ToeplitzPrefixCovariance",
     "exact_convolve",
     "fft_error_factor",
@@ -245,3 +246,31 @@ class ToeplitzPrefixCovariance:
         if self.known_total:
             total -= float(self._with_last[1:].sum()) ** 2 / self._var_last
         return total
+
+
+class DensePrefixCovariance:
+    """``Cov(P̂[m1], P̂[m2])`` from a dense ``B × B`` covariance of ``P̂[1..B]`` (``P̂[0] = 0``),
+    for small ``B`` (the equalised factorisation's GLS estimate)."""
+
+    def __init__(self, cov: np.ndarray) -> None:
+        b = cov.shape[0]
+        full = np.zeros((b + 1, b + 1))
+        full[1:, 1:] = cov
+        self.full = full
+        self.n_bins = b
+
+    def var(self, m: np.ndarray) -> np.ndarray:
+        """The variances ``Var(P̂[m])``."""
+        d = np.diagonal(self.full)
+        result: np.ndarray = d[np.asarray(m, dtype=np.int64)]
+        return result
+
+    def cov(self, m1: np.ndarray, m2: np.ndarray) -> np.ndarray:
+        """The covariances, shaped like ``broadcast(m1, m2)``."""
+        a, b = np.broadcast_arrays(np.asarray(m1, np.int64), np.asarray(m2, np.int64))
+        result: np.ndarray = self.full[a, b]
+        return result
+
+    def prefix_sum_covariance(self) -> float:
+        """``Σ_{a,b} Cov(P̂[a], P̂[b])``."""
+        return float(self.full.sum())

@@ -81,10 +81,12 @@ if TYPE_CHECKING:
     from treedp.planning import PlanCandidate
 
 __all__ = [
+    "EQUALISE_LIMIT",
     "MAX_SCALE",
     "PLAN_LIMIT",
     "SqrtFactorizationMechanism",
     "choose_scale",
+    "equalised_sensitivities",
     "lattice_coefficients",
     "plan_candidate",
     "sensitivities",
@@ -98,6 +100,50 @@ MAX_SCALE = 2**16
 #: length ``2B``); larger ``B`` can still ask for it by name.
 PLAN_LIMIT = 2**20
 _INT_LIMIT = 2**62
+#: Largest ``B`` for ``equalise=True`` (its GLS estimate and covariances are dense, ``O(B³)``).
+EQUALISE_LIMIT = 2048
+
+
+@lru_cache(maxsize=4)
+def _equaliser(n_bins: int, scale: int) -> np.ndarray:
+    """``ê_j = isqrt(S(B) − S(B − j))``: the slack of column ``j`` below ``Δ₂² = S(B)``."""
+    c = [int(v) for v in _coefficients(n_bins, scale).tolist()]
+    cum = [0]
+    for v in c:
+        cum.append(cum[-1] + v * v)
+    out = np.array([math.isqrt(cum[n_bins] - cum[n_bins - j]) for j in range(n_bins)], np.int64)
+    out.setflags(write=False)
+    return out
+
+
+def equalised_sensitivities(n_bins: int, scale: int) -> tuple[int, int]:
+    """``(L1, L2²)`` of ``(Ĉ x, ê ∘ x)`` under add_remove: column ``j`` is
+    ``(Ĉ e_j, ê_j e_j)``, squared norm ``S(B − j) + ê_j² <= S(B)`` (``ê_j`` is the integer
+    square root of the slack), with equality at ``j = 0``: the same ``Δ₂²`` as without."""
+    c = [int(v) for v in _coefficients(n_bins, scale).tolist()]
+    e = [int(v) for v in _equaliser(n_bins, scale).tolist()]
+    sq, t = [0], [0]
+    for v in c:
+        sq.append(sq[-1] + v * v)
+        t.append(t[-1] + v)
+    l2 = max(sq[n_bins - j] + e[j] ** 2 for j in range(n_bins))
+    l1 = max(t[n_bins - j] + e[j] for j in range(n_bins))
+    return l1, l2
+
+
+@lru_cache(maxsize=2)
+def _equalised_system(n_bins: int, scale: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Dense ``Ĉ``, the Cholesky factor of ``M = ĈᵀĈ + diag(ê²)`` and ``L M^{-1} Lᵀ``."""
+    from scipy.linalg import cho_factor, cho_solve
+
+    c = _coefficients(n_bins, scale).astype(np.float64)
+    i, j = np.indices((n_bins, n_bins))
+    dense = np.where(i >= j, c[np.clip(i - j, 0, None)], 0.0)
+    e = _equaliser(n_bins, scale).astype(np.float64)
+    factor = cho_factor(dense.T @ dense + np.diag(e * e), lower=True)
+    ltri = np.tril(np.ones((n_bins, n_bins)))
+    cov = ltri @ cho_solve(factor, ltri.T)
+    return dense, factor[0], cov
 
 
 def sqrt_coefficients(n_bins: int) -> np.ndarray:
@@ -227,6 +273,11 @@ class SqrtFactorizationMechanism(Mechanism):
         The public size under ``replace`` (the estimates are then conditioned on ``P[B] = n``).
     scale : int, optional
         The lattice scale ``s``; default :func:`choose_scale` (the largest the sampler allows).
+    equalise : bool, optional
+        Also release ``ê ∘ x + Z'`` with ``ê_j = isqrt(S(B) − S(B − j))``, the slack of column
+        ``j`` below ``Δ₂²`` (so ``Δ₂`` is unchanged), and estimate by GLS from both parts.
+        Default: where it applies (``add_remove``, ``2 <= B <=`` :data:`EQUALISE_LIMIT`); it is
+        never worse there (more measurements at the same sensitivity and noise).
 
     Notes
     -----
@@ -247,6 +298,7 @@ class SqrtFactorizationMechanism(Mechanism):
         neighbours: Neighbours = "add_remove",
         n: int | None = None,
         scale: int | None = None,
+        equalise: bool | None = None,
     ) -> None:
         self.n_bins = check_int(n_bins, "n_bins", lo=1)
         self.rho = check_rho(rho)
@@ -256,7 +308,20 @@ class SqrtFactorizationMechanism(Mechanism):
         if scale is None:
             scale = choose_scale(self.n_bins, self.rho, self.neighbours)
         self.scale = check_int(scale, "scale", lo=1, hi=MAX_SCALE)
-        l1, l2_squared = sensitivities(self.n_bins, self.scale, self.neighbours)
+        if equalise is None:  # never worse (GLS with more data at the same Δ₂), where it applies
+            equalise = self.neighbours == "add_remove" and 2 <= self.n_bins <= EQUALISE_LIMIT
+        self.equalise = bool(equalise)
+        if self.equalise and not (
+            self.neighbours == "add_remove" and 2 <= self.n_bins <= EQUALISE_LIMIT
+        ):
+            raise InvalidParameterError(
+                "equalise=True is for neighbours='add_remove' and 2 <= B <= "
+                f"{EQUALISE_LIMIT} (under replace the two changed columns' slack adds up)."
+            )
+        if self.equalise:
+            l1, l2_squared = equalised_sensitivities(self.n_bins, self.scale)
+        else:
+            l1, l2_squared = sensitivities(self.n_bins, self.scale, self.neighbours)
         family = _fits(l2_squared, self.rho)
         if family is None:
             raise InvalidParameterError(
@@ -347,10 +412,13 @@ class SqrtFactorizationMechanism(Mechanism):
                 "The counts are too large for the square-root factorisation's exact integer "
                 "arithmetic (their total times the lattice coefficients overflows int64)."
             )
-        return [exact_convolve(self.coefficients, x, self.count_bits())]
+        block = exact_convolve(self.coefficients, x, self.count_bits())
+        if self.equalise:  # ê_j <= Σ ĉ, so ê ∘ x fits as Ĉ x does
+            block = np.concatenate([block, _equaliser(self.n_bins, self.scale) * x])
+        return [block]
 
     def _block_sizes(self) -> list[int]:
-        return [self.n_bins]
+        return [2 * self.n_bins if self.equalise else self.n_bins]
 
     def prefix_filter(self) -> np.ndarray:
         """``g``, the first column of ``G = L Ĉ^{-1}`` (``P̂[m] = (G y)[m − 1]``)."""
@@ -358,8 +426,11 @@ class SqrtFactorizationMechanism(Mechanism):
 
     def covariance(self) -> Any:
         """The exact :class:`~treedp.estimation.toeplitz.ToeplitzPrefixCovariance`."""
-        from treedp.estimation.toeplitz import ToeplitzPrefixCovariance
+        from treedp.estimation.toeplitz import DensePrefixCovariance, ToeplitzPrefixCovariance
 
+        if self.equalise:
+            cov = _equalised_system(self.n_bins, self.scale)[2]
+            return DensePrefixCovariance(cov * self.block_variance()[0])
         return ToeplitzPrefixCovariance(
             self.prefix_filter(), self.block_variance()[0], self.n is not None
         )
@@ -370,7 +441,18 @@ class SqrtFactorizationMechanism(Mechanism):
         from treedp.estimation.toeplitz import toeplitz_apply
 
         y = np.asarray(blocks[0], dtype=np.float64)
-        est = toeplitz_apply(self.prefix_filter(), y)
+        if self.equalise:  # GLS from both parts: x̂ = M^{-1}(Ĉᵀ y₁ + ê ∘ y₂), P̂ = L x̂
+            from scipy.linalg import cho_solve
+
+            dense, chol, _ = _equalised_system(self.n_bins, self.scale)
+            b = self.n_bins
+            e = _equaliser(b, self.scale).astype(np.float64)
+            rhs = y[..., :b] @ dense + y[..., b:] * e
+            flat = rhs.reshape(-1, b).T
+            xhat = cho_solve((chol, True), flat).T.reshape(rhs.shape)
+            est = np.cumsum(xhat, axis=-1)
+        else:
+            est = toeplitz_apply(self.prefix_filter(), y)
         zeros = np.zeros((*est.shape[:-1], 1))
         prefix = np.concatenate([zeros, est], axis=-1)
         if self.n is not None:
@@ -402,6 +484,7 @@ class SqrtFactorizationMechanism(Mechanism):
             "noise": "discrete_gaussian",
             "scales": None,
             "scale": self.scale,
+            "equalise": self.equalise,
             "sigma2": [[s.numerator, s.denominator] for s in self.sigma2],
         }
 
@@ -439,7 +522,8 @@ def plan_candidate(
         branching=(n_bins,),
         level_budgets=(budget,),
         value=value,
-        how=f"square-root factorisation, lattice scale {mech.scale}",
+        how=f"square-root factorisation, lattice scale {mech.scale}"
+        + (", equalised columns" if mech.equalise else ""),
         mean_cdf_mse=mean_mse,
         max_cdf_variance=worst,
     )

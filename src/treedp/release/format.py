@@ -490,8 +490,14 @@ def _build(meta: Any, levels: list[np.ndarray]) -> Release:
         from treedp.mechanisms.sqrt_factorization import SqrtFactorizationMechanism
 
         scale = _field(meta, "scale", (int,))
+        equalise = _field(meta, "equalise", (bool,)) if "equalise" in meta else False
         mechanism = SqrtFactorizationMechanism(
-            bins.n_bins, rho=total, neighbours=neighbours, n=n_public, scale=scale
+            bins.n_bins,
+            rho=total,
+            neighbours=neighbours,
+            n=n_public,
+            scale=scale,
+            equalise=equalise,
         )
         if mechanism.describe()["sigma2"] != meta["sigma2"] or list(
             mechanism.block_l2_squared
