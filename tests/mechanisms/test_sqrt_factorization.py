@@ -282,7 +282,7 @@ def test_equalised_monte_carlo_and_refusals() -> None:
     with pytest.raises(InvalidParameterError):
         SqrtFactorizationMechanism(64, rho=0.05, neighbours="replace", n=10, equalise=True)
     with pytest.raises(InvalidParameterError):
-        SqrtFactorizationMechanism(4096, rho=0.05, equalise=True)
+        SqrtFactorizationMechanism(16384, rho=0.05, equalise=True)
 
 
 def test_planner_uses_equalised_columns_at_small_b() -> None:
@@ -300,3 +300,40 @@ def test_planner_uses_equalised_columns_at_small_b() -> None:
     np.testing.assert_array_equal(back.prefix_counts, rel.prefix_counts)
     lo, hi = rel.confidence_interval("range_count", -1.0, 1.0)
     assert float(np.asarray(lo)) < float(np.asarray(hi))
+
+
+def test_tail_equalisation_matches_dense_gls(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The Woodbury (last-k-columns) path against the dense GLS of ``[Ĉ; Uᵀ]`` on small B."""
+    import treedp.mechanisms.sqrt_factorization as sf
+
+    monkeypatch.setattr(sf, "EQUALISE_LIMIT", 16)
+    monkeypatch.setattr(sf, "TAIL_COLUMNS", 8)
+    b, k = 40, 8
+    mech = SqrtFactorizationMechanism(b, rho=0.3)
+    assert mech.equalise and mech.equalised == k and mech._block_sizes() == [b + k]
+    c_hat = _dense(mech.coefficients.astype(np.float64))
+    e = sf._equaliser(b, mech.scale).astype(np.float64)
+    u = np.zeros((k, b))
+    u[np.arange(k), np.arange(b - k, b)] = e[b - k :]
+    a = np.vstack([c_hat, u])
+    ltri = np.tril(np.ones((b, b)))
+    est_map = ltri @ np.linalg.solve(a.T @ a, a.T)  # the GLS prefix estimator
+    v = mech.block_variance()[0]
+    full = np.zeros((b + 1, b + 1))
+    full[1:, 1:] = v * est_map @ est_map.T
+    cov = mech.covariance()
+    m = np.arange(b + 1)
+    np.testing.assert_allclose(cov.cov(m[:, None], m[None, :]), full, atol=1e-9 * full.max())
+    np.testing.assert_allclose(cov.var(m), np.diag(full), atol=1e-9 * full.max())
+    assert cov.prefix_sum_covariance() == pytest.approx(full.sum(), rel=1e-9)
+    y = np.random.default_rng(TEST_SEED).normal(size=(3, b + k)) * 1e4
+    np.testing.assert_allclose(
+        mech.estimate_prefix([y])[:, 1:], y @ est_map.T, rtol=1e-8, atol=1e-6
+    )
+    counts = np.arange(b, dtype=np.int64)
+    block = mech.true_blocks(counts)[0]
+    np.testing.assert_array_equal(block[b:], (e[b - k :] * counts[b - k :]).astype(np.int64))
+    l1, l2 = sf.equalised_sensitivities(b, mech.scale, k)
+    cols = np.abs(a)
+    assert l2 == mech.block_l2_squared[0] == round(float((cols**2).sum(axis=0).max()))
+    assert l1 == round(float(cols.sum(axis=0).max()))

@@ -42,6 +42,7 @@ import numpy as np
 
 __all__ = [
     "DensePrefixCovariance",
+    "LowRankCorrectedCovariance",
     "ToeplitzPrefixCovariance",
     "exact_convolve",
     "fft_error_factor",
@@ -274,3 +275,35 @@ class DensePrefixCovariance:
     def prefix_sum_covariance(self) -> float:
         """``Σ_{a,b} Cov(P̂[a], P̂[b])``."""
         return float(self.full.sum())
+
+
+class LowRankCorrectedCovariance:
+    """``Cov(a, b) = base.cov(a, b) − v · w_aᵀ K w_b`` with ``w_m`` the row ``m − 1`` of ``W``
+    (``w_0 = 0``) and ``K`` symmetric: a Toeplitz estimator improved by a rank-``k`` update."""
+
+    def __init__(
+        self, base: ToeplitzPrefixCovariance, w: np.ndarray, core: np.ndarray, variance: float
+    ) -> None:
+        self.base = base
+        self.n_bins = base.n_bins
+        self.w = np.vstack([np.zeros((1, w.shape[1])), w])
+        self.core = core
+        self.variance = variance
+        self._wk = self.w @ core
+
+    def var(self, m: np.ndarray) -> np.ndarray:
+        """The variances ``Var(P̂[m])``."""
+        m = np.asarray(m, dtype=np.int64)
+        corr = np.einsum("...k,...k->...", self._wk[m], self.w[m])
+        return np.asarray(self.base.var(m) - self.variance * corr, dtype=np.float64)
+
+    def cov(self, m1: np.ndarray, m2: np.ndarray) -> np.ndarray:
+        """The covariances, shaped like ``broadcast(m1, m2)``."""
+        a, b = np.broadcast_arrays(np.asarray(m1, np.int64), np.asarray(m2, np.int64))
+        corr = np.einsum("...k,...k->...", self._wk[a], self.w[b])
+        return np.asarray(self.base.cov(a, b) - self.variance * corr, dtype=np.float64)
+
+    def prefix_sum_covariance(self) -> float:
+        """``Σ_{a,b} Cov(P̂[a], P̂[b])``."""
+        s = self.w.sum(axis=0)
+        return self.base.prefix_sum_covariance() - self.variance * float(s @ self.core @ s)

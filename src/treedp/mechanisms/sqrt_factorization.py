@@ -84,8 +84,11 @@ __all__ = [
     "EQUALISE_LIMIT",
     "MAX_SCALE",
     "PLAN_LIMIT",
+    "TAIL_COLUMNS",
+    "TAIL_LIMIT",
     "SqrtFactorizationMechanism",
     "choose_scale",
+    "equalised_columns",
     "equalised_sensitivities",
     "lattice_coefficients",
     "plan_candidate",
@@ -102,6 +105,18 @@ PLAN_LIMIT = 2**20
 _INT_LIMIT = 2**62
 #: Largest ``B`` for ``equalise=True`` (its GLS estimate and covariances are dense, ``O(B³)``).
 EQUALISE_LIMIT = 2048
+#: Above it and up to ``TAIL_LIMIT`` only the last ``TAIL_COLUMNS`` columns are equalised (a
+#: rank-``TAIL_COLUMNS`` Woodbury update of the Toeplitz estimator, exact covariances kept).
+TAIL_LIMIT = 8192
+TAIL_COLUMNS = 256
+
+
+def equalised_columns(n_bins: int) -> int:
+    """How many (last) columns ``equalise=True`` equalises: all up to :data:`EQUALISE_LIMIT`,
+    :data:`TAIL_COLUMNS` up to :data:`TAIL_LIMIT`, else none (refused)."""
+    if 2 <= n_bins <= EQUALISE_LIMIT:
+        return n_bins
+    return TAIL_COLUMNS if n_bins <= TAIL_LIMIT else 0
 
 
 @lru_cache(maxsize=4)
@@ -116,12 +131,14 @@ def _equaliser(n_bins: int, scale: int) -> np.ndarray:
     return out
 
 
-def equalised_sensitivities(n_bins: int, scale: int) -> tuple[int, int]:
+def equalised_sensitivities(n_bins: int, scale: int, columns: int | None = None) -> tuple[int, int]:
     """``(L1, L2²)`` of ``(Ĉ x, ê ∘ x)`` under add_remove: column ``j`` is
     ``(Ĉ e_j, ê_j e_j)``, squared norm ``S(B − j) + ê_j² <= S(B)`` (``ê_j`` is the integer
-    square root of the slack), with equality at ``j = 0``: the same ``Δ₂²`` as without."""
+    square root of the slack), with equality at ``j = 0``: the same ``Δ₂²`` as without.
+    ``columns``: only the last ``columns`` columns carry ``ê_j`` (the others ``ê_j = 0``)."""
+    k = n_bins if columns is None else columns
     c = [int(v) for v in _coefficients(n_bins, scale).tolist()]
-    e = [int(v) for v in _equaliser(n_bins, scale).tolist()]
+    e = [int(v) if j >= n_bins - k else 0 for j, v in enumerate(_equaliser(n_bins, scale).tolist())]
     sq, t = [0], [0]
     for v in c:
         sq.append(sq[-1] + v * v)
@@ -144,6 +161,23 @@ def _equalised_system(n_bins: int, scale: int) -> tuple[np.ndarray, np.ndarray, 
     ltri = np.tril(np.ones((n_bins, n_bins)))
     cov = ltri @ cho_solve(factor, ltri.T)
     return dense, factor[0], cov
+
+
+@lru_cache(maxsize=2)
+def _tail_system(n_bins: int, scale: int, k: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``Z = Ĉ^{-T} U`` (``B × k``, ``U`` = the last ``k`` unit columns times ``ê``),
+    ``W = G Z`` and ``(I + ZᵀZ)^{-1}``: ``P̂ = G y₁ + W (I + V)^{-1} (y₂ − Zᵀ y₁)`` and
+    ``Cov = v (G Gᵀ − W (I + V)^{-1} Wᵀ)`` (Woodbury; ``docs/factorization.md``)."""
+    from treedp.estimation.toeplitz import series_inverse, toeplitz_apply
+
+    inv = series_inverse(_coefficients(n_bins, scale))
+    js = np.arange(n_bins - k, n_bins)
+    rows = np.arange(n_bins)[:, None]
+    e = _equaliser(n_bins, scale)[js].astype(np.float64)
+    z = np.where(rows <= js[None, :], inv[np.clip(js[None, :] - rows, 0, None)], 0.0) * e
+    w = toeplitz_apply(_prefix_filter(n_bins, scale), z.T).T
+    core = np.linalg.inv(np.eye(k) + z.T @ z)
+    return z, w, core
 
 
 def sqrt_coefficients(n_bins: int) -> np.ndarray:
@@ -308,18 +342,19 @@ class SqrtFactorizationMechanism(Mechanism):
         if scale is None:
             scale = choose_scale(self.n_bins, self.rho, self.neighbours)
         self.scale = check_int(scale, "scale", lo=1, hi=MAX_SCALE)
+        applies = self.neighbours == "add_remove" and equalised_columns(self.n_bins) > 0
         if equalise is None:  # never worse (GLS with more data at the same Δ₂), where it applies
-            equalise = self.neighbours == "add_remove" and 2 <= self.n_bins <= EQUALISE_LIMIT
+            equalise = applies
         self.equalise = bool(equalise)
-        if self.equalise and not (
-            self.neighbours == "add_remove" and 2 <= self.n_bins <= EQUALISE_LIMIT
-        ):
+        if self.equalise and not applies:
             raise InvalidParameterError(
                 "equalise=True is for neighbours='add_remove' and 2 <= B <= "
-                f"{EQUALISE_LIMIT} (under replace the two changed columns' slack adds up)."
+                f"{TAIL_LIMIT} (under replace the two changed columns' slack adds up)."
             )
+        #: The number of last columns equalised (0: none).
+        self.equalised = equalised_columns(self.n_bins) if self.equalise else 0
         if self.equalise:
-            l1, l2_squared = equalised_sensitivities(self.n_bins, self.scale)
+            l1, l2_squared = equalised_sensitivities(self.n_bins, self.scale, self.equalised)
         else:
             l1, l2_squared = sensitivities(self.n_bins, self.scale, self.neighbours)
         family = _fits(l2_squared, self.rho)
@@ -414,11 +449,12 @@ class SqrtFactorizationMechanism(Mechanism):
             )
         block = exact_convolve(self.coefficients, x, self.count_bits())
         if self.equalise:  # ê_j <= Σ ĉ, so ê ∘ x fits as Ĉ x does
-            block = np.concatenate([block, _equaliser(self.n_bins, self.scale) * x])
+            tail = slice(self.n_bins - self.equalised, self.n_bins)
+            block = np.concatenate([block, _equaliser(self.n_bins, self.scale)[tail] * x[tail]])
         return [block]
 
     def _block_sizes(self) -> list[int]:
-        return [2 * self.n_bins if self.equalise else self.n_bins]
+        return [self.n_bins + self.equalised]
 
     def prefix_filter(self) -> np.ndarray:
         """``g``, the first column of ``G = L Ĉ^{-1}`` (``P̂[m] = (G y)[m − 1]``)."""
@@ -426,11 +462,20 @@ class SqrtFactorizationMechanism(Mechanism):
 
     def covariance(self) -> Any:
         """The exact :class:`~treedp.estimation.toeplitz.ToeplitzPrefixCovariance`."""
-        from treedp.estimation.toeplitz import DensePrefixCovariance, ToeplitzPrefixCovariance
+        from treedp.estimation.toeplitz import (
+            DensePrefixCovariance,
+            LowRankCorrectedCovariance,
+            ToeplitzPrefixCovariance,
+        )
 
-        if self.equalise:
+        v = self.block_variance()[0]
+        if self.equalise and self.equalised == self.n_bins:
             cov = _equalised_system(self.n_bins, self.scale)[2]
-            return DensePrefixCovariance(cov * self.block_variance()[0])
+            return DensePrefixCovariance(cov * v)
+        if self.equalise:
+            _, w, core = _tail_system(self.n_bins, self.scale, self.equalised)
+            base = ToeplitzPrefixCovariance(self.prefix_filter(), v, False)
+            return LowRankCorrectedCovariance(base, w, core, v)
         return ToeplitzPrefixCovariance(
             self.prefix_filter(), self.block_variance()[0], self.n is not None
         )
@@ -441,7 +486,12 @@ class SqrtFactorizationMechanism(Mechanism):
         from treedp.estimation.toeplitz import toeplitz_apply
 
         y = np.asarray(blocks[0], dtype=np.float64)
-        if self.equalise:  # GLS from both parts: x̂ = M^{-1}(Ĉᵀ y₁ + ê ∘ y₂), P̂ = L x̂
+        if self.equalise and self.equalised < self.n_bins:  # Woodbury (see _tail_system)
+            b = self.n_bins
+            z, w, core = _tail_system(b, self.scale, self.equalised)
+            y1, y2 = y[..., :b], y[..., b:]
+            est = toeplitz_apply(self.prefix_filter(), y1) + (y2 - y1 @ z) @ core.T @ w.T
+        elif self.equalise:  # GLS from both parts: x̂ = M^{-1}(Ĉᵀ y₁ + ê ∘ y₂), P̂ = L x̂
             from scipy.linalg import cho_solve
 
             dense, chol, _ = _equalised_system(self.n_bins, self.scale)
