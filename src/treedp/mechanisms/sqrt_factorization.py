@@ -24,6 +24,14 @@ the exact sampler supports (``σ² <~ 10^8``, capped at ``s = 2^16``) is used, a
 of the rounded factorisation is what the planner scores (at ``B = 2^20`` rounding at
 ``s = 4096`` costs under 0.1 %; ``docs/factorization.md``).
 
+Equalised columns (add_remove, ``B <= 8192``, the default there): column ``j`` of ``Ĉ`` has
+squared norm ``S(B − j) <= S(B) = Δ₂²``; the slack carries one more measurement
+``ê_j x_j + Z'_j`` with ``ê_j = isqrt(S(B) − S(B − j))``, so every column's norm stays at most
+``Δ₂`` (equal at ``j = 0``: the sensitivity and the noise are unchanged) and the GLS estimate
+from both parts can only be better (1.066× the SVD bound at ``B = 2^10`` instead of 1.142×).
+All columns for ``B <= 2048`` (dense GLS), the last 256 up to 8192 (a rank-256 Woodbury
+update of the Toeplitz estimator with exact covariances); ``docs/factorization.md``.
+
 Privacy (ρ-zCDP, privacy unit: one record; every record is counted in exactly one bin).
 
 * ``add_remove``: adding or removing a record in bin ``j`` changes ``x`` by ``±e_j`` and ``Ĉ x``
