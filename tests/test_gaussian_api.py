@@ -51,7 +51,9 @@ def test_release_by_target_guarantee() -> None:
     rel3 = treedp.release_counts(counts, privacy=ZCDP(0.5), rng=InsecureSeededSource(1))
     assert isinstance(rel3.guarantee, ZCDP)
     # replace: the root is the public n
-    rel4 = treedp.release_cdf(VALUES, privacy=ZCDP(0.5), neighbours="replace", n=VALUES.size, **kw)
+    rel4 = treedp.release_cdf(
+        VALUES, privacy=ZCDP(0.5), neighbours="replace", n=VALUES.size, mechanism="tree", **kw
+    )
     assert rel4.n == VALUES.size and rel4.level_budgets[0] == 0.0
 
 
@@ -91,7 +93,8 @@ def test_plan_and_prediction_agree_and_use_gaussian_variances() -> None:
     rel = treedp.release_cdf(
         VALUES, bounds=(0, 100), bins=1024, privacy=ZCDP(0.5), plan=p, rng=InsecureSeededSource(3)
     )
-    assert rel.branching == p.branching
+    assert rel.mechanism.name == p.mechanism  # the tree, or the sqrt factorisation if it wins
+    assert rel.branching == (p.branching if p.mechanism == "tree" else None)
     with pytest.raises(InvalidParameterError, match="other public parameters"):
         treedp.release_cdf(VALUES, bounds=(0, 100), bins=1024, privacy=ZCDP(0.4), plan=p)
     with pytest.raises(InvalidParameterError, match="other public parameters"):
@@ -195,7 +198,7 @@ def test_cli_budget_options(tmp_path: Path, capsys: pytest.CaptureFixture[str]) 
 
 
 def test_replace_prediction_bands_and_default_shape() -> None:
-    pred = treedp.predict_error(256, privacy=ZCDP(0.5), neighbours="replace")
+    pred = treedp.predict_error(256, privacy=ZCDP(0.5), neighbours="replace", mechanism="tree")
     assert pred.level_budgets[0] == 0.0 and pred.prefix_variance[-1] == 0.0  # n public
     rel = treedp.release_cdf(
         VALUES, bounds=(0, 100), bins=64, privacy=ZCDP(0.5), rng=InsecureSeededSource(6)

@@ -52,12 +52,15 @@ def _range_variance(cov: np.ndarray, lo: int, hi: int) -> float:
 @pytest.mark.parametrize("n_bins", sorted(TARGETS))
 def test_the_best_tree_meets_the_issue_column(n_bins: int) -> None:
     p = treedp.plan(n_bins, epsilon=1.0)
-    assert p.mechanism == "tree" and p.root_off
+    # the best tree the planner scored (the plan itself may be a non-tree strategy that wins)
+    best = min((c for c in p.alternatives if c.mechanism == "tree"), key=lambda c: c.value)
+    assert best.level_budgets[0] == 0  # the root is switched off
+    assert p.mean_cdf_mse <= best.value
     # exact discrete Laplace variances (what treedp releases)
-    assert p.mean_cdf_mse <= TARGETS[n_bins] * 1.01
-    # and the issue's own measure, continuous Laplace 2/ε² per node, for the same plan
-    proxy = tuple(2.0 / e**2 if e > 0 else math.inf for e in p.level_budgets)
-    value = mean_prefix_variance(TreeShape(n_bins, p.branching), proxy)
+    assert best.value <= TARGETS[n_bins] * 1.01
+    # and the issue's own measure, continuous Laplace 2/ε² per node, for the same tree
+    proxy = tuple(2.0 / e**2 if e > 0 else math.inf for e in best.level_budgets)
+    value = mean_prefix_variance(TreeShape(n_bins, best.branching), proxy)
     assert value <= TARGETS[n_bins] * 1.01
 
 
@@ -130,7 +133,7 @@ def test_bad_workloads_are_refused(workload: object, kwargs: dict, error: type) 
 
 
 def test_describe_shows_levels_off() -> None:
-    p = treedp.plan(1024, epsilon=1.0)
+    p = treedp.plan(1000, epsilon=1.0)  # a B without a shipped strategy: the tree wins
     text = p.describe()
     assert "root 0 (blocks of" in text and "OFF (not released" in text
     r = treedp.plan(1024, epsilon=1.0, neighbours="replace", n=100)
@@ -171,10 +174,10 @@ def test_a_middle_level_off_is_the_merged_tree() -> None:
 
 
 def test_release_with_the_plan_end_to_end(tmp_path: Path) -> None:
-    values = np.random.default_rng(0).integers(0, 1024, 20_000)
-    p = treedp.plan(1024, epsilon=1.0)
+    values = np.random.default_rng(0).integers(0, 1000, 20_000)
+    p = treedp.plan(1000, epsilon=1.0)  # a B without a shipped strategy: the tree wins
     release = treedp.release_cdf(
-        values, bounds=(0, 1024), bins=1024, epsilon=1.0, plan=p, rng=InsecureSeededSource(4)
+        values, bounds=(0, 1000), bins=1000, epsilon=1.0, plan=p, rng=InsecureSeededSource(4)
     )
     assert release.mechanism.off_levels == (0,)
     path = tmp_path / "r.treedp"
@@ -184,8 +187,8 @@ def test_release_with_the_plan_end_to_end(tmp_path: Path) -> None:
     # the passed-back budgets release the same configuration
     again = treedp.release_cdf(
         values,
-        bounds=(0, 1024),
-        bins=1024,
+        bounds=(0, 1000),
+        bins=1000,
         epsilon=1.0,
         branching=p.branching,
         level_budgets=p.level_budgets,
@@ -196,9 +199,9 @@ def test_release_with_the_plan_end_to_end(tmp_path: Path) -> None:
 
 def test_gaussian_plans_may_switch_the_root_off_too() -> None:
     p = treedp.plan(4096, privacy=ZCDP(1.0))
-    mech = TreeMechanism(TreeShape(4096, p.branching), rho=p.rho, level_budgets=p.level_budgets)
+    best = min((c for c in p.alternatives if c.mechanism == "tree"), key=lambda c: c.value)
+    mech = TreeMechanism(TreeShape(4096, best.branching), rho=1.0, level_budgets=best.level_budgets)
     assert float(mech.rho_spent()) <= 1.0
-    assert p.mechanism == "tree"
 
 
 def test_planning_at_2_to_the_24_needs_no_scipy_optimize() -> None:

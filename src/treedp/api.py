@@ -100,16 +100,19 @@ def release_cdf(
     n : int, optional
         The public number of records; required with ``"replace"`` (and must equal the number
         of values), not allowed with ``"add_remove"``.
-    mechanism : {"auto", "tree", "strategy", "histogram", "threshold", "all_intervals", "dawa"}
+    mechanism : {"auto", "tree", "strategy", "sqrt_factorization", "histogram", "threshold", \
+"all_intervals", "dawa"}
         Default ``"auto"``: the planner (:func:`treedp.plan`) picks the tree — fan-out per
-        level, padding, level budgets — the optimised strategy or the plain noisy histogram,
-        whichever has the smallest exact CDF error. ``"tree"``: a tree (planned unless
-        ``branching`` or ``level_budgets`` is given). ``"strategy"``: an optimised integer
-        p-Identity strategy with least squares (docs/strategies.md; ``"auto"`` picks it where
-        it wins). ``"dawa"``: data-aware (a private partition into buckets with 25% of
-        epsilon, then a tree on the buckets; add/remove only; no standard errors or
-        intervals), see docs/data_aware.md. The others are the seeds' baselines, for
-        comparison.
+        level, padding, level budgets — the optimised strategy, the square-root
+        factorisation or the plain noisy histogram, whichever has the smallest exact CDF
+        error. ``"tree"``: a tree (planned unless ``branching`` or ``level_budgets`` is
+        given). ``"strategy"`` (pure ε-DP): an optimised integer p-Identity strategy with
+        least squares (docs/strategies.md). ``"sqrt_factorization"`` (Gaussian noise only, a
+        ``ZCDP`` or ``ApproxDP`` target): the square-root factorisation of the prefix matrix
+        on an integer lattice (docs/factorization.md). ``"dawa"``: data-aware (a private
+        partition into buckets with 25% of epsilon, then a tree on the buckets; add/remove
+        only; no standard errors or intervals), see docs/data_aware.md. The others are the
+        seeds' baselines, for comparison.
     branching : int or sequence of int, optional
         Tree fan-out: a common ``k`` (height ``ceil(log_k B)``) or one ``k_l`` per level with
         product ``>= B``. Default: planned.

@@ -102,6 +102,13 @@ def configure(
             else branching
         )
         shape = shape_for(n_bins, picked)
+    if mechanism == "sqrt_factorization":
+        from treedp.mechanisms.sqrt_factorization import SqrtFactorizationMechanism
+
+        assert spec.rho is not None  # validated: the spec refuses it without a Gaussian target
+        return SqrtFactorizationMechanism(
+            n_bins, rho=spec.rho, neighbours=spec.neighbours, n=n_public
+        ), est
     if spec.noise == "gaussian":
         # Gaussian noise is for the tree only (ReleaseSpec refuses it for the baselines).
         if mechanism != "tree" or shape is None:

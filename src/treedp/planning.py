@@ -124,7 +124,10 @@ MAX_WORKLOAD_RANGES = 10**6
 #: ``budget`` is ε for Laplace noise and ρ for Gaussian noise. Candidates are compared with
 #: the trees by ``value``; the mechanism of the winner must be known to
 #: :mod:`treedp.mechanisms.factory`.
-EXTRA_CANDIDATES: list[str] = ["treedp.strategy.candidate:plan_candidate"]
+EXTRA_CANDIDATES: list[str] = [
+    "treedp.strategy.candidate:plan_candidate",
+    "treedp.mechanisms.sqrt_factorization:plan_candidate",
+]
 
 
 def _extra_candidates(

@@ -130,7 +130,12 @@ class ReleaseSpec:
             )
         mech = check_option(self.mechanism, "mechanism", ALL_MECHANISMS)
         tree_like = mech in ("auto", "tree")
-        if self.noise == "gaussian" and not tree_like:
+        if mech == "sqrt_factorization" and self.noise != "gaussian":
+            raise InvalidParameterError(
+                "mechanism='sqrt_factorization' adds discrete Gaussian noise: give "
+                "privacy=treedp.ZCDP(rho) or treedp.ApproxDP(epsilon, delta), not epsilon=."
+            )
+        if self.noise == "gaussian" and not tree_like and mech != "sqrt_factorization":
             raise InvalidParameterError(
                 "Gaussian noise (privacy=ZCDP(...) or ApproxDP(...)) is available for the tree "
                 f"(mechanism='auto' or 'tree'), not for {mech!r}: use epsilon= for it."

@@ -164,11 +164,20 @@ def test_registry_is_the_one_name_map() -> None:
             "dawa",
             "strategy",
             "strategy_range",
+            "sqrt_factorization",
         )
     )
     for name, cls in REGISTRY.items():
         assert cls.name == name
         shape = shape_for(8, 2) if name == "tree" else None
+        if name == "sqrt_factorization":  # Gaussian only: built with rho, refused with epsilon
+            with pytest.raises(InvalidParameterError, match="Gaussian"):
+                make_mechanism(name, n_bins=8, epsilon=1.0, neighbours="add_remove", n=None)
+            mech = make_mechanism(
+                name, n_bins=8, epsilon=1.0, neighbours="add_remove", n=None, rho=1.0
+            )
+            assert type(mech) is cls
+            continue
         mech = make_mechanism(
             name, n_bins=8, epsilon=1.0, neighbours="add_remove", n=None, shape=shape
         )

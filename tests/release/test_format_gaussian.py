@@ -38,7 +38,12 @@ def test_gaussian_round_trip(tmp_path: Path, suffix: str, kwargs: dict[str, obje
 
 def test_tampered_variances_are_refused(tmp_path: Path) -> None:
     rel = release_cdf(
-        VALUES, bounds=(0, 100), bins=64, privacy=treedp.ZCDP(0.4), rng=InsecureSeededSource(4)
+        VALUES,
+        bounds=(0, 100),
+        bins=64,
+        privacy=treedp.ZCDP(0.4),
+        mechanism="tree",
+        rng=InsecureSeededSource(4),
     )
     path = tmp_path / "r.json"
     rel.save(path)

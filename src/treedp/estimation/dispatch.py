@@ -16,7 +16,7 @@ from treedp.estimation.covariance import (
 from treedp.estimation.direct import baseline_prefix, tree_prefix
 from treedp.estimation.efficient import VariancePlan, efficient_tree
 from treedp.exceptions import InvalidParameterError
-from treedp.mechanisms import Mechanism, TreeMechanism
+from treedp.mechanisms import Mechanism, SqrtFactorizationMechanism, TreeMechanism
 from treedp.mechanisms.dawa import NO_INTERVALS, DawaMechanism
 from treedp.mechanisms.strategy import StrategyMechanism
 from treedp.strategy.model import StrategyCovariance
@@ -74,6 +74,9 @@ def prefix_covariance(mechanism: Mechanism, estimator: str) -> PrefixCovariance:
     variances = mechanism.block_variance()
     if isinstance(mechanism, StrategyMechanism):  # least squares (GLS), exact covariances
         return StrategyCovariance(mechanism.strategy, variances[0], mechanism.n is not None)
+    if isinstance(mechanism, SqrtFactorizationMechanism):  # one unbiased linear estimator
+        sqrt_cov: PrefixCovariance = mechanism.covariance()
+        return sqrt_cov
     if isinstance(mechanism, TreeMechanism):
         if estimator == "efficient":
             return EfficientTreeCovariance(VariancePlan(mechanism.shape, variances))
@@ -100,6 +103,8 @@ def estimate_prefix(mechanism: Mechanism, levels: list[np.ndarray], estimator: s
     if isinstance(mechanism, StrategyMechanism):  # least squares, n imposed when public
         cov = StrategyCovariance(mechanism.strategy, variances[0], mechanism.n is not None)
         return cov.estimate(np.asarray(levels[0]), mechanism.n)
+    if isinstance(mechanism, SqrtFactorizationMechanism):
+        return mechanism.estimate_prefix(levels)
     if isinstance(mechanism, TreeMechanism):
         if estimator == "efficient":
             return efficient_tree(mechanism.shape, levels, variances).prefix(mechanism.shape.n_bins)

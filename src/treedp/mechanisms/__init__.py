@@ -15,6 +15,7 @@ from treedp.mechanisms.results import (
     QuantileResult,
     SpendRecord,
 )
+from treedp.mechanisms.sqrt_factorization import SqrtFactorizationMechanism
 from treedp.mechanisms.tree import TreeMechanism
 
 __all__ = [
@@ -29,6 +30,7 @@ __all__ = [
     "MedianResult",
     "QuantileResult",
     "SpendRecord",
+    "SqrtFactorizationMechanism",
     "ThresholdMechanism",
     "TreeMechanism",
     "all_intervals_sensitivity",

@@ -24,8 +24,15 @@ def make_mechanism(
     n: int | None,
     shape: TreeShape | None = None,
     level_budgets: Sequence[float] | None = None,
+    rho: float | None = None,
 ) -> Mechanism:
-    """Return the mechanism ``name`` built and validated for these parameters."""
+    """Return the mechanism ``name`` built and validated for these parameters (``rho``: for
+    the Gaussian-only ``"sqrt_factorization"``, passed only when given)."""
+    if rho is not None:
+        from treedp.mechanisms.sqrt_factorization import SqrtFactorizationMechanism
+
+        if mechanism_class(name) is SqrtFactorizationMechanism:
+            return SqrtFactorizationMechanism(n_bins, rho=rho, neighbours=neighbours, n=n)
     return mechanism_class(name).from_parameters(
         n_bins,
         epsilon=epsilon,

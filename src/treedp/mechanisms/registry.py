@@ -14,6 +14,7 @@ from treedp.mechanisms.baselines import (
     ThresholdMechanism,
 )
 from treedp.mechanisms.dawa import DawaMechanism
+from treedp.mechanisms.sqrt_factorization import SqrtFactorizationMechanism
 from treedp.mechanisms.strategy import RangeStrategyMechanism, StrategyMechanism
 from treedp.mechanisms.tree import TreeMechanism
 
@@ -36,6 +37,7 @@ for _cls in (TreeMechanism, HistogramMechanism, ThresholdMechanism, AllIntervals
 register(DawaMechanism)  # data-aware (DAWA); never chosen by "auto"
 register(StrategyMechanism)
 register(RangeStrategyMechanism)
+register(SqrtFactorizationMechanism)  # discrete Gaussian only (built with rho; config.py)
 
 #: Mechanism names ``release_cdf`` accepts (besides ``"auto"``), derived from the registry.
 MECHANISMS: tuple[str, ...] = tuple(REGISTRY)

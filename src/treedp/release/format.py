@@ -486,7 +486,24 @@ def _build(meta: Any, levels: list[np.ndarray]) -> Release:
         if neighbours == "replace":
             budgets = budgets[1:]
     mechanism: Mechanism
-    if gaussian:
+    if gaussian and name == "sqrt_factorization":
+        from treedp.mechanisms.sqrt_factorization import SqrtFactorizationMechanism
+
+        scale = _field(meta, "scale", (int,))
+        equalise = _field(meta, "equalise", (bool,)) if "equalise" in meta else False
+        mechanism = SqrtFactorizationMechanism(
+            bins.n_bins,
+            rho=total,
+            neighbours=neighbours,
+            n=n_public,
+            scale=scale,
+            equalise=equalise,
+        )
+        if mechanism.describe()["sigma2"] != meta["sigma2"] or list(
+            mechanism.block_l2_squared
+        ) != meta.get("block_l2_squared"):
+            raise ReleaseFormatError("the stored noise variances do not match the stated budgets")
+    elif gaussian:
         if shape is None:
             raise ReleaseFormatError("Gaussian noise is stated for a mechanism other than a tree")
         mechanism = TreeMechanism(

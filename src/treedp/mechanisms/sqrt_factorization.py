@@ -1,0 +1,587 @@
+"""The square-root factorisation of the prefix matrix on an integer lattice (ρ-zCDP).
+
+The prefix matrix ``L`` (``B × B``, ones on and below the diagonal) is the square of the
+lower-triangular Toeplitz matrix ``C`` with first column ``c_k = binom(2k, k)/4^k``, the
+coefficients of ``(1 − x)^{-1/2}`` (``(1 − x)^{-1/2} · (1 − x)^{-1/2} = (1 − x)^{-1}``, whose
+coefficients are all ones). Releasing ``C x`` with Gaussian noise and estimating the prefixes as
+``C (C x + z)`` is the factorisation mechanism ``L = C · C`` (Henzinger, Upadhyay & Upadhyay
+2023; Fichtenberger, Henzinger & Upadhyay 2023): about 1.14× the SVD lower bound on the mean
+prefix MSE at ``B = 2^10`` and 1.07× at ``2^24`` (``docs/factorization.md``).
+
+``C x`` is real. On the lattice (what is implemented): with an integer scale ``s >= 1``, round the
+*coefficients*, ``ĉ_k = round(s · c_k)`` (``ĉ_0 = s``), and release the integers
+
+    ``y = Ĉ x + Z``,   ``Z`` i.i.d. exact discrete Gaussian ``N_Z(0, σ²)``,
+
+where ``Ĉ`` is the integer lower-triangular Toeplitz matrix of ``ĉ``. ``Ĉ x`` is an exact integer
+function of the counts (:func:`treedp.estimation.toeplitz.exact_convolve`), so the only
+randomness is the exact discrete Gaussian noise and no rounding of the data enters the
+privacy analysis. The prefixes are estimated by ``P̂ = L Ĉ^{-1} y = L x + L Ĉ^{-1} Z``: exactly
+unbiased, with covariance ``σ_Z² G Gᵀ`` for the lower-triangular Toeplitz ``G = L Ĉ^{-1}``
+(first column ``g = cumsum(ĉ^{-1})``; :class:`treedp.estimation.toeplitz.ToeplitzPrefixCovariance`).
+As ``s`` grows, ``Ĉ/s → C`` and the error tends to the real factorisation's; the largest scale
+the exact sampler supports (``σ² <~ 10^8``, capped at ``s = 2^16``) is used, and the exact error
+of the rounded factorisation is what the planner scores (at ``B = 2^20`` rounding at
+``s = 4096`` costs under 0.1 %; ``docs/factorization.md``).
+
+Equalised columns (add_remove, ``B <= 8192``, the default there): column ``j`` of ``Ĉ`` has
+squared norm ``S(B − j) <= S(B) = Δ₂²``; the slack carries one more measurement
+``ê_j x_j + Z'_j`` with ``ê_j = isqrt(S(B) − S(B − j))``, so every column's norm stays at most
+``Δ₂`` (equal at ``j = 0``: the sensitivity and the noise are unchanged) and the GLS estimate
+from both parts can only be better (1.066× the SVD bound at ``B = 2^10`` instead of 1.142×).
+All columns for ``B <= 1024`` (dense GLS), the last 256 up to 8192 (a rank-256 Woodbury
+update of the Toeplitz estimator with exact covariances); ``docs/factorization.md``.
+
+Privacy (ρ-zCDP, privacy unit: one record; every record is counted in exactly one bin).
+
+* ``add_remove``: adding or removing a record in bin ``j`` changes ``x`` by ``±e_j`` and ``Ĉ x``
+  by ``±Ĉ e_j``, whose squared L2 norm is ``Σ_{k < B − j} ĉ_k²``, largest at ``j = 0``:
+  ``Δ₂² = Σ_{k < B} ĉ_k²`` (an exact integer).
+* ``replace`` (``n`` public): moving a record from bin ``i`` to bin ``j`` (``i < j`` by symmetry)
+  changes ``Ĉ x`` by ``Ĉ(e_j − e_i)``, with
+  ``‖Ĉ(e_j − e_i)‖² = S(B − i) + S(B − j) − 2 X(j − i, B − j)``, ``S(m) = Σ_{k<m} ĉ_k²``,
+  ``X(d, m) = Σ_{t<m} ĉ_{t+d} ĉ_t``. ``ĉ`` is non-negative and non-increasing (``c_k`` is,
+  and rounding is monotone), so for fixed ``m = B − j`` a larger ``d`` (smaller ``i``) raises
+  ``S(m + d)`` and lowers ``X(d, m)``: ``i = 0`` is worst, and
+  ``Δ₂² = max_{1 <= j < B} S(B) + S(B − j) − 2 A(j)`` with ``A(j) = Σ_t ĉ_t ĉ_{t+j}`` the
+  autocorrelation of ``ĉ``, computed exactly (an exact integer convolution). The L1
+  sensitivities (for the contract only) follow the same way: ``Σ ĉ`` and
+  ``max_j 2T(j) + T(B − j) − T(B)`` with ``T(m) = Σ_{k<m} ĉ_k``.
+
+The noise has rational ``σ² >= Δ₂²/(2ρ)`` (rounded up), so the release is
+``ρ' = Δ₂²/(2σ²) <= ρ``-zCDP (Canonne, Kamath & Steinke 2020; the discrete Gaussian mechanism
+on an integer-valued query of L2 sensitivity ``Δ₂``): :meth:`rho_spent` is exact. (ε, δ) follows
+by the exact conversion of :class:`treedp.privacy.measures.ZCDP`. The estimates are
+post-processing. ``tests/mechanisms/test_sqrt_factorization.py`` enumerates every single-record
+change for small ``B`` and checks both sensitivities are attained and never exceeded;
+``tests/privacy/test_audit_sqrt.py`` audits the release statistically.
+
+References
+----------
+.. [HUU23] M. Henzinger, J. Upadhyay, S. Upadhyay. "Almost tight error bounds on differentially
+   private continual counting". SODA 2023.
+.. [FHU23] H. Fichtenberger, M. Henzinger, J. Upadhyay. "Constant matters: fine-grained error
+   bound on differentially private continual observation". ICML 2023.
+.. [CKS20] C. Canonne, G. Kamath, T. Steinke. "The discrete Gaussian for differential
+   privacy". NeurIPS 2020.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from fractions import Fraction
+from functools import lru_cache
+from typing import TYPE_CHECKING, Any, Literal
+
+import numpy as np
+
+from treedp._validation import check_int
+from treedp.budget import Neighbours, check_neighbours
+from treedp.exceptions import DataError, InvalidParameterError
+from treedp.mechanisms.base import Mechanism, check_replace_bins
+from treedp.mechanisms.tree import check_rho
+from treedp.noise.families import DiscreteGaussian, NoiseFamily, float_at_least
+from treedp.privacy.measures import ZCDP, Measure
+from treedp.tree import TreeShape
+
+if TYPE_CHECKING:
+    from treedp.planning import PlanCandidate
+
+__all__ = [
+    "EQUALISE_LIMIT",
+    "MAX_SCALE",
+    "PLAN_LIMIT",
+    "TAIL_COLUMNS",
+    "TAIL_LIMIT",
+    "SqrtFactorizationMechanism",
+    "choose_scale",
+    "equalised_columns",
+    "equalised_sensitivities",
+    "lattice_coefficients",
+    "plan_candidate",
+    "sensitivities",
+    "sqrt_coefficients",
+]
+
+#: Largest lattice scale ``s`` (the coefficients stay below 2**17; rounding then costs nothing
+#: measurable at any supported ``B``).
+MAX_SCALE = 2**16
+#: Largest ``B`` the planner scores this mechanism for (its exact error costs a few FFTs of
+#: length ``2B``); larger ``B`` can still ask for it by name.
+PLAN_LIMIT = 2**20
+_INT_LIMIT = 2**62
+#: Largest ``B`` for ``equalise=True`` (its GLS estimate and covariances are dense, ``O(B³)``).
+EQUALISE_LIMIT = 1024
+#: Above it and up to ``TAIL_LIMIT`` only the last ``TAIL_COLUMNS`` columns are equalised (a
+#: rank-``TAIL_COLUMNS`` Woodbury update of the Toeplitz estimator, exact covariances kept).
+TAIL_LIMIT = 8192
+TAIL_COLUMNS = 256
+
+
+def equalised_columns(n_bins: int) -> int:
+    """How many (last) columns ``equalise=True`` equalises: all up to :data:`EQUALISE_LIMIT`,
+    :data:`TAIL_COLUMNS` up to :data:`TAIL_LIMIT`, else none (refused)."""
+    if 2 <= n_bins <= EQUALISE_LIMIT:
+        return n_bins
+    return TAIL_COLUMNS if n_bins <= TAIL_LIMIT else 0
+
+
+@lru_cache(maxsize=4)
+def _equaliser(n_bins: int, scale: int) -> np.ndarray:
+    """``ê_j = isqrt(S(B) − S(B − j))``: the slack of column ``j`` below ``Δ₂² = S(B)``."""
+    c = [int(v) for v in _coefficients(n_bins, scale).tolist()]
+    cum = [0]
+    for v in c:
+        cum.append(cum[-1] + v * v)
+    out = np.array([math.isqrt(cum[n_bins] - cum[n_bins - j]) for j in range(n_bins)], np.int64)
+    out.setflags(write=False)
+    return out
+
+
+def equalised_sensitivities(n_bins: int, scale: int, columns: int | None = None) -> tuple[int, int]:
+    """``(L1, L2²)`` of ``(Ĉ x, ê ∘ x)`` under add_remove: column ``j`` is
+    ``(Ĉ e_j, ê_j e_j)``, squared norm ``S(B − j) + ê_j² <= S(B)`` (``ê_j`` is the integer
+    square root of the slack), with equality at ``j = 0``: the same ``Δ₂²`` as without.
+    ``columns``: only the last ``columns`` columns carry ``ê_j`` (the others ``ê_j = 0``)."""
+    k = n_bins if columns is None else columns
+    c = [int(v) for v in _coefficients(n_bins, scale).tolist()]
+    e = [int(v) if j >= n_bins - k else 0 for j, v in enumerate(_equaliser(n_bins, scale).tolist())]
+    sq, t = [0], [0]
+    for v in c:
+        sq.append(sq[-1] + v * v)
+        t.append(t[-1] + v)
+    l2 = max(sq[n_bins - j] + e[j] ** 2 for j in range(n_bins))
+    l1 = max(t[n_bins - j] + e[j] for j in range(n_bins))
+    return l1, l2
+
+
+@lru_cache(maxsize=2)
+def _equalised_system(n_bins: int, scale: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Dense ``Ĉ``, the Cholesky factor of ``M = ĈᵀĈ + diag(ê²)`` and ``L M^{-1} Lᵀ``."""
+    from scipy.linalg import cho_factor, cho_solve
+
+    c = _coefficients(n_bins, scale).astype(np.float64)
+    i, j = np.indices((n_bins, n_bins))
+    dense = np.where(i >= j, c[np.clip(i - j, 0, None)], 0.0)
+    e = _equaliser(n_bins, scale).astype(np.float64)
+    factor = cho_factor(dense.T @ dense + np.diag(e * e), lower=True)
+    ltri = np.tril(np.ones((n_bins, n_bins)))
+    cov = ltri @ cho_solve(factor, ltri.T)
+    return dense, factor[0], cov
+
+
+@lru_cache(maxsize=2)
+def _tail_system(n_bins: int, scale: int, k: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``Z = Ĉ^{-T} U`` (``B × k``, ``U`` = the last ``k`` unit columns times ``ê``),
+    ``W = G Z`` and ``(I + ZᵀZ)^{-1}``: ``P̂ = G y₁ + W (I + V)^{-1} (y₂ − Zᵀ y₁)`` and
+    ``Cov = v (G Gᵀ − W (I + V)^{-1} Wᵀ)`` (Woodbury; ``docs/factorization.md``)."""
+    from treedp.estimation.toeplitz import series_inverse, toeplitz_apply
+
+    inv = series_inverse(_coefficients(n_bins, scale))
+    js = np.arange(n_bins - k, n_bins)
+    rows = np.arange(n_bins)[:, None]
+    e = _equaliser(n_bins, scale)[js].astype(np.float64)
+    z = np.where(rows <= js[None, :], inv[np.clip(js[None, :] - rows, 0, None)], 0.0) * e
+    w = toeplitz_apply(_prefix_filter(n_bins, scale), z.T).T
+    core = np.linalg.inv(np.eye(k) + z.T @ z)
+    return z, w, core
+
+
+def sqrt_coefficients(n_bins: int) -> np.ndarray:
+    """``c_k = binom(2k, k)/4^k`` for ``k < B`` (floats, by ``c_k = c_{k-1}(2k − 1)/(2k)``)."""
+    return _sqrt_coefficients(check_int(n_bins, "n_bins", lo=1)).copy()
+
+
+@lru_cache(maxsize=4)
+def _sqrt_coefficients(n_bins: int) -> np.ndarray:
+    k = np.arange(1, n_bins, dtype=np.float64)
+    out = np.concatenate([[1.0], np.cumprod((2 * k - 1) / (2 * k))])
+    out.setflags(write=False)
+    return out
+
+
+@lru_cache(maxsize=2)
+def _coefficients(n_bins: int, scale: int) -> np.ndarray:
+    out: np.ndarray = np.rint(scale * _sqrt_coefficients(n_bins)).astype(np.int64)
+    out[0] = scale
+    out.setflags(write=False)
+    return out
+
+
+def lattice_coefficients(n_bins: int, scale: int) -> np.ndarray:
+    """``ĉ_k = round(s · c_k)`` (int64, non-increasing, ``ĉ_0 = s``): the released matrix."""
+    return _coefficients(check_int(n_bins, "n_bins", lo=1), check_int(scale, "scale", lo=1))
+
+
+def _add_remove_l2(n_bins: int, scale: int) -> int:
+    """``Σ ĉ_k²`` without caching the coefficients (the scale search tries many)."""
+    c = np.rint(scale * _sqrt_coefficients(n_bins)).astype(np.int64)
+    c[0] = scale
+    return int(np.sum(c * c))
+
+
+@lru_cache(maxsize=8)
+def _sensitivities(n_bins: int, scale: int, neighbours: str) -> tuple[int, int]:
+    from treedp.estimation.toeplitz import exact_convolve
+
+    c = _coefficients(n_bins, scale)
+    s_all = int(np.sum(c * c))  # ĉ_k² < 2**34, B <= 2**24 terms: exact in int64
+    if neighbours == "add_remove":
+        return int(c.sum()), s_all
+    # replace: i = 0 is worst (module docstring); j = 1..B-1.
+    t = np.concatenate([[0], np.cumsum(c)])  # T(m), exact int64 (Σ ĉ < 2**41)
+    j = np.arange(1, n_bins)
+    l1 = int((2 * t[j] + t[n_bins - j] - t[n_bins]).max())
+    auto = exact_convolve(c, c[::-1].copy(), 17)  # z[B-1-j] = A(j)
+    a_j = auto[n_bins - 1 - j]
+    s_cum = np.concatenate([[0], np.cumsum(c.astype(np.int64) ** 2)])  # < 2**52 per entry
+    l2 = int((s_all + s_cum[n_bins - j] - 2 * a_j).max())
+    return l1, l2
+
+
+def sensitivities(n_bins: int, scale: int, neighbours: Neighbours) -> tuple[int, int]:
+    """``(L1, L2²)`` of ``Ĉ x`` under ``neighbours`` (exact integers; module docstring)."""
+    if neighbours == "replace" and n_bins < 2:
+        raise InvalidParameterError("neighbours='replace' needs at least 2 bins.")
+    return _sensitivities(n_bins, scale, neighbours)
+
+
+@lru_cache(maxsize=8)
+def _prefix_filter(n_bins: int, scale: int) -> np.ndarray:
+    """``g``, the first column of ``G = L Ĉ^{-1}`` (floats)."""
+    from treedp.estimation.toeplitz import series_inverse
+
+    g = np.cumsum(series_inverse(_coefficients(n_bins, scale)))
+    g.setflags(write=False)
+    return g
+
+
+def _fits(l2_squared: int, rho: float) -> DiscreteGaussian | None:
+    try:
+        return DiscreteGaussian.for_budget(l2_squared, rho)
+    except InvalidParameterError:
+        return None
+
+
+def choose_scale(n_bins: int, rho: float, neighbours: Neighbours) -> int:
+    """The largest ``s <= MAX_SCALE`` whose noise ``σ² = Δ₂²(s)/(2ρ)`` the exact sampler
+    supports (``Δ₂²`` grows with ``s``: a binary search). Public parameters only.
+
+    Under ``replace`` the search uses the bound ``Δ₂² <= 2 Σ ĉ_k²`` (two columns of
+    non-negative entries), which is cheap; the mechanism then uses the exact ``Δ₂²``."""
+
+    def bound(scale: int) -> int:
+        add = _add_remove_l2(n_bins, scale)
+        return add if neighbours == "add_remove" else 2 * add
+
+    if _fits(bound(1), rho) is None:
+        raise InvalidParameterError(
+            "The budget is too small for the square-root factorisation: even at lattice scale "
+            "1 the noise variance would exceed the exact sampler's range. Use a larger rho."
+        )
+    lo, hi = 1, MAX_SCALE
+    # Start from the real factor's Σ c_k² (Δ₂²(s) ≈ s² Σ c_k²): a window of ±3 % usually holds
+    # the answer, which is then found in a few steps (the full range otherwise).
+    real = float(np.sum(_sqrt_coefficients(n_bins) ** 2)) * (1 if neighbours == "add_remove" else 2)
+    guess = int(math.sqrt(2**27 * rho / real))
+    low, high = max(1, int(guess * 0.97)), min(MAX_SCALE, int(guess * 1.03) + 1)
+    if low < high and _fits(bound(low), rho) is not None:
+        lo = low
+        if _fits(bound(high), rho) is None:
+            hi = high - 1
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if _fits(bound(mid), rho) is not None:
+            lo = mid
+        else:
+            hi = mid - 1
+    return lo
+
+
+class SqrtFactorizationMechanism(Mechanism):
+    """Release ``Ĉ x + Z`` (integer square-root factor of the prefix matrix, exact discrete
+    Gaussian noise): ρ-zCDP. See the module docstring for the construction and its proof.
+
+    Parameters
+    ----------
+    n_bins : int
+        The number of bins ``B``.
+    rho : float
+        The zCDP budget (in ``[1e-6, 1250]``).
+    neighbours : {"add_remove", "replace"}, default="add_remove"
+        The neighbour relation (the privacy unit is one record).
+    n : int, optional
+        The public size under ``replace`` (the estimates are then conditioned on ``P[B] = n``).
+    scale : int, optional
+        The lattice scale ``s``; default :func:`choose_scale` (the largest the sampler allows).
+    equalise : bool, optional
+        Also release ``ê ∘ x + Z'`` with ``ê_j = isqrt(S(B) − S(B − j))``, the slack of column
+        ``j`` below ``Δ₂²`` (so ``Δ₂`` is unchanged), and estimate by GLS from both parts.
+        Default: where it applies (``add_remove``, ``2 <= B <=`` :data:`EQUALISE_LIMIT`); it is
+        never worse there (more measurements at the same sensitivity and noise).
+
+    Notes
+    -----
+    Contract as data: :attr:`block_sensitivity` (L1), :attr:`block_l2_squared` (exact integer
+    ``Δ₂²``), :attr:`sigma2` (exact rational ``σ²``), :meth:`rho_spent` (exact ``Δ₂²/(2σ²)``),
+    :meth:`describe`. :attr:`sigma2` may be replaced only by tests (mutants); everything
+    noise-related is read from it.
+    """
+
+    name = "sqrt_factorization"
+    guarantee_kind: Literal["pure", "zcdp"] = "zcdp"
+
+    def __init__(
+        self,
+        n_bins: int,
+        *,
+        rho: float,
+        neighbours: Neighbours = "add_remove",
+        n: int | None = None,
+        scale: int | None = None,
+        equalise: bool | None = None,
+    ) -> None:
+        self.n_bins = check_int(n_bins, "n_bins", lo=1)
+        self.rho = check_rho(rho)
+        self.neighbours, self.n = check_neighbours(neighbours, n)
+        check_replace_bins(self.neighbours, self.n_bins)
+        self.noise: Literal["gaussian"] = "gaussian"
+        if scale is None:
+            scale = choose_scale(self.n_bins, self.rho, self.neighbours)
+        self.scale = check_int(scale, "scale", lo=1, hi=MAX_SCALE)
+        applies = self.neighbours == "add_remove" and equalised_columns(self.n_bins) > 0
+        if equalise is None:  # never worse (GLS with more data at the same Δ₂), where it applies
+            equalise = applies
+        self.equalise = bool(equalise)
+        if self.equalise and not applies:
+            raise InvalidParameterError(
+                "equalise=True is for neighbours='add_remove' and 2 <= B <= "
+                f"{TAIL_LIMIT} (under replace the two changed columns' slack adds up)."
+            )
+        #: The number of last columns equalised (0: none).
+        self.equalised = equalised_columns(self.n_bins) if self.equalise else 0
+        if self.equalise:
+            l1, l2_squared = equalised_sensitivities(self.n_bins, self.scale, self.equalised)
+        else:
+            l1, l2_squared = sensitivities(self.n_bins, self.scale, self.neighbours)
+        family = _fits(l2_squared, self.rho)
+        if family is None:
+            raise InvalidParameterError(
+                "The lattice 'scale' is too large for this rho: the noise variance would exceed "
+                "the exact sampler's range. Leave 'scale' unset to choose it."
+            )
+        #: The exact rational ``σ²`` of the one block (a tuple, as the tree's per level).
+        self.sigma2: tuple[Fraction] = (family.sigma2,)
+        self.epsilon = math.inf
+        self.block_sensitivity = (l1,)
+        self.block_l2_squared = (l2_squared,)
+        self.block_l2 = (math.sqrt(l2_squared),)
+        self.block_rhos = (self.rho,)
+        self.block_epsilons = (math.inf,)
+        self.scales: tuple[Fraction | None, ...] = (None,)
+
+    @classmethod
+    def from_parameters(
+        cls,
+        n_bins: int,
+        *,
+        epsilon: float,
+        neighbours: Neighbours,
+        n: int | None,
+        shape: TreeShape | None = None,
+        level_budgets: Sequence[float] | None = None,
+    ) -> SqrtFactorizationMechanism:
+        """Refused: this mechanism has Gaussian noise only and is built with ``rho``."""
+        raise InvalidParameterError(
+            "mechanism='sqrt_factorization' adds discrete Gaussian noise: give a zCDP or "
+            "(epsilon, delta) target (privacy=treedp.ZCDP(rho) or treedp.ApproxDP(eps, delta)), "
+            "not a pure epsilon."
+        )
+
+    @property
+    def coefficients(self) -> np.ndarray:
+        """``ĉ`` (int64), the first column of the released integer matrix."""
+        return _coefficients(self.n_bins, self.scale)
+
+    @property
+    def families(self) -> tuple[NoiseFamily | None, ...]:
+        """The one block's exact discrete Gaussian family."""
+        return (DiscreteGaussian(self.sigma2[0]),)
+
+    @property
+    def level_budgets(self) -> tuple[float, ...]:
+        """``(rho,)``: the whole budget is spent on the one block."""
+        return self.block_rhos
+
+    @property
+    def block_budgets(self) -> tuple[float, ...]:
+        """``(rho,)``."""
+        return self.block_rhos
+
+    def rho_spent(self) -> Fraction:
+        """The exact zCDP loss ``Δ₂²/(2σ²)``, never above ``rho``."""
+        return Fraction(self.block_l2_squared[0]) / (2 * self.sigma2[0])
+
+    @property
+    def guarantee(self) -> Measure:
+        """``ZCDP(ρ')`` with ``ρ' = Δ₂²/(2σ²)`` rounded up."""
+        return ZCDP(float_at_least(self.rho_spent()))
+
+    def epsilon_spent(self) -> Fraction:
+        """Refused: Gaussian noise has no finite pure ε (see :meth:`rho_spent`)."""
+        raise InvalidParameterError(
+            "epsilon_spent() is the pure-DP loss of Laplace noise; this mechanism uses Gaussian "
+            "noise, which has no finite pure epsilon: its loss is rho_spent() (zCDP)."
+        )
+
+    def privacy_loss(self, d_in: int = 1) -> float:
+        """``inf`` for ``d_in > 0`` (no pure-ε bound; use :attr:`guarantee`)."""
+        return 0.0 if check_int(d_in, "d_in", lo=0) == 0 else math.inf
+
+    def count_bits(self) -> int:
+        """Public bound on the bits of a count (``Σ ĉ · Σ x < 2**62`` is required)."""
+        return (_INT_LIMIT // int(self.coefficients.sum())).bit_length()
+
+    def true_blocks(self, counts: np.ndarray) -> list[np.ndarray]:
+        """``[Ĉ x]``, exact int64 (refuses counts whose total would overflow it)."""
+        from treedp.estimation.toeplitz import exact_convolve
+
+        x = np.asarray(counts, dtype=np.int64)
+        if x.size != self.n_bins:
+            raise InvalidParameterError("The counts must hold one count per bin.")
+        if x.size and int(x.sum()) >= _INT_LIMIT // int(self.coefficients.sum()):
+            raise DataError(
+                "The counts are too large for the square-root factorisation's exact integer "
+                "arithmetic (their total times the lattice coefficients overflows int64)."
+            )
+        block = exact_convolve(self.coefficients, x, self.count_bits())
+        if self.equalise:  # ê_j <= Σ ĉ, so ê ∘ x fits as Ĉ x does
+            tail = slice(self.n_bins - self.equalised, self.n_bins)
+            block = np.concatenate([block, _equaliser(self.n_bins, self.scale)[tail] * x[tail]])
+        return [block]
+
+    def _block_sizes(self) -> list[int]:
+        return [self.n_bins + self.equalised]
+
+    def prefix_filter(self) -> np.ndarray:
+        """``g``, the first column of ``G = L Ĉ^{-1}`` (``P̂[m] = (G y)[m − 1]``)."""
+        return _prefix_filter(self.n_bins, self.scale)
+
+    def covariance(self) -> Any:
+        """The exact :class:`~treedp.estimation.toeplitz.ToeplitzPrefixCovariance`."""
+        from treedp.estimation.toeplitz import (
+            DensePrefixCovariance,
+            LowRankCorrectedCovariance,
+            ToeplitzPrefixCovariance,
+        )
+
+        v = self.block_variance()[0]
+        if self.equalise and self.equalised == self.n_bins:
+            cov = _equalised_system(self.n_bins, self.scale)[2]
+            return DensePrefixCovariance(cov * v)
+        if self.equalise:
+            _, w, core = _tail_system(self.n_bins, self.scale, self.equalised)
+            base = ToeplitzPrefixCovariance(self.prefix_filter(), v, False)
+            return LowRankCorrectedCovariance(base, w, core, v)
+        return ToeplitzPrefixCovariance(
+            self.prefix_filter(), self.block_variance()[0], self.n is not None
+        )
+
+    def estimate_prefix(self, blocks: list[np.ndarray]) -> np.ndarray:
+        """Unbiased prefix estimates ``P[m]``, ``m = 0..B`` (leading batch axes allowed);
+        under ``replace`` conditioned on the public ``P[B] = n`` (the BLUE given it)."""
+        from treedp.estimation.toeplitz import toeplitz_apply
+
+        y = np.asarray(blocks[0], dtype=np.float64)
+        if self.equalise and self.equalised < self.n_bins:  # Woodbury (see _tail_system)
+            b = self.n_bins
+            z, w, core = _tail_system(b, self.scale, self.equalised)
+            y1, y2 = y[..., :b], y[..., b:]
+            est = toeplitz_apply(self.prefix_filter(), y1) + (y2 - y1 @ z) @ core.T @ w.T
+        elif self.equalise:  # GLS from both parts: x̂ = M^{-1}(Ĉᵀ y₁ + ê ∘ y₂), P̂ = L x̂
+            from scipy.linalg import cho_solve
+
+            dense, chol, _ = _equalised_system(self.n_bins, self.scale)
+            b = self.n_bins
+            e = _equaliser(b, self.scale).astype(np.float64)
+            rhs = y[..., :b] @ dense + y[..., b:] * e
+            flat = rhs.reshape(-1, b).T
+            xhat = cho_solve((chol, True), flat).T.reshape(rhs.shape)
+            est = np.cumsum(xhat, axis=-1)
+        else:
+            est = toeplitz_apply(self.prefix_filter(), y)
+        zeros = np.zeros((*est.shape[:-1], 1))
+        prefix = np.concatenate([zeros, est], axis=-1)
+        if self.n is not None:
+            gain = self.covariance().gain()
+            prefix = prefix - gain * (prefix[..., -1:] - self.n)
+            prefix[..., -1] = self.n
+        return prefix
+
+    def _spend_parameters(self) -> dict[str, object]:
+        return {
+            **super()._spend_parameters(),
+            "rho": self.rho,
+            "block_rhos": self.block_rhos,
+            "scale": self.scale,
+        }
+
+    def describe(self) -> dict[str, object]:
+        """The contract as plain data (no ε fields: none is finite)."""
+        return {
+            "mechanism": self.name,
+            "guarantee": self.guarantee_kind,
+            "neighbours": self.neighbours,
+            "epsilon": None,
+            "block_epsilons": None,
+            "rho": self.rho,
+            "block_rhos": list(self.block_rhos),
+            "block_sensitivity": list(self.block_sensitivity),
+            "block_l2_squared": list(self.block_l2_squared),
+            "noise": "discrete_gaussian",
+            "scales": None,
+            "scale": self.scale,
+            "equalise": self.equalise,
+            "sigma2": [[s.numerator, s.denominator] for s in self.sigma2],
+        }
+
+
+def plan_candidate(
+    n_bins: int, budget: float, neighbours: str, noise: str, objective: str
+) -> PlanCandidate | None:
+    """The planner hook (:data:`treedp.planning.EXTRA_CANDIDATES`): this mechanism's exact
+    objective for Gaussian noise, or None (Laplace noise, ``B < 2``, ``B > PLAN_LIMIT``, or a
+    budget below the sampler's range)."""
+    from treedp.planning import PlanCandidate as Candidate
+
+    if noise != "gaussian" or not 2 <= n_bins <= PLAN_LIMIT:
+        return None
+    nb: Neighbours = "replace" if neighbours == "replace" else "add_remove"
+    try:
+        mech = SqrtFactorizationMechanism(
+            n_bins, rho=budget, neighbours=nb, n=0 if nb == "replace" else None
+        )
+    except InvalidParameterError:
+        return None
+    cov = mech.covariance()
+    var = cov.var(np.arange(1, n_bins + 1))
+    mean_mse = float(var.mean())
+    worst = float(var.max())
+    if objective == "max_variance":
+        value = worst
+    elif objective == "range_mse":
+        total = (n_bins + 1) * float(var.sum()) - cov.prefix_sum_covariance()
+        value = total / (n_bins * (n_bins + 1) / 2)
+    else:
+        value = mean_mse
+    return Candidate(
+        mechanism="sqrt_factorization",
+        branching=(n_bins,),
+        level_budgets=(budget,),
+        value=value,
+        how=f"square-root factorisation, lattice scale {mech.scale}"
+        + (", equalised columns" if mech.equalise else ""),
+        mean_cdf_mse=mean_mse,
+        max_cdf_variance=worst,
+    )
