@@ -52,6 +52,7 @@ from treedp.engines.grouped import (
     bin_index,
     check_keys,
     column_array,
+    count_bounded,
     count_grouped_codes,
     encode_keys,
     missing_mask,
@@ -60,6 +61,7 @@ from treedp.exceptions import DataError, InvalidParameterError, InvalidTypeError
 from treedp.mechanisms._column import check_delta
 from treedp.noise import RandomSource, noise_scale
 from treedp.noise.families import DiscreteLaplace, float_at_least
+from treedp.noise.rng import resolve_source
 from treedp.privacy.accountant import Accountant, check_accountant
 from treedp.privacy.contribution import ContributionBounds, bound_contributions
 from treedp.privacy.measures import ZCDP, ApproxDP, Measure, PureDP
@@ -68,7 +70,7 @@ from treedp.release import Release
 from treedp.release.grouped import GroupedRelease
 from treedp.spec import rho_for_approx_dp
 
-__all__ = ["release_grouped", "selection_threshold"]
+__all__ = ["grouped_counts", "release_grouped", "selection_threshold"]
 
 
 def release_grouped(
@@ -289,7 +291,7 @@ def release_grouped(
                 parameters={"n_bins": the_bins.n_bins, "epsilon": epsilon, **bounds.describe()},
             )
         )
-    shared = {
+    shared: dict[str, Any] = {
         "mech": mech,
         "estimator": est,
         "spec_postprocess": spec.postprocess,
@@ -440,6 +442,26 @@ def _engine(data: Any) -> str:
     if module.startswith(("dask.dataframe", "dask_expr")) and hasattr(data, "npartitions"):
         return "dask"
     return "memory"
+
+
+def grouped_counts(data: Any, job: GroupedJob, rng: RandomSource | None = None) -> GroupedCounts:
+    """The bounded ``(G × B)`` counts of a table on its engine, before any noise.
+
+    ``data`` is a table of any engine (mapping of columns, pandas / polars DataFrame, pyarrow
+    Table, file input, Spark or Dask DataFrame); ``job`` names its columns. This is what
+    :func:`release_grouped` noises; it is exposed for the conformance of the engines and is
+    not private (never publish its output).
+    """
+    source = resolve_source(rng)
+    engine = _engine(data)
+    if engine != "memory":
+        return _count_on(engine, data, job, source)
+    for name in job.columns:
+        _check_name(data, name, "column")
+    values = as_1d_array(_fetch(data, job.column), "values")
+    by = [column_array(_fetch(data, b), b) for b in job.by]
+    person = None if job.unit is None else column_array(_fetch(data, job.unit), "privacy_unit")
+    return count_bounded(values, by, person, job, source)
 
 
 def _count_on(engine: str, data: Any, job: GroupedJob, source: RandomSource) -> GroupedCounts:

@@ -466,10 +466,7 @@ def count_bounded(
         if job.nan == "error" and gone.any():
             raise person_missing_error()
         keep &= ~gone
-    if by:
-        codes = encode_keys(by, job.keys, job.nan)
-    else:
-        codes = np.zeros(values.size, dtype=np.int64)
+    codes = encode_keys(by, job.keys, job.nan) if by else np.zeros(values.size, dtype=np.int64)
     keep &= codes >= 0
     rows = np.flatnonzero(keep)
     if person is not None:

@@ -62,7 +62,7 @@ from treedp.exceptions import DataError, InvalidParameterError, MissingDependenc
 from treedp.noise import RandomSource
 from treedp.privacy.contribution import bound_contributions
 
-__all__ = ["count_grouped_files", "file_columns", "is_file_input", "SPILL_DTYPE"]
+__all__ = ["SPILL_DTYPE", "count_grouped_files", "file_columns", "is_file_input"]
 
 #: One spilled row: person hash, key position, bin.
 SPILL_DTYPE = np.dtype([("p", "<i8"), ("k", "<i4"), ("b", "<i4")])
@@ -74,8 +74,10 @@ def is_file_input(data: Any) -> bool:
     """A path, a list of paths, a :class:`FileSource`, or a pyarrow Dataset."""
     if isinstance(data, FileSource | str | os.PathLike):
         return True
-    if isinstance(data, list | tuple) and data and all(
-        isinstance(x, str | os.PathLike) for x in data
+    if (
+        isinstance(data, list | tuple)
+        and data
+        and all(isinstance(x, str | os.PathLike) for x in data)
     ):
         return True
     return type(data).__module__.startswith("pyarrow._dataset")
@@ -242,7 +244,9 @@ def _csv_batches(
             )
         names = list(batch.schema.names)
         values = _csv_values(cleaned[names.index(job.column)], job.column, kind)
-        by = [column_array(cleaned[names.index(b)].to_numpy(zero_copy_only=False), b) for b in job.by]
+        by = [
+            column_array(cleaned[names.index(b)].to_numpy(zero_copy_only=False), b) for b in job.by
+        ]
         person = None
         if job.unit is not None:
             person = column_array(
@@ -321,7 +325,9 @@ def count_grouped_files(
         total = GroupedCounts.zero(job.keys, job.bins.n_bins)
         for values, by, _ in inp.batches(job):
             part = count_bounded(values, by, None, match_job, None)
-            total = GroupedCounts(job.keys, total.counts + part.counts, total.dropped + part.dropped)
+            total = GroupedCounts(
+                job.keys, total.counts + part.counts, total.dropped + part.dropped
+            )
         return total
     if source is None:
         raise InvalidParameterError("Contribution bounding needs a random source.")

@@ -439,7 +439,10 @@ def _from_document(zf: zipfile.ZipFile, document: Any, label: str) -> GroupedRel
         guarantee: PureDP | ApproxDP | ZCDP
         if g["kind"] == "zcdp":
             guarantee = ZCDP(g["rho"])
-            stated = float(first.mechanism.rho_spent()) * bounds.l2_squared(neighbours)
+            rho_spent = getattr(first.mechanism, "rho_spent", None)
+            if rho_spent is None:
+                raise ReleaseFormatError("a zCDP guarantee needs a Gaussian tree")
+            stated = float(rho_spent()) * bounds.l2_squared(neighbours)
             if stated > guarantee.rho * (1 + 1e-9):
                 raise ReleaseFormatError("the stated guarantee does not match the noise scales")
         else:
