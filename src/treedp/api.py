@@ -202,14 +202,10 @@ def release_cdf(
             raise InvalidParameterError(
                 "The 'n' parameter is not taken by a group-by release: group sizes stay private."
             )
-        if epsilon is None or privacy is not None:
-            raise InvalidParameterError(
-                "A group-by release takes 'epsilon' (pure DP, discrete Laplace noise); "
-                "'privacy' (Gaussian noise) is for ungrouped releases."
-            )
         return release_grouped(
             values,
             epsilon=epsilon,
+            privacy=privacy,
             column=column,
             by=by,
             keys=keys,
