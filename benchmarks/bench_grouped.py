@@ -11,6 +11,8 @@ Parts (``--part``, default all of ``memory engines``):
   integer bins, then the 5 quantiles 0.1 .. 0.9 of every group, on numpy (a dict of arrays),
   files (one Parquet file), Spark ``local[2]`` and Dask (LocalCluster, 2 processes). The
   Spark session / Dask cluster start and the file write are not timed.
+* ``tumult``: Tumult Analytics on Spark ``local[2]``, the same job (one quantile query per
+  level at ε/5, ``MaxGroupsPerID(2)``, ``MaxRowsPerGroupPerID(1)``), in the peers' venv.
 * ``pipelinedp``: PipelineDP's local backend on the same 10^6 rows, the same bounds, public
   partitions, percentiles 10, 25, 50, 75, 90 per group (run this part in the venv where
   ``pipeline-dp`` is installed: it does not import treedp).
@@ -214,6 +216,59 @@ def part_pipelinedp(repeats: int) -> None:
     )
 
 
+# ---------------------------------------------------------------------- Tumult Analytics
+def part_tumult(repeats: int) -> None:
+    """Tumult Analytics on Spark ``local[2]``: the same job, one quantile query per level
+    (ε/5 each), ids with at most 2 groups and 1 row per group."""
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    import pandas as pd
+    from pyspark.sql import SparkSession
+    from tmlt.analytics.constraints import MaxGroupsPerID, MaxRowsPerGroupPerID
+    from tmlt.analytics.keyset import KeySet
+    from tmlt.analytics.privacy_budget import PureDPBudget
+    from tmlt.analytics.protected_change import AddRowsWithID
+    from tmlt.analytics.query_builder import QueryBuilder
+    from tmlt.analytics.session import Session
+
+    spark = (
+        SparkSession.builder.master("local[2]")
+        .config("spark.ui.enabled", "false")
+        .config("spark.ui.showConsoleProgress", "false")
+        .config("spark.sql.shuffle.partitions", "2")
+        .config("spark.driver.memory", "2g")
+        .getOrCreate()
+    )
+    spark.sparkContext.setLogLevel("ERROR")
+    frame = spark.createDataFrame(pd.DataFrame(synthetic())).cache()
+    frame.count()
+    keys = KeySet.from_dict({"group": list(range(GROUPS))})
+
+    def run() -> Any:
+        session = Session.from_dataframe(
+            privacy_budget=PureDPBudget(1.0),
+            source_id="data",
+            dataframe=frame,
+            protected_change=AddRowsWithID(id_column="person"),
+        )
+        out = []
+        for q in QUANTILES:
+            query = (
+                QueryBuilder("data")
+                .enforce(MaxGroupsPerID("group", 2))
+                .enforce(MaxRowsPerGroupPerID("group", 1))
+                .groupby(keys)
+                .quantile("value", q, 0, 100)
+            )
+            out.append(session.evaluate(query, PureDPBudget(1.0 / len(QUANTILES))).collect())
+        return out
+
+    print(
+        f"Tumult Analytics on Spark local[2], 10^6 rows, 5 quantiles per group: "
+        f"{best(run, repeats, warm=False):.1f} s"
+    )
+    spark.stop()
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument(
@@ -232,6 +287,8 @@ def main() -> None:
         part_engines(args.repeats, args.engines)
     if "pipelinedp" in args.part:
         part_pipelinedp(max(1, args.repeats - 2))
+    if "tumult" in args.part:
+        part_tumult(max(1, args.repeats - 2))
     print(f"load: {load()}")
 
 
