@@ -257,6 +257,15 @@ def test_spark_conformance_and_binding_bounds(spark: Any) -> None:
             frame, _job("p", b, pbins), InsecureSeededSource(TEST_SEED), method=method
         )
         _check_binding(got.counts, persons, rows, groups, b)
+    # missing keys / ids under nan="error": refused by the driver, from the kernel's tallies
+    holes = spark.createDataFrame(
+        [(1.0, "a", 1), (2.0, None, 2), (3.0, "b", None)], "v double, g string, p long"
+    )
+    b = ContributionBounds.from_parameters("p", 2)
+    for unit, what in ((None, "missing keys"), ("p", "missing")):
+        job = _job(unit, b if unit else ContributionBounds(None, 1, 1, 1), pbins)
+        with pytest.raises(DataError, match=what):
+            grouped_counts(holes, job, InsecureSeededSource(1))
     with pytest.raises(InvalidParameterError):
         release_grouped(
             frame, column="v", by="nope", keys=list(KEYS), epsilon=1.0, bins=4, bounds=(0, 1)

@@ -54,6 +54,9 @@ __all__ = ["bound_spark", "count_grouped_spark", "spark_secret"]
 _CODE = "__treedp_key"
 _PRIO = "__treedp_prio"
 _ROW = "__treedp_row"
+_KMISS = "__treedp_kmiss"
+#: Cells the kernel emits for missing records (value, key, person id) under ``nan="error"``.
+_MISSING_CELLS = {-1: "value", -2: "key", -3: "unit"}
 _EMIT = 1 << 20
 
 
@@ -98,8 +101,13 @@ def _missing(col: Any, type_name: str) -> Any:
     return col.isNull()
 
 
-def _prepared(df: Any, job: GroupedJob) -> Any:
-    """Rows with their key position (``_CODE``), missing records refused or dropped."""
+def _prepared(df: Any, job: GroupedJob, defer: bool = False) -> Any:
+    """Rows with their key position (``_CODE``), missing records refused or dropped.
+
+    ``defer`` (with ``nan="error"``): no scan for missing records here; rows keep a flag
+    ``_KMISS`` (a missing key) and a null ``_CODE`` for unlisted keys (a left join), and the
+    counting kernel reports missing values, keys and ids, which the driver refuses.
+    """
     from pyspark.sql import functions as F
 
     types = {f.name: type(f.dataType).__name__ for f in df.schema.fields}
@@ -116,7 +124,12 @@ def _prepared(df: Any, job: GroupedJob) -> Any:
     for name, _ in checks:
         m = _missing(F.col(_q(name)), types[name])
         any_missing = m if any_missing is None else any_missing | m
-    if job.nan == "error":  # one query finds whether any is missing; a second says which
+    if defer and job.nan == "error":
+        key_missing = F.lit(False)
+        for b in job.by:
+            key_missing = key_missing | _missing(F.col(_q(b)), types[b])
+        frame = frame.withColumn(_KMISS, key_missing)
+    elif job.nan == "error":  # one query finds whether any is missing; a second says which
         if frame.filter(any_missing).limit(1).count():
             for name, what in checks:
                 if frame.filter(_missing(F.col(_q(name)), types[name])).limit(1).count():
@@ -136,7 +149,13 @@ def _prepared(df: Any, job: GroupedJob) -> Any:
         keys_df = spark.createDataFrame(text_rows, f"{key_schema}, {_CODE} long")
         for b in job.by:
             frame = frame.withColumn(b, F.col(_q(b)).cast("string"))
-    return frame.join(F.broadcast(keys_df), on=list(job.by), how="inner")
+    how = "left" if defer and job.nan == "error" else "inner"
+    return frame.join(F.broadcast(keys_df), on=list(job.by), how=how)
+
+
+def _np(col: Any) -> np.ndarray:
+    """An Arrow Array or ChunkedArray as numpy (strings: object arrays with None)."""
+    return np.asarray(col.to_numpy(zero_copy_only=False))
 
 
 def _missing_error(what: str) -> DataError:
@@ -217,8 +236,9 @@ def count_grouped_spark(
 
     if method not in ("partition", "window"):
         raise InvalidParameterError("The 'method' parameter must be 'partition' or 'window'.")
+    defer = job.nan == "error" and (method == "partition" or job.unit is None)
     with _quiet_pyspark():
-        if method == "window" or job.unit is None:
+        if method == "window" and job.unit is not None:
             kept = bound_spark(df, job, source)
             selected = kept.select(F.col(_q(job.column)).alias("v"), F.col(_CODE).alias("k"))
             plain = GroupedKernel(  # the rows are bounded already: count them
@@ -226,12 +246,15 @@ def count_grouped_spark(
             )
         else:
             _check_schema(df, job)
-            frame = _prepared(df, job)
-            selected = frame.select(
-                F.col(_q(job.column)).alias("v"),
-                F.col(_CODE).alias("k"),
-                F.col(_q(job.unit)).alias("p"),
-            ).repartition(F.col("p"))
+            frame = _prepared(df, job, defer=defer)
+            cols = [F.col(_q(job.column)).alias("v"), F.col(_CODE).alias("k")]
+            if defer:
+                cols.append(F.col(_KMISS).alias("m"))
+            if job.unit is not None:
+                cols.append(F.col(_q(job.unit)).alias("p"))
+            selected = frame.select(*cols)
+            if job.unit is not None:
+                selected = selected.repartition(F.col("p"))
             seeded = bool(getattr(source, "seeded", False))
             plain = GroupedKernel(job, spark_secret(source) if seeded else None)
         pairs = selected.mapInArrow(plain, "cell long, count long")
@@ -240,7 +263,12 @@ def count_grouped_spark(
     n_bins, g = job.bins.n_bins, len(job.keys)
     counts = np.zeros(g * n_bins, dtype=np.int64)
     for r in rows:
-        counts[int(r[0])] = int(r[1])
+        cell, count = int(r[0]), int(r[1])
+        if cell < 0:
+            if count:
+                raise _missing_error(_MISSING_CELLS[cell])
+            continue
+        counts[cell] = count
     return GroupedCounts(job.keys, counts.reshape(g, n_bins), 0)
 
 
@@ -267,6 +295,32 @@ class GroupedKernel:
             "drop",
         )
 
+    def _count(self, part: Any, total: np.ndarray, missing: np.ndarray) -> None:
+        """Count one batch (or a partition's table) into ``total``; tally missing records."""
+        import pyarrow.compute as pc
+
+        from treedp._inputs import as_1d_array
+        from treedp.engines.grouped import column_array, missing_mask
+
+        names = list(part.schema.names)
+        values = as_1d_array(part.column(0))
+        codes = np.asarray(_np(pc.fill_null(part.column(1), -1)), dtype=np.int64)
+        person = None
+        if "p" in names:
+            person = column_array(_np(part.column(names.index("p"))), "privacy_unit")
+        if "m" in names:  # nan="error": report, never count, missing records
+            bad_v = missing_mask(values)
+            bad_k = np.asarray(_np(part.column(names.index("m"))), dtype=bool)
+            bad_p = missing_mask(person) if person is not None else np.zeros_like(bad_v)
+            missing += [int(bad_v.sum()), int(bad_k.sum()), int(bad_p.sum())]
+            ok = ~(bad_v | bad_k | bad_p)
+            if not ok.all():
+                values, codes = values[ok], codes[ok]
+                person = None if person is None else person[ok]
+        source = self._source() if person is not None else None
+        result = count_bounded(values, [codes], person, self.job, source)
+        total += result.counts.ravel()
+
     def _source(self) -> RandomSource:
         import hashlib
 
@@ -284,27 +338,22 @@ class GroupedKernel:
     def __call__(self, batches: Iterable[Any]) -> Iterator[Any]:
         import pyarrow as pa
 
-        from treedp._inputs import as_1d_array
-        from treedp.engines.grouped import column_array
-
         total = np.zeros(self.g * self.n_bins, dtype=np.int64)
+        missing = np.zeros(3, dtype=np.int64)  # values, keys, person ids (nan="error")
         if self.job.unit is not None:  # all rows of the partition's persons, together
             got = [b for b in batches if b.num_rows]
             if got:
-                table = pa.Table.from_batches(got)
-                values = as_1d_array(table.column(0))
-                codes = np.asarray(table.column(1).to_numpy(), dtype=np.int64)
-                person = column_array(table.column(2).to_numpy(), "privacy_unit")
-                part = count_bounded(values, [codes], person, self.job, self._source())
-                total += part.counts.ravel()
-            batches = []
-        for batch in batches:
-            if batch.num_rows == 0:
-                continue
-            values = as_1d_array(batch.column(0))
-            codes = np.asarray(batch.column(1).to_numpy(zero_copy_only=False), dtype=np.int64)
-            part = count_bounded(values, [codes], None, self.job, None)
-            total += part.counts.ravel()
+                self._count(pa.Table.from_batches(got), total, missing)
+        else:
+            for batch in batches:
+                if batch.num_rows:
+                    self._count(batch, total, missing)
+        for i in range(3):
+            if missing[i]:
+                yield pa.RecordBatch.from_arrays(
+                    [pa.array([-1 - i], pa.int64()), pa.array([missing[i]], pa.int64())],
+                    names=["cell", "count"],
+                )
         nz = np.flatnonzero(total)
         for start in range(0, max(nz.size, 1), _EMIT):
             idx = nz[start : start + _EMIT]
