@@ -275,7 +275,7 @@ def main() -> None:
         "--part",
         nargs="+",
         default=["memory", "engines"],
-        choices=["memory", "engines", "pipelinedp"],
+        choices=["memory", "engines", "pipelinedp", "tumult"],
     )
     parser.add_argument("--engines", nargs="+", default=["numpy", "files", "spark", "dask"])
     parser.add_argument("--repeats", type=int, default=3)
