@@ -40,13 +40,9 @@ def _configurations(n_groups: int, n_bins: int, b: ContributionBounds):
             yield rows
 
 
-@pytest.mark.parametrize(("m", "g", "c"), [(3, None, None), (4, 2, 3), (3, 3, 1), (5, 2, 2)])
-@pytest.mark.parametrize("neighbours", ["add_remove", "replace"])
-@pytest.mark.slow
-def test_brute_force_zcdp_loss_of_the_grouped_gaussian_release(m, g, c, neighbours) -> None:
-    """The zCDP loss of the actual release, ``Σ_l ‖Δ_l‖²/(2σ_l²)`` over every neighbouring
-    pair of small datasets, never exceeds the stated guarantee (and attains it for add/remove:
-    the L2² factor is exact)."""
+def _worst_loss(m, g, c, neighbours):
+    """The release's stated guarantee, its tree mechanism, and the worst zCDP loss
+    ``Σ_l ‖Δ_l‖²/(2σ_l²)`` of its noise over every neighbouring pair of small datasets."""
     n_groups, n_bins = 3, 4
     b = ContributionBounds.from_parameters("p", m, g, c)
     # a release over these bins and bounds: its mechanism and the stated guarantee
@@ -104,13 +100,30 @@ def test_brute_force_zcdp_loss_of_the_grouped_gaussian_release(m, g, c, neighbou
         worst = max(
             loss(levels(with_rows(o)), levels(with_rows(n))) for o in sample for n in sample
         )
-    stated = gr.guarantee
+    return gr.guarantee, mech, worst, b
+
+
+@pytest.mark.parametrize(("m", "g", "c"), [(3, None, None), (4, 2, 3), (3, 3, 1), (5, 2, 2)])
+@pytest.mark.parametrize("neighbours", ["add_remove", "replace"])
+@pytest.mark.slow
+def test_brute_force_zcdp_loss_of_the_grouped_gaussian_release(m, g, c, neighbours) -> None:
+    """The zCDP loss of the actual release over every neighbouring pair of small datasets
+    never exceeds the stated guarantee (and attains it for add/remove: L2² is exact)."""
+    stated, mech, worst, b = _worst_loss(m, g, c, neighbours)
     assert isinstance(stated, ZCDP)
     assert float(worst) <= stated.rho * (1 + 1e-12) and stated.rho <= 0.5
     expected = Fraction(b.l2_squared(neighbours)) * mech.rho_spent()
     if neighbours == "add_remove":  # attained: the L2² factor is not loose
         assert worst == expected
     assert math.isclose(stated.rho, float(expected), rel_tol=1e-12)
+
+
+def test_the_brute_force_catches_a_mutant_without_the_contribution_factor(monkeypatch) -> None:
+    """A release that forgets the L2² factor (noise for one row per person) states a loss
+    its noise exceeds: the brute force above flags it."""
+    monkeypatch.setattr(ContributionBounds, "l2_squared", lambda self, neighbours="": 1)
+    stated, _, worst, _ = _worst_loss(4, 2, 3, "add_remove")
+    assert float(worst) > stated.rho * 1.5
 
 
 def test_l2_squared_is_the_square_of_l2() -> None:
