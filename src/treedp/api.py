@@ -215,14 +215,10 @@ def release_cdf(
             raise InvalidParameterError(
                 "mechanism='dawa' is not available for a group-by release; use 'auto'."
             )
-        if epsilon is None or privacy is not None:
-            raise InvalidParameterError(
-                "A group-by release takes 'epsilon' (pure DP, discrete Laplace noise); "
-                "'privacy' (Gaussian noise) is for ungrouped releases."
-            )
         return release_grouped(
             values,
             epsilon=epsilon,
+            privacy=privacy,
             column=column,
             by=by,
             keys=keys,

@@ -48,9 +48,11 @@ from treedp.domain import NanPolicy
 from treedp.engines.base import check_nan_policy
 from treedp.engines.grouped import (
     GroupedCounts,
+    GroupedJob,
     bin_index,
     check_keys,
     column_array,
+    count_bounded,
     count_grouped_codes,
     encode_keys,
     missing_mask,
@@ -59,20 +61,23 @@ from treedp.exceptions import DataError, InvalidParameterError, InvalidTypeError
 from treedp.mechanisms._column import check_delta
 from treedp.noise import RandomSource, noise_scale
 from treedp.noise.families import DiscreteLaplace, float_at_least
+from treedp.noise.rng import resolve_source
 from treedp.privacy.accountant import Accountant, check_accountant
 from treedp.privacy.contribution import ContributionBounds, bound_contributions
-from treedp.privacy.measures import ApproxDP, PureDP
+from treedp.privacy.measures import ZCDP, ApproxDP, Measure, PureDP
 from treedp.privacy.spend import SpendRecord
 from treedp.release import Release
 from treedp.release.grouped import GroupedRelease
+from treedp.spec import rho_for_approx_dp
 
-__all__ = ["release_grouped", "selection_threshold"]
+__all__ = ["grouped_counts", "release_grouped", "selection_threshold"]
 
 
 def release_grouped(
     data: Any,
     *,
-    epsilon: float,
+    epsilon: float | None = None,
+    privacy: Measure | None = None,
     column: str | None = None,
     by: Any = None,
     keys: Sequence[Any] | None = None,
@@ -92,13 +97,23 @@ def release_grouped(
 
     Parameters
     ----------
-    data : DataFrame, mapping of columns, or array-like
-        A pandas or polars DataFrame, or a mapping of column name to 1-D array (then
-        ``column``, ``by`` and ``privacy_unit`` name columns); or the value column itself as
+    data : DataFrame, mapping of columns, table, files, or array-like
+        A pandas or polars DataFrame, a pyarrow Table, a mapping of column name to 1-D array,
+        a file input (a path, directory, glob, list of paths, :class:`treedp.FileSource` or
+        pyarrow Dataset: streamed, see :mod:`treedp.engines.grouped_files`), a Spark
+        DataFrame (:mod:`treedp.engines.grouped_spark`) or a Dask DataFrame
+        (:mod:`treedp.engines.grouped_dask`) — then ``column``, ``by`` and ``privacy_unit``
+        name columns, checked before any value is read; or the value column itself as
         an array (then ``by`` is a key array, or a tuple of key arrays for several ``by``
         columns, and ``privacy_unit`` a person-id array).
-    epsilon : float
-        The total budget, for the privacy unit.
+    epsilon : float, optional
+        The total pure-DP budget, for the privacy unit (discrete Laplace noise). Give this or
+        ``privacy``.
+    privacy : ZCDP, ApproxDP or PureDP, optional
+        A target guarantee for the privacy unit instead: ``ZCDP(rho)`` noises every key's tree
+        with exact discrete Gaussian noise at ``rho / L2²`` per person-level L2² (see the
+        module docstring); ``ApproxDP(epsilon, delta)`` does the same at the largest ``rho``
+        whose tight conversion is ``(epsilon, delta)``-DP. Needs public ``keys``.
     column : str, optional
         The value column (required for a table).
     by : str, sequence of str, array or tuple of arrays, optional
@@ -160,7 +175,28 @@ def release_grouped(
         raise InvalidTypeError(
             f"release_grouped got unexpected keyword arguments: {', '.join(sorted(unknown))}."
         )
-    epsilon = check_epsilon(epsilon)
+    rho_total: float | None = None
+    if privacy is not None:
+        if epsilon is not None:
+            raise InvalidParameterError(
+                "Give the budget once: either 'epsilon' (pure DP) or 'privacy' (a target "
+                "guarantee such as treedp.ZCDP(rho))."
+            )
+        if isinstance(privacy, PureDP):
+            epsilon = privacy.epsilon
+        elif isinstance(privacy, ZCDP):
+            rho_total = check_real(privacy.rho, "rho", 1e-12, 1e6)
+        elif isinstance(privacy, ApproxDP):
+            rho_total = rho_for_approx_dp(privacy.epsilon, privacy.delta)
+        else:
+            raise InvalidTypeError(
+                "The 'privacy' parameter must be a PureDP, ZCDP or ApproxDP. "
+                f"Got {type(privacy).__name__} instead."
+            )
+    if rho_total is None:
+        if epsilon is None:
+            raise InvalidParameterError("Give 'epsilon' or 'privacy' (the budget).")
+        epsilon = check_epsilon(epsilon)
     nan = check_nan_policy(nan)
     if neighbours not in ("add_remove", "replace"):
         raise InvalidParameterError(
@@ -175,6 +211,17 @@ def release_grouped(
     )
     if not by_cols and privacy_unit is None:
         raise InvalidParameterError("release_grouped needs 'by', a 'privacy_unit', or both.")
+    if rho_total is not None and keys is None and by_cols:
+        raise InvalidParameterError(
+            "Gaussian noise (privacy=ZCDP or ApproxDP) needs the public 'keys' (private key "
+            "selection is for pure epsilon)."
+        )
+    engine = _engine(data)
+    if engine != "memory" and keys is None and by_cols:
+        raise InvalidParameterError(
+            "Private key selection reads the keys in memory: on files, Spark and Dask give the "
+            "public 'keys'."
+        )
     if keys is not None:
         if delta is not None or selection_epsilon is not None:
             raise InvalidParameterError(
@@ -194,6 +241,7 @@ def release_grouped(
                 "(a thresholded noisy count per key; the release is then (epsilon, delta)-DP)."
             )
         delta = check_delta(delta)
+        assert epsilon is not None  # Gaussian noise needs public keys (checked above)
         eps_sel = (
             epsilon / 2
             if selection_epsilon is None
@@ -206,7 +254,13 @@ def release_grouped(
             )
         the_keys = None
     factor, _ = bounds.sensitivity(neighbours)
-    eps_tree = _scaled_epsilon(epsilon - eps_sel, factor)
+    tree_privacy: Measure | None = None
+    eps_tree: float | None = None
+    if rho_total is None:
+        assert epsilon is not None
+        eps_tree = _scaled_epsilon(epsilon - eps_sel, factor)
+    else:
+        tree_privacy = ZCDP(_scaled_epsilon(rho_total, bounds.l2_squared(neighbours)))
     opts = dict(release_options)
     the_bins = api._bins(opts.pop("bounds", None), opts.pop("bins", None), opts.pop("edges", None))
     plan, plan_cache = opts.pop("plan", None), opts.pop("plan_cache", None)
@@ -222,6 +276,7 @@ def release_grouped(
         opts.pop("postprocess", "monotone"),
         opts.pop("integer", False),
         nan=nan,
+        privacy=tree_privacy,
     )
     mech, est = configure(spec, plan=plan, plan_cache=plan_cache)
     source = api._source(rng)
@@ -230,12 +285,36 @@ def release_grouped(
         accountant.charge(
             SpendRecord(
                 mechanism=f"grouped_{mech.name}",
-                measure=PureDP(epsilon) if delta is None else ApproxDP(epsilon, delta),
+                measure=_target(epsilon, delta, rho_total),
                 neighbours=neighbours,
                 unit=bounds.unit_label,
                 parameters={"n_bins": the_bins.n_bins, "epsilon": epsilon, **bounds.describe()},
             )
         )
+    shared: dict[str, Any] = {
+        "mech": mech,
+        "estimator": est,
+        "spec_postprocess": spec.postprocess,
+        "integer": spec.integer,
+        "bins": the_bins,
+        "by": tuple(by_names),
+        "bounds": bounds,
+        "neighbours": neighbours,
+        "epsilon": math.inf if epsilon is None else epsilon,
+        "source": source,
+    }
+    if engine != "memory":  # files, Spark, Dask: bounded and counted by the engine
+        assert the_keys is not None
+        job = GroupedJob(
+            column=value_col.name,
+            by=tuple(by_names),
+            keys=the_keys,
+            unit=unit_name,
+            bounds=bounds,
+            bins=the_bins,
+            nan=nan,
+        )
+        return release_grouped_counts(_count_on(engine, data, job, source), **shared)
 
     # ---- data is read from here on
     values = as_1d_array(_read(data, value_col), "values")
@@ -269,19 +348,7 @@ def release_grouped(
         rows = rows[kept]
     counts = count_grouped_codes(bin_idx[rows], codes[rows], the_keys, the_bins.n_bins)
     return release_grouped_counts(
-        counts,
-        mech=mech,
-        estimator=est,
-        spec_postprocess=spec.postprocess,
-        integer=spec.integer,
-        bins=the_bins,
-        by=tuple(by_names),
-        bounds=bounds,
-        neighbours=neighbours,
-        epsilon=epsilon,
-        source=source,
-        selection=selection,
-        delta=0.0 if delta is None else delta,
+        counts, **shared, selection=selection, delta=0.0 if delta is None else delta
     )
 
 
@@ -324,8 +391,20 @@ def release_grouped_counts(
             )
         )
     factor, _ = bounds.sensitivity(neighbours)
+    guarantee: PureDP | ApproxDP | ZCDP
+    if getattr(mech, "noise", "laplace") == "gaussian":
+        rho = Fraction(bounds.l2_squared(neighbours)) * mech.rho_spent()
+        return GroupedRelease(
+            keys=counts.keys,
+            by=by,
+            releases=releases,
+            bounds=bounds,
+            neighbours=neighbours,
+            epsilon=epsilon,
+            guarantee=ZCDP(float_at_least(rho)),
+            selection=None,
+        )
     tree_eps = Fraction(factor) * mech.epsilon_spent()
-    guarantee: PureDP | ApproxDP
     if selection is None:
         guarantee = PureDP(float_at_least(tree_eps))
     else:
@@ -341,6 +420,62 @@ def release_grouped_counts(
         guarantee=guarantee,
         selection=selection,
     )
+
+
+def _target(epsilon: float | None, delta: float | None, rho: float | None) -> Measure:
+    """The guarantee an accountant is charged (the target, before any rounding down)."""
+    if rho is not None:
+        return ZCDP(rho)
+    assert epsilon is not None
+    return PureDP(epsilon) if delta is None else ApproxDP(epsilon, delta)
+
+
+def _engine(data: Any) -> str:
+    """``memory``, ``files``, ``spark`` or ``dask``, from the type alone (nothing is read)."""
+    from treedp.engines.grouped_files import is_file_input
+
+    if is_file_input(data):
+        return "files"
+    module = type(data).__module__
+    if module.startswith("pyspark.sql") and hasattr(data, "schema"):
+        return "spark"
+    if module.startswith(("dask.dataframe", "dask_expr")) and hasattr(data, "npartitions"):
+        return "dask"
+    return "memory"
+
+
+def grouped_counts(data: Any, job: GroupedJob, rng: RandomSource | None = None) -> GroupedCounts:
+    """The bounded ``(G × B)`` counts of a table on its engine, before any noise.
+
+    ``data`` is a table of any engine (mapping of columns, pandas / polars DataFrame, pyarrow
+    Table, file input, Spark or Dask DataFrame); ``job`` names its columns. This is what
+    :func:`release_grouped` noises; it is exposed for the conformance of the engines and is
+    not private (never publish its output).
+    """
+    source = resolve_source(rng)
+    engine = _engine(data)
+    if engine != "memory":
+        return _count_on(engine, data, job, source)
+    for name in job.columns:
+        _check_name(data, name, "column")
+    values = as_1d_array(_fetch(data, job.column), "values")
+    by = [column_array(_fetch(data, b), b) for b in job.by]
+    person = None if job.unit is None else column_array(_fetch(data, job.unit), "privacy_unit")
+    return count_bounded(values, by, person, job, source)
+
+
+def _count_on(engine: str, data: Any, job: GroupedJob, source: RandomSource) -> GroupedCounts:
+    if engine == "files":
+        from treedp.engines.grouped_files import count_grouped_files
+
+        return count_grouped_files(data, job, source)
+    if engine == "spark":
+        from treedp.engines.grouped_spark import count_grouped_spark
+
+        return count_grouped_spark(data, job, source)
+    from treedp.engines.grouped_dask import count_grouped_dask
+
+    return count_grouped_dask(data, job, source)
 
 
 def _scaled_epsilon(epsilon: float, factor: int) -> float:
@@ -450,12 +585,23 @@ def _codes(ids: np.ndarray) -> np.ndarray:
 
 
 def _is_table(data: Any) -> bool:
-    return isinstance(data, Mapping) or hasattr(data, "columns")
+    return (
+        isinstance(data, Mapping)
+        or hasattr(data, "columns")
+        or hasattr(data, "column_names")
+        or _engine(data) == "files"
+    )
 
 
 def _schema(data: Any) -> list[str]:
     if isinstance(data, Mapping):
         return [str(k) for k in data]
+    if _engine(data) == "files":
+        from treedp.engines.grouped_files import file_columns
+
+        return file_columns(data)
+    if hasattr(data, "column_names"):  # a pyarrow Table
+        return [str(c) for c in data.column_names]
     return [str(c) for c in data.columns]
 
 
@@ -476,7 +622,20 @@ def _check_name(data: Any, name: Any, param: str) -> str:
 def _fetch(data: Any, name: str) -> Any:
     if hasattr(data, "get_column"):  # polars
         return data.get_column(name)
+    if hasattr(data, "column_names"):  # a pyarrow Table: a ChunkedArray, as numpy
+        col = data.column(name)
+        if type(col.type).__name__ == "DictionaryType":
+            col = col.cast(col.type.value_type)
+        if col.null_count and col.type.num_fields == 0 and _arrow_numeric(col.type):
+            col = col.cast("float64")  # integers with nulls: NaN, as the file engine reads
+        return col.to_numpy()
     return data[name]
+
+
+def _arrow_numeric(t: Any) -> bool:
+    import pyarrow as pa
+
+    return bool(pa.types.is_integer(t) or pa.types.is_floating(t))
 
 
 def _named(data: Any, name: Any, param: str) -> Any:

@@ -1,4 +1,13 @@
-"""Reading group-by keys and text columns for ``treedp release --by`` and ``treedp query``."""
+"""``treedp release --by / --privacy-unit`` and ``treedp query`` on grouped releases.
+
+``treedp release`` with ``--by`` or ``--privacy-unit`` streams every file form the ungrouped
+command takes (a file, several files, a directory, a glob; CSV, Parquet, Arrow) through the
+grouped files engine (:mod:`treedp.engines.grouped_files`: bounded memory; with a privacy unit,
+a two-pass spill by person id). Keys from ``--keys`` are text: for Parquet and Arrow inputs they
+are converted to the type of their ``by`` column (read from the schema, no values); CSV key
+columns are text. The budget is ``--epsilon`` (Laplace), ``--rho`` or ``--epsilon --delta``
+(Gaussian, public keys); ``--ledger`` is charged before any value is read.
+"""
 
 from __future__ import annotations
 
@@ -14,7 +23,7 @@ import numpy as np
 
 from treedp.exceptions import InvalidParameterError, MissingDependencyError
 
-__all__ = ["query_grouped", "read_keys", "read_text_column"]
+__all__ = ["query_grouped", "read_keys", "read_text_column", "run_grouped", "typed_keys"]
 
 
 def read_keys(path: str, n_by: int) -> list[Any]:
@@ -27,6 +36,107 @@ def read_keys(path: str, n_by: int) -> list[Any]:
     if n_by <= 1:
         return lines
     return [tuple(field.strip() for field in line.split(",")) for line in lines]
+
+
+def typed_keys(keys: list[Any], source: Any, by: list[str]) -> list[Any]:
+    """Text keys converted to the types of the ``by`` columns of a Parquet / Arrow input (its
+    schema only is read); CSV inputs keep text keys."""
+    from treedp.engines.grouped_files import _Input
+
+    inp = _Input(source)
+    if inp.dataset is None:
+        return keys
+    import pyarrow as pa
+
+    def convert(text: Any, name: str) -> Any:
+        if name not in inp.names:
+            return text  # the release reports the unknown column
+        t = inp.dataset.schema.field(name).type
+        if pa.types.is_dictionary(t):
+            t = t.value_type
+        try:
+            if pa.types.is_integer(t):
+                return int(text)
+            if pa.types.is_floating(t):
+                return float(text)
+            if pa.types.is_boolean(t):
+                return {"true": True, "false": False}[str(text).strip().lower()]
+        except (ValueError, KeyError):
+            raise InvalidParameterError(
+                f"A key in --keys is not a value of the column '{name}' (type {t})."
+            ) from None
+        return text
+
+    if len(by) == 1:
+        return [convert(k, by[0]) for k in keys]
+    return [tuple(convert(v, n) for v, n in zip(k, by, strict=False)) for k in keys]
+
+
+def run_grouped(args: argparse.Namespace) -> None:
+    """Run ``treedp release`` with ``--by`` and/or ``--privacy-unit`` (any file form)."""
+    import treedp
+    from treedp.cli._common import SEEDED, points
+    from treedp.cli.budget import ledger_from_args, remaining_line
+    from treedp.cli.plan import budget_from
+    from treedp.cli.quantiles import bounds_arg
+    from treedp.engines.files import FileSource
+
+    delimiter = args.delimiter
+    if delimiter is not None and delimiter in ("\\t", "tab"):
+        delimiter = "\t"
+    source = FileSource(
+        args.input[0] if len(args.input) == 1 else list(args.input),
+        delimiter=delimiter,
+        encoding=args.encoding,
+    )
+    by = list(args.by or [])
+    keys = read_keys(args.keys, len(by)) if args.keys else None
+    if keys is not None and by:
+        keys = typed_keys(keys, source, by)
+    rng = (
+        treedp.InsecureSeededSource(args.insecure_seed) if args.insecure_seed is not None else None
+    )
+    branching: Any = args.branching
+    if branching is not None and len(branching) == 1:
+        branching = branching[0]
+    ledger = ledger_from_args(args)
+    try:
+        grouped = treedp.release_grouped(
+            source,
+            **budget_from(args),
+            column=args.column,
+            by=by or None,
+            keys=keys,
+            privacy_unit=args.privacy_unit,
+            max_contributions=args.max_contributions,
+            max_groups=args.max_groups,
+            max_contributions_per_group=args.max_contributions_per_group,
+            delta=args.selection_delta,
+            neighbours=args.neighbours,
+            nan=args.nan,
+            rng=rng,
+            accountant=ledger,
+            bounds=bounds_arg(args.bounds),
+            bins=args.bins,
+            edges=points(args.edges) if args.edges else None,
+            mechanism=args.mechanism,
+            branching=branching,
+            level_budgets=args.level_budgets,
+            estimator=args.estimator,
+            postprocess=args.postprocess,
+            integer=args.integer,
+        )
+        grouped.save(args.out)
+        warning = SEEDED if grouped.seeded else ""
+        print(
+            f"wrote {args.out}: {len(grouped)} groups by {', '.join(grouped.by) or '-'}, "
+            f"{grouped.guarantee} for unit {grouped.unit} ({grouped.neighbours}){warning}"
+        )
+        if ledger is not None:
+            print(remaining_line(ledger))
+    finally:
+        if ledger is not None:
+            ledger.close()
 
 
 def read_text_column(path: str, column: str) -> np.ndarray:
@@ -106,6 +216,11 @@ def query_grouped(args: argparse.Namespace) -> None:
         wanted: Any = args.key
         if len(grouped.by) > 1:
             wanted = tuple(field.strip() for field in args.key.split(","))
+        if wanted not in grouped:  # keys of numeric columns: matched by their text
+            by_text = {
+                (tuple(map(str, k)) if isinstance(k, tuple) else str(k)): k for k in grouped.keys
+            }
+            wanted = by_text.get(wanted, wanted)
         if wanted not in grouped:
             raise InvalidParameterError(f"The key {args.key!r} is not one of the released keys.")
         keys = [wanted]

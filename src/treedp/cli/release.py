@@ -21,7 +21,6 @@ from treedp.cli.quantiles import bounds_arg
 from treedp.engines.base import NAN_POLICIES
 from treedp.engines.files import FileSource, resolve_paths
 from treedp.estimation import ESTIMATORS, POSTPROCESS
-from treedp.io import read_column
 from treedp.mechanisms.factory import MECHANISMS
 
 __all__ = ["register", "run"]
@@ -232,51 +231,7 @@ def _remaining(ledger: treedp.Ledger | None) -> None:
 
 
 def _run_grouped(args: argparse.Namespace) -> None:
-    """``--by`` / ``--privacy-unit``: a grouped release (keys and ids matched as text)."""
-    from treedp.cli._grouped import read_keys, read_text_column
+    """``--by`` / ``--privacy-unit``: a grouped release, streamed (see ``cli/_grouped.py``)."""
+    from treedp.cli._grouped import run_grouped
 
-    if len(args.input) != 1 or args.ledger is not None or args.rho is not None:
-        raise treedp.InvalidParameterError(
-            "--by / --privacy-unit take one input file and --epsilon (no --ledger or --rho yet)."
-        )
-    path = args.input[0]
-    keys = read_keys(args.keys, len(args.by or [])) if args.keys else None
-    table: dict[str, Any] = {args.column: read_column(path, args.column)}
-    for name in [*(args.by or []), *([args.privacy_unit] if args.privacy_unit else [])]:
-        table[name] = read_text_column(path, name)
-    rng = (
-        treedp.InsecureSeededSource(args.insecure_seed) if args.insecure_seed is not None else None
-    )
-    branching: Any = args.branching
-    if branching is not None and len(branching) == 1:
-        branching = branching[0]
-    grouped = treedp.release_grouped(
-        table,
-        column=args.column,
-        by=args.by,
-        keys=keys,
-        privacy_unit=args.privacy_unit,
-        max_contributions=args.max_contributions,
-        max_groups=args.max_groups,
-        max_contributions_per_group=args.max_contributions_per_group,
-        delta=args.selection_delta,
-        epsilon=args.epsilon,
-        neighbours=args.neighbours,
-        nan=args.nan,
-        rng=rng,
-        bounds=bounds_arg(args.bounds),
-        bins=args.bins,
-        edges=points(args.edges) if args.edges else None,
-        mechanism=args.mechanism,
-        branching=branching,
-        level_budgets=args.level_budgets,
-        estimator=args.estimator,
-        postprocess=args.postprocess,
-        integer=args.integer,
-    )
-    grouped.save(args.out)
-    warning = SEEDED if grouped.seeded else ""
-    print(
-        f"wrote {args.out}: {len(grouped)} groups by {', '.join(grouped.by)}, "
-        f"{grouped.guarantee} for unit {grouped.unit} ({grouped.neighbours}){warning}"
-    )
+    run_grouped(args)

@@ -24,12 +24,16 @@ from treedp.domain import Bins
 from treedp.engines.base import BinCounts, NanPolicy
 from treedp.engines.local import datetime_ticks
 from treedp.exceptions import DataError, InvalidParameterError, InvalidTypeError
+from treedp.noise import RandomSource
+from treedp.privacy.contribution import ContributionBounds, bound_contributions
 
 __all__ = [
     "GroupedCounts",
+    "GroupedJob",
     "bin_index",
     "check_keys",
     "column_array",
+    "count_bounded",
     "count_grouped",
     "count_grouped_codes",
     "encode_keys",
@@ -392,3 +396,85 @@ def count_grouped(
     return count_grouped_codes(
         bin_index(values, bins, nan), encode_keys(by, keys, nan), keys, bins.n_bins
     )
+
+
+# ---------------------------------------------------------------------- the engines' job
+@dataclass(frozen=True)
+class GroupedJob:
+    """What every grouped engine computes: public inputs only, validated by the caller.
+
+    Attributes
+    ----------
+    column : str
+        The value column.
+    by : tuple of str
+        The group-by columns (empty: one group keyed ``()``).
+    keys : tuple
+        The public keys (``((),)`` without ``by``).
+    unit : str or None
+        The person-id column (None: one row is one person, no bounding).
+    bounds : ContributionBounds
+        The per-person bounds.
+    bins : Bins
+        The public bins.
+    nan : {"error", "drop"}
+        Missing values, keys or person ids.
+    """
+
+    column: str
+    by: tuple[str, ...]
+    keys: tuple[Key, ...]
+    unit: str | None
+    bounds: ContributionBounds
+    bins: Bins
+    nan: NanPolicy
+
+    @property
+    def columns(self) -> list[str]:
+        """The columns an engine reads (value, by, unit), each once."""
+        names = [self.column, *self.by, *([self.unit] if self.unit is not None else [])]
+        return list(dict.fromkeys(names))
+
+
+def person_missing_error() -> DataError:
+    """The error for a missing person id under ``nan="error"`` (the same on every engine)."""
+    return DataError(
+        "The 'privacy_unit' column contains missing ids. Pass nan='drop' to leave those "
+        "records out, or clean the column first."
+    )
+
+
+def count_bounded(
+    values: np.ndarray,
+    by: Sequence[np.ndarray],
+    person: np.ndarray | None,
+    job: GroupedJob,
+    source: RandomSource | None,
+) -> GroupedCounts:
+    """Bound (if ``person`` is given) and count one table's rows: the in-memory pipeline.
+
+    Records with a missing value, key or person id are refused or dropped (``job.nan``);
+    records whose key is not public are dropped; then each person's rows beyond the bounds
+    are dropped by uniform sampling (:func:`bound_contributions`, randomness from
+    ``source``) and the rest counted. It is also every engine's kernel for a chunk or
+    partition that holds all rows of its persons (or any chunk without a privacy unit).
+    """
+    bin_idx = bin_index(values, job.bins, job.nan)
+    keep = bin_idx >= 0
+    if person is not None:
+        gone = missing_mask(person)
+        if job.nan == "error" and gone.any():
+            raise person_missing_error()
+        keep &= ~gone
+    codes = encode_keys(by, job.keys, job.nan) if by else np.zeros(values.size, dtype=np.int64)
+    keep &= codes >= 0
+    rows = np.flatnonzero(keep)
+    if person is not None:
+        if source is None:
+            raise InvalidParameterError("Contribution bounding needs a random source.")
+        kept = bound_contributions(
+            person[rows], codes[rows] if by else None, job.bounds, source, len(job.keys)
+        )
+        rows = rows[kept]
+    counts = count_grouped_codes(bin_idx[rows], codes[rows], job.keys, job.bins.n_bins)
+    return GroupedCounts(job.keys, counts.counts, int(values.size - rows.size))

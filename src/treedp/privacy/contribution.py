@@ -157,6 +157,19 @@ class ContributionBounds:
         s = m - q * c if q < g else 0
         return math.sqrt(q * c * c + min(s, c) ** 2)
 
+    def l2_squared(self, neighbours: str = "add_remove") -> int:
+        """The exact squared L2 change ``q·c² + s²`` (twice that for ``replace``): the factor
+        by which a person-level zCDP loss exceeds the record-level one.
+
+        Under ``replace`` the change is ``v' − v`` for two non-negative vectors, whose squared
+        norm is at most ``‖v'‖² + ‖v‖²`` (the cross term is not positive): ``2·L2²``.
+        """
+        m, g, c = self.max_contributions, self.max_groups, self.max_contributions_per_group
+        q = min(g, m // c)
+        s = m - q * c if q < g else 0
+        sq = q * c * c + min(s, c) ** 2
+        return 2 * sq if neighbours == "replace" else sq
+
     @property
     def per_group_l1(self) -> int:
         """L1 change of one group's vector alone: ``min(c, m)``."""

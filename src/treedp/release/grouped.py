@@ -31,7 +31,7 @@ import numpy as np
 from treedp._atomic import atomic_write
 from treedp.exceptions import InvalidParameterError, ReleaseFormatError, TreeDPError
 from treedp.privacy.contribution import ContributionBounds
-from treedp.privacy.measures import ApproxDP, PureDP
+from treedp.privacy.measures import ZCDP, ApproxDP, PureDP
 from treedp.privacy.spend import SpendRecord
 from treedp.release import queries
 from treedp.release.record import Release
@@ -58,10 +58,11 @@ class GroupedRelease:
     neighbours : {"add_remove", "replace"}
         Add/remove one person, or replace one person's rows by another's.
     epsilon : float
-        The total budget.
-    guarantee : PureDP or ApproxDP
+        The total pure-DP budget (``inf`` for Gaussian noise, whose budget is the ``rho`` of
+        :attr:`guarantee`).
+    guarantee : PureDP, ApproxDP or ZCDP
         What the whole grouped release satisfies for the privacy unit (ApproxDP when the keys
-        were selected privately).
+        were selected privately; ZCDP with Gaussian noise, ``L2²`` times the trees' loss).
     selection : dict or None
         How the keys were selected privately (epsilon, delta, noise scale, threshold), or None
         when the keys were public.
@@ -76,7 +77,7 @@ class GroupedRelease:
         bounds: ContributionBounds,
         neighbours: str,
         epsilon: float,
-        guarantee: PureDP | ApproxDP,
+        guarantee: PureDP | ApproxDP | ZCDP,
         selection: dict[str, Any] | None = None,
     ) -> None:
         if len(keys) != len(releases):
@@ -100,7 +101,7 @@ class GroupedRelease:
     bounds: ContributionBounds
     neighbours: str
     epsilon: float
-    guarantee: PureDP | ApproxDP
+    guarantee: PureDP | ApproxDP | ZCDP
     selection: dict[str, Any] | None
 
     def __setattr__(self, name: str, value: Any) -> None:
@@ -141,7 +142,10 @@ class GroupedRelease:
 
     @property
     def contribution_factor(self) -> int:
-        """``Δ``: the L1 change of a level vector over all groups for one neighbour step."""
+        """``Δ``: the L1 change of a level vector over all groups for one neighbour step
+        (Laplace noise), or its squared L2 change ``L2²`` (Gaussian noise, zCDP)."""
+        if isinstance(self.guarantee, ZCDP):
+            return self.bounds.l2_squared(self.neighbours)
         return self.bounds.sensitivity(self.neighbours)[0]
 
     # ------------------------------------------------------------------ queries across keys
@@ -205,7 +209,7 @@ class GroupedRelease:
             unit=self.unit,
             parameters={
                 "keys": len(self.keys),
-                "epsilon": self.epsilon,
+                "epsilon": None if self.epsilon == float("inf") else self.epsilon,
                 "n_bins": first.bins.n_bins,
                 "contribution_factor": self.contribution_factor,
                 **self.bounds.describe(),
@@ -220,12 +224,16 @@ class GroupedRelease:
             "by": list(self.by),
             "bounds": self.bounds.describe(),
             "neighbours": self.neighbours,
-            "epsilon": self.epsilon,
-            "guarantee": {
-                "kind": "approx" if isinstance(g, ApproxDP) else "pure",
-                "epsilon": g.epsilon,
-                "delta": g.delta if isinstance(g, ApproxDP) else 0.0,
-            },
+            "epsilon": None if self.epsilon == float("inf") else self.epsilon,
+            "guarantee": (
+                {"kind": "zcdp", "rho": g.rho}
+                if isinstance(g, ZCDP)
+                else {
+                    "kind": "approx" if isinstance(g, ApproxDP) else "pure",
+                    "epsilon": g.epsilon,
+                    "delta": g.delta if isinstance(g, ApproxDP) else 0.0,
+                }
+            ),
             "unit": self.unit,
             "selection": self.selection,
         }
@@ -425,23 +433,35 @@ def _from_document(zf: zipfile.ZipFile, document: Any, label: str) -> GroupedRel
             b["unit"], b["max_contributions"], b["max_groups"], b["max_contributions_per_group"]
         )
         g = meta["guarantee"]
-        guarantee: PureDP | ApproxDP = (
-            ApproxDP(g["epsilon"], g["delta"]) if g["kind"] == "approx" else PureDP(g["epsilon"])
-        )
         neighbours = meta["neighbours"]
         if neighbours not in ("add_remove", "replace"):
             raise ReleaseFormatError("unknown neighbour relation")
-        factor = bounds.sensitivity(neighbours)[0]
-        stated = float(first.mechanism.epsilon_spent()) * factor
-        if stated > guarantee.epsilon * (1 + 1e-9):
-            raise ReleaseFormatError("the stated guarantee does not match the noise scales")
+        guarantee: PureDP | ApproxDP | ZCDP
+        if g["kind"] == "zcdp":
+            guarantee = ZCDP(g["rho"])
+            rho_spent = getattr(first.mechanism, "rho_spent", None)
+            if rho_spent is None:
+                raise ReleaseFormatError("a zCDP guarantee needs a Gaussian tree")
+            stated = float(rho_spent()) * bounds.l2_squared(neighbours)
+            if stated > guarantee.rho * (1 + 1e-9):
+                raise ReleaseFormatError("the stated guarantee does not match the noise scales")
+        else:
+            guarantee = (
+                ApproxDP(g["epsilon"], g["delta"])
+                if g["kind"] == "approx"
+                else PureDP(g["epsilon"])
+            )
+            factor = bounds.sensitivity(neighbours)[0]
+            stated = float(first.mechanism.epsilon_spent()) * factor
+            if stated > guarantee.epsilon * (1 + 1e-9):
+                raise ReleaseFormatError("the stated guarantee does not match the noise scales")
         return GroupedRelease(
             keys=keys,
             by=by,
             releases=releases,
             bounds=bounds,
             neighbours=neighbours,
-            epsilon=float(meta["epsilon"]),
+            epsilon=float("inf") if meta["epsilon"] is None else float(meta["epsilon"]),
             guarantee=guarantee,
             selection=meta["selection"],
         )
