@@ -44,6 +44,8 @@ from treedp.noise import RandomSource, resolve_source
 from treedp.noise.discrete_laplace import sample_discrete_laplace
 from treedp.noise.rational import noise_scale
 from treedp.privacy import PureDP
+from treedp.privacy.accountant import Accountant, check_accountant
+from treedp.privacy.spend import SpendRecord
 
 __all__ = [
     "CONTRACT",
@@ -204,6 +206,7 @@ def private_bounds(
     nan: str = "error",
     allowance: float | None = None,
     rng: RandomSource | None = None,
+    accountant: Accountant | None = None,
 ) -> BoundsResult:
     """Bounds ``(lo, hi)`` of a numeric column under pure ε-DP, from a public grid.
 
@@ -246,6 +249,11 @@ def private_bounds(
     allowance : float, optional
         The threshold ``k`` (public). Default ``2 t_ν``, twice the query noise scale.
     rng : RandomSource, optional
+    accountant : Accountant, optional
+        A budget (:class:`treedp.Accountant` or a file ledger) charged ``PureDP(ε_spent)``
+        after every check (the data read included) and before any noise is drawn; a charge
+        past its total raises :class:`~treedp.exceptions.BudgetExceededError` and nothing is
+        drawn or released.
 
     Returns
     -------
@@ -260,6 +268,21 @@ def private_bounds(
     .. [LSL17] M. Lyu, D. Su, N. Li. "Understanding the Sparse Vector Technique for
        Differential Privacy". PVLDB 2017.
     """
+    return _private_bounds(values, epsilon, neighbours, nan, allowance, rng, accountant, None)
+
+
+def _private_bounds(
+    values: Any,
+    epsilon: Any,
+    neighbours: Any,
+    nan: Any,
+    allowance: Any,
+    rng: RandomSource | None,
+    accountant: Accountant | None,
+    charge: SpendRecord | None,
+) -> BoundsResult:
+    """Validate, read the data, charge (``charge``, else this call's own spend), then scan."""
+    check_accountant(accountant)
     eps = check_epsilon(epsilon)
     relation = check_neighbours(neighbours, NEIGHBOURS)
     policy = check_nan(nan, relation)
@@ -276,6 +299,16 @@ def private_bounds(
     if unit is not None:
         raise InvalidTypeError("private_bounds takes numbers, not datetimes.")
     x = np.sort(np.asarray(data, dtype=np.float64))
+    if accountant is not None:  # committed before any noise is drawn (fail closed)
+        loss = _scales(eps / 2, relation)[2]
+        own = SpendRecord(
+            CONTRACT.name,
+            PureDP(float_up(2 * loss)),
+            relation,
+            "record",
+            {"epsilon": eps, "allowance": allowance, "nan": policy},
+        )
+        accountant.charge(own if charge is None else charge)
     lo, hi, t_rho, t_nu, spent, k = _bounds(x, eps, relation, allowance, source)
     return BoundsResult(
         value=(lo, hi),
@@ -300,12 +333,18 @@ def split_private_bounds(
     neighbours: str = "add_remove",
     nan: str = "error",
     rng: RandomSource | None = None,
+    accountant: Accountant | None = None,
+    charge: SpendRecord | None = None,
 ) -> tuple[tuple[float, float], float, BoundsResult]:
     """Spend ``share · ε`` on :func:`private_bounds`; return the bounds and the rest of ε.
 
     With ``integers=True`` the bounds are rounded outwards to integers (post-processing), for
     ``bins="integers"``. The caller releases with the returned remaining budget; the total
     is ``PureDP(bounds.epsilon_spent + remaining)``, at most ``epsilon``.
+
+    With an ``accountant``, ``charge`` (the caller's record of the whole release, bounds and
+    rest; by default ``PureDP(epsilon)``) is charged once, after every check and the data read
+    and before any noise is drawn; the caller then releases without charging again.
 
     Returns
     -------
@@ -319,7 +358,15 @@ def split_private_bounds(
             f"The 'bounds_share' parameter must be a float in (0, 1). Got {share!r}."
         )
     eps = check_epsilon(epsilon)
-    result = private_bounds(values, epsilon=eps * share, neighbours=neighbours, nan=nan, rng=rng)
+    if accountant is not None and charge is None:
+        charge = SpendRecord(
+            "split_private_bounds",
+            PureDP(eps),
+            check_neighbours(neighbours, NEIGHBOURS),
+            "record",
+            {"epsilon": eps, "bounds_share": share, "nan": nan},
+        )
+    result = _private_bounds(values, eps * share, neighbours, nan, None, rng, accountant, charge)
     lo, hi = result.lo, result.hi
     if integers:
         lo, hi = float(math.floor(lo)), float(math.ceil(hi))
