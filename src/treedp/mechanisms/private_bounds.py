@@ -64,6 +64,11 @@ MAX_OCTAVE = 1000
 NEIGHBOURS: tuple[str, ...] = ("add_remove", "replace")
 #: Grid steps added beyond each scan's stop (post-processing).
 MARGIN = 1
+#: The same for integer data (``split_private_bounds(integers=True)``): none. Integer columns
+#: often end in a top-coded point mass (Adult ``age`` 90, ``capital_gain`` 99999) that the
+#: stop lies just inside of, and the bounds are rounded outwards to integers anyway; one more
+#: 19% step only adds empty bins (Adult age: [13, 107] instead of [15, 90]).
+INTEGER_MARGIN = 0
 #: The default share of a budget spent on private bounds by ``bounds="private"``.
 DEFAULT_SHARE = 0.1
 CONTRACT = Contract(
@@ -184,15 +189,20 @@ def _scan_down(
 
 
 def _bounds(
-    x: np.ndarray, epsilon: float, relation: str, allowance: float | None, source: RandomSource
+    x: np.ndarray,
+    epsilon: float,
+    relation: str,
+    allowance: float | None,
+    source: RandomSource,
+    margin: int = MARGIN,
 ) -> tuple[float, float, Fraction, Fraction, Fraction, float]:
     """``hi`` by the upward scan from 0, then ``lo`` by the downward scan from ``hi``."""
     t_rho, t_nu, loss = _scales(epsilon / 2, relation)
     k = 2 * float(t_nu) if allowance is None else float(allowance)
-    # Post-processing of each stop: MARGIN candidates further out.
-    hi = float(GRID[min(_scan_up(x, t_rho, t_nu, k, source) + MARGIN, GRID.size - 1)])
+    # Post-processing of each stop: ``margin`` candidates further out.
+    hi = float(GRID[min(_scan_up(x, t_rho, t_nu, k, source) + margin, GRID.size - 1)])
     down = lower_candidates(hi)
-    lo = float(down[min(_scan_down(x, down, t_rho, t_nu, k, source) + MARGIN, down.size - 1)])
+    lo = float(down[min(_scan_down(x, down, t_rho, t_nu, k, source) + margin, down.size - 1)])
     if lo >= hi:  # post-processing (no or very few records): a non-empty range
         lo, hi = min(lo, hi), max(lo, hi) + float(GRID[1])
     return lo, hi, t_rho, t_nu, 2 * loss, k
@@ -268,7 +278,9 @@ def private_bounds(
     .. [LSL17] M. Lyu, D. Su, N. Li. "Understanding the Sparse Vector Technique for
        Differential Privacy". PVLDB 2017.
     """
-    return _private_bounds(values, epsilon, neighbours, nan, allowance, rng, accountant, None)
+    return _private_bounds(
+        values, epsilon, neighbours, nan, allowance, rng, accountant, None, MARGIN
+    )
 
 
 def _private_bounds(
@@ -280,6 +292,7 @@ def _private_bounds(
     rng: RandomSource | None,
     accountant: Accountant | None,
     charge: SpendRecord | None,
+    margin: int,
 ) -> BoundsResult:
     """Validate, read the data, charge (``charge``, else this call's own spend), then scan."""
     check_accountant(accountant)
@@ -309,7 +322,7 @@ def _private_bounds(
             {"epsilon": eps, "allowance": allowance, "nan": policy},
         )
         accountant.charge(own if charge is None else charge)
-    lo, hi, t_rho, t_nu, spent, k = _bounds(x, eps, relation, allowance, source)
+    lo, hi, t_rho, t_nu, spent, k = _bounds(x, eps, relation, allowance, source, margin)
     return BoundsResult(
         value=(lo, hi),
         guarantee=PureDP(float_up(spent)),
@@ -338,7 +351,8 @@ def split_private_bounds(
 ) -> tuple[tuple[float, float], float, BoundsResult]:
     """Spend ``share · ε`` on :func:`private_bounds`; return the bounds and the rest of ε.
 
-    With ``integers=True`` the bounds are rounded outwards to integers (post-processing), for
+    With ``integers=True`` the scans' stops are taken without the extra grid step
+    (:data:`INTEGER_MARGIN`) and rounded outwards to integers (post-processing), for
     ``bins="integers"``. The caller releases with the returned remaining budget; the total
     is ``PureDP(bounds.epsilon_spent + remaining)``, at most ``epsilon``.
 
@@ -366,7 +380,10 @@ def split_private_bounds(
             "record",
             {"epsilon": eps, "bounds_share": share, "nan": nan},
         )
-    result = _private_bounds(values, eps * share, neighbours, nan, None, rng, accountant, charge)
+    margin = INTEGER_MARGIN if integers else MARGIN
+    result = _private_bounds(
+        values, eps * share, neighbours, nan, None, rng, accountant, charge, margin
+    )
     lo, hi = result.lo, result.hi
     if integers:
         lo, hi = float(math.floor(lo)), float(math.ceil(hi))
