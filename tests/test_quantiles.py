@@ -283,3 +283,12 @@ def test_cli_quantiles_charges_a_ledger(tmp_path, capsys) -> None:  # type: igno
     assert main([*args, "--bounds", "17", "90", "--ledger", str(path)]) == 2
     with treedp.open_ledger(path, "d") as led:
         assert led.spent.epsilon == pytest.approx(1.0)
+    capsys.readouterr()
+    release = ["release", str(data), "--column", "age", "--bounds", "private"]
+    release += ["--bins", "integers", "--out", str(tmp_path / "r.zip"), *ledger]
+    assert main([*release, "--epsilon", "0.5"]) == 0  # the rest of the total, charged once
+    assert "remaining epsilon=0" in capsys.readouterr().out
+    assert main([*release, "--epsilon", "0.1"]) != 0
+    assert "Nothing was charged" in capsys.readouterr().err
+    with treedp.open_ledger(path, "d") as led:
+        assert led.spent.epsilon == pytest.approx(1.5) and len(led.history) == 2
