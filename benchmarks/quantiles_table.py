@@ -280,7 +280,15 @@ def main() -> None:
     ap.add_argument("--eps", nargs="+", type=float, default=[0.1, 1.0])
     ap.add_argument("--ms", nargs="+", type=int, default=list(MS))
     ap.add_argument("--json", help="also write the per-cell means here")
+    ap.add_argument("--summary", nargs="+", metavar="JSON", help="only summarise saved --json runs")
     args = ap.parse_args()
+    if args.summary:
+        cells = []
+        for path in args.summary:
+            with open(path) as f:
+                cells += json.load(f)
+        summarise(cells)
+        return
     if args.quick:
         args.dists, args.ns, args.ms = ["normal", "poisson3"], [10**3], [1, 5, 99]
     print(
@@ -317,6 +325,42 @@ def main() -> None:
     if args.json:
         with open(args.json, "w") as f:
             json.dump(cells, f, indent=1)
+    summarise(cells)
+
+
+def summarise(cells: list[dict[str, Any]]) -> None:
+    """The goal counts: auto within 1.2x of the best method; auto below every peer."""
+    within, misses, peer_rows = 0, [], []
+    for c in cells:
+        bins = DISTS[c["data"]][2]
+        chosen = choose_method(c["m"], epsilon=c["eps"], bins=bins)
+        best_key = min((k for k in METHODS if k in c), key=lambda k: c[k])
+        ratio = c[chosen] / max(c[best_key], 1e-9)
+        if ratio <= 1.2:
+            within += 1
+        else:
+            misses.append(
+                f"{c['data']} n={c['n']:.0e} ε={c['eps']} m={c['m']}: "
+                f"{chosen} {c[chosen]:.1f} vs {best_key} {c[best_key]:.1f} "
+                f"({ratio:.2f}x)"
+            )
+        got = [k for k in PEERS if k in c]
+        if got:
+            worse = [k for k in got if c[k] < c[chosen]]
+            peer_rows.append((c, chosen, worse))
+    print(f"\nauto within 1.2x of the best of {METHODS}: {within} of {len(cells)} cells")
+    for line in misses:
+        print(f"* {line}")
+    beaten = [(c, ch, w) for c, ch, w in peer_rows if w]
+    print(
+        f"\nauto below every peer in {len(peer_rows) - len(beaten)} of {len(peer_rows)} "
+        "peer cells; where a peer is better:"
+    )
+    for c, ch, worse in beaten:
+        peers_txt = ", ".join(f"{k} {c[k]:.1f}" for k in worse)
+        print(
+            f"* {c['data']} n={c['n']:.0e} ε={c['eps']} m={c['m']}: {ch} {c[ch]:.1f} vs {peers_txt}"
+        )
 
 
 if __name__ == "__main__":
