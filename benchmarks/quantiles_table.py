@@ -287,36 +287,21 @@ def main() -> None:
         for path in args.summary:
             with open(path) as f:
                 cells += json.load(f)
-        summarise(cells)
+        summarise(cells, table=True)
         return
     if args.quick:
         args.dists, args.ns, args.ms = ["normal", "poisson3"], [10**3], [1, 5, 99]
-    print(
-        "| data | n | ε | m | auto | recursive | exp/m | jointexp | tree | best ratio | "
-        "diffprivlib | opendp | pydp |"
-    )
-    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+    print(HEADER)
     start = time.time()
     cells = []
     for name in args.dists:
         draw = DISTS[name][0]
-        bins = DISTS[name][2]
         for n in args.ns:
             xs = np.sort(draw(np.random.default_rng(0), n))
             for eps in args.eps:
                 for m in args.ms:
                     mean = cell(name, n, eps, m, xs, args.reps, args.peer_reps)
-                    chosen = choose_method(m, epsilon=eps, bins=bins)
-                    auto = mean[chosen]
-                    best = min(mean[k] for k in METHODS if k in mean)
-                    print(
-                        f"| {name} | {n:.0e} | {eps} | {m} | {auto:.1f} ({chosen}) | "
-                        + " | ".join(_fmt(mean, k) for k in METHODS)
-                        + f" | {auto / max(best, 1e-9):.2f} | "
-                        + " | ".join(_fmt(mean, k) for k in PEERS)
-                        + " |",
-                        flush=True,
-                    )
+                    print(row({"data": name, "n": n, "eps": eps, "m": m, **mean}), flush=True)
                     cells.append({"data": name, "n": n, "eps": eps, "m": m, **mean})
     print(
         f"\n{args.reps} repetitions per cell ({args.peer_reps} for peers); "
@@ -328,8 +313,32 @@ def main() -> None:
     summarise(cells)
 
 
-def summarise(cells: list[dict[str, Any]]) -> None:
+HEADER = (
+    "| data | n | ε | m | auto | recursive | exp/m | jointexp | tree | best ratio | "
+    "diffprivlib | opendp | pydp |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|"
+)
+
+
+def row(c: dict[str, Any]) -> str:
+    """One Markdown row of a cell's means (``auto`` is the chosen method's column)."""
+    chosen = choose_method(c["m"], epsilon=c["eps"], bins=DISTS[c["data"]][2])
+    auto = c[chosen]
+    best = min(c[k] for k in METHODS if k in c)
+    return (
+        f"| {c['data']} | {c['n']:.0e} | {c['eps']} | {c['m']} | {auto:.1f} ({chosen}) | "
+        + " | ".join(_fmt(c, k) for k in METHODS)
+        + f" | {auto / max(best, 1e-9):.2f} | "
+        + " | ".join(_fmt(c, k) for k in PEERS)
+        + " |"
+    )
+
+
+def summarise(cells: list[dict[str, Any]], table: bool = False) -> None:
     """The goal counts: auto within 1.2x of the best method; auto below every peer."""
+    if table:
+        print(HEADER)
+        for c in cells:
+            print(row(c))
     within, misses, peer_rows = 0, [], []
     for c in cells:
         bins = DISTS[c["data"]][2]
