@@ -37,6 +37,7 @@ import argparse
 import json
 import os
 import subprocess
+import sys
 import tempfile
 import time
 from collections.abc import Callable
@@ -177,7 +178,7 @@ _DPL_SCRIPT = (
 
 
 def _diffprivlib(xs, q, eps, bounds, seed) -> np.ndarray | None:  # type: ignore[no-untyped-def]
-    """diffprivlib's ``tools.quantile`` in its own interpreter, or None when absent."""
+    """diffprivlib's ``tools.quantile`` in its own interpreter; None when absent or failing."""
     if not os.path.exists(DIFFPRIVLIB_PYTHON):
         return None
     with tempfile.TemporaryDirectory() as tmp:
@@ -185,7 +186,14 @@ def _diffprivlib(xs, q, eps, bounds, seed) -> np.ndarray | None:  # type: ignore
         np.save(paths[0], xs)
         np.save(paths[1], q)
         args = [str(eps), str(float(bounds[0])), str(float(bounds[1])), str(seed), paths[2]]
-        subprocess.run([DIFFPRIVLIB_PYTHON, "-c", _DPL_SCRIPT, *paths[:2], *args], check=True)
+        done = subprocess.run(
+            [DIFFPRIVLIB_PYTHON, "-c", _DPL_SCRIPT, *paths[:2], *args],
+            capture_output=True,
+            text=True,
+        )
+        if done.returncode:  # e.g. all-tied data: its selection underflows to NaN and raises
+            print(f"diffprivlib failed: {done.stderr.strip().splitlines()[-1]}", file=sys.stderr)
+            return None
         return np.asarray(np.load(paths[2]))
 
 
