@@ -1,7 +1,7 @@
 """Private bounds (10% of ε) against the true tight bounds given for free.
 
-Run: ``PYTHONPATH=src python benchmarks/private_bounds.py [--reps R]``. Prints a Markdown
-table (docs/quantiles.md holds one run). For each dataset, ``R`` releases (default 10) with
+Run: ``PYTHONPATH=src python benchmarks/private_bounds.py [--reps R] [--share S]``. Prints a
+Markdown table (docs/quantiles.md holds one run). For each dataset, ``R`` releases (default 10) with
 ``bounds=(min, max)`` of the data at the full ε (a non-private oracle) and ``R`` with
 ``bounds="private"`` (10% of ε finds the bounds, 90% releases). Metrics, averaged over the
 releases:
@@ -61,6 +61,7 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--reps", type=int, default=10)
     ap.add_argument("--epsilon", type=float, default=1.0)
+    ap.add_argument("--share", type=float, default=0.1, help="bounds_share (default 0.1)")
     args = ap.parse_args()
     eps = args.epsilon
     print(
@@ -83,6 +84,7 @@ def main() -> None:
                 bounds="private",
                 bins=bins,
                 epsilon=eps,
+                bounds_share=args.share,
                 rng=InsecureSeededSource(10_000 + rep),
             )
             private.append(metrics(rel, xs))
@@ -95,7 +97,10 @@ def main() -> None:
             f"{o[2]:.1f} / {p[2]:.1f} |",
             flush=True,
         )
-    print(f"\nε = {eps}, {args.reps} releases per cell; {time.time() - start:.0f} s")
+    print(
+        f"\nε = {eps}, bounds_share = {args.share}, {args.reps} releases per cell; "
+        f"{time.time() - start:.0f} s"
+    )
 
 
 if __name__ == "__main__":

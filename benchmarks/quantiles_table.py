@@ -1,50 +1,76 @@
 """Mean rank error of private quantiles: treedp's methods against reference methods and peers.
 
-Run: ``PYTHONPATH=src python benchmarks/quantiles_table.py [--reps R] [--quick]``. Prints a
-Markdown table (docs/quantiles.md holds one run). The rank error of an answer ``v`` for
-level ``q`` is ``|#{x <= v} - q n|``, averaged over the levels ``q = j/(m+1)``, ``j = 1..m``,
-and over ``R`` repetitions (default 2, five times that for one level; the data are drawn
-once per setting, seed 0).
+Run: ``PYTHONPATH=src python benchmarks/quantiles_table.py [--reps R] [--quick]`` (the whole
+grid; ``--quick`` is a small subset: normal and Poisson data, n = 10**3, m in {1, 5, 99}).
+``--dists``, ``--ns``, ``--eps``, ``--ms`` pick any other subset; ``--json PATH`` also writes
+the raw per-cell means. Prints Markdown tables (docs/quantiles.md holds one run). The rank
+error of an answer ``v`` for level ``q`` is ``|#{x <= v} - q n|``, averaged over the levels
+``q = j/(m+1)``, ``j = 1..m``, and over ``R`` repetitions (default 2, five times that for one
+level; the data are drawn once per setting, seed 0). Neighbours: add/remove everywhere.
 
 Columns:
 
-* ``auto``: :func:`treedp.quantiles` with ``method="auto"`` (its choice in brackets).
+* ``auto``: what :func:`treedp.quantiles` with ``method="auto"`` runs
+  (:func:`treedp.quantiles_api.choose_method`, public parameters only; its choice in
+  brackets). It is the column of the method chosen (same seeds), not a separate run.
 * ``recursive``: :func:`treedp.quantiles_recursive` (Kaplan, Schnapp, Stemmer 2022).
 * ``exp/m``: Smith's exponential mechanism per level with ``ε/m`` each, implemented here
-  from the paper with floating-point sampling (a reference, not a private implementation).
+  from the paper with floating-point sampling (a reference, not a private implementation);
+  for one level treedp's exact ``exponential`` method is what ``auto`` runs.
+* ``jointexp``: JointExp (Gillenwater, Joseph, Kulesza, ICML 2021), implemented here from the
+  paper with floating-point sampling (a REFERENCE ONLY, not a private implementation: treedp
+  has no exact JointExp). Its dynamic programme is ``O(m n^2)`` here, so it runs for
+  ``n <= 2000`` only (``-`` elsewhere).
 * ``tree``: the tree CDF (:func:`treedp.release_cdf`, 4096 equal-width bins; integer bins
   with the nearest-CDF rule for Poisson data).
-* peers when installed: ``diffprivlib`` (``tools.quantile``, which splits ε over the levels).
-
-JointExp (Gillenwater, Joseph, Kulesza 2021) is not implemented here (see docs/quantiles.md).
+* peers, for ``m`` in {5, 99} when installed (``--peer-reps``, default 1 repetition, as
+  OpenDP takes about 70 s for 99 levels of 10**5 values): ``diffprivlib`` 0.6.6
+  (``tools.quantile``, ε split over the levels), ``opendp`` 0.16 (``make_private_quantile``,
+  Smith's mechanism on a 65,537-point grid of the bounds, ε/m per level, scale calibrated by
+  its own privacy map under the symmetric distance), ``pydp`` 1.1.5 (Google's
+  ``QuantileTree``, height 4, branching 16, Laplace noise, δ = 0).
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
 import time
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
+from scipy.special import logsumexp
 
 import treedp
 from treedp.noise import InsecureSeededSource
+from treedp.quantiles_api import choose_method
 from treedp.release.discrete_quantiles import discrete_quantile_from
 
-DISTS = {
+DISTS: dict[str, tuple[Callable[[Any, int], np.ndarray], tuple[float, float], str | None]] = {
     "normal": (lambda r, n: r.normal(0, 5, n), (-50.0, 50.0), None),
     "lognormal": (lambda r, n: r.lognormal(0, 1, n), (0.0, 100.0), None),
     "uniform": (lambda r, n: r.uniform(0, 1, n), (0.0, 1.0), None),
     "poisson3": (lambda r, n: r.poisson(3, n).astype(float), (0, 20), "integers"),
 }
 MS = (1, 5, 9, 29, 49, 99)
+PEER_MS = (5, 99)
+METHODS = ("recursive", "exp/m", "jointexp", "tree")
+PEERS = ("diffprivlib", "opendp", "pydp")
+#: JointExp's reference dynamic programme is O(m n^2): only up to this n.
+JOINTEXP_MAX_N = 2000
 
 
 def rank_error(xs: np.ndarray, est: np.ndarray, q: np.ndarray) -> float:
     return float(np.abs(np.searchsorted(xs, est, side="right") - q * xs.size).mean())
 
 
-def exp_per_quantile(xs, q, eps, bounds, rng) -> np.ndarray:
-    """Smith's exponential mechanism per level, ε/m each.
+def exp_per_quantile(xs, q, eps, bounds, rng) -> np.ndarray:  # type: ignore[no-untyped-def]
+    """Smith's exponential mechanism per level, ε/m each (float reference).
 
     Score sensitivity ``max(q, 1 - q)`` (add/remove, the relation treedp uses here).
     """
@@ -63,7 +89,69 @@ def exp_per_quantile(xs, q, eps, bounds, rng) -> np.ndarray:
     return np.sort(np.array(out))
 
 
-def tree(xs, q, eps, bounds, bins, seed) -> np.ndarray:
+def _draw(logw: np.ndarray, rng: Any) -> int:
+    p = np.exp(logw - np.max(logw))
+    return int(rng.choice(p.size, p=p / p.sum()))
+
+
+def joint_exp(xs, q, eps, bounds, rng) -> np.ndarray:  # type: ignore[no-untyped-def]
+    """JointExp (Gillenwater, Joseph, Kulesza 2021), floating-point REFERENCE.
+
+    Sorted data clamped to ``[a, b]`` cut ``[a, b]`` into ``n + 1`` intervals ``I_i =
+    [x_i, x_{i+1})`` (``x_0 = a``, ``x_{n+1} = b``). The outputs ``o_1 <= ... <= o_m`` have
+    utility ``u = -sum_{j=1}^{m+1} |#{x in [o_{j-1}, o_j)} - (q_j - q_{j-1}) n|`` (``o_0 = a``,
+    ``o_{m+1} = b``), which is ``-sum |i_j - i_{j-1} - g_j|`` when ``o_j`` lies in
+    ``I_{i_j}``. Its sensitivity is 2 (add/remove: one gap count moves by 1 and the targets
+    by ``q_j - q_{j-1}``, 1 in total; replace: two gap counts by 1), so the density on sorted
+    tuples is ``∝ exp(ε u / 4)``. The volume of sorted tuples with ``k`` outputs in one
+    interval of length ``L`` is ``L**k / k!``: the dynamic programme keeps the run length
+    ``r`` of outputs in the current interval. Sampling is backwards through the tables, then
+    uniform points inside the chosen intervals, sorted.
+    """
+    lo, hi = bounds
+    x = np.clip(np.sort(xs), lo, hi)
+    n = x.size
+    z = np.concatenate([[lo], x, [hi]])
+    with np.errstate(divide="ignore"):
+        log_len = np.log(np.diff(z))  # -inf for ties: no mass
+    m = q.size
+    gaps = np.diff(np.concatenate([[0.0], np.sort(q), [1.0]])) * n
+    c = eps / 4.0
+    idx = np.arange(n + 1)
+    diff = idx[:, None] - idx[None, :]  # i - i'
+    below = diff >= 1  # i' < i
+    first = np.full((n + 1, 1), -np.inf)
+    first[:, 0] = log_len - c * np.abs(idx - gaps[0])
+    tables = [first]  # tables[j][i, r - 1]: log weight of o_{j+1} in I_i, run length r
+    for j in range(1, m):
+        b = logsumexp(tables[-1], axis=1)
+        kern = np.where(below, -c * np.abs(diff - gaps[j]), -np.inf)
+        new = np.full((n + 1, j + 1), -np.inf)
+        new[:, 0] = log_len + logsumexp(kern + b[None, :], axis=1)
+        runs = np.log(np.arange(2, j + 2))
+        new[:, 1:] = tables[-1] + log_len[:, None] - runs[None, :] - c * gaps[j]
+        tables.append(new)
+    final = tables[-1] - c * np.abs(n - idx - gaps[m])[:, None]
+    flat = _draw(final.ravel(), rng)
+    i, r = flat // final.shape[1], flat % final.shape[1] + 1
+    intervals = np.empty(m, dtype=np.int64)
+    for j in range(m - 1, -1, -1):
+        intervals[j] = i
+        if j == 0:
+            break
+        if r >= 2:
+            r -= 1
+            continue
+        prev = tables[j - 1]
+        weights = np.where(
+            idx < i, logsumexp(prev, axis=1) - c * np.abs(i - idx - gaps[j]), -np.inf
+        )
+        i = _draw(weights, rng)
+        r = _draw(prev[i], rng) + 1
+    return np.sort(rng.uniform(z[intervals], z[intervals + 1]))
+
+
+def tree(xs, q, eps, bounds, bins, seed) -> np.ndarray:  # type: ignore[no-untyped-def]
     rel = treedp.release_cdf(
         xs,
         bounds=bounds,
@@ -76,75 +164,220 @@ def tree(xs, q, eps, bounds, bins, seed) -> np.ndarray:
     return np.atleast_1d(rel.quantile(q))
 
 
-def peers(xs, q, eps, bounds, seed) -> dict[str, np.ndarray]:
-    out = {}
-    try:
-        from diffprivlib.tools import quantile as dpl_quantile
+#: diffprivlib 0.6.6 needs scikit-learn < 1.8 (it imports ``sklearn.tree._tree.DOUBLE``): it
+#: runs in its own venv, ``DIFFPRIVLIB_PYTHON`` (default ``/tmp/q16/venv-dpl/bin/python``;
+#: ``python -m venv V && V/bin/pip install diffprivlib==0.6.6 "scikit-learn<1.8"``).
+DIFFPRIVLIB_PYTHON = os.environ.get("DIFFPRIVLIB_PYTHON", "/tmp/q16/venv-dpl/bin/python")
+_DPL_SCRIPT = (
+    "import sys, numpy as np; from diffprivlib.tools import quantile; "
+    "xs = np.load(sys.argv[1]); q = np.load(sys.argv[2]); "
+    "v = quantile(xs, q, epsilon=float(sys.argv[3]), "
+    "bounds=(float(sys.argv[4]), float(sys.argv[5])), random_state=int(sys.argv[6])); "
+    "np.save(sys.argv[7], np.sort(np.atleast_1d(v)))"
+)
 
-        out["diffprivlib"] = np.sort(
-            np.atleast_1d(dpl_quantile(xs, q, epsilon=eps, bounds=bounds, random_state=seed))
+
+def _diffprivlib(xs, q, eps, bounds, seed) -> np.ndarray | None:  # type: ignore[no-untyped-def]
+    """diffprivlib's ``tools.quantile`` in its own interpreter; None when absent or failing."""
+    if not os.path.exists(DIFFPRIVLIB_PYTHON):
+        return None
+    with tempfile.TemporaryDirectory() as tmp:
+        paths = [os.path.join(tmp, f) for f in ("x.npy", "q.npy", "out.npy")]
+        np.save(paths[0], xs)
+        np.save(paths[1], q)
+        args = [str(eps), str(float(bounds[0])), str(float(bounds[1])), str(seed), paths[2]]
+        done = subprocess.run(
+            [DIFFPRIVLIB_PYTHON, "-c", _DPL_SCRIPT, *paths[:2], *args],
+            capture_output=True,
+            text=True,
         )
-    except ImportError:  # not installed
+        if done.returncode:  # e.g. all-tied data: its selection underflows to NaN and raises
+            print(f"diffprivlib failed: {done.stderr.strip().splitlines()[-1]}", file=sys.stderr)
+            return None
+        return np.asarray(np.load(paths[2]))
+
+
+def peers(xs, q, eps, bounds, seed) -> dict[str, np.ndarray]:  # type: ignore[no-untyped-def]
+    out: dict[str, np.ndarray] = {}
+    dpl = _diffprivlib(xs, q, eps, bounds, seed)
+    if dpl is not None:
+        out["diffprivlib"] = dpl
+    try:
+        import opendp.prelude as dp
+
+        dp.enable_features("contrib")
+        cand = np.linspace(bounds[0], bounds[1], 65537).tolist()
+        dom = dp.vector_domain(dp.atom_domain(T=float, nan=False))
+        met = dp.symmetric_distance()
+        data = np.clip(xs, *bounds).astype(float).tolist()
+        res = []
+        for level in q:
+            one = dp.m.make_private_quantile(dom, met, dp.max_divergence(), cand, float(level), 1.0)
+            scale = one.map(1) / (eps / q.size)  # the loss is proportional to 1/scale
+            meas = dp.m.make_private_quantile(
+                dom, met, dp.max_divergence(), cand, float(level), scale
+            )
+            assert meas.map(1) <= eps / q.size * (1 + 1e-9)
+            res.append(meas(data))
+        out["opendp"] = np.sort(np.array(res))
+    except ImportError:
+        pass
+    try:
+        from pydp.algorithms.quantile_tree import QuantileTree
+
+        qt = QuantileTree(float(bounds[0]), float(bounds[1]), 4, 16)
+        for v in xs:
+            qt.add_entry(float(v))
+        out["pydp"] = np.sort(qt.compute_quantiles(eps, 0.0, 1, 1, [float(v) for v in q]))
+    except ImportError:
         pass
     return out
+
+
+def cell(name: str, n: int, eps: float, m: int, xs: np.ndarray, reps: int, peer_reps: int):  # type: ignore[no-untyped-def]
+    _draw_fn, bounds, bins = DISTS[name]
+    q = np.arange(1, m + 1) / (m + 1)
+    err: dict[str, list[float]] = {}
+    for rep in range(reps * (5 if m == 1 else 1)):
+        rng = np.random.default_rng(1000 + rep)
+        rows: dict[str, Any] = {
+            "recursive": treedp.quantiles(
+                xs,
+                q,
+                epsilon=eps,
+                bounds=bounds,
+                bins=bins,
+                method="recursive",
+                rng=InsecureSeededSource(rep),
+            ).values,
+            "exp/m": exp_per_quantile(xs, q, eps, bounds, rng),
+            "tree": tree(xs, q, eps, bounds, bins, rep),
+        }
+        if n <= JOINTEXP_MAX_N:
+            rows["jointexp"] = joint_exp(xs, q, eps, bounds, rng)
+        if m == 1:
+            rows["exponential"] = treedp.quantiles(
+                xs,
+                q,
+                epsilon=eps,
+                bounds=bounds,
+                bins=bins,
+                method="exponential",
+                rng=InsecureSeededSource(rep),
+            ).values
+        if m in PEER_MS and rep < peer_reps:
+            rows.update(peers(xs, q, eps, bounds, rep))
+        for key, est in rows.items():
+            if bins == "integers" and key in ("exp/m", "jointexp", *PEERS):
+                est = np.floor(np.asarray(est, dtype=np.float64))  # integer data: round down
+            err.setdefault(key, []).append(rank_error(xs, np.asarray(est), q))
+    return {k: float(np.mean(v)) for k, v in err.items()}
+
+
+def _fmt(mean: dict[str, float], key: str) -> str:
+    return f"{mean[key]:.1f}" if key in mean else "-"
 
 
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--reps", type=int, default=2)
-    ap.add_argument("--quick", action="store_true", help="n = 10**3 only")
+    ap.add_argument("--peer-reps", type=int, default=1)
+    ap.add_argument("--quick", action="store_true", help="a small subset of the grid")
+    ap.add_argument("--dists", nargs="+", choices=tuple(DISTS), default=list(DISTS))
+    ap.add_argument("--ns", nargs="+", type=int, default=[10**3, 10**5])
+    ap.add_argument("--eps", nargs="+", type=float, default=[0.1, 1.0])
+    ap.add_argument("--ms", nargs="+", type=int, default=list(MS))
+    ap.add_argument("--json", help="also write the per-cell means here")
+    ap.add_argument("--summary", nargs="+", metavar="JSON", help="only summarise saved --json runs")
     args = ap.parse_args()
-    ns = (10**3,) if args.quick else (10**3, 10**5)
-    print("| data | n | ε | m | auto | recursive | exp/m | tree | diffprivlib | best ratio |")
-    print("|---|---|---|---|---|---|---|---|---|---|")
+    if args.summary:
+        cells = []
+        for path in args.summary:
+            with open(path) as f:
+                cells += json.load(f)
+        summarise(cells, table=True)
+        return
+    if args.quick:
+        args.dists, args.ns, args.ms = ["normal", "poisson3"], [10**3], [1, 5, 99]
+    print(HEADER)
     start = time.time()
-    for name, (draw, bounds, bins) in DISTS.items():
-        for n in ns:
+    cells = []
+    for name in args.dists:
+        draw = DISTS[name][0]
+        for n in args.ns:
             xs = np.sort(draw(np.random.default_rng(0), n))
-            for eps in (0.1, 1.0):
-                for m in MS:
-                    q = np.arange(1, m + 1) / (m + 1)
-                    err: dict[str, list[float]] = {}
-                    chosen = treedp.quantiles_api.choose_method(m, epsilon=eps, bins=bins)
-                    for rep in range(args.reps * (5 if m == 1 else 1)):
-                        rng = np.random.default_rng(1000 + rep)
-                        rows = {
-                            "recursive": treedp.quantiles(
-                                xs,
-                                q,
-                                epsilon=eps,
-                                bounds=bounds,
-                                bins=bins,
-                                method="recursive",
-                                rng=InsecureSeededSource(rep),
-                            ).values,
-                            "exp/m": exp_per_quantile(xs, q, eps, bounds, rng),
-                            "tree": tree(xs, q, eps, bounds, bins, rep),
-                            **peers(xs, q, eps, bounds, rep),
-                        }
-                        if chosen == "exponential":
-                            rows["exponential"] = treedp.quantiles(
-                                xs,
-                                q,
-                                epsilon=eps,
-                                bounds=bounds,
-                                bins=bins,
-                                method="exponential",
-                                rng=InsecureSeededSource(rep),
-                            ).values
-                        for key, est in rows.items():
-                            err.setdefault(key, []).append(rank_error(xs, np.asarray(est), q))
-                    mean = {k: float(np.mean(v)) for k, v in err.items()}
-                    auto = mean[chosen]
-                    best = min(mean[k] for k in ("recursive", "exp/m", "tree"))
-                    dpl = f"{mean['diffprivlib']:.1f}" if "diffprivlib" in mean else "n/a"
-                    print(
-                        f"| {name} | {n:.0e} | {eps} | {m} | {auto:.1f} ({chosen}) | "
-                        f"{mean['recursive']:.1f} | {mean['exp/m']:.1f} | {mean['tree']:.1f} | "
-                        f"{dpl} | {auto / max(best, 1e-9):.2f} |",
-                        flush=True,
-                    )
-    print(f"\n{args.reps} repetitions per cell; {time.time() - start:.0f} s")
+            for eps in args.eps:
+                for m in args.ms:
+                    mean = cell(name, n, eps, m, xs, args.reps, args.peer_reps)
+                    print(row({"data": name, "n": n, "eps": eps, "m": m, **mean}), flush=True)
+                    cells.append({"data": name, "n": n, "eps": eps, "m": m, **mean})
+    print(
+        f"\n{args.reps} repetitions per cell ({args.peer_reps} for peers); "
+        f"{time.time() - start:.0f} s"
+    )
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(cells, f, indent=1)
+    summarise(cells)
+
+
+HEADER = (
+    "| data | n | ε | m | auto | recursive | exp/m | jointexp | tree | best ratio | "
+    "diffprivlib | opendp | pydp |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|"
+)
+
+
+def row(c: dict[str, Any]) -> str:
+    """One Markdown row of a cell's means (``auto`` is the chosen method's column)."""
+    chosen = choose_method(c["m"], epsilon=c["eps"], bins=DISTS[c["data"]][2])
+    auto = c[chosen]
+    best = min(c[k] for k in METHODS if k in c)
+    return (
+        f"| {c['data']} | {c['n']:.0e} | {c['eps']} | {c['m']} | {auto:.1f} ({chosen}) | "
+        + " | ".join(_fmt(c, k) for k in METHODS)
+        + f" | {auto / max(best, 1e-9):.2f} | "
+        + " | ".join(_fmt(c, k) for k in PEERS)
+        + " |"
+    )
+
+
+def summarise(cells: list[dict[str, Any]], table: bool = False) -> None:
+    """The goal counts: auto within 1.2x of the best method; auto below every peer."""
+    if table:
+        print(HEADER)
+        for c in cells:
+            print(row(c))
+    within, misses, peer_rows = 0, [], []
+    for c in cells:
+        bins = DISTS[c["data"]][2]
+        chosen = choose_method(c["m"], epsilon=c["eps"], bins=bins)
+        best_key = min((k for k in METHODS if k in c), key=lambda k: c[k])
+        ratio = c[chosen] / max(c[best_key], 1e-9)
+        if ratio <= 1.2:
+            within += 1
+        else:
+            misses.append(
+                f"{c['data']} n={c['n']:.0e} ε={c['eps']} m={c['m']}: "
+                f"{chosen} {c[chosen]:.1f} vs {best_key} {c[best_key]:.1f} "
+                f"({ratio:.2f}x)"
+            )
+        got = [k for k in PEERS if k in c]
+        if got:
+            worse = [k for k in got if c[k] < c[chosen]]
+            peer_rows.append((c, chosen, worse))
+    print(f"\nauto within 1.2x of the best of {METHODS}: {within} of {len(cells)} cells")
+    for line in misses:
+        print(f"* {line}")
+    beaten = [(c, ch, w) for c, ch, w in peer_rows if w]
+    print(
+        f"\nauto below every peer in {len(peer_rows) - len(beaten)} of {len(peer_rows)} "
+        "peer cells; where a peer is better:"
+    )
+    for c, ch, worse in beaten:
+        peers_txt = ", ".join(f"{k} {c[k]:.1f}" for k in worse)
+        print(
+            f"* {c['data']} n={c['n']:.0e} ε={c['eps']} m={c['m']}: {ch} {c[ch]:.1f} vs {peers_txt}"
+        )
 
 
 if __name__ == "__main__":

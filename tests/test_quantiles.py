@@ -193,3 +193,102 @@ def test_quantiles_charge_the_accountant_before_any_randomness() -> None:
         with pytest.raises(treedp.BudgetExceededError):
             treedp.quantiles(x, [0.5], epsilon=1.0, bounds=bounds, accountant=acct, rng=source)
     assert source.calls == 0  # refused before any noise
+
+
+class _CountingSource:
+    """A seeded stand-in source that counts the random words asked of it."""
+
+    seeded = True
+
+    def __init__(self) -> None:
+        self.calls = 0
+
+    def random_bytes(self, n: int) -> bytes:
+        self.calls += 1
+        return bytes(n)
+
+    def describe(self) -> dict[str, object]:
+        return {"source": "counting", "seeded": True}
+
+
+def test_direct_mechanisms_charge_the_accountant_before_any_randomness() -> None:
+    from treedp.mechanisms.private_bounds import private_bounds
+    from treedp.mechanisms.quantile_exponential import quantile_exponential
+    from treedp.mechanisms.quantiles_recursive import quantiles_recursive
+
+    x = np.random.default_rng(0).normal(50, 10, 300)
+    acct = treedp.Accountant(treedp.PureDP(1.0))
+    res = quantiles_recursive(
+        x, [0.25, 0.5, 0.75], bounds=(0, 100), epsilon=0.4, accountant=acct, details=True
+    )
+    assert acct.spent.epsilon == pytest.approx(res.epsilon_spent)
+    assert acct.history[-1].record.mechanism == "quantiles_recursive"
+    bres = private_bounds(x, epsilon=0.4, accountant=acct)
+    assert acct.spent.epsilon == pytest.approx(res.epsilon_spent + bres.epsilon_spent)
+    before = acct.spent
+    source = _CountingSource()
+    calls = [
+        lambda: quantiles_recursive(
+            x, [0.5], bounds=(0, 100), epsilon=0.5, accountant=acct, rng=source
+        ),
+        lambda: private_bounds(x, epsilon=0.5, accountant=acct, rng=source),
+        lambda: quantile_exponential(
+            x,
+            0.5,
+            bounds=(0, 100),
+            epsilon=0.5,
+            neighbours="add_remove",
+            accountant=acct,
+            rng=source,
+        ),
+    ]
+    for call in calls:
+        with pytest.raises(treedp.BudgetExceededError):
+            call()
+    assert source.calls == 0 and acct.spent == before  # refused: nothing drawn or charged
+    with pytest.raises(treedp.InvalidTypeError):
+        private_bounds(x, epsilon=0.1, accountant=object())  # type: ignore[arg-type]
+    # A bad input fails before the charge.
+    with pytest.raises(treedp.DataError):
+        quantiles_recursive([1.0, np.nan], [0.5], bounds=(0, 1), epsilon=0.1, accountant=acct)
+    assert acct.spent == before
+
+
+def test_release_cdf_private_bounds_charges_the_total_once() -> None:
+    x = np.random.default_rng(1).normal(50, 10, 500)
+    acct = treedp.Accountant(treedp.PureDP(1.5))
+    rel = treedp.release_cdf(x, bounds="private", bins=64, epsilon=1.0, accountant=acct)
+    assert len(acct.history) == 1 and acct.spent.epsilon == pytest.approx(1.0)
+    assert rel.guarantee.epsilon < 1.0  # type: ignore[union-attr]  # the rest only
+    source = _CountingSource()
+    with pytest.raises(treedp.BudgetExceededError):
+        treedp.release_cdf(x, bounds="private", bins=64, epsilon=1.0, accountant=acct, rng=source)
+    assert source.calls == 0 and len(acct.history) == 1
+
+
+def test_cli_quantiles_charges_a_ledger(tmp_path, capsys) -> None:  # type: ignore[no-untyped-def]
+    data = tmp_path / "d.csv"
+    ages = np.random.default_rng(0).integers(18, 90, 400)
+    data.write_text("age\n" + "\n".join(str(a) for a in ages) + "\n")
+    path = tmp_path / "b.db"
+    assert main(["budget", "init", str(path), "--dataset", "d", "--epsilon", "1.5"]) == 0
+    capsys.readouterr()
+    args = ["quantiles", str(data), "--column", "age", "--q", "0.5", "--epsilon", "1"]
+    ledger = ["--ledger", str(path), "--dataset", "d"]
+    assert main([*args, "--bounds", "private", *ledger]) == 0
+    out = capsys.readouterr().out
+    assert "q=0.5:" in out and "remaining epsilon=0.5" in out
+    assert main([*args, "--bounds", "17", "90", *ledger]) != 0
+    assert "Nothing was charged" in capsys.readouterr().err
+    assert main([*args, "--bounds", "17", "90", "--ledger", str(path)]) == 2
+    with treedp.open_ledger(path, "d") as led:
+        assert led.spent.epsilon == pytest.approx(1.0)
+    capsys.readouterr()
+    release = ["release", str(data), "--column", "age", "--bounds", "private"]
+    release += ["--bins", "integers", "--out", str(tmp_path / "r.zip"), *ledger]
+    assert main([*release, "--epsilon", "0.5"]) == 0  # the rest of the total, charged once
+    assert "remaining epsilon=0" in capsys.readouterr().out
+    assert main([*release, "--epsilon", "0.1"]) != 0
+    assert "Nothing was charged" in capsys.readouterr().err
+    with treedp.open_ledger(path, "d") as led:
+        assert led.spent.epsilon == pytest.approx(1.5) and len(led.history) == 2

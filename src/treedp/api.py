@@ -88,7 +88,8 @@ def release_cdf(
         ``bins="integers"`` rounded outwards to integers) and the release spends the rest.
         The total guarantee is ``PureDP(epsilon)``: the bounds' spend plus the release's
         :attr:`Release.guarantee` (which covers the release alone), by basic composition;
-        charge an accountant ``epsilon``. The bounds found are ``release.bins``.
+        an ``accountant`` is charged ``PureDP(epsilon)`` once, after every check and before
+        the bounds' noise is drawn. The bounds found are ``release.bins``.
     bins : int or "integers", optional
         The number of bins, or ``"integers"`` for one bin per integer in ``lo..hi``.
     edges : array-like, optional
@@ -253,10 +254,10 @@ def release_cdf(
 
         if edges is not None:
             raise InvalidParameterError("bounds='private' cannot be combined with 'edges'.")
-        if epsilon is None or accountant is not None:
+        if epsilon is None:
             raise InvalidParameterError(
-                "bounds='private' takes 'epsilon' (pure DP) and no 'accountant' yet: find the "
-                "bounds with treedp.private_bounds (charged on its own), then pass them."
+                "bounds='private' takes 'epsilon' (pure DP): find the bounds with "
+                "treedp.private_bounds, then pass them with the other budget."
             )
         # Every parameter is checked (on stand-in bounds) before any budget is spent.
         _spec(
@@ -280,7 +281,9 @@ def release_cdf(
             neighbours=neighbours,
             nan=nan,
             rng=rng,
+            accountant=accountant,  # charged the whole epsilon once, before any noise
         )
+        accountant = None  # the rest of epsilon is covered by that charge
         bounds = (int(found[0]), int(found[1])) if bins == "integers" else found
     the_bins = _bins(bounds, bins, edges)
     spec = _spec(

@@ -7,6 +7,7 @@ from typing import Any
 
 import treedp
 from treedp.cli._common import NEIGHBOURS, SEEDED, UsageError, bins_arg, fmt, number_or_text
+from treedp.cli.budget import add_ledger_options, ledger_from_args, remaining_line
 from treedp.io import read_column
 from treedp.quantiles_api import METHODS
 
@@ -68,16 +69,28 @@ def register(sub: Any) -> None:
         metavar="SEED",
         help="seed the noise (reproducible; for tests and research only, never for publication)",
     )
+    add_ledger_options(qs)
     qs.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> None:
-    """Run ``treedp quantiles`` with the parsed arguments."""
+    """Run ``treedp quantiles`` with the parsed arguments (charging ``--ledger`` if given)."""
     bounds = bounds_arg(args.bounds)
     values = read_column(args.input, args.column)
     rng = (
         treedp.InsecureSeededSource(args.insecure_seed) if args.insecure_seed is not None else None
     )
+    ledger = ledger_from_args(args)
+    try:
+        _run(args, values, bounds, rng, ledger)
+    finally:
+        if ledger is not None:
+            ledger.close()
+
+
+def _run(
+    args: argparse.Namespace, values: Any, bounds: Any, rng: Any, ledger: treedp.Ledger | None
+) -> None:
     result = treedp.quantiles(
         values,
         args.q,
@@ -89,6 +102,7 @@ def run(args: argparse.Namespace) -> None:
         nan=args.nan,
         bounds_share=args.bounds_share,
         rng=rng,
+        accountant=ledger,
     )
     for level, value in zip(args.q, result.values, strict=True):
         print(f"q={level:g}: {fmt(value)}")
@@ -98,3 +112,5 @@ def run(args: argparse.Namespace) -> None:
         f"method {result.method}, bounds [{shown}]{found}, epsilon spent "
         f"{result.epsilon_spent:.10g} ({result.neighbours}){SEEDED if result.seeded else ''}"
     )
+    if ledger is not None:
+        print(remaining_line(ledger))

@@ -44,6 +44,8 @@ from treedp.noise import RandomSource, resolve_source
 from treedp.noise.discrete_laplace import sample_discrete_laplace
 from treedp.noise.rational import noise_scale
 from treedp.privacy import PureDP
+from treedp.privacy.accountant import Accountant, check_accountant
+from treedp.privacy.spend import SpendRecord
 
 __all__ = [
     "CONTRACT",
@@ -62,6 +64,11 @@ MAX_OCTAVE = 1000
 NEIGHBOURS: tuple[str, ...] = ("add_remove", "replace")
 #: Grid steps added beyond each scan's stop (post-processing).
 MARGIN = 1
+#: The same for integer data (``split_private_bounds(integers=True)``): none. Integer columns
+#: often end in a top-coded point mass (Adult ``age`` 90, ``capital_gain`` 99999) that the
+#: stop lies just inside of, and the bounds are rounded outwards to integers anyway; one more
+#: 19% step only adds empty bins (Adult age: [13, 107] instead of [15, 90]).
+INTEGER_MARGIN = 0
 #: The default share of a budget spent on private bounds by ``bounds="private"``.
 DEFAULT_SHARE = 0.1
 CONTRACT = Contract(
@@ -182,15 +189,20 @@ def _scan_down(
 
 
 def _bounds(
-    x: np.ndarray, epsilon: float, relation: str, allowance: float | None, source: RandomSource
+    x: np.ndarray,
+    epsilon: float,
+    relation: str,
+    allowance: float | None,
+    source: RandomSource,
+    margin: int = MARGIN,
 ) -> tuple[float, float, Fraction, Fraction, Fraction, float]:
     """``hi`` by the upward scan from 0, then ``lo`` by the downward scan from ``hi``."""
     t_rho, t_nu, loss = _scales(epsilon / 2, relation)
     k = 2 * float(t_nu) if allowance is None else float(allowance)
-    # Post-processing of each stop: MARGIN candidates further out.
-    hi = float(GRID[min(_scan_up(x, t_rho, t_nu, k, source) + MARGIN, GRID.size - 1)])
+    # Post-processing of each stop: ``margin`` candidates further out.
+    hi = float(GRID[min(_scan_up(x, t_rho, t_nu, k, source) + margin, GRID.size - 1)])
     down = lower_candidates(hi)
-    lo = float(down[min(_scan_down(x, down, t_rho, t_nu, k, source) + MARGIN, down.size - 1)])
+    lo = float(down[min(_scan_down(x, down, t_rho, t_nu, k, source) + margin, down.size - 1)])
     if lo >= hi:  # post-processing (no or very few records): a non-empty range
         lo, hi = min(lo, hi), max(lo, hi) + float(GRID[1])
     return lo, hi, t_rho, t_nu, 2 * loss, k
@@ -204,6 +216,7 @@ def private_bounds(
     nan: str = "error",
     allowance: float | None = None,
     rng: RandomSource | None = None,
+    accountant: Accountant | None = None,
 ) -> BoundsResult:
     """Bounds ``(lo, hi)`` of a numeric column under pure ε-DP, from a public grid.
 
@@ -246,6 +259,11 @@ def private_bounds(
     allowance : float, optional
         The threshold ``k`` (public). Default ``2 t_ν``, twice the query noise scale.
     rng : RandomSource, optional
+    accountant : Accountant, optional
+        A budget (:class:`treedp.Accountant` or a file ledger) charged ``PureDP(ε_spent)``
+        after every check (the data read included) and before any noise is drawn; a charge
+        past its total raises :class:`~treedp.exceptions.BudgetExceededError` and nothing is
+        drawn or released.
 
     Returns
     -------
@@ -260,6 +278,24 @@ def private_bounds(
     .. [LSL17] M. Lyu, D. Su, N. Li. "Understanding the Sparse Vector Technique for
        Differential Privacy". PVLDB 2017.
     """
+    return _private_bounds(
+        values, epsilon, neighbours, nan, allowance, rng, accountant, None, MARGIN
+    )
+
+
+def _private_bounds(
+    values: Any,
+    epsilon: Any,
+    neighbours: Any,
+    nan: Any,
+    allowance: Any,
+    rng: RandomSource | None,
+    accountant: Accountant | None,
+    charge: SpendRecord | None,
+    margin: int,
+) -> BoundsResult:
+    """Validate, read the data, charge (``charge``, else this call's own spend), then scan."""
+    check_accountant(accountant)
     eps = check_epsilon(epsilon)
     relation = check_neighbours(neighbours, NEIGHBOURS)
     policy = check_nan(nan, relation)
@@ -276,7 +312,17 @@ def private_bounds(
     if unit is not None:
         raise InvalidTypeError("private_bounds takes numbers, not datetimes.")
     x = np.sort(np.asarray(data, dtype=np.float64))
-    lo, hi, t_rho, t_nu, spent, k = _bounds(x, eps, relation, allowance, source)
+    if accountant is not None:  # committed before any noise is drawn (fail closed)
+        loss = _scales(eps / 2, relation)[2]
+        own = SpendRecord(
+            CONTRACT.name,
+            PureDP(float_up(2 * loss)),
+            relation,
+            "record",
+            {"epsilon": eps, "allowance": allowance, "nan": policy},
+        )
+        accountant.charge(own if charge is None else charge)
+    lo, hi, t_rho, t_nu, spent, k = _bounds(x, eps, relation, allowance, source, margin)
     return BoundsResult(
         value=(lo, hi),
         guarantee=PureDP(float_up(spent)),
@@ -300,12 +346,19 @@ def split_private_bounds(
     neighbours: str = "add_remove",
     nan: str = "error",
     rng: RandomSource | None = None,
+    accountant: Accountant | None = None,
+    charge: SpendRecord | None = None,
 ) -> tuple[tuple[float, float], float, BoundsResult]:
     """Spend ``share · ε`` on :func:`private_bounds`; return the bounds and the rest of ε.
 
-    With ``integers=True`` the bounds are rounded outwards to integers (post-processing), for
+    With ``integers=True`` the scans' stops are taken without the extra grid step
+    (:data:`INTEGER_MARGIN`) and rounded outwards to integers (post-processing), for
     ``bins="integers"``. The caller releases with the returned remaining budget; the total
     is ``PureDP(bounds.epsilon_spent + remaining)``, at most ``epsilon``.
+
+    With an ``accountant``, ``charge`` (the caller's record of the whole release, bounds and
+    rest; by default ``PureDP(epsilon)``) is charged once, after every check and the data read
+    and before any noise is drawn; the caller then releases without charging again.
 
     Returns
     -------
@@ -319,7 +372,18 @@ def split_private_bounds(
             f"The 'bounds_share' parameter must be a float in (0, 1). Got {share!r}."
         )
     eps = check_epsilon(epsilon)
-    result = private_bounds(values, epsilon=eps * share, neighbours=neighbours, nan=nan, rng=rng)
+    if accountant is not None and charge is None:
+        charge = SpendRecord(
+            "split_private_bounds",
+            PureDP(eps),
+            check_neighbours(neighbours, NEIGHBOURS),
+            "record",
+            {"epsilon": eps, "bounds_share": share, "nan": nan},
+        )
+    margin = INTEGER_MARGIN if integers else MARGIN
+    result = _private_bounds(
+        values, eps * share, neighbours, nan, None, rng, accountant, charge, margin
+    )
     lo, hi = result.lo, result.hi
     if integers:
         lo, hi = float(math.floor(lo)), float(math.ceil(hi))

@@ -38,11 +38,13 @@ from treedp.mechanisms._column import (
     read_column,
     ticks_in,
 )
-from treedp.mechanisms.results import Contract, QuantileResult
+from treedp.mechanisms.results import PRIVACY_UNIT, Contract, QuantileResult
 from treedp.noise import RandomSource, resolve_source
 from treedp.noise.exponential import sample_weighted_laplace
 from treedp.noise.rational import dyadic_lower_bound
 from treedp.privacy import PureDP
+from treedp.privacy.accountant import Accountant, check_accountant
+from treedp.privacy.spend import SpendRecord
 
 __all__ = ["CONTRACT", "NEIGHBOURS", "quantiles_recursive", "recursion_depth"]
 
@@ -257,12 +259,16 @@ def _quantiles_recursive(
     rng: RandomSource | None,
     draws: int,
     grid_bits: int = _qe.GRID_BITS,
+    accountant: Accountant | None = None,
 ) -> tuple[np.ndarray, np.ndarray, float, Fraction, list[float], RandomSource, str | None]:
     """Validate, plan, read the data, then run the recursion ``draws`` times.
 
     Returns the outputs (``draws × len(q)``, grid values; ticks for datetime bounds), the
     levels, ε, the exact ε spent, the node sensitivities, the source and the datetime unit.
+    With an ``accountant`` (one draw only) the spend is charged after every check (the data
+    read included) and before any selection is drawn.
     """
+    check_accountant(accountant)
     eps = check_epsilon(epsilon)
     relation = check_neighbours(neighbours, NEIGHBOURS)
     policy = check_nan(nan, relation)
@@ -292,6 +298,21 @@ def _quantiles_recursive(
     x = np.sort(np.asarray(data, dtype=np.float64))
     if x.size >= 2**32:
         raise DataError("quantiles_recursive takes fewer than 2**32 values.")
+    if accountant is not None:  # committed before any selection is drawn (fail closed)
+        accountant.charge(
+            SpendRecord(
+                CONTRACT.name,
+                PureDP(float_up(spent)),
+                relation,
+                PRIVACY_UNIT,
+                {
+                    "epsilon": eps,
+                    "q": tuple(float(v) for v in qa),
+                    "bounds": (bounds[0], bounds[1]),
+                    "nan": nan,
+                },
+            )
+        )
     grid = _Grid(lo, hi, grid_bits)
     units = np.empty((draws, len(qs)), dtype=np.int64)
     _run(plan, grid, x, 0, grid.cells - 1, units, np.arange(draws), source)
@@ -309,6 +330,7 @@ def quantiles_recursive(
     nan: str = "error",
     rng: RandomSource | None = None,
     details: bool = False,
+    accountant: Accountant | None = None,
 ) -> Any:
     """Many private quantiles at once by the recursive exponential mechanism.
 
@@ -356,6 +378,10 @@ def quantiles_recursive(
     rng : RandomSource, optional
     details : bool, default=False
         Return a :class:`~treedp.mechanisms.results.QuantileResult`.
+    accountant : Accountant, optional
+        A budget (:class:`treedp.Accountant` or a file ledger) charged ``PureDP(ε_spent)``
+        after every check and before anything is drawn; a charge past its total raises
+        :class:`~treedp.exceptions.BudgetExceededError` and nothing is drawn or released.
 
     Returns
     -------
@@ -370,7 +396,7 @@ def quantiles_recursive(
        rates". STOC 2011.
     """
     out, qa, eps, spent, sens, source, unit = _quantiles_recursive(
-        values, q, bounds, epsilon, neighbours, nan, rng, 1
+        values, q, bounds, epsilon, neighbours, nan, rng, 1, accountant=accountant
     )
     released: Any = out[0] if unit is None else as_datetimes(out[0], unit)
     if details:
