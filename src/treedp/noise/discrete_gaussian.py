@@ -1,7 +1,10 @@
 """Exact discrete Gaussian sampling (Canonne, Kamath and Steinke 2020), vectorised.
 
 The discrete Gaussian ``N_Z(0, σ²)`` has ``P(X = x) ∝ exp(-x² / (2σ²))`` on the integers. With
-``σ² = a/b`` rational it is drawn *exactly* by CKS20 (arXiv:2004.00010) Algorithm 3:
+``σ² = a/b`` rational (lowest terms) it is drawn *exactly* by CKS20 (arXiv:2004.00010)
+Algorithm 3, in one of two ranges.
+
+**Small range** (``D = 2·a·b·t² < 2**55``: an integer ``σ²`` up to about ``1.3·10**8``):
 
 1. ``t = floor(σ) + 1`` (an integer, computed exactly as ``isqrt(floor(σ²)) + 1``).
 2. Draw a discrete Laplace proposal ``Y`` with scale ``t``
@@ -13,9 +16,44 @@ with ``0 <= r < D``; then ``exp(-γ) = exp(-k) · exp(-r/D)`` and the two factor
 independently with the existing exact building blocks: ``exp(-k)`` as ``V >= k`` with
 ``P(V >= v) = exp(-v)`` (:func:`treedp.noise.exp_thresholds.sample_unit_geometric`) and
 ``exp(-r/D)`` by CKS20 Algorithm 1 (:func:`treedp.noise.discrete_laplace.bernoulli_exp`, all rows
-sharing the denominator ``D``). ``z²`` is computed in uint64 when ``|z| < 2**32`` (all but a
-vanishing fraction of rows) and with Python integers otherwise. No floating-point number enters
-any accept/reject decision; floats only size the batches.
+sharing the denominator ``D``; ``D < 2**55`` keeps its ``D·j < 2**62`` for every round ``j``
+that has a chance above ``1/127!``). ``z²`` is computed in uint64 when ``|z| < 2**32`` (all but
+a vanishing fraction of rows) and with Python integers otherwise.
+
+**Large range** (``σ² >= 1`` and ``2a < 2**55``: an integer ``σ²`` up to about ``1.8·10**16``,
+which :meth:`treedp.noise.families.DiscreteGaussian.for_budget` reaches with coarser
+denominators). In the small range's integers ``D ~ 2σ⁴`` would need 120 bits
+at ``σ² = 2**60``; the proposal is changed instead so that the acceptance needs only
+``2a``-sized integers:
+
+1. ``c = floor(σ) = isqrt(floor(σ²)) >= 1`` and ``τ = σ²/c = a/(b·c)`` (so ``σ²/τ = c`` is an
+   integer and ``τ >= σ``); ``M`` is the largest power of two with ``M <= max(1, τ/256)``.
+2. Proposal: ``G`` with ``P(G >= g) = exp(-g·M/τ)`` (exact table inversion,
+   :func:`treedp.noise.geometric_table.geometric_table` at the rational rate ``M·c·b/a``;
+   ``τ/M < 512`` keeps the table under 12,000 entries), ``U`` uniform in ``[0, M)``, a fair
+   sign ``S``; ``Y = S·(G·M + U)``, with the pair ``(S = -, |Y| = 0)`` dropped. Every ``y`` then
+   has proposal probability ``∝ exp(-floor(|y|/M)·M/τ)`` (the zero counted once, as in
+   :func:`~treedp.noise.discrete_laplace.sample_discrete_laplace`).
+3. Accept with probability ``exp(-γ)``,
+   ``γ = ((|Y| - c)² + 2·c·U)·b / (2a) = ((|Y| - c)² + 2cU) / (2σ²) >= 0``.
+
+*Exactness.* With ``|y| = g·M + u``: ``g·M/τ + γ = (g·M + u)·c/σ² + (y² - 2|y|c + c²)/(2σ²)
+= y²/(2σ²) + c²/(2σ²)`` because ``c/σ² = 1/τ`` and ``g·M + u = |y|``. So the probability of
+proposing ``y`` and accepting it is ``∝ exp(-y²/(2σ²))``, with a constant that does not depend
+on ``y``: accepted draws are exactly ``N_Z(0, σ²)`` (the argument of CKS20's Algorithm 3 with a
+proposal that is piecewise constant on blocks of ``M``; ``tests/noise/test_discrete_gaussian.py``
+checks the identity in rationals). The acceptance is drawn as in the small range, with
+``N = ((|Y| - c)² + 2cU)·b = k·D + r`` and ``D = 2a < 2**55``. Integer ranges: ``|z| = ||Y| - c|``
+is at most ``zmax = min(2**32 - 1, isqrt((2**64 - 1) // b - 2c(M - 1)))`` on the uint64 path
+(rows with ``|Y| <= c + zmax``; ``c <= zmax`` because ``c²·b <= a < 2**54``), so
+``N <= (zmax² + 2c(M - 1))·b < 2**64``; other rows (``γ >~ 2**63/a >= 512``, accepted with
+probability below ``exp(-512)``) take exact Python integers. ``G·M + U`` stays far below
+``2**63`` (``G >= 2**40`` would have probability ``exp(-2**31)`` and raises instead).
+Efficiency: ``τ`` is within a factor ``σ/(σ-1)`` of ``σ`` and the step costs at most
+``exp(-M/τ) >= exp(-1/256)``, so the acceptance rate is CKS20's, about 0.76.
+
+No floating-point number enters any accept/reject decision in either range; floats only size
+the batches. Large requests from the OS source run on several threads.
 """
 
 from __future__ import annotations
@@ -49,8 +87,9 @@ __all__ = [
     "sample_discrete_gaussian",
 ]
 
-#: ``D = 2·a·b·t²`` (``σ² = a/b``, ``t = floor(σ)+1``) must stay below this: Algorithm 1 then
-#: keeps ``D·k < 2**62`` for every ``k <= 128`` (reaching ``k`` has probability ``<= 1/(k-1)!``).
+#: The acceptance's denominator (small range ``D = 2·a·b·t²``, large range ``D = 2a``, for
+#: ``σ² = a/b``, ``t = floor(σ)+1``) must stay below this: Algorithm 1 then keeps ``D·k < 2**62``
+#: for every ``k <= 128`` (reaching ``k`` has probability ``<= 1/(k-1)!``).
 MAX_GAUSSIAN_DENOMINATOR = 2**55
 _FAST_BOUND = 2**32  # |z| below this: z² fits in uint64
 
@@ -234,7 +273,9 @@ def sample_discrete_gaussian(sigma2: Fraction | int, size: int, source: RandomSo
     """Draw exact discrete Gaussian noise with ``P(x) ∝ exp(-x²/(2σ²))`` on the integers.
 
     Implements Algorithm 3 of [CKS20]_: discrete Laplace proposals with scale
-    ``t = floor(σ) + 1``, each accepted with probability ``exp(-(|Y| - σ²/t)²/(2σ²))``. The
+    ``t = floor(σ) + 1``, each accepted with probability ``exp(-(|Y| - σ²/t)²/(2σ²))``; for
+    large ``σ²`` a proposal that is piecewise constant on blocks of a power of two, with the
+    acceptance adjusted to match (module docstring, where exactness is proved). The
     proposals and the acceptance are drawn in whole numpy batches. Every accept/reject decision
     is made with integer arithmetic on uniformly random words, so the output follows the discrete
     Gaussian *exactly* (no floating-point approximation of the distribution).
@@ -247,9 +288,11 @@ def sample_discrete_gaussian(sigma2: Fraction | int, size: int, source: RandomSo
     ----------
     sigma2 : Fraction or int
         The variance parameter ``σ² > 0``, an exact rational. With ``σ² = a/b`` in lowest terms
-        and ``t = floor(σ) + 1`` it must satisfy ``2·a·b·t² < 2**55`` (for an integer ``σ²``:
-        up to about ``1.3·10**8``, that is ``σ`` up to about 11,585). To use a float, round it
-        *up* to a rational with a small denominator first (a larger ``σ²`` only lowers ``ρ``).
+        and ``t = floor(σ) + 1`` it must satisfy ``2·a·b·t² < 2**55`` (the small range: for an
+        integer ``σ²`` up to about ``1.3·10**8``) or ``σ² >= 1`` and ``2·a < 2**55`` (the large
+        range: an integer ``σ²`` up to about ``1.8·10**16``, ``σ`` up to about ``1.3·10**8``);
+        :func:`gaussian_supported` tells. To use a float, round it *up* to a rational with a
+        small denominator first (a larger ``σ²`` only lowers ``ρ``).
     size : int
         How many independent draws to return, ``>= 0``.
     source : RandomSource
@@ -271,8 +314,9 @@ def sample_discrete_gaussian(sigma2: Fraction | int, size: int, source: RandomSo
 
     Notes
     -----
-    The acceptance rate is about 0.52 to 0.76 (lowest for ``σ <= 1``). The variance of the
-    output is slightly below ``σ²``; see :func:`discrete_gaussian_variance`.
+    The acceptance rate is about 0.52 to 0.76 (lowest for ``σ <= 1``). The speed is about the
+    same in both ranges (``benchmarks/bench_gaussian.py``; ``docs/gaussian.md``). The variance
+    of the output is slightly below ``σ²``; see :func:`discrete_gaussian_variance`.
 
     References
     ----------
