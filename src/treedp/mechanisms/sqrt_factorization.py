@@ -20,9 +20,10 @@ privacy analysis. The prefixes are estimated by ``P̂ = L Ĉ^{-1} y = L x + L Ĉ
 unbiased, with covariance ``σ_Z² G Gᵀ`` for the lower-triangular Toeplitz ``G = L Ĉ^{-1}``
 (first column ``g = cumsum(ĉ^{-1})``; :class:`treedp.estimation.toeplitz.ToeplitzPrefixCovariance`).
 As ``s`` grows, ``Ĉ/s → C`` and the error tends to the real factorisation's; the largest scale
-the exact sampler supports (``σ² <~ 10^8``, capped at ``s = 2^16``) is used, and the exact error
-of the rounded factorisation is what the planner scores (at ``B = 2^20`` rounding at
-``s = 4096`` costs under 0.1 %; ``docs/factorization.md``).
+the exact sampler supports (``σ²`` up to about ``1.8·10^16``), capped at ``s = 2^16``, is used:
+``s = 2^16`` for every ``B <= 2^24`` down to ``ρ = 2e-6`` (the rounding then costs nothing
+measurable: 1.069× the SVD bound at ``B = 2^24``, ``ρ = 0.01``), and the exact error of the
+rounded factorisation is what the planner scores (``docs/factorization.md``).
 
 Equalised columns (add_remove, ``B <= 8192``, the default there): column ``j`` of ``Ĉ`` has
 squared norm ``S(B − j) <= S(B) = Δ₂²``; the slack carries one more measurement
