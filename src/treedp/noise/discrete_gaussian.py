@@ -201,7 +201,9 @@ def _acceptance_rate(sigma2: Fraction) -> float:
     s2 = float(sigma2)
     plan = _plan(sigma2)
     tau = s2 / plan.q if plan.large else float(plan.num)  # the proposal's scale
-    step = max(1.0, tau / 1000.0)  # a Riemann sum on a grid of at most ~40,000 points
+    # small range: every integer up to 40t (t <= 11,586), as before, so seeded batches repeat;
+    # large range: a Riemann sum on a grid of about 40,000 points
+    step = max(1.0, tau / 1000.0) if plan.large else 1.0
     y = np.arange(0, int(40 * tau / step) + 1, dtype=float) * step
     weight = np.exp(-y / tau)
     weight[1:] *= 2.0
