@@ -346,6 +346,8 @@ def sample_discrete_gaussian(sigma2: Fraction | int, size: int, source: RandomSo
         )
     plan = _plan(sigma2)
     rate = _acceptance_rate(sigma2)
+    if plan.large:
+        geometric_table(plan.rate)  # built (and memoised) once, before any thread needs it
     starts = range(0, size, _CHUNK)
     parts: list[np.ndarray]
     if isinstance(source, SystemRandomSource) and size >= 4 * _CHUNK:
