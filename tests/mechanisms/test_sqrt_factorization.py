@@ -23,6 +23,7 @@ from treedp.estimation.toeplitz import (
 )
 from treedp.exceptions import InvalidParameterError
 from treedp.mechanisms.sqrt_factorization import (
+    MAX_SCALE,
     SqrtFactorizationMechanism,
     choose_scale,
     lattice_coefficients,
@@ -31,6 +32,7 @@ from treedp.mechanisms.sqrt_factorization import (
     sqrt_coefficients,
 )
 from treedp.noise import InsecureSeededSource
+from treedp.noise import discrete_gaussian as dg
 
 
 def _dense(coef: np.ndarray) -> np.ndarray:
@@ -337,3 +339,58 @@ def test_tail_equalisation_matches_dense_gls(monkeypatch: pytest.MonkeyPatch) ->
     cols = np.abs(a)
     assert l2 == mech.block_l2_squared[0] == round(float((cols**2).sum(axis=0).max()))
     assert l1 == round(float(cols.sum(axis=0).max()))
+
+
+# --- The sampler's large range: the lattice scale is no longer capped by the noise -----------
+
+
+@pytest.mark.parametrize("neighbours", ["add_remove", "replace"])
+@pytest.mark.parametrize(("n_bins", "rho"), [(1024, 1e-6), (2**16, 0.01), (2**20, 0.01)])
+def test_small_rho_reaches_max_scale(n_bins: int, rho: float, neighbours: str) -> None:
+    """Since the large range (σ² up to ~1.8e16) the scale is ``MAX_SCALE`` at small ρ."""
+    s = choose_scale(n_bins, rho, neighbours)  # type: ignore[arg-type]
+    assert s == MAX_SCALE
+    n = 100 if neighbours == "replace" else None
+    mech = SqrtFactorizationMechanism(n_bins, rho=rho, neighbours=neighbours, n=n, scale=s)
+    (sigma2,) = mech.sigma2
+    assert dg._plan(sigma2).large and mech.rho_spent() <= Fraction(rho)
+    assert sigma2 >= Fraction(mech.block_l2_squared[0]) / (2 * Fraction(rho))
+
+
+def _svd_bound(n_bins: int, rho: float) -> float:
+    """``‖L‖_*²/(2ρB²)`` (closed-form singular values; ``benchmarks/prefix_bound.py``)."""
+    k = np.arange(1, n_bins + 1, dtype=np.float64)
+    nuclear = float(np.sum(1.0 / (2.0 * np.sin((2 * k - 1) * np.pi / (4 * n_bins + 2)))))
+    return nuclear**2 / (2 * rho * n_bins**2)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("n_bins", [2**14, 2**18])
+def test_ratio_to_svd_bound_at_small_rho(n_bins: int) -> None:
+    """Issue 14's goal at ρ = 0.01 (was 1.155 at 2^20 with the small-range sampler)."""
+    mech = SqrtFactorizationMechanism(n_bins, rho=0.01)
+    mse = float(mech.covariance().var(np.arange(1, n_bins + 1)).mean())
+    assert mse / _svd_bound(n_bins, 0.01) <= 1.12
+
+
+@pytest.mark.slow
+def test_exact_convolution_at_max_scale_and_the_count_cap() -> None:
+    """At ``B = 2^20``, ``s = MAX_SCALE``, counts up to the public cap: ``Ĉ x`` is exact."""
+    n_bins = 2**20
+    mech = SqrtFactorizationMechanism(n_bins, rho=0.01, scale=MAX_SCALE)
+    c = [int(v) for v in mech.coefficients]
+    cap = 2**62 // sum(c)  # the total must stay below it
+    rng = np.random.default_rng(TEST_SEED)
+    x = rng.poisson(20, n_bins).astype(np.int64)
+    spikes = sorted({0, n_bins - 1, *rng.integers(0, n_bins, 6).tolist()})
+    x[spikes] = 0
+    big = (cap - 1 - int(x.sum())) // len(spikes)
+    x[spikes] = big
+    x[spikes[0]] += cap - 1 - int(x.sum())  # total exactly cap - 1
+    assert int(x.sum()) == cap - 1 and x.max() >= 2**32
+    got = mech.true_blocks(x)[0]
+    xs = x.tolist()
+    for i in (spikes[1], n_bins - 1):
+        assert int(got[i]) == sum(c[i - j] * xs[j] for j in range(i + 1))
+    with pytest.raises(treedp.DataError):
+        mech.true_blocks(np.where(np.arange(n_bins) == 0, cap, 0))

@@ -20,9 +20,10 @@ privacy analysis. The prefixes are estimated by ``P̂ = L Ĉ^{-1} y = L x + L Ĉ
 unbiased, with covariance ``σ_Z² G Gᵀ`` for the lower-triangular Toeplitz ``G = L Ĉ^{-1}``
 (first column ``g = cumsum(ĉ^{-1})``; :class:`treedp.estimation.toeplitz.ToeplitzPrefixCovariance`).
 As ``s`` grows, ``Ĉ/s → C`` and the error tends to the real factorisation's; the largest scale
-the exact sampler supports (``σ² <~ 10^8``, capped at ``s = 2^16``) is used, and the exact error
-of the rounded factorisation is what the planner scores (at ``B = 2^20`` rounding at
-``s = 4096`` costs under 0.1 %; ``docs/factorization.md``).
+the exact sampler supports (``σ²`` up to about ``1.8·10^16``), capped at ``s = 2^16``, is used:
+``s = 2^16`` for every ``B <= 2^24`` down to ``ρ = 2e-6`` (the rounding then costs nothing
+measurable: 1.069× the SVD bound at ``B = 2^24``, ``ρ = 0.01``), and the exact error of the
+rounded factorisation is what the planner scores (``docs/factorization.md``).
 
 Equalised columns (add_remove, ``B <= 8192``, the default there): column ``j`` of ``Ĉ`` has
 squared norm ``S(B − j) <= S(B) = Δ₂²``; the slack carries one more measurement
@@ -111,6 +112,9 @@ MAX_SCALE = 2**16
 #: length ``2B``); larger ``B`` can still ask for it by name.
 PLAN_LIMIT = 2**20
 _INT_LIMIT = 2**62
+#: About the largest ``2σ²`` the exact sampler supports with a power-of-two denominator
+#: (``2·a < 2**55`` for ``σ² = a/b``): only seeds :func:`choose_scale`'s search window.
+_MAX_SIGMA2 = 2**54
 #: Largest ``B`` for ``equalise=True`` (its GLS estimate and covariances are dense, ``O(B³)``).
 EQUALISE_LIMIT = 1024
 #: Above it and up to ``TAIL_LIMIT`` only the last ``TAIL_COLUMNS`` columns are equalised (a
@@ -268,6 +272,11 @@ def choose_scale(n_bins: int, rho: float, neighbours: Neighbours) -> int:
     """The largest ``s <= MAX_SCALE`` whose noise ``σ² = Δ₂²(s)/(2ρ)`` the exact sampler
     supports (``Δ₂²`` grows with ``s``: a binary search). Public parameters only.
 
+    Since the sampler's large range (``σ²`` up to about ``1.8·10**16``,
+    :func:`treedp.noise.discrete_gaussian.sample_discrete_gaussian`) this is ``MAX_SCALE`` for
+    every ``ρ >= 1e-6`` and ``B <= 2**24`` (``σ² <= 2**32·Σ c_k²/ρ < 2**54``); the search
+    remains for smaller budgets.
+
     Under ``replace`` the search uses the bound ``Δ₂² <= 2 Σ ĉ_k²`` (two columns of
     non-negative entries), which is cheap; the mechanism then uses the exact ``Δ₂²``."""
 
@@ -280,11 +289,13 @@ def choose_scale(n_bins: int, rho: float, neighbours: Neighbours) -> int:
             "The budget is too small for the square-root factorisation: even at lattice scale "
             "1 the noise variance would exceed the exact sampler's range. Use a larger rho."
         )
+    if _fits(bound(MAX_SCALE), rho) is not None:  # the usual case since the sampler's large range
+        return MAX_SCALE
     lo, hi = 1, MAX_SCALE
     # Start from the real factor's Σ c_k² (Δ₂²(s) ≈ s² Σ c_k²): a window of ±3 % usually holds
     # the answer, which is then found in a few steps (the full range otherwise).
     real = float(np.sum(_sqrt_coefficients(n_bins) ** 2)) * (1 if neighbours == "add_remove" else 2)
-    guess = int(math.sqrt(2**27 * rho / real))
+    guess = int(math.sqrt(_MAX_SIGMA2 * rho / real))
     low, high = max(1, int(guess * 0.97)), min(MAX_SCALE, int(guess * 1.03) + 1)
     if low < high and _fits(bound(low), rho) is not None:
         lo = low

@@ -1,7 +1,10 @@
 """Exact discrete Gaussian sampling (Canonne, Kamath and Steinke 2020), vectorised.
 
 The discrete Gaussian ``N_Z(0, σ²)`` has ``P(X = x) ∝ exp(-x² / (2σ²))`` on the integers. With
-``σ² = a/b`` rational it is drawn *exactly* by CKS20 (arXiv:2004.00010) Algorithm 3:
+``σ² = a/b`` rational (lowest terms) it is drawn *exactly* by CKS20 (arXiv:2004.00010)
+Algorithm 3, in one of two ranges.
+
+**Small range** (``D = 2·a·b·t² < 2**55``: an integer ``σ²`` up to about ``1.3·10**8``):
 
 1. ``t = floor(σ) + 1`` (an integer, computed exactly as ``isqrt(floor(σ²)) + 1``).
 2. Draw a discrete Laplace proposal ``Y`` with scale ``t``
@@ -13,9 +16,44 @@ with ``0 <= r < D``; then ``exp(-γ) = exp(-k) · exp(-r/D)`` and the two factor
 independently with the existing exact building blocks: ``exp(-k)`` as ``V >= k`` with
 ``P(V >= v) = exp(-v)`` (:func:`treedp.noise.exp_thresholds.sample_unit_geometric`) and
 ``exp(-r/D)`` by CKS20 Algorithm 1 (:func:`treedp.noise.discrete_laplace.bernoulli_exp`, all rows
-sharing the denominator ``D``). ``z²`` is computed in uint64 when ``|z| < 2**32`` (all but a
-vanishing fraction of rows) and with Python integers otherwise. No floating-point number enters
-any accept/reject decision; floats only size the batches.
+sharing the denominator ``D``; ``D < 2**55`` keeps its ``D·j < 2**62`` for every round ``j``
+that has a chance above ``1/127!``). ``z²`` is computed in uint64 when ``|z| < 2**32`` (all but
+a vanishing fraction of rows) and with Python integers otherwise.
+
+**Large range** (``σ² >= 1`` and ``2a < 2**55``: an integer ``σ²`` up to about ``1.8·10**16``,
+which :meth:`treedp.noise.families.DiscreteGaussian.for_budget` reaches with coarser
+denominators). In the small range's integers ``D ~ 2σ⁴`` would need 120 bits
+at ``σ² = 2**60``; the proposal is changed instead so that the acceptance needs only
+``2a``-sized integers:
+
+1. ``c = floor(σ) = isqrt(floor(σ²)) >= 1`` and ``τ = σ²/c = a/(b·c)`` (so ``σ²/τ = c`` is an
+   integer and ``τ >= σ``); ``M`` is the largest power of two with ``M <= max(1, τ/256)``.
+2. Proposal: ``G`` with ``P(G >= g) = exp(-g·M/τ)`` (exact table inversion,
+   :func:`treedp.noise.geometric_table.geometric_table` at the rational rate ``M·c·b/a``;
+   ``τ/M < 512`` keeps the table under 12,000 entries), ``U`` uniform in ``[0, M)``, a fair
+   sign ``S``; ``Y = S·(G·M + U)``, with the pair ``(S = -, |Y| = 0)`` dropped. Every ``y`` then
+   has proposal probability ``∝ exp(-floor(|y|/M)·M/τ)`` (the zero counted once, as in
+   :func:`~treedp.noise.discrete_laplace.sample_discrete_laplace`).
+3. Accept with probability ``exp(-γ)``,
+   ``γ = ((|Y| - c)² + 2·c·U)·b / (2a) = ((|Y| - c)² + 2cU) / (2σ²) >= 0``.
+
+*Exactness.* With ``|y| = g·M + u``: ``g·M/τ + γ = (g·M + u)·c/σ² + (y² - 2|y|c + c²)/(2σ²)
+= y²/(2σ²) + c²/(2σ²)`` because ``c/σ² = 1/τ`` and ``g·M + u = |y|``. So the probability of
+proposing ``y`` and accepting it is ``∝ exp(-y²/(2σ²))``, with a constant that does not depend
+on ``y``: accepted draws are exactly ``N_Z(0, σ²)`` (the argument of CKS20's Algorithm 3 with a
+proposal that is piecewise constant on blocks of ``M``; ``tests/noise/test_discrete_gaussian.py``
+checks the identity in rationals). The acceptance is drawn as in the small range, with
+``N = ((|Y| - c)² + 2cU)·b = k·D + r`` and ``D = 2a < 2**55``. Integer ranges: ``|z| = ||Y| - c|``
+is at most ``zmax = min(2**32 - 1, isqrt((2**64 - 1) // b - 2c(M - 1)))`` on the uint64 path
+(rows with ``|Y| <= c + zmax``; ``c <= zmax`` because ``c²·b <= a < 2**54``), so
+``N <= (zmax² + 2c(M - 1))·b < 2**64``; other rows (``γ >~ 2**63/a >= 512``, accepted with
+probability below ``exp(-512)``) take exact Python integers. ``G·M + U`` stays far below
+``2**63`` (``G >= 2**40`` would have probability ``exp(-2**31)`` and raises instead).
+Efficiency: ``τ`` is within a factor ``σ/(σ-1)`` of ``σ`` and the step costs at most
+``exp(-M/τ) >= exp(-1/256)``, so the acceptance rate is CKS20's, about 0.76.
+
+No floating-point number enters any accept/reject decision in either range; floats only size
+the batches. Large requests from the OS source run on several threads.
 """
 
 from __future__ import annotations
@@ -24,24 +62,34 @@ import math
 from concurrent.futures import ThreadPoolExecutor
 from fractions import Fraction
 from functools import lru_cache
+from typing import NamedTuple
 
 import numpy as np
 import numpy.typing as npt
 
 from treedp.exceptions import InvalidParameterError, InvalidTypeError
-from treedp.noise.discrete_laplace import _CHUNK, _THREADS, _laplace_chunk, bernoulli_exp
+from treedp.noise.discrete_laplace import (
+    _CHUNK,
+    _THREADS,
+    _laplace_chunk,
+    bernoulli_exp,
+    uniform_below,
+)
 from treedp.noise.exp_thresholds import sample_unit_geometric
-from treedp.noise.rng import RandomSource, SystemRandomSource
+from treedp.noise.geometric_table import geometric_table
+from treedp.noise.rng import RandomSource, SystemRandomSource, words
 
 __all__ = [
     "MAX_GAUSSIAN_DENOMINATOR",
     "discrete_gaussian_pmf",
     "discrete_gaussian_variance",
+    "gaussian_supported",
     "sample_discrete_gaussian",
 ]
 
-#: ``D = 2·a·b·t²`` (``σ² = a/b``, ``t = floor(σ)+1``) must stay below this: Algorithm 1 then
-#: keeps ``D·k < 2**62`` for every ``k <= 128`` (reaching ``k`` has probability ``<= 1/(k-1)!``).
+#: The acceptance's denominator (small range ``D = 2·a·b·t²``, large range ``D = 2a``, for
+#: ``σ² = a/b``, ``t = floor(σ)+1``) must stay below this: Algorithm 1 then keeps ``D·k < 2**62``
+#: for every ``k <= 128`` (reaching ``k`` has probability ``<= 1/(k-1)!``).
 MAX_GAUSSIAN_DENOMINATOR = 2**55
 _FAST_BOUND = 2**32  # |z| below this: z² fits in uint64
 
@@ -72,30 +120,34 @@ def _fast_limit(a: int, b: int, t: int) -> int:
     return (_FAST_BOUND - 1) // (t * b) + 1 if a < _FAST_BOUND else 0
 
 
+def _centred_fast_limit(c: int, b: int, extra_max: int) -> int:
+    """Rows with ``|Y| < limit`` have ``|z| = ||Y| - c| < 2**32`` and
+    ``(z² + e)·b < 2**64`` for every ``0 <= e <= extra_max``."""
+    zmax = min(_FAST_BOUND - 1, math.isqrt((2**64 - 1) // b - extra_max))
+    return zmax + c + 1 if c <= zmax else 0
+
+
 def _exponent_parts_fast(
-    mag: np.ndarray, a: int, b: int, t: int
+    mag: np.ndarray, p: int, q: int, m: int, d: int, extra: np.ndarray | None = None
 ) -> tuple[npt.NDArray[np.uint64], npt.NDArray[np.uint64]]:
-    """:func:`_exponent_parts` for rows all below :func:`_fast_limit`: ``k`` as a uint64 array."""
-    d = 2 * a * b * t * t
-    z = np.abs(mag.astype(np.int64) * (t * b) - a).astype(np.uint64)  # < 2**32
+    """:func:`_exponent_parts` for rows all below the fast limit: ``k`` as a uint64 array."""
+    z = np.abs(mag.astype(np.int64) * p - q).astype(np.uint64)  # < 2**32
     z2 = z * z
+    if extra is not None:
+        z2 += extra  # the caller's fast limit keeps (z² + extra)·m below 2**64
+    if m != 1:
+        z2 *= np.uint64(m)
     return z2 % np.uint64(d), z2 // np.uint64(d)
 
 
 def _exponent_parts(
-    mag: np.ndarray, a: int, b: int, t: int
-) -> tuple[npt.NDArray[np.uint64], npt.NDArray[np.uint64] | list[int]]:
-    """``(r, k)`` with ``z² = k·D + r``, ``0 <= r < D``, for ``z = mag·t·b - a``, ``D = 2abt²``.
-
-    ``z²/D = (mag - σ²/t)²/(2σ²)`` exactly. ``r`` is uint64; ``k`` is returned as a uint64 array
-    when every row is below :func:`_fast_limit` (all but a vanishing fraction of batches) and as a
-    list of Python integers otherwise, computed without any overflow.
-    """
-    d = 2 * a * b * t * t
-    if mag.size == 0 or int(mag.max()) < _fast_limit(a, b, t):
-        return _exponent_parts_fast(mag, a, b, t)
-    zs = [(int(m) * t * b - a) ** 2 for m in mag]
-    return np.array([z2 % d for z2 in zs], dtype=np.uint64), [z2 // d for z2 in zs]
+    mag: np.ndarray, p: int, q: int, m: int, d: int, extra: np.ndarray | None = None
+) -> tuple[npt.NDArray[np.uint64], list[int]]:
+    """``(r, k)`` with ``N = k·D + r``, ``0 <= r < D``, for ``N = ((mag·p - q)² + extra)·m``,
+    ``D = d``, computed with Python integers (no overflow): ``k`` as a list of Python integers."""
+    e = [0] * mag.size if extra is None else [int(v) for v in extra]
+    ns = [((int(v) * p - q) ** 2 + ei) * m for v, ei in zip(mag, e, strict=True)]
+    return np.array([n % d for n in ns], dtype=np.uint64), [n // d for n in ns]
 
 
 def _bernoulli_exp_integer(k: np.ndarray, source: RandomSource) -> np.ndarray:
@@ -108,24 +160,38 @@ def _bernoulli_exp_integer(k: np.ndarray, source: RandomSource) -> np.ndarray:
     return ok
 
 
-def _accept(mag: np.ndarray, a: int, b: int, t: int, source: RandomSource) -> np.ndarray:
-    """Exact ``Bernoulli(exp(-(mag - σ²/t)²/(2σ²)))`` for every row of ``mag``."""
-    d = 2 * a * b * t * t
-    fast = mag < np.uint64(_fast_limit(a, b, t))
+def _accept(
+    mag: np.ndarray,
+    p: int,
+    q: int,
+    m: int,
+    d: int,
+    limit: int,
+    source: RandomSource,
+    extra: np.ndarray | None = None,
+) -> np.ndarray:
+    """Exact ``Bernoulli(exp(-((mag·p - q)² + extra)·m/d))`` for every row (``d < 2**55``).
+
+    ``N = ((mag·p - q)² + extra)·m = k·d + r``; ``exp(-N/d) = exp(-k)·exp(-r/d)``. Rows with
+    ``mag < limit`` compute ``N`` in uint64 (the caller's ``limit`` guarantees it fits); the
+    others (rare) take the exact Python-integer path.
+    """
+    fast = mag < np.uint64(limit)
     if fast.all():
-        r, k = _exponent_parts_fast(mag, a, b, t)
+        r, k = _exponent_parts_fast(mag, p, q, m, d, extra)
         ok = _bernoulli_exp_integer(k, source)
     else:  # rare: the rows with a huge |Y| take the exact Python-integer path
         fi, si = np.flatnonzero(fast), np.flatnonzero(~fast)
         r = np.empty(mag.size, dtype=np.uint64)
         ok = np.empty(mag.size, dtype=bool)
-        r[fi], k = _exponent_parts_fast(mag[fi], a, b, t)
+        ef, es = (None, None) if extra is None else (extra[fi], extra[si])
+        r[fi], k = _exponent_parts_fast(mag[fi], p, q, m, d, ef)
         ok[fi] = _bernoulli_exp_integer(k, source)
-        r[si], k_slow = _exponent_parts(mag[si], a, b, t)
+        r[si], k_slow = _exponent_parts(mag[si], p, q, m, d, es)
         v = sample_unit_geometric(si.size, source)  # V >= k as Python integers (k may be huge)
         ok[si] = [int(vi) >= ki for vi, ki in zip(v, k_slow, strict=True)]
     idx = np.flatnonzero(ok)
-    ok[idx] = bernoulli_exp(r[idx], d, idx.size, source)  # exp(-r/D), r/D in [0, 1)
+    ok[idx] = bernoulli_exp(r[idx], d, idx.size, source)  # exp(-r/d), r/d in [0, 1)
     return ok
 
 
@@ -133,19 +199,85 @@ def _accept(mag: np.ndarray, a: int, b: int, t: int, source: RandomSource) -> np
 def _acceptance_rate(sigma2: Fraction) -> float:
     """Float estimate of Algorithm 3's acceptance rate; it only sizes batches (>= 0.5 for t)."""
     s2 = float(sigma2)
-    t = _laplace_scale(sigma2)
-    y = np.arange(0, 40 * t + 1, dtype=float)
-    weight = np.exp(-y / t)
+    plan = _plan(sigma2)
+    tau = s2 / plan.q if plan.large else float(plan.num)  # the proposal's scale
+    # small range: every integer up to 40t (t <= 11,586), as before, so seeded batches repeat;
+    # large range: a Riemann sum on a grid of about 40,000 points
+    step = max(1.0, tau / 1000.0) if plan.large else 1.0
+    y = np.arange(0, int(40 * tau / step) + 1, dtype=float) * step
+    weight = np.exp(-y / tau)
     weight[1:] *= 2.0
-    rate = float((weight * np.exp(-((y - s2 / t) ** 2) / (2.0 * s2))).sum() / weight.sum())
+    centre = s2 / tau
+    rate = float((weight * np.exp(-((y - centre) ** 2) / (2.0 * s2))).sum() / weight.sum())
     return min(1.0, max(0.2, rate))
+
+
+class _Plan(NamedTuple):
+    """Algorithm 3 for one ``σ² = a/b`` (see :func:`_plan`)."""
+
+    large: bool  # which proposal: the discrete Laplace (False) or the stepped one (True)
+    num: int  # small range: the proposal's scale num/den
+    den: int
+    p: int  # acceptance exp(-((|Y|·p - q)² + extra)·m/d)
+    q: int
+    m: int
+    d: int
+    limit: int  # rows with |Y| < limit take the uint64 path
+    step: int  # large range: the step M (a power of two)
+    rate: Fraction  # large range: the geometric's rate M·c/σ²
+
+
+def _plan(sigma2: Fraction) -> _Plan:
+    """The proposal and acceptance parameters for ``σ² = a/b`` (module docstring).
+
+    * Small range (``2·a·b·t² < 2**55``, ``t = floor(σ) + 1``): discrete Laplace proposal of
+      scale ``t``, ``γ = (|Y|·t·b - a)² / (2·a·b·t²)``.
+    * Large range (``σ² >= 1``, ``2·a < 2**55``): ``c = floor(σ)``, ``τ = σ²/c``, ``M`` the
+      largest power of two ``<= max(1, τ/256)``; stepped proposal ``|Y| = G·M + U``, accepted
+      with ``γ = ((|Y| - c)² + 2·c·U)·b / (2a)``.
+
+    Raises
+    ------
+    InvalidParameterError
+        Outside both ranges.
+    """
+    a, b = sigma2.numerator, sigma2.denominator
+    t = _laplace_scale(sigma2)
+    d = 2 * a * b * t * t
+    if d < MAX_GAUSSIAN_DENOMINATOR:
+        return _Plan(False, t, 1, t * b, a, 1, d, _fast_limit(a, b, t), 1, Fraction(1, t))
+    c = t - 1
+    if c >= 1 and 2 * a < MAX_GAUSSIAN_DENOMINATOR:
+        tau = Fraction(a, b * c)
+        step = 1 << max(0, (math.floor(tau) // 256).bit_length() - 1)
+        extra_max = 2 * c * (step - 1)
+        limit = _centred_fast_limit(c, b, extra_max)
+        return _Plan(True, 0, 0, 1, c, b, 2 * a, limit, step, Fraction(step) / tau)
+    raise InvalidParameterError(
+        f"The 'sigma2' parameter {sigma2} is outside the supported range: with sigma2 = a/b in "
+        "lowest terms and t = floor(sigma)+1 it needs 2·a·b·t² < 2**55, or sigma2 >= 1 and "
+        "2·a < 2**55 (an integer sigma2 up to about 1.8e16). "
+        "Round sigma2 up to a fraction with a smaller denominator "
+        "(treedp.noise.rational_upper_bound), or use a smaller sigma2."
+    )
+
+
+def gaussian_supported(sigma2: Fraction | int) -> bool:
+    """Whether :func:`sample_discrete_gaussian` accepts ``σ²`` (see its ``sigma2`` parameter)."""
+    try:
+        _plan(_check_sigma2(sigma2))
+    except InvalidParameterError:
+        return False
+    return True
 
 
 def sample_discrete_gaussian(sigma2: Fraction | int, size: int, source: RandomSource) -> np.ndarray:
     """Draw exact discrete Gaussian noise with ``P(x) ∝ exp(-x²/(2σ²))`` on the integers.
 
     Implements Algorithm 3 of [CKS20]_: discrete Laplace proposals with scale
-    ``t = floor(σ) + 1``, each accepted with probability ``exp(-(|Y| - σ²/t)²/(2σ²))``. The
+    ``t = floor(σ) + 1``, each accepted with probability ``exp(-(|Y| - σ²/t)²/(2σ²))``; for
+    large ``σ²`` a proposal that is piecewise constant on blocks of a power of two, with the
+    acceptance adjusted to match (module docstring, where exactness is proved). The
     proposals and the acceptance are drawn in whole numpy batches. Every accept/reject decision
     is made with integer arithmetic on uniformly random words, so the output follows the discrete
     Gaussian *exactly* (no floating-point approximation of the distribution).
@@ -158,9 +290,11 @@ def sample_discrete_gaussian(sigma2: Fraction | int, size: int, source: RandomSo
     ----------
     sigma2 : Fraction or int
         The variance parameter ``σ² > 0``, an exact rational. With ``σ² = a/b`` in lowest terms
-        and ``t = floor(σ) + 1`` it must satisfy ``2·a·b·t² < 2**55`` (for an integer ``σ²``:
-        up to about ``1.3·10**8``, that is ``σ`` up to about 11,585). To use a float, round it
-        *up* to a rational with a small denominator first (a larger ``σ²`` only lowers ``ρ``).
+        and ``t = floor(σ) + 1`` it must satisfy ``2·a·b·t² < 2**55`` (the small range: for an
+        integer ``σ²`` up to about ``1.3·10**8``) or ``σ² >= 1`` and ``2·a < 2**55`` (the large
+        range: an integer ``σ²`` up to about ``1.8·10**16``, ``σ`` up to about ``1.3·10**8``);
+        :func:`gaussian_supported` tells. To use a float, round it *up* to a rational with a
+        small denominator first (a larger ``σ²`` only lowers ``ρ``).
     size : int
         How many independent draws to return, ``>= 0``.
     source : RandomSource
@@ -182,8 +316,9 @@ def sample_discrete_gaussian(sigma2: Fraction | int, size: int, source: RandomSo
 
     Notes
     -----
-    The acceptance rate is about 0.52 to 0.76 (lowest for ``σ <= 1``). The variance of the
-    output is slightly below ``σ²``; see :func:`discrete_gaussian_variance`.
+    The acceptance rate is about 0.52 to 0.76 (lowest for ``σ <= 1``). The speed is about the
+    same in both ranges (``benchmarks/bench_gaussian.py``; ``docs/gaussian.md``). The variance
+    of the output is slightly below ``σ²``; see :func:`discrete_gaussian_variance`.
 
     References
     ----------
@@ -209,16 +344,10 @@ def sample_discrete_gaussian(sigma2: Fraction | int, size: int, source: RandomSo
             "The 'source' parameter must be a RandomSource (SystemRandomSource, "
             f"InsecureSeededSource). Got {type(source).__name__} instead."
         )
-    a, b = sigma2.numerator, sigma2.denominator
-    t = _laplace_scale(sigma2)
-    if 2 * a * b * t * t >= MAX_GAUSSIAN_DENOMINATOR:
-        raise InvalidParameterError(
-            f"The 'sigma2' parameter {sigma2} is outside the supported range: with sigma2 = a/b "
-            f"and t = floor(sigma)+1 it needs 2·a·b·t² < 2**55. Round sigma2 up to a fraction "
-            "with a smaller denominator (treedp.noise.rational_upper_bound), or use a smaller "
-            "sigma2."
-        )
+    plan = _plan(sigma2)
     rate = _acceptance_rate(sigma2)
+    if plan.large:
+        geometric_table(plan.rate)  # built (and memoised) once, before any thread needs it
     starts = range(0, size, _CHUNK)
     parts: list[np.ndarray]
     if isinstance(source, SystemRandomSource) and size >= 4 * _CHUNK:
@@ -226,29 +355,59 @@ def sample_discrete_gaussian(sigma2: Fraction | int, size: int, source: RandomSo
         with ThreadPoolExecutor(max_workers=_THREADS) as pool:
             parts = list(
                 pool.map(
-                    lambda s0: _gaussian_chunk(a, b, t, rate, min(_CHUNK, size - s0), source),
+                    lambda s0: _gaussian_chunk(plan, rate, min(_CHUNK, size - s0), source),
                     starts,
                 )
             )
     else:  # a seeded source stays sequential, so its output is reproducible
-        parts = [_gaussian_chunk(a, b, t, rate, min(_CHUNK, size - s0), source) for s0 in starts]
+        parts = [_gaussian_chunk(plan, rate, min(_CHUNK, size - s0), source) for s0 in starts]
     return np.concatenate(parts) if parts else np.empty(0, dtype=np.int64)
 
 
-def _gaussian_chunk(
-    a: int, b: int, t: int, rate: float, size: int, source: RandomSource
-) -> np.ndarray:
+def _gaussian_chunk(plan: _Plan, rate: float, size: int, source: RandomSource) -> np.ndarray:
     """Exact discrete Gaussian draws for one cache-sized chunk (CKS20 Algorithm 3)."""
     out = np.empty(size, dtype=np.int64)
     filled = 0
     while filled < size:
         need = size - filled
         batch = int(need / rate * 1.03) + 64
-        y = _laplace_chunk(t, 1, batch, source)
-        y = y[_accept(np.abs(y).view(np.uint64), a, b, t, source)]
+        if plan.large:
+            y = _stepped_candidates(plan, batch, source)
+        else:
+            y = _laplace_chunk(plan.num, plan.den, batch, source)
+            mag = np.abs(y).view(np.uint64)
+            y = y[_accept(mag, plan.p, plan.q, plan.m, plan.d, plan.limit, source)]
         take = min(need, y.size)
         out[filled : filled + take] = y[:take]
         filled += take
+    return out
+
+
+def _stepped_candidates(plan: _Plan, n: int, source: RandomSource) -> np.ndarray:
+    """The large range's proposal and acceptance for ``n`` rows; returns the accepted draws.
+
+    ``G`` with ``P(G >= g) = exp(-g·M/τ)`` (exact table inversion,
+    :func:`treedp.noise.geometric_table.geometric_table`), ``U`` uniform in ``[0, M)``, a fair
+    sign; ``(-0)`` is dropped. Accepted with probability
+    ``exp(-((|Y| - c)² + 2·c·U)·b/(2a))`` (module docstring).
+    """
+    step = plan.step
+    table = geometric_table(plan.rate)
+    if table is None:  # pragma: no cover - τ/M < 512 keeps the table below MAX_TABLE
+        raise RuntimeError("geometric table unavailable")
+    g = table.sample(n, source)
+    if int(g.max(initial=0)) >= 2**40:  # pragma: no cover - probability exp(-2**31)
+        raise RuntimeError("geometric draw exceeded its integer range")
+    if step > 1:
+        u = uniform_below(step, n, source).astype(np.int64)
+        mag = g * step + u
+        extra = (u.astype(np.uint64) * np.uint64(2 * plan.q)).astype(np.uint64)
+    else:
+        mag, extra = g, None
+    sign = np.unpackbits(words(source, 8, (n + 7) // 8), count=n).view(bool)
+    keep = ~(sign & (mag == 0))
+    keep &= _accept(mag.view(np.uint64), 1, plan.q, plan.m, plan.d, plan.limit, source, extra)
+    out: np.ndarray = np.where(sign, -mag, mag)[keep]
     return out
 
 
@@ -257,6 +416,8 @@ def _support_and_weights(sigma2: Fraction) -> tuple[int, float]:
     """``(M, Z)``: the truncation point and ``Z = sum_{|x| <= M} exp(-x²/(2σ²))`` (fsum)."""
     s2 = float(sigma2)
     m = math.ceil(39.0 * math.sqrt(s2)) + 2  # exp(-M²/(2σ²)) < exp(-760): below float range
+    if sigma2 >= 64:  # Poisson summation: Z = sqrt(2πσ²)·(1 + 2 Σ_k exp(-2π²σ²k²)), k >= 1
+        return m, math.sqrt(2.0 * math.pi * s2)  # the correction is below exp(-1263)
     x = np.arange(1, m + 1, dtype=float)
     z = 1.0 + 2.0 * math.fsum(np.exp(-(x * x) / (2.0 * s2)).tolist())
     return m, z

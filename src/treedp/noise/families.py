@@ -23,7 +23,11 @@ from typing import Protocol, runtime_checkable
 import numpy as np
 
 from treedp.exceptions import InvalidParameterError, InvalidTypeError
-from treedp.noise.discrete_gaussian import discrete_gaussian_variance, sample_discrete_gaussian
+from treedp.noise.discrete_gaussian import (
+    discrete_gaussian_variance,
+    gaussian_supported,
+    sample_discrete_gaussian,
+)
 from treedp.noise.discrete_laplace import discrete_laplace_variance, sample_discrete_laplace
 from treedp.noise.rational import noise_scale
 from treedp.noise.rng import RandomSource
@@ -140,8 +144,10 @@ class DiscreteGaussian:
         """The family so a block with squared L2 sensitivity ``l2_squared`` costs at most ``ρ``:
         ``σ² >= Δ2²/(2ρ)``, rounded up to a multiple of ``1/2**k``, with the largest ``k <= 20``
         the exact sampler supports (``2·a·b·t² < 2**55`` for ``σ² = a/b``,
-        ``t = floor(σ) + 1``: large variances get coarser denominators, about ``σ² < 10**8``
-        at most).
+        ``t = floor(σ) + 1``: large variances get coarser denominators, up to ``σ² ~ 1.3·10**8``);
+        beyond that, the largest ``k`` that the sampler's large range supports (``2·a < 2**55``:
+        ``σ²`` up to about ``1.8·10**16``). The first loop is the sampler's small range, so
+        every budget that fitted before keeps its ``σ²``.
 
         Raises
         ------
@@ -155,9 +161,15 @@ class DiscreteGaussian:
             t = math.isqrt(sigma2.numerator // sigma2.denominator) + 1
             if 2 * sigma2.numerator * sigma2.denominator * t * t < 2**55:
                 return cls(sigma2)
+        # Beyond the small range (σ² >~ 1.3e8): the sampler's large range, 2·a < 2**55.
+        for k in range(20, -1, -1):
+            den = 2**k
+            sigma2 = Fraction(math.ceil(exact * den), den)
+            if gaussian_supported(sigma2):
+                return cls(sigma2)
         raise InvalidParameterError(
             "The budget is too small for exact discrete Gaussian noise: the noise variance "
-            "would exceed the exact sampler's range (about 1e8). Use a larger rho or fewer "
+            "would exceed the exact sampler's range (about 1.8e16). Use a larger rho or fewer "
             "levels."
         )
 
