@@ -3,6 +3,7 @@
 from treedp.noise.discrete_gaussian import (
     discrete_gaussian_pmf,
     discrete_gaussian_variance,
+    gaussian_supported,
     sample_discrete_gaussian,
 )
 from treedp.noise.discrete_laplace import (
@@ -26,6 +27,7 @@ __all__ = [
     "discrete_gaussian_variance",
     "discrete_laplace_pmf",
     "discrete_laplace_variance",
+    "gaussian_supported",
     "noise_scale",
     "rational_upper_bound",
     "resolve_source",
