@@ -28,6 +28,11 @@ threshold ``τ``. A neighbour changes the counts of shared keys by at most 1 on 
 ``δ = e^(ε_s)·g·p^(τ−1)/(1 + p)`` (the ``e^(ε_s)`` covers the direction in which the new keys are
 absent), and ``τ`` is the smallest integer meeting the requested ``δ``. The trees then use
 ``ε − ε_s``; the whole release is ``(ε, δ)``-DP.
+
+Selection runs on every engine: the engine computes the pre-noise count of each key present
+(:class:`treedp.engines.grouped.KeyCounts`; in memory, on files, in Spark, on Dask) and only the
+``(key, count)`` pairs reach the driver, which noises and thresholds them
+(:func:`choose_keys`); the release then runs on the selected keys in a second pass.
 """
 
 from __future__ import annotations

@@ -133,8 +133,8 @@ def _keys_partition(frame: Any, job: GroupedJob, seed: int | None) -> KeyCounts:
         return KeyCounts((), np.zeros(0, dtype=np.int64))
     source: RandomSource = SystemRandomSource() if seed is None else InsecureSeededSource(seed)
     values = as_1d_array(frame[job.column])
-    by = [column_array(frame[b], b) for b in job.by]
-    person = None if job.unit is None else column_array(frame[job.unit], "privacy_unit")
+    by = [_column(frame[b], b) for b in job.by]
+    person = None if job.unit is None else _column(frame[job.unit], "privacy_unit")
     return count_keys(values, by, person, job, source if person is not None else None)
 
 
@@ -151,12 +151,23 @@ def _count_partition(frame: Any, job: GroupedJob, seed: int | None) -> np.ndarra
     if len(frame) == 0:
         return out
     values = as_1d_array(frame[job.column])
-    by = [column_array(frame[b], b) for b in job.by]
-    person = None if job.unit is None else column_array(frame[job.unit], "privacy_unit")
+    by = [_column(frame[b], b) for b in job.by]
+    person = None if job.unit is None else _column(frame[job.unit], "privacy_unit")
     part = count_bounded(values, by, person, job, source if person is not None else None)
     out[:-1] = part.counts.ravel()
     out[-1] = part.dropped
     return out
+
+
+def _column(series: Any, name: str) -> np.ndarray:
+    """A key or id column as numpy, pandas' missing markers (``pd.NA`` of the string and
+    nullable dtypes, which numpy cannot compare) as None."""
+    arr = column_array(series, name)
+    gone = np.asarray(series.isna())
+    if arr.dtype.kind == "O" and gone.any():
+        arr = arr.copy()
+        arr[gone] = None
+    return arr
 
 
 def _add(*vectors: np.ndarray) -> np.ndarray:
