@@ -32,6 +32,7 @@ __all__ = [
     "GroupedJob",
     "KeyCounts",
     "bin_index",
+    "candidate_keys",
     "check_keys",
     "column_array",
     "count_bounded",
@@ -40,7 +41,10 @@ __all__ = [
     "count_keys",
     "encode_keys",
     "key_counts",
+    "missing_key_error",
     "missing_mask",
+    "person_codes",
+    "unique_pairs",
 ]
 
 Key = Any
@@ -584,6 +588,16 @@ def person_codes(ids: np.ndarray) -> np.ndarray:
     return out
 
 
+def unique_pairs(first: np.ndarray, second: np.ndarray) -> np.ndarray:
+    """The distinct ``(first, second)`` pairs, sorted lexicographically, as a ``(2, k)`` array
+    (what ``np.unique(np.stack([first, second]), axis=1)`` returns, by one ``lexsort``)."""
+    order = np.lexsort((second, first))
+    a, b = first[order], second[order]
+    new = np.ones(a.size, dtype=bool)
+    new[1:] = (a[1:] != a[:-1]) | (b[1:] != b[:-1])
+    return np.stack([a[new], b[new]]).astype(np.int64, copy=False)
+
+
 def missing_key_error() -> DataError:
     """The error for a missing key under ``nan="error"`` (the same on every engine)."""
     return DataError(
@@ -624,7 +638,7 @@ def key_counts(
     else:
         if source is None:
             raise InvalidParameterError("Contribution bounding needs a random source.")
-        pairs = np.unique(np.stack([person_codes(person[rows]), codes]), axis=1)
+        pairs = unique_pairs(person_codes(person[rows]), codes)
         one = ContributionBounds(unit, max_groups, max_groups, 1)
         kept = bound_contributions(pairs[0], pairs[1], one, source)
         per_key = np.bincount(pairs[1][kept], minlength=len(candidates))

@@ -62,6 +62,7 @@ from treedp.engines.grouped import (
     missing_key_error,
     missing_mask,
     person_missing_error,
+    unique_pairs,
 )
 from treedp.exceptions import DataError, InvalidParameterError, MissingDependencyError
 from treedp.noise import RandomSource
@@ -403,7 +404,7 @@ def key_counts_files(
             os.remove(p)
             if not rows.size:
                 continue
-            pairs = np.unique(np.stack([rows["p"], rows["k"].astype(np.int64)]), axis=1)
+            pairs = unique_pairs(rows["p"], rows["k"].astype(np.int64))
             kept = bound_contributions(pairs[0], pairs[1], one, source)
             counts += np.bincount(pairs[1][kept], minlength=len(key_ids))
     return KeyCounts.merge([KeyCounts(tuple(key_ids), counts)])
