@@ -28,6 +28,11 @@ threshold ``τ``. A neighbour changes the counts of shared keys by at most 1 on 
 ``δ = e^(ε_s)·g·p^(τ−1)/(1 + p)`` (the ``e^(ε_s)`` covers the direction in which the new keys are
 absent), and ``τ`` is the smallest integer meeting the requested ``δ``. The trees then use
 ``ε − ε_s``; the whole release is ``(ε, δ)``-DP.
+
+Selection runs on every engine: the engine computes the pre-noise count of each key present
+(:class:`treedp.engines.grouped.KeyCounts`; in memory, on files, in Spark, on Dask) and only the
+``(key, count)`` pairs reach the driver, which noises and thresholds them
+(:func:`choose_keys`); the release then runs on the selected keys in a second pass.
 """
 
 from __future__ import annotations
@@ -49,12 +54,15 @@ from treedp.engines.base import check_nan_policy
 from treedp.engines.grouped import (
     GroupedCounts,
     GroupedJob,
+    KeyCounts,
     bin_index,
     check_keys,
     column_array,
     count_bounded,
     count_grouped_codes,
+    count_keys,
     encode_keys,
+    key_counts,
     missing_mask,
 )
 from treedp.exceptions import DataError, InvalidParameterError, InvalidTypeError
@@ -70,7 +78,13 @@ from treedp.release import Release
 from treedp.release.grouped import GroupedRelease
 from treedp.spec import rho_for_approx_dp
 
-__all__ = ["grouped_counts", "release_grouped", "selection_threshold"]
+__all__ = [
+    "choose_keys",
+    "grouped_counts",
+    "release_grouped",
+    "selection_counts",
+    "selection_threshold",
+]
 
 
 def release_grouped(
@@ -217,11 +231,6 @@ def release_grouped(
             "selection is for pure epsilon)."
         )
     engine = _engine(data)
-    if engine != "memory" and keys is None and by_cols:
-        raise InvalidParameterError(
-            "Private key selection reads the keys in memory: on files, Spark and Dask give the "
-            "public 'keys'."
-        )
     if keys is not None:
         if delta is not None or selection_epsilon is not None:
             raise InvalidParameterError(
@@ -303,8 +312,21 @@ def release_grouped(
         "epsilon": math.inf if epsilon is None else epsilon,
         "source": source,
     }
+    selection: dict[str, Any] | None = None
     if engine != "memory":  # files, Spark, Dask: bounded and counted by the engine
-        assert the_keys is not None
+        if the_keys is None:  # pass 1: the selection counts, in the engine; noise here
+            assert delta is not None
+            sel_job = GroupedJob(
+                column=value_col.name,
+                by=tuple(by_names),
+                keys=(),
+                unit=unit_name,
+                bounds=bounds,
+                bins=the_bins,
+                nan=nan,
+            )
+            found = _key_counts_on(engine, data, sel_job, source)
+            the_keys, selection = choose_keys(found, bounds.max_groups, eps_sel, delta, source)
         job = GroupedJob(
             column=value_col.name,
             by=tuple(by_names),
@@ -314,7 +336,12 @@ def release_grouped(
             bins=the_bins,
             nan=nan,
         )
-        return release_grouped_counts(_count_on(engine, data, job, source), **shared)
+        return release_grouped_counts(  # pass 2: the release on the selected keys
+            _count_on(engine, data, job, source),
+            **shared,
+            selection=selection,
+            delta=0.0 if delta is None else delta,
+        )
 
     # ---- data is read from here on
     values = as_1d_array(_read(data, value_col), "values")
@@ -334,10 +361,12 @@ def release_grouped(
                 "records out, or clean the column first."
             )
         keep &= ~person_missing
-    selection: dict[str, Any] | None = None
     if the_keys is None:
         assert delta is not None
-        the_keys, selection = _select_keys(cols, keep, person, bounds, eps_sel, delta, nan, source)
+        found = key_counts(cols, keep, person, unit_name, bounds.max_groups, nan, source)
+        the_keys, selection = choose_keys(
+            KeyCounts.merge([found]), bounds.max_groups, eps_sel, delta, source
+        )
     codes = encode_keys(cols, the_keys, nan) if cols else np.zeros(values.size, dtype=np.int64)
     keep &= codes >= 0
     rows = np.flatnonzero(keep)
@@ -503,42 +532,29 @@ def selection_threshold(scale: Fraction, max_groups: int, epsilon: float, delta:
     return tau
 
 
-def _select_keys(
-    cols: list[np.ndarray],
-    keep: np.ndarray,
-    person: np.ndarray | None,
-    bounds: ContributionBounds,
+def choose_keys(
+    counts: KeyCounts,
+    max_groups: int,
     eps_sel: float,
     delta: float,
-    nan: str,
     source: RandomSource,
 ) -> tuple[tuple[Any, ...], dict[str, Any]]:
-    """Private key selection (see the module docstring); returns the keys and its record."""
-    missing = np.zeros(cols[0].size, dtype=bool)
-    for c in cols:
-        missing |= missing_mask(c)
-    if missing.any() and nan == "error":
-        raise DataError(
-            "A 'by' column contains missing keys (None/NaN). Pass nan='drop' to leave those "
-            "records out, or clean the column first."
-        )
-    rows = np.flatnonzero(keep & ~missing)
-    combo = [np.asarray(c[rows]) for c in cols]
-    candidate_codes, candidates = _candidate_keys(combo)
-    g = bounds.max_groups
-    if person is not None:
-        pcodes = _codes(person[rows])
-        # one row per (person, key) pair, then at most g keys per person
-        pairs = np.unique(np.stack([pcodes, candidate_codes]), axis=1)
-        one = ContributionBounds(bounds.unit, g, g, 1)
-        kept = bound_contributions(pairs[0], pairs[1], one, source)
-        per_key = np.bincount(pairs[1][kept], minlength=len(candidates))
-    else:
-        per_key = np.bincount(candidate_codes, minlength=len(candidates))
+    """The thresholded noisy selection of the keys of ``counts`` (see the module docstring).
+
+    Runs on the driver for every engine: one discrete Laplace draw per candidate key, in the
+    order of ``counts.keys`` (sorted, :meth:`KeyCounts.merge`), kept when ``count + Z >= τ``
+    (:func:`selection_threshold`). Returns the selected keys (sorted) and the selection record.
+
+    Raises
+    ------
+    DataError
+        If no key is kept (the message names no key and no count).
+    """
+    g = max_groups
     scale = noise_scale(g, eps_sel)
-    noisy = per_key + DiscreteLaplace(scale).sample(len(candidates), source)
+    noisy = counts.counts + DiscreteLaplace(scale).sample(len(counts.keys), source)
     tau = selection_threshold(scale, g, eps_sel, delta)
-    chosen = [candidates[i] for i in np.flatnonzero(noisy >= tau)]
+    chosen = [counts.keys[i] for i in np.flatnonzero(noisy >= tau)]
     chosen.sort(key=lambda k: (str(type(k)), k))
     if not chosen:
         raise DataError(
@@ -557,33 +573,40 @@ def _select_keys(
     return tuple(chosen), record
 
 
-def _candidate_keys(cols: list[np.ndarray]) -> tuple[np.ndarray, list[Any]]:
-    """Codes of the keys present among ``cols`` (data-dependent: used only for selection)."""
-    codes_per: list[np.ndarray] = []
-    uniq_per: list[list[Any]] = []
-    for c in cols:
-        u, inv = np.unique(c.astype(object) if c.dtype.kind == "O" else c, return_inverse=True)
-        codes_per.append(inv.ravel().astype(np.int64))
-        uniq_per.append([x.item() if isinstance(x, np.generic) else x for x in u])
-    if len(cols) == 1:
-        return codes_per[0], uniq_per[0]
-    stacked = np.stack(codes_per)
-    uniq, inv = np.unique(stacked, axis=1, return_inverse=True)
-    keys = [
-        tuple(uniq_per[j][int(uniq[j, i])] for j in range(len(cols))) for i in range(uniq.shape[1])
-    ]
-    return inv.ravel().astype(np.int64), keys
+def selection_counts(data: Any, job: GroupedJob, rng: RandomSource | None = None) -> KeyCounts:
+    """The selection counts of a table on its engine, before any noise (``job.keys`` unused).
+
+    The per-key counts of distinct bounded persons (or rows without a privacy unit) that
+    :func:`release_grouped` noises and thresholds when it selects keys privately; exposed for
+    the conformance of the engines and not private (never publish its output).
+    """
+    source = resolve_source(rng)
+    engine = _engine(data)
+    if engine != "memory":
+        return _key_counts_on(engine, data, job, source)
+    for name in job.columns:
+        _check_name(data, name, "column")
+    values = as_1d_array(_fetch(data, job.column), "values")
+    by = [column_array(_fetch(data, b), b) for b in job.by]
+    person = None if job.unit is None else column_array(_fetch(data, job.unit), "privacy_unit")
+    return KeyCounts.merge([count_keys(values, by, person, job, source)])
+
+
+def _key_counts_on(engine: str, data: Any, job: GroupedJob, source: RandomSource) -> KeyCounts:
+    if engine == "files":
+        from treedp.engines.grouped_files import key_counts_files
+
+        return key_counts_files(data, job, source)
+    if engine == "spark":
+        from treedp.engines.grouped_spark import key_counts_spark
+
+        return key_counts_spark(data, job, source)
+    from treedp.engines.grouped_dask import key_counts_dask
+
+    return key_counts_dask(data, job, source)
 
 
 # ---------------------------------------------------------------------- columns
-def _codes(ids: np.ndarray) -> np.ndarray:
-    if ids.dtype.kind in "iu":
-        return ids.astype(np.int64, copy=False)
-    _, inv = np.unique(ids, return_inverse=True)
-    out: np.ndarray = inv.ravel().astype(np.int64)
-    return out
-
-
 def _is_table(data: Any) -> bool:
     return (
         isinstance(data, Mapping)

@@ -30,14 +30,21 @@ from treedp.privacy.contribution import ContributionBounds, bound_contributions
 __all__ = [
     "GroupedCounts",
     "GroupedJob",
+    "KeyCounts",
     "bin_index",
+    "candidate_keys",
     "check_keys",
     "column_array",
     "count_bounded",
     "count_grouped",
     "count_grouped_codes",
+    "count_keys",
     "encode_keys",
+    "key_counts",
+    "missing_key_error",
     "missing_mask",
+    "person_codes",
+    "unique_pairs",
 ]
 
 Key = Any
@@ -478,3 +485,179 @@ def count_bounded(
         rows = rows[kept]
     counts = count_grouped_codes(bin_idx[rows], codes[rows], job.keys, job.bins.n_bins)
     return GroupedCounts(job.keys, counts.counts, int(values.size - rows.size))
+
+
+# ---------------------------------------------------------------------- private key selection
+@dataclass(frozen=True, eq=False)
+class KeyCounts:
+    """The candidate keys present in the data and their selection counts, before any noise.
+
+    The count of a key is the number of distinct persons holding it after each person is cut
+    to at most ``max_groups`` keys (uniformly sampled), or its number of rows when one row is
+    one person. This is data: private key selection noises and thresholds it on the driver
+    (:func:`treedp.api_grouped.choose_keys`), and neither the keys nor the counts are output
+    otherwise.
+
+    Attributes
+    ----------
+    keys : tuple
+        The keys present (scalars for one ``by`` column, tuples for several), in sorted order
+        once normalised (:meth:`merge`).
+    counts : ndarray of int64, shape (len(keys),)
+        The selection count of each key (read-only).
+    """
+
+    keys: tuple[Key, ...]
+    counts: np.ndarray
+
+    def __post_init__(self) -> None:
+        counts = self.counts
+        if not isinstance(counts, np.ndarray) or counts.dtype.kind not in "iu":
+            raise InvalidTypeError("The 'counts' field must be a numpy array of integers.")
+        if counts.ndim != 1 or counts.size != len(self.keys):
+            raise InvalidParameterError("The 'counts' field must hold one count per key.")
+        out = counts.astype(np.int64, copy=True)
+        out.setflags(write=False)
+        object.__setattr__(self, "counts", out)
+        object.__setattr__(self, "keys", tuple(self.keys))
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, KeyCounts):
+            return NotImplemented
+        return self.keys == other.keys and np.array_equal(self.counts, other.counts)
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def as_dict(self) -> dict[Key, int]:
+        """``{key: count}`` (for tests and the conformance of the engines)."""
+        return {k: int(c) for k, c in zip(self.keys, self.counts, strict=True)}
+
+    @staticmethod
+    def merge(parts: Iterable[KeyCounts]) -> KeyCounts:
+        """Add the counts of parts (disjoint persons, or rows) by key; keys sorted.
+
+        The sorted order is the order of the in-memory candidates (``np.unique`` per column,
+        lexicographic over several columns), so that noise is drawn key by key alike on every
+        engine.
+        """
+        total: dict[Key, int] = {}
+        for part in parts:
+            for k, c in zip(part.keys, part.counts.tolist(), strict=True):
+                total[k] = total.get(k, 0) + int(c)
+        keys = _sorted_keys(total)
+        counts = np.fromiter((total[k] for k in keys), dtype=np.int64, count=len(keys))
+        return KeyCounts(tuple(keys), counts)
+
+
+def _sorted_keys(keys: Iterable[Key]) -> list[Key]:
+    items = list(keys)
+    try:
+        return sorted(items)
+    except TypeError:  # mixed types: by type name, then value
+        return sorted(items, key=lambda k: (type(k).__name__, str(k)))
+
+
+def candidate_keys(columns: Sequence[np.ndarray]) -> tuple[np.ndarray, list[Key]]:
+    """Codes of the keys present among ``columns`` (no nulls) and the keys, sorted.
+
+    Data-dependent: used only for private key selection.
+    """
+    codes_per: list[np.ndarray] = []
+    uniq_per: list[list[Any]] = []
+    for c in columns:
+        u, inv = np.unique(c.astype(object) if c.dtype.kind == "O" else c, return_inverse=True)
+        codes_per.append(inv.ravel().astype(np.int64))
+        uniq_per.append([_py(x) for x in u])
+    if len(columns) == 1:
+        return codes_per[0], uniq_per[0]
+    stacked = np.stack(codes_per)
+    uniq, inv = np.unique(stacked, axis=1, return_inverse=True)
+    keys = [
+        tuple(uniq_per[j][int(uniq[j, i])] for j in range(len(columns)))
+        for i in range(uniq.shape[1])
+    ]
+    return inv.ravel().astype(np.int64), keys
+
+
+def person_codes(ids: np.ndarray) -> np.ndarray:
+    """Integer codes of person ids (integers as they are, anything else by ``np.unique``)."""
+    if ids.dtype.kind in "iu":
+        return ids.astype(np.int64, copy=False)
+    _, inv = np.unique(ids, return_inverse=True)
+    out: np.ndarray = inv.ravel().astype(np.int64)
+    return out
+
+
+def unique_pairs(first: np.ndarray, second: np.ndarray) -> np.ndarray:
+    """The distinct ``(first, second)`` pairs, sorted lexicographically, as a ``(2, k)`` array
+    (what ``np.unique(np.stack([first, second]), axis=1)`` returns, by one ``lexsort``)."""
+    order = np.lexsort((second, first))
+    a, b = first[order], second[order]
+    new = np.ones(a.size, dtype=bool)
+    new[1:] = (a[1:] != a[:-1]) | (b[1:] != b[:-1])
+    return np.stack([a[new], b[new]]).astype(np.int64, copy=False)
+
+
+def missing_key_error() -> DataError:
+    """The error for a missing key under ``nan="error"`` (the same on every engine)."""
+    return DataError(
+        "A 'by' column contains missing keys (None/NaN). Pass nan='drop' to leave those "
+        "records out, or clean the column first."
+    )
+
+
+def key_counts(
+    by: Sequence[np.ndarray],
+    keep: np.ndarray,
+    person: np.ndarray | None,
+    unit: str | None,
+    max_groups: int,
+    nan: NanPolicy,
+    source: RandomSource | None,
+) -> KeyCounts:
+    """The selection counts of the rows ``keep`` (value and person id present) of one part
+    that holds all rows of its persons (or any part without a person column).
+
+    Rows with a missing key are refused or dropped (``nan``). With ``person``: one entry per
+    (person, key) pair, then at most ``max_groups`` keys per person, sampled uniformly
+    (:func:`bound_contributions`, randomness from ``source``), and each key counts its kept
+    persons; without: each key counts its rows. Keys whose pairs were all dropped are kept
+    with count 0 (noise is drawn for every key present, as in memory).
+    """
+    missing = np.zeros(keep.size, dtype=bool)
+    for c in by:
+        missing |= missing_mask(c)
+    if missing.any() and nan == "error":
+        raise missing_key_error()
+    rows = np.flatnonzero(keep & ~missing)
+    if rows.size == 0:
+        return KeyCounts((), np.zeros(0, dtype=np.int64))
+    codes, candidates = candidate_keys([np.asarray(c[rows]) for c in by])
+    if person is None:
+        per_key = np.bincount(codes, minlength=len(candidates))
+    else:
+        if source is None:
+            raise InvalidParameterError("Contribution bounding needs a random source.")
+        pairs = unique_pairs(person_codes(person[rows]), codes)
+        one = ContributionBounds(unit, max_groups, max_groups, 1)
+        kept = bound_contributions(pairs[0], pairs[1], one, source)
+        per_key = np.bincount(pairs[1][kept], minlength=len(candidates))
+    return KeyCounts(tuple(candidates), per_key)
+
+
+def count_keys(
+    values: np.ndarray,
+    by: Sequence[np.ndarray],
+    person: np.ndarray | None,
+    job: GroupedJob,
+    source: RandomSource | None,
+) -> KeyCounts:
+    """:func:`key_counts` of one part of a table (``job.keys`` is not used): records with a
+    missing value or person id are refused or dropped first, as for counting."""
+    keep = bin_index(values, job.bins, job.nan) >= 0
+    if person is not None:
+        gone = missing_mask(person)
+        if job.nan == "error" and gone.any():
+            raise person_missing_error()
+        keep &= ~gone
+    return key_counts(by, keep, person, job.unit, job.bounds.max_groups, job.nan, source)

@@ -21,12 +21,19 @@ from typing import Any
 
 import numpy as np
 
-from treedp.engines.grouped import GroupedCounts, GroupedJob, column_array, count_bounded
+from treedp.engines.grouped import (
+    GroupedCounts,
+    GroupedJob,
+    KeyCounts,
+    column_array,
+    count_bounded,
+    count_keys,
+)
 from treedp.exceptions import InvalidParameterError, InvalidTypeError
 from treedp.noise import RandomSource
 from treedp.noise.rng import InsecureSeededSource, SystemRandomSource, words
 
-__all__ = ["count_grouped_dask"]
+__all__ = ["count_grouped_dask", "key_counts_dask"]
 
 SPLIT_EVERY = 8
 
@@ -57,7 +64,8 @@ def count_grouped_dask(ddf: Any, job: GroupedJob, source: RandomSource) -> Group
         frame = frame.shuffle(on=job.unit)
     parts = list(frame.to_delayed())
     seeded = bool(getattr(source, "seeded", False))
-    seeds = [int(s) for s in words(source, 64, len(parts))] if seeded else [None] * len(parts)
+    # randomness only for bounding: without a privacy unit nothing is drawn from the source
+    seeds = _seeds(source, len(parts)) if seeded and job.unit is not None else [None] * len(parts)
     tasks = [
         delayed(_count_partition, pure=False)(p, job, seed)
         for p, seed in zip(parts, seeds, strict=True)
@@ -74,6 +82,66 @@ def count_grouped_dask(ddf: Any, job: GroupedJob, source: RandomSource) -> Group
     return GroupedCounts(job.keys, vector[:-1].reshape(g, n_bins), int(vector[-1]))
 
 
+def _seeds(source: RandomSource, n: int) -> list[int | None]:
+    return [int(s) for s in words(source, 64, n)]
+
+
+def key_counts_dask(ddf: Any, job: GroupedJob, source: RandomSource) -> KeyCounts:
+    """The selection counts of a Dask DataFrame, on the workers (``job.keys`` unused).
+
+    As :func:`count_grouped_dask`: with a privacy unit the frame is shuffled by person id
+    first, then each partition runs :func:`treedp.engines.grouped.count_keys` (each person cut
+    to ``max_groups`` keys); the partitions' ``(key, count)`` pairs are merged in a tree of
+    fan-in :data:`SPLIT_EVERY` on the workers and only those pairs reach the client.
+    """
+    import dask.dataframe as dd
+    from dask.delayed import delayed
+
+    if not isinstance(ddf, dd.DataFrame):
+        raise InvalidTypeError(f"Expected a Dask DataFrame. Got {type(ddf).__name__} instead.")
+    names = [str(c) for c in ddf.columns]
+    for c in job.columns:
+        if c not in names:
+            raise InvalidParameterError(
+                f"The column '{c}' is not in the data. Columns: {', '.join(names)}."
+            )
+    frame = ddf[job.columns]
+    if job.unit is not None:
+        frame = frame.shuffle(on=job.unit)
+    parts = list(frame.to_delayed())
+    seeded = bool(getattr(source, "seeded", False))
+    seeds = _seeds(source, len(parts)) if seeded and job.unit is not None else [None] * len(parts)
+    tasks = [
+        delayed(_keys_partition, pure=False)(p, job, seed)
+        for p, seed in zip(parts, seeds, strict=True)
+    ]
+    if not tasks:
+        return KeyCounts((), np.zeros(0, dtype=np.int64))
+    while len(tasks) > 1:
+        tasks = [
+            delayed(_merge, pure=True)(*tasks[i : i + SPLIT_EVERY])
+            for i in range(0, len(tasks), SPLIT_EVERY)
+        ]
+    result: KeyCounts = tasks[0].compute()
+    return KeyCounts.merge([result])
+
+
+def _keys_partition(frame: Any, job: GroupedJob, seed: int | None) -> KeyCounts:
+    from treedp._inputs import as_1d_array
+
+    if len(frame) == 0:
+        return KeyCounts((), np.zeros(0, dtype=np.int64))
+    source: RandomSource = SystemRandomSource() if seed is None else InsecureSeededSource(seed)
+    values = as_1d_array(frame[job.column])
+    by = [_column(frame[b], b) for b in job.by]
+    person = None if job.unit is None else _column(frame[job.unit], "privacy_unit")
+    return count_keys(values, by, person, job, source if person is not None else None)
+
+
+def _merge(*parts: KeyCounts) -> KeyCounts:
+    return KeyCounts.merge(parts)
+
+
 def _count_partition(frame: Any, job: GroupedJob, seed: int | None) -> np.ndarray:
     from treedp._inputs import as_1d_array
 
@@ -83,12 +151,23 @@ def _count_partition(frame: Any, job: GroupedJob, seed: int | None) -> np.ndarra
     if len(frame) == 0:
         return out
     values = as_1d_array(frame[job.column])
-    by = [column_array(frame[b], b) for b in job.by]
-    person = None if job.unit is None else column_array(frame[job.unit], "privacy_unit")
+    by = [_column(frame[b], b) for b in job.by]
+    person = None if job.unit is None else _column(frame[job.unit], "privacy_unit")
     part = count_bounded(values, by, person, job, source if person is not None else None)
     out[:-1] = part.counts.ravel()
     out[-1] = part.dropped
     return out
+
+
+def _column(series: Any, name: str) -> np.ndarray:
+    """A key or id column as numpy, pandas' missing markers (``pd.NA`` of the string and
+    nullable dtypes, which numpy cannot compare) as None."""
+    arr = column_array(series, name)
+    gone = np.asarray(series.isna())
+    if arr.dtype.kind == "O" and gone.any():
+        arr = arr.copy()
+        arr[gone] = None
+    return arr
 
 
 def _add(*vectors: np.ndarray) -> np.ndarray:

@@ -52,18 +52,29 @@ from treedp.engines.files import (
 from treedp.engines.grouped import (
     GroupedCounts,
     GroupedJob,
+    KeyCounts,
     bin_index,
+    candidate_keys,
     column_array,
     count_bounded,
+    count_keys,
     encode_keys,
+    missing_key_error,
     missing_mask,
     person_missing_error,
+    unique_pairs,
 )
 from treedp.exceptions import DataError, InvalidParameterError, MissingDependencyError
 from treedp.noise import RandomSource
-from treedp.privacy.contribution import bound_contributions
+from treedp.privacy.contribution import ContributionBounds, bound_contributions
 
-__all__ = ["SPILL_DTYPE", "count_grouped_files", "file_columns", "is_file_input"]
+__all__ = [
+    "SPILL_DTYPE",
+    "count_grouped_files",
+    "file_columns",
+    "is_file_input",
+    "key_counts_files",
+]
 
 #: One spilled row: person hash, key position, bin.
 SPILL_DTYPE = np.dtype([("p", "<i8"), ("k", "<i4"), ("b", "<i4")])
@@ -335,6 +346,100 @@ def count_grouped_files(
     if partitions is None:
         partitions = min(_MAX_PARTITIONS, max(16, math.ceil(inp.size_bytes() / _SPILL_BYTES)))
     return _spill_and_count(inp, job, match_job, source, partitions, spill_dir)
+
+
+def key_counts_files(
+    data: Any,
+    job: GroupedJob,
+    source: RandomSource | None,
+    *,
+    partitions: int | None = None,
+    spill_dir: str | None = None,
+) -> KeyCounts:
+    """The selection counts of a file input for private key selection (``job.keys`` unused).
+
+    Without a privacy unit each batch's keys are counted as it arrives (memory: the distinct
+    keys). With one, the same two passes as :func:`count_grouped_files`: pass 1 spills
+    ``(person hash, key id)`` per kept row by ``hash mod P`` (the key id indexes a table of the
+    distinct keys met so far, held here); pass 2 loads one spill file at a time, keeps each
+    (person, key) pair once, cuts each person to ``max_groups`` keys by uniform sampling and
+    counts the persons per key (:func:`treedp.engines.grouped.key_counts`'s rule).
+    """
+    inp = _Input(data)
+    missing = [c for c in job.columns if c not in inp.names]
+    if missing:
+        raise InvalidParameterError(
+            f"The column '{missing[0]}' is not in the input. Columns: {', '.join(inp.names)}."
+        )
+    if job.unit is None:
+        parts = [count_keys(values, by, None, job, None) for values, by, _ in inp.batches(job)]
+        return KeyCounts.merge(parts)
+    if source is None:
+        raise InvalidParameterError("Contribution bounding needs a random source.")
+    if partitions is None:
+        partitions = min(_MAX_PARTITIONS, max(16, math.ceil(inp.size_bytes() / _SPILL_BYTES)))
+    key_ids: dict[Any, int] = {}
+    with tempfile.TemporaryDirectory(prefix="treedp-spill-", dir=spill_dir) as tmp:
+        paths = [os.path.join(tmp, f"keys-{i:04d}.bin") for i in range(partitions)]
+        handles = [open(p, "wb") for p in paths]  # noqa: SIM115 (closed below)
+        try:
+            for values, by, person in inp.batches(job):
+                assert person is not None
+                rows = _prepare_keys(values, by, person, job, key_ids)
+                part = rows["p"] % partitions
+                order = np.argsort(part, kind="stable")
+                rows, part = rows[order], part[order]
+                cuts = np.searchsorted(part, np.arange(partitions + 1))
+                for i in range(partitions):
+                    if cuts[i + 1] > cuts[i]:
+                        rows[cuts[i] : cuts[i + 1]].tofile(handles[i])
+        finally:
+            for h in handles:
+                h.close()
+        g = job.bounds.max_groups
+        one = ContributionBounds(job.unit, g, g, 1)
+        counts = np.zeros(len(key_ids), dtype=np.int64)
+        for p in paths:
+            rows = np.fromfile(p, dtype=SPILL_DTYPE)
+            os.remove(p)
+            if not rows.size:
+                continue
+            pairs = unique_pairs(rows["p"], rows["k"].astype(np.int64))
+            kept = bound_contributions(pairs[0], pairs[1], one, source)
+            counts += np.bincount(pairs[1][kept], minlength=len(key_ids))
+    return KeyCounts.merge([KeyCounts(tuple(key_ids), counts)])
+
+
+def _prepare_keys(
+    values: np.ndarray,
+    by: list[np.ndarray],
+    person: np.ndarray,
+    job: GroupedJob,
+    key_ids: dict[Any, int],
+) -> np.ndarray:
+    """The spill rows ``(person hash, key id, 0)`` of one batch's kept rows; new keys get the
+    next id in ``key_ids``."""
+    keep = bin_index(values, job.bins, job.nan) >= 0
+    gone = missing_mask(person)
+    if job.nan == "error" and gone.any():
+        raise person_missing_error()
+    keep &= ~gone
+    key_gone = np.zeros(values.size, dtype=bool)
+    for c in by:
+        key_gone |= missing_mask(c)
+    if job.nan == "error" and key_gone.any():
+        raise missing_key_error()
+    idx = np.flatnonzero(keep & ~key_gone)
+    rows = np.zeros(idx.size, dtype=SPILL_DTYPE)
+    if not idx.size:
+        return rows
+    local, found = candidate_keys([np.asarray(c[idx]) for c in by])
+    lookup = np.fromiter(
+        (key_ids.setdefault(k, len(key_ids)) for k in found), dtype=np.int64, count=len(found)
+    )
+    rows["p"] = person_hash(person[idx])
+    rows["k"] = lookup[local]
+    return rows
 
 
 def _with_keys(job: GroupedJob, keys: tuple[Any, ...]) -> GroupedJob:

@@ -45,11 +45,17 @@ from typing import Any
 
 import numpy as np
 
-from treedp.engines.grouped import GroupedCounts, GroupedJob, count_bounded, person_missing_error
+from treedp.engines.grouped import (
+    GroupedCounts,
+    GroupedJob,
+    KeyCounts,
+    count_bounded,
+    person_missing_error,
+)
 from treedp.exceptions import DataError, InvalidParameterError, InvalidTypeError
 from treedp.noise import RandomSource
 
-__all__ = ["bound_spark", "count_grouped_spark", "spark_secret"]
+__all__ = ["bound_spark", "count_grouped_spark", "key_counts_spark", "spark_secret"]
 
 _CODE = "__treedp_key"
 _PRIO = "__treedp_prio"
@@ -256,7 +262,9 @@ def count_grouped_spark(
             if job.unit is not None:
                 selected = selected.repartition(F.col("p"))
             seeded = bool(getattr(source, "seeded", False))
-            plain = GroupedKernel(job, spark_secret(source) if seeded else None)
+            # randomness only for bounding: without a privacy unit nothing is drawn
+            bounding = seeded and job.unit is not None
+            plain = GroupedKernel(job, spark_secret(source) if bounding else None)
         pairs = selected.mapInArrow(plain, "cell long, count long")
         summed = pairs.groupBy("cell").agg(F.sum("count").alias("count"))
         rows = summed.collect()
@@ -270,6 +278,65 @@ def count_grouped_spark(
             continue
         counts[cell] = count
     return GroupedCounts(job.keys, counts.reshape(g, n_bins), 0)
+
+
+def key_counts_spark(df: Any, job: GroupedJob, source: RandomSource) -> KeyCounts:
+    """The selection counts of a Spark DataFrame, in Spark SQL (``job.keys`` unused).
+
+    Records with a missing value, key or person id are refused (one ``limit(1)`` query; the
+    error says no count) or filtered out (``nan``). Without a privacy unit: ``groupBy(by)
+    .count()``. With one: the distinct ``(person, key)`` pairs, each with the priority
+    ``SHA-256(secret ‖ person ‖ key)`` (the secret: 32 bytes of ``source``, as in
+    :func:`bound_spark`), ``row_number()`` over the person ordered by it, kept ``<= g`` (a
+    uniform sample of ``g`` of the person's keys), then per key the sum of the kept flags (a
+    key whose pairs were all dropped stays, with 0). Only the ``(key, count)`` rows are
+    collected.
+    """
+    from pyspark.sql import Window
+    from pyspark.sql import functions as F
+
+    from treedp.engines.spark import _quiet_pyspark
+
+    _check_schema(df, job)
+    types = {f.name: type(f.dataType).__name__ for f in df.schema.fields}
+    checks = [
+        (job.column, "value"),
+        *[(b, "key") for b in job.by],
+        *([(job.unit, "unit")] if job.unit else []),
+    ]
+    by_cols = [F.col(_q(b)) for b in job.by]
+    with _quiet_pyspark():
+        frame = df.select(*[F.col(_q(c)) for c in job.columns])
+        any_missing = None
+        for name, _ in checks:
+            m = _missing(F.col(_q(name)), types[name])
+            any_missing = m if any_missing is None else any_missing | m
+        assert any_missing is not None
+        if job.nan == "error":
+            if frame.filter(any_missing).limit(1).count():
+                for name, what in checks:
+                    if frame.filter(_missing(F.col(_q(name)), types[name])).limit(1).count():
+                        raise _missing_error(what)
+        else:
+            frame = frame.filter(~any_missing)
+        if job.unit is None:
+            summed = frame.groupBy(*by_cols).agg(F.count(F.lit(1)).alias(_PRIO))
+        else:
+            g = job.bounds.max_groups
+            unit_col = F.col(_q(job.unit))
+            pairs = frame.select(unit_col, *by_cols).distinct()
+            parts = [unit_col.cast("string"), *[c.cast("string") for c in by_cols]]
+            digest = F.sha2(F.concat_ws("|", F.lit(spark_secret(source)), *parts, F.lit("s")), 256)
+            prio = F.conv(F.substring(digest, 1, 15), 16, 10).cast("long")
+            w = Window.partitionBy(unit_col).orderBy(prio, *by_cols)
+            ranked = pairs.withColumn("__srank", F.row_number().over(w))
+            kept = (F.col("__srank") <= g).cast("long")
+            summed = ranked.groupBy(*by_cols).agg(F.sum(kept).alias(_PRIO))
+        rows = summed.collect()
+    n_by = len(job.by)
+    keys = [r[0] if n_by == 1 else tuple(r[:n_by]) for r in rows]
+    counts = np.fromiter((int(r[n_by]) for r in rows), dtype=np.int64, count=len(rows))
+    return KeyCounts.merge([KeyCounts(tuple(keys), counts)])
 
 
 class GroupedKernel:
