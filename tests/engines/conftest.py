@@ -57,7 +57,7 @@ def dask_client() -> Iterator[Any]:
         n_workers=2,
         threads_per_worker=1,
         processes=True,
-        dashboard_address=None,
+        dashboard_address=":0",
         memory_limit="1GiB",
     )
     client = Client(cluster)
