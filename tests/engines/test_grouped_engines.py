@@ -184,7 +184,7 @@ def _bad_calls() -> list[tuple[dict[str, Any], type[Exception]]]:
         ({**ok, "keys": ["a", "a"]}, InvalidParameterError),
         ({**ok, "max_contributions": 0}, InvalidParameterError),
         ({**ok, "max_contributions": 1.5}, InvalidTypeError),
-        ({**ok, "keys": None}, InvalidParameterError),  # no keys and no delta: neither public keys nor selection
+        ({**ok, "keys": None}, InvalidParameterError),  # no keys, no delta
     ]
 
 
