@@ -237,7 +237,10 @@ class Workload:
     def mean_variance(self, cov: PrefixCovariance) -> float:
         """Mean of ``Var(P[hi] - P[lo])`` under a prefix covariance."""
         lo, hi = self.lo, self.hi
-        var = cov.cov(hi, hi) + cov.cov(lo, lo) - 2 * cov.cov(lo, hi)
+        n = lo.size
+        # one call (a covariance's cost is mostly per call): Cov(hi,hi), Cov(lo,lo), Cov(lo,hi)
+        c = cov.cov(np.concatenate([hi, lo, lo]), np.concatenate([hi, lo, hi]))
+        var = c[:n] + c[n : 2 * n] - 2 * c[2 * n :]
         return float(np.mean(var))
 
     def tree_variance(
