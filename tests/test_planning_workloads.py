@@ -133,3 +133,20 @@ def test_large_domain_workload_plans() -> None:
     n_bins = 65536
     p = treedp.plan(n_bins, epsilon=1.0, workload=_short_ranges(n_bins, 100, 63, seed=0))
     assert p.objective == "workload_mse" and np.isfinite(p.predicted)
+
+
+def test_repeated_ranges_are_weighted_exactly() -> None:
+    """A long workload scores each distinct range once, weighted by its count: the same mean."""
+    n_bins = 200
+    rng = np.random.default_rng(6)
+    lo = rng.integers(0, n_bins - 20, 20000)
+    hi = lo + rng.integers(1, 21, 20000)
+    w = Workload(n_bins, lo, hi)
+    shape = TreeShape(n_bins, (10, 20))
+    variances = (np.inf, 3.0, 5.0)
+    from treedp.estimation.covariance import EfficientTreeCovariance
+    from treedp.estimation.efficient import VariancePlan
+
+    cov = EfficientTreeCovariance(VariancePlan(shape, variances))
+    plain = np.mean(cov.cov(hi, hi) + cov.cov(lo, lo) - 2 * cov.cov(lo, hi))
+    assert w.tree_variance(shape, variances, "efficient") == pytest.approx(plain, rel=1e-12)

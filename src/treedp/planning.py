@@ -237,11 +237,15 @@ class Workload:
     def mean_variance(self, cov: PrefixCovariance) -> float:
         """Mean of ``Var(P[hi] - P[lo])`` under a prefix covariance."""
         lo, hi = self.lo, self.hi
+        weights = None
+        if lo.size > 4096:  # repeated ranges are scored once, weighted by their count
+            keys, weights = np.unique(lo * (self.n_bins + 1) + hi, return_counts=True)
+            lo, hi = np.divmod(keys, self.n_bins + 1)
         n = lo.size
         # one call (a covariance's cost is mostly per call): Cov(hi,hi), Cov(lo,lo), Cov(lo,hi)
         c = cov.cov(np.concatenate([hi, lo, lo]), np.concatenate([hi, lo, hi]))
         var = c[:n] + c[n : 2 * n] - 2 * c[2 * n :]
-        return float(np.mean(var))
+        return float(np.average(var, weights=weights))
 
     def tree_variance(
         self, shape: TreeShape, level_variance: tuple[float, ...], estimator: str
