@@ -52,6 +52,7 @@ variances. The noisy histogram is a Laplace-only candidate.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -116,6 +117,17 @@ _POLISH_SHAPES = 2
 _COMPASS_EVALS = 120
 #: The most ranges an explicit workload may hold.
 MAX_WORKLOAD_RANGES = 10**6
+#: An explicit workload longer than this guides the search by an evenly spaced subset of this
+#: many of its ranges (sorted by ``(lo, hi)``; the workload is public); the best
+#: :data:`_RESCORED` configurations are then scored on the whole workload, exactly.
+_SEARCH_RANGES = 256
+_RESCORED = 3
+#: Shapes screened by their exact workload error (explicit workload or ``"ranges"``), the best
+#: ones joining the CDF screen's finalists.
+_WORKLOAD_FINALISTS = 4
+#: How many shapes (the best of the CDF screen, by their rule budgets) that screen covers:
+#: one exact workload evaluation costs ~10 ms at B = 1024 (a prefix covariance per shape).
+_WORKLOAD_SCREENED = 30
 
 #: THE hook for non-tree mechanisms. Each entry names (``"module:function"``, imported only
 #: when planning) a callable ``f(n_bins, budget, neighbours, noise, objective)`` returning a
@@ -213,11 +225,27 @@ class Workload:
     def __len__(self) -> int:
         return int(self.lo.size)
 
+    def subset(self, size: int) -> Workload:
+        """At most ``size`` of the ranges, evenly spaced in ``(lo, hi)`` order (deterministic:
+        the workload is a public input)."""
+        if len(self) <= size:
+            return self
+        order = np.lexsort((self.hi, self.lo))
+        pick = order[np.linspace(0, len(self) - 1, size).round().astype(np.int64)]
+        return Workload(self.n_bins, self.lo[pick].copy(), self.hi[pick].copy())
+
     def mean_variance(self, cov: PrefixCovariance) -> float:
         """Mean of ``Var(P[hi] - P[lo])`` under a prefix covariance."""
         lo, hi = self.lo, self.hi
-        var = cov.cov(hi, hi) + cov.cov(lo, lo) - 2 * cov.cov(lo, hi)
-        return float(np.mean(var))
+        weights = None
+        if lo.size > 4096:  # repeated ranges are scored once, weighted by their count
+            keys, weights = np.unique(lo * (self.n_bins + 1) + hi, return_counts=True)
+            lo, hi = np.divmod(keys, self.n_bins + 1)
+        n = lo.size
+        # one call (a covariance's cost is mostly per call): Cov(hi,hi), Cov(lo,lo), Cov(lo,hi)
+        c = cov.cov(np.concatenate([hi, lo, lo]), np.concatenate([hi, lo, hi]))
+        var = c[:n] + c[n : 2 * n] - 2 * c[2 * n :]
+        return float(np.average(var, weights=weights))
 
     def tree_variance(
         self, shape: TreeShape, level_variance: tuple[float, ...], estimator: str
@@ -615,10 +643,13 @@ def _plan(
     """
     gaussian = noise == "gaussian"
     power = 0.5 if gaussian else 1 / 3  # the closed-form rule (module docstring)
+    # a long explicit workload guides the search by a subset; the best configurations are
+    # scored on the whole of it at the end
+    search = workload.subset(_SEARCH_RANGES) if workload is not None else None
 
     def score(shape: TreeShape, variances: tuple[float, ...], final: bool) -> float:
-        if workload is not None and final:
-            return workload.tree_variance(shape, variances, estimator)
+        if search is not None and final:
+            return search.tree_variance(shape, variances, estimator)
         if objective == "cdf_mse" or not final:
             return mean_prefix_variance(shape, variances, estimator)
         if objective == "range_mse":
@@ -651,6 +682,23 @@ def _plan(
             value = score(shape, _proxy_variances(trial.tolist(), d, gaussian), final=False)
             screened.append((value, shape, tuple(trial.tolist()), how))
     screened.sort(key=lambda c: c[0])
+    if workload is not None or objective == "range_mse":
+        # the CDF proxy does not rank shapes for another workload (short ranges favour small
+        # fan-outs, a few long prefixes a few coarse levels): screen every shape's rule
+        # budgets by the workload's exact error too; the best join the finalists below
+        by_workload: list[tuple[float, tuple[int, ...]]] = []
+        for _, shape, trial_budgets, how in screened:
+            if len(by_workload) == _WORKLOAD_SCREENED:
+                break
+            if how == "equal budgets" or how.startswith("root off"):
+                continue
+            variances = _level_variances_or_none(trial_budgets, nb, noise)
+            if variances is not None:
+                by_workload.append((score(shape, variances, final=True), shape.branching))
+        by_workload.sort(key=lambda c: c[0])
+        workload_best = list(dict.fromkeys(b for _, b in by_workload))[:_WORKLOAD_FINALISTS]
+    else:
+        workload_best = []
     finalists: dict[tuple[int, ...], tuple[TreeShape, list[tuple[tuple[float, ...], str]]]] = {}
     # the best shapes of all, then those the previous planner tuned (the best classic shapes
     # by equal and rule budgets), so that no plan gets worse
@@ -659,6 +707,8 @@ def _plan(
     by_rules = [c[1].branching for c in screened if not c[3].startswith("root off")]
     classic_best = [b for b in dict.fromkeys(by_rules) if b in classic][:_CLASSIC_FINALISTS]
     kept += [b for b in classic_best if b not in kept]
+    added = [b for b in workload_best if b not in kept]
+    kept += added
     for _, shape, screened_budgets, how in screened:
         if shape.branching not in kept:
             continue
@@ -675,6 +725,7 @@ def _plan(
 
     tuned_label = "KKT-tuned budgets" if gaussian else "tuned budgets"
     results: list[PlanCandidate] = []
+    from_added: set[int] = set()  # ids of the candidates of shapes only the workload screen kept
     # (proxy value, shape, budgets) of the best tuned configuration: the local search's start
     best_tuned: tuple[float, TreeShape, tuple[float, ...]] | None = None
     for rank, (shape, options) in enumerate(finalists.values()):
@@ -682,6 +733,8 @@ def _plan(
             for final_budgets, how in options:
                 exact = score(shape, _level_variances(final_budgets, nb, noise), final=True)
                 results.append(PlanCandidate("tree", shape.branching, final_budgets, exact, how))
+                if shape.branching in added:
+                    from_added.add(id(results[-1]))
             continue
         d = _level_weights(shape.height, nb, noise)
         rule = _rule_budgets(shape.branching, eps, nb, power)
@@ -704,6 +757,8 @@ def _plan(
         for final_budgets, how in options:
             exact = score(shape, _level_variances(final_budgets, nb, noise), final=True)
             results.append(PlanCandidate("tree", shape.branching, final_budgets, exact, how))
+            if shape.branching in added:
+                from_added.add(id(results[-1]))
     if best_tuned is not None:
         _, shape, budgets = _local_search(n_bins, best_tuned, eps, nb, noise, proxy)
         exact = score(shape, _level_variances(budgets, nb, noise), final=True)
@@ -714,13 +769,15 @@ def _plan(
         # the objective or workload is not the CDF the tuning used: polish the budgets of the
         # best shapes so far on it, from their best option (damped: it may be non-smooth)
         results.sort(key=lambda c: c.value)
-        polished_shapes: set[tuple[int, ...]] = set()
-        for candidate in list(results):
-            if len(polished_shapes) == _POLISH_SHAPES:
-                break
-            if candidate.branching in polished_shapes:
-                continue
-            polished_shapes.add(candidate.branching)
+        # the best shapes as before the workload screen, then the best shape that screen
+        # added, so that no plan gets worse
+        old = [c for c in results if id(c) not in from_added]
+        picked = list(dict.fromkeys(c.branching for c in old))[:_POLISH_SHAPES]
+        picked += [
+            c.branching for c in results if id(c) in from_added and c.branching not in picked
+        ][:1]
+        for branching in picked:
+            candidate = min((c for c in results if c.branching == branching), key=lambda c: c.value)
             shape = TreeShape(n_bins, candidate.branching)
             d = _level_weights(shape.height, nb, noise)
 
@@ -732,7 +789,10 @@ def _plan(
                 _, polished = _compass(first, eps, d, gaussian, final_proxy, _COMPASS_EVALS)
             else:
                 _, polished = _tune_free(first, eps, d, gaussian, final_proxy, 8, step=0.5)
-            exact = score(shape, _level_variances(polished, nb, noise), final=True)
+            polished_variances = _level_variances_or_none(polished, nb, noise)
+            if polished_variances is None:  # a level's budget too small for exact noise
+                continue
+            exact = score(shape, polished_variances, final=True)
             how = tuned_label + ", for the " + ("workload" if workload else objective)
             results.append(PlanCandidate("tree", shape.branching, polished, exact, how))
     if objective == "cdf_mse" or polish:
@@ -765,6 +825,8 @@ def _plan(
         results.extend(_extra_candidates(n_bins, eps, nb, noise, objective))
     else:
         results.extend(_extra_candidates(n_bins, eps, nb, noise, objective, workload=workload))
+    if workload is not None and search is not workload:
+        results = _rescore(results, workload, n_bins, eps, nb, noise, estimator)
     results.sort(key=lambda c: c.value)
     # ties (equal up to rounding, e.g. the same flat tree with padding): less padding first
     tied = [c for c in results if c.value <= results[0].value * (1 + 1e-12)]
@@ -803,6 +865,52 @@ def _plan(
         rho=eps if gaussian else None,
         workload=_workload_name(objective, workload),
     )
+
+
+def _level_variances_or_none(
+    budgets: tuple[float, ...], nb: str, noise: str
+) -> tuple[float, ...] | None:
+    """:func:`_level_variances`, or None where a level's budget is too small for exact noise."""
+    try:
+        return _level_variances(budgets, nb, noise)
+    except InvalidParameterError:
+        return None
+
+
+def _rescore(
+    results: list[PlanCandidate],
+    workload: Workload,
+    n_bins: int,
+    eps: float,
+    nb: str,
+    noise: str,
+    estimator: str,
+) -> list[PlanCandidate]:
+    """The best :data:`_RESCORED` tree configurations (by the search subset's error) and the
+    histogram scored exactly on the whole ``workload``; candidates of
+    :data:`EXTRA_CANDIDATES` were scored on it already. The other trees are dropped: their
+    values would not be comparable."""
+    rescored: list[PlanCandidate] = []
+    trees = sorted((c for c in results if c.mechanism == "tree"), key=lambda c: c.value)
+    seen: set[tuple[tuple[int, ...], tuple[float, ...]]] = set()
+    for c in trees:
+        if len(seen) == _RESCORED:
+            break
+        if (c.branching, c.level_budgets) in seen:
+            continue
+        seen.add((c.branching, c.level_budgets))
+        shape = TreeShape(n_bins, c.branching)
+        value = workload.tree_variance(
+            shape, _level_variances(c.level_budgets, nb, noise), estimator
+        )
+        rescored.append(dataclasses.replace(c, value=value))
+    for c in results:
+        if c.mechanism == "histogram":
+            value = workload.independent_variance(_histogram_variance(n_bins, eps), n_public=False)
+            rescored.append(dataclasses.replace(c, value=value))
+        elif c.mechanism != "tree":
+            rescored.append(c)
+    return rescored
 
 
 def _level_weights(height: int, nb: str, noise: str) -> list[float]:

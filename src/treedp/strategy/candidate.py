@@ -13,6 +13,8 @@ sensitivity, while the tree's root is exact), and their exact replace sensitivit
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from treedp.noise import noise_scale
@@ -20,7 +22,7 @@ from treedp.noise.families import DiscreteLaplace
 from treedp.strategy.model import Strategy, StrategyCovariance
 from treedp.strategy.store import shipped_strategy
 
-__all__ = ["plan_candidate", "strategy_errors"]
+__all__ = ["plan_candidate", "strategy_errors", "workload_error"]
 
 _PLURAL = {"prefix": "prefixes", "range": "ranges"}
 
@@ -50,13 +52,31 @@ def strategy_errors(strategy: Strategy, epsilon: float, neighbours: str) -> dict
     }
 
 
+def workload_error(strategy: Strategy, epsilon: float, neighbours: str, workload: Any) -> float:
+    """Exact mean of ``Var(P[hi] - P[lo])`` over an explicit workload's ranges
+    (:class:`treedp.planning.Workload`) for a strategy release: ``O(p)`` per range from
+    :class:`StrategyCovariance`."""
+    l1, _ = strategy.sensitivity(neighbours)
+    variance = DiscreteLaplace(noise_scale(l1, epsilon)).variance()
+    cov = StrategyCovariance(strategy, variance, neighbours == "replace")
+    return float(workload.mean_variance(cov))
+
+
 def plan_candidate(
-    n_bins: int, budget: float, neighbours: str, noise: str, objective: str
+    n_bins: int,
+    budget: float,
+    neighbours: str,
+    noise: str,
+    objective: str,
+    *,
+    workload: Any = None,
 ) -> object | None:
     """A :class:`treedp.planning.PlanCandidate` for the best shipped strategy, or None.
 
     Both shipped workloads (``"strategy"``: all prefixes, ``"strategy_range"``: all ranges)
-    are scored exactly for ``objective`` and the better one is returned.
+    are scored exactly for ``objective`` and the better one is returned. With an explicit
+    ``workload`` (a :class:`treedp.planning.Workload`) both are scored exactly on its ranges
+    instead (:func:`workload_error`) and ``value`` is that error.
     """
     from treedp.planning import PlanCandidate  # planning imports this module lazily
 
@@ -64,13 +84,17 @@ def plan_candidate(
         return None
     key = {"cdf_mse": "mean_cdf_mse", "range_mse": "range_mse", "max_variance": "max_cdf_variance"}
     best: tuple[float, str, Strategy, dict[str, float]] | None = None
-    for name, workload in (("strategy", "prefix"), ("strategy_range", "range")):
-        strategy = shipped_strategy(n_bins, workload)
+    for name, kind in (("strategy", "prefix"), ("strategy_range", "range")):
+        strategy = shipped_strategy(n_bins, kind)
         if strategy is None:
             continue
         errors = strategy_errors(strategy, budget, neighbours)
-        if best is None or errors[key[objective]] < best[0]:
-            best = (errors[key[objective]], name, strategy, errors)
+        if workload is None:
+            value = errors[key[objective]]
+        else:
+            value = workload_error(strategy, budget, neighbours, workload)
+        if best is None or value < best[0]:
+            best = (value, name, strategy, errors)
     if best is None:
         return None
     value, name, strategy, errors = best
