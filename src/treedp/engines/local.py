@@ -213,7 +213,7 @@ def _count_equal_width(arr: np.ndarray, edges: np.ndarray, inv: float) -> np.nda
 
 #: Values per chunk of the float64 equal-width kernel (its buffers stay in the core's cache),
 #: and the most values counted into its uint32 counters before they are added to the total.
-F64_CHUNK = 1 << 16
+F64_CHUNK = 1 << 17
 _U32_FLUSH = (1 << 32) - 1
 _ONE_U32 = np.uint32(1)
 
