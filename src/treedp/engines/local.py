@@ -264,8 +264,8 @@ def _count_equal_width_f64(
     ``(x - lo)·inv`` straight into a reused integer index buffer, correct the index at the
     edges unless the arithmetic is proven exact, and add one per value into ``uint32``
     counters with ``np.add.at`` (no allocation and no ``B``-sized work per chunk; the counters
-    are added to an int64 total before they could
-    wrap). The counts are those of :func:`_count_equal_width`, bin for bin.
+    are added to an int64 total before they could wrap). The counts are those of
+    :func:`_count_equal_width`, bin for bin.
     """
     n_bins = int(edges.size - 1)
     if arr.size < n_bins:  # few values: the O(B) proof and counters do not pay off
