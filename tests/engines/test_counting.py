@@ -289,3 +289,72 @@ def test_few_values_in_many_bins_equal_the_reference(bounds: tuple[float, float]
     local_engine._arithmetic_is_exact(bins.edges, bins._inv_width)  # now cached
     assert np.array_equal(count_chunk(values, bins).counts, expected)
     assert np.array_equal(LocalEngine(workers=2).count(values, bins).counts, expected)
+
+
+FAST_BINS = [
+    make_bins(bounds=(0.0, 1.0), bins=1 << 12),  # exact arithmetic: no per-value correction
+    make_bins(bounds=(-5.0, 5.0), bins=1000),  # corrected at the edges
+    make_bins(bounds=(0.1, 0.7), bins=997),
+    make_bins(bounds=(-1e-300, 1e-300), bins=5),
+    make_bins(bounds=(-1e307, 1e307), bins=3),  # the clipped chunk's sum overflows
+]
+
+
+@pytest.mark.parametrize("bins", FAST_BINS, ids=lambda b: f"B{b.n_bins}")
+@pytest.mark.parametrize("chunk", [7, 1 << 10])
+def test_float64_kernel_equals_the_reference(
+    bins: Bins, chunk: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The float64 kernel (clip to the proven top, index without a clip, uint32 counters)
+    gives the reference counts at and around every edge, with chunks ending anywhere, the
+    counters flushed into the int64 total many times, and NaN in some chunks."""
+
+    def other_kernel(*args: object) -> None:
+        raise AssertionError("the float64 equal-width kernel was not used")
+
+    monkeypatch.setattr(local_engine, "F64_CHUNK", chunk)
+    monkeypatch.setattr(local_engine, "_U32_FLUSH", 3 * chunk + 1)
+    monkeypatch.setattr(local_engine, "_count_equal_width", other_kernel)
+    monkeypatch.setattr(local_engine, "_count_search", other_kernel)
+    rng = np.random.default_rng(11)
+    lo, hi = float(bins.edges[0]), float(bins.edges[-1])
+    inside = lo + rng.random(3000) * (hi - lo)
+    values = rng.permutation(np.concatenate([_edge_probes(bins.edges), inside]))
+    expected = reference(values, bins)
+    got = count_chunk(values, bins)
+    assert np.array_equal(got.counts, expected) and got.dropped == 0
+    with_nan = values.copy()
+    holes = rng.choice(values.size, 25, replace=False)
+    with_nan[holes] = np.nan
+    dropped = count_chunk(with_nan, bins, "drop")
+    assert dropped.dropped == 25
+    assert np.array_equal(dropped.counts, reference(np.delete(values, holes), bins))
+    with pytest.raises(DataError, match="nan='drop'"):
+        count_chunk(with_nan, bins)
+
+
+@pytest.mark.parametrize(
+    ("lo", "hi", "n_bins"),
+    [(0.0, 1.0, 1 << 16), (-5.0, 5.0, 1 << 16), (0.1, 0.7, 1000), (-1e-300, 1e-300, 5)],
+)
+def test_top_clip_is_the_last_float_below_the_top_bin(lo: float, hi: float, n_bins: int) -> None:
+    bins = make_bins(bounds=(lo, hi), bins=n_bins)
+    inv = bins._inv_width
+    top = local_engine._top_clip(lo, inv, n_bins, hi)
+    assert top is not None
+    above = float(np.nextafter(top, np.inf))
+    assert n_bins - 1 <= (top - lo) * inv < n_bins <= (above - lo) * inv
+    # without a valid top (here: none within reach of a wrong upper end) the other kernel runs
+    assert local_engine._top_clip(lo, inv, n_bins, hi + 1e6 * (hi - lo)) is None
+
+
+def test_float64_kernel_is_skipped_for_few_values_and_other_dtypes() -> None:
+    bins = make_bins(bounds=(0.0, 1.0), bins=1 << 10)
+    edges, inv = bins.edges, bins._inv_width
+    assert local_engine._count_equal_width_f64(np.zeros(10), edges, inv, "error") is None
+    values = np.linspace(-0.5, 1.5, 5000)
+    fast = local_engine._count_equal_width_f64(values, edges, inv, "error")
+    assert fast is not None and fast[1] == 0
+    assert np.array_equal(fast[0], reference(values, bins))
+    as32 = values.astype(np.float32)
+    assert np.array_equal(count_chunk(as32, bins).counts, reference(as32, bins))
