@@ -258,11 +258,9 @@ def _count_equal_width_f64(
 ) -> tuple[np.ndarray, int] | None:
     """Count float64 values into equal-width bins: the fast kernel (None: use the other one).
 
-    Per cache-sized chunk: clip ``x`` to ``[lo, c]`` (see :func:`_top_clip`); under
-    ``nan="error"`` test the clipped chunk for NaN through its sum (a NaN makes it NaN; the
-    chunk is then checked value by value and the release refused; for bounds so large that the
-    sum could overflow, every chunk is checked), under ``nan="drop"`` remove NaN from every
-    chunk with the same work whether or not it holds one (time is output); write
+    Per cache-sized chunk: clip ``x`` to ``[lo, c]`` (see :func:`_top_clip`), test the clipped
+    chunk for NaN through its sum (a NaN makes it NaN; the chunk is then re-checked value by
+    value; for bounds so large that the sum could overflow, every chunk is), write
     ``(x - lo)·inv`` straight into a reused integer index buffer, correct the index at the
     edges unless the arithmetic is proven exact, and add one per value into ``uint32``
     counters with ``np.add.at`` (no allocation and no ``B``-sized work per chunk; the counters
@@ -283,11 +281,8 @@ def _count_equal_width_f64(
         guarded[0] = guarded[-1] = np.nan
     chunk = min(F64_CHUNK, arr.size)
     # The sum of a clipped chunk overflows only for huge bounds; then every chunk is tested
-    # value by value, so the time never depends on whether the data's sum overflows. Under
-    # nan="drop" every chunk is tested value by value and compressed too: a chunk holding a
-    # NaN must not take longer than one without (time is output); under nan="error" a NaN
-    # ends the release with an error anyway.
-    by_sum = nan == "error" and max(abs(lo), abs(top)) * chunk < 1e300
+    # value by value, so the time never depends on whether the data's sum overflows.
+    by_sum = max(abs(lo), abs(top)) * chunk < 1e300
     t = np.empty(chunk, dtype=np.float64)
     idx = np.empty(chunk, dtype=np.intp)
     small = np.zeros(n_bins, dtype=np.uint32)
@@ -299,16 +294,13 @@ def _count_equal_width_f64(
             x = arr[start : start + chunk]
             tt = t[: x.size]
             np.clip(x, lo, top, out=tt)
-            if nan == "drop":  # the same work whether or not the chunk holds a NaN
-                bad = np.isnan(x)
-                x = x[~bad]
-                n_bad += int(bad.size - x.size)
-                tt = t[: x.size]
-                np.clip(x, lo, top, out=tt)
-            elif not by_sum or math.isnan(np.add.reduce(tt)):
+            if not by_sum or math.isnan(np.add.reduce(tt)):
                 bad = np.isnan(x)
                 if bad.any():
                     x = _drop(x, bad, nan, "NaN (missing)")
+                    n_bad += int(bad.size - x.size)
+                    tt = t[: x.size]
+                    np.clip(x, lo, top, out=tt)
             ii = idx[: x.size]
             if lo == 0.0:  # x - 0.0 is x, bit for bit: one pass fewer
                 np.multiply(tt, inv, out=ii, casting="unsafe")
