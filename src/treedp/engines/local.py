@@ -7,7 +7,6 @@ partitions) counts parts with it and adds the :class:`~treedp.engines.base.BinCo
 
 from __future__ import annotations
 
-import math
 from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any
 
@@ -79,16 +78,12 @@ def count_chunk(values: np.ndarray, bins: Bins, nan: NanPolicy = "error") -> Bin
             f"The 'values' argument must hold numbers. Got dtype {values.dtype} instead."
         )
     n_bad = 0
-    inv = bins._inv_width
-    if values.dtype == np.float64 and bins.equal_width and inv > 0.0:
-        fast = _count_equal_width_f64(values, bins.edges, inv, nan)
-        if fast is not None:
-            return BinCounts._trusted(*fast)
     if values.dtype.kind == "f":
         bad = np.isnan(values)
         n_bad = int(np.count_nonzero(bad))
         if n_bad:
             values = _drop(values, bad, nan, "NaN (missing)")
+    inv = bins._inv_width
     if bins.equal_width and inv > 0.0:
         return BinCounts._trusted(_count_equal_width(values, bins.edges, inv), n_bad)
     floats = values.astype(np.float64, copy=False)
@@ -209,117 +204,6 @@ def _count_equal_width(arr: np.ndarray, edges: np.ndarray, inv: float) -> np.nda
     if counts is None:
         return np.zeros(n_bins, dtype=np.int64)
     return counts
-
-
-#: Values per chunk of the float64 equal-width kernel (its buffers stay in the core's cache),
-#: and the most values counted into its uint32 counters before they are added to the total.
-F64_CHUNK = 1 << 17
-_U32_FLUSH = (1 << 32) - 1
-_ONE_U32 = np.uint32(1)
-
-
-def _top_clip(lo: float, inv: float, n_bins: int, hi: float) -> float | None:
-    """The largest float ``c`` with ``(c - lo)·inv < B``, if ``(c - lo)·inv >= B - 1``.
-
-    ``v(x) = (x - lo)·inv`` (two rounded float64 operations, as in the kernel) is
-    non-decreasing in ``x``, so the floats with ``v(x) < B`` are those ``<= c``. Then
-    ``trunc(v(clip(x, lo, c)))`` equals ``floor(clip(v(x), 0, B - 1/2))`` for every non-NaN
-    ``x``: both are 0 for ``x <= lo`` (``v(lo) = 0``), both are ``floor(v(x))`` for
-    ``lo < x <= c`` (``0 <= v(x) < B``), and for ``x > c`` the first is ``trunc(v(c)) = B - 1``
-    and the second ``floor(B - 1/2) = B - 1``. Clipping ``x`` instead of the product lets the
-    product go straight into the integer index (one pass fewer). ``None`` (use the other
-    kernel) when no such ``c`` is found within a few ulps of ``hi``.
-    """
-
-    def v(x: float) -> float:
-        return (x - lo) * inv
-
-    c = hi
-    for _ in range(64):
-        if v(c) < n_bins:
-            break
-        c = math.nextafter(c, -math.inf)
-    else:
-        return None
-    for _ in range(64):
-        up = math.nextafter(c, math.inf)
-        if not v(up) < n_bins:
-            break
-        c = up
-    else:
-        return None
-    if not (math.isfinite(c) and c >= lo and n_bins - 1 <= v(c) < n_bins):
-        return None
-    return c
-
-
-def _count_equal_width_f64(
-    arr: np.ndarray, edges: np.ndarray, inv: float, nan: NanPolicy
-) -> tuple[np.ndarray, int] | None:
-    """Count float64 values into equal-width bins: the fast kernel (None: use the other one).
-
-    Per cache-sized chunk: clip ``x`` to ``[lo, c]`` (see :func:`_top_clip`), test the clipped
-    chunk for NaN through its sum (a NaN makes it NaN; the chunk is then re-checked value by
-    value; for bounds so large that the sum could overflow, every chunk is), write
-    ``(x - lo)·inv`` straight into a reused integer index buffer, correct the index at the
-    edges unless the arithmetic is proven exact, and add one per value into ``uint32``
-    counters with ``np.add.at`` (no allocation and no ``B``-sized work per chunk; the counters
-    are added to an int64 total before they could wrap). The counts are those of
-    :func:`_count_equal_width`, bin for bin.
-    """
-    n_bins = int(edges.size - 1)
-    if arr.size < n_bins:  # few values: the O(B) proof and counters do not pay off
-        return None
-    lo = float(edges[0])
-    top = _top_clip(lo, inv, n_bins, float(edges[-1]))
-    if top is None:
-        return None
-    exact = _arithmetic_is_exact(edges, inv)
-    guarded = edges
-    if not exact:  # as in _count_equal_width: NaN ends, so the correction needs no bounds test
-        guarded = edges.astype(np.float64)
-        guarded[0] = guarded[-1] = np.nan
-    chunk = min(F64_CHUNK, arr.size)
-    # The sum of a clipped chunk overflows only for huge bounds; then every chunk is tested
-    # value by value, so the time never depends on whether the data's sum overflows.
-    by_sum = max(abs(lo), abs(top)) * chunk < 1e300
-    t = np.empty(chunk, dtype=np.float64)
-    idx = np.empty(chunk, dtype=np.intp)
-    small = np.zeros(n_bins, dtype=np.uint32)
-    total: np.ndarray | None = None
-    pending = 0
-    n_bad = 0
-    with np.errstate(all="ignore"):  # per thread: the user's np.seterr must not leak
-        for start in range(0, arr.size, chunk):
-            x = arr[start : start + chunk]
-            tt = t[: x.size]
-            np.clip(x, lo, top, out=tt)
-            if not by_sum or math.isnan(np.add.reduce(tt)):
-                bad = np.isnan(x)
-                if bad.any():
-                    x = _drop(x, bad, nan, "NaN (missing)")
-                    n_bad += int(bad.size - x.size)
-                    tt = t[: x.size]
-                    np.clip(x, lo, top, out=tt)
-            ii = idx[: x.size]
-            if lo == 0.0:  # x - 0.0 is x, bit for bit: one pass fewer
-                np.multiply(tt, inv, out=ii, casting="unsafe")
-            else:
-                tt -= lo
-                np.multiply(tt, inv, out=ii, casting="unsafe")
-            if not exact:
-                ii -= x < guarded[ii]
-                ii += x >= guarded[ii + 1]
-            if pending + x.size > _U32_FLUSH:
-                total = small.astype(np.int64) if total is None else total + small
-                small[:] = 0
-                pending = 0
-            np.add.at(small, ii, _ONE_U32)
-            pending += x.size
-    counts = small.astype(np.int64)
-    if total is not None:
-        counts += total
-    return counts, n_bad
 
 
 #: Edges arrays already checked by :func:`_arithmetic_is_exact`, by id (the array is kept
