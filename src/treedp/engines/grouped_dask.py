@@ -48,6 +48,24 @@ def count_grouped_dask(ddf: Any, job: GroupedJob, source: RandomSource) -> Group
     DataError
         A missing value, key or id under ``nan="error"`` (raised from the partition).
     """
+
+    tasks = _partition_tasks(ddf, job, source, _count_partition)
+    if not tasks:
+        return GroupedCounts.zero(job.keys, job.bins.n_bins)
+    vector = np.asarray(_tree_reduce(tasks, _add).compute(), dtype=np.int64)
+    g, n_bins = len(job.keys), job.bins.n_bins
+    return GroupedCounts(job.keys, vector[:-1].reshape(g, n_bins), int(vector[-1]))
+
+
+def _seeds(source: RandomSource, n: int) -> list[int | None]:
+    return [int(s) for s in words(source, 64, n)]
+
+
+def _partition_tasks(ddf: Any, job: GroupedJob, source: RandomSource, kernel: Any) -> list[Any]:
+    """Check the frame (type and columns, before any value is read), shuffle it by person id
+    when there is a privacy unit, and make one delayed ``kernel(partition, job, seed)`` per
+    partition (seeds only for a seeded source and only for bounding: without a privacy unit
+    nothing is drawn from the source)."""
     import dask.dataframe as dd
     from dask.delayed import delayed
 
@@ -64,26 +82,20 @@ def count_grouped_dask(ddf: Any, job: GroupedJob, source: RandomSource) -> Group
         frame = frame.shuffle(on=job.unit)
     parts = list(frame.to_delayed())
     seeded = bool(getattr(source, "seeded", False))
-    # randomness only for bounding: without a privacy unit nothing is drawn from the source
     seeds = _seeds(source, len(parts)) if seeded and job.unit is not None else [None] * len(parts)
-    tasks = [
-        delayed(_count_partition, pure=False)(p, job, seed)
-        for p, seed in zip(parts, seeds, strict=True)
-    ]
-    if not tasks:
-        return GroupedCounts.zero(job.keys, job.bins.n_bins)
+    return [delayed(kernel, pure=False)(p, job, seed) for p, seed in zip(parts, seeds, strict=True)]
+
+
+def _tree_reduce(tasks: list[Any], combine: Any) -> Any:
+    """Combine delayed partial results in a tree of fan-in :data:`SPLIT_EVERY` on the workers."""
+    from dask.delayed import delayed
+
     while len(tasks) > 1:
         tasks = [
-            delayed(_add, pure=True)(*tasks[i : i + SPLIT_EVERY])
+            delayed(combine, pure=True)(*tasks[i : i + SPLIT_EVERY])
             for i in range(0, len(tasks), SPLIT_EVERY)
         ]
-    vector = np.asarray(tasks[0].compute(), dtype=np.int64)
-    g, n_bins = len(job.keys), job.bins.n_bins
-    return GroupedCounts(job.keys, vector[:-1].reshape(g, n_bins), int(vector[-1]))
-
-
-def _seeds(source: RandomSource, n: int) -> list[int | None]:
-    return [int(s) for s in words(source, 64, n)]
+    return tasks[0]
 
 
 def key_counts_dask(ddf: Any, job: GroupedJob, source: RandomSource) -> KeyCounts:
@@ -94,35 +106,11 @@ def key_counts_dask(ddf: Any, job: GroupedJob, source: RandomSource) -> KeyCount
     to ``max_groups`` keys); the partitions' ``(key, count)`` pairs are merged in a tree of
     fan-in :data:`SPLIT_EVERY` on the workers and only those pairs reach the client.
     """
-    import dask.dataframe as dd
-    from dask.delayed import delayed
 
-    if not isinstance(ddf, dd.DataFrame):
-        raise InvalidTypeError(f"Expected a Dask DataFrame. Got {type(ddf).__name__} instead.")
-    names = [str(c) for c in ddf.columns]
-    for c in job.columns:
-        if c not in names:
-            raise InvalidParameterError(
-                f"The column '{c}' is not in the data. Columns: {', '.join(names)}."
-            )
-    frame = ddf[job.columns]
-    if job.unit is not None:
-        frame = frame.shuffle(on=job.unit)
-    parts = list(frame.to_delayed())
-    seeded = bool(getattr(source, "seeded", False))
-    seeds = _seeds(source, len(parts)) if seeded and job.unit is not None else [None] * len(parts)
-    tasks = [
-        delayed(_keys_partition, pure=False)(p, job, seed)
-        for p, seed in zip(parts, seeds, strict=True)
-    ]
+    tasks = _partition_tasks(ddf, job, source, _keys_partition)
     if not tasks:
         return KeyCounts((), np.zeros(0, dtype=np.int64))
-    while len(tasks) > 1:
-        tasks = [
-            delayed(_merge, pure=True)(*tasks[i : i + SPLIT_EVERY])
-            for i in range(0, len(tasks), SPLIT_EVERY)
-        ]
-    result: KeyCounts = tasks[0].compute()
+    result: KeyCounts = _tree_reduce(tasks, _merge).compute()
     return KeyCounts.merge([result])
 
 
