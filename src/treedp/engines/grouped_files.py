@@ -386,13 +386,7 @@ def key_counts_files(
             for values, by, person in inp.batches(job):
                 assert person is not None
                 rows = _prepare_keys(values, by, person, job, key_ids)
-                part = rows["p"] % partitions
-                order = np.argsort(part, kind="stable")
-                rows, part = rows[order], part[order]
-                cuts = np.searchsorted(part, np.arange(partitions + 1))
-                for i in range(partitions):
-                    if cuts[i + 1] > cuts[i]:
-                        rows[cuts[i] : cuts[i + 1]].tofile(handles[i])
+                _spill(rows, rows["p"] % partitions, handles)
         finally:
             for h in handles:
                 h.close()
@@ -466,12 +460,7 @@ def _spill_and_count(
                 dropped += values.size - rows["b"].size
                 part = (hashed % partitions).astype(np.int64) if rows.size else hashed
                 rows["p"] = hashed
-                order = np.argsort(part, kind="stable")
-                rows, part = rows[order], part[order]
-                cuts = np.searchsorted(part, np.arange(partitions + 1))
-                for i in range(partitions):
-                    if cuts[i + 1] > cuts[i]:
-                        rows[cuts[i] : cuts[i + 1]].tofile(handles[i])
+                _spill(rows, part, handles)
         finally:
             for h in handles:
                 h.close()
@@ -542,3 +531,13 @@ def person_hash(ids: np.ndarray) -> np.ndarray:
 
 def _py(x: Any) -> Any:
     return x.item() if isinstance(x, np.generic) else x
+
+
+def _spill(rows: np.ndarray, part: np.ndarray, handles: list[Any]) -> None:
+    """Append each row to the spill file of its partition (``part``: one index per row)."""
+    order = np.argsort(part, kind="stable")
+    rows, part = rows[order], part[order]
+    cuts = np.searchsorted(part, np.arange(len(handles) + 1))
+    for i, handle in enumerate(handles):
+        if cuts[i + 1] > cuts[i]:
+            rows[cuts[i] : cuts[i + 1]].tofile(handle)
