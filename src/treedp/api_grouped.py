@@ -485,12 +485,19 @@ def grouped_counts(data: Any, job: GroupedJob, rng: RandomSource | None = None) 
     engine = _engine(data)
     if engine != "memory":
         return _count_on(engine, data, job, source)
+    return count_bounded(*_memory_columns(data, job), job, source)
+
+
+def _memory_columns(
+    data: Any, job: GroupedJob
+) -> tuple[np.ndarray, list[np.ndarray], np.ndarray | None]:
+    """The value, ``by`` and person-id columns of an in-memory table (names checked first)."""
     for name in job.columns:
         _check_name(data, name, "column")
     values = as_1d_array(_fetch(data, job.column), "values")
     by = [column_array(_fetch(data, b), b) for b in job.by]
     person = None if job.unit is None else column_array(_fetch(data, job.unit), "privacy_unit")
-    return count_bounded(values, by, person, job, source)
+    return values, by, person
 
 
 def _count_on(engine: str, data: Any, job: GroupedJob, source: RandomSource) -> GroupedCounts:
@@ -584,12 +591,7 @@ def selection_counts(data: Any, job: GroupedJob, rng: RandomSource | None = None
     engine = _engine(data)
     if engine != "memory":
         return _key_counts_on(engine, data, job, source)
-    for name in job.columns:
-        _check_name(data, name, "column")
-    values = as_1d_array(_fetch(data, job.column), "values")
-    by = [column_array(_fetch(data, b), b) for b in job.by]
-    person = None if job.unit is None else column_array(_fetch(data, job.unit), "privacy_unit")
-    return KeyCounts.merge([count_keys(values, by, person, job, source)])
+    return KeyCounts.merge([count_keys(*_memory_columns(data, job), job, source)])
 
 
 def _key_counts_on(engine: str, data: Any, job: GroupedJob, source: RandomSource) -> KeyCounts:
