@@ -5,20 +5,28 @@ neighbours, privacy unit one record; the derivation is in :func:`private_bounds`
 
 The method is AboveThreshold (the sparse vector technique; Dwork and Roth 2014, Lyu, Su and
 Li 2017) on a public, data-independent geometric grid over the representable range, as in
-Durfee's unbounded quantile estimation (2023): the grid is ``2**(j/4) - 1`` for ``j`` in
-``0..4000`` (from 0 up to about ``1e301``: steps of 0.19 near 0, then 19% apart). The upper
-bound scans the grid upwards from 0 and stops at the first point ``c`` where the noisy number
-of records above ``c`` falls to the allowance ``k``; the lower bound then scans downwards from
-the released ``hi`` (``hi · 2**(-j/4)``, then 0 and the negative grid, :func:`lower_candidates`)
-and stops where the noisy number of records below falls to ``k``. Both use exact discrete
-Laplace noise (:mod:`treedp.noise`).
+Durfee's unbounded quantile estimation (2023). The grid is signed and symmetric
+(:data:`SIGNED_GRID`: ``±(2**(j/4) - 1)`` for ``j`` in ``0..4000``, from about ``-1e301``
+to ``1e301``; steps of 0.19 near 0, then 19% apart), so the range found fits data of either
+sign. The upper bound scans the grid upwards and stops at the first point ``c`` where the
+noisy number of records above ``c`` falls to the allowance ``k``; the lower bound scans it
+downwards, independently, and stops where the noisy number of records below falls to ``k``.
+Both use exact discrete Laplace noise (:mod:`treedp.noise`).
 
-The grid is scale-free above 1 and starts at 0 (as Durfee's ``β^j - 1``): it is not dense near
-0, which keeps the number of grid points inside the data's tail small (each is a chance to
-stop early). The price: ``hi >= 0`` always, so negative data far from 0 (say all in
-``[-1000, -500]``) get the range ``[~-1000, 0.19]``, and an upper bound of data of magnitude
-far below 1 is at least 0.19. The lower scan, relative to ``hi``, finds positive lower
-bounds (Adult age: about 13 for a minimum of 17).
+Each stop lies where about ``k`` records (plus the noise's maximum over the grid points in the
+tail) lie beyond it; the released bounds are then moved outwards (post-processing):
+:data:`MARGIN` grid steps beyond each stop, and for real-valued data (``integers=False``) a
+further :data:`WIDTH_MARGIN` of the found width on each side. On equal-width bins a wider range
+costs little (a few percent of CDF error for 1.5 times the width) and clamping costs much
+(``c`` records clamped at a tail add about ``c**3 / (3 n)`` to the sum of squared CDF errors
+at the data's quantiles). Integer data (``bins="integers"``) get no width margin: every extra
+integer is one more bin. Their bounds are rounded inwards to integers, which clamps no
+integer more than the unrounded bound (none lies between them) and keeps a stop just below 0
+(one or two steps of overshoot past 0, 0.19 and 0.41) at 0.
+
+The grid is scale-free above 1 and starts at 0 (as Durfee's ``β^j - 1``): it is not dense
+near 0, which keeps the number of grid points inside a tail small (each is a chance to stop
+early). A range of data of magnitude far below 1 is at least about 0.19 wide.
 """
 
 from __future__ import annotations
@@ -51,8 +59,8 @@ __all__ = [
     "CONTRACT",
     "GRID",
     "NEIGHBOURS",
+    "SIGNED_GRID",
     "BoundsResult",
-    "lower_candidates",
     "private_bounds",
     "split_private_bounds",
 ]
@@ -64,22 +72,24 @@ MAX_OCTAVE = 1000
 NEIGHBOURS: tuple[str, ...] = ("add_remove", "replace")
 #: Grid steps added beyond each scan's stop (post-processing).
 MARGIN = 1
-#: The same for integer data (``split_private_bounds(integers=True)``): none. Integer columns
-#: often end in a top-coded point mass (Adult ``age`` 90, ``capital_gain`` 99999) that the
-#: stop lies just inside of, and the bounds are rounded outwards to integers anyway; one more
-#: 19% step only adds empty bins (Adult age: [13, 107] instead of [15, 90]).
-INTEGER_MARGIN = 0
+#: For real-valued data: each bound moves out by this share of the width ``hi - lo`` found
+#: (after :data:`MARGIN`; post-processing). Not for integer data (``integers=True``).
+WIDTH_MARGIN = 0.25
+#: The threshold ``k`` in units of the query noise scale ``t_ν``.
+ALLOWANCE_SCALES = 2
 #: The default share of a budget spent on private bounds by ``bounds="private"``.
 DEFAULT_SHARE = 0.1
+#: Integer bounds are kept within what float64 edges can tell apart.
+_INTEGER_LIMIT = 2**53 - 1
 CONTRACT = Contract(
     name="private_bounds",
     measure=PureDP,
     neighbours=NEIGHBOURS,
     sensitivity=(
         "each query #{x > c} (#{x < c} for the lower bound) changes by at most 1; under "
-        "add_remove all queries move in the same direction (monotone AboveThreshold: threshold "
-        "and query noise scale 2/eps_side), under replace not (query noise 4/eps_side); half "
-        "of the budget per side"
+        "add_remove all queries move in the same direction (monotone AboveThreshold: "
+        "threshold noise scale 1.5/eps_side, query noise 3/eps_side), under replace not "
+        "(threshold 2/eps_side, query 4/eps_side); half of the budget per side"
     ),
 )
 
@@ -95,6 +105,17 @@ def _make_grid() -> np.ndarray:
 GRID = _make_grid()
 
 
+def _make_signed_grid() -> np.ndarray:
+    grid = np.concatenate([-GRID[:0:-1], GRID])
+    grid.setflags(write=False)
+    return grid
+
+
+#: The public candidates of both scans, ascending: ``-GRID`` reversed, then ``GRID`` (8,001
+#: points, symmetric about 0, which is the middle point).
+SIGNED_GRID = _make_signed_grid()
+
+
 @dataclass(frozen=True, repr=False, kw_only=True)
 class BoundsResult(MechanismResult):
     """The result of :func:`private_bounds`: ``value = (lo, hi)``.
@@ -105,10 +126,14 @@ class BoundsResult(MechanismResult):
         The threshold ``k``: each scan stops where about ``k`` records lie beyond the point.
     scales : tuple of float
         The discrete Laplace scales of the threshold and the query noise.
+    stops : tuple of float
+        The two scans' stops ``(lower, upper)``, points of :data:`SIGNED_GRID`, before the
+        margins (``value`` is derived from them by post-processing).
     """
 
     allowance: float
     scales: tuple[float, float]
+    stops: tuple[float, float]
 
     @property
     def lo(self) -> float:
@@ -129,63 +154,75 @@ def _scales(epsilon_side: float, relation: str) -> tuple[Fraction, Fraction, Fra
     neighbouring datasets all move in the same direction (monotone), else ``c = 2`` (Lyu, Su,
     Li 2017, Alg. 1 and Thm. 4; the shifts of the proof are by integers, so discrete noise
     keeps it). Adding a record raises every ``#{x > c}`` by 0 or 1: monotone; replacing one may
-    raise some and lower others: not.
+    raise some and lower others: not. The split gives the threshold the smaller scale,
+    ``t_ρ = t_ν / 2``: a large ``ρ`` makes the scan run on far past the data (every point
+    beyond it then stops with probability ``P(ν >= ρ - k)`` only), a large ``ν`` stops it one
+    point early. ``add_remove``: ``t_ρ = 1.5/ε``, ``t_ν = 3/ε`` (``2ε/3 + ε/3``);
+    ``replace``: ``t_ρ = 2/ε``, ``t_ν = 4/ε`` (``ε/2 + 2·ε/4``); ``ε`` the scan's budget.
     """
-    t_rho = noise_scale(2, epsilon_side)
     if relation == "add_remove":
-        t_nu = noise_scale(2, epsilon_side)
+        t_rho = noise_scale(3, 2 * epsilon_side)  # >= 1.5/ε_side
+        t_nu = noise_scale(3, epsilon_side)
         return t_rho, t_nu, 1 / t_rho + 1 / t_nu
+    t_rho = noise_scale(2, epsilon_side)
     t_nu = noise_scale(4, epsilon_side)
     return t_rho, t_nu, 1 / t_rho + 2 / t_nu
+
+
+def _scan(
+    beyond: np.ndarray, t_rho: Fraction, t_nu: Fraction, allowance: float, source: RandomSource
+) -> int:
+    """AboveThreshold over the candidates in scan order: the index of the first stop.
+
+    ``beyond[j]`` is the number of records beyond candidate ``j`` (non-increasing along the
+    scan); query ``j`` is ``-beyond[j]``, threshold ``-k``; stop at the first ``j`` with
+    ``-beyond[j] + ν_j >= -k + ρ``. No stop: the last index.
+    """
+    rho = int(sample_discrete_laplace(t_rho, 1, source)[0])
+    nu = sample_discrete_laplace(t_nu, beyond.size, source)
+    hits = np.flatnonzero(-beyond + nu >= -allowance + rho)
+    return int(hits[0]) if hits.size else beyond.size - 1
 
 
 def _scan_up(
     x: np.ndarray, t_rho: Fraction, t_nu: Fraction, allowance: float, source: RandomSource
 ) -> int:
-    """AboveThreshold upwards over :data:`GRID` on sorted ``x``: the index of the first stop.
-
-
-    Query ``j``: ``g_j = -#{x > GRID[j]}`` (non-decreasing in ``j``), threshold ``-k``; stop
-    at the first ``j`` with ``g_j + ν_j >= -k + ρ``. No stop: the last index.
-    """
-    above = x.size - np.searchsorted(x, GRID, side="right")
-    rho = int(sample_discrete_laplace(t_rho, 1, source)[0])
-    nu = sample_discrete_laplace(t_nu, GRID.size, source)
-    hits = np.flatnonzero(-above + nu >= -allowance + rho)
-    return int(hits[0]) if hits.size else GRID.size - 1
-
-
-#: Steps (of a quarter octave) the lower scan takes down from ``hi`` before it reaches 0.
-DOWN_STEPS = 240
-
-
-def lower_candidates(hi: float) -> np.ndarray:
-    """The lower scan's public candidates, descending, given the released ``hi``.
-
-    ``hi · 2**(-j/4)`` for ``j = 1..240`` (when ``hi > 0``: down to ``hi · 2**-60``), then 0,
-    then ``-GRID[1:]`` (the negative grid, outwards). Data-independent given ``hi``.
-    """
-    top: np.ndarray = np.empty(0)
-    if hi > 0:
-        top = hi * np.exp2(-np.arange(1, DOWN_STEPS + 1) / STEPS_PER_OCTAVE)
-    return np.concatenate([top, [0.0], -GRID[1:]])
+    """The upper scan on sorted ``x``: :data:`SIGNED_GRID` ascending, ``#{x > c}``; the
+    index of the stop in :data:`SIGNED_GRID`."""
+    above = x.size - np.searchsorted(x, SIGNED_GRID, side="right")
+    return _scan(above, t_rho, t_nu, allowance, source)
 
 
 def _scan_down(
-    x: np.ndarray,
-    candidates: np.ndarray,
-    t_rho: Fraction,
-    t_nu: Fraction,
-    allowance: float,
-    source: RandomSource,
+    x: np.ndarray, t_rho: Fraction, t_nu: Fraction, allowance: float, source: RandomSource
 ) -> int:
-    """AboveThreshold over descending ``candidates``: query ``-#{x < c}`` (non-decreasing
-    along the scan), threshold ``-k``; the index of the first stop (the last if none)."""
-    below = np.searchsorted(x, candidates, side="left")
-    rho = int(sample_discrete_laplace(t_rho, 1, source)[0])
-    nu = sample_discrete_laplace(t_nu, candidates.size, source)
-    hits = np.flatnonzero(-below + nu >= -allowance + rho)
-    return int(hits[0]) if hits.size else candidates.size - 1
+    """The lower scan on sorted ``x``: :data:`SIGNED_GRID` descending, ``#{x < c}``; the
+    index of the stop in :data:`SIGNED_GRID` (counted from its start)."""
+    below = np.searchsorted(x, SIGNED_GRID[::-1], side="left")
+    return SIGNED_GRID.size - 1 - _scan(below, t_rho, t_nu, allowance, source)
+
+
+def _outwards(stop: int, step: int, margin: int) -> float:
+    """The grid point ``margin`` points beyond the stop in direction ``step``."""
+    return float(SIGNED_GRID[min(max(stop + step * margin, 0), SIGNED_GRID.size - 1)])
+
+
+def _released(lo: float, hi: float, integers: bool) -> tuple[float, float]:
+    """Post-processing of the margins' output: width margin or integer rounding, then a
+    non-empty range."""
+    if integers:
+        # Inwards: no integer lies strictly between a bound and its rounding, so integer
+        # data clamped by the rounded bound are exactly those clamped by the bound.
+        lo = float(min(max(math.ceil(lo), -_INTEGER_LIMIT), _INTEGER_LIMIT))
+        hi = float(max(min(math.floor(hi), _INTEGER_LIMIT), -_INTEGER_LIMIT))
+        if lo >= hi:  # no or very few records: a non-empty range
+            lo = min(lo, hi)
+            lo, hi = (lo, lo + 1.0) if lo < _INTEGER_LIMIT else (lo - 1.0, lo)
+        return lo, hi
+    if lo >= hi:
+        lo, hi = min(lo, hi), max(lo, hi) + float(GRID[1])
+    width = hi - lo
+    return lo - WIDTH_MARGIN * width, hi + WIDTH_MARGIN * width
 
 
 def _bounds(
@@ -194,18 +231,18 @@ def _bounds(
     relation: str,
     allowance: float | None,
     source: RandomSource,
-    margin: int = MARGIN,
-) -> tuple[float, float, Fraction, Fraction, Fraction, float]:
-    """``hi`` by the upward scan from 0, then ``lo`` by the downward scan from ``hi``."""
+    integers: bool,
+) -> tuple[tuple[float, float], tuple[float, float], Fraction, Fraction, Fraction, float]:
+    """``hi`` by the upward scan, ``lo`` by the downward scan (independent), then margins."""
     t_rho, t_nu, loss = _scales(epsilon / 2, relation)
-    k = 2 * float(t_nu) if allowance is None else float(allowance)
-    # Post-processing of each stop: ``margin`` candidates further out.
-    hi = float(GRID[min(_scan_up(x, t_rho, t_nu, k, source) + margin, GRID.size - 1)])
-    down = lower_candidates(hi)
-    lo = float(down[min(_scan_down(x, down, t_rho, t_nu, k, source) + margin, down.size - 1)])
-    if lo >= hi:  # post-processing (no or very few records): a non-empty range
-        lo, hi = min(lo, hi), max(lo, hi) + float(GRID[1])
-    return lo, hi, t_rho, t_nu, 2 * loss, k
+    k = ALLOWANCE_SCALES * float(t_nu) if allowance is None else float(allowance)
+    up = _scan_up(x, t_rho, t_nu, k, source)
+    down = _scan_down(x, t_rho, t_nu, k, source)
+    # Post-processing of the two stops only.
+    stops = (float(SIGNED_GRID[down]), float(SIGNED_GRID[up]))
+    lo, hi = _outwards(down, -1, MARGIN), _outwards(up, 1, MARGIN)
+    value = _released(lo, hi, integers)
+    return value, stops, t_rho, t_nu, 2 * loss, k
 
 
 def private_bounds(
@@ -215,38 +252,48 @@ def private_bounds(
     neighbours: str = "add_remove",
     nan: str = "error",
     allowance: float | None = None,
+    integers: bool = False,
     rng: RandomSource | None = None,
     accountant: Accountant | None = None,
 ) -> BoundsResult:
     """Bounds ``(lo, hi)`` of a numeric column under pure ε-DP, from a public grid.
 
-    Two AboveThreshold scans over the public grid :data:`GRID` (``2**(j/4) - 1``, ``j =
-    0..4000``, from 0 to about ``1e301``), each with ``ε/2``. The upper bound:
-    for ``c`` ascending, the query ``-#{x > c}`` plus ``ν ~ DLap(t_ν)`` is compared with
-    ``-k + ρ``, ``ρ ~ DLap(t_ρ)``; the first point where it is not below is ``hi``. The lower
-    bound is the same on ``-x``. Nothing of the data but these counts is read: not its
-    minimum, maximum or size.
+    Two AboveThreshold scans over the public signed grid :data:`SIGNED_GRID` (``±(2**(j/4)
+    - 1)``, ``j = 0..4000``, about ``-1e301`` to ``1e301``), each with ``ε/2``. The upper
+    bound: for ``c`` ascending, the query ``-#{x > c}`` plus ``ν ~ DLap(t_ν)`` is compared
+    with ``-k + ρ``, ``ρ ~ DLap(t_ρ)``; the first point where it is not below is the upper
+    stop. The lower stop: the same for ``-#{x < c}`` with ``c`` descending, with fresh noise.
+    Nothing of the data but these counts is read: not its minimum, maximum or size. The
+    bounds are the stops moved outwards by post-processing: :data:`MARGIN` grid points,
+    then, unless ``integers``, :data:`WIDTH_MARGIN` times the width on each side; with
+    ``integers`` they are rounded inwards to integers instead (this clamps no integer more).
 
     Guarantee: ``PureDP(ε_spent)``, ``ε_spent <= ε`` (exact rational scales rounded up).
     Each query has sensitivity 1 (one record changes a count by at most 1). ``add_remove``:
-    all queries of a neighbour move in the same direction, so ``t_ρ = t_ν = 2/(ε/2)`` gives
-    ``ε/2`` per scan (monotone AboveThreshold). ``replace``: ``t_ν = 4/(ε/2)``. Basic
+    all queries of a neighbour move in the same direction (monotone AboveThreshold), so
+    ``t_ρ = 1.5/(ε/2)``, ``t_ν = 3/(ε/2)`` give ``1/t_ρ + 1/t_ν = ε/2`` per scan.
+    ``replace``: ``t_ρ = 2/(ε/2)``, ``t_ν = 4/(ε/2)``, ``1/t_ρ + 2/t_ν = ε/2``. Basic
     composition of the two scans.
 
-    Accuracy and failure probability (one scan; ``t_ρ``, ``t_ν`` the scales, ``Q <= 4,241``
+    Accuracy and failure probability (one scan; ``t_ρ``, ``t_ν`` the scales, ``Q = 8,001``
     candidates; ``P(DLap(t) >= s) <= e^{-s/t}`` for ``s >= 0``):
 
     * clamping: for any ``a > 0`` the scan stops where more than ``k + a`` records lie beyond
       the stop with probability at most ``Q e^{-a/(2 t_ν)} + e^{-a/(2 t_ρ)}`` (some ``ν_j`` or
-      ``-ρ`` exceeds ``a/2``);
+      ``-ρ`` exceeds ``a/2``); the bound released lies at or beyond the stop, so no more
+      records are clamped by it. Example: ``ε = 0.1`` (10% of ``ε = 1``), ``add_remove``:
+      ``t_ν = 60``, ``t_ρ = 30``, ``k = 120``; more than ``k + 2,000`` records beyond a stop
+      has probability below ``1e-3`` (union bound over all ``Q``; the points inside a tail are
+      far fewer, and the margins move the bound past most of the ``k``);
     * overshoot: for any ``0 <= b < k`` it runs at least ``s`` grid points past the first with
       no record beyond it with probability at most ``e^{-b/t_ρ} + e^{-s (k - b)/t_ν}`` (either
-      ``ρ >= b``, or ``s`` independent ``ν_j < b - k``). A grid step is 19% (0.19 to 0.6 near 0).
+      ``ρ >= b``, or ``s`` independent ``ν_j < b - k``). With the defaults (``k = 2 t_ν``,
+      ``t_ρ = t_ν/2``) and ``b = 1.5 t_ν``: ``e^{-3} + e^{-s/2}``, and ``b = 1.8 t_ν``:
+      ``e^{-3.6} + e^{-s/5}``. A grid step is 19% (0.19 to 0.6 near 0).
 
-    With the default ``k = 2 t_ν`` a typical stop has about ``2 t_ν`` records beyond it, and the
-    bound returned is one grid step further out (:data:`MARGIN`, post-processing), which in a
-    decaying tail clamps far fewer. Values beyond the bounds are clamped by the release that
-    uses them.
+    The default ``k = 2 t_ν`` (:data:`ALLOWANCE_SCALES`) and the margins were chosen by
+    measurement (docs/quantiles.md, "Private bounds"). Values beyond the bounds are clamped
+    by the release that uses them.
 
     Parameters
     ----------
@@ -258,6 +305,9 @@ def private_bounds(
     nan : {"error", "drop"}, default="error"
     allowance : float, optional
         The threshold ``k`` (public). Default ``2 t_ν``, twice the query noise scale.
+    integers : bool, default=False
+        Integer data (for ``bins="integers"``): no width margin; the bounds are rounded
+        inwards to integers (within ``±(2**53 - 1)``).
     rng : RandomSource, optional
     accountant : Accountant, optional
         A budget (:class:`treedp.Accountant` or a file ledger) charged ``PureDP(ε_spent)``
@@ -268,8 +318,8 @@ def private_bounds(
     Returns
     -------
     BoundsResult
-        ``value = (lo, hi)``, ``lo < hi``, ``hi >= 0`` a point of :data:`GRID`, with the
-        guarantee and the spend record.
+        ``value = (lo, hi)``, ``lo < hi``, with the scans' stops, the guarantee and the spend
+        record.
 
     References
     ----------
@@ -279,7 +329,7 @@ def private_bounds(
        Differential Privacy". PVLDB 2017.
     """
     return _private_bounds(
-        values, epsilon, neighbours, nan, allowance, rng, accountant, None, MARGIN
+        values, epsilon, neighbours, nan, allowance, rng, accountant, None, integers
     )
 
 
@@ -292,7 +342,7 @@ def _private_bounds(
     rng: RandomSource | None,
     accountant: Accountant | None,
     charge: SpendRecord | None,
-    margin: int,
+    integers: Any,
 ) -> BoundsResult:
     """Validate, read the data, charge (``charge``, else this call's own spend), then scan."""
     check_accountant(accountant)
@@ -307,6 +357,10 @@ def _private_bounds(
         raise InvalidParameterError(
             f"The 'allowance' parameter must be a finite number. Got {allowance!r}."
         )
+    if not isinstance(integers, bool):
+        raise InvalidTypeError(
+            f"The 'integers' parameter must be a bool. Got {type(integers).__name__} instead."
+        )
     source = resolve_source(rng)
     data, unit = read_column(values, policy, relation)
     if unit is not None:
@@ -319,21 +373,22 @@ def _private_bounds(
             PureDP(float_up(2 * loss)),
             relation,
             "record",
-            {"epsilon": eps, "allowance": allowance, "nan": policy},
+            {"epsilon": eps, "allowance": allowance, "nan": policy, "integers": integers},
         )
         accountant.charge(own if charge is None else charge)
-    lo, hi, t_rho, t_nu, spent, k = _bounds(x, eps, relation, allowance, source, margin)
+    value, stops, t_rho, t_nu, spent, k = _bounds(x, eps, relation, allowance, source, integers)
     return BoundsResult(
-        value=(lo, hi),
+        value=value,
         guarantee=PureDP(float_up(spent)),
         neighbours=relation,
         mechanism=CONTRACT.name,
         epsilon=eps,
         sensitivity=(1.0, 1.0),
-        parameters={"epsilon": eps, "allowance": k, "nan": policy},
+        parameters={"epsilon": eps, "allowance": k, "nan": policy, "integers": integers},
         randomness=describe(source),
         allowance=k,
         scales=(float(t_rho), float(t_nu)),
+        stops=stops,
     )
 
 
@@ -351,10 +406,10 @@ def split_private_bounds(
 ) -> tuple[tuple[float, float], float, BoundsResult]:
     """Spend ``share · ε`` on :func:`private_bounds`; return the bounds and the rest of ε.
 
-    With ``integers=True`` the scans' stops are taken without the extra grid step
-    (:data:`INTEGER_MARGIN`) and rounded outwards to integers (post-processing), for
-    ``bins="integers"``. The caller releases with the returned remaining budget; the total
-    is ``PureDP(bounds.epsilon_spent + remaining)``, at most ``epsilon``.
+    With ``integers=True`` (for ``bins="integers"``) the bounds get no width margin and are
+    rounded inwards to integers (post-processing, :func:`private_bounds`). The caller
+    releases with the returned remaining budget; the total is
+    ``PureDP(bounds.epsilon_spent + remaining)``, at most ``epsilon``.
 
     With an ``accountant``, ``charge`` (the caller's record of the whole release, bounds and
     rest; by default ``PureDP(epsilon)``) is charged once, after every check and the data read
@@ -380,12 +435,9 @@ def split_private_bounds(
             "record",
             {"epsilon": eps, "bounds_share": share, "nan": nan},
         )
-    margin = INTEGER_MARGIN if integers else MARGIN
     result = _private_bounds(
-        values, eps * share, neighbours, nan, None, rng, accountant, charge, margin
+        values, eps * share, neighbours, nan, None, rng, accountant, charge, integers
     )
     lo, hi = result.lo, result.hi
-    if integers:
-        lo, hi = float(math.floor(lo)), float(math.ceil(hi))
     remaining = math.nextafter(eps - result.epsilon_spent, 0.0)
     return (lo, hi), remaining, result
