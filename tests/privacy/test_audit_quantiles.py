@@ -7,9 +7,10 @@ neighbouring datasets is compared with ``e^ε_spent``: a brute-force check, no s
 chi-square test ties the implementation's sampler to that law (false-failure rate ``ALPHA``).
 The mutant that gives every recursion level the full ε must exceed the claim.
 
-Private bounds: a Monte-Carlo audit (Clopper–Pearson at ``AUDIT_ALPHA``, as auditor.py) of the
-released upper bound on a worst-case neighbouring pair; the mutant that reads the data's
-maximum directly is flagged.
+Private bounds: a Monte-Carlo audit (Clopper–Pearson at ``AUDIT_ALPHA``, as auditor.py) of each
+scan's released stop (the bounds are post-processing of the two stops) on a worst-case
+neighbouring pair (a record added beyond the data); the mutants that read the data's maximum
+or minimum directly are flagged.
 """
 
 from __future__ import annotations
@@ -160,13 +161,19 @@ def test_recursive_sampler_follows_the_exact_law() -> None:
     assert stats.chisquare(obs, exp).pvalue > ALPHA
 
 
-def _bounds_hi(data: np.ndarray, runs: int, seed: int) -> np.ndarray:
+def _stops(data: np.ndarray, runs: int, seed: int, side: int) -> np.ndarray:
+    """The released stop of one scan (``side`` 0: lower, 1: upper) over ``runs`` releases."""
     src = InsecureSeededSource(seed)
-    return np.array([pb.private_bounds(data, epsilon=1.0, rng=src).hi for _ in range(runs)])
+    return np.array(
+        [pb.private_bounds(data, epsilon=1.0, rng=src).stops[side] for _ in range(runs)]
+    )
 
 
-def _audit_hi(d: np.ndarray, d2: np.ndarray, runs: int) -> float:
-    pilot1, pilot2 = _bounds_hi(d, runs // 4, 1), _bounds_hi(d2, runs // 4, 2)
+def _audit(d: np.ndarray, d2: np.ndarray, runs: int, side: int) -> float:
+    """A lower confidence bound on the privacy loss of one stop for the pair ``(d, d2)``:
+    the event (one stop value, one direction) is chosen on pilot runs, then estimated on
+    fresh runs (Clopper-Pearson at ``AUDIT_ALPHA``)."""
+    pilot1, pilot2 = _stops(d, runs // 4, 1, side), _stops(d2, runs // 4, 2, side)
     best, event = -math.inf, None
     for v, first in itertools.product(np.unique(np.r_[pilot1, pilot2]), (True, False)):
         a, b = (pilot1, pilot2) if first else (pilot2, pilot1)
@@ -175,7 +182,7 @@ def _audit_hi(d: np.ndarray, d2: np.ndarray, runs: int) -> float:
             best, event = math.log(k1 / max(k2, 0.5)), (v, first)
     assert event is not None
     v, first = event
-    f1, f2 = _bounds_hi(d, runs, 3), _bounds_hi(d2, runs, 4)
+    f1, f2 = _stops(d, runs, 3, side), _stops(d2, runs, 4, side)
     a, b = (f1, f2) if first else (f2, f1)
     low = clopper_pearson(int((a == v).sum()), runs, AUDIT_ALPHA)[0]
     high = clopper_pearson(int((b == v).sum()), runs, AUDIT_ALPHA)[1]
@@ -183,12 +190,15 @@ def _audit_hi(d: np.ndarray, d2: np.ndarray, runs: int) -> float:
 
 
 D_SMALL = np.full(6, 2.0)
-D_ADDED = np.r_[D_SMALL, 9.0]
+D_ADDED = np.r_[D_SMALL, 9.0]  # a record above: moves the upper stop
+D_ADDED_LOW = np.r_[D_SMALL, -5.0]  # a record below: moves the lower stop
 
 
 @pytest.mark.slow
-def test_private_bounds_audit_passes() -> None:
-    assert _audit_hi(D_SMALL, D_ADDED, 4000) <= 1.0
+@pytest.mark.parametrize(("side", "added"), [(1, D_ADDED), (0, D_ADDED_LOW)])
+def test_private_bounds_audit_passes(side: int, added: np.ndarray) -> None:
+    """Each stop is ε/2-DP (ε = 1 claimed for the whole); the audit stays below 1."""
+    assert _audit(D_SMALL, added, 2000, side) <= 1.0
 
 
 @pytest.mark.slow
@@ -196,7 +206,19 @@ def test_private_bounds_mutant_reading_the_maximum_is_flagged(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     def reads_extreme(x, t_rho, t_nu, allowance, source):
-        return int(np.searchsorted(pb.GRID, x.max() if x.size else 0.0))  # no noise
+        return int(np.searchsorted(pb.SIGNED_GRID, x.max() if x.size else 0.0))  # no noise
 
     monkeypatch.setattr(pb, "_scan_up", reads_extreme)
-    assert _audit_hi(D_SMALL, D_ADDED, 4000) > 1.0
+    assert _audit(D_SMALL, D_ADDED, 1000, 1) > 1.0
+
+
+@pytest.mark.slow
+def test_private_bounds_mutant_reading_the_minimum_is_flagged(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    def reads_extreme(x, t_rho, t_nu, allowance, source):
+        point = x.min() if x.size else 0.0
+        return int(np.searchsorted(pb.SIGNED_GRID, point, side="right")) - 1  # no noise
+
+    monkeypatch.setattr(pb, "_scan_down", reads_extreme)
+    assert _audit(D_SMALL, D_ADDED_LOW, 1000, 0) > 1.0
