@@ -100,7 +100,8 @@ def main() -> None:
                 rng=InsecureSeededSource(10_000 + rep),
             )
             private.append(metrics(rel, xs))
-            found.append((float(rel.bins.edges[0]), float(rel.bins.edges[-1])))
+            top = rel.bins.edges[-1] - (1 if rel.bins.discrete else 0)  # integers: hi + 1
+            found.append((float(rel.bins.edges[0]), float(top)))
         o, p = np.mean(oracle, axis=0), np.mean(private, axis=0)
         r = p / o
         lo, hi = np.median(np.array(found), axis=0)
