@@ -129,3 +129,17 @@ def test_inputs() -> None:
     assert res.lo < res.hi and res.lo.is_integer()
     res = private_bounds([1.0, np.nan], epsilon=1.0, nan="drop", rng=InsecureSeededSource(5))
     assert res.lo < res.hi
+
+
+def test_release_with_private_bounds_fits_negative_data() -> None:
+    """End to end: ``release_cdf(bounds="private")`` on data in ``[-1000, -500]`` releases a
+    range below 0 (the old grid gave ``hi >= 0.19``); regression check at this seed."""
+    import treedp
+
+    x = np.random.default_rng(TEST_SEED).uniform(-1000, -500, 10**4)
+    rel = treedp.release_cdf(
+        x, bounds="private", bins=256, epsilon=1.0, rng=InsecureSeededSource(6)
+    )
+    lo, hi = float(rel.bins.edges[0]), float(rel.bins.edges[-1])
+    assert -2000 < lo < -1000 * 0.99 and -500 < hi < 0
+    assert abs(rel.cdf(-750.0) - (x <= -750).sum()) < 200
