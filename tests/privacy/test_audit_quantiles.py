@@ -7,10 +7,14 @@ neighbouring datasets is compared with ``e^ε_spent``: a brute-force check, no s
 chi-square test ties the implementation's sampler to that law (false-failure rate ``ALPHA``).
 The mutant that gives every recursion level the full ε must exceed the claim.
 
-Private bounds: a Monte-Carlo audit (Clopper–Pearson at ``AUDIT_ALPHA``, as auditor.py) of each
-scan's released stop (the bounds are post-processing of the two stops) on a worst-case
-neighbouring pair (a record added beyond the data); the mutants that read the data's maximum
-or minimum directly are flagged.
+Private bounds (the bounds are post-processing of the two scans' stops): the exact law of each
+stop (AboveThreshold with discrete Laplace noise, summed over the threshold noise) is computed
+over the whole public grid for neighbouring pairs under both relations, and its largest
+likelihood ratio is compared with the claimed loss per scan (it reaches the claim under
+add_remove: the claim is not loose); a chi-square test ties the implementation's sampler to
+that law (``ALPHA``), and a mutant with half the noise scales under the same claim exceeds
+it. A Monte-Carlo audit (Clopper–Pearson at ``AUDIT_ALPHA``, as auditor.py) of each released
+stop flags the mutants that read the data's maximum or minimum directly.
 """
 
 from __future__ import annotations
@@ -22,6 +26,7 @@ from fractions import Fraction
 import numpy as np
 import pytest
 from scipy import stats
+from scipy.special import logsumexp
 
 from tests.privacy.auditor import AUDIT_ALPHA, clopper_pearson
 from tests.stats import ALPHA, TEST_SEED
@@ -222,3 +227,94 @@ def test_private_bounds_mutant_reading_the_minimum_is_flagged(
 
     monkeypatch.setattr(pb, "_scan_down", reads_extreme)
     assert _audit(D_SMALL, D_ADDED_LOW, 1000, 0) > 1.0
+
+
+def _log_tails(s: np.ndarray, t: float) -> tuple[np.ndarray, np.ndarray]:
+    """``log P(DLap(t) >= s)`` and ``log P(DLap(t) < s)`` for integer ``s`` (closed forms:
+    ``P(>= s) = q^s/(1+q)`` for ``s >= 1``, ``1 - q^(1-s)/(1+q)`` for ``s <= 0``, ``q =
+    e^{-1/t}``)."""
+    lq, l1q = -1.0 / t, math.log1p(math.exp(-1.0 / t))
+    pos = s >= 1
+    small = np.where(pos, s * lq - l1q, (1 - s) * lq - l1q)
+    big = np.log1p(-np.exp(small))
+    return np.where(pos, small, big), np.where(pos, big, small)
+
+
+def _stop_law(beyond: np.ndarray, t_rho: float, t_nu: float, k: float) -> np.ndarray:
+    """Exact ``log P(stop = j)`` of the scan on the counts ``beyond`` (scan order): sum over
+    ``ρ`` of ``P(ρ) Π_{i<j} P(ν_i < s_i) P(ν_j >= s_j)``, ``s_i = ceil(beyond_i - k + ρ)``;
+    no stop is the last index. ``ρ`` is summed over ``|ρ| <= 80 t_ρ`` (the rest has
+    probability below ``e^{-80}``)."""
+    r = int(80 * t_rho) + 1
+    rho = np.arange(-r, r + 1)
+    lq = -1.0 / t_rho
+    log_p_rho = math.log((1 - math.exp(lq)) / (1 + math.exp(lq))) + np.abs(rho) * lq
+    s = np.ceil(beyond[None, :] - k + rho[:, None])
+    log_stop, log_go = _log_tails(s, t_nu)
+    before = np.cumsum(log_go, axis=1) - log_go
+    law = before + log_stop
+    law[:, -1] = np.logaddexp(law[:, -1], before[:, -1] + log_go[:, -1])
+    out: np.ndarray = logsumexp(law + log_p_rho[:, None], axis=0)
+    return out
+
+
+def _beyond(x: np.ndarray, side: int) -> np.ndarray:
+    """The implementation's counts in scan order: ``#{x > c}`` up, ``#{x < c}`` down."""
+    x = np.sort(x)
+    if side == 1:
+        return x.size - np.searchsorted(x, pb.SIGNED_GRID, side="right")
+    return np.searchsorted(x, pb.SIGNED_GRID[::-1], side="left")
+
+
+BASE = np.array([2.0, 2.0, 3.0])
+PAIRS = {
+    "add_remove": [(BASE, np.r_[BASE, 9.0]), (BASE, np.r_[BASE, -5.0])],
+    "replace": [
+        (BASE, np.array([2.0, 9.0, 3.0])),
+        (BASE, np.array([2.0, -5.0, 3.0])),
+        (BASE, np.array([-700.0, 2.0, 3.0])),
+    ],
+}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("relation", ["add_remove", "replace"])
+def test_private_bounds_exact_stop_law_within_claim(relation: str) -> None:
+    t_rho, t_nu, loss = pb._scales(0.5, relation)  # one scan of epsilon = 1
+    worst = 0.0
+    for (d, d2), side, k in itertools.product(PAIRS[relation], (0, 1), (0.0, 2 * float(t_nu))):
+        a = _stop_law(_beyond(d, side), float(t_rho), float(t_nu), k)
+        b = _stop_law(_beyond(d2, side), float(t_rho), float(t_nu), k)
+        assert abs(logsumexp(a)) < 1e-9 and abs(logsumexp(b)) < 1e-9  # laws sum to 1
+        worst = max(worst, float(np.max(np.abs(a - b))))
+    assert worst <= float(loss) + 1e-9
+    if relation == "add_remove":  # the claim is reached: it is not loose
+        assert worst >= float(loss) - 1e-6
+
+
+def test_private_bounds_exact_law_catches_half_noise() -> None:
+    """A mutant that halves both scales but claims the same loss exceeds its claim."""
+    t_rho, t_nu, loss = pb._scales(0.5, "add_remove")
+    d, d2 = PAIRS["add_remove"][0]
+    a = _stop_law(_beyond(d, 1), float(t_rho) / 2, float(t_nu) / 2, 0.0)
+    b = _stop_law(_beyond(d2, 1), float(t_rho) / 2, float(t_nu) / 2, 0.0)
+    assert float(np.max(np.abs(a - b))) > float(loss) * 1.5
+
+
+@pytest.mark.slow
+def test_private_bounds_sampler_follows_the_exact_law() -> None:
+    """Chi-square (false-failure rate ``ALPHA``) of 2,000 stops of the implementation's
+    upper scan against the exact law, on a tail of 4 records per grid step (the stop
+    spreads over several points)."""
+    x = np.repeat(pb.GRID[20:40] + 0.01, 4)
+    t_rho, t_nu, _ = pb._scales(1.0, "add_remove")
+    k = 2 * float(t_nu)
+    law = np.exp(_stop_law(_beyond(x, 1), float(t_rho), float(t_nu), k))
+    src = InsecureSeededSource(TEST_SEED)
+    runs = 2000
+    draws = np.array([pb._scan_up(x, t_rho, t_nu, k, src) for _ in range(runs)])
+    cells = law * runs >= 20
+    obs = np.r_[np.bincount(draws, minlength=law.size)[cells], np.sum(~cells[draws])]
+    exp = np.r_[law[cells], law[~cells].sum()] * runs
+    assert cells.sum() >= 3
+    assert stats.chisquare(obs, exp * obs.sum() / exp.sum()).pvalue > ALPHA

@@ -86,10 +86,11 @@ CONTRACT = Contract(
     measure=PureDP,
     neighbours=NEIGHBOURS,
     sensitivity=(
-        "each query #{x > c} (#{x < c} for the lower bound) changes by at most 1; under "
-        "add_remove all queries move in the same direction (monotone AboveThreshold: "
-        "threshold noise scale 1.5/eps_side, query noise 3/eps_side), under replace not "
-        "(threshold 2/eps_side, query 4/eps_side); half of the budget per side"
+        "each query #{x > c} (#{x < c} for the lower bound) changes by at most 1, and under "
+        "both add_remove and replace all queries of a neighbour move in the same direction "
+        "(adding x raises #{y > c} for c < x; replacing a by b > a raises it for c in [a, b)): "
+        "monotone AboveThreshold, threshold noise scale 1.5/eps_side, query noise 3/eps_side; "
+        "half of the budget per side"
     ),
 )
 
@@ -153,20 +154,21 @@ def _scales(epsilon_side: float, relation: str) -> tuple[Fraction, Fraction, Fra
     on sensitivity-1 queries is ``(1/t_ρ + c/t_ν)``-DP, ``c = 1`` when the queries of
     neighbouring datasets all move in the same direction (monotone), else ``c = 2`` (Lyu, Su,
     Li 2017, Alg. 1 and Thm. 4; the shifts of the proof are by integers, so discrete noise
-    keeps it). Adding a record raises every ``#{x > c}`` by 0 or 1: monotone; replacing one may
-    raise some and lower others: not. The split gives the threshold the smaller scale,
-    ``t_ρ = t_ν / 2``: a large ``ρ`` makes the scan run on far past the data (every point
-    beyond it then stops with probability ``P(ν >= ρ - k)`` only), a large ``ν`` stops it one
-    point early. ``add_remove``: ``t_ρ = 1.5/ε``, ``t_ν = 3/ε`` (``2ε/3 + ε/3``);
-    ``replace``: ``t_ρ = 2/ε``, ``t_ν = 4/ε`` (``ε/2 + 2·ε/4``); ``ε`` the scan's budget.
+    keeps it). Both relations are monotone here: adding a record ``a`` raises ``#{x > c}`` by 1
+    for ``c < a`` and by 0 elsewhere; replacing ``a`` by ``b > a`` raises it by 1 for ``c`` in
+    ``[a, b)`` and by 0 elsewhere (``b < a``: lowers it on ``[b, a)``); the same holds for
+    ``#{x < c}``. (The exact law of the stop, ``tests/privacy/test_audit_quantiles.py``,
+    reaches the claim under add_remove and stays within it under replace.) The split gives
+    the threshold the smaller scale, ``t_ρ = t_ν / 2``: a large ``ρ`` makes the scan run on
+    far past the data (every point beyond it then stops with probability ``P(ν >= ρ - k)``
+    only), a large ``ν`` stops it one point early: ``t_ρ = 1.5/ε``, ``t_ν = 3/ε``
+    (``2ε/3 + ε/3``), ``ε`` the scan's budget. ``relation`` is validated by the caller and
+    does not change the scales.
     """
-    if relation == "add_remove":
-        t_rho = noise_scale(3, 2 * epsilon_side)  # >= 1.5/ε_side
-        t_nu = noise_scale(3, epsilon_side)
-        return t_rho, t_nu, 1 / t_rho + 1 / t_nu
-    t_rho = noise_scale(2, epsilon_side)
-    t_nu = noise_scale(4, epsilon_side)
-    return t_rho, t_nu, 1 / t_rho + 2 / t_nu
+    del relation  # both relations are monotone (above)
+    t_rho = noise_scale(3, 2 * epsilon_side)  # >= 1.5/ε_side
+    t_nu = noise_scale(3, epsilon_side)
+    return t_rho, t_nu, 1 / t_rho + 1 / t_nu
 
 
 def _scan(
@@ -269,10 +271,11 @@ def private_bounds(
     ``integers`` they are rounded inwards to integers instead (this clamps no integer more).
 
     Guarantee: ``PureDP(ε_spent)``, ``ε_spent <= ε`` (exact rational scales rounded up).
-    Each query has sensitivity 1 (one record changes a count by at most 1). ``add_remove``:
-    all queries of a neighbour move in the same direction (monotone AboveThreshold), so
-    ``t_ρ = 1.5/(ε/2)``, ``t_ν = 3/(ε/2)`` give ``1/t_ρ + 1/t_ν = ε/2`` per scan.
-    ``replace``: ``t_ρ = 2/(ε/2)``, ``t_ν = 4/(ε/2)``, ``1/t_ρ + 2/t_ν = ε/2``. Basic
+    Each query has sensitivity 1 (one record changes a count by at most 1), and under both
+    relations all queries of a neighbour move in the same direction (``add_remove``: adding
+    ``a`` raises ``#{x > c}`` for every ``c < a``; ``replace``: moving a record from ``a`` up
+    to ``b`` raises it for ``c`` in ``[a, b)`` only), so monotone AboveThreshold applies:
+    ``t_ρ = 1.5/(ε/2)``, ``t_ν = 3/(ε/2)`` give ``1/t_ρ + 1/t_ν = ε/2`` per scan. Basic
     composition of the two scans.
 
     Accuracy and failure probability (one scan; ``t_ρ``, ``t_ν`` the scales, ``Q = 8,001``
