@@ -284,7 +284,7 @@ def private_bounds(
     * clamping: for any ``a > 0`` the scan stops where more than ``k + a`` records lie beyond
       the stop with probability at most ``Q e^{-a/(2 t_ν)} + e^{-a/(2 t_ρ)}`` (some ``ν_j`` or
       ``-ρ`` exceeds ``a/2``); the bound released lies at or beyond the stop, so no more
-      records are clamped by it. Example: ``ε = 0.1`` (10% of ``ε = 1``), ``add_remove``:
+      records are clamped by it. Example: ``ε = 0.1`` (10% of ``ε = 1``):
       ``t_ν = 60``, ``t_ρ = 30``, ``k = 120``; more than ``k + 2,000`` records beyond a stop
       has probability below ``1e-3`` (union bound over all ``Q``; the points inside a tail are
       far fewer, and the margins move the bound past most of the ``k``);
