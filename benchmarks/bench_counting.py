@@ -52,8 +52,9 @@ def best_cpu(fn: Callable[[], object], repeats: int = 3) -> float:
     return min(times)
 
 
-def startup_costs() -> None:
-    """numba's import and the kernel's load (cached) and compile (cold), in fresh processes."""
+def startup_costs() -> float:
+    """numba's import and the kernel's load (cached) and compile (cold), in fresh processes;
+    returns the import plus the cached load, in seconds."""
     env = dict(os.environ)
     src = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "src")
     env["PYTHONPATH"] = os.pathsep.join(p for p in (src, env.get("PYTHONPATH")) if p)
@@ -78,6 +79,7 @@ def startup_costs() -> None:
         f"processes); cold compile {cold[1]:.2f} s; load {os.getloadavg()[0]:.1f}",
         flush=True,
     )
+    return warm[0] + warm[1]
 
 
 def main() -> None:
@@ -94,8 +96,8 @@ def main() -> None:
     x = np.random.default_rng(0).random(N)
     y = x * 10.0 - 5.0
     print(f"# counting {N:,} float64 values into bins ({machine()})")
-    if "numba" in kernels:
-        startup_costs()
+    startup = startup_costs() if "numba" in kernels else None
+    two_threads: dict[tuple[int, str, str], float] = {}
     engines = {
         (k, w): LocalEngine(workers=w, kernel=k)  # type: ignore[arg-type]
         for k in kernels
@@ -129,11 +131,21 @@ def main() -> None:
                 ]
                 one = engines[kernel, 1]
                 cpu = N / best_cpu(lambda b=bins, d=data, e=one: e.count(d, b)) / 1e6
+                two_threads[n_bins, kind, kernel] = rates[1]
                 print(
                     f"{n_bins:>9} {kind:>28} {kernel:>6} {rates[0]:>14.0f} {rates[1]:>15.0f} "
                     f"{cpu:>18.0f} {os.getloadavg()[0]:.1f}",
                     flush=True,
                 )
+    if startup is not None:
+        # the column size from which a fresh process's first count (numba import + cached load
+        # + count) takes no longer than numpy's, on two threads: what AUTO_MIN is chosen from
+        for (n_bins, kind, kernel), rate in two_threads.items():
+            if kernel != "numba":
+                continue
+            gain = (1 / two_threads[n_bins, kind, "numpy"] - 1 / rate) / 1e6  # s per value
+            even = f"{startup / gain:.1e} values" if gain > 0 else "never"
+            print(f"# break-even, 2 threads, {n_bins} bins, {kind}: {even}")
 
 
 if __name__ == "__main__":
