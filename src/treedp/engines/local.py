@@ -40,9 +40,11 @@ Kernel = Literal["auto", "numpy", "numba"]
 KERNELS: tuple[str, ...] = ("auto", "numpy", "numba")
 
 #: The column size (values) from which ``kernel="auto"`` imports numba and loads the compiled
-#: kernel when it is not loaded yet (see docs/benchmarks.md for the measured costs); once
-#: loaded, ``"auto"`` uses it for any float64 column of at least :data:`CHUNK` values.
-AUTO_MIN = 1 << 26
+#: kernel when it is not loaded yet: about where a fresh process's first count, numba's import
+#: and the kernel's cached load included (about 0.5 s), takes no longer than numpy's on two
+#: cores (docs/benchmarks.md, "the compiled kernel"). Once loaded, ``"auto"`` uses it for any
+#: float64 column of at least :data:`CHUNK` values.
+AUTO_MIN = 1 << 28
 
 _INT64_MAX = int(np.iinfo(np.int64).max)
 _UNITS = ("Y", "M", "W", "D", "h", "m", "s", "ms", "us", "ns", "ps", "fs", "as")
@@ -382,8 +384,9 @@ def _arithmetic_is_exact(edges: np.ndarray, inv: float, *, compute: bool = True)
             if not (u < j).all():
                 ok = False
                 break
-    if len(_EXACT_CACHE) >= _EXACT_CACHE_SIZE:
-        _EXACT_CACHE.pop(next(iter(_EXACT_CACHE)))
+    if len(_EXACT_CACHE) >= _EXACT_CACHE_SIZE:  # threads may evict at once: no KeyError
+        for oldest in list(_EXACT_CACHE)[:1]:
+            _EXACT_CACHE.pop(oldest, None)
     _EXACT_CACHE[key] = (edges, inv, ok)
     return ok
 
@@ -432,8 +435,9 @@ def _edge_slack(edges: np.ndarray, inv: float, *, compute: bool = True) -> float
                 slack = block
     if not 0.0 <= slack < 1.0:
         slack = 1.0
-    if len(_SLACK_CACHE) >= _EXACT_CACHE_SIZE:
-        _SLACK_CACHE.pop(next(iter(_SLACK_CACHE)))
+    if len(_SLACK_CACHE) >= _EXACT_CACHE_SIZE:  # threads may evict at once: no KeyError
+        for oldest in list(_SLACK_CACHE)[:1]:
+            _SLACK_CACHE.pop(oldest, None)
     _SLACK_CACHE[key] = (edges, inv, slack)
     return slack
 
