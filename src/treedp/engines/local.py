@@ -430,9 +430,9 @@ def _edge_slack(edges: np.ndarray, inv: float, *, compute: bool = True) -> float
             u = np.nextafter(inner, -np.inf)
             u -= lo
             u *= inv
-            block = max(float((j - v).max()), float((u - j).max()))
-            if not block <= slack:  # larger, or NaN
-                slack = block
+            for block in (float((j - v).max()), float((u - j).max())):
+                if not block <= slack:  # larger, or NaN
+                    slack = block
     if not 0.0 <= slack < 1.0:
         slack = 1.0
     if len(_SLACK_CACHE) >= _EXACT_CACHE_SIZE:  # threads may evict at once: no KeyError
