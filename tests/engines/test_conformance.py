@@ -91,7 +91,41 @@ def _utc_naive(instants: list[dt.datetime]) -> np.ndarray:
 
 
 def local(values: np.ndarray, bins: Bins, nan: str = "error") -> BinCounts:
-    return count_chunk(values, bins, nan)  # type: ignore[arg-type]
+    return count_chunk(values, bins, nan, kernel="numpy")  # type: ignore[arg-type]
+
+
+# ---- the compiled kernel (treedp[fast]) ---------------------------------------------------
+
+
+def _needs_numba() -> None:
+    # CI installs numba (the test extra includes treedp[fast]); only a venv without it skips
+    pytest.importorskip("numba", reason="numba is not installed (treedp[fast])")
+
+
+@pytest.mark.parametrize("case", sorted(FLOAT_CASES))
+def test_compiled_kernel_floats(case: str) -> None:
+    _needs_numba()
+    values, bins = FLOAT_CASES[case]
+    for kernel in ("numba", "auto"):
+        assert count_chunk(values, bins, kernel=kernel) == local(values, bins)  # type: ignore[arg-type]
+
+
+def test_compiled_kernel_nan_policies() -> None:
+    _needs_numba()
+    expected = local(NAN_VALUES, EQUAL, "drop")
+    assert count_chunk(NAN_VALUES, EQUAL, "drop", kernel="numba") == expected
+    with pytest.raises(DataError) as info:
+        count_chunk(NAN_VALUES, EQUAL, "error", kernel="numba")
+    assert not any(ch.isdigit() for ch in str(info.value))
+
+
+def test_compiled_kernel_other_inputs_are_counted_by_numpy() -> None:
+    """Integers beyond 2**53 and datetimes are not float64: 'numba' counts them with numpy."""
+    _needs_numba()
+    assert count_chunk(BIG_INTS, BIG_INT_BINS, kernel="numba") == local(BIG_INTS, BIG_INT_BINS)
+    values = _utc_naive(INSTANTS)
+    for unit, bins in DATETIME_BINS.items():
+        assert count_chunk(values, bins, kernel="numba") == local(values, bins), unit
 
 
 # ---- Spark -------------------------------------------------------------------------------

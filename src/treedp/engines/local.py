@@ -3,34 +3,56 @@
 :func:`count_chunk` is the pure kernel: it counts one 1-D numpy array into the bins following
 the bin rule of :mod:`treedp.engines.base`. Everything else (streams, thread pools, distributed
 partitions) counts parts with it and adds the :class:`~treedp.engines.base.BinCounts`.
+
+float64 columns into equal-width bins can instead go through a compiled kernel
+(:mod:`treedp.engines._kernel_numba`, the optional extra ``treedp[fast]`` = numba): the same
+counts, bin for bin, in one pass per value without the GIL. ``kernel="auto"`` (the default)
+uses it when numba is installed and either the kernel is already loaded in this process or the
+column has at least :data:`AUTO_MIN` values, so that numba's import and the kernel's compile
+(or cache load) cannot dominate; smaller columns never import numba.
 """
 
 from __future__ import annotations
 
+import threading
 from concurrent.futures import ThreadPoolExecutor
-from typing import TYPE_CHECKING, Any
+from types import ModuleType
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 
 from treedp._inputs import as_1d_array
+from treedp._validation import check_option
 from treedp.engines.base import BinCounts, NanPolicy, check_nan_policy, sum_counts
 from treedp.exceptions import DataError, InvalidParameterError, InvalidTypeError
 
 if TYPE_CHECKING:
     from treedp.domain import Bins
 
-__all__ = ["LocalEngine", "count_chunk", "datetime_ticks"]
+__all__ = ["AUTO_MIN", "KERNELS", "Kernel", "LocalEngine", "count_chunk", "datetime_ticks"]
 
 #: Values per kernel chunk at least (cache-sized), and the column size below which the local
 #: engine counts on one thread.
 CHUNK = 1 << 16
 PARALLEL_MIN = 8 * CHUNK
 
+Kernel = Literal["auto", "numpy", "numba"]
+KERNELS: tuple[str, ...] = ("auto", "numpy", "numba")
+
+#: The column size (values) from which ``kernel="auto"`` imports numba and loads the compiled
+#: kernel when it is not loaded yet: about where a fresh process's first count, numba's import
+#: and the kernel's cached load included (about 0.5 s), takes no longer than numpy's on two
+#: cores (docs/benchmarks.md, "the compiled kernel"). Once loaded, ``"auto"`` uses it for any
+#: float64 column of at least :data:`CHUNK` values.
+AUTO_MIN = 1 << 28
+
 _INT64_MAX = int(np.iinfo(np.int64).max)
 _UNITS = ("Y", "M", "W", "D", "h", "m", "s", "ms", "us", "ns", "ps", "fs", "as")
 
 
-def count_chunk(values: np.ndarray, bins: Bins, nan: NanPolicy = "error") -> BinCounts:
+def count_chunk(
+    values: np.ndarray, bins: Bins, nan: NanPolicy = "error", *, kernel: Kernel = "auto"
+) -> BinCounts:
     """Count one 1-D numpy array into ``bins`` (the bin rule of :mod:`treedp.engines.base`).
 
     Parameters
@@ -42,6 +64,11 @@ def count_chunk(values: np.ndarray, bins: Bins, nan: NanPolicy = "error") -> Bin
         The public bins.
     nan : {"error", "drop"}, default="error"
         The missing-value policy.
+    kernel : {"auto", "numpy", "numba"}, default="auto"
+        The kernel for float64 values into equal-width bins (every other input is counted by
+        numpy): ``"numba"`` the compiled kernel (``treedp[fast]``), ``"auto"`` the compiled
+        kernel when it is loaded or the array has at least :data:`AUTO_MIN` values and numba
+        is installed. The counts are the same, bin for bin.
 
     Returns
     -------
@@ -51,9 +78,14 @@ def count_chunk(values: np.ndarray, bins: Bins, nan: NanPolicy = "error") -> Bin
     ------
     InvalidTypeError
         If the dtype does not fit the bins (datetimes for numeric bins or the reverse).
+    InvalidParameterError
+        If ``kernel`` is unknown, or ``"numba"`` and numba cannot be imported.
     DataError
         On a missing value under ``nan="error"`` (the message holds no count).
     """
+    check_option(kernel, "kernel", KERNELS)
+    if kernel == "numba":
+        _load_numba(required=True)  # a clear error even where numpy would count this input
     if not isinstance(values, np.ndarray) or values.ndim != 1:
         raise InvalidTypeError("count_chunk counts a 1-D numpy array.")
     if bins.datetime_unit is not None:
@@ -77,13 +109,15 @@ def count_chunk(values: np.ndarray, bins: Bins, nan: NanPolicy = "error") -> Bin
         raise InvalidTypeError(
             f"The 'values' argument must hold numbers. Got dtype {values.dtype} instead."
         )
+    inv = bins._inv_width
+    if _use_numba(kernel, values, bins):
+        return _count_numba(values, bins, nan)
     n_bad = 0
     if values.dtype.kind == "f":
         bad = np.isnan(values)
         n_bad = int(np.count_nonzero(bad))
         if n_bad:
             values = _drop(values, bad, nan, "NaN (missing)")
-    inv = bins._inv_width
     if bins.equal_width and inv > 0.0:
         return BinCounts._trusted(_count_equal_width(values, bins.edges, inv), n_bad)
     floats = values.astype(np.float64, copy=False)
@@ -94,21 +128,40 @@ class LocalEngine:
     """Count an in-memory column: numpy, sequences, pandas / polars Series, pyarrow Arrays.
 
     Columns of at least ``PARALLEL_MIN`` values are split in ``workers`` contiguous parts
-    counted on as many threads (numpy releases the GIL) and added; the result is the same,
-    bin for bin, as counting on one thread.
+    counted on as many threads (numpy and the compiled kernel release the GIL) and added; the
+    result is the same, bin for bin, as counting on one thread.
+
+    Parameters
+    ----------
+    workers : int, default=2
+        Counting threads for large columns.
+    kernel : {"auto", "numpy", "numba"}, default="auto"
+        The kernel for float64 columns into equal-width bins (see :func:`count_chunk`; other
+        columns are counted by numpy). ``"auto"`` decides once per column, from its size.
+        ``"numba"`` loads the compiled kernel here, so that its import and compile (or cache
+        load) are not part of the first count.
+
+    Raises
+    ------
+    InvalidParameterError
+        If ``kernel="numba"`` and numba cannot be imported (install ``treedp[fast]``).
     """
 
-    def __init__(self, workers: int = 2) -> None:
+    def __init__(self, workers: int = 2, kernel: Kernel = "auto") -> None:
         if isinstance(workers, bool) or not isinstance(workers, int):
             raise InvalidTypeError(
                 f"The 'workers' parameter must be an int. Got {type(workers).__name__} instead."
             )
         if workers < 1:
             raise InvalidParameterError("The 'workers' parameter must be at least 1.")
+        check_option(kernel, "kernel", KERNELS)
+        if kernel == "numba":
+            _load_numba(required=True)
         self.workers = workers
+        self.kernel: Kernel = kernel
 
     def __repr__(self) -> str:
-        return f"LocalEngine(workers={self.workers})"
+        return f"LocalEngine(workers={self.workers}, kernel={self.kernel!r})"
 
     def count(self, source: Any, bins: Bins, *, nan: NanPolicy = "error") -> BinCounts:
         """Count ``source`` into ``bins``.
@@ -128,13 +181,83 @@ class LocalEngine:
         """
         check_nan_policy(nan)
         arr = as_1d_array(source)
+        # decided once for the whole column: its parts are smaller than it
+        kernel: Kernel = "numba" if _use_numba(self.kernel, arr, bins) else "numpy"
         # each thread fills its own B-vector: with few values per bin one thread is faster
         if self.workers == 1 or arr.size < max(PARALLEL_MIN, 4 * bins.n_bins):
-            return count_chunk(arr, bins, nan)
+            return count_chunk(arr, bins, nan, kernel=kernel)
         parts = np.array_split(arr, self.workers)
         with ThreadPoolExecutor(max_workers=self.workers) as pool:
-            results = list(pool.map(lambda part: count_chunk(part, bins, nan), parts))
+            results = list(
+                pool.map(lambda part: count_chunk(part, bins, nan, kernel=kernel), parts)
+            )
         return sum_counts(results)
+
+
+# ------------------------------------------------------------------ the compiled kernel
+_NUMBA_LOCK = threading.Lock()
+#: The loaded kernel module; ``False`` once an import under ``kernel="auto"`` failed (not
+#: retried: ``"auto"`` then counts with numpy); ``None`` before any attempt.
+_NUMBA: ModuleType | Literal[False] | None = None
+
+
+def _load_numba(*, required: bool) -> ModuleType | None:
+    """The compiled kernel's module, imported (and compiled) once per process.
+
+    With ``required`` a failed import raises :class:`InvalidParameterError` naming the extra;
+    otherwise it returns None (and ``"auto"`` counts with numpy, silently: the choice of kernel
+    changes only the speed).
+    """
+    global _NUMBA
+    with _NUMBA_LOCK:
+        if _NUMBA is None or (_NUMBA is False and required):
+            try:
+                from treedp.engines import _kernel_numba
+
+                _kernel_numba.load()
+            except Exception as exc:  # not installed, or a numba/LLVM that cannot compile
+                _NUMBA = False
+                if required:
+                    raise InvalidParameterError(
+                        "kernel='numba' needs numba, the optional extra treedp[fast] "
+                        "(pip install 'treedp[fast]'); it could not be loaded "
+                        f"({type(exc).__name__}: {exc}). Use kernel='auto' or 'numpy'."
+                    ) from exc
+                return None
+            _NUMBA = _kernel_numba
+        return _NUMBA or None
+
+
+def _use_numba(kernel: str, values: np.ndarray, bins: Bins) -> bool:
+    """Whether ``kernel`` means the compiled kernel for ``values`` into ``bins``: float64
+    values, equal-width numeric bins, and ``"numba"``, or ``"auto"`` with the kernel loaded and
+    at least :data:`CHUNK` values, or importable and at least :data:`AUTO_MIN` values."""
+    if kernel == "numpy" or values.dtype != np.float64:
+        return False
+    if bins.datetime_unit is not None or not bins.equal_width or not bins._inv_width > 0.0:
+        return False
+    if kernel == "numba":
+        return _load_numba(required=True) is not None
+    if _NUMBA is False or values.size < CHUNK:
+        return False
+    if _NUMBA is None and values.size < AUTO_MIN:
+        return False
+    return _load_numba(required=False) is not None
+
+
+def _count_numba(values: np.ndarray, bins: Bins, nan: NanPolicy) -> BinCounts:
+    """float64 values into equal-width bins with the compiled kernel (loaded by the caller)."""
+    module = _load_numba(required=True)
+    assert module is not None
+    edges, inv = bins.edges, bins._inv_width
+    # as in _count_equal_width: the O(B) proofs only for at least about B values (or cached)
+    few = values.size < int(edges.size - 1)
+    exact = _arithmetic_is_exact(edges, inv, compute=not few)
+    delta = 0.0 if exact else _edge_slack(edges, inv, compute=not few)
+    counts, missing = module.count_float64(values, edges, inv, exact=exact, delta=delta)
+    if missing and nan == "error":
+        raise _missing_error("NaN (missing)")
+    return BinCounts._trusted(counts, missing)
 
 
 def _drop(arr: np.ndarray, bad: np.ndarray, nan: str, what: str) -> np.ndarray:
@@ -142,7 +265,12 @@ def _drop(arr: np.ndarray, bad: np.ndarray, nan: str, what: str) -> np.ndarray:
     if nan == "drop":
         kept: np.ndarray = arr[~bad]
         return kept
-    raise DataError(
+    raise _missing_error(what)
+
+
+def _missing_error(what: str) -> DataError:
+    """The error for missing values under ``nan="error"``: no count, value or shape in it."""
+    return DataError(
         f"The 'values' argument contains {what} values. Pass nan='drop' to leave them out "
         "(a per-record filter that keeps the add/remove guarantee; see the docs), or clean "
         "the column first."
@@ -256,10 +384,62 @@ def _arithmetic_is_exact(edges: np.ndarray, inv: float, *, compute: bool = True)
             if not (u < j).all():
                 ok = False
                 break
-    if len(_EXACT_CACHE) >= _EXACT_CACHE_SIZE:
-        _EXACT_CACHE.pop(next(iter(_EXACT_CACHE)))
+    if len(_EXACT_CACHE) >= _EXACT_CACHE_SIZE:  # threads may evict at once: no KeyError
+        for oldest in list(_EXACT_CACHE)[:1]:
+            _EXACT_CACHE.pop(oldest, None)
     _EXACT_CACHE[key] = (edges, inv, ok)
     return ok
+
+
+_SLACK_CACHE: dict[int, tuple[np.ndarray, float, float]] = {}
+
+
+def _edge_slack(edges: np.ndarray, inv: float, *, compute: bool = True) -> float:
+    """How far the arithmetic index of an edge strays from its integer: the compiled kernel's
+    ``delta`` (``1.0``, "compare every value with the edges", when not computed or cached).
+
+    With ``T(x) = (x - lo)·inv`` (rounded as the kernels round it; monotone in ``x``), the
+    slack is the largest of ``0``, ``j - T(e_j)`` and ``T(prev(e_j)) - j`` over the inner
+    edges ``1 <= j <= B - 1``, ``prev`` the next float down. Then a value whose clipped
+    ``t = T(x)`` has ``j = floor(t)`` and fractional part ``f`` with ``f > delta`` and
+    ``1 - f > delta`` lies in bin ``j``: ``x < e_j`` (``j >= 1``) would give
+    ``t <= T(prev(e_j)) <= j + delta``, so ``f <= delta``; ``x >= e_{j+1}`` (``j <= B - 2``, so
+    ``t`` was not clipped at the top) would give ``t >= T(e_{j+1}) >= j + 1 - delta``, so
+    ``1 - f <= delta``. Each difference is computed exactly when it is below ``1/2``
+    (Sterbenz: the two floats are within a factor of two), and rounds to at least ``1/2``
+    otherwise, where no fractional part passes the test: ``delta`` is never understated.
+    A non-finite slack becomes ``1.0``. Cached by edges array, like
+    :func:`_arithmetic_is_exact`.
+    """
+    key = id(edges)
+    hit = _SLACK_CACHE.get(key)
+    if hit is not None and hit[0] is edges and hit[1] == inv:
+        return hit[2]
+    if not compute:
+        return 1.0
+    n_bins = int(edges.size - 1)
+    lo = float(edges[0])
+    slack = 0.0
+    with np.errstate(all="ignore"):
+        for start in range(1, n_bins, _EXACT_BLOCK):
+            stop = min(start + _EXACT_BLOCK, n_bins)
+            inner = edges[start:stop].astype(np.float64, copy=False)
+            j = np.arange(start, stop, dtype=np.float64)
+            v = inner - lo
+            v *= inv
+            u = np.nextafter(inner, -np.inf)
+            u -= lo
+            u *= inv
+            for block in (float((j - v).max()), float((u - j).max())):
+                if not block <= slack:  # larger, or NaN
+                    slack = block
+    if not 0.0 <= slack < 1.0:
+        slack = 1.0
+    if len(_SLACK_CACHE) >= _EXACT_CACHE_SIZE:  # threads may evict at once: no KeyError
+        for oldest in list(_SLACK_CACHE)[:1]:
+            _SLACK_CACHE.pop(oldest, None)
+    _SLACK_CACHE[key] = (edges, inv, slack)
+    return slack
 
 
 def _count_search(arr: np.ndarray, edges: np.ndarray) -> np.ndarray:
