@@ -52,6 +52,8 @@ __all__ = ["CONTRACT", "NEIGHBOURS", "quantiles_recursive", "recursion_depth"]
 NEIGHBOURS: tuple[str, ...] = ("replace", "add_remove")
 #: The target rank at a node is rounded down to a multiple of 2**-TARGET_BITS.
 TARGET_BITS = _qe.TARGET_BITS
+#: Level ``l`` of the recursion gets a budget proportional to ``(nodes at l) ** SPLIT_POWER``.
+SPLIT_POWER = 0.0
 CONTRACT = Contract(
     name="quantiles_recursive",
     measure=PureDP,
@@ -71,9 +73,32 @@ def recursion_depth(m: int) -> int:
     return int(m).bit_length()
 
 
-def _level_epsilon(epsilon: Fraction, depth: int) -> Fraction:
-    """The budget of one recursion level: ``ε / L`` (basic composition over the levels)."""
-    return epsilon / depth
+def level_counts(m: int) -> tuple[int, ...]:
+    """The number of nodes at each recursion level for ``m`` distinct quantile levels.
+
+    The recursion releases the middle of ``m`` levels and recurses on ``floor(m/2)`` and
+    ``ceil(m/2) - 1`` levels below and above it; this is the shape of that tree, a function of
+    ``m`` only (``m = 99``: ``(1, 2, 4, 8, 16, 32, 36)``).
+    """
+    counts: list[int] = []
+    sizes = [int(m)] if m > 0 else []
+    while sizes:
+        counts.append(len(sizes))
+        sizes = [s for k in sizes for s in (k // 2, k - k // 2 - 1) if s > 0]
+    return tuple(counts)
+
+
+def _level_epsilons(epsilon: Fraction, m: int) -> tuple[Fraction, ...]:
+    """The budget of each recursion level: ``ε_l = ε w_l / Σ w``, ``w_l = m_l ** SPLIT_POWER``.
+
+    ``m_l`` is the number of nodes at level ``l`` (:func:`level_counts`, public). The weights are
+    floating-point numbers taken exactly as rationals, so the ``ε_l`` are exact and sum to
+    ``ε`` exactly (basic composition over the levels). ``SPLIT_POWER = 0`` is the equal split
+    ``ε / L``.
+    """
+    weights = [Fraction(float(c) ** SPLIT_POWER) for c in level_counts(m)]
+    total = sum(weights, Fraction(0))
+    return tuple(epsilon * w / total for w in weights)
 
 
 def _node_sensitivity(level: Fraction) -> Fraction:
@@ -163,7 +188,7 @@ def _plan(
     q_left: Fraction,
     q_right: Fraction,
     depth: int,
-    level_eps: Fraction,
+    level_eps: tuple[Fraction, ...],
     relation: str,
 ) -> _Plan | None:
     """The recursion over the levels ``qs[a:b]`` between the released ``q_left``, ``q_right``."""
@@ -171,7 +196,7 @@ def _plan(
         return None
     mid = (a + b) // 2
     level = (qs[mid] - q_left) / (q_right - q_left)
-    rate = _node_rate(level_eps, level, relation, depth == 0)
+    rate = _node_rate(level_eps[depth], level, relation, depth == 0)
     left = _plan(qs, a, mid, q_left, qs[mid], depth + 1, level_eps, relation)
     right = _plan(qs, mid + 1, b, qs[mid], q_right, depth + 1, level_eps, relation)
     return _Plan(mid, level, depth, rate, left, right)
@@ -278,9 +303,15 @@ def _quantiles_recursive(
         raise InvalidParameterError(f"The 'q' argument must hold levels in [0, 1]. Got {q!r}.")
     distinct = np.unique(qa)
     qs = [Fraction(float(v)) for v in distinct]
-    depth = recursion_depth(len(qs))
     plan = _plan(
-        qs, 0, len(qs), Fraction(0), Fraction(1), 0, _level_epsilon(Fraction(eps), depth), relation
+        qs,
+        0,
+        len(qs),
+        Fraction(0),
+        Fraction(1),
+        0,
+        _level_epsilons(Fraction(eps), len(qs)),
+        relation,
     )
     assert plan is not None
     spent = _level_loss(plan, relation)
