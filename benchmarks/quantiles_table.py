@@ -74,6 +74,8 @@ PEERS = ("diffprivlib", "opendp", "pydp")
 JOINTEXP_MAX_N = 2000
 #: From this many levels on JointExp runs ``--jointexp-reps`` repetitions (it is slow).
 JOINTEXP_SLOW_M = 29
+#: Relative difference below which two mean rank errors count as a tie.
+TIE = 1e-9
 
 
 def rank_error(xs: np.ndarray, est: np.ndarray, q: np.ndarray) -> float:
@@ -437,7 +439,7 @@ def summarise(cells: list[dict[str, Any]], table: bool = False) -> None:
         print(HEADER)
         for c in cells:
             print(row(c))
-    within, misses, peer_rows = 0, [], []
+    within, misses, peer_rows, tied = 0, [], [], []
     for c in cells:
         bins = DISTS[c["data"]][2]
         chosen = choose_method(c["m"], epsilon=c["eps"], bins=bins)
@@ -452,22 +454,31 @@ def summarise(cells: list[dict[str, Any]], table: bool = False) -> None:
                 f"({ratio:.2f}x)"
             )
         got = [k for k in PEERS if k in c]
-        if got:
-            worse = [k for k in got if c[k] < c[chosen]]
+        if got:  # a peer is better only beyond rounding (means of equal answers may differ)
+            worse = [k for k in got if c[k] < c[chosen] * (1 - TIE)]
+            ties = [k for k in got if k not in worse and c[k] <= c[chosen] * (1 + TIE)]
             peer_rows.append((c, chosen, worse))
+            if ties:
+                tied.append(
+                    f"{c['data']} n={c['n']:.0e} ε={c['eps']} m={c['m']}: " + ", ".join(ties)
+                )
     print(f"\nauto within 1.2x of the best of {METHODS}: {within} of {len(cells)} cells")
     for line in misses:
         print(f"* {line}")
     beaten = [(c, ch, w) for c, ch, w in peer_rows if w]
     print(
-        f"\nauto below every peer in {len(peer_rows) - len(beaten)} of {len(peer_rows)} "
-        "peer cells; where a peer is better:"
+        f"\nauto below (or tied with) every peer in {len(peer_rows) - len(beaten)} of "
+        f"{len(peer_rows)} peer cells; where a peer is better:"
     )
     for c, ch, worse in beaten:
         peers_txt = ", ".join(f"{k} {c[k]:.1f}" for k in worse)
         print(
             f"* {c['data']} n={c['n']:.0e} ε={c['eps']} m={c['m']}: {ch} {c[ch]:.1f} vs {peers_txt}"
         )
+    if tied:
+        print("\nties with a peer (the same answers, e.g. all at the tie floor):")
+        for line in tied:
+            print(f"* {line}")
 
 
 if __name__ == "__main__":
