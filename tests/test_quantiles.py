@@ -31,8 +31,15 @@ def test_choose_method_reads_public_parameters_only() -> None:
     assert choose_method(13, epsilon=0.1) == "tree"
     assert choose_method(9, epsilon=0.1) == "recursive"
     assert choose_method(1, epsilon=0.1) == "exponential"
-    # n is accepted (public when given) but does not change the rule today
+    # a public n: few records per unit of ε favour the tree earlier (below ε = 0.5 only)
     assert choose_method(9, epsilon=0.1, n=10**6) == choose_method(9, epsilon=0.1)
+    assert choose_method(9, epsilon=0.1, n=1000) == "tree"
+    assert choose_method(5, epsilon=0.1, n=1000) == "recursive"
+    assert choose_method(9, epsilon=1.0, n=100) == "recursive"
+    with pytest.raises(treedp.InvalidTypeError):
+        choose_method(9, epsilon=0.1, n="1000")
+    with pytest.raises(InvalidParameterError):
+        quantiles([1.0], [0.5], epsilon=0.1, bounds=(0, 2), n=-1)
 
 
 def test_tree_bins_follow_epsilon_and_explicit_bins_win() -> None:

@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from treedp._inputs import as_1d_array
+from treedp._validation import check_int
 from treedp.budget import check_epsilon
 from treedp.exceptions import InvalidParameterError, InvalidTypeError
 from treedp.mechanisms._column import check_nan, check_neighbours, describe, float_up
@@ -40,6 +41,12 @@ LOW_EPSILON = 0.5
 TREE_MIN_LEVELS = 64
 #: The same below :data:`LOW_EPSILON`.
 TREE_MIN_LEVELS_LOW_EPSILON = 13
+#: Below :data:`LOW_EPSILON` with a public ``n`` and ``n · ε <`` :data:`FEW_RECORDS`: the
+#: recursive method's nodes hold too few records for their budget and the tree wins from
+#: :data:`TREE_MIN_LEVELS_FEW_RECORDS` levels.
+FEW_RECORDS = 1000
+#: See :data:`FEW_RECORDS`.
+TREE_MIN_LEVELS_FEW_RECORDS = 7
 #: On integer bins (``bins="integers"``), the tree CDF from this many distinct levels on.
 TREE_MIN_LEVELS_DISCRETE = 2
 #: Equal-width bins of the tree CDF when ``bins`` is not given (ε >= :data:`LOW_EPSILON`).
@@ -71,18 +78,24 @@ def choose_method(m: int, *, epsilon: float, bins: Any = None, n: int | None = N
     levels (:data:`TREE_MIN_LEVELS_LOW_EPSILON` when ``epsilon <`` :data:`LOW_EPSILON`): the
     tree's rank error does not grow with the number of levels, the recursive method's does,
     and at small ε the recursive method's deep nodes hold too few records for their share of
-    the budget. Else ``"recursive"``. The crossovers are measured in docs/quantiles.md; they
-    also move with ``n`` (more records favour the recursive method), which the rule does not
-    use (``n`` is accepted so that a rule may, when it is public).
+    the budget. With a public ``n`` (given by the user, never the data's count) and ``n · ε
+    <`` :data:`FEW_RECORDS` below :data:`LOW_EPSILON`, from
+    :data:`TREE_MIN_LEVELS_FEW_RECORDS` levels. Else ``"recursive"``. The crossovers are
+    measured in docs/quantiles.md (more records per node favour the recursive method).
     """
-    del n  # public when given, and currently not needed by the rule
+    if n is not None:
+        n = check_int(n, "n", lo=0)
     if m <= 1:
         return "exponential"
     if bins == "integers" and m >= TREE_MIN_LEVELS_DISCRETE:
         return "tree"
-    if m >= (TREE_MIN_LEVELS_LOW_EPSILON if epsilon < LOW_EPSILON else TREE_MIN_LEVELS):
-        return "tree"
-    return "recursive"
+    if epsilon >= LOW_EPSILON:
+        threshold = TREE_MIN_LEVELS
+    elif n is not None and n * epsilon < FEW_RECORDS:
+        threshold = TREE_MIN_LEVELS_FEW_RECORDS
+    else:
+        threshold = TREE_MIN_LEVELS_LOW_EPSILON
+    return "tree" if m >= threshold else "recursive"
 
 
 @dataclass(frozen=True, repr=False, kw_only=True)
@@ -199,6 +212,8 @@ def quantiles(
         raise InvalidTypeError(
             f"The 'bounds' parameter must be a pair (lo, hi) or 'private'. Got {bounds!r}."
         )
+    if n is not None:
+        n = check_int(n, "n", lo=0)
     m = int(np.unique(qa).size)
     chosen = choose_method(m, epsilon=eps, bins=bins, n=n) if method == "auto" else method
     source = resolve_source(rng)
