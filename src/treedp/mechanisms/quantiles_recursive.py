@@ -48,7 +48,7 @@ from treedp.privacy import PureDP
 from treedp.privacy.accountant import Accountant, check_accountant
 from treedp.privacy.spend import SpendRecord
 
-__all__ = ["CONTRACT", "NEIGHBOURS", "quantiles_recursive", "recursion_depth"]
+__all__ = ["CONTRACT", "NEIGHBOURS", "level_counts", "quantiles_recursive", "recursion_depth"]
 
 #: The neighbour relations the guarantee holds for.
 NEIGHBOURS: tuple[str, ...] = ("replace", "add_remove")
