@@ -3,10 +3,19 @@
 Run: ``PYTHONPATH=src python benchmarks/quantiles_table.py [--reps R] [--quick]`` (the whole
 grid; ``--quick`` is a small subset: normal and Poisson data, n = 10**3, m in {1, 5, 99}).
 ``--dists``, ``--ns``, ``--eps``, ``--ms`` pick any other subset; ``--json PATH`` also writes
-the raw per-cell means. Prints Markdown tables (docs/quantiles.md holds one run). The rank
-error of an answer ``v`` for level ``q`` is ``|#{x <= v} - q n|``, averaged over the levels
-``q = j/(m+1)``, ``j = 1..m``, and over ``R`` repetitions (default 2, five times that for one
-level; the data are drawn once per setting, seed 0). Neighbours: add/remove everywhere.
+the raw per-cell means (with standard errors ``se:<column>`` and counts ``reps:<column>``),
+updated after every cell; ``--summary PATH...`` prints the table and the goal counts of saved
+runs (with the current :func:`~treedp.quantiles_api.choose_method`, so a rule can be re-scored
+without re-running). Prints Markdown tables (docs/quantiles.md holds one run). The rank error
+of an answer ``v`` for level ``q`` is ``|#{x <= v} - q n|``, averaged over the levels
+``q = j/(m+1)``, ``j = 1..m``, and over ``R`` repetitions (default 10, five times that for one
+level; ``--jointexp-reps``, default 3, for JointExp at m >= 29; ``--peer-reps``, default 3,
+for the peers); the data are drawn once per setting, seed 0. Neighbours: add/remove
+everywhere.
+
+``--study split|bins|crossover`` runs the tuning studies behind the rules instead
+(:func:`study`): the recursive method's budget split over its levels (``--powers``), the tree's
+number of bins (``--bins-list``), and recursive against tree.
 
 Columns:
 
@@ -21,10 +30,11 @@ Columns:
   paper with floating-point sampling (a REFERENCE ONLY, not a private implementation: treedp
   has no exact JointExp). Its dynamic programme is ``O(m n^2)`` here, so it runs for
   ``n <= 2000`` only (``-`` elsewhere).
-* ``tree``: the tree CDF (:func:`treedp.release_cdf`, 4096 equal-width bins; integer bins
-  with the nearest-CDF rule for Poisson data).
-* peers, for ``m`` in {5, 99} when installed (``--peer-reps``, default 1 repetition, as
-  OpenDP takes about 70 s for 99 levels of 10**5 values): ``diffprivlib`` 0.6.6
+* ``tree``: the tree CDF as ``treedp.quantiles(method="tree")`` runs it
+  (:func:`treedp.release_cdf` with :func:`~treedp.quantiles_api.tree_bins` equal-width bins:
+  1024 below ε = 0.5, else 2048; integer bins with the nearest-CDF rule for Poisson data).
+* peers, for ``m`` in {5, 99} when installed (``--peer-reps`` repetitions; OpenDP takes
+  about 70 s for 99 levels of 10**5 values): ``diffprivlib`` 0.6.6
   (``tools.quantile``, ε split over the levels), ``opendp`` 0.16 (``make_private_quantile``,
   Smith's mechanism on a 65,537-point grid of the bounds, ε/m per level, scale calibrated by
   its own privacy map under the symmetric distance), ``pydp`` 1.1.5 (Google's
@@ -49,7 +59,6 @@ from scipy.special import logsumexp
 import treedp
 from treedp.noise import InsecureSeededSource
 from treedp.quantiles_api import choose_method
-from treedp.release.discrete_quantiles import discrete_quantile_from
 
 DISTS: dict[str, tuple[Callable[[Any, int], np.ndarray], tuple[float, float], str | None]] = {
     "normal": (lambda r, n: r.normal(0, 5, n), (-50.0, 50.0), None),
@@ -63,6 +72,10 @@ METHODS = ("recursive", "exp/m", "jointexp", "tree")
 PEERS = ("diffprivlib", "opendp", "pydp")
 #: JointExp's reference dynamic programme is O(m n^2): only up to this n.
 JOINTEXP_MAX_N = 2000
+#: From this many levels on JointExp runs ``--jointexp-reps`` repetitions (it is slow).
+JOINTEXP_SLOW_M = 29
+#: Relative difference below which two mean rank errors count as a tie.
+TIE = 1e-9
 
 
 def rank_error(xs: np.ndarray, est: np.ndarray, q: np.ndarray) -> float:
@@ -152,16 +165,18 @@ def joint_exp(xs, q, eps, bounds, rng) -> np.ndarray:  # type: ignore[no-untyped
 
 
 def tree(xs, q, eps, bounds, bins, seed) -> np.ndarray:  # type: ignore[no-untyped-def]
-    rel = treedp.release_cdf(
-        xs,
-        bounds=bounds,
-        bins=4096 if bins is None else bins,
-        epsilon=eps,
-        rng=InsecureSeededSource(seed),
+    """The tree CDF as ``treedp.quantiles(method="tree")`` runs it (its default bins for ε)."""
+    return np.atleast_1d(
+        treedp.quantiles(
+            xs,
+            q,
+            epsilon=eps,
+            bounds=bounds,
+            bins=bins,
+            method="tree",
+            rng=InsecureSeededSource(seed),
+        ).values
     )
-    if bins == "integers":
-        return discrete_quantile_from(rel.bins, rel.consistent_counts, q)
-    return np.atleast_1d(rel.quantile(q))
 
 
 #: diffprivlib 0.6.6 needs scikit-learn < 1.8 (it imports ``sklearn.tree._tree.DOUBLE``): it
@@ -234,7 +249,17 @@ def peers(xs, q, eps, bounds, seed) -> dict[str, np.ndarray]:  # type: ignore[no
     return out
 
 
-def cell(name: str, n: int, eps: float, m: int, xs: np.ndarray, reps: int, peer_reps: int):  # type: ignore[no-untyped-def]
+def cell(  # type: ignore[no-untyped-def]
+    name: str,
+    n: int,
+    eps: float,
+    m: int,
+    xs: np.ndarray,
+    reps: int,
+    peer_reps: int,
+    jointexp_reps: int,
+):
+    """The per-method mean rank errors of one cell (and their standard errors, ``se:<key>``)."""
     _draw_fn, bounds, bins = DISTS[name]
     q = np.arange(1, m + 1) / (m + 1)
     err: dict[str, list[float]] = {}
@@ -253,8 +278,8 @@ def cell(name: str, n: int, eps: float, m: int, xs: np.ndarray, reps: int, peer_
             "exp/m": exp_per_quantile(xs, q, eps, bounds, rng),
             "tree": tree(xs, q, eps, bounds, bins, rep),
         }
-        if n <= JOINTEXP_MAX_N:
-            rows["jointexp"] = joint_exp(xs, q, eps, bounds, rng)
+        if n <= JOINTEXP_MAX_N and (m < JOINTEXP_SLOW_M or rep < jointexp_reps):
+            rows["jointexp"] = joint_exp(xs, q, eps, bounds, np.random.default_rng(2000 + rep))
         if m == 1:
             rows["exponential"] = treedp.quantiles(
                 xs,
@@ -271,7 +296,61 @@ def cell(name: str, n: int, eps: float, m: int, xs: np.ndarray, reps: int, peer_
             if bins == "integers" and key in ("exp/m", "jointexp", *PEERS):
                 est = np.floor(np.asarray(est, dtype=np.float64))  # integer data: round down
             err.setdefault(key, []).append(rank_error(xs, np.asarray(est), q))
-    return {k: float(np.mean(v)) for k, v in err.items()}
+    out = {k: float(np.mean(v)) for k, v in err.items()}
+    out.update({f"se:{k}": float(np.std(v) / np.sqrt(len(v))) for k, v in err.items()})
+    out.update({f"reps:{k}": len(v) for k, v in err.items()})
+    return out
+
+
+def study(args: argparse.Namespace) -> None:
+    """Tuning studies behind the public-parameter rules (``--study``), mean ± standard error.
+
+    ``split``: the recursive method with level budgets ``∝ (nodes at the level) **
+    power`` for each ``--powers`` value (``SPLIT_POWER``); ``bins``: the tree with each
+    ``--bins-list`` number of equal-width bins; ``crossover``: the recursive method against
+    the tree with its default bins (:func:`treedp.quantiles_api.tree_bins`). Same data as the
+    table (seed 0); ``--reps`` repetitions with seeded sources.
+    """
+    from treedp.mechanisms import quantiles_recursive as qr
+
+    def stat(errs: list[float] | np.ndarray) -> str:
+        e = np.asarray(errs)
+        return f"{e.mean():.1f}±{e.std() / np.sqrt(e.size):.1f}"
+
+    for name in args.dists:
+        draw, bounds, bins = DISTS[name]
+        for n in args.ns:
+            xs = np.sort(draw(np.random.default_rng(0), n))
+            for eps in args.eps:
+                for m in args.ms:
+                    q = np.arange(1, m + 1) / (m + 1)
+                    out = []
+                    if args.study in ("split", "crossover"):
+                        powers = args.powers if args.study == "split" else [qr.SPLIT_POWER]
+                        default = qr.SPLIT_POWER
+                        for power in powers:
+                            qr.SPLIT_POWER = power
+                            try:
+                                d = qr._quantiles_recursive_draws(
+                                    xs,
+                                    q,
+                                    bounds=bounds,
+                                    epsilon=eps,
+                                    size=args.reps,
+                                    rng=InsecureSeededSource(7),
+                                )
+                            finally:
+                                qr.SPLIT_POWER = default
+                            errs = [rank_error(xs, row, q) for row in d]
+                            out.append(f"recursive[power {power}] {stat(errs)}")
+                    if args.study in ("bins", "crossover"):
+                        for b in args.bins_list if args.study == "bins" else [bins]:
+                            errs = [
+                                rank_error(xs, tree(xs, q, eps, bounds, b, 100 + r), q)
+                                for r in range(args.reps)
+                            ]
+                            out.append(f"tree[{b or 'default'}] {stat(errs)}")
+                    print(f"{name} n={n} ε={eps} m={m}: " + " | ".join(out), flush=True)
 
 
 def _fmt(mean: dict[str, float], key: str) -> str:
@@ -280,8 +359,11 @@ def _fmt(mean: dict[str, float], key: str) -> str:
 
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--reps", type=int, default=2)
-    ap.add_argument("--peer-reps", type=int, default=1)
+    ap.add_argument("--reps", type=int, default=10)
+    ap.add_argument("--peer-reps", type=int, default=3)
+    ap.add_argument(
+        "--jointexp-reps", type=int, default=3, help=f"for m >= {JOINTEXP_SLOW_M} (slow)"
+    )
     ap.add_argument("--quick", action="store_true", help="a small subset of the grid")
     ap.add_argument("--dists", nargs="+", choices=tuple(DISTS), default=list(DISTS))
     ap.add_argument("--ns", nargs="+", type=int, default=[10**3, 10**5])
@@ -289,7 +371,13 @@ def main() -> None:
     ap.add_argument("--ms", nargs="+", type=int, default=list(MS))
     ap.add_argument("--json", help="also write the per-cell means here")
     ap.add_argument("--summary", nargs="+", metavar="JSON", help="only summarise saved --json runs")
+    ap.add_argument("--study", choices=("split", "bins", "crossover"), help="a tuning study")
+    ap.add_argument("--powers", nargs="+", type=float, default=[0.0, 0.5, -0.5])
+    ap.add_argument("--bins-list", nargs="+", type=int, default=[1024, 2048, 4096])
     args = ap.parse_args()
+    if args.study:
+        study(args)
+        return
     if args.summary:
         cells = []
         for path in args.summary:
@@ -308,11 +396,15 @@ def main() -> None:
             xs = np.sort(draw(np.random.default_rng(0), n))
             for eps in args.eps:
                 for m in args.ms:
-                    mean = cell(name, n, eps, m, xs, args.reps, args.peer_reps)
+                    mean = cell(name, n, eps, m, xs, args.reps, args.peer_reps, args.jointexp_reps)
                     print(row({"data": name, "n": n, "eps": eps, "m": m, **mean}), flush=True)
                     cells.append({"data": name, "n": n, "eps": eps, "m": m, **mean})
+                    if args.json:  # as we go: a long run killed midway keeps its cells
+                        with open(args.json, "w") as f:
+                            json.dump(cells, f, indent=1)
     print(
-        f"\n{args.reps} repetitions per cell ({args.peer_reps} for peers); "
+        f"\n{args.reps} repetitions per cell ({args.peer_reps} for peers, "
+        f"{args.jointexp_reps} for JointExp at m >= {JOINTEXP_SLOW_M}); "
         f"{time.time() - start:.0f} s"
     )
     if args.json:
@@ -347,7 +439,7 @@ def summarise(cells: list[dict[str, Any]], table: bool = False) -> None:
         print(HEADER)
         for c in cells:
             print(row(c))
-    within, misses, peer_rows = 0, [], []
+    within, misses, peer_rows, tied = 0, [], [], []
     for c in cells:
         bins = DISTS[c["data"]][2]
         chosen = choose_method(c["m"], epsilon=c["eps"], bins=bins)
@@ -362,22 +454,31 @@ def summarise(cells: list[dict[str, Any]], table: bool = False) -> None:
                 f"({ratio:.2f}x)"
             )
         got = [k for k in PEERS if k in c]
-        if got:
-            worse = [k for k in got if c[k] < c[chosen]]
+        if got:  # a peer is better only beyond rounding (means of equal answers may differ)
+            worse = [k for k in got if c[k] < c[chosen] * (1 - TIE)]
+            ties = [k for k in got if k not in worse and c[k] <= c[chosen] * (1 + TIE)]
             peer_rows.append((c, chosen, worse))
+            if ties:
+                tied.append(
+                    f"{c['data']} n={c['n']:.0e} ε={c['eps']} m={c['m']}: " + ", ".join(ties)
+                )
     print(f"\nauto within 1.2x of the best of {METHODS}: {within} of {len(cells)} cells")
     for line in misses:
         print(f"* {line}")
     beaten = [(c, ch, w) for c, ch, w in peer_rows if w]
     print(
-        f"\nauto below every peer in {len(peer_rows) - len(beaten)} of {len(peer_rows)} "
-        "peer cells; where a peer is better:"
+        f"\nauto below (or tied with) every peer in {len(peer_rows) - len(beaten)} of "
+        f"{len(peer_rows)} peer cells; where a peer is better:"
     )
     for c, ch, worse in beaten:
         peers_txt = ", ".join(f"{k} {c[k]:.1f}" for k in worse)
         print(
             f"* {c['data']} n={c['n']:.0e} ε={c['eps']} m={c['m']}: {ch} {c[ch]:.1f} vs {peers_txt}"
         )
+    if tied:
+        print("\nties with a peer (the same answers, e.g. all at the tie floor):")
+        for line in tied:
+            print(f"* {line}")
 
 
 if __name__ == "__main__":

@@ -13,7 +13,7 @@ from treedp import InsecureSeededSource, InvalidParameterError
 from treedp.cli import main
 from treedp.domain import make_bins
 from treedp.privacy import PureDP
-from treedp.quantiles_api import choose_method, quantiles
+from treedp.quantiles_api import choose_method, quantiles, tree_bins
 from treedp.release.discrete_quantiles import discrete_quantile_from, nearest_rank_index
 
 
@@ -24,6 +24,36 @@ def test_choose_method_reads_public_parameters_only() -> None:
     assert choose_method(29, epsilon=1.0, bins="integers") == "tree"
     assert choose_method(5, epsilon=1.0, bins="integers") == "tree"
     assert choose_method(1, epsilon=1.0, bins="integers") == "exponential"
+    # small ε: the tree (with fewer bins) from fewer levels on (docs/quantiles.md, crossovers)
+    assert choose_method(29, epsilon=1.0) == "recursive"
+    assert choose_method(49, epsilon=0.5) == "recursive"
+    assert choose_method(29, epsilon=0.1) == "tree"
+    assert choose_method(13, epsilon=0.1) == "tree"
+    assert choose_method(9, epsilon=0.1) == "recursive"
+    assert choose_method(1, epsilon=0.1) == "exponential"
+    # a public n: few records per unit of ε favour the tree earlier (below ε = 0.5 only)
+    assert choose_method(9, epsilon=0.1, n=10**6) == choose_method(9, epsilon=0.1)
+    assert choose_method(9, epsilon=0.1, n=1000) == "tree"
+    assert choose_method(5, epsilon=0.1, n=1000) == "recursive"
+    assert choose_method(9, epsilon=1.0, n=100) == "recursive"
+    with pytest.raises(treedp.InvalidTypeError):
+        choose_method(9, epsilon=0.1, n="1000")
+    with pytest.raises(InvalidParameterError):
+        quantiles([1.0], [0.5], epsilon=0.1, bounds=(0, 2), n=-1)
+
+
+def test_tree_bins_follow_epsilon_and_explicit_bins_win() -> None:
+    assert tree_bins(0.1) == 1024 and tree_bins(0.49) == 1024
+    assert tree_bins(0.5) == 2048 and tree_bins(4.0) == 2048
+    x = np.random.default_rng(TEST_SEED).normal(0, 1, 500)
+    q = np.arange(1, 30) / 30
+    for eps, bins, expected in ((0.1, None, 1024), (1.0, None, 2048), (0.1, 300, 300)):
+        res = quantiles(
+            x, q, epsilon=eps, bounds=(-5, 5), bins=bins, method="tree", rng=InsecureSeededSource(3)
+        )
+        assert res.grid_points == expected and np.all(np.diff(res.values) >= 0)
+    auto = quantiles(x, q, epsilon=0.1, bounds=(-5, 5), rng=InsecureSeededSource(4))
+    assert auto.method == "tree" and auto.grid_points == 1024
 
 
 @pytest.mark.parametrize("m", [1, 5, 99])

@@ -12,6 +12,7 @@ from treedp.mechanisms import quantiles_recursive as qr
 from treedp.mechanisms.quantiles_recursive import (
     CONTRACT,
     _quantiles_recursive_draws,
+    level_counts,
     quantiles_recursive,
     recursion_depth,
 )
@@ -29,6 +30,37 @@ def test_depth_and_budget_split() -> None:
             assert isinstance(res.guarantee, PureDP)
             assert 0.7 * (1 - 2**-28) <= res.epsilon_spent <= 0.7
             assert res.mechanism == CONTRACT.name and relation in CONTRACT.neighbours
+
+
+def test_level_counts_are_the_plans_shape() -> None:
+    from fractions import Fraction
+
+    assert level_counts(99) == (1, 2, 4, 8, 16, 32, 36) and level_counts(1) == (1,)
+    for m in (1, 2, 3, 5, 8, 29, 49, 99, 200):
+        qs = [Fraction(j, m + 1) for j in range(1, m + 1)]
+        plan = qr._plan(qs, 0, m, Fraction(0), Fraction(1), 0, (Fraction(1),) * 9, "add_remove")
+        depths = [node.depth for node in qr._walk(plan)]
+        assert level_counts(m) == tuple(depths.count(d) for d in range(max(depths) + 1))
+        assert len(level_counts(m)) == recursion_depth(m) and sum(level_counts(m)) == m
+
+
+@pytest.mark.parametrize("split", [0.0, 0.5, -1.0])
+def test_level_budgets_sum_to_epsilon_exactly(split: float, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """Any split power gives exact level budgets summing to ε, and the spend stays <= ε."""
+    from fractions import Fraction
+
+    monkeypatch.setattr(qr, "SPLIT_POWER", split)
+    for m in (1, 5, 99):
+        budgets = qr._level_epsilons(Fraction(7, 10), m)
+        assert sum(budgets) == Fraction(7, 10) and all(b > 0 for b in budgets)
+        if split == 0.0:
+            assert len(set(budgets)) == 1  # the equal split eps / L
+        for relation in ("add_remove", "replace"):
+            q = np.arange(1, m + 1) / (m + 1)
+            res = quantiles_recursive(
+                [1.0, 2.0], q, bounds=(0, 3), epsilon=0.7, neighbours=relation, details=True
+            )
+            assert 0.7 * (1 - 2**-28) <= res.epsilon_spent <= 0.7
 
 
 def test_accuracy_and_monotone() -> None:

@@ -5,7 +5,9 @@ units is computed exactly (a product of exponential-mechanism laws down the recu
 rates the implementation plans), and the largest likelihood ratio over every output of
 neighbouring datasets is compared with ``e^ε_spent``: a brute-force check, no sampling. A
 chi-square test ties the implementation's sampler to that law (false-failure rate ``ALPHA``).
-The mutant that gives every recursion level the full ε must exceed the claim.
+The audit holds for unequal budget splits over the recursion levels too; the mutants that give
+every recursion level the full ε, or scale an unequal split by its largest weight instead of
+the sum, must exceed the claim.
 
 Private bounds (the bounds are post-processing of the two scans' stops): the exact law of each
 stop (AboveThreshold with discrete Laplace noise, summed over the threshold noise) is computed
@@ -56,7 +58,6 @@ def _node_law(x: np.ndarray, first: int, last: int, level: Fraction, rate: Fract
 def _joint_law(x: np.ndarray, eps: float, relation: str) -> dict:
     """Exact P(units) for LEVELS on the tiny grid, from the implementation's plan."""
     qs = [Fraction(v) for v in LEVELS]
-    depth = qr.recursion_depth(len(qs))
     plan = qr._plan(
         qs,
         0,
@@ -64,7 +65,7 @@ def _joint_law(x: np.ndarray, eps: float, relation: str) -> dict:
         Fraction(0),
         Fraction(1),
         0,
-        qr._level_epsilon(Fraction(eps), depth),
+        qr._level_epsilons(Fraction(eps), len(qs)),
         relation,
     )
     grid = _grid()
@@ -116,8 +117,17 @@ def _max_loss(eps: float, relation: str) -> float:
     return worst
 
 
+#: Budget splits over the recursion levels: the default and two unequal ones (the audit
+#: must hold for any split the implementation plans, as the claim sums the level budgets).
+SPLITS = [qr.SPLIT_POWER, 0.5, -1.0]
+
+
+@pytest.mark.parametrize("split", SPLITS)
 @pytest.mark.parametrize("relation", ["add_remove", "replace"])
-def test_recursive_exact_likelihood_ratio_within_claim(relation: str) -> None:
+def test_recursive_exact_likelihood_ratio_within_claim(
+    relation: str, split: float, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(qr, "SPLIT_POWER", split)
     eps = 1.0
     claimed = qr._quantiles_recursive(
         [1.0], LEVELS, BOUNDS, eps, relation, "error", InsecureSeededSource(1), 1, BITS
@@ -132,7 +142,23 @@ def test_recursive_exact_likelihood_ratio_within_claim(relation: str) -> None:
 def test_recursive_mutant_full_epsilon_per_level_is_caught(
     relation: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(qr, "_level_epsilon", lambda epsilon, depth: epsilon)
+    monkeypatch.setattr(
+        qr, "_level_epsilons", lambda epsilon, m: (epsilon,) * len(qr.level_counts(m))
+    )
+    assert _max_loss(1.0, relation) > 1.0 + 1e-6
+
+
+@pytest.mark.parametrize("relation", ["add_remove", "replace"])
+def test_recursive_mutant_unequal_split_not_normalised_is_caught(
+    relation: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An unequal split scaled by its largest weight instead of the sum overspends."""
+
+    def by_largest(epsilon: Fraction, m: int) -> tuple[Fraction, ...]:
+        weights = [Fraction(float(c) ** 0.5) for c in qr.level_counts(m)]
+        return tuple(epsilon * w / max(weights) for w in weights)
+
+    monkeypatch.setattr(qr, "_level_epsilons", by_largest)
     assert _max_loss(1.0, relation) > 1.0 + 1e-6
 
 

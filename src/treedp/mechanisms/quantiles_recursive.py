@@ -8,8 +8,10 @@ The algorithm (Kaplan, Schnapp and Stemmer, ICML 2022, "ApproximateQuantiles"): 
 levels ``q_1 < ... < q_m`` on the public interval ``[lo, hi]``, release the middle level's
 quantile ``v`` with the exponential mechanism, then recurse on the records below ``v`` with the
 levels below (rescaled to that part) and on the records at or above ``v`` with the levels above.
-The recursion has ``L = ceil(log2(m + 1))`` levels; each level spends ``ε / L``, and the nodes of
-one level hold disjoint sets of records, so a record takes part in one node per level.
+The recursion has ``L = ceil(log2(m + 1))`` levels; level ``l`` spends ``ε_l`` (a public
+function of the levels, :func:`_level_epsilons`; ``Σ ε_l = ε``, equal ``ε / L`` by default), and
+the nodes of one level hold disjoint sets of records, so a record takes part in one node per
+level.
 
 The selection at every node is Smith's exponential mechanism on the public ``2**48``-point grid
 of :mod:`treedp.mechanisms.quantile_exponential`, restricted to the node's grid interval (so the
@@ -46,12 +48,17 @@ from treedp.privacy import PureDP
 from treedp.privacy.accountant import Accountant, check_accountant
 from treedp.privacy.spend import SpendRecord
 
-__all__ = ["CONTRACT", "NEIGHBOURS", "quantiles_recursive", "recursion_depth"]
+__all__ = ["CONTRACT", "NEIGHBOURS", "level_counts", "quantiles_recursive", "recursion_depth"]
 
 #: The neighbour relations the guarantee holds for.
 NEIGHBOURS: tuple[str, ...] = ("replace", "add_remove")
 #: The target rank at a node is rounded down to a multiple of 2**-TARGET_BITS.
 TARGET_BITS = _qe.TARGET_BITS
+#: Level ``l`` of the recursion gets a budget proportional to ``(nodes at l) ** SPLIT_POWER``.
+#: 0 (the equal split ``ε / L``) measured best without a public ``n``: ``1/2`` (``√m_l``) was
+#: up to 1.8x worse, negative powers help only when the deep nodes hold few records
+#: (docs/quantiles.md, "Methods").
+SPLIT_POWER = 0.0
 CONTRACT = Contract(
     name="quantiles_recursive",
     measure=PureDP,
@@ -59,8 +66,9 @@ CONTRACT = Contract(
     sensitivity=(
         "per recursion level, nodes hold disjoint records; a node's score -|#{x < y} - t| "
         "with t = q' n_node has sensitivity max(q', 1 - q') + 2**-32 to adding or removing one "
-        "of its records (add_remove: one node per level changes, loss eps/L); under replace a "
-        "record moves between at most two nodes of a level, each calibrated to eps/(2L), or "
+        "of its records (add_remove: one node per level changes, loss eps_l, the level's budget; "
+        "sum over levels eps_l = eps); under replace a "
+        "record moves between at most two nodes of a level, each calibrated to eps_l/2, or "
         "stays in one (sensitivity 1 <= 2 max(q', 1 - q'))"
     ),
 )
@@ -71,9 +79,32 @@ def recursion_depth(m: int) -> int:
     return int(m).bit_length()
 
 
-def _level_epsilon(epsilon: Fraction, depth: int) -> Fraction:
-    """The budget of one recursion level: ``ε / L`` (basic composition over the levels)."""
-    return epsilon / depth
+def level_counts(m: int) -> tuple[int, ...]:
+    """The number of nodes at each recursion level for ``m`` distinct quantile levels.
+
+    The recursion releases the middle of ``m`` levels and recurses on ``floor(m/2)`` and
+    ``ceil(m/2) - 1`` levels below and above it; this is the shape of that tree, a function of
+    ``m`` only (``m = 99``: ``(1, 2, 4, 8, 16, 32, 36)``).
+    """
+    counts: list[int] = []
+    sizes = [int(m)] if m > 0 else []
+    while sizes:
+        counts.append(len(sizes))
+        sizes = [s for k in sizes for s in (k // 2, k - k // 2 - 1) if s > 0]
+    return tuple(counts)
+
+
+def _level_epsilons(epsilon: Fraction, m: int) -> tuple[Fraction, ...]:
+    """The budget of each recursion level: ``ε_l = ε w_l / Σ w``, ``w_l = m_l ** SPLIT_POWER``.
+
+    ``m_l`` is the number of nodes at level ``l`` (:func:`level_counts`, public). The weights are
+    floating-point numbers taken exactly as rationals, so the ``ε_l`` are exact and sum to
+    ``ε`` exactly (basic composition over the levels). ``SPLIT_POWER = 0`` is the equal split
+    ``ε / L``.
+    """
+    weights = [Fraction(float(c) ** SPLIT_POWER) for c in level_counts(m)]
+    total = sum(weights, Fraction(0))
+    return tuple(epsilon * w / total for w in weights)
 
 
 def _node_sensitivity(level: Fraction) -> Fraction:
@@ -163,7 +194,7 @@ def _plan(
     q_left: Fraction,
     q_right: Fraction,
     depth: int,
-    level_eps: Fraction,
+    level_eps: tuple[Fraction, ...],
     relation: str,
 ) -> _Plan | None:
     """The recursion over the levels ``qs[a:b]`` between the released ``q_left``, ``q_right``."""
@@ -171,7 +202,7 @@ def _plan(
         return None
     mid = (a + b) // 2
     level = (qs[mid] - q_left) / (q_right - q_left)
-    rate = _node_rate(level_eps, level, relation, depth == 0)
+    rate = _node_rate(level_eps[depth], level, relation, depth == 0)
     left = _plan(qs, a, mid, q_left, qs[mid], depth + 1, level_eps, relation)
     right = _plan(qs, mid + 1, b, qs[mid], q_right, depth + 1, level_eps, relation)
     return _Plan(mid, level, depth, rate, left, right)
@@ -278,9 +309,15 @@ def _quantiles_recursive(
         raise InvalidParameterError(f"The 'q' argument must hold levels in [0, 1]. Got {q!r}.")
     distinct = np.unique(qa)
     qs = [Fraction(float(v)) for v in distinct]
-    depth = recursion_depth(len(qs))
     plan = _plan(
-        qs, 0, len(qs), Fraction(0), Fraction(1), 0, _level_epsilon(Fraction(eps), depth), relation
+        qs,
+        0,
+        len(qs),
+        Fraction(0),
+        Fraction(1),
+        0,
+        _level_epsilons(Fraction(eps), len(qs)),
+        relation,
     )
     assert plan is not None
     spent = _level_loss(plan, relation)
@@ -344,17 +381,20 @@ def quantiles_recursive(
     rank is ``q' · n_node`` (its own record count), so a node reads only its own records.
 
     Guarantee: ``PureDP(ε_spent)``, ``ε_spent <= ε``, privacy unit one record, both relations.
-    With ``m`` distinct levels the recursion has ``L = ceil(log2(m + 1))`` levels, each given
-    ``ε / L``. Conditioned on the outputs of the levels above, the nodes of one level hold
+    With ``m`` distinct levels the recursion has ``L = ceil(log2(m + 1))`` levels, level ``l`` given
+    ``ε_l`` (:func:`_level_epsilons`: ``ε m_l^p / Σ_k m_k^p`` with ``m_l`` nodes at level ``l``
+    and ``p =`` :data:`SPLIT_POWER`, 0 by default, i.e. ``ε / L``; ``Σ ε_l = ε`` exactly).
+    Conditioned on the outputs of the levels above, the nodes of one level hold
     disjoint sets of records.
 
     * ``add_remove``: adding or removing one record changes the records of exactly one node per
       level, by one; that node's score has sensitivity ``Δ = max(q', 1 - q') + 2**-32``
-      (:func:`_node_sensitivity`) and its rate is ``ε/L / (2Δ)``: a loss of ``ε/L`` per level.
+      (:func:`_node_sensitivity`) and its rate is ``ε_l / (2Δ)``: a loss of ``ε_l`` at level
+      ``l``.
     * ``replace``: at the root (all records, ``n`` fixed) the score's sensitivity is 1 and the
-      rate ``ε/(2L)``. Below it a changed record may leave one node and enter another of the
-      same level (a removal and an addition); each node's rate is ``ε/L / (4Δ)``, so the two
-      cost ``ε/(2L)`` each; a change inside one node costs ``2 · rate ≤ ε/L``.
+      rate ``ε_0 / 2``. Below it a changed record may leave one node and enter another of the
+      same level (a removal and an addition); each node's rate is ``ε_l / (4Δ)``, so the two
+      cost ``ε_l / 2`` each; a change inside one node costs ``2 · rate ≤ ε_l``.
 
     Summed over levels by adaptive composition, the loss is at most ε; each rate is rounded
     down to a dyadic rational, and ``ε_spent`` is the exact sum of the per-level bounds.
