@@ -15,6 +15,7 @@ column has at least :data:`AUTO_MIN` values, so that numba's import and the kern
 from __future__ import annotations
 
 import threading
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from types import ModuleType
 from typing import TYPE_CHECKING, Any, Literal
@@ -365,30 +366,37 @@ def _arithmetic_is_exact(edges: np.ndarray, inv: float, *, compute: bool = True)
         return hit[2]
     if not compute:
         return False
-    n_bins = int(edges.size - 1)
     ok = True
-    lo = float(edges[0])
-    with np.errstate(all="ignore"):
-        for start in range(1, n_bins, _EXACT_BLOCK):
-            stop = min(start + _EXACT_BLOCK, n_bins)
-            inner = edges[start:stop].astype(np.float64, copy=False)
-            j = np.arange(start, stop, dtype=np.float64)
-            v = inner - lo
-            v *= inv
-            if not (v >= j).all():
-                ok = False
-                break
-            u = np.nextafter(inner, -np.inf)
-            u -= lo
-            u *= inv
-            if not (u < j).all():
-                ok = False
-                break
+    for j, v, u in _inner_edge_indices(edges, inv):
+        if not ((v >= j).all() and (u < j).all()):
+            ok = False
+            break
     if len(_EXACT_CACHE) >= _EXACT_CACHE_SIZE:  # threads may evict at once: no KeyError
         for oldest in list(_EXACT_CACHE)[:1]:
             _EXACT_CACHE.pop(oldest, None)
     _EXACT_CACHE[key] = (edges, inv, ok)
     return ok
+
+
+def _inner_edge_indices(
+    edges: np.ndarray, inv: float
+) -> Iterator[tuple[np.ndarray, np.ndarray, np.ndarray]]:
+    """``(j, T(e_j), T(prev(e_j)))`` for the inner edges ``1 <= j <= B - 1``, in cache-sized
+    blocks, with ``T(x) = (x - lo)·inv`` rounded as the kernels round it and ``prev`` the next
+    float down (floating-point warnings silenced: they would depend only on the public edges,
+    but are not the user's concern)."""
+    n_bins = int(edges.size - 1)
+    lo = float(edges[0])
+    for start in range(1, n_bins, _EXACT_BLOCK):
+        stop = min(start + _EXACT_BLOCK, n_bins)
+        inner = edges[start:stop].astype(np.float64, copy=False)
+        with np.errstate(all="ignore"):
+            v = inner - lo
+            v *= inv
+            u = np.nextafter(inner, -np.inf)
+            u -= lo
+            u *= inv
+        yield np.arange(start, stop, dtype=np.float64), v, u
 
 
 _SLACK_CACHE: dict[int, tuple[np.ndarray, float, float]] = {}
@@ -417,19 +425,9 @@ def _edge_slack(edges: np.ndarray, inv: float, *, compute: bool = True) -> float
         return hit[2]
     if not compute:
         return 1.0
-    n_bins = int(edges.size - 1)
-    lo = float(edges[0])
     slack = 0.0
     with np.errstate(all="ignore"):
-        for start in range(1, n_bins, _EXACT_BLOCK):
-            stop = min(start + _EXACT_BLOCK, n_bins)
-            inner = edges[start:stop].astype(np.float64, copy=False)
-            j = np.arange(start, stop, dtype=np.float64)
-            v = inner - lo
-            v *= inv
-            u = np.nextafter(inner, -np.inf)
-            u -= lo
-            u *= inv
+        for j, v, u in _inner_edge_indices(edges, inv):
             for block in (float((j - v).max()), float((u - j).max())):
                 if not block <= slack:  # larger, or NaN
                     slack = block
