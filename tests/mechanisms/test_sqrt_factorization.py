@@ -392,5 +392,16 @@ def test_exact_convolution_at_max_scale_and_the_count_cap() -> None:
     xs = x.tolist()
     for i in (spikes[1], n_bins - 1):
         assert int(got[i]) == sum(c[i - j] * xs[j] for j in range(i + 1))
-    with pytest.raises(treedp.DataError):
-        mech.true_blocks(np.where(np.arange(n_bins) == 0, cap, 0))
+    # above the public limb bound: more limbs, still exact (max_records is the int64 limit)
+    limit = mech.max_records()
+    assert limit == 2**62 // c[0] - 1 and limit > cap
+    for total in (cap, limit):
+        y = x.copy()
+        y[spikes[0]] += total - int(y.sum())
+        got = mech.true_blocks(y)[0]
+        ys = y.tolist()
+        for i in (spikes[0], spikes[1], n_bins - 1):
+            assert int(got[i]) == sum(c[i - j] * ys[j] for j in range(i + 1))
+    with pytest.raises(treedp.DataError, match="int64") as info:
+        mech.true_blocks(np.where(np.arange(n_bins) == 0, limit + 1, 0))
+    assert not any(ch.isdigit() for ch in str(info.value).replace("int64", ""))  # no count

@@ -91,7 +91,8 @@ def exact_convolve(coef: np.ndarray, x: np.ndarray, max_bits: int) -> np.ndarray
         Non-negative integers below ``2**max_bits``, length ``n``.
     max_bits : int
         A public bound on the bits of every ``x[j]``; it fixes the number of limbs. The caller
-        guarantees ``Σ a · Σ x < 2**63`` so the result fits.
+        guarantees that every entry of ``A x`` is below ``2**62`` so the result fits (the
+        checksums are exact Python integers whatever the sizes).
     """
     n = coef.size
     size = _fft_size(n)
@@ -109,12 +110,20 @@ def exact_convolve(coef: np.ndarray, x: np.ndarray, max_bits: int) -> np.ndarray
         z = full[: 2 * n - 1].astype(np.int64)
         limb_sum = int(limb.sum())
         limb_alt = int(limb[0::2].sum()) - int(limb[1::2].sum())
-        if int(z.sum()) != a_sum * limb_sum or (
-            int(z[0::2].sum()) - int(z[1::2].sum()) != a_alt * limb_alt
+        if _exact_sum(z) != a_sum * limb_sum or (
+            _exact_sum(z[0::2]) - _exact_sum(z[1::2]) != a_alt * limb_alt
         ):
             raise ArithmeticError("the exact convolution failed its checksum")  # never expected
         out += z[:n] << (q * w)
     return out
+
+
+def _exact_sum(z: np.ndarray) -> int:
+    """``Σ z`` exactly for non-negative int64 entries below ``2**62`` (two int64 partial
+    sums of 31-bit halves, which cannot overflow for fewer than ``2**32`` entries)."""
+    high = int((z >> 31).sum())
+    low = int((z & ((1 << 31) - 1)).sum())
+    return (high << 31) + low
 
 
 def toeplitz_apply(coef: np.ndarray, y: np.ndarray) -> np.ndarray:

@@ -451,23 +451,49 @@ class SqrtFactorizationMechanism(Mechanism):
         return 0.0 if check_int(d_in, "d_in", lo=0) == 0 else math.inf
 
     def count_bits(self) -> int:
-        """Public bound on the bits of a count (``Σ ĉ · Σ x < 2**62`` is required)."""
+        """Public bound on the bits of a count for the usual sizes (``Σ ĉ · Σ x < 2**62``)."""
         return (_INT_LIMIT // int(self.coefficients.sum())).bit_length()
 
+    def max_records(self) -> int:
+        """The largest total count :meth:`true_blocks` computes exactly in int64.
+
+        Every entry of ``Ĉ x`` is at most ``ĉ_0 · Σ x`` (``ĉ`` is non-negative and
+        non-increasing), and, with ``equalise``, ``ê_j x_j <= (Σ ĉ) · x_j``; the bound keeps
+        both below ``2**62`` (about ``7·10^13`` records at the largest scale; a column that
+        large takes hours to count on any engine).
+        """
+        first = int(self.coefficients[0])
+        if self.equalise:
+            return min(_INT_LIMIT // first, _INT_LIMIT // int(self.coefficients.sum())) - 1
+        return _INT_LIMIT // first - 1
+
     def true_blocks(self, counts: np.ndarray) -> list[np.ndarray]:
-        """``[Ĉ x]``, exact int64 (refuses counts whose total would overflow it)."""
+        """``[Ĉ x]``, exact int64, for totals up to :meth:`max_records`.
+
+        The exact convolution splits the counts into limbs; their number is fixed by the
+        public :meth:`count_bits` whenever ``Σ x · Σ ĉ < 2**62`` (about ``1.5·10^10``
+        records at ``B = 2^24``, more at smaller ``B``), so its time does not depend on the
+        data. Above that, one or two more limbs are used (``bits of max_records``): the
+        switch reveals only that the total passed that size, which the counting time of
+        such a column (minutes, proportional to the rows) already shows. Beyond
+        :meth:`max_records` the counts are refused.
+        """
         from treedp.estimation.toeplitz import exact_convolve
 
         x = np.asarray(counts, dtype=np.int64)
         if x.size != self.n_bins:
             raise InvalidParameterError("The counts must hold one count per bin.")
-        if x.size and int(x.sum()) >= _INT_LIMIT // int(self.coefficients.sum()):
-            raise DataError(
-                "The counts are too large for the square-root factorisation's exact integer "
-                "arithmetic (their total times the lattice coefficients overflows int64)."
-            )
-        block = exact_convolve(self.coefficients, x, self.count_bits())
-        if self.equalise:  # ê_j <= Σ ĉ, so ê ∘ x fits as Ĉ x does
+        total = int(x.sum()) if x.size else 0
+        bits = self.count_bits()
+        if total >= 1 << bits:
+            if total > self.max_records():
+                raise DataError(
+                    "The counts are too large for the square-root factorisation's exact "
+                    "integer arithmetic (int64); use the tree mechanism for this release."
+                )
+            bits = self.max_records().bit_length()
+        block = exact_convolve(self.coefficients, x, bits)
+        if self.equalise:  # ê_j <= Σ ĉ, so ê ∘ x fits (max_records)
             tail = slice(self.n_bins - self.equalised, self.n_bins)
             block = np.concatenate([block, _equaliser(self.n_bins, self.scale)[tail] * x[tail]])
         return [block]
