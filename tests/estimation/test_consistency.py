@@ -252,6 +252,37 @@ def test_quantile_intervals_cover(neighbours: str, n: int | None) -> None:
     assert (rate >= 0.9 - tol).all(), rate
 
 
+@pytest.mark.slow
+def test_integer_quantile_intervals_cover_the_nearest_cdf_integer() -> None:
+    """On integer bins the estimate is the integer whose CDF is nearest ``q·n`` (the
+    inverse-CDF quantile or the one below): the interval holds it and covers that target."""
+    rng = np.random.default_rng(TEST_SEED)
+    values = np.minimum(rng.poisson(30, 2000), 90)  # heavy ties
+    qs = np.array([0.1, 0.25, 0.5, 0.75, 0.9])
+    domain = np.arange(0, 91)
+    cdf = np.searchsorted(np.sort(values), domain, side="right")
+    target = domain[np.abs(cdf[None, :] - qs[:, None] * values.size).argmin(axis=1)]
+    trials = 150
+    covered = np.zeros(qs.size)
+    for t in range(trials):
+        rel = treedp.release_cdf(
+            values,
+            bounds=(0, 90),
+            bins="integers",
+            epsilon=0.3,
+            rng=treedp.InsecureSeededSource(3000 + t),
+        )
+        lo, hi = rel.quantile_interval(
+            qs, level=0.9, simulations=200, rng=treedp.InsecureSeededSource(7000 + t)
+        )
+        est = rel.quantile(qs)
+        assert ((lo <= est) & (est <= hi)).all()
+        covered += (lo <= target) & (target <= hi)
+    rate = covered / trials
+    tol = stats.norm.isf(ALPHA) * math.sqrt(0.9 * 0.1 / trials)
+    assert (rate >= 0.9 - tol).all(), rate
+
+
 def test_quantile_interval_validates() -> None:
     rel = treedp.release_cdf([1.0, 2.0], bounds=(0, 10), bins=10, epsilon=1.0)
     with pytest.raises(treedp.InvalidParameterError, match="'q'"):

@@ -560,6 +560,12 @@ class Release:
         quantile lies in it with probability at least ``level`` (up to the simulation's
         accuracy), for each ``q`` separately.
 
+        On an integer domain (``bins="integers"``) the estimate of :meth:`quantile` is the
+        integer whose CDF is nearest ``q·n``, which is the inverse-CDF quantile ``v`` (the
+        smallest integer with ``F(v) >= q·n``, the crossing above) or the integer below it;
+        the interval therefore starts one integer below the band's crossing, so that it
+        covers that target (both candidates) with the same probability.
+
         Parameters
         ----------
         q : float or array-like
@@ -598,8 +604,12 @@ class Release:
             rng=rng,
         )
         edges = self.bins.edges.astype(np.float64)
-        low = edges[m_lo - 1].reshape(np.shape(qa))
-        high = (edges[m_hi - 1] if self.bins.discrete else edges[m_hi]).reshape(np.shape(qa))
+        if self.bins.discrete:  # the nearest-CDF integer is the crossing or the one below
+            low = edges[np.maximum(m_lo - 2, 0)].reshape(np.shape(qa))
+            high = edges[m_hi - 1].reshape(np.shape(qa))
+        else:
+            low = edges[m_lo - 1].reshape(np.shape(qa))
+            high = edges[m_hi].reshape(np.shape(qa))
         return queries.to_output(self.bins, low), queries.to_output(self.bins, high)
 
     # ------------------------------------------------------------------ tables and warnings
