@@ -197,7 +197,7 @@ def test_cli_quantiles_and_release_private(tmp_path, capsys) -> None:
         )
         == 0
     )
-    assert out_file.exists() and "found the bounds" in capsys.readouterr().out
+    assert out_file.exists() and "bounds found privately" in capsys.readouterr().out
 
 
 def test_quantiles_charge_the_accountant_before_any_randomness() -> None:

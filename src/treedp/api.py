@@ -249,6 +249,7 @@ def release_cdf(
             "The 'keys', contribution bounds and 'delta' parameters belong to a "
             "group-by release: give 'by' (and 'privacy_unit' for the bounds)."
         )
+    bounds_step: dict[str, Any] | None = None
     if isinstance(bounds, str) and bounds == "private":
         from treedp.mechanisms.private_bounds import split_private_bounds
 
@@ -273,7 +274,7 @@ def release_cdf(
             integer,
             nan=nan,
         )
-        found, epsilon, _ = split_private_bounds(
+        found, epsilon, found_by = split_private_bounds(
             _in_memory(values, column),
             epsilon=epsilon,
             share=bounds_share,
@@ -285,6 +286,13 @@ def release_cdf(
         )
         accountant = None  # the rest of epsilon is covered by that charge
         bounds = (int(found[0]), int(found[1])) if bins == "integers" else found
+        bounds_step = {
+            "method": "private_bounds",
+            "epsilon": found_by.epsilon_spent,
+            "share": bounds_share,
+            "lo": float(bounds[0]),
+            "hi": float(bounds[1]),
+        }
     the_bins = _bins(bounds, bins, edges)
     spec = _spec(
         the_bins,
@@ -310,7 +318,7 @@ def release_cdf(
         nan=spec.nan,  # type: ignore[arg-type]
         progress=progress,
     ).counts
-    return _release(counts, spec, the_bins, mech, est, source, accountant)
+    return _release(counts, spec, the_bins, mech, est, source, accountant, bounds_step)
 
 
 def release_counts(
@@ -538,6 +546,7 @@ def _release(
     est: str,
     source: RandomSource,
     accountant: Accountant | None = None,
+    bounds_step: dict[str, Any] | None = None,
 ) -> Release:
     """Noise validated counts and wrap them: the one place budget is spent (and charged)."""
     total = int(counts.sum())
@@ -563,6 +572,7 @@ def _release(
         library_version=__version__,
         postprocess=spec.postprocess,
         integer=spec.integer,
+        bounds_step=bounds_step,
     )
 
 

@@ -125,6 +125,14 @@ def _guarantee_rows(release: Release) -> list[tuple[str, str]]:
         rows += [("ε (epsilon)", f"{g.epsilon:g}"), ("δ (delta)", f"{g.delta:.3g}")]
     elif isinstance(g, ZCDP):
         rows.append(("ρ (rho, zCDP)", f"{g.rho:g}"))
+    if release.bounds_step is not None:
+        rows.append(
+            (
+                "Total guarantee",
+                f"{release.total_guarantee.describe()}: the bounds were found privately from "
+                f"the same data with ε = {release.bounds_step['epsilon']:g}, not included above",
+            )
+        )
     unit = getattr(release.mechanism.spend(), "unit", "record")
     describe = release.mechanism.describe()
     rows += [

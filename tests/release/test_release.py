@@ -242,3 +242,26 @@ def test_save_is_atomic(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None
     with pytest.raises(OSError):
         rel.save(new)
     assert list(tmp_path.iterdir()) == [path]
+
+
+def test_private_bounds_step_is_recorded_and_survives_a_file(tmp_path: Path) -> None:
+    """bounds='private': the file states what the bounds step spent and the total guarantee."""
+    values = np.random.default_rng(3).lognormal(3, 1, 5000)
+    rel = treedp.release_cdf(
+        values, bounds="private", bins=256, epsilon=1.0, rng=treedp.InsecureSeededSource(1)
+    )
+    step = rel.bounds_step
+    assert step is not None and step["method"] == "private_bounds"
+    assert step["lo"] == rel.edges[0] and step["hi"] == rel.edges[-1]
+    assert abs(step["epsilon"] - 0.1) < 1e-12
+    assert rel.guarantee.epsilon < 0.9 + 1e-12  # the tree's own share
+    assert 1.0 - 1e-6 < rel.total_guarantee.epsilon <= 1.0  # exact spends, rounded down
+    assert rel.metadata()["bounds_step"] == step
+    path = tmp_path / "r.treedp"
+    rel.save(path)
+    back = treedp.load_release(path)
+    assert back.bounds_step == step
+    assert back.total_guarantee == rel.total_guarantee
+    fixed = treedp.release_cdf(values, bounds=(0, 500), bins=256, epsilon=1.0)
+    assert fixed.bounds_step is None and fixed.total_guarantee == fixed.guarantee
+    assert "bounds_step" not in fixed.metadata()

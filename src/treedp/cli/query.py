@@ -208,6 +208,15 @@ def info(release: Any) -> dict[str, Any]:
         + (f", branching {'×'.join(map(str, shape))}" if shape else ""),
         "guarantee": f"{_guarantee_text(release.guarantee)} "
         f"({release.neighbours.replace('_', '/')} neighbours, one record per privacy unit)",
+        **(
+            {
+                "total guarantee": f"{_guarantee_text(release.total_guarantee)}, bounds found "
+                f"privately from the same data (epsilon={release.bounds_step['epsilon']:.4g}) "
+                "included"
+            }
+            if release.bounds_step is not None
+            else {}
+        ),
         "budget per level": ", ".join(f"{e:.4g}" for e in release.level_budgets),
         "noise": str(meta.get("noise", "")),
         "bins": described,

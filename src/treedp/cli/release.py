@@ -204,8 +204,12 @@ def _run(args: argparse.Namespace, checked: dict[str, Any], ledger: treedp.Ledge
     release.save(args.out)
     shape = f", branching {list(release.branching)}" if release.branching else ""
     warning = SEEDED if release.seeded else ""
-    if checked["bounds"] == "private":  # the rest of epsilon went to the bounds
-        warning = f" (the rest of epsilon={args.epsilon} found the bounds){warning}"
+    step = release.bounds_step
+    if step is not None:  # part of epsilon went to the bounds: say what the whole cost
+        warning = (
+            f" (bounds found privately with epsilon={step['epsilon']:.4g}; total "
+            f"{_guarantee_total(release)}){warning}"
+        )
     print(
         f"wrote {args.out}: {release.mechanism.name} over {release.bins.n_bins} bins{shape}, "
         f"{_stated(release)} ({release.neighbours}), n~{release.n:.0f}{warning}"
@@ -221,7 +225,7 @@ def _stated(release: treedp.Release) -> str:
     guarantee = release.guarantee
     if isinstance(guarantee, treedp.ZCDP):
         return f"rho={guarantee.rho:.6g} (zCDP, discrete Gaussian noise)"
-    return f"epsilon={release.epsilon}"
+    return f"epsilon={release.epsilon:.6g}"
 
 
 def _remaining(ledger: treedp.Ledger | None) -> None:
@@ -235,3 +239,9 @@ def _run_grouped(args: argparse.Namespace) -> None:
     from treedp.cli._grouped import run_grouped
 
     run_grouped(args)
+
+
+def _guarantee_total(release: treedp.Release) -> str:
+    """The whole release's cost, bounds step included, in words."""
+    total = release.total_guarantee
+    return f"pure epsilon={total.epsilon:.6g}" if hasattr(total, "epsilon") else total.describe()

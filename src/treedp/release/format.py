@@ -554,4 +554,17 @@ def _build(meta: Any, levels: list[np.ndarray]) -> Release:
         library_version=_field(meta, "library_version", (str,)),
         postprocess=_field(meta, "postprocess", (str,)) if "postprocess" in meta else "monotone",
         integer=_field(meta, "integer", (bool,)) if "integer" in meta else False,
+        bounds_step=_bounds_step(meta),
     )
+
+
+def _bounds_step(meta: dict[str, Any]) -> dict[str, Any] | None:
+    """The optional record of a private bounds step (files written before it have none)."""
+    if meta.get("bounds_step") is None:
+        return None
+    step = _field(meta, "bounds_step", (dict,))
+    eps = _field(step, "epsilon", (int, float))
+    if isinstance(eps, bool) or not (math.isfinite(eps) and eps > 0):
+        raise ReleaseFormatError("the bounds step's epsilon must be a positive finite number")
+    _field(step, "method", (str,))
+    return dict(step)

@@ -86,6 +86,10 @@ class Release:
         publishable, release.
     library_version : str
         The treedp version that made the release.
+    bounds_step : dict or None
+        When the bounds were found privately from the same data (``bounds="private"``): what
+        that step spent (``{"method", "epsilon", "share", "lo", "hi"}``); its budget is not in
+        :attr:`guarantee` (the tree's own) but in :attr:`total_guarantee`.
     """
 
     bins: Bins
@@ -97,6 +101,7 @@ class Release:
     integer: bool
     randomness: dict[str, Any]
     library_version: str
+    bounds_step: dict[str, Any] | None
 
     def __init__(
         self,
@@ -109,6 +114,7 @@ class Release:
         library_version: str,
         postprocess: str = "monotone",
         integer: bool = False,
+        bounds_step: dict[str, Any] | None = None,
     ) -> None:
         check_postprocess(postprocess, integer)
         levels = [np.array(level, dtype=np.int64) for level in noisy_levels]
@@ -124,6 +130,7 @@ class Release:
             "integer": integer,
             "randomness": dict(randomness),
             "library_version": library_version,
+            "bounds_step": dict(bounds_step) if bounds_step is not None else None,
         }
         for name, value in fields.items():
             object.__setattr__(self, name, value)
@@ -159,6 +166,17 @@ class Release:
         """The guarantee as a value (:class:`treedp.privacy.PureDP` with the ε spent, or
         :class:`treedp.privacy.ZCDP` with the ρ spent for Gaussian noise)."""
         return self.mechanism.guarantee
+
+    @property
+    def total_guarantee(self) -> Measure:
+        """What the whole release cost: :attr:`guarantee` plus, when the bounds were found
+        privately (:attr:`bounds_step`), that step's pure ε (basic composition). This is what
+        an accountant is charged for ``release_cdf(..., bounds="private")``."""
+        if self.bounds_step is None:
+            return self.guarantee
+        from treedp.privacy.measures import PureDP, compose
+
+        return compose([self.guarantee, PureDP(float(self.bounds_step["epsilon"]))])
 
     @property
     def offers_intervals(self) -> bool:
@@ -258,6 +276,8 @@ class Release:
                 "library_version": self.library_version,
             }
         )
+        if self.bounds_step is not None:
+            meta["bounds_step"] = dict(self.bounds_step)
         return meta
 
     def __repr__(self) -> str:
