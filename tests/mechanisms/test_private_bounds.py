@@ -7,6 +7,7 @@ import math
 import numpy as np
 import pytest
 
+import treedp
 from tests.stats import ALPHA, TEST_SEED
 from treedp import InsecureSeededSource, InvalidParameterError, InvalidTypeError
 from treedp.mechanisms import private_bounds as pb
@@ -143,3 +144,26 @@ def test_release_with_private_bounds_fits_negative_data() -> None:
     lo, hi = float(rel.bins.edges[0]), float(rel.bins.edges[-1])
     assert -2000 < lo < -1000 * 0.99 and -500 < hi < 0
     assert abs(rel.cdf(-750.0) - (x <= -750).sum()) < 200
+
+
+def test_grid_end_warning_when_too_few_records() -> None:
+    """Five records at ε = 1: the scans run off the grid; the release and the CLI say so
+    (post-processing of the released bounds), and ordinary bounds get no such note."""
+    from treedp.mechanisms.private_bounds import SIGNED_GRID, grid_end_warning
+
+    end = float(SIGNED_GRID[-1])
+    assert grid_end_warning(-1.0, 2.0) is None
+    for lo, hi in ((-end, 1.0), (0.0, end * 1.25), (-end * 1.25, end * 1.25)):
+        note = grid_end_warning(lo, hi)
+        assert note is not None and "public grid" in note
+    rel = treedp.release_cdf(
+        [1.0, 2.0, 3.0, 4.0, 5.0],
+        bounds="private",
+        bins=16,
+        epsilon=1.0,
+        rng=treedp.InsecureSeededSource(4),
+    )
+    assert rel.bounds_step is not None
+    assert max(abs(rel.bounds_step["lo"]), abs(rel.bounds_step["hi"])) >= end
+    warning = rel.bounds_warning()
+    assert warning is not None and "public grid" in warning

@@ -61,6 +61,7 @@ __all__ = [
     "NEIGHBOURS",
     "SIGNED_GRID",
     "BoundsResult",
+    "grid_end_warning",
     "private_bounds",
     "split_private_bounds",
 ]
@@ -115,6 +116,26 @@ def _make_signed_grid() -> np.ndarray:
 #: The public candidates of both scans, ascending: ``-GRID`` reversed, then ``GRID`` (8,001
 #: points, symmetric about 0, which is the middle point).
 SIGNED_GRID = _make_signed_grid()
+
+
+def grid_end_warning(lo: float, hi: float) -> str | None:
+    """A warning when a privately found bound lies at (or, with its margin, beyond) an end of
+    :data:`SIGNED_GRID`, else None.
+
+    A scan that never stops ends at the last grid point (about ``±1e301``): the data held too
+    few records beyond the scans' threshold for this ε (fewer than about a few hundred per
+    side at ε = 1), and the bounds say nothing about the data's range. Reading the released
+    bounds only, this is post-processing (no privacy cost); the text holds no data value.
+    """
+    end = float(SIGNED_GRID[-1])
+    if abs(float(lo)) < end and abs(float(hi)) < end:
+        return None
+    return (
+        "A privately found bound reached the end of the public grid (about 1e301 in "
+        "magnitude): too few records lie beyond the scans' threshold for this epsilon, so "
+        "the bounds say nothing about the data's range and the release is not useful. Give "
+        "public bounds, or more epsilon or more records."
+    )
 
 
 @dataclass(frozen=True, repr=False, kw_only=True)

@@ -707,7 +707,8 @@ class Release:
         return pd.DataFrame(self.to_arrays(level=level))
 
     def bounds_warning(self, *, share: float | None = None) -> str | None:
-        """A warning when an end bin holds a large share of the released mass, else None.
+        """A warning when an end bin holds a large share of the released mass (or privately
+        found bounds ran off the public grid), else None.
 
         Values outside the public bounds are counted in the end bins, so a first or last bin
         holding much of the mass suggests bounds narrower than the data: values were probably
@@ -728,6 +729,12 @@ class Release:
         >>> print(rel.bounds_warning())  # doctest: +ELLIPSIS
         The last bin holds ...% of the released mass: values above the upper bound may ...
         """
+        if self.bounds_step is not None:  # bounds found privately: did a scan run off the grid?
+            from treedp.mechanisms.private_bounds import grid_end_warning
+
+            off = grid_end_warning(self.bounds_step["lo"], self.bounds_step["hi"])
+            if off is not None:
+                return off
         n_bins = self.bins.n_bins
         limit = max(0.1, 5.0 / n_bins) if share is None else float(share)
         n_hat = float(self.consistent_counts[-1])
