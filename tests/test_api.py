@@ -266,3 +266,8 @@ def test_plan_parameter_must_match_and_cache_is_owned() -> None:
     spec = treedp.ReleaseSpec(bins=16, epsilon=1.0)
     assert cache.get(spec) is cache.get(spec)
     assert treedp.plan(spec).branching == cache.get(spec).branching
+
+
+def test_private_bounds_need_public_bins() -> None:
+    with pytest.raises(treedp.InvalidParameterError, match="bounds='private' needs 'bins'"):
+        treedp.release_cdf([1.0, 2.0, 3.0], bounds="private", epsilon=1.0)

@@ -245,6 +245,21 @@ def test_release_replace_parquet_and_datetime(
             ],
             "does not exist",
         ),
+        (
+            [
+                "release",
+                "{csv}",
+                "--column",
+                "age",
+                "--bounds",
+                "private",
+                "--epsilon",
+                "1",
+                "--out",
+                "{out}",
+            ],
+            "--bounds private needs --bins",
+        ),
         (["query", "{csv}", "--cdf", "3"], "not valid JSON"),
         (["query", "{out}", "--cdf", "3"], "No release file"),
         (["frobnicate"], "invalid choice"),
@@ -616,7 +631,7 @@ def test_query_errors_are_one_line(
         (["--cdf", "abc"], "--cdf takes numbers"),
         (["--range", "1", "x"], "--range takes numbers"),
         (["--quantiles", "half"], "--quantiles takes probabilities"),
-        (["--quantiles", "1.5"], "'q'"),
+        (["--quantiles", "1.5"], "--quantiles must hold"),
         (["--median", "--level", "1"], "--level"),
         ([], "at least one of"),
     ]:
@@ -878,3 +893,15 @@ def test_failure_mid_stream_leaves_no_file(tmp_path: Path, capsys: pytest.Captur
     assert main(_stream_args(str(ragged), out)) == 2
     assert "number of fields" in _one_error_line(capsys.readouterr().err)
     assert not out.exists()
+
+
+def test_query_quantile_errors_name_the_option(
+    csv_file: Path, tmp_path: Path, capsys: pytest.CaptureFixture
+) -> None:
+    out = tmp_path / "r.json"
+    args = ["release", str(csv_file), "--column", "age", "--bounds", "0", "100"]
+    assert main([*args, "--bins", "10", "--epsilon", "1", "--out", str(out)]) == 0
+    capsys.readouterr()
+    assert main(["query", str(out), "--quantiles", "1.5"]) == 2
+    line = _one_error_line(capsys.readouterr().err)
+    assert "--quantiles must hold probabilities" in line and "'q'" not in line

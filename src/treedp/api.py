@@ -260,6 +260,11 @@ def release_cdf(
                 "bounds='private' takes 'epsilon' (pure DP): find the bounds with "
                 "treedp.private_bounds, then pass them with the other budget."
             )
+        if bins is None:
+            raise InvalidParameterError(
+                "bounds='private' needs 'bins' (a number of equal-width bins, or "
+                "bins='integers'): the range is found privately, the bins stay public."
+            )
         # Every parameter is checked (on stand-in bounds) before any budget is spent.
         _spec(
             _bins((0, 1), bins, None),

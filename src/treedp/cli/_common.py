@@ -63,7 +63,11 @@ def _options(parser: argparse.ArgumentParser) -> dict[str, str]:
 
 
 #: Library parameter names that the command line spells differently.
-_ALIASES = {"rng": "--insecure-seed", "file_format": "--out (its suffix)"}
+_ALIASES = {
+    "rng": "--insecure-seed",
+    "file_format": "--out (its suffix)",
+    "q": "--quantiles",  # 'treedp query --quantiles'; 'treedp quantiles' has its own --q
+}
 
 
 def translate(message: str, parser: argparse.ArgumentParser | None) -> str:
@@ -73,7 +77,8 @@ def translate(message: str, parser: argparse.ArgumentParser | None) -> str:
     ``--epsilon``); everything else is left as the library wrote it.
     """
     names = dict(_options(parser)) if parser is not None else {}
-    names.update(_ALIASES)
+    for name, option in _ALIASES.items():  # a command's own option wins
+        names.setdefault(name, option)
 
     def keyword(match: re.Match[str]) -> str:
         option = names.get(match.group(1))

@@ -130,6 +130,11 @@ def check_arguments(args: argparse.Namespace) -> dict[str, Any]:
         branching = branching[0]
     # private bounds are found from the data later: stand-in bounds check everything else
     stand_in = (0, 1) if bounds == "private" else bounds
+    if bounds == "private" and args.bins is None and edges is None:
+        raise treedp.InvalidParameterError(
+            "--bounds private needs --bins B (equal-width bins) or --bins integers: the range "
+            "is found privately, the number of bins stays public."
+        )
     bins = treedp.make_bins(bounds=stand_in, bins=args.bins, edges=edges)
     treedp.ReleaseSpec(
         bins,
