@@ -905,3 +905,29 @@ def test_query_quantile_errors_name_the_option(
     assert main(["query", str(out), "--quantiles", "1.5"]) == 2
     line = _one_error_line(capsys.readouterr().err)
     assert "--quantiles must hold probabilities" in line and "'q'" not in line
+
+
+@pytest.mark.parametrize(
+    ("extra", "match"),
+    [
+        (["--bounds", "0", "100", "--bounds-share", "0.5"], "--bounds-share applies only"),
+        (["--bounds", "0", "100", "--bins", "7", "--method", "recursive"], "--bins B does not"),
+        (["--bounds", "0", "100", "--bins", "7", "--method", "exponential"], "--bins B does not"),
+    ],
+)
+def test_quantiles_refuses_options_it_would_ignore(
+    extra: list[str], match: str, csv_file: Path, capsys: pytest.CaptureFixture
+) -> None:
+    argv = ["quantiles", str(csv_file), "--column", "age", "--q", "0.5", "--epsilon", "1"]
+    assert main([*argv, *extra]) == 2
+    line = _one_error_line(capsys.readouterr().err)
+    assert match in line and "(see 'treedp quantiles --help')" in line
+
+
+def test_quantiles_integer_bins_with_recursive_are_allowed(
+    csv_file: Path, capsys: pytest.CaptureFixture
+) -> None:
+    argv = ["quantiles", str(csv_file), "--column", "age", "--q", "0.5", "--epsilon", "1"]
+    extra = ["--bounds", "0", "100", "--bins", "integers", "--method", "recursive"]
+    assert main([*argv, *extra, "--insecure-seed", "1"]) == 0
+    assert "method recursive" in capsys.readouterr().out

@@ -71,7 +71,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         active = _subparser(parser, args.command)
         args.run(args)
     except UsageError as exc:
-        print(f"treedp: error: {translate(str(exc), None)} (see 'treedp --help')", file=sys.stderr)
+        command = words[0] if words and not words[0].startswith("-") else None
+        known = command is not None and _subparser(parser, command) is not parser
+        where = f"treedp {command} --help" if known else "treedp --help"
+        print(f"treedp: error: {translate(str(exc), None)} (see '{where}')", file=sys.stderr)
         return 2
     except treedp.TreeDPError as exc:
         print(f"treedp: error: {translate(str(exc), active)}", file=sys.stderr)

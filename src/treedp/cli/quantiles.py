@@ -40,7 +40,12 @@ def register(sub: Any) -> None:
         metavar="LO HI",
         help="public bounds LO HI, or 'private' (a share of epsilon finds them)",
     )
-    qs.add_argument("--bins", type=bins_arg, help="tree bins, or 'integers' for integer data")
+    qs.add_argument(
+        "--bins",
+        type=bins_arg,
+        help="tree bins (--method tree or auto), or 'integers' for integer or count data (ages, "
+        "amounts in whole units): quantiles are then values of the domain",
+    )
     qs.add_argument(
         "--method",
         choices=METHODS,
@@ -58,7 +63,7 @@ def register(sub: Any) -> None:
     qs.add_argument(
         "--bounds-share",
         type=float,
-        default=0.1,
+        default=None,
         help="share of epsilon spent on --bounds private (default 0.1)",
     )
     qs.add_argument(
@@ -74,9 +79,22 @@ def register(sub: Any) -> None:
     qs.set_defaults(run=run)
 
 
+def _check_options(args: argparse.Namespace, bounds: Any) -> None:
+    """Options that would be silently ignored are refused (public parameters only)."""
+    if args.bounds_share is not None and bounds != "private":
+        raise UsageError("--bounds-share applies only with --bounds private.")
+    if isinstance(args.bins, int) and args.method in ("exponential", "recursive"):
+        raise UsageError(
+            f"--bins B does not apply to --method {args.method} (it releases points of a fine "
+            "public grid); it sets the tree's bins for --method tree or auto. --bins integers "
+            "is allowed: quantiles are then integers."
+        )
+
+
 def run(args: argparse.Namespace) -> None:
     """Run ``treedp quantiles`` with the parsed arguments (charging ``--ledger`` if given)."""
     bounds = bounds_arg(args.bounds)
+    _check_options(args, bounds)
     values = read_column(args.input, args.column)
     rng = (
         treedp.InsecureSeededSource(args.insecure_seed) if args.insecure_seed is not None else None
@@ -92,6 +110,8 @@ def run(args: argparse.Namespace) -> None:
 def _run(
     args: argparse.Namespace, values: Any, bounds: Any, rng: Any, ledger: treedp.Ledger | None
 ) -> None:
+    from treedp.mechanisms.private_bounds import DEFAULT_SHARE
+
     result = treedp.quantiles(
         values,
         args.q,
@@ -101,7 +121,7 @@ def _run(
         method=args.method,
         neighbours=args.neighbours,
         nan=args.nan,
-        bounds_share=args.bounds_share,
+        bounds_share=args.bounds_share if args.bounds_share is not None else DEFAULT_SHARE,
         rng=rng,
         accountant=ledger,
     )
