@@ -17,6 +17,7 @@ from treedp.budget import Neighbours
 from treedp.config import configure
 from treedp.domain import MAX_BINS, Bins, NanPolicy, make_bins
 from treedp.engines.dispatch import count_source
+from treedp.engines.local import LocalEngine
 from treedp.engines.progress import wants_progress
 from treedp.exceptions import DataError, InvalidParameterError, InvalidTypeError
 from treedp.mechanisms import Mechanism
@@ -62,6 +63,7 @@ def release_cdf(
     max_contributions_per_group: int | None = None,
     delta: float | None = None,
     bounds_share: float = 0.1,
+    engine: LocalEngine | None = None,
 ) -> Any:
     """Release the distribution of one numeric column under pure ``epsilon``-DP.
 
@@ -168,6 +170,11 @@ def release_cdf(
     progress : bool, optional
         A progress bar while streaming a file or dataset: None (default) shows it on an
         interactive terminal only, never in pipes or CI; needs ``treedp[progress]`` (tqdm).
+    engine : LocalEngine, optional
+        Threads and counting kernel for data counted on this machine (in-memory columns,
+        pyarrow tables and datasets, files), e.g. ``LocalEngine(workers=4, kernel="numba")``
+        (the compiled kernel of ``treedp[fast]``); default two threads, ``kernel="auto"``.
+        Not for Spark or Dask DataFrames, which are counted on their cluster.
     column, by, keys, privacy_unit, max_contributions, max_groups, delta
         (and ``max_contributions_per_group``).
         Group-by releases and per-person bounds: with ``by`` or ``privacy_unit`` the call is
@@ -205,8 +212,23 @@ def release_cdf(
     True
     """
     check_accountant(accountant)
+    if engine is not None and not isinstance(engine, LocalEngine):
+        raise InvalidTypeError(
+            "The 'engine' parameter must be a treedp.engines.LocalEngine. "
+            f"Got {type(engine).__name__} instead."
+        )
+    if engine is not None and (type(values).__module__ or "").split(".")[0] in ("pyspark", "dask"):
+        raise InvalidParameterError(
+            "The 'engine' parameter applies to data counted on this machine; a Spark or Dask "
+            "DataFrame is counted on its cluster."
+        )
     if by is not None or privacy_unit is not None:
         from treedp.api_grouped import release_grouped
+
+        if engine is not None:
+            raise InvalidParameterError(
+                "The 'engine' parameter is not taken by a group-by release."
+            )
 
         if n is not None:
             raise InvalidParameterError(
@@ -322,6 +344,7 @@ def release_cdf(
         bins=the_bins,
         nan=spec.nan,  # type: ignore[arg-type]
         progress=progress,
+        engine=engine,
     ).counts
     return _release(counts, spec, the_bins, mech, est, source, accountant, bounds_step)
 

@@ -177,3 +177,47 @@ def test_bad_parameters_are_reported_before_the_file_is_read(tmp_path: Path) -> 
         treedp.release_cdf(
             tmp_path / "missing.parquet", column="x", bounds=(0, 1), bins=4, epsilon=0.0
         )
+
+
+def test_engine_option_counts_the_same_and_is_checked(tmp_path: Path) -> None:
+    """release_cdf(engine=LocalEngine(...)): the same counts on every local path; a wrong
+    engine is refused before anything is read or spent."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from treedp.engines import LocalEngine
+    from treedp.engines.dispatch import count_source
+
+    values = np.random.default_rng(5).normal(0, 1, 50_000)
+    bins = treedp.make_bins(bounds=(-3, 3), bins=64)
+    ref = count_source(values, column=None, bins=bins).counts
+    path = tmp_path / "v.parquet"
+    pq.write_table(pa.table({"v": values}), path, row_group_size=10_000)
+    engine = LocalEngine(workers=3, kernel="numpy")
+    for data, column in ((values, None), (pa.table({"v": values}), "v"), (str(path), "v")):
+        got = count_source(data, column=column, bins=bins, engine=engine).counts
+        assert np.array_equal(got, ref)
+    rel = treedp.release_cdf(
+        values,
+        bounds=(-3, 3),
+        bins=64,
+        epsilon=1.0,
+        engine=engine,
+        rng=treedp.InsecureSeededSource(1),
+    )
+    again = treedp.release_cdf(
+        values, bounds=(-3, 3), bins=64, epsilon=1.0, rng=treedp.InsecureSeededSource(1)
+    )
+    assert np.array_equal(rel.prefix_counts, again.prefix_counts)
+    with pytest.raises(treedp.InvalidTypeError, match="'engine'"):
+        treedp.release_cdf(values, bounds=(-3, 3), bins=64, epsilon=1.0, engine="numba")
+    with pytest.raises(treedp.InvalidParameterError, match="'engine'"):
+        treedp.release_cdf(
+            {"v": values, "g": values > 0},
+            column="v",
+            by="g",
+            bounds=(-3, 3),
+            bins=8,
+            epsilon=1.0,
+            engine=engine,
+        )

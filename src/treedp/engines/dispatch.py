@@ -24,6 +24,7 @@ or a missing value under ``nan="error"`` gets the same error class everywhere.
 from __future__ import annotations
 
 import os
+from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any
 
 from treedp.engines.base import BinCounts, NanPolicy, check_nan_policy
@@ -36,6 +37,8 @@ if TYPE_CHECKING:
 __all__ = ["count_source"]
 
 _LOCAL = LocalEngine(workers=2)
+#: The engine for in-memory columns of the current :func:`count_source` call.
+_ENGINE: ContextVar[LocalEngine] = ContextVar("treedp_local_engine", default=_LOCAL)
 
 
 def count_source(
@@ -45,6 +48,7 @@ def count_source(
     bins: Bins,
     nan: NanPolicy = "error",
     progress: bool | None = None,
+    engine: LocalEngine | None = None,
 ) -> BinCounts:
     """Count ``data`` (or its ``column``) into ``bins``, choosing the engine by type.
 
@@ -61,6 +65,10 @@ def count_source(
         The missing-value policy.
     progress : bool, optional
         A progress bar for streamed inputs (None: on an interactive terminal only).
+    engine : LocalEngine, optional
+        Threads and counting kernel for data counted on this machine (in-memory columns,
+        pyarrow tables and datasets, files): for example ``LocalEngine(workers=4,
+        kernel="numba")``. Refused for Spark and Dask DataFrames (counted on the cluster).
 
     Returns
     -------
@@ -80,6 +88,34 @@ def count_source(
 
     check_nan_policy(nan)
     wants_progress(progress)  # checks its type
+    if engine is None:
+        return _count(data, column, bins, nan, progress)
+    if not isinstance(engine, LocalEngine):
+        raise InvalidTypeError(
+            "The 'engine' parameter must be a treedp.engines.LocalEngine. "
+            f"Got {type(engine).__name__} instead."
+        )
+    if (type(data).__module__ or "").split(".")[0] in ("pyspark", "dask"):
+        raise InvalidParameterError(
+            "The 'engine' parameter applies to data counted on this machine; a Spark or Dask "
+            "DataFrame is counted on its cluster."
+        )
+    token = _ENGINE.set(engine)
+    try:
+        return _count(data, column, bins, nan, progress)
+    finally:
+        _ENGINE.reset(token)
+
+
+def _chunk_options() -> dict[str, Any]:
+    """The current engine's threads and kernel, for the chunked (streamed) paths."""
+    engine = _ENGINE.get()
+    return {"workers": engine.workers, "kernel": engine.kernel}
+
+
+def _count(
+    data: Any, column: str | None, bins: Bins, nan: NanPolicy, progress: bool | None
+) -> BinCounts:
     if column is not None and not isinstance(column, str):
         raise InvalidTypeError(
             f"The 'column' parameter must be a str. Got {type(column).__name__} instead."
@@ -89,7 +125,7 @@ def count_source(
 
         _need_column(column, "a file")
         assert column is not None
-        return count_path(data, column, bins, nan, progress=progress)
+        return count_path(data, column, bins, nan, progress=progress, **_chunk_options())
     from treedp.engines.files import FileSource
 
     if isinstance(data, FileSource):
@@ -105,6 +141,7 @@ def count_source(
             delimiter=data.delimiter,
             encoding=data.encoding,
             progress=progress,
+            **_chunk_options(),
         )
     module = type(data).__module__ or ""
     root = module.split(".")[0]
@@ -128,7 +165,7 @@ def count_source(
             "with column=..., or the column itself."
         )
     _no_column(column)
-    return _LOCAL.count(data, bins, nan=nan)
+    return _ENGINE.get().count(data, bins, nan=nan)
 
 
 def _need_column(column: str | None, what: str) -> None:
@@ -175,9 +212,9 @@ def _pandas(data: Any, column: str | None, bins: Bins, nan: NanPolicy) -> BinCou
                     f"The column '{column}' is not numeric or datetime (it holds other "
                     "objects); treedp releases numeric or datetime columns only."
                 ) from None
-        return _LOCAL.count(checked, bins, nan=nan)
+        return _ENGINE.get().count(checked, bins, nan=nan)
     _no_column(column)
-    return _LOCAL.count(data, bins, nan=nan)
+    return _ENGINE.get().count(data, bins, nan=nan)
 
 
 def _checked_pandas(series: Any, column: str) -> Any:
@@ -212,16 +249,16 @@ def _polars(data: Any, column: str | None, bins: Bins, nan: NanPolicy) -> BinCou
         if column not in names:
             raise _missing(str(column), names)
         series = data.select(pl.col(str(column))).collect(engine="streaming").to_series()
-        return _LOCAL.count(_checked_polars(series, str(column)), bins, nan=nan)
+        return _ENGINE.get().count(_checked_polars(series, str(column)), bins, nan=nan)
     if isinstance(data, pl.DataFrame):
         _need_column(column, "a DataFrame")
         if column not in data.columns:
             raise _missing(str(column), data.columns)
-        return _LOCAL.count(
+        return _ENGINE.get().count(
             _checked_polars(data.get_column(str(column)), str(column)), bins, nan=nan
         )
     _no_column(column)
-    return _LOCAL.count(data, bins, nan=nan)
+    return _ENGINE.get().count(data, bins, nan=nan)
 
 
 def _checked_polars(series: Any, column: str) -> Any:
@@ -257,13 +294,13 @@ def _pyarrow(
         check_arrow_type(data.schema.field(column).type, str(column))
         col = data.column(column)
         chunks = col.chunks if isinstance(col, pa.ChunkedArray) else [col]
-        return count_chunks((arrow_to_numpy(c) for c in chunks), bins, nan)
+        return count_chunks((arrow_to_numpy(c) for c in chunks), bins, nan, **_chunk_options())
     if isinstance(data, pa.ChunkedArray):
         _no_column(column)
-        return count_chunks((arrow_to_numpy(c) for c in data.chunks), bins, nan)
+        return count_chunks((arrow_to_numpy(c) for c in data.chunks), bins, nan, **_chunk_options())
     if isinstance(data, pa.Array):
         _no_column(column)
-        return _LOCAL.count(arrow_to_numpy(data), bins, nan=nan)
+        return _ENGINE.get().count(arrow_to_numpy(data), bins, nan=nan)
     import pyarrow.dataset as ds
 
     if isinstance(data, ds.Dataset):
@@ -283,6 +320,7 @@ def _pyarrow(
                 bins,
                 nan,
                 progress=tick,
+                **_chunk_options(),
             )
     raise InvalidTypeError(
         f"The 'values' argument is a pyarrow {type(data).__name__}, which treedp does not "

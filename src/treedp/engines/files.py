@@ -38,7 +38,7 @@ import numpy as np
 
 from treedp._inputs import as_1d_array
 from treedp.engines.base import BinCounts, NanPolicy, check_nan_policy
-from treedp.engines.local import count_chunk
+from treedp.engines.local import Kernel, count_chunk
 from treedp.exceptions import (
     DataError,
     InvalidParameterError,
@@ -126,6 +126,7 @@ def count_chunks(
     *,
     workers: int = 2,
     progress: Callable[[int], None] | None = None,
+    kernel: Kernel = "auto",
 ) -> BinCounts:
     """Count a stream of 1-D numpy chunks on ``workers`` threads and add the counts.
 
@@ -151,7 +152,8 @@ def count_chunks(
     with ThreadPoolExecutor(max_workers=workers) as pool:
         try:
             for chunk in chunks:
-                pending.append((pool.submit(count_chunk, chunk, bins, nan), int(chunk.size)))
+                job = pool.submit(count_chunk, chunk, bins, nan, kernel=kernel)
+                pending.append((job, int(chunk.size)))
                 while len(pending) >= 2 * workers:
                     collect()
             while pending:
@@ -173,6 +175,7 @@ def count_path(
     encoding: str | None = None,
     progress: bool | None = None,
     workers: int = 2,
+    kernel: Kernel = "auto",
 ) -> BinCounts:
     """Count ``column`` of a file, directory, glob, list of files, or ``"-"`` (CSV on stdin).
 
@@ -195,6 +198,8 @@ def count_path(
         Show a progress bar (None: on an interactive terminal only, never in CI).
     workers : int, default=2
         Counting threads.
+    kernel : {"auto", "numpy", "numba"}, default="auto"
+        The counting kernel for each chunk (:class:`treedp.engines.LocalEngine`).
 
     Returns
     -------
@@ -211,11 +216,11 @@ def count_path(
     check_nan_policy(nan)
     with progress_bar(progress, total=_total_rows(files, kind)) as tick:
         if kind == "parquet" and _pyarrow() is not None and _parquet_has(files, column):
-            return _count_parquet(files, column, bins, nan, workers, tick)
+            return _count_parquet(files, column, bins, nan, workers, tick, kernel)
         chunks = iter_path_chunks(
             files, kind, column, delimiter=delimiter, encoding=encoding, resolved=True
         )
-        return count_chunks(chunks, bins, nan, workers=workers, progress=tick)
+        return count_chunks(chunks, bins, nan, workers=workers, progress=tick, kernel=kernel)
 
 
 def _parquet_has(files: list[str], column: str) -> bool:
@@ -236,6 +241,7 @@ def _count_parquet(
     nan: NanPolicy,
     workers: int,
     tick: Callable[[int], None] | None,
+    kernel: Kernel = "auto",
 ) -> BinCounts:
     """Parquet row groups read and counted on ``workers`` threads, each reading its own row
     group batch by batch: at most ``2 * workers`` row groups are in flight, so memory is
@@ -257,7 +263,7 @@ def _count_parquet(
         for batch in pf.iter_batches(
             batch_size=BATCH_ROWS, row_groups=[group], columns=[column], use_threads=False
         ):
-            part = count_chunk(arrow_to_numpy(batch.column(0)), bins, nan)
+            part = count_chunk(arrow_to_numpy(batch.column(0)), bins, nan, kernel=kernel)
             total += part.counts
             dropped += part.dropped
             if tick is not None:
