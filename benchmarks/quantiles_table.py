@@ -13,6 +13,9 @@ level; ``--jointexp-reps``, default 3, for JointExp at m >= 29; ``--peer-reps``,
 for the peers); the data are drawn once per setting, seed 0. Neighbours: add/remove
 everywhere.
 
+``--columns`` re-runs only some columns and ``--base PATH...`` fills in the others from saved
+``--json`` runs (same cells, same seeds: each column's seeds depend on the repetition only).
+
 ``--study split|bins|crossover`` runs the tuning studies behind the rules instead
 (:func:`study`): the recursive method's budget split over its levels (``--powers``), the tree's
 number of bins (``--bins-list``), and recursive against tree.
@@ -33,6 +36,9 @@ Columns:
 * ``tree``: the tree CDF as ``treedp.quantiles(method="tree")`` runs it
   (:func:`treedp.release_cdf` with :func:`~treedp.quantiles_api.tree_bins` equal-width bins:
   1024 below ε = 0.5, else 2048; integer bins with the nearest-CDF rule for Poisson data).
+* ``auto (n public)``: what ``treedp.quantiles(..., n=n)`` runs for a user who knows the true
+  ``n`` (``choose_method`` given ``n``); when it picks the tree, the column ``tree (n)``: the
+  tree on ``tree_bins(ε, n)`` bins, same seeds as ``tree``.
 * peers, for ``m`` in {5, 99} when installed (``--peer-reps`` repetitions; OpenDP takes
   about 70 s for 99 levels of 10**5 values): ``diffprivlib`` 0.6.6
   (``tools.quantile``, ε split over the levels), ``opendp`` 0.16 (``make_private_quantile``,
