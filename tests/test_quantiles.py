@@ -91,6 +91,8 @@ def test_tree_bins_from_a_public_n() -> None:
         tree_bins(1.0, n=1.5)  # type: ignore[arg-type]
     with pytest.raises(InvalidParameterError):
         tree_bins(1.0, n=-1)
+    with pytest.raises(InvalidParameterError):
+        tree_bins(float("nan"), n=10**5)
 
 
 def test_quantiles_use_a_public_n_for_the_method_and_the_bins() -> None:

@@ -105,7 +105,7 @@ def tree_bins(epsilon: float, n: int | None = None) -> int:
     if n is None:
         return base
     n = check_int(n, "n", lo=0)
-    records = n * epsilon
+    records = n * check_epsilon(epsilon)
     if records < MANY_RECORDS:
         return base
     # the largest power of two <= BINS_PER_SQRT_RECORDS * sqrt(n ε), from exact integers
