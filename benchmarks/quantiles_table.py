@@ -13,6 +13,9 @@ level; ``--jointexp-reps``, default 3, for JointExp at m >= 29; ``--peer-reps``,
 for the peers); the data are drawn once per setting, seed 0. Neighbours: add/remove
 everywhere.
 
+``--columns`` re-runs only some columns and ``--base PATH...`` fills in the others from saved
+``--json`` runs (same cells, same seeds: each column's seeds depend on the repetition only).
+
 ``--study split|bins|crossover`` runs the tuning studies behind the rules instead
 (:func:`study`): the recursive method's budget split over its levels (``--powers``), the tree's
 number of bins (``--bins-list``), and recursive against tree.
@@ -33,6 +36,9 @@ Columns:
 * ``tree``: the tree CDF as ``treedp.quantiles(method="tree")`` runs it
   (:func:`treedp.release_cdf` with :func:`~treedp.quantiles_api.tree_bins` equal-width bins:
   1024 below ε = 0.5, else 2048; integer bins with the nearest-CDF rule for Poisson data).
+* ``auto (n public)``: what ``treedp.quantiles(..., n=n)`` runs for a user who knows the true
+  ``n`` (``choose_method`` given ``n``); when it picks the tree, the column ``tree (n)``: the
+  tree on ``tree_bins(ε, n)`` bins, same seeds as ``tree``.
 * peers, for ``m`` in {5, 99} when installed (``--peer-reps`` repetitions; OpenDP takes
   about 70 s for 99 levels of 10**5 values): ``diffprivlib`` 0.6.6
   (``tools.quantile``, ε split over the levels), ``opendp`` 0.16 (``make_private_quantile``,
@@ -58,7 +64,7 @@ from scipy.special import logsumexp
 
 import treedp
 from treedp.noise import InsecureSeededSource
-from treedp.quantiles_api import choose_method
+from treedp.quantiles_api import choose_method, tree_bins
 
 DISTS: dict[str, tuple[Callable[[Any, int], np.ndarray], tuple[float, float], str | None]] = {
     "normal": (lambda r, n: r.normal(0, 5, n), (-50.0, 50.0), None),
@@ -70,6 +76,10 @@ MS = (1, 5, 9, 29, 49, 99)
 PEER_MS = (5, 99)
 METHODS = ("recursive", "exp/m", "jointexp", "tree")
 PEERS = ("diffprivlib", "opendp", "pydp")
+#: The tree with :func:`~treedp.quantiles_api.tree_bins` of ε and the public (true) ``n``.
+TREE_N = "tree (n)"
+#: What :func:`cell` can run (``--columns``).
+ALL_COLUMNS = ("recursive", "exp/m", "jointexp", "tree", TREE_N, "exponential", "peers")
 #: JointExp's reference dynamic programme is O(m n^2): only up to this n.
 JOINTEXP_MAX_N = 2000
 #: From this many levels on JointExp runs ``--jointexp-reps`` repetitions (it is slow).
@@ -164,8 +174,12 @@ def joint_exp(xs, q, eps, bounds, rng) -> np.ndarray:  # type: ignore[no-untyped
     return np.sort(rng.uniform(z[intervals], z[intervals + 1]))
 
 
-def tree(xs, q, eps, bounds, bins, seed) -> np.ndarray:  # type: ignore[no-untyped-def]
-    """The tree CDF as ``treedp.quantiles(method="tree")`` runs it (its default bins for ε)."""
+def tree(xs, q, eps, bounds, bins, seed, n=None) -> np.ndarray:  # type: ignore[no-untyped-def]
+    """The tree CDF as ``treedp.quantiles(method="tree")`` runs it.
+
+    Its default bins are :func:`~treedp.quantiles_api.tree_bins` of ε, and of the public
+    ``n`` when given (the user's count, here the true one: a user who knows ``n``).
+    """
     return np.atleast_1d(
         treedp.quantiles(
             xs,
@@ -174,6 +188,7 @@ def tree(xs, q, eps, bounds, bins, seed) -> np.ndarray:  # type: ignore[no-untyp
             bounds=bounds,
             bins=bins,
             method="tree",
+            n=n,
             rng=InsecureSeededSource(seed),
         ).values
     )
@@ -258,15 +273,22 @@ def cell(  # type: ignore[no-untyped-def]
     reps: int,
     peer_reps: int,
     jointexp_reps: int,
+    columns: tuple[str, ...] = ALL_COLUMNS,
 ):
-    """The per-method mean rank errors of one cell (and their standard errors, ``se:<key>``)."""
+    """The per-method mean rank errors of one cell (and their standard errors, ``se:<key>``).
+
+    ``columns`` picks what runs (``--columns``; default all): ``recursive``, ``exp/m``,
+    ``jointexp``, ``tree``, ``tree (n)``, ``exponential`` (m = 1 only) and ``peers``. Each
+    column's seeds depend on the repetition only, so a column re-run alone gives what a full
+    run gives.
+    """
     _draw_fn, bounds, bins = DISTS[name]
     q = np.arange(1, m + 1) / (m + 1)
     err: dict[str, list[float]] = {}
     for rep in range(reps * (5 if m == 1 else 1)):
-        rng = np.random.default_rng(1000 + rep)
-        rows: dict[str, Any] = {
-            "recursive": treedp.quantiles(
+        rows: dict[str, Any] = {}
+        if "recursive" in columns:
+            rows["recursive"] = treedp.quantiles(
                 xs,
                 q,
                 epsilon=eps,
@@ -274,13 +296,21 @@ def cell(  # type: ignore[no-untyped-def]
                 bins=bins,
                 method="recursive",
                 rng=InsecureSeededSource(rep),
-            ).values,
-            "exp/m": exp_per_quantile(xs, q, eps, bounds, rng),
-            "tree": tree(xs, q, eps, bounds, bins, rep),
-        }
-        if n <= JOINTEXP_MAX_N and (m < JOINTEXP_SLOW_M or rep < jointexp_reps):
+            ).values
+        if "exp/m" in columns:
+            rng = np.random.default_rng(1000 + rep)
+            rows["exp/m"] = exp_per_quantile(xs, q, eps, bounds, rng)
+        if "tree" in columns:
+            rows["tree"] = tree(xs, q, eps, bounds, bins, rep)
+        if TREE_N in columns:  # the tree's bins given the public (true) n
+            rows[TREE_N] = tree(xs, q, eps, bounds, bins, rep, n=n)
+        if (
+            "jointexp" in columns
+            and n <= JOINTEXP_MAX_N
+            and (m < JOINTEXP_SLOW_M or rep < jointexp_reps)
+        ):
             rows["jointexp"] = joint_exp(xs, q, eps, bounds, np.random.default_rng(2000 + rep))
-        if m == 1:
+        if m == 1 and "exponential" in columns:
             rows["exponential"] = treedp.quantiles(
                 xs,
                 q,
@@ -290,7 +320,7 @@ def cell(  # type: ignore[no-untyped-def]
                 method="exponential",
                 rng=InsecureSeededSource(rep),
             ).values
-        if m in PEER_MS and rep < peer_reps:
+        if m in PEER_MS and rep < peer_reps and "peers" in columns:
             rows.update(peers(xs, q, eps, bounds, rep))
         for key, est in rows.items():
             if bins == "integers" and key in ("exp/m", "jointexp", *PEERS):
@@ -308,7 +338,8 @@ def study(args: argparse.Namespace) -> None:
     ``split``: the recursive method with level budgets ``∝ (nodes at the level) **
     power`` for each ``--powers`` value (``SPLIT_POWER``); ``bins``: the tree with each
     ``--bins-list`` number of equal-width bins; ``crossover``: the recursive method against
-    the tree with its default bins (:func:`treedp.quantiles_api.tree_bins`). Same data as the
+    the tree with its default bins (:func:`treedp.quantiles_api.tree_bins` of ε, and of ε and
+    the public ``n`` when that differs: ``tree[n public: bins]``). Same data as the
     table (seed 0); ``--reps`` repetitions with seeded sources.
     """
     from treedp.mechanisms import quantiles_recursive as qr
@@ -350,6 +381,14 @@ def study(args: argparse.Namespace) -> None:
                                 for r in range(args.reps)
                             ]
                             out.append(f"tree[{b or 'default'}] {stat(errs)}")
+                    if args.study == "crossover" and bins is None:  # the bins given n, if other
+                        b = tree_bins(eps, n=n)
+                        if b != tree_bins(eps):
+                            errs = [
+                                rank_error(xs, tree(xs, q, eps, bounds, None, 100 + r, n=n), q)
+                                for r in range(args.reps)
+                            ]
+                            out.append(f"tree[n public: {b}] {stat(errs)}")
                     print(f"{name} n={n} ε={eps} m={m}: " + " | ".join(out), flush=True)
 
 
@@ -374,6 +413,19 @@ def main() -> None:
     ap.add_argument("--study", choices=("split", "bins", "crossover"), help="a tuning study")
     ap.add_argument("--powers", nargs="+", type=float, default=[0.0, 0.5, -0.5])
     ap.add_argument("--bins-list", nargs="+", type=int, default=[1024, 2048, 4096])
+    ap.add_argument(
+        "--columns",
+        nargs="+",
+        choices=ALL_COLUMNS,
+        default=list(ALL_COLUMNS),
+        help="run only these (the others from --base)",
+    )
+    ap.add_argument(
+        "--base",
+        nargs="+",
+        metavar="JSON",
+        help="saved --json runs whose columns fill in those not re-run (same cells, same seeds)",
+    )
     args = ap.parse_args()
     if args.study:
         study(args)
@@ -387,6 +439,11 @@ def main() -> None:
         return
     if args.quick:
         args.dists, args.ns, args.ms = ["normal", "poisson3"], [10**3], [1, 5, 99]
+    base: dict[tuple[str, int, float, int], dict[str, Any]] = {}
+    for path in args.base or []:
+        with open(path) as f:
+            for c in json.load(f):
+                base[(c["data"], c["n"], c["eps"], c["m"])] = c
     print(HEADER)
     start = time.time()
     cells = []
@@ -396,9 +453,21 @@ def main() -> None:
             xs = np.sort(draw(np.random.default_rng(0), n))
             for eps in args.eps:
                 for m in args.ms:
-                    mean = cell(name, n, eps, m, xs, args.reps, args.peer_reps, args.jointexp_reps)
-                    print(row({"data": name, "n": n, "eps": eps, "m": m, **mean}), flush=True)
-                    cells.append({"data": name, "n": n, "eps": eps, "m": m, **mean})
+                    mean = cell(
+                        name,
+                        n,
+                        eps,
+                        m,
+                        xs,
+                        args.reps,
+                        args.peer_reps,
+                        args.jointexp_reps,
+                        tuple(args.columns),
+                    )
+                    key = {"data": name, "n": n, "eps": eps, "m": m}
+                    done = {**base.get((name, n, eps, m), {}), **key, **mean}
+                    print(row(done), flush=True)
+                    cells.append(done)
                     if args.json:  # as we go: a long run killed midway keeps its cells
                         with open(args.json, "w") as f:
                             json.dump(cells, f, indent=1)
@@ -414,71 +483,106 @@ def main() -> None:
 
 
 HEADER = (
-    "| data | n | ε | m | auto | recursive | exp/m | jointexp | tree | best ratio | "
-    "diffprivlib | opendp | pydp |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|"
+    "| data | n | ε | m | auto | auto (n public) | recursive | exp/m | jointexp | tree | "
+    "tree (n) | best ratio | best ratio (n) | diffprivlib | opendp | pydp |\n"
+    "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
 )
+
+
+def auto_key(c: dict[str, Any], public_n: bool) -> tuple[str, str]:
+    """The method ``auto`` picks for a cell and the column holding its result.
+
+    Without ``public_n`` the rule sees no ``n`` (add/remove, count unknown); with it, the
+    true ``n``, and the tree then runs on :func:`~treedp.quantiles_api.tree_bins` of ε and
+    ``n`` (column ``tree (n)``).
+    """
+    chosen = choose_method(
+        c["m"], epsilon=c["eps"], bins=DISTS[c["data"]][2], n=c["n"] if public_n else None
+    )
+    return chosen, TREE_N if public_n and chosen == "tree" else chosen
+
+
+def best_key(c: dict[str, Any], public_n: bool) -> str:
+    """The best reference column: of :data:`METHODS`, and ``tree (n)`` too with ``public_n``."""
+    keys = (*METHODS, TREE_N) if public_n else METHODS
+    return min((k for k in keys if k in c), key=lambda k: c[k])
 
 
 def row(c: dict[str, Any]) -> str:
     """One Markdown row of a cell's means (``auto`` is the chosen method's column)."""
-    chosen = choose_method(c["m"], epsilon=c["eps"], bins=DISTS[c["data"]][2])
-    auto = c[chosen]
-    best = min(c[k] for k in METHODS if k in c)
+    parts = []
+    ratios = []
+    for public_n in (False, True):
+        chosen, key = auto_key(c, public_n)
+        if key in c:
+            parts.append(f"{c[key]:.1f} ({chosen})")
+            ratios.append(f"{c[key] / max(c[best_key(c, public_n)], 1e-9):.2f}")
+        else:
+            parts.append("-")
+            ratios.append("-")
     return (
-        f"| {c['data']} | {c['n']:.0e} | {c['eps']} | {c['m']} | {auto:.1f} ({chosen}) | "
-        + " | ".join(_fmt(c, k) for k in METHODS)
-        + f" | {auto / max(best, 1e-9):.2f} | "
+        f"| {c['data']} | {c['n']:.0e} | {c['eps']} | {c['m']} | "
+        + " | ".join(parts)
+        + " | "
+        + " | ".join(_fmt(c, k) for k in (*METHODS, TREE_N))
+        + " | "
+        + " | ".join(ratios)
+        + " | "
         + " | ".join(_fmt(c, k) for k in PEERS)
         + " |"
     )
 
 
 def summarise(cells: list[dict[str, Any]], table: bool = False) -> None:
-    """The goal counts: auto within 1.2x of the best method; auto below every peer."""
+    """The goal counts, for ``auto`` and ``auto (n public)``: within 1.2x of the best
+    method; below every peer."""
     if table:
         print(HEADER)
         for c in cells:
             print(row(c))
-    within, misses, peer_rows, tied = 0, [], [], []
-    for c in cells:
-        bins = DISTS[c["data"]][2]
-        chosen = choose_method(c["m"], epsilon=c["eps"], bins=bins)
-        best_key = min((k for k in METHODS if k in c), key=lambda k: c[k])
-        ratio = c[chosen] / max(c[best_key], 1e-9)
-        if ratio <= 1.2:
-            within += 1
-        else:
-            misses.append(
-                f"{c['data']} n={c['n']:.0e} ε={c['eps']} m={c['m']}: "
-                f"{chosen} {c[chosen]:.1f} vs {best_key} {c[best_key]:.1f} "
-                f"({ratio:.2f}x)"
-            )
-        got = [k for k in PEERS if k in c]
-        if got:  # a peer is better only beyond rounding (means of equal answers may differ)
-            worse = [k for k in got if c[k] < c[chosen] * (1 - TIE)]
-            ties = [k for k in got if k not in worse and c[k] <= c[chosen] * (1 + TIE)]
-            peer_rows.append((c, chosen, worse))
-            if ties:
-                tied.append(
-                    f"{c['data']} n={c['n']:.0e} ε={c['eps']} m={c['m']}: " + ", ".join(ties)
+    for public_n in (False, True):
+        label = "auto (n public)" if public_n else "auto"
+        scored = [c for c in cells if auto_key(c, public_n)[1] in c]
+        within, misses, peer_rows, tied = 0, [], [], []
+        for c in scored:
+            chosen, key = auto_key(c, public_n)
+            best = best_key(c, public_n)
+            ratio = c[key] / max(c[best], 1e-9)
+            if ratio <= 1.2:
+                within += 1
+            else:
+                misses.append(
+                    f"{c['data']} n={c['n']:.0e} ε={c['eps']} m={c['m']}: "
+                    f"{chosen} {c[key]:.1f} vs {best} {c[best]:.1f} ({ratio:.2f}x)"
                 )
-    print(f"\nauto within 1.2x of the best of {METHODS}: {within} of {len(cells)} cells")
-    for line in misses:
-        print(f"* {line}")
-    beaten = [(c, ch, w) for c, ch, w in peer_rows if w]
-    print(
-        f"\nauto below (or tied with) every peer in {len(peer_rows) - len(beaten)} of "
-        f"{len(peer_rows)} peer cells; where a peer is better:"
-    )
-    for c, ch, worse in beaten:
-        peers_txt = ", ".join(f"{k} {c[k]:.1f}" for k in worse)
-        print(
-            f"* {c['data']} n={c['n']:.0e} ε={c['eps']} m={c['m']}: {ch} {c[ch]:.1f} vs {peers_txt}"
-        )
-    if tied:
-        print("\nties with a peer (the same answers, e.g. all at the tie floor):")
-        for line in tied:
+            got = [k for k in PEERS if k in c]
+            if got:  # a peer is better only beyond rounding (means of equal answers may differ)
+                worse = [k for k in got if c[k] < c[key] * (1 - TIE)]
+                ties = [k for k in got if k not in worse and c[k] <= c[key] * (1 + TIE)]
+                peer_rows.append((c, chosen, key, worse))
+                if ties:
+                    tied.append(
+                        f"{c['data']} n={c['n']:.0e} ε={c['eps']} m={c['m']}: " + ", ".join(ties)
+                    )
+        keys = (*METHODS, TREE_N) if public_n else METHODS
+        print(f"\n{label} within 1.2x of the best of {keys}: {within} of {len(scored)} cells")
+        for line in misses:
             print(f"* {line}")
+        beaten = [p for p in peer_rows if p[3]]
+        print(
+            f"\n{label} below (or tied with) every peer in {len(peer_rows) - len(beaten)} of "
+            f"{len(peer_rows)} peer cells; where a peer is better:"
+        )
+        for c, ch, key, worse in beaten:
+            peers_txt = ", ".join(f"{k} {c[k]:.1f}" for k in worse)
+            print(
+                f"* {c['data']} n={c['n']:.0e} ε={c['eps']} m={c['m']}: "
+                f"{ch} {c[key]:.1f} vs {peers_txt}"
+            )
+        if tied:
+            print(f"\n{label}: ties with a peer (the same answers, e.g. all at the tie floor):")
+            for line in tied:
+                print(f"* {line}")
 
 
 if __name__ == "__main__":

@@ -31,11 +31,26 @@ def test_choose_method_reads_public_parameters_only() -> None:
     assert choose_method(13, epsilon=0.1) == "tree"
     assert choose_method(9, epsilon=0.1) == "recursive"
     assert choose_method(1, epsilon=0.1) == "exponential"
-    # a public n: few records per unit of ε favour the tree earlier (below ε = 0.5 only)
+    # a public n: the crossover moves with the records per unit of ε (n · ε)
     assert choose_method(9, epsilon=0.1, n=10**6) == choose_method(9, epsilon=0.1)
-    assert choose_method(9, epsilon=0.1, n=1000) == "tree"
+    assert choose_method(9, epsilon=0.1, n=1000) == "tree"  # n ε < 1000: from 7 levels
+    assert choose_method(7, epsilon=0.1, n=9999) == "tree"
+    assert choose_method(6, epsilon=0.1, n=1000) == "recursive"
     assert choose_method(5, epsilon=0.1, n=1000) == "recursive"
+    assert choose_method(17, epsilon=0.1, n=10**4) == "recursive"  # n ε >= 1000: from 24
+    assert choose_method(23, epsilon=0.1, n=10**5) == "recursive"
+    assert choose_method(24, epsilon=0.1, n=10**5) == "tree"
     assert choose_method(9, epsilon=1.0, n=100) == "recursive"
+    assert choose_method(39, epsilon=1.0, n=1000) == "recursive"  # n ε < 50,000: from 40
+    assert choose_method(40, epsilon=1.0, n=1000) == "tree"
+    assert choose_method(49, epsilon=1.0, n=49_999) == "tree"
+    assert choose_method(49, epsilon=1.0, n=50_000) == "recursive"  # then from 64 again
+    assert choose_method(64, epsilon=1.0, n=10**5) == "tree"
+    assert choose_method(49, epsilon=0.5, n=99_999) == "tree"  # n ε < 50,000 at ε = 0.5
+    # integer bins and one level do not look at n
+    for n in (None, 10, 10**9):
+        assert choose_method(5, epsilon=0.1, bins="integers", n=n) == "tree"
+        assert choose_method(1, epsilon=1.0, n=n) == "exponential"
     with pytest.raises(treedp.InvalidTypeError):
         choose_method(9, epsilon=0.1, n="1000")
     with pytest.raises(InvalidParameterError):
@@ -54,6 +69,63 @@ def test_tree_bins_follow_epsilon_and_explicit_bins_win() -> None:
         assert res.grid_points == expected and np.all(np.diff(res.values) >= 0)
     auto = quantiles(x, q, epsilon=0.1, bounds=(-5, 5), rng=InsecureSeededSource(4))
     assert auto.method == "tree" and auto.grid_points == 1024
+
+
+def test_tree_bins_from_a_public_n() -> None:
+    # unchanged without n and below n · ε = 50,000
+    for eps in (0.1, 0.49, 0.5, 1.0, 4.0):
+        for n in (0, 1, 1000, 10**4):
+            assert tree_bins(eps, n=n) == tree_bins(eps)
+    assert tree_bins(1.0, n=49_999) == 2048 and tree_bins(0.1, n=499_999) == 1024
+    # then the largest power of two <= 32 sqrt(n ε), at least the ε default, at most 2^16
+    assert tree_bins(1.0, n=50_000) == 4096  # 32 sqrt(5e4) = 7155
+    assert tree_bins(1.0, n=10**5) == 8192 and tree_bins(0.1, n=10**6) == 8192
+    assert tree_bins(1.0, n=3 * 10**5) == 16384 and tree_bins(1.0, n=10**6) == 16384
+    assert tree_bins(1.0, n=10**7) == 65536 and tree_bins(1.0, n=10**12) == 65536
+    assert tree_bins(1.0, n=2**20) == 32768  # 32 sqrt(2^20) = 2^15 exactly
+    ns = np.unique(np.geomspace(1, 10**10, 200).astype(np.int64))
+    for eps in (0.1, 1.0):
+        got = [tree_bins(eps, n=int(n)) for n in ns]
+        assert all(b & (b - 1) == 0 for b in got) and got == sorted(got)  # monotone in n
+    with pytest.raises(treedp.InvalidTypeError):
+        tree_bins(1.0, n=1.5)  # type: ignore[arg-type]
+    with pytest.raises(InvalidParameterError):
+        tree_bins(1.0, n=-1)
+    with pytest.raises(InvalidParameterError):
+        tree_bins(float("nan"), n=10**5)
+
+
+def test_quantiles_use_a_public_n_for_the_method_and_the_bins() -> None:
+    x = np.random.default_rng(TEST_SEED).lognormal(0, 1, 2000)
+    q99 = np.arange(1, 100) / 100
+    # add/remove: n is the user's public count; it picks the bins, the release never sees it
+    big = quantiles(x, q99, epsilon=1.0, bounds=(0, 100), n=10**5, rng=InsecureSeededSource(5))
+    assert big.method == "tree" and big.grid_points == 8192
+    assert big.neighbours == "add_remove" and big.epsilon_spent <= 1.0
+    assert np.all(np.diff(big.values) >= 0)
+    q49 = np.arange(1, 50) / 50
+    assert quantiles(x, q49, epsilon=1.0, bounds=(0, 100), rng=InsecureSeededSource(5)).method == (
+        "recursive"
+    )
+    small = quantiles(x, q49, epsilon=1.0, bounds=(0, 100), n=2000, rng=InsecureSeededSource(5))
+    assert small.method == "tree" and small.grid_points == 2048
+    # replace: n is public by definition, the number of values by default
+    rep = quantiles(
+        x, q49, epsilon=1.0, bounds=(0, 100), neighbours="replace", rng=InsecureSeededSource(5)
+    )
+    assert rep.method == "tree" and rep.grid_points == 2048
+    many = np.random.default_rng(TEST_SEED).lognormal(0, 1, 60_000)
+    rep_big = quantiles(
+        many, q99, epsilon=1.0, bounds=(0, 100), neighbours="replace", rng=InsecureSeededSource(5)
+    )
+    assert rep_big.method == "tree" and rep_big.grid_points == 4096
+    # explicit bins win over the n rule; a wrong n under replace is refused by the release
+    fixed = quantiles(
+        x, q99, epsilon=1.0, bounds=(0, 100), bins=300, n=10**6, rng=InsecureSeededSource(6)
+    )
+    assert fixed.grid_points == 300
+    with pytest.raises(InvalidParameterError):
+        quantiles(x, q99, epsilon=1.0, bounds=(0, 100), neighbours="replace", n=10**5)
 
 
 @pytest.mark.parametrize("m", [1, 5, 99])

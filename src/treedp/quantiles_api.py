@@ -47,26 +47,70 @@ TREE_MIN_LEVELS_LOW_EPSILON = 13
 FEW_RECORDS = 1000
 #: See :data:`FEW_RECORDS`.
 TREE_MIN_LEVELS_FEW_RECORDS = 7
+#: Below :data:`LOW_EPSILON` with a public ``n`` and ``n · ε >=`` :data:`FEW_RECORDS`: the
+#: recursive method's nodes hold enough records to win up to about 17 levels.
+TREE_MIN_LEVELS_PUBLIC_N_LOW_EPSILON = 24
+#: From :data:`LOW_EPSILON` with a public ``n`` and ``n · ε <`` :data:`MANY_RECORDS`: the
+#: tree (on its ε-default bins) wins from about 49 levels.
+TREE_MIN_LEVELS_PUBLIC_N = 40
 #: On integer bins (``bins="integers"``), the tree CDF from this many distinct levels on.
 TREE_MIN_LEVELS_DISCRETE = 2
 #: Equal-width bins of the tree CDF when ``bins`` is not given (ε >= :data:`LOW_EPSILON`).
 DEFAULT_TREE_BINS = 2048
 #: The same below :data:`LOW_EPSILON`.
 DEFAULT_TREE_BINS_LOW_EPSILON = 1024
+#: With a public ``n``: from this ``n · ε`` on the tree's bins grow as ``√(n ε)``
+#: (:func:`tree_bins`).
+MANY_RECORDS = 50_000
+#: See :data:`MANY_RECORDS`: ``n · ε = 10^5`` gives 8192 bins, ``10^6`` 16,384.
+BINS_PER_SQRT_RECORDS = 32
+#: The most equal-width bins :func:`tree_bins` picks.
+MAX_TREE_BINS = 2**16
 
 
-def tree_bins(epsilon: float) -> int:
+def tree_bins(epsilon: float, n: int | None = None) -> int:
     """The number of equal-width bins the tree method uses when ``bins`` is not given.
 
     A quantile read off the tree CDF is wrong by the noise of the prefix count at it plus the
     records of the bin it is interpolated in. The noise grows with the number of bins (a
-    deeper tree) and as ``1/ε``; the interpolation error shrinks with more bins. So the bins
-    depend on ε only (public): :data:`DEFAULT_TREE_BINS_LOW_EPSILON` below
-    :data:`LOW_EPSILON`, else :data:`DEFAULT_TREE_BINS` (measured in docs/quantiles.md: at
-    ε = 0.1, 1024 bins are the best of 1024 / 2048 / 4096, or within 1% of it, on every dataset
-    of the benchmark; at ε = 1, 2048 bins beat 4096 on five of six).
+    deeper tree) and as ``1/ε``; the interpolation error shrinks with more bins and grows with
+    the number of records per bin. Without ``n`` the bins depend on ε only:
+    :data:`DEFAULT_TREE_BINS_LOW_EPSILON` below :data:`LOW_EPSILON`, else
+    :data:`DEFAULT_TREE_BINS` (measured in docs/quantiles.md: at ε = 0.1, 1024 bins are the
+    best of 1024 / 2048 / 4096, or within 1% of it, on every dataset of the benchmark; at
+    ε = 1, 2048 bins beat 4096 on five of six).
+
+    With a public ``n`` (given by the user, never the data's count) and ``n · ε >=``
+    :data:`MANY_RECORDS`, the bins grow as ``√(n ε)``: the largest power of two at most
+    :data:`BINS_PER_SQRT_RECORDS` ``· √(n ε)``, at least the ε default and at most
+    :data:`MAX_TREE_BINS` (the interpolation error of a smooth density falls as the square
+    of the bin width, the noise only as a power of the tree's depth). Below
+    :data:`MANY_RECORDS` the ε default is kept: up to ``n · ε = 10^4`` it was the best or
+    within the noise on every dataset measured. Same ``epsilon`` and ``n``, same bins: the
+    rule reads public parameters only.
+
+    Parameters
+    ----------
+    epsilon : float
+        The budget of the tree release.
+    n : int, optional
+        The public number of records (see :func:`treedp.quantiles`).
+
+    Returns
+    -------
+    int
+        A power of two.
     """
-    return DEFAULT_TREE_BINS_LOW_EPSILON if epsilon < LOW_EPSILON else DEFAULT_TREE_BINS
+    base = DEFAULT_TREE_BINS_LOW_EPSILON if epsilon < LOW_EPSILON else DEFAULT_TREE_BINS
+    if n is None:
+        return base
+    n = check_int(n, "n", lo=0)
+    records = n * check_epsilon(epsilon)
+    if records < MANY_RECORDS:
+        return base
+    # the largest power of two <= BINS_PER_SQRT_RECORDS * sqrt(n ε), from exact integers
+    target = math.isqrt(int(BINS_PER_SQRT_RECORDS**2 * records))
+    return min(MAX_TREE_BINS, max(base, 1 << (target.bit_length() - 1)))
 
 
 def choose_method(m: int, *, epsilon: float, bins: Any = None, n: int | None = None) -> str:
@@ -74,14 +118,19 @@ def choose_method(m: int, *, epsilon: float, bins: Any = None, n: int | None = N
 
     One level: ``"exponential"`` (Smith's mechanism spends the whole budget on it). Integer
     bins with at least :data:`TREE_MIN_LEVELS_DISCRETE` levels: ``"tree"`` (on tied data its
-    quantiles are values of the domain). Otherwise ``"tree"`` from :data:`TREE_MIN_LEVELS`
-    levels (:data:`TREE_MIN_LEVELS_LOW_EPSILON` when ``epsilon <`` :data:`LOW_EPSILON`): the
-    tree's rank error does not grow with the number of levels, the recursive method's does,
-    and at small ε the recursive method's deep nodes hold too few records for their share of
-    the budget. With a public ``n`` (given by the user, never the data's count) and ``n · ε
-    <`` :data:`FEW_RECORDS` below :data:`LOW_EPSILON`, from
-    :data:`TREE_MIN_LEVELS_FEW_RECORDS` levels. Else ``"recursive"``. The crossovers are
-    measured in docs/quantiles.md (more records per node favour the recursive method).
+    quantiles are values of the domain). Otherwise ``"tree"`` from a number of levels, else
+    ``"recursive"``: the tree's rank error does not grow with the number of levels, the
+    recursive method's does, and the crossover moves with the records per node (``n · ε``).
+
+    Without ``n``: from :data:`TREE_MIN_LEVELS` levels (:data:`TREE_MIN_LEVELS_LOW_EPSILON`
+    when ``epsilon <`` :data:`LOW_EPSILON`), a compromise over ``n`` from 10^3 to 10^5.
+
+    With a public ``n`` (given by the user, never the data's count; see
+    :func:`treedp.quantiles`), below :data:`LOW_EPSILON`: from
+    :data:`TREE_MIN_LEVELS_FEW_RECORDS` levels when ``n · ε <`` :data:`FEW_RECORDS`, else from
+    :data:`TREE_MIN_LEVELS_PUBLIC_N_LOW_EPSILON`; from :data:`LOW_EPSILON`: from
+    :data:`TREE_MIN_LEVELS_PUBLIC_N` levels when ``n · ε <`` :data:`MANY_RECORDS`, else from
+    :data:`TREE_MIN_LEVELS`. The crossovers are measured in docs/quantiles.md.
     """
     if n is not None:
         n = check_int(n, "n", lo=0)
@@ -89,12 +138,14 @@ def choose_method(m: int, *, epsilon: float, bins: Any = None, n: int | None = N
         return "exponential"
     if bins == "integers" and m >= TREE_MIN_LEVELS_DISCRETE:
         return "tree"
-    if epsilon >= LOW_EPSILON:
-        threshold = TREE_MIN_LEVELS
-    elif n is not None and n * epsilon < FEW_RECORDS:
+    if n is None:
+        threshold = TREE_MIN_LEVELS if epsilon >= LOW_EPSILON else TREE_MIN_LEVELS_LOW_EPSILON
+    elif epsilon >= LOW_EPSILON:
+        threshold = TREE_MIN_LEVELS_PUBLIC_N if n * epsilon < MANY_RECORDS else TREE_MIN_LEVELS
+    elif n * epsilon < FEW_RECORDS:
         threshold = TREE_MIN_LEVELS_FEW_RECORDS
     else:
-        threshold = TREE_MIN_LEVELS_LOW_EPSILON
+        threshold = TREE_MIN_LEVELS_PUBLIC_N_LOW_EPSILON
     return "tree" if m >= threshold else "recursive"
 
 
@@ -166,8 +217,12 @@ def quantiles(
         several levels splits ε equally between them.
     neighbours : {"add_remove", "replace"}, default="add_remove"
     n : int, optional
-        The public number of records under ``replace`` (default: the number of values, public
-        under ``replace``).
+        The public number of records, when the user knows it from elsewhere (never read from
+        the data). It only chooses the method (:func:`choose_method`) and the tree's bins
+        (:func:`tree_bins`): a wrong ``n`` costs accuracy, never privacy. Under
+        ``"add_remove"`` the count is private unless the user knows it; the guarantee does not
+        use ``n``. Under ``"replace"`` it is public by definition: default the number of
+        values, and the tree's release checks that a given ``n`` equals it.
     nan : {"error", "drop"}, default="error"
     bounds_share : float, default=0.1
         The share of ``epsilon`` spent on ``bounds="private"``.
@@ -214,6 +269,8 @@ def quantiles(
         )
     if n is not None:
         n = check_int(n, "n", lo=0)
+    elif relation == "replace":  # public by definition under replace (nan="drop" is refused)
+        n = int(as_1d_array(values).size)
     m = int(np.unique(qa).size)
     chosen = choose_method(m, epsilon=eps, bins=bins, n=n) if method == "auto" else method
     source = resolve_source(rng)
@@ -292,15 +349,13 @@ def _run(
     if method == "tree":
         from treedp.api import release_cdf  # the api imports nothing from here
 
-        if relation == "replace" and n is None:
-            n = int(as_1d_array(values).size)  # public under replace
         rel = release_cdf(
             values,
             bounds=bounds,
-            bins=tree_bins(eps) if bins is None else bins,
+            bins=tree_bins(eps, n=n) if bins is None else bins,
             epsilon=eps,
             neighbours=relation,  # type: ignore[arg-type]
-            n=n,
+            n=n if relation == "replace" else None,  # under add/remove: the bins only
             nan=nan,  # type: ignore[arg-type]
             rng=source,
         )
