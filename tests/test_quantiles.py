@@ -394,3 +394,26 @@ def test_cli_quantiles_charges_a_ledger(tmp_path, capsys) -> None:  # type: igno
     assert "Nothing was charged" in capsys.readouterr().err
     with treedp.open_ledger(path, "d") as led:
         assert led.spent.epsilon == pytest.approx(1.5) and len(led.history) == 2
+
+
+def test_every_method_is_monotone_and_answers_a_repeated_level_once() -> None:
+    """Explicit exponential with several levels: sorted answers (it drew 0.9 below 0.1
+    before); a repeated level gets one answer; the caller's order is kept."""
+    rng = np.random.default_rng(8)
+    values = np.where(rng.random(2000) < 0.92, 0.0, rng.lognormal(8, 1, 2000))  # tied at 0
+    q = [0.9, 0.1, 0.5, 0.5]
+    for seed in range(20):
+        for method in ("exponential", "recursive", "tree"):
+            res = treedp.quantiles(
+                values,
+                q,
+                epsilon=1.0,
+                bounds=(0, 100_000),
+                method=method,
+                rng=InsecureSeededSource(seed),
+            )
+            v = np.asarray(res.values)
+            assert v[1] <= v[2] <= v[0], (method, seed, v)
+            assert v[2] == v[3]
+    with pytest.raises(InvalidParameterError, match="at least one level"):
+        treedp.quantiles(values, [], epsilon=1.0, bounds=(0, 10))

@@ -171,7 +171,11 @@ class QuantilesResult(QuantileResult):
 
 def _levels(q: Any) -> np.ndarray:
     qa = np.atleast_1d(np.asarray(q, dtype=np.float64))
-    if qa.ndim != 1 or qa.size == 0 or np.isnan(qa).any() or (qa < 0).any() or (qa > 1).any():
+    if qa.ndim != 1 or qa.size == 0:
+        raise InvalidParameterError(
+            f"The 'q' argument must hold at least one level, as a number or a 1-D list. Got {q!r}."
+        )
+    if np.isnan(qa).any() or (qa < 0).any() or (qa > 1).any():
         raise InvalidParameterError(f"The 'q' argument must hold levels in [0, 1]. Got {q!r}.")
     return qa
 
@@ -214,7 +218,9 @@ def quantiles(
         .discrete_quantile_from`).
     method : {"auto", "exponential", "recursive", "tree"}, default="auto"
         ``"auto"``: :func:`choose_method` (public parameters only). ``"exponential"`` with
-        several levels splits ε equally between them.
+        several levels splits ε equally between the distinct levels; its answers are sorted
+        (post-processing), so every method is non-decreasing in ``q``; a repeated level is
+        released once and answered the same.
     neighbours : {"add_remove", "replace"}, default="add_remove"
     n : int, optional
         The public number of records, when the user knows it from elsewhere (never read from
@@ -303,9 +309,17 @@ def quantiles(
     else:
         the_bounds = (bounds[0], bounds[1])
         eps_rest = eps
-    out, record, grid_points, guarantee_eps = _run(
-        chosen, values, qa, eps_rest, the_bounds, bins, relation, n, nan, source
+    # Each distinct level is released once, in increasing order; the answers are then put
+    # back in the caller's order (duplicates get the same answer). The exponential method
+    # draws its levels independently, so its answers are sorted (post-processing): every
+    # method's answers are non-decreasing in q.
+    levels, where = np.unique(qa, return_inverse=True)
+    distinct, record, grid_points, guarantee_eps = _run(
+        chosen, values, levels, eps_rest, the_bounds, bins, relation, n, nan, source
     )
+    if chosen == "exponential":
+        distinct = np.sort(np.asarray(distinct), kind="stable")
+    out = np.asarray(distinct)[np.reshape(where, -1)]
     parts.append(record)
     spent += Fraction(guarantee_eps)
     return QuantilesResult(
