@@ -931,3 +931,12 @@ def test_quantiles_integer_bins_with_recursive_are_allowed(
     extra = ["--bounds", "0", "100", "--bins", "integers", "--method", "recursive"]
     assert main([*argv, *extra, "--insecure-seed", "1"]) == 0
     assert "method recursive" in capsys.readouterr().out
+
+
+def test_quantiles_takes_a_public_n(csv_file: Path, capsys: pytest.CaptureFixture) -> None:
+    argv = ["quantiles", str(csv_file), "--column", "age", "--q", "0.25", "0.5", "0.75"]
+    common = ["--epsilon", "1", "--bounds", "0", "100", "--insecure-seed", "2"]
+    assert main([*argv, *common, "--n", "500"]) == 0
+    assert "method" in capsys.readouterr().out
+    assert main([*argv, *common, "--n", "-3"]) == 2
+    assert "--n" in _one_error_line(capsys.readouterr().err)

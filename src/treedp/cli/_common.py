@@ -67,6 +67,7 @@ _ALIASES = {
     "rng": "--insecure-seed",
     "file_format": "--out (its suffix)",
     "q": "--quantiles",  # 'treedp query --quantiles'; 'treedp quantiles' has its own --q
+    "values": "the --column",  # the library's data argument is the file's column here
 }
 
 

@@ -61,6 +61,14 @@ def register(sub: Any) -> None:
         help="add_remove (default) or replace (the number of records is public)",
     )
     qs.add_argument(
+        "--n",
+        type=int,
+        metavar="N",
+        help="public number of records, if known from elsewhere: it only chooses the method "
+        "and the tree's bins (a wrong N costs accuracy, never privacy); with --neighbours "
+        "replace it is public anyway",
+    )
+    qs.add_argument(
         "--bounds-share",
         type=float,
         default=None,
@@ -120,6 +128,7 @@ def _run(
         bins=args.bins,
         method=args.method,
         neighbours=args.neighbours,
+        n=args.n,
         nan=args.nan,
         bounds_share=args.bounds_share if args.bounds_share is not None else DEFAULT_SHARE,
         rng=rng,
