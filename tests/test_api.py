@@ -271,3 +271,26 @@ def test_plan_parameter_must_match_and_cache_is_owned() -> None:
 def test_private_bounds_need_public_bins() -> None:
     with pytest.raises(treedp.InvalidParameterError, match="bounds='private' needs 'bins'"):
         treedp.release_cdf([1.0, 2.0, 3.0], bounds="private", epsilon=1.0)
+
+
+def test_private_bounds_refuse_bad_tree_parameters_before_spending() -> None:
+    """level_budgets / branching that cannot fit the release are refused before the bounds
+    step charges anything; the public remaining budget makes a valid split possible."""
+    from treedp.mechanisms.private_bounds import remaining_epsilon
+
+    x = np.random.default_rng(0).normal(0, 1, 1000)
+    acc = treedp.Accountant(treedp.PureDP(5.0))
+    bad = (
+        {"bins": 32, "level_budgets": [0.2] * 5},  # wrong number of levels
+        {"bins": 32, "level_budgets": [0.2] * 3},  # sums to the total, not to what is left
+        {"bins": "integers", "level_budgets": [0.3] * 3},  # levels unknown until the bounds
+    )
+    for kw in bad:
+        with pytest.raises(treedp.InvalidParameterError):
+            treedp.release_cdf(x, bounds="private", epsilon=1.0, accountant=acc, **kw)
+    assert acc.spent == treedp.PureDP(0.0)
+    rest = remaining_epsilon(1.0)
+    rel = treedp.release_cdf(
+        x, bounds="private", bins=32, epsilon=1.0, level_budgets=[rest / 3] * 3, accountant=acc
+    )
+    assert rel.total_guarantee.epsilon <= 1.0 and acc.spent == treedp.PureDP(1.0)

@@ -287,10 +287,19 @@ def release_cdf(
                 "bounds='private' needs 'bins' (a number of equal-width bins, or "
                 "bins='integers'): the range is found privately, the bins stay public."
             )
-        # Every parameter is checked (on stand-in bounds) before any budget is spent.
-        _spec(
+        if bins == "integers" and (level_budgets is not None or isinstance(branching, Sequence)):
+            raise InvalidParameterError(
+                "bounds='private' with bins='integers' cannot take 'level_budgets' or per-level "
+                "'branching': the number of bins, hence of levels, comes with the bounds."
+            )
+        from treedp.mechanisms.private_bounds import remaining_epsilon
+
+        # Every parameter is checked (on stand-in bounds, with the budget the release will
+        # have after the bounds step: public) before any budget is spent; the tree's shape
+        # too when the caller fixes it (the stand-in has the same number of bins).
+        stand_in = _spec(
             _bins((0, 1), bins, None),
-            epsilon,
+            remaining_epsilon(epsilon, bounds_share, neighbours),
             neighbours,
             n,
             mechanism,
@@ -301,6 +310,8 @@ def release_cdf(
             integer,
             nan=nan,
         )
+        if bins != "integers" and (level_budgets is not None or branching is not None):
+            configure(stand_in, plan=plan, plan_cache=plan_cache)
         found, epsilon, found_by = split_private_bounds(
             _in_memory(values, column),
             epsilon=epsilon,

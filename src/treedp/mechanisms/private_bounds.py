@@ -63,6 +63,7 @@ __all__ = [
     "BoundsResult",
     "grid_end_warning",
     "private_bounds",
+    "remaining_epsilon",
     "split_private_bounds",
 ]
 
@@ -446,10 +447,7 @@ def split_private_bounds(
         ``(1 - share) · epsilon``, rounded down.
     result : BoundsResult
     """
-    if isinstance(share, bool) or not isinstance(share, int | float) or not 0 < share < 1:
-        raise InvalidParameterError(
-            f"The 'bounds_share' parameter must be a float in (0, 1). Got {share!r}."
-        )
+    _check_share(share)
     eps = check_epsilon(epsilon)
     if accountant is not None and charge is None:
         charge = SpendRecord(
@@ -465,3 +463,23 @@ def split_private_bounds(
     lo, hi = result.lo, result.hi
     remaining = math.nextafter(eps - result.epsilon_spent, 0.0)
     return (lo, hi), remaining, result
+
+
+def _check_share(share: Any) -> None:
+    if isinstance(share, bool) or not isinstance(share, int | float) or not 0 < share < 1:
+        raise InvalidParameterError(
+            f"The 'bounds_share' parameter must be a float in (0, 1). Got {share!r}."
+        )
+
+
+def remaining_epsilon(
+    epsilon: float, share: float = DEFAULT_SHARE, neighbours: str = "add_remove"
+) -> float:
+    """The ε :func:`split_private_bounds` leaves for the release, from public parameters only
+    (so a release's own parameters, such as per-level budgets, can be checked against it
+    before any budget is spent)."""
+    _check_share(share)
+    eps = check_epsilon(epsilon)
+    relation = check_neighbours(neighbours, NEIGHBOURS)
+    loss = _scales(check_epsilon(eps * share) / 2, relation)[2]
+    return math.nextafter(eps - float_up(2 * loss), 0.0)
