@@ -326,6 +326,7 @@ def release_cdf(
         bounds = (int(found[0]), int(found[1])) if bins == "integers" else found
         bounds_step = {
             "method": "private_bounds",
+            "stops": [float(v) for v in found_by.stops],
             "epsilon": found_by.epsilon_spent,
             "share": bounds_share,
             "lo": float(bounds[0]),

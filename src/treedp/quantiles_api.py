@@ -20,7 +20,7 @@ from treedp._validation import check_int
 from treedp.budget import check_epsilon
 from treedp.exceptions import InvalidParameterError, InvalidTypeError
 from treedp.mechanisms._column import check_nan, check_neighbours, describe, float_up
-from treedp.mechanisms.private_bounds import DEFAULT_SHARE, split_private_bounds
+from treedp.mechanisms.private_bounds import DEFAULT_SHARE, grid_end_warning, split_private_bounds
 from treedp.mechanisms.quantile_exponential import quantile_exponential
 from treedp.mechanisms.quantiles_recursive import quantiles_recursive
 from treedp.mechanisms.results import QuantileResult
@@ -162,11 +162,15 @@ class QuantilesResult(QuantileResult):
     parts : tuple of SpendRecord
         What each step spent (private bounds, then the quantiles); ``guarantee`` is their
         sum (basic composition) and is what an accountant is charged.
+    bounds_warning : str or None
+        With ``bounds="private"``: a warning when a scan ran off the public grid (too few
+        records for this ε; :func:`treedp.mechanisms.private_bounds.grid_end_warning`).
     """
 
     method: str
     bounds: tuple[Any, Any]
     parts: tuple[SpendRecord, ...]
+    bounds_warning: str | None = None
 
 
 def _levels(q: Any) -> np.ndarray:
@@ -292,6 +296,7 @@ def quantiles(
             )
         )
     parts: list[SpendRecord] = []
+    off_grid: str | None = None
     spent = Fraction(0)  # exact sum of the parts' (rounded-up) losses
     if private:
         found, eps_rest, bres = split_private_bounds(
@@ -305,6 +310,7 @@ def quantiles(
         )
         parts.append(bres.spend)
         spent += Fraction(bres.epsilon_spent)
+        off_grid = grid_end_warning(*bres.stops)  # post-processing of the released stops
         the_bounds: tuple[Any, Any] = found
     else:
         the_bounds = (bounds[0], bounds[1])
@@ -343,6 +349,7 @@ def quantiles(
         method=chosen,
         bounds=the_bounds,
         parts=tuple(parts),
+        bounds_warning=off_grid,
     )
 
 

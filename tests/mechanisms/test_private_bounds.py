@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
 import pytest
@@ -167,3 +168,32 @@ def test_grid_end_warning_when_too_few_records() -> None:
     assert max(abs(rel.bounds_step["lo"]), abs(rel.bounds_step["hi"])) >= end
     warning = rel.bounds_warning()
     assert warning is not None and "public grid" in warning
+
+
+def test_integer_private_bounds_flag_a_failed_scan_and_fit_max_bins(tmp_path: Any) -> None:
+    """Integer bounds are clamped to ±(2**53 - 1), so the failed scan is read from the stops
+    (kept in the release and its file); a found integer range wider than MAX_BINS keeps
+    MAX_BINS integers instead of failing after the budget is spent."""
+    from treedp.domain import MAX_BINS
+    from treedp.mechanisms.private_bounds import split_private_bounds
+
+    few = np.arange(50)
+    rel = treedp.release_cdf(
+        few, bounds="private", bins="integers", epsilon=0.1, rng=InsecureSeededSource(1)
+    )
+    assert rel.bounds_step is not None and len(rel.bounds_step["stops"]) == 2
+    warning = rel.bounds_warning()
+    assert warning is not None and "public grid" in warning
+    path = tmp_path / "r.treedp"
+    rel.save(path)
+    loaded = treedp.load_release(path)
+    assert loaded.bounds_step == rel.bounds_step and loaded.bounds_warning() == warning
+    res = treedp.quantiles(few, [0.5], epsilon=0.1, bounds="private", bins="integers")
+    assert res.bounds_warning is not None
+    wide = np.r_[np.zeros(500), np.full(500, 1e9)]
+    (lo, hi), _, found = split_private_bounds(
+        wide, epsilon=1.0, integers=True, rng=InsecureSeededSource(2)
+    )
+    assert found.hi - found.lo + 1 > MAX_BINS
+    assert hi - lo + 1 == MAX_BINS and float(lo).is_integer()
+    assert found.lo <= lo and hi <= found.hi

@@ -142,11 +142,7 @@ def _run(
         f"method {result.method}, bounds [{shown}]{found}, epsilon spent "
         f"{result.epsilon_spent:.10g} ({result.neighbours}){SEEDED if result.seeded else ''}"
     )
-    if bounds == "private":  # reads the released bounds only: post-processing
-        from treedp.mechanisms.private_bounds import grid_end_warning
-
-        off = grid_end_warning(*result.bounds)
-        if off is not None:
-            print(f"treedp: warning: {off}", file=sys.stderr)
+    if result.bounds_warning is not None:  # post-processing of the released stops
+        print(f"treedp: warning: {result.bounds_warning}", file=sys.stderr)
     if ledger is not None:
         print(remaining_line(ledger))

@@ -39,6 +39,7 @@ from typing import Any
 import numpy as np
 
 from treedp.budget import check_epsilon
+from treedp.domain import MAX_BINS
 from treedp.exceptions import InvalidParameterError, InvalidTypeError
 from treedp.mechanisms._column import (
     check_nan,
@@ -120,13 +121,16 @@ SIGNED_GRID = _make_signed_grid()
 
 
 def grid_end_warning(lo: float, hi: float) -> str | None:
-    """A warning when a privately found bound lies at (or, with its margin, beyond) an end of
-    :data:`SIGNED_GRID`, else None.
+    """A warning when a scan's stop (or a real-valued bound moved out from it) lies at an end
+    of :data:`SIGNED_GRID`, else None; pass :attr:`BoundsResult.stops` (integer bounds are
+    clamped to ``±(2**53 - 1)`` and cannot show it).
 
-    A scan that never stops ends at the last grid point (about ``±1e301``): the data held too
-    few records beyond the scans' threshold for this ε (fewer than about a few hundred per
-    side at ε = 1), and the bounds say nothing about the data's range. Reading the released
-    bounds only, this is post-processing (no privacy cost); the text holds no data value.
+    With too few records beyond the scans' threshold for this ε (fewer than about ``k``, a
+    few hundred at ε = 1), the upward scan usually stops at once at the grid's lowest point
+    and the downward scan at its highest (the bounds cross and are swapped), or a scan runs
+    to the far end; either way the bounds say nothing about the data's range. Reading the
+    released stops only, this is post-processing (no privacy cost); the text holds no data
+    value.
     """
     end = float(SIGNED_GRID[-1])
     if abs(float(lo)) < end and abs(float(hi)) < end:
@@ -432,7 +436,9 @@ def split_private_bounds(
     """Spend ``share · ε`` on :func:`private_bounds`; return the bounds and the rest of ε.
 
     With ``integers=True`` (for ``bins="integers"``) the bounds get no width margin and are
-    rounded inwards to integers (post-processing, :func:`private_bounds`). The caller
+    rounded inwards to integers (post-processing, :func:`private_bounds`); a range of more
+    than :data:`treedp.domain.MAX_BINS` integers keeps the ``MAX_BINS`` integers around its
+    middle (post-processing: integer bins cannot be wider). The caller
     releases with the returned remaining budget; the total is
     ``PureDP(bounds.epsilon_spent + remaining)``, at most ``epsilon``.
 
@@ -461,6 +467,13 @@ def split_private_bounds(
         values, eps * share, neighbours, nan, None, rng, accountant, charge, integers
     )
     lo, hi = result.lo, result.hi
+    if integers and hi - lo + 1 > MAX_BINS:
+        # Post-processing: integer bins cannot span more than MAX_BINS integers, so keep the
+        # MAX_BINS integers around the middle of the found range (a release then flags
+        # clamping or a failed scan) rather than refuse after the budget is spent.
+        middle = math.floor((lo + hi) / 2)
+        lo = float(middle - MAX_BINS // 2)
+        hi = lo + MAX_BINS - 1
     remaining = math.nextafter(eps - result.epsilon_spent, 0.0)
     return (lo, hi), remaining, result
 

@@ -732,7 +732,11 @@ class Release:
         if self.bounds_step is not None:  # bounds found privately: did a scan run off the grid?
             from treedp.mechanisms.private_bounds import grid_end_warning
 
-            off = grid_end_warning(self.bounds_step["lo"], self.bounds_step["hi"])
+            ends = self.bounds_step.get("stops") or (
+                self.bounds_step["lo"],
+                self.bounds_step["hi"],
+            )
+            off = grid_end_warning(*ends)
             if off is not None:
                 return off
         n_bins = self.bins.n_bins
