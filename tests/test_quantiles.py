@@ -417,3 +417,20 @@ def test_every_method_is_monotone_and_answers_a_repeated_level_once() -> None:
             assert v[2] == v[3]
     with pytest.raises(InvalidParameterError, match="at least one level"):
         treedp.quantiles(values, [], epsilon=1.0, bounds=(0, 10))
+
+
+def test_public_parameter_errors_come_before_the_charge() -> None:
+    """Bad bounds, bins or a wrong public n under replace are refused before the accountant
+    is charged (they used to be found by the method, after the charge)."""
+    x = np.random.default_rng(0).normal(50, 10, 300)
+    acc = treedp.Accountant(treedp.PureDP(10.0))
+    cases = [
+        {"bounds": (100, 0)},
+        {"bounds": (0.5, 10), "bins": "integers"},
+        {"bounds": (0, 100), "bins": 300_000_000, "method": "tree"},
+        {"bounds": (0, 100), "neighbours": "replace", "n": 17, "method": "recursive"},
+    ]
+    for kw in cases:
+        with pytest.raises(treedp.TreeDPError):
+            treedp.quantiles(x, [0.5], epsilon=1.0, accountant=acc, **kw)
+    assert acc.spent == treedp.PureDP(0.0)

@@ -18,7 +18,7 @@ import numpy as np
 from treedp._inputs import as_1d_array
 from treedp._validation import check_int
 from treedp.budget import check_epsilon
-from treedp.exceptions import InvalidParameterError, InvalidTypeError
+from treedp.exceptions import DataError, InvalidParameterError, InvalidTypeError
 from treedp.mechanisms._column import check_nan, check_neighbours, describe, float_up
 from treedp.mechanisms.private_bounds import DEFAULT_SHARE, grid_end_warning, split_private_bounds
 from treedp.mechanisms.quantile_exponential import quantile_exponential
@@ -279,10 +279,17 @@ def quantiles(
         )
     if n is not None:
         n = check_int(n, "n", lo=0)
+        if relation == "replace" and n != int(as_1d_array(values).size):
+            raise DataError(  # under replace the size is public: this names no count
+                "With neighbours='replace' the 'n' parameter must be the public number of "
+                "records, and the column's number of records differs from it."
+            )
     elif relation == "replace":  # public by definition under replace (nan="drop" is refused)
         n = int(as_1d_array(values).size)
     m = int(np.unique(qa).size)
     chosen = choose_method(m, epsilon=eps, bins=bins, n=n) if method == "auto" else method
+    if not private:  # public parameters the methods check later: before anything is charged
+        _check_bounds(chosen, bounds, bins, eps, n)
     source = resolve_source(rng)
     check_accountant(accountant)
     if accountant is not None:  # the whole ε (bounds and quantiles), before any randomness
@@ -407,6 +414,21 @@ def _run(
     if discrete:
         out = np.minimum(np.floor(np.asarray(out, dtype=np.float64)), grid_bounds[1] - 1)
     return out, res.spend, res.grid_points, res.epsilon_spent
+
+
+def _check_bounds(method: str, bounds: Any, bins: Any, eps: float, n: int | None) -> None:
+    """The bounds (and the tree's bins) as the chosen method will check them."""
+    from treedp.domain import make_bins
+
+    pair = (bounds[0], bounds[1])
+    if bins == "integers":
+        lo, hi = _integer_bounds(pair)
+        if method == "tree":
+            make_bins(bounds=(lo, hi), bins="integers")
+    elif method == "tree":
+        make_bins(bounds=pair, bins=tree_bins(eps, n=n) if bins is None else bins)
+    else:
+        make_bins(bounds=pair, bins=1)
 
 
 def _integer_bounds(bounds: tuple[Any, Any]) -> tuple[int, int]:
