@@ -24,8 +24,9 @@ The kernel counts one contiguous float64 array into equal-width bins with the bi
   policy after the pass.
 
 The time per value depends on the data only as the numpy kernel's does (where in the counters
-each value lands, for the caches) and through the rare values placed by the edges; a NaN costs
-what any value costs.
+each value lands, for the caches) and through the values placed by the edges on the
+non-exact path (the rare values near an edge, and every NaN there, whose fractional index is
+0); a NaN needs no second pass or copy.
 
 Counters are ``uint32`` (half the cache footprint of ``int64``; at ``B = 2^16`` one thread's
 counters fit in a 1 MiB L2 with room for the data stream); a call counts at most

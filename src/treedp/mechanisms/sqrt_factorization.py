@@ -471,27 +471,24 @@ class SqrtFactorizationMechanism(Mechanism):
         """``[Ĉ x]``, exact int64, for totals up to :meth:`max_records`.
 
         The exact convolution splits the counts into limbs; their number is fixed by the
-        public :meth:`count_bits` whenever ``Σ x · Σ ĉ < 2**62`` (about ``1.5·10^10``
-        records at ``B = 2^24``, more at smaller ``B``), so its time does not depend on the
-        data. Above that, one or two more limbs are used (``bits of max_records``): the
-        switch reveals only that the total passed that size, which the counting time of
-        such a column (minutes, proportional to the rows) already shows. Beyond
-        :meth:`max_records` the counts are refused.
+        public ``max_records().bit_length()`` whatever the counts, so its time does not
+        depend on the data (one limb more than the usual sizes need: about 10–15% of the
+        convolution). Totals above :meth:`max_records` (about ``7·10^13`` records, where
+        ``Ĉ x`` itself leaves int64) are refused, as counts whose total overflows int64 are
+        everywhere in treedp.
         """
         from treedp.estimation.toeplitz import exact_convolve
 
         x = np.asarray(counts, dtype=np.int64)
         if x.size != self.n_bins:
             raise InvalidParameterError("The counts must hold one count per bin.")
-        total = int(x.sum()) if x.size else 0
-        bits = self.count_bits()
-        if total >= 1 << bits:
-            if total > self.max_records():
-                raise DataError(
-                    "The counts are too large for the square-root factorisation's exact "
-                    "integer arithmetic (int64); use the tree mechanism for this release."
-                )
-            bits = self.max_records().bit_length()
+        limit = self.max_records()
+        if x.size and int(x.sum()) > limit:
+            raise DataError(
+                "The counts are too large for the square-root factorisation's exact "
+                "integer arithmetic (int64); use the tree mechanism for this release."
+            )
+        bits = limit.bit_length()
         block = exact_convolve(self.coefficients, x, bits)
         if self.equalise:  # ê_j <= Σ ĉ, so ê ∘ x fits (max_records)
             tail = slice(self.n_bins - self.equalised, self.n_bins)
