@@ -197,3 +197,17 @@ def test_integer_private_bounds_flag_a_failed_scan_and_fit_max_bins(tmp_path: An
     assert found.hi - found.lo + 1 > MAX_BINS
     assert hi - lo + 1 == MAX_BINS and float(lo).is_integer()
     assert found.lo <= lo and hi <= found.hi
+
+
+@pytest.mark.parametrize("neighbours", ["add_remove", "replace"])
+def test_remaining_epsilon_is_what_the_split_leaves(neighbours: str) -> None:
+    """The public pre-check budget equals the budget the split actually leaves."""
+    from treedp.mechanisms.private_bounds import remaining_epsilon, split_private_bounds
+
+    x = np.random.default_rng(TEST_SEED).normal(0, 1, 500)
+    for eps, share in ((1.0, 0.1), (0.37, 0.25), (3.0, 0.05)):
+        _, rest, found = split_private_bounds(
+            x, epsilon=eps, share=share, neighbours=neighbours, rng=InsecureSeededSource(1)
+        )
+        assert rest == remaining_epsilon(eps, share, neighbours)
+        assert rest + found.epsilon_spent <= eps

@@ -118,8 +118,6 @@ def run(args: argparse.Namespace) -> None:
 def _run(
     args: argparse.Namespace, values: Any, bounds: Any, rng: Any, ledger: treedp.Ledger | None
 ) -> None:
-    from treedp.mechanisms.private_bounds import DEFAULT_SHARE
-
     result = treedp.quantiles(
         values,
         args.q,
@@ -130,7 +128,8 @@ def _run(
         neighbours=args.neighbours,
         n=args.n,
         nan=args.nan,
-        bounds_share=args.bounds_share if args.bounds_share is not None else DEFAULT_SHARE,
+        # the library's documented default share unless --bounds-share is given
+        **({} if args.bounds_share is None else {"bounds_share": args.bounds_share}),
         rng=rng,
         accountant=ledger,
     )

@@ -24,7 +24,6 @@ or a missing value under ``nan="error"`` gets the same error class everywhere.
 from __future__ import annotations
 
 import os
-from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any
 
 from treedp.engines.base import BinCounts, NanPolicy, check_nan_policy
@@ -37,8 +36,6 @@ if TYPE_CHECKING:
 __all__ = ["count_source"]
 
 _LOCAL = LocalEngine(workers=2)
-#: The engine for in-memory columns of the current :func:`count_source` call.
-_ENGINE: ContextVar[LocalEngine] = ContextVar("treedp_local_engine", default=_LOCAL)
 
 
 def count_source(
@@ -89,32 +86,32 @@ def count_source(
     check_nan_policy(nan)
     wants_progress(progress)  # checks its type
     if engine is None:
-        return _count(data, column, bins, nan, progress)
-    if not isinstance(engine, LocalEngine):
+        engine = _LOCAL
+    elif not isinstance(engine, LocalEngine):
         raise InvalidTypeError(
             "The 'engine' parameter must be a treedp.engines.LocalEngine. "
             f"Got {type(engine).__name__} instead."
         )
-    if (type(data).__module__ or "").split(".")[0] in ("pyspark", "dask"):
+    elif (type(data).__module__ or "").split(".")[0] in ("pyspark", "dask"):
         raise InvalidParameterError(
             "The 'engine' parameter applies to data counted on this machine; a Spark or Dask "
             "DataFrame is counted on its cluster."
         )
-    token = _ENGINE.set(engine)
-    try:
-        return _count(data, column, bins, nan, progress)
-    finally:
-        _ENGINE.reset(token)
+    return _count(data, column, bins, nan, progress, engine)
 
 
-def _chunk_options() -> dict[str, Any]:
-    """The current engine's threads and kernel, for the chunked (streamed) paths."""
-    engine = _ENGINE.get()
+def _chunk_options(engine: LocalEngine) -> dict[str, Any]:
+    """The engine's threads and kernel, for the chunked (streamed) paths."""
     return {"workers": engine.workers, "kernel": engine.kernel}
 
 
 def _count(
-    data: Any, column: str | None, bins: Bins, nan: NanPolicy, progress: bool | None
+    data: Any,
+    column: str | None,
+    bins: Bins,
+    nan: NanPolicy,
+    progress: bool | None,
+    engine: LocalEngine,
 ) -> BinCounts:
     if column is not None and not isinstance(column, str):
         raise InvalidTypeError(
@@ -125,7 +122,7 @@ def _count(
 
         _need_column(column, "a file")
         assert column is not None
-        return count_path(data, column, bins, nan, progress=progress, **_chunk_options())
+        return count_path(data, column, bins, nan, progress=progress, **_chunk_options(engine))
     from treedp.engines.files import FileSource
 
     if isinstance(data, FileSource):
@@ -141,7 +138,7 @@ def _count(
             delimiter=data.delimiter,
             encoding=data.encoding,
             progress=progress,
-            **_chunk_options(),
+            **_chunk_options(engine),
         )
     module = type(data).__module__ or ""
     root = module.split(".")[0]
@@ -154,18 +151,18 @@ def _count(
 
         return dask.count_dask(data, column, bins, nan)  # type: ignore[no-any-return]
     if root == "pandas":
-        return _pandas(data, column, bins, nan)
+        return _pandas(data, column, bins, nan, engine)
     if root == "polars":
-        return _polars(data, column, bins, nan)
+        return _polars(data, column, bins, nan, engine)
     if root == "pyarrow":
-        return _pyarrow(data, column, bins, nan, progress)
+        return _pyarrow(data, column, bins, nan, progress, engine)
     if isinstance(data, dict):
         raise InvalidTypeError(
             "The 'values' argument must be a column or a table, not a dict; pass a DataFrame "
             "with column=..., or the column itself."
         )
     _no_column(column)
-    return _ENGINE.get().count(data, bins, nan=nan)
+    return engine.count(data, bins, nan=nan)
 
 
 def _need_column(column: str | None, what: str) -> None:
@@ -190,7 +187,9 @@ def _missing(column: str, names: Any) -> InvalidParameterError:
     )
 
 
-def _pandas(data: Any, column: str | None, bins: Bins, nan: NanPolicy) -> BinCounts:
+def _pandas(
+    data: Any, column: str | None, bins: Bins, nan: NanPolicy, engine: LocalEngine
+) -> BinCounts:
     import pandas as pd
 
     if isinstance(data, pd.DataFrame):
@@ -212,9 +211,9 @@ def _pandas(data: Any, column: str | None, bins: Bins, nan: NanPolicy) -> BinCou
                     f"The column '{column}' is not numeric or datetime (it holds other "
                     "objects); treedp releases numeric or datetime columns only."
                 ) from None
-        return _ENGINE.get().count(checked, bins, nan=nan)
+        return engine.count(checked, bins, nan=nan)
     _no_column(column)
-    return _ENGINE.get().count(data, bins, nan=nan)
+    return engine.count(data, bins, nan=nan)
 
 
 def _checked_pandas(series: Any, column: str) -> Any:
@@ -235,7 +234,9 @@ def _checked_pandas(series: Any, column: str) -> Any:
     )
 
 
-def _polars(data: Any, column: str | None, bins: Bins, nan: NanPolicy) -> BinCounts:
+def _polars(
+    data: Any, column: str | None, bins: Bins, nan: NanPolicy, engine: LocalEngine
+) -> BinCounts:
     import polars as pl
 
     if isinstance(data, pl.Expr):
@@ -249,16 +250,16 @@ def _polars(data: Any, column: str | None, bins: Bins, nan: NanPolicy) -> BinCou
         if column not in names:
             raise _missing(str(column), names)
         series = data.select(pl.col(str(column))).collect(engine="streaming").to_series()
-        return _ENGINE.get().count(_checked_polars(series, str(column)), bins, nan=nan)
+        return engine.count(_checked_polars(series, str(column)), bins, nan=nan)
     if isinstance(data, pl.DataFrame):
         _need_column(column, "a DataFrame")
         if column not in data.columns:
             raise _missing(str(column), data.columns)
-        return _ENGINE.get().count(
+        return engine.count(
             _checked_polars(data.get_column(str(column)), str(column)), bins, nan=nan
         )
     _no_column(column)
-    return _ENGINE.get().count(data, bins, nan=nan)
+    return engine.count(data, bins, nan=nan)
 
 
 def _checked_polars(series: Any, column: str) -> Any:
@@ -280,7 +281,12 @@ def _checked_polars(series: Any, column: str) -> Any:
 
 
 def _pyarrow(
-    data: Any, column: str | None, bins: Bins, nan: NanPolicy, progress: bool | None
+    data: Any,
+    column: str | None,
+    bins: Bins,
+    nan: NanPolicy,
+    progress: bool | None,
+    engine: LocalEngine,
 ) -> BinCounts:
     import pyarrow as pa
 
@@ -294,13 +300,17 @@ def _pyarrow(
         check_arrow_type(data.schema.field(column).type, str(column))
         col = data.column(column)
         chunks = col.chunks if isinstance(col, pa.ChunkedArray) else [col]
-        return count_chunks((arrow_to_numpy(c) for c in chunks), bins, nan, **_chunk_options())
+        return count_chunks(
+            (arrow_to_numpy(c) for c in chunks), bins, nan, **_chunk_options(engine)
+        )
     if isinstance(data, pa.ChunkedArray):
         _no_column(column)
-        return count_chunks((arrow_to_numpy(c) for c in data.chunks), bins, nan, **_chunk_options())
+        return count_chunks(
+            (arrow_to_numpy(c) for c in data.chunks), bins, nan, **_chunk_options(engine)
+        )
     if isinstance(data, pa.Array):
         _no_column(column)
-        return _ENGINE.get().count(arrow_to_numpy(data), bins, nan=nan)
+        return engine.count(arrow_to_numpy(data), bins, nan=nan)
     import pyarrow.dataset as ds
 
     if isinstance(data, ds.Dataset):
@@ -320,7 +330,7 @@ def _pyarrow(
                 bins,
                 nan,
                 progress=tick,
-                **_chunk_options(),
+                **_chunk_options(engine),
             )
     raise InvalidTypeError(
         f"The 'values' argument is a pyarrow {type(data).__name__}, which treedp does not "

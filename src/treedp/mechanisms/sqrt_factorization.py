@@ -450,10 +450,6 @@ class SqrtFactorizationMechanism(Mechanism):
         """``inf`` for ``d_in > 0`` (no pure-ε bound; use :attr:`guarantee`)."""
         return 0.0 if check_int(d_in, "d_in", lo=0) == 0 else math.inf
 
-    def count_bits(self) -> int:
-        """Public bound on the bits of a count for the usual sizes (``Σ ĉ · Σ x < 2**62``)."""
-        return (_INT_LIMIT // int(self.coefficients.sum())).bit_length()
-
     def max_records(self) -> int:
         """The largest total count :meth:`true_blocks` computes exactly in int64.
 
@@ -462,10 +458,9 @@ class SqrtFactorizationMechanism(Mechanism):
         both below ``2**62`` (about ``7·10^13`` records at the largest scale; a column that
         large takes hours to count on any engine).
         """
-        first = int(self.coefficients[0])
-        if self.equalise:
-            return min(_INT_LIMIT // first, _INT_LIMIT // int(self.coefficients.sum())) - 1
-        return _INT_LIMIT // first - 1
+        if self.equalise:  # Σ ĉ >= ĉ_0: the equaliser's bound is the tighter one
+            return _INT_LIMIT // int(self.coefficients.sum()) - 1
+        return _INT_LIMIT // int(self.coefficients[0]) - 1
 
     def true_blocks(self, counts: np.ndarray) -> list[np.ndarray]:
         """``[Ĉ x]``, exact int64, for totals up to :meth:`max_records`.

@@ -567,4 +567,9 @@ def _bounds_step(meta: dict[str, Any]) -> dict[str, Any] | None:
     if isinstance(eps, bool) or not (math.isfinite(eps) and eps > 0):
         raise ReleaseFormatError("the bounds step's epsilon must be a positive finite number")
     _field(step, "method", (str,))
+    stops = _field(step, "stops", (list,))
+    if len(stops) != 2 or not all(
+        isinstance(v, int | float) and not isinstance(v, bool) and math.isfinite(v) for v in stops
+    ):
+        raise ReleaseFormatError("the bounds step's stops must be two finite numbers")
     return dict(step)

@@ -88,8 +88,9 @@ class Release:
         The treedp version that made the release.
     bounds_step : dict or None
         When the bounds were found privately from the same data (``bounds="private"``): what
-        that step spent (``{"method", "epsilon", "share", "lo", "hi"}``); its budget is not in
-        :attr:`guarantee` (the tree's own) but in :attr:`total_guarantee`.
+        that step spent and released (``method``, ``stops``, ``epsilon``, ``share``, ``lo``,
+        ``hi``); its budget is not in :attr:`guarantee` (the tree's own) but in
+        :attr:`total_guarantee`.
     """
 
     bins: Bins
@@ -732,11 +733,7 @@ class Release:
         if self.bounds_step is not None:  # bounds found privately: did a scan run off the grid?
             from treedp.mechanisms.private_bounds import grid_end_warning
 
-            ends = self.bounds_step.get("stops") or (
-                self.bounds_step["lo"],
-                self.bounds_step["hi"],
-            )
-            off = grid_end_warning(*ends)
+            off = grid_end_warning(*self.bounds_step["stops"])
             if off is not None:
                 return off
         n_bins = self.bins.n_bins
