@@ -417,18 +417,22 @@ def _run(
 
 
 def _check_bounds(method: str, bounds: Any, bins: Any, eps: float, n: int | None) -> None:
-    """The bounds (and the tree's bins) as the chosen method will check them."""
-    from treedp.domain import make_bins
+    """The bounds (and the tree's number of bins) as the chosen method will check them,
+    without building the bins (the release builds them once)."""
+    from treedp.domain import MAX_BINS, make_bins
 
     pair = (bounds[0], bounds[1])
     if bins == "integers":
         lo, hi = _integer_bounds(pair)
-        if method == "tree":
-            make_bins(bounds=(lo, hi), bins="integers")
-    elif method == "tree":
-        make_bins(bounds=pair, bins=tree_bins(eps, n=n) if bins is None else bins)
+        count = hi - lo + 1
     else:
         make_bins(bounds=pair, bins=1)
+        count = tree_bins(eps, n=n) if bins is None else bins
+    if method == "tree" and count > MAX_BINS:
+        raise InvalidParameterError(
+            f"The tree would need {count} bins; at most {MAX_BINS} (give fewer 'bins' or "
+            "narrower 'bounds')."
+        )
 
 
 def _integer_bounds(bounds: tuple[Any, Any]) -> tuple[int, int]:
