@@ -87,7 +87,9 @@ def release_cdf(
         or last bin (this is what keeps the sensitivity at one bin per record).
         ``"private"``: ``bounds_share · epsilon`` finds them first
         (:func:`treedp.mechanisms.private_bounds.private_bounds`, numbers only; with
-        ``bins="integers"`` rounded outwards to integers) and the release spends the rest.
+        ``bins="integers"`` rounded inwards to integers) and the release spends the rest.
+        ``(lo, "private")`` / ``("private", hi)``: one side is public (for example 0 for
+        incomes) and only the other is searched, with the whole share (half the noise).
         The total guarantee is ``PureDP(epsilon)``: the bounds' spend plus the release's
         :attr:`Release.guarantee` (which covers the release alone), by basic composition;
         an ``accountant`` is charged ``PureDP(epsilon)`` once, after every check and before
@@ -272,8 +274,12 @@ def release_cdf(
             "group-by release: give 'by' (and 'privacy_unit' for the bounds)."
         )
     bounds_step: dict[str, Any] | None = None
-    if isinstance(bounds, str) and bounds == "private":
-        from treedp.mechanisms.private_bounds import split_private_bounds
+    request = _private_request(bounds)
+    if request is not None:
+        from treedp.mechanisms.private_bounds import check_known_bound, split_private_bounds
+
+        lower, upper = request
+        known = check_known_bound(lower, upper, bins == "integers", "bounds")
 
         if edges is not None:
             raise InvalidParameterError("bounds='private' cannot be combined with 'edges'.")
@@ -299,7 +305,7 @@ def release_cdf(
         # too when the caller fixes it (the stand-in has the same number of bins).
         stand_in = _spec(
             _bins((0, 1), bins, None),
-            remaining_epsilon(epsilon, bounds_share, neighbours),
+            remaining_epsilon(epsilon, bounds_share, neighbours, known is not None),
             neighbours,
             n,
             mechanism,
@@ -321,6 +327,8 @@ def release_cdf(
             nan=nan,
             rng=rng,
             accountant=accountant,  # charged the whole epsilon once, before any noise
+            lower=lower,
+            upper=upper,
         )
         accountant = None  # the rest of epsilon is covered by that charge
         bounds = (int(found[0]), int(found[1])) if bins == "integers" else found
@@ -332,6 +340,8 @@ def release_cdf(
             "lo": float(bounds[0]),
             "hi": float(bounds[1]),
         }
+        if known is not None:  # that side was the caller's public bound
+            bounds_step["known"] = known
     the_bins = _bins(bounds, bins, edges)
     spec = _spec(
         the_bins,
@@ -646,3 +656,15 @@ def _spec(
         nan=nan,
         privacy=privacy,
     )
+
+
+def _private_request(bounds: Any) -> tuple[Any, Any] | None:
+    """:func:`treedp.mechanisms.private_bounds.private_request`, imported only when
+    ``bounds`` holds a string (a release with public bounds does not load that module)."""
+    if isinstance(bounds, str) or (
+        isinstance(bounds, tuple | list) and any(isinstance(b, str) for b in bounds)
+    ):
+        from treedp.mechanisms.private_bounds import private_request
+
+        return private_request(bounds)
+    return None

@@ -211,3 +211,99 @@ def test_remaining_epsilon_is_what_the_split_leaves(neighbours: str) -> None:
         )
         assert rest == remaining_epsilon(eps, share, neighbours)
         assert rest + found.epsilon_spent <= eps
+
+
+@pytest.mark.parametrize("neighbours", ["add_remove", "replace"])
+def test_one_public_side_runs_one_scan_with_the_whole_budget(neighbours: str) -> None:
+    """A public ``lower`` (``upper``) is released as it is; only the other scan runs, with
+    the whole ε (one scan's scales at ε: half the noise of a two-sided scan), over grid
+    points strictly beyond the public bound."""
+    from treedp.mechanisms.private_bounds import remaining_epsilon
+
+    x = np.random.default_rng(TEST_SEED).lognormal(10, 1, 10**4)
+    two = private_bounds(x, epsilon=0.2, neighbours=neighbours, rng=InsecureSeededSource(1))
+    low = private_bounds(
+        x, epsilon=0.2, lower=0, neighbours=neighbours, rng=InsecureSeededSource(1)
+    )
+    assert low.known == "lower" and low.lo == 0.0 and low.stops[0] == 0.0
+    assert low.stops[1] in SIGNED_GRID and low.stops[1] > 0 and low.hi > low.stops[1]
+    assert low.scales[1] == pytest.approx(two.scales[1] / 2, rel=1e-6)  # t_ν at ε, not ε/2
+    assert 0.2 * (1 - 1e-5) <= low.epsilon_spent <= 0.2
+    assert low.parameters["lower"] == 0 and two.known is None
+    # the width margin moves the found side only: hi = stop + 1 step, + 25% of (hi - 0)
+    step_up = float(SIGNED_GRID[np.searchsorted(SIGNED_GRID, low.stops[1]) + 1])
+    assert low.hi == pytest.approx(step_up * (1 + pb.WIDTH_MARGIN))
+    high = private_bounds(-x, epsilon=0.2, upper=0.0, rng=InsecureSeededSource(2))
+    assert high.known == "upper" and high.hi == 0.0 and high.lo < high.stops[0] < 0
+    # every candidate lies beyond the public bound: data all below it still give hi > lo
+    above = private_bounds([-5.0, -4.0], epsilon=1.0, lower=10, rng=InsecureSeededSource(3))
+    assert above.lo == 10.0 and above.hi > 10.0
+    (lo, _), rest, found = split_private_bounds(
+        x, epsilon=1.0, lower=0, neighbours=neighbours, rng=InsecureSeededSource(4)
+    )
+    assert lo == 0.0 and rest == remaining_epsilon(1.0, 0.1, neighbours, one_sided=True)
+    assert rest + found.epsilon_spent <= 1.0
+
+
+def test_one_public_side_with_integers() -> None:
+    from treedp.domain import MAX_BINS
+
+    age = np.repeat(np.arange(17, 91), 100)
+    res = private_bounds(age, epsilon=0.1, integers=True, upper=120, rng=InsecureSeededSource(5))
+    assert res.hi == 120.0 and res.lo.is_integer() and res.lo <= 17
+    res = private_bounds(age, epsilon=0.1, integers=True, lower=0, rng=InsecureSeededSource(5))
+    assert res.lo == 0.0 and res.hi.is_integer() and res.hi >= 90
+    wide = np.r_[np.zeros(500), np.full(500, 1e9)]
+    for side in ("lower", "upper"):
+        kw = {"lower": -5} if side == "lower" else {"upper": int(2e9)}
+        (lo, hi), _, _ = split_private_bounds(
+            wide, epsilon=1.0, integers=True, rng=InsecureSeededSource(6), **kw
+        )
+        assert hi - lo + 1 == MAX_BINS
+        assert (lo == -5.0) if side == "lower" else (hi == 2e9)
+
+
+def test_one_public_side_inputs() -> None:
+    with pytest.raises(InvalidParameterError, match="at most one"):
+        private_bounds([1.0], epsilon=1.0, lower=0, upper=3)
+    with pytest.raises(InvalidTypeError, match="'lower' parameter"):
+        private_bounds([1.0], epsilon=1.0, lower="0")  # type: ignore[arg-type]
+    with pytest.raises(InvalidTypeError, match="'upper' parameter"):
+        private_bounds([1.0], epsilon=1.0, upper=True)  # type: ignore[arg-type]
+    with pytest.raises(InvalidParameterError, match="finite"):
+        private_bounds([1.0], epsilon=1.0, upper=float("inf"))
+    with pytest.raises(InvalidParameterError, match="finite"):
+        private_bounds([1.0], epsilon=1.0, lower=float(SIGNED_GRID[-1]))
+    with pytest.raises(InvalidParameterError, match="integer"):
+        private_bounds([1.0], epsilon=1.0, integers=True, lower=0.5)
+
+
+def test_release_with_a_public_lower_bound(tmp_path: Any) -> None:
+    """``release_cdf(bounds=(0, "private"))``: the range starts at the public 0, the bounds
+    step says which side was public, the total is charged once and survives save/load; bad
+    public sides are refused before anything is charged."""
+    x = np.random.default_rng(TEST_SEED).lognormal(10, 1, 10**4)
+    acc = treedp.Accountant(PureDP(2.0))
+    rel = treedp.release_cdf(
+        x, bounds=(0, "private"), bins=256, epsilon=1.0, accountant=acc, rng=InsecureSeededSource(7)
+    )
+    assert float(rel.bins.edges[0]) == 0.0 and float(rel.bins.edges[-1]) > np.quantile(x, 0.99)
+    step = rel.bounds_step
+    assert step is not None and step["known"] == "lower" and step["stops"][0] == 0.0
+    assert rel.total_guarantee.epsilon <= 1.0 and len(acc.history) == 1
+    path = tmp_path / "r.treedp"
+    rel.save(path)
+    assert treedp.load_release(path).bounds_step == step
+    rel = treedp.release_cdf(
+        -x, bounds=("private", 0), bins=256, epsilon=1.0, rng=InsecureSeededSource(8)
+    )
+    assert float(rel.bins.edges[-1]) == 0.0 and rel.bounds_step["known"] == "upper"
+    for bad, error in (
+        ((0.5, "private"), InvalidParameterError),
+        ((True, "private"), InvalidTypeError),
+    ):
+        with pytest.raises(error, match="public lower bound in 'bounds'"):
+            treedp.release_cdf(
+                np.arange(10), bounds=bad, bins="integers", epsilon=1.0, accountant=acc
+            )
+    assert len(acc.history) == 1

@@ -359,3 +359,69 @@ def test_private_bounds_sampler_follows_the_exact_law(side: int) -> None:
     exp = np.r_[law[cells], law[~cells].sum()] * runs
     assert cells.sum() >= 3
     assert stats.chisquare(obs, exp * obs.sum() / exp.sum()).pvalue > ALPHA
+
+
+def _one_sided_case(relation: str) -> tuple[float, float, float, float]:
+    """The scales and the reported spend of a one-sided search at ε = 1 (read from the
+    implementation's result), and the exact worst log-ratio of its stop over the neighbour
+    pairs, with the public bound at 1.0 (upper scan) and at 4.0 (lower scan)."""
+    first = int(np.searchsorted(pb.SIGNED_GRID, 1.0, side="right"))
+    last = int(np.searchsorted(pb.SIGNED_GRID, 4.0, side="left")) - 1
+    up = pb.private_bounds(BASE, epsilon=1.0, lower=1.0, neighbours=relation)
+    down = pb.private_bounds(BASE, epsilon=1.0, upper=4.0, neighbours=relation)
+    assert up.scales == down.scales and up.epsilon_spent == down.epsilon_spent
+    t_rho, t_nu = up.scales
+    worst = 0.0
+    for (d, d2), side, k in itertools.product(PAIRS[relation], (0, 1), (0.0, 2 * t_nu)):
+        laws = []
+        for data in (np.sort(d), np.sort(d2)):
+            if side == 1:
+                beyond = data.size - np.searchsorted(data, pb.SIGNED_GRID[first:], side="right")
+            else:
+                beyond = np.searchsorted(data, pb.SIGNED_GRID[last::-1], side="left")
+            laws.append(_stop_law(beyond, t_rho, t_nu, k))
+        worst = max(worst, float(np.max(np.abs(laws[0] - laws[1]))))
+    return t_rho, t_nu, worst, up.epsilon_spent
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("relation", ["add_remove", "replace"])
+def test_one_sided_private_bounds_exact_law_within_reported_spend(relation: str) -> None:
+    """One public side: one scan with the whole ε over the grid points beyond it. The exact
+    law of its stop stays within the spend the result reports (and reaches it under
+    add/remove: the claim is not loose)."""
+    t_rho, t_nu, worst, spent = _one_sided_case(relation)
+    loss = 1 / t_rho + 1 / t_nu  # the scan's exact loss at the scales it drew with
+    assert loss <= spent * (1 + 1e-12) and spent <= 1.0
+    assert worst <= spent + 1e-9
+    if relation == "add_remove":
+        assert worst >= loss - 1e-5
+
+
+def test_one_sided_private_bounds_mutant_charging_half_is_caught(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A mutant that reports a one-sided search at the two-sided per-scan loss (ε/2, one
+    scan's share) while drawing one scan's noise at ε: the exact law exceeds its report."""
+    monkeypatch.setattr(pb, "_loss", lambda eps, rel, one: pb._scales(eps / 2, rel)[2])
+    _, _, worst, spent = _one_sided_case("add_remove")
+    assert worst > spent * 1.5
+
+
+@pytest.mark.slow
+def test_one_sided_scan_sampler_follows_the_exact_law() -> None:
+    """Chi-square (``ALPHA``) of 2,000 stops of the implementation's upper scan started past
+    a public lower bound (``first``) against the exact law on that sub-grid."""
+    tail = np.repeat(pb.GRID[20:40] + 0.01, 4)
+    first = int(np.searchsorted(pb.SIGNED_GRID, float(pb.GRID[15]), side="right"))
+    t_rho, t_nu, _ = pb._scales(1.0, "add_remove")
+    k = 2 * float(t_nu)
+    beyond = tail.size - np.searchsorted(tail, pb.SIGNED_GRID[first:], side="right")
+    law = np.exp(_stop_law(beyond, float(t_rho), float(t_nu), k))
+    runs, src = 2000, InsecureSeededSource(TEST_SEED + 7)
+    draws = np.array([pb._scan_up(tail, t_rho, t_nu, k, src, first) for _ in range(runs)]) - first
+    cells = law * runs >= 20
+    obs = np.r_[np.bincount(draws, minlength=law.size)[cells], np.sum(~cells[draws])]
+    exp = np.r_[law[cells], law[~cells].sum()] * runs
+    assert cells.sum() >= 3
+    assert stats.chisquare(obs, exp * obs.sum() / exp.sum()).pvalue > ALPHA

@@ -62,8 +62,10 @@ __all__ = [
     "NEIGHBOURS",
     "SIGNED_GRID",
     "BoundsResult",
+    "check_known_bound",
     "grid_end_warning",
     "private_bounds",
+    "private_request",
     "remaining_epsilon",
     "split_private_bounds",
 ]
@@ -155,12 +157,16 @@ class BoundsResult(MechanismResult):
         The discrete Laplace scales of the threshold and the query noise.
     stops : tuple of float
         The two scans' stops ``(lower, upper)``, points of :data:`SIGNED_GRID`, before the
-        margins (``value`` is derived from them by post-processing).
+        margins (``value`` is derived from them by post-processing); on a public side
+        (``known``), the caller's bound.
+    known : str or None
+        ``"lower"`` or ``"upper"`` when that bound was the caller's public one (one scan).
     """
 
     allowance: float
     scales: tuple[float, float]
     stops: tuple[float, float]
+    known: str | None = None
 
     @property
     def lo(self) -> float:
@@ -213,21 +219,32 @@ def _scan(
 
 
 def _scan_up(
-    x: np.ndarray, t_rho: Fraction, t_nu: Fraction, allowance: float, source: RandomSource
+    x: np.ndarray,
+    t_rho: Fraction,
+    t_nu: Fraction,
+    allowance: float,
+    source: RandomSource,
+    first: int = 0,
 ) -> int:
-    """The upper scan on sorted ``x``: :data:`SIGNED_GRID` ascending, ``#{x > c}``; the
-    index of the stop in :data:`SIGNED_GRID`."""
-    above = x.size - np.searchsorted(x, SIGNED_GRID, side="right")
-    return _scan(above, t_rho, t_nu, allowance, source)
+    """The upper scan on sorted ``x``: :data:`SIGNED_GRID` ascending from index ``first`` (a
+    public start), ``#{x > c}``; the index of the stop in :data:`SIGNED_GRID`."""
+    above = x.size - np.searchsorted(x, SIGNED_GRID[first:], side="right")
+    return first + _scan(above, t_rho, t_nu, allowance, source)
 
 
 def _scan_down(
-    x: np.ndarray, t_rho: Fraction, t_nu: Fraction, allowance: float, source: RandomSource
+    x: np.ndarray,
+    t_rho: Fraction,
+    t_nu: Fraction,
+    allowance: float,
+    source: RandomSource,
+    last: int = SIGNED_GRID.size - 1,
 ) -> int:
-    """The lower scan on sorted ``x``: :data:`SIGNED_GRID` descending, ``#{x < c}``; the
-    index of the stop in :data:`SIGNED_GRID` (counted from its start)."""
-    below = np.searchsorted(x, SIGNED_GRID[::-1], side="left")
-    return SIGNED_GRID.size - 1 - _scan(below, t_rho, t_nu, allowance, source)
+    """The lower scan on sorted ``x``: :data:`SIGNED_GRID` descending from index ``last`` (a
+    public start), ``#{x < c}``; the index of the stop in :data:`SIGNED_GRID` (counted from
+    its start)."""
+    below = np.searchsorted(x, SIGNED_GRID[last::-1], side="left")
+    return last - _scan(below, t_rho, t_nu, allowance, source)
 
 
 def _outwards(stop: int, step: int, margin: int) -> float:
@@ -235,9 +252,14 @@ def _outwards(stop: int, step: int, margin: int) -> float:
     return float(SIGNED_GRID[min(max(stop + step * margin, 0), SIGNED_GRID.size - 1)])
 
 
-def _released(lo: float, hi: float, integers: bool) -> tuple[float, float]:
+def _released(
+    lo: float, hi: float, integers: bool, known: str | None = None
+) -> tuple[float, float]:
     """Post-processing of the margins' output: width margin or integer rounding, then a
-    non-empty range."""
+    non-empty range. ``known`` (``"lower"`` or ``"upper"``): that bound is the caller's
+    public one and stays as it is (the width margin moves the other side only)."""
+    if known is not None:
+        return _released_one_sided(lo, hi, integers, known)
     if integers:
         # Inwards: no integer lies strictly between a bound and its rounding, so integer
         # data clamped by the rounded bound are exactly those clamped by the bound.
@@ -253,6 +275,18 @@ def _released(lo: float, hi: float, integers: bool) -> tuple[float, float]:
     return lo - WIDTH_MARGIN * width, hi + WIDTH_MARGIN * width
 
 
+def _released_one_sided(lo: float, hi: float, integers: bool, known: str) -> tuple[float, float]:
+    """:func:`_released` when one bound is public: the width margin (real-valued data) or
+    the inward rounding (integers) on the found side only, then a non-empty range that keeps
+    the public bound."""
+    width = hi - lo  # > 0: the scan's candidates lie strictly beyond the public bound
+    if known == "lower":
+        hi = float(max(min(math.floor(hi), _INTEGER_LIMIT), lo + 1)) if integers else hi
+        return lo, hi if integers else hi + WIDTH_MARGIN * width
+    lo = float(min(max(math.ceil(lo), -_INTEGER_LIMIT), hi - 1)) if integers else lo
+    return lo if integers else lo - WIDTH_MARGIN * width, hi
+
+
 def _bounds(
     x: np.ndarray,
     epsilon: float,
@@ -260,17 +294,38 @@ def _bounds(
     allowance: float | None,
     source: RandomSource,
     integers: bool,
+    lower: float | None = None,
+    upper: float | None = None,
 ) -> tuple[tuple[float, float], tuple[float, float], Fraction, Fraction, Fraction, float]:
-    """``hi`` by the upward scan, ``lo`` by the downward scan (independent), then margins."""
-    t_rho, t_nu, loss = _scales(epsilon / 2, relation)
+    """``hi`` by the upward scan, ``lo`` by the downward scan (independent), then margins.
+
+    With a public ``lower`` (``upper``), only the upward (downward) scan runs, with the whole
+    ``epsilon``, over the grid points strictly above ``lower`` (below ``upper``), and the
+    public bound is released as it is."""
+    if lower is None and upper is None:
+        t_rho, t_nu, _ = _scales(epsilon / 2, relation)
+        k = ALLOWANCE_SCALES * float(t_nu) if allowance is None else float(allowance)
+        up = _scan_up(x, t_rho, t_nu, k, source)
+        down = _scan_down(x, t_rho, t_nu, k, source)
+        # Post-processing of the two stops only.
+        stops = (float(SIGNED_GRID[down]), float(SIGNED_GRID[up]))
+        lo, hi = _outwards(down, -1, MARGIN), _outwards(up, 1, MARGIN)
+        return _released(lo, hi, integers), stops, t_rho, t_nu, _loss(epsilon, relation, False), k
+    t_rho, t_nu, _ = _scales(epsilon, relation)
+    loss = _loss(epsilon, relation, True)
     k = ALLOWANCE_SCALES * float(t_nu) if allowance is None else float(allowance)
-    up = _scan_up(x, t_rho, t_nu, k, source)
-    down = _scan_down(x, t_rho, t_nu, k, source)
-    # Post-processing of the two stops only.
-    stops = (float(SIGNED_GRID[down]), float(SIGNED_GRID[up]))
-    lo, hi = _outwards(down, -1, MARGIN), _outwards(up, 1, MARGIN)
-    value = _released(lo, hi, integers)
-    return value, stops, t_rho, t_nu, 2 * loss, k
+    if lower is not None:
+        first = int(np.searchsorted(SIGNED_GRID, lower, side="right"))  # public
+        up = _scan_up(x, t_rho, t_nu, k, source, first)
+        stops = (float(lower), float(SIGNED_GRID[up]))
+        value = _released(float(lower), _outwards(up, 1, MARGIN), integers, "lower")
+        return value, stops, t_rho, t_nu, loss, k
+    assert upper is not None  # one of the two (the caller refuses both)
+    last = int(np.searchsorted(SIGNED_GRID, upper, side="left")) - 1  # public
+    down = _scan_down(x, t_rho, t_nu, k, source, last)
+    stops = (float(SIGNED_GRID[down]), float(upper))
+    value = _released(_outwards(down, -1, MARGIN), float(upper), integers, "upper")
+    return value, stops, t_rho, t_nu, loss, k
 
 
 def private_bounds(
@@ -281,6 +336,8 @@ def private_bounds(
     nan: str = "error",
     allowance: float | None = None,
     integers: bool = False,
+    lower: float | None = None,
+    upper: float | None = None,
     rng: RandomSource | None = None,
     accountant: Accountant | None = None,
 ) -> BoundsResult:
@@ -303,6 +360,14 @@ def private_bounds(
     to ``b`` raises it for ``c`` in ``[a, b)`` only), so monotone AboveThreshold applies:
     ``t_ρ = 1.5/(ε/2)``, ``t_ν = 3/(ε/2)`` give ``1/t_ρ + 1/t_ν = ε/2`` per scan. Basic
     composition of the two scans.
+
+    One side known: a public ``lower`` (for example 0 for incomes or counts) or ``upper``
+    (for example 100 for percentages), given by the user and never read from the data, is
+    released as it is and only the other scan runs, with the whole ``ε`` (``t_ρ = 1.5/ε``,
+    ``t_ν = 3/ε``: half the noise and half the allowance ``k`` of a two-sided scan, so it
+    clamps about half as many records), over the grid points strictly beyond the public
+    bound; the width margin then moves the found side only. Same derivation, one scan:
+    ``1/t_ρ + 1/t_ν = ε``. Records beyond the public bound are clamped by the release.
 
     Accuracy and failure probability (one scan; ``t_ρ``, ``t_ν`` the scales, ``Q = 8,001``
     candidates; ``P(DLap(t) >= s) <= e^{-s/t}`` for ``s >= 0``):
@@ -337,6 +402,9 @@ def private_bounds(
     integers : bool, default=False
         Integer data (for ``bins="integers"``): no width margin; the bounds are rounded
         inwards to integers (within ``±(2**53 - 1)``).
+    lower, upper : float, optional
+        A public bound on one side (at most one of the two; an integer when ``integers``),
+        known to the user: only the other side is searched, with the whole ``epsilon``.
     rng : RandomSource, optional
     accountant : Accountant, optional
         A budget (:class:`treedp.Accountant` or a file ledger) charged ``PureDP(ε_spent)``
@@ -358,7 +426,7 @@ def private_bounds(
        Differential Privacy". PVLDB 2017.
     """
     return _private_bounds(
-        values, epsilon, neighbours, nan, allowance, rng, accountant, None, integers
+        values, epsilon, neighbours, nan, allowance, rng, accountant, None, integers, lower, upper
     )
 
 
@@ -372,6 +440,8 @@ def _private_bounds(
     accountant: Accountant | None,
     charge: SpendRecord | None,
     integers: Any,
+    lower: Any = None,
+    upper: Any = None,
 ) -> BoundsResult:
     """Validate, read the data, charge (``charge``, else this call's own spend), then scan."""
     check_accountant(accountant)
@@ -390,22 +460,32 @@ def _private_bounds(
         raise InvalidTypeError(
             f"The 'integers' parameter must be a bool. Got {type(integers).__name__} instead."
         )
+    known = check_known_bound(lower, upper, integers)
     source = resolve_source(rng)
     data, unit = read_column(values, policy, relation)
     if unit is not None:
         raise InvalidTypeError("private_bounds takes numbers, not datetimes.")
     x = np.sort(np.asarray(data, dtype=np.float64))
+    parameters: dict[str, Any] = {
+        "epsilon": eps,
+        "allowance": allowance,
+        "nan": policy,
+        "integers": integers,
+    }
+    if known is not None:
+        parameters[known] = lower if known == "lower" else upper
     if accountant is not None:  # committed before any noise is drawn (fail closed)
-        loss = _scales(eps / 2, relation)[2]
         own = SpendRecord(
             CONTRACT.name,
-            PureDP(float_up(2 * loss)),
+            PureDP(float_up(_loss(eps, relation, known is not None))),
             relation,
             "record",
-            {"epsilon": eps, "allowance": allowance, "nan": policy, "integers": integers},
+            parameters,
         )
         accountant.charge(own if charge is None else charge)
-    value, stops, t_rho, t_nu, spent, k = _bounds(x, eps, relation, allowance, source, integers)
+    value, stops, t_rho, t_nu, spent, k = _bounds(
+        x, eps, relation, allowance, source, integers, lower, upper
+    )
     return BoundsResult(
         value=value,
         guarantee=PureDP(float_up(spent)),
@@ -413,12 +493,62 @@ def _private_bounds(
         mechanism=CONTRACT.name,
         epsilon=eps,
         sensitivity=(1.0, 1.0),
-        parameters={"epsilon": eps, "allowance": k, "nan": policy, "integers": integers},
+        parameters={**parameters, "allowance": k},
         randomness=describe(source),
         allowance=k,
         scales=(float(t_rho), float(t_nu)),
         stops=stops,
+        known=known,
     )
+
+
+def _loss(epsilon: float, relation: str, one_sided: bool) -> Fraction:
+    """The exact loss of :func:`private_bounds` at ``epsilon``: two scans of ``ε/2``, or one
+    scan of ``ε`` when one bound is public."""
+    if one_sided:
+        return _scales(epsilon, relation)[2]
+    return 2 * _scales(epsilon / 2, relation)[2]
+
+
+def check_known_bound(
+    lower: Any, upper: Any, integers: bool, argument: str | None = None
+) -> str | None:
+    """Validate the public side of a one-sided search: ``"lower"``, ``"upper"`` or None.
+
+    ``argument``: the caller's parameter that held the bound (e.g. ``"bounds"``), for the
+    messages.
+
+    Raises
+    ------
+    InvalidTypeError
+        If the bound is not a real number.
+    InvalidParameterError
+        If both are given, the bound is not finite or lies at or beyond the grid's end, or
+        is not an integer within ``±(2**53 - 1)`` with ``integers``.
+    """
+    if lower is not None and upper is not None:
+        raise InvalidParameterError(
+            "Give at most one of 'lower' and 'upper' (with both known, pass public bounds "
+            "and spend no budget on them)."
+        )
+    if lower is None and upper is None:
+        return None
+    side, value = ("lower", lower) if lower is not None else ("upper", upper)
+    name = f"'{side}' parameter" if argument is None else f"public {side} bound in '{argument}'"
+    if isinstance(value, bool) or not isinstance(value, int | float | np.integer | np.floating):
+        raise InvalidTypeError(
+            f"The {name} must be a real number. Got {type(value).__name__} instead."
+        )
+    limit = _INTEGER_LIMIT if integers else float(SIGNED_GRID[-1])
+    if not math.isfinite(value) or not -limit < value < limit:
+        raise InvalidParameterError(
+            f"The {name} must be finite and within ±{limit:.4g}. Got {value!r}."
+        )
+    if integers and value != math.floor(value):
+        raise InvalidParameterError(
+            f"With integer data the {name} must be an integer. Got {value!r}."
+        )
+    return side
 
 
 def split_private_bounds(
@@ -432,13 +562,17 @@ def split_private_bounds(
     rng: RandomSource | None = None,
     accountant: Accountant | None = None,
     charge: SpendRecord | None = None,
+    lower: float | None = None,
+    upper: float | None = None,
 ) -> tuple[tuple[float, float], float, BoundsResult]:
     """Spend ``share · ε`` on :func:`private_bounds`; return the bounds and the rest of ε.
 
     With ``integers=True`` (for ``bins="integers"``) the bounds get no width margin and are
     rounded inwards to integers (post-processing, :func:`private_bounds`); a range of more
     than :data:`treedp.domain.MAX_BINS` integers keeps the ``MAX_BINS`` integers around its
-    middle (post-processing: integer bins cannot be wider). The caller
+    middle (post-processing: integer bins cannot be wider; with a public ``lower`` or
+    ``upper``, the ``MAX_BINS`` integers next to it). ``lower``/``upper``: one public side
+    (:func:`private_bounds`). The caller
     releases with the returned remaining budget; the total is
     ``PureDP(bounds.epsilon_spent + remaining)``, at most ``epsilon``.
 
@@ -464,16 +598,22 @@ def split_private_bounds(
             {"epsilon": eps, "bounds_share": share, "nan": nan},
         )
     result = _private_bounds(
-        values, eps * share, neighbours, nan, None, rng, accountant, charge, integers
+        values, eps * share, neighbours, nan, None, rng, accountant, charge, integers, lower, upper
     )
     lo, hi = result.lo, result.hi
     if integers and hi - lo + 1 > MAX_BINS:
         # Post-processing: integer bins cannot span more than MAX_BINS integers, so keep the
-        # MAX_BINS integers around the middle of the found range (a release then flags
-        # clamping or a failed scan) rather than refuse after the budget is spent.
-        middle = math.floor((lo + hi) / 2)
-        lo = float(middle - MAX_BINS // 2)
-        hi = lo + MAX_BINS - 1
+        # MAX_BINS integers around the middle of the found range (next to a public side)
+        # (a release then flags clamping or a failed scan) rather than refuse after the
+        # budget is spent.
+        if result.known == "lower":
+            hi = lo + MAX_BINS - 1
+        elif result.known == "upper":
+            lo = hi - MAX_BINS + 1
+        else:
+            middle = math.floor((lo + hi) / 2)
+            lo = float(middle - MAX_BINS // 2)
+            hi = lo + MAX_BINS - 1
     remaining = math.nextafter(eps - result.epsilon_spent, 0.0)
     return (lo, hi), remaining, result
 
@@ -486,13 +626,40 @@ def _check_share(share: Any) -> None:
 
 
 def remaining_epsilon(
-    epsilon: float, share: float = DEFAULT_SHARE, neighbours: str = "add_remove"
+    epsilon: float,
+    share: float = DEFAULT_SHARE,
+    neighbours: str = "add_remove",
+    one_sided: bool = False,
 ) -> float:
     """The ε :func:`split_private_bounds` leaves for the release, from public parameters only
     (so a release's own parameters, such as per-level budgets, can be checked against it
-    before any budget is spent)."""
+    before any budget is spent); ``one_sided``: one bound public (one scan)."""
     _check_share(share)
     eps = check_epsilon(epsilon)
     relation = check_neighbours(neighbours, NEIGHBOURS)
-    loss = _scales(check_epsilon(eps * share) / 2, relation)[2]
-    return math.nextafter(eps - float_up(2 * loss), 0.0)
+    loss = _loss(check_epsilon(eps * share), relation, one_sided)
+    return math.nextafter(eps - float_up(loss), 0.0)
+
+
+def private_request(bounds: Any) -> tuple[Any, Any] | None:
+    """Read a ``bounds`` argument that asks for private bounds.
+
+    ``"private"`` → ``(None, None)`` (both sides searched); ``(lo, "private")`` → ``(lo,
+    None)`` (``lo`` public, the upper bound searched); ``("private", hi)`` → ``(None, hi)``;
+    anything else → None (public bounds, or an invalid value the caller reports). The
+    public side is validated by :func:`check_known_bound`.
+    """
+    if isinstance(bounds, str):
+        return (None, None) if bounds == "private" else None
+    if not isinstance(bounds, tuple | list) or len(bounds) != 2:
+        return None
+    lo, hi = bounds
+    lo_private = isinstance(lo, str) and lo == "private"
+    hi_private = isinstance(hi, str) and hi == "private"
+    if lo_private and hi_private:
+        return (None, None)
+    if hi_private:
+        return (lo, None)
+    if lo_private:
+        return (None, hi)
+    return None
