@@ -298,3 +298,19 @@ def test_page_in_headless_chromium(
     _headless(browser, tmp_path / "profile", f"--print-to-pdf={pdf}", "--no-pdf-header-footer", url)
     data = pdf.read_bytes()
     assert data.startswith(b"%PDF") and data.count(b"/Type /Page") >= 2
+
+
+def test_guarantee_rows_say_which_bounds_were_found_privately() -> None:
+    """The total guarantee row names the privately found side and the public one."""
+    from treedp.report import _guarantee_rows
+
+    x = np.random.default_rng(3).lognormal(3, 1, 2000)
+    for bounds, text in (
+        ("private", "the bounds were found privately"),
+        ((0, "private"), "the upper bound was found privately (the lower one was given as public)"),
+    ):
+        rel = treedp.release_cdf(
+            x, bounds=bounds, bins=64, epsilon=1.0, rng=treedp.InsecureSeededSource(1)
+        )
+        rows = dict(_guarantee_rows(rel))
+        assert text in rows["Total guarantee"]

@@ -126,10 +126,17 @@ def _guarantee_rows(release: Release) -> list[tuple[str, str]]:
     elif isinstance(g, ZCDP):
         rows.append(("ρ (rho, zCDP)", f"{g.rho:g}"))
     if release.bounds_step is not None:
+        known = release.bounds_step.get("known")
+        which = (
+            "the bounds were found privately"
+            if known is None
+            else f"the {'upper' if known == 'lower' else 'lower'} bound was found privately "
+            f"(the {known} one was given as public)"
+        )
         rows.append(
             (
                 "Total guarantee",
-                f"{release.total_guarantee.describe()}: the bounds were found privately from "
+                f"{release.total_guarantee.describe()}: {which} from "
                 f"the same data with ε = {release.bounds_step['epsilon']:g}, not included above",
             )
         )

@@ -200,6 +200,12 @@ def test_load_refuses_bad_binary_files(tmp_path: Path) -> None:
         ("branching", [8, "8"], "wrong type"),
         ("bins", None, "bins"),
         ("randomness", [], "'randomness'"),
+        ("bounds_step", {"method": "private_bounds", "stops": [0.0], "epsilon": 0.1}, "stops"),
+        (
+            "bounds_step",
+            {"method": "private_bounds", "stops": [0, 1], "epsilon": 0.1, "known": "left"},
+            "public side",
+        ),
     ):
         bad = json.loads(json.dumps(doc))
         bad["payload"]["metadata"][key] = value

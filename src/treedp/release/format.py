@@ -572,4 +572,6 @@ def _bounds_step(meta: dict[str, Any]) -> dict[str, Any] | None:
         isinstance(v, int | float) and not isinstance(v, bool) and math.isfinite(v) for v in stops
     ):
         raise ReleaseFormatError("the bounds step's stops must be two finite numbers")
+    if step.get("known") not in (None, "lower", "upper"):
+        raise ReleaseFormatError("the bounds step's public side must be 'lower' or 'upper'")
     return dict(step)
