@@ -6,6 +6,7 @@ These are the calls that spend budget. Parameters are validated once, as a
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 from typing import Any
 
@@ -319,7 +320,7 @@ def release_cdf(
         if bins != "integers" and (level_budgets is not None or branching is not None):
             configure(stand_in, plan=plan, plan_cache=plan_cache)
         found, epsilon, found_by = split_private_bounds(
-            _in_memory(values, column),
+            _bounds_input(values, column, stand_in.nan, progress, engine),
             epsilon=epsilon,
             share=bounds_share,
             integers=bins == "integers",
@@ -490,30 +491,25 @@ def release_counts(
     return _release(checked, spec, the_bins, mech, est, source, accountant)
 
 
-def _in_memory(values: Any, column: str | None) -> Any:
-    """The one column private bounds scan, in memory (files and DataFrames by ``column``)."""
+def _bounds_input(values: Any, column: str | None, nan: Any, progress: Any, engine: Any) -> Any:
+    """What the private bounds scan: a column in memory as it is; anything else (files of
+    any size, tables, pandas / polars / Spark / Dask DataFrames by ``column``) through one
+    counting pass over the public :data:`~treedp.mechanisms.private_bounds.COUNT_EDGES`
+    with the release's engine, in bounded memory (the scans read only those counts)."""
     from treedp.engines.files import FileSource
+    from treedp.mechanisms.private_bounds import COUNT_EDGES, GridCounts
 
-    if isinstance(values, FileSource):
-        from treedp.io import read_column
-
-        if column is None or not isinstance(values.path, str):
-            raise InvalidParameterError(
-                "bounds='private' on a file needs one file and 'column' (the values are "
-                "scanned in memory)."
-            )
-        return read_column(
-            values.path, column, delimiter=values.delimiter, encoding=values.encoding
-        )
-    if column is not None:
-        try:
-            return values[column]
-        except Exception:
-            raise InvalidParameterError(
-                f"bounds='private' could not take column {column!r} of this input in memory; "
-                "pass the column's values."
-            ) from None
-    return values
+    if column is None and not isinstance(values, FileSource | os.PathLike):
+        return values
+    counts = count_source(
+        values,
+        column=column,
+        bins=make_bins(edges=COUNT_EDGES),
+        nan=nan,
+        progress=progress,
+        engine=engine,
+    ).counts
+    return GridCounts.from_counts(counts)
 
 
 def _bins(bounds: Any, bins: Any, edges: Any) -> Bins:

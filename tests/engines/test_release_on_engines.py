@@ -40,3 +40,35 @@ def test_release_on_dask_equals_in_memory(dask_client: Any) -> None:
     in_memory = _release(VALUES)
     for a, b in zip(on_dask.noisy_levels, in_memory.noisy_levels, strict=True):
         np.testing.assert_array_equal(a, b)
+
+
+def _private(data: Any, **kwargs: Any) -> treedp.Release:
+    return treedp.release_cdf(
+        data,
+        bounds="private",
+        bins=256,
+        epsilon=1.0,
+        rng=treedp.InsecureSeededSource(8),
+        **kwargs,
+    )
+
+
+def _same(a: treedp.Release, b: treedp.Release) -> None:
+    assert a.bounds_step == b.bounds_step
+    np.testing.assert_array_equal(a.edges, b.edges)
+    for x, y in zip(a.noisy_levels, b.noisy_levels, strict=True):
+        np.testing.assert_array_equal(x, y)
+
+
+def test_private_bounds_on_spark_equal_in_memory(spark: Any) -> None:
+    """bounds='private' on a Spark DataFrame: the scans read one counting pass over the
+    public COUNT_EDGES inside Spark; the same seed gives the same bounds and release."""
+    df = spark.createDataFrame([(float(v),) for v in VALUES], ["income"]).repartition(3)
+    _same(_private(df, column="income"), _private(VALUES))
+
+
+def test_private_bounds_on_dask_equal_in_memory(dask_client: Any) -> None:
+    dd = pytest.importorskip("dask.dataframe")
+    pd = pytest.importorskip("pandas")
+    df = dd.from_pandas(pd.DataFrame({"income": VALUES}), npartitions=4)
+    _same(_private(df, column="income"), _private(VALUES))

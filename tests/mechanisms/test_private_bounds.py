@@ -307,3 +307,61 @@ def test_release_with_a_public_lower_bound(tmp_path: Any) -> None:
                 np.arange(10), bounds=bad, bins="integers", epsilon=1.0, accountant=acc
             )
     assert len(acc.history) == 1
+
+
+def test_grid_counts_from_one_counting_pass_equal_the_values() -> None:
+    """The counts of one pass over COUNT_EDGES give every query of both scans exactly: values
+    on grid points (ties), just beside them, beyond the grid's ends, ±inf."""
+    from treedp.domain import make_bins
+    from treedp.mechanisms.private_bounds import COUNT_EDGES, GridCounts
+
+    rng = np.random.default_rng(TEST_SEED)
+    on = rng.choice(SIGNED_GRID, 300)
+    beside = np.nextafter(on, rng.choice([-np.inf, np.inf], on.size))
+    x = np.r_[rng.normal(0, 1e3, 2000), on, beside, [np.inf, -np.inf, 1.7e308, -1.7e308, 0.0, -0.0]]
+    counted = GridCounts.from_counts(make_bins(edges=COUNT_EDGES).count(x)[0])
+    direct = GridCounts.from_values(x)
+    assert np.array_equal(counted.below, direct.below)
+    assert np.array_equal(counted.above, direct.above)
+    assert not counted.above.flags.writeable
+    for seed in range(3):
+        a = private_bounds(counted, epsilon=0.5, rng=InsecureSeededSource(seed))
+        b = private_bounds(x, epsilon=0.5, rng=InsecureSeededSource(seed))
+        assert a.value == b.value and a.stops == b.stops
+    for bad in (np.zeros(5, dtype=int), np.full(COUNT_EDGES.size - 1, -1), [0.5] * 3):
+        with pytest.raises(InvalidParameterError, match="COUNT_EDGES"):
+            GridCounts.from_counts(bad)
+
+
+def test_release_with_private_bounds_streams_files(tmp_path: Any) -> None:
+    """bounds='private' on files (one or several, CSV or Parquet) and DataFrames by column:
+    one counting pass for the bounds, then the release; the same seed gives the same release
+    as in memory. A missing value under nan='error' is refused before anything is charged."""
+    pd = pytest.importorskip("pandas")
+    pytest.importorskip("pyarrow")
+    x = np.random.default_rng(TEST_SEED).lognormal(3, 1, 6000)
+    pd.DataFrame({"v": x[:3000]}).to_parquet(tmp_path / "a.parquet")
+    pd.DataFrame({"v": x[3000:]}).to_parquet(tmp_path / "b.parquet")
+    pd.DataFrame({"v": x}).to_csv(tmp_path / "all.csv", index=False)
+
+    def release(data: Any, **kw: Any) -> treedp.Release:
+        return treedp.release_cdf(
+            data, bounds="private", bins=128, epsilon=1.0, rng=InsecureSeededSource(9), **kw
+        )
+
+    ref = release(x)
+    for data in (str(tmp_path / "*.parquet"), tmp_path / "all.csv", pd.DataFrame({"v": x})):
+        rel = release(data, column="v")
+        assert rel.bounds_step == ref.bounds_step
+        assert np.array_equal(rel.consistent_counts, ref.consistent_counts)
+    pd.DataFrame({"v": np.r_[x[:10], np.nan]}).to_csv(tmp_path / "nan.csv", index=False)
+    acc = treedp.Accountant(PureDP(5.0))
+    with pytest.raises(treedp.DataError):
+        treedp.release_cdf(
+            tmp_path / "nan.csv", column="v", bounds="private", bins=8, epsilon=1.0, accountant=acc
+        )
+    assert acc.history == ()
+    rel = treedp.release_cdf(
+        tmp_path / "nan.csv", column="v", bounds="private", bins=8, epsilon=1.0, nan="drop"
+    )
+    assert rel.bounds_step is not None

@@ -58,10 +58,12 @@ from treedp.privacy.spend import SpendRecord
 
 __all__ = [
     "CONTRACT",
+    "COUNT_EDGES",
     "GRID",
     "NEIGHBOURS",
     "SIGNED_GRID",
     "BoundsResult",
+    "GridCounts",
     "check_known_bound",
     "grid_end_warning",
     "private_bounds",
@@ -120,6 +122,83 @@ def _make_signed_grid() -> np.ndarray:
 #: The public candidates of both scans, ascending: ``-GRID`` reversed, then ``GRID`` (8,001
 #: points, symmetric about 0, which is the middle point).
 SIGNED_GRID = _make_signed_grid()
+
+
+def _make_count_edges() -> np.ndarray:
+    top = float(np.finfo(np.float64).max)
+    edges = np.empty(2 * SIGNED_GRID.size + 2)
+    edges[0], edges[-1] = -top, top
+    edges[1:-1:2] = SIGNED_GRID
+    edges[2:-1:2] = np.nextafter(SIGNED_GRID, np.inf)
+    edges.setflags(write=False)
+    return edges
+
+
+#: Public edges whose bin counts give every query of both scans, so that any source can be
+#: scanned after one counting pass in bounded memory (files, Spark, Dask; see
+#: :class:`GridCounts`): ``-max_float``, then each grid point ``c`` followed by the next
+#: float above it (a bin holding exactly ``c``), then ``max_float`` (16,004 edges). Values
+#: beyond the outer edges (``±inf``) are clamped into the end bins, which lie beyond every
+#: grid point on their side, as the scans count them.
+COUNT_EDGES = _make_count_edges()
+
+
+@dataclass(frozen=True, repr=False)
+class GridCounts:
+    """The counts the scans read: ``#{x < c}`` and ``#{x > c}`` for every ``c`` in
+    :data:`SIGNED_GRID`, from any source.
+
+    Make it with :meth:`from_counts` from the bin counts of one counting pass over
+    :data:`COUNT_EDGES` (any engine: files streamed in bounded memory, Spark, Dask), or with
+    :meth:`from_values`; :func:`private_bounds` takes it instead of the values and releases
+    exactly what it releases from the values (the queries are the same numbers).
+
+    Attributes
+    ----------
+    below, above : ndarray
+        ``#{x < c}`` and ``#{x > c}``, one per grid point (int64, read-only).
+    """
+
+    below: np.ndarray
+    above: np.ndarray
+
+    @classmethod
+    def from_counts(cls, counts: Any) -> GridCounts:
+        """From the ``COUNT_EDGES.size - 1`` bin counts of a pass over :data:`COUNT_EDGES`.
+
+        Raises
+        ------
+        InvalidParameterError
+            If ``counts`` is not that many non-negative integers.
+        """
+        arr = np.asarray(counts)
+        if (
+            arr.shape != (COUNT_EDGES.size - 1,)
+            or arr.dtype.kind not in "iu"
+            or (arr.size and int(arr.min()) < 0)
+        ):
+            raise InvalidParameterError(
+                "The 'counts' parameter must hold the non-negative integer counts of the "
+                f"{COUNT_EDGES.size - 1} bins of COUNT_EDGES."
+            )
+        total = np.cumsum(arr.astype(np.int64))
+        below = total[0 : 2 * SIGNED_GRID.size : 2]  # bins before the one holding c exactly
+        at_most = total[1 : 2 * SIGNED_GRID.size : 2]
+        return cls._frozen(below, total[-1] - at_most)
+
+    @classmethod
+    def from_values(cls, values: Any) -> GridCounts:
+        """From numbers in memory (no missing values)."""
+        x = np.sort(np.asarray(values, dtype=np.float64).ravel())
+        below = np.searchsorted(x, SIGNED_GRID, side="left")
+        return cls._frozen(below, x.size - np.searchsorted(x, SIGNED_GRID, side="right"))
+
+    @classmethod
+    def _frozen(cls, below: np.ndarray, above: np.ndarray) -> GridCounts:
+        below, above = below.astype(np.int64), above.astype(np.int64)
+        below.setflags(write=False)
+        above.setflags(write=False)
+        return cls(below, above)
 
 
 def grid_end_warning(lo: float, hi: float) -> str | None:
@@ -219,7 +298,7 @@ def _scan(
 
 
 def _scan_up(
-    x: np.ndarray,
+    x: np.ndarray | GridCounts,
     t_rho: Fraction,
     t_nu: Fraction,
     allowance: float,
@@ -228,12 +307,15 @@ def _scan_up(
 ) -> int:
     """The upper scan on sorted ``x``: :data:`SIGNED_GRID` ascending from index ``first`` (a
     public start), ``#{x > c}``; the index of the stop in :data:`SIGNED_GRID`."""
-    above = x.size - np.searchsorted(x, SIGNED_GRID[first:], side="right")
+    if isinstance(x, GridCounts):
+        above = x.above[first:]
+    else:
+        above = x.size - np.searchsorted(x, SIGNED_GRID[first:], side="right")
     return first + _scan(above, t_rho, t_nu, allowance, source)
 
 
 def _scan_down(
-    x: np.ndarray,
+    x: np.ndarray | GridCounts,
     t_rho: Fraction,
     t_nu: Fraction,
     allowance: float,
@@ -243,7 +325,10 @@ def _scan_down(
     """The lower scan on sorted ``x``: :data:`SIGNED_GRID` descending from index ``last`` (a
     public start), ``#{x < c}``; the index of the stop in :data:`SIGNED_GRID` (counted from
     its start)."""
-    below = np.searchsorted(x, SIGNED_GRID[last::-1], side="left")
+    if isinstance(x, GridCounts):
+        below = x.below[last::-1]
+    else:
+        below = np.searchsorted(x, SIGNED_GRID[last::-1], side="left")
     return last - _scan(below, t_rho, t_nu, allowance, source)
 
 
@@ -288,7 +373,7 @@ def _released_one_sided(lo: float, hi: float, integers: bool, known: str) -> tup
 
 
 def _bounds(
-    x: np.ndarray,
+    x: np.ndarray | GridCounts,
     epsilon: float,
     relation: str,
     allowance: float | None,
@@ -391,8 +476,11 @@ def private_bounds(
 
     Parameters
     ----------
-    values : array-like
-        Numbers (``±inf`` allowed: they count as beyond every grid point).
+    values : array-like or GridCounts
+        Numbers (``±inf`` allowed: they count as beyond every grid point), or their
+        :class:`GridCounts` from one counting pass over :data:`COUNT_EDGES` (how
+        ``treedp.release_cdf`` scans files, tables, Spark and Dask in bounded memory; the
+        release is the same; ``nan`` then only names the policy the pass used).
     epsilon : float
         The budget of the bounds.
     neighbours : {"add_remove", "replace"}, default="add_remove"
@@ -462,10 +550,14 @@ def _private_bounds(
         )
     known = check_known_bound(lower, upper, integers)
     source = resolve_source(rng)
-    data, unit = read_column(values, policy, relation)
-    if unit is not None:
-        raise InvalidTypeError("private_bounds takes numbers, not datetimes.")
-    x = np.sort(np.asarray(data, dtype=np.float64))
+    x: np.ndarray | GridCounts
+    if isinstance(values, GridCounts):  # counted already (missing values under the policy)
+        x = values
+    else:
+        data, unit = read_column(values, policy, relation)
+        if unit is not None:
+            raise InvalidTypeError("private_bounds takes numbers, not datetimes.")
+        x = np.sort(np.asarray(data, dtype=np.float64))
     parameters: dict[str, Any] = {
         "epsilon": eps,
         "allowance": allowance,
