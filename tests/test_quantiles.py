@@ -443,7 +443,7 @@ def test_public_parameter_errors_come_before_the_charge() -> None:
 def test_a_wrong_public_n_under_replace_is_refused_for_every_method(bounds: object) -> None:
     """Under replace n is public: a given n that differs from the number of values is refused
     with the same InvalidParameterError naming 'n', by every method, before anything is
-    charged or drawn (exponential and recursive did not check it before)."""
+    charged or drawn (the check sits with the data read, before the method runs)."""
     x = np.random.default_rng(TEST_SEED).normal(50, 10, 300)
     acct = treedp.Accountant(PureDP(10.0), neighbours="replace")
     source = _CountingSource()
@@ -571,3 +571,16 @@ def test_quantile_exponential_result_is_an_array_too() -> None:
     )
     assert np.asarray(res).dtype == np.float64 and len(res) == 2
     assert float(np.mean(res)) == pytest.approx(float(np.mean(res.values)))
+
+
+def test_a_bad_bounds_share_is_refused_before_the_charge() -> None:
+    x = np.random.default_rng(TEST_SEED).normal(50, 10, 200)
+    acct = treedp.Accountant(PureDP(10.0))
+    for share in (0.0, 1.0, 2, -0.1, True):
+        with pytest.raises(InvalidParameterError, match="bounds_share"):
+            quantiles(x, [0.5], epsilon=1.0, bounds="private", bounds_share=share, accountant=acct)
+    with pytest.raises(InvalidParameterError, match="bins"):
+        quantiles(
+            x, [0.5], epsilon=1.0, bounds="private", bins=2**30, method="tree", accountant=acct
+        )
+    assert acct.spent == PureDP(0.0) and not acct.history

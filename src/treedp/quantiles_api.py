@@ -26,7 +26,12 @@ from treedp.mechanisms._column import (
     is_datetime_like,
     read_column,
 )
-from treedp.mechanisms.private_bounds import DEFAULT_SHARE, grid_end_warning, split_private_bounds
+from treedp.mechanisms.private_bounds import (
+    DEFAULT_SHARE,
+    grid_end_warning,
+    remaining_epsilon,
+    split_private_bounds,
+)
 from treedp.mechanisms.quantile_exponential import quantile_exponential
 from treedp.mechanisms.quantiles_recursive import quantiles_recursive
 from treedp.mechanisms.results import QuantileResult
@@ -238,15 +243,18 @@ def quantiles(
         (:func:`tree_bins`): a wrong ``n`` costs accuracy, never privacy. Under
         ``"add_remove"`` the count is private unless the user knows it; the guarantee does not
         use ``n``. Under ``"replace"`` it is public by definition: default the number of
-        values, and the tree's release checks that a given ``n`` equals it.
+        values; a given ``n`` that differs from it is refused (``DataError``, an
+        ``InvalidParameterError``) by every method, before anything is charged.
     nan : {"error", "drop"}, default="error"
     bounds_share : float, default=0.1
-        The share of ``epsilon`` spent on ``bounds="private"``.
+        The share of ``epsilon`` spent on ``bounds="private"``, in (0, 1).
     rng : RandomSource, optional
         Where the randomness comes from (default: the operating system's).
     accountant : Accountant, optional
-        Charged the whole ``epsilon`` (private bounds included) after the checks and before
-        any randomness is drawn; refused with nothing released when it would overspend.
+        Charged the whole ``epsilon`` (private bounds included) after the checks (the data's
+        read included: missing values, a 2-D or non-numeric column, a wrong public ``n``, a
+        bad ``bounds_share`` are refused without a charge) and before any randomness is
+        drawn; refused with nothing released when it would overspend.
 
     Returns
     -------
@@ -298,11 +306,15 @@ def quantiles(
         n = size
     m = int(np.unique(qa).size)
     chosen = choose_method(m, epsilon=eps, bins=bins, n=n) if method == "auto" else method
-    if private and unit is not None:
-        raise InvalidTypeError(
-            "bounds='private' takes numbers, not datetimes: give datetime bounds (lo, hi)."
-        )
-    if not private:  # public parameters the methods check later: before anything is charged
+    if private:  # the share, and the tree's bins on stand-in bounds: before the charge
+        if unit is not None:
+            raise InvalidTypeError(
+                "bounds='private' takes numbers, not datetimes: give datetime bounds (lo, hi)."
+            )
+        rest = remaining_epsilon(eps, bounds_share, relation)
+        if bins != "integers":  # integer ranges are cut to MAX_BINS by the bounds step
+            _check_bounds(chosen, (0, 1), bins, rest, n)
+    else:  # public parameters the methods check later: before anything is charged
         _check_bounds(chosen, bounds, bins, eps, n)
         _check_kinds(chosen, bounds, unit)
     source = resolve_source(rng)
