@@ -309,7 +309,8 @@ def quantiles(
     if private:  # the share, and the tree's bins on stand-in bounds: before the charge
         if unit is not None:
             raise InvalidTypeError(
-                "bounds='private' takes numbers, not datetimes: give datetime bounds (lo, hi)."
+                "bounds='private' takes numbers, not datetimes: give public 'bounds=(lo, hi)' "
+                "as datetimes."
             )
         rest = remaining_epsilon(eps, bounds_share, relation)
         if bins != "integers":  # integer ranges are cut to MAX_BINS by the bounds step
