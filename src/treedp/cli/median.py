@@ -317,13 +317,14 @@ def _run_private(
         rng=rng,
         accountant=ledger,
     )
-    found, spent = result.parts[0], result.guarantee
+    found = result.parts[0].measure  # the bounds step's spend (pure DP)
     name = "tree" if args.method == "tree" else "exponential mechanism"
     shown = ", ".join(fmt(b) for b in result.bounds)
     print(
         f"median = {fmt(result.value)} ({name}, bounds [{shown}] found privately with "
-        f"epsilon={found.measure.epsilon:.4g}; total pure epsilon={spent.epsilon:.10g} of "  # type: ignore[attr-defined]
-        f"{args.epsilon:g}, {stated}){SEEDED if result.seeded else ''}"
+        f"epsilon={getattr(found, 'epsilon', 0.0):.4g}; total pure "
+        f"epsilon={result.epsilon_spent:.10g} of {args.epsilon:g}, {stated})"
+        f"{SEEDED if result.seeded else ''}"
     )
     if result.bounds_warning is not None:  # post-processing of the released stops
         print(f"treedp: warning: {result.bounds_warning}", file=sys.stderr)
