@@ -434,3 +434,153 @@ def test_public_parameter_errors_come_before_the_charge() -> None:
         with pytest.raises(treedp.TreeDPError):
             treedp.quantiles(x, [0.5], epsilon=1.0, accountant=acc, **kw)
     assert acc.spent == treedp.PureDP(0.0)
+
+
+# -- after a new user's run (issue #16, this round) ----------------------------------------
+
+
+@pytest.mark.parametrize("bounds", [(0, 100), "private"])
+def test_a_wrong_public_n_under_replace_is_refused_for_every_method(bounds: object) -> None:
+    """Under replace n is public: a given n that differs from the number of values is refused
+    with the same InvalidParameterError naming 'n', by every method, before anything is
+    charged or drawn (the check sits with the data read, before the method runs)."""
+    x = np.random.default_rng(TEST_SEED).normal(50, 10, 300)
+    acct = treedp.Accountant(PureDP(10.0), neighbours="replace")
+    source = _CountingSource()
+    for method in ("auto", "exponential", "recursive", "tree"):
+        for n in (299, 301, 0):
+            with pytest.raises(InvalidParameterError, match="'n' parameter") as caught:
+                quantiles(
+                    x,
+                    [0.25, 0.5],
+                    epsilon=1.0,
+                    bounds=bounds,  # type: ignore[arg-type]
+                    method=method,
+                    neighbours="replace",
+                    n=n,
+                    accountant=acct,
+                    rng=source,
+                )
+            assert str(n) not in str(caught.value).replace("'n'", "")  # no count in it
+    assert acct.spent == PureDP(0.0) and not acct.history and source.calls == 0
+    # the right n (or none) is accepted by every method
+    for method in ("exponential", "recursive", "tree"):
+        res = quantiles(
+            x,
+            [0.25, 0.5],
+            epsilon=1.0,
+            bounds=bounds,  # type: ignore[arg-type]
+            method=method,
+            neighbours="replace",
+            n=300,
+            rng=InsecureSeededSource(1),
+        )
+        assert res.method == method and res.neighbours == "replace"
+
+
+def test_input_refusals_come_before_the_charge() -> None:
+    """Missing values, a 2-D column, strings, datetimes with bounds='private' and a
+    numbers/datetimes mismatch are refused before the accountant is charged (the methods
+    found them after the charge)."""
+    x = np.random.default_rng(TEST_SEED).normal(50, 10, 200)
+    with_nan = x.copy()
+    with_nan[7] = np.nan
+    days = np.datetime64("2024-01-01") + np.arange(200).astype("timedelta64[D]")
+    acct = treedp.Accountant(PureDP(10.0))
+    source = _CountingSource()
+    cases: list[tuple[object, object, type]] = [
+        (with_nan, (0, 100), treedp.DataError),
+        (with_nan, "private", treedp.DataError),
+        (np.ones((10, 2)), (0, 100), treedp.InvalidTypeError),
+        (np.array(["a", "b"] * 10), (0, 100), treedp.InvalidTypeError),
+        (days, "private", treedp.InvalidTypeError),
+        (x, ("2024-01-01", "2025-01-01"), treedp.InvalidTypeError),
+    ]
+    for method in ("exponential", "recursive", "tree"):
+        for values, bounds, error in cases:
+            with pytest.raises(error):
+                quantiles(
+                    values,
+                    [0.5, 0.9],
+                    epsilon=1.0,
+                    bounds=bounds,  # type: ignore[arg-type]
+                    method=method,
+                    accountant=acct,
+                    rng=source,
+                )
+    with pytest.raises(treedp.InvalidTypeError, match="datetime bounds"):
+        quantiles(days, [0.5], epsilon=1.0, bounds=(0, 10), method="tree", accountant=acct)
+    assert acct.spent == PureDP(0.0) and not acct.history and source.calls == 0
+    # dropping is still allowed, and charged once
+    res = quantiles(with_nan, [0.5], epsilon=1.0, bounds=(0, 100), nan="drop", accountant=acct)
+    assert acct.spent == PureDP(1.0) and res.epsilon_spent <= 1.0
+
+
+@pytest.mark.parametrize("method", ["exponential", "recursive", "tree"])
+def test_quantiles_result_is_an_array_of_its_values(method: str) -> None:
+    x = np.random.default_rng(TEST_SEED).normal(50, 10, 400)
+    res = quantiles(
+        x, [0.1, 0.5, 0.9], epsilon=1.0, bounds=(0, 100), method=method, rng=InsecureSeededSource(2)
+    )
+    arr = np.asarray(res)
+    assert arr.dtype == np.float64 and arr.shape == (3,)
+    np.testing.assert_array_equal(arr, res.values)
+    assert len(res) == 3 and list(res) == list(res.values) and res[-1] == res.values[2]
+    lo, mid, hi = res
+    assert lo <= mid <= hi
+    np.testing.assert_array_equal(res[:2], res.values[:2])
+    assert np.array(res, dtype=np.float32).dtype == np.float32
+    arr[0] = -1.0  # a copy: the result is unchanged (still frozen)
+    assert res.values[0] != -1.0
+    view = np.asarray(res, copy=False)
+    assert not view.flags.writeable
+    with pytest.raises(ValueError):
+        np.asarray(res, dtype=np.float32, copy=False)
+    with pytest.raises(AttributeError):
+        res.method = "other"  # type: ignore[misc]
+    # a scalar level: a 0-d array, as numpy's; no len, no iteration; still true
+    one = quantiles(
+        x, 0.5, epsilon=1.0, bounds=(0, 100), method=method, rng=InsecureSeededSource(2)
+    )
+    assert np.asarray(one).shape == () and float(np.asarray(one)) == float(one.value)
+    assert bool(one)
+    with pytest.raises(TypeError):
+        len(one)
+    with pytest.raises(TypeError):
+        iter(one)
+    # datetimes stay datetimes
+    days = np.datetime64("2024-01-01") + np.random.default_rng(1).integers(0, 300, 400).astype(
+        "timedelta64[D]"
+    )
+    dated = quantiles(
+        days,
+        [0.25, 0.75],
+        epsilon=1.0,
+        bounds=("2024-01-01", "2025-01-01"),
+        method=method,
+        rng=InsecureSeededSource(3),
+    )
+    assert np.asarray(dated).dtype.kind == "M" and np.asarray(dated).shape == (2,)
+    np.testing.assert_array_equal(np.asarray(dated), dated.values)
+
+
+def test_quantile_exponential_result_is_an_array_too() -> None:
+    x = np.random.default_rng(TEST_SEED).normal(0, 1, 100)
+    res = treedp.quantile_exponential(
+        x, [0.2, 0.8], bounds=(-5, 5), epsilon=1.0, details=True, rng=InsecureSeededSource(4)
+    )
+    assert np.asarray(res).dtype == np.float64 and len(res) == 2
+    assert float(np.mean(res)) == pytest.approx(float(np.mean(res.values)))
+
+
+def test_a_bad_bounds_share_is_refused_before_the_charge() -> None:
+    x = np.random.default_rng(TEST_SEED).normal(50, 10, 200)
+    acct = treedp.Accountant(PureDP(10.0))
+    for share in (0.0, 1.0, 2, -0.1, True):
+        with pytest.raises(InvalidParameterError, match="bounds_share"):
+            quantiles(x, [0.5], epsilon=1.0, bounds="private", bounds_share=share, accountant=acct)
+    with pytest.raises(InvalidParameterError, match="bins"):
+        quantiles(
+            x, [0.5], epsilon=1.0, bounds="private", bins=2**30, method="tree", accountant=acct
+        )
+    assert acct.spent == PureDP(0.0) and not acct.history

@@ -330,6 +330,7 @@ def release_cdf(
             accountant=accountant,  # charged the whole epsilon once, before any noise
             lower=lower,
             upper=upper,
+            charge=_private_bounds_charge(epsilon, bounds_share, bins, neighbours, nan, bounds),
         )
         accountant = None  # the rest of epsilon is covered by that charge
         bounds = (int(found[0]), int(found[1])) if bins == "integers" else found
@@ -651,6 +652,36 @@ def _spec(
         integer=integer,
         nan=nan,
         privacy=privacy,
+    )
+
+
+#: The name of the one charge of ``release_cdf(bounds="private", accountant=...)`` (and of
+#: ``treedp release --bounds private --ledger ...``) in an accountant's history and in
+#: ``treedp budget history``: the whole epsilon, bounds step and release. Ledgers written
+#: before it hold ``split_private_bounds`` for the same charge (a label only; they read back
+#: unchanged).
+PRIVATE_BOUNDS_RECORD = "release[private bounds]"
+
+
+def _private_bounds_charge(
+    epsilon: float, share: float, bins: Any, neighbours: str, nan: str, bounds: Any = "private"
+) -> Any:
+    """The record charged once for a release with private bounds (public parameters)."""
+    from treedp.privacy.measures import PureDP
+    from treedp.privacy.spend import SpendRecord
+
+    return SpendRecord(
+        PRIVATE_BOUNDS_RECORD,
+        PureDP(float(epsilon)),
+        neighbours,
+        "record",
+        {
+            "epsilon": float(epsilon),
+            "bounds": bounds if isinstance(bounds, str) else [str(b) for b in bounds],
+            "bounds_share": share,
+            "bins": bins,
+            "nan": nan,
+        },
     )
 
 

@@ -15,12 +15,23 @@ from typing import Any
 
 import numpy as np
 
-from treedp._inputs import as_1d_array
 from treedp._validation import check_int
 from treedp.budget import check_epsilon
 from treedp.exceptions import DataError, InvalidParameterError, InvalidTypeError
-from treedp.mechanisms._column import check_nan, check_neighbours, describe, float_up
-from treedp.mechanisms.private_bounds import DEFAULT_SHARE, grid_end_warning, split_private_bounds
+from treedp.mechanisms._column import (
+    check_nan,
+    check_neighbours,
+    describe,
+    float_up,
+    is_datetime_like,
+    read_column,
+)
+from treedp.mechanisms.private_bounds import (
+    DEFAULT_SHARE,
+    grid_end_warning,
+    remaining_epsilon,
+    split_private_bounds,
+)
 from treedp.mechanisms.quantile_exponential import quantile_exponential
 from treedp.mechanisms.quantiles_recursive import quantiles_recursive
 from treedp.mechanisms.results import QuantileResult
@@ -232,15 +243,18 @@ def quantiles(
         (:func:`tree_bins`): a wrong ``n`` costs accuracy, never privacy. Under
         ``"add_remove"`` the count is private unless the user knows it; the guarantee does not
         use ``n``. Under ``"replace"`` it is public by definition: default the number of
-        values, and the tree's release checks that a given ``n`` equals it.
+        values; a given ``n`` that differs from it is refused (``DataError``, an
+        ``InvalidParameterError``) by every method, before anything is charged.
     nan : {"error", "drop"}, default="error"
     bounds_share : float, default=0.1
-        The share of ``epsilon`` spent on ``bounds="private"``.
+        The share of ``epsilon`` spent on ``bounds="private"``, in (0, 1).
     rng : RandomSource, optional
         Where the randomness comes from (default: the operating system's).
     accountant : Accountant, optional
-        Charged the whole ``epsilon`` (private bounds included) after the checks and before
-        any randomness is drawn; refused with nothing released when it would overspend.
+        Charged the whole ``epsilon`` (private bounds included) after the checks (the data's
+        read included: missing values, a 2-D or non-numeric column, a wrong public ``n``, a
+        bad ``bounds_share`` are refused without a charge) and before any randomness is
+        drawn; refused with nothing released when it would overspend.
 
     Returns
     -------
@@ -279,17 +293,31 @@ def quantiles(
         )
     if n is not None:
         n = check_int(n, "n", lo=0)
-        if relation == "replace" and n != int(as_1d_array(values).size):
-            raise DataError(  # under replace the size is public: this names no count
+    # The data are read once before anything is charged (shape, type, missing values): a
+    # refusal the method would raise after the charge spends nothing.
+    size, unit = _read_before_charge(values, nan, relation)
+    if relation == "replace":  # n is public by definition (nan="drop" is refused here)
+        if n is not None and n != size:
+            raise DataError(  # the same check for every method; it names no count
                 "With neighbours='replace' the 'n' parameter must be the public number of "
-                "records, and the column's number of records differs from it."
+                "records, and the column's number of records differs from it. Pass the true "
+                "public n, or leave 'n' out (under replace it is the number of values)."
             )
-    elif relation == "replace":  # public by definition under replace (nan="drop" is refused)
-        n = int(as_1d_array(values).size)
+        n = size
     m = int(np.unique(qa).size)
     chosen = choose_method(m, epsilon=eps, bins=bins, n=n) if method == "auto" else method
-    if not private:  # public parameters the methods check later: before anything is charged
+    if private:  # the share, and the tree's bins on stand-in bounds: before the charge
+        if unit is not None:
+            raise InvalidTypeError(
+                "bounds='private' takes numbers, not datetimes: give public 'bounds=(lo, hi)' "
+                "as datetimes."
+            )
+        rest = remaining_epsilon(eps, bounds_share, relation)
+        if bins != "integers":  # integer ranges are cut to MAX_BINS by the bounds step
+            _check_bounds(chosen, (0, 1), bins, rest, n)
+    else:  # public parameters the methods check later: before anything is charged
         _check_bounds(chosen, bounds, bins, eps, n)
+        _check_kinds(chosen, bounds, unit)
     source = resolve_source(rng)
     check_accountant(accountant)
     if accountant is not None:  # the whole ε (bounds and quantiles), before any randomness
@@ -414,6 +442,27 @@ def _run(
     if discrete:
         out = np.minimum(np.floor(np.asarray(out, dtype=np.float64)), grid_bounds[1] - 1)
     return out, res.spend, res.grid_points, res.epsilon_spent
+
+
+def _read_before_charge(values: Any, nan: str, relation: str) -> tuple[int, str | None]:
+    """The number of values (after ``nan="drop"``) and their datetime unit, or the refusal
+    the methods would raise (not one-dimensional, not numbers or datetimes, missing values
+    with ``nan="error"``): read before the charge so that a refusal spends nothing."""
+    data, unit = read_column(values, nan, relation)
+    return int(data.size), unit
+
+
+def _check_kinds(method: str, bounds: Any, unit: str | None) -> None:
+    """Datetime bounds need datetime values (every method); datetime values need datetime
+    bounds for the tree (the other methods read numeric bounds as ticks of the data's unit)."""
+    dated = is_datetime_like(bounds[0]) or is_datetime_like(bounds[1])
+    if dated and unit is None:
+        raise InvalidTypeError("The 'bounds' parameter holds datetimes but 'values' holds numbers.")
+    if method == "tree" and not dated and unit is not None:
+        raise InvalidTypeError(
+            "The 'values' argument holds datetimes but the bounds are numbers; give datetime "
+            "bounds for method='tree'."
+        )
 
 
 def _check_bounds(method: str, bounds: Any, bins: Any, eps: float, n: int | None) -> None:

@@ -71,6 +71,22 @@ _ALIASES = {
 }
 
 
+#: Library hints that name Python calls, and what the command line says instead (the
+#: accountant's total is a ledger dataset's total set by ``treedp budget init``).
+_CLI_HINTS = (
+    (
+        "Open the accountant with a ZCDP(rho) or ApproxDP(epsilon, delta) total.",
+        "Charge a dataset whose total is zCDP or (epsilon, delta): 'treedp budget init PATH "
+        "--dataset NAME --rho R' (or --epsilon E --delta D).",
+    ),
+    (
+        "Open the accountant with an ApproxDP(epsilon, delta) total.",
+        "Charge a dataset whose total is (epsilon, delta): 'treedp budget init PATH --dataset "
+        "NAME --epsilon E --delta D'.",
+    ),
+)
+
+
 def translate(message: str, parser: argparse.ArgumentParser | None) -> str:
     """A library message in the command line's terms: ``nan='drop'`` becomes ``--nan drop``.
 
@@ -92,6 +108,8 @@ def translate(message: str, parser: argparse.ArgumentParser | None) -> str:
         option = names.get(match.group(1))
         return option if option is not None else match.group(0)
 
+    for api, cli in _CLI_HINTS:  # whole sentences first, before the keyword rewrites
+        message = message.replace(api, cli)
     message = message.replace("'bounds=(lo, hi)'", "--bounds LO HI")
     message = re.sub(r"\b([a-z_]+)=('?)([\w.+\-]+)\2", keyword, message)
     message = re.sub(r"[Tt]he '([a-z_]+)' (?:parameter|argument)", parameter, message)

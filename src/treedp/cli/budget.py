@@ -11,14 +11,23 @@ from __future__ import annotations
 
 import argparse
 import json
+import shlex
 from typing import Any
 
 from treedp.cli._common import NEIGHBOURS, Parser, UsageError
+from treedp.exceptions import LedgerError
 from treedp.privacy.accountant import Charge
 from treedp.privacy.ledger import Ledger, init_ledger, list_datasets, open_ledger
 from treedp.privacy.measures import ZCDP, ApproxDP, Measure, PureDP
 
-__all__ = ["add_ledger_options", "fmt_measure", "ledger_from_args", "register", "run"]
+__all__ = [
+    "add_ledger_options",
+    "fmt_measure",
+    "ledger_from_args",
+    "open_cli_ledger",
+    "register",
+    "run",
+]
 
 
 def add_ledger_options(parser: argparse.ArgumentParser) -> None:
@@ -37,7 +46,42 @@ def ledger_from_args(args: argparse.Namespace) -> Ledger | None:
         return None
     if args.ledger is None or args.dataset is None:
         raise UsageError("--ledger and --dataset go together")
-    return open_ledger(args.ledger, args.dataset)
+    return open_cli_ledger(args.ledger, args.dataset)
+
+
+#: The library's hints that name a Python function (right for API users), and what the
+#: command line says instead (``{init}``: the ``treedp budget init`` command to run).
+_API_HINTS = (
+    (
+        "Create one with treedp.init_ledger (or open_ledger with a total).",
+        "Create one with: {init}",
+    ),
+    (
+        "Set its budget first (treedp.init_ledger or 'treedp budget init').",
+        "Set its budget first with: {init}",
+    ),
+)
+
+
+def open_cli_ledger(path: str, dataset: str) -> Ledger:
+    """:func:`~treedp.privacy.ledger.open_ledger`, with a missing file or dataset reported
+    in the command line's terms: the ``treedp budget init`` command to run, not the Python
+    function (the library's own message names the function, for API users)."""
+    try:
+        return open_ledger(path, dataset)
+    except LedgerError as exc:
+        raise _in_cli_terms(exc, path, dataset) from None
+
+
+def _in_cli_terms(exc: LedgerError, path: str, dataset: str | None) -> LedgerError:
+    """``exc`` with the library's Python hint replaced by the ``treedp budget init`` command."""
+    message = str(exc)
+    named = shlex.quote(dataset) if dataset is not None else "NAME"
+    init = f"treedp budget init {shlex.quote(path)} --dataset {named} --epsilon E"
+    for api, cli in _API_HINTS:
+        if api in message:
+            return LedgerError(message.replace(api, cli.format(init=init)))
+    return exc
 
 
 def fmt_measure(m: Measure) -> str:
@@ -132,9 +176,12 @@ def run(args: argparse.Namespace) -> None:
             )
         return
     if args.action == "show":
-        names = [args.dataset] if args.dataset else list(list_datasets(args.path))
+        try:
+            names = [args.dataset] if args.dataset else list(list_datasets(args.path))
+        except LedgerError as exc:
+            raise _in_cli_terms(exc, args.path, None) from None
         for name in names:
-            with open_ledger(args.path, name) as led:
+            with open_cli_ledger(args.path, name) as led:
                 n = sum(c.group is None for c in led.history)
                 print(
                     f"{name}: total {fmt_measure(led.total)} ({led.neighbours} neighbours); "
@@ -142,7 +189,7 @@ def run(args: argparse.Namespace) -> None:
                     f"remaining {fmt_measure(led.remaining)}"
                 )
         return
-    with open_ledger(args.path, args.dataset) as led:
+    with open_cli_ledger(args.path, args.dataset) as led:
         header = ["#", "time (UTC)", "mechanism", "spend", "neighbours", "group", "parameters"]
         rows = [header] + [_row(c) for c in led.history]
         widths = [max(len(r[i]) for r in rows) for i in range(len(header))]

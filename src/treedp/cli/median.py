@@ -4,11 +4,18 @@ Neighbour defaults differ by method and are stated in ``--help`` and in every an
 tree release defaults to add/remove (the record count stays private), the other three are
 defined for replace neighbours (the number of records is public). Options that do not apply
 to the chosen method are refused, and every argument is checked before the data is read.
+
+``--bounds private`` (tree and exponential, as ``treedp quantiles``): ``--bounds-share`` of
+epsilon (default 0.1) finds the bounds privately and the rest releases the median in them,
+through :func:`treedp.quantiles` at ``q = 0.5`` with the method fixed; the ledger is charged
+the total once and the answer states it. Propose-test-release and subsample-and-aggregate
+need no bounds, so ``--bounds`` (private or not) is refused for them.
 """
 
 from __future__ import annotations
 
 import argparse
+import sys
 from typing import Any
 
 import treedp
@@ -16,13 +23,14 @@ from treedp.budget import check_epsilon
 from treedp.cli._common import (
     NEIGHBOURS,
     SEEDED,
+    UsageError,
     bins_arg,
     check_input,
     fmt,
-    number_or_text,
     read_values,
 )
 from treedp.cli.budget import add_ledger_options, ledger_from_args, remaining_line
+from treedp.cli.quantiles import bounds_arg
 from treedp.engines.base import NAN_POLICIES
 from treedp.io import read_column
 
@@ -30,8 +38,8 @@ __all__ = ["register", "run"]
 
 #: The options each method takes (besides the input, --column, --epsilon, --nan, the seed).
 APPLIES = {
-    "tree": {"bounds", "bins", "neighbours"},
-    "exponential": {"bounds", "neighbours"},
+    "tree": {"bounds", "bins", "neighbours", "bounds_share"},
+    "exponential": {"bounds", "neighbours", "bounds_share"},
     "stable": {"delta", "neighbours"},
     "subsample": {"delta", "neighbours", "m", "resolution"},
 }
@@ -71,9 +79,16 @@ def register(sub: Any) -> None:
     )
     mdn.add_argument(
         "--bounds",
-        nargs=2,
-        metavar=("LO", "HI"),
-        help="public bounds, numbers or datetimes (tree and exponential)",
+        nargs="+",
+        metavar="LO HI",
+        help="public bounds LO HI, numbers or datetimes, or 'private' (a share of epsilon "
+        "finds them; numbers only) (tree and exponential)",
+    )
+    mdn.add_argument(
+        "--bounds-share",
+        type=float,
+        default=None,
+        help="share of epsilon spent on --bounds private (default 0.1)",
     )
     mdn.add_argument(
         "--bins",
@@ -119,20 +134,24 @@ def check_arguments(args: argparse.Namespace) -> dict[str, Any]:
     """Refuse options that do not apply to the method and check the rest, before any data
     is read; returns the resolved settings."""
     method = args.method
+    bounds_given = bounds_arg(args.bounds)  # a pair, "private" or None; a usage error else
+    private = bounds_given == "private"
     given = {
         name
-        for name in ("bounds", "bins", "delta", "m", "resolution", "neighbours")
+        for name in ("bounds", "bins", "delta", "m", "resolution", "neighbours", "bounds_share")
         if getattr(args, name) is not None
     }
     extra = sorted(given - APPLIES[method])
     if extra:
-        options = ", ".join(f"--{name}" for name in extra)
+        options = ", ".join(_option(name, private) for name in extra)
         verb = "does" if len(extra) == 1 else "do"
         raise treedp.InvalidParameterError(
             f"{options} {verb} not apply to --method {method}; it takes "
-            + ", ".join(f"--{name}" for name in sorted(APPLIES[method]))
+            + ", ".join(_option(name, False) for name in sorted(APPLIES[method]))
             + "."
         )
+    if args.bounds_share is not None and not private:
+        raise UsageError("--bounds-share applies only with --bounds private.")
     neighbours = args.neighbours or DEFAULT_NEIGHBOURS[method]
     if method in ("stable", "subsample") and neighbours != "replace":
         raise treedp.InvalidParameterError(
@@ -150,15 +169,22 @@ def check_arguments(args: argparse.Namespace) -> dict[str, Any]:
             "treats it as public. Clean the column first"
             + (", or use --neighbours add_remove." if method == "tree" else ".")
         )
-    bounds = tuple(number_or_text(b) for b in args.bounds) if args.bounds else None
+    bounds = bounds_given
     bins = args.bins if args.bins is not None else DEFAULT_BINS
+    epsilon = args.epsilon
+    if private:  # the release gets what the bounds step leaves (public parameters only)
+        from treedp.mechanisms.private_bounds import remaining_epsilon
+
+        shares = {} if args.bounds_share is None else {"share": args.bounds_share}
+        epsilon = remaining_epsilon(check_epsilon(args.epsilon), neighbours=neighbours, **shares)
+    stand_in = (0, 1) if private else bounds  # private bounds are found from the data later
     if method == "tree":
-        the_bins = treedp.make_bins(bounds=bounds, bins=bins)
-        treedp.ReleaseSpec(the_bins, args.epsilon, neighbours=neighbours, nan=args.nan)  # type: ignore[arg-type]
+        the_bins = treedp.make_bins(bounds=stand_in, bins=bins)
+        treedp.ReleaseSpec(the_bins, epsilon, neighbours=neighbours, nan=args.nan)  # type: ignore[arg-type]
     else:
         check_epsilon(args.epsilon)
         if method == "exponential":
-            treedp.make_bins(bounds=bounds, bins=1)  # the bounds, checked as bins would be
+            treedp.make_bins(bounds=stand_in, bins=1)  # the bounds, checked as bins would be
     if args.delta is not None and not 0.0 < args.delta < 1.0:
         raise treedp.InvalidParameterError(f"--delta must be in (0, 1). Got {args.delta!r}.")
     check_input(args.input)
@@ -168,6 +194,13 @@ def check_arguments(args: argparse.Namespace) -> dict[str, Any]:
         "bins": bins,
         "delta": args.delta if args.delta is not None else DEFAULT_DELTA,
     }
+
+
+def _option(name: str, private: bool) -> str:
+    """An option as the user typed it (``--bounds private`` when that was given)."""
+    if name == "bounds" and private:
+        return "--bounds private"
+    return "--" + name.replace("_", "-")
 
 
 def run(args: argparse.Namespace) -> None:
@@ -191,6 +224,9 @@ def _run(args: argparse.Namespace, settings: dict[str, Any], ledger: treedp.Ledg
     stated = f"{neighbours} neighbours" + (
         " (the default for this method)" if args.neighbours is None else ""
     )
+    if settings["bounds"] == "private":
+        _run_private(args, settings, values, rng, ledger, stated)
+        return
     if args.method == "tree":
         release = treedp.release_cdf(
             values,
@@ -253,6 +289,45 @@ def _run(args: argparse.Namespace, settings: dict[str, Any], ledger: treedp.Ledg
         f"median = {shown} ({result.mechanism}, epsilon={result.epsilon}, "
         f"delta={result.delta:.3g}, {stated}){mark}"
     )
+    _show_budget(ledger)
+
+
+def _run_private(
+    args: argparse.Namespace,
+    settings: dict[str, Any],
+    values: Any,
+    rng: Any,
+    ledger: treedp.Ledger | None,
+    stated: str,
+) -> None:
+    """``--bounds private``: :func:`treedp.quantiles` at ``q = 0.5`` with the method fixed
+    (it finds the bounds with a share of epsilon, releases in them, charges the total once)."""
+    neighbours = settings["neighbours"]
+    result = treedp.quantiles(
+        values,
+        0.5,
+        epsilon=args.epsilon,
+        bounds="private",
+        bins=settings["bins"] if args.method == "tree" else None,
+        method=args.method,
+        neighbours=neighbours,
+        nan=args.nan,
+        # the library's documented default share unless --bounds-share is given
+        **({} if args.bounds_share is None else {"bounds_share": args.bounds_share}),
+        rng=rng,
+        accountant=ledger,
+    )
+    found = result.parts[0].measure  # the bounds step's spend (pure DP)
+    name = "tree" if args.method == "tree" else "exponential mechanism"
+    shown = ", ".join(fmt(b) for b in result.bounds)
+    print(
+        f"median = {fmt(result.value)} ({name}, bounds [{shown}] found privately with "
+        f"epsilon={getattr(found, 'epsilon', 0.0):.4g}; total pure "
+        f"epsilon={result.epsilon_spent:.10g} of {args.epsilon:g}, {stated})"
+        f"{SEEDED if result.seeded else ''}"
+    )
+    if result.bounds_warning is not None:  # post-processing of the released stops
+        print(f"treedp: warning: {result.bounds_warning}", file=sys.stderr)
     _show_budget(ledger)
 
 

@@ -7,7 +7,7 @@ relation it holds for, and gives a :class:`SpendRecord` an accountant can compos
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field, fields
 from types import MappingProxyType
 from typing import Any
@@ -164,6 +164,13 @@ class QuantileResult(MechanismResult):
     ``value`` (alias ``values``) holds one released quantile per level; ``guarantee`` is
     ``PureDP(ε_spent)``, ``ε_spent = sum over q of 2 Δ · rate <= epsilon`` (the rate rounded
     down to a dyadic rational); ``sensitivity`` holds ``Δ`` of the score for each level.
+
+    As an array the result is its released values: ``np.asarray(result)`` is a float64
+    array (``datetime64`` when the data were datetimes), 0-d for a scalar level and 1-d for a
+    list of levels, as ``value`` is; ``len``, iteration, indexing and unpacking
+    (``lo, mid, hi = result``) follow that array (a 0-d result has no ``len`` and cannot be
+    iterated, as a 0-d array). The result stays frozen: the array is a copy, or with
+    ``copy=False`` a read-only view. A result is always true (``bool``), whatever its values.
     """
 
     q: np.ndarray
@@ -173,3 +180,36 @@ class QuantileResult(MechanismResult):
     def values(self) -> np.ndarray:
         """The released quantiles, one per level."""
         return np.asarray(self.value)
+
+    def _released(self) -> np.ndarray:
+        out = np.asarray(self.value)
+        if out.dtype.kind not in "fM":  # Python numbers, ints or objects: as numbers
+            out = out.astype(np.float64)
+        return out
+
+    def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray:
+        """The released values as an ndarray (numpy 2 signature; see the class docstring)."""
+        out = self._released()
+        if dtype is not None and np.dtype(dtype) != out.dtype:
+            if copy is False:
+                raise ValueError(
+                    "A copy is needed to convert the quantiles to the requested dtype."
+                )
+            return out.astype(dtype)
+        if copy is False:
+            view = out.view()
+            view.flags.writeable = False  # the result is frozen: no writable alias of it
+            return view
+        return out.copy()
+
+    def __len__(self) -> int:
+        return len(self._released())
+
+    def __iter__(self) -> Iterator[Any]:
+        return iter(self._released().copy())
+
+    def __getitem__(self, index: Any) -> Any:
+        return self._released().copy()[index]
+
+    def __bool__(self) -> bool:
+        return True

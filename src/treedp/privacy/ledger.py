@@ -140,7 +140,10 @@ def _genesis(name: str, total: str, neighbours: str, created: str) -> str:
 
 def _connect(path: Path, *, create: bool) -> sqlite3.Connection:
     if not create and not path.is_file():
-        raise LedgerError(f"There is no ledger file at {str(path)!r}. Create one with init_ledger.")
+        raise LedgerError(
+            f"There is no ledger file at {str(path)!r}. Create one with treedp.init_ledger "
+            "(or open_ledger with a total)."
+        )
     mode = "rwc" if create else "rw"
     uri = f"file:{urllib.parse.quote(str(path.resolve()))}?mode={mode}"
     try:
@@ -253,7 +256,7 @@ class Ledger(Accountant):
         if row is None:
             raise LedgerError(
                 f"The ledger {str(path)!r} has no dataset {dataset!r}. Set its budget first "
-                "(init_ledger or 'treedp budget init')."
+                "(treedp.init_ledger or 'treedp budget init')."
             )
         total_text, neighbours, created = row[1], row[2], row[3]
         try:

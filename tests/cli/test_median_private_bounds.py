@@ -1,0 +1,141 @@
+"""``treedp median --bounds private`` (issue #16, after a new user's run): the real CLI entry
+point, as tests/test_cli.py runs it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import treedp
+from treedp import InsecureSeededSource
+from treedp.cli import main
+from treedp.cli._common import fmt
+from treedp.io import read_column
+
+
+@pytest.fixture
+def csv_file(tmp_path: Path) -> Path:
+    rng = np.random.default_rng(0)
+    path = tmp_path / "data.csv"
+    ages = rng.integers(18, 90, 2000)
+    income = rng.lognormal(10, 1, 2000)
+    rows = ["age,income,when"] + [
+        f"{a},{v:.2f},2024-01-{1 + i % 28:02d}"
+        for i, (a, v) in enumerate(zip(ages, income, strict=True))
+    ]
+    path.write_text("\n".join(rows) + "\n")
+    return path
+
+
+def _one_error_line(err: str) -> str:
+    lines = err.strip().splitlines()
+    assert len(lines) == 1, err
+    assert lines[0].startswith("treedp: error:")
+    return lines[0]
+
+
+def _median(path: Path, *extra: str) -> list[str]:
+    return ["median", str(path), "--column", "income", "--epsilon", "1", *extra]
+
+
+@pytest.mark.parametrize("method", ["tree", "exponential"])
+def test_median_with_private_bounds_is_treedp_quantiles_at_one_half(
+    method: str, csv_file: Path, capsys: pytest.CaptureFixture
+) -> None:
+    """The CLI answer is the public API's answer (same seed), with the bounds, the bounds
+    step's epsilon and the total stated."""
+    args = _median(csv_file, "--method", method, "--bounds", "private", "--insecure-seed", "7")
+    assert main(args) == 0
+    out = capsys.readouterr().out.strip()
+    values = read_column(str(csv_file), "income")
+    neighbours = "add_remove" if method == "tree" else "replace"  # the CLI's defaults
+    expected = treedp.quantiles(
+        values,
+        0.5,
+        epsilon=1.0,
+        bounds="private",
+        bins=1024 if method == "tree" else None,
+        method=method,
+        neighbours=neighbours,
+        rng=InsecureSeededSource(7),
+    )
+    assert out.startswith(f"median = {fmt(expected.value)} (")
+    shown = ", ".join(fmt(b) for b in expected.bounds)
+    assert f"bounds [{shown}] found privately with epsilon=0.1;" in out
+    assert f"total pure epsilon={expected.epsilon_spent:.10g} of 1," in out
+    assert f"{neighbours} neighbours (the default for this method)" in out
+    assert out.endswith("[SEEDED: not for publication]")
+    # --bounds-share sets the share; integer bins answer an integer (tree)
+    more = ["--bounds-share", "0.25"] + (["--bins", "integers"] if method == "tree" else [])
+    assert main([*_median(csv_file, "--method", method, "--bounds", "private"), *more]) == 0
+    out = capsys.readouterr().out
+    assert "found privately with epsilon=0.25;" in out
+    if method == "tree":
+        assert float(out.split()[2]).is_integer()
+
+
+def test_median_private_bounds_refusals(csv_file: Path, capsys: pytest.CaptureFixture) -> None:
+    """Options that would be ignored, and methods that take no bounds, are refused in one
+    line naming the option, before any data is read."""
+    cases = [
+        (["--method", "stable", "--bounds", "private"], "--bounds private does not apply"),
+        (
+            ["--method", "subsample", "--m", "10", "--bounds", "private"],
+            "--bounds private does not apply to --method subsample",
+        ),
+        (["--method", "stable", "--bounds-share", "0.2"], "--bounds-share does not apply"),
+        (["--bounds", "0", "1e6", "--bounds-share", "0.2"], "--bounds-share applies only"),
+        (["--bounds-share", "0.2"], "--bounds-share applies only"),
+        (["--bounds", "private", "--bounds-share", "1.5"], "--bounds-share must be"),
+        (["--bounds", "private", "--bins", "999999999"], "--bins"),
+        (["--bounds", "1", "2", "3"], "--bounds takes two values"),
+        (["--method", "exponential"], "needs public --bounds"),
+    ]
+    for extra, expected in cases:
+        assert main(_median(csv_file, *extra)) == 2, extra
+        line = _one_error_line(capsys.readouterr().err)
+        assert expected in line, (extra, line)
+    # checked before the data is read: a missing file is not reached
+    missing = str(csv_file.parent / "missing.csv")
+    assert main(["median", missing, "--column", "x", "--epsilon", "1", "--method", "stable",
+                 "--bounds", "private"]) == 2  # fmt: skip
+    assert "--bounds private does not apply" in _one_error_line(capsys.readouterr().err)
+    # a datetime column cannot have private bounds (numbers only), and says how to fix it
+    args = ["median", str(csv_file), "--column", "when", "--epsilon", "1", "--bounds", "private"]
+    assert main(args) == 2
+    line = _one_error_line(capsys.readouterr().err)
+    assert "--bounds private takes numbers" in line and "--bounds LO HI" in line
+
+
+def test_median_private_bounds_charge_the_total_once(
+    csv_file: Path, tmp_path: Path, capsys: pytest.CaptureFixture
+) -> None:
+    path = tmp_path / "b.db"
+    assert main(["budget", "init", str(path), "--dataset", "d", "--epsilon", "1.5"]) == 0
+    capsys.readouterr()
+    ledger = ["--ledger", str(path), "--dataset", "d"]
+    args = _median(csv_file, "--bounds", "private", *ledger)
+    assert main(args) == 0  # tree, add_remove: the ledger's relation
+    assert "remaining epsilon=0.5" in capsys.readouterr().out
+    assert main(args) == 2  # 1 more does not fit: refused, nothing charged
+    assert "Nothing was charged" in _one_error_line(capsys.readouterr().err)
+    with treedp.open_ledger(path, "d") as led:
+        assert len(led.history) == 1 and led.spent.epsilon == pytest.approx(1.0)
+        assert led.history[0].record.mechanism == "quantiles[tree]"
+        assert led.history[0].record.parameters["bounds"] == "private"
+
+
+def test_median_private_bounds_warn_at_the_grid_end(
+    csv_file: Path, capsys: pytest.CaptureFixture
+) -> None:
+    """Too little epsilon for the records: a scan runs off the public grid; the answer
+    comes with a warning on stderr (post-processing of the released stops)."""
+    args = ["median", str(csv_file), "--column", "income", "--epsilon", "0.001"]
+    args += ["--method", "exponential", "--bounds", "private", "--insecure-seed", "3"]
+    assert main(args) == 0
+    captured = capsys.readouterr()
+    assert captured.out.startswith("median = ")
+    warning = captured.err.strip().splitlines()
+    assert len(warning) == 1 and warning[0].startswith("treedp: warning: A privately found bound")
