@@ -584,3 +584,34 @@ def test_a_bad_bounds_share_is_refused_before_the_charge() -> None:
             x, [0.5], epsilon=1.0, bounds="private", bins=2**30, method="tree", accountant=acct
         )
     assert acct.spent == PureDP(0.0) and not acct.history
+
+
+@pytest.mark.parametrize("method", ["exponential", "recursive", "tree"])
+def test_one_public_side_of_the_bounds(method: str) -> None:
+    """``bounds=(0, "private")``: the public side is kept, one scan finds the other with the
+    whole share; a malformed public side is refused before anything is charged."""
+    x = np.random.default_rng(TEST_SEED).lognormal(10, 1, 4000)
+    res = treedp.quantiles(
+        x,
+        [0.25, 0.5, 0.75],
+        epsilon=1.0,
+        bounds=(0, "private"),
+        method=method,
+        rng=InsecureSeededSource(2),
+    )
+    assert res.bounds[0] == 0.0 and res.bounds[1] > np.quantile(x, 0.99)
+    assert res.parts[0].parameters["lower"] == 0
+    assert res.epsilon_spent <= 1.0
+    assert np.all(np.abs(res.values / np.quantile(x, [0.25, 0.5, 0.75]) - 1) < 0.1)
+    acc = treedp.Accountant(treedp.PureDP(3.0))
+    with pytest.raises(treedp.InvalidParameterError, match="public lower bound in 'bounds'"):
+        treedp.quantiles(
+            np.arange(100),
+            [0.5],
+            epsilon=1.0,
+            bounds=(0.5, "private"),
+            bins="integers",
+            method=method,
+            accountant=acc,
+        )
+    assert acc.history == ()

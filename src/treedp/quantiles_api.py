@@ -28,7 +28,9 @@ from treedp.mechanisms._column import (
 )
 from treedp.mechanisms.private_bounds import (
     DEFAULT_SHARE,
+    check_known_bound,
     grid_end_warning,
+    private_request,
     remaining_epsilon,
     split_private_bounds,
 )
@@ -221,9 +223,11 @@ def quantiles(
         Levels in [0, 1]; the released quantiles are non-decreasing in ``q``.
     epsilon : float
         The total budget (bounds included).
-    bounds : (lo, hi) or "private"
+    bounds : (lo, hi), "private", (lo, "private") or ("private", hi)
         Public bounds, or ``"private"``: ``bounds_share · epsilon`` finds them
-        (:func:`treedp.mechanisms.private_bounds.private_bounds`) and the rest releases the
+        (:func:`treedp.mechanisms.private_bounds.private_bounds`; with one side public, for
+        example ``(0, "private")`` for incomes, only the other side is searched, with the
+        whole share) and the rest releases the
         quantiles in them (numbers only).
     bins : int or "integers", optional
         Bins of the tree CDF (default :func:`tree_bins` equal-width bins, by ε).
@@ -282,8 +286,9 @@ def quantiles(
         raise InvalidParameterError(
             f"The 'bins' parameter must be an int >= 1 or 'integers'. Got {bins!r}."
         )
-    private = isinstance(bounds, str)
-    if private and bounds != "private":
+    request = private_request(bounds)
+    private = request is not None
+    if isinstance(bounds, str) and not private:
         raise InvalidParameterError(
             f"The 'bounds' parameter must be (lo, hi) or 'private'. Got {bounds!r}."
         )
@@ -291,6 +296,8 @@ def quantiles(
         raise InvalidTypeError(
             f"The 'bounds' parameter must be a pair (lo, hi) or 'private'. Got {bounds!r}."
         )
+    lower, upper = request if request is not None else (None, None)
+    known = check_known_bound(lower, upper, bins == "integers", "bounds") if private else None
     if n is not None:
         n = check_int(n, "n", lo=0)
     # The data are read once before anything is charged (shape, type, missing values): a
@@ -312,7 +319,7 @@ def quantiles(
                 "bounds='private' takes numbers, not datetimes: give public 'bounds=(lo, hi)' "
                 "as datetimes."
             )
-        rest = remaining_epsilon(eps, bounds_share, relation)
+        rest = remaining_epsilon(eps, bounds_share, relation, known is not None)
         if bins != "integers":  # integer ranges are cut to MAX_BINS by the bounds step
             _check_bounds(chosen, (0, 1), bins, rest, n)
     else:  # public parameters the methods check later: before anything is charged
@@ -342,6 +349,8 @@ def quantiles(
             neighbours=relation,
             nan=nan,
             rng=source,
+            lower=lower,
+            upper=upper,
         )
         parts.append(bres.spend)
         spent += Fraction(bres.epsilon_spent)
@@ -373,7 +382,9 @@ def quantiles(
         parameters={
             "epsilon": eps,
             "q": tuple(float(v) for v in qa),
-            "bounds": "private" if private else the_bounds,
+            "bounds": (bounds if isinstance(bounds, str) else tuple(bounds))
+            if private
+            else the_bounds,
             "bins": bins,
             "method": method,
             "nan": nan,

@@ -30,7 +30,7 @@ from treedp.cli._common import (
     read_values,
 )
 from treedp.cli.budget import add_ledger_options, ledger_from_args, remaining_line
-from treedp.cli.quantiles import bounds_arg
+from treedp.cli.quantiles import bounds_arg, is_private
 from treedp.engines.base import NAN_POLICIES
 from treedp.io import read_column
 
@@ -135,7 +135,7 @@ def check_arguments(args: argparse.Namespace) -> dict[str, Any]:
     is read; returns the resolved settings."""
     method = args.method
     bounds_given = bounds_arg(args.bounds)  # a pair, "private" or None; a usage error else
-    private = bounds_given == "private"
+    private = is_private(bounds_given)
     given = {
         name
         for name in ("bounds", "bins", "delta", "m", "resolution", "neighbours", "bounds_share")
@@ -176,7 +176,12 @@ def check_arguments(args: argparse.Namespace) -> dict[str, Any]:
         from treedp.mechanisms.private_bounds import remaining_epsilon
 
         shares = {} if args.bounds_share is None else {"share": args.bounds_share}
-        epsilon = remaining_epsilon(check_epsilon(args.epsilon), neighbours=neighbours, **shares)
+        epsilon = remaining_epsilon(
+            check_epsilon(args.epsilon),
+            neighbours=neighbours,
+            one_sided=bounds_given != "private",
+            **shares,
+        )
     stand_in = (0, 1) if private else bounds  # private bounds are found from the data later
     if method == "tree":
         the_bins = treedp.make_bins(bounds=stand_in, bins=bins)
@@ -194,6 +199,13 @@ def check_arguments(args: argparse.Namespace) -> dict[str, Any]:
         "bins": bins,
         "delta": args.delta if args.delta is not None else DEFAULT_DELTA,
     }
+
+
+def found_how(bounds: Any) -> str:
+    """`` found privately`` or ``, upper bound found privately`` (one side public)."""
+    if bounds == "private":
+        return " found privately"
+    return f", {'upper' if bounds[1] == 'private' else 'lower'} bound found privately"
 
 
 def _option(name: str, private: bool) -> str:
@@ -224,7 +236,7 @@ def _run(args: argparse.Namespace, settings: dict[str, Any], ledger: treedp.Ledg
     stated = f"{neighbours} neighbours" + (
         " (the default for this method)" if args.neighbours is None else ""
     )
-    if settings["bounds"] == "private":
+    if is_private(settings["bounds"]):
         _run_private(args, settings, values, rng, ledger, stated)
         return
     if args.method == "tree":
@@ -307,7 +319,7 @@ def _run_private(
         values,
         0.5,
         epsilon=args.epsilon,
-        bounds="private",
+        bounds=settings["bounds"],
         bins=settings["bins"] if args.method == "tree" else None,
         method=args.method,
         neighbours=neighbours,
@@ -320,8 +332,9 @@ def _run_private(
     found = result.parts[0].measure  # the bounds step's spend (pure DP)
     name = "tree" if args.method == "tree" else "exponential mechanism"
     shown = ", ".join(fmt(b) for b in result.bounds)
+    how = found_how(settings["bounds"])
     print(
-        f"median = {fmt(result.value)} ({name}, bounds [{shown}] found privately with "
+        f"median = {fmt(result.value)} ({name}, bounds [{shown}]{how} with "
         f"epsilon={getattr(found, 'epsilon', 0.0):.4g}; total pure "
         f"epsilon={result.epsilon_spent:.10g} of {args.epsilon:g}, {stated})"
         f"{SEEDED if result.seeded else ''}"

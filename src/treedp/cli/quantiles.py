@@ -12,18 +12,47 @@ from treedp.cli.budget import add_ledger_options, ledger_from_args, remaining_li
 from treedp.io import read_column
 from treedp.quantiles_api import METHODS
 
-__all__ = ["bounds_arg", "register", "run"]
+__all__ = ["bounds_arg", "found_text", "is_private", "register", "run"]
 
 
 def bounds_arg(words: list[str] | None) -> Any:
-    """``--bounds LO HI`` as a pair, ``--bounds private`` as ``"private"``, absent as None."""
+    """``--bounds LO HI`` as a pair, ``--bounds private`` as ``"private"``, ``--bounds LO
+    private`` / ``--bounds private HI`` (one side public) as ``(LO, "private")`` /
+    ``("private", HI)``, absent as None."""
     if words is None:
         return None
     if words == ["private"]:
         return "private"
     if len(words) != 2:
-        raise UsageError("--bounds takes two values LO HI, or the word 'private'.")
-    return tuple(number_or_text(w) for w in words)
+        raise UsageError(
+            "--bounds takes two values LO HI, the word 'private', or one public side with "
+            "'private' for the other (LO private, private HI)."
+        )
+    if words == ["private", "private"]:
+        return "private"
+    pair = tuple(w if w == "private" else number_or_text(w) for w in words)
+    numbers = [isinstance(v, int | float) for v in pair]
+    if numbers.count(True) == 1 and "private" not in pair:  # e.g. "0 privat"
+        raise UsageError(
+            "--bounds takes two numbers or two datetimes LO HI, or one public number with "
+            "the word 'private' for the side to find (LO private, private HI)."
+        )
+    return pair
+
+
+def is_private(bounds: Any) -> bool:
+    """Whether ``bounds`` (from :func:`bounds_arg`) asks for a bounds step."""
+    return bounds == "private" or (isinstance(bounds, tuple) and "private" in bounds)
+
+
+def found_text(bounds: Any) -> str:
+    """What the answer line says of bounds found privately (nothing for public bounds)."""
+    if bounds == "private":
+        return " (found privately)"
+    if is_private(bounds):
+        side = "upper" if bounds[1] == "private" else "lower"
+        return f" ({side} found privately)"
+    return ""
 
 
 def register(sub: Any) -> None:
@@ -38,7 +67,8 @@ def register(sub: Any) -> None:
         nargs="+",
         required=True,
         metavar="LO HI",
-        help="public bounds LO HI, or 'private' (a share of epsilon finds them)",
+        help="public bounds LO HI, or 'private' (a share of epsilon finds them), or one "
+        "public side: LO private, private HI",
     )
     qs.add_argument(
         "--bins",
@@ -89,7 +119,7 @@ def register(sub: Any) -> None:
 
 def _check_options(args: argparse.Namespace, bounds: Any) -> None:
     """Options that would be silently ignored are refused (public parameters only)."""
-    if args.bounds_share is not None and bounds != "private":
+    if args.bounds_share is not None and not is_private(bounds):
         raise UsageError("--bounds-share applies only with --bounds private.")
     if isinstance(args.bins, int) and args.method in ("exponential", "recursive"):
         raise UsageError(
@@ -136,7 +166,7 @@ def _run(
     for level, value in zip(args.q, result.values, strict=True):
         print(f"q={level:g}: {fmt(value)}")
     shown = ", ".join(fmt(b) for b in result.bounds)
-    found = " (found privately)" if bounds == "private" else ""
+    found = found_text(bounds)
     print(
         f"method {result.method}, bounds [{shown}]{found}, epsilon spent "
         f"{result.epsilon_spent:.10g} ({result.neighbours}){SEEDED if result.seeded else ''}"

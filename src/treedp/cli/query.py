@@ -210,9 +210,9 @@ def info(release: Any) -> dict[str, Any]:
         f"({release.neighbours.replace('_', '/')} neighbours, one record per privacy unit)",
         **(
             {
-                "total guarantee": f"{_guarantee_text(release.total_guarantee)}, bounds found "
-                f"privately from the same data (epsilon={release.bounds_step['epsilon']:.4g}) "
-                "included"
+                "total guarantee": f"{_guarantee_text(release.total_guarantee)}, "
+                f"{_found(release.bounds_step)} from the same data "
+                f"(epsilon={release.bounds_step['epsilon']:.4g}) included"
             }
             if release.bounds_step is not None
             else {}
@@ -310,3 +310,12 @@ def _text(row: dict[str, Any], ci: bool, level: float) -> str:
         se = f"se {fmt(row['stderr'])}, " if row.get("stderr") is not None else ""
         text += f"  ({se}{level:g} interval [{fmt(row['low'])}, {fmt(row['high'])}])"
     return text
+
+
+def _found(step: dict[str, Any]) -> str:
+    """What a bounds step found: both bounds, or the side that was not public."""
+    known = step.get("known")
+    if known is None:
+        return "bounds found privately"
+    other = "upper" if known == "lower" else "lower"
+    return f"{other} bound found privately ({known} bound public)"

@@ -17,7 +17,7 @@ from treedp.cli._common import (
 )
 from treedp.cli.budget import add_ledger_options, ledger_from_args, remaining_line
 from treedp.cli.plan import add_budget, budget_from
-from treedp.cli.quantiles import bounds_arg
+from treedp.cli.quantiles import bounds_arg, is_private
 from treedp.engines.base import NAN_POLICIES
 from treedp.engines.files import FileSource, resolve_paths
 from treedp.estimation import ESTIMATORS, POSTPROCESS
@@ -41,7 +41,8 @@ def register(sub: Any) -> None:
         "--bounds",
         nargs="+",
         metavar="LO HI",
-        help="public bounds LO HI, or 'private' (10%% of epsilon finds them)",
+        help="public bounds LO HI, or 'private' (10%% of epsilon finds them), or one public "
+        "side: LO private, private HI",
     )
     rel.add_argument("--bins", type=bins_arg, help="number of bins, or 'integers'")
     rel.add_argument("--edges", nargs="+", metavar="E", help="explicit public bin edges")
@@ -129,8 +130,8 @@ def check_arguments(args: argparse.Namespace) -> dict[str, Any]:
     if branching is not None and len(branching) == 1:
         branching = branching[0]
     # private bounds are found from the data later: stand-in bounds check everything else
-    stand_in = (0, 1) if bounds == "private" else bounds
-    if bounds == "private" and args.bins is None and edges is None:
+    stand_in = (0, 1) if is_private(bounds) else bounds
+    if is_private(bounds) and args.bins is None and edges is None:
         raise treedp.InvalidParameterError(
             "--bounds private needs --bins B (equal-width bins) or --bins integers: the range "
             "is found privately, the number of bins stays public."
@@ -211,8 +212,11 @@ def _run(args: argparse.Namespace, checked: dict[str, Any], ledger: treedp.Ledge
     warning = SEEDED if release.seeded else ""
     step = release.bounds_step
     if step is not None:  # part of epsilon went to the bounds: say what the whole cost
+        which = {"lower": "upper bound", "upper": "lower bound"}.get(
+            str(step.get("known")), "bounds"
+        )
         warning = (
-            f" (bounds found privately with epsilon={step['epsilon']:.4g}; total "
+            f" ({which} found privately with epsilon={step['epsilon']:.4g}; total "
             f"{_guarantee_total(release)}){warning}"
         )
     print(

@@ -1,0 +1,81 @@
+"""One public side of the bounds (``--bounds 0 private``, ``--bounds private HI``) on the
+command line: the same answers as the public API at the same seed, the side found stated,
+one-line errors for malformed ``--bounds``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import treedp
+from treedp import InsecureSeededSource
+from treedp.cli import main
+from treedp.cli._common import fmt
+from treedp.io import read_column
+
+
+@pytest.fixture
+def csv_file(tmp_path: Path) -> Path:
+    income = np.random.default_rng(1).lognormal(10, 1, 3000)
+    path = tmp_path / "data.csv"
+    path.write_text("income\n" + "\n".join(f"{v:.2f}" for v in income) + "\n")
+    return path
+
+
+@pytest.mark.parametrize(
+    ("words", "bounds", "side"),
+    [(["0", "private"], (0, "private"), "upper"), (["private", "1e7"], ("private", 1e7), "lower")],
+)
+def test_quantiles_with_one_public_side_match_the_api(
+    words: list[str], bounds: tuple, side: str, csv_file: Path, capsys: pytest.CaptureFixture
+) -> None:
+    args = ["quantiles", str(csv_file), "--column", "income", "--q", "0.1", "0.5", "0.9"]
+    assert main([*args, "--epsilon", "1", "--bounds", *words, "--insecure-seed", "3"]) == 0
+    out = capsys.readouterr().out.strip().splitlines()
+    expected = treedp.quantiles(
+        read_column(str(csv_file), "income"),
+        [0.1, 0.5, 0.9],
+        epsilon=1.0,
+        bounds=bounds,
+        rng=InsecureSeededSource(3),
+    )
+    assert [line.split(": ")[1] for line in out[:3]] == [fmt(v) for v in expected.values]
+    assert f"({side} found privately)" in out[3]
+    public = 0.0 if side == "upper" else 1e7
+    assert public in expected.bounds
+
+
+def test_release_and_median_with_a_public_lower_bound(
+    csv_file: Path, tmp_path: Path, capsys: pytest.CaptureFixture
+) -> None:
+    out_file = tmp_path / "r.tdp"
+    common = ["--column", "income", "--epsilon", "1", "--bounds", "0", "private"]
+    assert main(["release", str(csv_file), *common, "--bins", "256", "--out", str(out_file)]) == 0
+    assert "upper bound found privately" in capsys.readouterr().out
+    rel = treedp.load_release(out_file)
+    assert rel.edges[0] == 0.0 and rel.bounds_step is not None
+    assert rel.bounds_step["known"] == "lower"
+    assert main(["query", str(out_file), "--info"]) == 0
+    assert "upper bound found privately (lower bound public)" in capsys.readouterr().out
+    assert main(["median", str(csv_file), *common, "--method", "exponential"]) == 0
+    out = capsys.readouterr().out
+    assert "bounds [0, " in out and "upper bound found privately" in out
+
+
+@pytest.mark.parametrize(
+    ("words", "message"),
+    [
+        (["0", "privat"], "one public number with the word 'private'"),
+        (["0", "1", "2"], "two values LO HI"),
+        (["0.5", "private"], "must be an integer"),
+    ],
+)
+def test_malformed_bounds_get_one_line(
+    words: list[str], message: str, csv_file: Path, capsys: pytest.CaptureFixture
+) -> None:
+    args = ["quantiles", str(csv_file), "--column", "income", "--q", "0.5", "--epsilon", "1"]
+    assert main([*args, "--bins", "integers", "--bounds", *words]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("treedp: error:") and message in err[0]
