@@ -138,4 +138,5 @@ def test_median_private_bounds_warn_at_the_grid_end(
     captured = capsys.readouterr()
     assert captured.out.startswith("median = ")
     warning = captured.err.strip().splitlines()
-    assert len(warning) == 1 and warning[0].startswith("treedp: warning: A privately found bound")
+    assert len(warning) == 1 and warning[0].startswith("treedp: warning: ")
+    assert "too few records" in warning[0]

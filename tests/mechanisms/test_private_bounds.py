@@ -154,6 +154,12 @@ def test_grid_end_warning_when_too_few_records() -> None:
 
     end = float(SIGNED_GRID[-1])
     assert grid_end_warning(-1.0, 2.0) is None
+    crossed = grid_end_warning(5.5e296, -3.9e289)  # stops crossed before the grid's ends
+    assert crossed is not None and "crossed" in crossed
+    few = treedp.quantiles(
+        np.arange(300.0), [0.5], epsilon=1.0, bounds="private", rng=InsecureSeededSource(3)
+    )
+    assert few.bounds_warning is not None
     for lo, hi in ((-end, 1.0), (0.0, end * 1.25), (-end * 1.25, end * 1.25)):
         note = grid_end_warning(lo, hi)
         assert note is not None and "public grid" in note
@@ -167,7 +173,7 @@ def test_grid_end_warning_when_too_few_records() -> None:
     assert rel.bounds_step is not None
     assert max(abs(rel.bounds_step["lo"]), abs(rel.bounds_step["hi"])) >= end
     warning = rel.bounds_warning()
-    assert warning is not None and "public grid" in warning
+    assert warning is not None and "too few records" in warning
 
 
 def test_integer_private_bounds_flag_a_failed_scan_and_fit_max_bins(tmp_path: Any) -> None:
@@ -183,7 +189,7 @@ def test_integer_private_bounds_flag_a_failed_scan_and_fit_max_bins(tmp_path: An
     )
     assert rel.bounds_step is not None and len(rel.bounds_step["stops"]) == 2
     warning = rel.bounds_warning()
-    assert warning is not None and "public grid" in warning
+    assert warning is not None and "too few records" in warning
     path = tmp_path / "r.treedp"
     rel.save(path)
     loaded = treedp.load_release(path)

@@ -209,11 +209,20 @@ def grid_end_warning(lo: float, hi: float) -> str | None:
     With too few records beyond the scans' threshold for this ε (fewer than about ``k``, a
     few hundred at ε = 1), the upward scan usually stops at once at the grid's lowest point
     and the downward scan at its highest (the bounds cross and are swapped), or a scan runs
-    to the far end; either way the bounds say nothing about the data's range. Reading the
+    to the far end, or the two stops cross (``lo > hi``: the upward scan stopped below where
+    the downward one did, each before reaching the data); either way the bounds say nothing
+    about the data's range. Reading the
     released stops only, this is post-processing (no privacy cost); the text holds no data
     value.
     """
     end = float(SIGNED_GRID[-1])
+    if float(lo) > float(hi):  # the stops crossed: each scan stopped before the data
+        return (
+            "The two private bounds' scans crossed (the upper scan stopped below the lower "
+            "one): too few records lie beyond the scans' threshold for this epsilon, so the "
+            "bounds say nothing about the data's range and the release is not useful. Give "
+            "public bounds, or more epsilon or more records."
+        )
     if abs(float(lo)) < end and abs(float(hi)) < end:
         return None
     return (
