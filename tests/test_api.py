@@ -294,3 +294,26 @@ def test_private_bounds_refuse_bad_tree_parameters_before_spending() -> None:
         x, bounds="private", bins=32, epsilon=1.0, level_budgets=[rest / 3] * 3, accountant=acc
     )
     assert rel.total_guarantee.epsilon <= 1.0 and acc.spent == treedp.PureDP(1.0)
+
+
+def test_bounds_share_is_refused_where_it_would_be_ignored() -> None:
+    """bounds_share only means something with private bounds; with public bounds it is
+    refused instead of ignored (release_cdf and treedp.quantiles alike)."""
+    from treedp.api import DEFAULT_BOUNDS_SHARE
+    from treedp.mechanisms.private_bounds import DEFAULT_SHARE
+
+    assert DEFAULT_BOUNDS_SHARE == DEFAULT_SHARE
+    x = np.arange(100.0)
+    with pytest.raises(treedp.InvalidParameterError, match="bounds_share"):
+        treedp.release_cdf(x, bounds=(0, 100), bins=8, epsilon=1.0, bounds_share=0.2)
+    with pytest.raises(treedp.InvalidParameterError, match="bounds_share"):
+        treedp.quantiles(x, [0.5], bounds=(0, 100), epsilon=1.0, bounds_share=0.2)
+    rel = treedp.release_cdf(
+        x,
+        bounds="private",
+        bins=8,
+        epsilon=1.0,
+        bounds_share=0.2,
+        rng=treedp.InsecureSeededSource(1),
+    )
+    assert rel.bounds_step is not None and rel.bounds_step["share"] == 0.2

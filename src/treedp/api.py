@@ -33,6 +33,12 @@ from treedp.spec import ReleaseSpec
 __all__ = ["release_cdf", "release_counts"]
 
 
+#: The share of epsilon ``bounds="private"`` spends on the bounds when ``bounds_share`` is not
+#: given (the same value as :data:`treedp.mechanisms.private_bounds.DEFAULT_SHARE`, which this
+#: module does not import for a release with public bounds).
+DEFAULT_BOUNDS_SHARE = 0.1
+
+
 def release_cdf(
     values: Any,
     *,
@@ -63,7 +69,7 @@ def release_cdf(
     max_groups: int | None = None,
     max_contributions_per_group: int | None = None,
     delta: float | None = None,
-    bounds_share: float = 0.1,
+    bounds_share: float | None = None,
     engine: LocalEngine | None = None,
 ) -> Any:
     """Release the distribution of one numeric column under pure ``epsilon``-DP.
@@ -184,8 +190,9 @@ def release_cdf(
         :func:`treedp.release_grouped` (one tree per public key, one guarantee for the
         privacy unit) and returns a :class:`treedp.GroupedRelease`. Without a
         ``privacy_unit``, one row is one person.
-    bounds_share : float, default=0.1
-        The share of ``epsilon`` spent on ``bounds="private"``.
+    bounds_share : float, optional
+        The share of ``epsilon`` spent on ``bounds="private"`` (default 0.1,
+        :data:`DEFAULT_BOUNDS_SHARE`); refused with public bounds, where it would be ignored.
 
     Returns
     -------
@@ -225,6 +232,13 @@ def release_cdf(
             "The 'engine' parameter applies to data counted on this machine; a Spark or Dask "
             "DataFrame is counted on its cluster."
         )
+    request = _private_request(bounds)
+    if bounds_share is not None and request is None:
+        raise InvalidParameterError(
+            "The 'bounds_share' parameter applies only with bounds='private' (or one public "
+            "side, (lo, 'private')); it would be ignored with public bounds."
+        )
+    share = DEFAULT_BOUNDS_SHARE if bounds_share is None else bounds_share
     if by is not None or privacy_unit is not None:
         from treedp.api_grouped import release_grouped
 
@@ -275,7 +289,6 @@ def release_cdf(
             "group-by release: give 'by' (and 'privacy_unit' for the bounds)."
         )
     bounds_step: dict[str, Any] | None = None
-    request = _private_request(bounds)
     if request is not None:
         from treedp.mechanisms.private_bounds import check_known_bound, split_private_bounds
 
@@ -306,7 +319,7 @@ def release_cdf(
         # too when the caller fixes it (the stand-in has the same number of bins).
         stand_in = _spec(
             _bins((0, 1), bins, None),
-            remaining_epsilon(epsilon, bounds_share, neighbours, known is not None),
+            remaining_epsilon(epsilon, share, neighbours, known is not None),
             neighbours,
             n,
             mechanism,
@@ -322,7 +335,7 @@ def release_cdf(
         found, epsilon, found_by = split_private_bounds(
             _bounds_input(values, column, stand_in.nan, progress, engine),
             epsilon=epsilon,
-            share=bounds_share,
+            share=share,
             integers=bins == "integers",
             neighbours=neighbours,
             nan=nan,
@@ -330,7 +343,7 @@ def release_cdf(
             accountant=accountant,  # charged the whole epsilon once, before any noise
             lower=lower,
             upper=upper,
-            charge=_private_bounds_charge(epsilon, bounds_share, bins, neighbours, nan, bounds),
+            charge=_private_bounds_charge(epsilon, share, bins, neighbours, nan, bounds),
         )
         accountant = None  # the rest of epsilon is covered by that charge
         bounds = (int(found[0]), int(found[1])) if bins == "integers" else found
@@ -338,7 +351,7 @@ def release_cdf(
             "method": "private_bounds",
             "stops": [float(v) for v in found_by.stops],
             "epsilon": found_by.epsilon_spent,
-            "share": bounds_share,
+            "share": share,
             "lo": float(bounds[0]),
             "hi": float(bounds[1]),
         }

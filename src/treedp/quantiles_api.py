@@ -208,7 +208,7 @@ def quantiles(
     neighbours: str = "add_remove",
     n: int | None = None,
     nan: str = "error",
-    bounds_share: float = DEFAULT_SHARE,
+    bounds_share: float | None = None,
     rng: RandomSource | None = None,
     accountant: Accountant | None = None,
 ) -> QuantilesResult:
@@ -250,8 +250,9 @@ def quantiles(
         values; a given ``n`` that differs from it is refused (``DataError``, an
         ``InvalidParameterError``) by every method, before anything is charged.
     nan : {"error", "drop"}, default="error"
-    bounds_share : float, default=0.1
-        The share of ``epsilon`` spent on ``bounds="private"``, in (0, 1).
+    bounds_share : float, optional
+        The share of ``epsilon`` spent on ``bounds="private"``, in (0, 1) (default 0.1);
+        refused with public bounds, where it would be ignored.
     rng : RandomSource, optional
         Where the randomness comes from (default: the operating system's).
     accountant : Accountant, optional
@@ -296,6 +297,12 @@ def quantiles(
         raise InvalidTypeError(
             f"The 'bounds' parameter must be a pair (lo, hi) or 'private'. Got {bounds!r}."
         )
+    if bounds_share is not None and not private:
+        raise InvalidParameterError(
+            "The 'bounds_share' parameter applies only with bounds='private' (or one public "
+            "side, (lo, 'private')); it would be ignored with public bounds."
+        )
+    share = DEFAULT_SHARE if bounds_share is None else bounds_share
     lower, upper = request if request is not None else (None, None)
     known = check_known_bound(lower, upper, bins == "integers", "bounds") if private else None
     if n is not None:
@@ -319,7 +326,7 @@ def quantiles(
                 "bounds='private' takes numbers, not datetimes: give public 'bounds=(lo, hi)' "
                 "as datetimes."
             )
-        rest = remaining_epsilon(eps, bounds_share, relation, known is not None)
+        rest = remaining_epsilon(eps, share, relation, known is not None)
         if bins != "integers":  # integer ranges are cut to MAX_BINS by the bounds step
             _check_bounds(chosen, (0, 1), bins, rest, n)
     else:  # public parameters the methods check later: before anything is charged
@@ -344,7 +351,7 @@ def quantiles(
         found, eps_rest, bres = split_private_bounds(
             values,
             epsilon=eps,
-            share=bounds_share,
+            share=share,
             integers=bins == "integers",
             neighbours=relation,
             nan=nan,
