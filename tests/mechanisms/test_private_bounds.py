@@ -337,6 +337,8 @@ def test_grid_counts_from_one_counting_pass_equal_the_values() -> None:
     for bad in (np.zeros(5, dtype=int), np.full(COUNT_EDGES.size - 1, -1), [0.5] * 3):
         with pytest.raises(InvalidParameterError, match="COUNT_EDGES"):
             GridCounts.from_counts(bad)
+    with pytest.raises(InvalidParameterError, match="SIGNED_GRID"):
+        GridCounts(np.zeros(3, dtype=np.int64), counted.above)
 
 
 def test_release_with_private_bounds_streams_files(tmp_path: Any) -> None:

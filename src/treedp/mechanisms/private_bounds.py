@@ -97,7 +97,8 @@ CONTRACT = Contract(
         "both add_remove and replace all queries of a neighbour move in the same direction "
         "(adding x raises #{y > c} for c < x; replacing a by b > a raises it for c in [a, b)): "
         "monotone AboveThreshold, threshold noise scale 1.5/eps_side, query noise 3/eps_side; "
-        "half of the budget per side"
+        "half of the budget per side (the whole budget for the one scan when one side is "
+        "public)"
     ),
 )
 
@@ -161,6 +162,19 @@ class GridCounts:
 
     below: np.ndarray
     above: np.ndarray
+
+    def __post_init__(self) -> None:
+        for name in ("below", "above"):
+            arr = getattr(self, name)
+            if (
+                not isinstance(arr, np.ndarray)
+                or arr.shape != SIGNED_GRID.shape
+                or arr.dtype.kind not in "iu"
+            ):
+                raise InvalidParameterError(
+                    f"GridCounts.{name} must hold one integer count per point of SIGNED_GRID; "
+                    "make it with GridCounts.from_counts or GridCounts.from_values."
+                )
 
     @classmethod
     def from_counts(cls, counts: Any) -> GridCounts:
