@@ -41,12 +41,24 @@ LOW_EPSILON = 0.5
 TREE_MIN_LEVELS = 64
 #: The same below :data:`LOW_EPSILON`.
 TREE_MIN_LEVELS_LOW_EPSILON = 13
-#: Below :data:`LOW_EPSILON` with a public ``n`` and ``n · ε <`` :data:`FEW_RECORDS`: the
-#: recursive method's nodes hold too few records for their budget and the tree wins from
-#: :data:`TREE_MIN_LEVELS_FEW_RECORDS` levels.
+#: Below :data:`LOW_EPSILON` with a public ``n`` and :data:`VERY_FEW_RECORDS` ``<= n · ε <``
+#: :data:`FEW_RECORDS`: the recursive method's nodes hold too few records for their budget
+#: and the tree wins from :data:`TREE_MIN_LEVELS_FEW_RECORDS` levels.
 FEW_RECORDS = 1000
 #: See :data:`FEW_RECORDS`.
 TREE_MIN_LEVELS_FEW_RECORDS = 7
+#: With a public ``n`` and ``n · ε <`` :data:`VERY_FEW_RECORDS` (any ε): the tree on its
+#: :data:`MIN_TREE_BINS`--128 bins wins from :data:`TREE_MIN_LEVELS_VERY_FEW_RECORDS` levels
+#: (measured at ``n · ε = 100``; at 300 the recursive method still wins at 5 levels).
+VERY_FEW_RECORDS = 200
+#: See :data:`VERY_FEW_RECORDS`.
+TREE_MIN_LEVELS_VERY_FEW_RECORDS = 5
+#: From :data:`LOW_EPSILON` with a public ``n`` and :data:`VERY_FEW_RECORDS` ``<= n · ε <``
+#: :data:`FEW_RECORDS_HIGH_EPSILON` (the tree on at most 512 bins): the tree wins from
+#: :data:`TREE_MIN_LEVELS_FEW_RECORDS_HIGH_EPSILON` levels.
+FEW_RECORDS_HIGH_EPSILON = 1024
+#: See :data:`FEW_RECORDS_HIGH_EPSILON`.
+TREE_MIN_LEVELS_FEW_RECORDS_HIGH_EPSILON = 17
 #: Below :data:`LOW_EPSILON` with a public ``n`` and ``n · ε >=`` :data:`FEW_RECORDS`: the
 #: recursive method's nodes hold enough records to win up to about 17 levels.
 TREE_MIN_LEVELS_PUBLIC_N_LOW_EPSILON = 24
@@ -139,11 +151,15 @@ def choose_method(m: int, *, epsilon: float, bins: Any = None, n: int | None = N
     when ``epsilon <`` :data:`LOW_EPSILON`), a compromise over ``n`` from 10^3 to 10^5.
 
     With a public ``n`` (given by the user, never the data's count; see
-    :func:`treedp.quantiles`), below :data:`LOW_EPSILON`: from
-    :data:`TREE_MIN_LEVELS_FEW_RECORDS` levels when ``n · ε <`` :data:`FEW_RECORDS`, else from
+    :func:`treedp.quantiles`; the tree then runs on ``tree_bins(epsilon, n)`` bins): from
+    :data:`TREE_MIN_LEVELS_VERY_FEW_RECORDS` levels when ``n · ε <`` :data:`VERY_FEW_RECORDS`
+    (any ε). Otherwise, below :data:`LOW_EPSILON`: from :data:`TREE_MIN_LEVELS_FEW_RECORDS`
+    levels when ``n · ε <`` :data:`FEW_RECORDS`, else from
     :data:`TREE_MIN_LEVELS_PUBLIC_N_LOW_EPSILON`; from :data:`LOW_EPSILON`: from
-    :data:`TREE_MIN_LEVELS_PUBLIC_N` levels when ``n · ε <`` :data:`MANY_RECORDS`, else from
-    :data:`TREE_MIN_LEVELS`. The crossovers are measured in docs/quantiles.md.
+    :data:`TREE_MIN_LEVELS_FEW_RECORDS_HIGH_EPSILON` levels when ``n · ε <``
+    :data:`FEW_RECORDS_HIGH_EPSILON`, from :data:`TREE_MIN_LEVELS_PUBLIC_N` levels when
+    ``n · ε <`` :data:`MANY_RECORDS`, else from :data:`TREE_MIN_LEVELS`. The crossovers are
+    measured in docs/quantiles.md.
     """
     if n is not None:
         n = check_int(n, "n", lo=0)
@@ -153,8 +169,15 @@ def choose_method(m: int, *, epsilon: float, bins: Any = None, n: int | None = N
         return "tree"
     if n is None:
         threshold = TREE_MIN_LEVELS if epsilon >= LOW_EPSILON else TREE_MIN_LEVELS_LOW_EPSILON
+    elif n * epsilon < VERY_FEW_RECORDS:
+        threshold = TREE_MIN_LEVELS_VERY_FEW_RECORDS
     elif epsilon >= LOW_EPSILON:
-        threshold = TREE_MIN_LEVELS_PUBLIC_N if n * epsilon < MANY_RECORDS else TREE_MIN_LEVELS
+        if n * epsilon < FEW_RECORDS_HIGH_EPSILON:
+            threshold = TREE_MIN_LEVELS_FEW_RECORDS_HIGH_EPSILON
+        elif n * epsilon < MANY_RECORDS:
+            threshold = TREE_MIN_LEVELS_PUBLIC_N
+        else:
+            threshold = TREE_MIN_LEVELS
     elif n * epsilon < FEW_RECORDS:
         threshold = TREE_MIN_LEVELS_FEW_RECORDS
     else:
