@@ -614,8 +614,7 @@ def summarise(cells: list[dict[str, Any]], table: bool = False) -> None:
         beaten = [p for p in peer_rows if p[3]]
         print(
             f"\n{label} below (or tied with) every peer in {len(peer_rows) - len(beaten)} of "
-            f"{len(peer_rows)} peer cells"
-            + ("; where a peer is better:" if beaten else ".")
+            f"{len(peer_rows)} peer cells" + ("; where a peer is better:" if beaten else ".")
         )
         for c, ch, key, worse in beaten:
             peers_txt = ", ".join(f"{k} {c[k]:.1f}" for k in worse)
