@@ -332,6 +332,30 @@ def cell(  # type: ignore[no-untyped-def]
     return out
 
 
+def planned(bins: int, eps: float, bounds: tuple[float, float]) -> str:
+    """What the planner picks for ``bins`` equal-width bins at ``eps`` (public inputs only).
+
+    ``"tree k1xk2..."`` (fan-out per level, top first) or ``"strategy <kind>/<aggregates>"``.
+    The plan depends on the bins, ε and the neighbour relation, not on the data: it is read
+    off a release of two public points.
+    """
+    rel = treedp.release_cdf(
+        np.asarray(bounds, dtype=np.float64),
+        bounds=bounds,
+        bins=bins,
+        epsilon=eps,
+        rng=InsecureSeededSource(0),
+    )
+    mech: Any = rel.mechanism
+    if mech.name == "tree":
+        return "tree " + "x".join(str(k) for k in mech.shape.branching)
+    d = mech.describe()
+    strategy = str(d.get("strategy", ""))
+    kind = strategy.split("'kind': '")[1].split("'")[0] if "'kind': '" in strategy else ""
+    agg = strategy.split("'aggregates': ")[1].split(",")[0] if "'aggregates': " in strategy else ""
+    return f"{mech.name} {kind}/{agg}".rstrip("/ ")
+
+
 def study(args: argparse.Namespace) -> None:
     """Tuning studies behind the public-parameter rules (``--study``), mean ± standard error.
 
@@ -340,13 +364,29 @@ def study(args: argparse.Namespace) -> None:
     ``--bins-list`` number of equal-width bins; ``crossover``: the recursive method against
     the tree with its default bins (:func:`treedp.quantiles_api.tree_bins` of ε, and of ε and
     the public ``n`` when that differs: ``tree[n public: bins]``). Same data as the
-    table (seed 0); ``--reps`` repetitions with seeded sources.
+    table (seed 0); ``--reps`` repetitions with seeded sources (``100 + r`` for the tree).
+    With ``--json PATH`` every study cell is also written there (mean, standard error,
+    repetitions and, for the tree on equal-width bins, the planner's choice: :func:`planned`).
     """
     from treedp.mechanisms import quantiles_recursive as qr
 
     def stat(errs: list[float] | np.ndarray) -> str:
         e = np.asarray(errs)
         return f"{e.mean():.1f}±{e.std() / np.sqrt(e.size):.1f}"
+
+    found: list[dict[str, Any]] = []
+
+    def record(name, n, eps, m, key, errs, bounds, b) -> None:  # type: ignore[no-untyped-def]
+        """Keep a study cell for ``--json`` (with the planner's choice for those bins)."""
+        e = np.asarray(errs)
+        c = {"data": name, "n": n, "eps": eps, "m": m, "column": key, "mean": float(e.mean())}
+        c.update({"se": float(e.std() / np.sqrt(e.size)), "reps": int(e.size)})
+        if b is not None and b != "integers":
+            c["plan"] = planned(b, eps, bounds)
+        found.append(c)
+        if args.json:  # as we go
+            with open(args.json, "w") as f:
+                json.dump(found, f, indent=1)
 
     for name in args.dists:
         draw, bounds, bins = DISTS[name]
@@ -374,6 +414,7 @@ def study(args: argparse.Namespace) -> None:
                                 qr.SPLIT_POWER = default
                             errs = [rank_error(xs, row, q) for row in d]
                             out.append(f"recursive[power {power}] {stat(errs)}")
+                            record(name, n, eps, m, f"recursive[power {power}]", errs, bounds, None)
                     if args.study in ("bins", "crossover"):
                         for b in args.bins_list if args.study == "bins" else [bins]:
                             errs = [
@@ -381,6 +422,7 @@ def study(args: argparse.Namespace) -> None:
                                 for r in range(args.reps)
                             ]
                             out.append(f"tree[{b or 'default'}] {stat(errs)}")
+                            record(name, n, eps, m, f"tree[{b or 'default'}]", errs, bounds, b)
                     if args.study == "crossover" and bins is None:  # the bins given n, if other
                         b = tree_bins(eps, n=n)
                         if b != tree_bins(eps):
@@ -389,6 +431,7 @@ def study(args: argparse.Namespace) -> None:
                                 for r in range(args.reps)
                             ]
                             out.append(f"tree[n public: {b}] {stat(errs)}")
+                            record(name, n, eps, m, f"tree[n public: {b}]", errs, bounds, b)
                     print(f"{name} n={n} ε={eps} m={m}: " + " | ".join(out), flush=True)
 
 
@@ -571,7 +614,7 @@ def summarise(cells: list[dict[str, Any]], table: bool = False) -> None:
         beaten = [p for p in peer_rows if p[3]]
         print(
             f"\n{label} below (or tied with) every peer in {len(peer_rows) - len(beaten)} of "
-            f"{len(peer_rows)} peer cells; where a peer is better:"
+            f"{len(peer_rows)} peer cells" + ("; where a peer is better:" if beaten else ".")
         )
         for c, ch, key, worse in beaten:
             peers_txt = ", ".join(f"{k} {c[k]:.1f}" for k in worse)

@@ -33,16 +33,23 @@ def test_choose_method_reads_public_parameters_only() -> None:
     assert choose_method(1, epsilon=0.1) == "exponential"
     # a public n: the crossover moves with the records per unit of ε (n · ε)
     assert choose_method(9, epsilon=0.1, n=10**6) == choose_method(9, epsilon=0.1)
-    assert choose_method(9, epsilon=0.1, n=1000) == "tree"  # n ε < 1000: from 7 levels
+    assert choose_method(5, epsilon=0.1, n=1000) == "tree"  # n ε < 200, any ε: from 5 levels
+    assert choose_method(4, epsilon=0.1, n=1999) == "recursive"
+    assert choose_method(5, epsilon=1.0, n=199) == "tree"
+    assert choose_method(4, epsilon=1.0, n=100) == "recursive"
+    assert choose_method(5, epsilon=0.1, n=2000) == "recursive"  # 200 <= n ε < 1000: from 7
     assert choose_method(7, epsilon=0.1, n=9999) == "tree"
-    assert choose_method(6, epsilon=0.1, n=1000) == "recursive"
-    assert choose_method(5, epsilon=0.1, n=1000) == "recursive"
+    assert choose_method(6, epsilon=0.1, n=3000) == "recursive"
     assert choose_method(17, epsilon=0.1, n=10**4) == "recursive"  # n ε >= 1000: from 24
     assert choose_method(23, epsilon=0.1, n=10**5) == "recursive"
     assert choose_method(24, epsilon=0.1, n=10**5) == "tree"
-    assert choose_method(9, epsilon=1.0, n=100) == "recursive"
-    assert choose_method(39, epsilon=1.0, n=1000) == "recursive"  # n ε < 50,000: from 40
-    assert choose_method(40, epsilon=1.0, n=1000) == "tree"
+    assert choose_method(9, epsilon=1.0, n=200) == "recursive"  # 200 <= n ε < 1024: from 17
+    assert choose_method(16, epsilon=1.0, n=1000) == "recursive"
+    assert choose_method(17, epsilon=1.0, n=1000) == "tree"
+    assert choose_method(17, epsilon=0.5, n=2047) == "tree"
+    assert choose_method(17, epsilon=1.0, n=1024) == "recursive"  # n ε < 50,000: from 40
+    assert choose_method(39, epsilon=1.0, n=2000) == "recursive"
+    assert choose_method(40, epsilon=1.0, n=2000) == "tree"
     assert choose_method(49, epsilon=1.0, n=49_999) == "tree"
     assert choose_method(49, epsilon=1.0, n=50_000) == "recursive"  # then from 64 again
     assert choose_method(64, epsilon=1.0, n=10**5) == "tree"
@@ -72,11 +79,18 @@ def test_tree_bins_follow_epsilon_and_explicit_bins_win() -> None:
 
 
 def test_tree_bins_from_a_public_n() -> None:
-    # unchanged without n and below n · ε = 50,000
-    for eps in (0.1, 0.49, 0.5, 1.0, 4.0):
-        for n in (0, 1, 1000, 10**4):
+    # n ε below the ε default: the largest power of two <= n ε, at least MIN_TREE_BINS (64)
+    assert tree_bins(0.1, n=1000) == 64 and tree_bins(1.0, n=1000) == 512  # n ε = 100, 1000
+    assert tree_bins(0.1, n=10**4) == 512 and tree_bins(0.1, n=3000) == 256
+    assert tree_bins(1.0, n=0) == 64 and tree_bins(0.1, n=1) == 64 and tree_bins(1.0, n=127) == 64
+    assert tree_bins(1.0, n=128) == 128 and tree_bins(1.0, n=2047) == 1024
+    assert tree_bins(0.1, n=1280) == 128  # exact on the float ε: 1280 · 0.1 is not below 128
+    assert tree_bins(0.1, n=1279) == 64 and tree_bins(0.1, n=10239) == 512
+    # from the ε default up to n ε = 50,000: the ε default, as without n
+    for eps, ns in ((0.1, (10240, 10**5, 499_999)), (1.0, (2048, 10**4, 49_999))):
+        for n in ns:
             assert tree_bins(eps, n=n) == tree_bins(eps)
-    assert tree_bins(1.0, n=49_999) == 2048 and tree_bins(0.1, n=499_999) == 1024
+    assert tree_bins(4.0, n=512) == 2048 and tree_bins(4.0, n=511) == 1024
     # then the largest power of two <= 32 sqrt(n ε), at least the ε default, at most 2^16
     assert tree_bins(1.0, n=50_000) == 4096  # 32 sqrt(5e4) = 7155
     assert tree_bins(1.0, n=10**5) == 8192 and tree_bins(0.1, n=10**6) == 8192
@@ -108,12 +122,14 @@ def test_quantiles_use_a_public_n_for_the_method_and_the_bins() -> None:
         "recursive"
     )
     small = quantiles(x, q49, epsilon=1.0, bounds=(0, 100), n=2000, rng=InsecureSeededSource(5))
-    assert small.method == "tree" and small.grid_points == 2048
+    assert small.method == "tree" and small.grid_points == 1024  # n ε = 2000 < 2048
     # replace: n is public by definition, the number of values by default
     rep = quantiles(
         x, q49, epsilon=1.0, bounds=(0, 100), neighbours="replace", rng=InsecureSeededSource(5)
     )
-    assert rep.method == "tree" and rep.grid_points == 2048
+    assert rep.method == "tree" and rep.grid_points == 1024
+    few = quantiles(x, q49, epsilon=0.1, bounds=(0, 100), n=1000, rng=InsecureSeededSource(5))
+    assert few.method == "tree" and few.grid_points == 64  # n ε = 100
     many = np.random.default_rng(TEST_SEED).lognormal(0, 1, 60_000)
     rep_big = quantiles(
         many, q99, epsilon=1.0, bounds=(0, 100), neighbours="replace", rng=InsecureSeededSource(5)
