@@ -283,8 +283,9 @@ def quantiles(
         The public number of records, when the user knows it from elsewhere (never read from
         the data). It only chooses the method (:func:`choose_method`) and the tree's bins
         (:func:`tree_bins`): a wrong ``n`` costs accuracy, never privacy (much accuracy when
-        far too small: with ``n · ε`` below about 2,000 the tree gets about ``n · ε`` bins,
-        too coarse for concentrated data of a larger true count). Under
+        far too small: when ``n · ε`` is below the ε default of :func:`tree_bins`, the tree
+        gets about ``n · ε`` bins, too coarse for concentrated data of a larger true count).
+        Under
         ``"add_remove"`` the count is private unless the user knows it; the guarantee does not
         use ``n``. Under ``"replace"`` it is public by definition: default the number of
         values; a given ``n`` that differs from it is refused (``DataError``, an
