@@ -631,3 +631,16 @@ def test_one_public_side_of_the_bounds(method: str) -> None:
             accountant=acc,
         )
     assert acc.history == ()
+
+
+def test_a_scalar_result_converts_and_formats_like_its_value() -> None:
+    res = treedp.quantiles(
+        np.arange(1000.0), 0.5, epsilon=1.0, bounds=(0, 1000), rng=InsecureSeededSource(1)
+    )
+    assert float(res) == float(np.asarray(res))
+    assert f"{res:.2f}" == f"{float(res):.2f}"
+    several = treedp.quantiles(
+        np.arange(1000.0), [0.2, 0.5], epsilon=1.0, bounds=(0, 1000), rng=InsecureSeededSource(1)
+    )
+    with pytest.raises(TypeError, match="one numeric level"):
+        float(several)

@@ -314,3 +314,21 @@ def test_guarantee_rows_say_which_bounds_were_found_privately() -> None:
         )
         rows = dict(_guarantee_rows(rel))
         assert text in rows["Total guarantee"]
+
+
+def test_page_carries_the_bounds_warning() -> None:
+    """A release whose end bin holds most of the mass (bounds too narrow) or whose private
+    bounds failed says so on the page, as `treedp query` does."""
+    x = np.random.default_rng(TEST_SEED).normal(50, 10, 2000)
+    narrow = treedp.release_cdf(
+        x, bounds=(45, 55), bins=32, epsilon=1.0, rng=treedp.InsecureSeededSource(1)
+    )
+    warning = narrow.bounds_warning()
+    assert warning is not None
+    page = render_report(narrow, rng=treedp.InsecureSeededSource(2))
+    assert "Warning: " in page and "of the released mass" in page
+    fine = treedp.release_cdf(
+        x, bounds=(0, 100), bins=32, epsilon=1.0, rng=treedp.InsecureSeededSource(1)
+    )
+    assert fine.bounds_warning() is None
+    assert "Warning: " not in render_report(fine, rng=treedp.InsecureSeededSource(2))

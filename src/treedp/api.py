@@ -242,6 +242,12 @@ def release_cdf(
     if by is not None or privacy_unit is not None:
         from treedp.api_grouped import release_grouped
 
+        if request is not None:
+            raise InvalidParameterError(
+                "bounds='private' is not available for a group-by release (with 'by' or "
+                "'privacy_unit'): give public bounds=(lo, hi) for all groups."
+            )
+
         if engine is not None:
             raise InvalidParameterError(
                 "The 'engine' parameter is not taken by a group-by release."
@@ -690,7 +696,7 @@ def _private_bounds_charge(
         "record",
         {
             "epsilon": float(epsilon),
-            "bounds": bounds if isinstance(bounds, str) else [str(b) for b in bounds],
+            "bounds": bounds if isinstance(bounds, str) else str(tuple(bounds)),
             "bounds_share": share,
             "bins": bins,
             "nan": nan,

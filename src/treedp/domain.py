@@ -393,6 +393,14 @@ def _is_datetime_like(x: Any) -> bool:
     return isinstance(x, np.datetime64 | _dt.date) or (isinstance(x, str) and not _looks_numeric(x))
 
 
+def _parses_as_datetime(s: str) -> bool:
+    try:
+        np.datetime64(s)
+    except ValueError:
+        return False
+    return True
+
+
 def _looks_numeric(s: str) -> bool:
     try:
         float(s)
@@ -493,6 +501,19 @@ def make_bins(
     lo_raw, hi_raw = bounds
     if _is_datetime_like(lo_raw) or _is_datetime_like(hi_raw):
         if not (_is_datetime_like(lo_raw) and _is_datetime_like(hi_raw)):
+            word = next((b for b in (lo_raw, hi_raw) if isinstance(b, str)), None)
+            if word == "private":
+                raise InvalidParameterError(
+                    "The 'bounds' parameter: bounds found privately ('private') are not "
+                    "available here; give public bounds=(lo, hi)."
+                )
+            if word is not None and not _parses_as_datetime(word):
+                raise InvalidParameterError(
+                    f"The 'bounds' parameter holds {word!r}, which is neither a number nor a "
+                    "datetime; the word for bounds found privately is 'private' (as "
+                    "bounds='private', or (lo, 'private') / ('private', hi) with one side "
+                    "public)."
+                )
             raise InvalidTypeError("The 'bounds' parameter mixes a datetime and a number.")
         try:
             lo_dt, hi_dt = np.datetime64(lo_raw), np.datetime64(hi_raw)

@@ -382,7 +382,10 @@ def quantiles(
                 measure=PureDP(eps),
                 neighbours=relation,
                 unit="record",
-                parameters={"q": tuple(float(v) for v in qa), "bounds": str(bounds)},
+                parameters={
+                    "q": tuple(float(v) for v in qa),
+                    "bounds": bounds if isinstance(bounds, str) else str(tuple(bounds)),
+                },
             )
         )
     parts: list[SpendRecord] = []
@@ -402,7 +405,7 @@ def quantiles(
         )
         parts.append(bres.spend)
         spent += Fraction(bres.epsilon_spent)
-        off_grid = grid_end_warning(*bres.stops)  # post-processing of the released stops
+        off_grid = grid_end_warning(*bres.stops, bres.known)  # post-processing of the stops
         the_bounds: tuple[Any, Any] = found
     else:
         the_bounds = (bounds[0], bounds[1])

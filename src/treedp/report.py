@@ -332,6 +332,9 @@ def render_report(
     seeded = (
         f'<p class="warning" role="note">{escape(SEEDED_WARNING)}</p>' if release.seeded else ""
     )
+    narrow = release.bounds_warning()  # post-processing of the released counts and stops
+    if narrow is not None:
+        seeded += f'<p class="warning" role="note">Warning: {escape(narrow)}</p>'
     figures = "".join(
         [
             _figure(

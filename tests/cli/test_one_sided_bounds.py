@@ -42,7 +42,7 @@ def test_quantiles_with_one_public_side_match_the_api(
         rng=InsecureSeededSource(3),
     )
     assert [line.split(": ")[1] for line in out[:3]] == [fmt(v) for v in expected.values]
-    assert f"({side} found privately)" in out[3]
+    assert f"({side} found privately with epsilon=0.1)" in out[3]
     public = 0.0 if side == "upper" else 1e7
     assert public in expected.bounds
 
@@ -79,3 +79,29 @@ def test_malformed_bounds_get_one_line(
     assert main([*args, "--bins", "integers", "--bounds", *words]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and err[0].startswith("treedp: error:") and message in err[0]
+
+
+def test_private_bounds_with_group_by_are_refused_in_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture
+) -> None:
+    path = tmp_path / "g.csv"
+    path.write_text("g,v\n" + "\n".join(f"{i % 3},{i}" for i in range(60)) + "\n")
+    keys = tmp_path / "keys.txt"
+    keys.write_text("0\n1\n2\n")
+    out = tmp_path / "r.json"
+    for words in (["private"], ["0", "private"]):
+        args = ["release", str(path), "--column", "v", "--by", "g", "--keys", str(keys)]
+        args += ["--bins", "integers", "--epsilon", "1", "--out", str(out), "--bounds", *words]
+        assert main(args) == 2
+        err = capsys.readouterr().err.strip().splitlines()
+        assert len(err) == 1 and "not available with --by" in err[0]
+    assert not out.exists()
+
+
+def test_api_names_a_misspelt_private() -> None:
+    x = np.arange(10.0)
+    for bounds in ((0, "privat"), ("PRIVATE", 5)):
+        with pytest.raises(treedp.InvalidParameterError, match="the word for bounds found"):
+            treedp.release_cdf(x, bounds=bounds, bins=4, epsilon=1.0)
+    with pytest.raises(treedp.InvalidParameterError, match="group-by"):
+        treedp.release_cdf(x, bounds="private", bins=4, epsilon=1.0, by=np.zeros(10), keys=[0])

@@ -373,3 +373,36 @@ def test_release_with_private_bounds_streams_files(tmp_path: Any) -> None:
         tmp_path / "nan.csv", column="v", bounds="private", bins=8, epsilon=1.0, nan="drop"
     )
     assert rel.bounds_step is not None
+
+
+def test_one_sided_scan_that_stops_at_once_is_flagged() -> None:
+    """One public side: a stop within NEAR_PUBLIC grid points of the public bound (too few
+    records, or the public bound on the wrong side of the data) is flagged; a stop further
+    out is not. Post-processing of the released stop."""
+    import warnings
+
+    from treedp.mechanisms.private_bounds import NEAR_PUBLIC, grid_end_warning
+
+    first = int(np.searchsorted(SIGNED_GRID, 0.0, side="right"))
+    near = float(SIGNED_GRID[first + NEAR_PUBLIC - 1])
+    assert "public lower bound" in (grid_end_warning(0.0, near, "lower") or "")
+    assert grid_end_warning(0.0, float(SIGNED_GRID[first + NEAR_PUBLIC]), "lower") is None
+    assert "public upper bound" in (grid_end_warning(-near, 0.0, "upper") or "")
+    assert grid_end_warning(-1e4, 0.0, "upper") is None
+    x = np.random.default_rng(TEST_SEED).lognormal(10, 1, 5000)
+    wrong = treedp.quantiles(
+        x, [0.5], epsilon=1.0, bounds=("private", -5), rng=InsecureSeededSource(1)
+    )
+    assert wrong.bounds_warning is not None and "wrong side" in wrong.bounds_warning
+    rel = treedp.release_cdf(
+        -x, bounds=(0, "private"), bins=64, epsilon=1.0, rng=InsecureSeededSource(2)
+    )
+    assert "wrong side" in (rel.bounds_warning() or "")
+    right = treedp.quantiles(
+        x, [0.5], epsilon=1.0, bounds=(0, "private"), rng=InsecureSeededSource(1)
+    )
+    assert right.bounds_warning is None
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # a float32 public bound: no overflow warning
+        res = private_bounds(x, epsilon=0.1, lower=np.float32(0), rng=InsecureSeededSource(3))
+    assert res.lo == 0.0

@@ -84,6 +84,13 @@ _CLI_HINTS = (
         "Charge a dataset whose total is (epsilon, delta): 'treedp budget init PATH --dataset "
         "NAME --epsilon E --delta D'.",
     ),
+    (
+        "bounds='private' takes 'epsilon' (pure DP): find the bounds with "
+        "treedp.private_bounds, then pass them with the other budget.",
+        "--bounds private takes --epsilon (pure DP): with --rho or --delta give public "
+        "--bounds LO HI (for example found by an earlier 'treedp quantiles ... --bounds "
+        "private' run, charged to the same ledger).",
+    ),
 )
 
 

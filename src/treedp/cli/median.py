@@ -82,7 +82,8 @@ def register(sub: Any) -> None:
         nargs="+",
         metavar="LO HI",
         help="public bounds LO HI, numbers or datetimes, or 'private' (a share of epsilon "
-        "finds them; numbers only) (tree and exponential)",
+        "finds them; numbers only), or one public side: LO private, private HI (tree and "
+        "exponential)",
     )
     mdn.add_argument(
         "--bounds-share",

@@ -45,13 +45,15 @@ def is_private(bounds: Any) -> bool:
     return bounds == "private" or (isinstance(bounds, tuple) and "private" in bounds)
 
 
-def found_text(bounds: Any) -> str:
-    """What the answer line says of bounds found privately (nothing for public bounds)."""
+def found_text(bounds: Any, epsilon: float | None = None) -> str:
+    """What the answer line says of bounds found privately (nothing for public bounds),
+    with the bounds step's epsilon when given."""
+    spent = "" if epsilon is None else f" with epsilon={epsilon:.4g}"
     if bounds == "private":
-        return " (found privately)"
+        return f" (found privately{spent})"
     if is_private(bounds):
         side = "upper" if bounds[1] == "private" else "lower"
-        return f" ({side} found privately)"
+        return f" ({side} found privately{spent})"
     return ""
 
 
@@ -166,7 +168,8 @@ def _run(
     for level, value in zip(args.q, result.values, strict=True):
         print(f"q={level:g}: {fmt(value)}")
     shown = ", ".join(fmt(b) for b in result.bounds)
-    found = found_text(bounds)
+    step = result.parts[0].measure if is_private(bounds) else None  # the bounds step's spend
+    found = found_text(bounds, getattr(step, "epsilon", None))
     print(
         f"method {result.method}, bounds [{shown}]{found}, epsilon spent "
         f"{result.epsilon_spent:.10g} ({result.neighbours}){SEEDED if result.seeded else ''}"

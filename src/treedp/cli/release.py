@@ -130,6 +130,11 @@ def check_arguments(args: argparse.Namespace) -> dict[str, Any]:
     if branching is not None and len(branching) == 1:
         branching = branching[0]
     # private bounds are found from the data later: stand-in bounds check everything else
+    if is_private(bounds) and (args.by or args.privacy_unit):
+        raise treedp.InvalidParameterError(
+            "--bounds private is not available with --by or --privacy-unit (a group-by release): "
+            "give public --bounds LO HI for all groups."
+        )
     stand_in = (0, 1) if is_private(bounds) else bounds
     if is_private(bounds) and args.bins is None and edges is None:
         raise treedp.InvalidParameterError(

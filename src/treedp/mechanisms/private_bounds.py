@@ -215,7 +215,13 @@ class GridCounts:
         return cls(below, above)
 
 
-def grid_end_warning(lo: float, hi: float) -> str | None:
+#: A one-sided scan that stops within this many grid points past the public bound gets a
+#: warning (:func:`grid_end_warning`): the stop is then within a factor of about
+#: ``2**(NEAR_PUBLIC/4)`` of the public bound's first grid points.
+NEAR_PUBLIC = 4
+
+
+def grid_end_warning(lo: float, hi: float, known: str | None = None) -> str | None:
     """A warning when a scan's stop (or a real-valued bound moved out from it) lies at an end
     of :data:`SIGNED_GRID`, else None; pass :attr:`BoundsResult.stops` (integer bounds are
     clamped to ``±(2**53 - 1)`` and cannot show it).
@@ -228,8 +234,16 @@ def grid_end_warning(lo: float, hi: float) -> str | None:
     about the data's range. Reading the
     released stops only, this is post-processing (no privacy cost); the text holds no data
     value.
+
+    With one public side (``known``, :attr:`BoundsResult.known`), the one scan starts at the
+    public bound; a stop within :data:`NEAR_PUBLIC` grid points of it is flagged: too few
+    records for this ε, or the public bound on the wrong side of the data (no record beyond
+    it), both make the scan stop at once — unless the data really lie that close to the
+    public bound, which the warning says.
     """
     end = float(SIGNED_GRID[-1])
+    if known is not None:  # one scan, started at the public bound: did it stop at once?
+        return _near_public_warning(float(lo), float(hi), known)
     if float(lo) > float(hi):  # the stops crossed: each scan stopped before the data
         return (
             "The two private bounds' scans crossed (the upper scan stopped below the lower "
@@ -244,6 +258,29 @@ def grid_end_warning(lo: float, hi: float) -> str | None:
         "magnitude): too few records lie beyond the scans' threshold for this epsilon, so "
         "the bounds say nothing about the data's range and the release is not useful. Give "
         "public bounds, or more epsilon or more records."
+    )
+
+
+def _near_public_warning(lo: float, hi: float, known: str) -> str | None:
+    """:func:`grid_end_warning` for a one-sided search (``lo``/``hi``: the stops, the public
+    bound on the ``known`` side)."""
+    if known == "lower":
+        first = int(np.searchsorted(SIGNED_GRID, lo, side="right"))
+        steps = int(np.searchsorted(SIGNED_GRID, hi, side="left")) - first
+        found, public, other = "upper", "lower", "above"
+    else:
+        last = int(np.searchsorted(SIGNED_GRID, hi, side="left")) - 1
+        steps = last - int(np.searchsorted(SIGNED_GRID, lo, side="left"))
+        found, public, other = "lower", "upper", "below"
+    end = float(SIGNED_GRID[-1])
+    if steps >= NEAR_PUBLIC and abs(lo) < end and abs(hi) < end:
+        return None
+    return (
+        f"The privately found {found} bound stopped within {NEAR_PUBLIC} points of the public "
+        f"grid from the public {public} bound: unless the data really lie that close to it, "
+        f"too few records lie {other} it for this epsilon (or the public bound is on the "
+        "wrong side of the data), and the release is not useful. Give public bounds, or more "
+        "epsilon or more records."
     )
 
 
@@ -651,10 +688,12 @@ def check_known_bound(
     side, value = ("lower", lower) if lower is not None else ("upper", upper)
     name = f"'{side}' parameter" if argument is None else f"public {side} bound in '{argument}'"
     if isinstance(value, bool) or not isinstance(value, int | float | np.integer | np.floating):
+        hint = " (private bounds take numbers, not datetimes)" if isinstance(value, str) else ""
         raise InvalidTypeError(
-            f"The {name} must be a real number. Got {type(value).__name__} instead."
+            f"The {name} must be a real number{hint}. Got {type(value).__name__} instead."
         )
     limit = _INTEGER_LIMIT if integers else float(SIGNED_GRID[-1])
+    value = float(value)  # a float32 or int64 bound compared as a Python float
     if not math.isfinite(value) or not -limit < value < limit:
         raise InvalidParameterError(
             f"The {name} must be finite and within ±{limit:.4g}. Got {value!r}."

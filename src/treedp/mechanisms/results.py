@@ -171,6 +171,9 @@ class QuantileResult(MechanismResult):
     (``lo, mid, hi = result``) follow that array (a 0-d result has no ``len`` and cannot be
     iterated, as a 0-d array). The result stays frozen: the array is a copy, or with
     ``copy=False`` a read-only view. A result is always true (``bool``), whatever its values.
+    A scalar numeric level also converts with ``float(result)`` and formats with
+    ``f"{result:.2f}"``; arithmetic and comparisons go through ``result.value`` or
+    ``np.asarray(result)``.
     """
 
     q: np.ndarray
@@ -213,3 +216,20 @@ class QuantileResult(MechanismResult):
 
     def __bool__(self) -> bool:
         return True
+
+    def __float__(self) -> float:
+        """The one released value of a scalar level (``float(result)``); a result of several
+        levels or of datetimes has no single float (``TypeError``, as for an array)."""
+        out = self._released()
+        if out.ndim or out.dtype.kind != "f":
+            raise TypeError(
+                "Only a quantile result of one numeric level converts to a float; index it or "
+                "use np.asarray(result)."
+            )
+        return float(out)
+
+    def __format__(self, spec: str) -> str:
+        """Formats like its value: ``f"{result:.2f}"`` for a scalar numeric level."""
+        if not spec:
+            return str(self)
+        return format(float(self), spec)

@@ -733,7 +733,8 @@ class Release:
         if self.bounds_step is not None:  # bounds found privately: did a scan run off the grid?
             from treedp.mechanisms.private_bounds import grid_end_warning
 
-            off = grid_end_warning(*self.bounds_step["stops"])
+            lo, hi = self.bounds_step["stops"]
+            off = grid_end_warning(lo, hi, self.bounds_step.get("known"))
             if off is not None:
                 return off
         n_bins = self.bins.n_bins
