@@ -105,3 +105,16 @@ def test_api_names_a_misspelt_private() -> None:
             treedp.release_cdf(x, bounds=bounds, bins=4, epsilon=1.0)
     with pytest.raises(treedp.InvalidParameterError, match="group-by"):
         treedp.release_cdf(x, bounds="private", bins=4, epsilon=1.0, by=np.zeros(10), keys=[0])
+
+
+def test_median_reads_a_directory_or_glob_as_quantiles_does(
+    tmp_path: Path, capsys: pytest.CaptureFixture
+) -> None:
+    folder = tmp_path / "parts"
+    folder.mkdir()
+    for i in range(2):
+        (folder / f"p{i}.csv").write_text("v\n" + "\n".join(str(j) for j in range(50)) + "\n")
+    for source in (str(folder), str(folder / "*.csv")):
+        args = ["median", source, "--column", "v", "--method", "tree", "--bounds", "0", "60"]
+        assert main([*args, "--epsilon", "1", "--insecure-seed", "1"]) == 0
+        assert capsys.readouterr().out.startswith("median = ")

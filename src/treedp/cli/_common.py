@@ -126,13 +126,12 @@ def translate(message: str, parser: argparse.ArgumentParser | None) -> str:
 
 
 def check_input(path: str) -> None:
-    """The input file exists (``-`` is standard input): checked before anything is read."""
-    import os
+    """The input exists (a file, a directory or a glob of data files, as ``treedp release``
+    and ``treedp quantiles`` take; ``-`` is standard input): checked before anything is
+    read."""
+    from treedp.engines.files import resolve_paths
 
-    import treedp
-
-    if path != "-" and not os.path.isfile(path):
-        raise treedp.InvalidParameterError(f"The input file '{path}' does not exist.")
+    resolve_paths(path)
 
 
 def read_values(

@@ -66,7 +66,7 @@ _REFUSAL = {
 def register(sub: Any) -> None:
     """Add the ``median`` subcommand to the parser's subcommands."""
     mdn = sub.add_parser("median", help="a private median of one column")
-    mdn.add_argument("input", help="a .csv, .csv.gz or .parquet file")
+    mdn.add_argument("input", help="a .csv, .csv.gz or .parquet file, a directory or a quoted glob")
     mdn.add_argument("--column", required=True, help="the column whose median is released")
     mdn.add_argument("--epsilon", type=float, required=True, help="privacy budget")
     mdn.add_argument(

@@ -60,7 +60,7 @@ def found_text(bounds: Any, epsilon: float | None = None) -> str:
 def register(sub: Any) -> None:
     """Add the ``quantiles`` subcommand to the parser's subcommands."""
     qs = sub.add_parser("quantiles", help="private quantiles of one column")
-    qs.add_argument("input", help="a .csv, .csv.gz or .parquet file")
+    qs.add_argument("input", help="a .csv, .csv.gz or .parquet file, a directory or a quoted glob")
     qs.add_argument("--column", required=True, help="the column")
     qs.add_argument("--q", type=float, nargs="+", required=True, help="levels in [0, 1]")
     qs.add_argument("--epsilon", type=float, required=True, help="privacy budget (in total)")
