@@ -114,3 +114,13 @@ def _touch(tmp_path: Path) -> Path:
     path = tmp_path / "data.xlsx"
     path.write_bytes(b"")
     return path
+
+
+def test_datasets_submodule_without_its_own_import() -> None:
+    """``treedp.datasets.load_adult()`` works after ``import treedp`` alone."""
+    import subprocess
+    import sys
+
+    code = "import treedp; print(len(treedp.datasets.load_adult()['age']) > 0)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "True"

@@ -135,6 +135,8 @@ __all__ = [
 
 def __getattr__(name: str) -> Any:
     """Import a public name on first use, so ``import treedp`` stays light (PEP 562)."""
+    if name == "datasets":  # the vendored example data (treedp.datasets.load_adult())
+        return importlib.import_module("treedp.datasets")
     module = _LAZY.get(name)
     if module is None:
         raise AttributeError(f"module 'treedp' has no attribute {name!r}")
