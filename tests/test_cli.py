@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 import pytest
 
+from tests.cli_lines import one_error_line
 from treedp import load_release
 from treedp.cli import main
 
@@ -22,13 +23,6 @@ def csv_file(tmp_path: Path) -> Path:
     ]
     path.write_text("\n".join(rows) + "\n")
     return path
-
-
-def _one_error_line(err: str) -> str:
-    lines = err.strip().splitlines()
-    assert len(lines) == 1, err
-    assert lines[0].startswith("treedp: error:")
-    return lines[0]
 
 
 def test_release_and_query(csv_file: Path, tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
@@ -273,7 +267,7 @@ def test_errors_are_one_line(
     argv = [a.format(csv=csv_file, out=out) for a in args]
     assert main(argv) == 2
     captured = capsys.readouterr()
-    assert match in _one_error_line(captured.err)
+    assert match in one_error_line(captured.err)
     assert not out.exists()
     assert not list(tmp_path.glob("*.tmp"))
 
@@ -390,7 +384,7 @@ def test_release_estimator_postprocess_integer(
     assert (rel.estimator, rel.postprocess, rel.integer) == ("efficient", "none", False)
     capsys.readouterr()
     assert main(_release_args(csv_file, out, "--estimator", "ml")) == 2
-    assert "--estimator" in _one_error_line(capsys.readouterr().err)
+    assert "--estimator" in one_error_line(capsys.readouterr().err)
 
 
 def test_choices_come_from_the_library() -> None:
@@ -451,7 +445,7 @@ def test_python_dash_m_treedp(csv_file: Path, tmp_path: Path) -> None:
         timeout=120,
     )
     assert bad.returncode == 2
-    assert _one_error_line(bad.stderr)
+    assert one_error_line(bad.stderr)
 
 
 def test_read_column_error_classes(csv_file: Path) -> None:
@@ -493,7 +487,7 @@ def test_reader_failures_are_one_line(
     argv = ["release", str(path), "--column", "age", "--bounds", "0", "9", "--bins", "3"]
     code = main([*argv, "--epsilon", "1", "--out", str(out)])
     err = capsys.readouterr().err
-    assert code == 2 and match in _one_error_line(err) and "internal" not in err
+    assert code == 2 and match in one_error_line(err) and "internal" not in err
     assert not out.exists()
 
 
@@ -575,7 +569,7 @@ def test_arguments_are_checked_before_the_data_is_read(
     ]
     for argv, words in cases:
         assert main(argv) == 2, argv
-        line = _one_error_line(capsys.readouterr().err)
+        line = one_error_line(capsys.readouterr().err)
         assert words in line, (argv, line)
         assert "nan='" not in line and "The 'epsilon' parameter" not in line
 
@@ -590,7 +584,7 @@ def test_bad_edges_are_one_line(
         (["--column", "age", "--edges", "0", "50", "20"], "--edges must be strictly"),
     ]:
         assert main([*base, *extra]) == 2
-        assert words in _one_error_line(capsys.readouterr().err)
+        assert words in one_error_line(capsys.readouterr().err)
 
 
 def test_integer_bounds_beyond_2_53_and_bad_datetimes(
@@ -603,7 +597,7 @@ def test_integer_bounds_beyond_2_53_and_bad_datetimes(
         (["--column", "when", "--bounds", "2024-01-01", "2024-13-45", "--bins", "4"], "datetime"),
     ]:
         assert main([*base, *extra]) == 2
-        assert words in _one_error_line(capsys.readouterr().err)
+        assert words in one_error_line(capsys.readouterr().err)
 
 
 def test_interrupt_is_one_line_exit_130_and_no_file(
@@ -636,7 +630,7 @@ def test_query_errors_are_one_line(
         ([], "at least one of"),
     ]:
         assert main(["query", str(rel), *extra]) == 2
-        assert words in _one_error_line(capsys.readouterr().err)
+        assert words in one_error_line(capsys.readouterr().err)
 
 
 def test_edited_release_with_recomputed_checksum_is_one_line(
@@ -653,7 +647,7 @@ def test_edited_release_with_recomputed_checksum_is_one_line(
     out.write_text(json.dumps(doc))
     capsys.readouterr()
     assert main(["query", str(out), "--median"]) == 2
-    assert "inconsistent release" in _one_error_line(capsys.readouterr().err)
+    assert "inconsistent release" in one_error_line(capsys.readouterr().err)
 
 
 def test_query_several_types_negative_numbers_and_intervals(
@@ -743,7 +737,7 @@ def test_median_datetimes_nan_and_refusal(tmp_path: Path, capsys: pytest.Capture
     assert main([*base, *dt, "--method", "exponential"]) == 0
     assert capsys.readouterr().out.startswith("median = 2024-01-")
     assert main([*base, "--column", "x", "--bounds", "0", "80"]) == 2
-    assert "--nan drop" in _one_error_line(capsys.readouterr().err)
+    assert "--nan drop" in one_error_line(capsys.readouterr().err)
     assert main([*base, "--column", "x", "--bounds", "0", "80", "--nan", "drop"]) == 0
     assert capsys.readouterr().out.startswith("median = ")
     path.write_text("x\n" + "\n".join(f"{i * 0.37:.3f}" for i in range(200)) + "\n")
@@ -869,9 +863,9 @@ def test_release_delimiter_and_encoding(tmp_path: Path, capsys: pytest.CaptureFi
     path.write_bytes("caf\u00e9;v\n1;2.5\n2;7.5\n".encode("latin-1"))
     out = tmp_path / "r.json"
     assert main(_stream_args(str(path), out)) == 2
-    assert "encoding" in _one_error_line(capsys.readouterr().err)
+    assert "encoding" in one_error_line(capsys.readouterr().err)
     assert main(_stream_args(str(path), out, "--encoding", "latin-1")) == 2
-    assert "not in" in _one_error_line(capsys.readouterr().err)  # ',' splits nothing here
+    assert "not in" in one_error_line(capsys.readouterr().err)  # ',' splits nothing here
     assert main(_stream_args(str(path), out, "--encoding", "latin-1", "--delimiter", ";")) == 0
     assert load_release(out).bins.n_bins == 8
 
@@ -885,13 +879,13 @@ def test_failure_mid_stream_leaves_no_file(tmp_path: Path, capsys: pytest.Captur
     pq.write_table(pa.table({"v": values}), tmp_path / "late.parquet", row_group_size=1000)
     out = tmp_path / "r.json"
     assert main(_stream_args(str(tmp_path / "late.parquet"), out)) == 2
-    line = _one_error_line(capsys.readouterr().err)
+    line = one_error_line(capsys.readouterr().err)
     assert "NaN" in line
     assert not out.exists() and not list(tmp_path.glob("*.tmp")) and not list(tmp_path.glob(".*"))
     ragged = tmp_path / "ragged.csv"
     ragged.write_text("v,w\n" + "1,2\n" * 5000 + "3\n")
     assert main(_stream_args(str(ragged), out)) == 2
-    assert "number of fields" in _one_error_line(capsys.readouterr().err)
+    assert "number of fields" in one_error_line(capsys.readouterr().err)
     assert not out.exists()
 
 
@@ -903,7 +897,7 @@ def test_query_quantile_errors_name_the_option(
     assert main([*args, "--bins", "10", "--epsilon", "1", "--out", str(out)]) == 0
     capsys.readouterr()
     assert main(["query", str(out), "--quantiles", "1.5"]) == 2
-    line = _one_error_line(capsys.readouterr().err)
+    line = one_error_line(capsys.readouterr().err)
     assert "--quantiles must hold probabilities" in line and "'q'" not in line
 
 
@@ -920,7 +914,7 @@ def test_quantiles_refuses_options_it_would_ignore(
 ) -> None:
     argv = ["quantiles", str(csv_file), "--column", "age", "--q", "0.5", "--epsilon", "1"]
     assert main([*argv, *extra]) == 2
-    line = _one_error_line(capsys.readouterr().err)
+    line = one_error_line(capsys.readouterr().err)
     assert match in line and "(see 'treedp quantiles --help')" in line
 
 
@@ -939,4 +933,4 @@ def test_quantiles_takes_a_public_n(csv_file: Path, capsys: pytest.CaptureFixtur
     assert main([*argv, *common, "--n", "500"]) == 0
     assert "method" in capsys.readouterr().out
     assert main([*argv, *common, "--n", "-3"]) == 2
-    assert "--n" in _one_error_line(capsys.readouterr().err)
+    assert "--n" in one_error_line(capsys.readouterr().err)

@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 import treedp
+from tests.cli_lines import one_error_line
 from treedp.cli import main
 from treedp.privacy import PureDP
 from treedp.privacy.spend import SpendRecord
@@ -20,13 +21,6 @@ def csv_file(tmp_path: Path) -> Path:
     path = tmp_path / "data.csv"
     path.write_text("age\n" + "\n".join(map(str, ages)) + "\n")
     return path
-
-
-def _one_error_line(err: str) -> str:
-    lines = err.strip().splitlines()
-    assert len(lines) == 1, err
-    assert lines[0].startswith("treedp: error:")
-    return lines[0]
 
 
 def test_missing_ledger_or_dataset_names_the_cli_command(
@@ -42,20 +36,20 @@ def test_missing_ledger_or_dataset_names_the_cli_command(
     ]  # fmt: skip
     for args in spending:
         assert main([*args, "--ledger", str(missing), "--dataset", "ages"]) == 2
-        line = _one_error_line(capsys.readouterr().err)
+        line = one_error_line(capsys.readouterr().err)
         assert f"Create one with: treedp budget init {missing} --dataset ages --epsilon E" in line
         assert "init_ledger" not in line
     for args in (["budget", "show", str(missing)], ["budget", "history", str(missing),
                                                       "--dataset", "ages"]):  # fmt: skip
         assert main(args) == 2
-        line = _one_error_line(capsys.readouterr().err)
+        line = one_error_line(capsys.readouterr().err)
         assert "treedp budget init" in line and "init_ledger" not in line
     assert not missing.exists()
     path = tmp_path / "b.db"
     assert main(["budget", "init", str(path), "--dataset", "people", "--epsilon", "1"]) == 0
     capsys.readouterr()
     assert main(["budget", "history", str(path), "--dataset", "other one"]) == 2
-    line = _one_error_line(capsys.readouterr().err)
+    line = one_error_line(capsys.readouterr().err)
     assert f"Set its budget first with: treedp budget init {path} --dataset 'other one'" in line
     assert "init_ledger" not in line
     # the library's messages stay in Python terms for API users
@@ -74,7 +68,7 @@ def test_measure_mismatch_names_the_cli_command(
     capsys.readouterr()
     args = ["median", str(csv_file), "--column", "age", "--method", "stable", "--epsilon", "1"]
     assert main([*args, "--ledger", str(path), "--dataset", "p"]) == 2
-    line = _one_error_line(capsys.readouterr().err)
+    line = one_error_line(capsys.readouterr().err)
     assert "treedp budget init PATH --dataset NAME --rho R" in line
     assert "Open the accountant" not in line and "ZCDP(" not in line
     acct = treedp.Accountant(PureDP(1.0), neighbours="replace")  # the API keeps its wording

@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 import treedp
+from tests.cli_lines import one_error_line
 from treedp import InsecureSeededSource
 from treedp.cli import main
 from treedp.cli._common import fmt
@@ -27,13 +28,6 @@ def csv_file(tmp_path: Path) -> Path:
     ]
     path.write_text("\n".join(rows) + "\n")
     return path
-
-
-def _one_error_line(err: str) -> str:
-    lines = err.strip().splitlines()
-    assert len(lines) == 1, err
-    assert lines[0].startswith("treedp: error:")
-    return lines[0]
 
 
 def _median(path: Path, *extra: str) -> list[str]:
@@ -95,17 +89,17 @@ def test_median_private_bounds_refusals(csv_file: Path, capsys: pytest.CaptureFi
     ]
     for extra, expected in cases:
         assert main(_median(csv_file, *extra)) == 2, extra
-        line = _one_error_line(capsys.readouterr().err)
+        line = one_error_line(capsys.readouterr().err)
         assert expected in line, (extra, line)
     # checked before the data is read: a missing file is not reached
     missing = str(csv_file.parent / "missing.csv")
     assert main(["median", missing, "--column", "x", "--epsilon", "1", "--method", "stable",
                  "--bounds", "private"]) == 2  # fmt: skip
-    assert "--bounds private does not apply" in _one_error_line(capsys.readouterr().err)
+    assert "--bounds private does not apply" in one_error_line(capsys.readouterr().err)
     # a datetime column cannot have private bounds (numbers only), and says how to fix it
     args = ["median", str(csv_file), "--column", "when", "--epsilon", "1", "--bounds", "private"]
     assert main(args) == 2
-    line = _one_error_line(capsys.readouterr().err)
+    line = one_error_line(capsys.readouterr().err)
     assert "--bounds private takes numbers" in line and "--bounds LO HI" in line
 
 
@@ -120,7 +114,7 @@ def test_median_private_bounds_charge_the_total_once(
     assert main(args) == 0  # tree, add_remove: the ledger's relation
     assert "remaining epsilon=0.5" in capsys.readouterr().out
     assert main(args) == 2  # 1 more does not fit: refused, nothing charged
-    assert "Nothing was charged" in _one_error_line(capsys.readouterr().err)
+    assert "Nothing was charged" in one_error_line(capsys.readouterr().err)
     with treedp.open_ledger(path, "d") as led:
         assert len(led.history) == 1 and led.spent.epsilon == pytest.approx(1.0)
         assert led.history[0].record.mechanism == "quantiles[tree]"
