@@ -40,9 +40,12 @@ def test_choose_method_reads_public_parameters_only() -> None:
     assert choose_method(5, epsilon=0.1, n=2000) == "recursive"  # 200 <= n ε < 1000: from 7
     assert choose_method(7, epsilon=0.1, n=9999) == "tree"
     assert choose_method(6, epsilon=0.1, n=3000) == "recursive"
-    assert choose_method(17, epsilon=0.1, n=10**4) == "recursive"  # n ε >= 1000: from 24
-    assert choose_method(23, epsilon=0.1, n=10**5) == "recursive"
-    assert choose_method(24, epsilon=0.1, n=10**5) == "tree"
+    assert choose_method(17, epsilon=0.1, n=10**4) == "recursive"  # 1000 <= n ε < 10^4: 24
+    assert choose_method(23, epsilon=0.1, n=99_999) == "recursive"
+    assert choose_method(24, epsilon=0.1, n=99_999) == "tree"
+    assert choose_method(29, epsilon=0.1, n=10**5) == "recursive"  # n ε >= 10^4: from 40
+    assert choose_method(39, epsilon=0.1, n=10**6) == "recursive"
+    assert choose_method(40, epsilon=0.1, n=10**5) == "tree"
     assert choose_method(9, epsilon=1.0, n=200) == "recursive"  # 200 <= n ε < 1024: from 17
     assert choose_method(16, epsilon=1.0, n=1000) == "recursive"
     assert choose_method(17, epsilon=1.0, n=1000) == "tree"
