@@ -338,8 +338,11 @@ def release_cdf(
         )
         if bins != "integers" and (level_budgets is not None or branching is not None):
             configure(stand_in, plan=plan, plan_cache=plan_cache)
+        scanned = _bounds_input(values, column, stand_in.nan, progress, engine)
+        if stand_in.n is not None and _size(scanned) != stand_in.n:
+            raise _n_differs()  # public under replace: refused before the bounds' charge
         found, epsilon, found_by = split_private_bounds(
-            _bounds_input(values, column, stand_in.nan, progress, engine),
+            scanned,
             epsilon=epsilon,
             share=share,
             integers=bins == "integers",
@@ -521,14 +524,22 @@ def _bounds_input(values: Any, column: str | None, nan: Any, progress: Any, engi
 
     if column is None and not isinstance(values, FileSource | os.PathLike):
         return values
-    counts = count_source(
-        values,
-        column=column,
-        bins=make_bins(edges=COUNT_EDGES),
-        nan=nan,
-        progress=progress,
-        engine=engine,
-    ).counts
+    try:
+        counts = count_source(
+            values,
+            column=column,
+            bins=make_bins(edges=COUNT_EDGES),
+            nan=nan,
+            progress=progress,
+            engine=engine,
+        ).counts
+    except InvalidTypeError as error:
+        if "datetimes" not in str(error):
+            raise
+        raise InvalidTypeError(  # the engine's advice (datetime bounds) does not apply here
+            "bounds='private' takes numbers, not datetimes: give public datetime "
+            "bounds=(lo, hi)."
+        ) from None
     return GridCounts.from_counts(counts)
 
 
@@ -617,12 +628,7 @@ def _release(
     """Noise validated counts and wrap them: the one place budget is spent (and charged)."""
     total = int(counts.sum())
     if spec.n is not None and total != spec.n:
-        # A contract check on the public n; the message holds no count of the data.
-        raise DataError(
-            "With neighbours='replace' the 'n' parameter must be the public number of records, "
-            "and the column's number of records differs from it. Pass the true public n, or "
-            "use neighbours='add_remove' (n then stays private)."
-        )
+        raise _n_differs()
     if accountant is not None:  # committed before any noise is drawn (fail closed)
         accountant.charge(mech.spend())
     if isinstance(mech, DawaMechanism):  # data-aware: the private partition is output too
@@ -702,6 +708,26 @@ def _private_bounds_charge(
             "nan": nan,
         },
     )
+
+
+def _n_differs() -> DataError:
+    """A contract check on the public n failed; the message holds no count of the data."""
+    return DataError(
+        "With neighbours='replace' the 'n' parameter must be the public number of records, "
+        "and the column's number of records differs from it. Pass the true public n, or "
+        "use neighbours='add_remove' (n then stays private)."
+    )
+
+
+def _size(scanned: Any) -> int:
+    """The number of records the bounds step reads: its counting pass's total, or the
+    values' count (under replace missing values are refused, so every value counts)."""
+    from treedp._inputs import as_1d_array
+    from treedp.mechanisms.private_bounds import GridCounts
+
+    if isinstance(scanned, GridCounts):
+        return scanned.total
+    return int(as_1d_array(scanned).size)
 
 
 def _private_request(bounds: Any) -> tuple[Any, Any] | None:

@@ -338,7 +338,7 @@ def test_grid_counts_from_one_counting_pass_equal_the_values() -> None:
         with pytest.raises(InvalidParameterError, match="COUNT_EDGES"):
             GridCounts.from_counts(bad)
     with pytest.raises(InvalidParameterError, match="SIGNED_GRID"):
-        GridCounts(np.zeros(3, dtype=np.int64), counted.above)
+        GridCounts(np.zeros(3, dtype=np.int64), counted.above, counted.total)
 
 
 def test_release_with_private_bounds_streams_files(tmp_path: Any) -> None:
@@ -406,3 +406,66 @@ def test_one_sided_scan_that_stops_at_once_is_flagged() -> None:
         warnings.simplefilter("error")  # a float32 public bound: no overflow warning
         res = private_bounds(x, epsilon=0.1, lower=np.float32(0), rng=InsecureSeededSource(3))
     assert res.lo == 0.0
+
+
+def test_one_sided_scan_reads_only_points_beyond_the_public_bound(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The one-sided scan's candidates are exactly the grid points strictly beyond the public
+    bound (a bound on a grid point excludes that point), so its stop lies strictly beyond
+    it; its standalone charge equals its reported spend."""
+    seen: list[int] = []
+    real_scan = pb._scan
+
+    def spy(beyond: np.ndarray, *args: Any) -> int:
+        seen.append(beyond.size)
+        return int(real_scan(beyond, *args))
+
+    monkeypatch.setattr(pb, "_scan", spy)
+    j = 4100  # a positive grid point
+    x = np.r_[np.full(50, SIGNED_GRID[j]), np.linspace(-5.0, 5e6, 500)]
+    for seed in range(5):
+        low = private_bounds(x, epsilon=0.3, lower=SIGNED_GRID[j], rng=InsecureSeededSource(seed))
+        assert seen.pop() == SIGNED_GRID.size - (j + 1) and low.stops[1] > SIGNED_GRID[j]
+        high = private_bounds(x, epsilon=0.3, upper=SIGNED_GRID[j], rng=InsecureSeededSource(seed))
+        assert seen.pop() == j and high.stops[0] < SIGNED_GRID[j]
+    for kw in ({"lower": 0}, {"upper": 10.0}):
+        acc = treedp.Accountant(PureDP(5.0))
+        res = private_bounds(x, epsilon=0.7, accountant=acc, rng=InsecureSeededSource(1), **kw)
+        assert acc.spent.epsilon == res.epsilon_spent <= 0.7
+    with pytest.raises(InvalidParameterError, match="float64 range"):
+        private_bounds(x, epsilon=0.3, lower=10**400)
+
+
+@pytest.mark.parametrize("bounds", ["private", (0, "private")])
+def test_a_wrong_public_n_under_replace_is_refused_before_the_bounds_charge(
+    bounds: Any, tmp_path: Any
+) -> None:
+    acc = treedp.Accountant(PureDP(10.0), neighbours="replace")
+    path = tmp_path / "v.csv"
+    path.write_text("v\n" + "\n".join(str(i) for i in range(20)) + "\n")
+    for data, column in ((np.arange(20.0), None), (path, "v")):
+        with pytest.raises(treedp.DataError, match="'n' parameter"):
+            treedp.release_cdf(
+                data,
+                column=column,
+                bounds=bounds,
+                bins=16,
+                epsilon=1.0,
+                neighbours="replace",
+                n=7,
+                accountant=acc,
+            )
+        assert acc.history == ()
+    rel = treedp.release_cdf(
+        path,
+        column="v",
+        bounds=bounds,
+        bins=16,
+        epsilon=1.0,
+        neighbours="replace",
+        n=20,
+        accountant=acc,
+        rng=InsecureSeededSource(1),
+    )
+    assert rel.bounds_step is not None and len(acc.history) == 1

@@ -158,10 +158,13 @@ class GridCounts:
     ----------
     below, above : ndarray
         ``#{x < c}`` and ``#{x > c}``, one per grid point (int64, read-only).
+    total : int
+        The number of records counted.
     """
 
     below: np.ndarray
     above: np.ndarray
+    total: int
 
     def __post_init__(self) -> None:
         for name in ("below", "above"):
@@ -198,21 +201,22 @@ class GridCounts:
         total = np.cumsum(arr.astype(np.int64))
         below = total[0 : 2 * SIGNED_GRID.size : 2]  # bins before the one holding c exactly
         at_most = total[1 : 2 * SIGNED_GRID.size : 2]
-        return cls._frozen(below, total[-1] - at_most)
+        return cls._frozen(below, total[-1] - at_most, int(total[-1]))
 
     @classmethod
     def from_values(cls, values: Any) -> GridCounts:
         """From numbers in memory (no missing values)."""
         x = np.sort(np.asarray(values, dtype=np.float64).ravel())
         below = np.searchsorted(x, SIGNED_GRID, side="left")
-        return cls._frozen(below, x.size - np.searchsorted(x, SIGNED_GRID, side="right"))
+        above = x.size - np.searchsorted(x, SIGNED_GRID, side="right")
+        return cls._frozen(below, above, int(x.size))
 
     @classmethod
-    def _frozen(cls, below: np.ndarray, above: np.ndarray) -> GridCounts:
+    def _frozen(cls, below: np.ndarray, above: np.ndarray, total: int) -> GridCounts:
         below, above = below.astype(np.int64), above.astype(np.int64)
         below.setflags(write=False)
         above.setflags(write=False)
-        return cls(below, above)
+        return cls(below, above, total)
 
 
 #: A one-sided scan that stops within this many grid points past the public bound gets a
@@ -693,7 +697,13 @@ def check_known_bound(
             f"The {name} must be a real number{hint}. Got {type(value).__name__} instead."
         )
     limit = _INTEGER_LIMIT if integers else float(SIGNED_GRID[-1])
-    value = float(value)  # a float32 or int64 bound compared as a Python float
+    try:
+        value = float(value)  # a float32 or int64 bound compared as a Python float
+    except OverflowError:  # an int beyond float64
+        raise InvalidParameterError(
+            f"The {name} must be finite and within ±{limit:.4g}; got an integer beyond the "
+            "float64 range."
+        ) from None
     if not math.isfinite(value) or not -limit < value < limit:
         raise InvalidParameterError(
             f"The {name} must be finite and within ±{limit:.4g}. Got {value!r}."
