@@ -3,6 +3,8 @@ and the CLI."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import pytest
 
@@ -647,3 +649,34 @@ def test_a_scalar_result_converts_and_formats_like_its_value() -> None:
     )
     with pytest.raises(TypeError, match="one numeric level"):
         float(several)
+
+
+def test_quantiles_read_a_column_of_a_dataframe_or_file(tmp_path: Any) -> None:
+    """``column=`` with a DataFrame or a file (path, glob): the same answer as the values at
+    the same seed; clear refusals otherwise."""
+    pd = pytest.importorskip("pandas")
+    pytest.importorskip("pyarrow")
+    x = np.random.default_rng(TEST_SEED).lognormal(10, 1, 3000)
+    pd.DataFrame({"inc": x[:1500]}).to_parquet(tmp_path / "a.parquet")
+    pd.DataFrame({"inc": x[1500:]}).to_parquet(tmp_path / "b.parquet")
+
+    def run(values: Any, **kw: Any) -> np.ndarray:
+        res = treedp.quantiles(
+            values,
+            [0.1, 0.5, 0.9],
+            epsilon=1.0,
+            bounds=(0, "private"),
+            rng=InsecureSeededSource(4),
+            **kw,
+        )
+        return np.asarray(res)
+
+    expected = run(x)
+    assert np.array_equal(run(pd.DataFrame({"inc": x}), column="inc"), expected)
+    assert np.array_equal(run(str(tmp_path / "*.parquet"), column="inc"), expected)
+    with pytest.raises(InvalidParameterError, match="needs 'column'"):
+        run(tmp_path / "a.parquet")
+    with pytest.raises(InvalidParameterError, match="names no column"):
+        run(pd.DataFrame({"inc": x}), column="income")
+    with pytest.raises(treedp.InvalidTypeError, match="release_cdf"):
+        run(x, column="inc")

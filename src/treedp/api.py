@@ -537,8 +537,7 @@ def _bounds_input(values: Any, column: str | None, nan: Any, progress: Any, engi
         if "datetimes" not in str(error):
             raise
         raise InvalidTypeError(  # the engine's advice (datetime bounds) does not apply here
-            "bounds='private' takes numbers, not datetimes: give public datetime "
-            "bounds=(lo, hi)."
+            "bounds='private' takes numbers, not datetimes: give public datetime bounds=(lo, hi)."
         ) from None
     return GridCounts.from_counts(counts)
 

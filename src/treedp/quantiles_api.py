@@ -259,14 +259,19 @@ def quantiles(
     bounds_share: float | None = None,
     rng: RandomSource | None = None,
     accountant: Accountant | None = None,
+    column: str | None = None,
 ) -> QuantilesResult:
     """Private quantiles at any levels, by the method best for the request.
 
     Parameters
     ----------
-    values : array-like
+    values : array-like, DataFrame or path
         The data (numbers; datetimes with datetime bounds for the exponential and recursive
-        methods).
+        methods): a column, or with ``column`` a pandas / polars DataFrame or a file, a
+        directory or a glob of CSV / Parquet files (:func:`treedp.io.read_column`). The column
+        is held in memory (the exponential and recursive methods read sorted values); for
+        data larger than memory, release a CDF with :func:`treedp.release_cdf` (which streams
+        files, Spark and Dask) and read its quantiles.
     q : float or array-like
         Levels in [0, 1]; the released quantiles are non-decreasing in ``q``.
     epsilon : float
@@ -306,6 +311,8 @@ def quantiles(
         refused with public bounds, where it would be ignored.
     rng : RandomSource, optional
         Where the randomness comes from (default: the operating system's).
+    column : str, optional
+        The column of a DataFrame or file given as ``values``.
     accountant : Accountant, optional
         Charged the whole ``epsilon`` (private bounds included) after the checks (the data's
         read included: missing values, a 2-D or non-numeric column, a wrong public ``n``, a
@@ -326,6 +333,7 @@ def quantiles(
     relation = check_neighbours(neighbours, ("add_remove", "replace"))
     check_nan(nan, relation)
     qa = _levels(q)
+    values = _column_of(values, column)
     if not isinstance(method, str) or method not in METHODS:
         raise InvalidParameterError(
             f"The 'method' parameter must be one of {METHODS}. Got {method!r}."
@@ -514,6 +522,36 @@ def _run(
     if discrete:
         out = np.minimum(np.floor(np.asarray(out, dtype=np.float64)), grid_bounds[1] - 1)
     return out, res.spend, res.grid_points, res.epsilon_spent
+
+
+def _column_of(values: Any, column: Any) -> Any:
+    """``values`` itself, or its ``column`` (a DataFrame's, or read from files)."""
+    import os
+
+    is_path = isinstance(values, str | os.PathLike)
+    if column is None:
+        if is_path:
+            raise InvalidParameterError(
+                "A file given as 'values' needs 'column' (the column to read)."
+            )
+        return values
+    if not isinstance(column, str):
+        raise InvalidTypeError(
+            f"The 'column' parameter must be a str. Got {type(column).__name__} instead."
+        )
+    if is_path:
+        from treedp.io import read_column as read_file_column
+
+        return read_file_column(values, column)
+    root = (type(values).__module__ or "").split(".")[0]
+    if root in ("pandas", "polars"):
+        if column not in values.columns:
+            raise InvalidParameterError(f"The 'column' parameter names no column: {column!r}.")
+        return values[column]
+    raise InvalidTypeError(
+        "treedp.quantiles takes 'column' with a pandas or polars DataFrame or a file; for a "
+        f"{type(values).__name__} release a CDF with treedp.release_cdf and read its quantiles."
+    )
 
 
 def _read_before_charge(values: Any, nan: str, relation: str) -> tuple[int, str | None]:
