@@ -616,6 +616,20 @@ def test_interrupt_is_one_line_exit_130_and_no_file(
     assert list(tmp_path.iterdir()) == [csv_file]
 
 
+def test_interrupt_while_starting_is_one_line(
+    capsys: pytest.CaptureFixture, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Ctrl-C while the CLI imports its subcommands and builds its parser: one line, 130."""
+    import treedp.cli
+
+    def interrupt() -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(treedp.cli, "_build_parser", interrupt)
+    assert main(["plan", "--bins", "8", "--epsilon", "1"]) == 130
+    assert capsys.readouterr().err.strip() == "treedp: interrupted"
+
+
 def test_query_errors_are_one_line(
     csv_file: Path, tmp_path: Path, capsys: pytest.CaptureFixture
 ) -> None:

@@ -61,10 +61,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     if words == ["--version"]:  # answered before numpy or any subcommand is imported
         print(f"treedp {__version__}")
         return 0
-    import treedp
-    from treedp.cli._common import UsageError, translate
+    try:  # the imports and the parser take a moment: Ctrl-C then is one line too
+        import treedp
+        from treedp.cli._common import UsageError, translate
 
-    parser = _build_parser()
+        parser = _build_parser()
+    except KeyboardInterrupt:
+        print("treedp: interrupted", file=sys.stderr)
+        return 130
     active = parser  # the subcommand's own parser, for messages in its options' names
     try:
         args = parser.parse_args(argv)
