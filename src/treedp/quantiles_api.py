@@ -159,6 +159,22 @@ def tree_bins(epsilon: float, n: int | None = None) -> int:
     return min(MAX_TREE_BINS, max(base, 1 << (target.bit_length() - 1)))
 
 
+#: With a public ``n``: ``(n · ε below, the tree from this many levels)``, the first that
+#: applies, from :data:`LOW_EPSILON` on and below it (:func:`choose_method`).
+_PUBLIC_N_RULES: tuple[tuple[float, int], ...] = (
+    (VERY_FEW_RECORDS, TREE_MIN_LEVELS_VERY_FEW_RECORDS),
+    (FEW_RECORDS_HIGH_EPSILON, TREE_MIN_LEVELS_FEW_RECORDS_HIGH_EPSILON),
+    (MANY_RECORDS, TREE_MIN_LEVELS_PUBLIC_N),
+    (math.inf, TREE_MIN_LEVELS),
+)
+_PUBLIC_N_RULES_LOW_EPSILON: tuple[tuple[float, int], ...] = (
+    (VERY_FEW_RECORDS, TREE_MIN_LEVELS_VERY_FEW_RECORDS),
+    (FEW_RECORDS, TREE_MIN_LEVELS_FEW_RECORDS),
+    (SOME_RECORDS_LOW_EPSILON, TREE_MIN_LEVELS_PUBLIC_N_LOW_EPSILON),
+    (math.inf, TREE_MIN_LEVELS_PUBLIC_N),
+)
+
+
 def choose_method(m: int, *, epsilon: float, bins: Any = None, n: int | None = None) -> str:
     """The method ``method="auto"`` uses: a rule on public parameters only.
 
@@ -192,21 +208,9 @@ def choose_method(m: int, *, epsilon: float, bins: Any = None, n: int | None = N
         return "tree"
     if n is None:
         threshold = TREE_MIN_LEVELS if epsilon >= LOW_EPSILON else TREE_MIN_LEVELS_LOW_EPSILON
-    elif n * epsilon < VERY_FEW_RECORDS:
-        threshold = TREE_MIN_LEVELS_VERY_FEW_RECORDS
-    elif epsilon >= LOW_EPSILON:
-        if n * epsilon < FEW_RECORDS_HIGH_EPSILON:
-            threshold = TREE_MIN_LEVELS_FEW_RECORDS_HIGH_EPSILON
-        elif n * epsilon < MANY_RECORDS:
-            threshold = TREE_MIN_LEVELS_PUBLIC_N
-        else:
-            threshold = TREE_MIN_LEVELS
-    elif n * epsilon < FEW_RECORDS:
-        threshold = TREE_MIN_LEVELS_FEW_RECORDS
-    elif n * epsilon < SOME_RECORDS_LOW_EPSILON:
-        threshold = TREE_MIN_LEVELS_PUBLIC_N_LOW_EPSILON
     else:
-        threshold = TREE_MIN_LEVELS_PUBLIC_N
+        rules = _PUBLIC_N_RULES if epsilon >= LOW_EPSILON else _PUBLIC_N_RULES_LOW_EPSILON
+        threshold = next(levels for below, levels in rules if n * epsilon < below)
     return "tree" if m >= threshold else "recursive"
 
 

@@ -30,7 +30,7 @@ from treedp.cli._common import (
     read_values,
 )
 from treedp.cli.budget import add_ledger_options, ledger_from_args, remaining_line
-from treedp.cli.quantiles import bounds_arg, is_private
+from treedp.cli.quantiles import bounds_arg, found_side, is_private, known_side
 from treedp.engines.base import NAN_POLICIES
 from treedp.io import read_column
 
@@ -204,9 +204,8 @@ def check_arguments(args: argparse.Namespace) -> dict[str, Any]:
 
 def found_how(bounds: Any) -> str:
     """`` found privately`` or ``, upper bound found privately`` (one side public)."""
-    if bounds == "private":
-        return " found privately"
-    return f", {'upper' if bounds[1] == 'private' else 'lower'} bound found privately"
+    known = known_side(bounds)
+    return " found privately" if known is None else f", {found_side(known)} found privately"
 
 
 def _option(name: str, private: bool) -> str:

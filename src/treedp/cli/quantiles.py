@@ -12,7 +12,7 @@ from treedp.cli.budget import add_ledger_options, ledger_from_args, remaining_li
 from treedp.io import read_column
 from treedp.quantiles_api import METHODS
 
-__all__ = ["bounds_arg", "found_text", "is_private", "register", "run"]
+__all__ = ["bounds_arg", "found_side", "found_text", "is_private", "known_side", "register", "run"]
 
 
 def bounds_arg(words: list[str] | None) -> Any:
@@ -45,16 +45,31 @@ def is_private(bounds: Any) -> bool:
     return bounds == "private" or (isinstance(bounds, tuple) and "private" in bounds)
 
 
+def known_side(bounds: Any) -> str | None:
+    """The public side of a one-sided request from :func:`bounds_arg` (``"lower"`` for
+    ``(LO, "private")``), else None."""
+    if not is_private(bounds) or bounds == "private":
+        return None
+    return "lower" if bounds[1] == "private" else "upper"
+
+
+def found_side(known: str | None) -> str:
+    """What a bounds step found privately: ``"bounds"``, or with the ``known`` side public
+    the other one (``"upper bound"`` when the lower one was public)."""
+    if known is None:
+        return "bounds"
+    return "upper bound" if known == "lower" else "lower bound"
+
+
 def found_text(bounds: Any, epsilon: float | None = None) -> str:
     """What the answer line says of bounds found privately (nothing for public bounds),
     with the bounds step's epsilon when given."""
+    if not is_private(bounds):
+        return ""
     spent = "" if epsilon is None else f" with epsilon={epsilon:.4g}"
-    if bounds == "private":
-        return f" (found privately{spent})"
-    if is_private(bounds):
-        side = "upper" if bounds[1] == "private" else "lower"
-        return f" ({side} found privately{spent})"
-    return ""
+    known = known_side(bounds)
+    side = "" if known is None else found_side(known).split()[0] + " "  # "upper " or "lower "
+    return f" ({side}found privately{spent})"
 
 
 def register(sub: Any) -> None:

@@ -16,6 +16,7 @@ import sys
 from typing import Any
 
 from treedp.cli._common import SEEDED, UsageError, fmt
+from treedp.cli.quantiles import found_side
 
 __all__ = ["register", "run"]
 
@@ -315,7 +316,5 @@ def _text(row: dict[str, Any], ci: bool, level: float) -> str:
 def _found(step: dict[str, Any]) -> str:
     """What a bounds step found: both bounds, or the side that was not public."""
     known = step.get("known")
-    if known is None:
-        return "bounds found privately"
-    other = "upper" if known == "lower" else "lower"
-    return f"{other} bound found privately ({known} bound public)"
+    public = "" if known is None else f" ({known} bound public)"
+    return f"{found_side(known)} found privately{public}"

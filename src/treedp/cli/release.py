@@ -17,7 +17,7 @@ from treedp.cli._common import (
 )
 from treedp.cli.budget import add_ledger_options, ledger_from_args, remaining_line
 from treedp.cli.plan import add_budget, budget_from
-from treedp.cli.quantiles import bounds_arg, is_private
+from treedp.cli.quantiles import bounds_arg, found_side, is_private
 from treedp.engines.base import NAN_POLICIES
 from treedp.engines.files import FileSource, resolve_paths
 from treedp.estimation import ESTIMATORS, POSTPROCESS
@@ -217,11 +217,9 @@ def _run(args: argparse.Namespace, checked: dict[str, Any], ledger: treedp.Ledge
     warning = SEEDED if release.seeded else ""
     step = release.bounds_step
     if step is not None:  # part of epsilon went to the bounds: say what the whole cost
-        which = {"lower": "upper bound", "upper": "lower bound"}.get(
-            str(step.get("known")), "bounds"
-        )
         warning = (
-            f" ({which} found privately with epsilon={step['epsilon']:.4g}; total "
+            f" ({found_side(step.get('known'))} found privately with "
+            f"epsilon={step['epsilon']:.4g}; total "
             f"{_guarantee_total(release)}){warning}"
         )
     print(

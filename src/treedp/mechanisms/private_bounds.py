@@ -430,10 +430,12 @@ def _released_one_sided(lo: float, hi: float, integers: bool, known: str) -> tup
     the public bound."""
     width = hi - lo  # > 0: the scan's candidates lie strictly beyond the public bound
     if known == "lower":
-        hi = float(max(min(math.floor(hi), _INTEGER_LIMIT), lo + 1)) if integers else hi
-        return lo, hi if integers else hi + WIDTH_MARGIN * width
-    lo = float(min(max(math.ceil(lo), -_INTEGER_LIMIT), hi - 1)) if integers else lo
-    return lo if integers else lo - WIDTH_MARGIN * width, hi
+        if integers:
+            return lo, float(max(min(math.floor(hi), _INTEGER_LIMIT), lo + 1))
+        return lo, hi + WIDTH_MARGIN * width
+    if integers:
+        return float(min(max(math.ceil(lo), -_INTEGER_LIMIT), hi - 1)), hi
+    return lo - WIDTH_MARGIN * width, hi
 
 
 def _bounds(
@@ -451,24 +453,27 @@ def _bounds(
     With a public ``lower`` (``upper``), only the upward (downward) scan runs, with the whole
     ``epsilon``, over the grid points strictly above ``lower`` (below ``upper``), and the
     public bound is released as it is."""
-    if lower is None and upper is None:
-        t_rho, t_nu, _ = _scales(epsilon / 2, relation)
-        k = ALLOWANCE_SCALES * float(t_nu) if allowance is None else float(allowance)
-        up = _scan_up(x, t_rho, t_nu, k, source)
-        down = _scan_down(x, t_rho, t_nu, k, source)
-        # Post-processing of the two stops only.
-        stops = (float(SIGNED_GRID[down]), float(SIGNED_GRID[up]))
-        lo, hi = _outwards(down, -1, MARGIN), _outwards(up, 1, MARGIN)
-        return _released(lo, hi, integers), stops, t_rho, t_nu, _loss(epsilon, relation, False), k
-    t_rho, t_nu, _ = _scales(epsilon, relation)
-    loss = _loss(epsilon, relation, True)
+    one_sided = lower is not None or upper is not None
+    t_rho, t_nu, _ = _scales(epsilon if one_sided else epsilon / 2, relation)
+    loss = _loss(epsilon, relation, one_sided)
     k = ALLOWANCE_SCALES * float(t_nu) if allowance is None else float(allowance)
     if lower is not None:
         first = int(np.searchsorted(SIGNED_GRID, lower, side="right"))  # public
         up = _scan_up(x, t_rho, t_nu, k, source, first)
         stops = (float(lower), float(SIGNED_GRID[up]))
         value = _released(float(lower), _outwards(up, 1, MARGIN), integers, "lower")
-        return value, stops, t_rho, t_nu, loss, k
+    elif upper is not None:
+        last = int(np.searchsorted(SIGNED_GRID, upper, side="left")) - 1  # public
+        down = _scan_down(x, t_rho, t_nu, k, source, last)
+        stops = (float(SIGNED_GRID[down]), float(upper))
+        value = _released(_outwards(down, -1, MARGIN), float(upper), integers, "upper")
+    else:
+        up = _scan_up(x, t_rho, t_nu, k, source)
+        down = _scan_down(x, t_rho, t_nu, k, source)
+        # Post-processing of the two stops only.
+        stops = (float(SIGNED_GRID[down]), float(SIGNED_GRID[up]))
+        value = _released(_outwards(down, -1, MARGIN), _outwards(up, 1, MARGIN), integers)
+    return value, stops, t_rho, t_nu, loss, k
     assert upper is not None  # one of the two (the caller refuses both)
     last = int(np.searchsorted(SIGNED_GRID, upper, side="left")) - 1  # public
     down = _scan_down(x, t_rho, t_nu, k, source, last)
