@@ -361,6 +361,7 @@ def release_cdf(
             "stops": [float(v) for v in found_by.stops],
             "epsilon": found_by.epsilon_spent,
             "share": share,
+            "allowance": found_by.allowance,
             "lo": float(bounds[0]),
             "hi": float(bounds[1]),
         }

@@ -469,3 +469,60 @@ def test_a_wrong_public_n_under_replace_is_refused_before_the_bounds_charge(
         rng=InsecureSeededSource(1),
     )
     assert rel.bounds_step is not None and len(acc.history) == 1
+
+
+def test_a_release_with_too_few_records_for_the_allowance_is_flagged(tmp_path: Any) -> None:
+    """The scans stop about k (the public allowance) records beyond the data's ends; a release
+    whose released total is below RECORDS_PER_ALLOWANCE · k says so (post-processing of the
+    release; the text holds no count), one with many records does not, and the allowance
+    survives the file (files without it still load)."""
+    from treedp.mechanisms.private_bounds import RECORDS_PER_ALLOWANCE, few_records_warning
+    from treedp.release.format import _bounds_step, _checksum
+
+    assert few_records_warning(60.0, 599.0) is not None
+    assert few_records_warning(60.0, RECORDS_PER_ALLOWANCE * 60.0) is None
+    x = np.random.default_rng(TEST_SEED).lognormal(10, 1, 300)
+    rel = treedp.release_cdf(
+        x, bounds=(0, "private"), bins=256, epsilon=1.0, rng=InsecureSeededSource(5)
+    )
+    assert rel.bounds_step is not None and rel.bounds_step["allowance"] == 60.0  # k = 6 / 0.1
+    warning = rel.bounds_warning()
+    assert warning is not None and "threshold at this epsilon" in warning
+    assert not any(ch.isdigit() for ch in warning.replace("60", "").replace("10 times", ""))
+    path = tmp_path / "few.treedp"
+    rel.save(path)
+    assert treedp.load_release(path).bounds_warning() == warning
+    many = np.random.default_rng(TEST_SEED).lognormal(10, 1, 20_000)
+    ok = treedp.release_cdf(
+        many, bounds=(0, "private"), bins=256, epsilon=1.0, rng=InsecureSeededSource(5)
+    )
+    assert ok.bounds_warning() is None
+    # a release written before the allowance was recorded: no allowance, no such warning
+    doc = rel.to_dict()
+    step = _find_bounds_step(doc)
+    assert step is not None
+    del step["allowance"]
+    doc["checksum"] = _checksum(doc["payload"])
+    loaded = treedp.Release.from_dict(doc)
+    assert loaded.bounds_step is not None and "allowance" not in loaded.bounds_step
+    assert loaded.bounds_warning() != warning
+    bad = dict(rel.bounds_step, allowance=-1.0)
+    with pytest.raises(treedp.ReleaseFormatError, match="allowance"):
+        _bounds_step({"bounds_step": bad})
+
+
+def _find_bounds_step(doc: Any) -> dict[str, Any] | None:
+    """The ``bounds_step`` dict anywhere in a release file's JSON document."""
+    if isinstance(doc, dict):
+        if isinstance(doc.get("bounds_step"), dict):
+            return doc["bounds_step"]  # type: ignore[no-any-return]
+        for value in doc.values():
+            found = _find_bounds_step(value)
+            if found is not None:
+                return found
+    if isinstance(doc, list):
+        for value in doc:
+            found = _find_bounds_step(value)
+            if found is not None:
+                return found
+    return None

@@ -572,6 +572,12 @@ def _bounds_step(meta: dict[str, Any]) -> dict[str, Any] | None:
         isinstance(v, int | float) and not isinstance(v, bool) and math.isfinite(v) for v in stops
     ):
         raise ReleaseFormatError("the bounds step's stops must be two finite numbers")
+    if "allowance" in step:  # files written before it have none
+        k = step["allowance"]
+        if not (
+            isinstance(k, int | float) and not isinstance(k, bool) and math.isfinite(k) and k > 0
+        ):
+            raise ReleaseFormatError("the bounds step's allowance must be a positive number")
     if step.get("known") not in (None, "lower", "upper"):
         raise ReleaseFormatError("the bounds step's public side must be 'lower' or 'upper'")
     return dict(step)

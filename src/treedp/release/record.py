@@ -89,7 +89,8 @@ class Release:
     bounds_step : dict or None
         When the bounds were found privately from the same data (``bounds="private"``): what
         that step spent and released (``method``, ``stops``, ``epsilon``, ``share``, ``lo``,
-        ``hi``); its budget is not in :attr:`guarantee` (the tree's own) but in
+        ``hi``, the public ``allowance`` of its scans, and ``known``, the public side, if
+        any); its budget is not in :attr:`guarantee` (the tree's own) but in
         :attr:`total_guarantee`.
     """
 
@@ -709,7 +710,9 @@ class Release:
 
     def bounds_warning(self, *, share: float | None = None) -> str | None:
         """A warning when an end bin holds a large share of the released mass (or privately
-        found bounds ran off the public grid), else None.
+        found bounds ran off the public grid, or the release counts too few records for the
+        private bounds' allowance: :func:`~treedp.mechanisms.private_bounds
+        .few_records_warning`), else None.
 
         Values outside the public bounds are counted in the end bins, so a first or last bin
         holding much of the mass suggests bounds narrower than the data: values were probably
@@ -737,6 +740,14 @@ class Release:
             off = grid_end_warning(lo, hi, self.bounds_step.get("known"))
             if off is not None:
                 return off
+            if "allowance" in self.bounds_step:  # too few records released for the scans?
+                from treedp.mechanisms.private_bounds import few_records_warning
+
+                few = few_records_warning(
+                    self.bounds_step["allowance"], float(self.consistent_counts[-1])
+                )
+                if few is not None:
+                    return few
         n_bins = self.bins.n_bins
         limit = max(0.1, 5.0 / n_bins) if share is None else float(share)
         n_hat = float(self.consistent_counts[-1])
