@@ -134,3 +134,24 @@ def test_median_private_bounds_warn_at_the_grid_end(
     warning = captured.err.strip().splitlines()
     assert len(warning) == 1 and warning[0].startswith("treedp: warning: ")
     assert "too few records" in warning[0]
+
+
+def test_median_exponential_takes_integer_bins_as_quantiles_does(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`treedp median --method exponential --bins integers` answers an integer of the domain
+    (as `treedp quantiles` does), with public or private bounds; a number of bins is refused
+    in one line (the mechanism has no bins)."""
+    path = tmp_path / "ages.csv"
+    ages = np.random.default_rng(0).integers(17, 91, 2000)
+    path.write_text("age\n" + "\n".join(str(v) for v in ages) + "\n")
+    base = ["median", str(path), "--column", "age", "--epsilon", "1", "--method", "exponential"]
+    for bounds in (["17", "90"], ["private"], ["0", "private"]):
+        argv = [*base, "--bounds", *bounds, "--bins", "integers", "--insecure-seed", "1"]
+        assert main(argv) == 0
+        out = capsys.readouterr().out
+        value = out.split("median = ")[1].split(" ")[0]
+        assert value.isdigit() and 17 <= int(value) <= 90
+    assert main([*base, "--bounds", "17", "90", "--bins", "64"]) == 2
+    line = one_error_line(capsys.readouterr().err)
+    assert "--bins integers only" in line

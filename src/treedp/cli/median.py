@@ -39,7 +39,7 @@ __all__ = ["register", "run"]
 #: The options each method takes (besides the input, --column, --epsilon, --nan, the seed).
 APPLIES = {
     "tree": {"bounds", "bins", "neighbours", "bounds_share"},
-    "exponential": {"bounds", "neighbours", "bounds_share"},
+    "exponential": {"bounds", "bins", "neighbours", "bounds_share"},
     "stable": {"delta", "neighbours"},
     "subsample": {"delta", "neighbours", "m", "resolution"},
 }
@@ -94,7 +94,8 @@ def register(sub: Any) -> None:
     mdn.add_argument(
         "--bins",
         type=bins_arg,
-        help=f"number of bins or 'integers' (tree only; default {DEFAULT_BINS})",
+        help=f"number of bins or 'integers' (tree; default {DEFAULT_BINS}); exponential takes "
+        "'integers' only (the median is then an integer of the domain)",
     )
     mdn.add_argument(
         "--delta",
@@ -158,6 +159,11 @@ def check_arguments(args: argparse.Namespace) -> dict[str, Any]:
         raise treedp.InvalidParameterError(
             f"--method {method} is defined for replace neighbours (n public) only; "
             "use --method tree or exponential for add_remove."
+        )
+    if method == "exponential" and args.bins not in (None, "integers"):
+        raise treedp.InvalidParameterError(
+            "--method exponential takes --bins integers only (for integer data: the median "
+            "is then an integer of the domain); it has no bins to count."
         )
     if method in ("tree", "exponential") and args.bounds is None:
         raise treedp.InvalidParameterError(f"--method {method} needs public --bounds LO HI.")
@@ -254,6 +260,25 @@ def _run(args: argparse.Namespace, settings: dict[str, Any], ledger: treedp.Ledg
         print(f"median = {fmt(release.median())} (tree, epsilon={args.epsilon}, {stated}){mark}")
         _show_budget(ledger)
         return
+    if args.method == "exponential" and args.bins == "integers":
+        res = treedp.quantiles(  # the exponential mechanism on the integers of [lo, hi]
+            values,
+            0.5,
+            epsilon=args.epsilon,
+            bounds=settings["bounds"],
+            bins="integers",
+            method="exponential",
+            neighbours=neighbours,
+            nan=args.nan,
+            rng=rng,
+            accountant=ledger,
+        )
+        print(
+            f"median = {fmt(res.value)} (exponential mechanism on integers, "
+            f"epsilon={args.epsilon} (spent {res.epsilon_spent:.10g}), {stated}){mark}"
+        )
+        _show_budget(ledger)
+        return
     if args.method == "exponential":
         em = treedp.quantile_exponential(
             values,
@@ -320,7 +345,7 @@ def _run_private(
         0.5,
         epsilon=args.epsilon,
         bounds=settings["bounds"],
-        bins=settings["bins"] if args.method == "tree" else None,
+        bins=settings["bins"] if args.method == "tree" or args.bins == "integers" else None,
         method=args.method,
         neighbours=neighbours,
         nan=args.nan,
