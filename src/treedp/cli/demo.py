@@ -111,7 +111,11 @@ def _write_report(release: treedp.Release, path: str | None) -> None:
     """Write the age column's report page (no further privacy cost) and print where it is."""
     from treedp.report import write_report
 
-    target = path or os.path.join(tempfile.gettempdir(), "treedp-adult-age-report.html")
+    # A fresh private directory (mode 0700) each run: a fixed name in the shared temporary
+    # directory could be a symbolic link planted by another user.
+    target = path or os.path.join(
+        tempfile.mkdtemp(prefix="treedp-demo-report-"), "treedp-adult-age-report.html"
+    )
     try:
         write_report(release, target, title="UCI Adult census: age (treedp demo)")
     except treedp.MissingDependencyError as exc:
