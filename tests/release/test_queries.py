@@ -43,8 +43,8 @@ def test_answers_match_the_pre_split_release(name: str) -> None:
     np.testing.assert_allclose(high[exact], old_high[exact], **close)
     qs = np.linspace(0, 1, 21)
     if rel.bins.discrete:
-        # Integer domains now answer the integer whose released CDF is nearest q·n̂ (issue 16),
-        # not the smallest integer reaching it: a value of the domain, monotone in q.
+        # Integer domains answer the smallest integer whose released CDF reaches q·n̂ (the
+        # inverse CDF): a value of the domain, monotone in q.
         new = rel.quantile(qs)
         assert np.all(new == np.round(new)) and np.all(np.diff(new) >= 0)
         from treedp.release.discrete_quantiles import discrete_quantile_from

@@ -152,9 +152,9 @@ class GroupedRelease:
     def quantile(self, q: Any) -> dict[Any, Any]:
         """``q``-quantiles per key: ``{key: answer}`` shaped like ``q``.
 
-        On integer bins the answer is the integer whose released (consistent) CDF is nearest
-        ``q·n̂`` (ties: the smaller), the reading that minimises the rank error on discrete
-        data; otherwise it is :meth:`Release.quantile` (interpolating inside the bin).
+        On integer bins the answer is the smallest integer whose released (consistent) CDF
+        reaches ``q·n̂`` (the inverse CDF: a value of the domain, on the right side of a block
+        of ties); otherwise it is :meth:`Release.quantile` (interpolating inside the bin).
         """
         qa = queries.check_q(q)
         return {k: _quantile(r, qa) for k, r in self._releases.items()}

@@ -361,8 +361,8 @@ class Release:
 
         Quantiles are read from the consistent CDF (:attr:`consistent_counts`): the first point
         where it reaches ``q · n̂``, interpolating linearly inside the bin. On an integer domain
-        (``bins="integers"``) a quantile is a value of the domain: the integer whose released
-        CDF is nearest ``q · n̂`` (the smallest on ties;
+        (``bins="integers"``) a quantile is a value of the domain: the smallest integer whose
+        released CDF reaches ``q · n̂`` (the inverse CDF;
         :func:`treedp.release.discrete_quantiles.discrete_quantile_from`), which lands on the
         right side of a block of tied values. They are non-decreasing in ``q``.
 
@@ -582,11 +582,10 @@ class Release:
         quantile lies in it with probability at least ``level`` (up to the simulation's
         accuracy), for each ``q`` separately.
 
-        On an integer domain (``bins="integers"``) the estimate of :meth:`quantile` is the
-        integer whose CDF is nearest ``q·n``, which is the inverse-CDF quantile ``v`` (the
-        smallest integer with ``F(v) >= q·n``, the crossing above) or the integer below it;
-        the interval therefore starts one integer below the band's crossing, so that it
-        covers that target (both candidates) with the same probability.
+        On an integer domain (``bins="integers"``) the estimate of :meth:`quantile` and the
+        target are the inverse-CDF quantile ``v`` (the smallest integer with ``F(v) >= q·n``),
+        and the interval runs from the integer where the upper band reaches ``q·n`` to the
+        integer where the lower band does.
 
         Parameters
         ----------
@@ -626,8 +625,8 @@ class Release:
             rng=rng,
         )
         edges = self.bins.edges.astype(np.float64)
-        if self.bins.discrete:  # the nearest-CDF integer is the crossing or the one below
-            low = edges[np.maximum(m_lo - 2, 0)].reshape(np.shape(qa))
+        if self.bins.discrete:  # the integers holding the two crossings
+            low = edges[m_lo - 1].reshape(np.shape(qa))
             high = edges[m_hi - 1].reshape(np.shape(qa))
         else:
             low = edges[m_lo - 1].reshape(np.shape(qa))
