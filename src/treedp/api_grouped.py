@@ -64,6 +64,7 @@ from treedp.engines.grouped import (
     encode_keys,
     key_counts,
     missing_mask,
+    sorted_keys,
 )
 from treedp.exceptions import DataError, InvalidParameterError, InvalidTypeError
 from treedp.mechanisms._column import check_delta
@@ -562,7 +563,7 @@ def choose_keys(
     noisy = counts.counts + DiscreteLaplace(scale).sample(len(counts.keys), source)
     tau = selection_threshold(scale, g, eps_sel, delta)
     chosen = [counts.keys[i] for i in np.flatnonzero(noisy >= tau)]
-    chosen.sort(key=lambda k: (str(type(k)), k))
+    chosen = sorted_keys(chosen)  # mixed types (5 and "CA") sort too: types are data
     if not chosen:
         raise DataError(
             "Private key selection kept no key: no group-by release can be made at this "

@@ -322,3 +322,43 @@ def test_dask_selection_conformance(dask_client: Any) -> None:
         _release(_dask_frame(holes))
     gr = _release(_dask_frame(holes), nan="drop")
     assert gr.keys == BIG
+
+
+def test_mixed_type_keys_and_person_ids_are_not_an_error() -> None:
+    """One record whose key (or person id) has another type than the rest (5 among strings)
+    must not make the release fail where its neighbour succeeds: which types a column holds
+    is data. Private selection sorts mixed keys by type name, then text."""
+    import pandas as pd
+
+    from treedp.engines.grouped import person_codes, sorted_keys, unique_inverse
+
+    assert sorted_keys([5, "CA", 2, "AB"]) == [2, 5, "AB", "CA"]
+    values, codes = unique_inverse(np.array(["b", 5, "a", 5, "b"], dtype=object))
+    assert values == [5, "a", "b"] and codes.tolist() == [2, 0, 1, 0, 2]
+    ids = person_codes(np.array(["p1", 7, "p1", 7, "p2"], dtype=object))
+    assert ids[0] == ids[2] and ids[1] == ids[3] and len(set(ids.tolist())) == 3
+    rng = np.random.default_rng(0)
+    frame = pd.DataFrame(
+        {
+            "state": pd.Series(rng.choice(["CA", "NY", "TX"], 3000), dtype=object),
+            "person": pd.Series(rng.integers(0, 1000, 3000), dtype=object),
+            "income": rng.lognormal(10, 1, 3000),
+        }
+    )
+    neighbour = frame.copy()
+    neighbour.loc[0, "state"] = 5
+    neighbour.loc[1, "person"] = "someone"
+    kwargs = dict(
+        column="income",
+        by="state",
+        privacy_unit="person",
+        max_contributions=3,
+        max_groups=1,
+        delta=1e-6,
+        bounds=(0, 5e5),
+        bins=64,
+        epsilon=1.0,
+    )
+    a = release_grouped(frame, rng=InsecureSeededSource(1), **kwargs)
+    b = release_grouped(neighbour, rng=InsecureSeededSource(1), **kwargs)
+    assert set(a.keys) == set(b.keys) == {"CA", "NY", "TX"}

@@ -44,6 +44,8 @@ __all__ = [
     "missing_key_error",
     "missing_mask",
     "person_codes",
+    "sorted_keys",
+    "unique_inverse",
     "unique_pairs",
 ]
 
@@ -544,17 +546,38 @@ class KeyCounts:
         for part in parts:
             for k, c in zip(part.keys, part.counts.tolist(), strict=True):
                 total[k] = total.get(k, 0) + int(c)
-        keys = _sorted_keys(total)
+        keys = sorted_keys(total)
         counts = np.fromiter((total[k] for k in keys), dtype=np.int64, count=len(keys))
         return KeyCounts(tuple(keys), counts)
 
 
-def _sorted_keys(keys: Iterable[Key]) -> list[Key]:
+def sorted_keys(keys: Iterable[Key]) -> list[Key]:
+    """Keys sorted by value, or when their types do not compare (``5`` and ``"CA"``) by type
+    name, then text: never an error, since which types a column holds is data."""
     items = list(keys)
     try:
         return sorted(items)
     except TypeError:  # mixed types: by type name, then value
         return sorted(items, key=lambda k: (type(k).__name__, str(k)))
+
+
+def unique_inverse(arr: np.ndarray) -> tuple[list[Any], np.ndarray]:
+    """The distinct values of ``arr`` (sorted; unorderable mixed objects such as ``5`` and
+    ``"CA"`` by type name, then text, as :func:`sorted_keys`) and each element's index among
+    them. Never raises on mixed types: which types a column holds is data."""
+    try:
+        uniq, inverse = np.unique(arr, return_inverse=True)
+        return [_py(x) for x in uniq], inverse.ravel().astype(np.int64)
+    except TypeError:  # unorderable mixed objects: codes by first appearance, then sorted
+        first: dict[Any, int] = {}
+        codes = np.fromiter(
+            (first.setdefault(_py(x), len(first)) for x in arr), dtype=np.int64, count=arr.size
+        )
+        seen = list(first)
+        ordered = sorted_keys(seen)
+        rank = {id(k): i for i, k in enumerate(ordered)}
+        position = np.fromiter((rank[id(k)] for k in seen), dtype=np.int64, count=len(seen))
+        return ordered, position[codes]
 
 
 def candidate_keys(columns: Sequence[np.ndarray]) -> tuple[np.ndarray, list[Key]]:
@@ -565,9 +588,9 @@ def candidate_keys(columns: Sequence[np.ndarray]) -> tuple[np.ndarray, list[Key]
     codes_per: list[np.ndarray] = []
     uniq_per: list[list[Any]] = []
     for c in columns:
-        u, inv = np.unique(c.astype(object) if c.dtype.kind == "O" else c, return_inverse=True)
-        codes_per.append(inv.ravel().astype(np.int64))
-        uniq_per.append([_py(x) for x in u])
+        u, inv = unique_inverse(c.astype(object) if c.dtype.kind == "O" else c)
+        codes_per.append(inv)
+        uniq_per.append(u)
     if len(columns) == 1:
         return codes_per[0], uniq_per[0]
     stacked = np.stack(codes_per)
@@ -583,8 +606,7 @@ def person_codes(ids: np.ndarray) -> np.ndarray:
     """Integer codes of person ids (integers as they are, anything else by ``np.unique``)."""
     if ids.dtype.kind in "iu":
         return ids.astype(np.int64, copy=False)
-    _, inv = np.unique(ids, return_inverse=True)
-    out: np.ndarray = inv.ravel().astype(np.int64)
+    _, out = unique_inverse(ids)
     return out
 
 

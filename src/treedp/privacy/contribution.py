@@ -329,7 +329,18 @@ def _dense(codes: np.ndarray) -> np.ndarray:
     dense = np.empty(n, dtype=np.int64)
     if n == 0:
         return dense
-    order = np.argsort(codes)  # equal ids get equal codes whatever their order among them
+    try:
+        order = np.argsort(codes)  # equal ids get equal codes whatever their order among them
+    except TypeError:  # unorderable mixed ids (5 and "p1"): by first appearance, never an error
+        first: dict[Any, int] = {}
+        return np.fromiter(
+            (
+                first.setdefault(x.item() if isinstance(x, np.generic) else x, len(first))
+                for x in codes
+            ),
+            dtype=np.int64,
+            count=n,
+        )
     ordered = codes[order]
     change = np.empty(n, dtype=bool)
     change[0] = True
