@@ -273,6 +273,7 @@ def test_private_bounds_need_public_bins() -> None:
         treedp.release_cdf([1.0, 2.0, 3.0], bounds="private", epsilon=1.0)
 
 
+@pytest.mark.filterwarnings("ignore::treedp.BoundsWarning")  # tiny data: flagged bounds
 def test_private_bounds_refuse_bad_tree_parameters_before_spending() -> None:
     """level_budgets / branching that cannot fit the release are refused before the bounds
     step charges anything; the public remaining budget makes a valid split possible."""
@@ -296,6 +297,7 @@ def test_private_bounds_refuse_bad_tree_parameters_before_spending() -> None:
     assert rel.total_guarantee.epsilon <= 1.0 and acc.spent == treedp.PureDP(1.0)
 
 
+@pytest.mark.filterwarnings("ignore::treedp.BoundsWarning")  # tiny data: flagged bounds
 def test_bounds_share_is_refused_where_it_would_be_ignored() -> None:
     """bounds_share only means something with private bounds; with public bounds it is
     refused instead of ignored (release_cdf and treedp.quantiles alike)."""

@@ -19,6 +19,7 @@ def test_all_is_pinned() -> None:
         "PureDP",
         "ZCDP",
         "Bins",
+        "BoundsWarning",
         "DataError",
         "ErrorPrediction",
         "InsecureSeededSource",

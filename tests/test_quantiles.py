@@ -404,6 +404,7 @@ def test_direct_mechanisms_charge_the_accountant_before_any_randomness() -> None
     assert acct.spent == before
 
 
+@pytest.mark.filterwarnings("ignore::treedp.BoundsWarning")  # tiny data: flagged bounds
 def test_release_cdf_private_bounds_charges_the_total_once() -> None:
     x = np.random.default_rng(1).normal(50, 10, 500)
     acct = treedp.Accountant(treedp.PureDP(1.5))
@@ -416,6 +417,7 @@ def test_release_cdf_private_bounds_charges_the_total_once() -> None:
     assert source.calls == 0 and len(acct.history) == 1
 
 
+@pytest.mark.filterwarnings("ignore::treedp.BoundsWarning")  # tiny data: flagged bounds
 def test_cli_quantiles_charges_a_ledger(tmp_path, capsys) -> None:  # type: ignore[no-untyped-def]
     data = tmp_path / "d.csv"
     ages = np.random.default_rng(0).integers(18, 90, 400)

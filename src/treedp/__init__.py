@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from treedp._version import __version__
 from treedp.exceptions import (
+    BoundsWarning,
     BudgetExceededError,
     DataError,
     InvalidParameterError,
@@ -89,6 +90,7 @@ __all__ = [
     "Accountant",
     "ApproxDP",
     "Bins",
+    "BoundsWarning",
     "BudgetExceededError",
     "DataError",
     "ErrorPrediction",

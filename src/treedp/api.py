@@ -7,6 +7,7 @@ These are the calls that spend budget. Parameters are validated once, as a
 from __future__ import annotations
 
 import os
+import warnings
 from collections.abc import Sequence
 from typing import Any
 
@@ -20,7 +21,7 @@ from treedp.domain import MAX_BINS, Bins, NanPolicy, make_bins
 from treedp.engines.dispatch import count_source
 from treedp.engines.local import LocalEngine
 from treedp.engines.progress import wants_progress
-from treedp.exceptions import DataError, InvalidParameterError, InvalidTypeError
+from treedp.exceptions import BoundsWarning, DataError, InvalidParameterError, InvalidTypeError
 from treedp.mechanisms import Mechanism
 from treedp.mechanisms.dawa import DawaMechanism
 from treedp.noise import RandomSource, resolve_source
@@ -393,7 +394,12 @@ def release_cdf(
         progress=progress,
         engine=engine,
     ).counts
-    return _release(counts, spec, the_bins, mech, est, source, accountant, bounds_step)
+    release = _release(counts, spec, the_bins, mech, est, source, accountant, bounds_step)
+    if bounds_step is not None:  # private bounds: say so when they look wrong (post-processing)
+        warning = release.bounds_warning()
+        if warning is not None:
+            warnings.warn(warning, BoundsWarning, stacklevel=2)
+    return release
 
 
 def release_counts(

@@ -16,6 +16,7 @@ matching builtin, so callers may catch either::
 from __future__ import annotations
 
 __all__ = [
+    "BoundsWarning",
     "BudgetExceededError",
     "DataError",
     "InvalidParameterError",
@@ -57,3 +58,11 @@ class LedgerError(TreeDPError, ValueError):
 
 class MissingDependencyError(TreeDPError, ImportError):
     """An optional dependency is needed; the message names the extra to install."""
+
+
+class BoundsWarning(UserWarning):
+    """Privately found bounds look wrong for the data (a scan ran off the public grid or
+    stopped at once, too few records for the scans' allowance, or an end bin holds much of
+    the released mass). Emitted by the release functions with ``bounds="private"``; the same
+    text is kept on the result (``Release.bounds_warning()``,
+    ``QuantilesResult.bounds_warning``). Post-processing of the release: no privacy cost."""

@@ -76,6 +76,7 @@ def test_measure_mismatch_names_the_cli_command(
         treedp.stable_median(np.arange(50.0), epsilon=1.0, delta=1e-6, accountant=acct)
 
 
+@pytest.mark.filterwarnings("ignore::treedp.BoundsWarning")  # tiny data: flagged bounds
 def test_private_bounds_charge_has_a_user_facing_name_and_old_ledgers_read_back(
     csv_file: Path, tmp_path: Path, capsys: pytest.CaptureFixture
 ) -> None:

@@ -118,3 +118,17 @@ def test_median_reads_a_directory_or_glob_as_quantiles_does(
         args = ["median", source, "--column", "v", "--method", "tree", "--bounds", "0", "60"]
         assert main([*args, "--epsilon", "1", "--insecure-seed", "1"]) == 0
         assert capsys.readouterr().out.startswith("median = ")
+
+
+def test_a_flagged_release_prints_one_warning_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The library's BoundsWarning is not printed again by Python's warnings machinery: the
+    command prints its own one-line warning."""
+    data = tmp_path / "tiny.csv"
+    data.write_text("x\n1\n2\n3\n4\n5\n")
+    out = tmp_path / "r.json"
+    argv = ["release", str(data), "--column", "x", "--bounds", "private", "--bins", "16"]
+    assert main([*argv, "--epsilon", "1", "--out", str(out), "--insecure-seed", "4"]) == 0
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("treedp: warning: ")

@@ -147,6 +147,7 @@ def test_release_with_private_bounds_fits_negative_data() -> None:
     assert abs(rel.cdf(-750.0) - (x <= -750).sum()) < 200
 
 
+@pytest.mark.filterwarnings("ignore::treedp.BoundsWarning")  # tiny data: flagged bounds
 def test_grid_end_warning_when_too_few_records() -> None:
     """Five records at ε = 1: the scans run off the grid; the release and the CLI say so
     (post-processing of the released bounds), and ordinary bounds get no such note."""
@@ -176,6 +177,7 @@ def test_grid_end_warning_when_too_few_records() -> None:
     assert warning is not None and "too few records" in warning
 
 
+@pytest.mark.filterwarnings("ignore::treedp.BoundsWarning")  # tiny data: flagged bounds
 def test_integer_private_bounds_flag_a_failed_scan_and_fit_max_bins(tmp_path: Any) -> None:
     """Integer bounds are clamped to ±(2**53 - 1), so the failed scan is read from the stops
     (kept in the release and its file); a found integer range wider than MAX_BINS keeps
@@ -341,6 +343,7 @@ def test_grid_counts_from_one_counting_pass_equal_the_values() -> None:
         GridCounts(np.zeros(3, dtype=np.int64), counted.above, counted.total)
 
 
+@pytest.mark.filterwarnings("ignore::treedp.BoundsWarning")  # tiny data: flagged bounds
 def test_release_with_private_bounds_streams_files(tmp_path: Any) -> None:
     """bounds='private' on files (one or several, CSV or Parquet) and DataFrames by column:
     one counting pass for the bounds, then the release; the same seed gives the same release
@@ -375,6 +378,7 @@ def test_release_with_private_bounds_streams_files(tmp_path: Any) -> None:
     assert rel.bounds_step is not None
 
 
+@pytest.mark.filterwarnings("ignore::treedp.BoundsWarning")  # tiny data: flagged bounds
 def test_one_sided_scan_that_stops_at_once_is_flagged() -> None:
     """One public side: a stop within NEAR_PUBLIC grid points of the public bound (too few
     records, or the public bound on the wrong side of the data) is flagged; a stop further
@@ -437,6 +441,7 @@ def test_one_sided_scan_reads_only_points_beyond_the_public_bound(
         private_bounds(x, epsilon=0.3, lower=10**400)
 
 
+@pytest.mark.filterwarnings("ignore::treedp.BoundsWarning")  # tiny data: flagged bounds
 @pytest.mark.parametrize("bounds", ["private", (0, "private")])
 def test_a_wrong_public_n_under_replace_is_refused_before_the_bounds_charge(
     bounds: Any, tmp_path: Any
@@ -471,6 +476,7 @@ def test_a_wrong_public_n_under_replace_is_refused_before_the_bounds_charge(
     assert rel.bounds_step is not None and len(acc.history) == 1
 
 
+@pytest.mark.filterwarnings("ignore::treedp.BoundsWarning")  # tiny data: flagged bounds
 def test_a_release_with_too_few_records_for_the_allowance_is_flagged(tmp_path: Any) -> None:
     """The scans stop about k (the public allowance) records beyond the data's ends; a release
     whose released total is below RECORDS_PER_ALLOWANCE · k says so (post-processing of the
@@ -526,3 +532,26 @@ def _find_bounds_step(doc: Any) -> dict[str, Any] | None:
             if found is not None:
                 return found
     return None
+
+
+def test_release_cdf_emits_the_bounds_warning_as_a_python_warning() -> None:
+    """With private bounds, a flagged release also says so as a BoundsWarning (the same text
+    as ``Release.bounds_warning()``); a release with ordinary bounds warns nothing."""
+    import warnings
+
+    with pytest.warns(treedp.BoundsWarning) as caught:
+        rel = treedp.release_cdf(
+            [1.0, 2.0, 3.0, 4.0, 5.0],
+            bounds="private",
+            bins=16,
+            epsilon=1.0,
+            rng=InsecureSeededSource(4),
+        )
+    assert str(caught[0].message) == rel.bounds_warning()
+    x = np.random.default_rng(TEST_SEED).normal(0, 1, 20_000)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        ok = treedp.release_cdf(
+            x, bounds="private", bins=64, epsilon=1.0, rng=InsecureSeededSource(4)
+        )
+    assert ok.bounds_warning() is None

@@ -15,6 +15,7 @@ from __future__ import annotations
 import importlib
 import os
 import sys
+import warnings
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
@@ -73,7 +74,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         args = parser.parse_args(argv)
         active = _subparser(parser, args.command)
-        args.run(args)
+        with warnings.catch_warnings():  # the commands print the bounds warning in one line
+            warnings.simplefilter("ignore", treedp.BoundsWarning)
+            args.run(args)
     except UsageError as exc:
         command = words[0] if words and not words[0].startswith("-") else None
         known = command is not None and _subparser(parser, command) is not parser
