@@ -102,9 +102,7 @@ def test_datetime_release_refuses_numbers(
     assert main(["query", str(out), "--cdf", "2024-06-01"]) == 0
 
 
-def test_truncated_gzip_names_the_cause(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_truncated_gzip_names_the_cause(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     body = gzip.compress(("age\n" + "\n".join(str(20 + i % 50) for i in range(5000))).encode())
     path = tmp_path / "trunc.csv.gz"
     path.write_bytes(body[: len(body) // 2])
@@ -129,7 +127,7 @@ def test_counts_printed_with_one_decimal_and_interval_labelled(
     text = capsys.readouterr().out
     rel = treedp.load_release(out)
     low, high = rel.confidence_interval("cdf", 31000.0)
-    line = [x for x in text.splitlines() if x.startswith("cdf(31000)")][0]
+    line = next(x for x in text.splitlines() if x.startswith("cdf(31000)"))
     assert f"= {float(rel.cdf(31000.0)):.1f} " in line
     assert f"interval incl. within-bin uncertainty [{low:.1f}, {high:.1f}]" in line
     assert f"records:          {rel.n:.1f} (estimated" in text

@@ -172,9 +172,7 @@ def _io_cause(exc: OSError) -> str:
     only (the reader's own text is not quoted: it may hold the file's contents)."""
     text = str(exc).lower()
     if "compress" in text or "gzip" in text or "eof" in text or "truncat" in text:
-        return (
-            "its compressed stream is truncated or corrupt (an incomplete download or copy?)"
-        )
+        return "its compressed stream is truncated or corrupt (an incomplete download or copy?)"
     return f"an input/output error ({type(exc).__name__})"
 
 

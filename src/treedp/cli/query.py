@@ -330,9 +330,7 @@ def _text(row: dict[str, Any], ci: bool, level: float, within: bool = True) -> s
         # a count interval also covers where the values sit inside their bins: wider than
         # the noise's +-2 se alone (Release.confidence_interval)
         what = " incl. within-bin uncertainty" if count and within else ""
-        text += (
-            f"  ({se}{level:g} interval{what} [{number(row['low'])}, {number(row['high'])}])"
-        )
+        text += f"  ({se}{level:g} interval{what} [{number(row['low'])}, {number(row['high'])}])"
     return text
 
 
