@@ -139,3 +139,162 @@ def test_fmt_count_keeps_millions_exact_to_a_tenth() -> None:
     assert fmt_count(6555520.34) == "6555520.3"
     assert fmt_count(np.float64(1e7)) == "10000000.0"
     assert fmt_count(None) == "nan" and fmt_count(float("nan")) == "nan"
+
+
+# --- 8, 9, 10, 13: grouped releases -------------------------------------------------------
+
+
+def _grouped(csv: Path, keys: Path, out: Path, *extra: str) -> list[str]:
+    argv = [*_release(csv, out), "--epsilon", "1", "--by", "state", "--keys", str(keys)]
+    return [*argv, "--privacy-unit", "person", "--max-contributions", "2", *extra]
+
+
+def test_grouped_query_ci_gives_each_keys_intervals(
+    income_csv: Path, keys_file: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import csv
+    import io
+
+    from treedp.release.grouped import load_grouped_release
+
+    out = tmp_path / "g.tdp"
+    assert main(_grouped(income_csv, keys_file, out)) == 0
+    capsys.readouterr()
+    argv = ["query", str(out), "--key", "CA", "--median", "--cdf", "30000", "--ci"]
+    assert main([*argv, "--level", "0.9"]) == 0
+    text = capsys.readouterr().out
+    rows = list(csv.DictReader(line for line in io.StringIO(text) if not line.startswith("#")))
+    assert "# 0.9 intervals; count intervals include within-bin uncertainty" in text
+    ca = load_grouped_release(out)["CA"]
+    cdf = next(r for r in rows if r["query"] == "cdf")
+    low, high = ca.confidence_interval("cdf", 30000.0, level=0.9)
+    assert float(cdf["stderr"]) == pytest.approx(float(ca.stderr("cdf", 30000.0)), abs=1e-6)
+    assert (float(cdf["low"]), float(cdf["high"])) == pytest.approx((low, high), abs=1e-6)
+    median = next(r for r in rows if r["query"] == "quantile")
+    qlow, qhigh = ca.quantile_interval(0.5, level=0.9)
+    assert median["stderr"] == "" and float(median["low"]) == pytest.approx(float(qlow))
+    assert float(median["high"]) == pytest.approx(float(qhigh))
+    # without --ci: no interval columns; --level alone is refused as for a plain release
+    assert main(["query", str(out), "--key", "CA", "--median"]) == 0
+    assert capsys.readouterr().out.splitlines()[0] == "state,query,argument,value"
+    assert main(["query", str(out), "--key", "CA", "--median", "--level", "0.9"]) == 2
+    assert "add --ci" in _error(capsys)
+
+
+def test_grouped_info_is_readable(
+    income_csv: Path, keys_file: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "g.tdp"
+    assert main(_grouped(income_csv, keys_file, out)) == 0
+    capsys.readouterr()
+    assert main(["query", str(out), "--info"]) == 0
+    text = capsys.readouterr().out
+    assert "{" not in text and "[" not in text.split("per key")[0]  # no raw Python dicts
+    assert "guarantee:" in text and "pure epsilon-DP, epsilon=1 " in text
+    assert "--privacy-unit person" in text and "--max-contributions 2" in text
+    assert "3, public (--keys)" in text
+
+
+def test_grouped_json_out_refused_before_anything_is_charged(
+    income_csv: Path, keys_file: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    ledger = tmp_path / "b.db"
+    assert main(["budget", "init", str(ledger), "--dataset", "d", "--epsilon", "2"]) == 0
+    capsys.readouterr()
+    out = tmp_path / "g.json"
+    argv = [*_grouped(income_csv, keys_file, out), "--ledger", str(ledger), "--dataset", "d"]
+    assert main(argv) == 2
+    line = _error(capsys)
+    assert "not JSON" in line and "ending in .tdp" in line
+    assert not out.exists()
+    assert main(["budget", "show", str(ledger)]) == 0
+    assert "remaining epsilon=2" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(
+    ("extra", "words", "absent"),
+    [
+        ([], "--by needs the public --keys FILE (one key per line), or --selection-delta D", ""),
+        (["--delta", "1e-6"], "Gaussian noise (--rho, or --epsilon with --delta) needs", ""),
+        (["--keys", "KEYS", "--selection-delta", "1e-6"], "with the public --keys drop", "(not"),
+        (["--keys", "KEYS", "--max-contributions", "2"], "need a --privacy-unit", ""),
+    ],
+)
+def test_key_selection_messages_name_the_options_given(
+    income_csv: Path,
+    keys_file: Path,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    extra: list[str],
+    words: str,
+    absent: str,
+) -> None:
+    extra = [str(keys_file) if word == "KEYS" else word for word in extra]
+    argv = [*_release(income_csv, tmp_path / "x.tdp"), "--epsilon", "1", "--by", "state"]
+    assert main([*argv, *extra]) == 2
+    line = _error(capsys)
+    assert words in line and "selection_epsilon" not in line
+    assert absent == "" or absent not in line
+    assert "a --delta to select" not in line
+
+
+def test_no_key_kept_says_the_budget_was_charged(
+    income_csv: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    ledger = tmp_path / "b.db"
+    init = ["budget", "init", str(ledger), "--dataset", "d", "--epsilon", "1", "--delta", "1e-5"]
+    assert main(init) == 0
+    argv = [*_release(income_csv, tmp_path / "x.tdp"), "--epsilon", "0.01", "--by", "state"]
+    argv += ["--selection-delta", "1e-9", "--ledger", str(ledger), "--dataset", "d"]
+    capsys.readouterr()
+    assert main(argv) == 2
+    line = _error(capsys)
+    assert "kept no key" in line and f"the budget was charged to --ledger {ledger}" in line
+    assert main(["budget", "show", str(ledger)]) == 0
+    assert "spent epsilon=0.01" in capsys.readouterr().out  # as the message says
+
+
+@pytest.mark.parametrize(
+    ("extra", "words"),
+    [
+        (["--neighbours", "replace", "--n", "5"], "--n is not used by a grouped release"),
+    ],
+)
+def test_grouped_n_is_refused(
+    income_csv: Path,
+    keys_file: Path,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    extra: list[str],
+    words: str,
+) -> None:
+    assert main([*_grouped(income_csv, keys_file, tmp_path / "g.tdp"), *extra]) == 2
+    assert words in _error(capsys)
+    # replace without --n is a grouped release (its trees are add/remove at half the budget)
+    argv = [*_grouped(income_csv, keys_file, tmp_path / "g.tdp"), "--neighbours", "replace"]
+    assert main(argv) == 0
+
+
+@pytest.mark.parametrize(
+    ("extra", "words"),
+    [
+        (["--max-groups", "2"], "--max-groups is for a grouped release: give --by COL"),
+        (["--max-contributions", "2"], "--max-contributions is for a grouped release"),
+        (["--selection-delta", "1e-6"], "--selection-delta is for a grouped release"),
+        (["--n", "5"], "--n is the public number of records, for --neighbours replace only"),
+        (["--rho", "-1"], "--rho must be a float in [1e-06, 1250.0]"),
+        (["--rho", "0"], "--rho must be a float in [1e-06, 1250.0]"),
+    ],
+)
+def test_ungrouped_options_checked_in_one_line(
+    income_csv: Path,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    extra: list[str],
+    words: str,
+) -> None:
+    budget = [] if "--rho" in extra else ["--epsilon", "1"]
+    assert main([*_release(income_csv, tmp_path / "r.json"), *budget, *extra]) == 2
+    line = _error(capsys)
+    assert words in line and "must be None" not in line
+    assert not (tmp_path / "r.json").exists()
