@@ -298,3 +298,56 @@ def test_ungrouped_options_checked_in_one_line(
     line = _error(capsys)
     assert words in line and "must be None" not in line
     assert not (tmp_path / "r.json").exists()
+
+
+# --- 8, 13, 14: report ----------------------------------------------------------------------
+
+
+def test_report_of_one_key_of_a_grouped_release(
+    income_csv: Path, keys_file: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    pytest.importorskip("matplotlib")
+    out = tmp_path / "g.tdp"
+    assert main(_grouped(income_csv, keys_file, out)) == 0
+    capsys.readouterr()
+    page = tmp_path / "g.html"
+    assert main(["report", str(out), "--out", str(page)]) == 2
+    line = _error(capsys)
+    assert "is a grouped release (--by): give --key K" in line
+    assert "not a treedp release file" not in line and not page.exists()
+    assert main(["report", str(out), "--out", str(page), "--key", "NY"]) == 0
+    html = page.read_text()
+    assert "state = NY" in html and "Guarantee of the grouped release" in html
+    assert "pure epsilon-DP, epsilon=1 for the whole release" in html
+    assert "--privacy-unit person" in html and "This tree alone: guarantee" in html
+    assert main(["report", str(out), "--out", str(page), "--key", "XX"]) == 2
+    assert "not one of the released keys" in _error(capsys)
+
+
+def test_report_refuses_a_pdf_name_and_prints_counts_whole(
+    income_csv: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    pytest.importorskip("matplotlib")
+    import re
+
+    import treedp
+
+    out = tmp_path / "r.json"
+    assert main([*_release(income_csv, out), "--epsilon", "1"]) == 0
+    capsys.readouterr()
+    assert main(["report", str(out), "--out", str(tmp_path / "r.pdf")]) == 2
+    assert "give a name ending in .html" in _error(capsys)
+    assert not (tmp_path / "r.pdf").exists()
+    assert main(["report", str(out), "--out", str(tmp_path / "r.html"), "--key", "CA"]) == 2
+    assert "--key is for a grouped release" in _error(capsys)
+    assert main(["report", str(out), "--out", str(tmp_path / "r.html")]) == 0
+    html = (tmp_path / "r.html").read_text()
+    n_hat = treedp.load_release(out).n
+    found = re.search(r"Records \(estimated n̂\)</dt><dd>([^<]*)<", html)
+    assert found is not None and found.group(1) == f"{n_hat:.1f}"
+
+
+def test_report_count_formatting_at_millions() -> None:
+    from treedp.report import _fmt_count
+
+    assert _fmt_count(10000007.6) == "10000007.6" and _fmt_count(np.float64(1e7)) == "10000000.0"

@@ -23,7 +23,15 @@ import numpy as np
 
 from treedp.exceptions import InvalidParameterError, MissingDependencyError
 
-__all__ = ["query_grouped", "read_keys", "read_text_column", "run_grouped", "typed_keys"]
+__all__ = [
+    "grouped_info",
+    "pick_key",
+    "query_grouped",
+    "read_keys",
+    "read_text_column",
+    "run_grouped",
+    "typed_keys",
+]
 
 
 def read_keys(path: str, n_by: int) -> list[Any]:
@@ -132,8 +140,9 @@ def run_grouped(args: argparse.Namespace) -> None:
         grouped.save(args.out)
         warning = SEEDED if grouped.seeded else ""
         print(
-            f"wrote {args.out}: {len(grouped)} groups by {', '.join(grouped.by) or '-'}, "
-            f"{_guarantee_text(grouped.guarantee)} for unit {grouped.unit} "
+            f"wrote {args.out}: "
+            + (f"{len(grouped)} groups by {', '.join(grouped.by)}, " if grouped.by else "")
+            + f"{_guarantee_text(grouped.guarantee)} for unit {grouped.unit} "
             f"({grouped.neighbours}){warning}"
         )
         if ledger is not None:
@@ -274,7 +283,7 @@ def grouped_info(grouped: Any) -> dict[str, str]:
     unit = grouped.bounds.unit
     selection = grouped.selection
     if selection is None:
-        chosen = "public (--keys)" if grouped.by else "-"
+        chosen = "public (--keys)" if grouped.by else "no --by: one group of all records"
     else:
         chosen = (
             f"selected privately (epsilon={float(selection['epsilon']):.6g}, "
@@ -296,6 +305,21 @@ def grouped_info(grouped: Any) -> dict[str, str]:
     return details
 
 
+def pick_key(grouped: Any, text: str) -> Any:
+    """The released key named by ``--key`` (fields joined by commas for several ``by``)."""
+    wanted: Any = text
+    if len(grouped.by) > 1:
+        wanted = tuple(field.strip() for field in text.split(","))
+    if wanted not in grouped:  # keys of numeric columns: matched by their text
+        by_text = {
+            (tuple(map(str, k)) if isinstance(k, tuple) else str(k)): k for k in grouped.keys
+        }
+        wanted = by_text.get(wanted, wanted)
+    if wanted not in grouped:
+        raise InvalidParameterError(f"The key {text!r} is not one of the released keys.")
+    return wanted
+
+
 def query_grouped(args: argparse.Namespace) -> None:
     """``treedp query`` on a grouped release: one key (``--key``) or all, as CSV or JSON."""
     from treedp.cli._common import UsageError
@@ -313,19 +337,7 @@ def query_grouped(args: argparse.Namespace) -> None:
         for name, value in details.items():
             print(f"{name + ':':<{width + 1}} {value}")
         return
-    keys = list(grouped.keys)
-    if args.key is not None:
-        wanted: Any = args.key
-        if len(grouped.by) > 1:
-            wanted = tuple(field.strip() for field in args.key.split(","))
-        if wanted not in grouped:  # keys of numeric columns: matched by their text
-            by_text = {
-                (tuple(map(str, k)) if isinstance(k, tuple) else str(k)): k for k in grouped.keys
-            }
-            wanted = by_text.get(wanted, wanted)
-        if wanted not in grouped:
-            raise InvalidParameterError(f"The key {args.key!r} is not one of the released keys.")
-        keys = [wanted]
+    keys = list(grouped.keys) if args.key is None else [pick_key(grouped, args.key)]
     if args.ci and keys and not grouped[keys[0]].offers_intervals:
         raise UsageError(
             f"--ci: a release made with --mechanism {grouped[keys[0]].mechanism.name} has no "
