@@ -351,3 +351,51 @@ def test_report_count_formatting_at_millions() -> None:
     from treedp.report import _fmt_count
 
     assert _fmt_count(10000007.6) == "10000007.6" and _fmt_count(np.float64(1e7)) == "10000000.0"
+
+
+# --- 11, 14, 16: guarantees as labels -------------------------------------------------------
+
+
+def test_epsilon_delta_target_is_restated_when_written(
+    income_csv: Path, keys_file: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    argv = [*_release(income_csv, tmp_path / "r.json"), "--epsilon", "1", "--delta", "1e-6"]
+    assert main(argv) == 0
+    line = capsys.readouterr().out
+    assert "rho=0.024356 (zCDP, discrete Gaussian noise; that is (epsilon, delta)-DP" in line
+    assert "epsilon=1, delta=1e-06)" in line
+    argv = [*_release(income_csv, tmp_path / "g.tdp"), "--epsilon", "1", "--delta", "1e-6"]
+    assert main([*argv, "--by", "state", "--keys", str(keys_file)]) == 0
+    line = capsys.readouterr().out
+    assert "rho=0.024356; that is (epsilon, delta)-DP with epsilon=1, delta=1e-06" in line
+    assert "ZCDP(" not in line and "PureDP(" not in line
+    argv = [*_release(income_csv, tmp_path / "z.json"), "--rho", "0.1"]
+    assert main(argv) == 0
+    assert "that is" not in capsys.readouterr().out  # no delta asked: no (epsilon, delta)
+
+
+def test_grouped_wrote_line_rounds_the_guarantee(
+    income_csv: Path, keys_file: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    argv = _grouped(income_csv, keys_file, tmp_path / "g.tdp", "--neighbours", "replace")
+    assert main(argv) == 0
+    line = capsys.readouterr().out
+    assert "pure epsilon-DP, epsilon=1 for unit person:person (replace)" in line
+
+
+def test_budget_left_by_rounding_is_shown_as_used_up() -> None:
+    from treedp.cli.budget import fmt_measure
+    from treedp.privacy.measures import ZCDP, PureDP
+
+    assert fmt_measure(PureDP(2.32547e-12)) == (
+        "epsilon=0 (2.3e-12 left, less than any release takes) (pure)"
+    )
+    assert fmt_measure(PureDP(0.9999999987630684)) == "epsilon=1 (pure)"
+    assert fmt_measure(ZCDP(0.5)) == "rho=0.5 (zCDP)"
+
+
+def test_plan_n_without_replace_in_cli_terms(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["plan", "--bins", "64", "--epsilon", "1", "--n", "5"]) == 2
+    line = _error(capsys)
+    assert "--n is the public number of records, for --neighbours replace only" in line
+    assert "must be None" not in line

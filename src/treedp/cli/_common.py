@@ -86,6 +86,12 @@ _CLI_HINTS = (
         "NAME --epsilon E --delta D'.",
     ),
     (
+        "The 'n' parameter is the public dataset size used with neighbours='replace'; with "
+        "neighbours='add_remove' the size is private, so n must be None.",
+        "--n is the public number of records, for --neighbours replace only; with --neighbours "
+        "add_remove (the default) it stays private: drop --n, or add --neighbours replace.",
+    ),
+    (
         "bounds='private' takes 'epsilon' (pure DP): find the bounds with "
         "treedp.private_bounds, then pass them with the other budget.",
         "--bounds private takes --epsilon (pure DP): with --rho or --delta give public "

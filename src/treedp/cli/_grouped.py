@@ -88,6 +88,7 @@ def run_grouped(args: argparse.Namespace) -> None:
     from treedp.cli.plan import budget_from
     from treedp.cli.quantiles import bounds_arg
     from treedp.cli.query import _guarantee_text
+    from treedp.cli.release import approx_reading
     from treedp.engines.files import FileSource
 
     delimiter = args.delimiter
@@ -142,7 +143,9 @@ def run_grouped(args: argparse.Namespace) -> None:
         print(
             f"wrote {args.out}: "
             + (f"{len(grouped)} groups by {', '.join(grouped.by)}, " if grouped.by else "")
-            + f"{_guarantee_text(grouped.guarantee)} for unit {grouped.unit} "
+            + f"{_guarantee_text(grouped.guarantee)}"
+            + approx_reading(grouped.guarantee, args.delta)
+            + f" for unit {grouped.unit} "
             f"({grouped.neighbours}){warning}"
         )
         if ledger is not None:

@@ -296,7 +296,7 @@ def _run(args: argparse.Namespace, checked: dict[str, Any], ledger: treedp.Ledge
         )
     print(
         f"wrote {args.out}: {release.mechanism.name} over {release.bins.n_bins} bins{shape}, "
-        f"{_stated(release)} ({release.neighbours}), n~{release.n:.0f}{warning}"
+        f"{_stated(release, args.delta)} ({release.neighbours}), n~{release.n:.0f}{warning}"
     )
     narrow = release.bounds_warning()  # post-processing of the released counts: free
     if narrow:
@@ -304,12 +304,24 @@ def _run(args: argparse.Namespace, checked: dict[str, Any], ledger: treedp.Ledge
     _remaining(ledger)
 
 
-def _stated(release: treedp.Release) -> str:
-    """``epsilon=...`` for pure DP, the zCDP guarantee for Gaussian noise."""
+def _stated(release: treedp.Release, delta: float | None = None) -> str:
+    """``epsilon=...`` for pure DP, the zCDP guarantee for Gaussian noise; with the ``--delta``
+    of an (epsilon, delta) target, its (epsilon, delta) reading too (the file keeps rho only)."""
     guarantee = release.guarantee
     if isinstance(guarantee, treedp.ZCDP):
-        return f"rho={guarantee.rho:.6g} (zCDP, discrete Gaussian noise)"
+        reading = approx_reading(guarantee, delta)
+        return f"rho={guarantee.rho:.6g} (zCDP, discrete Gaussian noise{reading})"
     return f"epsilon={release.epsilon:.6g}"
+
+
+def approx_reading(guarantee: Any, delta: float | None) -> str:
+    """``; (ε, δ)-DP with ε=..., δ=...``: the tight reading of a zCDP guarantee at the
+    ``--delta`` that was asked for (empty without one). Release files store rho only, so
+    ``query --info`` and ``report`` cannot restate it: the command says it when it writes."""
+    if delta is None or not isinstance(guarantee, treedp.ZCDP):
+        return ""
+    approx = guarantee.to_approx(delta)
+    return f"; that is (epsilon, delta)-DP with epsilon={approx.epsilon:.6g}, delta={delta:.3g}"
 
 
 def _remaining(ledger: treedp.Ledger | None) -> None:
