@@ -399,3 +399,20 @@ def test_plan_n_without_replace_in_cli_terms(capsys: pytest.CaptureFixture[str])
     line = _error(capsys)
     assert "--n is the public number of records, for --neighbours replace only" in line
     assert "must be None" not in line
+
+
+def test_key_refused_where_there_are_no_keys(
+    income_csv: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    plain = tmp_path / "r.json"
+    assert main([*_release(income_csv, plain), "--epsilon", "1"]) == 0
+    one = tmp_path / "pu.tdp"
+    argv = [*_release(income_csv, one), "--epsilon", "1", "--privacy-unit", "person"]
+    assert main([*argv, "--max-contributions", "1"]) == 0
+    capsys.readouterr()
+    assert main(["query", str(plain), "--median", "--key", "CA"]) == 2
+    assert "--key is for a grouped release (made with --by)" in _error(capsys)
+    assert main(["query", str(one), "--median", "--key", "CA"]) == 2
+    assert "this grouped release has no --by" in _error(capsys)
+    assert main(["query", str(one), "--median", "--ci"]) == 0  # the one group, with intervals
+    assert capsys.readouterr().out.splitlines()[0] == "query,argument,value,stderr,low,high"

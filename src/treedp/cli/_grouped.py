@@ -310,6 +310,10 @@ def grouped_info(grouped: Any) -> dict[str, str]:
 
 def pick_key(grouped: Any, text: str) -> Any:
     """The released key named by ``--key`` (fields joined by commas for several ``by``)."""
+    if not grouped.by:
+        raise InvalidParameterError(
+            "--key: this grouped release has no --by (one group of all records); drop --key."
+        )
     wanted: Any = text
     if len(grouped.by) > 1:
         wanted = tuple(field.strip() for field in text.split(","))

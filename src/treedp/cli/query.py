@@ -259,6 +259,10 @@ def run(args: argparse.Namespace) -> None:
         raise UsageError(
             "give at least one of --cdf, --range, --quantiles, --median, --histogram, --info"
         )
+    if args.key is not None:
+        raise UsageError(
+            "--key is for a grouped release (made with --by); this file is not one: drop --key"
+        )
     import treedp
 
     release = treedp.load_release(args.release)
