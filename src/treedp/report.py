@@ -111,6 +111,14 @@ def _fmt(value: Any) -> str:
     return str(value)
 
 
+def _fmt_count(value: Any) -> str:
+    """A count with one decimal at any size: ``10000007.6``, never ``1e+07``."""
+    if isinstance(value, float | np.floating):
+        v = float(value)
+        return "NaN" if np.isnan(v) else f"{v:.1f}"
+    return str(value)
+
+
 def _noise_text(noise: Any) -> str:
     names = {"discrete_laplace": "discrete Laplace", "discrete_gaussian": "discrete Gaussian"}
     return f"exact {names.get(str(noise), str(noise))} noise (no floating-point noise)"
@@ -155,6 +163,17 @@ def _guarantee_rows(release: Release) -> list[tuple[str, str]]:
     return rows
 
 
+def _guarantee_section(
+    release: Release, grouped: Sequence[tuple[str, str]] | None
+) -> list[tuple[str, str]]:
+    """The guarantee rows; for one key of a grouped release, the grouped rows first."""
+    rows = _guarantee_rows(release)
+    if grouped is None:
+        return rows
+    own = [(f"This tree alone: {k[0].lower()}{k[1:]}", v) for k, v in rows]
+    return [*grouped, *own]
+
+
 def _release_rows(release: Release) -> list[tuple[str, str]]:
     bins = release.bins
     edges = release.edges
@@ -184,7 +203,7 @@ def _release_rows(release: Release) -> list[tuple[str, str]]:
         rows.append(("Tree shape", "none (a flat baseline)"))
     n_label = "Records (public n)" if release.neighbours == "replace" else "Records (estimated n̂)"
     rows += [
-        (n_label, _fmt(release.n)),
+        (n_label, _fmt_count(release.n)),
         ("Estimator", f"{release.estimator}; consistent projection: {release.postprocess}"),
         ("Randomness", ", ".join(f"{k}={v}" for k, v in release.randomness.items())),
         ("Made by", f"treedp {release.library_version}"),
@@ -242,7 +261,7 @@ def _cdf_rows(release: Release, level: float) -> list[list[str]]:
     rows = []
     for x, v, lo, hi in zip(xs, values, np.atleast_1d(low), np.atleast_1d(high), strict=True):
         share = _fmt(v / n_hat) if n_hat > 0 else "—"
-        rows.append([_fmt(x), _fmt(v), share, _fmt(lo), _fmt(hi)])
+        rows.append([_fmt(x), _fmt_count(v), share, _fmt_count(lo), _fmt_count(hi)])
     return rows
 
 
@@ -287,6 +306,7 @@ def render_report(
     level: float = 0.95,
     quantiles: Sequence[float] = (0.01, 0.1, 0.25, 0.5, 0.75, 0.9, 0.99),
     rng: RandomSource | None = None,
+    grouped: Sequence[tuple[str, str]] | None = None,
 ) -> str:
     """The release as one self-contained HTML page (a string).
 
@@ -303,6 +323,11 @@ def render_report(
     rng : RandomSource, optional
         Randomness for the simulations that calibrate the band and the quantile intervals
         (they use the public noise distribution only; default: the operating system's).
+    grouped : sequence of (label, text), optional
+        For one key of a grouped release: the grouped release's own guarantee (its privacy
+        unit, contribution bounds, keys), shown first in the guarantee section; the rows of
+        ``release`` itself are then labelled as this tree alone (its guarantee is a share
+        of the grouped one, for one record, not the publication's statement).
 
     Returns
     -------
@@ -392,7 +417,7 @@ def render_report(
         f'<section id="released" aria-labelledby="h-released"><h2 id="h-released">What was '
         f"released</h2>{_facts(_release_rows(release))}</section>",
         f'<section id="guarantee" aria-labelledby="h-guarantee"><h2 id="h-guarantee">Privacy '
-        f"guarantee</h2>{_facts(_guarantee_rows(release))}</section>",
+        f"guarantee</h2>{_facts(_guarantee_section(release, grouped))}</section>",
         f'<section id="plots" aria-labelledby="h-plots"><h2 id="h-plots">The distribution</h2>'
         f"{figures}</section>",
         '<section id="quantiles" aria-labelledby="h-quantiles"><h2 id="h-quantiles">Quantiles'
@@ -471,7 +496,7 @@ def summary_html(release: Release) -> str:
             "bins",
             f"{release.bins.n_bins} over [{_fmt(release.edges[0])}, {_fmt(release.edges[-1])}]",
         ),
-        ("n" if release.neighbours == "replace" else "n̂", _fmt(release.n)),
+        ("n" if release.neighbours == "replace" else "n̂", _fmt_count(release.n)),
         ("median", _fmt(release.median())),
     ]
     if release.branching:

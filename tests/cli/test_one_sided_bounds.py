@@ -88,7 +88,7 @@ def test_private_bounds_with_group_by_are_refused_in_one_line(
     path.write_text("g,v\n" + "\n".join(f"{i % 3},{i}" for i in range(60)) + "\n")
     keys = tmp_path / "keys.txt"
     keys.write_text("0\n1\n2\n")
-    out = tmp_path / "r.json"
+    out = tmp_path / "r.tdp"
     for words in (["private"], ["0", "private"]):
         args = ["release", str(path), "--column", "v", "--by", "g", "--keys", str(keys)]
         args += ["--bins", "integers", "--epsilon", "1", "--out", str(out), "--bounds", *words]

@@ -18,6 +18,7 @@ __all__ = [
     "bins_arg",
     "check_input",
     "fmt",
+    "fmt_count",
     "number_or_text",
     "points",
     "read_values",
@@ -83,6 +84,12 @@ _CLI_HINTS = (
         "Open the accountant with an ApproxDP(epsilon, delta) total.",
         "Charge a dataset whose total is (epsilon, delta): 'treedp budget init PATH --dataset "
         "NAME --epsilon E --delta D'.",
+    ),
+    (
+        "The 'n' parameter is the public dataset size used with neighbours='replace'; with "
+        "neighbours='add_remove' the size is private, so n must be None.",
+        "--n is the public number of records, for --neighbours replace only; with --neighbours "
+        "add_remove (the default) it stays private: drop --n, or add --neighbours replace.",
     ),
     (
         "bounds='private' takes 'epsilon' (pure DP): find the bounds with "
@@ -157,13 +164,22 @@ def read_values(
         ) from None
     except OSError as exc:
         raise treedp.InvalidParameterError(
-            f"Could not read '{label}': {exc.strerror or type(exc).__name__}."
+            f"Could not read '{label}': {exc.strerror or _io_cause(exc)}."
         ) from None
     except Exception as exc:
         raise treedp.DataError(
             f"Could not read column '{column}' of '{label}': the file is malformed "
             f"({type(exc).__name__}; for example rows with different numbers of fields)."
         ) from None
+
+
+def _io_cause(exc: OSError) -> str:
+    """The cause of a reader's input/output error without an operating-system text, by kind
+    only (the reader's own text is not quoted: it may hold the file's contents)."""
+    text = str(exc).lower()
+    if "compress" in text or "gzip" in text or "eof" in text or "truncat" in text:
+        return "its compressed stream is truncated or corrupt (an incomplete download or copy?)"
+    return f"an input/output error ({type(exc).__name__})"
 
 
 def number_or_text(text: str) -> Any:
@@ -232,4 +248,15 @@ def fmt(value: Any) -> str:
         return "nan"
     if isinstance(value, float | np.floating):
         return f"{float(value):.6g}"
+    return str(value)
+
+
+def fmt_count(value: Any) -> str:
+    """A count for people: one decimal at any size (``6555520.3``, never ``6.55552e+06``: a
+    count of millions keeps its units digit); a missing answer (None, NaN) is ``nan``."""
+    if value is None:
+        return "nan"
+    if isinstance(value, float | np.floating):
+        v = float(value)
+        return "nan" if v != v else f"{v:.1f}"
     return str(value)

@@ -23,7 +23,15 @@ import numpy as np
 
 from treedp.exceptions import InvalidParameterError, MissingDependencyError
 
-__all__ = ["query_grouped", "read_keys", "read_text_column", "run_grouped", "typed_keys"]
+__all__ = [
+    "grouped_info",
+    "pick_key",
+    "query_grouped",
+    "read_keys",
+    "read_text_column",
+    "run_grouped",
+    "typed_keys",
+]
 
 
 def read_keys(path: str, n_by: int) -> list[Any]:
@@ -79,6 +87,8 @@ def run_grouped(args: argparse.Namespace) -> None:
     from treedp.cli.budget import ledger_from_args, remaining_line
     from treedp.cli.plan import budget_from
     from treedp.cli.quantiles import bounds_arg
+    from treedp.cli.query import _guarantee_text
+    from treedp.cli.release import approx_reading
     from treedp.engines.files import FileSource
 
     delimiter = args.delimiter
@@ -101,7 +111,9 @@ def run_grouped(args: argparse.Namespace) -> None:
         branching = branching[0]
     ledger = ledger_from_args(args)
     try:
-        grouped = treedp.release_grouped(
+        grouped = _release_grouped(
+            ledger,
+            args,
             source,
             **budget_from(args),
             column=args.column,
@@ -129,14 +141,38 @@ def run_grouped(args: argparse.Namespace) -> None:
         grouped.save(args.out)
         warning = SEEDED if grouped.seeded else ""
         print(
-            f"wrote {args.out}: {len(grouped)} groups by {', '.join(grouped.by) or '-'}, "
-            f"{grouped.guarantee} for unit {grouped.unit} ({grouped.neighbours}){warning}"
+            f"wrote {args.out}: "
+            + (f"{len(grouped)} groups by {', '.join(grouped.by)}, " if grouped.by else "")
+            + f"{_guarantee_text(grouped.guarantee)}"
+            + approx_reading(grouped.guarantee, args.delta)
+            + f" for unit {grouped.unit} "
+            f"({grouped.neighbours}){warning}"
         )
         if ledger is not None:
             print(remaining_line(ledger))
     finally:
         if ledger is not None:
             ledger.close()
+
+
+def _release_grouped(ledger: Any, args: argparse.Namespace, *data: Any, **options: Any) -> Any:
+    """:func:`treedp.release_grouped`; when private key selection keeps no key, the message
+    says that the budget was spent (and charged to ``--ledger``): the selection's noise was
+    drawn after the charge, so the refusal is not free."""
+    import treedp
+
+    try:
+        return treedp.release_grouped(*data, **options)
+    except treedp.DataError as exc:
+        if not str(exc).startswith("Private key selection kept no key"):
+            raise
+        where = f"charged to --ledger {args.ledger}" if ledger is not None else "spent"
+        target = f"--epsilon {args.epsilon:g}, --selection-delta {args.selection_delta:g}"
+        raise treedp.DataError(
+            "Private key selection kept no key, so no release was written, but the budget was "
+            f"{where} ({target}): the selection's noise was drawn. Give the public --keys "
+            "FILE, or a larger --epsilon."
+        ) from None
 
 
 def read_text_column(path: str, column: str) -> np.ndarray:
@@ -165,76 +201,170 @@ def read_text_column(path: str, column: str) -> np.ndarray:
     return np.array([c if c.strip() else None for c in cells], dtype=object)
 
 
-def _answers(release: Any, args: argparse.Namespace, grouped: Any, key: Any) -> list[Any]:
-    """``(query, argument, value)`` rows of one key, for every query asked."""
+def _answers(
+    release: Any, args: argparse.Namespace, grouped: Any, key: Any, level: float | None
+) -> list[Any]:
+    """``(query, argument, value, stderr, low, high)`` rows of one key, for every query asked;
+    with ``level`` (``--ci``) the key's own standard errors and intervals (its
+    :class:`~treedp.Release` has them), else the last three are None."""
     from treedp.cli._common import points
 
+    ci = level is not None
     rows: list[Any] = []
     if args.cdf:
-        values = np.atleast_1d(release.cdf(points(args.cdf)))
-        rows += [("cdf", raw, v) for raw, v in zip(args.cdf, values, strict=True)]
+        xs = points(args.cdf, "--cdf")
+        values = np.atleast_1d(release.cdf(xs))
+        if ci:
+            se = np.atleast_1d(release.stderr("cdf", xs))
+            lows, highs = (
+                np.atleast_1d(v) for v in release.confidence_interval("cdf", xs, level=level)
+            )
+        for i, raw in enumerate(args.cdf):
+            extra = (se[i], lows[i], highs[i]) if ci else (None, None, None)
+            rows.append(("cdf", raw, values[i], *extra))
     for pair in args.range or []:
-        a, b = points(pair)
-        rows.append(("range_count", f"[{pair[0]}, {pair[1]})", release.range_count(a, b)))
+        a, b = points(pair, "--range")
+        extra = (None, None, None)
+        if ci:
+            low, high = release.confidence_interval("range_count", a, b, level=level)
+            extra = (release.stderr("range_count", a, b), low, high)
+        rows.append(("range_count", f"[{pair[0]}, {pair[1]})", release.range_count(a, b), *extra))
     qs_text = list(args.quantiles or []) + (["0.5"] if getattr(args, "median", False) else [])
     if qs_text:
-        try:
-            qs = np.asarray([float(q) for q in qs_text])
-        except ValueError:
-            raise InvalidParameterError("--quantiles takes numbers in [0, 1].") from None
+        from treedp.cli.query import _probabilities
+
+        qs = _probabilities(qs_text)
         values = np.atleast_1d(grouped.quantile(qs)[key])
-        rows += [("quantile", f"{q:g}", v) for q, v in zip(qs, values, strict=True)]
+        if ci:
+            lows, highs = (np.atleast_1d(v) for v in release.quantile_interval(qs, level=level))
+        for i, q in enumerate(qs):
+            extra = (None, lows[i], highs[i]) if ci else (None, None, None)
+            rows.append(("quantile", f"{q:g}", values[i], *extra))
     if args.histogram:
         counts, edges = release.histogram()
-        rows += [
-            ("histogram", f"[{lo}, {hi})", c)
-            for lo, hi, c in zip(edges[:-1], edges[1:], counts, strict=True)
-        ]
-    return rows or [("n", "", release.n)]
+        if ci:
+            table = release.to_arrays(level=level)
+            se = np.atleast_1d(release.stderr("range_count", table["left"], table["right"]))
+        for i, (lo, hi, c) in enumerate(zip(edges[:-1], edges[1:], counts, strict=True)):
+            extra = (se[i], table["count_low"][i], table["count_high"][i]) if ci else (None,) * 3
+            rows.append(("histogram", f"[{lo}, {hi})", c, *extra))
+    if not rows:  # the estimated number of records of the key
+        extra = (None, None, None)
+        if ci:
+            lo, hi = release.edges[0], release.edges[-1]
+            low, high = release.confidence_interval("range_count", lo, hi, level=level)
+            extra = (release.stderr("range_count", lo, hi), low, high)
+        rows.append(("n", "", release.n, *extra))
+    return rows
 
 
 def _plain(value: Any) -> Any:
+    """A CSV/JSON cell: counts and values to 1e-6 at any size (not 6 significant digits)."""
     if isinstance(value, np.generic):
         value = value.item()
     if isinstance(value, float):
         return None if value != value else round(value, 6)
+    if value is None:
+        return None
     return str(value) if not isinstance(value, int | str) else value
+
+
+def grouped_info(grouped: Any) -> dict[str, str]:
+    """What a grouped release holds, in words and the command line's option names."""
+    from treedp.cli.query import _guarantee_text, info
+
+    bounds = grouped.bounds.describe()
+    limits = [
+        f"{option} {bounds[name]}"
+        for name, option in (
+            ("max_contributions", "--max-contributions"),
+            ("max_groups", "--max-groups"),
+            ("max_contributions_per_group", "--max-contributions-per-group"),
+        )
+        if bounds.get(name) is not None
+    ]
+    unit = grouped.bounds.unit
+    selection = grouped.selection
+    if selection is None:
+        chosen = "public (--keys)" if grouped.by else "no --by: one group of all records"
+    else:
+        chosen = (
+            f"selected privately (epsilon={float(selection['epsilon']):.6g}, "
+            f"delta={float(selection['delta']):.3g}, --max-groups {selection['max_groups']})"
+        )
+    details = {
+        "by": ", ".join(grouped.by) or "- (one group)",
+        "guarantee": f"{_guarantee_text(grouped.guarantee)} for the whole release "
+        f"({grouped.neighbours.replace('_', '/')} neighbours)",
+        "privacy unit": "one row is one person"
+        if unit is None
+        else f"a person (--privacy-unit {unit})" + (f": {', '.join(limits)}" if limits else ""),
+        "keys": f"{len(grouped)}, {chosen}",
+    }
+    if len(grouped):
+        first = info(grouped[grouped.keys[0]])
+        details["per key"] = f"{first['mechanism']}, {first['bins']}; noise {first['noise']}"
+    details["seeded"] = "yes, not for publication" if grouped.seeded else "no"
+    return details
+
+
+def pick_key(grouped: Any, text: str) -> Any:
+    """The released key named by ``--key`` (fields joined by commas for several ``by``)."""
+    if not grouped.by:
+        raise InvalidParameterError(
+            "--key: this grouped release has no --by (one group of all records); drop --key."
+        )
+    wanted: Any = text
+    if len(grouped.by) > 1:
+        wanted = tuple(field.strip() for field in text.split(","))
+    if wanted not in grouped:  # keys of numeric columns: matched by their text
+        by_text = {
+            (tuple(map(str, k)) if isinstance(k, tuple) else str(k)): k for k in grouped.keys
+        }
+        wanted = by_text.get(wanted, wanted)
+    if wanted not in grouped:
+        raise InvalidParameterError(f"The key {text!r} is not one of the released keys.")
+    return wanted
 
 
 def query_grouped(args: argparse.Namespace) -> None:
     """``treedp query`` on a grouped release: one key (``--key``) or all, as CSV or JSON."""
+    from treedp.cli._common import UsageError
+    from treedp.cli.query import level_of
     from treedp.release.grouped import load_grouped_release
 
+    level = level_of(args) if args.ci else None
     grouped = load_grouped_release(args.release)
     if args.info:
-        for name, value in grouped.metadata().items():
-            print(f"{name}: {value}")
-        print(f"keys: {len(grouped)}; seeded: {grouped.seeded}")
+        details = grouped_info(grouped)
+        if args.format == "json":
+            print(json.dumps({"info": details}))
+            return
+        width = max(map(len, details))
+        for name, value in details.items():
+            print(f"{name + ':':<{width + 1}} {value}")
         return
-    keys = list(grouped.keys)
-    if args.key is not None:
-        wanted: Any = args.key
-        if len(grouped.by) > 1:
-            wanted = tuple(field.strip() for field in args.key.split(","))
-        if wanted not in grouped:  # keys of numeric columns: matched by their text
-            by_text = {
-                (tuple(map(str, k)) if isinstance(k, tuple) else str(k)): k for k in grouped.keys
-            }
-            wanted = by_text.get(wanted, wanted)
-        if wanted not in grouped:
-            raise InvalidParameterError(f"The key {args.key!r} is not one of the released keys.")
-        keys = [wanted]
+    keys = list(grouped.keys) if args.key is None else [pick_key(grouped, args.key)]
+    if args.ci and keys and not grouped[keys[0]].offers_intervals:
+        raise UsageError(
+            f"--ci: a release made with --mechanism {grouped[keys[0]].mechanism.name} has no "
+            "standard errors or intervals; query without --ci"
+        )
     rows = []
     for key in keys:
         parts = key if isinstance(key, tuple) else (key,)
-        for query, arg, value in _answers(grouped[key], args, grouped, key):
-            rows.append([*parts, query, arg, _plain(value)])
-    header = [*grouped.by, "query", "argument", "value"]
+        for query, arg, *values in _answers(grouped[key], args, grouped, key, level):
+            cells = [_plain(v) for v in (values if args.ci else values[:1])]
+            rows.append([*parts, query, arg, *cells])
+    header = [*grouped.by, "query", "argument", "value"] + (
+        ["stderr", "low", "high"] if args.ci else []
+    )
     if args.format == "json":
         out = {
             "seeded": grouped.seeded,
             "guarantee": grouped.metadata()["guarantee"],
             "unit": grouped.unit,
+            **({"level": level} if args.ci else {}),
             "rows": [dict(zip(header, row, strict=True)) for row in rows],
         }
         print(json.dumps(out))
@@ -242,5 +372,7 @@ def query_grouped(args: argparse.Namespace) -> None:
     writer = csv.writer(sys.stdout, lineterminator="\n")
     writer.writerow(header)
     writer.writerows(rows)
+    if args.ci:
+        print(f"# {level:g} intervals; count intervals include within-bin uncertainty")
     if grouped.seeded:
         print("# SEEDED: not for publication")

@@ -85,12 +85,22 @@ def _in_cli_terms(exc: LedgerError, path: str, dataset: str | None) -> LedgerErr
 
 
 def fmt_measure(m: Measure) -> str:
-    """A measure as the CLI prints it."""
+    """A measure as the CLI prints it: 6 significant digits; a positive amount below the
+    smallest budget any release takes (1e-6, what rounding leaves of a total spent in equal
+    shares) is shown as used up, its exact value next to it."""
     if isinstance(m, PureDP):
-        return f"epsilon={m.epsilon:.6g} (pure)"
+        return f"epsilon={_amount(m.epsilon)} (pure)"
     if isinstance(m, ZCDP):
-        return f"rho={m.rho:.6g} (zCDP)"
-    return f"epsilon={m.epsilon:.6g}, delta={m.delta:.3g}"
+        return f"rho={_amount(m.rho)} (zCDP)"
+    return f"epsilon={_amount(m.epsilon)}, delta={m.delta:.3g}"
+
+
+def _amount(value: float) -> str:
+    from treedp.budget import MIN_EPSILON
+
+    if 0 < value < MIN_EPSILON:
+        return f"0 ({value:.2g} left, less than any release takes)"
+    return f"{value:.6g}"
 
 
 def remaining_line(ledger: Ledger) -> str:

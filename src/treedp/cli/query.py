@@ -15,7 +15,7 @@ import json
 import sys
 from typing import Any
 
-from treedp.cli._common import SEEDED, UsageError, fmt
+from treedp.cli._common import SEEDED, UsageError, fmt, fmt_count, number_or_text
 from treedp.cli.quantiles import found_side
 
 __all__ = ["register", "run"]
@@ -49,13 +49,14 @@ def register(sub: Any) -> None:
         "--ci",
         action="store_true",
         help="add the standard error (counts) and a confidence interval at --level to each "
-        "answer; count intervals hold at every point, inside bins too",
+        "answer; count intervals hold at every point, inside bins too, so they also cover the "
+        "within-bin uncertainty (the values may sit anywhere in a bin) and can be much wider "
+        "than +-2 se",
     )
     qry.add_argument(
         "--level",
         type=float,
-        default=0.95,
-        help="coverage of the --ci intervals, in (0, 1) (default 0.95)",
+        help="coverage of the --ci intervals, in (0, 1) (default 0.95; only with --ci)",
     )
     qry.add_argument(
         "--format",
@@ -75,6 +76,8 @@ def _axis_points(release: Any, raw: list[str], option: str) -> Any:
 
     if release.bins.datetime_unit is not None:
         try:
+            if any(not isinstance(number_or_text(x), str) for x in raw):
+                raise ValueError  # '40' would be read as the year 40
             return np.array(raw).astype("datetime64[ns]")
         except ValueError:
             raise UsageError(
@@ -93,11 +96,12 @@ def _probabilities(raw: list[str]) -> Any:
     import numpy as np
 
     try:
-        return np.array([float(x) for x in raw], dtype=np.float64)
+        qs = np.array([float(x) for x in raw], dtype=np.float64)
     except ValueError:
-        raise UsageError(
-            f"--quantiles takes probabilities in [0, 1]; got {' '.join(raw)!r}"
-        ) from None
+        qs = np.array([np.nan])
+    if not np.all((qs >= 0) & (qs <= 1)):
+        raise UsageError(f"--quantiles takes probabilities in [0, 1]; got {' '.join(raw)!r}")
+    return qs
 
 
 def _row(query: str, args: list[str], estimate: Any, extra: dict[str, Any]) -> dict[str, Any]:
@@ -117,6 +121,18 @@ def _plain(value: Any) -> Any:
     return value
 
 
+def level_of(args: argparse.Namespace) -> float:
+    """The ``--ci`` coverage: ``--level`` (refused without ``--ci``: it would do nothing), else
+    0.95; checked before the release is read."""
+    from treedp.release.inference import check_level
+
+    if args.level is None:
+        return 0.95
+    if not args.ci:
+        raise UsageError("--level sets the coverage of --ci intervals: add --ci, or drop --level")
+    return check_level(args.level)
+
+
 def answers(release: Any, args: argparse.Namespace) -> list[dict[str, Any]]:
     """Every requested answer as a row (``query``, ``args``, ``estimate`` and, with ``--ci``,
     ``stderr``, ``low``, ``high``), in the order the options are documented."""
@@ -124,7 +140,7 @@ def answers(release: Any, args: argparse.Namespace) -> list[dict[str, Any]]:
 
     rows: list[dict[str, Any]] = []
     ci = args.ci
-    level = args.level
+    level = level_of(args)
     if args.cdf:
         xs = _axis_points(release, args.cdf, "--cdf")
         est = np.atleast_1d(release.cdf(xs))
@@ -175,8 +191,8 @@ def _guarantee_text(guarantee: Any) -> str:
     if hasattr(guarantee, "rho"):
         return f"rho-zCDP, rho={guarantee.rho:.6g}"
     if hasattr(guarantee, "delta"):
-        return f"(epsilon, delta)-DP, epsilon={guarantee.epsilon:g}, delta={guarantee.delta:.3g}"
-    return f"pure epsilon-DP, epsilon={guarantee.epsilon:g}"
+        return f"(epsilon, delta)-DP, epsilon={guarantee.epsilon:.6g}, delta={guarantee.delta:.3g}"
+    return f"pure epsilon-DP, epsilon={guarantee.epsilon:.6g}"
 
 
 def info(release: Any) -> dict[str, Any]:
@@ -193,10 +209,10 @@ def info(release: Any) -> dict[str, Any]:
     if release.neighbours == "replace":
         size = f"{release.mechanism.n} (public, replace neighbours)"
     elif not release.offers_intervals:
-        size = f"{release.n:.6g} (estimated; no standard error for this mechanism)"
+        size = f"{fmt_count(release.n)} (estimated; no standard error for this mechanism)"
     else:
         se = float(release.prefix_variance[-1]) ** 0.5
-        size = f"{release.n:.6g} (estimated; standard error {se:.3g})"
+        size = f"{fmt_count(release.n)} (estimated; standard error {se:.3g})"
     randomness = release.randomness
     if release.seeded:
         source = f"seeded with {randomness.get('seed')}{SEEDED}"
@@ -233,6 +249,7 @@ def run(args: argparse.Namespace) -> None:
     """Run ``treedp query`` with the parsed arguments."""
     from treedp.release.grouped import is_grouped_file
 
+    level = level_of(args)  # before the release is read
     if is_grouped_file(args.release):
         from treedp.cli._grouped import query_grouped
 
@@ -242,9 +259,10 @@ def run(args: argparse.Namespace) -> None:
         raise UsageError(
             "give at least one of --cdf, --range, --quantiles, --median, --histogram, --info"
         )
-    from treedp.release.inference import check_level
-
-    check_level(args.level)  # before the release is read
+    if args.key is not None:
+        raise UsageError(
+            "--key is for a grouped release (made with --by); this file is not one: drop --key"
+        )
     import treedp
 
     release = treedp.load_release(args.release)
@@ -262,7 +280,7 @@ def run(args: argparse.Namespace) -> None:
         if seeded:
             document["note"] = SEEDED.strip()
         if args.ci:
-            document["level"] = args.level
+            document["level"] = level
         if details is not None:
             document["info"] = details
         document["warning"] = warning
@@ -291,12 +309,14 @@ def run(args: argparse.Namespace) -> None:
         for key, value in details.items():
             print(f"{key + ':':<{width + 1}} {value}")
     for row in rows:
-        print(_text(row, args.ci, args.level) + mark)
+        print(_text(row, args.ci, level, within=not release.bins.discrete) + mark)
     if warning:
         print(f"treedp: warning: {warning}", file=sys.stderr)
 
 
-def _text(row: dict[str, Any], ci: bool, level: float) -> str:
+def _text(row: dict[str, Any], ci: bool, level: float, within: bool = True) -> str:
+    """One answer as a line; ``within``: count intervals also cover where the values sit inside
+    their bins (continuous bins; on an integer domain every answer is at an edge)."""
     query, raw = row["query"], row["args"]
     if query == "range_count":
         head = f"range_count([{raw[0]}, {raw[1]}))"
@@ -306,10 +326,15 @@ def _text(row: dict[str, Any], ci: bool, level: float) -> str:
         head = "median"
     else:
         head = f"{query}({raw[0]})"
-    text = f"{head} = {fmt(row['estimate'])}"
+    count = query in ("cdf", "range_count", "histogram")
+    number = fmt_count if count else fmt  # counts keep their units digit at any size
+    text = f"{head} = {number(row['estimate'])}"
     if ci:
         se = f"se {fmt(row['stderr'])}, " if row.get("stderr") is not None else ""
-        text += f"  ({se}{level:g} interval [{fmt(row['low'])}, {fmt(row['high'])}])"
+        # a count interval also covers where the values sit inside their bins: wider than
+        # the noise's +-2 se alone (Release.confidence_interval)
+        what = " incl. within-bin uncertainty" if count and within else ""
+        text += f"  ({se}{level:g} interval{what} [{number(row['low'])}, {number(row['high'])}])"
     return text
 
 

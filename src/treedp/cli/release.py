@@ -10,6 +10,7 @@ import treedp
 from treedp._atomic import check_target
 from treedp.cli._common import (
     SEEDED,
+    UsageError,
     add_neighbours,
     bins_arg,
     points,
@@ -90,7 +91,8 @@ def register(sub: Any) -> None:
         "--out",
         required=True,
         help="where to write the release: a path ending in .json gets the JSON layout, "
-        "any other (.tdp, ...) the binary one",
+        "any other (.tdp, ...) the binary one; a grouped release (--by, --privacy-unit) has "
+        "the binary layout only (a zip): give it a .tdp name",
     )
     add_ledger_options(rel)
     rel.add_argument("--delimiter", help="CSV field delimiter (default: ',', tab for .tsv)")
@@ -119,9 +121,78 @@ def register(sub: Any) -> None:
     rel.set_defaults(run=run)
 
 
+#: The options of a grouped release only, as the command line spells them.
+_GROUPED_ONLY = (
+    ("keys", "--keys"),
+    ("selection_delta", "--selection-delta"),
+    ("max_contributions", "--max-contributions"),
+    ("max_groups", "--max-groups"),
+    ("max_contributions_per_group", "--max-contributions-per-group"),
+)
+
+
+def check_options(args: argparse.Namespace) -> None:
+    """The options that go together, in the command line's terms (nothing is read)."""
+    from treedp.mechanisms.tree import check_rho
+
+    if args.rho is not None:  # one message for every refused rho (-1 and 0 alike)
+        check_rho(args.rho)
+    grouped = bool(args.by or args.privacy_unit)
+    if not grouped:
+        for dest, option in _GROUPED_ONLY:
+            if getattr(args, dest) is not None:
+                raise UsageError(
+                    f"{option} is for a grouped release: give --by COL and/or --privacy-unit "
+                    f"COL, or drop {option}"
+                )
+        if args.n is not None and args.neighbours != "replace":
+            raise UsageError(
+                "--n is the public number of records, for --neighbours replace only; with "
+                "--neighbours add_remove (the default) it stays private: drop --n, or add "
+                "--neighbours replace"
+            )
+        return
+    if str(args.out).lower().endswith(".json"):
+        raise UsageError(
+            "--out: a grouped release (--by, --privacy-unit) is written in the binary layout "
+            "only (a zip), not JSON: give --out a name ending in .tdp"
+        )
+    if args.n is not None:
+        raise UsageError(
+            "--n is not used by a grouped release (--by, --privacy-unit): under --neighbours "
+            "replace its trees are add/remove trees at half the budget and need no public "
+            "number of records; drop --n"
+        )
+    gaussian = args.rho is not None or args.delta is not None
+    if not args.by:
+        for dest, option in _GROUPED_ONLY[:2]:
+            if getattr(args, dest) is not None:
+                raise UsageError(
+                    f"{option} is for the keys of --by: give --by COL, or drop {option}"
+                )
+        return
+    if args.keys is not None and args.selection_delta is not None:
+        raise UsageError(
+            "--selection-delta selects keys privately, without --keys: with the public --keys "
+            "drop --selection-delta (the release is then pure epsilon-DP), or drop --keys"
+        )
+    if args.keys is None and gaussian:
+        raise UsageError(
+            "Gaussian noise (--rho, or --epsilon with --delta) needs the public --keys FILE: "
+            "private key selection (--selection-delta) is for pure --epsilon only"
+        )
+    if args.keys is None and args.selection_delta is None:
+        raise UsageError(
+            "--by needs the public --keys FILE (one key per line), or --selection-delta D to "
+            "select keys privately (a thresholded noisy count per key; the release is then "
+            "(epsilon, D)-DP)"
+        )
+
+
 def check_arguments(args: argparse.Namespace) -> dict[str, Any]:
     """Every argument checked (the inputs exist, the bins built, the spec validated, ``--out``
     writable) before any data is read; returns the keywords for :func:`treedp.release_cdf`."""
+    check_options(args)
     source = args.input[0] if len(args.input) == 1 else list(args.input)
     read_values(source, args.column, lambda path, column: resolve_paths(path))
     bounds: Any = bounds_arg(args.bounds)
@@ -142,11 +213,12 @@ def check_arguments(args: argparse.Namespace) -> dict[str, Any]:
             "is found privately, the number of bins stays public."
         )
     bins = treedp.make_bins(bounds=stand_in, bins=args.bins, edges=edges)
+    grouped = bool(args.by or args.privacy_unit)  # its trees are add/remove (no public n)
     treedp.ReleaseSpec(
         bins,
         **budget_from(args),
-        neighbours=args.neighbours,
-        n=args.n,
+        neighbours="add_remove" if grouped else args.neighbours,
+        n=None if grouped else args.n,
         mechanism=args.mechanism,
         branching=tuple(branching) if isinstance(branching, list) else branching,
         level_budgets=tuple(args.level_budgets) if args.level_budgets is not None else None,
@@ -224,7 +296,7 @@ def _run(args: argparse.Namespace, checked: dict[str, Any], ledger: treedp.Ledge
         )
     print(
         f"wrote {args.out}: {release.mechanism.name} over {release.bins.n_bins} bins{shape}, "
-        f"{_stated(release)} ({release.neighbours}), n~{release.n:.0f}{warning}"
+        f"{_stated(release, args.delta)} ({release.neighbours}), n~{release.n:.0f}{warning}"
     )
     narrow = release.bounds_warning()  # post-processing of the released counts: free
     if narrow:
@@ -232,12 +304,24 @@ def _run(args: argparse.Namespace, checked: dict[str, Any], ledger: treedp.Ledge
     _remaining(ledger)
 
 
-def _stated(release: treedp.Release) -> str:
-    """``epsilon=...`` for pure DP, the zCDP guarantee for Gaussian noise."""
+def _stated(release: treedp.Release, delta: float | None = None) -> str:
+    """``epsilon=...`` for pure DP, the zCDP guarantee for Gaussian noise; with the ``--delta``
+    of an (epsilon, delta) target, its (epsilon, delta) reading too (the file keeps rho only)."""
     guarantee = release.guarantee
     if isinstance(guarantee, treedp.ZCDP):
-        return f"rho={guarantee.rho:.6g} (zCDP, discrete Gaussian noise)"
+        reading = approx_reading(guarantee, delta)
+        return f"rho={guarantee.rho:.6g} (zCDP, discrete Gaussian noise{reading})"
     return f"epsilon={release.epsilon:.6g}"
+
+
+def approx_reading(guarantee: Any, delta: float | None) -> str:
+    """``; (ε, δ)-DP with ε=..., δ=...``: the tight reading of a zCDP guarantee at the
+    ``--delta`` that was asked for (empty without one). Release files store rho only, so
+    ``query --info`` and ``report`` cannot restate it: the command says it when it writes."""
+    if delta is None or not isinstance(guarantee, treedp.ZCDP):
+        return ""
+    approx = guarantee.to_approx(delta)
+    return f"; that is (epsilon, delta)-DP with epsilon={approx.epsilon:.6g}, delta={delta:.3g}"
 
 
 def _remaining(ledger: treedp.Ledger | None) -> None:
