@@ -205,3 +205,125 @@ def test_exponential_quantile_nan_and_inf_policy() -> None:
         with_inf = run(np.concatenate([x, [np.inf, -np.inf]]), neighbours=nb)
         clamped = run(np.concatenate([x, [30.0, 0.0]]), neighbours=nb)
         assert np.array_equal(with_inf, clamped)
+
+
+def _integer_law(x: np.ndarray, lo: int, hi: int, q: float, rate: float, relation: str) -> dict:
+    """The exact law of ``integers=True`` over the integers ``lo..hi``: the output cell's
+    probability ∝ Σ over its stretches of equal rank of length · exp(-rate |i - t|), with
+    ``i = #{x' < y}`` on the spread data (interval lengths stand in for grid counts: they
+    differ by less than one point in 2**48)."""
+    xs = med._spread(np.floor(np.clip(np.sort(x.astype(float)), lo, hi)))
+    t = math.floor(q * x.size * 2**med.TARGET_BITS) / 2**med.TARGET_BITS
+    cuts = np.unique(np.concatenate([np.arange(lo, hi + 2, dtype=float), xs]))
+    law = {}
+    for v in range(lo, hi + 1):
+        inside = cuts[(cuts >= v) & (cuts <= v + 1)]
+        mids = (inside[:-1] + inside[1:]) / 2
+        i = np.searchsorted(xs, mids, side="left")
+        law[v] = float(np.sum(np.diff(inside) * np.exp(-rate * np.abs(i - t))))
+    total = sum(law.values())
+    return {v: p / total for v, p in law.items()}
+
+
+def _log_density(x: np.ndarray, lo: int, hi: int, q: float, rate: float, y: np.ndarray):  # type: ignore[no-untyped-def]
+    """Log density of the selected grid point at ``y`` (before the floor) in ``integers``
+    mode: ``-rate |i(y) - t| - log Z``, ``i(y) = #{x' < y}`` on the spread data."""
+    xs = med._spread(np.floor(np.clip(np.sort(x.astype(float)), lo, hi)))
+    t = math.floor(q * x.size * 2**med.TARGET_BITS) / 2**med.TARGET_BITS
+    cuts = np.unique(np.concatenate([[lo, hi + 1.0], xs]))
+    mids = (cuts[:-1] + cuts[1:]) / 2
+    log_z = float(
+        np.log(np.sum(np.diff(cuts) * np.exp(-rate * np.abs(np.searchsorted(xs, mids) - t))))
+    )
+    return -rate * np.abs(np.searchsorted(xs, y, side="left") - t) - log_z
+
+
+def _integer_worst_ratio(eps: float, relation: str, q: float) -> float:
+    """Largest log ratio of the selection's densities (the grid point before the floor, a
+    finer output than the integer released) over every neighbour of every dataset of up to
+    four values in 0..2 (add/remove: one value added; replace: one value changed)."""
+    from fractions import Fraction
+
+    rate = eps / (2 * float(med._score_sensitivity(Fraction(q), relation)))
+    worst = 0.0
+    for n in range(5):
+        for d in map(np.array, itertools.combinations_with_replacement(range(3), n)):
+            if relation == "replace":
+                others = [np.r_[d[:j], [w], d[j + 1 :]] for j in range(d.size) for w in range(3)]
+            else:
+                others = [np.r_[d, [w]] for w in range(3)] if n < 4 else []
+            for e in others:
+                cuts = np.unique(
+                    np.concatenate(
+                        [
+                            np.arange(4.0),
+                            med._spread(np.sort(d.astype(float))),
+                            med._spread(np.sort(e.astype(float))),
+                        ]
+                    )
+                )
+                mids = (cuts[:-1] + cuts[1:]) / 2
+                gap = _log_density(d, 0, 2, q, rate, mids) - _log_density(e, 0, 2, q, rate, mids)
+                worst = max(worst, float(np.abs(gap).max()))
+    return worst
+
+
+@pytest.mark.parametrize("relation", ["replace", "add_remove"])
+def test_integer_mode_exact_likelihood_ratio_within_epsilon(relation: str) -> None:
+    """The spread keeps the score's sensitivity: over every neighbour of every dataset of up
+    to four values in {0, 1, 2}, the exact densities' log ratio stays within ε (q = 0.5,
+    0.25), for the grid point selected (a finer output than the integer released)."""
+    for q in (0.5, 0.25):
+        assert _integer_worst_ratio(1.0, relation, q) <= 1.0 + 1e-9
+
+
+def test_integer_mode_mutant_whose_positions_do_not_interleave_is_caught(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A spread at ``v + (i + 1/2)/k**2`` (the block squeezes towards ``v`` as it grows, so
+    one added record moves several others past a grid point) exceeds ε on the same
+    exhaustive check."""
+
+    def squeezed(x: np.ndarray) -> np.ndarray:
+        if x.size == 0:
+            return x
+        _, start, counts = np.unique(x, return_index=True, return_counts=True)
+        k = np.repeat(counts, counts).astype(float)
+        i = np.arange(x.size) - np.repeat(start, counts)
+        return x + (i + 0.5) / k**2
+
+    monkeypatch.setattr(med, "_spread", squeezed)
+    assert _integer_worst_ratio(1.0, "add_remove", 0.5) > 1.0 + 1e-6
+
+
+@pytest.mark.slow
+def test_integer_mode_answers_blocks_of_ties_and_follows_its_law() -> None:
+    """Ten 1s, eighty 2s, ten 3s: the median is 2 (the grid's cell of 2 holds the target);
+    and the sampler follows the exact law on a small tied dataset (chi-square)."""
+    x = np.repeat([1, 2, 3], [10, 80, 10])
+    got = quantile_exponential(
+        x,
+        [0.05, 0.5, 0.95],
+        bounds=(0, 5),
+        epsilon=50.0,
+        integers=True,
+        rng=InsecureSeededSource(TEST_SEED),
+    )
+    assert got.tolist() == [1.0, 2.0, 3.0]
+    small = np.array([0, 1, 1, 1, 2, 4])
+    runs, eps, q = 100_000, 0.8, 0.5
+    draws = _quantile_exponential_draws(
+        small,
+        q,
+        bounds=(0, 4),
+        epsilon=eps,
+        integers=True,
+        rng=InsecureSeededSource(TEST_SEED),
+        size=runs,
+    )
+    law = _integer_law(small, 0, 4, q, eps / 2, "replace")
+    observed = np.array([(draws == v).sum() for v in law])
+    assert observed.sum() == runs
+    assert stats.chisquare(observed, np.array(list(law.values())) * runs).pvalue > ALPHA
+    with pytest.raises(InvalidParameterError, match="integer bounds"):
+        quantile_exponential(x, 0.5, bounds=(0, 5.5), epsilon=1.0, integers=True)

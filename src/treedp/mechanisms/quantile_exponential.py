@@ -104,6 +104,31 @@ def _grid_count_at_most(x: np.ndarray, lo: float, hi: float, half: float) -> np.
     return k
 
 
+def _spread(x: np.ndarray) -> np.ndarray:
+    """Integer data spread inside their unit cells: the ``k`` records of value ``v`` (sorted
+    input) move to ``v + (i + 1/2)/k``, ``i = 0..k-1``.
+
+    Why the score keeps its sensitivity: adding a record of value ``v`` turns the ``k``
+    positions of its block into ``k + 1`` that interleave with them (``(i + 1/2)/(k + 1) <=
+    (i + 1/2)/k <= (i + 3/2)/(k + 1)``), so for every grid point ``y`` the count ``#{x' < y}``
+    grows by 0 or 1, as for one record added to continuous data; the other blocks do not
+    move. Floating-point rounding is monotone, so the computed positions interleave too.
+    Moving a record from one block to another is one removal and one addition: the count
+    changes by at most 1. So the exponential mechanism on the spread data has the same ``Δ``
+    (:func:`_score_sensitivity`) as on continuous data, and a block of ties ``[#(x < v),
+    #(x <= v)]`` holding the target rank now holds grid points of score near 0 inside ``v``'s
+    cell (before, every point of that cell scored ``-|#(x < v) - t|``, and the value below a
+    block could win).
+    """
+    if x.size == 0:
+        return x
+    _, start, counts = np.unique(x, return_index=True, return_counts=True)
+    k = np.repeat(counts, counts).astype(np.float64)
+    i = np.arange(x.size) - np.repeat(start, counts)
+    spread: np.ndarray = x + (i + 0.5) / k
+    return spread
+
+
 def _score_sensitivity(level: Fraction, neighbours: str) -> Fraction:
     """Δ of the score ``-|i - t(n)|``, ``i = #{x < y}``, ``t(n) = floor(q n 2**L) / 2**L``.
 
@@ -115,6 +140,22 @@ def _score_sensitivity(level: Fraction, neighbours: str) -> Fraction:
     if neighbours == "replace":
         return Fraction(1)
     return max(level, 1 - level) + Fraction(1, 2**TARGET_BITS)
+
+
+def _integer_bounds(bounds: Any) -> tuple[float, float]:
+    """Integer bounds ``lo <= hi`` (``integers=True``), as floats."""
+    if (
+        not isinstance(bounds, tuple | list)
+        or len(bounds) != 2
+        or not all(
+            isinstance(b, int | np.integer | float | np.floating) and not isinstance(b, bool)
+            for b in bounds
+        )
+        or not all(math.isfinite(float(b)) and float(b).is_integer() for b in bounds)
+        or float(bounds[0]) > float(bounds[1])
+    ):
+        raise InvalidParameterError(f"integers=True needs integer bounds lo <= hi. Got {bounds!r}.")
+    return float(bounds[0]), float(bounds[1])
 
 
 def _read_bounds(bounds: Any) -> tuple[float, float, str | None]:
@@ -148,6 +189,7 @@ def _quantile_exponential(
     rng: RandomSource | None,
     draws: int,
     accountant: Accountant | None = None,
+    integers: bool = False,
 ) -> tuple[np.ndarray, np.ndarray, float, Fraction, list[float], RandomSource, str | None]:
     """Validate, then draw ``draws`` independent selections per level (each an ε-release).
 
@@ -160,7 +202,14 @@ def _quantile_exponential(
     eps = check_epsilon(epsilon)
     relation = check_neighbours(neighbours, NEIGHBOURS)
     policy = check_nan(nan, relation)
-    lo, hi, out_unit = _read_bounds(bounds)
+    if not isinstance(integers, bool):
+        raise InvalidParameterError(f"The 'integers' parameter must be a bool. Got {integers!r}.")
+    if integers:
+        lo, hi = _integer_bounds(bounds)
+        out_unit = None
+        hi += 1.0  # the grid covers the unit cells [v, v + 1) of lo..hi
+    else:
+        lo, hi, out_unit = _read_bounds(bounds)
     half = hi / 2 ** (GRID_BITS + 1) - lo / 2 ** (GRID_BITS + 1)
     qa = np.atleast_1d(np.asarray(q, dtype=np.float64))
     if qa.ndim != 1 or qa.size == 0 or np.isnan(qa).any() or (qa < 0).any() or (qa > 1).any():
@@ -176,6 +225,10 @@ def _quantile_exponential(
     elif unit is not None:  # numeric bounds with datetimes: ticks of the data's own unit
         data = data.astype(np.float64)
     x = np.sort(data)
+    if integers:  # each value into its unit cell (clamped to the bounds), ties spread in it
+        if unit is not None:
+            raise InvalidTypeError("integers=True takes numbers, not datetimes.")
+        x = _spread(np.floor(np.clip(x, lo, hi - 1.0)))
     n = x.size
     if n >= 2**32:  # a public size limit (2**32 float64 values are 32 GiB)
         raise DataError("quantile_exponential takes fewer than 2**32 values.")
@@ -204,23 +257,30 @@ def _quantile_exponential(
                 PureDP(float_up(spent)),
                 relation,
                 PRIVACY_UNIT,
-                _parameters(eps, qa, bounds, nan),
+                _parameters(eps, qa, bounds, nan, integers),
             )
         )
     for j, (target, rate) in enumerate(selections):
         units = sample_weighted_laplace(weights, target, rate, draws, source)
         out[:, j] = _grid_values(units, lo, hi, half)
+    if integers:  # the integer whose cell holds the grid point (post-processing)
+        out = np.minimum(np.floor(out), hi - 1.0)
     return out, qa, eps, spent, sens, source, out_unit
 
 
-def _parameters(eps: float, qa: np.ndarray, bounds: Any, nan: Any) -> dict[str, Any]:
+def _parameters(
+    eps: float, qa: np.ndarray, bounds: Any, nan: Any, integers: bool = False
+) -> dict[str, Any]:
     """The public parameters of a call (in its result and its spend record)."""
-    return {
+    out = {
         "epsilon": eps,
         "q": tuple(float(v) for v in qa),
         "bounds": (bounds[0], bounds[1]),
         "nan": nan,
     }
+    if integers:
+        out["integers"] = True
+    return out
 
 
 def quantile_exponential(
@@ -234,6 +294,7 @@ def quantile_exponential(
     rng: RandomSource | None = None,
     details: bool = False,
     accountant: Accountant | None = None,
+    integers: bool = False,
 ) -> Any:
     """Smith's exponential-mechanism quantile, on a fine public grid, sampled exactly.
 
@@ -293,6 +354,14 @@ def quantile_exponential(
         A budget (:class:`treedp.Accountant` or a file ledger) charged ``PureDP(ε_spent)``
         after every check and before anything is drawn; a charge past its total raises
         :class:`~treedp.exceptions.BudgetExceededError` and nothing is drawn or released.
+    integers : bool, default=False
+        Integer data on integer ``bounds`` ``lo <= hi``: the answer is an integer of
+        ``lo..hi``. The grid covers the unit cells ``[v, v + 1)``; each value is put in its
+        cell (``floor``, clamped to the bounds) and the ``k`` records of a block of ties are
+        spread at ``v + (i + 1/2)/k`` inside it (:func:`_spread`: the same sensitivity), so a
+        block holding the target rank wins and the answer lands on the right side of ties
+        (the median of ten 1s, eighty 2s and ten 3s is 2). The answer is the integer whose
+        cell holds the selected grid point.
 
     Returns
     -------
@@ -305,7 +374,7 @@ def quantile_exponential(
        rates". STOC 2011.
     """
     out, qa, eps, spent, sens, source, unit = _quantile_exponential(
-        values, q, bounds, epsilon, neighbours, nan, rng, 1, accountant
+        values, q, bounds, epsilon, neighbours, nan, rng, 1, accountant, integers
     )
     released: Any = out[0] if unit is None else as_datetimes(out[0], unit)
     if details:
@@ -316,7 +385,7 @@ def quantile_exponential(
             mechanism=CONTRACT.name,
             epsilon=eps,
             sensitivity=tuple(sens),
-            parameters=_parameters(eps, qa, bounds, nan),
+            parameters=_parameters(eps, qa, bounds, nan, integers),
             randomness=describe(source),
             q=qa,
             grid_points=1 << GRID_BITS,
@@ -389,6 +458,7 @@ def _quantile_exponential_draws(
     neighbours: str = "replace",
     nan: str = "error",
     rng: RandomSource | None = None,
+    integers: bool = False,
 ) -> np.ndarray:
     """``size`` independent outputs of :func:`quantile_exponential`, for simulation only.
 
@@ -399,5 +469,7 @@ def _quantile_exponential_draws(
     """
     if isinstance(size, bool) or not isinstance(size, int) or size < 1:
         raise InvalidParameterError(f"The 'size' parameter must be an int >= 1. Got {size!r}.")
-    out = _quantile_exponential(values, q, bounds, epsilon, neighbours, nan, rng, size)[0]
+    out = _quantile_exponential(
+        values, q, bounds, epsilon, neighbours, nan, rng, size, None, integers
+    )[0]
     return out if np.ndim(q) else out[:, 0]
