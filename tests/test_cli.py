@@ -327,10 +327,10 @@ def test_median_command(csv_file: Path, capsys: pytest.CaptureFixture) -> None:
     assert capsys.readouterr().out.startswith("median = ")
     assert main([*base, "--method", "exponential", "--bounds", "0", "100"]) == 0
     out = capsys.readouterr().out
-    assert "exponential" in out and "spent" in out and _ends(out, "replace")
-    em = [*base, "--method", "exponential", "--bounds", "0", "100", "--neighbours", "add_remove"]
+    assert "exponential" in out and "spent" in out and _ends(out, "add_remove")
+    em = [*base, "--method", "exponential", "--bounds", "0", "100", "--neighbours", "replace"]
     assert main(em) == 0
-    assert _ends(capsys.readouterr().out, "add_remove")
+    assert _ends(capsys.readouterr().out, "replace")
     assert main([*base, "--bounds", "0", "100", "--neighbours", "replace"]) == 0
     assert _ends(capsys.readouterr().out, "replace")
     assert main([*base, "--method", "stable", "--neighbours", "add_remove"]) == 2

@@ -44,7 +44,7 @@ def test_median_with_private_bounds_is_treedp_quantiles_at_one_half(
     assert main(args) == 0
     out = capsys.readouterr().out.strip()
     values = read_column(str(csv_file), "income")
-    neighbours = "add_remove" if method == "tree" else "replace"  # the CLI's defaults
+    neighbours = "add_remove"  # the CLI's default for both methods
     expected = treedp.quantiles(
         values,
         0.5,

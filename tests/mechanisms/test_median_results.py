@@ -97,7 +97,9 @@ def test_results_state_guarantee_and_spend() -> None:
     for res in results:
         spend = res.spend
         assert isinstance(spend, SpendRecord) and spend.measure == res.guarantee
-        assert spend.neighbours == res.neighbours == "replace"
+        # the exponential mechanism defaults to add_remove (as treedp.quantiles and the tree)
+        expected = "add_remove" if res is em else "replace"
+        assert spend.neighbours == res.neighbours == expected
         assert spend.unit == res.privacy_unit == "record"
         assert spend.mechanism == res.mechanism and spend.parameters["epsilon"] == 1.0
         with pytest.raises(dataclasses.FrozenInstanceError):
@@ -130,7 +132,8 @@ def test_contracts_are_data() -> None:
         doc = inspect.getdoc(getattr(module, contract.name)) or ""
         for word in ("Guarantee", "Sensitivity", "record"):
             assert word.lower() in doc.lower(), (contract.name, word)
-    assert sm.sensitivity == (1.0,) and sa.sensitivity == (1.0,) and em.sensitivity == (1.0,)
+    assert sm.sensitivity == (1.0,) and sa.sensitivity == (1.0,)
+    assert em.sensitivity == (pytest.approx(0.5 + 2**-32),)  # the median under add_remove
 
 
 def test_replace_only_mechanisms_refuse_other_neighbours_and_nan_drop() -> None:
@@ -139,7 +142,9 @@ def test_replace_only_mechanisms_refuse_other_neighbours_and_nan_drop() -> None:
     calls = [
         lambda **kw: stable_median(x, epsilon=1.0, delta=1e-6, **kw),
         lambda **kw: subsample_and_aggregate(x, "median", epsilon=1.0, delta=1e-6, m=5, **kw),
-        lambda **kw: quantile_exponential(x, 0.5, bounds=(0, 100), epsilon=1.0, **kw),
+        lambda **kw: quantile_exponential(
+            x, 0.5, bounds=(0, 100), epsilon=1.0, **{"neighbours": "replace", **kw}
+        ),
     ]
     for call in calls:
         with pytest.raises(InvalidParameterError, match="nan='drop' is not allowed"):

@@ -92,7 +92,13 @@ def test_exponential_quantile_follows_its_exact_law() -> None:
     x = np.array([1.0, 2.0, 2.0, 2.0, 3.5, 7.0, 7.25, 9.0])
     bounds, eps, q, runs = (0.0, 10.0), 0.8, 0.3, 200_000
     draws = _quantile_exponential_draws(
-        x, q, bounds=bounds, epsilon=eps, rng=InsecureSeededSource(TEST_SEED), size=runs
+        x,
+        q,
+        bounds=bounds,
+        epsilon=eps,
+        neighbours="replace",
+        rng=InsecureSeededSource(TEST_SEED),
+        size=runs,
     )
     rank = np.searchsorted(x, draws, side="left")  # #{x_j < y}
     # interval lengths stand in for grid counts: they differ by < 1 point in 2**48
@@ -198,7 +204,7 @@ def test_exponential_quantile_nan_and_inf_policy() -> None:
     dropped = run(np.concatenate([x, [np.nan] * 3]), neighbours="add_remove", nan="drop")
     assert np.array_equal(dropped, run(x, neighbours="add_remove"))
     with pytest.raises(InvalidParameterError, match="nan='drop' is not allowed"):
-        quantile_exponential(x, 0.5, bounds=(0, 30), epsilon=1.0, nan="drop")
+        quantile_exponential(x, 0.5, bounds=(0, 30), epsilon=1.0, nan="drop", neighbours="replace")
     with pytest.raises(InvalidParameterError, match="'nan'"):
         quantile_exponential(x, 0.5, bounds=(0, 30), epsilon=1.0, nan="keep")
     for nb in ("replace", "add_remove"):
@@ -318,6 +324,7 @@ def test_integer_mode_answers_blocks_of_ties_and_follows_its_law() -> None:
         bounds=(0, 4),
         epsilon=eps,
         integers=True,
+        neighbours="replace",
         rng=InsecureSeededSource(TEST_SEED),
         size=runs,
     )

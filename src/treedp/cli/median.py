@@ -45,7 +45,7 @@ APPLIES = {
 }
 DEFAULT_NEIGHBOURS = {
     "tree": "add_remove",
-    "exponential": "replace",
+    "exponential": "add_remove",
     "stable": "replace",
     "subsample": "replace",
 }
@@ -107,7 +107,7 @@ def register(sub: Any) -> None:
         "--neighbors",
         dest="neighbours",
         choices=NEIGHBOURS,
-        help="neighbour relation; default add_remove for tree, replace for exponential; "
+        help="neighbour relation; default add_remove for tree and exponential; "
         "stable and subsample are defined for replace only",
     )
     mdn.add_argument("--m", type=int, help="rows per block (subsample only; required there)")

@@ -289,7 +289,7 @@ def quantile_exponential(
     *,
     bounds: tuple[Any, Any],
     epsilon: float,
-    neighbours: str = "replace",
+    neighbours: str = "add_remove",
     nan: str = "error",
     rng: RandomSource | None = None,
     details: bool = False,
@@ -339,7 +339,8 @@ def quantile_exponential(
         as at the bound.
     epsilon : float
         Total budget over all ``q``.
-    neighbours : {"replace", "add_remove"}
+    neighbours : {"add_remove", "replace"}, default="add_remove"
+        As :func:`treedp.quantiles` and the tree (the default was ``"replace"`` before).
     nan : {"error", "drop"}, default="error"
         NaN and NaT values raise a :class:`DataError` whose message is the same for every
         dataset (no count), or are dropped with ``"drop"``. Dropping is a per-record filter,
@@ -400,7 +401,7 @@ def median(
     *,
     epsilon: float,
     bounds: tuple[Any, Any],
-    neighbours: str = "replace",
+    neighbours: str = "add_remove",
     nan: str = "error",
     rng: RandomSource | None = None,
     details: bool = False,
@@ -423,7 +424,8 @@ def median(
         The budget.
     bounds : (lo, hi)
         Public bounds (numbers or datetimes).
-    neighbours : {"replace", "add_remove"}, default="replace"
+    neighbours : {"add_remove", "replace"}, default="add_remove"
+        As :func:`treedp.quantiles` and the tree (the default was ``"replace"`` before).
     nan : {"error", "drop"}, default="error"
     rng : RandomSource, optional
     details : bool, default=False
@@ -455,7 +457,7 @@ def _quantile_exponential_draws(
     bounds: tuple[Any, Any],
     epsilon: float,
     size: int,
-    neighbours: str = "replace",
+    neighbours: str = "add_remove",
     nan: str = "error",
     rng: RandomSource | None = None,
     integers: bool = False,
