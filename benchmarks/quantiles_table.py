@@ -16,9 +16,10 @@ everywhere.
 ``--columns`` re-runs only some columns and ``--base PATH...`` fills in the others from saved
 ``--json`` runs (same cells, same seeds: each column's seeds depend on the repetition only).
 
-``--study split|bins|crossover`` runs the tuning studies behind the rules instead
+``--study split|bins|crossover|private-n`` runs the tuning studies behind the rules instead
 (:func:`study`): the recursive method's budget split over its levels (``--powers``), the tree's
-number of bins (``--bins-list``), and recursive against tree.
+number of bins (``--bins-list``), recursive against tree, and ``n="private"`` at each
+``--shares`` value against the true public ``n``.
 
 Columns:
 
@@ -86,6 +87,8 @@ PEERS = ("diffprivlib", "opendp", "pydp")
 TREE_N = "tree (n)"
 #: ``treedp.quantiles(..., n="private")``: the count spent, the method chosen from it.
 PRIVATE_N = "auto (private n)"
+#: First seed of ``--study private-n`` (fresh: not the table's ``0..reps-1``).
+PRIVATE_N_SEED = 5000
 #: What :func:`cell` can run (``--columns``).
 ALL_COLUMNS = (
     "recursive",
@@ -399,7 +402,10 @@ def study(args: argparse.Namespace) -> None:
     power`` for each ``--powers`` value (``SPLIT_POWER``); ``bins``: the tree with each
     ``--bins-list`` number of equal-width bins; ``crossover``: the recursive method against
     the tree with its default bins (:func:`treedp.quantiles_api.tree_bins` of ε, and of ε and
-    the public ``n`` when that differs: ``tree[n public: bins]``). Same data as the
+    the public ``n`` when that differs: ``tree[n public: bins]``); ``private-n``:
+    ``treedp.quantiles`` (``method="auto"``) given the true ``n`` against ``n="private"``
+    with each ``--shares`` value, all on the sources ``PRIVATE_N_SEED + r`` (fresh seeds,
+    the same for every column). Same data as the
     table (seed 0); ``--reps`` repetitions with seeded sources (``100 + r`` for the tree).
     With ``--json PATH`` every study cell is also written there (mean, standard error,
     repetitions and, for the tree on equal-width bins, the planner's choice: :func:`planned`).
@@ -459,6 +465,34 @@ def study(args: argparse.Namespace) -> None:
                             ]
                             out.append(f"tree[{b or 'default'}] {stat(errs)}")
                             record(name, n, eps, m, f"tree[{b or 'default'}]", errs, bounds, b)
+                    if args.study == "private-n":
+                        run = {
+                            "n public": {"n": n},
+                            **{
+                                f"private n[{sh}]": {"n": "private", "n_share": sh}
+                                for sh in args.shares
+                            },
+                        }
+                        means = {}
+                        for key, kw in run.items():
+                            errs, chose = [], {}
+                            for r in range(args.reps):
+                                res = treedp.quantiles(
+                                    xs,
+                                    q,
+                                    epsilon=eps,
+                                    bounds=bounds,
+                                    bins=bins,
+                                    rng=InsecureSeededSource(PRIVATE_N_SEED + r),
+                                    **kw,
+                                )
+                                errs.append(rank_error(xs, np.asarray(res.values), q))
+                                chose[res.method] = chose.get(res.method, 0) + 1
+                            means[key] = float(np.mean(errs))
+                            ratio = means[key] / max(means["n public"], 1e-9)
+                            picked = ", ".join(f"{k} {v}" for k, v in sorted(chose.items()))
+                            out.append(f"{key} {stat(errs)} ({ratio:.2f}x; {picked})")
+                            record(name, n, eps, m, key, errs, bounds, None)
                     if args.study == "crossover" and bins is None:  # the bins given n, if other
                         b = tree_bins(eps, n=n)
                         if b != tree_bins(eps):
@@ -489,7 +523,12 @@ def main() -> None:
     ap.add_argument("--ms", nargs="+", type=int, default=list(MS))
     ap.add_argument("--json", help="also write the per-cell means here")
     ap.add_argument("--summary", nargs="+", metavar="JSON", help="only summarise saved --json runs")
-    ap.add_argument("--study", choices=("split", "bins", "crossover"), help="a tuning study")
+    ap.add_argument(
+        "--study", choices=("split", "bins", "crossover", "private-n"), help="a tuning study"
+    )
+    ap.add_argument(
+        "--shares", nargs="+", type=float, default=[0.02, 0.05, 0.1], help="for private-n"
+    )
     ap.add_argument("--powers", nargs="+", type=float, default=[0.0, 0.5, -0.5])
     ap.add_argument("--bins-list", nargs="+", type=int, default=[1024, 2048, 4096])
     ap.add_argument(

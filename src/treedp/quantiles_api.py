@@ -3,7 +3,9 @@
 One entry point chooses between the exponential mechanism (one level), the recursive
 exponential mechanism (a few to many levels) and the tree CDF (many levels, or discrete data
 with many levels) by a rule on public parameters only (:func:`choose_method`), and optionally
-spends a share of the budget on private bounds first (``bounds="private"``).
+spends a share of the budget on private bounds first (``bounds="private"``) and, with
+``n="private"``, a share on a noisy count of the records that the rule then reads in place of
+a public ``n`` (post-processing of that release; :mod:`treedp.mechanisms.private_count`).
 """
 
 from __future__ import annotations
@@ -202,8 +204,9 @@ def choose_method(m: int, *, epsilon: float, bins: Any = None, n: int | None = N
     Without ``n``: from :data:`TREE_MIN_LEVELS` levels (:data:`TREE_MIN_LEVELS_LOW_EPSILON`
     when ``epsilon <`` :data:`LOW_EPSILON`), a compromise over ``n`` from 10^3 to 10^5.
 
-    With a public ``n`` (given by the user, never the data's count; see
-    :func:`treedp.quantiles`; the tree then runs on ``tree_bins(epsilon, n)`` bins): from
+    With a public ``n`` (given by the user, never the data's count; or with
+    ``n="private"`` a DP release of the count; see :func:`treedp.quantiles`; the tree then
+    runs on ``tree_bins(epsilon, n)`` bins): from
     :data:`TREE_MIN_LEVELS_VERY_FEW_RECORDS` levels when ``n · ε <`` :data:`VERY_FEW_RECORDS`
     (any ε). Otherwise, below :data:`LOW_EPSILON`: from :data:`TREE_MIN_LEVELS_FEW_RECORDS`
     levels when ``n · ε <`` :data:`FEW_RECORDS`, from
