@@ -114,7 +114,7 @@ MAX_TREE_BINS = 2**16
 MIN_TREE_BINS = 64
 #: The default share of ``epsilon`` that ``n="private"`` spends on a noisy count of the
 #: records (:func:`quantiles`; chosen by measurement, docs/quantiles.md, "Private n").
-DEFAULT_N_SHARE = 0.05
+DEFAULT_N_SHARE = 0.02
 #: What :attr:`QuantilesResult.n_source` can say about the ``n`` the rules saw.
 N_SOURCES: tuple[str, ...] = ("none", "public", "private", "not needed")
 

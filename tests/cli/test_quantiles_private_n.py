@@ -12,6 +12,7 @@ import treedp
 from tests.cli_lines import one_error_line
 from treedp.cli import main
 from treedp.mechanisms.private_count import count_scale
+from treedp.quantiles_api import DEFAULT_N_SHARE
 
 
 @pytest.fixture
@@ -34,7 +35,7 @@ def test_n_private_prints_the_count_and_its_epsilon(
     assert main([*_argv(data), "--bounds", "0", "100", "--n", "private", *seeded]) == 0
     out = capsys.readouterr().out.splitlines()
     assert out[-2].startswith("method ")
-    spent = count_scale(0.05)[1]
+    spent = count_scale(DEFAULT_N_SHARE)[1]
     assert out[-1].startswith(f"n private: epsilon {spent:.10g} spent on a noisy count")
     assert "released" in out[-1]
     argv = [*_argv(data), "--bounds", "private", "--n", "private", "--n-share", "0.1", *seeded]

@@ -143,7 +143,7 @@ def register(sub: Any) -> None:
         type=float,
         default=None,
         metavar="S",
-        help="share of epsilon spent on the count with --n private (default 0.05)",
+        help="share of epsilon spent on the count with --n private (default 0.02)",
     )
     qs.add_argument(
         "--bounds-share",
