@@ -118,6 +118,9 @@ def test_count_sampler_mutant_with_half_the_scale_is_rejected() -> None:
 def test_private_count_contract_and_refusals() -> None:
     assert pc.CONTRACT.measure is PureDP and pc.CONTRACT.neighbours == ("add_remove",)
     assert pc.CONTRACT.privacy_unit == "record" and "sensitivity 1" in pc.CONTRACT.sensitivity
+    doc = (pc.private_count.__doc__ or "").lower()
+    for word in ("guarantee", "sensitivity", "record", "neighbour relation", "add_remove"):
+        assert word in doc
     x = np.arange(100.0)
     res = pc.private_count(x, epsilon=0.5, rng=InsecureSeededSource(1))
     assert isinstance(res.value, int) and res.value >= 0 and res.seeded
