@@ -16,9 +16,10 @@ everywhere.
 ``--columns`` re-runs only some columns and ``--base PATH...`` fills in the others from saved
 ``--json`` runs (same cells, same seeds: each column's seeds depend on the repetition only).
 
-``--study split|bins|crossover`` runs the tuning studies behind the rules instead
+``--study split|bins|crossover|private-n`` runs the tuning studies behind the rules instead
 (:func:`study`): the recursive method's budget split over its levels (``--powers``), the tree's
-number of bins (``--bins-list``), and recursive against tree.
+number of bins (``--bins-list``), recursive against tree, and ``n="private"`` at each
+``--shares`` value against the true public ``n``.
 
 Columns:
 
@@ -39,6 +40,12 @@ Columns:
 * ``auto (n public)``: what ``treedp.quantiles(..., n=n)`` runs for a user who knows the true
   ``n`` (``choose_method`` given ``n``); when it picks the tree, the column ``tree (n)``: the
   tree on ``tree_bins(ε, n)`` bins, same seeds as ``tree``.
+* ``auto (private n)``: what ``treedp.quantiles(..., n="private")`` runs for a user who does
+  not know ``n`` (add/remove): ``--n-share`` of ε (default
+  :data:`~treedp.quantiles_api.DEFAULT_N_SHARE`) on a noisy count, the method and bins
+  chosen from it, the rest on the quantiles; its own run (``InsecureSeededSource(rep)``, the
+  recursive column's seeds), with the methods it chose (``choice:auto (private n)``). Scored
+  against the best of the reference columns and ``tree (n)``.
 * peers, for ``m`` in {5, 99} when installed (``--peer-reps`` repetitions; OpenDP takes
   about 70 s for 99 levels of 10**5 values): ``diffprivlib`` 0.6.6
   (``tools.quantile``, ε split over the levels), ``opendp`` 0.16 (``make_private_quantile``,
@@ -78,8 +85,21 @@ METHODS = ("recursive", "exp/m", "jointexp", "tree")
 PEERS = ("diffprivlib", "opendp", "pydp")
 #: The tree with :func:`~treedp.quantiles_api.tree_bins` of ε and the public (true) ``n``.
 TREE_N = "tree (n)"
+#: ``treedp.quantiles(..., n="private")``: the count spent, the method chosen from it.
+PRIVATE_N = "auto (private n)"
+#: First seed of ``--study private-n`` (fresh: not the table's ``0..reps-1``).
+PRIVATE_N_SEED = 5000
 #: What :func:`cell` can run (``--columns``).
-ALL_COLUMNS = ("recursive", "exp/m", "jointexp", "tree", TREE_N, "exponential", "peers")
+ALL_COLUMNS = (
+    "recursive",
+    "exp/m",
+    "jointexp",
+    "tree",
+    TREE_N,
+    "exponential",
+    "peers",
+    PRIVATE_N,
+)
 #: JointExp's reference dynamic programme is O(m n^2): only up to this n.
 JOINTEXP_MAX_N = 2000
 #: From this many levels on JointExp runs ``--jointexp-reps`` repetitions (it is slow).
@@ -274,17 +294,20 @@ def cell(  # type: ignore[no-untyped-def]
     peer_reps: int,
     jointexp_reps: int,
     columns: tuple[str, ...] = ALL_COLUMNS,
+    n_share: float | None = None,
 ):
     """The per-method mean rank errors of one cell (and their standard errors, ``se:<key>``).
 
     ``columns`` picks what runs (``--columns``; default all): ``recursive``, ``exp/m``,
-    ``jointexp``, ``tree``, ``tree (n)``, ``exponential`` (m = 1 only) and ``peers``. Each
+    ``jointexp``, ``tree``, ``tree (n)``, ``exponential`` (m = 1 only), ``peers`` and
+    ``auto (private n)`` (with ``n_share``; the methods it chose in ``choice:<column>``). Each
     column's seeds depend on the repetition only, so a column re-run alone gives what a full
     run gives.
     """
     _draw_fn, bounds, bins = DISTS[name]
     q = np.arange(1, m + 1) / (m + 1)
     err: dict[str, list[float]] = {}
+    chose: dict[str, int] = {}
     for rep in range(reps * (5 if m == 1 else 1)):
         rows: dict[str, Any] = {}
         if "recursive" in columns:
@@ -322,6 +345,19 @@ def cell(  # type: ignore[no-untyped-def]
             ).values
         if m in PEER_MS and rep < peer_reps and "peers" in columns:
             rows.update(peers(xs, q, eps, bounds, rep))
+        if PRIVATE_N in columns:  # the count spent, the method and bins chosen from it
+            res = treedp.quantiles(
+                xs,
+                q,
+                epsilon=eps,
+                bounds=bounds,
+                bins=bins,
+                n="private",
+                n_share=n_share,
+                rng=InsecureSeededSource(rep),
+            )
+            rows[PRIVATE_N] = res.values
+            chose[res.method] = chose.get(res.method, 0) + 1
         for key, est in rows.items():
             if bins == "integers" and key in ("exp/m", "jointexp", *PEERS):
                 est = np.floor(np.asarray(est, dtype=np.float64))  # integer data: round down
@@ -329,6 +365,9 @@ def cell(  # type: ignore[no-untyped-def]
     out = {k: float(np.mean(v)) for k, v in err.items()}
     out.update({f"se:{k}": float(np.std(v) / np.sqrt(len(v))) for k, v in err.items()})
     out.update({f"reps:{k}": len(v) for k, v in err.items()})
+    if chose:
+        out[f"choice:{PRIVATE_N}"] = ", ".join(f"{k} {v}" for k, v in sorted(chose.items()))
+        out[f"share:{PRIVATE_N}"] = n_share  # None: the library's default
     return out
 
 
@@ -363,7 +402,10 @@ def study(args: argparse.Namespace) -> None:
     power`` for each ``--powers`` value (``SPLIT_POWER``); ``bins``: the tree with each
     ``--bins-list`` number of equal-width bins; ``crossover``: the recursive method against
     the tree with its default bins (:func:`treedp.quantiles_api.tree_bins` of ε, and of ε and
-    the public ``n`` when that differs: ``tree[n public: bins]``). Same data as the
+    the public ``n`` when that differs: ``tree[n public: bins]``); ``private-n``:
+    ``treedp.quantiles`` (``method="auto"``) given the true ``n`` against ``n="private"``
+    with each ``--shares`` value, all on the sources ``PRIVATE_N_SEED + r`` (fresh seeds,
+    the same for every column). Same data as the
     table (seed 0); ``--reps`` repetitions with seeded sources (``100 + r`` for the tree).
     With ``--json PATH`` every study cell is also written there (mean, standard error,
     repetitions and, for the tree on equal-width bins, the planner's choice: :func:`planned`).
@@ -423,6 +465,34 @@ def study(args: argparse.Namespace) -> None:
                             ]
                             out.append(f"tree[{b or 'default'}] {stat(errs)}")
                             record(name, n, eps, m, f"tree[{b or 'default'}]", errs, bounds, b)
+                    if args.study == "private-n":
+                        run = {
+                            "n public": {"n": n},
+                            **{
+                                f"private n[{sh}]": {"n": "private", "n_share": sh}
+                                for sh in args.shares
+                            },
+                        }
+                        means = {}
+                        for key, kw in run.items():
+                            errs, chose = [], {}
+                            for r in range(args.reps):
+                                res = treedp.quantiles(
+                                    xs,
+                                    q,
+                                    epsilon=eps,
+                                    bounds=bounds,
+                                    bins=bins,
+                                    rng=InsecureSeededSource(PRIVATE_N_SEED + r),
+                                    **kw,
+                                )
+                                errs.append(rank_error(xs, np.asarray(res.values), q))
+                                chose[res.method] = chose.get(res.method, 0) + 1
+                            means[key] = float(np.mean(errs))
+                            ratio = means[key] / max(means["n public"], 1e-9)
+                            picked = ", ".join(f"{k} {v}" for k, v in sorted(chose.items()))
+                            out.append(f"{key} {stat(errs)} ({ratio:.2f}x; {picked})")
+                            record(name, n, eps, m, key, errs, bounds, None)
                     if args.study == "crossover" and bins is None:  # the bins given n, if other
                         b = tree_bins(eps, n=n)
                         if b != tree_bins(eps):
@@ -453,7 +523,12 @@ def main() -> None:
     ap.add_argument("--ms", nargs="+", type=int, default=list(MS))
     ap.add_argument("--json", help="also write the per-cell means here")
     ap.add_argument("--summary", nargs="+", metavar="JSON", help="only summarise saved --json runs")
-    ap.add_argument("--study", choices=("split", "bins", "crossover"), help="a tuning study")
+    ap.add_argument(
+        "--study", choices=("split", "bins", "crossover", "private-n"), help="a tuning study"
+    )
+    ap.add_argument(
+        "--shares", nargs="+", type=float, default=[0.02, 0.05, 0.1], help="for private-n"
+    )
     ap.add_argument("--powers", nargs="+", type=float, default=[0.0, 0.5, -0.5])
     ap.add_argument("--bins-list", nargs="+", type=int, default=[1024, 2048, 4096])
     ap.add_argument(
@@ -462,6 +537,12 @@ def main() -> None:
         choices=ALL_COLUMNS,
         default=list(ALL_COLUMNS),
         help="run only these (the others from --base)",
+    )
+    ap.add_argument(
+        "--n-share",
+        type=float,
+        default=None,
+        help=f"n_share of the {PRIVATE_N!r} column (default: the library's DEFAULT_N_SHARE)",
     )
     ap.add_argument(
         "--base",
@@ -506,6 +587,7 @@ def main() -> None:
                         args.peer_reps,
                         args.jointexp_reps,
                         tuple(args.columns),
+                        args.n_share,
                     )
                     key = {"data": name, "n": n, "eps": eps, "m": m}
                     done = {**base.get((name, n, eps, m), {}), **key, **mean}
@@ -526,27 +608,34 @@ def main() -> None:
 
 
 HEADER = (
-    "| data | n | ε | m | auto | auto (n public) | recursive | exp/m | jointexp | tree | "
-    "tree (n) | best ratio | best ratio (n) | diffprivlib | opendp | pydp |\n"
-    "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
+    "| data | n | ε | m | auto | auto (n public) | auto (private n) | recursive | exp/m | "
+    "jointexp | tree | tree (n) | best ratio | best ratio (n) | best ratio (private n) | "
+    "diffprivlib | opendp | pydp |\n"
+    "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
 )
+#: The three ``auto`` columns: no ``n``, the true public ``n``, ``n="private"``.
+MODES: tuple[bool | str, ...] = (False, True, "private")
 
 
-def auto_key(c: dict[str, Any], public_n: bool) -> tuple[str, str]:
+def auto_key(c: dict[str, Any], public_n: bool | str) -> tuple[str, str]:
     """The method ``auto`` picks for a cell and the column holding its result.
 
     Without ``public_n`` the rule sees no ``n`` (add/remove, count unknown); with it, the
     true ``n``, and the tree then runs on :func:`~treedp.quantiles_api.tree_bins` of ε and
-    ``n`` (column ``tree (n)``).
+    ``n`` (column ``tree (n)``). With ``public_n="private"``: the column ``auto (private
+    n)`` and the methods its run chose (they depend on the noisy count).
     """
+    if public_n == "private":
+        return str(c.get(f"choice:{PRIVATE_N}", "-")), PRIVATE_N
     chosen = choose_method(
         c["m"], epsilon=c["eps"], bins=DISTS[c["data"]][2], n=c["n"] if public_n else None
     )
     return chosen, TREE_N if public_n and chosen == "tree" else chosen
 
 
-def best_key(c: dict[str, Any], public_n: bool) -> str:
-    """The best reference column: of :data:`METHODS`, and ``tree (n)`` too with ``public_n``."""
+def best_key(c: dict[str, Any], public_n: bool | str) -> str:
+    """The best reference column: of :data:`METHODS`, and ``tree (n)`` too with ``public_n``
+    (``True`` or ``"private"``)."""
     keys = (*METHODS, TREE_N) if public_n else METHODS
     return min((k for k in keys if k in c), key=lambda k: c[k])
 
@@ -555,9 +644,10 @@ def row(c: dict[str, Any]) -> str:
     """One Markdown row of a cell's means (``auto`` is the chosen method's column)."""
     parts = []
     ratios = []
-    for public_n in (False, True):
+    for public_n in MODES:
         chosen, key = auto_key(c, public_n)
-        if key in c:
+        refs = (*METHODS, TREE_N) if public_n else METHODS
+        if key in c and any(k in c for k in refs):
             parts.append(f"{c[key]:.1f} ({chosen})")
             ratios.append(f"{c[key] / max(c[best_key(c, public_n)], 1e-9):.2f}")
         else:
@@ -577,15 +667,16 @@ def row(c: dict[str, Any]) -> str:
 
 
 def summarise(cells: list[dict[str, Any]], table: bool = False) -> None:
-    """The goal counts, for ``auto`` and ``auto (n public)``: within 1.2x of the best
-    method; below every peer."""
+    """The goal counts, for ``auto``, ``auto (n public)`` and ``auto (private n)``: within
+    1.2x of the best method; below every peer."""
     if table:
         print(HEADER)
         for c in cells:
             print(row(c))
-    for public_n in (False, True):
-        label = "auto (n public)" if public_n else "auto"
-        scored = [c for c in cells if auto_key(c, public_n)[1] in c]
+    for public_n in MODES:
+        label = {False: "auto", True: "auto (n public)", "private": PRIVATE_N}[public_n]
+        refs = (*METHODS, TREE_N) if public_n else METHODS
+        scored = [c for c in cells if auto_key(c, public_n)[1] in c and any(k in c for k in refs)]
         within, misses, peer_rows, tied = 0, [], [], []
         for c in scored:
             chosen, key = auto_key(c, public_n)

@@ -3,7 +3,9 @@
 One entry point chooses between the exponential mechanism (one level), the recursive
 exponential mechanism (a few to many levels) and the tree CDF (many levels, or discrete data
 with many levels) by a rule on public parameters only (:func:`choose_method`), and optionally
-spends a share of the budget on private bounds first (``bounds="private"``).
+spends a share of the budget on private bounds first (``bounds="private"``) and, with
+``n="private"``, a share on a noisy count of the records that the rule then reads in place of
+a public ``n`` (post-processing of that release; :mod:`treedp.mechanisms.private_count`).
 """
 
 from __future__ import annotations
@@ -34,6 +36,8 @@ from treedp.mechanisms.private_bounds import (
     remaining_epsilon,
     split_private_bounds,
 )
+from treedp.mechanisms.private_count import CONTRACT as COUNT_CONTRACT
+from treedp.mechanisms.private_count import count_scale, release_count
 from treedp.mechanisms.quantile_exponential import quantile_exponential
 from treedp.mechanisms.quantiles_recursive import quantiles_recursive
 from treedp.mechanisms.results import QuantileResult
@@ -43,7 +47,15 @@ from treedp.privacy.accountant import Accountant, check_accountant
 from treedp.privacy.spend import SpendRecord
 from treedp.release.discrete_quantiles import discrete_quantile_from
 
-__all__ = ["METHODS", "QuantilesResult", "choose_method", "quantiles", "tree_bins"]
+__all__ = [
+    "DEFAULT_N_SHARE",
+    "METHODS",
+    "N_SOURCES",
+    "QuantilesResult",
+    "choose_method",
+    "quantiles",
+    "tree_bins",
+]
 
 #: The methods :func:`quantiles` can use.
 METHODS: tuple[str, ...] = ("auto", "exponential", "recursive", "tree")
@@ -100,6 +112,11 @@ MAX_TREE_BINS = 2**16
 #: The fewest equal-width bins :func:`tree_bins` picks: with a public ``n`` and a small
 #: ``n · ε`` the bins are the largest power of two at most ``n · ε``, and at least this.
 MIN_TREE_BINS = 64
+#: The default share of ``epsilon`` that ``n="private"`` spends on a noisy count of the
+#: records (:func:`quantiles`; chosen by measurement, docs/quantiles.md, "Private n").
+DEFAULT_N_SHARE = 0.02
+#: What :attr:`QuantilesResult.n_source` can say about the ``n`` the rules saw.
+N_SOURCES: tuple[str, ...] = ("none", "public", "private", "not needed")
 
 
 def tree_bins(epsilon: float, n: int | None = None) -> int:
@@ -187,8 +204,9 @@ def choose_method(m: int, *, epsilon: float, bins: Any = None, n: int | None = N
     Without ``n``: from :data:`TREE_MIN_LEVELS` levels (:data:`TREE_MIN_LEVELS_LOW_EPSILON`
     when ``epsilon <`` :data:`LOW_EPSILON`), a compromise over ``n`` from 10^3 to 10^5.
 
-    With a public ``n`` (given by the user, never the data's count; see
-    :func:`treedp.quantiles`; the tree then runs on ``tree_bins(epsilon, n)`` bins): from
+    With a public ``n`` (given by the user, never the data's count; or with
+    ``n="private"`` a DP release of the count; see :func:`treedp.quantiles`; the tree then
+    runs on ``tree_bins(epsilon, n)`` bins): from
     :data:`TREE_MIN_LEVELS_VERY_FEW_RECORDS` levels when ``n · ε <`` :data:`VERY_FEW_RECORDS`
     (any ε). Otherwise, below :data:`LOW_EPSILON`: from :data:`TREE_MIN_LEVELS_FEW_RECORDS`
     levels when ``n · ε <`` :data:`FEW_RECORDS`, from
@@ -230,12 +248,25 @@ class QuantilesResult(QuantileResult):
     bounds_warning : str or None
         With ``bounds="private"``: a warning when a scan ran off the public grid (too few
         records for this ε; :func:`treedp.mechanisms.private_bounds.grid_end_warning`).
+    n_source : str
+        Where the ``n`` that chose the method and the tree's bins came from (one of
+        :data:`N_SOURCES`): ``"none"`` (no ``n``: the rules without it), ``"public"`` (the
+        user's ``n``, or under ``"replace"`` the number of values), ``"private"`` (``n =
+        "private"``: a noisy count was released, :attr:`n_released`), ``"not needed"`` (``n
+        = "private"`` where neither the method nor the bins can depend on ``n``: nothing was
+        spent on it).
+    n_released : int or None
+        With ``n_source == "private"``: the released noisy count of the records (a DP
+        release, ``max(0, n + Z)``, part of the guarantee; its spend is in :attr:`parts`);
+        else None.
     """
 
     method: str
     bounds: tuple[Any, Any]
     parts: tuple[SpendRecord, ...]
     bounds_warning: str | None = None
+    n_source: str = "none"
+    n_released: int | None = None
 
 
 def _levels(q: Any) -> np.ndarray:
@@ -258,12 +289,13 @@ def quantiles(
     bins: int | str | None = None,
     method: str = "auto",
     neighbours: str = "add_remove",
-    n: int | None = None,
+    n: int | str | None = None,
     nan: str = "error",
     bounds_share: float | None = None,
     rng: RandomSource | None = None,
     accountant: Accountant | None = None,
     column: str | None = None,
+    n_share: float | None = None,
 ) -> QuantilesResult:
     """Private quantiles at any levels, by the method best for the request.
 
@@ -298,7 +330,7 @@ def quantiles(
         (post-processing), so every method is non-decreasing in ``q``; a repeated level is
         released once and answered the same.
     neighbours : {"add_remove", "replace"}, default="add_remove"
-    n : int, optional
+    n : int or "private", optional
         The public number of records, when the user knows it from elsewhere (never read from
         the data). It only chooses the method (:func:`choose_method`) and the tree's bins
         (:func:`tree_bins`): a wrong ``n`` costs accuracy, never privacy (much accuracy when
@@ -309,16 +341,35 @@ def quantiles(
         use ``n``. Under ``"replace"`` it is public by definition: default the number of
         values; a given ``n`` that differs from it is refused (``DataError``, an
         ``InvalidParameterError``) by every method, before anything is charged.
+
+        ``"private"`` (an explicit opt-in; the default stays the rule on public parameters):
+        ``n_share · epsilon`` releases a noisy count of the records
+        (:mod:`treedp.mechanisms.private_count`: ``max(0, n + Z)``, ``Z`` exact discrete
+        Laplace of scale ``>= 1/(n_share · epsilon)``, sensitivity 1 under add/remove), and
+        the method and the tree's bins are chosen from it with the rest of the budget ``ε_r``
+        (``choose_method(m, epsilon=ε_r, bins=bins, n=n̂)``, ``tree_bins(ε_r, n̂)``:
+        post-processing of that release), which then releases the quantiles. When neither the
+        method nor the bins can depend on ``n`` (one level; integer bins; a method other than
+        ``"auto"`` or ``"tree"``; explicit ``bins`` with a number of levels at which the rules
+        always pick the same method) nothing is spent on it (``n_source == "not needed"``).
+        Under ``"replace"`` the count is public: nothing is spent and the number of values is
+        used (``n_source == "public"``).
     nan : {"error", "drop"}, default="error"
     bounds_share : float, optional
         The share of ``epsilon`` spent on ``bounds="private"``, in (0, 1) (default 0.1);
         refused with public bounds, where it would be ignored.
+    n_share : float, optional
+        The share of ``epsilon`` spent on the count with ``n="private"``, in (0, 1) (default
+        :data:`DEFAULT_N_SHARE`); with ``bounds="private"`` the two shares must leave a
+        positive rest (``bounds_share + n_share < 1``); refused without ``n="private"``.
     rng : RandomSource, optional
         Where the randomness comes from (default: the operating system's).
     column : str, optional
         The column of a DataFrame or file given as ``values``.
     accountant : Accountant, optional
-        Charged the whole ``epsilon`` (private bounds included) after the checks (the data's
+        Charged the whole ``epsilon`` (private bounds and count included; with a private
+        ``n`` the record names ``quantiles[auto, private n]``, as the method is chosen after
+        the count's noise) after the checks (the data's
         read included: missing values, a 2-D or non-numeric column, a wrong public ``n``, a
         bad ``bounds_share`` are refused without a charge) and before any randomness is
         drawn; refused with nothing released when it would overspend.
@@ -327,7 +378,9 @@ def quantiles(
     -------
     QuantilesResult
         ``values`` (one per level), ``method``, ``bounds``, ``guarantee`` (``PureDP`` of the
-        total spent, at most ``epsilon``), ``spend`` and ``parts``.
+        total spent, at most ``epsilon``: basic composition of the private bounds, the
+        private count and the quantiles, summed exactly), ``spend``, ``parts`` (one record
+        per step), ``n_source`` and ``n_released``.
 
     See Also
     --------
@@ -368,8 +421,21 @@ def quantiles(
     share = DEFAULT_SHARE if bounds_share is None else bounds_share
     lower, upper = request if request is not None else (None, None)
     known = check_known_bound(lower, upper, bins == "integers", "bounds") if private else None
-    if n is not None:
+    private_n = isinstance(n, str) and n == "private"
+    if isinstance(n, str) and not private_n:
+        raise InvalidParameterError(
+            f"The 'n' parameter must be an int >= 0, 'private' or None. Got {n!r}."
+        )
+    if n_share is not None and not private_n:
+        raise InvalidParameterError(
+            "The 'n_share' parameter applies only with n='private'; it would be ignored."
+        )
+    count_share = _check_n_share(n_share, share if private else None) if private_n else 0.0
+    if private_n:
+        n = None  # the count (add_remove) or the number of values (replace) comes later
+    elif n is not None:
         n = check_int(n, "n", lo=0)
+    n_source = "none" if n is None else "public"
     # The data are read once before anything is charged (shape, type, missing values): a
     # refusal the method would raise after the charge spends nothing.
     size, unit = _read_before_charge(values, nan, relation)
@@ -381,33 +447,57 @@ def quantiles(
                 "public n, or leave 'n' out (under replace it is the number of values)."
             )
         n = size
+        n_source = "public"
     m = int(np.unique(qa).size)
     chosen = choose_method(m, epsilon=eps, bins=bins, n=n) if method == "auto" else method
+    # With n="private": the budget left after the bounds (from public parameters only)
+    # decides whether n can matter; if it can, the count's exact loss comes off it too.
+    after_bounds = remaining_epsilon(eps, share, relation, known is not None) if private else eps
+    count: tuple[Any, float] | None = None  # (scale, ε spent) of the count step, if any
+    rest = after_bounds
+    if private_n and relation == "add_remove":
+        fixed = _fixed_choice(m, after_bounds, bins, method)
+        if fixed is None:  # the method or the bins depend on n: spend on a count
+            count = count_scale(check_epsilon(eps * count_share))
+            rest = math.nextafter(after_bounds - count[1], 0.0)
+            if not rest > 0:
+                raise InvalidParameterError(
+                    "The 'bounds_share' and 'n_share' parameters leave no budget for the "
+                    "quantiles; give smaller shares."
+                )
+            chosen = f"{method}, private n"  # the record's name: the method comes later
+            n_source = "private"
+        else:
+            chosen = fixed
+            n_source = "not needed"
+    check_as = "tree" if count is not None else chosen  # any method the count may pick
     if private:  # the share, and the tree's bins on stand-in bounds: before the charge
         if unit is not None:
             raise InvalidTypeError(
                 "bounds='private' takes numbers, not datetimes: give public 'bounds=(lo, hi)' "
                 "as datetimes."
             )
-        rest = remaining_epsilon(eps, share, relation, known is not None)
         if bins != "integers":  # integer ranges are cut to MAX_BINS by the bounds step
-            _check_bounds(chosen, (0, 1), bins, rest, n)
+            _check_bounds(check_as, (0, 1), bins, rest, n)
     else:  # public parameters the methods check later: before anything is charged
-        _check_bounds(chosen, bounds, bins, eps, n)
-        _check_kinds(chosen, bounds, unit)
+        _check_bounds(check_as, bounds, bins, rest, n)
+        _check_kinds(check_as, bounds, unit)
     source = resolve_source(rng)
     check_accountant(accountant)
     if accountant is not None:  # the whole ε (bounds and quantiles), before any randomness
+        charged: dict[str, Any] = {
+            "q": tuple(float(v) for v in qa),
+            "bounds": bounds if isinstance(bounds, str) else str(tuple(bounds)),
+        }
+        if private_n:
+            charged.update({"n": "private", "n_share": count_share})
         accountant.charge(
             SpendRecord(
                 mechanism=f"quantiles[{chosen}]",
                 measure=PureDP(eps),
                 neighbours=relation,
                 unit="record",
-                parameters={
-                    "q": tuple(float(v) for v in qa),
-                    "bounds": bounds if isinstance(bounds, str) else str(tuple(bounds)),
-                },
+                parameters=charged,
             )
         )
     parts: list[SpendRecord] = []
@@ -432,6 +522,28 @@ def quantiles(
     else:
         the_bounds = (bounds[0], bounds[1])
         eps_rest = eps
+    n_released: int | None = None
+    if count is not None:  # the private count, then the choice from it (post-processing)
+        scale, count_spent = count
+        n_released = release_count(size, scale, source)
+        parts.append(
+            SpendRecord(
+                mechanism=COUNT_CONTRACT.name,
+                measure=PureDP(count_spent),
+                neighbours=relation,
+                unit="record",
+                parameters={
+                    "epsilon": eps * count_share,
+                    "n_share": count_share,
+                    "sensitivity": 1,
+                    "scale": str(scale),
+                },
+            )
+        )
+        spent += Fraction(count_spent)
+        eps_rest = math.nextafter(eps_rest - count_spent, 0.0)
+        n = n_released
+        chosen = choose_method(m, epsilon=eps_rest, bins=bins, n=n) if method == "auto" else method
     # Each distinct level is released once, in increasing order; the answers are then put
     # back in the caller's order (duplicates get the same answer). The exponential method
     # draws its levels independently, so its answers are sorted (post-processing): every
@@ -461,6 +573,7 @@ def quantiles(
             "bins": bins,
             "method": method,
             "nan": nan,
+            **({"n": "private", "n_share": count_share} if private_n else {}),
         },
         randomness=describe(source),
         q=qa,
@@ -469,7 +582,51 @@ def quantiles(
         bounds=the_bounds,
         parts=tuple(parts),
         bounds_warning=off_grid,
+        n_source=n_source,
+        n_released=n_released,
     )
+
+
+def _check_n_share(n_share: Any, bounds_share: float | None) -> float:
+    """``n_share`` (default :data:`DEFAULT_N_SHARE`) in (0, 1), leaving a rest after the
+    bounds' share when ``bounds_share`` is given."""
+    if n_share is None:
+        n_share = DEFAULT_N_SHARE
+    if isinstance(n_share, bool) or not isinstance(n_share, int | float):
+        raise InvalidTypeError(
+            f"The 'n_share' parameter must be a float in (0, 1). Got {type(n_share).__name__}."
+        )
+    if not 0 < n_share < 1:
+        raise InvalidParameterError(
+            f"The 'n_share' parameter must be a float in (0, 1). Got {n_share!r}."
+        )
+    valid = isinstance(bounds_share, float | int) and 0 < bounds_share < 1  # else refused later
+    if bounds_share is not None and valid and not bounds_share + n_share < 1:
+        raise InvalidParameterError(
+            "The 'bounds_share' and 'n_share' parameters must add up to less than 1 (the rest "
+            "releases the quantiles)."
+        )
+    return float(n_share)
+
+
+def _fixed_choice(m: int, epsilon: float, bins: Any, method: str) -> str | None:
+    """The method :func:`quantiles` runs when neither it nor the tree's bins can depend on
+    ``n`` (a count would be wasted), else None. Public parameters only."""
+    if method in ("exponential", "recursive"):
+        return method
+    if method == "tree":
+        return None if bins is None else "tree"
+    if m <= 1:
+        return "exponential"
+    if bins == "integers" and m >= TREE_MIN_LEVELS_DISCRETE:
+        return "tree"
+    rules = _PUBLIC_N_RULES if epsilon >= LOW_EPSILON else _PUBLIC_N_RULES_LOW_EPSILON
+    levels = [at for _, at in rules]
+    if m < min(levels):  # recursive for every n
+        return "recursive"
+    if m >= max(levels) and bins is not None:  # the tree for every n, on the given bins
+        return "tree"
+    return None
 
 
 def _run(

@@ -10,9 +10,19 @@ import treedp
 from treedp.cli._common import NEIGHBOURS, SEEDED, UsageError, bins_arg, fmt, number_or_text
 from treedp.cli.budget import add_ledger_options, ledger_from_args, remaining_line
 from treedp.io import read_column
-from treedp.quantiles_api import METHODS
+from treedp.mechanisms.private_bounds import DEFAULT_SHARE
+from treedp.quantiles_api import DEFAULT_N_SHARE, METHODS
 
-__all__ = ["bounds_arg", "found_side", "found_text", "is_private", "known_side", "register", "run"]
+__all__ = [
+    "bounds_arg",
+    "found_side",
+    "found_text",
+    "is_private",
+    "known_side",
+    "n_arg",
+    "register",
+    "run",
+]
 
 
 def bounds_arg(words: list[str] | None) -> Any:
@@ -72,6 +82,18 @@ def found_text(bounds: Any, epsilon: float | None = None) -> str:
     return f" ({side}found privately{spent})"
 
 
+def n_arg(text: str) -> int | str:
+    """``--n N`` as an int, ``--n private`` as ``"private"`` (argparse type)."""
+    if text == "private":
+        return text
+    try:
+        return int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"expected a whole number of records or the word 'private', got {text!r}"
+        ) from None
+
+
 def register(sub: Any) -> None:
     """Add the ``quantiles`` subcommand to the parser's subcommands."""
     qs = sub.add_parser("quantiles", help="private quantiles of one column")
@@ -109,11 +131,19 @@ def register(sub: Any) -> None:
     )
     qs.add_argument(
         "--n",
-        type=int,
+        type=n_arg,
         metavar="N",
         help="public number of records, if known from elsewhere: it only chooses the method "
         "and the tree's bins (a wrong N costs accuracy, never privacy); with --neighbours "
-        "replace it is public anyway",
+        "replace it is public anyway; 'private': a share of epsilon releases a noisy count "
+        "that chooses them (--n-share)",
+    )
+    qs.add_argument(
+        "--n-share",
+        type=float,
+        default=None,
+        metavar="S",
+        help="share of epsilon spent on the count with --n private (default 0.02)",
     )
     qs.add_argument(
         "--bounds-share",
@@ -138,6 +168,18 @@ def _check_options(args: argparse.Namespace, bounds: Any) -> None:
     """Options that would be silently ignored are refused (public parameters only)."""
     if args.bounds_share is not None and not is_private(bounds):
         raise UsageError("--bounds-share applies only with --bounds private.")
+    if args.n_share is not None and args.n != "private":
+        raise UsageError("--n-share applies only with --n private.")
+    if args.n_share is not None and not 0 < args.n_share < 1:
+        raise UsageError("--n-share must be in (0, 1).")
+    if args.n == "private" and is_private(bounds):
+        b_share = DEFAULT_SHARE if args.bounds_share is None else args.bounds_share
+        n_share = DEFAULT_N_SHARE if args.n_share is None else args.n_share
+        if 0 < b_share < 1 and not b_share + n_share < 1:
+            raise UsageError(
+                "--bounds-share and --n-share must add up to less than 1 (the rest releases "
+                "the quantiles)."
+            )
     if isinstance(args.bins, int) and args.method in ("exponential", "recursive"):
         raise UsageError(
             f"--bins B does not apply to --method {args.method} (it releases points of a fine "
@@ -177,6 +219,7 @@ def _run(
         nan=args.nan,
         # the library's documented default share unless --bounds-share is given
         **({} if args.bounds_share is None else {"bounds_share": args.bounds_share}),
+        **({} if args.n_share is None else {"n_share": args.n_share}),
         rng=rng,
         accountant=ledger,
     )
@@ -189,7 +232,22 @@ def _run(
         f"method {result.method}, bounds [{shown}]{found}, epsilon spent "
         f"{result.epsilon_spent:.10g} ({result.neighbours}){SEEDED if result.seeded else ''}"
     )
+    if args.n == "private":
+        print(_n_line(result))
     if result.bounds_warning is not None:  # post-processing of the released stops
         print(f"treedp: warning: {result.bounds_warning}", file=sys.stderr)
     if ledger is not None:
         print(remaining_line(ledger))
+
+
+def _n_line(result: Any) -> str:
+    """What ``--n private`` did: the count's epsilon and released count, or why nothing."""
+    if result.n_source == "private":
+        (count,) = (p for p in result.parts if p.mechanism == "private_count")
+        return (
+            f"n private: epsilon {count.measure.epsilon:.10g} spent on a noisy count of the "
+            f"records, released {result.n_released} (it chose the method and bins)"
+        )
+    if result.n_source == "public":
+        return "n private: nothing spent (under replace the number of records is public)"
+    return "n private: nothing spent (the method and bins cannot depend on n here)"
