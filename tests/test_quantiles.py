@@ -489,6 +489,7 @@ def test_public_parameter_errors_come_before_the_charge() -> None:
 # -- after a new user's run (issue #16, this round) ----------------------------------------
 
 
+@pytest.mark.filterwarnings("ignore::treedp.BoundsWarning")  # tiny data: flagged bounds
 @pytest.mark.parametrize("bounds", [(0, 100), "private"])
 def test_a_wrong_public_n_under_replace_is_refused_for_every_method(bounds: object) -> None:
     """Under replace n is public: a given n that differs from the number of values is refused
@@ -709,3 +710,25 @@ def test_quantiles_read_a_column_of_a_dataframe_or_file(tmp_path: Any) -> None:
         run(pd.DataFrame({"inc": x}), column="income")
     with pytest.raises(treedp.InvalidTypeError, match="release_cdf"):
         run(x, column="inc")
+
+
+def test_quantiles_with_private_bounds_flag_too_few_records_from_a_known_count() -> None:
+    """treedp.quantiles checks the scans' allowance against a count it knows — a public n, the
+    private count of n='private', or the tree's released total — and warns (BoundsWarning,
+    kept in bounds_warning); the recursive method without n has no count to check."""
+    import warnings
+
+    x = np.random.default_rng(TEST_SEED).lognormal(10, 1, 300)
+    common = {"epsilon": 1.0, "bounds": (0, "private"), "rng": InsecureSeededSource(2)}
+    with pytest.warns(treedp.BoundsWarning, match="threshold at this epsilon"):
+        res = quantiles(x, [0.25, 0.5, 0.75], n=300, **common)
+    assert res.bounds_warning is not None and "threshold at this epsilon" in res.bounds_warning
+    with pytest.warns(treedp.BoundsWarning):
+        quantiles(x, np.linspace(0.01, 0.99, 99), **common)  # the tree: its own n̂
+    with pytest.warns(treedp.BoundsWarning):
+        nine = quantiles(x, np.arange(1, 10) / 10, n="private", **common)
+    assert nine.n_source == "private"
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        many = np.random.default_rng(TEST_SEED).lognormal(10, 1, 20_000)
+        assert quantiles(many, [0.25, 0.5, 0.75], n=20_000, **common).bounds_warning is None

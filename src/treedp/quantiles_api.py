@@ -11,6 +11,7 @@ a public ``n`` (post-processing of that release; :mod:`treedp.mechanisms.private
 from __future__ import annotations
 
 import math
+import warnings
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
@@ -19,7 +20,7 @@ import numpy as np
 
 from treedp._validation import check_int
 from treedp.budget import check_epsilon
-from treedp.exceptions import DataError, InvalidParameterError, InvalidTypeError
+from treedp.exceptions import BoundsWarning, DataError, InvalidParameterError, InvalidTypeError
 from treedp.mechanisms._column import (
     check_nan,
     check_neighbours,
@@ -31,6 +32,7 @@ from treedp.mechanisms._column import (
 from treedp.mechanisms.private_bounds import (
     DEFAULT_SHARE,
     check_known_bound,
+    few_records_warning,
     grid_end_warning,
     private_request,
     remaining_epsilon,
@@ -246,8 +248,13 @@ class QuantilesResult(QuantileResult):
         What each step spent (private bounds, then the quantiles); ``guarantee`` is their
         sum (basic composition) and is what an accountant is charged.
     bounds_warning : str or None
-        With ``bounds="private"``: a warning when a scan ran off the public grid (too few
-        records for this ε; :func:`treedp.mechanisms.private_bounds.grid_end_warning`).
+        With ``bounds="private"``: a warning when a scan ran off the public grid, stopped at
+        once or the scans crossed (:func:`treedp.mechanisms.private_bounds.grid_end_warning`),
+        or when a count known to the call — a public ``n``, the private count of
+        ``n="private"`` or the tree's released total — is below ten times the scans'
+        allowance (:func:`~treedp.mechanisms.private_bounds.few_records_warning`); the
+        exponential and recursive methods without ``n`` release no count to check. Also
+        emitted as a :class:`treedp.BoundsWarning`. Post-processing: no privacy cost.
     n_source : str
         Where the ``n`` that chose the method and the tree's bins came from (one of
         :data:`N_SOURCES`): ``"none"`` (no ``n``: the rules without it), ``"public"`` (the
@@ -549,9 +556,15 @@ def quantiles(
     # draws its levels independently, so its answers are sorted (post-processing): every
     # method's answers are non-decreasing in q.
     levels, where = np.unique(qa, return_inverse=True)
-    distinct, record, grid_points, guarantee_eps = _run(
+    distinct, record, grid_points, guarantee_eps, tree_total = _run(
         chosen, values, levels, eps_rest, the_bounds, bins, relation, n, nan, source
     )
+    if private and off_grid is None:  # too few records for the scans' allowance?
+        known_count = n if n is not None else tree_total  # public, private n̂ or the tree's n̂
+        if known_count is not None:
+            off_grid = few_records_warning(bres.allowance, float(known_count))
+    if off_grid is not None:  # post-processing of released values: a warning costs nothing
+        warnings.warn(off_grid, BoundsWarning, stacklevel=2)
     if chosen == "exponential":
         distinct = np.sort(np.asarray(distinct), kind="stable")
     out = np.asarray(distinct)[np.reshape(where, -1)]
@@ -640,8 +653,9 @@ def _run(
     n: int | None,
     nan: str,
     source: RandomSource,
-) -> tuple[Any, SpendRecord, int, float]:
-    """Run one method; return the values, its spend record, its grid size and its ε spent."""
+) -> tuple[Any, SpendRecord, int, float, float | None]:
+    """Run one method; return the values, its spend record, its grid size, its ε spent and,
+    for the tree, its released total ``n̂`` (else None)."""
     discrete = bins == "integers"
     if method == "tree":
         from treedp.api import release_cdf  # the api imports nothing from here
@@ -663,9 +677,22 @@ def _run(
         spend = rel.mechanism.spend()
         if not isinstance(rel.guarantee, PureDP):  # pragma: no cover - the tree is pure today
             raise InvalidParameterError("method='tree' needs a pure ε-DP release.")
-        return out, spend, rel.bins.n_bins, float(rel.guarantee.epsilon)
+        return out, spend, rel.bins.n_bins, float(rel.guarantee.epsilon), float(rel.n)
+    if method == "exponential" and discrete:  # ties spread inside their integer's cell
+        res = quantile_exponential(
+            values,
+            qa,
+            bounds=_integer_bounds(bounds),
+            epsilon=eps,
+            neighbours=relation,
+            nan=nan,
+            rng=source,
+            details=True,
+            integers=True,
+        )
+        return res.value, res.spend, res.grid_points, res.epsilon_spent, None
     grid_bounds: tuple[Any, Any] = bounds
-    if discrete:
+    if discrete:  # the recursive method: the grid of [lo, hi + 1), rounded down
         lo, hi = _integer_bounds(bounds)
         grid_bounds = (lo, hi + 1)
     call = quantile_exponential if method == "exponential" else quantiles_recursive
@@ -682,7 +709,7 @@ def _run(
     out = res.value
     if discrete:
         out = np.minimum(np.floor(np.asarray(out, dtype=np.float64)), grid_bounds[1] - 1)
-    return out, res.spend, res.grid_points, res.epsilon_spent
+    return out, res.spend, res.grid_points, res.epsilon_spent, None
 
 
 def _column_of(values: Any, column: Any) -> Any:
