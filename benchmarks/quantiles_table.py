@@ -7,7 +7,11 @@ the raw per-cell means (with standard errors ``se:<column>`` and counts ``reps:<
 updated after every cell; ``--summary PATH...`` prints the table and the goal counts of saved
 runs (with the current :func:`~treedp.quantiles_api.choose_method`, so a rule can be re-scored
 without re-running). Prints Markdown tables (docs/quantiles.md holds one run). The rank error
-of an answer ``v`` for level ``q`` is ``|#{x <= v} - q n|``, averaged over the levels
+of an answer ``v`` for level ``q`` is its rank gap, the distance from ``q n`` to the ranks
+``[#{x < v}, #{x <= v}]`` that ``v`` holds (``|#{x <= v} - q n|`` when no record equals
+``v``; until the fourth round of issue #16 the benchmark used that expression on tied data
+too, which rewards the value below a block of ties: docs/quantiles.md, "Discrete data"),
+averaged over the levels
 ``q = j/(m+1)``, ``j = 1..m``, and over ``R`` repetitions (default 10, five times that for one
 level; ``--jointexp-reps``, default 3, for JointExp at m >= 29; ``--peer-reps``, default 3,
 for the peers); the data are drawn once per setting, seed 0. Neighbours: add/remove
@@ -36,7 +40,7 @@ Columns:
   ``n <= 2000`` only (``-`` elsewhere).
 * ``tree``: the tree CDF as ``treedp.quantiles(method="tree")`` runs it
   (:func:`treedp.release_cdf` with :func:`~treedp.quantiles_api.tree_bins` equal-width bins:
-  1024 below ε = 0.5, else 2048; integer bins with the nearest-CDF rule for Poisson data).
+  1024 below ε = 0.5, else 2048; integer bins with the inverse-CDF rule for Poisson data).
 * ``auto (n public)``: what ``treedp.quantiles(..., n=n)`` runs for a user who knows the true
   ``n`` (``choose_method`` given ``n``); when it picks the tree, the column ``tree (n)``: the
   tree on ``tree_bins(ε, n)`` bins, same seeds as ``tree``.
@@ -109,7 +113,11 @@ TIE = 1e-9
 
 
 def rank_error(xs: np.ndarray, est: np.ndarray, q: np.ndarray) -> float:
-    return float(np.abs(np.searchsorted(xs, est, side="right") - q * xs.size).mean())
+    """The rank gap: the distance from ``q n`` to the ranks ``[#{x < v}, #{x <= v}]`` of ``v``."""
+    target = q * xs.size
+    below = np.searchsorted(xs, est, side="left") - target
+    above = target - np.searchsorted(xs, est, side="right")
+    return float(np.maximum(0.0, np.maximum(below, above)).mean())
 
 
 def exp_per_quantile(xs, q, eps, bounds, rng) -> np.ndarray:  # type: ignore[no-untyped-def]
