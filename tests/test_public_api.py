@@ -125,3 +125,9 @@ def test_datasets_submodule_without_its_own_import() -> None:
     code = "import treedp; print(len(treedp.datasets.load_adult()['age']) > 0)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "True"
+
+
+def test_dir_lists_the_public_names_not_the_module_imports() -> None:
+    names = dir(treedp)
+    assert set(treedp.__all__) <= set(names) and "datasets" in names
+    assert not {"Any", "TYPE_CHECKING", "annotations", "importlib"} & set(names)

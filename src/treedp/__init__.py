@@ -148,4 +148,7 @@ def __getattr__(name: str) -> Any:
 
 
 def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__))
+    """The public names, the version and the submodules (not the module's own imports)."""
+    names = set(__all__) | {"__version__", "datasets"}
+    names |= {k for k, v in globals().items() if type(v).__name__ == "module" and k[0] != "_"}
+    return sorted(names - {"importlib"})

@@ -317,6 +317,14 @@ class Release:
         float or ndarray
             Same shape as ``x``.
 
+        Notes
+        -----
+        Inside a bin the CDF is interpolated linearly (values spread evenly across the bin),
+        so at a bin's left edge ``x`` it counts the values below the edge. Integer data on
+        equal-width bins edged at integers (``bounds=(1, 100), bins=99``) therefore get
+        ``cdf(40)`` ≈ ``#{x < 40}``: declare them with ``bins="integers"`` (one bin per
+        integer ``v``, ``cdf(v)`` estimates ``#{x <= v}``).
+
         Examples
         --------
         >>> import treedp
