@@ -27,7 +27,7 @@ from treedp.mechanisms.dawa import DawaMechanism
 from treedp.noise import RandomSource, resolve_source
 from treedp.planning import Plan, PlanCache
 from treedp.privacy.accountant import Accountant, check_accountant
-from treedp.privacy.measures import Measure
+from treedp.privacy.measures import ApproxDP, Measure
 from treedp.release import Release
 from treedp.spec import ReleaseSpec
 
@@ -651,7 +651,16 @@ def _release(
         postprocess=spec.postprocess,
         integer=spec.integer,
         bounds_step=bounds_step,
+        target=_approx_target(spec),
     )
+
+
+def _approx_target(spec: ReleaseSpec) -> dict[str, float] | None:
+    """The ``(epsilon, delta)`` target of ``privacy=ApproxDP(...)``, kept on the release."""
+    privacy = getattr(spec, "privacy", None)
+    if isinstance(privacy, ApproxDP):
+        return {"epsilon": float(privacy.epsilon), "delta": float(privacy.delta)}
+    return None
 
 
 def _spec(

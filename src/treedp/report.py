@@ -133,6 +133,15 @@ def _guarantee_rows(release: Release) -> list[tuple[str, str]]:
         rows += [("ε (epsilon)", f"{g.epsilon:g}"), ("δ (delta)", f"{g.delta:.3g}")]
     elif isinstance(g, ZCDP):
         rows.append(("ρ (rho, zCDP)", f"{g.rho:g}"))
+    target = release.approx_target
+    if target is not None:  # the (ε, δ) statement the release was made for
+        rows.append(
+            (
+                "(ε, δ) target",
+                f"({target.epsilon:g}, {target.delta:.3g})-DP, implied by ρ above (tight "
+                "conversion)",
+            )
+        )
     if release.bounds_step is not None:
         known = release.bounds_step.get("known")
         which = (

@@ -272,3 +272,38 @@ def test_forged_array_header_is_refused_before_reading(tmp_path: Path) -> None:
     )
     with pytest.raises(ReleaseFormatError, match="does not match its header"):
         load_release(path)
+
+
+def test_an_approx_dp_target_is_kept_in_the_file_and_shown(tmp_path: Path) -> None:
+    """privacy=ApproxDP(ε, δ): the release keeps the target (both layouts), `query --info`
+    and the report state it; a bad target is refused on load; files without it still load."""
+    from treedp.cli import main
+    from treedp.release.format import _checksum
+    from treedp.report import render_report
+
+    x = np.random.default_rng(0).integers(17, 91, 2000)
+    rel = treedp.release_cdf(
+        x,
+        bounds=(17, 90),
+        bins="integers",
+        privacy=treedp.ApproxDP(1.0, 1e-6),
+        rng=treedp.InsecureSeededSource(1),
+    )
+    assert rel.target == {"epsilon": 1.0, "delta": 1e-6}
+    assert rel.approx_target == treedp.ApproxDP(1.0, 1e-6)
+    assert rel.guarantee.to_approx(1e-6).epsilon <= 1.0 + 1e-9  # type: ignore[union-attr]
+    for name in ("r.json", "r.tdp"):
+        rel.save(tmp_path / name)
+        assert treedp.load_release(tmp_path / name).target == rel.target
+    assert main(["query", str(tmp_path / "r.json"), "--info"]) == 0
+    assert "(ε, δ) target" in render_report(rel)
+    doc = rel.to_dict()
+    doc["payload"]["metadata"]["target"] = {"epsilon": 1.0, "delta": 2.0}
+    doc["checksum"] = _checksum(doc["payload"])
+    with pytest.raises(treedp.ReleaseFormatError, match="target"):
+        treedp.Release.from_dict(json.loads(json.dumps(doc)))
+    del doc["payload"]["metadata"]["target"]
+    doc["checksum"] = _checksum(doc["payload"])
+    assert treedp.Release.from_dict(doc).target is None
+    pure = treedp.release_cdf(x, bounds=(17, 90), bins="integers", epsilon=1.0)
+    assert pure.target is None and pure.approx_target is None

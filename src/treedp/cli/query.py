@@ -227,6 +227,14 @@ def info(release: Any) -> dict[str, Any]:
         f"({release.neighbours.replace('_', '/')} neighbours, one record per privacy unit)",
         **(
             {
+                "target": f"{_guarantee_text(release.approx_target)} (asked for; the rho above "
+                "implies it by the tight conversion)"
+            }
+            if release.approx_target is not None
+            else {}
+        ),
+        **(
+            {
                 "total guarantee": f"{_guarantee_text(release.total_guarantee)}, "
                 f"{_found(release.bounds_step)} from the same data "
                 f"(epsilon={release.bounds_step['epsilon']:.4g}) included"

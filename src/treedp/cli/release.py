@@ -306,7 +306,7 @@ def _run(args: argparse.Namespace, checked: dict[str, Any], ledger: treedp.Ledge
 
 def _stated(release: treedp.Release, delta: float | None = None) -> str:
     """``epsilon=...`` for pure DP, the zCDP guarantee for Gaussian noise; with the ``--delta``
-    of an (epsilon, delta) target, its (epsilon, delta) reading too (the file keeps rho only)."""
+    of an (epsilon, delta) target, its (epsilon, delta) reading too."""
     guarantee = release.guarantee
     if isinstance(guarantee, treedp.ZCDP):
         reading = approx_reading(guarantee, delta)
@@ -316,8 +316,8 @@ def _stated(release: treedp.Release, delta: float | None = None) -> str:
 
 def approx_reading(guarantee: Any, delta: float | None) -> str:
     """``; (ε, δ)-DP with ε=..., δ=...``: the tight reading of a zCDP guarantee at the
-    ``--delta`` that was asked for (empty without one). Release files store rho only, so
-    ``query --info`` and ``report`` cannot restate it: the command says it when it writes."""
+    ``--delta`` that was asked for (empty without one); the file keeps the target too
+    (``Release.target``), shown by ``query --info`` and ``report``."""
     if delta is None or not isinstance(guarantee, treedp.ZCDP):
         return ""
     approx = guarantee.to_approx(delta)

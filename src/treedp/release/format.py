@@ -555,7 +555,25 @@ def _build(meta: Any, levels: list[np.ndarray]) -> Release:
         postprocess=_field(meta, "postprocess", (str,)) if "postprocess" in meta else "monotone",
         integer=_field(meta, "integer", (bool,)) if "integer" in meta else False,
         bounds_step=_bounds_step(meta),
+        target=_target(meta),
     )
+
+
+def _target(meta: dict[str, Any]) -> dict[str, float] | None:
+    """The optional ``(epsilon, delta)`` target (files written before it have none)."""
+    if meta.get("target") is None:
+        return None
+    target = _field(meta, "target", (dict,))
+    eps, delta = target.get("epsilon"), target.get("delta")
+    if (
+        not all(
+            isinstance(v, int | float) and not isinstance(v, bool) and math.isfinite(v) and v > 0
+            for v in (eps, delta)
+        )
+        or not float(delta) < 1
+    ):
+        raise ReleaseFormatError("the (epsilon, delta) target must hold epsilon > 0, 0 < delta < 1")
+    return {"epsilon": float(eps), "delta": float(delta)}
 
 
 def _bounds_step(meta: dict[str, Any]) -> dict[str, Any] | None:

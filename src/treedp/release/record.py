@@ -31,7 +31,7 @@ from treedp.estimation import (
 from treedp.exceptions import InvalidParameterError
 from treedp.mechanisms import Mechanism, TreeMechanism
 from treedp.noise import RandomSource
-from treedp.privacy import Measure
+from treedp.privacy import ApproxDP, Measure
 from treedp.release import inference, queries
 
 __all__ = ["Release"]
@@ -92,6 +92,11 @@ class Release:
         ``hi``, the public ``allowance`` of its scans, and ``known``, the public side, if
         any); its budget is not in :attr:`guarantee` (the tree's own) but in
         :attr:`total_guarantee`.
+    target : dict or None
+        The ``(epsilon, delta)`` target the release was asked for (``privacy=ApproxDP(ε,
+        δ)``, ``--epsilon E --delta D``): ``{"epsilon": ε, "delta": δ}``. The guarantee is the
+        zCDP ``rho`` that the tight conversion turns into it (:attr:`approx_target`); kept in
+        the file so that ``query --info`` and the report can state the target too.
     """
 
     bins: Bins
@@ -104,6 +109,7 @@ class Release:
     randomness: dict[str, Any]
     library_version: str
     bounds_step: dict[str, Any] | None
+    target: dict[str, float] | None
 
     def __init__(
         self,
@@ -117,6 +123,7 @@ class Release:
         postprocess: str = "monotone",
         integer: bool = False,
         bounds_step: dict[str, Any] | None = None,
+        target: dict[str, float] | None = None,
     ) -> None:
         check_postprocess(postprocess, integer)
         levels = [np.array(level, dtype=np.int64) for level in noisy_levels]
@@ -133,6 +140,7 @@ class Release:
             "randomness": dict(randomness),
             "library_version": library_version,
             "bounds_step": dict(bounds_step) if bounds_step is not None else None,
+            "target": dict(target) if target is not None else None,
         }
         for name, value in fields.items():
             object.__setattr__(self, name, value)
@@ -168,6 +176,14 @@ class Release:
         """The guarantee as a value (:class:`treedp.privacy.PureDP` with the ε spent, or
         :class:`treedp.privacy.ZCDP` with the ρ spent for Gaussian noise)."""
         return self.mechanism.guarantee
+
+    @property
+    def approx_target(self) -> ApproxDP | None:
+        """The ``(epsilon, delta)`` target asked for, as a guarantee (None without one): the
+        release's zCDP :attr:`guarantee` implies it (the tight conversion at ``delta``)."""
+        if self.target is None:
+            return None
+        return ApproxDP(float(self.target["epsilon"]), float(self.target["delta"]))
 
     @property
     def total_guarantee(self) -> Measure:
@@ -280,6 +296,8 @@ class Release:
         )
         if self.bounds_step is not None:
             meta["bounds_step"] = dict(self.bounds_step)
+        if self.target is not None:
+            meta["target"] = dict(self.target)
         return meta
 
     def __repr__(self) -> str:
