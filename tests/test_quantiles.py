@@ -10,6 +10,7 @@ import pytest
 
 import treedp
 import treedp.datasets
+from tests.sources import CountingSource
 from tests.stats import TEST_SEED
 from treedp import InsecureSeededSource, InvalidParameterError
 from treedp.cli import main
@@ -321,44 +322,15 @@ def test_cli_quantiles_and_release_private(tmp_path, capsys) -> None:
 
 
 def test_quantiles_charge_the_accountant_before_any_randomness() -> None:
-    class Counting:
-        seeded = True
-
-        def __init__(self) -> None:
-            self.calls = 0
-
-        def random_bytes(self, n: int) -> bytes:
-            self.calls += 1
-            return bytes(n)
-
-        def describe(self) -> dict[str, object]:
-            return {"source": "counting", "seeded": True}
-
     x = np.random.default_rng(0).normal(50, 10, 500)
     acct = treedp.Accountant(treedp.PureDP(1.5))
     treedp.quantiles(x, [0.25, 0.5, 0.75], epsilon=1.0, bounds=(0, 100), accountant=acct)
     assert float(acct.spent.epsilon) == pytest.approx(1.0)
-    source = Counting()
+    source = CountingSource()
     for bounds in ((0, 100), "private"):
         with pytest.raises(treedp.BudgetExceededError):
             treedp.quantiles(x, [0.5], epsilon=1.0, bounds=bounds, accountant=acct, rng=source)
     assert source.calls == 0  # refused before any noise
-
-
-class _CountingSource:
-    """A seeded stand-in source that counts the random words asked of it."""
-
-    seeded = True
-
-    def __init__(self) -> None:
-        self.calls = 0
-
-    def random_bytes(self, n: int) -> bytes:
-        self.calls += 1
-        return bytes(n)
-
-    def describe(self) -> dict[str, object]:
-        return {"source": "counting", "seeded": True}
 
 
 def test_direct_mechanisms_charge_the_accountant_before_any_randomness() -> None:
@@ -376,7 +348,7 @@ def test_direct_mechanisms_charge_the_accountant_before_any_randomness() -> None
     bres = private_bounds(x, epsilon=0.4, accountant=acct)
     assert acct.spent.epsilon == pytest.approx(res.epsilon_spent + bres.epsilon_spent)
     before = acct.spent
-    source = _CountingSource()
+    source = CountingSource()
     calls = [
         lambda: quantiles_recursive(
             x, [0.5], bounds=(0, 100), epsilon=0.5, accountant=acct, rng=source
@@ -411,7 +383,7 @@ def test_release_cdf_private_bounds_charges_the_total_once() -> None:
     rel = treedp.release_cdf(x, bounds="private", bins=64, epsilon=1.0, accountant=acct)
     assert len(acct.history) == 1 and acct.spent.epsilon == pytest.approx(1.0)
     assert rel.guarantee.epsilon < 1.0  # type: ignore[union-attr]  # the rest only
-    source = _CountingSource()
+    source = CountingSource()
     with pytest.raises(treedp.BudgetExceededError):
         treedp.release_cdf(x, bounds="private", bins=64, epsilon=1.0, accountant=acct, rng=source)
     assert source.calls == 0 and len(acct.history) == 1
@@ -497,7 +469,7 @@ def test_a_wrong_public_n_under_replace_is_refused_for_every_method(bounds: obje
     charged or drawn (the check sits with the data read, before the method runs)."""
     x = np.random.default_rng(TEST_SEED).normal(50, 10, 300)
     acct = treedp.Accountant(PureDP(10.0), neighbours="replace")
-    source = _CountingSource()
+    source = CountingSource()
     for method in ("auto", "exponential", "recursive", "tree"):
         for n in (299, 301, 0):
             with pytest.raises(InvalidParameterError, match="'n' parameter") as caught:
@@ -538,7 +510,7 @@ def test_input_refusals_come_before_the_charge() -> None:
     with_nan[7] = np.nan
     days = np.datetime64("2024-01-01") + np.arange(200).astype("timedelta64[D]")
     acct = treedp.Accountant(PureDP(10.0))
-    source = _CountingSource()
+    source = CountingSource()
     cases: list[tuple[object, object, type]] = [
         (with_nan, (0, 100), treedp.DataError),
         (with_nan, "private", treedp.DataError),

@@ -20,6 +20,7 @@ import numpy as np
 import pytest
 
 import treedp
+from tests.sources import CountingSource
 from tests.stats import ALPHA, TEST_SEED, chi_square_pvalue
 from treedp import InsecureSeededSource, InvalidParameterError
 from treedp.mechanisms import private_count as pc
@@ -29,22 +30,6 @@ from treedp.privacy import PureDP
 from treedp.quantiles_api import DEFAULT_N_SHARE, choose_method, quantiles, tree_bins
 
 Q29 = np.arange(1, 30) / 30
-
-
-class _CountingSource:
-    """A seeded stand-in source that counts the random words asked of it."""
-
-    seeded = True
-
-    def __init__(self) -> None:
-        self.calls = 0
-
-    def random_bytes(self, n: int) -> bytes:
-        self.calls += 1
-        return bytes(n)
-
-    def describe(self) -> dict[str, object]:
-        return {"source": "counting", "seeded": True}
 
 
 # -- the count step: exact law, claim, mutants, sampler ------------------------------------
@@ -132,7 +117,7 @@ def test_private_count_contract_and_refusals() -> None:
         pc.private_count(x, epsilon=0.5, neighbours="replace")
     acct = treedp.Accountant(PureDP(0.6))
     pc.private_count(x, epsilon=0.5, accountant=acct)
-    source = _CountingSource()
+    source = CountingSource()
     with pytest.raises(treedp.BudgetExceededError):
         pc.private_count(x, epsilon=0.5, accountant=acct, rng=source)
     assert source.calls == 0
@@ -225,7 +210,7 @@ def test_accountant_charged_once_before_any_noise() -> None:
     acct = treedp.Accountant(PureDP(1.5))
     quantiles(x, Q29, epsilon=1.0, bounds=(0, 100), n="private", accountant=acct)
     assert len(acct.history) == 1 and acct.spent == PureDP(1.0)
-    source = _CountingSource()
+    source = CountingSource()
     for bounds in ((0, 100), "private"):
         with pytest.raises(treedp.BudgetExceededError):
             quantiles(x, Q29, epsilon=1.0, bounds=bounds, n="private", accountant=acct, rng=source)
@@ -308,7 +293,7 @@ def test_without_private_n_nothing_changes() -> None:
 def test_errors_come_before_the_charge(kw: dict[str, Any], error: type[Exception]) -> None:
     args: dict[str, Any] = {"values": _data(), "epsilon": 1.0, "bounds": (0, 100), **kw}
     acct = treedp.Accountant(PureDP(10.0))
-    source = _CountingSource()
+    source = CountingSource()
     values = args.pop("values")
     with pytest.raises(error):
         quantiles(values, Q29, accountant=acct, rng=source, **args)

@@ -13,6 +13,7 @@ import polars as pl
 import pytest
 
 import treedp
+from tests.sources import CountingSource
 from tests.stats import TEST_SEED
 from treedp import InsecureSeededSource
 from treedp.api_grouped import selection_threshold
@@ -398,26 +399,13 @@ def test_cli_release_and_query_grouped(tmp_path, capsys) -> None:
 
 
 def test_grouped_release_charges_the_accountant_before_any_randomness() -> None:
-    class Counting:
-        seeded = True
-
-        def __init__(self) -> None:
-            self.calls = 0
-
-        def random_bytes(self, n: int) -> bytes:
-            self.calls += 1
-            return bytes(n)
-
-        def describe(self) -> dict[str, object]:
-            return {"source": "counting", "seeded": True}
-
     acct = treedp.Accountant(treedp.PureDP(1.5))
     values = np.array([1.0, 2.0, 3.0, 4.0])
     keys = np.array(["a", "b", "a", "b"])
     args = {"by": keys, "keys": ["a", "b"], "bounds": (0, 5), "bins": 5}
     treedp.release_cdf(values, epsilon=1.0, accountant=acct, **args)
     assert float(acct.spent.epsilon) == pytest.approx(1.0)
-    source = Counting()
+    source = CountingSource()
     with pytest.raises(treedp.BudgetExceededError):
         treedp.release_cdf(values, epsilon=1.0, accountant=acct, rng=source, **args)
     assert source.calls == 0  # refused before any noise or sampling
