@@ -155,3 +155,25 @@ def test_median_exponential_takes_integer_bins_as_quantiles_does(
     assert main([*base, "--bounds", "17", "90", "--bins", "64"]) == 2
     line = one_error_line(capsys.readouterr().err)
     assert "--bins integers only" in line
+
+
+def test_quantiles_and_median_read_several_inputs_and_a_delimiter(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Like `treedp release`: several files (the column of each, concatenated), and
+    `--delimiter` for CSV; a missing input is one line naming it."""
+    (tmp_path / "a.csv").write_text("age\n30\n40\n")
+    (tmp_path / "b.csv").write_text("age;w\n50;1\n60;1\n70;1\n")
+    (tmp_path / "c.csv").write_text("age\n50\n60\n70\n")
+    two = [str(tmp_path / "a.csv"), str(tmp_path / "c.csv")]
+    common = ["--column", "age", "--epsilon", "50", "--bounds", "0", "100", "--bins", "integers"]
+    assert main(["median", *two, *common, "--insecure-seed", "1"]) == 0
+    assert capsys.readouterr().out.startswith("median = 50 (tree")
+    argv = ["quantiles", *two, *common, "--q", "0.5", "0.9", "--insecure-seed", "1"]
+    assert main(argv) == 0
+    assert "q=0.5: 50" in capsys.readouterr().out
+    semi = [str(tmp_path / "b.csv"), "--delimiter", ";"]
+    assert main(["median", *semi, *common, "--insecure-seed", "1"]) == 0
+    assert capsys.readouterr().out.startswith("median = 60 (tree")
+    assert main(["median", str(tmp_path / "a.csv"), str(tmp_path / "nope.csv"), *common]) == 2
+    assert "nope.csv" in one_error_line(capsys.readouterr().err)

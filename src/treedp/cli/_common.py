@@ -14,6 +14,7 @@ __all__ = [
     "SEEDED",
     "Parser",
     "UsageError",
+    "add_input_arguments",
     "add_neighbours",
     "bins_arg",
     "check_input",
@@ -21,6 +22,7 @@ __all__ = [
     "fmt_count",
     "number_or_text",
     "points",
+    "read_inputs",
     "read_values",
     "translate",
 ]
@@ -260,3 +262,34 @@ def fmt_count(value: Any) -> str:
         v = float(value)
         return "nan" if v != v else f"{v:.1f}"
     return str(value)
+
+
+def add_input_arguments(parser: Any) -> None:
+    """The inputs of a command that holds one column in memory (``quantiles``, ``median``):
+    one or more files, directories or quoted globs, read as ``treedp release`` reads them,
+    with ``--delimiter`` and ``--encoding`` for CSV."""
+    parser.add_argument(
+        "input",
+        nargs="+",
+        help="one or more .csv, .csv.gz or .parquet files, directories or quoted globs",
+    )
+    parser.add_argument("--delimiter", help="CSV field delimiter (default: ',', tab for .tsv)")
+    parser.add_argument("--encoding", help="CSV text encoding (default: UTF-8)")
+
+
+def read_inputs(args: Any) -> Any:
+    """The ``--column`` of every input of ``args``, one array (each checked first, then read
+    with :func:`read_values`)."""
+    import numpy as np
+
+    from treedp.io import read_column
+
+    inputs = [args.input] if isinstance(args.input, str) else list(args.input)
+    for path in inputs:
+        check_input(path)
+    delimiter = args.delimiter
+    if delimiter is not None and delimiter in ("\\t", "tab"):
+        delimiter = "\t"
+    options = {"delimiter": delimiter, "encoding": args.encoding}
+    parts = [read_values(path, args.column, read_column, **options) for path in inputs]
+    return parts[0] if len(parts) == 1 else np.concatenate(parts)

@@ -24,15 +24,15 @@ from treedp.cli._common import (
     NEIGHBOURS,
     SEEDED,
     UsageError,
+    add_input_arguments,
     bins_arg,
     check_input,
     fmt,
-    read_values,
+    read_inputs,
 )
 from treedp.cli.budget import add_ledger_options, ledger_from_args, remaining_line
 from treedp.cli.quantiles import bounds_arg, found_side, is_private, known_side
 from treedp.engines.base import NAN_POLICIES
-from treedp.io import read_column
 
 __all__ = ["register", "run"]
 
@@ -66,7 +66,7 @@ _REFUSAL = {
 def register(sub: Any) -> None:
     """Add the ``median`` subcommand to the parser's subcommands."""
     mdn = sub.add_parser("median", help="a private median of one column")
-    mdn.add_argument("input", help="a .csv, .csv.gz or .parquet file, a directory or a quoted glob")
+    add_input_arguments(mdn)
     mdn.add_argument("--column", required=True, help="the column whose median is released")
     mdn.add_argument("--epsilon", type=float, required=True, help="privacy budget")
     mdn.add_argument(
@@ -199,7 +199,8 @@ def check_arguments(args: argparse.Namespace) -> dict[str, Any]:
             treedp.make_bins(bounds=stand_in, bins=1)  # the bounds, checked as bins would be
     if args.delta is not None and not 0.0 < args.delta < 1.0:
         raise treedp.InvalidParameterError(f"--delta must be in (0, 1). Got {args.delta!r}.")
-    check_input(args.input)
+    for path in args.input:
+        check_input(path)
     return {
         "neighbours": neighbours,
         "bounds": bounds,
@@ -234,7 +235,7 @@ def run(args: argparse.Namespace) -> None:
 
 def _run(args: argparse.Namespace, settings: dict[str, Any], ledger: treedp.Ledger | None) -> None:
     neighbours = settings["neighbours"]
-    values = read_values(args.input, args.column, read_column)
+    values = read_inputs(args)
     rng = (
         treedp.InsecureSeededSource(args.insecure_seed) if args.insecure_seed is not None else None
     )

@@ -7,9 +7,17 @@ import sys
 from typing import Any
 
 import treedp
-from treedp.cli._common import NEIGHBOURS, SEEDED, UsageError, bins_arg, fmt, number_or_text
+from treedp.cli._common import (
+    NEIGHBOURS,
+    SEEDED,
+    UsageError,
+    add_input_arguments,
+    bins_arg,
+    fmt,
+    number_or_text,
+    read_inputs,
+)
 from treedp.cli.budget import add_ledger_options, ledger_from_args, remaining_line
-from treedp.io import read_column
 from treedp.mechanisms.private_bounds import DEFAULT_SHARE
 from treedp.quantiles_api import DEFAULT_N_SHARE, METHODS
 
@@ -97,7 +105,7 @@ def n_arg(text: str) -> int | str:
 def register(sub: Any) -> None:
     """Add the ``quantiles`` subcommand to the parser's subcommands."""
     qs = sub.add_parser("quantiles", help="private quantiles of one column")
-    qs.add_argument("input", help="a .csv, .csv.gz or .parquet file, a directory or a quoted glob")
+    add_input_arguments(qs)
     qs.add_argument("--column", required=True, help="the column")
     qs.add_argument("--q", type=float, nargs="+", required=True, help="levels in [0, 1]")
     qs.add_argument("--epsilon", type=float, required=True, help="privacy budget (in total)")
@@ -192,7 +200,7 @@ def run(args: argparse.Namespace) -> None:
     """Run ``treedp quantiles`` with the parsed arguments (charging ``--ledger`` if given)."""
     bounds = bounds_arg(args.bounds)
     _check_options(args, bounds)
-    values = read_column(args.input, args.column)
+    values = read_inputs(args)
     rng = (
         treedp.InsecureSeededSource(args.insecure_seed) if args.insecure_seed is not None else None
     )
