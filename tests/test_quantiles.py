@@ -704,3 +704,42 @@ def test_quantiles_with_private_bounds_flag_too_few_records_from_a_known_count()
         warnings.simplefilter("error")
         many = np.random.default_rng(TEST_SEED).lognormal(10, 1, 20_000)
         assert quantiles(many, [0.25, 0.5, 0.75], n=20_000, **common).bounds_warning is None
+
+
+def test_unusable_budgets_and_huge_integer_bounds_are_refused_before_the_charge() -> None:
+    """Public parameters only: a rest of epsilon too small for the quantiles (after the
+    bounds' and the count's shares, or per selection), and integer bounds beyond 2**52 for
+    the exponential method's integer mode, are refused before the accountant is charged
+    (they were refused after it, with nothing released)."""
+    x = np.random.default_rng(0).normal(50, 10, 500)
+    q20 = np.arange(1, 21) / 21
+    for kwargs in (
+        {"epsilon": 2e-6, "n": "private", "n_share": 0.6, "bounds": (0, 100)},
+        {"epsilon": 1.2e-5, "bounds": "private", "bounds_share": 0.95},
+        {"epsilon": 2e-6, "bounds": (0, 100), "method": "exponential"},
+    ):
+        acct = treedp.Accountant(treedp.PureDP(1.0))
+        with pytest.raises(InvalidParameterError, match="smallest usable epsilon"):
+            quantiles(x, q20, accountant=acct, **kwargs)  # type: ignore[arg-type]
+        assert float(acct.spent.epsilon) == 0.0
+    big = np.full(10, 2**52 + 1)
+    acct = treedp.Accountant(treedp.PureDP(1.0))
+    with pytest.raises(InvalidParameterError, match="2\\*\\*52"):
+        quantiles(
+            big, 0.5, epsilon=1.0, bounds=(2**52 - 2, 2**52 + 2), bins="integers", accountant=acct
+        )
+    assert float(acct.spent.epsilon) == 0.0
+    from treedp.mechanisms.quantile_exponential import quantile_exponential
+
+    with pytest.raises(InvalidParameterError, match="2\\*\\*52"):
+        quantile_exponential(big, 0.5, bounds=(2**52 - 2, 2**52 + 2), epsilon=1.0, integers=True)
+    near = np.full(50, 2**51 + 1)  # below the limit the integer mode answers the block
+    got = quantile_exponential(
+        near,
+        0.5,
+        bounds=(2**51 - 2, 2**51 + 2),
+        epsilon=10.0,
+        integers=True,
+        rng=InsecureSeededSource(1),
+    )
+    assert got == 2**51 + 1

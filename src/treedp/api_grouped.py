@@ -56,6 +56,7 @@ from treedp.engines.grouped import (
     GroupedJob,
     KeyCounts,
     bin_index,
+    canonical_key,
     check_keys,
     column_array,
     count_bounded,
@@ -559,11 +560,18 @@ def choose_keys(
         If no key is kept (the message names no key and no count).
     """
     g = max_groups
+    # One label per equality class (1, 1.0, True are one key): the label released must not
+    # depend on which of them the data held first. Equal keys were merged already.
+    labelled: dict[Any, int] = {}
+    for key, c in zip(counts.keys, counts.counts.tolist(), strict=True):
+        label = canonical_key(key)
+        labelled[label] = labelled.get(label, 0) + int(c)
+    keys = sorted_keys(labelled)  # mixed types (5 and "CA") sort too: types are data
+    values = np.fromiter((labelled[k] for k in keys), dtype=np.int64, count=len(keys))
     scale = noise_scale(g, eps_sel)
-    noisy = counts.counts + DiscreteLaplace(scale).sample(len(counts.keys), source)
+    noisy = values + DiscreteLaplace(scale).sample(len(keys), source)
     tau = selection_threshold(scale, g, eps_sel, delta)
-    chosen = [counts.keys[i] for i in np.flatnonzero(noisy >= tau)]
-    chosen = sorted_keys(chosen)  # mixed types (5 and "CA") sort too: types are data
+    chosen = [keys[i] for i in np.flatnonzero(noisy >= tau)]
     if not chosen:
         raise DataError(
             "Private key selection kept no key: no group-by release can be made at this "

@@ -489,6 +489,7 @@ def quantiles(
     else:  # public parameters the methods check later: before anything is charged
         _check_bounds(check_as, bounds, bins, rest, n)
         _check_kinds(check_as, bounds, unit)
+    _check_rest(rest, m, count is not None or chosen != "tree")
     source = resolve_source(rng)
     check_accountant(accountant)
     if accountant is not None:  # the whole ε (bounds and quantiles), before any randomness
@@ -679,10 +680,15 @@ def _run(
             raise InvalidParameterError("method='tree' needs a pure ε-DP release.")
         return out, spend, rel.bins.n_bins, float(rel.guarantee.epsilon), float(rel.n)
     if method == "exponential" and discrete:  # ties spread inside their integer's cell
+        from treedp.mechanisms.quantile_exponential import INTEGER_LIMIT
+
+        lo, hi = _integer_bounds(bounds)  # privately found ones may reach ±(2**53 - 1):
+        top = INTEGER_LIMIT - 2  # kept inside the mode's range (post-processing)
+        lo, hi = max(min(lo, top - 1), -top), min(max(hi, -top + 1), top - 1)
         res = quantile_exponential(
             values,
             qa,
-            bounds=_integer_bounds(bounds),
+            bounds=(lo, hi),
             epsilon=eps,
             neighbours=relation,
             nan=nan,
@@ -775,10 +781,34 @@ def _check_bounds(method: str, bounds: Any, bins: Any, eps: float, n: int | None
     else:
         make_bins(bounds=pair, bins=1)
         count = tree_bins(eps, n=n) if bins is None else bins
+    if bins == "integers" and method in ("exponential", "recursive"):
+        from treedp.mechanisms.quantile_exponential import INTEGER_LIMIT
+
+        if max(abs(lo), abs(hi) + 1) >= INTEGER_LIMIT:
+            raise InvalidParameterError(
+                f"With bins='integers' the {method} method needs bounds of magnitude below "
+                f"2**52. Got {bounds!r}."
+            )
     if method == "tree" and count > MAX_BINS:
         raise InvalidParameterError(
             f"The tree would need {count} bins; at most {MAX_BINS} (give fewer 'bins' or "
             "narrower 'bounds')."
+        )
+
+
+def _check_rest(rest: float, m: int, selections: bool) -> None:
+    """The budget left for the quantiles (after the bounds' and the count's shares) and, for
+    the exponential and recursive methods (``selections``), the budget of one selection
+    (at least ``rest / m``) must be usable: refused before anything is charged, from public
+    parameters only, instead of after the charge with nothing released."""
+    from treedp.budget import MIN_EPSILON
+
+    if rest < MIN_EPSILON or (selections and rest / max(m, 1) < MIN_EPSILON):
+        raise InvalidParameterError(
+            f"The budget left for the quantiles ({'each selection gets' if selections else 'it'}"
+            f" at most {rest / max(m, 1) if selections else rest:.3g}) is below the smallest "
+            f"usable epsilon, {MIN_EPSILON:g}: give a larger 'epsilon', smaller shares or "
+            "fewer levels."
         )
 
 

@@ -362,3 +362,31 @@ def test_mixed_type_keys_and_person_ids_are_not_an_error() -> None:
     a = release_grouped(frame, rng=InsecureSeededSource(1), **kwargs)
     b = release_grouped(neighbour, rng=InsecureSeededSource(1), **kwargs)
     assert set(a.keys) == set(b.keys) == {"CA", "NY", "TX"}
+
+
+def test_selected_key_labels_do_not_depend_on_which_equal_key_came_first() -> None:
+    """1, 1.0, True and np.int64(1) are one key; privately selected, it is released as 1
+    whichever of them a (neighbouring) dataset holds first."""
+    from treedp.engines.grouped import canonical_key
+
+    assert canonical_key(True) == 1 and type(canonical_key(True)) is int
+    assert type(canonical_key(1.0)) is int and type(canonical_key(np.int64(1))) is int
+    assert canonical_key(2.5) == 2.5 and canonical_key(("a", 1.0)) == ("a", 1)
+    assert type(canonical_key(("a", 1.0))[1]) is int and canonical_key("1") == "1"
+    values = np.arange(600.0) % 50
+    for other in ("CA", 2):
+        labels = set()
+        for first in ([], [1.0], [True], [np.int64(1)]):
+            keys = np.array(first + [1] * 300 + [other] * 300, dtype=object)
+            v = np.concatenate([np.ones(len(first)), values])
+            rel = release_grouped(
+                v,
+                by=keys,
+                epsilon=2.0,
+                delta=1e-6,
+                bounds=(0, 50),
+                bins=16,
+                rng=InsecureSeededSource(1),
+            )
+            labels.add(tuple(repr(k) for k in rel.keys))
+        assert len(labels) == 1 and "1" in next(iter(labels))

@@ -14,6 +14,7 @@ an engine computes :func:`count_grouped_codes` per part and sums. Contribution b
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -33,6 +34,7 @@ __all__ = [
     "KeyCounts",
     "bin_index",
     "candidate_keys",
+    "canonical_key",
     "check_keys",
     "column_array",
     "count_bounded",
@@ -549,6 +551,23 @@ class KeyCounts:
         keys = sorted_keys(total)
         counts = np.fromiter((total[k] for k in keys), dtype=np.int64, count=len(keys))
         return KeyCounts(tuple(keys), counts)
+
+
+def canonical_key(key: Any) -> Any:
+    """One label per equality class of keys: ``True``, ``1``, ``1.0`` and ``np.int64(1)`` are
+    equal keys (they fall in one group), and a privately selected key is released as ``1``
+    whichever of them the data held first (the label must not depend on the records).
+    Booleans and integral finite floats become ints, numpy scalars Python ones, tuples
+    element-wise; anything else is kept."""
+    if isinstance(key, tuple):
+        return tuple(canonical_key(k) for k in key)
+    if isinstance(key, np.generic):
+        key = key.item()
+    if isinstance(key, bool):
+        return int(key)
+    if isinstance(key, float) and math.isfinite(key) and key.is_integer():
+        return int(key)
+    return key
 
 
 def sorted_keys(keys: Iterable[Key]) -> list[Key]:

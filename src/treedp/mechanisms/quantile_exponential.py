@@ -47,6 +47,9 @@ __all__ = [
 GRID_BITS = 48
 #: The target rank q·n is rounded down to a multiple of 2**-TARGET_BITS (so the score is rational).
 TARGET_BITS = 32
+#: ``integers=True`` takes bounds of magnitude below this (``|lo|``, ``|hi| + 1``): float64
+#: resolves the positions ``v + (i + 1/2)/k`` inside a unit cell only below ``2**52``.
+INTEGER_LIMIT = 2**52
 #: The neighbour relations the guarantee holds for.
 NEIGHBOURS: tuple[str, ...] = ("replace", "add_remove")
 CONTRACT = Contract(
@@ -155,6 +158,11 @@ def _integer_bounds(bounds: Any) -> tuple[float, float]:
         or float(bounds[0]) > float(bounds[1])
     ):
         raise InvalidParameterError(f"integers=True needs integer bounds lo <= hi. Got {bounds!r}.")
+    if max(abs(float(bounds[0])), abs(float(bounds[1])) + 1) >= INTEGER_LIMIT:
+        raise InvalidParameterError(
+            "integers=True needs bounds of magnitude below 2**52 (ties are spread inside "
+            f"each integer's unit cell, which float64 resolves only below it). Got {bounds!r}."
+        )
     return float(bounds[0]), float(bounds[1])
 
 
