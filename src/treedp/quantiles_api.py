@@ -310,11 +310,12 @@ def quantiles(
     ----------
     values : array-like, DataFrame or path
         The data (numbers; datetimes with datetime bounds for the exponential and recursive
-        methods): a column, or with ``column`` a pandas / polars DataFrame or a file, a
-        directory or a glob of CSV / Parquet files (:func:`treedp.io.read_column`). The column
-        is held in memory (the exponential and recursive methods read sorted values); for
-        data larger than memory, release a CDF with :func:`treedp.release_cdf` (which streams
-        files, Spark and Dask) and read its quantiles.
+        methods): a column, or with ``column`` a pandas / polars / Dask / Spark DataFrame or a
+        file, a directory or a glob of CSV / Parquet files (:func:`treedp.io.read_column`).
+        The column is held in memory (the exponential and recursive methods read sorted
+        values; a Dask or Spark column is collected to the driver); for data larger than
+        memory, release a CDF with :func:`treedp.release_cdf` (which streams files, Spark and
+        Dask) and read its quantiles.
     q : float or array-like
         Levels in [0, 1]; the released quantiles are non-decreasing in ``q``.
     epsilon : float
@@ -738,14 +739,40 @@ def _column_of(values: Any, column: Any) -> Any:
 
         return read_file_column(values, column)
     root = (type(values).__module__ or "").split(".")[0]
-    if root in ("pandas", "polars"):
-        if column not in values.columns:
+    if root in ("pandas", "polars", "dask", "pyspark"):
+        if column not in list(values.columns):
             raise InvalidParameterError(f"The 'column' parameter names no column: {column!r}.")
+        if root == "dask":  # the column is collected: these methods hold it in memory
+            return values[column].compute()
+        if root == "pyspark":
+            return _spark_column(values, column)
         return values[column]
     raise InvalidTypeError(
-        "treedp.quantiles takes 'column' with a pandas or polars DataFrame or a file; for a "
-        f"{type(values).__name__} release a CDF with treedp.release_cdf and read its quantiles."
+        "treedp.quantiles takes 'column' with a pandas, polars, Dask or Spark DataFrame or a "
+        f"file; for a {type(values).__name__} release a CDF with treedp.release_cdf and read "
+        "its quantiles."
     )
+
+
+def _spark_column(frame: Any, column: str) -> np.ndarray:
+    """A Spark DataFrame's column collected to the driver (numbers as float64, datetimes as
+    datetime64[us]; nulls as NaN / NaT, which the ``nan`` policy then handles)."""
+    import datetime
+
+    from treedp.engines.spark import quiet_pyspark
+
+    with quiet_pyspark():  # pyspark's own deprecation and socket warnings, not the data's
+        cells = [row[0] for row in frame.select(column).collect()]
+    present = [c for c in cells if c is not None]
+    if present and all(isinstance(c, datetime.datetime | datetime.date) for c in present):
+        return np.array(
+            [np.datetime64("NaT") if c is None else np.datetime64(c, "us") for c in cells],
+            dtype="datetime64[us]",
+        )
+    try:
+        return np.array([np.nan if c is None else c for c in cells], dtype=np.float64)
+    except (TypeError, ValueError):
+        raise InvalidTypeError(f"The column {column!r} must hold numbers or datetimes.") from None
 
 
 def _read_before_charge(values: Any, nan: str, relation: str) -> tuple[int, str | None]:

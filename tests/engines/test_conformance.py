@@ -19,7 +19,7 @@ from treedp import make_bins
 from treedp._inputs import as_1d_array
 from treedp.domain import Bins
 from treedp.engines import BinCounts, count_chunk
-from treedp.engines.spark import _quiet_pyspark
+from treedp.engines.spark import quiet_pyspark
 from treedp.exceptions import DataError, InvalidParameterError, InvalidTypeError
 
 pd = pytest.importorskip("pandas")
@@ -137,7 +137,7 @@ def spark_frame(spark: Any, values: Any, kind: str) -> Any:
     spark_type = {"double": T.DoubleType(), "long": T.LongType(), "ts": T.TimestampType()}[kind]
     schema = T.StructType([T.StructField("v", spark_type), T.StructField("other", T.StringType())])
     rows = [(_py(v), "x") for v in values]
-    with _quiet_pyspark():
+    with quiet_pyspark():
         return spark.createDataFrame(rows, schema)
 
 

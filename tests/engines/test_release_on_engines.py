@@ -72,3 +72,33 @@ def test_private_bounds_on_dask_equal_in_memory(dask_client: Any) -> None:
     pd = pytest.importorskip("pandas")
     df = dd.from_pandas(pd.DataFrame({"income": VALUES}), npartitions=4)
     _same(_private(df, column="income"), _private(VALUES))
+
+
+def test_quantiles_take_a_spark_or_dask_column(spark: Any, dask_client: Any) -> None:
+    """treedp.quantiles(frame, q, column=...) on Spark and Dask collects the column (the
+    exponential and recursive methods hold it in memory): the same seed gives the same
+    answers as the numpy column (the order of the rows does not matter to any method)."""
+    dd = pytest.importorskip("dask.dataframe")
+    pd = pytest.importorskip("pandas")
+    frames = [
+        spark.createDataFrame([(float(v),) for v in VALUES], ["income"]).repartition(3),
+        dd.from_pandas(pd.DataFrame({"income": VALUES}), npartitions=4),
+    ]
+    for q in (0.5, [0.1, 0.5, 0.9], np.linspace(0.01, 0.99, 99)):
+        want = np.asarray(
+            treedp.quantiles(
+                VALUES, q, epsilon=1.0, bounds=(0, 200), rng=treedp.InsecureSeededSource(4)
+            )
+        )
+        for frame in frames:
+            got = treedp.quantiles(
+                frame,
+                q,
+                epsilon=1.0,
+                bounds=(0, 200),
+                column="income",
+                rng=treedp.InsecureSeededSource(4),
+            )
+            np.testing.assert_array_equal(np.asarray(got), want)
+    with pytest.raises(treedp.InvalidParameterError, match="names no column"):
+        treedp.quantiles(frames[1], 0.5, epsilon=1.0, bounds=(0, 200), column="nope")

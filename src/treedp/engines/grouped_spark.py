@@ -238,12 +238,12 @@ def count_grouped_spark(
     """
     from pyspark.sql import functions as F
 
-    from treedp.engines.spark import _quiet_pyspark
+    from treedp.engines.spark import quiet_pyspark
 
     if method not in ("partition", "window"):
         raise InvalidParameterError("The 'method' parameter must be 'partition' or 'window'.")
     defer = job.nan == "error" and (method == "partition" or job.unit is None)
-    with _quiet_pyspark():
+    with quiet_pyspark():
         if method == "window" and job.unit is not None:
             kept = bound_spark(df, job, source)
             selected = kept.select(F.col(_q(job.column)).alias("v"), F.col(_CODE).alias("k"))
@@ -295,7 +295,7 @@ def key_counts_spark(df: Any, job: GroupedJob, source: RandomSource) -> KeyCount
     from pyspark.sql import Window
     from pyspark.sql import functions as F
 
-    from treedp.engines.spark import _quiet_pyspark
+    from treedp.engines.spark import quiet_pyspark
 
     _check_schema(df, job)
     types = {f.name: type(f.dataType).__name__ for f in df.schema.fields}
@@ -305,7 +305,7 @@ def key_counts_spark(df: Any, job: GroupedJob, source: RandomSource) -> KeyCount
         *([(job.unit, "unit")] if job.unit else []),
     ]
     by_cols = [F.col(_q(b)) for b in job.by]
-    with _quiet_pyspark():
+    with quiet_pyspark():
         frame = df.select(*[F.col(_q(c)) for c in job.columns])
         any_missing = None
         for name, _ in checks:

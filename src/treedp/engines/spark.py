@@ -31,7 +31,7 @@ from treedp.exceptions import DataError, InvalidParameterError, InvalidTypeError
 if TYPE_CHECKING:
     from treedp.domain import Bins
 
-__all__ = ["SparkEngine", "count_spark"]
+__all__ = ["SparkEngine", "count_spark", "quiet_pyspark"]
 
 #: Rows per emitted Arrow batch of (bin, count) pairs.
 _EMIT_ROWS = 1 << 20
@@ -86,7 +86,7 @@ def count_spark(df: Any, column: str | None, bins: Bins, nan: NanPolicy = "error
         col = col.cast("double")
     _check_type(type_name, bins)
     counter = _partition_counter(bins)
-    with _quiet_pyspark():
+    with quiet_pyspark():
         pairs = df.select(col.alias("v")).mapInArrow(counter, _OUT_SCHEMA)
         summed = pairs.groupBy("bin").agg(F.sum("count").alias("count"))
         bin_idx, count = _collect(summed)
@@ -118,7 +118,7 @@ class SparkEngine:
 
 
 @contextlib.contextmanager
-def _quiet_pyspark() -> Iterator[None]:
+def quiet_pyspark() -> Iterator[None]:
     """Silence pyspark 3.5's own noise, which says nothing about the data: its pandas version
     check uses distutils' deprecated ``LooseVersion``, and ``collect`` leaves its py4j result
     socket to the garbage collector (a ``ResourceWarning``, collected here)."""
