@@ -202,7 +202,7 @@ def test_private_bounds_in_quantiles_and_release_cdf() -> None:
 def test_inverse_rank_index_rule() -> None:
     cdf = np.array([0.0, 2.0, 2.0, 5.0, 9.0])
     got = inverse_rank_index(cdf, np.array([0.0, 1.0, 2.0, 2.0 + 1e-13, 2.1, 5.0, 9.0, 10.0]))
-    assert got.tolist() == [0, 1, 1, 1, 3, 3, 4, 4]
+    assert got.tolist() == [1, 1, 1, 1, 3, 3, 4, 4]  # a target of 0: the first cdf > 0
     targets = np.linspace(0, 9, 200)
     assert np.all(np.diff(inverse_rank_index(cdf, targets)) >= 0)
 
@@ -216,6 +216,8 @@ def test_discrete_quantiles_land_inside_a_block_of_ties() -> None:
         x, bounds=(0, 5), bins="integers", epsilon=50.0, rng=InsecureSeededSource(1)
     )
     assert rel.quantile([0.05, 0.1, 0.5, 0.9, 0.95]).tolist() == [1.0, 1.0, 2.0, 2.0, 3.0]
+    # q = 0 is the data's minimum (numpy's inverted_cdf), not the lower bound 0
+    assert rel.quantile([0.0, 1.0]).tolist() == [1.0, 3.0]
     res = quantiles(
         x,
         [0.05, 0.5, 0.95],

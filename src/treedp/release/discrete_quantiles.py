@@ -34,7 +34,7 @@ __all__ = ["discrete_quantile_from", "inverse_rank_index"]
 
 def inverse_rank_index(cdf: np.ndarray, target: np.ndarray) -> np.ndarray:
     """For each target, the smallest index ``j`` with ``cdf[j] >= target`` (the last index
-    when none reaches it).
+    when none reaches it); for a target of 0, the smallest ``j`` with ``cdf[j] > 0``.
 
     ``cdf`` must be non-decreasing (non-empty). The answer is non-decreasing in the target.
     A target equal to ``cdf[j]`` up to floating-point rounding (a relative ``1e-12`` of the
@@ -44,7 +44,11 @@ def inverse_rank_index(cdf: np.ndarray, target: np.ndarray) -> np.ndarray:
     cdf = np.asarray(cdf, dtype=np.float64)
     target = np.asarray(target, dtype=np.float64)
     slack = 1e-12 * max(1.0, abs(float(cdf[-1])))
-    return np.clip(np.searchsorted(cdf, target - slack, side="left"), 0, cdf.size - 1)
+    reach = np.searchsorted(cdf, target - slack, side="left")
+    # A target of 0 (q = 0) is reached by every index: the smallest one holding a record
+    # (cdf > 0), the data's minimum as numpy's inverted_cdf gives, not the lower bound.
+    first = np.searchsorted(cdf, slack, side="right")
+    return np.clip(np.where(target <= 0, first, reach), 0, cdf.size - 1)
 
 
 def discrete_quantile_from(bins: Bins, mono: Any, q: Any) -> np.ndarray:

@@ -321,17 +321,8 @@ class GroupedRelease:
 
 
 def _quantile(release: Release, qa: np.ndarray) -> Any:
-    if not release.bins.discrete:
-        return release.quantile(qa)
-    mono = release.consistent_counts
-    n_hat = float(mono[-1])
-    cdf = mono[1:]  # cdf[j] = estimated count of values <= edges[j] (integer domain)
-    target = np.atleast_1d(qa).astype(np.float64) * n_hat
-    k = np.clip(np.searchsorted(cdf, target, side="left"), 0, cdf.size - 1)
-    below = np.maximum(k - 1, 0)
-    pick = np.where(np.abs(cdf[below] - target) <= np.abs(cdf[k] - target), below, k)
-    out = np.where(n_hat > 0, release.bins.edges[pick], np.nan).reshape(np.shape(qa))
-    return queries.to_output(release.bins, out)
+    """One key's answers: :meth:`Release.quantile` (the inverse CDF on integer bins)."""
+    return release.quantile(qa)
 
 
 def _smallest(arr: np.ndarray) -> np.ndarray:
