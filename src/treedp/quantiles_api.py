@@ -528,6 +528,8 @@ def quantiles(
         spent += Fraction(bres.epsilon_spent)
         off_grid = grid_end_warning(*bres.stops, bres.known)  # post-processing of the stops
         the_bounds: tuple[Any, Any] = found
+        if bins == "integers" and chosen == "exponential":  # the integer mode's range
+            the_bounds = _inside_integer_limit(found)  # post-processing of released bounds
     else:
         the_bounds = (bounds[0], bounds[1])
         eps_rest = eps
@@ -681,11 +683,7 @@ def _run(
             raise InvalidParameterError("method='tree' needs a pure ε-DP release.")
         return out, spend, rel.bins.n_bins, float(rel.guarantee.epsilon), float(rel.n)
     if method == "exponential" and discrete:  # ties spread inside their integer's cell
-        from treedp.mechanisms.quantile_exponential import INTEGER_LIMIT
-
-        lo, hi = _integer_bounds(bounds)  # privately found ones may reach ±(2**53 - 1):
-        top = INTEGER_LIMIT - 2  # kept inside the mode's range (post-processing)
-        lo, hi = max(min(lo, top - 1), -top), min(max(hi, -top + 1), top - 1)
+        lo, hi = _inside_integer_limit(bounds)
         res = quantile_exponential(
             values,
             qa,
@@ -823,6 +821,17 @@ def _check_bounds(method: str, bounds: Any, bins: Any, eps: float, n: int | None
         )
 
 
+def _inside_integer_limit(bounds: tuple[Any, Any]) -> tuple[int, int]:
+    """Integer bounds moved inside the exponential method's integer mode (magnitude below
+    ``2**52``): privately found ones may reach ``±(2**53 - 1)`` (public ones beyond the limit
+    are refused before the charge). Post-processing of released bounds."""
+    from treedp.mechanisms.quantile_exponential import INTEGER_LIMIT
+
+    lo, hi = _integer_bounds(bounds)
+    top = INTEGER_LIMIT - 2
+    return max(min(lo, top - 1), -top), min(max(hi, -top + 1), top - 1)
+
+
 def _check_rest(rest: float, m: int, selections: bool) -> None:
     """The budget left for the quantiles (after the bounds' and the count's shares) and, for
     the exponential and recursive methods (``selections``), the budget of one selection
@@ -841,6 +850,8 @@ def _check_rest(rest: float, m: int, selections: bool) -> None:
 
 def _integer_bounds(bounds: tuple[Any, Any]) -> tuple[int, int]:
     lo, hi = bounds
+    if any(is_datetime_like(b) for b in (lo, hi)):
+        raise InvalidTypeError("bins='integers' is for numbers, not datetimes.")
     ok = all(
         isinstance(b, int | float | np.integer | np.floating)
         and not isinstance(b, bool)

@@ -177,3 +177,35 @@ def test_quantiles_and_median_read_several_inputs_and_a_delimiter(
     assert capsys.readouterr().out.startswith("median = 60 (tree")
     assert main(["median", str(tmp_path / "a.csv"), str(tmp_path / "nope.csv"), *common]) == 2
     assert "nope.csv" in one_error_line(capsys.readouterr().err)
+
+
+def test_quantiles_notes_bins_integers_for_the_continuous_methods(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The recursive and exponential methods read the column as continuous: without --bins
+    the command adds one note naming --bins integers (a public-parameter note); with it,
+    none."""
+    path = tmp_path / "ages.csv"
+    path.write_text("age\n" + "\n".join(str(v) for v in [30, 40, 40, 40, 50] * 40) + "\n")
+    argv = ["quantiles", str(path), "--column", "age", "--q", "0.25", "0.5", "0.75"]
+    common = ["--epsilon", "1", "--bounds", "0", "100", "--insecure-seed", "1"]
+    assert main([*argv, *common]) == 0
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "--bins integers" in err[0] and err[0].startswith("treedp: note:")
+    assert main([*argv, *common, "--bins", "integers"]) == 0
+    assert capsys.readouterr().err == ""
+
+
+def test_api_median_takes_integers_and_names_the_private_bounds_call() -> None:
+    x = np.repeat([1, 2, 3], [10, 80, 10])
+    assert (
+        treedp.median(x, bounds=(0, 5), epsilon=5.0, integers=True, rng=InsecureSeededSource(1))
+        == 2.0
+    )
+    with pytest.raises(treedp.InvalidParameterError, match=r"treedp\.quantiles"):
+        treedp.median(x, bounds="private", epsilon=1.0)  # type: ignore[arg-type]
+    dates = np.array(["2024-01-02", "2024-03-01"], dtype="datetime64[D]")
+    with pytest.raises(treedp.InvalidTypeError, match="not datetimes"):
+        treedp.quantiles(
+            dates, 0.5, epsilon=1.0, bounds=("2024-01-01", "2024-12-31"), bins="integers"
+        )

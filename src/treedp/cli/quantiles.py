@@ -244,6 +244,12 @@ def _run(
         print(_n_line(result))
     if result.bounds_warning is not None:  # post-processing of the released stops
         print(f"treedp: warning: {result.bounds_warning}", file=sys.stderr)
+    if result.method in ("recursive", "exponential") and args.bins is None:
+        print(  # from public parameters only: the method, not the data
+            f"treedp: note: the {result.method} method reads the column as continuous; for "
+            "integer or count data (ages, counts, many tied values) add --bins integers.",
+            file=sys.stderr,
+        )
     if ledger is not None:
         print(remaining_line(ledger))
 

@@ -145,8 +145,28 @@ def _score_sensitivity(level: Fraction, neighbours: str) -> Fraction:
     return max(level, 1 - level) + Fraction(1, 2**TARGET_BITS)
 
 
+def _refuse_private(bounds: Any) -> None:
+    """``bounds="private"`` (or a private side) names the function that finds them."""
+    parts = (
+        (bounds,)
+        if isinstance(bounds, str)
+        else tuple(bounds)
+        if isinstance(bounds, tuple | list)
+        else ()
+    )
+    if any(isinstance(b, str) and b.strip().lower() == "private" for b in parts):
+        raise InvalidParameterError(
+            "quantile_exponential and median take public 'bounds'; for bounds found "
+            "privately use treedp.quantiles(values, q, bounds='private', "
+            "method='exponential')."
+        )
+
+
 def _integer_bounds(bounds: Any) -> tuple[float, float]:
     """Integer bounds ``lo <= hi`` (``integers=True``), as floats."""
+    _refuse_private(bounds)
+    if isinstance(bounds, tuple | list) and any(is_datetime_like(b) for b in bounds):
+        raise InvalidTypeError("integers=True is for numbers, not datetimes.")
     if (
         not isinstance(bounds, tuple | list)
         or len(bounds) != 2
@@ -168,6 +188,7 @@ def _integer_bounds(bounds: Any) -> tuple[float, float]:
 
 def _read_bounds(bounds: Any) -> tuple[float, float, str | None]:
     """The public bounds as floats (ticks of their unit for datetimes), and the unit."""
+    _refuse_private(bounds)
     if not isinstance(bounds, tuple | list) or len(bounds) != 2:
         raise InvalidParameterError(f"The 'bounds' parameter must be a pair. Got {bounds!r}.")
     dated = [is_datetime_like(b) for b in bounds]
@@ -414,6 +435,7 @@ def median(
     rng: RandomSource | None = None,
     details: bool = False,
     accountant: Accountant | None = None,
+    integers: bool = False,
 ) -> Any:
     """A private median: the exponential-mechanism quantile at ``q = 1/2``.
 
@@ -440,6 +462,10 @@ def median(
         Return a :class:`~treedp.mechanisms.results.QuantileResult` instead of the value.
     accountant : Accountant, optional
         Charged before anything is drawn, as for :func:`quantile_exponential`.
+    integers : bool, default=False
+        Integer data on integer bounds: the median is an integer of the domain, on the right
+        side of a block of ties (:func:`quantile_exponential`). For private bounds use
+        ``treedp.quantiles(values, 0.5, bounds="private", ...)``.
 
     Returns
     -------
@@ -455,6 +481,7 @@ def median(
         rng=rng,
         details=details,
         accountant=accountant,
+        integers=integers,
     )
 
 
