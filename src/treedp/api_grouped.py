@@ -313,6 +313,11 @@ def release_grouped(
         "neighbours": neighbours,
         "epsilon": math.inf if epsilon is None else epsilon,
         "source": source,
+        "target": (
+            {"epsilon": float(privacy.epsilon), "delta": float(privacy.delta)}
+            if isinstance(privacy, ApproxDP)
+            else None
+        ),
     }
     selection: dict[str, Any] | None = None
     if engine != "memory":  # files, Spark, Dask: bounded and counted by the engine
@@ -398,6 +403,7 @@ def release_grouped_counts(
     source: RandomSource,
     selection: dict[str, Any] | None = None,
     delta: float = 0.0,
+    target: dict[str, float] | None = None,
 ) -> GroupedRelease:
     """Noise bounded grouped counts (made by any engine): the one place budget is spent.
 
@@ -434,6 +440,7 @@ def release_grouped_counts(
             epsilon=epsilon,
             guarantee=ZCDP(float_at_least(rho)),
             selection=None,
+            target=target,
         )
     tree_eps = Fraction(factor) * mech.epsilon_spent()
     if selection is None:

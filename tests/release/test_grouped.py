@@ -446,3 +446,33 @@ def test_grouped_quantiles_on_integer_bins_are_each_keys_inverse_cdf() -> None:
         np.testing.assert_array_equal(answers[key], g[key].quantile(q))
         truth = np.quantile(adult["age"][adult["education_num"] == key], q, method="inverted_cdf")
         assert np.abs(np.asarray(answers[key]) - truth).max() <= 1
+
+
+def test_grouped_release_keeps_an_approx_dp_target(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """privacy=ApproxDP(ε, δ) on a grouped release: the target is kept in its file and read
+    back (the zCDP guarantee implies it); a pure release has none."""
+    from treedp.release.grouped import load_grouped_release
+
+    rng = np.random.default_rng(1)
+    g = treedp.release_grouped(
+        rng.integers(17, 91, 3000),
+        by=rng.choice(["a", "b"], 3000),
+        keys=["a", "b"],
+        bounds=(17, 90),
+        bins="integers",
+        privacy=treedp.ApproxDP(1.0, 1e-6),
+        rng=InsecureSeededSource(1),
+    )
+    assert g.target == {"epsilon": 1.0, "delta": 1e-6}
+    assert g.approx_target == treedp.ApproxDP(1.0, 1e-6)
+    g.save(tmp_path / "g.tdp")
+    assert load_grouped_release(tmp_path / "g.tdp").target == g.target
+    pure = treedp.release_grouped(
+        rng.integers(17, 91, 300),
+        by=np.zeros(300, dtype=int),
+        keys=[0],
+        bounds=(17, 90),
+        bins="integers",
+        epsilon=1.0,
+    )
+    assert pure.target is None and pure.approx_target is None

@@ -296,6 +296,14 @@ def grouped_info(grouped: Any) -> dict[str, str]:
         "by": ", ".join(grouped.by) or "- (one group)",
         "guarantee": f"{_guarantee_text(grouped.guarantee)} for the whole release "
         f"({grouped.neighbours.replace('_', '/')} neighbours)",
+        **(
+            {
+                "target": f"{_guarantee_text(grouped.approx_target)} (asked for; the rho above "
+                "implies it by the tight conversion)"
+            }
+            if grouped.approx_target is not None
+            else {}
+        ),
         "privacy unit": "one row is one person"
         if unit is None
         else f"a person (--privacy-unit {unit})" + (f": {', '.join(limits)}" if limits else ""),

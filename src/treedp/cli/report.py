@@ -72,6 +72,7 @@ def run(args: argparse.Namespace) -> None:
                 f"one tree per key of {by}; this page: {shown}" if by else f"one tree: {shown}",
             ),
             ("Guarantee of the grouped release", details["guarantee"]),
+            *([("(ε, δ) target", details["target"])] if "target" in details else []),
             ("Privacy unit of the grouped release", details["privacy unit"]),
             ("Keys", details["keys"]),
         ]

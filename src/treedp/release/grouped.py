@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import zipfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -66,6 +67,10 @@ class GroupedRelease:
     selection : dict or None
         How the keys were selected privately (epsilon, delta, noise scale, threshold), or None
         when the keys were public.
+    target : dict or None
+        The ``(epsilon, delta)`` target asked for (``privacy=ApproxDP(ε, δ)``,
+        ``--epsilon E --delta D``), which the zCDP :attr:`guarantee` implies by the tight
+        conversion (:attr:`approx_target`); kept in the file.
     """
 
     def __init__(
@@ -79,6 +84,7 @@ class GroupedRelease:
         epsilon: float,
         guarantee: PureDP | ApproxDP | ZCDP,
         selection: dict[str, Any] | None = None,
+        target: dict[str, float] | None = None,
     ) -> None:
         if len(keys) != len(releases):
             raise InvalidParameterError("A grouped release needs one release per key.")
@@ -91,6 +97,7 @@ class GroupedRelease:
             "epsilon": float(epsilon),
             "guarantee": guarantee,
             "selection": None if selection is None else dict(selection),
+            "target": None if target is None else dict(target),
         }
         for name, value in fields.items():
             object.__setattr__(self, name, value)
@@ -103,6 +110,14 @@ class GroupedRelease:
     epsilon: float
     guarantee: PureDP | ApproxDP | ZCDP
     selection: dict[str, Any] | None
+    target: dict[str, float] | None
+
+    @property
+    def approx_target(self) -> ApproxDP | None:
+        """The ``(epsilon, delta)`` target asked for, as a guarantee (None without one)."""
+        if self.target is None:
+            return None
+        return ApproxDP(float(self.target["epsilon"]), float(self.target["delta"]))
 
     def __setattr__(self, name: str, value: Any) -> None:
         raise AttributeError(f"A GroupedRelease is frozen: cannot set '{name}'.")
@@ -236,6 +251,7 @@ class GroupedRelease:
             ),
             "unit": self.unit,
             "selection": self.selection,
+            **({"target": dict(self.target)} if self.target is not None else {}),
         }
 
     def __repr__(self) -> str:
@@ -318,6 +334,29 @@ class GroupedRelease:
             for entry, arr in zip(manifest, arrays, strict=True):
                 with zf.open(str(entry["name"]), "w", force_zip64=True) as member:
                     np.lib.format.write_array(member, arr, allow_pickle=False)
+
+
+def _grouped_target(meta: dict[str, Any], guarantee: Any) -> dict[str, float] | None:
+    """The optional ``(epsilon, delta)`` target of a file (files before it have none): only
+    with a zCDP guarantee, ``epsilon > 0``, ``0 < delta < 1``."""
+    target = meta.get("target")
+    if target is None:
+        return None
+    ok = (
+        isinstance(target, dict)
+        and isinstance(guarantee, ZCDP)
+        and all(
+            isinstance(target.get(k), int | float)
+            and not isinstance(target.get(k), bool)
+            and math.isfinite(target[k])
+            and target[k] > 0
+            for k in ("epsilon", "delta")
+        )
+        and target["delta"] < 1
+    )
+    if not ok:
+        raise ReleaseFormatError("the (epsilon, delta) target must hold epsilon > 0, 0 < delta < 1")
+    return {"epsilon": float(target["epsilon"]), "delta": float(target["delta"])}
 
 
 def _quantile(release: Release, qa: np.ndarray) -> Any:
@@ -455,6 +494,7 @@ def _from_document(zf: zipfile.ZipFile, document: Any, label: str) -> GroupedRel
             epsilon=float("inf") if meta["epsilon"] is None else float(meta["epsilon"]),
             guarantee=guarantee,
             selection=meta["selection"],
+            target=_grouped_target(meta, guarantee),
         )
     except ReleaseFormatError as exc:
         raise ReleaseFormatError(f"{label} holds an inconsistent grouped release: {exc}") from None
