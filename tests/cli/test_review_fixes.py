@@ -416,3 +416,22 @@ def test_key_refused_where_there_are_no_keys(
     assert "this grouped release has no --by" in _error(capsys)
     assert main(["query", str(one), "--median", "--ci"]) == 0  # the one group, with intervals
     assert capsys.readouterr().out.splitlines()[0] == "query,argument,value,stderr,low,high"
+
+
+def test_grouped_query_text_format_is_one_line_per_answer(
+    income_csv: Path, keys_file: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`--format text` on a grouped release prints one line per key and answer, counts with
+    one decimal (it printed CSV with six decimals); CSV stays the grouped default."""
+    out = tmp_path / "g.tdp"
+    assert main(_grouped(income_csv, keys_file, out)) == 0
+    capsys.readouterr()
+    argv = ["query", str(out), "--key", "CA", "--cdf", "30000", "--median"]
+    assert main([*argv, "--format", "text", "--ci"]) == 0
+    lines = capsys.readouterr().out.strip().splitlines()
+    assert lines[0].startswith("state=CA: cdf(30000) = ") and "interval [" in lines[0]
+    count = lines[0].split(" = ")[1].split(" ")[0]
+    assert len(count.split(".")[1]) == 1  # one decimal
+    assert lines[1].startswith("state=CA: quantile(0.5) = ")
+    assert main(argv) == 0
+    assert capsys.readouterr().out.splitlines()[0] == "state,query,argument,value"

@@ -258,6 +258,26 @@ def _answers(
     return rows
 
 
+def _text_line(
+    label: str, query: str, arg: str, values: list[Any], ci: bool, level: float | None
+) -> str:
+    """One answer for people: counts with one decimal, quantile values to 6 digits."""
+    from treedp.cli._common import fmt, fmt_count
+
+    show = fmt if query == "quantile" else fmt_count
+    name = {"range_count": "range"}.get(query, query)
+    text = (
+        f"{label}: {name}({arg}) = {show(values[0])}"
+        if arg
+        else f"{label}: {name} = {show(values[0])}"
+    )
+    if ci:
+        se, low, high = values[1:4]
+        spread = f"se {fmt(se)}, " if se is not None else ""
+        text += f" ({spread}{level:g} interval [{show(low)}, {show(high)}])"
+    return text
+
+
 def _plain(value: Any) -> Any:
     """A CSV/JSON cell: counts and values to 1e-6 at any size (not 6 significant digits)."""
     if isinstance(value, np.generic):
@@ -359,11 +379,14 @@ def query_grouped(args: argparse.Namespace) -> None:
             "standard errors or intervals; query without --ci"
         )
     rows = []
+    lines = []  # --format text: one line per answer, counts with one decimal
     for key in keys:
         parts = key if isinstance(key, tuple) else (key,)
+        label = ", ".join(f"{b}={p}" for b, p in zip(grouped.by, parts, strict=False)) or "all"
         for query, arg, *values in _answers(grouped[key], args, grouped, key, level):
             cells = [_plain(v) for v in (values if args.ci else values[:1])]
             rows.append([*parts, query, arg, *cells])
+            lines.append(_text_line(label, query, arg, values, args.ci, level))
     header = [*grouped.by, "query", "argument", "value"] + (
         ["stderr", "low", "high"] if args.ci else []
     )
@@ -376,6 +399,12 @@ def query_grouped(args: argparse.Namespace) -> None:
             "rows": [dict(zip(header, row, strict=True)) for row in rows],
         }
         print(json.dumps(out))
+        return
+    if args.format == "text":
+        for line in lines:
+            print(line)
+        if grouped.seeded:
+            print("[SEEDED: not for publication]")
         return
     writer = csv.writer(sys.stdout, lineterminator="\n")
     writer.writerow(header)

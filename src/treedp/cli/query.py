@@ -61,8 +61,9 @@ def register(sub: Any) -> None:
     qry.add_argument(
         "--format",
         choices=("text", "json", "csv"),
-        default="text",
-        help="output: text (default), json (one document) or csv (one row per answer)",
+        default=None,
+        help="output: text (default; csv for a grouped release, one row per key and answer), "
+        "json (one document) or csv (one row per answer)",
     )
     qry.add_argument(
         "--key", help="grouped release: answer for this key only (fields joined by commas)"
@@ -261,8 +262,10 @@ def run(args: argparse.Namespace) -> None:
     if is_grouped_file(args.release):
         from treedp.cli._grouped import query_grouped
 
+        args.format = args.format or "csv"  # a grouped release: rows per key by default
         query_grouped(args)
         return
+    args.format = args.format or "text"
     if not (args.cdf or args.range or args.quantiles or args.median or args.histogram or args.info):
         raise UsageError(
             "give at least one of --cdf, --range, --quantiles, --median, --histogram, --info"
