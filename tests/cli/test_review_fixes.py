@@ -435,3 +435,20 @@ def test_grouped_query_text_format_is_one_line_per_answer(
     assert lines[1].startswith("state=CA: quantile(0.5) = ")
     assert main(argv) == 0
     assert capsys.readouterr().out.splitlines()[0] == "state,query,argument,value"
+
+
+def test_info_is_not_silently_dropped_or_combined(
+    income_csv: Path, keys_file: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`--info` with `--format csv` (single release), or with queries / `--key` (grouped),
+    used to drop one of the two silently: now one line, exit 2."""
+    out = tmp_path / "g.tdp"
+    assert main(_grouped(income_csv, keys_file, out)) == 0
+    capsys.readouterr()
+    assert main(["query", str(out), "--info", "--key", "CA"]) == 2
+    assert "--info describes the whole grouped release" in _error(capsys)
+    single = tmp_path / "r.json"
+    assert main([*_release(income_csv, single), "--epsilon", "1"]) == 0
+    capsys.readouterr()
+    assert main(["query", str(single), "--info", "--cdf", "30000", "--format", "csv"]) == 2
+    assert "--info is text or json" in _error(capsys)

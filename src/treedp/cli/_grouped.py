@@ -364,6 +364,12 @@ def query_grouped(args: argparse.Namespace) -> None:
     level = level_of(args) if args.ci else None
     grouped = load_grouped_release(args.release)
     if args.info:
+        asked = args.cdf or args.range or args.quantiles or args.median or args.histogram
+        if asked or args.key is not None or args.ci:
+            raise UsageError(
+                "--info describes the whole grouped release: give it without queries, --key "
+                "or --ci (and query the keys in a second call)"
+            )
         details = grouped_info(grouped)
         if args.format == "json":
             print(json.dumps({"info": details}))

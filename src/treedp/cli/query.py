@@ -282,6 +282,8 @@ def run(args: argparse.Namespace) -> None:
             f"--ci: a release made with --mechanism {release.mechanism.name} has no standard "
             "errors or intervals (its answers carry a data-dependent bias); query without --ci"
         )
+    if args.info and args.format == "csv":
+        raise UsageError("--info is text or json; drop --format csv, or query without --info")
     rows = answers(release, args)
     warning = release.bounds_warning()
     details = info(release) if args.info else None
