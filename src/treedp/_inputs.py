@@ -18,7 +18,8 @@ def _from_dataframe_libraries(values: Any) -> np.ndarray | None:
 
         if isinstance(values, pd.DataFrame):
             raise InvalidTypeError(
-                "The 'values' argument must be one column (a Series), not a DataFrame."
+                "The 'values' argument must be one column (a Series), not a DataFrame: pass "
+                "column='...' to pick one."
             )
         dtype = values.dtype
         if pd.api.types.is_datetime64_any_dtype(dtype):
@@ -38,7 +39,8 @@ def _from_dataframe_libraries(values: Any) -> np.ndarray | None:
 
         if isinstance(values, pl.DataFrame):
             raise InvalidTypeError(
-                "The 'values' argument must be one column (a Series), not a DataFrame."
+                "The 'values' argument must be one column (a Series), not a DataFrame: pass "
+                "column='...' to pick one."
             )
         if values.dtype.is_numeric() and values.null_count() > 0:
             return np.asarray(values.cast(pl.Float64).fill_null(float("nan")).to_numpy())
@@ -95,7 +97,7 @@ def as_1d_array(values: Any, name: str = "values") -> np.ndarray:
     if arr.ndim != 1:
         raise InvalidTypeError(
             f"The '{name}' argument must be one-dimensional (one column); flatten it or pick "
-            "one column."
+            "one column (column='...' for a DataFrame)."
         )
     kind = arr.dtype.kind
     if kind in "iuf":

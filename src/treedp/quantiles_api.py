@@ -746,9 +746,8 @@ def _column_of(values: Any, column: Any) -> Any:
             return _spark_column(values, column)
         return values[column]
     raise InvalidTypeError(
-        "treedp.quantiles takes 'column' with a pandas, polars, Dask or Spark DataFrame or a "
-        f"file; for a {type(values).__name__} release a CDF with treedp.release_cdf and read "
-        "its quantiles."
+        "The 'column' parameter applies to a pandas, polars, Dask or Spark DataFrame or a "
+        f"file; a {type(values).__name__} is one column already: drop 'column'."
     )
 
 
