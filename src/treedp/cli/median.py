@@ -357,6 +357,8 @@ def _run_private(
     )
     found = result.parts[0].measure  # the bounds step's spend (pure DP)
     name = "tree" if args.method == "tree" else "exponential mechanism"
+    if args.method == "exponential" and args.bins == "integers":
+        name += " on integers"
     shown = ", ".join(fmt(b) for b in result.bounds)
     how = found_how(settings["bounds"])
     print(
