@@ -682,7 +682,7 @@ def test_quantiles_read_a_column_of_a_dataframe_or_file(tmp_path: Any) -> None:
         run(tmp_path / "a.parquet")
     with pytest.raises(InvalidParameterError, match="names no column"):
         run(pd.DataFrame({"inc": x}), column="income")
-    with pytest.raises(treedp.InvalidTypeError, match="drop .column."):
+    with pytest.raises(treedp.InvalidTypeError, match=r"drop .column."):
         run(x, column="inc")
 
 
