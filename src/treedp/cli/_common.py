@@ -18,6 +18,7 @@ __all__ = [
     "add_neighbours",
     "bins_arg",
     "check_input",
+    "csv_delimiter",
     "fmt",
     "fmt_count",
     "number_or_text",
@@ -277,19 +278,20 @@ def add_input_arguments(parser: Any) -> None:
     parser.add_argument("--encoding", help="CSV text encoding (default: UTF-8)")
 
 
+def csv_delimiter(text: str | None) -> str | None:
+    """``--delimiter`` as given, with ``\\t`` or ``tab`` meaning a tab."""
+    return "\t" if text in ("\\t", "tab") else text
+
+
 def read_inputs(args: Any) -> Any:
     """The ``--column`` of every input of ``args``, one array (each checked first, then read
     with :func:`read_values`)."""
-    import numpy as np
-
     from treedp.io import read_column
 
     inputs = [args.input] if isinstance(args.input, str) else list(args.input)
     for path in inputs:
         check_input(path)
-    delimiter = args.delimiter
-    if delimiter is not None and delimiter in ("\\t", "tab"):
-        delimiter = "\t"
+    delimiter = csv_delimiter(args.delimiter)
     options = {"delimiter": delimiter, "encoding": args.encoding}
     parts = [read_values(path, args.column, read_column, **options) for path in inputs]
     return parts[0] if len(parts) == 1 else np.concatenate(parts)

@@ -83,7 +83,7 @@ def typed_keys(keys: list[Any], source: Any, by: list[str]) -> list[Any]:
 def run_grouped(args: argparse.Namespace) -> None:
     """Run ``treedp release`` with ``--by`` and/or ``--privacy-unit`` (any file form)."""
     import treedp
-    from treedp.cli._common import SEEDED, points
+    from treedp.cli._common import SEEDED, csv_delimiter, points
     from treedp.cli.budget import ledger_from_args, remaining_line
     from treedp.cli.plan import budget_from
     from treedp.cli.quantiles import bounds_arg
@@ -91,9 +91,7 @@ def run_grouped(args: argparse.Namespace) -> None:
     from treedp.cli.release import approx_reading
     from treedp.engines.files import FileSource
 
-    delimiter = args.delimiter
-    if delimiter is not None and delimiter in ("\\t", "tab"):
-        delimiter = "\t"
+    delimiter = csv_delimiter(args.delimiter)
     source = FileSource(
         args.input[0] if len(args.input) == 1 else list(args.input),
         delimiter=delimiter,

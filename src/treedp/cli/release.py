@@ -13,6 +13,7 @@ from treedp.cli._common import (
     UsageError,
     add_neighbours,
     bins_arg,
+    csv_delimiter,
     points,
     read_values,
 )
@@ -250,9 +251,7 @@ def run(args: argparse.Namespace) -> None:
 
 
 def _run(args: argparse.Namespace, checked: dict[str, Any], ledger: treedp.Ledger | None) -> None:
-    delimiter = args.delimiter
-    if delimiter is not None and delimiter in ("\\t", "tab"):
-        delimiter = "\t"
+    delimiter = csv_delimiter(args.delimiter)
     source = args.input[0] if len(args.input) == 1 else list(args.input)
     values = FileSource(source, delimiter=delimiter, encoding=args.encoding)
 

@@ -172,7 +172,7 @@ class GroupedRelease:
         of ties); otherwise it is :meth:`Release.quantile` (interpolating inside the bin).
         """
         qa = queries.check_q(q)
-        return {k: _quantile(r, qa) for k, r in self._releases.items()}
+        return {k: r.quantile(qa) for k, r in self._releases.items()}
 
     def cdf(self, x: Any) -> dict[Any, Any]:
         """``{key: release.cdf(x)}``."""
@@ -357,11 +357,6 @@ def _grouped_target(meta: dict[str, Any], guarantee: Any) -> dict[str, float] | 
     if not ok:
         raise ReleaseFormatError("the (epsilon, delta) target must hold epsilon > 0, 0 < delta < 1")
     return {"epsilon": float(target["epsilon"]), "delta": float(target["delta"])}
-
-
-def _quantile(release: Release, qa: np.ndarray) -> Any:
-    """One key's answers: :meth:`Release.quantile` (the inverse CDF on integer bins)."""
-    return release.quantile(qa)
 
 
 def _smallest(arr: np.ndarray) -> np.ndarray:

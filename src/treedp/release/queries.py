@@ -161,19 +161,22 @@ def quantile_from(bins: Bins, mono: np.ndarray, qa: np.ndarray) -> np.ndarray:
     """The ``qa``-quantiles (axis values) read from a non-decreasing prefix ``mono``.
 
     The first point where ``mono`` reaches ``q · n̂``, interpolating inside the bin (on an
-    integer domain: the smallest integer that reaches it); NaN when ``n̂`` is not positive.
+    integer domain: the inverse-CDF integer,
+    :func:`~treedp.release.discrete_quantiles.discrete_quantile_from`); NaN when ``n̂`` is
+    not positive.
     """
+    if bins.discrete:
+        from treedp.release.discrete_quantiles import discrete_quantile_from
+
+        return discrete_quantile_from(bins, mono, qa)
     n_hat = mono[-1]
     edges = bins.edges.astype(np.float64)
     target = qa * n_hat
     j = np.clip(np.searchsorted(mono, target, side="left"), 1, bins.n_bins)
-    if bins.discrete:
-        out = edges[j - 1]
-    else:
-        low, high = mono[j - 1], mono[j]
-        span = high - low
-        frac = np.where(span > 0, (target - low) / np.where(span > 0, span, 1.0), 0.0)
-        out = edges[j - 1] + np.clip(frac, 0.0, 1.0) * (edges[j] - edges[j - 1])
+    low, high = mono[j - 1], mono[j]
+    span = high - low
+    frac = np.where(span > 0, (target - low) / np.where(span > 0, span, 1.0), 0.0)
+    out = edges[j - 1] + np.clip(frac, 0.0, 1.0) * (edges[j] - edges[j - 1])
     return np.where(n_hat > 0, out, np.nan)
 
 

@@ -412,11 +412,6 @@ class Release:
         True
         """
         qa = queries.check_q(q)
-        if self.bins.discrete:
-            from treedp.release.discrete_quantiles import discrete_quantile_from
-
-            chosen = discrete_quantile_from(self.bins, self.consistent_counts, qa)
-            return queries.to_output(self.bins, np.reshape(chosen, np.shape(qa)))
         return queries.to_output(
             self.bins, queries.quantile_from(self.bins, self.consistent_counts, qa)
         )
