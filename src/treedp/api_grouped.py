@@ -21,13 +21,17 @@ public key list, so the presence or absence of a key in the data is not visible.
 
 Private key selection (``keys=None``, ``delta`` given): each person counts once in each of at
 most ``g`` keys they hold (after bounding); every key present in the data gets
-``count + Z``, ``Z`` discrete Laplace of scale ``t >= g/ε_s``, and is kept when that reaches the
-threshold ``τ``. A neighbour changes the counts of shared keys by at most 1 on at most ``g`` keys
-(``ε_s``-DP), and may add at most ``g`` keys of count 1, each released with probability
-``P(Z >= τ − 1) = p^(τ−1)/(1 + p)``, ``p = e^(−1/t)``; so the selection is ``(ε_s, δ)``-DP with
-``δ = e^(ε_s)·g·p^(τ−1)/(1 + p)`` (the ``e^(ε_s)`` covers the direction in which the new keys are
-absent), and ``τ`` is the smallest integer meeting the requested ``δ``. The trees then use
-``ε − ε_s``; the whole release is ``(ε, δ)``-DP.
+``count + Z``, ``Z`` discrete Laplace of scale ``t >= s/ε_s``, and is kept when that reaches the
+threshold ``τ``. The L1 sensitivity ``s`` of the counts of the keys both neighbours hold is
+``g`` under add/remove (one person changes at most ``g`` counts by one) and ``2g`` under replace
+(one person's keys lose one on at most ``g`` keys and another person's gain one on at most
+``g``), so that part is ``ε_s``-DP. A key held by one neighbour only has count 1 there and is
+released with probability ``q = P(Z >= τ − 1) = p^(τ−1)/(1 + p)``, ``p = e^(−1/t)``. Under
+add/remove only the larger dataset holds such keys (at most ``g``): ``δ = e^(ε_s)·g·q`` (the
+``e^(ε_s)`` covers the direction in which the new keys are absent). Under replace each side may
+hold up to ``g`` keys the other lacks, and the bound ``P_D(E) <= e^(ε_s)·(P_D'(E) + g·q) + g·q``
+gives ``δ = (1 + e^(ε_s))·g·q``. ``τ`` is the smallest integer meeting the requested ``δ``. The
+trees then use ``ε − ε_s``; the whole release is ``(ε, δ)``-DP under the stated relation.
 
 Selection runs on every engine: the engine computes the pre-noise count of each key present
 (:class:`treedp.engines.grouped.KeyCounts`; in memory, on files, in Spark, on Dask) and only the
@@ -85,6 +89,8 @@ __all__ = [
     "grouped_counts",
     "release_grouped",
     "selection_counts",
+    "selection_delta_factor",
+    "selection_sensitivity",
     "selection_threshold",
 ]
 
@@ -333,7 +339,9 @@ def release_grouped(
                 nan=nan,
             )
             found = _key_counts_on(engine, data, sel_job, source)
-            the_keys, selection = choose_keys(found, bounds.max_groups, eps_sel, delta, source)
+            the_keys, selection = choose_keys(
+                found, bounds.max_groups, eps_sel, delta, source, neighbours
+            )
         job = GroupedJob(
             column=value_col.name,
             by=tuple(by_names),
@@ -372,7 +380,7 @@ def release_grouped(
         assert delta is not None
         found = key_counts(cols, keep, person, unit_name, bounds.max_groups, nan, source)
         the_keys, selection = choose_keys(
-            KeyCounts.merge([found]), bounds.max_groups, eps_sel, delta, source
+            KeyCounts.merge([found]), bounds.max_groups, eps_sel, delta, source, neighbours
         )
     codes = encode_keys(cols, the_keys, nan) if cols else np.zeros(values.size, dtype=np.int64)
     keep &= codes >= 0
@@ -532,18 +540,36 @@ def _scaled_epsilon(epsilon: float, factor: int) -> float:
 
 
 # ---------------------------------------------------------------------- key selection
-def selection_threshold(scale: Fraction, max_groups: int, epsilon: float, delta: float) -> int:
-    """The smallest integer ``τ >= 2`` with ``e^ε·g·p^(τ−1)/(1+p) <= δ``, ``p = e^(−1/t)``.
+def selection_sensitivity(max_groups: int, neighbours: str) -> int:
+    """The L1 sensitivity of the selection counts: ``g`` (add/remove) or ``2g`` (replace)."""
+    return max_groups if neighbours == "add_remove" else 2 * max_groups
+
+
+def selection_delta_factor(epsilon: float, neighbours: str) -> float:
+    """The factor ``c`` of ``δ = c·g·q``: ``e^ε`` (add/remove) or ``1 + e^ε`` (replace)."""
+    return math.exp(epsilon) + (0.0 if neighbours == "add_remove" else 1.0)
+
+
+def selection_threshold(
+    scale: Fraction,
+    max_groups: int,
+    epsilon: float,
+    delta: float,
+    neighbours: str = "add_remove",
+) -> int:
+    """The smallest integer ``τ >= 2`` with ``c·g·p^(τ−1)/(1+p) <= δ``, ``p = e^(−1/t)``.
 
     A key held by one person only has count 1 and is kept with probability
-    ``P(1 + Z >= τ) = p^(τ−1)/(1 + p)`` for discrete Laplace ``Z`` of scale ``t``.
+    ``P(1 + Z >= τ) = p^(τ−1)/(1 + p)`` for discrete Laplace ``Z`` of scale ``t``; ``c`` is
+    :func:`selection_delta_factor` for the relation (see the module docstring).
     """
     p = math.exp(-1.0 / float(scale))
-    # log form: (τ−1)·ln p <= ln(δ(1+p)/(g e^ε))
-    rhs = math.log(delta * (1 + p) / max_groups) - epsilon
+    c = selection_delta_factor(epsilon, neighbours)
+    # log form: (τ−1)·ln p <= ln(δ(1+p)/(c·g))
+    rhs = math.log(delta * (1 + p) / (c * max_groups))
     tau = 1 + math.ceil(rhs / math.log(p) - 1e-12)
     tau = max(tau, 2)
-    while math.exp(epsilon) * max_groups * p ** (tau - 1) / (1 + p) > delta:
+    while c * max_groups * p ** (tau - 1) / (1 + p) > delta:
         tau += 1
     return tau
 
@@ -554,8 +580,12 @@ def choose_keys(
     eps_sel: float,
     delta: float,
     source: RandomSource,
+    neighbours: str = "add_remove",
 ) -> tuple[tuple[Any, ...], dict[str, Any]]:
     """The thresholded noisy selection of the keys of ``counts`` (see the module docstring).
+
+    The noise scale is ``s/ε_s`` with ``s`` = :func:`selection_sensitivity` of the relation
+    (``g`` for add/remove, ``2g`` for replace) and the threshold meets ``δ`` for that relation.
 
     Runs on the driver for every engine: one discrete Laplace draw per candidate key, in the
     order of ``counts.keys`` (sorted, :meth:`KeyCounts.merge`), kept when ``count + Z >= τ``
@@ -575,16 +605,17 @@ def choose_keys(
         labelled[label] = labelled.get(label, 0) + int(c)
     keys = sorted_keys(labelled)  # mixed types (5 and "CA") sort too: types are data
     values = np.fromiter((labelled[k] for k in keys), dtype=np.int64, count=len(keys))
-    scale = noise_scale(g, eps_sel)
+    sens = selection_sensitivity(g, neighbours)
+    scale = noise_scale(sens, eps_sel)
     noisy = values + DiscreteLaplace(scale).sample(len(keys), source)
-    tau = selection_threshold(scale, g, eps_sel, delta)
+    tau = selection_threshold(scale, g, eps_sel, delta, neighbours)
     chosen = [keys[i] for i in np.flatnonzero(noisy >= tau)]
     if not chosen:
         raise DataError(
             "Private key selection kept no key: no group-by release can be made at this "
             "epsilon and delta (give public keys, or a larger budget)."
         )
-    spent = Fraction(g) / scale
+    spent = Fraction(sens) / scale
     record = {
         "epsilon": eps_sel,
         "epsilon_spent": float_at_least(spent),
@@ -592,6 +623,7 @@ def choose_keys(
         "noise_scale": [scale.numerator, scale.denominator],
         "threshold": tau,
         "max_groups": g,
+        "sensitivity": sens,
     }
     return tuple(chosen), record
 
