@@ -24,6 +24,7 @@ from treedp.engines.progress import wants_progress
 from treedp.exceptions import BoundsWarning, DataError, InvalidParameterError, InvalidTypeError
 from treedp.mechanisms import Mechanism
 from treedp.mechanisms.dawa import DawaMechanism
+from treedp.mechanisms.registry import mechanism_class
 from treedp.noise import RandomSource, resolve_source
 from treedp.planning import Plan, PlanCache
 from treedp.privacy.accountant import Accountant, check_accountant
@@ -337,8 +338,13 @@ def release_cdf(
             integer,
             nan=nan,
         )
-        if bins != "integers" and (level_budgets is not None or branching is not None):
-            configure(stand_in, plan=plan, plan_cache=plan_cache)
+        # The stand-in is configured in full (the relation, a public n, the mechanism's own
+        # checks): nothing public may refuse after the bounds' charge. Its plan is kept for
+        # the release, which has the same bins (equal-width) and budget.
+        if plan is None and plan_cache is None:
+            plan_cache = PlanCache()
+        configure(stand_in, plan=plan if bins != "integers" else None, plan_cache=plan_cache)
+        max_bins = MAX_BINS if mechanism == "auto" else mechanism_class(mechanism).max_bins
         scanned = _bounds_input(values, column, stand_in.nan, progress, engine)
         if stand_in.n is not None and _size(scanned) != stand_in.n:
             raise _n_differs()  # public under replace: refused before the bounds' charge
@@ -354,6 +360,7 @@ def release_cdf(
             lower=lower,
             upper=upper,
             charge=_private_bounds_charge(epsilon, share, bins, neighbours, nan, bounds),
+            max_bins=max_bins,
         )
         accountant = None  # the rest of epsilon is covered by that charge
         bounds = (int(found[0]), int(found[1])) if bins == "integers" else found
@@ -368,6 +375,8 @@ def release_cdf(
         }
         if known is not None:  # that side was the caller's public bound
             bounds_step["known"] = known
+        if (found[0], found[1]) != (found_by.lo, found_by.hi):  # integers cut to max_bins
+            bounds_step["cut"] = max_bins
     the_bins = _bins(bounds, bins, edges)
     spec = _spec(
         the_bins,

@@ -298,16 +298,19 @@ def release_grouped(
     mech, est = configure(spec, plan=plan, plan_cache=plan_cache)
     source = api._source(rng)
     check_accountant(accountant)
-    if accountant is not None:  # committed before any data is read or noise drawn
-        accountant.charge(
-            SpendRecord(
-                mechanism=f"grouped_{mech.name}",
-                measure=_target(epsilon, delta, rho_total),
-                neighbours=neighbours,
-                unit=bounds.unit_label,
-                parameters={"n_bins": the_bins.n_bins, "epsilon": epsilon, **bounds.describe()},
-            )
-        )
+    charge = SpendRecord(
+        mechanism=f"grouped_{mech.name}",
+        measure=_target(epsilon, delta, rho_total),
+        neighbours=neighbours,
+        unit=bounds.unit_label,
+        parameters={"n_bins": the_bins.n_bins, "epsilon": epsilon, **bounds.describe()},
+    )
+
+    def commit() -> None:
+        """Charge the whole release once: after the data were read, before any noise."""
+        if accountant is not None:
+            accountant.charge(charge)
+
     shared: dict[str, Any] = {
         "mech": mech,
         "estimator": est,
@@ -339,6 +342,7 @@ def release_grouped(
                 nan=nan,
             )
             found = _key_counts_on(engine, data, sel_job, source)
+            commit()  # the selection counts were read; the selection noise comes next
             the_keys, selection = choose_keys(
                 found, bounds.max_groups, eps_sel, delta, source, neighbours
             )
@@ -351,8 +355,11 @@ def release_grouped(
             bins=the_bins,
             nan=nan,
         )
+        counted = _count_on(engine, data, job, source)
+        if selection is None:  # public keys: charged once the counts were read
+            commit()
         return release_grouped_counts(  # pass 2: the release on the selected keys
-            _count_on(engine, data, job, source),
+            counted,
             **shared,
             selection=selection,
             delta=0.0 if delta is None else delta,
@@ -376,6 +383,7 @@ def release_grouped(
                 "records out, or clean the column first."
             )
         keep &= ~person_missing
+    commit()  # every column was read; no noise has been drawn yet
     if the_keys is None:
         assert delta is not None
         found = key_counts(cols, keep, person, unit_name, bounds.max_groups, nan, source)

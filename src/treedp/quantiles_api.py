@@ -32,8 +32,10 @@ from treedp.mechanisms._column import (
 from treedp.mechanisms.private_bounds import (
     DEFAULT_SHARE,
     check_known_bound,
+    cut_integer_range,
     few_records_warning,
     grid_end_warning,
+    integer_cut_warning,
     private_request,
     remaining_epsilon,
     split_private_bounds,
@@ -523,6 +525,7 @@ def quantiles(
             rng=source,
             lower=lower,
             upper=upper,
+            max_bins=None,  # cut below, for the tree only: the other methods use no bins
         )
         parts.append(bres.spend)
         spent += Fraction(bres.epsilon_spent)
@@ -555,6 +558,12 @@ def quantiles(
         eps_rest = math.nextafter(eps_rest - count_spent, 0.0)
         n = n_released
         chosen = choose_method(m, epsilon=eps_rest, bins=bins, n=n) if method == "auto" else method
+    if private and bins == "integers" and chosen == "tree":  # one bin per integer
+        from treedp.domain import MAX_BINS
+
+        cut = cut_integer_range(the_bounds[0], the_bounds[1], bres.known, MAX_BINS)
+        if cut != tuple(the_bounds):  # post-processing of the released bounds
+            the_bounds, off_grid = cut, off_grid or integer_cut_warning(MAX_BINS)
     # Each distinct level is released once, in increasing order; the answers are then put
     # back in the caller's order (duplicates get the same answer). The exponential method
     # draws its levels independently, so its answers are sorted (post-processing): every

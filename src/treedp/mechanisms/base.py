@@ -65,6 +65,9 @@ class Mechanism(ABC):
     ----------
     name : str
         The registered name (see :mod:`treedp.mechanisms.registry`).
+    max_bins : int
+        The largest number of bins the mechanism takes (a public limit: a caller that learns
+        ``B`` from private bounds on integers keeps the found range within it).
     guarantee_kind : {"pure", "zcdp"}
         The kind of guarantee, as written in release files (``"zcdp"``: discrete Gaussian
         noise, see :class:`treedp.mechanisms.TreeMechanism`).
@@ -87,6 +90,7 @@ class Mechanism(ABC):
     """
 
     name: ClassVar[str]
+    max_bins: ClassVar[int] = 2**26  # treedp.domain.MAX_BINS
     guarantee_kind: Literal["pure", "zcdp"] = "pure"
     neighbours: Neighbours
     n_bins: int

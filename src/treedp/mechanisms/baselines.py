@@ -163,6 +163,7 @@ class AllIntervalsMechanism(_SingleBlockMechanism):
     """
 
     name = "all_intervals"
+    max_bins = MAX_INTERVAL_BINS
 
     def _check_size(self) -> None:
         if self.n_bins > MAX_INTERVAL_BINS:

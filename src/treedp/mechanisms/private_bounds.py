@@ -65,8 +65,10 @@ __all__ = [
     "BoundsResult",
     "GridCounts",
     "check_known_bound",
+    "cut_integer_range",
     "few_records_warning",
     "grid_end_warning",
+    "integer_cut_warning",
     "private_bounds",
     "private_request",
     "remaining_epsilon",
@@ -767,14 +769,15 @@ def split_private_bounds(
     charge: SpendRecord | None = None,
     lower: float | None = None,
     upper: float | None = None,
+    max_bins: int | None = MAX_BINS,
 ) -> tuple[tuple[float, float], float, BoundsResult]:
     """Spend ``share · ε`` on :func:`private_bounds`; return the bounds and the rest of ε.
 
     With ``integers=True`` (for ``bins="integers"``) the bounds get no width margin and are
     rounded inwards to integers (post-processing, :func:`private_bounds`); a range of more
-    than :data:`treedp.domain.MAX_BINS` integers keeps the ``MAX_BINS`` integers around its
-    middle (post-processing: integer bins cannot be wider; with a public ``lower`` or
-    ``upper``, the ``MAX_BINS`` integers next to it). ``lower``/``upper``: one public side
+    than ``max_bins`` integers (one bin each: the public limit of the mechanism that will
+    count them, :data:`treedp.domain.MAX_BINS` by default; None for methods without bins) is
+    cut by :func:`cut_integer_range`. ``lower``/``upper``: one public side
     (:func:`private_bounds`). The caller
     releases with the returned remaining budget; the total is
     ``PureDP(bounds.epsilon_spent + remaining)``, at most ``epsilon``.
@@ -795,6 +798,8 @@ def split_private_bounds(
     if accountant is not None and charge is None:
         charge = SpendRecord(
             "split_private_bounds",
+            "cut_integer_range",
+            "integer_cut_warning",
             PureDP(eps),
             check_neighbours(neighbours, NEIGHBOURS),
             "record",
@@ -804,21 +809,40 @@ def split_private_bounds(
         values, eps * share, neighbours, nan, None, rng, accountant, charge, integers, lower, upper
     )
     lo, hi = result.lo, result.hi
-    if integers and hi - lo + 1 > MAX_BINS:
-        # Post-processing: integer bins cannot span more than MAX_BINS integers, so keep the
-        # MAX_BINS integers around the middle of the found range (next to a public side)
-        # (a release then flags clamping or a failed scan) rather than refuse after the
-        # budget is spent.
-        if result.known == "lower":
-            hi = lo + MAX_BINS - 1
-        elif result.known == "upper":
-            lo = hi - MAX_BINS + 1
-        else:
-            middle = math.floor((lo + hi) / 2)
-            lo = float(middle - MAX_BINS // 2)
-            hi = lo + MAX_BINS - 1
+    if integers and max_bins is not None:
+        lo, hi = cut_integer_range(lo, hi, result.known, max_bins)
     remaining = math.nextafter(eps - result.epsilon_spent, 0.0)
     return (lo, hi), remaining, result
+
+
+def cut_integer_range(
+    lo: float, hi: float, known: str | None, max_bins: int
+) -> tuple[float, float]:
+    """Integer bounds ``[lo, hi]`` cut to at most ``max_bins`` integers (post-processing).
+
+    A range of more integers keeps the ``max_bins`` integers around its middle (next to the
+    public side ``known`` when one is public), rather than refuse after the budget was spent;
+    :func:`integer_cut_warning` says so (the release then also flags clamped end bins).
+    """
+    if hi - lo + 1 <= max_bins:
+        return lo, hi
+    if known == "lower":
+        return lo, lo + max_bins - 1
+    if known == "upper":
+        return hi - max_bins + 1, hi
+    middle = math.floor((lo + hi) / 2)
+    lo = float(middle - max_bins // 2)
+    return lo, lo + max_bins - 1
+
+
+def integer_cut_warning(max_bins: int) -> str:
+    """The warning for integer bounds cut by :func:`cut_integer_range` (no data value)."""
+    return (
+        f"The privately found integer range was wider than the {max_bins} integers the "
+        "mechanism can count one bin each, so the release kept that many integers around its "
+        "middle (next to the public side when one was given): values outside were clamped "
+        "into the end bins. Give public bounds, or a mechanism that takes more bins."
+    )
 
 
 def _check_share(share: Any) -> None:

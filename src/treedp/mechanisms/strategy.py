@@ -19,7 +19,7 @@ from treedp.mechanisms.base import Mechanism, check_replace_bins
 from treedp.mechanisms.results import Contract
 from treedp.privacy.measures import PureDP
 from treedp.strategy.model import Strategy
-from treedp.strategy.store import StrategyCache, get_strategy
+from treedp.strategy.store import MAX_STRATEGY_BINS, StrategyCache, get_strategy
 from treedp.tree import TreeShape
 
 __all__ = ["CONTRACT", "RangeStrategyMechanism", "StrategyMechanism"]
@@ -80,6 +80,7 @@ class StrategyMechanism(Mechanism):
     """
 
     name = "strategy"
+    max_bins = MAX_STRATEGY_BINS
     #: The workload the default strategy is optimised for.
     workload: ClassVar[str] = "prefix"
 

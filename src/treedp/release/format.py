@@ -596,6 +596,10 @@ def _bounds_step(meta: dict[str, Any]) -> dict[str, Any] | None:
             isinstance(k, int | float) and not isinstance(k, bool) and math.isfinite(k) and k > 0
         ):
             raise ReleaseFormatError("the bounds step's allowance must be a positive number")
+    if "cut" in step:  # files written before it have none
+        cut = step["cut"]
+        if not (isinstance(cut, int) and not isinstance(cut, bool) and cut >= 1):
+            raise ReleaseFormatError("the bounds step's cut must be a positive integer")
     if step.get("known") not in (None, "lower", "upper"):
         raise ReleaseFormatError("the bounds step's public side must be 'lower' or 'upper'")
     return dict(step)

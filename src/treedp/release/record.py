@@ -760,6 +760,10 @@ class Release:
             off = grid_end_warning(lo, hi, self.bounds_step.get("known"))
             if off is not None:
                 return off
+            if "cut" in self.bounds_step:  # an integer range cut to the mechanism's limit
+                from treedp.mechanisms.private_bounds import integer_cut_warning
+
+                return integer_cut_warning(int(self.bounds_step["cut"]))
             if "allowance" in self.bounds_step:  # too few records released for the scans?
                 from treedp.mechanisms.private_bounds import few_records_warning
 

@@ -1,0 +1,137 @@
+"""One rule on every path: public checks before any charge; the charge after the data are
+read and before any noise (round 3's second privacy review, P2-F1, and issue 27 item 2)."""
+
+from __future__ import annotations
+
+import itertools
+import warnings
+from typing import Any
+
+import numpy as np
+import pytest
+
+import treedp
+from treedp.exceptions import TreeDPError
+from treedp.mechanisms.baselines import MAX_INTERVAL_BINS
+from treedp.mechanisms.registry import mechanism_class
+from treedp.spec import ALL_MECHANISMS
+from treedp.strategy.store import MAX_STRATEGY_BINS
+
+X = np.round(np.random.default_rng(0).normal(50, 10, 400))
+
+
+def _refused_after_a_charge(**kwargs: Any) -> bool:
+    acc = treedp.Accountant(treedp.PureDP(5.0), neighbours=kwargs["neighbours"])
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", treedp.BoundsWarning)
+            treedp.release_cdf(
+                X,
+                bounds="private",
+                epsilon=1.0,
+                accountant=acc,
+                rng=treedp.InsecureSeededSource(1),
+                **kwargs,
+            )
+    except TreeDPError:
+        return bool(acc.history)
+    assert acc.history  # a release was made and charged
+    return False
+
+
+@pytest.mark.parametrize("mechanism", ALL_MECHANISMS)
+def test_private_bounds_never_refuse_after_the_charge(mechanism: str) -> None:
+    bad = []
+    for relation, bins in itertools.product(("add_remove", "replace"), (16, "integers")):
+        for n in (None,) if relation == "add_remove" else (None, X.size):
+            kwargs = {"mechanism": mechanism, "neighbours": relation, "bins": bins, "n": n}
+            if _refused_after_a_charge(**kwargs):
+                bad.append(kwargs)
+    assert bad == []
+
+
+@pytest.mark.parametrize(
+    ("mechanism", "limit"),
+    [("all_intervals", MAX_INTERVAL_BINS), ("strategy", MAX_STRATEGY_BINS)],
+)
+def test_mechanisms_state_their_public_bin_limit(mechanism: str, limit: int) -> None:
+    assert mechanism_class(mechanism).max_bins == limit
+    assert mechanism_class("tree").max_bins == treedp.domain.MAX_BINS
+
+
+def test_a_found_integer_range_too_wide_for_the_mechanism_is_cut_and_flagged() -> None:
+    """all_intervals takes at most 2048 bins: the found range is cut to that after the charge
+    (post-processing) and the release says so, instead of refusing with the budget spent."""
+    wide = np.round(np.random.default_rng(0).uniform(0, 10**6, 20_000))
+    acc = treedp.Accountant(treedp.PureDP(5.0))
+    with pytest.warns(treedp.BoundsWarning, match="wider than the 2048 integers"):
+        rel = treedp.release_cdf(
+            wide,
+            bounds="private",
+            bins="integers",
+            epsilon=1.0,
+            mechanism="all_intervals",
+            accountant=acc,
+            rng=treedp.InsecureSeededSource(2),
+        )
+    assert rel.bins.n_bins == MAX_INTERVAL_BINS
+    assert len(acc.history) == 1
+    again = treedp.Release.from_dict(rel.to_dict())
+    assert again.bounds_warning() == rel.bounds_warning()
+
+
+def test_wide_integers_are_not_cut_for_methods_without_bins() -> None:
+    """Round 3: every quantile of integers on ±1e15 landed in a window 6.7e7 wide."""
+    x = np.round(np.random.default_rng(0).uniform(-1e15, 1e15, 5000))
+    true = np.quantile(x, [0.1, 0.5, 0.9])
+    for method in ("recursive", "exponential"):
+        res = treedp.quantiles(
+            x,
+            [0.1, 0.5, 0.9],
+            bounds="private",
+            bins="integers",
+            epsilon=1.0,
+            method=method,
+            rng=treedp.InsecureSeededSource(1),
+        )
+        assert np.all(np.abs(res.value - true) < 1e14), method
+    with pytest.warns(treedp.BoundsWarning, match="wider than the 67108864 integers"):
+        treedp.quantiles(
+            x,
+            [0.5],
+            bounds="private",
+            bins="integers",
+            epsilon=1.0,
+            method="tree",
+            rng=treedp.InsecureSeededSource(1),
+        )
+
+
+class _Interrupting(dict):  # type: ignore[type-arg]
+    """A table whose first value read is interrupted (Ctrl-C while the data are read)."""
+
+    def __getitem__(self, key: Any) -> Any:
+        raise KeyboardInterrupt
+
+
+@pytest.mark.parametrize("keys", [(0, 1), None])
+def test_a_grouped_release_charges_after_the_data_were_read(keys: Any) -> None:
+    acc = treedp.Accountant(treedp.PureDP(5.0))
+    table = _Interrupting(v=[0.5, 0.2], k=[0, 1])
+    extra = {"delta": 1e-6} if keys is None else {"keys": keys}
+    with pytest.raises(KeyboardInterrupt):
+        treedp.release_cdf(
+            table, column="v", by="k", epsilon=1.0, bounds=(0, 1), bins=4, accountant=acc, **extra
+        )
+    assert not acc.history
+    done = treedp.release_cdf(
+        dict(table),
+        column="v",
+        by="k",
+        epsilon=1.0,
+        bounds=(0, 1),
+        bins=4,
+        accountant=acc,
+        keys=(0, 1),
+    )
+    assert done is not None and len(acc.history) == 1
