@@ -798,8 +798,6 @@ def split_private_bounds(
     if accountant is not None and charge is None:
         charge = SpendRecord(
             "split_private_bounds",
-            "cut_integer_range",
-            "integer_cut_warning",
             PureDP(eps),
             check_neighbours(neighbours, NEIGHBOURS),
             "record",
