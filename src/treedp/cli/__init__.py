@@ -1,10 +1,11 @@
 """The ``treedp`` command line: a thin shell over the public API.
 
 Every error becomes one line on stderr (``treedp: error: ...``) and a non-zero exit code:
-2 for bad usage or input, 130 for Ctrl-C (no partial file is left), 1 for anything
-unexpected. No traceback is printed. Library messages are translated into the command line's
-terms (``--nan drop``, not ``nan='drop'``). Every subcommand checks its arguments before it
-reads any data.
+2 for bad usage or input, 130 for Ctrl-C and ``128 + n`` for SIGTERM or SIGHUP (signal ``n``:
+what ``timeout``, systemd, Kubernetes and Slurm send; unwound like Ctrl-C, so no partial file
+is left), 1 for anything unexpected. No traceback is printed. Library messages are
+translated into the command line's terms (``--nan drop``, not ``nan='drop'``). Every
+subcommand checks its arguments before it reads any data.
 
 Each subcommand is one module of this package with ``register(sub)`` (adds its parser and sets
 ``run``) and ``run(args)``; a new subcommand is a new module plus one line in ``COMMANDS``.
@@ -12,11 +13,13 @@ Each subcommand is one module of this package with ``register(sub)`` (adds its p
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import os
+import signal
 import sys
 import warnings
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING
 
 from treedp._version import __version__
@@ -56,8 +59,46 @@ def _subparser(parser: Parser, command: str) -> Parser:
     return parser
 
 
+class _Terminated(BaseException):
+    """SIGTERM or SIGHUP, raised in the main thread so that every cleanup runs (as Ctrl-C)."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.signum = signum
+
+
+def _raise_terminated(signum: int, frame: object) -> None:
+    raise _Terminated(signum)
+
+
+@contextlib.contextmanager
+def _catch_termination() -> Iterator[None]:
+    """Turn SIGTERM and SIGHUP into :class:`_Terminated` while the CLI runs (main thread only;
+    the caller's handlers are restored afterwards)."""
+    previous = {}
+    for name in ("SIGTERM", "SIGHUP"):
+        if hasattr(signal, name):
+            with contextlib.suppress(ValueError):  # not the main thread: left as it is
+                number = getattr(signal, name)
+                previous[number] = signal.signal(number, _raise_terminated)
+    try:
+        yield
+    finally:
+        for number, handler in previous.items():
+            signal.signal(number, handler)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the CLI; return the exit code (0 on success)."""
+    with _catch_termination():
+        try:
+            return _main(argv)
+        except _Terminated as exc:  # between two steps of the CLI's own handling
+            print(f"treedp: terminated ({signal.Signals(exc.signum).name})", file=sys.stderr)
+            return 128 + exc.signum
+
+
+def _main(argv: Sequence[str] | None) -> int:
     words = sys.argv[1:] if argv is None else list(argv)
     if words == ["--version"]:  # answered before numpy or any subcommand is imported
         print(f"treedp {__version__}")
@@ -70,6 +111,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("treedp: interrupted", file=sys.stderr)
         return 130
+    except _Terminated as exc:
+        print(f"treedp: terminated ({signal.Signals(exc.signum).name})", file=sys.stderr)
+        return 128 + exc.signum
     active = parser  # the subcommand's own parser, for messages in its options' names
     try:
         args = parser.parse_args(argv)
@@ -89,6 +133,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:  # files are written atomically: nothing partial is left
         print("treedp: interrupted", file=sys.stderr)
         return 130
+    except _Terminated as exc:  # unwound like Ctrl-C: nothing partial is left
+        print(f"treedp: terminated ({signal.Signals(exc.signum).name})", file=sys.stderr)
+        return 128 + exc.signum
     except BrokenPipeError:  # the reader went away (for example `| head`): stop quietly
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())

@@ -32,12 +32,13 @@ by their text, ``str(key)``.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import math
 import os
 import tempfile
 from collections.abc import Iterator
-from typing import Any
+from typing import IO, Any
 
 import numpy as np
 
@@ -379,23 +380,16 @@ def key_counts_files(
     if partitions is None:
         partitions = min(_MAX_PARTITIONS, max(16, math.ceil(inp.size_bytes() / _SPILL_BYTES)))
     key_ids: dict[Any, int] = {}
-    with tempfile.TemporaryDirectory(prefix="treedp-spill-", dir=spill_dir) as tmp:
-        paths = [os.path.join(tmp, f"keys-{i:04d}.bin") for i in range(partitions)]
-        handles = [open(p, "wb") for p in paths]  # noqa: SIM115 (closed below)
-        try:
-            for values, by, person in inp.batches(job):
-                assert person is not None
-                rows = _prepare_keys(values, by, person, job, key_ids)
-                _spill(rows, rows["p"] % partitions, handles)
-        finally:
-            for h in handles:
-                h.close()
+    with _spill_files(partitions, spill_dir) as handles:
+        for values, by, person in inp.batches(job):
+            assert person is not None
+            rows = _prepare_keys(values, by, person, job, key_ids)
+            _spill(rows, rows["p"] % partitions, handles)
         g = job.bounds.max_groups
         one = ContributionBounds(job.unit, g, g, 1)
         counts = np.zeros(len(key_ids), dtype=np.int64)
-        for p in paths:
-            rows = np.fromfile(p, dtype=SPILL_DTYPE)
-            os.remove(p)
+        for handle in handles:
+            rows = _read_back(handle)
             if not rows.size:
                 continue
             pairs = unique_pairs(rows["p"], rows["k"].astype(np.int64))
@@ -450,24 +444,17 @@ def _spill_and_count(
 ) -> GroupedCounts:
     g, n_bins = len(job.keys), job.bins.n_bins
     dropped = 0
-    with tempfile.TemporaryDirectory(prefix="treedp-spill-", dir=spill_dir) as tmp:
-        paths = [os.path.join(tmp, f"part-{i:04d}.bin") for i in range(partitions)]
-        handles = [open(p, "wb") for p in paths]  # noqa: SIM115 (closed below)
-        try:
-            for values, by, person in inp.batches(job):
-                assert person is not None
-                rows, hashed = _prepare(values, by, person, match_job)
-                dropped += values.size - rows["b"].size
-                part = (hashed % partitions).astype(np.int64) if rows.size else hashed
-                rows["p"] = hashed
-                _spill(rows, part, handles)
-        finally:
-            for h in handles:
-                h.close()
+    with _spill_files(partitions, spill_dir) as handles:
+        for values, by, person in inp.batches(job):
+            assert person is not None
+            rows, hashed = _prepare(values, by, person, match_job)
+            dropped += values.size - rows["b"].size
+            part = (hashed % partitions).astype(np.int64) if rows.size else hashed
+            rows["p"] = hashed
+            _spill(rows, part, handles)
         counts = np.zeros(g * n_bins, dtype=np.int64)
-        for p in paths:
-            rows = np.fromfile(p, dtype=SPILL_DTYPE)
-            os.remove(p)
+        for handle in handles:
+            rows = _read_back(handle)
             if not rows.size:
                 continue
             kept = bound_contributions(
@@ -531,6 +518,33 @@ def person_hash(ids: np.ndarray) -> np.ndarray:
 
 def _py(x: Any) -> Any:
     return x.item() if isinstance(x, np.generic) else x
+
+
+@contextlib.contextmanager
+def _spill_files(partitions: int, spill_dir: str | None) -> Iterator[list[IO[bytes]]]:
+    """``partitions`` anonymous temporary files: private rows that no signal can leave behind.
+
+    Each is unnamed from the start (``O_TMPFILE``) or unlinked as soon as it is created
+    (:class:`tempfile.TemporaryFile` on POSIX), so no path to the spilled (person hash, key,
+    bin) rows exists while they are written or read, and the kernel frees them when the
+    handles close or the process ends: on return, an exception, Ctrl-C, SIGTERM, SIGHUP or
+    ``kill -9`` alike.
+    """
+    with contextlib.ExitStack() as stack:
+        yield [
+            stack.enter_context(tempfile.TemporaryFile(prefix="treedp-spill-", dir=spill_dir))
+            for _ in range(partitions)
+        ]
+
+
+def _read_back(handle: IO[bytes]) -> np.ndarray:
+    """The rows spilled to ``handle``; its space is given back at once (truncated)."""
+    handle.flush()
+    handle.seek(0)
+    rows = np.fromfile(handle, dtype=SPILL_DTYPE)
+    handle.seek(0)
+    handle.truncate()
+    return rows
 
 
 def _spill(rows: np.ndarray, part: np.ndarray, handles: list[Any]) -> None:
