@@ -21,6 +21,7 @@ import treedp
 from treedp import BudgetExceededError, LedgerError, init_ledger, open_ledger
 from treedp.exceptions import InvalidParameterError
 from treedp.privacy import ZCDP, ApproxDP, PureDP, SpendRecord
+from treedp.privacy.accountant import decimal_value
 from treedp.privacy.ledger import list_datasets
 
 SRC = str(Path(treedp.__file__).resolve().parents[1])
@@ -193,9 +194,9 @@ def test_concurrent_processes_cannot_overspend(tmp_path: Path) -> None:
     with open_ledger(path, "race") as led:  # leave exactly 5 charges of 0.1 affordable
         led.charge(rec(0.45))
     affordable = 0
-    spent = Fraction(0.45)
-    while spent + Fraction(0.1) <= 1:
-        spent += Fraction(0.1)
+    spent = decimal_value(0.45)  # budgets are compared as the decimals written
+    while spent + decimal_value(0.1) <= 1:
+        spent += decimal_value(0.1)
         affordable += 1
     assert affordable == 5
     ctx = multiprocessing.get_context(
@@ -213,7 +214,7 @@ def test_concurrent_processes_cannot_overspend(tmp_path: Path) -> None:
     assert sum(oks) == affordable  # 18 attempts, exactly the affordable 5 succeed
     with open_ledger(path, "race") as led:
         assert len(led.history) == 1 + affordable
-        assert Fraction(led.spent.epsilon) >= spent  # type: ignore[union-attr]
+        assert decimal_value(led.spent.epsilon) >= spent  # type: ignore[union-attr]
 
 
 # -- kill -9 at random times -----------------------------------------------------------------

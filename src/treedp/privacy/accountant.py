@@ -8,8 +8,18 @@ of the release it is about to make. A charge that would take the accountant past
 raises :class:`~treedp.exceptions.BudgetExceededError` and changes nothing: no noise is drawn,
 nothing is released, nothing is recorded.
 
-Composition (all sums exact, as :class:`fractions.Fraction` of the float values, so rounding
-can never let a spend through that the exact arithmetic would refuse):
+**How budgets are compared.** Every ε, ρ and δ — of a spend and of the total — is read as the
+decimal a user wrote: the shortest decimal that rounds to the float given (what ``repr``
+prints, :func:`decimal_value`), and all sums and comparisons are exact in those decimals
+(:class:`fractions.Fraction`). Decimal budgets then add up as a user expects: five spends of
+``epsilon=0.2`` fit a total of ``1.0`` exactly, though the float ``0.2`` is a little above
+2/10. A float lies within half a unit in the last place of its decimal, a relative
+``2**-53``; the true sum of the floats charged (each rounded up once more when restated, say
+for ``replace``) therefore never exceeds the stated total by more than a relative ``1e-15``,
+however many spends there are (the project's documented bound is ``1e-9``).
+
+Composition (all sums exact, so rounding can never let a spend through that the decimal
+arithmetic would refuse):
 
 * **Sequential.** Pure ε add; zCDP ρ add; approximate (ε, δ) add (basic composition).
 * **Mixing pure and zCDP.** Exact: pure ε is ε²/2-zCDP (Bun & Steinke 2016, Prop. 1.4), so
@@ -61,6 +71,7 @@ __all__ = [
     "ParallelGroup",
     "check_accountant",
     "check_total",
+    "decimal_value",
     "restate",
 ]
 
@@ -69,18 +80,33 @@ MAX_TOTAL_DELTA = 1e-3
 _NEIGHBOURS = ("add_remove", "replace")
 
 
+def decimal_value(x: float) -> Fraction:
+    """The shortest decimal that rounds to the float ``x`` (``repr(x)``), exactly.
+
+    >>> decimal_value(0.2) * 5 == 1
+    True
+    """
+    return Fraction(repr(float(x)))
+
+
 def _up(q: Fraction) -> float:
-    """The smallest float ``>= q``."""
+    """The smallest float whose decimal (:func:`decimal_value`) is ``>= q``."""
+    f = float(q)
+    return f if decimal_value(f) >= q else math.nextafter(f, math.inf)
+
+
+def _float_up(q: Fraction) -> float:
+    """The smallest float ``>= q`` (exactly: a restated spend is never below the true one)."""
     f = float(q)
     return f if Fraction(f) >= q else math.nextafter(f, math.inf)
 
 
 def _down(q: Fraction) -> float:
-    """The largest float ``<= q`` (never below 0)."""
+    """The largest float whose decimal is ``<= q`` (never below 0)."""
     if q <= 0:
         return 0.0
     f = float(q)
-    return f if Fraction(f) <= q else math.nextafter(f, -math.inf)
+    return f if decimal_value(f) <= q else math.nextafter(f, -math.inf)
 
 
 def check_total(total: Any) -> Measure:
@@ -133,12 +159,12 @@ def restate(measure: Measure, neighbours: str, target: str) -> Measure:
             "with neighbours='replace'."
         )
     if isinstance(measure, PureDP):
-        return PureDP(_up(2 * Fraction(measure.epsilon)))
+        return PureDP(_float_up(2 * Fraction(measure.epsilon)))
     if isinstance(measure, ZCDP):
-        return ZCDP(_up(4 * Fraction(measure.rho)))
+        return ZCDP(_float_up(4 * Fraction(measure.rho)))
     e_eps = Fraction(math.exp(measure.epsilon)) * (1 + Fraction(1, 10**12))  # exp: a few ulps
-    grown = _up(Fraction(measure.delta) * (1 + e_eps))
-    return ApproxDP(_up(2 * Fraction(measure.epsilon)), min(grown, math.nextafter(1.0, 0.0)))
+    grown = _float_up(Fraction(measure.delta) * (1 + e_eps))
+    return ApproxDP(_float_up(2 * Fraction(measure.epsilon)), min(grown, math.nextafter(1.0, 0.0)))
 
 
 @dataclass(frozen=True)
@@ -180,20 +206,20 @@ class _Sums:
     def plus(self, m: Measure) -> _Sums:
         s = _Sums(self.pure, self.pure_rho, self.rho, self.eps, self.delta)
         if isinstance(m, PureDP):
-            e = Fraction(m.epsilon)
+            e = decimal_value(m.epsilon)
             s.pure += e
             s.pure_rho += e * e / 2
         elif isinstance(m, ZCDP):
-            s.rho += Fraction(m.rho)
+            s.rho += decimal_value(m.rho)
         else:
-            s.eps += Fraction(m.epsilon)
-            s.delta += Fraction(m.delta)
+            s.eps += decimal_value(m.epsilon)
+            s.delta += decimal_value(m.delta)
         return s
 
 
 def _approx_spent(total: ApproxDP, s: _Sums) -> tuple[Fraction, Fraction] | None:
     """The smallest ε (exact rational of a float bound) with its δ, or None if δ is exceeded."""
-    budget_delta = Fraction(total.delta)
+    budget_delta = decimal_value(total.delta)
     if s.delta > budget_delta:
         return None
     left = budget_delta - s.delta
@@ -202,7 +228,7 @@ def _approx_spent(total: ApproxDP, s: _Sums) -> tuple[Fraction, Fraction] | None
         if rho == 0:
             options.append((s.eps + plain, s.delta))
         elif left > 0 and _down(left) > 0:
-            conv = Fraction(zcdp_to_epsilon(_up(rho), _down(left)))
+            conv = decimal_value(zcdp_to_epsilon(_up(rho), _down(left)))
             options.append((s.eps + plain + conv, budget_delta))
     return min(options) if options else None
 
@@ -221,8 +247,8 @@ def _fits(total: Measure, s: _Sums) -> bool:
     if spent is None:
         return False
     if isinstance(total, ZCDP):
-        return spent[0] <= Fraction(total.rho)
-    return spent[0] <= Fraction(total.epsilon) and spent[1] <= Fraction(
+        return spent[0] <= decimal_value(total.rho)
+    return spent[0] <= decimal_value(total.epsilon) and spent[1] <= decimal_value(
         total.delta if isinstance(total, ApproxDP) else 0.0
     )
 
@@ -324,11 +350,12 @@ class Accountant:
         spent = _spent_exact(total, sums)
         assert spent is not None  # the sums of accepted charges always fit
         if isinstance(total, PureDP):
-            return PureDP(_down(Fraction(total.epsilon) - spent[0]))
+            return PureDP(_down(decimal_value(total.epsilon) - spent[0]))
         if isinstance(total, ZCDP):
-            return ZCDP(_down(Fraction(total.rho) - spent[0]))
+            return ZCDP(_down(decimal_value(total.rho) - spent[0]))
         return ApproxDP(
-            _down(Fraction(total.epsilon) - spent[0]), _down(Fraction(total.delta) - spent[1])
+            _down(decimal_value(total.epsilon) - spent[0]),
+            _down(decimal_value(total.delta) - spent[1]),
         )
 
     def cost(self, record: SpendRecord) -> Measure:
