@@ -109,3 +109,30 @@ def test_baselines_refuse_bad_parameters() -> None:
                 TreeMechanism(shape_for(1, 2), epsilon=1.0, neighbours="replace", n=3)
             else:
                 cls(1, epsilon=1.0, neighbours="replace", n=3)
+
+
+@pytest.mark.parametrize("module", ["quantile_exponential", "quantiles_recursive"])
+def test_value_methods_state_their_domain_and_refuse_outside_it_before_the_charge(
+    module: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 27 item 5: the 2**32-record limit is the guarantee's public domain (contract data),
+    checked before the charge; a smaller stand-in domain shows the boundary without 32 GiB."""
+    import dataclasses
+    import importlib
+
+    import numpy as np
+
+    import treedp
+    from treedp.exceptions import DataError
+
+    mod = importlib.import_module(f"treedp.mechanisms.{module}")
+    assert mod.CONTRACT.max_records == 2**32 - 1
+    monkeypatch.setattr(mod, "CONTRACT", dataclasses.replace(mod.CONTRACT, max_records=5))
+    call = getattr(mod, module)
+    acc = treedp.Accountant(treedp.PureDP(5.0))
+    ok = call(np.arange(5.0), 0.5, bounds=(0, 10), epsilon=1.0, accountant=acc)
+    assert ok is not None and len(acc.history) == 1
+    with pytest.raises(DataError, match="public domain") as err:
+        call(np.arange(6.0), 0.5, bounds=(0, 10), epsilon=1.0, accountant=acc)
+    assert "6" not in str(err.value)
+    assert len(acc.history) == 1  # nothing charged for input outside the domain

@@ -60,6 +60,7 @@ CONTRACT = Contract(
         "of the score -|#{x < y} - t(n)|: 1 under replace (n fixed, one rank moves by 1); "
         "max(q, 1 - q) + 2**-32 under add_remove (the rank and the target both move)"
     ),
+    max_records=2**32 - 1,  # the rank arithmetic: A·(n + 1) < 2**63 with 31-bit rates
 )
 
 
@@ -259,8 +260,11 @@ def _quantile_exponential(
             raise InvalidTypeError("integers=True takes numbers, not datetimes.")
         x = _spread(np.floor(np.clip(x, lo, hi - 1.0)))
     n = x.size
-    if n >= 2**32:  # a public size limit (2**32 float64 values are 32 GiB)
-        raise DataError("quantile_exponential takes fewer than 2**32 values.")
+    if n > CONTRACT.max_records:  # outside the domain (2**32 float64 values: 32 GiB)
+        raise DataError(
+            "quantile_exponential's guarantee is stated for datasets of fewer than 2**32 records (its "
+            "public domain, CONTRACT.max_records); split the data or use the tree."
+        )
     # Grid points with exactly i data values below them: [count(<= x_(i)), count(<= x_(i+1))).
     # ±inf and other values outside the bounds count as at the bound. With n = 0 there is one
     # rank, 0, holding the whole grid: the output is uniform on the grid.

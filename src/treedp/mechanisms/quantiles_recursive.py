@@ -71,6 +71,7 @@ CONTRACT = Contract(
         "record moves between at most two nodes of a level, each calibrated to eps_l/2, or "
         "stays in one (sensitivity 1 <= 2 max(q', 1 - q'))"
     ),
+    max_records=2**32 - 1,  # the rank arithmetic: A·(n + 1) < 2**63 with 31-bit rates
 )
 
 
@@ -333,8 +334,11 @@ def _quantiles_recursive(
     elif unit is not None:
         data = data.astype(np.float64)
     x = np.sort(np.asarray(data, dtype=np.float64))
-    if x.size >= 2**32:
-        raise DataError("quantiles_recursive takes fewer than 2**32 values.")
+    if x.size > CONTRACT.max_records:  # outside the domain
+        raise DataError(
+            "quantiles_recursive's guarantee is stated for datasets of fewer than 2**32 records (its "
+            "public domain, CONTRACT.max_records); split the data or use the tree."
+        )
     if accountant is not None:  # committed before any selection is drawn (fail closed)
         accountant.charge(
             SpendRecord(

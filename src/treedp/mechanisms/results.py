@@ -53,6 +53,10 @@ class Contract:
         What one neighbour step changes.
     sensitivity : str
         The sensitivity and where it comes from (the docstring has the proof).
+    max_records : int or None
+        The guarantee's domain: datasets of at most this many records (a public bound from
+        the mechanism's exact integer arithmetic; a larger input is refused before anything
+        is charged or drawn, as input outside the domain), or None for any size.
     """
 
     name: str
@@ -60,6 +64,7 @@ class Contract:
     neighbours: tuple[str, ...]
     sensitivity: str
     privacy_unit: str = PRIVACY_UNIT
+    max_records: int | None = None
 
 
 @dataclass(frozen=True, repr=False, kw_only=True)

@@ -338,6 +338,11 @@ class SqrtFactorizationMechanism(Mechanism):
     ``Δ₂²``), :attr:`sigma2` (exact rational ``σ²``), :meth:`rho_spent` (exact ``Δ₂²/(2σ²)``),
     :meth:`describe`. :attr:`sigma2` may be replaced only by tests (mutants); everything
     noise-related is read from it.
+
+    Domain: the guarantee is stated for datasets of at most :meth:`max_records` records (a
+    public bound from ``B`` and the scale: about ``7·10^13``, where ``Ĉ x`` leaves int64, as
+    every count in treedp is bounded by int64); a larger input is outside it and refused
+    before any noise is drawn.
     """
 
     name = "sqrt_factorization"
@@ -480,8 +485,9 @@ class SqrtFactorizationMechanism(Mechanism):
         limit = self.max_records()
         if x.size and int(x.sum()) > limit:
             raise DataError(
-                "The counts are too large for the square-root factorisation's exact "
-                "integer arithmetic (int64); use the tree mechanism for this release."
+                "The square-root factorisation's guarantee is stated for datasets of at most "
+                "max_records() records (its public domain: exact int64 arithmetic); use the "
+                "tree mechanism for this release."
             )
         bits = limit.bit_length()
         block = exact_convolve(self.coefficients, x, bits)
