@@ -262,8 +262,8 @@ def _quantile_exponential(
     n = x.size
     if n > CONTRACT.max_records:  # outside the domain (2**32 float64 values: 32 GiB)
         raise DataError(
-            "quantile_exponential's guarantee is stated for datasets of fewer than 2**32 records (its "
-            "public domain, CONTRACT.max_records); split the data or use the tree."
+            "quantile_exponential's guarantee is stated for datasets of fewer than 2**32 "
+            "records (its public domain, CONTRACT.max_records); split the data or use the tree."
         )
     # Grid points with exactly i data values below them: [count(<= x_(i)), count(<= x_(i+1))).
     # ±inf and other values outside the bounds count as at the bound. With n = 0 there is one

@@ -336,8 +336,8 @@ def _quantiles_recursive(
     x = np.sort(np.asarray(data, dtype=np.float64))
     if x.size > CONTRACT.max_records:  # outside the domain
         raise DataError(
-            "quantiles_recursive's guarantee is stated for datasets of fewer than 2**32 records (its "
-            "public domain, CONTRACT.max_records); split the data or use the tree."
+            "quantiles_recursive's guarantee is stated for datasets of fewer than 2**32 "
+            "records (its public domain, CONTRACT.max_records); split the data or use the tree."
         )
     if accountant is not None:  # committed before any selection is drawn (fail closed)
         accountant.charge(
