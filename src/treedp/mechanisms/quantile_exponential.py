@@ -260,7 +260,7 @@ def _quantile_exponential(
             raise InvalidTypeError("integers=True takes numbers, not datetimes.")
         x = _spread(np.floor(np.clip(x, lo, hi - 1.0)))
     n = x.size
-    if n > CONTRACT.max_records:  # outside the domain (2**32 float64 values: 32 GiB)
+    if n > (CONTRACT.max_records or n):  # outside the domain (2**32 float64 values: 32 GiB)
         raise DataError(
             "quantile_exponential's guarantee is stated for datasets of fewer than 2**32 "
             "records (its public domain, CONTRACT.max_records); split the data or use the tree."

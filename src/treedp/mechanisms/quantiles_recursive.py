@@ -334,7 +334,7 @@ def _quantiles_recursive(
     elif unit is not None:
         data = data.astype(np.float64)
     x = np.sort(np.asarray(data, dtype=np.float64))
-    if x.size > CONTRACT.max_records:  # outside the domain
+    if x.size > (CONTRACT.max_records or x.size):  # outside the domain
         raise DataError(
             "quantiles_recursive's guarantee is stated for datasets of fewer than 2**32 "
             "records (its public domain, CONTRACT.max_records); split the data or use the tree."
