@@ -17,7 +17,7 @@ from treedp._validation import check_int
 from treedp._version import __version__
 from treedp.budget import Neighbours
 from treedp.config import configure
-from treedp.domain import MAX_BINS, Bins, NanPolicy, make_bins
+from treedp.domain import MAX_BINS, Bins, NanPolicy, make_bins, public_bins
 from treedp.engines.dispatch import count_source
 from treedp.engines.local import LocalEngine
 from treedp.engines.progress import wants_progress
@@ -25,12 +25,13 @@ from treedp.exceptions import BoundsWarning, DataError, InvalidParameterError, I
 from treedp.mechanisms import Mechanism
 from treedp.mechanisms.dawa import DawaMechanism
 from treedp.mechanisms.registry import mechanism_class
-from treedp.noise import RandomSource, resolve_source
+from treedp.noise import RandomSource
+from treedp.noise.rng import check_source
 from treedp.planning import Plan, PlanCache
 from treedp.privacy.accountant import Accountant, check_accountant
 from treedp.privacy.measures import ApproxDP, Measure
 from treedp.release import Release
-from treedp.spec import ReleaseSpec
+from treedp.spec import ReleaseSpec, make_spec
 
 __all__ = ["release_cdf", "release_counts"]
 
@@ -325,8 +326,8 @@ def release_cdf(
         # Every parameter is checked (on stand-in bounds, with the budget the release will
         # have after the bounds step: public) before any budget is spent; the tree's shape
         # too when the caller fixes it (the stand-in has the same number of bins).
-        stand_in = _spec(
-            _bins((0, 1), bins, None),
+        stand_in = make_spec(
+            public_bins((0, 1), bins, None),
             remaining_epsilon(epsilon, share, neighbours, known is not None),
             neighbours,
             n,
@@ -377,8 +378,8 @@ def release_cdf(
             bounds_step["known"] = known
         if (found[0], found[1]) != (found_by.lo, found_by.hi):  # integers cut to max_bins
             bounds_step["cut"] = max_bins
-    the_bins = _bins(bounds, bins, edges)
-    spec = _spec(
+    the_bins = public_bins(bounds, bins, edges)
+    spec = make_spec(
         the_bins,
         epsilon,
         neighbours,
@@ -393,7 +394,7 @@ def release_cdf(
         privacy=privacy,
     )
     mech, est = configure(spec, plan=plan, plan_cache=plan_cache)
-    source = _source(rng)
+    source = check_source(rng)
     wants_progress(progress)  # its type is checked before the data is read
     counts = count_source(
         values,
@@ -498,7 +499,7 @@ def release_counts(
         spec_bins = check_int(bins, "bins", lo=1, hi=MAX_BINS) if bins is not None else 0
         the_bins = None  # one bin per index, made once the length is known
     else:
-        the_bins = _bins(bounds, bins, edges)
+        the_bins = public_bins(bounds, bins, edges)
         spec_bins = the_bins
     arr: np.ndarray | None = None
     if the_bins is None:  # bin j is [j, j + 1): the number of bins is the counts' length
@@ -511,7 +512,7 @@ def release_counts(
         if arr.size == 0:
             raise InvalidParameterError("The 'counts' parameter must hold at least one count.")
         the_bins = make_bins(edges=np.arange(arr.size + 1, dtype=np.float64))
-    spec = _spec(
+    spec = make_spec(
         the_bins,
         epsilon,
         neighbours,
@@ -525,7 +526,7 @@ def release_counts(
         privacy=privacy,
     )
     mech, est = configure(spec, plan=plan, plan_cache=plan_cache)
-    source = _source(rng)
+    source = check_source(rng)
     checked = _check_counts(_counts_array(counts) if arr is None else arr, the_bins.n_bins)
     return _release(checked, spec, the_bins, mech, est, source, accountant)
 
@@ -556,35 +557,6 @@ def _bounds_input(values: Any, column: str | None, nan: Any, progress: Any, engi
             "bounds='private' takes numbers, not datetimes: give public datetime bounds=(lo, hi)."
         ) from None
     return GridCounts.from_counts(counts)
-
-
-def _bins(bounds: Any, bins: Any, edges: Any) -> Bins:
-    """Public bins; the types are checked here, the values by :func:`make_bins`."""
-    if bins is not None and not isinstance(bins, str):
-        check_int(bins, "bins")
-    if bounds is not None and (
-        isinstance(bounds, str | bytes) or not isinstance(bounds, Sequence | np.ndarray)
-    ):
-        raise InvalidTypeError(
-            "The 'bounds' parameter must be a pair (lo, hi). "
-            f"Got {type(bounds).__name__} {bounds!r} instead."
-        )
-    return make_bins(bounds=bounds, bins=bins, edges=edges)
-
-
-def _source(rng: Any) -> RandomSource:
-    """The random source; anything but None or a RandomSource is a type error."""
-    if rng is not None and not isinstance(rng, RandomSource):
-        try:
-            resolve_source(rng)
-        except InvalidParameterError as exc:  # the message says what to pass instead
-            raise InvalidTypeError(str(exc)) from None
-    return resolve_source(rng)
-
-
-def _tuple(value: Any) -> Any:
-    """Lists become tuples (the spec is frozen); anything else is validated by the spec."""
-    return tuple(value) if isinstance(value, list) else value
 
 
 def _counts_array(counts: Any) -> np.ndarray:
@@ -670,38 +642,6 @@ def _approx_target(spec: ReleaseSpec) -> dict[str, float] | None:
     if isinstance(privacy, ApproxDP):
         return {"epsilon": float(privacy.epsilon), "delta": float(privacy.delta)}
     return None
-
-
-def _spec(
-    the_bins: Bins,
-    epsilon: float | None,
-    neighbours: Neighbours,
-    n: int | None,
-    mechanism: str,
-    branching: int | Sequence[int] | None,
-    level_budgets: Sequence[float] | None,
-    estimator: str | None,
-    postprocess: str,
-    integer: bool,
-    *,
-    nan: NanPolicy = "error",
-    privacy: Measure | None = None,
-) -> ReleaseSpec:
-    """The one validated spec of both entry points (sequences become tuples)."""
-    return ReleaseSpec(
-        bins=the_bins,
-        epsilon=epsilon,
-        neighbours=neighbours,
-        n=n,
-        mechanism=mechanism,
-        branching=_tuple(branching),
-        level_budgets=_tuple(level_budgets),
-        estimator=estimator,
-        postprocess=postprocess,
-        integer=integer,
-        nan=nan,
-        privacy=privacy,
-    )
 
 
 #: The name of the one charge of ``release_cdf(bounds="private", accountant=...)`` (and of

@@ -53,7 +53,7 @@ from treedp._validation import check_real
 from treedp._version import __version__
 from treedp.budget import check_epsilon
 from treedp.config import configure
-from treedp.domain import NanPolicy
+from treedp.domain import NanPolicy, public_bins
 from treedp.engines.base import check_nan_policy
 from treedp.engines.grouped import (
     GroupedCounts,
@@ -75,14 +75,14 @@ from treedp.exceptions import DataError, InvalidParameterError, InvalidTypeError
 from treedp.mechanisms._column import check_delta
 from treedp.noise import RandomSource, noise_scale
 from treedp.noise.families import DiscreteLaplace, float_at_least
-from treedp.noise.rng import resolve_source
+from treedp.noise.rng import check_source, resolve_source
 from treedp.privacy.accountant import Accountant, check_accountant
 from treedp.privacy.contribution import ContributionBounds, bound_contributions
 from treedp.privacy.measures import ZCDP, ApproxDP, Measure, PureDP
 from treedp.privacy.spend import SpendRecord
 from treedp.release import Release
 from treedp.release.grouped import GroupedRelease
-from treedp.spec import rho_for_approx_dp
+from treedp.spec import make_spec, rho_for_approx_dp
 
 __all__ = [
     "choose_keys",
@@ -177,8 +177,6 @@ def release_grouped(
         Parameters and column names are checked before any value is read; no message holds a
         count or value of the data.
     """
-    from treedp import api
-
     allowed = {
         "bounds",
         "bins",
@@ -279,9 +277,11 @@ def release_grouped(
     else:
         tree_privacy = ZCDP(_scaled_epsilon(rho_total, bounds.l2_squared(neighbours)))
     opts = dict(release_options)
-    the_bins = api._bins(opts.pop("bounds", None), opts.pop("bins", None), opts.pop("edges", None))
+    the_bins = public_bins(
+        opts.pop("bounds", None), opts.pop("bins", None), opts.pop("edges", None)
+    )
     plan, plan_cache = opts.pop("plan", None), opts.pop("plan_cache", None)
-    spec = api._spec(
+    spec = make_spec(
         the_bins,
         eps_tree,
         "add_remove",
@@ -296,7 +296,7 @@ def release_grouped(
         privacy=tree_privacy,
     )
     mech, est = configure(spec, plan=plan, plan_cache=plan_cache)
-    source = api._source(rng)
+    source = check_source(rng)
     check_accountant(accountant)
     charge = SpendRecord(
         mechanism=f"grouped_{mech.name}",

@@ -17,11 +17,12 @@ from typing import Any
 
 import numpy as np
 
+from treedp._validation import check_int
 from treedp.engines.base import NanPolicy
 from treedp.engines.local import LocalEngine
 from treedp.exceptions import InvalidParameterError, InvalidTypeError
 
-__all__ = ["MAX_BINS", "Bins", "NanPolicy", "make_bins"]
+__all__ = ["MAX_BINS", "Bins", "NanPolicy", "make_bins", "public_bins"]
 
 #: The largest number of bins accepted (2**26: the tree then needs about 1.5 GiB at most).
 MAX_BINS = 2**26
@@ -624,3 +625,18 @@ def _check_bin_count(bins: Any) -> int:
             f"Got {bins!r} instead."
         )
     return int(bins)
+
+
+def public_bins(bounds: Any, bins: Any, edges: Any) -> Bins:
+    """The bins of a public entry point: the types are checked here, the values by
+    :func:`make_bins`."""
+    if bins is not None and not isinstance(bins, str):
+        check_int(bins, "bins")
+    if bounds is not None and (
+        isinstance(bounds, str | bytes) or not isinstance(bounds, Sequence | np.ndarray)
+    ):
+        raise InvalidTypeError(
+            "The 'bounds' parameter must be a pair (lo, hi). "
+            f"Got {type(bounds).__name__} {bounds!r} instead."
+        )
+    return make_bins(bounds=bounds, bins=bins, edges=edges)

@@ -29,7 +29,14 @@ from treedp.mechanisms.registry import MECHANISMS
 from treedp.mechanisms.tree import check_rho
 from treedp.privacy.measures import ZCDP, ApproxDP, Measure, PureDP, zcdp_to_epsilon
 
-__all__ = ["ALL_MECHANISMS", "MAX_DELTA", "NAN_POLICIES", "ReleaseSpec", "rho_for_approx_dp"]
+__all__ = [
+    "ALL_MECHANISMS",
+    "MAX_DELTA",
+    "NAN_POLICIES",
+    "ReleaseSpec",
+    "make_spec",
+    "rho_for_approx_dp",
+]
 
 #: Largest δ accepted for an (ε, δ) target: δ must be (much) smaller than 1/n to mean anything.
 MAX_DELTA = 1e-3
@@ -279,3 +286,39 @@ def rho_for_approx_dp(epsilon: float, delta: float) -> float:
             "No positive rho meets this (epsilon, delta) target: raise epsilon or delta."
         )
     return lo
+
+
+def make_spec(
+    the_bins: Bins,
+    epsilon: float | None,
+    neighbours: Neighbours,
+    n: int | None,
+    mechanism: str,
+    branching: Any,
+    level_budgets: Any,
+    estimator: str | None,
+    postprocess: str,
+    integer: bool,
+    *,
+    nan: str = "error",
+    privacy: Measure | None = None,
+) -> ReleaseSpec:
+    """The one validated spec of every entry point (lists become tuples: the spec is frozen)."""
+
+    def frozen(value: Any) -> Any:
+        return tuple(value) if isinstance(value, list) else value
+
+    return ReleaseSpec(
+        bins=the_bins,
+        epsilon=epsilon,
+        neighbours=neighbours,
+        n=n,
+        mechanism=mechanism,
+        branching=frozen(branching),
+        level_budgets=frozen(level_budgets),
+        estimator=estimator,
+        postprocess=postprocess,
+        integer=integer,
+        nan=nan,
+        privacy=privacy,
+    )

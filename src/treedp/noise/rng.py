@@ -19,12 +19,13 @@ from typing import Protocol, runtime_checkable
 
 import numpy as np
 
-from treedp.exceptions import InvalidParameterError
+from treedp.exceptions import InvalidParameterError, InvalidTypeError
 
 __all__ = [
     "InsecureSeededSource",
     "RandomSource",
     "SystemRandomSource",
+    "check_source",
     "resolve_source",
     "words",
 ]
@@ -119,6 +120,17 @@ def resolve_source(rng: RandomSource | None) -> RandomSource:
             f"(SystemRandomSource, InsecureSeededSource). Got {type(rng).__name__} instead."
         )
     return rng
+
+
+def check_source(rng: object) -> RandomSource:
+    """:func:`resolve_source` at a public entry point: anything but None or a random source is
+    an :class:`~treedp.exceptions.InvalidTypeError` (the message says what to pass instead)."""
+    if rng is not None and not isinstance(rng, RandomSource):
+        try:
+            resolve_source(rng)  # type: ignore[arg-type]
+        except InvalidParameterError as exc:
+            raise InvalidTypeError(str(exc)) from None
+    return resolve_source(rng)  # type: ignore[arg-type]
 
 
 def words(source: RandomSource, bits: int, n: int) -> np.ndarray:
