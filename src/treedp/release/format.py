@@ -31,7 +31,7 @@ from treedp.domain import MAX_BINS, Bins
 from treedp.exceptions import InvalidParameterError, ReleaseFormatError, TreeDPError
 from treedp.mechanisms import Mechanism, TreeMechanism
 from treedp.mechanisms.factory import make_mechanism
-from treedp.release.record import Release
+from treedp.release.record import Release, ReleaseCodec, register_codec
 from treedp.tree import TreeShape
 
 __all__ = ["FORMAT_NAME", "FORMAT_VERSION", "load_release", "save_release"]
@@ -603,3 +603,6 @@ def _bounds_step(meta: dict[str, Any]) -> dict[str, Any] | None:
     if step.get("known") not in (None, "lower", "upper"):
         raise ReleaseFormatError("the bounds step's public side must be 'lower' or 'upper'")
     return dict(step)
+
+
+register_codec(ReleaseCodec(to_json_document, from_json_document, save_release))

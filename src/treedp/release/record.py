@@ -12,7 +12,8 @@ the estimate and its standard error come from the same coefficients. Inference l
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
 from typing import IO, Any
@@ -34,7 +35,33 @@ from treedp.noise import RandomSource
 from treedp.privacy import ApproxDP, Measure
 from treedp.release import inference, queries
 
-__all__ = ["Release"]
+__all__ = ["Release", "ReleaseCodec", "register_codec"]
+
+
+@dataclass(frozen=True)
+class ReleaseCodec:
+    """How releases become files and back: :mod:`treedp.release.format` registers the one
+    codec when it is imported (the package :mod:`treedp.release` imports it), so the record
+    never imports the module that reads and writes it (the layers point one way)."""
+
+    to_document: Callable[[Release], dict[str, Any]]
+    from_document: Callable[[Any, str], Release]
+    save: Callable[[Release, Any, str | None], None]
+
+
+_CODECS: list[ReleaseCodec] = []
+
+
+def register_codec(codec: ReleaseCodec) -> None:
+    """Set the file codec of :meth:`Release.to_dict`, :meth:`Release.from_dict` and
+    :meth:`Release.save` (the file format's module calls this once)."""
+    _CODECS[:] = [codec]
+
+
+def _codec() -> ReleaseCodec:
+    if not _CODECS:  # only when treedp.release.record is used without its package
+        raise InvalidParameterError("No release file format is loaded: import treedp.release.")
+    return _CODECS[0]
 
 
 def direct_range_queries(release: Release) -> Any:
@@ -792,9 +819,7 @@ class Release:
     # ------------------------------------------------------------------ persistence
     def to_dict(self) -> dict[str, Any]:
         """The release as JSON-ready data (the version-1 JSON document :meth:`save` writes)."""
-        from treedp.release.format import to_json_document
-
-        return to_json_document(self)
+        return _codec().to_document(self)
 
     @classmethod
     def from_dict(cls, document: dict[str, Any]) -> Release:
@@ -805,9 +830,7 @@ class Release:
         ReleaseFormatError
             If the document is not a treedp release, fails its checksum or is inconsistent.
         """
-        from treedp.release.format import from_json_document
-
-        return from_json_document(document, "the document")
+        return _codec().from_document(document, "the document")
 
     def save(self, path: str | Path | IO[bytes], *, file_format: str | None = None) -> None:
         """Write the release to ``path`` atomically, versioned and checksummed.
@@ -831,9 +854,7 @@ class Release:
         file_format : {"json", "binary"}, optional
             Force a layout instead of choosing by the file name.
         """
-        from treedp.release.format import save_release
-
-        save_release(self, path, file_format)
+        _codec().save(self, path, file_format)
 
     # ------------------------------------------------------------------ display
     def plot(self, *args: Any, **kwargs: Any) -> Any:
