@@ -22,10 +22,10 @@ import numpy as np
 from treedp._validation import check_bool, check_int, check_option, check_real
 from treedp.budget import Neighbours, check_epsilon, check_neighbours
 from treedp.domain import MAX_BINS, Bins
-from treedp.estimation import POSTPROCESS, check_estimator
+from treedp.estimation import POSTPROCESS
 from treedp.exceptions import InvalidParameterError, InvalidTypeError
 from treedp.mechanisms.base import check_replace_bins
-from treedp.mechanisms.registry import MECHANISMS
+from treedp.mechanisms.registry import MECHANISMS, mechanism_class
 from treedp.mechanisms.tree import check_rho
 from treedp.privacy.measures import ZCDP, ApproxDP, Measure, PureDP, zcdp_to_epsilon
 
@@ -161,7 +161,7 @@ class ReleaseSpec:
             put(self, "level_budgets", _budgets(self.level_budgets))
         if self.estimator is not None:
             check_option(self.estimator, "estimator", ("efficient", "direct"))
-        check_estimator(self.estimator, "tree" if mech == "auto" else mech)
+        mechanism_class("tree" if mech == "auto" else mech).check_estimator(self.estimator)
         check_option(self.postprocess, "postprocess", POSTPROCESS)
         check_bool(self.integer, "integer")
         put(self, "integer", bool(self.integer))
@@ -201,7 +201,7 @@ class ReleaseSpec:
     def estimator_name(self) -> str:
         """The estimator used: the one given, else the best for the mechanism."""
         mech = self.mechanism if self.mechanism != "auto" else "tree"
-        return check_estimator(self.estimator, mech)
+        return mechanism_class(mech).check_estimator(self.estimator)
 
     def require_n(self) -> int | None:
         """The public ``n`` (None under ``add_remove``); refuses a missing ``n`` under

@@ -11,7 +11,6 @@ from treedp.estimation.covariance import PrefixCovariance
 from treedp.estimation.direct import baseline_prefix, interval_index, tree_prefix
 from treedp.estimation.dispatch import (
     ESTIMATORS,
-    check_estimator,
     estimate_prefix,
     prefix_covariance,
 )
@@ -24,7 +23,6 @@ __all__ = [
     "VariancePlan",
     "band_critical_value",
     "baseline_prefix",
-    "check_estimator",
     "check_postprocess",
     "consistent_prefix",
     "efficient_tree",

@@ -23,6 +23,9 @@ import numpy as np
 
 from treedp._validation import check_int
 from treedp.budget import Neighbours
+from treedp.estimation.covariance import IndependentPrefixCovariance, PrefixCovariance
+from treedp.estimation.direct import baseline_prefix
+from treedp.estimation.dispatch import ESTIMATORS
 from treedp.exceptions import InvalidParameterError
 from treedp.noise import RandomSource, noise_scale
 from treedp.noise.families import DiscreteLaplace, NoiseFamily, float_at_least
@@ -179,6 +182,50 @@ class Mechanism(ABC):
             "block_epsilons": tuple(self.block_epsilons),
             "noise": tuple(None if f is None else f.name for f in self.families),
         }
+
+    #: The estimators this mechanism offers, the default first (see :meth:`check_estimator`).
+    estimators: ClassVar[tuple[str, ...]] = ("efficient", "direct")
+
+    @classmethod
+    def check_estimator(cls, estimator: str | None) -> str:
+        """Validate ``estimator`` for this mechanism; None picks its default.
+
+        ``"efficient"`` is the BLUE for trees and histograms; for a baseline with one
+        independent noisy value per prefix it is the same as ``"direct"``; the strategy
+        mechanism always uses least squares (both names give it).
+        """
+        if estimator is None:
+            return cls.estimators[0]
+        if estimator not in ESTIMATORS:
+            raise InvalidParameterError(
+                f"The 'estimator' parameter must be one of {', '.join(map(repr, ESTIMATORS))}. "
+                f"Got {estimator!r} instead."
+            )
+        if estimator not in cls.estimators:
+            raise InvalidParameterError(cls._no_estimator(estimator))
+        return estimator
+
+    @classmethod
+    def _no_estimator(cls, estimator: str) -> str:
+        return f"estimator={estimator!r} is not available for mechanism={cls.name!r}."
+
+    def prefix_estimate(self, levels: list[np.ndarray], estimator: str) -> np.ndarray:
+        """Prefix estimates ``P[m]``, ``m = 0..B``, from the noisy blocks (leading batch axes
+        allowed, for simulating many releases at once). Default: the first block holds one
+        independent noisy value per prefix (:meth:`_baseline_prefix`)."""
+        return self._baseline_prefix(levels)
+
+    def prefix_covariance(self, estimator: str) -> PrefixCovariance:
+        """The exact covariance of the prefix estimates (public parameters only)."""
+        return IndependentPrefixCovariance(
+            self.n_bins, self.block_variance()[0], self.n is not None
+        )
+
+    def _baseline_prefix(self, levels: list[np.ndarray]) -> np.ndarray:
+        prefix: np.ndarray = baseline_prefix(
+            self.name, levels, self.block_variance(), self.n_bins, self.n
+        )[0]
+        return prefix
 
     def block_variance(self) -> tuple[float, ...]:
         """The noise variance of one entry of each block (0 for an exact block)."""

@@ -15,6 +15,12 @@ import numpy as np
 
 from treedp._validation import check_int
 from treedp.budget import Neighbours, check_epsilon, check_neighbours
+from treedp.estimation.covariance import (
+    EfficientTreeCovariance,
+    HistogramCovariance,
+    PrefixCovariance,
+)
+from treedp.estimation.efficient import VariancePlan, efficient_tree
 from treedp.exceptions import InvalidParameterError
 from treedp.mechanisms.base import Mechanism, check_replace_bins
 from treedp.tree import TreeShape
@@ -104,6 +110,30 @@ class HistogramMechanism(_SingleBlockMechanism):
     def _sensitivity(self) -> int:
         return 1 if self.neighbours == "add_remove" else 2
 
+    def _as_tree(self) -> tuple[TreeShape, tuple[float, float]]:
+        """The histogram as a one-level tree whose root is exact (n public) or unobserved."""
+        b = self.n_bins
+        root_var = 0.0 if self.n is not None else math.inf
+        return TreeShape(b, (b,)), (root_var, self.block_variance()[0])
+
+    def prefix_estimate(self, levels: list[np.ndarray], estimator: str) -> np.ndarray:
+        """``"efficient"``: the BLUE of the one-level tree (the total is imposed when public);
+        ``"direct"``: cumulative sums."""
+        if estimator == "efficient" and self.n_bins >= 2:
+            shape, tree_var = self._as_tree()
+            leaves = np.asarray(levels[0])
+            n = 0 if self.n is None else self.n
+            root = np.full((*leaves.shape[:-1], 1), n, dtype=np.int64)
+            prefix: np.ndarray = efficient_tree(shape, [root, leaves], tree_var).prefix(self.n_bins)
+            return prefix
+        return self._baseline_prefix(levels)
+
+    def prefix_covariance(self, estimator: str) -> PrefixCovariance:
+        if estimator == "efficient" and self.n_bins >= 2:
+            shape, tree_var = self._as_tree()
+            return EfficientTreeCovariance(VariancePlan(shape, tree_var))
+        return HistogramCovariance(self.n_bins, self.block_variance()[0], self.n is not None)
+
     def true_blocks(self, counts: np.ndarray) -> list[np.ndarray]:
         return [np.asarray(counts, dtype=np.int64)]
 
@@ -164,6 +194,14 @@ class AllIntervalsMechanism(_SingleBlockMechanism):
 
     name = "all_intervals"
     max_bins = MAX_INTERVAL_BINS
+    estimators = ("direct",)
+
+    @classmethod
+    def _no_estimator(cls, estimator: str) -> str:
+        return (
+            "estimator='efficient' is not available for mechanism='all_intervals' (it would "
+            "need least squares over B(B+1)/2 counts); use estimator='direct'."
+        )
 
     def _check_size(self) -> None:
         if self.n_bins > MAX_INTERVAL_BINS:

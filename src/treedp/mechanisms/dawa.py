@@ -272,14 +272,20 @@ class DawaMechanism(Mechanism):
         assert self.partition is not None
         return self.partition.spread(bucket_prefix)
 
+    def prefix_estimate(self, levels: list[np.ndarray], estimator: str) -> np.ndarray:
+        """The bucket tree's prefix estimates, spread uniformly inside each bucket."""
+        return self.spread(self._require_bound().prefix_estimate(levels, estimator))
+
+    def prefix_covariance(self, estimator: str) -> Any:
+        """Refused: the spreading bias depends on the data (see :meth:`noise_covariance`)."""
+        raise InvalidParameterError(NO_INTERVALS)
+
     def noise_covariance(self, estimator: str = "efficient") -> SpreadCovariance:
         """The exact covariance of the bin prefix estimates due to stage 2's noise alone,
         given the partition. It omits the spreading bias: it is no error bar."""
-        from treedp.estimation.dispatch import prefix_covariance
-
         tree = self._require_bound()
         assert self.partition is not None
-        return SpreadCovariance(self.partition, prefix_covariance(tree, estimator))
+        return SpreadCovariance(self.partition, tree.prefix_covariance(estimator))
 
     # ------------------------------------------------------------------ the contract
     def partition_epsilon_spent(self) -> Fraction:

@@ -503,6 +503,14 @@ class SqrtFactorizationMechanism(Mechanism):
         """``g``, the first column of ``G = L Ĉ^{-1}`` (``P̂[m] = (G y)[m − 1]``)."""
         return _prefix_filter(self.n_bins, self.scale)
 
+    def prefix_estimate(self, levels: list[np.ndarray], estimator: str) -> np.ndarray:
+        """The one unbiased linear estimator (:meth:`estimate_prefix`), whatever the name."""
+        return self.estimate_prefix(levels)
+
+    def prefix_covariance(self, estimator: str) -> Any:
+        """Its exact covariance (:meth:`covariance`)."""
+        return self.covariance()
+
     def covariance(self) -> Any:
         """The exact :class:`~treedp.estimation.toeplitz.ToeplitzPrefixCovariance`."""
         from treedp.estimation.toeplitz import (

@@ -18,7 +18,7 @@ from treedp.exceptions import InvalidParameterError, InvalidTypeError
 from treedp.mechanisms.base import Mechanism, check_replace_bins
 from treedp.mechanisms.results import Contract
 from treedp.privacy.measures import PureDP
-from treedp.strategy.model import Strategy
+from treedp.strategy.model import Strategy, StrategyCovariance
 from treedp.strategy.store import MAX_STRATEGY_BINS, StrategyCache, get_strategy
 from treedp.tree import TreeShape
 
@@ -138,6 +138,13 @@ class StrategyMechanism(Mechanism):
     def true_blocks(self, counts: np.ndarray) -> list[np.ndarray]:
         """The exact block ``W x`` (int64)."""
         return [self.strategy.apply(counts)]
+
+    def prefix_estimate(self, levels: list[np.ndarray], estimator: str) -> np.ndarray:
+        """Least squares (GLS) whatever the estimator's name; ``n`` imposed when public."""
+        return self.prefix_covariance(estimator).estimate(np.asarray(levels[0]), self.n)
+
+    def prefix_covariance(self, estimator: str) -> StrategyCovariance:
+        return StrategyCovariance(self.strategy, self.block_variance()[0], self.n is not None)
 
     def _spend_parameters(self) -> dict[str, Any]:
         out = super()._spend_parameters()

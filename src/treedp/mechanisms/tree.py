@@ -11,6 +11,13 @@ import numpy as np
 
 from treedp._validation import check_int, check_real
 from treedp.budget import Neighbours, check_epsilon, check_neighbours, split_budget
+from treedp.estimation.covariance import (
+    DirectTreeCovariance,
+    EfficientTreeCovariance,
+    PrefixCovariance,
+)
+from treedp.estimation.direct import tree_prefix
+from treedp.estimation.efficient import VariancePlan, efficient_tree
 from treedp.exceptions import InvalidParameterError
 from treedp.mechanisms.base import Mechanism, check_replace_bins
 from treedp.noise.families import DiscreteGaussian, NoiseFamily, float_at_least
@@ -296,6 +303,33 @@ class TreeMechanism(Mechanism):
         level switched off (it carries no information)."""
         own = super().block_variance()
         return tuple(math.inf if lv in self.off_levels else v for lv, v in enumerate(own))
+
+    def _check_direct(self) -> None:
+        """The direct estimator sums covering nodes: it needs every level measured."""
+        if self.off_levels:
+            raise InvalidParameterError(
+                "estimator='direct' needs every tree level measured; this tree has levels "
+                "switched off (budget 0): use estimator='efficient'."
+            )
+
+    def prefix_estimate(self, levels: list[np.ndarray], estimator: str) -> np.ndarray:
+        """``"efficient"``: the BLUE over all nodes (Honaker); ``"direct"``: covering nodes."""
+        variances = self.block_variance()
+        if estimator == "efficient":
+            prefix: np.ndarray = efficient_tree(self.shape, levels, variances).prefix(
+                self.shape.n_bins
+            )
+            return prefix
+        self._check_direct()
+        direct: np.ndarray = tree_prefix(self.shape, levels, variances)[0]
+        return direct
+
+    def prefix_covariance(self, estimator: str) -> PrefixCovariance:
+        variances = self.block_variance()
+        if estimator == "efficient":
+            return EfficientTreeCovariance(VariancePlan(self.shape, variances))
+        self._check_direct()
+        return DirectTreeCovariance(self.shape, variances)
 
     def _spend_parameters(self) -> dict[str, object]:
         out = {**super()._spend_parameters(), "branching": self.shape.branching}

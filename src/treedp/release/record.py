@@ -23,7 +23,6 @@ import numpy as np
 from treedp.domain import Bins
 from treedp.estimation import (
     PrefixCovariance,
-    check_estimator,
     check_postprocess,
     consistent_prefix,
     estimate_prefix,
@@ -161,7 +160,7 @@ class Release:
             "mechanism": mechanism,
             "noisy_levels": levels,
             "level_variance": mechanism.block_variance(),
-            "estimator": check_estimator(estimator, mechanism.name),
+            "estimator": mechanism.check_estimator(estimator),
             "postprocess": postprocess,
             "integer": integer,
             "randomness": dict(randomness),
