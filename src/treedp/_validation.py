@@ -16,7 +16,14 @@ import numpy as np
 
 from treedp.exceptions import InvalidParameterError, InvalidTypeError
 
-__all__ = ["check_bool", "check_int", "check_option", "check_real"]
+__all__ = [
+    "check_bool",
+    "check_int",
+    "check_level",
+    "check_option",
+    "check_real",
+    "check_simulations",
+]
 
 
 def _got(value: Any) -> str:
@@ -125,3 +132,21 @@ def check_bool(value: Any, name: str) -> bool:
     if not isinstance(value, bool | np.bool_):
         raise InvalidTypeError(f"The '{name}' parameter must be True or False. {_got(value)}")
     return bool(value)
+
+
+def check_level(level: Any) -> float:
+    """The coverage ``level`` as a float in ``(0, 1)``, or a clear error."""
+    if isinstance(level, bool) or not (isinstance(level, float | int) and 0 < level < 1):
+        raise InvalidParameterError(
+            f"The 'level' parameter must be a float in (0, 1). Got {level!r} instead."
+        )
+    return float(level)
+
+
+def check_simulations(simulations: Any) -> int:
+    """The number of band simulations, an int of at least 100."""
+    if isinstance(simulations, bool) or not isinstance(simulations, int) or simulations < 100:
+        raise InvalidParameterError(
+            f"The 'simulations' parameter must be an int >= 100. Got {simulations!r}."
+        )
+    return simulations

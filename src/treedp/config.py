@@ -6,48 +6,16 @@ No data is involved, and nothing is cached here: a plan is passed in, looked up 
 
 from __future__ import annotations
 
-import numpy as np
-
-from treedp.budget import Neighbours
 from treedp.exceptions import InvalidParameterError, InvalidTypeError
 from treedp.mechanisms import Mechanism, TreeMechanism
 from treedp.mechanisms.factory import make_mechanism
-from treedp.planning import Plan, PlanCache
+from treedp.planning import Plan, PlanCache, best_tree
 from treedp.planning import plan as make_plan
 from treedp.spec import ALL_MECHANISMS, ReleaseSpec
 from treedp.tree import TreeShape, shape_for
+from treedp.tree.heuristics import default_branching
 
 __all__ = ["ALL_MECHANISMS", "configure", "default_branching"]
-
-
-def default_branching(
-    n_bins: int, neighbours: Neighbours, noise: str = "laplace"
-) -> tuple[int, ...]:
-    """A good common fan-out for equal level budgets (the direct estimator's error).
-
-    Used when a tree's level budgets are given without its shape; otherwise the planner
-    (:func:`treedp.plan`) chooses both.
-
-    Tries every common fan-out ``k`` from 2 to 64 (height ``ceil(log_k B)``) and the flat
-    tree, and returns the one with the smallest mean prefix variance: the mean covering size
-    ``Σ_l E[d_l]`` times the per-level variance, which grows as the square of the number of
-    noised levels for Laplace noise (``(L/ε)²``) and as the number itself for Gaussian noise
-    (``L/(2ρ)``: the L2² sensitivity of ``L`` levels is ``L``). This depends only on public
-    parameters.
-    """
-    if n_bins == 1:
-        return () if neighbours == "add_remove" else (2,)
-    m = np.unique(np.linspace(0, n_bins - 1, num=min(n_bins, 4096)).astype(np.int64))
-    best: tuple[float, tuple[int, ...]] | None = None
-    for k in [*range(2, min(n_bins, 64) + 1), n_bins]:
-        shape = shape_for(n_bins, k)
-        noised = shape.height + (1 if neighbours == "add_remove" else 0)
-        digits = shape.prefix_digits(m)[:, 1:].sum(axis=1).mean()
-        cost = float(digits) * (noised if noise == "gaussian" else noised**2)
-        if best is None or cost < best[0] - 1e-12:
-            best = (cost, shape.branching)
-    assert best is not None
-    return best[1]
 
 
 def configure(
@@ -134,7 +102,7 @@ def configure(
         shape=shape,
         level_budgets=level_budgets,
     )
-    return mech, est
+    return mech.planned(best_tree), est
 
 
 def _the_plan(spec: ReleaseSpec, plan: Plan | None, cache: PlanCache | None) -> Plan:

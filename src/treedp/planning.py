@@ -75,11 +75,13 @@ from treedp.estimation.objectives import (
 )
 from treedp.exceptions import InvalidParameterError, InvalidTypeError
 from treedp.mechanisms.baselines import HistogramMechanism
+from treedp.mechanisms.registry import REGISTRY
 from treedp.mechanisms.tree import level_l2_squared, level_sensitivities
 from treedp.noise.families import DiscreteGaussian, DiscreteLaplace
 from treedp.privacy.measures import Measure
 from treedp.spec import ReleaseSpec
 from treedp.tree import TreeShape
+from treedp.tree.candidate import PlanCandidate
 from treedp.tree.design import (
     best_factorisation,
     budgets_for_branching,
@@ -87,7 +89,16 @@ from treedp.tree.design import (
     smooth_paddings,
 )
 
-__all__ = ["OBJECTIVES", "WORKLOADS", "Plan", "PlanCache", "PlanCandidate", "Workload", "plan"]
+__all__ = [
+    "OBJECTIVES",
+    "WORKLOADS",
+    "Plan",
+    "PlanCache",
+    "PlanCandidate",
+    "Workload",
+    "best_tree",
+    "plan",
+]
 
 #: Objectives the planner accepts.
 OBJECTIVES = ("cdf_mse", "range_mse", "max_variance")
@@ -129,6 +140,7 @@ _WORKLOAD_FINALISTS = 4
 #: one exact workload evaluation costs ~10 ms at B = 1024 (a prefix covariance per shape).
 _WORKLOAD_SCREENED = 30
 
+
 #: THE hook for non-tree mechanisms. Each entry names (``"module:function"``, imported only
 #: when planning) a callable ``f(n_bins, budget, neighbours, noise, objective)`` returning a
 #: :class:`PlanCandidate` (its ``value`` the exact objective, ``mean_cdf_mse`` and
@@ -136,12 +148,6 @@ _WORKLOAD_SCREENED = 30
 #: ``budget`` is ε for Laplace noise and ρ for Gaussian noise. Candidates are compared with
 #: the trees by ``value``; the mechanism of the winner must be known to
 #: :mod:`treedp.mechanisms.factory`.
-EXTRA_CANDIDATES: list[str] = [
-    "treedp.strategy.candidate:plan_candidate",
-    "treedp.mechanisms.sqrt_factorization:plan_candidate",
-]
-
-
 def _extra_candidates(
     n_bins: int,
     budget: float,
@@ -151,22 +157,12 @@ def _extra_candidates(
     *,
     workload: Workload | None = None,
 ) -> list[PlanCandidate]:
-    """The candidates of :data:`EXTRA_CANDIDATES`. With an explicit ``workload`` only the
-    callables that take a ``workload=`` keyword (a :class:`Workload`) are asked: the others
-    score the prefixes, which cannot be compared with the workload's error."""
-    import importlib
-    import inspect
-
+    """The candidates the registered mechanisms offer themselves
+    (:meth:`~treedp.mechanisms.base.Mechanism.plan_candidate`, in registry order). With an
+    explicit ``workload`` only those that can score it answer."""
     found: list[PlanCandidate] = []
-    for entry in EXTRA_CANDIDATES:
-        module, _, name = entry.partition(":")
-        make = getattr(importlib.import_module(module), name)
-        if workload is None:
-            candidate = make(n_bins, budget, nb, noise, objective)
-        elif "workload" in inspect.signature(make).parameters:
-            candidate = make(n_bins, budget, nb, noise, objective, workload=workload)
-        else:
-            continue
+    for cls in REGISTRY.values():
+        candidate = cls.plan_candidate(n_bins, budget, nb, noise, objective, workload=workload)
         if candidate is not None:
             found.append(candidate)
     return found
@@ -268,21 +264,6 @@ def _workload_name(objective: str, workload: Workload | None) -> str:
     if workload is not None:
         return f"{len(workload)} given ranges"
     return {"cdf_mse": "cdf", "range_mse": "ranges"}.get(objective, "cdf (worst prefix)")
-
-
-@dataclass(frozen=True)
-class PlanCandidate:
-    """One configuration the planner scored."""
-
-    mechanism: str
-    branching: tuple[int, ...]
-    level_budgets: tuple[float, ...]
-    value: float
-    how: str
-    #: For candidates of :data:`EXTRA_CANDIDATES` (non-tree mechanisms): their exact mean and
-    #: worst prefix variance (records²), which the planner cannot derive from a tree shape.
-    mean_cdf_mse: float | None = None
-    max_cdf_variance: float | None = None
 
 
 @dataclass(frozen=True)
@@ -394,7 +375,7 @@ class Plan:
                 "  level budgets " + ", ".join(f"{e:.4g}" for e in self.level_budgets),
                 *self._level_lines(),
             ]
-        # a candidate of EXTRA_CANDIDATES: its own description
+        # a candidate a mechanism offered itself: its own description
         how = next((c.how for c in self.alternatives if c.mechanism == self.mechanism), "")
         return [f"  mechanism {self.mechanism}: {how}"]
 
@@ -523,6 +504,15 @@ def _mixed_shapes(n_bins: int) -> list[tuple[int, ...]]:
             for vec in _near_equal(rest, height - 1):
                 out.add((top, *sorted(vec)))
     return sorted(s for s in out if all(k >= 2 for k in s))
+
+
+def best_tree(n_bins: int, epsilon: float) -> tuple[tuple[int, ...], tuple[float, ...]]:
+    """The planner's best tree for ``n_bins`` bins at pure ``epsilon`` (add/remove): its
+    branching and level budgets (a :data:`treedp.mechanisms.base.TreePlanner`; DAWA plans its
+    bucket tree with it)."""
+    chosen = plan(n_bins, epsilon=epsilon)
+    best = next(c for c in chosen.alternatives if c.mechanism == "tree")
+    return best.branching, best.level_budgets
 
 
 def plan(
@@ -839,7 +829,7 @@ def _plan(
         else TreeShape(n_bins, (n_bins,) if n_bins >= 2 else ())
     )
     worst: float | None = best.value if objective == "max_variance" and workload is None else None
-    if best.mean_cdf_mse is not None:  # a non-tree candidate of EXTRA_CANDIDATES
+    if best.mean_cdf_mse is not None:  # a non-tree candidate a mechanism offered itself
         mean_mse = best.mean_cdf_mse
         worst = best.max_cdf_variance if worst is None else worst
     elif best.mechanism == "tree":
@@ -888,7 +878,7 @@ def _rescore(
 ) -> list[PlanCandidate]:
     """The best :data:`_RESCORED` tree configurations (by the search subset's error) and the
     histogram scored exactly on the whole ``workload``; candidates of
-    :data:`EXTRA_CANDIDATES` were scored on it already. The other trees are dropped: their
+    the mechanisms' own candidates were scored on it already. The other trees are dropped: their
     values would not be comparable."""
     rescored: list[PlanCandidate] = []
     trees = sorted((c for c in results if c.mechanism == "tree"), key=lambda c: c.value)

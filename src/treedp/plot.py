@@ -23,11 +23,10 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from treedp._validation import check_option
+from treedp._validation import check_level, check_option, check_simulations
 from treedp.estimation import band_critical_value, estimate_prefix
 from treedp.exceptions import InvalidParameterError, InvalidTypeError, MissingDependencyError
 from treedp.noise import RandomSource, resolve_source
-from treedp.release import inference
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -143,13 +142,13 @@ def cdf_band(
     -------
     CDFBand
     """
-    level = inference.check_level(level)
+    level = check_level(level)
     if isinstance(max_points, bool) or not isinstance(max_points, int) or max_points < 2:
         raise InvalidParameterError(
             f"The 'max_points' parameter must be an int >= 2. Got {max_points!r} instead."
         )
     method = check_option(method, "method", ("auto", "simulation", "bonferroni"))
-    simulations = inference.check_simulations(simulations)
+    simulations = check_simulations(simulations)
     n_bins = release.bins.n_bins
     idx = _band_index(n_bins, max_points)
     estimate = np.asarray(release.prefix_counts, dtype=np.float64)[idx]
@@ -528,7 +527,7 @@ def plot_release(
     """
     require_matplotlib()
     kinds = _check_kinds(kind)
-    level = inference.check_level(level)
+    level = check_level(level)
     if isinstance(max_bars, bool) or not isinstance(max_bars, int) or max_bars < 1:
         raise InvalidParameterError(
             f"The 'max_bars' parameter must be an int >= 1. Got {max_bars!r} instead."

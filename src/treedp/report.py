@@ -20,12 +20,12 @@ from typing import IO, TYPE_CHECKING, Any
 import numpy as np
 
 from treedp._atomic import atomic_write
+from treedp._validation import check_level
 from treedp.accuracy import ErrorPrediction
 from treedp.exceptions import InvalidParameterError
 from treedp.mechanisms import TreeMechanism
 from treedp.noise import RandomSource
 from treedp.privacy import ZCDP, ApproxDP, PureDP
-from treedp.release import inference
 
 if TYPE_CHECKING:
     from treedp.release import Release
@@ -356,7 +356,7 @@ def render_report(
             "intervals (a data-dependent bias), which the report draws; query it instead."
         )
     require_matplotlib()
-    level = inference.check_level(level)
+    level = check_level(level)
     qs = np.asarray(quantiles, dtype=np.float64)
     title = title or "treedp release report"
     pct = f"{level:.0%}"

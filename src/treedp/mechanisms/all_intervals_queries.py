@@ -4,7 +4,8 @@ The all-intervals baseline releases one noisy count per interval ``[s, t)`` of w
 Its unbiased range answer reads those counts directly — one interval count for the whole
 bins plus single-bin counts for the partial end bins — instead of differencing two prefix
 estimates, so its error is that of at most three noisy counts. A :class:`Release` reaches
-this module through one hook (:func:`direct_range_queries`).
+this module through one mechanism hook
+(:meth:`treedp.mechanisms.base.Mechanism.direct_ranges`).
 """
 
 from __future__ import annotations
@@ -42,9 +43,9 @@ class AllIntervalsQueries:
 
     def _whole(self, t: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Bin ``j`` in ``[0, B]`` (``B``: at or past the top edge) and the fraction in it."""
-        from treedp.release.queries import _locate
-
-        j, f = _locate(self.bins, t)
+        j, f = self.bins.locate_axis(t)  # (B, 0) at or past the last edge
+        last = j == self.bins.n_bins
+        j, f = np.where(last, j - 1, j), np.where(last, 1.0, f)
         top = np.asarray(t) >= self.bins.edges[-1]
         return np.where(top, self.bins.n_bins, j), np.where(top, 0.0, f)
 

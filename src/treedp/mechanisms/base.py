@@ -14,7 +14,7 @@ released exactly (no family).
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any, ClassVar, Literal
@@ -32,8 +32,14 @@ from treedp.noise.families import DiscreteLaplace, NoiseFamily, float_at_least
 from treedp.privacy.measures import Measure, PureDP, compose
 from treedp.privacy.spend import SpendRecord
 from treedp.tree import TreeShape
+from treedp.tree.candidate import PlanCandidate
 
-__all__ = ["Block", "Mechanism", "check_replace_bins"]
+__all__ = ["Block", "Mechanism", "TreePlanner", "check_replace_bins"]
+
+#: A planner of trees: ``(n_bins, epsilon) -> (branching, level_budgets)`` (pure ε,
+#: add/remove), handed to mechanisms that plan a tree of their own after seeing their data
+#: (:meth:`Mechanism.planned`); :func:`treedp.planning.best_tree` is the project's.
+TreePlanner = Callable[[int, float], tuple[Sequence[int], Sequence[float]]]
 
 
 @dataclass(frozen=True)
@@ -182,6 +188,37 @@ class Mechanism(ABC):
             "block_epsilons": tuple(self.block_epsilons),
             "noise": tuple(None if f is None else f.name for f in self.families),
         }
+
+    @classmethod
+    def plan_candidate(
+        cls,
+        n_bins: int,
+        budget: float,
+        neighbours: str,
+        noise: str,
+        objective: str,
+        *,
+        workload: Any = None,
+    ) -> PlanCandidate | None:
+        """What this mechanism offers the planner beyond the trees and histograms it scores
+        itself: an exactly scored :class:`~treedp.tree.candidate.PlanCandidate`, or None
+        (the default: nothing). ``workload``: an explicit
+        :class:`treedp.planning.Workload` to score instead of ``objective`` (None when the
+        mechanism cannot score it)."""
+        return None
+
+    def direct_ranges(
+        self, bins: Any, levels: list[np.ndarray], level_variance: Sequence[float]
+    ) -> Any:
+        """A special unbiased range path of this mechanism's release, or None (the default:
+        ranges are differences of prefix estimates). ``bins``, ``levels`` and
+        ``level_variance`` are the release's public bins, noisy blocks and block variances."""
+        return None
+
+    def planned(self, planner: TreePlanner) -> Mechanism:
+        """This mechanism, planning any tree it builds later with ``planner`` (most build
+        none: they return themselves)."""
+        return self
 
     #: The estimators this mechanism offers, the default first (see :meth:`check_estimator`).
     estimators: ClassVar[tuple[str, ...]] = ("efficient", "direct")

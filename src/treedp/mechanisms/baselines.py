@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 from abc import abstractmethod
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
@@ -22,6 +23,7 @@ from treedp.estimation.covariance import (
 )
 from treedp.estimation.efficient import VariancePlan, efficient_tree
 from treedp.exceptions import InvalidParameterError
+from treedp.mechanisms.all_intervals_queries import AllIntervalsQueries
 from treedp.mechanisms.base import Mechanism, check_replace_bins
 from treedp.tree import TreeShape
 
@@ -202,6 +204,12 @@ class AllIntervalsMechanism(_SingleBlockMechanism):
             "estimator='efficient' is not available for mechanism='all_intervals' (it would "
             "need least squares over B(B+1)/2 counts); use estimator='direct'."
         )
+
+    def direct_ranges(
+        self, bins: Any, levels: list[np.ndarray], level_variance: Sequence[float]
+    ) -> AllIntervalsQueries:
+        """Unbiased ranges read from the interval counts (at most three noisy counts each)."""
+        return AllIntervalsQueries(bins, levels[0], level_variance[0], self.n)
 
     def _check_size(self) -> None:
         if self.n_bins > MAX_INTERVAL_BINS:

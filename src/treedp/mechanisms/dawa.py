@@ -18,7 +18,7 @@ import numpy as np
 from treedp._validation import check_real
 from treedp.budget import Neighbours, check_epsilon, check_neighbours, split_budget
 from treedp.exceptions import InvalidParameterError
-from treedp.mechanisms.base import Mechanism
+from treedp.mechanisms.base import Mechanism, TreePlanner
 from treedp.mechanisms.partition import (
     Partition,
     choose_partition,
@@ -31,6 +31,7 @@ from treedp.noise.families import float_at_least
 from treedp.privacy.measures import PureDP
 from treedp.privacy.spend import SpendRecord
 from treedp.tree import TreeShape
+from treedp.tree.heuristics import default_branching
 
 __all__ = [
     "DEFAULT_PARTITION_SHARE",
@@ -144,10 +145,10 @@ class DawaMechanism(Mechanism):
         partition: Partition | None = None,
         bucket_branching: Sequence[int] | None = None,
         bucket_budgets: Sequence[float] | None = None,
+        bucket_planner: TreePlanner | None = None,
     ) -> None:
-        from treedp.domain import MAX_BINS
-
-        self.n_bins = _check_bins(n_bins, MAX_BINS)
+        self.bucket_planner = bucket_planner
+        self.n_bins = _check_bins(n_bins, 2**26)  # treedp.domain.MAX_BINS
         self.epsilon = check_epsilon(epsilon)
         self.neighbours, self.n = check_neighbours(neighbours, n)
         if self.neighbours != "add_remove":
@@ -179,7 +180,11 @@ class DawaMechanism(Mechanism):
         if not isinstance(partition, Partition) or partition.n_bins != self.n_bins:
             raise InvalidParameterError("The 'partition' must be a Partition over the bins.")
         self.bucket_tree = _bucket_tree(
-            partition.n_buckets, self.epsilon_buckets, bucket_branching, bucket_budgets
+            partition.n_buckets,
+            self.epsilon_buckets,
+            bucket_branching,
+            bucket_budgets,
+            bucket_planner,
         )
         tree = self.bucket_tree
         self.block_epsilons = tree.block_epsilons
@@ -236,6 +241,22 @@ class DawaMechanism(Mechanism):
             n=self.n,
             partition_share=self.partition_share,
             partition=partition,
+            bucket_planner=self.bucket_planner,
+        )
+
+    def planned(self, planner: TreePlanner) -> DawaMechanism:
+        """The same unbound mechanism, planning its bucket tree with ``planner`` (the release
+        pipeline hands in the planner's best tree; without one, the equal-budget
+        :func:`~treedp.tree.heuristics.default_branching` tree is used)."""
+        if self.bound:
+            return self
+        return DawaMechanism(
+            self.n_bins,
+            epsilon=self.epsilon,
+            neighbours=self.neighbours,
+            n=self.n,
+            partition_share=self.partition_share,
+            bucket_planner=planner,
         )
 
     def release_blocks(
@@ -442,13 +463,13 @@ def _bucket_tree(
     epsilon: float,
     branching: Sequence[int] | None,
     budgets: Sequence[float] | None,
+    planner: TreePlanner | None,
 ) -> TreeMechanism:
-    """Stage 2's tree over ``n_buckets`` buckets: the planner's best tree unless given."""
-    if branching is None:
-        from treedp.planning import plan
-
-        chosen = plan(n_buckets, epsilon=epsilon)
-        best = next(c for c in chosen.alternatives if c.mechanism == "tree")
-        branching, budgets = best.branching, best.level_budgets
+    """Stage 2's tree over ``n_buckets`` buckets: as given, else the planner's best tree, else
+    the equal-budget :func:`~treedp.tree.heuristics.default_branching` tree."""
+    if branching is None and planner is not None:
+        branching, budgets = planner(n_buckets, epsilon)
+    elif branching is None:
+        branching = default_branching(n_buckets, "add_remove")
     shape = TreeShape(n_buckets, tuple(int(k) for k in branching))
     return TreeMechanism(shape, epsilon=epsilon, level_budgets=budgets)

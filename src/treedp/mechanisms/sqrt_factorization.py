@@ -73,7 +73,7 @@ import math
 from collections.abc import Sequence
 from fractions import Fraction
 from functools import lru_cache
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
 import numpy as np
 
@@ -85,9 +85,7 @@ from treedp.mechanisms.tree import check_rho
 from treedp.noise.families import DiscreteGaussian, NoiseFamily, float_at_least
 from treedp.privacy.measures import ZCDP, Measure
 from treedp.tree import TreeShape
-
-if TYPE_CHECKING:
-    from treedp.planning import PlanCandidate
+from treedp.tree.candidate import PlanCandidate
 
 __all__ = [
     "EQUALISE_LIMIT",
@@ -503,6 +501,22 @@ class SqrtFactorizationMechanism(Mechanism):
         """``g``, the first column of ``G = L Ĉ^{-1}`` (``P̂[m] = (G y)[m − 1]``)."""
         return _prefix_filter(self.n_bins, self.scale)
 
+    @classmethod
+    def plan_candidate(
+        cls,
+        n_bins: int,
+        budget: float,
+        neighbours: str,
+        noise: str,
+        objective: str,
+        *,
+        workload: Any = None,
+    ) -> PlanCandidate | None:
+        """:func:`plan_candidate` (prefix objectives only: None with an explicit workload)."""
+        if workload is not None:
+            return None
+        return plan_candidate(n_bins, budget, neighbours, noise, objective)
+
     def prefix_estimate(self, levels: list[np.ndarray], estimator: str) -> np.ndarray:
         """The one unbiased linear estimator (:meth:`estimate_prefix`), whatever the name."""
         return self.estimate_prefix(levels)
@@ -593,11 +607,9 @@ class SqrtFactorizationMechanism(Mechanism):
 def plan_candidate(
     n_bins: int, budget: float, neighbours: str, noise: str, objective: str
 ) -> PlanCandidate | None:
-    """The planner hook (:data:`treedp.planning.EXTRA_CANDIDATES`): this mechanism's exact
+    """The planner hook (:meth:`SqrtFactorizationMechanism.plan_candidate`): this mechanism's exact
     objective for Gaussian noise, or None (Laplace noise, ``B < 2``, ``B > PLAN_LIMIT``, or a
     budget below the sampler's range)."""
-    from treedp.planning import PlanCandidate as Candidate
-
     if noise != "gaussian" or not 2 <= n_bins <= PLAN_LIMIT:
         return None
     nb: Neighbours = "replace" if neighbours == "replace" else "add_remove"
@@ -618,7 +630,7 @@ def plan_candidate(
         value = total / (n_bins * (n_bins + 1) / 2)
     else:
         value = mean_mse
-    return Candidate(
+    return PlanCandidate(
         mechanism="sqrt_factorization",
         branching=(n_bins,),
         level_budgets=(budget,),

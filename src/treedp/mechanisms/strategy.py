@@ -18,9 +18,11 @@ from treedp.exceptions import InvalidParameterError, InvalidTypeError
 from treedp.mechanisms.base import Mechanism, check_replace_bins
 from treedp.mechanisms.results import Contract
 from treedp.privacy.measures import PureDP
+from treedp.strategy.candidate import plan_candidate
 from treedp.strategy.model import Strategy, StrategyCovariance
 from treedp.strategy.store import MAX_STRATEGY_BINS, StrategyCache, get_strategy
 from treedp.tree import TreeShape
+from treedp.tree.candidate import PlanCandidate
 
 __all__ = ["CONTRACT", "RangeStrategyMechanism", "StrategyMechanism"]
 
@@ -138,6 +140,24 @@ class StrategyMechanism(Mechanism):
     def true_blocks(self, counts: np.ndarray) -> list[np.ndarray]:
         """The exact block ``W x`` (int64)."""
         return [self.strategy.apply(counts)]
+
+    @classmethod
+    def plan_candidate(
+        cls,
+        n_bins: int,
+        budget: float,
+        neighbours: str,
+        noise: str,
+        objective: str,
+        *,
+        workload: Any = None,
+    ) -> PlanCandidate | None:
+        """The better of the shipped prefix and range strategies
+        (:func:`treedp.strategy.candidate.plan_candidate`); the range class offers nothing of
+        its own (this one scores both)."""
+        if cls is not StrategyMechanism:
+            return None
+        return plan_candidate(n_bins, budget, neighbours, noise, objective, workload=workload)
 
     def prefix_estimate(self, levels: list[np.ndarray], estimator: str) -> np.ndarray:
         """Least squares (GLS) whatever the estimator's name; ``n`` imposed when public."""

@@ -8,34 +8,21 @@ from __future__ import annotations
 
 import math
 from statistics import NormalDist
-from typing import Any
 
 import numpy as np
 
+from treedp._validation import check_level, check_simulations
 from treedp.estimation import PrefixCovariance, band_critical_value, estimate_prefix
-from treedp.exceptions import InvalidParameterError
 from treedp.mechanisms import Mechanism
 from treedp.noise import RandomSource, resolve_source
 
-__all__ = ["bracket_interval", "check_level", "half_width_factor", "quantile_band"]
-
-
-def check_level(level: Any) -> float:
-    """The coverage ``level`` as a float in ``(0, 1)``, or a clear error."""
-    if isinstance(level, bool) or not (isinstance(level, float | int) and 0 < level < 1):
-        raise InvalidParameterError(
-            f"The 'level' parameter must be a float in (0, 1). Got {level!r} instead."
-        )
-    return float(level)
-
-
-def check_simulations(simulations: Any) -> int:
-    """The number of band simulations, an int of at least 100."""
-    if isinstance(simulations, bool) or not isinstance(simulations, int) or simulations < 100:
-        raise InvalidParameterError(
-            f"The 'simulations' parameter must be an int >= 100. Got {simulations!r}."
-        )
-    return simulations
+__all__ = [
+    "bracket_interval",
+    "check_level",
+    "check_simulations",
+    "half_width_factor",
+    "quantile_band",
+]
 
 
 def half_width_factor(level: float, *, gaussian: bool = False) -> float:

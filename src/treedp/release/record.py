@@ -63,22 +63,6 @@ def _codec() -> ReleaseCodec:
     return _CODECS[0]
 
 
-def direct_range_queries(release: Release) -> Any:
-    """The one dispatch point on the mechanism: a special unbiased range path, or None.
-
-    The all-intervals baseline answers unbiased ranges from its interval counts
-    (:mod:`treedp.mechanisms.all_intervals_queries`); every other mechanism differences
-    prefix estimates.
-    """
-    if release.mechanism.name == "all_intervals":
-        from treedp.mechanisms.all_intervals_queries import AllIntervalsQueries
-
-        return AllIntervalsQueries(
-            release.bins, release.noisy_levels[0], release.level_variance[0], release.mechanism.n
-        )
-    return None
-
-
 class Release:
     """A differentially private release of one column's distribution.
 
@@ -298,7 +282,7 @@ class Release:
 
     @cached_property
     def _direct_ranges(self) -> Any:
-        return direct_range_queries(self)
+        return self.mechanism.direct_ranges(self.bins, self.noisy_levels, self.level_variance)
 
     def metadata(self) -> dict[str, Any]:
         """Everything needed to interpret the release, as plain data."""

@@ -1,6 +1,7 @@
 """The strategy as a planner candidate: exact error from public parameters, no optimisation.
 
-:func:`plan_candidate` is listed in :data:`treedp.planning.EXTRA_CANDIDATES`. It only scores
+:func:`plan_candidate` is what :class:`treedp.mechanisms.strategy.StrategyMechanism` offers the
+planner (:meth:`~treedp.mechanisms.base.Mechanism.plan_candidate`). It only scores
 strategies shipped with treedp (planning must stay fast: it never optimises), pure ε-DP
 (Laplace noise) and ``add_remove``. Under ``replace`` the shipped (add/remove-optimised)
 strategies lose to the planner's tree at every shipped ``B`` (mean prefix MSE at ε = 1:
@@ -21,6 +22,7 @@ from treedp.noise import noise_scale
 from treedp.noise.families import DiscreteLaplace
 from treedp.strategy.model import Strategy, StrategyCovariance
 from treedp.strategy.store import shipped_strategy
+from treedp.tree.candidate import PlanCandidate
 
 __all__ = ["plan_candidate", "strategy_errors", "workload_error"]
 
@@ -70,7 +72,7 @@ def plan_candidate(
     objective: str,
     *,
     workload: Any = None,
-) -> object | None:
+) -> PlanCandidate | None:
     """A :class:`treedp.planning.PlanCandidate` for the best shipped strategy, or None.
 
     Both shipped workloads (``"strategy"``: all prefixes, ``"strategy_range"``: all ranges)
@@ -78,8 +80,6 @@ def plan_candidate(
     ``workload`` (a :class:`treedp.planning.Workload`) both are scored exactly on its ranges
     instead (:func:`workload_error`) and ``value`` is that error.
     """
-    from treedp.planning import PlanCandidate  # planning imports this module lazily
-
     if noise != "laplace" or neighbours != "add_remove":
         return None
     key = {"cdf_mse": "mean_cdf_mse", "range_mse": "range_mse", "max_variance": "max_cdf_variance"}
