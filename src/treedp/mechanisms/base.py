@@ -14,7 +14,7 @@ released exactly (no family).
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any, ClassVar, Literal
@@ -188,6 +188,24 @@ class Mechanism(ABC):
             "block_epsilons": tuple(self.block_epsilons),
             "noise": tuple(None if f is None else f.name for f in self.families),
         }
+
+    #: True when the first block is a root whose total is the public ``n`` under ``replace``
+    #: (the file format then checks it).
+    exact_root: ClassVar[bool] = False
+
+    @classmethod
+    def from_description(
+        cls, meta: Mapping[str, Any], n_bins: int, budget: float, gaussian: bool
+    ) -> Mechanism:
+        """Rebuild the mechanism of a release file from its metadata (:meth:`describe` plus the
+        release's ``neighbours`` and ``n_public``); ``budget`` is the stated total (ε, or ρ
+        when ``gaussian``). The generic form builds from the registry's parameters; the file
+        format then cross-checks every stated field against the result."""
+        if gaussian:
+            raise InvalidParameterError(f"Gaussian noise is stated for mechanism {cls.name!r}.")
+        return cls.from_parameters(
+            n_bins, epsilon=budget, neighbours=meta["neighbours"], n=meta.get("n_public")
+        )
 
     @classmethod
     def plan_candidate(

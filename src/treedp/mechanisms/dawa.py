@@ -244,6 +244,15 @@ class DawaMechanism(Mechanism):
             bucket_planner=self.bucket_planner,
         )
 
+    @classmethod
+    def from_description(
+        cls, meta: Mapping[str, Any], n_bins: int, budget: float, gaussian: bool
+    ) -> DawaMechanism:
+        """The stored partition and stage-2 tree (:func:`from_description`)."""
+        if gaussian:
+            raise InvalidParameterError("DAWA is stated with Gaussian noise")
+        return from_description(meta, n_bins, budget)
+
     def planned(self, planner: TreePlanner) -> DawaMechanism:
         """The same unbound mechanism, planning its bucket tree with ``planner`` (the release
         pipeline hands in the planner's best tree; without one, the equal-budget

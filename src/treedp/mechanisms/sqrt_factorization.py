@@ -70,7 +70,7 @@ References
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from fractions import Fraction
 from functools import lru_cache
 from typing import Any, Literal
@@ -500,6 +500,31 @@ class SqrtFactorizationMechanism(Mechanism):
     def prefix_filter(self) -> np.ndarray:
         """``g``, the first column of ``G = L Ĉ^{-1}`` (``P̂[m] = (G y)[m − 1]``)."""
         return _prefix_filter(self.n_bins, self.scale)
+
+    @classmethod
+    def from_description(
+        cls, meta: Mapping[str, Any], n_bins: int, budget: float, gaussian: bool
+    ) -> SqrtFactorizationMechanism:
+        """The stored lattice scale and equalisation; the stored ``sigma2`` and
+        ``block_l2_squared`` must be the rebuilt ones."""
+        if not gaussian:
+            raise InvalidParameterError("the square-root factorisation is stated without rho")
+        scale, equalise = meta["scale"], meta.get("equalise", False)
+        if isinstance(scale, bool) or not isinstance(scale, int) or not isinstance(equalise, bool):
+            raise InvalidParameterError("fields 'scale' and 'equalise' have the wrong type")
+        mechanism = cls(
+            n_bins,
+            rho=budget,
+            neighbours=meta["neighbours"],
+            n=meta.get("n_public"),
+            scale=scale,
+            equalise=equalise,
+        )
+        if mechanism.describe()["sigma2"] != meta["sigma2"] or list(
+            mechanism.block_l2_squared
+        ) != meta.get("block_l2_squared"):
+            raise InvalidParameterError("the stored noise variances do not match the budgets")
+        return mechanism
 
     @classmethod
     def plan_candidate(

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from fractions import Fraction
 from typing import Any, Literal
 
@@ -303,6 +303,35 @@ class TreeMechanism(Mechanism):
         level switched off (it carries no information)."""
         own = super().block_variance()
         return tuple(math.inf if lv in self.off_levels else v for lv, v in enumerate(own))
+
+    exact_root = True
+
+    @classmethod
+    def from_description(
+        cls, meta: Mapping[str, Any], n_bins: int, budget: float, gaussian: bool
+    ) -> TreeMechanism:
+        """The stored shape and level budgets (without the exact root's under ``replace``);
+        a Gaussian tree's stored ``sigma2`` must be the rebuilt one's."""
+        branching = meta["branching"]
+        if not isinstance(branching, list) or any(
+            isinstance(k, bool) or not isinstance(k, int) for k in branching
+        ):
+            raise InvalidParameterError("field 'branching' has the wrong type")
+        shape = TreeShape(n_bins, tuple(branching))
+        budgets = [float(b) for b in meta["block_rhos" if gaussian else "block_epsilons"]]
+        if meta["neighbours"] == "replace":
+            budgets = budgets[1:]
+        common: dict[str, Any] = {
+            "neighbours": meta["neighbours"],
+            "n": meta.get("n_public"),
+            "level_budgets": budgets,
+        }
+        if not gaussian:
+            return cls(shape, epsilon=budget, **common)
+        mechanism = cls(shape, rho=budget, **common)
+        if mechanism.describe()["sigma2"] != meta["sigma2"]:
+            raise InvalidParameterError("the stored noise variances do not match the budgets")
+        return mechanism
 
     def _check_direct(self) -> None:
         """The direct estimator sums covering nodes: it needs every level measured."""

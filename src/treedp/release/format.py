@@ -29,10 +29,9 @@ import numpy as np
 from treedp._atomic import atomic_write, atomic_write_text, check_target
 from treedp.domain import MAX_BINS, Bins
 from treedp.exceptions import InvalidParameterError, ReleaseFormatError, TreeDPError
-from treedp.mechanisms import Mechanism, TreeMechanism
-from treedp.mechanisms.factory import make_mechanism
+from treedp.mechanisms import Mechanism
+from treedp.mechanisms.registry import mechanism_class
 from treedp.release.record import Release, ReleaseCodec, register_codec
-from treedp.tree import TreeShape
 
 __all__ = ["FORMAT_NAME", "FORMAT_VERSION", "load_release", "save_release"]
 
@@ -449,7 +448,7 @@ def _check_contract(meta: dict[str, Any], mechanism: Any, levels: list[np.ndarra
         np.asarray(stored_budgets, dtype=np.float64), budgets, rtol=1e-9, atol=1e-15
     ):
         raise ReleaseFormatError(f"field '{key}' does not match the mechanism")
-    if mechanism.name != "tree" and meta.get("branching") is not None:
+    if getattr(mechanism, "shape", None) is None and meta.get("branching") is not None:
         raise ReleaseFormatError("field 'branching' is set for a mechanism without a tree")
     stored = np.asarray(meta["level_variance"], dtype=np.float64)
     expected = np.asarray(mechanism.block_variance(), dtype=np.float64)
@@ -458,7 +457,7 @@ def _check_contract(meta: dict[str, Any], mechanism: Any, levels: list[np.ndarra
     exact = [i for i, v in enumerate(expected) if v == 0.0]
     n_public = meta.get("n_public")
     exact_sums = [int(levels[i].sum()) for i in exact]
-    tree_replace = n_public is not None and mechanism.name == "tree"
+    tree_replace = n_public is not None and mechanism.exact_root
     if tree_replace and any(total != n_public for total in exact_sums):
         raise ReleaseFormatError("an exact level does not hold the public n")
 
@@ -473,67 +472,23 @@ def _build(meta: Any, levels: list[np.ndarray]) -> Release:
         raise ReleaseFormatError("the guarantee is not one this treedp knows")
     bins = Bins.from_dict(_field(meta, "bins", (dict,)))
     name = _field(meta, "mechanism", (str,))
-    neighbours = _field(meta, "neighbours", (str,))
+    _field(meta, "neighbours", (str,))
     gaussian = meta.get("noise") == "discrete_gaussian"  # older files: Laplace, no such value
     total = float(_field(meta, "rho" if gaussian else "epsilon", (int, float)))
     stated = _field(meta, "block_rhos" if gaussian else "block_epsilons", (list,))
-    budgets = [float(_field({"e": e}, "e", (int, float))) for e in stated]
-    n_public = _field(meta, "n_public", (int,), none=True)
-    shape = None
-    if name == "tree":
-        branching = _field(meta, "branching", (list,))
-        shape = TreeShape(bins.n_bins, tuple(_field({"k": k}, "k", (int,)) for k in branching))
-        if neighbours == "replace":
-            budgets = budgets[1:]
-    mechanism: Mechanism
-    if gaussian and name == "sqrt_factorization":
-        from treedp.mechanisms.sqrt_factorization import SqrtFactorizationMechanism
-
-        scale = _field(meta, "scale", (int,))
-        equalise = _field(meta, "equalise", (bool,)) if "equalise" in meta else False
-        mechanism = SqrtFactorizationMechanism(
-            bins.n_bins,
-            rho=total,
-            neighbours=neighbours,
-            n=n_public,
-            scale=scale,
-            equalise=equalise,
-        )
-        if mechanism.describe()["sigma2"] != meta["sigma2"] or list(
-            mechanism.block_l2_squared
-        ) != meta.get("block_l2_squared"):
-            raise ReleaseFormatError("the stored noise variances do not match the stated budgets")
-    elif gaussian:
-        if shape is None:
-            raise ReleaseFormatError("Gaussian noise is stated for a mechanism other than a tree")
-        mechanism = TreeMechanism(
-            shape, rho=total, neighbours=neighbours, n=n_public, level_budgets=budgets
-        )
-        if mechanism.describe()["sigma2"] != meta["sigma2"]:
-            raise ReleaseFormatError("the stored noise variances do not match the stated budgets")
-    elif name == "dawa":  # data-aware: the privately chosen partition is in the metadata
-        from treedp.mechanisms.dawa import from_description
-
-        mechanism = from_description(meta, bins.n_bins, total)
-    else:
-        mechanism = make_mechanism(
-            name,
-            n_bins=bins.n_bins,
-            epsilon=total,
-            neighbours=neighbours,
-            n=n_public,
-            shape=shape,
-            level_budgets=budgets if name == "tree" else None,
-        )
+    for e in stated:
+        _field({"e": e}, "e", (int, float))
+    _field(meta, "n_public", (int,), none=True)
+    if meta.get("branching") is not None:
+        _field(meta, "branching", (list,))
+    mechanism: Mechanism = mechanism_class(name).from_description(
+        meta, bins.n_bins, total, gaussian
+    )
     if mechanism.guarantee_kind != guarantee:
         raise ReleaseFormatError("the stated guarantee does not match the mechanism")
     if mechanism.describe()["scales"] != meta["scales"]:
         raise ReleaseFormatError("the stored noise scales do not match the stated budgets")
-    expected = (
-        shape.level_sizes()
-        if shape is not None
-        else [b.size for b in mechanism.true_blocks(np.zeros(bins.n_bins, dtype=np.int64))]
-    )
+    expected = [b.size for b in mechanism.true_blocks(np.zeros(bins.n_bins, dtype=np.int64))]
     if [level.size for level in levels] != list(expected) or any(lv.ndim != 1 for lv in levels):
         raise ReleaseFormatError("the noisy levels do not match the tree shape")
     variance = _field(meta, "level_variance", (list,))
