@@ -7,7 +7,7 @@ No data is involved, and nothing is cached here: a plan is passed in, looked up 
 from __future__ import annotations
 
 from treedp.exceptions import InvalidParameterError, InvalidTypeError
-from treedp.mechanisms import Mechanism, TreeMechanism
+from treedp.mechanisms import Mechanism
 from treedp.mechanisms.factory import make_mechanism
 from treedp.planning import Plan, PlanCache, best_tree
 from treedp.planning import plan as make_plan
@@ -70,33 +70,11 @@ def configure(
             else branching
         )
         shape = shape_for(n_bins, picked)
-    if mechanism == "sqrt_factorization":
-        from treedp.mechanisms.sqrt_factorization import SqrtFactorizationMechanism
-
-        assert spec.rho is not None  # validated: the spec refuses it without a Gaussian target
-        return SqrtFactorizationMechanism(
-            n_bins, rho=spec.rho, neighbours=spec.neighbours, n=n_public
-        ), est
-    if spec.noise == "gaussian":
-        # Gaussian noise is for the tree only (ReleaseSpec refuses it for the baselines).
-        if mechanism != "tree" or shape is None:
-            raise InvalidParameterError(
-                "Gaussian noise (a ZCDP or ApproxDP target) is available for the tree only: "
-                "the plan chose another mechanism."
-            )
-        gaussian = TreeMechanism(
-            shape,
-            rho=spec.rho,
-            neighbours=spec.neighbours,
-            n=n_public,
-            level_budgets=level_budgets,
-        )
-        return gaussian, est
-    assert spec.epsilon is not None  # validated: a Laplace spec has its epsilon
     mech = make_mechanism(
         mechanism,
         n_bins=n_bins,
         epsilon=spec.epsilon,
+        rho=spec.rho,
         neighbours=spec.neighbours,
         n=n_public,
         shape=shape,

@@ -25,7 +25,7 @@ from treedp.domain import MAX_BINS, Bins
 from treedp.estimation import POSTPROCESS
 from treedp.exceptions import InvalidParameterError, InvalidTypeError
 from treedp.mechanisms.base import check_replace_bins
-from treedp.mechanisms.registry import MECHANISMS, mechanism_class
+from treedp.mechanisms.registry import MECHANISMS, REGISTRY, mechanism_class
 from treedp.mechanisms.tree import check_rho
 from treedp.privacy.measures import ZCDP, ApproxDP, Measure, PureDP, zcdp_to_epsilon
 
@@ -135,14 +135,15 @@ class ReleaseSpec:
                 "number of counted records private while replace treats it as the public n. "
                 "Clean the column first, or use neighbours='add_remove'."
             )
-        mech = check_option(self.mechanism, "mechanism", ALL_MECHANISMS)
-        tree_like = mech in ("auto", "tree")
-        if mech == "sqrt_factorization" and self.noise != "gaussian":
+        mech = check_option(self.mechanism, "mechanism", ("auto", *REGISTRY))  # plug-ins too
+        kind = None if mech == "auto" else mechanism_class(mech)
+        tree_like = kind is None or kind.takes_shape
+        if kind is not None and self.noise not in kind.noises and self.noise == "laplace":
             raise InvalidParameterError(
-                "mechanism='sqrt_factorization' adds discrete Gaussian noise: give "
+                f"mechanism={mech!r} adds discrete Gaussian noise: give "
                 "privacy=treedp.ZCDP(rho) or treedp.ApproxDP(epsilon, delta), not epsilon=."
             )
-        if self.noise == "gaussian" and not tree_like and mech != "sqrt_factorization":
+        if kind is not None and self.noise not in kind.noises:
             raise InvalidParameterError(
                 "Gaussian noise (privacy=ZCDP(...) or ApproxDP(...)) is available for the tree "
                 f"(mechanism='auto' or 'tree'), not for {mech!r}: use epsilon= for it."

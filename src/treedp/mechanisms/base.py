@@ -189,6 +189,41 @@ class Mechanism(ABC):
             "noise": tuple(None if f is None else f.name for f in self.families),
         }
 
+    #: The noise families it can add: ``"laplace"`` (a pure ε budget) and/or ``"gaussian"``
+    #: (a ρ budget; :meth:`from_budget`).
+    noises: ClassVar[tuple[str, ...]] = ("laplace",)
+    #: True when it takes a tree shape and per-level budgets (``branching``, ``level_budgets``).
+    takes_shape: ClassVar[bool] = False
+
+    @classmethod
+    def from_budget(
+        cls,
+        n_bins: int,
+        *,
+        epsilon: float | None,
+        rho: float | None,
+        neighbours: Neighbours,
+        n: int | None,
+        shape: TreeShape | None = None,
+        level_budgets: Sequence[float] | None = None,
+    ) -> Mechanism:
+        """The registry's one constructor: built for a pure ``epsilon`` (Laplace noise) or, when
+        ``rho`` is given, for ρ-zCDP (Gaussian noise; refused unless :attr:`noises` has it)."""
+        if rho is not None:
+            raise InvalidParameterError(
+                "Gaussian noise (privacy=ZCDP(...) or ApproxDP(...)) is available for the tree "
+                f"(mechanism='auto' or 'tree'), not for {cls.name!r}: use epsilon= for it."
+            )
+        assert epsilon is not None  # validated by the spec: one of the two budgets is set
+        return cls.from_parameters(
+            n_bins,
+            epsilon=epsilon,
+            neighbours=neighbours,
+            n=n,
+            shape=shape,
+            level_budgets=level_budgets,
+        )
+
     #: True when the first block is a root whose total is the public ``n`` under ``replace``
     #: (the file format then checks it).
     exact_root: ClassVar[bool] = False

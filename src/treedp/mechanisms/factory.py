@@ -19,23 +19,20 @@ def make_mechanism(
     name: str,
     *,
     n_bins: int,
-    epsilon: float,
+    epsilon: float | None,
     neighbours: Neighbours,
     n: int | None,
     shape: TreeShape | None = None,
     level_budgets: Sequence[float] | None = None,
     rho: float | None = None,
 ) -> Mechanism:
-    """Return the mechanism ``name`` built and validated for these parameters (``rho``: for
-    the Gaussian-only ``"sqrt_factorization"``, passed only when given)."""
-    if rho is not None:
-        from treedp.mechanisms.sqrt_factorization import SqrtFactorizationMechanism
-
-        if mechanism_class(name) is SqrtFactorizationMechanism:
-            return SqrtFactorizationMechanism(n_bins, rho=rho, neighbours=neighbours, n=n)
-    return mechanism_class(name).from_parameters(
+    """Return the mechanism ``name`` built and validated for these parameters: a pure
+    ``epsilon`` (Laplace noise) or, with ``rho``, ρ-zCDP (Gaussian noise)
+    (:meth:`~treedp.mechanisms.base.Mechanism.from_budget`)."""
+    return mechanism_class(name).from_budget(
         n_bins,
         epsilon=epsilon,
+        rho=rho,
         neighbours=neighbours,
         n=n,
         shape=shape,

@@ -501,6 +501,25 @@ class SqrtFactorizationMechanism(Mechanism):
         """``g``, the first column of ``G = L Ĉ^{-1}`` (``P̂[m] = (G y)[m − 1]``)."""
         return _prefix_filter(self.n_bins, self.scale)
 
+    noises = ("gaussian",)
+
+    @classmethod
+    def from_budget(
+        cls,
+        n_bins: int,
+        *,
+        epsilon: float | None,
+        rho: float | None,
+        neighbours: Neighbours,
+        n: int | None,
+        shape: TreeShape | None = None,
+        level_budgets: Sequence[float] | None = None,
+    ) -> SqrtFactorizationMechanism:
+        """Built for ``rho`` (Gaussian noise only: a pure ``epsilon`` is refused)."""
+        if rho is None:
+            return cls.from_parameters(n_bins, epsilon=0.0, neighbours=neighbours, n=n)
+        return cls(n_bins, rho=rho, neighbours=neighbours, n=n)
+
     @classmethod
     def from_description(
         cls, meta: Mapping[str, Any], n_bins: int, budget: float, gaussian: bool
