@@ -83,12 +83,10 @@ def typed_keys(keys: list[Any], source: Any, by: list[str]) -> list[Any]:
 def run_grouped(args: argparse.Namespace) -> None:
     """Run ``treedp release`` with ``--by`` and/or ``--privacy-unit`` (any file form)."""
     import treedp
-    from treedp.cli._common import SEEDED, csv_delimiter, points
-    from treedp.cli.budget import ledger_from_args, remaining_line
-    from treedp.cli.plan import budget_from
-    from treedp.cli.quantiles import bounds_arg
-    from treedp.cli.query import _guarantee_text
-    from treedp.cli.release import approx_reading
+    from treedp.cli._bounds import bounds_arg
+    from treedp.cli._common import SEEDED, budget_from, csv_delimiter, points
+    from treedp.cli._describe import approx_reading, guarantee_text
+    from treedp.cli._ledger import ledger_from_args, remaining_line
     from treedp.engines.files import FileSource
 
     delimiter = csv_delimiter(args.delimiter)
@@ -141,7 +139,7 @@ def run_grouped(args: argparse.Namespace) -> None:
         print(
             f"wrote {args.out}: "
             + (f"{len(grouped)} groups by {', '.join(grouped.by)}, " if grouped.by else "")
-            + f"{_guarantee_text(grouped.guarantee)}"
+            + f"{guarantee_text(grouped.guarantee)}"
             + approx_reading(grouped.guarantee, args.delta)
             + f" for unit {grouped.unit} "
             f"({grouped.neighbours}){warning}"
@@ -229,9 +227,9 @@ def _answers(
         rows.append(("range_count", f"[{pair[0]}, {pair[1]})", release.range_count(a, b), *extra))
     qs_text = list(args.quantiles or []) + (["0.5"] if getattr(args, "median", False) else [])
     if qs_text:
-        from treedp.cli.query import _probabilities
+        from treedp.cli._common import probabilities
 
-        qs = _probabilities(qs_text)
+        qs = probabilities(qs_text)
         values = np.atleast_1d(grouped.quantile(qs)[key])
         if ci:
             lows, highs = (np.atleast_1d(v) for v in release.quantile_interval(qs, level=level))
@@ -289,7 +287,7 @@ def _plain(value: Any) -> Any:
 
 def grouped_info(grouped: Any) -> dict[str, str]:
     """What a grouped release holds, in words and the command line's option names."""
-    from treedp.cli.query import _guarantee_text, info
+    from treedp.cli._describe import guarantee_text, info
 
     bounds = grouped.bounds.describe()
     limits = [
@@ -312,11 +310,11 @@ def grouped_info(grouped: Any) -> dict[str, str]:
         )
     details = {
         "by": ", ".join(grouped.by) or "- (one group)",
-        "guarantee": f"{_guarantee_text(grouped.guarantee)} for the whole release "
+        "guarantee": f"{guarantee_text(grouped.guarantee)} for the whole release "
         f"({grouped.neighbours.replace('_', '/')} neighbours)",
         **(
             {
-                "target": f"{_guarantee_text(grouped.approx_target)} (asked for; the rho above "
+                "target": f"{guarantee_text(grouped.approx_target)} (asked for; the rho above "
                 "implies it by the tight conversion)"
             }
             if grouped.approx_target is not None
@@ -355,8 +353,7 @@ def pick_key(grouped: Any, text: str) -> Any:
 
 def query_grouped(args: argparse.Namespace) -> None:
     """``treedp query`` on a grouped release: one key (``--key``) or all, as CSV or JSON."""
-    from treedp.cli._common import UsageError
-    from treedp.cli.query import level_of
+    from treedp.cli._common import UsageError, level_of
     from treedp.release.grouped import load_grouped_release
 
     level = level_of(args) if args.ci else None

@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 
 import treedp
-from treedp.cli.budget import fmt_measure
+from treedp.cli._ledger import fmt_measure
 from treedp.datasets import load_adult
 from treedp.privacy import PureDP
 

@@ -20,6 +20,7 @@ from typing import Any
 
 import treedp
 from treedp.budget import check_epsilon
+from treedp.cli._bounds import bounds_arg, found_side, is_private, known_side
 from treedp.cli._common import (
     NEIGHBOURS,
     SEEDED,
@@ -30,8 +31,7 @@ from treedp.cli._common import (
     fmt,
     read_inputs,
 )
-from treedp.cli.budget import add_ledger_options, ledger_from_args, remaining_line
-from treedp.cli.quantiles import bounds_arg, found_side, is_private, known_side
+from treedp.cli._ledger import add_ledger_options, ledger_from_args, remaining_line
 from treedp.engines.base import NAN_POLICIES
 
 __all__ = ["register", "run"]

@@ -6,10 +6,10 @@ import argparse
 from typing import Any
 
 import treedp
-from treedp.cli._common import UsageError, add_neighbours
+from treedp.cli._common import UsageError, add_budget, add_neighbours, budget_from
 from treedp.planning import OBJECTIVES, WORKLOADS
 
-__all__ = ["add_budget", "budget_from", "register", "run", "workload_from"]
+__all__ = ["register", "run", "workload_from"]
 
 
 def register(sub: Any) -> None:
@@ -75,25 +75,3 @@ def workload_from(text: str | None) -> str | list[Any] | None:
         else:
             raise UsageError("--workload ranges are LO:HI (two bin indices) or M (a prefix)")
     return ranges
-
-
-def add_budget(parser: Any) -> None:
-    """``--epsilon`` (pure DP), ``--epsilon --delta`` ((ε, δ)-DP) or ``--rho`` (zCDP)."""
-    parser.add_argument("--epsilon", type=float, help="privacy budget (pure DP, Laplace noise)")
-    parser.add_argument(
-        "--delta", type=float, help="with --epsilon: an (epsilon, delta)-DP target (Gaussian)"
-    )
-    parser.add_argument("--rho", type=float, help="a rho-zCDP target (Gaussian noise)")
-
-
-def budget_from(args: argparse.Namespace) -> dict[str, Any]:
-    """The budget keyword of the library call: ``epsilon=`` or ``privacy=``."""
-    if args.rho is not None:
-        if args.epsilon is not None or args.delta is not None:
-            raise UsageError("give either --rho, or --epsilon (with --delta for (ε, δ)), not both")
-        return {"privacy": treedp.ZCDP(args.rho)}
-    if args.epsilon is None:
-        raise UsageError("a budget is required: --epsilon E, --epsilon E --delta D, or --rho R")
-    if args.delta is not None:
-        return {"privacy": treedp.ApproxDP(args.epsilon, args.delta)}
-    return {"epsilon": args.epsilon}

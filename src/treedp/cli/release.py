@@ -8,18 +8,20 @@ from typing import Any
 
 import treedp
 from treedp._atomic import check_target
+from treedp.cli._bounds import bounds_arg, found_side, is_private
 from treedp.cli._common import (
     SEEDED,
     UsageError,
+    add_budget,
     add_neighbours,
     bins_arg,
+    budget_from,
     csv_delimiter,
     points,
     read_values,
 )
-from treedp.cli.budget import add_ledger_options, ledger_from_args, remaining_line
-from treedp.cli.plan import add_budget, budget_from
-from treedp.cli.quantiles import bounds_arg, found_side, is_private
+from treedp.cli._describe import approx_reading
+from treedp.cli._ledger import add_ledger_options, ledger_from_args, remaining_line
 from treedp.engines.base import NAN_POLICIES
 from treedp.engines.files import FileSource, resolve_paths
 from treedp.estimation import ESTIMATORS, POSTPROCESS
@@ -311,16 +313,6 @@ def _stated(release: treedp.Release, delta: float | None = None) -> str:
         reading = approx_reading(guarantee, delta)
         return f"rho={guarantee.rho:.6g} (zCDP, discrete Gaussian noise{reading})"
     return f"epsilon={release.epsilon:.6g}"
-
-
-def approx_reading(guarantee: Any, delta: float | None) -> str:
-    """``; (ε, δ)-DP with ε=..., δ=...``: the tight reading of a zCDP guarantee at the
-    ``--delta`` that was asked for (empty without one); the file keeps the target too
-    (``Release.target``), shown by ``query --info`` and ``report``."""
-    if delta is None or not isinstance(guarantee, treedp.ZCDP):
-        return ""
-    approx = guarantee.to_approx(delta)
-    return f"; that is (epsilon, delta)-DP with epsilon={approx.epsilon:.6g}, delta={delta:.3g}"
 
 
 def _remaining(ledger: treedp.Ledger | None) -> None:
