@@ -145,9 +145,7 @@ def check_input(path: str) -> None:
     """The input exists (a file, a directory or a glob of data files, as ``treedp release``
     and ``treedp quantiles`` take; ``-`` is standard input): checked before anything is
     read."""
-    from treedp.engines.files import resolve_paths
-
-    resolve_paths(path)
+    treedp.check_files(path)
 
 
 def read_values(
@@ -212,8 +210,8 @@ def bins_arg(text: str) -> int | str:
         ) from None
 
 
-#: The neighbour relations (no registry holds them yet).
-NEIGHBOURS = ("add_remove", "replace")
+#: The neighbour relations (the library's).
+NEIGHBOURS = treedp.PARAMETERS["neighbours"].choices
 
 
 def add_neighbours(parser: argparse.ArgumentParser) -> None:
@@ -290,14 +288,12 @@ def csv_delimiter(text: str | None) -> str | None:
 def read_inputs(args: Any) -> Any:
     """The ``--column`` of every input of ``args``, one array (each checked first, then read
     with :func:`read_values`)."""
-    from treedp.io import read_column
-
     inputs = [args.input] if isinstance(args.input, str) else list(args.input)
     for path in inputs:
         check_input(path)
     delimiter = csv_delimiter(args.delimiter)
     options = {"delimiter": delimiter, "encoding": args.encoding}
-    parts = [read_values(path, args.column, read_column, **options) for path in inputs]
+    parts = [read_values(path, args.column, treedp.read_column, **options) for path in inputs]
     return parts[0] if len(parts) == 1 else np.concatenate(parts)
 
 
@@ -326,13 +322,12 @@ def budget_from(args: argparse.Namespace) -> dict[str, Any]:
 def level_of(args: argparse.Namespace) -> float:
     """The ``--ci`` coverage: ``--level`` (refused without ``--ci``: it would do nothing), else
     0.95; checked before the release is read."""
-    from treedp.release.inference import check_level
-
     if args.level is None:
         return 0.95
     if not args.ci:
         raise UsageError("--level sets the coverage of --ci intervals: add --ci, or drop --level")
-    return check_level(args.level)
+    level: float = treedp.PARAMETERS["level"].check(args.level)
+    return level
 
 
 def probabilities(raw: list[str]) -> Any:

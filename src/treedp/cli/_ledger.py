@@ -5,11 +5,10 @@ from __future__ import annotations
 
 import argparse
 import shlex
+from typing import Any
 
+import treedp
 from treedp.cli._common import UsageError
-from treedp.exceptions import LedgerError
-from treedp.privacy.ledger import Ledger, open_ledger
-from treedp.privacy.measures import ZCDP, Measure, PureDP
 
 __all__ = [
     "add_ledger_options",
@@ -31,7 +30,7 @@ def add_ledger_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--dataset", metavar="NAME", help="the dataset's name in the ledger")
 
 
-def ledger_from_args(args: argparse.Namespace) -> Ledger | None:
+def ledger_from_args(args: argparse.Namespace) -> treedp.Ledger | None:
     """The ledger named by ``--ledger`` and ``--dataset``, or None when neither is given."""
     if args.ledger is None and args.dataset is None:
         return None
@@ -54,47 +53,46 @@ _API_HINTS = (
 )
 
 
-def open_cli_ledger(path: str, dataset: str) -> Ledger:
-    """:func:`~treedp.privacy.ledger.open_ledger`, with a missing file or dataset reported
+def open_cli_ledger(path: str, dataset: str) -> treedp.Ledger:
+    """:func:`treedp.open_ledger`, with a missing file or dataset reported
     in the command line's terms: the ``treedp budget init`` command to run, not the Python
     function (the library's own message names the function, for API users)."""
     try:
-        return open_ledger(path, dataset)
-    except LedgerError as exc:
+        return treedp.open_ledger(path, dataset)
+    except treedp.LedgerError as exc:
         raise in_cli_terms(exc, path, dataset) from None
 
 
-def in_cli_terms(exc: LedgerError, path: str, dataset: str | None) -> LedgerError:
+def in_cli_terms(exc: treedp.LedgerError, path: str, dataset: str | None) -> treedp.LedgerError:
     """``exc`` with the library's Python hint replaced by the ``treedp budget init`` command."""
     message = str(exc)
     named = shlex.quote(dataset) if dataset is not None else "NAME"
     init = f"treedp budget init {shlex.quote(path)} --dataset {named} --epsilon E"
     for api, cli in _API_HINTS:
         if api in message:
-            return LedgerError(message.replace(api, cli.format(init=init)))
+            return treedp.LedgerError(message.replace(api, cli.format(init=init)))
     return exc
 
 
-def fmt_measure(m: Measure) -> str:
+def fmt_measure(m: Any) -> str:
     """A measure as the CLI prints it: 6 significant digits; a positive amount below the
     smallest budget any release takes (1e-6, what rounding leaves of a total spent in equal
     shares) is shown as used up, its exact value next to it."""
-    if isinstance(m, PureDP):
+    if isinstance(m, treedp.PureDP):
         return f"epsilon={_amount(m.epsilon)} (pure)"
-    if isinstance(m, ZCDP):
+    if isinstance(m, treedp.ZCDP):
         return f"rho={_amount(m.rho)} (zCDP)"
     return f"epsilon={_amount(m.epsilon)}, delta={m.delta:.3g}"
 
 
 def _amount(value: float) -> str:
-    from treedp.budget import MIN_EPSILON
-
-    if 0 < value < MIN_EPSILON:
+    smallest = treedp.PARAMETERS["epsilon"].low or 0.0  # the smallest epsilon any release takes
+    if 0 < value < smallest:
         return f"0 ({value:.2g} left, less than any release takes)"
     return f"{value:.6g}"
 
 
-def remaining_line(ledger: Ledger) -> str:
+def remaining_line(ledger: treedp.Ledger) -> str:
     """One line: what a dataset has spent and what remains."""
     return (
         f"budget of {ledger.dataset!r}: spent {fmt_measure(ledger.spent)} of "

@@ -13,12 +13,9 @@ import argparse
 import json
 from typing import Any
 
+import treedp
 from treedp.cli._common import NEIGHBOURS, Parser, UsageError
 from treedp.cli._ledger import fmt_measure, in_cli_terms, open_cli_ledger, remaining_line
-from treedp.exceptions import LedgerError
-from treedp.privacy.accountant import Charge
-from treedp.privacy.ledger import init_ledger, list_datasets
-from treedp.privacy.measures import ZCDP, ApproxDP, Measure, PureDP
 
 __all__ = ["fmt_measure", "register", "run"]
 
@@ -54,16 +51,16 @@ def register(sub: Any) -> None:
     history.set_defaults(run=run)
 
 
-def _total(args: argparse.Namespace) -> Measure:
+def _total(args: argparse.Namespace) -> treedp.PureDP | treedp.ApproxDP | treedp.ZCDP:
     if args.rho is not None:
         if args.epsilon is not None or args.delta is not None:
             raise UsageError("give --rho alone, or --epsilon (with --delta for (epsilon, delta))")
-        return ZCDP(args.rho)
+        return treedp.ZCDP(args.rho)
     if args.epsilon is None:
         raise UsageError("give the total: --epsilon E, --rho R, or --epsilon E --delta D")
     if args.delta is not None:
-        return ApproxDP(args.epsilon, args.delta)
-    return PureDP(args.epsilon)
+        return treedp.ApproxDP(args.epsilon, args.delta)
+    return treedp.PureDP(args.epsilon)
 
 
 def _short(value: Any) -> Any:
@@ -72,7 +69,8 @@ def _short(value: Any) -> Any:
     return value
 
 
-def _row(c: Charge) -> list[str]:
+def _row(c: Any) -> list[str]:
+    """One charge of the ledger's history (an accountant's charge record) as table cells."""
     shown = {k: _short(v) for k, v in c.record.parameters.items()}
     params = json.dumps(shown, sort_keys=True, default=str)
     if len(params) > 60:
@@ -91,7 +89,9 @@ def _row(c: Charge) -> list[str]:
 def run(args: argparse.Namespace) -> None:
     """Run ``treedp budget ACTION`` with the parsed arguments."""
     if args.action == "init":
-        with init_ledger(args.path, args.dataset, _total(args), neighbours=args.neighbours) as led:
+        with treedp.init_ledger(
+            args.path, args.dataset, _total(args), neighbours=args.neighbours
+        ) as led:
             print(
                 f"{args.path}: dataset {led.dataset!r} has a total of {fmt_measure(led.total)} "
                 f"({led.neighbours} neighbours)"
@@ -99,8 +99,8 @@ def run(args: argparse.Namespace) -> None:
         return
     if args.action == "show":
         try:
-            names = [args.dataset] if args.dataset else list(list_datasets(args.path))
-        except LedgerError as exc:
+            names = [args.dataset] if args.dataset else list(treedp.list_datasets(args.path))
+        except treedp.LedgerError as exc:
             raise in_cli_terms(exc, args.path, None) from None
         for name in names:
             with open_cli_ledger(args.path, name) as led:

@@ -7,9 +7,11 @@ from typing import Any
 
 import treedp
 from treedp.cli._common import UsageError, add_budget, add_neighbours, budget_from
-from treedp.planning import OBJECTIVES, WORKLOADS
 
 __all__ = ["register", "run", "workload_from"]
+
+OBJECTIVES = treedp.PARAMETERS["objective"].choices
+WORKLOADS = treedp.PARAMETERS["workload"].choices
 
 
 def register(sub: Any) -> None:
@@ -56,7 +58,7 @@ def run(args: argparse.Namespace) -> None:
 
 
 def workload_from(text: str | None) -> str | list[Any] | None:
-    """``--workload``: a name of :data:`treedp.planning.WORKLOADS` or a list of ranges."""
+    """``--workload``: a name of ``treedp.PARAMETERS["workload"].choices`` or a list of ranges."""
     if text is None or text in WORKLOADS:
         return text
     ranges: list[Any] = []

@@ -18,10 +18,10 @@ from treedp.cli._common import (
     read_inputs,
 )
 from treedp.cli._ledger import add_ledger_options, ledger_from_args, remaining_line
-from treedp.mechanisms.private_bounds import DEFAULT_SHARE
-from treedp.quantiles_api import DEFAULT_N_SHARE, METHODS
 
 __all__ = ["n_arg", "register", "run"]
+
+METHODS = treedp.PARAMETERS["method"].choices
 
 
 def n_arg(text: str) -> int | str:
@@ -115,8 +115,12 @@ def _check_options(args: argparse.Namespace, bounds: Any) -> None:
     if args.n_share is not None and not 0 < args.n_share < 1:
         raise UsageError("--n-share must be in (0, 1).")
     if args.n == "private" and is_private(bounds):
-        b_share = DEFAULT_SHARE if args.bounds_share is None else args.bounds_share
-        n_share = DEFAULT_N_SHARE if args.n_share is None else args.n_share
+        b_share = (
+            treedp.PARAMETERS["bounds_share"].default
+            if args.bounds_share is None
+            else args.bounds_share
+        )
+        n_share = treedp.PARAMETERS["n_share"].default if args.n_share is None else args.n_share
         if 0 < b_share < 1 and not b_share + n_share < 1:
             raise UsageError(
                 "--bounds-share and --n-share must add up to less than 1 (the rest releases "

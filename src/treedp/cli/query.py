@@ -161,10 +161,10 @@ def answers(release: Any, args: argparse.Namespace) -> list[dict[str, Any]]:
 
 def run(args: argparse.Namespace) -> None:
     """Run ``treedp query`` with the parsed arguments."""
-    from treedp.release.grouped import is_grouped_file
+    import treedp
 
     level = level_of(args)  # before the release is read
-    if is_grouped_file(args.release):
+    if treedp.is_grouped_file(args.release):
         from treedp.cli._grouped import query_grouped
 
         args.format = args.format or "csv"  # a grouped release: rows per key by default
@@ -179,7 +179,6 @@ def run(args: argparse.Namespace) -> None:
         raise UsageError(
             "--key is for a grouped release (made with --by); this file is not one: drop --key"
         )
-    import treedp
 
     release = treedp.load_release(args.release)
     if args.ci and not release.offers_intervals:
