@@ -61,6 +61,15 @@ def test_all_is_pinned() -> None:
         "private_bounds",
         "quantiles",
         "quantiles_recursive",
+        "PARAMETERS",
+        "FileSource",
+        "read_column",
+        "check_files",
+        "convert_keys",
+        "is_grouped_file",
+        "list_datasets",
+        "write_report",
+        "check_median",
     }
     assert callable(treedp.median)  # a function, not a module (issue #12, item 6)
     for name in treedp.__all__:
@@ -131,3 +140,53 @@ def test_dir_lists_the_public_names_not_the_module_imports() -> None:
     names = dir(treedp)
     assert set(treedp.__all__) <= set(names) and "datasets" in names
     assert not {"Any", "TYPE_CHECKING", "annotations", "importlib"} & set(names)
+
+
+def test_parameters_state_the_library_choices_defaults_and_checks(tmp_path: Path) -> None:
+    """``PARAMETERS`` is read-only, lists the library's own choices, and checks as it does."""
+    params = treedp.PARAMETERS
+    assert set(params) >= {"epsilon", "rho", "level", "nan", "mechanism", "method", "path"}
+    assert params["nan"].choices == ("error", "drop") and params["nan"].default == "error"
+    assert params["mechanism"].choices[0] == "auto" and "tree" in params["mechanism"].choices
+    assert params["epsilon"].low == 1e-6 and params["epsilon"].check(1) == 1.0
+    assert params["bounds_share"].default == 0.1 and params["n_share"].default == 0.02
+    assert params["level"].default == 0.95 and params["level"].check(0.9) == 0.9
+    with pytest.raises(InvalidParameterError, match="'epsilon'"):
+        params["epsilon"].check(0)
+    with pytest.raises(InvalidParameterError, match="'nan'"):
+        params["nan"].check("zero")
+    with pytest.raises(InvalidParameterError, match="ends with a separator"):
+        params["path"].check(f"{tmp_path}/")
+    with pytest.raises(TypeError):
+        params["nan"] = params["level"]  # type: ignore[index]
+
+
+def test_check_median_refuses_before_any_data_is_read() -> None:
+    assert treedp.check_median("tree", 1.0, bounds=(0, 10), bins=8) == 1.0
+    left = treedp.check_median("tree", 1.0, bounds="private", bins=8)
+    assert 0.85 < left < 1.0  # what the bounds step leaves
+    with pytest.raises(InvalidParameterError, match="nan='drop' is not allowed"):
+        treedp.check_median("stable", 1.0, neighbours="replace", nan="drop")
+    with pytest.raises(InvalidParameterError, match="'epsilon'"):
+        treedp.check_median("subsample", -1.0, neighbours="replace")
+    with pytest.raises(InvalidParameterError, match="'method'"):
+        treedp.check_median("mean", 1.0)
+
+
+def test_file_inputs_are_checked_and_keys_typed(tmp_path: Path) -> None:
+    path = tmp_path / "x.csv"
+    path.write_text("g,v\n1,2\n")
+    assert treedp.check_files(path) == ([str(path)], "csv")
+    with pytest.raises(InvalidParameterError):
+        treedp.check_files(tmp_path / "missing.csv")
+    source = treedp.FileSource(str(path))
+    assert treedp.convert_keys(["1", "2"], source, ["g"]) == ["1", "2"]  # CSV keys stay text
+    pytest.importorskip("pyarrow")
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    pq.write_table(pa.table({"g": [1, 2], "v": [0.5, 1.5]}), tmp_path / "x.parquet")
+    typed = treedp.convert_keys(["1", "2"], treedp.FileSource(str(tmp_path / "x.parquet")), ["g"])
+    assert typed == [1, 2]
+    with pytest.raises(InvalidParameterError, match="not a value of the column 'g'"):
+        treedp.convert_keys(["one"], treedp.FileSource(str(tmp_path / "x.parquet")), ["g"])

@@ -29,19 +29,25 @@ if TYPE_CHECKING:  # the names below are imported on first use (PEP 562)
     from treedp.api_grouped import release_grouped
     from treedp.config import default_branching
     from treedp.domain import Bins, make_bins
+    from treedp.engines.files import FileSource
+    from treedp.io import read_column
     from treedp.mechanisms.private_bounds import private_bounds
     from treedp.mechanisms.quantile_exponential import median, quantile_exponential
     from treedp.mechanisms.quantiles_recursive import quantiles_recursive
     from treedp.mechanisms.stable_median import stable_median
     from treedp.mechanisms.subsample_aggregate import noisy_mode, subsample_and_aggregate
+    from treedp.median_request import check_median
     from treedp.noise import InsecureSeededSource, RandomSource, SystemRandomSource
+    from treedp.parameters import PARAMETERS
     from treedp.planning import Plan, PlanCache, plan
     from treedp.privacy.accountant import Accountant
-    from treedp.privacy.ledger import Ledger, init_ledger, open_ledger
+    from treedp.privacy.ledger import Ledger, init_ledger, list_datasets, open_ledger
     from treedp.privacy.measures import ZCDP, ApproxDP, PureDP
     from treedp.quantiles_api import QuantilesResult, quantiles
     from treedp.release import Release, load_release
-    from treedp.release.grouped import GroupedRelease, load_grouped_release
+    from treedp.release.grouped import GroupedRelease, is_grouped_file, load_grouped_release
+    from treedp.report import write_report
+    from treedp.sources import check_files, convert_keys
     from treedp.spec import ReleaseSpec
     from treedp.tree import TreeShape
 
@@ -55,6 +61,8 @@ _LAZY = {
     "default_branching": "treedp.config",
     "Bins": "treedp.domain",
     "make_bins": "treedp.domain",
+    "FileSource": "treedp.engines.files",
+    "read_column": "treedp.io",
     "private_bounds": "treedp.mechanisms.private_bounds",
     "median": "treedp.mechanisms.quantile_exponential",
     "quantile_exponential": "treedp.mechanisms.quantile_exponential",
@@ -62,15 +70,18 @@ _LAZY = {
     "stable_median": "treedp.mechanisms.stable_median",
     "noisy_mode": "treedp.mechanisms.subsample_aggregate",
     "subsample_and_aggregate": "treedp.mechanisms.subsample_aggregate",
+    "check_median": "treedp.median_request",
     "InsecureSeededSource": "treedp.noise",
     "RandomSource": "treedp.noise",
     "SystemRandomSource": "treedp.noise",
+    "PARAMETERS": "treedp.parameters",
     "Plan": "treedp.planning",
     "PlanCache": "treedp.planning",
     "plan": "treedp.planning",
     "Accountant": "treedp.privacy.accountant",
     "Ledger": "treedp.privacy.ledger",
     "init_ledger": "treedp.privacy.ledger",
+    "list_datasets": "treedp.privacy.ledger",
     "open_ledger": "treedp.privacy.ledger",
     "ZCDP": "treedp.privacy.measures",
     "ApproxDP": "treedp.privacy.measures",
@@ -80,12 +91,17 @@ _LAZY = {
     "Release": "treedp.release",
     "load_release": "treedp.release",
     "GroupedRelease": "treedp.release.grouped",
+    "is_grouped_file": "treedp.release.grouped",
     "load_grouped_release": "treedp.release.grouped",
+    "write_report": "treedp.report",
+    "check_files": "treedp.sources",
+    "convert_keys": "treedp.sources",
     "ReleaseSpec": "treedp.spec",
     "TreeShape": "treedp.tree",
 }
 
 __all__ = [
+    "PARAMETERS",
     "ZCDP",
     "Accountant",
     "ApproxDP",
@@ -94,6 +110,7 @@ __all__ = [
     "BudgetExceededError",
     "DataError",
     "ErrorPrediction",
+    "FileSource",
     "GroupedRelease",
     "InsecureSeededSource",
     "InvalidParameterError",
@@ -113,8 +130,13 @@ __all__ = [
     "TreeDPError",
     "TreeShape",
     "__version__",
+    "check_files",
+    "check_median",
+    "convert_keys",
     "default_branching",
     "init_ledger",
+    "is_grouped_file",
+    "list_datasets",
     "load_grouped_release",
     "load_release",
     "make_bins",
@@ -127,11 +149,13 @@ __all__ = [
     "quantile_exponential",
     "quantiles",
     "quantiles_recursive",
+    "read_column",
     "release_cdf",
     "release_counts",
     "release_grouped",
     "stable_median",
     "subsample_and_aggregate",
+    "write_report",
 ]
 
 

@@ -22,7 +22,7 @@ import warnings
 from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING
 
-from treedp._version import __version__
+from treedp import __version__
 
 if TYPE_CHECKING:
     from treedp.cli._common import Parser

@@ -9,20 +9,26 @@ from typing import Any, NoReturn
 
 import numpy as np
 
+import treedp
+
 __all__ = [
     "NEIGHBOURS",
     "SEEDED",
     "Parser",
     "UsageError",
+    "add_budget",
     "add_input_arguments",
     "add_neighbours",
     "bins_arg",
+    "budget_from",
     "check_input",
     "csv_delimiter",
     "fmt",
     "fmt_count",
+    "level_of",
     "number_or_text",
     "points",
+    "probabilities",
     "read_inputs",
     "read_values",
     "translate",
@@ -139,9 +145,7 @@ def check_input(path: str) -> None:
     """The input exists (a file, a directory or a glob of data files, as ``treedp release``
     and ``treedp quantiles`` take; ``-`` is standard input): checked before anything is
     read."""
-    from treedp.engines.files import resolve_paths
-
-    resolve_paths(path)
+    treedp.check_files(path)
 
 
 def read_values(
@@ -153,8 +157,6 @@ def read_values(
     through. Anything else (a decoding error, a malformed row reported by a parser) is
     reported by kind only: its text may quote the file's contents, which are private.
     """
-    import treedp
-
     label = path if isinstance(path, str) else ", ".join(path)
     try:
         return reader(path, column, **options)
@@ -208,8 +210,8 @@ def bins_arg(text: str) -> int | str:
         ) from None
 
 
-#: The neighbour relations (no registry holds them yet).
-NEIGHBOURS = ("add_remove", "replace")
+#: The neighbour relations (the library's).
+NEIGHBOURS = treedp.PARAMETERS["neighbours"].choices
 
 
 def add_neighbours(parser: argparse.ArgumentParser) -> None:
@@ -286,12 +288,54 @@ def csv_delimiter(text: str | None) -> str | None:
 def read_inputs(args: Any) -> Any:
     """The ``--column`` of every input of ``args``, one array (each checked first, then read
     with :func:`read_values`)."""
-    from treedp.io import read_column
-
     inputs = [args.input] if isinstance(args.input, str) else list(args.input)
     for path in inputs:
         check_input(path)
     delimiter = csv_delimiter(args.delimiter)
     options = {"delimiter": delimiter, "encoding": args.encoding}
-    parts = [read_values(path, args.column, read_column, **options) for path in inputs]
+    parts = [read_values(path, args.column, treedp.read_column, **options) for path in inputs]
     return parts[0] if len(parts) == 1 else np.concatenate(parts)
+
+
+def add_budget(parser: Any) -> None:
+    """``--epsilon`` (pure DP), ``--epsilon --delta`` ((ε, δ)-DP) or ``--rho`` (zCDP)."""
+    parser.add_argument("--epsilon", type=float, help="privacy budget (pure DP, Laplace noise)")
+    parser.add_argument(
+        "--delta", type=float, help="with --epsilon: an (epsilon, delta)-DP target (Gaussian)"
+    )
+    parser.add_argument("--rho", type=float, help="a rho-zCDP target (Gaussian noise)")
+
+
+def budget_from(args: argparse.Namespace) -> dict[str, Any]:
+    """The budget keyword of the library call: ``epsilon=`` or ``privacy=``."""
+    if args.rho is not None:
+        if args.epsilon is not None or args.delta is not None:
+            raise UsageError("give either --rho, or --epsilon (with --delta for (ε, δ)), not both")
+        return {"privacy": treedp.ZCDP(args.rho)}
+    if args.epsilon is None:
+        raise UsageError("a budget is required: --epsilon E, --epsilon E --delta D, or --rho R")
+    if args.delta is not None:
+        return {"privacy": treedp.ApproxDP(args.epsilon, args.delta)}
+    return {"epsilon": args.epsilon}
+
+
+def level_of(args: argparse.Namespace) -> float:
+    """The ``--ci`` coverage: ``--level`` (refused without ``--ci``: it would do nothing), else
+    0.95; checked before the release is read."""
+    if args.level is None:
+        return 0.95
+    if not args.ci:
+        raise UsageError("--level sets the coverage of --ci intervals: add --ci, or drop --level")
+    level: float = treedp.PARAMETERS["level"].check(args.level)
+    return level
+
+
+def probabilities(raw: list[str]) -> Any:
+    """``--quantiles`` as probabilities in [0, 1], or a one-line usage error."""
+    try:
+        qs = np.array([float(x) for x in raw], dtype=np.float64)
+    except ValueError:
+        qs = np.array([np.nan])
+    if not np.all((qs >= 0) & (qs <= 1)):
+        raise UsageError(f"--quantiles takes probabilities in [0, 1]; got {' '.join(raw)!r}")
+    return qs

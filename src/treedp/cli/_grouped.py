@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import argparse
 import csv
-import gzip
 import json
 import sys
 from pathlib import Path
@@ -21,16 +20,14 @@ from typing import Any
 
 import numpy as np
 
-from treedp.exceptions import InvalidParameterError, MissingDependencyError
+import treedp
 
 __all__ = [
     "grouped_info",
     "pick_key",
     "query_grouped",
     "read_keys",
-    "read_text_column",
     "run_grouped",
-    "typed_keys",
 ]
 
 
@@ -38,7 +35,7 @@ def read_keys(path: str, n_by: int) -> list[Any]:
     """Public keys from a text file: one per line; comma-separated fields for several ``by``."""
     p = Path(path)
     if not p.is_file():
-        raise InvalidParameterError(f"The keys file '{p}' does not exist.")
+        raise treedp.InvalidParameterError(f"The keys file '{p}' does not exist.")
     lines = [line.rstrip("\n\r") for line in p.read_text(encoding="utf-8").splitlines()]
     lines = [line for line in lines if line.strip()]
     if n_by <= 1:
@@ -46,53 +43,16 @@ def read_keys(path: str, n_by: int) -> list[Any]:
     return [tuple(field.strip() for field in line.split(",")) for line in lines]
 
 
-def typed_keys(keys: list[Any], source: Any, by: list[str]) -> list[Any]:
-    """Text keys converted to the types of the ``by`` columns of a Parquet / Arrow input (its
-    schema only is read); CSV inputs keep text keys."""
-    from treedp.engines.grouped_files import _Input
-
-    inp = _Input(source)
-    if inp.dataset is None:
-        return keys
-    import pyarrow as pa
-
-    def convert(text: Any, name: str) -> Any:
-        if name not in inp.names:
-            return text  # the release reports the unknown column
-        t = inp.dataset.schema.field(name).type
-        if pa.types.is_dictionary(t):
-            t = t.value_type
-        try:
-            if pa.types.is_integer(t):
-                return int(text)
-            if pa.types.is_floating(t):
-                return float(text)
-            if pa.types.is_boolean(t):
-                return {"true": True, "false": False}[str(text).strip().lower()]
-        except (ValueError, KeyError):
-            raise InvalidParameterError(
-                f"A key in --keys is not a value of the column '{name}' (type {t})."
-            ) from None
-        return text
-
-    if len(by) == 1:
-        return [convert(k, by[0]) for k in keys]
-    return [tuple(convert(v, n) for v, n in zip(k, by, strict=False)) for k in keys]
-
-
 def run_grouped(args: argparse.Namespace) -> None:
     """Run ``treedp release`` with ``--by`` and/or ``--privacy-unit`` (any file form)."""
     import treedp
-    from treedp.cli._common import SEEDED, csv_delimiter, points
-    from treedp.cli.budget import ledger_from_args, remaining_line
-    from treedp.cli.plan import budget_from
-    from treedp.cli.quantiles import bounds_arg
-    from treedp.cli.query import _guarantee_text
-    from treedp.cli.release import approx_reading
-    from treedp.engines.files import FileSource
+    from treedp.cli._bounds import bounds_arg
+    from treedp.cli._common import SEEDED, budget_from, csv_delimiter, points
+    from treedp.cli._describe import approx_reading, guarantee_text
+    from treedp.cli._ledger import ledger_from_args, remaining_line
 
     delimiter = csv_delimiter(args.delimiter)
-    source = FileSource(
+    source = treedp.FileSource(
         args.input[0] if len(args.input) == 1 else list(args.input),
         delimiter=delimiter,
         encoding=args.encoding,
@@ -100,7 +60,7 @@ def run_grouped(args: argparse.Namespace) -> None:
     by = list(args.by or [])
     keys = read_keys(args.keys, len(by)) if args.keys else None
     if keys is not None and by:
-        keys = typed_keys(keys, source, by)
+        keys = treedp.convert_keys(keys, source, by)
     rng = (
         treedp.InsecureSeededSource(args.insecure_seed) if args.insecure_seed is not None else None
     )
@@ -141,7 +101,7 @@ def run_grouped(args: argparse.Namespace) -> None:
         print(
             f"wrote {args.out}: "
             + (f"{len(grouped)} groups by {', '.join(grouped.by)}, " if grouped.by else "")
-            + f"{_guarantee_text(grouped.guarantee)}"
+            + f"{guarantee_text(grouped.guarantee)}"
             + approx_reading(grouped.guarantee, args.delta)
             + f" for unit {grouped.unit} "
             f"({grouped.neighbours}){warning}"
@@ -171,32 +131,6 @@ def _release_grouped(ledger: Any, args: argparse.Namespace, *data: Any, **option
             f"{where} ({target}): the selection's noise was drawn. Give the public --keys "
             "FILE, or a larger --epsilon."
         ) from None
-
-
-def read_text_column(path: str, column: str) -> np.ndarray:
-    """``column`` of a CSV or Parquet file as text (object array; empty cells are None)."""
-    p = Path(path)
-    name = p.name.lower()
-    if name.endswith((".parquet", ".pq")):
-        try:
-            import pyarrow.parquet as pq
-        except ImportError:
-            raise MissingDependencyError(
-                "Reading Parquet needs pyarrow: install treedp[parquet] (pip install pyarrow)."
-            ) from None
-        if column not in pq.read_schema(p).names:
-            raise InvalidParameterError(f"The column '{column}' is not in '{p}'.")
-        values = pq.read_table(p, columns=[column]).column(column).to_pylist()
-        return np.array([None if v is None else str(v) for v in values], dtype=object)
-    opener: Any = gzip.open if name.endswith(".gz") else open
-    with opener(p, "rt", encoding="utf-8", newline="") as handle:
-        reader = csv.reader(handle)
-        header = next(reader, [])
-        if column not in header:
-            raise InvalidParameterError(f"The column '{column}' is not in '{p}'.")
-        idx = header.index(column)
-        cells = [row[idx] if idx < len(row) else "" for row in reader]
-    return np.array([c if c.strip() else None for c in cells], dtype=object)
 
 
 def _answers(
@@ -229,9 +163,9 @@ def _answers(
         rows.append(("range_count", f"[{pair[0]}, {pair[1]})", release.range_count(a, b), *extra))
     qs_text = list(args.quantiles or []) + (["0.5"] if getattr(args, "median", False) else [])
     if qs_text:
-        from treedp.cli.query import _probabilities
+        from treedp.cli._common import probabilities
 
-        qs = _probabilities(qs_text)
+        qs = probabilities(qs_text)
         values = np.atleast_1d(grouped.quantile(qs)[key])
         if ci:
             lows, highs = (np.atleast_1d(v) for v in release.quantile_interval(qs, level=level))
@@ -289,7 +223,7 @@ def _plain(value: Any) -> Any:
 
 def grouped_info(grouped: Any) -> dict[str, str]:
     """What a grouped release holds, in words and the command line's option names."""
-    from treedp.cli.query import _guarantee_text, info
+    from treedp.cli._describe import guarantee_text, info
 
     bounds = grouped.bounds.describe()
     limits = [
@@ -312,11 +246,11 @@ def grouped_info(grouped: Any) -> dict[str, str]:
         )
     details = {
         "by": ", ".join(grouped.by) or "- (one group)",
-        "guarantee": f"{_guarantee_text(grouped.guarantee)} for the whole release "
+        "guarantee": f"{guarantee_text(grouped.guarantee)} for the whole release "
         f"({grouped.neighbours.replace('_', '/')} neighbours)",
         **(
             {
-                "target": f"{_guarantee_text(grouped.approx_target)} (asked for; the rho above "
+                "target": f"{guarantee_text(grouped.approx_target)} (asked for; the rho above "
                 "implies it by the tight conversion)"
             }
             if grouped.approx_target is not None
@@ -337,7 +271,7 @@ def grouped_info(grouped: Any) -> dict[str, str]:
 def pick_key(grouped: Any, text: str) -> Any:
     """The released key named by ``--key`` (fields joined by commas for several ``by``)."""
     if not grouped.by:
-        raise InvalidParameterError(
+        raise treedp.InvalidParameterError(
             "--key: this grouped release has no --by (one group of all records); drop --key."
         )
     wanted: Any = text
@@ -349,18 +283,16 @@ def pick_key(grouped: Any, text: str) -> Any:
         }
         wanted = by_text.get(wanted, wanted)
     if wanted not in grouped:
-        raise InvalidParameterError(f"The key {text!r} is not one of the released keys.")
+        raise treedp.InvalidParameterError(f"The key {text!r} is not one of the released keys.")
     return wanted
 
 
 def query_grouped(args: argparse.Namespace) -> None:
     """``treedp query`` on a grouped release: one key (``--key``) or all, as CSV or JSON."""
-    from treedp.cli._common import UsageError
-    from treedp.cli.query import level_of
-    from treedp.release.grouped import load_grouped_release
+    from treedp.cli._common import UsageError, level_of
 
     level = level_of(args) if args.ci else None
-    grouped = load_grouped_release(args.release)
+    grouped = treedp.load_grouped_release(args.release)
     if args.info:
         asked = args.cdf or args.range or args.quantiles or args.median or args.histogram
         if asked or args.key is not None or args.ci:

@@ -3,112 +3,21 @@
 ``treedp budget init PATH --dataset NAME --epsilon E`` (or ``--rho R``, or ``--epsilon E
 --delta D``) sets a dataset's total once; ``show`` prints the total, what was spent and what
 remains; ``history`` prints every charge. The spending commands (``release``, ``median``) take
-``--ledger PATH --dataset NAME`` (:func:`add_ledger_options`) and charge the ledger before any
-noise is drawn.
+``--ledger PATH --dataset NAME`` (:func:`treedp.cli._ledger.add_ledger_options`) and
+charge the ledger before any noise is drawn.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import shlex
 from typing import Any
 
+import treedp
 from treedp.cli._common import NEIGHBOURS, Parser, UsageError
-from treedp.exceptions import LedgerError
-from treedp.privacy.accountant import Charge
-from treedp.privacy.ledger import Ledger, init_ledger, list_datasets, open_ledger
-from treedp.privacy.measures import ZCDP, ApproxDP, Measure, PureDP
+from treedp.cli._ledger import fmt_measure, in_cli_terms, open_cli_ledger, remaining_line
 
-__all__ = [
-    "add_ledger_options",
-    "fmt_measure",
-    "ledger_from_args",
-    "open_cli_ledger",
-    "register",
-    "run",
-]
-
-
-def add_ledger_options(parser: argparse.ArgumentParser) -> None:
-    """``--ledger PATH --dataset NAME``, as every spending command takes them."""
-    parser.add_argument(
-        "--ledger",
-        metavar="PATH",
-        help="charge this budget ledger (made by 'treedp budget init') before any noise is drawn",
-    )
-    parser.add_argument("--dataset", metavar="NAME", help="the dataset's name in the ledger")
-
-
-def ledger_from_args(args: argparse.Namespace) -> Ledger | None:
-    """The ledger named by ``--ledger`` and ``--dataset``, or None when neither is given."""
-    if args.ledger is None and args.dataset is None:
-        return None
-    if args.ledger is None or args.dataset is None:
-        raise UsageError("--ledger and --dataset go together")
-    return open_cli_ledger(args.ledger, args.dataset)
-
-
-#: The library's hints that name a Python function (right for API users), and what the
-#: command line says instead (``{init}``: the ``treedp budget init`` command to run).
-_API_HINTS = (
-    (
-        "Create one with treedp.init_ledger (or open_ledger with a total).",
-        "Create one with: {init}",
-    ),
-    (
-        "Set its budget first (treedp.init_ledger or 'treedp budget init').",
-        "Set its budget first with: {init}",
-    ),
-)
-
-
-def open_cli_ledger(path: str, dataset: str) -> Ledger:
-    """:func:`~treedp.privacy.ledger.open_ledger`, with a missing file or dataset reported
-    in the command line's terms: the ``treedp budget init`` command to run, not the Python
-    function (the library's own message names the function, for API users)."""
-    try:
-        return open_ledger(path, dataset)
-    except LedgerError as exc:
-        raise _in_cli_terms(exc, path, dataset) from None
-
-
-def _in_cli_terms(exc: LedgerError, path: str, dataset: str | None) -> LedgerError:
-    """``exc`` with the library's Python hint replaced by the ``treedp budget init`` command."""
-    message = str(exc)
-    named = shlex.quote(dataset) if dataset is not None else "NAME"
-    init = f"treedp budget init {shlex.quote(path)} --dataset {named} --epsilon E"
-    for api, cli in _API_HINTS:
-        if api in message:
-            return LedgerError(message.replace(api, cli.format(init=init)))
-    return exc
-
-
-def fmt_measure(m: Measure) -> str:
-    """A measure as the CLI prints it: 6 significant digits; a positive amount below the
-    smallest budget any release takes (1e-6, what rounding leaves of a total spent in equal
-    shares) is shown as used up, its exact value next to it."""
-    if isinstance(m, PureDP):
-        return f"epsilon={_amount(m.epsilon)} (pure)"
-    if isinstance(m, ZCDP):
-        return f"rho={_amount(m.rho)} (zCDP)"
-    return f"epsilon={_amount(m.epsilon)}, delta={m.delta:.3g}"
-
-
-def _amount(value: float) -> str:
-    from treedp.budget import MIN_EPSILON
-
-    if 0 < value < MIN_EPSILON:
-        return f"0 ({value:.2g} left, less than any release takes)"
-    return f"{value:.6g}"
-
-
-def remaining_line(ledger: Ledger) -> str:
-    """One line: what a dataset has spent and what remains."""
-    return (
-        f"budget of {ledger.dataset!r}: spent {fmt_measure(ledger.spent)} of "
-        f"{fmt_measure(ledger.total)}; remaining {fmt_measure(ledger.remaining)}"
-    )
+__all__ = ["fmt_measure", "register", "run"]
 
 
 def register(sub: Any) -> None:
@@ -142,16 +51,16 @@ def register(sub: Any) -> None:
     history.set_defaults(run=run)
 
 
-def _total(args: argparse.Namespace) -> Measure:
+def _total(args: argparse.Namespace) -> treedp.PureDP | treedp.ApproxDP | treedp.ZCDP:
     if args.rho is not None:
         if args.epsilon is not None or args.delta is not None:
             raise UsageError("give --rho alone, or --epsilon (with --delta for (epsilon, delta))")
-        return ZCDP(args.rho)
+        return treedp.ZCDP(args.rho)
     if args.epsilon is None:
         raise UsageError("give the total: --epsilon E, --rho R, or --epsilon E --delta D")
     if args.delta is not None:
-        return ApproxDP(args.epsilon, args.delta)
-    return PureDP(args.epsilon)
+        return treedp.ApproxDP(args.epsilon, args.delta)
+    return treedp.PureDP(args.epsilon)
 
 
 def _short(value: Any) -> Any:
@@ -160,7 +69,8 @@ def _short(value: Any) -> Any:
     return value
 
 
-def _row(c: Charge) -> list[str]:
+def _row(c: Any) -> list[str]:
+    """One charge of the ledger's history (an accountant's charge record) as table cells."""
     shown = {k: _short(v) for k, v in c.record.parameters.items()}
     params = json.dumps(shown, sort_keys=True, default=str)
     if len(params) > 60:
@@ -179,7 +89,9 @@ def _row(c: Charge) -> list[str]:
 def run(args: argparse.Namespace) -> None:
     """Run ``treedp budget ACTION`` with the parsed arguments."""
     if args.action == "init":
-        with init_ledger(args.path, args.dataset, _total(args), neighbours=args.neighbours) as led:
+        with treedp.init_ledger(
+            args.path, args.dataset, _total(args), neighbours=args.neighbours
+        ) as led:
             print(
                 f"{args.path}: dataset {led.dataset!r} has a total of {fmt_measure(led.total)} "
                 f"({led.neighbours} neighbours)"
@@ -187,9 +99,9 @@ def run(args: argparse.Namespace) -> None:
         return
     if args.action == "show":
         try:
-            names = [args.dataset] if args.dataset else list(list_datasets(args.path))
-        except LedgerError as exc:
-            raise _in_cli_terms(exc, args.path, None) from None
+            names = [args.dataset] if args.dataset else list(treedp.list_datasets(args.path))
+        except treedp.LedgerError as exc:
+            raise in_cli_terms(exc, args.path, None) from None
         for name in names:
             with open_cli_ledger(args.path, name) as led:
                 n = sum(c.group is None for c in led.history)

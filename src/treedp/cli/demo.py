@@ -13,9 +13,7 @@ from typing import Any
 import numpy as np
 
 import treedp
-from treedp.cli.budget import fmt_measure
-from treedp.datasets import load_adult
-from treedp.privacy import PureDP
+from treedp.cli._ledger import fmt_measure
 
 __all__ = ["register", "run"]
 
@@ -60,9 +58,9 @@ def run(args: argparse.Namespace) -> None:
 
 
 def _demo(total_epsilon: float, path: Path) -> dict[str, Any]:
-    data = load_adult()
+    data = treedp.datasets.load_adult()
     qs = np.array([0.1, 0.25, 0.5, 0.75, 0.9, 0.99])
-    total = PureDP(total_epsilon)
+    total = treedp.PureDP(total_epsilon)
     per_column = total_epsilon / len(SETUPS)
     while len(SETUPS) * Fraction(per_column) > Fraction(total_epsilon):  # never past the total
         per_column = math.nextafter(per_column, 0.0)
@@ -109,15 +107,13 @@ def _demo(total_epsilon: float, path: Path) -> dict[str, Any]:
 
 def _write_report(release: treedp.Release, path: str | None) -> None:
     """Write the age column's report page (no further privacy cost) and print where it is."""
-    from treedp.report import write_report
-
     # A fresh private directory (mode 0700) each run: a fixed name in the shared temporary
     # directory could be a symbolic link planted by another user.
     target = path or os.path.join(
         tempfile.mkdtemp(prefix="treedp-demo-report-"), "treedp-adult-age-report.html"
     )
     try:
-        write_report(release, target, title="UCI Adult census: age (treedp demo)")
+        treedp.write_report(release, target, title="UCI Adult census: age (treedp demo)")
     except treedp.MissingDependencyError as exc:
         print(f"(no report page: {exc})")
         return

@@ -19,7 +19,7 @@ import sys
 from typing import Any
 
 import treedp
-from treedp.budget import check_epsilon
+from treedp.cli._bounds import bounds_arg, found_side, is_private, known_side
 from treedp.cli._common import (
     NEIGHBOURS,
     SEEDED,
@@ -30,9 +30,7 @@ from treedp.cli._common import (
     fmt,
     read_inputs,
 )
-from treedp.cli.budget import add_ledger_options, ledger_from_args, remaining_line
-from treedp.cli.quantiles import bounds_arg, found_side, is_private, known_side
-from treedp.engines.base import NAN_POLICIES
+from treedp.cli._ledger import add_ledger_options, ledger_from_args, remaining_line
 
 __all__ = ["register", "run"]
 
@@ -116,7 +114,7 @@ def register(sub: Any) -> None:
     )
     mdn.add_argument(
         "--nan",
-        choices=NAN_POLICIES,
+        choices=treedp.PARAMETERS["nan"].choices,
         default="error",
         help="missing values: error (default) or drop them (a per-record filter; not with "
         "replace neighbours, where the number of records is public)",
@@ -169,34 +167,17 @@ def check_arguments(args: argparse.Namespace) -> dict[str, Any]:
         raise treedp.InvalidParameterError(f"--method {method} needs public --bounds LO HI.")
     if method == "subsample" and args.m is None:
         raise treedp.InvalidParameterError("--method subsample needs --m (rows per block).")
-    if args.nan == "drop" and neighbours == "replace":
-        raise treedp.InvalidParameterError(
-            "--nan drop is not allowed with replace neighbours (the default for --method "
-            f"{method}): dropping would make the number of records private while replace "
-            "treats it as public. Clean the column first"
-            + (", or use --neighbours add_remove." if method == "tree" else ".")
-        )
     bounds = bounds_given
     bins = args.bins if args.bins is not None else DEFAULT_BINS
-    epsilon = args.epsilon
-    if private:  # the release gets what the bounds step leaves (public parameters only)
-        from treedp.mechanisms.private_bounds import remaining_epsilon
-
-        shares = {} if args.bounds_share is None else {"share": args.bounds_share}
-        epsilon = remaining_epsilon(
-            check_epsilon(args.epsilon),
-            neighbours=neighbours,
-            one_sided=bounds_given != "private",
-            **shares,
-        )
-    stand_in = (0, 1) if private else bounds  # private bounds are found from the data later
-    if method == "tree":
-        the_bins = treedp.make_bins(bounds=stand_in, bins=bins)
-        treedp.ReleaseSpec(the_bins, epsilon, neighbours=neighbours, nan=args.nan)  # type: ignore[arg-type]
-    else:
-        check_epsilon(args.epsilon)
-        if method == "exponential":
-            treedp.make_bins(bounds=stand_in, bins=1)  # the bounds, checked as bins would be
+    treedp.check_median(  # the nan/replace rule, the budget the bounds step leaves, the bins
+        method,
+        args.epsilon,
+        bounds=bounds,
+        bins=bins,
+        neighbours=neighbours,
+        nan=args.nan,
+        bounds_share=args.bounds_share,
+    )
     if args.delta is not None and not 0.0 < args.delta < 1.0:
         raise treedp.InvalidParameterError(f"--delta must be in (0, 1). Got {args.delta!r}.")
     for path in args.input:

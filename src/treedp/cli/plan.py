@@ -6,10 +6,12 @@ import argparse
 from typing import Any
 
 import treedp
-from treedp.cli._common import UsageError, add_neighbours
-from treedp.planning import OBJECTIVES, WORKLOADS
+from treedp.cli._common import UsageError, add_budget, add_neighbours, budget_from
 
-__all__ = ["add_budget", "budget_from", "register", "run", "workload_from"]
+__all__ = ["register", "run", "workload_from"]
+
+OBJECTIVES = treedp.PARAMETERS["objective"].choices
+WORKLOADS = treedp.PARAMETERS["workload"].choices
 
 
 def register(sub: Any) -> None:
@@ -56,7 +58,7 @@ def run(args: argparse.Namespace) -> None:
 
 
 def workload_from(text: str | None) -> str | list[Any] | None:
-    """``--workload``: a name of :data:`treedp.planning.WORKLOADS` or a list of ranges."""
+    """``--workload``: a name of ``treedp.PARAMETERS["workload"].choices`` or a list of ranges."""
     if text is None or text in WORKLOADS:
         return text
     ranges: list[Any] = []
@@ -75,25 +77,3 @@ def workload_from(text: str | None) -> str | list[Any] | None:
         else:
             raise UsageError("--workload ranges are LO:HI (two bin indices) or M (a prefix)")
     return ranges
-
-
-def add_budget(parser: Any) -> None:
-    """``--epsilon`` (pure DP), ``--epsilon --delta`` ((ε, δ)-DP) or ``--rho`` (zCDP)."""
-    parser.add_argument("--epsilon", type=float, help="privacy budget (pure DP, Laplace noise)")
-    parser.add_argument(
-        "--delta", type=float, help="with --epsilon: an (epsilon, delta)-DP target (Gaussian)"
-    )
-    parser.add_argument("--rho", type=float, help="a rho-zCDP target (Gaussian noise)")
-
-
-def budget_from(args: argparse.Namespace) -> dict[str, Any]:
-    """The budget keyword of the library call: ``epsilon=`` or ``privacy=``."""
-    if args.rho is not None:
-        if args.epsilon is not None or args.delta is not None:
-            raise UsageError("give either --rho, or --epsilon (with --delta for (ε, δ)), not both")
-        return {"privacy": treedp.ZCDP(args.rho)}
-    if args.epsilon is None:
-        raise UsageError("a budget is required: --epsilon E, --epsilon E --delta D, or --rho R")
-    if args.delta is not None:
-        return {"privacy": treedp.ApproxDP(args.epsilon, args.delta)}
-    return {"epsilon": args.epsilon}

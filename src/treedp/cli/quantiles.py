@@ -7,6 +7,7 @@ import sys
 from typing import Any
 
 import treedp
+from treedp.cli._bounds import bounds_arg, found_text, is_private
 from treedp.cli._common import (
     NEIGHBOURS,
     SEEDED,
@@ -14,80 +15,13 @@ from treedp.cli._common import (
     add_input_arguments,
     bins_arg,
     fmt,
-    number_or_text,
     read_inputs,
 )
-from treedp.cli.budget import add_ledger_options, ledger_from_args, remaining_line
-from treedp.mechanisms.private_bounds import DEFAULT_SHARE
-from treedp.quantiles_api import DEFAULT_N_SHARE, METHODS
+from treedp.cli._ledger import add_ledger_options, ledger_from_args, remaining_line
 
-__all__ = [
-    "bounds_arg",
-    "found_side",
-    "found_text",
-    "is_private",
-    "known_side",
-    "n_arg",
-    "register",
-    "run",
-]
+__all__ = ["n_arg", "register", "run"]
 
-
-def bounds_arg(words: list[str] | None) -> Any:
-    """``--bounds LO HI`` as a pair, ``--bounds private`` as ``"private"``, ``--bounds LO
-    private`` / ``--bounds private HI`` (one side public) as ``(LO, "private")`` /
-    ``("private", HI)``, absent as None."""
-    if words is None:
-        return None
-    if words == ["private"]:
-        return "private"
-    if len(words) != 2:
-        raise UsageError(
-            "--bounds takes two values LO HI, the word 'private', or one public side with "
-            "'private' for the other (LO private, private HI)."
-        )
-    if words == ["private", "private"]:
-        return "private"
-    pair = tuple(w if w == "private" else number_or_text(w) for w in words)
-    numbers = [isinstance(v, int | float) for v in pair]
-    if numbers.count(True) == 1 and "private" not in pair:  # e.g. "0 privat"
-        raise UsageError(
-            "--bounds takes two numbers or two datetimes LO HI, or one public number with "
-            "the word 'private' for the side to find (LO private, private HI)."
-        )
-    return pair
-
-
-def is_private(bounds: Any) -> bool:
-    """Whether ``bounds`` (from :func:`bounds_arg`) asks for a bounds step."""
-    return bounds == "private" or (isinstance(bounds, tuple) and "private" in bounds)
-
-
-def known_side(bounds: Any) -> str | None:
-    """The public side of a one-sided request from :func:`bounds_arg` (``"lower"`` for
-    ``(LO, "private")``), else None."""
-    if not is_private(bounds) or bounds == "private":
-        return None
-    return "lower" if bounds[1] == "private" else "upper"
-
-
-def found_side(known: str | None) -> str:
-    """What a bounds step found privately: ``"bounds"``, or with the ``known`` side public
-    the other one (``"upper bound"`` when the lower one was public)."""
-    if known is None:
-        return "bounds"
-    return "upper bound" if known == "lower" else "lower bound"
-
-
-def found_text(bounds: Any, epsilon: float | None = None) -> str:
-    """What the answer line says of bounds found privately (nothing for public bounds),
-    with the bounds step's epsilon when given."""
-    if not is_private(bounds):
-        return ""
-    spent = "" if epsilon is None else f" with epsilon={epsilon:.4g}"
-    known = known_side(bounds)
-    side = "" if known is None else found_side(known).split()[0] + " "  # "upper " or "lower "
-    return f" ({side}found privately{spent})"
+METHODS = treedp.PARAMETERS["method"].choices
 
 
 def n_arg(text: str) -> int | str:
@@ -181,8 +115,12 @@ def _check_options(args: argparse.Namespace, bounds: Any) -> None:
     if args.n_share is not None and not 0 < args.n_share < 1:
         raise UsageError("--n-share must be in (0, 1).")
     if args.n == "private" and is_private(bounds):
-        b_share = DEFAULT_SHARE if args.bounds_share is None else args.bounds_share
-        n_share = DEFAULT_N_SHARE if args.n_share is None else args.n_share
+        b_share = (
+            treedp.PARAMETERS["bounds_share"].default
+            if args.bounds_share is None
+            else args.bounds_share
+        )
+        n_share = treedp.PARAMETERS["n_share"].default if args.n_share is None else args.n_share
         if 0 < b_share < 1 and not b_share + n_share < 1:
             raise UsageError(
                 "--bounds-share and --n-share must add up to less than 1 (the rest releases "

@@ -15,8 +15,16 @@ import json
 import sys
 from typing import Any
 
-from treedp.cli._common import SEEDED, UsageError, fmt, fmt_count, number_or_text
-from treedp.cli.quantiles import found_side
+from treedp.cli._common import (
+    SEEDED,
+    UsageError,
+    fmt,
+    fmt_count,
+    level_of,
+    number_or_text,
+    probabilities,
+)
+from treedp.cli._describe import info, plain
 
 __all__ = ["register", "run"]
 
@@ -93,45 +101,8 @@ def _axis_points(release: Any, raw: list[str], option: str) -> Any:
         ) from None
 
 
-def _probabilities(raw: list[str]) -> Any:
-    import numpy as np
-
-    try:
-        qs = np.array([float(x) for x in raw], dtype=np.float64)
-    except ValueError:
-        qs = np.array([np.nan])
-    if not np.all((qs >= 0) & (qs <= 1)):
-        raise UsageError(f"--quantiles takes probabilities in [0, 1]; got {' '.join(raw)!r}")
-    return qs
-
-
 def _row(query: str, args: list[str], estimate: Any, extra: dict[str, Any]) -> dict[str, Any]:
     return {"query": query, "args": args, "estimate": estimate, **extra}
-
-
-def _plain(value: Any) -> Any:
-    """A JSON/CSV-ready scalar: float, int, str (datetimes as ISO text) or None (NaN, NaT)."""
-    import numpy as np
-
-    if isinstance(value, np.datetime64):
-        return None if np.isnat(value) else str(value)
-    if isinstance(value, float | np.floating):
-        return None if np.isnan(value) else float(value)
-    if isinstance(value, np.integer):
-        return int(value)
-    return value
-
-
-def level_of(args: argparse.Namespace) -> float:
-    """The ``--ci`` coverage: ``--level`` (refused without ``--ci``: it would do nothing), else
-    0.95; checked before the release is read."""
-    from treedp.release.inference import check_level
-
-    if args.level is None:
-        return 0.95
-    if not args.ci:
-        raise UsageError("--level sets the coverage of --ci intervals: add --ci, or drop --level")
-    return check_level(args.level)
 
 
 def answers(release: Any, args: argparse.Namespace) -> list[dict[str, Any]]:
@@ -163,7 +134,7 @@ def answers(release: Any, args: argparse.Namespace) -> list[dict[str, Any]]:
         rows.append(_row("range_count", [a_raw, b_raw], est, extra))
     quantiles = list(args.quantiles or []) + (["0.5"] if args.median else [])
     if quantiles:
-        qs = _probabilities(quantiles)
+        qs = probabilities(quantiles)
         est = np.atleast_1d(release.quantile(qs))
         if ci:
             low, high = (np.atleast_1d(v) for v in release.quantile_interval(qs, level=level))
@@ -183,83 +154,17 @@ def answers(release: Any, args: argparse.Namespace) -> list[dict[str, Any]]:
                     "low": table["count_low"][i],
                     "high": table["count_high"][i],
                 }
-            bounds = [str(_plain(table["left"][i])), str(_plain(table["right"][i]))]
+            bounds = [str(plain(table["left"][i])), str(plain(table["right"][i]))]
             rows.append(_row("histogram", bounds, table["count"][i], extra))
-    return [{k: (_plain(v) if k != "args" else v) for k, v in row.items()} for row in rows]
-
-
-def _guarantee_text(guarantee: Any) -> str:
-    if hasattr(guarantee, "rho"):
-        return f"rho-zCDP, rho={guarantee.rho:.6g}"
-    if hasattr(guarantee, "delta"):
-        return f"(epsilon, delta)-DP, epsilon={guarantee.epsilon:.6g}, delta={guarantee.delta:.3g}"
-    return f"pure epsilon-DP, epsilon={guarantee.epsilon:.6g}"
-
-
-def info(release: Any) -> dict[str, Any]:
-    """What was released, as readable plain data."""
-    bins = release.bins
-    edges = release.edges
-    lo, hi = _plain(edges[0]), _plain(edges[-1])
-    if bins.discrete:
-        described = f"{bins.n_bins} bins, one per integer {lo:g}..{hi - 1:g}"
-    elif bins.equal_width:
-        described = f"{bins.n_bins} equal-width bins over [{lo}, {hi})"
-    else:
-        described = f"{bins.n_bins} bins over [{lo}, {hi}) at explicit edges"
-    if release.neighbours == "replace":
-        size = f"{release.mechanism.n} (public, replace neighbours)"
-    elif not release.offers_intervals:
-        size = f"{fmt_count(release.n)} (estimated; no standard error for this mechanism)"
-    else:
-        se = float(release.prefix_variance[-1]) ** 0.5
-        size = f"{fmt_count(release.n)} (estimated; standard error {se:.3g})"
-    randomness = release.randomness
-    if release.seeded:
-        source = f"seeded with {randomness.get('seed')}{SEEDED}"
-    else:
-        source = str(randomness.get("source", "operating system"))
-    shape = release.branching
-    meta = release.metadata()
-    return {
-        "mechanism": release.mechanism.name
-        + (f", branching {'×'.join(map(str, shape))}" if shape else ""),
-        "guarantee": f"{_guarantee_text(release.guarantee)} "
-        f"({release.neighbours.replace('_', '/')} neighbours, one record per privacy unit)",
-        **(
-            {
-                "target": f"{_guarantee_text(release.approx_target)} (asked for; the rho above "
-                "implies it by the tight conversion)"
-            }
-            if release.approx_target is not None
-            else {}
-        ),
-        **(
-            {
-                "total guarantee": f"{_guarantee_text(release.total_guarantee)}, "
-                f"{_found(release.bounds_step)} from the same data "
-                f"(epsilon={release.bounds_step['epsilon']:.4g}) included"
-            }
-            if release.bounds_step is not None
-            else {}
-        ),
-        "budget per level": ", ".join(f"{e:.4g}" for e in release.level_budgets),
-        "noise": str(meta.get("noise", "")),
-        "bins": described,
-        "records": size,
-        "estimator": f"{release.estimator}, post-processing {release.postprocess}"
-        + (", integer counts" if release.integer else ""),
-        "randomness": source,
-        "made by": f"treedp {release.library_version}",
-    }
+    return [{k: (plain(v) if k != "args" else v) for k, v in row.items()} for row in rows]
 
 
 def run(args: argparse.Namespace) -> None:
     """Run ``treedp query`` with the parsed arguments."""
-    from treedp.release.grouped import is_grouped_file
+    import treedp
 
     level = level_of(args)  # before the release is read
-    if is_grouped_file(args.release):
+    if treedp.is_grouped_file(args.release):
         from treedp.cli._grouped import query_grouped
 
         args.format = args.format or "csv"  # a grouped release: rows per key by default
@@ -274,7 +179,6 @@ def run(args: argparse.Namespace) -> None:
         raise UsageError(
             "--key is for a grouped release (made with --by); this file is not one: drop --key"
         )
-    import treedp
 
     release = treedp.load_release(args.release)
     if args.ci and not release.offers_intervals:
@@ -349,10 +253,3 @@ def _text(row: dict[str, Any], ci: bool, level: float, within: bool = True) -> s
         what = " incl. within-bin uncertainty" if count and within else ""
         text += f"  ({se}{level:g} interval{what} [{number(row['low'])}, {number(row['high'])}])"
     return text
-
-
-def _found(step: dict[str, Any]) -> str:
-    """What a bounds step found: both bounds, or the side that was not public."""
-    known = step.get("known")
-    public = "" if known is None else f" ({known} bound public)"
-    return f"{found_side(known)} found privately{public}"

@@ -7,25 +7,26 @@ import sys
 from typing import Any
 
 import treedp
-from treedp._atomic import check_target
+from treedp import FileSource
+from treedp.cli._bounds import bounds_arg, found_side, is_private
 from treedp.cli._common import (
     SEEDED,
     UsageError,
+    add_budget,
     add_neighbours,
     bins_arg,
+    budget_from,
     csv_delimiter,
     points,
     read_values,
 )
-from treedp.cli.budget import add_ledger_options, ledger_from_args, remaining_line
-from treedp.cli.plan import add_budget, budget_from
-from treedp.cli.quantiles import bounds_arg, found_side, is_private
-from treedp.engines.base import NAN_POLICIES
-from treedp.engines.files import FileSource, resolve_paths
-from treedp.estimation import ESTIMATORS, POSTPROCESS
-from treedp.mechanisms.factory import MECHANISMS
+from treedp.cli._describe import approx_reading
+from treedp.cli._ledger import add_ledger_options, ledger_from_args, remaining_line
 
 __all__ = ["register", "run"]
+
+ESTIMATORS = treedp.PARAMETERS["estimator"].choices
+POSTPROCESS = treedp.PARAMETERS["postprocess"].choices
 
 
 def register(sub: Any) -> None:
@@ -52,7 +53,7 @@ def register(sub: Any) -> None:
     add_neighbours(rel)
     rel.add_argument(
         "--mechanism",
-        choices=("auto", *MECHANISMS),
+        choices=treedp.PARAMETERS["mechanism"].choices,
         default="auto",
         help="auto (default): the planner picks the tree shape and budgets",
     )
@@ -78,7 +79,7 @@ def register(sub: Any) -> None:
     )
     rel.add_argument(
         "--nan",
-        choices=NAN_POLICIES,
+        choices=treedp.PARAMETERS["nan"].choices,
         default="error",
         help="missing values: error (default) or drop them (a per-record filter)",
     )
@@ -134,10 +135,8 @@ _GROUPED_ONLY = (
 
 def check_options(args: argparse.Namespace) -> None:
     """The options that go together, in the command line's terms (nothing is read)."""
-    from treedp.mechanisms.tree import check_rho
-
     if args.rho is not None:  # one message for every refused rho (-1 and 0 alike)
-        check_rho(args.rho)
+        treedp.PARAMETERS["rho"].check(args.rho)
     grouped = bool(args.by or args.privacy_unit)
     if not grouped:
         for dest, option in _GROUPED_ONLY:
@@ -195,7 +194,7 @@ def check_arguments(args: argparse.Namespace) -> dict[str, Any]:
     writable) before any data is read; returns the keywords for :func:`treedp.release_cdf`."""
     check_options(args)
     source = args.input[0] if len(args.input) == 1 else list(args.input)
-    read_values(source, args.column, lambda path, column: resolve_paths(path))
+    read_values(source, args.column, lambda path, column: treedp.check_files(path))
     bounds: Any = bounds_arg(args.bounds)
     edges = points(args.edges) if args.edges else None
     branching: Any = args.branching
@@ -228,7 +227,7 @@ def check_arguments(args: argparse.Namespace) -> dict[str, Any]:
         integer=args.integer,
         nan=args.nan,
     ).require_n()
-    check_target(args.out)
+    treedp.PARAMETERS["path"].check(args.out)
     return {
         "bounds": bounds,
         "edges": edges,
@@ -311,16 +310,6 @@ def _stated(release: treedp.Release, delta: float | None = None) -> str:
         reading = approx_reading(guarantee, delta)
         return f"rho={guarantee.rho:.6g} (zCDP, discrete Gaussian noise{reading})"
     return f"epsilon={release.epsilon:.6g}"
-
-
-def approx_reading(guarantee: Any, delta: float | None) -> str:
-    """``; (ε, δ)-DP with ε=..., δ=...``: the tight reading of a zCDP guarantee at the
-    ``--delta`` that was asked for (empty without one); the file keeps the target too
-    (``Release.target``), shown by ``query --info`` and ``report``."""
-    if delta is None or not isinstance(guarantee, treedp.ZCDP):
-        return ""
-    approx = guarantee.to_approx(delta)
-    return f"; that is (epsilon, delta)-DP with epsilon={approx.epsilon:.6g}, delta={delta:.3g}"
 
 
 def _remaining(ledger: treedp.Ledger | None) -> None:

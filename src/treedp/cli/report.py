@@ -38,9 +38,6 @@ def register(sub: Any) -> None:
 
 def run(args: argparse.Namespace) -> None:
     """Run ``treedp report`` with the parsed arguments."""
-    from treedp.release.grouped import is_grouped_file
-    from treedp.report import write_report
-
     if not str(args.out).lower().endswith((".html", ".htm")):
         raise UsageError(
             "--out: the report is an HTML page; give a name ending in .html (for a PDF, open "
@@ -48,11 +45,10 @@ def run(args: argparse.Namespace) -> None:
         )
     grouped_rows = None
     title = args.title
-    if is_grouped_file(args.release):
+    if treedp.is_grouped_file(args.release):
         from treedp.cli._grouped import grouped_info, pick_key
-        from treedp.release.grouped import load_grouped_release
 
-        grouped = load_grouped_release(args.release)
+        grouped = treedp.load_grouped_release(args.release)
         by = ", ".join(grouped.by)
         if by and args.key is None:
             raise UsageError(
@@ -86,5 +82,5 @@ def run(args: argparse.Namespace) -> None:
             f"a release made with --mechanism {release.mechanism.name} has no error bars, which "
             "the report draws; use 'treedp query' for its answers"
         )
-    write_report(release, args.out, title=title, level=args.level, grouped=grouped_rows)
+    treedp.write_report(release, args.out, title=title, level=args.level, grouped=grouped_rows)
     print(args.out)

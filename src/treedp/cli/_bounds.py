@@ -1,0 +1,67 @@
+"""``--bounds`` as the commands take it (public ``LO HI``, ``private``, or one public side)
+and how bounds found privately are described (shared; imports no command module)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from treedp.cli._common import UsageError, number_or_text
+
+__all__ = ["bounds_arg", "found_side", "found_text", "is_private", "known_side"]
+
+
+def bounds_arg(words: list[str] | None) -> Any:
+    """``--bounds LO HI`` as a pair, ``--bounds private`` as ``"private"``, ``--bounds LO
+    private`` / ``--bounds private HI`` (one side public) as ``(LO, "private")`` /
+    ``("private", HI)``, absent as None."""
+    if words is None:
+        return None
+    if words == ["private"]:
+        return "private"
+    if len(words) != 2:
+        raise UsageError(
+            "--bounds takes two values LO HI, the word 'private', or one public side with "
+            "'private' for the other (LO private, private HI)."
+        )
+    if words == ["private", "private"]:
+        return "private"
+    pair = tuple(w if w == "private" else number_or_text(w) for w in words)
+    numbers = [isinstance(v, int | float) for v in pair]
+    if numbers.count(True) == 1 and "private" not in pair:  # e.g. "0 privat"
+        raise UsageError(
+            "--bounds takes two numbers or two datetimes LO HI, or one public number with "
+            "the word 'private' for the side to find (LO private, private HI)."
+        )
+    return pair
+
+
+def is_private(bounds: Any) -> bool:
+    """Whether ``bounds`` (from :func:`bounds_arg`) asks for a bounds step."""
+    return bounds == "private" or (isinstance(bounds, tuple) and "private" in bounds)
+
+
+def known_side(bounds: Any) -> str | None:
+    """The public side of a one-sided request from :func:`bounds_arg` (``"lower"`` for
+    ``(LO, "private")``), else None."""
+    if not is_private(bounds) or bounds == "private":
+        return None
+    return "lower" if bounds[1] == "private" else "upper"
+
+
+def found_side(known: str | None) -> str:
+    """What a bounds step found privately: ``"bounds"``, or with the ``known`` side public
+    the other one (``"upper bound"`` when the lower one was public)."""
+    if known is None:
+        return "bounds"
+    return "upper bound" if known == "lower" else "lower bound"
+
+
+def found_text(bounds: Any, epsilon: float | None = None) -> str:
+    """What the answer line says of bounds found privately (nothing for public bounds),
+    with the bounds step's epsilon when given."""
+    if not is_private(bounds):
+        return ""
+    spent = "" if epsilon is None else f" with epsilon={epsilon:.4g}"
+    known = known_side(bounds)
+    side = "" if known is None else found_side(known).split()[0] + " "  # "upper " or "lower "
+    return f" ({side}found privately{spent})"

@@ -1,0 +1,109 @@
+"""What a release holds and guarantees, in words (``query --info``, the ``release`` line,
+the grouped commands; shared, imports no command module)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import treedp
+from treedp.cli._bounds import found_side
+from treedp.cli._common import SEEDED, fmt_count
+
+__all__ = ["approx_reading", "guarantee_text", "info", "plain"]
+
+
+def plain(value: Any) -> Any:
+    """A JSON/CSV-ready scalar: float, int, str (datetimes as ISO text) or None (NaN, NaT)."""
+    import numpy as np
+
+    if isinstance(value, np.datetime64):
+        return None if np.isnat(value) else str(value)
+    if isinstance(value, float | np.floating):
+        return None if np.isnan(value) else float(value)
+    if isinstance(value, np.integer):
+        return int(value)
+    return value
+
+
+def guarantee_text(guarantee: Any) -> str:
+    """A guarantee in words: pure epsilon-DP, (epsilon, delta)-DP or rho-zCDP."""
+    if hasattr(guarantee, "rho"):
+        return f"rho-zCDP, rho={guarantee.rho:.6g}"
+    if hasattr(guarantee, "delta"):
+        return f"(epsilon, delta)-DP, epsilon={guarantee.epsilon:.6g}, delta={guarantee.delta:.3g}"
+    return f"pure epsilon-DP, epsilon={guarantee.epsilon:.6g}"
+
+
+def info(release: Any) -> dict[str, Any]:
+    """What was released, as readable plain data."""
+    bins = release.bins
+    edges = release.edges
+    lo, hi = plain(edges[0]), plain(edges[-1])
+    if bins.discrete:
+        described = f"{bins.n_bins} bins, one per integer {lo:g}..{hi - 1:g}"
+    elif bins.equal_width:
+        described = f"{bins.n_bins} equal-width bins over [{lo}, {hi})"
+    else:
+        described = f"{bins.n_bins} bins over [{lo}, {hi}) at explicit edges"
+    if release.neighbours == "replace":
+        size = f"{release.mechanism.n} (public, replace neighbours)"
+    elif not release.offers_intervals:
+        size = f"{fmt_count(release.n)} (estimated; no standard error for this mechanism)"
+    else:
+        se = float(release.prefix_variance[-1]) ** 0.5
+        size = f"{fmt_count(release.n)} (estimated; standard error {se:.3g})"
+    randomness = release.randomness
+    if release.seeded:
+        source = f"seeded with {randomness.get('seed')}{SEEDED}"
+    else:
+        source = str(randomness.get("source", "operating system"))
+    shape = release.branching
+    meta = release.metadata()
+    return {
+        "mechanism": release.mechanism.name
+        + (f", branching {'×'.join(map(str, shape))}" if shape else ""),
+        "guarantee": f"{guarantee_text(release.guarantee)} "
+        f"({release.neighbours.replace('_', '/')} neighbours, one record per privacy unit)",
+        **(
+            {
+                "target": f"{guarantee_text(release.approx_target)} (asked for; the rho above "
+                "implies it by the tight conversion)"
+            }
+            if release.approx_target is not None
+            else {}
+        ),
+        **(
+            {
+                "total guarantee": f"{guarantee_text(release.total_guarantee)}, "
+                f"{_found(release.bounds_step)} from the same data "
+                f"(epsilon={release.bounds_step['epsilon']:.4g}) included"
+            }
+            if release.bounds_step is not None
+            else {}
+        ),
+        "budget per level": ", ".join(f"{e:.4g}" for e in release.level_budgets),
+        "noise": str(meta.get("noise", "")),
+        "bins": described,
+        "records": size,
+        "estimator": f"{release.estimator}, post-processing {release.postprocess}"
+        + (", integer counts" if release.integer else ""),
+        "randomness": source,
+        "made by": f"treedp {release.library_version}",
+    }
+
+
+def _found(step: dict[str, Any]) -> str:
+    """What a bounds step found: both bounds, or the side that was not public."""
+    known = step.get("known")
+    public = "" if known is None else f" ({known} bound public)"
+    return f"{found_side(known)} found privately{public}"
+
+
+def approx_reading(guarantee: Any, delta: float | None) -> str:
+    """``; (ε, δ)-DP with ε=..., δ=...``: the tight reading of a zCDP guarantee at the
+    ``--delta`` that was asked for (empty without one); the file keeps the target too
+    (``Release.target``), shown by ``query --info`` and ``report``."""
+    if delta is None or not isinstance(guarantee, treedp.ZCDP):
+        return ""
+    approx = guarantee.to_approx(delta)
+    return f"; that is (epsilon, delta)-DP with epsilon={approx.epsilon:.6g}, delta={delta:.3g}"
