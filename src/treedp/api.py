@@ -18,7 +18,7 @@ from treedp._version import __version__
 from treedp.budget import Neighbours
 from treedp.config import configure
 from treedp.domain import MAX_BINS, Bins, NanPolicy, make_bins, public_bins
-from treedp.engines.dispatch import count_source
+from treedp.engines.dispatch import check_local_engine, count_source
 from treedp.engines.local import LocalEngine
 from treedp.engines.progress import wants_progress
 from treedp.exceptions import BoundsWarning, DataError, InvalidParameterError, InvalidTypeError
@@ -225,16 +225,8 @@ def release_cdf(
     True
     """
     check_accountant(accountant)
-    if engine is not None and not isinstance(engine, LocalEngine):
-        raise InvalidTypeError(
-            "The 'engine' parameter must be a treedp.engines.LocalEngine. "
-            f"Got {type(engine).__name__} instead."
-        )
-    if engine is not None and (type(values).__module__ or "").split(".")[0] in ("pyspark", "dask"):
-        raise InvalidParameterError(
-            "The 'engine' parameter applies to data counted on this machine; a Spark or Dask "
-            "DataFrame is counted on its cluster."
-        )
+    if engine is not None:
+        check_local_engine(engine, values)
     request = _private_request(bounds)
     if bounds_share is not None and request is None:
         raise InvalidParameterError(

@@ -24,6 +24,8 @@ or a missing value under ``nan="error"`` gets the same error class everywhere.
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from treedp.engines.base import BinCounts, NanPolicy, check_nan_policy
@@ -33,9 +35,75 @@ from treedp.exceptions import InvalidParameterError, InvalidTypeError
 if TYPE_CHECKING:
     from treedp.domain import Bins
 
-__all__ = ["count_source"]
+__all__ = ["ENGINES", "Engine", "count_source", "pick_engine", "register_engine"]
 
 _LOCAL = LocalEngine(workers=2)
+
+#: How an engine counts: ``(data, column, bins, nan, progress, local) -> BinCounts``, where
+#: ``local`` is the :class:`LocalEngine` (threads, kernel) for data counted on this machine.
+Counter = Callable[[Any, "str | None", "Bins", NanPolicy, "bool | None", LocalEngine], BinCounts]
+
+
+@dataclass(frozen=True)
+class Engine:
+    """One kind of input and how it is counted into bins: an entry of :data:`ENGINES`.
+
+    Attributes
+    ----------
+    name : str
+        A unique name (``"files"``, ``"spark"``, ...).
+    accepts : callable
+        ``accepts(data)``: whether this engine counts ``data``. Cheap and import-free: it must
+        not import an optional package the data does not come from.
+    count : callable
+        ``count(data, column, bins, nan, progress, local)`` → :class:`BinCounts`, following
+        the one bin rule of :mod:`treedp.engines.base` (the engine conformance tests check it).
+    local : bool
+        Whether the data is counted on this machine (then ``engine=LocalEngine(...)`` sets
+        threads and kernel); False for a cluster (Spark, Dask).
+    """
+
+    name: str
+    accepts: Callable[[Any], bool]
+    count: Counter
+    local: bool = True
+
+
+#: The engine table, asked in order; the first that accepts the data counts it. Plug-ins
+#: (:func:`register_engine`) go before the built-ins; the in-memory engine, last, takes any
+#: column. Nothing else in treedp switches on the input's type.
+ENGINES: list[Engine] = []
+
+
+def register_engine(engine: Engine) -> Engine:
+    """Add ``engine`` to :data:`ENGINES`, ahead of the built-ins (a name may be used once)."""
+    if any(e.name == engine.name for e in ENGINES):
+        raise InvalidParameterError(f"An engine named {engine.name!r} is already registered.")
+    ENGINES.insert(0, engine)
+    return engine
+
+
+def pick_engine(data: Any) -> Engine:
+    """The first engine of :data:`ENGINES` that accepts ``data``."""
+    return next(e for e in ENGINES if e.accepts(data))
+
+
+def check_local_engine(engine: Any, data: Any) -> LocalEngine:
+    """``engine`` (default: two threads) after checking its type and that ``data`` is counted
+    on this machine."""
+    if engine is None:
+        return _LOCAL
+    if not isinstance(engine, LocalEngine):
+        raise InvalidTypeError(
+            "The 'engine' parameter must be a treedp.engines.LocalEngine. "
+            f"Got {type(engine).__name__} instead."
+        )
+    if not pick_engine(data).local:
+        raise InvalidParameterError(
+            "The 'engine' parameter applies to data counted on this machine; a Spark or Dask "
+            "DataFrame is counted on its cluster."
+        )
+    return engine
 
 
 def count_source(
@@ -47,12 +115,12 @@ def count_source(
     progress: bool | None = None,
     engine: LocalEngine | None = None,
 ) -> BinCounts:
-    """Count ``data`` (or its ``column``) into ``bins``, choosing the engine by type.
+    """Count ``data`` (or its ``column``) into ``bins`` with the engine that accepts it.
 
     Parameters
     ----------
     data : array-like, DataFrame, LazyFrame, Table, Dataset, path, Spark or Dask DataFrame
-        See the module's table.
+        See the module's table; any kind a registered engine accepts.
     column : str, optional
         The column to count; required for tables, DataFrames and files, refused for a single
         column.
@@ -85,19 +153,12 @@ def count_source(
 
     check_nan_policy(nan)
     wants_progress(progress)  # checks its type
-    if engine is None:
-        engine = _LOCAL
-    elif not isinstance(engine, LocalEngine):
+    local = check_local_engine(engine, data)
+    if column is not None and not isinstance(column, str):
         raise InvalidTypeError(
-            "The 'engine' parameter must be a treedp.engines.LocalEngine. "
-            f"Got {type(engine).__name__} instead."
+            f"The 'column' parameter must be a str. Got {type(column).__name__} instead."
         )
-    elif (type(data).__module__ or "").split(".")[0] in ("pyspark", "dask"):
-        raise InvalidParameterError(
-            "The 'engine' parameter applies to data counted on this machine; a Spark or Dask "
-            "DataFrame is counted on its cluster."
-        )
-    return _count(data, column, bins, nan, progress, engine)
+    return pick_engine(data).count(data, column, bins, nan, progress, local)
 
 
 def _chunk_options(engine: LocalEngine) -> dict[str, Any]:
@@ -105,31 +166,28 @@ def _chunk_options(engine: LocalEngine) -> dict[str, Any]:
     return {"workers": engine.workers, "kernel": engine.kernel}
 
 
-def _count(
-    data: Any,
-    column: str | None,
-    bins: Bins,
-    nan: NanPolicy,
-    progress: bool | None,
-    engine: LocalEngine,
-) -> BinCounts:
-    if column is not None and not isinstance(column, str):
-        raise InvalidTypeError(
-            f"The 'column' parameter must be a str. Got {type(column).__name__} instead."
-        )
-    if isinstance(data, os.PathLike) or (isinstance(data, str) and column is not None):
-        from treedp.engines.files import count_path
+def _root(data: Any) -> str:
+    return (type(data).__module__ or "").split(".")[0]
 
-        _need_column(column, "a file")
-        assert column is not None
-        return count_path(data, column, bins, nan, progress=progress, **_chunk_options(engine))
+
+def _is_file(data: Any) -> bool:
+    if isinstance(data, os.PathLike | str):
+        return True
     from treedp.engines.files import FileSource
 
-    if isinstance(data, FileSource):
-        from treedp.engines.files import count_path
+    return isinstance(data, FileSource)
 
-        _need_column(column, "a file")
-        assert column is not None
+
+def _count_file(
+    data: Any, column: str | None, bins: Bins, nan: NanPolicy, progress: bool | None, local: Any
+) -> BinCounts:
+    from treedp.engines.files import FileSource, count_path
+
+    if isinstance(data, str) and column is None:  # a bare string is a value, not a path
+        return _count_memory(data, column, bins, nan, progress, local)
+    _need_column(column, "a file")
+    assert column is not None
+    if isinstance(data, FileSource):
         return count_path(
             data.path,
             column,
@@ -138,31 +196,38 @@ def _count(
             delimiter=data.delimiter,
             encoding=data.encoding,
             progress=progress,
-            **_chunk_options(engine),
+            **_chunk_options(local),
         )
-    module = type(data).__module__ or ""
-    root = module.split(".")[0]
-    if root == "pyspark":
-        from treedp.engines import spark  # type: ignore[attr-defined,unused-ignore]
+    return count_path(data, column, bins, nan, progress=progress, **_chunk_options(local))
 
-        return spark.count_spark(data, column, bins, nan)  # type: ignore[no-any-return]
-    if root == "dask":
-        from treedp.engines import dask  # type: ignore[attr-defined,unused-ignore]
 
-        return dask.count_dask(data, column, bins, nan)  # type: ignore[no-any-return]
-    if root == "pandas":
-        return _pandas(data, column, bins, nan, engine)
-    if root == "polars":
-        return _polars(data, column, bins, nan, engine)
-    if root == "pyarrow":
-        return _pyarrow(data, column, bins, nan, progress, engine)
+def _count_spark(
+    data: Any, column: str | None, bins: Bins, nan: NanPolicy, progress: bool | None, local: Any
+) -> BinCounts:
+    from treedp.engines import spark  # type: ignore[attr-defined,unused-ignore]
+
+    return spark.count_spark(data, column, bins, nan)  # type: ignore[no-any-return]
+
+
+def _count_dask(
+    data: Any, column: str | None, bins: Bins, nan: NanPolicy, progress: bool | None, local: Any
+) -> BinCounts:
+    from treedp.engines import dask  # type: ignore[attr-defined,unused-ignore]
+
+    return dask.count_dask(data, column, bins, nan)  # type: ignore[no-any-return]
+
+
+def _count_memory(
+    data: Any, column: str | None, bins: Bins, nan: NanPolicy, progress: bool | None, local: Any
+) -> BinCounts:
     if isinstance(data, dict):
         raise InvalidTypeError(
             "The 'values' argument must be a column or a table, not a dict; pass a DataFrame "
             "with column=..., or the column itself."
         )
     _no_column(column)
-    return engine.count(data, bins, nan=nan)
+    counts: BinCounts = local.count(data, bins, nan=nan)
+    return counts
 
 
 def _need_column(column: str | None, what: str) -> None:
@@ -188,7 +253,12 @@ def _missing(column: str, names: Any) -> InvalidParameterError:
 
 
 def _pandas(
-    data: Any, column: str | None, bins: Bins, nan: NanPolicy, engine: LocalEngine
+    data: Any,
+    column: str | None,
+    bins: Bins,
+    nan: NanPolicy,
+    progress: bool | None,
+    engine: LocalEngine,
 ) -> BinCounts:
     import pandas as pd
 
@@ -235,7 +305,12 @@ def _checked_pandas(series: Any, column: str) -> Any:
 
 
 def _polars(
-    data: Any, column: str | None, bins: Bins, nan: NanPolicy, engine: LocalEngine
+    data: Any,
+    column: str | None,
+    bins: Bins,
+    nan: NanPolicy,
+    progress: bool | None,
+    engine: LocalEngine,
 ) -> BinCounts:
     import polars as pl
 
@@ -336,3 +411,15 @@ def _pyarrow(
         f"The 'values' argument is a pyarrow {type(data).__name__}, which treedp does not "
         "count; pass an Array, ChunkedArray, Table, RecordBatch or Dataset."
     )
+
+
+for _engine in (
+    Engine("files", _is_file, _count_file),
+    Engine("spark", lambda d: _root(d) == "pyspark", _count_spark, local=False),
+    Engine("dask", lambda d: _root(d) == "dask", _count_dask, local=False),
+    Engine("pandas", lambda d: _root(d) == "pandas", _pandas),
+    Engine("polars", lambda d: _root(d) == "polars", _polars),
+    Engine("pyarrow", lambda d: _root(d) == "pyarrow", _pyarrow),
+    Engine("memory", lambda d: True, _count_memory),
+):
+    ENGINES.append(_engine)
