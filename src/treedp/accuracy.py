@@ -11,7 +11,6 @@ import numpy as np
 from treedp.budget import Neighbours
 from treedp.config import configure
 from treedp.estimation import prefix_covariance
-from treedp.mechanisms import TreeMechanism
 from treedp.planning import Plan
 from treedp.privacy.measures import Measure
 from treedp.spec import ReleaseSpec
@@ -125,6 +124,6 @@ def predict_error(
         prefix_variance=var,
         mechanism=mech.name,
         estimator=est,
-        branching=mech.shape.branching if isinstance(mech, TreeMechanism) else None,
+        branching=getattr(getattr(mech, "shape", None), "branching", None),
         level_budgets=mech.block_budgets,
     )

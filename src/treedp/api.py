@@ -23,7 +23,6 @@ from treedp.engines.local import LocalEngine
 from treedp.engines.progress import wants_progress
 from treedp.exceptions import BoundsWarning, DataError, InvalidParameterError, InvalidTypeError
 from treedp.mechanisms import Mechanism
-from treedp.mechanisms.dawa import DawaMechanism
 from treedp.mechanisms.registry import mechanism_class
 from treedp.noise import RandomSource
 from treedp.noise.rng import check_source
@@ -610,10 +609,7 @@ def _release(
         raise _n_differs()
     if accountant is not None:  # committed before any noise is drawn (fail closed)
         accountant.charge(mech.spend())
-    if isinstance(mech, DawaMechanism):  # data-aware: the private partition is output too
-        mech, noisy = mech.release_blocks(counts, source)
-    else:
-        noisy = mech.measure(counts, source)
+    mech, noisy = mech.release_blocks(counts, source)  # DAWA: its private partition too
     return Release(
         bins=the_bins,
         mechanism=mech,

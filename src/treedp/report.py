@@ -23,7 +23,6 @@ from treedp._atomic import atomic_write
 from treedp._validation import check_level
 from treedp.accuracy import ErrorPrediction
 from treedp.exceptions import InvalidParameterError
-from treedp.mechanisms import TreeMechanism
 from treedp.noise import RandomSource
 from treedp.privacy import ZCDP, ApproxDP, PureDP
 
@@ -199,8 +198,8 @@ def _release_rows(release: Release) -> list[tuple[str, str]]:
             + (" (equal width)" if bins.equal_width else ""),
         ),
     ]
-    if isinstance(release.mechanism, TreeMechanism):
-        branching = release.branching or ()
+    if release.branching is not None:
+        branching = release.branching
         rows.append(
             (
                 "Tree shape",

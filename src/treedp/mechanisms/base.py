@@ -331,6 +331,14 @@ class Mechanism(ABC):
         noise = self.noise_only(1, source)
         return [block + z[0] for block, z in zip(blocks, noise, strict=True)]
 
+    def release_blocks(
+        self, counts: np.ndarray, source: RandomSource
+    ) -> tuple[Mechanism, list[np.ndarray]]:
+        """The mechanism that describes the finished release and its noisy blocks. Most
+        mechanisms are fixed before the data (this one and :meth:`measure`); a data-aware one
+        (DAWA) returns itself bound to what it chose privately."""
+        return self, self.measure(counts, source)
+
     def noise_only(self, repeats: int, source: RandomSource) -> list[np.ndarray]:
         """``repeats`` independent draws of the noise alone, shape ``(repeats, size)`` per block.
 

@@ -29,7 +29,7 @@ from treedp.estimation import (
     prefix_covariance,
 )
 from treedp.exceptions import InvalidParameterError
-from treedp.mechanisms import Mechanism, TreeMechanism
+from treedp.mechanisms import Mechanism
 from treedp.noise import RandomSource
 from treedp.privacy import ApproxDP, Measure
 from treedp.release import inference, queries
@@ -226,9 +226,8 @@ class Release:
     @property
     def branching(self) -> tuple[int, ...] | None:
         """The fan-out per level of the tree (None for a baseline)."""
-        if isinstance(self.mechanism, TreeMechanism):
-            return self.mechanism.shape.branching
-        return None
+        shape = getattr(self.mechanism, "shape", None)  # a mechanism with a tree has one
+        return None if shape is None else tuple(shape.branching)
 
     @property
     def level_budgets(self) -> tuple[float, ...]:
