@@ -181,3 +181,31 @@ def test_efficient_planning_beats_the_paper_after_estimation() -> None:
     plan = treedp.plan(65536, epsilon=1.0, neighbours="add_remove")
     paper = next(c for c in plan.alternatives if c.how.startswith("paper"))
     assert plan.predicted < 0.9 * paper.value
+
+
+def test_repeated_releases_plan_once_through_the_default_cache(monkeypatch) -> None:
+    """Issue 28 item 6: the default cache is keyed on public parameters only; False turns it
+    off; a caller's cache keeps at most maxsize plans."""
+    import treedp.planning as planning_module
+
+    calls = []
+    real = planning_module._plan
+    monkeypatch.setattr(
+        planning_module, "_plan", lambda *a, **k: calls.append(a) or real(*a, **k)
+    )
+    planning_module.DEFAULT_PLAN_CACHE.clear()
+    common = {"bounds": (0, 1), "bins": 96, "epsilon": 0.7}
+    for data in ([0.1, 0.5], [0.9] * 50, []):  # other data, the same public parameters
+        treedp.release_cdf(data, **common)
+    assert len(calls) == 1
+    treedp.release_cdf([0.2], plan_cache=False, **common)
+    treedp.release_cdf([0.2], plan_cache=False, **common)
+    assert len(calls) == 3
+    treedp.release_cdf([0.2], **{**common, "epsilon": 0.8})  # other public parameters
+    assert len(calls) == 4
+    small = treedp.PlanCache(maxsize=1)
+    small.get(treedp.ReleaseSpec(bins=8, epsilon=1.0))
+    small.get(treedp.ReleaseSpec(bins=9, epsilon=1.0))
+    assert len(small) == 1
+    with pytest.raises(treedp.InvalidTypeError, match="plan_cache"):
+        treedp.release_cdf([0.2], plan_cache="yes", **common)

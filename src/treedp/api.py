@@ -59,7 +59,7 @@ def release_cdf(
     nan: NanPolicy = "error",
     rng: RandomSource | None = None,
     plan: Plan | None = None,
-    plan_cache: PlanCache | None = None,
+    plan_cache: PlanCache | bool | None = None,
     privacy: Measure | None = None,
     accountant: Accountant | None = None,
     column: str | None = None,
@@ -163,9 +163,11 @@ def release_cdf(
         A plan from :func:`treedp.plan` for these bins, epsilon and neighbours: the tree it
         chose is used as is (no planning at release time). Not with ``branching`` or
         ``level_budgets``.
-    plan_cache : PlanCache, optional
-        A cache of plans the caller owns (used when ``plan`` is not given); without one, the
-        planner runs on each call that leaves the tree to it.
+    plan_cache : PlanCache or False, optional
+        Where plans are looked up when ``plan`` is not given: by default the process-wide
+        :data:`treedp.planning.DEFAULT_PLAN_CACHE` (plans depend on public parameters only,
+        so a repeated call plans once); a caller-owned :class:`PlanCache`; or False to run
+        the planner on every call.
     privacy : PureDP, ZCDP or ApproxDP, optional
         A target guarantee instead of ``epsilon``: ``treedp.ZCDP(rho)`` releases the tree
         with exact discrete Gaussian noise at ``rho``-zCDP; ``treedp.ApproxDP(epsilon,
@@ -333,8 +335,6 @@ def release_cdf(
         # The stand-in is configured in full (the relation, a public n, the mechanism's own
         # checks): nothing public may refuse after the bounds' charge. Its plan is kept for
         # the release, which has the same bins (equal-width) and budget.
-        if plan is None and plan_cache is None:
-            plan_cache = PlanCache()
         configure(stand_in, plan=plan if bins != "integers" else None, plan_cache=plan_cache)
         max_bins = MAX_BINS if mechanism == "auto" else mechanism_class(mechanism).max_bins
         scanned = _bounds_input(values, column, stand_in.nan, progress, engine)
@@ -420,7 +420,7 @@ def release_counts(
     integer: bool = False,
     rng: RandomSource | None = None,
     plan: Plan | None = None,
-    plan_cache: PlanCache | None = None,
+    plan_cache: PlanCache | bool | None = None,
     privacy: Measure | None = None,
     accountant: Accountant | None = None,
 ) -> Release:
@@ -449,8 +449,10 @@ def release_counts(
     plan : Plan, optional
         A plan from :func:`treedp.plan` for these bins, epsilon and neighbours: it then picks
         the tree (no planning at release time).
-    plan_cache : PlanCache, optional
-        A cache of plans the caller owns, used when ``plan`` is not given.
+    plan_cache : PlanCache or False, optional
+        Where plans are looked up when ``plan`` is not given: by default
+        :data:`treedp.planning.DEFAULT_PLAN_CACHE`; a caller-owned :class:`PlanCache`; or
+        False to run the planner on every call.
     privacy : PureDP, ZCDP or ApproxDP, optional
         A target guarantee instead of ``epsilon``: ``treedp.ZCDP(rho)`` releases the tree
         with exact discrete Gaussian noise at ``rho``-zCDP; ``treedp.ApproxDP(epsilon,

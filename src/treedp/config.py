@@ -9,7 +9,7 @@ from __future__ import annotations
 from treedp.exceptions import InvalidParameterError, InvalidTypeError
 from treedp.mechanisms import Mechanism
 from treedp.mechanisms.factory import make_mechanism
-from treedp.planning import Plan, PlanCache, best_tree
+from treedp.planning import DEFAULT_PLAN_CACHE, Plan, PlanCache, best_tree
 from treedp.planning import plan as make_plan
 from treedp.spec import ALL_MECHANISMS, ReleaseSpec
 from treedp.tree import TreeShape, shape_for
@@ -22,7 +22,7 @@ def configure(
     spec: ReleaseSpec,
     *,
     plan: Plan | None = None,
-    plan_cache: PlanCache | None = None,
+    plan_cache: PlanCache | bool | None = None,
 ) -> tuple[Mechanism, str]:
     """Build the mechanism a validated spec describes; returns it and the estimator name.
 
@@ -34,8 +34,9 @@ def configure(
         The plan to follow when the spec leaves the tree to the planner (``mechanism`` is
         ``"auto"`` or ``"tree"`` with neither ``branching`` nor ``level_budgets``). It must
         have been made for the same bins, noise, budget and neighbour relation.
-    plan_cache : PlanCache, optional
-        Where to look the plan up when none is given. Without either, the planner runs.
+    plan_cache : PlanCache or False, optional
+        Where to look the plan up when none is given: by default
+        :data:`treedp.planning.DEFAULT_PLAN_CACHE`; False plans afresh.
     """
     n_public = spec.require_n()
     n_bins = spec.n_bins
@@ -83,9 +84,18 @@ def configure(
     return mech.planned(best_tree), est
 
 
-def _the_plan(spec: ReleaseSpec, plan: Plan | None, cache: PlanCache | None) -> Plan:
+def _the_plan(spec: ReleaseSpec, plan: Plan | None, cache: PlanCache | bool | None) -> Plan:
     if plan is None:
-        return cache.get(spec) if cache is not None else make_plan(spec)
+        if cache is False:
+            return make_plan(spec)
+        if cache is None or cache is True:
+            cache = DEFAULT_PLAN_CACHE
+        if not isinstance(cache, PlanCache):
+            raise InvalidTypeError(
+                "The 'plan_cache' parameter must be a treedp.PlanCache, None (the default "
+                f"cache) or False (no cache). Got {type(cache).__name__} instead."
+            )
+        return cache.get(spec)
     if not isinstance(plan, Plan):
         raise InvalidTypeError(
             f"The 'plan' parameter must be a treedp.Plan. Got {type(plan).__name__} instead."

@@ -54,13 +54,15 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import threading
+from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, cast
 
 import numpy as np
 
-from treedp._validation import check_option
+from treedp._validation import check_int, check_option
 from treedp.budget import Neighbours
 from treedp.estimation.covariance import (
     DirectTreeCovariance,
@@ -90,6 +92,7 @@ from treedp.tree.design import (
 )
 
 __all__ = [
+    "DEFAULT_PLAN_CACHE",
     "OBJECTIVES",
     "WORKLOADS",
     "Plan",
@@ -1212,10 +1215,18 @@ def _histogram_candidate(
 
 
 class PlanCache:
-    """Plans by public parameters, owned by the caller (nothing is cached behind its back).
+    """Plans by public parameters (bins, budget, neighbours, estimator, noise): nothing else.
 
-    Pass one to :func:`treedp.release_cdf` / :func:`treedp.release_counts` (``plan_cache=``)
-    to plan each configuration once across many releases.
+    :func:`treedp.release_cdf` and :func:`treedp.release_counts` plan each configuration once
+    through :data:`DEFAULT_PLAN_CACHE` (the 64 most recently used configurations of this
+    process); pass your own ``plan_cache=`` to keep plans elsewhere, or ``plan_cache=False``
+    to plan afresh every time. A plan depends on public parameters only, so caching it reveals
+    nothing about any data. Safe to share between threads.
+
+    Parameters
+    ----------
+    maxsize : int, optional
+        The most plans kept (the least recently used goes first); None keeps every plan.
 
     Examples
     --------
@@ -1226,18 +1237,39 @@ class PlanCache:
     True
     """
 
-    def __init__(self) -> None:
-        self._plans: dict[tuple[int, float, Neighbours, str, str], Plan] = {}
+    def __init__(self, maxsize: int | None = None) -> None:
+        if maxsize is not None:
+            check_int(maxsize, "maxsize", lo=1)
+        self.maxsize = maxsize
+        self._plans: OrderedDict[tuple[int, float, Neighbours, str, str], Plan] = OrderedDict()
+        self._lock = threading.Lock()
 
     def get(self, spec: ReleaseSpec) -> Plan:
         """The plan for ``spec`` (computed on first use)."""
         key = (spec.n_bins, spec.budget, spec.neighbours, spec.estimator_name, spec.noise)
-        found = self._plans.get(key)
-        if found is None:
-            n_bins, budget, nb, est, noise = key
-            found = _plan(n_bins, budget, nb, est, "cdf_mse", noise)
+        with self._lock:
+            found = self._plans.get(key)
+            if found is not None:
+                self._plans.move_to_end(key)
+                return found
+        n_bins, budget, nb, est, noise = key
+        found = _plan(n_bins, budget, nb, est, "cdf_mse", noise)  # outside the lock
+        with self._lock:
             self._plans[key] = found
+            while self.maxsize is not None and len(self._plans) > self.maxsize:
+                self._plans.popitem(last=False)
         return found
+
+    def clear(self) -> None:
+        """Forget every plan."""
+        with self._lock:
+            self._plans.clear()
 
     def __len__(self) -> int:
         return len(self._plans)
+
+
+#: The plans :func:`treedp.release_cdf` and :func:`treedp.release_counts` reuse when given
+#: neither ``plan`` nor ``plan_cache`` (``plan_cache=False`` turns it off for one call;
+#: ``DEFAULT_PLAN_CACHE.clear()`` empties it).
+DEFAULT_PLAN_CACHE = PlanCache(maxsize=64)
