@@ -190,9 +190,7 @@ def test_repeated_releases_plan_once_through_the_default_cache(monkeypatch) -> N
 
     calls = []
     real = planning_module._plan
-    monkeypatch.setattr(
-        planning_module, "_plan", lambda *a, **k: calls.append(a) or real(*a, **k)
-    )
+    monkeypatch.setattr(planning_module, "_plan", lambda *a, **k: calls.append(a) or real(*a, **k))
     planning_module.DEFAULT_PLAN_CACHE.clear()
     common = {"bounds": (0, 1), "bins": 96, "epsilon": 0.7}
     for data in ([0.1, 0.5], [0.9] * 50, []):  # other data, the same public parameters
