@@ -55,6 +55,7 @@ from treedp.budget import check_epsilon
 from treedp.config import configure
 from treedp.domain import NanPolicy, public_bins
 from treedp.engines.base import check_nan_policy
+from treedp.engines.dispatch import pick_engine
 from treedp.engines.grouped import (
     GroupedCounts,
     GroupedJob,
@@ -236,7 +237,7 @@ def release_grouped(
             "Gaussian noise (privacy=ZCDP or ApproxDP) needs the public 'keys' (private key "
             "selection is for pure epsilon)."
         )
-    engine = _engine(data)
+    engine = pick_engine(data)
     if keys is not None:
         if delta is not None or selection_epsilon is not None:
             raise InvalidParameterError(
@@ -329,7 +330,7 @@ def release_grouped(
         ),
     }
     selection: dict[str, Any] | None = None
-    if engine != "memory":  # files, Spark, Dask: bounded and counted by the engine
+    if engine.grouped is not None:  # files, Spark, Dask: bounded and counted by the engine
         if the_keys is None:  # pass 1: the selection counts, in the engine; noise here
             assert delta is not None
             sel_job = GroupedJob(
@@ -341,7 +342,8 @@ def release_grouped(
                 bins=the_bins,
                 nan=nan,
             )
-            found = _key_counts_on(engine, data, sel_job, source)
+            assert engine.key_counts is not None  # every such engine counts keys too
+            found = engine.key_counts(data, sel_job, source)
             commit()  # the selection counts were read; the selection noise comes next
             the_keys, selection = choose_keys(
                 found, bounds.max_groups, eps_sel, delta, source, neighbours
@@ -355,7 +357,7 @@ def release_grouped(
             bins=the_bins,
             nan=nan,
         )
-        counted = _count_on(engine, data, job, source)
+        counted = engine.grouped(data, job, source)
         if selection is None:  # public keys: charged once the counts were read
             commit()
         return release_grouped_counts(  # pass 2: the release on the selected keys
@@ -484,20 +486,6 @@ def _target(epsilon: float | None, delta: float | None, rho: float | None) -> Me
     return PureDP(epsilon) if delta is None else ApproxDP(epsilon, delta)
 
 
-def _engine(data: Any) -> str:
-    """``memory``, ``files``, ``spark`` or ``dask``, from the type alone (nothing is read)."""
-    from treedp.engines.grouped_files import is_file_input
-
-    if is_file_input(data):
-        return "files"
-    module = type(data).__module__
-    if module.startswith("pyspark.sql") and hasattr(data, "schema"):
-        return "spark"
-    if module.startswith(("dask.dataframe", "dask_expr")) and hasattr(data, "npartitions"):
-        return "dask"
-    return "memory"
-
-
 def grouped_counts(data: Any, job: GroupedJob, rng: RandomSource | None = None) -> GroupedCounts:
     """The bounded ``(G × B)`` counts of a table on its engine, before any noise.
 
@@ -507,9 +495,9 @@ def grouped_counts(data: Any, job: GroupedJob, rng: RandomSource | None = None) 
     not private (never publish its output).
     """
     source = resolve_source(rng)
-    engine = _engine(data)
-    if engine != "memory":
-        return _count_on(engine, data, job, source)
+    engine = pick_engine(data)
+    if engine.grouped is not None:
+        return engine.grouped(data, job, source)
     return count_bounded(*_memory_columns(data, job), job, source)
 
 
@@ -523,20 +511,6 @@ def _memory_columns(
     by = [column_array(_fetch(data, b), b) for b in job.by]
     person = None if job.unit is None else column_array(_fetch(data, job.unit), "privacy_unit")
     return values, by, person
-
-
-def _count_on(engine: str, data: Any, job: GroupedJob, source: RandomSource) -> GroupedCounts:
-    if engine == "files":
-        from treedp.engines.grouped_files import count_grouped_files
-
-        return count_grouped_files(data, job, source)
-    if engine == "spark":
-        from treedp.engines.grouped_spark import count_grouped_spark
-
-        return count_grouped_spark(data, job, source)
-    from treedp.engines.grouped_dask import count_grouped_dask
-
-    return count_grouped_dask(data, job, source)
 
 
 def _scaled_epsilon(epsilon: float, factor: int) -> float:
@@ -644,24 +618,10 @@ def selection_counts(data: Any, job: GroupedJob, rng: RandomSource | None = None
     the conformance of the engines and not private (never publish its output).
     """
     source = resolve_source(rng)
-    engine = _engine(data)
-    if engine != "memory":
-        return _key_counts_on(engine, data, job, source)
+    engine = pick_engine(data)
+    if engine.key_counts is not None:
+        return engine.key_counts(data, job, source)
     return KeyCounts.merge([count_keys(*_memory_columns(data, job), job, source)])
-
-
-def _key_counts_on(engine: str, data: Any, job: GroupedJob, source: RandomSource) -> KeyCounts:
-    if engine == "files":
-        from treedp.engines.grouped_files import key_counts_files
-
-        return key_counts_files(data, job, source)
-    if engine == "spark":
-        from treedp.engines.grouped_spark import key_counts_spark
-
-        return key_counts_spark(data, job, source)
-    from treedp.engines.grouped_dask import key_counts_dask
-
-    return key_counts_dask(data, job, source)
 
 
 # ---------------------------------------------------------------------- columns
@@ -670,17 +630,16 @@ def _is_table(data: Any) -> bool:
         isinstance(data, Mapping)
         or hasattr(data, "columns")
         or hasattr(data, "column_names")
-        or _engine(data) == "files"
+        or pick_engine(data).columns is not None
     )
 
 
 def _schema(data: Any) -> list[str]:
     if isinstance(data, Mapping):
         return [str(k) for k in data]
-    if _engine(data) == "files":
-        from treedp.engines.grouped_files import file_columns
-
-        return file_columns(data)
+    read_columns = pick_engine(data).columns
+    if read_columns is not None:  # files: the schema, no value read
+        return read_columns(data)
     if hasattr(data, "column_names"):  # a pyarrow Table
         return [str(c) for c in data.column_names]
     return [str(c) for c in data.columns]

@@ -34,6 +34,8 @@ from treedp.exceptions import InvalidParameterError, InvalidTypeError
 
 if TYPE_CHECKING:
     from treedp.domain import Bins
+    from treedp.engines.grouped import GroupedCounts, GroupedJob, KeyCounts
+    from treedp.noise.rng import RandomSource
 
 __all__ = ["ENGINES", "Engine", "count_source", "pick_engine", "register_engine"]
 
@@ -61,12 +63,24 @@ class Engine:
     local : bool
         Whether the data is counted on this machine (then ``engine=LocalEngine(...)`` sets
         threads and kernel); False for a cluster (Spark, Dask).
+    grouped, key_counts : callable, optional
+        ``grouped(data, job, source)`` → the bounded ``(G × B)``
+        :class:`~treedp.engines.grouped.GroupedCounts` of a group-by or per-person release,
+        and ``key_counts(data, job, source)`` → the pre-noise
+        :class:`~treedp.engines.grouped.KeyCounts` of private key selection, counted where
+        the data lives; None: the columns are read into memory and counted there.
+    columns : callable, optional
+        ``columns(data)`` → the column names, read from the schema without any value (for
+        inputs with no ``columns`` attribute, such as files).
     """
 
     name: str
     accepts: Callable[[Any], bool]
     count: Counter
     local: bool = True
+    grouped: Callable[[Any, GroupedJob, RandomSource], GroupedCounts] | None = None
+    key_counts: Callable[[Any, GroupedJob, RandomSource], KeyCounts] | None = None
+    columns: Callable[[Any], list[str]] | None = None
 
 
 #: The engine table, asked in order; the first that accepts the data counts it. Plug-ins
@@ -171,11 +185,60 @@ def _root(data: Any) -> str:
 
 
 def _is_file(data: Any) -> bool:
+    """A path, a list of paths or a :class:`~treedp.engines.files.FileSource`."""
     if isinstance(data, os.PathLike | str):
         return True
+    if isinstance(data, list | tuple) and data:
+        return all(isinstance(x, str | os.PathLike) for x in data)
     from treedp.engines.files import FileSource
 
     return isinstance(data, FileSource)
+
+
+def _is_dataset(data: Any) -> bool:
+    return (type(data).__module__ or "").startswith("pyarrow._dataset")
+
+
+def _files_grouped(data: Any, job: GroupedJob, source: RandomSource) -> GroupedCounts:
+    from treedp.engines.grouped_files import count_grouped_files
+
+    return count_grouped_files(data, job, source)
+
+
+def _files_keys(data: Any, job: GroupedJob, source: RandomSource) -> KeyCounts:
+    from treedp.engines.grouped_files import key_counts_files
+
+    return key_counts_files(data, job, source)
+
+
+def _files_columns(data: Any) -> list[str]:
+    from treedp.engines.grouped_files import file_columns
+
+    return file_columns(data)
+
+
+def _spark_grouped(data: Any, job: GroupedJob, source: RandomSource) -> GroupedCounts:
+    from treedp.engines.grouped_spark import count_grouped_spark
+
+    return count_grouped_spark(data, job, source)
+
+
+def _spark_keys(data: Any, job: GroupedJob, source: RandomSource) -> KeyCounts:
+    from treedp.engines.grouped_spark import key_counts_spark
+
+    return key_counts_spark(data, job, source)
+
+
+def _dask_grouped(data: Any, job: GroupedJob, source: RandomSource) -> GroupedCounts:
+    from treedp.engines.grouped_dask import count_grouped_dask
+
+    return count_grouped_dask(data, job, source)
+
+
+def _dask_keys(data: Any, job: GroupedJob, source: RandomSource) -> KeyCounts:
+    from treedp.engines.grouped_dask import key_counts_dask
+
+    return key_counts_dask(data, job, source)
 
 
 def _count_file(
@@ -413,10 +476,21 @@ def _pyarrow(
     )
 
 
+_FILES = (_files_grouped, _files_keys, _files_columns)
 for _engine in (
-    Engine("files", _is_file, _count_file),
-    Engine("spark", lambda d: _root(d) == "pyspark", _count_spark, local=False),
-    Engine("dask", lambda d: _root(d) == "dask", _count_dask, local=False),
+    Engine("files", _is_file, _count_file, True, *_FILES),
+    Engine("pyarrow_dataset", _is_dataset, _pyarrow, True, *_FILES),
+    Engine(
+        "spark", lambda d: _root(d) == "pyspark", _count_spark, False, _spark_grouped, _spark_keys
+    ),
+    Engine(
+        "dask",
+        lambda d: _root(d) in ("dask", "dask_expr"),
+        _count_dask,
+        False,
+        _dask_grouped,
+        _dask_keys,
+    ),
     Engine("pandas", lambda d: _root(d) == "pandas", _pandas),
     Engine("polars", lambda d: _root(d) == "polars", _polars),
     Engine("pyarrow", lambda d: _root(d) == "pyarrow", _pyarrow),
