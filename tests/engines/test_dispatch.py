@@ -221,3 +221,22 @@ def test_engine_option_counts_the_same_and_is_checked(tmp_path: Path) -> None:
             epsilon=1.0,
             engine=engine,
         )
+
+
+def test_a_list_of_file_paths_is_counted_like_the_grouped_path_reads_it(tmp_path) -> None:
+    """Round 3's new user: a list of paths was refused with a message about columns, while
+    the grouped path took it. One engine table now reads it for both."""
+    import treedp
+    from treedp.domain import make_bins
+    from treedp.engines.dispatch import count_source, pick_engine
+
+    paths = []
+    for i, rows in enumerate(([1, 2, 3], [4, 5])):
+        path = tmp_path / f"part{i}.csv"
+        path.write_text("x\n" + "\n".join(map(str, rows)) + "\n")
+        paths.append(str(path))
+    assert pick_engine(paths).name == "files"
+    counts = count_source(paths, column="x", bins=make_bins(bounds=(0, 10), bins=10))
+    assert counts.counts.tolist() == [0, 1, 1, 1, 1, 1, 0, 0, 0, 0]
+    with pytest.raises(treedp.InvalidParameterError, match="'column' parameter is required"):
+        count_source(paths, column=None, bins=make_bins(bounds=(0, 10), bins=10))
