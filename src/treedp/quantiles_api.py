@@ -20,6 +20,7 @@ import numpy as np
 
 from treedp._validation import check_int
 from treedp.budget import check_epsilon
+from treedp.engines.dispatch import pick_engine
 from treedp.exceptions import BoundsWarning, DataError, InvalidParameterError, InvalidTypeError
 from treedp.mechanisms._column import (
     check_nan,
@@ -727,12 +728,11 @@ def _run(
 
 
 def _column_of(values: Any, column: Any) -> Any:
-    """``values`` itself, or its ``column`` (a DataFrame's, or read from files)."""
-    import os
-
-    is_path = isinstance(values, str | os.PathLike)
+    """``values`` itself, or its ``column`` collected into memory by the engine that reads
+    ``values`` (:data:`treedp.engines.dispatch.ENGINES`: a DataFrame's, a cluster's, files')."""
+    engine = pick_engine(values)
     if column is None:
-        if is_path:
+        if engine.columns is not None:  # files: a schema, not a column
             raise InvalidParameterError(
                 "A file given as 'values' needs 'column' (the column to read)."
             )
@@ -741,44 +741,12 @@ def _column_of(values: Any, column: Any) -> Any:
         raise InvalidTypeError(
             f"The 'column' parameter must be a str. Got {type(column).__name__} instead."
         )
-    if is_path:
-        from treedp.io import read_column as read_file_column
-
-        return read_file_column(values, column)
-    root = (type(values).__module__ or "").split(".")[0]
-    if root in ("pandas", "polars", "dask", "pyspark"):
-        if column not in list(values.columns):
-            raise InvalidParameterError(f"The 'column' parameter names no column: {column!r}.")
-        if root == "dask":  # the column is collected: these methods hold it in memory
-            return values[column].compute()
-        if root == "pyspark":
-            return _spark_column(values, column)
-        return values[column]
-    raise InvalidTypeError(
-        "The 'column' parameter applies to a pandas, polars, Dask or Spark DataFrame or a "
-        f"file; a {type(values).__name__} is one column already: drop 'column'."
-    )
-
-
-def _spark_column(frame: Any, column: str) -> np.ndarray:
-    """A Spark DataFrame's column collected to the driver (numbers as float64, datetimes as
-    datetime64[us]; nulls as NaN / NaT, which the ``nan`` policy then handles)."""
-    import datetime
-
-    from treedp.engines.spark import quiet_pyspark
-
-    with quiet_pyspark():  # pyspark's own deprecation and socket warnings, not the data's
-        cells = [row[0] for row in frame.select(column).collect()]
-    present = [c for c in cells if c is not None]
-    if present and all(isinstance(c, datetime.datetime | datetime.date) for c in present):
-        return np.array(
-            [np.datetime64("NaT") if c is None else np.datetime64(c, "us") for c in cells],
-            dtype="datetime64[us]",
+    if engine.collect is None:
+        raise InvalidTypeError(
+            "The 'column' parameter applies to a pandas, polars, Dask or Spark DataFrame or a "
+            f"file; a {type(values).__name__} is one column already: drop 'column'."
         )
-    try:
-        return np.array([np.nan if c is None else c for c in cells], dtype=np.float64)
-    except (TypeError, ValueError):
-        raise InvalidTypeError(f"The column {column!r} must hold numbers or datetimes.") from None
+    return engine.collect(values, column)
 
 
 def _read_before_charge(values: Any, nan: str, relation: str) -> tuple[int, str | None]:

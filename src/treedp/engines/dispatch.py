@@ -72,6 +72,10 @@ class Engine:
     columns : callable, optional
         ``columns(data)`` → the column names, read from the schema without any value (for
         inputs with no ``columns`` attribute, such as files).
+    collect : callable, optional
+        ``collect(data, column)`` → that column in memory (numbers or datetimes), for the
+        methods that hold the values (the exponential and recursive quantiles); None: the
+        input is one column already, or cannot be collected.
     """
 
     name: str
@@ -81,6 +85,7 @@ class Engine:
     grouped: Callable[[Any, GroupedJob, RandomSource], GroupedCounts] | None = None
     key_counts: Callable[[Any, GroupedJob, RandomSource], KeyCounts] | None = None
     columns: Callable[[Any], list[str]] | None = None
+    collect: Callable[[Any, str], Any] | None = None
 
 
 #: The engine table, asked in order; the first that accepts the data counts it. Plug-ins
@@ -476,12 +481,52 @@ def _pyarrow(
     )
 
 
+def _frame_column(frame: Any, column: str) -> Any:
+    """A pandas or polars DataFrame's column (its name checked first)."""
+    if column not in list(frame.columns):
+        raise InvalidParameterError(f"The 'column' parameter names no column: {column!r}.")
+    return frame[column]
+
+
+def _dask_column(frame: Any, column: str) -> Any:
+    return _frame_column(frame, column).compute()  # collected: these methods hold it
+
+
+def _spark_column(frame: Any, column: str) -> Any:
+    from treedp.engines.spark import collect_column
+
+    _frame_column(frame, column)  # checks the name only (a Spark column is not data)
+    return collect_column(frame, column)
+
+
+def _file_column(data: Any, column: str) -> Any:
+    """The column of a file, a :class:`FileSource` or a list of files, in memory."""
+    import numpy as np
+
+    from treedp.engines.files import FileSource
+    from treedp.io import read_column
+
+    options: dict[str, Any] = {}
+    if isinstance(data, FileSource):
+        options = {"delimiter": data.delimiter, "encoding": data.encoding}
+        data = data.path
+    if isinstance(data, list | tuple):
+        return np.concatenate([read_column(p, column, **options) for p in data])
+    return read_column(data, column, **options)
+
+
 _FILES = (_files_grouped, _files_keys, _files_columns)
 for _engine in (
-    Engine("files", _is_file, _count_file, True, *_FILES),
+    Engine("files", _is_file, _count_file, True, *_FILES, _file_column),
     Engine("pyarrow_dataset", _is_dataset, _pyarrow, True, *_FILES),
     Engine(
-        "spark", lambda d: _root(d) == "pyspark", _count_spark, False, _spark_grouped, _spark_keys
+        "spark",
+        lambda d: _root(d) == "pyspark",
+        _count_spark,
+        False,
+        _spark_grouped,
+        _spark_keys,
+        collect=_spark_column,
     ),
     Engine(
         "dask",
@@ -490,9 +535,10 @@ for _engine in (
         False,
         _dask_grouped,
         _dask_keys,
+        collect=_dask_column,
     ),
-    Engine("pandas", lambda d: _root(d) == "pandas", _pandas),
-    Engine("polars", lambda d: _root(d) == "polars", _polars),
+    Engine("pandas", lambda d: _root(d) == "pandas", _pandas, collect=_frame_column),
+    Engine("polars", lambda d: _root(d) == "polars", _polars, collect=_frame_column),
     Engine("pyarrow", lambda d: _root(d) == "pyarrow", _pyarrow),
     Engine("memory", lambda d: True, _count_memory),
 ):

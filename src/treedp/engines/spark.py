@@ -227,3 +227,22 @@ def _collect(summed: Any) -> tuple[np.ndarray, np.ndarray]:
     bin_idx = np.concatenate([np.frombuffer(r[0], dtype=np.int64) for r in rows])
     count = np.concatenate([np.frombuffer(r[1], dtype=np.int64) for r in rows])
     return bin_idx, count
+
+
+def collect_column(frame: Any, column: str) -> np.ndarray:
+    """A Spark DataFrame's column collected to the driver (numbers as float64, datetimes as
+    datetime64[us]; nulls as NaN / NaT, which the ``nan`` policy then handles)."""
+    import datetime
+
+    with quiet_pyspark():  # pyspark's own deprecation and socket warnings, not the data's
+        cells = [row[0] for row in frame.select(column).collect()]
+    present = [c for c in cells if c is not None]
+    if present and all(isinstance(c, datetime.datetime | datetime.date) for c in present):
+        return np.array(
+            [np.datetime64("NaT") if c is None else np.datetime64(c, "us") for c in cells],
+            dtype="datetime64[us]",
+        )
+    try:
+        return np.array([np.nan if c is None else c for c in cells], dtype=np.float64)
+    except (TypeError, ValueError):
+        raise InvalidTypeError(f"The column {column!r} must hold numbers or datetimes.") from None
