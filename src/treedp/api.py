@@ -253,9 +253,9 @@ def release_cdf(
             raise InvalidParameterError(
                 "The 'n' parameter is not taken by a group-by release: group sizes stay private."
             )
-        if mechanism == "dawa":  # one partition per group is not implemented
+        if mechanism != "auto" and not mechanism_class(mechanism).per_group:
             raise InvalidParameterError(
-                "mechanism='dawa' is not available for a group-by release; use 'auto'."
+                f"mechanism={mechanism!r} is not available for a group-by release; use 'auto'."
             )
         return release_grouped(
             values,

@@ -11,6 +11,7 @@ a public ``n`` (post-processing of that release; :mod:`treedp.mechanisms.private
 from __future__ import annotations
 
 import math
+import os
 import warnings
 from dataclasses import dataclass
 from fractions import Fraction
@@ -732,7 +733,7 @@ def _column_of(values: Any, column: Any) -> Any:
     ``values`` (:data:`treedp.engines.dispatch.ENGINES`: a DataFrame's, a cluster's, files')."""
     engine = pick_engine(values)
     if column is None:
-        if engine.columns is not None:  # files: a schema, not a column
+        if isinstance(values, str | os.PathLike):  # a file: a schema, not a column
             raise InvalidParameterError(
                 "A file given as 'values' needs 'column' (the column to read)."
             )

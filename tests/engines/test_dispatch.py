@@ -239,4 +239,6 @@ def test_a_list_of_file_paths_is_counted_like_the_grouped_path_reads_it(tmp_path
     counts = count_source(paths, column="x", bins=make_bins(bounds=(0, 10), bins=10))
     assert counts.counts.tolist() == [0, 1, 1, 1, 1, 1, 0, 0, 0, 0]
     with pytest.raises(treedp.InvalidParameterError, match="'column' parameter is required"):
+        count_source(Path(paths[0]), column=None, bins=make_bins(bounds=(0, 10), bins=10))
+    with pytest.raises(treedp.InvalidTypeError):  # without a column, strings are values
         count_source(paths, column=None, bins=make_bins(bounds=(0, 10), bins=10))

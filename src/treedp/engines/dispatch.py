@@ -251,7 +251,7 @@ def _count_file(
 ) -> BinCounts:
     from treedp.engines.files import FileSource, count_path
 
-    if isinstance(data, str) and column is None:  # a bare string is a value, not a path
+    if column is None and isinstance(data, str | list | tuple):  # values, not paths
         return _count_memory(data, column, bins, nan, progress, local)
     _need_column(column, "a file")
     assert column is not None

@@ -192,6 +192,9 @@ class Mechanism(ABC):
     #: The noise families it can add: ``"laplace"`` (a pure ε budget) and/or ``"gaussian"``
     #: (a ρ budget; :meth:`from_budget`).
     noises: ClassVar[tuple[str, ...]] = ("laplace",)
+    #: False when one instance cannot serve every group of a group-by release (DAWA: its
+    #: partition is chosen from one dataset's counts).
+    per_group: ClassVar[bool] = True
     #: True when it takes a tree shape and per-level budgets (``branching``, ``level_budgets``).
     takes_shape: ClassVar[bool] = False
 

@@ -244,6 +244,8 @@ class DawaMechanism(Mechanism):
             bucket_planner=self.bucket_planner,
         )
 
+    per_group = False
+
     @classmethod
     def from_description(
         cls, meta: Mapping[str, Any], n_bins: int, budget: float, gaussian: bool
