@@ -9,35 +9,24 @@ Run: ``.venv/bin/python benchmarks/plan_cache.py``.
 
 from __future__ import annotations
 
-import platform
-import time
-
 import numpy as np
 
 import treedp
-
-
-def _best(call, repeats: int = 7) -> float:
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        call()
-        times.append(time.perf_counter() - start)
-    return min(times)
+from _common import best_of, machine
 
 
 def main() -> None:
     rng = np.random.default_rng(0)
     values = rng.lognormal(3, 1, 100_000)
-    print(f"python {platform.python_version()}, numpy {np.__version__}, {platform.machine()}")
+    print(machine())
     print(f"{'bins':>8} {'plan=':>10} {'default cache':>14} {'ratio':>6} {'plan_cache=False':>17}")
     for bins in (1024, 2**14, 2**16):
         common = {"bounds": (0, 2000), "bins": bins, "epsilon": 1.0}
         plan = treedp.plan(bins, epsilon=1.0)
         treedp.release_cdf(values, **common)  # warm the default cache
-        with_plan = _best(lambda: treedp.release_cdf(values, plan=plan, **common))  # noqa: B023
-        cached = _best(lambda: treedp.release_cdf(values, **common))  # noqa: B023
-        fresh = _best(lambda: treedp.release_cdf(values, plan_cache=False, **common), 3)  # noqa: B023
+        with_plan = best_of(lambda: treedp.release_cdf(values, plan=plan, **common))  # noqa: B023
+        cached = best_of(lambda: treedp.release_cdf(values, **common))  # noqa: B023
+        fresh = best_of(lambda: treedp.release_cdf(values, plan_cache=False, **common), 3)  # noqa: B023
         print(
             f"{bins:>8} {with_plan * 1e3:>8.1f}ms {cached * 1e3:>12.1f}ms "
             f"{cached / with_plan:>6.2f} {fresh * 1e3:>15.1f}ms"

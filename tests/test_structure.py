@@ -72,13 +72,17 @@ def import_graph(root: Path) -> dict[str, set[str]]:
                 parts = found.split(".")
                 for i in range(2, len(parts)):
                     package = ".".join(parts[:i])
-                    if package in modules and not name.startswith(package + "."):
+                    if (
+                        package in modules
+                        and package != name
+                        and not name.startswith(package + ".")
+                    ):
                         graph[name].add(package)
     return graph
 
 
 def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
-    """The strongly connected sets of more than one module (Tarjan)."""
+    """The strongly connected sets of more than one module, and self-imports (Tarjan)."""
     sys.setrecursionlimit(max(sys.getrecursionlimit(), 10_000))
     index: dict[str, int] = {}
     low: dict[str, int] = {}
@@ -104,7 +108,7 @@ def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
                 part.append(w)
                 if w == v:
                     break
-            if len(part) > 1:
+            if len(part) > 1 or v in graph.get(v, ()):
                 found.append(sorted(part))
 
     for v in sorted(set(graph) | {w for ws in graph.values() for w in ws}):

@@ -14,6 +14,7 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 
 import treedp
+from tests.test_structure import cycles
 from treedp.cli import COMMANDS
 
 CLI = Path(__file__).parents[2] / "src" / "treedp" / "cli"
@@ -72,41 +73,6 @@ def cli_graph(sources: Mapping[str, str]) -> dict[str, set[str]]:
             elif target in sources and target != module:
                 graph[module].add(target)
     return graph
-
-
-def cycles(graph: Mapping[str, set[str]]) -> list[list[str]]:
-    """The strongly connected components with more than one module (Tarjan), and self-loops."""
-    index: dict[str, int] = {}
-    low: dict[str, int] = {}
-    stack: list[str] = []
-    on_stack: set[str] = set()
-    found: list[list[str]] = []
-
-    def visit(node: str) -> None:
-        index[node] = low[node] = len(index)
-        stack.append(node)
-        on_stack.add(node)
-        for child in graph.get(node, ()):
-            if child not in index:
-                visit(child)
-                low[node] = min(low[node], low[child])
-            elif child in on_stack:
-                low[node] = min(low[node], index[child])
-        if low[node] == index[node]:
-            component = []
-            while True:
-                top = stack.pop()
-                on_stack.discard(top)
-                component.append(top)
-                if top == node:
-                    break
-            if len(component) > 1 or node in graph.get(node, ()):
-                found.append(sorted(component))
-
-    for node in sorted(graph):
-        if node not in index:
-            visit(node)
-    return found
 
 
 def _cli_sources() -> dict[str, str]:
