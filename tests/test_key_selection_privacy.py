@@ -128,3 +128,42 @@ def test_a_replace_release_records_the_replace_calibration() -> None:
     assert Fraction(*sel["noise_scale"]) >= Fraction(2) / Fraction(sel["epsilon"])
     rel_ar = release_cdf(table, **common)
     assert rel_ar.selection is not None and rel_ar.selection["sensitivity"] == 1
+
+
+@pytest.mark.parametrize("relation", ["add_remove", "replace"])
+def test_keys_whose_pairs_were_all_dropped_are_no_candidates(
+    relation: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Round 4's review: one person holding K >> g keys nobody else holds made all K keys
+    candidates (count 0 after bounding, noised and kept with probability p·q each), so the
+    chance of releasing one of them grew with K far past the stated delta (114-158x at K = 500).
+    Only keys a kept (person, key) pair counts are candidates: at most g of that person's."""
+    import treedp.noise.families as families
+    from treedp import release_cdf
+
+    sizes: list[int] = []
+    real = families.sample_discrete_laplace
+
+    def spy(scale: Fraction, size: int, source: object) -> np.ndarray:
+        sizes.append(size)
+        return real(scale, size, source)
+
+    monkeypatch.setattr(families, "sample_discrete_laplace", spy)
+    k = ["common"] * 400 + [f"x{i}" for i in range(500)]
+    p = [f"p{i}" for i in range(400)] + ["x"] * 500
+    table = {"v": [0.3] * len(k), "k": k, "p": p}
+    release_cdf(
+        table,
+        column="v",
+        by="k",
+        privacy_unit="p",
+        max_groups=1,
+        max_contributions=1,
+        delta=1e-3,
+        epsilon=1.0,
+        bounds=(0, 1),
+        bins=4,
+        neighbours=relation,
+        rng=InsecureSeededSource(3),
+    )
+    assert sizes[0] == 2  # "common" and the one key of x that x's bounding kept

@@ -20,7 +20,8 @@ any other key (noise only); a key absent from the list is dropped; the output's 
 public key list, so the presence or absence of a key in the data is not visible.
 
 Private key selection (``keys=None``, ``delta`` given): each person counts once in each of at
-most ``g`` keys they hold (after bounding); every key present in the data gets
+most ``g`` keys they hold (after bounding); every key counted by a kept (person, key) pair (a
+key whose pairs were all dropped by the bounding is no candidate) gets
 ``count + Z``, ``Z`` discrete Laplace of scale ``t >= s/ε_s``, and is kept when that reaches the
 threshold ``τ``. The L1 sensitivity ``s`` of the counts of the keys both neighbours hold is
 ``g`` under add/remove (one person changes at most ``g`` counts by one) and ``2g`` under replace
@@ -585,6 +586,10 @@ def choose_keys(
     for key, c in zip(counts.keys, counts.counts.tolist(), strict=True):
         label = canonical_key(key)
         labelled[label] = labelled.get(label, 0) + int(c)
+    # Only keys that a kept (person, key) pair counts are candidates: a key whose pairs were all
+    # dropped by the bounding has count 0 and is no candidate (round 4's review: one person
+    # holding K >> g keys made all K selectable, beyond the g the delta accounts for).
+    labelled = {k: c for k, c in labelled.items() if c > 0}
     keys = sorted_keys(labelled)  # mixed types (5 and "CA") sort too: types are data
     values = np.fromiter((labelled[k] for k in keys), dtype=np.int64, count=len(keys))
     sens = selection_sensitivity(g, neighbours)

@@ -663,7 +663,7 @@ def key_counts(
     (person, key) pair, then at most ``max_groups`` keys per person, sampled uniformly
     (:func:`bound_contributions`, randomness from ``source``), and each key counts its kept
     persons; without: each key counts its rows. Keys whose pairs were all dropped are kept
-    with count 0 (noise is drawn for every key present, as in memory).
+    with count 0 here; :func:`treedp.api_grouped.choose_keys` drops them (no candidate).
     """
     missing = np.zeros(keep.size, dtype=bool)
     for c in by:
