@@ -116,7 +116,8 @@ class _Interrupting(dict):  # type: ignore[type-arg]
 
 @pytest.mark.parametrize("keys", [(0, 1), None])
 def test_a_grouped_release_charges_after_the_data_were_read(keys: Any) -> None:
-    acc = treedp.Accountant(treedp.PureDP(5.0))
+    total = treedp.PureDP(5.0) if keys is not None else treedp.ApproxDP(5.0, 1e-3)
+    acc = treedp.Accountant(total)
     table = _Interrupting(v=[0.5, 0.2], k=[0, 1])
     extra = {"delta": 1e-6} if keys is None else {"keys": keys}
     with pytest.raises(KeyboardInterrupt):
@@ -135,3 +136,85 @@ def test_a_grouped_release_charges_after_the_data_were_read(keys: Any) -> None:
         keys=(0, 1),
     )
     assert done is not None and len(acc.history) == 1
+
+
+def test_a_spend_the_accountant_cannot_take_is_refused_before_any_data_is_read() -> None:
+    """Round 4's review (F3): an (epsilon, delta) selection spend against a pure-epsilon
+    accountant, or a spend beyond what remains, used to be found after the whole table was
+    read; the table here may not be read at all."""
+    table = _Interrupting(v=[0.5, 0.2], k=[0, 1])
+    grouped = {"column": "v", "by": "k", "epsilon": 1.0, "bounds": (0, 1), "bins": 4}
+    with pytest.raises(treedp.InvalidParameterError, match="pure-DP total"):
+        treedp.release_cdf(
+            table, delta=1e-6, accountant=treedp.Accountant(treedp.PureDP(5.0)), **grouped
+        )
+    with pytest.raises(treedp.BudgetExceededError):
+        treedp.release_cdf(
+            table, keys=(0, 1), accountant=treedp.Accountant(treedp.PureDP(0.5)), **grouped
+        )
+
+    class Unreadable(list):  # type: ignore[type-arg]
+        def __array__(self, *args: Any, **kwargs: Any) -> Any:
+            raise KeyboardInterrupt
+
+    with pytest.raises(treedp.BudgetExceededError):
+        treedp.release_cdf(
+            Unreadable([0.5]),
+            bounds=(0, 1),
+            bins=4,
+            epsilon=1.0,
+            accountant=treedp.Accountant(treedp.PureDP(0.5)),
+        )
+
+
+def test_a_missing_key_is_refused_before_the_charge_in_memory_too() -> None:
+    """Round 4's review (F3): in memory a missing 'by' key under nan='error' was refused after
+    the charge (the file engine refused before it)."""
+    acc = treedp.Accountant(treedp.PureDP(5.0))
+    table = {"v": [0.5, 0.2, 0.1], "k": [0, None, 1]}
+    with pytest.raises(treedp.DataError, match="missing keys"):
+        treedp.release_cdf(
+            table,
+            column="v",
+            by="k",
+            keys=(0, 1),
+            epsilon=1.0,
+            bounds=(0, 1),
+            bins=4,
+            accountant=acc,
+        )
+    assert not acc.history
+
+
+def test_the_square_root_factorisation_domain_is_checked_before_the_charge(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Round 4's review (F2): max_records() was checked in true_blocks, after the charge (under
+    replace a refusal on the public n). A stand-in domain of 5 records shows the boundary."""
+    from treedp.mechanisms.sqrt_factorization import SqrtFactorizationMechanism
+
+    monkeypatch.setattr(SqrtFactorizationMechanism, "max_records", lambda self: 5)
+    common = {"bounds": (0, 1), "bins": 8, "mechanism": "sqrt_factorization"}
+    acc = treedp.Accountant(treedp.ZCDP(5.0))
+    rel = treedp.release_cdf([0.1] * 5, privacy=treedp.ZCDP(1.0), accountant=acc, **common)
+    assert rel is not None and len(acc.history) == 1
+    with pytest.raises(treedp.DataError, match="public domain"):
+        treedp.release_cdf([0.1] * 6, privacy=treedp.ZCDP(1.0), accountant=acc, **common)
+    with pytest.raises(treedp.InvalidParameterError, match="domain"):
+        treedp.release_cdf(
+            Unreadable_values(),
+            privacy=treedp.ZCDP(1.0),
+            neighbours="replace",
+            n=6,
+            accountant=acc,
+            **common,
+        )
+    assert len(acc.history) == 1
+
+
+def Unreadable_values() -> Any:
+    class Unreadable(list):  # type: ignore[type-arg]
+        def __array__(self, *args: Any, **kwargs: Any) -> Any:
+            raise AssertionError("data read before the public n was checked")
+
+    return Unreadable([0.1] * 6)

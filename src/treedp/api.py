@@ -387,6 +387,8 @@ def release_cdf(
     mech, est = configure(spec, plan=plan, plan_cache=plan_cache)
     source = check_source(rng)
     wants_progress(progress)  # its type is checked before the data is read
+    if accountant is not None:  # a spend it cannot take is refused before the data is read
+        accountant.check(mech.spend())
     counts = count_source(
         values,
         column=column,
@@ -609,6 +611,7 @@ def _release(
     total = int(counts.sum())
     if spec.n is not None and total != spec.n:
         raise _n_differs()
+    mech.check_domain(total)
     if accountant is not None:  # committed before any noise is drawn (fail closed)
         accountant.charge(mech.spend())
     mech, noisy = mech.release_blocks(counts, source)  # DAWA: its private partition too

@@ -308,8 +308,14 @@ def release_grouped(
         parameters={"n_bins": the_bins.n_bins, "epsilon": epsilon, **bounds.describe()},
     )
 
-    def commit() -> None:
-        """Charge the whole release once: after the data were read, before any noise."""
+    if accountant is not None:  # a charge it cannot take is refused before any data is read
+        accountant.check(charge)
+
+    def commit(counted: GroupedCounts | None = None) -> None:
+        """Charge the whole release once: after the data were read (and, with public keys,
+        counted and checked against the mechanism's domain), before any noise."""
+        if counted is not None:
+            mech.check_domain(int(counted.counts.sum(axis=1).max(initial=0)))
         if accountant is not None:
             accountant.charge(charge)
 
@@ -360,7 +366,7 @@ def release_grouped(
         )
         counted = engine.grouped(data, job, source)
         if selection is None:  # public keys: charged once the counts were read
-            commit()
+            commit(counted)
         return release_grouped_counts(  # pass 2: the release on the selected keys
             counted,
             **shared,
@@ -386,10 +392,10 @@ def release_grouped(
                 "records out, or clean the column first."
             )
         keep &= ~person_missing
-    commit()  # every column was read; no noise has been drawn yet
     if the_keys is None:
         assert delta is not None
         found = key_counts(cols, keep, person, unit_name, bounds.max_groups, nan, source)
+        commit()  # every column was read and checked; the selection noise comes next
         the_keys, selection = choose_keys(
             KeyCounts.merge([found]), bounds.max_groups, eps_sel, delta, source, neighbours
         )
@@ -402,6 +408,8 @@ def release_grouped(
         kept = bound_contributions(pcodes, group_codes, bounds, source, len(the_keys))
         rows = rows[kept]
     counts = count_grouped_codes(bin_idx[rows], codes[rows], the_keys, the_bins.n_bins)
+    if selection is None:  # public keys: every column read, checked and counted
+        commit(counts)
     return release_grouped_counts(
         counts, **shared, selection=selection, delta=0.0 if delta is None else delta
     )

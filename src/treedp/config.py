@@ -81,6 +81,12 @@ def configure(
         shape=shape,
         level_budgets=level_budgets,
     )
+    limit = mech.max_records()
+    if n_public is not None and limit is not None and n_public > limit:  # a public domain
+        raise InvalidParameterError(
+            f"The 'n' parameter is beyond mechanism={mech.name!r}'s domain: its guarantee is "
+            f"stated for datasets of at most {limit} records; use the tree mechanism."
+        )
     return mech.planned(best_tree), est
 
 

@@ -352,3 +352,11 @@ def test_accountant_results_match_runs_without_one() -> None:
     )
     for x, y in zip(a.noisy_levels, b.noisy_levels, strict=True):
         np.testing.assert_array_equal(x, y)
+
+
+def test_subnormal_delta_is_refused() -> None:
+    """Round 4's review (F4): a subnormal delta's shortest decimal can be ~1% below the float,
+    past the documented bound; such deltas (below 2.2e-308) are refused."""
+    with pytest.raises(InvalidParameterError, match="smallest normal float"):
+        ApproxDP(1.0, 5e-324)
+    assert ApproxDP(1.0, 2.2250738585072014e-308).delta > 0

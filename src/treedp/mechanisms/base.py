@@ -26,7 +26,7 @@ from treedp.budget import Neighbours
 from treedp.estimation.covariance import IndependentPrefixCovariance, PrefixCovariance
 from treedp.estimation.direct import baseline_prefix
 from treedp.estimation.dispatch import ESTIMATORS
-from treedp.exceptions import InvalidParameterError
+from treedp.exceptions import DataError, InvalidParameterError
 from treedp.noise import RandomSource, noise_scale
 from treedp.noise.families import DiscreteLaplace, NoiseFamily, float_at_least
 from treedp.privacy.measures import Measure, PureDP, compose
@@ -270,6 +270,23 @@ class Mechanism(ABC):
         ranges are differences of prefix estimates). ``bins``, ``levels`` and
         ``level_variance`` are the release's public bins, noisy blocks and block variances."""
         return None
+
+    def max_records(self) -> int | None:
+        """The guarantee's domain: datasets of at most this many records (exact integer
+        arithmetic), or None for any size (the default). A release refuses a larger dataset
+        before anything is charged or drawn."""
+        return None
+
+    def check_domain(self, total: int) -> None:
+        """Refuse a dataset of ``total`` records outside :meth:`max_records` (before anything
+        is charged or drawn; the message holds no count)."""
+        limit = self.max_records()
+        if limit is not None and total > limit:
+            raise DataError(
+                f"mechanism={self.name!r} states its guarantee for datasets of at most "
+                "max_records() records (its public domain: exact integer arithmetic); use the "
+                "tree mechanism for this release."
+            )
 
     def planned(self, planner: TreePlanner) -> Mechanism:
         """This mechanism, planning any tree it builds later with ``planner`` (most build

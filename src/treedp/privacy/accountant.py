@@ -393,6 +393,15 @@ class Accountant:
         self._refresh()
         return _fits(self._total, self._sums.plus(cost))
 
+    def check(self, record: SpendRecord) -> None:
+        """Raise now what :meth:`charge` would raise for ``record`` (a measure or relation this
+        total cannot take, or a spend beyond what remains), charging nothing: a release calls
+        it before reading its data, then :meth:`charge` after (which checks again)."""
+        cost = self.cost(record)
+        self._refresh()
+        if not _fits(self._total, self._sums.plus(cost)):
+            raise self._refusal(record, cost, self._sums)
+
     def charge(self, record: SpendRecord) -> Charge:
         """Charge ``record``: call this before drawing any noise for the release it describes.
 

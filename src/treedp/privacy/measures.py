@@ -20,6 +20,7 @@ Sequential composition adds ε (pure), ρ (zCDP) and (ε, δ) (approximate, basi
 from __future__ import annotations
 
 import math
+import sys
 from dataclasses import dataclass
 from typing import Union
 
@@ -89,6 +90,11 @@ class ApproxDP:
         d = _check_positive(self.delta, "delta", allow_zero=True)
         if d >= 1.0:
             raise InvalidParameterError(f"The 'delta' parameter must be < 1. Got {d!r} instead.")
+        if 0.0 < d < sys.float_info.min:  # subnormal: its shortest decimal is too coarse
+            raise InvalidParameterError(
+                "The 'delta' parameter must be 0 or at least 2.2250738585072014e-308 (the "
+                f"smallest normal float). Got {d!r} instead."
+            )
         object.__setattr__(self, "delta", d)
 
     def to_approx(self, delta: float | None = None) -> ApproxDP:
