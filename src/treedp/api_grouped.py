@@ -456,7 +456,7 @@ def release_grouped_counts(
         )
     factor, _ = bounds.sensitivity(neighbours)
     guarantee: PureDP | ApproxDP | ZCDP
-    if getattr(mech, "noise", "laplace") == "gaussian":
+    if mech.guarantee_kind == "zcdp":  # Gaussian noise: the person's rho
         rho = Fraction(bounds.l2_squared(neighbours)) * mech.rho_spent()
         return GroupedRelease(
             keys=counts.keys,

@@ -100,20 +100,20 @@ def _path() -> Parameter:
 
 
 def _bounds_share() -> Parameter:
-    from treedp.mechanisms.private_bounds import DEFAULT_SHARE, _check_share
+    from treedp.mechanisms.private_bounds import DEFAULT_SHARE, check_share
 
     def check(value: Any) -> float:
-        _check_share(value)
+        check_share(value)
         return float(value)
 
     return Parameter("bounds_share", default=DEFAULT_SHARE, checker=check)
 
 
 def _n_share() -> Parameter:
-    from treedp.quantiles_api import DEFAULT_N_SHARE, _check_n_share
+    from treedp.quantiles_api import DEFAULT_N_SHARE, check_n_share
 
     return Parameter(
-        "n_share", default=DEFAULT_N_SHARE, checker=lambda value: _check_n_share(value, None)
+        "n_share", default=DEFAULT_N_SHARE, checker=lambda value: check_n_share(value, None)
     )
 
 

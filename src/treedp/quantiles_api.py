@@ -58,6 +58,7 @@ __all__ = [
     "METHODS",
     "N_SOURCES",
     "QuantilesResult",
+    "check_n_share",
     "choose_method",
     "quantiles",
     "tree_bins",
@@ -442,7 +443,7 @@ def quantiles(
         raise InvalidParameterError(
             "The 'n_share' parameter applies only with n='private'; it would be ignored."
         )
-    count_share = _check_n_share(n_share, share if private else None) if private_n else 0.0
+    count_share = check_n_share(n_share, share if private else None) if private_n else 0.0
     if private_n:
         n = None  # the count (add_remove) or the number of values (replace) comes later
     elif n is not None:
@@ -615,7 +616,7 @@ def quantiles(
     )
 
 
-def _check_n_share(n_share: Any, bounds_share: float | None) -> float:
+def check_n_share(n_share: Any, bounds_share: float | None) -> float:
     """``n_share`` (default :data:`DEFAULT_N_SHARE`) in (0, 1), leaving a rest after the
     bounds' share when ``bounds_share`` is given."""
     if n_share is None:

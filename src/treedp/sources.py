@@ -79,17 +79,18 @@ def convert_keys(keys: Sequence[Any], data: Any, by: Sequence[str]) -> list[Any]
     MissingDependencyError
         If pyarrow is not installed (grouped releases of files need it).
     """
-    from treedp.engines.grouped_files import _Input
+    from treedp.engines.grouped_files import file_columns, file_schema
 
-    inp = _Input(data)
-    if inp.dataset is None:
+    schema = file_schema(data)
+    if schema is None:
         return list(keys)
+    names = file_columns(data)
     import pyarrow as pa
 
     def convert(text: Any, name: str) -> Any:
-        if name not in inp.names:
+        if name not in names:
             return text  # the release reports the unknown column
-        t = inp.dataset.schema.field(name).type
+        t = schema.field(name).type
         if pa.types.is_dictionary(t):
             t = t.value_type
         try:

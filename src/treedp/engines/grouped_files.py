@@ -73,6 +73,7 @@ __all__ = [
     "SPILL_DTYPE",
     "count_grouped_files",
     "file_columns",
+    "file_schema",
     "is_file_input",
     "key_counts_files",
 ]
@@ -176,6 +177,13 @@ class _Input:
 def file_columns(data: Any) -> list[str]:
     """The column names of a file input (a header or a schema is read, no values)."""
     return _Input(data).names
+
+
+def file_schema(data: Any) -> Any:
+    """The pyarrow schema of a file input (no values read), or None for CSV read without
+    pyarrow."""
+    inp = _Input(data)
+    return None if inp.dataset is None else inp.dataset.schema
 
 
 def _split(batch: Any, job: GroupedJob, text: bool) -> tuple[np.ndarray, list[np.ndarray], Any]:

@@ -65,6 +65,7 @@ __all__ = [
     "BoundsResult",
     "GridCounts",
     "check_known_bound",
+    "check_share",
     "cut_integer_range",
     "few_records_warning",
     "grid_end_warning",
@@ -793,7 +794,7 @@ def split_private_bounds(
         ``(1 - share) · epsilon``, rounded down.
     result : BoundsResult
     """
-    _check_share(share)
+    check_share(share)
     eps = check_epsilon(epsilon)
     if accountant is not None and charge is None:
         charge = SpendRecord(
@@ -843,7 +844,7 @@ def integer_cut_warning(max_bins: int) -> str:
     )
 
 
-def _check_share(share: Any) -> None:
+def check_share(share: Any) -> None:
     if isinstance(share, bool) or not isinstance(share, int | float) or not 0 < share < 1:
         raise InvalidParameterError(
             f"The 'bounds_share' parameter must be a float in (0, 1). Got {share!r}."
@@ -859,7 +860,7 @@ def remaining_epsilon(
     """The ε :func:`split_private_bounds` leaves for the release, from public parameters only
     (so a release's own parameters, such as per-level budgets, can be checked against it
     before any budget is spent); ``one_sided``: one bound public (one scan)."""
-    _check_share(share)
+    check_share(share)
     eps = check_epsilon(epsilon)
     relation = check_neighbours(neighbours, NEIGHBOURS)
     loss = _loss(check_epsilon(eps * share), relation, one_sided)
