@@ -9,7 +9,7 @@ mechanism one class plus ``register``.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from dataclasses import dataclass
 from fractions import Fraction
 from pathlib import Path
@@ -61,19 +61,6 @@ class ToyHistogram(Mechanism):
         self.block_sensitivity = (1,)
         self.block_l2 = (1.0,)
         self._set_scales()
-
-    @classmethod
-    def from_parameters(
-        cls,
-        n_bins: int,
-        *,
-        epsilon: float,
-        neighbours: Any,
-        n: int | None,
-        shape: Any = None,
-        level_budgets: Sequence[float] | None = None,
-    ) -> ToyHistogram:
-        return cls(n_bins, epsilon=epsilon, neighbours=neighbours, n=n)
 
     @property
     def families(self) -> tuple[NoiseFamily | None, ...]:

@@ -116,7 +116,6 @@ class Mechanism(ABC):
         )
 
     @classmethod
-    @abstractmethod
     def from_parameters(
         cls,
         n_bins: int,
@@ -127,8 +126,19 @@ class Mechanism(ABC):
         shape: TreeShape | None = None,
         level_budgets: Sequence[float] | None = None,
     ) -> Mechanism:
-        """Build the mechanism from the parameters every mechanism is described by (the
-        registry's one constructor: no caller switches on the name)."""
+        """Build from the parameters every mechanism is described by (the registry's one
+        constructor, through :meth:`from_budget`: no caller switches on the name). The
+        default calls ``cls(n_bins, epsilon=, neighbours=, n=)`` and refuses a tree shape or
+        per-level budgets, which only a mechanism that :attr:`takes_shape` uses."""
+        if level_budgets is not None:
+            raise InvalidParameterError(
+                f"The 'level_budgets' parameter applies to mechanism='tree' only, not {cls.name!r}."
+            )
+        if shape is not None:
+            raise InvalidParameterError(
+                f"The 'branching' parameter applies to mechanism='tree' only, not {cls.name!r}."
+            )
+        return cls(n_bins, epsilon=epsilon, neighbours=neighbours, n=n)  # type: ignore[call-arg]
 
     @abstractmethod
     def true_blocks(self, counts: np.ndarray) -> list[np.ndarray]:

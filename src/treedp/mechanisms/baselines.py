@@ -65,28 +65,6 @@ class _SingleBlockMechanism(Mechanism):
         self.block_l2 = (math.sqrt(self.block_sensitivity[0]),)  # entries change by 0 or 1
         self._set_scales()
 
-    @classmethod
-    def from_parameters(
-        cls,
-        n_bins: int,
-        *,
-        epsilon: float,
-        neighbours: Neighbours,
-        n: int | None,
-        shape: TreeShape | None = None,
-        level_budgets: Sequence[float] | None = None,
-    ) -> _SingleBlockMechanism:
-        """Build from the registry's common parameters (a tree shape or budgets are refused)."""
-        if level_budgets is not None:
-            raise InvalidParameterError(
-                f"The 'level_budgets' parameter applies to mechanism='tree' only, not {cls.name!r}."
-            )
-        if shape is not None:
-            raise InvalidParameterError(
-                f"The 'branching' parameter applies to mechanism='tree' only, not {cls.name!r}."
-            )
-        return cls(n_bins, epsilon=epsilon, neighbours=neighbours, n=n)
-
     def _check_size(self) -> None:
         """Refuse an ``n_bins`` the mechanism cannot serve (every size is fine by default)."""
 

@@ -8,7 +8,6 @@ optimised (on public parameters only) for the expected squared error of the CDF,
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import Any, ClassVar
 
 import numpy as np
@@ -21,7 +20,6 @@ from treedp.privacy.measures import PureDP
 from treedp.strategy.candidate import plan_candidate
 from treedp.strategy.model import Strategy, StrategyCovariance
 from treedp.strategy.store import MAX_STRATEGY_BINS, StrategyCache, get_strategy
-from treedp.tree import TreeShape
 from treedp.tree.candidate import PlanCandidate
 
 __all__ = ["CONTRACT", "RangeStrategyMechanism", "StrategyMechanism"]
@@ -117,25 +115,6 @@ class StrategyMechanism(Mechanism):
         self.block_sensitivity = (l1,)
         self.block_l2 = (l2,)
         self._set_scales()
-
-    @classmethod
-    def from_parameters(
-        cls,
-        n_bins: int,
-        *,
-        epsilon: float,
-        neighbours: Neighbours,
-        n: int | None,
-        shape: TreeShape | None = None,
-        level_budgets: Sequence[float] | None = None,
-    ) -> StrategyMechanism:
-        """Build from the registry's common parameters (a tree shape or budgets are refused)."""
-        if level_budgets is not None or shape is not None:
-            raise InvalidParameterError(
-                "The 'branching' and 'level_budgets' parameters apply to mechanism='tree' "
-                f"only, not {cls.name!r}."
-            )
-        return cls(n_bins, epsilon=epsilon, neighbours=neighbours, n=n)
 
     def true_blocks(self, counts: np.ndarray) -> list[np.ndarray]:
         """The exact block ``W x`` (int64)."""
