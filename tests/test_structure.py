@@ -149,3 +149,55 @@ def test_the_check_finds_function_level_and_package_init_cycles(tmp_path: Path) 
     assert ["pkg.a", "pkg.b"] in found
     assert ["pkg.c", "pkg.sub", "pkg.sub.inner"] in found
     assert not any("pkg.d" in c for c in found)
+
+
+#: Issue 28's measured goal is no module over 600 lines and no function over 100 in
+#: src/treedp. These are the ones still over, at their size when the ratchet was set (round 4):
+#: none may grow, none may join them, and an entry leaves the list when it is split.
+MODULES_OVER_600 = {
+    "treedp/api.py": 699,
+    "treedp/api_grouped.py": 751,
+    "treedp/domain.py": 642,
+    "treedp/engines/files.py": 807,
+    "treedp/engines/grouped.py": 704,
+    "treedp/mechanisms/private_bounds.py": 891,
+    "treedp/mechanisms/sqrt_factorization.py": 686,
+    "treedp/planning.py": 1275,
+    "treedp/plot.py": 727,
+    "treedp/quantiles_api.py": 844,
+    "treedp/release/record.py": 852,
+}
+FUNCTIONS_OVER_100 = {
+    "treedp/api.py:release_cdf": 362,
+    "treedp/api.py:release_counts": 119,
+    "treedp/api_grouped.py:release_grouped": 316,
+    "treedp/domain.py:make_bins": 159,
+    "treedp/mechanisms/private_bounds.py:private_bounds": 103,
+    "treedp/mechanisms/quantile_exponential.py:quantile_exponential": 111,
+    "treedp/mechanisms/quantiles_recursive.py:quantiles_recursive": 103,
+    "treedp/mechanisms/subsample_aggregate.py:subsample_and_aggregate": 159,
+    "treedp/planning.py:plan": 101,
+    "treedp/planning.py:_plan": 237,
+    "treedp/plot.py:plot_release": 141,
+    "treedp/quantiles_api.py:quantiles": 322,
+    "treedp/report.py:render_report": 158,
+}
+
+
+def test_no_module_or_function_grows_past_the_size_limits() -> None:
+    modules: dict[str, int] = {}
+    functions: dict[str, int] = {}
+    for path in sorted((SRC / "treedp").rglob("*.py")):
+        text = path.read_text(encoding="utf-8")
+        name = path.relative_to(SRC).as_posix()
+        modules[name] = len(text.splitlines())
+        for node in ast.walk(ast.parse(text)):
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+                assert node.end_lineno is not None
+                functions[f"{name}:{node.name}"] = node.end_lineno - node.lineno + 1
+    over = {m: n for m, n in modules.items() if n > 600}
+    assert {m: n for m, n in over.items() if n > MODULES_OVER_600.get(m, 600)} == {}
+    long = {f: n for f, n in functions.items() if n > 100}
+    assert {f: n for f, n in long.items() if n > FUNCTIONS_OVER_100.get(f, 100)} == {}
+    # a split module or function leaves the list (so the list only shrinks)
+    assert set(MODULES_OVER_600) <= set(over) and set(FUNCTIONS_OVER_100) <= set(long)
