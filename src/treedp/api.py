@@ -6,7 +6,6 @@ These are the calls that spend budget. Parameters are validated once, as a
 
 from __future__ import annotations
 
-import os
 import warnings
 from collections.abc import Sequence
 from typing import Any
@@ -15,6 +14,7 @@ import numpy as np
 
 from treedp._validation import check_int
 from treedp._version import __version__
+from treedp.bounds_stage import n_differs, run_bounds_stage
 from treedp.budget import Neighbours
 from treedp.config import configure
 from treedp.domain import MAX_BINS, Bins, NanPolicy, make_bins, public_bins
@@ -291,84 +291,33 @@ def release_cdf(
             "group-by release: give 'by' (and 'privacy_unit' for the bounds)."
         )
     bounds_step: dict[str, Any] | None = None
-    if request is not None:
-        from treedp.mechanisms.private_bounds import check_known_bound, split_private_bounds
-
-        lower, upper = request
-        known = check_known_bound(lower, upper, bins == "integers", "bounds")
-
-        if edges is not None:
-            raise InvalidParameterError("bounds='private' cannot be combined with 'edges'.")
-        if epsilon is None:
-            raise InvalidParameterError(
-                "bounds='private' takes 'epsilon' (pure DP): find the bounds with "
-                "treedp.private_bounds, then pass them with the other budget."
-            )
-        if bins is None:
-            raise InvalidParameterError(
-                "bounds='private' needs 'bins' (a number of equal-width bins, or "
-                "bins='integers'): the range is found privately, the bins stay public."
-            )
-        if bins == "integers" and (level_budgets is not None or isinstance(branching, Sequence)):
-            raise InvalidParameterError(
-                "bounds='private' with bins='integers' cannot take 'level_budgets' or per-level "
-                "'branching': the number of bins, hence of levels, comes with the bounds."
-            )
-        from treedp.mechanisms.private_bounds import remaining_epsilon
-
-        # Every parameter is checked (on stand-in bounds, with the budget the release will
-        # have after the bounds step: public) before any budget is spent; the tree's shape
-        # too when the caller fixes it (the stand-in has the same number of bins).
-        stand_in = make_spec(
-            public_bins((0, 1), bins, None),
-            remaining_epsilon(epsilon, share, neighbours, known is not None),
-            neighbours,
-            n,
-            mechanism,
-            branching,
-            level_budgets,
-            estimator,
-            postprocess,
-            integer,
-            nan=nan,
-        )
-        # The stand-in is configured in full (the relation, a public n, the mechanism's own
-        # checks): nothing public may refuse after the bounds' charge. Its plan is kept for
-        # the release, which has the same bins (equal-width) and budget.
-        configure(stand_in, plan=plan if bins != "integers" else None, plan_cache=plan_cache)
-        max_bins = MAX_BINS if mechanism == "auto" else mechanism_class(mechanism).max_bins
-        scanned = _bounds_input(values, column, stand_in.nan, progress, engine)
-        if stand_in.n is not None and _size(scanned) != stand_in.n:
-            raise _n_differs()  # public under replace: refused before the bounds' charge
-        found, epsilon, found_by = split_private_bounds(
-            scanned,
+    if request is not None:  # the private-bounds stage: one charge for the whole release
+        bounds, epsilon, bounds_step = run_bounds_stage(
+            values,
+            request=request,
+            bounds=bounds,
+            bins=bins,
+            edges=edges,
             epsilon=epsilon,
             share=share,
-            integers=bins == "integers",
             neighbours=neighbours,
+            n=n,
+            mechanism=mechanism,
+            branching=branching,
+            level_budgets=level_budgets,
+            estimator=estimator,
+            postprocess=postprocess,
+            integer=integer,
             nan=nan,
+            plan=plan,
+            plan_cache=plan_cache,
+            column=column,
+            progress=progress,
+            engine=engine,
             rng=rng,
-            accountant=accountant,  # charged the whole epsilon once, before any noise
-            lower=lower,
-            upper=upper,
-            charge=_private_bounds_charge(epsilon, share, bins, neighbours, nan, bounds),
-            max_bins=max_bins,
+            accountant=accountant,
         )
-        accountant = None  # the rest of epsilon is covered by that charge
-        bounds = (int(found[0]), int(found[1])) if bins == "integers" else found
-        bounds_step = {
-            "method": "private_bounds",
-            "stops": [float(v) for v in found_by.stops],
-            "epsilon": found_by.epsilon_spent,
-            "share": share,
-            "allowance": found_by.allowance,
-            "lo": float(bounds[0]),
-            "hi": float(bounds[1]),
-        }
-        if known is not None:  # that side was the caller's public bound
-            bounds_step["known"] = known
-        if (found[0], found[1]) != (found_by.lo, found_by.hi):  # integers cut to max_bins
-            bounds_step["cut"] = max_bins
+        accountant = None  # the rest of epsilon is covered by the stage's charge
     the_bins = public_bins(bounds, bins, edges)
     spec = make_spec(
         the_bins,
@@ -526,34 +475,6 @@ def release_counts(
     return _release(checked, spec, the_bins, mech, est, source, accountant)
 
 
-def _bounds_input(values: Any, column: str | None, nan: Any, progress: Any, engine: Any) -> Any:
-    """What the private bounds scan: a column in memory as it is; anything else (files of
-    any size, tables, pandas / polars / Spark / Dask DataFrames by ``column``) through one
-    counting pass over the public :data:`~treedp.mechanisms.private_bounds.COUNT_EDGES`
-    with the release's engine, in bounded memory (the scans read only those counts)."""
-    from treedp.engines.files import FileSource
-    from treedp.mechanisms.private_bounds import COUNT_EDGES, GridCounts
-
-    if column is None and not isinstance(values, FileSource | os.PathLike):
-        return values
-    try:
-        counts = count_source(
-            values,
-            column=column,
-            bins=make_bins(edges=COUNT_EDGES),
-            nan=nan,
-            progress=progress,
-            engine=engine,
-        ).counts
-    except InvalidTypeError as error:
-        if "datetimes" not in str(error):
-            raise
-        raise InvalidTypeError(  # the engine's advice (datetime bounds) does not apply here
-            "bounds='private' takes numbers, not datetimes: give public datetime bounds=(lo, hi)."
-        ) from None
-    return GridCounts.from_counts(counts)
-
-
 def _counts_array(counts: Any) -> np.ndarray:
     if isinstance(counts, str | bytes) or np.isscalar(counts):
         raise InvalidTypeError("The 'counts' parameter must be a one-dimensional array of counts.")
@@ -610,7 +531,7 @@ def _release(
     """Noise validated counts and wrap them: the one place budget is spent (and charged)."""
     total = int(counts.sum())
     if spec.n is not None and total != spec.n:
-        raise _n_differs()
+        raise n_differs()
     mech.check_domain(total)
     if accountant is not None:  # committed before any noise is drawn (fail closed)
         accountant.charge(mech.spend())
@@ -635,56 +556,6 @@ def _approx_target(spec: ReleaseSpec) -> dict[str, float] | None:
     if isinstance(privacy, ApproxDP):
         return {"epsilon": float(privacy.epsilon), "delta": float(privacy.delta)}
     return None
-
-
-#: The name of the one charge of ``release_cdf(bounds="private", accountant=...)`` (and of
-#: ``treedp release --bounds private --ledger ...``) in an accountant's history and in
-#: ``treedp budget history``: the whole epsilon, bounds step and release. Ledgers written
-#: before it hold ``split_private_bounds`` for the same charge (a label only; they read back
-#: unchanged).
-PRIVATE_BOUNDS_RECORD = "release[private bounds]"
-
-
-def _private_bounds_charge(
-    epsilon: float, share: float, bins: Any, neighbours: str, nan: str, bounds: Any = "private"
-) -> Any:
-    """The record charged once for a release with private bounds (public parameters)."""
-    from treedp.privacy.measures import PureDP
-    from treedp.privacy.spend import SpendRecord
-
-    return SpendRecord(
-        PRIVATE_BOUNDS_RECORD,
-        PureDP(float(epsilon)),
-        neighbours,
-        "record",
-        {
-            "epsilon": float(epsilon),
-            "bounds": bounds if isinstance(bounds, str) else str(tuple(bounds)),
-            "bounds_share": share,
-            "bins": bins,
-            "nan": nan,
-        },
-    )
-
-
-def _n_differs() -> DataError:
-    """A contract check on the public n failed; the message holds no count of the data."""
-    return DataError(
-        "With neighbours='replace' the 'n' parameter must be the public number of records, "
-        "and the column's number of records differs from it. Pass the true public n, or "
-        "use neighbours='add_remove' (n then stays private)."
-    )
-
-
-def _size(scanned: Any) -> int:
-    """The number of records the bounds step reads: its counting pass's total, or the
-    values' count (under replace missing values are refused, so every value counts)."""
-    from treedp._inputs import as_1d_array
-    from treedp.mechanisms.private_bounds import GridCounts
-
-    if isinstance(scanned, GridCounts):
-        return scanned.total
-    return int(as_1d_array(scanned).size)
 
 
 def _private_request(bounds: Any) -> tuple[Any, Any] | None:
