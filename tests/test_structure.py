@@ -155,7 +155,7 @@ def test_the_check_finds_function_level_and_package_init_cycles(tmp_path: Path) 
 #: src/treedp. These are the ones still over, at their size when the ratchet was set (round 4):
 #: none may grow, none may join them, and an entry leaves the list when it is split.
 MODULES_OVER_600 = {
-    "treedp/api_grouped.py": 751,
+    "treedp/api_grouped.py": 674,
     "treedp/domain.py": 642,
     "treedp/engines/files.py": 807,
     "treedp/engines/grouped.py": 704,
@@ -169,7 +169,7 @@ MODULES_OVER_600 = {
 FUNCTIONS_OVER_100 = {
     "treedp/api.py:release_cdf": 311,
     "treedp/api.py:release_counts": 119,
-    "treedp/api_grouped.py:release_grouped": 316,
+    "treedp/api_grouped.py:release_grouped": 248,
     "treedp/domain.py:make_bins": 159,
     "treedp/mechanisms/private_bounds.py:private_bounds": 103,
     "treedp/mechanisms/quantile_exponential.py:quantile_exponential": 111,

@@ -19,20 +19,9 @@ groups is paid for by the sum over at most ``g`` of them. A key with no records 
 any other key (noise only); a key absent from the list is dropped; the output's shape is the
 public key list, so the presence or absence of a key in the data is not visible.
 
-Private key selection (``keys=None``, ``delta`` given): each person counts once in each of at
-most ``g`` keys they hold (after bounding); every key counted by a kept (person, key) pair (a
-key whose pairs were all dropped by the bounding is no candidate) gets
-``count + Z``, ``Z`` discrete Laplace of scale ``t >= s/ε_s``, and is kept when that reaches the
-threshold ``τ``. The L1 sensitivity ``s`` of the counts of the keys both neighbours hold is
-``g`` under add/remove (one person changes at most ``g`` counts by one) and ``2g`` under replace
-(one person's keys lose one on at most ``g`` keys and another person's gain one on at most
-``g``), so that part is ``ε_s``-DP. A key held by one neighbour only has count 1 there and is
-released with probability ``q = P(Z >= τ − 1) = p^(τ−1)/(1 + p)``, ``p = e^(−1/t)``. Under
-add/remove only the larger dataset holds such keys (at most ``g``): ``δ = e^(ε_s)·g·q`` (the
-``e^(ε_s)`` covers the direction in which the new keys are absent). Under replace each side may
-hold up to ``g`` keys the other lacks, and the bound ``P_D(E) <= e^(ε_s)·(P_D'(E) + g·q) + g·q``
-gives ``δ = (1 + e^(ε_s))·g·q``. ``τ`` is the smallest integer meeting the requested ``δ``. The
-trees then use ``ε − ε_s``; the whole release is ``(ε, δ)``-DP under the stated relation.
+Private key selection (``keys=None``, ``delta`` given) is
+:mod:`treedp.mechanisms.key_selection` (its guarantee and derivation are there); the trees then
+use ``ε − ε_s`` and the whole release is ``(ε, δ)``-DP under the stated relation.
 
 Selection runs on every engine: the engine computes the pre-noise count of each key present
 (:class:`treedp.engines.grouped.KeyCounts`; in memory, on files, in Spark, on Dask) and only the
@@ -62,7 +51,6 @@ from treedp.engines.grouped import (
     GroupedJob,
     KeyCounts,
     bin_index,
-    canonical_key,
     check_keys,
     column_array,
     count_bounded,
@@ -71,12 +59,17 @@ from treedp.engines.grouped import (
     encode_keys,
     key_counts,
     missing_mask,
-    sorted_keys,
 )
 from treedp.exceptions import DataError, InvalidParameterError, InvalidTypeError
 from treedp.mechanisms._column import check_delta
-from treedp.noise import RandomSource, noise_scale
-from treedp.noise.families import DiscreteLaplace, float_at_least
+from treedp.mechanisms.key_selection import (
+    choose_keys,
+    selection_delta_factor,
+    selection_sensitivity,
+    selection_threshold,
+)
+from treedp.noise import RandomSource
+from treedp.noise.families import float_at_least
 from treedp.noise.rng import check_source, resolve_source
 from treedp.privacy.accountant import Accountant, check_accountant
 from treedp.privacy.contribution import ContributionBounds, bound_contributions
@@ -179,46 +172,8 @@ def release_grouped(
         Parameters and column names are checked before any value is read; no message holds a
         count or value of the data.
     """
-    allowed = {
-        "bounds",
-        "bins",
-        "edges",
-        "mechanism",
-        "branching",
-        "level_budgets",
-        "estimator",
-        "postprocess",
-        "integer",
-        "plan",
-        "plan_cache",
-    }
-    unknown = set(release_options) - allowed
-    if unknown:
-        raise InvalidTypeError(
-            f"release_grouped got unexpected keyword arguments: {', '.join(sorted(unknown))}."
-        )
-    rho_total: float | None = None
-    if privacy is not None:
-        if epsilon is not None:
-            raise InvalidParameterError(
-                "Give the budget once: either 'epsilon' (pure DP) or 'privacy' (a target "
-                "guarantee such as treedp.ZCDP(rho))."
-            )
-        if isinstance(privacy, PureDP):
-            epsilon = privacy.epsilon
-        elif isinstance(privacy, ZCDP):
-            rho_total = check_real(privacy.rho, "rho", 1e-12, 1e6)
-        elif isinstance(privacy, ApproxDP):
-            rho_total = rho_for_approx_dp(privacy.epsilon, privacy.delta)
-        else:
-            raise InvalidTypeError(
-                "The 'privacy' parameter must be a PureDP, ZCDP or ApproxDP. "
-                f"Got {type(privacy).__name__} instead."
-            )
-    if rho_total is None:
-        if epsilon is None:
-            raise InvalidParameterError("Give 'epsilon' or 'privacy' (the budget).")
-        epsilon = check_epsilon(epsilon)
+    _check_options(release_options)
+    epsilon, rho_total = _budget(epsilon, privacy)
     nan = check_nan_policy(nan)
     if neighbours not in ("add_remove", "replace"):
         raise InvalidParameterError(
@@ -239,37 +194,7 @@ def release_grouped(
             "selection is for pure epsilon)."
         )
     engine = pick_engine(data)
-    if keys is not None:
-        if delta is not None or selection_epsilon is not None:
-            raise InvalidParameterError(
-                "'delta' and 'selection_epsilon' are for private key selection (keys=None); "
-                "with public keys the release is pure epsilon-DP."
-            )
-        if not by_cols:
-            raise InvalidParameterError("The 'keys' parameter lists keys of 'by': give 'by'.")
-        the_keys: tuple[Any, ...] | None = check_keys(keys, len(by_cols))
-        eps_sel = 0.0
-    elif not by_cols:
-        the_keys, eps_sel = ((),), 0.0
-    else:
-        if delta is None:
-            raise InvalidParameterError(
-                "Give the public 'keys' of the group-by, or a 'delta' to select keys privately "
-                "(a thresholded noisy count per key; the release is then (epsilon, delta)-DP)."
-            )
-        delta = check_delta(delta)
-        assert epsilon is not None  # Gaussian noise needs public keys (checked above)
-        eps_sel = (
-            epsilon / 2
-            if selection_epsilon is None
-            else check_real(selection_epsilon, "selection_epsilon", 1e-6, epsilon)
-        )
-        if eps_sel >= epsilon:
-            raise InvalidParameterError(
-                "The 'selection_epsilon' parameter must be less than 'epsilon' (the rest "
-                "pays for the trees)."
-            )
-        the_keys = None
+    the_keys, eps_sel, delta = _key_plan(keys, len(by_cols), delta, selection_epsilon, epsilon)
     factor, _ = bounds.sensitivity(neighbours)
     tree_privacy: Measure | None = None
     eps_tree: float | None = None
@@ -415,6 +340,97 @@ def release_grouped(
     )
 
 
+def _check_options(release_options: Mapping[str, Any]) -> None:
+    """The release options a group-by release forwards to its trees; anything else is refused."""
+    allowed = {
+        "bounds",
+        "bins",
+        "edges",
+        "mechanism",
+        "branching",
+        "level_budgets",
+        "estimator",
+        "postprocess",
+        "integer",
+        "plan",
+        "plan_cache",
+    }
+    unknown = set(release_options) - allowed
+    if unknown:
+        raise InvalidTypeError(
+            f"release_grouped got unexpected keyword arguments: {', '.join(sorted(unknown))}."
+        )
+
+
+def _budget(epsilon: float | None, privacy: Measure | None) -> tuple[float | None, float | None]:
+    """``(epsilon, rho)``: the pure budget, or the zCDP one of a Gaussian target (validated)."""
+    rho_total: float | None = None
+    if privacy is not None:
+        if epsilon is not None:
+            raise InvalidParameterError(
+                "Give the budget once: either 'epsilon' (pure DP) or 'privacy' (a target "
+                "guarantee such as treedp.ZCDP(rho))."
+            )
+        if isinstance(privacy, PureDP):
+            epsilon = privacy.epsilon
+        elif isinstance(privacy, ZCDP):
+            rho_total = check_real(privacy.rho, "rho", 1e-12, 1e6)
+        elif isinstance(privacy, ApproxDP):
+            rho_total = rho_for_approx_dp(privacy.epsilon, privacy.delta)
+        else:
+            raise InvalidTypeError(
+                "The 'privacy' parameter must be a PureDP, ZCDP or ApproxDP. "
+                f"Got {type(privacy).__name__} instead."
+            )
+    if rho_total is None:
+        if epsilon is None:
+            raise InvalidParameterError("Give 'epsilon' or 'privacy' (the budget).")
+        epsilon = check_epsilon(epsilon)
+    return epsilon, rho_total
+
+
+def _key_plan(
+    keys: Sequence[Any] | None,
+    n_by: int,
+    delta: float | None,
+    selection_epsilon: float | None,
+    epsilon: float | None,
+) -> tuple[tuple[Any, ...] | None, float, float | None]:
+    """The public keys (None: selected privately), the selection's ε and its δ."""
+    if keys is not None:
+        if delta is not None or selection_epsilon is not None:
+            raise InvalidParameterError(
+                "'delta' and 'selection_epsilon' are for private key selection (keys=None); "
+                "with public keys the release is pure epsilon-DP."
+            )
+        if not n_by:
+            raise InvalidParameterError("The 'keys' parameter lists keys of 'by': give 'by'.")
+        the_keys: tuple[Any, ...] | None = check_keys(keys, n_by)
+        eps_sel = 0.0
+    elif not n_by:
+        the_keys, eps_sel = ((),), 0.0
+    else:
+        if delta is None:
+            raise InvalidParameterError(
+                "Give the public 'keys' of the group-by, or a 'delta' to select keys privately "
+                "(a thresholded noisy count per key; the release is then (epsilon, delta)-DP)."
+            )
+        delta = check_delta(delta)
+        assert epsilon is not None  # Gaussian noise needs public keys (checked above)
+        eps_sel = (
+            epsilon / 2
+            if selection_epsilon is None
+            else check_real(selection_epsilon, "selection_epsilon", 1e-6, epsilon)
+        )
+        if eps_sel >= epsilon:
+            raise InvalidParameterError(
+                "The 'selection_epsilon' parameter must be less than 'epsilon' (the rest "
+                "pays for the trees)."
+            )
+        the_keys = None
+    return the_keys, eps_sel, delta
+
+
 def release_grouped_counts(
     counts: GroupedCounts,
     *,
@@ -528,99 +544,6 @@ def _scaled_epsilon(epsilon: float, factor: int) -> float:
     while Fraction(e) * factor > Fraction(epsilon):
         e = math.nextafter(e, 0.0)
     return e
-
-
-# ---------------------------------------------------------------------- key selection
-def selection_sensitivity(max_groups: int, neighbours: str) -> int:
-    """The L1 sensitivity of the selection counts: ``g`` (add/remove) or ``2g`` (replace)."""
-    return max_groups if neighbours == "add_remove" else 2 * max_groups
-
-
-def selection_delta_factor(epsilon: float, neighbours: str) -> float:
-    """The factor ``c`` of ``δ = c·g·q``: ``e^ε`` (add/remove) or ``1 + e^ε`` (replace)."""
-    return math.exp(epsilon) + (0.0 if neighbours == "add_remove" else 1.0)
-
-
-def selection_threshold(
-    scale: Fraction,
-    max_groups: int,
-    epsilon: float,
-    delta: float,
-    neighbours: str = "add_remove",
-) -> int:
-    """The smallest integer ``τ >= 2`` with ``c·g·p^(τ−1)/(1+p) <= δ``, ``p = e^(−1/t)``.
-
-    A key held by one person only has count 1 and is kept with probability
-    ``P(1 + Z >= τ) = p^(τ−1)/(1 + p)`` for discrete Laplace ``Z`` of scale ``t``; ``c`` is
-    :func:`selection_delta_factor` for the relation (see the module docstring).
-    """
-    p = math.exp(-1.0 / float(scale))
-    c = selection_delta_factor(epsilon, neighbours)
-    # log form: (τ−1)·ln p <= ln(δ(1+p)/(c·g))
-    rhs = math.log(delta * (1 + p) / (c * max_groups))
-    tau = 1 + math.ceil(rhs / math.log(p) - 1e-12)
-    tau = max(tau, 2)
-    while c * max_groups * p ** (tau - 1) / (1 + p) > delta:
-        tau += 1
-    return tau
-
-
-def choose_keys(
-    counts: KeyCounts,
-    max_groups: int,
-    eps_sel: float,
-    delta: float,
-    source: RandomSource,
-    neighbours: str = "add_remove",
-) -> tuple[tuple[Any, ...], dict[str, Any]]:
-    """The thresholded noisy selection of the keys of ``counts`` (see the module docstring).
-
-    The noise scale is ``s/ε_s`` with ``s`` = :func:`selection_sensitivity` of the relation
-    (``g`` for add/remove, ``2g`` for replace) and the threshold meets ``δ`` for that relation.
-
-    Runs on the driver for every engine: one discrete Laplace draw per candidate key, in the
-    order of ``counts.keys`` (sorted, :meth:`KeyCounts.merge`), kept when ``count + Z >= τ``
-    (:func:`selection_threshold`). Returns the selected keys (sorted) and the selection record.
-
-    Raises
-    ------
-    DataError
-        If no key is kept (the message names no key and no count).
-    """
-    g = max_groups
-    # One label per equality class (1, 1.0, True are one key): the label released must not
-    # depend on which of them the data held first. Equal keys were merged already.
-    labelled: dict[Any, int] = {}
-    for key, c in zip(counts.keys, counts.counts.tolist(), strict=True):
-        label = canonical_key(key)
-        labelled[label] = labelled.get(label, 0) + int(c)
-    # Only keys that a kept (person, key) pair counts are candidates: a key whose pairs were all
-    # dropped by the bounding has count 0 and is no candidate (round 4's review: one person
-    # holding K >> g keys made all K selectable, beyond the g the delta accounts for).
-    labelled = {k: c for k, c in labelled.items() if c > 0}
-    keys = sorted_keys(labelled)  # mixed types (5 and "CA") sort too: types are data
-    values = np.fromiter((labelled[k] for k in keys), dtype=np.int64, count=len(keys))
-    sens = selection_sensitivity(g, neighbours)
-    scale = noise_scale(sens, eps_sel)
-    noisy = values + DiscreteLaplace(scale).sample(len(keys), source)
-    tau = selection_threshold(scale, g, eps_sel, delta, neighbours)
-    chosen = [keys[i] for i in np.flatnonzero(noisy >= tau)]
-    if not chosen:
-        raise DataError(
-            "Private key selection kept no key: no group-by release can be made at this "
-            "epsilon and delta (give public keys, or a larger budget)."
-        )
-    spent = Fraction(sens) / scale
-    record = {
-        "epsilon": eps_sel,
-        "epsilon_spent": float_at_least(spent),
-        "delta": delta,
-        "noise_scale": [scale.numerator, scale.denominator],
-        "threshold": tau,
-        "max_groups": g,
-        "sensitivity": sens,
-    }
-    return tuple(chosen), record
 
 
 def selection_counts(data: Any, job: GroupedJob, rng: RandomSource | None = None) -> KeyCounts:
