@@ -51,6 +51,14 @@ from treedp.noise import RandomSource, resolve_source
 from treedp.privacy import PureDP
 from treedp.privacy.accountant import Accountant, check_accountant
 from treedp.privacy.spend import SpendRecord
+from treedp.quantiles_choice import (
+    DEFAULT_N_SHARE,
+    METHODS,
+    N_SOURCES,
+    _fixed_choice,
+    choose_method,
+    tree_bins,
+)
 from treedp.release.discrete_quantiles import discrete_quantile_from
 
 __all__ = [
@@ -63,180 +71,6 @@ __all__ = [
     "quantiles",
     "tree_bins",
 ]
-
-#: The methods :func:`quantiles` can use.
-METHODS: tuple[str, ...] = ("auto", "exponential", "recursive", "tree")
-#: Below this ε the tree is cheaper (fewer bins) and takes over from fewer levels.
-LOW_EPSILON = 0.5
-#: With at least this many distinct levels, ``"auto"`` reads them off the tree CDF (ε >=
-#: :data:`LOW_EPSILON`).
-TREE_MIN_LEVELS = 64
-#: The same below :data:`LOW_EPSILON`.
-TREE_MIN_LEVELS_LOW_EPSILON = 13
-#: Below :data:`LOW_EPSILON` with a public ``n`` and :data:`VERY_FEW_RECORDS` ``<= n · ε <``
-#: :data:`FEW_RECORDS`: the recursive method's nodes hold too few records for their budget
-#: and the tree wins from :data:`TREE_MIN_LEVELS_FEW_RECORDS` levels.
-FEW_RECORDS = 1000
-#: See :data:`FEW_RECORDS`.
-TREE_MIN_LEVELS_FEW_RECORDS = 7
-#: With a public ``n`` and ``n · ε <`` :data:`VERY_FEW_RECORDS` (any ε): the tree on its
-#: :data:`MIN_TREE_BINS`--128 bins wins from :data:`TREE_MIN_LEVELS_VERY_FEW_RECORDS` levels
-#: (measured at ``n · ε = 100``; at 300 the recursive method still wins at 5 levels).
-VERY_FEW_RECORDS = 200
-#: See :data:`VERY_FEW_RECORDS`.
-TREE_MIN_LEVELS_VERY_FEW_RECORDS = 5
-#: From :data:`LOW_EPSILON` with a public ``n`` and :data:`VERY_FEW_RECORDS` ``<= n · ε <``
-#: :data:`FEW_RECORDS_HIGH_EPSILON` (the tree on at most 512 bins): the tree wins from
-#: :data:`TREE_MIN_LEVELS_FEW_RECORDS_HIGH_EPSILON` levels.
-FEW_RECORDS_HIGH_EPSILON = 1024
-#: See :data:`FEW_RECORDS_HIGH_EPSILON`.
-TREE_MIN_LEVELS_FEW_RECORDS_HIGH_EPSILON = 17
-#: Below :data:`LOW_EPSILON` with a public ``n`` and :data:`FEW_RECORDS` ``<= n · ε <``
-#: :data:`SOME_RECORDS_LOW_EPSILON`: the recursive method's nodes hold enough records to win
-#: up to about 17 levels.
-TREE_MIN_LEVELS_PUBLIC_N_LOW_EPSILON = 24
-#: Below :data:`LOW_EPSILON` with a public ``n`` and ``n · ε >=`` this: the recursive method
-#: wins up to about 29 levels (at ``n · ε = 10^4``, 30 repetitions: within 1.08× of the tree
-#: on normal and uniform data, 1.35× better on lognormal), the tree from
-#: :data:`TREE_MIN_LEVELS_PUBLIC_N` (as from :data:`LOW_EPSILON` at the same ``n · ε``).
-SOME_RECORDS_LOW_EPSILON = 10_000
-#: From :data:`LOW_EPSILON` with a public ``n`` and ``n · ε <`` :data:`MANY_RECORDS`: the
-#: tree (on its ε-default bins) wins from about 49 levels.
-TREE_MIN_LEVELS_PUBLIC_N = 40
-#: On integer bins (``bins="integers"``), the tree CDF from this many distinct levels on.
-TREE_MIN_LEVELS_DISCRETE = 2
-#: Equal-width bins of the tree CDF when ``bins`` is not given (ε >= :data:`LOW_EPSILON`).
-DEFAULT_TREE_BINS = 2048
-#: The same below :data:`LOW_EPSILON`.
-DEFAULT_TREE_BINS_LOW_EPSILON = 1024
-#: With a public ``n``: from this ``n · ε`` on the tree's bins grow as ``√(n ε)``
-#: (:func:`tree_bins`).
-MANY_RECORDS = 50_000
-#: See :data:`MANY_RECORDS`: ``n · ε = 10^5`` gives 8192 bins, ``10^6`` 16,384.
-BINS_PER_SQRT_RECORDS = 32
-#: The most equal-width bins :func:`tree_bins` picks.
-MAX_TREE_BINS = 2**16
-#: The fewest equal-width bins :func:`tree_bins` picks: with a public ``n`` and a small
-#: ``n · ε`` the bins are the largest power of two at most ``n · ε``, and at least this.
-MIN_TREE_BINS = 64
-#: The default share of ``epsilon`` that ``n="private"`` spends on a noisy count of the
-#: records (:func:`quantiles`; chosen by measurement, docs/quantiles.md, "Private n").
-DEFAULT_N_SHARE = 0.02
-#: What :attr:`QuantilesResult.n_source` can say about the ``n`` the rules saw.
-N_SOURCES: tuple[str, ...] = ("none", "public", "private", "not needed")
-
-
-def tree_bins(epsilon: float, n: int | None = None) -> int:
-    """The number of equal-width bins the tree method uses when ``bins`` is not given.
-
-    A quantile read off the tree CDF is wrong by the noise of the prefix count at it plus the
-    records of the bin it is interpolated in. The noise grows with the number of bins (a
-    deeper tree) and as ``1/ε``; the interpolation error shrinks with more bins and grows with
-    the number of records per bin. Without ``n`` the bins depend on ε only:
-    :data:`DEFAULT_TREE_BINS_LOW_EPSILON` below :data:`LOW_EPSILON`, else
-    :data:`DEFAULT_TREE_BINS` (measured in docs/quantiles.md: at ε = 0.1, 1024 bins are the
-    best of 1024 / 2048 / 4096, or within 1% of it, on every dataset of the benchmark; at
-    ε = 1, 2048 bins beat 4096 on five of six).
-
-    With a public ``n`` (given by the user, never the data's count) and ``n · ε`` below the
-    ε default, fewer bins: the largest power of two at most ``n · ε``, at least
-    :data:`MIN_TREE_BINS` (with few records per unit of noise the prefix noise dominates, and
-    a smaller, shallower tree cuts it: at ``n · ε = 100`` 64 bins against 1024 take the mean
-    rank error from 71 to 40 on normal, 70 to 48 on lognormal and 52 to 34 on uniform data;
-    at ``n · ε = 1000`` 512 bins beat or tie the default on all three; measured in
-    docs/quantiles.md). From the ε default to :data:`MANY_RECORDS` the ε default is kept (up
-    to ``n · ε = 10^4`` it was the best or within the noise on every dataset measured). From
-    ``n · ε >=`` :data:`MANY_RECORDS` the bins grow as ``√(n ε)``: the largest power of two
-    at most :data:`BINS_PER_SQRT_RECORDS` ``· √(n ε)``, at least the ε default and at most
-    :data:`MAX_TREE_BINS` (the interpolation error of a smooth density falls as the square
-    of the bin width, the noise only as a power of the tree's depth). The bins never
-    decrease as ``n`` grows. Same ``epsilon`` and ``n``, same bins: the rule reads public
-    parameters only. A wrong ``n`` costs accuracy, never privacy, but an ``n`` far below the
-    true count can cost much on data concentrated in a small part of the bounds (too few
-    bins there).
-
-    Parameters
-    ----------
-    epsilon : float
-        The budget of the tree release.
-    n : int, optional
-        The public number of records (see :func:`treedp.quantiles`).
-
-    Returns
-    -------
-    int
-        A power of two.
-    """
-    base = DEFAULT_TREE_BINS_LOW_EPSILON if epsilon < LOW_EPSILON else DEFAULT_TREE_BINS
-    if n is None:
-        return base
-    n = check_int(n, "n", lo=0)
-    records = n * check_epsilon(epsilon)
-    if records < base:  # few records per unit of noise: fewer bins, a shallower tree
-        # the largest power of two <= n ε (exact on the given float ε), at least the floor
-        few = math.floor(n * Fraction(epsilon))
-        return max(MIN_TREE_BINS, 1 << (few.bit_length() - 1)) if few >= 1 else MIN_TREE_BINS
-    if records < MANY_RECORDS:
-        return base
-    # the largest power of two <= BINS_PER_SQRT_RECORDS * sqrt(n ε), from exact integers
-    target = math.isqrt(int(BINS_PER_SQRT_RECORDS**2 * records))
-    return min(MAX_TREE_BINS, max(base, 1 << (target.bit_length() - 1)))
-
-
-#: With a public ``n``: ``(n · ε below, the tree from this many levels)``, the first that
-#: applies, from :data:`LOW_EPSILON` on and below it (:func:`choose_method`).
-_PUBLIC_N_RULES: tuple[tuple[float, int], ...] = (
-    (VERY_FEW_RECORDS, TREE_MIN_LEVELS_VERY_FEW_RECORDS),
-    (FEW_RECORDS_HIGH_EPSILON, TREE_MIN_LEVELS_FEW_RECORDS_HIGH_EPSILON),
-    (MANY_RECORDS, TREE_MIN_LEVELS_PUBLIC_N),
-    (math.inf, TREE_MIN_LEVELS),
-)
-_PUBLIC_N_RULES_LOW_EPSILON: tuple[tuple[float, int], ...] = (
-    (VERY_FEW_RECORDS, TREE_MIN_LEVELS_VERY_FEW_RECORDS),
-    (FEW_RECORDS, TREE_MIN_LEVELS_FEW_RECORDS),
-    (SOME_RECORDS_LOW_EPSILON, TREE_MIN_LEVELS_PUBLIC_N_LOW_EPSILON),
-    (math.inf, TREE_MIN_LEVELS_PUBLIC_N),
-)
-
-
-def choose_method(m: int, *, epsilon: float, bins: Any = None, n: int | None = None) -> str:
-    """The method ``method="auto"`` uses: a rule on public parameters only.
-
-    One level: ``"exponential"`` (Smith's mechanism spends the whole budget on it). Integer
-    bins with at least :data:`TREE_MIN_LEVELS_DISCRETE` levels: ``"tree"`` (on tied data its
-    quantiles are values of the domain). Otherwise ``"tree"`` from a number of levels, else
-    ``"recursive"``: the tree's rank error does not grow with the number of levels, the
-    recursive method's does, and the crossover moves with the records per node (``n · ε``).
-
-    Without ``n``: from :data:`TREE_MIN_LEVELS` levels (:data:`TREE_MIN_LEVELS_LOW_EPSILON`
-    when ``epsilon <`` :data:`LOW_EPSILON`), a compromise over ``n`` from 10^3 to 10^5.
-
-    With a public ``n`` (given by the user, never the data's count; or with
-    ``n="private"`` a DP release of the count; see :func:`treedp.quantiles`; the tree then
-    runs on ``tree_bins(epsilon, n)`` bins): from
-    :data:`TREE_MIN_LEVELS_VERY_FEW_RECORDS` levels when ``n · ε <`` :data:`VERY_FEW_RECORDS`
-    (any ε). Otherwise, below :data:`LOW_EPSILON`: from :data:`TREE_MIN_LEVELS_FEW_RECORDS`
-    levels when ``n · ε <`` :data:`FEW_RECORDS`, from
-    :data:`TREE_MIN_LEVELS_PUBLIC_N_LOW_EPSILON` when ``n · ε <``
-    :data:`SOME_RECORDS_LOW_EPSILON`, else from :data:`TREE_MIN_LEVELS_PUBLIC_N`; from
-    :data:`LOW_EPSILON`: from
-    :data:`TREE_MIN_LEVELS_FEW_RECORDS_HIGH_EPSILON` levels when ``n · ε <``
-    :data:`FEW_RECORDS_HIGH_EPSILON`, from :data:`TREE_MIN_LEVELS_PUBLIC_N` levels when
-    ``n · ε <`` :data:`MANY_RECORDS`, else from :data:`TREE_MIN_LEVELS`. The crossovers are
-    measured in docs/quantiles.md.
-    """
-    if n is not None:
-        n = check_int(n, "n", lo=0)
-    if m <= 1:
-        return "exponential"
-    if bins == "integers" and m >= TREE_MIN_LEVELS_DISCRETE:
-        return "tree"
-    if n is None:
-        threshold = TREE_MIN_LEVELS if epsilon >= LOW_EPSILON else TREE_MIN_LEVELS_LOW_EPSILON
-    else:
-        rules = _PUBLIC_N_RULES if epsilon >= LOW_EPSILON else _PUBLIC_N_RULES_LOW_EPSILON
-        threshold = next(levels for below, levels in rules if n * epsilon < below)
-    return "tree" if m >= threshold else "recursive"
 
 
 @dataclass(frozen=True, repr=False, kw_only=True)
@@ -404,50 +238,12 @@ def quantiles(
     check_nan(nan, relation)
     qa = _levels(q)
     values = _column_of(values, column)
-    if not isinstance(method, str) or method not in METHODS:
-        raise InvalidParameterError(
-            f"The 'method' parameter must be one of {METHODS}. Got {method!r}."
-        )
-    if (
-        bins is not None
-        and bins != "integers"
-        and (isinstance(bins, bool) or not isinstance(bins, int) or bins < 1)
-    ):
-        raise InvalidParameterError(
-            f"The 'bins' parameter must be an int >= 1 or 'integers'. Got {bins!r}."
-        )
-    request = private_request(bounds)
-    private = request is not None
-    if isinstance(bounds, str) and not private:
-        raise InvalidParameterError(
-            f"The 'bounds' parameter must be (lo, hi) or 'private'. Got {bounds!r}."
-        )
-    if not private and (not isinstance(bounds, tuple | list) or len(bounds) != 2):
-        raise InvalidTypeError(
-            f"The 'bounds' parameter must be a pair (lo, hi) or 'private'. Got {bounds!r}."
-        )
-    if bounds_share is not None and not private:
-        raise InvalidParameterError(
-            "The 'bounds_share' parameter applies only with bounds='private' (or one public "
-            "side, (lo, 'private')); it would be ignored with public bounds."
-        )
-    share = DEFAULT_SHARE if bounds_share is None else bounds_share
-    lower, upper = request if request is not None else (None, None)
-    known = check_known_bound(lower, upper, bins == "integers", "bounds") if private else None
     private_n = isinstance(n, str) and n == "private"
-    if isinstance(n, str) and not private_n:
-        raise InvalidParameterError(
-            f"The 'n' parameter must be an int >= 0, 'private' or None. Got {n!r}."
-        )
-    if n_share is not None and not private_n:
-        raise InvalidParameterError(
-            "The 'n_share' parameter applies only with n='private'; it would be ignored."
-        )
-    count_share = check_n_share(n_share, share if private else None) if private_n else 0.0
-    if private_n:
-        n = None  # the count (add_remove) or the number of values (replace) comes later
-    elif n is not None:
-        n = check_int(n, "n", lo=0)
+    request, share, known, n, count_share = _check_request(
+        method, bins, bounds, bounds_share, n, n_share
+    )  # with n="private", n is None: the count (or, under replace, the size) comes later
+    private = request is not None
+    lower, upper = request if request is not None else (None, None)
     n_source = "none" if n is None else "public"
     # The data are read once before anything is charged (shape, type, missing values): a
     # refusal the method would raise after the charge spends nothing.
@@ -499,21 +295,7 @@ def quantiles(
     source = resolve_source(rng)
     check_accountant(accountant)
     if accountant is not None:  # the whole ε (bounds and quantiles), before any randomness
-        charged: dict[str, Any] = {
-            "q": tuple(float(v) for v in qa),
-            "bounds": bounds if isinstance(bounds, str) else str(tuple(bounds)),
-        }
-        if private_n:
-            charged.update({"n": "private", "n_share": count_share})
-        accountant.charge(
-            SpendRecord(
-                mechanism=f"quantiles[{chosen}]",
-                measure=PureDP(eps),
-                neighbours=relation,
-                unit="record",
-                parameters=charged,
-            )
-        )
+        accountant.charge(_record(chosen, eps, relation, qa, bounds, count_share))
     parts: list[SpendRecord] = []
     off_grid: str | None = None
     spent = Fraction(0)  # exact sum of the parts' (rounded-up) losses
@@ -616,6 +398,75 @@ def quantiles(
     )
 
 
+def _check_request(
+    method: Any, bins: Any, bounds: Any, bounds_share: Any, n: Any, n_share: Any
+) -> tuple[tuple[Any, Any] | None, float, str | None, int | None, float]:
+    """The public choices of a call, checked before anything is read: the private-bounds
+    request (or None), the bounds' share, the public side, the public ``n`` (None when it is
+    not given or is ``"private"``) and the count's share."""
+    if not isinstance(method, str) or method not in METHODS:
+        raise InvalidParameterError(
+            f"The 'method' parameter must be one of {METHODS}. Got {method!r}."
+        )
+    if (
+        bins is not None
+        and bins != "integers"
+        and (isinstance(bins, bool) or not isinstance(bins, int) or bins < 1)
+    ):
+        raise InvalidParameterError(
+            f"The 'bins' parameter must be an int >= 1 or 'integers'. Got {bins!r}."
+        )
+    request = private_request(bounds)
+    private = request is not None
+    if isinstance(bounds, str) and not private:
+        raise InvalidParameterError(
+            f"The 'bounds' parameter must be (lo, hi) or 'private'. Got {bounds!r}."
+        )
+    if not private and (not isinstance(bounds, tuple | list) or len(bounds) != 2):
+        raise InvalidTypeError(
+            f"The 'bounds' parameter must be a pair (lo, hi) or 'private'. Got {bounds!r}."
+        )
+    if bounds_share is not None and not private:
+        raise InvalidParameterError(
+            "The 'bounds_share' parameter applies only with bounds='private' (or one public "
+            "side, (lo, 'private')); it would be ignored with public bounds."
+        )
+    share = DEFAULT_SHARE if bounds_share is None else bounds_share
+    lower, upper = request if request is not None else (None, None)
+    known = check_known_bound(lower, upper, bins == "integers", "bounds") if private else None
+    private_n = isinstance(n, str) and n == "private"
+    if isinstance(n, str) and not private_n:
+        raise InvalidParameterError(
+            f"The 'n' parameter must be an int >= 0, 'private' or None. Got {n!r}."
+        )
+    if n_share is not None and not private_n:
+        raise InvalidParameterError(
+            "The 'n_share' parameter applies only with n='private'; it would be ignored."
+        )
+    count_share = check_n_share(n_share, share if private else None) if private_n else 0.0
+    n = None if private_n or n is None else check_int(n, "n", lo=0)
+    return request, share, known, n, count_share
+
+
+def _record(
+    chosen: str, eps: float, relation: str, qa: np.ndarray, bounds: Any, count_share: float
+) -> SpendRecord:
+    """The one record charged for a call: the whole ε (bounds, count and quantiles)."""
+    charged: dict[str, Any] = {
+        "q": tuple(float(v) for v in qa),
+        "bounds": bounds if isinstance(bounds, str) else str(tuple(bounds)),
+    }
+    if count_share:
+        charged.update({"n": "private", "n_share": count_share})
+    return SpendRecord(
+        mechanism=f"quantiles[{chosen}]",
+        measure=PureDP(eps),
+        neighbours=relation,
+        unit="record",
+        parameters=charged,
+    )
+
+
 def check_n_share(n_share: Any, bounds_share: float | None) -> float:
     """``n_share`` (default :data:`DEFAULT_N_SHARE`) in (0, 1), leaving a rest after the
     bounds' share when ``bounds_share`` is given."""
@@ -636,26 +487,6 @@ def check_n_share(n_share: Any, bounds_share: float | None) -> float:
             "releases the quantiles)."
         )
     return float(n_share)
-
-
-def _fixed_choice(m: int, epsilon: float, bins: Any, method: str) -> str | None:
-    """The method :func:`quantiles` runs when neither it nor the tree's bins can depend on
-    ``n`` (a count would be wasted), else None. Public parameters only."""
-    if method in ("exponential", "recursive"):
-        return method
-    if method == "tree":
-        return None if bins is None else "tree"
-    if m <= 1:
-        return "exponential"
-    if bins == "integers" and m >= TREE_MIN_LEVELS_DISCRETE:
-        return "tree"
-    rules = _PUBLIC_N_RULES if epsilon >= LOW_EPSILON else _PUBLIC_N_RULES_LOW_EPSILON
-    levels = [at for _, at in rules]
-    if m < min(levels):  # recursive for every n
-        return "recursive"
-    if m >= max(levels) and bins is not None:  # the tree for every n, on the given bins
-        return "tree"
-    return None
 
 
 def _run(
