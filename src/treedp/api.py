@@ -432,6 +432,31 @@ def release_counts(
     4
     """
     check_accountant(accountant)
+    the_bins, arr = _bins_of_counts(counts, bins, bounds, edges)
+    spec = make_spec(
+        the_bins,
+        epsilon,
+        neighbours,
+        n,
+        mechanism,
+        branching,
+        level_budgets,
+        estimator,
+        postprocess,
+        integer,
+        privacy=privacy,
+    )
+    mech, est = configure(spec, plan=plan, plan_cache=plan_cache)
+    source = check_source(rng)
+    checked = _check_counts(_counts_array(counts) if arr is None else arr, the_bins.n_bins)
+    return _release(checked, spec, the_bins, mech, est, source, accountant)
+
+
+def _bins_of_counts(
+    counts: Any, bins: Any, bounds: Any, edges: Any
+) -> tuple[Bins, np.ndarray | None]:
+    """The public bins of :func:`release_counts`, and the counts read when the bins come from
+    their length (one bin per index); None when the bins are given."""
     if isinstance(bins, Bins):
         if bounds is not None or edges is not None:
             raise InvalidParameterError(
@@ -456,23 +481,7 @@ def release_counts(
         if arr.size == 0:
             raise InvalidParameterError("The 'counts' parameter must hold at least one count.")
         the_bins = make_bins(edges=np.arange(arr.size + 1, dtype=np.float64))
-    spec = make_spec(
-        the_bins,
-        epsilon,
-        neighbours,
-        n,
-        mechanism,
-        branching,
-        level_budgets,
-        estimator,
-        postprocess,
-        integer,
-        privacy=privacy,
-    )
-    mech, est = configure(spec, plan=plan, plan_cache=plan_cache)
-    source = check_source(rng)
-    checked = _check_counts(_counts_array(counts) if arr is None else arr, the_bins.n_bins)
-    return _release(checked, spec, the_bins, mech, est, source, accountant)
+    return the_bins, arr
 
 
 def _counts_array(counts: Any) -> np.ndarray:
