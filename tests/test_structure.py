@@ -167,7 +167,7 @@ MODULES_OVER_600 = {
     "treedp/release/record.py": 852,
 }
 FUNCTIONS_OVER_100 = {
-    "treedp/api.py:release_cdf": 311,
+    "treedp/api.py:release_cdf": 293,
     "treedp/api_grouped.py:release_grouped": 248,
     "treedp/domain.py:make_bins": 159,
     "treedp/mechanisms/private_bounds.py:private_bounds": 103,

@@ -238,25 +238,7 @@ def release_cdf(
     if by is not None or privacy_unit is not None:
         from treedp.api_grouped import release_grouped
 
-        if request is not None:
-            raise InvalidParameterError(
-                "bounds='private' is not available for a group-by release (with 'by' or "
-                "'privacy_unit'): give public bounds=(lo, hi) for all groups."
-            )
-
-        if engine is not None:
-            raise InvalidParameterError(
-                "The 'engine' parameter is not taken by a group-by release."
-            )
-
-        if n is not None:
-            raise InvalidParameterError(
-                "The 'n' parameter is not taken by a group-by release: group sizes stay private."
-            )
-        if mechanism != "auto" and not mechanism_class(mechanism).per_group:
-            raise InvalidParameterError(
-                f"mechanism={mechanism!r} is not available for a group-by release; use 'auto'."
-            )
+        _refuse_for_groups(request, engine, n, mechanism)
         return release_grouped(
             values,
             epsilon=epsilon,
@@ -482,6 +464,25 @@ def _bins_of_counts(
             raise InvalidParameterError("The 'counts' parameter must hold at least one count.")
         the_bins = make_bins(edges=np.arange(arr.size + 1, dtype=np.float64))
     return the_bins, arr
+
+
+def _refuse_for_groups(request: Any, engine: Any, n: Any, mechanism: str) -> None:
+    """What a group-by release (``by`` or ``privacy_unit``) does not take."""
+    if request is not None:
+        raise InvalidParameterError(
+            "bounds='private' is not available for a group-by release (with 'by' or "
+            "'privacy_unit'): give public bounds=(lo, hi) for all groups."
+        )
+    if engine is not None:
+        raise InvalidParameterError("The 'engine' parameter is not taken by a group-by release.")
+    if n is not None:
+        raise InvalidParameterError(
+            "The 'n' parameter is not taken by a group-by release: group sizes stay private."
+        )
+    if mechanism != "auto" and not mechanism_class(mechanism).per_group:
+        raise InvalidParameterError(
+            f"mechanism={mechanism!r} is not available for a group-by release; use 'auto'."
+        )
 
 
 def _counts_array(counts: Any) -> np.ndarray:
