@@ -218,3 +218,21 @@ def Unreadable_values() -> Any:
             raise AssertionError("data read before the public n was checked")
 
     return Unreadable([0.1] * 6)
+
+
+def test_quantiles_refuses_a_spend_beyond_the_budget_before_reading() -> None:
+    class Unreadable(list):  # type: ignore[type-arg]
+        def __array__(self, *args: Any, **kwargs: Any) -> Any:
+            raise AssertionError("data read before the accountant was asked")
+
+        def __len__(self) -> int:
+            raise AssertionError("data read before the accountant was asked")
+
+    with pytest.raises(treedp.BudgetExceededError):
+        treedp.quantiles(
+            Unreadable([0.5]),
+            [0.5],
+            bounds=(0, 1),
+            epsilon=1.0,
+            accountant=treedp.Accountant(treedp.PureDP(0.5)),
+        )

@@ -237,6 +237,9 @@ def quantiles(
     relation = check_neighbours(neighbours, ("add_remove", "replace"))
     check_nan(nan, relation)
     qa = _levels(q)
+    check_accountant(accountant)
+    if accountant is not None:  # a spend it cannot take is refused before the data is read
+        accountant.check(_record("quantiles", eps, relation, qa, bounds, 0.0))
     values = _column_of(values, column)
     private_n = isinstance(n, str) and n == "private"
     request, share, known, n, count_share = _check_request(
