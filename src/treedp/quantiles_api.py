@@ -56,6 +56,7 @@ from treedp.quantiles_choice import (
     METHODS,
     N_SOURCES,
     _fixed_choice,
+    check_n_share,
     choose_method,
     tree_bins,
 )
@@ -237,9 +238,8 @@ def quantiles(
     relation = check_neighbours(neighbours, ("add_remove", "replace"))
     check_nan(nan, relation)
     qa = _levels(q)
-    check_accountant(accountant)
-    if accountant is not None:  # a spend it cannot take is refused before the data is read
-        accountant.check(_record("quantiles", eps, relation, qa, bounds, 0.0))
+    if (acc := check_accountant(accountant)) is not None:  # refused before reading if it must
+        acc.check(_record("quantiles", eps, relation, qa, bounds, 0.0))
     values = _column_of(values, column)
     private_n = isinstance(n, str) and n == "private"
     request, share, known, n, count_share = _check_request(
@@ -248,8 +248,7 @@ def quantiles(
     private = request is not None
     lower, upper = request if request is not None else (None, None)
     n_source = "none" if n is None else "public"
-    # The data are read once before anything is charged (shape, type, missing values): a
-    # refusal the method would raise after the charge spends nothing.
+    # Read once before any charge (shape, type, missing values): a refusal spends nothing.
     size, unit = _read_before_charge(values, nan, relation)
     if relation == "replace":  # n is public by definition (nan="drop" is refused here)
         if n is not None and n != size:
@@ -296,7 +295,6 @@ def quantiles(
         _check_kinds(check_as, bounds, unit)
     _check_rest(rest, m, count is not None or chosen != "tree")
     source = resolve_source(rng)
-    check_accountant(accountant)
     if accountant is not None:  # the whole ε (bounds and quantiles), before any randomness
         accountant.charge(_record(chosen, eps, relation, qa, bounds, count_share))
     parts: list[SpendRecord] = []
@@ -468,28 +466,6 @@ def _record(
         unit="record",
         parameters=charged,
     )
-
-
-def check_n_share(n_share: Any, bounds_share: float | None) -> float:
-    """``n_share`` (default :data:`DEFAULT_N_SHARE`) in (0, 1), leaving a rest after the
-    bounds' share when ``bounds_share`` is given."""
-    if n_share is None:
-        n_share = DEFAULT_N_SHARE
-    if isinstance(n_share, bool) or not isinstance(n_share, int | float):
-        raise InvalidTypeError(
-            f"The 'n_share' parameter must be a float in (0, 1). Got {type(n_share).__name__}."
-        )
-    if not 0 < n_share < 1:
-        raise InvalidParameterError(
-            f"The 'n_share' parameter must be a float in (0, 1). Got {n_share!r}."
-        )
-    valid = isinstance(bounds_share, float | int) and 0 < bounds_share < 1  # else refused later
-    if bounds_share is not None and valid and not bounds_share + n_share < 1:
-        raise InvalidParameterError(
-            "The 'bounds_share' and 'n_share' parameters must add up to less than 1 (the rest "
-            "releases the quantiles)."
-        )
-    return float(n_share)
 
 
 def _run(

@@ -12,6 +12,7 @@ from typing import Any
 
 from treedp._validation import check_int
 from treedp.budget import check_epsilon
+from treedp.exceptions import InvalidParameterError, InvalidTypeError
 
 #: The methods :func:`quantiles` can use.
 METHODS: tuple[str, ...] = ("auto", "exponential", "recursive", "tree")
@@ -206,3 +207,25 @@ def _fixed_choice(m: int, epsilon: float, bins: Any, method: str) -> str | None:
     if m >= max(levels) and bins is not None:  # the tree for every n, on the given bins
         return "tree"
     return None
+
+
+def check_n_share(n_share: Any, bounds_share: float | None) -> float:
+    """``n_share`` (default :data:`DEFAULT_N_SHARE`) in (0, 1), leaving a rest after the
+    bounds' share when ``bounds_share`` is given."""
+    if n_share is None:
+        n_share = DEFAULT_N_SHARE
+    if isinstance(n_share, bool) or not isinstance(n_share, int | float):
+        raise InvalidTypeError(
+            f"The 'n_share' parameter must be a float in (0, 1). Got {type(n_share).__name__}."
+        )
+    if not 0 < n_share < 1:
+        raise InvalidParameterError(
+            f"The 'n_share' parameter must be a float in (0, 1). Got {n_share!r}."
+        )
+    valid = isinstance(bounds_share, float | int) and 0 < bounds_share < 1  # else refused later
+    if bounds_share is not None and valid and not bounds_share + n_share < 1:
+        raise InvalidParameterError(
+            "The 'bounds_share' and 'n_share' parameters must add up to less than 1 (the rest "
+            "releases the quantiles)."
+        )
+    return float(n_share)
