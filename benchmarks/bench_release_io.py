@@ -20,7 +20,7 @@ import numpy as np
 import treedp
 from _common import machine
 from treedp import InsecureSeededSource
-from treedp.mechanisms.factory import make_mechanism
+from treedp.mechanisms.registry import make_mechanism
 from treedp.release import Release
 from treedp.tree import TreeShape
 

@@ -392,7 +392,7 @@ def test_choices_come_from_the_library() -> None:
 
     from treedp.cli import _build_parser
     from treedp.estimation import ESTIMATORS, POSTPROCESS
-    from treedp.mechanisms.factory import MECHANISMS
+    from treedp.mechanisms.registry import MECHANISMS
 
     parser = _build_parser()
     sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from treedp.exceptions import InvalidParameterError, InvalidTypeError
 from treedp.mechanisms import Mechanism
-from treedp.mechanisms.factory import make_mechanism
+from treedp.mechanisms.registry import make_mechanism
 from treedp.planning import DEFAULT_PLAN_CACHE, Plan, PlanCache, best_tree
 from treedp.planning import plan as make_plan
 from treedp.spec import ALL_MECHANISMS, ReleaseSpec

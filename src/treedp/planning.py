@@ -144,13 +144,6 @@ _WORKLOAD_FINALISTS = 4
 _WORKLOAD_SCREENED = 30
 
 
-#: THE hook for non-tree mechanisms. Each entry names (``"module:function"``, imported only
-#: when planning) a callable ``f(n_bins, budget, neighbours, noise, objective)`` returning a
-#: :class:`PlanCandidate` (its ``value`` the exact objective, ``mean_cdf_mse`` and
-#: ``max_cdf_variance`` set) or ``None`` where the mechanism does not apply. Its
-#: ``budget`` is ε for Laplace noise and ρ for Gaussian noise. Candidates are compared with
-#: the trees by ``value``; the mechanism of the winner must be known to
-#: :mod:`treedp.mechanisms.factory`.
 def _extra_candidates(
     n_bins: int,
     budget: float,

@@ -19,7 +19,7 @@ from treedp.mechanisms import (
     ThresholdMechanism,
     TreeMechanism,
 )
-from treedp.mechanisms.factory import make_mechanism
+from treedp.mechanisms.registry import make_mechanism
 from treedp.noise import (
     InsecureSeededSource,
     discrete_gaussian_variance,

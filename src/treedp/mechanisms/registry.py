@@ -1,4 +1,5 @@
-"""The one name → class map of mechanisms, used by the API, the loader and the CLI.
+"""The one name → class map of mechanisms, used by the API, the loader and the planner, and
+:func:`make_mechanism`, which builds one by name.
 
 Adding a mechanism is one module with a :class:`~treedp.mechanisms.base.Mechanism` subclass
 plus one :func:`register` line below.
@@ -6,6 +7,9 @@ plus one :func:`register` line below.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
+from treedp.budget import Neighbours
 from treedp.exceptions import InvalidParameterError
 from treedp.mechanisms.base import Mechanism
 from treedp.mechanisms.baselines import (
@@ -17,8 +21,9 @@ from treedp.mechanisms.dawa import DawaMechanism
 from treedp.mechanisms.sqrt_factorization import SqrtFactorizationMechanism
 from treedp.mechanisms.strategy import RangeStrategyMechanism, StrategyMechanism
 from treedp.mechanisms.tree import TreeMechanism
+from treedp.tree import TreeShape
 
-__all__ = ["MECHANISMS", "REGISTRY", "mechanism_class", "register"]
+__all__ = ["MECHANISMS", "REGISTRY", "make_mechanism", "mechanism_class", "register"]
 
 #: Registered mechanisms, by name.
 REGISTRY: dict[str, type[Mechanism]] = {}
@@ -54,3 +59,28 @@ def mechanism_class(name: object) -> type[Mechanism]:
     from treedp._validation import check_option
 
     return REGISTRY[check_option(name, "mechanism", tuple(REGISTRY))]
+
+
+def make_mechanism(
+    name: str,
+    *,
+    n_bins: int,
+    epsilon: float | None,
+    neighbours: Neighbours,
+    n: int | None,
+    shape: TreeShape | None = None,
+    level_budgets: Sequence[float] | None = None,
+    rho: float | None = None,
+) -> Mechanism:
+    """Return the mechanism ``name`` built and validated for these parameters: a pure
+    ``epsilon`` (Laplace noise) or, with ``rho``, ρ-zCDP (Gaussian noise)
+    (:meth:`~treedp.mechanisms.base.Mechanism.from_budget`)."""
+    return mechanism_class(name).from_budget(
+        n_bins,
+        epsilon=epsilon,
+        rho=rho,
+        neighbours=neighbours,
+        n=n,
+        shape=shape,
+        level_budgets=level_budgets,
+    )
