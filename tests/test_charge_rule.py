@@ -236,3 +236,18 @@ def test_quantiles_refuses_a_spend_beyond_the_budget_before_reading() -> None:
             epsilon=1.0,
             accountant=treedp.Accountant(treedp.PureDP(0.5)),
         )
+
+
+def test_a_quantiles_refusal_names_the_method_asked_for() -> None:
+    """The pre-check's refusal names the method as the charge does (round 4's regression run
+    saw 'quantiles[quantiles]')."""
+    acc = treedp.Accountant(treedp.PureDP(1.0))
+    with pytest.raises(treedp.BudgetExceededError, match=r"quantiles\[recursive\] release"):
+        treedp.quantiles(
+            [20.0, 30.0, 40.0],
+            [0.1, 0.5, 0.9],
+            bounds=(17, 91),
+            epsilon=1.5,
+            method="recursive",
+            accountant=acc,
+        )

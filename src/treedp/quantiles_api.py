@@ -239,7 +239,7 @@ def quantiles(
     check_nan(nan, relation)
     qa = _levels(q)
     if (acc := check_accountant(accountant)) is not None:  # refused before reading if it must
-        acc.check(_record("quantiles", eps, relation, qa, bounds, 0.0))
+        acc.check(_record(str(method), eps, relation, qa, bounds, 0.0))  # method: not yet chosen
     values = _column_of(values, column)
     private_n = isinstance(n, str) and n == "private"
     request, share, known, n, count_share = _check_request(
