@@ -745,3 +745,29 @@ def test_unusable_budgets_and_huge_integer_bounds_are_refused_before_the_charge(
         rng=InsecureSeededSource(1),
     )
     assert got == 2**51 + 1
+
+
+def test_quantiles_reads_a_column_of_any_table_the_engines_read() -> None:
+    """Round 4's regression run: a polars LazyFrame and a pyarrow Table were refused (or
+    raised polars' own TypeError); every table kind now gives the same answer."""
+    import pandas as pd
+    import polars as pl
+    import pyarrow as pa
+
+    x = np.random.default_rng(0).uniform(20, 60, 1000)
+    answers = {
+        type(t).__name__: quantiles(
+            t, [0.5], column="age", bounds=(17, 91), epsilon=1.0, rng=InsecureSeededSource(1)
+        ).value[0]
+        for t in (
+            pd.DataFrame({"age": x}),
+            pl.DataFrame({"age": x}),
+            pl.DataFrame({"age": x}).lazy(),
+            pa.table({"age": x}),
+        )
+    }
+    assert len(set(answers.values())) == 1, answers
+    with pytest.raises(treedp.InvalidTypeError, match="one column already"):
+        quantiles(pd.Series(x), [0.5], column="age", bounds=(17, 91), epsilon=1.0)
+    with pytest.raises(treedp.InvalidParameterError, match="names no column"):
+        quantiles(pa.table({"age": x}), [0.5], column="agee", bounds=(17, 91), epsilon=1.0)

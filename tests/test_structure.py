@@ -155,7 +155,6 @@ def test_the_check_finds_function_level_and_package_init_cycles(tmp_path: Path) 
 #: src/treedp. These are the ones still over, at their size when the ratchet was set (round 4):
 #: none may grow, none may join them, and an entry leaves the list when it is split.
 MODULES_OVER_600 = {
-    "treedp/api_grouped.py": 674,
     "treedp/domain.py": 642,
     "treedp/engines/files.py": 807,
     "treedp/engines/grouped.py": 704,

@@ -22,8 +22,8 @@ from treedp.engines.dispatch import check_local_engine, count_source
 from treedp.engines.local import LocalEngine
 from treedp.engines.progress import wants_progress
 from treedp.exceptions import BoundsWarning, DataError, InvalidParameterError, InvalidTypeError
+from treedp.grouped_checks import refuse_unless_per_group
 from treedp.mechanisms import Mechanism
-from treedp.mechanisms.registry import mechanism_class
 from treedp.noise import RandomSource
 from treedp.noise.rng import check_source
 from treedp.planning import Plan, PlanCache
@@ -479,10 +479,7 @@ def _refuse_for_groups(request: Any, engine: Any, n: Any, mechanism: str) -> Non
         raise InvalidParameterError(
             "The 'n' parameter is not taken by a group-by release: group sizes stay private."
         )
-    if mechanism != "auto" and not mechanism_class(mechanism).per_group:
-        raise InvalidParameterError(
-            f"mechanism={mechanism!r} is not available for a group-by release; use 'auto'."
-        )
+    refuse_unless_per_group(mechanism)
 
 
 def _counts_array(counts: Any) -> np.ndarray:

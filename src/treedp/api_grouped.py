@@ -39,9 +39,7 @@ from typing import Any
 import numpy as np
 
 from treedp._inputs import as_1d_array
-from treedp._validation import check_real
 from treedp._version import __version__
-from treedp.budget import check_epsilon
 from treedp.config import configure
 from treedp.domain import NanPolicy, public_bins
 from treedp.engines.base import check_nan_policy
@@ -51,7 +49,6 @@ from treedp.engines.grouped import (
     GroupedJob,
     KeyCounts,
     bin_index,
-    check_keys,
     column_array,
     count_bounded,
     count_grouped_codes,
@@ -61,7 +58,7 @@ from treedp.engines.grouped import (
     missing_mask,
 )
 from treedp.exceptions import DataError, InvalidParameterError, InvalidTypeError
-from treedp.mechanisms._column import check_delta
+from treedp.grouped_checks import check_options, grouped_budget, key_plan
 from treedp.mechanisms.key_selection import (
     choose_keys,
     selection_delta_factor,
@@ -77,7 +74,7 @@ from treedp.privacy.measures import ZCDP, ApproxDP, Measure, PureDP
 from treedp.privacy.spend import SpendRecord
 from treedp.release import Release
 from treedp.release.grouped import GroupedRelease
-from treedp.spec import make_spec, rho_for_approx_dp
+from treedp.spec import make_spec
 
 __all__ = [
     "choose_keys",
@@ -172,8 +169,8 @@ def release_grouped(
         Parameters and column names are checked before any value is read; no message holds a
         count or value of the data.
     """
-    _check_options(release_options)
-    epsilon, rho_total = _budget(epsilon, privacy)
+    check_options(release_options)
+    epsilon, rho_total = grouped_budget(epsilon, privacy)
     nan = check_nan_policy(nan)
     if neighbours not in ("add_remove", "replace"):
         raise InvalidParameterError(
@@ -194,7 +191,7 @@ def release_grouped(
             "selection is for pure epsilon)."
         )
     engine = pick_engine(data)
-    the_keys, eps_sel, delta = _key_plan(keys, len(by_cols), delta, selection_epsilon, epsilon)
+    the_keys, eps_sel, delta = key_plan(keys, len(by_cols), delta, selection_epsilon, epsilon)
     factor, _ = bounds.sensitivity(neighbours)
     tree_privacy: Measure | None = None
     eps_tree: float | None = None
@@ -338,97 +335,6 @@ def release_grouped(
     return release_grouped_counts(
         counts, **shared, selection=selection, delta=0.0 if delta is None else delta
     )
-
-
-def _check_options(release_options: Mapping[str, Any]) -> None:
-    """The release options a group-by release forwards to its trees; anything else is refused."""
-    allowed = {
-        "bounds",
-        "bins",
-        "edges",
-        "mechanism",
-        "branching",
-        "level_budgets",
-        "estimator",
-        "postprocess",
-        "integer",
-        "plan",
-        "plan_cache",
-    }
-    unknown = set(release_options) - allowed
-    if unknown:
-        raise InvalidTypeError(
-            f"release_grouped got unexpected keyword arguments: {', '.join(sorted(unknown))}."
-        )
-
-
-def _budget(epsilon: float | None, privacy: Measure | None) -> tuple[float | None, float | None]:
-    """``(epsilon, rho)``: the pure budget, or the zCDP one of a Gaussian target (validated)."""
-    rho_total: float | None = None
-    if privacy is not None:
-        if epsilon is not None:
-            raise InvalidParameterError(
-                "Give the budget once: either 'epsilon' (pure DP) or 'privacy' (a target "
-                "guarantee such as treedp.ZCDP(rho))."
-            )
-        if isinstance(privacy, PureDP):
-            epsilon = privacy.epsilon
-        elif isinstance(privacy, ZCDP):
-            rho_total = check_real(privacy.rho, "rho", 1e-12, 1e6)
-        elif isinstance(privacy, ApproxDP):
-            rho_total = rho_for_approx_dp(privacy.epsilon, privacy.delta)
-        else:
-            raise InvalidTypeError(
-                "The 'privacy' parameter must be a PureDP, ZCDP or ApproxDP. "
-                f"Got {type(privacy).__name__} instead."
-            )
-    if rho_total is None:
-        if epsilon is None:
-            raise InvalidParameterError("Give 'epsilon' or 'privacy' (the budget).")
-        epsilon = check_epsilon(epsilon)
-    return epsilon, rho_total
-
-
-def _key_plan(
-    keys: Sequence[Any] | None,
-    n_by: int,
-    delta: float | None,
-    selection_epsilon: float | None,
-    epsilon: float | None,
-) -> tuple[tuple[Any, ...] | None, float, float | None]:
-    """The public keys (None: selected privately), the selection's ε and its δ."""
-    if keys is not None:
-        if delta is not None or selection_epsilon is not None:
-            raise InvalidParameterError(
-                "'delta' and 'selection_epsilon' are for private key selection (keys=None); "
-                "with public keys the release is pure epsilon-DP."
-            )
-        if not n_by:
-            raise InvalidParameterError("The 'keys' parameter lists keys of 'by': give 'by'.")
-        the_keys: tuple[Any, ...] | None = check_keys(keys, n_by)
-        eps_sel = 0.0
-    elif not n_by:
-        the_keys, eps_sel = ((),), 0.0
-    else:
-        if delta is None:
-            raise InvalidParameterError(
-                "Give the public 'keys' of the group-by, or a 'delta' to select keys privately "
-                "(a thresholded noisy count per key; the release is then (epsilon, delta)-DP)."
-            )
-        delta = check_delta(delta)
-        assert epsilon is not None  # Gaussian noise needs public keys (checked above)
-        eps_sel = (
-            epsilon / 2
-            if selection_epsilon is None
-            else check_real(selection_epsilon, "selection_epsilon", 1e-6, epsilon)
-        )
-        if eps_sel >= epsilon:
-            raise InvalidParameterError(
-                "The 'selection_epsilon' parameter must be less than 'epsilon' (the rest "
-                "pays for the trees)."
-            )
-        the_keys = None
-    return the_keys, eps_sel, delta
 
 
 def release_grouped_counts(

@@ -476,3 +476,18 @@ def test_grouped_release_keeps_an_approx_dp_target(tmp_path) -> None:  # type: i
         epsilon=1.0,
     )
     assert pure.target is None and pure.approx_target is None
+
+
+def test_release_grouped_refuses_a_mechanism_that_cannot_serve_groups() -> None:
+    """The CLI calls release_grouped directly: DAWA's refusal is its own, not an internal one."""
+    with pytest.raises(treedp.InvalidParameterError, match="not available for a group-by"):
+        treedp.release_grouped(
+            {"v": [0.1, 0.2], "k": [0, 1]},
+            column="v",
+            by="k",
+            keys=[0, 1],
+            epsilon=1.0,
+            bounds=(0, 1),
+            bins=4,
+            mechanism="dawa",
+        )

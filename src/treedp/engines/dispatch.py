@@ -483,9 +483,39 @@ def _pyarrow(
 
 def _frame_column(frame: Any, column: str) -> Any:
     """A pandas or polars DataFrame's column (its name checked first)."""
-    if column not in list(frame.columns):
+    lazy = hasattr(frame, "collect_schema") and hasattr(frame, "collect")  # polars LazyFrame
+    if not lazy and not hasattr(frame, "columns"):  # a Series or an array: one column
+        raise InvalidTypeError(
+            "The 'column' parameter applies to a DataFrame or a file; a "
+            f"{type(frame).__name__} is one column already: drop 'column'."
+        )
+    names = frame.collect_schema().names() if lazy else frame.columns
+    if column not in list(names):
         raise InvalidParameterError(f"The 'column' parameter names no column: {column!r}.")
+    if lazy:  # that one column, streamed
+        import polars as pl
+
+        return frame.select(pl.col(column)).collect(engine="streaming").to_series()
     return frame[column]
+
+
+def _arrow_column(table: Any, column: str) -> Any:
+    """A pyarrow Table's or RecordBatch's column as numpy (its name and type checked)."""
+    from treedp.engines.files import arrow_to_numpy, check_arrow_type
+
+    if not hasattr(table, "schema") or not hasattr(table, "column"):
+        raise InvalidTypeError(
+            "The 'column' parameter applies to a Table or a file; a "
+            f"{type(table).__name__} is one column already: drop 'column'."
+        )
+    if column not in table.schema.names:
+        raise InvalidParameterError(f"The 'column' parameter names no column: {column!r}.")
+    check_arrow_type(table.schema.field(column).type, column)
+    col = table.column(column)
+    chunks = col.chunks if hasattr(col, "chunks") else [col]
+    import numpy as np
+
+    return np.concatenate([arrow_to_numpy(c) for c in chunks]) if chunks else np.zeros(0)
 
 
 def _dask_column(frame: Any, column: str) -> Any:
@@ -539,7 +569,7 @@ for _engine in (
     ),
     Engine("pandas", lambda d: _root(d) == "pandas", _pandas, collect=_frame_column),
     Engine("polars", lambda d: _root(d) == "polars", _polars, collect=_frame_column),
-    Engine("pyarrow", lambda d: _root(d) == "pyarrow", _pyarrow),
+    Engine("pyarrow", lambda d: _root(d) == "pyarrow", _pyarrow, collect=_arrow_column),
     Engine("memory", lambda d: True, _count_memory),
 ):
     ENGINES.append(_engine)

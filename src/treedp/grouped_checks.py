@@ -1,0 +1,123 @@
+"""The public parameters of a group-by or per-person release, checked before any value is read.
+
+:func:`treedp.release_grouped` (and :func:`treedp.release_cdf` with ``by`` or
+``privacy_unit``) calls these first; none reads the data.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from treedp._validation import check_real
+from treedp.budget import check_epsilon
+from treedp.engines.grouped import check_keys
+from treedp.exceptions import InvalidParameterError, InvalidTypeError
+from treedp.mechanisms._column import check_delta
+from treedp.mechanisms.registry import REGISTRY
+from treedp.privacy.measures import ZCDP, ApproxDP, Measure, PureDP
+from treedp.spec import rho_for_approx_dp
+
+__all__ = ["check_options", "grouped_budget", "key_plan", "refuse_unless_per_group"]
+
+
+def refuse_unless_per_group(name: Any) -> None:
+    """Refuse a registered mechanism that cannot serve every group (``per_group`` False)."""
+    if isinstance(name, str) and name in REGISTRY and not REGISTRY[name].per_group:
+        raise InvalidParameterError(
+            f"mechanism={name!r} is not available for a group-by release; use 'auto'."
+        )
+
+
+def check_options(release_options: Mapping[str, Any]) -> None:
+    """The release options a group-by release forwards to its trees; anything else is refused."""
+    allowed = {
+        "bounds",
+        "bins",
+        "edges",
+        "mechanism",
+        "branching",
+        "level_budgets",
+        "estimator",
+        "postprocess",
+        "integer",
+        "plan",
+        "plan_cache",
+    }
+    unknown = set(release_options) - allowed
+    if unknown:
+        raise InvalidTypeError(
+            f"release_grouped got unexpected keyword arguments: {', '.join(sorted(unknown))}."
+        )
+    refuse_unless_per_group(release_options.get("mechanism", "auto"))
+
+
+def grouped_budget(
+    epsilon: float | None, privacy: Measure | None
+) -> tuple[float | None, float | None]:
+    """``(epsilon, rho)``: the pure budget, or the zCDP one of a Gaussian target (validated)."""
+    rho_total: float | None = None
+    if privacy is not None:
+        if epsilon is not None:
+            raise InvalidParameterError(
+                "Give the budget once: either 'epsilon' (pure DP) or 'privacy' (a target "
+                "guarantee such as treedp.ZCDP(rho))."
+            )
+        if isinstance(privacy, PureDP):
+            epsilon = privacy.epsilon
+        elif isinstance(privacy, ZCDP):
+            rho_total = check_real(privacy.rho, "rho", 1e-12, 1e6)
+        elif isinstance(privacy, ApproxDP):
+            rho_total = rho_for_approx_dp(privacy.epsilon, privacy.delta)
+        else:
+            raise InvalidTypeError(
+                "The 'privacy' parameter must be a PureDP, ZCDP or ApproxDP. "
+                f"Got {type(privacy).__name__} instead."
+            )
+    if rho_total is None:
+        if epsilon is None:
+            raise InvalidParameterError("Give 'epsilon' or 'privacy' (the budget).")
+        epsilon = check_epsilon(epsilon)
+    return epsilon, rho_total
+
+
+def key_plan(
+    keys: Sequence[Any] | None,
+    n_by: int,
+    delta: float | None,
+    selection_epsilon: float | None,
+    epsilon: float | None,
+) -> tuple[tuple[Any, ...] | None, float, float | None]:
+    """The public keys (None: selected privately), the selection's ε and its δ."""
+    if keys is not None:
+        if delta is not None or selection_epsilon is not None:
+            raise InvalidParameterError(
+                "'delta' and 'selection_epsilon' are for private key selection (keys=None); "
+                "with public keys the release is pure epsilon-DP."
+            )
+        if not n_by:
+            raise InvalidParameterError("The 'keys' parameter lists keys of 'by': give 'by'.")
+        the_keys: tuple[Any, ...] | None = check_keys(keys, n_by)
+        eps_sel = 0.0
+    elif not n_by:
+        the_keys, eps_sel = ((),), 0.0
+    else:
+        if delta is None:
+            raise InvalidParameterError(
+                "Give the public 'keys' of the group-by, or a 'delta' to select keys privately "
+                "(a thresholded noisy count per key; the release is then (epsilon, delta)-DP)."
+            )
+        delta = check_delta(delta)
+        assert epsilon is not None  # Gaussian noise needs public keys (checked above)
+        eps_sel = (
+            epsilon / 2
+            if selection_epsilon is None
+            else check_real(selection_epsilon, "selection_epsilon", 1e-6, epsilon)
+        )
+        if eps_sel >= epsilon:
+            raise InvalidParameterError(
+                "The 'selection_epsilon' parameter must be less than 'epsilon' (the rest "
+                "pays for the trees)."
+            )
+        the_keys = None
+    return the_keys, eps_sel, delta
