@@ -107,6 +107,16 @@ def test_wide_integers_are_not_cut_for_methods_without_bins() -> None:
         )
 
 
+class _Unreadable(list):  # type: ignore[type-arg]
+    """Values that must not be read (a check that reads them first fails the test)."""
+
+    def __array__(self, *args: Any, **kwargs: Any) -> Any:
+        raise AssertionError("data read before the public checks and the accountant")
+
+    def __len__(self) -> int:
+        raise AssertionError("data read before the public checks and the accountant")
+
+
 class _Interrupting(dict):  # type: ignore[type-arg]
     """A table whose first value read is interrupted (Ctrl-C while the data are read)."""
 
@@ -153,13 +163,9 @@ def test_a_spend_the_accountant_cannot_take_is_refused_before_any_data_is_read()
             table, keys=(0, 1), accountant=treedp.Accountant(treedp.PureDP(0.5)), **grouped
         )
 
-    class Unreadable(list):  # type: ignore[type-arg]
-        def __array__(self, *args: Any, **kwargs: Any) -> Any:
-            raise KeyboardInterrupt
-
     with pytest.raises(treedp.BudgetExceededError):
         treedp.release_cdf(
-            Unreadable([0.5]),
+            _Unreadable([0.5]),
             bounds=(0, 1),
             bins=4,
             epsilon=1.0,
@@ -202,7 +208,7 @@ def test_the_square_root_factorisation_domain_is_checked_before_the_charge(
         treedp.release_cdf([0.1] * 6, privacy=treedp.ZCDP(1.0), accountant=acc, **common)
     with pytest.raises(treedp.InvalidParameterError, match="domain"):
         treedp.release_cdf(
-            Unreadable_values(),
+            _Unreadable([0.1] * 6),
             privacy=treedp.ZCDP(1.0),
             neighbours="replace",
             n=6,
@@ -212,25 +218,10 @@ def test_the_square_root_factorisation_domain_is_checked_before_the_charge(
     assert len(acc.history) == 1
 
 
-def Unreadable_values() -> Any:
-    class Unreadable(list):  # type: ignore[type-arg]
-        def __array__(self, *args: Any, **kwargs: Any) -> Any:
-            raise AssertionError("data read before the public n was checked")
-
-    return Unreadable([0.1] * 6)
-
-
 def test_quantiles_refuses_a_spend_beyond_the_budget_before_reading() -> None:
-    class Unreadable(list):  # type: ignore[type-arg]
-        def __array__(self, *args: Any, **kwargs: Any) -> Any:
-            raise AssertionError("data read before the accountant was asked")
-
-        def __len__(self) -> int:
-            raise AssertionError("data read before the accountant was asked")
-
     with pytest.raises(treedp.BudgetExceededError):
         treedp.quantiles(
-            Unreadable([0.5]),
+            _Unreadable([0.5]),
             [0.5],
             bounds=(0, 1),
             epsilon=1.0,

@@ -93,7 +93,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     with _catch_termination():
         try:
             return _main(argv)
-        except _Terminated as exc:  # between two steps of the CLI's own handling
+        except _Terminated as exc:  # unwound like Ctrl-C: nothing partial is left
             print(f"treedp: terminated ({signal.Signals(exc.signum).name})", file=sys.stderr)
             return 128 + exc.signum
 
@@ -111,9 +111,6 @@ def _main(argv: Sequence[str] | None) -> int:
     except KeyboardInterrupt:
         print("treedp: interrupted", file=sys.stderr)
         return 130
-    except _Terminated as exc:
-        print(f"treedp: terminated ({signal.Signals(exc.signum).name})", file=sys.stderr)
-        return 128 + exc.signum
     active = parser  # the subcommand's own parser, for messages in its options' names
     try:
         args = parser.parse_args(argv)
@@ -133,9 +130,6 @@ def _main(argv: Sequence[str] | None) -> int:
     except KeyboardInterrupt:  # files are written atomically: nothing partial is left
         print("treedp: interrupted", file=sys.stderr)
         return 130
-    except _Terminated as exc:  # unwound like Ctrl-C: nothing partial is left
-        print(f"treedp: terminated ({signal.Signals(exc.signum).name})", file=sys.stderr)
-        return 128 + exc.signum
     except BrokenPipeError:  # the reader went away (for example `| head`): stop quietly
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())

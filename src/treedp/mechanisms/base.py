@@ -23,6 +23,7 @@ import numpy as np
 
 from treedp._validation import check_int
 from treedp.budget import Neighbours
+from treedp.domain import MAX_BINS
 from treedp.estimation.covariance import IndependentPrefixCovariance, PrefixCovariance
 from treedp.estimation.direct import baseline_prefix
 from treedp.estimation.dispatch import ESTIMATORS
@@ -99,7 +100,7 @@ class Mechanism(ABC):
     """
 
     name: ClassVar[str]
-    max_bins: ClassVar[int] = 2**26  # treedp.domain.MAX_BINS
+    max_bins: ClassVar[int] = MAX_BINS
     guarantee_kind: Literal["pure", "zcdp"] = "pure"
     neighbours: Neighbours
     n_bins: int
@@ -200,7 +201,7 @@ class Mechanism(ABC):
         }
 
     #: The noise families it can add: ``"laplace"`` (a pure ε budget) and/or ``"gaussian"``
-    #: (a ρ budget; :meth:`from_budget`).
+    #: (a ρ budget: its :meth:`from_parameters` then takes ``rho=``; :meth:`from_budget`).
     noises: ClassVar[tuple[str, ...]] = ("laplace",)
     #: False when one instance cannot serve every group of a group-by release (DAWA: its
     #: partition is chosen from one dataset's counts).
@@ -222,19 +223,15 @@ class Mechanism(ABC):
     ) -> Mechanism:
         """The registry's one constructor: built for a pure ``epsilon`` (Laplace noise) or, when
         ``rho`` is given, for ρ-zCDP (Gaussian noise; refused unless :attr:`noises` has it)."""
-        if rho is not None:
+        if rho is not None and "gaussian" not in cls.noises:
             raise InvalidParameterError(
                 "Gaussian noise (privacy=ZCDP(...) or ApproxDP(...)) is available for the tree "
                 f"(mechanism='auto' or 'tree'), not for {cls.name!r}: use epsilon= for it."
             )
-        assert epsilon is not None  # validated by the spec: one of the two budgets is set
+        # a mechanism whose noises include "gaussian" takes rho= in from_parameters
+        budget: dict[str, Any] = {"epsilon": epsilon} if rho is None else {"rho": rho}
         return cls.from_parameters(
-            n_bins,
-            epsilon=epsilon,
-            neighbours=neighbours,
-            n=n,
-            shape=shape,
-            level_budgets=level_budgets,
+            n_bins, neighbours=neighbours, n=n, shape=shape, level_budgets=level_budgets, **budget
         )
 
     #: True when the first block is a root whose total is the public ``n`` under ``replace``

@@ -17,6 +17,7 @@ import numpy as np
 
 from treedp._validation import check_real
 from treedp.budget import Neighbours, check_epsilon, check_neighbours, split_budget
+from treedp.domain import MAX_BINS
 from treedp.exceptions import InvalidParameterError
 from treedp.mechanisms.base import Mechanism, TreePlanner
 from treedp.mechanisms.partition import (
@@ -148,7 +149,7 @@ class DawaMechanism(Mechanism):
         bucket_planner: TreePlanner | None = None,
     ) -> None:
         self.bucket_planner = bucket_planner
-        self.n_bins = _check_bins(n_bins, 2**26)  # treedp.domain.MAX_BINS
+        self.n_bins = _check_bins(n_bins, MAX_BINS)
         self.epsilon = check_epsilon(epsilon)
         self.neighbours, self.n = check_neighbours(neighbours, n)
         if self.neighbours != "add_remove":

@@ -400,13 +400,16 @@ class SqrtFactorizationMechanism(Mechanism):
         cls,
         n_bins: int,
         *,
-        epsilon: float,
+        epsilon: float | None = None,
         neighbours: Neighbours,
         n: int | None,
         shape: TreeShape | None = None,
         level_budgets: Sequence[float] | None = None,
+        rho: float | None = None,
     ) -> SqrtFactorizationMechanism:
-        """Refused: this mechanism has Gaussian noise only and is built with ``rho``."""
+        """Built for ``rho`` (Gaussian noise only: without it, a pure ``epsilon``, refused)."""
+        if rho is not None:
+            return cls(n_bins, rho=rho, neighbours=neighbours, n=n)
         raise InvalidParameterError(
             "mechanism='sqrt_factorization' adds discrete Gaussian noise: give a zCDP or "
             "(epsilon, delta) target (privacy=treedp.ZCDP(rho) or treedp.ApproxDP(eps, delta)), "
@@ -502,23 +505,6 @@ class SqrtFactorizationMechanism(Mechanism):
         return _prefix_filter(self.n_bins, self.scale)
 
     noises = ("gaussian",)
-
-    @classmethod
-    def from_budget(
-        cls,
-        n_bins: int,
-        *,
-        epsilon: float | None,
-        rho: float | None,
-        neighbours: Neighbours,
-        n: int | None,
-        shape: TreeShape | None = None,
-        level_budgets: Sequence[float] | None = None,
-    ) -> SqrtFactorizationMechanism:
-        """Built for ``rho`` (Gaussian noise only: a pure ``epsilon`` is refused)."""
-        if rho is None:
-            return cls.from_parameters(n_bins, epsilon=0.0, neighbours=neighbours, n=n)
-        return cls(n_bins, rho=rho, neighbours=neighbours, n=n)
 
     @classmethod
     def from_description(

@@ -309,29 +309,6 @@ class TreeMechanism(Mechanism):
     takes_shape = True
 
     @classmethod
-    def from_budget(
-        cls,
-        n_bins: int,
-        *,
-        epsilon: float | None,
-        rho: float | None,
-        neighbours: Neighbours,
-        n: int | None,
-        shape: TreeShape | None = None,
-        level_budgets: Sequence[float] | None = None,
-    ) -> TreeMechanism:
-        """Laplace noise for ``epsilon``, exact discrete Gaussian noise for ``rho``."""
-        return cls.from_parameters(
-            n_bins,
-            epsilon=None if rho is not None else epsilon,
-            rho=rho,
-            neighbours=neighbours,
-            n=n,
-            shape=shape,
-            level_budgets=level_budgets,
-        )
-
-    @classmethod
     def from_description(
         cls, meta: Mapping[str, Any], n_bins: int, budget: float, gaussian: bool
     ) -> TreeMechanism:
