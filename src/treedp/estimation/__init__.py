@@ -8,7 +8,12 @@ from treedp.estimation.consistency import (
     trellis,
 )
 from treedp.estimation.covariance import PrefixCovariance
-from treedp.estimation.direct import baseline_prefix, interval_index, tree_prefix
+from treedp.estimation.direct import (
+    cumulative_prefix,
+    independent_prefix,
+    interval_index,
+    tree_prefix,
+)
 from treedp.estimation.dispatch import (
     ESTIMATORS,
     estimate_prefix,
@@ -22,11 +27,12 @@ __all__ = [
     "PrefixCovariance",
     "VariancePlan",
     "band_critical_value",
-    "baseline_prefix",
     "check_postprocess",
     "consistent_prefix",
+    "cumulative_prefix",
     "efficient_tree",
     "estimate_prefix",
+    "independent_prefix",
     "interval_index",
     "prefix_covariance",
     "tree_prefix",

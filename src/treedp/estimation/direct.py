@@ -13,7 +13,13 @@ import numpy as np
 
 from treedp.tree import TreeShape
 
-__all__ = ["PrefixEstimate", "baseline_prefix", "tree_prefix"]
+__all__ = [
+    "PrefixEstimate",
+    "cumulative_prefix",
+    "independent_prefix",
+    "interval_index",
+    "tree_prefix",
+]
 
 PrefixEstimate = tuple[np.ndarray, np.ndarray]
 
@@ -57,31 +63,37 @@ def tree_prefix(
     return prefix.astype(np.float64), variance
 
 
-def baseline_prefix(
-    name: str,
-    blocks: list[np.ndarray],
-    variances: tuple[float, ...],
-    n_bins: int,
-    n: int | None,
+def independent_prefix(
+    blocks: list[np.ndarray], variances: tuple[float, ...], n_bins: int, n: int | None
 ) -> PrefixEstimate:
-    """Direct prefix estimates for the baselines (histogram, threshold, all intervals)."""
-    var = variances[0]
+    """Prefix estimates read straight off the first block, which holds one independent noisy
+    value per prefix ``[0, t)``, ``t = 1, 2, ...`` in its first entries (the threshold
+    baseline; row ``s = 0`` of the all-intervals table). The last prefix is the public ``n``
+    when it is given."""
     block = np.asarray(blocks[0], dtype=np.int64)
-    batch = block.shape[:-1]
-    prefix = np.zeros((*batch, n_bins + 1), dtype=np.float64)
-    if name == "histogram":
-        np.cumsum(block, axis=-1, out=prefix[..., 1:])
-        variance = np.arange(n_bins + 1, dtype=np.float64) * var
-    elif name == "threshold":
-        prefix[..., 1 : 1 + block.shape[-1]] = block
-        variance = np.full(n_bins + 1, var)
-        variance[0] = 0.0
-    elif name == "all_intervals":
-        prefix[..., 1:] = block[..., :n_bins]  # row s = 0 of the interval table
-        variance = np.full(n_bins + 1, var)
-        variance[0] = 0.0
-    else:  # pragma: no cover - guarded by the callers
-        raise ValueError(f"unknown baseline {name!r}")
+    prefix = np.zeros((*block.shape[:-1], n_bins + 1), dtype=np.float64)
+    k = min(block.shape[-1], n_bins)
+    prefix[..., 1 : 1 + k] = block[..., :k]
+    variance = np.full(n_bins + 1, variances[0])
+    variance[0] = 0.0
+    return _public_total(prefix, variance, n_bins, n)
+
+
+def cumulative_prefix(
+    blocks: list[np.ndarray], variances: tuple[float, ...], n_bins: int, n: int | None
+) -> PrefixEstimate:
+    """Prefix sums of a noisy histogram (the first block); the last is the public ``n``
+    when it is given."""
+    block = np.asarray(blocks[0], dtype=np.int64)
+    prefix = np.zeros((*block.shape[:-1], n_bins + 1), dtype=np.float64)
+    np.cumsum(block, axis=-1, out=prefix[..., 1:])
+    variance = np.arange(n_bins + 1, dtype=np.float64) * variances[0]
+    return _public_total(prefix, variance, n_bins, n)
+
+
+def _public_total(
+    prefix: np.ndarray, variance: np.ndarray, n_bins: int, n: int | None
+) -> PrefixEstimate:
     if n is not None:
         prefix[..., n_bins] = float(n)
         variance[n_bins] = 0.0

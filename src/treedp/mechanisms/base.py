@@ -25,7 +25,7 @@ from treedp._validation import check_int
 from treedp.budget import Neighbours
 from treedp.domain import MAX_BINS
 from treedp.estimation.covariance import IndependentPrefixCovariance, PrefixCovariance
-from treedp.estimation.direct import baseline_prefix
+from treedp.estimation.direct import independent_prefix
 from treedp.estimation.dispatch import ESTIMATORS
 from treedp.exceptions import DataError, InvalidParameterError
 from treedp.noise import RandomSource, noise_scale
@@ -329,20 +329,18 @@ class Mechanism(ABC):
     def prefix_estimate(self, levels: list[np.ndarray], estimator: str) -> np.ndarray:
         """Prefix estimates ``P[m]``, ``m = 0..B``, from the noisy blocks (leading batch axes
         allowed, for simulating many releases at once). Default: the first block holds one
-        independent noisy value per prefix (:meth:`_baseline_prefix`)."""
-        return self._baseline_prefix(levels)
+        independent noisy value per prefix
+        (:func:`~treedp.estimation.direct.independent_prefix`)."""
+        prefix: np.ndarray = independent_prefix(levels, self.block_variance(), self.n_bins, self.n)[
+            0
+        ]
+        return prefix
 
     def prefix_covariance(self, estimator: str) -> PrefixCovariance:
         """The exact covariance of the prefix estimates (public parameters only)."""
         return IndependentPrefixCovariance(
             self.n_bins, self.block_variance()[0], self.n is not None
         )
-
-    def _baseline_prefix(self, levels: list[np.ndarray]) -> np.ndarray:
-        prefix: np.ndarray = baseline_prefix(
-            self.name, levels, self.block_variance(), self.n_bins, self.n
-        )[0]
-        return prefix
 
     def block_variance(self) -> tuple[float, ...]:
         """The noise variance of one entry of each block (0 for an exact block)."""

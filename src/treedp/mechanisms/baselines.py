@@ -21,6 +21,7 @@ from treedp.estimation.covariance import (
     HistogramCovariance,
     PrefixCovariance,
 )
+from treedp.estimation.direct import cumulative_prefix
 from treedp.estimation.efficient import VariancePlan, efficient_tree
 from treedp.exceptions import InvalidParameterError
 from treedp.mechanisms.all_intervals_queries import AllIntervalsQueries
@@ -106,7 +107,10 @@ class HistogramMechanism(_SingleBlockMechanism):
             root = np.full((*leaves.shape[:-1], 1), n, dtype=np.int64)
             prefix: np.ndarray = efficient_tree(shape, [root, leaves], tree_var).prefix(self.n_bins)
             return prefix
-        return self._baseline_prefix(levels)
+        direct: np.ndarray = cumulative_prefix(levels, self.block_variance(), self.n_bins, self.n)[
+            0
+        ]
+        return direct
 
     def prefix_covariance(self, estimator: str) -> PrefixCovariance:
         if estimator == "efficient" and self.n_bins >= 2:
