@@ -48,3 +48,19 @@ def test_the_grouped_steps_read_full_words_too() -> None:
     assert kept.size == 4
     # per (person, group) the last row wins; then the two last of those four per person
     assert kept.tolist() == [rows // 2 - 2, rows // 2 - 1, rows - 2, rows - 1]
+
+
+@pytest.mark.parametrize("bounds", [(50, 3), (2**31, 2**31), (2**40, 2**22)])
+def test_the_packed_sort_is_the_order_by_codes_and_whole_words(bounds: tuple[int, int]) -> None:
+    """The fast path (codes and the words' top bits packed, ties put in the order of the whole
+    words) gives exactly the lexsort by (codes, 64-bit word), also when only one random bit
+    fits next to the codes and most packed keys tie."""
+    from treedp.noise import InsecureSeededSource
+    from treedp.privacy.contribution import _order, _priorities
+
+    rng = np.random.default_rng(1)
+    person, group = rng.integers(0, 50, 20_000), rng.integers(0, 3, 20_000)
+    codes = [(person, bounds[0]), (group, bounds[1])]
+    words = _priorities(InsecureSeededSource(5), person.size)
+    expected = np.lexsort((words, group, person))
+    assert np.array_equal(_order(codes, InsecureSeededSource(5), person.size), expected)

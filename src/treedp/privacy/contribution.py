@@ -224,26 +224,46 @@ def _order(
 ) -> np.ndarray:
     """Sort order by the codes (each ``< bound``), then by a random priority (if ``source``).
 
-    The codes are packed into one int64 key when their widths fit (else a lexsort over the
-    columns). Every row's priority is a full 64-bit random word, whatever the number of rows
-    or codes: rows of one run whose words tie (probability below ``r²·2^-65`` for a run of
-    ``r`` rows) keep their input order, so each person's sampling law depends on their own
-    rows only — not on the other persons' data (round 3 found the width of the random field
-    packed next to the codes shrinking from 42 to 24 bits as the table grew).
+    Every row's priority is a full 64-bit random word, whatever the number of rows or codes,
+    and the order is exactly that of (codes, word): rows of one run whose words tie
+    (probability below ``r²·2^-65`` for a run of ``r`` rows) keep their input order, so each
+    person's sampling law depends on their own rows only — not on the other persons' data
+    (round 3 found the tie law following the width of the random field packed next to the
+    codes, 42 to 24 bits as the table grew). For speed the codes and the word's top bits are
+    packed into one int64 key and sorted once; the rows whose packed keys tie are then put in
+    the order of their whole words (:func:`_untie`). Codes too wide to pack: a lexsort.
     """
     n = codes[0][0].size
     widths = [max(1, int(bound - 1).bit_length()) for _, bound in codes]
-    prio = () if source is None else (_priorities(source, n),)
-    if sum(widths) > 63:
-        return np.lexsort((*prio, *reversed([c for c, _ in codes])))
+    prio = None if source is None else _priorities(source, n)
+    rand_bits = 0 if prio is None else 63 - sum(widths)
+    if prio is not None and rand_bits < 1:
+        return np.lexsort((prio, *reversed([c for c, _ in codes])))
     key = np.zeros(n, dtype=np.int64)
     for (c, _), w in zip(codes, widths, strict=True):
         key <<= w
         key |= c.astype(np.int64, copy=False)
-    if prio:
-        return np.lexsort((prio[0], key))
+    if prio is not None:
+        key <<= rand_bits
+        key |= (prio >> np.uint64(64 - rand_bits)).astype(np.int64)
     order: np.ndarray = np.argsort(key, kind="stable")
+    if prio is not None:
+        _untie(order, key[order], prio)
     return order
+
+
+def _untie(order: np.ndarray, sorted_key: np.ndarray, prio: np.ndarray) -> None:
+    """Within each run of equal packed keys, order the rows by their whole 64-bit words (in
+    place): the result is the order by (codes, word), as a lexsort would give it."""
+    tie = np.flatnonzero(sorted_key[1:] == sorted_key[:-1])
+    if tie.size == 0:
+        return
+    tied = np.zeros(order.size, dtype=bool)
+    tied[tie] = True
+    tied[tie + 1] = True
+    at = np.flatnonzero(tied)  # tie groups are contiguous in sorted order
+    rows = order[at]
+    order[at] = rows[np.lexsort((prio[rows], sorted_key[at]))]
 
 
 def bound_contributions(
