@@ -22,6 +22,7 @@ from pathlib import Path
 
 import numpy as np
 
+import treedp
 from _common import machine
 
 DATA_DIR = Path(os.environ.get("TREEDP_BENCH_DIR", "/tmp/treedp-bench"))
@@ -67,7 +68,6 @@ def child(mode: str, path: str) -> None:
     """Run one mode and print its time and memory as JSON (in a fresh process)."""
     import pyarrow.parquet as pq
 
-    import treedp
     from treedp.engines.files import count_path
 
     start_rss = peak_mb()
@@ -90,7 +90,12 @@ def child(mode: str, path: str) -> None:
         rows = int(count_path(path, "x", bins, progress=False).counts.sum())
     else:
         rel = treedp.release_cdf(
-            path, column="x", bounds=(0.0, 1.0), bins=N_BINS, epsilon=1.0, progress=False
+            path,
+            column="x",
+            bounds=(0.0, 1.0),
+            bins=N_BINS,
+            epsilon=1.0,
+            engine=treedp.LocalEngine(progress=False),
         )
         rows = round(rel.n)
     seconds = time.perf_counter() - t0

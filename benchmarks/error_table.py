@@ -38,9 +38,8 @@ def measured(
         epsilon=epsilon,
         neighbours=neighbours,
         n=n,
-        branching=branching,
-        estimator=estimator,
         rng=InsecureSeededSource(seed),
+        mechanism=treedp.MechanismOptions("auto", branching=branching, estimator=estimator),
     )
     mech = rel.mechanism
     source = InsecureSeededSource(seed + 1)

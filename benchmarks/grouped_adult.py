@@ -96,7 +96,7 @@ def accuracy(path: str, runs: int) -> None:
         per_run: dict[int, list[float]] = {5: [], 99: []}
         gaps: dict[int, list[float]] = {5: [], 99: []}
         for run in range(runs):
-            gr = treedp.release_cdf(
+            gr = treedp.release_grouped(
                 df,
                 column="age",
                 by=by,
@@ -142,7 +142,7 @@ def speed() -> None:
         times = []
         for _ in range(3):
             start = time.perf_counter()
-            gr = treedp.release_cdf(values, by=by, **common, **extra)  # type: ignore[arg-type]
+            gr = treedp.release_grouped(values, by=by, **common, **extra)  # type: ignore[arg-type]
             gr.quantile([0.5])
             times.append(time.perf_counter() - start)
         print(f"| {label} | {min(times):.2f} s | {max(times):.2f} s |")

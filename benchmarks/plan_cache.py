@@ -26,7 +26,7 @@ def main() -> None:
         treedp.release_cdf(values, **common)  # warm the default cache
         with_plan = best_of(lambda: treedp.release_cdf(values, plan=plan, **common))  # noqa: B023
         cached = best_of(lambda: treedp.release_cdf(values, **common))  # noqa: B023
-        fresh = best_of(lambda: treedp.release_cdf(values, plan_cache=False, **common), 3)  # noqa: B023
+        fresh = best_of(lambda: treedp.release_cdf(values, plan=False, **common), 3)  # noqa: B023
         print(
             f"{bins:>8} {with_plan * 1e3:>8.1f}ms {cached * 1e3:>12.1f}ms "
             f"{cached / with_plan:>6.2f} {fresh * 1e3:>15.1f}ms"

@@ -47,6 +47,7 @@ import numpy as np
 
 import treedp
 import treedp.datasets
+from treedp.mechanisms.private_bounds import private_request
 from treedp.noise import InsecureSeededSource
 from treedp.release.discrete_quantiles import discrete_quantile_from
 from treedp.release.queries import cdf_terms
@@ -123,10 +124,9 @@ def main() -> None:
             oracle.append(metrics(rel, xs))
             rel = treedp.release_cdf(
                 xs,
-                bounds=request,
+                bounds=treedp.PrivateBounds(*private_request(request), share=args.share),
                 bins=bins,
                 epsilon=eps,
-                bounds_share=args.share,
                 rng=InsecureSeededSource(10_000 + rep),
             )
             private.append(metrics(rel, xs))

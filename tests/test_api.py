@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 import treedp
+from tests.call_forms import release_kwargs
 from treedp import (
     DataError,
     InsecureSeededSource,
@@ -57,7 +58,7 @@ OK = {"bounds": (0, 100), "bins": 16, "epsilon": 1.0}
 def test_bad_arguments(changes: dict, err: type, match: str) -> None:
     kwargs = {**OK, **changes}
     with pytest.raises(err, match=match) as info:
-        release_cdf(VALUES, **kwargs)
+        release_cdf(VALUES, **release_kwargs(kwargs))
     assert isinstance(info.value, TreeDPError)
     assert type(info.value) is err
 
@@ -119,8 +120,12 @@ def test_release_counts_equals_release_cdf(neighbours: str, mechanism: str) -> N
     counts, _ = bins.count(values)
     n = 500 if neighbours == "replace" else None
     common = {"epsilon": 0.8, "neighbours": neighbours, "n": n, "mechanism": mechanism}
-    a = release_cdf(values, bounds=(0, 100), bins=64, **common, rng=InsecureSeededSource(5))
-    b = treedp.release_counts(counts, bins=bins, **common, rng=InsecureSeededSource(5))
+    a = release_cdf(
+        values, bounds=(0, 100), bins=64, **release_kwargs(common), rng=InsecureSeededSource(5)
+    )
+    b = treedp.release_counts(
+        counts, bins=bins, **release_kwargs(common), rng=InsecureSeededSource(5)
+    )
     c = treedp.release_counts(
         counts.astype(float), bounds=(0, 100), bins=64, **common, rng=InsecureSeededSource(5)
     )
@@ -164,7 +169,7 @@ def test_release_counts_default_bins_are_indices() -> None:
 def test_release_counts_validates(counts, kwargs: dict, err: type, match: str) -> None:
     args = {"epsilon": 1.0, **kwargs}
     with pytest.raises(err, match=match) as info:
-        treedp.release_counts(counts, **args)
+        treedp.release_counts(counts, **release_kwargs(args))
     assert type(info.value) is err
     # no message names a count or a value of the data
     assert "-1" not in str(info.value) and "1.5" not in str(info.value)
@@ -226,13 +231,14 @@ def test_plan_budgets_round_trip(neighbours: str, n: int | None) -> None:
     common = {"bounds": (0, 1), "bins": 1000, "epsilon": 1.0, "neighbours": neighbours, "n": n}
     by_budgets = release_cdf(
         values,
-        **common,
-        branching=plan.branching,
-        level_budgets=list(plan.level_budgets),
         rng=InsecureSeededSource(2),
+        mechanism=treedp.MechanismOptions(
+            "auto", branching=plan.branching, level_budgets=list(plan.level_budgets)
+        ),
+        **common,
     )
-    by_plan = release_cdf(values, **common, plan=plan, rng=InsecureSeededSource(2))
-    auto = release_cdf(values, **common, rng=InsecureSeededSource(2))
+    by_plan = release_cdf(values, **release_kwargs(common), plan=plan, rng=InsecureSeededSource(2))
+    auto = release_cdf(values, **release_kwargs(common), rng=InsecureSeededSource(2))
     for rel in (by_budgets, by_plan, auto):
         assert rel.branching == plan.branching
         assert rel.level_budgets == pytest.approx(plan.level_budgets)
@@ -240,10 +246,11 @@ def test_plan_budgets_round_trip(neighbours: str, n: int | None) -> None:
     # and what the release reports goes back in too
     again = release_cdf(
         values,
-        **common,
-        branching=by_plan.branching,
-        level_budgets=by_plan.level_budgets,
         rng=InsecureSeededSource(2),
+        mechanism=treedp.MechanismOptions(
+            "auto", branching=by_plan.branching, level_budgets=by_plan.level_budgets
+        ),
+        **common,
     )
     assert again.mechanism.scales == by_plan.mechanism.scales
     predicted = treedp.predict_error(1000, epsilon=1.0, neighbours=neighbours, plan=plan)
@@ -255,12 +262,19 @@ def test_plan_parameter_must_match_and_cache_is_owned() -> None:
     with pytest.raises(InvalidParameterError, match="other public parameters"):
         release_cdf(VALUES, bounds=(0, 100), bins=64, epsilon=0.5, plan=plan)
     with pytest.raises(InvalidParameterError, match="'plan'"):
-        release_cdf(VALUES, bounds=(0, 100), bins=64, epsilon=1.0, plan=plan, branching=4)
+        release_cdf(
+            VALUES,
+            bounds=(0, 100),
+            bins=64,
+            epsilon=1.0,
+            plan=plan,
+            mechanism=treedp.MechanismOptions("auto", branching=4),
+        )
     with pytest.raises(InvalidTypeError, match="'plan'"):
         release_cdf(VALUES, bounds=(0, 100), bins=64, epsilon=1.0, plan="tree")
     cache = treedp.PlanCache()
-    first = release_cdf(VALUES, **OK, plan_cache=cache, rng=InsecureSeededSource(1))
-    second = release_cdf(VALUES, **OK, plan_cache=cache, rng=InsecureSeededSource(1))
+    first = release_cdf(VALUES, rng=InsecureSeededSource(1), plan=cache, **OK)
+    second = release_cdf(VALUES, rng=InsecureSeededSource(1), plan=cache, **OK)
     assert len(cache) == 1
     assert first.mechanism.scales == second.mechanism.scales
     spec = treedp.ReleaseSpec(bins=16, epsilon=1.0)
@@ -288,11 +302,18 @@ def test_private_bounds_refuse_bad_tree_parameters_before_spending() -> None:
     )
     for kw in bad:
         with pytest.raises(treedp.InvalidParameterError):
-            treedp.release_cdf(x, bounds="private", epsilon=1.0, accountant=acc, **kw)
+            treedp.release_cdf(
+                x, bounds="private", epsilon=1.0, accountant=acc, **release_kwargs(kw)
+            )
     assert acc.spent == treedp.PureDP(0.0)
     rest = remaining_epsilon(1.0)
     rel = treedp.release_cdf(
-        x, bounds="private", bins=32, epsilon=1.0, level_budgets=[rest / 3] * 3, accountant=acc
+        x,
+        bounds="private",
+        bins=32,
+        epsilon=1.0,
+        accountant=acc,
+        mechanism=treedp.MechanismOptions("auto", level_budgets=[rest / 3] * 3),
     )
     assert rel.total_guarantee.epsilon <= 1.0 and acc.spent == treedp.PureDP(1.0)
 
@@ -301,21 +322,20 @@ def test_private_bounds_refuse_bad_tree_parameters_before_spending() -> None:
 def test_bounds_share_is_refused_where_it_would_be_ignored() -> None:
     """bounds_share only means something with private bounds; with public bounds it is
     refused instead of ignored (release_cdf and treedp.quantiles alike)."""
-    from treedp.api import DEFAULT_BOUNDS_SHARE
     from treedp.mechanisms.private_bounds import DEFAULT_SHARE
+    from treedp.options import DEFAULT_BOUNDS_SHARE
 
     assert DEFAULT_BOUNDS_SHARE == DEFAULT_SHARE
     x = np.arange(100.0)
-    with pytest.raises(treedp.InvalidParameterError, match="bounds_share"):
-        treedp.release_cdf(x, bounds=(0, 100), bins=8, epsilon=1.0, bounds_share=0.2)
+    with pytest.raises(treedp.InvalidTypeError, match="public bounds"):
+        treedp.PrivateBounds(lower=0, upper=100, share=0.2)  # the share of nothing
     with pytest.raises(treedp.InvalidParameterError, match="bounds_share"):
         treedp.quantiles(x, [0.5], bounds=(0, 100), epsilon=1.0, bounds_share=0.2)
     rel = treedp.release_cdf(
         x,
-        bounds="private",
+        bounds=treedp.PrivateBounds(share=0.2),
         bins=8,
         epsilon=1.0,
-        bounds_share=0.2,
         rng=treedp.InsecureSeededSource(1),
     )
     assert rel.bounds_step is not None and rel.bounds_step["share"] == 0.2

@@ -12,6 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import treedp
+from tests.call_forms import release_kwargs
 from treedp import (
     DataError,
     InsecureSeededSource,
@@ -119,7 +120,7 @@ def test_release_cdf_bad_inputs(changes: dict, argument: str, err: type) -> None
     kwargs = {**GOOD, **changes}
     values = kwargs.pop("values", np.arange(5.0))
     with pytest.raises(TreeDPError) as info:
-        treedp.release_cdf(values, **kwargs)
+        treedp.release_cdf(values, **release_kwargs(kwargs))
     assert argument.lower() in str(info.value).lower()
     assert type(info.value) is err
 
@@ -131,7 +132,7 @@ def test_release_counts_bad_inputs(changes: dict, argument: str, err: type) -> N
         return  # data rows, and the missing-value policy: counts have no missing values
     kwargs = {**GOOD, **changes}
     with pytest.raises(TreeDPError) as info:
-        treedp.release_counts(np.ones(8, dtype=np.int64), **kwargs)
+        treedp.release_counts(np.ones(8, dtype=np.int64), **release_kwargs(kwargs))
     if kwargs.get("bins") != 8 or kwargs.get("edges") is not None:
         return  # the counts no longer match the bins: either error is right
     assert argument.lower() in str(info.value).lower()

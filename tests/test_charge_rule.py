@@ -131,11 +131,11 @@ def test_a_grouped_release_charges_after_the_data_were_read(keys: Any) -> None:
     table = _Interrupting(v=[0.5, 0.2], k=[0, 1])
     extra = {"delta": 1e-6} if keys is None else {"keys": keys}
     with pytest.raises(KeyboardInterrupt):
-        treedp.release_cdf(
+        treedp.release_grouped(
             table, column="v", by="k", epsilon=1.0, bounds=(0, 1), bins=4, accountant=acc, **extra
         )
     assert not acc.history
-    done = treedp.release_cdf(
+    done = treedp.release_grouped(
         dict(table),
         column="v",
         by="k",
@@ -155,11 +155,11 @@ def test_a_spend_the_accountant_cannot_take_is_refused_before_any_data_is_read()
     table = _Interrupting(v=[0.5, 0.2], k=[0, 1])
     grouped = {"column": "v", "by": "k", "epsilon": 1.0, "bounds": (0, 1), "bins": 4}
     with pytest.raises(treedp.InvalidParameterError, match="pure-DP total"):
-        treedp.release_cdf(
+        treedp.release_grouped(
             table, delta=1e-6, accountant=treedp.Accountant(treedp.PureDP(5.0)), **grouped
         )
     with pytest.raises(treedp.BudgetExceededError):
-        treedp.release_cdf(
+        treedp.release_grouped(
             table, keys=(0, 1), accountant=treedp.Accountant(treedp.PureDP(0.5)), **grouped
         )
 
@@ -179,7 +179,7 @@ def test_a_missing_key_is_refused_before_the_charge_in_memory_too() -> None:
     acc = treedp.Accountant(treedp.PureDP(5.0))
     table = {"v": [0.5, 0.2, 0.1], "k": [0, None, 1]}
     with pytest.raises(treedp.DataError, match="missing keys"):
-        treedp.release_cdf(
+        treedp.release_grouped(
             table,
             column="v",
             by="k",

@@ -351,9 +351,8 @@ def test_locate_reproduces_release_answers(bins) -> None:  # type: ignore[no-unt
     values = rng.uniform(lo - 1, hi + 1, 300)
     rel = treedp.release_cdf(
         values,
-        edges=bins.edges if not bins.discrete else None,
         bounds=(int(lo), int(hi) - 1) if bins.discrete else None,
-        bins="integers" if bins.discrete else None,
+        bins="integers" if bins.discrete else bins.edges,
         epsilon=1.0,
         mechanism="histogram",
         postprocess="none",

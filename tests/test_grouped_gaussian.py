@@ -150,7 +150,7 @@ def test_gaussian_grouped_contract_accountant_and_file(tmp_path) -> None:
         bins=64,
         rng=InsecureSeededSource(2),
     )
-    gr = treedp.release_cdf(d, privacy=ZCDP(0.5), accountant=acc, **kwargs)
+    gr = treedp.release_grouped(d, privacy=ZCDP(0.5), accountant=acc, **kwargs)
     assert isinstance(gr.guarantee, ZCDP) and gr.guarantee.rho <= 0.5
     b = gr.bounds
     assert gr.contribution_factor == b.l2_squared() == 8  # q = 2 groups of c = 2: 2·2²

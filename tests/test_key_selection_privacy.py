@@ -19,6 +19,7 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
+import treedp
 from treedp.api_grouped import choose_keys
 from treedp.engines.grouped import KeyCounts
 from treedp.noise import InsecureSeededSource
@@ -106,7 +107,6 @@ def test_replace_doubles_the_selection_scale(g: int) -> None:
 
 def test_a_replace_release_records_the_replace_calibration() -> None:
     """A real release under replace: the selection record states sensitivity 2g and its scale."""
-    from treedp import release_cdf
 
     k = [0] * 28 + [1] * 28 + [2] * 200
     table = {"v": [0.3] * len(k), "k": k}
@@ -120,13 +120,13 @@ def test_a_replace_release_records_the_replace_calibration() -> None:
         "mechanism": "histogram",
         "rng": InsecureSeededSource(1),
     }
-    rel = release_cdf(table, neighbours="replace", **common)
+    rel = treedp.release_grouped(table, neighbours="replace", **common)
     assert isinstance(rel, GroupedRelease)
     sel = rel.selection
     assert sel is not None
     assert sel["sensitivity"] == 2
     assert Fraction(*sel["noise_scale"]) >= Fraction(2) / Fraction(sel["epsilon"])
-    rel_ar = release_cdf(table, **common)
+    rel_ar = treedp.release_grouped(table, **common)
     assert rel_ar.selection is not None and rel_ar.selection["sensitivity"] == 1
 
 
@@ -139,7 +139,6 @@ def test_keys_whose_pairs_were_all_dropped_are_no_candidates(
     chance of releasing one of them grew with K far past the stated delta (114-158x at K = 500).
     Only keys a kept (person, key) pair counts are candidates: at most g of that person's."""
     import treedp.noise.families as families
-    from treedp import release_cdf
 
     sizes: list[int] = []
     real = families.sample_discrete_laplace
@@ -152,7 +151,7 @@ def test_keys_whose_pairs_were_all_dropped_are_no_candidates(
     k = ["common"] * 400 + [f"x{i}" for i in range(500)]
     p = [f"p{i}" for i in range(400)] + ["x"] * 500
     table = {"v": [0.3] * len(k), "k": k, "p": p}
-    release_cdf(
+    treedp.release_grouped(
         table,
         column="v",
         by="k",

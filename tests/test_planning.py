@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 import treedp
+from tests.call_forms import release_kwargs
 from tests.estimation.test_efficient import dense_gls
 from tests.stats import TEST_SEED, z_two_sided
 from treedp.estimation import estimate_prefix
@@ -194,10 +195,10 @@ def test_repeated_releases_plan_once_through_the_default_cache(monkeypatch) -> N
     planning_module.DEFAULT_PLAN_CACHE.clear()
     common = {"bounds": (0, 1), "bins": 96, "epsilon": 0.7}
     for data in ([0.1, 0.5], [0.9] * 50, []):  # other data, the same public parameters
-        treedp.release_cdf(data, **common)
+        treedp.release_cdf(data, **release_kwargs(common))
     assert len(calls) == 1
-    treedp.release_cdf([0.2], plan_cache=False, **common)
-    treedp.release_cdf([0.2], plan_cache=False, **common)
+    treedp.release_cdf([0.2], plan=False, **release_kwargs(common))
+    treedp.release_cdf([0.2], plan=False, **release_kwargs(common))
     assert len(calls) == 3
     treedp.release_cdf([0.2], **{**common, "epsilon": 0.8})  # other public parameters
     assert len(calls) == 4
@@ -205,5 +206,5 @@ def test_repeated_releases_plan_once_through_the_default_cache(monkeypatch) -> N
     small.get(treedp.ReleaseSpec(bins=8, epsilon=1.0))
     small.get(treedp.ReleaseSpec(bins=9, epsilon=1.0))
     assert len(small) == 1
-    with pytest.raises(treedp.InvalidTypeError, match="plan_cache"):
-        treedp.release_cdf([0.2], plan_cache="yes", **common)
+    with pytest.raises(treedp.InvalidTypeError, match=r"'plan'.*PlanCache"):
+        treedp.release_cdf([0.2], plan="yes", **release_kwargs(common))

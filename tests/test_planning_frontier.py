@@ -190,9 +190,10 @@ def test_release_with_the_plan_end_to_end(tmp_path: Path) -> None:
         bounds=(0, 1000),
         bins=1000,
         epsilon=1.0,
-        branching=p.branching,
-        level_budgets=p.level_budgets,
         rng=InsecureSeededSource(4),
+        mechanism=treedp.MechanismOptions(
+            "auto", branching=p.branching, level_budgets=p.level_budgets
+        ),
     )
     assert again.cdf(500) == release.cdf(500)
 

@@ -196,7 +196,7 @@ def test_private_bounds_in_quantiles_and_release_cdf() -> None:
     with pytest.raises(InvalidParameterError, match="'method'"):
         quantiles(x, 0.5, epsilon=1.0, bounds=(0, 1), method="best")
     with pytest.raises(InvalidParameterError, match="edges"):
-        treedp.release_cdf(x, bounds="private", edges=[0, 1, 2], epsilon=1.0)
+        treedp.release_cdf(x, bounds="private", epsilon=1.0, bins=[0, 1, 2])
 
 
 def test_inverse_rank_index_rule() -> None:

@@ -30,6 +30,7 @@ if TYPE_CHECKING:  # the names below are imported on first use (PEP 562)
     from treedp.config import default_branching
     from treedp.domain import Bins, make_bins
     from treedp.engines.files import FileSource
+    from treedp.engines.local import LocalEngine
     from treedp.io import read_column
     from treedp.mechanisms.private_bounds import private_bounds
     from treedp.mechanisms.quantile_exponential import median, quantile_exponential
@@ -38,6 +39,7 @@ if TYPE_CHECKING:  # the names below are imported on first use (PEP 562)
     from treedp.mechanisms.subsample_aggregate import noisy_mode, subsample_and_aggregate
     from treedp.median_request import check_median
     from treedp.noise import InsecureSeededSource, RandomSource, SystemRandomSource
+    from treedp.options import MechanismOptions, PrivacyUnit, PrivateBounds
     from treedp.parameters import PARAMETERS
     from treedp.planning import Plan, PlanCache, plan
     from treedp.privacy.accountant import Accountant
@@ -98,6 +100,10 @@ _LAZY = {
     "convert_keys": "treedp.sources",
     "ReleaseSpec": "treedp.spec",
     "TreeShape": "treedp.tree",
+    "LocalEngine": "treedp.engines.local",
+    "MechanismOptions": "treedp.options",
+    "PrivacyUnit": "treedp.options",
+    "PrivateBounds": "treedp.options",
 }
 
 __all__ = [
@@ -117,9 +123,13 @@ __all__ = [
     "InvalidTypeError",
     "Ledger",
     "LedgerError",
+    "LocalEngine",
+    "MechanismOptions",
     "MissingDependencyError",
     "Plan",
     "PlanCache",
+    "PrivacyUnit",
+    "PrivateBounds",
     "PureDP",
     "QuantilesResult",
     "RandomSource",

@@ -10,94 +10,54 @@ release then runs on the found bounds with the rest, without charging again.
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
 from typing import Any
 
 from treedp.config import configure
-from treedp.domain import MAX_BINS, make_bins, public_bins
+from treedp.domain import MAX_BINS, make_bins
 from treedp.engines.dispatch import count_source
-from treedp.exceptions import DataError, InvalidParameterError, InvalidTypeError
+from treedp.exceptions import DataError, InvalidTypeError
 from treedp.mechanisms.registry import mechanism_class
-from treedp.spec import make_spec
+from treedp.options import PrivateBounds
+from treedp.query import Query
 
 __all__ = ["PRIVATE_BOUNDS_RECORD", "n_differs", "private_bounds_charge", "run_bounds_stage"]
 
 
-def run_bounds_stage(
-    values: Any,
-    *,
-    request: tuple[Any, Any],
-    bounds: Any,
-    bins: Any,
-    edges: Any,
-    epsilon: float | None,
-    share: float,
-    neighbours: Any,
-    n: int | None,
-    mechanism: str,
-    branching: Any,
-    level_budgets: Any,
-    estimator: str | None,
-    postprocess: str,
-    integer: bool,
-    nan: Any,
-    plan: Any,
-    plan_cache: Any,
-    column: str | None,
-    progress: bool | None,
-    engine: Any,
-    rng: Any,
-    accountant: Any,
-) -> tuple[Any, float, dict[str, Any]]:
-    """Check, charge once and find the bounds; returns the bounds, the ε left for the
-    release and the bounds step's record (kept in the release)."""
+def run_bounds_stage(query: Query) -> tuple[Any, float, dict[str, Any]]:
+    """Check, charge once and find the bounds of a private-bounds query; returns the bounds,
+    the epsilon left for the release and the bounds step's record (kept in the release)."""
     from treedp.mechanisms.private_bounds import check_known_bound, split_private_bounds
 
-    lower, upper = request
-    known = check_known_bound(lower, upper, bins == "integers", "bounds")
-
-    _refuse_unsupported(bins, edges, epsilon, branching, level_budgets)
-    assert epsilon is not None  # checked just above
-    from treedp.mechanisms.private_bounds import remaining_epsilon
-
-    # Every parameter is checked (on stand-in bounds, with the budget the release will
-    # have after the bounds step: public) before any budget is spent; the tree's shape
-    # too when the caller fixes it (the stand-in has the same number of bins).
-    stand_in = make_spec(
-        public_bins((0, 1), bins, None),
-        remaining_epsilon(epsilon, share, neighbours, known is not None),
-        neighbours,
-        n,
-        mechanism,
-        branching,
-        level_budgets,
-        estimator,
-        postprocess,
-        integer,
-        nan=nan,
+    private, spec, bins = query.private_bounds, query.spec, query.bins_request
+    assert private is not None and query.epsilon is not None
+    known = check_known_bound(private.lower, private.upper, bins == "integers", "bounds")
+    # The stand-in (same number of bins, the budget left after the bounds: public) is
+    # configured in full (the relation, a public n, the mechanism's own checks): nothing
+    # public may refuse after the bounds' charge. Its plan is kept for the release, which
+    # has the same bins (equal-width) and budget.
+    plan = query.plan if bins != "integers" else None
+    configure(spec, plan=plan, plan_cache=query.plan_cache)
+    max_bins = MAX_BINS if spec.mechanism == "auto" else mechanism_class(spec.mechanism).max_bins
+    charge = private_bounds_charge(
+        query.epsilon, private.share, bins, spec.neighbours, spec.nan, _given(private)
     )
-    # The stand-in is configured in full (the relation, a public n, the mechanism's own
-    # checks): nothing public may refuse after the bounds' charge. Its plan is kept for
-    # the release, which has the same bins (equal-width) and budget.
-    configure(stand_in, plan=plan if bins != "integers" else None, plan_cache=plan_cache)
-    max_bins = MAX_BINS if mechanism == "auto" else mechanism_class(mechanism).max_bins
-    charge = private_bounds_charge(epsilon, share, bins, neighbours, nan, bounds)
+    accountant = query.accountant
     if accountant is not None:  # a spend it cannot take is refused before the data is read
         accountant.check(charge)
-    scanned = bounds_input(values, column, stand_in.nan, progress, engine)
-    if stand_in.n is not None and records_read(scanned) != stand_in.n:
+    scanned = bounds_input(query.data, query.column, spec.nan, query.progress, query.engine)
+    if spec.n is not None and records_read(scanned) != spec.n:
         raise n_differs()  # public under replace: refused before the bounds' charge
     found, epsilon, found_by = split_private_bounds(
         scanned,
-        epsilon=epsilon,
-        share=share,
+        epsilon=query.epsilon,
+        share=private.share,
         integers=bins == "integers",
-        neighbours=neighbours,
-        nan=nan,
-        rng=rng,
+        neighbours=spec.neighbours,
+        nan=spec.nan,
+        rng=query.rng,
         accountant=accountant,  # charged the whole epsilon once, before any noise
-        lower=lower,
-        upper=upper,
+        lower=private.lower,
+        upper=private.upper,
         charge=charge,
         max_bins=max_bins,
     )
@@ -106,7 +66,7 @@ def run_bounds_stage(
         "method": "private_bounds",
         "stops": [float(v) for v in found_by.stops],
         "epsilon": found_by.epsilon_spent,
-        "share": share,
+        "share": private.share,
         "allowance": found_by.allowance,
         "lo": float(bounds[0]),
         "hi": float(bounds[1]),
@@ -118,27 +78,10 @@ def run_bounds_stage(
     return bounds, epsilon, bounds_step
 
 
-def _refuse_unsupported(
-    bins: Any, edges: Any, epsilon: float | None, branching: Any, level_budgets: Any
-) -> None:
-    """The public parameters private bounds cannot take (refused before anything is read)."""
-    if edges is not None:
-        raise InvalidParameterError("bounds='private' cannot be combined with 'edges'.")
-    if epsilon is None:
-        raise InvalidParameterError(
-            "bounds='private' takes 'epsilon' (pure DP): find the bounds with "
-            "treedp.private_bounds, then pass them with the other budget."
-        )
-    if bins is None:
-        raise InvalidParameterError(
-            "bounds='private' needs 'bins' (a number of equal-width bins, or "
-            "bins='integers'): the range is found privately, the bins stay public."
-        )
-    if bins == "integers" and (level_budgets is not None or isinstance(branching, Sequence)):
-        raise InvalidParameterError(
-            "bounds='private' with bins='integers' cannot take 'level_budgets' or per-level "
-            "'branching': the number of bins, hence of levels, comes with the bounds."
-        )
+def _given(private: PrivateBounds) -> Any:
+    """``bounds=`` as the caller wrote it, for the charge's record."""
+    request = private.request
+    return "private" if request == ("private", "private") else request
 
 
 def bounds_input(values: Any, column: str | None, nan: Any, progress: Any, engine: Any) -> Any:

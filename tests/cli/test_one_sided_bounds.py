@@ -104,7 +104,7 @@ def test_api_names_a_misspelt_private() -> None:
         with pytest.raises(treedp.InvalidParameterError, match="the word for bounds found"):
             treedp.release_cdf(x, bounds=bounds, bins=4, epsilon=1.0)
     with pytest.raises(treedp.InvalidParameterError, match="group-by"):
-        treedp.release_cdf(x, bounds="private", bins=4, epsilon=1.0, by=np.zeros(10), keys=[0])
+        treedp.release_grouped(x, bounds="private", bins=4, epsilon=1.0, by=np.zeros(10), keys=[0])
 
 
 def test_median_reads_a_directory_or_glob_as_quantiles_does(

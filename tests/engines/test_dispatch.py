@@ -16,6 +16,7 @@ import pyarrow.parquet as pq
 import pytest
 
 import treedp
+from tests.call_forms import release_kwargs
 from treedp import make_bins
 from treedp.engines.base import BinCounts
 from treedp.engines.dispatch import count_source
@@ -127,7 +128,9 @@ def test_bad_inputs() -> None:
     with pytest.raises(InvalidTypeError, match="progress"):
         count_source(X, column=None, bins=BINS, progress="yes")  # type: ignore[arg-type]
     with pytest.raises(InvalidTypeError, match="progress"):
-        treedp.release_cdf(X, bounds=(0, 10), bins=16, epsilon=1.0, progress=1)  # type: ignore[arg-type]
+        treedp.release_cdf(
+            X, bounds=(0, 10), bins=16, epsilon=1.0, engine=treedp.LocalEngine(progress=1)
+        )  # type: ignore[arg-type]
 
 
 @pytest.mark.parametrize("engine", ["spark", "dask"])
@@ -166,9 +169,11 @@ def test_release_cdf_by_column_equals_by_series(tmp_path: Path) -> None:
     df = pd.DataFrame({"x": X})
     df.to_parquet(tmp_path / "x.parquet")
     kw = {"bounds": (0, 10), "bins": 16, "epsilon": 1.0}
-    a = treedp.release_cdf(df["x"], rng=treedp.InsecureSeededSource(5), **kw)
+    a = treedp.release_cdf(df["x"], rng=treedp.InsecureSeededSource(5), **release_kwargs(kw))
     for data in (df, tmp_path / "x.parquet", str(tmp_path / "x.parquet")):
-        b = treedp.release_cdf(data, column="x", rng=treedp.InsecureSeededSource(5), **kw)
+        b = treedp.release_cdf(
+            data, column="x", rng=treedp.InsecureSeededSource(5), **release_kwargs(kw)
+        )
         assert np.array_equal(a.cdf(BINS.edges), b.cdf(BINS.edges))
 
 
@@ -211,8 +216,8 @@ def test_engine_option_counts_the_same_and_is_checked(tmp_path: Path) -> None:
     assert np.array_equal(rel.prefix_counts, again.prefix_counts)
     with pytest.raises(treedp.InvalidTypeError, match="'engine'"):
         treedp.release_cdf(values, bounds=(-3, 3), bins=64, epsilon=1.0, engine="numba")
-    with pytest.raises(treedp.InvalidParameterError, match="'engine'"):
-        treedp.release_cdf(
+    with pytest.raises(treedp.InvalidTypeError, match="engine"):  # not a group-by parameter
+        treedp.release_grouped(
             {"v": values, "g": values > 0},
             column="v",
             by="g",

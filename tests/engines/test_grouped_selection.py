@@ -24,7 +24,7 @@ import pytest
 
 from tests.stats import TEST_SEED
 from treedp import InsecureSeededSource, make_bins
-from treedp import api_grouped as api_grouped_module
+from treedp import grouped_stage as grouped_stage_module
 from treedp.api_grouped import choose_keys, release_grouped, selection_counts
 from treedp.engines.grouped import GroupedJob, KeyCounts, key_counts, unique_pairs
 from treedp.exceptions import DataError
@@ -226,7 +226,7 @@ def test_selection_with_a_unit_is_choose_keys_of_the_engine_counts(
         calls.append((counts.as_dict(), out[0]))
         return out
 
-    monkeypatch.setattr(api_grouped_module, "choose_keys", spy)
+    monkeypatch.setattr(grouped_stage_module, "choose_keys", spy)
     expected = _brute(cols, ("g",), "p")
     for name, form in _forms(tmp_path, cols).items():
         accountant = Accountant(ApproxDP(10.0, 1e-3))

@@ -43,7 +43,7 @@ _PAUSE = textwrap.dedent(
 _LIBRARY = _PAUSE + textwrap.dedent(
     """
     import treedp
-    treedp.release_cdf(sys.argv[2], column="v", by="k", keys=[0, 1, 2], privacy_unit="p",
+    treedp.release_grouped(sys.argv[2], column="v", by="k", keys=[0, 1, 2], privacy_unit="p",
                        max_contributions=2, epsilon=1.0, bounds=(0, 1), bins=8)
     """
 )

@@ -192,11 +192,10 @@ def test_consistency_reduces_error_on_sparse_data() -> None:
             bounds=(0, 997),
             bins=997,
             epsilon=0.1,
-            mechanism="histogram",
             neighbours="replace",
             n=900,
-            estimator="direct",
             rng=treedp.InsecureSeededSource(seed),
+            mechanism=treedp.MechanismOptions("histogram", estimator="direct"),
         )
         raw_err.append(np.abs(rel.prefix_counts - truth).sum())
         mono_err.append(np.abs(rel.consistent_counts - truth).sum())

@@ -14,6 +14,7 @@ import pytest
 from scipy import stats
 
 import treedp
+from tests.call_forms import release_kwargs
 from tests.stats import ALPHA, TEST_SEED, z_two_sided
 from treedp.estimation import estimate_prefix
 from treedp.estimation.covariance import DirectTreeCovariance, EfficientTreeCovariance
@@ -75,7 +76,13 @@ def _release(config: dict) -> treedp.Release:
     n = 500 if config.get("neighbours") == "replace" else None
     values = np.random.default_rng(TEST_SEED).uniform(0, 100, 500)
     return treedp.release_cdf(
-        values, bounds=(0, 100), bins=b, epsilon=1.0, n=n, rng=InsecureSeededSource(1), **config
+        values,
+        bounds=(0, 100),
+        bins=b,
+        epsilon=1.0,
+        n=n,
+        rng=InsecureSeededSource(1),
+        **release_kwargs(config),
     )
 
 

@@ -180,7 +180,9 @@ def test_parameters_refused() -> None:
     with pytest.raises(InvalidParameterError):
         DawaMechanism(8, epsilon=1.0, partition=Partition(4, (0,)))
     with pytest.raises(InvalidParameterError, match="branching"):
-        treedp.release_counts([1, 2, 3, 4], epsilon=1.0, mechanism="dawa", branching=2)
+        treedp.release_counts(
+            [1, 2, 3, 4], epsilon=1.0, mechanism=treedp.MechanismOptions("dawa", branching=2)
+        )
     with pytest.raises(InvalidParameterError):
         treedp.release_counts([1, 2, 3], epsilon=1.0, mechanism="dawa", neighbours="replace", n=6)
 
@@ -309,7 +311,7 @@ def test_load_refuses_a_tampered_partition(tmp_path) -> None:
 def test_group_by_release_refuses_dawa_before_any_charge() -> None:
     budget = treedp.Accountant(PureDP(5.0))
     with pytest.raises(InvalidParameterError, match="group-by"):
-        treedp.release_cdf(
+        treedp.release_grouped(
             {"v": [1, 2, 3], "g": [0, 1, 0]},
             column="v",
             by="g",

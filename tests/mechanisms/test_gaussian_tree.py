@@ -8,6 +8,7 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
+import treedp
 from tests.mechanisms.test_sensitivity import SHAPES, _counts
 from tests.stats import TEST_SEED, z_two_sided
 from treedp.exceptions import InvalidParameterError
@@ -152,7 +153,6 @@ def test_spend_and_description_state_the_gaussian_contract() -> None:
 
 
 def test_budget_sum_message_names_rho_for_gaussian_trees() -> None:
-    import treedp
     from treedp.exceptions import InvalidParameterError
     from treedp.privacy.measures import ZCDP
 
@@ -162,6 +162,7 @@ def test_budget_sum_message_names_rho_for_gaussian_trees() -> None:
             bounds=(0, 4),
             bins=4,
             privacy=ZCDP(0.5),
-            branching=(2, 2),
-            level_budgets=(0.1, 0.1, 0.1),
+            mechanism=treedp.MechanismOptions(
+                "auto", branching=(2, 2), level_budgets=(0.1, 0.1, 0.1)
+            ),
         )

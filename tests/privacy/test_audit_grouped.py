@@ -49,7 +49,7 @@ def _run(forget_factor: bool, monkeypatch):
     bins = make_bins(bounds=(0, 8), bins=8)
     if forget_factor:  # the mutant: one row per person assumed when sizing the noise
         monkeypatch.setattr(ContributionBounds, "sensitivity", lambda self, nb: (1, 1.0))
-    gr = treedp.release_cdf(
+    gr = treedp.release_grouped(
         _table(False),
         column="v",
         by="s",

@@ -24,8 +24,7 @@ def _release(neighbours: str = "add_remove") -> Release:
         bounds=(0, 8),
         bins=8,
         epsilon=1.0,
-        mechanism="tree",
-        branching=2,
+        mechanism=treedp.MechanismOptions("tree", branching=2),
         neighbours=neighbours,  # type: ignore[arg-type]
         n=127 if neighbours == "replace" else None,
         rng=InsecureSeededSource(4),

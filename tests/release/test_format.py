@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 import treedp
+from tests.call_forms import release_kwargs
 from tests.stats import TEST_SEED
 from treedp import InsecureSeededSource, ReleaseFormatError, load_release, release_cdf
 from treedp.release import Release
@@ -27,7 +28,7 @@ def _release(**kwargs: object) -> Release:
         "rng": InsecureSeededSource(4),
     }
     base.update(kwargs)
-    return release_cdf(VALUES, **base)  # type: ignore[arg-type]
+    return release_cdf(VALUES, **release_kwargs(base))  # type: ignore[arg-type]
 
 
 def _same(a: Release, b: Release) -> None:

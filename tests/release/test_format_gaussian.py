@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 import treedp
+from tests.call_forms import release_kwargs
 from tests.release.test_format import VALUES, _same
 from treedp import InsecureSeededSource, ReleaseFormatError, load_release, release_cdf
 from treedp.release.format import _checksum
@@ -24,7 +25,9 @@ from treedp.release.format import _checksum
     ],
 )
 def test_gaussian_round_trip(tmp_path: Path, suffix: str, kwargs: dict[str, object]) -> None:
-    rel = release_cdf(VALUES, bounds=(0, 100), bins=64, rng=InsecureSeededSource(4), **kwargs)  # type: ignore[arg-type]
+    rel = release_cdf(
+        VALUES, bounds=(0, 100), bins=64, rng=InsecureSeededSource(4), **release_kwargs(kwargs)
+    )  # type: ignore[arg-type]
     path = tmp_path / f"r{suffix}"
     rel.save(path)
     again = load_release(path)

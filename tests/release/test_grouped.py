@@ -41,7 +41,7 @@ OPTS = {"bounds": (17, 90), "bins": "integers", "epsilon": 1.0}
 def test_one_tree_per_public_key_and_absent_keys_are_released() -> None:
     d = _data()
     keys = ["CA", "NY", "ZZ"]
-    gr = treedp.release_cdf(
+    gr = treedp.release_grouped(
         d["age"], by=d["state"], keys=keys, rng=InsecureSeededSource(TEST_SEED), **OPTS
     )
     assert isinstance(gr, treedp.GroupedRelease)
@@ -68,10 +68,10 @@ def test_the_output_does_not_depend_on_which_keys_are_present() -> None:
     """Same seed, data with and without key 'NY': same keys, shapes and metadata."""
     d = _data()
     no_ny = d["state"] != "NY"
-    a = treedp.release_cdf(
+    a = treedp.release_grouped(
         d["age"], by=d["state"], keys=["CA", "NY"], rng=InsecureSeededSource(1), **OPTS
     )
-    b = treedp.release_cdf(
+    b = treedp.release_grouped(
         d["age"][no_ny],
         by=d["state"][no_ny],
         keys=["CA", "NY"],
@@ -93,7 +93,7 @@ def test_the_output_does_not_depend_on_which_keys_are_present() -> None:
 )
 def test_noise_is_scaled_by_the_contribution_factor(m, g, c, factor) -> None:
     d = _data()
-    gr = treedp.release_cdf(
+    gr = treedp.release_grouped(
         d,
         column="age",
         by="state",
@@ -124,7 +124,7 @@ def test_noise_is_scaled_by_the_contribution_factor(m, g, c, factor) -> None:
 
 def test_replace_doubles_the_factor() -> None:
     d = _data()
-    gr = treedp.release_cdf(
+    gr = treedp.release_grouped(
         d,
         column="age",
         by="state",
@@ -144,7 +144,7 @@ def test_dataframes_and_arrays_agree() -> None:
     common = dict(keys=keys, privacy_unit="person", max_contributions=2, **OPTS)
     out = []
     for table in (d, pd.DataFrame(d), pl.DataFrame(d)):
-        gr = treedp.release_cdf(
+        gr = treedp.release_grouped(
             table, column="age", by="state", rng=InsecureSeededSource(4), **common
         )
         out.append(gr)
@@ -168,7 +168,7 @@ def test_several_by_columns_and_tuple_keys_round_trip(tmp_path) -> None:
     d = _data()
     d["sex"] = np.where(d["person"] % 2 == 0, "F", "M")
     keys = [("CA", "F"), ("CA", "M"), ("NY", "F")]
-    gr = treedp.release_cdf(
+    gr = treedp.release_grouped(
         pd.DataFrame(d),
         column="age",
         by=["state", "sex"],
@@ -192,7 +192,7 @@ def test_several_by_columns_and_tuple_keys_round_trip(tmp_path) -> None:
 
 def test_file_is_checksummed_and_validated(tmp_path) -> None:
     d = _data()
-    gr = treedp.release_cdf(
+    gr = treedp.release_grouped(
         d["age"], by=d["state"], keys=["CA", "NY"], rng=InsecureSeededSource(6), **OPTS
     )
     buf = io.BytesIO()
@@ -225,7 +225,7 @@ def test_discrete_quantile_reads_the_inverse_cdf_integer() -> None:
     distance from q n to the ranks [#(x < v), #(x <= v)] it holds) is a few counts at most."""
     rng = np.random.default_rng(TEST_SEED + 7)
     ages = rng.integers(17, 91, 5000)
-    gr = treedp.release_cdf(
+    gr = treedp.release_grouped(
         ages,
         by=np.zeros(5000, dtype=int),
         keys=[0],
@@ -250,7 +250,7 @@ def test_private_key_selection() -> None:
     person = np.arange(n)
     person[:3] = 0
     d = {"age": rng.integers(17, 91, n), "state": state, "person": person}
-    gr = treedp.release_cdf(
+    gr = treedp.release_grouped(
         d,
         column="age",
         by="state",
@@ -305,14 +305,14 @@ class _Untouchable(dict):
         (dict(by="s", keys=["a"], max_contributions=2), InvalidParameterError),
         (dict(by="s"), InvalidParameterError),
         (dict(by="s", keys=["a"], delta=1e-6), InvalidParameterError),
-        (dict(by="s", keys=["a"], n=5), InvalidParameterError),
+        (dict(by="s", keys=["a"], n=5), InvalidTypeError),
         (dict(by="s", keys="a"), InvalidTypeError),
     ],
 )
 def test_bad_input_is_refused_before_data_is_read(kwargs, error) -> None:
     table = _Untouchable(v=[1], s=["a"], p=[1])
     with pytest.raises(error) as exc:
-        treedp.release_cdf(table, column="v", epsilon=1.0, bounds=(0, 10), bins=4, **kwargs)
+        treedp.release_grouped(table, column="v", epsilon=1.0, bounds=(0, 10), bins=4, **kwargs)
     message = str(exc.value)
     assert "1 row" not in message and "[1]" not in message  # names parameters, not data
 
@@ -324,8 +324,10 @@ def test_missing_keys_and_ids_follow_the_nan_policy() -> None:
         "p": np.array([1, 2, 3]),
     }
     with pytest.raises(DataError):
-        treedp.release_cdf(d, column="v", by="s", keys=["a"], epsilon=1.0, bounds=(0, 4), bins=4)
-    gr = treedp.release_cdf(
+        treedp.release_grouped(
+            d, column="v", by="s", keys=["a"], epsilon=1.0, bounds=(0, 4), bins=4
+        )
+    gr = treedp.release_grouped(
         d,
         column="v",
         by="s",
@@ -339,7 +341,7 @@ def test_missing_keys_and_ids_follow_the_nan_policy() -> None:
     assert list(gr) == ["a"]
     d2 = dict(d, s=np.array(["a", "a", "a"]), p=np.array([1.0, np.nan, 2.0]))
     with pytest.raises(DataError):
-        treedp.release_cdf(
+        treedp.release_grouped(
             d2,
             column="v",
             by="s",
@@ -354,7 +356,7 @@ def test_missing_keys_and_ids_follow_the_nan_policy() -> None:
 
 def test_privacy_unit_without_by_is_one_group() -> None:
     d = _data()
-    gr = treedp.release_cdf(
+    gr = treedp.release_grouped(
         d,
         column="age",
         privacy_unit="person",
@@ -402,11 +404,11 @@ def test_grouped_release_charges_the_accountant_before_any_randomness() -> None:
     values = np.array([1.0, 2.0, 3.0, 4.0])
     keys = np.array(["a", "b", "a", "b"])
     args = {"by": keys, "keys": ["a", "b"], "bounds": (0, 5), "bins": 5}
-    treedp.release_cdf(values, epsilon=1.0, accountant=acct, **args)
+    treedp.release_grouped(values, epsilon=1.0, accountant=acct, **args)
     assert float(acct.spent.epsilon) == pytest.approx(1.0)
     source = CountingSource()
     with pytest.raises(treedp.BudgetExceededError):
-        treedp.release_cdf(values, epsilon=1.0, accountant=acct, rng=source, **args)
+        treedp.release_grouped(values, epsilon=1.0, accountant=acct, rng=source, **args)
     assert source.calls == 0  # refused before any noise or sampling
 
 
@@ -414,7 +416,7 @@ def test_grouped_release_plots_and_displays() -> None:
     pytest.importorskip("matplotlib")
     values = np.array([1.0, 2.0, 3.0, 4.0, 2.5, 3.5])
     keys = np.array(["a", "b", "a", "b", "a", "b"])
-    grouped = treedp.release_cdf(
+    grouped = treedp.release_grouped(
         values, by=keys, keys=["a", "b"], bounds=(0, 5), bins=5, epsilon=1.0,
         rng=treedp.InsecureSeededSource(1),
     )  # fmt: skip

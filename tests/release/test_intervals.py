@@ -61,8 +61,9 @@ def test_intervals_cover_at_edges_and_inside_bins(mechanism: str, neighbours: st
             bounds=(0, 8),
             bins=8,
             epsilon=0.5,
-            mechanism=mechanism,
-            branching=2 if mechanism == "tree" else None,  # no planner: the test stays fast
+            mechanism=treedp.MechanismOptions(
+                mechanism, branching=2 if mechanism == "tree" else None
+            ),
             neighbours=neighbours,  # type: ignore[arg-type]
             n=n,
             rng=treedp.InsecureSeededSource(1000 + seed),
@@ -117,9 +118,9 @@ def test_interval_inside_a_bin_on_datetimes_and_integers() -> None:
     assert low == pytest.approx(max(est - FACTOR * se, 0.0))
     dt = treedp.release_counts(
         [3, 9],
-        edges=np.array(["2024-01-01", "2024-02-01", "2024-03-01"], dtype="datetime64[D]"),
         epsilon=1.0,
         rng=treedp.InsecureSeededSource(5),
+        bins=np.array(["2024-01-01", "2024-02-01", "2024-03-01"], dtype="datetime64[D]"),
     )
     low, high = dt.confidence_interval("cdf", np.datetime64("2024-02-10"))
     assert low <= dt.cdf(np.datetime64("2024-02-10"), consistent=False) <= high

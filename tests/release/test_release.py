@@ -12,6 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import treedp
+from tests.call_forms import release_kwargs
 from tests.stats import TEST_SEED
 from treedp import InsecureSeededSource, ReleaseFormatError, load_release, release_cdf
 
@@ -22,7 +23,7 @@ VALUES = RNG.normal(50, 12, size=5000)
 def _release(**kwargs) -> treedp.Release:
     base = {"bounds": (0, 100), "bins": 100, "epsilon": 1.0, "rng": InsecureSeededSource(1)}
     base.update(kwargs)
-    return release_cdf(kwargs.pop("values", VALUES), **base)
+    return release_cdf(kwargs.pop("values", VALUES), **release_kwargs(base))
 
 
 @pytest.mark.parametrize("mechanism", ["tree", "histogram", "threshold", "all_intervals"])

@@ -259,14 +259,12 @@ def _run(args: argparse.Namespace, checked: dict[str, Any], ledger: treedp.Ledge
             values,
             **budget_from(args),
             bounds=checked["bounds"],
-            bins=args.bins,
-            edges=checked["edges"],
+            bins=args.bins if checked["edges"] is None else checked["edges"],
             neighbours=args.neighbours,
             n=args.n,
-            mechanism=args.mechanism,
-            branching=checked["branching"],
-            level_budgets=args.level_budgets,
-            estimator=args.estimator,
+            mechanism=treedp.MechanismOptions(
+                args.mechanism, checked["branching"], args.level_budgets, args.estimator
+            ),
             postprocess=args.postprocess,
             integer=args.integer,
             nan=args.nan,
@@ -277,7 +275,7 @@ def _run(args: argparse.Namespace, checked: dict[str, Any], ledger: treedp.Ledge
             ),
             accountant=ledger,
             column=column,
-            progress=False if args.quiet else None,
+            engine=treedp.LocalEngine(progress=False) if args.quiet else None,
         )
 
     # the file is streamed inside the release: a reader failure becomes one clear line

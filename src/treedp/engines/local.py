@@ -141,6 +141,9 @@ class LocalEngine:
         columns are counted by numpy). ``"auto"`` decides once per column, from its size.
         ``"numba"`` loads the compiled kernel here, so that its import and compile (or cache
         load) are not part of the first count.
+    progress : bool, optional
+        A progress bar while streaming a file or dataset: None (default) shows it on an
+        interactive terminal only, never in pipes or CI; needs ``treedp[progress]`` (tqdm).
 
     Raises
     ------
@@ -148,7 +151,12 @@ class LocalEngine:
         If ``kernel="numba"`` and numba cannot be imported (install ``treedp[fast]``).
     """
 
-    def __init__(self, workers: int = 2, kernel: Kernel = "auto") -> None:
+    def __init__(
+        self, workers: int = 2, kernel: Kernel = "auto", *, progress: bool | None = None
+    ) -> None:
+        from treedp.engines.progress import wants_progress
+
+        wants_progress(progress)  # its type
         if isinstance(workers, bool) or not isinstance(workers, int):
             raise InvalidTypeError(
                 f"The 'workers' parameter must be an int. Got {type(workers).__name__} instead."
@@ -160,9 +168,11 @@ class LocalEngine:
             _load_numba(required=True)
         self.workers = workers
         self.kernel: Kernel = kernel
+        self.progress = progress
 
     def __repr__(self) -> str:
-        return f"LocalEngine(workers={self.workers}, kernel={self.kernel!r})"
+        shown = "" if self.progress is None else f", progress={self.progress}"
+        return f"LocalEngine(workers={self.workers}, kernel={self.kernel!r}{shown})"
 
     def count(self, source: Any, bins: Bins, *, nan: NanPolicy = "error") -> BinCounts:
         """Count ``source`` into ``bins``.

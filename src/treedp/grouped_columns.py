@@ -1,0 +1,126 @@
+"""The columns of a per-person or group-by release, named and checked before any value is read.
+
+A table (a mapping of columns, a pandas / polars DataFrame, a pyarrow Table, or any input an
+engine reads a schema of) has its ``column``, ``by`` and ``privacy_unit`` names checked against
+its schema; a single column has its ``by`` keys and person ids given as arrays. Nothing here
+reads a value until :func:`read` is called, after every public check.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from treedp.engines.dispatch import pick_engine
+from treedp.exceptions import InvalidParameterError, InvalidTypeError
+
+__all__ = ["Lazy", "by_columns", "fetch", "is_table", "read", "unit_column", "value_column"]
+
+
+def is_table(data: Any) -> bool:
+    return (
+        isinstance(data, Mapping)
+        or hasattr(data, "columns")
+        or hasattr(data, "column_names")
+        or pick_engine(data).columns is not None
+    )
+
+
+def schema(data: Any) -> list[str]:
+    if isinstance(data, Mapping):
+        return [str(k) for k in data]
+    read_columns = pick_engine(data).columns
+    if read_columns is not None:  # files: the schema, no value read
+        return read_columns(data)
+    if hasattr(data, "column_names"):  # a pyarrow Table
+        return [str(c) for c in data.column_names]
+    return [str(c) for c in data.columns]
+
+
+def check_name(data: Any, name: Any, param: str) -> str:
+    """Check ``name`` against the table's schema (no value is read)."""
+    if not isinstance(name, str):
+        raise InvalidTypeError(
+            f"The '{param}' parameter must name a column of the table (a str). "
+            f"Got {type(name).__name__} instead."
+        )
+    if name not in schema(data):
+        raise InvalidParameterError(
+            f"The '{param}' parameter names a column the table does not have: {name!r}."
+        )
+    return name
+
+
+def fetch(data: Any, name: str) -> Any:
+    if hasattr(data, "get_column"):  # polars
+        return data.get_column(name)
+    if hasattr(data, "column_names"):  # a pyarrow Table: a ChunkedArray, as numpy
+        col = data.column(name)
+        if type(col.type).__name__ == "DictionaryType":
+            col = col.cast(col.type.value_type)
+        if col.null_count and col.type.num_fields == 0 and _arrow_numeric(col.type):
+            col = col.cast("float64")  # integers with nulls: NaN, as the file engine reads
+        return col.to_numpy()
+    return data[name]
+
+
+def _arrow_numeric(t: Any) -> bool:
+    import pyarrow as pa
+
+    return bool(pa.types.is_integer(t) or pa.types.is_floating(t))
+
+
+class Lazy:
+    """A table column named but not read yet."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+
+def read(data: Any, col: Any) -> Any:
+    return fetch(data, col.name) if isinstance(col, Lazy) else col
+
+
+def value_column(data: Any, column: Any, table: bool) -> Any:
+    if table:
+        if column is None:
+            raise InvalidParameterError("With a table, 'column' must name the value column.")
+        return Lazy(check_name(data, column, "column"))
+    if column is not None:
+        raise InvalidParameterError(
+            "The 'column' parameter names a column of a table; the data is a single column."
+        )
+    return data
+
+
+def by_columns(data: Any, by: Any, table: bool) -> tuple[list[str], list[Any]]:
+    if by is None:
+        return [], []
+    if table:
+        names = [by] if isinstance(by, str) else list(by) if isinstance(by, Sequence) else [by]
+        if not names:
+            raise InvalidParameterError("The 'by' parameter must name at least one column.")
+        if len(set(map(str, names))) != len(names):
+            raise InvalidParameterError("The 'by' parameter names a column twice.")
+        return [check_name(data, n, "by") for n in names], [Lazy(n) for n in names]
+    if isinstance(by, str):
+        raise InvalidTypeError(
+            "The 'by' parameter names a column, but the data is a single column: pass a "
+            "table (DataFrame or mapping), or 'by' as a key array."
+        )
+    if isinstance(by, tuple):
+        return [f"by_{i}" for i in range(len(by))], list(by)
+    return ["by"], [by]
+
+
+def unit_column(data: Any, unit: Any, table: bool) -> tuple[str | None, Any]:
+    if unit is None:
+        return None, None
+    if table:
+        return check_name(data, unit, "privacy_unit"), Lazy(str(unit))
+    if isinstance(unit, str):
+        raise InvalidTypeError(
+            "The 'privacy_unit' parameter names a column, but the data is a single column: "
+            "pass a table, or the person ids as an array."
+        )
+    return "privacy_unit", unit

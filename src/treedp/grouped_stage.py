@@ -1,0 +1,279 @@
+"""The read-and-count stage of a per-person or group-by query, and its one charge.
+
+:func:`run_grouped` runs a :class:`~treedp.query.Query` with a
+:class:`~treedp.query.Grouping`: an engine that counts tables itself (files, Spark, Dask: the
+engine table's ``grouped`` and ``key_counts``) bounds and counts there; an in-memory table or
+column is read here. Records with a missing value, key or person id are refused or dropped
+(``nan``), records whose key is not public are dropped, each person's rows beyond the bounds
+are dropped by uniform random sampling (:mod:`treedp.privacy.contribution`), and the kept rows
+are counted into a ``(G × B)`` matrix. With private key selection the selection counts are read
+first. The whole query is charged once, after the data were read (and, with public keys,
+counted and checked against the mechanism's domain) and before any noise.
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction
+from typing import Any, cast
+
+import numpy as np
+
+from treedp import grouped_columns as columns
+from treedp._inputs import as_1d_array
+from treedp._version import __version__
+from treedp.config import configure
+from treedp.domain import NanPolicy
+from treedp.engines.dispatch import pick_engine
+from treedp.engines.grouped import (
+    GroupedCounts,
+    GroupedJob,
+    KeyCounts,
+    bin_index,
+    column_array,
+    count_grouped_codes,
+    encode_keys,
+    key_counts,
+    missing_mask,
+)
+from treedp.exceptions import DataError, InvalidParameterError
+from treedp.mechanisms.key_selection import choose_keys
+from treedp.noise import RandomSource
+from treedp.noise.families import float_at_least
+from treedp.privacy.contribution import ContributionBounds, bound_contributions
+from treedp.privacy.measures import ZCDP, ApproxDP, PureDP
+from treedp.privacy.spend import SpendRecord
+from treedp.query import Grouping, Query, charged_measure
+from treedp.release import Release
+from treedp.release.grouped import GroupedRelease
+
+__all__ = ["release_grouped_counts", "run_grouped"]
+
+
+def run_grouped(query: Query) -> Any:
+    """Read, count, charge once, noise and wrap a per-person or group-by query."""
+    grouping, spec = query.grouping, query.spec
+    assert grouping is not None and query.bins is not None
+    mech, est = configure(spec, plan=query.plan, plan_cache=query.plan_cache)
+    charge = SpendRecord(
+        mechanism=f"grouped_{mech.name}",
+        measure=charged_measure(grouping),
+        neighbours=grouping.neighbours,
+        unit=grouping.bounds.unit_label,
+        parameters={
+            "n_bins": query.bins.n_bins,
+            "epsilon": grouping.epsilon,
+            **grouping.bounds.describe(),
+        },
+    )
+    accountant = query.accountant
+    if accountant is not None:  # a charge it cannot take is refused before any data is read
+        accountant.check(charge)
+
+    def commit(counted: GroupedCounts | None = None) -> None:
+        """Charge the whole query once: after the data were read (and, with public keys,
+        counted and checked against the mechanism's domain), before any noise."""
+        if counted is not None:
+            mech.check_domain(int(counted.counts.sum(axis=1).max(initial=0)))
+        if accountant is not None:
+            accountant.charge(charge)
+
+    counts, selection = _count(query, grouping, commit)
+    return release_grouped_counts(
+        counts,
+        mech=mech,
+        estimator=est,
+        spec_postprocess=spec.postprocess,
+        integer=spec.integer,
+        bins=query.bins,
+        by=grouping.by,
+        bounds=grouping.bounds,
+        neighbours=grouping.neighbours,
+        epsilon=np.inf if grouping.epsilon is None else grouping.epsilon,
+        source=query.rng,
+        selection=selection,
+        delta=0.0 if grouping.delta is None else grouping.delta,
+        target=_target(grouping),
+    )
+
+
+def _target(grouping: Grouping) -> dict[str, float] | None:
+    from treedp.privacy.measures import ApproxDP
+
+    privacy = grouping.privacy
+    if isinstance(privacy, ApproxDP) and grouping.rho is not None:
+        return {"epsilon": float(privacy.epsilon), "delta": float(privacy.delta)}
+    return None
+
+
+def _count(
+    query: Query, grouping: Grouping, commit: Any
+) -> tuple[GroupedCounts, dict[str, Any] | None]:
+    """The bounded counts, and the selection's record with private key selection."""
+    data, source, nan = query.data, query.rng, cast(NanPolicy, query.spec.nan)
+    assert query.bins is not None
+    engine = pick_engine(data)
+    if engine.grouped is None:
+        return _count_memory(query, grouping, commit)
+    the_keys, selection = grouping.keys, None
+    job = GroupedJob(
+        column=grouping.value.name,
+        by=grouping.by,
+        keys=(),
+        unit=grouping.unit,
+        bounds=grouping.bounds,
+        bins=query.bins,
+        nan=nan,
+    )
+    if the_keys is None:  # pass 1: the selection counts, in the engine; noise here
+        assert grouping.delta is not None and engine.key_counts is not None
+        found = engine.key_counts(data, job, source)
+        commit()  # the selection counts were read; the selection noise comes next
+        the_keys, selection = choose_keys(
+            found,
+            grouping.bounds.max_groups,
+            grouping.selection_epsilon,
+            grouping.delta,
+            source,
+            grouping.neighbours,
+        )
+    counted = engine.grouped(data, _with_keys(job, the_keys), source)
+    if selection is None:  # public keys: charged once the counts were read
+        commit(counted)
+    return counted, selection
+
+
+def _with_keys(job: GroupedJob, keys: tuple[Any, ...]) -> GroupedJob:
+    from dataclasses import replace
+
+    return replace(job, keys=keys)
+
+
+def _count_memory(
+    query: Query, grouping: Grouping, commit: Any
+) -> tuple[GroupedCounts, dict[str, Any] | None]:
+    """An in-memory table or column: read here, after every public check."""
+    data, source, bins = query.data, query.rng, query.bins
+    nan = cast(NanPolicy, query.spec.nan)
+    assert bins is not None
+    values = as_1d_array(columns.read(data, grouping.value), "values")
+    cols = [
+        column_array(columns.read(data, c), n)
+        for c, n in zip(grouping.by_columns, grouping.by, strict=True)
+    ]
+    person = (
+        None
+        if grouping.unit_column is None
+        else column_array(columns.read(data, grouping.unit_column), "privacy_unit")
+    )
+    if any(c.size != values.size for c in cols) or (
+        person is not None and person.size != values.size
+    ):
+        raise InvalidParameterError("The value, 'by' and 'privacy_unit' columns differ in length.")
+    bin_idx = bin_index(values, bins, nan)
+    keep = bin_idx >= 0
+    if person is not None:
+        person_missing = missing_mask(person)
+        if person_missing.any() and nan == "error":
+            raise DataError(
+                "The 'privacy_unit' column contains missing ids. Pass nan='drop' to leave those "
+                "records out, or clean the column first."
+            )
+        keep &= ~person_missing
+    the_keys, selection = grouping.keys, None
+    if the_keys is None:
+        assert grouping.delta is not None
+        found = key_counts(cols, keep, person, grouping.unit, grouping.bounds.max_groups, nan,
+                           source)  # fmt: skip
+        commit()  # every column was read and checked; the selection noise comes next
+        the_keys, selection = choose_keys(
+            KeyCounts.merge([found]),
+            grouping.bounds.max_groups,
+            grouping.selection_epsilon,
+            grouping.delta,
+            source,
+            grouping.neighbours,
+        )
+    codes = encode_keys(cols, the_keys, nan) if cols else np.zeros(values.size, dtype=np.int64)
+    keep &= codes >= 0
+    rows = np.flatnonzero(keep)
+    if person is not None:
+        group_codes = codes[rows] if cols else None
+        kept = bound_contributions(person[rows], group_codes, grouping.bounds, source,
+                                   len(the_keys))  # fmt: skip
+        rows = rows[kept]
+    counts = count_grouped_codes(bin_idx[rows], codes[rows], the_keys, bins.n_bins)
+    if selection is None:  # public keys: every column read, checked and counted
+        commit(counts)
+    return counts, selection
+
+
+def release_grouped_counts(
+    counts: GroupedCounts,
+    *,
+    mech: Any,
+    estimator: str,
+    spec_postprocess: str,
+    integer: bool,
+    bins: Any,
+    by: tuple[str, ...],
+    bounds: ContributionBounds,
+    neighbours: str,
+    epsilon: float,
+    source: RandomSource,
+    selection: dict[str, Any] | None = None,
+    delta: float = 0.0,
+    target: dict[str, float] | None = None,
+) -> GroupedRelease:
+    """Noise bounded grouped counts (made by any engine): the one place budget is spent.
+
+    ``mech`` is the record-level mechanism at ``ε/Δ``; all groups' noise is drawn in one batch.
+    """
+    g = len(counts.keys)
+    noise = mech.noise_only(g, source)
+    randomness = source.describe()
+    releases = []
+    for i in range(g):
+        blocks = mech.true_blocks(counts.counts[i])
+        releases.append(
+            Release(
+                bins=bins,
+                mechanism=mech,
+                noisy_levels=[b + z[i] for b, z in zip(blocks, noise, strict=True)],
+                estimator=estimator,
+                randomness=randomness,
+                library_version=__version__,
+                postprocess=spec_postprocess,
+                integer=integer,
+            )
+        )
+    factor, _ = bounds.sensitivity(neighbours)
+    guarantee: PureDP | ApproxDP | ZCDP
+    if mech.guarantee_kind == "zcdp":  # Gaussian noise: the person's rho
+        rho = Fraction(bounds.l2_squared(neighbours)) * mech.rho_spent()
+        return GroupedRelease(
+            keys=counts.keys,
+            by=by,
+            releases=releases,
+            bounds=bounds,
+            neighbours=neighbours,
+            epsilon=epsilon,
+            guarantee=ZCDP(float_at_least(rho)),
+            selection=None,
+            target=target,
+        )
+    tree_eps = Fraction(factor) * mech.epsilon_spent()
+    if selection is None:
+        guarantee = PureDP(float_at_least(tree_eps))
+    else:
+        total = tree_eps + Fraction(selection["epsilon_spent"])
+        guarantee = ApproxDP(float_at_least(total), delta)
+    return GroupedRelease(
+        keys=counts.keys,
+        by=by,
+        releases=releases,
+        bounds=bounds,
+        neighbours=neighbours,
+        epsilon=epsilon,
+        guarantee=guarantee,
+        selection=selection,
+    )

@@ -1,0 +1,134 @@
+"""The small public values a release call takes in one argument each.
+
+:class:`MechanismOptions` (``mechanism=``): a mechanism with its tree shape, level budgets and
+estimator. :class:`PrivateBounds` (``bounds=``): bounds found privately, with the share of the
+budget they spend and an optional public side. :class:`PrivacyUnit` (``privacy_unit=``): the
+person-id column and the per-person contribution bounds. Each is frozen and checks the types
+of its fields at construction; the rules that relate them to the rest of a call are checked
+once, when :func:`treedp.query.build_query` builds the query.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from treedp.exceptions import InvalidTypeError
+
+__all__ = ["DEFAULT_BOUNDS_SHARE", "MechanismOptions", "PrivacyUnit", "PrivateBounds"]
+
+#: The share of epsilon private bounds spend when no ``share`` is given.
+DEFAULT_BOUNDS_SHARE = 0.1
+
+
+@dataclass(frozen=True)
+class MechanismOptions:
+    """A mechanism and the options that fix it, for ``release_cdf(mechanism=...)``.
+
+    Parameters
+    ----------
+    name : str, default="auto"
+        ``"auto"`` (the planner chooses) or a registered mechanism name (``"tree"``,
+        ``"strategy"``, ``"sqrt_factorization"``, ``"histogram"``, ``"threshold"``,
+        ``"all_intervals"``, ``"dawa"`` or a plug-in).
+    branching : int or sequence of int, optional
+        Tree fan-out: a common ``k`` or one ``k_l`` per level (trees only; implies
+        ``"tree"`` with ``"auto"``).
+    level_budgets : sequence of float, optional
+        Budget per level, root first (trees only; :attr:`treedp.Plan.level_budgets` passes
+        back as is).
+    estimator : {"efficient", "direct"}, optional
+        How counts are estimated from the noisy blocks (default: the mechanism's best).
+
+    Examples
+    --------
+    >>> import treedp
+    >>> treedp.MechanismOptions("tree", branching=4).name
+    'tree'
+    """
+
+    name: str = "auto"
+    branching: int | Sequence[int] | None = None
+    level_budgets: Sequence[float] | None = None
+    estimator: str | None = None
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.name, str):
+            raise InvalidTypeError(
+                "The 'mechanism' parameter must be a mechanism name or treedp.MechanismOptions. "
+                f"Got {type(self.name).__name__} instead."
+            )
+        for field in ("branching", "level_budgets"):
+            value = getattr(self, field)
+            if isinstance(value, list):  # frozen: lists become tuples
+                object.__setattr__(self, field, tuple(value))
+
+
+@dataclass(frozen=True)
+class PrivateBounds:
+    """Bounds found privately, for ``bounds=`` (``"private"`` is ``PrivateBounds()``).
+
+    Parameters
+    ----------
+    lower, upper : number, optional
+        A public side (for example ``lower=0`` for incomes): only the other side is searched,
+        with the whole share. Both None: both sides are searched.
+    share : float, default=0.1
+        The share of epsilon spent on the bounds, in ``(0, 1)``; the release spends the rest
+        (checked with the rest of the call, before anything is read).
+
+    Examples
+    --------
+    >>> import treedp
+    >>> treedp.PrivateBounds(lower=0, share=0.2).request
+    (0, 'private')
+    """
+
+    lower: Any = None
+    upper: Any = None
+    share: float = DEFAULT_BOUNDS_SHARE
+
+    def __post_init__(self) -> None:
+        if self.lower is not None and self.upper is not None:
+            raise InvalidTypeError(
+                "A treedp.PrivateBounds with both sides public is public bounds: give "
+                "bounds=(lo, hi) instead."
+            )
+
+    @property
+    def request(self) -> tuple[Any, Any]:
+        """The request as the bounds mechanism reads it: ``"private"`` on a searched side."""
+        return (
+            "private" if self.lower is None else self.lower,
+            "private" if self.upper is None else self.upper,
+        )
+
+
+@dataclass(frozen=True)
+class PrivacyUnit:
+    """The person a guarantee protects, and how much of each person is kept.
+
+    Parameters
+    ----------
+    column : str or array-like
+        The person-id column of a table (a name), or the ids themselves (an array with one id
+        per value).
+    max_contributions : int, optional
+        Rows kept per person (a uniform random sample of a person's rows beyond it is
+        dropped; :mod:`treedp.privacy.contribution`).
+    max_groups, max_contributions_per_group : int, optional
+        Group-by releases only: groups a person contributes to, rows kept per group. Give
+        ``max_contributions``, or both of these.
+
+    Examples
+    --------
+    >>> import treedp
+    >>> treedp.PrivacyUnit("person_id", max_contributions=3).max_contributions
+    3
+    """
+
+    column: Any
+    max_contributions: int | None = None
+    max_groups: int | None = None
+    max_contributions_per_group: int | None = None

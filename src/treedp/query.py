@@ -1,0 +1,389 @@
+"""One validated query: what every release call builds, before any value is read.
+
+:func:`build_query` turns the keywords of :func:`treedp.release_cdf`,
+:func:`treedp.release_grouped` and :func:`treedp.release_counts` into one frozen
+:class:`Query`: the privacy (budget, relation, unit and contribution bounds), the domain (public
+bins, or a request for private bounds and their share), the strategy (a validated
+:class:`~treedp.spec.ReleaseSpec`, its plan), the output options and the source. Every public
+rule is checked here, once; :func:`treedp.run.run` then runs the query and checks only what
+needs the data.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import Any
+
+from treedp import grouped_columns as columns
+from treedp.budget import check_epsilon, check_neighbours
+from treedp.domain import Bins, public_bins
+from treedp.engines.dispatch import check_local_engine
+from treedp.engines.progress import wants_progress
+from treedp.exceptions import InvalidParameterError, InvalidTypeError
+from treedp.grouped_checks import grouped_budget, key_plan, refuse_unless_per_group
+from treedp.noise import RandomSource
+from treedp.noise.rng import check_source
+from treedp.options import MechanismOptions, PrivacyUnit, PrivateBounds
+from treedp.planning import Plan, PlanCache
+from treedp.privacy.accountant import Accountant, check_accountant
+from treedp.privacy.contribution import ContributionBounds
+from treedp.privacy.measures import ZCDP, ApproxDP, Measure, PureDP
+from treedp.spec import ReleaseSpec, make_spec
+
+__all__ = ["Grouping", "Query", "build_query"]
+
+
+@dataclass(frozen=True)
+class Grouping:
+    """The per-person part of a query: keys, the privacy unit and its bounds, the budget split.
+
+    ``keys`` None means private key selection with ``selection_epsilon`` and ``delta``; one
+    key ``()`` without ``by`` is a per-person release of one distribution. ``epsilon`` and
+    ``rho`` are the person-level budgets (one of them set); the query's spec holds the
+    record-level mechanism at ``epsilon / Δ`` (or ``rho / L2²``).
+    """
+
+    value: Any
+    by: tuple[str, ...]
+    by_columns: tuple[Any, ...]
+    unit: str | None
+    unit_column: Any
+    bounds: ContributionBounds
+    keys: tuple[Any, ...] | None
+    selection_epsilon: float
+    delta: float | None
+    neighbours: str
+    epsilon: float | None
+    rho: float | None
+    privacy: Measure | None
+
+
+@dataclass(frozen=True)
+class Query:
+    """A release request, validated: nothing in it is read from the data.
+
+    Attributes
+    ----------
+    data : object
+        The source: a column, table, files or cluster DataFrame (any engine of
+        :data:`treedp.engines.dispatch.ENGINES`), or bin counts (``counts=True``).
+    column : str or None
+        The value column of a table.
+    spec : ReleaseSpec
+        The record-level mechanism's public parameters (with private bounds: on stand-in
+        bins of the same number, and the budget left after the bounds).
+    bins : Bins or None
+        The public bins; None when they come from the private-bounds stage.
+    private_bounds : PrivateBounds or None
+        The private-bounds request (``bins_request`` is then the number of bins or
+        ``"integers"``).
+    grouping : Grouping or None
+        None: one row is one person and there is one distribution.
+    """
+
+    data: Any
+    column: str | None
+    spec: ReleaseSpec
+    bins: Bins | None
+    private_bounds: PrivateBounds | None
+    bins_request: Any
+    grouping: Grouping | None
+    plan: Plan | None
+    plan_cache: PlanCache | bool | None
+    rng: RandomSource
+    accountant: Accountant | None
+    progress: bool | None
+    engine: Any
+    counts: bool = False
+    total_epsilon: float | None = None
+
+    @property
+    def epsilon(self) -> float | None:
+        """The total pure budget asked for (person-level for a grouped query; with private
+        bounds, the bounds' share included)."""
+        if self.grouping is not None:
+            return self.grouping.epsilon
+        return self.spec.epsilon if self.total_epsilon is None else self.total_epsilon
+
+
+def build_query(
+    data: Any,
+    *,
+    epsilon: float | None = None,
+    privacy: Measure | None = None,
+    bounds: Any = None,
+    bins: Any = None,
+    edges: Any = None,
+    neighbours: str = "add_remove",
+    n: int | None = None,
+    mechanism: str | MechanismOptions = "auto",
+    plan: Plan | PlanCache | bool | None = None,
+    postprocess: str = "monotone",
+    integer: bool = False,
+    nan: str = "error",
+    rng: RandomSource | None = None,
+    accountant: Accountant | None = None,
+    column: str | None = None,
+    privacy_unit: Any = None,
+    progress: bool | None = None,
+    engine: Any = None,
+    by: Any = None,
+    keys: Any = None,
+    delta: float | None = None,
+    selection_epsilon: float | None = None,
+    counts: bool = False,
+) -> Query:
+    """Check every public parameter of a release, once, and freeze them (no data is read).
+
+    The keywords are those of :func:`treedp.release_cdf` (and of
+    :func:`treedp.release_grouped`, which adds ``by``, ``keys``, ``delta`` and
+    ``selection_epsilon``). ``bins`` may be a number, ``"integers"``, a :class:`Bins` or an
+    array of edges; ``bounds`` a pair, ``"private"``, a pair with one ``"private"`` side or a
+    :class:`PrivateBounds`; ``plan`` a :class:`Plan`, a :class:`PlanCache` or False (plan
+    afresh).
+
+    Raises
+    ------
+    InvalidParameterError, InvalidTypeError
+        Naming the argument and what is allowed.
+    """
+    check_accountant(accountant)
+    wants_progress(progress)  # its type
+    if engine is not None:
+        check_local_engine(engine, data)
+        progress = engine.progress if progress is None else progress
+    options = _mechanism_options(mechanism)
+    the_plan, cache = _plan_and_cache(plan)
+    private = _private_bounds(bounds)
+    if isinstance(bins, Bins) or _is_edges(bins):
+        if edges is not None:
+            raise InvalidParameterError("Give the bins once: 'bins' as edges, or 'edges'.")
+        bins, edges = (None, bins) if not isinstance(bins, Bins) else (bins, None)
+    source = check_source(rng)
+    unit = _unit(privacy_unit)
+    if by is not None or unit is not None:
+        if private is not None:
+            raise InvalidParameterError(
+                "Private bounds are not available for a per-person or group-by release (with "
+                "'by' or 'privacy_unit'): give public bounds=(lo, hi) for all groups."
+            )
+        if n is not None:
+            raise InvalidParameterError(
+                "The 'n' parameter is not taken by a per-person or group-by release: group "
+                "sizes stay private."
+            )
+        if engine is not None or progress is not None:
+            raise InvalidParameterError(
+                "The 'engine' and 'progress' parameters are not taken by a per-person or "
+                "group-by release."
+            )
+        refuse_unless_per_group(options.name)
+        grouping, spec_budget = _grouping(
+            data, column, by, keys, unit, (epsilon, privacy), delta, selection_epsilon, neighbours
+        )
+        the_bins = bins if isinstance(bins, Bins) else public_bins(bounds, bins, edges)
+        spec = _spec(the_bins, spec_budget, "add_remove", None, options, postprocess, integer, nan)
+        return Query(data, column, spec, the_bins, None, None, grouping, the_plan, cache,
+                     source, accountant, None, None, counts)  # fmt: skip
+    if (keys, delta, selection_epsilon) != (None, None, None):
+        raise InvalidParameterError(
+            "The 'keys', 'delta' and 'selection_epsilon' parameters belong to a group-by "
+            "release: give 'by' (treedp.release_grouped)."
+        )
+    budget: tuple[float | None, Measure | None] = (epsilon, privacy)
+    if private is None:
+        the_bins = bins if isinstance(bins, Bins) else public_bins(bounds, bins, edges)
+        spec = _spec(the_bins, budget, neighbours, n, options, postprocess, integer, nan)
+        return Query(data, column, spec, the_bins, None, None, None, the_plan, cache, source,
+                     accountant, progress, engine, counts)  # fmt: skip
+    spec = _private_spec(private, bins, edges, budget, neighbours, n, options, postprocess,
+                         integer, nan)  # fmt: skip
+    return Query(data, column, spec, None, private, bins, None, the_plan, cache, source,
+                 accountant, progress, engine, counts, check_epsilon(epsilon))  # fmt: skip
+
+
+def _spec(
+    the_bins: Bins,
+    budget: tuple[float | None, Measure | None],
+    neighbours: str,
+    n: int | None,
+    options: MechanismOptions,
+    postprocess: str,
+    integer: bool,
+    nan: str,
+) -> ReleaseSpec:
+    return make_spec(
+        the_bins,
+        budget[0],
+        neighbours,  # type: ignore[arg-type]
+        n,
+        options.name,
+        options.branching,
+        options.level_budgets,
+        options.estimator,
+        postprocess,
+        integer,
+        nan=nan,
+        privacy=budget[1],
+    )
+
+
+def _private_spec(
+    private: PrivateBounds,
+    bins: Any,
+    edges: Any,
+    budget: tuple[float | None, Measure | None],
+    neighbours: str,
+    n: int | None,
+    options: MechanismOptions,
+    postprocess: str,
+    integer: bool,
+    nan: str,
+) -> ReleaseSpec:
+    """The stand-in spec of a private-bounds release: the same number of bins, on ``(0, 1)``,
+    with the budget the release will have after the bounds (public)."""
+    from treedp.mechanisms.private_bounds import check_known_bound, remaining_epsilon
+
+    epsilon, privacy = budget
+    if edges is not None:
+        raise InvalidParameterError("bounds='private' cannot be combined with explicit edges.")
+    if epsilon is None or privacy is not None:
+        raise InvalidParameterError(
+            "bounds='private' takes 'epsilon' (pure DP): find the bounds with "
+            "treedp.private_bounds, then pass them with the other budget."
+        )
+    if bins is None:
+        raise InvalidParameterError(
+            "bounds='private' needs 'bins' (a number of equal-width bins, or "
+            "bins='integers'): the range is found privately, the bins stay public."
+        )
+    if bins == "integers" and (
+        options.level_budgets is not None or isinstance(options.branching, tuple)
+    ):
+        raise InvalidParameterError(
+            "bounds='private' with bins='integers' cannot take 'level_budgets' or per-level "
+            "'branching': the number of bins, hence of levels, comes with the bounds."
+        )
+    known = check_known_bound(private.lower, private.upper, bins == "integers", "bounds")
+    nb, _ = check_neighbours(neighbours, n, require_n=False)
+    rest = remaining_epsilon(epsilon, private.share, nb, known is not None)
+    stand_in = public_bins((0, 1), bins, None)
+    return _spec(stand_in, (rest, None), nb, n, options, postprocess, integer, nan)
+
+
+def _grouping(
+    data: Any,
+    column: Any,
+    by: Any,
+    keys: Any,
+    unit: PrivacyUnit | None,
+    budget: tuple[float | None, Measure | None],
+    delta: float | None,
+    selection_epsilon: float | None,
+    neighbours: str,
+) -> tuple[Grouping, tuple[float | None, Measure | None]]:
+    """The per-person part (its column names checked against the table's schema, no value
+    read), and the record-level budget of its mechanism."""
+    epsilon, rho = grouped_budget(*budget)
+    if neighbours not in ("add_remove", "replace"):
+        raise InvalidParameterError(
+            f"The 'neighbours' parameter must be 'add_remove' or 'replace'. Got {neighbours!r}."
+        )
+    table = columns.is_table(data)
+    value = columns.value_column(data, column, table)
+    by_names, by_cols = columns.by_columns(data, by, table)
+    unit_name, unit_col = columns.unit_column(data, None if unit is None else unit.column, table)
+    limits = (None, None, None) if unit is None else (
+        unit.max_contributions, unit.max_groups, unit.max_contributions_per_group
+    )  # fmt: skip
+    bounds = ContributionBounds.from_parameters(unit_name, *limits, grouped=by_cols != [])
+    if rho is not None and keys is None and by_cols:
+        raise InvalidParameterError(
+            "Gaussian noise (privacy=ZCDP or ApproxDP) needs the public 'keys' (private key "
+            "selection is for pure epsilon)."
+        )
+    the_keys, eps_sel, delta = key_plan(keys, len(by_cols), delta, selection_epsilon, epsilon)
+    factor, _ = bounds.sensitivity(neighbours)
+    record_level: tuple[float | None, Measure | None]
+    if rho is None:
+        assert epsilon is not None
+        record_level = (scaled_budget(epsilon - eps_sel, factor), None)
+    else:
+        record_level = (None, ZCDP(scaled_budget(rho, bounds.l2_squared(neighbours))))
+    grouping = Grouping(
+        value=value, by=tuple(by_names), by_columns=tuple(by_cols), unit=unit_name,
+        unit_column=unit_col, bounds=bounds, keys=the_keys, selection_epsilon=eps_sel,
+        delta=delta, neighbours=neighbours, epsilon=epsilon, rho=rho, privacy=budget[1],
+    )  # fmt: skip
+    return grouping, record_level
+
+
+def scaled_budget(budget: float, factor: int) -> float:
+    """The largest float ``e <= budget/factor`` with ``factor·e <= budget`` exactly."""
+    e = budget / factor
+    while Fraction(e) * factor > Fraction(budget):
+        e = math.nextafter(e, 0.0)
+    return e
+
+
+def charged_measure(grouping: Grouping) -> Measure:
+    """The person-level guarantee a grouped query charges (the target, before rounding)."""
+    if grouping.rho is not None:
+        return ZCDP(grouping.rho)
+    assert grouping.epsilon is not None
+    if grouping.delta is None:
+        return PureDP(grouping.epsilon)
+    return ApproxDP(grouping.epsilon, grouping.delta)
+
+
+def _mechanism_options(mechanism: Any) -> MechanismOptions:
+    if isinstance(mechanism, MechanismOptions):
+        return mechanism
+    if not isinstance(mechanism, str):
+        raise InvalidTypeError(
+            "The 'mechanism' parameter must be a mechanism name or treedp.MechanismOptions. "
+            f"Got {type(mechanism).__name__} instead."
+        )
+    return MechanismOptions(mechanism)
+
+
+def _plan_and_cache(plan: Any) -> tuple[Plan | None, PlanCache | bool | None]:
+    """``plan=``: a Plan to follow, a PlanCache to look plans up in, or False (plan afresh)."""
+    if plan is None or isinstance(plan, Plan):
+        return plan, None
+    if plan is False or isinstance(plan, PlanCache):
+        return None, plan
+    raise InvalidTypeError(
+        "The 'plan' parameter must be a treedp.Plan, a treedp.PlanCache or False (plan "
+        f"afresh). Got {type(plan).__name__} instead."
+    )
+
+
+def _private_bounds(bounds: Any) -> PrivateBounds | None:
+    """The private-bounds request of ``bounds=`` (None for public bounds)."""
+    if isinstance(bounds, PrivateBounds):
+        return bounds
+    if isinstance(bounds, str) or (
+        isinstance(bounds, tuple | list) and any(isinstance(b, str) for b in bounds)
+    ):
+        from treedp.mechanisms.private_bounds import private_request
+
+        request = private_request(bounds)
+        return None if request is None else PrivateBounds(*request)
+    return None
+
+
+def _is_edges(bins: Any) -> bool:
+    return not isinstance(bins, str | int | float | type(None)) and hasattr(bins, "__len__")
+
+
+def _unit(privacy_unit: Any) -> PrivacyUnit | None:
+    if privacy_unit is None or isinstance(privacy_unit, PrivacyUnit):
+        return privacy_unit
+    raise InvalidTypeError(
+        "The 'privacy_unit' parameter must be a treedp.PrivacyUnit(column, "
+        "max_contributions=...): the person-id column and how many rows each person keeps. "
+        f"Got {type(privacy_unit).__name__} instead."
+    )
