@@ -14,7 +14,7 @@ import numpy as np
 
 from _common import best_of, machine
 from treedp import InsecureSeededSource, SystemRandomSource, quantile_exponential
-from treedp.mechanisms.quantile_exponential import _quantile_exponential_draws
+from treedp.value_methods.quantile_exponential import _quantile_exponential_draws
 
 DRAWS = 1_000_000
 

@@ -23,11 +23,11 @@ import treedp
 from tests.sources import CountingSource
 from tests.stats import ALPHA, TEST_SEED, chi_square_pvalue
 from treedp import InsecureSeededSource, InvalidParameterError
-from treedp.mechanisms import private_count as pc
-from treedp.mechanisms._column import float_up
 from treedp.noise import RandomSource, discrete_laplace_pmf
 from treedp.privacy import PureDP
 from treedp.quantiles_api import DEFAULT_N_SHARE, choose_method, quantiles, tree_bins
+from treedp.value_methods import private_count as pc
+from treedp.value_methods._column import float_up
 
 Q29 = np.arange(1, 30) / 30
 

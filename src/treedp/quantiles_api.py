@@ -23,29 +23,6 @@ from treedp._validation import check_int
 from treedp.budget import check_epsilon
 from treedp.engines.dispatch import pick_engine
 from treedp.exceptions import BoundsWarning, DataError, InvalidParameterError, InvalidTypeError
-from treedp.mechanisms._column import (
-    check_nan,
-    check_neighbours,
-    describe,
-    float_up,
-    is_datetime_like,
-    read_column,
-)
-from treedp.mechanisms.private_bounds import (
-    DEFAULT_SHARE,
-    check_known_bound,
-    cut_integer_range,
-    few_records_warning,
-    grid_end_warning,
-    integer_cut_warning,
-    private_request,
-    remaining_epsilon,
-    split_private_bounds,
-)
-from treedp.mechanisms.private_count import CONTRACT as COUNT_CONTRACT
-from treedp.mechanisms.private_count import count_scale, release_count
-from treedp.mechanisms.quantile_exponential import quantile_exponential
-from treedp.mechanisms.quantiles_recursive import quantiles_recursive
 from treedp.mechanisms.results import QuantileResult
 from treedp.noise import RandomSource, resolve_source
 from treedp.privacy import PureDP
@@ -61,6 +38,29 @@ from treedp.quantiles_choice import (
     tree_bins,
 )
 from treedp.release.discrete_quantiles import discrete_quantile_from
+from treedp.value_methods._column import (
+    check_nan,
+    check_neighbours,
+    describe,
+    float_up,
+    is_datetime_like,
+    read_column,
+)
+from treedp.value_methods.private_bounds import (
+    DEFAULT_SHARE,
+    check_known_bound,
+    cut_integer_range,
+    few_records_warning,
+    grid_end_warning,
+    integer_cut_warning,
+    private_request,
+    remaining_epsilon,
+    split_private_bounds,
+)
+from treedp.value_methods.private_count import CONTRACT as COUNT_CONTRACT
+from treedp.value_methods.private_count import count_scale, release_count
+from treedp.value_methods.quantile_exponential import quantile_exponential
+from treedp.value_methods.quantiles_recursive import quantiles_recursive
 
 __all__ = [
     "DEFAULT_N_SHARE",
@@ -595,7 +595,7 @@ def _check_bounds(method: str, bounds: Any, bins: Any, eps: float, n: int | None
         make_bins(bounds=pair, bins=1)
         count = tree_bins(eps, n=n) if bins is None else bins
     if bins == "integers" and method in ("exponential", "recursive"):
-        from treedp.mechanisms.quantile_exponential import INTEGER_LIMIT
+        from treedp.value_methods.quantile_exponential import INTEGER_LIMIT
 
         if max(abs(lo), abs(hi) + 1) >= INTEGER_LIMIT:
             raise InvalidParameterError(
@@ -613,7 +613,7 @@ def _inside_integer_limit(bounds: tuple[Any, Any]) -> tuple[int, int]:
     """Integer bounds moved inside the exponential method's integer mode (magnitude below
     ``2**52``): privately found ones may reach ``±(2**53 - 1)`` (public ones beyond the limit
     are refused before the charge). Post-processing of released bounds."""
-    from treedp.mechanisms.quantile_exponential import INTEGER_LIMIT
+    from treedp.value_methods.quantile_exponential import INTEGER_LIMIT
 
     lo, hi = _integer_bounds(bounds)
     top = INTEGER_LIMIT - 2

@@ -33,9 +33,9 @@ from scipy.special import logsumexp
 
 from tests.privacy.auditor import AUDIT_ALPHA, clopper_pearson
 from tests.stats import ALPHA, TEST_SEED
-from treedp.mechanisms import private_bounds as pb
-from treedp.mechanisms import quantiles_recursive as qr
 from treedp.noise import InsecureSeededSource
+from treedp.value_methods import private_bounds as pb
+from treedp.value_methods import quantiles_recursive as qr
 
 BITS = 3
 BOUNDS = (0.0, 8.0)

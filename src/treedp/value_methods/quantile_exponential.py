@@ -15,7 +15,14 @@ import numpy as np
 
 from treedp.budget import check_epsilon
 from treedp.exceptions import DataError, InvalidParameterError, InvalidTypeError
-from treedp.mechanisms._column import (
+from treedp.mechanisms.results import PRIVACY_UNIT, Contract, QuantileResult
+from treedp.noise import RandomSource, resolve_source
+from treedp.noise.exponential import sample_weighted_laplace
+from treedp.noise.rational import dyadic_lower_bound
+from treedp.privacy import PureDP
+from treedp.privacy.accountant import Accountant, check_accountant
+from treedp.privacy.spend import SpendRecord
+from treedp.value_methods._column import (
     as_datetimes,
     check_nan,
     check_neighbours,
@@ -26,13 +33,6 @@ from treedp.mechanisms._column import (
     read_column,
     ticks_in,
 )
-from treedp.mechanisms.results import PRIVACY_UNIT, Contract, QuantileResult
-from treedp.noise import RandomSource, resolve_source
-from treedp.noise.exponential import sample_weighted_laplace
-from treedp.noise.rational import dyadic_lower_bound
-from treedp.privacy import PureDP
-from treedp.privacy.accountant import Accountant, check_accountant
-from treedp.privacy.spend import SpendRecord
 
 __all__ = [
     "CONTRACT",

@@ -13,8 +13,8 @@ from tests.privacy.auditor import clopper_pearson
 from tests.stats import TEST_SEED
 from treedp import InsecureSeededSource, InvalidParameterError
 from treedp.exceptions import DataError
-from treedp.mechanisms import quantile_exponential as med
-from treedp.mechanisms.quantile_exponential import (
+from treedp.value_methods import quantile_exponential as med
+from treedp.value_methods.quantile_exponential import (
     _quantile_exponential_draws,
     quantile_exponential,
 )

@@ -14,7 +14,7 @@ the nodes of one level hold disjoint sets of records, so a record takes part in 
 level.
 
 The selection at every node is Smith's exponential mechanism on the public ``2**48``-point grid
-of :mod:`treedp.mechanisms.quantile_exponential`, restricted to the node's grid interval (so the
+of :mod:`treedp.value_methods.quantile_exponential`, restricted to the node's grid interval (so the
 outputs are non-decreasing in ``q`` by construction), and sampled exactly by
 :func:`treedp.noise.exponential.sample_weighted_laplace` (integer weights, a dyadic rate).
 """
@@ -30,8 +30,15 @@ import numpy as np
 
 from treedp.budget import check_epsilon
 from treedp.exceptions import DataError, InvalidParameterError, InvalidTypeError
-from treedp.mechanisms import quantile_exponential as _qe
-from treedp.mechanisms._column import (
+from treedp.mechanisms.results import PRIVACY_UNIT, Contract, QuantileResult
+from treedp.noise import RandomSource, resolve_source
+from treedp.noise.exponential import sample_weighted_laplace
+from treedp.noise.rational import dyadic_lower_bound
+from treedp.privacy import PureDP
+from treedp.privacy.accountant import Accountant, check_accountant
+from treedp.privacy.spend import SpendRecord
+from treedp.value_methods import quantile_exponential as _qe
+from treedp.value_methods._column import (
     as_datetimes,
     check_nan,
     check_neighbours,
@@ -40,13 +47,6 @@ from treedp.mechanisms._column import (
     read_column,
     ticks_in,
 )
-from treedp.mechanisms.results import PRIVACY_UNIT, Contract, QuantileResult
-from treedp.noise import RandomSource, resolve_source
-from treedp.noise.exponential import sample_weighted_laplace
-from treedp.noise.rational import dyadic_lower_bound
-from treedp.privacy import PureDP
-from treedp.privacy.accountant import Accountant, check_accountant
-from treedp.privacy.spend import SpendRecord
 
 __all__ = ["CONTRACT", "NEIGHBOURS", "level_counts", "quantiles_recursive", "recursion_depth"]
 

@@ -41,13 +41,6 @@ import numpy as np
 from treedp.budget import check_epsilon
 from treedp.domain import MAX_BINS
 from treedp.exceptions import InvalidParameterError, InvalidTypeError
-from treedp.mechanisms._column import (
-    check_nan,
-    check_neighbours,
-    describe,
-    float_up,
-    read_column,
-)
 from treedp.mechanisms.results import Contract, MechanismResult
 from treedp.noise import RandomSource, resolve_source
 from treedp.noise.discrete_laplace import sample_discrete_laplace
@@ -55,6 +48,13 @@ from treedp.noise.rational import noise_scale
 from treedp.privacy import PureDP
 from treedp.privacy.accountant import Accountant, check_accountant
 from treedp.privacy.spend import SpendRecord
+from treedp.value_methods._column import (
+    check_nan,
+    check_neighbours,
+    describe,
+    float_up,
+    read_column,
+)
 
 __all__ = [
     "CONTRACT",
