@@ -36,6 +36,7 @@ from tests.stats import ALPHA, TEST_SEED
 from treedp.noise import InsecureSeededSource
 from treedp.value_methods import private_bounds as pb
 from treedp.value_methods import quantiles_recursive as qr
+from treedp.value_methods.exponential_core import Grid
 
 BITS = 3
 BOUNDS = (0.0, 8.0)
@@ -43,7 +44,7 @@ LEVELS = [0.25, 0.5, 0.75]
 
 
 def _grid() -> np.ndarray:
-    return qr._Grid(BOUNDS[0], BOUNDS[1], BITS).values(np.arange(1 << BITS))
+    return Grid(BOUNDS[0], BOUNDS[1], BITS).values(np.arange(1 << BITS))
 
 
 def _node_law(x: np.ndarray, first: int, last: int, level: Fraction, rate: Fraction) -> dict:
