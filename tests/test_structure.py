@@ -170,7 +170,6 @@ FUNCTIONS_OVER_100 = {
     "treedp/api_grouped.py:release_grouped": 248,
     "treedp/domain.py:make_bins": 159,
     "treedp/value_methods/private_bounds.py:private_bounds": 103,
-    "treedp/value_methods/subsample_aggregate.py:subsample_and_aggregate": 159,
     "treedp/planning.py:plan": 101,
     "treedp/planning.py:_plan": 237,
     "treedp/plot.py:plot_release": 141,
