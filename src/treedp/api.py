@@ -571,7 +571,7 @@ def _private_request(bounds: Any) -> tuple[Any, Any] | None:
     if isinstance(bounds, str) or (
         isinstance(bounds, tuple | list) and any(isinstance(b, str) for b in bounds)
     ):
-        from treedp.value_methods.private_bounds import private_request
+        from treedp.value_methods.bounds_split import private_request
 
         return private_request(bounds)
     return None

@@ -51,14 +51,15 @@ def run_bounds_stage(
 ) -> tuple[Any, float, dict[str, Any]]:
     """Check, charge once and find the bounds; returns the bounds, the ε left for the
     release and the bounds step's record (kept in the release)."""
-    from treedp.value_methods.private_bounds import check_known_bound, split_private_bounds
+    from treedp.value_methods.bounds_split import split_private_bounds
+    from treedp.value_methods.private_bounds import check_known_bound
 
     lower, upper = request
     known = check_known_bound(lower, upper, bins == "integers", "bounds")
 
     _refuse_unsupported(bins, edges, epsilon, branching, level_budgets)
     assert epsilon is not None  # checked just above
-    from treedp.value_methods.private_bounds import remaining_epsilon
+    from treedp.value_methods.bounds_split import remaining_epsilon
 
     # Every parameter is checked (on stand-in bounds, with the budget the release will
     # have after the bounds step: public) before any budget is spent; the tree's shape
@@ -147,7 +148,7 @@ def bounds_input(values: Any, column: str | None, nan: Any, progress: Any, engin
     counting pass over the public :data:`~treedp.mechanisms.private_bounds.COUNT_EDGES`
     with the release's engine, in bounded memory (the scans read only those counts)."""
     from treedp.engines.files import FileSource
-    from treedp.value_methods.private_bounds import COUNT_EDGES, GridCounts
+    from treedp.value_methods.bounds_grid import COUNT_EDGES, GridCounts
 
     if column is None and not isinstance(values, FileSource | os.PathLike):
         return values
@@ -212,7 +213,7 @@ def records_read(scanned: Any) -> int:
     """The number of records the bounds step reads: its counting pass's total, or the
     values' count (under replace missing values are refused, so every value counts)."""
     from treedp._inputs import as_1d_array
-    from treedp.value_methods.private_bounds import GridCounts
+    from treedp.value_methods.bounds_grid import GridCounts
 
     if isinstance(scanned, GridCounts):
         return scanned.total

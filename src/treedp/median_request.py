@@ -74,7 +74,7 @@ def check_median(
     from treedp.budget import check_epsilon
     from treedp.domain import make_bins
     from treedp.spec import ReleaseSpec
-    from treedp.value_methods.private_bounds import private_request, remaining_epsilon
+    from treedp.value_methods.bounds_split import private_request, remaining_epsilon
 
     method = check_option(method, "method", MEDIAN_METHODS)
     if nan == "drop" and neighbours == "replace":

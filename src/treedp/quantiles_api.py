@@ -46,17 +46,16 @@ from treedp.value_methods._column import (
     is_datetime_like,
     read_column,
 )
-from treedp.value_methods.private_bounds import (
+from treedp.value_methods.bounds_split import (
     DEFAULT_SHARE,
-    check_known_bound,
     cut_integer_range,
-    few_records_warning,
-    grid_end_warning,
     integer_cut_warning,
     private_request,
     remaining_epsilon,
     split_private_bounds,
 )
+from treedp.value_methods.bounds_warnings import few_records_warning, grid_end_warning
+from treedp.value_methods.private_bounds import check_known_bound
 from treedp.value_methods.private_count import CONTRACT as COUNT_CONTRACT
 from treedp.value_methods.private_count import count_scale, release_count
 from treedp.value_methods.quantile_exponential import quantile_exponential

@@ -404,7 +404,7 @@ def test_one_sided_private_bounds_mutant_charging_half_is_caught(
 ) -> None:
     """A mutant that reports a one-sided search at the two-sided per-scan loss (ε/2, one
     scan's share) while drawing one scan's noise at ε: the exact law exceeds its report."""
-    monkeypatch.setattr(pb, "_loss", lambda eps, rel, one: pb._scales(eps / 2, rel)[2])
+    monkeypatch.setattr(pb, "bounds_loss", lambda eps, rel, one: pb._scales(eps / 2, rel)[2])
     _, _, worst, spent = _one_sided_case("add_remove")
     assert worst > spent * 1.5
 
