@@ -4,7 +4,7 @@ End to end (`quantile_exponential`, one q, OS randomness) includes sorting the d
 counting the public grid points of every rank; the selection alone draws `size` outputs for
 one fixed data set (the grouped proposal with exact acceptance, `noise/exponential.py`) through
 the private simulation helper
-`treedp.mechanisms.quantile_exponential._quantile_exponential_draws` — each draw there is a
+`treedp.value_methods.quantile_exponential._quantile_exponential_draws` — each draw there is a
 separate ε-release, so it measures the sampler, never something to publish.
 """
 
@@ -14,7 +14,7 @@ import numpy as np
 
 from _common import best_of, machine
 from treedp import InsecureSeededSource, SystemRandomSource, quantile_exponential
-from treedp.mechanisms.quantile_exponential import _quantile_exponential_draws
+from treedp.value_methods.quantile_exponential import _quantile_exponential_draws
 
 DRAWS = 1_000_000
 

@@ -47,10 +47,10 @@ import numpy as np
 
 import treedp
 import treedp.datasets
-from treedp.mechanisms.private_bounds import private_request
 from treedp.noise import InsecureSeededSource
 from treedp.release.discrete_quantiles import discrete_quantile_from
 from treedp.release.queries import cdf_terms
+from treedp.value_methods.bounds_split import private_request
 
 
 def datasets() -> dict[str, tuple[np.ndarray, int | str]]:

@@ -418,7 +418,7 @@ def study(args: argparse.Namespace) -> None:
     With ``--json PATH`` every study cell is also written there (mean, standard error,
     repetitions and, for the tree on equal-width bins, the planner's choice: :func:`planned`).
     """
-    from treedp.mechanisms import quantiles_recursive as qr
+    from treedp.value_methods import quantiles_recursive as qr
 
     def stat(errs: list[float] | np.ndarray) -> str:
         e = np.asarray(errs)

@@ -291,7 +291,7 @@ def test_private_bounds_need_public_bins() -> None:
 def test_private_bounds_refuse_bad_tree_parameters_before_spending() -> None:
     """level_budgets / branching that cannot fit the release are refused before the bounds
     step charges anything; the public remaining budget makes a valid split possible."""
-    from treedp.mechanisms.private_bounds import remaining_epsilon
+    from treedp.value_methods.bounds_split import remaining_epsilon
 
     x = np.random.default_rng(0).normal(0, 1, 1000)
     acc = treedp.Accountant(treedp.PureDP(5.0))
@@ -322,8 +322,8 @@ def test_private_bounds_refuse_bad_tree_parameters_before_spending() -> None:
 def test_bounds_share_is_refused_where_it_would_be_ignored() -> None:
     """bounds_share only means something with private bounds; with public bounds it is
     refused instead of ignored (release_cdf and treedp.quantiles alike)."""
-    from treedp.mechanisms.private_bounds import DEFAULT_SHARE
     from treedp.options import DEFAULT_BOUNDS_SHARE
+    from treedp.value_methods.bounds_split import DEFAULT_SHARE
 
     assert DEFAULT_BOUNDS_SHARE == DEFAULT_SHARE
     x = np.arange(100.0)

@@ -336,9 +336,9 @@ def test_quantiles_charge_the_accountant_before_any_randomness() -> None:
 
 
 def test_direct_mechanisms_charge_the_accountant_before_any_randomness() -> None:
-    from treedp.mechanisms.private_bounds import private_bounds
-    from treedp.mechanisms.quantile_exponential import quantile_exponential
-    from treedp.mechanisms.quantiles_recursive import quantiles_recursive
+    from treedp.value_methods.private_bounds import private_bounds
+    from treedp.value_methods.quantile_exponential import quantile_exponential
+    from treedp.value_methods.quantiles_recursive import quantiles_recursive
 
     x = np.random.default_rng(0).normal(50, 10, 300)
     acct = treedp.Accountant(treedp.PureDP(1.0))
@@ -731,7 +731,7 @@ def test_unusable_budgets_and_huge_integer_bounds_are_refused_before_the_charge(
             big, 0.5, epsilon=1.0, bounds=(2**52 - 2, 2**52 + 2), bins="integers", accountant=acct
         )
     assert float(acct.spent.epsilon) == 0.0
-    from treedp.mechanisms.quantile_exponential import quantile_exponential
+    from treedp.value_methods.quantile_exponential import quantile_exponential
 
     with pytest.raises(InvalidParameterError, match="2\\*\\*52"):
         quantile_exponential(big, 0.5, bounds=(2**52 - 2, 2**52 + 2), epsilon=1.0, integers=True)

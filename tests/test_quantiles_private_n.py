@@ -1,6 +1,6 @@
 """``treedp.quantiles(..., n="private")``: a noisy count chooses the method and the tree's bins.
 
-The count step (:mod:`treedp.mechanisms.private_count`) releases ``max(0, n + Z)`` with exact
+The count step (:mod:`treedp.value_methods.private_count`) releases ``max(0, n + Z)`` with exact
 discrete Laplace noise ``Z``. Its exact law is computed here from the implementation's scale
 and compared with the claim over neighbouring counts (brute force, no sampling), a mutant with
 half the noise under the same claim exceeds it, and a chi-square test (false-failure rate
@@ -23,11 +23,11 @@ import treedp
 from tests.sources import CountingSource
 from tests.stats import ALPHA, TEST_SEED, chi_square_pvalue
 from treedp import InsecureSeededSource, InvalidParameterError
-from treedp.mechanisms import private_count as pc
-from treedp.mechanisms._column import float_up
 from treedp.noise import RandomSource, discrete_laplace_pmf
 from treedp.privacy import PureDP
 from treedp.quantiles_api import DEFAULT_N_SHARE, choose_method, quantiles, tree_bins
+from treedp.value_methods import private_count as pc
+from treedp.value_methods._column import float_up
 
 Q29 = np.arange(1, 30) / 30
 

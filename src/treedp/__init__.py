@@ -32,11 +32,6 @@ if TYPE_CHECKING:  # the names below are imported on first use (PEP 562)
     from treedp.engines.files import FileSource
     from treedp.engines.local import LocalEngine
     from treedp.io import read_column
-    from treedp.mechanisms.private_bounds import private_bounds
-    from treedp.mechanisms.quantile_exponential import median, quantile_exponential
-    from treedp.mechanisms.quantiles_recursive import quantiles_recursive
-    from treedp.mechanisms.stable_median import stable_median
-    from treedp.mechanisms.subsample_aggregate import noisy_mode, subsample_and_aggregate
     from treedp.median_request import check_median
     from treedp.noise import InsecureSeededSource, RandomSource, SystemRandomSource
     from treedp.options import MechanismOptions, PrivacyUnit, PrivateBounds
@@ -52,6 +47,11 @@ if TYPE_CHECKING:  # the names below are imported on first use (PEP 562)
     from treedp.sources import check_files, convert_keys
     from treedp.spec import ReleaseSpec
     from treedp.tree import TreeShape
+    from treedp.value_methods.private_bounds import private_bounds
+    from treedp.value_methods.quantile_exponential import median, quantile_exponential
+    from treedp.value_methods.quantiles_recursive import quantiles_recursive
+    from treedp.value_methods.stable_median import stable_median
+    from treedp.value_methods.subsample_aggregate import noisy_mode, subsample_and_aggregate
 
 #: public name -> the module that defines it, imported on first access
 _LAZY = {
@@ -65,13 +65,13 @@ _LAZY = {
     "make_bins": "treedp.domain",
     "FileSource": "treedp.engines.files",
     "read_column": "treedp.io",
-    "private_bounds": "treedp.mechanisms.private_bounds",
-    "median": "treedp.mechanisms.quantile_exponential",
-    "quantile_exponential": "treedp.mechanisms.quantile_exponential",
-    "quantiles_recursive": "treedp.mechanisms.quantiles_recursive",
-    "stable_median": "treedp.mechanisms.stable_median",
-    "noisy_mode": "treedp.mechanisms.subsample_aggregate",
-    "subsample_and_aggregate": "treedp.mechanisms.subsample_aggregate",
+    "private_bounds": "treedp.value_methods.private_bounds",
+    "median": "treedp.value_methods.quantile_exponential",
+    "quantile_exponential": "treedp.value_methods.quantile_exponential",
+    "quantiles_recursive": "treedp.value_methods.quantiles_recursive",
+    "stable_median": "treedp.value_methods.stable_median",
+    "noisy_mode": "treedp.value_methods.subsample_aggregate",
+    "subsample_and_aggregate": "treedp.value_methods.subsample_aggregate",
     "check_median": "treedp.median_request",
     "InsecureSeededSource": "treedp.noise",
     "RandomSource": "treedp.noise",

@@ -27,12 +27,6 @@ from treedp.run import counts_array, run
 __all__ = ["release_cdf", "release_counts"]
 
 
-#: The share of epsilon ``bounds="private"`` spends on the bounds when ``bounds_share`` is not
-#: given (the same value as :data:`treedp.mechanisms.private_bounds.DEFAULT_SHARE`, which this
-#: module does not import for a release with public bounds).
-DEFAULT_BOUNDS_SHARE = 0.1
-
-
 def release_cdf(
     values: Any,
     *,
@@ -74,7 +68,7 @@ def release_cdf(
         Public bounds for ``bins`` equal-width bins. Values outside are clamped into the first
         or last bin (this is what keeps the sensitivity at one bin per record).
         ``"private"`` (= :class:`treedp.PrivateBounds`\ ``()``): ``share · epsilon`` (default
-        share 0.1) finds them first (:func:`treedp.mechanisms.private_bounds.private_bounds`,
+        share 0.1) finds them first (:func:`treedp.value_methods.private_bounds.private_bounds`,
         numbers only; with ``bins="integers"`` rounded inwards to integers) and the release
         spends the rest. ``(lo, "private")`` / ``("private", hi)`` (=
         ``PrivateBounds(lower=lo)`` / ``PrivateBounds(upper=hi)``): one side is public (for

@@ -3,7 +3,7 @@
 Every public parameter of the release is checked first, on stand-in bounds with the budget the
 release will have after the stage (public); then the data are scanned (one counting pass over
 the public grid, or the column in memory), the whole ε is charged once, and the bounds are
-found with ``share · ε`` (:func:`treedp.mechanisms.private_bounds.split_private_bounds`). The
+found with ``share · ε`` (:func:`treedp.value_methods.bounds_split.split_private_bounds`). The
 release then runs on the found bounds with the rest, without charging again.
 """
 
@@ -26,7 +26,8 @@ __all__ = ["PRIVATE_BOUNDS_RECORD", "n_differs", "private_bounds_charge", "run_b
 def run_bounds_stage(query: Query) -> tuple[Any, float, dict[str, Any]]:
     """Check, charge once and find the bounds of a private-bounds query; returns the bounds,
     the epsilon left for the release and the bounds step's record (kept in the release)."""
-    from treedp.mechanisms.private_bounds import check_known_bound, split_private_bounds
+    from treedp.value_methods.bounds_split import split_private_bounds
+    from treedp.value_methods.private_bounds import check_known_bound
 
     private, spec, bins = query.private_bounds, query.spec, query.bins_request
     assert private is not None and query.epsilon is not None
@@ -87,10 +88,10 @@ def _given(private: PrivateBounds) -> Any:
 def bounds_input(values: Any, column: str | None, nan: Any, progress: Any, engine: Any) -> Any:
     """What the private bounds scan: a column in memory as it is; anything else (files of
     any size, tables, pandas / polars / Spark / Dask DataFrames by ``column``) through one
-    counting pass over the public :data:`~treedp.mechanisms.private_bounds.COUNT_EDGES`
+    counting pass over the public :data:`~treedp.value_methods.bounds_grid.COUNT_EDGES`
     with the release's engine, in bounded memory (the scans read only those counts)."""
     from treedp.engines.files import FileSource
-    from treedp.mechanisms.private_bounds import COUNT_EDGES, GridCounts
+    from treedp.value_methods.bounds_grid import COUNT_EDGES, GridCounts
 
     if column is None and not isinstance(values, FileSource | os.PathLike):
         return values
@@ -155,7 +156,7 @@ def records_read(scanned: Any) -> int:
     """The number of records the bounds step reads: its counting pass's total, or the
     values' count (under replace missing values are refused, so every value counts)."""
     from treedp._inputs import as_1d_array
-    from treedp.mechanisms.private_bounds import GridCounts
+    from treedp.value_methods.bounds_grid import GridCounts
 
     if isinstance(scanned, GridCounts):
         return scanned.total

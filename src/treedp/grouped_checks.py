@@ -13,10 +13,10 @@ from treedp._validation import check_real
 from treedp.budget import check_epsilon
 from treedp.engines.grouped import check_keys
 from treedp.exceptions import InvalidParameterError, InvalidTypeError
-from treedp.mechanisms._column import check_delta
 from treedp.mechanisms.registry import REGISTRY
 from treedp.privacy.measures import ZCDP, ApproxDP, Measure, PureDP
 from treedp.spec import rho_for_approx_dp
+from treedp.value_methods._column import check_delta
 
 __all__ = ["check_options", "grouped_budget", "key_plan", "refuse_unless_per_group"]
 

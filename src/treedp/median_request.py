@@ -73,8 +73,8 @@ def check_median(
     from treedp._validation import check_option
     from treedp.budget import check_epsilon
     from treedp.domain import make_bins
-    from treedp.mechanisms.private_bounds import private_request, remaining_epsilon
     from treedp.spec import ReleaseSpec
+    from treedp.value_methods.bounds_split import private_request, remaining_epsilon
 
     method = check_option(method, "method", MEDIAN_METHODS)
     if nan == "drop" and neighbours == "replace":

@@ -100,7 +100,7 @@ def _path() -> Parameter:
 
 
 def _bounds_share() -> Parameter:
-    from treedp.mechanisms.private_bounds import DEFAULT_SHARE, check_share
+    from treedp.value_methods.bounds_split import DEFAULT_SHARE, check_share
 
     def check(value: Any) -> float:
         check_share(value)

@@ -5,7 +5,7 @@ exponential mechanism (a few to many levels) and the tree CDF (many levels, or d
 with many levels) by a rule on public parameters only (:func:`choose_method`), and optionally
 spends a share of the budget on private bounds first (``bounds="private"``) and, with
 ``n="private"``, a share on a noisy count of the records that the rule then reads in place of
-a public ``n`` (post-processing of that release; :mod:`treedp.mechanisms.private_count`).
+a public ``n`` (post-processing of that release; :mod:`treedp.value_methods.private_count`).
 """
 
 from __future__ import annotations
@@ -23,29 +23,6 @@ from treedp._validation import check_int
 from treedp.budget import check_epsilon
 from treedp.engines.dispatch import pick_engine
 from treedp.exceptions import BoundsWarning, DataError, InvalidParameterError, InvalidTypeError
-from treedp.mechanisms._column import (
-    check_nan,
-    check_neighbours,
-    describe,
-    float_up,
-    is_datetime_like,
-    read_column,
-)
-from treedp.mechanisms.private_bounds import (
-    DEFAULT_SHARE,
-    check_known_bound,
-    cut_integer_range,
-    few_records_warning,
-    grid_end_warning,
-    integer_cut_warning,
-    private_request,
-    remaining_epsilon,
-    split_private_bounds,
-)
-from treedp.mechanisms.private_count import CONTRACT as COUNT_CONTRACT
-from treedp.mechanisms.private_count import count_scale, release_count
-from treedp.mechanisms.quantile_exponential import quantile_exponential
-from treedp.mechanisms.quantiles_recursive import quantiles_recursive
 from treedp.mechanisms.results import QuantileResult
 from treedp.noise import RandomSource, resolve_source
 from treedp.privacy import PureDP
@@ -61,6 +38,28 @@ from treedp.quantiles_choice import (
     tree_bins,
 )
 from treedp.release.discrete_quantiles import discrete_quantile_from
+from treedp.value_methods._column import (
+    check_nan,
+    check_neighbours,
+    describe,
+    float_up,
+    is_datetime_like,
+    read_column,
+)
+from treedp.value_methods.bounds_split import (
+    DEFAULT_SHARE,
+    cut_integer_range,
+    integer_cut_warning,
+    private_request,
+    remaining_epsilon,
+    split_private_bounds,
+)
+from treedp.value_methods.bounds_warnings import few_records_warning, grid_end_warning
+from treedp.value_methods.private_bounds import check_known_bound
+from treedp.value_methods.private_count import CONTRACT as COUNT_CONTRACT
+from treedp.value_methods.private_count import count_scale, release_count
+from treedp.value_methods.quantile_exponential import quantile_exponential
+from treedp.value_methods.quantiles_recursive import quantiles_recursive
 
 __all__ = [
     "DEFAULT_N_SHARE",
@@ -89,10 +88,10 @@ class QuantilesResult(QuantileResult):
         sum (basic composition) and is what an accountant is charged.
     bounds_warning : str or None
         With ``bounds="private"``: a warning when a scan ran off the public grid, stopped at
-        once or the scans crossed (:func:`treedp.mechanisms.private_bounds.grid_end_warning`),
+        once or the scans crossed (:func:`treedp.value_methods.bounds_warnings.grid_end_warning`),
         or when a count known to the call — a public ``n``, the private count of
         ``n="private"`` or the tree's released total — is below ten times the scans'
-        allowance (:func:`~treedp.mechanisms.private_bounds.few_records_warning`); the
+        allowance (:func:`~treedp.value_methods.bounds_warnings.few_records_warning`); the
         exponential and recursive methods without ``n`` release no count to check. Also
         emitted as a :class:`treedp.BoundsWarning`. Post-processing: no privacy cost.
     n_source : str
@@ -162,7 +161,7 @@ def quantiles(
         The total budget (bounds included).
     bounds : (lo, hi), "private", (lo, "private") or ("private", hi)
         Public bounds, or ``"private"``: ``bounds_share · epsilon`` finds them
-        (:func:`treedp.mechanisms.private_bounds.private_bounds`; with one side public, for
+        (:func:`treedp.value_methods.private_bounds.private_bounds`; with one side public, for
         example ``(0, "private")`` for incomes, only the other side is searched, with the
         whole share) and the rest releases the
         quantiles in them (numbers only).
@@ -192,7 +191,7 @@ def quantiles(
 
         ``"private"`` (an explicit opt-in; the default stays the rule on public parameters):
         ``n_share · epsilon`` releases a noisy count of the records
-        (:mod:`treedp.mechanisms.private_count`: ``max(0, n + Z)``, ``Z`` exact discrete
+        (:mod:`treedp.value_methods.private_count`: ``max(0, n + Z)``, ``Z`` exact discrete
         Laplace of scale ``>= 1/(n_share · epsilon)``, sensitivity 1 under add/remove), and
         the method and the tree's bins are chosen from it with the rest of the budget ``ε_r``
         (``choose_method(m, epsilon=ε_r, bins=bins, n=n̂)``, ``tree_bins(ε_r, n̂)``:
@@ -595,7 +594,7 @@ def _check_bounds(method: str, bounds: Any, bins: Any, eps: float, n: int | None
         make_bins(bounds=pair, bins=1)
         count = tree_bins(eps, n=n) if bins is None else bins
     if bins == "integers" and method in ("exponential", "recursive"):
-        from treedp.mechanisms.quantile_exponential import INTEGER_LIMIT
+        from treedp.value_methods.quantile_exponential import INTEGER_LIMIT
 
         if max(abs(lo), abs(hi) + 1) >= INTEGER_LIMIT:
             raise InvalidParameterError(
@@ -613,7 +612,7 @@ def _inside_integer_limit(bounds: tuple[Any, Any]) -> tuple[int, int]:
     """Integer bounds moved inside the exponential method's integer mode (magnitude below
     ``2**52``): privately found ones may reach ``±(2**53 - 1)`` (public ones beyond the limit
     are refused before the charge). Post-processing of released bounds."""
-    from treedp.mechanisms.quantile_exponential import INTEGER_LIMIT
+    from treedp.value_methods.quantile_exponential import INTEGER_LIMIT
 
     lo, hi = _integer_bounds(bounds)
     top = INTEGER_LIMIT - 2

@@ -244,7 +244,8 @@ def _private_spec(
 ) -> ReleaseSpec:
     """The stand-in spec of a private-bounds release: the same number of bins, on ``(0, 1)``,
     with the budget the release will have after the bounds (public)."""
-    from treedp.mechanisms.private_bounds import check_known_bound, remaining_epsilon
+    from treedp.value_methods.bounds_split import remaining_epsilon
+    from treedp.value_methods.private_bounds import check_known_bound
 
     epsilon, privacy = budget
     if edges is not None:
@@ -368,7 +369,7 @@ def _private_bounds(bounds: Any) -> PrivateBounds | None:
     if isinstance(bounds, str) or (
         isinstance(bounds, tuple | list) and any(isinstance(b, str) for b in bounds)
     ):
-        from treedp.mechanisms.private_bounds import private_request
+        from treedp.value_methods.bounds_split import private_request
 
         request = private_request(bounds)
         return None if request is None else PrivateBounds(*request)

@@ -11,8 +11,8 @@ import pytest
 import treedp
 from tests.cli_lines import one_error_line
 from treedp.cli import main
-from treedp.mechanisms.private_count import count_scale
 from treedp.quantiles_api import DEFAULT_N_SHARE
+from treedp.value_methods.private_count import count_scale
 
 
 @pytest.fixture

@@ -125,7 +125,7 @@ def test_value_methods_state_their_domain_and_refuse_outside_it_before_the_charg
     import treedp
     from treedp.exceptions import DataError
 
-    mod = importlib.import_module(f"treedp.mechanisms.{module}")
+    mod = importlib.import_module(f"treedp.value_methods.{module}")
     assert mod.CONTRACT.max_records == 2**32 - 1
     monkeypatch.setattr(mod, "CONTRACT", dataclasses.replace(mod.CONTRACT, max_records=5))
     call = getattr(mod, module)

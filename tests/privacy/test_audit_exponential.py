@@ -18,9 +18,9 @@ import numpy as np
 import pytest
 
 from tests.privacy.auditor import AUDIT_ALPHA, clopper_pearson
-from treedp.mechanisms import quantile_exponential as med
-from treedp.mechanisms.quantile_exponential import _quantile_exponential_draws
 from treedp.noise import InsecureSeededSource
+from treedp.value_methods import quantile_exponential as med
+from treedp.value_methods.quantile_exponential import _quantile_exponential_draws
 
 RUNS = 200_000
 PILOT = 20_000

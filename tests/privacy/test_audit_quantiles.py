@@ -33,9 +33,10 @@ from scipy.special import logsumexp
 
 from tests.privacy.auditor import AUDIT_ALPHA, clopper_pearson
 from tests.stats import ALPHA, TEST_SEED
-from treedp.mechanisms import private_bounds as pb
-from treedp.mechanisms import quantiles_recursive as qr
 from treedp.noise import InsecureSeededSource
+from treedp.value_methods import private_bounds as pb
+from treedp.value_methods import quantiles_recursive as qr
+from treedp.value_methods.exponential_core import Grid
 
 BITS = 3
 BOUNDS = (0.0, 8.0)
@@ -43,7 +44,7 @@ LEVELS = [0.25, 0.5, 0.75]
 
 
 def _grid() -> np.ndarray:
-    return qr._Grid(BOUNDS[0], BOUNDS[1], BITS).values(np.arange(1 << BITS))
+    return Grid(BOUNDS[0], BOUNDS[1], BITS).values(np.arange(1 << BITS))
 
 
 def _node_law(x: np.ndarray, first: int, last: int, level: Fraction, rate: Fraction) -> dict:
@@ -403,7 +404,7 @@ def test_one_sided_private_bounds_mutant_charging_half_is_caught(
 ) -> None:
     """A mutant that reports a one-sided search at the two-sided per-scan loss (ε/2, one
     scan's share) while drawing one scan's noise at ε: the exact law exceeds its report."""
-    monkeypatch.setattr(pb, "_loss", lambda eps, rel, one: pb._scales(eps / 2, rel)[2])
+    monkeypatch.setattr(pb, "bounds_loss", lambda eps, rel, one: pb._scales(eps / 2, rel)[2])
     _, _, worst, spent = _one_sided_case("add_remove")
     assert worst > spent * 1.5
 

@@ -740,7 +740,7 @@ class Release:
     def bounds_warning(self, *, share: float | None = None) -> str | None:
         """A warning when an end bin holds a large share of the released mass (or privately
         found bounds ran off the public grid, or the release counts too few records for the
-        private bounds' allowance: :func:`~treedp.mechanisms.private_bounds
+        private bounds' allowance: :func:`~treedp.value_methods.bounds_warnings
         .few_records_warning`), else None.
 
         Values outside the public bounds are counted in the end bins, so a first or last bin
@@ -763,18 +763,18 @@ class Release:
         The last bin holds ...% of the released mass: values above the upper bound may ...
         """
         if self.bounds_step is not None:  # bounds found privately: did a scan run off the grid?
-            from treedp.mechanisms.private_bounds import grid_end_warning
+            from treedp.value_methods.bounds_warnings import grid_end_warning
 
             lo, hi = self.bounds_step["stops"]
             off = grid_end_warning(lo, hi, self.bounds_step.get("known"))
             if off is not None:
                 return off
             if "cut" in self.bounds_step:  # an integer range cut to the mechanism's limit
-                from treedp.mechanisms.private_bounds import integer_cut_warning
+                from treedp.value_methods.bounds_split import integer_cut_warning
 
                 return integer_cut_warning(int(self.bounds_step["cut"]))
             if "allowance" in self.bounds_step:  # too few records released for the scans?
-                from treedp.mechanisms.private_bounds import few_records_warning
+                from treedp.value_methods.bounds_warnings import few_records_warning
 
                 few = few_records_warning(
                     self.bounds_step["allowance"], float(self.consistent_counts[-1])

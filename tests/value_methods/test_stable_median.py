@@ -12,9 +12,9 @@ from tests.privacy.auditor import clopper_pearson
 from tests.stats import TEST_SEED
 from treedp import InsecureSeededSource
 from treedp.exceptions import DataError
-from treedp.mechanisms import stable_median as med
-from treedp.mechanisms.stable_median import _median_stability, stable_median
 from treedp.noise import noise_scale
+from treedp.value_methods import stable_median as med
+from treedp.value_methods.stable_median import _median_stability, stable_median
 
 ALPHA = 1e-6
 

@@ -3,7 +3,20 @@
 Guarantee: (ε, δ)-DP, ``replace`` neighbours (``n = len(values)`` public), privacy unit one
 record. The noised quantity is the mode's frequency among the ``K`` answers; its sensitivity
 ``c`` is the number of subsamples one record can be in (1 for disjoint blocks; a certified
-binomial tail bound for sampling with replacement). See :func:`subsample_and_aggregate`.
+binomial tail bound for sampling with replacement).
+
+Derivation: ``Z ~ DLap(c/ε)``, and the mode is released when ``f + Z >= T`` (``f`` its
+frequency). If ``f - c`` still exceeds half the answers, neighbours have the same mode and only
+the 1-Lipschitz (in units of ``c``) test differs: ratio ``e^ε``. Otherwise ``f <= floor(K/2) +
+c`` and the release has probability at most ``P(Z >= T - floor(K/2) - c)``, which ``T`` makes
+at most the remaining δ. The realised δ adds the certified sampling failure bound ``P(R > c)``
+(replacement variant, :func:`_sampling_failure`) for the ``k`` used.
+
+Errors depend on public parameters only (``n``, ``m``, ``k``, ``variant``, ``ε``, δ) and their
+messages print no ``n``: ``m`` outside ``[1, n]`` (so the empty dataset is refused for every
+``m``), too few blocks or subsamples for the noise. NaN/NaT values are outside the domain (a
+data-free :class:`~treedp.exceptions.DataError`); ``±inf`` are ordinary values (answers may be
+infinite or NaN, and the mode is taken over them as they are).
 """
 
 from __future__ import annotations
@@ -18,7 +31,14 @@ import numpy as np
 
 from treedp.budget import check_epsilon
 from treedp.exceptions import InvalidParameterError
-from treedp.mechanisms._column import (
+from treedp.mechanisms.results import PRIVACY_UNIT, Contract, MedianResult
+from treedp.noise import RandomSource, noise_scale, resolve_source, sample_discrete_laplace
+from treedp.noise.discrete_laplace import uniform_below
+from treedp.noise.tail import tail_threshold, tail_upper
+from treedp.privacy import ApproxDP
+from treedp.privacy.accountant import Accountant, check_accountant
+from treedp.privacy.spend import SpendRecord
+from treedp.value_methods._column import (
     as_datetimes,
     check_delta,
     check_nan,
@@ -28,13 +48,6 @@ from treedp.mechanisms._column import (
     float_up,
     read_column,
 )
-from treedp.mechanisms.results import PRIVACY_UNIT, Contract, MedianResult
-from treedp.noise import RandomSource, noise_scale, resolve_source, sample_discrete_laplace
-from treedp.noise.discrete_laplace import uniform_below
-from treedp.noise.tail import tail_threshold, tail_upper
-from treedp.privacy import ApproxDP
-from treedp.privacy.accountant import Accountant, check_accountant
-from treedp.privacy.spend import SpendRecord
 
 __all__ = ["CONTRACT", "NEIGHBOURS", "noisy_mode", "subsample_and_aggregate"]
 
@@ -231,26 +244,40 @@ def subsample_and_aggregate(
 
     Notes
     -----
-    Guarantee: ``ApproxDP(ε, δ_realised)``, ``replace`` neighbours (``n = len(values)``
-    public), privacy unit one record. Sensitivity ``c`` of the mode frequency (``c = 1`` for
-    disjoint blocks), ``Z ~ DLap(c/ε)`` and release when ``f + Z >= T``. If ``f - c`` still
-    exceeds half the answers, neighbours have the same mode and only the 1-Lipschitz (in units
-    of ``c``) test differs: ratio ``e^ε``. Otherwise ``f <= floor(K/2) + c`` and the release
-    has probability at most ``P(Z >= T - floor(K/2) - c)``, which ``T`` makes at most the
-    remaining δ. The realised δ adds the certified sampling failure bound ``P(R > c)``
-    (replacement variant) for the ``k`` used.
-
-    Errors depend on public parameters only (``n``, ``m``, ``k``, ``variant``, ``ε``, δ) and
-    their messages print no ``n``: ``m`` outside ``[1, n]`` (so the empty dataset is refused
-    for every ``m``), too few blocks or subsamples for the noise. NaN/NaT values are outside
-    the domain (a data-free :class:`DataError`); ``±inf`` are ordinary values (answers may be
-    infinite or NaN, and the mode is taken over them as they are).
+    The guarantee ``ApproxDP(ε, δ_realised)`` and its derivation: the module docstring.
     """
     check_accountant(accountant)
-    eps = check_epsilon(epsilon)
-    dlt = check_delta(delta)
+    eps, dlt = check_epsilon(epsilon), check_delta(delta)
     relation = check_neighbours(neighbours, NEIGHBOURS)
     policy = check_nan(nan, relation)
+    _check_call(query, m, k, variant, resolution)
+    source = resolve_source(rng)
+    x, unit = read_column(values, policy, relation)
+    grid = _check_resolution(resolution, unit)
+    count, sensitivity, sampling_delta = _design(x.size, m, k, variant, eps, dlt)
+    threshold, realised, scale = _mode_test(count, eps, dlt, sensitivity, sampling_delta)
+    guarantee = ApproxDP(float_up(Fraction(sensitivity) / scale), realised)
+    parameters = {
+        "epsilon": eps,
+        "delta": dlt,
+        "m": m,
+        "k": count,
+        "variant": variant,
+        "resolution": grid,
+        "query": query if isinstance(query, str) else "callable",
+        "nan": policy,
+    }
+    mechanism = f"{CONTRACT.name}:{variant}"
+    if accountant is not None:  # committed before any subsample or noise is drawn
+        accountant.charge(SpendRecord(mechanism, guarantee, relation, PRIVACY_UNIT, parameters))
+    index = _subsamples(variant, x.size, count, m, source)
+    value = _draw_mode(_answers(x, index, query, unit, grid), threshold, scale, source)
+    result = _result(value, guarantee, mechanism, eps, sensitivity, parameters, source, unit)
+    return result if details else result.value
+
+
+def _check_call(query: Any, m: Any, k: Any, variant: Any, resolution: Any) -> None:
+    """The public parameters of :func:`subsample_and_aggregate`, before any data are read."""
     if variant not in ("replacement", "disjoint"):
         raise InvalidParameterError(
             f"The 'variant' parameter must be 'replacement' or 'disjoint'. Got {variant!r}."
@@ -267,10 +294,13 @@ def subsample_and_aggregate(
         raise InvalidParameterError(f"The 'm' parameter must be an int >= 1. Got {m!r}.")
     if k is not None and (isinstance(k, bool) or not isinstance(k, int) or k < 2):
         raise InvalidParameterError(f"The 'k' parameter must be an int >= 2. Got {k!r}.")
-    source = resolve_source(rng)
-    x, unit = read_column(values, policy, relation)
-    grid = _check_resolution(resolution, unit)
-    n = x.size
+
+
+def _design(
+    n: int, m: int, k: int | None, variant: str, eps: float, dlt: float
+) -> tuple[int, int, Fraction]:
+    """The number of subsamples, the sensitivity ``c`` and the sampling failure bound, from
+    the public ``n`` (under ``replace``) and parameters."""
     if m > n:  # n is public under replace; the message does not print it
         raise InvalidParameterError(
             f"The 'm' parameter must be at most n, the (public) number of records. Got m={m!r}."
@@ -281,48 +311,18 @@ def subsample_and_aggregate(
             raise InvalidParameterError(
                 f"The disjoint variant needs n >= 2m records (m={m}); use a smaller m."
             )
-        count, sensitivity, sampling_delta = blocks, 1, Fraction(0)
-    else:
-        count = int(min(5000, max(2, math.ceil(eps * (n / m) ** 3)))) if k is None else k
-        sensitivity, sampling_delta = _sampling_failure(n, m, count, Fraction(dlt) / 2)
-    threshold, realised, scale = _mode_test(count, eps, dlt, sensitivity, sampling_delta)
-    guarantee = ApproxDP(float_up(Fraction(sensitivity) / scale), realised)
-    parameters = {
-        "epsilon": eps,
-        "delta": dlt,
-        "m": m,
-        "k": count,
-        "variant": variant,
-        "resolution": grid,
-        "query": query if isinstance(query, str) else "callable",
-        "nan": policy,
-    }
-    mechanism = f"{CONTRACT.name}:{variant}"
-    if accountant is not None:  # committed before any subsample or noise is drawn
-        accountant.charge(SpendRecord(mechanism, guarantee, relation, PRIVACY_UNIT, parameters))
+        return blocks, 1, Fraction(0)
+    count = int(min(5000, max(2, math.ceil(eps * (n / m) ** 3)))) if k is None else k
+    return (count, *_sampling_failure(n, m, count, Fraction(dlt) / 2))
+
+
+def _subsamples(variant: str, n: int, count: int, m: int, source: RandomSource) -> np.ndarray:
+    """The rows of each subsample (``count × m``): a random partition's blocks, or rows drawn
+    uniformly with replacement."""
     if variant == "disjoint":
         perm = np.argsort(np.frombuffer(source.random_bytes(8 * n), dtype=np.uint64))
-        index = perm[: count * m].reshape(count, m)
-    else:
-        index = uniform_below(n, count * m, source).astype(np.int64).reshape(count, m)
-    with np.errstate(all="ignore"):  # inf - inf in a mean must not warn for some data only
-        answers = _answers(x, index, query, unit)
-        if grid is not None:
-            answers = np.round(answers / grid) * grid
-    value = _draw_mode(answers, threshold, scale, source)
-    if value is not None and unit is not None:
-        value = as_datetimes(value, unit)
-    result = MedianResult(
-        value=value,
-        guarantee=guarantee,
-        neighbours=relation,
-        mechanism=mechanism,
-        epsilon=eps,
-        sensitivity=(float(sensitivity),),
-        parameters=parameters,
-        randomness=describe(source),
-    )
-    return result if details else result.value
+        return perm[: count * m].reshape(count, m)
+    return uniform_below(n, count * m, source).astype(np.int64).reshape(count, m)
 
 
 def noisy_mode(
@@ -378,24 +378,34 @@ def noisy_mode(
         arr.size, eps, dlt, sensitivity, Fraction(sampling_delta)
     )
     parameters = {"epsilon": eps, "delta": dlt, "sampling_delta": float(sampling_delta)}
+    name = NOISY_MODE_CONTRACT.name
+    # The guarantee is built only when charged or reported (a δ of 1 is no guarantee).
     if accountant is not None:  # committed before the noise is drawn (fail closed)
-        accountant.charge(
-            SpendRecord(
-                NOISY_MODE_CONTRACT.name,
-                ApproxDP(float_up(Fraction(sensitivity) / scale), realised),
-                NEIGHBOURS[0],
-                PRIVACY_UNIT,
-                parameters,
-            )
-        )
+        guarantee = ApproxDP(float_up(Fraction(sensitivity) / scale), realised)
+        accountant.charge(SpendRecord(name, guarantee, NEIGHBOURS[0], PRIVACY_UNIT, parameters))
     value = _draw_mode(arr, threshold, scale, source)
     if not details:
         return value, realised
+    guarantee = ApproxDP(float_up(Fraction(sensitivity) / scale), realised)
+    return _result(value, guarantee, name, eps, sensitivity, parameters, source)
+
+
+def _result(
+    value: Any,
+    guarantee: ApproxDP,
+    mechanism: str,
+    eps: float,
+    sensitivity: int,
+    parameters: dict[str, Any],
+    source: RandomSource,
+    unit: str | None = None,
+) -> MedianResult:
+    """The released mode (``datetime64`` of ``unit`` for datetime data) with its contract."""
     return MedianResult(
-        value=value,
-        guarantee=ApproxDP(float_up(Fraction(sensitivity) / scale), realised),
+        value=value if value is None or unit is None else as_datetimes(value, unit),
+        guarantee=guarantee,
         neighbours=NEIGHBOURS[0],
-        mechanism=NOISY_MODE_CONTRACT.name,
+        mechanism=mechanism,
         epsilon=eps,
         sensitivity=(float(sensitivity),),
         parameters=parameters,
@@ -444,14 +454,20 @@ def _draw_mode(
     return mode if freq + z >= threshold else None
 
 
-def _answers(x: np.ndarray, index: np.ndarray, query: Any, unit: str | None) -> np.ndarray:
-    """The query's answer on each subsample, as float64 (ticks of ``unit`` for datetimes)."""
-    if isinstance(query, str):
-        return np.asarray(_VECTORISED[query](x[index]), dtype=np.float64)
-    if unit is None:
-        return np.array([float(query(x[row])) for row in index])
-    dt = x.astype(f"datetime64[{unit}]")
-    return np.array([_as_ticks(query(dt[row]), unit) for row in index])
+def _answers(
+    x: np.ndarray, index: np.ndarray, query: Any, unit: str | None, grid: float | None
+) -> np.ndarray:
+    """The query's answer on each subsample, as float64 (ticks of ``unit`` for datetimes),
+    rounded to a multiple of ``grid`` when one is given."""
+    with np.errstate(all="ignore"):  # inf - inf in a mean must not warn for some data only
+        if isinstance(query, str):
+            answers = np.asarray(_VECTORISED[query](x[index]), dtype=np.float64)
+        elif unit is None:
+            answers = np.array([float(query(x[row])) for row in index])
+        else:
+            dt = x.astype(f"datetime64[{unit}]")
+            answers = np.array([_as_ticks(query(dt[row]), unit) for row in index])
+        return answers if grid is None else np.round(answers / grid) * grid
 
 
 def _as_ticks(answer: Any, unit: str) -> float:

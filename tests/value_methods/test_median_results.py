@@ -18,13 +18,13 @@ from treedp.mechanisms import (
     QuantileResult,
     SpendRecord,
 )
-from treedp.mechanisms import quantile_exponential as qe_module
-from treedp.mechanisms import stable_median as sm_module
-from treedp.mechanisms import subsample_aggregate as sa_module
-from treedp.mechanisms.quantile_exponential import quantile_exponential
-from treedp.mechanisms.stable_median import stable_median
-from treedp.mechanisms.subsample_aggregate import noisy_mode, subsample_and_aggregate
 from treedp.privacy import ApproxDP, PureDP, compose
+from treedp.value_methods import quantile_exponential as qe_module
+from treedp.value_methods import stable_median as sm_module
+from treedp.value_methods import subsample_aggregate as sa_module
+from treedp.value_methods.quantile_exponential import quantile_exponential
+from treedp.value_methods.stable_median import stable_median
+from treedp.value_methods.subsample_aggregate import noisy_mode, subsample_and_aggregate
 
 STABLE = np.concatenate([np.full(500, 7.0), np.arange(200.0)])
 

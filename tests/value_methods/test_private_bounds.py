@@ -11,15 +11,11 @@ import pytest
 import treedp
 from tests.stats import ALPHA, TEST_SEED
 from treedp import InsecureSeededSource, InvalidParameterError, InvalidTypeError
-from treedp.mechanisms import private_bounds as pb
-from treedp.mechanisms.private_bounds import (
-    CONTRACT,
-    GRID,
-    SIGNED_GRID,
-    private_bounds,
-    split_private_bounds,
-)
 from treedp.privacy import PureDP
+from treedp.value_methods import private_bounds as pb
+from treedp.value_methods.bounds_grid import GRID, SIGNED_GRID
+from treedp.value_methods.bounds_split import split_private_bounds
+from treedp.value_methods.private_bounds import CONTRACT, private_bounds
 
 
 def test_grid_is_public_signed_and_ascending() -> None:
@@ -151,7 +147,8 @@ def test_release_with_private_bounds_fits_negative_data() -> None:
 def test_grid_end_warning_when_too_few_records() -> None:
     """Five records at ε = 1: the scans run off the grid; the release and the CLI say so
     (post-processing of the released bounds), and ordinary bounds get no such note."""
-    from treedp.mechanisms.private_bounds import SIGNED_GRID, grid_end_warning
+    from treedp.value_methods.bounds_grid import SIGNED_GRID
+    from treedp.value_methods.bounds_warnings import grid_end_warning
 
     end = float(SIGNED_GRID[-1])
     assert grid_end_warning(-1.0, 2.0) is None
@@ -183,7 +180,7 @@ def test_integer_private_bounds_flag_a_failed_scan_and_fit_max_bins(tmp_path: An
     (kept in the release and its file); a found integer range wider than MAX_BINS keeps
     MAX_BINS integers instead of failing after the budget is spent."""
     from treedp.domain import MAX_BINS
-    from treedp.mechanisms.private_bounds import split_private_bounds
+    from treedp.value_methods.bounds_split import split_private_bounds
 
     few = np.arange(50)
     rel = treedp.release_cdf(
@@ -210,7 +207,7 @@ def test_integer_private_bounds_flag_a_failed_scan_and_fit_max_bins(tmp_path: An
 @pytest.mark.parametrize("neighbours", ["add_remove", "replace"])
 def test_remaining_epsilon_is_what_the_split_leaves(neighbours: str) -> None:
     """The public pre-check budget equals the budget the split actually leaves."""
-    from treedp.mechanisms.private_bounds import remaining_epsilon, split_private_bounds
+    from treedp.value_methods.bounds_split import remaining_epsilon, split_private_bounds
 
     x = np.random.default_rng(TEST_SEED).normal(0, 1, 500)
     for eps, share in ((1.0, 0.1), (0.37, 0.25), (3.0, 0.05)):
@@ -226,7 +223,7 @@ def test_one_public_side_runs_one_scan_with_the_whole_budget(neighbours: str) ->
     """A public ``lower`` (``upper``) is released as it is; only the other scan runs, with
     the whole ε (one scan's scales at ε: half the noise of a two-sided scan), over grid
     points strictly beyond the public bound."""
-    from treedp.mechanisms.private_bounds import remaining_epsilon
+    from treedp.value_methods.bounds_split import remaining_epsilon
 
     x = np.random.default_rng(TEST_SEED).lognormal(10, 1, 10**4)
     two = private_bounds(x, epsilon=0.2, neighbours=neighbours, rng=InsecureSeededSource(1))
@@ -321,7 +318,7 @@ def test_grid_counts_from_one_counting_pass_equal_the_values() -> None:
     """The counts of one pass over COUNT_EDGES give every query of both scans exactly: values
     on grid points (ties), just beside them, beyond the grid's ends, ±inf."""
     from treedp.domain import make_bins
-    from treedp.mechanisms.private_bounds import COUNT_EDGES, GridCounts
+    from treedp.value_methods.bounds_grid import COUNT_EDGES, GridCounts
 
     rng = np.random.default_rng(TEST_SEED)
     on = rng.choice(SIGNED_GRID, 300)
@@ -385,7 +382,7 @@ def test_one_sided_scan_that_stops_at_once_is_flagged() -> None:
     out is not. Post-processing of the released stop."""
     import warnings
 
-    from treedp.mechanisms.private_bounds import NEAR_PUBLIC, grid_end_warning
+    from treedp.value_methods.bounds_warnings import NEAR_PUBLIC, grid_end_warning
 
     first = int(np.searchsorted(SIGNED_GRID, 0.0, side="right"))
     near = float(SIGNED_GRID[first + NEAR_PUBLIC - 1])
@@ -482,8 +479,8 @@ def test_a_release_with_too_few_records_for_the_allowance_is_flagged(tmp_path: A
     whose released total is below RECORDS_PER_ALLOWANCE · k says so (post-processing of the
     release; the text holds no count), one with many records does not, and the allowance
     survives the file (files without it still load)."""
-    from treedp.mechanisms.private_bounds import RECORDS_PER_ALLOWANCE, few_records_warning
     from treedp.release.format import _bounds_step, _checksum
+    from treedp.value_methods.bounds_warnings import RECORDS_PER_ALLOWANCE, few_records_warning
 
     assert few_records_warning(60.0, 599.0) is not None
     assert few_records_warning(60.0, RECORDS_PER_ALLOWANCE * 60.0) is None

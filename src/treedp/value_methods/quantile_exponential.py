@@ -14,25 +14,30 @@ from typing import Any
 import numpy as np
 
 from treedp.budget import check_epsilon
-from treedp.exceptions import DataError, InvalidParameterError, InvalidTypeError
-from treedp.mechanisms._column import (
-    as_datetimes,
-    check_nan,
-    check_neighbours,
-    datetime_bounds,
-    describe,
-    float_up,
-    is_datetime_like,
-    read_column,
-    ticks_in,
-)
-from treedp.mechanisms.results import PRIVACY_UNIT, Contract, QuantileResult
+from treedp.exceptions import InvalidParameterError, InvalidTypeError
+from treedp.mechanisms.results import Contract
 from treedp.noise import RandomSource, resolve_source
-from treedp.noise.exponential import sample_weighted_laplace
 from treedp.noise.rational import dyadic_lower_bound
 from treedp.privacy import PureDP
 from treedp.privacy.accountant import Accountant, check_accountant
-from treedp.privacy.spend import SpendRecord
+from treedp.value_methods._column import check_nan, check_neighbours, is_datetime_like
+from treedp.value_methods.exponential_core import (
+    GRID_BITS,
+    TARGET_BITS,
+    Draws,
+    Grid,
+    charge,
+    check_domain,
+    deliver,
+    public_parameters,
+    rank_sensitivity,
+    rank_weights,
+    read_bounds,
+    read_levels,
+    read_sorted,
+    refuse_private,
+    select,
+)
 
 __all__ = [
     "CONTRACT",
@@ -43,10 +48,6 @@ __all__ = [
     "quantile_exponential",
 ]
 
-#: The exponential mechanism's output grid: 2**48 equal cells of [lo, hi], output at midpoints.
-GRID_BITS = 48
-#: The target rank q·n is rounded down to a multiple of 2**-TARGET_BITS (so the score is rational).
-TARGET_BITS = 32
 #: ``integers=True`` takes bounds of magnitude below this (``|lo|``, ``|hi| + 1``): float64
 #: resolves the positions ``v + (i + 1/2)/k`` inside a unit cell only below ``2**52``.
 INTEGER_LIMIT = 2**52
@@ -62,50 +63,6 @@ CONTRACT = Contract(
     ),
     max_records=2**32 - 1,  # the rank arithmetic: A·(n + 1) < 2**63 with 31-bit rates
 )
-
-
-def _grid_values(k: np.ndarray, lo: float, hi: float, half: float) -> np.ndarray:
-    """The public grid point ``k``: the midpoint of cell ``k``, kept inside ``[lo, hi]``.
-
-    ``half`` is half a cell half, ``hi/2**49 - lo/2**49``; the point is computed at half scale,
-    ``2·(lo/2 + (k + 1/2)·half)``, so no intermediate overflows even for bounds near the
-    largest float. Non-decreasing in ``k`` (floating-point multiplication and addition are
-    monotone; halving and doubling are exact).
-    """
-    return np.clip(2.0 * (lo / 2 + (k.astype(np.float64) + 0.5) * half), lo, hi)
-
-
-def _grid_count_at_most(x: np.ndarray, lo: float, hi: float, half: float) -> np.ndarray:
-    """``#{k : grid(k) <= x}`` for each ``x``, exactly.
-
-    The answer is the ``k`` with ``grid(k - 1) <= x < grid(k)``. A floating-point guess is
-    corrected by a few unit steps; values still unresolved (grid points that round to the same
-    float, when the bounds are narrow) are settled by bisection on ``[0, 2**48]``.
-    """
-    cells = 1 << GRID_BITS
-
-    def at(k: np.ndarray) -> np.ndarray:
-        return _grid_values(np.clip(k, 0, cells - 1), lo, hi, half)
-
-    guess = np.floor((np.clip(x, lo, hi) / 2 - lo / 2) / half + 0.5)
-    k: np.ndarray = np.clip(guess, 0, cells).astype(np.int64)
-    for _ in range(4):
-        up = (k < cells) & (at(k) <= x)
-        down = (k > 0) & (at(k - 1) > x)
-        if not (up.any() or down.any()):
-            return k
-        k = k + up - down
-    todo = np.flatnonzero(((k < cells) & (at(k) <= x)) | ((k > 0) & (at(k - 1) > x)))
-    low = np.zeros(todo.size, dtype=np.int64)  # invariant: grid(low - 1) <= x, grid(high) > x
-    high = np.full(todo.size, cells, dtype=np.int64)
-    xt = x[todo]
-    while (low < high).any():
-        mid = (low + high) // 2
-        above = at(mid) > xt
-        high = np.where(above, mid, high)
-        low = np.where(above, low, mid + 1)
-    k[todo] = low
-    return k
 
 
 def _spread(x: np.ndarray) -> np.ndarray:
@@ -134,38 +91,18 @@ def _spread(x: np.ndarray) -> np.ndarray:
 
 
 def _score_sensitivity(level: Fraction, neighbours: str) -> Fraction:
-    """Δ of the score ``-|i - t(n)|``, ``i = #{x < y}``, ``t(n) = floor(q n 2**L) / 2**L``.
+    """Δ of the score ``-|i - t(n)|``, ``i = #{x < y}``, ``t(n) = floor(q n 2**32) / 2**32``.
 
     ``replace``: ``n`` is fixed and one record moves, so ``i`` changes by at most 1: ``Δ = 1``.
-    ``add_remove``: a record added below ``y`` raises ``i`` by 1 and ``t`` by ``t(n+1) - t(n)``,
-    which lies within ``2**-L`` of ``q``; one added above moves only ``t``. So ``Δ = max(q,
-    1 - q) + 2**-L``.
+    ``add_remove``: ``Δ = max(q, 1 - q) + 2**-32``
+    (:func:`~treedp.value_methods.exponential_core.rank_sensitivity`).
     """
-    if neighbours == "replace":
-        return Fraction(1)
-    return max(level, 1 - level) + Fraction(1, 2**TARGET_BITS)
-
-
-def _refuse_private(bounds: Any) -> None:
-    """``bounds="private"`` (or a private side) names the function that finds them."""
-    parts = (
-        (bounds,)
-        if isinstance(bounds, str)
-        else tuple(bounds)
-        if isinstance(bounds, tuple | list)
-        else ()
-    )
-    if any(isinstance(b, str) and b.strip().lower() == "private" for b in parts):
-        raise InvalidParameterError(
-            "quantile_exponential and median take public 'bounds'; for bounds found "
-            "privately use treedp.quantiles(values, q, bounds='private', "
-            "method='exponential')."
-        )
+    return Fraction(1) if neighbours == "replace" else rank_sensitivity(level)
 
 
 def _integer_bounds(bounds: Any) -> tuple[float, float]:
     """Integer bounds ``lo <= hi`` (``integers=True``), as floats."""
-    _refuse_private(bounds)
+    refuse_private(bounds)
     if isinstance(bounds, tuple | list) and any(is_datetime_like(b) for b in bounds):
         raise InvalidTypeError("integers=True is for numbers, not datetimes.")
     if (
@@ -187,28 +124,6 @@ def _integer_bounds(bounds: Any) -> tuple[float, float]:
     return float(bounds[0]), float(bounds[1])
 
 
-def _read_bounds(bounds: Any) -> tuple[float, float, str | None]:
-    """The public bounds as floats (ticks of their unit for datetimes), and the unit."""
-    _refuse_private(bounds)
-    if not isinstance(bounds, tuple | list) or len(bounds) != 2:
-        raise InvalidParameterError(f"The 'bounds' parameter must be a pair. Got {bounds!r}.")
-    dated = [is_datetime_like(b) for b in bounds]
-    if any(dated):
-        if not all(dated):
-            raise InvalidTypeError("The 'bounds' parameter mixes a datetime and a number.")
-        lo_t, hi_t, unit = datetime_bounds((bounds[0], bounds[1]))
-        return float(lo_t), float(hi_t), unit
-    try:
-        lo, hi = float(bounds[0]), float(bounds[1])
-    except (TypeError, ValueError):
-        raise InvalidTypeError(
-            f"The 'bounds' parameter must hold two numbers or two datetimes. Got {bounds!r}."
-        ) from None
-    if not (math.isfinite(lo) and math.isfinite(hi) and lo < hi):
-        raise InvalidParameterError(f"The 'bounds' must be finite with lo < hi. Got {bounds!r}.")
-    return lo, hi, None
-
-
 def _quantile_exponential(
     values: Any,
     q: Any,
@@ -220,13 +135,11 @@ def _quantile_exponential(
     draws: int,
     accountant: Accountant | None = None,
     integers: bool = False,
-) -> tuple[np.ndarray, np.ndarray, float, Fraction, list[float], RandomSource, str | None]:
+) -> Draws:
     """Validate, then draw ``draws`` independent selections per level (each an ε-release).
 
-    Returns the draws (float; ticks of ``unit`` for datetime bounds), the levels, ε, the ε
-    spent (exact), the sensitivities, the source and the datetime unit of the output. With an
-    ``accountant`` (one draw only), the spend is charged after every check and before any
-    selection is drawn.
+    With an ``accountant`` (one draw only), the spend is charged after every check and before
+    any selection is drawn.
     """
     check_accountant(accountant)
     eps = check_epsilon(epsilon)
@@ -239,81 +152,40 @@ def _quantile_exponential(
         out_unit = None
         hi += 1.0  # the grid covers the unit cells [v, v + 1) of lo..hi
     else:
-        lo, hi, out_unit = _read_bounds(bounds)
-    half = hi / 2 ** (GRID_BITS + 1) - lo / 2 ** (GRID_BITS + 1)
-    qa = np.atleast_1d(np.asarray(q, dtype=np.float64))
-    if qa.ndim != 1 or qa.size == 0 or np.isnan(qa).any() or (qa < 0).any() or (qa > 1).any():
-        raise InvalidParameterError(f"The 'q' argument must hold levels in [0, 1]. Got {q!r}.")
+        lo, hi, out_unit = read_bounds(bounds)
+    grid = Grid(lo, hi)
+    qa = read_levels(q)
     source = resolve_source(rng)
-    data, unit = read_column(values, policy, relation)
-    if out_unit is not None:
-        if unit is None:
-            raise InvalidTypeError(
-                "The 'bounds' parameter holds datetimes but 'values' holds numbers."
-            )
-        data = ticks_in(data, unit, out_unit)
-    elif unit is not None:  # numeric bounds with datetimes: ticks of the data's own unit
-        data = data.astype(np.float64)
-    x = np.sort(data)
+    x, unit = read_sorted(values, policy, relation, out_unit)
     if integers:  # each value into its unit cell (clamped to the bounds), ties spread in it
         if unit is not None:
             raise InvalidTypeError("integers=True takes numbers, not datetimes.")
         x = _spread(np.floor(np.clip(x, lo, hi - 1.0)))
-    n = x.size
-    if n > (CONTRACT.max_records or n):  # outside the domain (2**32 float64 values: 32 GiB)
-        raise DataError(
-            "quantile_exponential's guarantee is stated for datasets of fewer than 2**32 "
-            "records (its public domain, CONTRACT.max_records); split the data or use the tree."
-        )
-    # Grid points with exactly i data values below them: [count(<= x_(i)), count(<= x_(i+1))).
+    check_domain(x.size, CONTRACT)
     # ±inf and other values outside the bounds count as at the bound. With n = 0 there is one
     # rank, 0, holding the whole grid: the output is uniform on the grid.
-    starts = np.concatenate([[0], _grid_count_at_most(x, lo, hi, half), [1 << GRID_BITS]])
-    weights = np.diff(starts)
+    weights = rank_weights(grid, x)
     eps_each = Fraction(eps) / qa.size
-    out = np.empty((draws, qa.size))
     spent = Fraction(0)
     sens: list[float] = []
     selections: list[tuple[Fraction, Fraction]] = []
-    for level in qa:  # the targets and rates: no randomness
+    for level in qa:  # the rates: no randomness
         exact_level = Fraction(float(level))
-        target = Fraction(math.floor(exact_level * n * 2**TARGET_BITS), 2**TARGET_BITS)
         delta_score = _score_sensitivity(exact_level, relation)
         rate = dyadic_lower_bound(eps_each / (2 * delta_score))
         spent += 2 * delta_score * rate
         sens.append(float(delta_score))
-        selections.append((target, rate))
-    if accountant is not None:  # committed before any selection is drawn (fail closed)
-        accountant.charge(
-            SpendRecord(
-                CONTRACT.name,
-                PureDP(float_up(spent)),
-                relation,
-                PRIVACY_UNIT,
-                _parameters(eps, qa, bounds, nan, integers),
-            )
-        )
-    for j, (target, rate) in enumerate(selections):
-        units = sample_weighted_laplace(weights, target, rate, draws, source)
-        out[:, j] = _grid_values(units, lo, hi, half)
+        selections.append((exact_level, rate))
+    parameters = public_parameters(eps, qa, bounds, nan)
+    if integers:
+        parameters["integers"] = True
+    charge(accountant, CONTRACT, spent, relation, parameters)
+    out = np.empty((draws, qa.size))
+    for j, (level, rate) in enumerate(selections):
+        out[:, j] = grid.values(select(weights, level, x.size, rate, draws, source))
     if integers:  # the integer whose cell holds the grid point (post-processing)
         out = np.minimum(np.floor(out), hi - 1.0)
-    return out, qa, eps, spent, sens, source, out_unit
-
-
-def _parameters(
-    eps: float, qa: np.ndarray, bounds: Any, nan: Any, integers: bool = False
-) -> dict[str, Any]:
-    """The public parameters of a call (in its result and its spend record)."""
-    out = {
-        "epsilon": eps,
-        "q": tuple(float(v) for v in qa),
-        "bounds": (bounds[0], bounds[1]),
-        "nan": nan,
-    }
-    if integers:
-        out["integers"] = True
-    return out
+    return Draws(out, qa, eps, spent, sens, source, out_unit, parameters)
 
 
 def quantile_exponential(
@@ -407,26 +279,10 @@ def quantile_exponential(
     .. [Smi11] A. Smith. "Privacy-preserving statistical estimation with optimal convergence
        rates". STOC 2011.
     """
-    out, qa, eps, spent, sens, source, unit = _quantile_exponential(
+    draws = _quantile_exponential(
         values, q, bounds, epsilon, neighbours, nan, rng, 1, accountant, integers
     )
-    released: Any = out[0] if unit is None else as_datetimes(out[0], unit)
-    if details:
-        return QuantileResult(
-            value=released,
-            guarantee=PureDP(float_up(spent)),
-            neighbours=str(neighbours),
-            mechanism=CONTRACT.name,
-            epsilon=eps,
-            sensitivity=tuple(sens),
-            parameters=_parameters(eps, qa, bounds, nan, integers),
-            randomness=describe(source),
-            q=qa,
-            grid_points=1 << GRID_BITS,
-        )
-    if np.ndim(q) == 0:
-        return float(released[0]) if unit is None else released[0]
-    return released
+    return deliver(draws, q, neighbours, CONTRACT.name, details)
 
 
 def median(
@@ -512,5 +368,5 @@ def _quantile_exponential_draws(
         raise InvalidParameterError(f"The 'size' parameter must be an int >= 1. Got {size!r}.")
     out = _quantile_exponential(
         values, q, bounds, epsilon, neighbours, nan, rng, size, None, integers
-    )[0]
+    ).values
     return out if np.ndim(q) else out[:, 0]

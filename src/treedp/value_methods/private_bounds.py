@@ -26,7 +26,25 @@ integer more than the unrounded bound (none lies between them) and keeps a stop 
 
 The grid is scale-free above 1 and starts at 0 (as Durfee's ``β^j - 1``): it is not dense
 near 0, which keeps the number of grid points inside a tail small (each is a chance to stop
-early). A range of data of magnitude far below 1 is at least about 0.19 wide.
+early). A range of data of magnitude far below 1 is at least about 0.19 wide. The grid and
+the one-pass counts lie in :mod:`.bounds_grid`, the warnings read from a result in
+:mod:`.bounds_warnings`, and the split of a release's budget in :mod:`.bounds_split`.
+
+Accuracy and failure probability (one scan; ``t_ρ``, ``t_ν`` the scales, ``Q = 8,001``
+candidates; ``P(DLap(t) >= s) <= e^{-s/t}`` for ``s >= 0``):
+
+* clamping: for any ``a > 0`` the scan stops where more than ``k + a`` records lie beyond
+  the stop with probability at most ``Q e^{-a/(2 t_ν)} + e^{-a/(2 t_ρ)}`` (some ``ν_j`` or
+  ``-ρ`` exceeds ``a/2``); the bound released lies at or beyond the stop, so no more
+  records are clamped by it. Example: ``ε = 0.1`` (10% of ``ε = 1``):
+  ``t_ν = 60``, ``t_ρ = 30``, ``k = 120``; more than ``k + 2,000`` records beyond a stop
+  has probability below ``1e-3`` (union bound over all ``Q``; the points inside a tail are
+  far fewer, and the margins move the bound past most of the ``k``);
+* overshoot: for any ``0 <= b < k`` it runs at least ``s`` grid points past the first with
+  no record beyond it with probability at most ``e^{-b/t_ρ} + e^{-s (k - b)/t_ν}`` (either
+  ``ρ >= b``, or ``s`` independent ``ν_j < b - k``). With the defaults (``k = 2 t_ν``,
+  ``t_ρ = t_ν/2``) and ``b = 1.5 t_ν``: ``e^{-3} + e^{-s/2}``, and ``b = 1.8 t_ν``:
+  ``e^{-3.6} + e^{-s/5}``. A grid step is 19% (0.19 to 0.6 near 0).
 """
 
 from __future__ import annotations
@@ -39,15 +57,7 @@ from typing import Any
 import numpy as np
 
 from treedp.budget import check_epsilon
-from treedp.domain import MAX_BINS
 from treedp.exceptions import InvalidParameterError, InvalidTypeError
-from treedp.mechanisms._column import (
-    check_nan,
-    check_neighbours,
-    describe,
-    float_up,
-    read_column,
-)
 from treedp.mechanisms.results import Contract, MechanismResult
 from treedp.noise import RandomSource, resolve_source
 from treedp.noise.discrete_laplace import sample_discrete_laplace
@@ -55,31 +65,25 @@ from treedp.noise.rational import noise_scale
 from treedp.privacy import PureDP
 from treedp.privacy.accountant import Accountant, check_accountant
 from treedp.privacy.spend import SpendRecord
+from treedp.value_methods._column import (
+    check_nan,
+    check_neighbours,
+    describe,
+    float_up,
+    read_column,
+)
+from treedp.value_methods.bounds_grid import GRID, SIGNED_GRID, GridCounts
 
 __all__ = [
     "CONTRACT",
-    "COUNT_EDGES",
-    "GRID",
     "NEIGHBOURS",
-    "SIGNED_GRID",
     "BoundsResult",
-    "GridCounts",
+    "bounds_loss",
     "check_known_bound",
-    "check_share",
-    "cut_integer_range",
-    "few_records_warning",
-    "grid_end_warning",
-    "integer_cut_warning",
+    "find_bounds",
     "private_bounds",
-    "private_request",
-    "remaining_epsilon",
-    "split_private_bounds",
 ]
 
-#: Grid points per doubling of the magnitude.
-STEPS_PER_OCTAVE = 4
-#: Largest exponent (in octaves) of the grid: |grid| lies in [2**-1000, 2**1000] or is 0.
-MAX_OCTAVE = 1000
 NEIGHBOURS: tuple[str, ...] = ("add_remove", "replace")
 #: Grid steps added beyond each scan's stop (post-processing).
 MARGIN = 1
@@ -88,8 +92,6 @@ MARGIN = 1
 WIDTH_MARGIN = 0.25
 #: The threshold ``k`` in units of the query noise scale ``t_ν``.
 ALLOWANCE_SCALES = 2
-#: The default share of a budget spent on private bounds by ``bounds="private"``.
-DEFAULT_SHARE = 0.1
 #: Integer bounds are kept within what float64 edges can tell apart.
 _INTEGER_LIMIT = 2**53 - 1
 CONTRACT = Contract(
@@ -105,230 +107,6 @@ CONTRACT = Contract(
         "public)"
     ),
 )
-
-
-def _make_grid() -> np.ndarray:
-    j = np.arange(0, MAX_OCTAVE * STEPS_PER_OCTAVE + 1)
-    grid = np.exp2(j / STEPS_PER_OCTAVE) - 1.0
-    grid.setflags(write=False)
-    return grid
-
-
-#: The public candidate magnitudes, ascending from 0: ``2**(j/4) - 1``, ``j = 0..4000``.
-GRID = _make_grid()
-
-
-def _make_signed_grid() -> np.ndarray:
-    grid = np.concatenate([-GRID[:0:-1], GRID])
-    grid.setflags(write=False)
-    return grid
-
-
-#: The public candidates of both scans, ascending: ``-GRID`` reversed, then ``GRID`` (8,001
-#: points, symmetric about 0, which is the middle point).
-SIGNED_GRID = _make_signed_grid()
-
-
-def _make_count_edges() -> np.ndarray:
-    top = float(np.finfo(np.float64).max)
-    edges = np.empty(2 * SIGNED_GRID.size + 2)
-    edges[0], edges[-1] = -top, top
-    edges[1:-1:2] = SIGNED_GRID
-    edges[2:-1:2] = np.nextafter(SIGNED_GRID, np.inf)
-    edges.setflags(write=False)
-    return edges
-
-
-#: Public edges whose bin counts give every query of both scans, so that any source can be
-#: scanned after one counting pass in bounded memory (files, Spark, Dask; see
-#: :class:`GridCounts`): ``-max_float``, then each grid point ``c`` followed by the next
-#: float above it (a bin holding exactly ``c``), then ``max_float`` (16,004 edges). Values
-#: beyond the outer edges (``±inf``) are clamped into the end bins, which lie beyond every
-#: grid point on their side, as the scans count them.
-COUNT_EDGES = _make_count_edges()
-
-
-@dataclass(frozen=True, repr=False)
-class GridCounts:
-    """The counts the scans read: ``#{x < c}`` and ``#{x > c}`` for every ``c`` in
-    :data:`SIGNED_GRID`, from any source.
-
-    Make it with :meth:`from_counts` from the bin counts of one counting pass over
-    :data:`COUNT_EDGES` (any engine: files streamed in bounded memory, Spark, Dask), or with
-    :meth:`from_values`; :func:`private_bounds` takes it instead of the values and releases
-    exactly what it releases from the values (the queries are the same numbers).
-
-    Attributes
-    ----------
-    below, above : ndarray
-        ``#{x < c}`` and ``#{x > c}``, one per grid point (int64, read-only).
-    total : int
-        The number of records counted.
-    """
-
-    below: np.ndarray
-    above: np.ndarray
-    total: int
-
-    def __post_init__(self) -> None:
-        for name in ("below", "above"):
-            arr = getattr(self, name)
-            if (
-                not isinstance(arr, np.ndarray)
-                or arr.shape != SIGNED_GRID.shape
-                or arr.dtype.kind not in "iu"
-            ):
-                raise InvalidParameterError(
-                    f"GridCounts.{name} must hold one integer count per point of SIGNED_GRID; "
-                    "make it with GridCounts.from_counts or GridCounts.from_values."
-                )
-
-    @classmethod
-    def from_counts(cls, counts: Any) -> GridCounts:
-        """From the ``COUNT_EDGES.size - 1`` bin counts of a pass over :data:`COUNT_EDGES`.
-
-        Raises
-        ------
-        InvalidParameterError
-            If ``counts`` is not that many non-negative integers.
-        """
-        arr = np.asarray(counts)
-        if (
-            arr.shape != (COUNT_EDGES.size - 1,)
-            or arr.dtype.kind not in "iu"
-            or (arr.size and int(arr.min()) < 0)
-        ):
-            raise InvalidParameterError(
-                "The 'counts' parameter must hold the non-negative integer counts of the "
-                f"{COUNT_EDGES.size - 1} bins of COUNT_EDGES."
-            )
-        total = np.cumsum(arr.astype(np.int64))
-        below = total[0 : 2 * SIGNED_GRID.size : 2]  # bins before the one holding c exactly
-        at_most = total[1 : 2 * SIGNED_GRID.size : 2]
-        return cls._frozen(below, total[-1] - at_most, int(total[-1]))
-
-    @classmethod
-    def from_values(cls, values: Any) -> GridCounts:
-        """From numbers in memory (no missing values)."""
-        x = np.sort(np.asarray(values, dtype=np.float64).ravel())
-        below = np.searchsorted(x, SIGNED_GRID, side="left")
-        above = x.size - np.searchsorted(x, SIGNED_GRID, side="right")
-        return cls._frozen(below, above, int(x.size))
-
-    @classmethod
-    def _frozen(cls, below: np.ndarray, above: np.ndarray, total: int) -> GridCounts:
-        below, above = below.astype(np.int64), above.astype(np.int64)
-        below.setflags(write=False)
-        above.setflags(write=False)
-        return cls(below, above, total)
-
-
-#: A one-sided scan that stops within this many grid points past the public bound gets a
-#: warning (:func:`grid_end_warning`): the stop is then within a factor of about
-#: ``2**(NEAR_PUBLIC/4)`` of the public bound's first grid points.
-NEAR_PUBLIC = 4
-
-
-def grid_end_warning(lo: float, hi: float, known: str | None = None) -> str | None:
-    """A warning when a scan's stop (or a real-valued bound moved out from it) lies at an end
-    of :data:`SIGNED_GRID`, else None; pass :attr:`BoundsResult.stops` (integer bounds are
-    clamped to ``±(2**53 - 1)`` and cannot show it).
-
-    With too few records beyond the scans' threshold for this ε (fewer than about ``k``, a
-    few hundred at ε = 1), the upward scan usually stops at once at the grid's lowest point
-    and the downward scan at its highest (the bounds cross and are swapped), or a scan runs
-    to the far end, or the two stops cross (``lo > hi``: the upward scan stopped below where
-    the downward one did, each before reaching the data); either way the bounds say nothing
-    about the data's range. Reading the
-    released stops only, this is post-processing (no privacy cost); the text holds no data
-    value.
-
-    With one public side (``known``, :attr:`BoundsResult.known`), the one scan starts at the
-    public bound; a stop within :data:`NEAR_PUBLIC` grid points of it is flagged: too few
-    records for this ε, or the public bound on the wrong side of the data (no record beyond
-    it), both make the scan stop at once — unless the data really lie that close to the
-    public bound, which the warning says.
-    """
-    end = float(SIGNED_GRID[-1])
-    if known is not None:  # one scan, started at the public bound: did it stop at once?
-        return _near_public_warning(float(lo), float(hi), known)
-    if float(lo) > float(hi):  # the stops crossed: each scan stopped before the data
-        return (
-            "The two private bounds' scans crossed (the upper scan stopped below the lower "
-            "one): too few records lie beyond the scans' threshold for this epsilon, so the "
-            "bounds say nothing about the data's range and the release is not useful. Give "
-            "public bounds, or more epsilon or more records."
-        )
-    if abs(float(lo)) < end and abs(float(hi)) < end:
-        return None
-    return (
-        "A privately found bound reached the end of the public grid (about 1e301 in "
-        "magnitude): too few records lie beyond the scans' threshold for this epsilon, so "
-        "the bounds say nothing about the data's range and the release is not useful. Give "
-        "public bounds, or more epsilon or more records."
-    )
-
-
-def _near_public_warning(lo: float, hi: float, known: str) -> str | None:
-    """:func:`grid_end_warning` for a one-sided search (``lo``/``hi``: the stops, the public
-    bound on the ``known`` side)."""
-    if known == "lower":
-        first = int(np.searchsorted(SIGNED_GRID, lo, side="right"))
-        steps = int(np.searchsorted(SIGNED_GRID, hi, side="left")) - first
-        found, public, other = "upper", "lower", "above"
-    else:
-        last = int(np.searchsorted(SIGNED_GRID, hi, side="left")) - 1
-        steps = last - int(np.searchsorted(SIGNED_GRID, lo, side="left"))
-        found, public, other = "lower", "upper", "below"
-    end = float(SIGNED_GRID[-1])
-    if steps >= NEAR_PUBLIC and abs(lo) < end and abs(hi) < end:
-        return None
-    return (
-        f"The privately found {found} bound stopped within {NEAR_PUBLIC} points of the public "
-        f"grid from the public {public} bound: unless the data really lie that close to it, "
-        f"too few records lie {other} it for this epsilon (or the public bound is on the "
-        "wrong side of the data), and the release is not useful. Give public bounds, or more "
-        "epsilon or more records."
-    )
-
-
-#: :func:`few_records_warning` flags a release whose count is below this many times the
-#: scans' allowance ``k`` (``k`` records beyond a stop is then more than 10% of the count).
-RECORDS_PER_ALLOWANCE = 10
-
-
-def few_records_warning(allowance: float, count: float) -> str | None:
-    """A warning when the records released are too few for the scans' allowance, else None.
-
-    Each scan stops where about ``allowance`` (``k``, :attr:`BoundsResult.allowance`, a
-    public function of ε) records, plus noise, lie beyond its stop; the margins move the bound
-    out from there, but with fewer than :data:`RECORDS_PER_ALLOWANCE` ``· k`` records the
-    clamped share of the data is often large (lognormal incomes, one public side, ε = 1 with
-    a 10% share, ``k = 60``: a tenth of the records clamped in the worst 10% of runs at 600
-    records, a third at 300). ``count`` must be a released (noisy) count or a public ``n``,
-    never the data's: the check is then post-processing and its text holds no data value.
-
-    Parameters
-    ----------
-    allowance : float
-        The scans' allowance ``k``.
-    count : float
-        The released number of records (for example a release's total ``n̂``) or a public
-        ``n``.
-
-    Returns
-    -------
-    str or None
-    """
-    if not count < RECORDS_PER_ALLOWANCE * float(allowance):
-        return None
-    return (
-        f"The private bounds' scans stop where about {float(allowance):.0f} records (their "
-        f"threshold at this epsilon) lie beyond a found bound, and the release counts fewer "
-        f"than {RECORDS_PER_ALLOWANCE} times as many records: the ends of the distribution are "
-        "probably clamped and quantiles near them unreliable. Give public bounds, or more "
-        "epsilon or more records."
-    )
 
 
 @dataclass(frozen=True, repr=False, kw_only=True)
@@ -498,7 +276,7 @@ def _bounds(
     public bound is released as it is."""
     one_sided = lower is not None or upper is not None
     t_rho, t_nu, _ = _scales(epsilon if one_sided else epsilon / 2, relation)
-    loss = _loss(epsilon, relation, one_sided)
+    loss = bounds_loss(epsilon, relation, one_sided)
     k = ALLOWANCE_SCALES * float(t_nu) if allowance is None else float(allowance)
     if lower is not None:
         first = int(np.searchsorted(SIGNED_GRID, lower, side="right"))  # public
@@ -560,21 +338,7 @@ def private_bounds(
     bound; the width margin then moves the found side only. Same derivation, one scan:
     ``1/t_ρ + 1/t_ν = ε``. Records beyond the public bound are clamped by the release.
 
-    Accuracy and failure probability (one scan; ``t_ρ``, ``t_ν`` the scales, ``Q = 8,001``
-    candidates; ``P(DLap(t) >= s) <= e^{-s/t}`` for ``s >= 0``):
-
-    * clamping: for any ``a > 0`` the scan stops where more than ``k + a`` records lie beyond
-      the stop with probability at most ``Q e^{-a/(2 t_ν)} + e^{-a/(2 t_ρ)}`` (some ``ν_j`` or
-      ``-ρ`` exceeds ``a/2``); the bound released lies at or beyond the stop, so no more
-      records are clamped by it. Example: ``ε = 0.1`` (10% of ``ε = 1``):
-      ``t_ν = 60``, ``t_ρ = 30``, ``k = 120``; more than ``k + 2,000`` records beyond a stop
-      has probability below ``1e-3`` (union bound over all ``Q``; the points inside a tail are
-      far fewer, and the margins move the bound past most of the ``k``);
-    * overshoot: for any ``0 <= b < k`` it runs at least ``s`` grid points past the first with
-      no record beyond it with probability at most ``e^{-b/t_ρ} + e^{-s (k - b)/t_ν}`` (either
-      ``ρ >= b``, or ``s`` independent ``ν_j < b - k``). With the defaults (``k = 2 t_ν``,
-      ``t_ρ = t_ν/2``) and ``b = 1.5 t_ν``: ``e^{-3} + e^{-s/2}``, and ``b = 1.8 t_ν``:
-      ``e^{-3.6} + e^{-s/5}``. A grid step is 19% (0.19 to 0.6 near 0).
+    Accuracy and failure probability: the module docstring.
 
     The default ``k = 2 t_ν`` (:data:`ALLOWANCE_SCALES`) and the margins were chosen by
     measurement (docs/quantiles.md, "Private bounds"). Values beyond the bounds are clamped
@@ -619,12 +383,12 @@ def private_bounds(
     .. [LSL17] M. Lyu, D. Su, N. Li. "Understanding the Sparse Vector Technique for
        Differential Privacy". PVLDB 2017.
     """
-    return _private_bounds(
+    return find_bounds(
         values, epsilon, neighbours, nan, allowance, rng, accountant, None, integers, lower, upper
     )
 
 
-def _private_bounds(
+def find_bounds(
     values: Any,
     epsilon: Any,
     neighbours: Any,
@@ -675,7 +439,7 @@ def _private_bounds(
     if accountant is not None:  # committed before any noise is drawn (fail closed)
         own = SpendRecord(
             CONTRACT.name,
-            PureDP(float_up(_loss(eps, relation, known is not None))),
+            PureDP(float_up(bounds_loss(eps, relation, known is not None))),
             relation,
             "record",
             parameters,
@@ -700,7 +464,7 @@ def _private_bounds(
     )
 
 
-def _loss(epsilon: float, relation: str, one_sided: bool) -> Fraction:
+def bounds_loss(epsilon: float, relation: str, one_sided: bool) -> Fraction:
     """The exact loss of :func:`private_bounds` at ``epsilon``: two scans of ``ε/2``, or one
     scan of ``ε`` when one bound is public."""
     if one_sided:
@@ -755,137 +519,3 @@ def check_known_bound(
             f"With integer data the {name} must be an integer. Got {value!r}."
         )
     return side
-
-
-def split_private_bounds(
-    values: Any,
-    *,
-    epsilon: float,
-    share: float = DEFAULT_SHARE,
-    integers: bool = False,
-    neighbours: str = "add_remove",
-    nan: str = "error",
-    rng: RandomSource | None = None,
-    accountant: Accountant | None = None,
-    charge: SpendRecord | None = None,
-    lower: float | None = None,
-    upper: float | None = None,
-    max_bins: int | None = MAX_BINS,
-) -> tuple[tuple[float, float], float, BoundsResult]:
-    """Spend ``share · ε`` on :func:`private_bounds`; return the bounds and the rest of ε.
-
-    With ``integers=True`` (for ``bins="integers"``) the bounds get no width margin and are
-    rounded inwards to integers (post-processing, :func:`private_bounds`); a range of more
-    than ``max_bins`` integers (one bin each: the public limit of the mechanism that will
-    count them, :data:`treedp.domain.MAX_BINS` by default; None for methods without bins) is
-    cut by :func:`cut_integer_range`. ``lower``/``upper``: one public side
-    (:func:`private_bounds`). The caller
-    releases with the returned remaining budget; the total is
-    ``PureDP(bounds.epsilon_spent + remaining)``, at most ``epsilon``.
-
-    With an ``accountant``, ``charge`` (the caller's record of the whole release, bounds and
-    rest; by default ``PureDP(epsilon)``) is charged once, after every check and the data read
-    and before any noise is drawn; the caller then releases without charging again.
-
-    Returns
-    -------
-    bounds : (float, float)
-    remaining : float
-        ``(1 - share) · epsilon``, rounded down.
-    result : BoundsResult
-    """
-    check_share(share)
-    eps = check_epsilon(epsilon)
-    if accountant is not None and charge is None:
-        charge = SpendRecord(
-            "split_private_bounds",
-            PureDP(eps),
-            check_neighbours(neighbours, NEIGHBOURS),
-            "record",
-            {"epsilon": eps, "bounds_share": share, "nan": nan},
-        )
-    result = _private_bounds(
-        values, eps * share, neighbours, nan, None, rng, accountant, charge, integers, lower, upper
-    )
-    lo, hi = result.lo, result.hi
-    if integers and max_bins is not None:
-        lo, hi = cut_integer_range(lo, hi, result.known, max_bins)
-    remaining = math.nextafter(eps - result.epsilon_spent, 0.0)
-    return (lo, hi), remaining, result
-
-
-def cut_integer_range(
-    lo: float, hi: float, known: str | None, max_bins: int
-) -> tuple[float, float]:
-    """Integer bounds ``[lo, hi]`` cut to at most ``max_bins`` integers (post-processing).
-
-    A range of more integers keeps the ``max_bins`` integers around its middle (next to the
-    public side ``known`` when one is public), rather than refuse after the budget was spent;
-    :func:`integer_cut_warning` says so (the release then also flags clamped end bins).
-    """
-    if hi - lo + 1 <= max_bins:
-        return lo, hi
-    if known == "lower":
-        return lo, lo + max_bins - 1
-    if known == "upper":
-        return hi - max_bins + 1, hi
-    middle = math.floor((lo + hi) / 2)
-    lo = float(middle - max_bins // 2)
-    return lo, lo + max_bins - 1
-
-
-def integer_cut_warning(max_bins: int) -> str:
-    """The warning for integer bounds cut by :func:`cut_integer_range` (no data value)."""
-    return (
-        f"The privately found integer range was wider than the {max_bins} integers the "
-        "mechanism can count one bin each, so the release kept that many integers around its "
-        "middle (next to the public side when one was given): values outside were clamped "
-        "into the end bins. Give public bounds, or a mechanism that takes more bins."
-    )
-
-
-def check_share(share: Any) -> None:
-    if isinstance(share, bool) or not isinstance(share, int | float) or not 0 < share < 1:
-        raise InvalidParameterError(
-            f"The 'bounds_share' parameter must be a float in (0, 1). Got {share!r}."
-        )
-
-
-def remaining_epsilon(
-    epsilon: float,
-    share: float = DEFAULT_SHARE,
-    neighbours: str = "add_remove",
-    one_sided: bool = False,
-) -> float:
-    """The ε :func:`split_private_bounds` leaves for the release, from public parameters only
-    (so a release's own parameters, such as per-level budgets, can be checked against it
-    before any budget is spent); ``one_sided``: one bound public (one scan)."""
-    check_share(share)
-    eps = check_epsilon(epsilon)
-    relation = check_neighbours(neighbours, NEIGHBOURS)
-    loss = _loss(check_epsilon(eps * share), relation, one_sided)
-    return math.nextafter(eps - float_up(loss), 0.0)
-
-
-def private_request(bounds: Any) -> tuple[Any, Any] | None:
-    """Read a ``bounds`` argument that asks for private bounds.
-
-    ``"private"`` → ``(None, None)`` (both sides searched); ``(lo, "private")`` → ``(lo,
-    None)`` (``lo`` public, the upper bound searched); ``("private", hi)`` → ``(None, hi)``;
-    anything else → None (public bounds, or an invalid value the caller reports). The
-    public side is validated by :func:`check_known_bound`.
-    """
-    if isinstance(bounds, str):
-        return (None, None) if bounds == "private" else None
-    if not isinstance(bounds, tuple | list) or len(bounds) != 2:
-        return None
-    lo, hi = bounds
-    lo_private = isinstance(lo, str) and lo == "private"
-    hi_private = isinstance(hi, str) and hi == "private"
-    if lo_private and hi_private:
-        return (None, None)
-    if hi_private:
-        return (lo, None)
-    if lo_private:
-        return (None, hi)
-    return None

@@ -17,7 +17,6 @@ from fractions import Fraction
 from typing import Any
 
 from treedp.budget import check_epsilon
-from treedp.mechanisms._column import check_nan, check_neighbours, describe, float_up, read_column
 from treedp.mechanisms.results import Contract, MechanismResult
 from treedp.noise import RandomSource, resolve_source
 from treedp.noise.discrete_laplace import sample_discrete_laplace
@@ -25,6 +24,13 @@ from treedp.noise.rational import noise_scale
 from treedp.privacy import PureDP
 from treedp.privacy.accountant import Accountant, check_accountant
 from treedp.privacy.spend import SpendRecord
+from treedp.value_methods._column import (
+    check_nan,
+    check_neighbours,
+    describe,
+    float_up,
+    read_column,
+)
 
 __all__ = ["CONTRACT", "NEIGHBOURS", "SENSITIVITY", "CountResult", "count_scale", "private_count"]
 

@@ -12,9 +12,9 @@ from tests.privacy.auditor import clopper_pearson
 from tests.stats import TEST_SEED
 from treedp import InsecureSeededSource, InvalidParameterError
 from treedp.exceptions import DataError
-from treedp.mechanisms import subsample_aggregate as med
-from treedp.mechanisms.stable_median import stable_median
-from treedp.mechanisms.subsample_aggregate import noisy_mode, subsample_and_aggregate
+from treedp.value_methods import subsample_aggregate as med
+from treedp.value_methods.stable_median import stable_median
+from treedp.value_methods.subsample_aggregate import noisy_mode, subsample_and_aggregate
 
 ALPHA = 1e-6
 

@@ -8,15 +8,15 @@ import pytest
 from tests.stats import TEST_SEED
 from treedp import InsecureSeededSource, InvalidParameterError, InvalidTypeError
 from treedp.exceptions import DataError
-from treedp.mechanisms import quantiles_recursive as qr
-from treedp.mechanisms.quantiles_recursive import (
+from treedp.privacy import PureDP
+from treedp.value_methods import quantiles_recursive as qr
+from treedp.value_methods.quantiles_recursive import (
     CONTRACT,
     _quantiles_recursive_draws,
     level_counts,
     quantiles_recursive,
     recursion_depth,
 )
-from treedp.privacy import PureDP
 
 
 def test_depth_and_budget_split() -> None:

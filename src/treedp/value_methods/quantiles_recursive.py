@@ -13,15 +13,14 @@ function of the levels, :func:`_level_epsilons`; ``Σ ε_l = ε``, equal ``ε / 
 the nodes of one level hold disjoint sets of records, so a record takes part in one node per
 level.
 
-The selection at every node is Smith's exponential mechanism on the public ``2**48``-point grid
-of :mod:`treedp.mechanisms.quantile_exponential`, restricted to the node's grid interval (so the
-outputs are non-decreasing in ``q`` by construction), and sampled exactly by
-:func:`treedp.noise.exponential.sample_weighted_laplace` (integer weights, a dyadic rate).
+The selection at every node is Smith's exponential mechanism on the public ``2**48``-point grid,
+restricted to the node's grid interval (so the outputs are non-decreasing in ``q`` by
+construction), by the shared core :mod:`treedp.value_methods.exponential_core` (exact
+sampling: integer weights, a dyadic rate).
 """
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
@@ -29,31 +28,33 @@ from typing import Any
 import numpy as np
 
 from treedp.budget import check_epsilon
-from treedp.exceptions import DataError, InvalidParameterError, InvalidTypeError
-from treedp.mechanisms import quantile_exponential as _qe
-from treedp.mechanisms._column import (
-    as_datetimes,
-    check_nan,
-    check_neighbours,
-    describe,
-    float_up,
-    read_column,
-    ticks_in,
-)
-from treedp.mechanisms.results import PRIVACY_UNIT, Contract, QuantileResult
+from treedp.exceptions import InvalidParameterError
+from treedp.mechanisms.results import Contract
 from treedp.noise import RandomSource, resolve_source
-from treedp.noise.exponential import sample_weighted_laplace
 from treedp.noise.rational import dyadic_lower_bound
 from treedp.privacy import PureDP
 from treedp.privacy.accountant import Accountant, check_accountant
-from treedp.privacy.spend import SpendRecord
+from treedp.value_methods._column import check_nan, check_neighbours
+from treedp.value_methods.exponential_core import (
+    GRID_BITS,
+    Draws,
+    Grid,
+    charge,
+    check_domain,
+    deliver,
+    public_parameters,
+    rank_sensitivity,
+    rank_weights,
+    read_bounds,
+    read_levels,
+    read_sorted,
+    select,
+)
 
 __all__ = ["CONTRACT", "NEIGHBOURS", "level_counts", "quantiles_recursive", "recursion_depth"]
 
 #: The neighbour relations the guarantee holds for.
 NEIGHBOURS: tuple[str, ...] = ("replace", "add_remove")
-#: The target rank at a node is rounded down to a multiple of 2**-TARGET_BITS.
-TARGET_BITS = _qe.TARGET_BITS
 #: Level ``l`` of the recursion gets a budget proportional to ``(nodes at l) ** SPLIT_POWER``.
 #: 0 (the equal split ``ε / L``) measured best without a public ``n``: ``1/2`` (``√m_l``) was
 #: up to 1.8x worse, negative powers help only when the deep nodes hold few records
@@ -108,16 +109,10 @@ def _level_epsilons(epsilon: Fraction, m: int) -> tuple[Fraction, ...]:
     return tuple(epsilon * w / total for w in weights)
 
 
-def _node_sensitivity(level: Fraction) -> Fraction:
-    """Δ of a node's score to adding or removing one of its records.
-
-    The node's score is ``-|i(y) - t|``, ``i(y) = #{x in node : x < y}``, ``t = floor(q' n_node
-    2**32) / 2**32``. Adding a record below ``y`` raises ``i`` by one and ``t`` by ``t(n + 1) -
-    t(n)``, within ``2**-32`` of ``q'``; adding one at or above ``y`` moves only ``t``. So ``Δ =
-    max(q', 1 - q') + 2**-32`` (as for one quantile, :func:`quantile_exponential
-    ._score_sensitivity`).
-    """
-    return max(level, 1 - level) + Fraction(1, 2**TARGET_BITS)
+#: Δ of a node's score ``-|i(y) - t|`` (``i(y) = #{x in node : x < y}``, ``t = floor(q' n_node
+#: 2**32) / 2**32``) to adding or removing one of its records: ``max(q', 1 - q') + 2**-32``, as
+#: for one quantile (:func:`~treedp.value_methods.exponential_core.rank_sensitivity`).
+_node_sensitivity = rank_sensitivity
 
 
 def _node_rate(level_eps: Fraction, level: Fraction, relation: str, root: bool) -> Fraction:
@@ -147,33 +142,6 @@ def _node_loss(rate: Fraction, level: Fraction, relation: str, root: bool) -> Fr
     if relation == "replace":
         return 2 * rate if root else 4 * _node_sensitivity(level) * rate
     return 2 * _node_sensitivity(level) * rate
-
-
-@dataclass(frozen=True)
-class _Grid:
-    """The public output grid: ``2**bits`` cell midpoints of ``[lo, hi]``."""
-
-    lo: float
-    hi: float
-    bits: int
-
-    @property
-    def cells(self) -> int:
-        return 1 << self.bits
-
-    @property
-    def half(self) -> float:
-        return float(self.hi / 2 ** (self.bits + 1) - self.lo / 2 ** (self.bits + 1))
-
-    def values(self, k: np.ndarray) -> np.ndarray:
-        return _qe._grid_values(np.asarray(k, dtype=np.int64), self.lo, self.hi, self.half)
-
-    def count_at_most(self, x: np.ndarray) -> np.ndarray:
-        """``#{k : grid(k) <= x}`` for each ``x``, exactly."""
-        if self.bits == _qe.GRID_BITS:
-            return _qe._grid_count_at_most(x, self.lo, self.hi, self.half)
-        points = self.values(np.arange(self.cells))  # small test grids: explicit
-        return np.searchsorted(points, x, side="right").astype(np.int64)
 
 
 @dataclass(frozen=True)
@@ -230,33 +198,9 @@ def _level_loss(plan: _Plan, relation: str) -> Fraction:
     return sum(by_depth.values(), Fraction(0))
 
 
-def _select(
-    grid: _Grid,
-    x: np.ndarray,
-    first: int,
-    last: int,
-    level: Fraction,
-    rate: Fraction,
-    size: int,
-    source: RandomSource,
-) -> np.ndarray:
-    """``size`` exponential-mechanism draws among grid units ``first..last`` on sorted ``x``.
-
-    Units with exactly ``i`` of the node's records below them: ``[c(x_(i)), c(x_(i+1)))``
-    intersected with the node's units, ``c`` = :meth:`_Grid.count_at_most`.
-    """
-    n = x.size
-    inner = np.clip(grid.count_at_most(x), first, last + 1)
-    starts = np.concatenate([[first], inner, [last + 1]])
-    weights = np.diff(starts)
-    target = Fraction(math.floor(level * n * 2**TARGET_BITS), 2**TARGET_BITS)
-    units = sample_weighted_laplace(weights, target, rate, size, source)
-    return units + first
-
-
 def _run(
     plan: _Plan | None,
-    grid: _Grid,
+    grid: Grid,
     x: np.ndarray,
     first: int,
     last: int,
@@ -271,7 +215,8 @@ def _run(
     """
     if plan is None:
         return
-    units = _select(grid, x, first, last, plan.level, plan.rate, rows.size, source)
+    weights = rank_weights(grid, x, first, last)
+    units = select(weights, plan.level, x.size, plan.rate, rows.size, source, first)
     out[rows, plan.mid] = units
     for unit in np.unique(units):
         these = rows[units == unit]
@@ -290,13 +235,11 @@ def _quantiles_recursive(
     nan: Any,
     rng: RandomSource | None,
     draws: int,
-    grid_bits: int = _qe.GRID_BITS,
+    grid_bits: int = GRID_BITS,
     accountant: Accountant | None = None,
-) -> tuple[np.ndarray, np.ndarray, float, Fraction, list[float], RandomSource, str | None]:
+) -> Draws:
     """Validate, plan, read the data, then run the recursion ``draws`` times.
 
-    Returns the outputs (``draws × len(q)``, grid values; ticks for datetime bounds), the
-    levels, ε, the exact ε spent, the node sensitivities, the source and the datetime unit.
     With an ``accountant`` (one draw only) the spend is charged after every check (the data
     read included) and before any selection is drawn.
     """
@@ -304,61 +247,25 @@ def _quantiles_recursive(
     eps = check_epsilon(epsilon)
     relation = check_neighbours(neighbours, NEIGHBOURS)
     policy = check_nan(nan, relation)
-    lo, hi, out_unit = _qe._read_bounds(bounds)
-    qa = np.atleast_1d(np.asarray(q, dtype=np.float64))
-    if qa.ndim != 1 or qa.size == 0 or np.isnan(qa).any() or (qa < 0).any() or (qa > 1).any():
-        raise InvalidParameterError(f"The 'q' argument must hold levels in [0, 1]. Got {q!r}.")
+    lo, hi, out_unit = read_bounds(bounds)
+    qa = read_levels(q)
     distinct = np.unique(qa)
     qs = [Fraction(float(v)) for v in distinct]
-    plan = _plan(
-        qs,
-        0,
-        len(qs),
-        Fraction(0),
-        Fraction(1),
-        0,
-        _level_epsilons(Fraction(eps), len(qs)),
-        relation,
-    )
+    budgets = _level_epsilons(Fraction(eps), len(qs))
+    plan = _plan(qs, 0, len(qs), Fraction(0), Fraction(1), 0, budgets, relation)
     assert plan is not None
     spent = _level_loss(plan, relation)
     sens = [float(_node_sensitivity(node.level)) for node in _walk(plan)]
     source = resolve_source(rng)
-    data, unit = read_column(values, policy, relation)
-    if out_unit is not None:
-        if unit is None:
-            raise InvalidTypeError(
-                "The 'bounds' parameter holds datetimes but 'values' holds numbers."
-            )
-        data = ticks_in(data, unit, out_unit)
-    elif unit is not None:
-        data = data.astype(np.float64)
-    x = np.sort(np.asarray(data, dtype=np.float64))
-    if x.size > (CONTRACT.max_records or x.size):  # outside the domain
-        raise DataError(
-            "quantiles_recursive's guarantee is stated for datasets of fewer than 2**32 "
-            "records (its public domain, CONTRACT.max_records); split the data or use the tree."
-        )
-    if accountant is not None:  # committed before any selection is drawn (fail closed)
-        accountant.charge(
-            SpendRecord(
-                CONTRACT.name,
-                PureDP(float_up(spent)),
-                relation,
-                PRIVACY_UNIT,
-                {
-                    "epsilon": eps,
-                    "q": tuple(float(v) for v in qa),
-                    "bounds": (bounds[0], bounds[1]),
-                    "nan": nan,
-                },
-            )
-        )
-    grid = _Grid(lo, hi, grid_bits)
+    x = read_sorted(values, policy, relation, out_unit)[0]
+    check_domain(x.size, CONTRACT)
+    parameters = public_parameters(eps, qa, bounds, nan)
+    charge(accountant, CONTRACT, spent, relation, parameters)
+    grid = Grid(lo, hi, grid_bits)
     units = np.empty((draws, len(qs)), dtype=np.int64)
     _run(plan, grid, x, 0, grid.cells - 1, units, np.arange(draws), source)
     chosen = units[:, np.searchsorted(distinct, qa)]
-    return grid.values(chosen), qa, eps, spent, sens, source, out_unit
+    return Draws(grid.values(chosen), qa, eps, spent, sens, source, out_unit, parameters)
 
 
 def quantiles_recursive(
@@ -439,31 +346,10 @@ def quantiles_recursive(
     .. [Smi11] A. Smith. "Privacy-preserving statistical estimation with optimal convergence
        rates". STOC 2011.
     """
-    out, qa, eps, spent, sens, source, unit = _quantiles_recursive(
+    draws = _quantiles_recursive(
         values, q, bounds, epsilon, neighbours, nan, rng, 1, accountant=accountant
     )
-    released: Any = out[0] if unit is None else as_datetimes(out[0], unit)
-    if details:
-        return QuantileResult(
-            value=released,
-            guarantee=PureDP(float_up(spent)),
-            neighbours=str(neighbours),
-            mechanism=CONTRACT.name,
-            epsilon=eps,
-            sensitivity=tuple(sens),
-            parameters={
-                "epsilon": eps,
-                "q": tuple(float(v) for v in qa),
-                "bounds": (bounds[0], bounds[1]),
-                "nan": nan,
-            },
-            randomness=describe(source),
-            q=qa,
-            grid_points=1 << _qe.GRID_BITS,
-        )
-    if np.ndim(q) == 0:
-        return float(released[0]) if unit is None else released[0]
-    return released
+    return deliver(draws, q, neighbours, CONTRACT.name, details)
 
 
 def _quantiles_recursive_draws(
@@ -476,7 +362,7 @@ def _quantiles_recursive_draws(
     neighbours: str = "add_remove",
     nan: str = "error",
     rng: RandomSource | None = None,
-    grid_bits: int = _qe.GRID_BITS,
+    grid_bits: int = GRID_BITS,
 ) -> np.ndarray:
     """``size`` independent outputs, shape ``(size, len(q))``, for simulation only.
 
@@ -485,8 +371,8 @@ def _quantiles_recursive_draws(
     """
     if isinstance(size, bool) or not isinstance(size, int) or size < 1:
         raise InvalidParameterError(f"The 'size' parameter must be an int >= 1. Got {size!r}.")
-    if not 1 <= grid_bits <= _qe.GRID_BITS:
+    if not 1 <= grid_bits <= GRID_BITS:
         raise InvalidParameterError("'grid_bits' must lie in [1, 48].")
-    return _quantiles_recursive(values, q, bounds, epsilon, neighbours, nan, rng, size, grid_bits)[
-        0
-    ]
+    return _quantiles_recursive(
+        values, q, bounds, epsilon, neighbours, nan, rng, size, grid_bits
+    ).values

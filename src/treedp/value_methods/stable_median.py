@@ -13,7 +13,13 @@ from typing import Any
 import numpy as np
 
 from treedp.budget import check_epsilon
-from treedp.mechanisms._column import (
+from treedp.mechanisms.results import PRIVACY_UNIT, Contract, MedianResult
+from treedp.noise import RandomSource, noise_scale, resolve_source, sample_discrete_laplace
+from treedp.noise.tail import tail_threshold
+from treedp.privacy import ApproxDP
+from treedp.privacy.accountant import Accountant, check_accountant
+from treedp.privacy.spend import SpendRecord
+from treedp.value_methods._column import (
     as_datetimes,
     check_delta,
     check_nan,
@@ -22,12 +28,6 @@ from treedp.mechanisms._column import (
     float_up,
     read_column,
 )
-from treedp.mechanisms.results import PRIVACY_UNIT, Contract, MedianResult
-from treedp.noise import RandomSource, noise_scale, resolve_source, sample_discrete_laplace
-from treedp.noise.tail import tail_threshold
-from treedp.privacy import ApproxDP
-from treedp.privacy.accountant import Accountant, check_accountant
-from treedp.privacy.spend import SpendRecord
 
 __all__ = ["CONTRACT", "NEIGHBOURS", "SENSITIVITY", "stable_median"]
 

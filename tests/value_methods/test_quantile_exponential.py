@@ -13,8 +13,9 @@ from tests.privacy.auditor import clopper_pearson
 from tests.stats import TEST_SEED
 from treedp import InsecureSeededSource, InvalidParameterError
 from treedp.exceptions import DataError
-from treedp.mechanisms import quantile_exponential as med
-from treedp.mechanisms.quantile_exponential import (
+from treedp.value_methods import quantile_exponential as med
+from treedp.value_methods.exponential_core import Grid
+from treedp.value_methods.quantile_exponential import (
     _quantile_exponential_draws,
     quantile_exponential,
 )
@@ -132,17 +133,22 @@ def test_grid_counts_are_exact() -> None:
     cells = 2**med.GRID_BITS
     # ordinary, narrower than float spacing (grid points collapse), and near the largest float
     for lo, hi in ((-3.0, 1e6), (1.0, 1.0 + 1e-12), (-1.7e308, 1.7e308)):
-        half = hi / 2 ** (med.GRID_BITS + 1) - lo / 2 ** (med.GRID_BITS + 1)
-        on_grid = med._grid_values(rng.integers(0, cells, 1000), lo, hi, half)
+        grid = Grid(lo, hi)
+        assert grid.half == hi / 2 ** (med.GRID_BITS + 1) - lo / 2 ** (med.GRID_BITS + 1)
+        on_grid = grid.values(rng.integers(0, cells, 1000))
         inside = lo + (hi / 2 - lo / 2) * 2 * rng.uniform(0, 1, 5000)
         x = np.concatenate([inside, on_grid, [lo, hi, -np.inf, np.inf, np.nextafter(hi, 0)]])
-        k = med._grid_count_at_most(x, lo, hi, half)
-        below = med._grid_values(np.maximum(k - 1, 0), lo, hi, half)
-        above = med._grid_values(np.minimum(k, cells - 1), lo, hi, half)
+        k = grid.count_at_most(x)
+        below = grid.values(np.maximum(k - 1, 0))
+        above = grid.values(np.minimum(k, cells - 1))
         assert ((k == 0) | (below <= x)).all() and ((k == cells) | (above > x)).all()
-        assert np.all(
-            np.diff(med._grid_values(np.sort(rng.integers(0, cells, 10**4)), lo, hi, half)) >= 0
-        )
+        assert np.all(np.diff(grid.values(np.sort(rng.integers(0, cells, 10**4)))) >= 0)
+    # small grids (the recursive method's audits): the same counts as an explicit search
+    for bits in (1, 3, 8):
+        small = Grid(0.0, 8.0, bits)
+        x = np.concatenate([rng.uniform(-1, 9, 500), small.values(np.arange(small.cells))])
+        points = small.values(np.arange(small.cells))
+        assert np.array_equal(small.count_at_most(x), np.searchsorted(points, x, side="right"))
 
 
 def test_quantile_exponential_has_no_size_parameter() -> None:

@@ -1,0 +1,127 @@
+"""Warnings about privately found bounds, read from the released stops and counts only.
+
+Post-processing: each function reads released values only (the stops of a
+:class:`~treedp.value_methods.private_bounds.BoundsResult`, a released count, public
+parameters), so it costs no privacy and its text holds no data value. The warning for a cut
+integer range is :func:`treedp.value_methods.bounds_split.integer_cut_warning`.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from treedp.value_methods.bounds_grid import SIGNED_GRID
+
+__all__ = [
+    "NEAR_PUBLIC",
+    "RECORDS_PER_ALLOWANCE",
+    "few_records_warning",
+    "grid_end_warning",
+]
+
+#: A one-sided scan that stops within this many grid points past the public bound gets a
+#: warning (:func:`grid_end_warning`): the stop is then within a factor of about
+#: ``2**(NEAR_PUBLIC/4)`` of the public bound's first grid points.
+NEAR_PUBLIC = 4
+
+
+def grid_end_warning(lo: float, hi: float, known: str | None = None) -> str | None:
+    """A warning when a scan's stop (or a real-valued bound moved out from it) lies at an end
+    of :data:`SIGNED_GRID`, else None; pass ``BoundsResult.stops`` (integer bounds are
+    clamped to ``±(2**53 - 1)`` and cannot show it).
+
+    With too few records beyond the scans' threshold for this ε (fewer than about ``k``, a
+    few hundred at ε = 1), the upward scan usually stops at once at the grid's lowest point
+    and the downward scan at its highest (the bounds cross and are swapped), or a scan runs
+    to the far end, or the two stops cross (``lo > hi``: the upward scan stopped below where
+    the downward one did, each before reaching the data); either way the bounds say nothing
+    about the data's range. Reading the
+    released stops only, this is post-processing (no privacy cost); the text holds no data
+    value.
+
+    With one public side (``known``, ``BoundsResult.known``), the one scan starts at the
+    public bound; a stop within :data:`NEAR_PUBLIC` grid points of it is flagged: too few
+    records for this ε, or the public bound on the wrong side of the data (no record beyond
+    it), both make the scan stop at once — unless the data really lie that close to the
+    public bound, which the warning says.
+    """
+    end = float(SIGNED_GRID[-1])
+    if known is not None:  # one scan, started at the public bound: did it stop at once?
+        return _near_public_warning(float(lo), float(hi), known)
+    if float(lo) > float(hi):  # the stops crossed: each scan stopped before the data
+        return (
+            "The two private bounds' scans crossed (the upper scan stopped below the lower "
+            "one): too few records lie beyond the scans' threshold for this epsilon, so the "
+            "bounds say nothing about the data's range and the release is not useful. Give "
+            "public bounds, or more epsilon or more records."
+        )
+    if abs(float(lo)) < end and abs(float(hi)) < end:
+        return None
+    return (
+        "A privately found bound reached the end of the public grid (about 1e301 in "
+        "magnitude): too few records lie beyond the scans' threshold for this epsilon, so "
+        "the bounds say nothing about the data's range and the release is not useful. Give "
+        "public bounds, or more epsilon or more records."
+    )
+
+
+def _near_public_warning(lo: float, hi: float, known: str) -> str | None:
+    """:func:`grid_end_warning` for a one-sided search (``lo``/``hi``: the stops, the public
+    bound on the ``known`` side)."""
+    if known == "lower":
+        first = int(np.searchsorted(SIGNED_GRID, lo, side="right"))
+        steps = int(np.searchsorted(SIGNED_GRID, hi, side="left")) - first
+        found, public, other = "upper", "lower", "above"
+    else:
+        last = int(np.searchsorted(SIGNED_GRID, hi, side="left")) - 1
+        steps = last - int(np.searchsorted(SIGNED_GRID, lo, side="left"))
+        found, public, other = "lower", "upper", "below"
+    end = float(SIGNED_GRID[-1])
+    if steps >= NEAR_PUBLIC and abs(lo) < end and abs(hi) < end:
+        return None
+    return (
+        f"The privately found {found} bound stopped within {NEAR_PUBLIC} points of the public "
+        f"grid from the public {public} bound: unless the data really lie that close to it, "
+        f"too few records lie {other} it for this epsilon (or the public bound is on the "
+        "wrong side of the data), and the release is not useful. Give public bounds, or more "
+        "epsilon or more records."
+    )
+
+
+#: :func:`few_records_warning` flags a release whose count is below this many times the
+#: scans' allowance ``k`` (``k`` records beyond a stop is then more than 10% of the count).
+RECORDS_PER_ALLOWANCE = 10
+
+
+def few_records_warning(allowance: float, count: float) -> str | None:
+    """A warning when the records released are too few for the scans' allowance, else None.
+
+    Each scan stops where about ``allowance`` (``k``, ``BoundsResult.allowance``, a
+    public function of ε) records, plus noise, lie beyond its stop; the margins move the bound
+    out from there, but with fewer than :data:`RECORDS_PER_ALLOWANCE` ``· k`` records the
+    clamped share of the data is often large (lognormal incomes, one public side, ε = 1 with
+    a 10% share, ``k = 60``: a tenth of the records clamped in the worst 10% of runs at 600
+    records, a third at 300). ``count`` must be a released (noisy) count or a public ``n``,
+    never the data's: the check is then post-processing and its text holds no data value.
+
+    Parameters
+    ----------
+    allowance : float
+        The scans' allowance ``k``.
+    count : float
+        The released number of records (for example a release's total ``n̂``) or a public
+        ``n``.
+
+    Returns
+    -------
+    str or None
+    """
+    if not count < RECORDS_PER_ALLOWANCE * float(allowance):
+        return None
+    return (
+        f"The private bounds' scans stop where about {float(allowance):.0f} records (their "
+        f"threshold at this epsilon) lie beyond a found bound, and the release counts fewer "
+        f"than {RECORDS_PER_ALLOWANCE} times as many records: the ends of the distribution are "
+        "probably clamped and quantiles near them unreliable. Give public bounds, or more "
+        "epsilon or more records."
+    )

@@ -1,0 +1,310 @@
+"""The exponential mechanism with a rank score on a public grid: the quantile methods' core.
+
+Smith's exponential-mechanism quantile, shared by :mod:`.quantile_exponential` (one
+selection per level) and :mod:`.quantiles_recursive` (one per node, on a part of the grid).
+The output space is a public :class:`Grid` of ``2**bits`` cell midpoints of ``[lo, hi]``;
+grid point ``y`` has score ``-|i(y) - t|`` with ``i(y) = #{x_j < y}`` (data outside the
+bounds, ``±inf`` included, count as at the bound) and target ``t = floor(q n 2**32) /
+2**32`` (:func:`target_rank`), and is drawn with probability ``∝ exp(-rate · |i(y) - t|)``
+by :func:`select`, exactly (:func:`treedp.noise.exponential.sample_weighted_laplace`:
+integer weights, the numbers of grid points of each rank, and a dyadic rate).
+
+Guarantee: a draw with ``rate <= ε / (2Δ)`` is ``PureDP(2Δ·rate)`` for a score of
+sensitivity ``Δ``; the privacy unit is one record. Under ``add_remove`` (one record added or
+removed) ``Δ = max(q, 1 - q) + 2**-32`` (:func:`rank_sensitivity`: the rank ``i`` moves by at
+most 1 and the target by ``t(n + 1) - t(n)``, within ``2**-32`` of ``q``); under ``replace``
+with ``n`` public, ``Δ = 1``. Each method states how it composes its draws.
+
+The input rules and the result shaping the two methods share live here too: the levels
+(:func:`read_levels`), the data on the bounds' scale (:func:`read_sorted`), the public domain
+(:func:`check_domain`), the charge before any draw (:func:`charge`) and the returned value
+(:func:`deliver`).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import Any, NamedTuple
+
+import numpy as np
+
+from treedp.exceptions import DataError, InvalidParameterError, InvalidTypeError
+from treedp.mechanisms.results import PRIVACY_UNIT, Contract, QuantileResult
+from treedp.noise import RandomSource
+from treedp.noise.exponential import sample_weighted_laplace
+from treedp.privacy import PureDP
+from treedp.privacy.accountant import Accountant
+from treedp.privacy.spend import SpendRecord
+from treedp.value_methods._column import (
+    as_datetimes,
+    datetime_bounds,
+    describe,
+    float_up,
+    is_datetime_like,
+    read_column,
+    ticks_in,
+)
+
+__all__ = [
+    "GRID_BITS",
+    "TARGET_BITS",
+    "Draws",
+    "Grid",
+    "charge",
+    "check_domain",
+    "deliver",
+    "public_parameters",
+    "rank_sensitivity",
+    "rank_weights",
+    "read_bounds",
+    "read_levels",
+    "read_sorted",
+    "refuse_private",
+    "select",
+    "target_rank",
+]
+
+#: The output grid: 2**48 equal cells of [lo, hi], output at midpoints.
+GRID_BITS = 48
+#: The target rank q·n is rounded down to a multiple of 2**-TARGET_BITS (so the score is rational).
+TARGET_BITS = 32
+
+
+@dataclass(frozen=True)
+class Grid:
+    """The public output grid: ``2**bits`` cell midpoints of ``[lo, hi]``."""
+
+    lo: float
+    hi: float
+    bits: int = GRID_BITS
+
+    @property
+    def cells(self) -> int:
+        return 1 << self.bits
+
+    @property
+    def half(self) -> float:
+        """Half a cell's half, ``hi/2**(bits+1) - lo/2**(bits+1)`` (no overflow)."""
+        return float(self.hi / 2 ** (self.bits + 1) - self.lo / 2 ** (self.bits + 1))
+
+    def values(self, k: np.ndarray) -> np.ndarray:
+        """The grid point ``k``: the midpoint of cell ``k``, kept inside ``[lo, hi]``.
+
+        Computed at half scale, ``2·(lo/2 + (k + 1/2)·half)``, so no intermediate overflows
+        even for bounds near the largest float. Non-decreasing in ``k`` (floating-point
+        multiplication and addition are monotone; halving and doubling are exact).
+        """
+        k = np.asarray(k, dtype=np.int64).astype(np.float64)
+        return np.clip(2.0 * (self.lo / 2 + (k + 0.5) * self.half), self.lo, self.hi)
+
+    def count_at_most(self, x: np.ndarray) -> np.ndarray:
+        """``#{k : grid(k) <= x}`` for each ``x``, exactly.
+
+        The answer is the ``k`` with ``grid(k - 1) <= x < grid(k)``. A floating-point guess is
+        corrected by a few unit steps; values still unresolved (grid points that round to the
+        same float, when the bounds are narrow) are settled by bisection on ``[0, cells]``.
+        """
+        cells, lo, hi, half = self.cells, self.lo, self.hi, self.half
+
+        def at(k: np.ndarray) -> np.ndarray:
+            return self.values(np.clip(k, 0, cells - 1))
+
+        guess = np.floor((np.clip(x, lo, hi) / 2 - lo / 2) / half + 0.5)
+        k: np.ndarray = np.clip(guess, 0, cells).astype(np.int64)
+        for _ in range(4):
+            up = (k < cells) & (at(k) <= x)
+            down = (k > 0) & (at(k - 1) > x)
+            if not (up.any() or down.any()):
+                return k
+            k = k + up - down
+        todo = np.flatnonzero(((k < cells) & (at(k) <= x)) | ((k > 0) & (at(k - 1) > x)))
+        low = np.zeros(todo.size, dtype=np.int64)  # invariant: grid(low - 1) <= x < grid(high)
+        high = np.full(todo.size, cells, dtype=np.int64)
+        xt = x[todo]
+        while (low < high).any():
+            mid = (low + high) // 2
+            above = at(mid) > xt
+            high = np.where(above, mid, high)
+            low = np.where(above, low, mid + 1)
+        k[todo] = low
+        return k
+
+
+def rank_sensitivity(level: Fraction) -> Fraction:
+    """Δ of the score ``-|i(y) - t(n)|`` to adding or removing one record.
+
+    ``i(y) = #{x < y}``, ``t(n) = floor(q n 2**32) / 2**32``: a record added below ``y`` raises
+    ``i`` by 1 and ``t`` by ``t(n+1) - t(n)``, which lies within ``2**-32`` of ``q``; one added
+    at or above ``y`` moves only ``t``. So ``Δ = max(q, 1 - q) + 2**-32``.
+    """
+    return max(level, 1 - level) + Fraction(1, 2**TARGET_BITS)
+
+
+def target_rank(level: Fraction, n: int) -> Fraction:
+    """The target ``t = floor(q n 2**32) / 2**32``: ``q n`` rounded down by under ``2**-32``."""
+    return Fraction(math.floor(level * n * 2**TARGET_BITS), 2**TARGET_BITS)
+
+
+def rank_weights(grid: Grid, x: np.ndarray, first: int = 0, last: int | None = None) -> np.ndarray:
+    """The number of grid units ``first..last`` with exactly ``i`` of the sorted ``x`` below.
+
+    Units of rank ``i``: ``[c(x_(i)), c(x_(i+1)))`` intersected with ``first..last``, ``c`` =
+    :meth:`Grid.count_at_most`. With no data there is one rank, 0, holding every unit.
+    """
+    last = grid.cells - 1 if last is None else last
+    inner = np.clip(grid.count_at_most(x), first, last + 1)
+    return np.diff(np.concatenate([[first], inner, [last + 1]]))
+
+
+def select(
+    weights: np.ndarray,
+    level: Fraction,
+    n: int,
+    rate: Fraction,
+    size: int,
+    source: RandomSource,
+    first: int = 0,
+) -> np.ndarray:
+    """``size`` exponential-mechanism draws: grid units, ``P ∝ exp(-rate |i - t|)`` per unit.
+
+    ``weights`` from :func:`rank_weights` over units ``first..``; ``t`` =
+    :func:`target_rank` ``(level, n)``; ``rate`` dyadic (the caller's privacy calibration).
+    """
+    target = target_rank(level, n)
+    return sample_weighted_laplace(weights, target, rate, size, source) + first
+
+
+def read_levels(q: Any) -> np.ndarray:
+    """The levels as a non-empty 1-d float array in [0, 1]."""
+    qa = np.atleast_1d(np.asarray(q, dtype=np.float64))
+    if qa.ndim != 1 or qa.size == 0 or np.isnan(qa).any() or (qa < 0).any() or (qa > 1).any():
+        raise InvalidParameterError(f"The 'q' argument must hold levels in [0, 1]. Got {q!r}.")
+    return qa
+
+
+def refuse_private(bounds: Any) -> None:
+    """``bounds="private"`` (or a private side) names the function that finds them."""
+    parts = (
+        (bounds,)
+        if isinstance(bounds, str)
+        else tuple(bounds)
+        if isinstance(bounds, tuple | list)
+        else ()
+    )
+    if any(isinstance(b, str) and b.strip().lower() == "private" for b in parts):
+        raise InvalidParameterError(
+            "quantile_exponential and median take public 'bounds'; for bounds found "
+            "privately use treedp.quantiles(values, q, bounds='private', "
+            "method='exponential')."
+        )
+
+
+def read_bounds(bounds: Any) -> tuple[float, float, str | None]:
+    """The public bounds as floats (ticks of their unit for datetimes), and the unit."""
+    refuse_private(bounds)
+    if not isinstance(bounds, tuple | list) or len(bounds) != 2:
+        raise InvalidParameterError(f"The 'bounds' parameter must be a pair. Got {bounds!r}.")
+    dated = [is_datetime_like(b) for b in bounds]
+    if any(dated):
+        if not all(dated):
+            raise InvalidTypeError("The 'bounds' parameter mixes a datetime and a number.")
+        lo_t, hi_t, unit = datetime_bounds((bounds[0], bounds[1]))
+        return float(lo_t), float(hi_t), unit
+    try:
+        lo, hi = float(bounds[0]), float(bounds[1])
+    except (TypeError, ValueError):
+        raise InvalidTypeError(
+            f"The 'bounds' parameter must hold two numbers or two datetimes. Got {bounds!r}."
+        ) from None
+    if not (math.isfinite(lo) and math.isfinite(hi) and lo < hi):
+        raise InvalidParameterError(f"The 'bounds' must be finite with lo < hi. Got {bounds!r}.")
+    return lo, hi, None
+
+
+def read_sorted(
+    values: Any, policy: str, relation: str, out_unit: str | None
+) -> tuple[np.ndarray, str | None]:
+    """The data sorted, as float64 on the bounds' scale, and the data's own datetime unit.
+
+    With datetime bounds (``out_unit``) the data must be datetimes and become ticks of that
+    unit; with numeric bounds datetimes are read as ticks of their own unit.
+    """
+    data, unit = read_column(values, policy, relation)
+    if out_unit is not None:
+        if unit is None:
+            raise InvalidTypeError(
+                "The 'bounds' parameter holds datetimes but 'values' holds numbers."
+            )
+        data = ticks_in(data, unit, out_unit)
+    return np.sort(np.asarray(data, dtype=np.float64)), unit
+
+
+def public_parameters(eps: float, qa: np.ndarray, bounds: Any, nan: Any) -> dict[str, Any]:
+    """The public parameters of a call (in its result and its spend record)."""
+    return {
+        "epsilon": eps,
+        "q": tuple(float(v) for v in qa),
+        "bounds": (bounds[0], bounds[1]),
+        "nan": nan,
+    }
+
+
+def check_domain(n: int, contract: Contract) -> None:
+    """Refuse data outside the guarantee's public domain (fewer than 2**32 records)."""
+    if n > (contract.max_records or n):  # 2**32 float64 values: 32 GiB
+        raise DataError(
+            f"{contract.name}'s guarantee is stated for datasets of fewer than 2**32 "
+            "records (its public domain, CONTRACT.max_records); split the data or use the tree."
+        )
+
+
+def charge(
+    accountant: Accountant | None,
+    contract: Contract,
+    spent: Fraction,
+    relation: str,
+    parameters: dict[str, Any],
+) -> None:
+    """Charge ``PureDP(spent)`` before any selection is drawn (fail closed)."""
+    if accountant is not None:
+        accountant.charge(
+            SpendRecord(contract.name, PureDP(float_up(spent)), relation, PRIVACY_UNIT, parameters)
+        )
+
+
+class Draws(NamedTuple):
+    """What a method's inner function returns: the draws and what its result reports."""
+
+    values: np.ndarray  # draws × levels, floats (ticks of ``unit`` for datetime bounds)
+    levels: np.ndarray
+    epsilon: float
+    spent: Fraction
+    sensitivity: list[float]
+    source: RandomSource
+    unit: str | None
+    parameters: dict[str, Any]
+
+
+def deliver(draws: Draws, q: Any, neighbours: Any, name: str, details: bool) -> Any:
+    """The first draw as the caller asked: one value for a scalar ``q``, else an array;
+    with ``details`` a :class:`~treedp.mechanisms.results.QuantileResult`."""
+    out, unit = draws.values[0], draws.unit
+    released: Any = out if unit is None else as_datetimes(out, unit)
+    if details:
+        return QuantileResult(
+            value=released,
+            guarantee=PureDP(float_up(draws.spent)),
+            neighbours=str(neighbours),
+            mechanism=name,
+            epsilon=draws.epsilon,
+            sensitivity=tuple(draws.sensitivity),
+            parameters=draws.parameters,
+            randomness=describe(draws.source),
+            q=draws.levels,
+            grid_points=1 << GRID_BITS,
+        )
+    if np.ndim(q) == 0:
+        return float(released[0]) if unit is None else released[0]
+    return released
