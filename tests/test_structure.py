@@ -160,9 +160,7 @@ MODULES_OVER_600 = {
     "treedp/engines/grouped.py": 704,
     "treedp/mechanisms/sqrt_factorization.py": 686,
     "treedp/planning.py": 1275,
-    "treedp/plot.py": 727,
     "treedp/quantiles_api.py": 655,
-    "treedp/release/record.py": 852,
 }
 FUNCTIONS_OVER_100 = {
     "treedp/api.py:release_cdf": 293,
@@ -170,9 +168,7 @@ FUNCTIONS_OVER_100 = {
     "treedp/domain.py:make_bins": 159,
     "treedp/planning.py:plan": 101,
     "treedp/planning.py:_plan": 237,
-    "treedp/plot.py:plot_release": 141,
     "treedp/quantiles_api.py:quantiles": 270,
-    "treedp/report.py:render_report": 158,
 }
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
+from treedp import _views
 from treedp._version import __version__
 from treedp.exceptions import (
     BoundsWarning,
@@ -167,6 +168,10 @@ __all__ = [
     "subsample_and_aggregate",
     "write_report",
 ]
+
+# A release's plot, HTML, tables and warnings live in treedp.report, which the release layer
+# never imports: its methods call them through this hook table, loaded on first use.
+_views.set_loader(lambda: importlib.import_module("treedp.report"))
 
 
 def __getattr__(name: str) -> Any:

@@ -348,7 +348,7 @@ def test_report_refuses_a_pdf_name_and_prints_counts_whole(
 
 
 def test_report_count_formatting_at_millions() -> None:
-    from treedp.report import _fmt_count
+    from treedp.report.html import _fmt_count
 
     assert _fmt_count(10000007.6) == "10000007.6" and _fmt_count(np.float64(1e7)) == "10000000.0"
 

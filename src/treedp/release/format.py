@@ -31,7 +31,9 @@ from treedp.domain import MAX_BINS, Bins
 from treedp.exceptions import InvalidParameterError, ReleaseFormatError, TreeDPError
 from treedp.mechanisms import Mechanism
 from treedp.mechanisms.registry import mechanism_class
+from treedp.privacy.contribution import ContributionBounds
 from treedp.release.record import Release, ReleaseCodec, register_codec
+from treedp.release.unit import PrivacyUnit
 
 __all__ = ["FORMAT_NAME", "FORMAT_VERSION", "load_release", "save_release"]
 
@@ -424,8 +426,7 @@ def _check_plain_fields(meta: dict[str, Any]) -> None:
     n_public = _field(meta, "n_public", (int,), none=True)
     if n_public is not None and not 0 <= n_public <= _MAX_N:
         raise ReleaseFormatError("the public n is out of range")
-    gaussian = meta.get("noise") == "discrete_gaussian"  # zCDP: no finite pure epsilon
-    key = "rho" if gaussian else "epsilon"
+    key = "rho" if meta.get("guarantee") == "zcdp" else "epsilon"  # zCDP: no finite pure ε
     total = _field(meta, key, (int, float))
     if not math.isfinite(total) or total <= 0:
         raise ReleaseFormatError(f"the {key} is not a positive finite number")
@@ -437,13 +438,11 @@ def _check_contract(meta: dict[str, Any], mechanism: Any, levels: list[np.ndarra
     for key in ("block_sensitivity", "noise", "scales", "neighbours", "strategy"):
         if key in described and not _same(meta.get(key), described[key]):
             raise ReleaseFormatError(f"field '{key}' does not match the mechanism")
-    gaussian = meta.get("noise") == "discrete_gaussian"
-    key = "block_rhos" if gaussian else "block_epsilons"
+    key = "block_rhos" if mechanism.guarantee_kind == "zcdp" else "block_epsilons"
     stored_budgets = _field(meta, key, (list,))
     if any(isinstance(e, bool) or not isinstance(e, int | float) for e in stored_budgets):
         raise ReleaseFormatError(f"field '{key}' has the wrong type")
-    own = mechanism.describe().get(key) if gaussian else mechanism.block_epsilons
-    budgets = np.asarray(own, dtype=np.float64)
+    budgets = np.asarray(mechanism.block_budgets, dtype=np.float64)
     if len(stored_budgets) != budgets.size or not np.allclose(
         np.asarray(stored_budgets, dtype=np.float64), budgets, rtol=1e-9, atol=1e-15
     ):
@@ -473,17 +472,15 @@ def _build(meta: Any, levels: list[np.ndarray]) -> Release:
     bins = Bins.from_dict(_field(meta, "bins", (dict,)))
     name = _field(meta, "mechanism", (str,))
     _field(meta, "neighbours", (str,))
-    gaussian = meta.get("noise") == "discrete_gaussian"  # older files: Laplace, no such value
-    total = float(_field(meta, "rho" if gaussian else "epsilon", (int, float)))
-    stated = _field(meta, "block_rhos" if gaussian else "block_epsilons", (list,))
+    zcdp = guarantee == "zcdp"  # a ρ budget (Gaussian noise)
+    total = float(_field(meta, "rho" if zcdp else "epsilon", (int, float)))
+    stated = _field(meta, "block_rhos" if zcdp else "block_epsilons", (list,))
     for e in stated:
         _field({"e": e}, "e", (int, float))
     _field(meta, "n_public", (int,), none=True)
     if meta.get("branching") is not None:
         _field(meta, "branching", (list,))
-    mechanism: Mechanism = mechanism_class(name).from_description(
-        meta, bins.n_bins, total, gaussian
-    )
+    mechanism: Mechanism = mechanism_class(name).from_description(meta, bins.n_bins, total, zcdp)
     if mechanism.guarantee_kind != guarantee:
         raise ReleaseFormatError("the stated guarantee does not match the mechanism")
     if mechanism.describe()["scales"] != meta["scales"]:
@@ -511,7 +508,24 @@ def _build(meta: Any, levels: list[np.ndarray]) -> Release:
         integer=_field(meta, "integer", (bool,)) if "integer" in meta else False,
         bounds_step=_bounds_step(meta),
         target=_target(meta),
+        unit=_unit(meta, mechanism),
     )
+
+
+def _unit(meta: dict[str, Any], mechanism: Mechanism) -> PrivacyUnit | None:
+    """The optional privacy unit of a person-level release (files without one have none):
+    bounds, neighbours, factor and person-level budget exactly as the mechanism implies."""
+    if meta.get("unit") is None:
+        return None
+    stored = _field(meta, "unit", (dict,))
+    bounds = ContributionBounds.from_parameters(
+        _field(stored, "unit", (str,)),
+        *(stored[k] for k in ("max_contributions", "max_groups", "max_contributions_per_group")),
+    )
+    unit = PrivacyUnit(bounds, _field(stored, "neighbours", (str,)))
+    if not _same(unit.describe(mechanism), stored):
+        raise ReleaseFormatError("the privacy unit does not match its bounds and the mechanism")
+    return unit
 
 
 def _target(meta: dict[str, Any]) -> dict[str, float] | None:

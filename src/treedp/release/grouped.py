@@ -30,6 +30,7 @@ from typing import IO, Any
 import numpy as np
 
 from treedp._atomic import atomic_write
+from treedp._views import view
 from treedp.exceptions import InvalidParameterError, ReleaseFormatError, TreeDPError
 from treedp.privacy.contribution import ContributionBounds
 from treedp.privacy.measures import ZCDP, ApproxDP, PureDP
@@ -203,15 +204,7 @@ class GroupedRelease:
 
     def to_frame(self, q: Any) -> Any:
         """:meth:`table` as a pandas DataFrame (needs pandas)."""
-        try:
-            import pandas as pd
-        except ImportError:  # pragma: no cover - pandas is in the test extra
-            from treedp.exceptions import MissingDependencyError
-
-            raise MissingDependencyError(
-                "GroupedRelease.to_frame needs pandas: pip install pandas"
-            ) from None
-        return pd.DataFrame(self.table(q))
+        return view("grouped.to_frame")(self, q)
 
     # ------------------------------------------------------------------ contract
     def spend(self) -> SpendRecord:
@@ -263,32 +256,17 @@ class GroupedRelease:
         )
 
     def plot(self, **options: Any) -> Any:
-        """Overlaid CDFs (default) or small multiples per key: :func:`treedp.plot.plot_groups`.
+        """Overlaid CDFs (default) or small multiples per key:
+        :func:`treedp.report.plot.plot_groups`.
 
         Needs ``treedp[plot]`` (matplotlib). Post-processing: no privacy cost.
         """
-        from treedp.plot import plot_groups
-
-        return plot_groups(dict(self.items()), **options)
+        return view("grouped.plot")(dict(self.items()), **options)
 
     def _repr_html_(self) -> str:
         """Notebook display: the guarantee once, then a compact line per key (first 20)."""
-        from html import escape
-
-        head = escape(repr(self))
-        rows = []
-        for i, (key, release) in enumerate(self.items()):
-            if i == 20:
-                rows.append(f"<tr><td colspan=3>… {len(self.keys) - 20} more keys</td></tr>")
-                break
-            rows.append(
-                f"<tr><td>{escape(str(key))}</td><td>{release.n:.0f}</td>"
-                f"<td>{escape(str(release.median()))}</td></tr>"
-            )
-        return (
-            f"<div><p><strong>{head}</strong></p><table><tr><th>key</th><th>n̂</th>"
-            f"<th>median</th></tr>{''.join(rows)}</table></div>"
-        )
+        html: str = view("grouped._repr_html_")(self)
+        return html
 
     # ------------------------------------------------------------------ files
     def save(self, path: str | Path | IO[bytes]) -> None:

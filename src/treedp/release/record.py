@@ -20,6 +20,7 @@ from typing import IO, Any
 
 import numpy as np
 
+from treedp._views import view
 from treedp.domain import Bins
 from treedp.estimation import (
     PrefixCovariance,
@@ -30,9 +31,10 @@ from treedp.estimation import (
 )
 from treedp.exceptions import InvalidParameterError
 from treedp.mechanisms import Mechanism
-from treedp.noise import RandomSource
-from treedp.privacy import ApproxDP, Measure
-from treedp.release import inference, queries
+from treedp.privacy import ApproxDP, Measure, PureDP, compose
+from treedp.release import queries
+from treedp.release.intervals import IntervalQueries
+from treedp.release.unit import PrivacyUnit
 
 __all__ = ["Release", "ReleaseCodec", "register_codec"]
 
@@ -63,7 +65,7 @@ def _codec() -> ReleaseCodec:
     return _CODECS[0]
 
 
-class Release:
+class Release(IntervalQueries):
     """A differentially private release of one column's distribution.
 
     Build one with :func:`treedp.release_cdf`, or read one with :func:`treedp.load_release`
@@ -107,6 +109,12 @@ class Release:
         δ)``, ``--epsilon E --delta D``): ``{"epsilon": ε, "delta": δ}``. The guarantee is the
         zCDP ``rho`` that the tight conversion turns into it (:attr:`approx_target`); kept in
         the file so that ``query --info`` and the report can state the target too.
+    unit : PrivacyUnit or None
+        For a release made per person without groups (a privacy-unit column): the
+        contribution bounds and the person-level neighbour relation. :attr:`guarantee` and
+        :attr:`neighbours` are then the person's, ``factor`` times the record-level
+        mechanism's loss (:class:`~treedp.release.unit.PrivacyUnit`). None: one row is one
+        person.
     """
 
     bins: Bins
@@ -120,6 +128,7 @@ class Release:
     library_version: str
     bounds_step: dict[str, Any] | None
     target: dict[str, float] | None
+    unit: PrivacyUnit | None
 
     def __init__(
         self,
@@ -134,6 +143,7 @@ class Release:
         integer: bool = False,
         bounds_step: dict[str, Any] | None = None,
         target: dict[str, float] | None = None,
+        unit: PrivacyUnit | None = None,
     ) -> None:
         check_postprocess(postprocess, integer)
         levels = [np.array(level, dtype=np.int64) for level in noisy_levels]
@@ -151,6 +161,7 @@ class Release:
             "library_version": library_version,
             "bounds_step": dict(bounds_step) if bounds_step is not None else None,
             "target": dict(target) if target is not None else None,
+            "unit": unit,
         }
         for name, value in fields.items():
             object.__setattr__(self, name, value)
@@ -178,14 +189,17 @@ class Release:
 
     @property
     def neighbours(self) -> str:
-        """The neighbour relation of the guarantee."""
-        return self.mechanism.neighbours
+        """The neighbour relation of the guarantee (the person's with a :attr:`unit`)."""
+        return self.mechanism.neighbours if self.unit is None else self.unit.neighbours
 
     @property
     def guarantee(self) -> Measure:
         """The guarantee as a value (:class:`treedp.privacy.PureDP` with the ε spent, or
-        :class:`treedp.privacy.ZCDP` with the ρ spent for Gaussian noise)."""
-        return self.mechanism.guarantee
+        :class:`treedp.privacy.ZCDP` with the ρ spent for Gaussian noise); with a
+        :attr:`unit`, the person-level one."""
+        if self.unit is None:
+            return self.mechanism.guarantee
+        return self.unit.guarantee(self.mechanism)
 
     @property
     def approx_target(self) -> ApproxDP | None:
@@ -202,8 +216,6 @@ class Release:
         an accountant is charged for ``release_cdf(..., bounds="private")``."""
         if self.bounds_step is None:
             return self.guarantee
-        from treedp.privacy.measures import PureDP, compose
-
         return compose([self.guarantee, PureDP(float(self.bounds_step["epsilon"]))])
 
     @property
@@ -307,14 +319,17 @@ class Release:
             meta["bounds_step"] = dict(self.bounds_step)
         if self.target is not None:
             meta["target"] = dict(self.target)
+        if self.unit is not None:
+            meta["unit"] = self.unit.describe(self.mechanism)
         return meta
 
     def __repr__(self) -> str:
         shape = f", branching={list(self.branching)}" if self.branching else ""
         seeded = ", SEEDED (not for publication)" if self.seeded else ""
+        unit = "" if self.unit is None else f", unit={self.unit.label!r}"
         return (
             f"Release(mechanism={self.mechanism.name!r}, bins={self.bins.n_bins}{shape}, "
-            f"guarantee={self.guarantee.describe()!r}, neighbours={self.neighbours!r}, "
+            f"guarantee={self.guarantee.describe()!r}, neighbours={self.neighbours!r}{unit}, "
             f"n≈{self.n:.6g}{seeded})"
         )
 
@@ -456,347 +471,33 @@ class Release:
         """
         return np.diff(self._counts(consistent)), self.edges
 
-    # ------------------------------------------------------------------ inference
-    def stderr(self, query: str, *args: Any) -> Any:
-        """Exact standard error of a query answer, from the known noise (no simulation).
-
-        It is the error of the unbiased estimate (``consistent=False``) due to the noise; the
-        consistent answer trades a small bias for a smaller error. Inside a bin the answer
-        also interpolates (the values may sit anywhere in the bin): that part is not in the
-        standard error but is in :meth:`confidence_interval`, which covers the true count.
-
-        Parameters
-        ----------
-        query : {"cdf", "range_count"}
-            Which query: ``stderr("cdf", x)`` or ``stderr("range_count", a, b)``.
-        *args
-            The query's arguments, scalars or arrays as for the query itself.
-
-        Returns
-        -------
-        float or ndarray
-            The standard deviation of the estimate's error, shaped like the answer.
-
-        Examples
-        --------
-        >>> import treedp
-        >>> rel = treedp.release_counts([30, 50, 20], bounds=(0, 3), bins=3, epsilon=1.0,
-        ...                              rng=treedp.InsecureSeededSource(1))
-        >>> se = rel.stderr("cdf", [1.0, 2.0])  # known before any data: the noise is public
-        >>> bool((se > 0).all())
-        True
-        >>> se_range = rel.stderr("range_count", 1.0, 2.0)
-        """
-        if query == "cdf" and len(args) == 1:
-            t = queries.to_axis(self.bins, args[0], "x")
-            var = queries.cdf_terms(self.bins, t).variance(self.covariance)
-            return queries.like(args[0], np.sqrt(var).reshape(np.shape(t)))
-        if query == "range_count" and len(args) == 2:
-            ta, tb = np.broadcast_arrays(
-                queries.to_axis(self.bins, args[0], "a"), queries.to_axis(self.bins, args[1], "b")
-            )
-            direct = self._direct_ranges
-            if direct is not None:
-                var = direct.range_variance(ta, tb)
-            else:
-                var = queries.range_terms(self.bins, ta, tb).variance(self.covariance)
-            out = np.sqrt(var).reshape(ta.shape)
-            return queries.like(np.broadcast_to(np.asarray(args[0]), ta.shape), out)
-        raise InvalidParameterError(
-            "stderr takes ('cdf', x) or ('range_count', a, b). "
-            f"Got {query!r} with {len(args)} argument(s)."
-        )
-
-    def confidence_interval(self, query: str, *args: Any, level: float = 0.95) -> Any:
-        """A confidence interval for a ``cdf`` or ``range_count`` answer, valid at every point.
-
-        The true count at a point strictly inside a bin can be anything between the counts at
-        the bin's edges (the values may sit anywhere in the bin; :meth:`cdf` interpolates).
-        The same holds for ``cdf`` at an edge of continuous bins, since the values equal to
-        that edge are in the bin above it (a point mass at ``lo``, say). So the interval runs
-        from a lower confidence bound of the count at the left bracketing edge to an upper
-        bound at the right one (:func:`treedp.release.inference.bracket_interval`); where the
-        answer is exact at an edge (``range_count`` ends on edges, every point of an integer
-        domain) both edges coincide and the interval is the usual ``estimate ± c·se``. Each
-        bound is one-sided with error probability at most ``(1 - level)/2``, so the interval
-        covers the true count with probability at least ``level`` at every query point; it is
-        clipped to ``[0, n]`` when ``n`` is public (replace), and at 0 otherwise.
-
-        ``c = max(z, ln(1/(1 - level))/√2)`` is the larger of the normal and the Laplace
-        quantile for the same variance: exact or conservative for ``level`` above about 0.85.
-        The standard errors are exact (:meth:`stderr` gives the noise part of an answer).
-
-        Parameters
-        ----------
-        query : {"cdf", "range_count"}
-            As for :meth:`stderr`.
-        *args
-            The query's arguments.
-        level : float, default=0.95
-            The nominal coverage, in ``(0, 1)``.
-
-        Returns
-        -------
-        (low, high)
-            Arrays (or floats) shaped like the answer.
-
-        Examples
-        --------
-        >>> import treedp
-        >>> rel = treedp.release_counts([30, 50, 20], bounds=(0, 3), bins=3, epsilon=1.0,
-        ...                              rng=treedp.InsecureSeededSource(1))
-        >>> low, high = rel.confidence_interval("cdf", 1.5)  # inside bin 1: P[1] <= truth <= P[2]
-        >>> bool(low <= 30 + 25 <= high)
-        True
-        """
-        level = inference.check_level(level)
-        if query == "cdf" and len(args) == 1:
-            t = queries.to_axis(self.bins, args[0], "x")
-            m_lo, m_hi = queries.cdf_bracket(self.bins, t)
-            shape, like = np.shape(t), args[0]
-            lower = self._prefix_query(queries.prefix_terms(self.bins, m_lo))
-            upper = self._prefix_query(queries.prefix_terms(self.bins, m_hi))
-        elif query == "range_count" and len(args) == 2:
-            ta, tb = self._range_axes(args[0], args[1])
-            a_lo, a_hi = queries.below_bracket(self.bins, ta)
-            b_lo, b_hi = queries.below_bracket(self.bins, tb)
-            shape, like = ta.shape, np.broadcast_to(np.asarray(args[0]), ta.shape)
-            lower = self._edge_range(b_lo, a_hi)
-            upper = self._edge_range(b_hi, a_lo)
-        else:
-            raise InvalidParameterError(
-                "confidence_interval takes ('cdf', x) or ('range_count', a, b). "
-                f"Got {query!r} with {len(args)} argument(s)."
-            )
-        cap = self.mechanism.n if self.neighbours == "replace" else None
-        gaussian = getattr(self.mechanism, "noise", "laplace") == "gaussian"
-        low, high = inference.bracket_interval(lower, upper, level, cap, gaussian=gaussian)
-        return queries.like(like, low.reshape(shape)), queries.like(like, high.reshape(shape))
-
-    def _prefix_query(self, terms: queries.Terms) -> tuple[np.ndarray, np.ndarray]:
-        """Unbiased estimate and exact standard error of a linear query on the prefixes."""
-        estimate = terms.evaluate(self.prefix_counts)
-        return estimate, np.sqrt(terms.variance(self.covariance))
-
-    def _edge_range(self, m_b: np.ndarray, m_a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Estimate and standard error of ``P[m_b] - P[m_a]`` (clipped at 0 when ``m_a > m_b``).
-
-        The all-intervals baseline answers ranges between edges from its own unbiased path.
-        """
-        m_a = np.minimum(m_a, m_b)  # an empty range: its count, 0, is known exactly
-        direct = self._direct_ranges
-        if direct is None:
-            return self._prefix_query(queries.prefix_terms(self.bins, m_b, m_a))
-        edges = self.bins.edges
-        ta, tb = edges[m_a], edges[m_b]
-        return direct.range_count(ta, tb).ravel(), np.sqrt(direct.range_variance(ta, tb))
-
-    def quantile_interval(
-        self,
-        q: Any,
-        *,
-        level: float = 0.95,
-        simulations: int = 1000,
-        rng: RandomSource | None = None,
-    ) -> tuple[Any, Any]:
-        """A confidence interval for each ``q``-quantile, from a simultaneous CDF band.
-
-        For one ``q``, ``G[m] = P[m] - q·P[B]`` estimates ``F(m) - q·n``, which is
-        non-decreasing and crosses 0 at the true quantile's bin. A band
-        ``Ĝ[m] ± c·se[m]`` holding for *all* ``m`` at once with probability ``level`` brackets
-        that crossing. ``se`` is exact (:attr:`covariance`); the critical value ``c`` is the
-        ``level``-quantile of ``max_m |error[m]| / se[m]`` over ``simulations`` draws of the
-        noise alone — the noise distribution is public, so this costs no privacy. The band is
-        tightened by monotonicity (the true ``G`` is non-decreasing), and the interval is
-        ``[edge where the upper band reaches 0, edge where the lower band does]``: the true
-        quantile lies in it with probability at least ``level`` (up to the simulation's
-        accuracy), for each ``q`` separately.
-
-        On an integer domain (``bins="integers"``) the estimate of :meth:`quantile` and the
-        target are the inverse-CDF quantile ``v`` (the smallest integer with ``F(v) >= q·n``),
-        and the interval runs from the integer where the upper band reaches ``q·n`` to the
-        integer where the lower band does.
-
-        Parameters
-        ----------
-        q : float or array-like
-            Probabilities in ``[0, 1]``.
-        level : float, default=0.95
-            Coverage, in ``(0, 1)``.
-        simulations : int, default=1000
-            Noise simulations used to calibrate the band (at least 100).
-        rng : RandomSource, optional
-            Randomness for the simulation (default: the operating system's).
-
-        Returns
-        -------
-        (low, high)
-            Bounds shaped like ``q`` (datetime64 for datetime bins).
-
-        Examples
-        --------
-        >>> import treedp
-        >>> rel = treedp.release_counts([30, 50, 20], bounds=(0, 3), bins=3, epsilon=1.0,
-        ...                              rng=treedp.InsecureSeededSource(1))
-        >>> low, high = rel.quantile_interval(0.5, simulations=200,
-        ...                                   rng=treedp.InsecureSeededSource(2))
-        >>> bool(low <= high)
-        True
-        """
-        qa = queries.check_q(q)
-        m_lo, m_hi = inference.quantile_band(
-            mechanism=self.mechanism,
-            estimator=self.estimator,
-            covariance=self.covariance,
-            prefix=self.prefix_counts,
-            qs=np.atleast_1d(qa).ravel(),
-            level=inference.check_level(level),
-            simulations=inference.check_simulations(simulations),
-            rng=rng,
-        )
-        edges = self.bins.edges.astype(np.float64)
-        if self.bins.discrete:  # the integers holding the two crossings
-            low = edges[m_lo - 1].reshape(np.shape(qa))
-            high = edges[m_hi - 1].reshape(np.shape(qa))
-        else:
-            low = edges[m_lo - 1].reshape(np.shape(qa))
-            high = edges[m_hi].reshape(np.shape(qa))
-        return queries.to_output(self.bins, low), queries.to_output(self.bins, high)
-
-    # ------------------------------------------------------------------ tables and warnings
+    # ------------------------------------------------------------------ views (treedp.report)
     def to_arrays(self, *, level: float = 0.95) -> dict[str, np.ndarray]:
-        """The release as a plain dict of equal-length arrays, one row per bin.
-
-        For notebooks and spreadsheets; every column is post-processing of the release.
-
-        Parameters
-        ----------
-        level : float, default=0.95
-            Coverage of the intervals, as for :meth:`confidence_interval`.
-
-        Returns
-        -------
-        dict of str to ndarray
-            ``left``, ``right`` (the bin's edges; datetime64 for datetime bins), ``count``
-            (consistent count per bin), ``count_low``, ``count_high`` (its interval), ``cdf``
-            (consistent count below ``right``), ``cdf_low``, ``cdf_high`` (its interval; the
-            interval columns are NaN where :attr:`offers_intervals` is False).
-
-        Examples
-        --------
-        >>> import treedp
-        >>> rel = treedp.release_counts([30, 50, 20], bounds=(0, 3), bins=3, epsilon=1.0,
-        ...                              rng=treedp.InsecureSeededSource(1))
-        >>> table = rel.to_arrays()
-        >>> sorted(table)
-        ['cdf', 'cdf_high', 'cdf_low', 'count', 'count_high', 'count_low', 'left', 'right']
-        >>> table["left"].tolist(), table["right"].tolist()
-        ([0.0, 1.0, 2.0], [1.0, 2.0, 3.0])
-        """
-        level = inference.check_level(level)
-        edges = self.edges
-        m = np.arange(self.bins.n_bins + 1)
-        if self.offers_intervals:
-            cap = self.mechanism.n if self.neighbours == "replace" else None
-            bins_lo = self._edge_range(m[1:], m[:-1])
-            count_low, count_high = inference.bracket_interval(bins_lo, bins_lo, level, cap)
-            below = self._prefix_query(queries.prefix_terms(self.bins, m[1:]))
-            cdf_low, cdf_high = inference.bracket_interval(below, below, level, cap)
-        else:  # no honest interval exists (see offers_intervals): NaN, not a wrong number
-            count_low = count_high = cdf_low = cdf_high = np.full(self.bins.n_bins, np.nan)
-        return {
-            "left": edges[:-1].copy(),
-            "right": edges[1:].copy(),
-            "count": np.diff(self.consistent_counts),
-            "count_low": count_low,
-            "count_high": count_high,
-            "cdf": np.array(self.consistent_counts[1:]),
-            "cdf_low": cdf_low,
-            "cdf_high": cdf_high,
-        }
+        """The release as a plain dict of equal-length arrays, one row per bin, with intervals
+        at ``level``: :func:`treedp.report.tables.release_arrays`."""
+        table: dict[str, np.ndarray] = view("to_arrays")(self, level=level)
+        return table
 
     def to_frame(self, *, level: float = 0.95) -> Any:
-        """:meth:`to_arrays` as a :class:`pandas.DataFrame` (needs ``treedp[pandas]``).
-
-        Examples
-        --------
-        >>> import treedp
-        >>> rel = treedp.release_counts([30, 50, 20], bounds=(0, 3), bins=3, epsilon=1.0,
-        ...                              rng=treedp.InsecureSeededSource(1))
-        >>> rel.to_frame().shape
-        (3, 8)
-        """
-        try:
-            import pandas as pd
-        except ImportError:
-            from treedp.exceptions import MissingDependencyError
-
-            raise MissingDependencyError(
-                "Release.to_frame needs pandas: pip install 'treedp[pandas]' (or use "
-                "Release.to_arrays for a dict of numpy arrays)."
-            ) from None
-        return pd.DataFrame(self.to_arrays(level=level))
+        """:meth:`to_arrays` as a :class:`pandas.DataFrame` (needs ``treedp[pandas]``)."""
+        return view("to_frame")(self, level=level)
 
     def bounds_warning(self, *, share: float | None = None) -> str | None:
-        """A warning when an end bin holds a large share of the released mass (or privately
-        found bounds ran off the public grid, or the release counts too few records for the
-        private bounds' allowance: :func:`~treedp.value_methods.bounds_warnings
-        .few_records_warning`), else None.
+        """A warning when the released counts suggest bounds narrower than the data (an end
+        bin holding more than ``share`` of the mass), else None:
+        :func:`treedp.report.bounds_warning.bounds_warning`."""
+        warning: str | None = view("bounds_warning")(self, share=share)
+        return warning
 
-        Values outside the public bounds are counted in the end bins, so a first or last bin
-        holding much of the mass suggests bounds narrower than the data: values were probably
-        clamped, and quantiles near that end are unreliable. The check reads only the
-        released (consistent) counts: post-processing, no privacy cost.
+    def plot(self, *args: Any, **kwargs: Any) -> Any:
+        """Draw the release: :func:`treedp.report.plot.plot_release` (needs the
+        ``treedp[plot]`` extra)."""
+        return view("plot")(self, *args, **kwargs)
 
-        Parameters
-        ----------
-        share : float, optional
-            The share of ``n̂`` an end bin may hold before the warning; default
-            ``max(0.1, 5/B)`` (five times an even spread, and at least 10%).
-
-        Examples
-        --------
-        >>> import treedp
-        >>> rel = treedp.release_counts([0, 1, 2, 0, 0, 0, 1, 0, 0, 900], epsilon=1.0,
-        ...                              rng=treedp.InsecureSeededSource(1))
-        >>> print(rel.bounds_warning())  # doctest: +ELLIPSIS
-        The last bin holds ...% of the released mass: values above the upper bound may ...
-        """
-        if self.bounds_step is not None:  # bounds found privately: did a scan run off the grid?
-            from treedp.value_methods.bounds_warnings import grid_end_warning
-
-            lo, hi = self.bounds_step["stops"]
-            off = grid_end_warning(lo, hi, self.bounds_step.get("known"))
-            if off is not None:
-                return off
-            if "cut" in self.bounds_step:  # an integer range cut to the mechanism's limit
-                from treedp.value_methods.bounds_split import integer_cut_warning
-
-                return integer_cut_warning(int(self.bounds_step["cut"]))
-            if "allowance" in self.bounds_step:  # too few records released for the scans?
-                from treedp.value_methods.bounds_warnings import few_records_warning
-
-                few = few_records_warning(
-                    self.bounds_step["allowance"], float(self.consistent_counts[-1])
-                )
-                if few is not None:
-                    return few
-        n_bins = self.bins.n_bins
-        limit = max(0.1, 5.0 / n_bins) if share is None else float(share)
-        n_hat = float(self.consistent_counts[-1])
-        if n_bins < 3 or not n_hat > 0:
-            return None
-        counts = np.diff(self.consistent_counts)
-        ends = [("first", "below the lower", counts[0]), ("last", "above the upper", counts[-1])]
-        found = [(name, side, c / n_hat) for name, side, c in ends if c / n_hat > limit]
-        if not found:
-            return None
-        parts = "; ".join(
-            f"The {name} bin holds {100 * frac:.0f}% of the released mass: values {side} bound "
-            "may have been clamped into it"
-            for name, side, frac in found
-        )
-        return f"{parts}. The bounds look too narrow; quantiles near that end are unreliable."
+    def _repr_html_(self) -> str:
+        """A compact summary with a small CDF figure, for Jupyter (see ``treedp.report``)."""
+        html: str = view("_repr_html_")(self)
+        return html
 
     # ------------------------------------------------------------------ persistence
     def to_dict(self) -> dict[str, Any]:
@@ -837,16 +538,3 @@ class Release:
             Force a layout instead of choosing by the file name.
         """
         _codec().save(self, path, file_format)
-
-    # ------------------------------------------------------------------ display
-    def plot(self, *args: Any, **kwargs: Any) -> Any:
-        """Draw the release: :func:`treedp.plot.plot_release` (needs the ``treedp[plot]`` extra)."""
-        from treedp.plot import plot_release
-
-        return plot_release(self, *args, **kwargs)
-
-    def _repr_html_(self) -> str:
-        """A compact summary with a small CDF figure, for Jupyter (see ``treedp.report``)."""
-        from treedp.report import summary_html
-
-        return summary_html(self)

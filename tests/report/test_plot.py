@@ -19,7 +19,8 @@ from matplotlib.collections import LineCollection, PolyCollection
 from matplotlib.figure import Figure
 from matplotlib.patches import Rectangle
 
-from treedp.plot import cdf_band, figure_svg, plot_groups, plot_release
+from treedp.report.band import cdf_band
+from treedp.report.plot import figure_svg, plot_groups, plot_release
 
 
 def _seed(k: int = 0) -> treedp.InsecureSeededSource:

@@ -1,10 +1,11 @@
-"""A release as one self-contained static HTML page, and its compact notebook summary.
+"""A release as one self-contained static HTML page.
 
-The page (:func:`render_report`, :func:`write_report`, ``treedp report``) holds what was released
-and under which guarantee, the plots of :mod:`treedp.plot` as inline SVG, a table of quantiles
-and of CDF values with their intervals, and the expected error. It loads nothing from the
-network and needs no JavaScript; figures have text alternatives (``<title>``, ``<desc>``,
-``aria-labelledby`` and a ``<figcaption>``), and the page reflows to 400 px and prints cleanly.
+The page (:func:`render_report`, :func:`write_report`, ``treedp report``) holds what was
+released and under which guarantee, the plots of :mod:`treedp.report.plot` as inline SVG, a
+table of quantiles and of CDF values with their intervals, and the expected error. It loads
+nothing from the network and needs no JavaScript; figures have text alternatives (``<title>``,
+``<desc>``, ``aria-labelledby`` and a ``<figcaption>``), and the page reflows to 400 px and
+prints cleanly.
 
 Everything on the page is read from the release (post-processing, no privacy cost) or from
 simulations of its public noise.
@@ -13,6 +14,7 @@ simulations of its public noise.
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Sequence
 from html import escape
 from typing import IO, TYPE_CHECKING, Any
@@ -25,15 +27,21 @@ from treedp.accuracy import ErrorPrediction
 from treedp.exceptions import InvalidParameterError
 from treedp.noise import RandomSource
 from treedp.privacy import ZCDP, ApproxDP, PureDP
+from treedp.report.plot import figure_svg, plot_release, require_matplotlib
 
 if TYPE_CHECKING:
     from treedp.release import Release
 
-__all__ = ["expected_error", "render_report", "summary_html", "write_report"]
+__all__ = ["SEEDED_WARNING", "expected_error", "render_report", "write_report"]
 
 NEIGHBOUR_TEXT = {
     "add_remove": "add/remove: two datasets are neighbours when one has one record more",
     "replace": "replace: two datasets of the same public size n differ in one record",
+}
+
+PERSON_TEXT = {
+    "add_remove": "add/remove: two datasets are neighbours when one has one person more",
+    "replace": "replace: two datasets differ in one person's rows",
 }
 
 SEEDED_WARNING = (
@@ -118,9 +126,15 @@ def _fmt_count(value: Any) -> str:
     return str(value)
 
 
-def _noise_text(noise: Any) -> str:
-    names = {"discrete_laplace": "discrete Laplace", "discrete_gaussian": "discrete Gaussian"}
-    return f"exact {names.get(str(noise), str(noise))} noise (no floating-point noise)"
+def _noise_text(release: Release) -> str:
+    """The mechanism's noise families, named by their classes (``DiscreteLaplace``: "discrete
+    Laplace"), so a new family needs no entry here."""
+    names: dict[str, None] = {}
+    for family in release.mechanism.families:
+        if family is not None:
+            first, *rest = re.findall(r"[A-Z][a-z0-9]*|[a-z0-9]+", type(family).__name__)
+            names[" ".join([first.lower(), *rest])] = None
+    return f"exact {' and '.join(names)} noise (no floating-point noise)"
 
 
 def _guarantee_rows(release: Release) -> list[tuple[str, str]]:
@@ -156,12 +170,9 @@ def _guarantee_rows(release: Release) -> list[tuple[str, str]]:
                 f"the same data with ε = {release.bounds_step['epsilon']:g}, not included above",
             )
         )
-    unit = getattr(release.mechanism.spend(), "unit", "record")
     describe = release.mechanism.describe()
+    rows += [*_unit_rows(release), ("Noise", _noise_text(release))]
     rows += [
-        ("Neighbour relation", NEIGHBOUR_TEXT.get(release.neighbours, release.neighbours)),
-        ("Privacy unit", f"one {unit} (one row of the input column)"),
-        ("Noise", _noise_text(describe.get("noise"))),
         ("Budget per noised block", ", ".join(f"{e:g}" for e in release.level_budgets)),
         (
             "Sensitivity per block (L1)",
@@ -169,6 +180,27 @@ def _guarantee_rows(release: Release) -> list[tuple[str, str]]:
         ),
     ]
     return rows
+
+
+def _unit_rows(release: Release) -> list[tuple[str, str]]:
+    """Who is protected: one record, or one person with all their (bounded) rows."""
+    unit, relation = release.unit, release.neighbours
+    if unit is None:
+        record = getattr(release.mechanism.spend(), "unit", "record")
+        return [
+            ("Neighbour relation", NEIGHBOUR_TEXT.get(relation, relation)),
+            ("Privacy unit", f"one {record} (one row of the input column)"),
+        ]
+    bounds = unit.bounds
+    return [
+        ("Neighbour relation", f"{PERSON_TEXT[relation]} (all of that person's kept rows)"),
+        (
+            "Privacy unit",
+            f"one person (column {bounds.unit!r}), at most {bounds.max_contributions} rows "
+            f"each: {unit.factor(release.mechanism)} times the loss of the record-level "
+            "mechanism below",
+        ),
+    ]
 
 
 def _guarantee_section(
@@ -209,7 +241,8 @@ def _release_rows(release: Release) -> list[tuple[str, str]]:
         )
     else:
         rows.append(("Tree shape", "none (a flat baseline)"))
-    n_label = "Records (public n)" if release.neighbours == "replace" else "Records (estimated n̂)"
+    public = release.mechanism.neighbours == "replace"  # n is public
+    n_label = "Records (public n)" if public else "Records (estimated n̂)"
     rows += [
         (n_label, _fmt_count(release.n)),
         ("Estimator", f"{release.estimator}; consistent projection: {release.postprocess}"),
@@ -285,8 +318,6 @@ def _figure(
     description: str,
     figsize: tuple[float, float] = (6.4, 3.6),
 ) -> str:
-    from treedp.plot import figure_svg, plot_release, require_matplotlib
-
     # larger type than matplotlib's default, so the figure stays legible at 400 px wide
     with require_matplotlib().rc_context({"font.size": 12}):
         fig, _ = plot_release(
@@ -347,8 +378,6 @@ def render_report(
     MissingDependencyError
         If matplotlib (the ``treedp[plot]`` extra) is not installed.
     """
-    from treedp.plot import require_matplotlib
-
     if not release.offers_intervals:
         raise InvalidParameterError(
             f"A release of mechanism {release.mechanism.name!r} has no standard errors or "
@@ -359,53 +388,104 @@ def render_report(
     qs = np.asarray(quantiles, dtype=np.float64)
     title = title or "treedp release report"
     pct = f"{level:.0%}"
-    median, span = _describe_numbers(release)
-    err = expected_error(release)
-    n_hat = release.n
-    seeded = (
+    figures = _figures(release, level, qs, rng)  # first: the simulations draw from rng in order
+    quantile_table = _table(
+        f"Estimated quantiles with {pct} confidence intervals",
+        ["q", "estimate", f"{pct} low", f"{pct} high"],
+        _quantile_rows(release, qs, level, rng),
+    )
+    cdf_table = _table(
+        f"Estimated count of values ≤ x at evenly spaced public points, with {pct} "
+        "confidence intervals (of the unbiased estimate)",
+        ["x", "count ≤ x", "share of n̂", f"{pct} low", f"{pct} high"],
+        _cdf_rows(release, level),
+    )
+    sections = [
+        _header(release, title),
+        _section("released", "released", "What was released", _facts(_release_rows(release))),
+        _section(
+            "guarantee",
+            "guarantee",
+            "Privacy guarantee",
+            _facts(_guarantee_section(release, grouped)),
+        ),
+        _section("plots", "plots", "The distribution", figures),
+        _section("quantiles", "quantiles", "Quantiles", quantile_table),
+        _section("cdf-values", "cdf", "CDF values", cdf_table),
+        _section("expected-error", "error", "Expected error (from the plan)", _error(release)),
+        _section("reading", "reading", "How to read this page", _reading(pct)),
+    ]
+    return (
+        '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
+        '<meta name="viewport" content="width=device-width, initial-scale=1">'
+        f"<title>{escape(title)}</title><style>{_CSS}</style></head><body><main>"
+        + "".join(sections)
+        + f"</main><footer>Generated by treedp {escape(release.library_version)}. This file is "
+        "self-contained: it loads nothing and runs no script.</footer></body></html>\n"
+    )
+
+
+def _section(ident: str, heading: str, text: str, body: str) -> str:
+    return (
+        f'<section id="{ident}" aria-labelledby="h-{heading}"><h2 id="h-{heading}">{text}</h2>'
+        f"{body}</section>"
+    )
+
+
+def _header(release: Release, title: str) -> str:
+    """The title, the lede and the warnings (seeded noise, bounds that look too narrow)."""
+    warnings = (
         f'<p class="warning" role="note">{escape(SEEDED_WARNING)}</p>' if release.seeded else ""
     )
     narrow = release.bounds_warning()  # post-processing of the released counts and stops
     if narrow is not None:
-        seeded += f'<p class="warning" role="note">Warning: {escape(narrow)}</p>'
-    figures = "".join(
-        [
-            _figure(
-                release,
+        warnings += f'<p class="warning" role="note">Warning: {escape(narrow)}</p>'
+    return (
+        f"<header><h1>{escape(title)}</h1>"
+        f'<p class="lede">A differentially private release made by treedp: every number on '
+        f"this page is post-processing of one private measurement and costs no further "
+        f"privacy.</p>{warnings}</header>"
+    )
+
+
+def _figures(release: Release, level: float, qs: np.ndarray, rng: RandomSource | None) -> str:
+    """The three figures: the CDF with its band, the histogram, the quantiles."""
+    pct = f"{level:.0%}"
+    median, span = _describe_numbers(release)
+    listed = ", ".join(f"{q:g}" for q in qs)
+    return "".join(
+        _figure(release, kind, ident, level, qs, rng, caption, description)
+        for kind, ident, caption, description in (
+            (
                 "cdf",
                 "fig-cdf",
-                level,
-                qs,
-                rng,
                 f"Estimated CDF with its {pct} simultaneous confidence band",
                 f"Share of values at or below x, for x from {span}; {median}. The shaded "
                 f"band holds the true CDF everywhere at once with probability {pct}.",
             ),
-            _figure(
-                release,
+            (
                 "histogram",
                 "fig-hist",
-                level,
-                qs,
-                rng,
                 f"Estimated density per bar with {pct} intervals",
                 f"Density (share of values per unit of x) from {span}; each bar carries a "
                 f"pointwise {pct} interval.",
             ),
-            _figure(
-                release,
+            (
                 "quantiles",
                 "fig-quant",
-                level,
-                qs,
-                rng,
                 f"Quantiles with their {pct} intervals",
-                f"{len(qs)} quantiles (q = {', '.join(f'{q:g}' for q in qs)}); {median}. "
+                f"{len(qs)} quantiles (q = {listed}); {median}. "
                 "Each horizontal line is the interval of one quantile.",
             ),
-        ]
+        )
     )
-    error_rows = [
+
+
+def _error(release: Release) -> str:
+    """The expected error of the plan, from public parameters only."""
+    err = expected_error(release)
+    n_hat = release.n
+    rows = [
         (
             "Typical CDF error (RMSE over all edges)",
             f"{err.rmse:.4g} records" + (f" ({err.rmse / n_hat:.2%} of n̂)" if n_hat > 0 else ""),
@@ -417,53 +497,21 @@ def render_report(
         ),
         ("Noise variance per level", ", ".join(f"{v:.4g}" for v in release.level_variance)),
     ]
-    sections = [
-        f"<header><h1>{escape(title)}</h1>"
-        f'<p class="lede">A differentially private release made by treedp: every number on '
-        f"this page is post-processing of one private measurement and costs no further "
-        f"privacy.</p>{seeded}</header>",
-        f'<section id="released" aria-labelledby="h-released"><h2 id="h-released">What was '
-        f"released</h2>{_facts(_release_rows(release))}</section>",
-        f'<section id="guarantee" aria-labelledby="h-guarantee"><h2 id="h-guarantee">Privacy '
-        f"guarantee</h2>{_facts(_guarantee_section(release, grouped))}</section>",
-        f'<section id="plots" aria-labelledby="h-plots"><h2 id="h-plots">The distribution</h2>'
-        f"{figures}</section>",
-        '<section id="quantiles" aria-labelledby="h-quantiles"><h2 id="h-quantiles">Quantiles'
-        "</h2>"
-        + _table(
-            f"Estimated quantiles with {pct} confidence intervals",
-            ["q", "estimate", f"{pct} low", f"{pct} high"],
-            _quantile_rows(release, qs, level, rng),
-        )
-        + "</section>",
-        '<section id="cdf-values" aria-labelledby="h-cdf"><h2 id="h-cdf">CDF values</h2>'
-        + _table(
-            f"Estimated count of values ≤ x at evenly spaced public points, with {pct} "
-            "confidence intervals (of the unbiased estimate)",
-            ["x", "count ≤ x", "share of n̂", f"{pct} low", f"{pct} high"],
-            _cdf_rows(release, level),
-        )
-        + "</section>",
-        '<section id="expected-error" aria-labelledby="h-error"><h2 id="h-error">Expected '
-        "error (from the plan)</h2>"
-        + _facts(error_rows)
-        + '<p class="note">Exact, from public parameters only (the same computation as '
-        "<code>treedp.predict_error</code> makes before any data is read). The estimates are "
-        "unbiased before the consistent projection, which only lowers the error.</p></section>",
-        f'<section id="reading" aria-labelledby="h-reading"><h2 id="h-reading">How to read '
-        f"this page</h2><p>Interval bounds are {pct} confidence intervals. The CDF band holds "
+    return (
+        _facts(rows) + '<p class="note">Exact, from public parameters only (the same '
+        "computation as <code>treedp.predict_error</code> makes before any data is read). The "
+        "estimates are unbiased before the consistent projection, which only lowers the "
+        "error.</p>"
+    )
+
+
+def _reading(pct: str) -> str:
+    return (
+        f"<p>Interval bounds are {pct} confidence intervals. The CDF band holds "
         "for every x at once (simultaneous); the per-bar and per-value intervals hold for each "
         "one separately (pointwise). Intervals are centred on the unbiased estimates; the "
         "plotted curve and the tabulated counts are the consistent estimates (non-decreasing, "
-        "never negative).</p></section>",
-    ]
-    return (
-        '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
-        '<meta name="viewport" content="width=device-width, initial-scale=1">'
-        f"<title>{escape(title)}</title><style>{_CSS}</style></head><body><main>"
-        + "".join(sections)
-        + f"</main><footer>Generated by treedp {escape(release.library_version)}. This file is "
-        "self-contained: it loads nothing and runs no script.</footer></body></html>\n"
+        "never negative).</p>"
     )
 
 
@@ -487,57 +535,3 @@ def write_report(release: Release, path: str | os.PathLike[str], **options: Any)
         atomic_write(path, write)
     except OSError as exc:
         raise OSError(exc.errno, exc.strerror, os.fspath(path)) from None
-
-
-# ---------------------------------------------------------------------------- notebook
-def summary_html(release: Release) -> str:
-    """A compact HTML summary with a small CDF figure (for ``Release._repr_html_``).
-
-    The band is the fast Bonferroni one (:func:`treedp.plot.cdf_band`), so display is instant
-    for any number of bins. Without matplotlib the summary has no figure and says why.
-    """
-    g = release.guarantee.describe()
-    rows = [
-        ("mechanism", release.mechanism.name),
-        ("guarantee", f"{g}, {release.neighbours} neighbours, unit: one record"),
-        (
-            "bins",
-            f"{release.bins.n_bins} over [{_fmt(release.edges[0])}, {_fmt(release.edges[-1])}]",
-        ),
-        ("n" if release.neighbours == "replace" else "n̂", _fmt_count(release.n)),
-        ("median", _fmt(release.median())),
-    ]
-    if release.branching:
-        rows.insert(2, ("tree", " × ".join(map(str, release.branching))))
-    table = "".join(
-        f'<tr><th style="text-align:left;padding-right:1em">{escape(k)}</th>'
-        f'<td style="text-align:left">{escape(v)}</td></tr>'
-        for k, v in rows
-    )
-    warn = (
-        f'<p style="color:#b00020;font-weight:600">{escape(SEEDED_WARNING)}</p>'
-        if release.seeded
-        else ""
-    )
-    try:
-        from treedp.plot import figure_svg, plot_release
-
-        fig, _ = plot_release(
-            release, kind="cdf", band_method="bonferroni", max_points=128, figsize=(4.0, 2.6)
-        )
-        fig.axes[0].legend(fontsize="xx-small")
-        svg = figure_svg(
-            fig,
-            title="Estimated CDF with a 95% simultaneous band",
-            description=f"Estimated CDF of {release.bins.n_bins} bins; median "
-            f"{_fmt(release.median())}.",
-            ident=f"treedp-{id(release):x}",
-        )
-        figure = f'<div style="max-width:26rem">{svg}</div>'
-    except ImportError:
-        figure = "<p><em>Install treedp[plot] (matplotlib) for a CDF figure.</em></p>"
-    return (
-        '<div class="treedp-release" style="display:flex;flex-wrap:wrap;gap:1em;'
-        'align-items:flex-start">'
-        f"<div><strong>treedp Release</strong>{warn}<table>{table}</table></div>{figure}</div>"
-    )

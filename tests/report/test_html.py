@@ -21,7 +21,7 @@ from treedp.cli import main
 
 pytest.importorskip("matplotlib", reason="the treedp[plot] extra (matplotlib) is not installed")
 
-from treedp.report import SEEDED_WARNING, expected_error, render_report, write_report
+from treedp.report.html import SEEDED_WARNING, expected_error, render_report, write_report
 
 SECTIONS = ("released", "guarantee", "plots", "quantiles", "cdf-values", "expected-error")
 
@@ -302,7 +302,7 @@ def test_page_in_headless_chromium(
 
 def test_guarantee_rows_say_which_bounds_were_found_privately() -> None:
     """The total guarantee row names the privately found side and the public one."""
-    from treedp.report import _guarantee_rows
+    from treedp.report.html import _guarantee_rows
 
     x = np.random.default_rng(3).lognormal(3, 1, 2000)
     for bounds, text in (

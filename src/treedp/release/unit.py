@@ -1,0 +1,84 @@
+"""The privacy unit of a release made per person, without groups.
+
+With a privacy-unit column (a person id) and no ``by``, the bounded rows are counted and noised
+by a record-level mechanism; adding or removing one person changes those counts by at most
+``Δ1`` in L1 and ``L2²`` in squared L2 (:class:`~treedp.privacy.contribution.ContributionBounds`),
+so the person-level guarantee is ``Δ1`` times the mechanism's pure ε, or ``L2²`` times its zCDP
+ρ: the rule of a grouped release (``api_grouped.release_grouped_counts``) with one group.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from fractions import Fraction
+from typing import Any
+
+from treedp.exceptions import InvalidParameterError
+from treedp.mechanisms import Mechanism
+from treedp.noise.families import float_at_least
+from treedp.privacy import ZCDP, Measure, PureDP
+from treedp.privacy.contribution import ContributionBounds
+
+__all__ = ["PrivacyUnit"]
+
+
+@dataclass(frozen=True)
+class PrivacyUnit:
+    """Who is protected by a release made per person: the bounds and the neighbour relation.
+
+    Attributes
+    ----------
+    bounds : ContributionBounds
+        The person-id column and the rows kept per person.
+    neighbours : {"add_remove", "replace"}
+        The person-level relation: add or remove one person with all their rows, or replace
+        one person's rows by another's.
+    """
+
+    bounds: ContributionBounds
+    neighbours: str
+
+    def __post_init__(self) -> None:
+        if self.bounds.unit is None:
+            raise InvalidParameterError(
+                "A person-level release needs a privacy-unit column; without one each row is "
+                "one person and the release has no unit (unit=None)."
+            )
+        if self.neighbours not in ("add_remove", "replace"):
+            raise InvalidParameterError(
+                "The 'neighbours' of a privacy unit must be 'add_remove' or 'replace'. "
+                f"Got {self.neighbours!r} instead."
+            )
+
+    @property
+    def label(self) -> str:
+        """``"person:<column>"``."""
+        return self.bounds.unit_label
+
+    def factor(self, mechanism: Mechanism) -> int:
+        """How many times the person-level loss is the mechanism's: ``Δ1`` for pure ε,
+        ``L2²`` for zCDP (under :attr:`neighbours`)."""
+        if mechanism.guarantee_kind == "zcdp":
+            return self.bounds.l2_squared(self.neighbours)
+        return self.bounds.sensitivity(self.neighbours)[0]
+
+    def guarantee(self, mechanism: Mechanism) -> Measure:
+        """The person-level guarantee: :meth:`factor` times the mechanism's exact loss, rounded
+        up."""
+        factor = Fraction(self.factor(mechanism))
+        if mechanism.guarantee_kind == "zcdp":
+            rho_spent = getattr(mechanism, "rho_spent", None)  # the exact ρ of its noise
+            if rho_spent is None:
+                raise InvalidParameterError("A zCDP mechanism must state its exact rho_spent().")
+            return ZCDP(float_at_least(factor * Fraction(rho_spent())))
+        return PureDP(float_at_least(factor * mechanism.epsilon_spent()))
+
+    def describe(self, mechanism: Mechanism) -> dict[str, Any]:
+        """The unit as plain data (what a release file stores as ``unit``): the bounds, the
+        neighbour relation, the factor and the person-level ``epsilon`` (or ``rho``)."""
+        return {
+            **self.bounds.describe(),
+            "neighbours": self.neighbours,
+            "factor": self.factor(mechanism),
+            **asdict(self.guarantee(mechanism)),  # {"epsilon": ε} or {"rho": ρ}
+        }

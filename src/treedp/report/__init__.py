@@ -1,0 +1,33 @@
+"""Views of a release, read from outside it: plots, the HTML page, the notebook display,
+tables and the bounds warning.
+
+Each is a function of a :class:`~treedp.release.Release` (or a grouped release); the release
+layer never imports this package. Importing it registers the functions behind the release's
+methods (``plot``, ``_repr_html_``, ``to_arrays``, ``to_frame``, ``bounds_warning``) in the
+hook table :mod:`treedp._views`, which ``import treedp`` points at this package.
+"""
+
+from treedp._views import register_view
+from treedp.report.bounds_warning import bounds_warning
+from treedp.report.html import SEEDED_WARNING, expected_error, render_report, write_report
+from treedp.report.notebook import grouped_html, summary_html
+from treedp.report.plot import plot_groups, plot_release
+from treedp.report.tables import grouped_frame, release_arrays, release_frame
+
+__all__ = [
+    "SEEDED_WARNING",
+    "bounds_warning",
+    "expected_error",
+    "render_report",
+    "summary_html",
+    "write_report",
+]
+
+register_view("plot", plot_release)
+register_view("_repr_html_", summary_html)
+register_view("to_arrays", release_arrays)
+register_view("to_frame", release_frame)
+register_view("bounds_warning", bounds_warning)
+register_view("grouped.plot", plot_groups)
+register_view("grouped._repr_html_", grouped_html)
+register_view("grouped.to_frame", grouped_frame)

@@ -1,0 +1,109 @@
+"""A release as a table: one row per bin with its intervals (dict of arrays, or a DataFrame).
+
+Every column is post-processing of the release; :meth:`Release.to_arrays`,
+:meth:`Release.to_frame` and :meth:`GroupedRelease.to_frame` call these.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from treedp.exceptions import MissingDependencyError
+from treedp.release import inference, queries
+
+if TYPE_CHECKING:
+    from treedp.release import Release
+    from treedp.release.grouped import GroupedRelease
+
+__all__ = ["grouped_frame", "release_arrays", "release_frame"]
+
+
+def release_arrays(release: Release, *, level: float = 0.95) -> dict[str, np.ndarray]:
+    """The release as a plain dict of equal-length arrays, one row per bin.
+
+    For notebooks and spreadsheets; every column is post-processing of the release.
+
+    Parameters
+    ----------
+    release : Release
+        The release.
+    level : float, default=0.95
+        Coverage of the intervals, as for :meth:`Release.confidence_interval`.
+
+    Returns
+    -------
+    dict of str to ndarray
+        ``left``, ``right`` (the bin's edges; datetime64 for datetime bins), ``count``
+        (consistent count per bin), ``count_low``, ``count_high`` (its interval), ``cdf``
+        (consistent count below ``right``), ``cdf_low``, ``cdf_high`` (its interval; the
+        interval columns are NaN where :attr:`Release.offers_intervals` is False).
+
+    Examples
+    --------
+    >>> import treedp
+    >>> rel = treedp.release_counts([30, 50, 20], bounds=(0, 3), bins=3, epsilon=1.0,
+    ...                              rng=treedp.InsecureSeededSource(1))
+    >>> table = rel.to_arrays()
+    >>> sorted(table)
+    ['cdf', 'cdf_high', 'cdf_low', 'count', 'count_high', 'count_low', 'left', 'right']
+    >>> table["left"].tolist(), table["right"].tolist()
+    ([0.0, 1.0, 2.0], [1.0, 2.0, 3.0])
+    """
+    level = inference.check_level(level)
+    bins = release.bins
+    edges = release.edges
+    m = np.arange(bins.n_bins + 1)
+    if release.offers_intervals:
+        mechanism = release.mechanism
+        cap = mechanism.n if mechanism.neighbours == "replace" else None  # n public: at most n
+        per_bin = release._edge_range(m[1:], m[:-1])
+        count_low, count_high = inference.bracket_interval(per_bin, per_bin, level, cap)
+        below = release._prefix_query(queries.prefix_terms(bins, m[1:]))
+        cdf_low, cdf_high = inference.bracket_interval(below, below, level, cap)
+    else:  # no honest interval exists (see offers_intervals): NaN, not a wrong number
+        count_low = count_high = cdf_low = cdf_high = np.full(bins.n_bins, np.nan)
+    counts = release.consistent_counts
+    return {
+        "left": edges[:-1].copy(),
+        "right": edges[1:].copy(),
+        "count": np.diff(counts),
+        "count_low": count_low,
+        "count_high": count_high,
+        "cdf": np.array(counts[1:]),
+        "cdf_low": cdf_low,
+        "cdf_high": cdf_high,
+    }
+
+
+def release_frame(release: Release, *, level: float = 0.95) -> Any:
+    """:func:`release_arrays` as a :class:`pandas.DataFrame` (needs ``treedp[pandas]``).
+
+    Examples
+    --------
+    >>> import treedp
+    >>> rel = treedp.release_counts([30, 50, 20], bounds=(0, 3), bins=3, epsilon=1.0,
+    ...                              rng=treedp.InsecureSeededSource(1))
+    >>> rel.to_frame().shape
+    (3, 8)
+    """
+    columns = release_arrays(release, level=level)
+    return _frame(
+        columns, "Release.to_frame", " (or use Release.to_arrays for a dict of numpy arrays)"
+    )
+
+
+def grouped_frame(grouped: GroupedRelease, q: Any) -> Any:
+    """:meth:`GroupedRelease.table` of the quantiles ``q`` as a pandas DataFrame."""
+    return _frame(grouped.table(q), "GroupedRelease.to_frame", "")
+
+
+def _frame(columns: dict[str, Any], what: str, instead: str) -> Any:
+    try:
+        import pandas as pd
+    except ImportError:
+        raise MissingDependencyError(
+            f"{what} needs pandas: pip install 'treedp[pandas]'{instead}."
+        ) from None
+    return pd.DataFrame(columns)
