@@ -26,7 +26,8 @@ from tests.stats import TEST_SEED
 from treedp import InsecureSeededSource, make_bins
 from treedp import api_grouped as api_grouped_module
 from treedp.api_grouped import choose_keys, release_grouped, selection_counts
-from treedp.engines.grouped import GroupedJob, KeyCounts, key_counts, unique_pairs
+from treedp.engines.grouped import GroupedJob, KeyCounts, key_counts
+from treedp.engines.keys import unique_pairs
 from treedp.exceptions import DataError
 from treedp.privacy.accountant import Accountant
 from treedp.privacy.contribution import ContributionBounds
@@ -330,7 +331,7 @@ def test_mixed_type_keys_and_person_ids_are_not_an_error() -> None:
     is data. Private selection sorts mixed keys by type name, then text."""
     import pandas as pd
 
-    from treedp.engines.grouped import person_codes, sorted_keys, unique_inverse
+    from treedp.engines.keys import person_codes, sorted_keys, unique_inverse
 
     assert sorted_keys([5, "CA", 2, "AB"]) == [2, 5, "AB", "CA"]
     values, codes = unique_inverse(np.array(["b", 5, "a", 5, "b"], dtype=object))
@@ -367,7 +368,7 @@ def test_mixed_type_keys_and_person_ids_are_not_an_error() -> None:
 def test_selected_key_labels_do_not_depend_on_which_equal_key_came_first() -> None:
     """1, 1.0, True and np.int64(1) are one key; privately selected, it is released as 1
     whichever of them a (neighbouring) dataset holds first."""
-    from treedp.engines.grouped import canonical_key
+    from treedp.engines.keys import canonical_key
 
     assert canonical_key(True) == 1 and type(canonical_key(True)) is int
     assert type(canonical_key(1.0)) is int and type(canonical_key(np.int64(1))) is int

@@ -55,7 +55,6 @@ from treedp.engines.grouped import (
     GroupedJob,
     KeyCounts,
     bin_index,
-    candidate_keys,
     column_array,
     count_bounded,
     count_keys,
@@ -63,8 +62,8 @@ from treedp.engines.grouped import (
     missing_key_error,
     missing_mask,
     person_missing_error,
-    unique_pairs,
 )
+from treedp.engines.keys import candidate_keys, unique_pairs
 from treedp.exceptions import DataError, InvalidParameterError, MissingDependencyError
 from treedp.noise import RandomSource
 from treedp.privacy.contribution import ContributionBounds, bound_contributions
