@@ -170,7 +170,7 @@ def test_binding_max_groups_cuts_every_person_and_catches_the_mutant(tmp_path: P
 
 
 def test_files_spill_the_pairs_over_many_partitions(tmp_path: Path) -> None:
-    from treedp.engines.grouped_files import key_counts_files
+    from treedp.engines.files import key_counts_files
 
     cols = _table(300)
     path = _files(tmp_path, cols)["parquet"]
