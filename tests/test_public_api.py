@@ -110,9 +110,9 @@ def test_read_column_csv_gz_and_errors(tmp_path: Path) -> None:
 
 
 def test_read_column_without_pyarrow(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    import treedp.io as tio
+    from treedp.engines.files import count as files_count
 
-    monkeypatch.setattr(tio, "_pyarrow", lambda: None)
+    monkeypatch.setattr(files_count, "pyarrow_or_none", lambda: None)
     path = tmp_path / "x.csv"
     path.write_text("a,t,s\n1,2024-01-01,u\n2.5,2024-02-01,v\n")
     assert read_column(path, "a").tolist() == [1.0, 2.5]

@@ -1,4 +1,5 @@
-"""Turn the inputs users pass (numpy, sequences, pandas, polars, pyarrow) into 1-D numpy arrays."""
+"""Turn the inputs users pass (numpy, sequences, pandas, polars, pyarrow) into 1-D numpy arrays;
+Arrow columns (of tables, datasets, files) checked and read as numpy."""
 
 from __future__ import annotations
 
@@ -6,9 +7,9 @@ from typing import Any
 
 import numpy as np
 
-from treedp.exceptions import InvalidTypeError
+from treedp.exceptions import DataError, InvalidTypeError
 
-__all__ = ["as_1d_array"]
+__all__ = ["arrow_to_numpy", "as_1d_array", "check_arrow_type"]
 
 
 def _from_dataframe_libraries(values: Any) -> np.ndarray | None:
@@ -179,3 +180,68 @@ def _datetimes_from_objects(arr: np.ndarray) -> np.ndarray:
     ):
         return micro
     return np.array([s.astype("datetime64[ns]") for s in scalars], dtype="datetime64[ns]")
+
+
+def check_arrow_type(t: Any, column: str) -> None:
+    """Raise :class:`DataError` unless the Arrow type ``t`` is numeric, decimal or temporal."""
+    import pyarrow as pa
+
+    if pa.types.is_dictionary(t):
+        t = t.value_type
+    if (
+        pa.types.is_integer(t)
+        or pa.types.is_floating(t)
+        or pa.types.is_decimal(t)
+        or pa.types.is_timestamp(t)
+        or pa.types.is_date(t)
+        or pa.types.is_null(t)
+    ):
+        return
+    raise DataError(
+        f"The column '{column}' is not numeric or datetime (its type is {t}); "
+        "treedp releases numeric or datetime columns only."
+    )
+
+
+def arrow_to_numpy(col: Any) -> np.ndarray:
+    """One Arrow column (Array or ChunkedArray) as a numpy array: decimals and integers with
+    nulls become float64 (nulls NaN), nulls in datetimes NaT, a null column all NaN."""
+    import pyarrow as pa
+
+    t = col.type
+    if isinstance(col, pa.Array) and col.null_count == 0:
+        direct = _primitive_view(col, t)
+        if direct is not None:
+            return direct
+    if pa.types.is_dictionary(t):
+        col = col.cast(t.value_type)
+        t = t.value_type
+    if pa.types.is_null(t):
+        return np.full(len(col), np.nan)
+    if pa.types.is_decimal(t):
+        import pyarrow.compute as pc  # imported only when needed: slow to import
+
+        col = pc.fill_null(col.cast(pa.float64()), float("nan"))
+    return as_1d_array(col)
+
+
+def _primitive_view(col: Any, t: Any) -> np.ndarray | None:
+    """A null-free integer or floating Arrow Array as a numpy view of its data buffer (no copy,
+    and no import of pandas, which ``Array.to_numpy`` may trigger); ``None`` for other types."""
+    import pyarrow as pa
+
+    if pa.types.is_floating(t):
+        kind = "f"
+    elif pa.types.is_signed_integer(t):
+        kind = "i"
+    elif pa.types.is_unsigned_integer(t):
+        kind = "u"
+    else:
+        return None
+    width = t.bit_width // 8
+    dtype = np.dtype(f"<{kind}{width}")
+    data = col.buffers()[1]
+    if data is None:
+        return None
+    view: np.ndarray = np.frombuffer(data, dtype=dtype, count=len(col) + col.offset)
+    return view[col.offset :]

@@ -104,9 +104,9 @@ def release_grouped(
     data : DataFrame, mapping of columns, table, files, or array-like
         A pandas or polars DataFrame, a pyarrow Table, a mapping of column name to 1-D array,
         a file input (a path, directory, glob, list of paths, :class:`treedp.FileSource` or
-        pyarrow Dataset: streamed, see :mod:`treedp.engines.grouped_files`), a Spark
-        DataFrame (:mod:`treedp.engines.grouped_spark`) or a Dask DataFrame
-        (:mod:`treedp.engines.grouped_dask`) — then ``column``, ``by`` and ``privacy_unit``
+        pyarrow Dataset: streamed, see :mod:`treedp.engines.files.grouped`), a Spark
+        DataFrame (:mod:`treedp.engines.spark.grouped`) or a Dask DataFrame
+        (:mod:`treedp.engines.dask`) — then ``column``, ``by`` and ``privacy_unit``
         name columns, checked before any value is read; or the value column itself as
         an array (then ``by`` is a key array, or a tuple of key arrays for several ``by``
         columns, and ``privacy_unit`` a person-id array).

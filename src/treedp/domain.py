@@ -18,14 +18,20 @@ from typing import Any
 import numpy as np
 
 from treedp._validation import check_int
+from treedp.bin_edges import (
+    MAX_BINS,
+    blocks,
+    check_edges,
+    edges_array,
+    equal_width_inverse,
+    proven_equal_width,
+)
 from treedp.engines.base import NanPolicy
 from treedp.engines.local import LocalEngine
 from treedp.exceptions import InvalidParameterError, InvalidTypeError
 
 __all__ = ["MAX_BINS", "Bins", "NanPolicy", "make_bins", "public_bins"]
 
-#: The largest number of bins accepted (2**26: the tree then needs about 1.5 GiB at most).
-MAX_BINS = 2**26
 #: The largest integer up to which every integer is a float64 (bounds beyond are refused).
 _EXACT_INT = 2**53
 
@@ -92,8 +98,8 @@ class Bins:
                 f"The 'datetime_unit' parameter must be one of {', '.join(_UNITS)}. "
                 f"Got {unit!r} instead."
             )
-        edges = _edges_array(self.edges, unit)
-        _check_edges(edges, "edges")
+        edges = edges_array(self.edges, unit)
+        check_edges(edges, "edges")
         if self.discrete:
             if unit is not None:
                 raise InvalidParameterError("Datetime bins cannot be discrete.")
@@ -106,7 +112,7 @@ class Bins:
                 )
         inv = 0.0
         if self.equal_width:
-            inv = _equal_width_inverse(edges)
+            inv = equal_width_inverse(edges)
         if unit is not None:
             inv = 0.0  # datetime ticks are counted by binary search on the edges
         if edges.flags.writeable:
@@ -118,7 +124,7 @@ class Bins:
     def _proven(cls, edges: np.ndarray, inv_width: float) -> Bins:
         """Equal-width bins whose edges :func:`make_bins` has just built and proven valid.
 
-        Only for read-only, finite float64 edges covered by :func:`_proven_equal_width`: the
+        Only for read-only, finite float64 edges covered by :func:`proven_equal_width`: the
         O(B) validation scans are skipped because they cannot fail.
         """
         out = object.__new__(cls)
@@ -294,100 +300,6 @@ def _finish(edges: np.ndarray, discrete: bool, equal_width: bool, unit: str | No
     return Bins(edges, discrete, equal_width, unit)
 
 
-def _edges_array(edges: Any, unit: str | None) -> np.ndarray:
-    """The edges as a fresh float64 array (numbers) or int64 ticks of ``unit`` (datetimes)."""
-    arr = edges if isinstance(edges, np.ndarray) else np.asarray(edges)
-    kind = arr.dtype.kind
-    if unit is not None:
-        if kind == "M":
-            if np.isnat(arr).any():
-                raise InvalidParameterError("The 'edges' parameter must not hold NaT.")
-            return arr.astype(f"datetime64[{unit}]").view(np.int64)
-        if kind not in "iu":
-            raise InvalidTypeError(
-                "The 'edges' parameter of datetime bins must hold int64 ticks or datetimes. "
-                f"Got dtype {arr.dtype} instead."
-            )
-        out = arr.astype(np.int64, copy=False)
-    else:
-        if kind == "M" or kind not in "iuf":
-            raise InvalidTypeError(
-                "The 'edges' parameter must hold numbers (give datetime_unit for datetimes). "
-                f"Got dtype {arr.dtype} instead."
-            )
-        out = arr.astype(np.float64, copy=False)
-    if out is arr and arr.flags.writeable:
-        out = arr.copy()  # the caller's array must not change the bins later
-    return out
-
-
-def _equal_width_inverse(edges: np.ndarray) -> float:
-    """``B / (hi - lo)`` for the arithmetic counting kernel, after checking the spacing.
-
-    The kernel corrects a rounding error of one bin at most, so the edges must lie within a
-    quarter bin of ``lo + j·(hi - lo)/B``; edges that do not are refused. Returns 0.0 when the
-    arithmetic would overflow (the bins are then counted by binary search: exact, slower).
-    """
-    lo, hi = float(edges[0]), float(edges[-1])
-    n_bins = edges.size - 1
-    with np.errstate(all="ignore"):
-        width = hi - lo
-        inv = n_bins / width
-        arithmetic = math.isfinite(width) and math.isfinite(inv) and inv > 0.0
-        if not arithmetic:
-            inv = 0.0
-            min_gap = min(float(np.diff(edges[s]).min()) for s in _blocks(edges.size, overlap=1))
-        spaced = True
-        for part in _blocks(edges.size):  # cache-sized blocks: one pass over memory
-            j = np.arange(part.start, part.stop, dtype=np.float64)
-            e = edges[part]
-            if arithmetic:
-                ok = np.abs((e - lo) * inv - j) <= 0.25
-            else:
-                steps = j / n_bins
-                ok = np.abs(e - (lo * (1.0 - steps) + hi * steps)) <= 0.25 * min_gap
-            if not ok.all():
-                spaced = False
-                break
-    if not spaced:
-        raise InvalidParameterError(
-            "equal_width=True needs equally spaced edges lo + j·(hi - lo)/B; use "
-            "equal_width=False for other edges."
-        )
-    return float(inv)
-
-
-def _check_edges(edges: np.ndarray, name: str, increasing: str | None = None) -> None:
-    if edges.ndim != 1 or edges.size < 2:
-        raise InvalidParameterError(
-            f"The '{name}' parameter must be a 1-D sequence of at least 2 edges. "
-            f"Got shape {edges.shape} instead."
-        )
-    if edges.size - 1 > MAX_BINS:
-        raise InvalidParameterError(
-            f"The '{name}' parameter gives {edges.size - 1} bins; at most {MAX_BINS} are allowed."
-        )
-    floats = edges.dtype.kind == "f"
-    for part in _blocks(edges.size, overlap=1):  # cache-sized blocks: one pass over memory
-        e = edges[part]
-        if floats and not np.isfinite(e).all():
-            raise InvalidParameterError(f"The '{name}' parameter must hold finite values only.")
-        if not (e[1:] > e[:-1]).all():
-            raise InvalidParameterError(
-                increasing or f"The '{name}' parameter must be strictly increasing."
-            )
-
-
-_BLOCK = 1 << 16
-
-
-def _blocks(size: int, overlap: int = 0) -> list[slice]:
-    """Slices of about :data:`_BLOCK` items covering ``range(size)``, each ``overlap`` longer."""
-    return [
-        slice(a, min(a + _BLOCK + overlap, size)) for a in range(0, max(size - overlap, 1), _BLOCK)
-    ]
-
-
 def _is_datetime_like(x: Any) -> bool:
     import datetime as _dt
 
@@ -466,25 +378,7 @@ def make_bins(
                 "Give either 'edges' or 'bounds' with 'bins', not both. Got edges and "
                 f"{'bounds' if bounds is not None else 'bins'}."
             )
-        arr = np.asarray(edges)
-        if arr.dtype.kind == "O" or arr.dtype.kind == "U":
-            try:
-                arr = arr.astype("datetime64") if arr.dtype.kind == "U" else arr.astype(float)
-            except (ValueError, TypeError):
-                raise InvalidTypeError(
-                    "The 'edges' parameter must hold numbers or datetimes."
-                ) from None
-        if arr.dtype.kind == "M":
-            unit = np.datetime_data(arr.dtype)[0]
-            if np.isnat(arr).any():
-                raise InvalidParameterError("The 'edges' parameter must not hold NaT.")
-            return _finish(arr.view(np.int64).copy(), False, False, unit)
-        if arr.dtype.kind not in "iuf":
-            raise InvalidTypeError(
-                f"The 'edges' parameter must hold numbers or datetimes. Got dtype {arr.dtype}."
-            )
-        return _finish(arr.astype(np.float64), False, False, None)
-
+        return _bins_from_edges(edges)
     if bounds is None or bins is None:
         raise InvalidParameterError(
             "Public bins are required: give 'bounds=(lo, hi)' with 'bins=B' (or "
@@ -499,73 +393,107 @@ def make_bins(
         raise InvalidParameterError(
             f"The 'bounds' parameter must be a pair (lo, hi). Got {bounds!r} instead."
         )
-    lo_raw, hi_raw = bounds
-    if _is_datetime_like(lo_raw) or _is_datetime_like(hi_raw):
-        if not (_is_datetime_like(lo_raw) and _is_datetime_like(hi_raw)):
-            word = next((b for b in (lo_raw, hi_raw) if isinstance(b, str)), None)
-            if word == "private":
-                raise InvalidParameterError(
-                    "The 'bounds' parameter: bounds found privately ('private') are not "
-                    "available here; give public bounds=(lo, hi)."
-                )
-            if word is not None and not _parses_as_datetime(word):
-                raise InvalidParameterError(
-                    f"The 'bounds' parameter holds {word!r}, which is neither a number nor a "
-                    "datetime; the word for bounds found privately is 'private' (as "
-                    "bounds='private', or (lo, 'private') / ('private', hi) with one side "
-                    "public)."
-                )
-            raise InvalidTypeError("The 'bounds' parameter mixes a datetime and a number.")
-        try:
-            lo_dt, hi_dt = np.datetime64(lo_raw), np.datetime64(hi_raw)
-        except ValueError:
-            raise InvalidParameterError(
-                f"The 'bounds' parameter could not be read as datetimes: {bounds!r}."
-            ) from None
-        unit = np.datetime_data(np.array([lo_dt, hi_dt]).dtype)[0]
-        if unit in ("Y", "M", "W", "D", "h", "m"):
-            unit = "s"
-        # astype, not np.datetime64(x, unit): the stubs take only a literal unit.
-        lo_t = int(lo_dt.astype(f"datetime64[{unit}]").astype(np.int64))
-        hi_t = int(hi_dt.astype(f"datetime64[{unit}]").astype(np.int64))
-        if bins == "integers":
-            raise InvalidParameterError("bins='integers' needs numeric bounds, not datetimes.")
-        n_bins = _check_bin_count(bins)
-        if not lo_t < hi_t:
-            raise InvalidParameterError(
-                f"The 'bounds' parameter must satisfy lo < hi. Got {bounds!r} instead."
-            )
-        if hi_t - lo_t < n_bins:
-            raise InvalidParameterError(
-                f"The 'bins' parameter ({n_bins}) exceeds the number of {unit} ticks in 'bounds'."
-            )
-        ticks = lo_t + (np.arange(n_bins + 1, dtype=object) * (hi_t - lo_t)) // n_bins
-        edges_dt = np.array([int(t) for t in ticks], dtype=np.int64)
-        return _finish(edges_dt, False, False, unit)
-
-    lo, hi = _check_number(lo_raw, "bounds"), _check_number(hi_raw, "bounds")
+    if _is_datetime_like(bounds[0]) or _is_datetime_like(bounds[1]):
+        return _datetime_bins(bounds, bins)
+    lo, hi = _check_number(bounds[0], "bounds"), _check_number(bounds[1], "bounds")
     if bins == "integers":
-        if lo != int(lo) or hi != int(hi):
+        return _integer_bins(lo, hi, bounds)
+    return _equal_width_bins(lo, hi, _check_bin_count(bins), bounds)
+
+
+def _bins_from_edges(edges: Any) -> Bins:
+    """Bins from explicit edges (numbers, datetimes, or their text)."""
+    arr = np.asarray(edges)
+    if arr.dtype.kind == "O" or arr.dtype.kind == "U":
+        try:
+            arr = arr.astype("datetime64") if arr.dtype.kind == "U" else arr.astype(float)
+        except (ValueError, TypeError):
+            raise InvalidTypeError(
+                "The 'edges' parameter must hold numbers or datetimes."
+            ) from None
+    if arr.dtype.kind == "M":
+        unit = np.datetime_data(arr.dtype)[0]
+        if np.isnat(arr).any():
+            raise InvalidParameterError("The 'edges' parameter must not hold NaT.")
+        return _finish(arr.view(np.int64).copy(), False, False, unit)
+    if arr.dtype.kind not in "iuf":
+        raise InvalidTypeError(
+            f"The 'edges' parameter must hold numbers or datetimes. Got dtype {arr.dtype}."
+        )
+    return _finish(arr.astype(np.float64), False, False, None)
+
+
+def _datetime_bins(bounds: Sequence[Any], bins: Any) -> Bins:
+    """``bins`` equal-width bins between two datetime bounds, in integer ticks."""
+    lo_raw, hi_raw = bounds
+    if not (_is_datetime_like(lo_raw) and _is_datetime_like(hi_raw)):
+        word = next((b for b in (lo_raw, hi_raw) if isinstance(b, str)), None)
+        if word == "private":
             raise InvalidParameterError(
-                f"bins='integers' needs integer bounds. Got {bounds!r} instead."
+                "The 'bounds' parameter: bounds found privately ('private') are not "
+                "available here; give public bounds=(lo, hi)."
             )
-        if not lo <= hi:
+        if word is not None and not _parses_as_datetime(word):
             raise InvalidParameterError(
-                f"The 'bounds' parameter must satisfy lo <= hi for bins='integers'. "
-                f"Got {bounds!r} instead."
+                f"The 'bounds' parameter holds {word!r}, which is neither a number nor a "
+                "datetime; the word for bounds found privately is 'private' (as "
+                "bounds='private', or (lo, 'private') / ('private', hi) with one side "
+                "public)."
             )
-        if max(abs(int(lo)), abs(int(hi)) + 1) > _EXACT_INT:
-            raise InvalidParameterError(
-                f"bins='integers' needs bounds within ±(2**53 - 1): beyond, float64 edges "
-                f"cannot tell consecutive integers apart. Got {bounds!r} instead."
-            )
-        n = int(hi) - int(lo) + 1
-        if n > MAX_BINS:
-            raise InvalidParameterError(
-                f"bins='integers' over {bounds!r} gives {n} bins; at most {MAX_BINS} are allowed."
-            )
-        return _finish(np.arange(int(lo), int(hi) + 2, dtype=np.float64), True, True, None)
+        raise InvalidTypeError("The 'bounds' parameter mixes a datetime and a number.")
+    try:
+        lo_dt, hi_dt = np.datetime64(lo_raw), np.datetime64(hi_raw)
+    except ValueError:
+        raise InvalidParameterError(
+            f"The 'bounds' parameter could not be read as datetimes: {bounds!r}."
+        ) from None
+    unit = np.datetime_data(np.array([lo_dt, hi_dt]).dtype)[0]
+    if unit in ("Y", "M", "W", "D", "h", "m"):
+        unit = "s"
+    # astype, not np.datetime64(x, unit): the stubs take only a literal unit.
+    lo_t = int(lo_dt.astype(f"datetime64[{unit}]").astype(np.int64))
+    hi_t = int(hi_dt.astype(f"datetime64[{unit}]").astype(np.int64))
+    if bins == "integers":
+        raise InvalidParameterError("bins='integers' needs numeric bounds, not datetimes.")
     n_bins = _check_bin_count(bins)
+    if not lo_t < hi_t:
+        raise InvalidParameterError(
+            f"The 'bounds' parameter must satisfy lo < hi. Got {bounds!r} instead."
+        )
+    if hi_t - lo_t < n_bins:
+        raise InvalidParameterError(
+            f"The 'bins' parameter ({n_bins}) exceeds the number of {unit} ticks in 'bounds'."
+        )
+    ticks = lo_t + (np.arange(n_bins + 1, dtype=object) * (hi_t - lo_t)) // n_bins
+    return _finish(np.array([int(t) for t in ticks], dtype=np.int64), False, False, unit)
+
+
+def _integer_bins(lo: float, hi: float, bounds: Sequence[Any]) -> Bins:
+    """One bin per integer in ``lo..hi`` (both included)."""
+    if lo != int(lo) or hi != int(hi):
+        raise InvalidParameterError(
+            f"bins='integers' needs integer bounds. Got {bounds!r} instead."
+        )
+    if not lo <= hi:
+        raise InvalidParameterError(
+            f"The 'bounds' parameter must satisfy lo <= hi for bins='integers'. "
+            f"Got {bounds!r} instead."
+        )
+    if max(abs(int(lo)), abs(int(hi)) + 1) > _EXACT_INT:
+        raise InvalidParameterError(
+            f"bins='integers' needs bounds within ±(2**53 - 1): beyond, float64 edges "
+            f"cannot tell consecutive integers apart. Got {bounds!r} instead."
+        )
+    n = int(hi) - int(lo) + 1
+    if n > MAX_BINS:
+        raise InvalidParameterError(
+            f"bins='integers' over {bounds!r} gives {n} bins; at most {MAX_BINS} are allowed."
+        )
+    return _finish(np.arange(int(lo), int(hi) + 2, dtype=np.float64), True, True, None)
+
+
+def _equal_width_bins(lo: float, hi: float, n_bins: int, bounds: Sequence[Any]) -> Bins:
+    """``n_bins`` equal-width bins covering ``[lo, hi)``."""
     if not lo < hi:
         raise InvalidParameterError(
             f"The 'bounds' parameter must satisfy lo < hi. Got {bounds!r} instead."
@@ -575,37 +503,22 @@ def make_bins(
     width = hi - lo
     edges_f = np.empty(n_bins + 1, dtype=np.float64)
     with np.errstate(all="ignore"):
-        for part in _blocks(n_bins + 1):  # cache-sized blocks: one pass over memory
+        for part in blocks(n_bins + 1):  # cache-sized blocks: one pass over memory
             steps = np.arange(part.start, part.stop, dtype=np.float64) / n_bins
             edges_f[part] = (
                 lo + width * steps if math.isfinite(width) else lo * (1.0 - steps) + hi * steps
             )
     edges_f[-1] = hi
-    if _proven_equal_width(lo, hi, width, n_bins):
+    if proven_equal_width(lo, hi, width, n_bins):
         edges_f.setflags(write=False)
         return Bins._proven(edges_f, n_bins / width)
-    _check_edges(
+    check_edges(
         edges_f,
         "bins",
         increasing=f"The 'bins' parameter ({n_bins}) is too large for the float resolution of "
         f"'bounds' {bounds!r}: edges would coincide.",
     )
     return _finish(edges_f, False, True, None)
-
-
-def _proven_equal_width(lo: float, hi: float, width: float, n_bins: int) -> bool:
-    """Whether ``lo + (hi - lo)·fl(j/B)`` edges are provably within a quarter bin of the ideal.
-
-    With unit roundoff ``u = 2**-53`` and normal numbers, each of ``fl(hi - lo)``,
-    ``fl(j/B)``, the product and the sum adds a relative error of at most ``u``, so an edge is
-    within ``5u(|lo| + |hi|)(1 + u)`` of ``lo + j(hi - lo)/B``; ``8u(|lo| + |hi|)`` bounds that.
-    When this is at most a quarter of the bin width ``(hi - lo)/B``, consecutive edges differ by
-    at least half a bin (strictly increasing) and the counting kernel's spacing condition holds,
-    so the scans of :class:`Bins` validation would only confirm it.
-    """
-    if not (math.isfinite(width) and width >= 2.0**-1000 and n_bins / width < math.inf):
-        return False
-    return 8.0 * 2.0**-53 * (abs(lo) + abs(hi)) * n_bins <= 0.25 * width * (1.0 - 2.0**-40)
 
 
 def _check_bin_count(bins: Any) -> int:

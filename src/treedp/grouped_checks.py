@@ -11,7 +11,7 @@ from typing import Any
 
 from treedp._validation import check_real
 from treedp.budget import check_epsilon
-from treedp.engines.grouped import check_keys
+from treedp.engines.keys import check_keys
 from treedp.exceptions import InvalidParameterError, InvalidTypeError
 from treedp.mechanisms.registry import REGISTRY
 from treedp.privacy.measures import ZCDP, ApproxDP, Measure, PureDP

@@ -79,7 +79,7 @@ def convert_keys(keys: Sequence[Any], data: Any, by: Sequence[str]) -> list[Any]
     MissingDependencyError
         If pyarrow is not installed (grouped releases of files need it).
     """
-    from treedp.engines.grouped_files import file_columns, file_schema
+    from treedp.engines.files.grouped import file_columns, file_schema
 
     schema = file_schema(data)
     if schema is None:

@@ -17,14 +17,16 @@ import pytest
 
 import treedp
 from treedp import make_bins
-from treedp.engines import files
+from treedp._inputs import arrow_to_numpy
 from treedp.engines.base import BinCounts
-from treedp.engines.files import count_chunks, count_path, iter_path_chunks, resolve_paths
+from treedp.engines.files import count as files_count
+from treedp.engines.files import count_path, iter_path_chunks, resolve_paths
 from treedp.engines.local import (
     _arithmetic_is_exact,
     _count_equal_width,
     _count_search,
     count_chunk,
+    count_chunks,
 )
 from treedp.exceptions import DataError, InvalidParameterError, MissingDependencyError
 
@@ -232,7 +234,7 @@ def test_paths_and_types(tmp_path: Path) -> None:
 
 
 def test_parquet_without_pyarrow(data_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(files, "_pyarrow", lambda: None)
+    monkeypatch.setattr(files_count, "pyarrow_or_none", lambda: None)
     with pytest.raises(MissingDependencyError, match=r"treedp\[parquet\]"):
         count_path(data_dir / "x.parquet", "x", BINS, "drop")
     ref = count_chunk(np.arange(N) % 50, make_bins(bounds=(0, 49), bins="integers"))
@@ -335,9 +337,9 @@ def test_arrow_numeric_columns_are_zero_copy_views() -> None:
         pa.array(np.array([1.5, 2.5], dtype=np.float32)),
     ]
     for arr in cases:
-        got = files.arrow_to_numpy(arr)
+        got = arrow_to_numpy(arr)
         want = arr.to_numpy(zero_copy_only=False)
         assert got.dtype == want.dtype
         assert np.array_equal(got, want, equal_nan=True)
-    with_null = files.arrow_to_numpy(pa.array([1.0, None, 3.0]))
+    with_null = arrow_to_numpy(pa.array([1.0, None, 3.0]))
     assert np.array_equal(with_null, [1.0, np.nan, 3.0], equal_nan=True)

@@ -14,11 +14,11 @@ from treedp import InsecureSeededSource, make_bins
 from treedp.engines.grouped import (
     GroupedCounts,
     bin_index,
-    check_keys,
     count_grouped,
     count_grouped_codes,
     encode_keys,
 )
+from treedp.engines.keys import check_keys
 from treedp.exceptions import DataError, InvalidParameterError, InvalidTypeError
 from treedp.privacy.contribution import ContributionBounds, bound_contributions
 from treedp.tree import shape_for

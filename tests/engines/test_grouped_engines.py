@@ -247,7 +247,7 @@ def test_spark_conformance_and_binding_bounds(spark: Any) -> None:
     data = _per_person_table(persons, rows, groups)
     frame = _spark_frame(spark, data).repartition(3)
     pbins = make_bins(bounds=(0, persons - 1), bins="integers")
-    from treedp.engines.grouped_spark import count_grouped_spark
+    from treedp.engines.spark import count_grouped_spark
 
     # the window method: steps c and g, then g and m; the partition method: the in-memory rule
     plan = [((4, 2, 1), "window"), ((None, 1, 2), "window"), ((5, 2, 2), "partition")]

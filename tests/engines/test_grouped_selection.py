@@ -26,7 +26,8 @@ from tests.stats import TEST_SEED
 from treedp import InsecureSeededSource, make_bins
 from treedp import grouped_stage as grouped_stage_module
 from treedp.api_grouped import choose_keys, release_grouped, selection_counts
-from treedp.engines.grouped import GroupedJob, KeyCounts, key_counts, unique_pairs
+from treedp.engines.grouped import GroupedJob, KeyCounts, key_counts
+from treedp.engines.keys import unique_pairs
 from treedp.exceptions import DataError
 from treedp.privacy.accountant import Accountant
 from treedp.privacy.contribution import ContributionBounds
@@ -169,7 +170,7 @@ def test_binding_max_groups_cuts_every_person_and_catches_the_mutant(tmp_path: P
 
 
 def test_files_spill_the_pairs_over_many_partitions(tmp_path: Path) -> None:
-    from treedp.engines.grouped_files import key_counts_files
+    from treedp.engines.files import key_counts_files
 
     cols = _table(300)
     path = _files(tmp_path, cols)["parquet"]
@@ -330,7 +331,7 @@ def test_mixed_type_keys_and_person_ids_are_not_an_error() -> None:
     is data. Private selection sorts mixed keys by type name, then text."""
     import pandas as pd
 
-    from treedp.engines.grouped import person_codes, sorted_keys, unique_inverse
+    from treedp.engines.keys import person_codes, sorted_keys, unique_inverse
 
     assert sorted_keys([5, "CA", 2, "AB"]) == [2, 5, "AB", "CA"]
     values, codes = unique_inverse(np.array(["b", 5, "a", 5, "b"], dtype=object))
@@ -367,7 +368,7 @@ def test_mixed_type_keys_and_person_ids_are_not_an_error() -> None:
 def test_selected_key_labels_do_not_depend_on_which_equal_key_came_first() -> None:
     """1, 1.0, True and np.int64(1) are one key; privately selected, it is released as 1
     whichever of them a (neighbouring) dataset holds first."""
-    from treedp.engines.grouped import canonical_key
+    from treedp.engines.keys import canonical_key
 
     assert canonical_key(True) == 1 and type(canonical_key(True)) is int
     assert type(canonical_key(1.0)) is int and type(canonical_key(np.int64(1))) is int

@@ -27,7 +27,7 @@ pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
 _PAUSE = textwrap.dedent(
     """
     import sys, time
-    import treedp.engines.grouped_files as gf
+    import treedp.engines.files.grouped as gf
 
     real = gf.bound_contributions
 

@@ -2,7 +2,7 @@
 
 ``treedp release`` with ``--by`` or ``--privacy-unit`` streams every file form the ungrouped
 command takes (a file, several files, a directory, a glob; CSV, Parquet, Arrow) through the
-grouped files engine (:mod:`treedp.engines.grouped_files`: bounded memory; with a privacy unit,
+grouped files engine (:mod:`treedp.engines.files.grouped`: bounded memory; with a privacy unit,
 a two-pass spill by person id). Keys from ``--keys`` are text: for Parquet and Arrow inputs they
 are converted to the type of their ``by`` column (read from the schema, no values); CSV key
 columns are text. The budget is ``--epsilon`` (Laplace), ``--rho`` or ``--epsilon --delta``

@@ -2,7 +2,8 @@
 
 :func:`count_chunk` is the pure kernel: it counts one 1-D numpy array into the bins following
 the bin rule of :mod:`treedp.engines.base`. Everything else (streams, thread pools, distributed
-partitions) counts parts with it and adds the :class:`~treedp.engines.base.BinCounts`.
+partitions) counts parts with it and adds the :class:`~treedp.engines.base.BinCounts`;
+:func:`count_chunks` does so for a stream of chunks (tables, datasets, files) on a few threads.
 
 float64 columns into equal-width bins can instead go through a compiled kernel
 (:mod:`treedp.engines._kernel_numba`, the optional extra ``treedp[fast]`` = numba): the same
@@ -15,8 +16,9 @@ column has at least :data:`AUTO_MIN` values, so that numba's import and the kern
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator
-from concurrent.futures import ThreadPoolExecutor
+from collections import deque
+from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
 from types import ModuleType
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -30,7 +32,15 @@ from treedp.exceptions import DataError, InvalidParameterError, InvalidTypeError
 if TYPE_CHECKING:
     from treedp.domain import Bins
 
-__all__ = ["AUTO_MIN", "KERNELS", "Kernel", "LocalEngine", "count_chunk", "datetime_ticks"]
+__all__ = [
+    "AUTO_MIN",
+    "KERNELS",
+    "Kernel",
+    "LocalEngine",
+    "count_chunk",
+    "count_chunks",
+    "datetime_ticks",
+]
 
 #: Values per kernel chunk at least (cache-sized), and the column size below which the local
 #: engine counts on one thread.
@@ -491,3 +501,49 @@ def datetime_ticks(arr: np.ndarray, unit: str) -> np.ndarray:
     ticks[high] = _INT64_MAX
     ticks[low] = -_INT64_MAX
     return ticks
+
+
+def count_chunks(
+    chunks: Iterable[np.ndarray],
+    bins: Bins,
+    nan: NanPolicy = "error",
+    *,
+    workers: int = 2,
+    progress: Callable[[int], None] | None = None,
+    kernel: Kernel = "auto",
+) -> BinCounts:
+    """Count a stream of 1-D numpy chunks on ``workers`` threads and add the counts.
+
+    At most ``2 * workers`` chunks are held at once; the result is the same, bin for bin, as
+    counting the concatenated column in one call. ``progress`` is called with the length of
+    each chunk once it is counted. On an error (a missing value under ``nan="error"``) the
+    chunks not yet counted are abandoned and the error is raised.
+    """
+    check_nan_policy(nan)
+    total = np.zeros(bins.n_bins, dtype=np.int64)
+    dropped = 0
+    pending: deque[tuple[Future[BinCounts], int]] = deque()
+
+    def collect() -> None:
+        nonlocal dropped
+        future, size = pending.popleft()
+        part = future.result()
+        total.__iadd__(part.counts)
+        dropped += part.dropped
+        if progress is not None:
+            progress(size)
+
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        try:
+            for chunk in chunks:
+                job = pool.submit(count_chunk, chunk, bins, nan, kernel=kernel)
+                pending.append((job, int(chunk.size)))
+                while len(pending) >= 2 * workers:
+                    collect()
+            while pending:
+                collect()
+        except BaseException:
+            for future, _ in pending:
+                future.cancel()
+            raise
+    return BinCounts._trusted(total, dropped)

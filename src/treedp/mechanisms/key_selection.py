@@ -27,7 +27,8 @@ from typing import Any
 
 import numpy as np
 
-from treedp.engines.grouped import KeyCounts, canonical_key, sorted_keys
+from treedp.engines.grouped import KeyCounts
+from treedp.engines.keys import canonical_key, sorted_keys
 from treedp.exceptions import DataError
 from treedp.noise import RandomSource, noise_scale
 from treedp.noise.families import DiscreteLaplace, float_at_least

@@ -10,9 +10,6 @@ estimation and the release happen on the driver, as for every engine.
 
 treedp (numpy only) must be importable on the executors: install it there, or ship it with
 ``spark-submit --py-files``. Java 17 and ``pyspark>=3.5,<4`` are what the tests run.
-
-Grouped counting can reuse :func:`_partition_counter`: add key columns to the emitted rows
-and to the ``groupBy``.
 """
 
 from __future__ import annotations
@@ -31,14 +28,21 @@ from treedp.exceptions import DataError, InvalidParameterError, InvalidTypeError
 if TYPE_CHECKING:
     from treedp.domain import Bins
 
-__all__ = ["SparkEngine", "count_spark", "quiet_pyspark"]
+__all__ = [
+    "DATETIME_TYPES",
+    "NUMERIC_TYPES",
+    "SparkEngine",
+    "collect_column",
+    "count_spark",
+    "quiet_pyspark",
+]
 
 #: Rows per emitted Arrow batch of (bin, count) pairs.
 _EMIT_ROWS = 1 << 20
 _OUT_SCHEMA = "bin long, count long"
 
-_NUMERIC = ("ByteType", "ShortType", "IntegerType", "LongType", "FloatType", "DoubleType")
-_DATETIME = ("TimestampType", "TimestampNTZType", "DateType")
+NUMERIC_TYPES = ("ByteType", "ShortType", "IntegerType", "LongType", "FloatType", "DoubleType")
+DATETIME_TYPES = ("TimestampType", "TimestampNTZType", "DateType")
 
 
 def count_spark(df: Any, column: str | None, bins: Bins, nan: NanPolicy = "error") -> BinCounts:
@@ -153,14 +157,14 @@ def _field(df: Any, column: str | None) -> Any:
 
 
 def _check_type(type_name: str, bins: Bins) -> None:
-    if type_name in _DATETIME:
+    if type_name in DATETIME_TYPES:
         if bins.datetime_unit is None:
             raise InvalidTypeError(
                 "The 'values' argument holds datetimes but the bins are numeric; give "
                 "datetime bounds or edges."
             )
         return
-    if type_name in (*_NUMERIC, "DecimalType"):
+    if type_name in (*NUMERIC_TYPES, "DecimalType"):
         if bins.datetime_unit is not None:
             raise InvalidTypeError(
                 "The 'values' argument must hold datetimes for datetime bins. "

@@ -2,7 +2,7 @@
 and pyarrow Tables and Datasets, in bounded memory.
 
 Only the needed columns (value, ``by``, person id) are read, in record batches of at most
-:data:`treedp.engines.files.BATCH_ROWS` rows.
+:data:`treedp.engines.files.paths.BATCH_ROWS` rows.
 
 * **Without a privacy unit** every batch is counted as it arrives
   (:func:`treedp.engines.grouped.count_bounded`) and the ``(G × B)`` counts are added: memory
@@ -25,7 +25,7 @@ them still keeps within the bounds, so the guarantee is unchanged; hashes are 63
 ``10^6`` ids), which costs accuracy only.
 
 CSV cells: the value column follows the file engine's rule (whitespace stripped, the cells of
-:data:`treedp.engines.files.NULL_CELLS` missing, numbers else ISO datetimes); ``by`` and
+:data:`treedp.engines.files.csv_reader.NULL_CELLS` missing, numbers else ISO datetimes); ``by`` and
 person-id columns are read as text (the same null cells are missing), so public keys are matched
 by their text, ``str(key)``.
 """
@@ -42,20 +42,14 @@ from typing import IO, Any
 
 import numpy as np
 
-from treedp.engines.files import (
-    BATCH_ROWS,
-    NULL_CELLS,
-    FileSource,
-    arrow_to_numpy,
-    check_arrow_type,
-    resolve_paths,
-)
+from treedp._inputs import arrow_to_numpy, check_arrow_type
+from treedp.engines.files.csv_reader import NULL_CELLS, CellKind, convert_arrow_cells
+from treedp.engines.files.paths import BATCH_ROWS, FileSource, is_dataset, resolve_paths
 from treedp.engines.grouped import (
     GroupedCounts,
     GroupedJob,
     KeyCounts,
     bin_index,
-    candidate_keys,
     column_array,
     count_bounded,
     count_keys,
@@ -63,8 +57,8 @@ from treedp.engines.grouped import (
     missing_key_error,
     missing_mask,
     person_missing_error,
-    unique_pairs,
 )
+from treedp.engines.keys import candidate_keys, py_scalar, unique_pairs
 from treedp.exceptions import DataError, InvalidParameterError, MissingDependencyError
 from treedp.noise import RandomSource
 from treedp.privacy.contribution import ContributionBounds, bound_contributions
@@ -74,7 +68,6 @@ __all__ = [
     "count_grouped_files",
     "file_columns",
     "file_schema",
-    "is_file_input",
     "key_counts_files",
 ]
 
@@ -82,19 +75,6 @@ __all__ = [
 SPILL_DTYPE = np.dtype([("p", "<i8"), ("k", "<i4"), ("b", "<i4")])
 _SPILL_BYTES = 64 << 20
 _MAX_PARTITIONS = 1024
-
-
-def is_file_input(data: Any) -> bool:
-    """A path, a list of paths, a :class:`FileSource`, or a pyarrow Dataset."""
-    if isinstance(data, FileSource | str | os.PathLike):
-        return True
-    if (
-        isinstance(data, list | tuple)
-        and data
-        and all(isinstance(x, str | os.PathLike) for x in data)
-    ):
-        return True
-    return type(data).__module__.startswith("pyarrow._dataset")
 
 
 def _pyarrow() -> Any:
@@ -119,7 +99,7 @@ class _Input:
         self.dataset: Any = None
         self.files: list[str] = []
         self.kind = "dataset"
-        if type(data).__module__.startswith("pyarrow._dataset"):
+        if is_dataset(data):
             self.dataset = data
             self.names = list(data.schema.names)
             return
@@ -233,7 +213,7 @@ def _csv_batches(
     delim = delimiter or ("\t" if path.lower().endswith((".tsv", ".tsv.gz")) else ",")
     cols = job.columns
     nulls = pa.array(list(NULL_CELLS))
-    kind: list[str] = []
+    kind = CellKind(job.column)
     try:
         reader = pacsv.open_csv(
             path,
@@ -264,7 +244,7 @@ def _csv_batches(
                 pc.if_else(pc.is_in(cells, value_set=nulls), pa.scalar(None, pa.string()), cells)
             )
         names = list(batch.schema.names)
-        values = _csv_values(cleaned[names.index(job.column)], job.column, kind)
+        values = convert_arrow_cells(cleaned[names.index(job.column)], kind)
         by = [
             column_array(cleaned[names.index(b)].to_numpy(zero_copy_only=False), b) for b in job.by
         ]
@@ -274,34 +254,6 @@ def _csv_batches(
                 cleaned[names.index(job.unit)].to_numpy(zero_copy_only=False), "privacy_unit"
             )
         yield values, by, person
-
-
-def _csv_values(cells: Any, column: str, kind: list[str]) -> np.ndarray:
-    """The value cells as numbers or datetimes: the type of the first non-missing batch."""
-    import pyarrow as pa
-
-    from treedp._inputs import as_1d_array
-
-    targets = {"number": pa.float64(), "datetime": pa.timestamp("ns")}
-    if not kind:
-        if cells.null_count == len(cells):
-            return np.full(len(cells), np.nan)
-        for name, target in targets.items():
-            try:
-                out = cells.cast(target)
-            except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
-                continue
-            kind.append(name)
-            return as_1d_array(out)
-    else:
-        try:
-            return as_1d_array(cells.cast(targets[kind[0]]))
-        except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
-            pass
-    raise DataError(
-        f"The column '{column}' is not numeric or datetime: it holds cells that are neither "
-        "numbers nor datetimes (or mixes them)."
-    )
 
 
 # ---------------------------------------------------------------------- counting
@@ -513,7 +465,9 @@ def person_hash(ids: np.ndarray) -> np.ndarray:
     mask = np.int64(np.iinfo(np.int64).max)
     table = np.fromiter(
         (
-            int.from_bytes(hashlib.blake2b(str(_py(u)).encode(), digest_size=8).digest(), "little")
+            int.from_bytes(
+                hashlib.blake2b(str(py_scalar(u)).encode(), digest_size=8).digest(), "little"
+            )
             & int(mask)
             for u in uniq
         ),
@@ -522,10 +476,6 @@ def person_hash(ids: np.ndarray) -> np.ndarray:
     )
     hashed: np.ndarray = table[np.asarray(inverse).ravel()]
     return hashed
-
-
-def _py(x: Any) -> Any:
-    return x.item() if isinstance(x, np.generic) else x
 
 
 @contextlib.contextmanager

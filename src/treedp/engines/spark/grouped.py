@@ -40,18 +40,25 @@ treedp (numpy) must be importable on the executors.
 
 from __future__ import annotations
 
+import functools
+import operator
 from collections.abc import Iterable, Iterator
 from typing import Any
 
 import numpy as np
 
+from treedp._inputs import as_1d_array
 from treedp.engines.grouped import (
     GroupedCounts,
     GroupedJob,
     KeyCounts,
+    column_array,
     count_bounded,
+    missing_key_error,
+    missing_mask,
     person_missing_error,
 )
+from treedp.engines.spark.count import DATETIME_TYPES, NUMERIC_TYPES, quiet_pyspark
 from treedp.exceptions import DataError, InvalidParameterError, InvalidTypeError
 from treedp.noise import RandomSource
 
@@ -89,13 +96,11 @@ def _check_schema(df: Any, job: GroupedJob) -> None:
         if names.count(c) > 1:
             raise InvalidParameterError(f"The column '{c}' appears twice in the DataFrame.")
     type_name = type(df.schema[job.column].dataType).__name__
-    numeric = ("ByteType", "ShortType", "IntegerType", "LongType", "FloatType", "DoubleType")
-    dates = ("TimestampType", "TimestampNTZType", "DateType")
-    if type_name not in (*numeric, "DecimalType", *dates):
+    if type_name not in (*NUMERIC_TYPES, "DecimalType", *DATETIME_TYPES):
         raise InvalidTypeError(
             f"The column must hold numbers or datetimes. Got a column of {type_name} instead."
         )
-    if (type_name in dates) != (job.bins.datetime_unit is not None):
+    if (type_name in DATETIME_TYPES) != (job.bins.datetime_unit is not None):
         raise InvalidTypeError("The value column's type does not fit the bins (datetime or not).")
 
 
@@ -121,27 +126,13 @@ def _prepared(df: Any, job: GroupedJob, defer: bool = False) -> Any:
     frame = df.select(*[F.col(_q(c)) for c in cols])
     if types[job.column] == "DecimalType":
         frame = frame.withColumn(job.column, F.col(_q(job.column)).cast("double"))
-    checks = [
-        (job.column, "value"),
-        *[(b, "key") for b in job.by],
-        *([(job.unit, "unit")] if job.unit else []),
-    ]
-    any_missing = None
-    for name, _ in checks:
-        m = _missing(F.col(_q(name)), types[name])
-        any_missing = m if any_missing is None else any_missing | m
     if defer and job.nan == "error":
         key_missing = F.lit(False)
         for b in job.by:
             key_missing = key_missing | _missing(F.col(_q(b)), types[b])
         frame = frame.withColumn(_KMISS, key_missing)
-    elif job.nan == "error":  # one query finds whether any is missing; a second says which
-        if frame.filter(any_missing).limit(1).count():
-            for name, what in checks:
-                if frame.filter(_missing(F.col(_q(name)), types[name])).limit(1).count():
-                    raise _missing_error(what)
-    elif any_missing is not None:
-        frame = frame.filter(~any_missing)
+    else:
+        frame = _refuse_or_drop(frame, job, types)
     if not job.by:
         return frame.withColumn(_CODE, F.lit(0).cast("long"))
     spark = df.sparkSession
@@ -159,6 +150,28 @@ def _prepared(df: Any, job: GroupedJob, defer: bool = False) -> Any:
     return frame.join(F.broadcast(keys_df), on=list(job.by), how=how)
 
 
+def _refuse_or_drop(frame: Any, job: GroupedJob, types: dict[str, str]) -> Any:
+    """``frame`` without its records with a missing value, key or id (``nan="drop"``), or
+    checked to have none (``"error"``: one ``limit(1)`` query finds whether any is missing, a
+    second says which; the error holds no count)."""
+    from pyspark.sql import functions as F
+
+    checks = [
+        (job.column, "value"),
+        *[(b, "key") for b in job.by],
+        *([(job.unit, "unit")] if job.unit else []),
+    ]
+    masks = [(_missing(F.col(_q(name)), types[name]), what) for name, what in checks]
+    any_missing = functools.reduce(operator.or_, (m for m, _ in masks))
+    if job.nan == "drop":
+        return frame.filter(~any_missing)
+    if frame.filter(any_missing).limit(1).count():
+        for mask, what in masks:
+            if frame.filter(mask).limit(1).count():
+                raise _missing_error(what)
+    return frame
+
+
 def _np(col: Any) -> np.ndarray:
     """An Arrow Array or ChunkedArray as numpy (strings: object arrays with None)."""
     return np.asarray(col.to_numpy(zero_copy_only=False))
@@ -168,10 +181,7 @@ def _missing_error(what: str) -> DataError:
     if what == "unit":
         return person_missing_error()
     if what == "key":
-        return DataError(
-            "A 'by' column contains missing keys (None/NaN). Pass nan='drop' to leave those "
-            "records out, or clean the column first."
-        )
+        return missing_key_error()
     return DataError(
         "The column contains missing (null, NaN or NaT) values. Pass nan='drop' to leave them "
         "out, or clean the column first."
@@ -238,8 +248,6 @@ def count_grouped_spark(
     """
     from pyspark.sql import functions as F
 
-    from treedp.engines.spark import quiet_pyspark
-
     if method not in ("partition", "window"):
         raise InvalidParameterError("The 'method' parameter must be 'partition' or 'window'.")
     defer = job.nan == "error" and (method == "partition" or job.unit is None)
@@ -295,30 +303,12 @@ def key_counts_spark(df: Any, job: GroupedJob, source: RandomSource) -> KeyCount
     from pyspark.sql import Window
     from pyspark.sql import functions as F
 
-    from treedp.engines.spark import quiet_pyspark
-
     _check_schema(df, job)
     types = {f.name: type(f.dataType).__name__ for f in df.schema.fields}
-    checks = [
-        (job.column, "value"),
-        *[(b, "key") for b in job.by],
-        *([(job.unit, "unit")] if job.unit else []),
-    ]
     by_cols = [F.col(_q(b)) for b in job.by]
     with quiet_pyspark():
         frame = df.select(*[F.col(_q(c)) for c in job.columns])
-        any_missing = None
-        for name, _ in checks:
-            m = _missing(F.col(_q(name)), types[name])
-            any_missing = m if any_missing is None else any_missing | m
-        assert any_missing is not None
-        if job.nan == "error":
-            if frame.filter(any_missing).limit(1).count():
-                for name, what in checks:
-                    if frame.filter(_missing(F.col(_q(name)), types[name])).limit(1).count():
-                        raise _missing_error(what)
-        else:
-            frame = frame.filter(~any_missing)
+        frame = _refuse_or_drop(frame, job, types)
         if job.unit is None:
             summed = frame.groupBy(*by_cols).agg(F.count(F.lit(1)).alias(_PRIO))
         else:
@@ -365,9 +355,6 @@ class GroupedKernel:
     def _count(self, part: Any, total: np.ndarray, missing: np.ndarray) -> None:
         """Count one batch (or a partition's table) into ``total``; tally missing records."""
         import pyarrow.compute as pc
-
-        from treedp._inputs import as_1d_array
-        from treedp.engines.grouped import column_array, missing_mask
 
         names = list(part.schema.names)
         values = as_1d_array(part.column(0))

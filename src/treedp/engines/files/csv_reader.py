@@ -1,0 +1,308 @@
+"""CSV columns as numpy chunks, by pyarrow's streaming reader or, without pyarrow, Python's
+csv module, under one rule.
+
+Surrounding whitespace is stripped; the cells in :data:`NULL_CELLS` are missing values; the
+column holds numbers if its first non-missing chunk parses as numbers (every later cell must
+then be a number), else datetimes (ISO 8601), else it is not numeric. A UTF-8 byte-order mark
+is skipped; a row with a different number of fields than the header, or bytes that are not
+valid text in the encoding, is an error. No error message holds a value, a count or a line
+number of the data.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import csv
+import gzip
+import io
+import re
+import sys
+from collections.abc import Iterator
+from typing import IO, Any
+
+import numpy as np
+
+from treedp._inputs import as_1d_array
+from treedp.engines.files.paths import BATCH_ROWS, missing_in
+from treedp.exceptions import DataError, InvalidParameterError
+
+__all__ = ["NULL_CELLS", "CellKind", "convert_arrow_cells", "csv_chunks_arrow", "csv_chunks_plain"]
+
+#: CSV cells that are missing values (after stripping whitespace): pyarrow's default list.
+NULL_CELLS: tuple[str, ...] = (
+    "",
+    "#N/A",
+    "#N/A N/A",
+    "#NA",
+    "-1.#IND",
+    "-1.#QNAN",
+    "-NaN",
+    "-nan",
+    "1.#IND",
+    "1.#QNAN",
+    "N/A",
+    "NA",
+    "NULL",
+    "NaN",
+    "n/a",
+    "nan",
+    "null",
+)
+
+_NUMBER = re.compile(r"[+-]?(?:\d+\.?\d*(?:[eE][+-]?\d+)?|\.\d+(?:[eE][+-]?\d+)?|inf|infinity)")
+_DATETIME = re.compile(r"\d{4}-\d{2}-\d{2}(?:[ T]\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?)?")
+
+
+def _csv_header(handle: IO[bytes], encoding: str, delimiter: str, where: str) -> list[str]:
+    line = handle.readline()
+    try:
+        text = line.decode(encoding)
+    except UnicodeDecodeError:
+        raise _encoding_error(where, _enc_name(encoding)) from None
+    return next(csv.reader([text], delimiter=delimiter), [])
+
+
+def _enc_name(enc: str) -> str:
+    return "UTF-8" if enc == "utf-8-sig" else enc
+
+
+def _encoding_error(where: str, encoding: str) -> DataError:
+    return DataError(
+        f"The input '{where}' is not valid {encoding} text; pass its encoding (for example "
+        "encoding='latin-1')."
+    )
+
+
+def _ragged_error(where: str) -> DataError:
+    return DataError(
+        f"The CSV input '{where}' has rows whose number of fields differs from its header; "
+        "fix the file (or check --delimiter)."
+    )
+
+
+def _csv_options(path: str, delimiter: str | None, encoding: str | None) -> tuple[str, str]:
+    low = path.lower()
+    delim = delimiter or ("\t" if low.endswith((".tsv", ".tsv.gz")) else ",")
+    enc = encoding or "utf-8"
+    if enc.lower().replace("_", "-") in ("utf-8", "utf8"):
+        enc = "utf-8-sig"
+    return delim, enc
+
+
+@contextlib.contextmanager
+def _open_binary(path: str) -> Iterator[IO[bytes]]:
+    if path == "-":
+        yield sys.stdin.buffer
+        return
+    raw = open(path, "rb")  # noqa: SIM115 (closed below)
+    try:
+        magic = raw.peek(2)[:2]
+        if magic == b"\x1f\x8b":
+            with gzip.GzipFile(fileobj=raw) as handle:
+                yield handle  # type: ignore[misc]
+        else:
+            yield raw
+    finally:
+        raw.close()
+
+
+class CellKind:
+    """The column's kind, decided by its first chunk with a non-missing cell."""
+
+    def __init__(self, column: str) -> None:
+        self.column = column
+        self.kind: str | None = None
+
+    def not_numeric(self) -> DataError:
+        return DataError(
+            f"The column '{self.column}' is not numeric or datetime: it holds cells that are "
+            "neither numbers nor datetimes (or mixes them)."
+        )
+
+
+def csv_chunks_arrow(
+    path: str, column: str, delimiter: str | None, encoding: str | None
+) -> Iterator[np.ndarray]:
+    import pyarrow as pa
+
+    delim, enc = _csv_options(path, delimiter, encoding)
+    where = "standard input" if path == "-" else path
+    header: list[str] = []
+    common: dict[str, Any] = {}
+    with _open_binary(path) as handle:
+        header = _csv_header(handle, enc, delim, where)
+        common = {"header": header, "column": column, "delim": delim, "enc": enc, "where": where}
+        gz = isinstance(handle, gzip.GzipFile)
+        if column not in header:
+            raise missing_in(column, where, header)
+        if header.count(column) > 1:
+            raise InvalidParameterError(f"The column '{column}' appears twice in '{where}'.")
+        if path == "-":  # the header line is consumed; pyarrow reads the rest, on this thread
+            yield from _arrow_batches(pa.PythonFile(handle, mode="r"), 0, False, **common)
+            return
+    # A file is read natively (decompressed and parsed on pyarrow's threads), header skipped.
+    stream = pa.input_stream(path, compression="gzip" if gz else None)
+    try:
+        yield from _arrow_batches(stream, 1, True, **common)
+    finally:
+        stream.close()
+
+
+def _arrow_batches(
+    source: Any,
+    skip: int,
+    threads: bool,
+    *,
+    header: list[str],
+    column: str,
+    delim: str,
+    enc: str,
+    where: str,
+) -> Iterator[np.ndarray]:
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    from pyarrow import csv as pacsv
+
+    arrow_enc = "utf8" if enc == "utf-8-sig" else enc
+    try:
+        reader = pacsv.open_csv(
+            source,
+            read_options=pacsv.ReadOptions(
+                column_names=header,
+                skip_rows=skip,
+                encoding=arrow_enc,
+                block_size=8 << 20,
+                use_threads=threads,
+            ),
+            parse_options=pacsv.ParseOptions(delimiter=delim),
+            convert_options=pacsv.ConvertOptions(
+                include_columns=[column],
+                column_types={column: pa.string()},
+                strings_can_be_null=False,
+                quoted_strings_can_be_null=False,
+            ),
+        )
+    except StopIteration:
+        return
+    except pa.ArrowInvalid as exc:
+        raise _arrow_csv_error(exc, where, enc) from None
+    nulls = pa.array(list(NULL_CELLS))
+    state = CellKind(column)
+    while True:
+        try:
+            batch = reader.read_next_batch()
+        except StopIteration:
+            return
+        except pa.ArrowInvalid as exc:
+            raise _arrow_csv_error(exc, where, enc) from None
+        cells = pc.utf8_trim_whitespace(batch.column(0))
+        cells = pc.if_else(pc.is_in(cells, value_set=nulls), pa.scalar(None, pa.string()), cells)
+        yield convert_arrow_cells(cells, state)
+
+
+def _arrow_csv_error(exc: BaseException, where: str, enc: str) -> DataError:
+    text = str(exc)
+    if "columns, got" in text or "Expected" in text:
+        return _ragged_error(where)
+    if "UTF8" in text or "utf8" in text.lower() or "decode" in text.lower():
+        return _encoding_error(where, _enc_name(enc))
+    return DataError(f"The input '{where}' could not be read as CSV.")
+
+
+def convert_arrow_cells(cells: Any, state: CellKind) -> np.ndarray:
+    import pyarrow as pa
+
+    if state.kind is None:
+        if cells.null_count == len(cells):
+            return np.full(len(cells), np.nan)
+        for kind, target in (("number", pa.float64()), ("datetime", pa.timestamp("ns"))):
+            try:
+                out = cells.cast(target)
+            except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+                continue
+            state.kind = kind
+            return as_1d_array(out)
+        raise state.not_numeric()
+    target = pa.float64() if state.kind == "number" else pa.timestamp("ns")
+    try:
+        return as_1d_array(cells.cast(target))
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+        raise state.not_numeric() from None
+
+
+def csv_chunks_plain(
+    path: str, column: str, delimiter: str | None, encoding: str | None
+) -> Iterator[np.ndarray]:
+    delim, enc = _csv_options(path, delimiter, encoding)
+    where = "standard input" if path == "-" else path
+    with _open_binary(path) as raw:
+        header = _csv_header(raw, enc, delim, where)
+        if column not in header:
+            raise missing_in(column, where, header)
+        if header.count(column) > 1:
+            raise InvalidParameterError(f"The column '{column}' appears twice in '{where}'.")
+        # Bytes that are not text in the encoding are an error in the requested column only
+        # (as for pyarrow, which decodes only the columns it converts): they are kept as
+        # surrogates while splitting, and the column's cells are checked.
+        text = io.TextIOWrapper(raw, encoding=enc, errors="surrogateescape", newline="")
+        try:
+            reader = csv.reader(text, delimiter=delim)
+            idx, width = header.index(column), len(header)
+            state = CellKind(column)
+            cells: list[str] = []
+            for row in reader:
+                if not row:
+                    continue
+                if len(row) != width:
+                    raise _ragged_error(where)
+                cell = row[idx]
+                if not cell.isascii():
+                    _check_text(cell, where, enc)
+                cells.append(cell)
+                if len(cells) >= BATCH_ROWS:
+                    yield _convert_plain_cells(cells, state)
+                    cells = []
+            if cells:
+                yield _convert_plain_cells(cells, state)
+        finally:
+            text.detach()
+
+
+def _check_text(cell: str, where: str, enc: str) -> None:
+    if any("\udc80" <= ch <= "\udcff" for ch in cell):
+        raise _encoding_error(where, _enc_name(enc))
+
+
+_NULL_SET = frozenset(NULL_CELLS)
+
+
+def _convert_plain_cells(cells: list[str], state: CellKind) -> np.ndarray:
+    stripped = [c.strip() for c in cells]
+    present = [c for c in stripped if c not in _NULL_SET]
+    if state.kind is None:
+        if not present:
+            return np.full(len(cells), np.nan)
+        if all(_NUMBER.fullmatch(c.lower()) for c in present):
+            state.kind = "number"
+        elif all(_DATETIME.fullmatch(c) for c in present):
+            state.kind = "datetime"
+        else:
+            raise state.not_numeric()
+    if state.kind == "number":
+        if not all(_NUMBER.fullmatch(c.lower()) for c in present):
+            raise state.not_numeric()
+        return np.array(
+            [np.nan if c in _NULL_SET else float(c) for c in stripped], dtype=np.float64
+        )
+    if not all(_DATETIME.fullmatch(c) for c in present):
+        raise state.not_numeric()
+    try:
+        return np.array(
+            [
+                np.datetime64("NaT") if c in _NULL_SET else np.datetime64(c.replace(" ", "T"))
+                for c in stripped
+            ],
+            dtype="datetime64[ns]",
+        )
+    except ValueError:
+        raise state.not_numeric() from None
