@@ -63,6 +63,7 @@ from treedp.privacy.accountant import Accountant
 from treedp.privacy.contribution import ContributionBounds
 from treedp.privacy.measures import Measure
 from treedp.query import build_query
+from treedp.release import Release
 from treedp.release.grouped import GroupedRelease
 from treedp.run import run
 
@@ -96,7 +97,7 @@ def release_grouped(
     rng: RandomSource | None = None,
     accountant: Accountant | None = None,
     **release_options: Any,
-) -> GroupedRelease:
+) -> GroupedRelease | Release:
     """Release the distribution of ``column`` per public key of ``by``, for a privacy unit.
 
     Parameters
@@ -121,14 +122,16 @@ def release_grouped(
     column : str, optional
         The value column (required for a table).
     by : str, sequence of str, array or tuple of arrays, optional
-        The group-by column(s). Without ``by`` (with a ``privacy_unit``) the release has one
-        group, keyed ``()``.
+        The group-by column(s). Without ``by`` (with a ``privacy_unit``) there is one
+        distribution: the result is a :class:`treedp.Release` whose guarantee is the
+        person's (:attr:`Release.unit`), as from ``release_cdf(privacy_unit=...)``.
     keys : sequence, optional
         The public keys (scalars for one ``by`` column, tuples for several): unique, not null.
         Records whose key is not listed are dropped; listed keys without records are released
         as noise. Without ``keys``, keys are selected privately (needs ``delta``).
-    privacy_unit : str or array, optional
-        The person-id column. Without it, one row is one person.
+    privacy_unit : str, array or PrivacyUnit, optional
+        The person-id column (or the ids), or a :class:`treedp.PrivacyUnit` holding it with
+        the bounds below. Without it, one row is one person.
     max_contributions, max_groups, max_contributions_per_group : int, optional
         Per-person bounds (see :mod:`treedp.privacy.contribution`): rows kept overall, groups
         contributed to, rows kept per group. With a ``privacy_unit``, give ``max_contributions``
@@ -152,6 +155,7 @@ def release_grouped(
     Returns
     -------
     GroupedRelease
+        (a :class:`Release` without ``by``)
 
     Raises
     ------

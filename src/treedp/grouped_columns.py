@@ -8,7 +8,7 @@ reads a value until :func:`read` is called, after every public check.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 from treedp.engines.dispatch import pick_engine
@@ -18,23 +18,16 @@ __all__ = ["Lazy", "by_columns", "fetch", "is_table", "read", "unit_column", "va
 
 
 def is_table(data: Any) -> bool:
-    return (
-        isinstance(data, Mapping)
-        or hasattr(data, "columns")
-        or hasattr(data, "column_names")
-        or pick_engine(data).columns is not None
-    )
+    """Whether ``data`` is a table (its engine reads a schema) rather than one column."""
+    schema = pick_engine(data).schema
+    return schema is not None and schema(data) is not None
 
 
 def schema(data: Any) -> list[str]:
-    if isinstance(data, Mapping):
-        return [str(k) for k in data]
-    read_columns = pick_engine(data).columns
-    if read_columns is not None:  # files: the schema, no value read
-        return read_columns(data)
-    if hasattr(data, "column_names"):  # a pyarrow Table
-        return [str(c) for c in data.column_names]
-    return [str(c) for c in data.columns]
+    """The column names of a table, from its engine (no value is read)."""
+    read_schema = pick_engine(data).schema
+    names = None if read_schema is None else read_schema(data)
+    return [] if names is None else [str(c) for c in names]
 
 
 def check_name(data: Any, name: Any, param: str) -> str:
@@ -52,22 +45,11 @@ def check_name(data: Any, name: Any, param: str) -> str:
 
 
 def fetch(data: Any, name: str) -> Any:
-    if hasattr(data, "get_column"):  # polars
-        return data.get_column(name)
-    if hasattr(data, "column_names"):  # a pyarrow Table: a ChunkedArray, as numpy
-        col = data.column(name)
-        if type(col.type).__name__ == "DictionaryType":
-            col = col.cast(col.type.value_type)
-        if col.null_count and col.type.num_fields == 0 and _arrow_numeric(col.type):
-            col = col.cast("float64")  # integers with nulls: NaN, as the file engine reads
-        return col.to_numpy()
-    return data[name]
-
-
-def _arrow_numeric(t: Any) -> bool:
-    import pyarrow as pa
-
-    return bool(pa.types.is_integer(t) or pa.types.is_floating(t))
+    """One column of an in-memory table, read by its engine."""
+    read_column = pick_engine(data).read
+    if read_column is None:  # pragma: no cover - files and clusters count in their engine
+        raise InvalidTypeError("This input is counted by its engine, not read column by column.")
+    return read_column(data, name)
 
 
 class Lazy:

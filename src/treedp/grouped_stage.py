@@ -78,6 +78,8 @@ def run_grouped(query: Query) -> Any:
             accountant.charge(charge)
 
     counts, selection = _count(query, grouping, commit)
+    if not grouping.by:  # one distribution per person: a Release with its person-level unit
+        return _person_release(counts, query, grouping, mech, est)
     return release_grouped_counts(
         counts,
         mech=mech,
@@ -93,6 +95,30 @@ def run_grouped(query: Query) -> Any:
         selection=selection,
         delta=0.0 if grouping.delta is None else grouping.delta,
         target=_target(grouping),
+    )
+
+
+def _person_release(
+    counts: GroupedCounts, query: Query, grouping: Grouping, mech: Any, est: str
+) -> Release:
+    """The one row of a per-person query without ``by``, noised as a grouped release's
+    row is (the same draws), as a :class:`Release` whose guarantee is the person's."""
+    from treedp.release.unit import PersonUnit
+
+    assert query.bins is not None
+    noise = mech.noise_only(1, query.rng)
+    blocks = mech.true_blocks(counts.counts[0])
+    return Release(
+        bins=query.bins,
+        mechanism=mech,
+        noisy_levels=[b + z[0] for b, z in zip(blocks, noise, strict=True)],
+        estimator=est,
+        randomness=query.rng.describe(),
+        library_version=__version__,
+        postprocess=query.spec.postprocess,
+        integer=query.spec.integer,
+        target=_target(grouping),
+        unit=PersonUnit(grouping.bounds, grouping.neighbours),
     )
 
 

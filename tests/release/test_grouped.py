@@ -6,6 +6,7 @@ import io
 import math
 import zipfile
 from fractions import Fraction
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -354,9 +355,13 @@ def test_missing_keys_and_ids_follow_the_nan_policy() -> None:
         )
 
 
-def test_privacy_unit_without_by_is_one_group() -> None:
+def test_privacy_unit_without_by_is_a_release_with_the_person_level_guarantee(
+    tmp_path: Path,
+) -> None:
+    """Issue 28 item 6: a privacy unit without ``by`` gives one Release (not a grouped
+    release keyed ``()``), whose guarantee is the person's: Δ = 2 times the tree's ε."""
     d = _data()
-    gr = treedp.release_grouped(
+    rel = treedp.release_grouped(
         d,
         column="age",
         privacy_unit="person",
@@ -364,8 +369,21 @@ def test_privacy_unit_without_by_is_one_group() -> None:
         rng=InsecureSeededSource(10),
         **OPTS,
     )
-    assert gr.keys == ((),) and gr.contribution_factor == 2
-    assert gr[()].n > 0
+    assert isinstance(rel, treedp.Release) and rel.unit is not None
+    assert rel.unit.label == "person:person" and rel.neighbours == "add_remove"
+    assert rel.guarantee.epsilon <= 1.0 and rel.guarantee.epsilon == pytest.approx(1.0)
+    assert rel.mechanism.epsilon_spent() * 2 <= 1.0 and rel.n > 0
+    same = treedp.release_cdf(
+        d,
+        column="age",
+        privacy_unit=treedp.PrivacyUnit("person", max_contributions=2),
+        rng=InsecureSeededSource(10),
+        **OPTS,
+    )
+    assert np.array_equal(same.prefix_counts, rel.prefix_counts)
+    rel.save(tmp_path / "p.tdp")
+    back = treedp.load_release(tmp_path / "p.tdp")
+    assert back.guarantee == rel.guarantee and back.unit is not None
 
 
 def test_cli_release_and_query_grouped(tmp_path, capsys) -> None:

@@ -1,4 +1,4 @@
-"""A person-level release without groups: ``Release(unit=PrivacyUnit(...))`` states the
+"""A person-level release without groups: ``Release(unit=PersonUnit(...))`` states the
 person's guarantee (the grouped rule with one group) and keeps it through both file layouts."""
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from treedp.exceptions import InvalidParameterError, ReleaseFormatError
 from treedp.privacy import ZCDP
 from treedp.privacy.contribution import ContributionBounds
 from treedp.release import Release, load_release
-from treedp.release.unit import PrivacyUnit
+from treedp.release.unit import PersonUnit
 
 
 def _grouped(**options: object) -> treedp.GroupedRelease:
@@ -48,7 +48,7 @@ def _person_release(grouped: treedp.GroupedRelease) -> Release:
         library_version=r.library_version,
         postprocess=r.postprocess,
         integer=r.integer,
-        unit=PrivacyUnit(grouped.bounds, grouped.neighbours),
+        unit=PersonUnit(grouped.bounds, grouped.neighbours),
     )
 
 
@@ -120,10 +120,10 @@ def test_a_unit_that_disagrees_is_refused(change: dict) -> None:
 
 def test_a_unit_needs_a_person_column_and_a_relation() -> None:
     with pytest.raises(InvalidParameterError, match="privacy-unit column"):
-        PrivacyUnit(ContributionBounds(None, 1, 1, 1), "add_remove")
+        PersonUnit(ContributionBounds(None, 1, 1, 1), "add_remove")
     bounds = ContributionBounds.from_parameters("p", 2, grouped=False)
     with pytest.raises(InvalidParameterError, match="neighbours"):
-        PrivacyUnit(bounds, "swap")
+        PersonUnit(bounds, "swap")
 
 
 def test_the_report_names_the_person() -> None:

@@ -87,23 +87,22 @@ def run_grouped(args: argparse.Namespace) -> None:
             rng=rng,
             accountant=ledger,
             bounds=bounds_arg(args.bounds),
-            bins=args.bins,
-            edges=points(args.edges) if args.edges else None,
-            mechanism=args.mechanism,
-            branching=branching,
-            level_budgets=args.level_budgets,
-            estimator=args.estimator,
+            bins=points(args.edges) if args.edges else args.bins,
+            mechanism=treedp.MechanismOptions(
+                args.mechanism, branching, args.level_budgets, args.estimator
+            ),
             postprocess=args.postprocess,
             integer=args.integer,
         )
-        grouped.save(args.out)
+        grouped.save(args.out)  # a Release without --by: one distribution, per person
         warning = SEEDED if grouped.seeded else ""
+        per_key = isinstance(grouped, treedp.GroupedRelease)
         print(
             f"wrote {args.out}: "
-            + (f"{len(grouped)} groups by {', '.join(grouped.by)}, " if grouped.by else "")
+            + (f"{len(grouped)} groups by {', '.join(grouped.by)}, " if per_key else "")
             + f"{guarantee_text(grouped.guarantee)}"
             + approx_reading(grouped.guarantee, args.delta)
-            + f" for unit {grouped.unit} "
+            + f" for unit {grouped.unit if per_key else grouped.unit.label} "
             f"({grouped.neighbours}){warning}"
         )
         if ledger is not None:

@@ -33,7 +33,7 @@ from treedp.mechanisms import Mechanism
 from treedp.mechanisms.registry import mechanism_class
 from treedp.privacy.contribution import ContributionBounds
 from treedp.release.record import Release, ReleaseCodec, register_codec
-from treedp.release.unit import PrivacyUnit
+from treedp.release.unit import PersonUnit
 
 __all__ = ["FORMAT_NAME", "FORMAT_VERSION", "load_release", "save_release"]
 
@@ -512,7 +512,7 @@ def _build(meta: Any, levels: list[np.ndarray]) -> Release:
     )
 
 
-def _unit(meta: dict[str, Any], mechanism: Mechanism) -> PrivacyUnit | None:
+def _unit(meta: dict[str, Any], mechanism: Mechanism) -> PersonUnit | None:
     """The optional privacy unit of a person-level release (files without one have none):
     bounds, neighbours, factor and person-level budget exactly as the mechanism implies."""
     if meta.get("unit") is None:
@@ -522,7 +522,7 @@ def _unit(meta: dict[str, Any], mechanism: Mechanism) -> PrivacyUnit | None:
         _field(stored, "unit", (str,)),
         *(stored[k] for k in ("max_contributions", "max_groups", "max_contributions_per_group")),
     )
-    unit = PrivacyUnit(bounds, _field(stored, "neighbours", (str,)))
+    unit = PersonUnit(bounds, _field(stored, "neighbours", (str,)))
     if not _same(unit.describe(mechanism), stored):
         raise ReleaseFormatError("the privacy unit does not match its bounds and the mechanism")
     return unit

@@ -34,7 +34,7 @@ from treedp.mechanisms import Mechanism
 from treedp.privacy import ApproxDP, Measure, PureDP, compose
 from treedp.release import queries
 from treedp.release.intervals import IntervalQueries
-from treedp.release.unit import PrivacyUnit
+from treedp.release.unit import PersonUnit
 
 __all__ = ["Release", "ReleaseCodec", "register_codec"]
 
@@ -109,11 +109,11 @@ class Release(IntervalQueries):
         δ)``, ``--epsilon E --delta D``): ``{"epsilon": ε, "delta": δ}``. The guarantee is the
         zCDP ``rho`` that the tight conversion turns into it (:attr:`approx_target`); kept in
         the file so that ``query --info`` and the report can state the target too.
-    unit : PrivacyUnit or None
+    unit : PersonUnit or None
         For a release made per person without groups (a privacy-unit column): the
         contribution bounds and the person-level neighbour relation. :attr:`guarantee` and
         :attr:`neighbours` are then the person's, ``factor`` times the record-level
-        mechanism's loss (:class:`~treedp.release.unit.PrivacyUnit`). None: one row is one
+        mechanism's loss (:class:`~treedp.release.unit.PersonUnit`). None: one row is one
         person.
     """
 
@@ -128,7 +128,7 @@ class Release(IntervalQueries):
     library_version: str
     bounds_step: dict[str, Any] | None
     target: dict[str, float] | None
-    unit: PrivacyUnit | None
+    unit: PersonUnit | None
 
     def __init__(
         self,
@@ -143,7 +143,7 @@ class Release(IntervalQueries):
         integer: bool = False,
         bounds_step: dict[str, Any] | None = None,
         target: dict[str, float] | None = None,
-        unit: PrivacyUnit | None = None,
+        unit: PersonUnit | None = None,
     ) -> None:
         check_postprocess(postprocess, integer)
         levels = [np.array(level, dtype=np.int64) for level in noisy_levels]

@@ -19,11 +19,11 @@ from treedp.noise.families import float_at_least
 from treedp.privacy import ZCDP, Measure, PureDP
 from treedp.privacy.contribution import ContributionBounds
 
-__all__ = ["PrivacyUnit"]
+__all__ = ["PersonUnit"]
 
 
 @dataclass(frozen=True)
-class PrivacyUnit:
+class PersonUnit:
     """Who is protected by a release made per person: the bounds and the neighbour relation.
 
     Attributes
