@@ -90,7 +90,7 @@ class NoiseFamily(Protocol):
         ...
 
 
-class BudgetedFamily(ABC):
+class BudgetedFamily(NoiseFamily, ABC):
     """A noise family calibrated from a budget: what the planner and the tree ask of it.
 
     Attributes
@@ -117,7 +117,6 @@ class BudgetedFamily(ABC):
         The release-file key (and mechanism attribute) of the blocks' :attr:`parameter`.
     """
 
-    name: str
     key: ClassVar[str]
     label: ClassVar[str]
     budget_name: ClassVar[str]
@@ -169,18 +168,6 @@ class BudgetedFamily(ABC):
     @abstractmethod
     def loss(self, l1: int, l2_squared: int) -> Fraction:
         """The exact loss of one block, in the budget's unit."""
-
-    @abstractmethod
-    def variance(self) -> float:
-        """The variance of one draw (exact, or an upper bound)."""
-
-    @abstractmethod
-    def sample(self, size: int, source: RandomSource) -> np.ndarray:
-        """``size`` independent int64 draws from ``source``."""
-
-    @abstractmethod
-    def privacy(self, l1: int, l2: float) -> Measure:
-        """The guarantee of ``true + noise`` for a block with these sensitivities."""
 
 
 def _fraction(value: object, name: str) -> Fraction:
@@ -382,14 +369,6 @@ class DiscreteGaussian(BudgetedFamily):
     def loss(self, l1: int, l2_squared: int) -> Fraction:
         """``Δ2²/(2σ²)`` with the exact integer ``Δ2²``."""
         return Fraction(l2_squared) / (2 * self.sigma2)
-
-    @staticmethod
-    def approx_variance(l2_squared: float | np.ndarray, rho: float | np.ndarray) -> np.ndarray:
-        """The variance parameter ``Δ2²/(2ρ)``: a smooth proxy for planning searches (0 where
-        ``rho`` is 0, an exact block). The exact variance is at most this."""
-        r = np.asarray(rho, dtype=np.float64)
-        safe = np.where(r > 0, r, 1.0)
-        return np.where(r > 0, np.asarray(l2_squared, dtype=np.float64) / (2.0 * safe), 0.0)
 
     def variance(self) -> float:
         """An upper bound on the variance, at most ``σ²``."""

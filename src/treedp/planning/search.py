@@ -101,8 +101,7 @@ class _Search:
 
     @property
     def root_off_allowed(self) -> bool:
-        """The root can be switched off (``n`` estimated from the levels below) only where the
-        estimator combines levels: the efficient one, under add_remove."""
+        """Only the efficient estimator (add_remove) estimates a root switched off."""
         return self.nb == "add_remove" and self.estimator == "efficient"
 
     @property
@@ -122,15 +121,13 @@ class _Search:
         return max_prefix_variance(shape, variances, self.estimator)
 
     def proxy(self, shape: TreeShape) -> Callable[[Budgets], float]:
-        """The search's objective of a shape, as a function of its level variances."""
+        """The search's objective of a shape, of its level variances."""
         return lambda variances: self.score(shape, variances, final=False)
 
     def weights(self, height: int) -> list[float]:
-        """The family's weight of each level."""
         return level_weights(height, self.nb, self.family)
 
     def rule(self, branching: tuple[int, ...]) -> np.ndarray:
-        """The closed-form rule's budgets (:attr:`BudgetedFamily.rule_power`)."""
         return rule_budgets(branching, self.eps, self.nb, self.family.rule_power)
 
     def root_off(self, budgets: np.ndarray) -> np.ndarray:
@@ -337,9 +334,8 @@ def _polish(s: _Search, results: list[PlanCandidate], from_added: set[int]) -> N
     results.sort(key=lambda c: c.value)
     old = [c for c in results if id(c) not in from_added]
     picked = list(dict.fromkeys(c.branching for c in old))[:POLISH_SHAPES]
-    picked += [c.branching for c in results if id(c) in from_added and c.branching not in picked][
-        :1
-    ]
+    new = [c.branching for c in results if id(c) in from_added and c.branching not in picked]
+    picked += new[:1]
     for branching in picked:
         candidate = min((c for c in results if c.branching == branching), key=lambda c: c.value)
         shape = TreeShape(s.n_bins, candidate.branching)
