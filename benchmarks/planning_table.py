@@ -17,7 +17,10 @@ import numpy as np
 import treedp
 from _common import machine
 from treedp.estimation.objectives import mean_prefix_variance
-from treedp.planning import Workload, _histogram_variance, _level_variances
+from treedp.mechanisms.baselines import histogram_variance as _histogram_variance
+from treedp.noise.families import noise_family
+from treedp.planning import Workload
+from treedp.planning.levels import level_variances as _level_variances
 from treedp.strategy.candidate import workload_error
 from treedp.strategy.store import shipped_strategy
 from treedp.tree import TreeShape
@@ -83,7 +86,7 @@ def _error_on(p: treedp.Plan, workload: Workload) -> float:
     """A plan's exact mean ``Var(P[hi] - P[lo])`` on a workload, whatever its mechanism."""
     if p.mechanism == "tree":
         shape = TreeShape(p.bins, p.branching)
-        variances = _level_variances(p.level_budgets, p.neighbours, p.noise)
+        variances = _level_variances(p.level_budgets, p.neighbours, noise_family(p.noise))
         return workload.tree_variance(shape, variances, p.estimator)
     if p.mechanism == "histogram":
         return workload.independent_variance(_histogram_variance(p.bins, p.epsilon), False)

@@ -130,7 +130,7 @@ def test_planning_at_2_to_the_24() -> None:
 def test_stationarity_of_the_tuned_budgets() -> None:
     """At the KKT budgets, ρ_l / (Δ_l sqrt(∂f/∂σ_l²)) is nearly the same for every level."""
     from treedp.estimation.objectives import mean_prefix_variance
-    from treedp.planning import _smooth_variances
+    from treedp.planning.levels import smooth_variances as _smooth_variances
     from treedp.tree import TreeShape
 
     p = treedp.plan(4096, privacy=ZCDP(1.0))

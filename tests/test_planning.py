@@ -187,11 +187,13 @@ def test_efficient_planning_beats_the_paper_after_estimation() -> None:
 def test_repeated_releases_plan_once_through_the_default_cache(monkeypatch) -> None:
     """Issue 28 item 6: the default cache is keyed on public parameters only; False turns it
     off; a caller's cache keeps at most maxsize plans."""
-    import treedp.planning as planning_module
+    import treedp.planning.planner as planning_module
 
     calls = []
-    real = planning_module._plan
-    monkeypatch.setattr(planning_module, "_plan", lambda *a, **k: calls.append(a) or real(*a, **k))
+    real = planning_module.search_plan
+    monkeypatch.setattr(
+        planning_module, "search_plan", lambda *a, **k: calls.append(a) or real(*a, **k)
+    )
     planning_module.DEFAULT_PLAN_CACHE.clear()
     common = {"bounds": (0, 1), "bins": 96, "epsilon": 0.7}
     for data in ([0.1, 0.5], [0.9] * 50, []):  # other data, the same public parameters

@@ -9,8 +9,10 @@ import pytest
 
 import treedp
 from tests.test_planning_frontier import _dense_gls, _range_variance
+from treedp.mechanisms.baselines import histogram_variance as _histogram_variance
 from treedp.mechanisms.tree import TreeMechanism
-from treedp.planning import _SEARCH_RANGES, Workload, _histogram_variance
+from treedp.planning import Workload
+from treedp.planning.search import SEARCH_RANGES as _SEARCH_RANGES
 from treedp.strategy.candidate import plan_candidate, workload_error
 from treedp.strategy.store import shipped_strategy
 from treedp.tree import TreeShape

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 from treedp.exceptions import InvalidParameterError, InvalidTypeError
 from treedp.mechanisms import Mechanism
-from treedp.mechanisms.registry import make_mechanism
+from treedp.mechanisms.registry import make_mechanism, mechanism_class
+from treedp.mechanisms.tree import TreeMechanism
 from treedp.planning import DEFAULT_PLAN_CACHE, Plan, PlanCache, best_tree
 from treedp.planning import plan as make_plan
 from treedp.spec import ALL_MECHANISMS, ReleaseSpec
@@ -44,8 +45,9 @@ def configure(
     branching = spec.branching
     level_budgets = spec.level_budgets
     if mechanism == "auto" and (branching is not None or level_budgets is not None):
-        mechanism = "tree"  # an explicit shape or budget split means a tree
-    planned = mechanism in ("auto", "tree") and branching is None and level_budgets is None
+        mechanism = TreeMechanism.name  # an explicit shape or budget split means a tree
+    shaped = mechanism == "auto" or mechanism_class(mechanism).takes_shape
+    planned = shaped and branching is None and level_budgets is None
     if plan is not None and not planned:
         raise InvalidParameterError(
             "The 'plan' parameter chooses the tree itself: it cannot be combined with "
@@ -57,14 +59,14 @@ def configure(
         chosen = _the_plan(spec, plan, plan_cache)
         if spec.estimator is None:
             est = chosen.estimator
-        if mechanism == "auto" and chosen.mechanism != "tree":  # histogram, strategy
+        if mechanism == "auto" and not chosen.shaped:  # histogram, strategy, ...
             mechanism = chosen.mechanism
-        else:
-            mechanism = "tree"
-            best = next(c for c in chosen.alternatives if c.mechanism == "tree")
+        else:  # the planner's best tree
+            best = next(c for c in chosen.alternatives if not c.offered)
+            mechanism = best.mechanism
             shape = TreeShape(n_bins, best.branching)
             level_budgets = best.level_budgets
-    elif mechanism == "tree":
+    elif shaped:
         picked = (
             default_branching(n_bins, spec.neighbours, spec.noise)
             if branching is None

@@ -11,7 +11,7 @@ import pytest
 from treedp.estimation import objectives
 from treedp.estimation.covariance import EfficientTreeCovariance
 from treedp.estimation.efficient import VariancePlan
-from treedp.planning import _candidate_shapes
+from treedp.planning.shapes import candidate_shapes as _candidate_shapes
 from treedp.tree import TreeShape
 
 

@@ -306,7 +306,7 @@ def test_planner_uses_equalised_columns_at_small_b() -> None:
 
 def test_tail_equalisation_matches_dense_gls(monkeypatch: pytest.MonkeyPatch) -> None:
     """The Woodbury (last-k-columns) path against the dense GLS of ``[Ĉ; Uᵀ]`` on small B."""
-    import treedp.mechanisms.sqrt_factorization as sf
+    import treedp.mechanisms.sqrt_lattice as sf
 
     monkeypatch.setattr(sf, "EQUALISE_LIMIT", 16)
     monkeypatch.setattr(sf, "TAIL_COLUMNS", 8)
@@ -314,7 +314,7 @@ def test_tail_equalisation_matches_dense_gls(monkeypatch: pytest.MonkeyPatch) ->
     mech = SqrtFactorizationMechanism(b, rho=0.3)
     assert mech.equalise and mech.equalised == k and mech._block_sizes() == [b + k]
     c_hat = _dense(mech.coefficients.astype(np.float64))
-    e = sf._equaliser(b, mech.scale).astype(np.float64)
+    e = sf.equaliser(b, mech.scale).astype(np.float64)
     u = np.zeros((k, b))
     u[np.arange(k), np.arange(b - k, b)] = e[b - k :]
     a = np.vstack([c_hat, u])

@@ -52,7 +52,7 @@ def run(args: argparse.Namespace) -> None:
     print("  compared:")
     for candidate in chosen.alternatives[:8]:
         shape = "×".join(map(str, candidate.branching))
-        if candidate.mechanism == "tree" and candidate.level_budgets[:1] == (0.0,):
+        if not candidate.offered and candidate.level_budgets[:1] == (0.0,):
             shape += " (root off)" if chosen.neighbours == "add_remove" else ""
         print(f"    {candidate.mechanism:<9} {shape:<32} {candidate.how:<44} {candidate.value:.6g}")
 

@@ -29,13 +29,20 @@ from treedp.estimation.direct import independent_prefix
 from treedp.estimation.dispatch import ESTIMATORS
 from treedp.exceptions import DataError, InvalidParameterError
 from treedp.noise import RandomSource, noise_scale
-from treedp.noise.families import DiscreteLaplace, NoiseFamily, float_at_least
+from treedp.noise.families import (
+    DiscreteGaussian,
+    DiscreteLaplace,
+    NoiseFamily,
+    budgeted,
+    float_at_least,
+    noise_family,
+)
 from treedp.privacy.measures import Measure, PureDP, compose
 from treedp.privacy.spend import SpendRecord
 from treedp.tree import TreeShape
 from treedp.tree.candidate import PlanCandidate
 
-__all__ = ["Block", "Mechanism", "TreePlanner", "check_replace_bins"]
+__all__ = ["Block", "Mechanism", "TreePlanner", "check_replace_bins", "zcdp_description"]
 
 #: A planner of trees: ``(n_bins, epsilon) -> (branching, level_budgets)`` (pure ε,
 #: add/remove), handed to mechanisms that plan a tree of their own after seeing their data
@@ -200,9 +207,9 @@ class Mechanism(ABC):
             "noise": tuple(None if f is None else f.name for f in self.families),
         }
 
-    #: The noise families it can add: ``"laplace"`` (a pure ε budget) and/or ``"gaussian"``
-    #: (a ρ budget: its :meth:`from_parameters` then takes ``rho=``; :meth:`from_budget`).
-    noises: ClassVar[tuple[str, ...]] = ("laplace",)
+    #: The keys of the noise families it can add (:data:`treedp.noise.families.NOISES`): a
+    #: family budgeted in ρ means its :meth:`from_parameters` takes ``rho=`` (:meth:`from_budget`).
+    noises: ClassVar[tuple[str, ...]] = (DiscreteLaplace.key,)
     #: False when one instance cannot serve every group of a group-by release (DAWA: its
     #: partition is chosen from one dataset's counts).
     per_group: ClassVar[bool] = True
@@ -223,15 +230,22 @@ class Mechanism(ABC):
     ) -> Mechanism:
         """The registry's one constructor: built for a pure ``epsilon`` (Laplace noise) or, when
         ``rho`` is given, for ρ-zCDP (Gaussian noise; refused unless :attr:`noises` has it)."""
-        if rho is not None and "gaussian" not in cls.noises:
+        family, value = budgeted(epsilon, rho)
+        if family.key not in cls.noises:
+            label = family.label[0].upper() + family.label[1:]
             raise InvalidParameterError(
-                "Gaussian noise (privacy=ZCDP(...) or ApproxDP(...)) is available for the tree "
-                f"(mechanism='auto' or 'tree'), not for {cls.name!r}: use epsilon= for it."
+                f"{label} noise (a {family.budget_name} budget: privacy=ZCDP(...) or "
+                f"ApproxDP(...)) is not available for {cls.name!r}; it adds "
+                f"{' or '.join(noise_family(k).label for k in cls.noises)} noise."
             )
-        # a mechanism whose noises include "gaussian" takes rho= in from_parameters
-        budget: dict[str, Any] = {"epsilon": epsilon} if rho is None else {"rho": rho}
+        # a mechanism whose noises take another budget unit takes it in from_parameters
         return cls.from_parameters(
-            n_bins, neighbours=neighbours, n=n, shape=shape, level_budgets=level_budgets, **budget
+            n_bins,
+            neighbours=neighbours,
+            n=n,
+            shape=shape,
+            level_budgets=level_budgets,
+            **{family.budget_name: value},
         )
 
     #: True when the first block is a root whose total is the public ``n`` under ``replace``
@@ -418,9 +432,35 @@ class Mechanism(ABC):
             "epsilon": self.epsilon,
             "block_epsilons": list(self.block_epsilons),
             "block_sensitivity": list(self.block_sensitivity),
-            "noise": "discrete_laplace",
+            "noise": DiscreteLaplace.name,
             "scales": [None if s is None else [s.numerator, s.denominator] for s in self.scales],
         }
+
+
+def zcdp_description(
+    mechanism: Mechanism,
+    rho: float,
+    l2_squared: Sequence[int],
+    sigma2: Sequence[Fraction | None],
+    **extra: object,
+) -> dict[str, object]:
+    """:meth:`Mechanism.describe` for discrete Gaussian blocks (``rho``, ``sigma2``, no ε
+    fields: none is finite); ``extra`` fields go before ``sigma2``."""
+    return {
+        "mechanism": mechanism.name,
+        "guarantee": mechanism.guarantee_kind,
+        "neighbours": mechanism.neighbours,
+        "epsilon": None,
+        "block_epsilons": None,
+        "rho": rho,
+        "block_rhos": list(mechanism.block_budgets),
+        "block_sensitivity": list(mechanism.block_sensitivity),
+        "block_l2_squared": list(l2_squared),
+        "noise": DiscreteGaussian.name,
+        "scales": None,
+        **extra,
+        "sigma2": [None if s is None else [s.numerator, s.denominator] for s in sigma2],
+    }
 
 
 def check_replace_bins(neighbours: str, n_bins: int) -> None:

@@ -27,6 +27,7 @@ from treedp.exceptions import InvalidParameterError
 from treedp.mechanisms.all_intervals_queries import AllIntervalsQueries
 from treedp.mechanisms.base import Mechanism, check_replace_bins
 from treedp.tree import TreeShape
+from treedp.tree.candidate import PlanCandidate
 
 __all__ = [
     "MAX_INTERVAL_BINS",
@@ -34,6 +35,7 @@ __all__ = [
     "HistogramMechanism",
     "ThresholdMechanism",
     "all_intervals_sensitivity",
+    "histogram_variance",
 ]
 
 #: Largest ``B`` for the all-intervals baseline (``B(B+1)/2`` noisy counts).
@@ -120,6 +122,38 @@ class HistogramMechanism(_SingleBlockMechanism):
 
     def true_blocks(self, counts: np.ndarray) -> list[np.ndarray]:
         return [np.asarray(counts, dtype=np.int64)]
+
+    @classmethod
+    def plan_candidate(
+        cls,
+        n_bins: int,
+        budget: float,
+        neighbours: str,
+        noise: str,
+        objective: str,
+        *,
+        workload: Any = None,
+    ) -> PlanCandidate | None:
+        """The noisy histogram under ``add_remove`` (under ``replace`` it is the planner's flat
+        tree with the public total): exact prefix variances ``m σ²``."""
+        if neighbours != "add_remove":
+            return None
+        var = histogram_variance(n_bins, budget)
+        mean, worst = (n_bins + 1) / 2 * var, n_bins * var
+        if workload is not None:
+            value = workload.independent_variance(var, n_public=False)
+        else:
+            value = {"cdf_mse": mean, "range_mse": (n_bins + 2) / 3 * var, "max_variance": worst}[
+                objective
+            ]
+        return PlanCandidate(
+            cls.name, (n_bins,), (budget,), value, "noisy histogram", mean, max_cdf_variance=worst
+        )
+
+
+def histogram_variance(n_bins: int, epsilon: float) -> float:
+    """Per-bin variance of the noisy histogram under ``add_remove``, from the mechanism."""
+    return HistogramMechanism(n_bins, epsilon=epsilon).block_variance()[0]
 
 
 class ThresholdMechanism(_SingleBlockMechanism):

@@ -28,7 +28,7 @@ from treedp.mechanisms.partition import (
 )
 from treedp.mechanisms.tree import TreeMechanism
 from treedp.noise import RandomSource
-from treedp.noise.families import float_at_least
+from treedp.noise.families import DiscreteLaplace, float_at_least
 from treedp.privacy.measures import PureDP
 from treedp.privacy.spend import SpendRecord
 from treedp.tree import TreeShape
@@ -348,7 +348,7 @@ class DawaMechanism(Mechanism):
                 **base,
                 "epsilon": self.epsilon_partition,
                 "sensitivity": self.partition_sensitivity,
-                "noise": "discrete_laplace",
+                "noise": DiscreteLaplace.name,
             },
         )
         second = SpendRecord(

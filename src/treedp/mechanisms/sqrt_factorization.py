@@ -72,7 +72,6 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from fractions import Fraction
-from functools import lru_cache
 from typing import Any, Literal
 
 import numpy as np
@@ -80,9 +79,22 @@ import numpy as np
 from treedp._validation import check_int
 from treedp.budget import Neighbours, check_neighbours
 from treedp.exceptions import DataError, InvalidParameterError
-from treedp.mechanisms.base import Mechanism, check_replace_bins
-from treedp.mechanisms.tree import check_rho
-from treedp.noise.families import DiscreteGaussian, NoiseFamily, float_at_least
+from treedp.mechanisms import sqrt_lattice as lat
+from treedp.mechanisms.base import Mechanism, check_replace_bins, zcdp_description
+from treedp.mechanisms.sqrt_lattice import (
+    EQUALISE_LIMIT,
+    MAX_SCALE,
+    PLAN_LIMIT,
+    TAIL_COLUMNS,
+    TAIL_LIMIT,
+    choose_scale,
+    equalised_columns,
+    equalised_sensitivities,
+    lattice_coefficients,
+    sensitivities,
+    sqrt_coefficients,
+)
+from treedp.noise.families import DiscreteGaussian, NoiseFamily, check_rho, float_at_least
 from treedp.privacy.measures import ZCDP, Measure
 from treedp.tree import TreeShape
 from treedp.tree.candidate import PlanCandidate
@@ -102,210 +114,6 @@ __all__ = [
     "sensitivities",
     "sqrt_coefficients",
 ]
-
-#: Largest lattice scale ``s`` (the coefficients stay below 2**17; rounding then costs nothing
-#: measurable at any supported ``B``).
-MAX_SCALE = 2**16
-#: Largest ``B`` the planner scores this mechanism for (its exact error costs a few FFTs of
-#: length ``2B``); larger ``B`` can still ask for it by name.
-PLAN_LIMIT = 2**20
-_INT_LIMIT = 2**62
-#: About the largest ``2σ²`` the exact sampler supports with a power-of-two denominator
-#: (``2·a < 2**55`` for ``σ² = a/b``): only seeds :func:`choose_scale`'s search window.
-_MAX_SIGMA2 = 2**54
-#: Largest ``B`` for ``equalise=True`` (its GLS estimate and covariances are dense, ``O(B³)``).
-EQUALISE_LIMIT = 1024
-#: Above it and up to ``TAIL_LIMIT`` only the last ``TAIL_COLUMNS`` columns are equalised (a
-#: rank-``TAIL_COLUMNS`` Woodbury update of the Toeplitz estimator, exact covariances kept).
-TAIL_LIMIT = 8192
-TAIL_COLUMNS = 256
-
-
-def equalised_columns(n_bins: int) -> int:
-    """How many (last) columns ``equalise=True`` equalises: all up to :data:`EQUALISE_LIMIT`,
-    :data:`TAIL_COLUMNS` up to :data:`TAIL_LIMIT`, else none (refused)."""
-    if 2 <= n_bins <= EQUALISE_LIMIT:
-        return n_bins
-    return TAIL_COLUMNS if n_bins <= TAIL_LIMIT else 0
-
-
-@lru_cache(maxsize=4)
-def _equaliser(n_bins: int, scale: int) -> np.ndarray:
-    """``ê_j = isqrt(S(B) − S(B − j))``: the slack of column ``j`` below ``Δ₂² = S(B)``."""
-    c = [int(v) for v in _coefficients(n_bins, scale).tolist()]
-    cum = [0]
-    for v in c:
-        cum.append(cum[-1] + v * v)
-    out = np.array([math.isqrt(cum[n_bins] - cum[n_bins - j]) for j in range(n_bins)], np.int64)
-    out.setflags(write=False)
-    return out
-
-
-def equalised_sensitivities(n_bins: int, scale: int, columns: int | None = None) -> tuple[int, int]:
-    """``(L1, L2²)`` of ``(Ĉ x, ê ∘ x)`` under add_remove: column ``j`` is
-    ``(Ĉ e_j, ê_j e_j)``, squared norm ``S(B − j) + ê_j² <= S(B)`` (``ê_j`` is the integer
-    square root of the slack), with equality at ``j = 0``: the same ``Δ₂²`` as without.
-    ``columns``: only the last ``columns`` columns carry ``ê_j`` (the others ``ê_j = 0``)."""
-    k = n_bins if columns is None else columns
-    c = [int(v) for v in _coefficients(n_bins, scale).tolist()]
-    e = [int(v) if j >= n_bins - k else 0 for j, v in enumerate(_equaliser(n_bins, scale).tolist())]
-    sq, t = [0], [0]
-    for v in c:
-        sq.append(sq[-1] + v * v)
-        t.append(t[-1] + v)
-    l2 = max(sq[n_bins - j] + e[j] ** 2 for j in range(n_bins))
-    l1 = max(t[n_bins - j] + e[j] for j in range(n_bins))
-    return l1, l2
-
-
-@lru_cache(maxsize=2)
-def _equalised_system(n_bins: int, scale: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Dense ``Ĉ``, the Cholesky factor of ``M = ĈᵀĈ + diag(ê²)`` and ``L M^{-1} Lᵀ``."""
-    from scipy.linalg import cho_factor, cho_solve
-
-    c = _coefficients(n_bins, scale).astype(np.float64)
-    i, j = np.indices((n_bins, n_bins))
-    dense = np.where(i >= j, c[np.clip(i - j, 0, None)], 0.0)
-    e = _equaliser(n_bins, scale).astype(np.float64)
-    factor = cho_factor(dense.T @ dense + np.diag(e * e), lower=True)
-    ltri = np.tril(np.ones((n_bins, n_bins)))
-    cov = ltri @ cho_solve(factor, ltri.T)
-    return dense, factor[0], cov
-
-
-@lru_cache(maxsize=2)
-def _tail_system(n_bins: int, scale: int, k: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """``Z = Ĉ^{-T} U`` (``B × k``, ``U`` = the last ``k`` unit columns times ``ê``),
-    ``W = G Z`` and ``(I + ZᵀZ)^{-1}``: ``P̂ = G y₁ + W (I + V)^{-1} (y₂ − Zᵀ y₁)`` and
-    ``Cov = v (G Gᵀ − W (I + V)^{-1} Wᵀ)`` (Woodbury; ``docs/factorization.md``)."""
-    from treedp.estimation.toeplitz import series_inverse, toeplitz_apply
-
-    inv = series_inverse(_coefficients(n_bins, scale))
-    js = np.arange(n_bins - k, n_bins)
-    rows = np.arange(n_bins)[:, None]
-    e = _equaliser(n_bins, scale)[js].astype(np.float64)
-    z = np.where(rows <= js[None, :], inv[np.clip(js[None, :] - rows, 0, None)], 0.0) * e
-    w = toeplitz_apply(_prefix_filter(n_bins, scale), z.T).T
-    core = np.linalg.inv(np.eye(k) + z.T @ z)
-    return z, w, core
-
-
-def sqrt_coefficients(n_bins: int) -> np.ndarray:
-    """``c_k = binom(2k, k)/4^k`` for ``k < B`` (floats, by ``c_k = c_{k-1}(2k − 1)/(2k)``)."""
-    return _sqrt_coefficients(check_int(n_bins, "n_bins", lo=1)).copy()
-
-
-@lru_cache(maxsize=4)
-def _sqrt_coefficients(n_bins: int) -> np.ndarray:
-    k = np.arange(1, n_bins, dtype=np.float64)
-    out = np.concatenate([[1.0], np.cumprod((2 * k - 1) / (2 * k))])
-    out.setflags(write=False)
-    return out
-
-
-@lru_cache(maxsize=2)
-def _coefficients(n_bins: int, scale: int) -> np.ndarray:
-    out: np.ndarray = np.rint(scale * _sqrt_coefficients(n_bins)).astype(np.int64)
-    out[0] = scale
-    out.setflags(write=False)
-    return out
-
-
-def lattice_coefficients(n_bins: int, scale: int) -> np.ndarray:
-    """``ĉ_k = round(s · c_k)`` (int64, non-increasing, ``ĉ_0 = s``): the released matrix."""
-    return _coefficients(check_int(n_bins, "n_bins", lo=1), check_int(scale, "scale", lo=1))
-
-
-def _add_remove_l2(n_bins: int, scale: int) -> int:
-    """``Σ ĉ_k²`` without caching the coefficients (the scale search tries many)."""
-    c = np.rint(scale * _sqrt_coefficients(n_bins)).astype(np.int64)
-    c[0] = scale
-    return int(np.sum(c * c))
-
-
-@lru_cache(maxsize=8)
-def _sensitivities(n_bins: int, scale: int, neighbours: str) -> tuple[int, int]:
-    from treedp.estimation.toeplitz import exact_convolve
-
-    c = _coefficients(n_bins, scale)
-    s_all = int(np.sum(c * c))  # ĉ_k² < 2**34, B <= 2**24 terms: exact in int64
-    if neighbours == "add_remove":
-        return int(c.sum()), s_all
-    # replace: i = 0 is worst (module docstring); j = 1..B-1.
-    t = np.concatenate([[0], np.cumsum(c)])  # T(m), exact int64 (Σ ĉ < 2**41)
-    j = np.arange(1, n_bins)
-    l1 = int((2 * t[j] + t[n_bins - j] - t[n_bins]).max())
-    auto = exact_convolve(c, c[::-1].copy(), 17)  # z[B-1-j] = A(j)
-    a_j = auto[n_bins - 1 - j]
-    s_cum = np.concatenate([[0], np.cumsum(c.astype(np.int64) ** 2)])  # < 2**52 per entry
-    l2 = int((s_all + s_cum[n_bins - j] - 2 * a_j).max())
-    return l1, l2
-
-
-def sensitivities(n_bins: int, scale: int, neighbours: Neighbours) -> tuple[int, int]:
-    """``(L1, L2²)`` of ``Ĉ x`` under ``neighbours`` (exact integers; module docstring)."""
-    if neighbours == "replace" and n_bins < 2:
-        raise InvalidParameterError("neighbours='replace' needs at least 2 bins.")
-    return _sensitivities(n_bins, scale, neighbours)
-
-
-@lru_cache(maxsize=8)
-def _prefix_filter(n_bins: int, scale: int) -> np.ndarray:
-    """``g``, the first column of ``G = L Ĉ^{-1}`` (floats)."""
-    from treedp.estimation.toeplitz import series_inverse
-
-    g = np.cumsum(series_inverse(_coefficients(n_bins, scale)))
-    g.setflags(write=False)
-    return g
-
-
-def _fits(l2_squared: int, rho: float) -> DiscreteGaussian | None:
-    try:
-        return DiscreteGaussian.for_budget(l2_squared, rho)
-    except InvalidParameterError:
-        return None
-
-
-def choose_scale(n_bins: int, rho: float, neighbours: Neighbours) -> int:
-    """The largest ``s <= MAX_SCALE`` whose noise ``σ² = Δ₂²(s)/(2ρ)`` the exact sampler
-    supports (``Δ₂²`` grows with ``s``: a binary search). Public parameters only.
-
-    Since the sampler's large range (``σ²`` up to about ``1.8·10**16``,
-    :func:`treedp.noise.discrete_gaussian.sample_discrete_gaussian`) this is ``MAX_SCALE`` for
-    every ``ρ >= 1e-6`` and ``B <= 2**24`` (``σ² <= 2**32·Σ c_k²/ρ < 2**54``); the search
-    remains for smaller budgets.
-
-    Under ``replace`` the search uses the bound ``Δ₂² <= 2 Σ ĉ_k²`` (two columns of
-    non-negative entries), which is cheap; the mechanism then uses the exact ``Δ₂²``."""
-
-    def bound(scale: int) -> int:
-        add = _add_remove_l2(n_bins, scale)
-        return add if neighbours == "add_remove" else 2 * add
-
-    if _fits(bound(1), rho) is None:
-        raise InvalidParameterError(
-            "The budget is too small for the square-root factorisation: even at lattice scale "
-            "1 the noise variance would exceed the exact sampler's range. Use a larger rho."
-        )
-    if _fits(bound(MAX_SCALE), rho) is not None:  # the usual case since the sampler's large range
-        return MAX_SCALE
-    lo, hi = 1, MAX_SCALE
-    # Start from the real factor's Σ c_k² (Δ₂²(s) ≈ s² Σ c_k²): a window of ±3 % usually holds
-    # the answer, which is then found in a few steps (the full range otherwise).
-    real = float(np.sum(_sqrt_coefficients(n_bins) ** 2)) * (1 if neighbours == "add_remove" else 2)
-    guess = int(math.sqrt(_MAX_SIGMA2 * rho / real))
-    low, high = max(1, int(guess * 0.97)), min(MAX_SCALE, int(guess * 1.03) + 1)
-    if low < high and _fits(bound(low), rho) is not None:
-        lo = low
-        if _fits(bound(high), rho) is None:
-            hi = high - 1
-    while lo < hi:
-        mid = (lo + hi + 1) // 2
-        if _fits(bound(mid), rho) is not None:
-            lo = mid
-        else:
-            hi = mid - 1
-    return lo
 
 
 class SqrtFactorizationMechanism(Mechanism):
@@ -360,11 +168,11 @@ class SqrtFactorizationMechanism(Mechanism):
         self.rho = check_rho(rho)
         self.neighbours, self.n = check_neighbours(neighbours, n)
         check_replace_bins(self.neighbours, self.n_bins)
-        self.noise: Literal["gaussian"] = "gaussian"
+        self.noise = DiscreteGaussian.key
         if scale is None:
-            scale = choose_scale(self.n_bins, self.rho, self.neighbours)
+            scale = lat.choose_scale(self.n_bins, self.rho, self.neighbours)
         self.scale = check_int(scale, "scale", lo=1, hi=MAX_SCALE)
-        applies = self.neighbours == "add_remove" and equalised_columns(self.n_bins) > 0
+        applies = self.neighbours == "add_remove" and lat.equalised_columns(self.n_bins) > 0
         if equalise is None:  # never worse (GLS with more data at the same Δ₂), where it applies
             equalise = applies
         self.equalise = bool(equalise)
@@ -374,12 +182,12 @@ class SqrtFactorizationMechanism(Mechanism):
                 f"{TAIL_LIMIT} (under replace the two changed columns' slack adds up)."
             )
         #: The number of last columns equalised (0: none).
-        self.equalised = equalised_columns(self.n_bins) if self.equalise else 0
+        self.equalised = lat.equalised_columns(self.n_bins) if self.equalise else 0
         if self.equalise:
-            l1, l2_squared = equalised_sensitivities(self.n_bins, self.scale, self.equalised)
+            l1, l2_squared = lat.equalised_sensitivities(self.n_bins, self.scale, self.equalised)
         else:
-            l1, l2_squared = sensitivities(self.n_bins, self.scale, self.neighbours)
-        family = _fits(l2_squared, self.rho)
+            l1, l2_squared = lat.sensitivities(self.n_bins, self.scale, self.neighbours)
+        family = lat.fits(l2_squared, self.rho)
         if family is None:
             raise InvalidParameterError(
                 "The lattice 'scale' is too large for this rho: the noise variance would exceed "
@@ -419,7 +227,7 @@ class SqrtFactorizationMechanism(Mechanism):
     @property
     def coefficients(self) -> np.ndarray:
         """``ĉ`` (int64), the first column of the released integer matrix."""
-        return _coefficients(self.n_bins, self.scale)
+        return lat.coefficients(self.n_bins, self.scale)
 
     @property
     def families(self) -> tuple[NoiseFamily | None, ...]:
@@ -465,8 +273,8 @@ class SqrtFactorizationMechanism(Mechanism):
         large takes hours to count on any engine).
         """
         if self.equalise:  # Σ ĉ >= ĉ_0: the equaliser's bound is the tighter one
-            return _INT_LIMIT // int(self.coefficients.sum()) - 1
-        return _INT_LIMIT // int(self.coefficients[0]) - 1
+            return lat.INT_LIMIT // int(self.coefficients.sum()) - 1
+        return lat.INT_LIMIT // int(self.coefficients[0]) - 1
 
     def true_blocks(self, counts: np.ndarray) -> list[np.ndarray]:
         """``[Ĉ x]``, exact int64, for totals up to :meth:`max_records`.
@@ -494,7 +302,7 @@ class SqrtFactorizationMechanism(Mechanism):
         block = exact_convolve(self.coefficients, x, bits)
         if self.equalise:  # ê_j <= Σ ĉ, so ê ∘ x fits (max_records)
             tail = slice(self.n_bins - self.equalised, self.n_bins)
-            block = np.concatenate([block, _equaliser(self.n_bins, self.scale)[tail] * x[tail]])
+            block = np.concatenate([block, lat.equaliser(self.n_bins, self.scale)[tail] * x[tail]])
         return [block]
 
     def _block_sizes(self) -> list[int]:
@@ -502,9 +310,9 @@ class SqrtFactorizationMechanism(Mechanism):
 
     def prefix_filter(self) -> np.ndarray:
         """``g``, the first column of ``G = L Ĉ^{-1}`` (``P̂[m] = (G y)[m − 1]``)."""
-        return _prefix_filter(self.n_bins, self.scale)
+        return lat.prefix_filter(self.n_bins, self.scale)
 
-    noises = ("gaussian",)
+    noises = (DiscreteGaussian.key,)
 
     @classmethod
     def from_description(
@@ -565,10 +373,10 @@ class SqrtFactorizationMechanism(Mechanism):
 
         v = self.block_variance()[0]
         if self.equalise and self.equalised == self.n_bins:
-            cov = _equalised_system(self.n_bins, self.scale)[2]
+            cov = lat.equalised_system(self.n_bins, self.scale)[2]
             return DensePrefixCovariance(cov * v)
         if self.equalise:
-            _, w, core = _tail_system(self.n_bins, self.scale, self.equalised)
+            _, w, core = lat.tail_system(self.n_bins, self.scale, self.equalised)
             base = ToeplitzPrefixCovariance(self.prefix_filter(), v, False)
             return LowRankCorrectedCovariance(base, w, core, v)
         return ToeplitzPrefixCovariance(
@@ -583,15 +391,15 @@ class SqrtFactorizationMechanism(Mechanism):
         y = np.asarray(blocks[0], dtype=np.float64)
         if self.equalise and self.equalised < self.n_bins:  # Woodbury (see _tail_system)
             b = self.n_bins
-            z, w, core = _tail_system(b, self.scale, self.equalised)
+            z, w, core = lat.tail_system(b, self.scale, self.equalised)
             y1, y2 = y[..., :b], y[..., b:]
             est = toeplitz_apply(self.prefix_filter(), y1) + (y2 - y1 @ z) @ core.T @ w.T
         elif self.equalise:  # GLS from both parts: x̂ = M^{-1}(Ĉᵀ y₁ + ê ∘ y₂), P̂ = L x̂
             from scipy.linalg import cho_solve
 
-            dense, chol, _ = _equalised_system(self.n_bins, self.scale)
+            dense, chol, _ = lat.equalised_system(self.n_bins, self.scale)
             b = self.n_bins
-            e = _equaliser(b, self.scale).astype(np.float64)
+            e = lat.equaliser(b, self.scale).astype(np.float64)
             rhs = y[..., :b] @ dense + y[..., b:] * e
             flat = rhs.reshape(-1, b).T
             xhat = cho_solve((chol, True), flat).T.reshape(rhs.shape)
@@ -616,22 +424,14 @@ class SqrtFactorizationMechanism(Mechanism):
 
     def describe(self) -> dict[str, object]:
         """The contract as plain data (no ε fields: none is finite)."""
-        return {
-            "mechanism": self.name,
-            "guarantee": self.guarantee_kind,
-            "neighbours": self.neighbours,
-            "epsilon": None,
-            "block_epsilons": None,
-            "rho": self.rho,
-            "block_rhos": list(self.block_rhos),
-            "block_sensitivity": list(self.block_sensitivity),
-            "block_l2_squared": list(self.block_l2_squared),
-            "noise": "discrete_gaussian",
-            "scales": None,
-            "scale": self.scale,
-            "equalise": self.equalise,
-            "sigma2": [[s.numerator, s.denominator] for s in self.sigma2],
-        }
+        return zcdp_description(
+            self,
+            self.rho,
+            self.block_l2_squared,
+            self.sigma2,
+            scale=self.scale,
+            equalise=self.equalise,
+        )
 
 
 def plan_candidate(
@@ -640,7 +440,7 @@ def plan_candidate(
     """The planner hook (:meth:`SqrtFactorizationMechanism.plan_candidate`): this mechanism's exact
     objective for Gaussian noise, or None (Laplace noise, ``B < 2``, ``B > PLAN_LIMIT``, or a
     budget below the sampler's range)."""
-    if noise != "gaussian" or not 2 <= n_bins <= PLAN_LIMIT:
+    if noise not in SqrtFactorizationMechanism.noises or not 2 <= n_bins <= PLAN_LIMIT:
         return None
     nb: Neighbours = "replace" if neighbours == "replace" else "add_remove"
     try:

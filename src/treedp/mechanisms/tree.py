@@ -5,12 +5,12 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from fractions import Fraction
-from typing import Any, Literal
+from typing import Any
 
 import numpy as np
 
-from treedp._validation import check_int, check_real
-from treedp.budget import Neighbours, check_epsilon, check_neighbours, split_budget
+from treedp._validation import check_int
+from treedp.budget import Neighbours, check_neighbours, split_budget
 from treedp.estimation.covariance import (
     DirectTreeCovariance,
     EfficientTreeCovariance,
@@ -19,9 +19,17 @@ from treedp.estimation.covariance import (
 from treedp.estimation.direct import tree_prefix
 from treedp.estimation.efficient import VariancePlan, efficient_tree
 from treedp.exceptions import InvalidParameterError
-from treedp.mechanisms.base import Mechanism, check_replace_bins
-from treedp.noise.families import DiscreteGaussian, NoiseFamily, float_at_least
-from treedp.privacy.measures import ZCDP, Measure
+from treedp.mechanisms.base import Mechanism, check_replace_bins, zcdp_description
+from treedp.noise.families import (
+    MAX_RHO,
+    MIN_RHO,
+    DiscreteGaussian,
+    DiscreteLaplace,
+    NoiseFamily,
+    budgeted,
+    check_rho,
+)
+from treedp.privacy.measures import Measure
 from treedp.tree import TreeShape
 
 __all__ = [
@@ -32,17 +40,6 @@ __all__ = [
     "level_l2_squared",
     "level_sensitivities",
 ]
-
-#: Smallest ρ accepted: below it the noise swamps any count, and a level's variance
-#: ``Δ²/(2ρ_l)`` would leave the exact sampler's range (about 1e8).
-MIN_RHO = 1e-6
-#: Largest ρ accepted: ``MAX_EPSILON**2 / 2`` (pure 50-DP is 1250-zCDP).
-MAX_RHO = 1250.0
-
-
-def check_rho(rho: Any, name: str = "rho") -> float:
-    """``rho`` as a float, finite and in ``[MIN_RHO, MAX_RHO]`` (so ``ρ <= 0`` is refused)."""
-    return check_real(rho, name, MIN_RHO, MAX_RHO)
 
 
 def level_sensitivities(height: int, neighbours: Neighbours) -> tuple[tuple[int, float], ...]:
@@ -144,6 +141,7 @@ class TreeMechanism(Mechanism):
     """
 
     name = "tree"
+    sigma2: tuple[Fraction | None, ...]
 
     def __init__(
         self,
@@ -160,18 +158,19 @@ class TreeMechanism(Mechanism):
                 "The tree needs exactly one budget: 'epsilon' (pure DP, discrete Laplace noise) "
                 "or 'rho' (zCDP, discrete Gaussian noise)."
             )
+        family, value = budgeted(epsilon, rho)
         self.shape = shape
         self.n_bins = shape.n_bins
-        self.noise: Literal["laplace", "gaussian"] = "laplace" if rho is None else "gaussian"
-        total = check_epsilon(epsilon) if rho is None else check_rho(rho)
+        #: The noise family's class and key (``ReleaseSpec.noise``).
+        self.noise_family = family
+        self.noise = family.key
+        self.guarantee_kind = family.guarantee_kind  # type: ignore[assignment]
+        unit = family.budget_name
+        total = family.check_budget(value, unit)
         self.neighbours, self.n = check_neighbours(neighbours, n)
-        unit = "epsilon" if rho is None else "rho"
         h = shape.height
         check_replace_bins(self.neighbours, shape.n_bins)
         sens = _sensitivity_data(h, self.neighbours)
-        self.block_sensitivity = tuple(l1 for l1, _ in sens)
-        self.block_l2_squared = tuple(sq for _, sq in sens)
-        self.block_l2 = tuple(math.sqrt(sq) for sq in self.block_l2_squared)
         if self.neighbours == "add_remove":
             budgets = _split_with_off(total, h + 1, level_budgets, unit)
         else:
@@ -183,30 +182,29 @@ class TreeMechanism(Mechanism):
             for lv, (b, (l1, _)) in enumerate(zip(budgets, sens, strict=True))
             if l1 > 0 and b == 0
         )
-        if self.off_levels:
-            sens = tuple((0, 0) if lv in self.off_levels else s for lv, s in enumerate(sens))
-            self.block_sensitivity = tuple(l1 for l1, _ in sens)
-            self.block_l2_squared = tuple(sq for _, sq in sens)
-            self.block_l2 = tuple(math.sqrt(sq) for sq in self.block_l2_squared)
-        if self.noise == "gaussian":
+        sens = tuple((0, 0) if lv in self.off_levels else s for lv, s in enumerate(sens))
+        self.block_sensitivity = tuple(l1 for l1, _ in sens)
+        self.block_l2_squared = tuple(sq for _, sq in sens)
+        self.block_l2 = tuple(math.sqrt(sq) for sq in self.block_l2_squared)
+        if family.keeps_given:
             budgets = _keep_given(budgets, level_budgets, total)
-        if self.noise == "laplace":
-            self.epsilon = total
-            self.rho: float | None = None
-            self.block_epsilons = budgets
-            self.block_rhos: tuple[float, ...] | None = None
-            self._set_scales()
-        else:
-            self.guarantee_kind = "zcdp"
-            self.epsilon = math.inf
-            self.rho = total
-            self.block_rhos = budgets
-            self.block_epsilons = tuple(math.inf if b > 0 else 0.0 for b in budgets)
-            self.scales = (None,) * (h + 1)
-            self.sigma2: tuple[Fraction | None, ...] = tuple(
-                DiscreteGaussian.for_budget(sq, b).sigma2 if sq > 0 else None
-                for sq, b in zip(self.block_l2_squared, budgets, strict=True)
-            )
+        pure = unit == "epsilon"
+        self.epsilon = total if pure else math.inf
+        self.rho: float | None = None if pure else total
+        self.block_epsilons = (
+            budgets if pure else tuple(math.inf if b > 0 else 0.0 for b in budgets)
+        )
+        self.block_rhos: tuple[float, ...] | None = None if pure else budgets
+        self.scales: tuple[Fraction | None, ...] = (None,) * (h + 1)
+        # the exact parameter of each level's family, stored under its file key
+        setattr(
+            self,
+            family.field,
+            tuple(
+                family.calibrated(l1, sq, b).parameter if l1 > 0 else None
+                for (l1, sq), b in zip(sens, budgets, strict=True)
+            ),
+        )
 
     @classmethod
     def from_parameters(
@@ -246,47 +244,51 @@ class TreeMechanism(Mechanism):
     @property
     def families(self) -> tuple[NoiseFamily | None, ...]:
         """The noise family of each level (None for the exact root under ``replace``)."""
-        if self.noise == "laplace":
-            return super().families
-        return tuple(None if s is None else DiscreteGaussian(s) for s in self.sigma2)
+        return tuple(None if p is None else self.noise_family.of(p) for p in self._parameters())
+
+    def _parameters(self) -> tuple[Fraction | None, ...]:
+        """Each level's exact noise parameter (``scales`` or ``sigma2``; tests may replace it)."""
+        params: tuple[Fraction | None, ...] = getattr(self, self.noise_family.field)
+        return params
 
     @property
     def guarantee(self) -> Measure:
         """``PureDP(Σ ε'_l)`` (Laplace) or ``ZCDP(Σ ρ'_l)`` (Gaussian), exact and rounded up."""
-        if self.noise == "laplace":
-            return super().guarantee
-        return ZCDP(float_at_least(self.rho_spent()))
+        return self.noise_family.measure(self._spent(self.noise_family.budget_name))
 
-    def rho_spent(self) -> Fraction:
-        """The exact zCDP loss ``Σ_l Δ2_l²/(2σ_l²)`` of Gaussian noise, never above ``rho``."""
-        if self.noise == "laplace":
+    def _spent(self, unit: str) -> Fraction:
+        """The exact loss summed over the levels, refused unless the noise states it in
+        ``unit`` (Gaussian noise has no finite pure ε; Laplace noise is stated in ε)."""
+        family = self.noise_family
+        if family.budget_name != unit:
             raise InvalidParameterError(
-                "rho_spent() is the zCDP loss of Gaussian noise; this tree uses Laplace noise "
-                "(its loss is epsilon_spent())."
+                f"{unit}_spent() is a loss in {unit}; this tree uses {family.label} noise, "
+                f"whose loss is {family.budget_name}_spent() ({family.guarantee_kind})."
             )
         return sum(
             (
-                Fraction(sq) / (2 * s)
-                for sq, s in zip(self.block_l2_squared, self.sigma2, strict=True)
-                if s is not None
+                family.of(p).loss(l1, sq)
+                for p, l1, sq in zip(
+                    self._parameters(), self.block_sensitivity, self.block_l2_squared, strict=True
+                )
+                if p is not None
             ),
             Fraction(0),
         )
 
+    def rho_spent(self) -> Fraction:
+        """The exact zCDP loss ``Σ_l Δ2_l²/(2σ_l²)`` of Gaussian noise, never above ``rho``."""
+        return self._spent("rho")
+
     def epsilon_spent(self) -> Fraction:
         """The exact pure-DP loss of Laplace noise; refused for Gaussian noise, which has no
         finite pure ε (its loss is :meth:`rho_spent`)."""
-        if self.noise == "gaussian":
-            raise InvalidParameterError(
-                "epsilon_spent() is the pure-DP loss of Laplace noise; this tree uses Gaussian "
-                "noise, which has no finite pure epsilon: its loss is rho_spent() (zCDP)."
-            )
-        return super().epsilon_spent()
+        return self._spent("epsilon")
 
     def privacy_loss(self, d_in: int = 1) -> float:
         """The pure ε between datasets ``d_in`` steps apart (``inf`` for Gaussian noise when
         ``d_in > 0``: use :attr:`guarantee` and group privacy for zCDP, ``d_in²·ρ``)."""
-        if self.noise == "laplace":
+        if math.isfinite(self.epsilon):
             return super().privacy_loss(d_in)
         return 0.0 if check_int(d_in, "d_in", lo=0) == 0 else math.inf
 
@@ -305,7 +307,7 @@ class TreeMechanism(Mechanism):
         return tuple(math.inf if lv in self.off_levels else v for lv, v in enumerate(own))
 
     exact_root = True
-    noises = ("laplace", "gaussian")
+    noises = (DiscreteLaplace.key, DiscreteGaussian.key)
     takes_shape = True
 
     @classmethod
@@ -364,7 +366,7 @@ class TreeMechanism(Mechanism):
 
     def _spend_parameters(self) -> dict[str, object]:
         out = {**super()._spend_parameters(), "branching": self.shape.branching}
-        if self.noise == "gaussian":
+        if self.rho is not None:
             out["rho"] = self.rho
             out["block_rhos"] = self.block_rhos
         return out
@@ -372,22 +374,9 @@ class TreeMechanism(Mechanism):
     def describe(self) -> dict[str, object]:
         """The contract as plain data; Gaussian trees add ``rho``, ``block_rhos``,
         ``block_l2_squared`` and the exact ``sigma2`` per level (no ε fields: none is finite)."""
-        if self.noise == "laplace":
+        if self.rho is None:
             return super().describe()
-        return {
-            "mechanism": self.name,
-            "guarantee": self.guarantee_kind,
-            "neighbours": self.neighbours,
-            "epsilon": None,
-            "block_epsilons": None,
-            "rho": self.rho,
-            "block_rhos": list(self.block_budgets),
-            "block_sensitivity": list(self.block_sensitivity),
-            "block_l2_squared": list(self.block_l2_squared),
-            "noise": "discrete_gaussian",
-            "scales": None,
-            "sigma2": [None if s is None else [s.numerator, s.denominator] for s in self.sigma2],
-        }
+        return zcdp_description(self, self.rho, self.block_l2_squared, self.sigma2)
 
 
 def _split_with_off(

@@ -10,18 +10,24 @@ privacy loss instead of re-deriving formulas:
 * :class:`DiscreteGaussian` with variance parameter ``σ²``: for a block of L2 sensitivity
   ``Δ2`` it is ``Δ2²/(2σ²)``-zCDP (CKS20, Thm 14).
 
-Adding a family means one class here with these four members.
+A family that is calibrated from a budget (the planner's and the tree's) also subclasses
+:class:`BudgetedFamily`: its key (``ReleaseSpec.noise``), budget unit, planner weight and
+proxy variance. Adding one is a class here plus one :func:`register_noise` line; nothing else
+switches on its name (:func:`noise_family` looks it up).
 """
 
 from __future__ import annotations
 
 import math
+from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Protocol, runtime_checkable
+from typing import Any, ClassVar, Protocol, runtime_checkable
 
 import numpy as np
 
+from treedp._validation import check_option, check_real
+from treedp.budget import check_epsilon
 from treedp.exceptions import InvalidParameterError, InvalidTypeError
 from treedp.noise.discrete_gaussian import (
     discrete_gaussian_variance,
@@ -33,7 +39,30 @@ from treedp.noise.rational import noise_scale
 from treedp.noise.rng import RandomSource
 from treedp.privacy.measures import ZCDP, Measure, PureDP
 
-__all__ = ["DiscreteGaussian", "DiscreteLaplace", "NoiseFamily", "float_at_least"]
+__all__ = [
+    "MAX_RHO",
+    "MIN_RHO",
+    "NOISES",
+    "BudgetedFamily",
+    "DiscreteGaussian",
+    "DiscreteLaplace",
+    "NoiseFamily",
+    "check_rho",
+    "float_at_least",
+    "noise_family",
+    "register_noise",
+]
+
+#: Smallest ρ accepted: below it the noise swamps any count, and a level's variance
+#: ``Δ²/(2ρ_l)`` would leave the exact sampler's range (about 1e8).
+MIN_RHO = 1e-6
+#: Largest ρ accepted: ``MAX_EPSILON**2 / 2`` (pure 50-DP is 1250-zCDP).
+MAX_RHO = 1250.0
+
+
+def check_rho(rho: Any, name: str = "rho") -> float:
+    """``rho`` as a float, finite and in ``[MIN_RHO, MAX_RHO]`` (so ``ρ <= 0`` is refused)."""
+    return check_real(rho, name, MIN_RHO, MAX_RHO)
 
 
 def float_at_least(q: Fraction) -> float:
@@ -61,6 +90,86 @@ class NoiseFamily(Protocol):
         ...
 
 
+class BudgetedFamily(NoiseFamily, ABC):
+    """A noise family calibrated from a budget: what the planner and the tree ask of it.
+
+    Attributes
+    ----------
+    key : str
+        Its name in :attr:`treedp.ReleaseSpec.noise` and :attr:`treedp.Plan.noise`.
+    label : str
+        Its name for people (``Plan.describe``).
+    budget_name : {"epsilon", "rho"}
+        The unit of its budgets: the keyword a mechanism is built with.
+    guarantee_kind : {"pure", "zcdp"}
+        The guarantee it gives, as written in release files.
+    exponent : int
+        A block's smooth variance is ``∝ budget**-exponent`` (:meth:`proxy_variance`); with
+        equal shares of a fixed total over ``L`` blocks it grows like ``L**exponent``.
+    rule_power : float
+        The closed-form budget rule ``b_l ∝ (weight_l · w_l)**rule_power``, ``1/(1+exponent)``.
+    deep_trees : bool
+        Whether deep trees (small fan-outs) compete: the planner then tries every height.
+    keeps_given : bool
+        Whether a tree keeps given level budgets that add up exactly (its stored noise
+        parameters then rebuild bit for bit).
+    field : str
+        The release-file key (and mechanism attribute) of the blocks' :attr:`parameter`.
+    """
+
+    key: ClassVar[str]
+    label: ClassVar[str]
+    budget_name: ClassVar[str]
+    guarantee_kind: ClassVar[str]
+    exponent: ClassVar[int]
+    rule_power: ClassVar[float]
+    rule_label: ClassVar[str]
+    tuned_label: ClassVar[str]
+    field: ClassVar[str]
+    deep_trees: ClassVar[bool] = False
+    keeps_given: ClassVar[bool] = False
+
+    @classmethod
+    def of(cls, parameter: Fraction) -> BudgetedFamily:
+        """The family with this :attr:`parameter`."""
+        return cls(parameter)  # type: ignore[call-arg]
+
+    @classmethod
+    @abstractmethod
+    def calibrated(cls, l1: int, l2_squared: int, budget: float) -> BudgetedFamily:
+        """The family so a block with these sensitivities costs at most ``budget``."""
+
+    @staticmethod
+    @abstractmethod
+    def weight(l1: float, l2_squared: float) -> float:
+        """A block's planner weight from its sensitivities (its smooth variance is
+        ``proxy_variance(weight, budget)``)."""
+
+    @staticmethod
+    @abstractmethod
+    def proxy_variance(weight: float, budget: float) -> float:
+        """The smooth variance of a block of this weight at a positive ``budget``."""
+
+    @staticmethod
+    @abstractmethod
+    def check_budget(value: Any, name: str) -> float:
+        """Validate a total budget in this family's unit."""
+
+    @staticmethod
+    @abstractmethod
+    def measure(loss: Fraction) -> Measure:
+        """The guarantee of an exact total loss (in the budget's unit), rounded up."""
+
+    @property
+    @abstractmethod
+    def parameter(self) -> Fraction:
+        """The family's one exact rational parameter (scale or variance)."""
+
+    @abstractmethod
+    def loss(self, l1: int, l2_squared: int) -> Fraction:
+        """The exact loss of one block, in the budget's unit."""
+
+
 def _fraction(value: object, name: str) -> Fraction:
     if isinstance(value, bool) or not isinstance(value, Fraction | int | np.integer):
         raise InvalidTypeError(
@@ -74,8 +183,8 @@ def _fraction(value: object, name: str) -> Fraction:
 
 
 @dataclass(frozen=True)
-class DiscreteLaplace:
-    """Exact discrete Laplace noise of rational scale ``t``.
+class DiscreteLaplace(BudgetedFamily):
+    """Exact discrete Laplace noise of rational scale ``t``: pure ε-DP.
 
     Parameters
     ----------
@@ -85,6 +194,20 @@ class DiscreteLaplace:
 
     scale: Fraction
     name = "discrete_laplace"
+    key = "laplace"
+    label = "discrete Laplace"
+    budget_name = "epsilon"
+    guarantee_kind = "pure"
+    exponent = 2
+    rule_power = 1 / 3
+    rule_label = "(k-1)^(1/3) budgets"
+    tuned_label = "tuned budgets"
+    field = "scales"
+
+    @staticmethod
+    def check_budget(value: Any, name: str) -> float:
+        """:func:`treedp.budget.check_epsilon`."""
+        return check_epsilon(value, name)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "scale", _fraction(self.scale, "scale"))
@@ -97,6 +220,35 @@ class DiscreteLaplace:
         (rounded up), so :meth:`privacy` never exceeds ``epsilon``.
         """
         return cls(noise_scale(l1, epsilon))
+
+    @classmethod
+    def calibrated(cls, l1: int, l2_squared: int, budget: float) -> DiscreteLaplace:
+        """:meth:`for_budget` (the L1 sensitivity is what counts)."""
+        return cls.for_budget(l1, budget)
+
+    @staticmethod
+    def weight(l1: float, l2_squared: float) -> float:
+        """``L1²``."""
+        return float(l1) ** 2
+
+    @staticmethod
+    def proxy_variance(weight: float, budget: float) -> float:
+        """``2 L1²/ε²``, the continuous Laplace variance."""
+        return 2.0 * weight / (budget * budget)
+
+    @staticmethod
+    def measure(loss: Fraction) -> Measure:
+        """``PureDP``, rounded up."""
+        return PureDP(float_at_least(loss))
+
+    @property
+    def parameter(self) -> Fraction:
+        """The scale ``t``."""
+        return self.scale
+
+    def loss(self, l1: int, l2_squared: int) -> Fraction:
+        """``l1 / t``."""
+        return self.epsilon_exact(l1)
 
     @staticmethod
     def approx_variance(l1: float | np.ndarray, epsilon: float | np.ndarray) -> np.ndarray:
@@ -124,8 +276,8 @@ class DiscreteLaplace:
 
 
 @dataclass(frozen=True)
-class DiscreteGaussian:
-    """Exact discrete Gaussian noise with variance parameter ``σ²`` (rational).
+class DiscreteGaussian(BudgetedFamily):
+    """Exact discrete Gaussian noise with variance parameter ``σ²`` (rational): ρ-zCDP.
 
     Parameters
     ----------
@@ -135,6 +287,22 @@ class DiscreteGaussian:
 
     sigma2: Fraction
     name = "discrete_gaussian"
+    key = "gaussian"
+    label = "discrete Gaussian"
+    budget_name = "rho"
+    guarantee_kind = "zcdp"
+    exponent = 1
+    rule_power = 0.5
+    rule_label = "sqrt(k-1) budgets"
+    tuned_label = "KKT-tuned budgets"
+    field = "sigma2"
+    deep_trees = True
+    keeps_given = True
+
+    @staticmethod
+    def check_budget(value: Any, name: str) -> float:
+        """:func:`check_rho`."""
+        return check_rho(value, name)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "sigma2", _fraction(self.sigma2, "sigma2"))
@@ -173,13 +341,34 @@ class DiscreteGaussian:
             "levels."
         )
 
+    @classmethod
+    def calibrated(cls, l1: int, l2_squared: int, budget: float) -> DiscreteGaussian:
+        """:meth:`for_budget` (the squared L2 sensitivity is what counts)."""
+        return cls.for_budget(l2_squared, budget)
+
     @staticmethod
-    def approx_variance(l2_squared: float | np.ndarray, rho: float | np.ndarray) -> np.ndarray:
-        """The variance parameter ``Δ2²/(2ρ)``: a smooth proxy for planning searches (0 where
-        ``rho`` is 0, an exact block). The exact variance is at most this."""
-        r = np.asarray(rho, dtype=np.float64)
-        safe = np.where(r > 0, r, 1.0)
-        return np.where(r > 0, np.asarray(l2_squared, dtype=np.float64) / (2.0 * safe), 0.0)
+    def weight(l1: float, l2_squared: float) -> float:
+        """``L2²``."""
+        return float(l2_squared)
+
+    @staticmethod
+    def proxy_variance(weight: float, budget: float) -> float:
+        """``L2²/(2ρ)``, the variance parameter."""
+        return weight / (2.0 * budget)
+
+    @staticmethod
+    def measure(loss: Fraction) -> Measure:
+        """``ZCDP``, rounded up."""
+        return ZCDP(float_at_least(loss))
+
+    @property
+    def parameter(self) -> Fraction:
+        """The variance parameter ``σ²``."""
+        return self.sigma2
+
+    def loss(self, l1: int, l2_squared: int) -> Fraction:
+        """``Δ2²/(2σ²)`` with the exact integer ``Δ2²``."""
+        return Fraction(l2_squared) / (2 * self.sigma2)
 
     def variance(self) -> float:
         """An upper bound on the variance, at most ``σ²``."""
@@ -197,3 +386,31 @@ class DiscreteGaussian:
         """
         rho = Fraction(l2) ** 2 * (1 + Fraction(1, 2**50)) / (2 * self.sigma2)
         return ZCDP(float_at_least(rho))
+
+
+#: The budgeted noise families by key (``ReleaseSpec.noise``).
+NOISES: dict[str, type[BudgetedFamily]] = {}
+
+
+def register_noise(cls: type[BudgetedFamily]) -> type[BudgetedFamily]:
+    """Register ``cls`` under ``cls.key`` (refuses a key taken by another class)."""
+    if NOISES.get(cls.key, cls) is not cls:
+        raise InvalidParameterError(f"A noise family keyed {cls.key!r} is already registered.")
+    NOISES[cls.key] = cls
+    return cls
+
+
+register_noise(DiscreteLaplace)
+register_noise(DiscreteGaussian)
+
+
+def noise_family(key: object) -> type[BudgetedFamily]:
+    """The family registered as ``key`` (``"laplace"``, ``"gaussian"``, ...)."""
+    return NOISES[check_option(key, "noise", tuple(NOISES))]
+
+
+def budgeted(epsilon: float | None, rho: float | None) -> tuple[type[BudgetedFamily], Any]:
+    """The family a mechanism's budget keyword picks (``epsilon``: the first registered
+    family in ε, ``rho``: the first in ρ) and the budget itself."""
+    unit, value = ("epsilon", epsilon) if rho is None else ("rho", rho)
+    return next(f for f in NOISES.values() if f.budget_name == unit), value

@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 
 from treedp.noise import noise_scale
-from treedp.noise.families import DiscreteLaplace
+from treedp.noise.families import DiscreteLaplace, noise_family
 from treedp.strategy.model import Strategy, StrategyCovariance
 from treedp.strategy.store import shipped_strategy
 from treedp.tree.candidate import PlanCandidate
@@ -80,7 +80,7 @@ def plan_candidate(
     ``workload`` (a :class:`treedp.planning.Workload`) both are scored exactly on its ranges
     instead (:func:`workload_error`) and ``value`` is that error.
     """
-    if noise != "laplace" or neighbours != "add_remove":
+    if noise_family(noise) is not DiscreteLaplace or neighbours != "add_remove":
         return None
     key = {"cdf_mse": "mean_cdf_mse", "range_mse": "range_mse", "max_variance": "max_cdf_variance"}
     best: tuple[float, str, Strategy, dict[str, float]] | None = None

@@ -25,3 +25,9 @@ class PlanCandidate:
     #: worst prefix variance (records²), which the planner cannot derive from a tree shape.
     mean_cdf_mse: float | None = None
     max_cdf_variance: float | None = None
+
+    @property
+    def offered(self) -> bool:
+        """Whether a mechanism offered it itself (its own exact errors), rather than being a
+        tree the planner built and scored from its shape and level budgets."""
+        return self.mean_cdf_mse is not None

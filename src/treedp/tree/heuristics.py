@@ -10,12 +10,15 @@ from __future__ import annotations
 
 import numpy as np
 
+from treedp.noise.families import DiscreteLaplace, noise_family
 from treedp.tree.shape import shape_for
 
 __all__ = ["default_branching"]
 
 
-def default_branching(n_bins: int, neighbours: str, noise: str = "laplace") -> tuple[int, ...]:
+def default_branching(
+    n_bins: int, neighbours: str, noise: str = DiscreteLaplace.key
+) -> tuple[int, ...]:
     """A good common fan-out for equal level budgets (the direct estimator's error).
 
     Used when a tree's level budgets are given without its shape; otherwise the planner
@@ -26,8 +29,9 @@ def default_branching(n_bins: int, neighbours: str, noise: str = "laplace") -> t
     ``Σ_l E[d_l]`` times the per-level variance, which grows as the square of the number of
     noised levels for Laplace noise (``(L/ε)²``) and as the number itself for Gaussian noise
     (``L/(2ρ)``: the L2² sensitivity of ``L`` levels is ``L``). This depends only on public
-    parameters.
+    parameters. The noise family says how fast (its ``exponent``).
     """
+    exponent = noise_family(noise).exponent
     if n_bins == 1:
         return () if neighbours == "add_remove" else (2,)
     m = np.unique(np.linspace(0, n_bins - 1, num=min(n_bins, 4096)).astype(np.int64))
@@ -36,7 +40,7 @@ def default_branching(n_bins: int, neighbours: str, noise: str = "laplace") -> t
         shape = shape_for(n_bins, k)
         noised = shape.height + (1 if neighbours == "add_remove" else 0)
         digits = shape.prefix_digits(m)[:, 1:].sum(axis=1).mean()
-        cost = float(digits) * (noised if noise == "gaussian" else noised**2)
+        cost = float(digits) * noised**exponent
         if best is None or cost < best[0] - 1e-12:
             best = (cost, shape.branching)
     assert best is not None

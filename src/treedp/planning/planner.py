@@ -1,0 +1,213 @@
+"""The planner's front: :func:`plan` validates public parameters and searches; a
+:class:`PlanCache` keeps plans by public parameters (:data:`DEFAULT_PLAN_CACHE`)."""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from collections.abc import Sequence
+from typing import Any, cast
+
+from treedp._validation import check_int, check_option
+from treedp.budget import Neighbours
+from treedp.exceptions import InvalidParameterError
+from treedp.noise.families import noise_family
+from treedp.planning.result import Plan
+from treedp.planning.search import search_plan
+from treedp.planning.workload import Workload
+from treedp.privacy.measures import Measure
+from treedp.spec import ReleaseSpec
+
+__all__ = [
+    "DEFAULT_PLAN_CACHE",
+    "OBJECTIVES",
+    "WORKLOADS",
+    "PlanCache",
+    "best_tree",
+    "plan",
+]
+
+#: Objectives the planner accepts.
+OBJECTIVES = ("cdf_mse", "range_mse", "max_variance")
+#: Workload names :func:`plan` accepts besides an explicit list of ranges.
+WORKLOADS = ("cdf", "ranges")
+
+
+def best_tree(n_bins: int, epsilon: float) -> tuple[tuple[int, ...], tuple[float, ...]]:
+    """The planner's best tree for ``n_bins`` bins at pure ``epsilon`` (add/remove): its
+    branching and level budgets (a :data:`treedp.mechanisms.base.TreePlanner`; DAWA plans its
+    bucket tree with it)."""
+    best = next(c for c in plan(n_bins, epsilon=epsilon).alternatives if not c.offered)
+    return best.branching, best.level_budgets
+
+
+def plan(
+    bins: int | ReleaseSpec,
+    *,
+    epsilon: float | None = None,
+    neighbours: Neighbours = "add_remove",
+    n: int | None = None,
+    noise: str | None = None,
+    estimator: str | None = "efficient",
+    objective: str = "cdf_mse",
+    privacy: Measure | None = None,
+    workload: str | Sequence[Any] | None = None,
+) -> Plan:
+    """Choose the tree (or histogram) and level budgets with the smallest exact error.
+
+    Parameters
+    ----------
+    bins : int or ReleaseSpec
+        The number of bins ``B``, or a whole :class:`treedp.ReleaseSpec` (its ``bins``,
+        ``epsilon``, ``neighbours`` and ``estimator`` are used; the keywords are then ignored).
+    epsilon : float, optional
+        The total pure-DP budget (discrete Laplace noise). Exactly one of ``epsilon`` and
+        ``privacy`` is given unless ``bins`` is a spec.
+    neighbours : {"add_remove", "replace"}, default="add_remove"
+        The neighbour relation (``replace``: the root is exact and each level has L1
+        sensitivity 2).
+    n : int, optional
+        The public size under ``replace`` (the error does not depend on it).
+    noise : str, optional
+        The noise family's key (:func:`treedp.noise.families.noise_family`); it follows from
+        the budget (``epsilon``: Laplace; ``ZCDP`` / ``ApproxDP``: Gaussian) and, if given,
+        must agree with it.
+    estimator : {"efficient", "direct"}, default="efficient"
+        The estimator whose error is minimised.
+    objective : {"cdf_mse", "range_mse", "max_variance"}, default="cdf_mse"
+        What to minimise.
+    privacy : PureDP, ZCDP or ApproxDP, optional
+        A target guarantee instead of ``epsilon`` (see :class:`treedp.ReleaseSpec`): a zCDP or
+        (ε, δ) target plans exact discrete Gaussian noise at its ``ρ``.
+    workload : {"cdf", "ranges"} or sequence, optional
+        The queries to plan for: ``"cdf"`` (all prefixes, the same as
+        ``objective="cdf_mse"``), ``"ranges"`` (all ranges, the same as
+        ``objective="range_mse"``), or an explicit sequence of ranges ``(lo, hi)`` of bin
+        indices (``0 <= lo < hi <= B``; an int ``m`` is the prefix ``[0, m)``, e.g. a
+        quantile's neighbourhood). For an explicit list the plan's ``predicted`` is the exact
+        mean of ``Var(P[hi] - P[lo])`` over the list (objective ``"workload_mse"``). Only
+        public parameters may go in: the ranges must not be chosen from the data.
+
+    Returns
+    -------
+    Plan
+
+    Examples
+    --------
+    >>> import treedp
+    >>> p = treedp.plan(65536, epsilon=1.0)
+    >>> p.mechanism, len(p.branching) >= 2
+    ('tree', True)
+    """
+    if isinstance(bins, ReleaseSpec):
+        spec = bins
+    else:
+        # epsilon=None is rejected by ReleaseSpec's own validation (InvalidTypeError, after
+        # 'bins' is checked); the cast only tells the type checker the spec holds a float.
+        spec = ReleaseSpec(
+            bins=bins,
+            epsilon=cast(float, epsilon),
+            neighbours=neighbours,
+            n=n,
+            estimator=estimator,
+            privacy=privacy,
+        )
+    if noise is not None and noise_family(noise).key != spec.noise:
+        raise InvalidParameterError(
+            f"noise={noise!r} contradicts the budget: epsilon= means Laplace noise, "
+            "privacy=ZCDP(...) or ApproxDP(...) means Gaussian noise."
+        )
+    objective, explicit = _objective_and_workload(objective, workload, spec.n_bins)
+    return search_plan(
+        spec.n_bins,
+        spec.budget,
+        spec.neighbours,
+        spec.estimator_name,
+        objective,
+        spec.noise,
+        workload=explicit,
+    )
+
+
+def _objective_and_workload(
+    objective: str, workload: str | Sequence[Any] | None, n_bins: int
+) -> tuple[str, Workload | None]:
+    """The objective a named workload implies, or the explicit workload (validated)."""
+    check_option(objective, "objective", OBJECTIVES)
+    if isinstance(workload, str):
+        name = check_option(workload, "workload", WORKLOADS)
+        implied = "cdf_mse" if name == "cdf" else "range_mse"
+        if objective not in ("cdf_mse", implied):
+            raise InvalidParameterError(
+                f"workload={workload!r} and objective={objective!r} ask for different errors; "
+                "give one of them."
+            )
+        return implied, None
+    if workload is None:
+        return objective, None
+    if objective != "cdf_mse":
+        raise InvalidParameterError(
+            "An explicit 'workload' sets what is minimised; leave 'objective' at its default."
+        )
+    return objective, Workload.from_ranges(workload, n_bins)
+
+
+class PlanCache:
+    """Plans by public parameters (bins, budget, neighbours, estimator, noise): nothing else.
+
+    :func:`treedp.release_cdf` and :func:`treedp.release_counts` plan each configuration once
+    through :data:`DEFAULT_PLAN_CACHE` (the 64 most recently used configurations of this
+    process); pass your own ``plan_cache=`` to keep plans elsewhere, or ``plan_cache=False``
+    to plan afresh every time. A plan depends on public parameters only, so caching it reveals
+    nothing about any data. Safe to share between threads.
+
+    Parameters
+    ----------
+    maxsize : int, optional
+        The most plans kept (the least recently used goes first); None keeps every plan.
+
+    Examples
+    --------
+    >>> import treedp
+    >>> cache = treedp.PlanCache()
+    >>> cache.get(treedp.ReleaseSpec(bins=64, epsilon=1.0)) is cache.get(
+    ...     treedp.ReleaseSpec(bins=64, epsilon=1.0))
+    True
+    """
+
+    def __init__(self, maxsize: int | None = None) -> None:
+        if maxsize is not None:
+            check_int(maxsize, "maxsize", lo=1)
+        self.maxsize = maxsize
+        self._plans: OrderedDict[tuple[int, float, Neighbours, str, str], Plan] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, spec: ReleaseSpec) -> Plan:
+        """The plan for ``spec`` (computed on first use)."""
+        key = (spec.n_bins, spec.budget, spec.neighbours, spec.estimator_name, spec.noise)
+        with self._lock:
+            found = self._plans.get(key)
+            if found is not None:
+                self._plans.move_to_end(key)
+                return found
+        n_bins, budget, nb, est, noise = key
+        found = search_plan(n_bins, budget, nb, est, "cdf_mse", noise)  # outside the lock
+        with self._lock:
+            self._plans[key] = found
+            while self.maxsize is not None and len(self._plans) > self.maxsize:
+                self._plans.popitem(last=False)
+        return found
+
+    def clear(self) -> None:
+        """Forget every plan."""
+        with self._lock:
+            self._plans.clear()
+
+    def __len__(self) -> int:
+        return len(self._plans)
+
+
+#: The plans :func:`treedp.release_cdf` and :func:`treedp.release_counts` reuse when given
+#: neither ``plan`` nor ``plan_cache`` (``plan_cache=False`` turns it off for one call;
+#: ``DEFAULT_PLAN_CACHE.clear()`` empties it).
+DEFAULT_PLAN_CACHE = PlanCache(maxsize=64)
