@@ -26,7 +26,9 @@ def main() -> None:
     rng = np.random.default_rng(20241004)
     print(f"# K={K}, N={N}, epsilon={EPSILON}, {RUNS} runs ({machine()})")
     configs = {
-        "paper: histogram + prefix sums": {"mechanism": "histogram", "estimator": "direct"},
+        "paper: histogram + prefix sums": {
+            "mechanism": treedp.MechanismOptions("histogram", estimator="direct")
+        },
         "paper mechanism + efficient estimate": {"mechanism": "histogram"},
         "treedp default (tree, efficient)": {},
     }
