@@ -2,6 +2,30 @@
 
 Both build one :class:`~treedp.query.Query` (every parameter validated once, before any data
 or count is read) and run it with :func:`treedp.run.run`, the one place budget is spent.
+
+Notes on ``release_cdf``'s parameters:
+
+* ``mechanism="auto"`` plans the tree (fan-out per level, padding, level budgets) and
+  compares it with the optimised integer p-Identity strategy (pure ε, docs/strategies.md),
+  the square-root factorisation (Gaussian noise only, docs/factorization.md) and the plain
+  histogram by their exact CDF error. ``"dawa"`` is data-aware (a private partition with
+  25% of ε, then a tree on the buckets; add/remove only; no intervals; docs/data_aware.md);
+  ``"histogram"``, ``"threshold"`` and ``"all_intervals"`` are the seeds' baselines.
+  ``MechanismOptions(level_budgets=...)`` takes ``h + 1`` values root first, 0 for the exact
+  root under ``replace`` (what :attr:`treedp.Plan.level_budgets` reports);
+  ``estimator="efficient"`` is the best linear unbiased estimate from every noisy node,
+  ``"direct"`` sums the nodes covering each prefix (all-intervals: direct only).
+* Private bounds (numbers only; with ``bins="integers"`` rounded inwards) spend ``share ·
+  epsilon`` (default 0.1) through :func:`treedp.value_methods.private_bounds.private_bounds`;
+  with one public side only the other is searched, with the whole share. The release spends
+  the rest; :attr:`Release.guarantee` covers the release alone and
+  :attr:`Release.total_guarantee` both. The bounds found are ``release.bins``.
+* ``nan="drop"`` is a per-record filter, so it keeps the add/remove guarantee (the count is
+  of non-missing records); under replace it would make the count private and is refused.
+  Infinities are ordered values, clamped into the end bins.
+* A privacy unit keeps at most ``k`` rows per person and releases one tree at ``epsilon / k``
+  (``rho / k²`` under zCDP; the factor doubles under replace), so the release is
+  ``epsilon``-DP for adding or removing one person with all their rows.
 """
 
 from __future__ import annotations
@@ -47,113 +71,61 @@ def release_cdf(
     privacy_unit: PrivacyUnit | None = None,
     engine: LocalEngine | None = None,
 ) -> Release:
-    r"""Release the distribution of one numeric column under pure ``epsilon``-DP.
+    """Release the distribution of one numeric column under differential privacy.
 
-    The values are counted into public bins, a tree of exact discrete Laplace noisy counts is
-    released over the bins, and every CDF value, range count and quantile is answered from it
-    afterwards at no further privacy cost.
+    The values are counted into public bins, noisy counts are released by exact discrete
+    Laplace (``epsilon``) or Gaussian (``privacy=ZCDP/ApproxDP``) noise, and every CDF value,
+    range count and quantile is answered afterwards at no further cost (module docstring).
 
     Parameters
     ----------
     values : array-like, DataFrame, table, dataset or path
-        The sensitive column: numpy array, sequence, pandas / polars Series or pyarrow Array,
-        of numbers or datetimes, one record per entry; or, with ``column``, a pandas / polars
-        DataFrame, polars LazyFrame, pyarrow Table / Dataset, PySpark or Dask DataFrame, or a
-        file path (Parquet, CSV, gzipped CSV, Arrow / Feather; a directory or glob), streamed
-        in bounded memory (see :func:`treedp.engines.dispatch.count_source`).
+        The column (numbers or datetimes), or with ``column`` a pandas / polars DataFrame,
+        pyarrow Table / Dataset, Spark or Dask DataFrame, or Parquet / CSV / Arrow file(s),
+        streamed in bounded memory.
     epsilon : float, optional
-        The pure-DP privacy budget, in ``[1e-6, 50]`` (exact discrete Laplace noise). Give
-        this or ``privacy``.
-    bounds : (lo, hi), "private" or PrivateBounds, optional
-        Public bounds for ``bins`` equal-width bins. Values outside are clamped into the first
-        or last bin (this is what keeps the sensitivity at one bin per record).
-        ``"private"`` (= :class:`treedp.PrivateBounds`\ ``()``): ``share · epsilon`` (default
-        share 0.1) finds them first (:func:`treedp.value_methods.private_bounds.private_bounds`,
-        numbers only; with ``bins="integers"`` rounded inwards to integers) and the release
-        spends the rest. ``(lo, "private")`` / ``("private", hi)`` (=
-        ``PrivateBounds(lower=lo)`` / ``PrivateBounds(upper=hi)``): one side is public (for
-        example 0 for incomes) and only the other is searched, with the whole share (half
-        the noise). ``PrivateBounds(share=0.2)`` sets the share. The total guarantee is
-        ``PureDP(epsilon)``: the bounds' spend plus the release's :attr:`Release.guarantee`
-        (which covers the release alone), by basic composition; an ``accountant`` is charged
-        ``PureDP(epsilon)`` once, after every check and before the bounds' noise is drawn.
-        The bounds found are ``release.bins``.
-    bins : int, "integers", array-like of edges or Bins, optional
-        The number of bins, ``"integers"`` for one bin per integer in ``lo..hi``, explicit
-        public bin edges (increasing; then no ``bounds``), or a :class:`treedp.Bins`.
-    neighbours : {"add_remove", "replace"}, default="add_remove"
-        ``"add_remove"``: the guarantee covers adding or removing one record, and the number
-        of records is private (it is estimated). ``"replace"``: it covers changing one record's
-        value, with the number of records ``n`` public.
-    n : int, optional
-        The public number of records; required with ``"replace"`` (and must equal the number
-        of values), not allowed with ``"add_remove"``.
-    mechanism : str or MechanismOptions, default="auto"
-        ``"auto"``: the planner (:func:`treedp.plan`) picks the tree — fan-out per level,
-        padding, level budgets — the optimised strategy, the square-root factorisation or the
-        plain noisy histogram, whichever has the smallest exact CDF error. ``"tree"``: a
-        planned tree. ``"strategy"`` (pure ε-DP): an optimised integer p-Identity strategy
-        with least squares (docs/strategies.md). ``"sqrt_factorization"`` (Gaussian noise
-        only, a ``ZCDP`` or ``ApproxDP`` target): the square-root factorisation of the prefix
-        matrix on an integer lattice (docs/factorization.md). ``"dawa"``: data-aware (a
-        private partition into buckets with 25% of epsilon, then a tree on the buckets;
-        add/remove only; no standard errors or intervals), see docs/data_aware.md.
-        ``"histogram"``, ``"threshold"``, ``"all_intervals"``: the seeds' baselines, for
-        comparison. :class:`treedp.MechanismOptions` fixes more: ``branching`` (a common
-        fan-out ``k`` or one per level), ``level_budgets`` (root first, ``h + 1`` values
-        summing to the budget, 0 for the exact root under ``replace``: what
-        :attr:`treedp.Plan.level_budgets` reports) and ``estimator`` (``"efficient"``, the
-        best linear unbiased estimate from every noisy node, or ``"direct"``, the sum of the
-        nodes covering each prefix; the all-intervals baseline supports ``"direct"`` only).
-    postprocess : {"monotone", "monotone_l1", "none"}, default="monotone"
-        How CDF, range, histogram and quantile answers are post-processed (no privacy cost):
-        projected onto non-decreasing CDFs in ``[0, n̂]`` ending at ``n̂`` (exactly ``n`` when it
-        is public) under squared L2 (``"monotone"``) or L1 (``"monotone_l1"``), or left
-        unbiased (``"none"``). Both stay available per query (``consistent=True/False``).
-    integer : bool, default=False
-        Make the consistent CDF integer-valued (the exact optimum, so histogram counts are
-        non-negative integers summing to ``n̂``).
-    nan : {"error", "drop"}, default="error"
-        Missing values (NaN, NaT, None) raise an error (which names no count), or are dropped
-        with ``"drop"``. Infinities are ordered values, clamped into the end bins. Dropping
-        is a per-record filter, so it keeps the ``add_remove``
-        guarantee (the count is then of non-missing records only); under ``replace`` it
-        would make the count of kept records private, so it is refused there.
-    rng : RandomSource, optional
-        Where the noise comes from. Default: the operating system's cryptographic generator.
-        :class:`treedp.InsecureSeededSource` makes a reproducible release for tests and
-        research; the release records that it was seeded.
-    plan : Plan, PlanCache or False, optional
-        A plan from :func:`treedp.plan` for these bins, budget and neighbours (the tree it
-        chose is used as is; not with a ``MechanismOptions`` shape); or where plans are
-        looked up: by default the process-wide :data:`treedp.planning.DEFAULT_PLAN_CACHE`
-        (plans depend on public parameters only, so a repeated call plans once), a
-        caller-owned :class:`PlanCache`, or False to run the planner on every call.
+        The pure-DP budget, in ``[1e-6, 50]``. Give this or ``privacy``.
     privacy : PureDP, ZCDP or ApproxDP, optional
-        A target guarantee instead of ``epsilon``: ``treedp.ZCDP(rho)`` releases the tree
-        with exact discrete Gaussian noise at ``rho``-zCDP; ``treedp.ApproxDP(epsilon,
-        delta)`` (``delta`` in ``(0, 1e-3]``) does the same at the largest ``rho`` whose tight
-        conversion gives ``(epsilon, delta)``-DP; ``treedp.PureDP(epsilon)`` is
-        ``epsilon=epsilon``. See docs/gaussian.md.
+        A target guarantee instead (``ApproxDP``: ``delta`` in ``(0, 1e-3]``; docs/gaussian.md).
+    bounds : (lo, hi), "private" or PrivateBounds, optional
+        Public bounds (values outside are clamped into the end bins), or bounds found with a
+        share of ``epsilon`` (:class:`treedp.PrivateBounds`; ``"private"``, ``(lo,
+        "private")``); the whole ``epsilon`` is the guarantee and the charge.
+    bins : int, "integers", array-like of edges or Bins, optional
+        Equal-width bins in ``bounds``, one bin per integer, explicit edges, or a Bins.
+    neighbours : {"add_remove", "replace"}, default="add_remove"
+        Add or remove one record (``n`` private, estimated), or change one (``n`` public).
+    n : int, optional
+        The public number of records: required with ``"replace"``, refused otherwise.
+    mechanism : str or MechanismOptions, default="auto"
+        ``"auto"`` (the planner picks the tree, strategy, factorisation or histogram with
+        the smallest exact CDF error), a registered name (``"tree"``, ``"strategy"``,
+        ``"sqrt_factorization"``, ``"dawa"``, ``"histogram"``, ``"threshold"``,
+        ``"all_intervals"``), or :class:`treedp.MechanismOptions` with a tree's ``branching``
+        and ``level_budgets`` or an ``estimator``.
+    plan : Plan, PlanCache or False, optional
+        A plan from :func:`treedp.plan` to follow, a cache to look plans up in (default
+        :data:`treedp.planning.DEFAULT_PLAN_CACHE`, keyed on public parameters), or False to
+        plan on every call.
+    postprocess : {"monotone", "monotone_l1", "none"}, default="monotone"
+        Answers projected onto non-decreasing CDFs (squared L2 or L1), or left unbiased.
+    integer : bool, default=False
+        A consistent CDF with integer counts.
+    nan : {"error", "drop"}, default="error"
+        Missing values refused, or dropped (``"add_remove"`` only).
+    rng : RandomSource, optional
+        Default: the OS's cryptographic generator; :class:`treedp.InsecureSeededSource` is
+        for tests and research, and the release records it.
     accountant : Accountant, optional
-        A budget to charge (:class:`treedp.Accountant`, or a file ledger from
-        :func:`treedp.open_ledger`): the release's spend record is charged after every check
-        and before any noise is drawn.
+        Charged once, after the data were read and before any noise is drawn.
     column : str, optional
-        The column to release when ``values`` is a table, DataFrame or file.
-    engine : LocalEngine, optional
-        Threads and counting kernel for data counted on this machine (in-memory columns,
-        pyarrow tables and datasets, files), e.g. ``LocalEngine(workers=4, kernel="numba")``
-        (the compiled kernel of ``treedp[fast]``); default two threads, ``kernel="auto"``.
-        Not for Spark or Dask DataFrames, which are counted on their cluster.
+        The column of a table, DataFrame or file.
     privacy_unit : PrivacyUnit, optional
-        The person the guarantee protects, when a person may have several rows:
-        ``treedp.PrivacyUnit("person_id", max_contributions=3)`` keeps at most 3 rows of each
-        person (a uniform random sample of the rest is dropped) and releases one tree at
-        ``epsilon / 3`` (``rho / 9`` under zCDP; twice the factor under ``replace``), so the
-        release is ``epsilon``-DP for adding or removing one person with all their rows
-        (:attr:`Release.guarantee`, :attr:`Release.unit`). Not with private bounds or ``n``.
-        Group-by releases (one tree per key) are :func:`treedp.release_grouped`.
+        ``PrivacyUnit("person_id", max_contributions=k)``: at most ``k`` rows per person
+        (a random sample), and the guarantee is for one person (:attr:`Release.unit`).
+        Group-by releases are :func:`treedp.release_grouped`.
+    engine : LocalEngine, optional
+        Threads, kernel and progress bar for data counted on this machine.
 
     Returns
     -------
@@ -162,16 +134,13 @@ def release_cdf(
     Raises
     ------
     InvalidParameterError, InvalidTypeError, DataError
-        Naming the argument and what is allowed. Every parameter is checked before the data is
-        read, and nothing is drawn or written when a check fails.
+        Naming the argument; every parameter is checked before the data is read.
     BudgetExceededError
-        If the accountant's remaining budget does not cover the release: nothing is drawn,
-        released or charged.
+        The accountant cannot take the spend: nothing is drawn, released or charged.
 
     See Also
     --------
     release_counts : the same from bin counts made elsewhere.
-    numpy.histogram, numpy.quantile : the non-private counterparts.
 
     Examples
     --------
@@ -181,26 +150,7 @@ def release_cdf(
     >>> rel.seeded
     True
     """
-    query = build_query(
-        values,
-        epsilon=epsilon,
-        privacy=privacy,
-        bounds=bounds,
-        bins=bins,
-        neighbours=neighbours,
-        n=n,
-        mechanism=mechanism,
-        plan=plan,
-        postprocess=postprocess,
-        integer=integer,
-        nan=nan,
-        rng=rng,
-        accountant=accountant,
-        column=column,
-        privacy_unit=privacy_unit,
-        engine=engine,
-    )
-    return run(query)  # type: ignore[no-any-return]
+    return run(build_query(**locals()))  # type: ignore[no-any-return]
 
 
 def release_counts(

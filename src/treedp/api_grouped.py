@@ -103,14 +103,10 @@ def release_grouped(
     Parameters
     ----------
     data : DataFrame, mapping of columns, table, files, or array-like
-        A pandas or polars DataFrame, a pyarrow Table, a mapping of column name to 1-D array,
-        a file input (a path, directory, glob, list of paths, :class:`treedp.FileSource` or
-        pyarrow Dataset: streamed, see :mod:`treedp.engines.files.grouped`), a Spark
-        DataFrame (:mod:`treedp.engines.spark.grouped`) or a Dask DataFrame
-        (:mod:`treedp.engines.dask`) — then ``column``, ``by`` and ``privacy_unit``
-        name columns, checked before any value is read; or the value column itself as
-        an array (then ``by`` is a key array, or a tuple of key arrays for several ``by``
-        columns, and ``privacy_unit`` a person-id array).
+        A table of any engine (pandas / polars DataFrame, pyarrow Table, mapping of columns,
+        files or :class:`treedp.FileSource`, Spark or Dask DataFrame): ``column``, ``by`` and
+        ``privacy_unit`` name its columns, checked before any value is read. Or the value
+        column itself, with ``by`` a key array (a tuple of them) and ``privacy_unit`` ids.
     epsilon : float, optional
         The total pure-DP budget, for the privacy unit (discrete Laplace noise). Give this or
         ``privacy``.
@@ -160,34 +156,9 @@ def release_grouped(
     Raises
     ------
     InvalidParameterError, InvalidTypeError, DataError
-        Parameters and column names are checked before any value is read; no message holds a
-        count or value of the data.
+        Checked before any value is read; no message holds a count or value of the data.
     """
-    check_options(release_options)
-    opts = dict(release_options)
-    strategy = [opts.pop(k, None) for k in ("branching", "level_budgets", "estimator")]
-    name = opts.pop("mechanism", "auto")
-    if any(v is not None for v in strategy):
-        if isinstance(name, MechanismOptions):
-            raise InvalidParameterError(
-                "Give 'branching', 'level_budgets' and 'estimator' in treedp.MechanismOptions, "
-                "not beside it."
-            )
-        name = MechanismOptions(name, *strategy)
-    if "plan_cache" in opts:  # plan_cache= is plan= with a cache or False
-        cache = opts.pop("plan_cache")
-        if cache is not None and opts.get("plan") is None:
-            opts["plan"] = cache
-    unit = privacy_unit
-    if not isinstance(unit, PrivacyUnit) and (
-        unit is not None
-        or (max_contributions, max_groups, max_contributions_per_group) != (None, None, None)
-    ):
-        unit = PrivacyUnit(unit, max_contributions, max_groups, max_contributions_per_group)
-        if privacy_unit is None:  # bounds without a unit: refused by the bounds' own check
-            ContributionBounds.from_parameters(
-                None, max_contributions, max_groups, max_contributions_per_group
-            )
+    unit = _unit(privacy_unit, max_contributions, max_groups, max_contributions_per_group)
     if by is None and unit is None:
         raise InvalidParameterError("release_grouped needs 'by', a 'privacy_unit', or both.")
     query = build_query(
@@ -204,10 +175,44 @@ def release_grouped(
         nan=nan,
         rng=rng,
         accountant=accountant,
-        mechanism=name,
-        **opts,
+        **_release_options(release_options),
     )
     return run(query)  # type: ignore[no-any-return]
+
+
+def _release_options(release_options: dict[str, Any]) -> dict[str, Any]:
+    """The release options in ``release_cdf``'s forms: ``branching``, ``level_budgets`` and
+    ``estimator`` in ``mechanism=MechanismOptions(...)``, ``plan_cache`` in ``plan``."""
+    check_options(release_options)
+    opts = dict(release_options)
+    strategy = [opts.pop(k, None) for k in ("branching", "level_budgets", "estimator")]
+    name = opts.pop("mechanism", "auto")
+    if any(v is not None for v in strategy):
+        if isinstance(name, MechanismOptions):
+            raise InvalidParameterError(
+                "Give 'branching', 'level_budgets' and 'estimator' in treedp.MechanismOptions, "
+                "not beside it."
+            )
+        name = MechanismOptions(name, *strategy)
+    cache = opts.pop("plan_cache", None)
+    if cache is not None and opts.get("plan") is None:
+        opts["plan"] = cache
+    return {**opts, "mechanism": name}
+
+
+def _unit(unit: Any, *limits: Any) -> PrivacyUnit | None:
+    """The privacy unit: a :class:`PrivacyUnit`, or the column and its bounds given flat."""
+    if isinstance(unit, PrivacyUnit):
+        if any(limit is not None for limit in limits):
+            raise InvalidParameterError(
+                "Give the contribution bounds once: in treedp.PrivacyUnit(...) or as "
+                "'max_contributions' / 'max_groups' / 'max_contributions_per_group'."
+            )
+        return unit
+    if unit is None:
+        ContributionBounds.from_parameters(None, *limits)  # bounds without a unit: refused
+        return None
+    return PrivacyUnit(unit, *limits)
 
 
 def grouped_counts(data: Any, job: GroupedJob, rng: RandomSource | None = None) -> GroupedCounts:

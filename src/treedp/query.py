@@ -109,7 +109,7 @@ class Query:
 
 
 def build_query(
-    data: Any,
+    values: Any,
     *,
     epsilon: float | None = None,
     privacy: Measure | None = None,
@@ -135,7 +135,7 @@ def build_query(
     selection_epsilon: float | None = None,
     counts: bool = False,
 ) -> Query:
-    """Check every public parameter of a release, once, and freeze them (no data is read).
+    """Check every public parameter of a release, once, and freeze them (no value is read).
 
     The keywords are those of :func:`treedp.release_cdf` (and of
     :func:`treedp.release_grouped`, which adds ``by``, ``keys``, ``delta`` and
@@ -152,7 +152,7 @@ def build_query(
     check_accountant(accountant)
     wants_progress(progress)  # its type
     if engine is not None:
-        check_local_engine(engine, data)
+        check_local_engine(engine, values)
         progress = engine.progress if progress is None else progress
     options = _mechanism_options(mechanism)
     the_plan, cache = _plan_and_cache(plan)
@@ -181,11 +181,11 @@ def build_query(
             )
         refuse_unless_per_group(options.name)
         grouping, spec_budget = _grouping(
-            data, column, by, keys, unit, (epsilon, privacy), delta, selection_epsilon, neighbours
+            values, column, by, keys, unit, (epsilon, privacy), delta, selection_epsilon, neighbours
         )
         the_bins = bins if isinstance(bins, Bins) else public_bins(bounds, bins, edges)
         spec = _spec(the_bins, spec_budget, "add_remove", None, options, postprocess, integer, nan)
-        return Query(data, column, spec, the_bins, None, None, grouping, the_plan, cache,
+        return Query(values, column, spec, the_bins, None, None, grouping, the_plan, cache,
                      source, accountant, None, None, counts)  # fmt: skip
     if (keys, delta, selection_epsilon) != (None, None, None):
         raise InvalidParameterError(
@@ -196,11 +196,11 @@ def build_query(
     if private is None:
         the_bins = bins if isinstance(bins, Bins) else public_bins(bounds, bins, edges)
         spec = _spec(the_bins, budget, neighbours, n, options, postprocess, integer, nan)
-        return Query(data, column, spec, the_bins, None, None, None, the_plan, cache, source,
+        return Query(values, column, spec, the_bins, None, None, None, the_plan, cache, source,
                      accountant, progress, engine, counts)  # fmt: skip
     spec = _private_spec(private, bins, edges, budget, neighbours, n, options, postprocess,
                          integer, nan)  # fmt: skip
-    return Query(data, column, spec, None, private, bins, None, the_plan, cache, source,
+    return Query(values, column, spec, None, private, bins, None, the_plan, cache, source,
                  accountant, progress, engine, counts, check_epsilon(epsilon))  # fmt: skip
 
 

@@ -412,10 +412,10 @@ def test_key_refused_where_there_are_no_keys(
     capsys.readouterr()
     assert main(["query", str(plain), "--median", "--key", "CA"]) == 2
     assert "--key is for a grouped release (made with --by)" in _error(capsys)
-    assert main(["query", str(one), "--median", "--key", "CA"]) == 2
-    assert "this grouped release has no --by" in _error(capsys)
-    assert main(["query", str(one), "--median", "--ci"]) == 0  # the one group, with intervals
-    assert capsys.readouterr().out.splitlines()[0] == "query,argument,value,stderr,low,high"
+    assert main(["query", str(one), "--median", "--key", "CA"]) == 2  # one distribution:
+    assert "this file is not one" in _error(capsys)  # a person-level release, not grouped
+    assert main(["query", str(one), "--median", "--ci"]) == 0  # with intervals
+    assert capsys.readouterr().out.startswith("median = ")
 
 
 def test_grouped_query_text_format_is_one_line_per_answer(

@@ -21,11 +21,15 @@ from treedp.release.unit import PersonUnit
 
 
 def _grouped(**options: object) -> treedp.GroupedRelease:
+    """A grouped release with one public key (every row in it): the same bounds, factor and
+    guarantee as the person-level release without ``by``."""
     rng = np.random.default_rng(TEST_SEED)
-    data = {"v": rng.integers(0, 20, 2000), "p": rng.integers(0, 500, 2000)}
-    return treedp.release_grouped(
+    data = {"v": rng.integers(0, 20, 2000), "p": rng.integers(0, 500, 2000), "g": ["a"] * 2000}
+    return treedp.release_grouped(  # type: ignore[return-value]
         data,
         column="v",
+        by="g",
+        keys=["a"],
         privacy_unit="p",
         max_contributions=3,
         bounds=(0, 19),
