@@ -2,7 +2,7 @@
 
 Issue 28 item 6: a repeated ``release_cdf`` with the same public parameters should cost at most
 1.2x the same call with ``plan=`` given. Baselines in the same run: ``plan=`` (no planning) and
-``plan_cache=False`` (planning every call, the behaviour before the default cache).
+``plan=False`` (planning every call, the behaviour before the default cache).
 
 Run: ``.venv/bin/python benchmarks/plan_cache.py``.
 """
@@ -19,7 +19,7 @@ def main() -> None:
     rng = np.random.default_rng(0)
     values = rng.lognormal(3, 1, 100_000)
     print(machine())
-    print(f"{'bins':>8} {'plan=':>10} {'default cache':>14} {'ratio':>6} {'plan_cache=False':>17}")
+    print(f"{'bins':>8} {'plan=':>10} {'default cache':>14} {'ratio':>6} {'plan=False':>17}")
     for bins in (1024, 2**14, 2**16):
         common = {"bounds": (0, 2000), "bins": bins, "epsilon": 1.0}
         plan = treedp.plan(bins, epsilon=1.0)
