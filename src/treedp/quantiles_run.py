@@ -1,0 +1,486 @@
+"""The steps of ``treedp.quantiles`` after its public checks: choose, charge, run, report.
+
+:func:`plan_steps` decides, from public parameters and the public (or, under replace, the
+counted) ``n``, the method, whether ``n="private"`` spends on a count, and the budget left,
+and makes every public check a method would make later, so that nothing public refuses after
+the charge. :func:`run_steps` then runs private bounds, the private count, the method and the
+warnings, and assembles the :class:`QuantilesResult`: the one place quantiles spend budget.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import Any
+
+import numpy as np
+
+from treedp.budget import check_epsilon
+from treedp.exceptions import BoundsWarning, DataError, InvalidParameterError, InvalidTypeError
+from treedp.mechanisms.results import QuantileResult
+from treedp.noise import RandomSource
+from treedp.privacy import PureDP
+from treedp.privacy.spend import SpendRecord
+from treedp.quantiles_choice import _fixed_choice, choose_method, tree_bins
+from treedp.release.discrete_quantiles import discrete_quantile_from
+from treedp.value_methods._column import describe, float_up, is_datetime_like
+from treedp.value_methods.bounds_split import (
+    cut_integer_range,
+    integer_cut_warning,
+    remaining_epsilon,
+    split_private_bounds,
+)
+from treedp.value_methods.bounds_warnings import few_records_warning, grid_end_warning
+from treedp.value_methods.private_count import CONTRACT as COUNT_CONTRACT
+from treedp.value_methods.private_count import count_scale, release_count
+from treedp.value_methods.quantile_exponential import quantile_exponential
+from treedp.value_methods.quantiles_recursive import quantiles_recursive
+
+__all__ = ["QuantilesRequest", "QuantilesResult", "Steps", "plan_steps", "record", "run_steps"]
+
+
+@dataclass(frozen=True, repr=False, kw_only=True)
+class QuantilesResult(QuantileResult):
+    """The result of :func:`quantiles`.
+
+    Attributes
+    ----------
+    method : str
+        The method used: ``"exponential"``, ``"recursive"`` or ``"tree"``.
+    bounds : (lo, hi)
+        The bounds used (found privately with ``bounds="private"``).
+    parts : tuple of SpendRecord
+        What each step spent (private bounds, then the quantiles); ``guarantee`` is their
+        sum (basic composition) and is what an accountant is charged.
+    bounds_warning : str or None
+        With ``bounds="private"``: a warning when a scan ran off the public grid, stopped at
+        once or the scans crossed (:func:`treedp.value_methods.bounds_warnings.grid_end_warning`),
+        or when a count known to the call — a public ``n``, the private count of
+        ``n="private"`` or the tree's released total — is below ten times the scans'
+        allowance (:func:`~treedp.value_methods.bounds_warnings.few_records_warning`); the
+        exponential and recursive methods without ``n`` release no count to check. Also
+        emitted as a :class:`treedp.BoundsWarning`. Post-processing: no privacy cost.
+    n_source : str
+        Where the ``n`` that chose the method and the tree's bins came from (one of
+        :data:`N_SOURCES`): ``"none"`` (no ``n``: the rules without it), ``"public"`` (the
+        user's ``n``, or under ``"replace"`` the number of values), ``"private"`` (``n =
+        "private"``: a noisy count was released, :attr:`n_released`), ``"not needed"`` (``n
+        = "private"`` where neither the method nor the bins can depend on ``n``: nothing was
+        spent on it).
+    n_released : int or None
+        With ``n_source == "private"``: the released noisy count of the records (a DP
+        release, ``max(0, n + Z)``, part of the guarantee; its spend is in :attr:`parts`);
+        else None.
+    """
+
+    method: str
+    bounds: tuple[Any, Any]
+    parts: tuple[SpendRecord, ...]
+    bounds_warning: str | None = None
+    n_source: str = "none"
+    n_released: int | None = None
+
+
+@dataclass(frozen=True)
+class QuantilesRequest:
+    """A ``quantiles`` call's public parameters, checked (nothing read from the data).
+
+    ``request`` is the private-bounds request (None: public ``bounds``), ``known`` its public
+    side, ``n`` the public count (None when not given or ``"private"``), ``count_share`` the
+    share of a private count (0 without one).
+    """
+
+    qa: np.ndarray
+    eps: float
+    relation: str
+    nan: str
+    method: str
+    bins: Any
+    bounds: Any
+    request: tuple[Any, Any] | None
+    share: float
+    known: str | None
+    n: int | None
+    private_n: bool
+    count_share: float
+    scalar: bool
+
+
+@dataclass(frozen=True)
+class Steps:
+    """What :func:`plan_steps` decided: the method (or its record name, with a private count
+    still to choose it), where ``n`` comes from, the count's ``(scale, ε)`` and the rest."""
+
+    chosen: str
+    n: int | None
+    n_source: str
+    count: tuple[Any, float] | None
+    after_bounds: float
+    m: int
+
+
+def plan_steps(req: QuantilesRequest, size: int, unit: str | None) -> Steps:
+    """Decide the method and the count, and check what the methods would check later."""
+    n, n_source = req.n, "none" if req.n is None else "public"
+    if req.relation == "replace":  # n is public by definition (nan="drop" is refused here)
+        if n is not None and n != size:
+            raise DataError(  # the same check for every method; it names no count
+                "With neighbours='replace' the 'n' parameter must be the public number of "
+                "records, and the column's number of records differs from it. Pass the true "
+                "public n, or leave 'n' out (under replace it is the number of values)."
+            )
+        n, n_source = size, "public"
+    m = int(np.unique(req.qa).size)
+    eps, method, bins = req.eps, req.method, req.bins
+    chosen = choose_method(m, epsilon=eps, bins=bins, n=n) if method == "auto" else method
+    # With n="private": the budget left after the bounds (from public parameters only)
+    # decides whether n can matter; if it can, the count's exact loss comes off it too.
+    private = req.request is not None
+    after_bounds = (
+        remaining_epsilon(eps, req.share, req.relation, req.known is not None) if private else eps
+    )
+    count: tuple[Any, float] | None = None
+    rest = after_bounds
+    if req.private_n and req.relation == "add_remove":
+        fixed = _fixed_choice(m, after_bounds, bins, method)
+        if fixed is None:  # the method or the bins depend on n: spend on a count
+            count = count_scale(check_epsilon(eps * req.count_share))
+            rest = math.nextafter(after_bounds - count[1], 0.0)
+            if not rest > 0:
+                raise InvalidParameterError(
+                    "The 'bounds_share' and 'n_share' parameters leave no budget for the "
+                    "quantiles; give smaller shares."
+                )
+            chosen, n_source = f"{method}, private n", "private"  # the method comes later
+        else:
+            chosen, n_source = fixed, "not needed"
+    check_as = "tree" if count is not None else chosen  # any method the count may pick
+    if private:  # the share, and the tree's bins on stand-in bounds: before the charge
+        if unit is not None:
+            raise InvalidTypeError(
+                "bounds='private' takes numbers, not datetimes: give public 'bounds=(lo, hi)' "
+                "as datetimes."
+            )
+        if bins != "integers":  # integer ranges are cut to MAX_BINS by the bounds step
+            _check_bounds(check_as, (0, 1), bins, rest, n)
+    else:  # public parameters the methods check later: before anything is charged
+        _check_bounds(check_as, req.bounds, bins, rest, n)
+        _check_kinds(check_as, req.bounds, unit)
+    _check_rest(rest, m, count is not None or chosen != "tree")
+    return Steps(chosen, n, n_source, count, after_bounds, m)
+
+
+def run_steps(
+    values: Any, req: QuantilesRequest, steps: Steps, source: RandomSource, size: int
+) -> QuantilesResult:
+    """Private bounds, the private count, the method: the randomness, after the charge."""
+    parts: list[SpendRecord] = []
+    spent = Fraction(0)  # exact sum of the parts' (rounded-up) losses
+    chosen, n = steps.chosen, steps.n
+    off_grid: str | None = None
+    bres: Any = None
+    if req.request is not None:
+        the_bounds, eps_rest, bres = _bounds_step(values, req, chosen, source)
+        parts.append(bres.spend)
+        spent += Fraction(bres.epsilon_spent)
+        lo, hi = bres.stops
+        off_grid = grid_end_warning(lo, hi, bres.known)  # post-processing of the stops
+    else:
+        the_bounds, eps_rest = (req.bounds[0], req.bounds[1]), req.eps
+    n_released: int | None = None
+    if steps.count is not None:  # the private count, then the choice from it (post-processing)
+        scale, count_spent = steps.count
+        n_released = release_count(size, scale, source)
+        parts.append(_count_record(req, scale, count_spent))
+        spent += Fraction(count_spent)
+        eps_rest = math.nextafter(eps_rest - count_spent, 0.0)
+        n = n_released
+        chosen = req.method
+        if req.method == "auto":
+            chosen = choose_method(steps.m, epsilon=eps_rest, bins=req.bins, n=n)
+    if bres is not None and req.bins == "integers" and chosen == "tree":  # one bin per integer
+        from treedp.domain import MAX_BINS
+
+        cut = cut_integer_range(the_bounds[0], the_bounds[1], bres.known, MAX_BINS)
+        if cut != tuple(the_bounds):  # post-processing of the released bounds
+            the_bounds, off_grid = cut, off_grid or integer_cut_warning(MAX_BINS)
+    # Each distinct level is released once, in increasing order; the answers are then put
+    # back in the caller's order (duplicates get the same answer). The exponential method
+    # draws its levels independently, so its answers are sorted (post-processing).
+    levels, where = np.unique(req.qa, return_inverse=True)
+    distinct, method_record, grid_points, guarantee_eps, tree_total = _run(
+        chosen, values, levels, eps_rest, the_bounds, req.bins, req.relation, n, req.nan, source
+    )
+    if bres is not None and off_grid is None:  # too few records for the scans' allowance?
+        known_count = n if n is not None else tree_total  # public, private n̂ or the tree's n̂
+        if known_count is not None:
+            off_grid = few_records_warning(bres.allowance, float(known_count))
+    if off_grid is not None:  # post-processing of released values: a warning costs nothing
+        warnings.warn(off_grid, BoundsWarning, stacklevel=3)
+    if chosen == "exponential":
+        distinct = np.sort(np.asarray(distinct), kind="stable")
+    parts.append(method_record)
+    spent += Fraction(guarantee_eps)
+    out = np.asarray(distinct)[np.reshape(where, -1)]
+    return _result(req, steps, out, chosen, the_bounds, parts, spent, grid_points, off_grid,
+                   n_released, source)  # fmt: skip
+
+
+def _bounds_step(
+    values: Any, req: QuantilesRequest, chosen: str, source: RandomSource
+) -> tuple[tuple[Any, Any], float, Any]:
+    """The private bounds: found with the share, the budget left, the bounds' result."""
+    assert req.request is not None
+    found, eps_rest, bres = split_private_bounds(
+        values,
+        epsilon=req.eps,
+        share=req.share,
+        integers=req.bins == "integers",
+        neighbours=req.relation,
+        nan=req.nan,
+        rng=source,
+        lower=req.request[0],
+        upper=req.request[1],
+        max_bins=None,  # cut by run_steps, for the tree only: the other methods use no bins
+    )
+    the_bounds: tuple[Any, Any] = found
+    if req.bins == "integers" and chosen == "exponential":  # the integer mode's range
+        the_bounds = _inside_integer_limit(found)  # post-processing of released bounds
+    return the_bounds, eps_rest, bres
+
+
+def _count_record(req: QuantilesRequest, scale: Any, count_spent: float) -> SpendRecord:
+    return SpendRecord(
+        mechanism=COUNT_CONTRACT.name,
+        measure=PureDP(count_spent),
+        neighbours=req.relation,
+        unit="record",
+        parameters={
+            "epsilon": req.eps * req.count_share,
+            "n_share": req.count_share,
+            "sensitivity": 1,
+            "scale": str(scale),
+        },
+    )
+
+
+def _result(
+    req: QuantilesRequest,
+    steps: Steps,
+    out: np.ndarray,
+    chosen: str,
+    the_bounds: tuple[Any, Any],
+    parts: list[SpendRecord],
+    spent: Fraction,
+    grid_points: int,
+    off_grid: str | None,
+    n_released: int | None,
+    source: RandomSource,
+) -> QuantilesResult:
+    bounds = req.bounds
+    private = req.request is not None
+    return QuantilesResult(
+        value=out[0] if req.scalar else out,
+        guarantee=PureDP(float_up(spent)),
+        neighbours=req.relation,
+        mechanism=f"quantiles[{chosen}]",
+        epsilon=req.eps,
+        sensitivity=(),
+        parameters={
+            "epsilon": req.eps,
+            "q": tuple(float(v) for v in req.qa),
+            "bounds": (bounds if isinstance(bounds, str) else tuple(bounds))
+            if private
+            else the_bounds,
+            "bins": req.bins,
+            "method": req.method,
+            "nan": req.nan,
+            **({"n": "private", "n_share": req.count_share} if req.private_n else {}),
+        },
+        randomness=describe(source),
+        q=req.qa,
+        grid_points=grid_points,
+        method=chosen,
+        bounds=the_bounds,
+        parts=tuple(parts),
+        bounds_warning=off_grid,
+        n_source=steps.n_source,
+        n_released=n_released,
+    )
+
+
+def record(
+    chosen: str, eps: float, relation: str, qa: np.ndarray, bounds: Any, count_share: float
+) -> SpendRecord:
+    """The one record charged for a call: the whole ε (bounds, count and quantiles)."""
+    charged: dict[str, Any] = {
+        "q": tuple(float(v) for v in qa),
+        "bounds": bounds if isinstance(bounds, str) else str(tuple(bounds)),
+    }
+    if count_share:
+        charged.update({"n": "private", "n_share": count_share})
+    return SpendRecord(
+        mechanism=f"quantiles[{chosen}]",
+        measure=PureDP(eps),
+        neighbours=relation,
+        unit="record",
+        parameters=charged,
+    )
+
+
+def _run(
+    method: str,
+    values: Any,
+    qa: np.ndarray,
+    eps: float,
+    bounds: tuple[Any, Any],
+    bins: Any,
+    relation: str,
+    n: int | None,
+    nan: str,
+    source: RandomSource,
+) -> tuple[Any, SpendRecord, int, float, float | None]:
+    """Run one method; return the values, its spend record, its grid size, its ε spent and,
+    for the tree, its released total ``n̂`` (else None)."""
+    discrete = bins == "integers"
+    if method == "tree":
+        from treedp.api import release_cdf  # the api imports nothing from here
+
+        rel = release_cdf(
+            values,
+            bounds=bounds,
+            bins=tree_bins(eps, n=n) if bins is None else bins,
+            epsilon=eps,
+            neighbours=relation,  # type: ignore[arg-type]
+            n=n if relation == "replace" else None,  # under add/remove: the bins only
+            nan=nan,  # type: ignore[arg-type]
+            rng=source,
+        )
+        if discrete:
+            out: Any = discrete_quantile_from(rel.bins, rel.consistent_counts, qa)
+        else:
+            out = np.atleast_1d(rel.quantile(qa))
+        spend = rel.mechanism.spend()
+        if not isinstance(rel.guarantee, PureDP):  # pragma: no cover - the tree is pure today
+            raise InvalidParameterError("method='tree' needs a pure ε-DP release.")
+        return out, spend, rel.bins.n_bins, float(rel.guarantee.epsilon), float(rel.n)
+    if method == "exponential" and discrete:  # ties spread inside their integer's cell
+        lo, hi = _inside_integer_limit(bounds)
+        res = quantile_exponential(
+            values,
+            qa,
+            bounds=(lo, hi),
+            epsilon=eps,
+            neighbours=relation,
+            nan=nan,
+            rng=source,
+            details=True,
+            integers=True,
+        )
+        return res.value, res.spend, res.grid_points, res.epsilon_spent, None
+    grid_bounds: tuple[Any, Any] = bounds
+    if discrete:  # the recursive method: the grid of [lo, hi + 1), rounded down
+        lo, hi = _integer_bounds(bounds)
+        grid_bounds = (lo, hi + 1)
+    call = quantile_exponential if method == "exponential" else quantiles_recursive
+    res = call(
+        values,
+        qa,
+        bounds=grid_bounds,
+        epsilon=eps,
+        neighbours=relation,
+        nan=nan,
+        rng=source,
+        details=True,
+    )
+    out = res.value
+    if discrete:
+        out = np.minimum(np.floor(np.asarray(out, dtype=np.float64)), grid_bounds[1] - 1)
+    return out, res.spend, res.grid_points, res.epsilon_spent, None
+
+
+def _check_kinds(method: str, bounds: Any, unit: str | None) -> None:
+    """Datetime bounds need datetime values (every method); datetime values need datetime
+    bounds for the tree (the other methods read numeric bounds as ticks of the data's unit)."""
+    dated = is_datetime_like(bounds[0]) or is_datetime_like(bounds[1])
+    if dated and unit is None:
+        raise InvalidTypeError("The 'bounds' parameter holds datetimes but 'values' holds numbers.")
+    if method == "tree" and not dated and unit is not None:
+        raise InvalidTypeError(
+            "The 'values' argument holds datetimes but the bounds are numbers; give datetime "
+            "bounds for method='tree'."
+        )
+
+
+def _check_bounds(method: str, bounds: Any, bins: Any, eps: float, n: int | None) -> None:
+    """The bounds (and the tree's number of bins) as the chosen method will check them,
+    without building the bins (the release builds them once)."""
+    from treedp.domain import MAX_BINS, make_bins
+
+    pair = (bounds[0], bounds[1])
+    if bins == "integers":
+        lo, hi = _integer_bounds(pair)
+        count = hi - lo + 1
+    else:
+        make_bins(bounds=pair, bins=1)
+        count = tree_bins(eps, n=n) if bins is None else bins
+    if bins == "integers" and method in ("exponential", "recursive"):
+        from treedp.value_methods.quantile_exponential import INTEGER_LIMIT
+
+        if max(abs(lo), abs(hi) + 1) >= INTEGER_LIMIT:
+            raise InvalidParameterError(
+                f"With bins='integers' the {method} method needs bounds of magnitude below "
+                f"2**52. Got {bounds!r}."
+            )
+    if method == "tree" and count > MAX_BINS:
+        raise InvalidParameterError(
+            f"The tree would need {count} bins; at most {MAX_BINS} (give fewer 'bins' or "
+            "narrower 'bounds')."
+        )
+
+
+def _inside_integer_limit(bounds: tuple[Any, Any]) -> tuple[int, int]:
+    """Integer bounds moved inside the exponential method's integer mode (magnitude below
+    ``2**52``): privately found ones may reach ``±(2**53 - 1)`` (public ones beyond the limit
+    are refused before the charge). Post-processing of released bounds."""
+    from treedp.value_methods.quantile_exponential import INTEGER_LIMIT
+
+    lo, hi = _integer_bounds(bounds)
+    top = INTEGER_LIMIT - 2
+    return max(min(lo, top - 1), -top), min(max(hi, -top + 1), top - 1)
+
+
+def _check_rest(rest: float, m: int, selections: bool) -> None:
+    """The budget left for the quantiles (after the bounds' and the count's shares) and, for
+    the exponential and recursive methods (``selections``), the budget of one selection
+    (at least ``rest / m``) must be usable: refused before anything is charged, from public
+    parameters only, instead of after the charge with nothing released."""
+    from treedp.budget import MIN_EPSILON
+
+    if rest < MIN_EPSILON or (selections and rest / max(m, 1) < MIN_EPSILON):
+        raise InvalidParameterError(
+            f"The budget left for the quantiles ({'each selection gets' if selections else 'it'}"
+            f" at most {rest / max(m, 1) if selections else rest:.3g}) is below the smallest "
+            f"usable epsilon, {MIN_EPSILON:g}: give a larger 'epsilon', smaller shares or "
+            "fewer levels."
+        )
+
+
+def _integer_bounds(bounds: tuple[Any, Any]) -> tuple[int, int]:
+    lo, hi = bounds
+    if any(is_datetime_like(b) for b in (lo, hi)):
+        raise InvalidTypeError("bins='integers' is for numbers, not datetimes.")
+    ok = all(
+        isinstance(b, int | float | np.integer | np.floating)
+        and not isinstance(b, bool)
+        and math.isfinite(float(b))
+        and float(b).is_integer()
+        for b in (lo, hi)
+    )
+    if not ok or float(lo) > float(hi):
+        raise InvalidParameterError(
+            f"bins='integers' needs integer bounds lo <= hi. Got {bounds!r}."
+        )
+    return int(lo), int(hi)
