@@ -208,8 +208,9 @@ def _count_memory(
     the_keys, selection = grouping.keys, None
     if the_keys is None:
         assert grouping.delta is not None
-        found = key_counts(cols, keep, person, grouping.unit, grouping.bounds.max_groups, nan,
-                           source)  # fmt: skip
+        found = key_counts(
+            cols, keep, person, grouping.unit, grouping.bounds.max_groups, nan, source
+        )
         commit()  # every column was read and checked; the selection noise comes next
         the_keys, selection = choose_keys(
             KeyCounts.merge([found]),
@@ -224,8 +225,9 @@ def _count_memory(
     rows = np.flatnonzero(keep)
     if person is not None:
         group_codes = codes[rows] if cols else None
-        kept = bound_contributions(person[rows], group_codes, grouping.bounds, source,
-                                   len(the_keys))  # fmt: skip
+        kept = bound_contributions(
+            person[rows], group_codes, grouping.bounds, source, len(the_keys)
+        )
         rows = rows[kept]
     counts = count_grouped_codes(bin_idx[rows], codes[rows], the_keys, bins.n_bins)
     if selection is None:  # public keys: every column read, checked and counted

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from treedp.exceptions import InvalidTypeError
+from treedp.exceptions import InvalidParameterError, InvalidTypeError
 
 __all__ = ["DEFAULT_BOUNDS_SHARE", "MechanismOptions", "PrivacyUnit", "PrivateBounds"]
 
@@ -75,8 +75,7 @@ class PrivateBounds:
         A public side (for example ``lower=0`` for incomes): only the other side is searched,
         with the whole share. Both None: both sides are searched.
     share : float, default=0.1
-        The share of epsilon spent on the bounds, in ``(0, 1)``; the release spends the rest
-        (checked with the rest of the call, before anything is read).
+        The share of epsilon spent on the bounds, in ``(0, 1)``; the release spends the rest.
 
     Examples
     --------
@@ -90,6 +89,11 @@ class PrivateBounds:
     share: float = DEFAULT_BOUNDS_SHARE
 
     def __post_init__(self) -> None:
+        share = self.share
+        if isinstance(share, bool) or not isinstance(share, int | float) or not 0 < share < 1:
+            raise InvalidParameterError(
+                f"The 'share' of treedp.PrivateBounds must be a float in (0, 1). Got {share!r}."
+            )
         if self.lower is not None and self.upper is not None:
             raise InvalidTypeError(
                 "A treedp.PrivateBounds with both sides public is public bounds: give "

@@ -224,8 +224,9 @@ def run_steps(
     parts.append(method_record)
     spent += Fraction(guarantee_eps)
     out = np.asarray(distinct)[np.reshape(where, -1)]
-    return _result(req, steps, out, chosen, the_bounds, parts, spent, grid_points, off_grid,
-                   n_released, source)  # fmt: skip
+    return _result(
+        req, steps, out, chosen, the_bounds, parts, spent, grid_points, off_grid, n_released, source
+    )
 
 
 def _bounds_step(

@@ -87,17 +87,17 @@ class Query:
     column: str | None
     spec: ReleaseSpec
     bins: Bins | None
-    private_bounds: PrivateBounds | None
-    bins_request: Any
-    grouping: Grouping | None
     plan: Plan | None
     plan_cache: PlanCache | bool | None
     rng: RandomSource
     accountant: Accountant | None
-    progress: bool | None
-    engine: Any
     counts: bool = False
+    private_bounds: PrivateBounds | None = None
+    bins_request: Any = None
     total_epsilon: float | None = None
+    grouping: Grouping | None = None
+    progress: bool | None = None
+    engine: Any = None
 
     @property
     def epsilon(self) -> float | None:
@@ -161,47 +161,65 @@ def build_query(
         if edges is not None:
             raise InvalidParameterError("Give the bins once: 'bins' as edges, or 'edges'.")
         bins, edges = (None, bins) if not isinstance(bins, Bins) else (bins, None)
-    source = check_source(rng)
+    common: dict[str, Any] = {
+        "data": values,
+        "column": column,
+        "plan": the_plan,
+        "plan_cache": cache,
+        "rng": check_source(rng),
+        "accountant": accountant,
+        "counts": counts,
+    }
     unit = _unit(privacy_unit)
     if by is not None or unit is not None:
-        if private is not None:
-            raise InvalidParameterError(
-                "Private bounds are not available for a per-person or group-by release (with "
-                "'by' or 'privacy_unit'): give public bounds=(lo, hi) for all groups."
-            )
-        if n is not None:
-            raise InvalidParameterError(
-                "The 'n' parameter is not taken by a per-person or group-by release: group "
-                "sizes stay private."
-            )
-        if engine is not None or progress is not None:
-            raise InvalidParameterError(
-                "The 'engine' and 'progress' parameters are not taken by a per-person or "
-                "group-by release."
-            )
+        if private is not None or n is not None or engine is not None or progress is not None:
+            _refuse_for_people(private, n)
         refuse_unless_per_group(options.name)
         grouping, spec_budget = _grouping(
             values, column, by, keys, unit, (epsilon, privacy), delta, selection_epsilon, neighbours
         )
         the_bins = bins if isinstance(bins, Bins) else public_bins(bounds, bins, edges)
         spec = _spec(the_bins, spec_budget, "add_remove", None, options, postprocess, integer, nan)
-        return Query(values, column, spec, the_bins, None, None, grouping, the_plan, cache,
-                     source, accountant, None, None, counts)  # fmt: skip
+        return Query(spec=spec, bins=the_bins, grouping=grouping, **common)
     if (keys, delta, selection_epsilon) != (None, None, None):
         raise InvalidParameterError(
             "The 'keys', 'delta' and 'selection_epsilon' parameters belong to a group-by "
             "release: give 'by' (treedp.release_grouped)."
         )
     budget: tuple[float | None, Measure | None] = (epsilon, privacy)
+    local = {"progress": progress, "engine": engine}
     if private is None:
         the_bins = bins if isinstance(bins, Bins) else public_bins(bounds, bins, edges)
         spec = _spec(the_bins, budget, neighbours, n, options, postprocess, integer, nan)
-        return Query(values, column, spec, the_bins, None, None, None, the_plan, cache, source,
-                     accountant, progress, engine, counts)  # fmt: skip
-    spec = _private_spec(private, bins, edges, budget, neighbours, n, options, postprocess,
-                         integer, nan)  # fmt: skip
-    return Query(values, column, spec, None, private, bins, None, the_plan, cache, source,
-                 accountant, progress, engine, counts, check_epsilon(epsilon))  # fmt: skip
+        return Query(spec=spec, bins=the_bins, **local, **common)
+    output = (postprocess, integer, nan, the_plan is not None)
+    spec = _private_spec(private, bins, edges, budget, neighbours, n, options, *output)
+    return Query(
+        spec=spec,
+        bins=None,
+        private_bounds=private,
+        bins_request=bins,
+        total_epsilon=check_epsilon(epsilon),
+        **local,
+        **common,
+    )
+
+
+def _refuse_for_people(private: PrivateBounds | None, n: int | None) -> None:
+    """What a per-person or group-by release does not take."""
+    if private is not None:
+        raise InvalidParameterError(
+            "Private bounds are not available for a per-person or group-by release (with "
+            "'by' or 'privacy_unit'): give public bounds=(lo, hi) for all groups."
+        )
+    if n is not None:
+        raise InvalidParameterError(
+            "The 'n' parameter is not taken by a per-person or group-by release: group "
+            "sizes stay private."
+        )
+    raise InvalidParameterError(
+        "The 'engine' and 'progress' parameters are not taken by a per-person or group-by release."
+    )
 
 
 def _spec(
@@ -241,6 +259,7 @@ def _private_spec(
     postprocess: str,
     integer: bool,
     nan: str,
+    has_plan: bool = False,
 ) -> ReleaseSpec:
     """The stand-in spec of a private-bounds release: the same number of bins, on ``(0, 1)``,
     with the budget the release will have after the bounds (public)."""
@@ -261,11 +280,12 @@ def _private_spec(
             "bins='integers'): the range is found privately, the bins stay public."
         )
     if bins == "integers" and (
-        options.level_budgets is not None or isinstance(options.branching, tuple)
+        options.level_budgets is not None or isinstance(options.branching, tuple) or has_plan
     ):
         raise InvalidParameterError(
-            "bounds='private' with bins='integers' cannot take 'level_budgets' or per-level "
-            "'branching': the number of bins, hence of levels, comes with the bounds."
+            "bounds='private' with bins='integers' cannot take 'level_budgets', per-level "
+            "'branching' or a 'plan': the number of bins, hence of levels, comes with the "
+            "bounds."
         )
     known = check_known_bound(private.lower, private.upper, bins == "integers", "bounds")
     nb, _ = check_neighbours(neighbours, n, require_n=False)
@@ -296,14 +316,25 @@ def _grouping(
     value = columns.value_column(data, column, table)
     by_names, by_cols = columns.by_columns(data, by, table)
     unit_name, unit_col = columns.unit_column(data, None if unit is None else unit.column, table)
-    limits = (None, None, None) if unit is None else (
-        unit.max_contributions, unit.max_groups, unit.max_contributions_per_group
-    )  # fmt: skip
+    if not by_cols and unit_col is None:
+        raise InvalidParameterError(
+            "A per-person or group-by release needs 'by' columns, a 'privacy_unit' column, or both."
+        )
+    limits = (
+        (None, None, None)
+        if unit is None
+        else (unit.max_contributions, unit.max_groups, unit.max_contributions_per_group)
+    )
     bounds = ContributionBounds.from_parameters(unit_name, *limits, grouped=by_cols != [])
     if rho is not None and keys is None and by_cols:
         raise InvalidParameterError(
             "Gaussian noise (privacy=ZCDP or ApproxDP) needs the public 'keys' (private key "
             "selection is for pure epsilon)."
+        )
+    if not by_cols and (delta is not None or selection_epsilon is not None):
+        raise InvalidParameterError(
+            "The 'delta' and 'selection_epsilon' parameters are for private key selection, "
+            "which needs 'by'; without it the release is pure epsilon-DP."
         )
     the_keys, eps_sel, delta = key_plan(keys, len(by_cols), delta, selection_epsilon, epsilon)
     factor, _ = bounds.sensitivity(neighbours)
@@ -314,10 +345,20 @@ def _grouping(
     else:
         record_level = (None, ZCDP(scaled_budget(rho, bounds.l2_squared(neighbours))))
     grouping = Grouping(
-        value=value, by=tuple(by_names), by_columns=tuple(by_cols), unit=unit_name,
-        unit_column=unit_col, bounds=bounds, keys=the_keys, selection_epsilon=eps_sel,
-        delta=delta, neighbours=neighbours, epsilon=epsilon, rho=rho, privacy=budget[1],
-    )  # fmt: skip
+        value=value,
+        by=tuple(by_names),
+        by_columns=tuple(by_cols),
+        unit=unit_name,
+        unit_column=unit_col,
+        bounds=bounds,
+        keys=the_keys,
+        selection_epsilon=eps_sel,
+        delta=delta,
+        neighbours=neighbours,
+        epsilon=epsilon,
+        rho=rho,
+        privacy=budget[1],
+    )
     return grouping, record_level
 
 
@@ -381,7 +422,14 @@ def _is_edges(bins: Any) -> bool:
 
 
 def _unit(privacy_unit: Any) -> PrivacyUnit | None:
-    if privacy_unit is None or isinstance(privacy_unit, PrivacyUnit):
+    if privacy_unit is None:
+        return None
+    if isinstance(privacy_unit, PrivacyUnit):
+        if privacy_unit.column is None:
+            raise InvalidParameterError(
+                "The 'privacy_unit' parameter must name the person-id column (or hold the ids): "
+                "treedp.PrivacyUnit(column, max_contributions=...)."
+            )
         return privacy_unit
     raise InvalidTypeError(
         "The 'privacy_unit' parameter must be a treedp.PrivacyUnit(column, "

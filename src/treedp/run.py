@@ -74,8 +74,9 @@ def run(query: Query) -> Any:
             progress=query.progress,
             engine=query.engine,
         ).counts
-    release = noise_release(counts, query.spec, query.bins, mech, est, query.rng, accountant,
-                            bounds_step)  # fmt: skip
+    release = noise_release(
+        counts, query.spec, query.bins, mech, est, query.rng, accountant, bounds_step
+    )
     if bounds_step is not None:  # private bounds: say so when they look wrong (post-processing)
         warning = release.bounds_warning()
         if warning is not None:

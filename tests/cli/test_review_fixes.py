@@ -452,3 +452,18 @@ def test_info_is_not_silently_dropped_or_combined(
     capsys.readouterr()
     assert main(["query", str(single), "--info", "--cdf", "30000", "--format", "csv"]) == 2
     assert "--info is text or json" in _error(capsys)
+
+
+def test_info_of_a_person_level_replace_release_keeps_n_private(
+    income_csv: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Review (issue 28) F2: a person-level release under replace has no public n (the
+    person's rows change, not one record); --info says it is estimated and names the unit."""
+    out = tmp_path / "pu.json"  # a person-level release is a plain release: JSON is fine
+    argv = [*_release(income_csv, out), "--epsilon", "1", "--privacy-unit", "person"]
+    assert main([*argv, "--max-contributions", "2", "--neighbours", "replace"]) == 0
+    capsys.readouterr()
+    assert main(["query", str(out), "--info"]) == 0
+    text = capsys.readouterr().out
+    assert "(public, replace neighbours)" not in text and "estimated" in text
+    assert "one person per privacy unit: person:person, at most 2 rows each" in text

@@ -139,3 +139,68 @@ def test_the_report_names_the_person() -> None:
     assert "one person (column 'p'), at most 3 rows" in rows["Privacy unit"]
     assert "one person more" in rows["Neighbour relation"]
     assert "person:p" in rel._repr_html_()
+
+
+def test_a_person_level_file_is_refused_by_a_reader_of_versions_1_and_2() -> None:
+    """Review finding F5: a unit file is version 3 (JSON) or 4 (zip), so a treedp that reads
+    only 1-2 refuses it instead of dropping the unit; a version that disagrees with the file's
+    unit is refused here."""
+    rel = _person_release(_grouped(epsilon=1.0))
+    document = json.loads(json.dumps(rel.to_dict()))
+    assert document["format_version"] == 3
+    buffer = io.BytesIO()
+    rel.save(buffer, file_format="binary")
+    import zipfile
+
+    with zipfile.ZipFile(io.BytesIO(buffer.getvalue())) as zf:
+        assert json.loads(zf.read("metadata.json"))["format_version"] == 4
+    document["format_version"] = 1  # an old reader's version, the unit kept
+    with pytest.raises(ReleaseFormatError):
+        Release.from_dict(document)
+    plain = treedp.release_counts([3, 5, 2], epsilon=1.0, rng=InsecureSeededSource(1))
+    assert plain.to_dict()["format_version"] == 1
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        {"max_groups": 1, "max_contributions_per_group": 3},  # group limits: a smaller L2²
+        {"max_contributions_per_group": 1},
+    ],
+)
+def test_a_unit_with_group_limits_is_refused(change: dict) -> None:
+    """Review finding F4: without groups, a person's group limits are the row limit; a
+    file claiming others (a smaller L2² under zCDP) is refused even with a fresh checksum."""
+    rel = _person_release(_grouped(privacy=ZCDP(0.5)))
+    document = json.loads(json.dumps(rel.to_dict()))
+    with pytest.raises(ReleaseFormatError):
+        Release.from_dict(_with_unit(document, change))
+
+
+def test_a_unit_on_a_public_n_mechanism_is_refused() -> None:
+    """Review finding F4: a person-level unit on a replace mechanism with a public n (whose
+    root is exact) would claim a bound its noise does not give."""
+    rel = treedp.release_counts(
+        [3, 5, 2],
+        epsilon=1.0,
+        neighbours="replace",
+        n=10,
+        rng=InsecureSeededSource(1),
+    )
+    bounds = ContributionBounds.from_parameters("p", 3, grouped=False)
+    unit_doc = PersonUnit(bounds, "add_remove").describe(rel.mechanism)  # self-consistent
+    document = json.loads(json.dumps(rel.to_dict()))
+    document["format_version"] = 3
+    document["payload"]["metadata"]["unit"] = unit_doc
+    from treedp.release import _checksum
+
+    document["checksum"] = _checksum(document["payload"])
+    with pytest.raises(ReleaseFormatError):
+        Release.from_dict(document)
+
+
+def test_epsilon_of_a_person_level_release_is_the_persons() -> None:
+    """Review finding F3: ``Release.epsilon`` is the person's ε (the mechanism's is ε/Δ)."""
+    rel = _person_release(_grouped(epsilon=1.0))
+    assert rel.epsilon == rel.guarantee.epsilon
+    assert rel.mechanism.epsilon < rel.epsilon <= 1.0

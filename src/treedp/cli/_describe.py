@@ -45,7 +45,7 @@ def info(release: Any) -> dict[str, Any]:
         described = f"{bins.n_bins} equal-width bins over [{lo}, {hi})"
     else:
         described = f"{bins.n_bins} bins over [{lo}, {hi}) at explicit edges"
-    if release.neighbours == "replace":
+    if release.mechanism.n is not None:  # a public n (record-level replace)
         size = f"{release.mechanism.n} (public, replace neighbours)"
     elif not release.offers_intervals:
         size = f"{fmt_count(release.n)} (estimated; no standard error for this mechanism)"
@@ -63,7 +63,13 @@ def info(release: Any) -> dict[str, Any]:
         "mechanism": release.mechanism.name
         + (f", branching {'×'.join(map(str, shape))}" if shape else ""),
         "guarantee": f"{guarantee_text(release.guarantee)} "
-        f"({release.neighbours.replace('_', '/')} neighbours, one record per privacy unit)",
+        f"({release.neighbours.replace('_', '/')} neighbours, "
+        + (
+            "one record per privacy unit)"
+            if release.unit is None
+            else f"one person per privacy unit: {release.unit.label}, at most "
+            f"{release.unit.bounds.max_contributions} rows each)"
+        ),
         **(
             {
                 "target": f"{guarantee_text(release.approx_target)} (asked for; the rho above "

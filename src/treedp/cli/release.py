@@ -152,10 +152,10 @@ def check_options(args: argparse.Namespace) -> None:
                 "--neighbours replace"
             )
         return
-    if str(args.out).lower().endswith(".json"):
+    if args.by and str(args.out).lower().endswith(".json"):
         raise UsageError(
-            "--out: a grouped release (--by, --privacy-unit) is written in the binary layout "
-            "only (a zip), not JSON: give --out a name ending in .tdp"
+            "--out: a grouped release (--by) is written in the binary layout only (a zip), "
+            "not JSON: give --out a name ending in .tdp"
         )
     if args.n is not None:
         raise UsageError(

@@ -11,6 +11,11 @@ Two layouts share one validation path:
   name, dtype, shape and SHA-256 — and one ``.npy`` file per level, in the smallest signed
   integer type that holds its values (read back with ``allow_pickle=False``).
 
+- **versions 3 and 4**: the same two layouts for a person-level release (one with a privacy
+  unit, :mod:`treedp.release.unit`), so that a reader of versions 1-2 refuses it rather than
+  drop the unit and state the record-level guarantee; a file's version must agree with
+  whether it has a unit.
+
 A file is recognised by its first bytes (a zip signature or JSON), not by its name.
 """
 
@@ -31,16 +36,20 @@ from treedp.domain import MAX_BINS, Bins
 from treedp.exceptions import InvalidParameterError, ReleaseFormatError, TreeDPError
 from treedp.mechanisms import Mechanism
 from treedp.mechanisms.registry import mechanism_class
-from treedp.privacy.contribution import ContributionBounds
 from treedp.release.record import Release, ReleaseCodec, register_codec
-from treedp.release.unit import PersonUnit
+from treedp.release.unit import check_unit_version, unit_from
 
 __all__ = ["FORMAT_NAME", "FORMAT_VERSION", "load_release", "save_release"]
 
 FORMAT_NAME = "treedp.release"
-FORMAT_VERSION = 2  # the newest layout this code reads and writes
+FORMAT_VERSION = 4  # the newest layout this code reads and writes
 JSON_VERSION = 1
 BINARY_VERSION = 2
+#: A person-level release (with a privacy unit) is written as version 3 (JSON) or 4 (zip), so
+#: that a treedp reading only versions 1-2 refuses it instead of dropping its unit and stating
+#: the record-level guarantee.
+UNIT_JSON_VERSION = 3
+UNIT_BINARY_VERSION = 4
 KNOWN_GUARANTEES = ("pure", "zcdp")
 _METADATA = "metadata.json"
 _INT_TYPES = (np.int8, np.int16, np.int32, np.int64)
@@ -68,7 +77,7 @@ def to_json_document(release: Release) -> dict[str, Any]:
         "metadata": release.metadata(),
         "noisy_levels": [level.tolist() for level in release.noisy_levels],
     }
-    return _envelope(JSON_VERSION, payload)
+    return _envelope(JSON_VERSION if release.unit is None else UNIT_JSON_VERSION, payload)
 
 
 def _smallest_int(level: np.ndarray) -> np.ndarray:
@@ -143,7 +152,7 @@ def _write_binary(release: Release, handle: IO[bytes]) -> None:
         for name, arr in zip(names, arrays, strict=True)
     ]
     payload = {"metadata": release._metadata(described), "arrays": manifest}
-    document = _envelope(BINARY_VERSION, payload)
+    document = _envelope(BINARY_VERSION if release.unit is None else UNIT_BINARY_VERSION, payload)
     with zipfile.ZipFile(handle, "w", compression=zipfile.ZIP_STORED, allowZip64=True) as zf:
         zf.writestr(_METADATA, json.dumps(document, separators=(",", ":")))
         for entry, arr in zip(manifest, arrays, strict=True):
@@ -262,12 +271,14 @@ def _check_envelope(document: Any, label: str, versions: tuple[int, ...]) -> dic
 
 def from_json_document(document: Any, label: str) -> Release:
     """Validate a version-1 JSON document (parsed) and rebuild its release."""
-    payload = _check_envelope(document, label, (JSON_VERSION,))
+    payload = _check_envelope(document, label, (JSON_VERSION, UNIT_JSON_VERSION))
     try:
         raw = payload["noisy_levels"]
         if not isinstance(raw, list):
             raise ReleaseFormatError("the noisy levels are not a list")
-        return _build(payload["metadata"], [_json_level(level) for level in raw])
+        release = _build(payload["metadata"], [_json_level(level) for level in raw])
+        check_unit_version(release.unit, document["format_version"] == UNIT_JSON_VERSION)
+        return release
     except _BAD as exc:
         raise ReleaseFormatError(f"{label} holds an inconsistent release: {_why(exc)}") from None
 
@@ -288,7 +299,8 @@ def _load_binary(handle: IO[bytes], label: str) -> Release:
                 document = json.loads(zf.read(_METADATA).decode("utf-8"))
             except KeyError:
                 raise ReleaseFormatError(f"{label} is not a treedp release file.") from None
-            payload = _check_envelope(document, label, (BINARY_VERSION,))
+            payload = _check_envelope(document, label, (BINARY_VERSION, UNIT_BINARY_VERSION))
+            has_unit = document["format_version"] == UNIT_BINARY_VERSION
             try:
                 arrays = _read_arrays(zf, payload["arrays"])
                 meta = payload["metadata"]
@@ -305,7 +317,9 @@ def _load_binary(handle: IO[bytes], label: str) -> Release:
                     raise ReleaseFormatError("the arrays are not the noisy levels")
                 levels = [arrays[f"level_{i}.npy"].astype(np.int64) for i in range(len(arrays))]
                 meta = dict(meta, bins=dict(meta["bins"], edges=edges))
-                return _build(meta, levels)
+                release = _build(meta, levels)
+                check_unit_version(release.unit, has_unit)
+                return release
             except _BAD as exc:
                 raise ReleaseFormatError(
                     f"{label} holds an inconsistent release: {_why(exc)}"
@@ -508,24 +522,10 @@ def _build(meta: Any, levels: list[np.ndarray]) -> Release:
         integer=_field(meta, "integer", (bool,)) if "integer" in meta else False,
         bounds_step=_bounds_step(meta),
         target=_target(meta),
-        unit=_unit(meta, mechanism),
+        unit=None
+        if meta.get("unit") is None
+        else unit_from(_field(meta, "unit", (dict,)), mechanism),
     )
-
-
-def _unit(meta: dict[str, Any], mechanism: Mechanism) -> PersonUnit | None:
-    """The optional privacy unit of a person-level release (files without one have none):
-    bounds, neighbours, factor and person-level budget exactly as the mechanism implies."""
-    if meta.get("unit") is None:
-        return None
-    stored = _field(meta, "unit", (dict,))
-    bounds = ContributionBounds.from_parameters(
-        _field(stored, "unit", (str,)),
-        *(stored[k] for k in ("max_contributions", "max_groups", "max_contributions_per_group")),
-    )
-    unit = PersonUnit(bounds, _field(stored, "neighbours", (str,)))
-    if not _same(unit.describe(mechanism), stored):
-        raise ReleaseFormatError("the privacy unit does not match its bounds and the mechanism")
-    return unit
 
 
 def _target(meta: dict[str, Any]) -> dict[str, float] | None:

@@ -12,6 +12,7 @@ the estimate and its standard error come from the same coefficients. Inference l
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import cached_property
@@ -184,8 +185,13 @@ class Release(IntervalQueries):
 
     @property
     def epsilon(self) -> float:
-        """The total privacy budget of the release."""
-        return self.mechanism.epsilon
+        """The pure budget of the release (for a person-level release, the person's: its
+        :attr:`guarantee`'s ε; ``inf`` under zCDP). The record-level mechanism's own budget is
+        ``mechanism.epsilon``."""
+        if self.unit is None:
+            return float(self.mechanism.epsilon)
+        guarantee = self.guarantee
+        return float(guarantee.epsilon) if isinstance(guarantee, PureDP) else math.inf
 
     @property
     def neighbours(self) -> str:

@@ -9,17 +9,18 @@ so the person-level guarantee is ``Δ1`` times the mechanism's pure ε, or ``L2�
 
 from __future__ import annotations
 
+import json
 from dataclasses import asdict, dataclass
 from fractions import Fraction
 from typing import Any
 
-from treedp.exceptions import InvalidParameterError
+from treedp.exceptions import InvalidParameterError, ReleaseFormatError
 from treedp.mechanisms import Mechanism
 from treedp.noise.families import float_at_least
 from treedp.privacy import ZCDP, Measure, PureDP
 from treedp.privacy.contribution import ContributionBounds
 
-__all__ = ["PersonUnit"]
+__all__ = ["PersonUnit", "check_unit_version", "unit_from"]
 
 
 @dataclass(frozen=True)
@@ -82,3 +83,35 @@ class PersonUnit:
             "factor": self.factor(mechanism),
             **asdict(self.guarantee(mechanism)),  # {"epsilon": ε} or {"rho": ρ}
         }
+
+
+def check_unit_version(unit: PersonUnit | None, has_unit: bool) -> None:
+    """A person-level release is written as format version 3 / 4, and only it is."""
+    if (unit is not None) != has_unit:
+        raise ReleaseFormatError(
+            "the format version does not match whether the release has a privacy unit"
+        )
+
+
+def unit_from(stored: dict[str, Any], mechanism: Mechanism) -> PersonUnit:
+    """The privacy unit a release file states, checked against its mechanism: bounds,
+    neighbours, factor and person-level budget exactly as the mechanism implies. A
+    person-level release has no groups (its group bounds are its row bound) and is noised by
+    an add/remove mechanism without a public n (the person's rows are what change)."""
+    column = stored.get("unit") if isinstance(stored, dict) else None
+    if not isinstance(column, str):
+        raise ReleaseFormatError("the privacy unit does not name its column")
+    bounds = ContributionBounds.from_parameters(
+        column, stored.get("max_contributions"), grouped=False
+    )
+    if mechanism.neighbours != "add_remove" or getattr(mechanism, "n", None) is not None:
+        raise ReleaseFormatError(
+            "a person-level release must be noised by an add/remove mechanism without a public n"
+        )
+    neighbours = stored.get("neighbours")
+    if not isinstance(neighbours, str):
+        raise ReleaseFormatError("the privacy unit does not state its neighbour relation")
+    unit = PersonUnit(bounds, neighbours)
+    if json.dumps(unit.describe(mechanism), sort_keys=True) != json.dumps(stored, sort_keys=True):
+        raise ReleaseFormatError("the privacy unit does not match its bounds and the mechanism")
+    return unit
