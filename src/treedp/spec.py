@@ -27,6 +27,7 @@ from treedp.exceptions import InvalidParameterError, InvalidTypeError
 from treedp.mechanisms.base import check_replace_bins
 from treedp.mechanisms.registry import MECHANISMS, REGISTRY, mechanism_class
 from treedp.mechanisms.tree import check_rho
+from treedp.noise.families import budgeted, noise_family
 from treedp.privacy.measures import ZCDP, ApproxDP, Measure, PureDP, zcdp_to_epsilon
 
 __all__ = [
@@ -138,15 +139,17 @@ class ReleaseSpec:
         mech = check_option(self.mechanism, "mechanism", ("auto", *REGISTRY))  # plug-ins too
         kind = None if mech == "auto" else mechanism_class(mech)
         tree_like = kind is None or kind.takes_shape
-        if kind is not None and self.noise not in kind.noises and self.noise == "laplace":
-            raise InvalidParameterError(
-                f"mechanism={mech!r} adds discrete Gaussian noise: give "
-                "privacy=treedp.ZCDP(rho) or treedp.ApproxDP(epsilon, delta), not epsilon=."
-            )
         if kind is not None and self.noise not in kind.noises:
+            given = noise_family(self.noise)
+            adds = noise_family(kind.noises[0])
             raise InvalidParameterError(
-                "Gaussian noise (privacy=ZCDP(...) or ApproxDP(...)) is available for the tree "
-                f"(mechanism='auto' or 'tree'), not for {mech!r}: use epsilon= for it."
+                f"mechanism={mech!r} adds {adds.label} noise, not the {given.label} noise of "
+                f"{'epsilon=' if given.budget_name == 'epsilon' else 'privacy=ZCDP/ApproxDP'}: "
+                + (
+                    "give privacy=treedp.ZCDP(rho) or treedp.ApproxDP(epsilon, delta)."
+                    if adds.budget_name == "rho"
+                    else "use epsilon= for it."
+                )
             )
         if self.branching is not None:
             if not tree_like:
@@ -180,8 +183,10 @@ class ReleaseSpec:
 
     @property
     def noise(self) -> str:
-        """``"laplace"`` (pure ε) or ``"gaussian"`` (a zCDP or (ε, δ) target)."""
-        return "gaussian" if isinstance(self.privacy, ZCDP | ApproxDP) else "laplace"
+        """The key of the noise family the budget calls for (:func:`treedp.noise.families
+        .budgeted`: the family whose budget is ε for ``epsilon`` / ``PureDP``, ρ for a zCDP
+        or (ε, δ) target)."""
+        return budgeted(self.epsilon, self._rho)[0].key
 
     @property
     def rho(self) -> float | None:
