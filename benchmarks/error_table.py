@@ -73,8 +73,9 @@ def main() -> None:
                             bins,
                             epsilon=epsilon,
                             neighbours=neighbours,
-                            branching=k,
-                            estimator=estimator,
+                            mechanism=treedp.MechanismOptions(
+                                "auto", branching=k, estimator=estimator
+                            ),
                         )
                         mean, se = measured(bins, k, epsilon, neighbours, estimator, trials, seed)
                         seed += 2

@@ -120,7 +120,9 @@ def comparison() -> None:
             b, layers, scale, how = opendp_tree(n_bins, rho)
             odp = opendp_mse(n_bins, b, layers, scale)
             same_shape = treedp.predict_error(
-                n_bins, privacy=treedp.ZCDP(rho), branching=(b,) * (layers - 1)
+                n_bins,
+                privacy=treedp.ZCDP(rho),
+                mechanism=treedp.MechanismOptions("auto", branching=(b,) * (layers - 1)),
             ).mean_cdf_mse
             print(
                 f"| {n_bins} | {delta:g} | {rho:.5f} | {laplace.mean_cdf_mse:.4g} "

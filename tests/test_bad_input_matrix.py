@@ -174,7 +174,7 @@ def test_query_bad_inputs(release: treedp.Release, call, argument: str) -> None:
 def test_predict_error_bad_inputs(kwargs: dict, argument: str, err: type) -> None:
     bins = kwargs.pop("bins")
     with pytest.raises(TreeDPError, match=argument) as info:
-        treedp.predict_error(bins, **kwargs)
+        treedp.predict_error(bins, **release_kwargs(kwargs))
     assert type(info.value) is err
     if "branching" not in kwargs:  # plan has the same checks, from the same spec
         with pytest.raises(TreeDPError, match=argument) as info:

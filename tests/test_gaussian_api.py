@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 import treedp
+from tests.call_forms import release_kwargs
 from tests.stats import TEST_SEED, z_two_sided
 from treedp import ZCDP, ApproxDP, InsecureSeededSource, PureDP, ReleaseSpec
 from treedp.cli import main
@@ -80,7 +81,7 @@ def test_bad_targets_are_refused(kwargs: dict[str, object], error: type, match: 
         with pytest.raises(error, match=match):
             treedp.plan(64, **kwargs)  # type: ignore[arg-type]
     with pytest.raises(error, match=match):
-        treedp.predict_error(64, **kwargs)  # type: ignore[arg-type]
+        treedp.predict_error(64, **release_kwargs(kwargs))  # type: ignore[arg-type]
 
 
 def test_plan_and_prediction_agree_and_use_gaussian_variances() -> None:

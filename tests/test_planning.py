@@ -94,12 +94,11 @@ def test_plan_never_loses_to_the_references(n_bins: int, neighbours: str, object
         n_bins,
         epsilon=1.0,
         neighbours=neighbours,
-        mechanism=plan.mechanism,
-        **(
-            {"branching": plan.branching, "level_budgets": plan.level_budgets}
-            if plan.mechanism == "tree"
-            else {}
-        ),
+        mechanism=treedp.MechanismOptions(
+            plan.mechanism, branching=plan.branching, level_budgets=plan.level_budgets
+        )
+        if plan.mechanism == "tree"
+        else plan.mechanism,
     ).mean_cdf_mse
     assert chosen_mean == pytest.approx(plan.mean_cdf_mse, rel=1e-9)
     if objective == "cdf_mse":
@@ -109,13 +108,17 @@ def test_plan_never_loses_to_the_references(n_bins: int, neighbours: str, object
                     n_bins,
                     epsilon=1.0,
                     neighbours=neighbours,
-                    branching=ref.branching,
-                    level_budgets=ref.level_budgets,
+                    mechanism=treedp.MechanismOptions(
+                        "auto", branching=ref.branching, level_budgets=ref.level_budgets
+                    ),
                 ).mean_cdf_mse
                 assert chosen_mean <= other * (1 + 1e-9)
         if n_bins <= 4096:  # the flat tree is among the candidates
             flat = treedp.predict_error(
-                n_bins, epsilon=1.0, neighbours=neighbours, branching=[n_bins]
+                n_bins,
+                epsilon=1.0,
+                neighbours=neighbours,
+                mechanism=treedp.MechanismOptions("auto", branching=[n_bins]),
             )
             assert chosen_mean <= flat.mean_cdf_mse * (1 + 1e-9)
     assert sum(plan.level_budgets) == pytest.approx(1.0)

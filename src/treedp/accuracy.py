@@ -2,15 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from typing import cast
 
 import numpy as np
 
 from treedp.budget import Neighbours
 from treedp.config import configure
 from treedp.estimation import prefix_covariance
+from treedp.options import MechanismOptions
 from treedp.planning import Plan
 from treedp.privacy.measures import Measure
 from treedp.spec import ReleaseSpec
@@ -62,10 +61,7 @@ def predict_error(
     epsilon: float | None = None,
     neighbours: Neighbours = "add_remove",
     n: int | None = None,
-    mechanism: str = "auto",
-    branching: int | Sequence[int] | None = None,
-    level_budgets: Sequence[float] | None = None,
-    estimator: str | None = None,
+    mechanism: str | MechanismOptions = "auto",
     plan: Plan | None = None,
     privacy: Measure | None = None,
 ) -> ErrorPrediction:
@@ -76,9 +72,10 @@ def predict_error(
     bins : int or ReleaseSpec
         The number of bins ``B``, or a whole :class:`treedp.ReleaseSpec` (the keywords are
         then ignored).
-    epsilon, neighbours, mechanism, branching, level_budgets, estimator, plan, privacy
-        As for :func:`treedp.release_cdf` (``privacy=ZCDP(ρ)`` or ``ApproxDP(ε, δ)``: the
-        exact error of the discrete Gaussian tree).
+    epsilon, neighbours, mechanism, plan, privacy
+        As for :func:`treedp.release_cdf`: ``mechanism`` a name or a
+        :class:`treedp.MechanismOptions` (a tree's shape, budgets or estimator);
+        ``privacy=ZCDP(ρ)`` or ``ApproxDP(ε, δ)``: the exact error of the Gaussian tree.
     n : int, optional
         The public size under ``replace``; the error does not depend on it, so it may be
         omitted here.
@@ -90,23 +87,27 @@ def predict_error(
     Examples
     --------
     >>> import treedp
-    >>> p = treedp.predict_error(1024, epsilon=1.0, branching=32)
+    >>> tree = treedp.MechanismOptions("tree", branching=32)
+    >>> p = treedp.predict_error(1024, epsilon=1.0, mechanism=tree)
     >>> p.branching
     (32, 32)
     """
     if isinstance(bins, ReleaseSpec):
         spec = bins
     else:
+        options = (
+            mechanism if isinstance(mechanism, MechanismOptions) else MechanismOptions(mechanism)
+        )
         spec = ReleaseSpec(
             bins=bins,
             epsilon=epsilon,
             neighbours=neighbours,
             n=n,
-            mechanism=mechanism,
+            mechanism=options.name,
             # ReleaseSpec validates any sequence of ints and normalises it to a tuple.
-            branching=cast("int | tuple[int, ...] | None", branching),
-            level_budgets=level_budgets,  # type: ignore[arg-type]
-            estimator=estimator,
+            branching=options.branching,  # type: ignore[arg-type]
+            level_budgets=options.level_budgets,  # type: ignore[arg-type]
+            estimator=options.estimator,
             privacy=privacy,
         )
     if spec.neighbours == "replace" and spec.n is None:

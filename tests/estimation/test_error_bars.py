@@ -140,7 +140,7 @@ def test_intervals_can_fail() -> None:
 def test_predict_error_matches_monte_carlo(config: dict) -> None:
     config = dict(config)
     bins = config.pop("bins")
-    pred = treedp.predict_error(bins, epsilon=1.0, **config)
+    pred = treedp.predict_error(bins, epsilon=1.0, **release_kwargs(config))
     rel = _release({"bins": bins, **config})
     errors = simulate_prefix_errors(rel, TRIALS)
     per_trial = (errors[:, 1:] ** 2).mean(axis=1)

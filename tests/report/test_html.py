@@ -150,8 +150,9 @@ def test_expected_error_is_the_plans(seeded: treedp.Release) -> None:
         seeded.bins.n_bins,
         epsilon=seeded.epsilon,
         neighbours="add_remove",
-        branching=seeded.branching,
-        level_budgets=seeded.level_budgets,
+        mechanism=treedp.MechanismOptions(
+            "auto", branching=seeded.branching, level_budgets=seeded.level_budgets
+        ),
     )
     assert ours.mean_cdf_mse == pytest.approx(planned.mean_cdf_mse, rel=1e-9)
     assert ours.worst_prefix == planned.worst_prefix
