@@ -65,8 +65,7 @@ def _worst_loss(m, g, c, neighbours):
         neighbours=neighbours,
         bounds=(0, n_bins),
         bins=n_bins,
-        mechanism="tree",
-        branching=2,
+        mechanism=treedp.MechanismOptions("tree", branching=2),
         rng=InsecureSeededSource(1),
     )
     mech = gr["k0"].mechanism

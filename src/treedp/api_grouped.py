@@ -49,7 +49,6 @@ from treedp.engines.grouped import (
     count_keys,
 )
 from treedp.exceptions import InvalidParameterError
-from treedp.grouped_checks import check_options
 from treedp.mechanisms.key_selection import (
     choose_keys,
     selection_delta_factor,
@@ -59,6 +58,7 @@ from treedp.mechanisms.key_selection import (
 from treedp.noise import RandomSource
 from treedp.noise.rng import resolve_source
 from treedp.options import MechanismOptions, PrivacyUnit
+from treedp.planning import Plan, PlanCache
 from treedp.privacy.accountant import Accountant
 from treedp.privacy.contribution import ContributionBounds
 from treedp.privacy.measures import Measure
@@ -96,7 +96,12 @@ def release_grouped(
     nan: NanPolicy = "error",
     rng: RandomSource | None = None,
     accountant: Accountant | None = None,
-    **release_options: Any,
+    bounds: tuple[Any, Any] | None = None,
+    bins: int | str | Any = None,
+    mechanism: str | MechanismOptions = "auto",
+    plan: Plan | PlanCache | bool | None = None,
+    postprocess: str = "monotone",
+    integer: bool = False,
 ) -> GroupedRelease | Release:
     """Release the distribution of ``column`` per public key of ``by``, for a privacy unit.
 
@@ -143,10 +148,9 @@ def release_grouped(
         Missing values, keys or person ids: refused, or the records dropped.
     rng : RandomSource, optional
         Noise and sampling randomness (default: the operating system's).
-    **release_options
-        ``bounds``, ``bins``, ``edges``, ``mechanism``, ``branching``, ``level_budgets``,
-        ``estimator``, ``postprocess``, ``integer``, ``plan``, ``plan_cache`` as for
-        :func:`treedp.release_cdf` (a plan is made for ``epsilon / Δ``).
+    bounds, bins, mechanism, plan, postprocess, integer
+        As for :func:`treedp.release_cdf` (public bounds only; a plan is made for the
+        record-level budget ``epsilon / Δ``).
 
     Returns
     -------
@@ -175,29 +179,14 @@ def release_grouped(
         nan=nan,
         rng=rng,
         accountant=accountant,
-        **_release_options(release_options),
+        bounds=bounds,
+        bins=bins,
+        mechanism=mechanism,
+        plan=plan,
+        postprocess=postprocess,
+        integer=integer,
     )
     return run(query)  # type: ignore[no-any-return]
-
-
-def _release_options(release_options: dict[str, Any]) -> dict[str, Any]:
-    """The release options in ``release_cdf``'s forms: ``branching``, ``level_budgets`` and
-    ``estimator`` in ``mechanism=MechanismOptions(...)``, ``plan_cache`` in ``plan``."""
-    check_options(release_options)
-    opts = dict(release_options)
-    strategy = [opts.pop(k, None) for k in ("branching", "level_budgets", "estimator")]
-    name = opts.pop("mechanism", "auto")
-    if any(v is not None for v in strategy):
-        if isinstance(name, MechanismOptions):
-            raise InvalidParameterError(
-                "Give 'branching', 'level_budgets' and 'estimator' in treedp.MechanismOptions, "
-                "not beside it."
-            )
-        name = MechanismOptions(name, *strategy)
-    cache = opts.pop("plan_cache", None)
-    if cache is not None and opts.get("plan") is None:
-        opts["plan"] = cache
-    return {**opts, "mechanism": name}
 
 
 def _unit(unit: Any, *limits: Any) -> PrivacyUnit | None:

@@ -6,7 +6,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 from treedp._validation import check_real
@@ -18,7 +18,7 @@ from treedp.privacy.measures import ZCDP, ApproxDP, Measure, PureDP
 from treedp.spec import rho_for_approx_dp
 from treedp.value_methods._column import check_delta
 
-__all__ = ["check_options", "grouped_budget", "key_plan", "refuse_unless_per_group"]
+__all__ = ["grouped_budget", "key_plan", "refuse_unless_per_group"]
 
 
 def refuse_unless_per_group(name: Any) -> None:
@@ -27,29 +27,6 @@ def refuse_unless_per_group(name: Any) -> None:
         raise InvalidParameterError(
             f"mechanism={name!r} is not available for a group-by release; use 'auto'."
         )
-
-
-def check_options(release_options: Mapping[str, Any]) -> None:
-    """The release options a group-by release forwards to its trees; anything else is refused."""
-    allowed = {
-        "bounds",
-        "bins",
-        "edges",
-        "mechanism",
-        "branching",
-        "level_budgets",
-        "estimator",
-        "postprocess",
-        "integer",
-        "plan",
-        "plan_cache",
-    }
-    unknown = set(release_options) - allowed
-    if unknown:
-        raise InvalidTypeError(
-            f"release_grouped got unexpected keyword arguments: {', '.join(sorted(unknown))}."
-        )
-    refuse_unless_per_group(release_options.get("mechanism", "auto"))
 
 
 def grouped_budget(

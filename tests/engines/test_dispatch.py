@@ -211,7 +211,7 @@ def test_engine_option_counts_the_same_and_is_checked(tmp_path: Path) -> None:
     assert np.array_equal(rel.prefix_counts, again.prefix_counts)
     with pytest.raises(treedp.InvalidTypeError, match="'engine'"):
         treedp.release_cdf(values, bounds=(-3, 3), bins=64, epsilon=1.0, engine="numba")
-    with pytest.raises(treedp.InvalidTypeError, match="engine"):  # not a group-by parameter
+    with pytest.raises(TypeError, match="engine"):  # not a parameter of release_grouped
         treedp.release_grouped(
             {"v": values, "g": values > 0},
             column="v",

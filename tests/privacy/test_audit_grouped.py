@@ -60,8 +60,7 @@ def _run(forget_factor: bool, monkeypatch):
         max_contributions_per_group=C,
         bounds=(0, 8),
         bins=8,
-        mechanism="tree",
-        branching=2,
+        mechanism=treedp.MechanismOptions("tree", branching=2),
         epsilon=1.0,
         rng=InsecureSeededSource(TEST_SEED),
     )

@@ -306,7 +306,7 @@ class _Untouchable(dict):
         (dict(by="s", keys=["a"], max_contributions=2), InvalidParameterError),
         (dict(by="s"), InvalidParameterError),
         (dict(by="s", keys=["a"], delta=1e-6), InvalidParameterError),
-        (dict(by="s", keys=["a"], n=5), InvalidTypeError),
+        (dict(by="s", keys=["a"], n=5), TypeError),  # not a parameter of release_grouped
         (dict(by="s", keys="a"), InvalidTypeError),
     ],
 )
