@@ -113,13 +113,10 @@ def release_grouped(
         ``privacy_unit`` name its columns, checked before any value is read. Or the value
         column itself, with ``by`` a key array (a tuple of them) and ``privacy_unit`` ids.
     epsilon : float, optional
-        The total pure-DP budget, for the privacy unit (discrete Laplace noise). Give this or
-        ``privacy``.
+        The pure-DP budget for the privacy unit. Give this or ``privacy``.
     privacy : ZCDP, ApproxDP or PureDP, optional
-        A target guarantee for the privacy unit instead: ``ZCDP(rho)`` noises every key's tree
-        with exact discrete Gaussian noise at ``rho / L2²`` per person-level L2² (see the
-        module docstring); ``ApproxDP(epsilon, delta)`` does the same at the largest ``rho``
-        whose tight conversion is ``(epsilon, delta)``-DP. Needs public ``keys``.
+        A target guarantee for the privacy unit instead (Gaussian noise at ``rho / L2²``;
+        needs public ``keys``).
     column : str, optional
         The value column (required for a table).
     by : str, sequence of str, array or tuple of arrays, optional
@@ -127,9 +124,8 @@ def release_grouped(
         distribution: the result is a :class:`treedp.Release` whose guarantee is the
         person's (:attr:`Release.unit`), as from ``release_cdf(privacy_unit=...)``.
     keys : sequence, optional
-        The public keys (scalars for one ``by`` column, tuples for several): unique, not null.
-        Records whose key is not listed are dropped; listed keys without records are released
-        as noise. Without ``keys``, keys are selected privately (needs ``delta``).
+        The public keys (scalars, or tuples for several ``by``): records of other keys are
+        dropped, listed keys without records released as noise. None: selected privately.
     privacy_unit : str, array or PrivacyUnit, optional
         The person-id column (or the ids), or a :class:`treedp.PrivacyUnit` holding it with
         the bounds below. Without it, one row is one person.
@@ -137,20 +133,14 @@ def release_grouped(
         Per-person bounds (see :mod:`treedp.privacy.contribution`): rows kept overall, groups
         contributed to, rows kept per group. With a ``privacy_unit``, give ``max_contributions``
         or both group bounds.
-    delta : float, optional
-        For private key selection only: the δ of the ``(ε, δ)`` guarantee.
-    selection_epsilon : float, optional
-        For private key selection: the part of ``epsilon`` spent on it (default half).
+    delta, selection_epsilon : float, optional
+        Private key selection: the δ of the ``(ε, δ)`` guarantee, the ε spent on it (half).
     neighbours : {"add_remove", "replace"}, default="add_remove"
-        Add or remove one person with all their rows, or replace one person's rows by
-        another's (group sizes stay private either way, so ``n`` is not taken).
+        Add or remove one person with all their rows, or replace them (sizes stay private).
     nan : {"error", "drop"}, default="error"
         Missing values, keys or person ids: refused, or the records dropped.
-    rng : RandomSource, optional
-        Noise and sampling randomness (default: the operating system's).
-    bounds, bins, mechanism, plan, postprocess, integer
-        As for :func:`treedp.release_cdf` (public bounds only; a plan is made for the
-        record-level budget ``epsilon / Δ``).
+    rng, accountant, bounds, bins, mechanism, plan, postprocess, integer
+        As for :func:`treedp.release_cdf` (public bounds; plans for ``epsilon / Δ``).
 
     Returns
     -------
