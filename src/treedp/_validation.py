@@ -23,7 +23,21 @@ __all__ = [
     "check_option",
     "check_real",
     "check_simulations",
+    "must",
 ]
+
+
+def must(name: str, requirement: str) -> str:
+    """Every parameter message of the library, formatted here: ``"The '<name>' parameter must
+    <requirement>"`` (the requirement says what is allowed and, where useful, what was
+    received; a parameter, never a data value).
+
+    Examples
+    --------
+    >>> must("bins", "be an int >= 1. Got 0 instead.")
+    "The 'bins' parameter must be an int >= 1. Got 0 instead."
+    """
+    return f"The '{name}' parameter must {requirement}"
 
 
 def _got(value: Any) -> str:
@@ -42,12 +56,10 @@ def check_int(value: Any, name: str, lo: int | None = None, hi: int | None = Non
     """
     allowed = _int_range(lo, hi)
     if isinstance(value, bool) or not isinstance(value, int | np.integer):
-        raise InvalidTypeError(f"The '{name}' parameter must be an int{allowed}. {_got(value)}")
+        raise InvalidTypeError(must(name, f"be an int{allowed}. {_got(value)}"))
     v = int(value)
     if (lo is not None and v < lo) or (hi is not None and v > hi):
-        raise InvalidParameterError(
-            f"The '{name}' parameter must be an int{allowed}. {_got(value)}"
-        )
+        raise InvalidParameterError(must(name, f"be an int{allowed}. {_got(value)}"))
     return v
 
 
@@ -85,7 +97,7 @@ def check_real(
         else (f" {'>' if lo_open else '>='} {lo}" if lo is not None else "")
     )
     if isinstance(value, bool) or not isinstance(value, int | float | np.integer | np.floating):
-        raise InvalidTypeError(f"The '{name}' parameter must be a float{allowed}. {_got(value)}")
+        raise InvalidTypeError(must(name, f"be a float{allowed}. {_got(value)}"))
     v = float(value)
     bad = not math.isfinite(v)
     if lo is not None:
@@ -94,8 +106,10 @@ def check_real(
         bad = bad or v > hi
     if bad:
         raise InvalidParameterError(
-            f"The '{name}' parameter must be a float{allowed} (finite and positive where a "
-            f"budget). Got {value!r} instead."
+            must(
+                name,
+                f"be a float{allowed} (finite and positive where a budget). Got {value!r} instead.",
+            )
         )
     return v
 
@@ -113,11 +127,9 @@ def check_option(value: Any, name: str, options: Iterable[str]) -> str:
     opts = tuple(options)
     listed = ", ".join(map(repr, opts))
     if not isinstance(value, str):
-        raise InvalidTypeError(f"The '{name}' parameter must be one of {listed}. {_got(value)}")
+        raise InvalidTypeError(must(name, f"be one of {listed}. {_got(value)}"))
     if value not in opts:
-        raise InvalidParameterError(
-            f"The '{name}' parameter must be one of {listed}. Got {value!r} instead."
-        )
+        raise InvalidParameterError(must(name, f"be one of {listed}. Got {value!r} instead."))
     return value
 
 
@@ -130,23 +142,19 @@ def check_bool(value: Any, name: str) -> bool:
         If ``value`` is not a bool.
     """
     if not isinstance(value, bool | np.bool_):
-        raise InvalidTypeError(f"The '{name}' parameter must be True or False. {_got(value)}")
+        raise InvalidTypeError(must(name, f"be True or False. {_got(value)}"))
     return bool(value)
 
 
 def check_level(level: Any) -> float:
     """The coverage ``level`` as a float in ``(0, 1)``, or a clear error."""
     if isinstance(level, bool) or not (isinstance(level, float | int) and 0 < level < 1):
-        raise InvalidParameterError(
-            f"The 'level' parameter must be a float in (0, 1). Got {level!r} instead."
-        )
+        raise InvalidParameterError(must("level", f"be a float in (0, 1). Got {level!r} instead."))
     return float(level)
 
 
 def check_simulations(simulations: Any) -> int:
     """The number of band simulations, an int of at least 100."""
     if isinstance(simulations, bool) or not isinstance(simulations, int) or simulations < 100:
-        raise InvalidParameterError(
-            f"The 'simulations' parameter must be an int >= 100. Got {simulations!r}."
-        )
+        raise InvalidParameterError(must("simulations", f"be an int >= 100. Got {simulations!r}."))
     return simulations

@@ -34,7 +34,7 @@ from typing import Any
 
 import numpy as np
 
-from treedp._validation import check_int
+from treedp._validation import check_int, must
 from treedp.budget import Neighbours
 from treedp.domain import MAX_BINS, Bins, NanPolicy, make_bins, public_bins
 from treedp.engines.local import LocalEngine
@@ -260,10 +260,12 @@ def _bins_of_counts(counts: Any, bins: Any, bounds: Any) -> tuple[Bins, np.ndarr
         arr = counts_array(counts)
         if spec_bins and spec_bins != arr.size:
             raise InvalidParameterError(
-                "The 'counts' parameter must hold one count per bin: its length differs from "
-                "the 'bins' parameter."
+                must(
+                    "counts",
+                    "hold one count per bin: its length differs from the 'bins' parameter.",
+                )
             )
         if arr.size == 0:
-            raise InvalidParameterError("The 'counts' parameter must hold at least one count.")
+            raise InvalidParameterError(must("counts", "hold at least one count."))
         the_bins = make_bins(edges=np.arange(arr.size + 1, dtype=np.float64))
     return the_bins, arr

@@ -9,6 +9,7 @@ from typing import Any
 
 import numpy as np
 
+from treedp._validation import must
 from treedp.exceptions import InvalidParameterError, InvalidTypeError
 
 __all__ = [
@@ -31,7 +32,7 @@ def edges_array(edges: Any, unit: str | None) -> np.ndarray:
     if unit is not None:
         if kind == "M":
             if np.isnat(arr).any():
-                raise InvalidParameterError("The 'edges' parameter must not hold NaT.")
+                raise InvalidParameterError(must("edges", "not hold NaT."))
             return arr.astype(f"datetime64[{unit}]").view(np.int64)
         if kind not in "iu":
             raise InvalidTypeError(
@@ -42,8 +43,11 @@ def edges_array(edges: Any, unit: str | None) -> np.ndarray:
     else:
         if kind == "M" or kind not in "iuf":
             raise InvalidTypeError(
-                "The 'edges' parameter must hold numbers (give datetime_unit for datetimes). "
-                f"Got dtype {arr.dtype} instead."
+                must(
+                    "edges",
+                    "hold numbers (give datetime_unit for datetimes). "
+                    f"Got dtype {arr.dtype} instead.",
+                )
             )
         out = arr.astype(np.float64, copy=False)
     if out is arr and arr.flags.writeable:
@@ -90,8 +94,7 @@ def equal_width_inverse(edges: np.ndarray) -> float:
 def check_edges(edges: np.ndarray, name: str, increasing: str | None = None) -> None:
     if edges.ndim != 1 or edges.size < 2:
         raise InvalidParameterError(
-            f"The '{name}' parameter must be a 1-D sequence of at least 2 edges. "
-            f"Got shape {edges.shape} instead."
+            must(name, f"be a 1-D sequence of at least 2 edges. Got shape {edges.shape} instead.")
         )
     if edges.size - 1 > MAX_BINS:
         raise InvalidParameterError(
@@ -101,7 +104,7 @@ def check_edges(edges: np.ndarray, name: str, increasing: str | None = None) -> 
     for part in blocks(edges.size, overlap=1):  # cache-sized blocks: one pass over memory
         e = edges[part]
         if floats and not np.isfinite(e).all():
-            raise InvalidParameterError(f"The '{name}' parameter must hold finite values only.")
+            raise InvalidParameterError(must(name, "hold finite values only."))
         if not (e[1:] > e[:-1]).all():
             raise InvalidParameterError(
                 increasing or f"The '{name}' parameter must be strictly increasing."

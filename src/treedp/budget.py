@@ -9,7 +9,7 @@ from typing import Any, Literal
 
 import numpy as np
 
-from treedp._validation import check_int, check_option, check_real
+from treedp._validation import check_int, check_option, check_real, must
 from treedp.exceptions import InvalidParameterError, InvalidTypeError
 
 __all__ = ["Neighbours", "check_epsilon", "check_neighbours", "split_budget"]
@@ -94,20 +94,17 @@ def split_budget(
     else:
         if isinstance(budgets, str) or not isinstance(budgets, Sequence | np.ndarray):
             raise InvalidTypeError(
-                f"The '{name}' parameter must be a sequence of {blocks} positive floats. "
-                f"Got {budgets!r} instead."
+                must(name, f"be a sequence of {blocks} positive floats. Got {budgets!r} instead.")
             )
         values = [_positive(b, name) for b in budgets]
         if len(values) != blocks:
             raise InvalidParameterError(
-                f"The '{name}' parameter must have one budget per noised level: {blocks} "
-                f"values. Got {len(values)}."
+                must(name, f"have one budget per noised level: {blocks} values. Got {len(values)}.")
             )
         total = math.fsum(values)
         if abs(total - epsilon) > 1e-9 * epsilon:
             raise InvalidParameterError(
-                f"The '{name}' parameter must sum to {total_name}={epsilon!r}. "
-                f"Got a sum of {total!r}."
+                must(name, f"sum to {total_name}={epsilon!r}. Got a sum of {total!r}.")
             )
         values = [v * (epsilon / total) for v in values]
     # Make the exact rational sum no larger than epsilon (float rounding may add an ulp).
@@ -118,12 +115,8 @@ def split_budget(
 
 def _positive(value: Any, name: str) -> float:
     if isinstance(value, bool) or not isinstance(value, int | float | np.integer | np.floating):
-        raise InvalidTypeError(
-            f"The '{name}' parameter must hold positive finite floats. Got {value!r}."
-        )
+        raise InvalidTypeError(must(name, f"hold positive finite floats. Got {value!r}."))
     v = float(value)
     if not math.isfinite(v) or v <= 0:
-        raise InvalidParameterError(
-            f"The '{name}' parameter must hold positive finite floats. Got {value!r}."
-        )
+        raise InvalidParameterError(must(name, f"hold positive finite floats. Got {value!r}."))
     return v

@@ -6,6 +6,7 @@ No data is involved, and nothing is cached here: a plan is passed in, looked up 
 
 from __future__ import annotations
 
+from treedp._validation import must
 from treedp.exceptions import InvalidParameterError, InvalidTypeError
 from treedp.mechanisms import Mechanism
 from treedp.mechanisms.registry import make_mechanism, mechanism_class
@@ -100,13 +101,16 @@ def _the_plan(spec: ReleaseSpec, plan: Plan | None, cache: PlanCache | bool | No
             cache = DEFAULT_PLAN_CACHE
         if not isinstance(cache, PlanCache):
             raise InvalidTypeError(
-                "The 'plan_cache' parameter must be a treedp.PlanCache, None (the default "
-                f"cache) or False (no cache). Got {type(cache).__name__} instead."
+                must(
+                    "plan_cache",
+                    "be a treedp.PlanCache, None (the default "
+                    f"cache) or False (no cache). Got {type(cache).__name__} instead.",
+                )
             )
         return cache.get(spec)
     if not isinstance(plan, Plan):
         raise InvalidTypeError(
-            f"The 'plan' parameter must be a treedp.Plan. Got {type(plan).__name__} instead."
+            must("plan", f"be a treedp.Plan. Got {type(plan).__name__} instead.")
         )
     if (plan.bins, plan.noise, plan.budget, plan.neighbours) != (
         spec.n_bins,

@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from treedp._validation import check_int
+from treedp._validation import check_int, must
 from treedp.bin_edges import (
     MAX_BINS,
     blocks,
@@ -83,20 +83,17 @@ class Bins:
         for flag in ("discrete", "equal_width"):
             if not isinstance(getattr(self, flag), bool | np.bool_):
                 raise InvalidTypeError(
-                    f"The '{flag}' parameter must be a bool. "
-                    f"Got {type(getattr(self, flag)).__name__} instead."
+                    must(flag, f"be a bool. Got {type(getattr(self, flag)).__name__} instead.")
                 )
             object.__setattr__(self, flag, bool(getattr(self, flag)))
         unit = self.datetime_unit
         if unit is not None and not isinstance(unit, str):
             raise InvalidTypeError(
-                f"The 'datetime_unit' parameter must be a str or None. "
-                f"Got {type(unit).__name__} instead."
+                must("datetime_unit", f"be a str or None. Got {type(unit).__name__} instead.")
             )
         if unit is not None and unit not in _UNITS:
             raise InvalidParameterError(
-                f"The 'datetime_unit' parameter must be one of {', '.join(_UNITS)}. "
-                f"Got {unit!r} instead."
+                must("datetime_unit", f"be one of {', '.join(_UNITS)}. Got {unit!r} instead.")
             )
         edges = edges_array(self.edges, unit)
         check_edges(edges, "edges")
@@ -325,8 +322,7 @@ def _looks_numeric(s: str) -> bool:
 def _check_number(x: Any, name: str) -> float:
     if isinstance(x, bool) or not isinstance(x, int | float | np.integer | np.floating):
         raise InvalidTypeError(
-            f"The '{name}' parameter must hold two numbers or two datetimes. "
-            f"Got {type(x).__name__} {x!r}."
+            must(name, f"hold two numbers or two datetimes. Got {type(x).__name__} {x!r}.")
         )
     try:
         v = float(x)
@@ -335,7 +331,7 @@ def _check_number(x: Any, name: str) -> float:
             f"The '{name}' parameter holds an integer beyond the float64 range."
         ) from None
     if not math.isfinite(v):
-        raise InvalidParameterError(f"The '{name}' parameter must be finite. Got {x!r} instead.")
+        raise InvalidParameterError(must(name, f"be finite. Got {x!r} instead."))
     if isinstance(x, int | np.integer) and abs(int(x)) > _EXACT_INT:
         raise InvalidParameterError(
             f"The '{name}' parameter holds the integer {x!r}, beyond 2**53: float64 edges "
@@ -386,13 +382,13 @@ def make_bins(
         )
     if not isinstance(bounds, tuple | list):
         raise InvalidTypeError(
-            "The 'bounds' parameter must be a pair (lo, hi) (a tuple or list). "
-            f"Got {type(bounds).__name__} instead."
+            must(
+                "bounds",
+                f"be a pair (lo, hi) (a tuple or list). Got {type(bounds).__name__} instead.",
+            )
         )
     if len(bounds) != 2:
-        raise InvalidParameterError(
-            f"The 'bounds' parameter must be a pair (lo, hi). Got {bounds!r} instead."
-        )
+        raise InvalidParameterError(must("bounds", f"be a pair (lo, hi). Got {bounds!r} instead."))
     if _is_datetime_like(bounds[0]) or _is_datetime_like(bounds[1]):
         return _datetime_bins(bounds, bins)
     lo, hi = _check_number(bounds[0], "bounds"), _check_number(bounds[1], "bounds")
@@ -408,18 +404,14 @@ def _bins_from_edges(edges: Any) -> Bins:
         try:
             arr = arr.astype("datetime64") if arr.dtype.kind == "U" else arr.astype(float)
         except (ValueError, TypeError):
-            raise InvalidTypeError(
-                "The 'edges' parameter must hold numbers or datetimes."
-            ) from None
+            raise InvalidTypeError(must("edges", "hold numbers or datetimes.")) from None
     if arr.dtype.kind == "M":
         unit = np.datetime_data(arr.dtype)[0]
         if np.isnat(arr).any():
-            raise InvalidParameterError("The 'edges' parameter must not hold NaT.")
+            raise InvalidParameterError(must("edges", "not hold NaT."))
         return _finish(arr.view(np.int64).copy(), False, False, unit)
     if arr.dtype.kind not in "iuf":
-        raise InvalidTypeError(
-            f"The 'edges' parameter must hold numbers or datetimes. Got dtype {arr.dtype}."
-        )
+        raise InvalidTypeError(must("edges", f"hold numbers or datetimes. Got dtype {arr.dtype}."))
     return _finish(arr.astype(np.float64), False, False, None)
 
 
@@ -457,9 +449,7 @@ def _datetime_bins(bounds: Sequence[Any], bins: Any) -> Bins:
         raise InvalidParameterError("bins='integers' needs numeric bounds, not datetimes.")
     n_bins = _check_bin_count(bins)
     if not lo_t < hi_t:
-        raise InvalidParameterError(
-            f"The 'bounds' parameter must satisfy lo < hi. Got {bounds!r} instead."
-        )
+        raise InvalidParameterError(must("bounds", f"satisfy lo < hi. Got {bounds!r} instead."))
     if hi_t - lo_t < n_bins:
         raise InvalidParameterError(
             f"The 'bins' parameter ({n_bins}) exceeds the number of {unit} ticks in 'bounds'."
@@ -476,8 +466,7 @@ def _integer_bins(lo: float, hi: float, bounds: Sequence[Any]) -> Bins:
         )
     if not lo <= hi:
         raise InvalidParameterError(
-            f"The 'bounds' parameter must satisfy lo <= hi for bins='integers'. "
-            f"Got {bounds!r} instead."
+            must("bounds", f"satisfy lo <= hi for bins='integers'. Got {bounds!r} instead.")
         )
     if max(abs(int(lo)), abs(int(hi)) + 1) > _EXACT_INT:
         raise InvalidParameterError(
@@ -495,9 +484,7 @@ def _integer_bins(lo: float, hi: float, bounds: Sequence[Any]) -> Bins:
 def _equal_width_bins(lo: float, hi: float, n_bins: int, bounds: Sequence[Any]) -> Bins:
     """``n_bins`` equal-width bins covering ``[lo, hi)``."""
     if not lo < hi:
-        raise InvalidParameterError(
-            f"The 'bounds' parameter must satisfy lo < hi. Got {bounds!r} instead."
-        )
+        raise InvalidParameterError(must("bounds", f"satisfy lo < hi. Got {bounds!r} instead."))
     # When hi - lo overflows, interpolate without forming it. Subnormal bounds underflow
     # harmlessly; the caller's np.seterr must not turn that into an error.
     width = hi - lo
@@ -524,18 +511,19 @@ def _equal_width_bins(lo: float, hi: float, n_bins: int, bounds: Sequence[Any]) 
 def _check_bin_count(bins: Any) -> int:
     if isinstance(bins, str):  # the right type, a value other than "integers"
         raise InvalidParameterError(
-            f"The 'bins' parameter must be an int in [1, {MAX_BINS}] or 'integers'. "
-            f"Got {bins!r} instead."
+            must("bins", f"be an int in [1, {MAX_BINS}] or 'integers'. Got {bins!r} instead.")
         )
     if isinstance(bins, bool) or not isinstance(bins, int | np.integer):
         raise InvalidTypeError(
-            f"The 'bins' parameter must be an int in [1, {MAX_BINS}] or 'integers'. "
-            f"Got {type(bins).__name__} {bins!r} instead."
+            must(
+                "bins",
+                f"be an int in [1, {MAX_BINS}] or 'integers'. "
+                f"Got {type(bins).__name__} {bins!r} instead.",
+            )
         )
     if not 1 <= bins <= MAX_BINS:
         raise InvalidParameterError(
-            f"The 'bins' parameter must be an int in [1, {MAX_BINS}] or 'integers'. "
-            f"Got {bins!r} instead."
+            must("bins", f"be an int in [1, {MAX_BINS}] or 'integers'. Got {bins!r} instead.")
         )
     return int(bins)
 
@@ -549,7 +537,6 @@ def public_bins(bounds: Any, bins: Any, edges: Any) -> Bins:
         isinstance(bounds, str | bytes) or not isinstance(bounds, Sequence | np.ndarray)
     ):
         raise InvalidTypeError(
-            "The 'bounds' parameter must be a pair (lo, hi). "
-            f"Got {type(bounds).__name__} {bounds!r} instead."
+            must("bounds", f"be a pair (lo, hi). Got {type(bounds).__name__} {bounds!r} instead.")
         )
     return make_bins(bounds=bounds, bins=bins, edges=edges)

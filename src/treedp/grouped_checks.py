@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from treedp._validation import check_real
+from treedp._validation import check_real, must
 from treedp.budget import check_epsilon
 from treedp.engines.keys import check_keys
 from treedp.exceptions import InvalidParameterError, InvalidTypeError
@@ -48,8 +48,10 @@ def grouped_budget(
             rho_total = rho_for_approx_dp(privacy.epsilon, privacy.delta)
         else:
             raise InvalidTypeError(
-                "The 'privacy' parameter must be a PureDP, ZCDP or ApproxDP. "
-                f"Got {type(privacy).__name__} instead."
+                must(
+                    "privacy",
+                    f"be a PureDP, ZCDP or ApproxDP. Got {type(privacy).__name__} instead.",
+                )
             )
     if rho_total is None:
         if epsilon is None:
@@ -93,8 +95,7 @@ def key_plan(
         )
         if eps_sel >= epsilon:
             raise InvalidParameterError(
-                "The 'selection_epsilon' parameter must be less than 'epsilon' (the rest "
-                "pays for the trees)."
+                must("selection_epsilon", "be less than 'epsilon' (the rest pays for the trees).")
             )
         the_keys = None
     return the_keys, eps_sel, delta

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from treedp._validation import must
 from treedp.engines.dispatch import pick_engine
 from treedp.exceptions import InvalidParameterError, InvalidTypeError
 
@@ -34,8 +35,7 @@ def check_name(data: Any, name: Any, param: str) -> str:
     """Check ``name`` against the table's schema (no value is read)."""
     if not isinstance(name, str):
         raise InvalidTypeError(
-            f"The '{param}' parameter must name a column of the table (a str). "
-            f"Got {type(name).__name__} instead."
+            must(param, f"name a column of the table (a str). Got {type(name).__name__} instead.")
         )
     if name not in schema(data):
         raise InvalidParameterError(
@@ -81,7 +81,7 @@ def by_columns(data: Any, by: Any, table: bool) -> tuple[list[str], list[Any]]:
     if table:
         names = [by] if isinstance(by, str) else list(by) if isinstance(by, Sequence) else [by]
         if not names:
-            raise InvalidParameterError("The 'by' parameter must name at least one column.")
+            raise InvalidParameterError(must("by", "name at least one column."))
         if len(set(map(str, names))) != len(names):
             raise InvalidParameterError("The 'by' parameter names a column twice.")
         return [check_name(data, n, "by") for n in names], [Lazy(n) for n in names]

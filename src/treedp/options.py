@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from treedp._validation import must
 from treedp.exceptions import InvalidParameterError, InvalidTypeError
 
 __all__ = ["DEFAULT_BOUNDS_SHARE", "MechanismOptions", "PrivacyUnit", "PrivateBounds"]
@@ -56,8 +57,11 @@ class MechanismOptions:
     def __post_init__(self) -> None:
         if not isinstance(self.name, str):
             raise InvalidTypeError(
-                "The 'mechanism' parameter must be a mechanism name or treedp.MechanismOptions. "
-                f"Got {type(self.name).__name__} instead."
+                must(
+                    "mechanism",
+                    "be a mechanism name or treedp.MechanismOptions. "
+                    f"Got {type(self.name).__name__} instead.",
+                )
             )
         for field in ("branching", "level_budgets"):
             value = getattr(self, field)

@@ -29,7 +29,7 @@ from typing import Any
 
 import numpy as np
 
-from treedp._validation import check_int
+from treedp._validation import check_int, must
 from treedp.budget import check_epsilon
 from treedp.engines.dispatch import pick_engine
 from treedp.exceptions import InvalidParameterError, InvalidTypeError
@@ -194,27 +194,19 @@ def _check_request(
     eps = check_epsilon(epsilon)
     qa = _levels(q)
     if not isinstance(method, str) or method not in METHODS:
-        raise InvalidParameterError(
-            f"The 'method' parameter must be one of {METHODS}. Got {method!r}."
-        )
+        raise InvalidParameterError(must("method", f"be one of {METHODS}. Got {method!r}."))
     if (
         bins is not None
         and bins != "integers"
         and (isinstance(bins, bool) or not isinstance(bins, int) or bins < 1)
     ):
-        raise InvalidParameterError(
-            f"The 'bins' parameter must be an int >= 1 or 'integers'. Got {bins!r}."
-        )
+        raise InvalidParameterError(must("bins", f"be an int >= 1 or 'integers'. Got {bins!r}."))
     request = private_request(bounds)
     private = request is not None
     if isinstance(bounds, str) and not private:
-        raise InvalidParameterError(
-            f"The 'bounds' parameter must be (lo, hi) or 'private'. Got {bounds!r}."
-        )
+        raise InvalidParameterError(must("bounds", f"be (lo, hi) or 'private'. Got {bounds!r}."))
     if not private and (not isinstance(bounds, tuple | list) or len(bounds) != 2):
-        raise InvalidTypeError(
-            f"The 'bounds' parameter must be a pair (lo, hi) or 'private'. Got {bounds!r}."
-        )
+        raise InvalidTypeError(must("bounds", f"be a pair (lo, hi) or 'private'. Got {bounds!r}."))
     if bounds_share is not None and not private:
         raise InvalidParameterError(
             "The 'bounds_share' parameter applies only with bounds='private' (or one public "
@@ -225,9 +217,7 @@ def _check_request(
     known = check_known_bound(lower, upper, bins == "integers", "bounds") if private else None
     private_n = isinstance(n, str) and n == "private"
     if isinstance(n, str) and not private_n:
-        raise InvalidParameterError(
-            f"The 'n' parameter must be an int >= 0, 'private' or None. Got {n!r}."
-        )
+        raise InvalidParameterError(must("n", f"be an int >= 0, 'private' or None. Got {n!r}."))
     if n_share is not None and not private_n:
         raise InvalidParameterError(
             "The 'n_share' parameter applies only with n='private'; it would be ignored."
@@ -263,9 +253,7 @@ def _column_of(values: Any, column: Any) -> Any:
             )
         return values
     if not isinstance(column, str):
-        raise InvalidTypeError(
-            f"The 'column' parameter must be a str. Got {type(column).__name__} instead."
-        )
+        raise InvalidTypeError(must("column", f"be a str. Got {type(column).__name__} instead."))
     if engine.collect is None:
         raise InvalidTypeError(
             "The 'column' parameter applies to a pandas, polars, Dask or Spark DataFrame or a "

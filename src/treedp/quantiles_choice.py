@@ -10,7 +10,7 @@ import math
 from fractions import Fraction
 from typing import Any
 
-from treedp._validation import check_int
+from treedp._validation import check_int, must
 from treedp.budget import check_epsilon
 from treedp.exceptions import InvalidParameterError, InvalidTypeError
 
@@ -216,12 +216,10 @@ def check_n_share(n_share: Any, bounds_share: float | None) -> float:
         n_share = DEFAULT_N_SHARE
     if isinstance(n_share, bool) or not isinstance(n_share, int | float):
         raise InvalidTypeError(
-            f"The 'n_share' parameter must be a float in (0, 1). Got {type(n_share).__name__}."
+            must("n_share", f"be a float in (0, 1). Got {type(n_share).__name__}.")
         )
     if not 0 < n_share < 1:
-        raise InvalidParameterError(
-            f"The 'n_share' parameter must be a float in (0, 1). Got {n_share!r}."
-        )
+        raise InvalidParameterError(must("n_share", f"be a float in (0, 1). Got {n_share!r}."))
     valid = isinstance(bounds_share, float | int) and 0 < bounds_share < 1  # else refused later
     if bounds_share is not None and valid and not bounds_share + n_share < 1:
         raise InvalidParameterError(

@@ -17,6 +17,7 @@ from fractions import Fraction
 from typing import Any
 
 from treedp import grouped_columns as columns
+from treedp._validation import must
 from treedp.budget import check_epsilon, check_neighbours
 from treedp.domain import Bins, public_bins
 from treedp.engines.dispatch import check_local_engine
@@ -310,7 +311,7 @@ def _grouping(
     epsilon, rho = grouped_budget(*budget)
     if neighbours not in ("add_remove", "replace"):
         raise InvalidParameterError(
-            f"The 'neighbours' parameter must be 'add_remove' or 'replace'. Got {neighbours!r}."
+            must("neighbours", f"be 'add_remove' or 'replace'. Got {neighbours!r}.")
         )
     table = columns.is_table(data)
     value = columns.value_column(data, column, table)
@@ -385,8 +386,11 @@ def _mechanism_options(mechanism: Any) -> MechanismOptions:
         return mechanism
     if not isinstance(mechanism, str):
         raise InvalidTypeError(
-            "The 'mechanism' parameter must be a mechanism name or treedp.MechanismOptions. "
-            f"Got {type(mechanism).__name__} instead."
+            must(
+                "mechanism",
+                "be a mechanism name or treedp.MechanismOptions. "
+                f"Got {type(mechanism).__name__} instead.",
+            )
         )
     return MechanismOptions(mechanism)
 
@@ -398,8 +402,11 @@ def _plan_and_cache(plan: Any) -> tuple[Plan | None, PlanCache | bool | None]:
     if plan is False or isinstance(plan, PlanCache):
         return None, plan
     raise InvalidTypeError(
-        "The 'plan' parameter must be a treedp.Plan, a treedp.PlanCache or False (plan "
-        f"afresh). Got {type(plan).__name__} instead."
+        must(
+            "plan",
+            "be a treedp.Plan, a treedp.PlanCache or False (plan "
+            f"afresh). Got {type(plan).__name__} instead.",
+        )
     )
 
 
@@ -427,12 +434,18 @@ def _unit(privacy_unit: Any) -> PrivacyUnit | None:
     if isinstance(privacy_unit, PrivacyUnit):
         if privacy_unit.column is None:
             raise InvalidParameterError(
-                "The 'privacy_unit' parameter must name the person-id column (or hold the ids): "
-                "treedp.PrivacyUnit(column, max_contributions=...)."
+                must(
+                    "privacy_unit",
+                    "name the person-id column (or hold the ids): "
+                    "treedp.PrivacyUnit(column, max_contributions=...).",
+                )
             )
         return privacy_unit
     raise InvalidTypeError(
-        "The 'privacy_unit' parameter must be a treedp.PrivacyUnit(column, "
-        "max_contributions=...): the person-id column and how many rows each person keeps. "
-        f"Got {type(privacy_unit).__name__} instead."
+        must(
+            "privacy_unit",
+            "be a treedp.PrivacyUnit(column, "
+            "max_contributions=...): the person-id column and how many rows each person keeps. "
+            f"Got {type(privacy_unit).__name__} instead.",
+        )
     )

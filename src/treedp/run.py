@@ -25,6 +25,7 @@ from typing import Any
 
 import numpy as np
 
+from treedp._validation import must
 from treedp._version import __version__
 from treedp.bounds_stage import n_differs, run_bounds_stage
 from treedp.config import configure
@@ -155,20 +156,19 @@ def check_counts(counts: Any, n_bins: int) -> np.ndarray:
     arr = counts_array(counts)
     if arr.size != n_bins:
         raise InvalidParameterError(
-            "The 'counts' parameter must hold one count per bin: its length differs from the "
-            "number of bins."
+            must("counts", "hold one count per bin: its length differs from the number of bins.")
         )
     if arr.dtype.kind == "f":
         with np.errstate(invalid="ignore"):
             integral = np.isfinite(arr).all() and bool((arr == np.floor(arr)).all())
         if not integral:
-            raise DataError("The 'counts' parameter must hold whole numbers (no NaN or fractions).")
+            raise DataError(must("counts", "hold whole numbers (no NaN or fractions)."))
         if (np.abs(arr) >= 2.0**53).any():
             raise DataError("The 'counts' parameter holds a count too large to be exact.")
     elif arr.dtype.kind == "u" and arr.size and arr.max() > np.iinfo(np.int64).max:
         raise DataError("The 'counts' parameter holds a count too large for int64.")
     if arr.size and (arr < 0).any():
-        raise DataError("The 'counts' parameter must hold non-negative counts.")
+        raise DataError(must("counts", "hold non-negative counts."))
     out = arr.astype(np.int64)
     if out.size and int(out.max()) > np.iinfo(np.int64).max // max(1, out.size):
         raise DataError("The 'counts' parameter holds counts whose total overflows int64.")
@@ -182,18 +182,17 @@ def counts_array(counts: Any) -> np.ndarray:
     if isinstance(counts, np.ndarray) and counts.ndim == 1 and counts.dtype.kind in "iuf":
         return counts
     if isinstance(counts, str | bytes) or np.isscalar(counts):
-        raise InvalidTypeError("The 'counts' parameter must be a one-dimensional array of counts.")
+        raise InvalidTypeError(must("counts", "be a one-dimensional array of counts."))
     try:
         arr = np.asarray(counts)
     except (ValueError, TypeError):
-        raise InvalidTypeError(
-            "The 'counts' parameter must be a one-dimensional array of counts."
-        ) from None
+        raise InvalidTypeError(must("counts", "be a one-dimensional array of counts.")) from None
     if arr.ndim != 1:
-        raise InvalidTypeError("The 'counts' parameter must be one-dimensional.")
+        raise InvalidTypeError(must("counts", "be one-dimensional."))
     if arr.dtype.kind not in "iuf":
         raise InvalidTypeError(
-            "The 'counts' parameter must hold integers (or floats with integral values); "
-            f"got dtype {arr.dtype}."
+            must(
+                "counts", f"hold integers (or floats with integral values); got dtype {arr.dtype}."
+            )
         )
     return arr

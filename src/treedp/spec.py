@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from treedp._validation import check_bool, check_int, check_option, check_real
+from treedp._validation import check_bool, check_int, check_option, check_real, must
 from treedp.budget import Neighbours, check_epsilon, check_neighbours
 from treedp.domain import MAX_BINS, Bins
 from treedp.estimation import POSTPROCESS
@@ -222,13 +222,14 @@ class ReleaseSpec:
 
 def _branching(value: Any) -> int | tuple[int, ...]:
     if isinstance(value, bool):
-        raise InvalidTypeError("The 'branching' parameter must be an int or a sequence of ints.")
+        raise InvalidTypeError(must("branching", "be an int or a sequence of ints."))
     if isinstance(value, int | np.integer):
         return int(value)
     if isinstance(value, str) or not isinstance(value, Sequence | np.ndarray):
         raise InvalidTypeError(
-            "The 'branching' parameter must be an int or a sequence of ints. "
-            f"Got {type(value).__name__} instead."
+            must(
+                "branching", f"be an int or a sequence of ints. Got {type(value).__name__} instead."
+            )
         )
     return tuple(check_int(k, "branching") for k in value)
 
@@ -236,8 +237,10 @@ def _branching(value: Any) -> int | tuple[int, ...]:
 def _budgets(value: Any) -> tuple[float, ...]:
     if isinstance(value, str) or not isinstance(value, Sequence | np.ndarray):
         raise InvalidTypeError(
-            "The 'level_budgets' parameter must be a sequence of floats. "
-            f"Got {type(value).__name__} {value!r} instead."
+            must(
+                "level_budgets",
+                f"be a sequence of floats. Got {type(value).__name__} {value!r} instead.",
+            )
         )
     return tuple(check_real(b, "level_budgets", lo=0.0) for b in value)
 
@@ -246,9 +249,12 @@ def _check_privacy(value: Any) -> Measure:
     """A target guarantee: type, ``ρ > 0`` and ``δ`` in ``(0, MAX_DELTA]`` checked."""
     if not isinstance(value, PureDP | ZCDP | ApproxDP):
         raise InvalidTypeError(
-            "The 'privacy' parameter must be a guarantee: treedp.PureDP(epsilon), "
-            "treedp.ZCDP(rho) or treedp.ApproxDP(epsilon, delta). "
-            f"Got {type(value).__name__} instead."
+            must(
+                "privacy",
+                "be a guarantee: treedp.PureDP(epsilon), "
+                "treedp.ZCDP(rho) or treedp.ApproxDP(epsilon, delta). "
+                f"Got {type(value).__name__} instead.",
+            )
         )
     if isinstance(value, ZCDP):
         check_rho(value.rho)

@@ -35,6 +35,7 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 
 import numpy as np
 
+from treedp._validation import must
 from treedp.exceptions import InvalidParameterError, InvalidTypeError
 
 if TYPE_CHECKING:
@@ -51,13 +52,15 @@ def check_nan_policy(nan: Any) -> NanPolicy:
     """Return ``nan`` if it is a missing-value policy, else raise the matching error."""
     if not isinstance(nan, str):
         raise InvalidTypeError(
-            f"The 'nan' parameter must be one of {', '.join(map(repr, NAN_POLICIES))}. "
-            f"Got {type(nan).__name__} instead."
+            must(
+                "nan",
+                f"be one of {', '.join(map(repr, NAN_POLICIES))}. "
+                f"Got {type(nan).__name__} instead.",
+            )
         )
     if nan not in NAN_POLICIES:
         raise InvalidParameterError(
-            f"The 'nan' parameter must be one of {', '.join(map(repr, NAN_POLICIES))}. "
-            f"Got {nan!r} instead."
+            must("nan", f"be one of {', '.join(map(repr, NAN_POLICIES))}. Got {nan!r} instead.")
         )
     return nan  # type: ignore[return-value]
 
@@ -139,10 +142,10 @@ class BinCounts:
         """The counts of an empty column over ``n_bins`` bins (the neutral element of ``+``)."""
         if isinstance(n_bins, bool) or not isinstance(n_bins, int | np.integer):
             raise InvalidTypeError(
-                f"The 'n_bins' parameter must be an int. Got {type(n_bins).__name__} instead."
+                must("n_bins", f"be an int. Got {type(n_bins).__name__} instead.")
             )
         if n_bins < 1:
-            raise InvalidParameterError("The 'n_bins' parameter must be at least 1.")
+            raise InvalidParameterError(must("n_bins", "be at least 1."))
         return cls(np.zeros(int(n_bins), dtype=np.int64), 0)
 
     @property

@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Any, cast
 import numpy as np
 
 from treedp._inputs import as_1d_array
+from treedp._validation import must
 from treedp.engines.base import BinCounts, NanPolicy, check_nan_policy
 from treedp.engines.entry import Engine, frame_column, module_root
 from treedp.engines.grouped import (
@@ -152,9 +153,7 @@ def _pick(frame: Any, column: str | None) -> Any:
             )
         return frame[names[0]]
     if not isinstance(column, str):
-        raise InvalidTypeError(
-            f"The 'column' parameter must be a str. Got {type(column).__name__} instead."
-        )
+        raise InvalidTypeError(must("column", f"be a str. Got {type(column).__name__} instead."))
     if column not in names:
         raise InvalidParameterError(
             f"The column '{column}' is not in the data. Columns: {', '.join(map(str, names))}."

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from treedp._validation import must
 from treedp.engines import arrow, dask, files, memory, pandas, polars, spark
 from treedp.engines.base import BinCounts, NanPolicy, check_nan_policy
 from treedp.engines.entry import Counter, Engine
@@ -74,8 +75,7 @@ def check_local_engine(engine: Any, data: Any) -> LocalEngine:
         return _LOCAL
     if not isinstance(engine, LocalEngine):
         raise InvalidTypeError(
-            "The 'engine' parameter must be a treedp.engines.LocalEngine. "
-            f"Got {type(engine).__name__} instead."
+            must("engine", f"be a treedp.engines.LocalEngine. Got {type(engine).__name__} instead.")
         )
     if not pick_engine(data).local:
         raise InvalidParameterError(
@@ -134,7 +134,5 @@ def count_source(
     wants_progress(progress)  # checks its type
     local = check_local_engine(engine, data)
     if column is not None and not isinstance(column, str):
-        raise InvalidTypeError(
-            f"The 'column' parameter must be a str. Got {type(column).__name__} instead."
-        )
+        raise InvalidTypeError(must("column", f"be a str. Got {type(column).__name__} instead."))
     return pick_engine(data).count(data, column, bins, nan, progress, local)

@@ -12,6 +12,7 @@ from typing import Any
 
 import numpy as np
 
+from treedp._validation import must
 from treedp.exceptions import InvalidParameterError, InvalidTypeError
 
 __all__ = [
@@ -50,8 +51,7 @@ def _scalar(x: Any, name: str) -> Any:
         )
     if not isinstance(x, str | int | float | bool):
         raise InvalidTypeError(
-            f"The '{name}' parameter must hold str, int, float or bool keys. "
-            f"Got {type(x).__name__} instead."
+            must(name, f"hold str, int, float or bool keys. Got {type(x).__name__} instead.")
         )
     return x
 
@@ -66,8 +66,7 @@ def check_keys(keys: Any, n_by: int, name: str = "keys") -> tuple[Key, ...]:
     """
     if isinstance(keys, str | bytes) or not isinstance(keys, Sequence | np.ndarray):
         raise InvalidTypeError(
-            f"The '{name}' parameter must be a list of public keys. "
-            f"Got {type(keys).__name__} instead."
+            must(name, f"be a list of public keys. Got {type(keys).__name__} instead.")
         )
     out: list[Key] = []
     for k in keys:
@@ -82,9 +81,9 @@ def check_keys(keys: Any, n_by: int, name: str = "keys") -> tuple[Key, ...]:
                 )
             out.append(tuple(_scalar(v, name) for v in k))
     if not out:
-        raise InvalidParameterError(f"The '{name}' parameter must hold at least one key.")
+        raise InvalidParameterError(must(name, "hold at least one key."))
     if len(set(out)) != len(out):
-        raise InvalidParameterError(f"The '{name}' parameter must hold unique keys.")
+        raise InvalidParameterError(must(name, "hold unique keys."))
     return tuple(out)
 
 

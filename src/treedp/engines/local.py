@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any, Literal
 import numpy as np
 
 from treedp._inputs import as_1d_array
-from treedp._validation import check_option
+from treedp._validation import check_option, must
 from treedp.engines.base import BinCounts, NanPolicy, check_nan_policy, sum_counts
 from treedp.exceptions import DataError, InvalidParameterError, InvalidTypeError
 
@@ -169,10 +169,10 @@ class LocalEngine:
         wants_progress(progress)  # its type
         if isinstance(workers, bool) or not isinstance(workers, int):
             raise InvalidTypeError(
-                f"The 'workers' parameter must be an int. Got {type(workers).__name__} instead."
+                must("workers", f"be an int. Got {type(workers).__name__} instead.")
             )
         if workers < 1:
-            raise InvalidParameterError("The 'workers' parameter must be at least 1.")
+            raise InvalidParameterError(must("workers", "be at least 1."))
         check_option(kernel, "kernel", KERNELS)
         if kernel == "numba":
             _load_numba(required=True)

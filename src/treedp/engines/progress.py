@@ -12,6 +12,7 @@ import sys
 from collections.abc import Callable, Iterator
 from typing import Any
 
+from treedp._validation import must
 from treedp.exceptions import InvalidTypeError, MissingDependencyError
 
 __all__ = ["progress_bar", "wants_progress"]
@@ -24,8 +25,7 @@ def wants_progress(progress: bool | None) -> bool:
     """Whether to show a bar: ``None`` means on an interactive terminal, outside CI."""
     if progress is not None and not isinstance(progress, bool):
         raise InvalidTypeError(
-            "The 'progress' parameter must be True, False or None. "
-            f"Got {type(progress).__name__} instead."
+            must("progress", f"be True, False or None. Got {type(progress).__name__} instead.")
         )
     if progress is not None:
         return progress

@@ -24,6 +24,7 @@ from collections.abc import Callable
 
 import numpy as np
 
+from treedp._validation import must
 from treedp.exceptions import InvalidParameterError
 
 __all__ = [
@@ -46,11 +47,13 @@ def check_postprocess(postprocess: object, integer: object) -> None:
     """Validate a release's ``postprocess`` and ``integer`` options (before any data is read)."""
     if postprocess not in POSTPROCESS:
         raise InvalidParameterError(
-            f"The 'postprocess' parameter must be one of {', '.join(map(repr, POSTPROCESS))}. "
-            f"Got {postprocess!r} instead."
+            must(
+                "postprocess",
+                f"be one of {', '.join(map(repr, POSTPROCESS))}. Got {postprocess!r} instead.",
+            )
         )
     if not isinstance(integer, bool):
-        raise InvalidParameterError(f"The 'integer' parameter must be a bool. Got {integer!r}.")
+        raise InvalidParameterError(must("integer", f"be a bool. Got {integer!r}."))
     if integer and postprocess == "none":
         raise InvalidParameterError(
             "integer=True makes a consistent integer CDF: it needs postprocess='monotone' or "

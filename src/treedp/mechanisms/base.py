@@ -21,7 +21,7 @@ from typing import Any, ClassVar, Literal
 
 import numpy as np
 
-from treedp._validation import check_int
+from treedp._validation import check_int, must
 from treedp.budget import Neighbours
 from treedp.domain import MAX_BINS
 from treedp.estimation.covariance import IndependentPrefixCovariance, PrefixCovariance
@@ -329,8 +329,10 @@ class Mechanism(ABC):
             return cls.estimators[0]
         if estimator not in ESTIMATORS:
             raise InvalidParameterError(
-                f"The 'estimator' parameter must be one of {', '.join(map(repr, ESTIMATORS))}. "
-                f"Got {estimator!r} instead."
+                must(
+                    "estimator",
+                    f"be one of {', '.join(map(repr, ESTIMATORS))}. Got {estimator!r} instead.",
+                )
             )
         if estimator not in cls.estimators:
             raise InvalidParameterError(cls._no_estimator(estimator))

@@ -12,6 +12,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from treedp._validation import must
 from treedp.budget import Neighbours, check_epsilon, check_neighbours
 from treedp.exceptions import InvalidParameterError, InvalidTypeError
 from treedp.mechanisms.base import Mechanism, check_replace_bins
@@ -100,8 +101,10 @@ class StrategyMechanism(Mechanism):
             strategy = get_strategy(n_bins, self.workload, cache)
         elif not isinstance(strategy, Strategy):
             raise InvalidTypeError(
-                "The 'strategy' parameter must be a treedp.strategy.Strategy. "
-                f"Got {type(strategy).__name__} instead."
+                must(
+                    "strategy",
+                    f"be a treedp.strategy.Strategy. Got {type(strategy).__name__} instead.",
+                )
             )
         if strategy.n_bins != n_bins:
             raise InvalidParameterError(

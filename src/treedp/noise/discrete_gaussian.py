@@ -67,6 +67,7 @@ from typing import NamedTuple
 import numpy as np
 import numpy.typing as npt
 
+from treedp._validation import must
 from treedp.exceptions import InvalidParameterError, InvalidTypeError
 from treedp.noise.discrete_laplace import (
     _CHUNK,
@@ -98,15 +99,16 @@ def _check_sigma2(sigma2: object) -> Fraction:
     """Validate ``σ²`` (a positive ``Fraction`` or ``int``) and return it as a ``Fraction``."""
     if isinstance(sigma2, bool) or not isinstance(sigma2, Fraction | int | np.integer):
         raise InvalidTypeError(
-            "The 'sigma2' parameter must be a fractions.Fraction or an int (an exact rational), "
-            f"not {type(sigma2).__name__}. For a float, round up explicitly, e.g. "
-            "treedp.noise.rational_upper_bound(Fraction(x), 2**20)."
+            must(
+                "sigma2",
+                "be a fractions.Fraction or an int (an exact rational), "
+                f"not {type(sigma2).__name__}. For a float, round up explicitly, e.g. "
+                "treedp.noise.rational_upper_bound(Fraction(x), 2**20).",
+            )
         )
     sigma2 = Fraction(int(sigma2)) if isinstance(sigma2, np.integer) else Fraction(sigma2)
     if sigma2 <= 0:
-        raise InvalidParameterError(
-            f"The 'sigma2' parameter must be a rational > 0. Got {sigma2} instead."
-        )
+        raise InvalidParameterError(must("sigma2", f"be a rational > 0. Got {sigma2} instead."))
     return sigma2
 
 
@@ -335,14 +337,17 @@ def sample_discrete_gaussian(sigma2: Fraction | int, size: int, source: RandomSo
     """
     sigma2 = _check_sigma2(sigma2)
     if isinstance(size, bool) or not isinstance(size, int | np.integer):
-        raise InvalidTypeError(f"The 'size' parameter must be an int. Got {size!r} instead.")
+        raise InvalidTypeError(must("size", f"be an int. Got {size!r} instead."))
     size = int(size)
     if size < 0:
-        raise InvalidParameterError(f"The 'size' parameter must be >= 0. Got {size!r} instead.")
+        raise InvalidParameterError(must("size", f"be >= 0. Got {size!r} instead."))
     if not isinstance(source, RandomSource):
         raise InvalidTypeError(
-            "The 'source' parameter must be a RandomSource (SystemRandomSource, "
-            f"InsecureSeededSource). Got {type(source).__name__} instead."
+            must(
+                "source",
+                "be a RandomSource (SystemRandomSource, "
+                f"InsecureSeededSource). Got {type(source).__name__} instead.",
+            )
         )
     plan = _plan(sigma2)
     rate = _acceptance_rate(sigma2)

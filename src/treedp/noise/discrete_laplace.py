@@ -32,6 +32,7 @@ from fractions import Fraction
 import numpy as np
 import numpy.typing as npt
 
+from treedp._validation import must
 from treedp.exceptions import InvalidParameterError
 from treedp.noise.exp_thresholds import sample_unit_geometric
 from treedp.noise.geometric_table import GeometricTable, geometric_table
@@ -208,10 +209,10 @@ def sample_discrete_laplace(scale: Fraction, size: int, source: RandomSource) ->
     scale = Fraction(scale)
     if not 0 < scale <= MAX_SCALE:
         raise InvalidParameterError(
-            f"The 'scale' parameter must be a rational in (0, {MAX_SCALE}]. Got {scale} instead."
+            must("scale", f"be a rational in (0, {MAX_SCALE}]. Got {scale} instead.")
         )
     if size < 0:
-        raise InvalidParameterError(f"The 'size' parameter must be >= 0. Got {size!r} instead.")
+        raise InvalidParameterError(must("size", f"be >= 0. Got {size!r} instead."))
     num, den = scale.numerator, scale.denominator
     starts = range(0, size, _CHUNK)
     out = np.empty(size, dtype=np.int64)  # each chunk fills its own slice: no concatenation

@@ -26,7 +26,7 @@ from typing import Any, ClassVar, Protocol, runtime_checkable
 
 import numpy as np
 
-from treedp._validation import check_option, check_real
+from treedp._validation import check_option, check_real, must
 from treedp.budget import check_epsilon
 from treedp.exceptions import InvalidParameterError, InvalidTypeError
 from treedp.noise.discrete_gaussian import (
@@ -173,12 +173,11 @@ class BudgetedFamily(NoiseFamily, ABC):
 def _fraction(value: object, name: str) -> Fraction:
     if isinstance(value, bool) or not isinstance(value, Fraction | int | np.integer):
         raise InvalidTypeError(
-            f"The '{name}' parameter must be a Fraction or an int. "
-            f"Got {type(value).__name__} {value!r} instead."
+            must(name, f"be a Fraction or an int. Got {type(value).__name__} {value!r} instead.")
         )
     v = Fraction(int(value)) if isinstance(value, int | np.integer) else value
     if v <= 0:
-        raise InvalidParameterError(f"The '{name}' parameter must be > 0. Got {value!r} instead.")
+        raise InvalidParameterError(must(name, f"be > 0. Got {value!r} instead."))
     return v
 
 

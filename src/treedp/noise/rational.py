@@ -13,6 +13,7 @@ from __future__ import annotations
 import math
 from fractions import Fraction
 
+from treedp._validation import must
 from treedp.exceptions import InvalidParameterError
 
 __all__ = ["MAX_SCALE", "dyadic_lower_bound", "noise_scale", "rational_upper_bound"]
@@ -43,7 +44,7 @@ def rational_upper_bound(x: Fraction, max_denominator: int) -> Fraction:
     """
     if max_denominator < 1:
         raise InvalidParameterError(
-            f"The 'max_denominator' parameter must be an int >= 1. Got {max_denominator!r} instead."
+            must("max_denominator", f"be an int >= 1. Got {max_denominator!r} instead.")
         )
     if x.denominator <= max_denominator:
         return x

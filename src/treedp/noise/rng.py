@@ -19,6 +19,7 @@ from typing import Protocol, runtime_checkable
 
 import numpy as np
 
+from treedp._validation import must
 from treedp.exceptions import InvalidParameterError, InvalidTypeError
 
 __all__ = [
@@ -110,14 +111,20 @@ def resolve_source(rng: RandomSource | None) -> RandomSource:
         return SystemRandomSource()
     if isinstance(rng, int | np.integer) and not isinstance(rng, bool):
         raise InvalidParameterError(
-            "The 'rng' parameter must be None (operating-system randomness) or a RandomSource. "
-            f"Got the int {rng!r}: to seed for tests or research, pass "
-            "treedp.InsecureSeededSource(seed) explicitly (not for published releases)."
+            must(
+                "rng",
+                "be None (operating-system randomness) or a RandomSource. "
+                f"Got the int {rng!r}: to seed for tests or research, pass "
+                "treedp.InsecureSeededSource(seed) explicitly (not for published releases).",
+            )
         )
     if not isinstance(rng, RandomSource):
         raise InvalidParameterError(
-            "The 'rng' parameter must be None or a RandomSource "
-            f"(SystemRandomSource, InsecureSeededSource). Got {type(rng).__name__} instead."
+            must(
+                "rng",
+                "be None or a RandomSource "
+                f"(SystemRandomSource, InsecureSeededSource). Got {type(rng).__name__} instead.",
+            )
         )
     return rng
 

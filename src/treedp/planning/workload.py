@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from treedp._validation import must
 from treedp.estimation.covariance import (
     DirectTreeCovariance,
     EfficientTreeCovariance,
@@ -42,8 +43,11 @@ class Workload:
         or of ints ``m`` (the prefix ``[0, m)``, ``1 <= m <= B``)."""
         if isinstance(ranges, str | bytes) or not isinstance(ranges, Sequence | np.ndarray):
             raise InvalidTypeError(
-                "The 'workload' parameter must be 'cdf', 'ranges' or a sequence of (lo, hi) "
-                f"bin-index pairs. Got {type(ranges).__name__} instead."
+                must(
+                    "workload",
+                    "be 'cdf', 'ranges' or a sequence of (lo, hi) "
+                    f"bin-index pairs. Got {type(ranges).__name__} instead.",
+                )
             )
         pairs = []
         for item in ranges:
@@ -63,7 +67,7 @@ class Workload:
             pairs.append((int(item[0]), int(item[1])))
         if not 1 <= len(pairs) <= MAX_WORKLOAD_RANGES:
             raise InvalidParameterError(
-                f"The 'workload' parameter must hold 1 to {MAX_WORKLOAD_RANGES} ranges."
+                must("workload", f"hold 1 to {MAX_WORKLOAD_RANGES} ranges.")
             )
         arr = np.array(pairs, dtype=np.int64)
         if np.any(arr[:, 0] < 0) or np.any(arr[:, 0] >= arr[:, 1]) or np.any(arr[:, 1] > n_bins):

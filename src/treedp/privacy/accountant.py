@@ -60,6 +60,7 @@ from datetime import UTC, datetime
 from fractions import Fraction
 from typing import Any
 
+from treedp._validation import must
 from treedp.exceptions import BudgetExceededError, InvalidParameterError, InvalidTypeError
 from treedp.privacy.measures import ZCDP, ApproxDP, Measure, PureDP, zcdp_to_epsilon
 from treedp.privacy.spend import SpendRecord
@@ -294,11 +295,10 @@ class Accountant:
         self, total: Measure, *, dataset: str = "dataset", neighbours: str = "add_remove"
     ) -> None:
         if not isinstance(dataset, str) or not dataset:
-            raise InvalidParameterError("The 'dataset' parameter must be a non-empty str.")
+            raise InvalidParameterError(must("dataset", "be a non-empty str."))
         if neighbours not in _NEIGHBOURS:
             raise InvalidParameterError(
-                "The 'neighbours' parameter must be 'add_remove' or 'replace'. "
-                f"Got {neighbours!r} instead."
+                must("neighbours", f"be 'add_remove' or 'replace'. Got {neighbours!r} instead.")
             )
         self._total = check_total(total)
         self._dataset = dataset
@@ -555,7 +555,10 @@ def check_accountant(accountant: Any) -> Accountant | None:
     """``accountant`` if it is None or an :class:`Accountant`; else an InvalidTypeError."""
     if accountant is not None and not isinstance(accountant, Accountant):
         raise InvalidTypeError(
-            "The 'accountant' parameter must be a treedp.Accountant (or a ledger opened with "
-            f"treedp.open_ledger). Got {type(accountant).__name__} instead."
+            must(
+                "accountant",
+                "be a treedp.Accountant (or a ledger opened with "
+                f"treedp.open_ledger). Got {type(accountant).__name__} instead.",
+            )
         )
     return accountant

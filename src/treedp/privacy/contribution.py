@@ -51,6 +51,7 @@ from typing import Any
 
 import numpy as np
 
+from treedp._validation import must
 from treedp.exceptions import InvalidParameterError, InvalidTypeError
 from treedp.noise import RandomSource
 from treedp.noise.rng import words
@@ -64,13 +65,10 @@ def check_bound(value: Any, name: str) -> int | None:
         return None
     if isinstance(value, bool) or not isinstance(value, int | np.integer):
         raise InvalidTypeError(
-            f"The '{name}' parameter must be a positive int. "
-            f"Got {type(value).__name__} {value!r} instead."
+            must(name, f"be a positive int. Got {type(value).__name__} {value!r} instead.")
         )
     if value < 1:
-        raise InvalidParameterError(
-            f"The '{name}' parameter must be a positive int (>= 1). Got {value!r} instead."
-        )
+        raise InvalidParameterError(must(name, f"be a positive int (>= 1). Got {value!r} instead."))
     return int(value)
 
 

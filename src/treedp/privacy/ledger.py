@@ -44,6 +44,7 @@ from typing import Any
 
 import numpy as np
 
+from treedp._validation import must
 from treedp.exceptions import InvalidParameterError, InvalidTypeError, LedgerError
 from treedp.privacy.accountant import (
     Accountant,
@@ -210,11 +211,13 @@ class _DatasetExistsError(LedgerError):
 
 def _check_name(dataset: Any) -> str:
     if not isinstance(dataset, str):
-        raise InvalidTypeError(f"The 'dataset' parameter must be a str. Got {dataset!r}.")
+        raise InvalidTypeError(must("dataset", f"be a str. Got {dataset!r}."))
     if not dataset or len(dataset) > 200 or not dataset.isprintable():
         raise InvalidParameterError(
-            "The 'dataset' parameter must be a non-empty printable name of at most 200 "
-            f"characters. Got {dataset!r}."
+            must(
+                "dataset",
+                f"be a non-empty printable name of at most 200 characters. Got {dataset!r}.",
+            )
         )
     return dataset
 
@@ -422,7 +425,7 @@ def init_ledger(
     total = check_total(total)
     if neighbours not in ("add_remove", "replace"):
         raise InvalidParameterError(
-            f"The 'neighbours' parameter must be 'add_remove' or 'replace'. Got {neighbours!r}."
+            must("neighbours", f"be 'add_remove' or 'replace'. Got {neighbours!r}.")
         )
     conn = _connect(where, create=True)
     try:

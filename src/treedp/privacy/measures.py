@@ -24,6 +24,7 @@ import sys
 from dataclasses import dataclass
 from typing import Union
 
+from treedp._validation import must
 from treedp.exceptions import InvalidParameterError, InvalidTypeError
 
 __all__ = ["ZCDP", "ApproxDP", "Measure", "PureDP", "compose"]
@@ -36,15 +37,11 @@ _ABS_UP = 1e-15
 
 def _check_positive(value: object, name: str, *, allow_zero: bool = False) -> float:
     if isinstance(value, bool) or not isinstance(value, int | float):
-        raise InvalidTypeError(
-            f"The '{name}' parameter must be a number. Got {type(value).__name__} {value!r}."
-        )
+        raise InvalidTypeError(must(name, f"be a number. Got {type(value).__name__} {value!r}."))
     v = float(value)
     if not math.isfinite(v) or v < 0 or (v == 0 and not allow_zero):
         bound = ">= 0" if allow_zero else "> 0"
-        raise InvalidParameterError(
-            f"The '{name}' parameter must be finite and {bound}. Got {value!r} instead."
-        )
+        raise InvalidParameterError(must(name, f"be finite and {bound}. Got {value!r} instead."))
     return v
 
 
@@ -89,11 +86,14 @@ class ApproxDP:
         )
         d = _check_positive(self.delta, "delta", allow_zero=True)
         if d >= 1.0:
-            raise InvalidParameterError(f"The 'delta' parameter must be < 1. Got {d!r} instead.")
+            raise InvalidParameterError(must("delta", f"be < 1. Got {d!r} instead."))
         if 0.0 < d < sys.float_info.min:  # subnormal: its shortest decimal is too coarse
             raise InvalidParameterError(
-                "The 'delta' parameter must be 0 or at least 2.2250738585072014e-308 (the "
-                f"smallest normal float). Got {d!r} instead."
+                must(
+                    "delta",
+                    "be 0 or at least 2.2250738585072014e-308 (the "
+                    f"smallest normal float). Got {d!r} instead.",
+                )
             )
         object.__setattr__(self, "delta", d)
 
@@ -128,7 +128,7 @@ class ZCDP:
         """The tight (ε, δ) statement at ``delta`` (Canonne, Kamath & Steinke 2020, Cor. 13)."""
         d = _check_positive(delta, "delta")
         if d >= 1.0:
-            raise InvalidParameterError(f"The 'delta' parameter must be < 1. Got {d!r} instead.")
+            raise InvalidParameterError(must("delta", f"be < 1. Got {d!r} instead."))
         return ApproxDP(zcdp_to_epsilon(self.rho, d), d)
 
     def describe(self) -> str:
@@ -199,7 +199,7 @@ def compose(measures: list[Measure] | tuple[Measure, ...]) -> Measure:
     zCDP is exact via :meth:`PureDP.to_zcdp`).
     """
     if not measures:
-        raise InvalidParameterError("The 'measures' parameter must hold at least one guarantee.")
+        raise InvalidParameterError(must("measures", "hold at least one guarantee."))
     kinds = {type(m) for m in measures}
     if len(kinds) != 1:
         raise InvalidParameterError(

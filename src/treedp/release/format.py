@@ -32,6 +32,7 @@ from typing import IO, Any
 import numpy as np
 
 from treedp._atomic import atomic_write, atomic_write_text, check_target
+from treedp._validation import must
 from treedp.domain import MAX_BINS, Bins
 from treedp.exceptions import InvalidParameterError, ReleaseFormatError, TreeDPError
 from treedp.mechanisms import Mechanism
@@ -164,7 +165,7 @@ def save_release(release: Release, path: str | Path | IO[bytes], file_format: st
     """Write ``release`` (see :meth:`Release.save` for the choice of layout)."""
     if file_format not in (None, "json", "binary"):
         raise InvalidParameterError(
-            f"The 'file_format' parameter must be 'json' or 'binary'. Got {file_format!r} instead."
+            must("file_format", f"be 'json' or 'binary'. Got {file_format!r} instead.")
         )
     if not isinstance(path, str | Path):  # a binary file object
         if file_format == "json":

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from treedp._validation import check_level, check_option, check_simulations
+from treedp._validation import check_level, check_option, check_simulations, must
 from treedp.estimation import band_critical_value, estimate_prefix
 from treedp.exceptions import InvalidParameterError
 from treedp.noise import RandomSource, resolve_source
@@ -116,7 +116,7 @@ def cdf_band(
     level = check_level(level)
     if isinstance(max_points, bool) or not isinstance(max_points, int) or max_points < 2:
         raise InvalidParameterError(
-            f"The 'max_points' parameter must be an int >= 2. Got {max_points!r} instead."
+            must("max_points", f"be an int >= 2. Got {max_points!r} instead.")
         )
     method = check_option(method, "method", ("auto", "simulation", "bonferroni"))
     simulations = check_simulations(simulations)

@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from treedp._validation import check_int, check_level, check_option
+from treedp._validation import check_int, check_level, check_option, must
 from treedp.exceptions import InvalidParameterError, InvalidTypeError, MissingDependencyError
 from treedp.noise import RandomSource
 from treedp.report.band import CDFBand, band_index, cdf_band
@@ -385,9 +385,7 @@ def _target_axes(
         return _new_axes(len(kinds), figsize)
     axes = [ax] if _is_axes(ax) else list(ax)
     if len(axes) != len(kinds) or not all(_is_axes(a) for a in axes):
-        raise InvalidParameterError(
-            f"The 'ax' parameter must be one Axes per kind ({len(kinds)} for {kinds})."
-        )
+        raise InvalidParameterError(must("ax", f"be one Axes per kind ({len(kinds)} for {kinds})."))
     return axes[0].get_figure(), axes
 
 
@@ -434,11 +432,13 @@ def plot_groups(
     require_matplotlib()
     if not isinstance(releases, Mapping):
         raise InvalidTypeError(
-            "The 'releases' parameter must be a mapping of group key to Release. "
-            f"Got {type(releases).__name__} instead."
+            must(
+                "releases",
+                f"be a mapping of group key to Release. Got {type(releases).__name__} instead.",
+            )
         )
     if not releases:
-        raise InvalidParameterError("The 'releases' parameter must hold at least one group.")
+        raise InvalidParameterError(must("releases", "hold at least one group."))
     layout = check_option(layout, "layout", ("overlay", "small_multiples"))
     (kind,) = _check_kinds(kind)
     truth = {} if truth is None else truth
@@ -484,7 +484,7 @@ def _is_axes(obj: Any) -> bool:
 def _check_kinds(kind: Any) -> tuple[str, ...]:
     kinds = (kind,) if isinstance(kind, str) else tuple(kind)
     if not kinds:
-        raise InvalidParameterError("The 'kind' parameter must name at least one plot.")
+        raise InvalidParameterError(must("kind", "name at least one plot."))
     for k in kinds:
         check_option(k, "kind", KINDS)
     return kinds

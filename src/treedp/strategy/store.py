@@ -15,7 +15,7 @@ from pathlib import Path
 
 import numpy as np
 
-from treedp._validation import check_int, check_option
+from treedp._validation import check_int, check_option, must
 from treedp.exceptions import InvalidTypeError
 from treedp.strategy.model import DEFAULT_LATTICE, Strategy, quantise
 from treedp.strategy.optimize import WORKLOADS, default_aggregates, optimise_pidentity
@@ -111,8 +111,10 @@ def get_strategy(
     work = check_option(workload, "workload", WORKLOADS)
     if cache is not None and not isinstance(cache, StrategyCache):
         raise InvalidTypeError(
-            "The 'strategy_cache' parameter must be a treedp.strategy.StrategyCache. "
-            f"Got {type(cache).__name__} instead."
+            must(
+                "strategy_cache",
+                f"be a treedp.strategy.StrategyCache. Got {type(cache).__name__} instead.",
+            )
         )
     found = shipped_strategy(b, work)
     if found is None and cache is not None:

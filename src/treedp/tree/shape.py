@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from treedp._validation import must
 from treedp.exceptions import InvalidParameterError
 
 __all__ = ["MAX_PADDED_LEAVES", "TreeShape", "shape_for"]
@@ -48,8 +49,11 @@ class TreeShape:
         for k in self.branching:
             if isinstance(k, bool) or not isinstance(k, int) or k < 2:
                 raise InvalidParameterError(
-                    "The 'branching' parameter must hold ints >= 2 (one fan-out per level). "
-                    f"Got {list(self.branching)!r} instead."
+                    must(
+                        "branching",
+                        "hold ints >= 2 (one fan-out per level). "
+                        f"Got {list(self.branching)!r} instead.",
+                    )
                 )
         product = math.prod(self.branching)
         if product < self.n_bins:
@@ -177,13 +181,13 @@ def shape_for(n_bins: int, branching: int | Sequence[int]) -> TreeShape:
     """Build a shape from a common fan-out ``k`` (smallest height with ``k**h >= B``) or a list."""
     if isinstance(branching, bool):
         raise InvalidParameterError(
-            f"The 'branching' parameter must be an int >= 2 or a list of them. Got {branching!r}."
+            must("branching", f"be an int >= 2 or a list of them. Got {branching!r}.")
         )
     if isinstance(branching, int | np.integer):
         k = int(branching)
         if k < 2:
             raise InvalidParameterError(
-                f"The 'branching' parameter must be an int >= 2 or a list of them. Got {k!r}."
+                must("branching", f"be an int >= 2 or a list of them. Got {k!r}.")
             )
         height = 0
         while k**height < n_bins:
@@ -191,7 +195,7 @@ def shape_for(n_bins: int, branching: int | Sequence[int]) -> TreeShape:
         return TreeShape(n_bins, (k,) * height)
     if isinstance(branching, str) or not isinstance(branching, Sequence | np.ndarray):
         raise InvalidParameterError(
-            f"The 'branching' parameter must be an int >= 2 or a list of them. Got {branching!r}."
+            must("branching", f"be an int >= 2 or a list of them. Got {branching!r}.")
         )
     return TreeShape(
         n_bins,

@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from treedp._inputs import as_1d_array
+from treedp._validation import must
 from treedp.exceptions import DataError, InvalidParameterError, InvalidTypeError
 from treedp.noise import RandomSource
 
@@ -33,23 +34,17 @@ _COARSE = ("Y", "M", "W", "D", "h", "m")
 def check_neighbours(neighbours: Any, allowed: tuple[str, ...]) -> str:
     """Validate ``neighbours`` against the relations a mechanism is defined for."""
     if not isinstance(neighbours, str):
-        raise InvalidTypeError(
-            f"The 'neighbours' parameter must be a str. Got {type(neighbours).__name__}."
-        )
+        raise InvalidTypeError(must("neighbours", f"be a str. Got {type(neighbours).__name__}."))
     if neighbours not in allowed:
         names = " or ".join(repr(a) for a in allowed)
-        raise InvalidParameterError(
-            f"The 'neighbours' parameter must be {names}. Got {neighbours!r}."
-        )
+        raise InvalidParameterError(must("neighbours", f"be {names}. Got {neighbours!r}."))
     return neighbours
 
 
 def check_nan(nan: Any, neighbours: str) -> str:
     """Validate the missing-value policy against the neighbour relation (public parameters)."""
     if nan not in ("error", "drop"):
-        raise InvalidParameterError(
-            f"The 'nan' parameter must be 'error' or 'drop'. Got {nan!r} instead."
-        )
+        raise InvalidParameterError(must("nan", f"be 'error' or 'drop'. Got {nan!r} instead."))
     if nan == "drop" and neighbours == "replace":
         raise InvalidParameterError(
             "nan='drop' is not allowed with neighbours='replace': dropping would make the number "
@@ -62,9 +57,7 @@ def check_nan(nan: Any, neighbours: str) -> str:
 def check_delta(delta: Any) -> float:
     """δ as a float in (0, 1)."""
     if isinstance(delta, bool) or not isinstance(delta, float | int) or not 0 < delta < 1:
-        raise InvalidParameterError(
-            f"The 'delta' parameter must be a float in (0, 1). Got {delta!r} instead."
-        )
+        raise InvalidParameterError(must("delta", f"be a float in (0, 1). Got {delta!r} instead."))
     return float(delta)
 
 

@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 
+from treedp._validation import must
 from treedp.exceptions import InvalidParameterError
 
 __all__ = ["COUNT_EDGES", "GRID", "MAX_OCTAVE", "SIGNED_GRID", "STEPS_PER_OCTAVE", "GridCounts"]
@@ -116,8 +117,11 @@ class GridCounts:
             or (arr.size and int(arr.min()) < 0)
         ):
             raise InvalidParameterError(
-                "The 'counts' parameter must hold the non-negative integer counts of the "
-                f"{COUNT_EDGES.size - 1} bins of COUNT_EDGES."
+                must(
+                    "counts",
+                    "hold the non-negative integer counts of the "
+                    f"{COUNT_EDGES.size - 1} bins of COUNT_EDGES.",
+                )
             )
         total = np.cumsum(arr.astype(np.int64))
         below = total[0 : 2 * SIGNED_GRID.size : 2]  # bins before the one holding c exactly

@@ -14,6 +14,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from treedp._validation import must
 from treedp.budget import check_epsilon
 from treedp.domain import MAX_BINS
 from treedp.exceptions import InvalidParameterError
@@ -127,9 +128,7 @@ def integer_cut_warning(max_bins: int) -> str:
 
 def check_share(share: Any) -> None:
     if isinstance(share, bool) or not isinstance(share, int | float) or not 0 < share < 1:
-        raise InvalidParameterError(
-            f"The 'bounds_share' parameter must be a float in (0, 1). Got {share!r}."
-        )
+        raise InvalidParameterError(must("bounds_share", f"be a float in (0, 1). Got {share!r}."))
 
 
 def remaining_epsilon(

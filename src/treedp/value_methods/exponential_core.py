@@ -30,6 +30,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from treedp._validation import must
 from treedp.exceptions import DataError, InvalidParameterError, InvalidTypeError
 from treedp.mechanisms.results import PRIVACY_UNIT, Contract, QuantileResult
 from treedp.noise import RandomSource
@@ -205,7 +206,7 @@ def read_bounds(bounds: Any) -> tuple[float, float, str | None]:
     """The public bounds as floats (ticks of their unit for datetimes), and the unit."""
     refuse_private(bounds)
     if not isinstance(bounds, tuple | list) or len(bounds) != 2:
-        raise InvalidParameterError(f"The 'bounds' parameter must be a pair. Got {bounds!r}.")
+        raise InvalidParameterError(must("bounds", f"be a pair. Got {bounds!r}."))
     dated = [is_datetime_like(b) for b in bounds]
     if any(dated):
         if not all(dated):
@@ -216,7 +217,7 @@ def read_bounds(bounds: Any) -> tuple[float, float, str | None]:
         lo, hi = float(bounds[0]), float(bounds[1])
     except (TypeError, ValueError):
         raise InvalidTypeError(
-            f"The 'bounds' parameter must hold two numbers or two datetimes. Got {bounds!r}."
+            must("bounds", f"hold two numbers or two datetimes. Got {bounds!r}.")
         ) from None
     if not (math.isfinite(lo) and math.isfinite(hi) and lo < hi):
         raise InvalidParameterError(f"The 'bounds' must be finite with lo < hi. Got {bounds!r}.")

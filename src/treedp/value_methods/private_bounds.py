@@ -56,6 +56,7 @@ from typing import Any
 
 import numpy as np
 
+from treedp._validation import must
 from treedp.budget import check_epsilon
 from treedp.exceptions import InvalidParameterError, InvalidTypeError
 from treedp.mechanisms.results import Contract, MechanismResult
@@ -411,12 +412,10 @@ def find_bounds(
         or not isinstance(allowance, int | float)
         or not math.isfinite(allowance)
     ):
-        raise InvalidParameterError(
-            f"The 'allowance' parameter must be a finite number. Got {allowance!r}."
-        )
+        raise InvalidParameterError(must("allowance", f"be a finite number. Got {allowance!r}."))
     if not isinstance(integers, bool):
         raise InvalidTypeError(
-            f"The 'integers' parameter must be a bool. Got {type(integers).__name__} instead."
+            must("integers", f"be a bool. Got {type(integers).__name__} instead.")
         )
     known = check_known_bound(lower, upper, integers)
     source = resolve_source(rng)

@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 
+from treedp._validation import must
 from treedp.budget import check_epsilon
 from treedp.exceptions import InvalidParameterError, InvalidTypeError
 from treedp.mechanisms.results import Contract
@@ -146,7 +147,7 @@ def _quantile_exponential(
     relation = check_neighbours(neighbours, NEIGHBOURS)
     policy = check_nan(nan, relation)
     if not isinstance(integers, bool):
-        raise InvalidParameterError(f"The 'integers' parameter must be a bool. Got {integers!r}.")
+        raise InvalidParameterError(must("integers", f"be a bool. Got {integers!r}."))
     if integers:
         lo, hi = _integer_bounds(bounds)
         out_unit = None
@@ -365,7 +366,7 @@ def _quantile_exponential_draws(
     else ``(size, len(q))`` (float; ticks of the bounds' unit for datetime bounds).
     """
     if isinstance(size, bool) or not isinstance(size, int) or size < 1:
-        raise InvalidParameterError(f"The 'size' parameter must be an int >= 1. Got {size!r}.")
+        raise InvalidParameterError(must("size", f"be an int >= 1. Got {size!r}."))
     out = _quantile_exponential(
         values, q, bounds, epsilon, neighbours, nan, rng, size, None, integers
     ).values

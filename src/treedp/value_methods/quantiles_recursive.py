@@ -27,6 +27,7 @@ from typing import Any
 
 import numpy as np
 
+from treedp._validation import must
 from treedp.budget import check_epsilon
 from treedp.exceptions import InvalidParameterError
 from treedp.mechanisms.results import Contract
@@ -370,7 +371,7 @@ def _quantiles_recursive_draws(
     for exact audits.
     """
     if isinstance(size, bool) or not isinstance(size, int) or size < 1:
-        raise InvalidParameterError(f"The 'size' parameter must be an int >= 1. Got {size!r}.")
+        raise InvalidParameterError(must("size", f"be an int >= 1. Got {size!r}."))
     if not 1 <= grid_bits <= GRID_BITS:
         raise InvalidParameterError("'grid_bits' must lie in [1, 48].")
     return _quantiles_recursive(

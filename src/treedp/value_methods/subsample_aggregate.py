@@ -29,6 +29,7 @@ from typing import Any
 
 import numpy as np
 
+from treedp._validation import must
 from treedp.budget import check_epsilon
 from treedp.exceptions import InvalidParameterError
 from treedp.mechanisms.results import PRIVACY_UNIT, Contract, MedianResult
@@ -172,7 +173,7 @@ def _check_resolution(resolution: Any, unit: str | None) -> float | None:
         and resolution > 0
     ):
         raise InvalidParameterError(
-            f"The 'resolution' parameter must be a positive number. Got {resolution!r}."
+            must("resolution", f"be a positive number. Got {resolution!r}.")
         )
     return float(resolution)
 
@@ -280,20 +281,20 @@ def _check_call(query: Any, m: Any, k: Any, variant: Any, resolution: Any) -> No
     """The public parameters of :func:`subsample_and_aggregate`, before any data are read."""
     if variant not in ("replacement", "disjoint"):
         raise InvalidParameterError(
-            f"The 'variant' parameter must be 'replacement' or 'disjoint'. Got {variant!r}."
+            must("variant", f"be 'replacement' or 'disjoint'. Got {variant!r}.")
         )
     if not isinstance(resolution, np.timedelta64 | _dt.timedelta):
         _check_resolution(resolution, None)  # the number check, before looking at the data
     if isinstance(query, str) and query not in _VECTORISED:
         raise InvalidParameterError(
-            f"The 'query' parameter must be 'median', 'mean' or a callable. Got {query!r}."
+            must("query", f"be 'median', 'mean' or a callable. Got {query!r}.")
         )
     if not isinstance(query, str) and not callable(query):
-        raise InvalidParameterError("The 'query' parameter must be 'median', 'mean' or a callable.")
+        raise InvalidParameterError(must("query", "be 'median', 'mean' or a callable."))
     if isinstance(m, bool) or not isinstance(m, int) or m < 1:
-        raise InvalidParameterError(f"The 'm' parameter must be an int >= 1. Got {m!r}.")
+        raise InvalidParameterError(must("m", f"be an int >= 1. Got {m!r}."))
     if k is not None and (isinstance(k, bool) or not isinstance(k, int) or k < 2):
-        raise InvalidParameterError(f"The 'k' parameter must be an int >= 2. Got {k!r}.")
+        raise InvalidParameterError(must("k", f"be an int >= 2. Got {k!r}."))
 
 
 def _design(
@@ -303,7 +304,7 @@ def _design(
     the public ``n`` (under ``replace``) and parameters."""
     if m > n:  # n is public under replace; the message does not print it
         raise InvalidParameterError(
-            f"The 'm' parameter must be at most n, the (public) number of records. Got m={m!r}."
+            must("m", f"be at most n, the (public) number of records. Got m={m!r}.")
         )
     if variant == "disjoint":
         blocks = n // m
@@ -361,16 +362,14 @@ def noisy_mode(
     eps = check_epsilon(epsilon)
     dlt = check_delta(delta)
     if isinstance(sensitivity, bool) or not isinstance(sensitivity, int) or sensitivity < 1:
-        raise InvalidParameterError(
-            f"The 'sensitivity' parameter must be an int >= 1. Got {sensitivity!r}."
-        )
+        raise InvalidParameterError(must("sensitivity", f"be an int >= 1. Got {sensitivity!r}."))
     if (
         isinstance(sampling_delta, bool)
         or not isinstance(sampling_delta, float | int | Fraction)
         or not 0 <= sampling_delta < 1
     ):
         raise InvalidParameterError(
-            f"The 'sampling_delta' parameter must be in [0, 1). Got {sampling_delta!r}."
+            must("sampling_delta", f"be in [0, 1). Got {sampling_delta!r}.")
         )
     arr = np.asarray(answers, dtype=np.float64).ravel()
     source = resolve_source(rng)

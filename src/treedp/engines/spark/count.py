@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from treedp._validation import must
 from treedp.engines.base import BinCounts, NanPolicy, check_nan_policy
 from treedp.exceptions import DataError, InvalidParameterError, InvalidTypeError
 
@@ -144,9 +145,7 @@ def _field(df: Any, column: str | None) -> Any:
             )
         return fields[0]
     if not isinstance(column, str):
-        raise InvalidTypeError(
-            f"The 'column' parameter must be a str. Got {type(column).__name__} instead."
-        )
+        raise InvalidTypeError(must("column", f"be a str. Got {type(column).__name__} instead."))
     matches = [f for f in fields if f.name == column]
     if not matches:
         names = ", ".join(f.name for f in fields)

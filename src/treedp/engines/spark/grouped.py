@@ -48,6 +48,7 @@ from typing import Any
 import numpy as np
 
 from treedp._inputs import as_1d_array
+from treedp._validation import must
 from treedp.engines.grouped import (
     GroupedCounts,
     GroupedJob,
@@ -249,7 +250,7 @@ def count_grouped_spark(
     from pyspark.sql import functions as F
 
     if method not in ("partition", "window"):
-        raise InvalidParameterError("The 'method' parameter must be 'partition' or 'window'.")
+        raise InvalidParameterError(must("method", "be 'partition' or 'window'."))
     defer = job.nan == "error" and (method == "partition" or job.unit is None)
     with quiet_pyspark():
         if method == "window" and job.unit is not None:
