@@ -23,8 +23,13 @@ from treedp.mechanisms.results import QuantileResult
 from treedp.noise import RandomSource
 from treedp.privacy import PureDP
 from treedp.privacy.spend import SpendRecord
+from treedp.quantile_methods import (
+    QUANTILE_METHODS,
+    binned_method,
+    inside_integer_limit,
+    integer_bounds,
+)
 from treedp.quantiles_choice import _fixed_choice, choose_method, tree_bins
-from treedp.release.discrete_quantiles import discrete_quantile_from
 from treedp.value_methods._column import describe, float_up, is_datetime_like
 from treedp.value_methods.bounds_split import (
     cut_integer_range,
@@ -35,8 +40,6 @@ from treedp.value_methods.bounds_split import (
 from treedp.value_methods.bounds_warnings import few_records_warning, grid_end_warning
 from treedp.value_methods.private_count import CONTRACT as COUNT_CONTRACT
 from treedp.value_methods.private_count import count_scale, release_count
-from treedp.value_methods.quantile_exponential import quantile_exponential
-from treedp.value_methods.quantiles_recursive import quantiles_recursive
 
 __all__ = ["QuantilesRequest", "QuantilesResult", "Steps", "plan_steps", "record", "run_steps"]
 
@@ -156,7 +159,7 @@ def plan_steps(req: QuantilesRequest, size: int, unit: str | None) -> Steps:
             chosen, n_source = f"{method}, private n", "private"  # the method comes later
         else:
             chosen, n_source = fixed, "not needed"
-    check_as = "tree" if count is not None else chosen  # any method the count may pick
+    check_as = binned_method().name if count is not None else chosen  # any the count may pick
     if private:  # the share, and the tree's bins on stand-in bounds: before the charge
         if unit is not None:
             raise InvalidTypeError(
@@ -168,7 +171,7 @@ def plan_steps(req: QuantilesRequest, size: int, unit: str | None) -> Steps:
     else:  # public parameters the methods check later: before anything is charged
         _check_bounds(check_as, req.bounds, bins, rest, n)
         _check_kinds(check_as, req.bounds, unit)
-    _check_rest(rest, m, count is not None or chosen != "tree")
+    _check_rest(rest, m, count is not None or QUANTILE_METHODS[chosen].selections)
     return Steps(chosen, n, n_source, count, after_bounds, m)
 
 
@@ -200,7 +203,8 @@ def run_steps(
         chosen = req.method
         if req.method == "auto":
             chosen = choose_method(steps.m, epsilon=eps_rest, bins=req.bins, n=n)
-    if bres is not None and req.bins == "integers" and chosen == "tree":  # one bin per integer
+    method = QUANTILE_METHODS[chosen]
+    if bres is not None and req.bins == "integers" and method.binned:  # one bin per integer
         from treedp.domain import MAX_BINS
 
         cut = cut_integer_range(the_bounds[0], the_bounds[1], bres.known, MAX_BINS)
@@ -210,8 +214,8 @@ def run_steps(
     # back in the caller's order (duplicates get the same answer). The exponential method
     # draws its levels independently, so its answers are sorted (post-processing).
     levels, where = np.unique(req.qa, return_inverse=True)
-    distinct, method_record, grid_points, guarantee_eps, tree_total = _run(
-        chosen, values, levels, eps_rest, the_bounds, req.bins, req.relation, n, req.nan, source
+    distinct, method_record, grid_points, guarantee_eps, tree_total = method.run(
+        values, levels, eps_rest, the_bounds, req.bins, req.relation, n, req.nan, source
     )
     if bres is not None and off_grid is None:  # too few records for the scans' allowance?
         known_count = n if n is not None else tree_total  # public, private n̂ or the tree's n̂
@@ -219,7 +223,7 @@ def run_steps(
             off_grid = few_records_warning(bres.allowance, float(known_count))
     if off_grid is not None:  # post-processing of released values: a warning costs nothing
         warnings.warn(off_grid, BoundsWarning, stacklevel=3)
-    if chosen == "exponential":
+    if method.sorted_after:
         distinct = np.sort(np.asarray(distinct), kind="stable")
     parts.append(method_record)
     spent += Fraction(guarantee_eps)
@@ -247,8 +251,8 @@ def _bounds_step(
         max_bins=None,  # cut by run_steps, for the tree only: the other methods use no bins
     )
     the_bounds: tuple[Any, Any] = found
-    if req.bins == "integers" and chosen == "exponential":  # the integer mode's range
-        the_bounds = _inside_integer_limit(found)  # post-processing of released bounds
+    if req.bins == "integers" and QUANTILE_METHODS[chosen].integer_mode:  # the mode's range
+        the_bounds = inside_integer_limit(found)  # post-processing of released bounds
     return the_bounds, eps_rest, bres
 
 
@@ -331,87 +335,16 @@ def record(
     )
 
 
-def _run(
-    method: str,
-    values: Any,
-    qa: np.ndarray,
-    eps: float,
-    bounds: tuple[Any, Any],
-    bins: Any,
-    relation: str,
-    n: int | None,
-    nan: str,
-    source: RandomSource,
-) -> tuple[Any, SpendRecord, int, float, float | None]:
-    """Run one method; return the values, its spend record, its grid size, its ε spent and,
-    for the tree, its released total ``n̂`` (else None)."""
-    discrete = bins == "integers"
-    if method == "tree":
-        from treedp.api import release_cdf  # the api imports nothing from here
-
-        rel = release_cdf(
-            values,
-            bounds=bounds,
-            bins=tree_bins(eps, n=n) if bins is None else bins,
-            epsilon=eps,
-            neighbours=relation,  # type: ignore[arg-type]
-            n=n if relation == "replace" else None,  # under add/remove: the bins only
-            nan=nan,  # type: ignore[arg-type]
-            rng=source,
-        )
-        if discrete:
-            out: Any = discrete_quantile_from(rel.bins, rel.consistent_counts, qa)
-        else:
-            out = np.atleast_1d(rel.quantile(qa))
-        spend = rel.mechanism.spend()
-        if not isinstance(rel.guarantee, PureDP):  # pragma: no cover - the tree is pure today
-            raise InvalidParameterError("method='tree' needs a pure ε-DP release.")
-        return out, spend, rel.bins.n_bins, float(rel.guarantee.epsilon), float(rel.n)
-    if method == "exponential" and discrete:  # ties spread inside their integer's cell
-        lo, hi = _inside_integer_limit(bounds)
-        res = quantile_exponential(
-            values,
-            qa,
-            bounds=(lo, hi),
-            epsilon=eps,
-            neighbours=relation,
-            nan=nan,
-            rng=source,
-            details=True,
-            integers=True,
-        )
-        return res.value, res.spend, res.grid_points, res.epsilon_spent, None
-    grid_bounds: tuple[Any, Any] = bounds
-    if discrete:  # the recursive method: the grid of [lo, hi + 1), rounded down
-        lo, hi = _integer_bounds(bounds)
-        grid_bounds = (lo, hi + 1)
-    call = quantile_exponential if method == "exponential" else quantiles_recursive
-    res = call(
-        values,
-        qa,
-        bounds=grid_bounds,
-        epsilon=eps,
-        neighbours=relation,
-        nan=nan,
-        rng=source,
-        details=True,
-    )
-    out = res.value
-    if discrete:
-        out = np.minimum(np.floor(np.asarray(out, dtype=np.float64)), grid_bounds[1] - 1)
-    return out, res.spend, res.grid_points, res.epsilon_spent, None
-
-
 def _check_kinds(method: str, bounds: Any, unit: str | None) -> None:
     """Datetime bounds need datetime values (every method); datetime values need datetime
     bounds for the tree (the other methods read numeric bounds as ticks of the data's unit)."""
     dated = is_datetime_like(bounds[0]) or is_datetime_like(bounds[1])
     if dated and unit is None:
         raise InvalidTypeError("The 'bounds' parameter holds datetimes but 'values' holds numbers.")
-    if method == "tree" and not dated and unit is not None:
+    if QUANTILE_METHODS[method].binned and not dated and unit is not None:
         raise InvalidTypeError(
             "The 'values' argument holds datetimes but the bounds are numbers; give datetime "
-            "bounds for method='tree'."
+            f"bounds for method={method!r}."
         )
 
 
@@ -422,12 +355,12 @@ def _check_bounds(method: str, bounds: Any, bins: Any, eps: float, n: int | None
 
     pair = (bounds[0], bounds[1])
     if bins == "integers":
-        lo, hi = _integer_bounds(pair)
+        lo, hi = integer_bounds(pair)
         count = hi - lo + 1
     else:
         make_bins(bounds=pair, bins=1)
         count = tree_bins(eps, n=n) if bins is None else bins
-    if bins == "integers" and method in ("exponential", "recursive"):
+    if bins == "integers" and QUANTILE_METHODS[method].integer_mode:
         from treedp.value_methods.quantile_exponential import INTEGER_LIMIT
 
         if max(abs(lo), abs(hi) + 1) >= INTEGER_LIMIT:
@@ -435,22 +368,11 @@ def _check_bounds(method: str, bounds: Any, bins: Any, eps: float, n: int | None
                 f"With bins='integers' the {method} method needs bounds of magnitude below "
                 f"2**52. Got {bounds!r}."
             )
-    if method == "tree" and count > MAX_BINS:
+    if QUANTILE_METHODS[method].binned and count > MAX_BINS:
         raise InvalidParameterError(
             f"The tree would need {count} bins; at most {MAX_BINS} (give fewer 'bins' or "
             "narrower 'bounds')."
         )
-
-
-def _inside_integer_limit(bounds: tuple[Any, Any]) -> tuple[int, int]:
-    """Integer bounds moved inside the exponential method's integer mode (magnitude below
-    ``2**52``): privately found ones may reach ``±(2**53 - 1)`` (public ones beyond the limit
-    are refused before the charge). Post-processing of released bounds."""
-    from treedp.value_methods.quantile_exponential import INTEGER_LIMIT
-
-    lo, hi = _integer_bounds(bounds)
-    top = INTEGER_LIMIT - 2
-    return max(min(lo, top - 1), -top), min(max(hi, -top + 1), top - 1)
 
 
 def _check_rest(rest: float, m: int, selections: bool) -> None:
@@ -467,21 +389,3 @@ def _check_rest(rest: float, m: int, selections: bool) -> None:
             f"usable epsilon, {MIN_EPSILON:g}: give a larger 'epsilon', smaller shares or "
             "fewer levels."
         )
-
-
-def _integer_bounds(bounds: tuple[Any, Any]) -> tuple[int, int]:
-    lo, hi = bounds
-    if any(is_datetime_like(b) for b in (lo, hi)):
-        raise InvalidTypeError("bins='integers' is for numbers, not datetimes.")
-    ok = all(
-        isinstance(b, int | float | np.integer | np.floating)
-        and not isinstance(b, bool)
-        and math.isfinite(float(b))
-        and float(b).is_integer()
-        for b in (lo, hi)
-    )
-    if not ok or float(lo) > float(hi):
-        raise InvalidParameterError(
-            f"bins='integers' needs integer bounds lo <= hi. Got {bounds!r}."
-        )
-    return int(lo), int(hi)

@@ -1,0 +1,218 @@
+"""The quantile methods of ``treedp.quantiles``: one table row each, with its run.
+
+:data:`QUANTILE_METHODS` maps a method's name (what ``method=`` takes and
+:func:`treedp.quantiles_choice.choose_method` returns) to a :class:`QuantileMethod`: its
+``run`` and the public facts the call checks before the charge, so that
+:mod:`treedp.quantiles_run` asks the row instead of comparing names.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from treedp.exceptions import InvalidParameterError, InvalidTypeError
+from treedp.noise import RandomSource
+from treedp.privacy import PureDP
+from treedp.privacy.spend import SpendRecord
+from treedp.quantiles_choice import tree_bins
+from treedp.release.discrete_quantiles import discrete_quantile_from
+from treedp.value_methods._column import is_datetime_like
+from treedp.value_methods.quantile_exponential import quantile_exponential
+from treedp.value_methods.quantiles_recursive import quantiles_recursive
+
+__all__ = [
+    "QUANTILE_METHODS",
+    "QuantileMethod",
+    "binned_method",
+    "inside_integer_limit",
+    "integer_bounds",
+]
+
+#: What a method's run returns: the answers at the distinct levels, its spend record, its grid
+#: size (or number of bins), its ε spent and, for a method that releases counts, its total n̂.
+Outcome = tuple[Any, SpendRecord, int, float, float | None]
+Run = Callable[
+    [Any, np.ndarray, float, tuple[Any, Any], Any, str, "int | None", str, RandomSource], Outcome
+]
+
+
+@dataclass(frozen=True)
+class QuantileMethod:
+    """One quantile method.
+
+    Attributes
+    ----------
+    name : str
+    run : callable
+        ``run(values, levels, epsilon, bounds, bins, neighbours, n, nan, source)``.
+    selections : bool
+        One exponential selection per level: each must get a usable ε.
+    binned : bool
+        Counts into public bins (at most ``MAX_BINS``; datetime values need datetime bounds;
+        privately found integer ranges are cut to ``MAX_BINS``).
+    integer_mode : bool
+        Works on the grid of integer bounds of magnitude below ``2**52``.
+    sorted_after : bool
+        Draws its levels independently: its answers are sorted (post-processing).
+    """
+
+    name: str
+    run: Run
+    selections: bool
+    binned: bool
+    integer_mode: bool
+    sorted_after: bool
+
+
+def _run_tree(
+    values: Any,
+    qa: np.ndarray,
+    eps: float,
+    bounds: tuple[Any, Any],
+    bins: Any,
+    relation: str,
+    n: int | None,
+    nan: str,
+    source: RandomSource,
+) -> Outcome:
+    """The tree CDF's quantiles (a ``release_cdf`` through the one run)."""
+    from treedp.api import release_cdf  # the api imports nothing from here
+
+    rel = release_cdf(
+        values,
+        bounds=bounds,
+        bins=tree_bins(eps, n=n) if bins is None else bins,
+        epsilon=eps,
+        neighbours=relation,  # type: ignore[arg-type]
+        n=n if relation == "replace" else None,  # under add/remove: the bins only
+        nan=nan,  # type: ignore[arg-type]
+        rng=source,
+    )
+    if bins == "integers":
+        out: Any = discrete_quantile_from(rel.bins, rel.consistent_counts, qa)
+    else:
+        out = np.atleast_1d(rel.quantile(qa))
+    if not isinstance(rel.guarantee, PureDP):  # pragma: no cover - the tree is pure today
+        raise InvalidParameterError("method='tree' needs a pure ε-DP release.")
+    return out, rel.mechanism.spend(), rel.bins.n_bins, float(rel.guarantee.epsilon), float(rel.n)
+
+
+def _run_exponential(
+    values: Any,
+    qa: np.ndarray,
+    eps: float,
+    bounds: tuple[Any, Any],
+    bins: Any,
+    relation: str,
+    n: int | None,
+    nan: str,
+    source: RandomSource,
+) -> Outcome:
+    """Smith's exponential mechanism per level (integers: ties spread inside their cell)."""
+    if bins != "integers":
+        return _on_grid(quantile_exponential, values, qa, eps, bounds, relation, nan, source)
+    res = quantile_exponential(
+        values,
+        qa,
+        bounds=inside_integer_limit(bounds),
+        epsilon=eps,
+        neighbours=relation,
+        nan=nan,
+        rng=source,
+        details=True,
+        integers=True,
+    )
+    return res.value, res.spend, res.grid_points, res.epsilon_spent, None
+
+
+def _run_recursive(
+    values: Any,
+    qa: np.ndarray,
+    eps: float,
+    bounds: tuple[Any, Any],
+    bins: Any,
+    relation: str,
+    n: int | None,
+    nan: str,
+    source: RandomSource,
+) -> Outcome:
+    """The recursive exponential mechanism (integers: the grid of ``[lo, hi + 1)``, rounded
+    down, which keeps the rank)."""
+    if bins != "integers":
+        return _on_grid(quantiles_recursive, values, qa, eps, bounds, relation, nan, source)
+    lo, hi = integer_bounds(bounds)
+    out, spend, points, spent, _ = _on_grid(
+        quantiles_recursive, values, qa, eps, (lo, hi + 1), relation, nan, source
+    )
+    return np.minimum(np.floor(np.asarray(out, dtype=np.float64)), hi), spend, points, spent, None
+
+
+def _on_grid(
+    call: Callable[..., Any],
+    values: Any,
+    qa: np.ndarray,
+    eps: float,
+    bounds: tuple[Any, Any],
+    relation: str,
+    nan: str,
+    source: RandomSource,
+) -> Outcome:
+    res = call(
+        values,
+        qa,
+        bounds=bounds,
+        epsilon=eps,
+        neighbours=relation,
+        nan=nan,
+        rng=source,
+        details=True,
+    )
+    return res.value, res.spend, res.grid_points, res.epsilon_spent, None
+
+
+def inside_integer_limit(bounds: tuple[Any, Any]) -> tuple[int, int]:
+    """Integer bounds moved inside the exponential method's integer mode (magnitude below
+    ``2**52``): privately found ones may reach ``±(2**53 - 1)`` (public ones beyond the limit
+    are refused before the charge). Post-processing of released bounds."""
+    from treedp.value_methods.quantile_exponential import INTEGER_LIMIT
+
+    lo, hi = integer_bounds(bounds)
+    top = INTEGER_LIMIT - 2
+    return max(min(lo, top - 1), -top), min(max(hi, -top + 1), top - 1)
+
+
+def integer_bounds(bounds: tuple[Any, Any]) -> tuple[int, int]:
+    lo, hi = bounds
+    if any(is_datetime_like(b) for b in (lo, hi)):
+        raise InvalidTypeError("bins='integers' is for numbers, not datetimes.")
+    ok = all(
+        isinstance(b, int | float | np.integer | np.floating)
+        and not isinstance(b, bool)
+        and math.isfinite(float(b))
+        and float(b).is_integer()
+        for b in (lo, hi)
+    )
+    if not ok or float(lo) > float(hi):
+        raise InvalidParameterError(
+            f"bins='integers' needs integer bounds lo <= hi. Got {bounds!r}."
+        )
+    return int(lo), int(hi)
+
+
+#: The quantile methods by name (the table :func:`treedp.quantiles` runs).
+QUANTILE_METHODS: dict[str, QuantileMethod] = {
+    "exponential": QuantileMethod("exponential", _run_exponential, True, False, True, True),
+    "recursive": QuantileMethod("recursive", _run_recursive, True, False, True, False),
+    "tree": QuantileMethod("tree", _run_tree, False, True, False, False),
+}
+
+
+def binned_method() -> QuantileMethod:
+    """The method whose public checks are the strictest (it counts into bins): what a call
+    checks when a private count may still pick the method."""
+    return next(m for m in QUANTILE_METHODS.values() if m.binned)
