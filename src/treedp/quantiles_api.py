@@ -100,23 +100,16 @@ def quantiles(
     Parameters
     ----------
     values : array-like, DataFrame or path
-        The data (numbers; datetimes with datetime bounds for the exponential and recursive
-        methods): a column, or with ``column`` a pandas / polars / Dask / Spark DataFrame or a
-        file, a directory or a glob of CSV / Parquet files (:func:`treedp.io.read_column`).
-        The column is held in memory (the exponential and recursive methods read sorted
-        values; a Dask or Spark column is collected to the driver); for data larger than
-        memory, release a CDF with :func:`treedp.release_cdf` (which streams files, Spark and
-        Dask) and read its quantiles.
+        A column (numbers, or datetimes with datetime bounds), or with ``column`` a DataFrame
+        of any engine or CSV / Parquet file(s). It is held in memory (a Dask or Spark column
+        is collected); for larger data read the quantiles of :func:`treedp.release_cdf`.
     q : float or array-like
         Levels in [0, 1]; the released quantiles are non-decreasing in ``q``.
     epsilon : float
         The total budget (bounds included).
     bounds : (lo, hi), "private", (lo, "private") or ("private", hi)
-        Public bounds, or ``"private"``: ``bounds_share · epsilon`` finds them
-        (:func:`treedp.value_methods.private_bounds.private_bounds`; with one side public, for
-        example ``(0, "private")`` for incomes, only the other side is searched, with the
-        whole share) and the rest releases the
-        quantiles in them (numbers only).
+        Public bounds, or found with ``bounds_share · epsilon`` (numbers only; with one public
+        side only the other is searched); the rest releases the quantiles in them.
     bins : int or "integers", optional
         Bins of the tree CDF (default :func:`tree_bins` equal-width bins, by ε).
         ``"integers"`` declares integer data: every method then answers integers of the domain
@@ -137,8 +130,7 @@ def quantiles(
         noisy count when the choice can depend on it (module docstring).
     nan : {"error", "drop"}, default="error"
     bounds_share : float, optional
-        The share of ``epsilon`` spent on ``bounds="private"``, in (0, 1) (default 0.1);
-        refused with public bounds, where it would be ignored.
+        The share of ``epsilon`` spent on private bounds, in (0, 1) (default 0.1).
     n_share : float, optional
         The share of ``epsilon`` spent on the count with ``n="private"``, in (0, 1) (default
         :data:`DEFAULT_N_SHARE`); with ``bounds="private"`` the two shares must leave a
@@ -164,19 +156,28 @@ def quantiles(
     numpy.quantile : the non-private counterpart.
     """
     req = _check_request(q, epsilon, method, bins, bounds, bounds_share, n, n_share)
-    req = replace(req, relation=check_neighbours(neighbours, ("add_remove", "replace")))
-    check_nan(nan, req.relation)
-    req = replace(req, nan=nan)
-    if (acc := check_accountant(accountant)) is not None:  # refused before reading if it must
-        acc.check(record(str(method), req.eps, req.relation, req.qa, bounds, 0.0))
-    values = _column_of(values, column)
+    relation = check_neighbours(neighbours, ("add_remove", "replace"))
+    check_nan(nan, relation)
+    acc = check_accountant(accountant)
+    req = replace(
+        req,
+        relation=relation,
+        nan=nan,
+        data=values,
+        column=column,
+        rng=resolve_source(rng),
+        accountant=acc,
+    )
+    if acc is not None:  # refused before reading if it must
+        acc.check(record(str(method), req.eps, relation, req.qa, bounds, 0.0))
+    values = _column_of(req.data, req.column)
     # Read once before any charge (shape, type, missing values): a refusal spends nothing.
-    size, unit = _read_before_charge(values, nan, req.relation)
+    size, unit = _read_before_charge(values, nan, relation)
     steps = plan_steps(req, size, unit)
-    source = resolve_source(rng)
     if acc is not None:  # the whole ε (bounds, count and quantiles), before any randomness
-        acc.charge(record(steps.chosen, req.eps, req.relation, req.qa, bounds, req.count_share))
-    return run_steps(values, req, steps, source, size)
+        acc.charge(record(steps.chosen, req.eps, relation, req.qa, bounds, req.count_share))
+    assert req.rng is not None
+    return run_steps(values, req, steps, req.rng, size)
 
 
 def _check_request(

@@ -88,11 +88,12 @@ class QuantilesResult(QuantileResult):
 
 @dataclass(frozen=True)
 class QuantilesRequest:
-    """A ``quantiles`` call's public parameters, checked (nothing read from the data).
-
-    ``request`` is the private-bounds request (None: public ``bounds``), ``known`` its public
-    side, ``n`` the public count (None when not given or ``"private"``), ``count_share`` the
-    share of a private count (0 without one).
+    """A ``quantiles`` call, checked (nothing read from the data): the privacy (``eps``,
+    ``relation``), the domain (``bounds``, ``bins``, the private-bounds ``request`` and its
+    ``share`` and public side ``known``), the strategy (``method``; ``n`` the public count, or
+    None when not given or ``"private"``; ``count_share`` the share of a private count, 0
+    without one), the output (``qa``, ``scalar``) and the source (``data``, ``column``, ``rng``,
+    ``accountant``).
     """
 
     qa: np.ndarray
@@ -109,6 +110,10 @@ class QuantilesRequest:
     private_n: bool
     count_share: float
     scalar: bool
+    data: Any = None
+    column: str | None = None
+    rng: RandomSource | None = None
+    accountant: Any = None
 
 
 @dataclass(frozen=True)
