@@ -42,6 +42,7 @@ if TYPE_CHECKING:  # the names below are imported on first use (PEP 562)
     from treedp.privacy.ledger import Ledger, init_ledger, list_datasets, open_ledger
     from treedp.privacy.measures import ZCDP, ApproxDP, PureDP
     from treedp.quantiles_api import QuantilesResult, quantiles
+    from treedp.query import Query, build_query
     from treedp.release import Release, load_release
     from treedp.release.grouped import GroupedRelease, is_grouped_file, load_grouped_release
     from treedp.report import write_report
@@ -102,6 +103,8 @@ _LAZY = {
     "ReleaseSpec": "treedp.spec",
     "TreeShape": "treedp.tree",
     "LocalEngine": "treedp.engines.local",
+    "Query": "treedp.query",
+    "build_query": "treedp.query",
     "MechanismOptions": "treedp.options",
     "PrivacyUnit": "treedp.options",
     "PrivateBounds": "treedp.options",
@@ -133,6 +136,7 @@ __all__ = [
     "PrivateBounds",
     "PureDP",
     "QuantilesResult",
+    "Query",
     "RandomSource",
     "Release",
     "ReleaseFormatError",
@@ -141,6 +145,7 @@ __all__ = [
     "TreeDPError",
     "TreeShape",
     "__version__",
+    "build_query",
     "check_files",
     "check_median",
     "convert_keys",

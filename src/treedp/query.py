@@ -192,9 +192,11 @@ def build_query(
     if private is None:
         the_bins = bins if isinstance(bins, Bins) else public_bins(bounds, bins, edges)
         spec = _spec(the_bins, budget, neighbours, n, options, postprocess, integer, nan)
+        spec.require_n()  # a release (not a plan) needs the public n under replace
         return Query(spec=spec, bins=the_bins, **local, **common)
     output = (postprocess, integer, nan, the_plan is not None)
     spec = _private_spec(private, bins, edges, budget, neighbours, n, options, *output)
+    spec.require_n()
     return Query(
         spec=spec,
         bins=None,

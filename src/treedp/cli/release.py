@@ -21,6 +21,7 @@ from treedp.cli._common import (
     read_values,
 )
 from treedp.cli._describe import approx_reading
+from treedp.cli._grouped import read_keys
 from treedp.cli._ledger import add_ledger_options, ledger_from_args, remaining_line
 
 __all__ = ["register", "run"]
@@ -152,6 +153,11 @@ def check_options(args: argparse.Namespace) -> None:
                 "--neighbours replace"
             )
         return
+    if is_private(bounds_arg(args.bounds)):
+        raise UsageError(
+            "--bounds private is not available with --by or --privacy-unit (a group-by "
+            "release): give public --bounds LO HI for all groups"
+        )
     if args.by and str(args.out).lower().endswith(".json"):
         raise UsageError(
             "--out: a grouped release (--by) is written in the binary layout only (a zip), "
@@ -190,8 +196,9 @@ def check_options(args: argparse.Namespace) -> None:
 
 
 def check_arguments(args: argparse.Namespace) -> dict[str, Any]:
-    """Every argument checked (the inputs exist, the bins built, the spec validated, ``--out``
-    writable) before any data is read; returns the keywords for :func:`treedp.release_cdf`."""
+    """Every argument checked before any data is read: the inputs exist, the library's query
+    is built (:func:`treedp.build_query`: every public rule), ``--out`` is writable; returns
+    the release keywords the query was built from."""
     check_options(args)
     source = args.input[0] if len(args.input) == 1 else list(args.input)
     read_values(source, args.column, lambda path, column: treedp.check_files(path))
@@ -200,39 +207,44 @@ def check_arguments(args: argparse.Namespace) -> dict[str, Any]:
     branching: Any = args.branching
     if branching is not None and len(branching) == 1:
         branching = branching[0]
-    # private bounds are found from the data later: stand-in bounds check everything else
-    if is_private(bounds) and (args.by or args.privacy_unit):
-        raise treedp.InvalidParameterError(
-            "--bounds private is not available with --by or --privacy-unit (a group-by release): "
-            "give public --bounds LO HI for all groups."
-        )
-    stand_in = (0, 1) if is_private(bounds) else bounds
-    if is_private(bounds) and args.bins is None and edges is None:
-        raise treedp.InvalidParameterError(
-            "--bounds private needs --bins B (equal-width bins) or --bins integers: the range "
-            "is found privately, the number of bins stays public."
-        )
-    bins = treedp.make_bins(bounds=stand_in, bins=args.bins, edges=edges)
-    grouped = bool(args.by or args.privacy_unit)  # its trees are add/remove (no public n)
-    treedp.ReleaseSpec(
-        bins,
+    options = {
         **budget_from(args),
-        neighbours="add_remove" if grouped else args.neighbours,
-        n=None if grouped else args.n,
-        mechanism=args.mechanism,
-        branching=tuple(branching) if isinstance(branching, list) else branching,
-        level_budgets=tuple(args.level_budgets) if args.level_budgets is not None else None,
-        estimator=args.estimator,
-        postprocess=args.postprocess,
-        integer=args.integer,
-        nan=args.nan,
-    ).require_n()
-    treedp.PARAMETERS["path"].check(args.out)
-    return {
         "bounds": bounds,
-        "edges": edges,
-        "branching": branching,
+        "bins": args.bins if edges is None else edges,
+        "neighbours": args.neighbours,
+        "mechanism": treedp.MechanismOptions(
+            args.mechanism, branching, args.level_budgets, args.estimator
+        ),
+        "postprocess": args.postprocess,
+        "integer": args.integer,
+        "nan": args.nan,
     }
+    # The library's own query checks every public rule, before any value is read; the
+    # release builds the same query again when it runs.
+    files = treedp.FileSource(
+        source, delimiter=csv_delimiter(args.delimiter), encoding=args.encoding
+    )
+    if args.by or args.privacy_unit:
+        treedp.build_query(
+            files,
+            **options,
+            column=args.column,
+            by=list(args.by) if args.by else None,
+            keys=read_keys(args.keys, len(args.by or [])) if args.keys else None,
+            delta=args.selection_delta,
+            privacy_unit=treedp.PrivacyUnit(
+                args.privacy_unit,
+                args.max_contributions,
+                args.max_groups,
+                args.max_contributions_per_group,
+            )
+            if args.privacy_unit
+            else None,
+        )
+    else:
+        treedp.build_query(files, **options, n=args.n, column=args.column)
+    treedp.PARAMETERS["path"].check(args.out)
+    return options
 
 
 def run(args: argparse.Namespace) -> None:
@@ -257,17 +269,8 @@ def _run(args: argparse.Namespace, checked: dict[str, Any], ledger: treedp.Ledge
     def release_file(path: Any, column: str) -> Any:
         return treedp.release_cdf(
             values,
-            **budget_from(args),
-            bounds=checked["bounds"],
-            bins=args.bins if checked["edges"] is None else checked["edges"],
-            neighbours=args.neighbours,
+            **checked,  # the options check_arguments built the query from
             n=args.n,
-            mechanism=treedp.MechanismOptions(
-                args.mechanism, checked["branching"], args.level_budgets, args.estimator
-            ),
-            postprocess=args.postprocess,
-            integer=args.integer,
-            nan=args.nan,
             rng=(
                 treedp.InsecureSeededSource(args.insecure_seed)
                 if args.insecure_seed is not None
