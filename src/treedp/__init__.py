@@ -1,7 +1,8 @@
 """treedp: differentially private distributions (CDF, ranges, quantiles) from tree mechanisms.
 
-The one call that spends privacy budget is :func:`release_cdf`; everything asked of the
-:class:`Release` it returns afterwards is post-processing and free. Public names are imported
+Every release call (:func:`release_cdf`, :func:`release_counts`, :func:`release_grouped`)
+builds one validated :class:`Query` (:func:`build_query`) and spends budget in one run;
+everything asked of the :class:`Release` it returns afterwards is post-processing and free. Public names are imported
 on first use (PEP 562), so ``import treedp`` and ``treedp --version`` stay fast.
 """
 
