@@ -2,8 +2,9 @@
 
 Every release call (:func:`release_cdf`, :func:`release_counts`, :func:`release_grouped`)
 builds one validated :class:`Query` (:func:`build_query`) and spends budget in one run;
-everything asked of the :class:`Release` it returns afterwards is post-processing and free. Public names are imported
-on first use (PEP 562), so ``import treedp`` and ``treedp --version`` stay fast.
+everything asked of the :class:`Release` it returns afterwards is post-processing and free.
+Public names are imported on first use (PEP 562), so ``import treedp`` and ``treedp
+--version`` stay fast.
 """
 
 from __future__ import annotations
