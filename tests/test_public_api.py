@@ -51,6 +51,7 @@ def test_all_is_pinned() -> None:
         "release_cdf",
         "release_counts",
         "release_grouped",
+        "run_query",
         "GroupedRelease",
         "load_grouped_release",
         "noisy_mode",

@@ -1,10 +1,10 @@
 """treedp: differentially private distributions (CDF, ranges, quantiles) from tree mechanisms.
 
 Every release call (:func:`release_cdf`, :func:`release_counts`, :func:`release_grouped`)
-builds one validated :class:`Query` (:func:`build_query`) and spends budget in one run;
-everything asked of the :class:`Release` it returns afterwards is post-processing and free.
-Public names are imported on first use (PEP 562), so ``import treedp`` and ``treedp
---version`` stay fast.
+builds one validated :class:`Query` (:func:`build_query`) and spends budget in one run of it
+(:func:`run_query`); everything asked of the :class:`Release` it returns afterwards is
+post-processing and free. Public names are imported on first use (PEP 562), so ``import
+treedp`` and ``treedp --version`` stay fast.
 """
 
 from __future__ import annotations
@@ -48,6 +48,7 @@ if TYPE_CHECKING:  # the names below are imported on first use (PEP 562)
     from treedp.release import Release, load_release
     from treedp.release.grouped import GroupedRelease, is_grouped_file, load_grouped_release
     from treedp.report import write_report
+    from treedp.run import run as run_query
     from treedp.sources import check_files, convert_keys
     from treedp.spec import ReleaseSpec
     from treedp.tree import TreeShape
@@ -107,6 +108,7 @@ _LAZY = {
     "LocalEngine": "treedp.engines.local",
     "Query": "treedp.query",
     "build_query": "treedp.query",
+    "run_query": "treedp.run",  # treedp.run.run, under a name that says what it runs
     "MechanismOptions": "treedp.options",
     "PrivacyUnit": "treedp.options",
     "PrivateBounds": "treedp.options",
@@ -171,6 +173,7 @@ __all__ = [
     "release_cdf",
     "release_counts",
     "release_grouped",
+    "run_query",
     "stable_median",
     "subsample_and_aggregate",
     "write_report",
@@ -188,7 +191,7 @@ def __getattr__(name: str) -> Any:
     module = _LAZY.get(name)
     if module is None:
         raise AttributeError(f"module 'treedp' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
+    value = getattr(importlib.import_module(module), "run" if name == "run_query" else name)
     globals()[name] = value
     return value
 
