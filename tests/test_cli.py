@@ -500,7 +500,7 @@ def test_arguments_are_checked_before_the_data_is_read(
     def never(*args: object, **kwargs: object) -> None:
         raise AssertionError("the data was read")
 
-    monkeypatch.setattr(release_cli, "FileSource", never)
+    monkeypatch.setattr(release_cli, "release_of", never)  # runs the query: reads the data
     monkeypatch.setattr(median_cli, "read_inputs", never)
     base = ["release", str(csv_file), "--column", "age", "--bounds", "0", "100", "--bins", "8"]
     out = str(tmp_path / "r.tdp")

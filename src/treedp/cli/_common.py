@@ -107,6 +107,19 @@ _CLI_HINTS = (
         "--bounds LO HI (for example found by an earlier 'treedp quantiles ... --bounds "
         "private' run, charged to the same ledger).",
     ),
+    (
+        "Private bounds are not available for a per-person or group-by release (with 'by' or "
+        "'privacy_unit'): give public bounds=(lo, hi) for all groups.",
+        "--bounds private is not available with --by or --privacy-unit (a group-by release): "
+        "give public --bounds LO HI for all groups.",
+    ),
+    (
+        "The 'n' parameter is not taken by a per-person or group-by release: group sizes stay "
+        "private.",
+        "--n is not used by a grouped release (--by, --privacy-unit): under --neighbours "
+        "replace its trees are add/remove trees at half the budget and need no public number "
+        "of records; drop --n.",
+    ),
 )
 
 

@@ -6,7 +6,8 @@ grouped files engine (:mod:`treedp.engines.files.grouped`: bounded memory; with 
 a two-pass spill by person id). Keys from ``--keys`` are text: for Parquet and Arrow inputs they
 are converted to the type of their ``by`` column (read from the schema, no values); CSV key
 columns are text. The budget is ``--epsilon`` (Laplace), ``--rho`` or ``--epsilon --delta``
-(Gaussian, public keys); ``--ledger`` is charged before any value is read.
+(Gaussian, public keys). ``treedp release`` builds the one query of both (``cli/release.py``);
+this module runs it and says what was written.
 """
 
 from __future__ import annotations
@@ -27,7 +28,8 @@ __all__ = [
     "pick_key",
     "query_grouped",
     "read_keys",
-    "run_grouped",
+    "release_of",
+    "wrote_grouped",
 ]
 
 
@@ -43,83 +45,12 @@ def read_keys(path: str, n_by: int) -> list[Any]:
     return [tuple(field.strip() for field in line.split(",")) for line in lines]
 
 
-def run_grouped(args: argparse.Namespace) -> None:
-    """Run ``treedp release`` with ``--by`` and/or ``--privacy-unit`` (any file form)."""
-    import treedp
-    from treedp.cli._bounds import bounds_arg
-    from treedp.cli._common import SEEDED, budget_from, csv_delimiter, points
-    from treedp.cli._describe import approx_reading, guarantee_text
-    from treedp.cli._ledger import ledger_from_args, remaining_line
-
-    delimiter = csv_delimiter(args.delimiter)
-    source = treedp.FileSource(
-        args.input[0] if len(args.input) == 1 else list(args.input),
-        delimiter=delimiter,
-        encoding=args.encoding,
-    )
-    by = list(args.by or [])
-    keys = read_keys(args.keys, len(by)) if args.keys else None
-    if keys is not None and by:
-        keys = treedp.convert_keys(keys, source, by)
-    rng = (
-        treedp.InsecureSeededSource(args.insecure_seed) if args.insecure_seed is not None else None
-    )
-    branching: Any = args.branching
-    if branching is not None and len(branching) == 1:
-        branching = branching[0]
-    ledger = ledger_from_args(args)
+def release_of(args: argparse.Namespace, query: Any, ledger: Any) -> Any:
+    """:func:`treedp.run_query`; when private key selection keeps no key, the message says
+    that the budget was spent (and charged to ``--ledger``): the selection's noise was drawn
+    after the charge, so the refusal is not free."""
     try:
-        grouped = _release_grouped(
-            ledger,
-            args,
-            source,
-            **budget_from(args),
-            column=args.column,
-            by=by or None,
-            keys=keys,
-            privacy_unit=args.privacy_unit,
-            max_contributions=args.max_contributions,
-            max_groups=args.max_groups,
-            max_contributions_per_group=args.max_contributions_per_group,
-            delta=args.selection_delta,
-            neighbours=args.neighbours,
-            nan=args.nan,
-            rng=rng,
-            accountant=ledger,
-            bounds=bounds_arg(args.bounds),
-            bins=points(args.edges) if args.edges else args.bins,
-            mechanism=treedp.MechanismOptions(
-                args.mechanism, branching, args.level_budgets, args.estimator
-            ),
-            postprocess=args.postprocess,
-            integer=args.integer,
-        )
-        grouped.save(args.out)  # a Release without --by: one distribution, per person
-        warning = SEEDED if grouped.seeded else ""
-        per_key = isinstance(grouped, treedp.GroupedRelease)
-        print(
-            f"wrote {args.out}: "
-            + (f"{len(grouped)} groups by {', '.join(grouped.by)}, " if per_key else "")
-            + f"{guarantee_text(grouped.guarantee)}"
-            + approx_reading(grouped.guarantee, args.delta)
-            + f" for unit {grouped.unit if per_key else grouped.unit.label} "
-            f"({grouped.neighbours}){warning}"
-        )
-        if ledger is not None:
-            print(remaining_line(ledger))
-    finally:
-        if ledger is not None:
-            ledger.close()
-
-
-def _release_grouped(ledger: Any, args: argparse.Namespace, *data: Any, **options: Any) -> Any:
-    """:func:`treedp.release_grouped`; when private key selection keeps no key, the message
-    says that the budget was spent (and charged to ``--ledger``): the selection's noise was
-    drawn after the charge, so the refusal is not free."""
-    import treedp
-
-    try:
-        return treedp.release_grouped(*data, **options)
+        return treedp.run_query(query)
     except treedp.DataError as exc:
         if not str(exc).startswith("Private key selection kept no key"):
             raise
@@ -130,6 +61,23 @@ def _release_grouped(ledger: Any, args: argparse.Namespace, *data: Any, **option
             f"{where} ({target}): the selection's noise was drawn. Give the public --keys "
             "FILE, or a larger --epsilon."
         ) from None
+
+
+def wrote_grouped(args: argparse.Namespace, grouped: Any) -> str:
+    """The line that says what a grouped release (or a per-person one, without ``--by``)
+    holds and guarantees."""
+    from treedp.cli._common import SEEDED
+    from treedp.cli._describe import approx_reading, guarantee_text
+
+    per_key = isinstance(grouped, treedp.GroupedRelease)
+    return (
+        f"wrote {args.out}: "
+        + (f"{len(grouped)} groups by {', '.join(grouped.by)}, " if per_key else "")
+        + f"{guarantee_text(grouped.guarantee)}"
+        + approx_reading(grouped.guarantee, args.delta)
+        + f" for unit {grouped.unit if per_key else grouped.unit.label} "
+        f"({grouped.neighbours}){SEEDED if grouped.seeded else ''}"
+    )
 
 
 def _answers(

@@ -7,8 +7,7 @@ import sys
 from typing import Any
 
 import treedp
-from treedp import FileSource
-from treedp.cli._bounds import bounds_arg, found_side, is_private
+from treedp.cli._bounds import bounds_arg, found_side
 from treedp.cli._common import (
     SEEDED,
     UsageError,
@@ -21,7 +20,7 @@ from treedp.cli._common import (
     read_values,
 )
 from treedp.cli._describe import approx_reading
-from treedp.cli._grouped import read_keys
+from treedp.cli._grouped import read_keys, release_of, wrote_grouped
 from treedp.cli._ledger import add_ledger_options, ledger_from_args, remaining_line
 
 __all__ = ["register", "run"]
@@ -135,41 +134,34 @@ _GROUPED_ONLY = (
 
 
 def check_options(args: argparse.Namespace) -> None:
-    """The options that go together, in the command line's terms (nothing is read)."""
+    """The options that go together, in the command line's terms (nothing is read).
+
+    Only what the library cannot say in these words: the flat ``--max-*`` bounds of a
+    :class:`treedp.PrivacyUnit`, ``--out`` of a grouped release, and key selection, whose
+    ``delta`` is ``--selection-delta`` here (``--delta`` is the budget's). Every other rule is
+    the library's query's (:func:`treedp.build_query`), its message translated.
+    """
     if args.rho is not None:  # one message for every refused rho (-1 and 0 alike)
         treedp.PARAMETERS["rho"].check(args.rho)
-    grouped = bool(args.by or args.privacy_unit)
-    if not grouped:
+    if not (args.by or args.privacy_unit):
         for dest, option in _GROUPED_ONLY:
             if getattr(args, dest) is not None:
                 raise UsageError(
                     f"{option} is for a grouped release: give --by COL and/or --privacy-unit "
                     f"COL, or drop {option}"
                 )
-        if args.n is not None and args.neighbours != "replace":
-            raise UsageError(
-                "--n is the public number of records, for --neighbours replace only; with "
-                "--neighbours add_remove (the default) it stays private: drop --n, or add "
-                "--neighbours replace"
-            )
         return
-    if is_private(bounds_arg(args.bounds)):
+    if not args.privacy_unit and any(getattr(args, d) is not None for d, _ in _GROUPED_ONLY[2:]):
         raise UsageError(
-            "--bounds private is not available with --by or --privacy-unit (a group-by "
-            "release): give public --bounds LO HI for all groups"
+            "Contribution bounds (--max-contributions, --max-groups, "
+            "--max-contributions-per-group) need a --privacy-unit (the person-id column): "
+            "without one, each row is one person and contributes once"
         )
     if args.by and str(args.out).lower().endswith(".json"):
         raise UsageError(
             "--out: a grouped release (--by) is written in the binary layout only (a zip), "
             "not JSON: give --out a name ending in .tdp"
         )
-    if args.n is not None:
-        raise UsageError(
-            "--n is not used by a grouped release (--by, --privacy-unit): under --neighbours "
-            "replace its trees are add/remove trees at half the budget and need no public "
-            "number of records; drop --n"
-        )
-    gaussian = args.rho is not None or args.delta is not None
     if not args.by:
         for dest, option in _GROUPED_ONLY[:2]:
             if getattr(args, dest) is not None:
@@ -182,7 +174,7 @@ def check_options(args: argparse.Namespace) -> None:
             "--selection-delta selects keys privately, without --keys: with the public --keys "
             "drop --selection-delta (the release is then pure epsilon-DP), or drop --keys"
         )
-    if args.keys is None and gaussian:
+    if args.keys is None and (args.rho is not None or args.delta is not None):
         raise UsageError(
             "Gaussian noise (--rho, or --epsilon with --delta) needs the public --keys FILE: "
             "private key selection (--selection-delta) is for pure --epsilon only"
@@ -195,95 +187,86 @@ def check_options(args: argparse.Namespace) -> None:
         )
 
 
-def check_arguments(args: argparse.Namespace) -> dict[str, Any]:
-    """Every argument checked before any data is read: the inputs exist, the library's query
-    is built (:func:`treedp.build_query`: every public rule), ``--out`` is writable; returns
-    the release keywords the query was built from."""
-    check_options(args)
-    source = args.input[0] if len(args.input) == 1 else list(args.input)
-    read_values(source, args.column, lambda path, column: treedp.check_files(path))
-    bounds: Any = bounds_arg(args.bounds)
-    edges = points(args.edges) if args.edges else None
+def build_query(args: argparse.Namespace, ledger: treedp.Ledger | None) -> treedp.Query:
+    """The library's query of the command line (:func:`treedp.build_query`: every public
+    rule checked, ``ledger`` its accountant); only the keys file and the schema are read."""
+    by = list(args.by) if args.by else None
+    files = treedp.FileSource(
+        _source(args), delimiter=csv_delimiter(args.delimiter), encoding=args.encoding
+    )
+    keys = (
+        treedp.convert_keys(read_keys(args.keys, len(by)), files, by) if args.keys and by else None
+    )
     branching: Any = args.branching
     if branching is not None and len(branching) == 1:
         branching = branching[0]
-    options = {
+    grouped = bool(by or args.privacy_unit)
+    return treedp.build_query(
+        files,
         **budget_from(args),
-        "bounds": bounds,
-        "bins": args.bins if edges is None else edges,
-        "neighbours": args.neighbours,
-        "mechanism": treedp.MechanismOptions(
+        bounds=bounds_arg(args.bounds),
+        bins=args.bins,
+        edges=points(args.edges) if args.edges else None,
+        neighbours=args.neighbours,
+        n=args.n,
+        mechanism=treedp.MechanismOptions(
             args.mechanism, branching, args.level_budgets, args.estimator
         ),
-        "postprocess": args.postprocess,
-        "integer": args.integer,
-        "nan": args.nan,
-    }
-    # The library's own query checks every public rule, before any value is read; the
-    # release builds the same query again when it runs.
-    files = treedp.FileSource(
-        source, delimiter=csv_delimiter(args.delimiter), encoding=args.encoding
-    )
-    if args.by or args.privacy_unit:
-        treedp.build_query(
-            files,
-            **options,
-            column=args.column,
-            by=list(args.by) if args.by else None,
-            keys=read_keys(args.keys, len(args.by or [])) if args.keys else None,
-            delta=args.selection_delta,
-            privacy_unit=treedp.PrivacyUnit(
-                args.privacy_unit,
-                args.max_contributions,
-                args.max_groups,
-                args.max_contributions_per_group,
-            )
-            if args.privacy_unit
-            else None,
+        postprocess=args.postprocess,
+        integer=args.integer,
+        nan=args.nan,
+        rng=(
+            treedp.InsecureSeededSource(args.insecure_seed)
+            if args.insecure_seed is not None
+            else None
+        ),
+        accountant=ledger,
+        column=args.column,
+        privacy_unit=treedp.PrivacyUnit(
+            args.privacy_unit,
+            args.max_contributions,
+            args.max_groups,
+            args.max_contributions_per_group,
         )
-    else:
-        treedp.build_query(files, **options, n=args.n, column=args.column)
-    treedp.PARAMETERS["path"].check(args.out)
-    return options
+        if args.privacy_unit
+        else None,
+        engine=treedp.LocalEngine(progress=False) if args.quiet and not grouped else None,
+        by=by,
+        keys=keys,  # typed from the schema for Parquet and Arrow; text for CSV
+        delta=args.selection_delta,
+    )
+
+
+def _source(args: argparse.Namespace) -> str | list[str]:
+    return args.input[0] if len(args.input) == 1 else list(args.input)
 
 
 def run(args: argparse.Namespace) -> None:
-    """Run ``treedp release`` with the parsed arguments (charging ``--ledger`` if given)."""
-    checked = check_arguments(args)
-    if args.by or args.privacy_unit:
-        _run_grouped(args)
-        return
+    """Run ``treedp release``: every argument checked and the query built before any value
+    is read; then one run of it (read, charge ``--ledger`` once, noise) and the file written."""
+    check_options(args)
+    source = _source(args)
+    read_values(source, args.column, lambda path, column: treedp.check_files(path))
     ledger = ledger_from_args(args)
     try:
-        _run(args, checked, ledger)
+        query = build_query(args, ledger)
+        treedp.PARAMETERS["path"].check(args.out)
+        # the file is streamed inside the run: a reader failure becomes one clear line
+        result = read_values(source, args.column, lambda *_: release_of(args, query, ledger))
+        result.save(args.out)  # a Release, or a GroupedRelease (--by)
+        if args.by or args.privacy_unit:
+            print(wrote_grouped(args, result))
+        else:
+            _wrote(args, result)
+        if ledger is not None:
+            print(remaining_line(ledger))
     finally:
         if ledger is not None:
             ledger.close()
 
 
-def _run(args: argparse.Namespace, checked: dict[str, Any], ledger: treedp.Ledger | None) -> None:
-    delimiter = csv_delimiter(args.delimiter)
-    source = args.input[0] if len(args.input) == 1 else list(args.input)
-    values = FileSource(source, delimiter=delimiter, encoding=args.encoding)
-
-    def release_file(path: Any, column: str) -> Any:
-        return treedp.release_cdf(
-            values,
-            **checked,  # the options check_arguments built the query from
-            n=args.n,
-            rng=(
-                treedp.InsecureSeededSource(args.insecure_seed)
-                if args.insecure_seed is not None
-                else None
-            ),
-            accountant=ledger,
-            column=column,
-            engine=treedp.LocalEngine(progress=False) if args.quiet else None,
-        )
-
-    # the file is streamed inside the release: a reader failure becomes one clear line
-    release: treedp.Release = read_values(source, args.column, release_file)
-    release.save(args.out)
+def _wrote(args: argparse.Namespace, release: treedp.Release) -> None:
+    """What was written, on stdout; the bounds warning on stderr."""
     shape = f", branching {list(release.branching)}" if release.branching else ""
     warning = SEEDED if release.seeded else ""
     step = release.bounds_step
@@ -300,7 +283,6 @@ def _run(args: argparse.Namespace, checked: dict[str, Any], ledger: treedp.Ledge
     narrow = release.bounds_warning()  # post-processing of the released counts: free
     if narrow:
         print(f"treedp: warning: {narrow}", file=sys.stderr)
-    _remaining(ledger)
 
 
 def _stated(release: treedp.Release, delta: float | None = None) -> str:
@@ -311,19 +293,6 @@ def _stated(release: treedp.Release, delta: float | None = None) -> str:
         reading = approx_reading(guarantee, delta)
         return f"rho={guarantee.rho:.6g} (zCDP, discrete Gaussian noise{reading})"
     return f"epsilon={release.epsilon:.6g}"
-
-
-def _remaining(ledger: treedp.Ledger | None) -> None:
-    """What is left of the ledger's budget, after a charge."""
-    if ledger is not None:
-        print(remaining_line(ledger))
-
-
-def _run_grouped(args: argparse.Namespace) -> None:
-    """``--by`` / ``--privacy-unit``: a grouped release, streamed (see ``cli/_grouped.py``)."""
-    from treedp.cli._grouped import run_grouped
-
-    run_grouped(args)
 
 
 def _guarantee_total(release: treedp.Release) -> str:
