@@ -213,8 +213,9 @@ def _memory_columns(
     data: Any, job: GroupedJob
 ) -> tuple[np.ndarray, list[np.ndarray], np.ndarray | None]:
     """The value, ``by`` and person-id columns of an in-memory table (names checked first)."""
+    names = columns.table_schema(data) or []
     for name in job.columns:
-        columns.check_name(data, name, "column")
+        columns.check_name(names, name, "column")
     values = as_1d_array(columns.fetch(data, job.column), "values")
     by = [column_array(columns.fetch(data, b), b) for b in job.by]
     person = (

@@ -15,29 +15,33 @@ from treedp._validation import must
 from treedp.engines.dispatch import pick_engine
 from treedp.exceptions import InvalidParameterError, InvalidTypeError
 
-__all__ = ["Lazy", "by_columns", "fetch", "is_table", "read", "unit_column", "value_column"]
+__all__ = [
+    "Lazy",
+    "by_columns",
+    "check_name",
+    "fetch",
+    "read",
+    "table_schema",
+    "unit_column",
+    "value_column",
+]
 
 
-def is_table(data: Any) -> bool:
-    """Whether ``data`` is a table (its engine reads a schema) rather than one column."""
-    schema = pick_engine(data).schema
-    return schema is not None and schema(data) is not None
-
-
-def schema(data: Any) -> list[str]:
-    """The column names of a table, from its engine (no value is read)."""
+def table_schema(data: Any) -> list[str] | None:
+    """The column names of a table, read once from its engine's schema (no value is read);
+    None when ``data`` is one column."""
     read_schema = pick_engine(data).schema
     names = None if read_schema is None else read_schema(data)
-    return [] if names is None else [str(c) for c in names]
+    return None if names is None else [str(c) for c in names]
 
 
-def check_name(data: Any, name: Any, param: str) -> str:
-    """Check ``name`` against the table's schema (no value is read)."""
+def check_name(names: list[str], name: Any, param: str) -> str:
+    """Check ``name`` against a table's column ``names``."""
     if not isinstance(name, str):
         raise InvalidTypeError(
             must(param, f"name a column of the table (a str). Got {type(name).__name__} instead.")
         )
-    if name not in schema(data):
+    if name not in names:
         raise InvalidParameterError(
             f"The '{param}' parameter names a column the table does not have: {name!r}."
         )
@@ -63,11 +67,12 @@ def read(data: Any, col: Any) -> Any:
     return fetch(data, col.name) if isinstance(col, Lazy) else col
 
 
-def value_column(data: Any, column: Any, table: bool) -> Any:
-    if table:
+def value_column(data: Any, column: Any, names: list[str] | None) -> Any:
+    """The value column: named in a table (``names``: its schema), or ``data`` itself."""
+    if names is not None:
         if column is None:
             raise InvalidParameterError("With a table, 'column' must name the value column.")
-        return Lazy(check_name(data, column, "column"))
+        return Lazy(check_name(names, column, "column"))
     if column is not None:
         raise InvalidParameterError(
             "The 'column' parameter names a column of a table; the data is a single column."
@@ -75,16 +80,17 @@ def value_column(data: Any, column: Any, table: bool) -> Any:
     return data
 
 
-def by_columns(data: Any, by: Any, table: bool) -> tuple[list[str], list[Any]]:
+def by_columns(by: Any, names: list[str] | None) -> tuple[list[str], list[Any]]:
+    """The ``by`` names and columns (named in a table, or key arrays)."""
     if by is None:
         return [], []
-    if table:
-        names = [by] if isinstance(by, str) else list(by) if isinstance(by, Sequence) else [by]
-        if not names:
+    if names is not None:
+        given = [by] if isinstance(by, str) else list(by) if isinstance(by, Sequence) else [by]
+        if not given:
             raise InvalidParameterError(must("by", "name at least one column."))
-        if len(set(map(str, names))) != len(names):
+        if len(set(map(str, given))) != len(given):
             raise InvalidParameterError("The 'by' parameter names a column twice.")
-        return [check_name(data, n, "by") for n in names], [Lazy(n) for n in names]
+        return [check_name(names, n, "by") for n in given], [Lazy(n) for n in given]
     if isinstance(by, str):
         raise InvalidTypeError(
             "The 'by' parameter names a column, but the data is a single column: pass a "
@@ -95,11 +101,12 @@ def by_columns(data: Any, by: Any, table: bool) -> tuple[list[str], list[Any]]:
     return ["by"], [by]
 
 
-def unit_column(data: Any, unit: Any, table: bool) -> tuple[str | None, Any]:
+def unit_column(unit: Any, names: list[str] | None) -> tuple[str | None, Any]:
+    """The person-id column's name and column (named in a table, or an id array)."""
     if unit is None:
         return None, None
-    if table:
-        return check_name(data, unit, "privacy_unit"), Lazy(str(unit))
+    if names is not None:
+        return check_name(names, unit, "privacy_unit"), Lazy(str(unit))
     if isinstance(unit, str):
         raise InvalidTypeError(
             "The 'privacy_unit' parameter names a column, but the data is a single column: "

@@ -315,10 +315,10 @@ def _grouping(
         raise InvalidParameterError(
             must("neighbours", f"be 'add_remove' or 'replace'. Got {neighbours!r}.")
         )
-    table = columns.is_table(data)
-    value = columns.value_column(data, column, table)
-    by_names, by_cols = columns.by_columns(data, by, table)
-    unit_name, unit_col = columns.unit_column(data, None if unit is None else unit.column, table)
+    names = columns.table_schema(data)  # read once (a file's header or schema)
+    value = columns.value_column(data, column, names)
+    by_names, by_cols = columns.by_columns(by, names)
+    unit_name, unit_col = columns.unit_column(None if unit is None else unit.column, names)
     if not by_cols and unit_col is None:
         raise InvalidParameterError(
             "A per-person or group-by release needs 'by' columns, a 'privacy_unit' column, or both."
