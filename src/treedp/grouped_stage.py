@@ -42,7 +42,7 @@ from treedp.noise.families import float_at_least
 from treedp.privacy.contribution import ContributionBounds, bound_contributions
 from treedp.privacy.measures import ZCDP, ApproxDP, PureDP
 from treedp.privacy.spend import SpendRecord
-from treedp.query import Grouping, Query, charged_measure
+from treedp.query import Grouping, Query, approx_target, charged_measure
 from treedp.release import Release
 from treedp.release.grouped import GroupedRelease
 
@@ -94,7 +94,7 @@ def run_grouped(query: Query) -> Any:
         source=query.rng,
         selection=selection,
         delta=0.0 if grouping.delta is None else grouping.delta,
-        target=_target(grouping),
+        target=approx_target(grouping.privacy),
     )
 
 
@@ -105,30 +105,42 @@ def _person_release(
     row is (the same draws), as a :class:`Release` whose guarantee is the person's."""
     from treedp.release.unit import PersonUnit
 
-    assert query.bins is not None
-    noise = mech.noise_only(1, query.rng)
-    blocks = mech.true_blocks(counts.counts[0])
-    return Release(
+    (release,) = noised_rows(
+        counts,
+        mech,
+        est,
+        query.rng,
         bins=query.bins,
-        mechanism=mech,
-        noisy_levels=[b + z[0] for b, z in zip(blocks, noise, strict=True)],
-        estimator=est,
-        randomness=query.rng.describe(),
-        library_version=__version__,
         postprocess=query.spec.postprocess,
         integer=query.spec.integer,
-        target=_target(grouping),
+        target=approx_target(grouping.privacy),
         unit=PersonUnit(grouping.bounds, grouping.neighbours),
     )
+    return release
 
 
-def _target(grouping: Grouping) -> dict[str, float] | None:
-    from treedp.privacy.measures import ApproxDP
-
-    privacy = grouping.privacy
-    if isinstance(privacy, ApproxDP) and grouping.rho is not None:
-        return {"epsilon": float(privacy.epsilon), "delta": float(privacy.delta)}
-    return None
+def noised_rows(
+    counts: GroupedCounts,
+    mech: Any,
+    estimator: str,
+    source: RandomSource,
+    **common: Any,
+) -> list[Release]:
+    """One :class:`Release` per row of bounded counts; all rows' noise drawn in one batch
+    (``common``: the releases' shared fields: bins, postprocess, integer, ...)."""
+    noise = mech.noise_only(len(counts.keys), source)
+    randomness = source.describe()
+    return [
+        Release(
+            mechanism=mech,
+            noisy_levels=[b + z[i] for b, z in zip(mech.true_blocks(row), noise, strict=True)],
+            estimator=estimator,
+            randomness=randomness,
+            library_version=__version__,
+            **common,
+        )
+        for i, row in enumerate(counts.counts)
+    ]
 
 
 def _count(
@@ -256,24 +268,9 @@ def release_grouped_counts(
 
     ``mech`` is the record-level mechanism at ``ε/Δ``; all groups' noise is drawn in one batch.
     """
-    g = len(counts.keys)
-    noise = mech.noise_only(g, source)
-    randomness = source.describe()
-    releases = []
-    for i in range(g):
-        blocks = mech.true_blocks(counts.counts[i])
-        releases.append(
-            Release(
-                bins=bins,
-                mechanism=mech,
-                noisy_levels=[b + z[i] for b, z in zip(blocks, noise, strict=True)],
-                estimator=estimator,
-                randomness=randomness,
-                library_version=__version__,
-                postprocess=spec_postprocess,
-                integer=integer,
-            )
-        )
+    releases = noised_rows(
+        counts, mech, estimator, source, bins=bins, postprocess=spec_postprocess, integer=integer
+    )
     factor, _ = bounds.sensitivity(neighbours)
     guarantee: PureDP | ApproxDP | ZCDP
     if mech.guarantee_kind == "zcdp":  # Gaussian noise: the person's rho

@@ -33,7 +33,7 @@ from treedp.privacy.contribution import ContributionBounds
 from treedp.privacy.measures import ZCDP, ApproxDP, Measure, PureDP
 from treedp.spec import ReleaseSpec, make_spec
 
-__all__ = ["Grouping", "Query", "build_query"]
+__all__ = ["Grouping", "Query", "approx_target", "build_query"]
 
 
 @dataclass(frozen=True)
@@ -451,3 +451,10 @@ def _unit(privacy_unit: Any) -> PrivacyUnit | None:
             f"Got {type(privacy_unit).__name__} instead.",
         )
     )
+
+
+def approx_target(privacy: Measure | None) -> dict[str, float] | None:
+    """The ``(epsilon, delta)`` target of ``privacy=ApproxDP(...)``, kept on the release."""
+    if isinstance(privacy, ApproxDP):
+        return {"epsilon": float(privacy.epsilon), "delta": float(privacy.delta)}
+    return None

@@ -29,14 +29,13 @@ from treedp._validation import must
 from treedp._version import __version__
 from treedp.bounds_stage import n_differs, run_bounds_stage
 from treedp.config import configure
-from treedp.domain import Bins
+from treedp.domain import Bins, public_bins
 from treedp.engines.dispatch import count_source
 from treedp.exceptions import BoundsWarning, DataError, InvalidParameterError
 from treedp.mechanisms import Mechanism
 from treedp.noise import RandomSource
 from treedp.privacy.accountant import Accountant
-from treedp.privacy.measures import ApproxDP, Measure
-from treedp.query import Query
+from treedp.query import Query, approx_target
 from treedp.release import Release
 from treedp.spec import ReleaseSpec
 
@@ -89,25 +88,9 @@ def _after_private_bounds(query: Query) -> tuple[Query, dict[str, Any]]:
     """The private-bounds stage; the query that releases on the bounds found, with the rest
     of epsilon and no accountant (the stage charged the whole epsilon)."""
     assert query.private_bounds is not None and query.epsilon is not None
-    from treedp.domain import public_bins
-    from treedp.spec import make_spec
-
-    spec = query.spec
     bounds, rest, step = run_bounds_stage(query)
     the_bins = public_bins(bounds, query.bins_request, None)
-    spec = make_spec(
-        the_bins,
-        rest,
-        spec.neighbours,
-        spec.n,
-        spec.mechanism,
-        spec.branching,
-        spec.level_budgets,
-        spec.estimator,
-        spec.postprocess,
-        spec.integer,
-        nan=spec.nan,
-    )
+    spec = replace(query.spec, bins=the_bins, epsilon=rest)  # validated again, as a spec is
     return replace(query, spec=spec, bins=the_bins, private_bounds=None, accountant=None), step
 
 
@@ -141,13 +124,6 @@ def noise_release(
         bounds_step=bounds_step,
         target=approx_target(spec.privacy),
     )
-
-
-def approx_target(privacy: Measure | None) -> dict[str, float] | None:
-    """The ``(epsilon, delta)`` target of ``privacy=ApproxDP(...)``, kept on the release."""
-    if isinstance(privacy, ApproxDP):
-        return {"epsilon": float(privacy.epsilon), "delta": float(privacy.delta)}
-    return None
 
 
 def check_counts(counts: Any, n_bins: int) -> np.ndarray:
