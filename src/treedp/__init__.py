@@ -43,7 +43,7 @@ if TYPE_CHECKING:  # the names below are imported on first use (PEP 562)
     from treedp.privacy.accountant import Accountant
     from treedp.privacy.ledger import Ledger, init_ledger, list_datasets, open_ledger
     from treedp.privacy.measures import ZCDP, ApproxDP, PureDP
-    from treedp.quantiles_api import QuantilesResult, quantiles
+    from treedp.quantiles_api import QuantilesResult, median, quantiles
     from treedp.query import Query, build_query
     from treedp.release import Release, load_release
     from treedp.release.grouped import GroupedRelease, is_grouped_file, load_grouped_release
@@ -53,7 +53,7 @@ if TYPE_CHECKING:  # the names below are imported on first use (PEP 562)
     from treedp.spec import ReleaseSpec
     from treedp.tree import TreeShape
     from treedp.value_methods.private_bounds import private_bounds
-    from treedp.value_methods.quantile_exponential import median, quantile_exponential
+    from treedp.value_methods.quantile_exponential import quantile_exponential
     from treedp.value_methods.quantiles_recursive import quantiles_recursive
     from treedp.value_methods.stable_median import stable_median
     from treedp.value_methods.subsample_aggregate import noisy_mode, subsample_and_aggregate
@@ -71,7 +71,7 @@ _LAZY = {
     "FileSource": "treedp.engines.files",
     "read_column": "treedp.io",
     "private_bounds": "treedp.value_methods.private_bounds",
-    "median": "treedp.value_methods.quantile_exponential",
+    "median": "treedp.quantiles_api",
     "quantile_exponential": "treedp.value_methods.quantile_exponential",
     "quantiles_recursive": "treedp.value_methods.quantiles_recursive",
     "stable_median": "treedp.value_methods.stable_median",

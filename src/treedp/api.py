@@ -46,7 +46,8 @@ from treedp.privacy.accountant import Accountant
 from treedp.privacy.measures import Measure
 from treedp.query import build_query
 from treedp.release import Release
-from treedp.run import counts_array, run
+from treedp.release_stage import counts_array
+from treedp.run import run
 
 __all__ = ["release_cdf", "release_counts"]
 

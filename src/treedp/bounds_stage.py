@@ -29,7 +29,7 @@ def run_bounds_stage(query: Query) -> tuple[Any, float, dict[str, Any]]:
     from treedp.value_methods.bounds_split import split_private_bounds
     from treedp.value_methods.private_bounds import check_known_bound
 
-    private, spec, bins = query.private_bounds, query.spec, query.bins_request
+    private, spec, bins = query.private_bounds, query.release_spec, query.bins_request
     assert private is not None and query.epsilon is not None
     known = check_known_bound(private.lower, private.upper, bins == "integers", "bounds")
     # The stand-in (same number of bins, the budget left after the bounds: public) is

@@ -51,7 +51,7 @@ __all__ = ["release_grouped_counts", "run_grouped"]
 
 def run_grouped(query: Query) -> Any:
     """Read, count, charge once, noise and wrap a per-person or group-by query."""
-    grouping, spec = query.grouping, query.spec
+    grouping, spec = query.grouping, query.release_spec
     assert grouping is not None and query.bins is not None
     mech, est = configure(spec, plan=query.plan, plan_cache=query.plan_cache)
     charge = SpendRecord(
@@ -111,8 +111,8 @@ def _person_release(
         est,
         query.rng,
         bins=query.bins,
-        postprocess=query.spec.postprocess,
-        integer=query.spec.integer,
+        postprocess=query.release_spec.postprocess,
+        integer=query.release_spec.integer,
         target=approx_target(grouping.privacy),
         unit=PersonUnit(grouping.bounds, grouping.neighbours),
     )
@@ -147,7 +147,7 @@ def _count(
     query: Query, grouping: Grouping, commit: Any
 ) -> tuple[GroupedCounts, dict[str, Any] | None]:
     """The bounded counts, and the selection's record with private key selection."""
-    data, source, nan = query.data, query.rng, cast(NanPolicy, query.spec.nan)
+    data, source, nan = query.data, query.rng, cast(NanPolicy, query.release_spec.nan)
     assert query.bins is not None
     engine = pick_engine(data)
     if engine.grouped is None:
@@ -191,7 +191,7 @@ def _count_memory(
 ) -> tuple[GroupedCounts, dict[str, Any] | None]:
     """An in-memory table or column: read here, after every public check."""
     data, source, bins = query.data, query.rng, query.bins
-    nan = cast(NanPolicy, query.spec.nan)
+    nan = cast(NanPolicy, query.release_spec.nan)
     assert bins is not None
     values = as_1d_array(columns.read(data, grouping.value), "values")
     cols = [

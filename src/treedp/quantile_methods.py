@@ -20,7 +20,9 @@ from treedp.noise import RandomSource
 from treedp.privacy import PureDP
 from treedp.privacy.spend import SpendRecord
 from treedp.quantiles_choice import tree_bins
+from treedp.query import build_query
 from treedp.release.discrete_quantiles import discrete_quantile_from
+from treedp.release_stage import run_release
 from treedp.value_methods._column import is_datetime_like
 from treedp.value_methods.quantile_exponential import quantile_exponential
 from treedp.value_methods.quantiles_recursive import quantiles_recursive
@@ -80,19 +82,18 @@ def _run_tree(
     nan: str,
     source: RandomSource,
 ) -> Outcome:
-    """The tree CDF's quantiles (a ``release_cdf`` through the one run)."""
-    from treedp.api import release_cdf  # the api imports nothing from here
-
-    rel = release_cdf(
+    """The tree CDF's quantiles (a one-distribution release query, run by its stage)."""
+    query = build_query(
         values,
         bounds=bounds,
         bins=tree_bins(eps, n=n) if bins is None else bins,
         epsilon=eps,
-        neighbours=relation,  # type: ignore[arg-type]
+        neighbours=relation,
         n=n if relation == "replace" else None,  # under add/remove: the bins only
-        nan=nan,  # type: ignore[arg-type]
+        nan=nan,
         rng=source,
     )
+    rel = run_release(query)
     if bins == "integers":
         out: Any = discrete_quantile_from(rel.bins, rel.consistent_counts, qa)
     else:

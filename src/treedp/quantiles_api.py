@@ -23,18 +23,13 @@ always pick the same method) nothing is spent on it (``n_source == "not needed"`
 
 from __future__ import annotations
 
-import os
-from dataclasses import replace
 from typing import Any
 
-import numpy as np
-
-from treedp._validation import check_int, must
-from treedp.budget import check_epsilon
-from treedp.engines.dispatch import pick_engine
-from treedp.exceptions import InvalidParameterError, InvalidTypeError
-from treedp.noise import RandomSource, resolve_source
-from treedp.privacy.accountant import Accountant, check_accountant
+from treedp._validation import must
+from treedp.exceptions import InvalidParameterError
+from treedp.noise import RandomSource
+from treedp.options import PrivateBounds
+from treedp.privacy.accountant import Accountant
 from treedp.quantiles_choice import (
     DEFAULT_N_SHARE,
     METHODS,
@@ -43,17 +38,10 @@ from treedp.quantiles_choice import (
     choose_method,
     tree_bins,
 )
-from treedp.quantiles_run import QuantilesRequest, QuantilesResult, plan_steps, record, run_steps
-from treedp.value_methods._column import (
-    check_nan,
-    check_neighbours,
-    read_column,
-)
-from treedp.value_methods.bounds_split import (
-    DEFAULT_SHARE,
-    private_request,
-)
-from treedp.value_methods.private_bounds import check_known_bound
+from treedp.quantiles_run import QuantilesResult
+from treedp.query import build_query
+from treedp.run import run
+from treedp.value_methods.bounds_split import check_share, private_request
 
 __all__ = [
     "DEFAULT_N_SHARE",
@@ -62,20 +50,10 @@ __all__ = [
     "QuantilesResult",
     "check_n_share",
     "choose_method",
+    "median",
     "quantiles",
     "tree_bins",
 ]
-
-
-def _levels(q: Any) -> np.ndarray:
-    qa = np.atleast_1d(np.asarray(q, dtype=np.float64))
-    if qa.ndim != 1 or qa.size == 0:
-        raise InvalidParameterError(
-            f"The 'q' argument must hold at least one level, as a number or a 1-D list. Got {q!r}."
-        )
-    if np.isnan(qa).any() or (qa < 0).any() or (qa > 1).any():
-        raise InvalidParameterError(f"The 'q' argument must hold levels in [0, 1]. Got {q!r}.")
-    return qa
 
 
 def quantiles(
@@ -83,7 +61,7 @@ def quantiles(
     q: Any,
     *,
     epsilon: float,
-    bounds: tuple[Any, Any] | str,
+    bounds: tuple[Any, Any] | str | PrivateBounds,
     bins: int | str | None = None,
     method: str = "auto",
     neighbours: str = "add_remove",
@@ -107,9 +85,10 @@ def quantiles(
         Levels in [0, 1]; the released quantiles are non-decreasing in ``q``.
     epsilon : float
         The total budget (bounds included).
-    bounds : (lo, hi), "private", (lo, "private") or ("private", hi)
+    bounds : (lo, hi), "private", (lo, "private"), ("private", hi) or PrivateBounds
         Public bounds, or found with ``bounds_share · epsilon`` (numbers only; with one public
-        side only the other is searched); the rest releases the quantiles in them.
+        side only the other is searched; a :class:`treedp.PrivateBounds` holds its share);
+        the rest releases the quantiles in them.
     bins : int or "integers", optional
         Bins of the tree CDF (default :func:`tree_bins` equal-width bins, by ε).
         ``"integers"`` declares integer data: every method then answers integers of the domain
@@ -155,117 +134,105 @@ def quantiles(
     --------
     numpy.quantile : the non-private counterpart.
     """
-    req = _check_request(q, epsilon, method, bins, bounds, bounds_share, n, n_share)
-    relation = check_neighbours(neighbours, ("add_remove", "replace"))
-    check_nan(nan, relation)
-    acc = check_accountant(accountant)
-    req = replace(
-        req,
-        relation=relation,
+    query = build_query(
+        values,
+        quantiles=q,
+        epsilon=epsilon,
+        bounds=_with_share(bounds, bounds_share),
+        bins=bins,
+        mechanism=method,
+        neighbours=neighbours,
+        n=n,
+        n_share=n_share,
         nan=nan,
-        data=values,
+        rng=rng,
+        accountant=accountant,
         column=column,
-        rng=resolve_source(rng),
-        accountant=acc,
     )
-    if acc is not None:  # refused before reading if it must
-        acc.check(record(str(method), req.eps, relation, req.qa, bounds, 0.0))
-    values = _column_of(req.data, req.column)
-    # Read once before any charge (shape, type, missing values): a refusal spends nothing.
-    size, unit = _read_before_charge(values, nan, relation)
-    steps = plan_steps(req, size, unit)
-    if acc is not None:  # the whole ε (bounds, count and quantiles), before any randomness
-        acc.charge(record(steps.chosen, req.eps, relation, req.qa, bounds, req.count_share))
-    assert req.rng is not None
-    return run_steps(values, req, steps, req.rng, size)
+    return run(query)  # type: ignore[no-any-return]
 
 
-def _check_request(
-    q: Any,
-    epsilon: Any,
-    method: Any,
-    bins: Any,
-    bounds: Any,
-    bounds_share: Any,
-    n: Any,
-    n_share: Any,
-) -> QuantilesRequest:
-    """The public choices of a call, checked before anything is read (the relation and
-    ``nan`` are filled in by the caller)."""
-    eps = check_epsilon(epsilon)
-    qa = _levels(q)
-    if not isinstance(method, str) or method not in METHODS:
-        raise InvalidParameterError(must("method", f"be one of {METHODS}. Got {method!r}."))
-    if (
-        bins is not None
-        and bins != "integers"
-        and (isinstance(bins, bool) or not isinstance(bins, int) or bins < 1)
-    ):
-        raise InvalidParameterError(must("bins", f"be an int >= 1 or 'integers'. Got {bins!r}."))
+def _with_share(bounds: Any, bounds_share: Any) -> Any:
+    """``bounds`` with ``bounds_share`` folded in (a :class:`PrivateBounds`)."""
+    if bounds_share is None:
+        return bounds
     request = private_request(bounds)
-    private = request is not None
-    if isinstance(bounds, str) and not private:
-        raise InvalidParameterError(must("bounds", f"be (lo, hi) or 'private'. Got {bounds!r}."))
-    if not private and (not isinstance(bounds, tuple | list) or len(bounds) != 2):
-        raise InvalidTypeError(must("bounds", f"be a pair (lo, hi) or 'private'. Got {bounds!r}."))
-    if bounds_share is not None and not private:
+    if request is None:
         raise InvalidParameterError(
             "The 'bounds_share' parameter applies only with bounds='private' (or one public "
             "side, (lo, 'private')); it would be ignored with public bounds."
         )
-    share = DEFAULT_SHARE if bounds_share is None else bounds_share
-    lower, upper = request if request is not None else (None, None)
-    known = check_known_bound(lower, upper, bins == "integers", "bounds") if private else None
-    private_n = isinstance(n, str) and n == "private"
-    if isinstance(n, str) and not private_n:
-        raise InvalidParameterError(must("n", f"be an int >= 0, 'private' or None. Got {n!r}."))
-    if n_share is not None and not private_n:
+    check_share(bounds_share)
+    lower, upper = (None if side == "private" else side for side in request)
+    return PrivateBounds(lower, upper, share=bounds_share)
+
+
+def median(
+    values: Any,
+    *,
+    epsilon: float,
+    bounds: tuple[Any, Any],
+    neighbours: str = "add_remove",
+    nan: str = "error",
+    rng: RandomSource | None = None,
+    details: bool = False,
+    accountant: Accountant | None = None,
+    integers: bool = False,
+) -> Any:
+    """A private median: the exponential-mechanism quantile at ``q = 1/2``.
+
+    The quantile query ``treedp.quantiles(values, 0.5, method="exponential", ...)`` (built
+    with :func:`treedp.build_query`, run with :func:`treedp.run_query`): pure ε-DP
+    (``PureDP(ε_spent)``, ``ε_spent <= ε``) under ``replace`` (score sensitivity 1) or
+    ``add_remove`` (sensitivity ``1/2 + 2**-32``), privacy unit one record; defined on every
+    dataset, the empty one included. See :func:`treedp.quantile_exponential` for the
+    mechanism, the ``nan`` policy and datetimes; :func:`treedp.stable_median` and
+    :func:`treedp.subsample_and_aggregate` are the (ε, δ) alternatives.
+
+    Parameters
+    ----------
+    values : array-like
+        The data (numbers or datetimes).
+    epsilon : float
+        The budget.
+    bounds : (lo, hi)
+        Public bounds (numbers or datetimes). For private bounds use
+        ``treedp.quantiles(values, 0.5, bounds="private", ...)``.
+    neighbours : {"add_remove", "replace"}, default="add_remove"
+        As :func:`quantiles` and the tree.
+    nan : {"error", "drop"}, default="error"
+    rng : RandomSource, optional
+    details : bool, default=False
+        Return the :class:`QuantilesResult` (a
+        :class:`~treedp.mechanisms.results.QuantileResult`) instead of the value.
+    accountant : Accountant, optional
+        Charged the whole ``epsilon`` once, after the data's read and before anything is
+        drawn.
+    integers : bool, default=False
+        Integer data on integer bounds: the median is an integer of the domain, on the right
+        side of a block of ties (``bins="integers"`` of :func:`quantiles`).
+
+    Returns
+    -------
+    float, numpy.datetime64 or QuantilesResult
+    """
+    if isinstance(bounds, PrivateBounds) or private_request(bounds) is not None:
         raise InvalidParameterError(
-            "The 'n_share' parameter applies only with n='private'; it would be ignored."
+            "treedp.median takes public 'bounds'; for bounds found privately use "
+            "treedp.quantiles(values, 0.5, bounds='private', method='exponential')."
         )
-    count_share = check_n_share(n_share, share if private else None) if private_n else 0.0
-    n = None if private_n or n is None else check_int(n, "n", lo=0)
-    return QuantilesRequest(
-        qa=qa,
-        eps=eps,
-        relation="add_remove",
-        nan="error",
-        method=method,
-        bins=bins,
+    if not isinstance(integers, bool):
+        raise InvalidParameterError(must("integers", f"be True or False. Got {integers!r}."))
+    result = quantiles(
+        values,
+        0.5,
+        epsilon=epsilon,
         bounds=bounds,
-        request=request,
-        share=share,
-        known=known,
-        n=n,
-        private_n=private_n,
-        count_share=count_share,
-        scalar=np.ndim(q) == 0,
+        bins="integers" if integers else None,
+        method="exponential",
+        neighbours=neighbours,
+        nan=nan,
+        rng=rng,
+        accountant=accountant,
     )
-
-
-def _column_of(values: Any, column: Any) -> Any:
-    """``values`` itself, or its ``column`` collected into memory by the engine that reads
-    ``values`` (:data:`treedp.engines.dispatch.ENGINES`: a DataFrame's, a cluster's, files')."""
-    engine = pick_engine(values)
-    if column is None:
-        if isinstance(values, str | os.PathLike):  # a file: a schema, not a column
-            raise InvalidParameterError(
-                "A file given as 'values' needs 'column' (the column to read)."
-            )
-        return values
-    if not isinstance(column, str):
-        raise InvalidTypeError(must("column", f"be a str. Got {type(column).__name__} instead."))
-    if engine.collect is None:
-        raise InvalidTypeError(
-            "The 'column' parameter applies to a pandas, polars, Dask or Spark DataFrame or a "
-            f"file; a {type(values).__name__} is one column already: drop 'column'."
-        )
-    return engine.collect(values, column)
-
-
-def _read_before_charge(values: Any, nan: str, relation: str) -> tuple[int, str | None]:
-    """The number of values (after ``nan="drop"``) and their datetime unit, or the refusal
-    the methods would raise (not one-dimensional, not numbers or datetimes, missing values
-    with ``nan="error"``): read before the charge so that a refusal spends nothing."""
-    data, unit = read_column(values, nan, relation)
-    return int(data.size), unit
+    return result if details else result.value

@@ -1,5 +1,9 @@
-"""The steps of ``treedp.quantiles`` after its public checks: choose, charge, run, report.
+"""The run of a quantile query (:func:`treedp.quantiles`, :func:`treedp.median`): choose,
+charge, run, report.
 
+:func:`run_quantiles` is the quantile stage of :func:`treedp.run.run`: it asks the accountant
+before reading, reads the column once (a refusal spends nothing), decides the steps, charges
+the whole epsilon once, and runs them.
 :func:`plan_steps` decides, from public parameters and the public (or, under replace, the
 counted) ``n``, the method, whether ``n="private"`` spends on a count, and the budget left,
 and makes every public check a method would make later, so that nothing public refuses after
@@ -10,6 +14,7 @@ warnings, and assembles the :class:`QuantilesResult`: the one place quantiles sp
 from __future__ import annotations
 
 import math
+import os
 import warnings
 from dataclasses import dataclass
 from fractions import Fraction
@@ -17,7 +22,9 @@ from typing import Any
 
 import numpy as np
 
+from treedp._validation import must
 from treedp.budget import check_epsilon
+from treedp.engines.dispatch import pick_engine
 from treedp.exceptions import BoundsWarning, DataError, InvalidParameterError, InvalidTypeError
 from treedp.mechanisms.results import QuantileResult
 from treedp.noise import RandomSource
@@ -29,8 +36,10 @@ from treedp.quantile_methods import (
     inside_integer_limit,
     integer_bounds,
 )
+from treedp.quantile_query import QuantilesRequest
 from treedp.quantiles_choice import _fixed_choice, choose_method, tree_bins
-from treedp.value_methods._column import describe, float_up, is_datetime_like
+from treedp.query import Query
+from treedp.value_methods._column import describe, float_up, is_datetime_like, read_column
 from treedp.value_methods.bounds_split import (
     cut_integer_range,
     integer_cut_warning,
@@ -41,7 +50,7 @@ from treedp.value_methods.bounds_warnings import few_records_warning, grid_end_w
 from treedp.value_methods.private_count import CONTRACT as COUNT_CONTRACT
 from treedp.value_methods.private_count import count_scale, release_count
 
-__all__ = ["QuantilesRequest", "QuantilesResult", "Steps", "plan_steps", "record", "run_steps"]
+__all__ = ["QuantilesResult", "Steps", "plan_steps", "record", "run_quantiles", "run_steps"]
 
 
 @dataclass(frozen=True, repr=False, kw_only=True)
@@ -87,36 +96,6 @@ class QuantilesResult(QuantileResult):
 
 
 @dataclass(frozen=True)
-class QuantilesRequest:
-    """A ``quantiles`` call, checked (nothing read from the data): the privacy (``eps``,
-    ``relation``), the domain (``bounds``, ``bins``, the private-bounds ``request`` and its
-    ``share`` and public side ``known``), the strategy (``method``; ``n`` the public count, or
-    None when not given or ``"private"``; ``count_share`` the share of a private count, 0
-    without one), the output (``qa``, ``scalar``) and the source (``data``, ``column``, ``rng``,
-    ``accountant``).
-    """
-
-    qa: np.ndarray
-    eps: float
-    relation: str
-    nan: str
-    method: str
-    bins: Any
-    bounds: Any
-    request: tuple[Any, Any] | None
-    share: float
-    known: str | None
-    n: int | None
-    private_n: bool
-    count_share: float
-    scalar: bool
-    data: Any = None
-    column: str | None = None
-    rng: RandomSource | None = None
-    accountant: Any = None
-
-
-@dataclass(frozen=True)
 class Steps:
     """What :func:`plan_steps` decided: the method (or its record name, with a private count
     still to choose it), where ``n`` comes from, the count's ``(scale, ε)`` and the rest."""
@@ -127,6 +106,41 @@ class Steps:
     count: tuple[Any, float] | None
     after_bounds: float
     m: int
+
+
+def run_quantiles(query: Query) -> QuantilesResult:
+    """Run a quantile query: check the accountant, read, decide, charge once, run."""
+    req, acc = query.quantiles, query.accountant
+    assert req is not None
+    if acc is not None:  # refused before reading if it must
+        acc.check(record(req.method, req.eps, req.relation, req.qa, req.bounds, 0.0))
+    values = _column_of(query.data, query.column)
+    # Read once before any charge (shape, type, missing values): a refusal spends nothing.
+    data, unit = read_column(values, req.nan, req.relation)
+    steps = plan_steps(req, int(data.size), unit)
+    if acc is not None:  # the whole ε (bounds, count and quantiles), before any randomness
+        acc.charge(record(steps.chosen, req.eps, req.relation, req.qa, req.bounds, req.count_share))
+    return run_steps(values, req, steps, query.rng, int(data.size))
+
+
+def _column_of(values: Any, column: Any) -> Any:
+    """``values`` itself, or its ``column`` collected into memory by the engine that reads
+    ``values`` (:data:`treedp.engines.dispatch.ENGINES`: a DataFrame's, a cluster's, files')."""
+    engine = pick_engine(values)
+    if column is None:
+        if isinstance(values, str | os.PathLike):  # a file: a schema, not a column
+            raise InvalidParameterError(
+                "A file given as 'values' needs 'column' (the column to read)."
+            )
+        return values
+    if not isinstance(column, str):
+        raise InvalidTypeError(must("column", f"be a str. Got {type(column).__name__} instead."))
+    if engine.collect is None:
+        raise InvalidTypeError(
+            "The 'column' parameter applies to a pandas, polars, Dask or Spark DataFrame or a "
+            f"file; a {type(values).__name__} is one column already: drop 'column'."
+        )
+    return engine.collect(values, column)
 
 
 def plan_steps(req: QuantilesRequest, size: int, unit: str | None) -> Steps:

@@ -1,12 +1,13 @@
 """One validated query: what every release call builds, before any value is read.
 
 :func:`build_query` turns the keywords of :func:`treedp.release_cdf`,
-:func:`treedp.release_grouped` and :func:`treedp.release_counts` into one frozen
-:class:`Query`: the privacy (budget, relation, unit and contribution bounds), the domain (public
-bins, or a request for private bounds and their share), the strategy (a validated
-:class:`~treedp.spec.ReleaseSpec`, its plan), the output options and the source. Every public
-rule is checked here, once; :func:`treedp.run.run` then runs the query and checks only what
-needs the data.
+:func:`treedp.release_grouped`, :func:`treedp.release_counts`, :func:`treedp.quantiles` and
+:func:`treedp.median` into one frozen :class:`Query`: the privacy (budget, relation, unit and
+contribution bounds), the domain (public bins, or a request for private bounds and their
+share), the strategy (a validated :class:`~treedp.spec.ReleaseSpec` and its plan, or the
+quantile request of :mod:`treedp.quantile_query`), the output options and the source. Every
+public rule is checked here, once; :func:`treedp.run.run` then runs the query and checks only
+what needs the data.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Any
+from typing import Any, cast
 
 from treedp import grouped_columns as columns
 from treedp._validation import must
@@ -31,6 +32,7 @@ from treedp.planning import Plan, PlanCache
 from treedp.privacy.accountant import Accountant, check_accountant
 from treedp.privacy.contribution import ContributionBounds
 from treedp.privacy.measures import ZCDP, ApproxDP, Measure, PureDP
+from treedp.quantile_query import QuantilesRequest, quantiles_request
 from treedp.spec import ReleaseSpec, make_spec
 
 __all__ = ["Grouping", "Query", "approx_target", "build_query"]
@@ -72,9 +74,11 @@ class Query:
         :data:`treedp.engines.dispatch.ENGINES`), or bin counts (``counts=True``).
     column : str or None
         The value column of a table.
-    spec : ReleaseSpec
+    spec : ReleaseSpec or None
         The record-level mechanism's public parameters (with private bounds: on stand-in
-        bins of the same number, and the budget left after the bounds).
+        bins of the same number, and the budget left after the bounds); None for a quantile
+        query, whose method and bins are chosen when it runs (from public parameters and a
+        public or privately counted ``n``).
     bins : Bins or None
         The public bins; None when they come from the private-bounds stage.
     private_bounds : PrivateBounds or None
@@ -82,11 +86,13 @@ class Query:
         ``"integers"``).
     grouping : Grouping or None
         None: one row is one person and there is one distribution.
+    quantiles : QuantilesRequest or None
+        A quantile query's levels, method and ``n`` policy; None for a release.
     """
 
     data: Any
     column: str | None
-    spec: ReleaseSpec
+    spec: ReleaseSpec | None
     bins: Bins | None
     plan: Plan | None
     plan_cache: PlanCache | bool | None
@@ -99,6 +105,14 @@ class Query:
     grouping: Grouping | None = None
     progress: bool | None = None
     engine: Any = None
+    quantiles: QuantilesRequest | None = None
+
+    @property
+    def release_spec(self) -> ReleaseSpec:
+        """The spec of a release query (every query but a quantile one has one)."""
+        if self.spec is None:
+            raise TypeError("a quantile query has no release spec")  # pragma: no cover
+        return self.spec
 
     @property
     def epsilon(self) -> float | None:
@@ -106,7 +120,9 @@ class Query:
         bounds, the bounds' share included)."""
         if self.grouping is not None:
             return self.grouping.epsilon
-        return self.spec.epsilon if self.total_epsilon is None else self.total_epsilon
+        if self.total_epsilon is not None or self.spec is None:
+            return self.total_epsilon
+        return self.spec.epsilon
 
 
 def build_query(
@@ -118,7 +134,7 @@ def build_query(
     bins: Any = None,
     edges: Any = None,
     neighbours: str = "add_remove",
-    n: int | None = None,
+    n: int | str | None = None,
     mechanism: str | MechanismOptions = "auto",
     plan: Plan | PlanCache | bool | None = None,
     postprocess: str = "monotone",
@@ -135,22 +151,39 @@ def build_query(
     delta: float | None = None,
     selection_epsilon: float | None = None,
     counts: bool = False,
+    quantiles: Any = None,
+    n_share: float | None = None,
 ) -> Query:
     """Check every public parameter of a release, once, and freeze them (no value is read).
 
-    The keywords are those of :func:`treedp.release_cdf` (and of
-    :func:`treedp.release_grouped`, which adds ``by``, ``keys``, ``delta`` and
-    ``selection_epsilon``). ``bins`` may be a number, ``"integers"``, a :class:`Bins` or an
-    array of edges; ``bounds`` a pair, ``"private"``, a pair with one ``"private"`` side or a
-    :class:`PrivateBounds`; ``plan`` a :class:`Plan`, a :class:`PlanCache` or False (plan
-    afresh).
+    The keywords are those of :func:`treedp.release_cdf` and :func:`treedp.release_grouped`
+    (``bins`` may also be a :class:`Bins` or edges; ``plan`` a :class:`PlanCache` or False).
+    ``quantiles=q`` asks for quantiles at levels ``q``, with the keywords of
+    :func:`treedp.quantiles` (``mechanism`` is then the quantile method).
 
-    Raises
-    ------
-    InvalidParameterError, InvalidTypeError
-        Naming the argument and what is allowed.
+    Returns
+    -------
+    Query
+        Run it with :func:`treedp.run_query`. A refusal names the argument and what is
+        allowed (``InvalidParameterError``, ``InvalidTypeError``).
     """
     check_accountant(accountant)
+    if quantiles is not None:
+        extras = {
+            "privacy": privacy, "edges": edges, "plan": plan, "privacy_unit": privacy_unit,
+            "progress": progress, "engine": engine, "by": by, "keys": keys, "delta": delta,
+            "selection_epsilon": selection_epsilon,
+            "postprocess": None if postprocess == "monotone" else postprocess,
+            "integer": integer or None, "counts": counts or None,
+        }  # fmt: skip
+        request = quantiles_request(
+            quantiles, epsilon, mechanism, bins, bounds, n, n_share, neighbours, nan, extras
+        )
+        return _quantile_query(values, column, request, rng, accountant)
+    if n_share is not None:
+        raise InvalidParameterError(
+            "The 'n_share' parameter applies only to a quantile query with n='private'."
+        )
     wants_progress(progress)  # its type
     if engine is not None:
         check_local_engine(engine, values)
@@ -174,7 +207,7 @@ def build_query(
     unit = _unit(privacy_unit)
     if by is not None or unit is not None:
         if private is not None or n is not None or engine is not None or progress is not None:
-            _refuse_for_people(private, n)
+            _refuse_for_people(private, cast(int | None, n))
         refuse_unless_per_group(options.name)
         grouping, spec_budget = _grouping(
             values, column, by, keys, unit, (epsilon, privacy), delta, selection_epsilon, neighbours
@@ -187,24 +220,60 @@ def build_query(
             "The 'keys', 'delta' and 'selection_epsilon' parameters belong to a group-by "
             "release: give 'by' (treedp.release_grouped)."
         )
-    budget: tuple[float | None, Measure | None] = (epsilon, privacy)
-    local = {"progress": progress, "engine": engine}
+    common.update(progress=progress, engine=engine)
+    output = (options, postprocess, integer, nan)
+    domain = (private, bins, bounds, edges)
+    return _distribution_query(domain, (epsilon, privacy), neighbours, n, output, common)
+
+
+def _distribution_query(
+    domain: tuple[PrivateBounds | None, Any, Any, Any],
+    budget: tuple[float | None, Measure | None],
+    neighbours: str,
+    n: Any,
+    output: tuple[MechanismOptions, str, bool, str],
+    common: dict[str, Any],
+) -> Query:
+    """A query for one distribution of one row per record: public or private bounds."""
+    private, bins, bounds, edges = domain
+    n = cast(int | None, n)  # the spec refuses a str (n="private" is for quantiles)
     if private is None:
         the_bins = bins if isinstance(bins, Bins) else public_bins(bounds, bins, edges)
-        spec = _spec(the_bins, budget, neighbours, n, options, postprocess, integer, nan)
+        spec = _spec(the_bins, budget, neighbours, n, *output)
         spec.require_n()  # a release (not a plan) needs the public n under replace
-        return Query(spec=spec, bins=the_bins, **local, **common)
-    output = (postprocess, integer, nan, the_plan is not None)
-    spec = _private_spec(private, bins, edges, budget, neighbours, n, options, *output)
+        return Query(spec=spec, bins=the_bins, **common)
+    has_plan = common["plan"] is not None
+    spec = _private_spec(private, bins, edges, budget, neighbours, n, *output, has_plan)
     spec.require_n()
     return Query(
         spec=spec,
         bins=None,
         private_bounds=private,
         bins_request=bins,
-        total_epsilon=check_epsilon(epsilon),
-        **local,
+        total_epsilon=check_epsilon(budget[0]),
         **common,
+    )
+
+
+def _quantile_query(
+    values: Any,
+    column: str | None,
+    request: QuantilesRequest,
+    rng: RandomSource | None,
+    accountant: Accountant | None,
+) -> Query:
+    """A quantile query: no spec (the method and bins are chosen when it runs)."""
+    return Query(
+        data=values,
+        column=column,
+        spec=None,
+        bins=None,
+        plan=None,
+        plan_cache=None,
+        rng=check_source(rng),
+        accountant=accountant,
+        total_epsilon=request.eps,
+        quantiles=request,
     )
 
 

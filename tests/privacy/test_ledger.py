@@ -307,7 +307,7 @@ def test_ledger_with_every_mechanism(tmp_path: Path) -> None:
     with open_ledger(path, "col") as led:
         names = [c.record.mechanism for c in led.history]
         assert len(names) == 4 and names[1:] == [
-            "quantile_exponential",
+            "quantiles[exponential]",  # treedp.median is a quantile query
             "stable_median",
             "subsample_and_aggregate:disjoint",
         ]

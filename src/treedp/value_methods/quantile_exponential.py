@@ -1,4 +1,4 @@
-"""Smith's exponential-mechanism quantile on a fine public grid, sampled exactly; the median.
+"""Smith's exponential-mechanism quantile on a fine public grid, sampled exactly.
 
 Guarantee: pure ε-DP per call (``PureDP(ε_spent)``, ``ε_spent <= ε``), ``replace`` or
 ``add_remove`` neighbours, privacy unit one record. The score's sensitivity is 1 under
@@ -45,7 +45,6 @@ __all__ = [
     "GRID_BITS",
     "NEIGHBOURS",
     "TARGET_BITS",
-    "median",
     "quantile_exponential",
 ]
 
@@ -284,66 +283,6 @@ def quantile_exponential(
         values, q, bounds, epsilon, neighbours, nan, rng, 1, accountant, integers
     )
     return deliver(draws, q, neighbours, CONTRACT.name, details)
-
-
-def median(
-    values: Any,
-    *,
-    epsilon: float,
-    bounds: tuple[Any, Any],
-    neighbours: str = "add_remove",
-    nan: str = "error",
-    rng: RandomSource | None = None,
-    details: bool = False,
-    accountant: Accountant | None = None,
-    integers: bool = False,
-) -> Any:
-    """A private median: the exponential-mechanism quantile at ``q = 1/2``.
-
-    ``median(values, epsilon=..., bounds=...)`` is ``quantile_exponential(values, 0.5, ...)``:
-    pure ε-DP (``PureDP(ε_spent)``, ``ε_spent <= ε``) under ``replace`` (score sensitivity 1)
-    or ``add_remove`` (sensitivity ``1/2 + 2**-32``), privacy unit one record; defined on
-    every dataset, the empty one included. See :func:`quantile_exponential` for the
-    mechanism, the ``nan`` policy and datetimes; :func:`treedp.stable_median` and
-    :func:`treedp.subsample_and_aggregate` are the (ε, δ) alternatives.
-
-    Parameters
-    ----------
-    values : array-like
-        The data (numbers or datetimes).
-    epsilon : float
-        The budget.
-    bounds : (lo, hi)
-        Public bounds (numbers or datetimes).
-    neighbours : {"add_remove", "replace"}, default="add_remove"
-        As :func:`treedp.quantiles` and the tree (the default was ``"replace"`` before).
-    nan : {"error", "drop"}, default="error"
-    rng : RandomSource, optional
-    details : bool, default=False
-        Return a :class:`~treedp.mechanisms.results.QuantileResult` instead of the value.
-    accountant : Accountant, optional
-        Charged before anything is drawn, as for :func:`quantile_exponential`.
-    integers : bool, default=False
-        Integer data on integer bounds: the median is an integer of the domain, on the right
-        side of a block of ties (:func:`quantile_exponential`). For private bounds use
-        ``treedp.quantiles(values, 0.5, bounds="private", ...)``.
-
-    Returns
-    -------
-    float, numpy.datetime64 or QuantileResult
-    """
-    return quantile_exponential(
-        values,
-        0.5,
-        bounds=bounds,
-        epsilon=epsilon,
-        neighbours=neighbours,
-        nan=nan,
-        rng=rng,
-        details=details,
-        accountant=accountant,
-        integers=integers,
-    )
 
 
 def _quantile_exponential_draws(
