@@ -114,3 +114,55 @@ def test_release_cdf_takes_at_most_16_keywords_and_is_typed_release() -> None:
     keywords = [p for p in sig.parameters.values() if p.kind is p.KEYWORD_ONLY]
     assert len(keywords) <= 16
     assert typing.get_type_hints(treedp.release_cdf)["return"] is treedp.Release
+
+
+def test_quantiles_and_median_are_queries_run_by_the_one_run() -> None:
+    """treedp.quantiles and treedp.median build the one Query (build_query(quantiles=...))
+    and run it with treedp.run_query: the same answers for the same seed."""
+    x = np.random.default_rng(3).normal(50, 10, 500)
+    query = treedp.build_query(
+        x, quantiles=[0.25, 0.5], epsilon=1.0, bounds=(0, 100), rng=InsecureSeededSource(5)
+    )
+    assert isinstance(query, treedp.Query) and query.spec is None
+    assert query.quantiles is not None and query.epsilon == 1.0
+    ran = treedp.run_query(query)
+    direct = treedp.quantiles(
+        x, [0.25, 0.5], epsilon=1.0, bounds=(0, 100), rng=InsecureSeededSource(5)
+    )
+    assert isinstance(ran, treedp.QuantilesResult)
+    assert np.array_equal(ran.value, direct.value) and ran.method == direct.method
+    med = treedp.run_query(
+        treedp.build_query(
+            x, quantiles=0.5, mechanism="exponential", epsilon=1.0, bounds=(0, 100),
+            rng=InsecureSeededSource(6),
+        )
+    )  # fmt: skip
+    assert treedp.median(x, epsilon=1.0, bounds=(0, 100), rng=InsecureSeededSource(6)) == med.value
+    shared = treedp.PrivateBounds(share=0.3)
+    a = treedp.quantiles(x, 0.5, epsilon=1.0, bounds=shared, rng=InsecureSeededSource(7))
+    b = treedp.quantiles(
+        x, 0.5, epsilon=1.0, bounds="private", bounds_share=0.3, rng=InsecureSeededSource(7)
+    )
+    assert a.value == b.value and a.parts == b.parts
+
+
+@pytest.mark.parametrize(
+    "extra",
+    [
+        {"privacy": treedp.ZCDP(0.5)},
+        {"by": "k"},
+        {"plan": False},
+        {"integer": True},
+        {"postprocess": "none"},
+        {"counts": True},
+    ],
+)
+def test_a_quantile_query_refuses_release_only_keywords_before_reading(extra: dict) -> None:  # type: ignore[type-arg]
+    acct = _accountant()
+    with pytest.raises(InvalidParameterError, match=repr(next(iter(extra)))):
+        treedp.build_query(
+            _Unread(), quantiles=0.5, epsilon=1.0, bounds=(0, 1), accountant=acct, **extra
+        )
+    with pytest.raises(InvalidParameterError, match="n_share"):
+        treedp.build_query(_Unread(), epsilon=1.0, bounds=(0, 1), bins=4, n_share=0.2)
+    assert not acct.history
