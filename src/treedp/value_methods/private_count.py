@@ -22,15 +22,8 @@ from treedp.noise import RandomSource, resolve_source
 from treedp.noise.discrete_laplace import sample_discrete_laplace
 from treedp.noise.rational import noise_scale
 from treedp.privacy import PureDP
-from treedp.privacy.accountant import Accountant, check_accountant
-from treedp.privacy.spend import SpendRecord
-from treedp.value_methods._column import (
-    check_nan,
-    check_neighbours,
-    describe,
-    float_up,
-    read_column,
-)
+from treedp.privacy.accountant import Accountant
+from treedp.value_methods._column import Call, float_up, open_call, read_column
 
 __all__ = ["CONTRACT", "NEIGHBOURS", "SENSITIVITY", "CountResult", "count_scale", "private_count"]
 
@@ -132,25 +125,12 @@ def private_count(
     CountResult
         ``value`` (the released count, an int >= 0), ``scale``, ``guarantee``, ``spend``.
     """
-    eps = check_epsilon(epsilon)
-    relation = check_neighbours(neighbours, NEIGHBOURS)
-    check_nan(nan, relation)
-    data, _unit = read_column(values, nan, relation)
+    eps, relation, policy = open_call(accountant, epsilon, neighbours, NEIGHBOURS, nan)
+    data, _unit = read_column(values, policy, relation)
     scale, spent = count_scale(eps)
     source = resolve_source(rng)
-    check_accountant(accountant)
-    parameters = {"epsilon": eps, "nan": nan, "sensitivity": SENSITIVITY}
-    if accountant is not None:
-        accountant.charge(SpendRecord(CONTRACT.name, PureDP(spent), relation, "record", parameters))
+    parameters = {"epsilon": eps, "nan": policy, "sensitivity": SENSITIVITY}
+    call = Call(CONTRACT.name, relation, eps, parameters, source)
+    call.charge(accountant, PureDP(spent))
     value = release_count(int(data.size), scale, source)
-    return CountResult(
-        value=value,
-        guarantee=PureDP(spent),
-        neighbours=relation,
-        mechanism=CONTRACT.name,
-        epsilon=eps,
-        sensitivity=(float(SENSITIVITY),),
-        parameters=parameters,
-        randomness=describe(source),
-        scale=scale,
-    )
+    return call.result(CountResult, value, PureDP(spent), (SENSITIVITY,), scale=scale)

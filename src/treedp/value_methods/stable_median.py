@@ -12,20 +12,18 @@ from typing import Any
 
 import numpy as np
 
-from treedp.budget import check_epsilon
-from treedp.mechanisms.results import PRIVACY_UNIT, Contract, MedianResult
-from treedp.noise import RandomSource, noise_scale, resolve_source, sample_discrete_laplace
+from treedp.mechanisms.results import Contract, MedianResult
+from treedp.noise import RandomSource, noise_scale, resolve_source
 from treedp.noise.tail import tail_threshold
 from treedp.privacy import ApproxDP
-from treedp.privacy.accountant import Accountant, check_accountant
-from treedp.privacy.spend import SpendRecord
+from treedp.privacy.accountant import Accountant
 from treedp.value_methods._column import (
+    Call,
     as_datetimes,
     check_delta,
-    check_nan,
-    check_neighbours,
-    describe,
+    clears,
     float_up,
+    open_call,
     read_column,
 )
 
@@ -126,33 +124,18 @@ def stable_median(
     ----------
     .. [DR14] C. Dwork, A. Roth. The Algorithmic Foundations of Differential Privacy, Ch. 7.
     """
-    check_accountant(accountant)
-    eps = check_epsilon(epsilon)
+    eps, relation, policy = open_call(accountant, epsilon, neighbours, NEIGHBOURS, nan)
     dlt = check_delta(delta)
-    relation = check_neighbours(neighbours, NEIGHBOURS)
-    policy = check_nan(nan, relation)
     source = resolve_source(rng)
     x, unit = read_column(values, policy, relation)
     scale = noise_scale(SENSITIVITY, eps)
     guarantee = ApproxDP(float_up(Fraction(SENSITIVITY) / scale), dlt)
-    parameters = {"epsilon": eps, "delta": dlt, "nan": policy}
-    if accountant is not None:  # committed before the noise is drawn (fail closed)
-        accountant.charge(SpendRecord(CONTRACT.name, guarantee, relation, PRIVACY_UNIT, parameters))
+    call = Call(CONTRACT.name, relation, eps, {"epsilon": eps, "delta": dlt, "nan": policy}, source)
+    call.charge(accountant, guarantee)
     value = None
     if x.size:  # n is public under replace: the empty dataset is always refused
         med, stability = _median_stability(x)
-        threshold = 1 + tail_threshold(scale, dlt)
-        z = int(sample_discrete_laplace(scale, 1, source)[0])
-        if stability + z >= threshold:
+        if clears(stability, 1 + tail_threshold(scale, dlt), scale, source):
             value = float(med) if unit is None else as_datetimes(med, unit)
-    result = MedianResult(
-        value=value,
-        guarantee=guarantee,
-        neighbours=relation,
-        mechanism=CONTRACT.name,
-        epsilon=eps,
-        sensitivity=(float(SENSITIVITY),),
-        parameters=parameters,
-        randomness=describe(source),
-    )
+    result = call.result(MedianResult, value, guarantee, (SENSITIVITY,))
     return result if details else result.value
