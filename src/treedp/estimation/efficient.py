@@ -33,6 +33,7 @@ References
 
 from __future__ import annotations
 
+import math
 from bisect import bisect_right
 from dataclasses import dataclass
 from functools import cached_property
@@ -44,29 +45,19 @@ from treedp.tree import TreeShape
 __all__ = ["EfficientFit", "LevelValues", "VariancePlan", "combine", "efficient_tree"]
 
 
-def combine(v1: np.ndarray, v2: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Weights and variance of the inverse-variance combination of two independent estimates.
-
-    Returns ``(w, v)``: the combination is ``w·e1 + (1 - w)·e2`` with variance ``v``. A
-    variance of 0 means exact (it wins); ``inf`` means no information (it loses).
-    """
-    v1 = np.atleast_1d(np.asarray(v1, dtype=np.float64))
-    v2 = np.atleast_1d(np.asarray(v2, dtype=np.float64))
-    w = np.empty(np.broadcast(v1, v2).shape)
-    v = np.empty_like(w)
-    v1, v2 = np.broadcast_arrays(v1, v2)
-    exact1 = v1 == 0
-    exact2 = (v2 == 0) & ~exact1
-    none1 = np.isinf(v1) & ~exact2
-    none2 = np.isinf(v2) & ~exact1 & ~none1
-    regular = ~(exact1 | exact2 | none1 | none2)
-    w[regular] = v2[regular] / (v1[regular] + v2[regular])
-    v[regular] = v1[regular] * v2[regular] / (v1[regular] + v2[regular])
-    w[exact1], v[exact1] = 1.0, 0.0
-    w[exact2], v[exact2] = 0.0, 0.0
-    w[none1], v[none1] = 0.0, v2[none1]
-    w[none2], v[none2] = 1.0, v1[none2]
-    return w, v
+def combine(v1: float, v2: float) -> tuple[float, float]:
+    """The weight ``w`` and variance ``v`` of ``w·e1 + (1 - w)·e2``, the inverse-variance
+    combination of two independent estimates of variances ``v1``, ``v2``. A variance of 0
+    means exact (it wins); ``inf`` means no information (it loses)."""
+    if v1 == 0:
+        return 1.0, 0.0
+    if v2 == 0:
+        return 0.0, 0.0
+    if math.isinf(v1):
+        return 0.0, v2
+    if math.isinf(v2):
+        return 1.0, v1
+    return v2 / (v1 + v2), v1 * v2 / (v1 + v2)
 
 
 @dataclass(frozen=True, eq=False)
@@ -146,13 +137,13 @@ class LevelValues:
         return cum[run] + (index - starts[run]) * values[run]
 
 
-def _apply(fn, *levels: LevelValues) -> tuple[LevelValues, ...]:  # type: ignore[no-untyped-def]
-    """Apply an elementwise ``fn`` returning several arrays to levels of the same length."""
-    length = levels[0].length
-    starts = np.unique(np.concatenate([lv.starts for lv in levels]))
-    args = [lv.gather(starts) for lv in levels]
-    results = fn(*args)
-    return tuple(LevelValues.make(starts.tolist(), r.tolist(), length) for r in results)
+def _combine_levels(a: LevelValues, b: LevelValues) -> tuple[LevelValues, LevelValues]:
+    """:func:`combine` node by node: the weights and the variances, as levels."""
+    starts = np.unique(np.concatenate([a.starts, b.starts]))
+    pairs = [combine(x, y) for x, y in zip(a.gather(starts), b.gather(starts), strict=True)]
+    return tuple(  # type: ignore[return-value]
+        LevelValues.make(starts.tolist(), [float(p[i]) for p in pairs], a.length) for i in (0, 1)
+    )
 
 
 class VariancePlan:
@@ -192,7 +183,7 @@ class VariancePlan:
                 child.cumulative(np.array([last * k]))[0]
             )
             children = LevelValues.make([0, last, last + 1], [full_sum, last_sum, 0.0], lengths[lv])
-            w_below[lv], var_b[lv] = _apply(combine, node_var[lv], children)
+            w_below[lv], var_b[lv] = _combine_levels(node_var[lv], children)
         self.var_below = var_b
         self.w_below = w_below
         # from above: runs of a level are its parents' runs, plus the last sibling group
@@ -216,8 +207,8 @@ class VariancePlan:
             starts.extend(range((parents - 1) * k, parents * k))
             values.extend((last_a + (float(group.sum()) - group)).tolist())
             other = LevelValues.make(starts, values, lengths[lv])
-            wa, va = _apply(combine, node_var[lv], other)
-            we, ve = _apply(combine, var_b[lv], other)
+            wa, va = _combine_levels(node_var[lv], other)
+            we, ve = _combine_levels(var_b[lv], other)
             var_a.append(va)
             var_e.append(ve)
             w_above.append(wa)

@@ -16,29 +16,15 @@ All depend only on public parameters; tests check them against brute-force avera
 
 from __future__ import annotations
 
-import math
 from bisect import bisect_right
 
 import numpy as np
 
 from treedp.estimation.covariance import DirectTreeCovariance, EfficientTreeCovariance
-from treedp.estimation.efficient import LevelValues, VariancePlan
+from treedp.estimation.efficient import LevelValues, VariancePlan, combine
 from treedp.tree import TreeShape
 
 __all__ = ["max_prefix_variance", "mean_prefix_variance", "mean_range_variance"]
-
-
-def _combine(v1: float, v2: float) -> tuple[float, float]:
-    """:func:`treedp.estimation.efficient.combine` for two scalars (same arithmetic)."""
-    if v1 == 0:
-        return 1.0, 0.0
-    if v2 == 0:
-        return 0.0, 0.0
-    if math.isinf(v1):
-        return 0.0, v2
-    if math.isinf(v2):
-        return 1.0, v1
-    return v2 / (v1 + v2), v1 * v2 / (v1 + v2)
 
 
 class _BelowPlan:
@@ -75,7 +61,7 @@ class _BelowPlan:
             for start in starts:
                 own = var if start < size else 0.0
                 below = full_sum if start < last else (last_sum if start == last else 0.0)
-                combined.append(_combine(own, below)[1])
+                combined.append(combine(own, below)[1])
             var_b[lv] = LevelValues.make(starts, combined, length)
         self.var_below = var_b
         self.root_variance = float(var_b[0].values[0])

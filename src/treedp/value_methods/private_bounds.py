@@ -239,15 +239,14 @@ def _bounds(
     loss = bounds_loss(epsilon, relation, known is not None)
     k = ALLOWANCE_SCALES * float(t_nu) if allowance is None else float(allowance)
     lo = hi = stop_lo = stop_hi = 0.0
+    # A public side starts the other scan past it (the audits' mutants take no start).
     if upper is None:
-        first = 0 if lower is None else int(np.searchsorted(SIGNED_GRID, lower, side="right"))
-        up = _scan_up(x, t_rho, t_nu, k, source, first)
+        first = () if lower is None else (int(np.searchsorted(SIGNED_GRID, lower, "right")),)
+        up = _scan_up(x, t_rho, t_nu, k, source, *first)
         stop_hi, hi = float(SIGNED_GRID[up]), _outwards(up, 1, MARGIN)
     if lower is None:
-        last = SIGNED_GRID.size - 1
-        if upper is not None:
-            last = int(np.searchsorted(SIGNED_GRID, upper, side="left")) - 1
-        down = _scan_down(x, t_rho, t_nu, k, source, last)
+        last = () if upper is None else (int(np.searchsorted(SIGNED_GRID, upper, "left")) - 1,)
+        down = _scan_down(x, t_rho, t_nu, k, source, *last)
         stop_lo, lo = float(SIGNED_GRID[down]), _outwards(down, -1, MARGIN)
     if lower is not None:
         stop_lo = lo = float(lower)
