@@ -31,12 +31,8 @@ def test_below_pass_and_mean_match_the_full_variance_plan(n_bins: int) -> None:
             full = VariancePlan(shape, var)
             lean = objectives._BelowPlan(shape, var)
             for level in range(shape.height + 1):
-                assert (
-                    lean.var_below[level].starts.tolist() == full.var_below[level].starts.tolist()
-                )
-                assert (
-                    lean.var_below[level].values.tolist() == full.var_below[level].values.tolist()
-                )
+                assert lean.var_below[level].starts == full.var_below[level].starts.tolist()
+                assert lean.var_below[level].values == full.var_below[level].values.tolist()
             assert lean.root_variance == full.root_variance
             assert objectives._efficient_mean(lean) == objectives._efficient_mean(full)
 

@@ -35,14 +35,23 @@ from __future__ import annotations
 
 import math
 from bisect import bisect_right
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cached_property
+from typing import TypeVar
 
 import numpy as np
 
 from treedp.tree import TreeShape
 
-__all__ = ["EfficientFit", "LevelValues", "VariancePlan", "combine", "efficient_tree"]
+__all__ = [
+    "EfficientFit",
+    "LevelValues",
+    "Runs",
+    "VariancePlan",
+    "combine",
+    "efficient_tree",
+]
 
 
 def combine(v1: float, v2: float) -> tuple[float, float]:
@@ -60,6 +69,35 @@ def combine(v1: float, v2: float) -> tuple[float, float]:
     return v2 / (v1 + v2), v1 * v2 / (v1 + v2)
 
 
+class Runs:
+    """One level's per-node values as runs in plain Python: ``values[r]`` on ``[starts[r],
+    next)``, empty runs dropped and equal neighbours merged (for the planner's many small
+    lookups; :class:`LevelValues` is the numpy form)."""
+
+    __slots__ = ("cum", "length", "starts", "values")
+
+    def __init__(self, starts: list[int], values: list[float], length: int) -> None:
+        self.starts: list[int] = []
+        self.values: list[float] = []
+        self.cum = [0.0]  # Σ of the values before each run
+        for start, stop, value in zip(starts, [*starts[1:], length], values, strict=True):
+            if start < stop and not (self.values and self.values[-1] == value):
+                if self.starts:
+                    self.cum.append(self.cum[-1] + (start - self.starts[-1]) * self.values[-1])
+                self.starts.append(start)
+                self.values.append(float(value))
+        self.length = length
+
+    def value_at(self, index: int) -> float:
+        """The value at one node."""
+        return self.values[bisect_right(self.starts, index) - 1]
+
+    def cumulative_at(self, index: int) -> float:
+        """``Σ_{i < index} value[i]`` for one index."""
+        run = max(bisect_right(self.starts, index) - 1, 0)
+        return self.cum[run] + (index - self.starts[run]) * self.values[run]
+
+
 @dataclass(frozen=True, eq=False)
 class LevelValues:
     """Per-node values of one level, constant on runs: ``values[r]`` on ``[starts[r], next)``.
@@ -74,17 +112,8 @@ class LevelValues:
     @staticmethod
     def make(starts: list[int], values: list[float], length: int) -> LevelValues:
         """Build from run starts (merging equal neighbours and empty runs)."""
-        keep_s: list[int] = []
-        keep_v: list[float] = []
-        bounds = [*starts[1:], length]
-        for start, stop, value in zip(starts, bounds, values, strict=True):
-            if stop <= start:
-                continue
-            if keep_v and keep_v[-1] == value:
-                continue
-            keep_s.append(start)
-            keep_v.append(float(value))
-        return LevelValues(np.array(keep_s, dtype=np.int64), np.array(keep_v), length)
+        runs = Runs(starts, values, length)
+        return LevelValues(np.array(runs.starts, dtype=np.int64), np.array(runs.values), length)
 
     def runs(self) -> list[tuple[int, int, float]]:
         """``(start, stop, value)`` for every run."""
@@ -116,25 +145,17 @@ class LevelValues:
         return np.repeat(self.values, stops - self.starts)
 
     @cached_property
-    def _scalar_tables(self) -> tuple[list[int], list[float], list[float]]:
-        starts = self.starts.tolist()
-        values = self.values.tolist()
-        stops = [*starts[1:], self.length]
-        cum = [0.0]
-        for start, stop, value in zip(starts, stops, values, strict=True):
-            cum.append(cum[-1] + (stop - start) * value)
-        return starts, values, cum
+    def scalar(self) -> Runs:
+        """The same runs in plain Python."""
+        return Runs(self.starts.tolist(), self.values.tolist(), self.length)
 
     def value_at(self, index: int) -> float:
-        """The value at one node (pure Python: for the planner's many small lookups)."""
-        starts, values, _ = self._scalar_tables
-        return values[bisect_right(starts, index) - 1]
+        """The value at one node."""
+        return self.scalar.value_at(index)
 
     def cumulative_at(self, index: int) -> float:
         """``Σ_{i < index} value[i]`` for one index."""
-        starts, values, cum = self._scalar_tables
-        run = max(bisect_right(starts, index) - 1, 0)
-        return cum[run] + (index - starts[run]) * values[run]
+        return self.scalar.cumulative_at(index)
 
 
 def _combine_levels(a: LevelValues, b: LevelValues) -> tuple[LevelValues, LevelValues]:
@@ -144,6 +165,46 @@ def _combine_levels(a: LevelValues, b: LevelValues) -> tuple[LevelValues, LevelV
     return tuple(  # type: ignore[return-value]
         LevelValues.make(starts.tolist(), [float(p[i]) for p in pairs], a.length) for i in (0, 1)
     )
+
+
+_Level = TypeVar("_Level", Runs, LevelValues)
+
+
+def below_pass(
+    shape: TreeShape,
+    level_variance: tuple[float, ...],
+    make: Callable[[list[int], list[float], int], _Level],
+) -> tuple[list[_Level], list[_Level]]:
+    """The weights and variances of every node's estimate from below, leaves up, as levels
+    built by ``make`` (:class:`Runs` for the planner's many trees).
+
+    Only the last stored node of a level has a partial subtree, so each level is a few runs,
+    each combined once.
+    """
+    h = shape.height
+    sizes = shape.level_sizes()
+    lengths = [1] + [sizes[lv - 1] * shape.branching[lv - 1] for lv in range(1, h + 1)]
+    leaves = make([0, sizes[h]], [level_variance[h], 0.0], lengths[h])
+    w_below, var_below = [leaves] * (h + 1), [leaves] * (h + 1)
+    for lv in range(h - 1, -1, -1):
+        k, child, size = shape.branching[lv], var_below[lv + 1], sizes[lv]
+        last = size - 1
+        full_sum = k * float(child.values[0])
+        last_sum = child.cumulative_at(lengths[lv + 1]) - child.cumulative_at(last * k)
+        # own noise: [0, size), then exact padding; the children's sum: full_sum on
+        # [0, last), last_sum at last, then exact (empty runs are dropped by make)
+        starts = [0, last, size]
+        pairs = [
+            combine(
+                level_variance[lv] if start < size else 0.0,
+                full_sum if start < last else last_sum if start == last else 0.0,
+            )
+            for start in starts
+        ]
+        w_below[lv], var_below[lv] = (
+            make(starts, [pair[i] for pair in pairs], lengths[lv]) for i in (0, 1)
+        )
+    return w_below, var_below
 
 
 class VariancePlan:
@@ -171,21 +232,8 @@ class VariancePlan:
             for lv in range(h + 1)
         ]
         self.node_var = node_var
-        # from below: only the last stored node of a level has a partial subtree
-        var_b: list[LevelValues] = [node_var[h]] * (h + 1)
-        w_below: list[LevelValues] = [node_var[h]] * (h + 1)
-        for lv in range(h - 1, -1, -1):
-            k = shape.branching[lv]
-            child = var_b[lv + 1]
-            last = sizes[lv] - 1
-            full_sum = k * float(child.values[0])
-            last_sum = float(child.cumulative(np.array([lengths[lv + 1]]))[0]) - float(
-                child.cumulative(np.array([last * k]))[0]
-            )
-            children = LevelValues.make([0, last, last + 1], [full_sum, last_sum, 0.0], lengths[lv])
-            w_below[lv], var_b[lv] = _combine_levels(node_var[lv], children)
-        self.var_below = var_b
-        self.w_below = w_below
+        self.w_below, self.var_below = below_pass(shape, self.level_variance, LevelValues.make)
+        var_b = self.var_below
         # from above: runs of a level are its parents' runs, plus the last sibling group
         var_a = [node_var[0]]
         var_e = [var_b[0]]

@@ -21,50 +21,21 @@ from bisect import bisect_right
 import numpy as np
 
 from treedp.estimation.covariance import DirectTreeCovariance, EfficientTreeCovariance
-from treedp.estimation.efficient import LevelValues, VariancePlan, combine
+from treedp.estimation.efficient import LevelValues, Runs, VariancePlan, below_pass
 from treedp.tree import TreeShape
 
 __all__ = ["max_prefix_variance", "mean_prefix_variance", "mean_range_variance"]
 
 
 class _BelowPlan:
-    """The part of :class:`VariancePlan` the mean prefix variance needs: the variance of every
-    node's estimate from below, and the root's efficient variance, in plain Python.
-
-    The planner scores hundreds of configurations; building the full plan (both passes, numpy
-    on arrays of a few elements) dominated its time. The values are bit-identical to
-    ``VariancePlan(shape, level_variance).var_below`` (a test checks it).
-    """
+    """The part of :class:`VariancePlan` the mean prefix variance needs: the variances from
+    below (:func:`below_pass`) and the root's efficient variance, without the pass from
+    above (the planner scores hundreds of configurations)."""
 
     def __init__(self, shape: TreeShape, level_variance: tuple[float, ...]) -> None:
         self.shape = shape
-        h = shape.height
-        sizes = shape.level_sizes()
-        lengths = [1] + [sizes[lv - 1] * shape.branching[lv - 1] for lv in range(1, h + 1)]
-        variances = [float(v) for v in level_variance]
-        leaves = LevelValues.make([0, sizes[h]], [variances[h], 0.0], lengths[h])
-        var_b: list[LevelValues] = [leaves] * (h + 1)
-        for lv in range(h - 1, -1, -1):
-            k = shape.branching[lv]
-            child = var_b[lv + 1]
-            size, length = sizes[lv], lengths[lv]
-            last = size - 1
-            full_sum = k * float(child.values[0])
-            last_sum = child.cumulative_at(lengths[lv + 1]) - child.cumulative_at(last * k)
-            # the node's own noise is one run [0, size) then exact padding; its children's sum
-            # is full_sum on [0, last), last_sum at last, then exact: combine at those starts
-            var = variances[lv]
-            starts = [0, last, size] if last > 0 else [0, size]
-            if size >= length:
-                starts.pop()
-            combined = []
-            for start in starts:
-                own = var if start < size else 0.0
-                below = full_sum if start < last else (last_sum if start == last else 0.0)
-                combined.append(combine(own, below)[1])
-            var_b[lv] = LevelValues.make(starts, combined, length)
-        self.var_below = var_b
-        self.root_variance = float(var_b[0].values[0])
+        self.var_below = below_pass(shape, tuple(float(v) for v in level_variance), Runs)[1]
+        self.root_variance = float(self.var_below[0].values[0])
 
 
 def _complete_moments(plan: VariancePlan | _BelowPlan) -> list[tuple[float, float, float]]:
@@ -120,7 +91,7 @@ def _up_step(
 
 
 def _first_step(
-    vb: LevelValues,
+    vb: Runs | LevelValues,
     first: int,
     count: int,
     base: float,
@@ -135,7 +106,8 @@ def _first_step(
     are closed-form (``Σ t``, ``Σ t²``): ``O(runs)`` instead of ``O(count)``.
     """
     eb, eb2, er = moments
-    starts, values, cums = vb._scalar_tables
+    runs = vb.scalar if isinstance(vb, LevelValues) else vb
+    starts, values, cums = runs.starts, runs.values, runs.cum
     s_atv = s_atv2 = s_rest = 0.0
     index, stop = first, first + count
     run = bisect_right(starts, index) - 1
