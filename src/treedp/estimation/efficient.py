@@ -1,28 +1,20 @@
 """The efficient estimator: the best linear unbiased estimate (BLUE) of every node count.
 
-A noisy tree holds many unbiased estimates of each count: the node itself, the sum of its
-children, the parent minus the siblings. Honaker (2015) combines them optimally with two
-passes; here they are generalised to any level-uniform fan-out, any variance per level, exact
-nodes (variance 0: the public root under ``replace``, padding) and unobserved nodes (variance
-infinity: the root of a plain histogram).
+Honaker's two passes (2015), generalised to any level-uniform fan-out, any variance per level,
+exact nodes (variance 0: the public root under ``replace``, padding) and unobserved ones
+(variance ``inf``: the root of a plain histogram); docs/estimation.md states what the tests
+check (equal to the dense generalised-least-squares solution, consistent).
 
 * **From below** (leaves up): ``est_b(v)`` combines the noisy ``y_v`` with the sum of the
   children's ``est_b`` by inverse-variance weighting; it uses only ``v``'s subtree.
-* **From above** (root down): the "other" estimate of child ``c`` is
-  ``o = est_a(p) - Σ_siblings est_b(s)`` with variance ``var_a(p) + Σ var_b(s)``; it uses only
-  data outside ``c``'s subtree. ``est_a(c)`` combines ``y_c`` with ``o``.
-* **Efficient**: ``est_e(c)`` combines ``est_b(c)`` and ``o``, two independent unbiased
-  estimates that together use every noisy node.
+* **From above** (root down): child ``c``'s "other" estimate ``o = est_a(p) - Σ_siblings
+  est_b(s)`` (variance ``var_a(p) + Σ var_b(s)``) uses only data outside ``c``'s subtree;
+  ``est_a(c)`` combines ``y_c`` with ``o``, and ``est_e(c)`` combines ``est_b(c)`` with ``o``.
 
-The result equals the generalised-least-squares solution (tested against a dense solver), is
-consistent (every parent is the sum of its children) and, with ``n`` public, its leaves sum to
-``n``.
-
-Speed. Every node of a level has the same noise variance and, since only the last stored node
-of a level can be partly padding, every node outside the last sibling group has the same
-subtree too. So all variances and weights of a level are one *bulk* value plus a *tail* of
-``k`` values (:class:`LevelValues`), computed once from public parameters; the data passes
-are then a few scalar-weighted numpy operations per level, with no matrices.
+Every node of a level has the same noise variance and, but for the last sibling group (the
+only one that can hold padding), the same subtree: so the variances and weights of a level
+are a few runs (:class:`LevelValues`) computed once from public parameters, and the data
+passes are a few scalar-weighted numpy operations per level.
 
 References
 ----------
@@ -56,8 +48,7 @@ __all__ = [
 
 def combine(v1: float, v2: float) -> tuple[float, float]:
     """The weight ``w`` and variance ``v`` of ``w·e1 + (1 - w)·e2``, the inverse-variance
-    combination of two independent estimates of variances ``v1``, ``v2``. A variance of 0
-    means exact (it wins); ``inf`` means no information (it loses)."""
+    combination of independent estimates; variance 0 is exact (it wins), ``inf`` unknown."""
     if v1 == 0:
         return 1.0, 0.0
     if v2 == 0:
