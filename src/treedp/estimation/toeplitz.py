@@ -128,18 +128,14 @@ def _exact_sum(z: np.ndarray) -> int:
 
 def toeplitz_apply(coef: np.ndarray, y: np.ndarray) -> np.ndarray:
     """``(A y)`` in floating point, along the last axis of ``y`` (leading axes are batches)."""
-    n = coef.size
-    size = _fft_size(n)
-    fa = np.fft.rfft(np.asarray(coef, dtype=np.float64), size)
-    fy = np.fft.rfft(np.asarray(y, dtype=np.float64), size, axis=-1)
-    result: np.ndarray = np.fft.irfft(fa * fy, size, axis=-1)[..., :n]
-    return result
+    return _mul(np.asarray(coef, dtype=np.float64), np.asarray(y, dtype=np.float64), coef.size)
 
 
 def _mul(a: np.ndarray, b: np.ndarray, n: int) -> np.ndarray:
+    """The first ``n`` terms of the product of two series (along the last axis)."""
     size = _fft_size(n)
-    result: np.ndarray = np.fft.irfft(np.fft.rfft(a[:n], size) * np.fft.rfft(b[:n], size), size)
-    return result[:n]
+    fa, fb = np.fft.rfft(a[..., :n], size), np.fft.rfft(b[..., :n], size)
+    return np.asarray(np.fft.irfft(fa * fb, size)[..., :n])
 
 
 def series_inverse(coef: np.ndarray) -> np.ndarray:
@@ -161,11 +157,9 @@ def series_inverse(coef: np.ndarray) -> np.ndarray:
 
 def _autocorrelation(g: np.ndarray) -> np.ndarray:
     """``r[d] = Σ_t g[t] g[t+d]`` for ``d = 0..len(g)-1`` (floats)."""
-    n = g.size
-    size = _fft_size(n)
+    size = _fft_size(g.size)
     f = np.fft.rfft(g, size)
-    result: np.ndarray = np.fft.irfft(f * np.conj(f), size)[:n]
-    return result
+    return np.asarray(np.fft.irfft(f * np.conj(f), size)[: g.size])
 
 
 class ToeplitzPrefixCovariance:
@@ -203,17 +197,12 @@ class ToeplitzPrefixCovariance:
 
     def gain(self) -> np.ndarray:
         """``k_m = Cov(P̂[m], P̂[B]) / Var(P̂[B])`` for ``m = 0..B`` (the conditioning weights)."""
-        result: np.ndarray = self._with_last / self._var_last
-        return result
-
-    def _raw_var(self, m: np.ndarray) -> np.ndarray:
-        result: np.ndarray = self.variance * self._cum_sq[m]
-        return result
+        return np.asarray(self._with_last / self._var_last)
 
     def var(self, m: np.ndarray) -> np.ndarray:
         """``Var(P̃[m])`` in ``O(1)`` per entry."""
         m = np.asarray(m, dtype=np.int64)
-        out = self._raw_var(m)
+        out = self.variance * self._cum_sq[m]
         if self.known_total:
             out = out - self._with_last[m] ** 2 / self._var_last
             out = np.where(m == self.n_bins, 0.0, np.maximum(out, 0.0))
