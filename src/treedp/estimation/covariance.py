@@ -42,9 +42,13 @@ class PrefixCovariance(Protocol):
         ...
 
 
-def _pairs(m1: np.ndarray, m2: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def _pairs(
+    m1: np.ndarray, m2: np.ndarray, n_bins: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The pairs, flat, with ``m = B`` (the root alone) moved to 0, and where it was."""
     a, b = np.broadcast_arrays(np.asarray(m1, dtype=np.int64), np.asarray(m2, dtype=np.int64))
-    return a.ravel(), b.ravel()
+    full_a, full_b = a.ravel() == n_bins, b.ravel() == n_bins
+    return np.where(full_a, 0, a.ravel()), np.where(full_b, 0, b.ravel()), full_a, full_b
 
 
 class DirectTreeCovariance:
@@ -61,11 +65,7 @@ class DirectTreeCovariance:
 
     def cov(self, m1: np.ndarray, m2: np.ndarray) -> np.ndarray:
         out_shape = np.broadcast(np.asarray(m1), np.asarray(m2)).shape
-        a, b = _pairs(m1, m2)
-        n_bins = self.shape.n_bins
-        full_a, full_b = a == n_bins, b == n_bins
-        a = np.where(full_a, 0, a)
-        b = np.where(full_b, 0, b)
+        a, b, full_a, full_b = _pairs(m1, m2, self.shape.n_bins)
         total = np.where(full_a & full_b, self.level_variance[0], 0.0)
         for level in range(1, self.shape.height + 1):
             span = self.shape.span(level)
@@ -86,12 +86,8 @@ class EfficientTreeCovariance:
 
     def cov(self, m1: np.ndarray, m2: np.ndarray) -> np.ndarray:
         out_shape = np.broadcast(np.asarray(m1), np.asarray(m2)).shape
-        a, b = _pairs(m1, m2)
         shape = self.shape
-        n_bins = shape.n_bins
-        full_a, full_b = a == n_bins, b == n_bins
-        a = np.where(full_a, 0, a)
-        b = np.where(full_b, 0, b)
+        a, b, full_a, full_b = _pairs(m1, m2, shape.n_bins)
         zeros = np.zeros(a.shape)
         beta_a, beta_b = zeros.copy(), zeros.copy()
         r_ab = zeros.copy()
@@ -181,8 +177,7 @@ class HistogramCovariance:
         out = np.minimum(a, b) * self.variance
         if self.n_public:
             out = np.where((a == self.n_bins) | (b == self.n_bins), 0.0, out)
-        result: np.ndarray = out.astype(np.float64)
-        return result
+        return np.asarray(out, dtype=np.float64)
 
 
 class IndependentPrefixCovariance:
