@@ -139,23 +139,9 @@ def _pava() -> Callable[..., tuple[np.ndarray, ...]] | None:
 
 
 def isotonic_on_grid(n: int, grid_size: int, marginal: Marginal) -> np.ndarray:
-    """Grid indices ``h`` (non-decreasing, length ``n``) minimising a separable convex loss.
-
-    Parameters
-    ----------
-    n : int
-        Number of free values.
-    grid_size : int
-        ``G``: the values are grid indices ``0..G-1``.
-    marginal : callable
-        ``marginal(i, j)`` for index arrays: ``f_i(g_j) - f_i(g_{j-1})`` for ``j >= 1``, which
-        must be non-decreasing in ``j`` (convexity).
-
-    Returns
-    -------
-    ndarray of int64
-        The optimal grid index of every value.
-    """
+    """The grid indices ``0..grid_size-1`` (int64, non-decreasing, ``n`` of them) minimising a
+    separable convex loss given by ``marginal(i, j) = f_i(g_j) - f_i(g_{j-1})`` (index
+    arrays, ``j >= 1``; non-decreasing in ``j`` by convexity)."""
     result = np.zeros(n, dtype=np.int64)
     if n == 0 or grid_size <= 1:
         return result
@@ -179,18 +165,11 @@ def isotonic_on_grid(n: int, grid_size: int, marginal: Marginal) -> np.ndarray:
         d = marginal(elem, mid[seg])
         # Scale each segment to max |d| = 1 (the best split does not change): one cumulative
         # sum then never adds a tiny segment's values to a huge running total.
-        seg_first = offsets
-        scale = np.maximum.reduceat(np.abs(d), seg_first)
+        scale = np.maximum.reduceat(np.abs(d), offsets)
         d = d / np.where(scale > 0, scale, 1.0)[seg]
         # pre[p] = Σ_{start <= q < p} d_q for p = start..end; the best suffix start maximises it
         pre = np.zeros(lengths.sum() + starts.size)
-        slot = (
-            elem
-            - np.repeat(starts, lengths)
-            + np.repeat(offsets + np.arange(starts.size), lengths)
-            + 1
-        )
-        pre[slot] = d
+        pre[np.arange(lengths.sum()) + seg + 1] = d  # a leading 0 per segment
         seg_all = np.repeat(np.arange(starts.size), lengths + 1)
         first = offsets + np.arange(starts.size)
         csum = np.cumsum(pre)

@@ -199,15 +199,8 @@ def below_pass(
 
 
 class VariancePlan:
-    """Variances and combination weights of every node, from public parameters only.
-
-    Parameters
-    ----------
-    shape : TreeShape
-        The tree.
-    level_variance : tuple of float
-        Noise variance per level, root first: 0 for exact, ``inf`` for unobserved.
-    """
+    """Variances and combination weights of every node, from public parameters only: the
+    tree and the noise variance per level, root first (0 exact, ``inf`` unobserved)."""
 
     def __init__(self, shape: TreeShape, level_variance: tuple[float, ...]) -> None:
         self.shape = shape
@@ -306,24 +299,15 @@ def _shift_groups(w: LevelValues, base: np.ndarray, shift: np.ndarray, k: int) -
 
 @dataclass(frozen=True)
 class EfficientFit:
-    """The efficient estimate of every node and the variance plan behind it.
-
-    Attributes
-    ----------
-    nodes : list of ndarray
-        Efficient estimate of every node, per level, root first (padded with exact zeros).
-    plan : VariancePlan
-        Node variances and weights (data-independent).
-    """
+    """The efficient estimate of every node (per level, root first, padded with exact zeros)
+    and the data-independent variance plan behind it."""
 
     nodes: list[np.ndarray]
     plan: VariancePlan
 
     def prefix(self, n_bins: int) -> np.ndarray:
-        """Efficient prefix estimates ``P[m]``, ``m = 0..B`` (the root for ``m = B``).
-
-        With a leading batch axis in the levels, one row per batch entry.
-        """
+        """Efficient prefix estimates ``P[m]``, ``m = 0..B`` (the root for ``m = B``), one
+        row per batch entry."""
         leaves = self.nodes[-1][..., :n_bins]
         out = np.empty((*leaves.shape[:-1], n_bins + 1))
         out[..., 0] = 0.0
@@ -338,24 +322,9 @@ def efficient_tree(
     level_variance: tuple[float, ...],
     plan: VariancePlan | None = None,
 ) -> EfficientFit:
-    """Return the BLUE of every node from the noisy ``levels`` (root first).
-
-    Parameters
-    ----------
-    shape : TreeShape
-        The tree.
-    levels : list of ndarray
-        Noisy counts of the stored nodes per level, root first; each may have leading batch
-        axes (the same for every level), estimated independently.
-    level_variance : tuple of float
-        Noise variance per level: 0 for an exact level, ``inf`` for an unobserved one.
-    plan : VariancePlan, optional
-        A precomputed plan for this shape and these variances.
-
-    Returns
-    -------
-    EfficientFit
-    """
+    """The BLUE of every node from the noisy counts of the stored nodes per level (root
+    first; leading batch axes, the same for every level, are estimated independently) and
+    the noise variance per level (0 exact, ``inf`` unobserved); ``plan``: precomputed."""
     if plan is None:
         plan = VariancePlan(shape, level_variance)
     h = shape.height

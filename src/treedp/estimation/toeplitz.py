@@ -83,16 +83,9 @@ def limb_bits(coef_norm: float, n: int) -> int:
 def exact_convolve(coef: np.ndarray, x: np.ndarray, max_bits: int) -> np.ndarray:
     """``(A x)[i] = Σ_{j<=i} a[i-j] x[j]`` exactly, as int64 (see the module docstring).
 
-    Parameters
-    ----------
-    coef : ndarray of int64
-        The non-negative first column ``a`` (public), length ``n``.
-    x : ndarray of int64
-        Non-negative integers below ``2**max_bits``, length ``n``.
-    max_bits : int
-        A public bound on the bits of every ``x[j]``; it fixes the number of limbs. The caller
-        guarantees that every entry of ``A x`` is below ``2**62`` so the result fits (the
-        checksums are exact Python integers whatever the sizes).
+    ``coef`` (public) and ``x`` are non-negative int64 of length ``n``; ``max_bits``, a public
+    bound on the bits of every ``x[j]``, fixes the number of limbs. The caller guarantees
+    every entry of ``A x`` is below ``2**62`` (the checksums are exact Python integers).
     """
     n = coef.size
     size = _fft_size(n)
@@ -171,15 +164,6 @@ class ToeplitzPrefixCovariance:
     FFT). With ``known_total`` (``replace``: ``P[B] = n`` is public) the estimates are
     conditioned on it, ``P̃[m] = P̂[m] − k_m (P̂[B] − n)`` with ``k_m = Cov(m, B)/Var(B)``, so
     ``Cov(P̃[a], P̃[b]) = Cov(a, b) − Cov(a, B) Cov(b, B)/Var(B)``.
-
-    Parameters
-    ----------
-    g : ndarray
-        The first column of ``G`` (length ``B``).
-    variance : float
-        The noise variance of each entry of ``y``.
-    known_total : bool
-        Whether the estimates are conditioned on a public ``P[B]``.
     """
 
     def __init__(self, g: np.ndarray, variance: float, known_total: bool) -> None:
