@@ -15,12 +15,12 @@ from treedp.value_methods.quantiles_recursive import (
     _quantiles_recursive_draws,
     level_counts,
     quantiles_recursive,
-    recursion_depth,
 )
 
 
 def test_depth_and_budget_split() -> None:
-    assert [recursion_depth(m) for m in (1, 2, 3, 4, 7, 8, 99)] == [1, 2, 2, 3, 3, 4, 7]
+    # the recursion has ceil(log2(m + 1)) levels
+    assert [len(level_counts(m)) for m in (1, 2, 3, 4, 7, 8, 99)] == [1, 2, 2, 3, 3, 4, 7]
     for relation in ("add_remove", "replace"):
         for m in (1, 5, 99):
             q = np.arange(1, m + 1) / (m + 1)

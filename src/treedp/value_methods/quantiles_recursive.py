@@ -43,7 +43,7 @@ from treedp.value_methods.exponential_core import (
     select,
 )
 
-__all__ = ["CONTRACT", "NEIGHBOURS", "level_counts", "quantiles_recursive", "recursion_depth"]
+__all__ = ["CONTRACT", "NEIGHBOURS", "level_counts", "quantiles_recursive"]
 
 #: The neighbour relations the guarantee holds for.
 NEIGHBOURS: tuple[str, ...] = ("replace", "add_remove")
@@ -64,11 +64,6 @@ CONTRACT = Contract(
     ),
     max_records=2**32 - 1,  # the rank arithmetic: A·(n + 1) < 2**63 with 31-bit rates
 )
-
-
-def recursion_depth(m: int) -> int:
-    """The number of recursion levels for ``m`` distinct quantile levels: ``ceil(log2(m+1))``."""
-    return int(m).bit_length()
 
 
 def level_counts(m: int) -> tuple[int, ...]:
