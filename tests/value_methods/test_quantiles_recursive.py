@@ -41,7 +41,7 @@ def test_level_counts_are_the_plans_shape() -> None:
         plan = qr._plan(qs, 0, m, Fraction(0), Fraction(1), 0, (Fraction(1),) * 9, "add_remove")
         depths = [node.depth for node in qr._walk(plan)]
         assert level_counts(m) == tuple(depths.count(d) for d in range(max(depths) + 1))
-        assert len(level_counts(m)) == recursion_depth(m) and sum(level_counts(m)) == m
+        assert len(level_counts(m)) == m.bit_length() and sum(level_counts(m)) == m
 
 
 @pytest.mark.parametrize("split", [0.0, 0.5, -1.0])
