@@ -54,13 +54,9 @@ COUNT_EDGES = _make_count_edges()
 
 @dataclass(frozen=True, repr=False)
 class GridCounts:
-    """The counts the scans read: ``#{x < c}`` and ``#{x > c}`` for every ``c`` in
-    :data:`SIGNED_GRID`, from any source.
-
-    Make it with :meth:`from_counts` from the bin counts of one counting pass over
-    :data:`COUNT_EDGES` (any engine: files streamed in bounded memory, Spark, Dask), or with
-    :meth:`from_values`; :func:`treedp.private_bounds` takes it instead of the values and releases
-    exactly what it releases from the values (the queries are the same numbers).
+    """The counts the scans read, from any source: :meth:`from_counts` of one counting pass
+    over :data:`COUNT_EDGES` (files in bounded memory, Spark, Dask) or :meth:`from_values`.
+    :func:`treedp.private_bounds` releases from it exactly what it releases from the values.
 
     Attributes
     ----------

@@ -3,11 +3,8 @@
 Guarantee: pure ε-DP (``PureDP(ε_spent)``, ``ε_spent <= ε``) under ``add_remove``
 neighbours, privacy unit one record. Under ``replace`` the number of records is public (a
 neighbour has as many records), so there is nothing to protect and nothing to spend: the
-mechanism refuses that relation (a caller uses the count itself).
-
-:func:`treedp.quantiles` with ``n="private"`` spends a share of its budget here to choose its
-method and the tree's bins from a released count (post-processing) when the user does not
-know ``n``.
+mechanism refuses that relation (a caller uses the count itself). :func:`treedp.quantiles`
+with ``n="private"`` spends a share of its budget here when the user does not know ``n``.
 """
 
 from __future__ import annotations
@@ -73,11 +70,8 @@ def count_scale(epsilon: float) -> tuple[Fraction, float]:
 
 
 def release_count(size: int, scale: Fraction, source: RandomSource) -> int:
-    """``max(0, size + Z)``, ``Z ~ DLap(scale)`` exactly: the step's only randomness.
-
-    The caller has validated everything and charged any accountant; ``size`` is the number
-    of records (private under ``add_remove``).
-    """
+    """``max(0, size + Z)``, ``Z ~ DLap(scale)`` exactly, for a caller that has validated
+    everything and charged any accountant (``size``: the private number of records)."""
     noise = int(sample_discrete_laplace(scale, 1, source)[0])
     return max(0, int(size) + noise)
 

@@ -345,10 +345,8 @@ def noisy_mode(
     errors depend on ``K``, ``c``, ε and δ (public), and their messages print none of the
     answers. NaN answers form one value, like any other.
 
-    With ``accountant`` (a :class:`treedp.Accountant` or a file ledger), the spend
-    ``ApproxDP(ε_spent, δ_realised)`` is charged after every check and before the noise is
-    drawn; a charge past its total raises :class:`~treedp.exceptions.BudgetExceededError`
-    and nothing is drawn or released.
+    An ``accountant`` is charged ``ApproxDP(ε_spent, δ_realised)`` after every check and
+    before the noise is drawn (an overspend raises and nothing is drawn).
     """
     check_accountant(accountant)
     eps = check_epsilon(epsilon)
