@@ -66,8 +66,9 @@ def open_call(
 ) -> tuple[float, str, str]:
     """The first checks of every one-shot mechanism: ``(ε, relation, nan policy)``."""
     check_accountant(accountant)
+    eps = check_epsilon(epsilon)
     relation = check_neighbours(neighbours, allowed)
-    return check_epsilon(epsilon), relation, check_nan(nan, relation)
+    return eps, relation, check_nan(nan, relation)
 
 
 def check_delta(delta: Any) -> float:
