@@ -272,6 +272,16 @@ def _weighted(w: LevelValues, a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return out
 
 
+def _padded(x: np.ndarray, length: int) -> np.ndarray:
+    """``x`` as float64, its last axis padded with exact zeros to ``length``."""
+    x = np.asarray(x)
+    if x.shape[-1] == length:
+        return x.astype(np.float64, copy=False)
+    out = np.zeros((*x.shape[:-1], length))
+    out[..., : x.shape[-1]] = x
+    return out
+
+
 def _groups(x: np.ndarray, k: int) -> np.ndarray:
     """View the last axis as sibling groups of ``k``."""
     return x.reshape(*x.shape[:-1], -1, k)
@@ -328,25 +338,13 @@ def efficient_tree(
     if plan is None:
         plan = VariancePlan(shape, level_variance)
     h = shape.height
-    y = []
-    for lv in range(h + 1):
-        level = np.asarray(levels[lv])
-        if level.shape[-1] == plan.lengths[lv]:
-            y.append(level.astype(np.float64, copy=False))
-        else:
-            arr = np.zeros((*level.shape[:-1], plan.lengths[lv]))
-            arr[..., : level.shape[-1]] = level
-            y.append(arr)
-    batch = y[0].shape[:-1]
+    y = [_padded(levels[lv], plan.lengths[lv]) for lv in range(h + 1)]
     est_b = [np.empty(0)] * (h + 1)
     est_b[h] = y[h]
     child_sums: list[np.ndarray] = [np.empty(0)] * h  # Σ_group est_b, reused on the way down
     for lv in range(h - 1, -1, -1):
-        k = shape.branching[lv]
-        sums = np.zeros((*batch, plan.lengths[lv]))
-        child_sums[lv] = _groups(est_b[lv + 1], k).sum(axis=-1)
-        sums[..., : plan.sizes[lv]] = child_sums[lv]
-        est_b[lv] = _weighted(plan.w_below[lv], y[lv], sums)
+        child_sums[lv] = _groups(est_b[lv + 1], shape.branching[lv]).sum(axis=-1)
+        est_b[lv] = _weighted(plan.w_below[lv], y[lv], _padded(child_sums[lv], plan.lengths[lv]))
     est_e = [est_b[0]]
     est_a = y[0]
     if np.isinf(plan.node_var[0].values[0]):
