@@ -300,10 +300,8 @@ def private_bounds(
     Parameters
     ----------
     values : array-like or GridCounts
-        Numbers (``±inf`` allowed: they count as beyond every grid point), or their
-        :class:`GridCounts` from one counting pass over :data:`COUNT_EDGES` (how
-        ``treedp.release_cdf`` scans files, tables, Spark and Dask in bounded memory; the
-        release is the same; ``nan`` then only names the policy the pass used).
+        Numbers (``±inf`` count as beyond every grid point), or their :class:`GridCounts`
+        (the same release; ``nan`` then names the policy the counting pass used).
     epsilon : float
         The budget of the bounds.
     neighbours : {"add_remove", "replace"}, default="add_remove"
@@ -318,10 +316,8 @@ def private_bounds(
         known to the user: only the other side is searched, with the whole ``epsilon``.
     rng : RandomSource, optional
     accountant : Accountant, optional
-        A budget (:class:`treedp.Accountant` or a file ledger) charged ``PureDP(ε_spent)``
-        after every check (the data read included) and before any noise is drawn; a charge
-        past its total raises :class:`~treedp.exceptions.BudgetExceededError` and nothing is
-        drawn or released.
+        Charged ``PureDP(ε_spent)`` after every check and the data read, before any noise is
+        drawn; an overspend raises :class:`~treedp.exceptions.BudgetExceededError`.
 
     Returns
     -------

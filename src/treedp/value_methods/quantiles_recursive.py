@@ -280,9 +280,8 @@ def quantiles_recursive(
     details : bool, default=False
         Return a :class:`~treedp.mechanisms.results.QuantileResult`.
     accountant : Accountant, optional
-        A budget (:class:`treedp.Accountant` or a file ledger) charged ``PureDP(ε_spent)``
-        after every check and before anything is drawn; a charge past its total raises
-        :class:`~treedp.exceptions.BudgetExceededError` and nothing is drawn or released.
+        Charged ``PureDP(ε_spent)`` after every check and before anything is drawn; an
+        overspend raises :class:`~treedp.exceptions.BudgetExceededError`.
 
     Returns
     -------

@@ -87,11 +87,10 @@ def stable_median(
     Laplace noise of scale ``>= 1/ε``: ratio ``e^ε``. If the medians differ then ``Δ(x) = 1``
     and the release of ``median(x)`` has probability ``P(1 + Z >= T) = P(Z >= a) <= δ``.
 
-    Every input gets an output: the empty dataset (its only neighbour is itself) is refused
-    (``None``) without drawing; ``±inf`` are ordinary values (the median may be one). NaN/NaT
-    values are outside the domain: a :class:`DataError` with a data-free message (the same
-    for every dataset holding one). Datetimes are ordered as their ticks; the median is one of
-    them, returned as ``numpy.datetime64``.
+    The empty dataset (its only neighbour is itself) is refused (``None``) without drawing;
+    ``±inf`` are ordinary values; NaN/NaT values are outside the domain (a data-free
+    :class:`DataError`). Datetimes are ordered as their ticks, the median returned as
+    ``numpy.datetime64``.
 
     Parameters
     ----------
@@ -108,12 +107,10 @@ def stable_median(
     rng : RandomSource, optional
         Default: the operating system's cryptographic generator.
     details : bool, default=False
-        Return a :class:`~treedp.mechanisms.results.MedianResult` (value, guarantee, spend
-        record, randomness) instead of the bare value.
+        Return a :class:`~treedp.mechanisms.results.MedianResult` instead of the value.
     accountant : Accountant, optional
-        A budget (:class:`treedp.Accountant` or a file ledger) charged ``ApproxDP(ε, δ)``
-        after every check and before the noise is drawn; a charge past its total raises
-        :class:`~treedp.exceptions.BudgetExceededError` and nothing is drawn or released.
+        Charged ``ApproxDP(ε, δ)`` after every check and before the noise is drawn; an
+        overspend raises :class:`~treedp.exceptions.BudgetExceededError`, nothing drawn.
 
     Returns
     -------

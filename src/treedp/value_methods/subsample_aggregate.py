@@ -194,10 +194,9 @@ def subsample_and_aggregate(
     values : array-like
         The data (numbers or datetimes).
     query : {"median", "mean"} or callable
-        The statistic of one subsample (``"median"`` and ``"mean"`` are vectorised; a callable
-        gets one 1-D array per subsample — datetime64 for datetime data — and must return a
-        number or a datetime; it must not raise on any subsample, or the exception becomes
-        part of the output).
+        The statistic of one subsample: a callable gets one 1-D array per subsample
+        (datetime64 for datetime data) and returns a number or a datetime; it must not raise
+        on any subsample, or the exception becomes part of the output.
     epsilon, delta : float
         The budget; the realised δ (reported) is at most ``delta``.
     m : int
@@ -206,12 +205,10 @@ def subsample_and_aggregate(
         Number of subsamples for ``variant="replacement"`` (default: the seed's
         ``ε (n/m)³``, capped at 5,000). The disjoint variant uses ``floor(n/m)`` blocks.
     variant : {"replacement", "disjoint"}
-        ``"replacement"`` (the seed's): ``k`` samples of ``m`` rows with replacement; one row
-        appears in ``R ~ Binomial(k, 1 - (1 - 1/n)^m)`` of them, at most ``c`` except with
-        probability at most ``δ/2``, certified by exact rational arithmetic (see
-        :func:`_sampling_failure`), so the mode frequency has sensitivity ``c``.
-        ``"disjoint"``: a random partition into blocks of ``m`` rows; one row changes one
-        block's answer, sensitivity 1, no sampling failure.
+        ``"replacement"``: ``k`` samples of ``m`` rows with replacement; one record is in at
+        most ``c`` of them except with certified probability ``<= δ/2``
+        (:func:`_sampling_failure`): the mode frequency has sensitivity ``c``. ``"disjoint"``:
+        a random partition into blocks of ``m`` rows, sensitivity 1.
     resolution : float or timedelta, optional
         Round every answer to a multiple of this public value before taking the mode (answers
         must agree exactly to form a mode; continuous statistics need a grid). For datetimes,
@@ -223,13 +220,11 @@ def subsample_and_aggregate(
     rng : RandomSource, optional
         Randomness for the subsampling and the noise.
     details : bool, default=False
-        Return a :class:`~treedp.mechanisms.results.MedianResult` (with the realised δ, the
-        spend record and the randomness) instead of the bare value.
+        Return a :class:`~treedp.mechanisms.results.MedianResult` (with the realised δ).
     accountant : Accountant, optional
-        A budget (:class:`treedp.Accountant` or a file ledger) charged
-        ``ApproxDP(ε_spent, δ_realised)`` (computed from public parameters) after every check
-        and before any subsample or noise is drawn; a charge past its total raises
-        :class:`~treedp.exceptions.BudgetExceededError` and nothing is drawn or released.
+        Charged ``ApproxDP(ε_spent, δ_realised)`` (public) after every check and before any
+        subsample or noise is drawn; an overspend raises
+        :class:`~treedp.exceptions.BudgetExceededError`, nothing drawn.
 
     Returns
     -------
