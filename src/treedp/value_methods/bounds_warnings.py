@@ -84,23 +84,12 @@ RECORDS_PER_ALLOWANCE = 10
 def few_records_warning(allowance: float, count: float) -> str | None:
     """A warning when the records released are too few for the scans' allowance, else None.
 
-    Each scan stops where about ``allowance`` records (``k``, a public function of ε), plus
-    noise, lie beyond its stop; with fewer than :data:`RECORDS_PER_ALLOWANCE` ``· k`` records
-    the clamped share is often large (lognormal incomes, one public side, ε = 1 with a 10%
-    share, ``k = 60``: a tenth of the records clamped in the worst 10% of runs at 600
-    records, a third at 300).
-
-    Parameters
-    ----------
-    allowance : float
-        The scans' allowance ``k`` (``BoundsResult.allowance``).
-    count : float
-        A released (noisy) count, e.g. a release's ``n̂``, or a public ``n``; never the
-        data's, so that the check is post-processing.
-
-    Returns
-    -------
-    str or None
+    Each scan stops where about ``allowance`` records (``k``, ``BoundsResult.allowance``),
+    plus noise, lie beyond its stop; with fewer than :data:`RECORDS_PER_ALLOWANCE` ``· k``
+    records the clamped share is often large (lognormal incomes, one public side, ε = 1 with
+    a 10% share, ``k = 60``: a tenth of the records clamped in the worst 10% of runs at 600
+    records, a third at 300). ``count`` must be a released (noisy) count or a public ``n``,
+    never the data's, so that the check is post-processing.
     """
     if not count < RECORDS_PER_ALLOWANCE * float(allowance):
         return None

@@ -54,16 +54,8 @@ class CountResult(MechanismResult):
 
 
 def count_scale(epsilon: float) -> tuple[Fraction, float]:
-    """The exact noise scale of a count at ``epsilon`` and the loss it spends.
-
-    Returns
-    -------
-    scale : Fraction
-        :func:`treedp.noise.noise_scale` ``(1, ε)``: the smallest rational with a bounded
-        denominator ``>= 1/ε``.
-    epsilon_spent : float
-        ``1/scale`` rounded up to a float: at most ``epsilon`` (public parameters only).
-    """
+    """The exact noise scale of a count at ``epsilon``, :func:`treedp.noise.noise_scale`
+    ``(1, ε) >= 1/ε``, and the loss it spends, ``1/scale`` rounded up (at most ``epsilon``)."""
     eps = check_epsilon(epsilon)
     scale = noise_scale(SENSITIVITY, eps)
     return scale, float_up(SENSITIVITY / scale)

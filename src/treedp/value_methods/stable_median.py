@@ -44,13 +44,10 @@ CONTRACT = Contract(
 def _median_stability(x: np.ndarray) -> tuple[Any, int]:
     """The median and its stability ``Δ(x)``: the fewest rows to replace to change it.
 
-    NOT differentially private: an internal helper of :func:`stable_median` that returns the
-    exact median of the data it is given (a non-empty float or int64 array).
-
-    Convention: the median is the lower median ``x_(k)``, ``k = ceil(n/2)`` (1-indexed), an
-    actual data value for odd and even ``n``. With ``L`` values below it and ``E`` equal to
-    it, lowering it needs ``k - L`` replacements and raising it ``L + E - k + 1``; ``Δ`` is the
-    smaller. ``O(n log n)`` (a sort).
+    NOT differentially private: the exact median of a non-empty float or int64 array, the
+    lower median ``x_(k)``, ``k = ceil(n/2)`` (1-indexed). With ``L`` values below it and
+    ``E`` equal to it, lowering it needs ``k - L`` replacements and raising it ``L + E - k +
+    1``; ``Δ`` is the smaller.
     """
     x = np.sort(np.asarray(x))
     if x.dtype.kind != "i":
