@@ -15,12 +15,12 @@ from treedp.value_methods.quantiles_recursive import (
     _quantiles_recursive_draws,
     level_counts,
     quantiles_recursive,
-    recursion_depth,
 )
 
 
 def test_depth_and_budget_split() -> None:
-    assert [recursion_depth(m) for m in (1, 2, 3, 4, 7, 8, 99)] == [1, 2, 2, 3, 3, 4, 7]
+    # the recursion has ceil(log2(m + 1)) levels
+    assert [len(level_counts(m)) for m in (1, 2, 3, 4, 7, 8, 99)] == [1, 2, 2, 3, 3, 4, 7]
     for relation in ("add_remove", "replace"):
         for m in (1, 5, 99):
             q = np.arange(1, m + 1) / (m + 1)
@@ -41,7 +41,7 @@ def test_level_counts_are_the_plans_shape() -> None:
         plan = qr._plan(qs, 0, m, Fraction(0), Fraction(1), 0, (Fraction(1),) * 9, "add_remove")
         depths = [node.depth for node in qr._walk(plan)]
         assert level_counts(m) == tuple(depths.count(d) for d in range(max(depths) + 1))
-        assert len(level_counts(m)) == recursion_depth(m) and sum(level_counts(m)) == m
+        assert len(level_counts(m)) == m.bit_length() and sum(level_counts(m)) == m
 
 
 @pytest.mark.parametrize("split", [0.0, 0.5, -1.0])

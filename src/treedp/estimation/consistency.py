@@ -20,6 +20,7 @@ Post-processing costs no privacy. Given prefix estimates ``P[0..B]`` (``P[0] = 0
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 
 import numpy as np
@@ -81,98 +82,66 @@ def monotone_l2(prefix: np.ndarray, weights: np.ndarray | None = None) -> np.nda
     n_hat = max(float(p[-1]), 0.0)
     out = np.empty_like(p)
     out[0], out[-1] = 0.0, n_hat
-    if p.size > 2:
-        inner = p[1:-1]
+    fit = out[1:-1]  # a contiguous float64 view: pava works on it in place
+    if fit.size:
         pava = _pava()
         if pava is None:  # pragma: no cover - scipy without the compiled module
             from scipy.optimize import isotonic_regression
 
-            fit = isotonic_regression(inner, weights=weights).x
-        else:
-            # what scipy.optimize.isotonic_regression does, minus its result object, and in
-            # place in the output (a contiguous float64 slice: pava works on it directly)
-            fit = out[1:-1]
-            fit[...] = inner
-            w = (
-                np.ones_like(fit)
-                if weights is None
-                else np.array(weights, dtype=np.float64, order="C", copy=True)
-            )
-            if weights is not None and (w.shape != fit.shape or not (w > 0).all()):
+            fit[...] = isotonic_regression(p[1:-1], weights=weights).x
+        else:  # what scipy.optimize.isotonic_regression does, minus its result object
+            fit[...] = p[1:-1]
+            w = np.ones_like(fit) if weights is None else np.array(weights, dtype=np.float64)
+            if w.shape != fit.shape or not (w > 0).all():
                 raise InvalidParameterError("The weights must be positive, one per value.")
             result = pava(fit, w, np.full(fit.size + 1, -1, dtype=np.intp))[0]
             if not np.shares_memory(result, fit):  # pragma: no cover - pava copied its input
                 fit[...] = result
-        np.clip(fit, 0.0, n_hat, out=out[1:-1])
+        np.clip(fit, 0.0, n_hat, out=fit)
     return out
 
 
-_PAVA: list[Callable[..., tuple[np.ndarray, ...]] | None] = []
-
-
+@functools.cache
 def _pava() -> Callable[..., tuple[np.ndarray, ...]] | None:
     """scipy's compiled pool-adjacent-violators routine (behind
     ``scipy.optimize.isotonic_regression``), loaded without importing ``scipy.optimize``.
 
-    Importing ``scipy.optimize`` takes about 0.75 s of CPU (linear programming, linalg, fft),
-    more than a whole release at ``B = 2**20``; the routine itself is one small compiled
-    module. ``None`` (use ``isotonic_regression``) when that module cannot be loaded this way.
+    That import takes about 0.75 s of CPU, more than a whole release at ``B = 2**20``; the
+    routine is one small compiled module. None (use ``isotonic_regression``) when it cannot
+    be loaded this way or does not behave as expected.
     """
-    if not _PAVA:
-        import sys
+    import importlib.machinery
+    import importlib.util
+    import os
+    import sys
 
-        found = None
-        try:
-            module = sys.modules.get("scipy.optimize._pava_pybind")
-            if module is None:
-                import importlib.machinery
-                import importlib.util
-                import os
+    import scipy
 
-                import scipy
-
-                folder = os.path.join(os.path.dirname(scipy.__file__), "optimize")
-                for suffix in importlib.machinery.EXTENSION_SUFFIXES:
-                    path = os.path.join(folder, "_pava_pybind" + suffix)
-                    if os.path.exists(path):
-                        spec = importlib.util.spec_from_file_location(
-                            "scipy.optimize._pava_pybind", path
-                        )
-                        if spec is not None and spec.loader is not None:
-                            module = importlib.util.module_from_spec(spec)
-                            spec.loader.exec_module(module)
-                        break
-            if module is not None:
-                candidate = module.pava
-                # the expected signature and result: (x, w, r, number of blocks)
-                x = np.array([2.0, 1.0, 3.0])
-                got = candidate(x, np.ones(3), np.full(4, -1, dtype=np.intp))
-                if np.array_equal(got[0], [1.5, 1.5, 3.0]):
-                    found = candidate
-        except Exception:  # pragma: no cover - any failure: the public function instead
-            found = None
-        _PAVA.append(found)
-    return _PAVA[0]
+    name = "scipy.optimize._pava_pybind"
+    try:
+        module = sys.modules.get(name)
+        if module is None:
+            folder = os.path.join(os.path.dirname(scipy.__file__), "optimize")
+            suffixes = importlib.machinery.EXTENSION_SUFFIXES
+            paths = [os.path.join(folder, "_pava_pybind" + suffix) for suffix in suffixes]
+            spec = importlib.util.spec_from_file_location(
+                name, next(path for path in paths if os.path.exists(path))
+            )
+            assert spec is not None and spec.loader is not None
+            module = importlib.util.module_from_spec(spec)
+            spec.loader.exec_module(module)
+        # the expected signature and result: (x, w, r, number of blocks)
+        got = module.pava(np.array([2.0, 1.0, 3.0]), np.ones(3), np.full(4, -1, dtype=np.intp))
+        found: Callable[..., tuple[np.ndarray, ...]] = module.pava
+        return found if np.array_equal(got[0], [1.5, 1.5, 3.0]) else None
+    except Exception:  # pragma: no cover - any failure: the public function instead
+        return None
 
 
 def isotonic_on_grid(n: int, grid_size: int, marginal: Marginal) -> np.ndarray:
-    """Grid indices ``h`` (non-decreasing, length ``n``) minimising a separable convex loss.
-
-    Parameters
-    ----------
-    n : int
-        Number of free values.
-    grid_size : int
-        ``G``: the values are grid indices ``0..G-1``.
-    marginal : callable
-        ``marginal(i, j)`` for index arrays: ``f_i(g_j) - f_i(g_{j-1})`` for ``j >= 1``, which
-        must be non-decreasing in ``j`` (convexity).
-
-    Returns
-    -------
-    ndarray of int64
-        The optimal grid index of every value.
-    """
+    """The grid indices ``0..grid_size-1`` (int64, non-decreasing, ``n`` of them) minimising a
+    separable convex loss given by ``marginal(i, j) = f_i(g_j) - f_i(g_{j-1})`` (index
+    arrays, ``j >= 1``; non-decreasing in ``j`` by convexity)."""
     result = np.zeros(n, dtype=np.int64)
     if n == 0 or grid_size <= 1:
         return result
@@ -196,18 +165,11 @@ def isotonic_on_grid(n: int, grid_size: int, marginal: Marginal) -> np.ndarray:
         d = marginal(elem, mid[seg])
         # Scale each segment to max |d| = 1 (the best split does not change): one cumulative
         # sum then never adds a tiny segment's values to a huge running total.
-        seg_first = offsets
-        scale = np.maximum.reduceat(np.abs(d), seg_first)
+        scale = np.maximum.reduceat(np.abs(d), offsets)
         d = d / np.where(scale > 0, scale, 1.0)[seg]
         # pre[p] = Σ_{start <= q < p} d_q for p = start..end; the best suffix start maximises it
         pre = np.zeros(lengths.sum() + starts.size)
-        slot = (
-            elem
-            - np.repeat(starts, lengths)
-            + np.repeat(offsets + np.arange(starts.size), lengths)
-            + 1
-        )
-        pre[slot] = d
+        pre[np.arange(lengths.sum()) + seg + 1] = d  # a leading 0 per segment
         seg_all = np.repeat(np.arange(starts.size), lengths + 1)
         first = offsets + np.arange(starts.size)
         csum = np.cumsum(pre)

@@ -22,7 +22,7 @@ from typing import Protocol
 
 import numpy as np
 
-from treedp.estimation.efficient import VariancePlan
+from treedp.estimation.efficient import LevelValues, VariancePlan
 from treedp.tree import TreeShape
 
 __all__ = [
@@ -42,9 +42,13 @@ class PrefixCovariance(Protocol):
         ...
 
 
-def _pairs(m1: np.ndarray, m2: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def _pairs(
+    m1: np.ndarray, m2: np.ndarray, n_bins: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The pairs, flat, with ``m = B`` (the root alone) moved to 0, and where it was."""
     a, b = np.broadcast_arrays(np.asarray(m1, dtype=np.int64), np.asarray(m2, dtype=np.int64))
-    return a.ravel(), b.ravel()
+    full_a, full_b = a.ravel() == n_bins, b.ravel() == n_bins
+    return np.where(full_a, 0, a.ravel()), np.where(full_b, 0, b.ravel()), full_a, full_b
 
 
 class DirectTreeCovariance:
@@ -61,11 +65,7 @@ class DirectTreeCovariance:
 
     def cov(self, m1: np.ndarray, m2: np.ndarray) -> np.ndarray:
         out_shape = np.broadcast(np.asarray(m1), np.asarray(m2)).shape
-        a, b = _pairs(m1, m2)
-        n_bins = self.shape.n_bins
-        full_a, full_b = a == n_bins, b == n_bins
-        a = np.where(full_a, 0, a)
-        b = np.where(full_b, 0, b)
+        a, b, full_a, full_b = _pairs(m1, m2, self.shape.n_bins)
         total = np.where(full_a & full_b, self.level_variance[0], 0.0)
         for level in range(1, self.shape.height + 1):
             span = self.shape.span(level)
@@ -77,6 +77,17 @@ class DirectTreeCovariance:
         return total.reshape(out_shape)
 
 
+def _group_terms(
+    vb: LevelValues, q: np.ndarray, k: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """For nodes ``q`` and their sibling groups of ``k``: whether the group's variance sum
+    ``V`` is positive, ``V`` (1 where not), the sum before each node, and its own."""
+    base = vb.cumulative(q // k * k)
+    total = vb.cumulative(q // k * k + k) - base
+    positive = total > 0
+    return positive, np.where(positive, total, 1.0), vb.cumulative(q) - base, vb.gather(q)
+
+
 class EfficientTreeCovariance:
     """Covariances of the efficient (BLUE) estimator of a tree (see the module docstring)."""
 
@@ -86,12 +97,8 @@ class EfficientTreeCovariance:
 
     def cov(self, m1: np.ndarray, m2: np.ndarray) -> np.ndarray:
         out_shape = np.broadcast(np.asarray(m1), np.asarray(m2)).shape
-        a, b = _pairs(m1, m2)
         shape = self.shape
-        n_bins = shape.n_bins
-        full_a, full_b = a == n_bins, b == n_bins
-        a = np.where(full_a, 0, a)
-        b = np.where(full_b, 0, b)
+        a, b, full_a, full_b = _pairs(m1, m2, shape.n_bins)
         zeros = np.zeros(a.shape)
         beta_a, beta_b = zeros.copy(), zeros.copy()
         r_ab = zeros.copy()
@@ -100,28 +107,18 @@ class EfficientTreeCovariance:
             span = shape.span(level)
             vb = self.plan.var_below[level]
             qa, qb = a // span, b // span
-            ga, gb = qa // k, qb // k
             da, db = qa % k, qb % k
-            base_a = vb.cumulative(ga * k)
-            group_sum = vb.cumulative(ga * k + k) - base_a
-            cum_a = vb.cumulative(qa) - base_a
-            cum_b = vb.cumulative(qb) - vb.cumulative(gb * k)
-            v_a, v_b = vb.gather(qa), vb.gather(qb)
+            pos_a, safe_a, cum_a, v_a = _group_terms(vb, qa, k)
+            pos_b, safe_b, cum_b, v_b = _group_terms(vb, qb, k)
             atv_a = cum_a + beta_a * v_a
             atv_b = cum_b + beta_b * v_b
             # cross term aᵀ diag(v) b, meaningful when both prefixes share the parent
-            a_first = da <= db
             d_min = np.minimum(da, db)
-            cum_min = np.where(a_first, cum_a, cum_b)
+            cum_min = np.where(da <= db, cum_a, cum_b)
             coef_a = np.where(da == d_min, beta_a, 1.0)
             coef_b = np.where(db == d_min, beta_b, 1.0)
-            adb = cum_min + coef_a * coef_b * vb.gather(ga * k + d_min)
-            group_sum_b = vb.cumulative(gb * k + k) - vb.cumulative(gb * k)
-            pos_a = group_sum > 0
-            pos_b = group_sum_b > 0
-            safe_a = np.where(pos_a, group_sum, 1.0)
-            safe_b = np.where(pos_b, group_sum_b, 1.0)
-            same = ga == gb
+            adb = cum_min + coef_a * coef_b * vb.gather(qa // k * k + d_min)
+            same = qa // k == qb // k
             r_ab = np.where(same, r_ab + np.where(pos_a, adb - atv_a * atv_b / safe_a, 0.0), 0.0)
             beta_a = np.where(pos_a, atv_a / safe_a, 0.0)
             beta_b = np.where(pos_b, atv_b / safe_b, 0.0)
@@ -153,15 +150,9 @@ class EfficientTreeCovariance:
                 else:
                     beta = np.zeros(a.shape)
                 continue
-            g = q // k
-            base = vb.cumulative(g * k)
-            total_arr = vb.cumulative(g * k + k) - base
-            v_here = vb.gather(q)
-            cum = vb.cumulative(q) - base
+            pos, safe, cum, v_here = _group_terms(vb, q, k)
             atv = cum + beta * v_here
             ada = cum + beta**2 * v_here
-            pos = total_arr > 0
-            safe = np.where(pos, total_arr, 1.0)
             resid += np.where(pos, ada - atv**2 / safe, 0.0)
             beta = np.where(pos, atv / safe, 0.0)
         beta = np.where(full, 1.0, beta)
@@ -181,8 +172,7 @@ class HistogramCovariance:
         out = np.minimum(a, b) * self.variance
         if self.n_public:
             out = np.where((a == self.n_bins) | (b == self.n_bins), 0.0, out)
-        result: np.ndarray = out.astype(np.float64)
-        return result
+        return np.asarray(out, dtype=np.float64)
 
 
 class IndependentPrefixCovariance:

@@ -27,24 +27,9 @@ PrefixEstimate = tuple[np.ndarray, np.ndarray]
 def tree_prefix(
     shape: TreeShape, levels: list[np.ndarray], variances: tuple[float, ...]
 ) -> PrefixEstimate:
-    """Direct prefix estimates ``P[m]`` for ``m = 0..B`` and their variances.
-
-    Parameters
-    ----------
-    shape : TreeShape
-        The tree.
-    levels : list of ndarray
-        Noisy node counts per level, root first (see :meth:`TreeShape.level_sizes`).
-    variances : tuple of float
-        The noise variance of each level (0 where exact).
-
-    Returns
-    -------
-    prefix : ndarray of float64, shape (B + 1,)
-        ``prefix[m]`` estimates the number of values in bins ``[0, m)``.
-    variance : ndarray of float64, shape (B + 1,)
-        The variance of each estimate.
-    """
+    """Direct prefix estimates ``P[m]``, ``m = 0..B`` (the number of values in bins ``[0,
+    m)``), and their variances, from the noisy node counts per level (root first) and the
+    noise variance of each level (0 where exact)."""
     n_bins = shape.n_bins
     batch = np.asarray(levels[0]).shape[:-1]
     prefix = np.zeros((*batch, n_bins + 1), dtype=np.int64)

@@ -1,9 +1,7 @@
 """The estimator of a release: each mechanism brings its own (no switch on its kind here).
 
-:meth:`treedp.mechanisms.Mechanism.prefix_estimate` and
-:meth:`~treedp.mechanisms.Mechanism.prefix_covariance` are the mechanism's hooks; these two
-functions only call them, so that callers that hold a mechanism and an estimator name read the
-same whatever the mechanism. Estimation never imports a mechanism: the layers point one way.
+These two functions only call the mechanism's hooks, ``Mechanism.prefix_estimate`` and
+``Mechanism.prefix_covariance``; estimation never imports a mechanism.
 """
 
 from __future__ import annotations

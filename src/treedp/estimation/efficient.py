@@ -1,28 +1,20 @@
 """The efficient estimator: the best linear unbiased estimate (BLUE) of every node count.
 
-A noisy tree holds many unbiased estimates of each count: the node itself, the sum of its
-children, the parent minus the siblings. Honaker (2015) combines them optimally with two
-passes; here they are generalised to any level-uniform fan-out, any variance per level, exact
-nodes (variance 0: the public root under ``replace``, padding) and unobserved nodes (variance
-infinity: the root of a plain histogram).
+Honaker's two passes (2015), generalised to any level-uniform fan-out, any variance per level,
+exact nodes (variance 0: the public root under ``replace``, padding) and unobserved ones
+(variance ``inf``: the root of a plain histogram); docs/estimation.md states what the tests
+check (equal to the dense generalised-least-squares solution, consistent).
 
 * **From below** (leaves up): ``est_b(v)`` combines the noisy ``y_v`` with the sum of the
   children's ``est_b`` by inverse-variance weighting; it uses only ``v``'s subtree.
-* **From above** (root down): the "other" estimate of child ``c`` is
-  ``o = est_a(p) - Σ_siblings est_b(s)`` with variance ``var_a(p) + Σ var_b(s)``; it uses only
-  data outside ``c``'s subtree. ``est_a(c)`` combines ``y_c`` with ``o``.
-* **Efficient**: ``est_e(c)`` combines ``est_b(c)`` and ``o``, two independent unbiased
-  estimates that together use every noisy node.
+* **From above** (root down): child ``c``'s "other" estimate ``o = est_a(p) - Σ_siblings
+  est_b(s)`` (variance ``var_a(p) + Σ var_b(s)``) uses only data outside ``c``'s subtree;
+  ``est_a(c)`` combines ``y_c`` with ``o``, and ``est_e(c)`` combines ``est_b(c)`` with ``o``.
 
-The result equals the generalised-least-squares solution (tested against a dense solver), is
-consistent (every parent is the sum of its children) and, with ``n`` public, its leaves sum to
-``n``.
-
-Speed. Every node of a level has the same noise variance and, since only the last stored node
-of a level can be partly padding, every node outside the last sibling group has the same
-subtree too. So all variances and weights of a level are one *bulk* value plus a *tail* of
-``k`` values (:class:`LevelValues`), computed once from public parameters; the data passes
-are then a few scalar-weighted numpy operations per level, with no matrices.
+Every node of a level has the same noise variance and, but for the last sibling group (the
+only one that can hold padding), the same subtree: so the variances and weights of a level
+are a few runs (:class:`LevelValues`) computed once from public parameters, and the data
+passes are a few scalar-weighted numpy operations per level.
 
 References
 ----------
@@ -33,40 +25,68 @@ References
 
 from __future__ import annotations
 
+import math
 from bisect import bisect_right
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cached_property
+from typing import TypeVar
 
 import numpy as np
 
 from treedp.tree import TreeShape
 
-__all__ = ["EfficientFit", "LevelValues", "VariancePlan", "combine", "efficient_tree"]
+__all__ = [
+    "EfficientFit",
+    "LevelValues",
+    "Runs",
+    "VariancePlan",
+    "combine",
+    "efficient_tree",
+]
 
 
-def combine(v1: np.ndarray, v2: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Weights and variance of the inverse-variance combination of two independent estimates.
+def combine(v1: float, v2: float) -> tuple[float, float]:
+    """The weight ``w`` and variance ``v`` of ``w·e1 + (1 - w)·e2``, the inverse-variance
+    combination of independent estimates; variance 0 is exact (it wins), ``inf`` unknown."""
+    if v1 == 0:
+        return 1.0, 0.0
+    if v2 == 0:
+        return 0.0, 0.0
+    if math.isinf(v1):
+        return 0.0, v2
+    if math.isinf(v2):
+        return 1.0, v1
+    return v2 / (v1 + v2), v1 * v2 / (v1 + v2)
 
-    Returns ``(w, v)``: the combination is ``w·e1 + (1 - w)·e2`` with variance ``v``. A
-    variance of 0 means exact (it wins); ``inf`` means no information (it loses).
-    """
-    v1 = np.atleast_1d(np.asarray(v1, dtype=np.float64))
-    v2 = np.atleast_1d(np.asarray(v2, dtype=np.float64))
-    w = np.empty(np.broadcast(v1, v2).shape)
-    v = np.empty_like(w)
-    v1, v2 = np.broadcast_arrays(v1, v2)
-    exact1 = v1 == 0
-    exact2 = (v2 == 0) & ~exact1
-    none1 = np.isinf(v1) & ~exact2
-    none2 = np.isinf(v2) & ~exact1 & ~none1
-    regular = ~(exact1 | exact2 | none1 | none2)
-    w[regular] = v2[regular] / (v1[regular] + v2[regular])
-    v[regular] = v1[regular] * v2[regular] / (v1[regular] + v2[regular])
-    w[exact1], v[exact1] = 1.0, 0.0
-    w[exact2], v[exact2] = 0.0, 0.0
-    w[none1], v[none1] = 0.0, v2[none1]
-    w[none2], v[none2] = 1.0, v1[none2]
-    return w, v
+
+class Runs:
+    """One level's per-node values as runs in plain Python: ``values[r]`` on ``[starts[r],
+    next)``, empty runs dropped and equal neighbours merged (for the planner's many small
+    lookups; :class:`LevelValues` is the numpy form)."""
+
+    __slots__ = ("cum", "length", "starts", "values")
+
+    def __init__(self, starts: list[int], values: list[float], length: int) -> None:
+        self.starts: list[int] = []
+        self.values: list[float] = []
+        self.cum = [0.0]  # Σ of the values before each run
+        for start, stop, value in zip(starts, [*starts[1:], length], values, strict=True):
+            if start < stop and not (self.values and self.values[-1] == value):
+                if self.starts:
+                    self.cum.append(self.cum[-1] + (start - self.starts[-1]) * self.values[-1])
+                self.starts.append(start)
+                self.values.append(float(value))
+        self.length = length
+
+    def value_at(self, index: int) -> float:
+        """The value at one node."""
+        return self.values[bisect_right(self.starts, index) - 1]
+
+    def cumulative_at(self, index: int) -> float:
+        """``Σ_{i < index} value[i]`` for one index."""
+        run = max(bisect_right(self.starts, index) - 1, 0)
+        return self.cum[run] + (index - self.starts[run]) * self.values[run]
 
 
 @dataclass(frozen=True, eq=False)
@@ -83,17 +103,8 @@ class LevelValues:
     @staticmethod
     def make(starts: list[int], values: list[float], length: int) -> LevelValues:
         """Build from run starts (merging equal neighbours and empty runs)."""
-        keep_s: list[int] = []
-        keep_v: list[float] = []
-        bounds = [*starts[1:], length]
-        for start, stop, value in zip(starts, bounds, values, strict=True):
-            if stop <= start:
-                continue
-            if keep_v and keep_v[-1] == value:
-                continue
-            keep_s.append(start)
-            keep_v.append(float(value))
-        return LevelValues(np.array(keep_s, dtype=np.int64), np.array(keep_v), length)
+        runs = Runs(starts, values, length)
+        return LevelValues(np.array(runs.starts, dtype=np.int64), np.array(runs.values), length)
 
     def runs(self) -> list[tuple[int, int, float]]:
         """``(start, stop, value)`` for every run."""
@@ -125,46 +136,71 @@ class LevelValues:
         return np.repeat(self.values, stops - self.starts)
 
     @cached_property
-    def _scalar_tables(self) -> tuple[list[int], list[float], list[float]]:
-        starts = self.starts.tolist()
-        values = self.values.tolist()
-        stops = [*starts[1:], self.length]
-        cum = [0.0]
-        for start, stop, value in zip(starts, stops, values, strict=True):
-            cum.append(cum[-1] + (stop - start) * value)
-        return starts, values, cum
+    def scalar(self) -> Runs:
+        """The same runs in plain Python."""
+        return Runs(self.starts.tolist(), self.values.tolist(), self.length)
 
     def value_at(self, index: int) -> float:
-        """The value at one node (pure Python: for the planner's many small lookups)."""
-        starts, values, _ = self._scalar_tables
-        return values[bisect_right(starts, index) - 1]
+        """The value at one node."""
+        return self.scalar.value_at(index)
 
     def cumulative_at(self, index: int) -> float:
         """``Σ_{i < index} value[i]`` for one index."""
-        starts, values, cum = self._scalar_tables
-        run = max(bisect_right(starts, index) - 1, 0)
-        return cum[run] + (index - starts[run]) * values[run]
+        return self.scalar.cumulative_at(index)
 
 
-def _apply(fn, *levels: LevelValues) -> tuple[LevelValues, ...]:  # type: ignore[no-untyped-def]
-    """Apply an elementwise ``fn`` returning several arrays to levels of the same length."""
-    length = levels[0].length
-    starts = np.unique(np.concatenate([lv.starts for lv in levels]))
-    args = [lv.gather(starts) for lv in levels]
-    results = fn(*args)
-    return tuple(LevelValues.make(starts.tolist(), r.tolist(), length) for r in results)
+def _combine_levels(a: LevelValues, b: LevelValues) -> tuple[LevelValues, LevelValues]:
+    """:func:`combine` node by node: the weights and the variances, as levels."""
+    starts = np.unique(np.concatenate([a.starts, b.starts]))
+    pairs = [combine(x, y) for x, y in zip(a.gather(starts), b.gather(starts), strict=True)]
+    return tuple(  # type: ignore[return-value]
+        LevelValues.make(starts.tolist(), [float(p[i]) for p in pairs], a.length) for i in (0, 1)
+    )
+
+
+_Level = TypeVar("_Level", Runs, LevelValues)
+
+
+def below_pass(
+    shape: TreeShape,
+    level_variance: tuple[float, ...],
+    make: Callable[[list[int], list[float], int], _Level],
+) -> tuple[list[_Level], list[_Level]]:
+    """The weights and variances of every node's estimate from below, leaves up, as levels
+    built by ``make`` (:class:`Runs` for the planner's many trees).
+
+    Only the last stored node of a level has a partial subtree, so each level is a few runs,
+    each combined once.
+    """
+    h = shape.height
+    sizes = shape.level_sizes()
+    lengths = [1] + [sizes[lv - 1] * shape.branching[lv - 1] for lv in range(1, h + 1)]
+    leaves = make([0, sizes[h]], [level_variance[h], 0.0], lengths[h])
+    w_below, var_below = [leaves] * (h + 1), [leaves] * (h + 1)
+    for lv in range(h - 1, -1, -1):
+        k, child, size = shape.branching[lv], var_below[lv + 1], sizes[lv]
+        last = size - 1
+        full_sum = k * float(child.values[0])
+        last_sum = child.cumulative_at(lengths[lv + 1]) - child.cumulative_at(last * k)
+        # own noise: [0, size), then exact padding; the children's sum: full_sum on
+        # [0, last), last_sum at last, then exact (empty runs are dropped by make)
+        starts = [0, last, size]
+        pairs = [
+            combine(
+                level_variance[lv] if start < size else 0.0,
+                full_sum if start < last else last_sum if start == last else 0.0,
+            )
+            for start in starts
+        ]
+        w_below[lv], var_below[lv] = (
+            make(starts, [pair[i] for pair in pairs], lengths[lv]) for i in (0, 1)
+        )
+    return w_below, var_below
 
 
 class VariancePlan:
-    """Variances and combination weights of every node, from public parameters only.
-
-    Parameters
-    ----------
-    shape : TreeShape
-        The tree.
-    level_variance : tuple of float
-        Noise variance per level, root first: 0 for exact, ``inf`` for unobserved.
-    """
+    """Variances and combination weights of every node, from public parameters only: the
+    tree and the noise variance per level, root first (0 exact, ``inf`` unobserved)."""
 
     def __init__(self, shape: TreeShape, level_variance: tuple[float, ...]) -> None:
         self.shape = shape
@@ -180,21 +216,8 @@ class VariancePlan:
             for lv in range(h + 1)
         ]
         self.node_var = node_var
-        # from below: only the last stored node of a level has a partial subtree
-        var_b: list[LevelValues] = [node_var[h]] * (h + 1)
-        w_below: list[LevelValues] = [node_var[h]] * (h + 1)
-        for lv in range(h - 1, -1, -1):
-            k = shape.branching[lv]
-            child = var_b[lv + 1]
-            last = sizes[lv] - 1
-            full_sum = k * float(child.values[0])
-            last_sum = float(child.cumulative(np.array([lengths[lv + 1]]))[0]) - float(
-                child.cumulative(np.array([last * k]))[0]
-            )
-            children = LevelValues.make([0, last, last + 1], [full_sum, last_sum, 0.0], lengths[lv])
-            w_below[lv], var_b[lv] = _apply(combine, node_var[lv], children)
-        self.var_below = var_b
-        self.w_below = w_below
+        self.w_below, self.var_below = below_pass(shape, self.level_variance, LevelValues.make)
+        var_b = self.var_below
         # from above: runs of a level are its parents' runs, plus the last sibling group
         var_a = [node_var[0]]
         var_e = [var_b[0]]
@@ -216,8 +239,8 @@ class VariancePlan:
             starts.extend(range((parents - 1) * k, parents * k))
             values.extend((last_a + (float(group.sum()) - group)).tolist())
             other = LevelValues.make(starts, values, lengths[lv])
-            wa, va = _apply(combine, node_var[lv], other)
-            we, ve = _apply(combine, var_b[lv], other)
+            wa, va = _combine_levels(node_var[lv], other)
+            we, ve = _combine_levels(var_b[lv], other)
             var_a.append(va)
             var_e.append(ve)
             w_above.append(wa)
@@ -249,6 +272,16 @@ def _weighted(w: LevelValues, a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return out
 
 
+def _padded(x: np.ndarray, length: int) -> np.ndarray:
+    """``x`` as float64, its last axis padded with exact zeros to ``length``."""
+    x = np.asarray(x)
+    if x.shape[-1] == length:
+        return x.astype(np.float64, copy=False)
+    out = np.zeros((*x.shape[:-1], length))
+    out[..., : x.shape[-1]] = x
+    return out
+
+
 def _groups(x: np.ndarray, k: int) -> np.ndarray:
     """View the last axis as sibling groups of ``k``."""
     return x.reshape(*x.shape[:-1], -1, k)
@@ -276,24 +309,15 @@ def _shift_groups(w: LevelValues, base: np.ndarray, shift: np.ndarray, k: int) -
 
 @dataclass(frozen=True)
 class EfficientFit:
-    """The efficient estimate of every node and the variance plan behind it.
-
-    Attributes
-    ----------
-    nodes : list of ndarray
-        Efficient estimate of every node, per level, root first (padded with exact zeros).
-    plan : VariancePlan
-        Node variances and weights (data-independent).
-    """
+    """The efficient estimate of every node (per level, root first, padded with exact zeros)
+    and the data-independent variance plan behind it."""
 
     nodes: list[np.ndarray]
     plan: VariancePlan
 
     def prefix(self, n_bins: int) -> np.ndarray:
-        """Efficient prefix estimates ``P[m]``, ``m = 0..B`` (the root for ``m = B``).
-
-        With a leading batch axis in the levels, one row per batch entry.
-        """
+        """Efficient prefix estimates ``P[m]``, ``m = 0..B`` (the root for ``m = B``), one
+        row per batch entry."""
         leaves = self.nodes[-1][..., :n_bins]
         out = np.empty((*leaves.shape[:-1], n_bins + 1))
         out[..., 0] = 0.0
@@ -308,46 +332,19 @@ def efficient_tree(
     level_variance: tuple[float, ...],
     plan: VariancePlan | None = None,
 ) -> EfficientFit:
-    """Return the BLUE of every node from the noisy ``levels`` (root first).
-
-    Parameters
-    ----------
-    shape : TreeShape
-        The tree.
-    levels : list of ndarray
-        Noisy counts of the stored nodes per level, root first; each may have leading batch
-        axes (the same for every level), estimated independently.
-    level_variance : tuple of float
-        Noise variance per level: 0 for an exact level, ``inf`` for an unobserved one.
-    plan : VariancePlan, optional
-        A precomputed plan for this shape and these variances.
-
-    Returns
-    -------
-    EfficientFit
-    """
+    """The BLUE of every node from the noisy counts of the stored nodes per level (root
+    first; leading batch axes, the same for every level, are estimated independently) and
+    the noise variance per level (0 exact, ``inf`` unobserved); ``plan``: precomputed."""
     if plan is None:
         plan = VariancePlan(shape, level_variance)
     h = shape.height
-    y = []
-    for lv in range(h + 1):
-        level = np.asarray(levels[lv])
-        if level.shape[-1] == plan.lengths[lv]:
-            y.append(level.astype(np.float64, copy=False))
-        else:
-            arr = np.zeros((*level.shape[:-1], plan.lengths[lv]))
-            arr[..., : level.shape[-1]] = level
-            y.append(arr)
-    batch = y[0].shape[:-1]
+    y = [_padded(levels[lv], plan.lengths[lv]) for lv in range(h + 1)]
     est_b = [np.empty(0)] * (h + 1)
     est_b[h] = y[h]
     child_sums: list[np.ndarray] = [np.empty(0)] * h  # Σ_group est_b, reused on the way down
     for lv in range(h - 1, -1, -1):
-        k = shape.branching[lv]
-        sums = np.zeros((*batch, plan.lengths[lv]))
-        child_sums[lv] = _groups(est_b[lv + 1], k).sum(axis=-1)
-        sums[..., : plan.sizes[lv]] = child_sums[lv]
-        est_b[lv] = _weighted(plan.w_below[lv], y[lv], sums)
+        child_sums[lv] = _groups(est_b[lv + 1], shape.branching[lv]).sum(axis=-1)
+        est_b[lv] = _weighted(plan.w_below[lv], y[lv], _padded(child_sums[lv], plan.lengths[lv]))
     est_e = [est_b[0]]
     est_a = y[0]
     if np.isinf(plan.node_var[0].values[0]):

@@ -16,109 +16,26 @@ All depend only on public parameters; tests check them against brute-force avera
 
 from __future__ import annotations
 
-import math
 from bisect import bisect_right
 
 import numpy as np
 
 from treedp.estimation.covariance import DirectTreeCovariance, EfficientTreeCovariance
-from treedp.estimation.efficient import LevelValues, VariancePlan
+from treedp.estimation.efficient import LevelValues, Runs, VariancePlan, below_pass
 from treedp.tree import TreeShape
 
 __all__ = ["max_prefix_variance", "mean_prefix_variance", "mean_range_variance"]
 
 
-class _Runs:
-    """One level's values as runs, in plain Python (a lean :class:`LevelValues` for scalars).
-
-    Every operation repeats :class:`LevelValues`'s floating-point arithmetic step for step, so
-    the results are bit-identical to it.
-    """
-
-    __slots__ = ("cum", "length", "starts", "values")
-
-    def __init__(self, starts: list[int], values: list[float], length: int) -> None:
-        # as LevelValues.make: drop empty runs, merge equal neighbours
-        keep_s: list[int] = []
-        keep_v: list[float] = []
-        for start, stop, value in zip(starts, [*starts[1:], length], values, strict=True):
-            if stop <= start or (keep_v and keep_v[-1] == value):
-                continue
-            keep_s.append(start)
-            keep_v.append(float(value))
-        self.starts = keep_s
-        self.values = keep_v
-        self.length = length
-        cum = [0.0]
-        for start, stop, value in zip(keep_s, [*keep_s[1:], length], keep_v, strict=True):
-            cum.append(cum[-1] + (stop - start) * value)
-        self.cum = cum
-
-    def value_at(self, index: int) -> float:
-        return self.values[bisect_right(self.starts, index) - 1]
-
-    def cumulative_at(self, index: int) -> float:
-        run = max(bisect_right(self.starts, index) - 1, 0)
-        return self.cum[run] + (index - self.starts[run]) * self.values[run]
-
-
-def _combine(v1: float, v2: float) -> tuple[float, float]:
-    """:func:`treedp.estimation.efficient.combine` for two scalars (same arithmetic)."""
-    if v1 == 0:
-        return 1.0, 0.0
-    if v2 == 0:
-        return 0.0, 0.0
-    if math.isinf(v1):
-        return 0.0, v2
-    if math.isinf(v2):
-        return 1.0, v1
-    return v2 / (v1 + v2), v1 * v2 / (v1 + v2)
-
-
-def _tables(level: _Runs | LevelValues) -> tuple[list[int], list[float], list[float]]:
-    """Run starts, values and cumulative sums before each run, as lists."""
-    if isinstance(level, _Runs):
-        return level.starts, level.values, level.cum
-    return level._scalar_tables
-
-
 class _BelowPlan:
-    """The part of :class:`VariancePlan` the mean prefix variance needs: the variance of every
-    node's estimate from below, and the root's efficient variance, in plain Python.
-
-    The planner scores hundreds of configurations; building the full plan (both passes, numpy
-    on arrays of a few elements) dominated its time. The values are bit-identical to
-    ``VariancePlan(shape, level_variance).var_below`` (a test checks it).
-    """
+    """The part of :class:`VariancePlan` the mean prefix variance needs: the variances from
+    below (:func:`below_pass`) and the root's efficient variance, without the pass from
+    above (the planner scores hundreds of configurations)."""
 
     def __init__(self, shape: TreeShape, level_variance: tuple[float, ...]) -> None:
         self.shape = shape
-        h = shape.height
-        sizes = shape.level_sizes()
-        lengths = [1] + [sizes[lv - 1] * shape.branching[lv - 1] for lv in range(1, h + 1)]
-        variances = [float(v) for v in level_variance]
-        var_b: list[_Runs] = [_Runs([0, sizes[h]], [variances[h], 0.0], lengths[h])] * (h + 1)
-        for lv in range(h - 1, -1, -1):
-            k = shape.branching[lv]
-            child = var_b[lv + 1]
-            size, length = sizes[lv], lengths[lv]
-            last = size - 1
-            full_sum = k * child.values[0]
-            last_sum = child.cumulative_at(lengths[lv + 1]) - child.cumulative_at(last * k)
-            # the node's own noise is one run [0, size) then exact padding; its children's sum
-            # is full_sum on [0, last), last_sum at last, then exact: combine at those starts
-            var = variances[lv]
-            starts = [0, last, size] if last > 0 else [0, size]
-            if size >= length:
-                starts.pop()
-            combined = []
-            for start in starts:
-                own = var if start < size else 0.0
-                below = full_sum if start < last else (last_sum if start == last else 0.0)
-                combined.append(_combine(own, below)[1])
-            var_b[lv] = _Runs(starts, combined, length)
-        self.var_below = var_b
-        self.root_variance = var_b[0].values[0]
+        self.var_below = below_pass(shape, tuple(float(v) for v in level_variance), Runs)[1]
+        self.root_variance = float(self.var_below[0].values[0])
 
 
 def _complete_moments(plan: VariancePlan | _BelowPlan) -> list[tuple[float, float, float]]:
@@ -174,7 +91,7 @@ def _up_step(
 
 
 def _first_step(
-    vb: _Runs | LevelValues,
+    vb: Runs | LevelValues,
     first: int,
     count: int,
     base: float,
@@ -189,7 +106,8 @@ def _first_step(
     are closed-form (``Σ t``, ``Σ t²``): ``O(runs)`` instead of ``O(count)``.
     """
     eb, eb2, er = moments
-    starts, values, cums = _tables(vb)
+    runs = vb.scalar if isinstance(vb, LevelValues) else vb
+    starts, values, cums = runs.starts, runs.values, runs.cum
     s_atv = s_atv2 = s_rest = 0.0
     index, stop = first, first + count
     run = bisect_right(starts, index) - 1

@@ -83,16 +83,9 @@ def limb_bits(coef_norm: float, n: int) -> int:
 def exact_convolve(coef: np.ndarray, x: np.ndarray, max_bits: int) -> np.ndarray:
     """``(A x)[i] = Σ_{j<=i} a[i-j] x[j]`` exactly, as int64 (see the module docstring).
 
-    Parameters
-    ----------
-    coef : ndarray of int64
-        The non-negative first column ``a`` (public), length ``n``.
-    x : ndarray of int64
-        Non-negative integers below ``2**max_bits``, length ``n``.
-    max_bits : int
-        A public bound on the bits of every ``x[j]``; it fixes the number of limbs. The caller
-        guarantees that every entry of ``A x`` is below ``2**62`` so the result fits (the
-        checksums are exact Python integers whatever the sizes).
+    ``coef`` (public) and ``x`` are non-negative int64 of length ``n``; ``max_bits``, a public
+    bound on the bits of every ``x[j]``, fixes the number of limbs. The caller guarantees
+    every entry of ``A x`` is below ``2**62`` (the checksums are exact Python integers).
     """
     n = coef.size
     size = _fft_size(n)
@@ -128,18 +121,14 @@ def _exact_sum(z: np.ndarray) -> int:
 
 def toeplitz_apply(coef: np.ndarray, y: np.ndarray) -> np.ndarray:
     """``(A y)`` in floating point, along the last axis of ``y`` (leading axes are batches)."""
-    n = coef.size
-    size = _fft_size(n)
-    fa = np.fft.rfft(np.asarray(coef, dtype=np.float64), size)
-    fy = np.fft.rfft(np.asarray(y, dtype=np.float64), size, axis=-1)
-    result: np.ndarray = np.fft.irfft(fa * fy, size, axis=-1)[..., :n]
-    return result
+    return _mul(np.asarray(coef, dtype=np.float64), np.asarray(y, dtype=np.float64), coef.size)
 
 
 def _mul(a: np.ndarray, b: np.ndarray, n: int) -> np.ndarray:
+    """The first ``n`` terms of the product of two series (along the last axis)."""
     size = _fft_size(n)
-    result: np.ndarray = np.fft.irfft(np.fft.rfft(a[:n], size) * np.fft.rfft(b[:n], size), size)
-    return result[:n]
+    fa, fb = np.fft.rfft(a[..., :n], size), np.fft.rfft(b[..., :n], size)
+    return np.asarray(np.fft.irfft(fa * fb, size)[..., :n])
 
 
 def series_inverse(coef: np.ndarray) -> np.ndarray:
@@ -161,11 +150,9 @@ def series_inverse(coef: np.ndarray) -> np.ndarray:
 
 def _autocorrelation(g: np.ndarray) -> np.ndarray:
     """``r[d] = Σ_t g[t] g[t+d]`` for ``d = 0..len(g)-1`` (floats)."""
-    n = g.size
-    size = _fft_size(n)
+    size = _fft_size(g.size)
     f = np.fft.rfft(g, size)
-    result: np.ndarray = np.fft.irfft(f * np.conj(f), size)[:n]
-    return result
+    return np.asarray(np.fft.irfft(f * np.conj(f), size)[: g.size])
 
 
 class ToeplitzPrefixCovariance:
@@ -177,15 +164,6 @@ class ToeplitzPrefixCovariance:
     FFT). With ``known_total`` (``replace``: ``P[B] = n`` is public) the estimates are
     conditioned on it, ``P̃[m] = P̂[m] − k_m (P̂[B] − n)`` with ``k_m = Cov(m, B)/Var(B)``, so
     ``Cov(P̃[a], P̃[b]) = Cov(a, b) − Cov(a, B) Cov(b, B)/Var(B)``.
-
-    Parameters
-    ----------
-    g : ndarray
-        The first column of ``G`` (length ``B``).
-    variance : float
-        The noise variance of each entry of ``y``.
-    known_total : bool
-        Whether the estimates are conditioned on a public ``P[B]``.
     """
 
     def __init__(self, g: np.ndarray, variance: float, known_total: bool) -> None:
@@ -203,17 +181,12 @@ class ToeplitzPrefixCovariance:
 
     def gain(self) -> np.ndarray:
         """``k_m = Cov(P̂[m], P̂[B]) / Var(P̂[B])`` for ``m = 0..B`` (the conditioning weights)."""
-        result: np.ndarray = self._with_last / self._var_last
-        return result
-
-    def _raw_var(self, m: np.ndarray) -> np.ndarray:
-        result: np.ndarray = self.variance * self._cum_sq[m]
-        return result
+        return np.asarray(self._with_last / self._var_last)
 
     def var(self, m: np.ndarray) -> np.ndarray:
         """``Var(P̃[m])`` in ``O(1)`` per entry."""
         m = np.asarray(m, dtype=np.int64)
-        out = self._raw_var(m)
+        out = self.variance * self._cum_sq[m]
         if self.known_total:
             out = out - self._with_last[m] ** 2 / self._var_last
             out = np.where(m == self.n_bins, 0.0, np.maximum(out, 0.0))

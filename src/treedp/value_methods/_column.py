@@ -1,4 +1,4 @@
-"""Shared input rules of the one-shot mechanisms: missing values, datetimes, δ, rounding.
+"""What the one-shot mechanisms share: input rules, the charge before noise, the result.
 
 Missing values (NaN, NaT) are refused with one data-free message, or dropped record by record
 where the neighbour relation allows it (``add_remove``). Datetimes are handled as integer
@@ -9,15 +9,21 @@ from __future__ import annotations
 
 import datetime as _dt
 import math
+from dataclasses import dataclass
 from fractions import Fraction
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 
 from treedp._inputs import as_1d_array
 from treedp._validation import must
+from treedp.budget import check_epsilon
 from treedp.exceptions import DataError, InvalidParameterError, InvalidTypeError
-from treedp.noise import RandomSource
+from treedp.mechanisms.results import PRIVACY_UNIT, MechanismResult
+from treedp.noise import RandomSource, sample_discrete_laplace
+from treedp.privacy.accountant import Accountant, check_accountant
+from treedp.privacy.measures import Measure
+from treedp.privacy.spend import SpendRecord
 
 NAN_MESSAGE = (
     "The 'values' argument contains NaN/NaT values; pass nan='drop' to drop them (keeps the "
@@ -29,6 +35,7 @@ NAN_MESSAGE_REPLACE = (
 )
 _CALENDAR = ("Y", "M")
 _COARSE = ("Y", "M", "W", "D", "h", "m")
+_R = TypeVar("_R", bound=MechanismResult)
 
 
 def check_neighbours(neighbours: Any, allowed: tuple[str, ...]) -> str:
@@ -52,6 +59,16 @@ def check_nan(nan: Any, neighbours: str) -> str:
             "use neighbours='add_remove'."
         )
     return str(nan)
+
+
+def open_call(
+    accountant: Any, epsilon: Any, neighbours: Any, allowed: tuple[str, ...], nan: Any
+) -> tuple[float, str, str]:
+    """The first checks of every one-shot mechanism: ``(ε, relation, nan policy)``."""
+    check_accountant(accountant)
+    eps = check_epsilon(epsilon)
+    relation = check_neighbours(neighbours, allowed)
+    return eps, relation, check_nan(nan, relation)
 
 
 def check_delta(delta: Any) -> float:
@@ -162,3 +179,42 @@ def float_down(x: Fraction) -> float:
 def describe(source: RandomSource) -> dict[str, object]:
     """The source's description (``seeded`` marks reproducible, unpublishable sources)."""
     return dict(source.describe())
+
+
+def clears(statistic: int, threshold: int, scale: Fraction, source: RandomSource) -> bool:
+    """Whether ``statistic + Z >= threshold``, ``Z ~ DLap(scale)`` drawn exactly."""
+    return statistic + int(sample_discrete_laplace(scale, 1, source)[0]) >= threshold
+
+
+@dataclass(frozen=True)
+class Call:
+    """One call of a mechanism: what its spend record and its result share."""
+
+    mechanism: str
+    relation: str
+    epsilon: float
+    parameters: dict[str, Any]
+    source: RandomSource
+
+    def charge(self, accountant: Accountant | None, guarantee: Measure) -> None:
+        """Charge the spend after every check and before any noise is drawn (fail closed)."""
+        if accountant is not None:
+            accountant.charge(
+                SpendRecord(self.mechanism, guarantee, self.relation, PRIVACY_UNIT, self.parameters)
+            )
+
+    def result(
+        self, cls: type[_R], value: Any, guarantee: Measure, sensitivity: Any, **extra: Any
+    ) -> _R:
+        """The released value with its contract and the randomness used."""
+        return cls(
+            value=value,
+            guarantee=guarantee,
+            neighbours=self.relation,
+            mechanism=self.mechanism,
+            epsilon=self.epsilon,
+            sensitivity=tuple(float(v) for v in sensitivity),
+            parameters=self.parameters,
+            randomness=describe(self.source),
+            **extra,
+        )

@@ -1,10 +1,9 @@
 """The public grid of the private-bounds scans, and the counts they read from any source.
 
 :data:`SIGNED_GRID` holds the candidates ``±(2**(j/4) - 1)``, ``j = 0..4000`` (about ``-1e301``
-to ``1e301``; steps of 0.19 near 0, then 19% apart): public and data-independent, so choosing
-among them reads only the scans' noisy counts (:mod:`treedp.value_methods.private_bounds`).
-:data:`COUNT_EDGES` and :class:`GridCounts` let one counting pass over any source (files,
-Spark, Dask) give every count a scan reads.
+to ``1e301``; steps of 0.19 near 0, then 19% apart): public and data-independent.
+:data:`COUNT_EDGES` and :class:`GridCounts` give every count a scan reads from one counting
+pass over any source (files, Spark, Dask).
 """
 
 from __future__ import annotations
@@ -25,26 +24,16 @@ STEPS_PER_OCTAVE = 4
 MAX_OCTAVE = 1000
 
 
-def _make_grid() -> np.ndarray:
-    j = np.arange(0, MAX_OCTAVE * STEPS_PER_OCTAVE + 1)
-    grid = np.exp2(j / STEPS_PER_OCTAVE) - 1.0
-    grid.setflags(write=False)
-    return grid
+def _frozen(array: np.ndarray) -> np.ndarray:
+    array.setflags(write=False)
+    return array
 
 
 #: The public candidate magnitudes, ascending from 0: ``2**(j/4) - 1``, ``j = 0..4000``.
-GRID = _make_grid()
-
-
-def _make_signed_grid() -> np.ndarray:
-    grid = np.concatenate([-GRID[:0:-1], GRID])
-    grid.setflags(write=False)
-    return grid
-
-
+GRID = _frozen(np.exp2(np.arange(MAX_OCTAVE * STEPS_PER_OCTAVE + 1) / STEPS_PER_OCTAVE) - 1.0)
 #: The public candidates of both scans, ascending: ``-GRID`` reversed, then ``GRID`` (8,001
 #: points, symmetric about 0, which is the middle point).
-SIGNED_GRID = _make_signed_grid()
+SIGNED_GRID = _frozen(np.concatenate([-GRID[:0:-1], GRID]))
 
 
 def _make_count_edges() -> np.ndarray:
@@ -53,28 +42,21 @@ def _make_count_edges() -> np.ndarray:
     edges[0], edges[-1] = -top, top
     edges[1:-1:2] = SIGNED_GRID
     edges[2:-1:2] = np.nextafter(SIGNED_GRID, np.inf)
-    edges.setflags(write=False)
-    return edges
+    return _frozen(edges)
 
 
-#: Public edges whose bin counts give every query of both scans, so that any source can be
-#: scanned after one counting pass in bounded memory (files, Spark, Dask; see
-#: :class:`GridCounts`): ``-max_float``, then each grid point ``c`` followed by the next
-#: float above it (a bin holding exactly ``c``), then ``max_float`` (16,004 edges). Values
-#: beyond the outer edges (``±inf``) are clamped into the end bins, which lie beyond every
-#: grid point on their side, as the scans count them.
+#: Public edges whose bin counts give every query of both scans (:class:`GridCounts`):
+#: ``-max_float``, then each grid point ``c`` followed by the next float above it (a bin
+#: holding exactly ``c``), then ``max_float`` (16,004 edges). ``±inf`` are clamped into the
+#: end bins, which lie beyond every grid point on their side, as the scans count them.
 COUNT_EDGES = _make_count_edges()
 
 
 @dataclass(frozen=True, repr=False)
 class GridCounts:
-    """The counts the scans read: ``#{x < c}`` and ``#{x > c}`` for every ``c`` in
-    :data:`SIGNED_GRID`, from any source.
-
-    Make it with :meth:`from_counts` from the bin counts of one counting pass over
-    :data:`COUNT_EDGES` (any engine: files streamed in bounded memory, Spark, Dask), or with
-    :meth:`from_values`; :func:`treedp.private_bounds` takes it instead of the values and releases
-    exactly what it releases from the values (the queries are the same numbers).
+    """The counts the scans read, from any source: :meth:`from_counts` of one counting pass
+    over :data:`COUNT_EDGES` (files in bounded memory, Spark, Dask) or :meth:`from_values`.
+    :func:`treedp.private_bounds` releases from it exactly what it releases from the values.
 
     Attributes
     ----------
@@ -138,7 +120,4 @@ class GridCounts:
 
     @classmethod
     def _frozen(cls, below: np.ndarray, above: np.ndarray, total: int) -> GridCounts:
-        below, above = below.astype(np.int64), above.astype(np.int64)
-        below.setflags(write=False)
-        above.setflags(write=False)
-        return cls(below, above, total)
+        return cls(_frozen(below.astype(np.int64)), _frozen(above.astype(np.int64)), total)

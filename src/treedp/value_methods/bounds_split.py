@@ -1,12 +1,7 @@
 """Private bounds as the first stage of a release: a share of its budget, the rest after.
 
-:func:`split_private_bounds` spends ``share · ε`` on
-:func:`treedp.private_bounds` and returns the bounds and the
-remaining ε; :func:`remaining_epsilon` gives that remainder from public parameters before
-anything is read, and :func:`private_request` reads a ``bounds`` argument that asks for
-private bounds. The guarantee is the composition of the two stages (basic composition:
-``PureDP(bounds.epsilon_spent + remaining)``, at most ε), same neighbours and privacy unit
-as the release.
+The guarantee is the basic composition of the two stages, ``PureDP(bounds.epsilon_spent +
+remaining)``, at most ε, with the release's neighbours and privacy unit.
 """
 
 from __future__ import annotations
@@ -56,24 +51,18 @@ def split_private_bounds(
 ) -> tuple[tuple[float, float], float, BoundsResult]:
     """Spend ``share · ε`` on :func:`treedp.private_bounds`; return the bounds and the rest of ε.
 
-    With ``integers=True`` (for ``bins="integers"``) the bounds get no width margin and are
-    rounded inwards to integers (post-processing, :func:`treedp.private_bounds`); a range of more
-    than ``max_bins`` integers (one bin each: the public limit of the mechanism that will
-    count them, :data:`treedp.domain.MAX_BINS` by default; None for methods without bins) is
-    cut by :func:`cut_integer_range`. ``lower``/``upper``: one public side
-    (:func:`treedp.private_bounds`). The caller
-    releases with the returned remaining budget; the total is
-    ``PureDP(bounds.epsilon_spent + remaining)``, at most ``epsilon``.
-
-    With an ``accountant``, ``charge`` (the caller's record of the whole release, bounds and
-    rest; by default ``PureDP(epsilon)``) is charged once, after every check and the data read
-    and before any noise is drawn; the caller then releases without charging again.
+    ``integers``: integer bounds (:func:`treedp.private_bounds`), cut to at most ``max_bins``
+    integers (the counting mechanism's public limit; None for methods without bins) by
+    :func:`cut_integer_range`. ``lower``/``upper``: one public side. With an ``accountant``,
+    ``charge`` (the caller's record of the whole release; by default ``PureDP(epsilon)``) is
+    charged once, after every check and the data read and before any noise is drawn; the
+    caller then releases with the remaining budget without charging again.
 
     Returns
     -------
     bounds : (float, float)
     remaining : float
-        ``(1 - share) · epsilon``, rounded down.
+        ``epsilon`` minus what the bounds spent, rounded down.
     result : BoundsResult
     """
     check_share(share)
@@ -138,8 +127,7 @@ def remaining_epsilon(
     one_sided: bool = False,
 ) -> float:
     """The ε :func:`split_private_bounds` leaves for the release, from public parameters only
-    (so a release's own parameters, such as per-level budgets, can be checked against it
-    before any budget is spent); ``one_sided``: one bound public (one scan)."""
+    (checked before any budget is spent); ``one_sided``: one bound public (one scan)."""
     check_share(share)
     eps = check_epsilon(epsilon)
     relation = check_neighbours(neighbours, NEIGHBOURS)
@@ -148,24 +136,16 @@ def remaining_epsilon(
 
 
 def private_request(bounds: Any) -> tuple[Any, Any] | None:
-    """Read a ``bounds`` argument that asks for private bounds.
-
-    ``"private"`` → ``(None, None)`` (both sides searched); ``(lo, "private")`` → ``(lo,
-    None)`` (``lo`` public, the upper bound searched); ``("private", hi)`` → ``(None, hi)``;
-    anything else → None (public bounds, or an invalid value the caller reports). The
-    public side is validated by :func:`check_known_bound`.
+    """Read a ``bounds`` argument that asks for private bounds: ``"private"`` → ``(None,
+    None)``, ``(lo, "private")`` → ``(lo, None)``, ``("private", hi)`` → ``(None, hi)``;
+    anything else → None (public bounds, or an invalid value the caller reports). The public
+    side is validated by :func:`~treedp.value_methods.private_bounds.check_known_bound`.
     """
     if isinstance(bounds, str):
         return (None, None) if bounds == "private" else None
     if not isinstance(bounds, tuple | list) or len(bounds) != 2:
         return None
-    lo, hi = bounds
-    lo_private = isinstance(lo, str) and lo == "private"
-    hi_private = isinstance(hi, str) and hi == "private"
-    if lo_private and hi_private:
-        return (None, None)
-    if hi_private:
-        return (lo, None)
-    if lo_private:
-        return (None, hi)
-    return None
+    private = [isinstance(b, str) and b == "private" for b in bounds]
+    if not any(private):
+        return None
+    return (None if private[0] else bounds[0], None if private[1] else bounds[1])

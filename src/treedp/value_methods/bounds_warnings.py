@@ -1,9 +1,7 @@
-"""Warnings about privately found bounds, read from the released stops and counts only.
+"""Warnings about privately found bounds: post-processing of released values only.
 
-Post-processing: each function reads released values only (the stops of a
-:class:`~treedp.value_methods.private_bounds.BoundsResult`, a released count, public
-parameters), so it costs no privacy and its text holds no data value. The warning for a cut
-integer range is :func:`treedp.value_methods.bounds_split.integer_cut_warning`.
+Each function reads the stops of a :class:`~treedp.value_methods.private_bounds.BoundsResult`,
+a released count or public parameters, so it costs no privacy and its text holds no data value.
 """
 
 from __future__ import annotations
@@ -26,24 +24,15 @@ NEAR_PUBLIC = 4
 
 
 def grid_end_warning(lo: float, hi: float, known: str | None = None) -> str | None:
-    """A warning when a scan's stop (or a real-valued bound moved out from it) lies at an end
-    of :data:`SIGNED_GRID`, else None; pass ``BoundsResult.stops`` (integer bounds are
-    clamped to ``±(2**53 - 1)`` and cannot show it).
+    """A warning when the scans' stops (``BoundsResult.stops``) say nothing about the data,
+    else None.
 
     With too few records beyond the scans' threshold for this ε (fewer than about ``k``, a
-    few hundred at ε = 1), the upward scan usually stops at once at the grid's lowest point
-    and the downward scan at its highest (the bounds cross and are swapped), or a scan runs
-    to the far end, or the two stops cross (``lo > hi``: the upward scan stopped below where
-    the downward one did, each before reaching the data); either way the bounds say nothing
-    about the data's range. Reading the
-    released stops only, this is post-processing (no privacy cost); the text holds no data
-    value.
-
-    With one public side (``known``, ``BoundsResult.known``), the one scan starts at the
-    public bound; a stop within :data:`NEAR_PUBLIC` grid points of it is flagged: too few
-    records for this ε, or the public bound on the wrong side of the data (no record beyond
-    it), both make the scan stop at once — unless the data really lie that close to the
-    public bound, which the warning says.
+    few hundred at ε = 1), a scan stops at once or runs to the far end of :data:`SIGNED_GRID`,
+    or the two stops cross (``lo > hi``). With one public side (``known``), the one scan
+    starting at the public bound is flagged when it stops within :data:`NEAR_PUBLIC` grid
+    points of it: too few records, or the public bound on the wrong side of the data (unless
+    the data really lie that close to it, which the warning says).
     """
     end = float(SIGNED_GRID[-1])
     if known is not None:  # one scan, started at the public bound: did it stop at once?
@@ -66,8 +55,7 @@ def grid_end_warning(lo: float, hi: float, known: str | None = None) -> str | No
 
 
 def _near_public_warning(lo: float, hi: float, known: str) -> str | None:
-    """:func:`grid_end_warning` for a one-sided search (``lo``/``hi``: the stops, the public
-    bound on the ``known`` side)."""
+    """:func:`grid_end_warning` for a one-sided search."""
     if known == "lower":
         first = int(np.searchsorted(SIGNED_GRID, lo, side="right"))
         steps = int(np.searchsorted(SIGNED_GRID, hi, side="left")) - first
@@ -96,25 +84,12 @@ RECORDS_PER_ALLOWANCE = 10
 def few_records_warning(allowance: float, count: float) -> str | None:
     """A warning when the records released are too few for the scans' allowance, else None.
 
-    Each scan stops where about ``allowance`` (``k``, ``BoundsResult.allowance``, a
-    public function of ε) records, plus noise, lie beyond its stop; the margins move the bound
-    out from there, but with fewer than :data:`RECORDS_PER_ALLOWANCE` ``· k`` records the
-    clamped share of the data is often large (lognormal incomes, one public side, ε = 1 with
+    Each scan stops where about ``allowance`` records (``k``, ``BoundsResult.allowance``),
+    plus noise, lie beyond its stop; with fewer than :data:`RECORDS_PER_ALLOWANCE` ``· k``
+    records the clamped share is often large (lognormal incomes, one public side, ε = 1 with
     a 10% share, ``k = 60``: a tenth of the records clamped in the worst 10% of runs at 600
     records, a third at 300). ``count`` must be a released (noisy) count or a public ``n``,
-    never the data's: the check is then post-processing and its text holds no data value.
-
-    Parameters
-    ----------
-    allowance : float
-        The scans' allowance ``k``.
-    count : float
-        The released number of records (for example a release's total ``n̂``) or a public
-        ``n``.
-
-    Returns
-    -------
-    str or None
+    never the data's, so that the check is post-processing.
     """
     if not count < RECORDS_PER_ALLOWANCE * float(allowance):
         return None

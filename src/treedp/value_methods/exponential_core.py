@@ -1,24 +1,18 @@
 """The exponential mechanism with a rank score on a public grid: the quantile methods' core.
 
 Smith's exponential-mechanism quantile, shared by :mod:`.quantile_exponential` (one
-selection per level) and :mod:`.quantiles_recursive` (one per node, on a part of the grid).
-The output space is a public :class:`Grid` of ``2**bits`` cell midpoints of ``[lo, hi]``;
-grid point ``y`` has score ``-|i(y) - t|`` with ``i(y) = #{x_j < y}`` (data outside the
-bounds, ``±inf`` included, count as at the bound) and target ``t = floor(q n 2**32) /
-2**32`` (:func:`target_rank`), and is drawn with probability ``∝ exp(-rate · |i(y) - t|)``
-by :func:`select`, exactly (:func:`treedp.noise.exponential.sample_weighted_laplace`:
-integer weights, the numbers of grid points of each rank, and a dyadic rate).
+selection per level) and :mod:`.quantiles_recursive` (one per node, on a part of the grid),
+with the input rules and result shaping the two share. The output space is a public
+:class:`Grid` of ``2**bits`` cell midpoints of ``[lo, hi]``; grid point ``y`` has score
+``-|i(y) - t|`` with ``i(y) = #{x_j < y}`` (data outside the bounds, ``±inf`` included, count
+as at the bound) and target ``t`` (:func:`target_rank`), and is drawn with probability
+``∝ exp(-rate · |i(y) - t|)`` by :func:`select`, exactly (integer weights and a dyadic rate,
+:func:`treedp.noise.exponential.sample_weighted_laplace`).
 
 Guarantee: a draw with ``rate <= ε / (2Δ)`` is ``PureDP(2Δ·rate)`` for a score of
-sensitivity ``Δ``; the privacy unit is one record. Under ``add_remove`` (one record added or
-removed) ``Δ = max(q, 1 - q) + 2**-32`` (:func:`rank_sensitivity`: the rank ``i`` moves by at
-most 1 and the target by ``t(n + 1) - t(n)``, within ``2**-32`` of ``q``); under ``replace``
-with ``n`` public, ``Δ = 1``. Each method states how it composes its draws.
-
-The input rules and the result shaping the two methods share live here too: the levels
-(:func:`read_levels`), the data on the bounds' scale (:func:`read_sorted`), the public domain
-(:func:`check_domain`), the charge before any draw (:func:`charge`) and the returned value
-(:func:`deliver`).
+sensitivity ``Δ``; the privacy unit is one record. Under ``add_remove`` ``Δ = max(q, 1 - q) +
+2**-32`` (:func:`rank_sensitivity`); under ``replace`` with ``n`` public, ``Δ = 1``. Each
+method states how it composes its draws.
 """
 
 from __future__ import annotations
@@ -39,9 +33,9 @@ from treedp.privacy import PureDP
 from treedp.privacy.accountant import Accountant
 from treedp.privacy.spend import SpendRecord
 from treedp.value_methods._column import (
+    Call,
     as_datetimes,
     datetime_bounds,
-    describe,
     float_up,
     is_datetime_like,
     read_column,
@@ -91,22 +85,14 @@ class Grid:
         return float(self.hi / 2 ** (self.bits + 1) - self.lo / 2 ** (self.bits + 1))
 
     def values(self, k: np.ndarray) -> np.ndarray:
-        """The grid point ``k``: the midpoint of cell ``k``, kept inside ``[lo, hi]``.
-
-        Computed at half scale, ``2·(lo/2 + (k + 1/2)·half)``, so no intermediate overflows
-        even for bounds near the largest float. Non-decreasing in ``k`` (floating-point
-        multiplication and addition are monotone; halving and doubling are exact).
-        """
+        """The midpoint of cell ``k``, in ``[lo, hi]``: ``2·(lo/2 + (k + 1/2)·half)``, at half
+        scale so nothing overflows; non-decreasing in ``k`` (monotone float operations)."""
         k = np.asarray(k, dtype=np.int64).astype(np.float64)
         return np.clip(2.0 * (self.lo / 2 + (k + 0.5) * self.half), self.lo, self.hi)
 
     def count_at_most(self, x: np.ndarray) -> np.ndarray:
-        """``#{k : grid(k) <= x}`` for each ``x``, exactly.
-
-        The answer is the ``k`` with ``grid(k - 1) <= x < grid(k)``. A floating-point guess is
-        corrected by a few unit steps; values still unresolved (grid points that round to the
-        same float, when the bounds are narrow) are settled by bisection on ``[0, cells]``.
-        """
+        """``#{k : grid(k) <= x}`` for each ``x``, exactly: a floating-point guess corrected by
+        a few unit steps, then bisection for the rest (narrow bounds, equal grid floats)."""
         cells, lo, hi, half = self.cells, self.lo, self.hi, self.half
 
         def at(k: np.ndarray) -> np.ndarray:
@@ -136,9 +122,8 @@ class Grid:
 def rank_sensitivity(level: Fraction) -> Fraction:
     """Δ of the score ``-|i(y) - t(n)|`` to adding or removing one record.
 
-    ``i(y) = #{x < y}``, ``t(n) = floor(q n 2**32) / 2**32``: a record added below ``y`` raises
-    ``i`` by 1 and ``t`` by ``t(n+1) - t(n)``, which lies within ``2**-32`` of ``q``; one added
-    at or above ``y`` moves only ``t``. So ``Δ = max(q, 1 - q) + 2**-32``.
+    A record added below ``y`` raises ``i`` by 1 and ``t`` by ``t(n+1) - t(n)``, within
+    ``2**-32`` of ``q``; one at or above ``y`` moves only ``t``: ``Δ = max(q, 1 - q) + 2**-32``.
     """
     return max(level, 1 - level) + Fraction(1, 2**TARGET_BITS)
 
@@ -149,11 +134,8 @@ def target_rank(level: Fraction, n: int) -> Fraction:
 
 
 def rank_weights(grid: Grid, x: np.ndarray, first: int = 0, last: int | None = None) -> np.ndarray:
-    """The number of grid units ``first..last`` with exactly ``i`` of the sorted ``x`` below.
-
-    Units of rank ``i``: ``[c(x_(i)), c(x_(i+1)))`` intersected with ``first..last``, ``c`` =
-    :meth:`Grid.count_at_most`. With no data there is one rank, 0, holding every unit.
-    """
+    """The number of grid units ``first..last`` with exactly ``i`` of the sorted ``x`` below
+    (with no data, one rank, 0, holding every unit)."""
     last = grid.cells - 1 if last is None else last
     inner = np.clip(grid.count_at_most(x), first, last + 1)
     return np.diff(np.concatenate([[first], inner, [last + 1]]))
@@ -168,11 +150,8 @@ def select(
     source: RandomSource,
     first: int = 0,
 ) -> np.ndarray:
-    """``size`` exponential-mechanism draws: grid units, ``P ∝ exp(-rate |i - t|)`` per unit.
-
-    ``weights`` from :func:`rank_weights` over units ``first..``; ``t`` =
-    :func:`target_rank` ``(level, n)``; ``rate`` dyadic (the caller's privacy calibration).
-    """
+    """``size`` draws of grid units ``first..``, ``P ∝ exp(-rate |i - t|)`` per unit
+    (``weights`` from :func:`rank_weights`; ``rate`` dyadic, the caller's calibration)."""
     target = target_rank(level, n)
     return sample_weighted_laplace(weights, target, rate, size, source) + first
 
@@ -187,13 +166,7 @@ def read_levels(q: Any) -> np.ndarray:
 
 def refuse_private(bounds: Any) -> None:
     """``bounds="private"`` (or a private side) names the function that finds them."""
-    parts = (
-        (bounds,)
-        if isinstance(bounds, str)
-        else tuple(bounds)
-        if isinstance(bounds, tuple | list)
-        else ()
-    )
+    parts = bounds if isinstance(bounds, tuple | list) else (bounds,)
     if any(isinstance(b, str) and b.strip().lower() == "private" for b in parts):
         raise InvalidParameterError(
             "quantile_exponential and median take public 'bounds'; for bounds found "
@@ -227,11 +200,8 @@ def read_bounds(bounds: Any) -> tuple[float, float, str | None]:
 def read_sorted(
     values: Any, policy: str, relation: str, out_unit: str | None
 ) -> tuple[np.ndarray, str | None]:
-    """The data sorted, as float64 on the bounds' scale, and the data's own datetime unit.
-
-    With datetime bounds (``out_unit``) the data must be datetimes and become ticks of that
-    unit; with numeric bounds datetimes are read as ticks of their own unit.
-    """
+    """The data sorted, as float64 on the bounds' scale (ticks of ``out_unit`` for datetime
+    bounds, which need datetime data), and the data's own datetime unit."""
     data, unit = read_column(values, policy, relation)
     if out_unit is not None:
         if unit is None:
@@ -294,15 +264,13 @@ def deliver(draws: Draws, q: Any, neighbours: Any, name: str, details: bool) -> 
     out, unit = draws.values[0], draws.unit
     released: Any = out if unit is None else as_datetimes(out, unit)
     if details:
-        return QuantileResult(
-            value=released,
-            guarantee=PureDP(float_up(draws.spent)),
-            neighbours=str(neighbours),
-            mechanism=name,
-            epsilon=draws.epsilon,
-            sensitivity=tuple(draws.sensitivity),
-            parameters=draws.parameters,
-            randomness=describe(draws.source),
+        call = Call(name, str(neighbours), draws.epsilon, draws.parameters, draws.source)
+        guarantee = PureDP(float_up(draws.spent))
+        return call.result(
+            QuantileResult,
+            released,
+            guarantee,
+            draws.sensitivity,
             q=draws.levels,
             grid_points=1 << GRID_BITS,
         )

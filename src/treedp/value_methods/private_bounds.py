@@ -4,31 +4,20 @@ Guarantee: pure ε-DP (``PureDP(ε_spent)``, ``ε_spent <= ε``), ``add_remove``
 neighbours, privacy unit one record; the derivation is in :func:`private_bounds`.
 
 The method is AboveThreshold (the sparse vector technique; Dwork and Roth 2014, Lyu, Su and
-Li 2017) on a public, data-independent geometric grid over the representable range, as in
-Durfee's unbounded quantile estimation (2023). The grid is signed and symmetric
-(:data:`SIGNED_GRID`: ``±(2**(j/4) - 1)`` for ``j`` in ``0..4000``, from about ``-1e301``
-to ``1e301``; steps of 0.19 near 0, then 19% apart), so the range found fits data of either
-sign. The upper bound scans the grid upwards and stops at the first point ``c`` where the
-noisy number of records above ``c`` falls to the allowance ``k``; the lower bound scans it
-downwards, independently, and stops where the noisy number of records below falls to ``k``.
-Both use exact discrete Laplace noise (:mod:`treedp.noise`).
+Li 2017) on a public, data-independent signed geometric grid (:data:`SIGNED_GRID`, in
+:mod:`.bounds_grid`), as in Durfee's unbounded quantile estimation (2023): the upper bound
+scans it upwards to the first point where the noisy number of records above falls to the
+allowance ``k``, the lower bound downwards, independently. The grid is scale-free above 1 and
+starts at 0 (Durfee's ``β^j - 1``), so few grid points lie inside a tail (each is a chance to
+stop early); a range of data of magnitude far below 1 is at least about 0.19 wide.
 
-Each stop lies where about ``k`` records (plus the noise's maximum over the grid points in the
-tail) lie beyond it; the released bounds are then moved outwards (post-processing):
-:data:`MARGIN` grid steps beyond each stop, and for real-valued data (``integers=False``) a
-further :data:`WIDTH_MARGIN` of the found width on each side. On equal-width bins a wider range
-costs little (a few percent of CDF error for 1.5 times the width) and clamping costs much
-(``c`` records clamped at a tail add about ``c**3 / (3 n)`` to the sum of squared CDF errors
-at the data's quantiles). Integer data (``bins="integers"``) get no width margin: every extra
-integer is one more bin. Their bounds are rounded inwards to integers, which clamps no
-integer more than the unrounded bound (none lies between them) and keeps a stop just below 0
-(one or two steps of overshoot past 0, 0.19 and 0.41) at 0.
-
-The grid is scale-free above 1 and starts at 0 (as Durfee's ``β^j - 1``): it is not dense
-near 0, which keeps the number of grid points inside a tail small (each is a chance to stop
-early). A range of data of magnitude far below 1 is at least about 0.19 wide. The grid and
-the one-pass counts lie in :mod:`.bounds_grid`, the warnings read from a result in
-:mod:`.bounds_warnings`, and the split of a release's budget in :mod:`.bounds_split`.
+The stops are moved outwards (post-processing): :data:`MARGIN` grid steps, and for
+real-valued data a further :data:`WIDTH_MARGIN` of the width on each side. On equal-width bins
+a wider range costs little (a few percent of CDF error for 1.5 times the width) and clamping
+much (``c`` records clamped at a tail add about ``c**3 / (3 n)`` to the sum of squared CDF
+errors at the data's quantiles). Integer data (``bins="integers"``) get no width margin (every
+extra integer is one more bin); their bounds are rounded inwards, which clamps no integer more
+and keeps a stop just below 0 (one or two steps of overshoot, 0.19 and 0.41) at 0.
 
 Accuracy and failure probability (one scan; ``t_ρ``, ``t_ν`` the scales, ``Q = 8,001``
 candidates; ``P(DLap(t) >= s) <= e^{-s/t}`` for ``s >= 0``):
@@ -57,22 +46,15 @@ from typing import Any
 import numpy as np
 
 from treedp._validation import must
-from treedp.budget import check_epsilon
 from treedp.exceptions import InvalidParameterError, InvalidTypeError
 from treedp.mechanisms.results import Contract, MechanismResult
 from treedp.noise import RandomSource, resolve_source
 from treedp.noise.discrete_laplace import sample_discrete_laplace
 from treedp.noise.rational import noise_scale
 from treedp.privacy import PureDP
-from treedp.privacy.accountant import Accountant, check_accountant
+from treedp.privacy.accountant import Accountant
 from treedp.privacy.spend import SpendRecord
-from treedp.value_methods._column import (
-    check_nan,
-    check_neighbours,
-    describe,
-    float_up,
-    read_column,
-)
+from treedp.value_methods._column import Call, float_up, open_call, read_column
 from treedp.value_methods.bounds_grid import GRID, SIGNED_GRID, GridCounts
 
 __all__ = [
@@ -145,22 +127,15 @@ class BoundsResult(MechanismResult):
 
 
 def _scales(epsilon_side: float, relation: str) -> tuple[Fraction, Fraction, Fraction]:
-    """Threshold scale, query scale and the exact loss of one scan.
+    """Threshold scale, query scale and the exact loss of one scan of budget ``ε_side``.
 
-    AboveThreshold with threshold noise ``ρ ~ DLap(t_ρ)`` and query noise ``ν ~ DLap(t_ν)``
-    on sensitivity-1 queries is ``(1/t_ρ + c/t_ν)``-DP, ``c = 1`` when the queries of
-    neighbouring datasets all move in the same direction (monotone), else ``c = 2`` (Lyu, Su,
-    Li 2017, Alg. 1 and Thm. 4; the shifts of the proof are by integers, so discrete noise
-    keeps it). Both relations are monotone here: adding a record ``a`` raises ``#{x > c}`` by 1
-    for ``c < a`` and by 0 elsewhere; replacing ``a`` by ``b > a`` raises it by 1 for ``c`` in
-    ``[a, b)`` and by 0 elsewhere (``b < a``: lowers it on ``[b, a)``); the same holds for
-    ``#{x < c}``. (The exact law of the stop, ``tests/privacy/test_audit_quantiles.py``,
-    reaches the claim under add_remove and stays within it under replace.) The split gives
-    the threshold the smaller scale, ``t_ρ = t_ν / 2``: a large ``ρ`` makes the scan run on
-    far past the data (every point beyond it then stops with probability ``P(ν >= ρ - k)``
-    only), a large ``ν`` stops it one point early: ``t_ρ = 1.5/ε``, ``t_ν = 3/ε``
-    (``2ε/3 + ε/3``), ``ε`` the scan's budget. ``relation`` is validated by the caller and
-    does not change the scales.
+    AboveThreshold with threshold noise ``DLap(t_ρ)`` and query noise ``DLap(t_ν)`` on
+    sensitivity-1 queries is ``(1/t_ρ + c/t_ν)``-DP, ``c = 1`` when the queries of neighbours
+    all move in the same direction, as they do here under both relations (see
+    :func:`private_bounds`), else 2 (Lyu, Su, Li 2017, Alg. 1 and Thm. 4; the proof shifts
+    by integers, so discrete noise keeps it). The threshold gets the smaller scale, ``t_ρ =
+    1.5/ε``, ``t_ν = 3/ε`` (``2ε/3 + ε/3``): a large ``ρ`` makes the scan run on far past the
+    data, a large ``ν`` only stops it one point early.
     """
     del relation  # both relations are monotone (above)
     t_rho = noise_scale(3, 2 * epsilon_side)  # >= 1.5/ε_side
@@ -171,11 +146,9 @@ def _scales(epsilon_side: float, relation: str) -> tuple[Fraction, Fraction, Fra
 def _scan(
     beyond: np.ndarray, t_rho: Fraction, t_nu: Fraction, allowance: float, source: RandomSource
 ) -> int:
-    """AboveThreshold over the candidates in scan order: the index of the first stop.
+    """AboveThreshold in scan order: the first ``j`` with ``-beyond[j] + ν_j >= -k + ρ``.
 
-    ``beyond[j]`` is the number of records beyond candidate ``j`` (non-increasing along the
-    scan); query ``j`` is ``-beyond[j]``, threshold ``-k``; stop at the first ``j`` with
-    ``-beyond[j] + ν_j >= -k + ρ``. No stop: the last index.
+    ``beyond[j]`` is the number of records beyond candidate ``j``; no stop: the last index.
     """
     rho = int(sample_discrete_laplace(t_rho, 1, source)[0])
     nu = sample_discrete_laplace(t_nu, beyond.size, source)
@@ -191,8 +164,8 @@ def _scan_up(
     source: RandomSource,
     first: int = 0,
 ) -> int:
-    """The upper scan on sorted ``x``: :data:`SIGNED_GRID` ascending from index ``first`` (a
-    public start), ``#{x > c}``; the index of the stop in :data:`SIGNED_GRID`."""
+    """The upper scan (``#{x > c}``, ``x`` sorted) from the public index ``first`` upwards;
+    the index of the stop in :data:`SIGNED_GRID`."""
     if isinstance(x, GridCounts):
         above = x.above[first:]
     else:
@@ -208,9 +181,8 @@ def _scan_down(
     source: RandomSource,
     last: int = SIGNED_GRID.size - 1,
 ) -> int:
-    """The lower scan on sorted ``x``: :data:`SIGNED_GRID` descending from index ``last`` (a
-    public start), ``#{x < c}``; the index of the stop in :data:`SIGNED_GRID` (counted from
-    its start)."""
+    """The lower scan (``#{x < c}``) from the public index ``last`` downwards; the index of
+    the stop in :data:`SIGNED_GRID`."""
     if isinstance(x, GridCounts):
         below = x.below[last::-1]
     else:
@@ -226,38 +198,27 @@ def _outwards(stop: int, step: int, margin: int) -> float:
 def _released(
     lo: float, hi: float, integers: bool, known: str | None = None
 ) -> tuple[float, float]:
-    """Post-processing of the margins' output: width margin or integer rounding, then a
-    non-empty range. ``known`` (``"lower"`` or ``"upper"``): that bound is the caller's
-    public one and stays as it is (the width margin moves the other side only)."""
-    if known is not None:
-        return _released_one_sided(lo, hi, integers, known)
+    """The width margin, or the inward rounding of integers, then a non-empty range; a public
+    side (``known``: ``"lower"`` or ``"upper"``) stays as it is."""
+    limit = _INTEGER_LIMIT
     if integers:
         # Inwards: no integer lies strictly between a bound and its rounding, so integer
         # data clamped by the rounded bound are exactly those clamped by the bound.
-        lo = float(min(max(math.ceil(lo), -_INTEGER_LIMIT), _INTEGER_LIMIT))
-        hi = float(max(min(math.floor(hi), _INTEGER_LIMIT), -_INTEGER_LIMIT))
-        if lo >= hi:  # no or very few records: a non-empty range
+        if known != "lower":
+            lo = float(min(max(math.ceil(lo), -limit), limit))
+        if known != "upper":
+            hi = float(max(min(math.floor(hi), limit), -limit))
+        if lo >= hi:  # no or very few records: a non-empty range that keeps a public side
             lo = min(lo, hi)
-            lo, hi = (lo, lo + 1.0) if lo < _INTEGER_LIMIT else (lo - 1.0, lo)
+            lo, hi = (lo - 1.0, lo) if known == "upper" or lo >= limit else (lo, lo + 1.0)
         return lo, hi
-    if lo >= hi:
+    if lo >= hi:  # only when both sides were searched
         lo, hi = min(lo, hi), max(lo, hi) + float(GRID[1])
     width = hi - lo
-    return lo - WIDTH_MARGIN * width, hi + WIDTH_MARGIN * width
-
-
-def _released_one_sided(lo: float, hi: float, integers: bool, known: str) -> tuple[float, float]:
-    """:func:`_released` when one bound is public: the width margin (real-valued data) or
-    the inward rounding (integers) on the found side only, then a non-empty range that keeps
-    the public bound."""
-    width = hi - lo  # > 0: the scan's candidates lie strictly beyond the public bound
-    if known == "lower":
-        if integers:
-            return lo, float(max(min(math.floor(hi), _INTEGER_LIMIT), lo + 1))
-        return lo, hi + WIDTH_MARGIN * width
-    if integers:
-        return float(min(max(math.ceil(lo), -_INTEGER_LIMIT), hi - 1)), hi
-    return lo - WIDTH_MARGIN * width, hi
+    return (
+        lo if known == "lower" else lo - WIDTH_MARGIN * width,
+        hi if known == "upper" else hi + WIDTH_MARGIN * width,
+    )
 
 
 def _bounds(
@@ -270,32 +231,29 @@ def _bounds(
     lower: float | None = None,
     upper: float | None = None,
 ) -> tuple[tuple[float, float], tuple[float, float], Fraction, Fraction, Fraction, float]:
-    """``hi`` by the upward scan, ``lo`` by the downward scan (independent), then margins.
-
-    With a public ``lower`` (``upper``), only the upward (downward) scan runs, with the whole
-    ``epsilon``, over the grid points strictly above ``lower`` (below ``upper``), and the
-    public bound is released as it is."""
-    one_sided = lower is not None or upper is not None
-    t_rho, t_nu, _ = _scales(epsilon if one_sided else epsilon / 2, relation)
-    loss = bounds_loss(epsilon, relation, one_sided)
+    """``hi`` by the upward scan, then ``lo`` by the downward scan (independent), then the
+    margins. A public ``lower`` (``upper``) is released as it is, and only the other scan runs,
+    with the whole ``epsilon``, over the grid points strictly beyond it."""
+    known = "lower" if lower is not None else "upper" if upper is not None else None
+    t_rho, t_nu, _ = _scales(epsilon if known else epsilon / 2, relation)
+    loss = bounds_loss(epsilon, relation, known is not None)
     k = ALLOWANCE_SCALES * float(t_nu) if allowance is None else float(allowance)
+    lo = hi = stop_lo = stop_hi = 0.0
+    # A public side starts the other scan past it (the audits' mutants take no start).
+    if upper is None:
+        first = () if lower is None else (int(np.searchsorted(SIGNED_GRID, lower, "right")),)
+        up = _scan_up(x, t_rho, t_nu, k, source, *first)
+        stop_hi, hi = float(SIGNED_GRID[up]), _outwards(up, 1, MARGIN)
+    if lower is None:
+        last = () if upper is None else (int(np.searchsorted(SIGNED_GRID, upper, "left")) - 1,)
+        down = _scan_down(x, t_rho, t_nu, k, source, *last)
+        stop_lo, lo = float(SIGNED_GRID[down]), _outwards(down, -1, MARGIN)
     if lower is not None:
-        first = int(np.searchsorted(SIGNED_GRID, lower, side="right"))  # public
-        up = _scan_up(x, t_rho, t_nu, k, source, first)
-        stops = (float(lower), float(SIGNED_GRID[up]))
-        value = _released(float(lower), _outwards(up, 1, MARGIN), integers, "lower")
-    elif upper is not None:
-        last = int(np.searchsorted(SIGNED_GRID, upper, side="left")) - 1  # public
-        down = _scan_down(x, t_rho, t_nu, k, source, last)
-        stops = (float(SIGNED_GRID[down]), float(upper))
-        value = _released(_outwards(down, -1, MARGIN), float(upper), integers, "upper")
-    else:
-        up = _scan_up(x, t_rho, t_nu, k, source)
-        down = _scan_down(x, t_rho, t_nu, k, source)
-        # Post-processing of the two stops only.
-        stops = (float(SIGNED_GRID[down]), float(SIGNED_GRID[up]))
-        value = _released(_outwards(down, -1, MARGIN), _outwards(up, 1, MARGIN), integers)
-    return value, stops, t_rho, t_nu, loss, k
+        stop_lo = lo = float(lower)
+    if upper is not None:
+        stop_hi = hi = float(upper)
+    # Post-processing of the stops only.
+    return _released(lo, hi, integers, known), (stop_lo, stop_hi), t_rho, t_nu, loss, k
 
 
 def private_bounds(
@@ -315,43 +273,35 @@ def private_bounds(
 
     Two AboveThreshold scans over the public signed grid :data:`SIGNED_GRID` (``±(2**(j/4)
     - 1)``, ``j = 0..4000``, about ``-1e301`` to ``1e301``), each with ``ε/2``. The upper
-    bound: for ``c`` ascending, the query ``-#{x > c}`` plus ``ν ~ DLap(t_ν)`` is compared
-    with ``-k + ρ``, ``ρ ~ DLap(t_ρ)``; the first point where it is not below is the upper
-    stop. The lower stop: the same for ``-#{x < c}`` with ``c`` descending, with fresh noise.
-    Nothing of the data but these counts is read: not its minimum, maximum or size. The
-    bounds are the stops moved outwards by post-processing: :data:`MARGIN` grid points,
-    then, unless ``integers``, :data:`WIDTH_MARGIN` times the width on each side; with
-    ``integers`` they are rounded inwards to integers instead (this clamps no integer more).
+    stop: for ``c`` ascending, the first point where ``-#{x > c} + ν``, ``ν ~ DLap(t_ν)``, is
+    not below ``-k + ρ``, ``ρ ~ DLap(t_ρ)``. The lower stop: the same for ``-#{x < c}`` with
+    ``c`` descending and fresh noise. Nothing else of the data is read: not its minimum,
+    maximum or size. The stops are moved outwards by post-processing (module docstring).
 
-    Guarantee: ``PureDP(ε_spent)``, ``ε_spent <= ε`` (exact rational scales rounded up).
-    Each query has sensitivity 1 (one record changes a count by at most 1), and under both
-    relations all queries of a neighbour move in the same direction (``add_remove``: adding
-    ``a`` raises ``#{x > c}`` for every ``c < a``; ``replace``: moving a record from ``a`` up
-    to ``b`` raises it for ``c`` in ``[a, b)`` only), so monotone AboveThreshold applies:
-    ``t_ρ = 1.5/(ε/2)``, ``t_ν = 3/(ε/2)`` give ``1/t_ρ + 1/t_ν = ε/2`` per scan. Basic
-    composition of the two scans.
+    Guarantee: ``PureDP(ε_spent)``, ``ε_spent <= ε`` (exact rational scales rounded up),
+    privacy unit one record. Sensitivity: each query has sensitivity 1, and under both
+    neighbour relations all queries of a neighbour move in the same direction
+    (``add_remove``: adding ``a`` raises ``#{x > c}`` for every ``c < a``; ``replace``:
+    moving a record from ``a`` up to ``b`` raises it for ``c`` in ``[a, b)`` only), so
+    monotone AboveThreshold applies: ``t_ρ = 1.5/(ε/2)``, ``t_ν = 3/(ε/2)`` give ``1/t_ρ +
+    1/t_ν = ε/2`` per scan; basic composition of the two scans.
 
-    One side known: a public ``lower`` (for example 0 for incomes or counts) or ``upper``
-    (for example 100 for percentages), given by the user and never read from the data, is
-    released as it is and only the other scan runs, with the whole ``ε`` (``t_ρ = 1.5/ε``,
-    ``t_ν = 3/ε``: half the noise and half the allowance ``k`` of a two-sided scan, so it
-    clamps about half as many records), over the grid points strictly beyond the public
-    bound; the width margin then moves the found side only. Same derivation, one scan:
-    ``1/t_ρ + 1/t_ν = ε``. Records beyond the public bound are clamped by the release.
-
-    Accuracy and failure probability: the module docstring.
+    One side known: a public ``lower`` (e.g. 0 for incomes) or ``upper`` (e.g. 100 for
+    percentages), never read from the data, is released as it is and only the other scan
+    runs, with the whole ``ε`` (``t_ρ = 1.5/ε``, ``t_ν = 3/ε``: half the noise and half the
+    allowance, so about half as many records clamped), over the grid points strictly beyond
+    it; the width margin moves the found side only. Same derivation, one scan. Records
+    beyond the public bound are clamped by the release.
 
     The default ``k = 2 t_ν`` (:data:`ALLOWANCE_SCALES`) and the margins were chosen by
-    measurement (docs/quantiles.md, "Private bounds"). Values beyond the bounds are clamped
-    by the release that uses them.
+    measurement (docs/quantiles.md, "Private bounds"); accuracy and failure probability: the
+    module docstring.
 
     Parameters
     ----------
     values : array-like or GridCounts
-        Numbers (``±inf`` allowed: they count as beyond every grid point), or their
-        :class:`GridCounts` from one counting pass over :data:`COUNT_EDGES` (how
-        ``treedp.release_cdf`` scans files, tables, Spark and Dask in bounded memory; the
-        release is the same; ``nan`` then only names the policy the pass used).
+        Numbers (``±inf`` count as beyond every grid point), or their :class:`GridCounts`
+        (the same release; ``nan`` then names the policy the counting pass used).
     epsilon : float
         The budget of the bounds.
     neighbours : {"add_remove", "replace"}, default="add_remove"
@@ -366,10 +316,8 @@ def private_bounds(
         known to the user: only the other side is searched, with the whole ``epsilon``.
     rng : RandomSource, optional
     accountant : Accountant, optional
-        A budget (:class:`treedp.Accountant` or a file ledger) charged ``PureDP(ε_spent)``
-        after every check (the data read included) and before any noise is drawn; a charge
-        past its total raises :class:`~treedp.exceptions.BudgetExceededError` and nothing is
-        drawn or released.
+        Charged ``PureDP(ε_spent)`` after every check and the data read, before any noise is
+        drawn; an overspend raises :class:`~treedp.exceptions.BudgetExceededError`.
 
     Returns
     -------
@@ -403,10 +351,7 @@ def find_bounds(
     upper: Any = None,
 ) -> BoundsResult:
     """Validate, read the data, charge (``charge``, else this call's own spend), then scan."""
-    check_accountant(accountant)
-    eps = check_epsilon(epsilon)
-    relation = check_neighbours(neighbours, NEIGHBOURS)
-    policy = check_nan(nan, relation)
+    eps, relation, policy = open_call(accountant, epsilon, neighbours, NEIGHBOURS, nan)
     if allowance is not None and (
         isinstance(allowance, bool)
         or not isinstance(allowance, int | float)
@@ -436,26 +381,18 @@ def find_bounds(
     if known is not None:
         parameters[known] = lower if known == "lower" else upper
     if accountant is not None:  # committed before any noise is drawn (fail closed)
-        own = SpendRecord(
-            CONTRACT.name,
-            PureDP(float_up(bounds_loss(eps, relation, known is not None))),
-            relation,
-            "record",
-            parameters,
-        )
+        loss = PureDP(float_up(bounds_loss(eps, relation, known is not None)))
+        own = SpendRecord(CONTRACT.name, loss, relation, "record", parameters)
         accountant.charge(own if charge is None else charge)
     value, stops, t_rho, t_nu, spent, k = _bounds(
         x, eps, relation, allowance, source, integers, lower, upper
     )
-    return BoundsResult(
-        value=value,
-        guarantee=PureDP(float_up(spent)),
-        neighbours=relation,
-        mechanism=CONTRACT.name,
-        epsilon=eps,
-        sensitivity=(1.0, 1.0),
-        parameters={**parameters, "allowance": k},
-        randomness=describe(source),
+    call = Call(CONTRACT.name, relation, eps, {**parameters, "allowance": k}, source)
+    return call.result(
+        BoundsResult,
+        value,
+        PureDP(float_up(spent)),
+        (1, 1),
         allowance=k,
         scales=(float(t_rho), float(t_nu)),
         stops=stops,

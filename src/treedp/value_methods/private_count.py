@@ -3,11 +3,8 @@
 Guarantee: pure ε-DP (``PureDP(ε_spent)``, ``ε_spent <= ε``) under ``add_remove``
 neighbours, privacy unit one record. Under ``replace`` the number of records is public (a
 neighbour has as many records), so there is nothing to protect and nothing to spend: the
-mechanism refuses that relation (a caller uses the count itself).
-
-:func:`treedp.quantiles` with ``n="private"`` spends a share of its budget here to choose its
-method and the tree's bins from a released count (post-processing) when the user does not
-know ``n``.
+mechanism refuses that relation (a caller uses the count itself). :func:`treedp.quantiles`
+with ``n="private"`` spends a share of its budget here when the user does not know ``n``.
 """
 
 from __future__ import annotations
@@ -22,15 +19,8 @@ from treedp.noise import RandomSource, resolve_source
 from treedp.noise.discrete_laplace import sample_discrete_laplace
 from treedp.noise.rational import noise_scale
 from treedp.privacy import PureDP
-from treedp.privacy.accountant import Accountant, check_accountant
-from treedp.privacy.spend import SpendRecord
-from treedp.value_methods._column import (
-    check_nan,
-    check_neighbours,
-    describe,
-    float_up,
-    read_column,
-)
+from treedp.privacy.accountant import Accountant
+from treedp.value_methods._column import Call, float_up, open_call, read_column
 
 __all__ = ["CONTRACT", "NEIGHBOURS", "SENSITIVITY", "CountResult", "count_scale", "private_count"]
 
@@ -64,27 +54,16 @@ class CountResult(MechanismResult):
 
 
 def count_scale(epsilon: float) -> tuple[Fraction, float]:
-    """The exact noise scale of a count at ``epsilon`` and the loss it spends.
-
-    Returns
-    -------
-    scale : Fraction
-        :func:`treedp.noise.noise_scale` ``(1, ε)``: the smallest rational with a bounded
-        denominator ``>= 1/ε``.
-    epsilon_spent : float
-        ``1/scale`` rounded up to a float: at most ``epsilon`` (public parameters only).
-    """
+    """The exact noise scale of a count at ``epsilon``, :func:`treedp.noise.noise_scale`
+    ``(1, ε) >= 1/ε``, and the loss it spends, ``1/scale`` rounded up (at most ``epsilon``)."""
     eps = check_epsilon(epsilon)
     scale = noise_scale(SENSITIVITY, eps)
     return scale, float_up(SENSITIVITY / scale)
 
 
 def release_count(size: int, scale: Fraction, source: RandomSource) -> int:
-    """``max(0, size + Z)``, ``Z ~ DLap(scale)`` exactly: the step's only randomness.
-
-    The caller has validated everything and charged any accountant; ``size`` is the number
-    of records (private under ``add_remove``).
-    """
+    """``max(0, size + Z)``, ``Z ~ DLap(scale)`` exactly, for a caller that has validated
+    everything and charged any accountant (``size``: the private number of records)."""
     noise = int(sample_discrete_laplace(scale, 1, source)[0])
     return max(0, int(size) + noise)
 
@@ -132,25 +111,12 @@ def private_count(
     CountResult
         ``value`` (the released count, an int >= 0), ``scale``, ``guarantee``, ``spend``.
     """
-    eps = check_epsilon(epsilon)
-    relation = check_neighbours(neighbours, NEIGHBOURS)
-    check_nan(nan, relation)
-    data, _unit = read_column(values, nan, relation)
+    eps, relation, policy = open_call(accountant, epsilon, neighbours, NEIGHBOURS, nan)
+    data, _unit = read_column(values, policy, relation)
     scale, spent = count_scale(eps)
     source = resolve_source(rng)
-    check_accountant(accountant)
-    parameters = {"epsilon": eps, "nan": nan, "sensitivity": SENSITIVITY}
-    if accountant is not None:
-        accountant.charge(SpendRecord(CONTRACT.name, PureDP(spent), relation, "record", parameters))
+    parameters = {"epsilon": eps, "nan": policy, "sensitivity": SENSITIVITY}
+    call = Call(CONTRACT.name, relation, eps, parameters, source)
+    call.charge(accountant, PureDP(spent))
     value = release_count(int(data.size), scale, source)
-    return CountResult(
-        value=value,
-        guarantee=PureDP(spent),
-        neighbours=relation,
-        mechanism=CONTRACT.name,
-        epsilon=eps,
-        sensitivity=(float(SENSITIVITY),),
-        parameters=parameters,
-        randomness=describe(source),
-        scale=scale,
-    )
+    return call.result(CountResult, value, PureDP(spent), (SENSITIVITY,), scale=scale)

@@ -2,21 +2,13 @@
 
 Guarantee: pure ε-DP per call (``PureDP(ε_spent)``, ``ε_spent <= ε``), ``replace`` or
 ``add_remove`` neighbours, privacy unit one record (:data:`CONTRACT`; the derivation is in
-:func:`quantiles_recursive` and next to :func:`_node_rate` and :func:`_level_loss`).
+:func:`quantiles_recursive`).
 
-The algorithm (Kaplan, Schnapp and Stemmer, ICML 2022, "ApproximateQuantiles"): for sorted
-levels ``q_1 < ... < q_m`` on the public interval ``[lo, hi]``, release the middle level's
-quantile ``v`` with the exponential mechanism, then recurse on the records below ``v`` with the
-levels below (rescaled to that part) and on the records at or above ``v`` with the levels above.
-The recursion has ``L = ceil(log2(m + 1))`` levels; level ``l`` spends ``ε_l`` (a public
-function of the levels, :func:`_level_epsilons`; ``Σ ε_l = ε``, equal ``ε / L`` by default), and
-the nodes of one level hold disjoint sets of records, so a record takes part in one node per
-level.
-
-The selection at every node is Smith's exponential mechanism on the public ``2**48``-point grid,
-restricted to the node's grid interval (so the outputs are non-decreasing in ``q`` by
-construction), by the shared core :mod:`treedp.value_methods.exponential_core` (exact
-sampling: integer weights, a dyadic rate).
+Kaplan, Schnapp and Stemmer's "ApproximateQuantiles" (ICML 2022): release the middle level's
+quantile, then recurse on the records below it with the levels below and on the others with
+the levels above. Every selection is Smith's exponential mechanism on the public grid,
+restricted to the node's grid interval (so outputs are non-decreasing in ``q``), by the shared
+core :mod:`treedp.value_methods.exponential_core`.
 """
 
 from __future__ import annotations
@@ -28,14 +20,13 @@ from typing import Any
 import numpy as np
 
 from treedp._validation import must
-from treedp.budget import check_epsilon
 from treedp.exceptions import InvalidParameterError
 from treedp.mechanisms.results import Contract
 from treedp.noise import RandomSource, resolve_source
 from treedp.noise.rational import dyadic_lower_bound
 from treedp.privacy import PureDP
-from treedp.privacy.accountant import Accountant, check_accountant
-from treedp.value_methods._column import check_nan, check_neighbours
+from treedp.privacy.accountant import Accountant
+from treedp.value_methods._column import open_call
 from treedp.value_methods.exponential_core import (
     GRID_BITS,
     Draws,
@@ -52,14 +43,12 @@ from treedp.value_methods.exponential_core import (
     select,
 )
 
-__all__ = ["CONTRACT", "NEIGHBOURS", "level_counts", "quantiles_recursive", "recursion_depth"]
+__all__ = ["CONTRACT", "NEIGHBOURS", "level_counts", "quantiles_recursive"]
 
 #: The neighbour relations the guarantee holds for.
 NEIGHBOURS: tuple[str, ...] = ("replace", "add_remove")
 #: Level ``l`` of the recursion gets a budget proportional to ``(nodes at l) ** SPLIT_POWER``.
-#: 0 (the equal split ``ε / L``) measured best without a public ``n``: ``1/2`` (``√m_l``) was
-#: up to 1.8x worse, negative powers help only when the deep nodes hold few records
-#: (docs/quantiles.md, "Methods").
+#: 0 (the equal split ``ε / L``) measured best without a public ``n`` (docs/quantiles.md).
 SPLIT_POWER = 0.0
 CONTRACT = Contract(
     name="quantiles_recursive",
@@ -75,11 +64,6 @@ CONTRACT = Contract(
     ),
     max_records=2**32 - 1,  # the rank arithmetic: A·(n + 1) < 2**63 with 31-bit rates
 )
-
-
-def recursion_depth(m: int) -> int:
-    """The number of recursion levels for ``m`` distinct quantile levels: ``ceil(log2(m+1))``."""
-    return int(m).bit_length()
 
 
 def level_counts(m: int) -> tuple[int, ...]:
@@ -98,51 +82,36 @@ def level_counts(m: int) -> tuple[int, ...]:
 
 
 def _level_epsilons(epsilon: Fraction, m: int) -> tuple[Fraction, ...]:
-    """The budget of each recursion level: ``ε_l = ε w_l / Σ w``, ``w_l = m_l ** SPLIT_POWER``.
+    """The budget of each recursion level, ``ε w_l / Σ w``, ``w_l = m_l ** SPLIT_POWER``.
 
-    ``m_l`` is the number of nodes at level ``l`` (:func:`level_counts`, public). The weights are
-    floating-point numbers taken exactly as rationals, so the ``ε_l`` are exact and sum to
-    ``ε`` exactly (basic composition over the levels). ``SPLIT_POWER = 0`` is the equal split
-    ``ε / L``.
+    ``m_l`` nodes at level ``l`` (public); the weights are taken exactly as rationals, so the
+    ``ε_l`` sum to ``ε`` exactly (basic composition over the levels).
     """
     weights = [Fraction(float(c) ** SPLIT_POWER) for c in level_counts(m)]
     total = sum(weights, Fraction(0))
     return tuple(epsilon * w / total for w in weights)
 
 
-#: Δ of a node's score ``-|i(y) - t|`` (``i(y) = #{x in node : x < y}``, ``t = floor(q' n_node
-#: 2**32) / 2**32``) to adding or removing one of its records: ``max(q', 1 - q') + 2**-32``, as
-#: for one quantile (:func:`~treedp.value_methods.exponential_core.rank_sensitivity`).
-_node_sensitivity = rank_sensitivity
-
-
 def _node_rate(level_eps: Fraction, level: Fraction, relation: str, root: bool) -> Fraction:
     """The exponential mechanism's rate at a node, rounded down to a dyadic rational.
 
-    ``add_remove``: ``rate = ε_l / (2Δ)``: a neighbour changes one node per level by one
-    record, a loss of ``2 Δ rate <= ε_l``. ``replace`` at the root (every record is in it, ``n``
-    fixed): one record's move changes ``i`` by at most 1 and not ``t``, so ``rate = ε_l / 2``.
-    ``replace`` below the root: a move between two nodes is a removal from one and an addition
-    to the other, so each node gets ``rate = ε_l / (4Δ)`` (loss ``ε_l/2 + ε_l/2``); a move
-    inside one node changes its score by at most ``1 <= 2Δ``, a loss ``2 rate <= ε_l``.
+    ``add_remove``: ``ε_l / (2Δ)``. ``replace``: ``ε_l / 2`` at the root (``i`` moves by at
+    most 1, ``t`` not at all), ``ε_l / (4Δ)`` below it (see :func:`quantiles_recursive`).
     """
     if relation == "replace":
-        share = level_eps / 2 if root else level_eps / (4 * _node_sensitivity(level))
+        share = level_eps / 2 if root else level_eps / (4 * rank_sensitivity(level))
     else:
-        share = level_eps / (2 * _node_sensitivity(level))
+        share = level_eps / (2 * rank_sensitivity(level))
     return dyadic_lower_bound(share)
 
 
 def _node_loss(rate: Fraction, level: Fraction, relation: str, root: bool) -> Fraction:
-    """The privacy-loss bound a node contributes to its recursion level (see :func:`_node_rate`).
-
-    ``add_remove``: ``2 Δ rate``. ``replace``: at the root ``2 rate``; elsewhere the node's
-    share ``2 Δ rate`` of a two-node move, doubled when the move stays in the node
-    (``max(2 rate, 2 · 2 Δ rate) = 4 Δ rate``, as ``Δ >= 1/2``).
-    """
+    """The loss bound a node contributes to its level: ``2 Δ rate`` (``add_remove``); under
+    ``replace`` ``2 rate`` at the root, else ``4 Δ rate`` (a move inside the node costs
+    ``2 rate <= 4 Δ rate``, as ``Δ >= 1/2``; a move between two nodes ``2 Δ rate`` each)."""
     if relation == "replace":
-        return 2 * rate if root else 4 * _node_sensitivity(level) * rate
-    return 2 * _node_sensitivity(level) * rate
+        return 2 * rate if root else 4 * rank_sensitivity(level) * rate
+    return 2 * rank_sensitivity(level) * rate
 
 
 @dataclass(frozen=True)
@@ -179,19 +148,12 @@ def _plan(
 
 
 def _walk(plan: _Plan | None) -> list[_Plan]:
-    if plan is None:
-        return []
-    return [plan, *_walk(plan.left), *_walk(plan.right)]
+    return [] if plan is None else [plan, *_walk(plan.left), *_walk(plan.right)]
 
 
 def _level_loss(plan: _Plan, relation: str) -> Fraction:
-    """The ε spent: per recursion level the largest node loss, summed over levels.
-
-    The nodes of a level hold disjoint records (parallel composition); under ``replace`` a
-    move between two nodes costs the sum of their shares ``2Δ·rate``, at most twice the
-    largest share, which is the largest :func:`_node_loss` below the root. The levels compose
-    adaptively (basic composition).
-    """
+    """The ε spent: the largest node loss of each level (its nodes hold disjoint records; a
+    move between two costs at most twice the largest share), summed over the levels."""
     by_depth: dict[int, Fraction] = {}
     for node in _walk(plan):
         loss = _node_loss(node.rate, node.level, relation, node.depth == 0)
@@ -209,11 +171,8 @@ def _run(
     rows: np.ndarray,
     source: RandomSource,
 ) -> None:
-    """Fill ``out[rows, node.mid]`` for the subtree ``plan`` (``x`` sorted, the node's records).
-
-    With several rows (simulation), rows with the same selected unit share their children's
-    inputs and are drawn together.
-    """
+    """Fill ``out[rows, node.mid]`` for the subtree ``plan`` (``x``: the node's records,
+    sorted); simulated rows with the same selected unit draw their children together."""
     if plan is None:
         return
     weights = rank_weights(grid, x, first, last)
@@ -239,15 +198,9 @@ def _quantiles_recursive(
     grid_bits: int = GRID_BITS,
     accountant: Accountant | None = None,
 ) -> Draws:
-    """Validate, plan, read the data, then run the recursion ``draws`` times.
-
-    With an ``accountant`` (one draw only) the spend is charged after every check (the data
-    read included) and before any selection is drawn.
-    """
-    check_accountant(accountant)
-    eps = check_epsilon(epsilon)
-    relation = check_neighbours(neighbours, NEIGHBOURS)
-    policy = check_nan(nan, relation)
+    """Validate, plan, read the data, charge ``accountant`` (one draw only), then run the
+    recursion ``draws`` times."""
+    eps, relation, policy = open_call(accountant, epsilon, neighbours, NEIGHBOURS, nan)
     lo, hi, out_unit = read_bounds(bounds)
     qa = read_levels(q)
     distinct = np.unique(qa)
@@ -256,7 +209,7 @@ def _quantiles_recursive(
     plan = _plan(qs, 0, len(qs), Fraction(0), Fraction(1), 0, budgets, relation)
     assert plan is not None
     spent = _level_loss(plan, relation)
-    sens = [float(_node_sensitivity(node.level)) for node in _walk(plan)]
+    sens = [float(rank_sensitivity(node.level)) for node in _walk(plan)]
     source = resolve_source(rng)
     x = read_sorted(values, policy, relation, out_unit)[0]
     check_domain(x.size, CONTRACT)
@@ -286,32 +239,28 @@ def quantiles_recursive(
     The distinct levels are sorted; the middle one is released by Smith's exponential
     mechanism on the public ``2**48``-point grid of ``[lo, hi]`` (as
     :func:`~treedp.quantile_exponential`), the records are split at the released point (below
-    it: left; at or above: right) and the levels below and above are released recursively on
-    each part, inside the grid interval left of and right of the released point, with the
-    levels rescaled to the part: ``q' = (q - q_left) / (q_right - q_left)`` where ``q_left``,
-    ``q_right`` are the levels already released around it (0 and 1 at the top). A node's target
-    rank is ``q' · n_node`` (its own record count), so a node reads only its own records.
+    it: left; at or above: right), and the levels below and above are released recursively on
+    each part, inside the grid interval on that side, rescaled to the part: ``q' = (q -
+    q_left) / (q_right - q_left)`` between the levels released around it (0 and 1 at the
+    top). A node's target rank is ``q' · n_node``, so a node reads only its own records.
 
     Guarantee: ``PureDP(ε_spent)``, ``ε_spent <= ε``, privacy unit one record, both relations.
-    With ``m`` distinct levels the recursion has ``L = ceil(log2(m + 1))`` levels, level ``l`` given
-    ``ε_l`` (:func:`_level_epsilons`: ``ε m_l^p / Σ_k m_k^p`` with ``m_l`` nodes at level ``l``
-    and ``p =`` :data:`SPLIT_POWER`, 0 by default, i.e. ``ε / L``; ``Σ ε_l = ε`` exactly).
-    Conditioned on the outputs of the levels above, the nodes of one level hold
-    disjoint sets of records.
+    ``m`` distinct levels make ``L = ceil(log2(m + 1))`` recursion levels, level ``l`` given
+    ``ε_l`` (:func:`_level_epsilons`; ``ε / L`` by default, ``Σ ε_l = ε`` exactly). Given the
+    outputs above, the nodes of one level hold disjoint sets of records. Sensitivity:
 
-    * ``add_remove``: adding or removing one record changes the records of exactly one node per
-      level, by one; that node's score has sensitivity ``Δ = max(q', 1 - q') + 2**-32``
-      (:func:`_node_sensitivity`) and its rate is ``ε_l / (2Δ)``: a loss of ``ε_l`` at level
-      ``l``.
-    * ``replace``: at the root (all records, ``n`` fixed) the score's sensitivity is 1 and the
-      rate ``ε_0 / 2``. Below it a changed record may leave one node and enter another of the
-      same level (a removal and an addition); each node's rate is ``ε_l / (4Δ)``, so the two
-      cost ``ε_l / 2`` each; a change inside one node costs ``2 · rate ≤ ε_l``.
+    * ``add_remove``: one record added or removed changes one node per level, by one record;
+      that node's score has sensitivity ``Δ = max(q', 1 - q') + 2**-32``
+      (:func:`~.exponential_core.rank_sensitivity`) and its rate ``ε_l / (2Δ)``: a loss
+      of ``ε_l`` at level ``l``.
+    * ``replace``: at the root (all records, ``n`` fixed) the sensitivity is 1 and the rate
+      ``ε_0 / 2``. Below it a record may leave one node and enter another (a removal and an
+      addition); each node's rate is ``ε_l / (4Δ)``, so the two cost ``ε_l / 2`` each; a
+      change inside one node costs ``2 · rate <= ε_l``.
 
-    Summed over levels by adaptive composition, the loss is at most ε; each rate is rounded
-    down to a dyadic rational, and ``ε_spent`` is the exact sum of the per-level bounds.
-    Outputs are non-decreasing in ``q`` by construction (a node's outputs lie between its
-    neighbours' released points). The empty dataset is valid (uniform outputs in each node).
+    Summed over the levels (adaptive composition) the loss is at most ε; each rate is rounded
+    down to a dyadic rational, and ``ε_spent`` is the exact sum of the per-level bounds. The
+    empty dataset is valid (uniform outputs in each node).
 
     Parameters
     ----------
@@ -331,9 +280,8 @@ def quantiles_recursive(
     details : bool, default=False
         Return a :class:`~treedp.mechanisms.results.QuantileResult`.
     accountant : Accountant, optional
-        A budget (:class:`treedp.Accountant` or a file ledger) charged ``PureDP(ε_spent)``
-        after every check and before anything is drawn; a charge past its total raises
-        :class:`~treedp.exceptions.BudgetExceededError` and nothing is drawn or released.
+        Charged ``PureDP(ε_spent)`` after every check and before anything is drawn; an
+        overspend raises :class:`~treedp.exceptions.BudgetExceededError`.
 
     Returns
     -------

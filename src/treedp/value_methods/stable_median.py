@@ -12,20 +12,18 @@ from typing import Any
 
 import numpy as np
 
-from treedp.budget import check_epsilon
-from treedp.mechanisms.results import PRIVACY_UNIT, Contract, MedianResult
-from treedp.noise import RandomSource, noise_scale, resolve_source, sample_discrete_laplace
+from treedp.mechanisms.results import Contract, MedianResult
+from treedp.noise import RandomSource, noise_scale, resolve_source
 from treedp.noise.tail import tail_threshold
 from treedp.privacy import ApproxDP
-from treedp.privacy.accountant import Accountant, check_accountant
-from treedp.privacy.spend import SpendRecord
+from treedp.privacy.accountant import Accountant
 from treedp.value_methods._column import (
+    Call,
     as_datetimes,
     check_delta,
-    check_nan,
-    check_neighbours,
-    describe,
+    clears,
     float_up,
+    open_call,
     read_column,
 )
 
@@ -46,13 +44,10 @@ CONTRACT = Contract(
 def _median_stability(x: np.ndarray) -> tuple[Any, int]:
     """The median and its stability ``Δ(x)``: the fewest rows to replace to change it.
 
-    NOT differentially private: an internal helper of :func:`stable_median` that returns the
-    exact median of the data it is given (a non-empty float or int64 array).
-
-    Convention: the median is the lower median ``x_(k)``, ``k = ceil(n/2)`` (1-indexed), an
-    actual data value for odd and even ``n``. With ``L`` values below it and ``E`` equal to
-    it, lowering it needs ``k - L`` replacements and raising it ``L + E - k + 1``; ``Δ`` is the
-    smaller. ``O(n log n)`` (a sort).
+    NOT differentially private: the exact median of a non-empty float or int64 array, the
+    lower median ``x_(k)``, ``k = ceil(n/2)`` (1-indexed). With ``L`` values below it and
+    ``E`` equal to it, lowering it needs ``k - L`` replacements and raising it ``L + E - k +
+    1``; ``Δ`` is the smaller.
     """
     x = np.sort(np.asarray(x))
     if x.dtype.kind != "i":
@@ -89,11 +84,10 @@ def stable_median(
     Laplace noise of scale ``>= 1/ε``: ratio ``e^ε``. If the medians differ then ``Δ(x) = 1``
     and the release of ``median(x)`` has probability ``P(1 + Z >= T) = P(Z >= a) <= δ``.
 
-    Every input gets an output: the empty dataset (its only neighbour is itself) is refused
-    (``None``) without drawing; ``±inf`` are ordinary values (the median may be one). NaN/NaT
-    values are outside the domain: a :class:`DataError` with a data-free message (the same
-    for every dataset holding one). Datetimes are ordered as their ticks; the median is one of
-    them, returned as ``numpy.datetime64``.
+    The empty dataset (its only neighbour is itself) is refused (``None``) without drawing;
+    ``±inf`` are ordinary values; NaN/NaT values are outside the domain (a data-free
+    :class:`DataError`). Datetimes are ordered as their ticks, the median returned as
+    ``numpy.datetime64``.
 
     Parameters
     ----------
@@ -110,12 +104,10 @@ def stable_median(
     rng : RandomSource, optional
         Default: the operating system's cryptographic generator.
     details : bool, default=False
-        Return a :class:`~treedp.mechanisms.results.MedianResult` (value, guarantee, spend
-        record, randomness) instead of the bare value.
+        Return a :class:`~treedp.mechanisms.results.MedianResult` instead of the value.
     accountant : Accountant, optional
-        A budget (:class:`treedp.Accountant` or a file ledger) charged ``ApproxDP(ε, δ)``
-        after every check and before the noise is drawn; a charge past its total raises
-        :class:`~treedp.exceptions.BudgetExceededError` and nothing is drawn or released.
+        Charged ``ApproxDP(ε, δ)`` after every check and before the noise is drawn; an
+        overspend raises :class:`~treedp.exceptions.BudgetExceededError`, nothing drawn.
 
     Returns
     -------
@@ -126,33 +118,18 @@ def stable_median(
     ----------
     .. [DR14] C. Dwork, A. Roth. The Algorithmic Foundations of Differential Privacy, Ch. 7.
     """
-    check_accountant(accountant)
-    eps = check_epsilon(epsilon)
+    eps, relation, policy = open_call(accountant, epsilon, neighbours, NEIGHBOURS, nan)
     dlt = check_delta(delta)
-    relation = check_neighbours(neighbours, NEIGHBOURS)
-    policy = check_nan(nan, relation)
     source = resolve_source(rng)
     x, unit = read_column(values, policy, relation)
     scale = noise_scale(SENSITIVITY, eps)
     guarantee = ApproxDP(float_up(Fraction(SENSITIVITY) / scale), dlt)
-    parameters = {"epsilon": eps, "delta": dlt, "nan": policy}
-    if accountant is not None:  # committed before the noise is drawn (fail closed)
-        accountant.charge(SpendRecord(CONTRACT.name, guarantee, relation, PRIVACY_UNIT, parameters))
+    call = Call(CONTRACT.name, relation, eps, {"epsilon": eps, "delta": dlt, "nan": policy}, source)
+    call.charge(accountant, guarantee)
     value = None
     if x.size:  # n is public under replace: the empty dataset is always refused
         med, stability = _median_stability(x)
-        threshold = 1 + tail_threshold(scale, dlt)
-        z = int(sample_discrete_laplace(scale, 1, source)[0])
-        if stability + z >= threshold:
+        if clears(stability, 1 + tail_threshold(scale, dlt), scale, source):
             value = float(med) if unit is None else as_datetimes(med, unit)
-    result = MedianResult(
-        value=value,
-        guarantee=guarantee,
-        neighbours=relation,
-        mechanism=CONTRACT.name,
-        epsilon=eps,
-        sensitivity=(float(SENSITIVITY),),
-        parameters=parameters,
-        randomness=describe(source),
-    )
+    result = call.result(MedianResult, value, guarantee, (SENSITIVITY,))
     return result if details else result.value

@@ -32,21 +32,20 @@ import numpy as np
 from treedp._validation import must
 from treedp.budget import check_epsilon
 from treedp.exceptions import InvalidParameterError
-from treedp.mechanisms.results import PRIVACY_UNIT, Contract, MedianResult
-from treedp.noise import RandomSource, noise_scale, resolve_source, sample_discrete_laplace
+from treedp.mechanisms.results import Contract, MedianResult
+from treedp.noise import RandomSource, noise_scale, resolve_source
 from treedp.noise.discrete_laplace import uniform_below
 from treedp.noise.tail import tail_threshold, tail_upper
 from treedp.privacy import ApproxDP
 from treedp.privacy.accountant import Accountant, check_accountant
-from treedp.privacy.spend import SpendRecord
 from treedp.value_methods._column import (
+    Call,
     as_datetimes,
     check_delta,
-    check_nan,
-    check_neighbours,
-    describe,
+    clears,
     float_down,
     float_up,
+    open_call,
     read_column,
 )
 
@@ -70,12 +69,6 @@ NOISY_MODE_CONTRACT = Contract(
     neighbours=NEIGHBOURS,
     sensitivity="c (given): the mode frequency changes by at most c when c answers change",
 )
-
-
-def _mode(answers: np.ndarray) -> tuple[float, int]:
-    uniq, counts = np.unique(answers, return_counts=True)
-    best = int(np.argmax(counts))
-    return float(uniq[best]), int(counts[best])
 
 
 _VECTORISED: dict[str, Callable[[np.ndarray], np.ndarray]] = {
@@ -201,10 +194,9 @@ def subsample_and_aggregate(
     values : array-like
         The data (numbers or datetimes).
     query : {"median", "mean"} or callable
-        The statistic of one subsample (``"median"`` and ``"mean"`` are vectorised; a callable
-        gets one 1-D array per subsample — datetime64 for datetime data — and must return a
-        number or a datetime; it must not raise on any subsample, or the exception becomes
-        part of the output).
+        The statistic of one subsample: a callable gets one 1-D array per subsample
+        (datetime64 for datetime data) and returns a number or a datetime; it must not raise
+        on any subsample, or the exception becomes part of the output.
     epsilon, delta : float
         The budget; the realised δ (reported) is at most ``delta``.
     m : int
@@ -213,12 +205,10 @@ def subsample_and_aggregate(
         Number of subsamples for ``variant="replacement"`` (default: the seed's
         ``ε (n/m)³``, capped at 5,000). The disjoint variant uses ``floor(n/m)`` blocks.
     variant : {"replacement", "disjoint"}
-        ``"replacement"`` (the seed's): ``k`` samples of ``m`` rows with replacement; one row
-        appears in ``R ~ Binomial(k, 1 - (1 - 1/n)^m)`` of them, at most ``c`` except with
-        probability at most ``δ/2``, certified by exact rational arithmetic (see
-        :func:`_sampling_failure`), so the mode frequency has sensitivity ``c``.
-        ``"disjoint"``: a random partition into blocks of ``m`` rows; one row changes one
-        block's answer, sensitivity 1, no sampling failure.
+        ``"replacement"``: ``k`` samples of ``m`` rows with replacement; one record is in at
+        most ``c`` of them except with certified probability ``<= δ/2``
+        (:func:`_sampling_failure`): the mode frequency has sensitivity ``c``. ``"disjoint"``:
+        a random partition into blocks of ``m`` rows, sensitivity 1.
     resolution : float or timedelta, optional
         Round every answer to a multiple of this public value before taking the mode (answers
         must agree exactly to form a mode; continuous statistics need a grid). For datetimes,
@@ -230,13 +220,11 @@ def subsample_and_aggregate(
     rng : RandomSource, optional
         Randomness for the subsampling and the noise.
     details : bool, default=False
-        Return a :class:`~treedp.mechanisms.results.MedianResult` (with the realised δ, the
-        spend record and the randomness) instead of the bare value.
+        Return a :class:`~treedp.mechanisms.results.MedianResult` (with the realised δ).
     accountant : Accountant, optional
-        A budget (:class:`treedp.Accountant` or a file ledger) charged
-        ``ApproxDP(ε_spent, δ_realised)`` (computed from public parameters) after every check
-        and before any subsample or noise is drawn; a charge past its total raises
-        :class:`~treedp.exceptions.BudgetExceededError` and nothing is drawn or released.
+        Charged ``ApproxDP(ε_spent, δ_realised)`` (public) after every check and before any
+        subsample or noise is drawn; an overspend raises
+        :class:`~treedp.exceptions.BudgetExceededError`, nothing drawn.
 
     Returns
     -------
@@ -247,10 +235,8 @@ def subsample_and_aggregate(
     -----
     The guarantee ``ApproxDP(ε, δ_realised)`` and its derivation: the module docstring.
     """
-    check_accountant(accountant)
-    eps, dlt = check_epsilon(epsilon), check_delta(delta)
-    relation = check_neighbours(neighbours, NEIGHBOURS)
-    policy = check_nan(nan, relation)
+    eps, relation, policy = open_call(accountant, epsilon, neighbours, NEIGHBOURS, nan)
+    dlt = check_delta(delta)
     _check_call(query, m, k, variant, resolution)
     source = resolve_source(rng)
     x, unit = read_column(values, policy, relation)
@@ -268,12 +254,13 @@ def subsample_and_aggregate(
         "query": query if isinstance(query, str) else "callable",
         "nan": policy,
     }
-    mechanism = f"{CONTRACT.name}:{variant}"
-    if accountant is not None:  # committed before any subsample or noise is drawn
-        accountant.charge(SpendRecord(mechanism, guarantee, relation, PRIVACY_UNIT, parameters))
+    call = Call(f"{CONTRACT.name}:{variant}", relation, eps, parameters, source)
+    call.charge(accountant, guarantee)  # before any subsample or noise is drawn
     index = _subsamples(variant, x.size, count, m, source)
     value = _draw_mode(_answers(x, index, query, unit, grid), threshold, scale, source)
-    result = _result(value, guarantee, mechanism, eps, sensitivity, parameters, source, unit)
+    if value is not None and unit is not None:
+        value = as_datetimes(value, unit)
+    result = call.result(MedianResult, value, guarantee, (sensitivity,))
     return result if details else result.value
 
 
@@ -353,10 +340,8 @@ def noisy_mode(
     errors depend on ``K``, ``c``, ε and δ (public), and their messages print none of the
     answers. NaN answers form one value, like any other.
 
-    With ``accountant`` (a :class:`treedp.Accountant` or a file ledger), the spend
-    ``ApproxDP(ε_spent, δ_realised)`` is charged after every check and before the noise is
-    drawn; a charge past its total raises :class:`~treedp.exceptions.BudgetExceededError`
-    and nothing is drawn or released.
+    An ``accountant`` is charged ``ApproxDP(ε_spent, δ_realised)`` after every check and
+    before the noise is drawn (an overspend raises and nothing is drawn).
     """
     check_accountant(accountant)
     eps = check_epsilon(epsilon)
@@ -377,39 +362,15 @@ def noisy_mode(
         arr.size, eps, dlt, sensitivity, Fraction(sampling_delta)
     )
     parameters = {"epsilon": eps, "delta": dlt, "sampling_delta": float(sampling_delta)}
-    name = NOISY_MODE_CONTRACT.name
+    call = Call(NOISY_MODE_CONTRACT.name, NEIGHBOURS[0], eps, parameters, source)
     # The guarantee is built only when charged or reported (a δ of 1 is no guarantee).
-    if accountant is not None:  # committed before the noise is drawn (fail closed)
-        guarantee = ApproxDP(float_up(Fraction(sensitivity) / scale), realised)
-        accountant.charge(SpendRecord(name, guarantee, NEIGHBOURS[0], PRIVACY_UNIT, parameters))
+    if accountant is not None:
+        call.charge(accountant, ApproxDP(float_up(Fraction(sensitivity) / scale), realised))
     value = _draw_mode(arr, threshold, scale, source)
     if not details:
         return value, realised
     guarantee = ApproxDP(float_up(Fraction(sensitivity) / scale), realised)
-    return _result(value, guarantee, name, eps, sensitivity, parameters, source)
-
-
-def _result(
-    value: Any,
-    guarantee: ApproxDP,
-    mechanism: str,
-    eps: float,
-    sensitivity: int,
-    parameters: dict[str, Any],
-    source: RandomSource,
-    unit: str | None = None,
-) -> MedianResult:
-    """The released mode (``datetime64`` of ``unit`` for datetime data) with its contract."""
-    return MedianResult(
-        value=value if value is None or unit is None else as_datetimes(value, unit),
-        guarantee=guarantee,
-        neighbours=NEIGHBOURS[0],
-        mechanism=mechanism,
-        epsilon=eps,
-        sensitivity=(float(sensitivity),),
-        parameters=parameters,
-        randomness=describe(source),
-    )
+    return call.result(MedianResult, value, guarantee, (sensitivity,))
 
 
 def _mode_test(
@@ -426,13 +387,8 @@ def _mode_test(
             "Too few subsamples for the noise: the number of answers K must exceed "
             "floor(K/2) + 2·sensitivity; use a smaller m or a larger k."
         )
-    remaining = Fraction(delta) - sampling_delta
-    if remaining <= 0:
-        raise InvalidParameterError(
-            "The sampling failure already uses up delta; use a larger k or delta."
-        )
     scale = noise_scale(sensitivity, eps)
-    budget = float_down(remaining)
+    budget = float_down(Fraction(delta) - sampling_delta)
     if budget <= 0:
         raise InvalidParameterError(
             "The sampling failure already uses up delta; use a larger k or delta."
@@ -448,9 +404,9 @@ def _draw_mode(
 ) -> float | None:
     """The mode of ``answers`` if its frequency plus ``DLap(scale)`` noise reaches
     ``threshold``, else None."""
-    mode, freq = _mode(answers)
-    z = int(sample_discrete_laplace(scale, 1, source)[0])
-    return mode if freq + z >= threshold else None
+    uniq, counts = np.unique(answers, return_counts=True)
+    best = int(np.argmax(counts))
+    return float(uniq[best]) if clears(int(counts[best]), threshold, scale, source) else None
 
 
 def _answers(
