@@ -59,9 +59,8 @@ the batches. Large requests from the OS source run on several threads.
 from __future__ import annotations
 
 import math
-from concurrent.futures import ThreadPoolExecutor
 from fractions import Fraction
-from functools import lru_cache
+from functools import lru_cache, partial
 from typing import NamedTuple
 
 import numpy as np
@@ -70,15 +69,17 @@ import numpy.typing as npt
 from treedp._validation import must
 from treedp.exceptions import InvalidParameterError, InvalidTypeError
 from treedp.noise.discrete_laplace import (
-    _CHUNK,
-    _THREADS,
-    _laplace_chunk,
+    _laplace_draws,
     bernoulli_exp,
+    fill_accepted,
+    in_chunks,
+    random_signs,
     uniform_below,
 )
 from treedp.noise.exp_thresholds import sample_unit_geometric
 from treedp.noise.geometric_table import geometric_table
-from treedp.noise.rng import RandomSource, SystemRandomSource, words
+from treedp.noise.rational import float_at_least
+from treedp.noise.rng import RandomSource
 
 __all__ = [
     "MAX_GAUSSIAN_DENOMINATOR",
@@ -353,39 +354,18 @@ def sample_discrete_gaussian(sigma2: Fraction | int, size: int, source: RandomSo
     rate = _acceptance_rate(sigma2)
     if plan.large:
         geometric_table(plan.rate)  # built (and memoised) once, before any thread needs it
-    starts = range(0, size, _CHUNK)
-    parts: list[np.ndarray]
-    if isinstance(source, SystemRandomSource) and size >= 4 * _CHUNK:
-        # OS randomness is thread-safe and both numpy and os.urandom release the GIL.
-        with ThreadPoolExecutor(max_workers=_THREADS) as pool:
-            parts = list(
-                pool.map(
-                    lambda s0: _gaussian_chunk(plan, rate, min(_CHUNK, size - s0), source),
-                    starts,
-                )
-            )
-    else:  # a seeded source stays sequential, so its output is reproducible
-        parts = [_gaussian_chunk(plan, rate, min(_CHUNK, size - s0), source) for s0 in starts]
-    return np.concatenate(parts) if parts else np.empty(0, dtype=np.int64)
+    draw = partial(_accepted, plan, source=source)
+    return in_chunks(size, source, lambda out: fill_accepted(out, draw, rate, 1.03))
 
 
-def _gaussian_chunk(plan: _Plan, rate: float, size: int, source: RandomSource) -> np.ndarray:
-    """Exact discrete Gaussian draws for one cache-sized chunk (CKS20 Algorithm 3)."""
-    out = np.empty(size, dtype=np.int64)
-    filled = 0
-    while filled < size:
-        need = size - filled
-        batch = int(need / rate * 1.03) + 64
-        if plan.large:
-            y = _stepped_candidates(plan, batch, source)
-        else:
-            y = _laplace_chunk(plan.num, plan.den, batch, source)
-            mag = np.abs(y).view(np.uint64)
-            y = y[_accept(mag, plan.p, plan.q, plan.m, plan.d, plan.limit, source)]
-        take = min(need, y.size)
-        out[filled : filled + take] = y[:take]
-        filled += take
-    return out
+def _accepted(plan: _Plan, n: int, source: RandomSource) -> np.ndarray:
+    """The accepted draws among ``n`` proposals (CKS20 Algorithm 3)."""
+    if plan.large:
+        return _stepped_candidates(plan, n, source)
+    y = _laplace_draws(plan.num, plan.den, n, source)
+    mag = np.abs(y).view(np.uint64)
+    kept: np.ndarray = y[_accept(mag, plan.p, plan.q, plan.m, plan.d, plan.limit, source)]
+    return kept
 
 
 def _stepped_candidates(plan: _Plan, n: int, source: RandomSource) -> np.ndarray:
@@ -409,7 +389,7 @@ def _stepped_candidates(plan: _Plan, n: int, source: RandomSource) -> np.ndarray
         extra = (u.astype(np.uint64) * np.uint64(2 * plan.q)).astype(np.uint64)
     else:
         mag, extra = g, None
-    sign = np.unpackbits(words(source, 8, (n + 7) // 8), count=n).view(bool)
+    sign = random_signs(n, source)
     keep = ~(sign & (mag == 0))
     keep &= _accept(mag.view(np.uint64), 1, plan.q, plan.m, plan.d, plan.limit, source, extra)
     out: np.ndarray = np.where(sign, -mag, mag)[keep]
@@ -439,12 +419,6 @@ def discrete_gaussian_pmf(x: np.ndarray, sigma2: Fraction | int) -> np.ndarray:
     xf = np.asarray(x, dtype=np.float64)
     pmf: npt.NDArray[np.float64] = np.exp(-(xf * xf) / (2.0 * float(sigma2))) / z
     return pmf
-
-
-def _float_at_least(q: Fraction) -> float:
-    """The smallest float ``>= q``."""
-    f = float(q)
-    return f if Fraction(f) >= q else math.nextafter(f, math.inf)
 
 
 #: Relative amount added to the float series so the result bounds the exact variance from above.
@@ -485,7 +459,7 @@ def discrete_gaussian_variance(sigma2: Fraction | int) -> float:
         An upper bound on the variance, at most ``σ²`` (rounded up to a float).
     """
     sigma2 = _check_sigma2(sigma2)
-    upper = _float_at_least(sigma2)
+    upper = float_at_least(sigma2)
     if sigma2 >= 64:  # the deficit is below σ²·exp(-1000): σ² is the tightest float bound
         return upper
     m, z = _support_and_weights(sigma2)
