@@ -9,17 +9,14 @@ raises :class:`~treedp.exceptions.BudgetExceededError` and changes nothing: no n
 nothing is released, nothing is recorded.
 
 **How budgets are compared.** Every ε, ρ and δ — of a spend and of the total — is read as the
-decimal a user wrote: the shortest decimal that rounds to the float given (what ``repr``
-prints, :func:`decimal_value`), and all sums and comparisons are exact in those decimals
-(:class:`fractions.Fraction`). Decimal budgets then add up as a user expects: five spends of
-``epsilon=0.2`` fit a total of ``1.0`` exactly, though the float ``0.2`` is a little above
-2/10. A float lies within half a unit in the last place of its decimal, a relative
-``2**-53``; the true sum of the floats charged (each rounded up once more when restated, say
-for ``replace``) therefore never exceeds the stated total by more than a relative ``1e-15``,
-however many spends there are (the project's documented bound is ``1e-9``).
+decimal a user wrote (what ``repr`` prints, :func:`decimal_value`), and all sums and
+comparisons are exact in those decimals: five spends of ``epsilon=0.2`` fit a total of ``1.0``
+exactly, though the float ``0.2`` is a little above 2/10. A float lies within a relative
+``2**-53`` of its decimal, so the true sum of the floats charged (each rounded up once more
+when restated, say for ``replace``) never exceeds the stated total by more than a relative
+``1e-15``, however many spends there are (the project's documented bound is ``1e-9``).
 
-Composition (all sums exact, so rounding can never let a spend through that the decimal
-arithmetic would refuse):
+Composition (all sums exact):
 
 * **Sequential.** Pure ε add; zCDP ρ add; approximate (ε, δ) add (basic composition).
 * **Mixing pure and zCDP.** Exact: pure ε is ε²/2-zCDP (Bun & Steinke 2016, Prop. 1.4), so
@@ -45,10 +42,10 @@ arithmetic would refuse):
   over the parts, not their sum. Under a ``"replace"`` total the reservation counts as two
   add/remove steps (a replaced record may leave one part and join another).
 
-The remaining budget is always visible (:attr:`Accountant.remaining`, in the total's own
-measure, rounded down), as are :attr:`Accountant.spent` (rounded up) and
-:attr:`Accountant.history`. :class:`treedp.privacy.ledger.Ledger` keeps the same accountant in
-a file, shared safely by concurrent processes.
+:attr:`Accountant.remaining` (in the total's measure, rounded down), :attr:`Accountant.spent`
+(rounded up) and :attr:`Accountant.history` are always visible.
+:class:`treedp.privacy.ledger.Ledger` keeps the same accountant in a file, shared safely by
+concurrent processes.
 """
 
 from __future__ import annotations
@@ -62,6 +59,7 @@ from typing import Any
 
 from treedp._validation import must
 from treedp.exceptions import BudgetExceededError, InvalidParameterError, InvalidTypeError
+from treedp.noise.rational import float_at_least
 from treedp.privacy.measures import ZCDP, ApproxDP, Measure, PureDP, zcdp_to_epsilon
 from treedp.privacy.spend import SpendRecord
 
@@ -96,18 +94,19 @@ def _up(q: Fraction) -> float:
     return f if decimal_value(f) >= q else math.nextafter(f, math.inf)
 
 
-def _float_up(q: Fraction) -> float:
-    """The smallest float ``>= q`` (exactly: a restated spend is never below the true one)."""
-    f = float(q)
-    return f if Fraction(f) >= q else math.nextafter(f, math.inf)
-
-
 def _down(q: Fraction) -> float:
     """The largest float whose decimal is ``<= q`` (never below 0)."""
     if q <= 0:
         return 0.0
     f = float(q)
     return f if decimal_value(f) <= q else math.nextafter(f, -math.inf)
+
+
+def _check_neighbours(neighbours: object) -> None:
+    if neighbours not in _NEIGHBOURS:
+        raise InvalidParameterError(
+            must("neighbours", f"be 'add_remove' or 'replace'. Got {neighbours!r} instead.")
+        )
 
 
 def check_total(total: Any) -> Measure:
@@ -160,12 +159,14 @@ def restate(measure: Measure, neighbours: str, target: str) -> Measure:
             "with neighbours='replace'."
         )
     if isinstance(measure, PureDP):
-        return PureDP(_float_up(2 * Fraction(measure.epsilon)))
+        return PureDP(float_at_least(2 * Fraction(measure.epsilon)))
     if isinstance(measure, ZCDP):
-        return ZCDP(_float_up(4 * Fraction(measure.rho)))
+        return ZCDP(float_at_least(4 * Fraction(measure.rho)))
     e_eps = Fraction(math.exp(measure.epsilon)) * (1 + Fraction(1, 10**12))  # exp: a few ulps
-    grown = _float_up(Fraction(measure.delta) * (1 + e_eps))
-    return ApproxDP(_float_up(2 * Fraction(measure.epsilon)), min(grown, math.nextafter(1.0, 0.0)))
+    grown = float_at_least(Fraction(measure.delta) * (1 + e_eps))
+    return ApproxDP(
+        float_at_least(2 * Fraction(measure.epsilon)), min(grown, math.nextafter(1.0, 0.0))
+    )
 
 
 @dataclass(frozen=True)
@@ -243,15 +244,23 @@ def _spent_exact(total: Measure, s: _Sums) -> tuple[Fraction, Fraction] | None:
     return _approx_spent(total, s)
 
 
+def _parts(m: Measure) -> tuple[Fraction, Fraction]:
+    """A measure's (ε or ρ, δ) as the decimals written."""
+    if isinstance(m, ZCDP):
+        return decimal_value(m.rho), Fraction(0)
+    return decimal_value(m.epsilon), decimal_value(m.delta if isinstance(m, ApproxDP) else 0.0)
+
+
+def _like(total: Measure, first: float, delta: float) -> Measure:
+    """A measure of the total's kind: ``first`` is its ε or ρ."""
+    if isinstance(total, ApproxDP):
+        return ApproxDP(first, delta)
+    return PureDP(first) if isinstance(total, PureDP) else ZCDP(first)
+
+
 def _fits(total: Measure, s: _Sums) -> bool:
     spent = _spent_exact(total, s)
-    if spent is None:
-        return False
-    if isinstance(total, ZCDP):
-        return spent[0] <= decimal_value(total.rho)
-    return spent[0] <= decimal_value(total.epsilon) and spent[1] <= decimal_value(
-        total.delta if isinstance(total, ApproxDP) else 0.0
-    )
+    return spent is not None and all(a <= b for a, b in zip(spent, _parts(total), strict=True))
 
 
 def _describe(m: Measure) -> str:
@@ -296,10 +305,7 @@ class Accountant:
     ) -> None:
         if not isinstance(dataset, str) or not dataset:
             raise InvalidParameterError(must("dataset", "be a non-empty str."))
-        if neighbours not in _NEIGHBOURS:
-            raise InvalidParameterError(
-                must("neighbours", f"be 'add_remove' or 'replace'. Got {neighbours!r} instead.")
-            )
+        _check_neighbours(neighbours)
         self._total = check_total(total)
         self._dataset = dataset
         self._neighbours = neighbours
@@ -346,17 +352,10 @@ class Accountant:
         return self._remaining_of(self._sums)
 
     def _remaining_of(self, sums: _Sums) -> Measure:
-        total = self._total
-        spent = _spent_exact(total, sums)
+        spent = _spent_exact(self._total, sums)
         assert spent is not None  # the sums of accepted charges always fit
-        if isinstance(total, PureDP):
-            return PureDP(_down(decimal_value(total.epsilon) - spent[0]))
-        if isinstance(total, ZCDP):
-            return ZCDP(_down(decimal_value(total.rho) - spent[0]))
-        return ApproxDP(
-            _down(decimal_value(total.epsilon) - spent[0]),
-            _down(decimal_value(total.delta) - spent[1]),
-        )
+        left = [_down(t - s) for t, s in zip(_parts(self._total), spent, strict=True)]
+        return _like(self._total, *left)
 
     def cost(self, record: SpendRecord) -> Measure:
         """What ``record`` adds to this accountant: its measure restated for its relation.
@@ -389,9 +388,11 @@ class Accountant:
 
     def can_afford(self, record: SpendRecord) -> bool:
         """Whether :meth:`charge` would accept ``record`` now."""
-        cost = self.cost(record)
-        self._refresh()
-        return _fits(self._total, self._sums.plus(cost))
+        try:
+            self.check(record)
+        except BudgetExceededError:
+            return False
+        return True
 
     def check(self, record: SpendRecord) -> None:
         """Raise now what :meth:`charge` would raise for ``record`` (a measure or relation this
@@ -457,14 +458,9 @@ class Accountant:
         """Bring the in-memory state up to date (a no-op in memory)."""
 
     def _spent_measure(self, sums: _Sums) -> Measure:
-        total = self._total
-        spent = _spent_exact(total, sums)
+        spent = _spent_exact(self._total, sums)
         assert spent is not None
-        if isinstance(total, PureDP):
-            return PureDP(_up(spent[0]))
-        if isinstance(total, ZCDP):
-            return ZCDP(_up(spent[0]))
-        return ApproxDP(_up(spent[0]), _up(spent[1]))
+        return _like(self._total, _up(spent[0]), _up(spent[1]))
 
     def _refusal(self, record: SpendRecord, cost: Measure, sums: _Sums) -> BudgetExceededError:
         remaining = self._remaining_of(sums)
