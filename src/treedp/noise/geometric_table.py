@@ -30,7 +30,7 @@ from functools import lru_cache
 import numpy as np
 
 from treedp.exceptions import InvalidParameterError
-from treedp.noise.exp_thresholds import floor_scaled_exp_neg
+from treedp.noise.exp_thresholds import count_exp_thresholds, floor_scaled_exp_neg
 from treedp.noise.rng import RandomSource, words
 
 __all__ = ["MAX_TABLE", "GeometricTable", "geometric_table"]
@@ -77,30 +77,9 @@ class GeometricTable:
             tie = ws == 0
             if size:
                 tie |= (pos > 0) & (self.ascending[np.maximum(pos - 1, 0)] == ws)
-            for i in np.flatnonzero(tie):
-                y[slow[i]] = self._resolve(int(ws[i]), source)
+            for i in np.flatnonzero(tie):  # every y with a threshold above w counts
+                y[slow[i]] = count_exp_thresholds(int(ws[i]), _BITS, self.x, y[slow[i]] + 1, source)
         return y
-
-    def _resolve(self, prefix: int, source: RandomSource) -> int:
-        """Exact ``Y`` for a ``U`` whose first 32 bits ``prefix`` equal a threshold (or are 0)."""
-        size = self.ascending.size
-        # Every y whose threshold is strictly above the prefix is counted.
-        count = size - int(np.searchsorted(self.ascending, np.uint32(prefix), side="right"))
-        y = count + 1
-        known, bits = prefix, _BITS
-        while True:
-            t = floor_scaled_exp_neg(self.x * y, bits) if bits > _BITS else self._t32(y)
-            if known < t:
-                y += 1
-                continue
-            if known > t:
-                return y - 1
-            known = (known << 64) | int(words(source, 64, 1)[0])
-            bits += 64
-
-    def _t32(self, y: int) -> int:
-        size = self.ascending.size
-        return int(self.ascending[size - y]) if y <= size else 0
 
 
 def _thresholds(x: Fraction) -> list[int]:
