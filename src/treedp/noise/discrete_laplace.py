@@ -1,25 +1,23 @@
 """Exact discrete Laplace sampling (Canonne, Kamath and Steinke 2020), vectorised.
 
-The discrete Laplace distribution with scale ``t > 0`` has ``P(X = x) ∝ exp(-|x| / t)`` on the
-integers. With ``t = num/den`` rational it is drawn *exactly*, using only integer arithmetic on
-uniformly random words, as in CKS20 (arXiv:2004.00010), Algorithms 1–3:
+The discrete Laplace distribution of scale ``t = num/den > 0`` has ``P(X = x) ∝ exp(-|x|/t)``
+on the integers. It is drawn *exactly*, by integer arithmetic on uniformly random words, as in
+CKS20 (arXiv:2004.00010), Algorithms 1–3:
 
-1. ``Bernoulli(exp(-γ))`` for rational ``γ = a/b`` in ``[0, 1]``: set ``k = 1`` and, while a
-   ``Bernoulli(γ/k)`` trial succeeds, increase ``k``; return 1 when ``k`` is odd. Each trial
-   compares a uniform integer in ``[0, b·k)`` with ``a``.
-2. ``Geometric(1 - exp(-den/num))``: draw ``U`` uniform in ``[0, num)`` until
-   ``Bernoulli(exp(-U/num))`` accepts; draw ``V``, the number of successes of
-   ``Bernoulli(exp(-1))`` before the first failure; return ``(U + num·V) // den``. ``V`` has
-   ``P(V >= v) = exp(-v)``; it is drawn in one step by comparing a 64-bit word with the
-   integer-computed thresholds ``floor(2**64·exp(-v))``, with an exact tie path
-   (:mod:`treedp.noise.exp_thresholds`) — the same law as the Bernoulli chain, fewer draws.
-3. Discrete Laplace: draw a sign ``B`` and a magnitude ``Y`` from step 2, reject ``(B=1, Y=0)``
-   (which would count zero twice), return ``(1 - 2B)·Y``.
+1. ``Bernoulli(exp(-γ))``, rational ``γ = a/b`` in ``[0, 1]``: ``k = 1``; while a
+   ``Bernoulli(γ/k)`` trial (a uniform integer in ``[0, b·k)`` below ``a``) succeeds, increase
+   ``k``; return 1 when ``k`` is odd.
+2. ``Geometric(1 - exp(-den/num))``: ``U`` uniform in ``[0, num)`` until
+   ``Bernoulli(exp(-U/num))`` accepts; ``V`` with ``P(V >= v) = exp(-v)``, drawn in one step
+   against the integer thresholds ``floor(2**64·exp(-v))`` with an exact tie path
+   (:mod:`treedp.noise.exp_thresholds`); return ``(U + num·V) // den``.
+3. A sign ``B`` and a magnitude ``Y`` from step 2 (or the exact inversion table of
+   :mod:`treedp.noise.geometric_table`, the same law); ``(B=1, Y=0)`` is rejected (it would
+   count zero twice); return ``(1 - 2B)·Y``.
 
-Every step runs on whole numpy arrays: all samples still active in a loop share the same
-``k``, so each round draws one batch of bounded integers. Uniform integers in ``[0, m)`` come
-from 8- to 64-bit words by rejection of the incomplete top block, so they are exactly uniform.
-No floating-point number is used in any accept/reject decision.
+Every step runs on whole numpy arrays (the samples still active in a loop share ``k``). Uniform
+integers come from 8- to 64-bit words by rejection of the incomplete top block, so they are
+exactly uniform. No floating-point number is used in any accept/reject decision.
 """
 
 from __future__ import annotations
@@ -237,12 +235,7 @@ def _laplace_draws(num: int, den: int, size: int, source: RandomSource) -> np.nd
 
 
 def _laplace_fill(num: int, den: int, out: np.ndarray, source: RandomSource) -> None:
-    """Exact discrete Laplace draws into ``out`` (CKS20 Algorithm 3).
-
-    The magnitude ``Y`` (``P(Y >= y) = exp(-y·den/num)``) comes from the exact inversion table
-    of :mod:`treedp.noise.geometric_table` when the scale allows one, else from CKS20's
-    Algorithm 2: both have exactly that law. The pair (sign 1, ``Y = 0``) is rejected.
-    """
+    """Exact discrete Laplace draws of scale ``num/den`` into ``out`` (module docstring, 3)."""
     table = geometric_table(Fraction(den, num))
 
     def draw(batch: int) -> np.ndarray:

@@ -1,49 +1,41 @@
 """A privacy budget that is kept: one total per dataset, charged before any noise is drawn.
 
-An :class:`Accountant` is opened on one dataset with a total budget — ``PureDP(ε)``,
-``ZCDP(ρ)`` or ``ApproxDP(ε, δ)`` — stated for one neighbour relation. Every spending function
-of treedp takes ``accountant=`` and, once its parameters are validated and before it draws any
-randomness, calls :meth:`Accountant.charge` with the :class:`~treedp.privacy.spend.SpendRecord`
-of the release it is about to make. A charge that would take the accountant past its total
-raises :class:`~treedp.exceptions.BudgetExceededError` and changes nothing: no noise is drawn,
-nothing is released, nothing is recorded.
+An :class:`Accountant` holds one dataset's total budget — ``PureDP(ε)``, ``ZCDP(ρ)`` or
+``ApproxDP(ε, δ)`` — stated for one neighbour relation. Every spending function takes
+``accountant=`` and, once its parameters are validated and before it draws any randomness,
+calls :meth:`Accountant.charge` with the :class:`~treedp.privacy.spend.SpendRecord` of the
+release. A charge past the total raises :class:`~treedp.exceptions.BudgetExceededError` and
+changes nothing: no noise is drawn, nothing is released or recorded.
 
-**How budgets are compared.** Every ε, ρ and δ — of a spend and of the total — is read as the
-decimal a user wrote (what ``repr`` prints, :func:`decimal_value`), and all sums and
-comparisons are exact in those decimals: five spends of ``epsilon=0.2`` fit a total of ``1.0``
-exactly, though the float ``0.2`` is a little above 2/10. A float lies within a relative
-``2**-53`` of its decimal, so the true sum of the floats charged (each rounded up once more
-when restated, say for ``replace``) never exceeds the stated total by more than a relative
-``1e-15``, however many spends there are (the project's documented bound is ``1e-9``).
+**How budgets are compared.** Every ε, ρ and δ is read as the decimal a user wrote (what
+``repr`` prints, :func:`decimal_value`), and all sums and comparisons are exact in those
+decimals: five spends of ``epsilon=0.2`` fit a total of ``1.0``. A float lies within a relative
+``2**-53`` of its decimal, so the true sum of the floats charged (each rounded up once more when
+restated) never exceeds the stated total by more than a relative ``1e-15``, however many spends
+there are (the documented bound is ``1e-9``).
 
 Composition (all sums exact):
 
 * **Sequential.** Pure ε add; zCDP ρ add; approximate (ε, δ) add (basic composition).
-* **Mixing pure and zCDP.** Exact: pure ε is ε²/2-zCDP (Bun & Steinke 2016, Prop. 1.4), so
-  against a ``ZCDP(ρ)`` total the charged quantity is ``Σ ρ_i + Σ ε_j²/2``.
-* **Against an (ε, δ) total.** The approximate spends compose by basic composition to
-  ``(Σ ε_a, Σ δ_a)``. The zCDP spends compose to ``ρ = Σ ρ_i`` and are converted at the δ
-  left, ``δ_z = δ − Σ δ_a``, with the tight conversion of Canonne, Kamath & Steinke 2020
-  (:func:`~treedp.privacy.measures.zcdp_to_epsilon`, rounded up). Pure spends are either
-  added to ε as they are, or folded into ρ as ε²/2 before the conversion; the smaller of the
-  two totals is used (both are valid statements).
-* **Pure and zCDP spends against a pure total.** zCDP and (ε, δ) spends cannot be charged to
-  a ``PureDP`` total, and (ε, δ) spends cannot be charged to a ``ZCDP`` total: no conversion
-  in that direction exists. They are refused with an :class:`InvalidParameterError`.
-* **Neighbour relations.** The total is stated for ``neighbours`` (``"add_remove"`` by
-  default). A spend stated for the same relation counts as it is. Under a ``"replace"``
-  total, an ``"add_remove"`` spend counts as two add/remove steps (replacing a record removes
-  one and adds one; group privacy): 2ε, 4ρ, ``(2ε, (1 + e^ε)δ)``. A ``"replace"`` spend
-  cannot be charged to an ``"add_remove"`` total (its guarantee assumes the size public).
-* **Parallel.** :meth:`Accountant.parallel` reserves one budget ``b`` for a family of
-  releases on disjoint parts of the data (parts chosen by a public rule, for example by the
-  value of a public key): each part may spend up to ``b`` (under ``add_remove``: adding or
-  removing one record touches one part), and the total is charged ``b`` once — the maximum
-  over the parts, not their sum. Under a ``"replace"`` total the reservation counts as two
-  add/remove steps (a replaced record may leave one part and join another).
+* **Pure against zCDP.** Pure ε is ε²/2-zCDP (Bun & Steinke 2016, Prop. 1.4): against a
+  ``ZCDP(ρ)`` total the charged quantity is ``Σ ρ_i + Σ ε_j²/2``.
+* **Against an (ε, δ) total.** Approximate spends compose to ``(Σ ε_a, Σ δ_a)``; zCDP spends
+  to ``ρ = Σ ρ_i``, converted at the δ left, ``δ − Σ δ_a``, by the tight conversion of
+  Canonne, Kamath & Steinke 2020 (:func:`~treedp.privacy.measures.zcdp_to_epsilon`, rounded
+  up). Pure spends are added to ε, or folded into ρ as ε²/2 before the conversion, whichever
+  total is smaller (both are valid).
+* **No conversion back.** zCDP and (ε, δ) spends cannot be charged to a ``PureDP`` total,
+  nor (ε, δ) spends to a ``ZCDP`` total: :class:`InvalidParameterError`.
+* **Neighbour relations.** A spend stated for the total's relation counts as it is. Under a
+  ``"replace"`` total an ``"add_remove"`` spend counts as two add/remove steps (group
+  privacy): 2ε, 4ρ, ``(2ε, (1 + e^ε)δ)``. A ``"replace"`` spend cannot be charged to an
+  ``"add_remove"`` total (its guarantee assumes the size public).
+* **Parallel.** :meth:`Accountant.parallel` reserves one budget ``b`` for releases on parts of
+  the data that a public rule makes disjoint: each part may spend up to ``b`` (adding or
+  removing one record touches one part) and the total is charged ``b`` once, the maximum over
+  the parts. Under a ``"replace"`` total the reservation counts as two add/remove steps (a
+  replaced record may leave one part and join another).
 
-:attr:`Accountant.remaining` (in the total's measure, rounded down), :attr:`Accountant.spent`
-(rounded up) and :attr:`Accountant.history` are always visible.
 :class:`treedp.privacy.ledger.Ledger` keeps the same accountant in a file, shared safely by
 concurrent processes.
 """
@@ -111,28 +103,15 @@ def _check_neighbours(neighbours: object) -> None:
 
 def check_total(total: Any) -> Measure:
     """Validate a total budget: ``PureDP(ε > 0)``, ``ZCDP(ρ > 0)`` or ``ApproxDP(ε > 0, δ)``
-    with ``δ`` in ``(0, 1e-3]``.
-
-    Raises
-    ------
-    InvalidTypeError
-        If it is not one of the three measures.
-    InvalidParameterError
-        If a parameter is zero or δ is outside ``(0, 1e-3]``.
-    """
+    with ``δ`` in ``(0, 1e-3]`` (InvalidTypeError, InvalidParameterError)."""
     if not isinstance(total, PureDP | ZCDP | ApproxDP):
         raise InvalidTypeError(
             "The 'total' budget must be a treedp.privacy PureDP(epsilon), ZCDP(rho) or "
             f"ApproxDP(epsilon, delta). Got {type(total).__name__} {total!r} instead."
         )
-    if isinstance(total, ZCDP):
-        if total.rho <= 0:
-            raise InvalidParameterError(f"The total 'rho' must be > 0. Got {total.rho!r} instead.")
-        return total
-    if total.epsilon <= 0:
-        raise InvalidParameterError(
-            f"The total 'epsilon' must be > 0. Got {total.epsilon!r} instead."
-        )
+    name, value = ("rho", total.rho) if isinstance(total, ZCDP) else ("epsilon", total.epsilon)
+    if value <= 0:
+        raise InvalidParameterError(f"The total {name!r} must be > 0. Got {value!r} instead.")
     if isinstance(total, ApproxDP) and not 0 < total.delta <= MAX_TOTAL_DELTA:
         raise InvalidParameterError(
             f"The total 'delta' must be in (0, {MAX_TOTAL_DELTA:g}]. Got {total.delta!r} "
@@ -171,22 +150,9 @@ def restate(measure: Measure, neighbours: str, target: str) -> Measure:
 
 @dataclass(frozen=True)
 class Charge:
-    """One accepted charge.
-
-    Attributes
-    ----------
-    seq : int
-        Its position in the dataset's history, from 1.
-    time : str
-        When it was accepted (ISO 8601, UTC).
-    record : SpendRecord
-        What the release reported it spends.
-    cost : PureDP or ZCDP or ApproxDP
-        The record's measure restated for the accountant's neighbour relation (what is added).
-    group : str or None
-        For a release inside a parallel group, ``"<label>/<part>"``; such charges are paid by
-        the group's reservation and add nothing to the total themselves.
-    """
+    """One accepted charge: its position in the history (from 1), time (ISO 8601, UTC), the
+    release's record, its ``cost`` (the measure restated for the accountant's relation) and,
+    inside a parallel group, ``"<label>/<part>"`` (paid by the reservation: adds nothing)."""
 
     seq: int
     time: str
@@ -338,7 +304,9 @@ class Accountant:
     def spent(self) -> Measure:
         """What the accepted charges spend together, in the total's measure (rounded up)."""
         self._refresh()
-        return self._spent_measure(self._sums)
+        spent = _spent_exact(self._total, self._sums)
+        assert spent is not None
+        return _like(self._total, _up(spent[0]), _up(spent[1]))
 
     @property
     def remaining(self) -> Measure:
@@ -395,9 +363,8 @@ class Accountant:
         return True
 
     def check(self, record: SpendRecord) -> None:
-        """Raise now what :meth:`charge` would raise for ``record`` (a measure or relation this
-        total cannot take, or a spend beyond what remains), charging nothing: a release calls
-        it before reading its data, then :meth:`charge` after (which checks again)."""
+        """Raise now what :meth:`charge` would raise for ``record``, charging nothing: a release
+        calls it before reading its data, then :meth:`charge` after (which checks again)."""
         cost = self.cost(record)
         self._refresh()
         if not _fits(self._total, self._sums.plus(cost)):
@@ -455,12 +422,7 @@ class Accountant:
     # -- storage hooks (the ledger overrides these) ------------------------------------------
 
     def _refresh(self) -> None:
-        """Bring the in-memory state up to date (a no-op in memory)."""
-
-    def _spent_measure(self, sums: _Sums) -> Measure:
-        spent = _spent_exact(self._total, sums)
-        assert spent is not None
-        return _like(self._total, _up(spent[0]), _up(spent[1]))
+        """Bring the in-memory state up to date."""
 
     def _refusal(self, record: SpendRecord, cost: Measure, sums: _Sums) -> BudgetExceededError:
         remaining = self._remaining_of(sums)
@@ -476,13 +438,16 @@ class Accountant:
         new = self._sums if group is not None else self._sums.plus(cost)
         if group is None and not _fits(self._total, new):
             raise self._refusal(record, cost, self._sums)
-        charge = Charge(len(self._history) + 1, _now(), record, cost, group)
+        charge = self._log(record, cost, group)
         self._history.append(charge)
         self._sums = new
         return charge
 
+    def _log(self, record: SpendRecord, cost: Measure, group: str | None) -> Charge:
+        return Charge(len(self._history) + 1, _now(), record, cost, group)
+
     def _accept(self, charge: Charge) -> None:
-        """Add an accepted charge to the in-memory state (used when reloading)."""
+        """Add an accepted charge to the in-memory state (when reloading)."""
         self._history.append(charge)
         if charge.group is None:
             self._sums = self._sums.plus(charge.cost)
@@ -500,7 +465,7 @@ class Accountant:
 
 @dataclass
 class ParallelGroup:
-    """A reservation for releases on disjoint parts (see :meth:`Accountant.parallel`)."""
+    """A reservation for releases on disjoint parts (:meth:`Accountant.parallel`)."""
 
     parent: Accountant
     label: str
@@ -523,7 +488,7 @@ class ParallelGroup:
 
 
 class _PartAccountant(Accountant):
-    """One part of a parallel group: its own budget; each charge is logged on the parent."""
+    """One part of a parallel group: its own budget, each charge logged on the parent."""
 
     def __init__(self, group: ParallelGroup, key: str) -> None:
         super().__init__(
@@ -534,17 +499,12 @@ class _PartAccountant(Accountant):
         self._group = group
         self._key = key
 
-    def _charge(self, record: SpendRecord, cost: Measure, group: str | None) -> Charge:
-        new = self._sums.plus(cost)
-        if not _fits(self._total, new):
-            raise self._refusal(record, cost, self._sums)
+    def _log(self, record: SpendRecord, cost: Measure, group: str | None) -> Charge:
         parent = self._group.parent
-        tag = f"{self._group.label}/{self._key}#{self._group.reservation}"
         with parent._lock:
-            logged = parent._charge(record, cost, tag)
-        self._history.append(logged)
-        self._sums = new
-        return logged
+            return parent._charge(
+                record, cost, f"{self._group.label}/{self._key}#{self._group.reservation}"
+            )
 
 
 def check_accountant(accountant: Any) -> Accountant | None:

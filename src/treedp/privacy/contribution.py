@@ -291,21 +291,22 @@ def bound_contributions(
             ps, gs = p[sorted_rows], gr[sorted_rows]
             pair_start = _starts(ps, gs)
             pair_id = np.cumsum(pair_start) - 1
-            pair_person = ps[pair_start]
-            porder = _order([(pair_person, n)], source)
-            prank = np.empty(pair_person.size, dtype=np.int64)
-            prank[porder] = _rank_in_runs(_starts(pair_person[porder]))
-            sorted_rows = sorted_rows[prank[pair_id] < g]
+            sorted_rows = sorted_rows[_random_rank(ps[pair_start], n, source)[pair_id] < g]
         if sorted_rows is not None:
             keep = np.sort(sorted_rows)
             p = p[keep]
     ran_both = group is not None and c < m and g < m
     if not (ran_both and g * c <= m):  # else steps 1 and 2 already keep at most g·c <= m
-        order = _order([(p, n)], source)
-        ok = np.empty(p.size, dtype=bool)
-        ok[order] = _rank_in_runs(_starts(p[order])) < m
-        keep = keep[ok]
+        keep = keep[_random_rank(p, n, source) < m]
     return keep
+
+
+def _random_rank(codes: np.ndarray, bound: int, source: RandomSource) -> np.ndarray:
+    """Each row's position, in a random order, among the rows with its code."""
+    order = _order([(codes, bound)], source)
+    rank = np.empty(codes.size, dtype=np.int64)
+    rank[order] = _rank_in_runs(_starts(codes[order]))
+    return rank
 
 
 def _dense(codes: np.ndarray) -> np.ndarray:
@@ -327,9 +328,5 @@ def _dense(codes: np.ndarray) -> np.ndarray:
             dtype=np.int64,
             count=n,
         )
-    ordered = codes[order]
-    change = np.empty(n, dtype=bool)
-    change[0] = True
-    change[1:] = ordered[1:] != ordered[:-1]
-    dense[order] = np.cumsum(change) - 1
+    dense[order] = np.cumsum(_starts(codes[order])) - 1
     return dense
