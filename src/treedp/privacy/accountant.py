@@ -44,7 +44,7 @@ from __future__ import annotations
 
 import math
 import threading
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from fractions import Fraction
 from typing import Any
@@ -161,7 +161,7 @@ class Charge:
     group: str | None = None
 
 
-@dataclass
+@dataclass(frozen=True)
 class _Sums:
     """Exact running sums of the charges that count toward the total."""
 
@@ -172,17 +172,13 @@ class _Sums:
     delta: Fraction = Fraction(0)  # Σ δ of (ε, δ) spends
 
     def plus(self, m: Measure) -> _Sums:
-        s = _Sums(self.pure, self.pure_rho, self.rho, self.eps, self.delta)
         if isinstance(m, PureDP):
             e = decimal_value(m.epsilon)
-            s.pure += e
-            s.pure_rho += e * e / 2
-        elif isinstance(m, ZCDP):
-            s.rho += decimal_value(m.rho)
-        else:
-            s.eps += decimal_value(m.epsilon)
-            s.delta += decimal_value(m.delta)
-        return s
+            return replace(self, pure=self.pure + e, pure_rho=self.pure_rho + e * e / 2)
+        if isinstance(m, ZCDP):
+            return replace(self, rho=self.rho + decimal_value(m.rho))
+        eps, delta = self.eps + decimal_value(m.epsilon), self.delta + decimal_value(m.delta)
+        return replace(self, eps=eps, delta=delta)
 
 
 def _approx_spent(total: ApproxDP, s: _Sums) -> tuple[Fraction, Fraction] | None:
@@ -312,9 +308,8 @@ class Accountant:
     def remaining(self) -> Measure:
         """What is left, in the total's measure (rounded down).
 
-        For an ``ApproxDP`` total this is ``(ε − ε_spent, δ − δ_spent)`` for the statement in
-        :attr:`spent`; since zCDP spends convert non-linearly, whether a given spend fits is
-        decided by :meth:`can_afford` (the same test :meth:`charge` applies).
+        For an ``ApproxDP`` total, ``(ε − ε_spent, δ − δ_spent)`` for :attr:`spent`; zCDP spends
+        convert non-linearly, so whether a spend fits is :meth:`can_afford`'s to say.
         """
         self._refresh()
         return self._remaining_of(self._sums)
