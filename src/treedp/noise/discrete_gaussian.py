@@ -156,19 +156,15 @@ def _accept(
 ) -> np.ndarray:
     """Exact ``Bernoulli(exp(-N/d))``, ``N = ((mag·p - q)² + extra)·m = k·d + r``, per row
     (``d < 2**55``): ``exp(-k)·exp(-r/d)``. Rows with ``mag < limit`` compute ``N`` in uint64."""
-    fast = mag < np.uint64(limit)
-    if fast.all():
-        r, k = _exponent_parts_fast(mag, p, q, m, d, extra)
-        ok = _bernoulli_exp_integer(k, source)
-    else:  # rare: rows with a huge |Y|
-        fi, si = np.flatnonzero(fast), np.flatnonzero(~fast)
-        r = np.empty(mag.size, dtype=np.uint64)
-        ok = np.empty(mag.size, dtype=bool)
-        ef, es = (None, None) if extra is None else (extra[fi], extra[si])
-        r[fi], k = _exponent_parts_fast(mag[fi], p, q, m, d, ef)
-        ok[fi] = _bernoulli_exp_integer(k, source)
+    fi, si = np.flatnonzero(mag < np.uint64(limit)), np.flatnonzero(mag >= np.uint64(limit))
+    r = np.empty(mag.size, dtype=np.uint64)
+    ok = np.empty(mag.size, dtype=bool)
+    ef, es = (None, None) if extra is None else (extra[fi], extra[si])
+    r[fi], k = _exponent_parts_fast(mag[fi], p, q, m, d, ef)
+    ok[fi] = _bernoulli_exp_integer(k, source)
+    if si.size:  # rare: rows with a huge |Y|, in Python integers (k may be huge)
         r[si], k_slow = _exponent_parts(mag[si], p, q, m, d, es)
-        v = sample_unit_geometric(si.size, source)  # V >= k as Python integers (k may be huge)
+        v = sample_unit_geometric(si.size, source)
         ok[si] = [int(vi) >= ki for vi, ki in zip(v, k_slow, strict=True)]
     idx = np.flatnonzero(ok)
     ok[idx] = bernoulli_exp(r[idx], d, idx.size, source)  # exp(-r/d), r/d in [0, 1)

@@ -134,28 +134,13 @@ def sample_weighted_laplace(
     size: int,
     source: RandomSource,
 ) -> np.ndarray:
-    """Draw units with ``P(item i) ∝ weights[i] · exp(-rate·|i - center|)``, exactly.
+    """Draw ``size`` units with ``P(item i) ∝ weights[i] · exp(-rate·|i - center|)``, exactly.
 
-    Parameters
-    ----------
-    weights : ndarray of int64
-        Non-negative item weights (numbers of units), at least one positive, total below
-        ``2**62``.
-    center : Fraction
-        Where the score peaks, in ``[0, len(weights) - 1]``.
-    rate : Fraction
-        A positive dyadic rational ``A / 2**k`` with ``A · len(weights) < 2**63`` and
-        ``2**k <= 2**53`` (see :func:`treedp.noise.rational.dyadic_lower_bound`).
-    size : int
-        Number of independent draws.
-    source : RandomSource
-        Where the random words come from.
-
-    Returns
-    -------
-    ndarray of int64
-        ``size`` units; unit ``u`` belongs to the item ``i`` with ``cumsum(weights)[i-1] <= u <
-        cumsum(weights)[i]``, and is uniform among that item's units.
+    ``weights``: non-negative integers (units per item), total in ``(0, 2**62)``; ``center`` in
+    ``[0, len(weights) - 1]``; ``rate`` a positive dyadic ``A / 2**k`` with ``2**k <= 2**53`` and
+    ``A · len(weights) < 2**63`` (:func:`treedp.noise.rational.dyadic_lower_bound`). Unit ``u``
+    belongs to the item ``i`` with ``cumsum(weights)[i-1] <= u < cumsum(weights)[i]`` and is
+    uniform among its units. InvalidParameterError for arguments outside these ranges.
     """
     weights = np.asarray(weights)
     if weights.ndim != 1 or weights.size == 0 or weights.dtype.kind not in "iu":

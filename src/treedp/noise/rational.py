@@ -39,20 +39,7 @@ def rational_upper_bound(x: Fraction, max_denominator: int) -> Fraction:
     """Return the smallest fraction ``p/q >= x`` with ``1 <= q <= max_denominator``.
 
     The best approximations of ``x`` with a bounded denominator are a convergent and a
-    semiconvergent of its continued fraction, one on each side of ``x``; the one above is
-    returned.
-
-    Parameters
-    ----------
-    x : Fraction
-        The value to bound from above.
-    max_denominator : int
-        The largest denominator allowed, at least 1.
-
-    Returns
-    -------
-    Fraction
-        The best upper approximation of ``x``.
+    semiconvergent of its continued fraction, one on each side of ``x``: the one above.
     """
     if max_denominator < 1:
         raise InvalidParameterError(

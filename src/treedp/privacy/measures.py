@@ -140,20 +140,8 @@ def _cks_epsilon(alpha: float, rho: float, log_inv_delta: float) -> float:
 
 
 def zcdp_to_epsilon(rho: float, delta: float) -> float:
-    """The smallest ε (up to upward rounding) with ρ-zCDP ⇒ (ε, δ)-DP, by CKS20 Corollary 13.
-
-    Parameters
-    ----------
-    rho : float
-        ρ >= 0.
-    delta : float
-        δ in (0, 1).
-
-    Returns
-    -------
-    float
-        A valid ε, never above the classical ``ρ + 2·sqrt(ρ·ln(1/δ))``.
-    """
+    """The smallest ε (rounded up) with ρ-zCDP ⇒ (ε, δ)-DP (CKS20 Corollary 13), for ``ρ >= 0``
+    and δ in (0, 1): a valid ε, never above the classical ``ρ + 2·sqrt(ρ·ln(1/δ))``."""
     if rho == 0.0:
         return 0.0
     log_inv = math.log(1.0 / delta)
