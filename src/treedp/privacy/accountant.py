@@ -150,9 +150,22 @@ def restate(measure: Measure, neighbours: str, target: str) -> Measure:
 
 @dataclass(frozen=True)
 class Charge:
-    """One accepted charge: its position in the history (from 1), time (ISO 8601, UTC), the
-    release's record, its ``cost`` (the measure restated for the accountant's relation) and,
-    inside a parallel group, ``"<label>/<part>"`` (paid by the reservation: adds nothing)."""
+    """One accepted charge.
+
+    Attributes
+    ----------
+    seq : int
+        Its position in the dataset's history, from 1.
+    time : str
+        When it was accepted (ISO 8601, UTC).
+    record : SpendRecord
+        What the release reported it spends.
+    cost : PureDP or ZCDP or ApproxDP
+        The record's measure restated for the accountant's neighbour relation (what is added).
+    group : str or None
+        Inside a parallel group, ``"<label>/<part>"``: paid by the group's reservation, it adds
+        nothing to the total.
+    """
 
     seq: int
     time: str
