@@ -11,7 +11,11 @@ import pytest
 from tests.stats import TEST_SEED, binomial_ok, chi_square_pvalue
 from treedp.exceptions import InvalidParameterError
 from treedp.noise import InsecureSeededSource, noise_scale, rational_upper_bound, resolve_source
-from treedp.noise.exp_thresholds import _resolve_scalar, floor_exp_neg, sample_unit_geometric
+from treedp.noise.exp_thresholds import (
+    count_exp_thresholds,
+    floor_exp_neg,
+    sample_unit_geometric,
+)
 
 
 @pytest.mark.parametrize("v", [1, 2, 3, 10, 44])
@@ -45,11 +49,11 @@ def test_tie_resolution_is_exact() -> None:
     prefix = floor_exp_neg(1, 64)
     frac = (floor_exp_neg(1, 128) - (prefix << 64)) / 2**64
     src = InsecureSeededSource(TEST_SEED)
-    draws = [_resolve_scalar(prefix, src) for _ in range(20_000)]
+    draws = [count_exp_thresholds(prefix, 64, 1, 1, src) for _ in range(20_000)]
     assert set(draws) <= {0, 1}
     assert binomial_ok(sum(draws), len(draws), frac)
     # a zero word leaves every v >= 45 undecided: V is then at least 44
-    assert _resolve_scalar(0, src) >= 44
+    assert count_exp_thresholds(0, 64, 1, 1, src) >= 44
 
 
 def test_rational_upper_bound_is_the_best_from_above() -> None:

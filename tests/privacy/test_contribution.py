@@ -63,4 +63,4 @@ def test_the_packed_sort_is_the_order_by_codes_and_whole_words(bounds: tuple[int
     codes = [(person, bounds[0]), (group, bounds[1])]
     words = _priorities(InsecureSeededSource(5), person.size)
     expected = np.lexsort((words, group, person))
-    assert np.array_equal(_order(codes, InsecureSeededSource(5), person.size), expected)
+    assert np.array_equal(_order(codes, InsecureSeededSource(5)), expected)

@@ -4,64 +4,50 @@ The discrete Gaussian ``N_Z(0, σ²)`` has ``P(X = x) ∝ exp(-x² / (2σ²))`` 
 ``σ² = a/b`` rational (lowest terms) it is drawn *exactly* by CKS20 (arXiv:2004.00010)
 Algorithm 3, in one of two ranges.
 
-**Small range** (``D = 2·a·b·t² < 2**55``: an integer ``σ²`` up to about ``1.3·10**8``):
-
-1. ``t = floor(σ) + 1`` (an integer, computed exactly as ``isqrt(floor(σ²)) + 1``).
-2. Draw a discrete Laplace proposal ``Y`` with scale ``t``
-   (:func:`treedp.noise.discrete_laplace.sample_discrete_laplace`'s kernel).
-3. Accept ``Y`` with probability ``exp(-γ)``, ``γ = (|Y| - σ²/t)² / (2σ²)``; otherwise draw again.
-
-In integers, ``γ = z² / D`` with ``z = |Y|·t·b - a`` and ``D = 2·a·b·t²``. Write ``z² = k·D + r``
-with ``0 <= r < D``; then ``exp(-γ) = exp(-k) · exp(-r/D)`` and the two factors are drawn
-independently with the existing exact building blocks: ``exp(-k)`` as ``V >= k`` with
-``P(V >= v) = exp(-v)`` (:func:`treedp.noise.exp_thresholds.sample_unit_geometric`) and
-``exp(-r/D)`` by CKS20 Algorithm 1 (:func:`treedp.noise.discrete_laplace.bernoulli_exp`, all rows
-sharing the denominator ``D``; ``D < 2**55`` keeps its ``D·j < 2**62`` for every round ``j``
-that has a chance above ``1/127!``). ``z²`` is computed in uint64 when ``|z| < 2**32`` (all but
-a vanishing fraction of rows) and with Python integers otherwise.
+**Small range** (``D = 2·a·b·t² < 2**55``: an integer ``σ²`` up to about ``1.3·10**8``): with
+``t = floor(σ) + 1 = isqrt(floor(σ²)) + 1``, draw a discrete Laplace proposal ``Y`` of scale
+``t`` and accept it with probability ``exp(-γ)``, ``γ = (|Y| - σ²/t)² / (2σ²)``. In integers
+``γ = z²/D`` with ``z = |Y|·t·b - a``; with ``z² = k·D + r``, ``0 <= r < D``,
+``exp(-γ) = exp(-k)·exp(-r/D)``, the two factors drawn independently: ``exp(-k)`` as ``V >= k``
+with ``P(V >= v) = exp(-v)`` (:func:`~treedp.noise.exp_thresholds.sample_unit_geometric`),
+``exp(-r/D)`` by CKS20 Algorithm 1 (:func:`~treedp.noise.discrete_laplace.bernoulli_exp`;
+``D < 2**55`` keeps its ``D·j < 2**62`` for every round ``j`` with a chance above ``1/127!``).
+``z²`` is computed in uint64 when ``|z| < 2**32`` (all but a vanishing fraction of rows), with
+Python integers otherwise.
 
 **Large range** (``σ² >= 1`` and ``2a < 2**55``: an integer ``σ²`` up to about ``1.8·10**16``,
 which :meth:`treedp.noise.families.DiscreteGaussian.for_budget` reaches with coarser
-denominators). In the small range's integers ``D ~ 2σ⁴`` would need 120 bits
-at ``σ² = 2**60``; the proposal is changed instead so that the acceptance needs only
-``2a``-sized integers:
+denominators). There ``D ~ 2σ⁴`` would need 120 bits; the proposal is changed instead so that
+the acceptance needs only ``2a``-sized integers:
 
-1. ``c = floor(σ) = isqrt(floor(σ²)) >= 1`` and ``τ = σ²/c = a/(b·c)`` (so ``σ²/τ = c`` is an
-   integer and ``τ >= σ``); ``M`` is the largest power of two with ``M <= max(1, τ/256)``.
+1. ``c = floor(σ) >= 1``, ``τ = σ²/c = a/(b·c)`` (so ``σ²/τ = c`` and ``τ >= σ``); ``M`` is
+   the largest power of two ``<= max(1, τ/256)``.
 2. Proposal: ``G`` with ``P(G >= g) = exp(-g·M/τ)`` (exact table inversion,
-   :func:`treedp.noise.geometric_table.geometric_table` at the rational rate ``M·c·b/a``;
-   ``τ/M < 512`` keeps the table under 12,000 entries), ``U`` uniform in ``[0, M)``, a fair
-   sign ``S``; ``Y = S·(G·M + U)``, with the pair ``(S = -, |Y| = 0)`` dropped. Every ``y`` then
-   has proposal probability ``∝ exp(-floor(|y|/M)·M/τ)`` (the zero counted once, as in
-   :func:`~treedp.noise.discrete_laplace.sample_discrete_laplace`).
-3. Accept with probability ``exp(-γ)``,
-   ``γ = ((|Y| - c)² + 2·c·U)·b / (2a) = ((|Y| - c)² + 2cU) / (2σ²) >= 0``.
+   :func:`~treedp.noise.geometric_table.geometric_table`; ``τ/M < 512`` keeps the table under
+   12,000 entries), ``U`` uniform in ``[0, M)``, a fair sign ``S``; ``Y = S·(G·M + U)``, the
+   pair ``(S = -, |Y| = 0)`` dropped. So ``y`` is proposed with probability
+   ``∝ exp(-floor(|y|/M)·M/τ)``.
+3. Accept with probability ``exp(-γ)``, ``γ = ((|Y| - c)² + 2·c·U) / (2σ²) >= 0``.
 
 *Exactness.* With ``|y| = g·M + u``: ``g·M/τ + γ = (g·M + u)·c/σ² + (y² - 2|y|c + c²)/(2σ²)
-= y²/(2σ²) + c²/(2σ²)`` because ``c/σ² = 1/τ`` and ``g·M + u = |y|``. So the probability of
-proposing ``y`` and accepting it is ``∝ exp(-y²/(2σ²))``, with a constant that does not depend
-on ``y``: accepted draws are exactly ``N_Z(0, σ²)`` (the argument of CKS20's Algorithm 3 with a
-proposal that is piecewise constant on blocks of ``M``; ``tests/noise/test_discrete_gaussian.py``
-checks the identity in rationals). The acceptance is drawn as in the small range, with
-``N = ((|Y| - c)² + 2cU)·b = k·D + r`` and ``D = 2a < 2**55``. Integer ranges: ``|z| = ||Y| - c|``
-is at most ``zmax = min(2**32 - 1, isqrt((2**64 - 1) // b - 2c(M - 1)))`` on the uint64 path
-(rows with ``|Y| <= c + zmax``; ``c <= zmax`` because ``c²·b <= a < 2**54``), so
-``N <= (zmax² + 2c(M - 1))·b < 2**64``; other rows (``γ >~ 2**63/a >= 512``, accepted with
-probability below ``exp(-512)``) take exact Python integers. ``G·M + U`` stays far below
-``2**63`` (``G >= 2**40`` would have probability ``exp(-2**31)`` and raises instead).
-Efficiency: ``τ`` is within a factor ``σ/(σ-1)`` of ``σ`` and the step costs at most
-``exp(-M/τ) >= exp(-1/256)``, so the acceptance rate is CKS20's, about 0.76.
+= y²/(2σ²) + c²/(2σ²)`` because ``c/σ² = 1/τ``. So proposing ``y`` and accepting it has
+probability ``∝ exp(-y²/(2σ²))``, with a constant free of ``y``: accepted draws are exactly
+``N_Z(0, σ²)`` (``tests/noise/test_discrete_gaussian.py`` checks the identity in rationals). The
+acceptance is drawn as in the small range, with ``N = ((|Y| - c)² + 2cU)·b = k·D + r``,
+``D = 2a``. On the uint64 path ``|z| = ||Y| - c| <= zmax = min(2**32 - 1, isqrt((2**64 - 1) // b
+- 2c(M - 1)))`` (``c <= zmax`` since ``c²·b <= a < 2**54``), so ``N < 2**64``; other rows
+(accepted with probability below ``exp(-512)``) take Python integers. ``G >= 2**40`` (probability
+``exp(-2**31)``) raises. The acceptance rate is CKS20's, about 0.76: ``τ`` is within a factor
+``σ/(σ-1)`` of ``σ`` and the step costs at most ``exp(-1/256)``.
 
-No floating-point number enters any accept/reject decision in either range; floats only size
-the batches. Large requests from the OS source run on several threads.
+No floating-point number enters any accept/reject decision; floats only size the batches.
 """
 
 from __future__ import annotations
 
 import math
-from concurrent.futures import ThreadPoolExecutor
 from fractions import Fraction
-from functools import lru_cache
+from functools import lru_cache, partial
 from typing import NamedTuple
 
 import numpy as np
@@ -70,15 +56,17 @@ import numpy.typing as npt
 from treedp._validation import must
 from treedp.exceptions import InvalidParameterError, InvalidTypeError
 from treedp.noise.discrete_laplace import (
-    _CHUNK,
-    _THREADS,
-    _laplace_chunk,
+    _laplace_draws,
     bernoulli_exp,
+    fill_accepted,
+    in_chunks,
+    random_signs,
     uniform_below,
 )
 from treedp.noise.exp_thresholds import sample_unit_geometric
 from treedp.noise.geometric_table import geometric_table
-from treedp.noise.rng import RandomSource, SystemRandomSource, words
+from treedp.noise.rational import float_at_least
+from treedp.noise.rng import RandomSource
 
 __all__ = [
     "MAX_GAUSSIAN_DENOMINATOR",
@@ -96,7 +84,6 @@ _FAST_BOUND = 2**32  # |z| below this: z² fits in uint64
 
 
 def _check_sigma2(sigma2: object) -> Fraction:
-    """Validate ``σ²`` (a positive ``Fraction`` or ``int``) and return it as a ``Fraction``."""
     if isinstance(sigma2, bool) or not isinstance(sigma2, Fraction | int | np.integer):
         raise InvalidTypeError(
             must(
@@ -112,19 +99,14 @@ def _check_sigma2(sigma2: object) -> Fraction:
     return sigma2
 
 
-def _laplace_scale(sigma2: Fraction) -> int:
-    """``t = floor(σ) + 1``, exactly: ``floor(sqrt(σ²)) = isqrt(floor(σ²))``."""
-    return math.isqrt(sigma2.numerator // sigma2.denominator) + 1
-
-
 def _fast_limit(a: int, b: int, t: int) -> int:
     """Rows with ``|Y| < limit`` have ``|z| = ||Y|·t·b - a| < 2**32``, so ``z²`` fits in uint64."""
     return (_FAST_BOUND - 1) // (t * b) + 1 if a < _FAST_BOUND else 0
 
 
 def _centred_fast_limit(c: int, b: int, extra_max: int) -> int:
-    """Rows with ``|Y| < limit`` have ``|z| = ||Y| - c| < 2**32`` and
-    ``(z² + e)·b < 2**64`` for every ``0 <= e <= extra_max``."""
+    """Rows with ``|Y| < limit`` have ``|z| = ||Y| - c| < 2**32`` and ``(z² + e)·b < 2**64``
+    for every ``0 <= e <= extra_max``."""
     zmax = min(_FAST_BOUND - 1, math.isqrt((2**64 - 1) // b - extra_max))
     return zmax + c + 1 if c <= zmax else 0
 
@@ -132,7 +114,7 @@ def _centred_fast_limit(c: int, b: int, extra_max: int) -> int:
 def _exponent_parts_fast(
     mag: np.ndarray, p: int, q: int, m: int, d: int, extra: np.ndarray | None = None
 ) -> tuple[npt.NDArray[np.uint64], npt.NDArray[np.uint64]]:
-    """:func:`_exponent_parts` for rows all below the fast limit: ``k`` as a uint64 array."""
+    """:func:`_exponent_parts` in uint64, for rows all below the fast limit."""
     z = np.abs(mag.astype(np.int64) * p - q).astype(np.uint64)  # < 2**32
     z2 = z * z
     if extra is not None:
@@ -145,16 +127,16 @@ def _exponent_parts_fast(
 def _exponent_parts(
     mag: np.ndarray, p: int, q: int, m: int, d: int, extra: np.ndarray | None = None
 ) -> tuple[npt.NDArray[np.uint64], list[int]]:
-    """``(r, k)`` with ``N = k·D + r``, ``0 <= r < D``, for ``N = ((mag·p - q)² + extra)·m``,
-    ``D = d``, computed with Python integers (no overflow): ``k`` as a list of Python integers."""
+    """``(r, k)`` with ``N = k·d + r``, ``0 <= r < d``, for ``N = ((mag·p - q)² + extra)·m``, in
+    Python integers (``k`` a list)."""
     e = [0] * mag.size if extra is None else [int(v) for v in extra]
     ns = [((int(v) * p - q) ** 2 + ei) * m for v, ei in zip(mag, e, strict=True)]
     return np.array([n % d for n in ns], dtype=np.uint64), [n // d for n in ns]
 
 
 def _bernoulli_exp_integer(k: np.ndarray, source: RandomSource) -> np.ndarray:
-    """Exact ``Bernoulli(exp(-k))`` for non-negative integers ``k``: ``V >= k``, ``P(V >= v) =
-    exp(-v)``; rows with ``k = 0`` draw nothing."""
+    """Exact ``Bernoulli(exp(-k))`` for integers ``k >= 0``: ``V >= k`` (rows with ``k = 0``
+    draw nothing)."""
     ok = np.ones(k.size, dtype=bool)
     big = np.flatnonzero(k)
     if big.size:
@@ -172,25 +154,17 @@ def _accept(
     source: RandomSource,
     extra: np.ndarray | None = None,
 ) -> np.ndarray:
-    """Exact ``Bernoulli(exp(-((mag·p - q)² + extra)·m/d))`` for every row (``d < 2**55``).
-
-    ``N = ((mag·p - q)² + extra)·m = k·d + r``; ``exp(-N/d) = exp(-k)·exp(-r/d)``. Rows with
-    ``mag < limit`` compute ``N`` in uint64 (the caller's ``limit`` guarantees it fits); the
-    others (rare) take the exact Python-integer path.
-    """
-    fast = mag < np.uint64(limit)
-    if fast.all():
-        r, k = _exponent_parts_fast(mag, p, q, m, d, extra)
-        ok = _bernoulli_exp_integer(k, source)
-    else:  # rare: the rows with a huge |Y| take the exact Python-integer path
-        fi, si = np.flatnonzero(fast), np.flatnonzero(~fast)
-        r = np.empty(mag.size, dtype=np.uint64)
-        ok = np.empty(mag.size, dtype=bool)
-        ef, es = (None, None) if extra is None else (extra[fi], extra[si])
-        r[fi], k = _exponent_parts_fast(mag[fi], p, q, m, d, ef)
-        ok[fi] = _bernoulli_exp_integer(k, source)
+    """Exact ``Bernoulli(exp(-N/d))``, ``N = ((mag·p - q)² + extra)·m = k·d + r``, per row
+    (``d < 2**55``): ``exp(-k)·exp(-r/d)``. Rows with ``mag < limit`` compute ``N`` in uint64."""
+    fi, si = np.flatnonzero(mag < np.uint64(limit)), np.flatnonzero(mag >= np.uint64(limit))
+    r = np.empty(mag.size, dtype=np.uint64)
+    ok = np.empty(mag.size, dtype=bool)
+    ef, es = (None, None) if extra is None else (extra[fi], extra[si])
+    r[fi], k = _exponent_parts_fast(mag[fi], p, q, m, d, ef)
+    ok[fi] = _bernoulli_exp_integer(k, source)
+    if si.size:  # rare: rows with a huge |Y|, in Python integers (k may be huge)
         r[si], k_slow = _exponent_parts(mag[si], p, q, m, d, es)
-        v = sample_unit_geometric(si.size, source)  # V >= k as Python integers (k may be huge)
+        v = sample_unit_geometric(si.size, source)
         ok[si] = [int(vi) >= ki for vi, ki in zip(v, k_slow, strict=True)]
     idx = np.flatnonzero(ok)
     ok[idx] = bernoulli_exp(r[idx], d, idx.size, source)  # exp(-r/d), r/d in [0, 1)
@@ -215,9 +189,9 @@ def _acceptance_rate(sigma2: Fraction) -> float:
 
 
 class _Plan(NamedTuple):
-    """Algorithm 3 for one ``σ² = a/b`` (see :func:`_plan`)."""
+    """Algorithm 3 for one ``σ² = a/b`` (module docstring)."""
 
-    large: bool  # which proposal: the discrete Laplace (False) or the stepped one (True)
+    large: bool  # the proposal: discrete Laplace (False) or stepped (True)
     num: int  # small range: the proposal's scale num/den
     den: int
     p: int  # acceptance exp(-((|Y|·p - q)² + extra)·m/d)
@@ -230,21 +204,10 @@ class _Plan(NamedTuple):
 
 
 def _plan(sigma2: Fraction) -> _Plan:
-    """The proposal and acceptance parameters for ``σ² = a/b`` (module docstring).
-
-    * Small range (``2·a·b·t² < 2**55``, ``t = floor(σ) + 1``): discrete Laplace proposal of
-      scale ``t``, ``γ = (|Y|·t·b - a)² / (2·a·b·t²)``.
-    * Large range (``σ² >= 1``, ``2·a < 2**55``): ``c = floor(σ)``, ``τ = σ²/c``, ``M`` the
-      largest power of two ``<= max(1, τ/256)``; stepped proposal ``|Y| = G·M + U``, accepted
-      with ``γ = ((|Y| - c)² + 2·c·U)·b / (2a)``.
-
-    Raises
-    ------
-    InvalidParameterError
-        Outside both ranges.
-    """
+    """The proposal and acceptance for ``σ² = a/b`` (module docstring); InvalidParameterError
+    outside both ranges."""
     a, b = sigma2.numerator, sigma2.denominator
-    t = _laplace_scale(sigma2)
+    t = math.isqrt(sigma2.numerator // sigma2.denominator) + 1  # floor(σ) + 1, exactly
     d = 2 * a * b * t * t
     if d < MAX_GAUSSIAN_DENOMINATOR:
         return _Plan(False, t, 1, t * b, a, 1, d, _fast_limit(a, b, t), 1, Fraction(1, t))
@@ -276,27 +239,21 @@ def gaussian_supported(sigma2: Fraction | int) -> bool:
 def sample_discrete_gaussian(sigma2: Fraction | int, size: int, source: RandomSource) -> np.ndarray:
     """Draw exact discrete Gaussian noise with ``P(x) ∝ exp(-x²/(2σ²))`` on the integers.
 
-    Implements Algorithm 3 of [CKS20]_: discrete Laplace proposals with scale
-    ``t = floor(σ) + 1``, each accepted with probability ``exp(-(|Y| - σ²/t)²/(2σ²))``; for
-    large ``σ²`` a proposal that is piecewise constant on blocks of a power of two, with the
-    acceptance adjusted to match (module docstring, where exactness is proved). The
-    proposals and the acceptance are drawn in whole numpy batches. Every accept/reject decision
-    is made with integer arithmetic on uniformly random words, so the output follows the discrete
-    Gaussian *exactly* (no floating-point approximation of the distribution).
+    Algorithm 3 of [CKS20]_ (module docstring, where exactness is proved for both ranges), in
+    whole numpy batches. Every accept/reject decision is made with integer arithmetic on
+    uniformly random words, so the output follows the discrete Gaussian *exactly*.
 
-    Privacy: adding independent draws to a query with L2 sensitivity ``Δ₂`` (integer valued)
-    satisfies ``ρ``-zero-concentrated DP with ``ρ = Δ₂² / (2σ²)`` ([CKS20]_ Theorem 14; for one
-    coordinate, ``Δ₂`` is the largest change of the integer query).
+    Privacy: adding independent draws to a query with integer L2 sensitivity ``Δ₂`` satisfies
+    ``ρ``-zCDP with ``ρ = Δ₂² / (2σ²)`` ([CKS20]_ Theorem 14).
 
     Parameters
     ----------
     sigma2 : Fraction or int
-        The variance parameter ``σ² > 0``, an exact rational. With ``σ² = a/b`` in lowest terms
-        and ``t = floor(σ) + 1`` it must satisfy ``2·a·b·t² < 2**55`` (the small range: for an
-        integer ``σ²`` up to about ``1.3·10**8``) or ``σ² >= 1`` and ``2·a < 2**55`` (the large
-        range: an integer ``σ²`` up to about ``1.8·10**16``, ``σ`` up to about ``1.3·10**8``);
-        :func:`gaussian_supported` tells. To use a float, round it *up* to a rational with a
-        small denominator first (a larger ``σ²`` only lowers ``ρ``).
+        The variance parameter ``σ² > 0``, an exact rational ``a/b`` (lowest terms) with
+        ``2·a·b·t² < 2**55``, ``t = floor(σ) + 1`` (small range: an integer ``σ²`` up to about
+        ``1.3·10**8``), or ``σ² >= 1`` and ``2·a < 2**55`` (large range: up to about
+        ``1.8·10**16``); :func:`gaussian_supported` tells. Round a float *up* to a rational
+        first (a larger ``σ²`` only lowers ``ρ``).
     size : int
         How many independent draws to return, ``>= 0``.
     source : RandomSource
@@ -306,7 +263,8 @@ def sample_discrete_gaussian(sigma2: Fraction | int, size: int, source: RandomSo
     Returns
     -------
     ndarray of int64
-        ``size`` independent draws.
+        ``size`` independent draws (variance slightly below ``σ²``:
+        :func:`discrete_gaussian_variance`).
 
     Raises
     ------
@@ -315,12 +273,6 @@ def sample_discrete_gaussian(sigma2: Fraction | int, size: int, source: RandomSo
         not a random source.
     InvalidParameterError
         If ``σ² <= 0``, ``σ²`` is outside the supported range, or ``size < 0``.
-
-    Notes
-    -----
-    The acceptance rate is about 0.52 to 0.76 (lowest for ``σ <= 1``). The speed is about the
-    same in both ranges (``benchmarks/bench_gaussian.py``; ``docs/gaussian.md``). The variance
-    of the output is slightly below ``σ²``; see :func:`discrete_gaussian_variance`.
 
     References
     ----------
@@ -353,49 +305,22 @@ def sample_discrete_gaussian(sigma2: Fraction | int, size: int, source: RandomSo
     rate = _acceptance_rate(sigma2)
     if plan.large:
         geometric_table(plan.rate)  # built (and memoised) once, before any thread needs it
-    starts = range(0, size, _CHUNK)
-    parts: list[np.ndarray]
-    if isinstance(source, SystemRandomSource) and size >= 4 * _CHUNK:
-        # OS randomness is thread-safe and both numpy and os.urandom release the GIL.
-        with ThreadPoolExecutor(max_workers=_THREADS) as pool:
-            parts = list(
-                pool.map(
-                    lambda s0: _gaussian_chunk(plan, rate, min(_CHUNK, size - s0), source),
-                    starts,
-                )
-            )
-    else:  # a seeded source stays sequential, so its output is reproducible
-        parts = [_gaussian_chunk(plan, rate, min(_CHUNK, size - s0), source) for s0 in starts]
-    return np.concatenate(parts) if parts else np.empty(0, dtype=np.int64)
+    draw = partial(_accepted, plan, source=source)
+    return in_chunks(size, source, lambda out: fill_accepted(out, draw, rate, 1.03))
 
 
-def _gaussian_chunk(plan: _Plan, rate: float, size: int, source: RandomSource) -> np.ndarray:
-    """Exact discrete Gaussian draws for one cache-sized chunk (CKS20 Algorithm 3)."""
-    out = np.empty(size, dtype=np.int64)
-    filled = 0
-    while filled < size:
-        need = size - filled
-        batch = int(need / rate * 1.03) + 64
-        if plan.large:
-            y = _stepped_candidates(plan, batch, source)
-        else:
-            y = _laplace_chunk(plan.num, plan.den, batch, source)
-            mag = np.abs(y).view(np.uint64)
-            y = y[_accept(mag, plan.p, plan.q, plan.m, plan.d, plan.limit, source)]
-        take = min(need, y.size)
-        out[filled : filled + take] = y[:take]
-        filled += take
-    return out
+def _accepted(plan: _Plan, n: int, source: RandomSource) -> np.ndarray:
+    """The accepted draws among ``n`` proposals (CKS20 Algorithm 3)."""
+    if plan.large:
+        return _stepped_candidates(plan, n, source)
+    y = _laplace_draws(plan.num, plan.den, n, source)
+    mag = np.abs(y).view(np.uint64)
+    kept: np.ndarray = y[_accept(mag, plan.p, plan.q, plan.m, plan.d, plan.limit, source)]
+    return kept
 
 
 def _stepped_candidates(plan: _Plan, n: int, source: RandomSource) -> np.ndarray:
-    """The large range's proposal and acceptance for ``n`` rows; returns the accepted draws.
-
-    ``G`` with ``P(G >= g) = exp(-g·M/τ)`` (exact table inversion,
-    :func:`treedp.noise.geometric_table.geometric_table`), ``U`` uniform in ``[0, M)``, a fair
-    sign; ``(-0)`` is dropped. Accepted with probability
-    ``exp(-((|Y| - c)² + 2·c·U)·b/(2a))`` (module docstring).
-    """
+    """The accepted draws among ``n`` of the large range's proposals (module docstring)."""
     step = plan.step
     table = geometric_table(plan.rate)
     if table is None:  # pragma: no cover - τ/M < 512 keeps the table below MAX_TABLE
@@ -409,7 +334,7 @@ def _stepped_candidates(plan: _Plan, n: int, source: RandomSource) -> np.ndarray
         extra = (u.astype(np.uint64) * np.uint64(2 * plan.q)).astype(np.uint64)
     else:
         mag, extra = g, None
-    sign = np.unpackbits(words(source, 8, (n + 7) // 8), count=n).view(bool)
+    sign = random_signs(n, source)
     keep = ~(sign & (mag == 0))
     keep &= _accept(mag.view(np.uint64), 1, plan.q, plan.m, plan.d, plan.limit, source, extra)
     out: np.ndarray = np.where(sign, -mag, mag)[keep]
@@ -429,11 +354,8 @@ def _support_and_weights(sigma2: Fraction) -> tuple[int, float]:
 
 
 def discrete_gaussian_pmf(x: np.ndarray, sigma2: Fraction | int) -> np.ndarray:
-    """Return ``P(X = x) = exp(-x²/(2σ²)) / Z`` in float64 (for tests and plots).
-
-    ``Z`` is summed over ``|x| <= M`` with ``M = ceil(39σ) + 2``; the omitted terms are below
-    ``exp(-760)`` each and vanish in float64.
-    """
+    """Return ``P(X = x) = exp(-x²/(2σ²)) / Z`` in float64 (for tests and plots); ``Z`` sums
+    ``|x| <= ceil(39σ) + 2`` (each omitted term is below ``exp(-760)``)."""
     sigma2 = _check_sigma2(sigma2)
     _, z = _support_and_weights(sigma2)
     xf = np.asarray(x, dtype=np.float64)
@@ -441,38 +363,21 @@ def discrete_gaussian_pmf(x: np.ndarray, sigma2: Fraction | int) -> np.ndarray:
     return pmf
 
 
-def _float_at_least(q: Fraction) -> float:
-    """The smallest float ``>= q``."""
-    f = float(q)
-    return f if Fraction(f) >= q else math.nextafter(f, math.inf)
-
-
-#: Relative amount added to the float series so the result bounds the exact variance from above.
-_VARIANCE_SLACK = 1e-12
-#: Absolute amount added for terms that underflow (see :func:`discrete_gaussian_variance`).
-_VARIANCE_FLOOR = 1e-290
-
-
 def discrete_gaussian_variance(sigma2: Fraction | int) -> float:
     """Return an upper bound on ``Var[N_Z(0, σ²)]``, tight to a relative ``1e-12``.
 
-    The exact variance is ``sum x² exp(-x²/(2σ²)) / sum exp(-x²/(2σ²))``. It is at most ``σ²``
-    (CKS20), and by Poisson summation ``σ² - Var`` is about ``8π²σ⁴·exp(-2π²σ²)``: ``2·10**-7``
-    at ``σ² = 1``, below ``10**-16·σ²`` once ``σ² >= 2``, below ``σ²·exp(-1000)`` once
-    ``σ² >= 64``. So for ``σ² >= 64`` the function returns ``σ²`` rounded up to a float.
+    The exact variance ``sum x² exp(-x²/(2σ²)) / sum exp(-x²/(2σ²))`` is at most ``σ²`` (CKS20),
+    and by Poisson summation ``σ² - Var ≈ 8π²σ⁴·exp(-2π²σ²)``: below ``σ²·exp(-1000)`` once
+    ``σ² >= 64``, where ``σ²`` rounded up to a float is returned.
 
-    Below that it returns ``min(σ²↑, S·(1 + 1e-12) + 1e-290)``, where ``σ²↑`` is ``σ²`` rounded up
-    to a float and ``S`` the series evaluated in float64 over ``|x| <= M = ceil(39σ) + 2`` with
-    :func:`math.fsum`. Error bound of ``S``: the terms beyond ``M`` are below ``exp(-760)``; a
-    term ``exp(-u)``, ``u = x²/(2σ²)``, gets ``u`` with relative error at most ``2**-52`` (the
-    rounding of ``σ²`` and of the division; ``x²`` is exact), hence a relative error at most
-    ``u·2**-52`` plus a few ulp from ``exp``; where the term is a normal float ``u < 709``, so
-    every such term, its ``x²`` multiple, and (terms being positive) both sums, are within
-    ``2·10**-13`` relatively, and the ratio within ``5·10**-13``. Terms that underflow or are
-    subnormal (``< 2.3·10**-308``, at most ``M <= 316`` of them, times ``x² < 10**5``) move the
-    ratio by less than ``10**-295`` in absolute value (the denominator is at least 1). Hence
-    ``S·(1 + 1e-12) + 1e-290`` is above the exact variance. A DP library's error bars must not
-    understate the noise, hence the upper bound.
+    Below that: ``min(σ²↑, S·(1 + 1e-12) + 1e-290)``, ``S`` the series in float64 over
+    ``|x| <= M = ceil(39σ) + 2`` with :func:`math.fsum`. The terms beyond ``M`` are below
+    ``exp(-760)``; a term ``exp(-u)``, ``u = x²/(2σ²)``, gets ``u`` with relative error at most
+    ``2**-52``, hence a relative error at most ``u·2**-52`` plus a few ulp; a normal term has
+    ``u < 709``, so both sums are within ``2·10**-13`` relatively and the ratio within
+    ``5·10**-13``. Underflowing or subnormal terms (at most ``M <= 316``, times ``x² < 10**5``)
+    move the ratio by less than ``10**-295`` (the denominator is at least 1). Error bars must
+    not understate the noise, hence the upper bound.
 
     Parameters
     ----------
@@ -485,11 +390,11 @@ def discrete_gaussian_variance(sigma2: Fraction | int) -> float:
         An upper bound on the variance, at most ``σ²`` (rounded up to a float).
     """
     sigma2 = _check_sigma2(sigma2)
-    upper = _float_at_least(sigma2)
+    upper = float_at_least(sigma2)
     if sigma2 >= 64:  # the deficit is below σ²·exp(-1000): σ² is the tightest float bound
         return upper
     m, z = _support_and_weights(sigma2)
     x = np.arange(1, m + 1, dtype=float)
     w = np.exp(-(x * x) / (2.0 * float(sigma2)))
     second = 2.0 * math.fsum((x * x * w).tolist())
-    return min(upper, second / z * (1.0 + _VARIANCE_SLACK) + _VARIANCE_FLOOR)
+    return min(upper, second / z * (1.0 + 1e-12) + 1e-290)

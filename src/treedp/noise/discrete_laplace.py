@@ -1,31 +1,30 @@
 """Exact discrete Laplace sampling (Canonne, Kamath and Steinke 2020), vectorised.
 
-The discrete Laplace distribution with scale ``t > 0`` has ``P(X = x) ∝ exp(-|x| / t)`` on the
-integers. With ``t = num/den`` rational it is drawn *exactly*, using only integer arithmetic on
-uniformly random words, as in CKS20 (arXiv:2004.00010), Algorithms 1–3:
+The discrete Laplace distribution of scale ``t = num/den > 0`` has ``P(X = x) ∝ exp(-|x|/t)``
+on the integers. It is drawn *exactly*, by integer arithmetic on uniformly random words, as in
+CKS20 (arXiv:2004.00010), Algorithms 1–3:
 
-1. ``Bernoulli(exp(-γ))`` for rational ``γ = a/b`` in ``[0, 1]``: set ``k = 1`` and, while a
-   ``Bernoulli(γ/k)`` trial succeeds, increase ``k``; return 1 when ``k`` is odd. Each trial
-   compares a uniform integer in ``[0, b·k)`` with ``a``.
-2. ``Geometric(1 - exp(-den/num))``: draw ``U`` uniform in ``[0, num)`` until
-   ``Bernoulli(exp(-U/num))`` accepts; draw ``V``, the number of successes of
-   ``Bernoulli(exp(-1))`` before the first failure; return ``(U + num·V) // den``. ``V`` has
-   ``P(V >= v) = exp(-v)``; it is drawn in one step by comparing a 64-bit word with the
-   integer-computed thresholds ``floor(2**64·exp(-v))``, with an exact tie path
-   (:mod:`treedp.noise.exp_thresholds`) — the same law as the Bernoulli chain, fewer draws.
-3. Discrete Laplace: draw a sign ``B`` and a magnitude ``Y`` from step 2, reject ``(B=1, Y=0)``
-   (which would count zero twice), return ``(1 - 2B)·Y``.
+1. ``Bernoulli(exp(-γ))``, rational ``γ = a/b`` in ``[0, 1]``: ``k = 1``; while a
+   ``Bernoulli(γ/k)`` trial (a uniform integer in ``[0, b·k)`` below ``a``) succeeds, increase
+   ``k``; return 1 when ``k`` is odd.
+2. ``Geometric(1 - exp(-den/num))``: ``U`` uniform in ``[0, num)`` until
+   ``Bernoulli(exp(-U/num))`` accepts; ``V`` with ``P(V >= v) = exp(-v)``, drawn in one step
+   against the integer thresholds ``floor(2**64·exp(-v))`` with an exact tie path
+   (:mod:`treedp.noise.exp_thresholds`); return ``(U + num·V) // den``.
+3. A sign ``B`` and a magnitude ``Y`` from step 2 (or the exact inversion table of
+   :mod:`treedp.noise.geometric_table`, the same law); ``(B=1, Y=0)`` is rejected (it would
+   count zero twice); return ``(1 - 2B)·Y``.
 
-Every step runs on whole numpy arrays: all samples still active in a loop share the same
-``k``, so each round draws one batch of bounded integers. Uniform integers in ``[0, m)`` come
-from 8- to 64-bit words by rejection of the incomplete top block, so they are exactly uniform.
-No floating-point number is used in any accept/reject decision.
+Every step runs on whole numpy arrays (the samples still active in a loop share ``k``). Uniform
+integers come from 8- to 64-bit words by rejection of the incomplete top block, so they are
+exactly uniform. No floating-point number is used in any accept/reject decision.
 """
 
 from __future__ import annotations
 
 import math
 import os
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from fractions import Fraction
 
@@ -35,7 +34,7 @@ import numpy.typing as npt
 from treedp._validation import must
 from treedp.exceptions import InvalidParameterError
 from treedp.noise.exp_thresholds import sample_unit_geometric
-from treedp.noise.geometric_table import GeometricTable, geometric_table
+from treedp.noise.geometric_table import geometric_table
 from treedp.noise.rational import MAX_SCALE
 from treedp.noise.rng import RandomSource, SystemRandomSource, words
 
@@ -63,23 +62,11 @@ def _word_bits(bound: int) -> int:
 
 
 def bernoulli_ratio(a: np.ndarray | int, b: int, n: int, source: RandomSource) -> np.ndarray:
-    """Return ``n`` exact ``Bernoulli(a/b)`` draws for integers ``0 <= a <= b``.
+    """Return ``n`` exact ``Bernoulli(a/b)`` draws for integers ``0 <= a <= b < 2**63``.
 
-    A uniform word ``W`` of ``w`` bits is split into ``b`` equal blocks of ``m = 2**w // b``
-    values; words in the incomplete top block (``W >= m·b``) are drawn again. The draw succeeds
-    when ``W < a·m``, that is when the block index ``W // m`` is below ``a``: probability
-    exactly ``a/b``, with no division on the hot path.
-
-    Parameters
-    ----------
-    a : ndarray of uint64 or int
-        Numerators, one per draw, or one for all.
-    b : int
-        The common denominator, in ``[1, 2**63)``.
-    n : int
-        Number of draws.
-    source : RandomSource
-        Where the random bytes come from.
+    A uniform ``w``-bit word ``W`` is split into ``b`` blocks of ``m = 2**w // b`` values; words
+    in the incomplete top block (``W >= m·b``) are drawn again. ``W < a·m`` (the block index
+    below ``a``) has probability exactly ``a/b``. ``a`` is one numerator per draw, or one for all.
     """
     bits = _word_bits(b)
     m = (1 << bits) // b
@@ -104,7 +91,7 @@ def uniform_below(bound: int, n: int, source: RandomSource) -> np.ndarray:
     """Return ``n`` exactly uniform integers in ``[0, bound)`` (unsigned, 8 to 64 bits).
 
     Words in the incomplete top block (at or above the largest multiple of ``bound``) are
-    rejected and drawn again, so every residue is equally likely.
+    drawn again, so every residue is equally likely.
     """
     if not 1 <= bound < 2**63:
         raise InvalidParameterError(f"'bound' must be in [1, 2**63). Got {bound!r} instead.")
@@ -126,24 +113,8 @@ def uniform_below(bound: int, n: int, source: RandomSource) -> np.ndarray:
 def bernoulli_exp(
     gamma_num: np.ndarray | int, gamma_den: int, n: int, source: RandomSource
 ) -> npt.NDArray[np.bool_]:
-    """Return ``n`` exact ``Bernoulli(exp(-gamma_num/gamma_den))`` draws (CKS20 Algorithm 1).
-
-    Parameters
-    ----------
-    gamma_num : ndarray of uint64 or int
-        Numerators in ``[0, gamma_den]`` (so ``γ`` is in ``[0, 1]``), one per draw or shared.
-    gamma_den : int
-        The common denominator, at least 1.
-    n : int
-        Number of draws.
-    source : RandomSource
-        Where the random bytes come from.
-
-    Returns
-    -------
-    ndarray of bool
-        ``True`` with probability ``exp(-γ)`` for each draw.
-    """
+    """Return ``n`` exact ``Bernoulli(exp(-γ))`` draws, ``γ = gamma_num/gamma_den`` in ``[0, 1]``
+    (CKS20 Algorithm 1); ``gamma_num`` is one numerator per draw, or one for all."""
     go_on = bernoulli_ratio(gamma_num, gamma_den, n, source)
     result = ~go_on  # stopped at k = 1 (odd): success
     active = np.flatnonzero(go_on)
@@ -184,6 +155,45 @@ def _geometric(num: int, den: int, n: int, source: RandomSource) -> np.ndarray:
     return y
 
 
+def random_signs(n: int, source: RandomSource) -> np.ndarray:
+    """``n`` fair random bits as bools."""
+    signs: np.ndarray = np.unpackbits(words(source, 8, (n + 7) // 8), count=n).view(bool)
+    return signs
+
+
+def in_chunks(size: int, source: RandomSource, fill: Callable[[np.ndarray], None]) -> np.ndarray:
+    """``size`` int64 draws, ``fill`` writing each cache-sized chunk in place.
+
+    Large requests from OS randomness run on threads (it is thread-safe, and numpy and
+    ``os.urandom`` release the GIL); a seeded source stays sequential, so it is reproducible.
+    """
+    out = np.empty(size, dtype=np.int64)
+    chunks = [out[s0 : s0 + _CHUNK] for s0 in range(0, size, _CHUNK)]
+    if isinstance(source, SystemRandomSource) and size >= 4 * _CHUNK:
+        with ThreadPoolExecutor(max_workers=_THREADS) as pool:
+            list(pool.map(fill, chunks))
+    else:
+        for chunk in chunks:
+            fill(chunk)
+    return out
+
+
+def fill_accepted(
+    out: np.ndarray, draw: Callable[[int], np.ndarray], rate: float, slack: float
+) -> None:
+    """Fill ``out`` from ``draw(batch)``, the accepted draws of ``batch`` proposals, in order.
+
+    The float ``rate`` (the acceptance rate) only sizes the batches.
+    """
+    filled = 0
+    while filled < out.size:
+        need = out.size - filled
+        z = draw(int(need / rate * slack) + 64)
+        take = min(need, z.size)
+        out[filled : filled + take] = z[:take]
+        filled += take
+
+
 def sample_discrete_laplace(scale: Fraction, size: int, source: RandomSource) -> np.ndarray:
     """Draw exact discrete Laplace noise with ``P(x) ∝ exp(-|x|/scale)``.
 
@@ -214,72 +224,38 @@ def sample_discrete_laplace(scale: Fraction, size: int, source: RandomSource) ->
     if size < 0:
         raise InvalidParameterError(must("size", f"be >= 0. Got {size!r} instead."))
     num, den = scale.numerator, scale.denominator
-    starts = range(0, size, _CHUNK)
-    out = np.empty(size, dtype=np.int64)  # each chunk fills its own slice: no concatenation
-    if isinstance(source, SystemRandomSource) and size >= 4 * _CHUNK:
-        # OS randomness is thread-safe and both numpy and os.urandom release the GIL.
-        with ThreadPoolExecutor(max_workers=_THREADS) as pool:
-            list(
-                pool.map(lambda s0: _laplace_fill(num, den, out[s0 : s0 + _CHUNK], source), starts)
-            )
-    else:  # a seeded source stays sequential, so its output is reproducible
-        for s0 in starts:
-            _laplace_fill(num, den, out[s0 : s0 + _CHUNK], source)
-    return out
+    return in_chunks(size, source, lambda out: _laplace_fill(num, den, out, source))
 
 
-def _laplace_chunk(num: int, den: int, size: int, source: RandomSource) -> np.ndarray:
-    """``size`` exact discrete Laplace draws, as a new array (see :func:`_laplace_fill`)."""
+def _laplace_draws(num: int, den: int, size: int, source: RandomSource) -> np.ndarray:
+    """``size`` exact discrete Laplace draws of scale ``num/den``, as a new array."""
     out = np.empty(size, dtype=np.int64)
     _laplace_fill(num, den, out, source)
     return out
 
 
 def _laplace_fill(num: int, den: int, out: np.ndarray, source: RandomSource) -> None:
-    """Exact discrete Laplace draws for one cache-sized chunk (CKS20 Algorithm 3).
-
-    The magnitude ``Y`` (``P(Y >= y) = exp(-y·den/num)``) comes from the exact inversion table
-    of :mod:`treedp.noise.geometric_table` when the scale allows one (about ``22·scale``
-    thresholds, up to :data:`~treedp.noise.geometric_table.MAX_TABLE`), else from CKS20's
-    Algorithm 2; both have exactly that law.
-    """
+    """Exact discrete Laplace draws of scale ``num/den`` into ``out`` (module docstring, 3)."""
     table = geometric_table(Fraction(den, num))
-    size = out.size
-    filled = 0
-    # P(reject) = P(B=1, Y=0) = (1 - exp(-den/num)) / 2 <= 1/2; oversample by 1/(1 - P(reject)).
-    # (A float only sizes the batch; it never enters an accept/reject decision.)
-    keep_rate = 1.0 + math.expm1(-den / num) / 2.0
-    while filled < size:
-        need = size - filled
-        batch = int(need / keep_rate * 1.02) + 64
-        y = _magnitudes(table, num, den, batch, source)
-        sign = np.unpackbits(words(source, 8, (batch + 7) // 8), count=batch).view(bool)
-        # (-1)**sign · Y, then drop the rejected pairs (sign 1, Y 0): one multiply and one
-        # compress instead of masked writes (the same values in the same order)
-        z = y * (1 - 2 * sign.view(np.int8))
-        reject = sign & (y == 0)
-        if reject.any():
-            z = z[~reject]
-        take = min(need, z.size)
-        out[filled : filled + take] = z[:take]
-        filled += take
 
+    def draw(batch: int) -> np.ndarray:
+        if table is not None:
+            y = table.sample(batch, source)
+        else:
+            y = _geometric(num, den, batch, source).astype(np.int64)
+        sign = random_signs(batch, source)
+        z: np.ndarray = (y * (1 - 2 * sign.view(np.int8)))[~(sign & (y == 0))]
+        return z  # (-1)**sign · Y, without the pairs (sign 1, Y 0)
 
-def _magnitudes(
-    table: GeometricTable | None, num: int, den: int, n: int, source: RandomSource
-) -> np.ndarray:
-    """``n`` exact draws with ``P(Y >= y) = exp(-y·den/num)``, as int64."""
-    if table is not None:
-        return table.sample(n, source)
-    return _geometric(num, den, n, source).astype(np.int64)
+    # P(reject) = (1 - exp(-den/num)) / 2 <= 1/2
+    fill_accepted(out, draw, 1.0 + math.expm1(-den / num) / 2.0, 1.02)
 
 
 def discrete_laplace_variance(scale: Fraction | float) -> float:
     """Return the exact variance ``2q/(1-q)**2`` with ``q = exp(-1/scale)``."""
     t = float(scale)
-    q = math.exp(-1.0 / t)
     one_minus_q = -math.expm1(-1.0 / t)
-    return 2.0 * q / (one_minus_q * one_minus_q)
+    return 2.0 * math.exp(-1.0 / t) / (one_minus_q * one_minus_q)
 
 
 def discrete_laplace_pmf(x: np.ndarray, scale: Fraction | float) -> np.ndarray:

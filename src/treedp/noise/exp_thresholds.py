@@ -1,15 +1,14 @@
 """Exact binary expansions of ``s·exp(-x)`` by integer arithmetic, and exact samplers on them.
 
-``floor(2**p · s · exp(-x))`` for rationals ``x >= 0`` and ``s >= 0`` is computed from the Taylor
-series of ``exp(x)`` in Python integers only, with directed rounding: a chain of floored terms
-gives a lower bound of ``2**q·exp(x)``, a chain of ceiled terms plus a bound on the omitted tail
-an upper bound. The working precision ``q`` grows until the floors of both bounds agree, which
-always happens for ``x != 0`` because ``exp(x)`` is then irrational (Lambert, Hermite).
+``floor(2**p · s · exp(-x))`` for rationals ``x, s >= 0`` comes from the Taylor series of
+``exp(x)`` in Python integers with directed rounding (floored terms: a lower bound; ceiled terms
+plus a bound on the tail: an upper bound). The working precision grows until the floors of both
+bounds agree, which always happens for ``x != 0`` since ``exp(x)`` is then irrational.
 
-:func:`sample_unit_geometric` draws ``V`` with ``P(V >= v) = exp(-v)`` (the number of successes of
-``Bernoulli(exp(-1))`` before the first failure, CKS20 Algorithm 2) by comparing a uniform
-64-bit word with the 64-bit thresholds; the rare word that equals a threshold reveals more
-random bits and compares against more bits of the expansion, so the draw is exact.
+:func:`sample_unit_geometric` draws ``V`` with ``P(V >= v) = exp(-v)`` (CKS20 Algorithm 2's
+count of ``Bernoulli(exp(-1))`` successes) by comparing a uniform 64-bit word with the 64-bit
+thresholds; a word equal to a threshold reveals more random bits and compares them with more
+bits of the expansion (:func:`count_exp_thresholds`), so the draw is exact.
 :func:`bernoulli_scaled_exp` draws ``Bernoulli(s·exp(-x))`` the same way.
 """
 
@@ -25,6 +24,7 @@ from treedp.noise.rng import RandomSource, words
 
 __all__ = [
     "bernoulli_scaled_exp",
+    "count_exp_thresholds",
     "exp_bounds",
     "floor_exp_neg",
     "floor_scaled_exp_neg",
@@ -37,12 +37,10 @@ _WORD = 64
 def exp_bounds(x: Fraction, q: int) -> tuple[int, int]:
     """Integers ``lower <= 2**q · exp(x) <= upper`` for a rational ``x >= 0``.
 
-    The Taylor terms ``t_j = 2**q x**j / j!`` are computed twice, recursively: floored
-    (``f_j = floor(f_{j-1} x / j) <= t_j``) and ceiled (``c_j = ceil(c_{j-1} x / j) >= t_j``),
-    both by induction on ``j``. Summation stops at the first ``J`` with ``J + 1 >= 2x`` and
-    ``c_J = 1``; the omitted tail is then at most ``t_J · sum_m 2**-m <= t_J <= c_J``. So
-    ``lower = sum f_j`` and ``upper = sum c_j + c_J``; their gap is ``O(J · exp(x))``, small
-    against ``2**q · exp(x)``.
+    The Taylor terms ``t_j = 2**q x**j / j!`` are computed floored (``f_j = floor(f_{j-1} x / j)
+    <= t_j``) and ceiled (``c_j >= t_j``), by induction on ``j``. Summation stops at the first
+    ``J`` with ``J + 1 >= 2x`` and ``c_J = 1``; the omitted tail is then at most ``t_J <= c_J``.
+    So ``lower = sum f_j``, ``upper = sum c_j + c_J``: a gap of ``O(J · exp(x))``.
     """
     if x < 0:
         raise InvalidParameterError(f"'x' must be >= 0. Got {x!r} instead.")
@@ -63,23 +61,10 @@ def exp_bounds(x: Fraction, q: int) -> tuple[int, int]:
 
 
 def floor_scaled_exp_neg(x: Fraction | int, p: int, scale: Fraction | int = 1) -> int:
-    """Return ``floor(2**p · scale · exp(-x))`` exactly, for rationals ``x, scale >= 0``.
+    """Return ``floor(2**p · scale · exp(-x))`` exactly (rationals ``x, scale >= 0``, ``p >= 0``).
 
-    Parameters
-    ----------
-    x : Fraction or int
-        The exponent, ``>= 0``.
-    p : int
-        The number of binary digits after the point, ``>= 0``.
-    scale : Fraction or int, default 1
-        A non-negative rational factor.
-
-    Notes
-    -----
     The cost is bounded by the sizes of ``p`` and ``scale``, whatever ``x``: when ``floor(x)``
-    is at least the bit length of ``floor(2**p · scale)`` the answer is 0 without any
-    expansion (no ``floor(x)``-bit integer is built), and otherwise ``x`` is below that bit
-    length.
+    is at least the bit length of ``floor(2**p · scale)`` the answer is 0 without expansion.
     """
     x, scale = Fraction(x), Fraction(scale)
     if x < 0 or scale < 0 or p < 0:
@@ -90,9 +75,7 @@ def floor_scaled_exp_neg(x: Fraction | int, p: int, scale: Fraction | int = 1) -
     if x == 0 or num == 0:
         return num // den
     if x.numerator // x.denominator >= (num // den).bit_length():
-        # 2**floor(x) > floor(num/den), so num/den < 2**floor(x) <= exp(x): the answer is 0.
-        # Compared as bit lengths, not by building 2**floor(x): the cost does not grow with x.
-        return 0
+        return 0  # num/den < 2**floor(x) <= exp(x), compared without building 2**floor(x)
     guard = 32
     while True:
         # The gap upper - lower is O(J·exp(x)) against lower >= 2**q·exp(x)/2, so the bounds of
@@ -115,11 +98,11 @@ def floor_exp_neg(v: int, p: int) -> int:
 def bernoulli_scaled_exp(
     scale: Fraction | int, x: Fraction | int, n: int, source: RandomSource
 ) -> np.ndarray:
-    """Return ``n`` exact ``Bernoulli(scale · exp(-x))`` draws, for rationals with product <= 1.
+    """Return ``n`` exact ``Bernoulli(ρ)`` draws, ``ρ = scale · exp(-x) <= 1`` (rationals).
 
     A uniform ``U`` in ``[0, 1)`` is revealed 64 bits at a time and compared with the binary
-    expansion of ``ρ = scale·exp(-x)``: the first 64 bits decide unless they equal those of
-    ``ρ`` (probability ``2**-64``); such a draw reads more words (``U < ρ`` is the success).
+    expansion of ``ρ`` (``U < ρ`` is the success); the first 64 bits decide unless they equal
+    those of ``ρ`` (probability ``2**-64``).
     """
     x, scale = Fraction(x), Fraction(scale)
     threshold = floor_scaled_exp_neg(x, _WORD, scale)
@@ -161,21 +144,22 @@ def _table() -> np.ndarray:
     return np.array(values[::-1], dtype=np.uint64)
 
 
-def _resolve_scalar(prefix: int, source: RandomSource) -> int:
-    """Exact ``V = #{v >= 1 : X < exp(-v)}`` for ``X`` whose first 64 bits are ``prefix``."""
-    bits = _WORD
+def count_exp_thresholds(
+    prefix: int, bits: int, x: Fraction | int, y: int, source: RandomSource
+) -> int:
+    """Exact ``#{y' >= 1 : U < exp(-y'·x)}`` for a uniform ``U`` whose first ``bits`` bits are
+    ``prefix``, every ``y' < y`` being known to count: where ``U`` and ``exp(-y·x)`` agree so
+    far, 64 more bits of each are compared (``exp`` is irrational, so they differ eventually)."""
     known = prefix
-    v = 1
     while True:
-        t = floor_exp_neg(v, bits)
+        t = floor_scaled_exp_neg(x * y, bits)
         if known < t:
-            v += 1  # X < exp(-v): count it and test the next v
-            continue
-        if known > t:
-            return v - 1
-        extra = int(words(source, 64, 1)[0])  # X and exp(-v) agree so far: reveal 64 more bits
-        known = (known << _WORD) | extra
-        bits += _WORD
+            y += 1
+        elif known > t:
+            return y - 1
+        else:
+            known = (known << _WORD) | int(words(source, _WORD, 1)[0])
+            bits += _WORD
 
 
 def sample_unit_geometric(n: int, source: RandomSource) -> np.ndarray:
@@ -187,7 +171,6 @@ def sample_unit_geometric(n: int, source: RandomSource) -> np.ndarray:
     v = (table.size - pos).astype(np.uint64)
     tie = (pos > 0) & (table[np.maximum(pos - 1, 0)] == w)
     tie |= w == 0  # exp(-v) < 2**-64 for the remaining v: w == 0 leaves them undecided
-    if tie.any():  # probability about 45 / 2**64 per draw
-        for i in np.flatnonzero(tie):
-            v[i] = _resolve_scalar(int(w[i]), source)
+    for i in np.flatnonzero(tie):  # probability about 45 / 2**64 per draw
+        v[i] = count_exp_thresholds(int(w[i]), _WORD, 1, 1, source)
     return v

@@ -1,42 +1,35 @@
 """Exact sampling for the exponential mechanism with a rank-distance score.
 
 :func:`sample_weighted_laplace` draws an item ``i`` in ``{0, …, N-1}`` with probability
-
-    P(i) ∝ weights[i] · exp(-rate · |i - center|)
-
-for non-negative integer ``weights``, a rational ``center`` and a dyadic ``rate``, and returns a
-uniformly chosen *unit* of that item (item ``i`` owns ``weights[i]`` consecutive units), using
-only integer arithmetic on uniform random words. This is the selection step of Smith's
-exponential-mechanism quantile, where the units are the points of a public grid and
-``weights[i]`` is the number of grid points with rank ``i``.
+``P(i) ∝ weights[i] · exp(-rate · |i - center|)`` (integer ``weights``, rational ``center``,
+dyadic ``rate``) and returns a uniformly chosen *unit* of it (item ``i`` owns ``weights[i]``
+consecutive units), by integer arithmetic on uniform random words: the selection step of
+Smith's exponential-mechanism quantile, where the units are the points of a public grid.
 
 Algorithm
 ---------
-Items are read outwards from ``b = floor(center)``: the left side ``i = b - j`` with exponent
-``rate·j + u_L`` and the right side ``i = b + 1 + j`` with exponent ``rate·j + u_R``, where
-``u_L = rate·(center - b)`` and ``u_R = rate·(b + 1 - center)``. Inside a side, ``h_j =
-floor(rate·j)`` and ``f_j = rate·j - h_j`` (a dyadic fraction in ``[0, 1)``). Items with the same
-``h`` form a group (a run of consecutive ``j``); with ``x*`` the smallest group exponent
-``h + u`` among groups with weight, the groups up to ``x* + 48`` are kept and the rest of each side
-becomes one tail group (its proposal probability is below ``2**62 · e**-47``, negligible, but it
-is sampled exactly like the others).
+Items are read outwards from ``b = floor(center)``: left ``i = b - j`` with exponent
+``rate·j + u_L``, right ``i = b + 1 + j`` with ``rate·j + u_R``, ``u_L = rate·(center - b)``,
+``u_R = rate·(b + 1 - center)``. Within a side, ``h_j = floor(rate·j)`` and ``f_j = rate·j -
+h_j`` (dyadic, in ``[0, 1)``); items with the same ``h`` form a group. With ``x*`` the smallest
+group exponent ``h + u`` among groups with weight, the groups up to ``x* + 48`` are kept and the
+rest of each side is one tail group (proposed with probability below ``2**62 · e**-47``, but
+sampled exactly like the others).
 
-1. A group ``g`` is proposed with integer probability ``w_g / W``, where ``w_g = ceil(S_g · U_g
-   · 2**62 / Z)``, ``S_g`` its total weight, ``U_g >= exp(-y_g)`` a rational upper bound on its
-   relative factor (``y_g = h_g + u - x*``) and ``Z = sum S_g U_g``.
-2. A unit is chosen uniformly among the group's ``S_g`` units (so item ``i`` with probability
+1. Group ``g`` is proposed with integer probability ``w_g / W``, ``w_g = ceil(S_g · U_g · 2**62
+   / Z)``: ``S_g`` its weight, ``U_g >= exp(-y_g)`` a rational bound on its relative factor
+   (``y_g = h_g + u - x*``), ``Z = sum S_g U_g``.
+2. A unit is chosen uniformly among its ``S_g`` units (item ``i`` with probability
    ``weights[i] / S_g``).
-3. The draw is accepted with probability ``(S_g / (C w_g)) · exp(-y_g) · exp(-(h_j - h_g)) ·
-   exp(-f_j)``, ``C = Z / 2**62``: the first factor by comparing a lazily revealed uniform with
-   the exact binary expansion of ``R_g exp(-y_g)`` (:func:`bernoulli_scaled_exp`), the second
-   (tail only) as ``V >= h_j - h_g`` with ``P(V >= v) = exp(-v)``, the third by CKS20's
-   ``Bernoulli(exp(-γ))`` for a rational ``γ``. Each factor is at most 1 because ``w_g >=
-   S_g U_g / C``.
+3. It is accepted with probability ``(S_g / (C w_g)) · exp(-y_g) · exp(-(h_j - h_g)) ·
+   exp(-f_j)``, ``C = Z / 2**62``: the first factor against the exact binary expansion of
+   ``R_g exp(-y_g)`` (:func:`bernoulli_scaled_exp`), the second (tail only) as ``V >= h_j - h_g``
+   with ``P(V >= v) = exp(-v)``, the third by CKS20's ``Bernoulli(exp(-γ))``. Each factor is at
+   most 1 because ``w_g >= S_g U_g / C``.
 
-The accepted unit of item ``i`` has probability ``∝ exp(-(rate·j + u)) = exp(-rate·|i -
-center|)`` per unit, as required. Rejected draws are redrawn; the acceptance rate is at least
-about ``e**-1 · (1 - 2**-40)`` per round for any input. No floating-point number enters any
-decision.
+So a unit of item ``i`` is accepted with probability ``∝ exp(-(rate·j + u)) = exp(-rate·|i -
+center|)``, as required; rejected draws are redrawn (acceptance at least about ``e**-1`` per
+round). No floating-point number enters any decision.
 """
 
 from __future__ import annotations
@@ -99,7 +92,7 @@ def _sides(weights: np.ndarray, base: int, rate: Fraction, center: Fraction) -> 
 
 
 def _groups(sides: list[_Side], rate: Fraction) -> list[_Group]:
-    """The proposal groups (see the module docstring), with their exact weights."""
+    """The proposal groups (module docstring), with their exact weights."""
     a, d = rate.numerator, rate.denominator
     first: list[int | None] = []
     for sd in sides:
@@ -141,28 +134,13 @@ def sample_weighted_laplace(
     size: int,
     source: RandomSource,
 ) -> np.ndarray:
-    """Draw units with ``P(item i) ∝ weights[i] · exp(-rate·|i - center|)``, exactly.
+    """Draw ``size`` units with ``P(item i) ∝ weights[i] · exp(-rate·|i - center|)``, exactly.
 
-    Parameters
-    ----------
-    weights : ndarray of int64
-        Non-negative item weights (numbers of units), at least one positive, total below
-        ``2**62``.
-    center : Fraction
-        Where the score peaks, in ``[0, len(weights) - 1]``.
-    rate : Fraction
-        A positive dyadic rational ``A / 2**k`` with ``A · len(weights) < 2**63`` and
-        ``2**k <= 2**53`` (see :func:`treedp.noise.rational.dyadic_lower_bound`).
-    size : int
-        Number of independent draws.
-    source : RandomSource
-        Where the random words come from.
-
-    Returns
-    -------
-    ndarray of int64
-        ``size`` units; unit ``u`` belongs to the item ``i`` with ``cumsum(weights)[i-1] <= u <
-        cumsum(weights)[i]``, and is uniform among that item's units.
+    ``weights``: non-negative integers (units per item), total in ``(0, 2**62)``; ``center`` in
+    ``[0, len(weights) - 1]``; ``rate`` a positive dyadic ``A / 2**k`` with ``2**k <= 2**53`` and
+    ``A · len(weights) < 2**63`` (:func:`treedp.noise.rational.dyadic_lower_bound`). Unit ``u``
+    belongs to the item ``i`` with ``cumsum(weights)[i-1] <= u < cumsum(weights)[i]`` and is
+    uniform among its units. InvalidParameterError for arguments outside these ranges.
     """
     weights = np.asarray(weights)
     if weights.ndim != 1 or weights.size == 0 or weights.dtype.kind not in "iu":

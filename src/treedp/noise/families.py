@@ -30,12 +30,13 @@ from treedp._validation import check_option, check_real, must
 from treedp.budget import check_epsilon
 from treedp.exceptions import InvalidParameterError, InvalidTypeError
 from treedp.noise.discrete_gaussian import (
+    MAX_GAUSSIAN_DENOMINATOR,
     discrete_gaussian_variance,
     gaussian_supported,
     sample_discrete_gaussian,
 )
 from treedp.noise.discrete_laplace import discrete_laplace_variance, sample_discrete_laplace
-from treedp.noise.rational import noise_scale
+from treedp.noise.rational import float_at_least, noise_scale
 from treedp.noise.rng import RandomSource
 from treedp.privacy.measures import ZCDP, Measure, PureDP
 
@@ -63,12 +64,6 @@ MAX_RHO = 1250.0
 def check_rho(rho: Any, name: str = "rho") -> float:
     """``rho`` as a float, finite and in ``[MIN_RHO, MAX_RHO]`` (so ``ρ <= 0`` is refused)."""
     return check_real(rho, name, MIN_RHO, MAX_RHO)
-
-
-def float_at_least(q: Fraction) -> float:
-    """The smallest float ``>= q`` (guarantees are rounded up, never down)."""
-    f = float(q)
-    return f if Fraction(f) >= q else math.nextafter(f, math.inf)
 
 
 @runtime_checkable
@@ -108,6 +103,8 @@ class BudgetedFamily(NoiseFamily, ABC):
         equal shares of a fixed total over ``L`` blocks it grows like ``L**exponent``.
     rule_power : float
         The closed-form budget rule ``b_l ∝ (weight_l · w_l)**rule_power``, ``1/(1+exponent)``.
+    rule_label, tuned_label : str
+        How the planner names budgets from that rule and tuned budgets.
     deep_trees : bool
         Whether deep trees (small fan-outs) compete: the planner then tries every height.
     keeps_given : bool
@@ -128,6 +125,8 @@ class BudgetedFamily(NoiseFamily, ABC):
     field: ClassVar[str]
     deep_trees: ClassVar[bool] = False
     keeps_given: ClassVar[bool] = False
+    #: The measure of its guarantee (``PureDP`` or ``ZCDP``).
+    measure_type: ClassVar[type[PureDP] | type[ZCDP]]
 
     @classmethod
     def of(cls, parameter: Fraction) -> BudgetedFamily:
@@ -155,10 +154,10 @@ class BudgetedFamily(NoiseFamily, ABC):
     def check_budget(value: Any, name: str) -> float:
         """Validate a total budget in this family's unit."""
 
-    @staticmethod
-    @abstractmethod
-    def measure(loss: Fraction) -> Measure:
+    @classmethod
+    def measure(cls, loss: Fraction) -> Measure:
         """The guarantee of an exact total loss (in the budget's unit), rounded up."""
+        return cls.measure_type(float_at_least(loss))
 
     @property
     @abstractmethod
@@ -183,13 +182,7 @@ def _fraction(value: object, name: str) -> Fraction:
 
 @dataclass(frozen=True)
 class DiscreteLaplace(BudgetedFamily):
-    """Exact discrete Laplace noise of rational scale ``t``: pure ε-DP.
-
-    Parameters
-    ----------
-    scale : Fraction
-        ``t > 0``.
-    """
+    """Exact discrete Laplace noise of rational scale ``t > 0``: pure ε-DP."""
 
     scale: Fraction
     name = "discrete_laplace"
@@ -202,10 +195,10 @@ class DiscreteLaplace(BudgetedFamily):
     rule_label = "(k-1)^(1/3) budgets"
     tuned_label = "tuned budgets"
     field = "scales"
+    measure_type = PureDP
 
     @staticmethod
     def check_budget(value: Any, name: str) -> float:
-        """:func:`treedp.budget.check_epsilon`."""
         return check_epsilon(value, name)
 
     def __post_init__(self) -> None:
@@ -213,16 +206,12 @@ class DiscreteLaplace(BudgetedFamily):
 
     @classmethod
     def for_budget(cls, l1: int, epsilon: float) -> DiscreteLaplace:
-        """The family calibrated so a block of L1 sensitivity ``l1`` costs at most ``epsilon``.
-
-        The scale is :func:`treedp.noise.noise_scale`'s exact rational ``>= l1/epsilon``
-        (rounded up), so :meth:`privacy` never exceeds ``epsilon``.
-        """
+        """The family so a block of L1 sensitivity ``l1`` costs at most ``epsilon``: the scale is
+        :func:`treedp.noise.noise_scale`'s exact rational ``>= l1/epsilon``."""
         return cls(noise_scale(l1, epsilon))
 
     @classmethod
     def calibrated(cls, l1: int, l2_squared: int, budget: float) -> DiscreteLaplace:
-        """:meth:`for_budget` (the L1 sensitivity is what counts)."""
         return cls.for_budget(l1, budget)
 
     @staticmethod
@@ -235,19 +224,13 @@ class DiscreteLaplace(BudgetedFamily):
         """``2 L1²/ε²``, the continuous Laplace variance."""
         return 2.0 * weight / (budget * budget)
 
-    @staticmethod
-    def measure(loss: Fraction) -> Measure:
-        """``PureDP``, rounded up."""
-        return PureDP(float_at_least(loss))
-
     @property
     def parameter(self) -> Fraction:
-        """The scale ``t``."""
         return self.scale
 
     def loss(self, l1: int, l2_squared: int) -> Fraction:
         """``l1 / t``."""
-        return self.epsilon_exact(l1)
+        return Fraction(int(l1)) / self.scale
 
     @staticmethod
     def approx_variance(l1: float | np.ndarray, epsilon: float | np.ndarray) -> np.ndarray:
@@ -267,22 +250,18 @@ class DiscreteLaplace(BudgetedFamily):
 
     def privacy(self, l1: int, l2: float) -> Measure:
         """``PureDP(l1 / t)``, rounded up to a float (``l2`` is not used)."""
-        return PureDP(float_at_least(Fraction(int(l1)) / self.scale))
+        return self.measure(self.loss(l1, 0))
 
-    def epsilon_exact(self, l1: int) -> Fraction:
-        """The exact loss ``l1 / t`` as a rational."""
-        return Fraction(int(l1)) / self.scale
+
+def _small_range(sigma2: Fraction) -> bool:
+    """``2·a·b·t² < 2**55`` for ``σ² = a/b``, ``t = floor(σ) + 1``: the sampler's small range."""
+    t = math.isqrt(sigma2.numerator // sigma2.denominator) + 1
+    return 2 * sigma2.numerator * sigma2.denominator * t * t < MAX_GAUSSIAN_DENOMINATOR
 
 
 @dataclass(frozen=True)
 class DiscreteGaussian(BudgetedFamily):
-    """Exact discrete Gaussian noise with variance parameter ``σ²`` (rational): ρ-zCDP.
-
-    Parameters
-    ----------
-    sigma2 : Fraction
-        ``σ² > 0``.
-    """
+    """Exact discrete Gaussian noise with rational variance parameter ``σ² > 0``: ρ-zCDP."""
 
     sigma2: Fraction
     name = "discrete_gaussian"
@@ -297,10 +276,10 @@ class DiscreteGaussian(BudgetedFamily):
     field = "sigma2"
     deep_trees = True
     keeps_given = True
+    measure_type = ZCDP
 
     @staticmethod
     def check_budget(value: Any, name: str) -> float:
-        """:func:`check_rho`."""
         return check_rho(value, name)
 
     def __post_init__(self) -> None:
@@ -309,11 +288,10 @@ class DiscreteGaussian(BudgetedFamily):
     @classmethod
     def for_budget(cls, l2_squared: int | Fraction, rho: float) -> DiscreteGaussian:
         """The family so a block with squared L2 sensitivity ``l2_squared`` costs at most ``ρ``:
-        ``σ² >= Δ2²/(2ρ)``, rounded up to a multiple of ``1/2**k``, with the largest ``k <= 20``
-        the exact sampler supports (``2·a·b·t² < 2**55`` for ``σ² = a/b``,
-        ``t = floor(σ) + 1``: large variances get coarser denominators, up to ``σ² ~ 1.3·10**8``);
-        beyond that, the largest ``k`` that the sampler's large range supports (``2·a < 2**55``:
-        ``σ²`` up to about ``1.8·10**16``). The first loop is the sampler's small range, so
+        ``σ² >= Δ2²/(2ρ)``, rounded up to a multiple of ``1/2**k`` with the largest ``k <= 20``
+        in the exact sampler's small range (``2·a·b·t² < 2**55``: large variances get coarser
+        denominators, up to ``σ² ~ 1.3·10**8``); beyond it, the largest ``k`` its large range
+        supports (``2·a < 2**55``: ``σ²`` up to about ``1.8·10**16``). Small range first, so
         every budget that fitted before keeps its ``σ²``.
 
         Raises
@@ -322,18 +300,11 @@ class DiscreteGaussian(BudgetedFamily):
             If even an integer ``σ²`` is beyond the sampler's range (``ρ`` far too small).
         """
         exact = Fraction(l2_squared) / (2 * Fraction(rho))
-        for k in range(20, -1, -1):
-            den = 2**k
-            sigma2 = Fraction(math.ceil(exact * den), den)
-            t = math.isqrt(sigma2.numerator // sigma2.denominator) + 1
-            if 2 * sigma2.numerator * sigma2.denominator * t * t < 2**55:
-                return cls(sigma2)
-        # Beyond the small range (σ² >~ 1.3e8): the sampler's large range, 2·a < 2**55.
-        for k in range(20, -1, -1):
-            den = 2**k
-            sigma2 = Fraction(math.ceil(exact * den), den)
-            if gaussian_supported(sigma2):
-                return cls(sigma2)
+        for fits in (_small_range, gaussian_supported):
+            for k in range(20, -1, -1):
+                sigma2 = Fraction(math.ceil(exact * 2**k), 2**k)
+                if fits(sigma2):
+                    return cls(sigma2)
         raise InvalidParameterError(
             "The budget is too small for exact discrete Gaussian noise: the noise variance "
             "would exceed the exact sampler's range (about 1.8e16). Use a larger rho or fewer "
@@ -342,7 +313,6 @@ class DiscreteGaussian(BudgetedFamily):
 
     @classmethod
     def calibrated(cls, l1: int, l2_squared: int, budget: float) -> DiscreteGaussian:
-        """:meth:`for_budget` (the squared L2 sensitivity is what counts)."""
         return cls.for_budget(l2_squared, budget)
 
     @staticmethod
@@ -355,14 +325,8 @@ class DiscreteGaussian(BudgetedFamily):
         """``L2²/(2ρ)``, the variance parameter."""
         return weight / (2.0 * budget)
 
-    @staticmethod
-    def measure(loss: Fraction) -> Measure:
-        """``ZCDP``, rounded up."""
-        return ZCDP(float_at_least(loss))
-
     @property
     def parameter(self) -> Fraction:
-        """The variance parameter ``σ²``."""
         return self.sigma2
 
     def loss(self, l1: int, l2_squared: int) -> Fraction:
@@ -383,8 +347,7 @@ class DiscreteGaussian(BudgetedFamily):
         ``l2`` is a float within a relative ``2**-53`` of the true sensitivity (for example
         ``sqrt(2)``), so its square is inflated by ``2**-50`` to stay an upper bound.
         """
-        rho = Fraction(l2) ** 2 * (1 + Fraction(1, 2**50)) / (2 * self.sigma2)
-        return ZCDP(float_at_least(rho))
+        return self.measure(Fraction(l2) ** 2 * (1 + Fraction(1, 2**50)) / (2 * self.sigma2))
 
 
 #: The budgeted noise families by key (``ReleaseSpec.noise``).

@@ -1,24 +1,16 @@
 """Exact geometric draws by table inversion: ``P(Y >= y) = exp(-y·x)`` for a rational ``x > 0``.
 
 A uniform ``U`` in ``[0, 1)`` is revealed 32 bits at a time, ``U ∈ [W/2**32, (W+1)/2**32)``,
-and ``Y = #{y >= 1 : U < exp(-y·x)}``, which has exactly the law above since
-``P(U < exp(-y·x)) = exp(-y·x)`` and the events are nested. With the exact 32-bit thresholds
-``T_y = floor(2**32 · exp(-y·x))`` (computed by integer arithmetic, see :func:`_thresholds`):
+and ``Y = #{y >= 1 : U < exp(-y·x)}`` has exactly the law above (the events are nested). With
+the exact thresholds ``T_y = floor(2**32 · exp(-y·x))`` (integer arithmetic, :func:`_thresholds`):
+``W < T_y`` implies ``U < exp(-y·x)`` (``y`` counts), ``W > T_y`` implies ``U > exp(-y·x)``, and
+``W == T_y`` (or ``W == 0`` past the table, where ``T_y = 0``) is decided by revealing more bits
+(:func:`~treedp.noise.exp_thresholds.count_exp_thresholds`): probability at most
+``(table size + 1) / 2**32`` per draw.
 
-* ``W < T_y`` implies ``U < (W + 1)/2**32 <= T_y/2**32 <= exp(-y·x)``: ``y`` is counted;
-* ``W > T_y`` implies ``U >= W/2**32 >= (T_y + 1)/2**32 > exp(-y·x)``: ``y`` is not counted;
-* ``W == T_y`` leaves ``y`` undecided: more bits of ``U`` are revealed and compared with more
-  bits of ``exp(-y·x)`` (:func:`~treedp.noise.exp_thresholds.floor_scaled_exp_neg`), until they
-  differ. Because ``exp(-y·x)`` is irrational for ``y·x != 0`` they always differ eventually.
-
-Past the table (``T_y = 0``) every ``y`` is undecided exactly when ``W == 0``, handled the same
-way. The undecided draws have probability at most ``(table size + 1) / 2**32`` each.
-
-The fast path looks ``Y`` up by the top 16 bits of ``W``: a bucket of 2**16 words that holds no
-threshold decides every word in it at once; only words in the few buckets that hold a threshold
-go through a binary search of the table. No floating-point number enters any decision.
-
-The table is a pure function of the public rational ``x`` and is memoised per ``x``.
+Fast path: ``Y`` is looked up by the top 16 bits of ``W``; only words in the few buckets that
+hold a threshold go through a binary search. No floating-point number enters any decision. The
+table is a pure function of the public ``x``, memoised.
 """
 
 from __future__ import annotations
@@ -30,7 +22,7 @@ from functools import lru_cache
 import numpy as np
 
 from treedp.exceptions import InvalidParameterError
-from treedp.noise.exp_thresholds import floor_scaled_exp_neg
+from treedp.noise.exp_thresholds import count_exp_thresholds, floor_scaled_exp_neg
 from treedp.noise.rng import RandomSource, words
 
 __all__ = ["MAX_TABLE", "GeometricTable", "geometric_table"]
@@ -46,17 +38,9 @@ _BUCKET_SHIFT = 16
 
 @dataclass(frozen=True, eq=False)
 class GeometricTable:
-    """The exact 32-bit inversion table of ``P(Y >= y) = exp(-y·x)``.
-
-    Attributes
-    ----------
-    x : Fraction
-        The rate.
-    ascending : ndarray of uint32
-        ``T_y`` for ``y = Y_max, ..., 1`` (ascending), all non-zero.
-    lut : ndarray of int64
-        For each bucket of the top 16 bits, ``Y`` when the bucket decides it, else ``-1``.
-    """
+    """The exact 32-bit inversion table of ``P(Y >= y) = exp(-y·x)``: ``ascending`` holds the
+    non-zero ``T_y`` for ``y = Y_max, ..., 1``; ``lut`` maps each bucket of the top 16 bits to
+    ``Y`` when the bucket decides it, else ``-1``."""
 
     x: Fraction
     ascending: np.ndarray
@@ -72,45 +56,22 @@ class GeometricTable:
             pos = np.searchsorted(self.ascending, ws, side="right")
             size = self.ascending.size
             y[slow] = size - pos
-            # w equal to a threshold, or w == 0 (equal to every T_y = 0 past the table). A
-            # large rate (x > ln 2**32 ≈ 22.2) has no non-zero threshold: the table is empty.
+            # w equal to a threshold, or 0 (every T_y past the table; the table is empty when
+            # x > ln 2**32)
             tie = ws == 0
             if size:
                 tie |= (pos > 0) & (self.ascending[np.maximum(pos - 1, 0)] == ws)
-            for i in np.flatnonzero(tie):
-                y[slow[i]] = self._resolve(int(ws[i]), source)
+            for i in np.flatnonzero(tie):  # every y with a threshold above w counts
+                y[slow[i]] = count_exp_thresholds(int(ws[i]), _BITS, self.x, y[slow[i]] + 1, source)
         return y
-
-    def _resolve(self, prefix: int, source: RandomSource) -> int:
-        """Exact ``Y`` for a ``U`` whose first 32 bits ``prefix`` equal a threshold (or are 0)."""
-        size = self.ascending.size
-        # Every y whose threshold is strictly above the prefix is counted.
-        count = size - int(np.searchsorted(self.ascending, np.uint32(prefix), side="right"))
-        y = count + 1
-        known, bits = prefix, _BITS
-        while True:
-            t = floor_scaled_exp_neg(self.x * y, bits) if bits > _BITS else self._t32(y)
-            if known < t:
-                y += 1
-                continue
-            if known > t:
-                return y - 1
-            known = (known << 64) | int(words(source, 64, 1)[0])
-            bits += 64
-
-    def _t32(self, y: int) -> int:
-        size = self.ascending.size
-        return int(self.ascending[size - y]) if y <= size else 0
 
 
 def _thresholds(x: Fraction) -> list[int]:
     """Exact ``floor(2**32 · exp(-y·x))`` for ``y = 1, 2, ...`` while non-zero.
 
-    ``q = exp(-x)`` is bracketed by ``[L, L + 1] / 2**P`` with ``L = floor(2**P q)`` exact, and
-    powers by directed rounding: ``lo_y = floor(lo_{y-1} L / 2**P)`` and
-    ``hi_y = ceil(hi_{y-1} (L + 1) / 2**P)``, so ``lo_y <= 2**P q**y <= hi_y`` by induction.
-    Where ``lo_y`` and ``hi_y`` give the same 32-bit floor it is exact; otherwise the floor is
-    computed directly (exact, slower).
+    With ``L = floor(2**P exp(-x))``, ``lo_y = floor(lo_{y-1} L / 2**P)`` and ``hi_y =
+    ceil(hi_{y-1} (L + 1) / 2**P)`` bracket ``2**P exp(-y·x)`` by induction; where they give
+    the same 32-bit floor it is exact, otherwise the floor is computed directly.
     """
     guard = 96
     p = _BITS + guard
@@ -146,9 +107,7 @@ def geometric_table(x: Fraction) -> GeometricTable | None:
     starts = np.arange(buckets, dtype=np.uint64) << np.uint64(_BUCKET_SHIFT)
     ends = starts + np.uint64((1 << _BUCKET_SHIFT) - 1)
     size = ascending.size
-    # thresholds at or above the bucket's lowest word / strictly above its highest word: equal
-    # counts mean no threshold inside the bucket, so every word in it has that many above it
-    # and none equal to it.
+    # equal counts at or above the lowest word and above the highest: no threshold inside
     at_or_above_start = size - np.searchsorted(ascending, starts, side="left")
     above_end = size - np.searchsorted(ascending, ends, side="right")
     lut = np.where(at_or_above_start == above_end, above_end, -1).astype(np.int64)

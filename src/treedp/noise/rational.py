@@ -16,31 +16,30 @@ from fractions import Fraction
 from treedp._validation import must
 from treedp.exceptions import InvalidParameterError
 
-__all__ = ["MAX_SCALE", "dyadic_lower_bound", "noise_scale", "rational_upper_bound"]
+__all__ = [
+    "MAX_SCALE",
+    "dyadic_lower_bound",
+    "float_at_least",
+    "noise_scale",
+    "rational_upper_bound",
+]
 
 #: Largest noise scale the samplers accept (it keeps every intermediate integer below 2**62).
 MAX_SCALE = 2**30
 _MAX_NUMERATOR = 2**52
 
 
+def float_at_least(q: Fraction) -> float:
+    """The smallest float ``>= q`` (guarantees are rounded up, never down)."""
+    f = float(q)
+    return f if Fraction(f) >= q else math.nextafter(f, math.inf)
+
+
 def rational_upper_bound(x: Fraction, max_denominator: int) -> Fraction:
     """Return the smallest fraction ``p/q >= x`` with ``1 <= q <= max_denominator``.
 
-    Uses the continued-fraction expansion of ``x``: the best approximations from either side
-    with a bounded denominator are a convergent and a semiconvergent, one on each side of
-    ``x``; the one above ``x`` is returned.
-
-    Parameters
-    ----------
-    x : Fraction
-        The value to bound from above.
-    max_denominator : int
-        The largest denominator allowed, at least 1.
-
-    Returns
-    -------
-    Fraction
-        The best upper approximation of ``x``.
+    The best approximations of ``x`` with a bounded denominator are a convergent and a
+    semiconvergent of its continued fraction, one on each side of ``x``: the one above.
     """
     if max_denominator < 1:
         raise InvalidParameterError(
@@ -59,8 +58,7 @@ def rational_upper_bound(x: Fraction, max_denominator: int) -> Fraction:
         n, d = d, n - a * d
     k = (max_denominator - q0) // q1
     bound1 = Fraction(p0 + k * p1, q0 + k * q1)
-    bound2 = Fraction(p1, q1)
-    return bound1 if bound1 >= x else bound2
+    return bound1 if bound1 >= x else Fraction(p1, q1)
 
 
 def noise_scale(sensitivity: int, epsilon: float) -> Fraction:

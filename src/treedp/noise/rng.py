@@ -107,10 +107,20 @@ def resolve_source(rng: RandomSource | None) -> RandomSource:
         If ``rng`` is an int (a bare seed must be wrapped in :class:`InsecureSeededSource`, so
         that seeding is always explicit) or not a random source at all.
     """
+    return _resolve(rng, InvalidParameterError)
+
+
+def check_source(rng: object) -> RandomSource:
+    """:func:`resolve_source` at a public entry point: anything but None or a random source is
+    an :class:`~treedp.exceptions.InvalidTypeError` (the message says what to pass instead)."""
+    return _resolve(rng, InvalidTypeError)
+
+
+def _resolve(rng: object, error: type[InvalidParameterError | InvalidTypeError]) -> RandomSource:
     if rng is None:
         return SystemRandomSource()
     if isinstance(rng, int | np.integer) and not isinstance(rng, bool):
-        raise InvalidParameterError(
+        raise error(
             must(
                 "rng",
                 "be None (operating-system randomness) or a RandomSource. "
@@ -119,7 +129,7 @@ def resolve_source(rng: RandomSource | None) -> RandomSource:
             )
         )
     if not isinstance(rng, RandomSource):
-        raise InvalidParameterError(
+        raise error(
             must(
                 "rng",
                 "be None or a RandomSource "
@@ -127,17 +137,6 @@ def resolve_source(rng: RandomSource | None) -> RandomSource:
             )
         )
     return rng
-
-
-def check_source(rng: object) -> RandomSource:
-    """:func:`resolve_source` at a public entry point: anything but None or a random source is
-    an :class:`~treedp.exceptions.InvalidTypeError` (the message says what to pass instead)."""
-    if rng is not None and not isinstance(rng, RandomSource):
-        try:
-            resolve_source(rng)  # type: ignore[arg-type]
-        except InvalidParameterError as exc:
-            raise InvalidTypeError(str(exc)) from None
-    return resolve_source(rng)  # type: ignore[arg-type]
 
 
 def words(source: RandomSource, bits: int, n: int) -> np.ndarray:

@@ -1,10 +1,9 @@
 """The certified upper tail of the discrete Laplace distribution.
 
-Propose-test-release and the noisy mode release when a noisy integer clears a threshold; the
-threshold is the smallest ``a`` with ``P(Z >= a) <= δ`` for ``Z ~ DLap(t)``, and the δ they
-report is a certified upper bound on that tail. Both are decided by integer arithmetic on
-rigorous dyadic bounds of ``exp`` (:func:`treedp.noise.exp_thresholds.floor_scaled_exp_neg`),
-never by a floating-point comparison.
+Propose-test-release and the noisy mode release when a noisy integer clears the smallest ``a``
+with ``P(Z >= a) <= δ``, ``Z ~ DLap(t)``, and report a certified upper bound on that tail: both
+decided by integer arithmetic on rigorous dyadic bounds of ``exp``
+(:func:`treedp.noise.exp_thresholds.floor_scaled_exp_neg`), never by a float comparison.
 """
 
 from __future__ import annotations
@@ -27,16 +26,12 @@ def tail_precision(delta: float) -> int:
 def tail_threshold(scale: Fraction, delta: float) -> int:
     """Smallest integer ``a >= 1`` with ``P(Z >= a) = q^a/(1+q) <= delta``, ``Z ~ DLap(scale)``.
 
-    ``q = exp(-1/scale)``. A floating-point estimate proposes ``a``; the inequality
-    ``exp(-a/scale) <= delta · (1 + exp(-1/scale))`` is then *certified* with rigorous
-    ``p``-bit bounds on both exponentials (:func:`floor_scaled_exp_neg`), stepping ``a`` up
-    until it holds and down while ``a - 1`` still provably holds, so the realised δ never
-    exceeds the request.
-
-    The precision is ``p = 128 + ceil(log2(1/δ))``: the upper bound of ``exp(-a/scale)`` is at
-    most ``2**-p`` above the true value, far below the right side (at least ``δ``), so the
-    loop terminates for every δ in (0, 1), down to the smallest subnormal. A pure function of
-    public parameters, so its results are cached.
+    ``q = exp(-1/scale)``. A float estimate proposes ``a``; ``exp(-a/scale) <= delta · (1 +
+    exp(-1/scale))`` is then *certified* with rigorous ``p``-bit bounds on both exponentials,
+    stepping ``a`` up until it holds and down while ``a - 1`` still provably holds, so the
+    realised δ never exceeds the request. With ``p = 128 + ceil(log2(1/δ))`` the upper bound of
+    ``exp(-a/scale)`` is at most ``2**-p`` above the true value, far below the right side (at
+    least ``δ``), so the loop terminates for every δ in (0, 1). Cached (public parameters).
     """
     t = Fraction(scale)
     dlt = Fraction(delta)

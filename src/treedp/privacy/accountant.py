@@ -1,67 +1,57 @@
 """A privacy budget that is kept: one total per dataset, charged before any noise is drawn.
 
-An :class:`Accountant` is opened on one dataset with a total budget — ``PureDP(ε)``,
-``ZCDP(ρ)`` or ``ApproxDP(ε, δ)`` — stated for one neighbour relation. Every spending function
-of treedp takes ``accountant=`` and, once its parameters are validated and before it draws any
-randomness, calls :meth:`Accountant.charge` with the :class:`~treedp.privacy.spend.SpendRecord`
-of the release it is about to make. A charge that would take the accountant past its total
-raises :class:`~treedp.exceptions.BudgetExceededError` and changes nothing: no noise is drawn,
-nothing is released, nothing is recorded.
+An :class:`Accountant` holds one dataset's total budget — ``PureDP(ε)``, ``ZCDP(ρ)`` or
+``ApproxDP(ε, δ)`` — stated for one neighbour relation. Every spending function takes
+``accountant=`` and, once its parameters are validated and before it draws any randomness,
+calls :meth:`Accountant.charge` with the :class:`~treedp.privacy.spend.SpendRecord` of the
+release. A charge past the total raises :class:`~treedp.exceptions.BudgetExceededError` and
+changes nothing: no noise is drawn, nothing is released or recorded.
 
-**How budgets are compared.** Every ε, ρ and δ — of a spend and of the total — is read as the
-decimal a user wrote: the shortest decimal that rounds to the float given (what ``repr``
-prints, :func:`decimal_value`), and all sums and comparisons are exact in those decimals
-(:class:`fractions.Fraction`). Decimal budgets then add up as a user expects: five spends of
-``epsilon=0.2`` fit a total of ``1.0`` exactly, though the float ``0.2`` is a little above
-2/10. A float lies within half a unit in the last place of its decimal, a relative
-``2**-53``; the true sum of the floats charged (each rounded up once more when restated, say
-for ``replace``) therefore never exceeds the stated total by more than a relative ``1e-15``,
-however many spends there are (the project's documented bound is ``1e-9``).
+**How budgets are compared.** Every ε, ρ and δ is read as the decimal a user wrote (what
+``repr`` prints, :func:`decimal_value`), and all sums and comparisons are exact in those
+decimals: five spends of ``epsilon=0.2`` fit a total of ``1.0``. A float lies within a relative
+``2**-53`` of its decimal, so the true sum of the floats charged (each rounded up once more when
+restated) never exceeds the stated total by more than a relative ``1e-15``, however many spends
+there are (the documented bound is ``1e-9``).
 
-Composition (all sums exact, so rounding can never let a spend through that the decimal
-arithmetic would refuse):
+Composition (all sums exact):
 
 * **Sequential.** Pure ε add; zCDP ρ add; approximate (ε, δ) add (basic composition).
-* **Mixing pure and zCDP.** Exact: pure ε is ε²/2-zCDP (Bun & Steinke 2016, Prop. 1.4), so
-  against a ``ZCDP(ρ)`` total the charged quantity is ``Σ ρ_i + Σ ε_j²/2``.
-* **Against an (ε, δ) total.** The approximate spends compose by basic composition to
-  ``(Σ ε_a, Σ δ_a)``. The zCDP spends compose to ``ρ = Σ ρ_i`` and are converted at the δ
-  left, ``δ_z = δ − Σ δ_a``, with the tight conversion of Canonne, Kamath & Steinke 2020
-  (:func:`~treedp.privacy.measures.zcdp_to_epsilon`, rounded up). Pure spends are either
-  added to ε as they are, or folded into ρ as ε²/2 before the conversion; the smaller of the
-  two totals is used (both are valid statements).
-* **Pure and zCDP spends against a pure total.** zCDP and (ε, δ) spends cannot be charged to
-  a ``PureDP`` total, and (ε, δ) spends cannot be charged to a ``ZCDP`` total: no conversion
-  in that direction exists. They are refused with an :class:`InvalidParameterError`.
-* **Neighbour relations.** The total is stated for ``neighbours`` (``"add_remove"`` by
-  default). A spend stated for the same relation counts as it is. Under a ``"replace"``
-  total, an ``"add_remove"`` spend counts as two add/remove steps (replacing a record removes
-  one and adds one; group privacy): 2ε, 4ρ, ``(2ε, (1 + e^ε)δ)``. A ``"replace"`` spend
-  cannot be charged to an ``"add_remove"`` total (its guarantee assumes the size public).
-* **Parallel.** :meth:`Accountant.parallel` reserves one budget ``b`` for a family of
-  releases on disjoint parts of the data (parts chosen by a public rule, for example by the
-  value of a public key): each part may spend up to ``b`` (under ``add_remove``: adding or
-  removing one record touches one part), and the total is charged ``b`` once — the maximum
-  over the parts, not their sum. Under a ``"replace"`` total the reservation counts as two
-  add/remove steps (a replaced record may leave one part and join another).
+* **Pure against zCDP.** Pure ε is ε²/2-zCDP (Bun & Steinke 2016, Prop. 1.4): against a
+  ``ZCDP(ρ)`` total the charged quantity is ``Σ ρ_i + Σ ε_j²/2``.
+* **Against an (ε, δ) total.** Approximate spends compose to ``(Σ ε_a, Σ δ_a)``; zCDP spends
+  to ``ρ = Σ ρ_i``, converted at the δ left, ``δ − Σ δ_a``, by the tight conversion of
+  Canonne, Kamath & Steinke 2020 (:func:`~treedp.privacy.measures.zcdp_to_epsilon`, rounded
+  up). Pure spends are added to ε, or folded into ρ as ε²/2 before the conversion, whichever
+  total is smaller (both are valid).
+* **No conversion back.** zCDP and (ε, δ) spends cannot be charged to a ``PureDP`` total,
+  nor (ε, δ) spends to a ``ZCDP`` total: :class:`InvalidParameterError`.
+* **Neighbour relations.** A spend stated for the total's relation counts as it is. Under a
+  ``"replace"`` total an ``"add_remove"`` spend counts as two add/remove steps (group
+  privacy): 2ε, 4ρ, ``(2ε, (1 + e^ε)δ)``. A ``"replace"`` spend cannot be charged to an
+  ``"add_remove"`` total (its guarantee assumes the size public).
+* **Parallel.** :meth:`Accountant.parallel` reserves one budget ``b`` for releases on parts of
+  the data that a public rule makes disjoint: each part may spend up to ``b`` (adding or
+  removing one record touches one part) and the total is charged ``b`` once, the maximum over
+  the parts. Under a ``"replace"`` total the reservation counts as two add/remove steps (a
+  replaced record may leave one part and join another).
 
-The remaining budget is always visible (:attr:`Accountant.remaining`, in the total's own
-measure, rounded down), as are :attr:`Accountant.spent` (rounded up) and
-:attr:`Accountant.history`. :class:`treedp.privacy.ledger.Ledger` keeps the same accountant in
-a file, shared safely by concurrent processes.
+:class:`treedp.privacy.ledger.Ledger` keeps the same accountant in a file, shared safely by
+concurrent processes.
 """
 
 from __future__ import annotations
 
 import math
 import threading
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from fractions import Fraction
 from typing import Any
 
 from treedp._validation import must
 from treedp.exceptions import BudgetExceededError, InvalidParameterError, InvalidTypeError
+from treedp.noise.rational import float_at_least
 from treedp.privacy.measures import ZCDP, ApproxDP, Measure, PureDP, zcdp_to_epsilon
 from treedp.privacy.spend import SpendRecord
 
@@ -96,12 +86,6 @@ def _up(q: Fraction) -> float:
     return f if decimal_value(f) >= q else math.nextafter(f, math.inf)
 
 
-def _float_up(q: Fraction) -> float:
-    """The smallest float ``>= q`` (exactly: a restated spend is never below the true one)."""
-    f = float(q)
-    return f if Fraction(f) >= q else math.nextafter(f, math.inf)
-
-
 def _down(q: Fraction) -> float:
     """The largest float whose decimal is ``<= q`` (never below 0)."""
     if q <= 0:
@@ -110,30 +94,24 @@ def _down(q: Fraction) -> float:
     return f if decimal_value(f) <= q else math.nextafter(f, -math.inf)
 
 
+def _check_neighbours(neighbours: object) -> None:
+    if neighbours not in _NEIGHBOURS:
+        raise InvalidParameterError(
+            must("neighbours", f"be 'add_remove' or 'replace'. Got {neighbours!r} instead.")
+        )
+
+
 def check_total(total: Any) -> Measure:
     """Validate a total budget: ``PureDP(ε > 0)``, ``ZCDP(ρ > 0)`` or ``ApproxDP(ε > 0, δ)``
-    with ``δ`` in ``(0, 1e-3]``.
-
-    Raises
-    ------
-    InvalidTypeError
-        If it is not one of the three measures.
-    InvalidParameterError
-        If a parameter is zero or δ is outside ``(0, 1e-3]``.
-    """
+    with ``δ`` in ``(0, 1e-3]`` (InvalidTypeError, InvalidParameterError)."""
     if not isinstance(total, PureDP | ZCDP | ApproxDP):
         raise InvalidTypeError(
             "The 'total' budget must be a treedp.privacy PureDP(epsilon), ZCDP(rho) or "
             f"ApproxDP(epsilon, delta). Got {type(total).__name__} {total!r} instead."
         )
-    if isinstance(total, ZCDP):
-        if total.rho <= 0:
-            raise InvalidParameterError(f"The total 'rho' must be > 0. Got {total.rho!r} instead.")
-        return total
-    if total.epsilon <= 0:
-        raise InvalidParameterError(
-            f"The total 'epsilon' must be > 0. Got {total.epsilon!r} instead."
-        )
+    name, value = ("rho", total.rho) if isinstance(total, ZCDP) else ("epsilon", total.epsilon)
+    if value <= 0:
+        raise InvalidParameterError(f"The total {name!r} must be > 0. Got {value!r} instead.")
     if isinstance(total, ApproxDP) and not 0 < total.delta <= MAX_TOTAL_DELTA:
         raise InvalidParameterError(
             f"The total 'delta' must be in (0, {MAX_TOTAL_DELTA:g}]. Got {total.delta!r} "
@@ -160,12 +138,14 @@ def restate(measure: Measure, neighbours: str, target: str) -> Measure:
             "with neighbours='replace'."
         )
     if isinstance(measure, PureDP):
-        return PureDP(_float_up(2 * Fraction(measure.epsilon)))
+        return PureDP(float_at_least(2 * Fraction(measure.epsilon)))
     if isinstance(measure, ZCDP):
-        return ZCDP(_float_up(4 * Fraction(measure.rho)))
+        return ZCDP(float_at_least(4 * Fraction(measure.rho)))
     e_eps = Fraction(math.exp(measure.epsilon)) * (1 + Fraction(1, 10**12))  # exp: a few ulps
-    grown = _float_up(Fraction(measure.delta) * (1 + e_eps))
-    return ApproxDP(_float_up(2 * Fraction(measure.epsilon)), min(grown, math.nextafter(1.0, 0.0)))
+    grown = float_at_least(Fraction(measure.delta) * (1 + e_eps))
+    return ApproxDP(
+        float_at_least(2 * Fraction(measure.epsilon)), min(grown, math.nextafter(1.0, 0.0))
+    )
 
 
 @dataclass(frozen=True)
@@ -183,8 +163,8 @@ class Charge:
     cost : PureDP or ZCDP or ApproxDP
         The record's measure restated for the accountant's neighbour relation (what is added).
     group : str or None
-        For a release inside a parallel group, ``"<label>/<part>"``; such charges are paid by
-        the group's reservation and add nothing to the total themselves.
+        Inside a parallel group, ``"<label>/<part>"``: paid by the group's reservation, it adds
+        nothing to the total.
     """
 
     seq: int
@@ -194,7 +174,7 @@ class Charge:
     group: str | None = None
 
 
-@dataclass
+@dataclass(frozen=True)
 class _Sums:
     """Exact running sums of the charges that count toward the total."""
 
@@ -205,17 +185,13 @@ class _Sums:
     delta: Fraction = Fraction(0)  # Σ δ of (ε, δ) spends
 
     def plus(self, m: Measure) -> _Sums:
-        s = _Sums(self.pure, self.pure_rho, self.rho, self.eps, self.delta)
         if isinstance(m, PureDP):
             e = decimal_value(m.epsilon)
-            s.pure += e
-            s.pure_rho += e * e / 2
-        elif isinstance(m, ZCDP):
-            s.rho += decimal_value(m.rho)
-        else:
-            s.eps += decimal_value(m.epsilon)
-            s.delta += decimal_value(m.delta)
-        return s
+            return replace(self, pure=self.pure + e, pure_rho=self.pure_rho + e * e / 2)
+        if isinstance(m, ZCDP):
+            return replace(self, rho=self.rho + decimal_value(m.rho))
+        eps, delta = self.eps + decimal_value(m.epsilon), self.delta + decimal_value(m.delta)
+        return replace(self, eps=eps, delta=delta)
 
 
 def _approx_spent(total: ApproxDP, s: _Sums) -> tuple[Fraction, Fraction] | None:
@@ -243,15 +219,23 @@ def _spent_exact(total: Measure, s: _Sums) -> tuple[Fraction, Fraction] | None:
     return _approx_spent(total, s)
 
 
+def _parts(m: Measure) -> tuple[Fraction, Fraction]:
+    """A measure's (ε or ρ, δ) as the decimals written."""
+    if isinstance(m, ZCDP):
+        return decimal_value(m.rho), Fraction(0)
+    return decimal_value(m.epsilon), decimal_value(m.delta if isinstance(m, ApproxDP) else 0.0)
+
+
+def _like(total: Measure, first: float, delta: float) -> Measure:
+    """A measure of the total's kind: ``first`` is its ε or ρ."""
+    if isinstance(total, ApproxDP):
+        return ApproxDP(first, delta)
+    return PureDP(first) if isinstance(total, PureDP) else ZCDP(first)
+
+
 def _fits(total: Measure, s: _Sums) -> bool:
     spent = _spent_exact(total, s)
-    if spent is None:
-        return False
-    if isinstance(total, ZCDP):
-        return spent[0] <= decimal_value(total.rho)
-    return spent[0] <= decimal_value(total.epsilon) and spent[1] <= decimal_value(
-        total.delta if isinstance(total, ApproxDP) else 0.0
-    )
+    return spent is not None and all(a <= b for a, b in zip(spent, _parts(total), strict=True))
 
 
 def _describe(m: Measure) -> str:
@@ -296,10 +280,7 @@ class Accountant:
     ) -> None:
         if not isinstance(dataset, str) or not dataset:
             raise InvalidParameterError(must("dataset", "be a non-empty str."))
-        if neighbours not in _NEIGHBOURS:
-            raise InvalidParameterError(
-                must("neighbours", f"be 'add_remove' or 'replace'. Got {neighbours!r} instead.")
-            )
+        _check_neighbours(neighbours)
         self._total = check_total(total)
         self._dataset = dataset
         self._neighbours = neighbours
@@ -332,31 +313,25 @@ class Accountant:
     def spent(self) -> Measure:
         """What the accepted charges spend together, in the total's measure (rounded up)."""
         self._refresh()
-        return self._spent_measure(self._sums)
+        spent = _spent_exact(self._total, self._sums)
+        assert spent is not None
+        return _like(self._total, _up(spent[0]), _up(spent[1]))
 
     @property
     def remaining(self) -> Measure:
         """What is left, in the total's measure (rounded down).
 
-        For an ``ApproxDP`` total this is ``(ε − ε_spent, δ − δ_spent)`` for the statement in
-        :attr:`spent`; since zCDP spends convert non-linearly, whether a given spend fits is
-        decided by :meth:`can_afford` (the same test :meth:`charge` applies).
+        For an ``ApproxDP`` total, ``(ε − ε_spent, δ − δ_spent)`` for :attr:`spent`; zCDP spends
+        convert non-linearly, so whether a spend fits is :meth:`can_afford`'s to say.
         """
         self._refresh()
         return self._remaining_of(self._sums)
 
     def _remaining_of(self, sums: _Sums) -> Measure:
-        total = self._total
-        spent = _spent_exact(total, sums)
+        spent = _spent_exact(self._total, sums)
         assert spent is not None  # the sums of accepted charges always fit
-        if isinstance(total, PureDP):
-            return PureDP(_down(decimal_value(total.epsilon) - spent[0]))
-        if isinstance(total, ZCDP):
-            return ZCDP(_down(decimal_value(total.rho) - spent[0]))
-        return ApproxDP(
-            _down(decimal_value(total.epsilon) - spent[0]),
-            _down(decimal_value(total.delta) - spent[1]),
-        )
+        left = [_down(t - s) for t, s in zip(_parts(self._total), spent, strict=True)]
+        return _like(self._total, *left)
 
     def cost(self, record: SpendRecord) -> Measure:
         """What ``record`` adds to this accountant: its measure restated for its relation.
@@ -389,14 +364,15 @@ class Accountant:
 
     def can_afford(self, record: SpendRecord) -> bool:
         """Whether :meth:`charge` would accept ``record`` now."""
-        cost = self.cost(record)
-        self._refresh()
-        return _fits(self._total, self._sums.plus(cost))
+        try:
+            self.check(record)
+        except BudgetExceededError:
+            return False
+        return True
 
     def check(self, record: SpendRecord) -> None:
-        """Raise now what :meth:`charge` would raise for ``record`` (a measure or relation this
-        total cannot take, or a spend beyond what remains), charging nothing: a release calls
-        it before reading its data, then :meth:`charge` after (which checks again)."""
+        """Raise now what :meth:`charge` would raise for ``record``, charging nothing: a release
+        calls it before reading its data, then :meth:`charge` after (which checks again)."""
         cost = self.cost(record)
         self._refresh()
         if not _fits(self._total, self._sums.plus(cost)):
@@ -454,17 +430,7 @@ class Accountant:
     # -- storage hooks (the ledger overrides these) ------------------------------------------
 
     def _refresh(self) -> None:
-        """Bring the in-memory state up to date (a no-op in memory)."""
-
-    def _spent_measure(self, sums: _Sums) -> Measure:
-        total = self._total
-        spent = _spent_exact(total, sums)
-        assert spent is not None
-        if isinstance(total, PureDP):
-            return PureDP(_up(spent[0]))
-        if isinstance(total, ZCDP):
-            return ZCDP(_up(spent[0]))
-        return ApproxDP(_up(spent[0]), _up(spent[1]))
+        """Bring the in-memory state up to date."""
 
     def _refusal(self, record: SpendRecord, cost: Measure, sums: _Sums) -> BudgetExceededError:
         remaining = self._remaining_of(sums)
@@ -480,13 +446,16 @@ class Accountant:
         new = self._sums if group is not None else self._sums.plus(cost)
         if group is None and not _fits(self._total, new):
             raise self._refusal(record, cost, self._sums)
-        charge = Charge(len(self._history) + 1, _now(), record, cost, group)
+        charge = self._log(record, cost, group)
         self._history.append(charge)
         self._sums = new
         return charge
 
+    def _log(self, record: SpendRecord, cost: Measure, group: str | None) -> Charge:
+        return Charge(len(self._history) + 1, _now(), record, cost, group)
+
     def _accept(self, charge: Charge) -> None:
-        """Add an accepted charge to the in-memory state (used when reloading)."""
+        """Add an accepted charge to the in-memory state (when reloading)."""
         self._history.append(charge)
         if charge.group is None:
             self._sums = self._sums.plus(charge.cost)
@@ -504,7 +473,7 @@ class Accountant:
 
 @dataclass
 class ParallelGroup:
-    """A reservation for releases on disjoint parts (see :meth:`Accountant.parallel`)."""
+    """A reservation for releases on disjoint parts (:meth:`Accountant.parallel`)."""
 
     parent: Accountant
     label: str
@@ -527,7 +496,7 @@ class ParallelGroup:
 
 
 class _PartAccountant(Accountant):
-    """One part of a parallel group: its own budget; each charge is logged on the parent."""
+    """One part of a parallel group: its own budget, each charge logged on the parent."""
 
     def __init__(self, group: ParallelGroup, key: str) -> None:
         super().__init__(
@@ -538,17 +507,12 @@ class _PartAccountant(Accountant):
         self._group = group
         self._key = key
 
-    def _charge(self, record: SpendRecord, cost: Measure, group: str | None) -> Charge:
-        new = self._sums.plus(cost)
-        if not _fits(self._total, new):
-            raise self._refusal(record, cost, self._sums)
+    def _log(self, record: SpendRecord, cost: Measure, group: str | None) -> Charge:
         parent = self._group.parent
-        tag = f"{self._group.label}/{self._key}#{self._group.reservation}"
         with parent._lock:
-            logged = parent._charge(record, cost, tag)
-        self._history.append(logged)
-        self._sums = new
-        return logged
+            return parent._charge(
+                record, cost, f"{self._group.label}/{self._key}#{self._group.reservation}"
+            )
 
 
 def check_accountant(accountant: Any) -> Accountant | None:

@@ -8,9 +8,8 @@ Without a privacy unit, one row is one person (``max_contributions = 1``). With 
 * ``max_contributions_per_group`` ``c``: rows kept per person within one group,
 
 are enforced by :func:`bound_contributions`, which drops the rows beyond them by uniform
-random sampling per person. The bounding is a *separable* step: it needs only the person and
-group code of each row and a random source, so an engine (a DataFrame library, Spark, Dask)
-can run the same rule before counting.
+random sampling per person. It needs only the person and group code of each row and a random
+source, so an engine (a DataFrame library, Spark, Dask) can run the same rule before counting.
 
 Sensitivity
 -----------
@@ -18,16 +17,14 @@ Unset bounds take the values implied by the others: ``c = m`` and ``g = m`` when
 ``m = g·c`` when not given, and then ``c ← min(c, m)``, ``g ← min(g, m)``. After bounding, one
 person owns ``r_j <= c`` rows in each of at most ``g`` groups ``j``, with ``Σ_j r_j <= m``.
 
-Take any released vector that counts each row in exactly one entry per group (a level of a
-tree over the bins, the histogram): within group ``j`` adding the person changes that group's
-vector by ``r_j`` in L1 (every row adds one to one entry), and at most ``r_j`` in L2 (all rows
-in one entry). Concatenating the vectors of all groups:
+In a released vector that counts each row in exactly one entry per group (a tree level, the
+histogram), adding the person changes group ``j``'s part by ``r_j`` in L1 and at most ``r_j``
+in L2 (all rows in one entry). Over all groups:
 
 * ``add_remove`` (add or remove one person with all their rows):
   ``L1 = max Σ_j r_j = min(m, g·c)`` and ``L2² = max Σ_j r_j² = q·c² + s²`` with
   ``q = min(g, ⌊m/c⌋)`` full groups and ``s = m − q·c`` rows left for one more group when
   ``q < g`` (else ``s = 0``): squares are maximised by filling groups to ``c`` first.
-  Per group alone the L1 is ``min(c, m)``; across groups it is the sum over at most ``g``.
 * ``replace`` (one person's rows replaced by another person's bounded rows, the number of
   persons fixed but every group's size private): a removal and an addition, so
   ``L1 = 2·min(m, g·c)`` and ``L2 = √2 · L2(add_remove)``.
@@ -36,17 +33,16 @@ Every bound is attained (a person with ``m`` rows spread ``c`` per group over ``
 in one bin), so the figures are exact, not loose; ``tests/engines/test_grouped.py`` checks them
 by brute force.
 
-Why sampling keeps this: the kept rows of each person depend only on that person's rows and on
-fresh randomness drawn for them; coupling the randomness of the other persons, neighbouring
-datasets give bounded datasets that differ by one person's kept rows, which obey the bounds.
-The mechanism's output is a mixture over the coupling of outputs each within the guarantee, so
-it is within the guarantee too.
+Why sampling keeps this: each person's kept rows depend only on their own rows and fresh
+randomness; coupling the other persons' randomness, neighbouring datasets give bounded datasets
+that differ by one person's kept rows, which obey the bounds. The output is a mixture over the
+coupling of outputs each within the guarantee, so it is within the guarantee too.
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from typing import Any
 
 import numpy as np
@@ -87,8 +83,6 @@ class ContributionBounds:
     max_contributions_per_group : int
         ``c``: rows kept per person and group (``<= m``).
 
-    Notes
-    -----
     Build with :meth:`from_parameters`, which fills unset bounds as the module docstring says.
     """
 
@@ -150,10 +144,7 @@ class ContributionBounds:
     @property
     def l2(self) -> float:
         """L2 change of one released vector (all groups) when one person is added or removed."""
-        m, g, c = self.max_contributions, self.max_groups, self.max_contributions_per_group
-        q = min(g, m // c)
-        s = m - q * c if q < g else 0
-        return math.sqrt(q * c * c + min(s, c) ** 2)
+        return math.sqrt(self.l2_squared())
 
     def l2_squared(self, neighbours: str = "add_remove") -> int:
         """The exact squared L2 change ``q·c² + s²`` (twice that for ``replace``): the factor
@@ -168,11 +159,6 @@ class ContributionBounds:
         sq = q * c * c + min(s, c) ** 2
         return 2 * sq if neighbours == "replace" else sq
 
-    @property
-    def per_group_l1(self) -> int:
-        """L1 change of one group's vector alone: ``min(c, m)``."""
-        return min(self.max_contributions_per_group, self.max_contributions)
-
     def sensitivity(self, neighbours: str) -> tuple[int, float]:
         """``(L1, L2)`` of one released vector over all groups under ``neighbours``."""
         if neighbours == "replace":
@@ -181,12 +167,7 @@ class ContributionBounds:
 
     def describe(self) -> dict[str, Any]:
         """The privacy unit and bounds as plain data."""
-        return {
-            "unit": self.unit,
-            "max_contributions": self.max_contributions,
-            "max_groups": self.max_groups,
-            "max_contributions_per_group": self.max_contributions_per_group,
-        }
+        return asdict(self)
 
     @property
     def unit_label(self) -> str:
@@ -196,10 +177,7 @@ class ContributionBounds:
 
 def _rank_in_runs(change: np.ndarray) -> np.ndarray:
     """Position of each sorted row within its run; ``change[i]`` marks the start of a run."""
-    n = change.size
-    starts = np.flatnonzero(change)
-    run = np.cumsum(change) - 1
-    rank: np.ndarray = np.arange(n) - starts[run]
+    rank: np.ndarray = np.arange(change.size) - np.flatnonzero(change)[np.cumsum(change) - 1]
     return rank
 
 
@@ -217,19 +195,16 @@ def _priorities(source: RandomSource, n: int) -> np.ndarray:
     return words(source, 64, n) if n else np.zeros(0, dtype=np.uint64)
 
 
-def _order(
-    codes: list[tuple[np.ndarray, int]], source: RandomSource | None, n_rows: int
-) -> np.ndarray:
+def _order(codes: list[tuple[np.ndarray, int]], source: RandomSource | None) -> np.ndarray:
     """Sort order by the codes (each ``< bound``), then by a random priority (if ``source``).
 
-    Every row's priority is a full 64-bit random word, whatever the number of rows or codes,
-    and the order is exactly that of (codes, word): rows of one run whose words tie
-    (probability below ``r²·2^-65`` for a run of ``r`` rows) keep their input order, so each
-    person's sampling law depends on their own rows only — not on the other persons' data
-    (round 3 found the tie law following the width of the random field packed next to the
-    codes, 42 to 24 bits as the table grew). For speed the codes and the word's top bits are
-    packed into one int64 key and sorted once; the rows whose packed keys tie are then put in
-    the order of their whole words (:func:`_untie`). Codes too wide to pack: a lexsort.
+    Every row's priority is a full 64-bit random word, and the order is exactly that of (codes,
+    word): rows of one run whose words tie (probability below ``r²·2^-65`` for ``r`` rows) keep
+    their input order, so each person's sampling law depends on their own rows only (round 3
+    found the tie law following the width of the random field packed next to the codes). For
+    speed the codes and the word's top bits are packed into one int64 key and sorted once; rows
+    whose packed keys tie are then ordered by their whole words (:func:`_untie`). Codes too
+    wide to pack: a lexsort.
     """
     n = codes[0][0].size
     widths = [max(1, int(bound - 1).bit_length()) for _, bound in codes]
@@ -296,9 +271,8 @@ def bound_contributions(
     Notes
     -----
     Three vectorised steps, each a sort by (person[, group], random priority) and a rank within
-    the runs: keep ``c`` random rows per (person, group); keep ``g`` random groups per person
-    (one random priority per (person, group) pair); keep ``m`` random rows per person. Each
-    step depends on a person's own rows and fresh randomness only.
+    the runs: keep ``c`` random rows per (person, group), ``g`` random groups per person, ``m``
+    random rows per person. Each depends on a person's own rows and fresh randomness only.
     """
     m, g, c = bounds.max_contributions, bounds.max_groups, bounds.max_contributions_per_group
     p = _dense(np.asarray(person))
@@ -309,29 +283,30 @@ def bound_contributions(
         n_g = n if n_groups is None else n_groups
         sorted_rows: np.ndarray | None = None  # kept rows in (person, group) order
         if c < m:
-            order = _order([(p, n), (gr, n_g)], source, n)
+            order = _order([(p, n), (gr, n_g)], source)
             sorted_rows = order[_rank_in_runs(_starts(p[order], gr[order])) < c]
         if g < m:
             if sorted_rows is None:
-                sorted_rows = _order([(p, n), (gr, n_g)], None, n)
+                sorted_rows = _order([(p, n), (gr, n_g)], None)
             ps, gs = p[sorted_rows], gr[sorted_rows]
             pair_start = _starts(ps, gs)
             pair_id = np.cumsum(pair_start) - 1
-            pair_person = ps[pair_start]
-            porder = _order([(pair_person, n)], source, n)
-            prank = np.empty(pair_person.size, dtype=np.int64)
-            prank[porder] = _rank_in_runs(_starts(pair_person[porder]))
-            sorted_rows = sorted_rows[prank[pair_id] < g]
+            sorted_rows = sorted_rows[_random_rank(ps[pair_start], n, source)[pair_id] < g]
         if sorted_rows is not None:
             keep = np.sort(sorted_rows)
             p = p[keep]
     ran_both = group is not None and c < m and g < m
     if not (ran_both and g * c <= m):  # else steps 1 and 2 already keep at most g·c <= m
-        order = _order([(p, n)], source, n)
-        ok = np.empty(p.size, dtype=bool)
-        ok[order] = _rank_in_runs(_starts(p[order])) < m
-        keep = keep[ok]
+        keep = keep[_random_rank(p, n, source) < m]
     return keep
+
+
+def _random_rank(codes: np.ndarray, bound: int, source: RandomSource) -> np.ndarray:
+    """Each row's position, in a random order, among the rows with its code."""
+    order = _order([(codes, bound)], source)
+    rank = np.empty(codes.size, dtype=np.int64)
+    rank[order] = _rank_in_runs(_starts(codes[order]))
+    return rank
 
 
 def _dense(codes: np.ndarray) -> np.ndarray:
@@ -353,9 +328,5 @@ def _dense(codes: np.ndarray) -> np.ndarray:
             dtype=np.int64,
             count=n,
         )
-    ordered = codes[order]
-    change = np.empty(n, dtype=bool)
-    change[0] = True
-    change[1:] = ordered[1:] != ordered[:-1]
-    dense[order] = np.cumsum(change) - 1
+    dense[order] = np.cumsum(_starts(codes[order])) - 1
     return dense

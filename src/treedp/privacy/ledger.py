@@ -49,6 +49,7 @@ from treedp.exceptions import InvalidParameterError, InvalidTypeError, LedgerErr
 from treedp.privacy.accountant import (
     Accountant,
     Charge,
+    _check_neighbours,
     _fits,
     _now,
     check_total,
@@ -74,40 +75,28 @@ _SCHEMA = (
     "unit TEXT NOT NULL, parameters TEXT NOT NULL, grp TEXT, hash TEXT NOT NULL, "
     "PRIMARY KEY (dataset, seq))",
 )
-
-
-# -- values <-> JSON ---------------------------------------------------------------------------
+_KINDS: dict[str, type[Measure]] = {"pure": PureDP, "zcdp": ZCDP, "approx": ApproxDP}
 
 
 def _measure_json(m: Measure) -> str:
-    if isinstance(m, PureDP):
-        data: dict[str, Any] = {"kind": "pure", "epsilon": m.epsilon}
-    elif isinstance(m, ZCDP):
-        data = {"kind": "zcdp", "rho": m.rho}
-    else:
-        data = {"kind": "approx", "epsilon": m.epsilon, "delta": m.delta}
-    return json.dumps(data, sort_keys=True)
+    kind = next(k for k, cls in _KINDS.items() if isinstance(m, cls))
+    return json.dumps({"kind": kind, **vars(m)}, sort_keys=True)
 
 
 def _measure_from_json(text: str) -> Measure:
     data = json.loads(text)
-    kind = data.get("kind")
-    if kind == "pure":
-        return PureDP(data["epsilon"])
-    if kind == "zcdp":
-        return ZCDP(data["rho"])
-    if kind == "approx":
-        return ApproxDP(data["epsilon"], data["delta"])
-    raise ValueError("unknown measure kind")
+    cls = _KINDS.get(data.pop("kind", None))
+    if cls is None:
+        raise ValueError("unknown measure kind")
+    measure: Measure = cls(**data)
+    return measure
 
 
 def _plain(value: Any) -> Any:
     """A JSON-able stand-in for a public parameter value."""
     if isinstance(value, np.generic):
         return value.item()
-    if isinstance(value, Fraction):
-        return str(value)
-    if isinstance(value, datetime | date | np.datetime64 | np.timedelta64):
+    if isinstance(value, Fraction | datetime | date | np.datetime64 | np.timedelta64):
         return str(value)
     if isinstance(value, np.ndarray):
         return value.tolist()
@@ -145,8 +134,7 @@ def _connect(path: Path, *, create: bool) -> sqlite3.Connection:
             f"There is no ledger file at {str(path)!r}. Create one with treedp.init_ledger "
             "(or open_ledger with a total)."
         )
-    mode = "rwc" if create else "rw"
-    uri = f"file:{urllib.parse.quote(str(path.resolve()))}?mode={mode}"
+    uri = f"file:{urllib.parse.quote(str(path.resolve()))}?mode={'rwc' if create else 'rw'}"
     try:
         conn = sqlite3.connect(uri, uri=True, timeout=_BUSY_TIMEOUT_S, isolation_level=None)
         conn.execute("PRAGMA synchronous=FULL")
@@ -175,10 +163,7 @@ def _transaction(conn: sqlite3.Connection, path: Path, *, write: bool) -> Iterat
 
 
 def _check_format(conn: sqlite3.Connection, path: Path) -> bool:
-    """True if the file is a treedp ledger of this version, False if it is an empty database.
-
-    Raises LedgerError for anything else (a foreign file or database, another version).
-    """
+    """True for a treedp ledger of this version, False for an empty database; else LedgerError."""
     try:
         tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
         if not tables:
@@ -203,6 +188,19 @@ def _check_format(conn: sqlite3.Connection, path: Path) -> bool:
     if not {"datasets", "charges"} <= tables:
         raise LedgerError(f"{str(path)!r} is an inconsistent treedp ledger (tables missing).")
     return True
+
+
+def _connect_existing(path: Path) -> sqlite3.Connection:
+    """A connection to the existing ledger file at ``path`` (its format checked)."""
+    conn = _connect(path, create=False)
+    try:
+        with _transaction(conn, path, write=False):
+            if not _check_format(conn, path):
+                raise LedgerError(f"{str(path)!r} is an empty database, not a treedp ledger.")
+    except BaseException:
+        conn.close()
+        raise
+    return conn
 
 
 class _DatasetExistsError(LedgerError):
@@ -254,44 +252,29 @@ class Ledger(Accountant):
             raise
 
     def _open(self, dataset: str) -> None:
-        path = self.path
-        row = self._dataset_row(dataset)
+        where = f"The ledger {str(self.path)!r}"
+        with _transaction(self._conn, self.path, write=False):
+            row = self._conn.execute(
+                "SELECT total, neighbours, created FROM datasets WHERE name = ?", (dataset,)
+            ).fetchone()
         if row is None:
             raise LedgerError(
-                f"The ledger {str(path)!r} has no dataset {dataset!r}. Set its budget first "
+                f"{where} has no dataset {dataset!r}. Set its budget first "
                 "(treedp.init_ledger or 'treedp budget init')."
             )
-        total_text, neighbours, created = row[1], row[2], row[3]
+        total_text, neighbours, self.created = row
         try:
             total = check_total(_measure_from_json(total_text))
         except (ValueError, KeyError, TypeError) as exc:
-            raise LedgerError(
-                f"The ledger {str(path)!r} holds an invalid total for {dataset!r} ({exc})."
-            ) from None
+            raise LedgerError(f"{where} holds an invalid total for {dataset!r} ({exc}).") from None
         if neighbours not in ("add_remove", "replace"):
-            raise LedgerError(
-                f"The ledger {str(path)!r} holds an invalid neighbour relation for {dataset!r}."
-            )
+            raise LedgerError(f"{where} holds an invalid neighbour relation for {dataset!r}.")
         super().__init__(total, dataset=dataset, neighbours=neighbours)
-        self.created = created
         self._refresh()
 
-    # -- reading and verifying -------------------------------------------------------------
-
-    def _dataset_row(self, dataset: str) -> tuple[Any, ...] | None:
-        with _transaction(self._conn, self.path, write=False):
-            row = self._conn.execute(
-                "SELECT name, total, neighbours, created, n_charges, head FROM datasets "
-                "WHERE name = ?",
-                (dataset,),
-            ).fetchone()
-        return None if row is None else tuple(row)
-
     def _load(self) -> None:
-        """Read every charge of the dataset, verify the chain, rebuild the exact state.
-
-        Call inside a transaction.
-        """
+        """Read every charge of the dataset, verify the chain, rebuild the exact state (inside a
+        transaction)."""
         bad = f"The ledger {str(self.path)!r} was edited inconsistently"
         if not _check_format(self._conn, self.path):
             raise LedgerError(f"{bad}: its tables disappeared.")
@@ -311,26 +294,19 @@ class Ledger(Accountant):
         ).fetchall()
         self._reset()
         previous = _genesis(self._dataset, total_text, neighbours, created)
-        for expected, (seq, time, mech, measure, nb, unit, params, grp, digest) in enumerate(
-            rows, start=1
-        ):
+        for expected, (*content, digest) in enumerate(rows, start=1):
+            seq, time, mech, measure, nb, unit, params, grp = content
             if seq != expected:
                 raise LedgerError(f"{bad}: charge {expected} of {self._dataset!r} is missing.")
-            content = [seq, time, mech, measure, nb, unit, params, grp]
             previous = _chain(previous, content)
             if previous != digest:
                 raise LedgerError(
                     f"{bad}: charge {seq} of {self._dataset!r} does not match its checksum."
                 )
             try:
-                record = SpendRecord(
-                    mechanism=mech,
-                    measure=_measure_from_json(measure),
-                    neighbours=nb,
-                    unit=unit,
-                    parameters=json.loads(params),
-                )
-                cost = record.measure if grp is not None else self.cost(record)
+                m = _measure_from_json(measure)
+                record = SpendRecord(mech, m, nb, unit, json.loads(params))
+                cost = m if grp is not None else self.cost(record)
             except (ValueError, TypeError, KeyError) as exc:
                 raise LedgerError(f"{bad}: charge {seq} cannot be read ({exc}).") from None
             self._accept(Charge(seq, time, record, cost, grp))
@@ -341,12 +317,11 @@ class Ledger(Accountant):
             )
         if not _fits(self._total, self._sums):
             raise LedgerError(f"{bad}: the charges of {self._dataset!r} exceed its total.")
+        self._head = head
 
     def _refresh(self) -> None:
         with _transaction(self._conn, self.path, write=False):
             self._load()
-
-    # -- charging ---------------------------------------------------------------------------
 
     def _charge(self, record: SpendRecord, cost: Measure, group: str | None) -> Charge:
         with _transaction(self._conn, self.path, write=True):
@@ -367,10 +342,7 @@ class Ledger(Accountant):
                 _parameters_json(record.parameters),
                 group,
             ]
-            head = self._conn.execute(
-                "SELECT head FROM datasets WHERE name = ?", (self._dataset,)
-            ).fetchone()[0]
-            digest = _chain(head, content)
+            digest = _chain(self._head, content)
             self._conn.execute(
                 "INSERT INTO charges (dataset, seq, time, mechanism, measure, neighbours, unit, "
                 "parameters, grp, hash) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
@@ -423,10 +395,7 @@ def init_ledger(
     where = _check_path(path)
     name = _check_name(dataset)
     total = check_total(total)
-    if neighbours not in ("add_remove", "replace"):
-        raise InvalidParameterError(
-            must("neighbours", f"be 'add_remove' or 'replace'. Got {neighbours!r}.")
-        )
+    _check_neighbours(neighbours)
     conn = _connect(where, create=True)
     try:
         with _transaction(conn, where, write=True):
@@ -442,18 +411,11 @@ def init_ledger(
                     f"The ledger {str(where)!r} already has a budget for dataset {name!r}; a "
                     "total is set once."
                 )
-            created = _now()
-            total_text = _measure_json(total)
+            definition = (name, _measure_json(total), neighbours, _now())
             conn.execute(
                 "INSERT INTO datasets (name, total, neighbours, created, n_charges, head) "
                 "VALUES (?, ?, ?, ?, 0, ?)",
-                (
-                    name,
-                    total_text,
-                    neighbours,
-                    created,
-                    _genesis(name, total_text, neighbours, created),
-                ),
+                (*definition, _genesis(*definition)),
             )
     except BaseException:
         conn.close()
@@ -496,15 +458,7 @@ def open_ledger(
             return init_ledger(where, name, check_total(total), neighbours=neighbours)
         except _DatasetExistsError:
             pass  # opened below, and its total compared
-    conn = _connect(where, create=False)
-    try:
-        with _transaction(conn, where, write=False):
-            if not _check_format(conn, where):
-                raise LedgerError(f"{str(where)!r} is an empty database, not a treedp ledger.")
-    except BaseException:
-        conn.close()
-        raise
-    ledger = Ledger(where, name, conn)
+    ledger = Ledger(where, name, _connect_existing(where))
     if total is not None and (ledger.total != total or ledger.neighbours != neighbours):
         ledger.close()
         raise LedgerError(
@@ -516,13 +470,8 @@ def open_ledger(
 
 def list_datasets(path: str | os.PathLike[str]) -> tuple[str, ...]:
     """The names of the datasets in the ledger at ``path``."""
-    where = _check_path(path)
-    conn = _connect(where, create=False)
+    conn = _connect_existing(_check_path(path))
     try:
-        with _transaction(conn, where, write=False):
-            if not _check_format(conn, where):
-                raise LedgerError(f"{str(where)!r} is an empty database, not a treedp ledger.")
-            names = [r[0] for r in conn.execute("SELECT name FROM datasets ORDER BY name")]
+        return tuple(r[0] for r in conn.execute("SELECT name FROM datasets ORDER BY name"))
     finally:
         conn.close()
-    return tuple(names)

@@ -1,20 +1,15 @@
 """Privacy guarantees as values: pure ε-DP, approximate (ε, δ)-DP and ρ-zCDP.
 
 A mechanism states what it guarantees as one of these frozen values; an accountant composes
-them. Conversions are provided where they are exact or tight:
+them (sequential composition adds ε, ρ, and (ε, δ)). Conversions, exact or tight:
 
 * ``PureDP(ε) → ApproxDP(ε, 0)``: exact (the definitions coincide).
-* ``PureDP(ε) → ZCDP(ε²/2)``: Bun & Steinke 2016, Proposition 1.4 (tight for randomised
-  response).
-* ``ZCDP(ρ) → ApproxDP(ε, δ)``: the tight conversion of Canonne, Kamath & Steinke 2020,
-  Corollary 13: for every α > 1, ρ-zCDP implies (ε, δ)-DP with
-  ``ε = αρ + (ln(1/δ) + (α − 1)·ln(1 − 1/α) − ln α)/(α − 1)``. Every α gives a valid ε, so the
-  numerical minimisation over α can only lose tightness, never validity; the value returned is
-  evaluated at the α found and rounded upwards. It is never larger than the classical
-  ``ρ + 2·sqrt(ρ·ln(1/δ))`` (Bun & Steinke 2016, Proposition 1.3), which is returned instead if
-  ever smaller.
-
-Sequential composition adds ε (pure), ρ (zCDP) and (ε, δ) (approximate, basic composition).
+* ``PureDP(ε) → ZCDP(ε²/2)``: Bun & Steinke 2016, Proposition 1.4.
+* ``ZCDP(ρ) → ApproxDP(ε, δ)``: Canonne, Kamath & Steinke 2020, Corollary 13: for every α > 1,
+  ρ-zCDP implies (ε, δ)-DP with ``ε = αρ + (ln(1/δ) + (α − 1)·ln(1 − 1/α) − ln α)/(α − 1)``.
+  Every α gives a valid ε, so minimising numerically over α can only lose tightness, never
+  validity; the ε at the α found is rounded up, and never above the classical
+  ``ρ + 2·sqrt(ρ·ln(1/δ))`` (Bun & Steinke 2016, Proposition 1.3).
 """
 
 from __future__ import annotations
@@ -35,7 +30,7 @@ _REL_UP = 1e-12
 _ABS_UP = 1e-15
 
 
-def _check_positive(value: object, name: str, *, allow_zero: bool = False) -> float:
+def _check_positive(value: object, name: str, *, allow_zero: bool = True) -> float:
     if isinstance(value, bool) or not isinstance(value, int | float):
         raise InvalidTypeError(must(name, f"be a number. Got {type(value).__name__} {value!r}."))
     v = float(value)
@@ -43,6 +38,13 @@ def _check_positive(value: object, name: str, *, allow_zero: bool = False) -> fl
         bound = ">= 0" if allow_zero else "> 0"
         raise InvalidParameterError(must(name, f"be finite and {bound}. Got {value!r} instead."))
     return v
+
+
+def _check_delta(value: object, *, allow_zero: bool) -> float:
+    d = _check_positive(value, "delta", allow_zero=allow_zero)
+    if d >= 1.0:
+        raise InvalidParameterError(must("delta", f"be < 1. Got {d!r} instead."))
+    return d
 
 
 def _up(x: float) -> float:
@@ -56,9 +58,7 @@ class PureDP:
     epsilon: float
 
     def __post_init__(self) -> None:
-        object.__setattr__(
-            self, "epsilon", _check_positive(self.epsilon, "epsilon", allow_zero=True)
-        )
+        object.__setattr__(self, "epsilon", _check_positive(self.epsilon, "epsilon"))
 
     def to_zcdp(self) -> ZCDP:
         """ρ = ε²/2 (Bun & Steinke 2016, Proposition 1.4), rounded up."""
@@ -81,12 +81,8 @@ class ApproxDP:
     delta: float
 
     def __post_init__(self) -> None:
-        object.__setattr__(
-            self, "epsilon", _check_positive(self.epsilon, "epsilon", allow_zero=True)
-        )
-        d = _check_positive(self.delta, "delta", allow_zero=True)
-        if d >= 1.0:
-            raise InvalidParameterError(must("delta", f"be < 1. Got {d!r} instead."))
+        object.__setattr__(self, "epsilon", _check_positive(self.epsilon, "epsilon"))
+        d = _check_delta(self.delta, allow_zero=True)
         if 0.0 < d < sys.float_info.min:  # subnormal: its shortest decimal is too coarse
             raise InvalidParameterError(
                 must(
@@ -118,7 +114,7 @@ class ZCDP:
     rho: float
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "rho", _check_positive(self.rho, "rho", allow_zero=True))
+        object.__setattr__(self, "rho", _check_positive(self.rho, "rho"))
 
     def to_zcdp(self) -> ZCDP:
         """Itself."""
@@ -126,9 +122,7 @@ class ZCDP:
 
     def to_approx(self, delta: float) -> ApproxDP:
         """The tight (ε, δ) statement at ``delta`` (Canonne, Kamath & Steinke 2020, Cor. 13)."""
-        d = _check_positive(delta, "delta")
-        if d >= 1.0:
-            raise InvalidParameterError(must("delta", f"be < 1. Got {d!r} instead."))
+        d = _check_delta(delta, allow_zero=False)
         return ApproxDP(zcdp_to_epsilon(self.rho, d), d)
 
     def describe(self) -> str:
@@ -146,27 +140,14 @@ def _cks_epsilon(alpha: float, rho: float, log_inv_delta: float) -> float:
 
 
 def zcdp_to_epsilon(rho: float, delta: float) -> float:
-    """The smallest ε (up to upward rounding) with ρ-zCDP ⇒ (ε, δ)-DP, by CKS20 Corollary 13.
-
-    Parameters
-    ----------
-    rho : float
-        ρ >= 0.
-    delta : float
-        δ in (0, 1).
-
-    Returns
-    -------
-    float
-        A valid ε, never above the classical ``ρ + 2·sqrt(ρ·ln(1/δ))``.
-    """
+    """The smallest ε (rounded up) with ρ-zCDP ⇒ (ε, δ)-DP (CKS20 Corollary 13), for ``ρ >= 0``
+    and δ in (0, 1): a valid ε, never above the classical ``ρ + 2·sqrt(ρ·ln(1/δ))``."""
     if rho == 0.0:
         return 0.0
     log_inv = math.log(1.0 / delta)
     classical = rho + 2.0 * math.sqrt(rho * log_inv)
-    # ε(α) is convex-like in log(α - 1) on the range of interest: golden-section search over
-    # u = log(α - 1) in a wide bracket, then evaluate at the best α found (any α is valid).
-    lo, hi = -20.0, 20.0
+    # ε(α) is convex-like in u = log(α - 1): golden-section search in a wide bracket, then
+    # the best value found (any α is valid).
     phi = (math.sqrt(5.0) - 1.0) / 2.0
 
     def f(u: float) -> float:
@@ -176,7 +157,7 @@ def zcdp_to_epsilon(rho: float, delta: float) -> float:
         except (OverflowError, ValueError):
             return math.inf
 
-    a, b = lo, hi
+    a, b = -20.0, 20.0
     c, d = b - phi * (b - a), a + phi * (b - a)
     fc, fd = f(c), f(d)
     for _ in range(200):
@@ -188,16 +169,12 @@ def zcdp_to_epsilon(rho: float, delta: float) -> float:
             a, c, fc = c, d, fd
             d = a + phi * (b - a)
             fd = f(d)
-    best = min(fc, fd)
-    return _up(max(0.0, min(best, classical)))
+    return _up(max(0.0, min(fc, fd, classical)))
 
 
 def compose(measures: list[Measure] | tuple[Measure, ...]) -> Measure:
-    """Sequential composition of guarantees of one kind (basic composition).
-
-    Pure ε add; zCDP ρ add; approximate (ε, δ) add both. Mixed kinds: convert first (pure to
-    zCDP is exact via :meth:`PureDP.to_zcdp`).
-    """
+    """Sequential composition of guarantees of one kind: ε, ρ or (ε, δ) add (convert mixed
+    kinds first, e.g. :meth:`PureDP.to_zcdp`)."""
     if not measures:
         raise InvalidParameterError(must("measures", "hold at least one guarantee."))
     kinds = {type(m) for m in measures}

@@ -44,22 +44,20 @@ class SpendRecord:
     parameters: Mapping[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
+        must = "The '{}' of a spend record must be {}. Got {!r} instead."
         if not isinstance(self.mechanism, str):
-            raise InvalidTypeError("The 'mechanism' of a spend record must be a str.")
+            raise InvalidTypeError(must.format("mechanism", "a str", self.mechanism))
         if not isinstance(self.measure, PureDP | ApproxDP | ZCDP):
             raise InvalidTypeError(
-                "The 'measure' of a spend record must be a PureDP, ApproxDP or ZCDP."
+                must.format("measure", "a PureDP, ApproxDP or ZCDP", self.measure)
             )
         if self.neighbours not in ("add_remove", "replace"):
             raise InvalidParameterError(
-                "The 'neighbours' of a spend record must be 'add_remove' or 'replace'. "
-                f"Got {self.neighbours!r} instead."
+                must.format("neighbours", "'add_remove' or 'replace'", self.neighbours)
             )
-        if not isinstance(self.unit, str) or not (
-            self.unit == "record" or self.unit.startswith("person:")
-        ):
+        unit = self.unit
+        if not isinstance(unit, str) or not (unit == "record" or unit.startswith("person:")):
             raise InvalidParameterError(
-                "The 'unit' of a spend record must be 'record' or 'person:<column>'. "
-                f"Got {self.unit!r} instead."
+                must.format("unit", "'record' or 'person:<column>'", self.unit)
             )
         object.__setattr__(self, "parameters", MappingProxyType(dict(self.parameters)))
