@@ -19,9 +19,7 @@ its dtype, shape and SHA-256. Written atomically.
 
 from __future__ import annotations
 
-import hashlib
 import json
-import math
 import zipfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -36,6 +34,17 @@ from treedp.privacy.contribution import ContributionBounds
 from treedp.privacy.measures import ZCDP, ApproxDP, PureDP
 from treedp.privacy.spend import SpendRecord
 from treedp.release import queries
+from treedp.release.format import (
+    _INT_TYPES,
+    _build,
+    _check_envelope,
+    _check_target,
+    _envelope,
+    _manifest,
+    _read_npy,
+    _smallest_int,
+    _write_zip,
+)
 from treedp.release.record import Release
 
 __all__ = ["GroupedRelease", "load_grouped_release"]
@@ -43,7 +52,6 @@ __all__ = ["GroupedRelease", "load_grouped_release"]
 FORMAT_NAME = "treedp.grouped_release"
 FORMAT_VERSION = 1
 _MEMBER = "grouped.json"
-_INT_TYPES = (np.int8, np.int16, np.int32, np.int64)
 
 
 class GroupedRelease:
@@ -279,19 +287,10 @@ class GroupedRelease:
 
     def _write(self, handle: IO[bytes]) -> None:
         first = next(iter(self._releases.values()))
-        n_levels = len(first.noisy_levels)
+        levels = range(len(first.noisy_levels))
         arrays = [
-            _smallest(np.stack([r.noisy_levels[lv] for r in self._releases.values()]))
-            for lv in range(n_levels)
-        ]
-        manifest = [
-            {
-                "name": f"level_{i}.npy",
-                "dtype": a.dtype.str,
-                "shape": list(a.shape),
-                "sha256": hashlib.sha256(np.ascontiguousarray(a).data).hexdigest(),
-            }
-            for i, a in enumerate(arrays)
+            _smallest_int(np.stack([r.noisy_levels[lv] for r in self._releases.values()]))
+            for lv in levels
         ]
         common = first.metadata()
         common["bins"] = first.bins.to_dict()
@@ -299,56 +298,9 @@ class GroupedRelease:
             "metadata": self.metadata(),
             "keys": [list(k) if isinstance(k, tuple) else k for k in self.keys],
             "common": common,
-            "arrays": manifest,
+            "arrays": _manifest([f"level_{i}.npy" for i in levels], arrays),
         }
-        document = {
-            "format": FORMAT_NAME,
-            "format_version": FORMAT_VERSION,
-            "checksum": _checksum(payload),
-            "payload": payload,
-        }
-        with zipfile.ZipFile(handle, "w", compression=zipfile.ZIP_STORED, allowZip64=True) as zf:
-            zf.writestr(_MEMBER, json.dumps(document, separators=(",", ":")))
-            for entry, arr in zip(manifest, arrays, strict=True):
-                with zf.open(str(entry["name"]), "w", force_zip64=True) as member:
-                    np.lib.format.write_array(member, arr, allow_pickle=False)
-
-
-def _grouped_target(meta: dict[str, Any], guarantee: Any) -> dict[str, float] | None:
-    """The optional ``(epsilon, delta)`` target of a file (files before it have none): only
-    with a zCDP guarantee, ``epsilon > 0``, ``0 < delta < 1``."""
-    target = meta.get("target")
-    if target is None:
-        return None
-    ok = (
-        isinstance(target, dict)
-        and isinstance(guarantee, ZCDP)
-        and all(
-            isinstance(target.get(k), int | float)
-            and not isinstance(target.get(k), bool)
-            and math.isfinite(target[k])
-            and target[k] > 0
-            for k in ("epsilon", "delta")
-        )
-        and target["delta"] < 1
-    )
-    if not ok:
-        raise ReleaseFormatError("the (epsilon, delta) target must hold epsilon > 0, 0 < delta < 1")
-    return {"epsilon": float(target["epsilon"]), "delta": float(target["delta"])}
-
-
-def _smallest(arr: np.ndarray) -> np.ndarray:
-    low, high = (int(arr.min()), int(arr.max())) if arr.size else (0, 0)
-    for kind in _INT_TYPES:
-        info = np.iinfo(kind)
-        if info.min <= low and high <= info.max:
-            return arr.astype(np.dtype(kind).newbyteorder("<"))
-    raise AssertionError("unreachable")  # pragma: no cover
-
-
-def _checksum(payload: dict[str, Any]) -> str:
-    canonical = json.dumps(payload, sort_keys=True, separators=(",", ":"))
-    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+        _write_zip(handle, _MEMBER, _envelope(FORMAT_VERSION, payload, FORMAT_NAME), arrays)
 
 
 def is_grouped_file(path: str | Path) -> bool:
@@ -388,24 +340,11 @@ def load_grouped_release(path: str | Path | IO[bytes]) -> GroupedRelease:
 
 
 def _from_document(zf: zipfile.ZipFile, document: Any, label: str) -> GroupedRelease:
-    from treedp.release.format import _build
-
-    if not isinstance(document, dict) or document.get("format") != FORMAT_NAME:
-        raise ReleaseFormatError(f"{label} is not a treedp grouped release.")
-    version = document.get("format_version")
-    if not isinstance(version, int) or isinstance(version, bool) or version < 1:
-        raise ReleaseFormatError(f"{label} has an invalid format version.")
-    if version > FORMAT_VERSION:
-        raise ReleaseFormatError(
-            f"{label} uses grouped format version {version}, newer than this treedp reads "
-            f"(<= {FORMAT_VERSION}); upgrade treedp."
-        )
-    payload = document.get("payload")
-    if not isinstance(payload, dict) or document.get("checksum") != _checksum(payload):
-        raise ReleaseFormatError(f"{label} failed its checksum: the file is corrupt.")
+    payload = _check_envelope(
+        document, label, (FORMAT_VERSION,), "grouped release", FORMAT_NAME, FORMAT_VERSION
+    )
     try:
         meta = payload["metadata"]
-        by = tuple(str(b) for b in meta["by"])
         keys = tuple(tuple(k) if isinstance(k, list) else k for k in payload["keys"])
         if len(set(keys)) != len(keys) or not keys:
             raise ReleaseFormatError("the keys are not unique")
@@ -415,8 +354,7 @@ def _from_document(zf: zipfile.ZipFile, document: Any, label: str) -> GroupedRel
         ]:
             raise ReleaseFormatError("the arrays are not the tree levels")
         levels = [_read_2d(zf, e, len(keys)) for e in manifest]
-        common = payload["common"]
-        first = _build(common, [lv[0].astype(np.int64) for lv in levels])
+        first = _build(payload["common"], [lv[0].astype(np.int64) for lv in levels])
         releases = [first]
         for i in range(1, len(keys)):
             releases.append(
@@ -435,39 +373,25 @@ def _from_document(zf: zipfile.ZipFile, document: Any, label: str) -> GroupedRel
         bounds = ContributionBounds(
             b["unit"], b["max_contributions"], b["max_groups"], b["max_contributions_per_group"]
         )
-        g = meta["guarantee"]
         neighbours = meta["neighbours"]
         if neighbours not in ("add_remove", "replace"):
             raise ReleaseFormatError("unknown neighbour relation")
-        guarantee: PureDP | ApproxDP | ZCDP
-        if g["kind"] == "zcdp":
-            guarantee = ZCDP(g["rho"])
-            rho_spent = getattr(first.mechanism, "rho_spent", None)
-            if rho_spent is None:
-                raise ReleaseFormatError("a zCDP guarantee needs a Gaussian tree")
-            stated = float(rho_spent()) * bounds.l2_squared(neighbours)
-            if stated > guarantee.rho * (1 + 1e-9):
-                raise ReleaseFormatError("the stated guarantee does not match the noise scales")
-        else:
-            guarantee = (
-                ApproxDP(g["epsilon"], g["delta"])
-                if g["kind"] == "approx"
-                else PureDP(g["epsilon"])
+        guarantee = _guarantee(meta["guarantee"], first.mechanism, bounds, neighbours)
+        target = meta.get("target")
+        if target is not None and not isinstance(guarantee, ZCDP):
+            raise ReleaseFormatError(
+                "the (epsilon, delta) target must hold epsilon > 0, 0 < delta < 1"
             )
-            factor = bounds.sensitivity(neighbours)[0]
-            stated = float(first.mechanism.epsilon_spent()) * factor
-            if stated > guarantee.epsilon * (1 + 1e-9):
-                raise ReleaseFormatError("the stated guarantee does not match the noise scales")
         return GroupedRelease(
             keys=keys,
-            by=by,
+            by=tuple(str(b) for b in meta["by"]),
             releases=releases,
             bounds=bounds,
             neighbours=neighbours,
             epsilon=float("inf") if meta["epsilon"] is None else float(meta["epsilon"]),
             guarantee=guarantee,
             selection=meta["selection"],
-            target=_grouped_target(meta, guarantee),
+            target=None if target is None else _check_target(target),
         )
     except ReleaseFormatError as exc:
         raise ReleaseFormatError(f"{label} holds an inconsistent grouped release: {exc}") from None
@@ -477,31 +401,33 @@ def _from_document(zf: zipfile.ZipFile, document: Any, label: str) -> GroupedRel
         ) from None
 
 
+def _guarantee(
+    g: Any, mechanism: Any, bounds: ContributionBounds, neighbours: str
+) -> PureDP | ApproxDP | ZCDP:
+    """The stated guarantee, checked to cover the trees' loss times the contribution factor."""
+    guarantee: PureDP | ApproxDP | ZCDP
+    if g["kind"] == "zcdp":
+        guarantee = ZCDP(g["rho"])
+        rho_spent = getattr(mechanism, "rho_spent", None)
+        if rho_spent is None:
+            raise ReleaseFormatError("a zCDP guarantee needs a Gaussian tree")
+        stated, bound = float(rho_spent()) * bounds.l2_squared(neighbours), guarantee.rho
+    else:
+        eps = g["epsilon"]
+        guarantee = ApproxDP(eps, g["delta"]) if g["kind"] == "approx" else PureDP(eps)
+        factor = bounds.sensitivity(neighbours)[0]
+        stated, bound = float(mechanism.epsilon_spent()) * factor, guarantee.epsilon
+    if stated > bound * (1 + 1e-9):
+        raise ReleaseFormatError("the stated guarantee does not match the noise scales")
+    return guarantee
+
+
 def _read_2d(zf: zipfile.ZipFile, entry: Any, n_keys: int) -> np.ndarray:
-    """One level array, its header checked against the manifest before its data is read."""
+    """One level array, of one row per key (:func:`~treedp.release.format._read_npy`)."""
     allowed = {np.dtype(t).newbyteorder("<").str for t in _INT_TYPES}
     if not isinstance(entry, dict) or entry.get("dtype") not in allowed:
         raise ReleaseFormatError("an array does not hold little-endian signed integers")
     shape = entry.get("shape")
     if not isinstance(shape, list) or len(shape) != 2 or shape[0] != n_keys:
         raise ReleaseFormatError("an array does not have one row per key")
-    fmt = np.lib.format
-    with zf.open(str(entry["name"])) as member:
-        version = fmt.read_magic(member)
-        if version == (1, 0):
-            header = fmt.read_array_header_1_0(member)
-        elif version == (2, 0):
-            header = fmt.read_array_header_2_0(member)
-        else:
-            raise ReleaseFormatError("an array is not a valid .npy file")
-        stored_shape, fortran, dtype = header
-        if dtype.str != entry["dtype"] or list(stored_shape) != shape or fortran:
-            raise ReleaseFormatError("an array's type or shape differs from the metadata")
-        nbytes = int(shape[0]) * int(shape[1]) * dtype.itemsize
-        data = member.read(nbytes)
-        if len(data) != nbytes or member.read(1):
-            raise ReleaseFormatError("an array's data does not match its header")
-    arr = np.frombuffer(data, dtype=dtype).reshape(shape)
-    if hashlib.sha256(np.ascontiguousarray(arr).data).hexdigest() != entry.get("sha256"):
-        raise ReleaseFormatError("an array failed its checksum")
-    return arr
+    return _read_npy(zf, entry, 2)
