@@ -1,14 +1,11 @@
 """A grouped release: one tree per public key, released in one call under one guarantee.
 
-Every key's tree uses the same public bins, the same mechanism (one plan) and noise of the same
-scale; :class:`GroupedRelease` gives per-key :class:`~treedp.release.Release` objects
-(``gr[key]``: every query), tidy answers across keys, and one file on disk.
-
-The guarantee is stated once, for the privacy unit (:attr:`GroupedRelease.guarantee`,
-:meth:`GroupedRelease.spend`). Each per-key ``Release`` carries the record-level mechanism it
-was noised with, at ``epsilon / Δ`` where ``Δ`` is the contribution factor (the L1 change of
-all groups' level vectors together when one person is added or removed, see
-:mod:`treedp.privacy.contribution`): the person-level loss is ``Δ`` times its loss.
+Every key's tree has the same public bins, mechanism and noise scale; ``gr[key]`` is that
+key's :class:`~treedp.release.Release`. The guarantee is stated once, for the privacy unit.
+Each per-key release carries the record-level mechanism it was noised with, at
+``epsilon / Δ`` with ``Δ`` the contribution factor (the L1 change of all groups' level vectors
+together for one person, :mod:`treedp.privacy.contribution`): the person-level loss is ``Δ``
+times its loss.
 
 File layout (``format: "treedp.grouped_release"``, version 1): a zip holding ``grouped.json``
 — an envelope ``{format, format_version, checksum, payload}`` whose checksum is the SHA-256 of
@@ -45,7 +42,7 @@ from treedp.release.format import (
     _smallest_int,
     _write_zip,
 )
-from treedp.release.record import Release
+from treedp.release.record import Release, _approx
 
 __all__ = ["GroupedRelease", "load_grouped_release"]
 
@@ -124,9 +121,7 @@ class GroupedRelease:
     @property
     def approx_target(self) -> ApproxDP | None:
         """The ``(epsilon, delta)`` target asked for, as a guarantee (None without one)."""
-        if self.target is None:
-            return None
-        return ApproxDP(float(self.target["epsilon"]), float(self.target["delta"]))
+        return _approx(self.target)
 
     def __setattr__(self, name: str, value: Any) -> None:
         raise AttributeError(f"A GroupedRelease is frozen: cannot set '{name}'.")
@@ -174,12 +169,7 @@ class GroupedRelease:
 
     # ------------------------------------------------------------------ queries across keys
     def quantile(self, q: Any) -> dict[Any, Any]:
-        """``q``-quantiles per key: ``{key: answer}`` shaped like ``q``.
-
-        On integer bins the answer is the smallest integer whose released (consistent) CDF
-        reaches ``q·n̂`` (the inverse CDF: a value of the domain, on the right side of a block
-        of ties); otherwise it is :meth:`Release.quantile` (interpolating inside the bin).
-        """
+        """``{key: release.quantile(q)}``."""
         qa = queries.check_q(q)
         return {k: r.quantile(qa) for k, r in self._releases.items()}
 
@@ -264,11 +254,7 @@ class GroupedRelease:
         )
 
     def plot(self, **options: Any) -> Any:
-        """Overlaid CDFs (default) or small multiples per key:
-        :func:`treedp.report.plot.plot_groups`.
-
-        Needs ``treedp[plot]`` (matplotlib). Post-processing: no privacy cost.
-        """
+        """Overlaid CDFs or small multiples per key: :func:`treedp.report.plot.plot_groups`."""
         return view("grouped.plot")(dict(self.items()), **options)
 
     def _repr_html_(self) -> str:
@@ -278,8 +264,7 @@ class GroupedRelease:
 
     # ------------------------------------------------------------------ files
     def save(self, path: str | Path | IO[bytes]) -> None:
-        """Write the grouped release as one checksummed zip, atomically when ``path`` is a
-        path (either the whole file is written or nothing is)."""
+        """Write the grouped release as one checksummed zip (atomically to a path)."""
         if isinstance(path, str | Path):
             atomic_write(Path(path), self._write)
         else:

@@ -7,9 +7,7 @@ so it costs no privacy.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
-from statistics import NormalDist
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -18,6 +16,7 @@ from treedp._validation import check_level, check_option, check_simulations, mus
 from treedp.estimation import band_critical_value, estimate_prefix
 from treedp.exceptions import InvalidParameterError
 from treedp.noise import RandomSource, resolve_source
+from treedp.release.inference import tail_factor
 
 if TYPE_CHECKING:
     from treedp.release import Release
@@ -139,15 +138,8 @@ def cdf_band(
         crit = band_critical_value(errors, se, level)
     else:
         live = int(np.count_nonzero(se > 0)) or 1
-        crit = _half_width_factor_tail((1.0 - level) / live)
+        crit = tail_factor((1.0 - level) / live)
     low = np.maximum.accumulate(np.maximum(estimate - crit * se, 0.0))
     high = np.minimum.accumulate((estimate + crit * se)[::-1])[::-1]
     high = np.maximum(high, low)  # an empty band after tightening still brackets nothing wrongly
     return CDFBand(idx, estimate, low, high, level, method)
-
-
-def _half_width_factor_tail(alpha: float) -> float:
-    """``inference.half_width_factor`` for a two-sided miss probability ``alpha`` (may be tiny)."""
-    z = -NormalDist().inv_cdf(alpha / 2.0)
-    laplace = math.log(1.0 / alpha) / math.sqrt(2.0)
-    return max(z, laplace)
