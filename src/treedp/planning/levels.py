@@ -1,9 +1,5 @@
-"""A tree's levels as the planner sees them: weights, smooth and exact variances, budgets.
-
-Every noise-dependent number comes from the noise family
-(:class:`~treedp.noise.families.BudgetedFamily`): a level's weight from its L1 / L2
-sensitivity, its smooth variance for the searches, its exact variance for the final scores.
-"""
+"""A tree's levels as the planner sees them: weights, smooth and exact variances, budgets
+(every noise-dependent number from the :class:`~treedp.noise.families.BudgetedFamily`)."""
 
 from __future__ import annotations
 
@@ -46,17 +42,12 @@ def level_weights(height: int, neighbours: str, family: Family) -> list[float]:
 def proxy_variances(
     budgets: Sequence[float], weights: Sequence[float], family: Family
 ) -> tuple[float, ...]:
-    """The smooth variance of each level for the searches (``2 L1²/ε_l²`` Laplace,
-    ``L2²/(2ρ_l)`` Gaussian); 0 for an exact level, ``inf`` for a level switched off."""
-    out = []
-    for b, d in zip(budgets, weights, strict=True):
-        if d == 0:
-            out.append(0.0)
-        elif b <= 0:
-            out.append(math.inf)
-        else:
-            out.append(family.proxy_variance(d, b))
-    return tuple(out)
+    """The smooth variance of each level (``2 L1²/ε_l²`` Laplace, ``L2²/(2ρ_l)`` Gaussian); 0
+    for an exact level, ``inf`` for a level switched off."""
+    return tuple(
+        (family.proxy_variance(d, b) if b > 0 else math.inf) if d != 0 else 0.0
+        for b, d in zip(budgets, weights, strict=True)
+    )
 
 
 def level_variances(budgets: Sequence[float], neighbours: str, family: Family) -> tuple[float, ...]:

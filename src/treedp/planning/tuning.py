@@ -1,10 +1,6 @@
-"""The budget searches: free level budgets for a tree shape, on a smooth or exact objective.
-
-:func:`tune_free` iterates the stationarity condition ``b_l ∝ (d_l ∂f/∂σ_l²)^p`` (the noise
-family's weight ``d`` and rule power ``p``; :mod:`treedp.planning`), :func:`exact_polish`
-takes a few such steps on the exact objective, :func:`compass` searches without derivatives
-(for the non-smooth worst prefix). No scipy.
-"""
+"""Free level budgets for a tree shape (:mod:`treedp.planning` has the method): the
+stationarity iteration on a smooth (:func:`tune_free`) or exact (:func:`exact_polish`)
+objective, and a compass search for the non-smooth worst prefix. No scipy."""
 
 from __future__ import annotations
 
@@ -29,17 +25,13 @@ def tune_free(
     iterations: int,
     step: float = 1.0,
 ) -> tuple[float, tuple[float, ...]]:
-    """Free level budgets by the stationarity condition (:mod:`treedp.planning`).
+    """Free level budgets by the stationarity condition: the best iterate and its value.
 
-    The levels with a positive start budget and a positive sensitivity are tuned (the others
-    stay exact or switched off). Each step takes forward differences of the objective in every
-    tuned level's variance (relative step 1e-6: the exact closed form is smooth) and sets the
-    budgets to ``b_l ∝ (d_l ∂f/∂σ_l²)^p`` (``p = 1/3``, ``d = L1²`` for Laplace; ``p = 1/2``,
-    ``d = L2²`` for Gaussian), normalised to ``total``: the fixed point of that map is the KKT
-    point. The undamped map converges in a few steps (a damped one, halfway in logs, needed
-    three times as many; ``step < 1`` moves only part of the way in logs, for non-smooth
-    objectives); the tuner stops when a step gains less than
-    :data:`TUNE_TOLERANCE` relatively and returns the best iterate and its value.
+    Levels with a positive start budget and sensitivity are tuned. Each step sets
+    ``b_l ∝ (d_l ∂f/∂σ_l²)^p``, normalised to ``total`` (derivatives by forward differences,
+    relative step 1e-6); its fixed point is the KKT point. Undamped it converges in a few
+    steps; ``step < 1`` moves part of the way in logs (for non-smooth objectives). It stops
+    when a step gains less than :data:`TUNE_TOLERANCE` relatively.
     """
     power = family.rule_power
     active = [lv for lv, (b, d) in enumerate(zip(start, weights, strict=True)) if b > 0 and d > 0]
@@ -87,10 +79,9 @@ def exact_polish(
     exact_score: Callable[[tuple[float, ...]], float],
     iterations: int = 3,
 ) -> tuple[float, tuple[float, ...]]:
-    """A few stationarity steps on the exact objective: ``b_l ← b_l (-∂f/∂b_l)^p``,
-    normalised (``p`` as in :func:`tune_free`; with the smooth proxy this is the same map),
-    derivatives by forward differences (relative step 1e-5; the exact noise scales are
-    rationals with denominators up to 2^20, far finer). The best iterate is returned."""
+    """A few steps ``b_l ← b_l (-∂f/∂b_l)^p`` on the exact objective, normalised (the map of
+    :func:`tune_free`), by forward differences with relative step 1e-5 (the exact noise
+    scales have denominators up to 2^20, far finer): the best iterate."""
     power = family.rule_power
     budgets = list(candidate.level_budgets)
     active = [lv for lv, b in enumerate(budgets) if b > 0 and weights[lv] > 0]
@@ -126,12 +117,8 @@ def compass(
     objective: Callable[[tuple[float, ...]], float],
     max_evals: int,
 ) -> tuple[float, tuple[float, ...]]:
-    """Derivative-free budgets for a non-smooth objective (the worst prefix): compass search.
-
-    Each trial multiplies one tuned level's budget by ``e^{±s}`` and renormalises to
-    ``total``; an improvement is kept, and ``s`` halves after a round without one (from 0.5,
-    down to 1/64), within ``max_evals`` evaluations.
-    """
+    """Compass search for a non-smooth objective: each trial multiplies one level's budget by
+    ``e^{±s}`` and renormalises; ``s`` halves (0.5 down to 1/64) after a round without gain."""
     active = [lv for lv, (b, d) in enumerate(zip(start, weights, strict=True)) if b > 0 and d > 0]
     budgets = [total * b / math.fsum(start) for b in start]
     best = objective(proxy_variances(budgets, weights, family))
