@@ -1,10 +1,7 @@
-"""Views of a release, read from outside it: plots, the HTML page, the notebook display,
-tables and the bounds warning.
+"""Views of a release: plots, the HTML page, the notebook display, tables, the bounds warning.
 
-Each is a function of a :class:`~treedp.release.Release` (or a grouped release); the release
-layer never imports this package. Importing it registers the functions behind the release's
-methods (``plot``, ``_repr_html_``, ``to_arrays``, ``to_frame``, ``bounds_warning``) in the
-hook table :mod:`treedp._views`, which ``import treedp`` points at this package.
+The release never imports this package: importing it registers the functions behind the
+release's view methods in the hook table :mod:`treedp._views`.
 """
 
 from treedp._views import register_view

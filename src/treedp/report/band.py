@@ -1,9 +1,4 @@
-"""A simultaneous confidence band for the CDF of a release (no matplotlib needed).
-
-:func:`cdf_band` is what :mod:`treedp.report.plot` draws around the CDF; it reads the release's
-unbiased prefix estimates and their exact standard errors, and simulates only the public noise,
-so it costs no privacy.
-"""
+"""A simultaneous confidence band for the CDF of a release (what the CDF plot draws)."""
 
 from __future__ import annotations
 
@@ -23,7 +18,7 @@ if TYPE_CHECKING:
 
 __all__ = ["CDFBand", "band_index", "cdf_band"]
 
-#: Band calibration by simulation when ``(B + 1) · simulations`` is at most this (about a second).
+#: "auto" simulates when ``(B + 1) · simulations`` is at most this (about a second).
 _SIMULATION_BUDGET = 2**22
 
 
@@ -38,9 +33,8 @@ class CDFBand:
     estimate : ndarray
         The unbiased prefix estimates at ``index``.
     low, high : ndarray
-        The band: with probability at least ``level``, ``low[k] <= P[index[k]] <= high[k]``
-        for every ``k`` at once. Tightened by monotonicity, so it also bounds the CDF between
-        evaluated edges: ``low[k] <= F(x) <= high[k + 1]`` for ``x`` between them.
+        With probability at least ``level``, ``low[k] <= P[index[k]] <= high[k]`` for every
+        ``k`` at once (and ``low[k] <= F(x) <= high[k + 1]`` between evaluated edges).
     level : float
         The simultaneous coverage.
     method : str
@@ -56,8 +50,7 @@ class CDFBand:
 
 
 def band_index(n_bins: int, max_points: int) -> np.ndarray:
-    """Evaluated prefix indices: all of ``0..B``, or an evenly spaced public subset with both
-    ends."""
+    """All prefix indices ``0..B``, or an evenly spaced subset of ``max_points`` with both ends."""
     if n_bins + 1 <= max_points:
         return np.arange(n_bins + 1)
     return np.unique(np.linspace(0, n_bins, max_points).round().astype(np.int64))
@@ -74,24 +67,14 @@ def cdf_band(
 ) -> CDFBand:
     """A simultaneous confidence band for the CDF of a release (no matplotlib needed).
 
-    The band is ``P̂[m] ± c·se[m]`` over the evaluated prefix indices ``m``, around the unbiased
-    prefix estimates ``P̂`` with their exact standard errors ``se`` (:attr:`Release.covariance`),
-    then tightened by monotonicity (the true CDF is non-decreasing and not negative). Two ways
-    to choose ``c`` so that the band holds for all evaluated ``m`` at once with probability
-    ``level``:
-
-    - ``"simulation"``: ``c`` is the ``level``-quantile of ``max_m |error[m]| / se[m]`` over
-      ``simulations`` draws of the noise alone (the noise is public, so this costs no privacy) —
-      the calibration of :meth:`Release.quantile_interval`;
-    - ``"bonferroni"``: no simulation; each of the ``k`` evaluated points gets the per-point
-      interval of :meth:`Release.confidence_interval` at level ``1 - (1 - level)/k`` (the larger
-      of the normal and Laplace quantiles), and the union bound makes them simultaneous. It is
-      conservative (wider), and fast for any number of bins.
-
-    ``"auto"`` simulates when ``(B + 1)·simulations <= 2**22`` (about a second) and uses the
-    Bonferroni band otherwise. Evaluating a public subset of at most ``max_points`` edges is no
-    loss of validity: the CDF is non-decreasing, so between two evaluated edges it lies between
-    the lower bound at the left one and the upper bound at the right one.
+    ``P̂[m] ± c·se[m]`` around the unbiased prefix estimates with their exact standard errors,
+    tightened by monotonicity, holding for all evaluated ``m`` at once with probability
+    ``level``. ``c`` is the ``level``-quantile of ``max_m |error[m]| / se[m]`` over simulations
+    of the public noise alone (``"simulation"``, no privacy cost), or the per-point factor at
+    level ``1 - (1 - level)/k`` for ``k`` points with the union bound (``"bonferroni"``:
+    wider, fast for any number of bins); ``"auto"`` simulates when
+    ``(B + 1)·simulations <= 2**22``. Between two evaluated edges the non-decreasing CDF lies
+    between the left lower and the right upper bound, so a subset of edges loses nothing.
 
     Parameters
     ----------

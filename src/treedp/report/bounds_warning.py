@@ -16,15 +16,11 @@ __all__ = ["bounds_warning"]
 
 
 def bounds_warning(release: Release, *, share: float | None = None) -> str | None:
-    """A warning when an end bin holds a large share of the released mass (or privately
-    found bounds ran off the public grid, or the release counts too few records for the
-    private bounds' allowance: :func:`~treedp.value_methods.bounds_warnings.few_records_warning`),
-    else None.
+    """A warning when the bounds look too narrow, else None (post-processing, no cost).
 
-    Values outside the public bounds are counted in the end bins, so a first or last bin
-    holding much of the mass suggests bounds narrower than the data: values were probably
-    clamped, and quantiles near that end are unreliable. The check reads only the
-    released (consistent) counts: post-processing, no privacy cost.
+    Values outside the bounds are clamped into the end bins, so an end bin holding much of the
+    released mass suggests bounds narrower than the data. Privately found bounds also warn
+    when a scan ran off the public grid or too few records were released for its allowance.
 
     Parameters
     ----------

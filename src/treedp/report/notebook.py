@@ -17,11 +17,8 @@ __all__ = ["grouped_html", "summary_html"]
 
 
 def summary_html(release: Release) -> str:
-    """A compact HTML summary with a small CDF figure (for ``Release._repr_html_``).
-
-    The band is the fast Bonferroni one (:func:`treedp.report.band.cdf_band`), so display is instant
-    for any number of bins. Without matplotlib the summary has no figure and says why.
-    """
+    """A compact HTML summary with a small CDF figure and the fast Bonferroni band (for
+    ``Release._repr_html_``); without matplotlib it says why there is no figure."""
     g = release.guarantee.describe()
     unit = "one record" if release.unit is None else f"one person ({release.unit.label})"
     rows = [

@@ -1,8 +1,4 @@
-"""A release as a table: one row per bin with its intervals (dict of arrays, or a DataFrame).
-
-Every column is post-processing of the release; :meth:`Release.to_arrays`,
-:meth:`Release.to_frame` and :meth:`GroupedRelease.to_frame` call these.
-"""
+"""A release as a table: one row per bin with its intervals (dict of arrays, or a DataFrame)."""
 
 from __future__ import annotations
 
@@ -22,8 +18,6 @@ __all__ = ["grouped_frame", "release_arrays", "release_frame"]
 
 def release_arrays(release: Release, *, level: float = 0.95) -> dict[str, np.ndarray]:
     """The release as a plain dict of equal-length arrays, one row per bin.
-
-    For notebooks and spreadsheets; every column is post-processing of the release.
 
     Parameters
     ----------
