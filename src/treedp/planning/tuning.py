@@ -16,6 +16,16 @@ __all__ = ["TUNE_TOLERANCE", "compass", "exact_polish", "tune_free"]
 TUNE_TOLERANCE = 1e-6
 
 
+def _active(budgets: list[float], weights: list[float]) -> list[int]:
+    """The tuned levels: a positive budget and sensitivity (the others are exact or off)."""
+    return [lv for lv, (b, d) in enumerate(zip(budgets, weights, strict=True)) if b > 0 and d > 0]
+
+
+def _scaled(values: list[float], total: float) -> list[float]:
+    norm = math.fsum(values)
+    return [total * v / norm for v in values]
+
+
 def tune_free(
     start: list[float],
     total: float,
@@ -27,15 +37,15 @@ def tune_free(
 ) -> tuple[float, tuple[float, ...]]:
     """Free level budgets by the stationarity condition: the best iterate and its value.
 
-    Levels with a positive start budget and sensitivity are tuned. Each step sets
+    Each step sets
     ``b_l ∝ (d_l ∂f/∂σ_l²)^p``, normalised to ``total`` (derivatives by forward differences,
     relative step 1e-6); its fixed point is the KKT point. Undamped it converges in a few
     steps; ``step < 1`` moves part of the way in logs (for non-smooth objectives). It stops
     when a step gains less than :data:`TUNE_TOLERANCE` relatively.
     """
     power = family.rule_power
-    active = [lv for lv, (b, d) in enumerate(zip(start, weights, strict=True)) if b > 0 and d > 0]
-    budgets = [total * b / math.fsum(start) for b in start]
+    active = _active(start, weights)
+    budgets = _scaled(start, total)
     variances = proxy_variances(budgets, weights, family)
     current = objective(variances)
     best = (current, tuple(budgets))
@@ -53,13 +63,13 @@ def tune_free(
         if not math.isfinite(norm) or norm <= 0:
             break
         if step == 1.0:
-            budgets = [total * t / norm for t in targets]
+            budgets = _scaled(targets, total)
         else:  # geometrically part of the way
             moved = [
                 b ** (1 - step) * (total * t / norm) ** step if t > 0 else 0.0
                 for b, t in zip(budgets, targets, strict=True)
             ]
-            budgets = [total * b / math.fsum(moved) for b in moved]
+            budgets = _scaled(moved, total)
         variances = proxy_variances(budgets, weights, family)
         value = objective(variances)
         gain = current - value
@@ -84,7 +94,7 @@ def exact_polish(
     scales have denominators up to 2^20, far finer): the best iterate."""
     power = family.rule_power
     budgets = list(candidate.level_budgets)
-    active = [lv for lv, b in enumerate(budgets) if b > 0 and weights[lv] > 0]
+    active = _active(budgets, weights)
     best = (candidate.value, tuple(budgets))
     if len(active) < 2:
         return best
@@ -99,8 +109,7 @@ def exact_polish(
             if not slope > 0:
                 return best
             moved[lv] = budgets[lv] * slope**power
-        norm = math.fsum(moved)
-        budgets = [total * b / norm for b in moved]
+        budgets = _scaled(moved, total)
         current = exact_score(tuple(budgets))
         if current < best[0]:
             best = (current, tuple(budgets))
@@ -119,8 +128,8 @@ def compass(
 ) -> tuple[float, tuple[float, ...]]:
     """Compass search for a non-smooth objective: each trial multiplies one level's budget by
     ``e^{±s}`` and renormalises; ``s`` halves (0.5 down to 1/64) after a round without gain."""
-    active = [lv for lv, (b, d) in enumerate(zip(start, weights, strict=True)) if b > 0 and d > 0]
-    budgets = [total * b / math.fsum(start) for b in start]
+    active = _active(start, weights)
+    budgets = _scaled(start, total)
     best = objective(proxy_variances(budgets, weights, family))
     evals, size = 1, 0.5
     while evals < max_evals and size >= 1 / 64 and len(active) >= 2:
@@ -129,8 +138,7 @@ def compass(
             for sign in (1.0, -1.0):
                 trial = list(budgets)
                 trial[lv] *= math.exp(sign * size)
-                norm = math.fsum(trial)
-                trial = [total * b / norm for b in trial]
+                trial = _scaled(trial, total)
                 value = objective(proxy_variances(trial, weights, family))
                 evals += 1
                 if value < best:
