@@ -10,8 +10,8 @@ Search (:mod:`.search`): shapes are the flat tree, near-equal fan-outs, exact fa
 nearby smooth sizes and mixed radices (:mod:`.shapes`); under ``add_remove`` with the efficient
 estimator the root may be switched off (a middle level off is the same as merging two
 fan-outs). Shapes are screened on smooth proxy variances with equal and rule budgets; the
-finalists get free budgets (:func:`.tuning.tune_free`), a local search moves between mixed
-radices, and the winner takes a few exact steps (:func:`.tuning.exact_polish`). Only public
+finalists get free budgets (:func:`.levels.tune_free`), a local search moves between mixed
+radices, and the winner takes a few exact steps (:func:`.levels.exact_polish`). Only public
 parameters are used.
 
 Free budgets. With ``w_l = ∂f/∂σ_l²`` the objective's weight of level ``l`` and ``d_l`` its

@@ -23,11 +23,14 @@ from treedp.noise.families import noise_family
 from treedp.planning.levels import (
     Family,
     budgets_from,
+    compass,
+    exact_polish,
     level_variances,
     level_variances_or_none,
     level_weights,
     proxy_variances,
     rule_budgets,
+    tune_free,
 )
 from treedp.planning.result import Plan
 from treedp.planning.shapes import (
@@ -37,7 +40,6 @@ from treedp.planning.shapes import (
     neighbour_shapes,
     references,
 )
-from treedp.planning.tuning import compass, exact_polish, tune_free
 from treedp.planning.workload import Workload, workload_name
 from treedp.tree import TreeShape
 from treedp.tree.candidate import PlanCandidate

@@ -456,7 +456,7 @@ class Release(IntervalQueries):
 
     def bounds_warning(self, *, share: float | None = None) -> str | None:
         """A warning when the bounds look too narrow, else None:
-        :func:`treedp.report.bounds_warning.bounds_warning`."""
+        :func:`treedp.report.tables.bounds_warning`."""
         warning: str | None = view("bounds_warning")(self, share=share)
         return warning
 

@@ -5,11 +5,16 @@ release's view methods in the hook table :mod:`treedp._views`.
 """
 
 from treedp._views import register_view
-from treedp.report.bounds_warning import bounds_warning
-from treedp.report.html import SEEDED_WARNING, expected_error, render_report, write_report
-from treedp.report.notebook import grouped_html, summary_html
+from treedp.report.html import (
+    SEEDED_WARNING,
+    expected_error,
+    grouped_html,
+    render_report,
+    summary_html,
+    write_report,
+)
 from treedp.report.plot import plot_groups, plot_release
-from treedp.report.tables import grouped_frame, release_arrays, release_frame
+from treedp.report.tables import bounds_warning, grouped_frame, release_arrays, release_frame
 
 __all__ = [
     "SEEDED_WARNING",

@@ -1,4 +1,5 @@
-"""A release as one self-contained static HTML page (``treedp report``).
+"""A release as one self-contained static HTML page (``treedp report``), and the notebook
+displays (``_repr_html_``) of a release and a grouped release.
 
 What was released and under which guarantee, the plots as inline SVG, tables of quantiles and
 CDF values with their intervals, and the expected error: all post-processing of the release
@@ -26,8 +27,16 @@ from treedp.report.plot import figure_svg, plot_release, require_matplotlib
 
 if TYPE_CHECKING:
     from treedp.release import Release
+    from treedp.release.grouped import GroupedRelease
 
-__all__ = ["SEEDED_WARNING", "expected_error", "render_report", "write_report"]
+__all__ = [
+    "SEEDED_WARNING",
+    "expected_error",
+    "grouped_html",
+    "render_report",
+    "summary_html",
+    "write_report",
+]
 
 NEIGHBOUR_TEXT = {
     "add_remove": "add/remove: two datasets are neighbours when one has one record more",
@@ -470,3 +479,71 @@ def write_report(release: Release, path: str | os.PathLike[str], **options: Any)
         atomic_write(path, write)
     except OSError as exc:
         raise OSError(exc.errno, exc.strerror, os.fspath(path)) from None
+
+
+# ---------------------------------------------------------------------------- notebook
+def summary_html(release: Release) -> str:
+    """A compact HTML summary with a small CDF figure and the fast Bonferroni band (for
+    ``Release._repr_html_``); without matplotlib it says why there is no figure."""
+    g = release.guarantee.describe()
+    unit = "one record" if release.unit is None else f"one person ({release.unit.label})"
+    rows = [
+        ("mechanism", release.mechanism.name),
+        ("guarantee", f"{g}, {release.neighbours} neighbours, unit: {unit}"),
+        (
+            "bins",
+            f"{release.bins.n_bins} over [{_fmt(release.edges[0])}, {_fmt(release.edges[-1])}]",
+        ),
+        ("n" if release.mechanism.neighbours == "replace" else "n̂", _fmt_count(release.n)),
+        ("median", _fmt(release.median())),
+    ]
+    if release.branching:
+        rows.insert(2, ("tree", " × ".join(map(str, release.branching))))
+    table = "".join(
+        f'<tr><th style="text-align:left;padding-right:1em">{escape(k)}</th>'
+        f'<td style="text-align:left">{escape(v)}</td></tr>'
+        for k, v in rows
+    )
+    warn = (
+        f'<p style="color:#b00020;font-weight:600">{escape(SEEDED_WARNING)}</p>'
+        if release.seeded
+        else ""
+    )
+    try:
+        fig, _ = plot_release(
+            release, kind="cdf", band_method="bonferroni", max_points=128, figsize=(4.0, 2.6)
+        )
+        fig.axes[0].legend(fontsize="xx-small")
+        svg = figure_svg(
+            fig,
+            title="Estimated CDF with a 95% simultaneous band",
+            description=f"Estimated CDF of {release.bins.n_bins} bins; median "
+            f"{_fmt(release.median())}.",
+            ident=f"treedp-{id(release):x}",
+        )
+        figure = f'<div style="max-width:26rem">{svg}</div>'
+    except ImportError:
+        figure = "<p><em>Install treedp[plot] (matplotlib) for a CDF figure.</em></p>"
+    return (
+        '<div class="treedp-release" style="display:flex;flex-wrap:wrap;gap:1em;'
+        'align-items:flex-start">'
+        f"<div><strong>treedp Release</strong>{warn}<table>{table}</table></div>{figure}</div>"
+    )
+
+
+def grouped_html(grouped: GroupedRelease) -> str:
+    """The guarantee once, then a compact line per key (the first 20)."""
+    head = escape(repr(grouped))
+    rows = []
+    for i, (key, release) in enumerate(grouped.items()):
+        if i == 20:
+            rows.append(f"<tr><td colspan=3>… {len(grouped.keys) - 20} more keys</td></tr>")
+            break
+        rows.append(
+            f"<tr><td>{escape(str(key))}</td><td>{release.n:.0f}</td>"
+            f"<td>{escape(str(release.median()))}</td></tr>"
+        )
+    return (
+        f"<div><p><strong>{head}</strong></p><table><tr><th>key</th><th>n̂</th>"
+        f"<th>median</th></tr>{''.join(rows)}</table></div>"
+    )
