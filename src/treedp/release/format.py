@@ -532,7 +532,9 @@ def _number(value: Any) -> bool:
 
 def _check_target(target: Any) -> dict[str, float]:
     """A stored ``(epsilon, delta)`` target: ``epsilon > 0``, ``0 < delta < 1``."""
-    values = [target.get(k) for k in ("epsilon", "delta")] if isinstance(target, dict) else []
+    values: list[Any] = (
+        [target.get(k) for k in ("epsilon", "delta")] if isinstance(target, dict) else []
+    )
     if len(values) != 2 or not all(_number(v) and v > 0 for v in values) or not values[1] < 1:
         raise ReleaseFormatError("the (epsilon, delta) target must hold epsilon > 0, 0 < delta < 1")
     return {"epsilon": float(values[0]), "delta": float(values[1])}

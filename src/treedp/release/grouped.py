@@ -94,19 +94,17 @@ class GroupedRelease:
     ) -> None:
         if len(keys) != len(releases):
             raise InvalidParameterError("A grouped release needs one release per key.")
-        fields = {
-            "keys": tuple(keys),
-            "by": tuple(by),
-            "_releases": dict(zip(keys, releases, strict=True)),
-            "bounds": bounds,
-            "neighbours": neighbours,
-            "epsilon": float(epsilon),
-            "guarantee": guarantee,
-            "selection": None if selection is None else dict(selection),
-            "target": None if target is None else dict(target),
-        }
-        for name, value in fields.items():
-            object.__setattr__(self, name, value)
+        vars(self).update(  # past the frozen __setattr__
+            keys=tuple(keys),
+            by=tuple(by),
+            _releases=dict(zip(keys, releases, strict=True)),
+            bounds=bounds,
+            neighbours=neighbours,
+            epsilon=float(epsilon),
+            guarantee=guarantee,
+            selection=None if selection is None else dict(selection),
+            target=None if target is None else dict(target),
+        )
 
     keys: tuple[Any, ...]
     by: tuple[str, ...]
@@ -277,12 +275,10 @@ class GroupedRelease:
             _smallest_int(np.stack([r.noisy_levels[lv] for r in self._releases.values()]))
             for lv in levels
         ]
-        common = first.metadata()
-        common["bins"] = first.bins.to_dict()
         payload = {
             "metadata": self.metadata(),
             "keys": [list(k) if isinstance(k, tuple) else k for k in self.keys],
-            "common": common,
+            "common": first.metadata(),
             "arrays": _manifest([f"level_{i}.npy" for i in levels], arrays),
         }
         _write_zip(handle, _MEMBER, _envelope(FORMAT_VERSION, payload, FORMAT_NAME), arrays)

@@ -139,22 +139,20 @@ class Release(IntervalQueries):
         levels = [np.array(level, dtype=np.int64) for level in noisy_levels]
         for level in levels:
             level.setflags(write=False)
-        fields = {
-            "bins": bins,
-            "mechanism": mechanism,
-            "noisy_levels": levels,
-            "level_variance": mechanism.block_variance(),
-            "estimator": mechanism.check_estimator(estimator),
-            "postprocess": postprocess,
-            "integer": integer,
-            "randomness": dict(randomness),
-            "library_version": library_version,
-            "bounds_step": dict(bounds_step) if bounds_step is not None else None,
-            "target": dict(target) if target is not None else None,
-            "unit": unit,
-        }
-        for name, value in fields.items():
-            object.__setattr__(self, name, value)
+        vars(self).update(  # past the frozen __setattr__
+            bins=bins,
+            mechanism=mechanism,
+            noisy_levels=levels,
+            level_variance=mechanism.block_variance(),
+            estimator=mechanism.check_estimator(estimator),
+            postprocess=postprocess,
+            integer=integer,
+            randomness=dict(randomness),
+            library_version=library_version,
+            bounds_step=dict(bounds_step) if bounds_step is not None else None,
+            target=dict(target) if target is not None else None,
+            unit=unit,
+        )
 
     def __setattr__(self, name: str, value: Any) -> None:
         raise AttributeError(f"A Release is frozen: cannot set '{name}'.")
