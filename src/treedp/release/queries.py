@@ -60,6 +60,11 @@ class Terms:
             out = out + point if sign == 1.0 else out + sign * point
         return out
 
+    def __sub__(self, other: Terms) -> Terms:
+        index = np.hstack([self.index, other.index])
+        signs = (*self.signs, *(-sign for sign in other.signs))
+        return Terms(index, np.hstack([self.fraction, other.fraction]), signs)
+
     def coefficients(self) -> tuple[np.ndarray, np.ndarray]:
         """The same queries as ``Σ coef · P[idx]``: ``idx`` and ``coef`` of shape ``(N, 2K)``."""
         idx = np.hstack([np.stack([j, j + 1], 1) for j in self.index.T])
@@ -99,8 +104,7 @@ def cdf_terms(bins: Bins, t: np.ndarray) -> Terms:
 def range_terms(bins: Bins, ta: np.ndarray, tb: np.ndarray) -> Terms:
     """The number of values in ``[a, b)``: ``below(b) - below(a)`` (broadcast, flattened)."""
     ta, tb = np.broadcast_arrays(ta, tb)
-    b, a = below_terms(bins, tb), below_terms(bins, ta)
-    return Terms(np.hstack([b.index, a.index]), np.hstack([b.fraction, a.fraction]), (1.0, -1.0))
+    return below_terms(bins, tb) - below_terms(bins, ta)
 
 
 def to_axis(bins: Bins, x: Any, name: str) -> np.ndarray:
@@ -196,12 +200,9 @@ def cdf_bracket(bins: Bins, t: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 def prefix_terms(bins: Bins, plus: np.ndarray, minus: np.ndarray | None = None) -> Terms:
     """The linear query ``P[plus]`` (or ``P[plus] - P[minus]``) as :class:`Terms`."""
 
-    def at(m: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    def at(m: np.ndarray) -> Terms:
+        m = np.asarray(m, dtype=np.int64)
         top = m == bins.n_bins  # P[B] is read as (B - 1, f = 1) so that P[j + 1] exists
-        return np.where(top, m - 1, m)[:, None], np.where(top, 1.0, 0.0)[:, None]
+        return Terms(np.where(top, m - 1, m)[:, None], np.where(top, 1.0, 0.0)[:, None], (1.0,))
 
-    j, f = at(np.asarray(plus, dtype=np.int64))
-    if minus is None:
-        return Terms(j, f, (1.0,))
-    j2, f2 = at(np.asarray(minus, dtype=np.int64))
-    return Terms(np.hstack([j, j2]), np.hstack([f, f2]), (1.0, -1.0))
+    return at(plus) if minus is None else at(plus) - at(minus)

@@ -234,9 +234,7 @@ def _draw_quantiles(release: Release, ax: Axes, style: _Style) -> None:
     low, high = release.quantile_interval(qs, level=style.level, simulations=simulations, rng=rng)
 
     def to_x(v: Any) -> np.ndarray:
-        if release.bins.is_datetime:
-            return _axis_values(release, np.atleast_1d(v))
-        return np.atleast_1d(np.asarray(v, dtype=np.float64))
+        return _axis_values(release, np.atleast_1d(v))
 
     label = f"{style.level:.0%} interval per quantile"
     ax.hlines(qs, to_x(low), to_x(high), color=style.color, linewidth=2, label=label)
