@@ -194,13 +194,11 @@ def load_release(path: str | Path | IO[bytes] | IO[str]) -> Release:
     label = f"'{path}'" if isinstance(path, str | Path) else "the release file"
     if hasattr(path, "read"):
         data = path.read()
-        if isinstance(data, str):
-            return _load_json_text(data, label)
-        if not isinstance(data, bytes):
+        if not isinstance(data, str | bytes):
             raise ReleaseFormatError(f"{label} did not read as bytes or text.")
-        if data[:4] == _ZIP_MAGIC:
+        if isinstance(data, bytes) and data[:4] == _ZIP_MAGIC:
             return _load_binary(io.BytesIO(data), label)
-        return _load_json_text(_decode(data, label), label)
+        return _load_json(data, label)
     p = Path(path)
     try:
         with p.open("rb") as handle:
@@ -215,22 +213,13 @@ def load_release(path: str | Path | IO[bytes] | IO[str]) -> Release:
         raise ReleaseFormatError(f"{label} is a directory, not a release file.") from None
     except OSError as exc:
         raise ReleaseFormatError(f"Could not read release file {label}: {exc.strerror}") from None
-    return _load_json_text(_decode(data, label), label)
+    return _load_json(data, label)
 
 
-def _decode(data: bytes, label: str) -> str:
+def _load_json(data: str | bytes, label: str) -> Release:
     try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError:
-        raise ReleaseFormatError(
-            f"{label} is not valid JSON: the release file is corrupt or truncated."
-        ) from None
-
-
-def _load_json_text(text: str, label: str) -> Release:
-    try:
-        document = json.loads(text)
-    except (json.JSONDecodeError, RecursionError):
+        document = json.loads(data.decode("utf-8") if isinstance(data, bytes) else data)
+    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError):
         raise ReleaseFormatError(
             f"{label} is not valid JSON: the release file is corrupt or truncated."
         ) from None
