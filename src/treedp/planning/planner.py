@@ -56,14 +56,13 @@ def plan(
     Parameters
     ----------
     bins : int or ReleaseSpec
-        The number of bins ``B``, or a whole :class:`treedp.ReleaseSpec` (its ``bins``,
-        ``epsilon``, ``neighbours`` and ``estimator`` are used; the keywords are then ignored).
+        The number of bins ``B``, or a :class:`treedp.ReleaseSpec` (then the keywords are
+        ignored).
     epsilon : float, optional
-        The total pure-DP budget (discrete Laplace noise). Exactly one of ``epsilon`` and
-        ``privacy`` is given unless ``bins`` is a spec.
+        The total pure-DP budget (discrete Laplace noise); exactly one of ``epsilon`` and
+        ``privacy`` unless ``bins`` is a spec.
     neighbours : {"add_remove", "replace"}, default="add_remove"
-        The neighbour relation (``replace``: the root is exact and each level has L1
-        sensitivity 2).
+        The neighbour relation (``replace``: the root is exact).
     n : int, optional
         The public size under ``replace`` (the error does not depend on it).
     noise : str, optional
@@ -74,8 +73,7 @@ def plan(
     objective : {"cdf_mse", "range_mse", "max_variance"}, default="cdf_mse"
         What to minimise.
     privacy : PureDP, ZCDP or ApproxDP, optional
-        A target guarantee instead of ``epsilon`` (see :class:`treedp.ReleaseSpec`): a zCDP or
-        (ε, δ) target plans exact discrete Gaussian noise at its ``ρ``.
+        A target guarantee instead of ``epsilon``; zCDP or (ε, δ) plans discrete Gaussian noise.
     workload : {"cdf", "ranges"} or sequence, optional
         ``"cdf"`` (as ``objective="cdf_mse"``), ``"ranges"`` (as ``objective="range_mse"``),
         or an explicit sequence of public bin ranges ``(lo, hi)``, ``0 <= lo < hi <= B`` (an

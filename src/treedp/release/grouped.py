@@ -65,18 +65,15 @@ class GroupedRelease:
     neighbours : {"add_remove", "replace"}
         Add/remove one person, or replace one person's rows by another's.
     epsilon : float
-        The total pure-DP budget (``inf`` for Gaussian noise, whose budget is the ``rho`` of
-        :attr:`guarantee`).
+        The total pure-DP budget (``inf`` for Gaussian noise: see :attr:`guarantee`).
     guarantee : PureDP, ApproxDP or ZCDP
         What the whole grouped release satisfies for the privacy unit (ApproxDP when the keys
         were selected privately; ZCDP with Gaussian noise, ``L2²`` times the trees' loss).
     selection : dict or None
-        How the keys were selected privately (epsilon, delta, noise scale, threshold), or None
-        when the keys were public.
+        How the keys were selected privately (epsilon, delta, noise scale, threshold).
     target : dict or None
-        The ``(epsilon, delta)`` target asked for (``privacy=ApproxDP(ε, δ)``,
-        ``--epsilon E --delta D``), which the zCDP :attr:`guarantee` implies by the tight
-        conversion (:attr:`approx_target`); kept in the file.
+        The ``(epsilon, delta)`` target asked for, which the zCDP :attr:`guarantee` implies
+        by the tight conversion (:attr:`approx_target`).
     """
 
     def __init__(

@@ -20,6 +20,16 @@ if TYPE_CHECKING:
 __all__ = ["IntervalQueries"]
 
 
+def _which(method: str, query: str, args: tuple[Any, ...]) -> str:
+    """``query`` when it is ``("cdf", x)`` or ``("range_count", a, b)``, else an error."""
+    if (query, len(args)) not in (("cdf", 1), ("range_count", 2)):
+        raise InvalidParameterError(
+            f"{method} takes ('cdf', x) or ('range_count', a, b). "
+            f"Got {query!r} with {len(args)} argument(s)."
+        )
+    return query
+
+
 class IntervalQueries:
     """:meth:`stderr`, :meth:`confidence_interval` and :meth:`quantile_interval` of a
     :class:`~treedp.release.Release`."""
@@ -67,25 +77,20 @@ class IntervalQueries:
         True
         >>> se_range = rel.stderr("range_count", 1.0, 2.0)
         """
-        if query == "cdf" and len(args) == 1:
+        if _which("stderr", query, args) == "cdf":
             t = queries.to_axis(self.bins, args[0], "x")
             var = queries.cdf_terms(self.bins, t).variance(self.covariance)
             return queries.like(args[0], np.sqrt(var).reshape(np.shape(t)))
-        if query == "range_count" and len(args) == 2:
-            ta, tb = np.broadcast_arrays(
-                queries.to_axis(self.bins, args[0], "a"), queries.to_axis(self.bins, args[1], "b")
-            )
-            direct = self._direct_ranges
-            if direct is not None:
-                var = direct.range_variance(ta, tb)
-            else:
-                var = queries.range_terms(self.bins, ta, tb).variance(self.covariance)
-            out = np.sqrt(var).reshape(ta.shape)
-            return queries.like(np.broadcast_to(np.asarray(args[0]), ta.shape), out)
-        raise InvalidParameterError(
-            "stderr takes ('cdf', x) or ('range_count', a, b). "
-            f"Got {query!r} with {len(args)} argument(s)."
+        ta, tb = np.broadcast_arrays(
+            queries.to_axis(self.bins, args[0], "a"), queries.to_axis(self.bins, args[1], "b")
         )
+        direct = self._direct_ranges
+        if direct is not None:
+            var = direct.range_variance(ta, tb)
+        else:
+            var = queries.range_terms(self.bins, ta, tb).variance(self.covariance)
+        out = np.sqrt(var).reshape(ta.shape)
+        return queries.like(np.broadcast_to(np.asarray(args[0]), ta.shape), out)
 
     def confidence_interval(self, query: str, *args: Any, level: float = 0.95) -> Any:
         """A confidence interval for a ``cdf`` or ``range_count`` answer, valid at every point.
@@ -124,24 +129,19 @@ class IntervalQueries:
         True
         """
         level = inference.check_level(level)
-        if query == "cdf" and len(args) == 1:
+        if _which("confidence_interval", query, args) == "cdf":
             t = queries.to_axis(self.bins, args[0], "x")
             m_lo, m_hi = queries.cdf_bracket(self.bins, t)
             shape, like = np.shape(t), args[0]
             lower = self._prefix_query(queries.prefix_terms(self.bins, m_lo))
             upper = self._prefix_query(queries.prefix_terms(self.bins, m_hi))
-        elif query == "range_count" and len(args) == 2:
+        else:
             ta, tb = self._range_axes(args[0], args[1])
             a_lo, a_hi = queries.below_bracket(self.bins, ta)
             b_lo, b_hi = queries.below_bracket(self.bins, tb)
             shape, like = ta.shape, np.broadcast_to(np.asarray(args[0]), ta.shape)
             lower = self._edge_range(b_lo, a_hi)
             upper = self._edge_range(b_hi, a_lo)
-        else:
-            raise InvalidParameterError(
-                "confidence_interval takes ('cdf', x) or ('range_count', a, b). "
-                f"Got {query!r} with {len(args)} argument(s)."
-            )
         cap = self.mechanism.n if self.mechanism.neighbours == "replace" else None
         gaussian = self.mechanism.guarantee_kind == "zcdp"  # zCDP here: Gaussian tails
         low, high = inference.bracket_interval(lower, upper, level, cap, gaussian=gaussian)
