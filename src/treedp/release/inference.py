@@ -66,6 +66,25 @@ def bracket_interval(
     return lower, np.maximum(upper, lower)
 
 
+def noise_errors(
+    mechanism: Mechanism,
+    estimator: str,
+    simulations: int,
+    rng: RandomSource | None,
+    index: np.ndarray,
+    batch: int = 256,
+) -> np.ndarray:
+    """The errors of the prefix estimates at ``index`` in ``simulations`` draws of the public
+    noise alone, drawn in batches that bound the memory."""
+    source = resolve_source(rng)
+    errors = np.empty((simulations, index.size))
+    for start in range(0, simulations, batch):
+        stop = min(start + batch, simulations)
+        blocks = mechanism.noise_only(stop - start, source)
+        errors[start:stop] = estimate_prefix(mechanism, blocks, estimator)[:, index]
+    return errors
+
+
 def quantile_band(
     *,
     mechanism: Mechanism,
@@ -79,14 +98,9 @@ def quantile_band(
 ) -> tuple[np.ndarray, np.ndarray]:
     """Prefix indices ``(m_lo, m_hi)`` in ``[1, B]`` bracketing each ``q``-quantile with
     probability ``level`` (:meth:`Release.quantile_interval`)."""
-    source = resolve_source(rng)
     n_bins = prefix.size - 1
     m = np.arange(n_bins + 1)
-    errors = np.empty((simulations, n_bins + 1))
-    for start in range(0, simulations, 256):  # batches bound the memory
-        stop = min(start + 256, simulations)
-        blocks = mechanism.noise_only(stop - start, source)
-        errors[start:stop] = estimate_prefix(mechanism, blocks, estimator)
+    errors = noise_errors(mechanism, estimator, simulations, rng, m)
     var_m = covariance.cov(m, m)
     cov_mb = covariance.cov(m, np.full_like(m, n_bins))
     var_b = float(var_m[-1])

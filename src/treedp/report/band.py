@@ -8,10 +8,10 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from treedp._validation import check_level, check_option, check_simulations, must
-from treedp.estimation import band_critical_value, estimate_prefix
+from treedp.estimation import band_critical_value
 from treedp.exceptions import InvalidParameterError
-from treedp.noise import RandomSource, resolve_source
-from treedp.release.inference import tail_factor
+from treedp.noise import RandomSource
+from treedp.release.inference import noise_errors, tail_factor
 
 if TYPE_CHECKING:
     from treedp.release import Release
@@ -109,15 +109,8 @@ def cdf_band(
     if method == "auto":
         method = "simulation" if (n_bins + 1) * simulations <= _SIMULATION_BUDGET else "bonferroni"
     if method == "simulation":
-        source = resolve_source(rng)
-        errors = np.empty((simulations, idx.size))
-        batch = max(1, min(256, 2**21 // (n_bins + 1)))  # batches bound the memory
-        for start in range(0, simulations, batch):
-            stop = min(start + batch, simulations)
-            blocks = release.mechanism.noise_only(stop - start, source)
-            errors[start:stop] = estimate_prefix(release.mechanism, blocks, release.estimator)[
-                :, idx
-            ]
+        batch = max(1, min(256, 2**21 // (n_bins + 1)))
+        errors = noise_errors(release.mechanism, release.estimator, simulations, rng, idx, batch)
         crit = band_critical_value(errors, se, level)
     else:
         live = int(np.count_nonzero(se > 0)) or 1
