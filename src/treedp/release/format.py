@@ -387,9 +387,7 @@ def _field(meta: dict[str, Any], key: str, kinds: tuple[type, ...], *, none: boo
     value = meta[key]
     if value is None and none:
         return None
-    if isinstance(value, bool) and bool not in kinds:
-        raise ReleaseFormatError(f"field '{key}' has the wrong type")
-    if not isinstance(value, kinds):
+    if (isinstance(value, bool) and bool not in kinds) or not isinstance(value, kinds):
         raise ReleaseFormatError(f"field '{key}' has the wrong type")
     return value
 

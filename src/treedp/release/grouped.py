@@ -43,6 +43,7 @@ from treedp.release.format import (
     _write_zip,
 )
 from treedp.release.record import Release, _approx
+from treedp.release.unit import loss_factor
 
 __all__ = ["GroupedRelease", "load_grouped_release"]
 
@@ -156,11 +157,8 @@ class GroupedRelease:
 
     @property
     def contribution_factor(self) -> int:
-        """``Δ``: the L1 change of a level vector over all groups for one neighbour step
-        (Laplace noise), or its squared L2 change ``L2²`` (Gaussian noise, zCDP)."""
-        if isinstance(self.guarantee, ZCDP):
-            return self.bounds.l2_squared(self.neighbours)
-        return self.bounds.sensitivity(self.neighbours)[0]
+        """``Δ`` over all groups (:func:`~treedp.release.unit.loss_factor`)."""
+        return loss_factor(self.bounds, self.neighbours, isinstance(self.guarantee, ZCDP))
 
     # ------------------------------------------------------------------ queries across keys
     def quantile(self, q: Any) -> dict[Any, Any]:
@@ -389,12 +387,12 @@ def _guarantee(
         rho_spent = getattr(mechanism, "rho_spent", None)
         if rho_spent is None:
             raise ReleaseFormatError("a zCDP guarantee needs a Gaussian tree")
-        stated, bound = float(rho_spent()) * bounds.l2_squared(neighbours), guarantee.rho
+        spent, bound = float(rho_spent()), guarantee.rho
     else:
         eps = g["epsilon"]
         guarantee = ApproxDP(eps, g["delta"]) if g["kind"] == "approx" else PureDP(eps)
-        factor = bounds.sensitivity(neighbours)[0]
-        stated, bound = float(mechanism.epsilon_spent()) * factor, guarantee.epsilon
+        spent, bound = float(mechanism.epsilon_spent()), guarantee.epsilon
+    stated = spent * loss_factor(bounds, neighbours, isinstance(guarantee, ZCDP))
     if stated > bound * (1 + 1e-9):
         raise ReleaseFormatError("the stated guarantee does not match the noise scales")
     return guarantee

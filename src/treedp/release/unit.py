@@ -20,7 +20,13 @@ from treedp.noise.families import float_at_least
 from treedp.privacy import ZCDP, Measure, PureDP
 from treedp.privacy.contribution import ContributionBounds
 
-__all__ = ["PersonUnit", "check_unit_version", "unit_from"]
+__all__ = ["PersonUnit", "check_unit_version", "loss_factor", "unit_from"]
+
+
+def loss_factor(bounds: ContributionBounds, neighbours: str, zcdp: bool) -> int:
+    """How many times one person's loss is the record-level mechanism's: ``Δ1``, the L1 change
+    of all the counts for one neighbour step, or with ``zcdp`` their squared L2 change."""
+    return bounds.l2_squared(neighbours) if zcdp else bounds.sensitivity(neighbours)[0]
 
 
 @dataclass(frozen=True)
@@ -58,9 +64,7 @@ class PersonUnit:
 
     def factor(self, mechanism: Mechanism) -> int:
         """The person-level loss over the mechanism's: ``Δ1`` (pure ε) or ``L2²`` (zCDP)."""
-        if mechanism.guarantee_kind == "zcdp":
-            return self.bounds.l2_squared(self.neighbours)
-        return self.bounds.sensitivity(self.neighbours)[0]
+        return loss_factor(self.bounds, self.neighbours, mechanism.guarantee_kind == "zcdp")
 
     def guarantee(self, mechanism: Mechanism) -> Measure:
         """:meth:`factor` times the mechanism's exact loss, rounded up."""
