@@ -1,5 +1,4 @@
-"""The planner's front: :func:`plan` validates public parameters and searches; a
-:class:`PlanCache` keeps plans by public parameters (:data:`DEFAULT_PLAN_CACHE`)."""
+"""The planner's front: :func:`plan` and the :class:`PlanCache` of plans by public parameters."""
 
 from __future__ import annotations
 
@@ -34,9 +33,8 @@ WORKLOADS = ("cdf", "ranges")
 
 
 def best_tree(n_bins: int, epsilon: float) -> tuple[tuple[int, ...], tuple[float, ...]]:
-    """The planner's best tree for ``n_bins`` bins at pure ``epsilon`` (add/remove): its
-    branching and level budgets (a :data:`treedp.mechanisms.base.TreePlanner`; DAWA plans its
-    bucket tree with it)."""
+    """The branching and level budgets of the best tree for ``n_bins`` bins at pure
+    ``epsilon``, add/remove (a :data:`treedp.mechanisms.base.TreePlanner`)."""
     best = next(c for c in plan(n_bins, epsilon=epsilon).alternatives if not c.offered)
     return best.branching, best.level_budgets
 
@@ -58,35 +56,29 @@ def plan(
     Parameters
     ----------
     bins : int or ReleaseSpec
-        The number of bins ``B``, or a whole :class:`treedp.ReleaseSpec` (its ``bins``,
-        ``epsilon``, ``neighbours`` and ``estimator`` are used; the keywords are then ignored).
+        The number of bins ``B``, or a :class:`treedp.ReleaseSpec` (then the keywords are
+        ignored).
     epsilon : float, optional
-        The total pure-DP budget (discrete Laplace noise). Exactly one of ``epsilon`` and
-        ``privacy`` is given unless ``bins`` is a spec.
+        The total pure-DP budget (discrete Laplace noise); exactly one of ``epsilon`` and
+        ``privacy`` unless ``bins`` is a spec.
     neighbours : {"add_remove", "replace"}, default="add_remove"
-        The neighbour relation (``replace``: the root is exact and each level has L1
-        sensitivity 2).
+        The neighbour relation (``replace``: the root is exact).
     n : int, optional
         The public size under ``replace`` (the error does not depend on it).
     noise : str, optional
-        The noise family's key (:func:`treedp.noise.families.noise_family`); it follows from
-        the budget (``epsilon``: Laplace; ``ZCDP`` / ``ApproxDP``: Gaussian) and, if given,
-        must agree with it.
+        The noise family's key; it follows from the budget (``epsilon``: Laplace; ``ZCDP`` or
+        ``ApproxDP``: Gaussian) and, if given, must agree with it.
     estimator : {"efficient", "direct"}, default="efficient"
         The estimator whose error is minimised.
     objective : {"cdf_mse", "range_mse", "max_variance"}, default="cdf_mse"
         What to minimise.
     privacy : PureDP, ZCDP or ApproxDP, optional
-        A target guarantee instead of ``epsilon`` (see :class:`treedp.ReleaseSpec`): a zCDP or
-        (ε, δ) target plans exact discrete Gaussian noise at its ``ρ``.
+        A target guarantee instead of ``epsilon``; zCDP or (ε, δ) plans discrete Gaussian noise.
     workload : {"cdf", "ranges"} or sequence, optional
-        The queries to plan for: ``"cdf"`` (all prefixes, the same as
-        ``objective="cdf_mse"``), ``"ranges"`` (all ranges, the same as
-        ``objective="range_mse"``), or an explicit sequence of ranges ``(lo, hi)`` of bin
-        indices (``0 <= lo < hi <= B``; an int ``m`` is the prefix ``[0, m)``, e.g. a
-        quantile's neighbourhood). For an explicit list the plan's ``predicted`` is the exact
-        mean of ``Var(P[hi] - P[lo])`` over the list (objective ``"workload_mse"``). Only
-        public parameters may go in: the ranges must not be chosen from the data.
+        ``"cdf"`` (as ``objective="cdf_mse"``), ``"ranges"`` (as ``objective="range_mse"``),
+        or an explicit sequence of public bin ranges ``(lo, hi)``, ``0 <= lo < hi <= B`` (an
+        int ``m`` is the prefix ``[0, m)``), whose exact mean variance is then ``predicted``
+        (objective ``"workload_mse"``). The ranges must not be chosen from the data.
 
     Returns
     -------
@@ -101,9 +93,7 @@ def plan(
     """
     if isinstance(bins, ReleaseSpec):
         spec = bins
-    else:
-        # epsilon=None is rejected by ReleaseSpec's own validation (InvalidTypeError, after
-        # 'bins' is checked); the cast only tells the type checker the spec holds a float.
+    else:  # ReleaseSpec rejects epsilon=None itself: the cast is for the type checker
         spec = ReleaseSpec(
             bins=bins,
             epsilon=cast(float, epsilon),
@@ -153,13 +143,12 @@ def _objective_and_workload(
 
 
 class PlanCache:
-    """Plans by public parameters (bins, budget, neighbours, estimator, noise): nothing else.
+    """Plans by public parameters (bins, budget, neighbours, estimator, noise): nothing else,
+    so caching reveals nothing about any data. Thread-safe.
 
-    :func:`treedp.release_cdf` and :func:`treedp.release_counts` plan each configuration once
-    through :data:`DEFAULT_PLAN_CACHE` (the 64 most recently used configurations of this
-    process); pass your own ``plan_cache=`` to keep plans elsewhere, or ``plan_cache=False``
-    to plan afresh every time. A plan depends on public parameters only, so caching it reveals
-    nothing about any data. Safe to share between threads.
+    :func:`treedp.release_cdf` plans each configuration once through
+    :data:`DEFAULT_PLAN_CACHE` (the 64 most recently used); pass ``plan_cache=`` to keep plans
+    elsewhere, or ``plan_cache=False`` to plan afresh every time.
 
     Parameters
     ----------
@@ -207,7 +196,5 @@ class PlanCache:
         return len(self._plans)
 
 
-#: The plans :func:`treedp.release_cdf` and :func:`treedp.release_counts` reuse when given
-#: neither ``plan`` nor ``plan_cache`` (``plan_cache=False`` turns it off for one call;
-#: ``DEFAULT_PLAN_CACHE.clear()`` empties it).
+#: The plans :func:`treedp.release_cdf` reuses when given neither ``plan`` nor ``plan_cache``.
 DEFAULT_PLAN_CACHE = PlanCache(maxsize=64)

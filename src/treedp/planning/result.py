@@ -22,16 +22,12 @@ class Plan:
     Attributes
     ----------
     mechanism : str
-        ``"tree"``, or a mechanism that offered itself (``plan_candidate``) and won: the plain
-        noisy histogram, a shipped strategy, the square-root factorisation.
+        ``"tree"``, or another mechanism that offered itself (``plan_candidate``) and won.
     branching : tuple of int
         Fan-out per level (``(B,)`` for a histogram).
     level_budgets : tuple of float
-        Budget per level, root first (0 for the exact root under ``replace``, and 0 for a
-        level switched off: under ``add_remove`` the root, see :attr:`root_off`). The same
-        convention as the input: ``release_cdf(branching=plan.branching,
-        level_budgets=plan.level_budgets)`` releases this configuration (or pass the plan
-        itself, ``release_cdf(..., plan=plan)``).
+        Budget per level, root first (0 for the exact root under ``replace`` or a root
+        switched off, :attr:`root_off`), as ``release_cdf(level_budgets=...)`` takes them.
     padded_leaves : int
         ``Π k_l``; the leaves past ``B`` are always empty.
     objective : str
@@ -39,20 +35,17 @@ class Plan:
     mean_cdf_mse : float
         The chosen plan's mean prefix variance (records²).
     max_cdf_variance : float or None
-        Its worst prefix variance (computed when the objective is ``"max_variance"``, or by
-        :meth:`worst_prefix_variance`; it costs ``O(B·h)``).
+        Its worst prefix variance, when the objective is ``"max_variance"``
+        (else :meth:`worst_prefix_variance`).
     alternatives : tuple of PlanCandidate
         The configurations compared, best first.
     noise : str
-        The noise family's key (:func:`treedp.noise.families.noise_family`); Gaussian
-        plans have ``epsilon = inf`` (no pure bound),
-        their total ``rho`` and ``level_budgets`` in ρ per level.
+        The noise family's key; Gaussian plans have ``epsilon = inf``, their total ``rho``
+        and ``level_budgets`` in ρ.
     rho : float or None
         The zCDP budget of a Gaussian plan.
     workload : str
-        What the plan was made for: ``"cdf"``, ``"ranges"``, ``"cdf (worst prefix)"`` or
-        ``"<n> given ranges"`` (an explicit workload; ``predicted`` is then its exact mean
-        variance).
+        ``"cdf"``, ``"ranges"``, ``"cdf (worst prefix)"`` or ``"<n> given ranges"``.
     """
 
     bins: int
@@ -74,8 +67,7 @@ class Plan:
 
     @property
     def shaped(self) -> bool:
-        """Whether the plan is a tree shape with level budgets (the planner's own candidates;
-        :attr:`Mechanism.takes_shape <treedp.mechanisms.base.Mechanism.takes_shape>`)."""
+        """Whether the plan is a tree shape with level budgets (the mechanism ``takes_shape``)."""
         return mechanism_class(self.mechanism).takes_shape
 
     @property
@@ -136,7 +128,7 @@ class Plan:
 
     def _level_lines(self) -> list[str]:
         """One line per tree level: its block size and budget, or how it is switched off."""
-        if not self.shaped or not self.branching:
+        if not self.branching:
             return []
         shape = TreeShape(self.bins, self.branching)
         out = []

@@ -1,9 +1,6 @@
-"""The search itself: screen shapes, tune the finalists' budgets, polish, compare.
-
-On validated public parameters only (:func:`search_plan`); :mod:`treedp.planning` has the
-method. The planner scores trees; every other mechanism scores itself
-(:meth:`~treedp.mechanisms.base.Mechanism.plan_candidate`, asked through the registry).
-"""
+"""The search on validated public parameters: screen shapes, tune the finalists' budgets,
+polish, compare (the method is in :mod:`treedp.planning`). Other mechanisms score themselves
+(:meth:`~treedp.mechanisms.base.Mechanism.plan_candidate`)."""
 
 from __future__ import annotations
 
@@ -26,11 +23,14 @@ from treedp.noise.families import noise_family
 from treedp.planning.levels import (
     Family,
     budgets_from,
+    compass,
+    exact_polish,
     level_variances,
     level_variances_or_none,
     level_weights,
     proxy_variances,
     rule_budgets,
+    tune_free,
 )
 from treedp.planning.result import Plan
 from treedp.planning.shapes import (
@@ -40,43 +40,31 @@ from treedp.planning.shapes import (
     neighbour_shapes,
     references,
 )
-from treedp.planning.tuning import compass, exact_polish, tune_free
 from treedp.planning.workload import Workload, workload_name
 from treedp.tree import TreeShape
 from treedp.tree.candidate import PlanCandidate
 
 __all__ = ["SEARCH_RANGES", "search_plan"]
 
-#: Shapes whose level budgets are tuned freely (the best screened ones).
-FINALISTS = 6
-#: The previous planner's finalists (the best classic shapes by equal and rule budgets), kept.
-CLASSIC_FINALISTS = 4
-#: Steps of the budget tuner for a finalist (it stops earlier once it gains < 1e-7).
-TUNE_ITERATIONS = 8
-#: Finalists (the best first) whose budgets are also tuned with the root kept on when it
-#: could be switched off (the tuned root budget then tends to 0 under Laplace noise).
+FINALISTS = 6  # the best screened shapes, whose budgets are tuned freely
+CLASSIC_FINALISTS = 4  # the previous planner's best classic shapes, kept
+TUNE_ITERATIONS = 8  # steps of the budget tuner (it stops earlier once it gains little)
+#: Finalists (the best first) also tuned with the root on when it could be off.
 ROOT_ON_FINALISTS = 2
-#: Moves of the local search over mixed radices, and neighbours tuned per move.
-LOCAL_STEPS = 8
-LOCAL_TUNED = 2
-#: Up to this many bins the best trees' budgets are polished on the objective or workload
-#: itself when it is not the CDF (above it the CDF objective guides the tuning alone): the
-#: worst prefix costs O(B·h) per evaluation, the others O(#nodes).
+LOCAL_STEPS = 8  # moves of the local search over mixed radices
+LOCAL_TUNED = 2  # neighbours tuned per move
+#: Up to this many bins the best trees are polished on a non-CDF objective or workload itself
+#: (the worst prefix costs O(B·h) per evaluation, the others O(#nodes)).
 POLISH_LIMITS = {"max_variance": 8192, "other": 65536}
-#: How many of the best shapes are polished.
-POLISH_SHAPES = 2
-#: Evaluations of the compass search that polishes budgets for the worst prefix.
-COMPASS_EVALS = 120
-#: An explicit workload longer than this guides the search by an evenly spaced subset of this
-#: many of its ranges (sorted by ``(lo, hi)``; the workload is public); the best
-#: :data:`RESCORED` configurations are then scored on the whole workload, exactly.
+POLISH_SHAPES = 2  # how many of the best shapes are polished
+COMPASS_EVALS = 120  # evaluations of the compass search for the worst prefix
+#: A longer explicit workload guides the search by an evenly spaced subset of this many of
+#: its ranges; the best RESCORED configurations are then scored on the whole workload.
 SEARCH_RANGES = 256
 RESCORED = 3
-#: Shapes screened by their exact workload error (explicit workload or ``"ranges"``), the best
-#: ones joining the CDF screen's finalists.
+#: Shapes screened by their exact workload error (the best WORKLOAD_SCREENED of the CDF screen;
+#: ~10 ms each at B = 1024), of which the best WORKLOAD_FINALISTS join the finalists.
 WORKLOAD_FINALISTS = 4
-#: How many shapes (the best of the CDF screen, by their rule budgets) that screen covers:
-#: one exact workload evaluation costs ~10 ms at B = 1024 (a prefix covariance per shape).
 WORKLOAD_SCREENED = 30
 
 #: A screened configuration: proxy value, shape, level budgets, how they were chosen.
@@ -86,8 +74,7 @@ Budgets = tuple[float, ...]
 
 @dataclass(frozen=True)
 class _Search:
-    """The validated public parameters of one search (``eps`` is ρ for Gaussian noise) and
-    the scores it uses."""
+    """The validated public parameters of one search (``eps`` is ρ for Gaussian noise)."""
 
     n_bins: int
     eps: float
@@ -96,8 +83,7 @@ class _Search:
     objective: str
     family: Family
     workload: Workload | None
-    #: A long explicit workload guides the search by a subset, rescored whole at the end.
-    search: Workload | None
+    search: Workload | None  # the workload's subset that guides the search
 
     @property
     def root_off_allowed(self) -> bool:
@@ -111,7 +97,7 @@ class _Search:
         return (self.workload is not None or self.objective != "cdf_mse") and self.n_bins <= limit
 
     def score(self, shape: TreeShape, variances: Budgets, final: bool) -> float:
-        """The CDF proxy while searching; the objective or workload when ``final``."""
+        """The CDF objective while searching; the objective or workload when ``final``."""
         if self.search is not None and final:
             return self.search.tree_variance(shape, variances, self.estimator)
         if self.objective == "cdf_mse" or not final:
@@ -120,9 +106,9 @@ class _Search:
             return mean_range_variance(shape, variances, self.estimator)
         return max_prefix_variance(shape, variances, self.estimator)
 
-    def proxy(self, shape: TreeShape) -> Callable[[Budgets], float]:
-        """The search's objective of a shape, of its level variances."""
-        return lambda variances: self.score(shape, variances, final=False)
+    def proxy(self, shape: TreeShape, final: bool = False) -> Callable[[Budgets], float]:
+        """:meth:`score` of a shape, as a function of its level variances."""
+        return lambda variances: self.score(shape, variances, final)
 
     def weights(self, height: int) -> list[float]:
         return level_weights(height, self.nb, self.family)
@@ -152,8 +138,8 @@ def search_plan(
     noise: str,
     workload: Workload | None = None,
 ) -> Plan:
-    """The search on validated parameters (``eps`` is ρ for Gaussian noise); ``workload`` (an
-    explicit list of ranges) replaces ``objective`` for the final scores."""
+    """The search (``eps`` is ρ for Gaussian noise); an explicit ``workload`` replaces
+    ``objective`` for the final scores."""
     search = workload.subset(SEARCH_RANGES) if workload is not None else None
     s = _Search(n_bins, eps, nb, estimator, objective, noise_family(noise), workload, search)
     screened, classic = _screen(s)
@@ -183,7 +169,7 @@ def search_plan(
 
 def _screen(s: _Search) -> tuple[list[Screened], set[tuple[int, ...]]]:
     """Every shape with equal, rule and root-off rule budgets on the smooth proxy, best
-    first; and the classic shapes."""
+    first, and the classic shapes."""
     root_level = 1 if s.nb == "add_remove" else 0  # add_remove also noises the root
     deep = s.family.deep_trees
     screened: list[Screened] = []
@@ -194,8 +180,10 @@ def _screen(s: _Search) -> tuple[list[Screened], set[tuple[int, ...]]]:
         if h + root_level == 0:
             continue
         rule = s.rule(branching)
-        trials = [(budgets_from(np.ones(h + 1), s.eps, s.nb), "equal budgets")]
-        trials.append((rule, s.family.rule_label))
+        trials = [
+            (budgets_from(np.ones(h + 1), s.eps, s.nb), "equal budgets"),
+            (rule, s.family.rule_label),
+        ]
         # (a flat tree with the root off is the noisy histogram, a candidate of its own)
         if s.root_off_allowed and (h >= 2 or (h == 1 and deep)):
             trials.append((s.root_off(rule), "root off, " + s.family.rule_label))
@@ -208,9 +196,8 @@ def _screen(s: _Search) -> tuple[list[Screened], set[tuple[int, ...]]]:
 
 
 def _workload_best(s: _Search, screened: list[Screened]) -> list[tuple[int, ...]]:
-    """The CDF proxy does not rank shapes for another workload (short ranges favour small
-    fan-outs, a few long prefixes a few coarse levels): the best shapes by the workload's
-    exact error at their rule budgets, which join the finalists."""
+    """The best shapes by the workload's exact error at their rule budgets (the CDF proxy does
+    not rank shapes for another workload: short ranges favour small fan-outs)."""
     if s.workload is None and s.objective != "range_mse":
         return []
     by_workload: list[tuple[float, tuple[int, ...]]] = []
@@ -232,9 +219,9 @@ Finalists = dict[tuple[int, ...], tuple[TreeShape, list[tuple[Budgets, str]]]]
 def _finalists(
     screened: list[Screened], classic: set[tuple[int, ...]], workload_best: list[tuple[int, ...]]
 ) -> tuple[Finalists, list[tuple[int, ...]], list[tuple[int, ...]], list[tuple[int, ...]]]:
-    """The best shapes of all, then those the previous planner tuned (the best classic shapes
-    by equal and rule budgets), so that no plan gets worse, then the workload screen's; with
-    their screened options. Also the kept, classic best and workload-added shapes."""
+    """The finalists with their screened options: the best shapes, the best classic ones (so
+    that no plan gets worse than the previous planner's) and the workload screen's; also the
+    kept, classic best and workload-added shapes."""
     kept = list(dict.fromkeys(c[1].branching for c in screened))[:FINALISTS]
     by_rules = [c[1].branching for c in screened if not c[3].startswith("root off")]
     classic_best = [b for b in dict.fromkeys(by_rules) if b in classic][:CLASSIC_FINALISTS]
@@ -258,10 +245,9 @@ def _tune_finalists(
     classic_best: list[tuple[int, ...]],
     added: list[tuple[int, ...]],
 ) -> tuple[list[PlanCandidate], set[int], Tuned | None]:
-    """Every finalist's options scored exactly, with tuned budgets for the tuned shapes
-    (every finalist; for a family with deep trees, many levels and dearer evaluations, the
-    best one and the best two classic shapes). Also the ids of the candidates of shapes only
-    the workload screen kept, and the best tuned configuration (the local search's start)."""
+    """Every finalist's options scored exactly, plus tuned budgets (for deep trees, only the
+    best and the two best classic shapes); also the ids of the candidates only the workload
+    screen kept, and the best tuned configuration (the local search's start)."""
     deep = s.family.deep_trees
     tuned_shapes = {*kept[:1], *classic_best[:2]} if deep else set(kept)
     label = s.family.tuned_label
@@ -294,12 +280,9 @@ def _tune_finalists(
 
 
 def _local_search(s: _Search, start: Tuned) -> Tuned:
-    """Improve the best tuned tree by moves between mixed radices of the same height.
-
-    Every neighbour (:func:`~treedp.planning.shapes.neighbour_shapes`) is scored at the
-    current budgets; the best :data:`LOCAL_TUNED` of them get their budgets tuned, and the
-    search moves while that improves the objective (at most :data:`LOCAL_STEPS` moves).
-    """
+    """Improve the best tuned tree by moves between mixed radices of the same height: the
+    best :data:`LOCAL_TUNED` neighbours at the current budgets get tuned budgets, and the
+    search moves while that improves."""
     best_value, best_shape, best_budgets = start
     seen = {best_shape.branching}
     # deep trees (Gaussian noise: up to log2 B levels) take a couple of moves only
@@ -327,10 +310,8 @@ def _local_search(s: _Search, start: Tuned) -> Tuned:
 
 
 def _polish(s: _Search, results: list[PlanCandidate], from_added: set[int]) -> None:
-    """The objective or workload is not the CDF the tuning used: polish the budgets of the
-    best shapes so far on it, from their best option (damped: it may be non-smooth); the
-    best shapes as before the workload screen, then the best shape that screen added, so that
-    no plan gets worse."""
+    """Polish the budgets of the best shapes (and the best the workload screen added) on the
+    objective or workload itself, damped: it may be non-smooth."""
     results.sort(key=lambda c: c.value)
     old = [c for c in results if id(c) not in from_added]
     picked = list(dict.fromkeys(c.branching for c in old))[:POLISH_SHAPES]
@@ -340,10 +321,7 @@ def _polish(s: _Search, results: list[PlanCandidate], from_added: set[int]) -> N
         candidate = min((c for c in results if c.branching == branching), key=lambda c: c.value)
         shape = TreeShape(s.n_bins, candidate.branching)
         d = s.weights(shape.height)
-
-        def final_proxy(variances: Budgets, shape: TreeShape = shape) -> float:
-            return s.score(shape, variances, final=True)
-
+        final_proxy = s.proxy(shape, final=True)
         first = list(candidate.level_budgets)
         if s.objective == "max_variance" and s.workload is None:  # a max: not smooth
             _, polished = compass(first, s.eps, d, s.family, final_proxy, COMPASS_EVALS)
@@ -358,8 +336,8 @@ def _polish(s: _Search, results: list[PlanCandidate], from_added: set[int]) -> N
 
 
 def _exact_step(s: _Search, results: list[PlanCandidate]) -> None:
-    """The last step on the exact objective, exact noise variances included (the smooth
-    proxy's optimum is off by about 1e-6 relatively), for the best tree so far."""
+    """A last step for the best tree on the exact objective with the exact noise variances
+    (the smooth proxy's optimum is off by about 1e-6 relatively)."""
     results.sort(key=lambda c: c.value)
     for candidate in [c for c in results if c.level_budgets][:1]:
         shape = TreeShape(s.n_bins, candidate.branching)
@@ -393,9 +371,8 @@ def _flat_known_total(s: _Search) -> PlanCandidate:
 
 
 def _rescore(s: _Search, results: list[PlanCandidate], workload: Workload) -> list[PlanCandidate]:
-    """The best :data:`RESCORED` trees (by the search subset's error) scored exactly on the
-    whole ``workload``, and the mechanisms' own candidates (scored on it already). The other
-    trees are dropped: their values would not be comparable."""
+    """The best :data:`RESCORED` trees scored on the whole ``workload``, and the mechanisms'
+    own candidates (scored on it already); the other trees' values are not comparable."""
     rescored: list[PlanCandidate] = []
     seen: set[tuple[tuple[int, ...], Budgets]] = set()
     for c in sorted((c for c in results if not c.offered), key=lambda c: c.value):
@@ -411,8 +388,7 @@ def _rescore(s: _Search, results: list[PlanCandidate], workload: Workload) -> li
 
 
 def _make_plan(s: _Search, results: list[PlanCandidate]) -> Plan:
-    """The best candidate (ties, equal up to rounding, e.g. the same flat tree with padding:
-    less padding first) as a :class:`Plan`, the others its alternatives."""
+    """The best candidate (of ties up to rounding, the least padded) as a :class:`Plan`."""
     results.sort(key=lambda c: c.value)
     tied = [c for c in results if c.value <= results[0].value * (1 + 1e-12)]
     leading = min(tied, key=lambda c: math.prod(c.branching))

@@ -1,5 +1,4 @@
-"""The tree shapes the planner tries: near-equal fan-outs, exact factorisations of padded
-sizes, mixed radices, a shape's neighbours, and the references it must never lose to."""
+"""The tree shapes the planner tries, and the references it must never lose to."""
 
 from __future__ import annotations
 
@@ -43,8 +42,7 @@ def near_equal(n_bins: int, height: int) -> list[tuple[int, ...]]:
     return out
 
 
-#: Above this many bins the flat tree is not considered: its error grows like B, while a
-#: tree's grows like a power of log B, so it cannot win there.
+#: Above this many bins the flat tree (error ~ B, a tree's ~ a power of log B) cannot win.
 FLAT_LIMIT = 4096
 
 
@@ -74,8 +72,8 @@ def candidate_shapes(n_bins: int, deep: bool = False) -> list[tuple[int, ...]]:
 
 
 def mixed_shapes(n_bins: int) -> list[tuple[int, ...]]:
-    """Mixed radices: a small fan-out at the top, near-equal fan-outs below it, increasing
-    towards the leaves (the shape of the best trees with free budgets and the root off)."""
+    """Mixed radices: a small fan-out at the top, near-equal ones increasing below it (the
+    shape of the best trees with free budgets and the root off)."""
     if n_bins < 4:
         return []
     max_height = math.ceil(math.log2(n_bins))
@@ -92,8 +90,8 @@ def mixed_shapes(n_bins: int) -> list[tuple[int, ...]]:
 
 
 def neighbour_shapes(branching: tuple[int, ...], n_bins: int) -> set[tuple[int, ...]]:
-    """Shapes one step away: one fan-out up or down by 1, a neighbouring level's or the
-    leaves' fan-out refitted to cover ``B`` (``O(h)`` shapes)."""
+    """Shapes one step away: one fan-out ±1, a neighbouring level's or the leaves' refitted
+    to cover ``B``."""
     h = len(branching)
     out: set[tuple[int, ...]] = set()
     for i in range(h):
@@ -130,9 +128,8 @@ def paper_configuration(n_bins: int, eps: float) -> tuple[tuple[int, ...], list[
 def references(
     n_bins: int, eps: float, nb: str, family: Family
 ) -> list[tuple[tuple[int, ...], tuple[float, ...], str]]:
-    """Configurations the plan must never lose to: binary tree and the paper's optimum
-    (the latter's budgets are optimal for variances ``∝ budget⁻²``: Laplace's, so it is a
-    reference for such a family only)."""
+    """Configurations the plan must never lose to: the binary tree and, for variances
+    ``∝ budget⁻²`` (Laplace), the paper's optimum."""
     if n_bins < 2:
         return []
     height = max(1, (n_bins - 1).bit_length())

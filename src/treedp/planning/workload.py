@@ -25,13 +25,8 @@ MAX_WORKLOAD_RANGES = 10**6
 
 @dataclass(frozen=True, eq=False)
 class Workload:
-    """An explicit workload: ranges ``[lo_i, hi_i)`` of bins whose counts the user will ask.
-
-    Its error for a configuration is the exact mean of ``Var(P[hi] - P[lo])`` over the ranges,
-    from the configuration's prefix covariance (:mod:`treedp.estimation.covariance`). Build it
-    with :meth:`from_ranges`; a quantile's neighbourhood is the prefix ``(0, m)`` or the range
-    around its rank.
-    """
+    """An explicit workload: ranges ``[lo_i, hi_i)`` of bins whose counts will be asked; its
+    error is the exact mean of ``Var(P[hi] - P[lo])`` (build it with :meth:`from_ranges`)."""
 
     n_bins: int
     lo: np.ndarray
@@ -54,12 +49,11 @@ class Workload:
             if isinstance(item, int | np.integer) and not isinstance(item, bool):
                 pairs.append((0, int(item)))
                 continue
-            if isinstance(item, str | bytes) or not isinstance(item, Sequence | np.ndarray):
-                raise InvalidTypeError(
-                    "Every entry of 'workload' must be a (lo, hi) pair of ints or an int."
-                )
-            if len(item) != 2 or any(
-                isinstance(v, bool) or not isinstance(v, int | np.integer) for v in item
+            if (
+                isinstance(item, str | bytes)
+                or not isinstance(item, Sequence | np.ndarray)
+                or len(item) != 2
+                or any(isinstance(v, bool) or not isinstance(v, int | np.integer) for v in item)
             ):
                 raise InvalidTypeError(
                     "Every entry of 'workload' must be a (lo, hi) pair of ints or an int."
@@ -80,8 +74,7 @@ class Workload:
         return int(self.lo.size)
 
     def subset(self, size: int) -> Workload:
-        """At most ``size`` of the ranges, evenly spaced in ``(lo, hi)`` order (deterministic:
-        the workload is a public input)."""
+        """At most ``size`` of the ranges, evenly spaced in ``(lo, hi)`` order."""
         if len(self) <= size:
             return self
         order = np.lexsort((self.hi, self.lo))
@@ -110,8 +103,8 @@ class Workload:
         return self.mean_variance(EfficientTreeCovariance(VariancePlan(shape, level_variance)))
 
     def independent_variance(self, variance: float, n_public: bool) -> float:
-        """For leaves with independent noise of ``variance`` each: a range of ``L`` bins has
-        ``L·σ²`` (n unknown) or ``σ² L (B - L)/B`` (n public: the complement helps)."""
+        """For leaves with independent noise: a range of ``L`` bins has ``L·σ²``, or
+        ``σ² L (B - L)/B`` when n is public."""
         length = (self.hi - self.lo).astype(np.float64)
         if n_public:
             return float(np.mean(variance * length * (self.n_bins - length) / self.n_bins))

@@ -4,17 +4,14 @@ Two layouts share one validation path:
 
 - **version 1, JSON**: ``{"format", "format_version": 1, "checksum", "payload"}`` with
   ``payload = {"metadata", "noisy_levels"}`` (levels as lists of integers) and the checksum
-  the SHA-256 of the canonical (sorted, compact) JSON of the payload. Human-readable; what
-  :meth:`Release.to_dict` returns. Slow and large for big releases.
+  the SHA-256 of the canonical (sorted, compact) JSON of the payload (:meth:`Release.to_dict`).
 - **version 2, binary**: a zip (stored, zip64) holding ``metadata.json`` — the same envelope,
   with ``payload = {"metadata", "arrays"}`` and ``arrays`` listing, per noisy level, its member
   name, dtype, shape and SHA-256 — and one ``.npy`` file per level, in the smallest signed
   integer type that holds its values (read back with ``allow_pickle=False``).
-
-- **versions 3 and 4**: the same two layouts for a person-level release (one with a privacy
-  unit, :mod:`treedp.release.unit`), so that a reader of versions 1-2 refuses it rather than
-  drop the unit and state the record-level guarantee; a file's version must agree with
-  whether it has a unit.
+- **versions 3 and 4**: the same two layouts for a person-level release (with a privacy unit,
+  :mod:`treedp.release.unit`), so that a reader of versions 1-2 refuses it rather than drop
+  the unit and state the record-level guarantee; the version must agree with the unit.
 
 A file is recognised by its first bytes (a zip signature or JSON), not by its name.
 """
@@ -46,10 +43,7 @@ FORMAT_NAME = "treedp.release"
 FORMAT_VERSION = 4  # the newest layout this code reads and writes
 JSON_VERSION = 1
 BINARY_VERSION = 2
-#: A person-level release (with a privacy unit) is written as version 3 (JSON) or 4 (zip), so
-#: that a treedp reading only versions 1-2 refuses it instead of dropping its unit and stating
-#: the record-level guarantee.
-UNIT_JSON_VERSION = 3
+UNIT_JSON_VERSION = 3  # a person-level release (see the module's docstring)
 UNIT_BINARY_VERSION = 4
 KNOWN_GUARANTEES = ("pure", "zcdp")
 _METADATA = "metadata.json"
@@ -62,13 +56,13 @@ def _checksum(payload: dict[str, Any]) -> str:
     return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
 
 
-def _envelope(version: int, payload: dict[str, Any]) -> dict[str, Any]:
-    return {
-        "format": FORMAT_NAME,
-        "format_version": version,
-        "checksum": _checksum(payload),
-        "payload": payload,
-    }
+def _envelope(version: int, payload: dict[str, Any], name: str = FORMAT_NAME) -> dict[str, Any]:
+    checksum = _checksum(payload)
+    return {"format": name, "format_version": version, "checksum": checksum, "payload": payload}
+
+
+def _sha256(arr: np.ndarray) -> str:
+    return hashlib.sha256(np.ascontiguousarray(arr).data).hexdigest()
 
 
 # ---------------------------------------------------------------------- writing
@@ -83,14 +77,25 @@ def to_json_document(release: Release) -> dict[str, Any]:
 
 def _smallest_int(level: np.ndarray) -> np.ndarray:
     """``level`` in the smallest little-endian signed integer type that holds it."""
-    if level.size == 0:
-        return level.astype("<i1")
-    low, high = int(level.min()), int(level.max())
-    for kind in _INT_TYPES:
-        info = np.iinfo(kind)
-        if info.min <= low and high <= info.max:
-            return level.astype(np.dtype(kind).newbyteorder("<"), copy=False)
-    raise AssertionError("unreachable: int64 holds every level")  # pragma: no cover
+    low, high = (int(level.min()), int(level.max())) if level.size else (0, 0)
+    kind = next(t for t in _INT_TYPES if np.iinfo(t).min <= low and high <= np.iinfo(t).max)
+    return level.astype(np.dtype(kind).newbyteorder("<"), copy=False)
+
+
+def _write_zip(handle: IO[bytes], member: str, document: Any, arrays: list[np.ndarray]) -> None:
+    """A stored zip64 of the JSON ``document`` and the arrays its payload's manifest names."""
+    with zipfile.ZipFile(handle, "w", compression=zipfile.ZIP_STORED, allowZip64=True) as zf:
+        zf.writestr(member, json.dumps(document, separators=(",", ":")))
+        for entry, arr in zip(document["payload"]["arrays"], arrays, strict=True):
+            with zf.open(str(entry["name"]), "w", force_zip64=True) as out:
+                np.lib.format.write_array(out, arr, allow_pickle=False)
+
+
+def _manifest(names: list[str], arrays: list[np.ndarray]) -> list[dict[str, Any]]:
+    return [
+        {"name": name, "dtype": arr.dtype.str, "shape": list(arr.shape), "sha256": _sha256(arr)}
+        for name, arr in zip(names, arrays, strict=True)
+    ]
 
 
 def _compact_edges(bins: Bins) -> dict[str, Any] | None:
@@ -143,22 +148,9 @@ def _write_binary(release: Release, handle: IO[bytes]) -> None:
         described["edges"] = {"kind": "array", "name": "edges.npy"}
     else:
         described["edges"] = compact
-    manifest: list[dict[str, Any]] = [
-        {
-            "name": name,
-            "dtype": arr.dtype.str,
-            "shape": list(arr.shape),
-            "sha256": hashlib.sha256(np.ascontiguousarray(arr).data).hexdigest(),
-        }
-        for name, arr in zip(names, arrays, strict=True)
-    ]
-    payload = {"metadata": release._metadata(described), "arrays": manifest}
-    document = _envelope(BINARY_VERSION if release.unit is None else UNIT_BINARY_VERSION, payload)
-    with zipfile.ZipFile(handle, "w", compression=zipfile.ZIP_STORED, allowZip64=True) as zf:
-        zf.writestr(_METADATA, json.dumps(document, separators=(",", ":")))
-        for entry, arr in zip(manifest, arrays, strict=True):
-            with zf.open(entry["name"], "w", force_zip64=True) as member:
-                np.lib.format.write_array(member, arr, allow_pickle=False)
+    payload = {"metadata": release._metadata(described), "arrays": _manifest(names, arrays)}
+    version = BINARY_VERSION if release.unit is None else UNIT_BINARY_VERSION
+    _write_zip(handle, _METADATA, _envelope(version, payload), arrays)
 
 
 def save_release(release: Release, path: str | Path | IO[bytes], file_format: str | None) -> None:
@@ -177,8 +169,7 @@ def save_release(release: Release, path: str | Path | IO[bytes], file_format: st
     if file_format is None:
         file_format = "json" if Path(path).suffix.lower() == ".json" else "binary"
     if file_format == "json":
-        text = json.dumps(to_json_document(release), separators=(",", ":"))
-        atomic_write_text(path, text)
+        atomic_write_text(path, json.dumps(to_json_document(release), separators=(",", ":")))
     else:
         atomic_write(path, lambda handle: _write_binary(release, handle))
 
@@ -203,13 +194,11 @@ def load_release(path: str | Path | IO[bytes] | IO[str]) -> Release:
     label = f"'{path}'" if isinstance(path, str | Path) else "the release file"
     if hasattr(path, "read"):
         data = path.read()
-        if isinstance(data, str):
-            return _load_json_text(data, label)
-        if not isinstance(data, bytes):
+        if not isinstance(data, str | bytes):
             raise ReleaseFormatError(f"{label} did not read as bytes or text.")
-        if data[:4] == _ZIP_MAGIC:
+        if isinstance(data, bytes) and data[:4] == _ZIP_MAGIC:
             return _load_binary(io.BytesIO(data), label)
-        return _load_json_text(_decode(data, label), label)
+        return _load_json(data, label)
     p = Path(path)
     try:
         with p.open("rb") as handle:
@@ -224,39 +213,37 @@ def load_release(path: str | Path | IO[bytes] | IO[str]) -> Release:
         raise ReleaseFormatError(f"{label} is a directory, not a release file.") from None
     except OSError as exc:
         raise ReleaseFormatError(f"Could not read release file {label}: {exc.strerror}") from None
-    return _load_json_text(_decode(data, label), label)
+    return _load_json(data, label)
 
 
-def _decode(data: bytes, label: str) -> str:
+def _load_json(data: str | bytes, label: str) -> Release:
     try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError:
-        raise ReleaseFormatError(
-            f"{label} is not valid JSON: the release file is corrupt or truncated."
-        ) from None
-
-
-def _load_json_text(text: str, label: str) -> Release:
-    try:
-        document = json.loads(text)
-    except (json.JSONDecodeError, RecursionError):
+        document = json.loads(data.decode("utf-8") if isinstance(data, bytes) else data)
+    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError):
         raise ReleaseFormatError(
             f"{label} is not valid JSON: the release file is corrupt or truncated."
         ) from None
     return from_json_document(document, label)
 
 
-def _check_envelope(document: Any, label: str, versions: tuple[int, ...]) -> dict[str, Any]:
-    """The checked payload of a release envelope."""
-    if not isinstance(document, dict) or document.get("format") != FORMAT_NAME:
-        raise ReleaseFormatError(f"{label} is not a treedp release file.")
+def _check_envelope(
+    document: Any,
+    label: str,
+    versions: tuple[int, ...],
+    kind: str = "release",
+    name: str = FORMAT_NAME,
+    newest: int = FORMAT_VERSION,
+) -> dict[str, Any]:
+    """The checked payload of an envelope (of a release, or a grouped release)."""
+    if not isinstance(document, dict) or document.get("format") != name:
+        raise ReleaseFormatError(f"{label} is not a treedp {kind} file.")
     version = document.get("format_version")
     if isinstance(version, bool) or not isinstance(version, int) or version < 1:
         raise ReleaseFormatError(f"{label} has an invalid format version.")
-    if version > FORMAT_VERSION:
+    if version > newest:
         raise ReleaseFormatError(
-            f"{label} uses release format version {version}, newer than this treedp reads "
-            f"(<= {FORMAT_VERSION}); upgrade treedp."
+            f"{label} uses {kind} format version {version}, newer than this treedp reads "
+            f"(<= {newest}); upgrade treedp."
         )
     if version not in versions:  # this treedp writes JSON as version 1 and zips as version 2
         layout = "a JSON document" if JSON_VERSION in versions else "a zip"
@@ -266,7 +253,7 @@ def _check_envelope(document: Any, label: str, versions: tuple[int, ...]) -> dic
         )
     payload = document.get("payload")
     if not isinstance(payload, dict) or document.get("checksum") != _checksum(payload):
-        raise ReleaseFormatError(f"{label} failed its checksum: the release file is corrupt.")
+        raise ReleaseFormatError(f"{label} failed its checksum: the {kind} file is corrupt.")
     return payload
 
 
@@ -349,38 +336,41 @@ def _read_arrays(zf: zipfile.ZipFile, manifest: Any) -> dict[str, np.ndarray]:
             raise ReleaseFormatError("an array does not hold little-endian signed integers")
         if name in arrays:
             raise ReleaseFormatError("an array is listed twice")
-        with zf.open(str(name)) as member:
-            arr = _read_npy(member, dtype, entry["shape"])
-        if hashlib.sha256(np.ascontiguousarray(arr).data).hexdigest() != entry["sha256"]:
-            raise ReleaseFormatError("an array failed its checksum")
-        arrays[str(name)] = arr
+        arrays[str(name)] = _read_npy(zf, entry, 1)
     return arrays
 
 
-def _read_npy(member: IO[bytes], dtype: str, shape: Any) -> np.ndarray:
-    """A 1-D ``.npy`` member, its header checked against the manifest before any data is read.
-
-    Checking first means a forged header cannot make the reader allocate a huge array.
-    """
+def _read_npy(zf: zipfile.ZipFile, entry: dict[str, Any], ndim: int) -> np.ndarray:
+    """The ``ndim``-D ``.npy`` member ``entry`` of the manifest names, its header checked
+    against the entry before any data is read (so a forged header cannot make the reader
+    allocate a huge array), then its checksum."""
     fmt = np.lib.format
-    try:
-        version = fmt.read_magic(member)
-        if version == (1, 0):
-            header = fmt.read_array_header_1_0(member)
-        elif version == (2, 0):
-            header = fmt.read_array_header_2_0(member)
-        else:
-            raise ReleaseFormatError("an array is not a valid .npy file")
-    except ValueError:
-        raise ReleaseFormatError("an array is not a valid .npy file") from None
-    stored_shape, fortran, stored_dtype = header
-    if stored_dtype.str != dtype or [*stored_shape] != shape or len(stored_shape) != 1 or fortran:
-        raise ReleaseFormatError("an array's type or shape differs from the metadata")
-    nbytes = int(stored_shape[0]) * stored_dtype.itemsize
-    data = member.read(nbytes)
-    if len(data) != nbytes or member.read(1):
-        raise ReleaseFormatError("an array's data does not match its header")
-    return np.frombuffer(data, dtype=stored_dtype)
+    with zf.open(str(entry["name"])) as member:
+        try:
+            version = fmt.read_magic(member)
+            if version not in ((1, 0), (2, 0)):
+                raise ValueError
+            read_header = (
+                fmt.read_array_header_1_0 if version == (1, 0) else fmt.read_array_header_2_0
+            )
+            shape, fortran, dtype = read_header(member)
+        except ValueError:
+            raise ReleaseFormatError("an array is not a valid .npy file") from None
+        if (
+            dtype.str != entry["dtype"]
+            or [*shape] != entry["shape"]
+            or len(shape) != ndim
+            or fortran
+        ):
+            raise ReleaseFormatError("an array's type or shape differs from the metadata")
+        nbytes = math.prod(shape) * dtype.itemsize
+        data = member.read(nbytes)
+        if len(data) != nbytes or member.read(1):
+            raise ReleaseFormatError("an array's data does not match its header")
+    arr = np.frombuffer(data, dtype=dtype).reshape(shape)
+    if _sha256(arr) != entry["sha256"]:
+        raise ReleaseFormatError("an array failed its checksum")
+    return arr
 
 
 # ---------------------------------------------------------------------- shared validation
@@ -397,9 +387,7 @@ def _field(meta: dict[str, Any], key: str, kinds: tuple[type, ...], *, none: boo
     value = meta[key]
     if value is None and none:
         return None
-    if isinstance(value, bool) and bool not in kinds:
-        raise ReleaseFormatError(f"field '{key}' has the wrong type")
-    if not isinstance(value, kinds):
+    if (isinstance(value, bool) and bool not in kinds) or not isinstance(value, kinds):
         raise ReleaseFormatError(f"field '{key}' has the wrong type")
     return value
 
@@ -454,9 +442,7 @@ def _check_contract(meta: dict[str, Any], mechanism: Any, levels: list[np.ndarra
         if key in described and not _same(meta.get(key), described[key]):
             raise ReleaseFormatError(f"field '{key}' does not match the mechanism")
     key = "block_rhos" if mechanism.guarantee_kind == "zcdp" else "block_epsilons"
-    stored_budgets = _field(meta, key, (list,))
-    if any(isinstance(e, bool) or not isinstance(e, int | float) for e in stored_budgets):
-        raise ReleaseFormatError(f"field '{key}' has the wrong type")
+    stored_budgets = meta[key]  # a list of numbers (_build)
     budgets = np.asarray(mechanism.block_budgets, dtype=np.float64)
     if len(stored_budgets) != budgets.size or not np.allclose(
         np.asarray(stored_budgets, dtype=np.float64), budgets, rtol=1e-9, atol=1e-15
@@ -468,11 +454,9 @@ def _check_contract(meta: dict[str, Any], mechanism: Any, levels: list[np.ndarra
     expected = np.asarray(mechanism.block_variance(), dtype=np.float64)
     if stored.shape != expected.shape or not np.allclose(stored, expected, rtol=1e-9, atol=0):
         raise ReleaseFormatError("field 'level_variance' does not match the noise scales")
-    exact = [i for i, v in enumerate(expected) if v == 0.0]
     n_public = meta.get("n_public")
-    exact_sums = [int(levels[i].sum()) for i in exact]
-    tree_replace = n_public is not None and mechanism.exact_root
-    if tree_replace and any(total != n_public for total in exact_sums):
+    exact_sums = [int(level.sum()) for v, level in zip(expected, levels, strict=True) if v == 0.0]
+    if n_public is not None and mechanism.exact_root and any(t != n_public for t in exact_sums):
         raise ReleaseFormatError("an exact level does not hold the public n")
 
 
@@ -492,7 +476,6 @@ def _build(meta: Any, levels: list[np.ndarray]) -> Release:
     stated = _field(meta, "block_rhos" if zcdp else "block_epsilons", (list,))
     for e in stated:
         _field({"e": e}, "e", (int, float))
-    _field(meta, "n_public", (int,), none=True)
     if meta.get("branching") is not None:
         _field(meta, "branching", (list,))
     mechanism: Mechanism = mechanism_class(name).from_description(meta, bins.n_bins, total, zcdp)
@@ -522,28 +505,26 @@ def _build(meta: Any, levels: list[np.ndarray]) -> Release:
         postprocess=_field(meta, "postprocess", (str,)) if "postprocess" in meta else "monotone",
         integer=_field(meta, "integer", (bool,)) if "integer" in meta else False,
         bounds_step=_bounds_step(meta),
-        target=_target(meta),
+        target=None if meta.get("target") is None else _check_target(meta["target"]),
         unit=None
         if meta.get("unit") is None
         else unit_from(_field(meta, "unit", (dict,)), mechanism),
     )
 
 
-def _target(meta: dict[str, Any]) -> dict[str, float] | None:
-    """The optional ``(epsilon, delta)`` target (files written before it have none)."""
-    if meta.get("target") is None:
-        return None
-    target = _field(meta, "target", (dict,))
-    eps, delta = target.get("epsilon"), target.get("delta")
-    if (
-        not all(
-            isinstance(v, int | float) and not isinstance(v, bool) and math.isfinite(v) and v > 0
-            for v in (eps, delta)
-        )
-        or not float(delta) < 1
-    ):
+def _number(value: Any) -> bool:
+    """A finite int or float (not a bool)."""
+    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def _check_target(target: Any) -> dict[str, float]:
+    """A stored ``(epsilon, delta)`` target: ``epsilon > 0``, ``0 < delta < 1``."""
+    values: list[Any] = (
+        [target.get(k) for k in ("epsilon", "delta")] if isinstance(target, dict) else []
+    )
+    if len(values) != 2 or not all(_number(v) and v > 0 for v in values) or not values[1] < 1:
         raise ReleaseFormatError("the (epsilon, delta) target must hold epsilon > 0, 0 < delta < 1")
-    return {"epsilon": float(eps), "delta": float(delta)}
+    return {"epsilon": float(values[0]), "delta": float(values[1])}
 
 
 def _bounds_step(meta: dict[str, Any]) -> dict[str, Any] | None:
@@ -552,24 +533,18 @@ def _bounds_step(meta: dict[str, Any]) -> dict[str, Any] | None:
         return None
     step = _field(meta, "bounds_step", (dict,))
     eps = _field(step, "epsilon", (int, float))
-    if isinstance(eps, bool) or not (math.isfinite(eps) and eps > 0):
+    if not (_number(eps) and eps > 0):
         raise ReleaseFormatError("the bounds step's epsilon must be a positive finite number")
     _field(step, "method", (str,))
     stops = _field(step, "stops", (list,))
-    if len(stops) != 2 or not all(
-        isinstance(v, int | float) and not isinstance(v, bool) and math.isfinite(v) for v in stops
-    ):
+    if len(stops) != 2 or not all(_number(v) for v in stops):
         raise ReleaseFormatError("the bounds step's stops must be two finite numbers")
-    if "allowance" in step:  # files written before it have none
-        k = step["allowance"]
-        if not (
-            isinstance(k, int | float) and not isinstance(k, bool) and math.isfinite(k) and k > 0
-        ):
-            raise ReleaseFormatError("the bounds step's allowance must be a positive number")
-    if "cut" in step:  # files written before it have none
-        cut = step["cut"]
-        if not (isinstance(cut, int) and not isinstance(cut, bool) and cut >= 1):
-            raise ReleaseFormatError("the bounds step's cut must be a positive integer")
+    # "allowance" and "cut" are absent from older files
+    if "allowance" in step and not (_number(step["allowance"]) and step["allowance"] > 0):
+        raise ReleaseFormatError("the bounds step's allowance must be a positive number")
+    cut = step.get("cut", 1)
+    if not (isinstance(cut, int) and not isinstance(cut, bool) and cut >= 1):
+        raise ReleaseFormatError("the bounds step's cut must be a positive integer")
     if step.get("known") not in (None, "lower", "upper"):
         raise ReleaseFormatError("the bounds step's public side must be 'lower' or 'upper'")
     return dict(step)

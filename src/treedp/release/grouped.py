@@ -1,14 +1,11 @@
 """A grouped release: one tree per public key, released in one call under one guarantee.
 
-Every key's tree uses the same public bins, the same mechanism (one plan) and noise of the same
-scale; :class:`GroupedRelease` gives per-key :class:`~treedp.release.Release` objects
-(``gr[key]``: every query), tidy answers across keys, and one file on disk.
-
-The guarantee is stated once, for the privacy unit (:attr:`GroupedRelease.guarantee`,
-:meth:`GroupedRelease.spend`). Each per-key ``Release`` carries the record-level mechanism it
-was noised with, at ``epsilon / Δ`` where ``Δ`` is the contribution factor (the L1 change of
-all groups' level vectors together when one person is added or removed, see
-:mod:`treedp.privacy.contribution`): the person-level loss is ``Δ`` times its loss.
+Every key's tree has the same public bins, mechanism and noise scale; ``gr[key]`` is that
+key's :class:`~treedp.release.Release`. The guarantee is stated once, for the privacy unit.
+Each per-key release carries the record-level mechanism it was noised with, at
+``epsilon / Δ`` with ``Δ`` the contribution factor (the L1 change of all groups' level vectors
+together for one person, :mod:`treedp.privacy.contribution`): the person-level loss is ``Δ``
+times its loss.
 
 File layout (``format: "treedp.grouped_release"``, version 1): a zip holding ``grouped.json``
 — an envelope ``{format, format_version, checksum, payload}`` whose checksum is the SHA-256 of
@@ -19,9 +16,7 @@ its dtype, shape and SHA-256. Written atomically.
 
 from __future__ import annotations
 
-import hashlib
 import json
-import math
 import zipfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -36,14 +31,25 @@ from treedp.privacy.contribution import ContributionBounds
 from treedp.privacy.measures import ZCDP, ApproxDP, PureDP
 from treedp.privacy.spend import SpendRecord
 from treedp.release import queries
-from treedp.release.record import Release
+from treedp.release.format import (
+    _INT_TYPES,
+    _build,
+    _check_envelope,
+    _check_target,
+    _envelope,
+    _manifest,
+    _read_npy,
+    _smallest_int,
+    _write_zip,
+)
+from treedp.release.record import Release, _approx
+from treedp.release.unit import loss_factor
 
 __all__ = ["GroupedRelease", "load_grouped_release"]
 
 FORMAT_NAME = "treedp.grouped_release"
 FORMAT_VERSION = 1
 _MEMBER = "grouped.json"
-_INT_TYPES = (np.int8, np.int16, np.int32, np.int64)
 
 
 class GroupedRelease:
@@ -60,18 +66,15 @@ class GroupedRelease:
     neighbours : {"add_remove", "replace"}
         Add/remove one person, or replace one person's rows by another's.
     epsilon : float
-        The total pure-DP budget (``inf`` for Gaussian noise, whose budget is the ``rho`` of
-        :attr:`guarantee`).
+        The total pure-DP budget (``inf`` for Gaussian noise: see :attr:`guarantee`).
     guarantee : PureDP, ApproxDP or ZCDP
         What the whole grouped release satisfies for the privacy unit (ApproxDP when the keys
         were selected privately; ZCDP with Gaussian noise, ``L2²`` times the trees' loss).
     selection : dict or None
-        How the keys were selected privately (epsilon, delta, noise scale, threshold), or None
-        when the keys were public.
+        How the keys were selected privately (epsilon, delta, noise scale, threshold).
     target : dict or None
-        The ``(epsilon, delta)`` target asked for (``privacy=ApproxDP(ε, δ)``,
-        ``--epsilon E --delta D``), which the zCDP :attr:`guarantee` implies by the tight
-        conversion (:attr:`approx_target`); kept in the file.
+        The ``(epsilon, delta)`` target asked for, which the zCDP :attr:`guarantee` implies
+        by the tight conversion (:attr:`approx_target`).
     """
 
     def __init__(
@@ -89,19 +92,17 @@ class GroupedRelease:
     ) -> None:
         if len(keys) != len(releases):
             raise InvalidParameterError("A grouped release needs one release per key.")
-        fields = {
-            "keys": tuple(keys),
-            "by": tuple(by),
-            "_releases": dict(zip(keys, releases, strict=True)),
-            "bounds": bounds,
-            "neighbours": neighbours,
-            "epsilon": float(epsilon),
-            "guarantee": guarantee,
-            "selection": None if selection is None else dict(selection),
-            "target": None if target is None else dict(target),
-        }
-        for name, value in fields.items():
-            object.__setattr__(self, name, value)
+        vars(self).update(  # past the frozen __setattr__
+            keys=tuple(keys),
+            by=tuple(by),
+            _releases=dict(zip(keys, releases, strict=True)),
+            bounds=bounds,
+            neighbours=neighbours,
+            epsilon=float(epsilon),
+            guarantee=guarantee,
+            selection=None if selection is None else dict(selection),
+            target=None if target is None else dict(target),
+        )
 
     keys: tuple[Any, ...]
     by: tuple[str, ...]
@@ -116,9 +117,7 @@ class GroupedRelease:
     @property
     def approx_target(self) -> ApproxDP | None:
         """The ``(epsilon, delta)`` target asked for, as a guarantee (None without one)."""
-        if self.target is None:
-            return None
-        return ApproxDP(float(self.target["epsilon"]), float(self.target["delta"]))
+        return _approx(self.target)
 
     def __setattr__(self, name: str, value: Any) -> None:
         raise AttributeError(f"A GroupedRelease is frozen: cannot set '{name}'.")
@@ -158,20 +157,12 @@ class GroupedRelease:
 
     @property
     def contribution_factor(self) -> int:
-        """``Δ``: the L1 change of a level vector over all groups for one neighbour step
-        (Laplace noise), or its squared L2 change ``L2²`` (Gaussian noise, zCDP)."""
-        if isinstance(self.guarantee, ZCDP):
-            return self.bounds.l2_squared(self.neighbours)
-        return self.bounds.sensitivity(self.neighbours)[0]
+        """``Δ`` over all groups (:func:`~treedp.release.unit.loss_factor`)."""
+        return loss_factor(self.bounds, self.neighbours, isinstance(self.guarantee, ZCDP))
 
     # ------------------------------------------------------------------ queries across keys
     def quantile(self, q: Any) -> dict[Any, Any]:
-        """``q``-quantiles per key: ``{key: answer}`` shaped like ``q``.
-
-        On integer bins the answer is the smallest integer whose released (consistent) CDF
-        reaches ``q·n̂`` (the inverse CDF: a value of the domain, on the right side of a block
-        of ties); otherwise it is :meth:`Release.quantile` (interpolating inside the bin).
-        """
+        """``{key: release.quantile(q)}``."""
         qa = queries.check_q(q)
         return {k: r.quantile(qa) for k, r in self._releases.items()}
 
@@ -256,11 +247,7 @@ class GroupedRelease:
         )
 
     def plot(self, **options: Any) -> Any:
-        """Overlaid CDFs (default) or small multiples per key:
-        :func:`treedp.report.plot.plot_groups`.
-
-        Needs ``treedp[plot]`` (matplotlib). Post-processing: no privacy cost.
-        """
+        """Overlaid CDFs or small multiples per key: :func:`treedp.report.plot.plot_groups`."""
         return view("grouped.plot")(dict(self.items()), **options)
 
     def _repr_html_(self) -> str:
@@ -270,8 +257,7 @@ class GroupedRelease:
 
     # ------------------------------------------------------------------ files
     def save(self, path: str | Path | IO[bytes]) -> None:
-        """Write the grouped release as one checksummed zip, atomically when ``path`` is a
-        path (either the whole file is written or nothing is)."""
+        """Write the grouped release as one checksummed zip (atomically to a path)."""
         if isinstance(path, str | Path):
             atomic_write(Path(path), self._write)
         else:
@@ -279,76 +265,18 @@ class GroupedRelease:
 
     def _write(self, handle: IO[bytes]) -> None:
         first = next(iter(self._releases.values()))
-        n_levels = len(first.noisy_levels)
+        levels = range(len(first.noisy_levels))
         arrays = [
-            _smallest(np.stack([r.noisy_levels[lv] for r in self._releases.values()]))
-            for lv in range(n_levels)
+            _smallest_int(np.stack([r.noisy_levels[lv] for r in self._releases.values()]))
+            for lv in levels
         ]
-        manifest = [
-            {
-                "name": f"level_{i}.npy",
-                "dtype": a.dtype.str,
-                "shape": list(a.shape),
-                "sha256": hashlib.sha256(np.ascontiguousarray(a).data).hexdigest(),
-            }
-            for i, a in enumerate(arrays)
-        ]
-        common = first.metadata()
-        common["bins"] = first.bins.to_dict()
         payload = {
             "metadata": self.metadata(),
             "keys": [list(k) if isinstance(k, tuple) else k for k in self.keys],
-            "common": common,
-            "arrays": manifest,
+            "common": first.metadata(),
+            "arrays": _manifest([f"level_{i}.npy" for i in levels], arrays),
         }
-        document = {
-            "format": FORMAT_NAME,
-            "format_version": FORMAT_VERSION,
-            "checksum": _checksum(payload),
-            "payload": payload,
-        }
-        with zipfile.ZipFile(handle, "w", compression=zipfile.ZIP_STORED, allowZip64=True) as zf:
-            zf.writestr(_MEMBER, json.dumps(document, separators=(",", ":")))
-            for entry, arr in zip(manifest, arrays, strict=True):
-                with zf.open(str(entry["name"]), "w", force_zip64=True) as member:
-                    np.lib.format.write_array(member, arr, allow_pickle=False)
-
-
-def _grouped_target(meta: dict[str, Any], guarantee: Any) -> dict[str, float] | None:
-    """The optional ``(epsilon, delta)`` target of a file (files before it have none): only
-    with a zCDP guarantee, ``epsilon > 0``, ``0 < delta < 1``."""
-    target = meta.get("target")
-    if target is None:
-        return None
-    ok = (
-        isinstance(target, dict)
-        and isinstance(guarantee, ZCDP)
-        and all(
-            isinstance(target.get(k), int | float)
-            and not isinstance(target.get(k), bool)
-            and math.isfinite(target[k])
-            and target[k] > 0
-            for k in ("epsilon", "delta")
-        )
-        and target["delta"] < 1
-    )
-    if not ok:
-        raise ReleaseFormatError("the (epsilon, delta) target must hold epsilon > 0, 0 < delta < 1")
-    return {"epsilon": float(target["epsilon"]), "delta": float(target["delta"])}
-
-
-def _smallest(arr: np.ndarray) -> np.ndarray:
-    low, high = (int(arr.min()), int(arr.max())) if arr.size else (0, 0)
-    for kind in _INT_TYPES:
-        info = np.iinfo(kind)
-        if info.min <= low and high <= info.max:
-            return arr.astype(np.dtype(kind).newbyteorder("<"))
-    raise AssertionError("unreachable")  # pragma: no cover
-
-
-def _checksum(payload: dict[str, Any]) -> str:
-    canonical = json.dumps(payload, sort_keys=True, separators=(",", ":"))
-    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+        _write_zip(handle, _MEMBER, _envelope(FORMAT_VERSION, payload, FORMAT_NAME), arrays)
 
 
 def is_grouped_file(path: str | Path) -> bool:
@@ -388,24 +316,11 @@ def load_grouped_release(path: str | Path | IO[bytes]) -> GroupedRelease:
 
 
 def _from_document(zf: zipfile.ZipFile, document: Any, label: str) -> GroupedRelease:
-    from treedp.release.format import _build
-
-    if not isinstance(document, dict) or document.get("format") != FORMAT_NAME:
-        raise ReleaseFormatError(f"{label} is not a treedp grouped release.")
-    version = document.get("format_version")
-    if not isinstance(version, int) or isinstance(version, bool) or version < 1:
-        raise ReleaseFormatError(f"{label} has an invalid format version.")
-    if version > FORMAT_VERSION:
-        raise ReleaseFormatError(
-            f"{label} uses grouped format version {version}, newer than this treedp reads "
-            f"(<= {FORMAT_VERSION}); upgrade treedp."
-        )
-    payload = document.get("payload")
-    if not isinstance(payload, dict) or document.get("checksum") != _checksum(payload):
-        raise ReleaseFormatError(f"{label} failed its checksum: the file is corrupt.")
+    payload = _check_envelope(
+        document, label, (FORMAT_VERSION,), "grouped release", FORMAT_NAME, FORMAT_VERSION
+    )
     try:
         meta = payload["metadata"]
-        by = tuple(str(b) for b in meta["by"])
         keys = tuple(tuple(k) if isinstance(k, list) else k for k in payload["keys"])
         if len(set(keys)) != len(keys) or not keys:
             raise ReleaseFormatError("the keys are not unique")
@@ -415,8 +330,7 @@ def _from_document(zf: zipfile.ZipFile, document: Any, label: str) -> GroupedRel
         ]:
             raise ReleaseFormatError("the arrays are not the tree levels")
         levels = [_read_2d(zf, e, len(keys)) for e in manifest]
-        common = payload["common"]
-        first = _build(common, [lv[0].astype(np.int64) for lv in levels])
+        first = _build(payload["common"], [lv[0].astype(np.int64) for lv in levels])
         releases = [first]
         for i in range(1, len(keys)):
             releases.append(
@@ -435,39 +349,25 @@ def _from_document(zf: zipfile.ZipFile, document: Any, label: str) -> GroupedRel
         bounds = ContributionBounds(
             b["unit"], b["max_contributions"], b["max_groups"], b["max_contributions_per_group"]
         )
-        g = meta["guarantee"]
         neighbours = meta["neighbours"]
         if neighbours not in ("add_remove", "replace"):
             raise ReleaseFormatError("unknown neighbour relation")
-        guarantee: PureDP | ApproxDP | ZCDP
-        if g["kind"] == "zcdp":
-            guarantee = ZCDP(g["rho"])
-            rho_spent = getattr(first.mechanism, "rho_spent", None)
-            if rho_spent is None:
-                raise ReleaseFormatError("a zCDP guarantee needs a Gaussian tree")
-            stated = float(rho_spent()) * bounds.l2_squared(neighbours)
-            if stated > guarantee.rho * (1 + 1e-9):
-                raise ReleaseFormatError("the stated guarantee does not match the noise scales")
-        else:
-            guarantee = (
-                ApproxDP(g["epsilon"], g["delta"])
-                if g["kind"] == "approx"
-                else PureDP(g["epsilon"])
+        guarantee = _guarantee(meta["guarantee"], first.mechanism, bounds, neighbours)
+        target = meta.get("target")
+        if target is not None and not isinstance(guarantee, ZCDP):
+            raise ReleaseFormatError(
+                "the (epsilon, delta) target must hold epsilon > 0, 0 < delta < 1"
             )
-            factor = bounds.sensitivity(neighbours)[0]
-            stated = float(first.mechanism.epsilon_spent()) * factor
-            if stated > guarantee.epsilon * (1 + 1e-9):
-                raise ReleaseFormatError("the stated guarantee does not match the noise scales")
         return GroupedRelease(
             keys=keys,
-            by=by,
+            by=tuple(str(b) for b in meta["by"]),
             releases=releases,
             bounds=bounds,
             neighbours=neighbours,
             epsilon=float("inf") if meta["epsilon"] is None else float(meta["epsilon"]),
             guarantee=guarantee,
             selection=meta["selection"],
-            target=_grouped_target(meta, guarantee),
+            target=None if target is None else _check_target(target),
         )
     except ReleaseFormatError as exc:
         raise ReleaseFormatError(f"{label} holds an inconsistent grouped release: {exc}") from None
@@ -477,31 +377,33 @@ def _from_document(zf: zipfile.ZipFile, document: Any, label: str) -> GroupedRel
         ) from None
 
 
+def _guarantee(
+    g: Any, mechanism: Any, bounds: ContributionBounds, neighbours: str
+) -> PureDP | ApproxDP | ZCDP:
+    """The stated guarantee, checked to cover the trees' loss times the contribution factor."""
+    guarantee: PureDP | ApproxDP | ZCDP
+    if g["kind"] == "zcdp":
+        guarantee = ZCDP(g["rho"])
+        rho_spent = getattr(mechanism, "rho_spent", None)
+        if rho_spent is None:
+            raise ReleaseFormatError("a zCDP guarantee needs a Gaussian tree")
+        spent, bound = float(rho_spent()), guarantee.rho
+    else:
+        eps = g["epsilon"]
+        guarantee = ApproxDP(eps, g["delta"]) if g["kind"] == "approx" else PureDP(eps)
+        spent, bound = float(mechanism.epsilon_spent()), guarantee.epsilon
+    stated = spent * loss_factor(bounds, neighbours, isinstance(guarantee, ZCDP))
+    if stated > bound * (1 + 1e-9):
+        raise ReleaseFormatError("the stated guarantee does not match the noise scales")
+    return guarantee
+
+
 def _read_2d(zf: zipfile.ZipFile, entry: Any, n_keys: int) -> np.ndarray:
-    """One level array, its header checked against the manifest before its data is read."""
+    """One level array, of one row per key (:func:`~treedp.release.format._read_npy`)."""
     allowed = {np.dtype(t).newbyteorder("<").str for t in _INT_TYPES}
     if not isinstance(entry, dict) or entry.get("dtype") not in allowed:
         raise ReleaseFormatError("an array does not hold little-endian signed integers")
     shape = entry.get("shape")
     if not isinstance(shape, list) or len(shape) != 2 or shape[0] != n_keys:
         raise ReleaseFormatError("an array does not have one row per key")
-    fmt = np.lib.format
-    with zf.open(str(entry["name"])) as member:
-        version = fmt.read_magic(member)
-        if version == (1, 0):
-            header = fmt.read_array_header_1_0(member)
-        elif version == (2, 0):
-            header = fmt.read_array_header_2_0(member)
-        else:
-            raise ReleaseFormatError("an array is not a valid .npy file")
-        stored_shape, fortran, dtype = header
-        if dtype.str != entry["dtype"] or list(stored_shape) != shape or fortran:
-            raise ReleaseFormatError("an array's type or shape differs from the metadata")
-        nbytes = int(shape[0]) * int(shape[1]) * dtype.itemsize
-        data = member.read(nbytes)
-        if len(data) != nbytes or member.read(1):
-            raise ReleaseFormatError("an array's data does not match its header")
-    arr = np.frombuffer(data, dtype=dtype).reshape(shape)
-    if hashlib.sha256(np.ascontiguousarray(arr).data).hexdigest() != entry.get("sha256"):
-        raise ReleaseFormatError("an array failed its checksum")
-    return arr
+    return _read_npy(zf, entry, 2)

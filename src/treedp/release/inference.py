@@ -1,8 +1,5 @@
-"""Inference from a release: interval half-widths and simultaneous quantile bands.
-
-Everything here uses the public noise distribution only (the exact covariance of the prefix
-estimates, or simulations of the noise alone), so it costs no privacy.
-"""
+"""Inference from a release: interval half-widths and simultaneous quantile bands, from the
+public noise distribution only (no privacy cost)."""
 
 from __future__ import annotations
 
@@ -28,18 +25,19 @@ __all__ = [
 def half_width_factor(level: float, *, gaussian: bool = False) -> float:
     """``max(normal quantile, Laplace quantile)`` for a two-sided ``level`` interval, in se.
 
-    The error of an estimate is a linear combination of independent discrete Laplace noises;
-    one Laplace variable is the heaviest-tailed case (sums of several are closer to normal),
-    so the larger of the two quantiles is exact or conservative for ``level`` above ~0.85.
-    With ``gaussian`` (discrete Gaussian noise) the normal quantile alone.
+    The error is a linear combination of independent discrete Laplace noises; one Laplace
+    variable is the heaviest-tailed case, so the larger quantile is exact or conservative for
+    ``level`` above ~0.85. With ``gaussian`` (discrete Gaussian noise) the normal one alone.
     """
-    # the upper (1 - level)/2 normal quantile; the standard library's inverse CDF (Wichura's
-    # AS241, relative error ~1e-16) spares every CLI call the import of scipy.stats
-    z = -NormalDist().inv_cdf((1.0 - level) / 2.0)
-    if gaussian:
-        return z
-    laplace = math.log(1.0 / (1.0 - level)) / math.sqrt(2.0)
-    return max(z, laplace)
+    return tail_factor(1.0 - level, gaussian=gaussian)
+
+
+def tail_factor(alpha: float, *, gaussian: bool = False) -> float:
+    """:func:`half_width_factor` for a two-sided miss probability ``alpha`` (which may be
+    below float precision of ``1 - level``)."""
+    # the standard library's inverse normal CDF (relative error ~1e-16) spares scipy.stats
+    z = -NormalDist().inv_cdf(alpha / 2.0)
+    return z if gaussian else max(z, math.log(1.0 / alpha) / math.sqrt(2.0))
 
 
 def bracket_interval(
@@ -52,19 +50,13 @@ def bracket_interval(
 ) -> tuple[np.ndarray, np.ndarray]:
     """A ``level`` interval for a count known to lie between two estimable counts.
 
-    ``low = (estimate, se)`` of a count ``L`` and ``high = (estimate, se)`` of a count ``H``
-    with ``L <= truth <= H`` (the bracketing edges of a point inside a bin; ``L == H`` at an
-    exact point). The interval is ``[L̂ - c·se_L, Ĥ + c·se_H]`` with ``c`` the two-sided
-    ``level`` factor of :func:`half_width_factor`. It misses only if ``L̂`` errs upward by more
-    than ``c·se_L`` or ``Ĥ`` downward by more than ``c·se_H``; the noise is symmetric, so each
-    one-sided event has probability at most ``(1 - level)/2`` and, by the union bound, the
-    interval covers with probability at least ``level`` at every point, whatever the
-    (unknown) spread of the values inside the bin. The variances come from the release's
-    covariance, so this holds for any symmetric noise family (``gaussian``: discrete Gaussian
-    noise, whose factor is the normal quantile).
-
-    Counts are never negative, so the lower end is clipped at 0; the upper end is clipped at
-    ``cap`` (the public ``n``, exact) when given. Neither clip can lose coverage.
+    ``low`` and ``high`` are ``(estimate, se)`` of counts ``L <= truth <= H`` (the bracketing
+    edges of a point inside a bin; equal at an exact point). The interval
+    ``[L̂ - c·se_L, Ĥ + c·se_H]`` (``c`` of :func:`half_width_factor`) misses only if ``L̂``
+    errs upward by more than ``c·se_L`` or ``Ĥ`` downward by more than ``c·se_H``; the noise is
+    symmetric, so each has probability at most ``(1 - level)/2`` and by the union bound it
+    covers with probability at least ``level``, whatever the spread inside the bin. Clipping
+    at 0 and at ``cap`` (the public ``n``) cannot lose coverage.
     """
     factor = half_width_factor(level, gaussian=gaussian)
     lower = np.maximum(low[0] - factor * low[1], 0.0)
@@ -72,6 +64,25 @@ def bracket_interval(
     if cap is not None:
         upper = np.minimum(upper, float(cap))
     return lower, np.maximum(upper, lower)
+
+
+def noise_errors(
+    mechanism: Mechanism,
+    estimator: str,
+    simulations: int,
+    rng: RandomSource | None,
+    index: np.ndarray,
+    batch: int = 256,
+) -> np.ndarray:
+    """The errors of the prefix estimates at ``index`` in ``simulations`` draws of the public
+    noise alone, drawn in batches that bound the memory."""
+    source = resolve_source(rng)
+    errors = np.empty((simulations, index.size))
+    for start in range(0, simulations, batch):
+        stop = min(start + batch, simulations)
+        blocks = mechanism.noise_only(stop - start, source)
+        errors[start:stop] = estimate_prefix(mechanism, blocks, estimator)[:, index]
+    return errors
 
 
 def quantile_band(
@@ -85,21 +96,11 @@ def quantile_band(
     simulations: int,
     rng: RandomSource | None,
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Prefix indices ``(m_lo, m_hi)`` bracketing each ``q``-quantile with prob. ``level``.
-
-    For one ``q``, ``G[m] = P[m] - q·P[B]`` estimates ``F(m) - q·n``, non-decreasing and
-    crossing 0 at the true quantile's bin. A band ``Ĝ[m] ± c·se[m]`` holding for all ``m``
-    at once brackets that crossing; ``c`` is calibrated on ``simulations`` draws of the noise
-    alone, and the band is tightened by monotonicity. Indices are in ``[1, B]``.
-    """
-    source = resolve_source(rng)
+    """Prefix indices ``(m_lo, m_hi)`` in ``[1, B]`` bracketing each ``q``-quantile with
+    probability ``level`` (:meth:`Release.quantile_interval`)."""
     n_bins = prefix.size - 1
     m = np.arange(n_bins + 1)
-    errors = np.empty((simulations, n_bins + 1))
-    for start in range(0, simulations, 256):  # batches bound the memory
-        stop = min(start + 256, simulations)
-        blocks = mechanism.noise_only(stop - start, source)
-        errors[start:stop] = estimate_prefix(mechanism, blocks, estimator)
+    errors = noise_errors(mechanism, estimator, simulations, rng, m)
     var_m = covariance.cov(m, m)
     cov_mb = covariance.cov(m, np.full_like(m, n_bins))
     var_b = float(var_m[-1])

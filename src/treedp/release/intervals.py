@@ -1,10 +1,6 @@
-"""The interval queries of a release: exact standard errors and confidence intervals.
-
-:class:`IntervalQueries` is a base of :class:`~treedp.release.Release`, whose methods these
-are; the rules (bracketing edges, half-widths, simultaneous bands) are in
-:mod:`treedp.release.inference`. Everything uses the public noise distribution only: no
-privacy cost.
-"""
+"""The interval queries of a release (a base of :class:`~treedp.release.Release`): exact
+standard errors and confidence intervals, from the public noise distribution only (no privacy
+cost; the rules are in :mod:`treedp.release.inference`)."""
 
 from __future__ import annotations
 
@@ -22,6 +18,16 @@ if TYPE_CHECKING:
     from treedp.mechanisms import Mechanism
 
 __all__ = ["IntervalQueries"]
+
+
+def _which(method: str, query: str, args: tuple[Any, ...]) -> str:
+    """``query`` when it is ``("cdf", x)`` or ``("range_count", a, b)``, else an error."""
+    if (query, len(args)) not in (("cdf", 1), ("range_count", 2)):
+        raise InvalidParameterError(
+            f"{method} takes ('cdf', x) or ('range_count', a, b). "
+            f"Got {query!r} with {len(args)} argument(s)."
+        )
+    return query
 
 
 class IntervalQueries:
@@ -45,10 +51,9 @@ class IntervalQueries:
     def stderr(self, query: str, *args: Any) -> Any:
         """Exact standard error of a query answer, from the known noise (no simulation).
 
-        It is the error of the unbiased estimate (``consistent=False``) due to the noise; the
-        consistent answer trades a small bias for a smaller error. Inside a bin the answer
-        also interpolates (the values may sit anywhere in the bin): that part is not in the
-        standard error but is in :meth:`confidence_interval`, which covers the true count.
+        It is the noise error of the unbiased estimate (``consistent=False``); the consistent
+        answer trades a small bias for a smaller error. The interpolation inside a bin is not
+        in it, but is in :meth:`confidence_interval`, which covers the true count.
 
         Parameters
         ----------
@@ -72,44 +77,33 @@ class IntervalQueries:
         True
         >>> se_range = rel.stderr("range_count", 1.0, 2.0)
         """
-        if query == "cdf" and len(args) == 1:
+        if _which("stderr", query, args) == "cdf":
             t = queries.to_axis(self.bins, args[0], "x")
             var = queries.cdf_terms(self.bins, t).variance(self.covariance)
             return queries.like(args[0], np.sqrt(var).reshape(np.shape(t)))
-        if query == "range_count" and len(args) == 2:
-            ta, tb = np.broadcast_arrays(
-                queries.to_axis(self.bins, args[0], "a"), queries.to_axis(self.bins, args[1], "b")
-            )
-            direct = self._direct_ranges
-            if direct is not None:
-                var = direct.range_variance(ta, tb)
-            else:
-                var = queries.range_terms(self.bins, ta, tb).variance(self.covariance)
-            out = np.sqrt(var).reshape(ta.shape)
-            return queries.like(np.broadcast_to(np.asarray(args[0]), ta.shape), out)
-        raise InvalidParameterError(
-            "stderr takes ('cdf', x) or ('range_count', a, b). "
-            f"Got {query!r} with {len(args)} argument(s)."
+        ta, tb = np.broadcast_arrays(
+            queries.to_axis(self.bins, args[0], "a"), queries.to_axis(self.bins, args[1], "b")
         )
+        direct = self._direct_ranges
+        if direct is not None:
+            var = direct.range_variance(ta, tb)
+        else:
+            var = queries.range_terms(self.bins, ta, tb).variance(self.covariance)
+        out = np.sqrt(var).reshape(ta.shape)
+        return queries.like(np.broadcast_to(np.asarray(args[0]), ta.shape), out)
 
     def confidence_interval(self, query: str, *args: Any, level: float = 0.95) -> Any:
         """A confidence interval for a ``cdf`` or ``range_count`` answer, valid at every point.
 
-        The true count at a point strictly inside a bin can be anything between the counts at
-        the bin's edges (the values may sit anywhere in the bin; :meth:`cdf` interpolates).
-        The same holds for ``cdf`` at an edge of continuous bins, since the values equal to
-        that edge are in the bin above it (a point mass at ``lo``, say). So the interval runs
-        from a lower confidence bound of the count at the left bracketing edge to an upper
-        bound at the right one (:func:`treedp.release.inference.bracket_interval`); where the
-        answer is exact at an edge (``range_count`` ends on edges, every point of an integer
-        domain) both edges coincide and the interval is the usual ``estimate ± c·se``. Each
-        bound is one-sided with error probability at most ``(1 - level)/2``, so the interval
-        covers the true count with probability at least ``level`` at every query point; it is
-        clipped to ``[0, n]`` when ``n`` is public (replace), and at 0 otherwise.
-
-        ``c = max(z, ln(1/(1 - level))/√2)`` is the larger of the normal and the Laplace
-        quantile for the same variance: exact or conservative for ``level`` above about 0.85.
-        The standard errors are exact (:meth:`stderr` gives the noise part of an answer).
+        Inside a bin (and for ``cdf`` at an edge of continuous bins, whose values lie in the
+        bin above) the true count is anywhere between the counts at the bracketing edges, so
+        the interval runs from a lower bound at the left edge to an upper bound at the right
+        one (:func:`treedp.release.inference.bracket_interval`); where the answer is exact the
+        edges coincide and it is ``estimate ± c·se``. Each bound misses with probability at
+        most ``(1 - level)/2``, so the interval covers with probability at least ``level`` at
+        every point; it is clipped at 0, and at ``n`` when ``n`` is public (replace).
+        ``c = max(z, ln(1/(1 - level))/√2)``, the larger of the normal and Laplace quantiles:
+        exact or conservative for ``level`` above about 0.85.
 
         Parameters
         ----------
@@ -135,24 +129,19 @@ class IntervalQueries:
         True
         """
         level = inference.check_level(level)
-        if query == "cdf" and len(args) == 1:
+        if _which("confidence_interval", query, args) == "cdf":
             t = queries.to_axis(self.bins, args[0], "x")
             m_lo, m_hi = queries.cdf_bracket(self.bins, t)
             shape, like = np.shape(t), args[0]
             lower = self._prefix_query(queries.prefix_terms(self.bins, m_lo))
             upper = self._prefix_query(queries.prefix_terms(self.bins, m_hi))
-        elif query == "range_count" and len(args) == 2:
+        else:
             ta, tb = self._range_axes(args[0], args[1])
             a_lo, a_hi = queries.below_bracket(self.bins, ta)
             b_lo, b_hi = queries.below_bracket(self.bins, tb)
             shape, like = ta.shape, np.broadcast_to(np.asarray(args[0]), ta.shape)
             lower = self._edge_range(b_lo, a_hi)
             upper = self._edge_range(b_hi, a_lo)
-        else:
-            raise InvalidParameterError(
-                "confidence_interval takes ('cdf', x) or ('range_count', a, b). "
-                f"Got {query!r} with {len(args)} argument(s)."
-            )
         cap = self.mechanism.n if self.mechanism.neighbours == "replace" else None
         gaussian = self.mechanism.guarantee_kind == "zcdp"  # zCDP here: Gaussian tails
         low, high = inference.bracket_interval(lower, upper, level, cap, gaussian=gaussian)
@@ -164,10 +153,8 @@ class IntervalQueries:
         return estimate, np.sqrt(terms.variance(self.covariance))
 
     def _edge_range(self, m_b: np.ndarray, m_a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Estimate and standard error of ``P[m_b] - P[m_a]`` (clipped at 0 when ``m_a > m_b``).
-
-        The all-intervals baseline answers ranges between edges from its own unbiased path.
-        """
+        """Estimate and standard error of ``P[m_b] - P[m_a]`` (empty when ``m_a > m_b``), from
+        the mechanism's own direct ranges when it has them."""
         m_a = np.minimum(m_a, m_b)  # an empty range: its count, 0, is known exactly
         direct = self._direct_ranges
         if direct is None:
@@ -186,21 +173,14 @@ class IntervalQueries:
     ) -> tuple[Any, Any]:
         """A confidence interval for each ``q``-quantile, from a simultaneous CDF band.
 
-        For one ``q``, ``G[m] = P[m] - q·P[B]`` estimates ``F(m) - q·n``, which is
-        non-decreasing and crosses 0 at the true quantile's bin. A band
-        ``Ĝ[m] ± c·se[m]`` holding for *all* ``m`` at once with probability ``level`` brackets
-        that crossing. ``se`` is exact (:attr:`covariance`); the critical value ``c`` is the
-        ``level``-quantile of ``max_m |error[m]| / se[m]`` over ``simulations`` draws of the
-        noise alone — the noise distribution is public, so this costs no privacy. The band is
-        tightened by monotonicity (the true ``G`` is non-decreasing), and the interval is
-        ``[edge where the upper band reaches 0, edge where the lower band does]``: the true
-        quantile lies in it with probability at least ``level`` (up to the simulation's
-        accuracy), for each ``q`` separately.
-
-        On an integer domain (``bins="integers"``) the estimate of :meth:`quantile` and the
-        target are the inverse-CDF quantile ``v`` (the smallest integer with ``F(v) >= q·n``),
-        and the interval runs from the integer where the upper band reaches ``q·n`` to the
-        integer where the lower band does.
+        ``G[m] = P[m] - q·P[B]`` estimates ``F(m) - q·n``, non-decreasing and crossing 0 at the
+        true quantile's bin. A band ``Ĝ[m] ± c·se[m]`` holding for all ``m`` at once with
+        probability ``level`` (``c`` calibrated on ``simulations`` draws of the public noise
+        alone: no privacy cost), tightened by monotonicity, brackets that crossing: the
+        interval runs from the edge where the upper band reaches 0 to the edge where the lower
+        band does, and covers with probability at least ``level`` for each ``q``. On an
+        integer domain the target is the inverse-CDF quantile (:meth:`quantile`) and the ends
+        are integers.
 
         Parameters
         ----------
@@ -240,10 +220,7 @@ class IntervalQueries:
             rng=rng,
         )
         edges = self.bins.edges.astype(np.float64)
-        if self.bins.discrete:  # the integers holding the two crossings
-            low = edges[m_lo - 1].reshape(np.shape(qa))
-            high = edges[m_hi - 1].reshape(np.shape(qa))
-        else:
-            low = edges[m_lo - 1].reshape(np.shape(qa))
-            high = edges[m_hi].reshape(np.shape(qa))
+        if self.bins.discrete:  # the integer holding the upper crossing
+            m_hi = m_hi - 1
+        low, high = (edges[m].reshape(np.shape(qa)) for m in (m_lo - 1, m_hi))
         return queries.to_output(self.bins, low), queries.to_output(self.bins, high)

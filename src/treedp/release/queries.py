@@ -1,20 +1,15 @@
 """Queries as one path: every answer is a linear function of the prefix counts.
 
-A query — the CDF at ``x``, a range ``[a, b)``, a histogram bin — becomes a :class:`Terms`:
-points ``P[j] + f·(P[j+1] - P[j])`` on the prefix vector ``P[0..B]``, each with a sign. The
-same terms give the estimate (:meth:`Terms.evaluate`) and its exact variance
-(:meth:`Terms.variance`, ``coefᵀ Σ coef`` from :meth:`Terms.coefficients`), so an answer
-and its standard error can never disagree on what was asked.
-
-Within a bin, answers interpolate linearly: the values in a bin are taken as spread evenly
-over it. On an integer domain (``discrete`` bins) the fraction is always 0 or 1, so answers
-at integers are exact prefix counts.
+A query (the CDF at ``x``, a range ``[a, b)``, a bin) becomes :class:`Terms`: signed points
+``P[j] + f·(P[j+1] - P[j])`` on the prefix vector ``P[0..B]``. The same terms give the
+estimate and its exact variance, so an answer and its standard error cannot disagree on what
+was asked. Inside a bin answers interpolate linearly; on an integer domain ``f`` is 0 or 1.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 
@@ -26,14 +21,8 @@ __all__ = ["Terms", "below_terms", "cdf_terms", "range_terms", "to_axis", "to_ou
 
 
 def _locate(bins: Bins, t: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Bin index ``j`` in ``[0, B)`` and fraction ``f`` in ``[0, 1]`` of each axis point ``t``.
-
-    The count of values below ``t`` is ``P[j] + f·(P[j+1] - P[j])``. Points below the first
-    edge get ``(0, 0)``, points at or past the last edge ``(B-1, 1)``. On an integer domain
-    ``t`` counts the integers below it, so ``f`` is 0 or 1 (1 only past the last bin).
-    """
-    # The one rule is Bins.locate_axis (position j + f on [0, B]); a point at or past the last
-    # edge comes back as (B, 0), read here as (B - 1, 1) so that P[j + 1] always exists.
+    """Bin ``j`` in ``[0, B)`` and fraction ``f`` in ``[0, 1]`` of each axis point ``t``
+    (:meth:`Bins.locate_axis`), with ``(B, 0)`` read as ``(B - 1, 1)`` so ``P[j + 1]`` exists."""
     j, f = bins.locate_axis(t)
     top = j == bins.n_bins
     return np.where(top, j - 1, j), np.where(top, 1.0, f)
@@ -60,9 +49,8 @@ class Terms:
     def evaluate(self, prefix: np.ndarray) -> np.ndarray:
         """The answers on prefix counts ``prefix``, shape ``(N,)``.
 
-        Each point is computed as ``P[j] + f·(P[j+1] - P[j])`` (exactly ``P[j+1]`` at
-        ``f = 1``) rather than ``(1-f)·P[j] + f·P[j+1]``: the latter can drop by one ulp
-        where ``P[j] == P[j+1]``, which would break a monotone CDF.
+        ``P[j] + f·(P[j+1] - P[j])``, not ``(1-f)·P[j] + f·P[j+1]``, which can drop by one ulp
+        where ``P[j] == P[j+1]`` and break a monotone CDF.
         """
         out = np.zeros(self.index.shape[0])
         for k, sign in enumerate(self.signs):
@@ -71,6 +59,11 @@ class Terms:
             point = np.where(f == 1.0, high, low + f * (high - low))
             out = out + point if sign == 1.0 else out + sign * point
         return out
+
+    def __sub__(self, other: Terms) -> Terms:
+        index = np.hstack([self.index, other.index])
+        signs = (*self.signs, *(-sign for sign in other.signs))
+        return Terms(index, np.hstack([self.fraction, other.fraction]), signs)
 
     def coefficients(self) -> tuple[np.ndarray, np.ndarray]:
         """The same queries as ``Σ coef · P[idx]``: ``idx`` and ``coef`` of shape ``(N, 2K)``."""
@@ -111,8 +104,7 @@ def cdf_terms(bins: Bins, t: np.ndarray) -> Terms:
 def range_terms(bins: Bins, ta: np.ndarray, tb: np.ndarray) -> Terms:
     """The number of values in ``[a, b)``: ``below(b) - below(a)`` (broadcast, flattened)."""
     ta, tb = np.broadcast_arrays(ta, tb)
-    b, a = below_terms(bins, tb), below_terms(bins, ta)
-    return Terms(np.hstack([b.index, a.index]), np.hstack([b.fraction, a.fraction]), (1.0, -1.0))
+    return below_terms(bins, tb) - below_terms(bins, ta)
 
 
 def to_axis(bins: Bins, x: Any, name: str) -> np.ndarray:
@@ -131,10 +123,7 @@ def like(x: Any, out: np.ndarray) -> Any:
 
 
 def to_output(bins: Bins, values: np.ndarray) -> Any:
-    """Axis values back in the user's space: datetime64 for datetime bins (NaN → NaT).
-
-    Scalars (0-d) come back as a float or a datetime64 scalar, arrays keep their shape.
-    """
+    """Axis values in the user's space (datetime64 for datetime bins, NaN → NaT; 0-d → scalar)."""
     values = np.asarray(values, dtype=np.float64)
     if bins.datetime_unit is not None:
         ticks = np.where(np.isnan(values), np.iinfo(np.int64).min, np.round(values))
@@ -158,13 +147,9 @@ def check_q(q: Any) -> np.ndarray:
 
 
 def quantile_from(bins: Bins, mono: np.ndarray, qa: np.ndarray) -> np.ndarray:
-    """The ``qa``-quantiles (axis values) read from a non-decreasing prefix ``mono``.
-
-    The first point where ``mono`` reaches ``q · n̂``, interpolating inside the bin (on an
-    integer domain: the inverse-CDF integer,
-    :func:`~treedp.release.discrete_quantiles.discrete_quantile_from`); NaN when ``n̂`` is
-    not positive.
-    """
+    """The first axis points where the non-decreasing prefix ``mono`` reaches ``q · n̂``
+    (interpolated in the bin; on an integer domain :func:`discrete_quantile_from`); NaN when
+    ``n̂ <= 0``."""
     if bins.discrete:
         from treedp.release.discrete_quantiles import discrete_quantile_from
 
@@ -181,23 +166,13 @@ def quantile_from(bins: Bins, mono: np.ndarray, qa: np.ndarray) -> np.ndarray:
 
 
 # ---------------------------------------------------------------------- brackets
-def _edge_index(bins: Bins, t: np.ndarray, side: str) -> np.ndarray:
-    """``searchsorted(edges, t, side)`` on the edges' axis, as int64."""
-    found: np.ndarray = np.searchsorted(
-        bins.edges,
-        np.asarray(t).ravel(),
-        side="right" if side == "right" else "left",
-    )
-    return found.astype(np.int64)
+def _edge_index(bins: Bins, t: np.ndarray, side: Literal["left", "right"]) -> np.ndarray:
+    return np.searchsorted(bins.edges, np.asarray(t).ravel(), side=side).astype(np.int64)
 
 
 def below_bracket(bins: Bins, t: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Prefix indices ``(m_lo, m_hi)`` with ``P[m_lo] <= #(values < t) <= P[m_hi]``.
-
-    The number of values below an edge ``e_m`` is exactly ``P[m]``; strictly inside bin ``j``
-    it is anywhere between ``P[j]`` and ``P[j+1]``, whatever the interpolation says. On an
-    integer domain every point is exact (``m_lo == m_hi``).
-    """
+    """Prefix indices ``(m_lo, m_hi)`` with ``P[m_lo] <= #(values < t) <= P[m_hi]``: equal at
+    an edge and on an integer domain; inside bin ``j``, ``(j, j + 1)``."""
     n_bins = bins.n_bins
     if bins.discrete:
         with np.errstate(invalid="ignore"):
@@ -212,9 +187,8 @@ def below_bracket(bins: Bins, t: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 def cdf_bracket(bins: Bins, t: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Prefix indices ``(m_lo, m_hi)`` with ``P[m_lo] <= #(values <= t) <= P[m_hi]``.
 
-    Unlike :func:`below_bracket`, a point on an edge ``e_j`` is not exact: the values equal
-    to ``e_j`` lie in bin ``j`` (a point mass at a bound, such as many zeros at ``lo``), so
-    the count is between ``P[j]`` and ``P[j+1]``. On an integer domain it is exact.
+    At an edge ``e_j`` the values equal to ``e_j`` lie in bin ``j`` (a point mass at a bound),
+    so even there the count is only bracketed; on an integer domain it is exact.
     """
     if bins.discrete:
         return below_bracket(bins, np.floor(np.asarray(t, dtype=np.float64)) + 1)
@@ -226,12 +200,9 @@ def cdf_bracket(bins: Bins, t: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 def prefix_terms(bins: Bins, plus: np.ndarray, minus: np.ndarray | None = None) -> Terms:
     """The linear query ``P[plus]`` (or ``P[plus] - P[minus]``) as :class:`Terms`."""
 
-    def at(m: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    def at(m: np.ndarray) -> Terms:
+        m = np.asarray(m, dtype=np.int64)
         top = m == bins.n_bins  # P[B] is read as (B - 1, f = 1) so that P[j + 1] exists
-        return np.where(top, m - 1, m)[:, None], np.where(top, 1.0, 0.0)[:, None]
+        return Terms(np.where(top, m - 1, m)[:, None], np.where(top, 1.0, 0.0)[:, None], (1.0,))
 
-    j, f = at(np.asarray(plus, dtype=np.int64))
-    if minus is None:
-        return Terms(j, f, (1.0,))
-    j2, f2 = at(np.asarray(minus, dtype=np.int64))
-    return Terms(np.hstack([j, j2]), np.hstack([f, f2]), (1.0, -1.0))
+    return at(plus) if minus is None else at(plus) - at(minus)

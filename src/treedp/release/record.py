@@ -1,13 +1,9 @@
 """The release: a frozen record of one private measurement and every query answered from it.
 
-A :class:`Release` holds the raw noisy blocks (for a tree: one array of noisy node counts per
-level, root first), their noise variances, the public bins and the privacy contract. All
-queries — CDF values, range counts, quantiles, the histogram — are post-processing of these
-numbers and cost no further privacy, however many are asked.
-
-Every count query is a linear function of the prefix counts (:mod:`treedp.release.queries`):
-the estimate and its standard error come from the same coefficients. Inference lives in
-:mod:`treedp.release.inference`, files in :mod:`treedp.release.format`.
+A :class:`Release` holds the raw noisy blocks (for a tree: noisy node counts per level, root
+first), their noise variances, the public bins and the privacy contract. Every query is
+post-processing of these numbers and costs no further privacy (:mod:`.queries`,
+:mod:`.intervals`; files: :mod:`.format`).
 """
 
 from __future__ import annotations
@@ -42,9 +38,8 @@ __all__ = ["Release", "ReleaseCodec", "register_codec"]
 
 @dataclass(frozen=True)
 class ReleaseCodec:
-    """How releases become files and back: :mod:`treedp.release.format` registers the one
-    codec when it is imported (the package :mod:`treedp.release` imports it), so the record
-    never imports the module that reads and writes it (the layers point one way)."""
+    """How releases become files and back, registered by :mod:`treedp.release.format` (so the
+    record never imports the module that reads and writes it)."""
 
     to_document: Callable[[Release], dict[str, Any]]
     from_document: Callable[[Any, str], Release]
@@ -55,9 +50,13 @@ _CODECS: list[ReleaseCodec] = []
 
 
 def register_codec(codec: ReleaseCodec) -> None:
-    """Set the file codec of :meth:`Release.to_dict`, :meth:`Release.from_dict` and
-    :meth:`Release.save` (the file format's module calls this once)."""
+    """Set the codec of :meth:`Release.to_dict`, :meth:`Release.from_dict`, :meth:`Release.save`."""
     _CODECS[:] = [codec]
+
+
+def _approx(target: dict[str, float] | None) -> ApproxDP | None:
+    """A stored ``(epsilon, delta)`` target as a guarantee."""
+    return None if target is None else ApproxDP(float(target["epsilon"]), float(target["delta"]))
 
 
 def _codec() -> ReleaseCodec:
@@ -81,41 +80,31 @@ class Release(IntervalQueries):
         The mechanism, with its privacy contract (``guarantee``, ``neighbours``,
         ``block_sensitivity``, ``block_epsilons``, ``scales``).
     noisy_levels : list of ndarray
-        The raw noisy counts, one 1-D int64 array per level, top-down; for a tree level 0 is
-        the root (the exact public ``n`` under ``replace``). A baseline has one block: the noisy
-        histogram, prefix counts or interval counts.
+        The raw noisy counts, one 1-D int64 array per level, root first (the exact public
+        ``n`` under ``replace``); a baseline has one block.
     level_variance : tuple of float
         The noise variance of each level (0 for an exact level).
     estimator : str
-        How counts are estimated from the noisy levels: ``"efficient"`` (best linear unbiased
-        estimate from all nodes) or ``"direct"`` (covering sums).
+        ``"efficient"`` (best linear unbiased estimate from all nodes) or ``"direct"``.
     postprocess : str
-        The consistent projection used by default (``"monotone"``, ``"monotone_l1"`` or
-        ``"none"``).
+        The default consistent projection: ``"monotone"``, ``"monotone_l1"`` or ``"none"``.
     integer : bool
         Whether consistent counts are integers.
     randomness : dict
-        Where the noise came from; ``randomness["seeded"]`` is True for a seeded, not
-        publishable, release.
+        Where the noise came from (``"seeded"``: True when not publishable).
     library_version : str
         The treedp version that made the release.
     bounds_step : dict or None
-        When the bounds were found privately from the same data (``bounds="private"``): what
-        that step spent and released (``method``, ``stops``, ``epsilon``, ``share``, ``lo``,
-        ``hi``, the public ``allowance`` of its scans, and ``known``, the public side, if
-        any); its budget is not in :attr:`guarantee` (the tree's own) but in
-        :attr:`total_guarantee`.
+        With ``bounds="private"``: what the bounds step spent and released (``method``,
+        ``stops``, ``epsilon``, ``share``, ``lo``, ``hi``, ``allowance``, ``known``); its
+        budget is in :attr:`total_guarantee`, not :attr:`guarantee`.
     target : dict or None
-        The ``(epsilon, delta)`` target the release was asked for (``privacy=ApproxDP(ε,
-        δ)``, ``--epsilon E --delta D``): ``{"epsilon": ε, "delta": δ}``. The guarantee is the
-        zCDP ``rho`` that the tight conversion turns into it (:attr:`approx_target`); kept in
-        the file so that ``query --info`` and the report can state the target too.
+        The ``(epsilon, delta)`` target asked for (``privacy=ApproxDP(ε, δ)``), which the zCDP
+        guarantee implies by the tight conversion (:attr:`approx_target`).
     unit : PersonUnit or None
-        For a release made per person without groups (a privacy-unit column): the
-        contribution bounds and the person-level neighbour relation. :attr:`guarantee` and
-        :attr:`neighbours` are then the person's, ``factor`` times the record-level
-        mechanism's loss (:class:`~treedp.release.unit.PersonUnit`). None: one row is one
-        person.
+        For a release per person without groups: the contribution bounds and the
+        person-level neighbour relation (:attr:`guarantee` and :attr:`neighbours` are then
+        the person's). None: one row is one person.
     """
 
     bins: Bins
@@ -150,22 +139,20 @@ class Release(IntervalQueries):
         levels = [np.array(level, dtype=np.int64) for level in noisy_levels]
         for level in levels:
             level.setflags(write=False)
-        fields = {
-            "bins": bins,
-            "mechanism": mechanism,
-            "noisy_levels": levels,
-            "level_variance": mechanism.block_variance(),
-            "estimator": mechanism.check_estimator(estimator),
-            "postprocess": postprocess,
-            "integer": integer,
-            "randomness": dict(randomness),
-            "library_version": library_version,
-            "bounds_step": dict(bounds_step) if bounds_step is not None else None,
-            "target": dict(target) if target is not None else None,
-            "unit": unit,
-        }
-        for name, value in fields.items():
-            object.__setattr__(self, name, value)
+        vars(self).update(  # past the frozen __setattr__
+            bins=bins,
+            mechanism=mechanism,
+            noisy_levels=levels,
+            level_variance=mechanism.block_variance(),
+            estimator=mechanism.check_estimator(estimator),
+            postprocess=postprocess,
+            integer=integer,
+            randomness=dict(randomness),
+            library_version=library_version,
+            bounds_step=dict(bounds_step) if bounds_step is not None else None,
+            target=dict(target) if target is not None else None,
+            unit=unit,
+        )
 
     def __setattr__(self, name: str, value: Any) -> None:
         raise AttributeError(f"A Release is frozen: cannot set '{name}'.")
@@ -176,18 +163,14 @@ class Release(IntervalQueries):
     # ------------------------------------------------------------------ metadata
     @property
     def n(self) -> float:
-        """The number of records: the public ``n`` under ``replace``, else its estimate.
-
-        The estimate is the consistent one (not negative; an integer with ``integer=True``)
-        unless the release has ``postprocess="none"``; ``prefix_counts[-1]`` is the unbiased one.
-        """
+        """The number of records: the public ``n`` under ``replace``, else its (consistent,
+        unless ``postprocess="none"``) estimate; ``prefix_counts[-1]`` is the unbiased one."""
         return float(self._counts(None)[-1])
 
     @property
     def epsilon(self) -> float:
-        """The pure budget of the release (for a person-level release, the person's: its
-        :attr:`guarantee`'s ε; ``inf`` under zCDP). The record-level mechanism's own budget is
-        ``mechanism.epsilon``."""
+        """The pure budget of the release (the person's with a :attr:`unit`; ``inf`` under
+        zCDP); the record-level mechanism's is ``mechanism.epsilon``."""
         if self.unit is None:
             return float(self.mechanism.epsilon)
         guarantee = self.guarantee
@@ -200,39 +183,31 @@ class Release(IntervalQueries):
 
     @property
     def guarantee(self) -> Measure:
-        """The guarantee as a value (:class:`treedp.privacy.PureDP` with the ε spent, or
-        :class:`treedp.privacy.ZCDP` with the ρ spent for Gaussian noise); with a
-        :attr:`unit`, the person-level one."""
+        """The guarantee (``PureDP`` with the ε spent, ``ZCDP`` with the ρ spent for Gaussian
+        noise); with a :attr:`unit`, the person-level one."""
         if self.unit is None:
             return self.mechanism.guarantee
         return self.unit.guarantee(self.mechanism)
 
     @property
     def approx_target(self) -> ApproxDP | None:
-        """The ``(epsilon, delta)`` target asked for, as a guarantee (None without one): the
-        release's zCDP :attr:`guarantee` implies it (the tight conversion at ``delta``)."""
-        if self.target is None:
-            return None
-        return ApproxDP(float(self.target["epsilon"]), float(self.target["delta"]))
+        """The ``(epsilon, delta)`` target asked for, as a guarantee (None without one)."""
+        return _approx(self.target)
 
     @property
     def total_guarantee(self) -> Measure:
-        """What the whole release cost: :attr:`guarantee` plus, when the bounds were found
-        privately (:attr:`bounds_step`), that step's pure ε (basic composition). This is what
-        an accountant is charged for ``release_cdf(..., bounds="private")``."""
+        """What the whole release cost (what an accountant is charged): :attr:`guarantee` plus
+        the private bounds step's pure ε, if any (basic composition)."""
         if self.bounds_step is None:
             return self.guarantee
         return compose([self.guarantee, PureDP(float(self.bounds_step["epsilon"]))])
 
     @property
     def offers_intervals(self) -> bool:
-        """Whether standard errors and intervals exist for this release.
+        """Whether standard errors and intervals exist (a public property of the mechanism).
 
-        False for a mechanism whose answers carry a data-dependent bias that no public
-        quantity bounds (``mechanism="dawa"``: each bucket's count is spread evenly over its
-        bins); its :meth:`stderr`, :meth:`confidence_interval` and :meth:`quantile_interval`
-        raise, and :meth:`to_arrays` fills the interval columns with NaN. It depends on the
-        mechanism only (a public parameter), never on the data.
+        False for a data-dependent bias no public quantity bounds (``mechanism="dawa"``): the
+        interval methods then raise and :meth:`to_arrays` fills its interval columns with NaN.
         """
         return bool(getattr(self.mechanism, "offers_intervals", True))
 
@@ -249,8 +224,7 @@ class Release(IntervalQueries):
 
     @property
     def level_budgets(self) -> tuple[float, ...]:
-        """The budget of each noised block (per level for a tree, root first): ε, or ρ for
-        Gaussian noise."""
+        """The budget (ε, or ρ for Gaussian noise) of each noised block, root first."""
         return self.mechanism.block_budgets
 
     @property
@@ -267,12 +241,8 @@ class Release(IntervalQueries):
 
     @cached_property
     def consistent_counts(self) -> np.ndarray:
-        """The consistent CDF at the edges: non-decreasing, in ``[0, n̂]``, ending at ``n̂``.
-
-        It is the projection of :attr:`prefix_counts` chosen by ``postprocess`` (squared L2 for
-        ``"monotone"``, L1 for ``"monotone_l1"``; L2 when ``postprocess="none"``), integer-valued
-        when ``integer=True``.
-        """
+        """The consistent CDF at the edges (non-decreasing, in ``[0, n̂]``): the L1 projection of
+        :attr:`prefix_counts` for ``"monotone_l1"``, else the L2 one; integers if ``integer``."""
         loss = "l1" if self.postprocess == "monotone_l1" else "l2"
         fit = consistent_prefix(self.prefix_counts, loss=loss, integer=self.integer)
         fit.setflags(write=False)
@@ -306,7 +276,7 @@ class Release(IntervalQueries):
         return self._metadata(self.bins.to_dict())
 
     def _metadata(self, bins: dict[str, Any]) -> dict[str, Any]:
-        """:meth:`metadata` with the bins described by ``bins`` (a file may store edges apart)."""
+        """:meth:`metadata` with the bins as given (a file may store the edges apart)."""
         meta = self.mechanism.describe()
         meta.update(
             {
@@ -367,11 +337,9 @@ class Release(IntervalQueries):
 
         Notes
         -----
-        Inside a bin the CDF is interpolated linearly (values spread evenly across the bin),
-        so at a bin's left edge ``x`` it counts the values below the edge. Integer data on
-        equal-width bins edged at integers (``bounds=(1, 100), bins=99``) therefore get
-        ``cdf(40)`` ≈ ``#{x < 40}``: declare them with ``bins="integers"`` (one bin per
-        integer ``v``, ``cdf(v)`` estimates ``#{x <= v}``).
+        Inside a bin the CDF is interpolated linearly, so at a bin's left edge it counts the
+        values below the edge: integer data on bins edged at integers get ``cdf(40)`` ≈
+        ``#{x < 40}``. Declare them with ``bins="integers"`` for ``cdf(v)`` ≈ ``#{x <= v}``.
 
         Examples
         --------
@@ -415,12 +383,10 @@ class Release(IntervalQueries):
     def quantile(self, q: Any) -> Any:
         """Estimated ``q``-quantiles, any number of them at no extra privacy cost.
 
-        Quantiles are read from the consistent CDF (:attr:`consistent_counts`): the first point
-        where it reaches ``q · n̂``, interpolating linearly inside the bin. On an integer domain
-        (``bins="integers"``) a quantile is a value of the domain: the smallest integer whose
-        released CDF reaches ``q · n̂`` (the inverse CDF;
-        :func:`treedp.release.discrete_quantiles.discrete_quantile_from`), which lands on the
-        right side of a block of tied values. They are non-decreasing in ``q``.
+        The first point where the consistent CDF reaches ``q · n̂``, interpolated inside the
+        bin; on an integer domain the smallest integer whose CDF reaches it (the inverse CDF,
+        :func:`~treedp.release.discrete_quantiles.discrete_quantile_from`). Non-decreasing in
+        ``q``.
 
         Parameters
         ----------
@@ -462,9 +428,8 @@ class Release(IntervalQueries):
     def histogram(self, *, consistent: bool | None = None) -> tuple[np.ndarray, np.ndarray]:
         """Estimated count per bin and the edges, like :func:`numpy.histogram`.
 
-        Bin ``i`` is the linear query ``P[i+1] - P[i]``. Consistent counts (the default unless
-        ``postprocess="none"``) are non-negative and sum to ``n̂``; integers when the release
-        has ``integer=True``. Unbiased counts (``consistent=False``) may be negative.
+        Consistent counts (the default unless ``postprocess="none"``) are non-negative and sum
+        to ``n̂``; unbiased ones (``consistent=False``) may be negative.
 
         Examples
         --------
@@ -479,8 +444,7 @@ class Release(IntervalQueries):
 
     # ------------------------------------------------------------------ views (treedp.report)
     def to_arrays(self, *, level: float = 0.95) -> dict[str, np.ndarray]:
-        """The release as a plain dict of equal-length arrays, one row per bin, with intervals
-        at ``level``: :func:`treedp.report.tables.release_arrays`."""
+        """One row per bin with intervals: :func:`treedp.report.tables.release_arrays`."""
         table: dict[str, np.ndarray] = view("to_arrays")(self, level=level)
         return table
 
@@ -489,15 +453,13 @@ class Release(IntervalQueries):
         return view("to_frame")(self, level=level)
 
     def bounds_warning(self, *, share: float | None = None) -> str | None:
-        """A warning when the released counts suggest bounds narrower than the data (an end
-        bin holding more than ``share`` of the mass), else None:
-        :func:`treedp.report.bounds_warning.bounds_warning`."""
+        """A warning when the bounds look too narrow, else None:
+        :func:`treedp.report.tables.bounds_warning`."""
         warning: str | None = view("bounds_warning")(self, share=share)
         return warning
 
     def plot(self, *args: Any, **kwargs: Any) -> Any:
-        """Draw the release: :func:`treedp.report.plot.plot_release` (needs the
-        ``treedp[plot]`` extra)."""
+        """Draw the release: :func:`treedp.report.plot.plot_release` (needs ``treedp[plot]``)."""
         return view("plot")(self, *args, **kwargs)
 
     def _repr_html_(self) -> str:
@@ -524,17 +486,11 @@ class Release(IntervalQueries):
     def save(self, path: str | Path | IO[bytes], *, file_format: str | None = None) -> None:
         """Write the release to ``path`` atomically, versioned and checksummed.
 
-        Two layouts, both read by :func:`treedp.load_release`:
-
-        - ``"json"`` (format version 1): one human-readable JSON document; fine for small
-          releases, slow and large from about 2^18 bins;
-        - ``"binary"`` (format version 2): a zip of ``metadata.json`` and one ``.npy`` array
-          per noisy level, stored in the smallest integer type that holds it; a 2^24-bin
-          release saves and loads in about a second.
-
-        By default a path ending in ``.json`` gets JSON and any other path (``.tdp``, ``.zip``,
-        ...) or a binary file object gets the binary layout. Written to a path, either the
-        whole file is written or, on any failure, nothing is (a previous file stays as it was).
+        Two layouts, both read by :func:`treedp.load_release`: ``"json"`` (one human-readable
+        document; slow and large from about 2^18 bins) and ``"binary"`` (a zip of one ``.npy``
+        array per noisy level; a 2^24-bin release saves and loads in about a second). A path
+        ending in ``.json`` gets JSON by default, any other path or a file object the binary
+        layout. Written to a path, either the whole file is written or nothing is.
 
         Parameters
         ----------

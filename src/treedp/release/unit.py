@@ -1,10 +1,10 @@
 """The privacy unit of a release made per person, without groups.
 
-With a privacy-unit column (a person id) and no ``by``, the bounded rows are counted and noised
-by a record-level mechanism; adding or removing one person changes those counts by at most
-``Δ1`` in L1 and ``L2²`` in squared L2 (:class:`~treedp.privacy.contribution.ContributionBounds`),
-so the person-level guarantee is ``Δ1`` times the mechanism's pure ε, or ``L2²`` times its zCDP
-ρ: the rule of a grouped release (``api_grouped.release_grouped_counts``) with one group.
+The bounded rows are noised by a record-level mechanism; one person changes those counts by at
+most ``Δ1`` in L1 and ``L2²`` in squared L2
+(:class:`~treedp.privacy.contribution.ContributionBounds`), so the person-level guarantee is
+``Δ1`` times the mechanism's pure ε, or ``L2²`` times its zCDP ρ (a grouped release's rule
+with one group).
 """
 
 from __future__ import annotations
@@ -20,7 +20,13 @@ from treedp.noise.families import float_at_least
 from treedp.privacy import ZCDP, Measure, PureDP
 from treedp.privacy.contribution import ContributionBounds
 
-__all__ = ["PersonUnit", "check_unit_version", "unit_from"]
+__all__ = ["PersonUnit", "check_unit_version", "loss_factor", "unit_from"]
+
+
+def loss_factor(bounds: ContributionBounds, neighbours: str, zcdp: bool) -> int:
+    """How many times one person's loss is the record-level mechanism's: ``Δ1``, the L1 change
+    of all the counts for one neighbour step, or with ``zcdp`` their squared L2 change."""
+    return bounds.l2_squared(neighbours) if zcdp else bounds.sensitivity(neighbours)[0]
 
 
 @dataclass(frozen=True)
@@ -57,15 +63,11 @@ class PersonUnit:
         return self.bounds.unit_label
 
     def factor(self, mechanism: Mechanism) -> int:
-        """How many times the person-level loss is the mechanism's: ``Δ1`` for pure ε,
-        ``L2²`` for zCDP (under :attr:`neighbours`)."""
-        if mechanism.guarantee_kind == "zcdp":
-            return self.bounds.l2_squared(self.neighbours)
-        return self.bounds.sensitivity(self.neighbours)[0]
+        """The person-level loss over the mechanism's: ``Δ1`` (pure ε) or ``L2²`` (zCDP)."""
+        return loss_factor(self.bounds, self.neighbours, mechanism.guarantee_kind == "zcdp")
 
     def guarantee(self, mechanism: Mechanism) -> Measure:
-        """The person-level guarantee: :meth:`factor` times the mechanism's exact loss, rounded
-        up."""
+        """:meth:`factor` times the mechanism's exact loss, rounded up."""
         factor = Fraction(self.factor(mechanism))
         if mechanism.guarantee_kind == "zcdp":
             rho_spent = getattr(mechanism, "rho_spent", None)  # the exact ρ of its noise
@@ -75,8 +77,7 @@ class PersonUnit:
         return PureDP(float_at_least(factor * mechanism.epsilon_spent()))
 
     def describe(self, mechanism: Mechanism) -> dict[str, Any]:
-        """The unit as plain data (what a release file stores as ``unit``): the bounds, the
-        neighbour relation, the factor and the person-level ``epsilon`` (or ``rho``)."""
+        """The unit as a file stores it: bounds, neighbours, factor, person-level ε (or ρ)."""
         return {
             **self.bounds.describe(),
             "neighbours": self.neighbours,
@@ -94,10 +95,8 @@ def check_unit_version(unit: PersonUnit | None, has_unit: bool) -> None:
 
 
 def unit_from(stored: dict[str, Any], mechanism: Mechanism) -> PersonUnit:
-    """The privacy unit a release file states, checked against its mechanism: bounds,
-    neighbours, factor and person-level budget exactly as the mechanism implies. A
-    person-level release has no groups (its group bounds are its row bound) and is noised by
-    an add/remove mechanism without a public n (the person's rows are what change)."""
+    """The privacy unit a file states, which must be exactly what its mechanism implies; the
+    mechanism is add/remove without a public n (the person's rows are what change)."""
     column = stored.get("unit") if isinstance(stored, dict) else None
     if not isinstance(column, str):
         raise ReleaseFormatError("the privacy unit does not name its column")

@@ -1,18 +1,20 @@
-"""Views of a release, read from outside it: plots, the HTML page, the notebook display,
-tables and the bounds warning.
+"""Views of a release: plots, the HTML page, the notebook display, tables, the bounds warning.
 
-Each is a function of a :class:`~treedp.release.Release` (or a grouped release); the release
-layer never imports this package. Importing it registers the functions behind the release's
-methods (``plot``, ``_repr_html_``, ``to_arrays``, ``to_frame``, ``bounds_warning``) in the
-hook table :mod:`treedp._views`, which ``import treedp`` points at this package.
+The release never imports this package: importing it registers the functions behind the
+release's view methods in the hook table :mod:`treedp._views`.
 """
 
 from treedp._views import register_view
-from treedp.report.bounds_warning import bounds_warning
-from treedp.report.html import SEEDED_WARNING, expected_error, render_report, write_report
-from treedp.report.notebook import grouped_html, summary_html
+from treedp.report.html import (
+    SEEDED_WARNING,
+    expected_error,
+    grouped_html,
+    render_report,
+    summary_html,
+    write_report,
+)
 from treedp.report.plot import plot_groups, plot_release
-from treedp.report.tables import grouped_frame, release_arrays, release_frame
+from treedp.report.tables import bounds_warning, grouped_frame, release_arrays, release_frame
 
 __all__ = [
     "SEEDED_WARNING",

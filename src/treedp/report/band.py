@@ -1,30 +1,24 @@
-"""A simultaneous confidence band for the CDF of a release (no matplotlib needed).
-
-:func:`cdf_band` is what :mod:`treedp.report.plot` draws around the CDF; it reads the release's
-unbiased prefix estimates and their exact standard errors, and simulates only the public noise,
-so it costs no privacy.
-"""
+"""A simultaneous confidence band for the CDF of a release (what the CDF plot draws)."""
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
-from statistics import NormalDist
 from typing import TYPE_CHECKING
 
 import numpy as np
 
 from treedp._validation import check_level, check_option, check_simulations, must
-from treedp.estimation import band_critical_value, estimate_prefix
+from treedp.estimation import band_critical_value
 from treedp.exceptions import InvalidParameterError
-from treedp.noise import RandomSource, resolve_source
+from treedp.noise import RandomSource
+from treedp.release.inference import noise_errors, tail_factor
 
 if TYPE_CHECKING:
     from treedp.release import Release
 
 __all__ = ["CDFBand", "band_index", "cdf_band"]
 
-#: Band calibration by simulation when ``(B + 1) · simulations`` is at most this (about a second).
+#: "auto" simulates when ``(B + 1) · simulations`` is at most this (about a second).
 _SIMULATION_BUDGET = 2**22
 
 
@@ -39,9 +33,8 @@ class CDFBand:
     estimate : ndarray
         The unbiased prefix estimates at ``index``.
     low, high : ndarray
-        The band: with probability at least ``level``, ``low[k] <= P[index[k]] <= high[k]``
-        for every ``k`` at once. Tightened by monotonicity, so it also bounds the CDF between
-        evaluated edges: ``low[k] <= F(x) <= high[k + 1]`` for ``x`` between them.
+        With probability at least ``level``, ``low[k] <= P[index[k]] <= high[k]`` for every
+        ``k`` at once (and ``low[k] <= F(x) <= high[k + 1]`` between evaluated edges).
     level : float
         The simultaneous coverage.
     method : str
@@ -57,8 +50,7 @@ class CDFBand:
 
 
 def band_index(n_bins: int, max_points: int) -> np.ndarray:
-    """Evaluated prefix indices: all of ``0..B``, or an evenly spaced public subset with both
-    ends."""
+    """All prefix indices ``0..B``, or an evenly spaced subset of ``max_points`` with both ends."""
     if n_bins + 1 <= max_points:
         return np.arange(n_bins + 1)
     return np.unique(np.linspace(0, n_bins, max_points).round().astype(np.int64))
@@ -75,24 +67,14 @@ def cdf_band(
 ) -> CDFBand:
     """A simultaneous confidence band for the CDF of a release (no matplotlib needed).
 
-    The band is ``P̂[m] ± c·se[m]`` over the evaluated prefix indices ``m``, around the unbiased
-    prefix estimates ``P̂`` with their exact standard errors ``se`` (:attr:`Release.covariance`),
-    then tightened by monotonicity (the true CDF is non-decreasing and not negative). Two ways
-    to choose ``c`` so that the band holds for all evaluated ``m`` at once with probability
-    ``level``:
-
-    - ``"simulation"``: ``c`` is the ``level``-quantile of ``max_m |error[m]| / se[m]`` over
-      ``simulations`` draws of the noise alone (the noise is public, so this costs no privacy) —
-      the calibration of :meth:`Release.quantile_interval`;
-    - ``"bonferroni"``: no simulation; each of the ``k`` evaluated points gets the per-point
-      interval of :meth:`Release.confidence_interval` at level ``1 - (1 - level)/k`` (the larger
-      of the normal and Laplace quantiles), and the union bound makes them simultaneous. It is
-      conservative (wider), and fast for any number of bins.
-
-    ``"auto"`` simulates when ``(B + 1)·simulations <= 2**22`` (about a second) and uses the
-    Bonferroni band otherwise. Evaluating a public subset of at most ``max_points`` edges is no
-    loss of validity: the CDF is non-decreasing, so between two evaluated edges it lies between
-    the lower bound at the left one and the upper bound at the right one.
+    ``P̂[m] ± c·se[m]`` around the unbiased prefix estimates with their exact standard errors,
+    tightened by monotonicity, holding for all evaluated ``m`` at once with probability
+    ``level``. ``c`` is the ``level``-quantile of ``max_m |error[m]| / se[m]`` over simulations
+    of the public noise alone (``"simulation"``, no privacy cost), or the per-point factor at
+    level ``1 - (1 - level)/k`` for ``k`` points with the union bound (``"bonferroni"``:
+    wider, fast for any number of bins); ``"auto"`` simulates when
+    ``(B + 1)·simulations <= 2**22``. Between two evaluated edges the non-decreasing CDF lies
+    between the left lower and the right upper bound, so a subset of edges loses nothing.
 
     Parameters
     ----------
@@ -127,27 +109,13 @@ def cdf_band(
     if method == "auto":
         method = "simulation" if (n_bins + 1) * simulations <= _SIMULATION_BUDGET else "bonferroni"
     if method == "simulation":
-        source = resolve_source(rng)
-        errors = np.empty((simulations, idx.size))
-        batch = max(1, min(256, 2**21 // (n_bins + 1)))  # batches bound the memory
-        for start in range(0, simulations, batch):
-            stop = min(start + batch, simulations)
-            blocks = release.mechanism.noise_only(stop - start, source)
-            errors[start:stop] = estimate_prefix(release.mechanism, blocks, release.estimator)[
-                :, idx
-            ]
+        batch = max(1, min(256, 2**21 // (n_bins + 1)))
+        errors = noise_errors(release.mechanism, release.estimator, simulations, rng, idx, batch)
         crit = band_critical_value(errors, se, level)
     else:
         live = int(np.count_nonzero(se > 0)) or 1
-        crit = _half_width_factor_tail((1.0 - level) / live)
+        crit = tail_factor((1.0 - level) / live)
     low = np.maximum.accumulate(np.maximum(estimate - crit * se, 0.0))
     high = np.minimum.accumulate((estimate + crit * se)[::-1])[::-1]
     high = np.maximum(high, low)  # an empty band after tightening still brackets nothing wrongly
     return CDFBand(idx, estimate, low, high, level, method)
-
-
-def _half_width_factor_tail(alpha: float) -> float:
-    """``inference.half_width_factor`` for a two-sided miss probability ``alpha`` (may be tiny)."""
-    z = -NormalDist().inv_cdf(alpha / 2.0)
-    laplace = math.log(1.0 / alpha) / math.sqrt(2.0)
-    return max(z, laplace)

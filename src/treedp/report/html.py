@@ -1,14 +1,10 @@
-"""A release as one self-contained static HTML page.
+"""A release as one self-contained static HTML page (``treedp report``), and the notebook
+displays (``_repr_html_``) of a release and a grouped release.
 
-The page (:func:`render_report`, :func:`write_report`, ``treedp report``) holds what was
-released and under which guarantee, the plots of :mod:`treedp.report.plot` as inline SVG, a
-table of quantiles and of CDF values with their intervals, and the expected error. It loads
-nothing from the network and needs no JavaScript; figures have text alternatives (``<title>``,
-``<desc>``, ``aria-labelledby`` and a ``<figcaption>``), and the page reflows to 400 px and
-prints cleanly.
-
-Everything on the page is read from the release (post-processing, no privacy cost) or from
-simulations of its public noise.
+What was released and under which guarantee, the plots as inline SVG, tables of quantiles and
+CDF values with their intervals, and the expected error: all post-processing of the release
+or simulations of its public noise. No network, no JavaScript; figures have text alternatives,
+and the page reflows to 400 px and prints cleanly.
 """
 
 from __future__ import annotations
@@ -31,8 +27,16 @@ from treedp.report.plot import figure_svg, plot_release, require_matplotlib
 
 if TYPE_CHECKING:
     from treedp.release import Release
+    from treedp.release.grouped import GroupedRelease
 
-__all__ = ["SEEDED_WARNING", "expected_error", "render_report", "write_report"]
+__all__ = [
+    "SEEDED_WARNING",
+    "expected_error",
+    "grouped_html",
+    "render_report",
+    "summary_html",
+    "write_report",
+]
 
 NEIGHBOUR_TEXT = {
     "add_remove": "add/remove: two datasets are neighbours when one has one record more",
@@ -88,12 +92,8 @@ footer { margin-top: 2rem; font-size: 0.85rem; color: var(--muted); }
 
 # ---------------------------------------------------------------------------- facts
 def expected_error(release: Release) -> ErrorPrediction:
-    """The release's expected CDF error, as :func:`treedp.predict_error` gives it for its plan.
-
-    It is computed from public parameters only (the exact covariance of the prefix estimates of
-    the release's mechanism and estimator), the same computation ``predict_error`` makes before
-    any data is read.
-    """
+    """The release's expected CDF error, as :func:`treedp.predict_error` gives it for its plan
+    (from public parameters only)."""
     var = np.asarray(release.prefix_variance, dtype=np.float64)
     n_bins = release.bins.n_bins
     worst = int(np.argmax(var[1:])) + 1 if n_bins else 0
@@ -109,21 +109,15 @@ def expected_error(release: Release) -> ErrorPrediction:
     )
 
 
-def _fmt(value: Any) -> str:
-    if isinstance(value, np.datetime64):
-        return str(value)
+def _fmt(value: Any, spec: str = ".6g") -> str:
     if isinstance(value, float | np.floating):
-        v = float(value)
-        return "NaN" if np.isnan(v) else f"{v:.6g}"
+        return "NaN" if np.isnan(value) else format(float(value), spec)
     return str(value)
 
 
 def _fmt_count(value: Any) -> str:
     """A count with one decimal at any size: ``10000007.6``, never ``1e+07``."""
-    if isinstance(value, float | np.floating):
-        v = float(value)
-        return "NaN" if np.isnan(v) else f"{v:.1f}"
-    return str(value)
+    return _fmt(value, ".1f")
 
 
 def _noise_text(release: Release) -> str:
@@ -140,46 +134,35 @@ def _noise_text(release: Release) -> str:
 def _guarantee_rows(release: Release) -> list[tuple[str, str]]:
     g = release.guarantee
     rows = [("Guarantee", g.describe())]
-    if isinstance(g, PureDP):
+    if isinstance(g, PureDP | ApproxDP):
         rows.append(("ε (epsilon)", f"{g.epsilon:g}"))
-    elif isinstance(g, ApproxDP):
-        rows += [("ε (epsilon)", f"{g.epsilon:g}"), ("δ (delta)", f"{g.delta:.3g}")]
-    elif isinstance(g, ZCDP):
+    if isinstance(g, ApproxDP):
+        rows.append(("δ (delta)", f"{g.delta:.3g}"))
+    if isinstance(g, ZCDP):
         rows.append(("ρ (rho, zCDP)", f"{g.rho:g}"))
     target = release.approx_target
-    if target is not None:  # the (ε, δ) statement the release was made for
-        rows.append(
-            (
-                "(ε, δ) target",
-                f"({target.epsilon:g}, {target.delta:.3g})-DP, implied by ρ above (tight "
-                "conversion)",
-            )
-        )
-    if release.bounds_step is not None:
-        known = release.bounds_step.get("known")
+    if target is not None:
+        implied = f"({target.epsilon:g}, {target.delta:.3g})-DP, implied by ρ above"
+        rows.append(("(ε, δ) target", implied + " (tight conversion)"))
+    step = release.bounds_step
+    if step is not None:
+        known = step.get("known")
         which = (
             "the bounds were found privately"
             if known is None
             else f"the {'upper' if known == 'lower' else 'lower'} bound was found privately "
             f"(the {known} one was given as public)"
         )
-        rows.append(
-            (
-                "Total guarantee",
-                f"{release.total_guarantee.describe()}: {which} from "
-                f"the same data with ε = {release.bounds_step['epsilon']:g}, not included above",
-            )
-        )
-    describe = release.mechanism.describe()
-    rows += [*_unit_rows(release), ("Noise", _noise_text(release))]
-    rows += [
+        total = f"{release.total_guarantee.describe()}: {which} from the same data with "
+        rows.append(("Total guarantee", total + f"ε = {step['epsilon']:g}, not included above"))
+    sensitivity = release.mechanism.describe().get("block_sensitivity", [])
+    return [
+        *rows,
+        *_unit_rows(release),
+        ("Noise", _noise_text(release)),
         ("Budget per noised block", ", ".join(f"{e:g}" for e in release.level_budgets)),
-        (
-            "Sensitivity per block (L1)",
-            ", ".join(_fmt(s) for s in describe.get("block_sensitivity", [])),  # type: ignore[attr-defined]
-        ),
+        ("Sensitivity per block (L1)", ", ".join(_fmt(s) for s in sensitivity)),  # type: ignore[attr-defined]
     ]
-    return rows
 
 
 def _unit_rows(release: Release) -> list[tuple[str, str]]:
@@ -210,46 +193,32 @@ def _guarantee_section(
     rows = _guarantee_rows(release)
     if grouped is None:
         return rows
-    own = [(f"This tree alone: {k[0].lower()}{k[1:]}", v) for k, v in rows]
-    return [*grouped, *own]
+    return [*grouped, *((f"This tree alone: {k[0].lower()}{k[1:]}", v) for k, v in rows)]
 
 
 def _release_rows(release: Release) -> list[tuple[str, str]]:
-    bins = release.bins
-    edges = release.edges
-    kind = "datetime" if bins.is_datetime else ("integer" if bins.discrete else "numeric")
+    bins, edges, branching = release.bins, release.edges, release.branching
     kind_col = "datetime" if bins.is_datetime else "numeric"
-    hi = edges[-1] - 1 if bins.discrete else edges[-1]
-    span = f"[{_fmt(edges[0])}, {_fmt(hi)}]" if bins.discrete else f"[{edges[0]}, {edges[-1]})"
-    rows = [
+    kind = "integer" if bins.discrete and not bins.is_datetime else kind_col
+    span = f"[{edges[0]}, {edges[-1]})"
+    if bins.discrete:
+        span = f"[{_fmt(edges[0])}, {_fmt(edges[-1] - 1)}]"
+    width = " (equal width)" if bins.equal_width else ""
+    shape = "none (a flat baseline)"
+    if branching is not None:
+        fan_out = " × ".join(map(str, branching))
+        shape = f"{len(branching)} levels below the root, fan-out {fan_out}"
+    public = release.mechanism.neighbours == "replace"  # n is public
+    return [
         ("Released", f"the CDF (and everything derived from it) of one {kind_col} column"),
         ("Mechanism", release.mechanism.name),
-        (
-            "Bins",
-            f"{bins.n_bins} {kind} bins over {span}"
-            + (" (equal width)" if bins.equal_width else ""),
-        ),
-    ]
-    if release.branching is not None:
-        branching = release.branching
-        rows.append(
-            (
-                "Tree shape",
-                f"{len(branching)} levels below the root, fan-out "
-                f"{' × '.join(map(str, branching))}",
-            )
-        )
-    else:
-        rows.append(("Tree shape", "none (a flat baseline)"))
-    public = release.mechanism.neighbours == "replace"  # n is public
-    n_label = "Records (public n)" if public else "Records (estimated n̂)"
-    rows += [
-        (n_label, _fmt_count(release.n)),
+        ("Bins", f"{bins.n_bins} {kind} bins over {span}{width}"),
+        ("Tree shape", shape),
+        ("Records (public n)" if public else "Records (estimated n̂)", _fmt_count(release.n)),
         ("Estimator", f"{release.estimator}; consistent projection: {release.postprocess}"),
         ("Randomness", ", ".join(f"{k}={v}" for k, v in release.randomness.items())),
         ("Made by", f"treedp {release.library_version}"),
     ]
-    return rows
 
 
 def _facts(rows: Sequence[tuple[str, str]]) -> str:
@@ -274,15 +243,6 @@ def _table(caption: str, header: Sequence[str], rows: Sequence[Sequence[str]]) -
     )
 
 
-def _cdf_points(release: Release, count: int = 11) -> Any:
-    """Public, evenly spaced points at bin edges (for discrete bins: the integers)."""
-    n_bins = release.bins.n_bins
-    idx = np.unique(np.linspace(1 if release.bins.discrete else 0, n_bins, count).round())
-    idx = idx.astype(np.int64)
-    edges = release.edges
-    return edges[idx] - 1 if release.bins.discrete else edges[idx]
-
-
 def _quantile_rows(
     release: Release, qs: np.ndarray, level: float, rng: RandomSource | None
 ) -> list[list[str]]:
@@ -295,7 +255,10 @@ def _quantile_rows(
 
 
 def _cdf_rows(release: Release, level: float) -> list[list[str]]:
-    xs = _cdf_points(release)
+    # public, evenly spaced points at bin edges (for discrete bins: the integers)
+    discrete = release.bins.discrete
+    idx = np.unique(np.linspace(int(discrete), release.bins.n_bins, 11).round()).astype(np.int64)
+    xs = release.edges[idx] - 1 if discrete else release.edges[idx]
     values = np.atleast_1d(release.cdf(xs))
     low, high = release.confidence_interval("cdf", xs, level=level)
     n_hat = release.n
@@ -324,18 +287,8 @@ def _figure(
             release, kind=kind, level=level, quantiles=tuple(qs), rng=rng, figsize=figsize
         )
         svg = figure_svg(fig, title=caption, description=description, ident=ident)
-    return (
-        f"<figure>{svg}<figcaption>{escape(caption)}. {escape(description)}</figcaption></figure>"
-    )
-
-
-def _describe_numbers(release: Release) -> tuple[str, str]:
-    q = np.atleast_1d(release.quantile(np.array([0.1, 0.5, 0.9])))
-    median = f"estimated median {_fmt(q[1])}, 10% and 90% quantiles {_fmt(q[0])} and {_fmt(q[2])}"
-    edges = release.edges
-    hi = edges[-1] - 1 if release.bins.discrete else edges[-1]
-    span = f"{_fmt(edges[0])} to {_fmt(hi)}"
-    return median, span
+    text = f"{escape(caption)}. {escape(description)}"
+    return f"<figure>{svg}<figcaption>{text}</figcaption></figure>"
 
 
 def render_report(
@@ -363,10 +316,8 @@ def render_report(
         Randomness for the simulations that calibrate the band and the quantile intervals
         (they use the public noise distribution only; default: the operating system's).
     grouped : sequence of (label, text), optional
-        For one key of a grouped release: the grouped release's own guarantee (its privacy
-        unit, contribution bounds, keys), shown first in the guarantee section; the rows of
-        ``release`` itself are then labelled as this tree alone (its guarantee is a share
-        of the grouped one, for one record, not the publication's statement).
+        For one key of a grouped release: the grouped release's guarantee rows, shown first;
+        the rows of ``release`` are then labelled as this tree alone.
 
     Returns
     -------
@@ -400,46 +351,37 @@ def render_report(
         ["x", "count ≤ x", "share of n̂", f"{pct} low", f"{pct} high"],
         _cdf_rows(release, level),
     )
-    sections = [
-        _header(release, title),
-        _section("released", "released", "What was released", _facts(_release_rows(release))),
-        _section(
-            "guarantee",
-            "guarantee",
-            "Privacy guarantee",
-            _facts(_guarantee_section(release, grouped)),
-        ),
-        _section("plots", "plots", "The distribution", figures),
-        _section("quantiles", "quantiles", "Quantiles", quantile_table),
-        _section("cdf-values", "cdf", "CDF values", cdf_table),
-        _section("expected-error", "error", "Expected error (from the plan)", _error(release)),
-        _section("reading", "reading", "How to read this page", _reading(pct)),
+    guarantee = _facts(_guarantee_section(release, grouped))
+    sections = [  # (id, heading id, heading, body)
+        ("released", "released", "What was released", _facts(_release_rows(release))),
+        ("guarantee", "guarantee", "Privacy guarantee", guarantee),
+        ("plots", "plots", "The distribution", figures),
+        ("quantiles", "quantiles", "Quantiles", quantile_table),
+        ("cdf-values", "cdf", "CDF values", cdf_table),
+        ("expected-error", "error", "Expected error (from the plan)", _error(release)),
+        ("reading", "reading", "How to read this page", _reading(pct)),
     ]
     return (
         '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
         '<meta name="viewport" content="width=device-width, initial-scale=1">'
         f"<title>{escape(title)}</title><style>{_CSS}</style></head><body><main>"
-        + "".join(sections)
+        + _header(release, title)
+        + "".join(
+            f'<section id="{i}" aria-labelledby="h-{h}"><h2 id="h-{h}">{text}</h2>{body}</section>'
+            for i, h, text, body in sections
+        )
         + f"</main><footer>Generated by treedp {escape(release.library_version)}. This file is "
         "self-contained: it loads nothing and runs no script.</footer></body></html>\n"
     )
 
 
-def _section(ident: str, heading: str, text: str, body: str) -> str:
-    return (
-        f'<section id="{ident}" aria-labelledby="h-{heading}"><h2 id="h-{heading}">{text}</h2>'
-        f"{body}</section>"
-    )
-
-
 def _header(release: Release, title: str) -> str:
     """The title, the lede and the warnings (seeded noise, bounds that look too narrow)."""
-    warnings = (
-        f'<p class="warning" role="note">{escape(SEEDED_WARNING)}</p>' if release.seeded else ""
-    )
     narrow = release.bounds_warning()  # post-processing of the released counts and stops
+    texts = [SEEDED_WARNING] if release.seeded else []
     if narrow is not None:
-        warnings += f'<p class="warning" role="note">Warning: {escape(narrow)}</p>'
+        texts.append(f"Warning: {narrow}")
+    warnings = "".join(f'<p class="warning" role="note">{escape(t)}</p>' for t in texts)
     return (
         f"<header><h1>{escape(title)}</h1>"
         f'<p class="lede">A differentially private release made by treedp: every number on '
@@ -451,7 +393,10 @@ def _header(release: Release, title: str) -> str:
 def _figures(release: Release, level: float, qs: np.ndarray, rng: RandomSource | None) -> str:
     """The three figures: the CDF with its band, the histogram, the quantiles."""
     pct = f"{level:.0%}"
-    median, span = _describe_numbers(release)
+    q = np.atleast_1d(release.quantile(np.array([0.1, 0.5, 0.9])))
+    median = f"estimated median {_fmt(q[1])}, 10% and 90% quantiles {_fmt(q[0])} and {_fmt(q[2])}"
+    edges = release.edges
+    span = f"{_fmt(edges[0])} to {_fmt(edges[-1] - 1 if release.bins.discrete else edges[-1])}"
     listed = ", ".join(f"{q:g}" for q in qs)
     return "".join(
         _figure(release, kind, ident, level, qs, rng, caption, description)
@@ -516,9 +461,8 @@ def _reading(pct: str) -> str:
 
 
 def write_report(release: Release, path: str | os.PathLike[str], **options: Any) -> None:
-    """Write :func:`render_report` to ``path`` atomically: the whole page or no file.
-
-    The page is readable by everyone (mode 0644), like any page meant to be shared.
+    """Write :func:`render_report` to ``path`` atomically (the whole page or no file), readable
+    by everyone (mode 0644) like any page meant to be shared.
 
     Raises
     ------
@@ -535,3 +479,71 @@ def write_report(release: Release, path: str | os.PathLike[str], **options: Any)
         atomic_write(path, write)
     except OSError as exc:
         raise OSError(exc.errno, exc.strerror, os.fspath(path)) from None
+
+
+# ---------------------------------------------------------------------------- notebook
+def summary_html(release: Release) -> str:
+    """A compact HTML summary with a small CDF figure and the fast Bonferroni band (for
+    ``Release._repr_html_``); without matplotlib it says why there is no figure."""
+    g = release.guarantee.describe()
+    unit = "one record" if release.unit is None else f"one person ({release.unit.label})"
+    rows = [
+        ("mechanism", release.mechanism.name),
+        ("guarantee", f"{g}, {release.neighbours} neighbours, unit: {unit}"),
+        (
+            "bins",
+            f"{release.bins.n_bins} over [{_fmt(release.edges[0])}, {_fmt(release.edges[-1])}]",
+        ),
+        ("n" if release.mechanism.neighbours == "replace" else "n̂", _fmt_count(release.n)),
+        ("median", _fmt(release.median())),
+    ]
+    if release.branching:
+        rows.insert(2, ("tree", " × ".join(map(str, release.branching))))
+    table = "".join(
+        f'<tr><th style="text-align:left;padding-right:1em">{escape(k)}</th>'
+        f'<td style="text-align:left">{escape(v)}</td></tr>'
+        for k, v in rows
+    )
+    warn = (
+        f'<p style="color:#b00020;font-weight:600">{escape(SEEDED_WARNING)}</p>'
+        if release.seeded
+        else ""
+    )
+    try:
+        fig, _ = plot_release(
+            release, kind="cdf", band_method="bonferroni", max_points=128, figsize=(4.0, 2.6)
+        )
+        fig.axes[0].legend(fontsize="xx-small")
+        svg = figure_svg(
+            fig,
+            title="Estimated CDF with a 95% simultaneous band",
+            description=f"Estimated CDF of {release.bins.n_bins} bins; median "
+            f"{_fmt(release.median())}.",
+            ident=f"treedp-{id(release):x}",
+        )
+        figure = f'<div style="max-width:26rem">{svg}</div>'
+    except ImportError:
+        figure = "<p><em>Install treedp[plot] (matplotlib) for a CDF figure.</em></p>"
+    return (
+        '<div class="treedp-release" style="display:flex;flex-wrap:wrap;gap:1em;'
+        'align-items:flex-start">'
+        f"<div><strong>treedp Release</strong>{warn}<table>{table}</table></div>{figure}</div>"
+    )
+
+
+def grouped_html(grouped: GroupedRelease) -> str:
+    """The guarantee once, then a compact line per key (the first 20)."""
+    head = escape(repr(grouped))
+    rows = []
+    for i, (key, release) in enumerate(grouped.items()):
+        if i == 20:
+            rows.append(f"<tr><td colspan=3>… {len(grouped.keys) - 20} more keys</td></tr>")
+            break
+        rows.append(
+            f"<tr><td>{escape(str(key))}</td><td>{release.n:.0f}</td>"
+            f"<td>{escape(str(release.median()))}</td></tr>"
+        )
+    return (
+        f"<div><p><strong>{head}</strong></p><table><tr><th>key</th><th>n̂</th>"
+        f"<th>median</th></tr>{''.join(rows)}</table></div>"
+    )

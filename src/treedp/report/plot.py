@@ -1,26 +1,16 @@
 """Pictures of a release: the CDF with a simultaneous band, the histogram, the quantiles.
 
-Needs matplotlib, the optional extra ``treedp[plot]`` (``pip install "treedp[plot]"``). Everything
-drawn is post-processing of the release (and of simulations of its public noise), so drawing
-costs no privacy. The functions return the matplotlib objects so they can be restyled.
+Needs matplotlib (``treedp[plot]``). Everything drawn is post-processing of the release or
+simulations of its public noise: no privacy cost. The kinds of :func:`plot_release`:
 
-The three kinds of :func:`plot_release`:
+- ``"cdf"``: the consistent CDF (a proportion of ``n̂``, or a count) with the simultaneous
+  band of :func:`~treedp.report.band.cdf_band` (as a proportion, divided by ``n̂``, whose own
+  noise it does not include);
+- ``"histogram"``: density per bar from the consistent counts, with a pointwise interval per
+  bar; more than ``max_bars`` bins are grouped into bars of consecutive bins;
+- ``"quantiles"``: each quantile with its interval (:meth:`Release.quantile_interval`).
 
-- ``"cdf"``: the consistent CDF (as a proportion of the estimated ``n̂``, or a count), with the
-  simultaneous ``level`` band of :func:`~treedp.report.band.cdf_band` (a filled region; with
-  ``proportion=True`` the band is divided by ``n̂``, whose own noise it does not include —
-  under ``replace`` neighbours ``n`` is public and exact);
-- ``"histogram"``: density per bar (share of values per unit of x; per day on a datetime axis)
-  from the consistent counts, with a pointwise ``level`` interval per bar
-  (:meth:`Release.confidence_interval`, centred on the unbiased estimate). More than
-  ``max_bars`` bins are grouped into at most ``max_bars`` bars of consecutive bins (public
-  groups; each bar is still an exact range query);
-- ``"quantiles"``: each requested quantile with its ``level`` interval
-  (:meth:`Release.quantile_interval`).
-
-Figures are made without pyplot's global state (:class:`matplotlib.figure.Figure`) unless
-pyplot is already imported (as in a notebook with ``%matplotlib inline``), where the figure
-joins the session like any ``plt.subplots()`` figure.
+Figures avoid pyplot's global state unless pyplot is already imported (a notebook).
 """
 
 from __future__ import annotations
@@ -85,9 +75,7 @@ class _Style:
 def _axis_values(release: Release, edges: np.ndarray) -> np.ndarray:
     """Public edge values on matplotlib's x axis: floats, or date numbers for datetime bins."""
     if release.bins.is_datetime:
-        mdates = _dates()
-        values = edges.astype(f"datetime64[{release.bins.datetime_unit}]")
-        return np.asarray(mdates.date2num(values), dtype=np.float64)
+        edges = _dates().date2num(edges.astype(f"datetime64[{release.bins.datetime_unit}]"))
     return np.asarray(edges, dtype=np.float64)
 
 
@@ -105,9 +93,8 @@ def _dates() -> Any:
     return importlib.import_module("matplotlib.dates")
 
 
-def _scale(release: Release, proportion: bool) -> float:
-    n_hat = release.n
-    return 1.0 / n_hat if proportion and n_hat > 0 else 1.0
+def _scale(release: Release, proportion: bool = True) -> float:
+    return 1.0 / release.n if proportion and release.n > 0 else 1.0
 
 
 def _new_axes(count: int, figsize: tuple[float, float] | None) -> tuple[Figure, list[Axes]]:
@@ -127,13 +114,12 @@ def _new_axes(count: int, figsize: tuple[float, float] | None) -> tuple[Figure, 
 
 def _finish_x(release: Release, ax: Axes, xlabel: str | None) -> None:
     if release.bins.is_datetime:
-        mdates = _dates()
-        locator = mdates.AutoDateLocator()
+        locator = _dates().AutoDateLocator()
         ax.xaxis.set_major_locator(locator)
-        ax.xaxis.set_major_formatter(mdates.ConciseDateFormatter(locator))
-    ax.set_xlabel(
-        xlabel if xlabel is not None else ("date" if release.bins.is_datetime else "value")
-    )
+        ax.xaxis.set_major_formatter(_dates().ConciseDateFormatter(locator))
+    if xlabel is None:
+        xlabel = "date" if release.bins.is_datetime else "value"
+    ax.set_xlabel(xlabel)
 
 
 def _exact_prefix(release: Release, values: Any) -> np.ndarray:
@@ -141,16 +127,10 @@ def _exact_prefix(release: Release, values: Any) -> np.ndarray:
     return np.concatenate([[0.0], np.cumsum(counts, dtype=np.float64)])
 
 
-def _seeded_title(release: Release, ax: Axes) -> None:
-    if release.seeded:
-        ax.set_title("SEEDED: not for publication", color="#b00020", fontsize="small")
-
-
 # ---------------------------------------------------------------------------- the three kinds
 def _draw_cdf(release: Release, ax: Axes, style: _Style) -> None:
     scale = _scale(release, style.proportion)
-    # every edge up to _MAX_LINE_POINTS, else an evenly spaced public subset (a monotone curve
-    # looks the same at any screen resolution, and the SVG stays small)
+    # at most _MAX_LINE_POINTS edges: a monotone curve looks the same, the SVG stays small
     all_m = band_index(release.bins.n_bins, _MAX_LINE_POINTS)
     pos = _prefix_positions(release, all_m)
     fit = np.asarray(release._counts(None), dtype=np.float64)[all_m] * scale
@@ -179,8 +159,7 @@ def _draw_cdf(release: Release, ax: Axes, style: _Style) -> None:
 
 
 def _overlays(style: _Style) -> list[tuple[Any, bool, str, str, str]]:
-    """The public reference and the (research-only) truth to draw, with whether the data are
-    public, dash, colour and label."""
+    """``(data, public, dash, colour, label)`` of the reference and the research-only truth."""
     found = [
         (style.reference, True, "--", "0.35", "public reference (not from the release)"),
         (style.truth, False, ":", "black", "true values (NOT private: research only)"),
@@ -193,14 +172,11 @@ def _band_polygon(release: Release, band: CDFBand) -> tuple[np.ndarray, np.ndarr
     pos = _prefix_positions(release, band.index)
     if pos.size == 1:
         return pos, band.low, band.high
-    xs = np.repeat(pos, 2)[1:-1]
-    lows = np.repeat(band.low[:-1], 2)
     consecutive = np.diff(band.index) == 1
     # on [pos_k, pos_k+1): F >= low_k; F <= high_k+1, or high_k when the bins are discrete and
     # the two edges are neighbours (the CDF is then constant between them)
     upper = np.where(release.bins.discrete & consecutive, band.high[:-1], band.high[1:])
-    highs = np.repeat(upper, 2)
-    return xs, lows, highs
+    return np.repeat(pos, 2)[1:-1], np.repeat(band.low[:-1], 2), np.repeat(upper, 2)
 
 
 def _histogram_groups(n_bins: int, max_bars: int) -> np.ndarray:
@@ -213,11 +189,10 @@ def _draw_histogram(release: Release, ax: Axes, style: _Style) -> None:
     groups = _histogram_groups(release.bins.n_bins, style.max_bars)
     edges_axis = _axis_values(release, release.bins.edges)[groups]
     widths = np.diff(edges_axis)
-    n_hat = release.n
-    scale = 1.0 / n_hat if n_hat > 0 else 1.0
+    scale = _scale(release)
     fit = np.asarray(release._counts(None), dtype=np.float64)[groups]
     density = np.diff(fit) * scale / widths
-    x_left = edges_axis[:-1] - (1.0 if release.bins.discrete else 0.0) * 0.5
+    x_left = edges_axis[:-1] - (0.5 if release.bins.discrete else 0.0)
     ax.bar(
         x_left,
         density,
@@ -259,9 +234,7 @@ def _draw_quantiles(release: Release, ax: Axes, style: _Style) -> None:
     low, high = release.quantile_interval(qs, level=style.level, simulations=simulations, rng=rng)
 
     def to_x(v: Any) -> np.ndarray:
-        if release.bins.is_datetime:
-            return _axis_values(release, np.atleast_1d(v))
-        return np.atleast_1d(np.asarray(v, dtype=np.float64))
+        return _axis_values(release, np.atleast_1d(v))
 
     label = f"{style.level:.0%} interval per quantile"
     ax.hlines(qs, to_x(low), to_x(high), color=style.color, linewidth=2, label=label)
@@ -307,8 +280,6 @@ def plot_release(
 ) -> tuple[Figure, dict[str, Axes]]:
     """Draw a release: its CDF with a simultaneous band, its histogram, its quantiles.
 
-    Datetime bins give date axes. A seeded release is titled as not for publication.
-
     Parameters
     ----------
     release : Release
@@ -316,13 +287,11 @@ def plot_release(
     ax : Axes or sequence of Axes, optional
         Where to draw, one Axes per kind; default: a new figure with one Axes per kind.
     kind : str or sequence of str, default=("cdf", "histogram", "quantiles")
-        Which plots, in order (each kind is described in :mod:`treedp.report.plot`).
+        Which plots, in order (see :mod:`treedp.report.plot`).
     reference : array-like, optional
-        Public values (for example last year's published data) whose empirical distribution,
-        counted on the same bins, is overlaid and labelled as a public reference.
+        Public values (last year's published data, say), overlaid as a public reference.
     truth : array-like, optional
-        The true, non-private values, overlaid for research (labelled "NOT private"): a
-        figure with the truth must not be published.
+        The true, non-private values, overlaid for research only (labelled "NOT private").
     level : float, default=0.95
         Coverage of the band and intervals.
     quantiles : sequence of float, default=(0.1, 0.25, 0.5, 0.75, 0.9)
@@ -342,8 +311,8 @@ def plot_release(
     Returns
     -------
     (Figure, dict)
-        The figure and a mapping kind → Axes. The band is the ``PolyCollection`` whose label
-        starts with the level; restyle anything through the Axes.
+        The figure and a mapping kind → Axes (the band is the ``PolyCollection`` whose label
+        starts with the level).
 
     Raises
     ------
@@ -372,7 +341,8 @@ def plot_release(
     for name, a in zip(kinds, axes, strict=True):
         _DRAW[name](release, a, style)
         _finish_x(release, a, xlabel)
-        _seeded_title(release, a)
+        if release.seeded:
+            a.set_title("SEEDED: not for publication", color="#b00020", fontsize="small")
         a.legend(fontsize="x-small", loc="best")
     return fig, dict(zip(kinds, axes, strict=True))
 
@@ -405,12 +375,10 @@ def plot_groups(
     Parameters
     ----------
     releases : mapping
-        Group key → :class:`Release` (for example a grouped release's groups). Keys are shown
-        with ``str``; they are public inputs.
+        Group key (public, shown with ``str``) → :class:`Release`.
     layout : {"overlay", "small_multiples"}, default="overlay"
-        ``"overlay"``: every group's CDF and band on one Axes, one colour per key (``kind``
-        must be ``"cdf"``). ``"small_multiples"``: one Axes per key with ``kind`` drawn by
-        :func:`plot_release`, sharing the axes' scales.
+        Every group's CDF and band on one Axes (``kind="cdf"`` only), or one Axes per key
+        with shared scales.
     kind : {"cdf", "histogram", "quantiles"}, default="cdf"
         What each small multiple shows.
     level : float, default=0.95
@@ -431,11 +399,9 @@ def plot_groups(
     """
     require_matplotlib()
     if not isinstance(releases, Mapping):
+        got = type(releases).__name__
         raise InvalidTypeError(
-            must(
-                "releases",
-                f"be a mapping of group key to Release. Got {type(releases).__name__} instead.",
-            )
+            must("releases", f"be a mapping of group key to Release. Got {got} instead.")
         )
     if not releases:
         raise InvalidParameterError(must("releases", "hold at least one group."))
@@ -495,12 +461,9 @@ _SVG_OPEN = re.compile(r"<svg\b[^>]*>", re.S)
 
 
 def figure_svg(fig: Figure, *, title: str, description: str, ident: str) -> str:
-    """The figure as an inline, accessible, responsive ``<svg>`` element (no XML header).
-
-    The SVG gets ``role="img"``, a ``<title>`` and a ``<desc>`` (referenced by
-    ``aria-labelledby``), and no fixed width, so it scales to its container. Text stays text
-    (``svg.fonttype = "none"``), so it is readable, searchable and small.
-    """
+    """The figure as an inline, accessible, responsive ``<svg>`` element (no XML header):
+    ``role="img"``, a ``<title>`` and a ``<desc>`` referenced by ``aria-labelledby``, no fixed
+    width, and text kept as text."""
     mpl = require_matplotlib()
     buffer = io.StringIO()
     with mpl.rc_context({"svg.fonttype": "none", "svg.hashsalt": ident}):
@@ -509,9 +472,7 @@ def figure_svg(fig: Figure, *, title: str, description: str, ident: str) -> str:
     match = _SVG_OPEN.search(text)
     if match is None:  # pragma: no cover - matplotlib always writes an <svg> root
         raise InvalidParameterError("matplotlib did not write an SVG document.")
-    tag = match.group(0)
-    tag = re.sub(r'\s(width|height)="[^"]*"', "", tag)
-    tag = tag.replace(
+    tag = re.sub(r'\s(width|height)="[^"]*"', "", match.group(0)).replace(
         "<svg",
         f'<svg role="img" aria-labelledby="{ident}-title {ident}-desc" '
         'preserveAspectRatio="xMidYMid meet"',
