@@ -14,7 +14,7 @@ import json
 from typing import Any
 
 import treedp
-from treedp.cli._common import NEIGHBOURS, Parser, UsageError
+from treedp.cli._common import Parser, UsageError, add_neighbours
 from treedp.cli._ledger import fmt_measure, in_cli_terms, open_cli_ledger, remaining_line
 
 __all__ = ["fmt_measure", "register", "run"]
@@ -32,13 +32,8 @@ def register(sub: Any) -> None:
     init.add_argument("--epsilon", type=float, help="total epsilon (pure, or with --delta)")
     init.add_argument("--delta", type=float, help="total delta, in (0, 1e-3]")
     init.add_argument("--rho", type=float, help="total rho (zCDP)")
-    init.add_argument(
-        "--neighbours",
-        "--neighbors",
-        dest="neighbours",
-        choices=NEIGHBOURS,
-        default="add_remove",
-        help="the neighbour relation the total is stated for (default: add_remove)",
+    add_neighbours(
+        init, "the neighbour relation the total is stated for (default: add_remove)", n=False
     )
     init.set_defaults(run=run)
     show = actions.add_parser("show", help="a dataset's total, spent and remaining budget")

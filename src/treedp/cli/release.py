@@ -12,12 +12,15 @@ from treedp.cli._common import (
     SEEDED,
     UsageError,
     add_budget,
+    add_input_arguments,
     add_neighbours,
+    add_seed_and_nan,
     bins_arg,
     budget_from,
     csv_delimiter,
     points,
-    read_values,
+    reading,
+    rng_from,
 )
 from treedp.cli._describe import approx_reading
 from treedp.cli._grouped import read_keys, release_of, wrote_grouped
@@ -32,14 +35,13 @@ POSTPROCESS = treedp.PARAMETERS["postprocess"].choices
 def register(sub: Any) -> None:
     """Add the ``release`` subcommand to the parser's subcommands."""
     rel = sub.add_parser("release", help="release the distribution of one column")
-    rel.add_argument(
-        "input",
-        nargs="+",
-        help="a .csv, .csv.gz, .tsv, .parquet, .arrow or .feather file, a directory, a glob "
+    add_input_arguments(
+        rel,
+        "the column to release",
+        "a .csv, .csv.gz, .tsv, .parquet, .arrow or .feather file, a directory, a glob "
         "pattern, several files of one format, or - for CSV on standard input; streamed in "
         "bounded memory",
     )
-    rel.add_argument("--column", required=True, help="the column to release")
     rel.add_argument(
         "--bounds",
         nargs="+",
@@ -77,18 +79,7 @@ def register(sub: Any) -> None:
         action="store_true",
         help="make the consistent CDF integer-valued (the exact optimum; no privacy cost)",
     )
-    rel.add_argument(
-        "--nan",
-        choices=treedp.PARAMETERS["nan"].choices,
-        default="error",
-        help="missing values: error (default) or drop them (a per-record filter)",
-    )
-    rel.add_argument(
-        "--insecure-seed",
-        type=int,
-        metavar="SEED",
-        help="seed the noise (reproducible; for tests and research only, never for publication)",
-    )
+    add_seed_and_nan(rel, "missing values: error (default) or drop them (a per-record filter)")
     rel.add_argument(
         "--out",
         required=True,
@@ -97,8 +88,6 @@ def register(sub: Any) -> None:
         "the binary layout only (a zip): give it a .tdp name",
     )
     add_ledger_options(rel)
-    rel.add_argument("--delimiter", help="CSV field delimiter (default: ',', tab for .tsv)")
-    rel.add_argument("--encoding", help="CSV text encoding (default: UTF-8)")
     rel.add_argument(
         "--quiet", action="store_true", help="no progress bar (it shows on a terminal only)"
     )
@@ -215,11 +204,7 @@ def build_query(args: argparse.Namespace, ledger: treedp.Ledger | None) -> treed
         postprocess=args.postprocess,
         integer=args.integer,
         nan=args.nan,
-        rng=(
-            treedp.InsecureSeededSource(args.insecure_seed)
-            if args.insecure_seed is not None
-            else None
-        ),
+        rng=rng_from(args),
         accountant=ledger,
         column=args.column,
         privacy_unit=treedp.PrivacyUnit(
@@ -246,13 +231,13 @@ def run(args: argparse.Namespace) -> None:
     is read; then one run of it (read, charge ``--ledger`` once, noise) and the file written."""
     check_options(args)
     source = _source(args)
-    read_values(source, args.column, lambda path, column: treedp.check_files(path))
-    ledger = ledger_from_args(args)
-    try:
+    with reading(source, args.column):
+        treedp.check_files(source)
+    with ledger_from_args(args) as ledger:
         query = build_query(args, ledger)
         treedp.PARAMETERS["path"].check(args.out)
-        # the file is streamed inside the run: a reader failure becomes one clear line
-        result = read_values(source, args.column, lambda *_: release_of(args, query, ledger))
+        with reading(source, args.column):  # the file is streamed inside the run
+            result = release_of(args, query, ledger)
         result.save(args.out)  # a Release, or a GroupedRelease (--by)
         if args.by or args.privacy_unit:
             print(wrote_grouped(args, result))
@@ -260,9 +245,6 @@ def run(args: argparse.Namespace) -> None:
             _wrote(args, result)
         if ledger is not None:
             print(remaining_line(ledger))
-    finally:
-        if ledger is not None:
-            ledger.close()
 
 
 def _wrote(args: argparse.Namespace, release: treedp.Release) -> None:
