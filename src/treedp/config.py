@@ -42,9 +42,7 @@ def configure(
     """
     n_public = spec.require_n()
     n_bins = spec.n_bins
-    mechanism = spec.mechanism
-    branching = spec.branching
-    level_budgets = spec.level_budgets
+    mechanism, branching, level_budgets = spec.mechanism, spec.branching, spec.level_budgets
     if mechanism == "auto" and (branching is not None or level_budgets is not None):
         mechanism = TreeMechanism.name  # an explicit shape or budget split means a tree
     shaped = mechanism == "auto" or mechanism_class(mechanism).takes_shape
@@ -94,21 +92,13 @@ def configure(
 
 
 def _the_plan(spec: ReleaseSpec, plan: Plan | None, cache: PlanCache | bool | None) -> Plan:
+    """``plan`` once checked against the spec, else the cache's plan (False: planned afresh;
+    the query has checked the cache's type)."""
     if plan is None:
         if cache is False:
             return make_plan(spec)
-        if cache is None or cache is True:
-            cache = DEFAULT_PLAN_CACHE
-        if not isinstance(cache, PlanCache):
-            raise InvalidTypeError(
-                must(
-                    "plan_cache",
-                    "be a treedp.PlanCache, None (the default "
-                    f"cache) or False (no cache). Got {type(cache).__name__} instead.",
-                )
-            )
-        return cache.get(spec)
-    if not isinstance(plan, Plan):
+        return (cache if isinstance(cache, PlanCache) else DEFAULT_PLAN_CACHE).get(spec)
+    if not isinstance(plan, Plan):  # predict_error takes a plan without a query
         raise InvalidTypeError(
             must("plan", f"be a treedp.Plan. Got {type(plan).__name__} instead.")
         )
