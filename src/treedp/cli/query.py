@@ -105,59 +105,52 @@ def _axis_points(release: Any, raw: list[str], option: str) -> Any:
         ) from None
 
 
-def _row(query: str, args: list[str], estimate: Any, extra: dict[str, Any]) -> dict[str, Any]:
-    return {"query": query, "args": args, "estimate": estimate, **extra}
-
-
 def answers(release: Any, args: argparse.Namespace) -> list[dict[str, Any]]:
     """Every requested answer as a row (``query``, ``args``, ``estimate`` and, with ``--ci``,
     ``stderr``, ``low``, ``high``), in the order the options are documented."""
     rows: list[dict[str, Any]] = []
-    ci = args.ci
     level = level_of(args)
+
+    def add(query: str, raws: list[list[str]], est: Any, *ci: Any) -> None:
+        """One row per argument; ``ci`` (with ``--ci``): the stderrs, lows and highs."""
+        est = np.atleast_1d(est)
+        columns = [np.atleast_1d(v) for v in ci]
+        for i, raw in enumerate(raws):
+            row = {"query": query, "args": raw, "estimate": est[i]}
+            if columns:
+                row.update(zip(("stderr", "low", "high"), (c[i] for c in columns), strict=True))
+            rows.append(row)
+
+    def counted(query: str, *points: Any) -> tuple[Any, ...]:
+        """A count query's estimate, and with ``--ci`` its stderr and interval."""
+        est = getattr(release, query)(*points)
+        if not args.ci:
+            return (est,)
+        return (
+            est,
+            release.stderr(query, *points),
+            *release.confidence_interval(query, *points, level=level),
+        )
+
     if args.cdf:
         xs = _axis_points(release, args.cdf, "--cdf")
-        est = np.atleast_1d(release.cdf(xs))
-        if ci:
-            se = np.atleast_1d(release.stderr("cdf", xs))
-            low, high = (
-                np.atleast_1d(v) for v in release.confidence_interval("cdf", xs, level=level)
-            )
-        for i, raw in enumerate(args.cdf):
-            extra = {"stderr": se[i], "low": low[i], "high": high[i]} if ci else {}
-            rows.append(_row("cdf", [raw], est[i], extra))
-    for a_raw, b_raw in args.range or []:
-        a, b = _axis_points(release, [a_raw, b_raw], "--range")
-        est = release.range_count(a, b)
-        extra = {}
-        if ci:
-            low, high = release.confidence_interval("range_count", a, b, level=level)
-            extra = {"stderr": release.stderr("range_count", a, b), "low": low, "high": high}
-        rows.append(_row("range_count", [a_raw, b_raw], est, extra))
+        add("cdf", [[x] for x in args.cdf], *counted("cdf", xs))
+    for pair in args.range or []:
+        add("range_count", [pair], *counted("range_count", *_axis_points(release, pair, "--range")))
     quantiles = list(args.quantiles or []) + (["0.5"] if args.median else [])
     if quantiles:
         qs = probabilities(quantiles)
-        est = np.atleast_1d(release.quantile(qs))
-        if ci:
-            low, high = (np.atleast_1d(v) for v in release.quantile_interval(qs, level=level))
-        for i, raw in enumerate(quantiles):
-            name = "median" if args.median and i == len(quantiles) - 1 else "quantile"
-            extra = {"stderr": None, "low": low[i], "high": high[i]} if ci else {}
-            rows.append(_row(name, [] if name == "median" else [raw], est[i], extra))
+        ci = [(None,) * qs.size, *release.quantile_interval(qs, level=level)] if args.ci else []
+        add("quantile", [[q] for q in quantiles], release.quantile(qs), *ci)
+        if args.median:
+            rows[-1].update(query="median", args=[])
     if args.histogram:
         table = release.to_arrays(level=level)
-        if ci:
-            se = np.atleast_1d(release.stderr("range_count", table["left"], table["right"]))
-        for i in range(table["count"].size):
-            extra = {}
-            if ci:
-                extra = {
-                    "stderr": se[i],
-                    "low": table["count_low"][i],
-                    "high": table["count_high"][i],
-                }
-            bounds = [str(plain(table["left"][i])), str(plain(table["right"][i]))]
-            rows.append(_row("histogram", bounds, table["count"][i], extra))
+        left, right = table["left"], table["right"]
+        edges = [[str(plain(a)), str(plain(b))] for a, b in zip(left, right, strict=True)]
+        se = release.stderr("range_count", left, right) if args.ci else None
+        ci = [se, table["count_low"], table["count_high"]] if args.ci else []
+        add("histogram", edges, table["count"], *ci)
     return [{k: (plain(v) if k != "args" else v) for k, v in row.items()} for row in rows]
 
 
