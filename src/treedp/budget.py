@@ -71,21 +71,11 @@ def split_budget(
     name: str = "level_budgets",
     total_name: str = "epsilon",
 ) -> tuple[float, ...]:
-    """Return per-block budgets that sum to at most ``epsilon`` exactly (as rationals).
+    """Per-block budgets whose exact rational sum is at most ``epsilon`` (already validated).
 
-    Parameters
-    ----------
-    epsilon : float
-        The total budget (already validated).
-    blocks : int
-        How many noised blocks share it (for a tree: the noised levels).
-    budgets : sequence of float, optional
-        Explicit budgets; they must be positive and sum to ``epsilon`` within a relative 1e-9.
-        None splits ``epsilon`` equally.
-    name : str, default="level_budgets"
-        The parameter's name, for messages.
-    total_name : str, default="epsilon"
-        The total's name, for messages (``"rho"`` when the budgets are zCDP ρ).
+    ``budgets`` None splits ``epsilon`` equally over the ``blocks`` noised blocks (a tree's
+    levels); explicit budgets must be positive and sum to ``epsilon`` within a relative 1e-9.
+    ``name`` and ``total_name`` (``"rho"`` for zCDP budgets) name them in messages.
     """
     if blocks == 0:
         return ()

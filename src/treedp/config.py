@@ -28,17 +28,10 @@ def configure(
 ) -> tuple[Mechanism, str]:
     """Build the mechanism a validated spec describes; returns it and the estimator name.
 
-    Parameters
-    ----------
-    spec : ReleaseSpec
-        The validated parameters (under ``replace`` its ``n`` must be given).
-    plan : Plan, optional
-        The plan to follow when the spec leaves the tree to the planner (``mechanism`` is
-        ``"auto"`` or ``"tree"`` with neither ``branching`` nor ``level_budgets``). It must
-        have been made for the same bins, noise, budget and neighbour relation.
-    plan_cache : PlanCache or False, optional
-        Where to look the plan up when none is given: by default
-        :data:`treedp.planning.DEFAULT_PLAN_CACHE`; False plans afresh.
+    The planner chooses the tree when the spec leaves it open (``mechanism`` ``"auto"`` or
+    ``"tree"`` without ``branching`` or ``level_budgets``): ``plan`` if given (made for the
+    same bins, noise, budget and neighbours), else looked up in ``plan_cache``
+    (:data:`treedp.planning.DEFAULT_PLAN_CACHE` by default; False plans afresh).
     """
     n_public = spec.require_n()
     n_bins = spec.n_bins

@@ -26,6 +26,7 @@ __all__ = [
     "fmt",
     "fmt_count",
     "level_of",
+    "measure_from",
     "number_or_text",
     "points",
     "probabilities",
@@ -327,17 +328,24 @@ def add_budget(parser: Any) -> None:
     parser.add_argument("--rho", type=float, help="a rho-zCDP target (Gaussian noise)")
 
 
-def budget_from(args: argparse.Namespace) -> dict[str, Any]:
-    """The budget keyword of the library call: ``epsilon=`` or ``privacy=``."""
+def measure_from(args: argparse.Namespace) -> treedp.PureDP | treedp.ApproxDP | treedp.ZCDP:
+    """``--epsilon`` (pure DP), ``--epsilon --delta`` ((ε, δ)-DP) or ``--rho`` (zCDP)."""
     if args.rho is not None:
         if args.epsilon is not None or args.delta is not None:
             raise UsageError("give either --rho, or --epsilon (with --delta for (ε, δ)), not both")
-        return {"privacy": treedp.ZCDP(args.rho)}
+        return treedp.ZCDP(args.rho)
     if args.epsilon is None:
         raise UsageError("a budget is required: --epsilon E, --epsilon E --delta D, or --rho R")
     if args.delta is not None:
-        return {"privacy": treedp.ApproxDP(args.epsilon, args.delta)}
-    return {"epsilon": args.epsilon}
+        return treedp.ApproxDP(args.epsilon, args.delta)
+    return treedp.PureDP(args.epsilon)
+
+
+def budget_from(args: argparse.Namespace) -> dict[str, Any]:
+    """The budget keyword of the library call: ``epsilon=`` (pure DP) or ``privacy=``."""
+    if args.rho is None and args.delta is None and args.epsilon is not None:
+        return {"epsilon": args.epsilon}  # checked by the library, in its own words
+    return {"privacy": measure_from(args)}
 
 
 def level_of(args: argparse.Namespace) -> float:

@@ -1,15 +1,9 @@
 """``treedp median``: a private median of one column, by one of four methods.
 
-Neighbour defaults differ by method and are stated in ``--help`` and in every answer: the
-tree release defaults to add/remove (the record count stays private), the other three are
-defined for replace neighbours (the number of records is public). Options that do not apply
-to the chosen method are refused, and every argument is checked before the data is read.
-
-``--bounds private`` (tree and exponential, as ``treedp quantiles``): ``--bounds-share`` of
-epsilon (default 0.1) finds the bounds privately and the rest releases the median in them,
-through :func:`treedp.quantiles` at ``q = 0.5`` with the method fixed; the ledger is charged
-the total once and the answer states it. Propose-test-release and subsample-and-aggregate
-need no bounds, so ``--bounds`` (private or not) is refused for them.
+The tree and the exponential mechanism default to add/remove neighbours; propose-test-release
+and subsample-and-aggregate are defined for replace (the number of records is public). Options
+that do not apply to the method are refused before the data is read. ``--bounds private`` (tree
+and exponential) runs :func:`treedp.quantiles` at ``q = 0.5`` with the method fixed.
 """
 
 from __future__ import annotations
