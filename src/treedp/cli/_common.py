@@ -28,6 +28,7 @@ __all__ = [
     "level_of",
     "measure_from",
     "number_or_text",
+    "option_of",
     "points",
     "probabilities",
     "read_inputs",
@@ -191,6 +192,11 @@ def _io_cause(exc: OSError) -> str:
     if "compress" in text or "gzip" in text or "eof" in text or "truncat" in text:
         return "its compressed stream is truncated or corrupt (an incomplete download or copy?)"
     return f"an input/output error ({type(exc).__name__})"
+
+
+def option_of(dest: str) -> str:
+    """The command line's option for an argument's ``dest`` (``max_groups``: ``--max-groups``)."""
+    return "--" + dest.replace("_", "-")
 
 
 def number_or_text(text: str) -> Any:

@@ -13,15 +13,22 @@ import sys
 from typing import Any
 
 import treedp
-from treedp.cli._bounds import bounds_arg, found_side, is_private, known_side
+from treedp.cli._bounds import (
+    add_bounds,
+    bounds_arg,
+    check_share,
+    found_side,
+    is_private,
+    known_side,
+)
 from treedp.cli._common import (
     SEEDED,
-    UsageError,
     add_input_arguments,
     add_neighbours,
     add_seed_and_nan,
     bins_arg,
     fmt,
+    option_of,
     read_inputs,
     rng_from,
 )
@@ -69,18 +76,12 @@ def register(sub: Any) -> None:
         "stable (propose-test-release, takes --delta), subsample (disjoint "
         "subsample-and-aggregate, needs --m, takes --delta and --resolution)",
     )
-    mdn.add_argument(
-        "--bounds",
-        nargs="+",
-        metavar="LO HI",
-        help="public bounds LO HI, numbers or datetimes, or 'private' (a share of epsilon "
+    add_bounds(
+        mdn,
+        "public bounds LO HI, numbers or datetimes, or 'private' (a share of epsilon "
         "finds them; numbers only), or one public side: LO private, private HI (tree and "
         "exponential)",
-    )
-    mdn.add_argument(
-        "--bounds-share",
-        type=float,
-        help="share of epsilon spent on --bounds private (default 0.1)",
+        share=True,
     )
     mdn.add_argument(
         "--bins",
@@ -124,15 +125,17 @@ def check_arguments(args: argparse.Namespace) -> dict[str, Any]:
     }
     extra = sorted(given - APPLIES[method])
     if extra:
-        options = ", ".join(_option(name, private) for name in extra)
+        options = ", ".join(
+            "--bounds private" if name == "bounds" and private else option_of(name)
+            for name in extra
+        )
         verb = "does" if len(extra) == 1 else "do"
         raise treedp.InvalidParameterError(
             f"{options} {verb} not apply to --method {method}; it takes "
-            + ", ".join(_option(name, False) for name in sorted(APPLIES[method]))
+            + ", ".join(map(option_of, sorted(APPLIES[method])))
             + "."
         )
-    if args.bounds_share is not None and not private:
-        raise UsageError("--bounds-share applies only with --bounds private.")
+    check_share(args.bounds_share, bounds)
     neighbours = args.neighbours or DEFAULT_NEIGHBOURS[method]
     if method in ("stable", "subsample") and neighbours != "replace":
         raise treedp.InvalidParameterError(
@@ -168,11 +171,6 @@ def check_arguments(args: argparse.Namespace) -> dict[str, Any]:
         "bins": bins,
         "delta": args.delta if args.delta is not None else DEFAULT_DELTA,
     }
-
-
-def _option(name: str, private: bool) -> str:
-    """An option as the user typed it (``--bounds private`` when that was given)."""
-    return "--bounds private" if name == "bounds" and private else "--" + name.replace("_", "-")
 
 
 def run(args: argparse.Namespace) -> None:

@@ -7,7 +7,7 @@ import sys
 from typing import Any
 
 import treedp
-from treedp.cli._bounds import bounds_arg, found_text, is_private
+from treedp.cli._bounds import add_bounds, bounds_arg, check_share, found_text, is_private
 from treedp.cli._common import (
     SEEDED,
     UsageError,
@@ -44,13 +44,12 @@ def register(sub: Any) -> None:
     add_input_arguments(qs, "the column")
     qs.add_argument("--q", type=float, nargs="+", required=True, help="levels in [0, 1]")
     qs.add_argument("--epsilon", type=float, required=True, help="privacy budget (in total)")
-    qs.add_argument(
-        "--bounds",
-        nargs="+",
-        required=True,
-        metavar="LO HI",
-        help="public bounds LO HI, or 'private' (a share of epsilon finds them), or one "
+    add_bounds(
+        qs,
+        "public bounds LO HI, or 'private' (a share of epsilon finds them), or one "
         "public side: LO private, private HI",
+        required=True,
+        share=True,
     )
     qs.add_argument(
         "--bins",
@@ -80,11 +79,6 @@ def register(sub: Any) -> None:
         metavar="S",
         help="share of epsilon spent on the count with --n private (default 0.02)",
     )
-    qs.add_argument(
-        "--bounds-share",
-        type=float,
-        help="share of epsilon spent on --bounds private (default 0.1)",
-    )
     add_seed_and_nan(qs, "missing values: error or drop")
     add_ledger_options(qs)
     qs.set_defaults(run=run)
@@ -92,8 +86,7 @@ def register(sub: Any) -> None:
 
 def _check_options(args: argparse.Namespace, bounds: Any) -> None:
     """Options that would be silently ignored are refused (public parameters only)."""
-    if args.bounds_share is not None and not is_private(bounds):
-        raise UsageError("--bounds-share applies only with --bounds private.")
+    check_share(args.bounds_share, bounds)
     if args.n_share is not None and args.n != "private":
         raise UsageError("--n-share applies only with --n private.")
     if args.n_share is not None and not 0 < args.n_share < 1:

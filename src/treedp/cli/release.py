@@ -7,7 +7,7 @@ import sys
 from typing import Any
 
 import treedp
-from treedp.cli._bounds import bounds_arg, found_side
+from treedp.cli._bounds import add_bounds, bounds_arg, found_side
 from treedp.cli._common import (
     SEEDED,
     UsageError,
@@ -18,6 +18,7 @@ from treedp.cli._common import (
     bins_arg,
     budget_from,
     csv_delimiter,
+    option_of,
     points,
     reading,
     rng_from,
@@ -42,11 +43,9 @@ def register(sub: Any) -> None:
         "pattern, several files of one format, or - for CSV on standard input; streamed in "
         "bounded memory",
     )
-    rel.add_argument(
-        "--bounds",
-        nargs="+",
-        metavar="LO HI",
-        help="public bounds LO HI, or 'private' (10%% of epsilon finds them), or one public "
+    add_bounds(
+        rel,
+        "public bounds LO HI, or 'private' (10%% of epsilon finds them), or one public "
         "side: LO private, private HI",
     )
     rel.add_argument("--bins", type=bins_arg, help="number of bins, or 'integers'")
@@ -112,13 +111,13 @@ def register(sub: Any) -> None:
     rel.set_defaults(run=run)
 
 
-#: The options of a grouped release only, as the command line spells them.
+#: The options of a grouped release only.
 _GROUPED_ONLY = (
-    ("keys", "--keys"),
-    ("selection_delta", "--selection-delta"),
-    ("max_contributions", "--max-contributions"),
-    ("max_groups", "--max-groups"),
-    ("max_contributions_per_group", "--max-contributions-per-group"),
+    "keys",
+    "selection_delta",
+    "max_contributions",
+    "max_groups",
+    "max_contributions_per_group",
 )
 
 
@@ -133,14 +132,15 @@ def check_options(args: argparse.Namespace) -> None:
     if args.rho is not None:  # one message for every refused rho (-1 and 0 alike)
         treedp.PARAMETERS["rho"].check(args.rho)
     if not (args.by or args.privacy_unit):
-        for dest, option in _GROUPED_ONLY:
+        for dest in _GROUPED_ONLY:
             if getattr(args, dest) is not None:
+                option = option_of(dest)
                 raise UsageError(
                     f"{option} is for a grouped release: give --by COL and/or --privacy-unit "
                     f"COL, or drop {option}"
                 )
         return
-    if not args.privacy_unit and any(getattr(args, d) is not None for d, _ in _GROUPED_ONLY[2:]):
+    if not args.privacy_unit and any(getattr(args, d) is not None for d in _GROUPED_ONLY[2:]):
         raise UsageError(
             "Contribution bounds (--max-contributions, --max-groups, "
             "--max-contributions-per-group) need a --privacy-unit (the person-id column): "
@@ -152,8 +152,9 @@ def check_options(args: argparse.Namespace) -> None:
             "not JSON: give --out a name ending in .tdp"
         )
     if not args.by:
-        for dest, option in _GROUPED_ONLY[:2]:
+        for dest in _GROUPED_ONLY[:2]:
             if getattr(args, dest) is not None:
+                option = option_of(dest)
                 raise UsageError(
                     f"{option} is for the keys of --by: give --by COL, or drop {option}"
                 )
