@@ -15,6 +15,8 @@ from treedp.exceptions import InvalidParameterError, InvalidTypeError
 __all__ = ["Neighbours", "check_epsilon", "check_neighbours", "split_budget"]
 
 Neighbours = Literal["add_remove", "replace"]
+#: The neighbour relations, as ``neighbours=`` takes them.
+NEIGHBOURS = ("add_remove", "replace")
 
 #: Smallest epsilon accepted: below it the noise swamps any count (and scales overflow).
 MIN_EPSILON = 1e-6
@@ -45,7 +47,7 @@ def check_neighbours(
     record; the size ``n`` is public and must be given (unless ``require_n`` is False: a plan
     or an error prediction does not depend on its value).
     """
-    nb = check_option(neighbours, "neighbours", ("add_remove", "replace"))
+    nb = check_option(neighbours, "neighbours", NEIGHBOURS)
     if nb == "add_remove":
         if n is not None:
             raise InvalidParameterError(
