@@ -65,7 +65,7 @@ def wrote_grouped(args: argparse.Namespace, grouped: Any) -> str:
 
 def grouped_info(grouped: Any) -> dict[str, str]:
     """What a grouped release holds, in words and the command line's option names."""
-    from treedp.cli._describe import guarantee_text, info
+    from treedp.cli._describe import guarantee_text, info, target_entry
 
     bounds = grouped.bounds.describe()
     limits = [
@@ -90,14 +90,7 @@ def grouped_info(grouped: Any) -> dict[str, str]:
         "by": ", ".join(grouped.by) or "- (one group)",
         "guarantee": f"{guarantee_text(grouped.guarantee)} for the whole release "
         f"({grouped.neighbours.replace('_', '/')} neighbours)",
-        **(
-            {
-                "target": f"{guarantee_text(grouped.approx_target)} (asked for; the rho above "
-                "implies it by the tight conversion)"
-            }
-            if grouped.approx_target is not None
-            else {}
-        ),
+        **target_entry(grouped),
         "privacy unit": "one row is one person"
         if unit is None
         else f"a person (--privacy-unit {unit})" + (f": {', '.join(limits)}" if limits else ""),
