@@ -270,8 +270,7 @@ def _median_private_bounds(
         bins=settings["bins"] if args.method == "tree" or integers else None,
         method=args.method,
         neighbours=settings["neighbours"],
-        # the library's documented default share unless --bounds-share is given
-        **({} if args.bounds_share is None else {"bounds_share": args.bounds_share}),
+        bounds_share=args.bounds_share,  # None: the library's documented default
         **common,
     )
     if result.bounds_warning is not None:  # post-processing of the released stops

@@ -92,12 +92,10 @@ def _check_options(args: argparse.Namespace, bounds: Any) -> None:
     if args.n_share is not None and not 0 < args.n_share < 1:
         raise UsageError("--n-share must be in (0, 1).")
     if args.n == "private" and is_private(bounds):
-        b_share = (
-            treedp.PARAMETERS["bounds_share"].default
-            if args.bounds_share is None
-            else args.bounds_share
+        b_share, n_share = (
+            treedp.PARAMETERS[name].default if given is None else given
+            for name, given in (("bounds_share", args.bounds_share), ("n_share", args.n_share))
         )
-        n_share = treedp.PARAMETERS["n_share"].default if args.n_share is None else args.n_share
         if 0 < b_share < 1 and not b_share + n_share < 1:
             raise UsageError(
                 "--bounds-share and --n-share must add up to less than 1 (the rest releases "
@@ -127,9 +125,8 @@ def run(args: argparse.Namespace) -> None:
             neighbours=args.neighbours,
             n=args.n,
             nan=args.nan,
-            # the library's documented default shares unless given
-            **({} if args.bounds_share is None else {"bounds_share": args.bounds_share}),
-            **({} if args.n_share is None else {"n_share": args.n_share}),
+            bounds_share=args.bounds_share,  # None: the library's documented default
+            n_share=args.n_share,
             rng=rng_from(args),
             accountant=ledger,
         )
