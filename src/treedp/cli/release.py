@@ -249,36 +249,30 @@ def run(args: argparse.Namespace) -> None:
 
 
 def _wrote(args: argparse.Namespace, release: treedp.Release) -> None:
-    """What was written, on stdout; the bounds warning on stderr."""
+    """What was written, on stdout (with a Gaussian release's (epsilon, delta) reading at
+    ``--delta``, and the whole cost when a bounds step took part of it); the bounds warning on
+    stderr."""
     shape = f", branching {list(release.branching)}" if release.branching else ""
+    guarantee = release.guarantee
+    stated = f"epsilon={release.epsilon:.6g}"
+    if isinstance(guarantee, treedp.ZCDP):
+        reading = approx_reading(guarantee, args.delta)
+        stated = f"rho={guarantee.rho:.6g} (zCDP, discrete Gaussian noise{reading})"
     warning = SEEDED if release.seeded else ""
     step = release.bounds_step
     if step is not None:  # part of epsilon went to the bounds: say what the whole cost
+        total = release.total_guarantee
+        whole = (
+            f"pure epsilon={total.epsilon:.6g}" if hasattr(total, "epsilon") else total.describe()
+        )
         warning = (
             f" ({found_side(step.get('known'))} found privately with "
-            f"epsilon={step['epsilon']:.4g}; total "
-            f"{_guarantee_total(release)}){warning}"
+            f"epsilon={step['epsilon']:.4g}; total {whole}){warning}"
         )
     print(
         f"wrote {args.out}: {release.mechanism.name} over {release.bins.n_bins} bins{shape}, "
-        f"{_stated(release, args.delta)} ({release.neighbours}), n~{release.n:.0f}{warning}"
+        f"{stated} ({release.neighbours}), n~{release.n:.0f}{warning}"
     )
     narrow = release.bounds_warning()  # post-processing of the released counts: free
     if narrow:
         print(f"treedp: warning: {narrow}", file=sys.stderr)
-
-
-def _stated(release: treedp.Release, delta: float | None = None) -> str:
-    """``epsilon=...`` for pure DP, the zCDP guarantee for Gaussian noise; with the ``--delta``
-    of an (epsilon, delta) target, its (epsilon, delta) reading too."""
-    guarantee = release.guarantee
-    if isinstance(guarantee, treedp.ZCDP):
-        reading = approx_reading(guarantee, delta)
-        return f"rho={guarantee.rho:.6g} (zCDP, discrete Gaussian noise{reading})"
-    return f"epsilon={release.epsilon:.6g}"
-
-
-def _guarantee_total(release: treedp.Release) -> str:
-    """The whole release's cost, bounds step included, in words."""
-    total = release.total_guarantee
-    return f"pure epsilon={total.epsilon:.6g}" if hasattr(total, "epsilon") else total.describe()
