@@ -12,6 +12,8 @@ from pathlib import Path
 from typing import Any
 
 import treedp
+from treedp.cli._common import SEEDED, option_of
+from treedp.cli._describe import approx_reading, guarantee_text, info, target_entry
 
 __all__ = ["grouped_info", "pick_key", "read_keys", "release_of", "wrote_grouped"]
 
@@ -49,9 +51,6 @@ def release_of(args: argparse.Namespace, query: Any, ledger: Any) -> Any:
 def wrote_grouped(args: argparse.Namespace, grouped: Any) -> str:
     """The line that says what a grouped release (or a per-person one, without ``--by``)
     holds and guarantees."""
-    from treedp.cli._common import SEEDED
-    from treedp.cli._describe import approx_reading, guarantee_text
-
     per_key = isinstance(grouped, treedp.GroupedRelease)
     return (
         f"wrote {args.out}: "
@@ -65,16 +64,10 @@ def wrote_grouped(args: argparse.Namespace, grouped: Any) -> str:
 
 def grouped_info(grouped: Any) -> dict[str, str]:
     """What a grouped release holds, in words and the command line's option names."""
-    from treedp.cli._describe import guarantee_text, info, target_entry
-
     bounds = grouped.bounds.describe()
     limits = [
-        f"{option} {bounds[name]}"
-        for name, option in (
-            ("max_contributions", "--max-contributions"),
-            ("max_groups", "--max-groups"),
-            ("max_contributions_per_group", "--max-contributions-per-group"),
-        )
+        f"{option_of(name)} {bounds[name]}"
+        for name in ("max_contributions", "max_groups", "max_contributions_per_group")
         if bounds.get(name) is not None
     ]
     unit = grouped.bounds.unit
