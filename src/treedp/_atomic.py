@@ -61,7 +61,7 @@ def check_target(path: str | os.PathLike[str]) -> Path:
     return target
 
 
-def atomic_write(path: str | os.PathLike[str], write: Callable[[IO[bytes]], None]) -> None:
+def atomic_write(path: str | os.PathLike[str], write: Callable[[IO[bytes]], object]) -> None:
     """Call ``write`` on a binary file that replaces ``path`` only once it is complete.
 
     Readers see the old file or the whole new one. If anything fails (including Ctrl-C), the
@@ -102,8 +102,4 @@ def _naming(exc: OSError, path: str | os.PathLike[str]) -> OSError:
 def atomic_write_text(path: str | os.PathLike[str], text: str) -> None:
     """Write ``text`` (UTF-8) to ``path`` atomically, as :func:`atomic_write`."""
     data = text.encode("utf-8")
-
-    def write(handle: IO[bytes]) -> None:
-        handle.write(data)
-
-    atomic_write(path, write)
+    atomic_write(path, lambda handle: handle.write(data))

@@ -12,37 +12,33 @@ from treedp.exceptions import DataError, InvalidTypeError
 __all__ = ["arrow_to_numpy", "as_1d_array", "check_arrow_type"]
 
 
+_SERIES = (
+    "The 'values' argument must be one column (a Series), not a DataFrame: pass column='...' "
+    "to pick one."
+)
+
+
 def _from_dataframe_libraries(values: Any) -> np.ndarray | None:
+    """A pandas, polars or pyarrow column as numpy (numeric nulls NaN), else None."""
     module = type(values).__module__.split(".")[0]
     if module == "pandas":
         import pandas as pd
 
         if isinstance(values, pd.DataFrame):
-            raise InvalidTypeError(
-                "The 'values' argument must be one column (a Series), not a DataFrame: pass "
-                "column='...' to pick one."
-            )
+            raise InvalidTypeError(_SERIES)
         dtype = values.dtype
-        if pd.api.types.is_datetime64_any_dtype(dtype):
-            if getattr(dtype, "tz", None) is not None:
-                values = values.dt.tz_convert("UTC").dt.tz_localize(None)
-            # Keep pandas' own unit: forcing nanoseconds wraps dates beyond 2262 silently.
-            return np.asarray(values.to_numpy())
-        if pd.api.types.is_bool_dtype(dtype):
-            return np.asarray(values.to_numpy())
-        if pd.api.types.is_numeric_dtype(dtype):
-            if values.hasnans:
-                return np.asarray(values.to_numpy(dtype="float64", na_value=np.nan))
-            return np.asarray(values.to_numpy())
+        if pd.api.types.is_datetime64_any_dtype(dtype) and getattr(dtype, "tz", None) is not None:
+            values = values.dt.tz_convert("UTC").dt.tz_localize(None)
+        # Datetimes keep pandas' own unit: forcing nanoseconds wraps dates beyond 2262 silently.
+        numeric = pd.api.types.is_numeric_dtype(dtype) and not pd.api.types.is_bool_dtype(dtype)
+        if numeric and values.hasnans:
+            return np.asarray(values.to_numpy(dtype="float64", na_value=np.nan))
         return np.asarray(values.to_numpy())
     if module == "polars":
         import polars as pl
 
         if isinstance(values, pl.DataFrame):
-            raise InvalidTypeError(
-                "The 'values' argument must be one column (a Series), not a DataFrame: pass "
-                "column='...' to pick one."
-            )
+            raise InvalidTypeError(_SERIES)
         if values.dtype.is_numeric() and values.null_count() > 0:
             return np.asarray(values.cast(pl.Float64).fill_null(float("nan")).to_numpy())
         return np.asarray(values.to_numpy())
@@ -101,9 +97,7 @@ def as_1d_array(values: Any, name: str = "values") -> np.ndarray:
             "one column (column='...' for a DataFrame)."
         )
     kind = arr.dtype.kind
-    if kind in "iuf":
-        return arr
-    if kind == "M":
+    if kind in "iufM":
         return arr
     if kind == "b":
         raise InvalidTypeError(

@@ -15,6 +15,8 @@ from treedp.exceptions import InvalidParameterError, InvalidTypeError
 __all__ = ["Neighbours", "check_epsilon", "check_neighbours", "split_budget"]
 
 Neighbours = Literal["add_remove", "replace"]
+#: The neighbour relations, as ``neighbours=`` takes them.
+NEIGHBOURS = ("add_remove", "replace")
 
 #: Smallest epsilon accepted: below it the noise swamps any count (and scales overflow).
 MIN_EPSILON = 1e-6
@@ -45,7 +47,7 @@ def check_neighbours(
     record; the size ``n`` is public and must be given (unless ``require_n`` is False: a plan
     or an error prediction does not depend on its value).
     """
-    nb = check_option(neighbours, "neighbours", ("add_remove", "replace"))
+    nb = check_option(neighbours, "neighbours", NEIGHBOURS)
     if nb == "add_remove":
         if n is not None:
             raise InvalidParameterError(
@@ -71,21 +73,11 @@ def split_budget(
     name: str = "level_budgets",
     total_name: str = "epsilon",
 ) -> tuple[float, ...]:
-    """Return per-block budgets that sum to at most ``epsilon`` exactly (as rationals).
+    """Per-block budgets whose exact rational sum is at most ``epsilon`` (already validated).
 
-    Parameters
-    ----------
-    epsilon : float
-        The total budget (already validated).
-    blocks : int
-        How many noised blocks share it (for a tree: the noised levels).
-    budgets : sequence of float, optional
-        Explicit budgets; they must be positive and sum to ``epsilon`` within a relative 1e-9.
-        None splits ``epsilon`` equally.
-    name : str, default="level_budgets"
-        The parameter's name, for messages.
-    total_name : str, default="epsilon"
-        The total's name, for messages (``"rho"`` when the budgets are zCDP ρ).
+    ``budgets`` None splits ``epsilon`` equally over the ``blocks`` noised blocks (a tree's
+    levels); explicit budgets must be positive and sum to ``epsilon`` within a relative 1e-9.
+    ``name`` and ``total_name`` (``"rho"`` for zCDP budgets) name them in messages.
     """
     if blocks == 0:
         return ()

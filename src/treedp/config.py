@@ -28,23 +28,14 @@ def configure(
 ) -> tuple[Mechanism, str]:
     """Build the mechanism a validated spec describes; returns it and the estimator name.
 
-    Parameters
-    ----------
-    spec : ReleaseSpec
-        The validated parameters (under ``replace`` its ``n`` must be given).
-    plan : Plan, optional
-        The plan to follow when the spec leaves the tree to the planner (``mechanism`` is
-        ``"auto"`` or ``"tree"`` with neither ``branching`` nor ``level_budgets``). It must
-        have been made for the same bins, noise, budget and neighbour relation.
-    plan_cache : PlanCache or False, optional
-        Where to look the plan up when none is given: by default
-        :data:`treedp.planning.DEFAULT_PLAN_CACHE`; False plans afresh.
+    The planner chooses the tree when the spec leaves it open (``mechanism`` ``"auto"`` or
+    ``"tree"`` without ``branching`` or ``level_budgets``): ``plan`` if given (made for the
+    same bins, noise, budget and neighbours), else looked up in ``plan_cache``
+    (:data:`treedp.planning.DEFAULT_PLAN_CACHE` by default; False plans afresh).
     """
     n_public = spec.require_n()
     n_bins = spec.n_bins
-    mechanism = spec.mechanism
-    branching = spec.branching
-    level_budgets = spec.level_budgets
+    mechanism, branching, level_budgets = spec.mechanism, spec.branching, spec.level_budgets
     if mechanism == "auto" and (branching is not None or level_budgets is not None):
         mechanism = TreeMechanism.name  # an explicit shape or budget split means a tree
     shaped = mechanism == "auto" or mechanism_class(mechanism).takes_shape
@@ -94,21 +85,13 @@ def configure(
 
 
 def _the_plan(spec: ReleaseSpec, plan: Plan | None, cache: PlanCache | bool | None) -> Plan:
+    """``plan`` once checked against the spec, else the cache's plan (False: planned afresh;
+    the query has checked the cache's type)."""
     if plan is None:
         if cache is False:
             return make_plan(spec)
-        if cache is None or cache is True:
-            cache = DEFAULT_PLAN_CACHE
-        if not isinstance(cache, PlanCache):
-            raise InvalidTypeError(
-                must(
-                    "plan_cache",
-                    "be a treedp.PlanCache, None (the default "
-                    f"cache) or False (no cache). Got {type(cache).__name__} instead.",
-                )
-            )
-        return cache.get(spec)
-    if not isinstance(plan, Plan):
+        return (cache if isinstance(cache, PlanCache) else DEFAULT_PLAN_CACHE).get(spec)
+    if not isinstance(plan, Plan):  # predict_error takes a plan without a query
         raise InvalidTypeError(
             must("plan", f"be a treedp.Plan. Got {type(plan).__name__} instead.")
         )

@@ -107,9 +107,7 @@ class Bins:
                 raise InvalidParameterError(
                     "discrete=True needs edges lo, lo + 1, ..., hi + 1 at integers."
                 )
-        inv = 0.0
-        if self.equal_width:
-            inv = equal_width_inverse(edges)
+        inv = equal_width_inverse(edges) if self.equal_width else 0.0  # checks the spacing
         if unit is not None:
             inv = 0.0  # datetime ticks are counted by binary search on the edges
         if edges.flags.writeable:
@@ -156,7 +154,7 @@ class Bins:
         """Convert query points or values to the numeric axis of the edges (float64 or int64)."""
         arr = np.asarray(x)
         if self.datetime_unit is not None:
-            if arr.dtype.kind == "O" or arr.dtype.kind == "U":
+            if arr.dtype.kind in "OU":
                 try:
                     arr = arr.astype("datetime64[ns]")
                 except (ValueError, TypeError):
@@ -300,20 +298,13 @@ def _finish(edges: np.ndarray, discrete: bool, equal_width: bool, unit: str | No
 def _is_datetime_like(x: Any) -> bool:
     import datetime as _dt
 
-    return isinstance(x, np.datetime64 | _dt.date) or (isinstance(x, str) and not _looks_numeric(x))
+    return isinstance(x, np.datetime64 | _dt.date) or (isinstance(x, str) and not _parses(float, x))
 
 
-def _parses_as_datetime(s: str) -> bool:
+def _parses(read: Any, s: str) -> bool:
+    """Whether ``read(s)`` succeeds (``float`` or ``np.datetime64``)."""
     try:
-        np.datetime64(s)
-    except ValueError:
-        return False
-    return True
-
-
-def _looks_numeric(s: str) -> bool:
-    try:
-        float(s)
+        read(s)
     except ValueError:
         return False
     return True
@@ -400,7 +391,7 @@ def make_bins(
 def _bins_from_edges(edges: Any) -> Bins:
     """Bins from explicit edges (numbers, datetimes, or their text)."""
     arr = np.asarray(edges)
-    if arr.dtype.kind == "O" or arr.dtype.kind == "U":
+    if arr.dtype.kind in "OU":
         try:
             arr = arr.astype("datetime64") if arr.dtype.kind == "U" else arr.astype(float)
         except (ValueError, TypeError):
@@ -425,7 +416,7 @@ def _datetime_bins(bounds: Sequence[Any], bins: Any) -> Bins:
                 "The 'bounds' parameter: bounds found privately ('private') are not "
                 "available here; give public bounds=(lo, hi)."
             )
-        if word is not None and not _parses_as_datetime(word):
+        if word is not None and not _parses(np.datetime64, word):
             raise InvalidParameterError(
                 f"The 'bounds' parameter holds {word!r}, which is neither a number nor a "
                 "datetime; the word for bounds found privately is 'private' (as "
@@ -509,22 +500,13 @@ def _equal_width_bins(lo: float, hi: float, n_bins: int, bounds: Sequence[Any]) 
 
 
 def _check_bin_count(bins: Any) -> int:
+    expected = f"be an int in [1, {MAX_BINS}] or 'integers'. Got"
     if isinstance(bins, str):  # the right type, a value other than "integers"
-        raise InvalidParameterError(
-            must("bins", f"be an int in [1, {MAX_BINS}] or 'integers'. Got {bins!r} instead.")
-        )
+        raise InvalidParameterError(must("bins", f"{expected} {bins!r} instead."))
     if isinstance(bins, bool) or not isinstance(bins, int | np.integer):
-        raise InvalidTypeError(
-            must(
-                "bins",
-                f"be an int in [1, {MAX_BINS}] or 'integers'. "
-                f"Got {type(bins).__name__} {bins!r} instead.",
-            )
-        )
+        raise InvalidTypeError(must("bins", f"{expected} {type(bins).__name__} {bins!r} instead."))
     if not 1 <= bins <= MAX_BINS:
-        raise InvalidParameterError(
-            must("bins", f"be an int in [1, {MAX_BINS}] or 'integers'. Got {bins!r} instead.")
-        )
+        raise InvalidParameterError(must("bins", f"{expected} {bins!r} instead."))
     return int(bins)
 
 

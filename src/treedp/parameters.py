@@ -10,6 +10,8 @@ reading one does not import the modules of the others.
 
 from __future__ import annotations
 
+import functools
+import importlib
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -117,50 +119,25 @@ def _n_share() -> Parameter:
     )
 
 
-def _mechanism() -> Parameter:
-    from treedp.spec import ALL_MECHANISMS
-
-    return Parameter("mechanism", choices=ALL_MECHANISMS, default="auto")
-
-
-def _estimator() -> Parameter:
-    from treedp.estimation import ESTIMATORS
-
-    return Parameter("estimator", choices=ESTIMATORS)
-
-
-def _postprocess() -> Parameter:
-    from treedp.estimation import POSTPROCESS
-
-    return Parameter("postprocess", choices=POSTPROCESS, default=POSTPROCESS[0])
+#: The parameters that take one of a few names: the module and attribute that hold the
+#: choices (imported on first use), and the default (:data:`_FIRST`: the first choice).
+_FIRST = object()
+_CHOICES: dict[str, tuple[str, str, Any]] = {
+    "mechanism": ("spec", "ALL_MECHANISMS", "auto"),
+    "estimator": ("estimation", "ESTIMATORS", None),
+    "postprocess": ("estimation", "POSTPROCESS", _FIRST),
+    "nan": ("engines.base", "NAN_POLICIES", "error"),
+    "neighbours": ("budget", "NEIGHBOURS", "add_remove"),
+    "objective": ("planning", "OBJECTIVES", _FIRST),
+    "workload": ("planning", "WORKLOADS", None),
+    "method": ("quantiles_api", "METHODS", "auto"),
+}
 
 
-def _nan() -> Parameter:
-    from treedp.engines.base import NAN_POLICIES
-
-    return Parameter("nan", choices=NAN_POLICIES, default="error")
-
-
-def _neighbours() -> Parameter:
-    return Parameter("neighbours", choices=("add_remove", "replace"), default="add_remove")
-
-
-def _objective() -> Parameter:
-    from treedp.planning import OBJECTIVES
-
-    return Parameter("objective", choices=OBJECTIVES, default=OBJECTIVES[0])
-
-
-def _workload() -> Parameter:
-    from treedp.planning import WORKLOADS
-
-    return Parameter("workload", choices=WORKLOADS)
-
-
-def _method() -> Parameter:
-    from treedp.quantiles_api import METHODS
-
-    return Parameter("method", choices=METHODS, default="auto")
+def _choice(name: str) -> Parameter:
+    module, attribute, default = _CHOICES[name]
+    choices = getattr(importlib.import_module(f"treedp.{module}"), attribute)
+    return Parameter(name, choices=choices, default=choices[0] if default is _FIRST else default)
 
 
 _BUILDERS: dict[str, Callable[[], Parameter]] = {
@@ -170,14 +147,7 @@ _BUILDERS: dict[str, Callable[[], Parameter]] = {
     "path": _path,
     "bounds_share": _bounds_share,
     "n_share": _n_share,
-    "mechanism": _mechanism,
-    "estimator": _estimator,
-    "postprocess": _postprocess,
-    "nan": _nan,
-    "neighbours": _neighbours,
-    "objective": _objective,
-    "workload": _workload,
-    "method": _method,
+    **{name: functools.partial(_choice, name) for name in _CHOICES},
 }
 
 

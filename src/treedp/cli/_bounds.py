@@ -7,7 +7,26 @@ from typing import Any
 
 from treedp.cli._common import UsageError, number_or_text
 
-__all__ = ["bounds_arg", "found_side", "found_text", "is_private", "known_side"]
+__all__ = [
+    "add_bounds",
+    "bounds_arg",
+    "check_share",
+    "found_side",
+    "found_text",
+    "is_private",
+    "known_side",
+]
+
+
+def add_bounds(parser: Any, help: str, required: bool = False, share: bool = False) -> None:
+    """``--bounds`` (read by :func:`bounds_arg`) and, with ``share``, ``--bounds-share``."""
+    parser.add_argument("--bounds", nargs="+", required=required, metavar="LO HI", help=help)
+    if share:
+        parser.add_argument(
+            "--bounds-share",
+            type=float,
+            help="share of epsilon spent on --bounds private (default 0.1)",
+        )
 
 
 def bounds_arg(words: list[str] | None) -> Any:
@@ -33,6 +52,12 @@ def bounds_arg(words: list[str] | None) -> Any:
             "the word 'private' for the side to find (LO private, private HI)."
         )
     return pair
+
+
+def check_share(bounds_share: float | None, bounds: Any) -> None:
+    """``--bounds-share`` is refused without a bounds step (it would do nothing)."""
+    if bounds_share is not None and not is_private(bounds):
+        raise UsageError("--bounds-share applies only with --bounds private.")
 
 
 def is_private(bounds: Any) -> bool:

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any, NoReturn
 
 import numpy as np
@@ -12,25 +13,27 @@ import numpy as np
 import treedp
 
 __all__ = [
-    "NEIGHBOURS",
     "SEEDED",
     "Parser",
     "UsageError",
     "add_budget",
     "add_input_arguments",
     "add_neighbours",
+    "add_seed_and_nan",
     "bins_arg",
     "budget_from",
-    "check_input",
     "csv_delimiter",
     "fmt",
     "fmt_count",
     "level_of",
+    "measure_from",
     "number_or_text",
+    "option_of",
     "points",
     "probabilities",
     "read_inputs",
-    "read_values",
+    "reading",
+    "rng_from",
     "translate",
 ]
 
@@ -154,17 +157,9 @@ def translate(message: str, parser: argparse.ArgumentParser | None) -> str:
     return " ".join(message.split())  # one line, always
 
 
-def check_input(path: str) -> None:
-    """The input exists (a file, a directory or a glob of data files, as ``treedp release``
-    and ``treedp quantiles`` take; ``-`` is standard input): checked before anything is
-    read."""
-    treedp.check_files(path)
-
-
-def read_values(
-    path: str | list[str], column: str, reader: Callable[..., Any], **options: Any
-) -> Any:
-    """``reader(path, column, **options)``; any failure of the reader becomes one clear line.
+@contextlib.contextmanager
+def reading(path: str | list[str], column: str) -> Iterator[None]:
+    """Any failure of the reader inside becomes one clear line.
 
     The reader's own errors (missing file, unknown column, ...) are treedp errors and pass
     through. Anything else (a decoding error, a malformed row reported by a parser) is
@@ -172,7 +167,7 @@ def read_values(
     """
     label = path if isinstance(path, str) else ", ".join(path)
     try:
-        return reader(path, column, **options)
+        yield
     except (treedp.TreeDPError, KeyboardInterrupt, MemoryError):
         raise
     except UnicodeError:
@@ -192,12 +187,16 @@ def read_values(
 
 
 def _io_cause(exc: OSError) -> str:
-    """The cause of a reader's input/output error without an operating-system text, by kind
-    only (the reader's own text is not quoted: it may hold the file's contents)."""
+    """An input/output error by kind only (its text may quote the file's contents)."""
     text = str(exc).lower()
     if "compress" in text or "gzip" in text or "eof" in text or "truncat" in text:
         return "its compressed stream is truncated or corrupt (an incomplete download or copy?)"
     return f"an input/output error ({type(exc).__name__})"
+
+
+def option_of(dest: str) -> str:
+    """The command line's option for an argument's ``dest`` (``max_groups``: ``--max-groups``)."""
+    return "--" + dest.replace("_", "-")
 
 
 def number_or_text(text: str) -> Any:
@@ -223,23 +222,44 @@ def bins_arg(text: str) -> int | str:
         ) from None
 
 
-#: The neighbour relations (the library's).
-NEIGHBOURS = treedp.PARAMETERS["neighbours"].choices
-
-
-def add_neighbours(parser: argparse.ArgumentParser) -> None:
-    """The neighbour relation and the public n, as ``release`` and ``plan`` take them."""
+def add_neighbours(
+    parser: argparse.ArgumentParser,
+    help: str = "neighbour relation (default: add_remove)",
+    default: str | None = "add_remove",
+    n: bool = True,
+) -> None:
+    """``--neighbours`` (the library's relations) and, with ``n``, the public ``--n``."""
     parser.add_argument(
         "--neighbours",
         "--neighbors",
         dest="neighbours",
-        choices=NEIGHBOURS,
-        default="add_remove",
-        help="neighbour relation (default: add_remove)",
+        choices=treedp.PARAMETERS["neighbours"].choices,
+        default=default,
+        help=help,
+    )
+    if n:
+        parser.add_argument(
+            "--n", type=int, help="public number of records (with --neighbours replace)"
+        )
+
+
+def add_seed_and_nan(parser: argparse.ArgumentParser, nan_help: str) -> None:
+    """``--nan`` (the library's policies) and ``--insecure-seed``."""
+    parser.add_argument(
+        "--nan", choices=treedp.PARAMETERS["nan"].choices, default="error", help=nan_help
     )
     parser.add_argument(
-        "--n", type=int, help="public number of records (with --neighbours replace)"
+        "--insecure-seed",
+        type=int,
+        metavar="SEED",
+        help="seed the noise (reproducible; for tests and research only, never for publication)",
     )
+
+
+def rng_from(args: argparse.Namespace) -> treedp.InsecureSeededSource | None:
+    """The seeded source of ``--insecure-seed``, else None (the operating system's)."""
+    seed = args.insecure_seed
+    return None if seed is None else treedp.InsecureSeededSource(seed)
 
 
 def points(items: Sequence[str], option: str = "--edges") -> Any:
@@ -260,35 +280,30 @@ def points(items: Sequence[str], option: str = "--edges") -> Any:
 SEEDED = " [SEEDED: not for publication]"
 
 
-def fmt(value: Any) -> str:
-    """A number for people: 6 significant digits; a missing answer (None) is ``nan``."""
+def fmt(value: Any, spec: str = ".6g") -> str:
+    """A number for people: 6 significant digits; a missing answer (None, NaN) is ``nan``."""
     if value is None:
         return "nan"
     if isinstance(value, float | np.floating):
-        return f"{float(value):.6g}"
+        return f"{float(value):{spec}}"
     return str(value)
 
 
 def fmt_count(value: Any) -> str:
     """A count for people: one decimal at any size (``6555520.3``, never ``6.55552e+06``: a
     count of millions keeps its units digit); a missing answer (None, NaN) is ``nan``."""
-    if value is None:
-        return "nan"
-    if isinstance(value, float | np.floating):
-        v = float(value)
-        return "nan" if v != v else f"{v:.1f}"
-    return str(value)
+    return fmt(value, ".1f")
 
 
-def add_input_arguments(parser: Any) -> None:
-    """The inputs of a command that holds one column in memory (``quantiles``, ``median``):
-    one or more files, directories or quoted globs, read as ``treedp release`` reads them,
-    with ``--delimiter`` and ``--encoding`` for CSV."""
-    parser.add_argument(
-        "input",
-        nargs="+",
-        help="one or more .csv, .csv.gz or .parquet files, directories or quoted globs",
-    )
+def add_input_arguments(
+    parser: Any,
+    column_help: str,
+    input_help: str = "one or more .csv, .csv.gz or .parquet files, directories or quoted globs",
+) -> None:
+    """The inputs (files, directories or quoted globs), ``--column``, and ``--delimiter`` and
+    ``--encoding`` for CSV."""
+    parser.add_argument("input", nargs="+", help=input_help)
+    parser.add_argument("--column", required=True, help=column_help)
     parser.add_argument("--delimiter", help="CSV field delimiter (default: ',', tab for .tsv)")
     parser.add_argument("--encoding", help="CSV text encoding (default: UTF-8)")
 
@@ -299,14 +314,14 @@ def csv_delimiter(text: str | None) -> str | None:
 
 
 def read_inputs(args: Any) -> Any:
-    """The ``--column`` of every input of ``args``, one array (each checked first, then read
-    with :func:`read_values`)."""
-    inputs = [args.input] if isinstance(args.input, str) else list(args.input)
-    for path in inputs:
-        check_input(path)
-    delimiter = csv_delimiter(args.delimiter)
-    options = {"delimiter": delimiter, "encoding": args.encoding}
-    parts = [read_values(path, args.column, treedp.read_column, **options) for path in inputs]
+    """The ``--column`` of every input of ``args``, one array (each input checked first)."""
+    for path in args.input:
+        treedp.check_files(path)
+    options = {"delimiter": csv_delimiter(args.delimiter), "encoding": args.encoding}
+    parts = []
+    for path in args.input:
+        with reading(path, args.column):
+            parts.append(treedp.read_column(path, args.column, **options))
     return parts[0] if len(parts) == 1 else np.concatenate(parts)
 
 
@@ -319,17 +334,24 @@ def add_budget(parser: Any) -> None:
     parser.add_argument("--rho", type=float, help="a rho-zCDP target (Gaussian noise)")
 
 
-def budget_from(args: argparse.Namespace) -> dict[str, Any]:
-    """The budget keyword of the library call: ``epsilon=`` or ``privacy=``."""
+def measure_from(args: argparse.Namespace) -> treedp.PureDP | treedp.ApproxDP | treedp.ZCDP:
+    """``--epsilon`` (pure DP), ``--epsilon --delta`` ((ε, δ)-DP) or ``--rho`` (zCDP)."""
     if args.rho is not None:
         if args.epsilon is not None or args.delta is not None:
             raise UsageError("give either --rho, or --epsilon (with --delta for (ε, δ)), not both")
-        return {"privacy": treedp.ZCDP(args.rho)}
+        return treedp.ZCDP(args.rho)
     if args.epsilon is None:
         raise UsageError("a budget is required: --epsilon E, --epsilon E --delta D, or --rho R")
     if args.delta is not None:
-        return {"privacy": treedp.ApproxDP(args.epsilon, args.delta)}
-    return {"epsilon": args.epsilon}
+        return treedp.ApproxDP(args.epsilon, args.delta)
+    return treedp.PureDP(args.epsilon)
+
+
+def budget_from(args: argparse.Namespace) -> dict[str, Any]:
+    """The budget keyword of the library call: ``epsilon=`` (pure DP) or ``privacy=``."""
+    if args.rho is None and args.delta is None and args.epsilon is not None:
+        return {"epsilon": args.epsilon}  # checked by the library, in its own words
+    return {"privacy": measure_from(args)}
 
 
 def level_of(args: argparse.Namespace) -> float:

@@ -9,7 +9,7 @@ import treedp
 from treedp.cli._bounds import found_side
 from treedp.cli._common import SEEDED, fmt_count
 
-__all__ = ["approx_reading", "guarantee_text", "info", "plain"]
+__all__ = ["approx_reading", "guarantee_text", "info", "plain", "target_entry"]
 
 
 def plain(value: Any) -> Any:
@@ -58,43 +58,46 @@ def info(release: Any) -> dict[str, Any]:
     else:
         source = str(randomness.get("source", "operating system"))
     shape = release.branching
-    meta = release.metadata()
-    return {
+    unit = release.unit
+    details = {
         "mechanism": release.mechanism.name
         + (f", branching {'×'.join(map(str, shape))}" if shape else ""),
         "guarantee": f"{guarantee_text(release.guarantee)} "
         f"({release.neighbours.replace('_', '/')} neighbours, "
         + (
             "one record per privacy unit)"
-            if release.unit is None
-            else f"one person per privacy unit: {release.unit.label}, at most "
-            f"{release.unit.bounds.max_contributions} rows each)"
+            if unit is None
+            else f"one person per privacy unit: {unit.label}, at most "
+            f"{unit.bounds.max_contributions} rows each)"
         ),
-        **(
-            {
-                "target": f"{guarantee_text(release.approx_target)} (asked for; the rho above "
-                "implies it by the tight conversion)"
-            }
-            if release.approx_target is not None
-            else {}
-        ),
-        **(
-            {
-                "total guarantee": f"{guarantee_text(release.total_guarantee)}, "
-                f"{_found(release.bounds_step)} from the same data "
-                f"(epsilon={release.bounds_step['epsilon']:.4g}) included"
-            }
-            if release.bounds_step is not None
-            else {}
-        ),
+        **target_entry(release),
+    }
+    step = release.bounds_step
+    if step is not None:
+        details["total guarantee"] = (
+            f"{guarantee_text(release.total_guarantee)}, {_found(step)} from the same data "
+            f"(epsilon={step['epsilon']:.4g}) included"
+        )
+    return details | {
         "budget per level": ", ".join(f"{e:.4g}" for e in release.level_budgets),
-        "noise": str(meta.get("noise", "")),
+        "noise": str(release.metadata().get("noise", "")),
         "bins": described,
         "records": size,
         "estimator": f"{release.estimator}, post-processing {release.postprocess}"
         + (", integer counts" if release.integer else ""),
         "randomness": source,
         "made by": f"treedp {release.library_version}",
+    }
+
+
+def target_entry(released: Any) -> dict[str, str]:
+    """``{"target": ...}``: the (ε, δ) target asked for, which the zCDP guarantee implies
+    (empty without one)."""
+    if released.approx_target is None:
+        return {}
+    return {
+        "target": f"{guarantee_text(released.approx_target)} (asked for; the rho above "
+        "implies it by the tight conversion)"
     }
 
 

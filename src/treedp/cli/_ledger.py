@@ -4,7 +4,9 @@ ledger and its budgets are printed (shared by the commands; imports no command m
 from __future__ import annotations
 
 import argparse
+import contextlib
 import shlex
+from collections.abc import Iterator
 from typing import Any
 
 import treedp
@@ -30,13 +32,17 @@ def add_ledger_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--dataset", metavar="NAME", help="the dataset's name in the ledger")
 
 
-def ledger_from_args(args: argparse.Namespace) -> treedp.Ledger | None:
-    """The ledger named by ``--ledger`` and ``--dataset``, or None when neither is given."""
+@contextlib.contextmanager
+def ledger_from_args(args: argparse.Namespace) -> Iterator[treedp.Ledger | None]:
+    """The ledger named by ``--ledger`` and ``--dataset`` (closed on leaving), or None when
+    neither is given."""
     if args.ledger is None and args.dataset is None:
-        return None
+        yield None
+        return
     if args.ledger is None or args.dataset is None:
         raise UsageError("--ledger and --dataset go together")
-    return open_cli_ledger(args.ledger, args.dataset)
+    with open_cli_ledger(args.ledger, args.dataset) as ledger:
+        yield ledger
 
 
 #: The library's hints that name a Python function (right for API users), and what the

@@ -1,11 +1,5 @@
-"""``treedp budget``: set, show and list the privacy budget kept in a ledger file.
-
-``treedp budget init PATH --dataset NAME --epsilon E`` (or ``--rho R``, or ``--epsilon E
---delta D``) sets a dataset's total once; ``show`` prints the total, what was spent and what
-remains; ``history`` prints every charge. The spending commands (``release``, ``median``) take
-``--ledger PATH --dataset NAME`` (:func:`treedp.cli._ledger.add_ledger_options`) and
-charge the ledger before any noise is drawn.
-"""
+"""``treedp budget``: set (``init``), show and list (``history``) the privacy budget a ledger
+file keeps per dataset; the spending commands charge it (``--ledger PATH --dataset NAME``)."""
 
 from __future__ import annotations
 
@@ -14,7 +8,7 @@ import json
 from typing import Any
 
 import treedp
-from treedp.cli._common import NEIGHBOURS, Parser, UsageError
+from treedp.cli._common import Parser, add_neighbours, measure_from
 from treedp.cli._ledger import fmt_measure, in_cli_terms, open_cli_ledger, remaining_line
 
 __all__ = ["fmt_measure", "register", "run"]
@@ -32,13 +26,8 @@ def register(sub: Any) -> None:
     init.add_argument("--epsilon", type=float, help="total epsilon (pure, or with --delta)")
     init.add_argument("--delta", type=float, help="total delta, in (0, 1e-3]")
     init.add_argument("--rho", type=float, help="total rho (zCDP)")
-    init.add_argument(
-        "--neighbours",
-        "--neighbors",
-        dest="neighbours",
-        choices=NEIGHBOURS,
-        default="add_remove",
-        help="the neighbour relation the total is stated for (default: add_remove)",
+    add_neighbours(
+        init, "the neighbour relation the total is stated for (default: add_remove)", n=False
     )
     init.set_defaults(run=run)
     show = actions.add_parser("show", help="a dataset's total, spent and remaining budget")
@@ -49,18 +38,6 @@ def register(sub: Any) -> None:
     history.add_argument("path", help="the ledger file")
     history.add_argument("--dataset", required=True, metavar="NAME", help="the dataset's name")
     history.set_defaults(run=run)
-
-
-def _total(args: argparse.Namespace) -> treedp.PureDP | treedp.ApproxDP | treedp.ZCDP:
-    if args.rho is not None:
-        if args.epsilon is not None or args.delta is not None:
-            raise UsageError("give --rho alone, or --epsilon (with --delta for (epsilon, delta))")
-        return treedp.ZCDP(args.rho)
-    if args.epsilon is None:
-        raise UsageError("give the total: --epsilon E, --rho R, or --epsilon E --delta D")
-    if args.delta is not None:
-        return treedp.ApproxDP(args.epsilon, args.delta)
-    return treedp.PureDP(args.epsilon)
 
 
 def _short(value: Any) -> Any:
@@ -90,7 +67,7 @@ def run(args: argparse.Namespace) -> None:
     """Run ``treedp budget ACTION`` with the parsed arguments."""
     if args.action == "init":
         with treedp.init_ledger(
-            args.path, args.dataset, _total(args), neighbours=args.neighbours
+            args.path, args.dataset, measure_from(args), neighbours=args.neighbours
         ) as led:
             print(
                 f"{args.path}: dataset {led.dataset!r} has a total of {fmt_measure(led.total)} "

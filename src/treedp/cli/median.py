@@ -1,15 +1,9 @@
 """``treedp median``: a private median of one column, by one of four methods.
 
-Neighbour defaults differ by method and are stated in ``--help`` and in every answer: the
-tree release defaults to add/remove (the record count stays private), the other three are
-defined for replace neighbours (the number of records is public). Options that do not apply
-to the chosen method are refused, and every argument is checked before the data is read.
-
-``--bounds private`` (tree and exponential, as ``treedp quantiles``): ``--bounds-share`` of
-epsilon (default 0.1) finds the bounds privately and the rest releases the median in them,
-through :func:`treedp.quantiles` at ``q = 0.5`` with the method fixed; the ledger is charged
-the total once and the answer states it. Propose-test-release and subsample-and-aggregate
-need no bounds, so ``--bounds`` (private or not) is refused for them.
+The tree and the exponential mechanism default to add/remove neighbours; propose-test-release
+and subsample-and-aggregate are defined for replace (the number of records is public). Options
+that do not apply to the method are refused before the data is read. ``--bounds private`` (tree
+and exponential) runs :func:`treedp.quantiles` at ``q = 0.5`` with the method fixed.
 """
 
 from __future__ import annotations
@@ -19,16 +13,24 @@ import sys
 from typing import Any
 
 import treedp
-from treedp.cli._bounds import bounds_arg, found_side, is_private, known_side
+from treedp.cli._bounds import (
+    add_bounds,
+    bounds_arg,
+    check_share,
+    found_side,
+    is_private,
+    known_side,
+)
 from treedp.cli._common import (
-    NEIGHBOURS,
     SEEDED,
-    UsageError,
     add_input_arguments,
+    add_neighbours,
+    add_seed_and_nan,
     bins_arg,
-    check_input,
     fmt,
+    option_of,
     read_inputs,
+    rng_from,
 )
 from treedp.cli._ledger import add_ledger_options, ledger_from_args, remaining_line
 
@@ -64,8 +66,7 @@ _REFUSAL = {
 def register(sub: Any) -> None:
     """Add the ``median`` subcommand to the parser's subcommands."""
     mdn = sub.add_parser("median", help="a private median of one column")
-    add_input_arguments(mdn)
-    mdn.add_argument("--column", required=True, help="the column whose median is released")
+    add_input_arguments(mdn, "the column whose median is released")
     mdn.add_argument("--epsilon", type=float, required=True, help="privacy budget")
     mdn.add_argument(
         "--method",
@@ -75,19 +76,12 @@ def register(sub: Any) -> None:
         "stable (propose-test-release, takes --delta), subsample (disjoint "
         "subsample-and-aggregate, needs --m, takes --delta and --resolution)",
     )
-    mdn.add_argument(
-        "--bounds",
-        nargs="+",
-        metavar="LO HI",
-        help="public bounds LO HI, numbers or datetimes, or 'private' (a share of epsilon "
+    add_bounds(
+        mdn,
+        "public bounds LO HI, numbers or datetimes, or 'private' (a share of epsilon "
         "finds them; numbers only), or one public side: LO private, private HI (tree and "
         "exponential)",
-    )
-    mdn.add_argument(
-        "--bounds-share",
-        type=float,
-        default=None,
-        help="share of epsilon spent on --bounds private (default 0.1)",
+        share=True,
     )
     mdn.add_argument(
         "--bins",
@@ -96,37 +90,25 @@ def register(sub: Any) -> None:
         "'integers' only (the median is then an integer of the domain)",
     )
     mdn.add_argument(
-        "--delta",
-        type=float,
-        help=f"delta (stable and subsample only; default {DEFAULT_DELTA:g})",
+        "--delta", type=float, help=f"delta (stable and subsample only; default {DEFAULT_DELTA:g})"
     )
-    mdn.add_argument(
-        "--neighbours",
-        "--neighbors",
-        dest="neighbours",
-        choices=NEIGHBOURS,
-        help="neighbour relation; default add_remove for tree and exponential; "
+    add_neighbours(
+        mdn,
+        "neighbour relation; default add_remove for tree and exponential; "
         "stable and subsample are defined for replace only",
+        default=None,
+        n=False,
     )
     mdn.add_argument("--m", type=int, help="rows per block (subsample only; required there)")
     mdn.add_argument(
         "--resolution", type=float, help="round block answers to this grid (subsample only)"
     )
-    mdn.add_argument(
-        "--nan",
-        choices=treedp.PARAMETERS["nan"].choices,
-        default="error",
-        help="missing values: error (default) or drop them (a per-record filter; not with "
+    add_seed_and_nan(
+        mdn,
+        "missing values: error (default) or drop them (a per-record filter; not with "
         "replace neighbours, where the number of records is public)",
     )
-    mdn.add_argument(
-        "--insecure-seed",
-        type=int,
-        metavar="SEED",
-        help="seed the noise (reproducible; for tests and research only, never for publication)",
-    )
     add_ledger_options(mdn)
-
     mdn.set_defaults(run=run)
 
 
@@ -134,8 +116,8 @@ def check_arguments(args: argparse.Namespace) -> dict[str, Any]:
     """Refuse options that do not apply to the method and check the rest, before any data
     is read; returns the resolved settings."""
     method = args.method
-    bounds_given = bounds_arg(args.bounds)  # a pair, "private" or None; a usage error else
-    private = is_private(bounds_given)
+    bounds = bounds_arg(args.bounds)  # a pair, "private" or None; a usage error else
+    private = is_private(bounds)
     given = {
         name
         for name in ("bounds", "bins", "delta", "m", "resolution", "neighbours", "bounds_share")
@@ -143,15 +125,17 @@ def check_arguments(args: argparse.Namespace) -> dict[str, Any]:
     }
     extra = sorted(given - APPLIES[method])
     if extra:
-        options = ", ".join(_option(name, private) for name in extra)
+        options = ", ".join(
+            "--bounds private" if name == "bounds" and private else option_of(name)
+            for name in extra
+        )
         verb = "does" if len(extra) == 1 else "do"
         raise treedp.InvalidParameterError(
             f"{options} {verb} not apply to --method {method}; it takes "
-            + ", ".join(_option(name, False) for name in sorted(APPLIES[method]))
+            + ", ".join(map(option_of, sorted(APPLIES[method])))
             + "."
         )
-    if args.bounds_share is not None and not private:
-        raise UsageError("--bounds-share applies only with --bounds private.")
+    check_share(args.bounds_share, bounds)
     neighbours = args.neighbours or DEFAULT_NEIGHBOURS[method]
     if method in ("stable", "subsample") and neighbours != "replace":
         raise treedp.InvalidParameterError(
@@ -167,7 +151,6 @@ def check_arguments(args: argparse.Namespace) -> dict[str, Any]:
         raise treedp.InvalidParameterError(f"--method {method} needs public --bounds LO HI.")
     if method == "subsample" and args.m is None:
         raise treedp.InvalidParameterError("--method subsample needs --m (rows per block).")
-    bounds = bounds_given
     bins = args.bins if args.bins is not None else DEFAULT_BINS
     treedp.check_median(  # the nan/replace rule, the budget the bounds step leaves, the bins
         method,
@@ -181,7 +164,7 @@ def check_arguments(args: argparse.Namespace) -> dict[str, Any]:
     if args.delta is not None and not 0.0 < args.delta < 1.0:
         raise treedp.InvalidParameterError(f"--delta must be in (0, 1). Got {args.delta!r}.")
     for path in args.input:
-        check_input(path)
+        treedp.check_files(path)
     return {
         "neighbours": neighbours,
         "bounds": bounds,
@@ -190,43 +173,33 @@ def check_arguments(args: argparse.Namespace) -> dict[str, Any]:
     }
 
 
-def found_how(bounds: Any) -> str:
-    """`` found privately`` or ``, upper bound found privately`` (one side public)."""
-    known = known_side(bounds)
-    return " found privately" if known is None else f", {found_side(known)} found privately"
-
-
-def _option(name: str, private: bool) -> str:
-    """An option as the user typed it (``--bounds private`` when that was given)."""
-    if name == "bounds" and private:
-        return "--bounds private"
-    return "--" + name.replace("_", "-")
-
-
 def run(args: argparse.Namespace) -> None:
     """Run ``treedp median`` with the parsed arguments (charging ``--ledger`` if given)."""
     settings = check_arguments(args)
-    ledger = ledger_from_args(args)
-    try:
-        _run(args, settings, ledger)
-    finally:
+    with ledger_from_args(args) as ledger:
+        values = read_inputs(args)
+        value, how = _median(args, settings, values, rng_from(args), ledger)
+        stated = f"{settings['neighbours']} neighbours" + (
+            " (the default for this method)" if args.neighbours is None else ""
+        )
+        mark = SEEDED if args.insecure_seed is not None else ""
+        print(f"median = {fmt(value)} ({how}, {stated}){mark}")
         if ledger is not None:
-            ledger.close()
+            print(remaining_line(ledger))
 
 
-def _run(args: argparse.Namespace, settings: dict[str, Any], ledger: treedp.Ledger | None) -> None:
+def _median(
+    args: argparse.Namespace,
+    settings: dict[str, Any],
+    values: Any,
+    rng: Any,
+    ledger: treedp.Ledger | None,
+) -> tuple[Any, str]:
+    """The median (or the refusal's text) and how it was released, for the answer line."""
     neighbours = settings["neighbours"]
-    values = read_inputs(args)
-    rng = (
-        treedp.InsecureSeededSource(args.insecure_seed) if args.insecure_seed is not None else None
-    )
-    mark = SEEDED if rng is not None else ""
-    stated = f"{neighbours} neighbours" + (
-        " (the default for this method)" if args.neighbours is None else ""
-    )
+    common = {"nan": args.nan, "rng": rng, "accountant": ledger}
     if is_private(settings["bounds"]):
-        _run_private(args, settings, values, rng, ledger, stated)
-        return
+        return _median_private_bounds(args, settings, values, common)
     if args.method == "tree":
         release = treedp.release_cdf(
             values,
@@ -235,13 +208,9 @@ def _run(args: argparse.Namespace, settings: dict[str, Any], ledger: treedp.Ledg
             epsilon=args.epsilon,
             neighbours=neighbours,
             n=len(values) if neighbours == "replace" else None,
-            nan=args.nan,
-            rng=rng,
-            accountant=ledger,
+            **common,
         )
-        print(f"median = {fmt(release.median())} (tree, epsilon={args.epsilon}, {stated}){mark}")
-        _show_budget(ledger)
-        return
+        return release.median(), f"tree, epsilon={args.epsilon}"
     if args.method == "exponential" and args.bins == "integers":
         res = treedp.quantiles(  # the exponential mechanism on the integers of [lo, hi]
             values,
@@ -251,16 +220,10 @@ def _run(args: argparse.Namespace, settings: dict[str, Any], ledger: treedp.Ledg
             bins="integers",
             method="exponential",
             neighbours=neighbours,
-            nan=args.nan,
-            rng=rng,
-            accountant=ledger,
+            **common,
         )
-        print(
-            f"median = {fmt(res.value)} (exponential mechanism on integers, "
-            f"epsilon={args.epsilon} (spent {res.epsilon_spent:.10g}), {stated}){mark}"
-        )
-        _show_budget(ledger)
-        return
+        spent = f"epsilon={args.epsilon} (spent {res.epsilon_spent:.10g})"
+        return res.value, f"exponential mechanism on integers, {spent}"
     if args.method == "exponential":
         em = treedp.quantile_exponential(
             values,
@@ -268,26 +231,14 @@ def _run(args: argparse.Namespace, settings: dict[str, Any], ledger: treedp.Ledg
             bounds=settings["bounds"],
             epsilon=args.epsilon,
             neighbours=neighbours,
-            nan=args.nan,
-            rng=rng,
             details=True,
-            accountant=ledger,
+            **common,
         )
-        print(
-            f"median = {fmt(em.values[0])} (exponential mechanism, "
-            f"epsilon={args.epsilon} (spent {em.epsilon_spent:.10g}), {stated}){mark}"
-        )
-        _show_budget(ledger)
-        return
+        spent = f"epsilon={args.epsilon} (spent {em.epsilon_spent:.10g})"
+        return em.values[0], f"exponential mechanism, {spent}"
     if args.method == "stable":
         result = treedp.stable_median(
-            values,
-            epsilon=args.epsilon,
-            delta=settings["delta"],
-            nan=args.nan,
-            rng=rng,
-            details=True,
-            accountant=ledger,
+            values, epsilon=args.epsilon, delta=settings["delta"], details=True, **common
         )
     else:
         result = treedp.subsample_and_aggregate(
@@ -298,61 +249,40 @@ def _run(args: argparse.Namespace, settings: dict[str, Any], ledger: treedp.Ledg
             m=args.m,
             variant="disjoint",
             resolution=args.resolution,
-            nan=args.nan,
-            rng=rng,
             details=True,
-            accountant=ledger,
+            **common,
         )
-    shown = _REFUSAL[args.method] if result.refused else fmt(result.value)
-    print(
-        f"median = {shown} ({result.mechanism}, epsilon={result.epsilon}, "
-        f"delta={result.delta:.3g}, {stated}){mark}"
-    )
-    _show_budget(ledger)
+    shown = _REFUSAL[args.method] if result.refused else result.value
+    return shown, f"{result.mechanism}, epsilon={result.epsilon}, delta={result.delta:.3g}"
 
 
-def _run_private(
-    args: argparse.Namespace,
-    settings: dict[str, Any],
-    values: Any,
-    rng: Any,
-    ledger: treedp.Ledger | None,
-    stated: str,
-) -> None:
+def _median_private_bounds(
+    args: argparse.Namespace, settings: dict[str, Any], values: Any, common: dict[str, Any]
+) -> tuple[Any, str]:
     """``--bounds private``: :func:`treedp.quantiles` at ``q = 0.5`` with the method fixed
     (it finds the bounds with a share of epsilon, releases in them, charges the total once)."""
-    neighbours = settings["neighbours"]
+    integers = args.bins == "integers"
     result = treedp.quantiles(
         values,
         0.5,
         epsilon=args.epsilon,
         bounds=settings["bounds"],
-        bins=settings["bins"] if args.method == "tree" or args.bins == "integers" else None,
+        bins=settings["bins"] if args.method == "tree" or integers else None,
         method=args.method,
-        neighbours=neighbours,
-        nan=args.nan,
-        # the library's documented default share unless --bounds-share is given
-        **({} if args.bounds_share is None else {"bounds_share": args.bounds_share}),
-        rng=rng,
-        accountant=ledger,
-    )
-    found = result.parts[0].measure  # the bounds step's spend (pure DP)
-    name = "tree" if args.method == "tree" else "exponential mechanism"
-    if args.method == "exponential" and args.bins == "integers":
-        name += " on integers"
-    shown = ", ".join(fmt(b) for b in result.bounds)
-    how = found_how(settings["bounds"])
-    print(
-        f"median = {fmt(result.value)} ({name}, bounds [{shown}]{how} with "
-        f"epsilon={getattr(found, 'epsilon', 0.0):.4g}; total pure "
-        f"epsilon={result.epsilon_spent:.10g} of {args.epsilon:g}, {stated})"
-        f"{SEEDED if result.seeded else ''}"
+        neighbours=settings["neighbours"],
+        bounds_share=args.bounds_share,  # None: the library's documented default
+        **common,
     )
     if result.bounds_warning is not None:  # post-processing of the released stops
         print(f"treedp: warning: {result.bounds_warning}", file=sys.stderr)
-    _show_budget(ledger)
-
-
-def _show_budget(ledger: treedp.Ledger | None) -> None:
-    if ledger is not None:
-        print(remaining_line(ledger))
+    found = result.parts[0].measure  # the bounds step's spend (pure DP)
+    name = "tree" if args.method == "tree" else "exponential mechanism"
+    if args.method == "exponential" and integers:
+        name += " on integers"
+    known = known_side(settings["bounds"])
+    how = " found privately" if known is None else f", {found_side(known)} found privately"
+    shown = ", ".join(fmt(b) for b in result.bounds)
+    return result.value, (
+        f"{name}, bounds [{shown}]{how} with epsilon={getattr(found, 'epsilon', 0.0):.4g}; "
+        f"total pure epsilon={result.epsilon_spent:.10g} of {args.epsilon:g}"
+    )

@@ -70,10 +70,7 @@ def workload_from(text: str | None) -> str | list[Any] | None:
             raise UsageError(
                 f"--workload must be {', '.join(WORKLOADS)} or ranges LO:HI separated by commas"
             ) from None
-        if len(numbers) == 1:
-            ranges.append(numbers[0])
-        elif len(numbers) == 2:
-            ranges.append((numbers[0], numbers[1]))
-        else:
+        if len(numbers) > 2:
             raise UsageError("--workload ranges are LO:HI (two bin indices) or M (a prefix)")
+        ranges.append(numbers[0] if len(numbers) == 1 else tuple(numbers))
     return ranges

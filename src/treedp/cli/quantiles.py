@@ -7,15 +7,17 @@ import sys
 from typing import Any
 
 import treedp
-from treedp.cli._bounds import bounds_arg, found_text, is_private
+from treedp.cli._bounds import add_bounds, bounds_arg, check_share, found_text, is_private
 from treedp.cli._common import (
-    NEIGHBOURS,
     SEEDED,
     UsageError,
     add_input_arguments,
+    add_neighbours,
+    add_seed_and_nan,
     bins_arg,
     fmt,
     read_inputs,
+    rng_from,
 )
 from treedp.cli._ledger import add_ledger_options, ledger_from_args, remaining_line
 
@@ -39,17 +41,15 @@ def n_arg(text: str) -> int | str:
 def register(sub: Any) -> None:
     """Add the ``quantiles`` subcommand to the parser's subcommands."""
     qs = sub.add_parser("quantiles", help="private quantiles of one column")
-    add_input_arguments(qs)
-    qs.add_argument("--column", required=True, help="the column")
+    add_input_arguments(qs, "the column")
     qs.add_argument("--q", type=float, nargs="+", required=True, help="levels in [0, 1]")
     qs.add_argument("--epsilon", type=float, required=True, help="privacy budget (in total)")
-    qs.add_argument(
-        "--bounds",
-        nargs="+",
-        required=True,
-        metavar="LO HI",
-        help="public bounds LO HI, or 'private' (a share of epsilon finds them), or one "
+    add_bounds(
+        qs,
+        "public bounds LO HI, or 'private' (a share of epsilon finds them), or one "
         "public side: LO private, private HI",
+        required=True,
+        share=True,
     )
     qs.add_argument(
         "--bins",
@@ -63,14 +63,7 @@ def register(sub: Any) -> None:
         default="auto",
         help="auto (default): chosen from the number of levels and the bins only",
     )
-    qs.add_argument(
-        "--neighbours",
-        "--neighbors",
-        dest="neighbours",
-        choices=NEIGHBOURS,
-        default="add_remove",
-        help="add_remove (default) or replace (the number of records is public)",
-    )
+    add_neighbours(qs, "add_remove (default) or replace (the number of records is public)", n=False)
     qs.add_argument(
         "--n",
         type=n_arg,
@@ -83,44 +76,26 @@ def register(sub: Any) -> None:
     qs.add_argument(
         "--n-share",
         type=float,
-        default=None,
         metavar="S",
         help="share of epsilon spent on the count with --n private (default 0.02)",
     )
-    qs.add_argument(
-        "--bounds-share",
-        type=float,
-        default=None,
-        help="share of epsilon spent on --bounds private (default 0.1)",
-    )
-    qs.add_argument(
-        "--nan", choices=("error", "drop"), default="error", help="missing values: error or drop"
-    )
-    qs.add_argument(
-        "--insecure-seed",
-        type=int,
-        metavar="SEED",
-        help="seed the noise (reproducible; for tests and research only, never for publication)",
-    )
+    add_seed_and_nan(qs, "missing values: error or drop")
     add_ledger_options(qs)
     qs.set_defaults(run=run)
 
 
 def _check_options(args: argparse.Namespace, bounds: Any) -> None:
     """Options that would be silently ignored are refused (public parameters only)."""
-    if args.bounds_share is not None and not is_private(bounds):
-        raise UsageError("--bounds-share applies only with --bounds private.")
+    check_share(args.bounds_share, bounds)
     if args.n_share is not None and args.n != "private":
         raise UsageError("--n-share applies only with --n private.")
     if args.n_share is not None and not 0 < args.n_share < 1:
         raise UsageError("--n-share must be in (0, 1).")
     if args.n == "private" and is_private(bounds):
-        b_share = (
-            treedp.PARAMETERS["bounds_share"].default
-            if args.bounds_share is None
-            else args.bounds_share
+        b_share, n_share = (
+            treedp.PARAMETERS[name].default if given is None else given
+            for name, given in (("bounds_share", args.bounds_share), ("n_share", args.n_share))
         )
-        n_share = treedp.PARAMETERS["n_share"].default if args.n_share is None else args.n_share
         if 0 < b_share < 1 and not b_share + n_share < 1:
             raise UsageError(
                 "--bounds-share and --n-share must add up to less than 1 (the rest releases "
@@ -139,57 +114,43 @@ def run(args: argparse.Namespace) -> None:
     bounds = bounds_arg(args.bounds)
     _check_options(args, bounds)
     values = read_inputs(args)
-    rng = (
-        treedp.InsecureSeededSource(args.insecure_seed) if args.insecure_seed is not None else None
-    )
-    ledger = ledger_from_args(args)
-    try:
-        _run(args, values, bounds, rng, ledger)
-    finally:
-        if ledger is not None:
-            ledger.close()
-
-
-def _run(
-    args: argparse.Namespace, values: Any, bounds: Any, rng: Any, ledger: treedp.Ledger | None
-) -> None:
-    result = treedp.quantiles(
-        values,
-        args.q,
-        epsilon=args.epsilon,
-        bounds=bounds,
-        bins=args.bins,
-        method=args.method,
-        neighbours=args.neighbours,
-        n=args.n,
-        nan=args.nan,
-        # the library's documented default share unless --bounds-share is given
-        **({} if args.bounds_share is None else {"bounds_share": args.bounds_share}),
-        **({} if args.n_share is None else {"n_share": args.n_share}),
-        rng=rng,
-        accountant=ledger,
-    )
-    for level, value in zip(args.q, result.values, strict=True):
-        print(f"q={level:g}: {fmt(value)}")
-    shown = ", ".join(fmt(b) for b in result.bounds)
-    step = result.parts[0].measure if is_private(bounds) else None  # the bounds step's spend
-    found = found_text(bounds, getattr(step, "epsilon", None))
-    print(
-        f"method {result.method}, bounds [{shown}]{found}, epsilon spent "
-        f"{result.epsilon_spent:.10g} ({result.neighbours}){SEEDED if result.seeded else ''}"
-    )
-    if args.n == "private":
-        print(_n_line(result))
-    if result.bounds_warning is not None:  # post-processing of the released stops
-        print(f"treedp: warning: {result.bounds_warning}", file=sys.stderr)
-    if result.method in ("recursive", "exponential") and args.bins is None:
-        print(  # from public parameters only: the method, not the data
-            f"treedp: note: the {result.method} method reads the column as continuous; for "
-            "integer or count data (ages, counts, many tied values) add --bins integers.",
-            file=sys.stderr,
+    with ledger_from_args(args) as ledger:
+        result = treedp.quantiles(
+            values,
+            args.q,
+            epsilon=args.epsilon,
+            bounds=bounds,
+            bins=args.bins,
+            method=args.method,
+            neighbours=args.neighbours,
+            n=args.n,
+            nan=args.nan,
+            bounds_share=args.bounds_share,  # None: the library's documented default
+            n_share=args.n_share,
+            rng=rng_from(args),
+            accountant=ledger,
         )
-    if ledger is not None:
-        print(remaining_line(ledger))
+        for level, value in zip(args.q, result.values, strict=True):
+            print(f"q={level:g}: {fmt(value)}")
+        shown = ", ".join(fmt(b) for b in result.bounds)
+        step = result.parts[0].measure if is_private(bounds) else None  # the bounds step's
+        found = found_text(bounds, getattr(step, "epsilon", None))
+        print(
+            f"method {result.method}, bounds [{shown}]{found}, epsilon spent "
+            f"{result.epsilon_spent:.10g} ({result.neighbours}){SEEDED if result.seeded else ''}"
+        )
+        if args.n == "private":
+            print(_n_line(result))
+        if result.bounds_warning is not None:  # post-processing of the released stops
+            print(f"treedp: warning: {result.bounds_warning}", file=sys.stderr)
+        if result.method in ("recursive", "exponential") and args.bins is None:
+            print(  # from public parameters only: the method, not the data
+                f"treedp: note: the {result.method} method reads the column as continuous; for "
+                "integer or count data (ages, counts, many tied values) add --bins integers.",
+                file=sys.stderr,
+            )
+        if ledger is not None:
+            print(remaining_line(ledger))
 
 
 def _n_line(result: Any) -> str:

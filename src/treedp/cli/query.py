@@ -4,6 +4,8 @@ Any number of queries of any types in one call (``--cdf``, ``--range``, ``--quan
 ``--median``, ``--histogram``, ``--info``), all answered from one loaded release (its estimate
 is computed once and every answer reads it). ``--ci`` adds standard errors and intervals at
 ``--level``; ``--format`` writes text, JSON or CSV. Every answer of a seeded release is marked.
+A grouped release (``--by``, ``--privacy-unit``) is answered per key (``--key``: one), as CSV
+rows by default.
 """
 
 from __future__ import annotations
@@ -15,6 +17,9 @@ import json
 import sys
 from typing import Any
 
+import numpy as np
+
+import treedp
 from treedp.cli._common import (
     SEEDED,
     UsageError,
@@ -25,6 +30,7 @@ from treedp.cli._common import (
     probabilities,
 )
 from treedp.cli._describe import info, plain
+from treedp.cli._grouped import grouped_info, pick_key
 
 __all__ = ["register", "run"]
 
@@ -81,8 +87,6 @@ def register(sub: Any) -> None:
 
 def _axis_points(release: Any, raw: list[str], option: str) -> Any:
     """Query points for this release's bins, or a one-line error naming ``option``."""
-    import numpy as np
-
     if release.bins.datetime_unit is not None:
         try:
             if any(not isinstance(number_or_text(x), str) for x in raw):
@@ -101,74 +105,61 @@ def _axis_points(release: Any, raw: list[str], option: str) -> Any:
         ) from None
 
 
-def _row(query: str, args: list[str], estimate: Any, extra: dict[str, Any]) -> dict[str, Any]:
-    return {"query": query, "args": args, "estimate": estimate, **extra}
-
-
 def answers(release: Any, args: argparse.Namespace) -> list[dict[str, Any]]:
     """Every requested answer as a row (``query``, ``args``, ``estimate`` and, with ``--ci``,
     ``stderr``, ``low``, ``high``), in the order the options are documented."""
-    import numpy as np
-
     rows: list[dict[str, Any]] = []
-    ci = args.ci
     level = level_of(args)
+
+    def add(query: str, raws: list[list[str]], est: Any, *ci: Any) -> None:
+        """One row per argument; ``ci`` (with ``--ci``): the stderrs, lows and highs."""
+        est = np.atleast_1d(est)
+        columns = [np.atleast_1d(v) for v in ci]
+        for i, raw in enumerate(raws):
+            row = {"query": query, "args": raw, "estimate": est[i]}
+            if columns:
+                row.update(zip(("stderr", "low", "high"), (c[i] for c in columns), strict=True))
+            rows.append(row)
+
+    def counted(query: str, *points: Any) -> tuple[Any, ...]:
+        """A count query's estimate, and with ``--ci`` its stderr and interval."""
+        est = getattr(release, query)(*points)
+        if not args.ci:
+            return (est,)
+        return (
+            est,
+            release.stderr(query, *points),
+            *release.confidence_interval(query, *points, level=level),
+        )
+
     if args.cdf:
         xs = _axis_points(release, args.cdf, "--cdf")
-        est = np.atleast_1d(release.cdf(xs))
-        if ci:
-            se = np.atleast_1d(release.stderr("cdf", xs))
-            low, high = (
-                np.atleast_1d(v) for v in release.confidence_interval("cdf", xs, level=level)
-            )
-        for i, raw in enumerate(args.cdf):
-            extra = {"stderr": se[i], "low": low[i], "high": high[i]} if ci else {}
-            rows.append(_row("cdf", [raw], est[i], extra))
-    for a_raw, b_raw in args.range or []:
-        a, b = _axis_points(release, [a_raw, b_raw], "--range")
-        est = release.range_count(a, b)
-        extra = {}
-        if ci:
-            low, high = release.confidence_interval("range_count", a, b, level=level)
-            extra = {"stderr": release.stderr("range_count", a, b), "low": low, "high": high}
-        rows.append(_row("range_count", [a_raw, b_raw], est, extra))
+        add("cdf", [[x] for x in args.cdf], *counted("cdf", xs))
+    for pair in args.range or []:
+        add("range_count", [pair], *counted("range_count", *_axis_points(release, pair, "--range")))
     quantiles = list(args.quantiles or []) + (["0.5"] if args.median else [])
     if quantiles:
         qs = probabilities(quantiles)
-        est = np.atleast_1d(release.quantile(qs))
-        if ci:
-            low, high = (np.atleast_1d(v) for v in release.quantile_interval(qs, level=level))
-        for i, raw in enumerate(quantiles):
-            name = "median" if args.median and i == len(quantiles) - 1 else "quantile"
-            extra = {"stderr": None, "low": low[i], "high": high[i]} if ci else {}
-            rows.append(_row(name, [] if name == "median" else [raw], est[i], extra))
+        ci = [(None,) * qs.size, *release.quantile_interval(qs, level=level)] if args.ci else []
+        add("quantile", [[q] for q in quantiles], release.quantile(qs), *ci)
+        if args.median:
+            rows[-1].update(query="median", args=[])
     if args.histogram:
         table = release.to_arrays(level=level)
-        if ci:
-            se = np.atleast_1d(release.stderr("range_count", table["left"], table["right"]))
-        for i in range(table["count"].size):
-            extra = {}
-            if ci:
-                extra = {
-                    "stderr": se[i],
-                    "low": table["count_low"][i],
-                    "high": table["count_high"][i],
-                }
-            bounds = [str(plain(table["left"][i])), str(plain(table["right"][i]))]
-            rows.append(_row("histogram", bounds, table["count"][i], extra))
+        left, right = table["left"], table["right"]
+        edges = [[str(plain(a)), str(plain(b))] for a, b in zip(left, right, strict=True)]
+        se = release.stderr("range_count", left, right) if args.ci else None
+        ci = [se, table["count_low"], table["count_high"]] if args.ci else []
+        add("histogram", edges, table["count"], *ci)
     return [{k: (plain(v) if k != "args" else v) for k, v in row.items()} for row in rows]
 
 
 def run(args: argparse.Namespace) -> None:
     """Run ``treedp query`` with the parsed arguments."""
-    import treedp
-
     level = level_of(args)  # before the release is read
     if treedp.is_grouped_file(args.release):
-        from treedp.cli._grouped import query_grouped
-
         args.format = args.format or "csv"  # a grouped release: rows per key by default
-        query_grouped(args)
+        _run_grouped(args, level)
         return
     args.format = args.format or "text"
     if not (args.cdf or args.range or args.quantiles or args.median or args.histogram or args.info):
@@ -253,3 +244,105 @@ def _text(row: dict[str, Any], ci: bool, level: float, within: bool = True) -> s
         what = " incl. within-bin uncertainty" if count and within else ""
         text += f"  ({se}{level:g} interval{what} [{number(row['low'])}, {number(row['high'])}])"
     return text
+
+
+def _key_answers(release: Any, args: argparse.Namespace) -> list[list[Any]]:
+    """``[query, argument, value, stderr, low, high]`` rows of one key of a grouped release
+    (:func:`answers`; with no query asked, the key's estimated number of records)."""
+    rows = []
+    for row in answers(release, args):
+        query, raw = row["query"], row["args"]
+        if query in ("range_count", "histogram"):
+            arg = f"[{raw[0]}, {raw[1]})"
+        elif query == "cdf":
+            arg = raw[0]
+        else:  # a quantile, or the median
+            query, arg = "quantile", f"{float(raw[0] if raw else 0.5):g}"
+        rows.append([query, arg, row["estimate"], *(row.get(c) for c in ("stderr", "low", "high"))])
+    if not rows:
+        lo, hi = release.edges[0], release.edges[-1]
+        extra = [None, None, None]
+        if args.ci:
+            low, high = release.confidence_interval("range_count", lo, hi, level=level_of(args))
+            extra = [release.stderr("range_count", lo, hi), low, high]
+        rows.append(["n", "", release.n, *extra])
+    return rows
+
+
+def _grouped_line(label: str, row: list[Any], ci: bool, level: float) -> str:
+    """One answer of a key for people: counts with one decimal, quantile values to 6 digits."""
+    query, arg, value, se, low, high = row
+    show = fmt if query == "quantile" else fmt_count
+    name = {"range_count": "range"}.get(query, query)
+    text = f"{label}: {name}({arg}) = {show(value)}" if arg else f"{label}: {name} = {show(value)}"
+    if ci:
+        spread = f"se {fmt(se)}, " if se is not None else ""
+        text += f" ({spread}{level:g} interval [{show(low)}, {show(high)}])"
+    return text
+
+
+def _cell(value: Any) -> Any:
+    """A CSV/JSON cell: counts and values to 1e-6 at any size (not 6 significant digits)."""
+    value = plain(value)
+    if isinstance(value, float):
+        return round(value, 6)
+    return value if value is None or isinstance(value, int | str) else str(value)
+
+
+def _run_grouped(args: argparse.Namespace, level: float) -> None:
+    """``treedp query`` on a grouped release: one key (``--key``) or all."""
+    grouped = treedp.load_grouped_release(args.release)
+    if args.info:
+        asked = args.cdf or args.range or args.quantiles or args.median or args.histogram
+        if asked or args.key is not None or args.ci:
+            raise UsageError(
+                "--info describes the whole grouped release: give it without queries, --key "
+                "or --ci (and query the keys in a second call)"
+            )
+        details = grouped_info(grouped)
+        if args.format == "json":
+            print(json.dumps({"info": details}))
+            return
+        width = max(map(len, details))
+        for name, value in details.items():
+            print(f"{name + ':':<{width + 1}} {value}")
+        return
+    keys = list(grouped.keys) if args.key is None else [pick_key(grouped, args.key)]
+    if args.ci and keys and not grouped[keys[0]].offers_intervals:
+        raise UsageError(
+            f"--ci: a release made with --mechanism {grouped[keys[0]].mechanism.name} has no "
+            "standard errors or intervals; query without --ci"
+        )
+    rows = []
+    lines = []  # --format text: one line per answer
+    width = 6 if args.ci else 3  # query, argument, value (stderr, low, high)
+    for key in keys:
+        parts = key if isinstance(key, tuple) else (key,)
+        label = ", ".join(f"{b}={p}" for b, p in zip(grouped.by, parts, strict=False)) or "all"
+        for row in _key_answers(grouped[key], args):
+            rows.append([*parts, *row[:2], *map(_cell, row[2:width])])
+            lines.append(_grouped_line(label, row, args.ci, level))
+    header = [*grouped.by, "query", "argument", "value"]
+    header += ["stderr", "low", "high"] if args.ci else []
+    if args.format == "json":
+        out = {
+            "seeded": grouped.seeded,
+            "guarantee": grouped.metadata()["guarantee"],
+            "unit": grouped.unit,
+            **({"level": level} if args.ci else {}),
+            "rows": [dict(zip(header, row, strict=True)) for row in rows],
+        }
+        print(json.dumps(out))
+    elif args.format == "text":
+        for line in lines:
+            print(line)
+        if grouped.seeded:
+            print("[SEEDED: not for publication]")
+    else:
+        writer = csv.writer(sys.stdout, lineterminator="\n")
+        writer.writerow(header)
+        writer.writerows(rows)
+        if args.ci:
+            print(f"# {level:g} intervals; count intervals include within-bin uncertainty")
+        if grouped.seeded:
+            print("# SEEDED: not for publication")

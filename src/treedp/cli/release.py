@@ -7,17 +7,21 @@ import sys
 from typing import Any
 
 import treedp
-from treedp.cli._bounds import bounds_arg, found_side
+from treedp.cli._bounds import add_bounds, bounds_arg, found_side
 from treedp.cli._common import (
     SEEDED,
     UsageError,
     add_budget,
+    add_input_arguments,
     add_neighbours,
+    add_seed_and_nan,
     bins_arg,
     budget_from,
     csv_delimiter,
+    option_of,
     points,
-    read_values,
+    reading,
+    rng_from,
 )
 from treedp.cli._describe import approx_reading
 from treedp.cli._grouped import read_keys, release_of, wrote_grouped
@@ -32,19 +36,16 @@ POSTPROCESS = treedp.PARAMETERS["postprocess"].choices
 def register(sub: Any) -> None:
     """Add the ``release`` subcommand to the parser's subcommands."""
     rel = sub.add_parser("release", help="release the distribution of one column")
-    rel.add_argument(
-        "input",
-        nargs="+",
-        help="a .csv, .csv.gz, .tsv, .parquet, .arrow or .feather file, a directory, a glob "
+    add_input_arguments(
+        rel,
+        "the column to release",
+        "a .csv, .csv.gz, .tsv, .parquet, .arrow or .feather file, a directory, a glob "
         "pattern, several files of one format, or - for CSV on standard input; streamed in "
         "bounded memory",
     )
-    rel.add_argument("--column", required=True, help="the column to release")
-    rel.add_argument(
-        "--bounds",
-        nargs="+",
-        metavar="LO HI",
-        help="public bounds LO HI, or 'private' (10%% of epsilon finds them), or one public "
+    add_bounds(
+        rel,
+        "public bounds LO HI, or 'private' (10%% of epsilon finds them), or one public "
         "side: LO private, private HI",
     )
     rel.add_argument("--bins", type=bins_arg, help="number of bins, or 'integers'")
@@ -77,18 +78,7 @@ def register(sub: Any) -> None:
         action="store_true",
         help="make the consistent CDF integer-valued (the exact optimum; no privacy cost)",
     )
-    rel.add_argument(
-        "--nan",
-        choices=treedp.PARAMETERS["nan"].choices,
-        default="error",
-        help="missing values: error (default) or drop them (a per-record filter)",
-    )
-    rel.add_argument(
-        "--insecure-seed",
-        type=int,
-        metavar="SEED",
-        help="seed the noise (reproducible; for tests and research only, never for publication)",
-    )
+    add_seed_and_nan(rel, "missing values: error (default) or drop them (a per-record filter)")
     rel.add_argument(
         "--out",
         required=True,
@@ -97,8 +87,6 @@ def register(sub: Any) -> None:
         "the binary layout only (a zip): give it a .tdp name",
     )
     add_ledger_options(rel)
-    rel.add_argument("--delimiter", help="CSV field delimiter (default: ',', tab for .tsv)")
-    rel.add_argument("--encoding", help="CSV text encoding (default: UTF-8)")
     rel.add_argument(
         "--quiet", action="store_true", help="no progress bar (it shows on a terminal only)"
     )
@@ -123,13 +111,13 @@ def register(sub: Any) -> None:
     rel.set_defaults(run=run)
 
 
-#: The options of a grouped release only, as the command line spells them.
+#: The options of a grouped release only.
 _GROUPED_ONLY = (
-    ("keys", "--keys"),
-    ("selection_delta", "--selection-delta"),
-    ("max_contributions", "--max-contributions"),
-    ("max_groups", "--max-groups"),
-    ("max_contributions_per_group", "--max-contributions-per-group"),
+    "keys",
+    "selection_delta",
+    "max_contributions",
+    "max_groups",
+    "max_contributions_per_group",
 )
 
 
@@ -144,14 +132,15 @@ def check_options(args: argparse.Namespace) -> None:
     if args.rho is not None:  # one message for every refused rho (-1 and 0 alike)
         treedp.PARAMETERS["rho"].check(args.rho)
     if not (args.by or args.privacy_unit):
-        for dest, option in _GROUPED_ONLY:
+        for dest in _GROUPED_ONLY:
             if getattr(args, dest) is not None:
+                option = option_of(dest)
                 raise UsageError(
                     f"{option} is for a grouped release: give --by COL and/or --privacy-unit "
                     f"COL, or drop {option}"
                 )
         return
-    if not args.privacy_unit and any(getattr(args, d) is not None for d, _ in _GROUPED_ONLY[2:]):
+    if not args.privacy_unit and any(getattr(args, d) is not None for d in _GROUPED_ONLY[2:]):
         raise UsageError(
             "Contribution bounds (--max-contributions, --max-groups, "
             "--max-contributions-per-group) need a --privacy-unit (the person-id column): "
@@ -163,8 +152,9 @@ def check_options(args: argparse.Namespace) -> None:
             "not JSON: give --out a name ending in .tdp"
         )
     if not args.by:
-        for dest, option in _GROUPED_ONLY[:2]:
+        for dest in _GROUPED_ONLY[:2]:
             if getattr(args, dest) is not None:
+                option = option_of(dest)
                 raise UsageError(
                     f"{option} is for the keys of --by: give --by COL, or drop {option}"
                 )
@@ -215,11 +205,7 @@ def build_query(args: argparse.Namespace, ledger: treedp.Ledger | None) -> treed
         postprocess=args.postprocess,
         integer=args.integer,
         nan=args.nan,
-        rng=(
-            treedp.InsecureSeededSource(args.insecure_seed)
-            if args.insecure_seed is not None
-            else None
-        ),
+        rng=rng_from(args),
         accountant=ledger,
         column=args.column,
         privacy_unit=treedp.PrivacyUnit(
@@ -246,13 +232,13 @@ def run(args: argparse.Namespace) -> None:
     is read; then one run of it (read, charge ``--ledger`` once, noise) and the file written."""
     check_options(args)
     source = _source(args)
-    read_values(source, args.column, lambda path, column: treedp.check_files(path))
-    ledger = ledger_from_args(args)
-    try:
+    with reading(source, args.column):
+        treedp.check_files(source)
+    with ledger_from_args(args) as ledger:
         query = build_query(args, ledger)
         treedp.PARAMETERS["path"].check(args.out)
-        # the file is streamed inside the run: a reader failure becomes one clear line
-        result = read_values(source, args.column, lambda *_: release_of(args, query, ledger))
+        with reading(source, args.column):  # the file is streamed inside the run
+            result = release_of(args, query, ledger)
         result.save(args.out)  # a Release, or a GroupedRelease (--by)
         if args.by or args.privacy_unit:
             print(wrote_grouped(args, result))
@@ -260,42 +246,33 @@ def run(args: argparse.Namespace) -> None:
             _wrote(args, result)
         if ledger is not None:
             print(remaining_line(ledger))
-    finally:
-        if ledger is not None:
-            ledger.close()
 
 
 def _wrote(args: argparse.Namespace, release: treedp.Release) -> None:
-    """What was written, on stdout; the bounds warning on stderr."""
+    """What was written, on stdout (with a Gaussian release's (epsilon, delta) reading at
+    ``--delta``, and the whole cost when a bounds step took part of it); the bounds warning on
+    stderr."""
     shape = f", branching {list(release.branching)}" if release.branching else ""
+    guarantee = release.guarantee
+    stated = f"epsilon={release.epsilon:.6g}"
+    if isinstance(guarantee, treedp.ZCDP):
+        reading = approx_reading(guarantee, args.delta)
+        stated = f"rho={guarantee.rho:.6g} (zCDP, discrete Gaussian noise{reading})"
     warning = SEEDED if release.seeded else ""
     step = release.bounds_step
     if step is not None:  # part of epsilon went to the bounds: say what the whole cost
+        total = release.total_guarantee
+        whole = (
+            f"pure epsilon={total.epsilon:.6g}" if hasattr(total, "epsilon") else total.describe()
+        )
         warning = (
             f" ({found_side(step.get('known'))} found privately with "
-            f"epsilon={step['epsilon']:.4g}; total "
-            f"{_guarantee_total(release)}){warning}"
+            f"epsilon={step['epsilon']:.4g}; total {whole}){warning}"
         )
     print(
         f"wrote {args.out}: {release.mechanism.name} over {release.bins.n_bins} bins{shape}, "
-        f"{_stated(release, args.delta)} ({release.neighbours}), n~{release.n:.0f}{warning}"
+        f"{stated} ({release.neighbours}), n~{release.n:.0f}{warning}"
     )
     narrow = release.bounds_warning()  # post-processing of the released counts: free
     if narrow:
         print(f"treedp: warning: {narrow}", file=sys.stderr)
-
-
-def _stated(release: treedp.Release, delta: float | None = None) -> str:
-    """``epsilon=...`` for pure DP, the zCDP guarantee for Gaussian noise; with the ``--delta``
-    of an (epsilon, delta) target, its (epsilon, delta) reading too."""
-    guarantee = release.guarantee
-    if isinstance(guarantee, treedp.ZCDP):
-        reading = approx_reading(guarantee, delta)
-        return f"rho={guarantee.rho:.6g} (zCDP, discrete Gaussian noise{reading})"
-    return f"epsilon={release.epsilon:.6g}"
-
-
-def _guarantee_total(release: treedp.Release) -> str:
-    """The whole release's cost, bounds step included, in words."""
-    total = release.total_guarantee
-    return f"pure epsilon={total.epsilon:.6g}" if hasattr(total, "epsilon") else total.describe()

@@ -8,6 +8,7 @@ from typing import Any
 
 import treedp
 from treedp.cli._common import UsageError
+from treedp.cli._grouped import grouped_info, pick_key
 
 __all__ = ["register", "run"]
 
@@ -46,8 +47,6 @@ def run(args: argparse.Namespace) -> None:
     grouped_rows = None
     title = args.title
     if treedp.is_grouped_file(args.release):
-        from treedp.cli._grouped import grouped_info, pick_key
-
         grouped = treedp.load_grouped_release(args.release)
         by = ", ".join(grouped.by)
         if by and args.key is None:
