@@ -70,7 +70,7 @@ References
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from fractions import Fraction
 from typing import Any, Literal
 
@@ -78,37 +78,25 @@ import numpy as np
 
 from treedp._validation import check_int
 from treedp.budget import Neighbours, check_neighbours
-from treedp.exceptions import DataError, InvalidParameterError
+from treedp.exceptions import InvalidParameterError
 from treedp.mechanisms import sqrt_lattice as lat
 from treedp.mechanisms.base import Mechanism, check_replace_bins, zcdp_description
 from treedp.mechanisms.sqrt_lattice import (
-    EQUALISE_LIMIT,
     MAX_SCALE,
     PLAN_LIMIT,
-    TAIL_COLUMNS,
-    TAIL_LIMIT,
     choose_scale,
-    equalised_columns,
-    equalised_sensitivities,
     lattice_coefficients,
     sensitivities,
     sqrt_coefficients,
 )
 from treedp.noise.families import DiscreteGaussian, NoiseFamily, check_rho, float_at_least
 from treedp.privacy.measures import ZCDP, Measure
-from treedp.tree import TreeShape
 from treedp.tree.candidate import PlanCandidate
 
 __all__ = [
-    "EQUALISE_LIMIT",
     "MAX_SCALE",
-    "PLAN_LIMIT",
-    "TAIL_COLUMNS",
-    "TAIL_LIMIT",
     "SqrtFactorizationMechanism",
     "choose_scale",
-    "equalised_columns",
-    "equalised_sensitivities",
     "lattice_coefficients",
     "plan_candidate",
     "sensitivities",
@@ -179,7 +167,7 @@ class SqrtFactorizationMechanism(Mechanism):
         if self.equalise and not applies:
             raise InvalidParameterError(
                 "equalise=True is for neighbours='add_remove' and 2 <= B <= "
-                f"{TAIL_LIMIT} (under replace the two changed columns' slack adds up)."
+                f"{lat.TAIL_LIMIT} (under replace the two changed columns' slack adds up)."
             )
         #: The number of last columns equalised (0: none).
         self.equalised = lat.equalised_columns(self.n_bins) if self.equalise else 0
@@ -203,27 +191,6 @@ class SqrtFactorizationMechanism(Mechanism):
         self.block_epsilons = (math.inf,)
         self.scales: tuple[Fraction | None, ...] = (None,)
 
-    @classmethod
-    def from_parameters(
-        cls,
-        n_bins: int,
-        *,
-        epsilon: float | None = None,
-        neighbours: Neighbours,
-        n: int | None,
-        shape: TreeShape | None = None,
-        level_budgets: Sequence[float] | None = None,
-        rho: float | None = None,
-    ) -> SqrtFactorizationMechanism:
-        """Built for ``rho`` (Gaussian noise only: without it, a pure ``epsilon``, refused)."""
-        if rho is not None:
-            return cls(n_bins, rho=rho, neighbours=neighbours, n=n)
-        raise InvalidParameterError(
-            "mechanism='sqrt_factorization' adds discrete Gaussian noise: give a zCDP or "
-            "(epsilon, delta) target (privacy=treedp.ZCDP(rho) or treedp.ApproxDP(eps, delta)), "
-            "not a pure epsilon."
-        )
-
     @property
     def coefficients(self) -> np.ndarray:
         """``ĉ`` (int64), the first column of the released integer matrix."""
@@ -233,16 +200,6 @@ class SqrtFactorizationMechanism(Mechanism):
     def families(self) -> tuple[NoiseFamily | None, ...]:
         """The one block's exact discrete Gaussian family."""
         return (DiscreteGaussian(self.sigma2[0]),)
-
-    @property
-    def level_budgets(self) -> tuple[float, ...]:
-        """``(rho,)``: the whole budget is spent on the one block."""
-        return self.block_rhos
-
-    @property
-    def block_budgets(self) -> tuple[float, ...]:
-        """``(rho,)``."""
-        return self.block_rhos
 
     def rho_spent(self) -> Fraction:
         """The exact zCDP loss ``Δ₂²/(2σ²)``, never above ``rho``."""
@@ -259,10 +216,6 @@ class SqrtFactorizationMechanism(Mechanism):
             "epsilon_spent() is the pure-DP loss of Laplace noise; this mechanism uses Gaussian "
             "noise, which has no finite pure epsilon: its loss is rho_spent() (zCDP)."
         )
-
-    def privacy_loss(self, d_in: int = 1) -> float:
-        """``inf`` for ``d_in > 0`` (no pure-ε bound; use :attr:`guarantee`)."""
-        return 0.0 if check_int(d_in, "d_in", lo=0) == 0 else math.inf
 
     def max_records(self) -> int:
         """The largest total count :meth:`true_blocks` computes exactly in int64.
@@ -291,15 +244,8 @@ class SqrtFactorizationMechanism(Mechanism):
         x = np.asarray(counts, dtype=np.int64)
         if x.size != self.n_bins:
             raise InvalidParameterError("The counts must hold one count per bin.")
-        limit = self.max_records()
-        if x.size and int(x.sum()) > limit:
-            raise DataError(
-                "The square-root factorisation's guarantee is stated for datasets of at most "
-                "max_records() records (its public domain: exact int64 arithmetic); use the "
-                "tree mechanism for this release."
-            )
-        bits = limit.bit_length()
-        block = exact_convolve(self.coefficients, x, bits)
+        self.check_domain(int(x.sum()))
+        block = exact_convolve(self.coefficients, x, self.max_records().bit_length())
         if self.equalise:  # ê_j <= Σ ĉ, so ê ∘ x fits (max_records)
             tail = slice(self.n_bins - self.equalised, self.n_bins)
             block = np.concatenate([block, lat.equaliser(self.n_bins, self.scale)[tail] * x[tail]])
@@ -333,27 +279,15 @@ class SqrtFactorizationMechanism(Mechanism):
             scale=scale,
             equalise=equalise,
         )
-        if mechanism.describe()["sigma2"] != meta["sigma2"] or list(
-            mechanism.block_l2_squared
-        ) != meta.get("block_l2_squared"):
+        stated = (meta["sigma2"], meta.get("block_l2_squared"))
+        if (mechanism.describe()["sigma2"], list(mechanism.block_l2_squared)) != stated:
             raise InvalidParameterError("the stored noise variances do not match the budgets")
         return mechanism
 
     @classmethod
-    def plan_candidate(
-        cls,
-        n_bins: int,
-        budget: float,
-        neighbours: str,
-        noise: str,
-        objective: str,
-        *,
-        workload: Any = None,
-    ) -> PlanCandidate | None:
-        """:func:`plan_candidate` (prefix objectives only: None with an explicit workload)."""
-        if workload is not None:
-            return None
-        return plan_candidate(n_bins, budget, neighbours, noise, objective)
+    def plan_candidate(cls, *args: Any, **kwargs: Any) -> PlanCandidate | None:
+        """The planner hook: :func:`plan_candidate`."""
+        return plan_candidate(*args, **kwargs)
 
     def prefix_estimate(self, levels: list[np.ndarray], estimator: str) -> np.ndarray:
         """The one unbiased linear estimator (:meth:`estimate_prefix`), whatever the name."""
@@ -364,24 +298,19 @@ class SqrtFactorizationMechanism(Mechanism):
         return self.covariance()
 
     def covariance(self) -> Any:
-        """The exact :class:`~treedp.estimation.toeplitz.ToeplitzPrefixCovariance`."""
-        from treedp.estimation.toeplitz import (
-            DensePrefixCovariance,
-            LowRankCorrectedCovariance,
-            ToeplitzPrefixCovariance,
-        )
+        """The exact covariance: Toeplitz, plus a low-rank correction for equalised tail
+        columns, or dense when every column is equalised."""
+        from treedp.estimation import toeplitz
 
         v = self.block_variance()[0]
         if self.equalise and self.equalised == self.n_bins:
             cov = lat.equalised_system(self.n_bins, self.scale)[2]
-            return DensePrefixCovariance(cov * v)
+            return toeplitz.DensePrefixCovariance(cov * v)
+        base = toeplitz.ToeplitzPrefixCovariance(self.prefix_filter(), v, self.n is not None)
         if self.equalise:
             _, w, core = lat.tail_system(self.n_bins, self.scale, self.equalised)
-            base = ToeplitzPrefixCovariance(self.prefix_filter(), v, False)
-            return LowRankCorrectedCovariance(base, w, core, v)
-        return ToeplitzPrefixCovariance(
-            self.prefix_filter(), self.block_variance()[0], self.n is not None
-        )
+            return toeplitz.LowRankCorrectedCovariance(base, w, core, v)
+        return base
 
     def estimate_prefix(self, blocks: list[np.ndarray]) -> np.ndarray:
         """Unbiased prefix estimates ``P[m]``, ``m = 0..B`` (leading batch axes allowed);
@@ -435,12 +364,20 @@ class SqrtFactorizationMechanism(Mechanism):
 
 
 def plan_candidate(
-    n_bins: int, budget: float, neighbours: str, noise: str, objective: str
+    n_bins: int,
+    budget: float,
+    neighbours: str,
+    noise: str,
+    objective: str,
+    *,
+    workload: Any = None,
 ) -> PlanCandidate | None:
     """The planner hook (:meth:`SqrtFactorizationMechanism.plan_candidate`): this mechanism's exact
-    objective for Gaussian noise, or None (Laplace noise, ``B < 2``, ``B > PLAN_LIMIT``, or a
-    budget below the sampler's range)."""
-    if noise not in SqrtFactorizationMechanism.noises or not 2 <= n_bins <= PLAN_LIMIT:
+    objective for Gaussian noise, or None (an explicit ``workload``: prefix objectives only;
+    Laplace noise, ``B < 2``, ``B > PLAN_LIMIT``, or a budget below the sampler's range)."""
+    if workload is not None or noise not in SqrtFactorizationMechanism.noises:
+        return None
+    if not 2 <= n_bins <= PLAN_LIMIT:
         return None
     nb: Neighbours = "replace" if neighbours == "replace" else "add_remove"
     try:
@@ -451,8 +388,7 @@ def plan_candidate(
         return None
     cov = mech.covariance()
     var = cov.var(np.arange(1, n_bins + 1))
-    mean_mse = float(var.mean())
-    worst = float(var.max())
+    mean_mse, worst = float(var.mean()), float(var.max())
     if objective == "max_variance":
         value = worst
     elif objective == "range_mse":
@@ -460,13 +396,8 @@ def plan_candidate(
         value = total / (n_bins * (n_bins + 1) / 2)
     else:
         value = mean_mse
+    how = f"square-root factorisation, lattice scale {mech.scale}"
+    how += ", equalised columns" if mech.equalise else ""
     return PlanCandidate(
-        mechanism="sqrt_factorization",
-        branching=(n_bins,),
-        level_budgets=(budget,),
-        value=value,
-        how=f"square-root factorisation, lattice scale {mech.scale}"
-        + (", equalised columns" if mech.equalise else ""),
-        mean_cdf_mse=mean_mse,
-        max_cdf_variance=worst,
+        "sqrt_factorization", (n_bins,), (budget,), value, how, mean_mse, max_cdf_variance=worst
     )

@@ -9,7 +9,6 @@ from typing import Any
 
 import numpy as np
 
-from treedp._validation import check_int
 from treedp.budget import Neighbours, check_neighbours, split_budget
 from treedp.estimation.covariance import (
     DirectTreeCovariance,
@@ -194,7 +193,7 @@ class TreeMechanism(Mechanism):
         self.block_epsilons = (
             budgets if pure else tuple(math.inf if b > 0 else 0.0 for b in budgets)
         )
-        self.block_rhos: tuple[float, ...] | None = None if pure else budgets
+        self.block_rhos = None if pure else budgets
         self.scales: tuple[Fraction | None, ...] = (None,) * (h + 1)
         # the exact parameter of each level's family, stored under its file key
         setattr(
@@ -235,11 +234,6 @@ class TreeMechanism(Mechanism):
         """Budget per level, root first (0 for the exact root under ``replace``): ε_l for
         Laplace noise, ρ_l for Gaussian noise."""
         return self.block_budgets
-
-    @property
-    def block_budgets(self) -> tuple[float, ...]:
-        """The budget of each level in the guarantee's unit (ε_l, or ρ_l for Gaussian)."""
-        return self.block_epsilons if self.block_rhos is None else self.block_rhos
 
     @property
     def families(self) -> tuple[NoiseFamily | None, ...]:
@@ -284,13 +278,6 @@ class TreeMechanism(Mechanism):
         """The exact pure-DP loss of Laplace noise; refused for Gaussian noise, which has no
         finite pure ε (its loss is :meth:`rho_spent`)."""
         return self._spent("epsilon")
-
-    def privacy_loss(self, d_in: int = 1) -> float:
-        """The pure ε between datasets ``d_in`` steps apart (``inf`` for Gaussian noise when
-        ``d_in > 0``: use :attr:`guarantee` and group privacy for zCDP, ``d_in²·ρ``)."""
-        if math.isfinite(self.epsilon):
-            return super().privacy_loss(d_in)
-        return 0.0 if check_int(d_in, "d_in", lo=0) == 0 else math.inf
 
     def true_blocks(self, counts: np.ndarray) -> list[np.ndarray]:
         """The true count of every stored node, one array per level, root first (zeros for a
@@ -349,13 +336,11 @@ class TreeMechanism(Mechanism):
         """``"efficient"``: the BLUE over all nodes (Honaker); ``"direct"``: covering nodes."""
         variances = self.block_variance()
         if estimator == "efficient":
-            prefix: np.ndarray = efficient_tree(self.shape, levels, variances).prefix(
-                self.shape.n_bins
-            )
+            prefix: np.ndarray = efficient_tree(self.shape, levels, variances).prefix(self.n_bins)
             return prefix
         self._check_direct()
-        direct: np.ndarray = tree_prefix(self.shape, levels, variances)[0]
-        return direct
+        prefix = tree_prefix(self.shape, levels, variances)[0]
+        return prefix
 
     def prefix_covariance(self, estimator: str) -> PrefixCovariance:
         variances = self.block_variance()
@@ -379,32 +364,31 @@ class TreeMechanism(Mechanism):
         return zcdp_description(self, self.rho, self.block_l2_squared, self.sigma2)
 
 
+def _as_list(level_budgets: Sequence[float] | None) -> list[float] | None:
+    """The budgets as a list, or None when :func:`split_budget` judges them as given."""
+    if isinstance(level_budgets, str) or not isinstance(level_budgets, Sequence | np.ndarray):
+        return None
+    return list(level_budgets)
+
+
+def _is_zero(value: object) -> bool:
+    """A real number equal to 0 (bools and other types are refused later)."""
+    numeric = isinstance(value, int | float | np.integer | np.floating)
+    return numeric and not isinstance(value, bool) and value == 0
+
+
 def _split_with_off(
     total: float, blocks: int, level_budgets: Sequence[float] | None, total_name: str = "epsilon"
 ) -> tuple[float, ...]:
     """:func:`split_budget`, except that entries of exactly 0 (levels switched off) stay 0
     and the positive ones are split and validated as usual (the leaves' must be positive)."""
-    if level_budgets is None or isinstance(level_budgets, str):
-        return split_budget(total, blocks, level_budgets, total_name=total_name)
-    try:
-        values = list(level_budgets)
-    except TypeError:
-        return split_budget(total, blocks, level_budgets, total_name=total_name)
-    zero = [
-        not isinstance(v, bool) and isinstance(v, int | float | np.integer | np.floating) and v == 0
-        for v in values
-    ]
-    if len(values) != blocks or not any(zero) or zero[-1]:
+    values = _as_list(level_budgets)
+    zero = [_is_zero(v) for v in values or ()]
+    if values is None or len(values) != blocks or not any(zero) or zero[-1]:
         # nothing switched off, or the leaves: they must be measured (refused as not positive)
         return split_budget(total, blocks, level_budgets, total_name=total_name)
-    positive = iter(
-        split_budget(
-            total,
-            blocks - sum(zero),
-            [v for v, z in zip(values, zero, strict=True) if not z],
-            total_name=total_name,
-        )
-    )
+    kept = [v for v, z in zip(values, zero, strict=True) if not z]
+    positive = iter(split_budget(total, blocks - sum(zero), kept, total_name=total_name))
     return tuple(0.0 if z else next(positive) for z in zero)
 
 
@@ -429,21 +413,16 @@ def _keep_given(
 
 def _strip_exact_root(level_budgets: Sequence[float] | None, height: int) -> Sequence[float] | None:
     """Under ``replace``: accept ``h + 1`` budgets with a 0 root (the output convention)."""
-    if level_budgets is None or isinstance(level_budgets, str):
+    values = _as_list(level_budgets)
+    if values is None or len(values) != height + 1:
         return level_budgets
-    try:
-        values = list(level_budgets)
-    except TypeError:
-        return level_budgets
-    if len(values) == height + 1:
-        root = values[0]
-        if isinstance(root, bool) or not isinstance(root, int | float | np.integer | np.floating):
-            return values  # refused by split_budget with the usual message
-        if root != 0:
-            raise InvalidParameterError(
-                "With neighbours='replace' the root count is the public n and is released "
-                "exactly: the first of the h + 1 'level_budgets' (the root's) must be 0. "
-                f"Got {root!r}."
-            )
-        return values[1:]
-    return values
+    root = values[0]
+    if isinstance(root, bool) or not isinstance(root, int | float | np.integer | np.floating):
+        return values  # refused by split_budget with the usual message
+    if root != 0:
+        raise InvalidParameterError(
+            "With neighbours='replace' the root count is the public n and is released "
+            "exactly: the first of the h + 1 'level_budgets' (the root's) must be 0. "
+            f"Got {root!r}."
+        )
+    return values[1:]
