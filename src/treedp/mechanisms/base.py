@@ -275,7 +275,7 @@ class Mechanism(ABC):
         if limit is not None and total > limit:
             raise DataError(
                 f"mechanism={self.name!r} states its guarantee for datasets of at most "
-                "max_records() records (its public domain: exact integer arithmetic); use the "
+                "max_records() records (its public domain: exact int64 arithmetic); use the "
                 "tree mechanism for this release."
             )
 
@@ -347,8 +347,8 @@ class Mechanism(ABC):
         allowed, for simulating many releases at once). Default: the first block holds one
         independent noisy value per prefix
         (:func:`~treedp.estimation.direct.independent_prefix`)."""
-        prefix: np.ndarray = independent_prefix(levels, self.block_variance(), self.n_bins, self.n)
-        return prefix[0]
+        prefix = independent_prefix(levels, self.block_variance(), self.n_bins, self.n)[0]
+        return np.asarray(prefix)
 
     def prefix_covariance(self, estimator: str) -> PrefixCovariance:
         """The exact covariance of the prefix estimates (public parameters only)."""

@@ -166,13 +166,17 @@ class Partition:
         """The count of every bucket (int64)."""
         return np.add.reduceat(np.asarray(counts, dtype=np.int64), np.asarray(self.starts))
 
+    def weights(self, m: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """For bin prefix ``m``: its bucket ``j`` and the fraction of the bucket below ``m``
+        (``P[m] = (1 − f)·Q[j] + f·Q[j + 1]``)."""
+        edges = self.edges
+        j = np.clip(np.searchsorted(edges, m, side="right") - 1, 0, self.n_buckets - 1)
+        return j, (m - edges[j]) / (edges[j + 1] - edges[j])
+
     def spread(self, bucket_prefix: np.ndarray) -> np.ndarray:
         """Bin prefixes ``P[m], m = 0..B`` from bucket prefixes ``Q[j], j = 0..K`` (last axis):
         each bucket's count spread uniformly over its bins (linear inside a bucket)."""
-        edges = self.edges
-        m = np.arange(self.n_bins + 1)
-        j = np.clip(np.searchsorted(edges, m, side="right") - 1, 0, self.n_buckets - 1)
-        frac = (m - edges[j]) / (edges[j + 1] - edges[j])
+        j, frac = self.weights(np.arange(self.n_bins + 1))
         q = np.asarray(bucket_prefix, dtype=np.float64)
         out: np.ndarray = q[..., j] * (1.0 - frac) + q[..., j + 1] * frac
         return out
