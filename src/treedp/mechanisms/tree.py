@@ -182,8 +182,7 @@ class TreeMechanism(Mechanism):
             if l1 > 0 and b == 0
         )
         sens = tuple((0, 0) if lv in self.off_levels else s for lv, s in enumerate(sens))
-        self.block_sensitivity = tuple(l1 for l1, _ in sens)
-        self.block_l2_squared = tuple(sq for _, sq in sens)
+        self.block_sensitivity, self.block_l2_squared = (tuple(v) for v in zip(*sens, strict=True))
         self.block_l2 = tuple(math.sqrt(sq) for sq in self.block_l2_squared)
         if family.keeps_given:
             budgets = _keep_given(budgets, level_budgets, total)
@@ -196,14 +195,9 @@ class TreeMechanism(Mechanism):
         self.block_rhos = None if pure else budgets
         self.scales: tuple[Fraction | None, ...] = (None,) * (h + 1)
         # the exact parameter of each level's family, stored under its file key
-        setattr(
-            self,
-            family.field,
-            tuple(
-                family.calibrated(l1, sq, b).parameter if l1 > 0 else None
-                for (l1, sq), b in zip(sens, budgets, strict=True)
-            ),
-        )
+        levels = zip(sens, budgets, strict=True)
+        params = [family.calibrated(l1, sq, b).parameter if l1 else None for (l1, sq), b in levels]
+        setattr(self, family.field, tuple(params))
 
     @classmethod
     def from_parameters(
@@ -259,15 +253,9 @@ class TreeMechanism(Mechanism):
                 f"{unit}_spent() is a loss in {unit}; this tree uses {family.label} noise, "
                 f"whose loss is {family.budget_name}_spent() ({family.guarantee_kind})."
             )
+        levels = zip(self._parameters(), self.block_sensitivity, self.block_l2_squared, strict=True)
         return sum(
-            (
-                family.of(p).loss(l1, sq)
-                for p, l1, sq in zip(
-                    self._parameters(), self.block_sensitivity, self.block_l2_squared, strict=True
-                )
-                if p is not None
-            ),
-            Fraction(0),
+            (family.of(p).loss(l1, sq) for p, l1, sq in levels if p is not None), Fraction(0)
         )
 
     def rho_spent(self) -> Fraction:
@@ -308,19 +296,15 @@ class TreeMechanism(Mechanism):
             isinstance(k, bool) or not isinstance(k, int) for k in branching
         ):
             raise InvalidParameterError("field 'branching' has the wrong type")
-        shape = TreeShape(n_bins, tuple(branching))
         budgets = [float(b) for b in meta["block_rhos" if gaussian else "block_epsilons"]]
-        if meta["neighbours"] == "replace":
-            budgets = budgets[1:]
-        common: dict[str, Any] = {
-            "neighbours": meta["neighbours"],
-            "n": meta.get("n_public"),
-            "level_budgets": budgets,
-        }
-        if not gaussian:
-            return cls(shape, epsilon=budget, **common)
-        mechanism = cls(shape, rho=budget, **common)
-        if mechanism.describe()["sigma2"] != meta["sigma2"]:
+        mechanism = cls(
+            TreeShape(n_bins, tuple(branching)),
+            neighbours=meta["neighbours"],
+            n=meta.get("n_public"),
+            level_budgets=budgets[1:] if meta["neighbours"] == "replace" else budgets,
+            **{"rho" if gaussian else "epsilon": budget},
+        )
+        if gaussian and mechanism.describe()["sigma2"] != meta["sigma2"]:
             raise InvalidParameterError("the stored noise variances do not match the budgets")
         return mechanism
 
