@@ -94,9 +94,9 @@ def block_costs(counts: np.ndarray) -> list[np.ndarray]:
     for lvl in range(1, levels + 1):
         s = 1 << lvl
         k = _n_blocks(b, lvl)
-        blocks = np.zeros(k * s, dtype=dtype)
-        blocks[:b] = x
-        blocks = blocks.reshape(k, s)
+        padded = np.zeros(k * s, dtype=dtype)
+        padded[:b] = x
+        blocks = padded.reshape(k, s)
         sizes = np.minimum(b - np.arange(k) * s, s).astype(dtype)
         totals = blocks.sum(axis=1)
         inside = np.arange(s)[None, :] < sizes[:, None]

@@ -129,14 +129,9 @@ class SqrtFactorizationMechanism(Mechanism):
     Notes
     -----
     Contract as data: :attr:`block_sensitivity` (L1), :attr:`block_l2_squared` (exact integer
-    ``Δ₂²``), :attr:`sigma2` (exact rational ``σ²``), :meth:`rho_spent` (exact ``Δ₂²/(2σ²)``),
-    :meth:`describe`. :attr:`sigma2` may be replaced only by tests (mutants); everything
-    noise-related is read from it.
-
-    Domain: the guarantee is stated for datasets of at most :meth:`max_records` records (a
-    public bound from ``B`` and the scale: about ``7·10^13``, where ``Ĉ x`` leaves int64, as
-    every count in treedp is bounded by int64); a larger input is outside it and refused
-    before any noise is drawn.
+    ``Δ₂²``), :attr:`sigma2` (exact rational ``σ²``; only tests replace it, with mutants),
+    :meth:`rho_spent` (exact ``Δ₂²/(2σ²)``), :meth:`describe`. Domain: datasets of at most
+    :meth:`max_records` records; a larger input is refused before any noise is drawn.
     """
 
     name = "sqrt_factorization"
@@ -230,14 +225,12 @@ class SqrtFactorizationMechanism(Mechanism):
         return lat.INT_LIMIT // int(self.coefficients[0]) - 1
 
     def true_blocks(self, counts: np.ndarray) -> list[np.ndarray]:
-        """``[Ĉ x]``, exact int64, for totals up to :meth:`max_records`.
+        """``[Ĉ x]`` (with ``ê ∘ x`` appended when equalised), exact int64; larger totals than
+        :meth:`max_records` are refused.
 
-        The exact convolution splits the counts into limbs; their number is fixed by the
-        public ``max_records().bit_length()`` whatever the counts, so its time does not
-        depend on the data (one limb more than the usual sizes need: about 10–15% of the
-        convolution). Totals above :meth:`max_records` (about ``7·10^13`` records, where
-        ``Ĉ x`` itself leaves int64) are refused, as counts whose total overflows int64 are
-        everywhere in treedp.
+        The exact convolution's number of limbs is fixed by the public
+        ``max_records().bit_length()`` whatever the counts, so its time does not depend on
+        the data (one limb more than the usual sizes need: about 10–15% of the convolution).
         """
         from treedp.estimation.toeplitz import exact_convolve
 
@@ -290,11 +283,11 @@ class SqrtFactorizationMechanism(Mechanism):
         return plan_candidate(*args, **kwargs)
 
     def prefix_estimate(self, levels: list[np.ndarray], estimator: str) -> np.ndarray:
-        """The one unbiased linear estimator (:meth:`estimate_prefix`), whatever the name."""
+        """:meth:`estimate_prefix`, the one unbiased linear estimator, whatever the name."""
         return self.estimate_prefix(levels)
 
     def prefix_covariance(self, estimator: str) -> Any:
-        """Its exact covariance (:meth:`covariance`)."""
+        """:meth:`covariance`, whatever the name."""
         return self.covariance()
 
     def covariance(self) -> Any:
