@@ -4,9 +4,7 @@ The prefix matrix ``L`` (``B × B``, ones on and below the diagonal) is the squa
 lower-triangular Toeplitz matrix ``C`` with first column ``c_k = binom(2k, k)/4^k``, the
 coefficients of ``(1 − x)^{-1/2}`` (``(1 − x)^{-1/2} · (1 − x)^{-1/2} = (1 − x)^{-1}``, whose
 coefficients are all ones). Releasing ``C x`` with Gaussian noise and estimating the prefixes as
-``C (C x + z)`` is the factorisation mechanism ``L = C · C`` (Henzinger, Upadhyay & Upadhyay
-2023; Fichtenberger, Henzinger & Upadhyay 2023): about 1.14× the SVD lower bound on the mean
-prefix MSE at ``B = 2^10`` and 1.07× at ``2^24`` (``docs/factorization.md``).
+``C (C x + z)`` is the factorisation mechanism ``L = C · C`` ([HUU23], [FHU23]).
 
 ``C x`` is real. On the lattice (what is implemented): with an integer scale ``s >= 1``, round the
 *coefficients*, ``ĉ_k = round(s · c_k)`` (``ĉ_0 = s``), and release the integers
@@ -20,18 +18,16 @@ privacy analysis. The prefixes are estimated by ``P̂ = L Ĉ^{-1} y = L x + L Ĉ
 unbiased, with covariance ``σ_Z² G Gᵀ`` for the lower-triangular Toeplitz ``G = L Ĉ^{-1}``
 (first column ``g = cumsum(ĉ^{-1})``; :class:`treedp.estimation.toeplitz.ToeplitzPrefixCovariance`).
 As ``s`` grows, ``Ĉ/s → C`` and the error tends to the real factorisation's; the largest scale
-the exact sampler supports (``σ²`` up to about ``1.8·10^16``), capped at ``s = 2^16``, is used:
-``s = 2^16`` for every ``B <= 2^24`` down to ``ρ = 2e-6`` (the rounding then costs nothing
-measurable: 1.069× the SVD bound at ``B = 2^24``, ``ρ = 0.01``), and the exact error of the
-rounded factorisation is what the planner scores (``docs/factorization.md``).
+the exact sampler supports, capped at ``s = 2^16``, is used (:func:`choose_scale`; the rounding
+then costs nothing measurable), and the planner scores the rounded factorisation's exact error
+(``docs/factorization.md``).
 
 Equalised columns (add_remove, ``B <= 8192``, the default there): column ``j`` of ``Ĉ`` has
 squared norm ``S(B − j) <= S(B) = Δ₂²``; the slack carries one more measurement
 ``ê_j x_j + Z'_j`` with ``ê_j = isqrt(S(B) − S(B − j))``, so every column's norm stays at most
 ``Δ₂`` (equal at ``j = 0``: the sensitivity and the noise are unchanged) and the GLS estimate
-from both parts can only be better (1.066× the SVD bound at ``B = 2^10`` instead of 1.142×).
-All columns for ``B <= 1024`` (dense GLS), the last 256 up to 8192 (a rank-256 Woodbury
-update of the Toeplitz estimator with exact covariances); ``docs/factorization.md``.
+from both parts can only be better. All columns for ``B <= 1024`` (dense GLS), the last 256 up
+to 8192 (a rank-256 Woodbury update of the Toeplitz estimator with exact covariances).
 
 Privacy (ρ-zCDP, privacy unit: one record; every record is counted in exactly one bin).
 
