@@ -85,29 +85,21 @@ def plan_candidate(
     if noise_family(noise) is not DiscreteLaplace or neighbours != "add_remove":
         return None
     key = {"cdf_mse": "mean_cdf_mse", "range_mse": "range_mse", "max_variance": "max_cdf_variance"}
-    best: tuple[float, str, Strategy, dict[str, float]] | None = None
+    offers = []
     for name, kind in (("strategy", "prefix"), ("strategy_range", "range")):
         strategy = shipped_strategy(n_bins, kind)
-        if strategy is None:
-            continue
-        errors = strategy_errors(strategy, budget, neighbours)
-        if workload is None:
-            value = errors[key[objective]]
-        else:
-            value = workload_error(strategy, budget, neighbours, workload)
-        if best is None or value < best[0]:
-            best = (value, name, strategy, errors)
-    if best is None:
+        if strategy is not None:
+            errors = strategy_errors(strategy, budget, neighbours)
+            if workload is None:
+                value = errors[key[objective]]
+            else:
+                value = workload_error(strategy, budget, neighbours, workload)
+            offers.append((value, name, strategy, errors))
+    if not offers:
         return None
-    value, name, strategy, errors = best
-    p = strategy.aggregates.shape[0]
+    value, name, strategy, errors = min(offers, key=lambda offer: offer[0])  # ties: the first
+    rows, what = strategy.aggregates.shape[0], _PLURAL[strategy.workload]
+    how = f"optimised p-Identity strategy for all {what} (p={rows}, least squares)"
     return PlanCandidate(
-        name,
-        (n_bins,),
-        (budget,),
-        value,
-        f"optimised p-Identity strategy for all {_PLURAL[strategy.workload]} (p={p}, "
-        "least squares)",
-        mean_cdf_mse=errors["mean_cdf_mse"],
-        max_cdf_variance=errors["max_cdf_variance"],
+        name, (n_bins,), (budget,), value, how, errors["mean_cdf_mse"], errors["max_cdf_variance"]
     )
