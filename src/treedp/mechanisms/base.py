@@ -31,6 +31,7 @@ from treedp.estimation.dispatch import ESTIMATORS
 from treedp.exceptions import DataError, InvalidParameterError
 from treedp.noise import RandomSource, noise_scale
 from treedp.noise.families import (
+    BudgetedFamily,
     DiscreteGaussian,
     DiscreteLaplace,
     NoiseFamily,
@@ -43,7 +44,14 @@ from treedp.privacy.spend import SpendRecord
 from treedp.tree import TreeShape
 from treedp.tree.candidate import PlanCandidate
 
-__all__ = ["Block", "Mechanism", "TreePlanner", "check_replace_bins", "zcdp_description"]
+__all__ = [
+    "Block",
+    "CalibratedMechanism",
+    "Mechanism",
+    "TreePlanner",
+    "check_replace_bins",
+    "zcdp_description",
+]
 
 #: A planner of trees: ``(n_bins, epsilon) -> (branching, level_budgets)`` (pure ε,
 #: add/remove), handed to mechanisms that plan a tree of their own after seeing their data
@@ -430,6 +438,54 @@ class Mechanism(ABC):
             "noise": DiscreteLaplace.name,
             "scales": _fractions(self.scales),
         }
+
+
+class CalibratedMechanism(Mechanism):
+    """A mechanism whose noised blocks all take one budgeted noise family
+    (:attr:`noise_family`), calibrated per block; each block's exact parameter is stored under
+    the family's file key (``scales`` or ``sigma2``, :meth:`_parameters`) and its exact loss
+    is the family's ``loss(L1, L2²)``: ``Δ1/t`` (Laplace) or ``Δ2²/(2σ²)`` (Gaussian)."""
+
+    noise_family: type[BudgetedFamily]
+    block_l2_squared: tuple[int, ...]
+
+    @property
+    def families(self) -> tuple[NoiseFamily | None, ...]:
+        """The noise family of each block (None for an exact block)."""
+        return tuple(None if p is None else self.noise_family.of(p) for p in self._parameters())
+
+    def _parameters(self) -> tuple[Fraction | None, ...]:
+        """Each block's exact noise parameter (``scales`` or ``sigma2``; tests may replace it)."""
+        params: tuple[Fraction | None, ...] = getattr(self, self.noise_family.field)
+        return params
+
+    @property
+    def guarantee(self) -> Measure:
+        """``PureDP(Σ ε'_b)`` (Laplace) or ``ZCDP(Σ ρ'_b)`` (Gaussian), exact and rounded up."""
+        return self.noise_family.measure(self._spent(self.noise_family.budget_name))
+
+    def _spent(self, unit: str) -> Fraction:
+        """The exact loss summed over the blocks, refused unless the noise states it in
+        ``unit`` (Gaussian noise has no finite pure ε; Laplace noise is stated in ε)."""
+        family = self.noise_family
+        if family.budget_name != unit:
+            raise InvalidParameterError(
+                f"{unit}_spent() is a loss in {unit}; this mechanism uses {family.label} noise, "
+                f"whose loss is {family.budget_name}_spent() ({family.guarantee_kind})."
+            )
+        blocks = zip(self._parameters(), self.block_sensitivity, self.block_l2_squared, strict=True)
+        return sum(
+            (family.of(p).loss(l1, sq) for p, l1, sq in blocks if p is not None), Fraction(0)
+        )
+
+    def rho_spent(self) -> Fraction:
+        """The exact zCDP loss ``Σ_b Δ2_b²/(2σ_b²)`` of Gaussian noise, never above ``rho``."""
+        return self._spent("rho")
+
+    def epsilon_spent(self) -> Fraction:
+        """The exact pure-DP loss of Laplace noise; refused for Gaussian noise, which has no
+        finite pure ε (its loss is :meth:`rho_spent`)."""
+        return self._spent("epsilon")
 
 
 def _fractions(values: Sequence[Fraction | None]) -> list[list[int] | None]:

@@ -76,7 +76,7 @@ from treedp._validation import check_int
 from treedp.budget import Neighbours, check_neighbours
 from treedp.exceptions import InvalidParameterError
 from treedp.mechanisms import sqrt_lattice as lat
-from treedp.mechanisms.base import Mechanism, check_replace_bins, zcdp_description
+from treedp.mechanisms.base import CalibratedMechanism, check_replace_bins, zcdp_description
 from treedp.mechanisms.sqrt_lattice import (
     MAX_SCALE,
     PLAN_LIMIT,
@@ -85,8 +85,7 @@ from treedp.mechanisms.sqrt_lattice import (
     sensitivities,
     sqrt_coefficients,
 )
-from treedp.noise.families import DiscreteGaussian, NoiseFamily, check_rho, float_at_least
-from treedp.privacy.measures import ZCDP, Measure
+from treedp.noise.families import DiscreteGaussian, check_rho
 from treedp.tree.candidate import PlanCandidate
 
 __all__ = [
@@ -100,7 +99,7 @@ __all__ = [
 ]
 
 
-class SqrtFactorizationMechanism(Mechanism):
+class SqrtFactorizationMechanism(CalibratedMechanism):
     """Release ``Ĉ x + Z`` (integer square-root factor of the prefix matrix, exact discrete
     Gaussian noise): ρ-zCDP. See the module docstring for the construction and its proof.
 
@@ -132,6 +131,7 @@ class SqrtFactorizationMechanism(Mechanism):
 
     name = "sqrt_factorization"
     guarantee_kind: Literal["pure", "zcdp"] = "zcdp"
+    noise_family = DiscreteGaussian
 
     def __init__(
         self,
@@ -186,27 +186,6 @@ class SqrtFactorizationMechanism(Mechanism):
     def coefficients(self) -> np.ndarray:
         """``ĉ`` (int64), the first column of the released integer matrix."""
         return lat.coefficients(self.n_bins, self.scale)
-
-    @property
-    def families(self) -> tuple[NoiseFamily | None, ...]:
-        """The one block's exact discrete Gaussian family."""
-        return (DiscreteGaussian(self.sigma2[0]),)
-
-    def rho_spent(self) -> Fraction:
-        """The exact zCDP loss ``Δ₂²/(2σ²)``, never above ``rho``."""
-        return Fraction(self.block_l2_squared[0]) / (2 * self.sigma2[0])
-
-    @property
-    def guarantee(self) -> Measure:
-        """``ZCDP(ρ')`` with ``ρ' = Δ₂²/(2σ²)`` rounded up."""
-        return ZCDP(float_at_least(self.rho_spent()))
-
-    def epsilon_spent(self) -> Fraction:
-        """Refused: Gaussian noise has no finite pure ε (see :meth:`rho_spent`)."""
-        raise InvalidParameterError(
-            "epsilon_spent() is the pure-DP loss of Laplace noise; this mechanism uses Gaussian "
-            "noise, which has no finite pure epsilon: its loss is rho_spent() (zCDP)."
-        )
 
     def max_records(self) -> int:
         """The largest total count :meth:`true_blocks` computes exactly in int64.

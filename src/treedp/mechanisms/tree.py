@@ -18,17 +18,15 @@ from treedp.estimation.covariance import (
 from treedp.estimation.direct import tree_prefix
 from treedp.estimation.efficient import VariancePlan, efficient_tree
 from treedp.exceptions import InvalidParameterError
-from treedp.mechanisms.base import Mechanism, check_replace_bins, zcdp_description
+from treedp.mechanisms.base import CalibratedMechanism, check_replace_bins, zcdp_description
 from treedp.noise.families import (
     MAX_RHO,
     MIN_RHO,
     DiscreteGaussian,
     DiscreteLaplace,
-    NoiseFamily,
     budgeted,
     check_rho,
 )
-from treedp.privacy.measures import Measure
 from treedp.tree import TreeShape
 
 __all__ = [
@@ -65,7 +63,7 @@ def _sensitivity_data(height: int, neighbours: Neighbours) -> tuple[tuple[int, i
     return ((0, 0),) + ((2, 2),) * height  # root = public n; -1 and +1 below
 
 
-class TreeMechanism(Mechanism):
+class TreeMechanism(CalibratedMechanism):
     """Noise every node of a level-uniform tree over the bins: pure ε-DP or ρ-zCDP.
 
     Parameters
@@ -228,44 +226,6 @@ class TreeMechanism(Mechanism):
         """Budget per level, root first (0 for the exact root under ``replace``): ε_l for
         Laplace noise, ρ_l for Gaussian noise."""
         return self.block_budgets
-
-    @property
-    def families(self) -> tuple[NoiseFamily | None, ...]:
-        """The noise family of each level (None for the exact root under ``replace``)."""
-        return tuple(None if p is None else self.noise_family.of(p) for p in self._parameters())
-
-    def _parameters(self) -> tuple[Fraction | None, ...]:
-        """Each level's exact noise parameter (``scales`` or ``sigma2``; tests may replace it)."""
-        params: tuple[Fraction | None, ...] = getattr(self, self.noise_family.field)
-        return params
-
-    @property
-    def guarantee(self) -> Measure:
-        """``PureDP(Σ ε'_l)`` (Laplace) or ``ZCDP(Σ ρ'_l)`` (Gaussian), exact and rounded up."""
-        return self.noise_family.measure(self._spent(self.noise_family.budget_name))
-
-    def _spent(self, unit: str) -> Fraction:
-        """The exact loss summed over the levels, refused unless the noise states it in
-        ``unit`` (Gaussian noise has no finite pure ε; Laplace noise is stated in ε)."""
-        family = self.noise_family
-        if family.budget_name != unit:
-            raise InvalidParameterError(
-                f"{unit}_spent() is a loss in {unit}; this tree uses {family.label} noise, "
-                f"whose loss is {family.budget_name}_spent() ({family.guarantee_kind})."
-            )
-        levels = zip(self._parameters(), self.block_sensitivity, self.block_l2_squared, strict=True)
-        return sum(
-            (family.of(p).loss(l1, sq) for p, l1, sq in levels if p is not None), Fraction(0)
-        )
-
-    def rho_spent(self) -> Fraction:
-        """The exact zCDP loss ``Σ_l Δ2_l²/(2σ_l²)`` of Gaussian noise, never above ``rho``."""
-        return self._spent("rho")
-
-    def epsilon_spent(self) -> Fraction:
-        """The exact pure-DP loss of Laplace noise; refused for Gaussian noise, which has no
-        finite pure ε (its loss is :meth:`rho_spent`)."""
-        return self._spent("epsilon")
 
     def true_blocks(self, counts: np.ndarray) -> list[np.ndarray]:
         """The true count of every stored node, one array per level, root first (zeros for a
