@@ -315,10 +315,9 @@ def _as_list(level_budgets: Sequence[float] | None) -> list[float] | None:
     return list(level_budgets)
 
 
-def _is_zero(value: object) -> bool:
-    """A real number equal to 0 (bools and other types are refused later)."""
-    numeric = isinstance(value, int | float | np.integer | np.floating)
-    return numeric and not isinstance(value, bool) and value == 0
+def _is_real(value: object) -> bool:
+    """A real number (bools and other types are refused later, by :func:`split_budget`)."""
+    return isinstance(value, int | float | np.integer | np.floating) and not isinstance(value, bool)
 
 
 def _split_with_off(
@@ -327,7 +326,7 @@ def _split_with_off(
     """:func:`split_budget`, except that entries of exactly 0 (levels switched off) stay 0
     and the positive ones are split and validated as usual (the leaves' must be positive)."""
     values = _as_list(level_budgets)
-    zero = [_is_zero(v) for v in values or ()]
+    zero = [_is_real(v) and v == 0 for v in values or ()]
     if values is None or len(values) != blocks or not any(zero) or zero[-1]:
         # nothing switched off, or the leaves: they must be measured (refused as not positive)
         return split_budget(total, blocks, level_budgets, total_name=total_name)
@@ -358,15 +357,12 @@ def _keep_given(
 def _strip_exact_root(level_budgets: Sequence[float] | None, height: int) -> Sequence[float] | None:
     """Under ``replace``: accept ``h + 1`` budgets with a 0 root (the output convention)."""
     values = _as_list(level_budgets)
-    if values is None or len(values) != height + 1:
-        return level_budgets
-    root = values[0]
-    if isinstance(root, bool) or not isinstance(root, int | float | np.integer | np.floating):
-        return values  # refused by split_budget with the usual message
-    if root != 0:
+    if values is None or len(values) != height + 1 or not _is_real(values[0]):
+        return level_budgets  # split_budget judges them, with the usual messages
+    if values[0] != 0:
         raise InvalidParameterError(
             "With neighbours='replace' the root count is the public n and is released "
             "exactly: the first of the h + 1 'level_budgets' (the root's) must be 0. "
-            f"Got {root!r}."
+            f"Got {values[0]!r}."
         )
     return values[1:]
