@@ -141,6 +141,8 @@ class Mechanism(ABC):
     exact_root: ClassVar[bool] = False
     #: The estimators this mechanism offers, the default first (see :meth:`check_estimator`).
     estimators: ClassVar[tuple[str, ...]] = ("efficient", "direct")
+    #: Why an estimator outside :attr:`estimators` is refused (appended to the message).
+    estimator_hint: ClassVar[str] = ""
 
     def _set_scales(self) -> None:
         self.scales: tuple[Fraction | None, ...] = tuple(
@@ -258,9 +260,6 @@ class Mechanism(ABC):
                 f"{cls.estimator_hint}."
             )
         return estimator
-
-    #: Why an estimator outside :attr:`estimators` is refused (appended to the message).
-    estimator_hint: ClassVar[str] = ""
 
     def direct_ranges(
         self, bins: Any, levels: list[np.ndarray], level_variance: Sequence[float]
