@@ -50,10 +50,9 @@ class AllIntervalsQueries:
         return np.where(top, self.bins.n_bins, j), np.where(top, 0.0, f)
 
     def _starts(self, ta: np.ndarray, tb: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        lo = self.bins.edges[0]
-        n_bins = self.bins.n_bins
-        s = np.clip(np.ceil(ta) - lo, 0, n_bins).astype(np.int64)
-        e = np.clip(np.ceil(tb) - lo, 0, n_bins).astype(np.int64)
+        """Whole-bin bounds ``[s, e)`` of ``[a, b)`` on discrete (integer) bins."""
+        lo, n_bins = self.bins.edges[0], self.bins.n_bins
+        s, e = (np.clip(np.ceil(t) - lo, 0, n_bins).astype(np.int64) for t in (ta, tb))
         return s, e
 
     def interval(self, s: np.ndarray, t: np.ndarray) -> np.ndarray:

@@ -13,6 +13,7 @@ released exactly (no family).
 
 from __future__ import annotations
 
+import math
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -30,6 +31,7 @@ from treedp.estimation.dispatch import ESTIMATORS
 from treedp.exceptions import DataError, InvalidParameterError
 from treedp.noise import RandomSource, noise_scale
 from treedp.noise.families import (
+    BudgetedFamily,
     DiscreteGaussian,
     DiscreteLaplace,
     NoiseFamily,
@@ -42,7 +44,14 @@ from treedp.privacy.spend import SpendRecord
 from treedp.tree import TreeShape
 from treedp.tree.candidate import PlanCandidate
 
-__all__ = ["Block", "Mechanism", "TreePlanner", "check_replace_bins", "zcdp_description"]
+__all__ = [
+    "Block",
+    "CalibratedMechanism",
+    "Mechanism",
+    "TreePlanner",
+    "check_replace_bins",
+    "zcdp_description",
+]
 
 #: A planner of trees: ``(n_bins, epsilon) -> (branching, level_budgets)`` (pure ε,
 #: add/remove), handed to mechanisms that plan a tree of their own after seeing their data
@@ -98,6 +107,8 @@ class Mechanism(ABC):
         The total pure-DP budget (``inf`` for Gaussian noise, which has no finite pure ε).
     block_epsilons : tuple of float
         The budget of each block (0 for an exact block).
+    block_rhos : tuple of float or None
+        The zCDP budget of each block under Gaussian noise, else None.
     block_sensitivity : tuple of int
         The L1 sensitivity of each block under ``neighbours`` (0 for an exact block).
     block_l2 : tuple of float
@@ -114,8 +125,24 @@ class Mechanism(ABC):
     n: int | None
     epsilon: float
     block_epsilons: tuple[float, ...]
+    block_rhos: tuple[float, ...] | None = None
     block_sensitivity: tuple[int, ...]
     block_l2: tuple[float, ...]
+    #: The keys of the noise families it can add (:data:`treedp.noise.families.NOISES`): a
+    #: family budgeted in ρ means its :meth:`from_parameters` takes ``rho=`` (:meth:`from_budget`).
+    noises: ClassVar[tuple[str, ...]] = (DiscreteLaplace.key,)
+    #: False when one instance cannot serve every group of a group-by release (DAWA: its
+    #: partition is chosen from one dataset's counts).
+    per_group: ClassVar[bool] = True
+    #: True when it takes a tree shape and per-level budgets (``branching``, ``level_budgets``).
+    takes_shape: ClassVar[bool] = False
+    #: True when the first block is a root whose total is the public ``n`` under ``replace``
+    #: (the file format then checks it).
+    exact_root: ClassVar[bool] = False
+    #: The estimators this mechanism offers, the default first (see :meth:`check_estimator`).
+    estimators: ClassVar[tuple[str, ...]] = ("efficient", "direct")
+    #: Why an estimator outside :attr:`estimators` is refused (appended to the message).
+    estimator_hint: ClassVar[str] = ""
 
     def _set_scales(self) -> None:
         self.scales: tuple[Fraction | None, ...] = tuple(
@@ -128,93 +155,24 @@ class Mechanism(ABC):
         cls,
         n_bins: int,
         *,
-        epsilon: float,
+        epsilon: float | None = None,
         neighbours: Neighbours,
         n: int | None,
         shape: TreeShape | None = None,
         level_budgets: Sequence[float] | None = None,
+        rho: float | None = None,
     ) -> Mechanism:
         """Build from the parameters every mechanism is described by (the registry's one
         constructor, through :meth:`from_budget`: no caller switches on the name). The
-        default calls ``cls(n_bins, epsilon=, neighbours=, n=)`` and refuses a tree shape or
-        per-level budgets, which only a mechanism that :attr:`takes_shape` uses."""
-        if level_budgets is not None:
-            raise InvalidParameterError(
-                f"The 'level_budgets' parameter applies to mechanism='tree' only, not {cls.name!r}."
-            )
-        if shape is not None:
-            raise InvalidParameterError(
-                f"The 'branching' parameter applies to mechanism='tree' only, not {cls.name!r}."
-            )
-        return cls(n_bins, epsilon=epsilon, neighbours=neighbours, n=n)  # type: ignore[call-arg]
-
-    @abstractmethod
-    def true_blocks(self, counts: np.ndarray) -> list[np.ndarray]:
-        """The exact blocks for bin ``counts``, before any noise (int64 vectors)."""
-
-    @property
-    def families(self) -> tuple[NoiseFamily | None, ...]:
-        """The noise family of each block (None for an exact block)."""
-        return tuple(None if s is None else DiscreteLaplace(s) for s in self.scales)
-
-    @property
-    def blocks(self) -> tuple[Block, ...]:
-        """Every released block: size, L1 and L2 sensitivity, noise family."""
-        l2 = getattr(self, "block_l2", None) or tuple(
-            float(np.sqrt(d)) for d in self.block_sensitivity
-        )
-        return tuple(
-            Block(size, int(d), float(q), fam)
-            for size, d, q, fam in zip(
-                self._block_sizes(), self.block_sensitivity, l2, self.families, strict=True
-            )
-        )
-
-    @property
-    def block_budgets(self) -> tuple[float, ...]:
-        """The budget of each block in the guarantee's own unit (ε here; ρ for zCDP)."""
-        return self.block_epsilons
-
-    @property
-    def guarantee(self) -> Measure:
-        """What the release satisfies: the blocks' guarantees composed, rounded up.
-
-        For discrete Laplace blocks this is ``PureDP(Σ Δ_b / t_b)`` computed exactly
-        (:meth:`epsilon_spent`) and rounded up to a float, so it never exceeds ``epsilon``.
-        """
-        families = [f for f in self.families if f is not None]
-        if all(isinstance(f, DiscreteLaplace) for f in families):
-            return PureDP(float_at_least(self.epsilon_spent()))
-        measures = [m for m in (b.privacy() for b in self.blocks) if m is not None]
-        return compose(measures) if measures else PureDP(0.0)
-
-    def spend(self) -> SpendRecord:
-        """A frozen record of this release's spend, for an accountant to compose."""
-        return SpendRecord(
-            mechanism=self.name,
-            measure=self.guarantee,
-            neighbours=self.neighbours,
-            unit="record",
-            parameters=self._spend_parameters(),
-        )
-
-    def _spend_parameters(self) -> dict[str, Any]:
-        return {
-            "n_bins": int(self.n_bins),
-            "n": self.n,
-            "epsilon": self.epsilon,
-            "block_epsilons": tuple(self.block_epsilons),
-            "noise": tuple(None if f is None else f.name for f in self.families),
-        }
-
-    #: The keys of the noise families it can add (:data:`treedp.noise.families.NOISES`): a
-    #: family budgeted in ρ means its :meth:`from_parameters` takes ``rho=`` (:meth:`from_budget`).
-    noises: ClassVar[tuple[str, ...]] = (DiscreteLaplace.key,)
-    #: False when one instance cannot serve every group of a group-by release (DAWA: its
-    #: partition is chosen from one dataset's counts).
-    per_group: ClassVar[bool] = True
-    #: True when it takes a tree shape and per-level budgets (``branching``, ``level_budgets``).
-    takes_shape: ClassVar[bool] = False
+        default calls ``cls(n_bins, epsilon= or rho=, neighbours=, n=)`` and refuses a tree
+        shape or per-level budgets, which only a mechanism that :attr:`takes_shape` uses."""
+        for given, label in ((level_budgets, "level_budgets"), (shape, "branching")):
+            if given is not None:
+                raise InvalidParameterError(
+                    f"The {label!r} parameter applies to mechanism='tree' only, not {cls.name!r}."
+                )
+        budget = {"epsilon": epsilon} if rho is None else {"rho": rho}
+        return cls(n_bins, neighbours=neighbours, n=n, **budget)  # type: ignore[call-arg]
 
     @classmethod
     def from_budget(
@@ -238,7 +196,6 @@ class Mechanism(ABC):
                 f"ApproxDP(...)) is not available for {cls.name!r}; it adds "
                 f"{' or '.join(noise_family(k).label for k in cls.noises)} noise."
             )
-        # a mechanism whose noises take another budget unit takes it in from_parameters
         return cls.from_parameters(
             n_bins,
             neighbours=neighbours,
@@ -247,10 +204,6 @@ class Mechanism(ABC):
             level_budgets=level_budgets,
             **{family.budget_name: value},
         )
-
-    #: True when the first block is a root whose total is the public ``n`` under ``replace``
-    #: (the file format then checks it).
-    exact_root: ClassVar[bool] = False
 
     @classmethod
     def from_description(
@@ -284,6 +237,30 @@ class Mechanism(ABC):
         mechanism cannot score it)."""
         return None
 
+    @classmethod
+    def check_estimator(cls, estimator: str | None) -> str:
+        """Validate ``estimator`` for this mechanism; None picks its default.
+
+        ``"efficient"`` is the BLUE for trees and histograms; for a baseline with one
+        independent noisy value per prefix it is the same as ``"direct"``; the strategy
+        mechanism always uses least squares (both names give it).
+        """
+        if estimator is None:
+            return cls.estimators[0]
+        if estimator not in ESTIMATORS:
+            raise InvalidParameterError(
+                must(
+                    "estimator",
+                    f"be one of {', '.join(map(repr, ESTIMATORS))}. Got {estimator!r} instead.",
+                )
+            )
+        if estimator not in cls.estimators:
+            raise InvalidParameterError(
+                f"estimator={estimator!r} is not available for mechanism={cls.name!r}"
+                f"{cls.estimator_hint}."
+            )
+        return estimator
+
     def direct_ranges(
         self, bins: Any, levels: list[np.ndarray], level_variance: Sequence[float]
     ) -> Any:
@@ -305,7 +282,7 @@ class Mechanism(ABC):
         if limit is not None and total > limit:
             raise DataError(
                 f"mechanism={self.name!r} states its guarantee for datasets of at most "
-                "max_records() records (its public domain: exact integer arithmetic); use the "
+                "max_records() records (its public domain: exact int64 arithmetic); use the "
                 "tree mechanism for this release."
             )
 
@@ -314,43 +291,71 @@ class Mechanism(ABC):
         none: they return themselves)."""
         return self
 
-    #: The estimators this mechanism offers, the default first (see :meth:`check_estimator`).
-    estimators: ClassVar[tuple[str, ...]] = ("efficient", "direct")
+    @abstractmethod
+    def true_blocks(self, counts: np.ndarray) -> list[np.ndarray]:
+        """The exact blocks for bin ``counts``, before any noise (int64 vectors)."""
 
-    @classmethod
-    def check_estimator(cls, estimator: str | None) -> str:
-        """Validate ``estimator`` for this mechanism; None picks its default.
+    @property
+    def families(self) -> tuple[NoiseFamily | None, ...]:
+        """The noise family of each block (None for an exact block)."""
+        return tuple(None if s is None else DiscreteLaplace(s) for s in self.scales)
 
-        ``"efficient"`` is the BLUE for trees and histograms; for a baseline with one
-        independent noisy value per prefix it is the same as ``"direct"``; the strategy
-        mechanism always uses least squares (both names give it).
-        """
-        if estimator is None:
-            return cls.estimators[0]
-        if estimator not in ESTIMATORS:
-            raise InvalidParameterError(
-                must(
-                    "estimator",
-                    f"be one of {', '.join(map(repr, ESTIMATORS))}. Got {estimator!r} instead.",
-                )
+    @property
+    def blocks(self) -> tuple[Block, ...]:
+        """Every released block: size, L1 and L2 sensitivity, noise family."""
+        l2 = getattr(self, "block_l2", None) or tuple(
+            float(np.sqrt(d)) for d in self.block_sensitivity
+        )
+        return tuple(
+            Block(size, int(d), float(q), fam)
+            for size, d, q, fam in zip(
+                self._block_sizes(), self.block_sensitivity, l2, self.families, strict=True
             )
-        if estimator not in cls.estimators:
-            raise InvalidParameterError(cls._no_estimator(estimator))
-        return estimator
+        )
 
-    @classmethod
-    def _no_estimator(cls, estimator: str) -> str:
-        return f"estimator={estimator!r} is not available for mechanism={cls.name!r}."
+    @property
+    def block_budgets(self) -> tuple[float, ...]:
+        """The budget of each block in the guarantee's own unit (ε; ρ for Gaussian noise)."""
+        return self.block_epsilons if self.block_rhos is None else self.block_rhos
+
+    @property
+    def guarantee(self) -> Measure:
+        """What the release satisfies: the blocks' guarantees composed, rounded up.
+
+        For discrete Laplace blocks this is ``PureDP(Σ Δ_b / t_b)`` computed exactly
+        (:meth:`epsilon_spent`) and rounded up to a float, so it never exceeds ``epsilon``.
+        """
+        if all(isinstance(f, DiscreteLaplace) for f in self.families if f is not None):
+            return PureDP(float_at_least(self.epsilon_spent()))
+        measures = [m for m in (b.privacy() for b in self.blocks) if m is not None]
+        return compose(measures) if measures else PureDP(0.0)
+
+    def spend(self) -> SpendRecord:
+        """A frozen record of this release's spend, for an accountant to compose."""
+        return SpendRecord(
+            mechanism=self.name,
+            measure=self.guarantee,
+            neighbours=self.neighbours,
+            unit="record",
+            parameters=self._spend_parameters(),
+        )
+
+    def _spend_parameters(self) -> dict[str, Any]:
+        return {
+            "n_bins": int(self.n_bins),
+            "n": self.n,
+            "epsilon": self.epsilon,
+            "block_epsilons": tuple(self.block_epsilons),
+            "noise": tuple(None if f is None else f.name for f in self.families),
+        }
 
     def prefix_estimate(self, levels: list[np.ndarray], estimator: str) -> np.ndarray:
         """Prefix estimates ``P[m]``, ``m = 0..B``, from the noisy blocks (leading batch axes
         allowed, for simulating many releases at once). Default: the first block holds one
         independent noisy value per prefix
         (:func:`~treedp.estimation.direct.independent_prefix`)."""
-        prefix: np.ndarray = independent_prefix(levels, self.block_variance(), self.n_bins, self.n)[
-            0
-        ]
-        return prefix
+        prefix = independent_prefix(levels, self.block_variance(), self.n_bins, self.n)[0]
+        return np.asarray(prefix)
 
     def prefix_covariance(self, estimator: str) -> PrefixCovariance:
         """The exact covariance of the prefix estimates (public parameters only)."""
@@ -368,9 +373,8 @@ class Mechanism(ABC):
         The noise comes from :meth:`noise_only` (one repeat), the same path the privacy
         auditor exercises.
         """
-        blocks = self.true_blocks(counts)
         noise = self.noise_only(1, source)
-        return [block + z[0] for block, z in zip(blocks, noise, strict=True)]
+        return [block + z[0] for block, z in zip(self.true_blocks(counts), noise, strict=True)]
 
     def release_blocks(
         self, counts: np.ndarray, source: RandomSource
@@ -386,39 +390,35 @@ class Mechanism(ABC):
         The noise distribution is public, so simulating it costs no privacy: this is what
         calibrates simultaneous bands and checks coverage.
         """
-        out = []
-        for size, family in zip(self._block_sizes(), self.families, strict=True):
-            if family is None:
-                out.append(np.zeros((repeats, size), dtype=np.int64))
-            else:
-                out.append(family.sample(repeats * size, source).reshape(repeats, size))
-        return out
+        return [
+            np.zeros((repeats, size), dtype=np.int64)
+            if family is None
+            else family.sample(repeats * size, source).reshape(repeats, size)
+            for size, family in zip(self._block_sizes(), self.families, strict=True)
+        ]
 
     def _block_sizes(self) -> list[int]:
         """Entries per block (computed once from the blocks of empty data)."""
-        cached = getattr(self, "_sizes", None)
-        if cached is None:
-            cached = [b.size for b in self.true_blocks(np.zeros(self.n_bins, dtype=np.int64))]
-            self._sizes = cached
-        return list(cached)
+        if getattr(self, "_sizes", None) is None:
+            empty = np.zeros(self.n_bins, dtype=np.int64)
+            self._sizes = [b.size for b in self.true_blocks(empty)]
+        return list(self._sizes)
 
     def epsilon_spent(self) -> Fraction:
         """The exact privacy loss ``Σ Δ_b / t_b``, never above :attr:`epsilon`."""
-        return sum(
-            (
-                Fraction(d) / s
-                for d, s in zip(self.block_sensitivity, self.scales, strict=True)
-                if s is not None
-            ),
-            Fraction(0),
-        )
+        pairs = zip(self.block_sensitivity, self.scales, strict=True)
+        return sum((Fraction(d) / s for d, s in pairs if s is not None), Fraction(0))
 
     def privacy_loss(self, d_in: int = 1) -> float:
-        """The ``epsilon`` guaranteed between datasets ``d_in`` neighbour steps apart.
+        """The pure ``epsilon`` guaranteed between datasets ``d_in`` neighbour steps apart.
 
         Pure DP composes over a chain of neighbours (group privacy): ``d_in · epsilon``.
+        Gaussian noise has no finite pure ε: ``inf`` for ``d_in > 0`` (use :attr:`guarantee`
+        and group privacy for zCDP, ``d_in²·ρ``).
         """
         d = check_int(d_in, "d_in", lo=0)
+        if not math.isfinite(self.epsilon):
+            return 0.0 if d == 0 else math.inf
         return d * float(self.epsilon_spent())
 
     def check(self, d_in: int, epsilon: float) -> bool:
@@ -435,8 +435,61 @@ class Mechanism(ABC):
             "block_epsilons": list(self.block_epsilons),
             "block_sensitivity": list(self.block_sensitivity),
             "noise": DiscreteLaplace.name,
-            "scales": [None if s is None else [s.numerator, s.denominator] for s in self.scales],
+            "scales": _fractions(self.scales),
         }
+
+
+class CalibratedMechanism(Mechanism):
+    """A mechanism whose noised blocks all take one budgeted noise family
+    (:attr:`noise_family`), calibrated per block; each block's exact parameter is stored under
+    the family's file key (``scales`` or ``sigma2``, :meth:`_parameters`) and its exact loss
+    is the family's ``loss(L1, L2²)``: ``Δ1/t`` (Laplace) or ``Δ2²/(2σ²)`` (Gaussian)."""
+
+    noise_family: type[BudgetedFamily]
+    block_l2_squared: tuple[int, ...]
+
+    @property
+    def families(self) -> tuple[NoiseFamily | None, ...]:
+        """The noise family of each block (None for an exact block)."""
+        return tuple(None if p is None else self.noise_family.of(p) for p in self._parameters())
+
+    def _parameters(self) -> tuple[Fraction | None, ...]:
+        """Each block's exact noise parameter (``scales`` or ``sigma2``; tests may replace it)."""
+        params: tuple[Fraction | None, ...] = getattr(self, self.noise_family.field)
+        return params
+
+    @property
+    def guarantee(self) -> Measure:
+        """``PureDP(Σ ε'_b)`` (Laplace) or ``ZCDP(Σ ρ'_b)`` (Gaussian), exact and rounded up."""
+        return self.noise_family.measure(self._spent(self.noise_family.budget_name))
+
+    def _spent(self, unit: str) -> Fraction:
+        """The exact loss summed over the blocks, refused unless the noise states it in
+        ``unit`` (Gaussian noise has no finite pure ε; Laplace noise is stated in ε)."""
+        family = self.noise_family
+        if family.budget_name != unit:
+            raise InvalidParameterError(
+                f"{unit}_spent() is a loss in {unit}; this mechanism uses {family.label} noise, "
+                f"whose loss is {family.budget_name}_spent() ({family.guarantee_kind})."
+            )
+        blocks = zip(self._parameters(), self.block_sensitivity, self.block_l2_squared, strict=True)
+        return sum(
+            (family.of(p).loss(l1, sq) for p, l1, sq in blocks if p is not None), Fraction(0)
+        )
+
+    def rho_spent(self) -> Fraction:
+        """The exact zCDP loss ``Σ_b Δ2_b²/(2σ_b²)`` of Gaussian noise, never above ``rho``."""
+        return self._spent("rho")
+
+    def epsilon_spent(self) -> Fraction:
+        """The exact pure-DP loss of Laplace noise; refused for Gaussian noise, which has no
+        finite pure ε (its loss is :meth:`rho_spent`)."""
+        return self._spent("epsilon")
+
+
+def _fractions(values: Sequence[Fraction | None]) -> list[list[int] | None]:
+    """Exact rationals as ``[numerator, denominator]`` pairs (None kept), for a file."""
+    return [None if v is None else [v.numerator, v.denominator] for v in values]
 
 
 def zcdp_description(
@@ -461,7 +514,7 @@ def zcdp_description(
         "noise": DiscreteGaussian.name,
         "scales": None,
         **extra,
-        "sigma2": [None if s is None else [s.numerator, s.denominator] for s in sigma2],
+        "sigma2": _fractions(sigma2),
     }
 
 

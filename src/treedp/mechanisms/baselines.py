@@ -58,7 +58,7 @@ class _SingleBlockMechanism(Mechanism):
         neighbours: Neighbours = "add_remove",
         n: int | None = None,
     ) -> None:
-        self.n_bins = _check_bins(n_bins)
+        self.n_bins = check_int(n_bins, "n_bins", lo=1)
         self._check_size()
         self.epsilon = check_epsilon(epsilon)
         self.neighbours, self.n = check_neighbours(neighbours, n)
@@ -109,10 +109,8 @@ class HistogramMechanism(_SingleBlockMechanism):
             root = np.full((*leaves.shape[:-1], 1), n, dtype=np.int64)
             prefix: np.ndarray = efficient_tree(shape, [root, leaves], tree_var).prefix(self.n_bins)
             return prefix
-        direct: np.ndarray = cumulative_prefix(levels, self.block_variance(), self.n_bins, self.n)[
-            0
-        ]
-        return direct
+        direct = cumulative_prefix(levels, self.block_variance(), self.n_bins, self.n)[0]
+        return np.asarray(direct)
 
     def prefix_covariance(self, estimator: str) -> PrefixCovariance:
         if estimator == "efficient" and self.n_bins >= 2:
@@ -140,12 +138,11 @@ class HistogramMechanism(_SingleBlockMechanism):
             return None
         var = histogram_variance(n_bins, budget)
         mean, worst = (n_bins + 1) / 2 * var, n_bins * var
+        errors = {"cdf_mse": mean, "range_mse": (n_bins + 2) / 3 * var, "max_variance": worst}
         if workload is not None:
             value = workload.independent_variance(var, n_public=False)
         else:
-            value = {"cdf_mse": mean, "range_mse": (n_bins + 2) / 3 * var, "max_variance": worst}[
-                objective
-            ]
+            value = errors[objective]
         return PlanCandidate(
             cls.name, (n_bins,), (budget,), value, "noisy histogram", mean, max_cdf_variance=worst
         )
@@ -214,12 +211,7 @@ class AllIntervalsMechanism(_SingleBlockMechanism):
     max_bins = MAX_INTERVAL_BINS
     estimators = ("direct",)
 
-    @classmethod
-    def _no_estimator(cls, estimator: str) -> str:
-        return (
-            "estimator='efficient' is not available for mechanism='all_intervals' (it would "
-            "need least squares over B(B+1)/2 counts); use estimator='direct'."
-        )
+    estimator_hint = " (it would need least squares over B(B+1)/2 counts); use estimator='direct'"
 
     def direct_ranges(
         self, bins: Any, levels: list[np.ndarray], level_variance: Sequence[float]
@@ -242,7 +234,3 @@ class AllIntervalsMechanism(_SingleBlockMechanism):
         prefix = np.concatenate([[0], np.cumsum(np.asarray(counts, dtype=np.int64))])
         s, t = np.triu_indices(self.n_bins + 1, k=1)
         return [prefix[t] - prefix[s]]
-
-
-def _check_bins(n_bins: int) -> int:
-    return check_int(n_bins, "n_bins", lo=1)

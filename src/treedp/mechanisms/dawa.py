@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from treedp._validation import check_real
+from treedp._validation import check_int, check_real
 from treedp.budget import Neighbours, check_epsilon, check_neighbours, split_budget
 from treedp.domain import MAX_BINS
 from treedp.exceptions import InvalidParameterError
@@ -40,7 +40,6 @@ __all__ = [
     "PENALTY",
     "DawaMechanism",
     "SpreadCovariance",
-    "from_description",
 ]
 
 #: Share of the total epsilon spent on the partition (stage 1) by default, as in DAWA.
@@ -131,9 +130,9 @@ class DawaMechanism(Mechanism):
     """
 
     name = "dawa"
-
     #: Its answers carry a data-dependent spreading bias: no standard errors or intervals.
     offers_intervals = False
+    per_group = False
 
     def __init__(
         self,
@@ -149,7 +148,7 @@ class DawaMechanism(Mechanism):
         bucket_planner: TreePlanner | None = None,
     ) -> None:
         self.bucket_planner = bucket_planner
-        self.n_bins = _check_bins(n_bins, MAX_BINS)
+        self.n_bins = check_int(n_bins, "n_bins", lo=1, hi=MAX_BINS)
         self.epsilon = check_epsilon(epsilon)
         self.neighbours, self.n = check_neighbours(neighbours, n)
         if self.neighbours != "add_remove":
@@ -173,58 +172,26 @@ class DawaMechanism(Mechanism):
                 raise InvalidParameterError(
                     "The stage-2 tree ('bucket_branching', 'bucket_budgets') needs a partition."
                 )
-            self.block_epsilons = ()
-            self.block_sensitivity = ()
-            self.block_l2 = ()
-            self.scales = ()
+            self.block_epsilons, self.block_sensitivity, self.block_l2, self.scales = (), (), (), ()
             return
         if not isinstance(partition, Partition) or partition.n_bins != self.n_bins:
             raise InvalidParameterError("The 'partition' must be a Partition over the bins.")
-        self.bucket_tree = _bucket_tree(
+        tree = _bucket_tree(
             partition.n_buckets,
             self.epsilon_buckets,
             bucket_branching,
             bucket_budgets,
             bucket_planner,
         )
-        tree = self.bucket_tree
-        self.block_epsilons = tree.block_epsilons
-        self.block_sensitivity = tree.block_sensitivity
-        self.block_l2 = tree.block_l2
-        self.scales = tree.scales
-
-    @classmethod
-    def from_parameters(
-        cls,
-        n_bins: int,
-        *,
-        epsilon: float,
-        neighbours: Neighbours,
-        n: int | None,
-        shape: TreeShape | None = None,
-        level_budgets: Sequence[float] | None = None,
-    ) -> DawaMechanism:
-        """Build the unbound mechanism (a tree shape or budgets are refused: stage 2 plans
-        its own tree once the number of buckets is known)."""
-        if shape is not None or level_budgets is not None:
-            raise InvalidParameterError(
-                "The 'branching' and 'level_budgets' parameters apply to mechanism='tree' only, "
-                "not 'dawa' (its tree over the buckets is planned after the partition)."
-            )
-        return cls(n_bins, epsilon=epsilon, neighbours=neighbours, n=n)
+        self.bucket_tree = tree
+        self.block_epsilons, self.block_sensitivity = tree.block_epsilons, tree.block_sensitivity
+        self.block_l2, self.scales = tree.block_l2, tree.scales
 
     # ------------------------------------------------------------------ the two stages
     @property
     def bound(self) -> bool:
         """True once the partition is chosen (the mechanism describes a finished release)."""
         return self.partition is not None
-
-    def select_partition(self, counts: np.ndarray, source: RandomSource) -> Partition:
-        """Stage 1: the private partition (``ε1``-DP), from noisy dyadic-block costs."""
-        if self.partition_sensitivity == 0:
-            return Partition(self.n_bins, (0,))
-        noisy = self.noisy_costs(counts, source)
-        return choose_partition([level[0] for level in noisy], self.n_bins, self.penalty)
 
     def noisy_costs(
         self, counts: np.ndarray, source: RandomSource, repeats: int = 1
@@ -233,49 +200,37 @@ class DawaMechanism(Mechanism):
         noise of scale :attr:`partition_scale`, shape ``(repeats, blocks)`` per level."""
         return noisy_block_costs(counts, self.partition_scale, source, repeats)
 
+    def _rebuilt(self, **changes: Any) -> DawaMechanism:
+        """The same mechanism (budget, share, planner) with ``changes``."""
+        kept = {
+            "epsilon": self.epsilon,
+            "partition_share": self.partition_share,
+            "bucket_planner": self.bucket_planner,
+        }
+        return DawaMechanism(self.n_bins, **{**kept, **changes})
+
     def bind(self, partition: Partition) -> DawaMechanism:
         """The same mechanism with the partition chosen (stage 2 planned for its buckets)."""
-        return DawaMechanism(
-            self.n_bins,
-            epsilon=self.epsilon,
-            neighbours=self.neighbours,
-            n=self.n,
-            partition_share=self.partition_share,
-            partition=partition,
-            bucket_planner=self.bucket_planner,
-        )
-
-    per_group = False
-
-    @classmethod
-    def from_description(
-        cls, meta: Mapping[str, Any], n_bins: int, budget: float, gaussian: bool
-    ) -> DawaMechanism:
-        """The stored partition and stage-2 tree (:func:`from_description`)."""
-        if gaussian:
-            raise InvalidParameterError("DAWA is stated with Gaussian noise")
-        return from_description(meta, n_bins, budget)
+        return self._rebuilt(partition=partition)
 
     def planned(self, planner: TreePlanner) -> DawaMechanism:
         """The same unbound mechanism, planning its bucket tree with ``planner`` (the release
         pipeline hands in the planner's best tree; without one, the equal-budget
         :func:`~treedp.tree.heuristics.default_branching` tree is used)."""
-        if self.bound:
-            return self
-        return DawaMechanism(
-            self.n_bins,
-            epsilon=self.epsilon,
-            neighbours=self.neighbours,
-            n=self.n,
-            partition_share=self.partition_share,
-            bucket_planner=planner,
-        )
+        return self if self.bound else self._rebuilt(bucket_planner=planner)
 
     def release_blocks(
         self, counts: np.ndarray, source: RandomSource
     ) -> tuple[DawaMechanism, list[np.ndarray]]:
-        """Both stages: the bound mechanism (with the partition) and stage 2's noisy blocks."""
-        mech = self if self.bound else self.bind(self.select_partition(counts, source))
+        """Both stages: stage 1 (``ε1``-DP) chooses the partition from the noisy dyadic-block
+        costs, then the bound mechanism measures stage 2's noisy blocks."""
+        mech = self
+        if not self.bound:
+            partition = Partition(self.n_bins, (0,))  # one bin: nothing to choose or to noise
+            if self.partition_sensitivity:
+                noisy = self.noisy_costs(counts, source)
+                partition = choose_partition([lv[0] for lv in noisy], self.n_bins, self.penalty)
+            mech = self.bind(partition)
         return mech, Mechanism.measure(mech, counts, source)
 
     def measure(self, counts: np.ndarray, source: RandomSource) -> list[np.ndarray]:
@@ -285,29 +240,23 @@ class DawaMechanism(Mechanism):
 
     def true_blocks(self, counts: np.ndarray) -> list[np.ndarray]:
         """Stage 2's exact blocks: the tree's nodes over the bucket counts."""
-        tree = self._require_bound()
-        assert self.partition is not None
-        return tree.true_blocks(self.partition.bucket_counts(counts))
+        tree, partition = self._require_bound()
+        return tree.true_blocks(partition.bucket_counts(counts))
 
-    def _require_bound(self) -> TreeMechanism:
-        if self.bucket_tree is None:
+    def _require_bound(self) -> tuple[TreeMechanism, Partition]:
+        if self.bucket_tree is None or self.partition is None:
             raise InvalidParameterError(
                 "This DAWA mechanism has no partition yet: run both stages with "
                 "release_blocks(counts, source) (release_cdf and release_counts do; group-by "
                 "releases do not support mechanism='dawa')."
             )
-        return self.bucket_tree
+        return self.bucket_tree, self.partition
 
     # ------------------------------------------------------------------ estimates
-    def spread(self, bucket_prefix: np.ndarray) -> np.ndarray:
-        """Bin prefix estimates from the tree's bucket prefix estimates (last axis)."""
-        self._require_bound()
-        assert self.partition is not None
-        return self.partition.spread(bucket_prefix)
-
     def prefix_estimate(self, levels: list[np.ndarray], estimator: str) -> np.ndarray:
         """The bucket tree's prefix estimates, spread uniformly inside each bucket."""
-        return self.spread(self._require_bound().prefix_estimate(levels, estimator))
+        tree, partition = self._require_bound()
+        return partition.spread(tree.prefix_estimate(levels, estimator))
 
     def prefix_covariance(self, estimator: str) -> Any:
         """Refused: the spreading bias depends on the data (see :meth:`noise_covariance`)."""
@@ -316,9 +265,8 @@ class DawaMechanism(Mechanism):
     def noise_covariance(self, estimator: str = "efficient") -> SpreadCovariance:
         """The exact covariance of the bin prefix estimates due to stage 2's noise alone,
         given the partition. It omits the spreading bias: it is no error bar."""
-        tree = self._require_bound()
-        assert self.partition is not None
-        return SpreadCovariance(self.partition, tree.prefix_covariance(estimator))
+        tree, partition = self._require_bound()
+        return SpreadCovariance(partition, tree.prefix_covariance(estimator))
 
     # ------------------------------------------------------------------ the contract
     def partition_epsilon_spent(self) -> Fraction:
@@ -327,7 +275,7 @@ class DawaMechanism(Mechanism):
             return Fraction(0)
         return Fraction(self.partition_sensitivity) / self.partition_scale
 
-    def bucket_epsilon_spent(self) -> Fraction:
+    def _bucket_epsilon_spent(self) -> Fraction:
         """Stage 2's exact loss (its budget ``ε2`` before the tree is known)."""
         if self.bucket_tree is None:
             return Fraction(self.epsilon_buckets)
@@ -335,7 +283,7 @@ class DawaMechanism(Mechanism):
 
     def epsilon_spent(self) -> Fraction:
         """The exact total loss of both stages, never above :attr:`epsilon`."""
-        return self.partition_epsilon_spent() + self.bucket_epsilon_spent()
+        return self.partition_epsilon_spent() + self._bucket_epsilon_spent()
 
     def spend_parts(self) -> tuple[SpendRecord, SpendRecord]:
         """The two stages' spend records (their composition is :meth:`spend`)."""
@@ -353,86 +301,79 @@ class DawaMechanism(Mechanism):
         )
         second = SpendRecord(
             mechanism="dawa.buckets",
-            measure=PureDP(float_at_least(self.bucket_epsilon_spent())),
+            measure=PureDP(float_at_least(self._bucket_epsilon_spent())),
             neighbours=self.neighbours,
             parameters={**base, "epsilon": self.epsilon_buckets, "mechanism": "tree"},
         )
         return first, second
 
     def _spend_parameters(self) -> dict[str, Any]:
+        parts = (self.partition_epsilon_spent(), self._bucket_epsilon_spent())
         return {
             **super()._spend_parameters(),
             "partition_share": self.partition_share,
-            "parts": (
-                float_at_least(self.partition_epsilon_spent()),
-                float_at_least(self.bucket_epsilon_spent()),
-            ),
+            "parts": tuple(float_at_least(p) for p in parts),
         }
 
     def describe(self) -> dict[str, object]:
         """The contract as plain data, with the partition chosen and stage 2's tree."""
-        out = super().describe()
-        scale = self.partition_scale
-        out.update(
-            {
-                "partition_share": self.partition_share,
-                "epsilon_partition": self.epsilon_partition,
-                "epsilon_buckets": self.epsilon_buckets,
-                "partition_sensitivity": self.partition_sensitivity,
-                "partition_scale": [scale.numerator, scale.denominator],
-                "penalty": self.penalty,
-                "partition": None if self.partition is None else list(self.partition.starts),
-                "bucket_branching": None
-                if self.bucket_tree is None
-                else list(self.bucket_tree.shape.branching),
-                "bucket_budgets": None
-                if self.bucket_tree is None
-                else list(self.bucket_tree.level_budgets),
-            }
-        )
-        return out
+        scale, tree = self.partition_scale, self.bucket_tree
+        return {
+            **super().describe(),
+            "partition_share": self.partition_share,
+            "epsilon_partition": self.epsilon_partition,
+            "epsilon_buckets": self.epsilon_buckets,
+            "partition_sensitivity": self.partition_sensitivity,
+            "partition_scale": [scale.numerator, scale.denominator],
+            "penalty": self.penalty,
+            "partition": None if self.partition is None else list(self.partition.starts),
+            "bucket_branching": None if tree is None else list(tree.shape.branching),
+            "bucket_budgets": None if tree is None else list(tree.level_budgets),
+        }
 
-
-def from_description(meta: Mapping[str, Any], n_bins: int, epsilon: float) -> DawaMechanism:
-    """Rebuild a bound DAWA mechanism from its :meth:`DawaMechanism.describe` (a release
-    file's metadata): the stored partition and stage-2 tree, never re-planned; every stated
-    field of the contract must equal the rebuilt one's."""
-    starts = meta["partition"]
-    branching = meta["bucket_branching"]
-    budgets = meta["bucket_budgets"]
-    for key, value, kinds in (
-        ("partition", starts, (int,)),
-        ("bucket_branching", branching, (int,)),
-        ("bucket_budgets", budgets, (int, float)),
-    ):
-        if not isinstance(value, list) or any(
-            isinstance(v, bool) or not isinstance(v, kinds) for v in value
+    @classmethod
+    def from_description(
+        cls, meta: Mapping[str, Any], n_bins: int, budget: float, gaussian: bool
+    ) -> DawaMechanism:
+        """Rebuild the bound mechanism of a release file: the stored partition and stage-2
+        tree, never re-planned; every stated field of the contract must equal the rebuilt
+        one's."""
+        if gaussian:
+            raise InvalidParameterError("DAWA is stated with Gaussian noise")
+        for key, kinds in (
+            ("partition", int),
+            ("bucket_branching", int),
+            ("bucket_budgets", int | float),
         ):
-            raise InvalidParameterError(f"field '{key}' has the wrong type")
-    share = meta["partition_share"]
-    if isinstance(share, bool) or not isinstance(share, int | float):
-        raise InvalidParameterError("field 'partition_share' has the wrong type")
-    mech = DawaMechanism(
-        n_bins,
-        epsilon=epsilon,
-        neighbours=meta["neighbours"],
-        partition_share=float(share),
-        partition=Partition(n_bins, tuple(starts)),
-        bucket_branching=branching,
-        bucket_budgets=budgets,
-    )
-    own = mech.describe()
-    for key in (
-        "partition",
-        "partition_sensitivity",
-        "partition_scale",
-        "bucket_branching",
-        "epsilon_partition",
-        "epsilon_buckets",
-    ):
-        if json.dumps(own[key]) != json.dumps(meta[key]):
-            raise InvalidParameterError(f"field '{key}' does not match the mechanism")
-    return mech
+            value = meta[key]
+            if not isinstance(value, list) or any(
+                isinstance(v, bool) or not isinstance(v, kinds) for v in value
+            ):
+                raise InvalidParameterError(f"field '{key}' has the wrong type")
+        share = meta["partition_share"]
+        if isinstance(share, bool) or not isinstance(share, int | float):
+            raise InvalidParameterError("field 'partition_share' has the wrong type")
+        mech = cls(
+            n_bins,
+            epsilon=budget,
+            neighbours=meta["neighbours"],
+            partition_share=float(share),
+            partition=Partition(n_bins, tuple(meta["partition"])),
+            bucket_branching=meta["bucket_branching"],
+            bucket_budgets=meta["bucket_budgets"],
+        )
+        own = mech.describe()
+        for key in (
+            "partition",
+            "partition_sensitivity",
+            "partition_scale",
+            "bucket_branching",
+            "epsilon_partition",
+            "epsilon_buckets",
+        ):
+            if json.dumps(own[key]) != json.dumps(meta[key]):
+                raise InvalidParameterError(f"field '{key}' does not match the mechanism")
+        return mech
 
 
 class SpreadCovariance:
@@ -443,16 +384,11 @@ class SpreadCovariance:
         self.partition = partition
         self.bucket = bucket
 
-    def _weights(self, m: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        edges = self.partition.edges
-        j = np.clip(np.searchsorted(edges, m, side="right") - 1, 0, self.partition.n_buckets - 1)
-        return j, (m - edges[j]) / (edges[j + 1] - edges[j])
-
     def cov(self, m1: np.ndarray, m2: np.ndarray) -> np.ndarray:
         """The covariance of ``P[m1]`` and ``P[m2]`` (broadcast together)."""
         a, b = np.broadcast_arrays(np.asarray(m1), np.asarray(m2))
-        j1, f1 = self._weights(a)
-        j2, f2 = self._weights(b)
+        j1, f1 = self.partition.weights(a)
+        j2, f2 = self.partition.weights(b)
         total = np.zeros(a.shape)
         for ja, wa in ((j1, 1.0 - f1), (j1 + 1, f1)):
             for jb, wb in ((j2, 1.0 - f2), (j2 + 1, f2)):
@@ -462,12 +398,6 @@ class SpreadCovariance:
     def var(self, m: np.ndarray) -> np.ndarray:
         """The variance of ``P[m]``."""
         return self.cov(m, m)
-
-
-def _check_bins(n_bins: int, hi: int) -> int:
-    from treedp._validation import check_int
-
-    return check_int(n_bins, "n_bins", lo=1, hi=hi)
 
 
 def _bucket_tree(

@@ -58,12 +58,8 @@ def selection_threshold(
     delta: float,
     neighbours: str = "add_remove",
 ) -> int:
-    """The smallest integer ``τ >= 2`` with ``c·g·p^(τ−1)/(1+p) <= δ``, ``p = e^(−1/t)``.
-
-    A key held by one person only has count 1 and is kept with probability
-    ``P(1 + Z >= τ) = p^(τ−1)/(1 + p)`` for discrete Laplace ``Z`` of scale ``t``; ``c`` is
-    :func:`selection_delta_factor` for the relation (see the module docstring).
-    """
+    """The smallest integer ``τ >= 2`` with ``c·g·p^(τ−1)/(1+p) <= δ``, ``p = e^(−1/t)``,
+    ``c`` = :func:`selection_delta_factor` (module docstring)."""
     p = math.exp(-1.0 / float(scale))
     c = selection_delta_factor(epsilon, neighbours)
     # log form: (τ−1)·ln p <= ln(δ(1+p)/(c·g))
@@ -85,12 +81,10 @@ def choose_keys(
 ) -> tuple[tuple[Any, ...], dict[str, Any]]:
     """The thresholded noisy selection of the keys of ``counts`` (see the module docstring).
 
-    The noise scale is ``s/ε_s`` with ``s`` = :func:`selection_sensitivity` of the relation
-    (``g`` for add/remove, ``2g`` for replace) and the threshold meets ``δ`` for that relation.
-
-    Runs on the driver for every engine: one discrete Laplace draw per candidate key, in the
-    order of ``counts.keys`` (sorted, :meth:`KeyCounts.merge`), kept when ``count + Z >= τ``
-    (:func:`selection_threshold`). Returns the selected keys (sorted) and the selection record.
+    Runs on the driver for every engine: one discrete Laplace draw of scale
+    ``s/ε_s`` per candidate key, in the order of ``counts.keys`` (sorted,
+    :meth:`KeyCounts.merge`), kept when ``count + Z >= τ`` (:func:`selection_threshold`).
+    Returns the selected keys (sorted) and the selection record.
 
     Raises
     ------
@@ -104,9 +98,8 @@ def choose_keys(
     for key, c in zip(counts.keys, counts.counts.tolist(), strict=True):
         label = canonical_key(key)
         labelled[label] = labelled.get(label, 0) + int(c)
-    # Only keys that a kept (person, key) pair counts are candidates: a key whose pairs were all
-    # dropped by the bounding has count 0 and is no candidate (round 4's review: one person
-    # holding K >> g keys made all K selectable, beyond the g the delta accounts for).
+    # Only keys that a kept (person, key) pair counts are candidates: otherwise one person
+    # holding K >> g keys would make all K selectable, beyond the g the delta accounts for.
     labelled = {k: c for k, c in labelled.items() if c > 0}
     keys = sorted_keys(labelled)  # mixed types (5 and "CA") sort too: types are data
     values = np.fromiter((labelled[k] for k in keys), dtype=np.int64, count=len(keys))

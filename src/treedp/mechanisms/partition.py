@@ -88,24 +88,21 @@ def block_costs(counts: np.ndarray) -> list[np.ndarray]:
     x = np.asarray(counts, dtype=np.int64)
     b = x.size
     levels = dyadic_levels(b)
-    out = []
     wide = int(x.sum()) * (1 << levels) >= 2**62  # products could overflow int64
-    base = x.astype(object) if wide else x
+    dtype = object if wide else np.int64
+    out = []
     for lvl in range(1, levels + 1):
         s = 1 << lvl
         k = _n_blocks(b, lvl)
-        padded = np.zeros(k * s, dtype=base.dtype)
-        padded[:b] = base
+        padded = np.zeros(k * s, dtype=dtype)
+        padded[:b] = x
         blocks = padded.reshape(k, s)
-        sizes = np.minimum(b - np.arange(k) * s, s)
-        if wide:
-            sizes = sizes.astype(object)
+        sizes = np.minimum(b - np.arange(k) * s, s).astype(dtype)
         totals = blocks.sum(axis=1)
         inside = np.arange(s)[None, :] < sizes[:, None]
         dev_s = np.where(inside, np.abs(blocks * sizes[:, None] - totals[:, None]), 0).sum(axis=1)
-        cost = -(-dev_s // sizes)
-        out.append(np.asarray(cost.astype(np.int64) if not wide else [int(c) for c in cost]))
-    return [np.asarray(c, dtype=np.int64) for c in out]
+        out.append((-(-dev_s // sizes)).astype(np.int64))
+    return out
 
 
 def noisy_block_costs(
@@ -166,13 +163,17 @@ class Partition:
         """The count of every bucket (int64)."""
         return np.add.reduceat(np.asarray(counts, dtype=np.int64), np.asarray(self.starts))
 
+    def weights(self, m: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """For bin prefix ``m``: its bucket ``j`` and the fraction of the bucket below ``m``
+        (``P[m] = (1 − f)·Q[j] + f·Q[j + 1]``)."""
+        edges = self.edges
+        j = np.clip(np.searchsorted(edges, m, side="right") - 1, 0, self.n_buckets - 1)
+        return j, (m - edges[j]) / (edges[j + 1] - edges[j])
+
     def spread(self, bucket_prefix: np.ndarray) -> np.ndarray:
         """Bin prefixes ``P[m], m = 0..B`` from bucket prefixes ``Q[j], j = 0..K`` (last axis):
         each bucket's count spread uniformly over its bins (linear inside a bucket)."""
-        edges = self.edges
-        m = np.arange(self.n_bins + 1)
-        j = np.clip(np.searchsorted(edges, m, side="right") - 1, 0, self.n_buckets - 1)
-        frac = (m - edges[j]) / (edges[j + 1] - edges[j])
+        j, frac = self.weights(np.arange(self.n_bins + 1))
         q = np.asarray(bucket_prefix, dtype=np.float64)
         out: np.ndarray = q[..., j] * (1.0 - frac) + q[..., j + 1] * frac
         return out
@@ -201,10 +202,7 @@ def choose_partition(noisy: list[np.ndarray], n_bins: int, penalty: float) -> Pa
     active = np.ones(1, dtype=bool)
     for lvl in range(levels, 0, -1):
         take = merge[lvl - 1]
-        chosen = active & take
-        starts.append(np.flatnonzero(chosen) << lvl)
-        below = np.repeat(active & ~take, 2)[: _n_blocks(n_bins, lvl - 1)]
-        active = below
+        starts.append(np.flatnonzero(active & take) << lvl)
+        active = np.repeat(active & ~take, 2)[: _n_blocks(n_bins, lvl - 1)]
     starts.append(np.flatnonzero(active))
-    all_starts = np.sort(np.concatenate(starts)) if starts else np.zeros(1, dtype=np.int64)
-    return Partition(n_bins, tuple(int(v) for v in all_starts))
+    return Partition(n_bins, tuple(int(v) for v in np.sort(np.concatenate(starts))))

@@ -33,10 +33,6 @@ SEEDED_MARKER = "[SEEDED: not for publication]"
 PRIVACY_UNIT = "record"
 
 
-def _frozen_mapping(value: Mapping[str, object]) -> Mapping[str, object]:
-    return MappingProxyType(dict(value))
-
-
 @dataclass(frozen=True)
 class Contract:
     """A mechanism's privacy contract as data (checked by the tests against the results).
@@ -102,8 +98,8 @@ class MechanismResult:
     randomness: Mapping[str, object] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "parameters", _frozen_mapping(self.parameters))
-        object.__setattr__(self, "randomness", _frozen_mapping(self.randomness))
+        for name in ("parameters", "randomness"):
+            object.__setattr__(self, name, MappingProxyType(dict(getattr(self, name))))
 
     @property
     def refused(self) -> bool:

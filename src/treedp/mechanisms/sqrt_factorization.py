@@ -4,9 +4,7 @@ The prefix matrix ``L`` (``B × B``, ones on and below the diagonal) is the squa
 lower-triangular Toeplitz matrix ``C`` with first column ``c_k = binom(2k, k)/4^k``, the
 coefficients of ``(1 − x)^{-1/2}`` (``(1 − x)^{-1/2} · (1 − x)^{-1/2} = (1 − x)^{-1}``, whose
 coefficients are all ones). Releasing ``C x`` with Gaussian noise and estimating the prefixes as
-``C (C x + z)`` is the factorisation mechanism ``L = C · C`` (Henzinger, Upadhyay & Upadhyay
-2023; Fichtenberger, Henzinger & Upadhyay 2023): about 1.14× the SVD lower bound on the mean
-prefix MSE at ``B = 2^10`` and 1.07× at ``2^24`` (``docs/factorization.md``).
+``C (C x + z)`` is the factorisation mechanism ``L = C · C`` ([HUU23], [FHU23]).
 
 ``C x`` is real. On the lattice (what is implemented): with an integer scale ``s >= 1``, round the
 *coefficients*, ``ĉ_k = round(s · c_k)`` (``ĉ_0 = s``), and release the integers
@@ -20,18 +18,16 @@ privacy analysis. The prefixes are estimated by ``P̂ = L Ĉ^{-1} y = L x + L Ĉ
 unbiased, with covariance ``σ_Z² G Gᵀ`` for the lower-triangular Toeplitz ``G = L Ĉ^{-1}``
 (first column ``g = cumsum(ĉ^{-1})``; :class:`treedp.estimation.toeplitz.ToeplitzPrefixCovariance`).
 As ``s`` grows, ``Ĉ/s → C`` and the error tends to the real factorisation's; the largest scale
-the exact sampler supports (``σ²`` up to about ``1.8·10^16``), capped at ``s = 2^16``, is used:
-``s = 2^16`` for every ``B <= 2^24`` down to ``ρ = 2e-6`` (the rounding then costs nothing
-measurable: 1.069× the SVD bound at ``B = 2^24``, ``ρ = 0.01``), and the exact error of the
-rounded factorisation is what the planner scores (``docs/factorization.md``).
+the exact sampler supports, capped at ``s = 2^16``, is used (:func:`choose_scale`; the rounding
+then costs nothing measurable), and the planner scores the rounded factorisation's exact error
+(``docs/factorization.md``).
 
 Equalised columns (add_remove, ``B <= 8192``, the default there): column ``j`` of ``Ĉ`` has
 squared norm ``S(B − j) <= S(B) = Δ₂²``; the slack carries one more measurement
 ``ê_j x_j + Z'_j`` with ``ê_j = isqrt(S(B) − S(B − j))``, so every column's norm stays at most
 ``Δ₂`` (equal at ``j = 0``: the sensitivity and the noise are unchanged) and the GLS estimate
-from both parts can only be better (1.066× the SVD bound at ``B = 2^10`` instead of 1.142×).
-All columns for ``B <= 1024`` (dense GLS), the last 256 up to 8192 (a rank-256 Woodbury
-update of the Toeplitz estimator with exact covariances); ``docs/factorization.md``.
+from both parts can only be better. All columns for ``B <= 1024`` (dense GLS), the last 256 up
+to 8192 (a rank-256 Woodbury update of the Toeplitz estimator with exact covariances).
 
 Privacy (ρ-zCDP, privacy unit: one record; every record is counted in exactly one bin).
 
@@ -70,7 +66,7 @@ References
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from fractions import Fraction
 from typing import Any, Literal
 
@@ -78,37 +74,24 @@ import numpy as np
 
 from treedp._validation import check_int
 from treedp.budget import Neighbours, check_neighbours
-from treedp.exceptions import DataError, InvalidParameterError
+from treedp.exceptions import InvalidParameterError
 from treedp.mechanisms import sqrt_lattice as lat
-from treedp.mechanisms.base import Mechanism, check_replace_bins, zcdp_description
+from treedp.mechanisms.base import CalibratedMechanism, check_replace_bins, zcdp_description
 from treedp.mechanisms.sqrt_lattice import (
-    EQUALISE_LIMIT,
     MAX_SCALE,
     PLAN_LIMIT,
-    TAIL_COLUMNS,
-    TAIL_LIMIT,
     choose_scale,
-    equalised_columns,
-    equalised_sensitivities,
     lattice_coefficients,
     sensitivities,
     sqrt_coefficients,
 )
-from treedp.noise.families import DiscreteGaussian, NoiseFamily, check_rho, float_at_least
-from treedp.privacy.measures import ZCDP, Measure
-from treedp.tree import TreeShape
+from treedp.noise.families import DiscreteGaussian, check_rho
 from treedp.tree.candidate import PlanCandidate
 
 __all__ = [
-    "EQUALISE_LIMIT",
     "MAX_SCALE",
-    "PLAN_LIMIT",
-    "TAIL_COLUMNS",
-    "TAIL_LIMIT",
     "SqrtFactorizationMechanism",
     "choose_scale",
-    "equalised_columns",
-    "equalised_sensitivities",
     "lattice_coefficients",
     "plan_candidate",
     "sensitivities",
@@ -116,7 +99,7 @@ __all__ = [
 ]
 
 
-class SqrtFactorizationMechanism(Mechanism):
+class SqrtFactorizationMechanism(CalibratedMechanism):
     """Release ``Ĉ x + Z`` (integer square-root factor of the prefix matrix, exact discrete
     Gaussian noise): ρ-zCDP. See the module docstring for the construction and its proof.
 
@@ -141,18 +124,14 @@ class SqrtFactorizationMechanism(Mechanism):
     Notes
     -----
     Contract as data: :attr:`block_sensitivity` (L1), :attr:`block_l2_squared` (exact integer
-    ``Δ₂²``), :attr:`sigma2` (exact rational ``σ²``), :meth:`rho_spent` (exact ``Δ₂²/(2σ²)``),
-    :meth:`describe`. :attr:`sigma2` may be replaced only by tests (mutants); everything
-    noise-related is read from it.
-
-    Domain: the guarantee is stated for datasets of at most :meth:`max_records` records (a
-    public bound from ``B`` and the scale: about ``7·10^13``, where ``Ĉ x`` leaves int64, as
-    every count in treedp is bounded by int64); a larger input is outside it and refused
-    before any noise is drawn.
+    ``Δ₂²``), :attr:`sigma2` (exact rational ``σ²``; only tests replace it, with mutants),
+    :meth:`rho_spent` (exact ``Δ₂²/(2σ²)``), :meth:`describe`. Domain: datasets of at most
+    :meth:`max_records` records; a larger input is refused before any noise is drawn.
     """
 
     name = "sqrt_factorization"
     guarantee_kind: Literal["pure", "zcdp"] = "zcdp"
+    noise_family = DiscreteGaussian
 
     def __init__(
         self,
@@ -179,7 +158,7 @@ class SqrtFactorizationMechanism(Mechanism):
         if self.equalise and not applies:
             raise InvalidParameterError(
                 "equalise=True is for neighbours='add_remove' and 2 <= B <= "
-                f"{TAIL_LIMIT} (under replace the two changed columns' slack adds up)."
+                f"{lat.TAIL_LIMIT} (under replace the two changed columns' slack adds up)."
             )
         #: The number of last columns equalised (0: none).
         self.equalised = lat.equalised_columns(self.n_bins) if self.equalise else 0
@@ -203,66 +182,10 @@ class SqrtFactorizationMechanism(Mechanism):
         self.block_epsilons = (math.inf,)
         self.scales: tuple[Fraction | None, ...] = (None,)
 
-    @classmethod
-    def from_parameters(
-        cls,
-        n_bins: int,
-        *,
-        epsilon: float | None = None,
-        neighbours: Neighbours,
-        n: int | None,
-        shape: TreeShape | None = None,
-        level_budgets: Sequence[float] | None = None,
-        rho: float | None = None,
-    ) -> SqrtFactorizationMechanism:
-        """Built for ``rho`` (Gaussian noise only: without it, a pure ``epsilon``, refused)."""
-        if rho is not None:
-            return cls(n_bins, rho=rho, neighbours=neighbours, n=n)
-        raise InvalidParameterError(
-            "mechanism='sqrt_factorization' adds discrete Gaussian noise: give a zCDP or "
-            "(epsilon, delta) target (privacy=treedp.ZCDP(rho) or treedp.ApproxDP(eps, delta)), "
-            "not a pure epsilon."
-        )
-
     @property
     def coefficients(self) -> np.ndarray:
         """``ĉ`` (int64), the first column of the released integer matrix."""
         return lat.coefficients(self.n_bins, self.scale)
-
-    @property
-    def families(self) -> tuple[NoiseFamily | None, ...]:
-        """The one block's exact discrete Gaussian family."""
-        return (DiscreteGaussian(self.sigma2[0]),)
-
-    @property
-    def level_budgets(self) -> tuple[float, ...]:
-        """``(rho,)``: the whole budget is spent on the one block."""
-        return self.block_rhos
-
-    @property
-    def block_budgets(self) -> tuple[float, ...]:
-        """``(rho,)``."""
-        return self.block_rhos
-
-    def rho_spent(self) -> Fraction:
-        """The exact zCDP loss ``Δ₂²/(2σ²)``, never above ``rho``."""
-        return Fraction(self.block_l2_squared[0]) / (2 * self.sigma2[0])
-
-    @property
-    def guarantee(self) -> Measure:
-        """``ZCDP(ρ')`` with ``ρ' = Δ₂²/(2σ²)`` rounded up."""
-        return ZCDP(float_at_least(self.rho_spent()))
-
-    def epsilon_spent(self) -> Fraction:
-        """Refused: Gaussian noise has no finite pure ε (see :meth:`rho_spent`)."""
-        raise InvalidParameterError(
-            "epsilon_spent() is the pure-DP loss of Laplace noise; this mechanism uses Gaussian "
-            "noise, which has no finite pure epsilon: its loss is rho_spent() (zCDP)."
-        )
-
-    def privacy_loss(self, d_in: int = 1) -> float:
-        """``inf`` for ``d_in > 0`` (no pure-ε bound; use :attr:`guarantee`)."""
-        return 0.0 if check_int(d_in, "d_in", lo=0) == 0 else math.inf
 
     def max_records(self) -> int:
         """The largest total count :meth:`true_blocks` computes exactly in int64.
@@ -277,29 +200,20 @@ class SqrtFactorizationMechanism(Mechanism):
         return lat.INT_LIMIT // int(self.coefficients[0]) - 1
 
     def true_blocks(self, counts: np.ndarray) -> list[np.ndarray]:
-        """``[Ĉ x]``, exact int64, for totals up to :meth:`max_records`.
+        """``[Ĉ x]`` (with ``ê ∘ x`` appended when equalised), exact int64; larger totals than
+        :meth:`max_records` are refused.
 
-        The exact convolution splits the counts into limbs; their number is fixed by the
-        public ``max_records().bit_length()`` whatever the counts, so its time does not
-        depend on the data (one limb more than the usual sizes need: about 10–15% of the
-        convolution). Totals above :meth:`max_records` (about ``7·10^13`` records, where
-        ``Ĉ x`` itself leaves int64) are refused, as counts whose total overflows int64 are
-        everywhere in treedp.
+        The exact convolution's number of limbs is fixed by the public
+        ``max_records().bit_length()`` whatever the counts, so its time does not depend on
+        the data (one limb more than the usual sizes need: about 10–15% of the convolution).
         """
         from treedp.estimation.toeplitz import exact_convolve
 
         x = np.asarray(counts, dtype=np.int64)
         if x.size != self.n_bins:
             raise InvalidParameterError("The counts must hold one count per bin.")
-        limit = self.max_records()
-        if x.size and int(x.sum()) > limit:
-            raise DataError(
-                "The square-root factorisation's guarantee is stated for datasets of at most "
-                "max_records() records (its public domain: exact int64 arithmetic); use the "
-                "tree mechanism for this release."
-            )
-        bits = limit.bit_length()
-        block = exact_convolve(self.coefficients, x, bits)
+        self.check_domain(int(x.sum()))
+        block = exact_convolve(self.coefficients, x, self.max_records().bit_length())
         if self.equalise:  # ê_j <= Σ ĉ, so ê ∘ x fits (max_records)
             tail = slice(self.n_bins - self.equalised, self.n_bins)
             block = np.concatenate([block, lat.equaliser(self.n_bins, self.scale)[tail] * x[tail]])
@@ -333,55 +247,38 @@ class SqrtFactorizationMechanism(Mechanism):
             scale=scale,
             equalise=equalise,
         )
-        if mechanism.describe()["sigma2"] != meta["sigma2"] or list(
-            mechanism.block_l2_squared
-        ) != meta.get("block_l2_squared"):
+        stated = (meta["sigma2"], meta.get("block_l2_squared"))
+        if (mechanism.describe()["sigma2"], list(mechanism.block_l2_squared)) != stated:
             raise InvalidParameterError("the stored noise variances do not match the budgets")
         return mechanism
 
     @classmethod
-    def plan_candidate(
-        cls,
-        n_bins: int,
-        budget: float,
-        neighbours: str,
-        noise: str,
-        objective: str,
-        *,
-        workload: Any = None,
-    ) -> PlanCandidate | None:
-        """:func:`plan_candidate` (prefix objectives only: None with an explicit workload)."""
-        if workload is not None:
-            return None
-        return plan_candidate(n_bins, budget, neighbours, noise, objective)
+    def plan_candidate(cls, *args: Any, **kwargs: Any) -> PlanCandidate | None:
+        """The planner hook: :func:`plan_candidate`."""
+        return plan_candidate(*args, **kwargs)
 
     def prefix_estimate(self, levels: list[np.ndarray], estimator: str) -> np.ndarray:
-        """The one unbiased linear estimator (:meth:`estimate_prefix`), whatever the name."""
+        """:meth:`estimate_prefix`, the one unbiased linear estimator, whatever the name."""
         return self.estimate_prefix(levels)
 
     def prefix_covariance(self, estimator: str) -> Any:
-        """Its exact covariance (:meth:`covariance`)."""
+        """:meth:`covariance`, whatever the name."""
         return self.covariance()
 
     def covariance(self) -> Any:
-        """The exact :class:`~treedp.estimation.toeplitz.ToeplitzPrefixCovariance`."""
-        from treedp.estimation.toeplitz import (
-            DensePrefixCovariance,
-            LowRankCorrectedCovariance,
-            ToeplitzPrefixCovariance,
-        )
+        """The exact covariance: Toeplitz, plus a low-rank correction for equalised tail
+        columns, or dense when every column is equalised."""
+        from treedp.estimation import toeplitz
 
         v = self.block_variance()[0]
         if self.equalise and self.equalised == self.n_bins:
             cov = lat.equalised_system(self.n_bins, self.scale)[2]
-            return DensePrefixCovariance(cov * v)
+            return toeplitz.DensePrefixCovariance(cov * v)
+        base = toeplitz.ToeplitzPrefixCovariance(self.prefix_filter(), v, self.n is not None)
         if self.equalise:
             _, w, core = lat.tail_system(self.n_bins, self.scale, self.equalised)
-            base = ToeplitzPrefixCovariance(self.prefix_filter(), v, False)
-            return LowRankCorrectedCovariance(base, w, core, v)
-        return ToeplitzPrefixCovariance(
-            self.prefix_filter(), self.block_variance()[0], self.n is not None
-        )
+            return toeplitz.LowRankCorrectedCovariance(base, w, core, v)
+        return base
 
     def estimate_prefix(self, blocks: list[np.ndarray]) -> np.ndarray:
         """Unbiased prefix estimates ``P[m]``, ``m = 0..B`` (leading batch axes allowed);
@@ -435,12 +332,20 @@ class SqrtFactorizationMechanism(Mechanism):
 
 
 def plan_candidate(
-    n_bins: int, budget: float, neighbours: str, noise: str, objective: str
+    n_bins: int,
+    budget: float,
+    neighbours: str,
+    noise: str,
+    objective: str,
+    *,
+    workload: Any = None,
 ) -> PlanCandidate | None:
     """The planner hook (:meth:`SqrtFactorizationMechanism.plan_candidate`): this mechanism's exact
-    objective for Gaussian noise, or None (Laplace noise, ``B < 2``, ``B > PLAN_LIMIT``, or a
-    budget below the sampler's range)."""
-    if noise not in SqrtFactorizationMechanism.noises or not 2 <= n_bins <= PLAN_LIMIT:
+    objective for Gaussian noise, or None (an explicit ``workload``: prefix objectives only;
+    Laplace noise, ``B < 2``, ``B > PLAN_LIMIT``, or a budget below the sampler's range)."""
+    if workload is not None or noise not in SqrtFactorizationMechanism.noises:
+        return None
+    if not 2 <= n_bins <= PLAN_LIMIT:
         return None
     nb: Neighbours = "replace" if neighbours == "replace" else "add_remove"
     try:
@@ -451,8 +356,7 @@ def plan_candidate(
         return None
     cov = mech.covariance()
     var = cov.var(np.arange(1, n_bins + 1))
-    mean_mse = float(var.mean())
-    worst = float(var.max())
+    mean_mse, worst = float(var.mean()), float(var.max())
     if objective == "max_variance":
         value = worst
     elif objective == "range_mse":
@@ -460,13 +364,8 @@ def plan_candidate(
         value = total / (n_bins * (n_bins + 1) / 2)
     else:
         value = mean_mse
+    how = f"square-root factorisation, lattice scale {mech.scale}"
+    how += ", equalised columns" if mech.equalise else ""
     return PlanCandidate(
-        mechanism="sqrt_factorization",
-        branching=(n_bins,),
-        level_budgets=(budget,),
-        value=value,
-        how=f"square-root factorisation, lattice scale {mech.scale}"
-        + (", equalised columns" if mech.equalise else ""),
-        mean_cdf_mse=mean_mse,
-        max_cdf_variance=worst,
+        "sqrt_factorization", (n_bins,), (budget,), value, how, mean_mse, max_cdf_variance=worst
     )

@@ -69,11 +69,8 @@ def equalised_columns(n_bins: int) -> int:
 @lru_cache(maxsize=4)
 def equaliser(n_bins: int, scale: int) -> np.ndarray:
     """``ê_j = isqrt(S(B) − S(B − j))``: the slack of column ``j`` below ``Δ₂² = S(B)``."""
-    c = [int(v) for v in coefficients(n_bins, scale).tolist()]
-    cum = [0]
-    for v in c:
-        cum.append(cum[-1] + v * v)
-    out = np.array([math.isqrt(cum[n_bins] - cum[n_bins - j]) for j in range(n_bins)], np.int64)
+    sq = _cumulative(coefficients(n_bins, scale) ** 2)
+    out = np.array([math.isqrt(int(sq[-1] - sq[n_bins - j])) for j in range(n_bins)], np.int64)
     out.setflags(write=False)
     return out
 
@@ -83,16 +80,18 @@ def equalised_sensitivities(n_bins: int, scale: int, columns: int | None = None)
     ``(Ĉ e_j, ê_j e_j)``, squared norm ``S(B − j) + ê_j² <= S(B)`` (``ê_j`` is the integer
     square root of the slack), with equality at ``j = 0``: the same ``Δ₂²`` as without.
     ``columns``: only the last ``columns`` columns carry ``ê_j`` (the others ``ê_j = 0``)."""
-    k = n_bins if columns is None else columns
-    c = [int(v) for v in coefficients(n_bins, scale).tolist()]
-    e = [int(v) if j >= n_bins - k else 0 for j, v in enumerate(equaliser(n_bins, scale).tolist())]
-    sq, t = [0], [0]
-    for v in c:
-        sq.append(sq[-1] + v * v)
-        t.append(t[-1] + v)
-    l2 = max(sq[n_bins - j] + e[j] ** 2 for j in range(n_bins))
-    l1 = max(t[n_bins - j] + e[j] for j in range(n_bins))
-    return l1, l2
+    c = coefficients(n_bins, scale)
+    j = np.arange(n_bins)
+    e = np.where(
+        j >= n_bins - (n_bins if columns is None else columns), equaliser(n_bins, scale), 0
+    )
+    rest = n_bins - j  # column j holds ĉ_0..ĉ_{B-j-1}
+    return int((_cumulative(c)[rest] + e).max()), int((_cumulative(c**2)[rest] + e**2).max())
+
+
+def _cumulative(values: np.ndarray) -> np.ndarray:
+    """``[0, v_0, v_0 + v_1, ...]`` (int64: exact, as ``Σ ĉ_k² < 2**58`` for ``B <= 2**24``)."""
+    return np.concatenate([[0], np.cumsum(values)])
 
 
 @lru_cache(maxsize=2)
@@ -140,10 +139,17 @@ def _sqrt_coefficients(n_bins: int) -> np.ndarray:
     return out
 
 
-@lru_cache(maxsize=2)
-def coefficients(n_bins: int, scale: int) -> np.ndarray:
+def _rounded(n_bins: int, scale: int) -> np.ndarray:
+    """``ĉ`` (int64, writable, not cached: the scale search tries many scales)."""
     out: np.ndarray = np.rint(scale * _sqrt_coefficients(n_bins)).astype(np.int64)
     out[0] = scale
+    return out
+
+
+@lru_cache(maxsize=2)
+def coefficients(n_bins: int, scale: int) -> np.ndarray:
+    """``ĉ`` (int64, read-only, cached)."""
+    out = _rounded(n_bins, scale)
     out.setflags(write=False)
     return out
 
@@ -151,13 +157,6 @@ def coefficients(n_bins: int, scale: int) -> np.ndarray:
 def lattice_coefficients(n_bins: int, scale: int) -> np.ndarray:
     """``ĉ_k = round(s · c_k)`` (int64, non-increasing, ``ĉ_0 = s``): the released matrix."""
     return coefficients(check_int(n_bins, "n_bins", lo=1), check_int(scale, "scale", lo=1))
-
-
-def _add_remove_l2(n_bins: int, scale: int) -> int:
-    """``Σ ĉ_k²`` without caching the coefficients (the scale search tries many)."""
-    c = np.rint(scale * _sqrt_coefficients(n_bins)).astype(np.int64)
-    c[0] = scale
-    return int(np.sum(c * c))
 
 
 @lru_cache(maxsize=8)
@@ -169,13 +168,12 @@ def _sensitivities(n_bins: int, scale: int, neighbours: str) -> tuple[int, int]:
     if neighbours == "add_remove":
         return int(c.sum()), s_all
     # replace: i = 0 is worst (module docstring); j = 1..B-1.
-    t = np.concatenate([[0], np.cumsum(c)])  # T(m), exact int64 (Σ ĉ < 2**41)
+    t = _cumulative(c)  # T(m), exact int64 (Σ ĉ < 2**41)
     j = np.arange(1, n_bins)
     l1 = int((2 * t[j] + t[n_bins - j] - t[n_bins]).max())
     auto = exact_convolve(c, c[::-1].copy(), 17)  # z[B-1-j] = A(j)
     a_j = auto[n_bins - 1 - j]
-    s_cum = np.concatenate([[0], np.cumsum(c.astype(np.int64) ** 2)])  # < 2**52 per entry
-    l2 = int((s_all + s_cum[n_bins - j] - 2 * a_j).max())
+    l2 = int((s_all + _cumulative(c * c)[n_bins - j] - 2 * a_j).max())
     return l1, l2
 
 
@@ -197,6 +195,7 @@ def prefix_filter(n_bins: int, scale: int) -> np.ndarray:
 
 
 def fits(l2_squared: int, rho: float) -> DiscreteGaussian | None:
+    """The discrete Gaussian for ``Δ₂²`` at ``rho``, or None outside the sampler's range."""
     try:
         return DiscreteGaussian.for_budget(l2_squared, rho)
     except InvalidParameterError:
@@ -216,8 +215,8 @@ def choose_scale(n_bins: int, rho: float, neighbours: Neighbours) -> int:
     non-negative entries), which is cheap; the mechanism then uses the exact ``Δ₂²``."""
 
     def bound(scale: int) -> int:
-        add = _add_remove_l2(n_bins, scale)
-        return add if neighbours == "add_remove" else 2 * add
+        c = _rounded(n_bins, scale)
+        return int(np.sum(c * c)) * (1 if neighbours == "add_remove" else 2)
 
     if fits(bound(1), rho) is None:
         raise InvalidParameterError(

@@ -124,22 +124,11 @@ class StrategyMechanism(Mechanism):
         return [self.strategy.apply(counts)]
 
     @classmethod
-    def plan_candidate(
-        cls,
-        n_bins: int,
-        budget: float,
-        neighbours: str,
-        noise: str,
-        objective: str,
-        *,
-        workload: Any = None,
-    ) -> PlanCandidate | None:
+    def plan_candidate(cls, *args: Any, **kwargs: Any) -> PlanCandidate | None:
         """The better of the shipped prefix and range strategies
-        (:func:`treedp.strategy.candidate.plan_candidate`); the range class offers nothing of
-        its own (this one scores both)."""
-        if cls is not StrategyMechanism:
-            return None
-        return plan_candidate(n_bins, budget, neighbours, noise, objective, workload=workload)
+        (:func:`treedp.strategy.candidate.plan_candidate`), offered by this class only (the
+        range class offers nothing of its own: this one scores both)."""
+        return plan_candidate(*args, **kwargs) if cls is StrategyMechanism else None
 
     def prefix_estimate(self, levels: list[np.ndarray], estimator: str) -> np.ndarray:
         """Least squares (GLS) whatever the estimator's name; ``n`` imposed when public."""
@@ -149,9 +138,7 @@ class StrategyMechanism(Mechanism):
         return StrategyCovariance(self.strategy, self.block_variance()[0], self.n is not None)
 
     def _spend_parameters(self) -> dict[str, Any]:
-        out = super()._spend_parameters()
-        out["strategy"] = self.strategy.digest
-        return out
+        return {**super()._spend_parameters(), "strategy": self.strategy.digest}
 
     def describe(self) -> dict[str, object]:
         """The contract as plain data; adds the strategy's digest and shape."""

@@ -9,7 +9,6 @@ from typing import Any
 
 import numpy as np
 
-from treedp._validation import check_int
 from treedp.budget import Neighbours, check_neighbours, split_budget
 from treedp.estimation.covariance import (
     DirectTreeCovariance,
@@ -19,17 +18,15 @@ from treedp.estimation.covariance import (
 from treedp.estimation.direct import tree_prefix
 from treedp.estimation.efficient import VariancePlan, efficient_tree
 from treedp.exceptions import InvalidParameterError
-from treedp.mechanisms.base import Mechanism, check_replace_bins, zcdp_description
+from treedp.mechanisms.base import CalibratedMechanism, check_replace_bins, zcdp_description
 from treedp.noise.families import (
     MAX_RHO,
     MIN_RHO,
     DiscreteGaussian,
     DiscreteLaplace,
-    NoiseFamily,
     budgeted,
     check_rho,
 )
-from treedp.privacy.measures import Measure
 from treedp.tree import TreeShape
 
 __all__ = [
@@ -66,7 +63,7 @@ def _sensitivity_data(height: int, neighbours: Neighbours) -> tuple[tuple[int, i
     return ((0, 0),) + ((2, 2),) * height  # root = public n; -1 and +1 below
 
 
-class TreeMechanism(Mechanism):
+class TreeMechanism(CalibratedMechanism):
     """Noise every node of a level-uniform tree over the bins: pure ε-DP or ρ-zCDP.
 
     Parameters
@@ -183,8 +180,7 @@ class TreeMechanism(Mechanism):
             if l1 > 0 and b == 0
         )
         sens = tuple((0, 0) if lv in self.off_levels else s for lv, s in enumerate(sens))
-        self.block_sensitivity = tuple(l1 for l1, _ in sens)
-        self.block_l2_squared = tuple(sq for _, sq in sens)
+        self.block_sensitivity, self.block_l2_squared = (tuple(v) for v in zip(*sens, strict=True))
         self.block_l2 = tuple(math.sqrt(sq) for sq in self.block_l2_squared)
         if family.keeps_given:
             budgets = _keep_given(budgets, level_budgets, total)
@@ -194,17 +190,12 @@ class TreeMechanism(Mechanism):
         self.block_epsilons = (
             budgets if pure else tuple(math.inf if b > 0 else 0.0 for b in budgets)
         )
-        self.block_rhos: tuple[float, ...] | None = None if pure else budgets
+        self.block_rhos = None if pure else budgets
         self.scales: tuple[Fraction | None, ...] = (None,) * (h + 1)
         # the exact parameter of each level's family, stored under its file key
-        setattr(
-            self,
-            family.field,
-            tuple(
-                family.calibrated(l1, sq, b).parameter if l1 > 0 else None
-                for (l1, sq), b in zip(sens, budgets, strict=True)
-            ),
-        )
+        levels = zip(sens, budgets, strict=True)
+        params = [family.calibrated(l1, sq, b).parameter if l1 else None for (l1, sq), b in levels]
+        setattr(self, family.field, tuple(params))
 
     @classmethod
     def from_parameters(
@@ -236,62 +227,6 @@ class TreeMechanism(Mechanism):
         Laplace noise, ρ_l for Gaussian noise."""
         return self.block_budgets
 
-    @property
-    def block_budgets(self) -> tuple[float, ...]:
-        """The budget of each level in the guarantee's unit (ε_l, or ρ_l for Gaussian)."""
-        return self.block_epsilons if self.block_rhos is None else self.block_rhos
-
-    @property
-    def families(self) -> tuple[NoiseFamily | None, ...]:
-        """The noise family of each level (None for the exact root under ``replace``)."""
-        return tuple(None if p is None else self.noise_family.of(p) for p in self._parameters())
-
-    def _parameters(self) -> tuple[Fraction | None, ...]:
-        """Each level's exact noise parameter (``scales`` or ``sigma2``; tests may replace it)."""
-        params: tuple[Fraction | None, ...] = getattr(self, self.noise_family.field)
-        return params
-
-    @property
-    def guarantee(self) -> Measure:
-        """``PureDP(Σ ε'_l)`` (Laplace) or ``ZCDP(Σ ρ'_l)`` (Gaussian), exact and rounded up."""
-        return self.noise_family.measure(self._spent(self.noise_family.budget_name))
-
-    def _spent(self, unit: str) -> Fraction:
-        """The exact loss summed over the levels, refused unless the noise states it in
-        ``unit`` (Gaussian noise has no finite pure ε; Laplace noise is stated in ε)."""
-        family = self.noise_family
-        if family.budget_name != unit:
-            raise InvalidParameterError(
-                f"{unit}_spent() is a loss in {unit}; this tree uses {family.label} noise, "
-                f"whose loss is {family.budget_name}_spent() ({family.guarantee_kind})."
-            )
-        return sum(
-            (
-                family.of(p).loss(l1, sq)
-                for p, l1, sq in zip(
-                    self._parameters(), self.block_sensitivity, self.block_l2_squared, strict=True
-                )
-                if p is not None
-            ),
-            Fraction(0),
-        )
-
-    def rho_spent(self) -> Fraction:
-        """The exact zCDP loss ``Σ_l Δ2_l²/(2σ_l²)`` of Gaussian noise, never above ``rho``."""
-        return self._spent("rho")
-
-    def epsilon_spent(self) -> Fraction:
-        """The exact pure-DP loss of Laplace noise; refused for Gaussian noise, which has no
-        finite pure ε (its loss is :meth:`rho_spent`)."""
-        return self._spent("epsilon")
-
-    def privacy_loss(self, d_in: int = 1) -> float:
-        """The pure ε between datasets ``d_in`` steps apart (``inf`` for Gaussian noise when
-        ``d_in > 0``: use :attr:`guarantee` and group privacy for zCDP, ``d_in²·ρ``)."""
-        if math.isfinite(self.epsilon):
-            return super().privacy_loss(d_in)
-        return 0.0 if check_int(d_in, "d_in", lo=0) == 0 else math.inf
-
     def true_blocks(self, counts: np.ndarray) -> list[np.ndarray]:
         """The true count of every stored node, one array per level, root first (zeros for a
         level switched off: it is not measured)."""
@@ -321,19 +256,15 @@ class TreeMechanism(Mechanism):
             isinstance(k, bool) or not isinstance(k, int) for k in branching
         ):
             raise InvalidParameterError("field 'branching' has the wrong type")
-        shape = TreeShape(n_bins, tuple(branching))
         budgets = [float(b) for b in meta["block_rhos" if gaussian else "block_epsilons"]]
-        if meta["neighbours"] == "replace":
-            budgets = budgets[1:]
-        common: dict[str, Any] = {
-            "neighbours": meta["neighbours"],
-            "n": meta.get("n_public"),
-            "level_budgets": budgets,
-        }
-        if not gaussian:
-            return cls(shape, epsilon=budget, **common)
-        mechanism = cls(shape, rho=budget, **common)
-        if mechanism.describe()["sigma2"] != meta["sigma2"]:
+        mechanism = cls(
+            TreeShape(n_bins, tuple(branching)),
+            neighbours=meta["neighbours"],
+            n=meta.get("n_public"),
+            level_budgets=budgets[1:] if meta["neighbours"] == "replace" else budgets,
+            **{"rho" if gaussian else "epsilon": budget},
+        )
+        if gaussian and mechanism.describe()["sigma2"] != meta["sigma2"]:
             raise InvalidParameterError("the stored noise variances do not match the budgets")
         return mechanism
 
@@ -349,13 +280,11 @@ class TreeMechanism(Mechanism):
         """``"efficient"``: the BLUE over all nodes (Honaker); ``"direct"``: covering nodes."""
         variances = self.block_variance()
         if estimator == "efficient":
-            prefix: np.ndarray = efficient_tree(self.shape, levels, variances).prefix(
-                self.shape.n_bins
-            )
+            prefix: np.ndarray = efficient_tree(self.shape, levels, variances).prefix(self.n_bins)
             return prefix
         self._check_direct()
-        direct: np.ndarray = tree_prefix(self.shape, levels, variances)[0]
-        return direct
+        prefix = tree_prefix(self.shape, levels, variances)[0]
+        return prefix
 
     def prefix_covariance(self, estimator: str) -> PrefixCovariance:
         variances = self.block_variance()
@@ -379,32 +308,30 @@ class TreeMechanism(Mechanism):
         return zcdp_description(self, self.rho, self.block_l2_squared, self.sigma2)
 
 
+def _as_list(level_budgets: Sequence[float] | None) -> list[float] | None:
+    """The budgets as a list, or None when :func:`split_budget` judges them as given."""
+    if isinstance(level_budgets, str) or not isinstance(level_budgets, Sequence | np.ndarray):
+        return None
+    return list(level_budgets)
+
+
+def _is_real(value: object) -> bool:
+    """A real number (bools and other types are refused later, by :func:`split_budget`)."""
+    return isinstance(value, int | float | np.integer | np.floating) and not isinstance(value, bool)
+
+
 def _split_with_off(
     total: float, blocks: int, level_budgets: Sequence[float] | None, total_name: str = "epsilon"
 ) -> tuple[float, ...]:
     """:func:`split_budget`, except that entries of exactly 0 (levels switched off) stay 0
     and the positive ones are split and validated as usual (the leaves' must be positive)."""
-    if level_budgets is None or isinstance(level_budgets, str):
-        return split_budget(total, blocks, level_budgets, total_name=total_name)
-    try:
-        values = list(level_budgets)
-    except TypeError:
-        return split_budget(total, blocks, level_budgets, total_name=total_name)
-    zero = [
-        not isinstance(v, bool) and isinstance(v, int | float | np.integer | np.floating) and v == 0
-        for v in values
-    ]
-    if len(values) != blocks or not any(zero) or zero[-1]:
+    values = _as_list(level_budgets)
+    zero = [_is_real(v) and v == 0 for v in values or ()]
+    if values is None or len(values) != blocks or not any(zero) or zero[-1]:
         # nothing switched off, or the leaves: they must be measured (refused as not positive)
         return split_budget(total, blocks, level_budgets, total_name=total_name)
-    positive = iter(
-        split_budget(
-            total,
-            blocks - sum(zero),
-            [v for v, z in zip(values, zero, strict=True) if not z],
-            total_name=total_name,
-        )
-    )
+    kept = [v for v, z in zip(values, zero, strict=True) if not z]
+    positive = iter(split_budget(total, blocks - sum(zero), kept, total_name=total_name))
     return tuple(0.0 if z else next(positive) for z in zero)
 
 
@@ -429,21 +356,13 @@ def _keep_given(
 
 def _strip_exact_root(level_budgets: Sequence[float] | None, height: int) -> Sequence[float] | None:
     """Under ``replace``: accept ``h + 1`` budgets with a 0 root (the output convention)."""
-    if level_budgets is None or isinstance(level_budgets, str):
-        return level_budgets
-    try:
-        values = list(level_budgets)
-    except TypeError:
-        return level_budgets
-    if len(values) == height + 1:
-        root = values[0]
-        if isinstance(root, bool) or not isinstance(root, int | float | np.integer | np.floating):
-            return values  # refused by split_budget with the usual message
-        if root != 0:
-            raise InvalidParameterError(
-                "With neighbours='replace' the root count is the public n and is released "
-                "exactly: the first of the h + 1 'level_budgets' (the root's) must be 0. "
-                f"Got {root!r}."
-            )
-        return values[1:]
-    return values
+    values = _as_list(level_budgets)
+    if values is None or len(values) != height + 1 or not _is_real(values[0]):
+        return level_budgets  # split_budget judges them, with the usual messages
+    if values[0] != 0:
+        raise InvalidParameterError(
+            "With neighbours='replace' the root count is the public n and is released "
+            "exactly: the first of the h + 1 'level_budgets' (the root's) must be 0. "
+            f"Got {values[0]!r}."
+        )
+    return values[1:]

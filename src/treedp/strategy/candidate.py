@@ -33,13 +33,11 @@ def strategy_errors(strategy: Strategy, epsilon: float, neighbours: str) -> dict
     """Exact ``mean_cdf_mse`` (mean of ``Var(P[m])``, ``m = 1..B``), ``max_cdf_variance`` and
     ``range_mse`` (mean of ``Var(P[b] - P[a])``, ``0 <= a < b <= B``) of a strategy release.
     """
-    l1, _ = strategy.sensitivity(neighbours)
-    variance = DiscreteLaplace(noise_scale(l1, epsilon)).variance()
-    cov = StrategyCovariance(strategy, variance, neighbours == "replace")
-    b = strategy.n_bins
+    cov = _covariance(strategy, epsilon, neighbours)
+    variance, b = cov.variance, strategy.n_bins
     var = cov.prefix_variances()
     # Var(Σ_m P[m]) over m = 0..B, from the factorised covariance (O(B p))
-    u, h = strategy._woodbury()
+    u, h = strategy._factors()[:2]
     m = np.arange(b + 1)
     total = float(np.sum(u * (2 * (b - m) + 1))) - float(np.sum(h.sum(axis=0) ** 2))
     c = cov._c
@@ -58,10 +56,14 @@ def workload_error(strategy: Strategy, epsilon: float, neighbours: str, workload
     """Exact mean of ``Var(P[hi] - P[lo])`` over an explicit workload's ranges
     (:class:`treedp.planning.Workload`) for a strategy release: ``O(p)`` per range from
     :class:`StrategyCovariance`."""
+    return float(workload.mean_variance(_covariance(strategy, epsilon, neighbours)))
+
+
+def _covariance(strategy: Strategy, epsilon: float, neighbours: str) -> StrategyCovariance:
+    """The exact prefix covariance of a strategy release at ``epsilon`` (Laplace noise)."""
     l1, _ = strategy.sensitivity(neighbours)
     variance = DiscreteLaplace(noise_scale(l1, epsilon)).variance()
-    cov = StrategyCovariance(strategy, variance, neighbours == "replace")
-    return float(workload.mean_variance(cov))
+    return StrategyCovariance(strategy, variance, neighbours == "replace")
 
 
 def plan_candidate(
@@ -83,29 +85,21 @@ def plan_candidate(
     if noise_family(noise) is not DiscreteLaplace or neighbours != "add_remove":
         return None
     key = {"cdf_mse": "mean_cdf_mse", "range_mse": "range_mse", "max_variance": "max_cdf_variance"}
-    best: tuple[float, str, Strategy, dict[str, float]] | None = None
+    offers = []
     for name, kind in (("strategy", "prefix"), ("strategy_range", "range")):
         strategy = shipped_strategy(n_bins, kind)
-        if strategy is None:
-            continue
-        errors = strategy_errors(strategy, budget, neighbours)
-        if workload is None:
-            value = errors[key[objective]]
-        else:
-            value = workload_error(strategy, budget, neighbours, workload)
-        if best is None or value < best[0]:
-            best = (value, name, strategy, errors)
-    if best is None:
+        if strategy is not None:
+            errors = strategy_errors(strategy, budget, neighbours)
+            if workload is None:
+                value = errors[key[objective]]
+            else:
+                value = workload_error(strategy, budget, neighbours, workload)
+            offers.append((value, name, strategy, errors))
+    if not offers:
         return None
-    value, name, strategy, errors = best
-    p = strategy.aggregates.shape[0]
+    value, name, strategy, errors = min(offers, key=lambda offer: offer[0])  # ties: the first
+    rows, what = strategy.aggregates.shape[0], _PLURAL[strategy.workload]
+    how = f"optimised p-Identity strategy for all {what} (p={rows}, least squares)"
     return PlanCandidate(
-        name,
-        (n_bins,),
-        (budget,),
-        value,
-        f"optimised p-Identity strategy for all {_PLURAL[strategy.workload]} (p={p}, "
-        "least squares)",
-        mean_cdf_mse=errors["mean_cdf_mse"],
-        max_cdf_variance=errors["max_cdf_variance"],
+        name, (n_bins,), (budget,), value, how, errors["mean_cdf_mse"], errors["max_cdf_variance"]
     )

@@ -8,14 +8,10 @@ optimised strategy ``[I; Θ] S⁻¹`` (columns of L1 norm 1, see
 :mod:`treedp.strategy.optimize`) is put on the lattice ``W = round(q [I; Θ] S⁻¹)``; the
 sensitivities below are those of the integer ``W`` actually released, not of the real matrix.
 
-Sensitivity (the privacy unit is one record, counted in exactly one bin):
-
-* ``add_remove``: adding or removing a record in bin ``j`` changes ``W x`` by ``±W e_j``, so
-  the L1 sensitivity is ``max_j Σ_r W_rj = max_j (d_j + Σ_i A_ij)`` and the L2 one
-  ``sqrt(max_j Σ_r W_rj²)``.
-* ``replace``: moving a record from bin ``j`` to bin ``k`` changes ``W x`` by
-  ``W (e_k - e_j)``: L1 ``max_{j≠k} (d_j + d_k + Σ_i |A_ij - A_ik|)`` (the identity rows
-  differ in two entries), L2 likewise; the exact maximum over all pairs (branch and bound).
+Sensitivity (derived in :class:`treedp.mechanisms.strategy.StrategyMechanism`; the privacy
+unit is one record, counted in exactly one bin): the largest norm of a column ``W e_j``
+(``add_remove``), or of ``W (e_k - e_j)`` over all pairs ``j ≠ k`` (``replace``: the exact
+maximum, by branch and bound), in L1 and in L2.
 
 Estimation is generalised least squares (here ordinary: one noise scale), the BLUE:
 ``x̂ = (WᵀW)⁻¹ Wᵀ y`` with ``Cov(x̂) = σ² (WᵀW)⁻¹``. ``WᵀW = D² + AᵀA`` is a diagonal plus a
@@ -134,46 +130,38 @@ class Strategy:
         key = f"sens_{neighbours}"
         if key not in self._memo:
             self._memo[key] = _sensitivity(self.identity, self.aggregates, neighbours)
-        out: tuple[int, float] = self._memo[key]  # type: ignore[assignment]
-        return out
+        return self._memo[key]  # type: ignore[return-value]
 
-    def _woodbury(self) -> tuple[np.ndarray, np.ndarray]:
-        """``U`` (``B + 1``) and ``H`` (``(B + 1) × p``) of the module docstring."""
-        if "woodbury" not in self._memo:
+    def _factors(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """``U``, ``H``, ``G`` and the Cholesky factor ``L`` of ``K`` (module docstring)."""
+        if "factors" not in self._memo:
+            d2 = self.identity.astype(np.float64) ** 2
+            a = self.aggregates.astype(np.float64)
+            g = a.T / d2[:, None]  # D⁻² Aᵀ
             with one_blas_thread():  # small products: BLAS threads only contend
-                self._memo["woodbury"] = self._factorise()
-        u, h = self._memo["woodbury"][:2]  # type: ignore[index]
-        return u, h
-
-    def _factorise(self) -> tuple[np.ndarray, ...]:
-        """``U``, ``H``, ``G`` and the Cholesky factor ``L`` of ``K``."""
-        d2 = self.identity.astype(np.float64) ** 2
-        a = self.aggregates.astype(np.float64)
-        g = a.T / d2[:, None]  # D⁻² Aᵀ
-        k = np.eye(a.shape[0]) + a @ g
-        chol = np.linalg.cholesky(k)
-        gc = np.concatenate([np.zeros((1, a.shape[0])), np.cumsum(g, axis=0)])
-        h = np.linalg.solve(chol, gc.T).T  # rows: Gc[m] L⁻ᵀ
-        u = np.concatenate([[0.0], np.cumsum(1.0 / d2)])
-        return u, h, g, chol
+                chol = np.linalg.cholesky(np.eye(a.shape[0]) + a @ g)
+                gc = np.concatenate([np.zeros((1, a.shape[0])), np.cumsum(g, axis=0)])
+                h = np.linalg.solve(chol, gc.T).T  # rows: Gc[m] L⁻ᵀ
+            u = np.concatenate([[0.0], np.cumsum(1.0 / d2)])
+            self._memo["factors"] = (u, h, g, chol)
+        return self._memo["factors"]  # type: ignore[return-value]
 
     def unit_cov(self, m1: np.ndarray, m2: np.ndarray) -> np.ndarray:
         """``Cov(P[m1], P[m2]) / σ²`` of the unconstrained least squares (broadcast)."""
-        u, h = self._woodbury()
+        u, h = self._factors()[:2]
         a, b = np.broadcast_arrays(np.asarray(m1, np.int64), np.asarray(m2, np.int64))
         out: np.ndarray = u[np.minimum(a, b)] - np.einsum("...k,...k->...", h[a], h[b])
         return out
 
     def unit_prefix_variances(self) -> np.ndarray:
         """``Var(P[m]) / σ²`` for ``m = 0..B`` (unconstrained)."""
-        u, h = self._woodbury()
+        u, h = self._factors()[:2]
         out: np.ndarray = u - np.einsum("mk,mk->m", h, h)
         return out
 
     def least_squares_prefix(self, noisy: np.ndarray) -> np.ndarray:
         """Prefix estimates ``P[0..B]`` from noisy rows (leading batch axes allowed)."""
-        self._woodbury()
-        g, chol = self._memo["woodbury"][2:]  # type: ignore[index]
+        g, chol = self._factors()[2:]
         y = np.asarray(noisy, dtype=np.float64)
         b = self.n_bins
         d = self.identity.astype(np.float64)

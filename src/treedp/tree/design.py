@@ -166,41 +166,26 @@ def figure1(
     k_total: int = 256, epsilons: Sequence[float] = (0.1, 0.5, 1.0, 2.0)
 ) -> list[dict[str, float]]:
     """The curves of the paper's Figure 1 (``N²·E_2``), plus the 4-ary and refined columns."""
-    rows = []
-    for eps in epsilons:
-        rows.append(
-            {
-                "epsilon": eps,
-                "range": 2 * (k_total - 1) ** 3 / eps**2,
-                "histogram": 4 * k_total * (k_total - 1) / eps**2,
-                "binary": theorem_iv1_error([2] * 8, [eps / 8] * 8),
-                "4-ary": theorem_iv1_error([4] * 4, [eps / 4] * 4),
-                "16-ary": theorem_iv1_error([16] * 2, [eps / 2] * 2),
-                "binary refined": refined_error(2, 8, eps),
-                "16-ary refined": refined_error(16, 2, eps),
-            }
-        )
-    return rows
+    return [
+        {
+            "epsilon": eps,
+            "range": 2 * (k_total - 1) ** 3 / eps**2,
+            "histogram": 4 * k_total * (k_total - 1) / eps**2,
+            "binary": theorem_iv1_error([2] * 8, [eps / 8] * 8),
+            "4-ary": theorem_iv1_error([4] * 4, [eps / 4] * 4),
+            "16-ary": theorem_iv1_error([16] * 2, [eps / 2] * 2),
+            "binary refined": refined_error(2, 8, eps),
+            "16-ary refined": refined_error(16, 2, eps),
+        }
+        for eps in epsilons
+    ]
 
 
 def smooth_paddings(n_bins: int, limit: int = 64) -> list[int]:
     """Candidate padded sizes ``K̄ >= B``: ``B`` and the smallest products of small primes
     above it (powers of 2, 3, 5, 7 and their mixtures), up to ``2B``."""
-    out = {n_bins}
-    for a in range(64):
-        for b in range(40):
-            for c in range(28):
-                base = 2**a * 3**b * 5**c
-                if base > 2 * n_bins:
-                    break
-                for d in range(23):
-                    v = base * 7**d
-                    if v > 2 * n_bins:
-                        break
-                    if v >= n_bins:
-                        out.add(v)
-            if 2**a * 3**b > 2 * n_bins:
-                break
-        if 2**a > 2 * n_bins:
-            break
-    return sorted(out)[:limit]
+    smooth = {1}
+    for p in (2, 3, 5, 7):
+        powers = [p**e for e in range((2 * n_bins).bit_length())]
+        smooth = {v * q for v in smooth for q in powers if v * q <= 2 * n_bins}
+    return sorted({n_bins} | {v for v in smooth if v >= n_bins})[:limit]

@@ -1,10 +1,5 @@
-"""A good tree shape from public parameters alone, without the planner.
-
-:func:`default_branching` picks the common fan-out for equal level budgets; the planner
-(:func:`treedp.plan`) chooses shapes and budgets together and usually does better. Used when a
-tree's budgets are given without its shape, and by DAWA's bucket tree when it is built without
-a planner.
-"""
+"""A good tree shape from public parameters alone, without the planner (:func:`treedp.plan`,
+which chooses shapes and budgets together and usually does better)."""
 
 from __future__ import annotations
 
@@ -21,15 +16,26 @@ def default_branching(
 ) -> tuple[int, ...]:
     """A good common fan-out for equal level budgets (the direct estimator's error).
 
-    Used when a tree's level budgets are given without its shape; otherwise the planner
-    (:func:`treedp.plan`) chooses both.
+    Used when a tree's level budgets are given without its shape, and by DAWA's bucket tree
+    built without a planner; otherwise the planner (:func:`treedp.plan`) chooses both.
 
-    Tries every common fan-out ``k`` from 2 to 64 (height ``ceil(log_k B)``) and the flat
-    tree, and returns the one with the smallest mean prefix variance: the mean covering size
-    ``Σ_l E[d_l]`` times the per-level variance, which grows as the square of the number of
-    noised levels for Laplace noise (``(L/ε)²``) and as the number itself for Gaussian noise
-    (``L/(2ρ)``: the L2² sensitivity of ``L`` levels is ``L``). This depends only on public
-    parameters. The noise family says how fast (its ``exponent``).
+    Parameters
+    ----------
+    n_bins : int
+        The number of bins ``B``.
+    neighbours : {"add_remove", "replace"}
+        The neighbour relation (under ``replace`` the root is exact, not noised).
+    noise : str, default="laplace"
+        The noise family's key: how fast the per-level variance grows with the number of
+        noised levels ``L`` (its ``exponent``: ``(L/ε)²`` for Laplace, ``L/(2ρ)`` for
+        Gaussian noise).
+
+    Returns
+    -------
+    tuple of int
+        Among every common fan-out ``k`` from 2 to 64 (height ``ceil(log_k B)``) and the flat
+        tree, the one with the smallest mean prefix variance (the mean covering size
+        ``Σ_l E[d_l]`` times the per-level variance), from public parameters only.
     """
     exponent = noise_family(noise).exponent
     if n_bins == 1:

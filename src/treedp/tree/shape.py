@@ -179,21 +179,19 @@ class TreeShape:
 
 def shape_for(n_bins: int, branching: int | Sequence[int]) -> TreeShape:
     """Build a shape from a common fan-out ``k`` (smallest height with ``k**h >= B``) or a list."""
-    if isinstance(branching, bool):
-        raise InvalidParameterError(
-            must("branching", f"be an int >= 2 or a list of them. Got {branching!r}.")
-        )
-    if isinstance(branching, int | np.integer):
+    if (
+        isinstance(branching, int | np.integer)
+        and not isinstance(branching, bool)
+        and branching > 1
+    ):
         k = int(branching)
-        if k < 2:
-            raise InvalidParameterError(
-                must("branching", f"be an int >= 2 or a list of them. Got {k!r}.")
-            )
         height = 0
         while k**height < n_bins:
             height += 1
         return TreeShape(n_bins, (k,) * height)
-    if isinstance(branching, str) or not isinstance(branching, Sequence | np.ndarray):
+    if isinstance(branching, bool | int | np.integer | str) or not isinstance(
+        branching, Sequence | np.ndarray
+    ):
         raise InvalidParameterError(
             must("branching", f"be an int >= 2 or a list of them. Got {branching!r}.")
         )
