@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from treedp import make_bins
-from treedp.engines import CountEngine, count_chunk
+from treedp.engines import count_chunk
 from treedp.exceptions import InvalidParameterError, InvalidTypeError
 
 pd = pytest.importorskip("pandas")
@@ -31,16 +31,14 @@ def test_many_partitions_tree_sum_and_large_b(dask_client: Any) -> None:
 def test_dataframe_forms_and_engine(dask_client: Any) -> None:
     import dask.dataframe as dd
 
-    from treedp.engines.dask import DaskEngine, count_dask
+    from treedp.engines.dask import count_dask
 
     bins = make_bins(bounds=(-3, 4), bins="integers")
     ints = pd.array([-5, 0, None, 2, 9, 4], dtype="Int64")  # nullable: None is missing
     frame = dd.from_pandas(pd.DataFrame({"n": ints}), npartitions=2)
     expected = count_chunk(np.array([-5.0, 0, np.nan, 2, 9, 4]), bins, "drop")
     assert count_dask(frame, None, bins, "drop") == expected
-    engine = DaskEngine("n")
-    assert isinstance(engine, CountEngine)
-    assert engine.count(frame, bins, nan="drop") == expected
+    assert count_dask(frame, "n", bins, "drop") == expected
 
 
 def test_bad_forms(dask_client: Any) -> None:

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from treedp import make_bins
-from treedp.engines import CountEngine, count_chunk
+from treedp.engines import count_chunk
 from treedp.exceptions import InvalidParameterError, InvalidTypeError
 
 pytestmark = pytest.mark.slow
@@ -28,16 +28,13 @@ def test_large_b_and_many_partitions(spark: Any) -> None:
     assert got.n_bins == 1 << 24 and int(got.counts.sum()) == n
 
 
-def test_single_column_default_decimals_and_engine(spark: Any) -> None:
-    from treedp.engines.spark import SparkEngine, count_spark
+def test_single_column_default_and_decimals(spark: Any) -> None:
+    from treedp.engines.spark import count_spark
 
     bins = make_bins(bounds=(-3, 4), bins="integers")
     frame = spark.range(-5, 9, 1, 3).selectExpr("CAST(id AS DECIMAL(10, 2)) AS d")
     expected = count_chunk(np.arange(-5.0, 9.0), bins)
     assert count_spark(frame, None, bins) == expected
-    engine = SparkEngine()
-    assert isinstance(engine, CountEngine)
-    assert engine.count(frame, bins) == expected
     dates = spark.range(0, 3).selectExpr("date_add(DATE'2020-01-01', CAST(id AS INT)) AS day")
     day_bins = make_bins(edges=np.array(["2019-12-31", "2020-01-02", "2020-01-10"], "M8[D]"))
     assert count_spark(dates, None, day_bins).counts.tolist() == [1, 2]

@@ -9,7 +9,7 @@ import numpy as np
 
 from treedp._inputs import arrow_to_numpy, check_arrow_type
 from treedp.engines.base import BinCounts, NanPolicy
-from treedp.engines.entry import Engine, missing_column, module_root, need_column, no_column
+from treedp.engines.entry import Engine, module_root, need_column, no_column
 from treedp.engines.local import count_chunks
 from treedp.exceptions import InvalidParameterError, InvalidTypeError
 
@@ -32,9 +32,7 @@ def _count(
 
     options: dict[str, Any] = {"workers": local.workers, "kernel": local.kernel}
     if isinstance(data, pa.Table | pa.RecordBatch):
-        name = need_column(column, "a Table")
-        if name not in data.schema.names:
-            raise missing_column(name, data.schema.names)
+        name = need_column(column, "a Table", data.schema.names)
         check_arrow_type(data.schema.field(name).type, name)
         return count_chunks((arrow_to_numpy(c) for c in _chunks(data, name)), bins, nan, **options)
     if isinstance(data, pa.ChunkedArray):

@@ -31,9 +31,18 @@ from typing import TYPE_CHECKING, Any, cast
 import numpy as np
 
 from treedp._inputs import as_1d_array
-from treedp._validation import must
 from treedp.engines.base import BinCounts, NanPolicy, check_nan_policy
-from treedp.engines.entry import Engine, frame_column, module_root
+from treedp.engines.entry import (
+    Engine,
+    check_value_type,
+    cluster_column,
+    frame_column,
+    frame_schema,
+    missing_values_error,
+    module_root,
+    need_column,
+    no_column,
+)
 from treedp.engines.grouped import (
     GroupedCounts,
     GroupedJob,
@@ -43,14 +52,14 @@ from treedp.engines.grouped import (
     count_keys,
 )
 from treedp.engines.local import count_chunk
-from treedp.exceptions import DataError, InvalidParameterError, InvalidTypeError
+from treedp.exceptions import InvalidTypeError
 from treedp.noise import RandomSource
 from treedp.noise.rng import InsecureSeededSource, SystemRandomSource, words
 
 if TYPE_CHECKING:
     from treedp.domain import Bins
 
-__all__ = ["ENGINE", "DaskEngine", "count_dask", "count_grouped_dask", "key_counts_dask"]
+__all__ = ["ENGINE", "count_dask", "count_grouped_dask", "key_counts_dask"]
 
 #: Partial count vectors added per tree node.
 SPLIT_EVERY = 8
@@ -93,13 +102,9 @@ def count_dask(obj: Any, column: str | None, bins: Bins, nan: NanPolicy = "error
     from dask.delayed import delayed
 
     if isinstance(obj, dd.DataFrame):
-        obj = _pick(obj, column)
+        obj = obj[cluster_column(column, list(obj.columns))]
     elif isinstance(obj, dd.Series | da.Array):
-        if column is not None:
-            raise InvalidParameterError(
-                "The 'column' parameter applies to DataFrames; the data given is already one "
-                "column."
-            )
+        no_column(column)
     else:
         raise InvalidTypeError(
             "count_dask counts a Dask DataFrame, Series or array. "
@@ -110,90 +115,31 @@ def count_dask(obj: Any, column: str | None, bins: Bins, nan: NanPolicy = "error
             "The 'values' argument must be one-dimensional (one column); flatten it or pick "
             "one column."
         )
-    _check_dtype(obj.dtype, bins)
-    collection: Any = obj
-    delayed_parts = collection.to_delayed()
-    blocks = list(delayed_parts.ravel() if isinstance(obj, da.Array) else delayed_parts)
+    kind = getattr(obj.dtype, "kind", "O")  # pandas extension dtypes have a numpy-like kind
+    check_value_type(
+        "datetime" if kind == "M" else "number" if kind in "iuf" else None,
+        bins,
+        f"dtype {obj.dtype}",
+    )
+    blocks = obj.to_delayed()
+    blocks = list(blocks.ravel() if isinstance(obj, da.Array) else blocks)
     if not blocks:
         return BinCounts.zero(bins.n_bins)
     shared = _shared_bins(bins)
-    parts = [delayed(_counts_of_block, pure=True)(b, shared) for b in blocks]
-    total = _tree_reduce(parts, _add_vectors)
-    vector = np.asarray(total.compute(), dtype=np.int64)
+    vector = _reduce([delayed(_counts_of_block, pure=True)(b, shared) for b in blocks])
     dropped = int(vector[-1])
     if dropped and nan == "error":
-        raise DataError(
-            "The column contains missing (NaN, NaT or null) values. Pass nan='drop' to leave "
-            "them out (a per-record filter that keeps the add/remove guarantee; see the docs), "
-            "or clean the column first."
-        )
+        raise missing_values_error()
     return BinCounts._trusted(vector[:-1].copy(), dropped)
-
-
-class DaskEngine:
-    """A :class:`~treedp.engines.base.CountEngine` over Dask collections."""
-
-    def __init__(self, column: str | None = None) -> None:
-        self.column = column
-
-    def __repr__(self) -> str:
-        return f"DaskEngine(column={self.column!r})"
-
-    def count(self, source: Any, bins: Bins, *, nan: NanPolicy = "error") -> BinCounts:
-        """Count ``source`` into ``bins``; see :func:`count_dask`."""
-        return count_dask(source, self.column, bins, nan)
-
-
-def _pick(frame: Any, column: str | None) -> Any:
-    names = list(frame.columns)
-    if column is None:
-        if len(names) != 1:
-            raise InvalidParameterError(
-                "The 'column' parameter is needed for a DataFrame with several columns."
-            )
-        return frame[names[0]]
-    if not isinstance(column, str):
-        raise InvalidTypeError(must("column", f"be a str. Got {type(column).__name__} instead."))
-    if column not in names:
-        raise InvalidParameterError(
-            f"The column '{column}' is not in the data. Columns: {', '.join(map(str, names))}."
-        )
-    if names.count(column) > 1:
-        raise InvalidParameterError(f"The column '{column}' appears twice in the DataFrame.")
-    return frame[column]
-
-
-def _check_dtype(dtype: Any, bins: Bins) -> None:
-    kind = getattr(dtype, "kind", "O")  # pandas extension dtypes have a numpy-like kind
-    if kind == "M":
-        if bins.datetime_unit is None:
-            raise InvalidTypeError(
-                "The 'values' argument holds datetimes but the bins are numeric; give "
-                "datetime bounds or edges."
-            )
-        return
-    if kind in "iuf":
-        if bins.datetime_unit is not None:
-            raise InvalidTypeError(
-                "The 'values' argument must hold datetimes for datetime bins. "
-                f"Got dtype {dtype} instead."
-            )
-        return
-    raise InvalidTypeError(f"The column must hold numbers or datetimes. Got dtype {dtype} instead.")
 
 
 def _counts_of_block(block: Any, bins: Bins) -> np.ndarray:
     """``B`` counts of one partition, then its dropped missing values (``B + 1`` int64)."""
-
     arr = as_1d_array(block)
-    out = np.empty(bins.n_bins + 1, dtype=np.int64)
     if arr.size == 0:
-        out[:] = 0
-        return out
+        return np.zeros(bins.n_bins + 1, dtype=np.int64)
     part = count_chunk(arr, bins, "drop")
-    out[:-1] = part.counts
-    out[-1] = part.dropped
-    return out
+    return np.append(part.counts, part.dropped)
 
 
 def _shared_bins(bins: Bins) -> Any:
@@ -222,10 +168,13 @@ def _tree_reduce(tasks: list[Any], combine: Any) -> Any:
     return tasks[0]
 
 
+def _reduce(tasks: list[Any]) -> np.ndarray:
+    """The sum of the delayed int64 count vectors ``tasks``, added on the workers."""
+    return np.asarray(_tree_reduce(tasks, _add_vectors).compute(), dtype=np.int64)
+
+
 def _add_vectors(*vectors: np.ndarray) -> np.ndarray:
-    total = vectors[0].copy()
-    for v in vectors[1:]:
-        total += v
+    total: np.ndarray = np.sum(vectors, axis=0)
     return total
 
 
@@ -240,17 +189,25 @@ def count_grouped_dask(ddf: Any, job: GroupedJob, source: RandomSource) -> Group
     DataError
         A missing value, key or id under ``nan="error"`` (raised from the partition).
     """
-
     tasks = _partition_tasks(ddf, job, source, _count_partition)
     if not tasks:
         return GroupedCounts.zero(job.keys, job.bins.n_bins)
-    vector = np.asarray(_tree_reduce(tasks, _add_vectors).compute(), dtype=np.int64)
-    g, n_bins = len(job.keys), job.bins.n_bins
-    return GroupedCounts(job.keys, vector[:-1].reshape(g, n_bins), int(vector[-1]))
+    vector = _reduce(tasks)
+    return GroupedCounts(job.keys, vector[:-1].reshape(len(job.keys), -1), int(vector[-1]))
 
 
-def _seeds(source: RandomSource, n: int) -> list[int | None]:
-    return [int(s) for s in words(source, 64, n)]
+def key_counts_dask(ddf: Any, job: GroupedJob, source: RandomSource) -> KeyCounts:
+    """The selection counts of a Dask DataFrame, on the workers (``job.keys`` unused).
+
+    As :func:`count_grouped_dask`: with a privacy unit the frame is shuffled by person id
+    first, then each partition runs :func:`treedp.engines.grouped.count_keys` (each person cut
+    to ``max_groups`` keys); the partitions' ``(key, count)`` pairs are merged in a tree of
+    fan-in :data:`SPLIT_EVERY` on the workers and only those pairs reach the client.
+    """
+    tasks = _partition_tasks(ddf, job, source, _keys_partition)
+    if not tasks:
+        return KeyCounts((), np.zeros(0, dtype=np.int64))
+    return KeyCounts.merge([_tree_reduce(tasks, _merge).compute()])
 
 
 def _partition_tasks(ddf: Any, job: GroupedJob, source: RandomSource, kernel: Any) -> list[Any]:
@@ -265,44 +222,32 @@ def _partition_tasks(ddf: Any, job: GroupedJob, source: RandomSource, kernel: An
         raise InvalidTypeError(f"Expected a Dask DataFrame. Got {type(ddf).__name__} instead.")
     names = [str(c) for c in ddf.columns]
     for c in job.columns:
-        if c not in names:
-            raise InvalidParameterError(
-                f"The column '{c}' is not in the data. Columns: {', '.join(names)}."
-            )
+        need_column(c, "a DataFrame", names)
     frame = ddf[job.columns]
     if job.unit is not None:
         frame = frame.shuffle(on=job.unit)
     parts = list(frame.to_delayed())
-    seeded = bool(getattr(source, "seeded", False))
-    seeds = _seeds(source, len(parts)) if seeded and job.unit is not None else [None] * len(parts)
+    seeds: list[int | None] = [None] * len(parts)
+    if getattr(source, "seeded", False) and job.unit is not None:
+        seeds = [int(s) for s in words(source, 64, len(parts))]
     return [delayed(kernel, pure=False)(p, job, seed) for p, seed in zip(parts, seeds, strict=True)]
 
 
-def key_counts_dask(ddf: Any, job: GroupedJob, source: RandomSource) -> KeyCounts:
-    """The selection counts of a Dask DataFrame, on the workers (``job.keys`` unused).
-
-    As :func:`count_grouped_dask`: with a privacy unit the frame is shuffled by person id
-    first, then each partition runs :func:`treedp.engines.grouped.count_keys` (each person cut
-    to ``max_groups`` keys); the partitions' ``(key, count)`` pairs are merged in a tree of
-    fan-in :data:`SPLIT_EVERY` on the workers and only those pairs reach the client.
-    """
-
-    tasks = _partition_tasks(ddf, job, source, _keys_partition)
-    if not tasks:
-        return KeyCounts((), np.zeros(0, dtype=np.int64))
-    result: KeyCounts = _tree_reduce(tasks, _merge).compute()
-    return KeyCounts.merge([result])
+def _columns(frame: Any, job: GroupedJob, seed: int | None) -> tuple[Any, ...]:
+    """A partition's ``(values, by, person, source)``, as :func:`count_bounded` takes them."""
+    values = as_1d_array(frame[job.column])
+    by = [_column(frame[b], b) for b in job.by]
+    if job.unit is None:
+        return values, by, None, None
+    source = SystemRandomSource() if seed is None else InsecureSeededSource(seed)
+    return values, by, _column(frame[job.unit], "privacy_unit"), source
 
 
 def _keys_partition(frame: Any, job: GroupedJob, seed: int | None) -> KeyCounts:
-
     if len(frame) == 0:
         return KeyCounts((), np.zeros(0, dtype=np.int64))
-    source: RandomSource = SystemRandomSource() if seed is None else InsecureSeededSource(seed)
-    values = as_1d_array(frame[job.column])
-    by = [_column(frame[b], b) for b in job.by]
-    person = None if job.unit is None else _column(frame[job.unit], "privacy_unit")
-    return count_keys(values, by, person, job, source if person is not None else None)
+    values, by, person, source = _columns(frame, job, seed)
+    return count_keys(values, by, person, job, source)
 
 
 def _merge(*parts: KeyCounts) -> KeyCounts:
@@ -310,19 +255,11 @@ def _merge(*parts: KeyCounts) -> KeyCounts:
 
 
 def _count_partition(frame: Any, job: GroupedJob, seed: int | None) -> np.ndarray:
-
-    source: RandomSource = SystemRandomSource() if seed is None else InsecureSeededSource(seed)
-    g, n_bins = len(job.keys), job.bins.n_bins
-    out = np.zeros(g * n_bins + 1, dtype=np.int64)
     if len(frame) == 0:
-        return out
-    values = as_1d_array(frame[job.column])
-    by = [_column(frame[b], b) for b in job.by]
-    person = None if job.unit is None else _column(frame[job.unit], "privacy_unit")
-    part = count_bounded(values, by, person, job, source if person is not None else None)
-    out[:-1] = part.counts.ravel()
-    out[-1] = part.dropped
-    return out
+        return np.zeros(len(job.keys) * job.bins.n_bins + 1, dtype=np.int64)
+    values, by, person, source = _columns(frame, job, seed)
+    part = count_bounded(values, by, person, job, source)
+    return np.append(part.counts.ravel(), part.dropped)
 
 
 def _column(series: Any, name: str) -> np.ndarray:
@@ -342,10 +279,6 @@ def _count(
     return count_dask(data, column, bins, nan)
 
 
-def _collect(frame: Any, column: str) -> Any:
-    return frame_column(frame, column).compute()  # collected: these methods hold it
-
-
 ENGINE = Engine(
     "dask",
     lambda d: module_root(d) in ("dask", "dask_expr"),
@@ -353,6 +286,6 @@ ENGINE = Engine(
     local=False,
     grouped=count_grouped_dask,
     key_counts=key_counts_dask,
-    collect=_collect,
-    schema=lambda d: [str(c) for c in d.columns] if hasattr(d, "columns") else None,
+    collect=lambda frame, column: frame_column(frame, column).compute(),
+    schema=frame_schema,
 )

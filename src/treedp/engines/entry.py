@@ -11,8 +11,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from treedp._validation import must
 from treedp.engines.base import BinCounts, NanPolicy
-from treedp.exceptions import InvalidParameterError, InvalidTypeError
+from treedp.exceptions import DataError, InvalidParameterError, InvalidTypeError
 
 if TYPE_CHECKING:
     from treedp.domain import Bins
@@ -23,8 +24,12 @@ if TYPE_CHECKING:
 __all__ = [
     "Counter",
     "Engine",
+    "check_value_type",
+    "cluster_column",
     "frame_column",
+    "frame_schema",
     "missing_column",
+    "missing_values_error",
     "module_root",
     "need_column",
     "no_column",
@@ -58,9 +63,6 @@ class Engine:
         and ``key_counts(data, job, source)`` → the pre-noise
         :class:`~treedp.engines.grouped.KeyCounts` of private key selection, counted where
         the data lives; None: the columns are read into memory (``read``) and counted there.
-    columns : callable, optional
-        ``columns(data)`` → the column names of a file input (a header or a schema is read).
-        The files engine's ``schema``, kept for the callers that still ask for it.
     collect : callable, optional
         ``collect(data, column)`` → that column in memory (numbers or datetimes), for the
         methods that hold the values (the exponential and recursive quantiles); None: the
@@ -82,7 +84,6 @@ class Engine:
     local: bool = True
     grouped: Callable[[Any, GroupedJob, RandomSource], GroupedCounts] | None = None
     key_counts: Callable[[Any, GroupedJob, RandomSource], KeyCounts] | None = None
-    columns: Callable[[Any], list[str]] | None = None
     collect: Callable[[Any, str], Any] | None = None
     schema: Callable[[Any], list[str] | None] | None = None
     read: Callable[[Any, str], Any] | None = None
@@ -93,13 +94,15 @@ def module_root(data: Any) -> str:
     return (type(data).__module__ or "").split(".")[0]
 
 
-def need_column(column: str | None, what: str) -> str:
-    """``column``, which a table (``what``) needs."""
+def need_column(column: str | None, what: str, names: Any = None) -> str:
+    """``column``, which a table (``what``) needs, checked against its ``names`` if given."""
     if column is None:
         raise InvalidParameterError(
             f"The 'column' parameter is required when the data is {what}: name the column to "
             "release."
         )
+    if names is not None and column not in names:
+        raise missing_column(column, names)
     return column
 
 
@@ -119,6 +122,11 @@ def missing_column(column: str, names: Any) -> InvalidParameterError:
     )
 
 
+def frame_schema(data: Any) -> list[str] | None:
+    """A DataFrame's column names; None for a Series (one column)."""
+    return [str(c) for c in data.columns] if hasattr(data, "columns") else None
+
+
 def frame_column(frame: Any, column: str) -> Any:
     """``frame[column]`` of a DataFrame (pandas, polars, Dask), its name checked first."""
     if not hasattr(frame, "columns"):  # a Series or an array: one column
@@ -129,3 +137,44 @@ def frame_column(frame: Any, column: str) -> Any:
     if column not in list(frame.columns):
         raise InvalidParameterError(f"The 'column' parameter names no column: {column!r}.")
     return frame[column]
+
+
+def cluster_column(column: Any, names: list[str]) -> str:
+    """The column of a cluster DataFrame (Spark, Dask) to count: ``column``, checked against
+    ``names``, or the one column when ``column`` is None."""
+    if column is None:
+        if len(names) != 1:
+            raise InvalidParameterError(
+                "The 'column' parameter is needed for a DataFrame with several columns."
+            )
+        return names[0]
+    if not isinstance(column, str):
+        raise InvalidTypeError(must("column", f"be a str. Got {type(column).__name__} instead."))
+    if names.count(need_column(column, "a DataFrame", names)) > 1:
+        raise InvalidParameterError(f"The column '{column}' appears twice in the DataFrame.")
+    return column
+
+
+def check_value_type(kind: str | None, bins: Bins, got: str) -> None:
+    """Check a column's type, read from a schema (``kind``: ``"number"``, ``"datetime"`` or
+    None for neither), against ``bins``; ``got`` names the type in the message."""
+    if kind is None:
+        raise InvalidTypeError(f"The column must hold numbers or datetimes. Got {got} instead.")
+    if kind == "datetime" and bins.datetime_unit is None:
+        raise InvalidTypeError(
+            "The 'values' argument holds datetimes but the bins are numeric; give "
+            "datetime bounds or edges."
+        )
+    if kind == "number" and bins.datetime_unit is not None:
+        raise InvalidTypeError(
+            f"The 'values' argument must hold datetimes for datetime bins. Got {got} instead."
+        )
+
+
+def missing_values_error() -> DataError:
+    """The error for missing values counted on a cluster under ``nan="error"`` (no count)."""
+    return DataError(
+        "The column contains missing (null, NaN or NaT) values. Pass nan='drop' to leave them "
+        "out (a per-record filter that keeps the add/remove guarantee; see the docs), or clean "
+        "the column first."
+    )

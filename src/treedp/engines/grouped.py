@@ -46,11 +46,14 @@ __all__ = [
     "count_grouped",
     "count_grouped_codes",
     "count_keys",
+    "counted_rows",
     "encode_keys",
     "key_counts",
     "missing_key_error",
+    "missing_keys",
     "missing_mask",
     "person_missing_error",
+    "present_rows",
 ]
 
 #: Rows per chunk of the element-wise passes (cache-sized), and the largest public integer key
@@ -217,6 +220,16 @@ def _codes_for(arr: np.ndarray, values: Sequence[Any]) -> np.ndarray:
     return mapped
 
 
+def missing_keys(by: Sequence[np.ndarray], nan: NanPolicy, size: int) -> np.ndarray:
+    """True where a record's key is missing; under ``nan="error"`` a missing key raises."""
+    missing = np.zeros(size, dtype=bool)
+    for col in by:
+        missing |= missing_mask(col)
+    if missing.any() and nan == "error":
+        raise missing_key_error()
+    return missing
+
+
 def encode_keys(
     columns: Sequence[np.ndarray], keys: tuple[Key, ...], nan: NanPolicy = "error"
 ) -> np.ndarray:
@@ -228,12 +241,7 @@ def encode_keys(
         On a missing key under ``nan="error"`` (the message names no count).
     """
     n_by = len(columns)
-    missing = np.zeros(columns[0].size, dtype=bool)
-    for col in columns:
-        missing |= missing_mask(col)
-    if missing.any() and nan == "error":
-        raise missing_key_error()
-    ok = ~missing
+    ok = ~missing_keys(columns, nan, columns[0].size)
     if n_by == 1:
         codes = np.full(columns[0].size, -1, dtype=np.int64)
         codes[ok] = _codes_for(columns[0][ok], keys)
@@ -394,6 +402,31 @@ def person_missing_error() -> DataError:
     )
 
 
+def present_rows(
+    values: np.ndarray, person: np.ndarray | None, job: GroupedJob
+) -> tuple[np.ndarray, np.ndarray]:
+    """Each record's bin (``-1``: missing value, under ``nan="drop"``) and whether its value
+    and person id are present; missing ones raise under ``nan="error"``."""
+    bin_idx = bin_index(values, job.bins, job.nan)
+    keep = bin_idx >= 0
+    if person is not None:
+        gone = missing_mask(person)
+        if job.nan == "error" and gone.any():
+            raise person_missing_error()
+        keep &= ~gone
+    return bin_idx, keep
+
+
+def counted_rows(
+    values: np.ndarray, by: Sequence[np.ndarray], person: np.ndarray | None, job: GroupedJob
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(bins, key positions, rows)``: the rows counted before bounding are those with a
+    value, key and person id present (else refused, under ``nan="error"``) and a public key."""
+    bin_idx, keep = present_rows(values, person, job)
+    codes = encode_keys(by, job.keys, job.nan) if by else np.zeros(values.size, dtype=np.int64)
+    return bin_idx, codes, np.flatnonzero(keep & (codes >= 0))
+
+
 def count_bounded(
     values: np.ndarray,
     by: Sequence[np.ndarray],
@@ -409,16 +442,7 @@ def count_bounded(
     ``source``) and the rest counted. It is also every engine's kernel for a chunk or
     partition that holds all rows of its persons (or any chunk without a privacy unit).
     """
-    bin_idx = bin_index(values, job.bins, job.nan)
-    keep = bin_idx >= 0
-    if person is not None:
-        gone = missing_mask(person)
-        if job.nan == "error" and gone.any():
-            raise person_missing_error()
-        keep &= ~gone
-    codes = encode_keys(by, job.keys, job.nan) if by else np.zeros(values.size, dtype=np.int64)
-    keep &= codes >= 0
-    rows = np.flatnonzero(keep)
+    bin_idx, codes, rows = counted_rows(values, by, person, job)
     if person is not None:
         if source is None:
             raise InvalidParameterError("Contribution bounding needs a random source.")
@@ -518,12 +542,7 @@ def key_counts(
     persons; without: each key counts its rows. Keys whose pairs were all dropped are kept
     with count 0 here; :func:`treedp.api_grouped.choose_keys` drops them (no candidate).
     """
-    missing = np.zeros(keep.size, dtype=bool)
-    for c in by:
-        missing |= missing_mask(c)
-    if missing.any() and nan == "error":
-        raise missing_key_error()
-    rows = np.flatnonzero(keep & ~missing)
+    rows = np.flatnonzero(keep & ~missing_keys(by, nan, keep.size))
     if rows.size == 0:
         return KeyCounts((), np.zeros(0, dtype=np.int64))
     codes, candidates = candidate_keys([np.asarray(c[rows]) for c in by])
@@ -548,10 +567,5 @@ def count_keys(
 ) -> KeyCounts:
     """:func:`key_counts` of one part of a table (``job.keys`` is not used): records with a
     missing value or person id are refused or dropped first, as for counting."""
-    keep = bin_index(values, job.bins, job.nan) >= 0
-    if person is not None:
-        gone = missing_mask(person)
-        if job.nan == "error" and gone.any():
-            raise person_missing_error()
-        keep &= ~gone
+    _, keep = present_rows(values, person, job)
     return key_counts(by, keep, person, job.unit, job.bounds.max_groups, job.nan, source)

@@ -20,7 +20,7 @@ from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from types import ModuleType
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 import numpy as np
 
@@ -56,6 +56,9 @@ KERNELS: tuple[str, ...] = ("auto", "numpy", "numba")
 #: cores (docs/benchmarks.md, "the compiled kernel"). Once loaded, ``"auto"`` uses it for any
 #: float64 column of at least :data:`CHUNK` values.
 AUTO_MIN = 1 << 28
+
+T = TypeVar("T")
+R = TypeVar("R")
 
 _INT64_MAX = int(np.iinfo(np.int64).max)
 _UNITS = ("Y", "M", "W", "D", "h", "m", "s", "ms", "us", "ns", "ps", "fs", "as")
@@ -357,7 +360,7 @@ def _count_equal_width(arr: np.ndarray, edges: np.ndarray, inv: float) -> np.nda
 
 #: Edges arrays already checked by :func:`_arithmetic_is_exact`, by id (the array is kept
 #: alive by the entry, so its id cannot be reused while it is cached).
-_EXACT_CACHE: dict[int, tuple[np.ndarray, float, bool]] = {}
+_EXACT_CACHE: dict[int, tuple[np.ndarray, float, Any]] = {}
 _EXACT_CACHE_SIZE = 16
 _EXACT_BLOCK = 1 << 15
 
@@ -380,22 +383,34 @@ def _arithmetic_is_exact(edges: np.ndarray, inv: float, *, compute: bool = True)
     With ``compute=False`` only a cached answer is used; ``False`` (correct the values) when
     there is none.
     """
+
+    def exact() -> bool:
+        return all((v >= j).all() and (u < j).all() for j, v, u in _inner_edge_indices(edges, inv))
+
+    return bool(_cached(_EXACT_CACHE, edges, inv, exact if compute else None, False))
+
+
+def _cached(
+    cache: dict[int, tuple[np.ndarray, float, Any]],
+    edges: np.ndarray,
+    inv: float,
+    compute: Callable[[], Any] | None,
+    default: Any,
+) -> Any:
+    """The cached fact about ``(edges, inv)``, else ``compute()`` cached (``default`` when
+    ``compute`` is None)."""
     key = id(edges)
-    hit = _EXACT_CACHE.get(key)
+    hit = cache.get(key)
     if hit is not None and hit[0] is edges and hit[1] == inv:
         return hit[2]
-    if not compute:
-        return False
-    ok = True
-    for j, v, u in _inner_edge_indices(edges, inv):
-        if not ((v >= j).all() and (u < j).all()):
-            ok = False
-            break
-    if len(_EXACT_CACHE) >= _EXACT_CACHE_SIZE:  # threads may evict at once: no KeyError
-        for oldest in list(_EXACT_CACHE)[:1]:
-            _EXACT_CACHE.pop(oldest, None)
-    _EXACT_CACHE[key] = (edges, inv, ok)
-    return ok
+    if compute is None:
+        return default
+    value = compute()
+    if len(cache) >= _EXACT_CACHE_SIZE:  # threads may evict at once: no KeyError
+        for oldest in list(cache)[:1]:
+            cache.pop(oldest, None)
+    cache[key] = (edges, inv, value)
+    return value
 
 
 def _inner_edge_indices(
@@ -419,7 +434,7 @@ def _inner_edge_indices(
         yield np.arange(start, stop, dtype=np.float64), v, u
 
 
-_SLACK_CACHE: dict[int, tuple[np.ndarray, float, float]] = {}
+_SLACK_CACHE: dict[int, tuple[np.ndarray, float, Any]] = {}
 
 
 def _edge_slack(edges: np.ndarray, inv: float, *, compute: bool = True) -> float:
@@ -439,25 +454,17 @@ def _edge_slack(edges: np.ndarray, inv: float, *, compute: bool = True) -> float
     A non-finite slack becomes ``1.0``. Cached by edges array, like
     :func:`_arithmetic_is_exact`.
     """
-    key = id(edges)
-    hit = _SLACK_CACHE.get(key)
-    if hit is not None and hit[0] is edges and hit[1] == inv:
-        return hit[2]
-    if not compute:
-        return 1.0
-    slack = 0.0
-    with np.errstate(all="ignore"):
-        for j, v, u in _inner_edge_indices(edges, inv):
-            for block in (float((j - v).max()), float((u - j).max())):
-                if not block <= slack:  # larger, or NaN
-                    slack = block
-    if not 0.0 <= slack < 1.0:
-        slack = 1.0
-    if len(_SLACK_CACHE) >= _EXACT_CACHE_SIZE:  # threads may evict at once: no KeyError
-        for oldest in list(_SLACK_CACHE)[:1]:
-            _SLACK_CACHE.pop(oldest, None)
-    _SLACK_CACHE[key] = (edges, inv, slack)
-    return slack
+
+    def slack() -> float:
+        out = 0.0
+        with np.errstate(all="ignore"):
+            for j, v, u in _inner_edge_indices(edges, inv):
+                for block in (float((j - v).max()), float((u - j).max())):
+                    if not block <= out:  # larger, or NaN
+                        out = block
+        return out if 0.0 <= out < 1.0 else 1.0
+
+    return float(_cached(_SLACK_CACHE, edges, inv, slack if compute else None, 1.0))
 
 
 def _count_search(arr: np.ndarray, edges: np.ndarray) -> np.ndarray:
@@ -520,30 +527,29 @@ def count_chunks(
     chunks not yet counted are abandoned and the error is raised.
     """
     check_nan_policy(nan)
-    total = np.zeros(bins.n_bins, dtype=np.int64)
-    dropped = 0
-    pending: deque[tuple[Future[BinCounts], int]] = deque()
 
-    def collect() -> None:
-        nonlocal dropped
-        future, size = pending.popleft()
-        part = future.result()
-        total.__iadd__(part.counts)
-        dropped += part.dropped
+    def count(chunk: np.ndarray) -> BinCounts:
+        part = count_chunk(chunk, bins, nan, kernel=kernel)
         if progress is not None:
-            progress(size)
+            progress(int(chunk.size))
+        return part
 
+    return sum_counts(pooled(count, chunks, workers), bins.n_bins)
+
+
+def pooled(task: Callable[[T], R], items: Iterable[T], workers: int) -> Iterator[R]:
+    """``task(item)`` of each item, run on ``workers`` threads, in order; at most
+    ``2 * workers`` items are in flight, and on an error the rest are cancelled."""
+    pending: deque[Future[R]] = deque()
     with ThreadPoolExecutor(max_workers=workers) as pool:
         try:
-            for chunk in chunks:
-                job = pool.submit(count_chunk, chunk, bins, nan, kernel=kernel)
-                pending.append((job, int(chunk.size)))
+            for item in items:
+                pending.append(pool.submit(task, item))
                 while len(pending) >= 2 * workers:
-                    collect()
+                    yield pending.popleft().result()
             while pending:
-                collect()
+                yield pending.popleft().result()
         except BaseException:
-            for future, _ in pending:
+            for future in pending:
                 future.cancel()
             raise
-    return BinCounts._trusted(total, dropped)

@@ -6,6 +6,7 @@ A single column is counted by the :class:`~treedp.engines.local.LocalEngine`; a 
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -42,8 +43,4 @@ def _schema(data: Any) -> list[str] | None:
     return [str(k) for k in data] if isinstance(data, Mapping) else None
 
 
-def _read(data: Any, name: str) -> Any:
-    return data[name]
-
-
-ENGINE = Engine("memory", lambda d: True, count_memory, schema=_schema, read=_read)
+ENGINE = Engine("memory", lambda d: True, count_memory, schema=_schema, read=operator.getitem)

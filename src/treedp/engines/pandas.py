@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import operator
 from typing import TYPE_CHECKING, Any
 
 from treedp.engines.base import BinCounts, NanPolicy
 from treedp.engines.entry import (
     Engine,
     frame_column,
-    missing_column,
+    frame_schema,
     module_root,
     need_column,
     no_column,
@@ -35,49 +36,36 @@ def _count(
     if not isinstance(data, pd.DataFrame):
         no_column(column)
         return local.count(data, bins, nan=nan)
-    name = need_column(column, "a DataFrame")
-    if name not in data.columns:
-        raise missing_column(name, data.columns)
+    name = need_column(column, "a DataFrame", data.columns)
     series = data[name]
     if isinstance(series, pd.DataFrame):
         raise InvalidParameterError(f"The column '{name}' appears twice in the DataFrame.")
-    checked = _checked(series, name)
-    if checked.dtype.kind == "O":
+    if not _is_numeric(series.dtype):
+        raise DataError(
+            f"The column '{name}' is not numeric or datetime (its type is {series.dtype}); "
+            "treedp releases numeric or datetime columns only."
+        )
+    if series.dtype.kind == "O":  # numbers, decimals or datetimes as objects: value by value
         from treedp._inputs import as_1d_array
 
         try:
-            checked = as_1d_array(checked)
+            series = as_1d_array(series)
         except InvalidTypeError:
             raise DataError(
                 f"The column '{name}' is not numeric or datetime (it holds other "
                 "objects); treedp releases numeric or datetime columns only."
             ) from None
-    return local.count(checked, bins, nan=nan)
+    return local.count(series, bins, nan=nan)
 
 
-def _checked(series: Any, column: str) -> Any:
-    import pandas as pd
+def _is_numeric(dtype: Any) -> bool:
+    from pandas.api import types
 
-    dtype = series.dtype
-    if (
-        pd.api.types.is_numeric_dtype(dtype) and not pd.api.types.is_bool_dtype(dtype)
-    ) or pd.api.types.is_datetime64_any_dtype(dtype):
-        return series
-    if dtype.kind == "O" or str(dtype).startswith("decimal"):
-        return series  # numbers, decimals or datetimes as objects: checked value by value
-    raise DataError(
-        f"The column '{column}' is not numeric or datetime (its type is {dtype}); "
-        "treedp releases numeric or datetime columns only."
-    )
-
-
-def _schema(data: Any) -> list[str] | None:
-    """A DataFrame's column names; None for a Series."""
-    return [str(c) for c in data.columns] if hasattr(data, "columns") else None
-
-
-def _read(data: Any, name: str) -> Any:
-    return data[name]
+    if types.is_bool_dtype(dtype):
+        return False
+    if types.is_numeric_dtype(dtype) or types.is_datetime64_any_dtype(dtype):
+        return True
+    return dtype.kind == "O" or str(dtype).startswith("decimal")
 
 
 ENGINE = Engine(
@@ -85,6 +73,6 @@ ENGINE = Engine(
     lambda d: module_root(d) == "pandas",
     _count,
     collect=frame_column,
-    schema=_schema,
-    read=_read,
+    schema=frame_schema,
+    read=operator.getitem,
 )

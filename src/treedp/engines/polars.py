@@ -5,14 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from treedp.engines.base import BinCounts, NanPolicy
-from treedp.engines.entry import (
-    Engine,
-    frame_column,
-    missing_column,
-    module_root,
-    need_column,
-    no_column,
-)
+from treedp.engines.entry import Engine, frame_column, module_root, need_column, no_column
 from treedp.exceptions import DataError, InvalidParameterError, InvalidTypeError
 
 if TYPE_CHECKING:
@@ -42,9 +35,7 @@ def _count(
         no_column(column)
         return local.count(data, bins, nan=nan)
     what = "a LazyFrame" if isinstance(data, pl.LazyFrame) else "a DataFrame"
-    name = need_column(column, what)
-    if name not in names:
-        raise missing_column(name, names)
+    name = need_column(column, what, names)
     return local.count(_checked(_read(data, name), name), bins, nan=nan)
 
 

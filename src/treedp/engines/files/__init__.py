@@ -94,7 +94,6 @@ def _collect(data: Any, column: str) -> Any:
 _TABLES: dict[str, Any] = {
     "grouped": count_grouped_files,
     "key_counts": key_counts_files,
-    "columns": file_columns,
     "schema": file_columns,
 }
 ENGINE = Engine("files", is_file_input, _count, collect=_collect, **_TABLES)

@@ -13,19 +13,17 @@ from __future__ import annotations
 
 import os
 import threading
-from collections import deque
 from collections.abc import Callable, Iterable, Iterator
-from concurrent.futures import Future, ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from treedp._inputs import arrow_to_numpy, check_arrow_type
-from treedp.engines.base import BinCounts, NanPolicy, check_nan_policy
+from treedp.engines.base import BinCounts, NanPolicy, check_nan_policy, sum_counts
 from treedp.engines.entry import missing_column
 from treedp.engines.files.csv_reader import csv_chunks_arrow, csv_chunks_plain
 from treedp.engines.files.paths import BATCH_ROWS, missing_in, pyarrow_or_none, resolve_paths
-from treedp.engines.local import Kernel, count_chunk, count_chunks
+from treedp.engines.local import Kernel, count_chunk, count_chunks, pooled
 from treedp.exceptions import (
     DataError,
     InvalidParameterError,
@@ -127,7 +125,14 @@ def _count_parquet(
 
     local = threading.local()
 
-    def task(path: str, group: int) -> BinCounts:
+    def count(batch: Any) -> BinCounts:
+        part = count_chunk(arrow_to_numpy(batch.column(0)), bins, nan, kernel=kernel)
+        if tick is not None:
+            tick(batch.num_rows)
+        return part
+
+    def task(item: tuple[str, int]) -> BinCounts:
+        path, group = item
         cache = getattr(local, "files", None)
         if cache is None:
             cache = local.files = {}
@@ -135,17 +140,10 @@ def _count_parquet(
         if pf is None:
             cache.clear()
             pf = cache[path] = pq.ParquetFile(path, pre_buffer=False)
-        total = np.zeros(bins.n_bins, dtype=np.int64)
-        dropped = 0
-        for batch in pf.iter_batches(
+        batches = pf.iter_batches(
             batch_size=BATCH_ROWS, row_groups=[group], columns=[column], use_threads=False
-        ):
-            part = count_chunk(arrow_to_numpy(batch.column(0)), bins, nan, kernel=kernel)
-            total += part.counts
-            dropped += part.dropped
-            if tick is not None:
-                tick(batch.num_rows)
-        return BinCounts._trusted(total, dropped)
+        )
+        return sum_counts(map(count, batches), bins.n_bins)
 
     def groups() -> Iterator[tuple[str, int]]:
         for path in files:
@@ -156,26 +154,7 @@ def _count_parquet(
             for group in range(pq.read_metadata(path).num_row_groups):
                 yield path, group
 
-    total = np.zeros(bins.n_bins, dtype=np.int64)
-    dropped = 0
-    pending: deque[Future[BinCounts]] = deque()
-    with ThreadPoolExecutor(max_workers=workers) as pool:
-        try:
-            for path, group in groups():
-                pending.append(pool.submit(task, path, group))
-                while len(pending) >= 2 * workers:
-                    part = pending.popleft().result()
-                    total += part.counts
-                    dropped += part.dropped
-            while pending:
-                part = pending.popleft().result()
-                total += part.counts
-                dropped += part.dropped
-        except BaseException:
-            for future in pending:
-                future.cancel()
-            raise
-    return BinCounts._trusted(total, dropped)
+    return sum_counts(pooled(task, groups(), workers), bins.n_bins)
 
 
 def _total_rows(files: list[str], kind: str) -> int | None:

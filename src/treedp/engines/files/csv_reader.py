@@ -26,7 +26,15 @@ from treedp._inputs import as_1d_array
 from treedp.engines.files.paths import BATCH_ROWS, missing_in
 from treedp.exceptions import DataError, InvalidParameterError
 
-__all__ = ["NULL_CELLS", "CellKind", "convert_arrow_cells", "csv_chunks_arrow", "csv_chunks_plain"]
+__all__ = [
+    "NULL_CELLS",
+    "CellKind",
+    "convert_arrow_cells",
+    "csv_cells",
+    "csv_chunks_arrow",
+    "csv_chunks_plain",
+    "csv_header",
+]
 
 #: CSV cells that are missing values (after stripping whitespace): pyarrow's default list.
 NULL_CELLS: tuple[str, ...] = (
@@ -120,23 +128,29 @@ class CellKind:
         )
 
 
-def csv_chunks_arrow(
-    path: str, column: str, delimiter: str | None, encoding: str | None
-) -> Iterator[np.ndarray]:
+def csv_header(path: str, delimiter: str | None, encoding: str | None) -> list[str]:
+    """The column names in the header of a CSV file."""
+    delim, enc = _csv_options(path, delimiter, encoding)
+    with _open_binary(path) as handle:
+        return _csv_header(handle, enc, delim, path)
+
+
+def csv_cells(
+    path: str, columns: list[str], delimiter: str | None, encoding: str | None
+) -> Iterator[dict[str, Any]]:
+    """The cells of ``columns`` (each in the header once) of a CSV file or ``"-"``, per batch
+    read by pyarrow: ``{name: strings}``, whitespace stripped, :data:`NULL_CELLS` null."""
     import pyarrow as pa
 
     delim, enc = _csv_options(path, delimiter, encoding)
     where = "standard input" if path == "-" else path
-    header: list[str] = []
-    common: dict[str, Any] = {}
     with _open_binary(path) as handle:
         header = _csv_header(handle, enc, delim, where)
-        common = {"header": header, "column": column, "delim": delim, "enc": enc, "where": where}
+        for column in columns:
+            _check_header(header, column, where)
+        common: dict[str, Any] = {"header": header, "columns": columns, "enc": enc}
+        common.update(delim=delim, where=where)
         gz = isinstance(handle, gzip.GzipFile)
-        if column not in header:
-            raise missing_in(column, where, header)
-        if header.count(column) > 1:
-            raise InvalidParameterError(f"The column '{column}' appears twice in '{where}'.")
         if path == "-":  # the header line is consumed; pyarrow reads the rest, on this thread
             yield from _arrow_batches(pa.PythonFile(handle, mode="r"), 0, False, **common)
             return
@@ -148,17 +162,32 @@ def csv_chunks_arrow(
         stream.close()
 
 
+def _check_header(header: list[str], column: str, where: str) -> None:
+    if column not in header:
+        raise missing_in(column, where, header)
+    if header.count(column) > 1:
+        raise InvalidParameterError(f"The column '{column}' appears twice in '{where}'.")
+
+
+def csv_chunks_arrow(
+    path: str, column: str, delimiter: str | None, encoding: str | None
+) -> Iterator[np.ndarray]:
+    state = CellKind(column)
+    for cells in csv_cells(path, [column], delimiter, encoding):
+        yield convert_arrow_cells(cells[column], state)
+
+
 def _arrow_batches(
     source: Any,
     skip: int,
     threads: bool,
     *,
     header: list[str],
-    column: str,
+    columns: list[str],
     delim: str,
     enc: str,
     where: str,
-) -> Iterator[np.ndarray]:
+) -> Iterator[dict[str, Any]]:
     import pyarrow as pa
     import pyarrow.compute as pc
     from pyarrow import csv as pacsv
@@ -176,8 +205,8 @@ def _arrow_batches(
             ),
             parse_options=pacsv.ParseOptions(delimiter=delim),
             convert_options=pacsv.ConvertOptions(
-                include_columns=[column],
-                column_types={column: pa.string()},
+                include_columns=columns,
+                column_types={c: pa.string() for c in columns},
                 strings_can_be_null=False,
                 quoted_strings_can_be_null=False,
             ),
@@ -187,7 +216,6 @@ def _arrow_batches(
     except pa.ArrowInvalid as exc:
         raise _arrow_csv_error(exc, where, enc) from None
     nulls = pa.array(list(NULL_CELLS))
-    state = CellKind(column)
     while True:
         try:
             batch = reader.read_next_batch()
@@ -195,9 +223,11 @@ def _arrow_batches(
             return
         except pa.ArrowInvalid as exc:
             raise _arrow_csv_error(exc, where, enc) from None
-        cells = pc.utf8_trim_whitespace(batch.column(0))
-        cells = pc.if_else(pc.is_in(cells, value_set=nulls), pa.scalar(None, pa.string()), cells)
-        yield convert_arrow_cells(cells, state)
+        cells = {}
+        for name, col in zip(batch.schema.names, batch.columns, strict=True):
+            col = pc.utf8_trim_whitespace(col)
+            cells[name] = pc.if_else(pc.is_in(col, value_set=nulls), pa.scalar(None, col.type), col)
+        yield cells
 
 
 def _arrow_csv_error(exc: BaseException, where: str, enc: str) -> DataError:
@@ -237,10 +267,7 @@ def csv_chunks_plain(
     where = "standard input" if path == "-" else path
     with _open_binary(path) as raw:
         header = _csv_header(raw, enc, delim, where)
-        if column not in header:
-            raise missing_in(column, where, header)
-        if header.count(column) > 1:
-            raise InvalidParameterError(f"The column '{column}' appears twice in '{where}'.")
+        _check_header(header, column, where)
         # Bytes that are not text in the encoding are an error in the requested column only
         # (as for pyarrow, which decodes only the columns it converts): they are kept as
         # surrogates while splitting, and the column's cells are checked.

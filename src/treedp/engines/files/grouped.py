@@ -38,25 +38,24 @@ import math
 import os
 import tempfile
 from collections.abc import Iterator
+from dataclasses import replace
 from typing import IO, Any
 
 import numpy as np
 
 from treedp._inputs import arrow_to_numpy, check_arrow_type
-from treedp.engines.files.csv_reader import NULL_CELLS, CellKind, convert_arrow_cells
+from treedp.engines.files.csv_reader import CellKind, convert_arrow_cells, csv_cells, csv_header
 from treedp.engines.files.paths import BATCH_ROWS, FileSource, is_dataset, resolve_paths
 from treedp.engines.grouped import (
     GroupedCounts,
     GroupedJob,
     KeyCounts,
-    bin_index,
     column_array,
     count_bounded,
     count_keys,
-    encode_keys,
-    missing_key_error,
-    missing_mask,
-    person_missing_error,
+    counted_rows,
+    missing_keys,
+    present_rows,
 )
 from treedp.engines.keys import candidate_keys, py_scalar, unique_pairs
 from treedp.exceptions import DataError, InvalidParameterError, MissingDependencyError
@@ -112,9 +111,9 @@ class _Input:
                 "A grouped release reads files, not standard input: give the file's path."
             )
         if self.kind == "csv":
-            self.names = _csv_header(self.files[0], self.delimiter, self.encoding)
+            self.names = csv_header(self.files[0], self.delimiter, self.encoding)
             for f in self.files[1:]:
-                if _csv_header(f, self.delimiter, self.encoding) != self.names:
+                if csv_header(f, self.delimiter, self.encoding) != self.names:
                     raise InvalidParameterError("The input CSV files have different headers.")
         else:
             fmt: Any
@@ -132,26 +131,40 @@ class _Input:
                 ) from None
             self.names = list(self.dataset.schema.names)
 
-    def size_bytes(self) -> int:
-        try:
-            return sum(os.path.getsize(f) for f in self.files)
-        except OSError:
-            return 0
-
     def batches(self, job: GroupedJob) -> Iterator[tuple[np.ndarray, list[np.ndarray], Any]]:
         """``(values, by columns, person ids or None)`` per batch."""
-        cols = job.columns
         if self.dataset is not None:
             check_arrow_type(self.dataset.schema.field(job.column).type, job.column)
             scanner = self.dataset.scanner(
-                columns=cols, batch_size=BATCH_ROWS, use_threads=True, batch_readahead=2
+                columns=job.columns, batch_size=BATCH_ROWS, use_threads=True, batch_readahead=2
             )
             for batch in scanner.to_batches():
                 if batch.num_rows:
-                    yield _split(batch, job, text=False)
+                    yield _split(batch, arrow_to_numpy(batch[job.column]), job)
             return
         for f in self.files:
-            yield from _csv_batches(f, job, self.delimiter, self.encoding)
+            kind = CellKind(job.column)
+            for cells in csv_cells(f, job.columns, self.delimiter, self.encoding):
+                yield _split(cells, convert_arrow_cells(cells[job.column], kind), job)
+
+    def check(self, job: GroupedJob) -> _Input:
+        """This input, after checking that it has the job's columns."""
+        missing = [c for c in job.columns if c not in self.names]
+        if missing:
+            raise InvalidParameterError(
+                f"The column '{missing[0]}' is not in the input. Columns: {', '.join(self.names)}."
+            )
+        return self
+
+    def partitions(self, given: int | None) -> int:
+        """Spill files: ``given``, or one per 64 MiB of input (16 to 1024)."""
+        if given is not None:
+            return given
+        try:
+            size = sum(os.path.getsize(f) for f in self.files)
+        except OSError:
+            size = 0
+        return min(_MAX_PARTITIONS, max(16, math.ceil(size / _SPILL_BYTES)))
 
 
 def file_columns(data: Any) -> list[str]:
@@ -166,14 +179,10 @@ def file_schema(data: Any) -> Any:
     return None if inp.dataset is None else inp.dataset.schema
 
 
-def _split(batch: Any, job: GroupedJob, text: bool) -> tuple[np.ndarray, list[np.ndarray], Any]:
-    names = list(batch.schema.names)
-    values = arrow_to_numpy(batch.column(names.index(job.column)))
-    by = [_key_column(batch.column(names.index(b)), b) for b in job.by]
-    person = None
-    if job.unit is not None:
-        person = _key_column(batch.column(names.index(job.unit)), "privacy_unit")
-    return values, by, person
+def _split(cols: Any, values: np.ndarray, job: GroupedJob) -> tuple[np.ndarray, list[Any], Any]:
+    """``(values, by, person ids or None)`` of one batch (``cols``: its Arrow columns by name)."""
+    by = [_key_column(cols[b], b) for b in job.by]
+    return values, by, None if job.unit is None else _key_column(cols[job.unit], "privacy_unit")
 
 
 def _key_column(col: Any, name: str) -> np.ndarray:
@@ -182,78 +191,6 @@ def _key_column(col: Any, name: str) -> np.ndarray:
     if pa.types.is_dictionary(col.type):
         col = col.cast(col.type.value_type)
     return column_array(col.to_numpy(zero_copy_only=False), name)
-
-
-def _csv_header(path: str, delimiter: str | None, encoding: str | None) -> list[str]:
-    import csv
-    import gzip
-
-    enc = encoding or "utf-8-sig"
-    delim = delimiter or ("\t" if path.lower().endswith((".tsv", ".tsv.gz")) else ",")
-    with open(path, "rb") as raw:
-        gz = raw.peek(2)[:2] == b"\x1f\x8b"
-    opener: Any = gzip.open if gz else open
-    try:
-        with opener(path, "rt", encoding=enc, newline="") as handle:
-            return next(csv.reader(handle, delimiter=delim), [])
-    except UnicodeDecodeError:
-        raise DataError(f"The input '{path}' is not valid {enc} text; pass its encoding.") from None
-
-
-def _csv_batches(
-    path: str, job: GroupedJob, delimiter: str | None, encoding: str | None
-) -> Iterator[tuple[np.ndarray, list[np.ndarray], Any]]:
-    import pyarrow as pa
-    import pyarrow.compute as pc
-    from pyarrow import csv as pacsv
-
-    enc = encoding or "utf8"
-    if enc.lower().replace("-", "").replace("_", "") in ("utf8", "utf8sig"):
-        enc = "utf8"
-    delim = delimiter or ("\t" if path.lower().endswith((".tsv", ".tsv.gz")) else ",")
-    cols = job.columns
-    nulls = pa.array(list(NULL_CELLS))
-    kind = CellKind(job.column)
-    try:
-        reader = pacsv.open_csv(
-            path,
-            read_options=pacsv.ReadOptions(encoding=enc, block_size=8 << 20),
-            parse_options=pacsv.ParseOptions(delimiter=delim),
-            convert_options=pacsv.ConvertOptions(
-                include_columns=cols,
-                column_types={c: pa.string() for c in cols},
-                strings_can_be_null=False,
-                quoted_strings_can_be_null=False,
-            ),
-        )
-    except StopIteration:
-        return
-    except pa.ArrowInvalid:
-        raise DataError(f"The input '{path}' could not be read as CSV.") from None
-    while True:
-        try:
-            batch = reader.read_next_batch()
-        except StopIteration:
-            return
-        except pa.ArrowInvalid:
-            raise DataError(f"The input '{path}' could not be read as CSV.") from None
-        cleaned = []
-        for i in range(batch.num_columns):
-            cells = pc.utf8_trim_whitespace(batch.column(i))
-            cleaned.append(
-                pc.if_else(pc.is_in(cells, value_set=nulls), pa.scalar(None, pa.string()), cells)
-            )
-        names = list(batch.schema.names)
-        values = convert_arrow_cells(cleaned[names.index(job.column)], kind)
-        by = [
-            column_array(cleaned[names.index(b)].to_numpy(zero_copy_only=False), b) for b in job.by
-        ]
-        person = None
-        if job.unit is not None:
-            person = column_array(
-                cleaned[names.index(job.unit)].to_numpy(zero_copy_only=False), "privacy_unit"
-            )
-        yield values, by, person
 
 
 # ---------------------------------------------------------------------- counting
@@ -285,28 +222,34 @@ def count_grouped_files(
     GroupedCounts
         The bounded ``(G × B)`` counts; ``dropped`` counts every row left out (never released).
     """
-    inp = _Input(data)
-    missing = [c for c in job.columns if c not in inp.names]
-    if missing:
-        raise InvalidParameterError(
-            f"The column '{missing[0]}' is not in the input. Columns: {', '.join(inp.names)}."
-        )
-    csv_text = inp.kind == "csv"
-    keys = tuple(str(k) if not isinstance(k, tuple) else tuple(map(str, k)) for k in job.keys)
-    match_job = job if not csv_text or not job.by else _with_keys(job, keys)
+    inp = _Input(data).check(job)
+    keys, g, n_bins = job.keys, len(job.keys), job.bins.n_bins
+    if inp.kind == "csv" and job.by:  # keys read as text: matched by their text
+        text = tuple(tuple(map(str, k)) if isinstance(k, tuple) else str(k) for k in job.keys)
+        job = replace(job, keys=text)
+    counts = np.zeros(g * n_bins, dtype=np.int64)
+    dropped = 0
     if job.unit is None:
-        total = GroupedCounts.zero(job.keys, job.bins.n_bins)
         for values, by, _ in inp.batches(job):
-            part = count_bounded(values, by, None, match_job, None)
-            total = GroupedCounts(
-                job.keys, total.counts + part.counts, total.dropped + part.dropped
-            )
-        return total
+            part = count_bounded(values, by, None, job, None)
+            counts += part.counts.ravel()
+            dropped += part.dropped
+        return GroupedCounts(keys, counts.reshape(g, n_bins), dropped)
     if source is None:
         raise InvalidParameterError("Contribution bounding needs a random source.")
-    if partitions is None:
-        partitions = min(_MAX_PARTITIONS, max(16, math.ceil(inp.size_bytes() / _SPILL_BYTES)))
-    return _spill_and_count(inp, job, match_job, source, partitions, spill_dir)
+    with _spill_files(inp.partitions(partitions), spill_dir) as handles:
+        for values, by, person in inp.batches(job):
+            bin_idx, codes, idx = counted_rows(values, by, person, job)
+            dropped += values.size - idx.size
+            rows = np.empty(idx.size, dtype=SPILL_DTYPE)
+            rows["p"], rows["k"], rows["b"] = person_hash(person[idx]), codes[idx], bin_idx[idx]
+            _spill(rows, handles)
+        for rows in _read_back(handles):
+            codes = rows["k"].astype(np.int64)
+            kept = bound_contributions(rows["p"], codes if job.by else None, job.bounds, source, g)
+            dropped += rows.size - kept.size
+            counts += np.bincount(codes[kept] * n_bins + rows["b"][kept], minlength=g * n_bins)
+    return GroupedCounts(keys, counts.reshape(g, n_bins), dropped)
 
 
 def key_counts_files(
@@ -326,125 +269,30 @@ def key_counts_files(
     (person, key) pair once, cuts each person to ``max_groups`` keys by uniform sampling and
     counts the persons per key (:func:`treedp.engines.grouped.key_counts`'s rule).
     """
-    inp = _Input(data)
-    missing = [c for c in job.columns if c not in inp.names]
-    if missing:
-        raise InvalidParameterError(
-            f"The column '{missing[0]}' is not in the input. Columns: {', '.join(inp.names)}."
-        )
+    inp = _Input(data).check(job)
     if job.unit is None:
-        parts = [count_keys(values, by, None, job, None) for values, by, _ in inp.batches(job)]
-        return KeyCounts.merge(parts)
+        return KeyCounts.merge(count_keys(v, by, None, job, None) for v, by, _ in inp.batches(job))
     if source is None:
         raise InvalidParameterError("Contribution bounding needs a random source.")
-    if partitions is None:
-        partitions = min(_MAX_PARTITIONS, max(16, math.ceil(inp.size_bytes() / _SPILL_BYTES)))
     key_ids: dict[Any, int] = {}
-    with _spill_files(partitions, spill_dir) as handles:
+    g = job.bounds.max_groups
+    one = ContributionBounds(job.unit, g, g, 1)
+    with _spill_files(inp.partitions(partitions), spill_dir) as handles:
         for values, by, person in inp.batches(job):
-            assert person is not None
-            rows = _prepare_keys(values, by, person, job, key_ids)
-            _spill(rows, rows["p"] % partitions, handles)
-        g = job.bounds.max_groups
-        one = ContributionBounds(job.unit, g, g, 1)
+            _, keep = present_rows(values, person, job)
+            idx = np.flatnonzero(keep & ~missing_keys(by, job.nan, values.size))
+            rows = np.zeros(idx.size, dtype=SPILL_DTYPE)
+            if idx.size:
+                local, found = candidate_keys([np.asarray(c[idx]) for c in by])
+                ids = [key_ids.setdefault(k, len(key_ids)) for k in found]
+                rows["p"], rows["k"] = person_hash(person[idx]), np.asarray(ids)[local]
+            _spill(rows, handles)
         counts = np.zeros(len(key_ids), dtype=np.int64)
-        for handle in handles:
-            rows = _read_back(handle)
-            if not rows.size:
-                continue
+        for rows in _read_back(handles):
             pairs = unique_pairs(rows["p"], rows["k"].astype(np.int64))
             kept = bound_contributions(pairs[0], pairs[1], one, source)
             counts += np.bincount(pairs[1][kept], minlength=len(key_ids))
     return KeyCounts.merge([KeyCounts(tuple(key_ids), counts)])
-
-
-def _prepare_keys(
-    values: np.ndarray,
-    by: list[np.ndarray],
-    person: np.ndarray,
-    job: GroupedJob,
-    key_ids: dict[Any, int],
-) -> np.ndarray:
-    """The spill rows ``(person hash, key id, 0)`` of one batch's kept rows; new keys get the
-    next id in ``key_ids``."""
-    keep = bin_index(values, job.bins, job.nan) >= 0
-    gone = missing_mask(person)
-    if job.nan == "error" and gone.any():
-        raise person_missing_error()
-    keep &= ~gone
-    key_gone = np.zeros(values.size, dtype=bool)
-    for c in by:
-        key_gone |= missing_mask(c)
-    if job.nan == "error" and key_gone.any():
-        raise missing_key_error()
-    idx = np.flatnonzero(keep & ~key_gone)
-    rows = np.zeros(idx.size, dtype=SPILL_DTYPE)
-    if not idx.size:
-        return rows
-    local, found = candidate_keys([np.asarray(c[idx]) for c in by])
-    lookup = np.fromiter(
-        (key_ids.setdefault(k, len(key_ids)) for k in found), dtype=np.int64, count=len(found)
-    )
-    rows["p"] = person_hash(person[idx])
-    rows["k"] = lookup[local]
-    return rows
-
-
-def _with_keys(job: GroupedJob, keys: tuple[Any, ...]) -> GroupedJob:
-    return GroupedJob(job.column, job.by, keys, job.unit, job.bounds, job.bins, job.nan)
-
-
-def _spill_and_count(
-    inp: _Input,
-    job: GroupedJob,
-    match_job: GroupedJob,
-    source: RandomSource,
-    partitions: int,
-    spill_dir: str | None,
-) -> GroupedCounts:
-    g, n_bins = len(job.keys), job.bins.n_bins
-    dropped = 0
-    with _spill_files(partitions, spill_dir) as handles:
-        for values, by, person in inp.batches(job):
-            assert person is not None
-            rows, hashed = _prepare(values, by, person, match_job)
-            dropped += values.size - rows["b"].size
-            part = (hashed % partitions).astype(np.int64) if rows.size else hashed
-            rows["p"] = hashed
-            _spill(rows, part, handles)
-        counts = np.zeros(g * n_bins, dtype=np.int64)
-        for handle in handles:
-            rows = _read_back(handle)
-            if not rows.size:
-                continue
-            kept = bound_contributions(
-                rows["p"], rows["k"].astype(np.int64) if job.by else None, job.bounds, source, g
-            )
-            dropped += rows.size - kept.size
-            flat = rows["k"][kept].astype(np.int64) * n_bins + rows["b"][kept]
-            counts += np.bincount(flat, minlength=g * n_bins)
-    return GroupedCounts(job.keys, counts.reshape(g, n_bins), dropped)
-
-
-def _prepare(
-    values: np.ndarray, by: list[np.ndarray], person: np.ndarray, job: GroupedJob
-) -> tuple[np.ndarray, np.ndarray]:
-    """The spill rows of one batch (kept records only) and their persons' 64-bit hashes
-    (non-negative, so that ``hash mod P`` picks the spill file)."""
-    bin_idx = bin_index(values, job.bins, job.nan)
-    keep = bin_idx >= 0
-    gone = missing_mask(person)
-    if job.nan == "error" and gone.any():
-        raise person_missing_error()
-    keep &= ~gone
-    codes = encode_keys(by, job.keys, job.nan) if by else np.zeros(values.size, dtype=np.int64)
-    keep &= codes >= 0
-    idx = np.flatnonzero(keep)
-    rows = np.empty(idx.size, dtype=SPILL_DTYPE)
-    rows["k"] = codes[idx]
-    rows["b"] = bin_idx[idx]
-    hashed = person_hash(person[idx])
-    return rows, hashed
 
 
 def person_hash(ids: np.ndarray) -> np.ndarray:
@@ -495,18 +343,22 @@ def _spill_files(partitions: int, spill_dir: str | None) -> Iterator[list[IO[byt
         ]
 
 
-def _read_back(handle: IO[bytes]) -> np.ndarray:
-    """The rows spilled to ``handle``; its space is given back at once (truncated)."""
-    handle.flush()
-    handle.seek(0)
-    rows = np.fromfile(handle, dtype=SPILL_DTYPE)
-    handle.seek(0)
-    handle.truncate()
-    return rows
+def _read_back(handles: list[IO[bytes]]) -> Iterator[np.ndarray]:
+    """The rows spilled to each handle in turn (none empty); each file's space is given back
+    once it is read (truncated)."""
+    for handle in handles:
+        handle.flush()
+        handle.seek(0)
+        rows = np.fromfile(handle, dtype=SPILL_DTYPE)
+        handle.seek(0)
+        handle.truncate()
+        if rows.size:
+            yield rows
 
 
-def _spill(rows: np.ndarray, part: np.ndarray, handles: list[Any]) -> None:
-    """Append each row to the spill file of its partition (``part``: one index per row)."""
+def _spill(rows: np.ndarray, handles: list[Any]) -> None:
+    """Append each row to the spill file of its person (``hash mod P``)."""
+    part = rows["p"] % len(handles)
     order = np.argsort(part, kind="stable")
     rows, part = rows[order], part[order]
     cuts = np.searchsorted(part, np.arange(len(handles) + 1))

@@ -10,8 +10,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from treedp.engines.base import BinCounts, NanPolicy
-from treedp.engines.entry import Engine, frame_column, module_root
-from treedp.engines.spark.count import SparkEngine, collect_column, count_spark, quiet_pyspark
+from treedp.engines.entry import Engine, frame_column, frame_schema, module_root
+from treedp.engines.spark.count import collect_column, count_spark, quiet_pyspark
 from treedp.engines.spark.grouped import (
     bound_spark,
     count_grouped_spark,
@@ -24,7 +24,6 @@ if TYPE_CHECKING:
 
 __all__ = [
     "ENGINE",
-    "SparkEngine",
     "bound_spark",
     "collect_column",
     "count_grouped_spark",
@@ -54,5 +53,5 @@ ENGINE = Engine(
     grouped=count_grouped_spark,
     key_counts=key_counts_spark,
     collect=_collect,
-    schema=lambda d: [str(c) for c in d.columns] if hasattr(d, "columns") else None,
+    schema=frame_schema,
 )

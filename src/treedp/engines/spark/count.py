@@ -22,21 +22,14 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from treedp._validation import must
 from treedp.engines.base import BinCounts, NanPolicy, check_nan_policy
-from treedp.exceptions import DataError, InvalidParameterError, InvalidTypeError
+from treedp.engines.entry import check_value_type, cluster_column, missing_values_error
+from treedp.exceptions import InvalidTypeError
 
 if TYPE_CHECKING:
     from treedp.domain import Bins
 
-__all__ = [
-    "DATETIME_TYPES",
-    "NUMERIC_TYPES",
-    "SparkEngine",
-    "collect_column",
-    "count_spark",
-    "quiet_pyspark",
-]
+__all__ = ["DATETIME_TYPES", "NUMERIC_TYPES", "collect_column", "count_spark", "quiet_pyspark"]
 
 #: Rows per emitted Arrow batch of (bin, count) pairs.
 _EMIT_ROWS = 1 << 20
@@ -84,12 +77,12 @@ def count_spark(df: Any, column: str | None, bins: Bins, nan: NanPolicy = "error
         raise InvalidTypeError(
             f"count_spark counts a pyspark.sql.DataFrame. Got {type(df).__name__} instead."
         )
-    field = _field(df, column)
-    type_name = type(field.dataType).__name__
-    col = F.col(f"`{field.name.replace('`', '``')}`")
+    name = cluster_column(column, [f.name for f in df.schema.fields])
+    type_name = type(df.schema[name].dataType).__name__
+    check_value_type(value_kind(type_name), bins, f"a column of {type_name}")
+    col = F.col(f"`{name.replace('`', '``')}`")
     if type_name == "DecimalType":
         col = col.cast("double")
-    _check_type(type_name, bins)
     counter = _partition_counter(bins)
     with quiet_pyspark():
         pairs = df.select(col.alias("v")).mapInArrow(counter, _OUT_SCHEMA)
@@ -100,26 +93,8 @@ def count_spark(df: Any, column: str | None, bins: Bins, nan: NanPolicy = "error
     counts[bin_idx[in_range]] = count[in_range]
     dropped = int(count[~in_range].sum())
     if dropped and nan == "error":
-        raise DataError(
-            "The column contains missing (null, NaN or NaT) values. Pass nan='drop' to leave "
-            "them out (a per-record filter that keeps the add/remove guarantee; see the docs), "
-            "or clean the column first."
-        )
+        raise missing_values_error()
     return BinCounts._trusted(counts, dropped)
-
-
-class SparkEngine:
-    """A :class:`~treedp.engines.base.CountEngine` over one column of Spark DataFrames."""
-
-    def __init__(self, column: str | None = None) -> None:
-        self.column = column
-
-    def __repr__(self) -> str:
-        return f"SparkEngine(column={self.column!r})"
-
-    def count(self, source: Any, bins: Bins, *, nan: NanPolicy = "error") -> BinCounts:
-        """Count ``source`` (a Spark DataFrame) into ``bins``; see :func:`count_spark`."""
-        return count_spark(source, self.column, bins, nan)
 
 
 @contextlib.contextmanager
@@ -136,43 +111,12 @@ def quiet_pyspark() -> Iterator[None]:
             gc.collect()
 
 
-def _field(df: Any, column: str | None) -> Any:
-    fields = list(df.schema.fields)
-    if column is None:
-        if len(fields) != 1:
-            raise InvalidParameterError(
-                "The 'column' parameter is needed for a DataFrame with several columns."
-            )
-        return fields[0]
-    if not isinstance(column, str):
-        raise InvalidTypeError(must("column", f"be a str. Got {type(column).__name__} instead."))
-    matches = [f for f in fields if f.name == column]
-    if not matches:
-        names = ", ".join(f.name for f in fields)
-        raise InvalidParameterError(f"The column '{column}' is not in the data. Columns: {names}.")
-    if len(matches) > 1:
-        raise InvalidParameterError(f"The column '{column}' appears twice in the DataFrame.")
-    return matches[0]
-
-
-def _check_type(type_name: str, bins: Bins) -> None:
+def value_kind(type_name: str) -> str | None:
+    """``"number"`` or ``"datetime"`` for a Spark type that treedp counts (decimals are read as
+    float64), else None."""
     if type_name in DATETIME_TYPES:
-        if bins.datetime_unit is None:
-            raise InvalidTypeError(
-                "The 'values' argument holds datetimes but the bins are numeric; give "
-                "datetime bounds or edges."
-            )
-        return
-    if type_name in (*NUMERIC_TYPES, "DecimalType"):
-        if bins.datetime_unit is not None:
-            raise InvalidTypeError(
-                "The 'values' argument must hold datetimes for datetime bins. "
-                f"Got a column of {type_name} instead."
-            )
-        return
-    raise InvalidTypeError(
-        f"The column must hold numbers or datetimes. Got a column of {type_name} instead."
-    )
+        return "datetime"
+    return "number" if type_name in (*NUMERIC_TYPES, "DecimalType") else None
 
 
 def _partition_counter(bins: Bins) -> Callable[[Iterable[Any]], Iterable[Any]]:

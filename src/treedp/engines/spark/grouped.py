@@ -49,6 +49,7 @@ import numpy as np
 
 from treedp._inputs import as_1d_array
 from treedp._validation import must
+from treedp.engines.entry import check_value_type, cluster_column, missing_values_error
 from treedp.engines.grouped import (
     GroupedCounts,
     GroupedJob,
@@ -59,7 +60,7 @@ from treedp.engines.grouped import (
     missing_mask,
     person_missing_error,
 )
-from treedp.engines.spark.count import DATETIME_TYPES, NUMERIC_TYPES, quiet_pyspark
+from treedp.engines.spark.count import quiet_pyspark, value_kind
 from treedp.exceptions import DataError, InvalidParameterError, InvalidTypeError
 from treedp.noise import RandomSource
 
@@ -90,19 +91,9 @@ def _check_schema(df: Any, job: GroupedJob) -> None:
         raise InvalidTypeError(f"Expected a pyspark.sql.DataFrame. Got {type(df).__name__}.")
     names = [f.name for f in df.schema.fields]
     for c in job.columns:
-        if c not in names:
-            raise InvalidParameterError(
-                f"The column '{c}' is not in the data. Columns: {', '.join(names)}."
-            )
-        if names.count(c) > 1:
-            raise InvalidParameterError(f"The column '{c}' appears twice in the DataFrame.")
+        cluster_column(c, names)
     type_name = type(df.schema[job.column].dataType).__name__
-    if type_name not in (*NUMERIC_TYPES, "DecimalType", *DATETIME_TYPES):
-        raise InvalidTypeError(
-            f"The column must hold numbers or datetimes. Got a column of {type_name} instead."
-        )
-    if (type_name in DATETIME_TYPES) != (job.bins.datetime_unit is not None):
-        raise InvalidTypeError("The value column's type does not fit the bins (datetime or not).")
+    check_value_type(value_kind(type_name), job.bins, f"a column of {type_name}")
 
 
 def _missing(col: Any, type_name: str) -> Any:
@@ -181,12 +172,7 @@ def _np(col: Any) -> np.ndarray:
 def _missing_error(what: str) -> DataError:
     if what == "unit":
         return person_missing_error()
-    if what == "key":
-        return missing_key_error()
-    return DataError(
-        "The column contains missing (null, NaN or NaT) values. Pass nan='drop' to leave them "
-        "out, or clean the column first."
-    )
+    return missing_key_error() if what == "key" else missing_values_error()
 
 
 def bound_spark(df: Any, job: GroupedJob, source: RandomSource) -> Any:
