@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from treedp.engines.base import BinCounts, NanPolicy, check_nan_policy
+from treedp.engines.base import BinCounts, NanPolicy, check_nan_policy, sum_counts
 from treedp.engines.entry import check_value_type, cluster_column, missing_values_error
 from treedp.exceptions import InvalidTypeError
 
@@ -31,9 +31,10 @@ if TYPE_CHECKING:
 
 __all__ = ["DATETIME_TYPES", "NUMERIC_TYPES", "collect_column", "count_spark", "quiet_pyspark"]
 
-#: Rows per emitted Arrow batch of (bin, count) pairs.
+#: Rows per emitted Arrow batch of (cell, count) pairs.
 _EMIT_ROWS = 1 << 20
-_OUT_SCHEMA = "bin long, count long"
+#: What a partition's counting function emits: ``(cell, count)`` rows.
+CELLS = "cell long, count long"
 
 NUMERIC_TYPES = ("ByteType", "ShortType", "IntegerType", "LongType", "FloatType", "DoubleType")
 DATETIME_TYPES = ("TimestampType", "TimestampNTZType", "DateType")
@@ -83,15 +84,11 @@ def count_spark(df: Any, column: str | None, bins: Bins, nan: NanPolicy = "error
     col = F.col(f"`{name.replace('`', '``')}`")
     if type_name == "DecimalType":
         col = col.cast("double")
-    counter = _partition_counter(bins)
     with quiet_pyspark():
-        pairs = df.select(col.alias("v")).mapInArrow(counter, _OUT_SCHEMA)
-        summed = pairs.groupBy("bin").agg(F.sum("count").alias("count"))
-        bin_idx, count = _collect(summed)
+        cells, count = collect_cells(df.select(col.alias("v")).mapInArrow(_counter(bins), CELLS))
     counts = np.zeros(bins.n_bins, dtype=np.int64)
-    in_range = bin_idx >= 0
-    counts[bin_idx[in_range]] = count[in_range]
-    dropped = int(count[~in_range].sum())
+    counts[cells[cells >= 0]] = count[cells >= 0]
+    dropped = int(count[cells < 0].sum())
     if dropped and nan == "error":
         raise missing_values_error()
     return BinCounts._trusted(counts, dropped)
@@ -119,61 +116,63 @@ def value_kind(type_name: str) -> str | None:
     return "number" if type_name in (*NUMERIC_TYPES, "DecimalType") else None
 
 
-def _partition_counter(bins: Bins) -> Callable[[Iterable[Any]], Iterable[Any]]:
+def _counter(bins: Bins) -> Callable[[Iterable[Any]], Iterator[Any]]:
     """The ``mapInArrow`` function: count a partition's batches, emit non-zero bins."""
 
     def count_partition(batches: Iterable[Any]) -> Iterator[Any]:
-        import pyarrow as pa
-
         from treedp._inputs import as_1d_array
         from treedp.engines.local import count_chunk
 
-        counts = np.zeros(bins.n_bins, dtype=np.int64)
-        dropped = 0
-        for batch in batches:
-            if batch.num_rows == 0:
-                continue
-            part = count_chunk(as_1d_array(batch.column(0)), bins, "drop")
-            counts += part.counts
-            dropped += part.dropped
-        nonzero = np.flatnonzero(counts)
-        for start in range(0, nonzero.size, _EMIT_ROWS):
-            idx = nonzero[start : start + _EMIT_ROWS]
-            yield pa.RecordBatch.from_arrays(
-                [pa.array(idx.astype(np.int64)), pa.array(counts[idx])], names=["bin", "count"]
-            )
-        if dropped:
-            yield pa.RecordBatch.from_arrays(
-                [pa.array([-1], pa.int64()), pa.array([dropped], pa.int64())],
-                names=["bin", "count"],
-            )
+        parts = (count_chunk(as_1d_array(b.column(0)), bins, "drop") for b in batches if b.num_rows)
+        total = sum_counts(parts, bins.n_bins)
+        return emit_cells(total.counts, [total.dropped])
 
     return count_partition
 
 
+def emit_cells(counts: np.ndarray, missing: list[int]) -> Iterator[Any]:
+    """A partition's :data:`CELLS` as Arrow batches: the non-zero ``counts`` by position, and
+    each non-zero ``missing[i]`` as cell ``-1 - i``."""
+    import pyarrow as pa
+
+    lost = [i for i, m in enumerate(missing) if m]
+    nonzero = np.flatnonzero(counts)
+    cells = np.concatenate([np.array([-1 - i for i in lost], dtype=np.int64), nonzero])
+    values = np.concatenate([np.array([missing[i] for i in lost], dtype=np.int64), counts[nonzero]])
+    for start in range(0, cells.size, _EMIT_ROWS):
+        part = slice(start, start + _EMIT_ROWS)
+        yield pa.RecordBatch.from_arrays(
+            [pa.array(cells[part]), pa.array(values[part])], names=["cell", "count"]
+        )
+
+
 def _pack(batches: Iterable[Any]) -> Iterator[Any]:
-    """Pack summed (bin, count) rows into int64 byte strings: few rows reach the driver."""
+    """Pack summed (cell, count) rows into int64 byte strings: few rows reach the driver."""
     import pyarrow as pa
 
     for batch in batches:
         if batch.num_rows == 0:
             continue
-        bin_idx = np.asarray(batch.column(0).to_numpy(zero_copy_only=False), dtype=np.int64)
+        cells = np.asarray(batch.column(0).to_numpy(zero_copy_only=False), dtype=np.int64)
         count = np.asarray(batch.column(1).to_numpy(zero_copy_only=False), dtype=np.int64)
         yield pa.RecordBatch.from_arrays(
-            [pa.array([bin_idx.tobytes()], pa.binary()), pa.array([count.tobytes()], pa.binary())],
-            names=["bins", "counts"],
+            [pa.array([cells.tobytes()], pa.binary()), pa.array([count.tobytes()], pa.binary())],
+            names=["cells", "counts"],
         )
 
 
-def _collect(summed: Any) -> tuple[np.ndarray, np.ndarray]:
-    """The (bin, count) rows as two int64 arrays; one packed row per Arrow batch."""
-    rows = summed.mapInArrow(_pack, "bins binary, counts binary").collect()
+def collect_cells(pairs: Any) -> tuple[np.ndarray, np.ndarray]:
+    """The partitions' :data:`CELLS` summed by cell in Spark, at the driver as two int64
+    arrays (one packed row per Arrow batch)."""
+    from pyspark.sql import functions as F
+
+    summed = pairs.groupBy("cell").agg(F.sum("count").alias("count"))
+    rows = summed.mapInArrow(_pack, "cells binary, counts binary").collect()
     if not rows:
         return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
-    bin_idx = np.concatenate([np.frombuffer(r[0], dtype=np.int64) for r in rows])
+    cells = np.concatenate([np.frombuffer(r[0], dtype=np.int64) for r in rows])
     count = np.concatenate([np.frombuffer(r[1], dtype=np.int64) for r in rows])
-    return bin_idx, count
+    return cells, count
 
 
 def collect_column(frame: Any, column: str) -> np.ndarray:

@@ -60,7 +60,7 @@ from treedp.engines.grouped import (
     missing_mask,
     person_missing_error,
 )
-from treedp.engines.spark.count import quiet_pyspark, value_kind
+from treedp.engines.spark.count import CELLS, collect_cells, emit_cells, quiet_pyspark, value_kind
 from treedp.exceptions import DataError, InvalidParameterError, InvalidTypeError
 from treedp.noise import RandomSource
 
@@ -72,7 +72,6 @@ _ROW = "__treedp_row"
 _KMISS = "__treedp_kmiss"
 #: Cells the kernel emits for missing records (value, key, person id) under ``nan="error"``.
 _MISSING_CELLS = {-1: "value", -2: "key", -3: "unit"}
-_EMIT = 1 << 20
 
 
 def spark_secret(source: RandomSource) -> str:
@@ -260,18 +259,12 @@ def count_grouped_spark(
             # randomness only for bounding: without a privacy unit nothing is drawn
             bounding = seeded and job.unit is not None
             plain = GroupedKernel(job, spark_secret(source) if bounding else None)
-        pairs = selected.mapInArrow(plain, "cell long, count long")
-        summed = pairs.groupBy("cell").agg(F.sum("count").alias("count"))
-        rows = summed.collect()
+        cells, count = collect_cells(selected.mapInArrow(plain, CELLS))
+    for cell in cells[(cells < 0) & (count > 0)]:
+        raise _missing_error(_MISSING_CELLS[int(cell)])
     n_bins, g = job.bins.n_bins, len(job.keys)
     counts = np.zeros(g * n_bins, dtype=np.int64)
-    for r in rows:
-        cell, count = int(r[0]), int(r[1])
-        if cell < 0:
-            if count:
-                raise _missing_error(_MISSING_CELLS[cell])
-            continue
-        counts[cell] = count
+    counts[cells[cells >= 0]] = count[cells >= 0]
     return GroupedCounts(job.keys, counts.reshape(g, n_bins), 0)
 
 
@@ -389,15 +382,4 @@ class GroupedKernel:
             for batch in batches:
                 if batch.num_rows:
                     self._count(batch, total, missing)
-        for i in range(3):
-            if missing[i]:
-                yield pa.RecordBatch.from_arrays(
-                    [pa.array([-1 - i], pa.int64()), pa.array([missing[i]], pa.int64())],
-                    names=["cell", "count"],
-                )
-        nz = np.flatnonzero(total)
-        for start in range(0, max(nz.size, 1), _EMIT):
-            idx = nz[start : start + _EMIT]
-            yield pa.RecordBatch.from_arrays(
-                [pa.array(idx.astype(np.int64)), pa.array(total[idx])], names=["cell", "count"]
-            )
+        return emit_cells(total, missing.tolist())
