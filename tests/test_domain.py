@@ -128,6 +128,12 @@ def test_input_types() -> None:
         ({"bounds": (0, 1), "bins": True}, InvalidTypeError, "'bins'"),
         ({"bounds": (0.5, 3), "bins": "integers"}, InvalidParameterError, "integer bounds"),
         ({"bounds": (1.0, 1.0 + 1e-12), "bins": 10**6}, InvalidParameterError, "float resolution"),
+        # strictly increasing edges that rounding moved off equal spacing (found by hypothesis)
+        (
+            {"bounds": (524288.0, 524288.0 + 1e-6), "bins": 4296},
+            InvalidParameterError,
+            "float resolution",
+        ),
         ({"edges": [0, 1, 1]}, InvalidParameterError, "strictly increasing"),
         ({"edges": [0]}, InvalidParameterError, "at least 2"),
         ({"edges": [0, np.nan, 2]}, InvalidParameterError, "finite"),

@@ -496,7 +496,13 @@ def _equal_width_bins(lo: float, hi: float, n_bins: int, bounds: Sequence[Any]) 
         increasing=f"The 'bins' parameter ({n_bins}) is too large for the float resolution of "
         f"'bounds' {bounds!r}: edges would coincide.",
     )
-    return _finish(edges_f, False, True, None)
+    try:
+        return _finish(edges_f, False, True, None)
+    except InvalidParameterError:  # rounding moved an edge by more than a quarter bin
+        raise InvalidParameterError(
+            f"The 'bins' parameter ({n_bins}) is too large for the float resolution of "
+            f"'bounds' {bounds!r}: the edges cannot be equally spaced."
+        ) from None
 
 
 def _check_bin_count(bins: Any) -> int:
