@@ -36,7 +36,7 @@ def loader(kind: str, request: pytest.FixtureRequest) -> Loader:
     request.addfinalizer(con.close)
 
     def load(columns: Sequence[tuple[str, str]], rows: Sequence[tuple[Any, ...]]) -> Any:
-        cols = ", ".join(f'"{n}" {_TYPES[db][t]}' for n, t in columns)
+        cols = ", ".join(f'"{n.replace(chr(34), 2 * chr(34))}" {_TYPES[db][t]}' for n, t in columns)
         con.execute("DROP TABLE IF EXISTS t")
         con.execute(f"CREATE TABLE t ({cols})")
         mark = "%s" if db == "postgresql" else "?"

@@ -43,7 +43,7 @@ def _execute(con: Any, text: str, params: list[Any]) -> tuple[list[tuple[Any, ..
 
 
 def _source(data: Any) -> str:
-    return "(" + data.sql.replace("%", "%%") + ")"
+    return "(" + str(data.sql).replace("%", "%%") + ")"
 
 
 def _columns(data: Any) -> list[tuple[str, str | None]]:

@@ -111,7 +111,7 @@ class Sql:
         self.params.extend(params)
         return text
 
-    def array(self, values: Sequence[float]) -> str:
+    def array(self, values: Any) -> str:
         """A public array of doubles (the edges), for the ``arith`` rule."""
         assert self.dialect.array is not None
         text, params = self.dialect.array([float(v) for v in values])
