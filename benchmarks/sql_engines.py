@@ -56,12 +56,12 @@ def main() -> None:
     else:
         con.execute(f"CREATE TABLE t AS SELECT random() AS v FROM range({args.rows})")
         source = "t"
-    rows = con.sql(f"SELECT count(*) FROM {source}").fetchone()
+    rows = con.sql(f"SELECT count(*) FROM {source}").fetchall()[0]
     base = best(lambda: con.sql(baseline_sql(source, args.bins)).fetchall(), args.repeat)
     data = treedp.SqlSource(con, f"SELECT v FROM {source}")
     eq = best(lambda: count_source(data, column="v", bins=bins), args.repeat)
     ex = best(lambda: count_source(data, column="v", bins=edges), args.repeat)
-    threads = con.sql("SELECT current_setting('threads')").fetchone()
+    threads = con.sql("SELECT current_setting('threads')").fetchall()[0]
     n_rows = rows[0] if rows else 0
     print(f"duckdb rows={n_rows} bins={args.bins} threads={threads[0] if threads else '?'}")
     print(
