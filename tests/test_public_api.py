@@ -36,6 +36,7 @@ def test_all_is_pinned() -> None:
         "Release",
         "ReleaseFormatError",
         "ReleaseSpec",
+        "SqlSource",
         "SystemRandomSource",
         "TreeDPError",
         "TreeShape",

@@ -34,6 +34,7 @@ if TYPE_CHECKING:  # the names below are imported on first use (PEP 562)
     from treedp.domain import Bins, make_bins
     from treedp.engines.files import FileSource
     from treedp.engines.local import LocalEngine
+    from treedp.engines.sql import SqlSource
     from treedp.io import read_column
     from treedp.median_request import check_median
     from treedp.noise import InsecureSeededSource, RandomSource, SystemRandomSource
@@ -106,6 +107,7 @@ _LAZY = {
     "ReleaseSpec": "treedp.spec",
     "TreeShape": "treedp.tree",
     "LocalEngine": "treedp.engines.local",
+    "SqlSource": "treedp.engines.sql",
     "Query": "treedp.query",
     "build_query": "treedp.query",
     "run_query": "treedp.run",  # treedp.run.run, under a name that says what it runs
@@ -145,6 +147,7 @@ __all__ = [
     "Release",
     "ReleaseFormatError",
     "ReleaseSpec",
+    "SqlSource",
     "SystemRandomSource",
     "TreeDPError",
     "TreeShape",

@@ -26,7 +26,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from treedp._validation import must
-from treedp.engines import arrow, dask, files, memory, pandas, polars, spark
+from treedp.engines import arrow, dask, files, memory, pandas, polars, spark, sql
 from treedp.engines.base import BinCounts, NanPolicy, check_nan_policy
 from treedp.engines.entry import Counter, Engine
 from treedp.engines.local import LocalEngine
@@ -46,6 +46,9 @@ _LOCAL = LocalEngine(workers=2)
 ENGINES: list[Engine] = [
     files.ENGINE,
     files.DATASET,
+    sql.DUCKDB,
+    sql.SQLITE,
+    sql.POSTGRESQL,
     spark.ENGINE,
     dask.ENGINE,
     pandas.ENGINE,

@@ -1,0 +1,105 @@
+"""The DuckDB engine: a DuckDB relation, or a :class:`SqlSource` on a DuckDB connection.
+
+The counting query runs on the relation (``relation.query``), so DuckDB reads only the
+columns it needs, in parallel, and returns at most ``(G + 1) × (B + 3)`` count rows. Public
+numbers are written as exact literals (``CAST('0.1' AS DOUBLE)``: DuckDB parses decimal
+strings correctly rounded, so the double is the one treedp holds); equal-width bins use the
+``arith`` rule of :mod:`treedp.engines.sql.rule`, other edges the ``case`` tree.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from treedp.engines.entry import Engine, module_root
+from treedp.engines.sql.rule import Dialect, quote
+from treedp.engines.sql.source import SqlSource, connection_kind
+from treedp.engines.sql.table import engine_row
+from treedp.exceptions import InvalidTypeError
+
+if TYPE_CHECKING:
+    from treedp.domain import Bins
+
+__all__ = ["DIALECT", "ENGINE"]
+
+_VIEW = "__treedp_src"
+_NUMBERS = (
+    "TINYINT", "SMALLINT", "INTEGER", "BIGINT", "HUGEINT", "UTINYINT", "USMALLINT", "UINTEGER",
+    "UBIGINT", "UHUGEINT", "FLOAT", "DOUBLE", "DECIMAL",
+)  # fmt: skip
+_DATETIMES = ("DATE", "TIMESTAMP", "TIME")
+
+
+def _relation(data: Any) -> Any:
+    if isinstance(data, SqlSource):
+        return data.connection.sql(f"SELECT * FROM ({data.sql}) AS {quote('__treedp_user')}")
+    return data
+
+
+def _literal(v: Any) -> tuple[str, list[Any]]:
+    if isinstance(v, bool):
+        v = int(v)
+    if isinstance(v, float):
+        return f"CAST('{v!r}' AS DOUBLE)", []
+    if isinstance(v, int):
+        return str(v), []
+    if isinstance(v, str):
+        return "'" + v.replace("'", "''") + "'", []
+    raise InvalidTypeError(
+        f"The duckdb engine compares keys that are numbers or strings. Got {type(v).__name__}."
+    )
+
+
+def _array(values: list[float]) -> tuple[str, list[Any]]:
+    return "CAST('[" + ", ".join(repr(v) for v in values) + "]' AS DOUBLE[])", []
+
+
+def _kind(type_name: str) -> str | None:
+    name = type_name.upper()
+    if name.startswith(_NUMBERS):
+        return "number"
+    return "datetime" if name.startswith(_DATETIMES) else None
+
+
+def _columns(data: Any) -> list[tuple[str, str | None]]:
+    rel = _relation(data)
+    return [(str(c), _kind(str(t))) for c, t in zip(rel.columns, rel.types, strict=True)]
+
+
+def _run(data: Any, text: str, params: list[Any]) -> list[tuple[Any, ...]]:
+    assert not params
+    rows: list[tuple[Any, ...]] = _relation(data).query(_VIEW, text).fetchall()
+    return rows
+
+
+def _errors() -> tuple[type[BaseException], ...]:
+    import duckdb
+
+    return (duckdb.Error,)
+
+
+def _rule(bins: Bins) -> str:
+    return "arith" if bins.equal_width and bins._inv_width > 0.0 else "case"
+
+
+DIALECT = Dialect(
+    name="duckdb",
+    double="DOUBLE",
+    literal=_literal,
+    missing=lambda x: f"({x} IS NULL OR isnan({x}))",
+    rule=_rule,
+    source=lambda data: _VIEW,
+    run=_run,
+    columns=_columns,
+    errors=_errors,
+    array=_array,
+)
+
+
+def _accepts(data: Any) -> bool:
+    if isinstance(data, SqlSource):
+        return connection_kind(data.connection) == "duckdb"
+    return module_root(data) in ("duckdb", "_duckdb") and type(data).__name__ == "DuckDBPyRelation"
+
+
+ENGINE: Engine = engine_row(DIALECT, _accepts)

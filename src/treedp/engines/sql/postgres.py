@@ -1,0 +1,92 @@
+"""The PostgreSQL engine: a :class:`SqlSource` on a ``psycopg`` (3) connection.
+
+Public numbers are bound parameters (server-side, exact doubles); the bin is
+``width_bucket(x, ARRAY[e_1 .. e_{B-1}])``, the number of inner edges ``<= x``, which is the
+local rule with clamping (:mod:`treedp.engines.sql.rule`). ``NaN`` is missing
+(``x = 'NaN'::float8`` holds in PostgreSQL). Each query runs in its own transaction block or
+savepoint (``connection.transaction()``), so a failing query leaves the caller's connection
+usable. ``%`` in the user's query is escaped for psycopg's placeholders.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from treedp.engines.entry import Engine
+from treedp.engines.sql.rule import Dialect
+from treedp.engines.sql.source import SqlSource, connection_kind
+from treedp.engines.sql.table import engine_row
+from treedp.exceptions import InvalidTypeError
+
+__all__ = ["DIALECT", "ENGINE"]
+
+_NUMBERS = {20, 21, 23, 26, 700, 701, 1700}  # int8 int2 int4 oid float4 float8 numeric
+_DATETIMES = {1082, 1083, 1114, 1184}
+
+
+def _literal(v: Any) -> tuple[str, list[Any]]:
+    if isinstance(v, bool):
+        v = int(v)
+    if not isinstance(v, int | float | str):
+        raise InvalidTypeError(
+            f"The postgresql engine compares keys that are numbers or strings. Got "
+            f"{type(v).__name__}."
+        )
+    return "%s", [v]
+
+
+def _execute(con: Any, text: str, params: list[Any]) -> tuple[list[tuple[Any, ...]], Any]:
+    with con.transaction(), con.cursor() as cur:
+        cur.execute(text, params)
+        rows = cur.fetchall()
+        return rows, cur.description
+
+
+def _source(data: Any) -> str:
+    return "(" + str(data.sql).replace("%", "%%") + ")"
+
+
+def _columns(data: Any) -> list[tuple[str, str | None]]:
+    _, desc = _execute(data.connection, f"SELECT * FROM {_source(data)} AS q LIMIT 0", [])
+    out: list[tuple[str, str | None]] = []
+    for d in desc:
+        oid = int(d.type_code)
+        out.append(
+            (
+                str(d.name),
+                "number" if oid in _NUMBERS else "datetime" if oid in _DATETIMES else None,
+            )
+        )
+    return out
+
+
+def _run(data: Any, text: str, params: list[Any]) -> list[tuple[Any, ...]]:
+    return _execute(data.connection, text, params)[0]
+
+
+def _errors() -> tuple[type[BaseException], ...]:
+    import psycopg
+
+    return (psycopg.Error,)
+
+
+DIALECT = Dialect(
+    name="postgresql",
+    double="float8",
+    literal=_literal,
+    missing=lambda x: f"({x} IS NULL OR {x} = 'NaN'::float8)",
+    rule=lambda bins: "width_bucket",
+    source=_source,
+    run=_run,
+    columns=_columns,
+    errors=_errors,
+    array=lambda values: ("%s::float8[]", [values]),
+    max_params=65535,
+)
+
+
+def _accepts(data: Any) -> bool:
+    return isinstance(data, SqlSource) and connection_kind(data.connection) == "postgresql"
+
+
+ENGINE: Engine = engine_row(DIALECT, _accepts)

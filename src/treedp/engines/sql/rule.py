@@ -1,0 +1,464 @@
+"""The bin rule of :mod:`treedp.engines.base` written in SQL, and the one counting query.
+
+Every SQL engine (DuckDB, SQLite, PostgreSQL) runs the same query shape; a :class:`Dialect`
+says only how a public number is written (a bound parameter, or an exact literal), how a
+missing value is recognised, and how the database is asked::
+
+    SELECT g, b, count(*) FROM (
+      SELECT <key position of the by columns> AS g, <bin of x> AS b
+      FROM (SELECT CAST(q."income" AS DOUBLE) AS x, q."state" AS k0 FROM (<user query>) AS q) s
+    ) t GROUP BY g, b
+
+The user's query is only ever a subquery (``(<query>) AS q``): it is never concatenated with a
+value, and every column name is a quoted identifier (:func:`quote`). Public numbers (edges,
+keys) travel as bound parameters, or, for DuckDB relations, as literals that parse to exactly
+the same double (``'0.1'::DOUBLE``, correctly rounded). At most ``(G + 1) × (B + 3)`` rows of
+counts come back, never a value.
+
+The bin of ``x`` (a double; integers converted to the nearest double, as the local engine
+does): ``-2`` a value of no number type (SQLite's dynamic typing), ``-1`` missing (NULL or
+NaN), ``-3`` a key not in the public list, else the ``j`` with ``e_j <= x < e_{j+1}``, values
+below ``e_0`` (``-inf`` too) in bin 0 and values at or above ``e_B`` (``+inf`` too) in bin
+``B - 1``. Three exact ways to find ``j``, each the local rule bit for bit (the conformance
+tests check all of them on edge values):
+
+* ``"case"``: a balanced tree of ``CASE WHEN x < e_m`` over the ``B - 1`` inner edges
+  (``⌈log2 B⌉`` comparisons per value); any edges;
+* ``"arith"`` (equal-width bins): the candidate ``c = floor(clamp((x - e_0)·B/(e_B - e_0),
+  0, B - 1))``, the local kernel's, which is off by one bin at most (the spacing proof of
+  :func:`treedp.bin_edges.equal_width_inverse`), corrected by comparing ``x`` with the exact
+  edges ``e_c`` and ``e_{c+1}`` read from an array, then clamped;
+* ``"width_bucket"`` (PostgreSQL): ``width_bucket(x, ARRAY[e_1 .. e_{B-1}])``, the number of
+  inner edges ``<= x`` (a binary search in the server).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from treedp.engines.base import BinCounts, NanPolicy
+from treedp.engines.entry import missing_column, missing_values_error
+from treedp.engines.grouped import (
+    GroupedCounts,
+    GroupedJob,
+    KeyCounts,
+    count_grouped_codes,
+    missing_key_error,
+    person_missing_error,
+)
+from treedp.engines.keys import canonical_key
+from treedp.exceptions import InvalidParameterError, InvalidTypeError, TreeDPError
+
+if TYPE_CHECKING:
+    from treedp.domain import Bins
+    from treedp.noise.rng import RandomSource
+
+__all__ = [
+    "NON_NUMBER",
+    "Dialect",
+    "Sql",
+    "bin_expression",
+    "count_grouped_sql",
+    "count_sql",
+    "described",
+    "key_counts_sql",
+    "query_failed",
+    "quote",
+    "strip_query",
+]
+
+#: The bin codes that are not bins: a value of no number type, a missing value, a key not
+#: listed (dropped, as every engine drops records of keys outside the public list).
+NON_NUMBER, MISSING, UNLISTED = -2, -1, -3
+_X, _Q, _S = "x", '"__treedp_q"', '"__treedp_s"'
+
+
+def quote(name: str) -> str:
+    """``name`` as a quoted SQL identifier (``"a""b"`` for ``a"b``), the same in all three."""
+    if "\x00" in name:
+        raise InvalidParameterError("A column name must not contain a NUL character.")
+    return '"' + name.replace('"', '""') + '"'
+
+
+def strip_query(sql: Any) -> str:
+    """The user's query, checked to be one statement (a trailing ``;`` is dropped)."""
+    if not isinstance(sql, str):
+        raise InvalidTypeError(
+            f"The 'sql' parameter must be a str (one SELECT). Got {type(sql).__name__} instead."
+        )
+    text = sql.strip()
+    while text.endswith(";"):
+        text = text[:-1].rstrip()
+    if not text:
+        raise InvalidParameterError("The 'sql' parameter must be a query (one SELECT).")
+    return text
+
+
+@dataclass
+class Sql:
+    """SQL text being built, with its bound parameters in order of appearance."""
+
+    dialect: Dialect
+    params: list[Any] = field(default_factory=list)
+
+    def value(self, v: Any) -> str:
+        """A public value (a number, or a key) as a parameter or an exact literal."""
+        text, params = self.dialect.literal(v)
+        self.params.extend(params)
+        return text
+
+    def array(self, values: Any) -> str:
+        """A public array of doubles (the edges), for the ``arith`` rule."""
+        assert self.dialect.array is not None
+        text, params = self.dialect.array([float(v) for v in values])
+        self.params.extend(params)
+        return text
+
+
+@dataclass(frozen=True)
+class Dialect:
+    """What differs between databases; everything else is in this module.
+
+    Attributes
+    ----------
+    name : str
+        ``"duckdb"``, ``"sqlite"`` or ``"postgresql"``.
+    double : str
+        The SQL type of a double (``DOUBLE``, ``REAL``, ``float8``).
+    literal : callable
+        ``literal(v) -> (text, params)``: a public value as SQL.
+    missing : callable
+        ``missing(x) -> text``: whether the double ``x`` is missing (NULL or NaN).
+    rule : callable
+        ``rule(bins) -> "case" | "arith" | "width_bucket"``.
+    source : callable
+        ``source(data) -> text``: what the wrapped query reads (``(<query>)`` with the user's
+        query inside).
+    run : callable
+        ``run(data, text, params) -> rows``; database errors pass through to
+        :func:`query_failed`.
+    columns : callable
+        ``columns(data) -> [(name, kind)]`` from the query's description (no value read);
+        ``kind`` is ``"number"``, ``"datetime"``, ``"any"`` (SQLite: typed per value) or
+        None.
+    errors : callable
+        ``errors() -> tuple of exception classes`` the driver raises.
+    array : callable, optional
+        ``array(values) -> (text, params)``: an array of doubles (``arith`` only).
+    cast : callable, optional
+        ``cast(column) -> text``: the value as a double; None: ``CAST(c AS double)``.
+    number_guard : callable, optional
+        ``number_guard(column) -> text``: whether a value is of a number type (SQLite).
+    max_params : int
+        The most bound parameters one query may take.
+    """
+
+    name: str
+    double: str
+    literal: Callable[[Any], tuple[str, list[Any]]]
+    missing: Callable[[str], str]
+    rule: Callable[[Bins], str]
+    source: Callable[[Any], str]
+    run: Callable[[Any, str, list[Any]], list[tuple[Any, ...]]]
+    columns: Callable[[Any], list[tuple[str, str | None]]]
+    errors: Callable[[], tuple[type[BaseException], ...]]
+    array: Callable[[list[float]], tuple[str, list[Any]]] | None = None
+    cast: Callable[[str], str] | None = None
+    number_guard: Callable[[str], str] | None = None
+    max_params: int = 1 << 30
+
+
+def query_failed(dialect: Dialect, exc: BaseException) -> InvalidParameterError:
+    """The one error for a query the database refused, or a lost connection: the exception's
+    class only, never its message (a database message may quote a value of the data)."""
+    return InvalidParameterError(
+        f"The SQL query failed in {dialect.name} ({type(exc).__name__}): check the query, its "
+        "column names and the connection. Nothing was charged."
+    )
+
+
+def _guarded(dialect: Dialect, call: Callable[[], Any]) -> Any:
+    try:
+        return call()
+    except TreeDPError:
+        raise
+    except dialect.errors() as exc:
+        raise query_failed(dialect, exc) from None
+
+
+# ---------------------------------------------------------------------- the bin rule
+def _case_tree(sql: Sql, edges: np.ndarray, lo: int, hi: int) -> str:
+    """The bin in ``[lo, hi]`` of ``x``: a balanced tree of comparisons with ``e_mid``."""
+    if lo == hi:
+        return str(lo)
+    mid = (lo + hi + 1) // 2
+    edge = sql.value(float(edges[mid]))  # parameters in the order they appear in the text
+    below = _case_tree(sql, edges, lo, mid - 1)
+    return f"CASE WHEN {_X} < {edge} THEN {below} ELSE {_case_tree(sql, edges, mid, hi)} END"
+
+
+def _arith(sql: Sql, bins: Bins) -> str:
+    """The candidate bin of the equal-width kernel, corrected against the exact edges."""
+    edges = bins.edges
+    top = bins.n_bins - 1
+
+    def cand() -> str:
+        lo, inv = sql.value(float(edges[0])), sql.value(float(bins._inv_width))
+        zero, cap = sql.value(0.0), sql.value(float(top))
+        return f"CAST(floor(LEAST(GREATEST(({_X} - {lo}) * {inv}, {zero}), {cap})) AS BIGINT)"
+
+    # 1-based arrays: e_j is arr[j + 1]
+    below = f"CASE WHEN {_X} < {sql.array(edges)}[{cand()} + 1] THEN 1 ELSE 0 END"
+    above = f"CASE WHEN {_X} >= {sql.array(edges)}[{cand()} + 2] THEN 1 ELSE 0 END"
+    return f"GREATEST(0, LEAST({top}, {cand()} - {below} + {above}))"
+
+
+def bin_expression(sql: Sql, bins: Bins) -> str:
+    """The SQL bin of the double column ``x`` (see the module docstring), missing values
+    ``-1``; its parameters are appended to ``sql``."""
+    if bins.datetime_unit is not None:
+        raise InvalidParameterError(
+            f"Datetime bins are not supported by the {sql.dialect.name} engine yet; release a "
+            "number column (for example the epoch seconds) with numeric bounds."
+        )
+    rule = sql.dialect.rule(bins)
+    missing = sql.dialect.missing(_X)
+    if rule == "width_bucket":
+        inner = sql.array(bins.edges[1:-1]) if bins.n_bins > 1 else None
+        found = "0" if inner is None else f"width_bucket({_X}, {inner})"
+    elif rule == "arith":
+        found = _arith(sql, bins)
+    else:
+        if bins.n_bins - 1 + len(sql.params) > sql.dialect.max_params:
+            raise InvalidParameterError(
+                f"The {sql.dialect.name} engine takes at most {sql.dialect.max_params} bins "
+                "with explicit edges; use fewer bins."
+            )
+        found = _case_tree(sql, bins.edges, 0, bins.n_bins - 1)
+    return f"CASE WHEN {missing} THEN {MISSING} ELSE {found} END"
+
+
+# ---------------------------------------------------------------------- the query
+def described(dialect: Dialect, data: Any) -> list[tuple[str, str | None]]:
+    """The query's columns and their kinds (no value read); a failing query is one error."""
+    out: list[tuple[str, str | None]] = _guarded(dialect, lambda: dialect.columns(data))
+    return out
+
+
+def _value_column(dialect: Dialect, data: Any, job_columns: Sequence[str], bins: Bins) -> None:
+    """Check the columns against the query's description (names, the value's type)."""
+    described_ = described(dialect, data)
+    names = [n for n, _ in described_]
+    for c in job_columns:
+        if c not in names:
+            raise missing_column(c, names)
+        if names.count(c) > 1:
+            raise InvalidParameterError(f"The column '{c}' appears twice in the query's result.")
+    kind = dict(described_)[job_columns[0]]
+    if kind is None:
+        raise InvalidTypeError(
+            f"The column '{job_columns[0]}' must hold numbers; its SQL type is not a number type."
+        )
+    if kind == "datetime" or bins.datetime_unit is not None:
+        raise InvalidTypeError(
+            f"The {dialect.name} engine counts number columns only (datetimes are not "
+            "supported yet); release a number column with numeric bounds."
+        )
+
+
+def _key_position(sql: Sql, by: Sequence[str], keys: Sequence[Any]) -> str:
+    """``-1`` for a missing key, the key's position in the public list, or NULL (unlisted)."""
+    if not by:
+        return "0"
+    cols = [f"k{i}" for i in range(len(by))]
+    missing = " OR ".join(f"{c} IS NULL" for c in cols)
+    whens = []
+    for pos, key in enumerate(keys):
+        parts = key if isinstance(key, tuple) else (key,)
+        test = " AND ".join(f"{c} = {sql.value(v)}" for c, v in zip(cols, parts, strict=True))
+        whens.append(f"WHEN {test} THEN {pos}")
+    return f"CASE WHEN {missing} THEN -1 {' '.join(whens)} ELSE NULL END"
+
+
+def _inner(sql: Sql, data: Any, column: str, by: Sequence[str], unit: str | None) -> str:
+    """``SELECT x, k0.., p FROM (<user query>) AS q``: the value as a double."""
+    d = sql.dialect
+    col = f"{_Q}.{quote(column)}"
+    x = d.cast(col) if d.cast is not None else f"CAST({col} AS {d.double})"
+    cols = [f"{x} AS {_X}"]
+    if d.number_guard is not None:
+        cols.append(f"{d.number_guard(col)} AS isnum")
+    cols += [f"{_Q}.{quote(b)} AS k{i}" for i, b in enumerate(by)]
+    if unit is not None:
+        cols.append(f"{_Q}.{quote(unit)} AS p")
+    return f"SELECT {', '.join(cols)} FROM {d.source(data)} AS {_Q}"
+
+
+def _cells(sql: Sql, data: Any, job: GroupedJob) -> str:
+    """The (key position, bin) of every row of the user's query, in SQL."""
+    d = sql.dialect
+    inner = _inner(sql, data, job.column, job.by, job.unit)
+    g = _key_position(sql, job.by, job.keys)
+    b = bin_expression(sql, job.bins)
+    guard = f"WHEN isnum = 0 THEN {NON_NUMBER} " if d.number_guard is not None else ""
+    unit = ", p" if job.unit is not None else ""
+    return (
+        f"SELECT g, CASE {guard}WHEN g IS NULL AND b >= 0 THEN {UNLISTED} ELSE b END AS b{unit}"
+        f" FROM (SELECT {g} AS g, {b} AS b{', isnum' if guard else ''}{unit} FROM ({inner})"
+        f" AS {_S}) AS {quote('__treedp_c')}"
+    )
+
+
+def _grouped_rows(dialect: Dialect, data: Any, job: GroupedJob) -> list[tuple[Any, ...]]:
+    _value_column(dialect, data, job.columns, job.bins)
+    sql = Sql(dialect)
+    text = f"SELECT g, b, count(*) FROM ({_cells(sql, data, job)}) AS t GROUP BY g, b"
+    return list(_guarded(dialect, lambda: dialect.run(data, text, sql.params)))
+
+
+def _refuse(bad: dict[str, int], nan: NanPolicy) -> None:
+    """The errors for cells that are not counts: no count, value or shape in any message."""
+    if bad["type"]:
+        raise InvalidTypeError(
+            "The column must hold numbers; the query returned a value of another type."
+        )
+    if nan == "error":
+        if bad["value"]:
+            raise missing_values_error()
+        if bad["key"]:
+            raise missing_key_error()
+        if bad["unit"]:
+            raise person_missing_error()
+
+
+def _tally(rows: Sequence[tuple[Any, ...]], n_keys: int, n_bins: int, nan: NanPolicy) -> Any:
+    counts = np.zeros((max(n_keys, 1), n_bins), dtype=np.int64)
+    bad = {"type": 0, "value": 0, "key": 0, "unit": 0}
+    dropped = 0
+    for g, b, n in rows:
+        n, b = int(n), int(b)
+        if b == NON_NUMBER:
+            bad["type"] += n
+        elif b == MISSING:
+            bad["value"] += n
+        elif g is not None and int(g) == -1:
+            bad["key"] += n
+        elif b == UNLISTED or g is None:
+            pass
+        else:
+            counts[int(g), b] += n
+            continue
+        dropped += n
+    _refuse(bad, nan)
+    return counts, dropped
+
+
+def count_sql(dialect: Dialect, data: Any, column: str | None, bins: Bins, nan: NanPolicy) -> Any:
+    """Count one column of the query in the database: :class:`BinCounts`, ``B`` counts."""
+    if column is None:
+        raise InvalidParameterError(
+            "The 'column' parameter is required for a database query: name the column to release."
+        )
+    from treedp.privacy.contribution import ContributionBounds
+
+    job = GroupedJob(column, (), ((),), None, ContributionBounds(None, 1, 1, 1), bins, nan)
+    counts, dropped = _tally(_grouped_rows(dialect, data, job), 1, bins.n_bins, nan)
+    return BinCounts._trusted(counts[0], dropped)
+
+
+def count_grouped_sql(
+    dialect: Dialect, data: Any, job: GroupedJob, source: RandomSource
+) -> GroupedCounts:
+    """The ``G × B`` counts of public keys, counted in the database.
+
+    With a privacy unit, the database computes each row's bin and key position and only the
+    ``(person id, key position, bin)`` rows are read back; the per-person bounding then runs
+    here (:func:`treedp.privacy.contribution.bound_contributions`, randomness from
+    ``source``), not with the database's ``random()``.
+    """
+    n_bins, n_keys = job.bins.n_bins, len(job.keys)
+    if job.unit is None:
+        counts, dropped = _tally(_grouped_rows(dialect, data, job), n_keys, n_bins, job.nan)
+        return GroupedCounts(job.keys, counts, dropped)
+    return _bounded(dialect, data, job, source)
+
+
+def _bounded(dialect: Dialect, data: Any, job: GroupedJob, source: RandomSource) -> GroupedCounts:
+    from treedp.engines.grouped import column_array
+    from treedp.engines.keys import person_codes
+    from treedp.privacy.contribution import bound_contributions
+
+    _value_column(dialect, data, job.columns, job.bins)
+    sql = Sql(dialect)
+    cells = _cells(sql, data, job)
+    text = (
+        f"SELECT g, b, CASE WHEN p IS NULL THEN 1 ELSE 0 END AS pm, count(*) FROM ({cells}) AS t"
+        " WHERE b < 0 OR g IS NULL OR g < 0 OR p IS NULL GROUP BY g, b, pm"
+    )
+    bad_rows = _guarded(dialect, lambda: dialect.run(data, text, list(sql.params)))
+    dropped = 0
+    bad = {"type": 0, "value": 0, "key": 0, "unit": 0}
+    for g, b, pm, n in bad_rows:
+        what = (
+            "type"
+            if b == NON_NUMBER
+            else "value"
+            if b == MISSING
+            else "key"
+            if g is not None and int(g) == -1
+            else "unit"
+            if int(pm)
+            else None
+        )
+        if what is not None:
+            bad[what] += int(n)
+        dropped += int(n)
+    _refuse(bad, job.nan)
+    text = f"SELECT p, g, b FROM ({cells}) AS t WHERE b >= 0 AND g >= 0 AND p IS NOT NULL"
+    rows = _guarded(dialect, lambda: dialect.run(data, text, list(sql.params)))
+    if not rows:
+        return GroupedCounts(job.keys, np.zeros((len(job.keys), job.bins.n_bins), np.int64), 0)
+    person = column_array(np.array([r[0] for r in rows], dtype=object), "privacy_unit")
+    codes = np.fromiter((int(r[1]) for r in rows), dtype=np.int64, count=len(rows))
+    bin_idx = np.fromiter((int(r[2]) for r in rows), dtype=np.int64, count=len(rows))
+    kept = bound_contributions(
+        person_codes(person), codes if job.by else None, job.bounds, source, len(job.keys)
+    )
+    counted = count_grouped_codes(bin_idx[kept], codes[kept], job.keys, job.bins.n_bins)
+    return GroupedCounts(job.keys, counted.counts, dropped + len(rows) - kept.size)
+
+
+def key_counts_sql(dialect: Dialect, data: Any, job: GroupedJob, source: Any) -> KeyCounts:
+    """Private key selection is not done in the database yet: a clear refusal, before any
+    value is read or anything charged."""
+    raise InvalidParameterError(
+        f"The {dialect.name} engine needs public keys: pass keys=[...] with by= (private key "
+        "selection inside a database is not supported yet)."
+    )
+
+
+def collect_sql(dialect: Dialect, data: Any, column: str) -> np.ndarray:
+    """The column as float64 in memory (missing as NaN), for the quantile methods that hold
+    the values; the column's type checked first."""
+    from treedp.domain import make_bins
+
+    _value_column(dialect, data, [column], make_bins(bounds=(0, 1), bins=1))
+    sql = Sql(dialect)
+    inner = _inner(sql, data, column, (), None)
+    guard = "isnum" if dialect.number_guard is not None else "1"
+    text = f"SELECT {_X}, {guard} FROM ({inner}) AS {_S}"
+    rows = _guarded(dialect, lambda: dialect.run(data, text, sql.params))
+    if any(int(r[1]) == 0 for r in rows):
+        raise InvalidTypeError(
+            "The column must hold numbers; the query returned a value of another type."
+        )
+    return np.array([np.nan if r[0] is None else r[0] for r in rows], dtype=np.float64)
+
+
+def canonical(keys: Sequence[Any]) -> list[Any]:
+    """The public keys in the form compared in SQL."""
+    return [canonical_key(k) for k in keys]

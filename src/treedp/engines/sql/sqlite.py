@@ -1,0 +1,77 @@
+"""The SQLite engine: a :class:`SqlSource` on a ``sqlite3`` connection.
+
+SQLite types values, not columns, so the query cannot say a column's type before it runs:
+each value's ``typeof`` is checked in the counting query itself (a text or blob value is
+one clear error, after the query ran and before anything is charged). Integers are
+converted with ``CAST(v AS REAL)`` (nearest double, as the local engine); SQLite stores no
+NaN (it becomes NULL, a missing value). Public numbers are bound parameters; the bins are
+found by the ``case`` tree of :mod:`treedp.engines.sql.rule` (SQLite has no arrays), so at
+most about 32,000 bins.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from treedp.engines.entry import Engine
+from treedp.engines.sql.rule import Dialect
+from treedp.engines.sql.source import SqlSource, connection_kind
+from treedp.engines.sql.table import engine_row
+from treedp.exceptions import InvalidTypeError
+
+__all__ = ["DIALECT", "ENGINE"]
+
+
+def _literal(v: Any) -> tuple[str, list[Any]]:
+    if isinstance(v, bool):
+        v = int(v)
+    if not isinstance(v, int | float | str):
+        raise InvalidTypeError(
+            f"The sqlite engine compares keys that are numbers or strings. Got {type(v).__name__}."
+        )
+    return "?", [v]
+
+
+def _columns(data: Any) -> list[tuple[str, str | None]]:
+    cur = data.connection.execute(f"SELECT * FROM ({data.sql}) LIMIT 0")
+    try:
+        return [(str(d[0]), "any") for d in cur.description]
+    finally:
+        cur.close()
+
+
+def _run(data: Any, text: str, params: list[Any]) -> list[tuple[Any, ...]]:
+    cur = data.connection.execute(text, params)
+    try:
+        return list(cur.fetchall())
+    finally:
+        cur.close()
+
+
+def _errors() -> tuple[type[BaseException], ...]:
+    import sqlite3
+
+    return (sqlite3.Error, OverflowError)
+
+
+DIALECT = Dialect(
+    name="sqlite",
+    double="REAL",
+    literal=_literal,
+    missing=lambda x: f"{x} IS NULL",
+    rule=lambda bins: "case",
+    source=lambda data: f"({data.sql})",
+    run=_run,
+    columns=_columns,
+    errors=_errors,
+    cast=lambda c: f"CASE WHEN typeof({c}) IN ('integer', 'real') THEN CAST({c} AS REAL) END",
+    number_guard=lambda c: f"CASE WHEN typeof({c}) IN ('text', 'blob') THEN 0 ELSE 1 END",
+    max_params=32000,
+)
+
+
+def _accepts(data: Any) -> bool:
+    return isinstance(data, SqlSource) and connection_kind(data.connection) == "sqlite"
+
+
+ENGINE: Engine = engine_row(DIALECT, _accepts)

@@ -1,0 +1,47 @@
+"""One engine-table row (:class:`~treedp.engines.entry.Engine`) from a SQL :class:`Dialect`."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from treedp.engines.entry import Engine
+from treedp.engines.sql.rule import (
+    Dialect,
+    collect_sql,
+    count_grouped_sql,
+    count_sql,
+    key_counts_sql,
+)
+
+if TYPE_CHECKING:
+    from treedp.domain import Bins
+    from treedp.engines.base import BinCounts, NanPolicy
+
+__all__ = ["engine_row"]
+
+
+def engine_row(dialect: Dialect, accepts: Callable[[Any], bool]) -> Engine:
+    """The engine of ``dialect``: counts, grouped counts and collection in the database."""
+
+    def count(
+        data: Any, column: str | None, bins: Bins, nan: NanPolicy, progress: Any, local: Any
+    ) -> BinCounts:
+        out: BinCounts = count_sql(dialect, data, column, bins, nan)
+        return out
+
+    def schema(data: Any) -> list[str]:
+        from treedp.engines.sql.rule import described
+
+        return [name for name, _ in described(dialect, data)]
+
+    return Engine(
+        dialect.name,
+        accepts,
+        count,
+        local=False,
+        grouped=lambda data, job, source: count_grouped_sql(dialect, data, job, source),
+        key_counts=lambda data, job, source: key_counts_sql(dialect, data, job, source),
+        collect=lambda data, column: collect_sql(dialect, data, column),
+        schema=schema,
+    )
