@@ -23,10 +23,10 @@ Parquet schema, numpy dtypes of a mapping's arrays) or from ``types=``, never fr
 
 from __future__ import annotations
 
+import math
 import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-import math
 from decimal import ROUND_DOWN, Decimal
 from typing import Any
 
@@ -147,10 +147,12 @@ def profile(
     kinds = column_kinds(table, types)
     chosen, skipped = _choose(kinds, columns, bounds)
     shares = split_epsilon(eps, len(chosen))
-    plan = [
-        _Column(name, kinds[name], share, _query(table, name, kinds[name], share, bounds, bins, nan, source))
-        for name, share in zip(chosen, shares, strict=True)
-    ]
+    plan = []
+    for name, share in zip(chosen, shares, strict=True):
+        kind = kinds[name]
+        assert kind is not None  # _choose keeps typed columns only
+        query = _query(table, name, kind, share, bounds, bins, nan, source)
+        plan.append(_Column(name, kind, share, query))
     record = SpendRecord(
         PROFILE_RECORD,
         PureDP(eps),
@@ -186,7 +188,10 @@ def _choose(
     if bounds is not None:
         if not isinstance(bounds, Mapping):
             raise InvalidTypeError(
-                must("bounds", f"be a mapping of column name to (lo, hi). Got {type(bounds).__name__}.")
+                must(
+                    "bounds",
+                    f"be a mapping of column name to (lo, hi). Got {type(bounds).__name__}.",
+                )
             )
         for name in bounds:
             if name not in kinds:
@@ -261,75 +266,71 @@ def _query(
 def _run_all(
     plan: Sequence[_Column], record: SpendRecord, accountant: Accountant | None
 ) -> list[Any]:
-    """Run every column's query: reads in parallel up to the one charge, then noise in order."""
+    """Run every column's query: reads in parallel up to the one charge (made here, on the
+    caller's thread, where a ledger's connection lives), then noise column by column."""
     k = len(plan)
-    failure: list[BaseException] = []
-
-    def charge_once() -> None:  # run by one thread, after all k arrived, before any goes on
-        if accountant is not None:
-            try:
-                accountant.charge(record)
-            except BaseException as error:
-                failure.append(error)
-                raise
-
-    gate = threading.Barrier(k, action=charge_once)
-    turn = threading.Condition()
-    state = {"next": 0}
+    arrived = threading.Barrier(k + 1)  # every column at its charge, and this thread
+    sync = _Sync(threading.Event(), threading.Condition())
     results: list[Any] = [None] * k
     errors: list[BaseException | None] = [None] * k
 
     def work(i: int) -> None:
-        column_accountant = plan[i].query.accountant
-        assert column_accountant is not None
-        gated = _Gated(column_accountant, gate, turn, state, i)
-        query = _with_accountant(plan[i].query, gated)
+        own = plan[i].query.accountant
+        assert own is not None
+        gated = _Gated(own, arrived, sync, i)
         try:
-            results[i] = run(query)
+            results[i] = run(_with_accountant(plan[i].query, gated))
             if not gated.charged:  # every release charges once; never wait for a lost one
                 raise RuntimeError("a profile column finished without its charge")
         except BaseException as error:
             errors[i] = error
-            gate.abort()
+            arrived.abort()
         finally:
-            with turn:
-                state["next"] = max(state["next"], i + 1)
-                turn.notify_all()
+            with sync.turn:
+                sync.next = max(sync.next, i + 1)
+                sync.turn.notify_all()
 
     threads = [threading.Thread(target=work, args=(i,), daemon=True) for i in range(k)]
+    for t in threads:
+        t.start()
     try:
-        for t in threads:
-            t.start()
+        arrived.wait()  # every column read and counted (or one failed: broken)
+        if accountant is not None:
+            accountant.charge(record)  # the one charge, before any noise
+        sync.ok = True
+    except threading.BrokenBarrierError:
+        pass
+    except BaseException:  # a refused charge, Ctrl-C: no column goes on to its noise
+        arrived.abort()
+        raise
+    finally:
+        sync.go.set()
         for t in threads:
             t.join()
-    except BaseException:
-        gate.abort()
-        raise
-    if failure:
-        raise failure[0]
     for error in errors:
         if error is not None and not isinstance(error, threading.BrokenBarrierError):
-            raise error
-    for error in errors:
-        if error is not None:  # pragma: no cover - a broken barrier has a first cause above
             raise error
     return results
 
 
+class _Sync:
+    """The go signal after the one charge, and whose turn it is to draw noise."""
+
+    def __init__(self, go: threading.Event, turn: threading.Condition) -> None:
+        self.go, self.turn = go, turn
+        self.ok = False
+        self.next = 0
+
+
 class _Gated(Accountant):
     """A column's accountant: its own share checked as usual; its charge waits for every
-    column's read (the profile's one charge), then for its turn to draw noise."""
+    column's read and the profile's one charge, then for its turn to draw noise."""
 
     def __init__(
-        self,
-        own: Accountant,
-        gate: threading.Barrier,
-        turn: threading.Condition,
-        state: dict[str, int],
-        index: int,
+        self, own: Accountant, arrived: threading.Barrier, sync: _Sync, index: int
     ) -> None:
         super().__init__(own.total, dataset=own.dataset, neighbours=own.neighbours)
-        self._gate, self._turn, self._state, self._index = gate, turn, state, index
+        self._arrived, self._sync, self._index = arrived, sync, index
         self.charged = False
 
     def charge(self, record: SpendRecord) -> Any:
@@ -337,9 +338,12 @@ class _Gated(Accountant):
         if self.charged:
             raise BudgetExceededError("A profile column may charge once.")
         self.check(record)
-        self._gate.wait()
-        with self._turn:
-            self._turn.wait_for(lambda: self._state["next"] >= self._index)
+        self._arrived.wait()
+        self._sync.go.wait()
+        if not self._sync.ok:  # the one charge was refused: draw nothing
+            raise threading.BrokenBarrierError
+        with self._sync.turn:
+            self._sync.turn.wait_for(lambda: self._sync.next >= self._index)
         self.charged = True
         return super().charge(record)
 

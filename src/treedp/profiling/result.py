@@ -96,12 +96,16 @@ class TableProfile(Mapping[str, Release]):
         qs = np.asarray(quantiles, dtype=np.float64)
         for name, rel in self.releases.items():
             base = {"column": name, "kind": self.kinds[name], "epsilon": self.shares[name]}
-            n_low, n_high = rel.confidence_interval("cdf", rel.bins.edges_as_values()[-1], level=level)
+            n_low, n_high = rel.confidence_interval(
+                "cdf", rel.bins.edges_as_values()[-1], level=level
+            )
             rows.append({**base, "statistic": "n", "estimate": rel.n, "low": n_low, "high": n_high})
             edges = rel.bins.edges_as_values()
             hi = edges[-1] - 1 if rel.bins.discrete and not rel.bins.is_datetime else edges[-1]
             for stat, value in (("lower_bound", edges[0]), ("upper_bound", hi)):
-                rows.append({**base, "statistic": stat, "estimate": value, "low": None, "high": None})
+                rows.append(
+                    {**base, "statistic": stat, "estimate": value, "low": None, "high": None}
+                )
             est = np.atleast_1d(rel.quantile(qs))
             low, high = rel.quantile_interval(qs, level=level, rng=rng)
             for i, q in enumerate(qs):
@@ -147,6 +151,14 @@ class TableProfile(Mapping[str, Release]):
         writer.writeheader()
         writer.writerows(rows)
         return out.getvalue()
+
+    def write_summary(self, path: str | os.PathLike[str], **options: Any) -> None:
+        """Write the summary atomically: JSON for a path ending in ``.json``, else CSV."""
+        from treedp._atomic import atomic_write_text
+
+        is_json = os.fspath(path).lower().endswith(".json")
+        text = self.to_json(**options) if is_json else self.to_csv(**options)
+        atomic_write_text(path, text)
 
     def write_report(self, path: str | os.PathLike[str], **options: Any) -> None:
         """Write one self-contained HTML page, a section per column (needs ``treedp[plot]``)."""

@@ -106,7 +106,7 @@ def render_profile_report(
     names = list(profile)
     seeded = any(profile[c].seeded for c in names)
     lede = (
-        f"<p class=\"lede\">{len(names)} columns released by treedp under one budget: pure "
+        f'<p class="lede">{len(names)} columns released by treedp under one budget: pure '
         f"epsilon = {profile.epsilon:g} in total (add/remove neighbours, one row is one "
         "person), split equally over the columns and charged once. Every number on this page "
         "is post-processing of those releases and costs no further privacy.</p>"
