@@ -35,9 +35,9 @@ import warnings
 from fractions import Fraction
 
 import numpy as np
-from _common import machine
 
 import treedp
+from _common import machine
 from treedp.datasets import load_adult
 from treedp.noise.discrete_laplace import uniform_below
 from treedp.noise.exp_thresholds import bernoulli_scaled_exp
@@ -123,7 +123,9 @@ def main() -> None:
             )
         for c in names:
             est = np.atleast_1d(prof[c].quantile(np.array(QS)))
-            ours[c] += [rank_error(sorted_cols[c], float(v), q) for v, q in zip(est, QS)]
+            ours[c] += [
+                rank_error(sorted_cols[c], float(v), q) for v, q in zip(est, QS, strict=True)
+            ]
         t_ours += time.perf_counter() - start
         start = time.perf_counter()
         source = treedp.InsecureSeededSource(900 + rep)
