@@ -137,7 +137,8 @@ def profile(
     --------
     >>> import numpy as np, treedp
     >>> data = {"age": np.array([23, 35, 41, 52, 67] * 40), "hours": np.linspace(1, 60, 200)}
-    >>> prof = treedp.profile(data, epsilon=1.0, rng=treedp.InsecureSeededSource(7))
+    >>> prof = treedp.profile(data, epsilon=1.0, bounds={"age": (0, 100), "hours": (0, 80)},
+    ...                       rng=treedp.InsecureSeededSource(7))
     >>> sorted(prof)
     ['age', 'hours']
     """
