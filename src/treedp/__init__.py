@@ -44,6 +44,8 @@ if TYPE_CHECKING:  # the names below are imported on first use (PEP 562)
     from treedp.privacy.accountant import Accountant
     from treedp.privacy.ledger import Ledger, init_ledger, list_datasets, open_ledger
     from treedp.privacy.measures import ZCDP, ApproxDP, PureDP
+    from treedp.profiling.front import profile
+    from treedp.profiling.result import TableProfile
     from treedp.quantiles_api import QuantilesResult, median, quantiles
     from treedp.query import Query, build_query
     from treedp.release import Release, load_release
@@ -94,6 +96,8 @@ _LAZY = {
     "ZCDP": "treedp.privacy.measures",
     "ApproxDP": "treedp.privacy.measures",
     "PureDP": "treedp.privacy.measures",
+    "profile": "treedp.profiling.front",
+    "TableProfile": "treedp.profiling.result",
     "QuantilesResult": "treedp.quantiles_api",
     "quantiles": "treedp.quantiles_api",
     "Release": "treedp.release",
@@ -149,6 +153,7 @@ __all__ = [
     "ReleaseSpec",
     "SqlSource",
     "SystemRandomSource",
+    "TableProfile",
     "TreeDPError",
     "TreeShape",
     "__version__",
@@ -169,6 +174,7 @@ __all__ = [
     "plan",
     "predict_error",
     "private_bounds",
+    "profile",
     "quantile_exponential",
     "quantiles",
     "quantiles_recursive",

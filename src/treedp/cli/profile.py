@@ -1,0 +1,102 @@
+"""``treedp profile``: every numeric or datetime column of one file, under one budget.
+
+Runs :func:`treedp.profile` (one release per column, the budget split equally, one charge)
+and writes one HTML page with a section per column (``--out``), plus the tidy summary as JSON
+or CSV (``--summary``). Column types come from the file's schema (Parquet, Arrow); a CSV file
+has none, so its columns are declared with ``--integers`` / ``--floats``.
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+import treedp
+from treedp.cli._common import SEEDED, UsageError, rng_from
+from treedp.cli._ledger import add_ledger_options, ledger_from_args, remaining_line
+
+__all__ = ["register", "run"]
+
+
+def register(sub: Any) -> None:
+    """Add the ``profile`` subcommand to the parser's subcommands."""
+    pro = sub.add_parser(
+        "profile", help="profile every numeric column of a file under one budget (HTML page)"
+    )
+    pro.add_argument("input", help="a .parquet, .arrow or .csv file (or a Parquet directory)")
+    pro.add_argument("--epsilon", type=float, required=True, help="total privacy budget")
+    pro.add_argument(
+        "--out", required=True, help="the HTML page to write (ending in .html or .htm)"
+    )
+    pro.add_argument("--summary", help="also write the tidy summary: a .json or .csv path")
+    pro.add_argument(
+        "--columns", nargs="+", metavar="NAME", help="the columns (default: every numeric one)"
+    )
+    pro.add_argument(
+        "--integers", nargs="+", metavar="NAME", default=[], help="declare integer columns"
+    )
+    pro.add_argument(
+        "--floats", nargs="+", metavar="NAME", default=[], help="declare non-integer columns"
+    )
+    pro.add_argument(
+        "--bins", type=int, default=1024, help="bins of a non-integer column (default 1024)"
+    )
+    pro.add_argument(
+        "--nan",
+        choices=("drop", "error"),
+        default="drop",
+        help="missing values: drop them per column (default) or refuse",
+    )
+    pro.add_argument(
+        "--insecure-seed",
+        type=int,
+        metavar="SEED",
+        help="seed the noise (reproducible; for tests and research only, never for publication)",
+    )
+    add_ledger_options(pro)
+    pro.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> None:
+    """Run ``treedp profile`` with the parsed arguments."""
+    if not str(args.out).lower().endswith((".html", ".htm")):
+        raise UsageError("--out: the profile is an HTML page; give a name ending in .html")
+    if args.summary is not None and not str(args.summary).lower().endswith((".json", ".csv")):
+        raise UsageError("--summary: give a name ending in .json or .csv")
+    treedp.PARAMETERS["path"].check(args.out)
+    if args.summary is not None:
+        treedp.PARAMETERS["path"].check(args.summary)
+    is_csv = str(args.input).lower().endswith((".csv", ".csv.gz", ".tsv", ".txt"))
+    if is_csv and not (args.integers or args.floats):
+        raise UsageError(
+            "a CSV file has no schema: declare the columns to profile with --integers NAME ... "
+            "and/or --floats NAME ..."
+        )
+    both = set(args.integers) & set(args.floats)
+    if both:
+        raise UsageError(f"--integers and --floats both name {sorted(both)[0]!r}")
+    types = {**dict.fromkeys(args.floats, "float"), **dict.fromkeys(args.integers, "integer")}
+    rng = rng_from(args)
+    with ledger_from_args(args) as ledger:
+        prof = treedp.profile(
+            args.input,
+            epsilon=args.epsilon,
+            columns=args.columns,
+            types=types or None,
+            bins=args.bins,
+            nan=args.nan,
+            accountant=ledger,
+            rng=rng,
+        )
+        prof.write_report(args.out, rng=rng)
+        if args.summary is not None:
+            prof.write_summary(args.summary, rng=rng)
+        seeded = SEEDED if rng is not None else ""
+        print(
+            f"wrote {args.out}: {len(prof)} columns, pure epsilon={prof.epsilon:g} in total "
+            f"(epsilon={min(prof.shares.values()):.6g} per column){seeded}"
+        )
+        if prof.skipped:
+            print(f"not profiled: {', '.join(prof.skipped)}")
+        if ledger is not None:
+            print(remaining_line(ledger))
