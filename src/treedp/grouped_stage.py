@@ -19,6 +19,7 @@ from typing import Any, cast
 import numpy as np
 
 from treedp import grouped_columns as columns
+from treedp._codes import factorize_column
 from treedp._inputs import as_1d_array
 from treedp._version import __version__
 from treedp.config import configure
@@ -33,7 +34,6 @@ from treedp.engines.grouped import (
     count_grouped_codes,
     encode_keys,
     key_counts,
-    missing_mask,
 )
 from treedp.exceptions import DataError, InvalidParameterError
 from treedp.mechanisms.key_selection import choose_keys
@@ -201,7 +201,10 @@ def _count_memory(
     person = (
         None
         if grouping.unit_column is None
-        else column_array(columns.read(data, grouping.unit_column), "privacy_unit")
+        else factorize_column(  # dictionary-encoded once: -1 where missing
+            columns.read(data, grouping.unit_column),
+            lambda col: column_array(col, "privacy_unit"),
+        )[0]
     )
     if any(c.size != values.size for c in cols) or (
         person is not None and person.size != values.size
@@ -210,7 +213,7 @@ def _count_memory(
     bin_idx = bin_index(values, bins, nan)
     keep = bin_idx >= 0
     if person is not None:
-        person_missing = missing_mask(person)
+        person_missing = person < 0
         if person_missing.any() and nan == "error":
             raise DataError(
                 "The 'privacy_unit' column contains missing ids. Pass nan='drop' to leave those "

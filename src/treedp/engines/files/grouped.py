@@ -43,6 +43,7 @@ from typing import IO, Any
 
 import numpy as np
 
+from treedp._codes import factorize
 from treedp._inputs import arrow_to_numpy, check_arrow_type
 from treedp.engines.files.csv_reader import CellKind, convert_arrow_cells, csv_cells, csv_header
 from treedp.engines.files.paths import BATCH_ROWS, FileSource, is_dataset, resolve_paths
@@ -306,10 +307,7 @@ def person_hash(ids: np.ndarray) -> np.ndarray:
         return out
     if ids.size == 0:
         return np.zeros(0, dtype=np.int64)
-    try:
-        uniq, inverse = np.unique(ids, return_inverse=True)
-    except TypeError:  # mixed types: one by one
-        uniq, inverse = np.asarray(ids, dtype=object), np.arange(ids.size)
+    inverse, uniq = factorize(ids)  # a hash pass, no sort of the rows; ids here are present
     mask = np.int64(np.iinfo(np.int64).max)
     table = np.fromiter(
         (
