@@ -15,11 +15,29 @@ which types a column holds is data. Without pandas: numeric and datetime columns
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-__all__ = ["factorize", "factorize_column", "null_mask"]
+__all__ = ["Encoded", "encoded_column", "factorize", "factorize_column", "null_mask"]
+
+
+@dataclass(frozen=True, eq=False)
+class Encoded:
+    """A column held as its codes (``-1``: missing) and its distinct values, sliced like an
+    array (``size``, ``col[mask]``) so that key matching needs one lookup per distinct value."""
+
+    codes: np.ndarray
+    uniques: np.ndarray
+
+    @property
+    def size(self) -> int:
+        """The number of rows."""
+        return int(self.codes.size)
+
+    def __getitem__(self, rows: Any) -> Encoded:
+        return Encoded(self.codes[rows], self.uniques)
 
 
 def _pandas() -> Any:
@@ -42,8 +60,10 @@ def _is_null(x: Any) -> bool:
 def null_mask(arr: np.ndarray) -> np.ndarray:
     """True where an entry of a 1-D array is missing (the module's rule), vectorised."""
     out: np.ndarray
-    kind = arr.dtype.kind
-    if kind == "f":
+    kind = "" if isinstance(arr, Encoded) else arr.dtype.kind
+    if isinstance(arr, Encoded):
+        out = arr.codes < 0
+    elif kind == "f":
         out = np.isnan(arr)
     elif kind in "mM":
         out = np.isnat(arr)
@@ -89,3 +109,13 @@ def factorize_column(column: Any, as_array: Any) -> tuple[np.ndarray, np.ndarray
         codes, uniques = pd.factorize(column, sort=True, use_na_sentinel=True)
         return np.asarray(codes, dtype=np.int64), np.asarray(uniques)
     return factorize(as_array(column))
+
+
+def encoded_column(column: Any, as_array: Any) -> Any:
+    """A pandas Series of text, categories or Arrow values as :class:`Encoded` (encoded by
+    pandas, never turned into Python objects row by row); any other column as
+    ``as_array(column)``, unchanged."""
+    pd = _pandas()
+    if pd is not None and isinstance(column, pd.Series) and column.dtype.kind not in "iufbmM":
+        return Encoded(*factorize_column(column, as_array))
+    return as_array(column)

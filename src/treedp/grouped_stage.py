@@ -19,7 +19,7 @@ from typing import Any, cast
 import numpy as np
 
 from treedp import grouped_columns as columns
-from treedp._codes import factorize_column
+from treedp._codes import encoded_column, factorize_column
 from treedp._inputs import as_1d_array
 from treedp._version import __version__
 from treedp.config import configure
@@ -194,8 +194,10 @@ def _count_memory(
     nan = cast(NanPolicy, query.release_spec.nan)
     assert bins is not None
     values = as_1d_array(columns.read(data, grouping.value), "values")
-    cols = [
-        column_array(columns.read(data, c), n)
+    cols = [  # with public keys, text columns are encoded by pandas (no Python objects)
+        encoded_column(columns.read(data, c), lambda col, n=n: column_array(col, n))
+        if grouping.keys is not None
+        else column_array(columns.read(data, c), n)
         for c, n in zip(grouping.by_columns, grouping.by, strict=True)
     ]
     person = (

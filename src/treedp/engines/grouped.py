@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from treedp._codes import factorize, null_mask
+from treedp._codes import Encoded, factorize, null_mask
 from treedp.domain import Bins
 from treedp.engines.base import BinCounts, NanPolicy
 from treedp.engines.keys import (
@@ -177,6 +177,10 @@ def missing_mask(arr: np.ndarray) -> np.ndarray:
 def _codes_for(arr: np.ndarray, values: Sequence[Any]) -> np.ndarray:
     """Index of each entry of ``arr`` in ``values`` (-1 if absent); ``arr`` has no nulls."""
     index = {v: i for i, v in enumerate(values)}
+    if isinstance(arr, Encoded):  # already encoded: one lookup per distinct value
+        table = np.fromiter((index.get(py_scalar(u), -1) for u in arr.uniques), dtype=np.int64)
+        out_codes: np.ndarray = np.where(arr.codes >= 0, table[np.maximum(arr.codes, 0)], -1)
+        return out_codes
     if arr.size == 0:
         return np.zeros(0, dtype=np.int64)
     if arr.dtype.kind in "iuf" and all(type(v) in (int, float) for v in values):
