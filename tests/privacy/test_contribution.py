@@ -144,3 +144,51 @@ def test_seeded_bounding_is_unchanged_by_string_ids() -> None:
         a = bound_contributions(codes, group, b, InsecureSeededSource(1), 4)
         s = bound_contributions(names, group, b, InsecureSeededSource(1), 4)
         assert np.array_equal(a, s)
+
+
+def _sorted_reference(
+    person: np.ndarray, group: np.ndarray, bounds: ContributionBounds, source: object, n_g: int
+) -> np.ndarray:
+    """Round 4's bounding by full sorts (the code this module replaced), as the reference."""
+    from treedp.privacy.contribution import _dense, _order, _random_rank, _rank_in_runs, _starts
+
+    m, g, c = bounds.max_contributions, bounds.max_groups, bounds.max_contributions_per_group
+    p = _dense(person)
+    n = p.size
+    keep = np.arange(n)
+    sorted_rows = None
+    if c < m:
+        order = _order([(p, n), (group, n_g)], source)  # type: ignore[arg-type]
+        sorted_rows = order[_rank_in_runs(_starts(p[order], group[order])) < c]
+    if g < m:
+        if sorted_rows is None:
+            sorted_rows = _order([(p, n), (group, n_g)], None)
+        ps, gs = p[sorted_rows], group[sorted_rows]
+        pair_start = _starts(ps, gs)
+        pair_id = np.cumsum(pair_start) - 1
+        rank = _random_rank(ps[pair_start], n, source)  # type: ignore[arg-type]
+        sorted_rows = sorted_rows[rank[pair_id] < g]
+    if sorted_rows is not None:
+        keep = np.sort(sorted_rows)
+        p = p[keep]
+    if not (c < m and g < m and g * c <= m):
+        keep = keep[_random_rank(p, n, source) < m]  # type: ignore[arg-type]
+    return keep
+
+
+@pytest.mark.parametrize("mgc", [(6, 2, 2), (10, 3, 1), (4, None, 1), (8, 2, None), (3, 5, 5)])
+def test_bounding_keeps_the_rows_of_the_sorting_reference(mgc: tuple) -> None:  # type: ignore[type-arg]
+    """Exact: the linear steps keep the very rows of the full sorts for the same seeded words
+    (so the law, a uniform sample per person at each step, and seeded outputs are unchanged)."""
+    from treedp import InsecureSeededSource
+
+    rng = np.random.default_rng(8)
+    bounds = ContributionBounds.from_parameters("p", *mgc)
+    for t in range(25):
+        n = int(rng.integers(1, 3000))
+        person = rng.integers(0, int(rng.integers(1, 200)), n) * 7 + 3  # not dense
+        n_g = int(rng.integers(1, 12))
+        group = rng.integers(0, n_g, n)
+        want = _sorted_reference(person, group, bounds, InsecureSeededSource(t), n_g)
+        got = bound_contributions(person, group, bounds, InsecureSeededSource(t), n_g)
+        assert np.array_equal(got, want), (t, mgc)

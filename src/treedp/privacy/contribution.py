@@ -276,9 +276,12 @@ def bound_contributions(
 
     Notes
     -----
-    Three vectorised steps, each a sort by (person[, group], random priority) and a rank within
-    the runs: keep ``c`` random rows per (person, group), ``g`` random groups per person, ``m``
-    random rows per person. Each depends on a person's own rows and fresh randomness only.
+    Three vectorised steps: keep ``c`` random rows per (person, group), ``g`` random groups
+    per person, ``m`` random rows per person. Each gives every row (or pair) a 64-bit random
+    word and keeps, per run, those of lowest (word, position): the ranks a sort by (person[,
+    group], word) would give, computed by :func:`_lowest` in time linear in the rows (only the
+    rows that can be among the lowest are sorted). Each depends on a person's own rows and
+    fresh randomness only.
     """
     m, g, c = bounds.max_contributions, bounds.max_groups, bounds.max_contributions_per_group
     p = _dense(np.asarray(person))
@@ -287,24 +290,50 @@ def bound_contributions(
     if group is not None:
         gr = np.asarray(group) if n_groups is not None else _dense(np.asarray(group))
         n_g = n if n_groups is None else n_groups
-        sorted_rows: np.ndarray | None = None  # kept rows in (person, group) order
+        rows: np.ndarray | None = None  # kept rows, increasing
+        if c < m or g < m:
+            pair = _pair_codes(p, gr, n_g)  # in [0, n), in (person, group) order
         if c < m:
-            order = _order([(p, n), (gr, n_g)], source)
-            sorted_rows = order[_rank_in_runs(_starts(p[order], gr[order])) < c]
+            rows = np.flatnonzero(_lowest(pair, c, source))
         if g < m:
-            if sorted_rows is None:
-                sorted_rows = _order([(p, n), (gr, n_g)], None)
-            ps, gs = p[sorted_rows], gr[sorted_rows]
-            pair_start = _starts(ps, gs)
-            pair_id = np.cumsum(pair_start) - 1
-            sorted_rows = sorted_rows[_random_rank(ps[pair_start], n, source)[pair_id] < g]
-        if sorted_rows is not None:
-            keep = np.sort(sorted_rows)
+            rows = _keep_groups(p, pair, np.arange(n) if rows is None else rows, g, source)
+        if rows is not None:
+            keep = rows
             p = p[keep]
     ran_both = group is not None and c < m and g < m
     if not (ran_both and g * c <= m):  # else steps 1 and 2 already keep at most g·c <= m
         keep = keep[_lowest(p, m, source)]
     return keep
+
+
+def _pair_codes(p: np.ndarray, gr: np.ndarray, n_g: int) -> np.ndarray:
+    """Codes in ``[0, n)`` of the (person, group) pairs, increasing in (person, group) order
+    (``p`` in ``[0, n)``, ``gr`` in ``[0, n_g)``)."""
+    n = p.size
+    if n == 0:
+        return np.zeros(0, dtype=np.int64)
+    if n_g <= (2**62) // max(n, 1):
+        return _dense(p * np.int64(n_g) + gr.astype(np.int64, copy=False))
+    _, inverse = np.unique(np.stack([p, gr.astype(np.int64)]), axis=1, return_inverse=True)
+    out: np.ndarray = inverse.ravel().astype(np.int64)
+    return out
+
+
+def _keep_groups(
+    p: np.ndarray, pair: np.ndarray, rows: np.ndarray, g: int, source: RandomSource
+) -> np.ndarray:
+    """The ``rows`` (increasing) whose (person, group) pair is among ``g`` pairs drawn
+    uniformly per person: one word per pair present, drawn in (person, group) order."""
+    n = p.size
+    present = np.zeros(n, dtype=bool)
+    present[pair[rows]] = True
+    pairs = np.flatnonzero(present)  # the pairs present, in (person, group) order
+    owner = np.empty(n, dtype=np.int64)
+    owner[pair[rows]] = p[rows]
+    chosen = np.zeros(n, dtype=bool)
+    chosen[pairs[_lowest(owner[pairs], g, source)]] = True
+    kept: np.ndarray = rows[chosen[pair[rows]]]
+    return kept
 
 
 def _lowest(codes: np.ndarray, k: int, source: RandomSource) -> np.ndarray:
