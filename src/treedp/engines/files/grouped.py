@@ -2,7 +2,10 @@
 and pyarrow Tables and Datasets, in bounded memory.
 
 Only the needed columns (value, ``by``, person id) are read, in record batches of at most
-:data:`treedp.engines.files.paths.BATCH_ROWS` rows.
+:data:`treedp.engines.files.paths.BATCH_ROWS` rows (Parquet files one row group at a time; a
+dataset scanner reads ahead several and its memory followed the file). For bounding and
+counting, text ``by`` and id columns are dictionary-encoded by Arrow in each batch (no Python
+string per row).
 
 * **Without a privacy unit** every batch is counted as it arrives
   (:func:`treedp.engines.grouped.count_bounded`) and the ``(G × B)`` counts are added: memory
@@ -14,8 +17,10 @@ Only the needed columns (value, ``by``, person id) are read, in record batches o
   file ``hash mod P`` in a temporary directory; pass 2 loads one spill file at a time, bounds
   its persons (:func:`treedp.privacy.contribution.bound_contributions`) and counts them. Every
   person is in exactly one spill file, so the bounding is the in-memory one. Memory is that of
-  one spill file: about ``rows/P`` rows of 16 bytes plus the sort (about 5× that);
-  ``P = max(16, ⌈input bytes / 64 MiB⌉)`` (at most 1024) or the ``partitions`` argument.
+  one batch and one spill file: about ``rows/P`` rows of 16 bytes and a few arrays of 8 bytes
+  per row of it (measured: ``docs/benchmarks.md``, "Per-person bounding at agency scale");
+  ``P = max(16, ⌈input bytes / 64 MiB⌉, ⌈Parquet rows / 2^21⌉)`` (at most 1024) or the
+  ``partitions`` argument.
   Disk: 16 bytes per kept row, removed afterwards.
 
 Person ids: integer ids are used as they are; any other id is hashed to 64 bits (BLAKE2b of its
@@ -74,6 +79,7 @@ __all__ = [
 #: One spilled row: person hash, key position, bin.
 SPILL_DTYPE = np.dtype([("p", "<i8"), ("k", "<i4"), ("b", "<i4")])
 _SPILL_BYTES = 64 << 20
+_SPILL_ROWS = 1 << 21
 _MAX_PARTITIONS = 1024
 
 
@@ -191,14 +197,25 @@ class _Input:
         return self
 
     def partitions(self, given: int | None) -> int:
-        """Spill files: ``given``, or one per 64 MiB of input (16 to 1024)."""
+        """Spill files: ``given``, or one per 64 MiB of input and, for Parquet, one per
+        :data:`_SPILL_ROWS` rows of its metadata (16 to 1024): a spill file, and the memory of
+        bounding it, stay small however well the file compresses."""
         if given is not None:
             return given
         try:
             size = sum(os.path.getsize(f) for f in self.files)
         except OSError:
             size = 0
-        return min(_MAX_PARTITIONS, max(16, math.ceil(size / _SPILL_BYTES)))
+        rows = 0
+        if self.kind == "parquet" and self.files:
+            import pyarrow.parquet as pq
+
+            try:
+                rows = sum(pq.read_metadata(f).num_rows for f in self.files)
+            except (OSError, ValueError):
+                rows = 0
+        wanted = max(math.ceil(size / _SPILL_BYTES), math.ceil(rows / _SPILL_ROWS))
+        return min(_MAX_PARTITIONS, max(16, wanted))
 
 
 def file_columns(data: Any) -> list[str]:
