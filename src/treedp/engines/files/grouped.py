@@ -80,6 +80,9 @@ __all__ = [
 SPILL_DTYPE = np.dtype([("p", "<i8"), ("k", "<i4"), ("b", "<i4")])
 _SPILL_BYTES = 64 << 20
 _SPILL_ROWS = 1 << 21
+#: Rows per batch of a Parquet row group here: three columns and the per-row arrays of
+#: bounding (about 150 bytes a row) stay near 40 MB.
+_GROUPED_BATCH = 1 << 18
 _MAX_PARTITIONS = 1024
 
 
@@ -179,7 +182,7 @@ class _Input:
                 return
             for group in range(pf.num_row_groups):
                 for batch in pf.iter_batches(
-                    batch_size=BATCH_ROWS,
+                    batch_size=_GROUPED_BATCH,
                     row_groups=[group],
                     columns=job.columns,
                     use_threads=False,
