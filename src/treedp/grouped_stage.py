@@ -19,6 +19,7 @@ from typing import Any, cast
 import numpy as np
 
 from treedp import grouped_columns as columns
+from treedp._codes import encoded_column, factorize_column
 from treedp._inputs import as_1d_array
 from treedp._version import __version__
 from treedp.config import configure
@@ -33,7 +34,6 @@ from treedp.engines.grouped import (
     count_grouped_codes,
     encode_keys,
     key_counts,
-    missing_mask,
 )
 from treedp.exceptions import DataError, InvalidParameterError
 from treedp.mechanisms.key_selection import choose_keys
@@ -194,14 +194,19 @@ def _count_memory(
     nan = cast(NanPolicy, query.release_spec.nan)
     assert bins is not None
     values = as_1d_array(columns.read(data, grouping.value), "values")
-    cols = [
-        column_array(columns.read(data, c), n)
+    cols = [  # with public keys, text columns are encoded by pandas (no Python objects)
+        encoded_column(columns.read(data, c), lambda col, n=n: column_array(col, n))
+        if grouping.keys is not None
+        else column_array(columns.read(data, c), n)
         for c, n in zip(grouping.by_columns, grouping.by, strict=True)
     ]
     person = (
         None
         if grouping.unit_column is None
-        else column_array(columns.read(data, grouping.unit_column), "privacy_unit")
+        else factorize_column(  # dictionary-encoded once: -1 where missing
+            columns.read(data, grouping.unit_column),
+            lambda col: column_array(col, "privacy_unit"),
+        )[0]
     )
     if any(c.size != values.size for c in cols) or (
         person is not None and person.size != values.size
@@ -210,7 +215,7 @@ def _count_memory(
     bin_idx = bin_index(values, bins, nan)
     keep = bin_idx >= 0
     if person is not None:
-        person_missing = missing_mask(person)
+        person_missing = person < 0
         if person_missing.any() and nan == "error":
             raise DataError(
                 "The 'privacy_unit' column contains missing ids. Pass nan='drop' to leave those "

@@ -20,12 +20,12 @@ from typing import Any
 
 import numpy as np
 
+from treedp._codes import Encoded, factorize, null_mask
 from treedp.domain import Bins
 from treedp.engines.base import BinCounts, NanPolicy
 from treedp.engines.keys import (
     Key,
     candidate_keys,
-    is_null,
     person_codes,
     py_scalar,
     sorted_keys,
@@ -169,22 +169,18 @@ def column_array(column: Any, name: str) -> np.ndarray:
 
 
 def missing_mask(arr: np.ndarray) -> np.ndarray:
-    """True where a key or id is missing (None, NaN, NaT)."""
-    out: np.ndarray
-    if arr.dtype.kind == "f":
-        out = np.isnan(arr)
-        return out
-    if arr.dtype.kind in "mM":
-        out = np.isnat(arr)
-        return out
-    if arr.dtype.kind == "O":
-        return np.fromiter((is_null(x) for x in arr), dtype=bool, count=arr.size)
-    return np.zeros(arr.size, dtype=bool)
+    """True where a key or id is missing (None, NaN, NaT, pandas' NA), vectorised
+    (:func:`treedp._codes.null_mask`)."""
+    return null_mask(arr)
 
 
 def _codes_for(arr: np.ndarray, values: Sequence[Any]) -> np.ndarray:
     """Index of each entry of ``arr`` in ``values`` (-1 if absent); ``arr`` has no nulls."""
     index = {v: i for i, v in enumerate(values)}
+    if isinstance(arr, Encoded):  # already encoded: one lookup per distinct value
+        table = np.fromiter((index.get(py_scalar(u), -1) for u in arr.uniques), dtype=np.int64)
+        out_codes: np.ndarray = np.where(arr.codes >= 0, table[np.maximum(arr.codes, 0)], -1)
+        return out_codes
     if arr.size == 0:
         return np.zeros(0, dtype=np.int64)
     if arr.dtype.kind in "iuf" and all(type(v) in (int, float) for v in values):
@@ -207,16 +203,11 @@ def _codes_for(arr: np.ndarray, values: Sequence[Any]) -> np.ndarray:
             at = np.minimum(np.searchsorted(ordered, arr), ordered.size - 1)
             found: np.ndarray = np.where(ordered[at] == arr, order[at], -1).astype(np.int64)
             return found
-    try:
-        uniq, inverse = np.unique(arr, return_inverse=True)
-    except TypeError:  # unorderable mixed objects: map one by one
-        return np.fromiter(
-            (index.get(py_scalar(x), -1) for x in arr), dtype=np.int64, count=arr.size
-        )
+    inverse, uniq = factorize(arr)  # one hash pass over the rows, a lookup per distinct value
     lookup = np.fromiter(
         (index.get(py_scalar(u), -1) for u in uniq), dtype=np.int64, count=uniq.size
     )
-    mapped: np.ndarray = lookup[inverse.ravel()]
+    mapped: np.ndarray = np.where(inverse >= 0, lookup[np.maximum(inverse, 0)], -1)
     return mapped
 
 

@@ -47,6 +47,7 @@ from typing import Any
 
 import numpy as np
 
+from treedp._codes import factorize
 from treedp._validation import must
 from treedp.exceptions import InvalidParameterError, InvalidTypeError
 from treedp.noise import RandomSource
@@ -195,7 +196,11 @@ def _priorities(source: RandomSource, n: int) -> np.ndarray:
     return words(source, 64, n) if n else np.zeros(0, dtype=np.uint64)
 
 
-def _order(codes: list[tuple[np.ndarray, int]], source: RandomSource | None) -> np.ndarray:
+def _order(
+    codes: list[tuple[np.ndarray, int]],
+    source: RandomSource | None,
+    prio: np.ndarray | None = None,
+) -> np.ndarray:
     """Sort order by the codes (each ``< bound``), then by a random priority (if ``source``).
 
     Every row's priority is a full 64-bit random word, and the order is exactly that of (codes,
@@ -204,11 +209,12 @@ def _order(codes: list[tuple[np.ndarray, int]], source: RandomSource | None) -> 
     found the tie law following the width of the random field packed next to the codes). For
     speed the codes and the word's top bits are packed into one int64 key and sorted once; rows
     whose packed keys tie are then ordered by their whole words (:func:`_untie`). Codes too
-    wide to pack: a lexsort.
+    wide to pack: a lexsort. ``prio``: the words, when the caller drew them (else drawn here).
     """
     n = codes[0][0].size
     widths = [max(1, int(bound - 1).bit_length()) for _, bound in codes]
-    prio = None if source is None else _priorities(source, n)
+    if prio is None and source is not None:
+        prio = _priorities(source, n)
     rand_bits = 0 if prio is None else 63 - sum(widths)
     if prio is not None and rand_bits < 1:
         return np.lexsort((prio, *reversed([c for c, _ in codes])))
@@ -270,9 +276,12 @@ def bound_contributions(
 
     Notes
     -----
-    Three vectorised steps, each a sort by (person[, group], random priority) and a rank within
-    the runs: keep ``c`` random rows per (person, group), ``g`` random groups per person, ``m``
-    random rows per person. Each depends on a person's own rows and fresh randomness only.
+    Three vectorised steps: keep ``c`` random rows per (person, group), ``g`` random groups
+    per person, ``m`` random rows per person. Each gives every row (or pair) a 64-bit random
+    word and keeps, per run, those of lowest (word, position): the ranks a sort by (person[,
+    group], word) would give, computed by :func:`_lowest` in time linear in the rows (only the
+    rows that can be among the lowest are sorted). Each depends on a person's own rows and
+    fresh randomness only.
     """
     m, g, c = bounds.max_contributions, bounds.max_groups, bounds.max_contributions_per_group
     p = _dense(np.asarray(person))
@@ -281,23 +290,87 @@ def bound_contributions(
     if group is not None:
         gr = np.asarray(group) if n_groups is not None else _dense(np.asarray(group))
         n_g = n if n_groups is None else n_groups
-        sorted_rows: np.ndarray | None = None  # kept rows in (person, group) order
+        rows: np.ndarray | None = None  # kept rows, increasing
+        if c < m or g < m:
+            pair = _pair_codes(p, gr, n_g)  # in [0, n), in (person, group) order
         if c < m:
-            order = _order([(p, n), (gr, n_g)], source)
-            sorted_rows = order[_rank_in_runs(_starts(p[order], gr[order])) < c]
+            rows = np.flatnonzero(_lowest(pair, c, source))
         if g < m:
-            if sorted_rows is None:
-                sorted_rows = _order([(p, n), (gr, n_g)], None)
-            ps, gs = p[sorted_rows], gr[sorted_rows]
-            pair_start = _starts(ps, gs)
-            pair_id = np.cumsum(pair_start) - 1
-            sorted_rows = sorted_rows[_random_rank(ps[pair_start], n, source)[pair_id] < g]
-        if sorted_rows is not None:
-            keep = np.sort(sorted_rows)
+            rows = _keep_groups(p, pair, np.arange(n) if rows is None else rows, g, source)
+        if rows is not None:
+            keep = rows
             p = p[keep]
     ran_both = group is not None and c < m and g < m
     if not (ran_both and g * c <= m):  # else steps 1 and 2 already keep at most g·c <= m
-        keep = keep[_random_rank(p, n, source) < m]
+        keep = keep[_lowest(p, m, source)]
+    return keep
+
+
+def _pair_codes(p: np.ndarray, gr: np.ndarray, n_g: int) -> np.ndarray:
+    """Codes in ``[0, n)`` of the (person, group) pairs, increasing in (person, group) order
+    (``p`` in ``[0, n)``, ``gr`` in ``[0, n_g)``)."""
+    n = p.size
+    if n == 0:
+        return np.zeros(0, dtype=np.int64)
+    if n_g <= (2**62) // max(n, 1):
+        return _dense(p * np.int64(n_g) + gr.astype(np.int64, copy=False))
+    _, inverse = np.unique(np.stack([p, gr.astype(np.int64)]), axis=1, return_inverse=True)
+    out: np.ndarray = inverse.ravel().astype(np.int64)
+    return out
+
+
+def _keep_groups(
+    p: np.ndarray, pair: np.ndarray, rows: np.ndarray, g: int, source: RandomSource
+) -> np.ndarray:
+    """The ``rows`` (increasing) whose (person, group) pair is among ``g`` pairs drawn
+    uniformly per person: one word per pair present, drawn in (person, group) order."""
+    n = p.size
+    present = np.zeros(n, dtype=bool)
+    present[pair[rows]] = True
+    pairs = np.flatnonzero(present)  # the pairs present, in (person, group) order
+    owner = np.empty(n, dtype=np.int64)
+    owner[pair[rows]] = p[rows]
+    chosen = np.zeros(n, dtype=bool)
+    chosen[pairs[_lowest(owner[pairs], g, source)]] = True
+    kept: np.ndarray = rows[chosen[pair[rows]]]
+    return kept
+
+
+def _lowest(codes: np.ndarray, k: int, source: RandomSource) -> np.ndarray:
+    """``_random_rank(codes, n, source) < k``, exactly (the same words, the same rows), in time
+    linear in the rows: only the rows that can be among a person's ``k`` lowest are sorted.
+
+    Each row draws its 64-bit word as :func:`_random_rank` does (one per row, in row order).
+    Persons with at most ``k`` rows keep them all. For a person with ``r > k`` rows, the rows
+    whose word lies below a threshold ``t = 2^64·(k + 4√k + 8)/r`` (public arithmetic on
+    ``r``) are candidates; when there are at least ``k`` of them they hold the ``k`` lowest
+    words (every other row's word is ``>= t``), else (rarely) all the person's rows are. The
+    candidates are ranked by (person, word) as :func:`_order` ranks all rows, so the kept rows
+    are those of the full sort: the sampling law is unchanged (a uniform ``k``-subset of each
+    person's rows) and so are seeded outputs. ``codes`` are in ``[0, n)``.
+    """
+    n = codes.size
+    prio = _priorities(source, n)
+    sizes = np.bincount(codes, minlength=1)
+    big = sizes > k
+    over = big[codes]
+    if not over.any():
+        return np.ones(n, dtype=bool)
+    frac = np.zeros(sizes.size)
+    np.divide(k + 4.0 * math.sqrt(k) + 8.0, sizes, out=frac, where=big)
+    whole = big & (frac > 0.5)  # sampling would keep most rows anyway: all are candidates
+    limit = np.where(whole, 0.0, frac * 2.0**64).astype(np.uint64)
+    cand = over & (whole[codes] | (prio < limit[codes]))
+    short = big & (np.bincount(codes[cand], minlength=sizes.size) < k)
+    if short.any():
+        cand |= short[codes]
+    at = np.flatnonzero(cand)
+    sub = codes[at]
+    order = _order([(sub, n)], None, prio[at])
+    rank = np.empty(at.size, dtype=np.int64)
+    rank[order] = _rank_in_runs(_starts(sub[order]))
+    keep: np.ndarray = ~over
+    keep[at[rank < k]] = True
     return keep
 
 
@@ -310,23 +383,13 @@ def _random_rank(codes: np.ndarray, bound: int, source: RandomSource) -> np.ndar
 
 
 def _dense(codes: np.ndarray) -> np.ndarray:
-    """Codes in ``[0, n)`` (``n`` the number of rows): equal inputs, equal codes (always the
-    same path, whatever the ids, so the time taken does not depend on their values)."""
+    """Codes in ``[0, n)`` (``n`` the number of rows): equal inputs, equal codes, numbered in
+    the order of the values (:func:`treedp._codes.factorize`: a hash table over the rows, no
+    sort of the rows; mixed types such as ``5`` and ``"p1"`` never raise)."""
     n = codes.size
-    dense = np.empty(n, dtype=np.int64)
     if n == 0:
-        return dense
-    try:
-        order = np.argsort(codes)  # equal ids get equal codes whatever their order among them
-    except TypeError:  # unorderable mixed ids (5 and "p1"): by first appearance, never an error
-        first: dict[Any, int] = {}
-        return np.fromiter(
-            (
-                first.setdefault(x.item() if isinstance(x, np.generic) else x, len(first))
-                for x in codes
-            ),
-            dtype=np.int64,
-            count=n,
-        )
-    dense[order] = np.cumsum(_starts(codes[order])) - 1
+        return np.empty(0, dtype=np.int64)
+    if codes.dtype.kind in "iu" and codes.min() >= 0 and codes.max() < n:
+        return codes.astype(np.int64, copy=False)  # already codes in [0, n), in order
+    dense, _ = factorize(codes)
     return dense

@@ -2,7 +2,10 @@
 and pyarrow Tables and Datasets, in bounded memory.
 
 Only the needed columns (value, ``by``, person id) are read, in record batches of at most
-:data:`treedp.engines.files.paths.BATCH_ROWS` rows.
+:data:`treedp.engines.files.paths.BATCH_ROWS` rows (Parquet files one row group at a time; a
+dataset scanner reads ahead several and its memory followed the file). For bounding and
+counting, text ``by`` and id columns are dictionary-encoded by Arrow in each batch (no Python
+string per row).
 
 * **Without a privacy unit** every batch is counted as it arrives
   (:func:`treedp.engines.grouped.count_bounded`) and the ``(G × B)`` counts are added: memory
@@ -14,8 +17,10 @@ Only the needed columns (value, ``by``, person id) are read, in record batches o
   file ``hash mod P`` in a temporary directory; pass 2 loads one spill file at a time, bounds
   its persons (:func:`treedp.privacy.contribution.bound_contributions`) and counts them. Every
   person is in exactly one spill file, so the bounding is the in-memory one. Memory is that of
-  one spill file: about ``rows/P`` rows of 16 bytes plus the sort (about 5× that);
-  ``P = max(16, ⌈input bytes / 64 MiB⌉)`` (at most 1024) or the ``partitions`` argument.
+  one batch and one spill file: about ``rows/P`` rows of 16 bytes and a few arrays of 8 bytes
+  per row of it (measured: ``docs/benchmarks.md``, "Per-person bounding at agency scale");
+  ``P = max(16, ⌈input bytes / 64 MiB⌉, ⌈Parquet rows / 2^21⌉)`` (at most 1024) or the
+  ``partitions`` argument.
   Disk: 16 bytes per kept row, removed afterwards.
 
 Person ids: integer ids are used as they are; any other id is hashed to 64 bits (BLAKE2b of its
@@ -43,6 +48,7 @@ from typing import IO, Any
 
 import numpy as np
 
+from treedp._codes import Encoded, factorize
 from treedp._inputs import arrow_to_numpy, check_arrow_type
 from treedp.engines.files.csv_reader import CellKind, convert_arrow_cells, csv_cells, csv_header
 from treedp.engines.files.paths import BATCH_ROWS, FileSource, is_dataset, resolve_paths
@@ -73,6 +79,10 @@ __all__ = [
 #: One spilled row: person hash, key position, bin.
 SPILL_DTYPE = np.dtype([("p", "<i8"), ("k", "<i4"), ("b", "<i4")])
 _SPILL_BYTES = 64 << 20
+_SPILL_ROWS = 1 << 21
+#: Rows per batch of a Parquet row group here: three columns and the per-row arrays of
+#: bounding (about 150 bytes a row) stay near 40 MB.
+_GROUPED_BATCH = 1 << 18
 _MAX_PARTITIONS = 1024
 
 
@@ -131,21 +141,54 @@ class _Input:
                 ) from None
             self.names = list(self.dataset.schema.names)
 
-    def batches(self, job: GroupedJob) -> Iterator[tuple[np.ndarray, list[np.ndarray], Any]]:
-        """``(values, by columns, person ids or None)`` per batch."""
+    def batches(
+        self, job: GroupedJob, encode: bool = False
+    ) -> Iterator[tuple[np.ndarray, list[Any], Any]]:
+        """``(values, by columns, person ids or None)`` per batch; with ``encode``, text key
+        and id columns as :class:`treedp._codes.Encoded` (Arrow's dictionary encoding: no
+        Python string per row)."""
         if self.dataset is not None:
             check_arrow_type(self.dataset.schema.field(job.column).type, job.column)
+            if self.kind == "parquet" and self.files:
+                yield from self._row_groups(job, encode)
+                return
             scanner = self.dataset.scanner(
                 columns=job.columns, batch_size=BATCH_ROWS, use_threads=True, batch_readahead=2
             )
             for batch in scanner.to_batches():
                 if batch.num_rows:
-                    yield _split(batch, arrow_to_numpy(batch[job.column]), job)
+                    yield _split(batch, arrow_to_numpy(batch[job.column]), job, encode)
             return
         for f in self.files:
             kind = CellKind(job.column)
             for cells in csv_cells(f, job.columns, self.delimiter, self.encoding):
-                yield _split(cells, convert_arrow_cells(cells[job.column], kind), job)
+                yield _split(cells, convert_arrow_cells(cells[job.column], kind), job, encode)
+
+    def _row_groups(
+        self, job: GroupedJob, encode: bool
+    ) -> Iterator[tuple[np.ndarray, list[Any], Any]]:
+        """Parquet files read one row group at a time (a dataset scanner holds several: its
+        memory followed the file's size), or through the scanner for hive partition columns
+        that no file holds."""
+        import pyarrow.parquet as pq
+
+        for path in self.files:
+            pf = pq.ParquetFile(path, pre_buffer=False)
+            if any(c not in pf.schema_arrow.names for c in job.columns):
+                scanner = self.dataset.scanner(columns=job.columns, batch_size=BATCH_ROWS)
+                for batch in scanner.to_batches():
+                    if batch.num_rows:
+                        yield _split(batch, arrow_to_numpy(batch[job.column]), job, encode)
+                return
+            for group in range(pf.num_row_groups):
+                for batch in pf.iter_batches(
+                    batch_size=_GROUPED_BATCH,
+                    row_groups=[group],
+                    columns=job.columns,
+                    use_threads=False,
+                ):
+                    if batch.num_rows:
+                        yield _split(batch, arrow_to_numpy(batch[job.column]), job, encode)
 
     def check(self, job: GroupedJob) -> _Input:
         """This input, after checking that it has the job's columns."""
@@ -157,14 +200,25 @@ class _Input:
         return self
 
     def partitions(self, given: int | None) -> int:
-        """Spill files: ``given``, or one per 64 MiB of input (16 to 1024)."""
+        """Spill files: ``given``, or one per 64 MiB of input and, for Parquet, one per
+        :data:`_SPILL_ROWS` rows of its metadata (16 to 1024): a spill file, and the memory of
+        bounding it, stay small however well the file compresses."""
         if given is not None:
             return given
         try:
             size = sum(os.path.getsize(f) for f in self.files)
         except OSError:
             size = 0
-        return min(_MAX_PARTITIONS, max(16, math.ceil(size / _SPILL_BYTES)))
+        rows = 0
+        if self.kind == "parquet" and self.files:
+            import pyarrow.parquet as pq
+
+            try:
+                rows = sum(pq.read_metadata(f).num_rows for f in self.files)
+            except (OSError, ValueError):
+                rows = 0
+        wanted = max(math.ceil(size / _SPILL_BYTES), math.ceil(rows / _SPILL_ROWS))
+        return min(_MAX_PARTITIONS, max(16, wanted))
 
 
 def file_columns(data: Any) -> list[str]:
@@ -179,15 +233,27 @@ def file_schema(data: Any) -> Any:
     return None if inp.dataset is None else inp.dataset.schema
 
 
-def _split(cols: Any, values: np.ndarray, job: GroupedJob) -> tuple[np.ndarray, list[Any], Any]:
+def _split(
+    cols: Any, values: np.ndarray, job: GroupedJob, encode: bool = False
+) -> tuple[np.ndarray, list[Any], Any]:
     """``(values, by, person ids or None)`` of one batch (``cols``: its Arrow columns by name)."""
-    by = [_key_column(cols[b], b) for b in job.by]
-    return values, by, None if job.unit is None else _key_column(cols[job.unit], "privacy_unit")
+    by = [_key_column(cols[b], b, encode) for b in job.by]
+    unit = None if job.unit is None else _key_column(cols[job.unit], "privacy_unit", encode)
+    return values, by, unit
 
 
-def _key_column(col: Any, name: str) -> np.ndarray:
+def _key_column(col: Any, name: str, encode: bool = False) -> Any:
     import pyarrow as pa
+    import pyarrow.compute as pc
 
+    if isinstance(col, pa.ChunkedArray):
+        col = col.combine_chunks()
+    text = pa.types.is_string(col.type) or pa.types.is_large_string(col.type)
+    if encode and (text or pa.types.is_dictionary(col.type)):
+        enc = col if pa.types.is_dictionary(col.type) else pc.dictionary_encode(col)
+        codes = pc.fill_null(enc.indices.cast(pa.int64()), -1).to_numpy(zero_copy_only=False)
+        uniques = column_array(enc.dictionary.to_numpy(zero_copy_only=False), name)
+        return Encoded(codes.astype(np.int64, copy=False), uniques)
     if pa.types.is_dictionary(col.type):
         col = col.cast(col.type.value_type)
     return column_array(col.to_numpy(zero_copy_only=False), name)
@@ -238,7 +304,7 @@ def count_grouped_files(
     if source is None:
         raise InvalidParameterError("Contribution bounding needs a random source.")
     with _spill_files(inp.partitions(partitions), spill_dir) as handles:
-        for values, by, person in inp.batches(job):
+        for values, by, person in inp.batches(job, encode=True):
             bin_idx, codes, idx = counted_rows(values, by, person, job)
             dropped += values.size - idx.size
             rows = np.empty(idx.size, dtype=SPILL_DTYPE)
@@ -298,6 +364,10 @@ def key_counts_files(
 def person_hash(ids: np.ndarray) -> np.ndarray:
     """A non-negative int64 per person id: integers as they are (their absolute value mixed with
     the sign), anything else BLAKE2b of its text (one hash per distinct id of the batch)."""
+    if isinstance(ids, Encoded):  # present ids: hash the distinct values, then take
+        hashed_values = person_hash(ids.uniques)
+        taken: np.ndarray = hashed_values[ids.codes]
+        return taken
     if ids.dtype.kind in "iu":
         as64 = ids.astype(np.int64, copy=False)
         out: np.ndarray = np.where(as64 >= 0, 2 * as64, -2 * as64 - 1) & np.int64(
@@ -306,10 +376,7 @@ def person_hash(ids: np.ndarray) -> np.ndarray:
         return out
     if ids.size == 0:
         return np.zeros(0, dtype=np.int64)
-    try:
-        uniq, inverse = np.unique(ids, return_inverse=True)
-    except TypeError:  # mixed types: one by one
-        uniq, inverse = np.asarray(ids, dtype=object), np.arange(ids.size)
+    inverse, uniq = factorize(ids)  # a hash pass, no sort of the rows; ids here are present
     mask = np.int64(np.iinfo(np.int64).max)
     table = np.fromiter(
         (

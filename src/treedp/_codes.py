@@ -1,0 +1,121 @@
+"""Dictionary-encoding of id and key columns in time linear in rows, and their null rule.
+
+A person-id or key column is turned once into integer codes: equal values get equal codes, a
+missing value gets ``-1``. **Missing** means ``None``, a float NaN, a NaT or pandas' ``NA``
+(what :func:`pandas.isna` calls missing); nothing else is (an empty string is an id).
+
+With pandas installed (any DataFrame input brings it) the encoding is its hash table
+(:func:`pandas.factorize`): one pass over the rows, no sort of the rows, no Python call per
+row; only the distinct values are sorted, so that codes follow the values' order (the codes
+an ``np.unique`` would give, hence the same seeded sampling as before). Values whose types do
+not compare (``5`` and ``"p1"``) are ordered by pandas' rule for mixed values, never an error:
+which types a column holds is data. Without pandas: numeric and datetime columns use numpy
+(``np.unique``), other columns a sort of the values (``O(n log n)``) and a per-value null test.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+__all__ = ["Encoded", "encoded_column", "factorize", "factorize_column", "null_mask"]
+
+
+@dataclass(frozen=True, eq=False)
+class Encoded:
+    """A column held as its codes (``-1``: missing) and its distinct values, sliced like an
+    array (``size``, ``col[mask]``) so that key matching needs one lookup per distinct value."""
+
+    codes: np.ndarray
+    uniques: np.ndarray
+
+    @property
+    def size(self) -> int:
+        """The number of rows."""
+        return int(self.codes.size)
+
+    def __getitem__(self, rows: Any) -> Encoded:
+        return Encoded(self.codes[rows], self.uniques)
+
+
+def _pandas() -> Any:
+    try:
+        import pandas
+    except ImportError:  # pragma: no cover - pandas is installed wherever the tests run
+        return None
+    return pandas
+
+
+def _is_null(x: Any) -> bool:
+    if x is None:
+        return True
+    try:
+        return bool(x != x)  # NaN, NaT
+    except (TypeError, ValueError):  # pandas.NA: its comparisons are NA
+        return type(x).__name__ == "NAType"
+
+
+def null_mask(arr: np.ndarray) -> np.ndarray:
+    """True where an entry of a 1-D array is missing (the module's rule), vectorised."""
+    out: np.ndarray
+    kind = "" if isinstance(arr, Encoded) else arr.dtype.kind
+    if isinstance(arr, Encoded):
+        out = arr.codes < 0
+    elif kind == "f":
+        out = np.isnan(arr)
+    elif kind in "mM":
+        out = np.isnat(arr)
+    elif kind == "O":
+        pd = _pandas()
+        if pd is not None:
+            out = np.asarray(pd.isna(arr), dtype=bool)
+        else:
+            out = np.fromiter((_is_null(x) for x in arr), dtype=bool, count=arr.size)
+    else:
+        out = np.zeros(arr.size, dtype=bool)
+    return out
+
+
+def factorize(arr: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(codes, uniques)``: ``uniques[codes[i]] == arr[i]``, ``codes[i] == -1`` where
+    ``arr[i]`` is missing; ``uniques`` sorted (mixed types: pandas' order), codes int64."""
+    pd = _pandas()
+    if pd is not None:
+        codes, uniques = pd.factorize(arr, sort=True, use_na_sentinel=True)
+        return np.asarray(codes, dtype=np.int64), np.asarray(uniques)
+    missing = null_mask(arr)  # pragma: no cover - without pandas
+    codes = np.full(arr.size, -1, dtype=np.int64)  # pragma: no cover
+    present = arr[~missing]  # pragma: no cover
+    try:  # pragma: no cover
+        uniq, inv = np.unique(present, return_inverse=True)
+        codes[~missing] = inv.ravel()
+        return codes, uniq
+    except TypeError:  # pragma: no cover - mixed types: by first appearance
+        first: dict[Any, int] = {}
+        codes[~missing] = np.fromiter(
+            (first.setdefault(x, len(first)) for x in present), dtype=np.int64
+        )
+        return codes, np.array(list(first), dtype=object)
+
+
+def factorize_column(column: Any, as_array: Any) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`factorize` of a column as given: a pandas Series is encoded by pandas itself
+    (an Arrow-backed string column without a detour through Python strings); anything else
+    through ``as_array(column)`` (the caller's 1-D numpy conversion and checks)."""
+    pd = _pandas()
+    if pd is not None and isinstance(column, pd.Series):
+        codes, uniques = pd.factorize(column, sort=True, use_na_sentinel=True)
+        return np.asarray(codes, dtype=np.int64), np.asarray(uniques)
+    return factorize(as_array(column))
+
+
+def encoded_column(column: Any, as_array: Any) -> Any:
+    """A pandas Series of text, categories or Arrow values as :class:`Encoded` (encoded by
+    pandas, never turned into Python objects row by row); any other column as
+    ``as_array(column)``, unchanged."""
+    pd = _pandas()
+    if pd is not None and isinstance(column, pd.Series) and column.dtype.kind not in "iufbmM":
+        return Encoded(*factorize_column(column, as_array))
+    return as_array(column)
