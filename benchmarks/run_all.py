@@ -14,6 +14,7 @@ for script in (
     "bench_counting.py",
     "bench_estimation.py",
     "bench_isotonic.py",
+    "bench_threadpool.py",
     "bench_release.py",
     "bench_exponential.py",
 ):
