@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 PYTEST_ARGS ?=
 
-.PHONY: demo test lint bench clean
+.PHONY: demo test lint docs bench clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -14,8 +14,9 @@ $(VENV)/.installed: $(BIN)/python pyproject.toml
 	$(BIN)/python -m pip install --quiet -e ".[plot]"
 	touch $@
 
+# every user extra plus the development tools (the `dev` dependency group; pip >= 25.1)
 $(VENV)/.installed-test: $(BIN)/python pyproject.toml
-	$(BIN)/python -m pip install --quiet -e ".[test]"
+	$(BIN)/python -m pip install --quiet -e ".[all]" --group dev
 	touch $@ $(VENV)/.installed
 
 demo: $(VENV)/.installed
@@ -29,8 +30,12 @@ lint: $(VENV)/.installed-test
 test: lint
 	$(BIN)/python -m pytest -n 2 $(PYTEST_ARGS)
 
+# the API reference from the numpydoc docstrings (Sphinx, warnings are errors): docs/_build/html
+docs: $(VENV)/.installed-test
+	$(BIN)/python -m sphinx -W --keep-going -q -b html docs/api docs/_build/html
+
 bench: $(VENV)/.installed
 	$(BIN)/python benchmarks/run_all.py
 
 clean:
-	rm -rf $(VENV) .pytest_cache .ruff_cache .hypothesis
+	rm -rf $(VENV) .pytest_cache .ruff_cache .hypothesis docs/_build

@@ -13,6 +13,8 @@ for script in (
     "bench_gaussian.py",
     "bench_counting.py",
     "bench_estimation.py",
+    "bench_isotonic.py",
+    "bench_threadpool.py",
     "bench_release.py",
     "bench_exponential.py",
 ):

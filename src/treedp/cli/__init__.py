@@ -60,13 +60,7 @@ def _build_parser() -> Parser:
 
 def _subparser(parser: Parser, command: str) -> Parser:
     """The parser of one subcommand (its options are the ones a message may name)."""
-    import argparse
-
-    for action in parser._actions:
-        if isinstance(action, argparse._SubParsersAction) and command in action.choices:
-            child: Parser = action.choices[command]
-            return child
-    return parser
+    return parser.commands.get(command, parser)
 
 
 class _Terminated(BaseException):

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import re
+import sys
 from collections.abc import Iterator, Sequence
 from typing import Any, NoReturn
 
@@ -43,18 +44,49 @@ class UsageError(Exception):
 
 
 #: A negative number in any notation (``-3``, ``-1e3``, ``-.5``, ``-inf``): an argument,
-#: never an option (argparse alone reads ``-1e3`` as an unknown option).
+#: never an option (argparse before Python 3.14 reads ``-1e3`` as an unknown option).
 _NEGATIVE_NUMBER = re.compile(
     r"^-(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?$|^-(inf|infinity)$", re.IGNORECASE
 )
 
 
 class Parser(argparse.ArgumentParser):
-    """An argument parser whose errors are exceptions and that takes ``-1e3`` as a number."""
+    """An argument parser whose errors are exceptions and that takes ``-1e3`` as a number.
+
+    It records the options and subcommands it is given (:attr:`options`, :attr:`commands`), so
+    messages can name an option without walking argparse's internals.
+    """
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self._negative_number_matcher = _NEGATIVE_NUMBER
+        #: ``dest`` -> the first long option string, in the order the arguments were added.
+        self.options: dict[str, str] = {}
+        self._subcommands: list[argparse.Action] = []
+        super().__init__(*args, **kwargs)  # adds --help through add_argument
+        if sys.version_info < (3, 14):
+            # Python 3.14's argparse reads -1e3, -.5 and -1_000 as numbers itself (cpython
+            # gh-123945, gh-124321); before it, its own matcher is the only hook there is.
+            self._negative_number_matcher = _NEGATIVE_NUMBER
+
+    def add_argument(self, *args: Any, **kwargs: Any) -> argparse.Action:
+        action = super().add_argument(*args, **kwargs)
+        longs = [s for s in action.option_strings if s.startswith("--")]
+        if longs:
+            self.options.setdefault(action.dest, longs[0])
+        return action
+
+    def add_subparsers(self, **kwargs: Any) -> Any:
+        action = super().add_subparsers(**kwargs)
+        self._subcommands.append(action)
+        return action
+
+    @property
+    def commands(self) -> dict[str, Parser]:
+        """The subcommands' parsers by name (from each subparsers action's public ``choices``)."""
+        found: dict[str, Parser] = {}
+        for action in self._subcommands:
+            choices: Any = action.choices
+            found.update({name: child for name, child in choices.items()})
+        return found
 
     def error(self, message: str) -> NoReturn:
         raise UsageError(message)
@@ -62,16 +94,12 @@ class Parser(argparse.ArgumentParser):
 
 def _options(parser: argparse.ArgumentParser) -> dict[str, str]:
     """``dest`` -> the first long option string, over a parser and all its subparsers."""
-    found: dict[str, str] = {}
-    for action in parser._actions:
-        if isinstance(action, argparse._SubParsersAction):
-            for child in action.choices.values():
-                for dest, option in _options(child).items():
-                    found.setdefault(dest, option)
-            continue
-        longs = [s for s in action.option_strings if s.startswith("--")]
-        if longs and action.dest not in found:
-            found[action.dest] = longs[0]
+    if not isinstance(parser, Parser):
+        return {}
+    found = dict(parser.options)
+    for child in parser.commands.values():
+        for dest, option in _options(child).items():
+            found.setdefault(dest, option)
     return found
 
 

@@ -12,6 +12,8 @@ pyarrow ChunkedArray                       chunk by chunk
 pyarrow Dataset + ``column=``              streamed, only that column read
 str / path + ``column=``                   a file, directory, glob or ``"-"``: streamed
                                            (:func:`~treedp.engines.files.count_path`)
+other ``__arrow_c_stream__`` table         read by record batch through pyarrow
++ ``column=`` (DataFusion, ibis, ...)      (:mod:`~treedp.engines.capsule`)
 PySpark / Dask DataFrame + ``column=``     on the cluster (``treedp.engines.spark`` /
                                            ``treedp.engines.dask``); only B counts return
 =========================================  =================================================
@@ -26,7 +28,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from treedp._validation import must
-from treedp.engines import arrow, dask, files, memory, pandas, polars, spark, sql
+from treedp.engines import arrow, capsule, dask, files, memory, pandas, polars, spark, sql
 from treedp.engines.base import BinCounts, NanPolicy, check_nan_policy
 from treedp.engines.entry import Counter, Engine
 from treedp.engines.local import LocalEngine
@@ -54,6 +56,7 @@ ENGINES: list[Engine] = [
     pandas.ENGINE,
     polars.ENGINE,
     arrow.ENGINE,
+    capsule.ENGINE,  # any other Arrow PyCapsule (__arrow_c_stream__) table
     memory.ENGINE,
 ]
 

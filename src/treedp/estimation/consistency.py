@@ -20,7 +20,6 @@ Post-processing costs no privacy. Given prefix estimates ``P[0..B]`` (``P[0] = 0
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Callable
 
 import numpy as np
@@ -82,60 +81,16 @@ def monotone_l2(prefix: np.ndarray, weights: np.ndarray | None = None) -> np.nda
     n_hat = max(float(p[-1]), 0.0)
     out = np.empty_like(p)
     out[0], out[-1] = 0.0, n_hat
-    fit = out[1:-1]  # a contiguous float64 view: pava works on it in place
-    if fit.size:
-        pava = _pava()
-        if pava is None:  # pragma: no cover - scipy without the compiled module
-            from scipy.optimize import isotonic_regression
+    inner = p[1:-1]
+    if inner.size:
+        w = None if weights is None else np.asarray(weights, dtype=np.float64)
+        if w is not None and (w.shape != inner.shape or not (w > 0).all()):
+            raise InvalidParameterError("The weights must be positive, one per value.")
+        # scipy's public pool-adjacent-violators (scipy >= 1.12, the project's floor)
+        from scipy.optimize import isotonic_regression
 
-            fit[...] = isotonic_regression(p[1:-1], weights=weights).x
-        else:  # what scipy.optimize.isotonic_regression does, minus its result object
-            fit[...] = p[1:-1]
-            w = np.ones_like(fit) if weights is None else np.array(weights, dtype=np.float64)
-            if w.shape != fit.shape or not (w > 0).all():
-                raise InvalidParameterError("The weights must be positive, one per value.")
-            result = pava(fit, w, np.full(fit.size + 1, -1, dtype=np.intp))[0]
-            if not np.shares_memory(result, fit):  # pragma: no cover - pava copied its input
-                fit[...] = result
-        np.clip(fit, 0.0, n_hat, out=fit)
+        out[1:-1] = np.clip(isotonic_regression(inner, weights=w).x, 0.0, n_hat)
     return out
-
-
-@functools.cache
-def _pava() -> Callable[..., tuple[np.ndarray, ...]] | None:
-    """scipy's compiled pool-adjacent-violators routine (behind
-    ``scipy.optimize.isotonic_regression``), loaded without importing ``scipy.optimize``.
-
-    That import takes about 0.75 s of CPU, more than a whole release at ``B = 2**20``; the
-    routine is one small compiled module. None (use ``isotonic_regression``) when it cannot
-    be loaded this way or does not behave as expected.
-    """
-    import importlib.machinery
-    import importlib.util
-    import os
-    import sys
-
-    import scipy
-
-    name = "scipy.optimize._pava_pybind"
-    try:
-        module = sys.modules.get(name)
-        if module is None:
-            folder = os.path.join(os.path.dirname(scipy.__file__), "optimize")
-            suffixes = importlib.machinery.EXTENSION_SUFFIXES
-            paths = [os.path.join(folder, "_pava_pybind" + suffix) for suffix in suffixes]
-            spec = importlib.util.spec_from_file_location(
-                name, next(path for path in paths if os.path.exists(path))
-            )
-            assert spec is not None and spec.loader is not None
-            module = importlib.util.module_from_spec(spec)
-            spec.loader.exec_module(module)
-        # the expected signature and result: (x, w, r, number of blocks)
-        got = module.pava(np.array([2.0, 1.0, 3.0]), np.ones(3), np.full(4, -1, dtype=np.intp))
-        found: Callable[..., tuple[np.ndarray, ...]] = module.pava
-        return found if np.array_equal(got[0], [1.5, 1.5, 3.0]) else None
-    except Exception:  # pragma: no cover - any failure: the public function instead
-        return None
 
 
 def isotonic_on_grid(n: int, grid_size: int, marginal: Marginal) -> np.ndarray:

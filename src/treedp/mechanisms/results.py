@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 
+from treedp.exceptions import MissingDependencyError
 from treedp.privacy import ApproxDP, Measure
 from treedp.privacy.spend import SpendRecord
 
@@ -234,3 +235,35 @@ class QuantileResult(MechanismResult):
         if not spec:
             return str(self)
         return format(float(self), spec)
+
+    def to_arrays(self) -> dict[str, np.ndarray]:
+        """The levels and released quantiles as 1-d arrays ``{"q": ..., "value": ...}``."""
+        return {"q": np.atleast_1d(np.asarray(self.q)), "value": np.atleast_1d(self._released())}
+
+    def to_frame(self) -> Any:
+        """:meth:`to_arrays` as a :class:`pandas.DataFrame`, one row per level (needs pandas).
+
+        Raises
+        ------
+        MissingDependencyError
+            If pandas is not installed.
+        """
+        try:
+            import pandas as pd
+        except ImportError:
+            raise MissingDependencyError("to_frame needs pandas: pip install pandas") from None
+        return pd.DataFrame(self.to_arrays())
+
+    def to_polars(self) -> Any:
+        """:meth:`to_arrays` as a :class:`polars.DataFrame`, one row per level (needs polars).
+
+        Raises
+        ------
+        MissingDependencyError
+            If polars is not installed.
+        """
+        try:
+            import polars as pl
+        except ImportError:
+            raise MissingDependencyError("to_polars needs polars: pip install polars") from None
+        return pl.DataFrame(self.to_arrays())

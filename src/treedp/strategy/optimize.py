@@ -85,12 +85,12 @@ class Workload:
 
 
 def one_blas_thread() -> AbstractContextManager[object]:
-    """Limit BLAS to one thread when threadpoolctl is installed (else do nothing)."""
+    """Limit BLAS to one thread with threadpoolctl (a core dependency; else do nothing)."""
     try:
         from threadpoolctl import (  # type: ignore[import-untyped, import-not-found, unused-ignore]
             threadpool_limits,
         )
-    except ImportError:  # pragma: no cover - optional
+    except ImportError:  # pragma: no cover - an install without its dependencies
         return nullcontext()
     limits: AbstractContextManager[object] = threadpool_limits(1)
     return limits

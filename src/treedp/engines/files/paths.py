@@ -6,6 +6,7 @@ from __future__ import annotations
 import glob
 import os
 import re
+import sys
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -133,8 +134,10 @@ def missing_in(column: str, where: str, header: list[str]) -> InvalidParameterEr
 
 
 def is_dataset(data: Any) -> bool:
-    """A pyarrow Dataset (by its type's module: no import)."""
-    return (type(data).__module__ or "").startswith("pyarrow._dataset")
+    """A pyarrow Dataset: an instance of the public ``pyarrow.dataset.Dataset``, checked only
+    when the caller has imported ``pyarrow.dataset`` (which makes every Dataset; no import)."""
+    module = sys.modules.get("pyarrow.dataset")
+    return module is not None and isinstance(data, module.Dataset)
 
 
 def is_file_input(data: Any) -> bool:
