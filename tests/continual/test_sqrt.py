@@ -32,7 +32,9 @@ def test_variances_and_outputs_match_dense_algebra(horizon: int) -> None:
     x = np.random.default_rng(5).integers(0, 50, horizon)
     state = counter.initial_state(1, InsecureSeededSource(2))
     for step in t:
-        state, est = counter.step(state, int(step), np.array([x[step - 1]]), InsecureSeededSource(int(step)))
+        state, est = counter.step(
+            state, int(step), np.array([x[step - 1]]), InsecureSeededSource(int(step))
+        )
         y = state["y"][:step, 0].astype(float)
         assert est[0] == pytest.approx((decoder[step - 1, :step] @ y), rel=1e-9, abs=1e-6)
     z = state["y"][:, 0] - (chat @ x).astype(np.int64)
@@ -42,7 +44,7 @@ def test_variances_and_outputs_match_dense_algebra(horizon: int) -> None:
 @pytest.mark.parametrize("horizon", [1, 8, 50])
 def test_sensitivity_is_the_largest_column_norm(horizon: int) -> None:
     chat, _ = dense(horizon)
-    assert lattice_sensitivity(horizon) == int(round((chat**2).sum(axis=0).max()))
+    assert lattice_sensitivity(horizon) == round((chat**2).sum(axis=0).max())
     counter = SqrtCounter.for_budget(horizon, 0.25, 1)
     assert counter.loss() <= Fraction(0.25)
     assert counter.sensitivity() == {"l2_squared": lattice_sensitivity(horizon)}
@@ -59,6 +61,6 @@ class _LastColumn(SqrtCounter):
 def test_the_dense_audit_catches_a_mutant_sensitivity() -> None:
     horizon = 16
     chat, _ = dense(horizon)
-    audited = int(round((chat**2).sum(axis=0).max()))
+    audited = round((chat**2).sum(axis=0).max())
     mutant = _LastColumn(horizon, Fraction(1), 1)
     assert mutant.sensitivity()["l2_squared"] < audited

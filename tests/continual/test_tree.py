@@ -27,9 +27,11 @@ def released_nodes(horizon: int, k: int, levels: int) -> list[tuple[int, int, in
 def subtree_blue(node, nodes, var):
     """Weights over ``nodes`` of the BLUE of ``node``'s total from its subtree's nodes only, and
     its variance (dense generalised least squares)."""
-    level, a, b = node
+    _, a, b = node
     inside = [i for i, (lv, s, e) in enumerate(nodes) if a <= s and e <= b and np.isfinite(var[lv])]
-    m = np.array([[1.0 if nodes[i][1] <= c < nodes[i][2] else 0.0 for c in range(a, b)] for i in inside])
+    m = np.array(
+        [[1.0 if nodes[i][1] <= c < nodes[i][2] else 0.0 for c in range(a, b)] for i in inside]
+    )
     w = np.diag([1.0 / var[nodes[i][0]] for i in inside])
     info_inv = np.linalg.inv(m.T @ w @ m)
     ones = np.ones(b - a)
@@ -58,7 +60,9 @@ def dense_estimator(tree: TreeCounter):
 
 
 CASES = [
-    TreeCounter(16, 2, "laplace", (Fraction(3), Fraction(5), Fraction(2), Fraction(7), Fraction(4))),
+    TreeCounter(
+        16, 2, "laplace", (Fraction(3), Fraction(5), Fraction(2), Fraction(7), Fraction(4))
+    ),
     TreeCounter(13, 3, "gaussian", (Fraction(9, 2), Fraction(3), Fraction(11))),
     TreeCounter(21, 4, "laplace", (Fraction(2), None, Fraction(5))),  # level 1 switched off
 ]
@@ -66,7 +70,7 @@ CASES = [
 
 @pytest.mark.parametrize("tree", CASES)
 def test_variances_are_the_dense_subtree_blue(tree: TreeCounter) -> None:
-    _, rows, variances = dense_estimator(tree)
+    _, _, variances = dense_estimator(tree)
     t = np.arange(1, tree.horizon + 1)
     np.testing.assert_allclose(tree.variances(t), variances, rtol=1e-10)
     a = mean_digits(tree.horizon, tree.k)
@@ -93,7 +97,8 @@ def test_running_estimates_are_the_dense_linear_map(tree: TreeCounter, monkeypat
     """With noise ``z = level + 1`` on every node the step outputs equal ``rows @ (M x + z)``."""
     real = tree.node_variances()
     fams = tuple(
-        None if p is None else _Scripted(level + 1, real[level]) for level, p in enumerate(tree.parameters)
+        None if p is None else _Scripted(level + 1, real[level])
+        for level, p in enumerate(tree.parameters)
     )
     monkeypatch.setattr(TreeCounter, "families", property(lambda self: fams))
     nodes, rows, _ = dense_estimator(tree)

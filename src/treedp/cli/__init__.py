@@ -31,7 +31,7 @@ __all__ = ["COMMANDS", "main"]
 
 #: The subcommands (modules of this package), in the order ``treedp --help`` lists them.
 #: They are imported when the parser is built, so ``treedp --version`` loads none of them.
-COMMANDS = ("release", "query", "plan", "median", "quantiles", "report", "budget", "demo")
+COMMANDS = ("release", "query", "plan", "median", "quantiles", "report", "budget", "demo", "stream")
 
 
 def _build_parser() -> Parser:
