@@ -158,7 +158,7 @@ def test_batches_from_files(tmp_path) -> None:
 
 
 def test_treedp_continual_is_callable_even_after_its_package_was_imported() -> None:
-    import treedp.continual.stream  # noqa: F401  (Python then binds treedp.continual to the package)
+    import treedp.continual.stream  # Python then binds treedp.continual to the package
 
     s = treedp.continual(horizon=2, epsilon=1.0, rng=SEED(10))
     assert isinstance(s, treedp.ContinualStream)
