@@ -18,6 +18,7 @@ from tests.stats import ALPHA, TEST_SEED, z_two_sided
 from treedp.continual.mechanisms import Counter
 from treedp.continual.planner import classic_tree, planned_tree
 from treedp.continual.sqrt import SqrtCounter
+from treedp.continual.sqrt_norm import NormSqrtCounter
 from treedp.continual.tree import TreeCounter
 from treedp.noise import InsecureSeededSource
 
@@ -41,8 +42,9 @@ def run_copies(counter: Counter, x: np.ndarray, seed: int) -> np.ndarray:
         planned_tree(12, "laplace", 1.0),
         classic_tree(12, "gaussian", 0.5),
         SqrtCounter.for_budget(12, 0.5, 1),
+        NormSqrtCounter.for_budget(12, 0.5, 1),
     ],
-    ids=["tree-laplace", "binary-gaussian", "sqrt"],
+    ids=["tree-laplace", "binary-gaussian", "sqrt", "sqrt-norm"],
 )
 def test_empirical_variance_matches_expected_variance(counter: Counter) -> None:
     horizon = counter.horizon

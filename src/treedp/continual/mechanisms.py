@@ -15,11 +15,12 @@ from typing import Any
 
 from treedp.continual.planner import classic_tree, mean_variance, planned_tree
 from treedp.continual.sqrt import SqrtCounter
+from treedp.continual.sqrt_norm import NORM_LIMIT, NormSqrtCounter
 from treedp.continual.tree import TreeCounter
 
 __all__ = ["MECHANISMS", "SQRT_LIMIT", "Counter", "Row", "choose"]
 
-Counter = TreeCounter | SqrtCounter
+Counter = TreeCounter | SqrtCounter | NormSqrtCounter
 
 #: Largest ``T·B`` for the square root (its state keeps ``2·T·B`` integers).
 SQRT_LIMIT = 2**20
@@ -41,6 +42,12 @@ def _sqrt(horizon: int, noise: str, budget: float, m: int, n_bins: int) -> Count
     return SqrtCounter.for_budget(horizon, budget, m)
 
 
+def _sqrt_norm(horizon: int, noise: str, budget: float, m: int, n_bins: int) -> Counter | None:
+    if noise != "gaussian" or horizon * n_bins > SQRT_LIMIT or horizon > NORM_LIMIT:
+        return None
+    return NormSqrtCounter.for_budget(horizon, budget, m)
+
+
 MECHANISMS: dict[str, Row] = {
     "binary": Row(
         ("laplace", "gaussian"),
@@ -60,10 +67,16 @@ MECHANISMS: dict[str, Row] = {
         SqrtCounter.from_description,
         "square-root (Toeplitz) factorisation, streamed, zCDP only",
     ),
+    "sqrt_norm": Row(
+        ("gaussian",),
+        _sqrt_norm,
+        NormSqrtCounter.from_description,
+        "square root with every column scaled to unit norm, streamed, zCDP, T <= 2**13",
+    ),
 }
 
 #: The rows ``mechanism="auto"`` chooses between (``binary`` is the baseline).
-_AUTO = ("tree", "sqrt")
+_AUTO = ("tree", "sqrt", "sqrt_norm")
 
 
 def choose(

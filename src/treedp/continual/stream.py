@@ -24,6 +24,7 @@ from treedp._validation import check_int, check_option, must
 from treedp.budget import check_epsilon
 from treedp.continual.answer import StepAnswer, consistent
 from treedp.continual.mechanisms import MECHANISMS, SQRT_LIMIT, Counter, choose
+from treedp.continual.sqrt_norm import NORM_LIMIT
 from treedp.continual.state import (
     check_writable,
     decode_arrays,
@@ -294,9 +295,13 @@ def continual(
         raise InvalidParameterError(
             must("mechanism", f"suit the budget: {mechanism!r} needs zCDP.")
         )
-    if mechanism == "sqrt" and horizon * n_bins > SQRT_LIMIT:
+    if mechanism.startswith("sqrt") and horizon * n_bins > SQRT_LIMIT:
         raise InvalidParameterError(
             must("mechanism", f"be 'tree' when horizon x bins > {SQRT_LIMIT}.")
+        )
+    if mechanism == "sqrt_norm" and horizon > NORM_LIMIT:
+        raise InvalidParameterError(
+            must("mechanism", f"be 'sqrt' or 'tree' when horizon > {NORM_LIMIT}.")
         )
     acct = check_accountant(accountant)
     source = check_source(rng)
