@@ -1,8 +1,9 @@
 """The stream object and its front door :func:`continual`, and :func:`load_continual`.
 
-Guarantee: the whole stream (all ``T`` answers together, whatever the data fed at each step,
-chosen adaptively or not) satisfies the mechanism's measure under add/remove-one-record
-neighbours anywhere in the stream, privacy unit one record. The accountant is charged that
+Guarantee: the whole stream (all ``T`` answers together) satisfies the mechanism's measure
+under add/remove-one-record neighbours anywhere in the stream, privacy unit one record, for a
+stream whose batches do not depend on earlier answers (adaptively chosen batches are not
+claimed here). The accountant is charged that
 measure once, when the stream is created, before any noise is drawn; steps charge nothing.
 Every check of public parameters runs before the charge; every check of a step's batch before
 anything is drawn; a refused step leaves the stream and its state file unchanged.
