@@ -55,7 +55,9 @@ def register(sub: Any) -> None:
     step.add_argument("input", nargs="?", help="the step's file (CSV, Parquet, ...)")
     step.add_argument("--column", help="the column to read from the file")
     step.add_argument("--count", type=int, help="the step's count (a stream without bins)")
-    step.add_argument("--format", choices=("text", "json"), default="text")
+    step.add_argument(
+        "--format", choices=("text", "json"), default="text", help="text (default) or json"
+    )
     add_seed_and_nan(step, "missing values: error (default) or drop")
     step.set_defaults(run=run)
     show = actions.add_parser("show", help="the stream's public facts")
