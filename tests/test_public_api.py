@@ -15,6 +15,9 @@ from treedp.io import read_column
 
 def test_all_is_pinned() -> None:
     assert set(treedp.__all__) == {
+        "ContinualStream",
+        "continual",
+        "load_continual",
         "ApproxDP",
         "PureDP",
         "ZCDP",

@@ -31,6 +31,7 @@ if TYPE_CHECKING:  # the names below are imported on first use (PEP 562)
     from treedp.api import release_cdf, release_counts
     from treedp.api_grouped import release_grouped
     from treedp.config import default_branching
+    from treedp.continual import ContinualStream, continual, load_continual
     from treedp.domain import Bins, make_bins
     from treedp.engines.files import FileSource
     from treedp.engines.local import LocalEngine
@@ -69,6 +70,9 @@ _LAZY = {
     "release_counts": "treedp.api",
     "release_grouped": "treedp.api_grouped",
     "default_branching": "treedp.config",
+    "continual": "treedp.continual",
+    "load_continual": "treedp.continual",
+    "ContinualStream": "treedp.continual",
     "Bins": "treedp.domain",
     "make_bins": "treedp.domain",
     "FileSource": "treedp.engines.files",
@@ -128,6 +132,7 @@ __all__ = [
     "Bins",
     "BoundsWarning",
     "BudgetExceededError",
+    "ContinualStream",
     "DataError",
     "ErrorPrediction",
     "FileSource",
@@ -160,11 +165,13 @@ __all__ = [
     "build_query",
     "check_files",
     "check_median",
+    "continual",
     "convert_keys",
     "default_branching",
     "init_ledger",
     "is_grouped_file",
     "list_datasets",
+    "load_continual",
     "load_grouped_release",
     "load_release",
     "make_bins",

@@ -41,6 +41,7 @@ COMMANDS = (
     "budget",
     "demo",
     "profile",
+    "stream",
 )
 
 

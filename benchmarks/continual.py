@@ -1,0 +1,135 @@
+"""Continual release (issue 30): the measured goals, from exact variances, and step speed.
+
+1. zCDP counts: the mean over steps of the per-step variance divided by the lower bound
+   ``(0.701 + ln T/π)²/(2ρ)`` (goal: at most 1.05 at every T = 2^10 … 2^20), for the streamed
+   square root (plain lattice), the column-normalised square root (its exact variances cost
+   ``O(T²)``: computed up to 2^14), the planned k-ary tree and the classic binary tree; with the
+   state size in numbers (goal: at most 10^6).
+2. Pure ε counts: the planned k-ary tree's mean per-step variance over the classic binary tree's
+   (``log2 T + 1`` levels, equal budgets, Honaker's online estimate); goal at most 0.35 at
+   T = 2^10, 2^16, 2^20.
+3. Speed: the median step of a 2^20-step counter (tree; and the square root at its last steps)
+   and of a 4096-bin stream fed 10 000 values, next to a plain numpy baseline on the same data
+   in the same run (``np.bincount`` + a running ``cumsum``).
+
+All variances are exact (the families' variances, Honaker's recursion, the lattice decoders);
+the Monte Carlo confirmations are tests/continual/test_statistics.py.
+
+Run: ``PYTHONPATH=src .venv/bin/python benchmarks/continual.py [--quick]``.
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+import time
+
+import numpy as np
+
+import treedp
+from _common import machine
+from treedp.continual.planner import classic_tree, mean_variance, planned_tree
+from treedp.continual.sqrt import SqrtCounter
+from treedp.continual.sqrt_norm import NormSqrtCounter, unit_variances
+from treedp.noise.families import DiscreteGaussian
+
+RHO = 0.5
+
+
+def bound(horizon: int, rho: float = RHO) -> float:
+    """Henzinger–Kalinin–Upadhyay's lower bound on the mean per-step variance."""
+    return (0.701 + math.log(horizon) / math.pi) ** 2 / (2 * rho)
+
+
+def tree_state(counter: object, n_bins: int = 1) -> int:
+    levels = len(counter.parameters)  # type: ignore[attr-defined]
+    return (2 * levels + 2) * n_bins
+
+
+def zcdp_table(exponents: list[int]) -> None:
+    print("\nzCDP counts, rho = 0.5: mean per-step variance / lower bound (state in numbers)")
+    print(f"{'T':>8} {'sqrt':>14} {'sqrt_norm':>14} {'tree (k)':>18} {'binary':>8}")
+    for e in exponents:
+        horizon = 2**e
+        lb = bound(horizon)
+        sq = mean_variance(SqrtCounter.for_budget(horizon, RHO, 1)) / lb
+        if e <= 14:
+            norm = NormSqrtCounter.for_budget(horizon, RHO, 1)
+            var_z = DiscreteGaussian(norm.sigma2).variance()
+            ns = f"{var_z * unit_variances(horizon, norm.target).mean() / lb:8.4f} ({2 * horizon})"
+        else:
+            ns = "not computed"
+        tree = planned_tree(horizon, "gaussian", RHO)
+        tr = mean_variance(tree) / lb
+        binary = mean_variance(classic_tree(horizon, "gaussian", RHO)) / lb
+        print(
+            f"{horizon:>8} {sq:7.4f} ({2 * horizon:>7}) {ns:>14} "
+            f"{tr:7.4f} k={tree.k:<2} ({tree_state(tree)}) {binary:8.4f}"
+        )
+
+
+def pure_table(exponents: list[int]) -> None:
+    print("\npure epsilon = 1 counts: mean per-step variance, planned tree / classic binary tree")
+    print(f"{'T':>8} {'binary':>10} {'planned':>10} {'k':>3} {'ratio':>7}  level budgets (eps)")
+    for e in exponents:
+        horizon = 2**e
+        base = classic_tree(horizon, "laplace", 1.0)
+        best = planned_tree(horizon, "laplace", 1.0)
+        mb, mp = mean_variance(base), mean_variance(best)
+        scales = [None if p is None else round(1 / float(p), 3) for p in best.parameters]
+        print(f"{horizon:>8} {mb:10.1f} {mp:10.1f} {best.k:>3} {mp / mb:7.4f}  {scales}")
+
+
+def median_ms(fn, repeats: int) -> float:  # type: ignore[no-untyped-def]
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - start)
+    return float(np.median(times)) * 1e3
+
+
+def speed(repeats: int) -> None:
+    print("\nspeed: median step (ms), baseline numpy in the same run")
+    seed = treedp.InsecureSeededSource(1)
+    s = treedp.continual(horizon=2**20, epsilon=1.0, rng=seed)
+    counts = iter(range(10**9))
+    step = median_ms(lambda: s.step(next(counts) % 7), repeats)
+    running = np.zeros(1, dtype=np.int64)
+
+    def base_count() -> None:
+        running[:] = np.cumsum([running[0], 3])[-1:]
+
+    base = median_ms(base_count, repeats)
+    print(f"count, T = 2^20, tree k={s._counter.k}: {step:.3f} ms  (numpy {base:.4f} ms)")
+    sq = SqrtCounter.for_budget(2**20, RHO, 1)
+    state = sq.initial_state(1, seed)
+    t_last = iter(range(2**20 - repeats, 2**20 + 1))
+    last = median_ms(lambda: sq.step(state, next(t_last), np.array([3]), seed), repeats)
+    print(f"count, T = 2^20, sqrt at its last steps (state 2^21 numbers): {last:.3f} ms")
+    rng = np.random.default_rng(0)
+    values = rng.normal(50, 15, 10_000)
+    b = treedp.continual(horizon=2**20, epsilon=1.0, bins=4096, bounds=(0, 100), rng=seed)
+    binned = median_ms(lambda: b.step(values), repeats)
+    hist = np.zeros(4096, dtype=np.int64)
+
+    def base_bins() -> None:
+        idx = np.clip(((values - 0) * 40.96).astype(np.int64), 0, 4095)
+        hist[:] += np.bincount(idx, minlength=4096)
+        np.cumsum(hist)
+
+    base = median_ms(base_bins, repeats)
+    print(f"4096 bins, 10^4 values, T = 2^20, tree: {binned:.3f} ms  (numpy {base:.3f} ms)")
+
+
+def main() -> None:
+    quick = "--quick" in sys.argv
+    print(machine())
+    exps = [10, 12] if quick else [10, 12, 14, 16, 18, 20]
+    zcdp_table(exps)
+    pure_table([10] if quick else [10, 16, 20])
+    speed(20 if quick else 200)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,132 @@
+"""``treedp stream``: a stream released step after step (``init``, ``step``, ``show``).
+
+``init`` checks every public argument, charges the ledger (``--ledger --dataset``) the whole
+stream once and writes the state file; ``step`` feeds one file and prints the running answers;
+``show`` prints the stream's public facts. The state file holds drawn noise: keep it as secret as
+the data.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from typing import Any
+
+import treedp
+from treedp.cli._common import (
+    SEEDED,
+    Parser,
+    UsageError,
+    add_budget,
+    add_seed_and_nan,
+    bins_arg,
+    budget_from,
+    fmt,
+    fmt_count,
+    number_or_text,
+    reading,
+    rng_from,
+)
+from treedp.cli._ledger import add_ledger_options, fmt_measure, ledger_from_args
+
+__all__ = ["register", "run"]
+
+
+def register(sub: Any) -> None:
+    """Add the ``stream`` subcommand (``init``, ``step``, ``show``)."""
+    stream = sub.add_parser("stream", help="release a running count or distribution, step by step")
+    actions = stream.add_subparsers(
+        dest="action", required=True, parser_class=Parser, help="init, step or show"
+    )
+    init = actions.add_parser("init", help="start a stream (charges the ledger once)")
+    init.add_argument("state", help="the new state file")
+    init.add_argument("--horizon", type=int, required=True, help="the number of steps T")
+    add_budget(init)
+    init.add_argument("--bins", type=bins_arg, help="number of bins (with --bounds)")
+    init.add_argument("--bounds", nargs=2, metavar=("LO", "HI"), help="public bounds")
+    init.add_argument(
+        "--mechanism", default="auto", help="auto (default), tree, binary or sqrt (zCDP)"
+    )
+    add_ledger_options(init)
+    init.add_argument("--insecure-seed", type=int, metavar="SEED", help="tests only")
+    init.set_defaults(run=run)
+    step = actions.add_parser("step", help="feed one step and print the running answers")
+    step.add_argument("state", help="the stream's state file")
+    step.add_argument("input", nargs="?", help="the step's file (CSV, Parquet, ...)")
+    step.add_argument("--column", help="the column to read from the file")
+    step.add_argument("--count", type=int, help="the step's count (a stream without bins)")
+    step.add_argument(
+        "--format", choices=("text", "json"), default="text", help="text (default) or json"
+    )
+    add_seed_and_nan(step, "missing values: error (default) or drop")
+    step.set_defaults(run=run)
+    show = actions.add_parser("show", help="the stream's public facts")
+    show.add_argument("state", help="the stream's state file")
+    show.set_defaults(run=run)
+
+
+def _init(args: argparse.Namespace) -> None:
+    bins: dict[str, Any] = {}
+    if (args.bins is None) != (args.bounds is None):
+        raise UsageError("--bins and --bounds go together")
+    if args.bins is not None:
+        bins = {"bins": args.bins, "bounds": tuple(number_or_text(b) for b in args.bounds)}
+    with ledger_from_args(args) as ledger:
+        s = treedp.continual(
+            horizon=args.horizon,
+            mechanism=args.mechanism,
+            accountant=ledger,
+            rng=rng_from(args),
+            path=args.state,
+            **budget_from(args),
+            **bins,
+        )
+    seeded = SEEDED if args.insecure_seed is not None else ""
+    print(
+        f"{args.state}: stream of {s.horizon} steps, mechanism {s.mechanism}, "
+        f"{fmt_measure(s.spend.measure)} for the whole stream{seeded}"
+    )
+
+
+def _step(args: argparse.Namespace) -> None:
+    if (args.input is None) == (args.count is None):
+        raise UsageError("give the step's file (with --column), or --count N, not both")
+    s = treedp.load_continual(args.state, rng=rng_from(args))
+    if args.count is not None:
+        answer = s.step(args.count)
+    else:
+        if args.column is None:
+            raise UsageError("--column is required with a file")
+        with reading(args.input, args.column):
+            answer = s.step(args.input, column=args.column, nan=args.nan)
+    out = answer.to_dict()
+    if args.format == "json":
+        print(json.dumps(out))
+        return
+    lo, hi = out["interval_95"]
+    seeded = SEEDED if args.insecure_seed is not None else ""
+    print(
+        f"step {out['step']}/{out['horizon']}: count {fmt_count(out['count'])} "
+        f"(stderr {fmt(out['stderr'])}, 95% [{fmt_count(lo)}, {fmt_count(hi)}]){seeded}"
+    )
+    if "quartiles" in out:
+        print("quartiles: " + " ".join(fmt(q) for q in out["quartiles"]))
+
+
+def _show(args: argparse.Namespace) -> None:
+    s = treedp.load_continual(args.state, autosave=False)
+    g = s.guarantee
+    print(f"{args.state}: step {s.t} of {s.horizon}, mechanism {s.mechanism}")
+    print(
+        f"guarantee: {fmt_measure(g['measure'])} for {g['covers']}, "
+        f"{g['neighbours']} neighbours, privacy unit one {g['unit']}"
+    )
+    if s.bins is not None:
+        print(f"bins: {s.bins.n_bins}")
+    if s.t < s.horizon:
+        print(f"next step's stderr: {fmt(float(s.expected_variance(s.t + 1)) ** 0.5)}")
+
+
+def run(args: argparse.Namespace) -> None:
+    """Run ``treedp stream ACTION`` with the parsed arguments."""
+    {"init": _init, "step": _step, "show": _show}[args.action](args)

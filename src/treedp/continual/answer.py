@@ -1,0 +1,137 @@
+"""The running answer after one step: count, and with bins histogram, CDF, ranges, quantiles.
+
+Everything here is post-processing of the step's noisy per-bin estimates (and of the floors
+kept from earlier steps' answers): no data, no noise.
+
+Two views are given. The *unbiased* estimates (``raw_histogram``, ``count``) carry exact
+standard errors from the mechanism's ``Var(t)``. The *consistent* view (``histogram``, ``cdf``,
+``range_count``, ``quantile``) clips each bin at zero and at its value in the previous step's
+answer (``floor``), so within a step the CDF is monotone and across steps every running count
+never decreases; its error is not larger than the clipped part allows, and ``stderr`` /
+intervals refer to the unbiased estimate.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from scipy.stats import norm
+
+from treedp._validation import check_real, must
+from treedp.domain import Bins
+from treedp.exceptions import InvalidParameterError
+
+__all__ = ["StepAnswer", "consistent"]
+
+
+def consistent(raw: np.ndarray, floor: np.ndarray) -> np.ndarray:
+    """Each bin clipped at zero and at the previous answer's value (never decreasing)."""
+    return np.asarray(np.maximum(np.maximum(raw, 0.0), floor), dtype=np.float64)
+
+
+@dataclass(frozen=True)
+class StepAnswer:
+    """The running answer after step ``t`` of a stream.
+
+    Attributes
+    ----------
+    t, horizon : int
+        The step (1-based) and the stream's horizon.
+    raw_histogram : ndarray
+        Unbiased per-bin running counts (one entry without bins).
+    histogram : ndarray
+        The consistent per-bin running counts (non-negative, never decreasing over steps).
+    bin_variance : float
+        The exact variance of each entry of ``raw_histogram``.
+    bins : Bins or None
+        The stream's public bins.
+    """
+
+    t: int
+    horizon: int
+    raw_histogram: np.ndarray
+    histogram: np.ndarray
+    bin_variance: float
+    bins: Bins | None = None
+
+    @property
+    def count(self) -> float:
+        """The unbiased running count of all records so far."""
+        return float(self.raw_histogram.sum())
+
+    @property
+    def stderr(self) -> float:
+        """The exact standard error of :attr:`count` (bins are independent)."""
+        return float(np.sqrt(self.bin_variance * self.raw_histogram.size))
+
+    @property
+    def histogram_stderr(self) -> float:
+        """The exact standard error of each entry of :attr:`raw_histogram`."""
+        return float(np.sqrt(self.bin_variance))
+
+    def interval(self, level: float = 0.95) -> tuple[float, float]:
+        """A normal-approximation interval for :attr:`count` at ``level``."""
+        level = check_real(level, "level", 0.5, 0.999999)
+        half = float(norm.ppf(0.5 + level / 2)) * self.stderr
+        return self.count - half, self.count + half
+
+    # ----------------------------------------------------------------- distributions
+    def _points(self) -> tuple[np.ndarray, np.ndarray]:
+        if self.bins is None:
+            raise_no_bins()
+        assert self.bins is not None
+        edges = np.asarray(self.bins.edges, dtype=np.float64)
+        return edges, np.concatenate([[0.0], np.cumsum(self.histogram)])
+
+    def count_below(self, x: Any) -> np.ndarray:
+        """The consistent running count of records below ``x`` (linear inside a bin)."""
+        edges, cum = self._points()
+        assert self.bins is not None
+        return np.asarray(np.interp(self.bins.to_axis(x, "x"), edges, cum))
+
+    def cdf(self, x: Any) -> np.ndarray:
+        """The running CDF at ``x``: monotone, in ``[0, 1]`` (0 while nothing is counted)."""
+        _, cum = self._points()
+        total = cum[-1]
+        below = self.count_below(x)
+        return below / total if total > 0 else np.zeros_like(below)
+
+    def range_count(self, lo: Any, hi: Any) -> np.ndarray:
+        """The consistent running count in ``[lo, hi)`` (never negative)."""
+        return np.asarray(np.maximum(self.count_below(hi) - self.count_below(lo), 0.0))
+
+    def quantile(self, q: Any) -> np.ndarray:
+        """The running ``q``-quantile, from the running CDF (its inverse, linear in a bin)."""
+        edges, cum = self._points()
+        qs = np.asarray(q, dtype=np.float64)
+        if not np.all((qs >= 0) & (qs <= 1)):
+            raise InvalidParameterError(must("q", "be in [0, 1]."))
+        target = qs * cum[-1]
+        idx = np.clip(np.searchsorted(cum, target, side="left"), 1, edges.size - 1)
+        lo_c, hi_c = cum[idx - 1], cum[idx]
+        frac = np.where(hi_c > lo_c, (target - lo_c) / np.where(hi_c > lo_c, hi_c - lo_c, 1), 0)
+        return np.asarray(edges[idx - 1] + frac * (edges[idx] - edges[idx - 1]))
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready summary (what the CLI prints)."""
+        out: dict[str, Any] = {
+            "step": self.t,
+            "horizon": self.horizon,
+            "count": self.count,
+            "stderr": self.stderr,
+            "interval_95": list(self.interval(0.95)),
+        }
+        if self.bins is not None:
+            out["histogram"] = self.histogram.tolist()
+            out["histogram_stderr"] = self.histogram_stderr
+            out["quartiles"] = self.quantile([0.25, 0.5, 0.75]).tolist()
+        return out
+
+
+def raise_no_bins() -> None:
+    """The one error of a distribution query on a stream without bins."""
+    raise InvalidParameterError(
+        must("bins", "be given when the stream is created to ask for a CDF, range or quantile.")
+    )

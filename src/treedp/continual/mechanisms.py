@@ -1,0 +1,100 @@
+"""The continual-release mechanisms: one table, one row each, nothing else switches on names.
+
+A row says which noise families the mechanism adds, how it is built for a budget from public
+parameters (``build(horizon, noise, budget, contributions, n_bins)``; None when it does not
+apply), and how its exact parameters come back from a state file. Each mechanism's module states
+its guarantee, neighbour relation, privacy unit and sensitivity derivation; its
+``sensitivity()`` returns the sensitivities as data and ``loss()`` the exact total loss.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from treedp.continual.planner import classic_tree, mean_variance, planned_tree
+from treedp.continual.sqrt import SqrtCounter
+from treedp.continual.sqrt_norm import NORM_LIMIT, NormSqrtCounter
+from treedp.continual.tree import TreeCounter
+
+__all__ = ["MECHANISMS", "SQRT_LIMIT", "Counter", "Row", "choose"]
+
+Counter = TreeCounter | SqrtCounter | NormSqrtCounter
+
+#: Largest ``T·B`` for the square root (its state keeps ``2·T·B`` integers).
+SQRT_LIMIT = 2**20
+
+
+@dataclass(frozen=True)
+class Row:
+    """One mechanism of the table."""
+
+    noises: tuple[str, ...]
+    build: Callable[[int, str, float, int, int], Counter | None]
+    load: Callable[[dict[str, Any]], Counter]
+    summary: str
+
+
+def _sqrt(horizon: int, noise: str, budget: float, m: int, n_bins: int) -> Counter | None:
+    if noise != "gaussian" or horizon * n_bins > SQRT_LIMIT:
+        return None
+    return SqrtCounter.for_budget(horizon, budget, m)
+
+
+def _sqrt_norm(horizon: int, noise: str, budget: float, m: int, n_bins: int) -> Counter | None:
+    if noise != "gaussian" or horizon * n_bins > SQRT_LIMIT or horizon > NORM_LIMIT:
+        return None
+    return NormSqrtCounter.for_budget(horizon, budget, m)
+
+
+MECHANISMS: dict[str, Row] = {
+    "binary": Row(
+        ("laplace", "gaussian"),
+        lambda h, noise, b, m, n_bins: classic_tree(h, noise, b, m),
+        TreeCounter.from_description,
+        "binary tree, log2 T + 1 levels, equal budgets, Honaker's online estimate (the seeds)",
+    ),
+    "tree": Row(
+        ("laplace", "gaussian"),
+        lambda h, noise, b, m, n_bins: planned_tree(h, noise, b, m),
+        TreeCounter.from_description,
+        "k-ary tree (k = 2..16 planned) with tuned level budgets, Honaker's online estimate",
+    ),
+    "sqrt": Row(
+        ("gaussian",),
+        _sqrt,
+        SqrtCounter.from_description,
+        "square-root (Toeplitz) factorisation, streamed, zCDP only",
+    ),
+    "sqrt_norm": Row(
+        ("gaussian",),
+        _sqrt_norm,
+        NormSqrtCounter.from_description,
+        "square root with every column scaled to unit norm, streamed, zCDP, T <= 2**13",
+    ),
+}
+
+#: The rows ``mechanism="auto"`` chooses between (``binary`` is the baseline).
+_AUTO = ("tree", "sqrt", "sqrt_norm")
+
+
+def choose(
+    mechanism: str, horizon: int, noise: str, budget: float, m: int, n_bins: int
+) -> tuple[str, Counter]:
+    """The named row's counter, or (``"auto"``) the one with the least exact mean variance."""
+    names = _AUTO if mechanism == "auto" else (mechanism,)
+    best: tuple[str, Counter] | None = None
+    best_score = float("inf")
+    for name in names:
+        row = MECHANISMS[name]
+        if noise not in row.noises:
+            continue
+        counter = row.build(horizon, noise, budget, m, n_bins)
+        if counter is None:
+            continue
+        score = mean_variance(counter)
+        if score < best_score:
+            best, best_score = (name, counter), score
+    assert best is not None  # the public checks refused every impossible request
+    return best

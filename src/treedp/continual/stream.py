@@ -1,0 +1,368 @@
+"""The stream object and its front door :func:`continual`, and :func:`load_continual`.
+
+Guarantee: the whole stream (all ``T`` answers together) satisfies the mechanism's measure
+under add/remove-one-record neighbours anywhere in the stream, privacy unit one record, for a
+stream whose batches do not depend on earlier answers (adaptively chosen batches are not
+claimed here). The accountant is charged that
+measure once, when the stream is created, before any noise is drawn; steps charge nothing.
+Every check of public parameters runs before the charge; every check of a step's batch before
+anything is drawn; a refused step leaves the stream and its state file unchanged.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import secrets
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from treedp import __version__
+from treedp._inputs import as_1d_array
+from treedp._validation import check_int, check_option, must
+from treedp.budget import check_epsilon
+from treedp.continual.answer import StepAnswer, consistent
+from treedp.continual.mechanisms import MECHANISMS, SQRT_LIMIT, Counter, choose
+from treedp.continual.sqrt_norm import NORM_LIMIT
+from treedp.continual.state import (
+    check_writable,
+    decode_arrays,
+    encode_arrays,
+    read_state,
+    write_state,
+)
+from treedp.domain import Bins, make_bins
+from treedp.engines.base import check_nan_policy
+from treedp.exceptions import InvalidParameterError, InvalidTypeError, ReleaseFormatError
+from treedp.io import read_column
+from treedp.noise.families import NOISES, check_rho
+from treedp.noise.rng import InsecureSeededSource, RandomSource, check_source
+from treedp.privacy.accountant import check_accountant
+from treedp.privacy.measures import ZCDP, ApproxDP, Measure, PureDP, zcdp_to_epsilon
+from treedp.privacy.spend import SpendRecord
+
+__all__ = ["MAX_HORIZON", "ContinualStream", "continual", "load_continual"]
+
+#: Largest horizon (a tree's state is ``O(log T)`` per bin).
+MAX_HORIZON = 2**30
+
+
+def _budget(epsilon: Any, privacy: Any) -> tuple[str, float]:
+    """The noise family's key and its budget (ε or ρ) from ``epsilon=`` / ``privacy=``."""
+    if (epsilon is None) == (privacy is None):
+        raise InvalidParameterError(must("epsilon", "be given, or 'privacy', not both."))
+    if epsilon is not None:
+        return "laplace", check_epsilon(epsilon)
+    if isinstance(privacy, PureDP):
+        return "laplace", check_epsilon(privacy.epsilon, "privacy")
+    if isinstance(privacy, ZCDP):
+        return "gaussian", check_rho(privacy.rho, "privacy")
+    if isinstance(privacy, ApproxDP):
+        lo, hi = 0.0, privacy.epsilon
+        for _ in range(100):  # the largest ρ whose (ε, δ) conversion fits the target
+            mid = (lo + hi) / 2
+            lo, hi = (
+                (mid, hi) if zcdp_to_epsilon(mid, privacy.delta) <= privacy.epsilon else (lo, mid)
+            )
+        return "gaussian", check_rho(lo, "privacy")
+    raise InvalidTypeError(
+        must("privacy", f"be PureDP, ZCDP or ApproxDP. Got {type(privacy).__name__}.")
+    )
+
+
+def _bins(bins: Any, bounds: Any, edges: Any) -> Bins | None:
+    if bins is None and bounds is None and edges is None:
+        return None
+    if isinstance(bins, Bins):
+        return bins
+    return make_bins(bounds=bounds, bins=bins, edges=edges)
+
+
+class ContinualStream:
+    """A stream released step after step (build it with :func:`continual`).
+
+    Attributes
+    ----------
+    t : int
+        Steps fed so far.
+    horizon : int
+        The number of steps the guarantee covers.
+    mechanism : str
+        The row of :data:`treedp.continual.mechanisms.MECHANISMS` in use.
+    spend : SpendRecord
+        What the whole stream costs (charged once, at creation).
+    """
+
+    def __init__(
+        self,
+        payload: dict[str, Any],
+        counter: Counter,
+        arrays: dict[str, np.ndarray],
+        source: RandomSource,
+        path: str | None,
+    ) -> None:
+        self._payload = payload
+        self._counter = counter
+        self._arrays = arrays
+        self._source = source
+        self._path = path
+        self._bins = None if payload["bins"] is None else Bins.from_dict(payload["bins"])
+
+    # ----------------------------------------------------------------- public facts
+    @property
+    def t(self) -> int:
+        """Steps fed so far."""
+        return int(self._payload["step"])
+
+    @property
+    def horizon(self) -> int:
+        """The horizon ``T``."""
+        return int(self._payload["horizon"])
+
+    @property
+    def mechanism(self) -> str:
+        """The mechanism's row name."""
+        return str(self._payload["mechanism"])
+
+    @property
+    def bins(self) -> Bins | None:
+        """The public bins (None for a plain counter)."""
+        return self._bins
+
+    @property
+    def stream_id(self) -> str:
+        """The stream's random id (kept in its state file)."""
+        return str(self._payload["stream_id"])
+
+    @property
+    def spend(self) -> SpendRecord:
+        """The stream's spend record."""
+        return _record(self._payload, self._counter)
+
+    @property
+    def guarantee(self) -> dict[str, Any]:
+        """The guarantee as data: measure, neighbours, unit, sensitivity, what it covers."""
+        rec = self.spend
+        return {
+            "measure": rec.measure,
+            "neighbours": rec.neighbours,
+            "unit": rec.unit,
+            "covers": f"all {self.horizon} running answers together",
+            "sensitivity": self._counter.sensitivity(),
+            "loss": self._counter.loss(),
+        }
+
+    def expected_variance(self, t: Any) -> np.ndarray | float:
+        """The exact variance of the running count's unbiased estimate after step ``t``
+        (1..T; per bin: divide by the number of bins). Public: no data is read."""
+        steps = np.asarray(t)
+        if steps.dtype.kind not in "iu" or np.any(steps < 1) or np.any(steps > self.horizon):
+            raise InvalidParameterError(must("t", f"be an int (or ints) in [1, {self.horizon}]."))
+        n_bins = 1 if self._bins is None else self._bins.n_bins
+        out = self._counter.variances(steps) * n_bins
+        return float(out) if out.ndim == 0 else out
+
+    # ----------------------------------------------------------------- steps
+    def _counts(self, batch: Any, column: str | None, nan: str) -> np.ndarray:
+        if isinstance(batch, str | os.PathLike):
+            if column is None:
+                raise InvalidParameterError(must("column", "be given when the batch is a file."))
+            batch = read_column(batch, column)
+        if self._bins is None:
+            if isinstance(batch, bool):
+                raise InvalidTypeError(
+                    must("batch", "be a count (int >= 0) or values, not a bool.")
+                )
+            if isinstance(batch, int | np.integer):
+                return np.array([check_int(batch, "batch", 0, 2**50)], dtype=np.int64)
+            return np.array([as_1d_array(batch, "batch").size], dtype=np.int64)
+        if isinstance(batch, int | np.integer | float):
+            raise InvalidTypeError(
+                must("batch", "be values (an array, a column or a file) for a stream with bins.")
+            )
+        counts, _ = self._bins.count(batch, nan=check_nan_policy(nan))
+        return np.asarray(counts, dtype=np.int64)
+
+    def step(self, batch: Any, *, column: str | None = None, nan: str = "error") -> StepAnswer:
+        """Feed one time step's records; the running answer after it.
+
+        Parameters
+        ----------
+        batch : int, array-like or path
+            Without bins: a count of records, or the records (their number is counted). With
+            bins: the step's values (array, pandas / polars / pyarrow column) or a file.
+        column : str, optional
+            The column to read when ``batch`` is a file.
+        nan : {"error", "drop"}
+            Missing values, as in :meth:`treedp.Bins.count`.
+
+        Raises
+        ------
+        InvalidParameterError
+            After the horizon, or for a batch of the wrong kind: nothing drawn, state unchanged.
+        """
+        if self.t >= self.horizon:
+            raise InvalidParameterError(
+                f"The stream has answered all {self.horizon} steps of its horizon: its guarantee "
+                "covers no more. Start a new stream (with a new budget) for later steps."
+            )
+        counts = self._counts(batch, column, nan)
+        t = self.t + 1
+        if self._path is not None:
+            check_writable(self._path, self.stream_id, self.t)
+        arrays, raw = self._counter.step(dict(self._arrays), t, counts, self._source)
+        floor = consistent(raw, self._arrays["floor"])
+        arrays["floor"] = floor
+        self._arrays = arrays
+        self._payload = {**self._payload, "step": t}
+        if self._path is not None:
+            self.save(self._path)
+        bin_var = float(self._counter.variances(np.array(t)))
+        return StepAnswer(t, self.horizon, raw, floor, bin_var, self._bins)
+
+    # ----------------------------------------------------------------- files
+    def save(self, path: str | os.PathLike[str]) -> None:
+        """Write the state atomically (refused over another stream or a later step)."""
+        payload = {**self._payload, "mechanism_parameters": self._counter.describe()}
+        payload["arrays"] = encode_arrays(self._arrays)
+        write_state(path, payload)
+
+    def __repr__(self) -> str:
+        return f"ContinualStream(mechanism={self.mechanism!r}, t={self.t}, horizon={self.horizon})"
+
+
+def _record(payload: dict[str, Any], counter: Counter) -> SpendRecord:
+    noise = NOISES[payload["noise"]]
+    return SpendRecord(
+        mechanism=f"continual_{payload['mechanism']}",
+        measure=noise.measure(counter.loss()),
+        neighbours="add_remove",
+        unit="record",
+        parameters={
+            "horizon": payload["horizon"],
+            "bins": 0 if payload["bins"] is None else len(payload["bins"]["edges"]) - 1,
+            "stream_id": payload["stream_id"],
+        },
+    )
+
+
+def continual(
+    *,
+    horizon: int,
+    epsilon: float | None = None,
+    privacy: Measure | None = None,
+    bins: Any = None,
+    bounds: Any = None,
+    edges: Any = None,
+    mechanism: str = "auto",
+    accountant: Any = None,
+    rng: RandomSource | None = None,
+    path: str | os.PathLike[str] | None = None,
+) -> ContinualStream:
+    """Start a stream released after every one of ``horizon`` steps.
+
+    Parameters
+    ----------
+    horizon : int
+        ``T``, the number of steps (1 to :data:`MAX_HORIZON`). The guarantee covers them all.
+    epsilon : float, optional
+        Pure ε for the whole stream (discrete Laplace noise).
+    privacy : PureDP, ZCDP or ApproxDP, optional
+        Instead of ``epsilon``: ρ-zCDP (discrete Gaussian), or an (ε, δ) target met through the
+        largest ρ whose conversion (CKS20) fits it.
+    bins, bounds, edges
+        Public bins for running distributions, as :func:`treedp.make_bins`.
+    mechanism : {"auto", "tree", "binary", "sqrt"}
+        ``auto``: the least exact mean variance of ``tree`` and (zCDP) ``sqrt``.
+    accountant : Accountant, optional
+        Charged the whole stream's spend once, now.
+    rng : RandomSource, optional
+        OS randomness by default; :class:`treedp.InsecureSeededSource` for tests only.
+    path : path, optional
+        A new state file, written atomically now and after every step.
+
+    Returns
+    -------
+    ContinualStream
+    """
+    horizon = check_int(horizon, "horizon", 1, MAX_HORIZON)
+    noise, budget = _budget(epsilon, privacy)
+    the_bins = _bins(bins, bounds, edges)
+    n_bins = 1 if the_bins is None else the_bins.n_bins
+    mechanism = check_option(mechanism, "mechanism", ("auto", *MECHANISMS))
+    if mechanism != "auto" and noise not in MECHANISMS[mechanism].noises:
+        raise InvalidParameterError(
+            must("mechanism", f"suit the budget: {mechanism!r} needs zCDP.")
+        )
+    if mechanism.startswith("sqrt") and horizon * n_bins > SQRT_LIMIT:
+        raise InvalidParameterError(
+            must("mechanism", f"be 'tree' when horizon x bins > {SQRT_LIMIT}.")
+        )
+    if mechanism == "sqrt_norm" and horizon > NORM_LIMIT:
+        raise InvalidParameterError(
+            must("mechanism", f"be 'sqrt' or 'tree' when horizon > {NORM_LIMIT}.")
+        )
+    acct = check_accountant(accountant)
+    source = check_source(rng)
+    stream_id = secrets.token_hex(16)
+    if path is not None and Path(path).exists():
+        raise InvalidParameterError(
+            must("path", "name a new file (load a saved stream with load_continual).")
+        )
+    if path is not None:
+        check_writable(path, stream_id, 0)
+    name, counter = choose(mechanism, horizon, noise, budget, 1, n_bins)
+    payload: dict[str, Any] = {
+        "stream_id": stream_id,
+        "step": 0,
+        "horizon": horizon,
+        "noise": noise,
+        "budget": budget,
+        "mechanism": name,
+        "bins": None if the_bins is None else the_bins.to_dict(),
+        "seeded": isinstance(source, InsecureSeededSource),
+        "treedp_version": __version__,
+    }
+    record = _record(payload, counter)
+    if acct is not None:
+        acct.check(record)
+        acct.charge(record)
+    arrays = counter.initial_state(n_bins, source)
+    arrays["floor"] = np.zeros(n_bins, dtype=np.float64)
+    stream = ContinualStream(
+        payload, counter, arrays, source, None if path is None else os.fspath(path)
+    )
+    if path is not None:
+        stream.save(path)
+    return stream
+
+
+def load_continual(
+    path: str | os.PathLike[str], *, rng: RandomSource | None = None, autosave: bool = True
+) -> ContinualStream:
+    """The stream saved at ``path``, resumed where it stopped (nothing charged, nothing redrawn).
+
+    With ``autosave`` (default) every later step is written back to ``path`` atomically.
+
+    Raises
+    ------
+    ReleaseFormatError
+        If the file is missing, damaged, edited, of another format or inconsistent.
+    """
+    name = os.fspath(path)
+    payload = read_state(name)
+    try:
+        desc = payload["mechanism_parameters"]
+        counter = MECHANISMS[payload["mechanism"]].load(desc)
+        arrays = decode_arrays(payload.pop("arrays"), name)
+        payload.pop("mechanism_parameters")
+        ok = 0 <= int(payload["step"]) <= int(payload["horizon"]) == counter.horizon
+    except (KeyError, TypeError, ValueError) as exc:
+        raise ReleaseFormatError(
+            f"'{name}' is an inconsistent state file ({type(exc).__name__})."
+        ) from None
+    if not ok or not math.isfinite(float(payload["budget"])):
+        raise ReleaseFormatError(f"'{name}' is an inconsistent state file (step or horizon).")
+    return ContinualStream(payload, counter, arrays, check_source(rng), name if autosave else None)

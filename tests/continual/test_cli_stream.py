@@ -1,0 +1,49 @@
+"""``treedp stream init|step|show``, in process: exit codes, output, the ledger, the file."""
+
+from __future__ import annotations
+
+import json
+
+import treedp
+from treedp.cli import main
+
+
+def test_init_step_show_with_a_ledger(tmp_path, capsys) -> None:
+    led, state, day = tmp_path / "l.db", tmp_path / "s.json", tmp_path / "day1.csv"
+    day.write_text("x\n1\n5\n7\n9\n")
+    assert main(["budget", "init", str(led), "--dataset", "d", "--epsilon", "2"]) == 0
+    argv = ["stream", "init", str(state), "--horizon", "365", "--epsilon", "1", "--bins", "10"]
+    argv += ["--bounds", "0", "10", "--ledger", str(led), "--dataset", "d"]
+    assert main(argv) == 0
+    assert "365 steps" in capsys.readouterr().out
+    with treedp.open_ledger(led, "d") as ledger:
+        assert len(ledger.history) == 1 and ledger.history[0].record.parameters["horizon"] == 365
+    assert main(["stream", "step", str(state), str(day), "--column", "x"]) == 0
+    assert capsys.readouterr().out.startswith("step 1/365: count ")
+    assert main(["stream", "step", str(state), str(day), "--column", "x", "--format", "json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["step"] == 2 and len(out["histogram"]) == 10
+    assert main(["stream", "show", str(state)]) == 0
+    shown = capsys.readouterr().out
+    assert "step 2 of 365" in shown and "epsilon=1" in shown
+    with treedp.open_ledger(led, "d") as ledger:
+        assert len(ledger.history) == 1  # steps charge nothing
+
+
+def test_errors_are_one_line_and_exit_2(tmp_path, capsys) -> None:
+    state = tmp_path / "c.json"
+    assert main(["stream", "init", str(state), "--horizon", "1", "--rho", "0.5"]) == 0
+    assert main(["stream", "step", str(state), "--count", "4"]) == 0
+    capsys.readouterr()
+    before = state.read_bytes()
+    assert main(["stream", "step", str(state), "--count", "4"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "horizon" in err
+    assert state.read_bytes() == before
+    bad = tmp_path / "bad.json"
+    bad.write_text("{")
+    assert main(["stream", "show", str(bad)]) == 2
+    assert "state file" in capsys.readouterr().err
+    assert main(["stream", "init", str(state), "--horizon", "0", "--epsilon", "1"]) == 2
+    assert "horizon" in capsys.readouterr().err
+    assert main(["stream", "step", str(state)]) == 2

@@ -1,0 +1,165 @@
+"""The front door and the stream: public checks before the charge, one charge, steps, bins."""
+
+from __future__ import annotations
+
+from fractions import Fraction
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import treedp
+from treedp.continual import continual
+from treedp.exceptions import BudgetExceededError, InvalidParameterError, InvalidTypeError
+from treedp.noise import InsecureSeededSource
+from treedp.privacy.accountant import Accountant
+
+SEED = InsecureSeededSource
+
+
+def test_counts_step_by_step_with_exact_stated_variance() -> None:
+    s = continual(horizon=30, epsilon=1.0, rng=SEED(1))
+    before = s.expected_variance(np.arange(1, 31))  # no data seen yet
+    assert s.t == 0 and s.mechanism == "tree"
+    for t in range(1, 31):
+        a = s.step(3)
+        assert a.t == t
+        assert a.stderr**2 == pytest.approx(before[t - 1])
+        lo, hi = a.interval(0.9)
+        assert lo < a.count < hi
+    g = s.guarantee
+    assert g["measure"] == treedp.PureDP(float(g["loss"])) or g["measure"].epsilon >= float(
+        g["loss"]
+    )
+    assert g["neighbours"] == "add_remove" and g["unit"] == "record"
+    assert g["loss"] <= Fraction(1.0)
+    assert g["sensitivity"]["per_level_l1"] == 1
+
+
+def test_zcdp_picks_the_best_mechanism_and_approx_targets_convert() -> None:
+    s = continual(horizon=64, privacy=treedp.ZCDP(0.5), rng=SEED(2))
+    assert s.mechanism in {"tree", "sqrt", "sqrt_norm"}
+    scores = {}
+    for name in ("tree", "sqrt", "sqrt_norm", "binary"):
+        other = continual(horizon=64, privacy=treedp.ZCDP(0.5), mechanism=name, rng=SEED(2))
+        scores[name] = float(np.mean(other.expected_variance(np.arange(1, 65))))
+    assert scores[s.mechanism] == min(scores["tree"], scores["sqrt"], scores["sqrt_norm"])
+    assert s.mechanism == "sqrt_norm"
+    a = continual(horizon=8, privacy=treedp.ApproxDP(1.0, 1e-6), rng=SEED(3))
+    rho = a.spend.measure.rho
+    assert treedp.privacy.measures.zcdp_to_epsilon(rho, 1e-6) <= 1.0 + 1e-9
+
+
+def test_accountant_is_charged_once_at_creation_and_refusal_draws_nothing() -> None:
+    acct = Accountant(treedp.PureDP(1.0))
+    s = continual(horizon=10, epsilon=0.6, accountant=acct, rng=SEED(4))
+    assert len(acct.history) == 1
+    assert acct.history[0].record.mechanism == "continual_tree"
+    assert acct.history[0].record.parameters["horizon"] == 10
+    for _ in range(10):
+        s.step(1)
+    assert len(acct.history) == 1
+    with pytest.raises(BudgetExceededError):
+        continual(horizon=10, epsilon=0.6, accountant=acct, rng=SEED(4))
+    assert len(acct.history) == 1
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "error", "names"),
+    [
+        ({"horizon": 0, "epsilon": 1.0}, InvalidParameterError, "horizon"),
+        ({"horizon": 1.5, "epsilon": 1.0}, InvalidTypeError, "horizon"),
+        ({"horizon": 10}, InvalidParameterError, "epsilon"),
+        (
+            {"horizon": 10, "epsilon": 1.0, "privacy": treedp.ZCDP(1.0)},
+            InvalidParameterError,
+            "epsilon",
+        ),
+        ({"horizon": 10, "epsilon": float("inf")}, InvalidParameterError, "epsilon"),
+        ({"horizon": 10, "privacy": 0.5}, InvalidTypeError, "privacy"),
+        ({"horizon": 10, "epsilon": 1.0, "mechanism": "sqrt"}, InvalidParameterError, "mechanism"),
+        ({"horizon": 10, "epsilon": 1.0, "mechanism": "magic"}, InvalidParameterError, "mechanism"),
+        ({"horizon": 10, "epsilon": 1.0, "rng": 7}, InvalidTypeError, "rng"),
+        (
+            {
+                "horizon": 2**20,
+                "privacy": treedp.ZCDP(1.0),
+                "mechanism": "sqrt",
+                "bins": 4,
+                "bounds": (0, 1),
+            },
+            InvalidParameterError,
+            "mechanism",
+        ),
+    ],
+)
+def test_bad_parameters_are_refused_before_any_charge(kwargs, error, names) -> None:
+    acct = Accountant(treedp.ZCDP(10.0)) if "privacy" in kwargs else Accountant(treedp.PureDP(10.0))
+    with pytest.raises(error, match=names):
+        continual(accountant=acct, **kwargs)
+    assert acct.history == ()
+
+
+def test_after_the_horizon_and_wrong_batches_are_refused_with_the_state_unchanged() -> None:
+    s = continual(horizon=2, epsilon=1.0, rng=SEED(5))
+    with pytest.raises(InvalidTypeError, match="batch"):
+        s.step(True)
+    with pytest.raises(InvalidParameterError, match="batch"):
+        s.step(-1)
+    assert s.t == 0
+    s.step(4)
+    s.step([1.0, 2.0])  # values: their number is the count
+    acc = {k: v.copy() for k, v in s._arrays.items()}
+    with pytest.raises(InvalidParameterError, match="horizon"):
+        s.step(1)
+    assert s.t == 2
+    for k, v in acc.items():
+        np.testing.assert_array_equal(s._arrays[k], v)
+    b = continual(horizon=3, epsilon=1.0, bins=4, bounds=(0, 4), rng=SEED(5))
+    with pytest.raises(InvalidTypeError, match="batch"):
+        b.step(12)
+    with pytest.raises(InvalidParameterError, match="t"):
+        b.expected_variance(0)
+    assert b.t == 0
+
+
+def test_running_distribution_is_consistent_within_and_across_steps() -> None:
+    rng = np.random.default_rng(7)
+    s = continual(horizon=20, epsilon=0.5, bins=16, bounds=(0, 100), rng=SEED(6))
+    prev = np.zeros(16)
+    for t in range(20):
+        batch = pd.Series(rng.normal(50, 15, 40))
+        a = s.step(batch, nan="drop")
+        assert np.all(a.histogram >= prev)  # running counts never decrease
+        prev = a.histogram
+        grid = np.linspace(-10, 110, 61)
+        cdf = a.cdf(grid)
+        assert np.all(np.diff(cdf) >= 0) and cdf[0] == 0 and cdf[-1] == pytest.approx(1.0)
+        q = a.quantile([0.1, 0.5, 0.9])
+        assert np.all(np.diff(q) >= 0)
+        assert a.range_count(0, 100) == pytest.approx(a.histogram.sum())
+        assert a.stderr**2 == pytest.approx(s.expected_variance(t + 1))
+    assert 35 < a.quantile(0.5) < 65
+
+
+def test_a_stream_without_bins_refuses_distribution_queries() -> None:
+    a = continual(horizon=2, epsilon=1.0, rng=SEED(8)).step(5)
+    with pytest.raises(InvalidParameterError, match="bins"):
+        a.cdf(1.0)
+
+
+def test_batches_from_files(tmp_path) -> None:
+    f = tmp_path / "day1.csv"
+    f.write_text("x\n1\n2\n3\n")
+    s = continual(horizon=2, epsilon=1.0, bins=3, bounds=(0, 3), rng=SEED(9))
+    with pytest.raises(InvalidParameterError, match="column"):
+        s.step(f)
+    a = s.step(str(f), column="x")
+    assert a.t == 1
+
+
+def test_treedp_continual_is_callable_even_after_its_package_was_imported() -> None:
+    import treedp.continual.stream  # Python then binds treedp.continual to the package
+
+    s = treedp.continual(horizon=2, epsilon=1.0, rng=SEED(10))
+    assert isinstance(s, treedp.ContinualStream)
