@@ -6,6 +6,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
+from treedp._aliases import accepts_aliases
 from treedp.budget import Neighbours
 from treedp.config import configure
 from treedp.estimation import prefix_covariance
@@ -55,6 +56,7 @@ class ErrorPrediction:
         return float(np.sqrt(self.mean_cdf_mse))
 
 
+@accepts_aliases
 def predict_error(
     bins: int | ReleaseSpec,
     *,

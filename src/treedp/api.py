@@ -34,6 +34,7 @@ from typing import Any
 
 import numpy as np
 
+from treedp._aliases import accepts_aliases
 from treedp._validation import check_int, must
 from treedp.budget import Neighbours
 from treedp.domain import MAX_BINS, Bins, NanPolicy, make_bins, public_bins
@@ -52,6 +53,7 @@ from treedp.run import run
 __all__ = ["release_cdf", "release_counts"]
 
 
+@accepts_aliases
 def release_cdf(
     values: Any,
     *,
@@ -154,6 +156,7 @@ def release_cdf(
     return run(build_query(**locals()))  # type: ignore[no-any-return]
 
 
+@accepts_aliases
 def release_counts(
     counts: Any,
     *,

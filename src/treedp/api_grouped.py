@@ -37,6 +37,7 @@ from typing import Any
 import numpy as np
 
 from treedp import grouped_columns as columns
+from treedp._aliases import accepts_aliases
 from treedp._inputs import as_1d_array
 from treedp.domain import NanPolicy
 from treedp.engines.dispatch import pick_engine
@@ -78,6 +79,7 @@ __all__ = [
 ]
 
 
+@accepts_aliases
 def release_grouped(
     data: Any,
     *,

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from treedp._aliases import accepts_aliases
 from treedp.exceptions import InvalidParameterError
 
 __all__ = ["MEDIAN_METHODS", "check_median"]
@@ -24,6 +25,7 @@ __all__ = ["MEDIAN_METHODS", "check_median"]
 MEDIAN_METHODS = ("tree", "exponential", "stable", "subsample")
 
 
+@accepts_aliases
 def check_median(
     method: str,
     epsilon: float,

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from treedp._aliases import accepts_aliases
 from treedp._validation import must
 from treedp.exceptions import InvalidParameterError
 from treedp.noise import RandomSource
@@ -56,6 +57,7 @@ __all__ = [
 ]
 
 
+@accepts_aliases
 def quantiles(
     values: Any,
     q: Any,
@@ -167,6 +169,7 @@ def _with_share(bounds: Any, bounds_share: Any) -> Any:
     return PrivateBounds(lower, upper, share=bounds_share)
 
 
+@accepts_aliases
 def median(
     values: Any,
     *,

@@ -18,6 +18,7 @@ from fractions import Fraction
 from typing import Any, cast
 
 from treedp import grouped_columns as columns
+from treedp._aliases import accepts_aliases
 from treedp._validation import must
 from treedp.budget import check_epsilon, check_neighbours
 from treedp.domain import Bins, public_bins
@@ -125,6 +126,7 @@ class Query:
         return self.spec.epsilon
 
 
+@accepts_aliases
 def build_query(
     values: Any,
     *,

@@ -7,6 +7,7 @@ from collections import OrderedDict
 from collections.abc import Sequence
 from typing import Any, cast
 
+from treedp._aliases import accepts_aliases
 from treedp._validation import check_int, check_option
 from treedp.budget import Neighbours
 from treedp.exceptions import InvalidParameterError
@@ -39,6 +40,7 @@ def best_tree(n_bins: int, epsilon: float) -> tuple[tuple[int, ...], tuple[float
     return best.branching, best.level_budgets
 
 
+@accepts_aliases
 def plan(
     bins: int | ReleaseSpec,
     *,

@@ -49,6 +49,7 @@ from datetime import UTC, datetime
 from fractions import Fraction
 from typing import Any
 
+from treedp._aliases import accepts_aliases
 from treedp._validation import must
 from treedp.exceptions import BudgetExceededError, InvalidParameterError, InvalidTypeError
 from treedp.noise.rational import float_at_least
@@ -275,6 +276,7 @@ class Accountant:
     PureDP(epsilon=0.75)
     """
 
+    @accepts_aliases
     def __init__(
         self, total: Measure, *, dataset: str = "dataset", neighbours: str = "add_remove"
     ) -> None:

@@ -44,6 +44,7 @@ from typing import Any
 
 import numpy as np
 
+from treedp._aliases import accepts_aliases
 from treedp._validation import must
 from treedp.exceptions import InvalidParameterError, InvalidTypeError, LedgerError
 from treedp.privacy.accountant import (
@@ -368,6 +369,7 @@ class Ledger(Accountant):
         self.close()
 
 
+@accepts_aliases
 def init_ledger(
     path: str | os.PathLike[str], dataset: str, total: Measure, *, neighbours: str = "add_remove"
 ) -> Ledger:
@@ -423,6 +425,7 @@ def init_ledger(
     return Ledger(where, name, conn)
 
 
+@accepts_aliases
 def open_ledger(
     path: str | os.PathLike[str],
     dataset: str,

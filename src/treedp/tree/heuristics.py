@@ -5,12 +5,14 @@ from __future__ import annotations
 
 import numpy as np
 
+from treedp._aliases import accepts_aliases
 from treedp.noise.families import DiscreteLaplace, noise_family
 from treedp.tree.shape import shape_for
 
 __all__ = ["default_branching"]
 
 
+@accepts_aliases
 def default_branching(
     n_bins: int, neighbours: str, noise: str = DiscreteLaplace.key
 ) -> tuple[int, ...]:

@@ -45,6 +45,7 @@ from typing import Any
 
 import numpy as np
 
+from treedp._aliases import accepts_aliases
 from treedp._validation import must
 from treedp.exceptions import InvalidParameterError, InvalidTypeError
 from treedp.mechanisms.results import Contract, MechanismResult
@@ -256,6 +257,7 @@ def _bounds(
     return _released(lo, hi, integers, known), (stop_lo, stop_hi), t_rho, t_nu, loss, k
 
 
+@accepts_aliases
 def private_bounds(
     values: Any,
     *,

@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 
+from treedp._aliases import accepts_aliases
 from treedp._validation import must
 from treedp.budget import check_epsilon
 from treedp.exceptions import InvalidParameterError, InvalidTypeError
@@ -188,6 +189,7 @@ def _quantile_exponential(
     return Draws(out, qa, eps, spent, sens, source, out_unit, parameters)
 
 
+@accepts_aliases
 def quantile_exponential(
     values: Any,
     q: Any,

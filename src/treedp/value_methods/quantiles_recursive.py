@@ -19,6 +19,7 @@ from typing import Any
 
 import numpy as np
 
+from treedp._aliases import accepts_aliases
 from treedp._validation import must
 from treedp.exceptions import InvalidParameterError
 from treedp.mechanisms.results import Contract
@@ -222,6 +223,7 @@ def _quantiles_recursive(
     return Draws(grid.values(chosen), qa, eps, spent, sens, source, out_unit, parameters)
 
 
+@accepts_aliases
 def quantiles_recursive(
     values: Any,
     q: Any,

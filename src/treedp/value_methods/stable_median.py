@@ -12,6 +12,7 @@ from typing import Any
 
 import numpy as np
 
+from treedp._aliases import accepts_aliases
 from treedp.mechanisms.results import Contract, MedianResult
 from treedp.noise import RandomSource, noise_scale, resolve_source
 from treedp.noise.tail import tail_threshold
@@ -60,6 +61,7 @@ def _median_stability(x: np.ndarray) -> tuple[Any, int]:
     return med, min(k - below, below + equal - k + 1)
 
 
+@accepts_aliases
 def stable_median(
     values: Any,
     *,

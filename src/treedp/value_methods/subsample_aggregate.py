@@ -29,6 +29,7 @@ from typing import Any
 
 import numpy as np
 
+from treedp._aliases import accepts_aliases
 from treedp._validation import must
 from treedp.budget import check_epsilon
 from treedp.exceptions import InvalidParameterError
@@ -171,6 +172,7 @@ def _check_resolution(resolution: Any, unit: str | None) -> float | None:
     return float(resolution)
 
 
+@accepts_aliases
 def subsample_and_aggregate(
     values: Any,
     query: str | Callable[[np.ndarray], Any],
