@@ -13,7 +13,6 @@ import treedp
 from treedp._aliases import accepts_aliases
 from treedp.exceptions import InvalidParameterError
 
-
 #: Public classes with a ``neighbours`` argument that the library builds, not the user.
 _RESULTS = {"GroupedRelease"}
 
@@ -39,9 +38,7 @@ def _public_callables_with_neighbours() -> list[str]:
 
 def test_every_public_function_taking_neighbours_takes_neighbors() -> None:
     names = _public_callables_with_neighbours()
-    assert {"release_cdf", "quantiles", "median", "stable_median", "release_grouped"} <= set(
-        names
-    )
+    assert {"release_cdf", "quantiles", "median", "stable_median", "release_grouped"} <= set(names)
     for name in names:
         obj = getattr(treedp, name)
         target = obj.__dict__["__init__"] if inspect.isclass(obj) else obj
@@ -60,12 +57,8 @@ def test_signature_and_type_hints_stay_the_documented_ones() -> None:
 def test_the_american_spelling_gives_the_same_release() -> None:
     x = np.arange(200) % 50
     common = {"bounds": (0, 50), "bins": 16, "epsilon": 1.0, "n": 200}
-    a = treedp.release_cdf(
-        x, neighbours="replace", rng=treedp.InsecureSeededSource(3), **common
-    )
-    b = treedp.release_cdf(
-        x, neighbors="replace", rng=treedp.InsecureSeededSource(3), **common
-    )
+    a = treedp.release_cdf(x, neighbours="replace", rng=treedp.InsecureSeededSource(3), **common)
+    b = treedp.release_cdf(x, neighbors="replace", rng=treedp.InsecureSeededSource(3), **common)
     assert b.neighbours == "replace"
     np.testing.assert_array_equal(a.cdf(a.edges), b.cdf(b.edges))
 
