@@ -8,7 +8,9 @@ a data value: data is checked elsewhere and its messages name no count or value)
 
 from __future__ import annotations
 
+import inspect
 import math
+import os
 from collections.abc import Iterable
 from typing import Any
 
@@ -24,6 +26,7 @@ __all__ = [
     "check_real",
     "check_simulations",
     "must",
+    "user_stacklevel",
 ]
 
 
@@ -158,3 +161,18 @@ def check_simulations(simulations: Any) -> int:
     if isinstance(simulations, bool) or not isinstance(simulations, int) or simulations < 100:
         raise InvalidParameterError(must("simulations", f"be an int >= 100. Got {simulations!r}."))
     return simulations
+
+
+_PACKAGE = os.path.dirname(os.path.abspath(__file__)) + os.sep
+
+
+def user_stacklevel() -> int:
+    """The ``stacklevel`` for a ``warnings.warn`` made by this function's caller that points
+    at the first line outside treedp (the user's call), however deep the call went."""
+    frame = inspect.currentframe()
+    frame = frame.f_back if frame is not None else None  # the function that warns
+    level = 1
+    while frame is not None and frame.f_code.co_filename.startswith(_PACKAGE):
+        frame = frame.f_back
+        level += 1
+    return level

@@ -61,8 +61,11 @@ class MissingDependencyError(TreeDPError, ImportError):
 
 
 class BoundsWarning(UserWarning):
-    """Privately found bounds look wrong for the data (a scan ran off the public grid or
-    stopped at once, too few records for the scans' allowance, or an end bin holds much of
-    the released mass). Emitted by the release functions with ``bounds="private"``; the same
-    text is kept on the result (``Release.bounds_warning()``,
-    ``QuantilesResult.bounds_warning``). Post-processing of the release: no privacy cost."""
+    """The bounds look wrong for the data: an end bin holds much of the released mass (values
+    were probably clamped into it; public or private bounds), or a private bounds scan ran off
+    the public grid, stopped at once or had too few records for its allowance. Emitted by
+    :func:`treedp.release_cdf` and :func:`treedp.release_counts` whenever
+    ``Release.bounds_warning()`` says so (what the command line prints), and by
+    :func:`treedp.quantiles` with private bounds (``QuantilesResult.bounds_warning``).
+    Decided from the released (noisy) counts and stops only: post-processing, no privacy
+    cost, and no data value in its text."""

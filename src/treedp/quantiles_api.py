@@ -23,6 +23,7 @@ always pick the same method) nothing is spent on it (``n_source == "not needed"`
 
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 from treedp._aliases import accepts_aliases
@@ -180,7 +181,9 @@ def median(
     rng: RandomSource | None = None,
     details: bool = False,
     accountant: Accountant | None = None,
-    integers: bool = False,
+    integers: bool | None = None,
+    bins: str | None = None,
+    column: str | None = None,
 ) -> Any:
     """A private median: the exponential-mechanism quantile at ``q = 1/2``.
 
@@ -194,8 +197,9 @@ def median(
 
     Parameters
     ----------
-    values : array-like
-        The data (numbers or datetimes).
+    values : array-like, DataFrame or path
+        The data (numbers or datetimes), or with ``column`` a DataFrame or CSV / Parquet
+        file(s) (a list of paths included), as for :func:`quantiles`.
     epsilon : float
         The budget.
     bounds : (lo, hi)
@@ -211,9 +215,14 @@ def median(
     accountant : Accountant, optional
         Charged the whole ``epsilon`` once, after the data's read and before anything is
         drawn.
-    integers : bool, default=False
-        Integer data on integer bounds: the median is an integer of the domain, on the right
-        side of a block of ties (``bins="integers"`` of :func:`quantiles`).
+    integers : bool, optional
+        Deprecated spelling of ``bins="integers"`` (a :class:`DeprecationWarning`).
+    bins : {"integers"}, optional
+        ``"integers"`` declares integer data on integer bounds: the median is an integer of
+        the domain, on the right side of a block of ties (the spelling of
+        :func:`quantiles`, :func:`release_cdf` and ``--bins integers``).
+    column : str, optional
+        The column of a DataFrame or file(s) given as ``values``.
 
     Returns
     -------
@@ -224,18 +233,45 @@ def median(
             "treedp.median takes public 'bounds'; for bounds found privately use "
             "treedp.quantiles(values, 0.5, bounds='private', method='exponential')."
         )
-    if not isinstance(integers, bool):
-        raise InvalidParameterError(must("integers", f"be True or False. Got {integers!r}."))
     result = quantiles(
         values,
         0.5,
         epsilon=epsilon,
         bounds=bounds,
-        bins="integers" if integers else None,
+        bins=_median_bins(bins, integers),
         method="exponential",
         neighbours=neighbours,
         nan=nan,
         rng=rng,
         accountant=accountant,
+        column=column,
     )
     return result if details else result.value
+
+
+def _median_bins(bins: Any, integers: Any) -> str | None:
+    """:func:`median`'s ``bins`` (``None`` or ``"integers"``), with the deprecated
+    ``integers=True`` mapped to ``bins="integers"``."""
+    if bins is not None and bins != "integers":
+        raise InvalidParameterError(
+            must(
+                "bins",
+                "be None or 'integers' for treedp.median (the exponential mechanism has no "
+                f"bins to count; 'integers' declares integer data). Got {bins!r} instead.",
+            )
+        )
+    if integers is None:
+        return bins
+    if not isinstance(integers, bool):
+        raise InvalidParameterError(must("integers", f"be True or False. Got {integers!r}."))
+    warnings.warn(
+        "treedp.median(integers=...) is deprecated: declare integer data with "
+        "bins='integers', the spelling of treedp.quantiles and treedp.release_cdf.",
+        DeprecationWarning,
+        stacklevel=4,
+    )
+    if bins is not None and not integers:
+        raise InvalidParameterError(
+            "Give treedp.median bins='integers' or integers=False, not both."
+        )
+    return "integers" if integers else bins

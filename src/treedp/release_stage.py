@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from treedp._validation import must
+from treedp._validation import must, user_stacklevel
 from treedp._version import __version__
 from treedp.bounds_stage import n_differs, run_bounds_stage
 from treedp.config import configure
@@ -59,10 +59,11 @@ def run_release(query: Query) -> Release:
     release = noise_release(
         counts, query.release_spec, query.bins, mech, est, query.rng, accountant, bounds_step
     )
-    if bounds_step is not None:  # private bounds: say so when they look wrong (post-processing)
-        warning = release.bounds_warning()
-        if warning is not None:
-            warnings.warn(warning, BoundsWarning, stacklevel=3)
+    # Bounds that look wrong (much released mass in an end bin, or a private scan off its
+    # grid): post-processing of the released counts and stops, never of the data's.
+    warning = release.bounds_warning()
+    if warning is not None:
+        warnings.warn(warning, BoundsWarning, stacklevel=user_stacklevel())
     return release
 
 

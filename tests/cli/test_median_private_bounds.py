@@ -85,7 +85,7 @@ def test_median_private_bounds_refusals(csv_file: Path, capsys: pytest.CaptureFi
         (["--bounds", "private", "--bounds-share", "1.5"], "--bounds-share must be"),
         (["--bounds", "private", "--bins", "999999999"], "--bins"),
         (["--bounds", "1", "2", "3"], "--bounds takes two values"),
-        (["--method", "exponential"], "needs public --bounds"),
+        (["--method", "exponential"], "--bounds is required"),
     ]
     for extra, expected in cases:
         assert main(_median(csv_file, *extra)) == 2, extra
@@ -199,9 +199,14 @@ def test_quantiles_notes_bins_integers_for_the_continuous_methods(
 def test_api_median_takes_integers_and_names_the_private_bounds_call() -> None:
     x = np.repeat([1, 2, 3], [10, 80, 10])
     assert (
-        treedp.median(x, bounds=(0, 5), epsilon=5.0, integers=True, rng=InsecureSeededSource(1))
+        treedp.median(x, bounds=(0, 5), epsilon=5.0, bins="integers", rng=InsecureSeededSource(1))
         == 2.0
     )
+    with pytest.warns(DeprecationWarning, match="bins='integers'"):  # the old spelling
+        old = treedp.median(
+            x, bounds=(0, 5), epsilon=5.0, integers=True, rng=InsecureSeededSource(1)
+        )
+    assert old == 2.0
     with pytest.raises(treedp.InvalidParameterError, match=r"treedp\.quantiles"):
         treedp.median(x, bounds="private", epsilon=1.0)  # type: ignore[arg-type]
     dates = np.array(["2024-01-02", "2024-03-01"], dtype="datetime64[D]")

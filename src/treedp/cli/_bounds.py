@@ -8,6 +8,7 @@ from typing import Any
 from treedp.cli._common import UsageError, number_or_text
 
 __all__ = [
+    "BOUNDS_REQUIRED",
     "add_bounds",
     "bounds_arg",
     "check_share",
@@ -16,6 +17,13 @@ __all__ = [
     "is_private",
     "known_side",
 ]
+
+
+#: What 'treedp quantiles' and 'treedp median' (tree, exponential) say without --bounds.
+BOUNDS_REQUIRED = (
+    "--bounds is required: public bounds LO HI (values outside are clamped), or 'private' "
+    "(a share of the budget finds them), or one public side: LO private, private HI"
+)
 
 
 def add_bounds(parser: Any, help: str, required: bool = False, share: bool = False) -> None:

@@ -14,6 +14,7 @@ from typing import Any
 
 import treedp
 from treedp.cli._bounds import (
+    BOUNDS_REQUIRED,
     add_bounds,
     bounds_arg,
     check_share,
@@ -23,6 +24,7 @@ from treedp.cli._bounds import (
 )
 from treedp.cli._common import (
     SEEDED,
+    UsageError,
     add_input_arguments,
     add_neighbours,
     add_seed_and_nan,
@@ -40,7 +42,7 @@ __all__ = ["register", "run"]
 APPLIES = {
     "tree": {"bounds", "bins", "neighbours", "bounds_share"},
     "exponential": {"bounds", "bins", "neighbours", "bounds_share"},
-    "stable": {"delta", "neighbours"},
+    "stable": {"bounds", "delta", "neighbours"},
     "subsample": {"delta", "neighbours", "m", "resolution"},
 }
 DEFAULT_NEIGHBOURS = {
@@ -73,14 +75,15 @@ def register(sub: Any) -> None:
         choices=tuple(APPLIES),
         default="tree",
         help="tree (default; needs --bounds, takes --bins), exponential (needs --bounds), "
-        "stable (propose-test-release, takes --delta), subsample (disjoint "
+        "stable (propose-test-release, takes --delta and public --bounds), subsample (disjoint "
         "subsample-and-aggregate, needs --m, takes --delta and --resolution)",
     )
     add_bounds(
         mdn,
-        "public bounds LO HI, numbers or datetimes, or 'private' (a share of epsilon "
-        "finds them; numbers only), or one public side: LO private, private HI (tree and "
-        "exponential)",
+        "required for tree and exponential, as for 'treedp quantiles': public bounds LO HI, "
+        "numbers or datetimes, or 'private' (a share of the budget finds them; numbers only), "
+        "or one public side: LO private, private HI; stable takes public LO HI (values are "
+        "clamped into them)",
         share=True,
     )
     mdn.add_argument(
@@ -148,7 +151,13 @@ def check_arguments(args: argparse.Namespace) -> dict[str, Any]:
             "is then an integer of the domain); it has no bins to count."
         )
     if method in ("tree", "exponential") and args.bounds is None:
-        raise treedp.InvalidParameterError(f"--method {method} needs public --bounds LO HI.")
+        raise UsageError(BOUNDS_REQUIRED)
+    if method == "stable" and private:
+        raise UsageError(
+            "--bounds private does not apply to --method stable; it takes public --bounds LO "
+            "HI (values are clamped into them); for bounds found privately use --method tree "
+            "or exponential"
+        )
     if method == "subsample" and args.m is None:
         raise treedp.InvalidParameterError("--method subsample needs --m (rows per block).")
     bins = args.bins if args.bins is not None else DEFAULT_BINS
@@ -238,7 +247,12 @@ def _median(
         return em.values[0], f"exponential mechanism, {spent}"
     if args.method == "stable":
         result = treedp.stable_median(
-            values, epsilon=args.epsilon, delta=settings["delta"], details=True, **common
+            values,
+            epsilon=args.epsilon,
+            delta=settings["delta"],
+            bounds=settings["bounds"],
+            details=True,
+            **common,
         )
     else:
         result = treedp.subsample_and_aggregate(

@@ -7,7 +7,14 @@ import sys
 from typing import Any
 
 import treedp
-from treedp.cli._bounds import add_bounds, bounds_arg, check_share, found_text, is_private
+from treedp.cli._bounds import (
+    BOUNDS_REQUIRED,
+    add_bounds,
+    bounds_arg,
+    check_share,
+    found_text,
+    is_private,
+)
 from treedp.cli._common import (
     SEEDED,
     UsageError,
@@ -46,9 +53,8 @@ def register(sub: Any) -> None:
     qs.add_argument("--epsilon", type=float, required=True, help="privacy budget (in total)")
     add_bounds(
         qs,
-        "public bounds LO HI, or 'private' (a share of epsilon finds them), or one "
-        "public side: LO private, private HI",
-        required=True,
+        "required, as for 'treedp median': public bounds LO HI, or 'private' (a share of the "
+        "budget finds them), or one public side: LO private, private HI",
         share=True,
     )
     qs.add_argument(
@@ -111,6 +117,8 @@ def _check_options(args: argparse.Namespace, bounds: Any) -> None:
 
 def run(args: argparse.Namespace) -> None:
     """Run ``treedp quantiles`` with the parsed arguments (charging ``--ledger`` if given)."""
+    if args.bounds is None:
+        raise UsageError(BOUNDS_REQUIRED)
     bounds = bounds_arg(args.bounds)
     _check_options(args, bounds)
     values = read_inputs(args)

@@ -13,6 +13,8 @@ from typing import Any
 import numpy as np
 
 from treedp._aliases import accepts_aliases
+from treedp._validation import check_real, must
+from treedp.exceptions import InvalidParameterError, InvalidTypeError
 from treedp.mechanisms.results import Contract, MedianResult
 from treedp.noise import RandomSource, noise_scale, resolve_source
 from treedp.noise.tail import tail_threshold
@@ -23,7 +25,9 @@ from treedp.value_methods._column import (
     as_datetimes,
     check_delta,
     clears,
+    datetime_bounds,
     float_up,
+    is_datetime_like,
     open_call,
     read_column,
 )
@@ -72,6 +76,7 @@ def stable_median(
     rng: RandomSource | None = None,
     details: bool = False,
     accountant: Accountant | None = None,
+    bounds: tuple[Any, Any] | None = None,
 ) -> Any:
     """The stable median (SMed): release the exact median when it is stable, else refuse.
 
@@ -99,8 +104,9 @@ def stable_median(
         The privacy budget of the test.
     delta : float
         The failure probability δ, in (0, 1).
-    neighbours : {"replace"}
-        The only relation defined (``n`` public); others are refused.
+    neighbours : {"replace"}, default="replace"
+        The only relation the stability argument is made for (``n`` public), hence the
+        default, unlike the ``"add_remove"`` of every other front door; others are refused.
     nan : {"error"}, default="error"
         ``"drop"`` is refused: under ``replace`` dropping would make ``n`` private.
     rng : RandomSource, optional
@@ -110,6 +116,10 @@ def stable_median(
     accountant : Accountant, optional
         Charged ``ApproxDP(ε, δ)`` after every check and before the noise is drawn; an
         overspend raises :class:`~treedp.exceptions.BudgetExceededError`, nothing drawn.
+    bounds : (lo, hi), optional
+        Public bounds (numbers or datetimes), as for :func:`treedp.median`: every value is
+        clamped into ``[lo, hi]`` first (a per-record map, so the guarantee is unchanged) and
+        the median released lies in them. Default: no clamping.
 
     Returns
     -------
@@ -122,8 +132,11 @@ def stable_median(
     """
     eps, relation, policy = open_call(accountant, epsilon, neighbours, NEIGHBOURS, nan)
     dlt = check_delta(delta)
+    clamp = _check_bounds(bounds)
     source = resolve_source(rng)
     x, unit = read_column(values, policy, relation)
+    if clamp is not None:  # public bounds: each record mapped on its own
+        x = _clamped(x, unit, clamp)
     scale = noise_scale(SENSITIVITY, eps)
     guarantee = ApproxDP(float_up(Fraction(SENSITIVITY) / scale), dlt)
     call = Call(CONTRACT.name, relation, eps, {"epsilon": eps, "delta": dlt, "nan": policy}, source)
@@ -135,3 +148,48 @@ def stable_median(
             value = float(med) if unit is None else as_datetimes(med, unit)
     result = call.result(MedianResult, value, guarantee, (SENSITIVITY,))
     return result if details else result.value
+
+
+def _check_bounds(bounds: Any) -> tuple[Any, Any] | None:
+    """Public ``bounds`` as a checked pair (numbers or datetimes, ``lo < hi``), or None."""
+    if bounds is None:
+        return None
+    if isinstance(bounds, str) or not isinstance(bounds, tuple | list) or len(bounds) != 2:
+        raise InvalidParameterError(
+            must("bounds", f"be public bounds (lo, hi), numbers or datetimes. Got {bounds!r}.")
+        )
+    if any(isinstance(b, str) and b == "private" for b in bounds):
+        raise InvalidParameterError(
+            must(
+                "bounds",
+                "be public (lo, hi) for treedp.stable_median: find bounds privately with "
+                "treedp.private_bounds first.",
+            )
+        )
+    if is_datetime_like(bounds[0]) or is_datetime_like(bounds[1]):
+        lo_t, hi_t, unit = datetime_bounds((bounds[0], bounds[1]))
+        return ("datetime", (lo_t, hi_t, unit))
+    lo = check_real(bounds[0], "bounds")
+    hi = check_real(bounds[1], "bounds")
+    if not lo < hi:
+        raise InvalidParameterError(must("bounds", f"have lo < hi. Got {bounds!r} instead."))
+    return ("number", (lo, hi))
+
+
+def _clamped(x: np.ndarray, unit: str | None, clamp: tuple[Any, Any]) -> np.ndarray:
+    """The column clamped into the checked bounds (ticks of the column's unit for datetimes)."""
+    kind, pair = clamp
+    if kind == "datetime":
+        if unit is None:
+            raise InvalidTypeError(
+                must("bounds", "be numbers for numeric data (datetime bounds were given).")
+            )
+        lo_t, hi_t, b_unit = pair
+        lo = np.datetime64(int(lo_t), b_unit).astype(f"datetime64[{unit}]").astype(np.int64)
+        hi = np.datetime64(int(hi_t), b_unit).astype(f"datetime64[{unit}]").astype(np.int64)
+        return np.clip(x, lo, hi)
+    if unit is not None:
+        raise InvalidTypeError(
+            must("bounds", "be datetimes for datetime data (numbers were given).")
+        )
+    return np.clip(x, pair[0], pair[1])
