@@ -55,7 +55,12 @@ def check_target(path: str | os.PathLike[str]) -> Path:
         raise InvalidParameterError(f"The output path '{text}' is not a regular file.")
     folder = target.parent
     if not folder.is_dir():
-        raise InvalidParameterError(f"Cannot write '{text}': the folder '{folder}' does not exist.")
+        shown = os.path.dirname(text) or "."  # as the user wrote it, not the absolute path
+        if folder.exists():
+            raise InvalidParameterError(
+                f"Cannot write '{text}': '{shown}' is a file, not a folder."
+            )
+        raise InvalidParameterError(f"Cannot write '{text}': the folder '{shown}' does not exist.")
     if not os.access(folder, os.W_OK | os.X_OK):
         raise InvalidParameterError(f"Cannot write '{text}': no permission to write in '{folder}'.")
     return target

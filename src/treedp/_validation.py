@@ -61,8 +61,8 @@ def check_int(value: Any, name: str, lo: int | None = None, hi: int | None = Non
     if isinstance(value, bool) or not isinstance(value, int | np.integer):
         raise InvalidTypeError(must(name, f"be an int{allowed}. {_got(value)}"))
     v = int(value)
-    if (lo is not None and v < lo) or (hi is not None and v > hi):
-        raise InvalidParameterError(must(name, f"be an int{allowed}. {_got(value)}"))
+    if (lo is not None and v < lo) or (hi is not None and v > hi):  # the type was right
+        raise InvalidParameterError(must(name, f"be an int{allowed}. Got {v!r} instead."))
     return v
 
 

@@ -178,7 +178,8 @@ def translate(message: str, parser: argparse.ArgumentParser | None) -> str:
     for api, cli in _CLI_HINTS:  # whole sentences first, before the keyword rewrites
         message = message.replace(api, cli)
     message = message.replace("'bounds=(lo, hi)'", "--bounds LO HI")
-    message = re.sub(r"\b([a-z_]+)=('?)([\w.+\-]+)\2", keyword, message)
+    # ``pure epsilon=1`` describes an amount of budget (a measure), not a parameter: kept
+    message = re.sub(r"(?<!pure )\b([a-z_]+)=('?)([\w.+\-]+)\2", keyword, message)
     message = re.sub(r"[Tt]he '([a-z_]+)' (?:parameter|argument)", parameter, message)
     message = re.sub(r"'([a-z_]{2,})'", parameter, message)  # a parameter quoted alone
     message = re.sub(r"'(--[a-z\-]+(?: \w+)?)'", r"\1", message)  # no quotes around options

@@ -8,6 +8,7 @@ their ``by`` column's type (from the schema, no values); CSV key columns are tex
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -18,16 +19,34 @@ from treedp.cli._describe import approx_reading, guarantee_text, info, target_en
 __all__ = ["grouped_info", "pick_key", "read_keys", "release_of", "wrote_grouped"]
 
 
-def read_keys(path: str, n_by: int) -> list[Any]:
-    """Public keys from a text file: one per line; comma-separated fields for several ``by``."""
+def read_keys(path: str, by: list[str]) -> list[Any]:
+    """Public keys from a text file: one per line; comma-separated fields for several ``by``.
+
+    A first line that equals the ``--by`` column name (the names, comma-separated, for
+    several) is a header row, as a file exported with its column name has: it is skipped and
+    a note says so, so it never becomes a key named after the column.
+    """
     p = Path(path)
+    if p.is_dir():
+        raise treedp.InvalidParameterError(
+            f"--keys '{path}' is a folder: give the text file of keys, one per line."
+        )
     if not p.is_file():
-        raise treedp.InvalidParameterError(f"The keys file '{p}' does not exist.")
+        raise treedp.InvalidParameterError(f"The keys file '{path}' does not exist.")
     lines = [line.rstrip("\n\r") for line in p.read_text(encoding="utf-8").splitlines()]
     lines = [line for line in lines if line.strip()]
-    if n_by <= 1:
-        return lines
-    return [tuple(field.strip() for field in line.split(",")) for line in lines]
+    rows: list[Any] = (
+        lines if len(by) <= 1 else [tuple(f.strip() for f in line.split(",")) for line in lines]
+    )
+    header: Any = by[0] if len(by) <= 1 else tuple(by)
+    if rows and (rows[0].strip() if isinstance(rows[0], str) else rows[0]) == header:
+        print(
+            f"treedp: note: the first line of --keys {path} names the --by column: read as a "
+            "header row, not a key",
+            file=sys.stderr,
+        )
+        rows = rows[1:]
+    return rows
 
 
 def release_of(args: argparse.Namespace, query: Any, ledger: Any) -> Any:

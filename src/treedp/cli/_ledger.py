@@ -92,9 +92,12 @@ def fmt_measure(m: Any) -> str:
 
 
 def _amount(value: float) -> str:
+    """An amount of budget for people: 6 significant digits; what rounding leaves below the
+    smallest budget any release takes (1e-6) is shown as 0, never as a float crumb such as
+    2.3e-12, and never negative."""
     smallest = treedp.PARAMETERS["epsilon"].low or 0.0  # the smallest epsilon any release takes
-    if 0 < value < smallest:
-        return f"0 ({value:.2g} left, less than any release takes)"
+    if value < smallest:
+        return "0"
     return f"{value:.6g}"
 
 

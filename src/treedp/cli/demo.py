@@ -81,8 +81,17 @@ def _demo(total_epsilon: float, path: Path) -> dict[str, Any]:
             released[column] = release
             private = np.atleast_1d(release.quantile(qs))
             exact = np.quantile(values, qs, method="inverted_cdf")
-            shape = list(release.branching) if release.branching else "flat histogram"
-            print(f"{column}: {release.bins.n_bins} bins, {release.mechanism.name}, {shape}")
+            shape = (
+                f"a tree of {len(release.branching)} levels below its root, fan-out "
+                + ", ".join(map(str, release.branching))
+                + " from the root down"
+                if release.branching
+                else "a flat histogram"
+            )
+            print(
+                f"{column}: {release.bins.n_bins} bins, mechanism {release.mechanism.name} "
+                f"({shape})"
+            )
             print(f"  {'':<22}{header}")
             print(f"  {'private quantiles':<22}" + "  ".join(f"{v:<7.4g}" for v in private))
             print(f"  {'exact (non-private)':<22}" + "  ".join(f"{v:<7.4g}" for v in exact))

@@ -184,9 +184,7 @@ def build_query(args: argparse.Namespace, ledger: treedp.Ledger | None) -> treed
     files = treedp.FileSource(
         _source(args), delimiter=csv_delimiter(args.delimiter), encoding=args.encoding
     )
-    keys = (
-        treedp.convert_keys(read_keys(args.keys, len(by)), files, by) if args.keys and by else None
-    )
+    keys = treedp.convert_keys(read_keys(args.keys, by), files, by) if args.keys and by else None
     branching: Any = args.branching
     if branching is not None and len(branching) == 1:
         branching = branching[0]

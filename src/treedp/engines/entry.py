@@ -117,9 +117,9 @@ def no_column(column: str | None) -> None:
 
 def missing_column(column: str, names: Any) -> InvalidParameterError:
     """The error for a column the data does not have (its columns named)."""
-    return InvalidParameterError(
-        f"The column '{column}' is not in the data. Columns: {', '.join(map(str, names))}."
-    )
+    listed = ", ".join(map(str, names))
+    have = f"Columns: {listed}." if listed else "It has no columns."
+    return InvalidParameterError(f"The column '{column}' is not in the data. {have}")
 
 
 def frame_schema(data: Any) -> list[str] | None:

@@ -237,9 +237,7 @@ def _dataset_chunks(files: list[str], kind: str, column: str) -> Iterator[np.nda
         raise DataError(f"The input '{where}' could not be read as {kind}: {_first(exc)}") from None
     names = dataset.schema.names
     if column not in names:
-        raise InvalidParameterError(
-            f"The column '{column}' is not in '{where}'. Columns: {', '.join(names)}."
-        )
+        raise missing_in(column, where, names)
     check_arrow_type(dataset.schema.field(column).type, column)
     scanner = dataset.scanner(
         columns=[column],

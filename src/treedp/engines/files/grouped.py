@@ -51,7 +51,13 @@ import numpy as np
 from treedp._codes import Encoded, factorize
 from treedp._inputs import arrow_to_numpy, check_arrow_type
 from treedp.engines.files.csv_reader import CellKind, convert_arrow_cells, csv_cells, csv_header
-from treedp.engines.files.paths import BATCH_ROWS, FileSource, is_dataset, resolve_paths
+from treedp.engines.files.paths import (
+    BATCH_ROWS,
+    FileSource,
+    columns_text,
+    is_dataset,
+    resolve_paths,
+)
 from treedp.engines.grouped import (
     GroupedCounts,
     GroupedJob,
@@ -195,7 +201,7 @@ class _Input:
         missing = [c for c in job.columns if c not in self.names]
         if missing:
             raise InvalidParameterError(
-                f"The column '{missing[0]}' is not in the input. Columns: {', '.join(self.names)}."
+                f"The column '{missing[0]}' is not in the input. {columns_text(self.names)}"
             )
         return self
 

@@ -129,8 +129,16 @@ def _kind(name: str) -> str | None:
 def missing_in(column: str, where: str, header: list[str]) -> InvalidParameterError:
     """The error for a column that the file(s) ``where`` do not have (their columns named)."""
     return InvalidParameterError(
-        f"The column '{column}' is not in '{where}'. Columns: {', '.join(header)}."
+        f"The column '{column}' is not in '{where}'. {columns_text(header)}"
     )
+
+
+def columns_text(names: Any) -> str:
+    """The columns a file has, for a message (its header: public); an empty file says so."""
+    listed = [str(n) for n in names]
+    if not listed:
+        return "It has no columns: the file is empty (not even a header row)."
+    return f"Columns: {', '.join(listed)}."
 
 
 def is_dataset(data: Any) -> bool:
