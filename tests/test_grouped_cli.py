@@ -70,7 +70,6 @@ def _argv(inputs: list[str], keys: Path, out: Path, by: str = "state") -> list[s
         "integers",
         "--insecure-seed",
         "3",
-        "--quiet",
         "--out",
         str(out),
     ]

@@ -387,9 +387,7 @@ def test_budget_left_by_rounding_is_shown_as_used_up() -> None:
     from treedp.cli.budget import fmt_measure
     from treedp.privacy.measures import ZCDP, PureDP
 
-    assert fmt_measure(PureDP(2.32547e-12)) == (
-        "epsilon=0 (2.3e-12 left, less than any release takes) (pure)"
-    )
+    assert fmt_measure(PureDP(2.32547e-12)) == "epsilon=0 (pure)"  # never a float crumb
     assert fmt_measure(PureDP(0.9999999987630684)) == "epsilon=1 (pure)"
     assert fmt_measure(ZCDP(0.5)) == "rho=0.5 (zCDP)"
 

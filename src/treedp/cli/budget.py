@@ -10,6 +10,7 @@ from typing import Any
 import treedp
 from treedp.cli._common import Parser, add_neighbours, measure_from
 from treedp.cli._ledger import fmt_measure, in_cli_terms, open_cli_ledger, remaining_line
+from treedp.cli._output import add_output, budget_json, measure_json, output_of
 
 __all__ = ["fmt_measure", "register", "run"]
 
@@ -29,14 +30,17 @@ def register(sub: Any) -> None:
     add_neighbours(
         init, "the neighbour relation the total is stated for (default: add_remove)", n=False
     )
+    add_output(init, " (keys: path, dataset, total, neighbours)")
     init.set_defaults(run=run)
     show = actions.add_parser("show", help="a dataset's total, spent and remaining budget")
     show.add_argument("path", help="the ledger file")
     show.add_argument("--dataset", metavar="NAME", help="the dataset (default: every dataset)")
+    add_output(show, " (key: datasets, each with dataset, total, spent, remaining, ...)")
     show.set_defaults(run=run)
     history = actions.add_parser("history", help="every charge of a dataset")
     history.add_argument("path", help="the ledger file")
     history.add_argument("--dataset", required=True, metavar="NAME", help="the dataset's name")
+    add_output(history, " (keys: charges, budget)")
     history.set_defaults(run=run)
 
 
@@ -65,33 +69,63 @@ def _row(c: Any) -> list[str]:
 
 def run(args: argparse.Namespace) -> None:
     """Run ``treedp budget ACTION`` with the parsed arguments."""
+    out = output_of(args)
     if args.action == "init":
         with treedp.init_ledger(
             args.path, args.dataset, measure_from(args), neighbours=args.neighbours
         ) as led:
-            print(
+            out.line(
                 f"{args.path}: dataset {led.dataset!r} has a total of {fmt_measure(led.total)} "
-                f"({led.neighbours} neighbours)"
+                f"({led.neighbours} neighbours)",
+                fmt_measure(led.total),
             )
+            out.set(
+                path=args.path,
+                dataset=led.dataset,
+                total=measure_json(led.total),
+                neighbours=led.neighbours,
+            )
+        out.finish()
         return
     if args.action == "show":
         try:
             names = [args.dataset] if args.dataset else list(treedp.list_datasets(args.path))
         except treedp.LedgerError as exc:
             raise in_cli_terms(exc, args.path, None) from None
+        shown = []
         for name in names:
             with open_cli_ledger(args.path, name) as led:
                 n = sum(c.group is None for c in led.history)
-                print(
+                out.line(
                     f"{name}: total {fmt_measure(led.total)} ({led.neighbours} neighbours); "
                     f"spent {fmt_measure(led.spent)} in {n} charge{'s' * (n != 1)}; "
-                    f"remaining {fmt_measure(led.remaining)}"
+                    f"remaining {fmt_measure(led.remaining)}",
+                    f"{name} {fmt_measure(led.remaining)}",
                 )
+                shown.append({**budget_json(led), "neighbours": led.neighbours, "charges": n})
+        out.set(datasets=shown)
+        out.finish()
         return
     with open_cli_ledger(args.path, args.dataset) as led:
         header = ["#", "time (UTC)", "mechanism", "spend", "neighbours", "group", "parameters"]
         rows = [header] + [_row(c) for c in led.history]
         widths = [max(len(r[i]) for r in rows) for i in range(len(header))]
-        for r in rows:
-            print("  ".join(cell.ljust(w) for cell, w in zip(r, widths, strict=True)).rstrip())
-        print(remaining_line(led))
+        for i, r in enumerate(rows):
+            text = "  ".join(cell.ljust(w) for cell, w in zip(r, widths, strict=True)).rstrip()
+            out.line(text, "\t".join(r) if i else None)  # --quiet: the rows, tab-separated
+        out.set(charges=[_charge_json(c) for c in led.history])
+        out.budget(led, remaining_line(led))
+        out.finish()
+
+
+def _charge_json(c: Any) -> dict[str, Any]:
+    """One charge of the history as JSON."""
+    return {
+        "seq": c.seq,
+        "time": c.time,
+        "mechanism": c.record.mechanism,
+        "spend": measure_json(c.record.measure),
+        "neighbours": c.record.neighbours,
+        "group": c.group,
+        "parameters": {k: _short(v) for k, v in c.record.parameters.items()},
+    }

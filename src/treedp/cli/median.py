@@ -9,7 +9,6 @@ and exponential) runs :func:`treedp.quantiles` at ``q = 0.5`` with the method fi
 from __future__ import annotations
 
 import argparse
-import sys
 from typing import Any
 
 import treedp
@@ -35,6 +34,7 @@ from treedp.cli._common import (
     rng_from,
 )
 from treedp.cli._ledger import add_ledger_options, ledger_from_args, remaining_line
+from treedp.cli._output import add_output, bare, output_of
 
 __all__ = ["register", "run"]
 
@@ -112,6 +112,7 @@ def register(sub: Any) -> None:
         "replace neighbours, where the number of records is public)",
     )
     add_ledger_options(mdn)
+    add_output(mdn, " (keys: median, refused, how, method, neighbours, seeded)")
     mdn.set_defaults(run=run)
 
 
@@ -187,14 +188,29 @@ def run(args: argparse.Namespace) -> None:
     settings = check_arguments(args)
     with ledger_from_args(args) as ledger:
         values = read_inputs(args)
-        value, how = _median(args, settings, values, rng_from(args), ledger)
+        out = output_of(args)
+        value, how, warning = _median(args, settings, values, rng_from(args), ledger)
         stated = f"{settings['neighbours']} neighbours" + (
             " (the default for this method)" if args.neighbours is None else ""
         )
         mark = SEEDED if args.insecure_seed is not None else ""
-        print(f"median = {fmt(value)} ({how}, {stated}){mark}")
+        refused = isinstance(value, str)  # the refusal's text (stable, subsample)
+        out.line(
+            f"median = {fmt(value)} ({how}, {stated}){mark}", "refused" if refused else bare(value)
+        )
+        out.set(
+            median=None if refused else value,
+            refused=refused,
+            how=how,
+            method=args.method,
+            neighbours=settings["neighbours"],
+            seeded=args.insecure_seed is not None,
+        )
+        out.set(refusal=value if refused else None)
+        out.warn(warning)  # post-processing of the released counts or stops
         if ledger is not None:
-            print(remaining_line(ledger))
+            out.budget(ledger, remaining_line(ledger))
+        out.finish()
 
 
 def _median(
@@ -203,8 +219,9 @@ def _median(
     values: Any,
     rng: Any,
     ledger: treedp.Ledger | None,
-) -> tuple[Any, str]:
-    """The median (or the refusal's text) and how it was released, for the answer line."""
+) -> tuple[Any, str, str | None]:
+    """The median (or the refusal's text), how it was released, for the answer line, and the
+    bounds warning of the release (post-processing of released values), if any."""
     neighbours = settings["neighbours"]
     common = {"nan": args.nan, "rng": rng, "accountant": ledger}
     if is_private(settings["bounds"]):
@@ -219,7 +236,7 @@ def _median(
             n=len(values) if neighbours == "replace" else None,
             **common,
         )
-        return release.median(), f"tree, epsilon={args.epsilon}"
+        return release.median(), f"tree, epsilon={args.epsilon}", release.bounds_warning()
     if args.method == "exponential" and args.bins == "integers":
         res = treedp.quantiles(  # the exponential mechanism on the integers of [lo, hi]
             values,
@@ -232,7 +249,7 @@ def _median(
             **common,
         )
         spent = f"epsilon={args.epsilon} (spent {res.epsilon_spent:.10g})"
-        return res.value, f"exponential mechanism on integers, {spent}"
+        return res.value, f"exponential mechanism on integers, {spent}", res.bounds_warning
     if args.method == "exponential":
         em = treedp.quantile_exponential(
             values,
@@ -244,7 +261,7 @@ def _median(
             **common,
         )
         spent = f"epsilon={args.epsilon} (spent {em.epsilon_spent:.10g})"
-        return em.values[0], f"exponential mechanism, {spent}"
+        return em.values[0], f"exponential mechanism, {spent}", None
     if args.method == "stable":
         result = treedp.stable_median(
             values,
@@ -267,12 +284,13 @@ def _median(
             **common,
         )
     shown = _REFUSAL[args.method] if result.refused else result.value
-    return shown, f"{result.mechanism}, epsilon={result.epsilon}, delta={result.delta:.3g}"
+    how = f"{result.mechanism}, epsilon={result.epsilon}, delta={result.delta:.3g}"
+    return shown, how, None
 
 
 def _median_private_bounds(
     args: argparse.Namespace, settings: dict[str, Any], values: Any, common: dict[str, Any]
-) -> tuple[Any, str]:
+) -> tuple[Any, str, str | None]:
     """``--bounds private``: :func:`treedp.quantiles` at ``q = 0.5`` with the method fixed
     (it finds the bounds with a share of epsilon, releases in them, charges the total once)."""
     integers = args.bins == "integers"
@@ -287,8 +305,6 @@ def _median_private_bounds(
         bounds_share=args.bounds_share,  # None: the library's documented default
         **common,
     )
-    if result.bounds_warning is not None:  # post-processing of the released stops
-        print(f"treedp: warning: {result.bounds_warning}", file=sys.stderr)
     found = result.parts[0].measure  # the bounds step's spend (pure DP)
     name = "tree" if args.method == "tree" else "exponential mechanism"
     if args.method == "exponential" and integers:
@@ -296,7 +312,8 @@ def _median_private_bounds(
     known = known_side(settings["bounds"])
     how = " found privately" if known is None else f", {found_side(known)} found privately"
     shown = ", ".join(fmt(b) for b in result.bounds)
-    return result.value, (
+    text = (
         f"{name}, bounds [{shown}]{how} with epsilon={getattr(found, 'epsilon', 0.0):.4g}; "
         f"total pure epsilon={result.epsilon_spent:.10g} of {args.epsilon:g}"
     )
+    return result.value, text, result.bounds_warning

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 from typing import Any
 
 import treedp
 from treedp.cli._common import UsageError, add_budget, add_neighbours, budget_from
+from treedp.cli._output import add_output, output_of
 
 __all__ = ["register", "run", "workload_from"]
 
@@ -34,7 +36,11 @@ def register(sub: Any) -> None:
         "a comma-separated list of bin ranges LO:HI (0 <= LO < HI <= bins; a single M is the "
         "prefix 0:M)",
     )
-
+    add_output(
+        pln,
+        " (keys: the plan's fields: mechanism, branching, level_budgets, predicted, ..., and "
+        "alternatives)",
+    )
     pln.set_defaults(run=run)
 
 
@@ -48,13 +54,26 @@ def run(args: argparse.Namespace) -> None:
         objective=args.objective,
         workload=workload_from(args.workload),
     )
-    print(chosen.describe())
-    print("  compared:")
+    out = output_of(args)
+    if out.quiet:  # the answer: the mechanism, its fan-out per level, its level budgets
+        out.line("", chosen.mechanism)
+        out.line("", ",".join(map(str, chosen.branching)))
+        out.line("", ",".join(f"{b:.6g}" for b in chosen.level_budgets))
+    out.line(chosen.describe())
+    out.line("  compared:")
     for candidate in chosen.alternatives[:8]:
         shape = "×".join(map(str, candidate.branching))
         if not candidate.offered and candidate.level_budgets[:1] == (0.0,):
             shape += " (root off)" if chosen.neighbours == "add_remove" else ""
-        print(f"    {candidate.mechanism:<9} {shape:<32} {candidate.how:<44} {candidate.value:.6g}")
+        out.line(
+            f"    {candidate.mechanism:<9} {shape:<32} {candidate.how:<44} {candidate.value:.6g}"
+        )
+    fields = {f.name: getattr(chosen, f.name) for f in dataclasses.fields(chosen)}
+    fields["alternatives"] = [
+        {f.name: getattr(c, f.name) for f in dataclasses.fields(c)} for c in chosen.alternatives
+    ]
+    out.set(**fields)
+    out.finish()
 
 
 def workload_from(text: str | None) -> str | list[Any] | None:

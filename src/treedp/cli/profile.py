@@ -14,6 +14,7 @@ from typing import Any
 import treedp
 from treedp.cli._common import SEEDED, UsageError, rng_from
 from treedp.cli._ledger import add_ledger_options, ledger_from_args, remaining_line
+from treedp.cli._output import add_output, output_of
 
 __all__ = ["register", "run"]
 
@@ -54,6 +55,7 @@ def register(sub: Any) -> None:
         help="seed the noise (reproducible; for tests and research only, never for publication)",
     )
     add_ledger_options(pro)
+    add_output(pro, " (keys: out, summary, columns, epsilon, per_column, skipped, seeded)")
     pro.set_defaults(run=run)
 
 
@@ -92,11 +94,23 @@ def run(args: argparse.Namespace) -> None:
         if args.summary is not None:
             prof.write_summary(args.summary, rng=rng)
         seeded = SEEDED if rng is not None else ""
-        print(
+        out = output_of(args)
+        out.line(
             f"wrote {args.out}: {len(prof)} columns, pure epsilon={prof.epsilon:g} in total "
-            f"(epsilon={min(prof.shares.values()):.6g} per column){seeded}"
+            f"(epsilon={min(prof.shares.values()):.6g} per column){seeded}",
+            args.out,
         )
         if prof.skipped:
-            print(f"not profiled: {', '.join(prof.skipped)}")
+            out.line(f"not profiled: {', '.join(prof.skipped)}")
+        out.set(
+            out=args.out,
+            summary=args.summary,
+            columns=list(prof.shares),
+            epsilon=prof.epsilon,
+            per_column=dict(prof.shares),
+            skipped=list(prof.skipped),
+            seeded=rng is not None,
+        )
         if ledger is not None:
-            print(remaining_line(ledger))
+            out.budget(ledger, remaining_line(ledger))
+        out.finish()

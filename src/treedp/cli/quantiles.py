@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import sys
 from typing import Any
 
 import treedp
@@ -27,6 +26,7 @@ from treedp.cli._common import (
     rng_from,
 )
 from treedp.cli._ledger import add_ledger_options, ledger_from_args, remaining_line
+from treedp.cli._output import add_output, bare, output_of
 
 __all__ = ["n_arg", "register", "run"]
 
@@ -87,6 +87,7 @@ def register(sub: Any) -> None:
     )
     add_seed_and_nan(qs, "missing values: error or drop")
     add_ledger_options(qs)
+    add_output(qs, " (keys: quantiles, method, bounds, epsilon_spent, neighbours, seeded, n)")
     qs.set_defaults(run=run)
 
 
@@ -138,27 +139,40 @@ def run(args: argparse.Namespace) -> None:
             rng=rng_from(args),
             accountant=ledger,
         )
+        out = output_of(args)
         for level, value in zip(args.q, result.values, strict=True):
-            print(f"q={level:g}: {fmt(value)}")
+            out.line(f"q={level:g}: {fmt(value)}", bare(value))
         shown = ", ".join(fmt(b) for b in result.bounds)
         step = result.parts[0].measure if is_private(bounds) else None  # the bounds step's
         found = found_text(bounds, getattr(step, "epsilon", None))
-        print(
+        out.line(
             f"method {result.method}, bounds [{shown}]{found}, epsilon spent "
             f"{result.epsilon_spent:.10g} ({result.neighbours}){SEEDED if result.seeded else ''}"
         )
+        out.set(
+            quantiles=[
+                {"q": level, "value": value}
+                for level, value in zip(args.q, result.values, strict=True)
+            ],
+            method=result.method,
+            bounds=list(result.bounds),
+            bounds_found_privately=is_private(bounds),
+            epsilon_spent=result.epsilon_spent,
+            neighbours=result.neighbours,
+            seeded=result.seeded,
+        )
         if args.n == "private":
-            print(_n_line(result))
-        if result.bounds_warning is not None:  # post-processing of the released stops
-            print(f"treedp: warning: {result.bounds_warning}", file=sys.stderr)
+            out.line(_n_line(result))
+            out.set(n={"source": result.n_source, "released": result.n_released})
+        out.warn(result.bounds_warning)  # post-processing of the released stops
         if result.method in ("recursive", "exponential") and args.bins is None:
-            print(  # from public parameters only: the method, not the data
-                f"treedp: note: the {result.method} method reads the column as continuous; for "
-                "integer or count data (ages, counts, many tied values) add --bins integers.",
-                file=sys.stderr,
+            out.note(  # from public parameters only: the method, not the data
+                f"the {result.method} method reads the column as continuous; for integer or "
+                "count data (ages, counts, many tied values) add --bins integers."
             )
         if ledger is not None:
-            print(remaining_line(ledger))
+            out.budget(ledger, remaining_line(ledger))
+        out.finish()
 
 
 def _n_line(result: Any) -> str:

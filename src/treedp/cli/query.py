@@ -31,6 +31,7 @@ from treedp.cli._common import (
 )
 from treedp.cli._describe import info, plain
 from treedp.cli._grouped import grouped_info, pick_key
+from treedp.cli._output import bare
 
 __all__ = ["register", "run"]
 
@@ -78,6 +79,12 @@ def register(sub: Any) -> None:
         default=None,
         help="output: text (default; csv for a grouped release, one row per key and answer), "
         "json (one document) or csv (one row per answer)",
+    )
+    qry.add_argument(
+        "--quiet",
+        action="store_true",
+        help="answers only, one per line (with --ci: estimate, low and high), no prose; text "
+        "output only",
     )
     qry.add_argument(
         "--key", help="grouped release: answer for this key only (fields joined by commas)"
@@ -157,8 +164,14 @@ def answers(release: Any, args: argparse.Namespace) -> list[dict[str, Any]]:
 def run(args: argparse.Namespace) -> None:
     """Run ``treedp query`` with the parsed arguments."""
     level = level_of(args)  # before the release is read
+    if args.quiet and args.format not in (None, "text"):
+        raise UsageError("--quiet is plain text: drop --quiet, or drop --format")
+    if args.quiet and args.info:
+        raise UsageError("--info is prose: drop --quiet, or drop --info")
     if treedp.is_grouped_file(args.release):
-        args.format = args.format or "csv"  # a grouped release: rows per key by default
+        args.format = args.format or (
+            "text" if args.quiet else "csv"
+        )  # a grouped release: rows per key by default
         _run_grouped(args, level)
         return
     args.format = args.format or "text"
@@ -208,6 +221,13 @@ def run(args: argparse.Namespace) -> None:
                 ["" if c is None else c for c in cells] + [SEEDED.strip() if seeded else ""]
             )
         sys.stdout.write(out.getvalue())
+        if warning:
+            print(f"treedp: warning: {warning}", file=sys.stderr)
+        return
+    if args.quiet:
+        for row in rows:
+            cells = [row["estimate"]] + ([row["low"], row["high"]] if args.ci else [])
+            print(" ".join(bare(c) for c in cells))
         if warning:
             print(f"treedp: warning: {warning}", file=sys.stderr)
         return
@@ -333,6 +353,9 @@ def _run_grouped(args: argparse.Namespace, level: float) -> None:
             "rows": [dict(zip(header, row, strict=True)) for row in rows],
         }
         print(json.dumps(out))
+    elif args.quiet:
+        for row in rows:
+            print(" ".join(bare(c) for c in row[len(grouped.by) + 2 :]))
     elif args.format == "text":
         for line in lines:
             print(line)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import sys
 from typing import Any
 
 import treedp
@@ -26,6 +25,7 @@ from treedp.cli._common import (
 from treedp.cli._describe import approx_reading
 from treedp.cli._grouped import read_keys, release_of, wrote_grouped
 from treedp.cli._ledger import add_ledger_options, ledger_from_args, remaining_line
+from treedp.cli._output import Output, add_output, measure_json, output_of
 
 __all__ = ["register", "run"]
 
@@ -87,8 +87,14 @@ def register(sub: Any) -> None:
         "the binary layout only (a zip): give it a .tdp name",
     )
     add_ledger_options(rel)
+    add_output(
+        rel, " (keys: out, mechanism, bins, branching, guarantee, neighbours, n, ...)", False
+    )
     rel.add_argument(
-        "--quiet", action="store_true", help="no progress bar (it shows on a terminal only)"
+        "--quiet",
+        action="store_true",
+        help="answers only: the path written, no prose and no progress bar (it shows on a "
+        "terminal only)",
     )
     rel.add_argument("--by", nargs="+", metavar="COL", help="group-by column(s): one tree per key")
     rel.add_argument(
@@ -238,15 +244,31 @@ def run(args: argparse.Namespace) -> None:
         with reading(source, args.column):  # the file is streamed inside the run
             result = release_of(args, query, ledger)
         result.save(args.out)  # a Release, or a GroupedRelease (--by)
+        out = output_of(args)
         if args.by or args.privacy_unit:
-            print(wrote_grouped(args, result))
+            out.line(wrote_grouped(args, result), args.out)
+            out.set(out=args.out, **_grouped_json(result))
         else:
-            _wrote(args, result)
+            _wrote(args, result, out)
         if ledger is not None:
-            print(remaining_line(ledger))
+            out.budget(ledger, remaining_line(ledger))
+        out.finish()
 
 
-def _wrote(args: argparse.Namespace, release: treedp.Release) -> None:
+def _grouped_json(result: Any) -> dict[str, Any]:
+    """The JSON keys of a grouped (or per-person) release."""
+    per_key = isinstance(result, treedp.GroupedRelease)
+    return {
+        "groups": len(result) if per_key else None,
+        "by": list(result.by) if per_key else None,
+        "guarantee": measure_json(result.guarantee),
+        "unit": str(result.unit if per_key else result.unit.label),
+        "neighbours": result.neighbours,
+        "seeded": result.seeded,
+    }
+
+
+def _wrote(args: argparse.Namespace, release: treedp.Release, out: Output) -> None:
     """What was written, on stdout (with a Gaussian release's (epsilon, delta) reading at
     ``--delta``, and the whole cost when a bounds step took part of it); the bounds warning on
     stderr."""
@@ -267,10 +289,20 @@ def _wrote(args: argparse.Namespace, release: treedp.Release) -> None:
             f" ({found_side(step.get('known'))} found privately with "
             f"epsilon={step['epsilon']:.4g}; total {whole}){warning}"
         )
-    print(
+    out.line(
         f"wrote {args.out}: {release.mechanism.name} over {release.bins.n_bins} bins{shape}, "
-        f"{stated} ({release.neighbours}), n~{release.n:.0f}{warning}"
+        f"{stated} ({release.neighbours}), n~{release.n:.0f}{warning}",
+        args.out,
     )
-    narrow = release.bounds_warning()  # post-processing of the released counts: free
-    if narrow:
-        print(f"treedp: warning: {narrow}", file=sys.stderr)
+    out.set(
+        out=args.out,
+        mechanism=release.mechanism.name,
+        bins=release.bins.n_bins,
+        branching=list(release.branching) if release.branching else None,
+        guarantee=measure_json(guarantee),
+        total_guarantee=measure_json(release.total_guarantee),
+        neighbours=release.neighbours,
+        n=release.n,
+        seeded=release.seeded,
+    )
+    out.warn(release.bounds_warning())  # post-processing of the released counts: free

@@ -1,0 +1,158 @@
+"""``--format json`` and ``--quiet`` for every command that prints answers (shared).
+
+Three ways to print one command's result, chosen by :func:`add_output`'s options:
+
+* ``text`` (the default): the lines people read on stdout; notes and warnings on stderr as
+  ``treedp: note: ...`` / ``treedp: warning: ...``.
+* ``--quiet``: the answers only, one per line, no prose (no notes; warnings stay on stderr,
+  because they say an answer is unreliable).
+* ``--format json``: one JSON object on stdout, on one line, with the command's documented
+  keys (docs/cli.md) plus ``"warning"`` (a string or null), ``"notes"`` (a list) and, with a
+  ledger, ``"budget"``. Nothing else is printed on stdout or stderr (errors still are one line
+  on stderr and exit 2).
+
+Numbers in JSON are plain floats and ints (NaN as null), datetimes ISO text, budgets objects
+such as ``{"epsilon": 1.0}``, ``{"epsilon": 1.0, "delta": 1e-06}`` or ``{"rho": 0.5}``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+from typing import Any
+
+import treedp
+from treedp.cli._describe import plain
+
+__all__ = ["Output", "add_output", "bare", "budget_json", "measure_json", "output_of"]
+
+
+def add_output(parser: Any, json_help: str = "", quiet: bool = True) -> None:
+    """``--format {text,json}`` and, with ``quiet``, ``--quiet`` (answers only)."""
+    parser.add_argument(
+        "--format",
+        choices=("text", "json"),
+        default="text",
+        help="text (default) or json: one JSON object on stdout" + json_help,
+    )
+    if quiet:
+        parser.add_argument(
+            "--quiet", action="store_true", help="answers only, one per line, no prose"
+        )
+
+
+def measure_json(m: Any) -> dict[str, float]:
+    """A measure as JSON: ``{"epsilon": e}``, ``{"epsilon": e, "delta": d}`` or ``{"rho": r}``;
+    an amount below the smallest budget any release takes (a float crumb) is 0."""
+    smallest = treedp.PARAMETERS["epsilon"].low or 0.0
+
+    def amount(value: float) -> float:
+        return 0.0 if value < smallest else float(value)
+
+    if isinstance(m, treedp.ZCDP):
+        return {"rho": amount(m.rho)}
+    if isinstance(m, treedp.ApproxDP):
+        return {"epsilon": amount(m.epsilon), "delta": float(m.delta)}
+    return {"epsilon": amount(m.epsilon)}
+
+
+def budget_json(ledger: Any) -> dict[str, Any]:
+    """A ledger dataset's budget: ``dataset``, ``total``, ``spent``, ``remaining``."""
+    return {
+        "dataset": ledger.dataset,
+        "total": measure_json(ledger.total),
+        "spent": measure_json(ledger.spent),
+        "remaining": measure_json(ledger.remaining),
+    }
+
+
+def bare(value: Any) -> str:
+    """An answer for ``--quiet``: full precision (``repr`` of a float), ISO datetimes, ``nan``
+    for a missing one."""
+    value = plain(value)
+    return "nan" if value is None else str(value)
+
+
+def _jsonable(value: Any) -> Any:
+    """Plain JSON data (numpy scalars and arrays, datetimes, tuples, NaN as null)."""
+    if isinstance(value, dict):
+        return {str(k): _jsonable(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_jsonable(v) for v in value]
+    if hasattr(value, "tolist") and getattr(value, "ndim", 0) > 0:
+        return [_jsonable(v) for v in value.tolist()]
+    value = plain(value)
+    if isinstance(value, float) and not math.isfinite(value):
+        return None if math.isnan(value) else str(value)
+    if value is None or isinstance(value, bool | int | float | str):
+        return value
+    return str(value)
+
+
+class Output:
+    """One command's result, printed as text, answers only or one JSON object."""
+
+    def __init__(self, fmt: str = "text", quiet: bool = False) -> None:
+        self.json = fmt == "json"
+        self.quiet = quiet and not self.json
+        self.document: dict[str, Any] = {}
+        self._warning: str | None = None
+        self._notes: list[str] = []
+        self._budget: dict[str, Any] | None = None
+
+    def line(self, text: str, answer: str | None = None) -> None:
+        """A line of text output; with ``--quiet`` only ``answer`` (when given) is printed."""
+        if self.json:
+            return
+        if self.quiet:
+            if answer is not None:
+                print(answer)
+            return
+        print(text)
+
+    def set(self, **values: Any) -> None:
+        """Keys of the JSON document (ignored in text)."""
+        self.document.update(values)
+
+    def note(self, text: str) -> None:
+        """A hint for people: stderr in text, dropped with ``--quiet``, ``notes`` in JSON."""
+        if self.json:
+            self._notes.append(text)
+        elif not self.quiet:
+            print(f"treedp: note: {text}", file=sys.stderr)
+
+    def warn(self, text: str | None) -> None:
+        """An answer's warning: stderr in text and quiet, ``warning`` in JSON (once)."""
+        if not text:
+            return
+        if self.json:
+            self._warning = text
+        else:
+            print(f"treedp: warning: {text}", file=sys.stderr)
+
+    def budget(self, ledger: Any, line: str) -> None:
+        """The ledger's budget after the run: ``line`` in text, ``budget`` in JSON."""
+        if ledger is None:
+            return
+        if self.json:
+            self._budget = budget_json(ledger)
+        else:
+            self.line(line)
+
+    def finish(self) -> None:
+        """Print the JSON document (one object, one line); nothing in text."""
+        if not self.json:
+            return
+        document = dict(self.document)
+        document["warning"] = self._warning
+        document["notes"] = self._notes
+        if self._budget is not None:
+            document["budget"] = self._budget
+        print(json.dumps(_jsonable(document)))
+
+
+def output_of(args: argparse.Namespace) -> Output:
+    """The :class:`Output` of a command's ``--format`` and ``--quiet``."""
+    return Output(getattr(args, "format", "text") or "text", bool(getattr(args, "quiet", False)))
