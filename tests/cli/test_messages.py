@@ -85,7 +85,7 @@ def _bad_inputs(d: dict[str, str]) -> list[list[str]]:
             "1",
             "--out",
             str(Path(d["dir"]) / "o.json"),
-        ],  # fmt: skip
+        ],
         [*rel, "--epsilon", "1", "--out", f"{csv}/o.json"],  # the parent is a file
         [*rel, "--epsilon", "1", "--out", str(Path(d["dir"]) / "no" / "o.json")],
         ["plan", "--bins", "0", "--epsilon", "1"],
@@ -104,7 +104,7 @@ def _bad_inputs(d: dict[str, str]) -> list[list[str]]:
             "stable",
             "--bounds",
             "private",
-        ],  # fmt: skip
+        ],
         ["median", csv, "--column", "x", "--epsilon", "1", "--method", "stable", "--nan", "drop"],
         [*q, "--bounds", "0", "100", "--epsilon", "1e9"],
         [*q, "--bounds", "100", "0", "--epsilon", "1"],
@@ -125,7 +125,7 @@ def _bad_inputs(d: dict[str, str]) -> list[list[str]]:
             "1",
             "--out",
             str(Path(d["dir"]) / "o.json"),
-        ],  # fmt: skip
+        ],
         [
             "release",
             csv,
@@ -144,7 +144,7 @@ def _bad_inputs(d: dict[str, str]) -> list[list[str]]:
             d["dir"],
             "--out",
             str(Path(d["dir"]) / "g.tdp"),
-        ],  # fmt: skip
+        ],
         ["budget", "show", str(Path(d["dir"]) / "missing.db")],
         ["budget", "history", ledger, "--dataset", "nope"],
         ["query", csv, "--cdf", "1"],  # not a release file
