@@ -261,7 +261,7 @@ def _median_bins(bins: Any, integers: Any) -> str | None:
             )
         )
     if integers is None:
-        return bins
+        return None if bins is None else "integers"
     if not isinstance(integers, bool):
         raise InvalidParameterError(must("integers", f"be True or False. Got {integers!r}."))
     warnings.warn(

@@ -187,9 +187,11 @@ def _clamped(x: np.ndarray, unit: str | None, clamp: tuple[Any, Any]) -> np.ndar
         lo_t, hi_t, b_unit = pair
         lo = np.datetime64(int(lo_t), b_unit).astype(f"datetime64[{unit}]").astype(np.int64)
         hi = np.datetime64(int(hi_t), b_unit).astype(f"datetime64[{unit}]").astype(np.int64)
-        return np.clip(x, lo, hi)
+        clipped: np.ndarray = np.clip(x, lo, hi)
+        return clipped
     if unit is not None:
         raise InvalidTypeError(
             must("bounds", "be datetimes for datetime data (numbers were given).")
         )
-    return np.clip(x, pair[0], pair[1])
+    numbers: np.ndarray = np.clip(x, pair[0], pair[1])
+    return numbers
