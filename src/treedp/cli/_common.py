@@ -327,7 +327,8 @@ def fmt_count(value: Any) -> str:
 def add_input_arguments(
     parser: Any,
     column_help: str,
-    input_help: str = "one or more .csv, .csv.gz or .parquet files, directories or quoted globs",
+    input_help: str = "one or more .csv, .csv.gz, .tsv, .parquet, .arrow or .feather files, "
+    "directories or quoted globs, or - for CSV on standard input",
 ) -> None:
     """The inputs (files, directories or quoted globs), ``--column``, and ``--delimiter`` and
     ``--encoding`` for CSV."""
