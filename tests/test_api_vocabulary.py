@@ -157,3 +157,14 @@ def test_the_warning_reads_the_released_counts_not_the_data() -> None:
         assert warned == (rel.bounds_warning() is not None)
         decisions.add(warned)
     assert decisions == {True, False}  # noise, not the data, decided each time
+
+
+def test_a_list_of_paths_without_column_says_how_to_read_it(two_csv: list[str]) -> None:
+    for call in (
+        lambda: treedp.release_cdf(two_csv, bounds=(0, 100), bins=8, epsilon=1.0),
+        lambda: treedp.quantiles(two_csv, 0.5, bounds=(0, 100), epsilon=1.0),
+        lambda: treedp.median(two_csv, bounds=(0, 100), epsilon=1.0),
+    ):
+        with pytest.raises(treedp.InvalidTypeError, match="column='NAME'") as caught:
+            call()
+        assert "<U" not in str(caught.value)  # no dtype width: the longest value's length
