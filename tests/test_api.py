@@ -70,7 +70,7 @@ def test_bad_arguments(changes: dict, err: type, match: str) -> None:
         ("abc", InvalidTypeError, "scalar"),
         (np.ones((3, 3)), InvalidTypeError, "one-dimensional"),
         ([True, False], InvalidTypeError, "booleans"),
-        (["x", "y"], InvalidTypeError, "dtype"),
+        (["x", "y"], InvalidTypeError, "Got text"),
         (np.array(["2024-01-01"], "datetime64[D]"), InvalidTypeError, "datetimes"),
     ],
 )
