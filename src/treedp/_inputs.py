@@ -108,9 +108,9 @@ def as_1d_array(values: Any, name: str = "values") -> np.ndarray:
         return _from_objects(arr, name)
     if kind in "US":  # named by kind only: the dtype's width is the longest value's length
         raise InvalidTypeError(
-            f"The '{name}' argument must hold numbers or datetimes. Got text (a string dtype). A list of file "
-            "paths is read with column='NAME' (the column to release); text data must be "
-            "converted to numbers or datetimes first."
+            f"The '{name}' argument must hold numbers or datetimes. Got text (a string "
+            "dtype). A list of file paths is read with column='NAME' (the column to release); "
+            "text data must be converted to numbers or datetimes first."
         )
     raise InvalidTypeError(
         f"The '{name}' argument must hold numbers or datetimes. Got dtype {arr.dtype} instead."
