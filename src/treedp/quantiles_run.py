@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from treedp._validation import must
+from treedp._validation import must, user_stacklevel
 from treedp.budget import check_epsilon
 from treedp.engines.dispatch import pick_engine
 from treedp.exceptions import BoundsWarning, DataError, InvalidParameterError, InvalidTypeError
@@ -241,7 +241,7 @@ def run_steps(
         if known_count is not None:
             off_grid = few_records_warning(bres.allowance, float(known_count))
     if off_grid is not None:  # post-processing of released values: a warning costs nothing
-        warnings.warn(off_grid, BoundsWarning, stacklevel=3)
+        warnings.warn(off_grid, BoundsWarning, stacklevel=user_stacklevel())
     if method.sorted_after:
         distinct = np.sort(np.asarray(distinct), kind="stable")
     parts.append(method_record)
