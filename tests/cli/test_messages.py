@@ -230,3 +230,24 @@ def test_keys_file_header_is_not_a_key(
     assert main(argv) == 0
     captured = capsys.readouterr()
     assert "2 groups by k" in captured.out and "header" not in captured.err
+
+
+@pytest.mark.parametrize(
+    "total, spend",
+    [(["--rho", "1"], ["--rho", "0.8"]), (["--epsilon", "2", "--delta", "1e-6"],
+                                           ["--epsilon", "2", "--delta", "1e-6"])],
+)  # fmt: skip
+def test_gaussian_refusals_keep_amounts_in_words(
+    data: dict[str, str], tmp_path: Path, total: list[str], spend: list[str],
+    capsys: pytest.CaptureFixture[str],
+) -> None:  # fmt: skip
+    ledger = str(tmp_path / "g.db")
+    assert main(["budget", "init", ledger, "--dataset", "g", *total]) == 0
+    rel = ["release", data["csv"], "--column", "x", "--bounds", "0", "100", "--bins", "16",
+           *spend, "--ledger", ledger, "--dataset", "g"]  # fmt: skip
+    assert main([*rel, "--out", str(tmp_path / "a.json")]) == 0
+    capsys.readouterr()
+    assert main([*rel, "--out", str(tmp_path / "b.json")]) == 2
+    err = capsys.readouterr().err
+    assert "Refused" in err and not _slips(err), err
+    assert "--rho 0" not in err and "--delta 1e" not in err and "--epsilon 2" not in err

@@ -154,6 +154,12 @@ _CLI_HINTS = (
 )
 
 
+#: How the accountant states an amount of budget (kept as written by :func:`translate`).
+_MEASURE = re.compile(
+    r"pure epsilon=[\w.+\-]+|rho=[\w.+\-]+ \(zCDP\)|\(epsilon=[\w.+\-]+, delta=[\w.+\-]+\)"
+)
+
+
 def translate(message: str, parser: argparse.ArgumentParser | None) -> str:
     """A library message in the command line's terms: ``nan='drop'`` becomes ``--nan drop``.
 
@@ -178,11 +184,20 @@ def translate(message: str, parser: argparse.ArgumentParser | None) -> str:
     for api, cli in _CLI_HINTS:  # whole sentences first, before the keyword rewrites
         message = message.replace(api, cli)
     message = message.replace("'bounds=(lo, hi)'", "--bounds LO HI")
-    # ``pure epsilon=1`` describes an amount of budget (a measure), not a parameter: kept
-    message = re.sub(r"(?<!pure )\b([a-z_]+)=('?)([\w.+\-]+)\2", keyword, message)
+    # an amount of budget (``pure epsilon=1``, ``rho=0.5 (zCDP)``, ``(epsilon=1, delta=1e-06)``:
+    # the accountant's words for a measure) is not a parameter: kept as written
+    kept: list[str] = []
+
+    def keep(match: re.Match[str]) -> str:
+        kept.append(match.group(0))
+        return f"\x00{len(kept) - 1}\x00"
+
+    message = _MEASURE.sub(keep, message)
+    message = re.sub(r"\b([a-z_]+)=('?)([\w.+\-]+)\2", keyword, message)
     message = re.sub(r"[Tt]he '([a-z_]+)' (?:parameter|argument)", parameter, message)
     message = re.sub(r"'([a-z_]{2,})'", parameter, message)  # a parameter quoted alone
     message = re.sub(r"'(--[a-z\-]+(?: \w+)?)'", r"\1", message)  # no quotes around options
+    message = re.sub("\x00(\\d+)\x00", lambda m: kept[int(m.group(1))], message)
     return " ".join(message.split())  # one line, always
 
 

@@ -239,12 +239,22 @@ def _fits(total: Measure, s: _Sums) -> bool:
     return spent is not None and all(a <= b for a, b in zip(spent, _parts(total), strict=True))
 
 
-def _describe(m: Measure) -> str:
+#: Below this, an amount left is what rounding leaves (less than any release takes): shown as 0.
+_CRUMB = 1e-6
+
+
+def _describe(m: Measure, left: bool = False) -> str:
+    """A measure for a message; ``left``: an amount remaining, where a float crumb (such as
+    ``4.1e-13`` left by rounding, less than any release takes) or a negative residue is 0."""
+
+    def amount(value: float) -> str:
+        return "0" if left and value < _CRUMB else f"{value:.10g}"
+
     if isinstance(m, PureDP):
-        return f"pure epsilon={m.epsilon:.10g}"
+        return f"pure epsilon={amount(m.epsilon)}"
     if isinstance(m, ZCDP):
-        return f"rho={m.rho:.10g} (zCDP)"
-    return f"(epsilon={m.epsilon:.10g}, delta={m.delta:.3g})"
+        return f"rho={amount(m.rho)} (zCDP)"
+    return f"(epsilon={amount(m.epsilon)}, delta={m.delta:.3g})"
 
 
 def _now() -> str:
@@ -439,7 +449,7 @@ class Accountant:
         return BudgetExceededError(
             f"Refused: the {record.mechanism} release would spend {_describe(cost)} "
             f"({record.neighbours} neighbours) on dataset {self._dataset!r}, but only "
-            f"{_describe(remaining)} of the total {_describe(self._total)} "
+            f"{_describe(remaining, left=True)} of the total {_describe(self._total)} "
             f"({self._neighbours} neighbours) remains. Nothing was charged, drawn or released."
         )
 
