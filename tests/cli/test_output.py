@@ -141,3 +141,10 @@ def test_the_bounds_warning_is_shown_once(
     tree = ["median", files["csv"], "--column", "x", "--bounds", "0", "10", "--epsilon", "1"]
     assert main(tree) == 0
     assert capsys.readouterr().err.count("last bin holds") == 1
+
+
+def test_neighbors_is_the_american_spelling_on_the_command_line(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    doc = _json(["plan", "--bins", "64", "--epsilon", "1", "--neighbors", "replace"], capsys)
+    assert doc["neighbours"] == "replace"
