@@ -11,6 +11,8 @@ from typing import Any, assert_type
 
 import numpy as np
 import polars as pl
+from matplotlib.axes import Axes
+from matplotlib.figure import Figure
 from numpy.typing import NDArray
 
 import treedp
@@ -50,6 +52,7 @@ def release_queries(rel: treedp.Release, xs: Floats, when: datetime.datetime) ->
     assert_type(rel.quantile_interval(0.5), tuple[QuantileValue, QuantileValue])
     assert_type(rel.quantile_interval([0.5]), tuple[NDArray[Any], NDArray[Any]])
     assert_type(rel.to_polars(), pl.DataFrame)
+    assert_type(rel.plot(), tuple[Figure, dict[str, Axes]])
 
 
 def grouped_queries(gr: treedp.GroupedRelease, xs: Floats) -> None:
@@ -61,6 +64,7 @@ def grouped_queries(gr: treedp.GroupedRelease, xs: Floats) -> None:
     assert_type(gr.quantile([0.5, 0.9]), dict[Any, NDArray[Any]])
     assert_type(gr[1], treedp.Release)
     assert_type(gr.to_polars([0.5]), pl.DataFrame)
+    assert_type(gr.plot(), tuple[Figure, dict[Any, Axes]])
 
 
 def entry_points(values: Floats, keys: Floats) -> None:

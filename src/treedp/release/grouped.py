@@ -51,6 +51,8 @@ from treedp.release.unit import loss_factor
 if TYPE_CHECKING:
     import pandas as pd
     import polars as pl
+    from matplotlib.axes import Axes
+    from matplotlib.figure import Figure
 
 __all__ = ["GroupedRelease", "load_grouped_release"]
 
@@ -280,9 +282,11 @@ class GroupedRelease:
             f"unit={unit!r}, neighbours={self.neighbours!r}{seeded})"
         )
 
-    def plot(self, **options: Any) -> Any:
-        """Overlaid CDFs or small multiples per key: :func:`treedp.report.plot.plot_groups`."""
-        return view("grouped.plot")(dict(self.items()), **options)
+    def plot(self, **options: Any) -> tuple[Figure, dict[Any, Axes]]:
+        """Overlaid CDFs or small multiples per key: :func:`treedp.report.plot.plot_groups`;
+        the figure and its axes by key."""
+        drawn: tuple[Figure, dict[Any, Axes]] = view("grouped.plot")(dict(self.items()), **options)
+        return drawn
 
     def _repr_html_(self) -> str:
         """Notebook display: the guarantee once, then a compact line per key (first 20)."""

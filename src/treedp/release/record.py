@@ -39,6 +39,8 @@ from treedp.release.unit import PersonUnit
 if TYPE_CHECKING:
     import pandas as pd
     import polars as pl
+    from matplotlib.axes import Axes
+    from matplotlib.figure import Figure
 
 __all__ = ["Release", "ReleaseCodec", "register_codec"]
 
@@ -503,9 +505,11 @@ class Release(IntervalQueries):
         warning: str | None = view("bounds_warning")(self, share=share)
         return warning
 
-    def plot(self, *args: Any, **kwargs: Any) -> Any:
-        """Draw the release: :func:`treedp.report.plot.plot_release` (needs ``treedp[plot]``)."""
-        return view("plot")(self, *args, **kwargs)
+    def plot(self, *args: Any, **kwargs: Any) -> tuple[Figure, dict[str, Axes]]:
+        """Draw the release: :func:`treedp.report.plot.plot_release` (needs ``treedp[plot]``);
+        the figure and its axes by kind."""
+        drawn: tuple[Figure, dict[str, Axes]] = view("plot")(self, *args, **kwargs)
+        return drawn
 
     def _repr_html_(self) -> str:
         """A compact summary with a small CDF figure, for Jupyter (see ``treedp.report``)."""
