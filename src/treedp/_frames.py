@@ -8,7 +8,9 @@ have the same columns, in the same order. A missing package raises
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Mapping, Sequence
+from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -19,7 +21,28 @@ if TYPE_CHECKING:
     import pandas as pd
     import polars as pl
 
-__all__ = ["pandas_frame", "polars_frame"]
+__all__ = ["pandas_frame", "pandas_module", "polars_frame", "polars_module"]
+
+
+def pandas_module(what: str) -> ModuleType:
+    """pandas, or :class:`~treedp.MissingDependencyError` naming ``what`` and the extra (a
+    caller that computes its table first asks before computing)."""
+    try:
+        return importlib.import_module("pandas")
+    except ImportError:
+        raise MissingDependencyError(
+            f"{what} needs pandas: pip install 'treedp[pandas]'."
+        ) from None
+
+
+def polars_module(what: str) -> ModuleType:
+    """polars, or :class:`~treedp.MissingDependencyError` naming ``what`` and the extra."""
+    try:
+        return importlib.import_module("polars")
+    except ImportError:
+        raise MissingDependencyError(
+            f"{what} needs polars: pip install 'treedp[polars]'."
+        ) from None
 
 
 def pandas_frame(
@@ -32,13 +55,8 @@ def pandas_frame(
     MissingDependencyError
         If pandas is not installed; the message names ``what`` (the method) and the extra.
     """
-    try:
-        import pandas as pd
-    except ImportError:
-        raise MissingDependencyError(
-            f"{what} needs pandas: pip install 'treedp[pandas]'."
-        ) from None
-    return pd.DataFrame(columns)
+    frame: pd.DataFrame = pandas_module(what).DataFrame(columns)
+    return frame
 
 
 def polars_frame(
@@ -51,15 +69,13 @@ def polars_frame(
     MissingDependencyError
         If polars is not installed; the message names ``what`` (the method) and the extra.
     """
-    try:
-        import polars as pl
-    except ImportError:
-        raise MissingDependencyError(
-            f"{what} needs polars: pip install 'treedp[polars]'."
-        ) from None
+    polars = polars_module(what)
+    frame: pl.DataFrame
     if isinstance(columns, Mapping):
-        return pl.DataFrame({name: _polars_ready(col) for name, col in columns.items()})
-    return pl.DataFrame(list(columns))
+        frame = polars.DataFrame({name: _polars_ready(col) for name, col in columns.items()})
+    else:
+        frame = polars.DataFrame(list(columns))
+    return frame
 
 
 #: The datetime64 units polars reads (besides days); coarser ones are widened to milliseconds.

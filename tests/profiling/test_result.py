@@ -17,6 +17,18 @@ pytestmark = pytest.mark.filterwarnings("ignore::treedp.BoundsWarning")  # small
 N = 2000
 
 
+class NoDraws:
+    """A source that fails on any draw: the refusal must come before the simulations."""
+
+    seeded = True
+
+    def random_bytes(self, n: int) -> bytes:
+        raise AssertionError("a draw was made before the missing package was noticed")
+
+    def describe(self) -> dict[str, object]:
+        return {"source": "no draws", "seeded": True}
+
+
 @pytest.fixture(scope="module")
 def prof() -> treedp.TableProfile:
     rng = np.random.default_rng(TEST_SEED)
@@ -69,6 +81,11 @@ def test_notebook_display_is_short(prof: treedp.TableProfile) -> None:
 def test_without_polars_the_error_names_the_extra(
     prof: treedp.TableProfile, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    source = NoDraws()
     monkeypatch.setitem(sys.modules, "polars", None)
     with pytest.raises(treedp.MissingDependencyError, match=r"treedp\[polars\]"):
-        prof.to_polars()
+        prof.to_polars(rng=source)
+    monkeypatch.setitem(sys.modules, "pandas", None)
+    with pytest.raises(treedp.MissingDependencyError, match=r"treedp\[pandas\]"):
+        prof.to_frame(rng=source)
+    # refused before the intervals' simulations: NoDraws fails the test on any draw

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from treedp._frames import pandas_frame, polars_frame
+from treedp._frames import pandas_frame, pandas_module, polars_frame, polars_module
 from treedp.noise import RandomSource
 from treedp.privacy.spend import SpendRecord
 from treedp.release import Release
@@ -145,6 +145,7 @@ class TableProfile(Mapping[str, Release]):
     def to_frame(self, quantiles: Sequence[float] = QUARTILES, **options: Any) -> pd.DataFrame:
         """The tidy summary (:meth:`to_records`) as a pandas DataFrame (needs
         ``treedp[pandas]``), columns :data:`SUMMARY_COLUMNS`."""
+        pandas_module("TableProfile.to_frame")  # before the intervals are computed
         rows = self.to_records(quantiles, **options)
         return pandas_frame(_columns(rows), "TableProfile.to_frame")
 
@@ -152,6 +153,7 @@ class TableProfile(Mapping[str, Release]):
         """The tidy summary as a polars DataFrame (needs ``treedp[polars]``), the columns of
         :meth:`to_frame`; with datetime and numeric columns together, ``estimate``, ``low``
         and ``high`` hold text (ISO 8601 datetimes beside numbers), as in :meth:`to_csv`."""
+        polars_module("TableProfile.to_polars")  # before the intervals are computed
         rows = self.to_records(quantiles, **options)
         columns = _columns(rows)
         for name in ("estimate", "low", "high"):

@@ -18,7 +18,7 @@ from typing import IO, TYPE_CHECKING, Any, overload
 import numpy as np
 from numpy.typing import NDArray
 
-from treedp._frames import polars_frame
+from treedp._frames import polars_frame, polars_module
 from treedp._views import view
 from treedp.domain import Bins
 from treedp.estimation import (
@@ -497,6 +497,7 @@ class Release(IntervalQueries):
     def to_polars(self, *, level: float = 0.95) -> pl.DataFrame:
         """:meth:`to_arrays` as a :class:`polars.DataFrame`, the columns of :meth:`to_frame`
         (needs ``treedp[polars]``)."""
+        polars_module("Release.to_polars")  # before the intervals are computed
         return polars_frame(self.to_arrays(level=level), "Release.to_polars")
 
     def bounds_warning(self, *, share: float | None = None) -> str | None:
