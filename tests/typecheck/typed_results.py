@@ -1,4 +1,4 @@
-"""What ``mypy --strict`` infers for the public results: checked by tests/typing/test_types.py.
+"""What ``mypy --strict`` infers for the public results: checked by tests/typecheck/test_types.py.
 
 Nothing here runs (the functions are never called); every ``assert_type`` line is a claim
 about the overloads of :mod:`treedp.release` and the result types, which mypy verifies.

@@ -1,4 +1,4 @@
-"""The public results are typed: ``mypy --strict`` checks tests/typing/typed_results.py.
+"""The public results are typed: ``mypy --strict`` checks tests/typecheck/typed_results.py.
 
 Each ``assert_type`` there states what a call returns (``float`` for a scalar query, a float64
 array for a list or array, each front door's own result type); mypy fails on any line whose
