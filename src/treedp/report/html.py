@@ -69,7 +69,7 @@ p.lede, figcaption, .note { color: var(--muted); }
 table { border-collapse: collapse; margin: 0.4rem 0 0.8rem; font-variant-numeric: tabular-nums; }
 th, td { border-bottom: 1px solid var(--line); padding: 0.25rem 0.6rem; text-align: left;
          vertical-align: top; }
-td.num { text-align: right; }
+td.num { text-align: right; white-space: nowrap; }
 .scroll { overflow-x: auto; max-width: 100%; }
 figure { margin: 1rem 0; break-inside: avoid; page-break-inside: avoid; }
 figure svg { display: block; width: 100%; height: auto; max-width: 48rem; }
