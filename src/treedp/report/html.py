@@ -208,7 +208,7 @@ def _guarantee_section(release: Release, grouped: Sequence[tuple[str, str]] | No
     return f"{_facts(grouped)}<h3>{escape(heading)}</h3>{_facts(rows)}"
 
 
-def _release_rows(release: Release) -> list[tuple[str, str]]:
+def _release_rows(release: Release, column: str | None = None) -> list[tuple[str, str]]:
     bins, edges, branching = release.bins, release.edges, release.branching
     kind_col = "datetime" if bins.is_datetime else "numeric"
     kind = "integer" if bins.discrete and not bins.is_datetime else kind_col
@@ -222,7 +222,11 @@ def _release_rows(release: Release) -> list[tuple[str, str]]:
         shape = f"{len(branching)} levels below the root, fan-out {fan_out}"
     public = release.mechanism.neighbours == "replace"  # n is public
     return [
-        ("Released", f"the CDF (and everything derived from it) of one {kind_col} column"),
+        (
+            "Released",
+            f"the CDF (and everything derived from it) of one {kind_col} column"
+            + (f", {column}" if column else ""),
+        ),
         ("Mechanism", release.mechanism.name),
         ("Bins", f"{bins.n_bins} {kind} bins over {span}{width}"),
         ("Tree shape", shape),
@@ -394,7 +398,7 @@ def render_report(
     )
     guarantee = _guarantee_section(release, grouped)
     sections = [  # (id, heading id, heading, body)
-        ("released", "released", "What was released", _facts(_release_rows(release))),
+        ("released", "released", "What was released", _facts(_release_rows(release, column))),
         ("guarantee", "guarantee", "Privacy guarantee", guarantee),
         ("plots", "plots", "The distribution", figures),
         ("quantiles", "quantiles", "Quantiles", quantile_table),

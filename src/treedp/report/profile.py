@@ -94,7 +94,7 @@ def _column_section(
     note = f'<p class="warning" role="note">Warning: {escape(warning)}</p>' if warning else ""
     return (
         f'<section id="{slug}" aria-labelledby="h-{slug}"><h2 id="h-{slug}">'
-        f"Column {escape(name)}</h2>{note}{_facts(_release_rows(release))}"
+        f"Column {escape(name)}</h2>{note}{_facts(_release_rows(release, name))}"
         f"<h3>{escape(_PART)}</h3>{_facts(rows)}"
         f"{figures}{quantiles}</section>"
     )
