@@ -145,6 +145,9 @@ def test_write_report_takes_a_grouped_release(
     text = Page(one.read_text(encoding="utf-8")).content
     assert "carrier = DL" in text and "pure 1-DP for the whole release" in text
     assert "This key's tree: a part of the guarantee above" in text
+    tree = text.split("This key's tree: a part of the guarantee above")[1]
+    assert "per record: a part of the grouped release's guarantee above" in tree
+    assert "the release's privacy unit is stated above" in tree
     with pytest.raises(treedp.InvalidParameterError, match="key"):
         treedp.write_report(grouped["DL"], tmp_path / "x.html", key="DL")
     with pytest.raises(treedp.InvalidTypeError, match="release"):

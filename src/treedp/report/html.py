@@ -204,6 +204,12 @@ def _guarantee_section(release: Release, grouped: Sequence[tuple[str, str]] | No
         " per record: a part of the grouped release's guarantee above, not a guarantee of its own"
     )
     rows = [(k, v + part if k == "Guarantee" else v) for k, v in rows]
+    rows = [
+        (k, v + " (the tree's records; the release's privacy unit is stated above)")
+        if k == "Privacy unit"
+        else (k, v)
+        for k, v in rows
+    ]
     heading = "This key's tree: a part of the guarantee above, not a guarantee on its own"
     return f"{_facts(grouped)}<h3>{escape(heading)}</h3>{_facts(rows)}"
 
