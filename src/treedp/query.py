@@ -12,9 +12,7 @@ what needs the data.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
-from fractions import Fraction
 from typing import Any, cast
 
 from treedp import grouped_columns as columns
@@ -30,7 +28,7 @@ from treedp.noise.rng import check_source
 from treedp.options import MechanismOptions, PrivacyUnit, PrivateBounds
 from treedp.planning import Plan, PlanCache
 from treedp.privacy.accountant import Accountant, check_accountant
-from treedp.privacy.contribution import ContributionBounds
+from treedp.privacy.contribution import ContributionBounds, scaled_budget
 from treedp.privacy.measures import ZCDP, ApproxDP, Measure, PureDP
 from treedp.quantile_query import QuantilesRequest, quantiles_request
 from treedp.spec import ReleaseSpec, make_spec
@@ -432,14 +430,6 @@ def _grouping(
         privacy=budget[1],
     )
     return grouping, record_level
-
-
-def scaled_budget(budget: float, factor: int) -> float:
-    """The largest float ``e <= budget/factor`` with ``factor·e <= budget`` exactly."""
-    e = budget / factor
-    while Fraction(e) * factor > Fraction(budget):
-        e = math.nextafter(e, 0.0)
-    return e
 
 
 def charged_measure(grouping: Grouping) -> Measure:
