@@ -32,9 +32,10 @@ Selection runs on every engine: the engine computes the pre-noise count of each 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, overload
 
 import numpy as np
+from numpy.typing import NDArray
 
 from treedp import grouped_columns as columns
 from treedp._inputs import as_1d_array
@@ -65,6 +66,7 @@ from treedp.privacy.measures import Measure
 from treedp.query import build_query
 from treedp.release import Release
 from treedp.release.grouped import GroupedRelease
+from treedp.release.queries import ArrayPoints
 from treedp.run import run
 
 __all__ = [
@@ -76,6 +78,62 @@ __all__ = [
     "selection_sensitivity",
     "selection_threshold",
 ]
+
+
+@overload
+def release_grouped(
+    data: Any,
+    *,
+    epsilon: float | None = None,
+    privacy: Measure | None = None,
+    column: str | None = None,
+    by: None = None,
+    keys: Sequence[Any] | None = None,
+    privacy_unit: Any = None,
+    max_contributions: int | None = None,
+    max_groups: int | None = None,
+    max_contributions_per_group: int | None = None,
+    delta: float | None = None,
+    selection_epsilon: float | None = None,
+    neighbours: str = "add_remove",
+    nan: NanPolicy = "error",
+    rng: RandomSource | None = None,
+    accountant: Accountant | None = None,
+    bounds: tuple[Any, Any] | None = None,
+    bins: int | str | Any = None,
+    mechanism: str | MechanismOptions = "auto",
+    plan: Plan | PlanCache | bool | None = None,
+    postprocess: str = "monotone",
+    integer: bool = False,
+) -> Release: ...
+
+
+@overload
+def release_grouped(
+    data: Any,
+    *,
+    epsilon: float | None = None,
+    privacy: Measure | None = None,
+    column: str | None = None,
+    by: str | Sequence[Any] | NDArray[Any] | ArrayPoints,
+    keys: Sequence[Any] | None = None,
+    privacy_unit: Any = None,
+    max_contributions: int | None = None,
+    max_groups: int | None = None,
+    max_contributions_per_group: int | None = None,
+    delta: float | None = None,
+    selection_epsilon: float | None = None,
+    neighbours: str = "add_remove",
+    nan: NanPolicy = "error",
+    rng: RandomSource | None = None,
+    accountant: Accountant | None = None,
+    bounds: tuple[Any, Any] | None = None,
+    bins: int | str | Any = None,
+    mechanism: str | MechanismOptions = "auto",
+    plan: Plan | PlanCache | bool | None = None,
+    postprocess: str = "monotone",
+    integer: bool = False,
+) -> GroupedRelease: ...
 
 
 def release_grouped(

@@ -18,13 +18,15 @@ from __future__ import annotations
 
 import json
 import zipfile
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any, overload
 
 import numpy as np
+from numpy.typing import NDArray
 
 from treedp._atomic import atomic_write
+from treedp._frames import polars_frame
 from treedp._views import view
 from treedp.exceptions import InvalidParameterError, ReleaseFormatError, TreeDPError
 from treedp.privacy.contribution import ContributionBounds
@@ -42,8 +44,15 @@ from treedp.release.format import (
     _smallest_int,
     _write_zip,
 )
+from treedp.release.queries import Answers, Points, QuantileValue, Scalar
 from treedp.release.record import Release, _approx
 from treedp.release.unit import loss_factor
+
+if TYPE_CHECKING:
+    import pandas as pd
+    import polars as pl
+    from matplotlib.axes import Axes
+    from matplotlib.figure import Figure
 
 __all__ = ["GroupedRelease", "load_grouped_release"]
 
@@ -161,15 +170,35 @@ class GroupedRelease:
         return loss_factor(self.bounds, self.neighbours, isinstance(self.guarantee, ZCDP))
 
     # ------------------------------------------------------------------ queries across keys
+    @overload
+    def quantile(self, q: float) -> dict[Any, QuantileValue]: ...
+    @overload
+    def quantile(self, q: Sequence[float] | NDArray[Any]) -> dict[Any, NDArray[Any]]: ...
+    @overload
+    def quantile(self, q: object) -> dict[Any, QuantileValue | NDArray[Any]]: ...
     def quantile(self, q: Any) -> dict[Any, Any]:
         """``{key: release.quantile(q)}``."""
         qa = queries.check_q(q)
         return {k: r.quantile(qa) for k, r in self._releases.items()}
 
+    @overload
+    def cdf(self, x: Scalar) -> dict[Any, float]: ...
+    @overload
+    def cdf(self, x: Points) -> dict[Any, Answers]: ...
+    @overload
+    def cdf(self, x: object) -> dict[Any, float | Answers]: ...
     def cdf(self, x: Any) -> dict[Any, Any]:
         """``{key: release.cdf(x)}``."""
         return {k: r.cdf(x) for k, r in self._releases.items()}
 
+    @overload
+    def range_count(self, a: Scalar, b: Scalar) -> dict[Any, float]: ...
+    @overload
+    def range_count(self, a: Points, b: Scalar | Points) -> dict[Any, Answers]: ...
+    @overload
+    def range_count(self, a: Scalar, b: Points) -> dict[Any, Answers]: ...
+    @overload
+    def range_count(self, a: object, b: object) -> dict[Any, float | Answers]: ...
     def range_count(self, a: Any, b: Any) -> dict[Any, Any]:
         """``{key: release.range_count(a, b)}``."""
         return {k: r.range_count(a, b) for k, r in self._releases.items()}
@@ -193,9 +222,16 @@ class GroupedRelease:
                 cols["value"].append(v.item() if isinstance(v, np.generic) else v)
         return cols
 
-    def to_frame(self, q: Any) -> Any:
-        """:meth:`table` as a pandas DataFrame (needs pandas)."""
-        return view("grouped.to_frame")(self, q)
+    def to_frame(self, q: Any) -> pd.DataFrame:
+        """:meth:`table` as a pandas DataFrame (needs ``treedp[pandas]``): one column per
+        ``by`` column, then ``q`` and ``value``, one row per key and level."""
+        frame: pd.DataFrame = view("grouped.to_frame")(self, q)
+        return frame
+
+    def to_polars(self, q: Any) -> pl.DataFrame:
+        """:meth:`table` as a polars DataFrame, the columns of :meth:`to_frame` (needs
+        ``treedp[polars]``)."""
+        return polars_frame(self.table(q), "GroupedRelease.to_polars")
 
     # ------------------------------------------------------------------ contract
     def spend(self) -> SpendRecord:
@@ -246,9 +282,11 @@ class GroupedRelease:
             f"unit={unit!r}, neighbours={self.neighbours!r}{seeded})"
         )
 
-    def plot(self, **options: Any) -> Any:
-        """Overlaid CDFs or small multiples per key: :func:`treedp.report.plot.plot_groups`."""
-        return view("grouped.plot")(dict(self.items()), **options)
+    def plot(self, **options: Any) -> tuple[Figure, dict[Any, Axes]]:
+        """Overlaid CDFs or small multiples per key: :func:`treedp.report.plot.plot_groups`;
+        the figure and its axes by key."""
+        drawn: tuple[Figure, dict[Any, Axes]] = view("grouped.plot")(dict(self.items()), **options)
+        return drawn
 
     def _repr_html_(self) -> str:
         """Notebook display: the guarantee once, then a compact line per key (first 20)."""
