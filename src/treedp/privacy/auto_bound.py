@@ -1,59 +1,59 @@
 """``max_contributions="auto"``: the rows kept per person, chosen privately from the data.
 
-A bound ``m`` on the rows each person keeps trades two errors. Every key's tree is noised for a
-person moving ``m`` records, so its noise grows like ``m·R`` (``R``: the error of the same tree
-at one record per person); every row beyond a person's ``m`` is dropped, a bias that shrinks by
-one row per person above ``m`` for each step of ``m``. The sum ``D(m) + G·m·R`` (``D(m)``:
-rows dropped, ``G``: the keys) is smallest where the number of persons with more than ``m``
-rows crosses ``G·R`` (the bias–variance rule of Amin, Kulesza, Muñoz Medina and Vassilvitskii,
-"Bounding User Contributions: A Bias-Variance Trade-off in Differential Privacy", ICML 2019).
+A bound ``m`` on the rows each person keeps trades two errors of a released distribution.
+Every key's tree is noised for a person moving ``m`` records, so its noise is ``m·R``
+(``R``: the exact RMSE of the same tree at one record per person, public), spread over the
+rows kept, ``N_m = Σ min(r_i, m)``: a relative error of about ``G·m·R / N_m`` per key (``G``
+keys). Rows beyond a person's ``m`` are dropped, which changes the distribution only as far as
+heavy contributors differ from the rest: at most the share dropped, ``D_m / N``, times how much
+persons' distributions differ (``heterogeneity``, ``h``, a public setting). The bound minimises
+``G·m·R / N_m + h·D_m / N`` (the bias–variance trade-off of Amin, Kulesza, Muñoz Medina and
+Vassilvitskii, "Bounding User Contributions: A Bias-Variance Trade-off in Differential
+Privacy", ICML 2019, for a distribution instead of a sum).
 
 Mechanism
 ---------
-The exponential mechanism (McSherry and Talwar 2007) over the public candidates ``m``: the
-integers ``round(2**(j/4))`` up to ``cap`` (a geometric grid: about four per doubling, so the
-many bounds above every person's rows, which all score alike, do not outweigh the good ones),
-with score ``u(m) = -|#{persons with at most m rows} - (P - t)|``, ``P`` the
-number of persons and ``t = G·R`` the public target, sampled exactly
-(:func:`treedp.noise.exponential.sample_weighted_laplace`, at ``rate ≤ ε_a/2``).
+The number of persons with ``r`` rows is counted on a public geometric grid of ``r``
+(:func:`candidates`: about four buckets per doubling up to ``cap``; a person with more than
+``cap`` rows counts in the last), exact discrete Laplace noise is added to each bucket
+(:func:`treedp.noise.sample_discrete_laplace` at scale ``≥ Δ/ε_a``), and the objective above
+is evaluated on the noisy histogram for every candidate ``m`` of the grid — post-processing.
 
 Guarantee
 ---------
-Pure ``ε_a``-DP for the **person** (the release's privacy unit), under adding or removing one
-person with all their rows and under replacing one person's rows by another's. Sensitivity:
-one person changes the count ``#{r ≤ m}`` of every candidate by at most 1 and ``P`` by at most 1
-(add/remove; 0 under replace) in the same direction, so each score moves by at most 1; the
-mechanism at rate ``ε_a/2`` is ``ε_a``-DP. The rows a person has are counted after the public
-filters (missing values dropped, keys outside the public list dropped), which depend on that
+Pure ``ε_a``-DP for the **person** (the release's privacy unit). Sensitivity: adding or removing
+one person (with all their rows) changes one bucket by 1 (``Δ = 1``); replacing one person's
+rows by another's moves one person between buckets (``Δ = 2``). A person's row count is taken
+after the public filters (missing values, keys outside the public list), which depend on that
 person's rows only. The chosen bound is part of the output (``GroupedRelease.bounds``); the
-trees then spend the rest of ε at ``(ε - ε_a)/Δ(m)`` per record, and the two compose to at most
-ε (basic composition; :class:`treedp.release.unit.PersonUnit` states the sum).
+trees then spend the rest at ``(ε - ε_a)/Δ(m)`` per record and the two compose to at most ε
+(:class:`treedp.release.unit.PersonUnit` and ``GroupedRelease.guarantee`` state the sum).
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
-
-import math
 
 import numpy as np
 
 from treedp._validation import must
 from treedp.exceptions import InvalidParameterError, InvalidTypeError
 from treedp.noise import RandomSource
-from treedp.noise.exponential import sample_weighted_laplace
-from treedp.noise.rational import dyadic_lower_bound
+from treedp.noise.discrete_laplace import sample_discrete_laplace
+from treedp.noise.rational import noise_scale
 
 __all__ = [
     "AutoBound",
     "auto_split",
+    "bucket_counts",
     "candidates",
     "choose_bound",
+    "objective",
     "read_auto",
     "refuse_auto",
-    "score_weights",
 ]
 
 #: The largest bound ``"auto"`` may choose unless told otherwise.
@@ -69,7 +69,11 @@ class AutoBound:
     share : float, default=0.1
         The share of the person's ε spent choosing the bound (in (0, 1)).
     cap : int, default=65536
-        The largest bound that can be chosen (public; candidates are ``1..cap``).
+        The largest bound that can be chosen (public; candidates on a geometric grid up to it).
+    heterogeneity : float, default=0.1
+        ``h``: how far one person's distribution is assumed to differ from the others' (the
+        CDF distance the rows dropped can move a key's distribution by, per unit of share
+        dropped). 0 keeps as few rows as noise allows; 1 assumes the worst case.
 
     Examples
     --------
@@ -80,6 +84,7 @@ class AutoBound:
 
     share: float = 0.1
     cap: int = DEFAULT_CAP
+    heterogeneity: float = 0.1
 
     def __post_init__(self) -> None:
         share = self.share
@@ -96,6 +101,9 @@ class AutoBound:
             )
         if not 1 <= cap <= 2**24:
             raise InvalidParameterError(must("cap", "lie in [1, 2**24]."))
+        h = self.heterogeneity
+        if isinstance(h, bool) or not isinstance(h, int | float) or not 0 <= h <= 1:
+            raise InvalidParameterError(must("heterogeneity", "be a number in [0, 1]."))
 
 
 def read_auto(value: Any) -> AutoBound | None:
@@ -149,41 +157,55 @@ def auto_split(epsilon: float, share: float) -> tuple[float, float]:
     return first, rest
 
 
-def score_weights(rows_per_person: np.ndarray, grid: np.ndarray) -> np.ndarray:
-    """How many candidates of ``grid`` have ``i = #{persons with at most m rows}``, for every
-    ``i = 0..P``: the exponential mechanism's units per item, in the grid's order."""
-    r = np.sort(np.asarray(rows_per_person, dtype=np.int64))
-    at_most = np.searchsorted(r, grid, side="right")
-    weights: np.ndarray = np.bincount(at_most, minlength=r.size + 1).astype(np.int64)
-    return weights
+def bucket_counts(rows_per_person: np.ndarray, grid: np.ndarray) -> np.ndarray:
+    """Persons per bucket ``[grid[j], grid[j+1])`` of their row count (the last open)."""
+    r = np.asarray(rows_per_person, dtype=np.int64)
+    bucket = np.searchsorted(grid, r, side="right") - 1
+    counts: np.ndarray = np.bincount(np.maximum(bucket, 0), minlength=grid.size)
+    return counts
+
+
+def objective(noisy: np.ndarray, grid: np.ndarray, noise_unit: float, h: float) -> np.ndarray:
+    """``G·m·R / N_m + h·D_m / N`` for every candidate ``m = grid[j]`` from (noisy) bucket
+    counts: a bucket's persons are taken at the geometric middle of the bucket."""
+    cnt = np.maximum(np.asarray(noisy, dtype=np.float64), 0.0)
+    upper = np.append(grid[1:], grid[-1])
+    rep = np.sqrt(grid * upper.astype(np.float64))
+    kept = np.array([float(cnt @ np.minimum(rep, m)) for m in grid])
+    total = max(float(cnt @ rep), 1.0)
+    relative_noise = noise_unit * grid / np.maximum(kept, 1.0)
+    out: np.ndarray = relative_noise + h * (total - kept) / total
+    return out
 
 
 def choose_bound(
     rows_per_person: np.ndarray,
     auto: AutoBound,
-    target_above: float,
+    noise_unit: float,
     epsilon: float,
+    neighbours: str,
     source: RandomSource,
 ) -> tuple[int, Fraction]:
-    """The chosen bound and the exact ε it spent (``2·rate``, at most ``epsilon``).
+    """The chosen bound and the exact ε it spent (at most ``epsilon``).
 
     Parameters
     ----------
     rows_per_person : ndarray of int
         Each person's rows after the public filters (one entry per person, all ``>= 1``).
     auto : AutoBound
-        The candidates' cap.
-    target_above : float
-        ``t``: how many persons should keep fewer rows than they have (public).
+        The settings (cap, heterogeneity).
+    noise_unit : float
+        ``G·R``: the keys times one key's CDF RMSE at one record per person (public).
     epsilon : float
         The budget of this step (the person's ε times ``auto.share``).
+    neighbours : {"add_remove", "replace"}
+        The person-level relation (``replace`` doubles the sensitivity).
     source : RandomSource
         Randomness (the OS's by default upstream).
     """
     grid = candidates(auto.cap)
-    weights = score_weights(rows_per_person, grid)
-    persons = weights.size - 1
-    center = min(max(Fraction(persons) - Fraction(target_above), Fraction(0)), Fraction(persons))
-    rate = dyadic_lower_bound(Fraction(epsilon) / 2)
-    (unit,) = sample_weighted_laplace(weights, center, rate, 1, source)
-    return int(grid[int(unit)]), 2 * rate
+    sensitivity = 2 if neighbours == "replace" else 1
+    scale = noise_scale(sensitivity, epsilon)
+    noisy = bucket_counts(rows_per_person, grid) + sample_discrete_laplace(scale, grid.size, source)
+    best = int(np.argmin(objective(noisy, grid, noise_unit, auto.heterogeneity)))
+    return int(grid[best]), Fraction(sensitivity) / scale
