@@ -61,6 +61,7 @@ from treedp.noise.rng import resolve_source
 from treedp.options import MechanismOptions, PrivacyUnit
 from treedp.planning import Plan, PlanCache
 from treedp.privacy.accountant import Accountant
+from treedp.privacy.auto_bound import AutoBound
 from treedp.privacy.contribution import ContributionBounds
 from treedp.privacy.measures import Measure
 from treedp.query import build_query
@@ -90,7 +91,7 @@ def release_grouped(
     by: None = None,
     keys: Sequence[Any] | None = None,
     privacy_unit: Any = None,
-    max_contributions: int | None = None,
+    max_contributions: int | str | AutoBound | None = None,
     max_groups: int | None = None,
     max_contributions_per_group: int | None = None,
     delta: float | None = None,
@@ -118,7 +119,7 @@ def release_grouped(
     by: str | Sequence[Any] | NDArray[Any] | ArrayPoints,
     keys: Sequence[Any] | None = None,
     privacy_unit: Any = None,
-    max_contributions: int | None = None,
+    max_contributions: int | str | AutoBound | None = None,
     max_groups: int | None = None,
     max_contributions_per_group: int | None = None,
     delta: float | None = None,
@@ -145,7 +146,7 @@ def release_grouped(
     by: Any = None,
     keys: Sequence[Any] | None = None,
     privacy_unit: Any = None,
-    max_contributions: int | None = None,
+    max_contributions: int | str | AutoBound | None = None,
     max_groups: int | None = None,
     max_contributions_per_group: int | None = None,
     delta: float | None = None,
@@ -190,7 +191,10 @@ def release_grouped(
     max_contributions, max_groups, max_contributions_per_group : int, optional
         Per-person bounds (see :mod:`treedp.privacy.contribution`): rows kept overall, groups
         contributed to, rows kept per group. With a ``privacy_unit``, give ``max_contributions``
-        or both group bounds.
+        or both group bounds. ``max_contributions="auto"`` (or a :class:`treedp.AutoBound`)
+        chooses it privately from the rows per person with 10% of ε (pure ε, public keys,
+        in-memory tables; :mod:`treedp.privacy.auto_bound`); ``treedp.predict_error`` with a
+        ``privacy_unit`` gives a fixed choice's error before any data is read.
     delta, selection_epsilon : float, optional
         Private key selection: the δ of the ``(ε, δ)`` guarantee, the ε spent on it (half).
     neighbours : {"add_remove", "replace"}, default="add_remove"

@@ -84,6 +84,9 @@ class GroupedRelease:
     target : dict or None
         The ``(epsilon, delta)`` target asked for, which the zCDP :attr:`guarantee` implies
         by the tight conversion (:attr:`approx_target`).
+    bound_choice : dict or None
+        With ``max_contributions="auto"``: the share of ε, the candidates' cap and the exact ε
+        the private choice of :attr:`bounds` spent (part of :attr:`guarantee`).
     """
 
     def __init__(
@@ -98,6 +101,7 @@ class GroupedRelease:
         guarantee: PureDP | ApproxDP | ZCDP,
         selection: dict[str, Any] | None = None,
         target: dict[str, float] | None = None,
+        bound_choice: dict[str, Any] | None = None,
     ) -> None:
         if len(keys) != len(releases):
             raise InvalidParameterError("A grouped release needs one release per key.")
@@ -111,6 +115,7 @@ class GroupedRelease:
             guarantee=guarantee,
             selection=None if selection is None else dict(selection),
             target=None if target is None else dict(target),
+            bound_choice=None if bound_choice is None else dict(bound_choice),
         )
 
     keys: tuple[Any, ...]
@@ -121,6 +126,7 @@ class GroupedRelease:
     epsilon: float
     guarantee: PureDP | ApproxDP | ZCDP
     selection: dict[str, Any] | None
+    bound_choice: dict[str, Any] | None
     target: dict[str, float] | None
 
     @property
@@ -249,6 +255,7 @@ class GroupedRelease:
                 "contribution_factor": self.contribution_factor,
                 **self.bounds.describe(),
                 "selection": self.selection,
+                **({} if self.bound_choice is None else {"bound_choice": self.bound_choice}),
             },
         )
 
@@ -272,6 +279,7 @@ class GroupedRelease:
             "unit": self.unit,
             "selection": self.selection,
             **({"target": dict(self.target)} if self.target is not None else {}),
+            **({"bound_choice": dict(self.bound_choice)} if self.bound_choice else {}),
         }
 
     def __repr__(self) -> str:
@@ -390,7 +398,9 @@ def _from_document(zf: zipfile.ZipFile, document: Any, label: str) -> GroupedRel
         neighbours = meta["neighbours"]
         if neighbours not in ("add_remove", "replace"):
             raise ReleaseFormatError("unknown neighbour relation")
-        guarantee = _guarantee(meta["guarantee"], first.mechanism, bounds, neighbours)
+        choice = _bound_choice(meta.get("bound_choice"))
+        extra = 0.0 if choice is None else float(choice["epsilon_spent"])
+        guarantee = _guarantee(meta["guarantee"], first.mechanism, bounds, neighbours, extra)
         target = meta.get("target")
         if target is not None and not isinstance(guarantee, ZCDP):
             raise ReleaseFormatError(
@@ -405,6 +415,7 @@ def _from_document(zf: zipfile.ZipFile, document: Any, label: str) -> GroupedRel
             epsilon=float("inf") if meta["epsilon"] is None else float(meta["epsilon"]),
             guarantee=guarantee,
             selection=meta["selection"],
+            bound_choice=choice,
             target=None if target is None else _check_target(target),
         )
     except ReleaseFormatError as exc:
@@ -416,9 +427,10 @@ def _from_document(zf: zipfile.ZipFile, document: Any, label: str) -> GroupedRel
 
 
 def _guarantee(
-    g: Any, mechanism: Any, bounds: ContributionBounds, neighbours: str
+    g: Any, mechanism: Any, bounds: ContributionBounds, neighbours: str, extra: float = 0.0
 ) -> PureDP | ApproxDP | ZCDP:
-    """The stated guarantee, checked to cover the trees' loss times the contribution factor."""
+    """The stated guarantee, checked to cover the trees' loss times the contribution factor
+    (plus ``extra``: the ε of a private choice of the bound)."""
     guarantee: PureDP | ApproxDP | ZCDP
     if g["kind"] == "zcdp":
         guarantee = ZCDP(g["rho"])
@@ -430,10 +442,20 @@ def _guarantee(
         eps = g["epsilon"]
         guarantee = ApproxDP(eps, g["delta"]) if g["kind"] == "approx" else PureDP(eps)
         spent, bound = float(mechanism.epsilon_spent()), guarantee.epsilon
-    stated = spent * loss_factor(bounds, neighbours, isinstance(guarantee, ZCDP))
+    stated = spent * loss_factor(bounds, neighbours, isinstance(guarantee, ZCDP)) + extra
     if stated > bound * (1 + 1e-9):
         raise ReleaseFormatError("the stated guarantee does not match the noise scales")
     return guarantee
+
+
+def _bound_choice(stored: Any) -> dict[str, Any] | None:
+    """A stored ``max_contributions="auto"`` record (absent in files without one)."""
+    if stored is None:
+        return None
+    spent = stored.get("epsilon_spent") if isinstance(stored, dict) else None
+    if isinstance(spent, bool) or not isinstance(spent, int | float) or not spent > 0:
+        raise ReleaseFormatError("the bound choice does not state a positive epsilon_spent")
+    return dict(stored)
 
 
 def _read_2d(zf: zipfile.ZipFile, entry: Any, n_keys: int) -> np.ndarray:
