@@ -87,7 +87,7 @@ def main() -> None:
     args = parser.parse_args()
     print(machine())
     print("mean over carriers of the sup CDF error (share of n), mean over seeds [SEEDED]")
-    print(f"{'data':<14}{'rows':>10}  " + "  ".join(f"{str(b):>7}" for b in BOUNDS) + "  auto m")
+    print(f"{'data':<14}{'rows':>10}  " + "  ".join(f"{b!s:>7}" for b in BOUNDS) + "  auto m")
     for name, make in (("independent", make_frame), ("heterogeneous", heterogeneous)):
         for rows in args.rows:
             df = make(rows)
