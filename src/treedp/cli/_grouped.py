@@ -19,7 +19,7 @@ from treedp.cli._describe import approx_reading, guarantee_text, info, target_en
 __all__ = ["grouped_info", "pick_key", "read_keys", "release_of", "wrote_grouped"]
 
 
-def read_keys(path: str, by: list[str]) -> list[Any]:
+def read_keys(path: str, by: list[str] | int) -> list[Any]:
     """Public keys from a text file: one per line; comma-separated fields for several ``by``.
 
     A first line that equals the ``--by`` column name (the names, comma-separated, for
@@ -35,11 +35,13 @@ def read_keys(path: str, by: list[str]) -> list[Any]:
         raise treedp.InvalidParameterError(f"The keys file '{path}' does not exist.")
     lines = [line.rstrip("\n\r") for line in p.read_text(encoding="utf-8").splitlines()]
     lines = [line for line in lines if line.strip()]
+    width = by if isinstance(by, int) else len(by)  # an int: the names are not known
     rows: list[Any] = (
-        lines if len(by) <= 1 else [tuple(f.strip() for f in line.split(",")) for line in lines]
+        lines if width <= 1 else [tuple(f.strip() for f in line.split(",")) for line in lines]
     )
-    header: Any = by[0] if len(by) <= 1 else tuple(by)
-    if rows and (rows[0].strip() if isinstance(rows[0], str) else rows[0]) == header:
+    header: Any = None if isinstance(by, int) else (by[0] if width <= 1 else tuple(by))
+    first = rows[0].strip() if rows and isinstance(rows[0], str) else (rows[0] if rows else None)
+    if header is not None and first == header:
         print(
             f"treedp: note: the first line of --keys {path} names the --by column: read as a "
             "header row, not a key",

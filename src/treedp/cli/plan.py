@@ -9,6 +9,7 @@ from typing import Any
 import treedp
 from treedp.cli._common import UsageError, add_budget, add_neighbours, budget_from
 from treedp.cli._output import add_output, output_of
+from treedp.cli._plan_people import add_people, people_lines
 
 __all__ = ["register", "run", "workload_from"]
 
@@ -41,11 +42,13 @@ def register(sub: Any) -> None:
         " (keys: the plan's fields: mechanism, branching, level_budgets, predicted, ..., and "
         "alternatives)",
     )
+    add_people(pln)
     pln.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> None:
     """Run ``treedp plan`` with the parsed arguments."""
+    people = people_lines(args)  # checked before anything is printed
     chosen = treedp.plan(
         args.bins,
         **budget_from(args),
@@ -72,6 +75,10 @@ def run(args: argparse.Namespace) -> None:
     fields["alternatives"] = [
         {f.name: getattr(c, f.name) for f in dataclasses.fields(c)} for c in chosen.alternatives
     ]
+    for line in people:
+        out.line(line)
+    if people:  # the per-key error lines of contribution bounds, as text
+        fields["per_key"] = [line.strip() for line in people[1:]]
     out.set(**fields)
     out.finish()
 
