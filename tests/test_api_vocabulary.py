@@ -175,3 +175,13 @@ def test_the_quantiles_bounds_warning_points_at_the_caller() -> None:
     with pytest.warns(treedp.BoundsWarning) as caught:
         treedp.quantiles(x, 0.5, bounds="private", epsilon=1.0, rng=InsecureSeededSource(1))
     assert all(w.filename == __file__ for w in caught)
+
+
+def test_the_warning_names_the_column_of_a_table() -> None:
+    pd = pytest.importorskip("pandas")
+    table = pd.DataFrame({"delay": np.random.default_rng(3).exponential(60, 3000)})
+    with pytest.warns(treedp.BoundsWarning, match=r"^Column 'delay': The last bin holds"):
+        treedp.release_cdf(
+            table, column="delay", bounds=(0, 30), bins=30, epsilon=1.0,
+            rng=InsecureSeededSource(2),
+        )  # fmt: skip

@@ -62,8 +62,9 @@ def run_release(query: Query) -> Release:
     # Bounds that look wrong (much released mass in an end bin, or a private scan off its
     # grid): post-processing of the released counts and stops, never of the data's.
     warning = release.bounds_warning()
-    if warning is not None:
-        warnings.warn(warning, BoundsWarning, stacklevel=user_stacklevel())
+    if warning is not None:  # named by its column (public) when a table's: treedp.profile
+        where = f"Column '{query.column}': " if query.column is not None else ""
+        warnings.warn(where + warning, BoundsWarning, stacklevel=user_stacklevel())
     return release
 
 
