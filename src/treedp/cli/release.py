@@ -220,11 +220,16 @@ def build_query(args: argparse.Namespace, ledger: treedp.Ledger | None) -> treed
         )
         if args.privacy_unit
         else None,
-        engine=treedp.LocalEngine(progress=False) if args.quiet and not grouped else None,
+        engine=treedp.LocalEngine(progress=False) if _silent(args) and not grouped else None,
         by=by,
         keys=keys,  # typed from the schema for Parquet and Arrow; text for CSV
         delta=args.selection_delta,
     )
+
+
+def _silent(args: argparse.Namespace) -> bool:
+    """No progress bar: ``--quiet``, or ``--format json`` (stdout and stderr stay clean)."""
+    return bool(args.quiet) or args.format == "json"
 
 
 def _source(args: argparse.Namespace) -> str | list[str]:
