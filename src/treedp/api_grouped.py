@@ -176,8 +176,7 @@ def release_grouped(
     epsilon : float, optional
         The pure-DP budget for the privacy unit. Give this or ``privacy``.
     privacy : ZCDP, ApproxDP or PureDP, optional
-        A target guarantee for the privacy unit instead (Gaussian noise at ``rho / L2²``;
-        needs public ``keys``).
+        A target guarantee instead (Gaussian noise at ``rho / L2²``; needs public ``keys``).
     column : str, optional
         The value column (required for a table).
     by : str, sequence of str, array or tuple of arrays, optional
@@ -191,12 +190,11 @@ def release_grouped(
         The person-id column (or the ids), or a :class:`treedp.PrivacyUnit` holding it with
         the bounds below. Without it, one row is one person.
     max_contributions, max_groups, max_contributions_per_group : int, optional
-        Per-person bounds (see :mod:`treedp.privacy.contribution`): rows kept overall, groups
-        contributed to, rows kept per group. With a ``privacy_unit``, give ``max_contributions``
-        or both group bounds. ``max_contributions="auto"`` (or a :class:`treedp.AutoBound`)
-        chooses it privately from the rows per person with 10% of ε (pure ε, public keys,
-        in-memory tables; :mod:`treedp.privacy.auto_bound`); ``treedp.predict_error`` with a
-        ``privacy_unit`` gives a fixed choice's error before any data is read.
+        Per-person bounds (:mod:`treedp.privacy.contribution`): rows kept overall, groups
+        contributed to, rows kept per group; with a ``privacy_unit``, ``max_contributions`` or
+        both group bounds. ``"auto"`` (or a :class:`treedp.AutoBound`) chooses
+        ``max_contributions`` privately with 10% of ε (pure ε, public keys, in-memory tables;
+        :mod:`treedp.privacy.auto_bound`); :func:`treedp.predict_error` gives a fixed one's error.
     delta, selection_epsilon : float, optional
         Private key selection: the δ of the ``(ε, δ)`` guarantee, the ε spent on it (half).
     neighbours : {"add_remove", "replace"}, default="add_remove"
