@@ -16,6 +16,7 @@ import numpy as np
 from treedp.domain import Bins
 from treedp.estimation import PrefixCovariance
 from treedp.exceptions import InvalidParameterError
+from treedp.timezones import from_ticks
 
 __all__ = ["Terms", "below_terms", "cdf_terms", "range_terms", "to_axis", "to_output"]
 
@@ -123,11 +124,14 @@ def like(x: Any, out: np.ndarray) -> Any:
 
 
 def to_output(bins: Bins, values: np.ndarray) -> Any:
-    """Axis values in the user's space (datetime64 for datetime bins, NaN → NaT; 0-d → scalar)."""
+    """Axis values in the user's space (datetime64 for datetime bins, times in the bins' zone
+    for tz-aware bins, NaN → NaT; 0-d → scalar)."""
     values = np.asarray(values, dtype=np.float64)
     if bins.datetime_unit is not None:
         ticks = np.where(np.isnan(values), np.iinfo(np.int64).min, np.round(values))
         result = ticks.astype(np.int64).astype(f"datetime64[{bins.datetime_unit}]")
+        if bins.timezone is not None:  # tz-aware bins: the answers in their zone
+            return from_ticks(result, bins.datetime_unit, bins.timezone)
         return result[()] if result.ndim == 0 else result
     return float(values) if values.ndim == 0 else values
 
