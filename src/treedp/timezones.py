@@ -197,10 +197,12 @@ def refuse_aware(x: Any, name: str) -> None:
 
 
 def _naive(x: _dt.datetime) -> Any:
-    """The wall time of an aware datetime, keeping a pandas ``Timestamp``'s unit."""
+    """The wall time of an aware datetime: a pandas ``Timestamp`` keeps its unit, a Python
+    datetime has that of its ISO 8601 text (seconds without microseconds), as a bound
+    written ``"2013-01-01T00:00Z"`` would."""
     if hasattr(x, "tz_localize"):
         return x.tz_localize(None)  # a pandas Timestamp: keeps nanoseconds
-    return x.replace(tzinfo=None)
+    return x.replace(tzinfo=None).isoformat()
 
 
 def _minus(wall: np.datetime64, offset: _dt.timedelta) -> np.datetime64:
@@ -289,8 +291,14 @@ def data_zone(values: Any, column: Any = None) -> str | None:
         t = _arrow_type(values, column)
         zone = getattr(t, "tz", None)
         return None if zone is None else zone_name(zone, "values")
+    if type(values).__name__ == "FileSource":
+        values = values.path
     if isinstance(values, str) or hasattr(values, "__fspath__"):
         return _file_zone(values, column)
+    if isinstance(values, list | tuple) and values and all(_is_path(v) for v in values):
+        return _file_zone(values[0], column)
+    if isinstance(values, np.ndarray) and values.dtype.kind == "M":
+        return UNKNOWN  # numpy datetimes carry no zone: UTC instants under aware bounds
     if isinstance(values, np.ndarray) and values.dtype.kind != "O":
         return None
     if isinstance(values, list | tuple | np.ndarray):
@@ -314,14 +322,28 @@ def _arrow_type(values: Any, column: Any) -> Any:
     return getattr(values, "type", None)
 
 
+def _is_path(v: Any) -> bool:
+    return isinstance(v, str) or hasattr(v, "__fspath__")
+
+
 def _file_zone(path: Any, column: Any) -> str | None:
-    """A Parquet or Arrow file's zone from its schema; CSV text has none (:data:`UNKNOWN`)."""
-    text = str(path).lower()
-    if text.endswith((".parquet", ".pq")) and column is not None:
+    """A Parquet file's zone from its schema (the first file of a folder or pattern); CSV text
+    and other inputs have none (:data:`UNKNOWN`)."""
+    import glob
+    import os
+
+    text = os.fspath(path)
+    if os.path.isdir(text):
+        found = sorted(glob.glob(os.path.join(text, "**", "*.parquet"), recursive=True))
+        text = found[0] if found else text
+    elif any(ch in text for ch in "*?["):
+        found = sorted(glob.glob(text, recursive=True))
+        text = found[0] if found else text
+    if text.lower().endswith((".parquet", ".pq")) and column is not None:
         try:
             import pyarrow.parquet as pq
 
-            schema = pq.read_schema(str(path))
+            schema = pq.read_schema(text)
         except Exception:  # the reader reports a missing or broken file with its own error
             return UNKNOWN
         if column in schema.names:

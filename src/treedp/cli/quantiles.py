@@ -111,7 +111,7 @@ def _check_options(args: argparse.Namespace, bounds: Any) -> None:
 
 def run(args: argparse.Namespace) -> None:
     """Run ``treedp quantiles`` with the parsed arguments (charging ``--ledger`` if given)."""
-    bounds = bounds_arg(args.bounds)
+    bounds = bounds_arg(args.bounds, args.tz)
     _check_options(args, bounds)
     values = read_inputs(args)
     with ledger_from_args(args) as ledger:

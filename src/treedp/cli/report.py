@@ -4,6 +4,7 @@ grouped release, ``--key``)."""
 from __future__ import annotations
 
 import argparse
+import warnings
 from typing import Any
 
 import treedp
@@ -81,5 +82,7 @@ def run(args: argparse.Namespace) -> None:
             f"a release made with --mechanism {release.mechanism.name} has no error bars, which "
             "the report draws; use 'treedp query' for its answers"
         )
-    treedp.write_report(release, args.out, title=title, level=args.level, grouped=grouped_rows)
+    with warnings.catch_warnings():  # the plot's date axis of tz-aware times is in UTC
+        warnings.filterwarnings("ignore", "no explicit representation of timezones")
+        treedp.write_report(release, args.out, title=title, level=args.level, grouped=grouped_rows)
     print(args.out)
