@@ -481,6 +481,8 @@ def _datetime_bins(bounds: Sequence[Any], bins: Any, timezone: Any) -> Bins:
         raise InvalidTypeError("The 'bounds' parameter mixes a datetime and a number.")
     try:
         lo_dt, hi_dt, zone = bound_pair(lo_raw, hi_raw, timezone)
+    except (InvalidParameterError, InvalidTypeError):
+        raise
     except ValueError:
         raise InvalidParameterError(
             f"The 'bounds' parameter could not be read as datetimes: {bounds!r}."

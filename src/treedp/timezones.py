@@ -239,6 +239,8 @@ def to_utc(x: Any, zone: str, name: str) -> np.ndarray:
     zone), naive ones wall times in ``zone``."""
     tz = getattr(getattr(x, "dtype", None), "tz", None)
     if tz is not None and hasattr(x, "tz_convert"):  # a pandas Series or DatetimeIndex
+        if hasattr(x, "dt"):  # a Series: its values, not its index
+            return np.asarray(x.dt.tz_convert("UTC").dt.tz_localize(None))
         return np.asarray(x.tz_convert("UTC").tz_localize(None))
     if isinstance(x, _dt.datetime | str | np.datetime64):
         return np.asarray(_one_utc(x, zone, name))
@@ -397,6 +399,8 @@ def quantile_bounds(values: Any, column: Any, bounds: Any) -> tuple[Any, str | N
     zone = data_zone(values, column)
     try:
         lo, hi, bins_zone = bound_pair(bounds[0], bounds[1], None if zone == UNKNOWN else zone)
+    except (InvalidParameterError, InvalidTypeError):
+        raise
     except ValueError:
         return bounds, None  # unreadable: the request's checks tell
     _agree(zone, bins_zone)

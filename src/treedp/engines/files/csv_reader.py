@@ -140,8 +140,8 @@ class CellKind:
         if self.expect_aware is not None and aware != self.expect_aware:
             raise InvalidTypeError(
                 f"The column '{self.column}' holds times with a UTC offset (such as 'Z' or "
-                "'+00:00') but the bounds are naive: give bounds with a zone "
-                "('2013-01-01T00:00Z') or, in the CLI, --tz."
+                "'+00:00') but the bounds are naive: give bounds with a zone (ending in Z "
+                "or an offset such as +01:00) or, in the CLI, --tz."
                 if aware
                 else f"The column '{self.column}' holds times without a UTC offset but the "
                 "bounds carry a time zone: give naive bounds."
