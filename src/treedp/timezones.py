@@ -277,11 +277,11 @@ def data_zone(values: Any, column: Any = None) -> str | None:
     :data:`UNKNOWN`: no schema, such as CSV text or a cluster). Reads no value, except the
     ``tzinfo`` of Python datetimes, which must all agree."""
     root = (type(values).__module__ or "").split(".")[0]
-    if root in ("pandas", "polars") and hasattr(values, "columns"):
+    if root in ("pandas", "polars", "dask") and hasattr(values, "columns"):
         if column is None or column not in list(values.columns):
-            return None  # the engine reports the missing column
+            return UNKNOWN  # the engine reports the missing column
         values = values[column]
-    if root == "pandas":
+    if root in ("pandas", "dask"):
         col = values
         tz = getattr(getattr(col, "dtype", None), "tz", None)
         return None if tz is None else zone_name(tz, "values")
@@ -305,7 +305,7 @@ def data_zone(values: Any, column: Any = None) -> str | None:
         return None
     if isinstance(values, list | tuple | np.ndarray):
         return objects_zone(values)
-    return UNKNOWN if root in ("pyspark", "dask", "duckdb", "sqlite3") else None
+    return UNKNOWN if root in ("pyspark", "duckdb", "sqlite3", "treedp") else None
 
 
 def utc_naive(v: Any) -> Any:
