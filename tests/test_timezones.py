@@ -385,3 +385,11 @@ def test_missing_values_in_aware_data_follow_the_policy(ny: Any) -> None:
     with pytest.raises(DataError):
         _release(series)
     assert _release(series, nan="drop").bins.timezone == NY
+
+
+def test_counts_made_elsewhere_take_the_bounds_zone() -> None:
+    rel = treedp.release_counts(
+        [5, 6, 7, 8], bounds=("2013-01-01T00:00Z", "2013-01-05T00:00Z"), bins=4, epsilon=1.0,
+        rng=InsecureSeededSource(1),
+    )  # fmt: skip
+    assert rel.bins.timezone == "UTC" and str(rel.median().tz) == "UTC"

@@ -34,7 +34,7 @@ from treedp.privacy.contribution import ContributionBounds
 from treedp.privacy.measures import ZCDP, ApproxDP, Measure, PureDP
 from treedp.quantile_query import QuantilesRequest, quantiles_request
 from treedp.spec import ReleaseSpec, make_spec
-from treedp.timezones import check_agrees, data_zone, quantile_bounds
+from treedp.timezones import UNKNOWN, check_agrees, data_zone, quantile_bounds
 
 __all__ = ["Grouping", "Query", "approx_target", "build_query"]
 
@@ -243,7 +243,9 @@ def _distribution_query(
     private, bins, bounds, edges = domain
     n = cast(int | None, n)  # the spec refuses a str (n="private" is for quantiles)
     if private is None:
-        the_bins = zoned_bins(common["data"], common["column"], bins, bounds, edges)
+        the_bins = zoned_bins(
+            common["data"], common["column"], bins, bounds, edges, common["counts"]
+        )
         spec = _spec(the_bins, budget, neighbours, n, *output)
         spec.require_n()  # a release (not a plan) needs the public n under replace
         return Query(spec=spec, bins=the_bins, **common)
@@ -500,10 +502,12 @@ def _private_bounds(bounds: Any) -> PrivateBounds | None:
     return None
 
 
-def zoned_bins(values: Any, column: Any, bins: Any, bounds: Any, edges: Any) -> Bins:
+def zoned_bins(
+    values: Any, column: Any, bins: Any, bounds: Any, edges: Any, counts: bool = False
+) -> Bins:
     """The public bins, datetime bins in the data's time zone (from its type), checked
     against it (:mod:`treedp.timezones`)."""
-    zone = data_zone(values, column)
+    zone = UNKNOWN if counts else data_zone(values, column)  # counts made elsewhere: no values
     the_bins = bins if isinstance(bins, Bins) else public_bins(bounds, bins, edges, zone)
     check_agrees(zone, the_bins)
     return the_bins
