@@ -393,3 +393,27 @@ def test_counts_made_elsewhere_take_the_bounds_zone() -> None:
         rng=InsecureSeededSource(1),
     )  # fmt: skip
     assert rel.bins.timezone == "UTC" and str(rel.median().tz) == "UTC"
+
+
+def test_without_pandas_the_answers_are_python_datetimes(
+    reference: treedp.Release, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from treedp.timezones import from_ticks
+
+    expected = reference.edges[:3]
+    monkeypatch.setitem(__import__("sys").modules, "pandas", None)  # import pandas fails
+    got = from_ticks(reference.bins.edges[:3], "s", NY)
+    assert all(type(t) is dt.datetime and t.tzinfo is not None for t in got)
+    assert [t.isoformat() for t in got] == [t.isoformat() for t in expected]
+    assert from_ticks(np.array(["NaT"], dtype="datetime64[s]"), "s", NY)[0] is None
+
+
+def test_polars_and_arrow_tables_name_their_column(ny: Any) -> None:
+    pl = pytest.importorskip("polars")
+    frame = pl.DataFrame({"t": pl.Series(ny.tz_convert("UTC")).dt.convert_time_zone(NY)})
+    assert _release(frame, column="t").bins.timezone == NY
+    from treedp.timezones import data_zone
+
+    assert data_zone(pa.table({"t": pa.array(ny)}), "t") == NY
+    assert data_zone(pa.table({"t": pa.array(ny)}), "missing") == "<unknown>"
+    assert data_zone(pd.DataFrame({"t": ny}), "missing") == "<unknown>"

@@ -290,6 +290,9 @@ def data_zone(values: Any, column: Any = None) -> str | None:
         zone = getattr(getattr(col, "dtype", None), "time_zone", None)
         return None if zone is None else zone_name(zone, "values")
     if root == "pyarrow":
+        schema = getattr(values, "schema", None)
+        if schema is not None and (column is None or column not in schema.names):
+            return UNKNOWN  # the engine reports the missing column
         t = _arrow_type(values, column)
         zone = getattr(t, "tz", None)
         return None if zone is None else zone_name(zone, "values")
@@ -439,7 +442,7 @@ def from_ticks(ticks: np.ndarray, unit: str, zone: str) -> Any:
     flat = utc.reshape(-1)
     try:
         import pandas as pd
-    except ImportError:  # pragma: no cover - pandas is installed with the dataframe extra
+    except ImportError:  # without pandas: Python datetimes (microseconds)
         tz = zone_info(zone)
         out = np.array(
             [
