@@ -417,3 +417,21 @@ def test_polars_and_arrow_tables_name_their_column(ny: Any) -> None:
     assert data_zone(pa.table({"t": pa.array(ny)}), "t") == NY
     assert data_zone(pa.table({"t": pa.array(ny)}), "missing") == "<unknown>"
     assert data_zone(pd.DataFrame({"t": ny}), "missing") == "<unknown>"
+
+
+def test_value_methods_read_aware_bounds_as_instants_without_warnings(ny: Any) -> None:
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        aware = treedp.quantile_exponential(
+            pd.Series(ny), 0.5, epsilon=1.0, rng=InsecureSeededSource(4),
+            bounds=(pd.Timestamp("2013-01-01 05:00", tz="UTC"), "2014-01-01T05:00Z"),
+        )  # fmt: skip
+    naive = treedp.quantile_exponential(
+        pd.Series(ny), 0.5, epsilon=1.0, rng=InsecureSeededSource(4),
+        bounds=(np.datetime64("2013-01-01T05:00:00"), np.datetime64("2014-01-01T05:00:00")),
+    )  # fmt: skip
+    assert abs(aware - naive) <= np.timedelta64(1, "s")
+    with pytest.raises(InvalidTypeError, match="'bounds'"):
+        treedp.quantile_exponential(
+            pd.Series(ny), 0.5, epsilon=1.0, bounds=("2013-01-01", "2014-01-01T00:00Z")
+        )
