@@ -424,13 +424,13 @@ def test_value_methods_read_aware_bounds_as_instants_without_warnings(ny: Any) -
         warnings.simplefilter("error")
         aware = treedp.quantile_exponential(
             pd.Series(ny), 0.5, epsilon=1.0, rng=InsecureSeededSource(4),
-            bounds=(pd.Timestamp("2013-01-01 05:00", tz="UTC"), "2014-01-01T05:00Z"),
+            bounds=(pd.Timestamp("2013-01-01 05:00", tz="UTC"), "2014-01-01T05:00:00.000000Z"),
         )  # fmt: skip
     naive = treedp.quantile_exponential(
         pd.Series(ny), 0.5, epsilon=1.0, rng=InsecureSeededSource(4),
-        bounds=(np.datetime64("2013-01-01T05:00:00"), np.datetime64("2014-01-01T05:00:00")),
+        bounds=(np.datetime64("2013-01-01T05:00", "us"), np.datetime64("2014-01-01T05:00", "us")),
     )  # fmt: skip
-    assert abs(aware - naive) <= np.timedelta64(1, "s")
+    assert aware == naive  # the same instants, the same unit: the same draw
     with pytest.raises(InvalidTypeError, match="'bounds'"):
         treedp.quantile_exponential(
             pd.Series(ny), 0.5, epsilon=1.0, bounds=("2013-01-01", "2014-01-01T00:00Z")
