@@ -33,6 +33,7 @@ def test_all_is_pinned() -> None:
         "MechanismOptions",
         "Plan",
         "PrivacyUnit",
+        "AutoBound",
         "PrivateBounds",
         "PlanCache",
         "RandomSource",

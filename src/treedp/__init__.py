@@ -43,6 +43,7 @@ if TYPE_CHECKING:  # the names below are imported on first use (PEP 562)
     from treedp.parameters import PARAMETERS
     from treedp.planning import Plan, PlanCache, plan
     from treedp.privacy.accountant import Accountant
+    from treedp.privacy.auto_bound import AutoBound
     from treedp.privacy.ledger import Ledger, init_ledger, list_datasets, open_ledger
     from treedp.privacy.measures import ZCDP, ApproxDP, PureDP
     from treedp.profiling.front import profile
@@ -121,6 +122,7 @@ _LAZY = {
     "run_query": "treedp.run",  # treedp.run.run, under a name that says what it runs
     "MechanismOptions": "treedp.options",
     "PrivacyUnit": "treedp.options",
+    "AutoBound": "treedp.privacy.auto_bound",
     "PrivateBounds": "treedp.options",
 }
 
@@ -129,6 +131,7 @@ __all__ = [
     "ZCDP",
     "Accountant",
     "ApproxDP",
+    "AutoBound",
     "Bins",
     "BoundsWarning",
     "BudgetExceededError",

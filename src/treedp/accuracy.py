@@ -2,16 +2,21 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any
 
 import numpy as np
 
+from treedp._validation import must
 from treedp.budget import Neighbours
 from treedp.config import configure
 from treedp.estimation import prefix_covariance
-from treedp.options import MechanismOptions
+from treedp.exceptions import InvalidParameterError, InvalidTypeError
+from treedp.options import MechanismOptions, PrivacyUnit
 from treedp.planning import Plan
-from treedp.privacy.measures import Measure
+from treedp.privacy.contribution import ContributionBounds, scaled_budget
+from treedp.privacy.measures import ZCDP, Measure, PureDP
 from treedp.spec import ReleaseSpec
 
 __all__ = ["ErrorPrediction", "predict_error"]
@@ -38,6 +43,17 @@ class ErrorPrediction:
         The tree's fan-out per level (None for a baseline).
     level_budgets : tuple of float
         Budget per noised block (root first for a tree): ε, or ρ for Gaussian noise.
+    unit : str
+        ``"record"``, or ``"person:<column>"`` when a privacy unit was given: then every
+        figure above is the error of **each key's tree** (all keys share one plan and noise
+        scale), whose record-level budget is the person's divided by the sensitivity.
+    sensitivity : int
+        Records one person can move in one level's vector over all groups (``L1``; for
+        Gaussian noise the factor is ``L2²``): 1 without a privacy unit.
+    tree_budget : float or None
+        Each tree's record-level budget (``ε/Δ`` or ``ρ/L2²``) with a privacy unit, else None.
+    keys : dict
+        The public keys given, each with its guessed size (None when not given).
     """
 
     mean_cdf_mse: float
@@ -48,6 +64,36 @@ class ErrorPrediction:
     estimator: str
     branching: tuple[int, ...] | None
     level_budgets: tuple[float, ...]
+    unit: str = "record"
+    sensitivity: int = 1
+    tree_budget: float | None = None
+    keys: dict[Any, int | None] = field(default_factory=dict)
+
+    def quantile_error(self, n: float) -> float:
+        """The typical error of a quantile's level in a distribution of ``n`` records.
+
+        A quantile is read where the released CDF crosses ``q·n``; an error of ``e`` records
+        in that CDF moves the answer by ``e/n`` in level. This is ``rmse / n``: e.g. 0.01 means
+        a released median lies between about the 49th and the 51st percentile. ``n`` is a
+        public guess (never read from the data). Truncation by contribution bounds adds a bias
+        that depends on the data and is not part of this figure.
+        """
+        if isinstance(n, bool) or not isinstance(n, int | float | np.integer | np.floating):
+            raise InvalidTypeError(must("n", f"be a number. Got {type(n).__name__} instead."))
+        if not n > 0:
+            raise InvalidParameterError(must("n", "be positive."))
+        return self.rmse / float(n)
+
+    def per_key(self) -> dict[Any, dict[str, float | None]]:
+        """The expected error of every key given: CDF RMSE (records) and quantile error
+        (:meth:`quantile_error` at the key's guessed size; None without one)."""
+        return {
+            key: {
+                "cdf_rmse": self.rmse,
+                "quantile_error": None if size is None else self.quantile_error(size),
+            }
+            for key, size in self.keys.items()
+        }
 
     @property
     def rmse(self) -> float:
@@ -64,6 +110,8 @@ def predict_error(
     mechanism: str | MechanismOptions = "auto",
     plan: Plan | None = None,
     privacy: Measure | None = None,
+    privacy_unit: PrivacyUnit | None = None,
+    keys: Sequence[Any] | Mapping[Any, int] | None = None,
 ) -> ErrorPrediction:
     """The exact expected CDF error of a configuration, before any data is read.
 
@@ -79,6 +127,17 @@ def predict_error(
     n : int, optional
         The public size under ``replace``; the error does not depend on it, so it may be
         omitted here.
+    privacy_unit : PrivacyUnit, optional
+        The person and the contribution bounds of a per-person or grouped release
+        (``treedp.PrivacyUnit("person_id", max_contributions=50)``, or ``max_groups`` with
+        ``max_contributions_per_group`` when ``keys`` are given): the budget is the person's,
+        and the prediction is that of each key's tree, at the record-level budget
+        ``ε/Δ`` (``ρ/L2²`` for Gaussian noise), exactly as :func:`treedp.release_grouped`
+        and :func:`treedp.release_cdf` noise it (:mod:`treedp.privacy.contribution`).
+    keys : sequence or mapping, optional
+        The public keys of a group-by release, or a mapping from each key to a public guess of
+        its size (for :meth:`ErrorPrediction.per_key`'s quantile-scale error). Every key gets
+        the same tree and noise, so the CDF error is the same for every key.
 
     Returns
     -------
@@ -110,6 +169,8 @@ def predict_error(
             estimator=options.estimator,
             privacy=privacy,
         )
+    bounds = _bounds(privacy_unit, keys)
+    spec, tree_budget = _person_spec(spec, bounds)
     if spec.neighbours == "replace" and spec.n is None:
         # The mechanism object needs a public size; the covariance does not read it (it only
         # uses that the total is public), so any valid size gives the same prediction.
@@ -127,4 +188,69 @@ def predict_error(
         estimator=est,
         branching=getattr(getattr(mech, "shape", None), "branching", None),
         level_budgets=mech.block_budgets,
+        unit=bounds.unit_label,
+        sensitivity=bounds.sensitivity(spec.neighbours)[0]
+        if spec.rho is None
+        else bounds.l2_squared(spec.neighbours),
+        tree_budget=tree_budget,
+        keys=_keys(keys),
     )
+
+
+def _bounds(privacy_unit: Any, keys: Any) -> ContributionBounds:
+    """The contribution bounds of a prediction (public parameters only)."""
+    if privacy_unit is None:
+        return ContributionBounds.from_parameters(None)
+    if not isinstance(privacy_unit, PrivacyUnit):
+        raise InvalidTypeError(
+            must(
+                "privacy_unit",
+                "be a treedp.PrivacyUnit(column, max_contributions=...). "
+                f"Got {type(privacy_unit).__name__} instead.",
+            )
+        )
+    name = privacy_unit.column if isinstance(privacy_unit.column, str) else "ids"
+    return ContributionBounds.from_parameters(
+        name,
+        privacy_unit.max_contributions,
+        privacy_unit.max_groups,
+        privacy_unit.max_contributions_per_group,
+        grouped=keys is not None,
+    )
+
+
+def _person_spec(spec: ReleaseSpec, bounds: ContributionBounds) -> tuple[ReleaseSpec, float | None]:
+    """The record-level spec of each tree: the person's budget over the sensitivity."""
+    if bounds.unit is None:
+        return spec, None
+    if spec.rho is not None:
+        rho = scaled_budget(spec.rho, bounds.l2_squared(spec.neighbours))
+        return replace(spec, epsilon=None, privacy=ZCDP(rho)), rho
+    total = spec.epsilon
+    if total is None:
+        assert isinstance(spec.privacy, PureDP)
+        total = spec.privacy.epsilon
+    eps = scaled_budget(total, bounds.sensitivity(spec.neighbours)[0])
+    return replace(spec, epsilon=eps, privacy=None), eps
+
+
+def _keys(keys: Any) -> dict[Any, int | None]:
+    """``keys=``: a sequence of public keys, or a mapping from key to a guessed size."""
+    if keys is None:
+        return {}
+    if isinstance(keys, Mapping):
+        for size in keys.values():
+            if isinstance(size, bool) or not isinstance(size, int | np.integer) or size < 1:
+                raise InvalidParameterError(
+                    must("keys", "map each key to a positive int (a public guess of its size).")
+                )
+        return {key: int(size) for key, size in keys.items()}
+    if isinstance(keys, str | bytes) or not isinstance(keys, Sequence | np.ndarray):
+        raise InvalidTypeError(
+            must(
+                "keys",
+                "be a sequence of public keys or a mapping from key to a guessed size. "
+                f"Got {type(keys).__name__} instead.",
+            )
+        )
+    return dict.fromkeys(keys)

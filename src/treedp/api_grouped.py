@@ -32,9 +32,10 @@ Selection runs on every engine: the engine computes the pre-noise count of each 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, overload
 
 import numpy as np
+from numpy.typing import NDArray
 
 from treedp import grouped_columns as columns
 from treedp._inputs import as_1d_array
@@ -60,11 +61,13 @@ from treedp.noise.rng import resolve_source
 from treedp.options import MechanismOptions, PrivacyUnit
 from treedp.planning import Plan, PlanCache
 from treedp.privacy.accountant import Accountant
+from treedp.privacy.auto_bound import AutoBound
 from treedp.privacy.contribution import ContributionBounds
 from treedp.privacy.measures import Measure
 from treedp.query import build_query
 from treedp.release import Release
 from treedp.release.grouped import GroupedRelease
+from treedp.release.queries import ArrayPoints
 from treedp.run import run
 
 __all__ = [
@@ -78,6 +81,62 @@ __all__ = [
 ]
 
 
+@overload
+def release_grouped(
+    data: Any,
+    *,
+    epsilon: float | None = None,
+    privacy: Measure | None = None,
+    column: str | None = None,
+    by: None = None,
+    keys: Sequence[Any] | None = None,
+    privacy_unit: Any = None,
+    max_contributions: int | str | AutoBound | None = None,
+    max_groups: int | None = None,
+    max_contributions_per_group: int | None = None,
+    delta: float | None = None,
+    selection_epsilon: float | None = None,
+    neighbours: str = "add_remove",
+    nan: NanPolicy = "error",
+    rng: RandomSource | None = None,
+    accountant: Accountant | None = None,
+    bounds: tuple[Any, Any] | None = None,
+    bins: int | str | Any = None,
+    mechanism: str | MechanismOptions = "auto",
+    plan: Plan | PlanCache | bool | None = None,
+    postprocess: str = "monotone",
+    integer: bool = False,
+) -> Release: ...
+
+
+@overload
+def release_grouped(
+    data: Any,
+    *,
+    epsilon: float | None = None,
+    privacy: Measure | None = None,
+    column: str | None = None,
+    by: str | Sequence[Any] | NDArray[Any] | ArrayPoints,
+    keys: Sequence[Any] | None = None,
+    privacy_unit: Any = None,
+    max_contributions: int | str | AutoBound | None = None,
+    max_groups: int | None = None,
+    max_contributions_per_group: int | None = None,
+    delta: float | None = None,
+    selection_epsilon: float | None = None,
+    neighbours: str = "add_remove",
+    nan: NanPolicy = "error",
+    rng: RandomSource | None = None,
+    accountant: Accountant | None = None,
+    bounds: tuple[Any, Any] | None = None,
+    bins: int | str | Any = None,
+    mechanism: str | MechanismOptions = "auto",
+    plan: Plan | PlanCache | bool | None = None,
+    postprocess: str = "monotone",
+    integer: bool = False,
+) -> GroupedRelease: ...
+
+
 def release_grouped(
     data: Any,
     *,
@@ -87,7 +146,7 @@ def release_grouped(
     by: Any = None,
     keys: Sequence[Any] | None = None,
     privacy_unit: Any = None,
-    max_contributions: int | None = None,
+    max_contributions: int | str | AutoBound | None = None,
     max_groups: int | None = None,
     max_contributions_per_group: int | None = None,
     delta: float | None = None,
@@ -132,7 +191,10 @@ def release_grouped(
     max_contributions, max_groups, max_contributions_per_group : int, optional
         Per-person bounds (see :mod:`treedp.privacy.contribution`): rows kept overall, groups
         contributed to, rows kept per group. With a ``privacy_unit``, give ``max_contributions``
-        or both group bounds.
+        or both group bounds. ``max_contributions="auto"`` (or a :class:`treedp.AutoBound`)
+        chooses it privately from the rows per person with 10% of ε (pure ε, public keys,
+        in-memory tables; :mod:`treedp.privacy.auto_bound`); ``treedp.predict_error`` with a
+        ``privacy_unit`` gives a fixed choice's error before any data is read.
     delta, selection_epsilon : float, optional
         Private key selection: the δ of the ``(ε, δ)`` guarantee, the ε spent on it (half).
     neighbours : {"add_remove", "replace"}, default="add_remove"

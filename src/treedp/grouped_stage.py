@@ -36,6 +36,7 @@ from treedp.engines.grouped import (
     key_counts,
 )
 from treedp.exceptions import DataError, InvalidParameterError
+from treedp.grouped_auto import Chosen, auto_of, auto_target, bound_record, choose_auto, with_bound
 from treedp.mechanisms.key_selection import choose_keys
 from treedp.noise import RandomSource
 from treedp.noise.families import float_at_least
@@ -63,6 +64,7 @@ def run_grouped(query: Query) -> Any:
             "n_bins": query.bins.n_bins,
             "epsilon": grouping.epsilon,
             **grouping.bounds.describe(),
+            **({} if grouping.auto is None else {"max_contributions": "auto", **auto_of(grouping)}),
         },
     )
     accountant = query.accountant
@@ -77,9 +79,15 @@ def run_grouped(query: Query) -> Any:
         if accountant is not None:
             accountant.charge(charge)
 
-    counts, selection = _count(query, grouping, commit)
+    target = None if grouping.auto is None else auto_target(mech, est, grouping)
+    counts, selection, chosen = _count(query, grouping, commit, target)
+    if chosen is not None:  # max_contributions="auto": the trees at the bound chosen
+        grouping, spec = with_bound(grouping, spec, chosen[0])
+        mech, est = configure(spec, plan=query.plan, plan_cache=query.plan_cache)
+        mech.check_domain(int(counts.counts.sum(axis=1).max(initial=0)))
     if not grouping.by:  # one distribution per person: a Release with its person-level unit
-        return _person_release(counts, query, grouping, mech, est)
+        bound_eps = 0.0 if chosen is None else float_at_least(chosen[1])
+        return _person_release(counts, query, grouping, mech, est, bound_eps)
     return release_grouped_counts(
         counts,
         mech=mech,
@@ -95,11 +103,17 @@ def run_grouped(query: Query) -> Any:
         selection=selection,
         delta=0.0 if grouping.delta is None else grouping.delta,
         target=approx_target(grouping.privacy),
+        bound_choice=None if chosen is None else bound_record(grouping, chosen[1]),
     )
 
 
 def _person_release(
-    counts: GroupedCounts, query: Query, grouping: Grouping, mech: Any, est: str
+    counts: GroupedCounts,
+    query: Query,
+    grouping: Grouping,
+    mech: Any,
+    est: str,
+    bound_epsilon: float = 0.0,
 ) -> Release:
     """The one row of a per-person query without ``by``, noised as a grouped release's
     row is (the same draws), as a :class:`Release` whose guarantee is the person's."""
@@ -114,7 +128,7 @@ def _person_release(
         postprocess=query.release_spec.postprocess,
         integer=query.release_spec.integer,
         target=approx_target(grouping.privacy),
-        unit=PersonUnit(grouping.bounds, grouping.neighbours),
+        unit=PersonUnit(grouping.bounds, grouping.neighbours, bound_epsilon),
     )
     return release
 
@@ -144,14 +158,15 @@ def noised_rows(
 
 
 def _count(
-    query: Query, grouping: Grouping, commit: Any
-) -> tuple[GroupedCounts, dict[str, Any] | None]:
-    """The bounded counts, and the selection's record with private key selection."""
+    query: Query, grouping: Grouping, commit: Any, target: float | None = None
+) -> tuple[GroupedCounts, dict[str, Any] | None, Chosen | None]:
+    """The bounded counts, the selection's record with private key selection, and with
+    ``max_contributions="auto"`` the bound chosen (``target``: :func:`auto_target`)."""
     data, source, nan = query.data, query.rng, cast(NanPolicy, query.release_spec.nan)
     assert query.bins is not None
     engine = pick_engine(data)
     if engine.grouped is None:
-        return _count_memory(query, grouping, commit)
+        return _count_memory(query, grouping, commit, target)
     the_keys, selection = grouping.keys, None
     job = GroupedJob(
         column=grouping.value.name,
@@ -177,7 +192,7 @@ def _count(
     counted = engine.grouped(data, _with_keys(job, the_keys), source)
     if selection is None:  # public keys: charged once the counts were read
         commit(counted)
-    return counted, selection
+    return counted, selection, None
 
 
 def _with_keys(job: GroupedJob, keys: tuple[Any, ...]) -> GroupedJob:
@@ -187,8 +202,8 @@ def _with_keys(job: GroupedJob, keys: tuple[Any, ...]) -> GroupedJob:
 
 
 def _count_memory(
-    query: Query, grouping: Grouping, commit: Any
-) -> tuple[GroupedCounts, dict[str, Any] | None]:
+    query: Query, grouping: Grouping, commit: Any, target: float | None
+) -> tuple[GroupedCounts, dict[str, Any] | None, Chosen | None]:
     """An in-memory table or column: read here, after every public check."""
     data, source, bins = query.data, query.rng, query.bins
     nan = cast(NanPolicy, query.release_spec.nan)
@@ -240,16 +255,20 @@ def _count_memory(
     codes = encode_keys(cols, the_keys, nan) if cols else np.zeros(values.size, dtype=np.int64)
     keep &= codes >= 0
     rows = np.flatnonzero(keep)
+    chosen, bounds = None, grouping.bounds
     if person is not None:
+        if grouping.auto is not None:
+            assert target is not None
+            commit()  # every column was read and checked; the choice's noise comes next
+            chosen = choose_auto(person[rows], grouping, target, source)
+            bounds = chosen[0]
         group_codes = codes[rows] if cols else None
-        kept = bound_contributions(
-            person[rows], group_codes, grouping.bounds, source, len(the_keys)
-        )
+        kept = bound_contributions(person[rows], group_codes, bounds, source, len(the_keys))
         rows = rows[kept]
     counts = count_grouped_codes(bin_idx[rows], codes[rows], the_keys, bins.n_bins)
-    if selection is None:  # public keys: every column read, checked and counted
+    if selection is None and chosen is None:  # public keys: every column read and counted
         commit(counts)
-    return counts, selection
+    return counts, selection, chosen
 
 
 def release_grouped_counts(
@@ -268,10 +287,13 @@ def release_grouped_counts(
     selection: dict[str, Any] | None = None,
     delta: float = 0.0,
     target: dict[str, float] | None = None,
+    bound_choice: dict[str, Any] | None = None,
 ) -> GroupedRelease:
     """Noise bounded grouped counts (made by any engine): the one place budget is spent.
 
     ``mech`` is the record-level mechanism at ``ε/Δ``; all groups' noise is drawn in one batch.
+    ``bound_choice``: how ``max_contributions="auto"`` chose the bound (its ε adds to the
+    guarantee).
     """
     releases = noised_rows(
         counts, mech, estimator, source, bins=bins, postprocess=spec_postprocess, integer=integer
@@ -292,6 +314,8 @@ def release_grouped_counts(
             target=target,
         )
     tree_eps = Fraction(factor) * mech.epsilon_spent()
+    if bound_choice is not None:
+        tree_eps += Fraction(bound_choice["epsilon_spent"])
     if selection is None:
         guarantee = PureDP(float_at_least(tree_eps))
     else:
@@ -306,4 +330,5 @@ def release_grouped_counts(
         epsilon=epsilon,
         guarantee=guarantee,
         selection=selection,
+        bound_choice=bound_choice,
     )

@@ -122,9 +122,10 @@ class PrivacyUnit:
     column : str or array-like
         The person-id column of a table (a name), or the ids themselves (an array with one id
         per value).
-    max_contributions : int, optional
+    max_contributions : int, "auto" or AutoBound, optional
         Rows kept per person (a uniform random sample of a person's rows beyond it is
-        dropped; :mod:`treedp.privacy.contribution`).
+        dropped; :mod:`treedp.privacy.contribution`); ``"auto"`` chooses it privately
+        (:mod:`treedp.privacy.auto_bound`).
     max_groups, max_contributions_per_group : int, optional
         Group-by releases only: groups a person contributes to, rows kept per group. Give
         ``max_contributions``, or both of these.

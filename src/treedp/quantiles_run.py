@@ -96,6 +96,11 @@ class QuantilesResult(QuantileResult):
     n_source: str = "none"
     n_released: int | None = None
 
+    def _summary(self) -> str:
+        """The short ``repr``'s summary, and a pointer to :attr:`bounds_warning` if any."""
+        warned = ", bounds_warning=(see .bounds_warning)" if self.bounds_warning else ""
+        return f"{super()._summary()}{warned}"
+
 
 @dataclass(frozen=True)
 class Steps:

@@ -12,16 +12,14 @@ what needs the data.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, replace
-from fractions import Fraction
 from typing import Any, cast
 
 from treedp import grouped_columns as columns
 from treedp._validation import must
 from treedp.budget import check_epsilon, check_neighbours
 from treedp.domain import Bins, public_bins
-from treedp.engines.dispatch import check_local_engine
+from treedp.engines.dispatch import check_local_engine, pick_engine
 from treedp.engines.progress import wants_progress
 from treedp.exceptions import InvalidParameterError, InvalidTypeError
 from treedp.grouped_checks import grouped_budget, key_plan, refuse_unless_per_group
@@ -30,7 +28,8 @@ from treedp.noise.rng import check_source
 from treedp.options import MechanismOptions, PrivacyUnit, PrivateBounds
 from treedp.planning import Plan, PlanCache
 from treedp.privacy.accountant import Accountant, check_accountant
-from treedp.privacy.contribution import ContributionBounds
+from treedp.privacy.auto_bound import AutoBound, auto_split, read_auto, refuse_auto
+from treedp.privacy.contribution import ContributionBounds, scaled_budget
 from treedp.privacy.measures import ZCDP, ApproxDP, Measure, PureDP
 from treedp.quantile_query import QuantilesRequest, quantiles_request
 from treedp.spec import ReleaseSpec, make_spec
@@ -62,6 +61,7 @@ class Grouping:
     epsilon: float | None
     rho: float | None
     privacy: Measure | None
+    auto: AutoBound | None = None
 
 
 @dataclass(frozen=True)
@@ -404,6 +404,16 @@ def _grouping(
         if unit is None
         else (unit.max_contributions, unit.max_groups, unit.max_contributions_per_group)
     )
+    auto = read_auto(limits[0])
+    if auto is not None:  # the bound is chosen when the query runs; 1 stands in until then
+        refuse_auto(limits, rho, private_keys=keys is None and by_cols != [])
+        if pick_engine(data).grouped is not None:
+            raise InvalidParameterError(
+                "max_contributions='auto' is for in-memory tables and columns for now; give "
+                "files, Spark or Dask data a fixed 'max_contributions' (treedp plan with "
+                "--max-contributions shows each choice's error before any data is read)."
+            )
+        limits = (1, None, None)
     bounds = ContributionBounds.from_parameters(unit_name, *limits, grouped=by_cols != [])
     if rho is not None and keys is None and by_cols:
         raise InvalidParameterError(
@@ -420,7 +430,8 @@ def _grouping(
     record_level: tuple[float | None, Measure | None]
     if rho is None:
         assert epsilon is not None
-        record_level = (scaled_budget(epsilon - eps_sel, factor), None)
+        rest = epsilon - eps_sel if auto is None else auto_split(epsilon, auto.share)[1]
+        record_level = (scaled_budget(rest, factor), None)
     else:
         record_level = (None, ZCDP(scaled_budget(rho, bounds.l2_squared(neighbours))))
     grouping = Grouping(
@@ -437,16 +448,9 @@ def _grouping(
         epsilon=epsilon,
         rho=rho,
         privacy=budget[1],
+        auto=auto,
     )
     return grouping, record_level
-
-
-def scaled_budget(budget: float, factor: int) -> float:
-    """The largest float ``e <= budget/factor`` with ``factor·e <= budget`` exactly."""
-    e = budget / factor
-    while Fraction(e) * factor > Fraction(budget):
-        e = math.nextafter(e, 0.0)
-    return e
 
 
 def charged_measure(grouping: Grouping) -> Measure:

@@ -311,15 +311,14 @@ def test_report_of_one_key_of_a_grouped_release(
     assert main(_grouped(income_csv, keys_file, out)) == 0
     capsys.readouterr()
     page = tmp_path / "g.html"
-    assert main(["report", str(out), "--out", str(page)]) == 2
-    line = _error(capsys)
-    assert "is a grouped release (--by): give --key K" in line
-    assert "not a treedp release file" not in line and not page.exists()
+    assert main(["report", str(out), "--out", str(page)]) == 0  # every key on one page
+    html = page.read_text()
+    assert "Quartiles per key" in html and html.count("pure 1-DP for the whole release") == 1
     assert main(["report", str(out), "--out", str(page), "--key", "NY"]) == 0
     html = page.read_text()
-    assert "state = NY" in html and "Guarantee of the grouped release" in html
-    assert "pure epsilon-DP, epsilon=1 for the whole release" in html
-    assert "--privacy-unit person" in html and "This tree alone: guarantee" in html
+    assert "state = NY" in html and "pure 1-DP for the whole release" in html
+    assert "column &#x27;person&#x27;" in html
+    assert "This key&#x27;s tree: a part of the guarantee above" in html
     assert main(["report", str(out), "--out", str(page), "--key", "XX"]) == 2
     assert "not one of the released keys" in _error(capsys)
 

@@ -333,3 +333,82 @@ def test_page_carries_the_bounds_warning() -> None:
     )
     assert fine.bounds_warning() is None
     assert "Warning: " not in render_report(fine, rng=treedp.InsecureSeededSource(2))
+
+
+# ---------------------------------------------------------------------------- round 4 fixes
+def _section(html: str, heading: str) -> str:
+    return Page(html.split(f'id="{heading}"')[1].split("</section>")[0]).content
+
+
+def test_cdf_table_at_round_points(seeded_html: str) -> None:
+    body = seeded_html.split('id="h-cdf"')[1].split("</table>")[0].split("<tbody>")[1]
+    xs = [row.split("</th>")[0].rsplit(">", 1)[1] for row in body.split("<tr>")[1:]]
+    assert xs == ["20", "30", "40", "50", "60", "70", "80", "90"]
+
+
+def test_a_switched_off_level_says_off(seeded: treedp.Release, seeded_html: str) -> None:
+    assert seeded.level_budgets[0] == 0  # the plan switched the root off
+    error = _section(seeded_html, "h-error")
+    assert "Noise variance per level off, " in error and "inf" not in error
+    guarantee = _section(seeded_html, "h-guarantee")
+    assert "(parts of the guarantee above) off, " in guarantee
+
+
+def test_a_share_that_rounds_to_zero() -> None:
+    huge = treedp.release_counts(np.full(64, 10**8), epsilon=1.0, rng=_seed(3))
+    error = _section(render_report(huge, rng=_seed(4)), "h-error")
+    assert "(< 0.01% of n̂)" in error and "0.00%" not in error
+
+
+def test_column_names_the_axes_and_clipping_is_stated(seeded: treedp.Release) -> None:
+    html = render_report(seeded, column="age", rng=_seed(5))
+    svgs = html.split("<svg")[1:]
+    assert all(">age<" in svg for svg in svgs)  # every figure's value axis
+    assert "x (age)" in _section(html, "h-cdf")
+    assert "clipped to what is possible" in _section(html, "h-reading")
+    assert "Clipping is post-processing" in _section(html, "h-reading")
+
+
+def test_grouped_page_in_headless_chromium(tmp_path: Path) -> None:
+    """The page of a whole grouped release, as a person sees it: on screen at 1000 and 400 px
+    (nothing cut off), and printed."""
+    from matplotlib.image import imread
+
+    from tests.report.test_grouped import CARRIERS, flights
+
+    browser = _chromium()
+    grouped = treedp.release_grouped(
+        flights(4000),
+        column="dep_delay",
+        by="carrier",
+        keys=list(CARRIERS),
+        privacy_unit="tailnum",
+        max_contributions=5,
+        epsilon=1.0,
+        bounds=(-60, 300),
+        bins="integers",
+        rng=_seed(6),
+    )
+    page = tmp_path / "grouped.html"
+    treedp.write_report(grouped, page, column="dep_delay", rng=_seed(7))
+    url = page.as_uri()
+    for width in (1000, 400):
+        shot = tmp_path / f"grouped-{width}.png"
+        _headless(
+            browser,
+            tmp_path / "profile",
+            f"--screenshot={shot}",
+            f"--window-size={width},2400",
+            url,
+        )
+        pixels = imread(shot)[..., :3]
+        assert pixels.shape[:2] == (2400, width)
+        ink = np.mean(pixels.min(axis=2) < 0.5)
+        assert 0.005 < ink < 0.5
+        red = (pixels[..., 0] > 0.55) & (pixels[..., 1] < 0.2) & (pixels[..., 2] < 0.25)
+        assert red.sum() > 200  # the seeded warning
+        assert float(pixels[:, -3:].std()) < 0.02  # nothing cut off on the right
+    pdf = tmp_path / "grouped.pdf"
+    _headless(browser, tmp_path / "profile", f"--print-to-pdf={pdf}", "--no-pdf-header-footer", url)
+    data = pdf.read_bytes()
+    assert data.startswith(b"%PDF") and data.count(b"/Type /Page") >= 2

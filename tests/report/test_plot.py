@@ -278,3 +278,85 @@ def test_many_bins_stay_light() -> None:
     assert all(ln.get_xdata().size <= 2001 for ln in lines) and len(lines) == 2
     assert "bonferroni" in _labels(axes["cdf"])[1]
     assert sum(isinstance(p, Rectangle) for p in axes["histogram"].patches) == 100
+
+
+# ---------------------------------------------------------------------------- round 4 fixes
+@pytest.fixture(scope="module")
+def sparse() -> treedp.Release:
+    """Few records and little budget: unclipped bands would leave [0, 1] and go below 0."""
+    x = np.random.default_rng(TEST_SEED).normal(50.0, 5.0, 60)
+    return treedp.release_cdf(x, epsilon=0.2, bounds=(0, 100), bins=32, rng=_seed(7))
+
+
+def _band_paths(ax) -> np.ndarray:
+    (band,) = _bands(ax)
+    return np.concatenate([p.vertices for p in band.get_paths()])
+
+
+def test_cdf_band_is_clipped_to_0_1(sparse: treedp.Release) -> None:
+    raw = cdf_band(sparse, method="bonferroni")
+    assert np.max(raw.high) / sparse.n > 1.0  # the unclipped band would leave [0, 1]
+    _, axes = plot_release(sparse, kind="cdf", band_method="bonferroni")
+    ys = _band_paths(axes["cdf"])[:, 1]
+    assert ys.min() >= 0.0 and ys.max() <= 1.0
+    # as counts: never below 0
+    _, axes = plot_release(sparse, kind="cdf", band_method="bonferroni", proportion=False)
+    assert _band_paths(axes["cdf"])[:, 1].min() >= 0.0
+
+
+def test_histogram_intervals_are_never_negative(sparse: treedp.Release) -> None:
+    edges = sparse.edges
+    unbiased = np.asarray(sparse.range_count(edges[:-1], edges[1:], consistent=False))
+    lo, hi = sparse.confidence_interval("range_count", edges[:-1], edges[1:])
+    assert np.any(unbiased - (np.asarray(hi) - np.asarray(lo)) / 2 < 0)  # old bars went below
+    _, axes = plot_release(sparse, kind="histogram")
+    (bars,) = [c for c in axes["histogram"].collections if isinstance(c, LineCollection)]
+    ys = np.concatenate([s[:, 1] for s in bars.get_segments()])
+    assert ys.min() >= 0.0
+
+
+def test_axes_are_named_after_the_column(release: treedp.Release) -> None:
+    _, axes = plot_release(release, xlabel="income", band_method="bonferroni", rng=_seed(2))
+    assert all(a.get_xlabel() == "income" for a in axes.values())
+    assert "income" in axes["cdf"].get_ylabel() and "income" in axes["histogram"].get_ylabel()
+    _, axes = plot_release(release, kind="cdf", band_method="bonferroni")
+    assert axes["cdf"].get_xlabel() == "value"
+
+
+@pytest.fixture(scope="module")
+def grouped_release() -> treedp.GroupedRelease:
+    rng = np.random.default_rng(TEST_SEED)
+    table = {
+        "region": rng.choice(["N", "S"], 3000),
+        "sex": rng.choice(["f", "m"], 3000),
+        "x": rng.normal(50.0, 10.0, 3000),
+    }
+    keys = [("N", "f"), ("N", "m"), ("S", "f"), ("S", "m")]
+    return treedp.release_grouped(
+        table,
+        column="x",
+        by=["region", "sex"],
+        keys=keys,
+        epsilon=1.0,
+        bounds=(0, 100),
+        bins=16,
+        rng=_seed(8),
+    )
+
+
+def test_plot_groups_takes_a_grouped_release(grouped_release: treedp.GroupedRelease) -> None:
+    fig, axes = plot_groups(grouped_release, band_method="bonferroni", xlabel="x")
+    (ax,) = fig.axes
+    assert list(axes) == list(grouped_release.keys)
+    assert {ln.get_label() for ln in ax.get_lines()} == {"N, f", "N, m", "S, f", "S, m"}
+    # one legend entry per key and one for all the bands
+    assert len(_labels(ax)) == 5 and ax.get_xlabel() == "x"
+    fig, axes = plot_groups(grouped_release, layout="small_multiples", band_method="bonferroni")
+    assert [a.get_title() for a in axes.values()] == [
+        "N, f (SEEDED)",
+        "N, m (SEEDED)",
+        "S, f (SEEDED)",
+        "S, m (SEEDED)",
+    ]
+    fig, _ = grouped_release.plot(layout="small_multiples", kind="histogram")
+    assert sum(a.get_visible() for a in fig.axes) == 4

@@ -26,6 +26,13 @@ def test_one_section_per_column(tmp_path: Path) -> None:
     assert "epsilon = 1 in total" in page and "SEEDED" in page
     assert page.count("<svg") == 4  # a CDF and a histogram per column
     assert "<script" not in page
+    # axes named after the column; a column's share is labelled as a part of the profile's
+    # guarantee; clipping is stated
+    svgs = page.split("<svg")[1:]
+    assert all(">age<" in svg for svg in svgs[:2])
+    assert page.count("This column&#x27;s share: a part of the profile&#x27;s guarantee") == 2
+    assert "a part of the profile&#x27;s guarantee above, not a guarantee of its own" in page
+    assert "Clipping is post-processing" in page
     summary = tmp_path / "s.csv"
     prof.write_summary(summary, rng=treedp.InsecureSeededSource(2))
     assert summary.read_text().startswith("column,kind,epsilon,statistic,estimate,low,high\n")

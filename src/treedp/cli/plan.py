@@ -7,6 +7,7 @@ from typing import Any
 
 import treedp
 from treedp.cli._common import UsageError, add_budget, add_neighbours, budget_from
+from treedp.cli._plan_people import add_people, people_lines
 
 __all__ = ["register", "run", "workload_from"]
 
@@ -34,12 +35,13 @@ def register(sub: Any) -> None:
         "a comma-separated list of bin ranges LO:HI (0 <= LO < HI <= bins; a single M is the "
         "prefix 0:M)",
     )
-
+    add_people(pln)
     pln.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> None:
     """Run ``treedp plan`` with the parsed arguments."""
+    people = people_lines(args)  # checked before anything is printed
     chosen = treedp.plan(
         args.bins,
         **budget_from(args),
@@ -55,6 +57,8 @@ def run(args: argparse.Namespace) -> None:
         if not candidate.offered and candidate.level_budgets[:1] == (0.0,):
             shape += " (root off)" if chosen.neighbours == "add_remove" else ""
         print(f"    {candidate.mechanism:<9} {shape:<32} {candidate.how:<44} {candidate.value:.6g}")
+    for line in people:
+        print(line)
 
 
 def workload_from(text: str | None) -> str | list[Any] | None:

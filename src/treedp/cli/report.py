@@ -1,5 +1,5 @@
-"""``treedp report``: one self-contained HTML page for a saved release (or one key of a
-grouped release, ``--key``)."""
+"""``treedp report``: one self-contained HTML page for a saved release, for a whole grouped
+release (every key on one page), or for one key of it (``--key``)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from typing import Any
 
 import treedp
 from treedp.cli._common import UsageError
-from treedp.cli._grouped import grouped_info, pick_key
+from treedp.cli._grouped import pick_key
 
 __all__ = ["register", "run"]
 
@@ -31,58 +31,59 @@ def register(sub: Any) -> None:
         "--level", type=float, default=0.95, help="coverage of bands and intervals (default 0.95)"
     )
     rep.add_argument(
+        "--column",
+        metavar="NAME",
+        help="the released column's name, for the axes and tables (a release file does not "
+        "record it; default 'value')",
+    )
+    rep.add_argument(
         "--key",
-        help="grouped release (--by): the page of this key (fields joined by commas), with "
-        "the grouped release's guarantee",
+        help="grouped release (--by): the page of this key only (fields joined by commas), "
+        "with the grouped release's guarantee; without it, one page for every key",
     )
     rep.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> None:
     """Run ``treedp report`` with the parsed arguments."""
+    with warnings.catch_warnings():  # the plot's date axis of tz-aware times is in UTC
+        warnings.filterwarnings("ignore", "no explicit representation of timezones")
+        _run(args)
+
+
+def _run(args: argparse.Namespace) -> None:
     if not str(args.out).lower().endswith((".html", ".htm")):
         raise UsageError(
             "--out: the report is an HTML page; give a name ending in .html (for a PDF, open "
             "the page in a browser and print it)"
         )
-    grouped_rows = None
-    title = args.title
+    options = {"title": args.title, "level": args.level, "column": args.column}
+    if args.title is None:
+        del options["title"]
     if treedp.is_grouped_file(args.release):
         grouped = treedp.load_grouped_release(args.release)
-        by = ", ".join(grouped.by)
-        if by and args.key is None:
-            raise UsageError(
-                f"{args.release!r} is a grouped release (--by): give --key K for the page of "
-                "one key ('treedp query FILE --info' describes the grouped release; 'treedp "
-                "query FILE' answers every key)"
-            )
-        if not by and args.key is not None:
+        if not grouped.by and args.key is not None:
             raise UsageError("--key: this release has no --by (one group); drop --key")
-        key = pick_key(grouped, args.key) if by else grouped.keys[0]
-        release = grouped[key]
-        details = grouped_info(grouped)
-        shown = f"{by} = {args.key}" if by else f"all records, privacy unit {grouped.unit}"
-        grouped_rows = [
-            (
-                "Grouped release",
-                f"one tree per key of {by}; this page: {shown}" if by else f"one tree: {shown}",
-            ),
-            ("Guarantee of the grouped release", details["guarantee"]),
-            *([("(ε, δ) target", details["target"])] if "target" in details else []),
-            ("Privacy unit of the grouped release", details["privacy unit"]),
-            ("Keys", details["keys"]),
-        ]
-        title = title or f"treedp release report: {shown}"
+        _check_intervals(grouped[grouped.keys[0]] if len(grouped) else None)
+        if grouped.by and args.key is None:  # every key on one page
+            treedp.write_report(grouped, args.out, **options)
+        else:
+            key = pick_key(grouped, args.key) if grouped.by else grouped.keys[0]
+            if not grouped.by:
+                options.setdefault("title", f"treedp release report: privacy unit {grouped.unit}")
+            treedp.write_report(grouped, args.out, key=key, **options)
     else:
         if args.key is not None:
             raise UsageError("--key is for a grouped release (made with --by); drop --key")
         release = treedp.load_release(args.release)
-    if not release.offers_intervals:
+        _check_intervals(release)
+        treedp.write_report(release, args.out, **options)
+    print(args.out)
+
+
+def _check_intervals(release: treedp.Release | None) -> None:
+    if release is not None and not release.offers_intervals:
         raise UsageError(
             f"a release made with --mechanism {release.mechanism.name} has no error bars, which "
             "the report draws; use 'treedp query' for its answers"
         )
-    with warnings.catch_warnings():  # the plot's date axis of tz-aware times is in UTC
-        warnings.filterwarnings("ignore", "no explicit representation of timezones")
-        treedp.write_report(release, args.out, title=title, level=args.level, grouped=grouped_rows)
-    print(args.out)

@@ -7,16 +7,21 @@ relation it holds for, and gives a :class:`SpendRecord` an accountant can compos
 
 from __future__ import annotations
 
+import html
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
-from treedp.exceptions import MissingDependencyError
+from treedp._frames import pandas_frame, polars_frame
 from treedp.privacy import ApproxDP, Measure
 from treedp.privacy.spend import SpendRecord
+
+if TYPE_CHECKING:
+    import pandas as pd
+    import polars as pl
 
 __all__ = [
     "PRIVACY_UNIT",
@@ -32,6 +37,8 @@ __all__ = [
 SEEDED_MARKER = "[SEEDED: not for publication]"
 #: What one neighbour step changes: one record (one row of the column).
 PRIVACY_UNIT = "record"
+#: A ``repr`` shows every released value up to this many, else the first and last two.
+SHORT_VALUES = 6
 
 
 @dataclass(frozen=True)
@@ -134,14 +141,104 @@ class MechanismResult:
             self.mechanism, self.guarantee, self.neighbours, PRIVACY_UNIT, self.parameters
         )
 
+    #: Labels of the released values, one per row of :meth:`to_arrays` (empty: no label).
+    _labels: ClassVar[tuple[str, ...]] = ()
+
+    def to_arrays(self) -> dict[str, np.ndarray]:
+        """The released values as 1-d arrays, one row per value: ``{"value": ...}`` (with the
+        labels of a pair, such as a :class:`BoundsResult`'s ``"bound"``, first); no rows when
+        the mechanism refused (⊥)."""
+        values = np.empty(0) if self.value is None else np.atleast_1d(np.asarray(self.value))
+        if self._labels and len(values) == len(self._labels):
+            return {"bound": np.array(self._labels), "value": values}
+        return {"value": values}
+
+    def to_frame(self) -> pd.DataFrame:
+        """:meth:`to_arrays` as a :class:`pandas.DataFrame` (needs ``treedp[pandas]``).
+
+        Raises
+        ------
+        MissingDependencyError
+            If pandas is not installed.
+        """
+        return pandas_frame(self.to_arrays(), f"{type(self).__name__}.to_frame")
+
+    def to_polars(self) -> pl.DataFrame:
+        """:meth:`to_arrays` as a :class:`polars.DataFrame` (needs ``treedp[polars]``).
+
+        Raises
+        ------
+        MissingDependencyError
+            If polars is not installed.
+        """
+        return polars_frame(self.to_arrays(), f"{type(self).__name__}.to_polars")
+
+    def _released_text(self) -> str:
+        """The released value(s), shortened (:data:`SHORT_VALUES`)."""
+        if self.value is None:
+            return "value=None (refused)"
+        if isinstance(self.value, tuple):
+            return "value=(" + ", ".join(_number(v) for v in self.value) + ")"
+        return f"value={_values(np.asarray(self.value))}"
+
+    def _summary(self) -> str:
+        return (
+            f"guarantee={self.guarantee!r}, neighbours={self.neighbours!r}, "
+            f"mechanism={self.mechanism!r}"
+        )
+
     def __repr__(self) -> str:
-        body = ", ".join(f"{f.name}={_show(getattr(self, f.name))}" for f in fields(self))
+        """One short line: the value(s), the guarantee, the neighbours and the mechanism; the
+        rest (``parameters``, ``randomness``, ``sensitivity``, …) is in the attributes."""
         marker = f" {SEEDED_MARKER}" if self.seeded else ""
-        return f"{type(self).__name__}({body}){marker}"
+        released, summary = self._released_text(), self._summary()
+        text = f"{type(self).__name__}({released}, {summary})"
+        if len(text) > 100:  # a few short lines, not one long one
+            text = f"{type(self).__name__}({released},\n    {summary})"
+        if "…" in released:
+            text += "\n    all values: .value, .to_frame(), .to_polars()"
+        if marker and len(text.rsplit("\n", 1)[-1] + marker) > 100:
+            marker = "\n   " + marker
+        return text + marker
+
+    def _repr_html_(self) -> str:
+        """Notebook display: the released values (shortened) and the guarantee, as a table."""
+        rows = [
+            ("released", self._released_text().removeprefix("value=")),
+            ("guarantee", repr(self.guarantee)),
+            ("neighbours", self.neighbours),
+            ("mechanism", self.mechanism),
+        ]
+        if self.seeded:
+            rows.append(("randomness", SEEDED_MARKER))
+        body = "".join(
+            f"<tr><th style='text-align:left'>{html.escape(k)}</th>"
+            f"<td style='text-align:left'>{html.escape(v)}</td></tr>"
+            for k, v in rows
+        )
+        return (
+            f"<div><strong>{html.escape(type(self).__name__)}</strong><table>{body}</table>"
+            "<small>All values: <code>.value</code>, <code>.to_frame()</code>.</small></div>"
+        )
 
 
-def _show(value: object) -> str:
-    return repr(dict(value)) if isinstance(value, MappingProxyType) else repr(value)
+def _number(v: object) -> str:
+    """One released value, short: 6 significant digits for a float, else its ``str``."""
+    if isinstance(v, float | np.floating):
+        return f"{float(v):.6g}"
+    return str(v)
+
+
+def _values(values: np.ndarray) -> str:
+    """Released values, short: all up to :data:`SHORT_VALUES`, else the first and last two."""
+    if values.ndim == 0:
+        return _number(values[()])
+    flat = values.ravel()
+    if flat.size <= SHORT_VALUES:
+        return "[" + ", ".join(_number(v) for v in flat) + "]"
+    head = ", ".join(_number(v) for v in flat[:2])
+    tail = ", ".join(_number(v) for v in flat[-2:])
+    return f"[{head}, …, {tail}]"
 
 
 @dataclass(frozen=True, repr=False, kw_only=True)
@@ -237,33 +334,15 @@ class QuantileResult(MechanismResult):
         return format(float(self), spec)
 
     def to_arrays(self) -> dict[str, np.ndarray]:
-        """The levels and released quantiles as 1-d arrays ``{"q": ..., "value": ...}``."""
+        """The levels and released quantiles as 1-d arrays ``{"q": ..., "value": ...}``, one
+        row per level (the columns of :meth:`to_frame` and :meth:`to_polars`)."""
         return {"q": np.atleast_1d(np.asarray(self.q)), "value": np.atleast_1d(self._released())}
 
-    def to_frame(self) -> Any:
-        """:meth:`to_arrays` as a :class:`pandas.DataFrame`, one row per level (needs pandas).
-
-        Raises
-        ------
-        MissingDependencyError
-            If pandas is not installed.
-        """
-        try:
-            import pandas as pd
-        except ImportError:
-            raise MissingDependencyError("to_frame needs pandas: pip install pandas") from None
-        return pd.DataFrame(self.to_arrays())
-
-    def to_polars(self) -> Any:
-        """:meth:`to_arrays` as a :class:`polars.DataFrame`, one row per level (needs polars).
-
-        Raises
-        ------
-        MissingDependencyError
-            If polars is not installed.
-        """
-        try:
-            import polars as pl
-        except ImportError:
-            raise MissingDependencyError("to_polars needs polars: pip install polars") from None
-        return pl.DataFrame(self.to_arrays())
+    def _released_text(self) -> str:
+        q = np.asarray(self.q, dtype=np.float64)
+        if q.size <= SHORT_VALUES:
+            return f"q={_values(q)}, value={_values(self._released())}"
+        return (
+            f"{q.size} quantiles, q={_number(q.ravel()[0])}…{_number(q.ravel()[-1])}: "
+            f"{_values(self._released())}"
+        )

@@ -43,6 +43,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import asdict, dataclass
+from fractions import Fraction
 from typing import Any
 
 import numpy as np
@@ -53,7 +54,7 @@ from treedp.exceptions import InvalidParameterError, InvalidTypeError
 from treedp.noise import RandomSource
 from treedp.noise.rng import words
 
-__all__ = ["ContributionBounds", "bound_contributions", "check_bound"]
+__all__ = ["ContributionBounds", "bound_contributions", "check_bound", "scaled_budget"]
 
 
 def check_bound(value: Any, name: str) -> int | None:
@@ -174,6 +175,15 @@ class ContributionBounds:
     def unit_label(self) -> str:
         """``"record"`` (one row is one person) or ``"person:<column>"``."""
         return "record" if self.unit is None else f"person:{self.unit}"
+
+
+def scaled_budget(budget: float, factor: int) -> float:
+    """The largest float ``e <= budget/factor`` with ``factor·e <= budget`` exactly: the
+    record-level budget of each tree when one person moves ``factor`` records of it."""
+    e = budget / factor
+    while Fraction(e) * factor > Fraction(budget):
+        e = math.nextafter(e, 0.0)
+    return e
 
 
 def _rank_in_runs(change: np.ndarray) -> np.ndarray:

@@ -8,20 +8,31 @@ Everything here is post-processing of the released columns (free): the tidy summ
 from __future__ import annotations
 
 import csv
+import html
 import io
 import json
 import os
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from treedp._frames import pandas_frame, pandas_module, polars_frame, polars_module
 from treedp.noise import RandomSource
 from treedp.privacy.spend import SpendRecord
 from treedp.release import Release
 
+if TYPE_CHECKING:
+    import pandas as pd
+    import polars as pl
+
 __all__ = ["QUARTILES", "TableProfile"]
+
+#: The columns of the tidy summary (:meth:`TableProfile.to_records`, ``to_frame``, ``to_csv``).
+SUMMARY_COLUMNS = ("column", "kind", "epsilon", "statistic", "estimate", "low", "high")
+#: The notebook display lists at most this many columns.
+HTML_COLUMNS = 20
 
 #: The quantiles of the summary (default).
 QUARTILES = (0.25, 0.5, 0.75)
@@ -34,6 +45,17 @@ def _plain(x: Any) -> Any:
     if isinstance(x, np.generic):
         return x.item()
     return x
+
+
+def _short(x: Any) -> str:
+    """A number with 6 significant digits, a datetime as ISO 8601 (the notebook display)."""
+    x = _plain(x)
+    return f"{x:.6g}" if isinstance(x, float) else str(x)
+
+
+def _columns(rows: list[dict[str, Any]]) -> dict[str, list[Any]]:
+    """The summary's rows as columns :data:`SUMMARY_COLUMNS` (also when there are no rows)."""
+    return {name: [row[name] for row in rows] for name in SUMMARY_COLUMNS}
 
 
 @dataclass(frozen=True)
@@ -118,15 +140,48 @@ class TableProfile(Mapping[str, Release]):
                 )
         return [{k: _plain(v) for k, v in row.items()} for row in rows]
 
-    def to_frame(self, quantiles: Sequence[float] = QUARTILES, **options: Any) -> Any:
-        """The tidy summary (:meth:`to_records`) as a pandas DataFrame (needs pandas)."""
-        from treedp.exceptions import MissingDependencyError
+    def to_frame(self, quantiles: Sequence[float] = QUARTILES, **options: Any) -> pd.DataFrame:
+        """The tidy summary (:meth:`to_records`) as a pandas DataFrame (needs
+        ``treedp[pandas]``), columns :data:`SUMMARY_COLUMNS`."""
+        pandas_module("TableProfile.to_frame")  # before the intervals are computed
+        rows = self.to_records(quantiles, **options)
+        return pandas_frame(_columns(rows), "TableProfile.to_frame")
 
-        try:
-            import pandas as pd
-        except ImportError:  # pragma: no cover - pandas is in the test environment
-            raise MissingDependencyError("to_frame needs pandas: pip install pandas") from None
-        return pd.DataFrame(self.to_records(quantiles, **options))
+    def to_polars(self, quantiles: Sequence[float] = QUARTILES, **options: Any) -> pl.DataFrame:
+        """The tidy summary as a polars DataFrame (needs ``treedp[polars]``), the columns of
+        :meth:`to_frame`; with datetime and numeric columns together, ``estimate``, ``low``
+        and ``high`` hold text (ISO 8601 datetimes beside numbers), as in :meth:`to_csv`."""
+        polars_module("TableProfile.to_polars")  # before the intervals are computed
+        rows = self.to_records(quantiles, **options)
+        columns = _columns(rows)
+        for name in ("estimate", "low", "high"):
+            kinds = {type(v) for v in columns[name] if v is not None}
+            if str in kinds and len(kinds) > 1:  # polars columns hold one type
+                columns[name] = [None if v is None else str(v) for v in columns[name]]
+        return polars_frame(columns, "TableProfile.to_polars")
+
+    def _repr_html_(self) -> str:
+        """Notebook display: the guarantee once, then a line per column (first
+        :data:`HTML_COLUMNS`): kind, budget share, estimated count, bounds and median."""
+        cells = "".join(f"<th>{h}</th>" for h in ("column", "kind", "ε", "n̂", "range", "median"))
+        rows = []
+        for name in list(self.releases)[:HTML_COLUMNS]:
+            rel = self.releases[name]
+            edges = rel.bins.edges_as_values()
+            values = [name, self.kinds[name], f"{self.shares[name]:g}", f"{rel.n:.6g}"]
+            values += [f"[{_short(edges[0])}, {_short(edges[-1])}]", _short(rel.median())]
+            tds = "".join(f"<td>{html.escape(v)}</td>" for v in values)
+            rows.append(f"<tr>{tds}</tr>")
+        more = len(self) - HTML_COLUMNS
+        tail = f"<p>… and {more} more columns.</p>" if more > 0 else ""
+        skipped = f"; {len(self.skipped)} skipped" if self.skipped else ""
+        return (
+            f"<div><strong>TableProfile</strong>: {len(self)} columns, pure "
+            f"{self.epsilon:g}-DP in total{html.escape(skipped)}"
+            f"<table><tr>{cells}</tr>{''.join(rows)}</table>{tail}"
+            "<small>Quantiles with intervals: <code>.to_frame()</code>; a column: "
+            "<code>profile[name]</code>.</small></div>"
+        )
 
     def to_json(self, quantiles: Sequence[float] = QUARTILES, **options: Any) -> str:
         """The guarantee, the budget split and the tidy summary, as a JSON document."""
@@ -144,8 +199,7 @@ class TableProfile(Mapping[str, Release]):
         """The tidy summary as CSV text (a header row, then one row per statistic)."""
         rows = self.to_records(quantiles, **options)
         out = io.StringIO()
-        fields = ["column", "kind", "epsilon", "statistic", "estimate", "low", "high"]
-        writer = csv.DictWriter(out, fieldnames=fields, lineterminator="\n")
+        writer = csv.DictWriter(out, fieldnames=SUMMARY_COLUMNS, lineterminator="\n")
         writer.writeheader()
         writer.writerows(rows)
         return out.getvalue()

@@ -18,13 +18,15 @@ from __future__ import annotations
 
 import json
 import zipfile
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any, overload
 
 import numpy as np
+from numpy.typing import NDArray
 
 from treedp._atomic import atomic_write
+from treedp._frames import polars_frame
 from treedp._views import view
 from treedp.exceptions import InvalidParameterError, ReleaseFormatError, TreeDPError
 from treedp.privacy.contribution import ContributionBounds
@@ -42,8 +44,15 @@ from treedp.release.format import (
     _smallest_int,
     _write_zip,
 )
+from treedp.release.queries import Answers, Points, QuantileValue, Scalar
 from treedp.release.record import Release, _approx
 from treedp.release.unit import loss_factor
+
+if TYPE_CHECKING:
+    import pandas as pd
+    import polars as pl
+    from matplotlib.axes import Axes
+    from matplotlib.figure import Figure
 
 __all__ = ["GroupedRelease", "load_grouped_release"]
 
@@ -75,6 +84,9 @@ class GroupedRelease:
     target : dict or None
         The ``(epsilon, delta)`` target asked for, which the zCDP :attr:`guarantee` implies
         by the tight conversion (:attr:`approx_target`).
+    bound_choice : dict or None
+        With ``max_contributions="auto"``: the share of ε, the candidates' cap and the exact ε
+        the private choice of :attr:`bounds` spent (part of :attr:`guarantee`).
     """
 
     def __init__(
@@ -89,6 +101,7 @@ class GroupedRelease:
         guarantee: PureDP | ApproxDP | ZCDP,
         selection: dict[str, Any] | None = None,
         target: dict[str, float] | None = None,
+        bound_choice: dict[str, Any] | None = None,
     ) -> None:
         if len(keys) != len(releases):
             raise InvalidParameterError("A grouped release needs one release per key.")
@@ -102,6 +115,7 @@ class GroupedRelease:
             guarantee=guarantee,
             selection=None if selection is None else dict(selection),
             target=None if target is None else dict(target),
+            bound_choice=None if bound_choice is None else dict(bound_choice),
         )
 
     keys: tuple[Any, ...]
@@ -112,6 +126,7 @@ class GroupedRelease:
     epsilon: float
     guarantee: PureDP | ApproxDP | ZCDP
     selection: dict[str, Any] | None
+    bound_choice: dict[str, Any] | None
     target: dict[str, float] | None
 
     @property
@@ -161,15 +176,35 @@ class GroupedRelease:
         return loss_factor(self.bounds, self.neighbours, isinstance(self.guarantee, ZCDP))
 
     # ------------------------------------------------------------------ queries across keys
+    @overload
+    def quantile(self, q: float) -> dict[Any, QuantileValue]: ...
+    @overload
+    def quantile(self, q: Sequence[float] | NDArray[Any]) -> dict[Any, NDArray[Any]]: ...
+    @overload
+    def quantile(self, q: object) -> dict[Any, QuantileValue | NDArray[Any]]: ...
     def quantile(self, q: Any) -> dict[Any, Any]:
         """``{key: release.quantile(q)}``."""
         qa = queries.check_q(q)
         return {k: r.quantile(qa) for k, r in self._releases.items()}
 
+    @overload
+    def cdf(self, x: Scalar) -> dict[Any, float]: ...
+    @overload
+    def cdf(self, x: Points) -> dict[Any, Answers]: ...
+    @overload
+    def cdf(self, x: object) -> dict[Any, float | Answers]: ...
     def cdf(self, x: Any) -> dict[Any, Any]:
         """``{key: release.cdf(x)}``."""
         return {k: r.cdf(x) for k, r in self._releases.items()}
 
+    @overload
+    def range_count(self, a: Scalar, b: Scalar) -> dict[Any, float]: ...
+    @overload
+    def range_count(self, a: Points, b: Scalar | Points) -> dict[Any, Answers]: ...
+    @overload
+    def range_count(self, a: Scalar, b: Points) -> dict[Any, Answers]: ...
+    @overload
+    def range_count(self, a: object, b: object) -> dict[Any, float | Answers]: ...
     def range_count(self, a: Any, b: Any) -> dict[Any, Any]:
         """``{key: release.range_count(a, b)}``."""
         return {k: r.range_count(a, b) for k, r in self._releases.items()}
@@ -193,9 +228,16 @@ class GroupedRelease:
                 cols["value"].append(v.item() if isinstance(v, np.generic) else v)
         return cols
 
-    def to_frame(self, q: Any) -> Any:
-        """:meth:`table` as a pandas DataFrame (needs pandas)."""
-        return view("grouped.to_frame")(self, q)
+    def to_frame(self, q: Any) -> pd.DataFrame:
+        """:meth:`table` as a pandas DataFrame (needs ``treedp[pandas]``): one column per
+        ``by`` column, then ``q`` and ``value``, one row per key and level."""
+        frame: pd.DataFrame = view("grouped.to_frame")(self, q)
+        return frame
+
+    def to_polars(self, q: Any) -> pl.DataFrame:
+        """:meth:`table` as a polars DataFrame, the columns of :meth:`to_frame` (needs
+        ``treedp[polars]``)."""
+        return polars_frame(self.table(q), "GroupedRelease.to_polars")
 
     # ------------------------------------------------------------------ contract
     def spend(self) -> SpendRecord:
@@ -213,6 +255,7 @@ class GroupedRelease:
                 "contribution_factor": self.contribution_factor,
                 **self.bounds.describe(),
                 "selection": self.selection,
+                **({} if self.bound_choice is None else {"bound_choice": self.bound_choice}),
             },
         )
 
@@ -236,6 +279,7 @@ class GroupedRelease:
             "unit": self.unit,
             "selection": self.selection,
             **({"target": dict(self.target)} if self.target is not None else {}),
+            **({"bound_choice": dict(self.bound_choice)} if self.bound_choice else {}),
         }
 
     def __repr__(self) -> str:
@@ -246,9 +290,11 @@ class GroupedRelease:
             f"unit={unit!r}, neighbours={self.neighbours!r}{seeded})"
         )
 
-    def plot(self, **options: Any) -> Any:
-        """Overlaid CDFs or small multiples per key: :func:`treedp.report.plot.plot_groups`."""
-        return view("grouped.plot")(dict(self.items()), **options)
+    def plot(self, **options: Any) -> tuple[Figure, dict[Any, Axes]]:
+        """Overlaid CDFs or small multiples per key: :func:`treedp.report.plot.plot_groups`;
+        the figure and its axes by key."""
+        drawn: tuple[Figure, dict[Any, Axes]] = view("grouped.plot")(dict(self.items()), **options)
+        return drawn
 
     def _repr_html_(self) -> str:
         """Notebook display: the guarantee once, then a compact line per key (first 20)."""
@@ -352,7 +398,9 @@ def _from_document(zf: zipfile.ZipFile, document: Any, label: str) -> GroupedRel
         neighbours = meta["neighbours"]
         if neighbours not in ("add_remove", "replace"):
             raise ReleaseFormatError("unknown neighbour relation")
-        guarantee = _guarantee(meta["guarantee"], first.mechanism, bounds, neighbours)
+        choice = _bound_choice(meta.get("bound_choice"))
+        extra = 0.0 if choice is None else float(choice["epsilon_spent"])
+        guarantee = _guarantee(meta["guarantee"], first.mechanism, bounds, neighbours, extra)
         target = meta.get("target")
         if target is not None and not isinstance(guarantee, ZCDP):
             raise ReleaseFormatError(
@@ -367,6 +415,7 @@ def _from_document(zf: zipfile.ZipFile, document: Any, label: str) -> GroupedRel
             epsilon=float("inf") if meta["epsilon"] is None else float(meta["epsilon"]),
             guarantee=guarantee,
             selection=meta["selection"],
+            bound_choice=choice,
             target=None if target is None else _check_target(target),
         )
     except ReleaseFormatError as exc:
@@ -378,9 +427,10 @@ def _from_document(zf: zipfile.ZipFile, document: Any, label: str) -> GroupedRel
 
 
 def _guarantee(
-    g: Any, mechanism: Any, bounds: ContributionBounds, neighbours: str
+    g: Any, mechanism: Any, bounds: ContributionBounds, neighbours: str, extra: float = 0.0
 ) -> PureDP | ApproxDP | ZCDP:
-    """The stated guarantee, checked to cover the trees' loss times the contribution factor."""
+    """The stated guarantee, checked to cover the trees' loss times the contribution factor
+    (plus ``extra``: the ε of a private choice of the bound)."""
     guarantee: PureDP | ApproxDP | ZCDP
     if g["kind"] == "zcdp":
         guarantee = ZCDP(g["rho"])
@@ -392,10 +442,20 @@ def _guarantee(
         eps = g["epsilon"]
         guarantee = ApproxDP(eps, g["delta"]) if g["kind"] == "approx" else PureDP(eps)
         spent, bound = float(mechanism.epsilon_spent()), guarantee.epsilon
-    stated = spent * loss_factor(bounds, neighbours, isinstance(guarantee, ZCDP))
+    stated = spent * loss_factor(bounds, neighbours, isinstance(guarantee, ZCDP)) + extra
     if stated > bound * (1 + 1e-9):
         raise ReleaseFormatError("the stated guarantee does not match the noise scales")
     return guarantee
+
+
+def _bound_choice(stored: Any) -> dict[str, Any] | None:
+    """A stored ``max_contributions="auto"`` record (absent in files without one)."""
+    if stored is None:
+        return None
+    spent = stored.get("epsilon_spent") if isinstance(stored, dict) else None
+    if isinstance(spent, bool) or not isinstance(spent, int | float) or not spent > 0:
+        raise ReleaseFormatError("the bound choice does not state a positive epsilon_spent")
+    return dict(stored)
 
 
 def _read_2d(zf: zipfile.ZipFile, entry: Any, n_keys: int) -> np.ndarray:

@@ -4,13 +4,16 @@ cost; the rules are in :mod:`treedp.release.inference`)."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, Literal, overload
 
 import numpy as np
+from numpy.typing import NDArray
 
 from treedp.exceptions import InvalidParameterError
 from treedp.noise import RandomSource
 from treedp.release import inference, queries
+from treedp.release.queries import Answers, Points, QuantileValue, Scalar
 
 if TYPE_CHECKING:
     from treedp.domain import Bins
@@ -48,7 +51,21 @@ class IntervalQueries:
 
         def _range_axes(self, a: Any, b: Any) -> tuple[np.ndarray, np.ndarray]: ...
 
-    def stderr(self, query: str, *args: Any) -> Any:
+    @overload
+    def stderr(self, query: Literal["cdf"], x: Scalar, /) -> float: ...
+    @overload
+    def stderr(self, query: Literal["cdf"], x: Points, /) -> Answers: ...
+    @overload
+    def stderr(self, query: Literal["range_count"], a: Scalar, b: Scalar, /) -> float: ...
+    @overload
+    def stderr(
+        self, query: Literal["range_count"], a: Points, b: Scalar | Points, /
+    ) -> Answers: ...
+    @overload
+    def stderr(self, query: Literal["range_count"], a: Scalar, b: Points, /) -> Answers: ...
+    @overload
+    def stderr(self, query: str, *args: Any) -> float | Answers: ...
+    def stderr(self, query: str, *args: Any) -> float | Answers:
         """Exact standard error of a query answer, from the known noise (no simulation).
 
         It is the noise error of the unbiased estimate (``consistent=False``); the consistent
@@ -92,7 +109,39 @@ class IntervalQueries:
         out = np.sqrt(var).reshape(ta.shape)
         return queries.like(np.broadcast_to(np.asarray(args[0]), ta.shape), out)
 
-    def confidence_interval(self, query: str, *args: Any, level: float = 0.95) -> Any:
+    @overload
+    def confidence_interval(
+        self, query: Literal["cdf"], x: Scalar, /, *, level: float = 0.95
+    ) -> tuple[float, float]: ...
+    @overload
+    def confidence_interval(
+        self, query: Literal["cdf"], x: Points, /, *, level: float = 0.95
+    ) -> tuple[Answers, Answers]: ...
+    @overload
+    def confidence_interval(
+        self, query: Literal["range_count"], a: Scalar, b: Scalar, /, *, level: float = 0.95
+    ) -> tuple[float, float]: ...
+    @overload
+    def confidence_interval(
+        self,
+        query: Literal["range_count"],
+        a: Points,
+        b: Scalar | Points,
+        /,
+        *,
+        level: float = 0.95,
+    ) -> tuple[Answers, Answers]: ...
+    @overload
+    def confidence_interval(
+        self, query: Literal["range_count"], a: Scalar, b: Points, /, *, level: float = 0.95
+    ) -> tuple[Answers, Answers]: ...
+    @overload
+    def confidence_interval(
+        self, query: str, *args: Any, level: float = 0.95
+    ) -> tuple[float, float] | tuple[Answers, Answers]: ...
+    def confidence_interval(
+        self, query: str, *args: Any, level: float = 0.95
+    ) -> tuple[float, float] | tuple[Answers, Answers]:
         """A confidence interval for a ``cdf`` or ``range_count`` answer, valid at every point.
 
         Inside a bin (and for ``cdf`` at an edge of continuous bins, whose values lie in the
@@ -117,7 +166,7 @@ class IntervalQueries:
         Returns
         -------
         (low, high)
-            Arrays (or floats) shaped like the answer.
+            Floats for one point, else float64 arrays shaped like the answer.
 
         Examples
         --------
@@ -145,7 +194,8 @@ class IntervalQueries:
         cap = self.mechanism.n if self.mechanism.neighbours == "replace" else None
         gaussian = self.mechanism.guarantee_kind == "zcdp"  # zCDP here: Gaussian tails
         low, high = inference.bracket_interval(lower, upper, level, cap, gaussian=gaussian)
-        return queries.like(like, low.reshape(shape)), queries.like(like, high.reshape(shape))
+        ends = queries.like(like, low.reshape(shape)), queries.like(like, high.reshape(shape))
+        return ends  # type: ignore[return-value]  # both floats or both arrays
 
     def _prefix_query(self, terms: queries.Terms) -> tuple[np.ndarray, np.ndarray]:
         """Unbiased estimate and exact standard error of a linear query on the prefixes."""
@@ -163,6 +213,33 @@ class IntervalQueries:
         ta, tb = edges[m_a], edges[m_b]
         return direct.range_count(ta, tb).ravel(), np.sqrt(direct.range_variance(ta, tb))
 
+    @overload
+    def quantile_interval(
+        self,
+        q: float,
+        *,
+        level: float = 0.95,
+        simulations: int = 1000,
+        rng: RandomSource | None = None,
+    ) -> tuple[QuantileValue, QuantileValue]: ...
+    @overload
+    def quantile_interval(
+        self,
+        q: Sequence[float] | NDArray[Any],
+        *,
+        level: float = 0.95,
+        simulations: int = 1000,
+        rng: RandomSource | None = None,
+    ) -> tuple[NDArray[Any], NDArray[Any]]: ...
+    @overload
+    def quantile_interval(
+        self,
+        q: object,
+        *,
+        level: float = 0.95,
+        simulations: int = 1000,
+        rng: RandomSource | None = None,
+    ) -> tuple[QuantileValue | NDArray[Any], QuantileValue | NDArray[Any]]: ...
     def quantile_interval(
         self,
         q: Any,
@@ -170,7 +247,7 @@ class IntervalQueries:
         level: float = 0.95,
         simulations: int = 1000,
         rng: RandomSource | None = None,
-    ) -> tuple[Any, Any]:
+    ) -> tuple[QuantileValue | NDArray[Any], QuantileValue | NDArray[Any]]:
         """A confidence interval for each ``q``-quantile, from a simultaneous CDF band.
 
         ``G[m] = P[m] - q·P[B]`` estimates ``F(m) - q·n``, non-decreasing and crossing 0 at the
@@ -196,7 +273,8 @@ class IntervalQueries:
         Returns
         -------
         (low, high)
-            Bounds shaped like ``q`` (datetime64 for datetime bins).
+            Bounds shaped like ``q`` (datetime64 for datetime bins): typed as
+            :meth:`quantile`'s answer.
 
         Examples
         --------

@@ -8,17 +8,58 @@ was asked. Inside a bin answers interpolate linearly; on an integer domain ``f``
 
 from __future__ import annotations
 
+import datetime
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, Protocol, TypeAlias
 
 import numpy as np
+from numpy.typing import NDArray
 
 from treedp.domain import Bins
 from treedp.estimation import PrefixCovariance
 from treedp.exceptions import InvalidParameterError
 from treedp.timezones import from_ticks
 
-__all__ = ["Terms", "below_terms", "cdf_terms", "range_terms", "to_axis", "to_output"]
+__all__ = [
+    "Answers",
+    "ArrayPoints",
+    "Points",
+    "QuantileValue",
+    "Scalar",
+    "Terms",
+    "below_terms",
+    "cdf_terms",
+    "range_terms",
+    "to_axis",
+    "to_output",
+]
+
+
+class ArrayPoints(Protocol):
+    """An array of query points: anything with a length that numpy reads as an array (an
+    ndarray, a pandas or polars Series, an Arrow array)."""
+
+    def __len__(self) -> int: ...
+    def __array__(self) -> np.ndarray[Any, Any]: ...
+
+
+#: One query point (or probability): a number, a datetime or an ISO 8601 string.
+Scalar: TypeAlias = float | np.floating[Any] | np.integer[Any] | np.datetime64 | datetime.date | str
+#: Several query points: a list or tuple of scalars, or an array (:class:`ArrayPoints`).
+Points: TypeAlias = (
+    Sequence[float]
+    | Sequence[datetime.date]
+    | Sequence[np.datetime64]
+    | list[str]
+    | tuple[str, ...]
+    | ArrayPoints
+)
+#: Counts (or their standard errors) for several points, shaped like them.
+Answers: TypeAlias = NDArray[np.float64]
+#: One quantile: a float, a ``numpy.datetime64`` on datetime bins, or a ``datetime`` (a
+#: ``pandas.Timestamp``) in the zone of tz-aware bins.
+QuantileValue: TypeAlias = float | np.datetime64 | datetime.datetime
 
 
 def _locate(bins: Bins, t: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -116,14 +157,14 @@ def to_axis(bins: Bins, x: Any, name: str) -> np.ndarray:
     return t
 
 
-def like(x: Any, out: np.ndarray) -> Any:
+def like(x: Any, out: np.ndarray) -> float | Answers:
     """A Python float for scalar input, else a float array of the input's shape."""
     if np.ndim(x) == 0:
         return float(np.asarray(out).reshape(()))
     return np.asarray(out, dtype=np.float64).reshape(np.shape(x))
 
 
-def to_output(bins: Bins, values: np.ndarray) -> Any:
+def to_output(bins: Bins, values: np.ndarray) -> QuantileValue | NDArray[Any]:
     """Axis values in the user's space (datetime64 for datetime bins, times in the bins' zone
     for tz-aware bins, NaN → NaT; 0-d → scalar)."""
     values = np.asarray(values, dtype=np.float64)

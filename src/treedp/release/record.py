@@ -13,10 +13,12 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any, overload
 
 import numpy as np
+from numpy.typing import NDArray
 
+from treedp._frames import polars_frame, polars_module
 from treedp._views import view
 from treedp.domain import Bins
 from treedp.estimation import (
@@ -31,7 +33,14 @@ from treedp.mechanisms import Mechanism
 from treedp.privacy import ApproxDP, Measure, PureDP, compose
 from treedp.release import queries
 from treedp.release.intervals import IntervalQueries
+from treedp.release.queries import Answers, Points, QuantileValue, Scalar
 from treedp.release.unit import PersonUnit
+
+if TYPE_CHECKING:
+    import pandas as pd
+    import polars as pl
+    from matplotlib.axes import Axes
+    from matplotlib.figure import Figure
 
 __all__ = ["Release", "ReleaseCodec", "register_codec"]
 
@@ -228,7 +237,7 @@ class Release(IntervalQueries):
         return self.mechanism.block_budgets
 
     @property
-    def edges(self) -> np.ndarray:
+    def edges(self) -> NDArray[Any]:
         """The public bin edges (datetime64 for datetime bins, times in the bins' zone for
         tz-aware bins)."""
         return self.bins.edges_in_zone()
@@ -319,7 +328,13 @@ class Release(IntervalQueries):
         ta, tb = np.broadcast_arrays(ta, tb)
         return ta, tb
 
-    def cdf(self, x: Any, *, consistent: bool | None = None) -> Any:
+    @overload
+    def cdf(self, x: Scalar, *, consistent: bool | None = None) -> float: ...
+    @overload
+    def cdf(self, x: Points, *, consistent: bool | None = None) -> Answers: ...
+    @overload
+    def cdf(self, x: object, *, consistent: bool | None = None) -> float | Answers: ...
+    def cdf(self, x: Any, *, consistent: bool | None = None) -> float | Answers:
         """Estimated number of values ``<= x``.
 
         Parameters
@@ -334,7 +349,8 @@ class Release(IntervalQueries):
         Returns
         -------
         float or ndarray
-            Same shape as ``x``.
+            A float for one point, else a float64 array of the shape of ``x`` (typed by
+            overloads: ``float`` for a scalar, ``NDArray[np.float64]`` for a list or array).
 
         Notes
         -----
@@ -356,10 +372,23 @@ class Release(IntervalQueries):
         out = queries.cdf_terms(self.bins, t).evaluate(self._counts(consistent))
         return queries.like(x, out.reshape(np.shape(t)))
 
-    def range_count(self, a: Any, b: Any, *, consistent: bool | None = None) -> Any:
+    @overload
+    def range_count(self, a: Scalar, b: Scalar, *, consistent: bool | None = None) -> float: ...
+    @overload
+    def range_count(
+        self, a: Points, b: Scalar | Points, *, consistent: bool | None = None
+    ) -> Answers: ...
+    @overload
+    def range_count(self, a: Scalar, b: Points, *, consistent: bool | None = None) -> Answers: ...
+    @overload
+    def range_count(
+        self, a: object, b: object, *, consistent: bool | None = None
+    ) -> float | Answers: ...
+    def range_count(self, a: Any, b: Any, *, consistent: bool | None = None) -> float | Answers:
         """Estimated number of values in ``[a, b)``; ``a`` and ``b`` broadcast together.
 
-        ``consistent`` is as for :meth:`cdf`; a consistent range count is never negative.
+        ``consistent`` is as for :meth:`cdf`; a consistent range count is never negative. A
+        float when both ends are scalars, else a float64 array of their broadcast shape.
 
         Examples
         --------
@@ -381,7 +410,13 @@ class Release(IntervalQueries):
             out = queries.range_terms(self.bins, ta, tb).evaluate(self._counts(use_consistent))
         return queries.like(np.broadcast_to(np.asarray(a), ta.shape), out.reshape(ta.shape))
 
-    def quantile(self, q: Any) -> Any:
+    @overload
+    def quantile(self, q: float) -> QuantileValue: ...
+    @overload
+    def quantile(self, q: Sequence[float] | NDArray[Any]) -> NDArray[Any]: ...
+    @overload
+    def quantile(self, q: object) -> QuantileValue | NDArray[Any]: ...
+    def quantile(self, q: Any) -> QuantileValue | NDArray[Any]:
         """Estimated ``q``-quantiles, any number of them at no extra privacy cost.
 
         The first point where the consistent CDF reaches ``q · n̂``, interpolated inside the
@@ -397,7 +432,9 @@ class Release(IntervalQueries):
         Returns
         -------
         float, datetime64 or ndarray
-            Same shape as ``q``; NaN (NaT) when the estimated count is not positive.
+            Same shape as ``q``; NaN (NaT) when the estimated count is not positive. Typed
+            ``float | numpy.datetime64`` for a scalar ``q`` (a float on numeric bins) and
+            ``NDArray`` for a list or array.
 
         Examples
         --------
@@ -413,7 +450,7 @@ class Release(IntervalQueries):
             self.bins, queries.quantile_from(self.bins, self.consistent_counts, qa)
         )
 
-    def median(self) -> Any:
+    def median(self) -> QuantileValue:
         """The estimated median, ``quantile(0.5)``.
 
         Examples
@@ -426,7 +463,7 @@ class Release(IntervalQueries):
         """
         return self.quantile(0.5)
 
-    def histogram(self, *, consistent: bool | None = None) -> tuple[np.ndarray, np.ndarray]:
+    def histogram(self, *, consistent: bool | None = None) -> tuple[Answers, NDArray[Any]]:
         """Estimated count per bin and the edges, like :func:`numpy.histogram`.
 
         Consistent counts (the default unless ``postprocess="none"``) are non-negative and sum
@@ -449,9 +486,20 @@ class Release(IntervalQueries):
         table: dict[str, np.ndarray] = view("to_arrays")(self, level=level)
         return table
 
-    def to_frame(self, *, level: float = 0.95) -> Any:
-        """:meth:`to_arrays` as a :class:`pandas.DataFrame` (needs ``treedp[pandas]``)."""
-        return view("to_frame")(self, level=level)
+    def to_frame(self, *, level: float = 0.95) -> pd.DataFrame:
+        """:meth:`to_arrays` as a :class:`pandas.DataFrame` (needs ``treedp[pandas]``).
+
+        Columns ``left``, ``right``, ``count``, ``count_low``, ``count_high``, ``cdf``,
+        ``cdf_low``, ``cdf_high``, one row per bin (see ``docs/results.md``).
+        """
+        frame: pd.DataFrame = view("to_frame")(self, level=level)
+        return frame
+
+    def to_polars(self, *, level: float = 0.95) -> pl.DataFrame:
+        """:meth:`to_arrays` as a :class:`polars.DataFrame`, the columns of :meth:`to_frame`
+        (needs ``treedp[polars]``)."""
+        polars_module("Release.to_polars")  # before the intervals are computed
+        return polars_frame(self.to_arrays(level=level), "Release.to_polars")
 
     def bounds_warning(self, *, share: float | None = None) -> str | None:
         """A warning when the bounds look too narrow, else None:
@@ -459,9 +507,11 @@ class Release(IntervalQueries):
         warning: str | None = view("bounds_warning")(self, share=share)
         return warning
 
-    def plot(self, *args: Any, **kwargs: Any) -> Any:
-        """Draw the release: :func:`treedp.report.plot.plot_release` (needs ``treedp[plot]``)."""
-        return view("plot")(self, *args, **kwargs)
+    def plot(self, *args: Any, **kwargs: Any) -> tuple[Figure, dict[str, Axes]]:
+        """Draw the release: :func:`treedp.report.plot.plot_release` (needs ``treedp[plot]``);
+        the figure and its axes by kind."""
+        drawn: tuple[Figure, dict[str, Axes]] = view("plot")(self, *args, **kwargs)
+        return drawn
 
     def _repr_html_(self) -> str:
         """A compact summary with a small CDF figure, for Jupyter (see ``treedp.report``)."""

@@ -40,10 +40,14 @@ class PersonUnit:
     neighbours : {"add_remove", "replace"}
         The person-level relation: add or remove one person with all their rows, or replace
         one person's rows by another's.
+    bound_epsilon : float, default=0.0
+        The ε a private choice of the bound spent (``max_contributions="auto"``), part of the
+        person-level guarantee.
     """
 
     bounds: ContributionBounds
     neighbours: str
+    bound_epsilon: float = 0.0
 
     def __post_init__(self) -> None:
         if self.bounds.unit is None:
@@ -74,7 +78,8 @@ class PersonUnit:
             if rho_spent is None:
                 raise InvalidParameterError("A zCDP mechanism must state its exact rho_spent().")
             return ZCDP(float_at_least(factor * Fraction(rho_spent())))
-        return PureDP(float_at_least(factor * mechanism.epsilon_spent()))
+        spent = factor * mechanism.epsilon_spent() + Fraction(self.bound_epsilon)
+        return PureDP(float_at_least(spent))
 
     def describe(self, mechanism: Mechanism) -> dict[str, Any]:
         """The unit as a file stores it: bounds, neighbours, factor, person-level ε (or ρ)."""
@@ -83,6 +88,7 @@ class PersonUnit:
             "neighbours": self.neighbours,
             "factor": self.factor(mechanism),
             **asdict(self.guarantee(mechanism)),  # {"epsilon": ε} or {"rho": ρ}
+            **({"bound_epsilon": self.bound_epsilon} if self.bound_epsilon else {}),
         }
 
 
@@ -110,7 +116,10 @@ def unit_from(stored: dict[str, Any], mechanism: Mechanism) -> PersonUnit:
     neighbours = stored.get("neighbours")
     if not isinstance(neighbours, str):
         raise ReleaseFormatError("the privacy unit does not state its neighbour relation")
-    unit = PersonUnit(bounds, neighbours)
+    bound_epsilon = stored.get("bound_epsilon", 0.0)
+    if isinstance(bound_epsilon, bool) or not isinstance(bound_epsilon, int | float):
+        raise ReleaseFormatError("the privacy unit's bound_epsilon is not a number")
+    unit = PersonUnit(bounds, neighbours, float(bound_epsilon))
     if json.dumps(unit.describe(mechanism), sort_keys=True) != json.dumps(stored, sort_keys=True):
         raise ReleaseFormatError("the privacy unit does not match its bounds and the mechanism")
     return unit

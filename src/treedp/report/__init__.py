@@ -5,14 +5,10 @@ release's view methods in the hook table :mod:`treedp._views`.
 """
 
 from treedp._views import register_view
-from treedp.report.html import (
-    SEEDED_WARNING,
-    expected_error,
-    grouped_html,
-    render_report,
-    summary_html,
-    write_report,
-)
+from treedp.report.grouped import render_grouped_report
+from treedp.report.html import SEEDED_WARNING, expected_error
+from treedp.report.notebook import grouped_html, summary_html
+from treedp.report.page import render_report, write_report
 from treedp.report.plot import plot_groups, plot_release
 from treedp.report.tables import bounds_warning, grouped_frame, release_arrays, release_frame
 
@@ -20,6 +16,7 @@ __all__ = [
     "SEEDED_WARNING",
     "bounds_warning",
     "expected_error",
+    "render_grouped_report",
     "render_report",
     "summary_html",
     "write_report",

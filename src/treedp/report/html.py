@@ -23,18 +23,21 @@ from treedp.accuracy import ErrorPrediction
 from treedp.exceptions import InvalidParameterError
 from treedp.noise import RandomSource
 from treedp.privacy import ZCDP, ApproxDP, PureDP
+from treedp.report.numbers import axis_name, level_texts, nice_points, percent
 from treedp.report.plot import figure_svg, plot_release, require_matplotlib
 
 if TYPE_CHECKING:
     from treedp.release import Release
-    from treedp.release.grouped import GroupedRelease
 
 __all__ = [
+    "CLIPPED",
     "SEEDED_WARNING",
+    "cdf_points",
     "expected_error",
-    "grouped_html",
+    "figure_html",
+    "page_document",
     "render_report",
-    "summary_html",
+    "write_page",
     "write_report",
 ]
 
@@ -66,12 +69,13 @@ p.lede, figcaption, .note { color: var(--muted); }
 table { border-collapse: collapse; margin: 0.4rem 0 0.8rem; font-variant-numeric: tabular-nums; }
 th, td { border-bottom: 1px solid var(--line); padding: 0.25rem 0.6rem; text-align: left;
          vertical-align: top; }
-td.num { text-align: right; }
+td.num { text-align: right; white-space: nowrap; }
 .scroll { overflow-x: auto; max-width: 100%; }
 figure { margin: 1rem 0; break-inside: avoid; page-break-inside: avoid; }
 figure svg { display: block; width: 100%; height: auto; max-width: 48rem; }
 dl.facts { display: grid; grid-template-columns: max-content 1fr; gap: 0.2rem 1rem; }
-dl.facts dt { font-weight: 600; }
+dl.facts dt { font-weight: 600; max-width: 18rem; }
+h3 { font-size: 1.05rem; margin: 1rem 0 0.4rem; }
 dl.facts dd { margin: 0; overflow-wrap: anywhere; }
 footer { margin-top: 2rem; font-size: 0.85rem; color: var(--muted); }
 @media (max-width: 520px) {
@@ -160,7 +164,10 @@ def _guarantee_rows(release: Release) -> list[tuple[str, str]]:
         *rows,
         *_unit_rows(release),
         ("Noise", _noise_text(release)),
-        ("Budget per noised block", ", ".join(f"{e:g}" for e in release.level_budgets)),
+        (
+            "Budget per noised block (parts of the guarantee above)",
+            level_texts(release.level_budgets, release.level_budgets, "g"),
+        ),
         ("Sensitivity per block (L1)", ", ".join(_fmt(s) for s in sensitivity)),  # type: ignore[attr-defined]
     ]
 
@@ -186,17 +193,28 @@ def _unit_rows(release: Release) -> list[tuple[str, str]]:
     ]
 
 
-def _guarantee_section(
-    release: Release, grouped: Sequence[tuple[str, str]] | None
-) -> list[tuple[str, str]]:
-    """The guarantee rows; for one key of a grouped release, the grouped rows first."""
+def _guarantee_section(release: Release, grouped: Sequence[tuple[str, str]] | None) -> str:
+    """The guarantee; for one key of a grouped release, the grouped rows (the guarantee that
+    holds) first, then this key's tree under a heading that calls it a part of that one, its
+    guarantee row saying so too."""
     rows = _guarantee_rows(release)
     if grouped is None:
-        return rows
-    return [*grouped, *((f"This tree alone: {k[0].lower()}{k[1:]}", v) for k, v in rows)]
+        return _facts(rows)
+    part = (
+        " per record: a part of the grouped release's guarantee above, not a guarantee of its own"
+    )
+    rows = [(k, v + part if k == "Guarantee" else v) for k, v in rows]
+    rows = [
+        (k, v + " (the tree's records; the release's privacy unit is stated above)")
+        if k == "Privacy unit"
+        else (k, v)
+        for k, v in rows
+    ]
+    heading = "This key's tree: a part of the guarantee above, not a guarantee on its own"
+    return f"{_facts(grouped)}<h3>{escape(heading)}</h3>{_facts(rows)}"
 
 
-def _release_rows(release: Release) -> list[tuple[str, str]]:
+def _release_rows(release: Release, column: str | None = None) -> list[tuple[str, str]]:
     bins, edges, branching = release.bins, release.edges, release.branching
     kind_col = "datetime" if bins.is_datetime else "numeric"
     kind = "integer" if bins.discrete and not bins.is_datetime else kind_col
@@ -210,7 +228,11 @@ def _release_rows(release: Release) -> list[tuple[str, str]]:
         shape = f"{len(branching)} levels below the root, fan-out {fan_out}"
     public = release.mechanism.neighbours == "replace"  # n is public
     return [
-        ("Released", f"the CDF (and everything derived from it) of one {kind_col} column"),
+        (
+            "Released",
+            f"the CDF (and everything derived from it) of one {kind_col} column"
+            + (f", {column}" if column else ""),
+        ),
         ("Mechanism", release.mechanism.name),
         ("Bins", f"{bins.n_bins} {kind} bins over {span}{width}"),
         ("Tree shape", shape),
@@ -254,17 +276,28 @@ def _quantile_rows(
     ]
 
 
-def _cdf_rows(release: Release, level: float) -> list[list[str]]:
-    # public, evenly spaced points at bin edges (for discrete bins: the integers)
+def cdf_points(release: Release) -> np.ndarray:
+    """Public points for the table of CDF values: round numbers among the bin edges (for
+    discrete bins, the integers), else about 11 evenly spaced edges (datetime bins too)."""
     discrete = release.bins.discrete
+    all_idx = np.arange(int(discrete), release.bins.n_bins + 1)
+    values = release.edges[all_idx] - 1 if discrete else release.edges[all_idx]
+    if not release.bins.is_datetime:
+        found = nice_points(np.asarray(values, dtype=np.float64))
+        if found.size:
+            return np.asarray(values[found])
     idx = np.unique(np.linspace(int(discrete), release.bins.n_bins, 11).round()).astype(np.int64)
-    xs = release.edges[idx] - 1 if discrete else release.edges[idx]
+    return np.asarray(release.edges[idx] - 1 if discrete else release.edges[idx])
+
+
+def _cdf_rows(release: Release, level: float) -> list[list[str]]:
+    xs = cdf_points(release)
     values = np.atleast_1d(release.cdf(xs))
-    low, high = release.confidence_interval("cdf", xs, level=level)
+    low, high = release.confidence_interval("cdf", xs, level=level)  # clipped at 0 (and n)
     n_hat = release.n
     rows = []
     for x, v, lo, hi in zip(xs, values, np.atleast_1d(low), np.atleast_1d(high), strict=True):
-        share = _fmt(v / n_hat) if n_hat > 0 else "—"
+        share = _fmt(v / n_hat, ".4g") if n_hat > 0 else "—"
         rows.append([_fmt(x), _fmt_count(v), share, _fmt_count(lo), _fmt_count(hi)])
     return rows
 
@@ -280,13 +313,25 @@ def _figure(
     caption: str,
     description: str,
     figsize: tuple[float, float] = (6.4, 3.6),
+    xlabel: str | None = None,
 ) -> str:
     # larger type than matplotlib's default, so the figure stays legible at 400 px wide
     with require_matplotlib().rc_context({"font.size": 12}):
         fig, _ = plot_release(
-            release, kind=kind, level=level, quantiles=tuple(qs), rng=rng, figsize=figsize
+            release,
+            kind=kind,
+            level=level,
+            quantiles=tuple(qs),
+            rng=rng,
+            figsize=figsize,
+            xlabel=xlabel,
         )
-        svg = figure_svg(fig, title=caption, description=description, ident=ident)
+        return figure_html(fig, caption, description, ident)
+
+
+def figure_html(fig: Any, caption: str, description: str, ident: str) -> str:
+    """A matplotlib figure as a ``<figure>`` with inline SVG and its caption."""
+    svg = figure_svg(fig, title=caption, description=description, ident=ident)
     text = f"{escape(caption)}. {escape(description)}"
     return f"<figure>{svg}<figcaption>{text}</figcaption></figure>"
 
@@ -299,6 +344,7 @@ def render_report(
     quantiles: Sequence[float] = (0.01, 0.1, 0.25, 0.5, 0.75, 0.9, 0.99),
     rng: RandomSource | None = None,
     grouped: Sequence[tuple[str, str]] | None = None,
+    column: str | None = None,
 ) -> str:
     """The release as one self-contained HTML page (a string).
 
@@ -317,7 +363,11 @@ def render_report(
         (they use the public noise distribution only; default: the operating system's).
     grouped : sequence of (label, text), optional
         For one key of a grouped release: the grouped release's guarantee rows, shown first;
-        the rows of ``release`` are then labelled as this tree alone.
+        the rows of ``release`` are then labelled as parts of that guarantee (use
+        :func:`treedp.write_report` with ``key=`` to get them from a ``GroupedRelease``).
+    column : str, optional
+        The name of the released column, for the axes and tables (a release file does not
+        record it; default: "value", or "date" for datetime bins).
 
     Returns
     -------
@@ -339,21 +389,22 @@ def render_report(
     qs = np.asarray(quantiles, dtype=np.float64)
     title = title or "treedp release report"
     pct = f"{level:.0%}"
-    figures = _figures(release, level, qs, rng)  # first: the simulations draw from rng in order
+    name = axis_name(release, column)
+    figures = _figures(release, level, qs, rng, name)  # first: the simulations draw from rng
     quantile_table = _table(
         f"Estimated quantiles with {pct} confidence intervals",
         ["q", "estimate", f"{pct} low", f"{pct} high"],
         _quantile_rows(release, qs, level, rng),
     )
     cdf_table = _table(
-        f"Estimated count of values ≤ x at evenly spaced public points, with {pct} "
-        "confidence intervals (of the unbiased estimate)",
-        ["x", "count ≤ x", "share of n̂", f"{pct} low", f"{pct} high"],
+        f"Estimated count of values ≤ x at round public points (bin edges), with {pct} "
+        "confidence intervals (of the unbiased estimate, clipped at 0)",
+        [f"x ({name})", "count ≤ x", "share of n̂", f"{pct} low", f"{pct} high"],
         _cdf_rows(release, level),
     )
-    guarantee = _facts(_guarantee_section(release, grouped))
+    guarantee = _guarantee_section(release, grouped)
     sections = [  # (id, heading id, heading, body)
-        ("released", "released", "What was released", _facts(_release_rows(release))),
+        ("released", "released", "What was released", _facts(_release_rows(release, column))),
         ("guarantee", "guarantee", "Privacy guarantee", guarantee),
         ("plots", "plots", "The distribution", figures),
         ("quantiles", "quantiles", "Quantiles", quantile_table),
@@ -361,16 +412,23 @@ def render_report(
         ("expected-error", "error", "Expected error (from the plan)", _error(release)),
         ("reading", "reading", "How to read this page", _reading(pct)),
     ]
+    return page_document(title, _header(release, title), sections, release.library_version)
+
+
+def page_document(
+    title: str, header: str, sections: Sequence[tuple[str, str, str, str]], version: str
+) -> str:
+    """A whole page: ``sections`` are ``(id, heading id, heading, body HTML)``."""
     return (
         '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
         '<meta name="viewport" content="width=device-width, initial-scale=1">'
         f"<title>{escape(title)}</title><style>{_CSS}</style></head><body><main>"
-        + _header(release, title)
+        + header
         + "".join(
             f'<section id="{i}" aria-labelledby="h-{h}"><h2 id="h-{h}">{text}</h2>{body}</section>'
             for i, h, text, body in sections
         )
-        + f"</main><footer>Generated by treedp {escape(release.library_version)}. This file is "
+        + f"</main><footer>Generated by treedp {escape(version)}. This file is "
         "self-contained: it loads nothing and runs no script.</footer></body></html>\n"
     )
 
@@ -390,7 +448,9 @@ def _header(release: Release, title: str) -> str:
     )
 
 
-def _figures(release: Release, level: float, qs: np.ndarray, rng: RandomSource | None) -> str:
+def _figures(
+    release: Release, level: float, qs: np.ndarray, rng: RandomSource | None, name: str
+) -> str:
     """The three figures: the CDF with its band, the histogram, the quantiles."""
     pct = f"{level:.0%}"
     q = np.atleast_1d(release.quantile(np.array([0.1, 0.5, 0.9])))
@@ -399,20 +459,20 @@ def _figures(release: Release, level: float, qs: np.ndarray, rng: RandomSource |
     span = f"{_fmt(edges[0])} to {_fmt(edges[-1] - 1 if release.bins.discrete else edges[-1])}"
     listed = ", ".join(f"{q:g}" for q in qs)
     return "".join(
-        _figure(release, kind, ident, level, qs, rng, caption, description)
+        _figure(release, kind, ident, level, qs, rng, caption, description, xlabel=name)
         for kind, ident, caption, description in (
             (
                 "cdf",
                 "fig-cdf",
                 f"Estimated CDF with its {pct} simultaneous confidence band",
-                f"Share of values at or below x, for x from {span}; {median}. The shaded "
+                f"Share of values of {name} at or below x, for x from {span}; {median}. The shaded "
                 f"band holds the true CDF everywhere at once with probability {pct}.",
             ),
             (
                 "histogram",
                 "fig-hist",
                 f"Estimated density per bar with {pct} intervals",
-                f"Density (share of values per unit of x) from {span}; each bar carries a "
+                f"Density (share of values per unit of {name}) from {span}; each bar carries a "
                 f"pointwise {pct} interval.",
             ),
             (
@@ -433,14 +493,19 @@ def _error(release: Release) -> str:
     rows = [
         (
             "Typical CDF error (RMSE over all edges)",
-            f"{err.rmse:.4g} records" + (f" ({err.rmse / n_hat:.2%} of n̂)" if n_hat > 0 else ""),
+            f"{err.rmse:.4g} records"
+            + (f" ({percent(err.rmse / n_hat)} of n̂)" if n_hat > 0 else ""),
         ),
         (
             "Largest standard error of a CDF value",
             f"{np.sqrt(err.max_cdf_variance):.4g} records "
             f"(at edge {err.worst_prefix} of {release.bins.n_bins})",
         ),
-        ("Noise variance per level", ", ".join(f"{v:.4g}" for v in release.level_variance)),
+        (
+            "Noise variance per level",
+            level_texts(release.level_variance, release.level_budgets)
+            + (" (off: a level not released)" if 0 in release.level_budgets else ""),
+        ),
     ]
     return (
         _facts(rows) + '<p class="note">Exact, from public parameters only (the same '
@@ -456,8 +521,16 @@ def _reading(pct: str) -> str:
         "for every x at once (simultaneous); the per-bar and per-value intervals hold for each "
         "one separately (pointwise). Intervals are centred on the unbiased estimates; the "
         "plotted curve and the tabulated counts are the consistent estimates (non-decreasing, "
-        "never negative).</p>"
+        f"never negative).</p><p>{CLIPPED}</p>"
     )
+
+
+#: What every page says about its clipped bands and intervals.
+CLIPPED = (
+    "Bands and intervals are clipped to what is possible: a CDF between 0 and 1, counts and "
+    "densities at least 0 (and counts at most n when n is public). Clipping is "
+    "post-processing of the release: it costs no privacy and never lowers the coverage."
+)
 
 
 def write_report(release: Release, path: str | os.PathLike[str], **options: Any) -> None:
@@ -469,7 +542,12 @@ def write_report(release: Release, path: str | os.PathLike[str], **options: Any)
     OSError
         If ``path`` cannot be written (naming ``path``); nothing is left behind.
     """
-    data = render_report(release, **options).encode("utf-8")
+    write_page(render_report(release, **options), path)
+
+
+def write_page(html: str, path: str | os.PathLike[str]) -> None:
+    """Write a page to ``path`` atomically, mode 0644; an error names ``path``."""
+    data = html.encode("utf-8")
 
     def write(handle: IO[bytes]) -> None:
         os.fchmod(handle.fileno(), 0o644)
@@ -479,71 +557,3 @@ def write_report(release: Release, path: str | os.PathLike[str], **options: Any)
         atomic_write(path, write)
     except OSError as exc:
         raise OSError(exc.errno, exc.strerror, os.fspath(path)) from None
-
-
-# ---------------------------------------------------------------------------- notebook
-def summary_html(release: Release) -> str:
-    """A compact HTML summary with a small CDF figure and the fast Bonferroni band (for
-    ``Release._repr_html_``); without matplotlib it says why there is no figure."""
-    g = release.guarantee.describe()
-    unit = "one record" if release.unit is None else f"one person ({release.unit.label})"
-    rows = [
-        ("mechanism", release.mechanism.name),
-        ("guarantee", f"{g}, {release.neighbours} neighbours, unit: {unit}"),
-        (
-            "bins",
-            f"{release.bins.n_bins} over [{_fmt(release.edges[0])}, {_fmt(release.edges[-1])}]",
-        ),
-        ("n" if release.mechanism.neighbours == "replace" else "n̂", _fmt_count(release.n)),
-        ("median", _fmt(release.median())),
-    ]
-    if release.branching:
-        rows.insert(2, ("tree", " × ".join(map(str, release.branching))))
-    table = "".join(
-        f'<tr><th style="text-align:left;padding-right:1em">{escape(k)}</th>'
-        f'<td style="text-align:left">{escape(v)}</td></tr>'
-        for k, v in rows
-    )
-    warn = (
-        f'<p style="color:#b00020;font-weight:600">{escape(SEEDED_WARNING)}</p>'
-        if release.seeded
-        else ""
-    )
-    try:
-        fig, _ = plot_release(
-            release, kind="cdf", band_method="bonferroni", max_points=128, figsize=(4.0, 2.6)
-        )
-        fig.axes[0].legend(fontsize="xx-small")
-        svg = figure_svg(
-            fig,
-            title="Estimated CDF with a 95% simultaneous band",
-            description=f"Estimated CDF of {release.bins.n_bins} bins; median "
-            f"{_fmt(release.median())}.",
-            ident=f"treedp-{id(release):x}",
-        )
-        figure = f'<div style="max-width:26rem">{svg}</div>'
-    except ImportError:
-        figure = "<p><em>Install treedp[plot] (matplotlib) for a CDF figure.</em></p>"
-    return (
-        '<div class="treedp-release" style="display:flex;flex-wrap:wrap;gap:1em;'
-        'align-items:flex-start">'
-        f"<div><strong>treedp Release</strong>{warn}<table>{table}</table></div>{figure}</div>"
-    )
-
-
-def grouped_html(grouped: GroupedRelease) -> str:
-    """The guarantee once, then a compact line per key (the first 20)."""
-    head = escape(repr(grouped))
-    rows = []
-    for i, (key, release) in enumerate(grouped.items()):
-        if i == 20:
-            rows.append(f"<tr><td colspan=3>… {len(grouped.keys) - 20} more keys</td></tr>")
-            break
-        rows.append(
-            f"<tr><td>{escape(str(key))}</td><td>{release.n:.0f}</td>"
-            f"<td>{escape(str(release.median()))}</td></tr>"
-        )
-    return (
-        f"<div><p><strong>{head}</strong></p><table><tr><th>key</th><th>n̂</th>"
-        f"<th>median</th></tr>{''.join(rows)}</table></div>"
-    )

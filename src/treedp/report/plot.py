@@ -29,14 +29,16 @@ from treedp._validation import check_int, check_level, check_option, must
 from treedp.exceptions import InvalidParameterError, InvalidTypeError, MissingDependencyError
 from treedp.noise import RandomSource
 from treedp.report.band import CDFBand, band_index, cdf_band
+from treedp.report.numbers import axis_name
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
     from matplotlib.figure import Figure
 
     from treedp.release import Release
+    from treedp.release.grouped import GroupedRelease
 
-__all__ = ["figure_svg", "plot_groups", "plot_release", "require_matplotlib"]
+__all__ = ["figure_svg", "key_text", "plot_groups", "plot_release", "require_matplotlib"]
 
 KINDS = ("cdf", "histogram", "quantiles")
 DEFAULT_QUANTILES = (0.1, 0.25, 0.5, 0.75, 0.9)
@@ -69,6 +71,7 @@ class _Style:
     truth: Any
     label: str | None
     color: Any
+    name: str  # the value axis' name: the column
 
 
 # ---------------------------------------------------------------------------- axes helpers
@@ -112,13 +115,11 @@ def _new_axes(count: int, figsize: tuple[float, float] | None) -> tuple[Figure, 
     return fig, axes
 
 
-def _finish_x(release: Release, ax: Axes, xlabel: str | None) -> None:
+def _finish_x(release: Release, ax: Axes, xlabel: str) -> None:
     if release.bins.is_datetime:
         locator = _dates().AutoDateLocator()
         ax.xaxis.set_major_locator(locator)
         ax.xaxis.set_major_formatter(_dates().ConciseDateFormatter(locator))
-    if xlabel is None:
-        xlabel = "date" if release.bins.is_datetime else "value"
     ax.set_xlabel(xlabel)
 
 
@@ -139,10 +140,11 @@ def _draw_cdf(release: Release, ax: Axes, style: _Style) -> None:
     (line,) = ax.plot(pos, fit, drawstyle=step, color=style.color, label=label, zorder=3)
     band = cdf_band(release, level=style.level, **style.band)
     bx, blo, bhi = _band_polygon(release, band)
+    top = 1.0 if scale != 1.0 else np.inf  # a share of n̂ is at most 1 (post-processing)
     ax.fill_between(
         bx,
-        blo * scale,
-        bhi * scale,
+        np.clip(blo * scale, 0.0, top),
+        np.clip(bhi * scale, 0.0, top),
         color=line.get_color(),
         alpha=0.25,
         linewidth=0,
@@ -155,7 +157,8 @@ def _draw_cdf(release: Release, ax: Axes, style: _Style) -> None:
         if public:
             own = 1.0 / exact[-1] if style.proportion and exact[-1] > 0 else 1.0
         ax.plot(pos, exact * own, drawstyle=step, linestyle=dash, color=color, label=text, zorder=4)
-    ax.set_ylabel("proportion of values ≤ x" if scale != 1.0 else "count of values ≤ x")
+    what = f"{style.name} ≤ x"
+    ax.set_ylabel(f"proportion with {what}" if scale != 1.0 else f"count with {what}")
 
 
 def _overlays(style: _Style) -> list[tuple[Any, bool, str, str, str]]:
@@ -205,16 +208,15 @@ def _draw_histogram(release: Release, ax: Axes, style: _Style) -> None:
     )
     left, right = release.edges[groups[:-1]], release.edges[groups[1:]]
     lo, hi = release.confidence_interval("range_count", left, right, level=style.level)
-    unbiased = np.asarray(release.range_count(left, right, consistent=False), dtype=np.float64)
-    half = (np.asarray(hi) - np.asarray(lo)) / 2.0
-    ax.errorbar(
+    # the intervals are clipped at 0 (a density is never negative): post-processing
+    low = np.maximum(np.asarray(lo, dtype=np.float64), 0.0) * scale / widths
+    high = np.maximum(np.asarray(hi, dtype=np.float64), 0.0) * scale / widths
+    ax.vlines(
         x_left + widths / 2.0,
-        unbiased * scale / widths,
-        yerr=half * scale / widths,
-        fmt="none",
-        ecolor="0.2",
-        elinewidth=0.8,
-        capsize=0,
+        low,
+        high,
+        colors="0.2",
+        linewidth=0.8,
         label=f"{style.level:.0%} interval per bar (pointwise)",
     )
     for data, public, dash, color, text in _overlays(style):
@@ -223,8 +225,8 @@ def _draw_histogram(release: Release, ax: Axes, style: _Style) -> None:
         dens = np.diff(exact) * own / widths
         stairs = np.append(x_left, x_left[-1] + widths[-1])
         ax.stairs(dens, stairs, linestyle=dash, color=color, label=text)
-    unit = "day" if release.bins.is_datetime else "unit"
-    ax.set_ylabel(f"density (share of values per {unit})")
+    unit = "day" if release.bins.is_datetime else f"unit of {style.name}"
+    ax.set_ylabel(f"density (share per {unit})")
 
 
 def _draw_quantiles(release: Release, ax: Axes, style: _Style) -> None:
@@ -303,8 +305,11 @@ def plot_release(
         ``simulations`` and ``rng`` also calibrate the quantile intervals.
     max_bars : int, default=100
         At most this many histogram bars.
-    xlabel, label, color
-        Axis label, legend label and colour of the private estimate.
+    xlabel : str, optional
+        The name of the released column, on the value axis and in the axis labels (a release
+        does not record it; default "value", "date" for datetime bins).
+    label, color
+        Legend label and colour of the private estimate.
     figsize : (float, float), optional
         Size of a new figure in inches.
 
@@ -336,11 +341,12 @@ def plot_release(
         truth=truth,
         label=label,
         color=color,
+        name=axis_name(release, xlabel),
     )
     fig, axes = _target_axes(ax, kinds, figsize)
     for name, a in zip(kinds, axes, strict=True):
         _DRAW[name](release, a, style)
-        _finish_x(release, a, xlabel)
+        _finish_x(release, a, style.name)
         if release.seeded:
             a.set_title("SEEDED: not for publication", color="#b00020", fontsize="small")
         a.legend(fontsize="x-small", loc="best")
@@ -360,7 +366,7 @@ def _target_axes(
 
 
 def plot_groups(
-    releases: Mapping[Any, Release],
+    releases: Mapping[Any, Release] | GroupedRelease,
     *,
     layout: str = "overlay",
     kind: str = "cdf",
@@ -374,8 +380,9 @@ def plot_groups(
 
     Parameters
     ----------
-    releases : mapping
-        Group key (public, shown with ``str``) → :class:`Release`.
+    releases : GroupedRelease or mapping
+        A grouped release (every key, in its order), or group key (public) → :class:`Release`.
+        A key of several fields is shown joined by commas.
     layout : {"overlay", "small_multiples"}, default="overlay"
         Every group's CDF and band on one Axes (``kind="cdf"`` only), or one Axes per key
         with shared scales.
@@ -398,10 +405,17 @@ def plot_groups(
         The figure and key → Axes (with ``"overlay"`` every key maps to the one Axes).
     """
     require_matplotlib()
+    from treedp.release.grouped import GroupedRelease
+
+    if isinstance(releases, GroupedRelease):
+        releases = dict(releases.items())
     if not isinstance(releases, Mapping):
         got = type(releases).__name__
         raise InvalidTypeError(
-            must("releases", f"be a mapping of group key to Release. Got {got} instead.")
+            must(
+                "releases",
+                f"be a GroupedRelease or a mapping of group key to Release. Got {got} instead.",
+            )
         )
     if not releases:
         raise InvalidParameterError(must("releases", "hold at least one group."))
@@ -422,9 +436,10 @@ def plot_groups(
                 ("cdf",),
                 level=level,
                 truth=truth.get(key),
-                label=str(key),
+                label=key_text(key),
                 **options,
             )
+        _key_legend(ax, level)
         return fig, dict.fromkeys(keys, ax)
     cols = min(check_int(ncols, "ncols", lo=1), len(keys))
     rows = -(-len(keys) // cols)
@@ -434,11 +449,27 @@ def plot_groups(
     for i, key in enumerate(keys):
         a = grid[i // cols][i % cols]
         plot_release(releases[key], a, (kind,), level=level, truth=truth.get(key), **options)
-        a.set_title(str(key) + (" (SEEDED)" if releases[key].seeded else ""), fontsize="small")
+        seeded = " (SEEDED)" if releases[key].seeded else ""
+        a.set_title(key_text(key) + seeded, fontsize="small")
         out[key] = a
     for j in range(len(keys), rows * cols):
         grid[j // cols][j % cols].set_visible(False)
     return fig, out
+
+
+def _key_legend(ax: Axes, level: float) -> None:
+    """One legend entry per key (its line) and one for all the bands, not one band per key."""
+    handles, labels = ax.get_legend_handles_labels()
+    band = [(h, t) for h, t in zip(handles, labels, strict=True) if "simultaneous band" in t]
+    kept = [(h, t) for h, t in zip(handles, labels, strict=True) if "simultaneous band" not in t]
+    if band:
+        kept.append((band[0][0], f"{level:.0%} simultaneous bands (one per key)"))
+    ax.legend([h for h, _ in kept], [t for _, t in kept], fontsize="x-small", loc="best")
+
+
+def key_text(key: Any) -> str:
+    """A group key as text: the fields of a key of several ``by`` columns joined by commas."""
+    return ", ".join(map(str, key)) if isinstance(key, tuple) else str(key)
 
 
 def _is_axes(obj: Any) -> bool:

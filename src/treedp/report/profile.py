@@ -21,10 +21,12 @@ from treedp._validation import check_level
 from treedp.noise import RandomSource
 from treedp.report.html import (
     _CSS,
+    CLIPPED,
     SEEDED_WARNING,
     _facts,
     _figure,
     _fmt,
+    _fmt_count,
     _guarantee_rows,
     _quantile_rows,
     _release_rows,
@@ -37,6 +39,9 @@ if TYPE_CHECKING:
     from treedp.release import Release
 
 __all__ = ["render_profile_report", "write_profile_report"]
+
+
+_PART = "This column's share: a part of the profile's guarantee"
 
 
 def _slug(name: str, i: int) -> str:
@@ -58,17 +63,17 @@ def _column_section(
     hi = edges[-1]
     span = f"{_fmt(edges[0])} to {_fmt(hi)}"
     figures = "".join(
-        _figure(release, kind, f"{slug}-{kind}", level, qs, rng, caption, text)
+        _figure(release, kind, f"{slug}-{kind}", level, qs, rng, caption, text, xlabel=name)
         for kind, caption, text in (
             (
                 "cdf",
                 f"{name}: estimated CDF with its {pct} simultaneous band",
-                f"Share of values at or below x, for x from {span}.",
+                f"Share of values of {name} at or below x, for x from {span}.",
             ),
             (
                 "histogram",
                 f"{name}: estimated density with {pct} intervals",
-                f"Density per unit of x from {span}; pointwise {pct} intervals.",
+                f"Density per unit of {name} from {span}; pointwise {pct} intervals.",
             ),
         )
     )
@@ -77,7 +82,11 @@ def _column_section(
         ["q", "estimate", f"{pct} low", f"{pct} high"],
         _quantile_rows(release, qs, level, rng),
     )
-    rows = [("Share of the budget", f"epsilon = {share:g}"), *_guarantee_rows(release)]
+    part = " for this column: a part of the profile's guarantee above, not a guarantee of its own"
+    rows = [
+        ("Share of the budget", f"epsilon = {share:g} (a part of the profile's total)"),
+        *((k, v + part if k == "Guarantee" else v) for k, v in _guarantee_rows(release)),
+    ]
     step = release.bounds_step
     bounds = "private (found with part of this share)" if step is not None else "public (given)"
     rows.append(("Bounds", bounds))
@@ -85,7 +94,8 @@ def _column_section(
     note = f'<p class="warning" role="note">Warning: {escape(warning)}</p>' if warning else ""
     return (
         f'<section id="{slug}" aria-labelledby="h-{slug}"><h2 id="h-{slug}">'
-        f"Column {escape(name)}</h2>{note}{_facts(_release_rows(release))}{_facts(rows)}"
+        f"Column {escape(name)}</h2>{note}{_facts(_release_rows(release, name))}"
+        f"<h3>{escape(_PART)}</h3>{_facts(rows)}"
         f"{figures}{quantiles}</section>"
     )
 
@@ -109,7 +119,9 @@ def render_profile_report(
         f'<p class="lede">{len(names)} columns released by treedp under one budget: pure '
         f"epsilon = {profile.epsilon:g} in total (add/remove neighbours, one row is one "
         "person), split equally over the columns and charged once. Every number on this page "
-        "is post-processing of those releases and costs no further privacy.</p>"
+        "is post-processing of those releases and costs no further privacy. The guarantee "
+        f'stated per column below is that column\'s part of this one.</p><p class="note">{CLIPPED}'
+        "</p>"
     )
     warn = f'<p class="warning" role="note">{escape(SEEDED_WARNING)}</p>' if seeded else ""
     summary_rows = []
@@ -117,7 +129,7 @@ def render_profile_report(
         rel = profile[name]
         q = np.atleast_1d(rel.quantile(np.array([0.25, 0.5, 0.75])))
         summary_rows.append(
-            [name, profile.kinds[name], f"{profile.shares[name]:g}", _fmt(rel.n)]
+            [name, profile.kinds[name], f"{profile.shares[name]:g}", _fmt_count(rel.n)]
             + [_fmt(v) for v in q]
         )
     summary = _table(

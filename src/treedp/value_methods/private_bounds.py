@@ -114,6 +114,7 @@ class BoundsResult(MechanismResult):
     scales: tuple[float, float]
     stops: tuple[float, float]
     known: str | None = None
+    _labels = ("lower", "upper")  # the rows of to_arrays / to_frame: column "bound"
 
     @property
     def lo(self) -> float:

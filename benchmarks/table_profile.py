@@ -1,6 +1,6 @@
 """Quartiles of a 20-column table at ε = 1 in total: ``treedp.profile`` vs powers-of-ten EM.
 
-Run: ``PYTHONPATH=src python benchmarks/profile.py [--reps R] [--epsilon E]``. Prints a
+Run: ``PYTHONPATH=src python benchmarks/table_profile.py [--reps R] [--epsilon E]``. Prints a
 Markdown table (docs/profile.md holds one run).
 
 The table: the 4 columns of the vendored Adult extract (``treedp.datasets.load_adult``:

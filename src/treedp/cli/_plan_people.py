@@ -1,0 +1,72 @@
+"""``treedp plan`` with contribution bounds: the expected error of each key's tree for a
+per-person or group-by release, before any data is read (:func:`treedp.predict_error`)."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+import treedp
+from treedp.cli._common import UsageError, budget_from
+from treedp.cli._grouped import read_keys
+
+__all__ = ["add_people", "people_lines"]
+
+#: Group sizes at which the quantile-scale error is shown when no --sizes are given.
+SIZES = (1_000, 10_000, 100_000)
+
+
+def add_people(parser: Any) -> None:
+    """The contribution-bound options of ``treedp plan`` (as ``treedp release`` spells them)."""
+    parser.add_argument("--max-contributions", type=int, help="rows kept per person")
+    parser.add_argument("--max-groups", type=int, help="groups per person (with --keys)")
+    parser.add_argument(
+        "--max-contributions-per-group", type=int, help="rows kept per person and group"
+    )
+    parser.add_argument(
+        "--keys", metavar="FILE", help="the public keys of a group-by release, one per line"
+    )
+    parser.add_argument(
+        "--sizes",
+        type=int,
+        nargs="+",
+        metavar="N",
+        help="public guesses of a group's size: the quantile-scale error at each",
+    )
+
+
+def people_lines(args: argparse.Namespace) -> list[str]:
+    """The per-key error lines (none without contribution bounds or keys)."""
+    bounds = (args.max_contributions, args.max_groups, args.max_contributions_per_group)
+    if bounds == (None, None, None) and args.keys is None:
+        return []
+    keys = None if args.keys is None else read_keys(args.keys, 1)
+    unit = None
+    if bounds != (None, None, None):
+        unit = treedp.PrivacyUnit(
+            "person",
+            max_contributions=args.max_contributions,
+            max_groups=args.max_groups,
+            max_contributions_per_group=args.max_contributions_per_group,
+        )
+    if args.max_groups is not None and keys is None:
+        raise UsageError("--max-groups and --max-contributions-per-group need --keys")
+    pred = treedp.predict_error(
+        args.bins, **budget_from(args), neighbours=args.neighbours, privacy_unit=unit, keys=keys
+    )
+    lines = ["  per key (every key's tree is the same; the budget is the person's):"]
+    if unit is not None:
+        lines.append(
+            f"    sensitivity {pred.sensitivity} (records one person moves per level), "
+            f"each tree at {pred.tree_budget:.6g} per record"
+        )
+    lines.append(f"    expected CDF error (RMSE): {pred.rmse:.4g} records")
+    for n in args.sizes or SIZES:
+        lines.append(
+            f"    a quantile of a group of {n:,} records: off by about "
+            f"{pred.quantile_error(n):.3g} in level"
+        )
+    if keys is not None:
+        lines.append(f"    keys: {len(keys)} from the keys file")
+    lines.append("    rows beyond the bounds are dropped first: a bias not counted here")
+    return lines
