@@ -172,7 +172,10 @@ def to_output(bins: Bins, values: np.ndarray) -> QuantileValue | NDArray[Any]:
         ticks = np.where(np.isnan(values), np.iinfo(np.int64).min, np.round(values))
         result = ticks.astype(np.int64).astype(f"datetime64[{bins.datetime_unit}]")
         if bins.timezone is not None:  # tz-aware bins: the answers in their zone
-            return from_ticks(result, bins.datetime_unit, bins.timezone)
+            zoned: QuantileValue | NDArray[Any] = from_ticks(
+                result, bins.datetime_unit, bins.timezone
+            )
+            return zoned
         return result[()] if result.ndim == 0 else result
     return float(values) if values.ndim == 0 else values
 
