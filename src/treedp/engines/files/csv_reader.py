@@ -306,7 +306,10 @@ def _arrow_datetimes(cells: Any, state: CellKind) -> np.ndarray:
 
     failed = (pa.ArrowInvalid, pa.ArrowNotImplementedError)
     results = []
-    for aware, target in ((False, pa.timestamp("ns")), (True, pa.timestamp("ns", "UTC"))):
+    targets = [(False, pa.timestamp("ns")), (True, pa.timestamp("ns", "UTC"))]
+    if state.aware:  # the first chunk decided: try its kind first
+        targets.reverse()
+    for aware, target in targets:
         try:
             results.append((aware, cells.cast(target)))
         except failed:
