@@ -435,3 +435,21 @@ def test_value_methods_read_aware_bounds_as_instants_without_warnings(ny: Any) -
         treedp.quantile_exponential(
             pd.Series(ny), 0.5, epsilon=1.0, bounds=("2013-01-01", "2014-01-01T00:00Z")
         )
+
+
+def test_grouped_csv_reads_offsets_and_refuses_naive_bounds_before_any_charge(
+    tmp_path: Path,
+) -> None:
+    t = _hours(600).tz_convert(NY)
+    path = tmp_path / "g.csv"
+    pd.DataFrame({"t": t, "g": np.where(np.arange(600) % 2 == 0, "a", "b")}).to_csv(path, index=False)
+    aware = (pd.Timestamp(BOUNDS[0], tz=NY), pd.Timestamp(BOUNDS[1], tz=NY))
+    common: dict[str, Any] = {"column": "t", "by": "g", "keys": ["a", "b"], "bins": 16}
+    grouped = treedp.release_grouped(
+        str(path), bounds=aware, epsilon=1.0, rng=InsecureSeededSource(1), **common
+    )
+    assert str(grouped["a"].median().tz) == NY
+    acc = treedp.Accountant(treedp.PureDP(5.0))
+    with pytest.raises(InvalidTypeError, match="UTC offset"):
+        treedp.release_grouped(str(path), bounds=BOUNDS, epsilon=1.0, accountant=acc, **common)
+    assert acc.spent == treedp.PureDP(0.0)
