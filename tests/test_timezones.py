@@ -442,7 +442,8 @@ def test_grouped_csv_reads_offsets_and_refuses_naive_bounds_before_any_charge(
 ) -> None:
     t = _hours(600).tz_convert(NY)
     path = tmp_path / "g.csv"
-    pd.DataFrame({"t": t, "g": np.where(np.arange(600) % 2 == 0, "a", "b")}).to_csv(path, index=False)
+    groups = np.where(np.arange(600) % 2 == 0, "a", "b")
+    pd.DataFrame({"t": t, "g": groups}).to_csv(path, index=False)
     aware = (pd.Timestamp(BOUNDS[0], tz=NY), pd.Timestamp(BOUNDS[1], tz=NY))
     common: dict[str, Any] = {"column": "t", "by": "g", "keys": ["a", "b"], "bins": 16}
     grouped = treedp.release_grouped(
