@@ -8,6 +8,7 @@ from typing import Any
 import numpy as np
 
 from treedp.exceptions import DataError, InvalidTypeError
+from treedp.timezones import objects_zone, utc_naive
 
 __all__ = ["arrow_to_numpy", "as_1d_array", "check_arrow_type"]
 
@@ -163,12 +164,14 @@ def _to_float(v: Any) -> float:
 
 
 def _datetimes_from_objects(arr: np.ndarray) -> np.ndarray:
-    """Python / numpy datetimes (and None) as one datetime64 array without wrapping.
+    """Python / numpy datetimes (and None) as one datetime64 array without wrapping; aware
+    ones (all in one zone) as their UTC instants.
 
     Python datetimes are exact in microseconds, whose int64 range spans ±290,000 years;
     nanoseconds (only for numpy datetimes given in ns) are used when every value fits them.
     """
-    scalars = [np.datetime64("NaT") if v is None else np.datetime64(v) for v in arr]
+    objects_zone(arr)  # one zone (or all naive), else refused
+    scalars = [np.datetime64("NaT") if v is None else np.datetime64(utc_naive(v)) for v in arr]
     micro = np.array([s.astype("datetime64[us]") for s in scalars], dtype="datetime64[us]")
     finest = [np.datetime_data(s.dtype)[0] for s in scalars if not np.isnat(s)]
     if not any(u in ("ns", "ps", "fs", "as") for u in finest):

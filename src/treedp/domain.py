@@ -29,6 +29,16 @@ from treedp.bin_edges import (
 from treedp.engines.base import NanPolicy
 from treedp.engines.local import LocalEngine
 from treedp.exceptions import InvalidParameterError, InvalidTypeError
+from treedp.timezones import (
+    UNKNOWN,
+    bound_pair,
+    coarse_unit,
+    edges_zone,
+    from_ticks,
+    refuse_aware,
+    to_utc,
+    zone_name,
+)
 
 __all__ = ["MAX_BINS", "Bins", "NanPolicy", "make_bins", "public_bins"]
 
@@ -56,6 +66,10 @@ class Bins:
         True when the edges are ``lo + j·(hi - lo)/B``; counting then uses arithmetic.
     datetime_unit : str or None
         The numpy datetime unit of datetime bins (for example ``"ns"``), else None.
+    timezone : str or None
+        The time zone of tz-aware datetime bins (``"UTC"``, ``"America/New_York"``,
+        ``"+05:30"``; a ``tzinfo`` is accepted and named), else None. The edges are then
+        ticks of UTC instants and the answers are given in this zone (:mod:`treedp.timezones`).
 
     Raises
     ------
@@ -77,6 +91,7 @@ class Bins:
     discrete: bool = False
     equal_width: bool = False
     datetime_unit: str | None = None
+    timezone: str | None = None
     _inv_width: float = field(default=0.0, init=False, repr=False)
 
     def __post_init__(self) -> None:
@@ -95,6 +110,10 @@ class Bins:
             raise InvalidParameterError(
                 must("datetime_unit", f"be one of {', '.join(_UNITS)}. Got {unit!r} instead.")
             )
+        if self.timezone is not None:
+            if unit is None:
+                raise InvalidParameterError("A 'timezone' applies to datetime bins only.")
+            object.__setattr__(self, "timezone", zone_name(self.timezone))
         edges = edges_array(self.edges, unit)
         check_edges(edges, "edges")
         if self.discrete:
@@ -128,6 +147,7 @@ class Bins:
             ("discrete", False),
             ("equal_width", True),
             ("datetime_unit", None),
+            ("timezone", None),
             ("_inv_width", float(inv_width)),
         ):
             object.__setattr__(out, name, value)
@@ -144,14 +164,28 @@ class Bins:
         return self.datetime_unit is not None
 
     def edges_as_values(self) -> np.ndarray:
-        """The edges in the user's space (datetime64 for datetime bins)."""
+        """The edges as numbers, or datetime64 for datetime bins (UTC instants when the bins
+        have a time zone; :meth:`edges_in_zone` gives them in that zone)."""
         if self.datetime_unit is None:
             return self.edges.copy()
         return self.edges.astype(f"datetime64[{self.datetime_unit}]")
 
+    def edges_in_zone(self) -> np.ndarray:
+        """The edges in the user's space: numbers, datetime64 for naive datetime bins, and
+        times in :attr:`timezone` (``pandas.Timestamp`` objects) for tz-aware bins."""
+        if self.timezone is None or self.datetime_unit is None:
+            return self.edges_as_values()
+        out: np.ndarray = from_ticks(self.edges, self.datetime_unit, self.timezone)
+        return out
+
     # ------------------------------------------------------------------ conversion
     def to_axis(self, x: Any, name: str) -> np.ndarray:
         """Convert query points or values to the numeric axis of the edges (float64 or int64)."""
+        if self.timezone is not None and self.datetime_unit is not None:
+            utc = to_utc(x, self.timezone, name)
+            return utc.astype(f"datetime64[{self.datetime_unit}]").view(np.int64)
+        if self.datetime_unit is not None:
+            refuse_aware(x, name)
         arr = np.asarray(x)
         if self.datetime_unit is not None:
             if arr.dtype.kind in "OU":
@@ -279,6 +313,7 @@ class Bins:
             "discrete": self.discrete,
             "equal_width": self.equal_width,
             "datetime_unit": self.datetime_unit,
+            **({"timezone": self.timezone} if self.timezone is not None else {}),
         }
 
     @classmethod
@@ -287,12 +322,19 @@ class Bins:
         unit = data["datetime_unit"]
         dtype = np.int64 if unit else np.float64
         edges = np.asarray(data["edges"], dtype=dtype)
-        return _finish(edges, bool(data["discrete"]), bool(data["equal_width"]), unit)
+        flags = bool(data["discrete"]), bool(data["equal_width"])
+        return _finish(edges, *flags, unit, data.get("timezone"))
 
 
-def _finish(edges: np.ndarray, discrete: bool, equal_width: bool, unit: str | None) -> Bins:
+def _finish(
+    edges: np.ndarray,
+    discrete: bool,
+    equal_width: bool,
+    unit: str | None,
+    timezone: str | None = None,
+) -> Bins:
     edges.setflags(write=False)  # fresh arrays: Bins keeps them without a copy
-    return Bins(edges, discrete, equal_width, unit)
+    return Bins(edges, discrete, equal_width, unit, timezone)
 
 
 def _is_datetime_like(x: Any) -> bool:
@@ -336,6 +378,7 @@ def make_bins(
     bounds: tuple[Any, Any] | Sequence[Any] | np.ndarray | None = None,
     bins: int | str | None = None,
     edges: Any = None,
+    timezone: Any = None,
 ) -> Bins:
     """Build public bins from ``bounds`` and ``bins``, or from explicit ``edges``.
 
@@ -349,6 +392,10 @@ def make_bins(
         The number of bins ``B`` (1 to :data:`MAX_BINS`), or ``"integers"``.
     edges : array-like, optional
         ``B + 1`` strictly increasing public edges (numbers or datetimes). Not with ``bounds``.
+    timezone : str or tzinfo, optional
+        The data's time zone, for datetime bins: naive bounds or edges are wall times there,
+        aware ones instants; the bins carry this zone. None: the zone of aware bounds or edges
+        (their two zones must then agree), or naive bins. See :mod:`treedp.timezones`.
 
     Returns
     -------
@@ -365,7 +412,7 @@ def make_bins(
                 "Give either 'edges' or 'bounds' with 'bins', not both. Got edges and "
                 f"{'bounds' if bounds is not None else 'bins'}."
             )
-        return _bins_from_edges(edges)
+        return _bins_from_edges(edges, timezone)
     if bounds is None or bins is None:
         raise InvalidParameterError(
             "Public bins are required: give 'bounds=(lo, hi)' with 'bins=B' (or "
@@ -381,15 +428,23 @@ def make_bins(
     if len(bounds) != 2:
         raise InvalidParameterError(must("bounds", f"be a pair (lo, hi). Got {bounds!r} instead."))
     if _is_datetime_like(bounds[0]) or _is_datetime_like(bounds[1]):
-        return _datetime_bins(bounds, bins)
+        return _datetime_bins(bounds, bins, timezone)
     lo, hi = _check_number(bounds[0], "bounds"), _check_number(bounds[1], "bounds")
     if bins == "integers":
         return _integer_bins(lo, hi, bounds)
     return _equal_width_bins(lo, hi, _check_bin_count(bins), bounds)
 
 
-def _bins_from_edges(edges: Any) -> Bins:
+def _bins_from_edges(edges: Any, timezone: Any) -> Bins:
     """Bins from explicit edges (numbers, datetimes, or their text)."""
+    zone = edges_zone(edges, timezone)
+    if zone is not None:
+        utc = to_utc(edges, zone, "edges")
+        unit = coarse_unit(np.datetime_data(utc.dtype)[0])
+        if np.isnat(utc).any():
+            raise InvalidParameterError(must("edges", "not hold NaT."))
+        ticks = utc.astype(f"datetime64[{unit}]").view(np.int64).copy()
+        return _finish(ticks, False, False, unit, zone)
     arr = np.asarray(edges)
     if arr.dtype.kind in "OU":
         try:
@@ -406,7 +461,7 @@ def _bins_from_edges(edges: Any) -> Bins:
     return _finish(arr.astype(np.float64), False, False, None)
 
 
-def _datetime_bins(bounds: Sequence[Any], bins: Any) -> Bins:
+def _datetime_bins(bounds: Sequence[Any], bins: Any, timezone: Any) -> Bins:
     """``bins`` equal-width bins between two datetime bounds, in integer ticks."""
     lo_raw, hi_raw = bounds
     if not (_is_datetime_like(lo_raw) and _is_datetime_like(hi_raw)):
@@ -425,14 +480,14 @@ def _datetime_bins(bounds: Sequence[Any], bins: Any) -> Bins:
             )
         raise InvalidTypeError("The 'bounds' parameter mixes a datetime and a number.")
     try:
-        lo_dt, hi_dt = np.datetime64(lo_raw), np.datetime64(hi_raw)
+        lo_dt, hi_dt, zone = bound_pair(lo_raw, hi_raw, timezone)
+    except (InvalidParameterError, InvalidTypeError):
+        raise
     except ValueError:
         raise InvalidParameterError(
             f"The 'bounds' parameter could not be read as datetimes: {bounds!r}."
         ) from None
-    unit = np.datetime_data(np.array([lo_dt, hi_dt]).dtype)[0]
-    if unit in ("Y", "M", "W", "D", "h", "m"):
-        unit = "s"
+    unit = coarse_unit(np.datetime_data(np.array([lo_dt, hi_dt]).dtype)[0])
     # astype, not np.datetime64(x, unit): the stubs take only a literal unit.
     lo_t = int(lo_dt.astype(f"datetime64[{unit}]").astype(np.int64))
     hi_t = int(hi_dt.astype(f"datetime64[{unit}]").astype(np.int64))
@@ -446,7 +501,7 @@ def _datetime_bins(bounds: Sequence[Any], bins: Any) -> Bins:
             f"The 'bins' parameter ({n_bins}) exceeds the number of {unit} ticks in 'bounds'."
         )
     ticks = lo_t + (np.arange(n_bins + 1, dtype=object) * (hi_t - lo_t)) // n_bins
-    return _finish(np.array([int(t) for t in ticks], dtype=np.int64), False, False, unit)
+    return _finish(np.array([int(t) for t in ticks], dtype=np.int64), False, False, unit, zone)
 
 
 def _integer_bins(lo: float, hi: float, bounds: Sequence[Any]) -> Bins:
@@ -516,9 +571,10 @@ def _check_bin_count(bins: Any) -> int:
     return int(bins)
 
 
-def public_bins(bounds: Any, bins: Any, edges: Any) -> Bins:
+def public_bins(bounds: Any, bins: Any, edges: Any, timezone: str | None = None) -> Bins:
     """The bins of a public entry point: the types are checked here, the values by
-    :func:`make_bins`."""
+    :func:`make_bins` (``timezone``: the data's zone from its type, see
+    :func:`treedp.timezones.data_zone`)."""
     if bins is not None and not isinstance(bins, str):
         check_int(bins, "bins")
     if bounds is not None and (
@@ -527,4 +583,5 @@ def public_bins(bounds: Any, bins: Any, edges: Any) -> Bins:
         raise InvalidTypeError(
             must("bounds", f"be a pair (lo, hi). Got {type(bounds).__name__} {bounds!r} instead.")
         )
-    return make_bins(bounds=bounds, bins=bins, edges=edges)
+    zone = None if timezone == UNKNOWN else timezone
+    return make_bins(bounds=bounds, bins=bins, edges=edges, timezone=zone)

@@ -22,6 +22,7 @@ from typing import Any
 
 import numpy as np
 
+from treedp._inputs import as_1d_array
 from treedp._validation import must, user_stacklevel
 from treedp.budget import check_epsilon
 from treedp.engines.dispatch import pick_engine
@@ -39,6 +40,7 @@ from treedp.quantile_methods import (
 from treedp.quantile_query import QuantilesRequest
 from treedp.quantiles_choice import _fixed_choice, choose_method, tree_bins
 from treedp.query import Query
+from treedp.timezones import result_in_zone
 from treedp.value_methods._column import describe, float_up, is_datetime_like, read_column
 from treedp.value_methods.bounds_split import (
     cut_integer_range,
@@ -120,12 +122,15 @@ def run_quantiles(query: Query) -> QuantilesResult:
     if acc is not None:  # refused before reading if it must
         acc.check(record(req.method, req.eps, req.relation, req.qa, req.bounds, 0.0))
     values = _column_of(query.data, query.column)
+    if query.timezone is not None:  # tz-aware: read on the UTC timeline, answers zoned at the end
+        values = as_1d_array(values)
     # Read once before any charge (shape, type, missing values): a refusal spends nothing.
     data, unit = read_column(values, req.nan, req.relation)
     steps = plan_steps(req, int(data.size), unit)
     if acc is not None:  # the whole ε (bounds, count and quantiles), before any randomness
         acc.charge(record(steps.chosen, req.eps, req.relation, req.qa, req.bounds, req.count_share))
-    return run_steps(values, req, steps, query.rng, int(data.size))
+    result = run_steps(values, req, steps, query.rng, int(data.size))
+    return result_in_zone(result, query.timezone)  # type: ignore[no-any-return]
 
 
 def _column_of(values: Any, column: Any) -> Any:

@@ -12,7 +12,7 @@ what needs the data.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, cast
 
 from treedp import grouped_columns as columns
@@ -34,6 +34,7 @@ from treedp.privacy.contribution import ContributionBounds, scaled_budget
 from treedp.privacy.measures import ZCDP, ApproxDP, Measure, PureDP
 from treedp.quantile_query import QuantilesRequest, quantiles_request
 from treedp.spec import ReleaseSpec, make_spec
+from treedp.timezones import UNKNOWN, check_agrees, data_zone, quantile_bounds
 
 __all__ = ["Grouping", "Query", "approx_target", "build_query"]
 
@@ -87,6 +88,8 @@ class Query:
         ``"integers"``).
     grouping : Grouping or None
         None: one row is one person and there is one distribution.
+    timezone : str or None
+        The zone of a quantile query's answers (its bounds are then UTC instants).
     quantiles : QuantilesRequest or None
         A quantile query's levels, method and ``n`` policy; None for a release.
     """
@@ -107,6 +110,7 @@ class Query:
     progress: bool | None = None
     engine: Any = None
     quantiles: QuantilesRequest | None = None
+    timezone: str | None = None
 
     @property
     def release_spec(self) -> ReleaseSpec:
@@ -178,10 +182,11 @@ def build_query(
             "postprocess": None if postprocess == "monotone" else postprocess,
             "integer": integer or None, "counts": counts or None,
         }  # fmt: skip
+        bounds, zone = quantile_bounds(values, column, bounds)  # on the UTC timeline
         request = quantiles_request(
             quantiles, epsilon, mechanism, bins, bounds, n, n_share, neighbours, nan, extras
         )
-        return _quantile_query(values, column, request, rng, accountant)
+        return replace(_quantile_query(values, column, request, rng, accountant), timezone=zone)
     if n_share is not None:
         raise InvalidParameterError(
             "The 'n_share' parameter applies only to a quantile query with n='private'."
@@ -214,7 +219,7 @@ def build_query(
         grouping, spec_budget = _grouping(
             values, column, by, keys, unit, (epsilon, privacy), delta, selection_epsilon, neighbours
         )
-        the_bins = bins if isinstance(bins, Bins) else public_bins(bounds, bins, edges)
+        the_bins = zoned_bins(values, column, bins, bounds, edges)
         spec = _spec(the_bins, spec_budget, "add_remove", None, options, postprocess, integer, nan)
         return Query(spec=spec, bins=the_bins, grouping=grouping, **common)
     if (keys, delta, selection_epsilon) != (None, None, None):
@@ -240,7 +245,9 @@ def _distribution_query(
     private, bins, bounds, edges = domain
     n = cast(int | None, n)  # the spec refuses a str (n="private" is for quantiles)
     if private is None:
-        the_bins = bins if isinstance(bins, Bins) else public_bins(bounds, bins, edges)
+        the_bins = zoned_bins(
+            common["data"], common["column"], bins, bounds, edges, common["counts"]
+        )
         spec = _spec(the_bins, budget, neighbours, n, *output)
         spec.require_n()  # a release (not a plan) needs the public n under replace
         return Query(spec=spec, bins=the_bins, **common)
@@ -499,6 +506,17 @@ def _private_bounds(bounds: Any) -> PrivateBounds | None:
         request = private_request(bounds)
         return None if request is None else PrivateBounds(*request)
     return None
+
+
+def zoned_bins(
+    values: Any, column: Any, bins: Any, bounds: Any, edges: Any, counts: bool = False
+) -> Bins:
+    """The public bins, datetime bins in the data's time zone (from its type), checked
+    against it (:mod:`treedp.timezones`)."""
+    zone = UNKNOWN if counts else data_zone(values, column)  # counts made elsewhere: no values
+    the_bins = bins if isinstance(bins, Bins) else public_bins(bounds, bins, edges, zone)
+    check_agrees(zone, the_bins)
+    return the_bins
 
 
 def _is_edges(bins: Any) -> bool:

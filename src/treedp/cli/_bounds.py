@@ -29,6 +29,12 @@ BOUNDS_REQUIRED = (
 def add_bounds(parser: Any, help: str, required: bool = False, share: bool = False) -> None:
     """``--bounds`` (read by :func:`bounds_arg`) and, with ``share``, ``--bounds-share``."""
     parser.add_argument("--bounds", nargs="+", required=required, metavar="LO HI", help=help)
+    parser.add_argument(
+        "--tz",
+        metavar="ZONE",
+        help="time zone of datetime --bounds given without one (UTC, Europe/Paris, +05:30); "
+        "answers are printed in the data's zone (needed for CSV times written with an offset)",
+    )
     if share:
         parser.add_argument(
             "--bounds-share",
@@ -37,10 +43,16 @@ def add_bounds(parser: Any, help: str, required: bool = False, share: bool = Fal
         )
 
 
-def bounds_arg(words: list[str] | None) -> Any:
+def bounds_arg(words: list[str] | None, tz: str | None = None) -> Any:
     """``--bounds LO HI`` as a pair, ``--bounds private`` as ``"private"``, ``--bounds LO
     private`` / ``--bounds private HI`` (one side public) as ``(LO, "private")`` /
-    ``("private", HI)``, absent as None."""
+    ``("private", HI)``, absent as None; with ``--tz``, datetime bounds written without a
+    zone are wall times there (tz-aware datetimes)."""
+    if tz is not None:
+        pair = bounds_arg(words)
+        if not isinstance(pair, tuple) or not all(isinstance(w, str) for w in pair):
+            raise UsageError("--tz applies to datetime --bounds LO HI.")
+        return tuple(_in_zone(w, tz) for w in pair)
     if words is None:
         return None
     if words == ["private"]:
@@ -60,6 +72,38 @@ def bounds_arg(words: list[str] | None) -> Any:
             "the word 'private' for the side to find (LO private, private HI)."
         )
     return pair
+
+
+def _in_zone(word: str, tz: str) -> Any:
+    """A datetime bound in the zone ``tz`` (kept as given when it carries its own offset)."""
+    import datetime as dt
+    import zoneinfo
+
+    try:
+        wall = dt.datetime.fromisoformat(word)
+    except ValueError:
+        raise UsageError(f"--bounds takes ISO 8601 datetimes with --tz; got {word!r}.") from None
+    if wall.tzinfo is not None:
+        return word
+    try:
+        zone: dt.tzinfo = dt.UTC if tz.upper() == "UTC" else zoneinfo.ZoneInfo(tz)
+    except (zoneinfo.ZoneInfoNotFoundError, ValueError):
+        try:  # a fixed offset such as +05:30
+            zone = dt.datetime.fromisoformat(f"2000-01-01T00:00{tz}").tzinfo or dt.UTC
+        except ValueError:
+            raise UsageError(
+                f"--tz takes a zone such as UTC, Europe/Paris or +05:30; got {tz!r}."
+            ) from None
+    first, second = wall.replace(tzinfo=zone), wall.replace(tzinfo=zone, fold=1)
+    if (
+        first.utcoffset() != second.utcoffset()
+        or first.astimezone(dt.UTC).astimezone(zone).replace(tzinfo=None) != wall
+    ):
+        raise UsageError(
+            f"--bounds {word} does not exist or occurs twice in {tz} (a change of daylight-"
+            "saving time); write it with its UTC offset."
+        )
+    return first
 
 
 def check_share(bounds_share: float | None, bounds: Any) -> None:

@@ -14,10 +14,14 @@ __all__ = ["approx_reading", "guarantee_text", "info", "plain", "target_entry"]
 
 def plain(value: Any) -> Any:
     """A JSON/CSV-ready scalar: float, int, str (datetimes as ISO text) or None (NaN, NaT)."""
+    import datetime
+
     import numpy as np
 
     if isinstance(value, np.datetime64):
         return None if np.isnat(value) else str(value)
+    if isinstance(value, datetime.datetime):  # a time in the release's zone
+        return None if value != value else value.isoformat()  # NaT is not equal to itself
     if isinstance(value, float | np.floating):
         return None if np.isnan(value) else float(value)
     if isinstance(value, np.integer):

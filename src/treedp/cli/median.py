@@ -120,7 +120,7 @@ def check_arguments(args: argparse.Namespace) -> dict[str, Any]:
     """Refuse options that do not apply to the method and check the rest, before any data
     is read; returns the resolved settings."""
     method = args.method
-    bounds = bounds_arg(args.bounds)  # a pair, "private" or None; a usage error else
+    bounds = bounds_arg(args.bounds, args.tz)  # a pair, "private" or None; a usage error else
     private = is_private(bounds)
     given = {
         name

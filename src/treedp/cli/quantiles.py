@@ -120,7 +120,7 @@ def run(args: argparse.Namespace) -> None:
     """Run ``treedp quantiles`` with the parsed arguments (charging ``--ledger`` if given)."""
     if args.bounds is None:
         raise UsageError(BOUNDS_REQUIRED)
-    bounds = bounds_arg(args.bounds)
+    bounds = bounds_arg(args.bounds, args.tz)
     _check_options(args, bounds)
     values = read_inputs(args)
     with ledger_from_args(args) as ledger:

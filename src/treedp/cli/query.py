@@ -98,6 +98,12 @@ def _axis_points(release: Any, raw: list[str], option: str) -> Any:
         try:
             if any(not isinstance(number_or_text(x), str) for x in raw):
                 raise ValueError  # '40' would be read as the year 40
+            if release.bins.timezone is not None:  # wall times in its zone, or with offsets
+                try:
+                    release.bins.to_axis(np.array(raw, dtype=object), option)
+                except treedp.TreeDPError:
+                    raise ValueError from None
+                return np.array(raw, dtype=object)
             return np.array(raw).astype("datetime64[ns]")
         except ValueError:
             raise UsageError(

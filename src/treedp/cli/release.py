@@ -198,7 +198,7 @@ def build_query(args: argparse.Namespace, ledger: treedp.Ledger | None) -> treed
     return treedp.build_query(
         files,
         **budget_from(args),
-        bounds=bounds_arg(args.bounds),
+        bounds=bounds_arg(args.bounds, args.tz),
         bins=args.bins,
         edges=points(args.edges) if args.edges else None,
         neighbours=args.neighbours,

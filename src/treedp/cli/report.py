@@ -4,6 +4,7 @@ release (every key on one page), or for one key of it (``--key``)."""
 from __future__ import annotations
 
 import argparse
+import warnings
 from typing import Any
 
 import treedp
@@ -45,6 +46,12 @@ def register(sub: Any) -> None:
 
 def run(args: argparse.Namespace) -> None:
     """Run ``treedp report`` with the parsed arguments."""
+    with warnings.catch_warnings():  # the plot's date axis of tz-aware times is in UTC
+        warnings.filterwarnings("ignore", "no explicit representation of timezones")
+        _run(args)
+
+
+def _run(args: argparse.Namespace) -> None:
     if not str(args.out).lower().endswith((".html", ".htm")):
         raise UsageError(
             "--out: the report is an HTML page; give a name ending in .html (for a PDF, open "

@@ -118,11 +118,9 @@ class TableProfile(Mapping[str, Release]):
         qs = np.asarray(quantiles, dtype=np.float64)
         for name, rel in self.releases.items():
             base = {"column": name, "kind": self.kinds[name], "epsilon": self.shares[name]}
-            n_low, n_high = rel.confidence_interval(
-                "cdf", rel.bins.edges_as_values()[-1], level=level
-            )
+            n_low, n_high = rel.confidence_interval("cdf", rel.edges[-1], level=level)
             rows.append({**base, "statistic": "n", "estimate": rel.n, "low": n_low, "high": n_high})
-            edges = rel.bins.edges_as_values()
+            edges = rel.edges  # in the column's time zone for tz-aware datetimes
             hi = edges[-1] - 1 if rel.bins.discrete and not rel.bins.is_datetime else edges[-1]
             for stat, value in (("lower_bound", edges[0]), ("upper_bound", hi)):
                 rows.append(

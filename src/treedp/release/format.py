@@ -36,6 +36,7 @@ from treedp.mechanisms import Mechanism
 from treedp.mechanisms.registry import mechanism_class
 from treedp.release.record import Release, ReleaseCodec, register_codec
 from treedp.release.unit import check_unit_version, unit_from
+from treedp.timezones import zone_info
 
 __all__ = ["FORMAT_NAME", "FORMAT_VERSION", "load_release", "save_release"]
 
@@ -138,6 +139,7 @@ def _write_binary(release: Release, handle: IO[bytes]) -> None:
         "discrete": bins.discrete,
         "equal_width": bins.equal_width,
         "datetime_unit": bins.datetime_unit,
+        **({"timezone": bins.timezone} if bins.timezone is not None else {}),
     }
     arrays = [_smallest_int(level) for level in release.noisy_levels]
     names = [f"level_{i}.npy" for i in range(len(arrays))]
@@ -403,6 +405,18 @@ def _same(a: Any, b: Any) -> bool:
     return json.dumps(a, sort_keys=True) == json.dumps(b, sort_keys=True)
 
 
+def _check_zone(zone: Any, unit: Any) -> None:
+    """The bins' time zone (absent in files of naive or numeric bins, and in older files)."""
+    if zone is None:
+        return
+    if not isinstance(zone, str) or unit is None:
+        raise ReleaseFormatError("the time zone of the bins is not a zone name of datetime bins")
+    try:
+        zone_info(zone)
+    except InvalidParameterError:
+        raise ReleaseFormatError("the bins' time zone is not one this machine knows") from None
+
+
 def _check_plain_fields(meta: dict[str, Any]) -> None:
     """The fields that are plain data: booleans are booleans, units known, numbers numbers."""
     bins = _field(meta, "bins", (dict,))
@@ -411,6 +425,7 @@ def _check_plain_fields(meta: dict[str, Any]) -> None:
     unit = _field(bins, "datetime_unit", (str,), none=True)
     if unit is not None and unit not in _DATETIME_UNITS:
         raise ReleaseFormatError("the datetime unit of the bins is not one this treedp writes")
+    _check_zone(bins.get("timezone"), unit)
     edges = bins.get("edges")
     if isinstance(edges, list) and any(
         isinstance(e, bool) or not isinstance(e, int | float) for e in edges

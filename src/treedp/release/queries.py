@@ -19,6 +19,7 @@ from numpy.typing import NDArray
 from treedp.domain import Bins
 from treedp.estimation import PrefixCovariance
 from treedp.exceptions import InvalidParameterError
+from treedp.timezones import from_ticks
 
 __all__ = [
     "Answers",
@@ -56,8 +57,9 @@ Points: TypeAlias = (
 )
 #: Counts (or their standard errors) for several points, shaped like them.
 Answers: TypeAlias = NDArray[np.float64]
-#: One quantile: a float, or a ``numpy.datetime64`` on datetime bins.
-QuantileValue: TypeAlias = float | np.datetime64
+#: One quantile: a float, a ``numpy.datetime64`` on datetime bins, or a ``datetime`` (a
+#: ``pandas.Timestamp``) in the zone of tz-aware bins.
+QuantileValue: TypeAlias = float | np.datetime64 | datetime.datetime
 
 
 def _locate(bins: Bins, t: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -163,11 +165,17 @@ def like(x: Any, out: np.ndarray) -> float | Answers:
 
 
 def to_output(bins: Bins, values: np.ndarray) -> QuantileValue | NDArray[Any]:
-    """Axis values in the user's space (datetime64 for datetime bins, NaN → NaT; 0-d → scalar)."""
+    """Axis values in the user's space (datetime64 for datetime bins, times in the bins' zone
+    for tz-aware bins, NaN → NaT; 0-d → scalar)."""
     values = np.asarray(values, dtype=np.float64)
     if bins.datetime_unit is not None:
         ticks = np.where(np.isnan(values), np.iinfo(np.int64).min, np.round(values))
         result = ticks.astype(np.int64).astype(f"datetime64[{bins.datetime_unit}]")
+        if bins.timezone is not None:  # tz-aware bins: the answers in their zone
+            zoned: QuantileValue | NDArray[Any] = from_ticks(
+                result, bins.datetime_unit, bins.timezone
+            )
+            return zoned
         return result[()] if result.ndim == 0 else result
     return float(values) if values.ndim == 0 else values
 

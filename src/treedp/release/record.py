@@ -238,8 +238,9 @@ class Release(IntervalQueries):
 
     @property
     def edges(self) -> NDArray[Any]:
-        """The public bin edges (datetime64 for datetime bins)."""
-        return self.bins.edges_as_values()
+        """The public bin edges (datetime64 for datetime bins, times in the bins' zone for
+        tz-aware bins)."""
+        return self.bins.edges_in_zone()
 
     @cached_property
     def prefix_counts(self) -> np.ndarray:

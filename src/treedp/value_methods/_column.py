@@ -24,6 +24,7 @@ from treedp.noise import RandomSource, sample_discrete_laplace
 from treedp.privacy.accountant import Accountant, check_accountant
 from treedp.privacy.measures import Measure
 from treedp.privacy.spend import SpendRecord
+from treedp.timezones import bound_pair
 
 NAN_MESSAGE = (
     "The 'values' argument contains NaN/NaT values; pass nan='drop' to drop them (keeps the "
@@ -120,9 +121,12 @@ def is_datetime_like(x: Any) -> bool:
 
 
 def datetime_bounds(bounds: tuple[Any, Any]) -> tuple[int, int, str]:
-    """Datetime bounds as int64 ticks of their unit (coarse units become seconds)."""
+    """Datetime bounds as int64 ticks of their unit (coarse units become seconds); bounds with
+    a time zone as their UTC instants (:mod:`treedp.timezones`)."""
     try:
-        lo, hi = np.datetime64(bounds[0]), np.datetime64(bounds[1])
+        lo, hi, _ = bound_pair(bounds[0], bounds[1], None)
+    except (InvalidParameterError, InvalidTypeError):
+        raise
     except ValueError:
         raise InvalidParameterError(
             f"The 'bounds' parameter could not be read as datetimes: {bounds!r}."

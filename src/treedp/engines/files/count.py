@@ -92,9 +92,11 @@ def count_path(
     with progress_bar(progress, total=_total_rows(files, kind)) as tick:
         if kind == "parquet" and pyarrow_or_none() is not None and _parquet_has(files, column):
             return _count_parquet(files, column, bins, nan, workers, tick, kernel)
+        aware = None if bins.datetime_unit is None else bins.timezone is not None
         chunks = iter_path_chunks(
-            files, kind, column, delimiter=delimiter, encoding=encoding, resolved=True
-        )
+            files, kind, column, delimiter=delimiter, encoding=encoding, resolved=True,
+            expect_aware=aware,
+        )  # fmt: skip
         return count_chunks(chunks, bins, nan, workers=workers, progress=tick, kernel=kernel)
 
 
@@ -178,12 +180,14 @@ def iter_path_chunks(
     encoding: str | None = None,
     use_pyarrow: bool | None = None,
     resolved: bool = False,
+    expect_aware: bool | None = None,
 ) -> Iterator[np.ndarray]:
     """The column of ``path`` as 1-D numpy chunks (numbers or datetime64; NaN/NaT missing).
 
     Checks (column present, numeric or datetime type) run before the first chunk is yielded
     where the format has a schema (Parquet, Arrow); CSV columns are typed by their first
-    non-missing chunk.
+    non-missing chunk. CSV times with a UTC offset come as UTC instants; ``expect_aware``
+    (tz-aware bins or naive ones) refuses cells written the other way.
     """
     if not isinstance(column, str):
         raise InvalidTypeError(
@@ -204,10 +208,8 @@ def iter_path_chunks(
     arrow = pyarrow_or_none() is not None if use_pyarrow is None else use_pyarrow
     if kind == "csv":
         for f in files:
-            if arrow:
-                yield from csv_chunks_arrow(f, column, delimiter, encoding)
-            else:
-                yield from csv_chunks_plain(f, column, delimiter, encoding)
+            read = csv_chunks_arrow if arrow else csv_chunks_plain
+            yield from read(f, column, delimiter, encoding, expect_aware)
         return
     if not arrow:
         raise MissingDependencyError(

@@ -24,7 +24,8 @@ import numpy as np
 
 from treedp._inputs import as_1d_array
 from treedp.engines.files.paths import BATCH_ROWS, missing_in
-from treedp.exceptions import DataError, InvalidParameterError
+from treedp.exceptions import DataError, InvalidParameterError, InvalidTypeError
+from treedp.timezones import aware_bound
 
 __all__ = [
     "NULL_CELLS",
@@ -59,6 +60,10 @@ NULL_CELLS: tuple[str, ...] = (
 
 _NUMBER = re.compile(r"[+-]?(?:\d+\.?\d*(?:[eE][+-]?\d+)?|\.\d+(?:[eE][+-]?\d+)?|inf|infinity)")
 _DATETIME = re.compile(r"\d{4}-\d{2}-\d{2}(?:[ T]\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?)?")
+#: An ISO 8601 time with a UTC offset (``Z``, ``+05:30``, ``+0530``, ``-04``).
+_DATETIME_TZ = re.compile(
+    r"\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?(?:[Zz]|[+-]\d{2}(?::?\d{2})?)"
+)
 
 
 def _csv_header(handle: IO[bytes], encoding: str, delimiter: str, where: str) -> list[str]:
@@ -115,11 +120,38 @@ def _open_binary(path: str) -> Iterator[IO[bytes]]:
 
 
 class CellKind:
-    """The column's kind, decided by its first chunk with a non-missing cell."""
+    """The column's kind, decided by its first chunk with a non-missing cell; for datetimes
+    whether the cells carry a UTC offset (``aware``), which every cell must then share and
+    which must match the bins (``expect_aware``: tz-aware bins, naive bins, or None when no
+    bins are known). A cell's offset only places it on the UTC timeline: the zone of the
+    answers is the bins' (:mod:`treedp.timezones`)."""
 
-    def __init__(self, column: str) -> None:
+    def __init__(self, column: str, expect_aware: bool | None = None) -> None:
         self.column = column
         self.kind: str | None = None
+        self.aware: bool | None = None
+        self.expect_aware = expect_aware
+
+    def settle(self, aware: bool) -> None:
+        """Record whether a chunk's datetimes carry offsets; refuse a mix or a mismatch."""
+        if self.aware is not None and self.aware != aware:
+            raise self.mixed()
+        self.aware = aware
+        if self.expect_aware is not None and aware != self.expect_aware:
+            raise InvalidTypeError(
+                f"The column '{self.column}' holds times with a UTC offset (such as 'Z' or "
+                "'+00:00') but the bounds are naive: give bounds with a zone (ending in Z "
+                "or an offset such as +01:00) or, in the CLI, --tz."
+                if aware
+                else f"The column '{self.column}' holds times without a UTC offset but the "
+                "bounds carry a time zone: give naive bounds."
+            )
+
+    def mixed(self) -> InvalidTypeError:
+        return InvalidTypeError(
+            f"The column '{self.column}' mixes times with a UTC offset and times without one; "
+            "write every cell with its offset (or none)."
+        )
 
     def not_numeric(self) -> DataError:
         return DataError(
@@ -170,9 +202,13 @@ def _check_header(header: list[str], column: str, where: str) -> None:
 
 
 def csv_chunks_arrow(
-    path: str, column: str, delimiter: str | None, encoding: str | None
+    path: str,
+    column: str,
+    delimiter: str | None,
+    encoding: str | None,
+    expect_aware: bool | None = None,
 ) -> Iterator[np.ndarray]:
-    state = CellKind(column)
+    state = CellKind(column, expect_aware)
     for cells in csv_cells(path, [column], delimiter, encoding):
         yield convert_arrow_cells(cells[column], state)
 
@@ -245,23 +281,62 @@ def convert_arrow_cells(cells: Any, state: CellKind) -> np.ndarray:
     if state.kind is None:
         if cells.null_count == len(cells):
             return np.full(len(cells), np.nan)
-        for kind, target in (("number", pa.float64()), ("datetime", pa.timestamp("ns"))):
+        try:
+            out = cells.cast(pa.float64())
+        except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+            state.kind = "datetime"  # or neither: the datetime casts tell
             try:
-                out = cells.cast(target)
-            except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
-                continue
-            state.kind = kind
-            return as_1d_array(out)
-        raise state.not_numeric()
-    target = pa.float64() if state.kind == "number" else pa.timestamp("ns")
+                return _arrow_datetimes(cells, state)
+            except DataError:
+                state.kind = None
+                raise
+        state.kind = "number"
+        return as_1d_array(out)
+    if state.kind == "datetime":
+        return _arrow_datetimes(cells, state)
     try:
-        return as_1d_array(cells.cast(target))
+        return as_1d_array(cells.cast(pa.float64()))
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
         raise state.not_numeric() from None
 
 
+def _arrow_datetimes(cells: Any, state: CellKind) -> np.ndarray:
+    """Cells as naive datetimes, or as UTC instants when they carry offsets (every one)."""
+    import pyarrow as pa
+
+    failed = (pa.ArrowInvalid, pa.ArrowNotImplementedError)
+    results = []
+    targets = [(False, pa.timestamp("ns")), (True, pa.timestamp("ns", "UTC"))]
+    if state.aware:  # the first chunk decided: try its kind first
+        targets.reverse()
+    for aware, target in targets:
+        try:
+            results.append((aware, cells.cast(target)))
+        except failed:
+            continue
+        break
+    if not results:
+        import pyarrow.compute as pc
+
+        either = pc.match_substring_regex(
+            cells, f"^(?:{_DATETIME.pattern}|{_DATETIME_TZ.pattern})$"
+        )
+        if pc.all(either).as_py() is not False:
+            raise state.mixed()
+        raise state.not_numeric()
+    aware, out = results[0]
+    if cells.null_count == len(cells):
+        return as_1d_array(out)
+    state.settle(aware)
+    return as_1d_array(out)
+
+
 def csv_chunks_plain(
-    path: str, column: str, delimiter: str | None, encoding: str | None
+    path: str,
+    column: str,
+    delimiter: str | None,
+    encoding: str | None,
+    expect_aware: bool | None = None,
 ) -> Iterator[np.ndarray]:
     delim, enc = _csv_options(path, delimiter, encoding)
     where = "standard input" if path == "-" else path
@@ -275,7 +350,7 @@ def csv_chunks_plain(
         try:
             reader = csv.reader(text, delimiter=delim)
             idx, width = header.index(column), len(header)
-            state = CellKind(column)
+            state = CellKind(column, expect_aware)
             cells: list[str] = []
             for row in reader:
                 if not row:
@@ -311,7 +386,7 @@ def _convert_plain_cells(cells: list[str], state: CellKind) -> np.ndarray:
             return np.full(len(cells), np.nan)
         if all(_NUMBER.fullmatch(c.lower()) for c in present):
             state.kind = "number"
-        elif all(_DATETIME.fullmatch(c) for c in present):
+        elif all(_DATETIME.fullmatch(c) or _DATETIME_TZ.fullmatch(c) for c in present):
             state.kind = "datetime"
         else:
             raise state.not_numeric()
@@ -321,14 +396,16 @@ def _convert_plain_cells(cells: list[str], state: CellKind) -> np.ndarray:
         return np.array(
             [np.nan if c in _NULL_SET else float(c) for c in stripped], dtype=np.float64
         )
-    if not all(_DATETIME.fullmatch(c) for c in present):
+    naive = [bool(_DATETIME.fullmatch(c)) for c in present]
+    if not all(naive) and not all(_DATETIME_TZ.fullmatch(c) for c in present):
+        if all(ok or _DATETIME_TZ.fullmatch(c) for ok, c in zip(naive, present, strict=True)):
+            raise state.mixed()
         raise state.not_numeric()
+    if present:
+        state.settle(not naive[0])
     try:
         return np.array(
-            [
-                np.datetime64("NaT") if c in _NULL_SET else np.datetime64(c.replace(" ", "T"))
-                for c in stripped
-            ],
+            [np.datetime64("NaT") if c in _NULL_SET else aware_bound(c)[0] for c in stripped],
             dtype="datetime64[ns]",
         )
     except ValueError:

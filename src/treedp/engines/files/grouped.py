@@ -166,7 +166,8 @@ class _Input:
                     yield _split(batch, arrow_to_numpy(batch[job.column]), job, encode)
             return
         for f in self.files:
-            kind = CellKind(job.column)
+            dated = job.bins.datetime_unit is not None
+            kind = CellKind(job.column, job.bins.timezone is not None if dated else None)
             for cells in csv_cells(f, job.columns, self.delimiter, self.encoding):
                 yield _split(cells, convert_arrow_cells(cells[job.column], kind), job, encode)
 
