@@ -184,9 +184,15 @@ def test_private_bounds_in_quantiles_and_release_cdf() -> None:
     res = quantiles(
         x, [0.25, 0.5, 0.75], epsilon=1.0, bounds="private", rng=InsecureSeededSource(3)
     )
-    assert len(res.parts) == 2 and res.parts[0].mechanism == "private_bounds"
+    # the recursive method needs no bounds: the whole epsilon, over every float
+    assert len(res.parts) == 1 and res.parts[0].mechanism == "quantiles_unbounded"
     assert res.epsilon_spent <= 1.0
     assert res.bounds[0] < -50 < res.bounds[1]
+    tree = quantiles(
+        x, [0.25, 0.5], epsilon=1.0, bounds="private", method="tree", rng=InsecureSeededSource(3)
+    )
+    assert len(tree.parts) == 2 and tree.parts[0].mechanism == "private_bounds"
+    assert tree.bounds[0] < -50 < tree.bounds[1]
     rel = treedp.release_cdf(
         x, bounds="private", bins=256, epsilon=1.0, rng=InsecureSeededSource(4)
     )

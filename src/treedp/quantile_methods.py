@@ -39,7 +39,8 @@ __all__ = [
 #: size (or number of bins), its ε spent and, for a method that releases counts, its total n̂.
 Outcome = tuple[Any, SpendRecord, int, float, float | None]
 Run = Callable[
-    [Any, np.ndarray, float, tuple[Any, Any], Any, str, "int | None", str, RandomSource], Outcome
+    [Any, np.ndarray, float, "tuple[Any, Any] | None", Any, str, "int | None", str, RandomSource],
+    Outcome,
 ]
 
 
@@ -59,6 +60,9 @@ class QuantileMethod:
         privately found integer ranges are cut to ``MAX_BINS``).
     integer_mode : bool
         Works on the grid of integer bounds of magnitude below ``2**52``.
+    unbounded : bool
+        Runs without bounds (``bounds=None``): with ``bounds="private"`` it spends the whole
+        ε on the quantiles, no share on a bounds step.
     sorted_after : bool
         Draws its levels independently: its answers are sorted (post-processing).
     """
@@ -69,6 +73,7 @@ class QuantileMethod:
     binned: bool
     integer_mode: bool
     sorted_after: bool
+    unbounded: bool = False
 
 
 def _run_tree(
@@ -103,11 +108,44 @@ def _run_tree(
     return out, rel.mechanism.spend(), rel.bins.n_bins, float(rel.guarantee.epsilon), float(rel.n)
 
 
+def _run_unbounded(
+    values: Any,
+    qa: np.ndarray,
+    eps: float,
+    bins: Any,
+    relation: str,
+    nan: str,
+    source: RandomSource,
+    independent: bool,
+) -> Outcome:
+    """No bounds: the exponential mechanism (one selection per level, or the recursion) over
+    the lattice of the whole float line (:mod:`treedp.value_methods.unbounded_quantiles`);
+    with ``bins="integers"`` the answer is rounded down (a lattice point between two integers
+    holds the rank of the integer below it)."""
+    from treedp.value_methods.float_lattice import TOTAL_CELLS
+    from treedp.value_methods.unbounded_quantiles import quantiles_unbounded
+
+    res = quantiles_unbounded(
+        values,
+        qa,
+        epsilon=eps,
+        neighbours=relation,
+        nan=nan,
+        rng=source,
+        details=True,
+        independent=independent,
+    )
+    out = np.asarray(res.value, dtype=np.float64)
+    if bins == "integers":
+        out = np.floor(out)
+    return out, res.spend, TOTAL_CELLS, res.epsilon_spent, None
+
+
 def _run_exponential(
     values: Any,
     qa: np.ndarray,
     eps: float,
-    bounds: tuple[Any, Any],
+    bounds: tuple[Any, Any] | None,
     bins: Any,
     relation: str,
     n: int | None,
@@ -115,6 +153,8 @@ def _run_exponential(
     source: RandomSource,
 ) -> Outcome:
     """Smith's exponential mechanism per level (integers: ties spread inside their cell)."""
+    if bounds is None:  # unknown bounds: the lattice of all floats
+        return _run_unbounded(values, qa, eps, bins, relation, nan, source, True)
     if bins != "integers":
         return _on_grid(quantile_exponential, values, qa, eps, bounds, relation, nan, source)
     res = quantile_exponential(
@@ -135,7 +175,7 @@ def _run_recursive(
     values: Any,
     qa: np.ndarray,
     eps: float,
-    bounds: tuple[Any, Any],
+    bounds: tuple[Any, Any] | None,
     bins: Any,
     relation: str,
     n: int | None,
@@ -144,6 +184,8 @@ def _run_recursive(
 ) -> Outcome:
     """The recursive exponential mechanism (integers: the grid of ``[lo, hi + 1)``, rounded
     down, which keeps the rank)."""
+    if bounds is None:  # unknown bounds: the lattice of all floats
+        return _run_unbounded(values, qa, eps, bins, relation, nan, source, False)
     if bins != "integers":
         return _on_grid(quantiles_recursive, values, qa, eps, bounds, relation, nan, source)
     lo, hi = integer_bounds(bounds)
@@ -207,8 +249,8 @@ def integer_bounds(bounds: tuple[Any, Any]) -> tuple[int, int]:
 
 #: The quantile methods by name (the table :func:`treedp.quantiles` runs).
 QUANTILE_METHODS: dict[str, QuantileMethod] = {
-    "exponential": QuantileMethod("exponential", _run_exponential, True, False, True, True),
-    "recursive": QuantileMethod("recursive", _run_recursive, True, False, True, False),
+    "exponential": QuantileMethod("exponential", _run_exponential, True, False, True, True, True),
+    "recursive": QuantileMethod("recursive", _run_recursive, True, False, True, False, True),
     "tree": QuantileMethod("tree", _run_tree, False, True, False, False),
 }
 

@@ -106,6 +106,7 @@ class Steps:
     count: tuple[Any, float] | None
     after_bounds: float
     m: int
+    unbounded: bool = False
 
 
 def run_quantiles(query: Query) -> QuantilesResult:
@@ -160,8 +161,17 @@ def plan_steps(req: QuantilesRequest, size: int, unit: str | None) -> Steps:
     # With n="private": the budget left after the bounds (from public parameters only)
     # decides whether n can matter; if it can, the count's exact loss comes off it too.
     private = req.request is not None
+    # Both bounds unknown and a method that needs none: no bounds step, the whole ε to it.
+    unbounded = (
+        req.request == (None, None)
+        and chosen in QUANTILE_METHODS
+        and QUANTILE_METHODS[chosen].unbounded
+        and not (req.private_n and req.relation == "add_remove")
+    )
     after_bounds = (
-        remaining_epsilon(eps, req.share, req.relation, req.known is not None) if private else eps
+        remaining_epsilon(eps, req.share, req.relation, req.known is not None)
+        if private and not unbounded
+        else eps
     )
     count: tuple[Any, float] | None = None
     rest = after_bounds
@@ -191,7 +201,7 @@ def plan_steps(req: QuantilesRequest, size: int, unit: str | None) -> Steps:
         _check_bounds(check_as, req.bounds, bins, rest, n)
         _check_kinds(check_as, req.bounds, unit)
     _check_rest(rest, m, count is not None or QUANTILE_METHODS[chosen].selections)
-    return Steps(chosen, n, n_source, count, after_bounds, m)
+    return Steps(chosen, n, n_source, count, after_bounds, m, unbounded)
 
 
 def run_steps(
@@ -203,7 +213,12 @@ def run_steps(
     chosen, n = steps.chosen, steps.n
     off_grid: str | None = None
     bres: Any = None
-    if req.request is not None:
+    the_bounds: Any
+    if steps.unbounded:  # no bounds step: the method's lattice covers every float
+        from treedp.value_methods.float_lattice import TOTAL_CELLS, cell_value
+
+        the_bounds, eps_rest = None, req.eps
+    elif req.request is not None:
         the_bounds, eps_rest, bres = _bounds_step(values, req, chosen, source)
         parts.append(bres.spend)
         spent += Fraction(bres.epsilon_spent)
@@ -244,6 +259,9 @@ def run_steps(
         warnings.warn(off_grid, BoundsWarning, stacklevel=3)
     if method.sorted_after:
         distinct = np.sort(np.asarray(distinct), kind="stable")
+    if the_bounds is None:  # reported: the lattice's ends
+        ends = cell_value(np.array([0, TOTAL_CELLS - 1]))
+        the_bounds = (float(ends[0]), float(ends[1]))
     parts.append(method_record)
     spent += Fraction(guarantee_eps)
     out = np.asarray(distinct)[np.reshape(where, -1)]

@@ -31,6 +31,7 @@ from treedp.value_methods.exponential_core import (
     GRID_BITS,
     Draws,
     Grid,
+    GridLike,
     charge,
     check_domain,
     deliver,
@@ -151,19 +152,24 @@ def _walk(plan: _Plan | None) -> list[_Plan]:
     return [] if plan is None else [plan, *_walk(plan.left), *_walk(plan.right)]
 
 
-def _level_loss(plan: _Plan, relation: str) -> Fraction:
-    """The ε spent: the largest node loss of each level (its nodes hold disjoint records; a
-    move between two costs at most twice the largest share), summed over the levels."""
+def _depth_losses(plan: _Plan, relation: str) -> list[Fraction]:
+    """The loss of each recursion level: its largest node loss (its nodes hold disjoint
+    records; a move between two costs at most twice the largest share)."""
     by_depth: dict[int, Fraction] = {}
     for node in _walk(plan):
         loss = _node_loss(node.rate, node.level, relation, node.depth == 0)
         by_depth[node.depth] = max(by_depth.get(node.depth, Fraction(0)), loss)
-    return sum(by_depth.values(), Fraction(0))
+    return [by_depth[d] for d in sorted(by_depth)]
+
+
+def _level_loss(plan: _Plan, relation: str) -> Fraction:
+    """The ε spent: the levels' losses (:func:`_depth_losses`) summed."""
+    return sum(_depth_losses(plan, relation), Fraction(0))
 
 
 def _run(
     plan: _Plan | None,
-    grid: Grid,
+    grid: GridLike,
     x: np.ndarray,
     first: int,
     last: int,
