@@ -284,8 +284,9 @@ def private_bounds(
     stop: for ``c`` ascending from 0, the first point where ``-#{x > c} + ν``, ``ν ~
     DLap(t_ν)``, is not below ``-k + ρ``, ``ρ ~ DLap(t_ρ)``. The lower stop: the same for
     ``-#{x < c}`` with ``c`` descending from the upper stop and fresh noise, so ``lo <= hi``
-    always (data all negative get ``hi`` at or just above 0). Nothing else of the data is read: not its minimum,
-    maximum or size. The stops are moved outwards by post-processing (module docstring).
+    always (data all negative get ``hi`` at or just above 0). Nothing else of the data is
+    read: not its minimum, maximum or size. The stops are moved outwards by post-processing
+    (module docstring).
 
     Guarantee: ``PureDP(ε_spent)``, ``ε_spent <= ε`` (exact rational scales rounded up),
     privacy unit one record. Sensitivity: each query has sensitivity 1, and under both
