@@ -10,12 +10,13 @@ it covers every finite float64 (both signs), so a quantile needs no bounds.
   The lattice points are ``0``, ``±`` these floats; cell ``c`` is ``[v_c, v_{c+1})``, the last
   cell reaching ``+inf`` and records below the first point put in the first cell. Every
   integer of magnitude below ``2**(CORE_BITS + 1)`` and ``0`` is a lattice point (an atom at
-  such a value is answered exactly).
+  such a value is answered exactly). The point 0 is held by a block of :data:`ZERO_CELLS`
+  cells (the weight of a core octave), spread over as one cell.
 * Units. Each cell holds ``2**SUB_BITS`` units (the exponential mechanism's output space is
   the units, uniformly weighted: a prior of ``2**bits(E)`` per octave). Unit ``u`` lies in
   cell ``u >> SUB_BITS``; the answer is that cell's lattice point (post-processing).
 * Spread. The ``k`` records of one cell (sorted) get positions ``c·2**S + 2**S (i + 1/2)/k``,
-  ``i = 0..k-1`` (:func:`positions`). Adding one record to a cell turns its ``k`` positions
+  ``i = 0..k-1`` (:func:`positions`; the zero block as one cell ``ZERO_CELLS`` times wider). Adding one record to a cell turns its ``k`` positions
   into ``k + 1`` that interleave with them, so for every unit the number of positions below it
   grows by 0 or 1, exactly as one record added to continuous data; no other cell moves. A
   score ``-|#{positions < u} - t|`` therefore keeps the sensitivity of the plain rank score
@@ -32,6 +33,7 @@ import numpy as np
 
 __all__ = [
     "CORE_BITS",
+    "ZERO_CELLS",
     "CORE_OCTAVES",
     "HALVING_OCTAVES",
     "SUB_BITS",
@@ -66,13 +68,21 @@ def _bits_per_exponent() -> np.ndarray:
     return bits
 
 
+#: The point 0 is held by this many cells (a block, one group for the spread): the prior
+#: weight of a core octave, so an atom at 0 (zero-inflated counts, incomes) is not
+#: outweighed by the many tiny magnitudes around it.
+ZERO_CELLS = 2**CORE_BITS
+
 _BITS = _bits_per_exponent()
 _SHIFT = _MANTISSA - _BITS
-#: The first positive cell of each biased exponent (cell 0 is the one holding 0).
+#: The first magnitude index of each biased exponent (index 0: zero and the subnormals).
 _FIRST = np.concatenate([[0], np.cumsum(np.left_shift(1, _BITS))]).astype(np.int64)
-_POSITIVE = int(_FIRST[-1])  # cells 0 (zero) .. _POSITIVE - 1 (the largest finite point)
-#: Cells of the whole lattice: ``-(largest) .. 0 .. largest``.
-TOTAL_CELLS = 2 * _POSITIVE - 1
+_MAGNITUDES = int(_FIRST[-1])  # magnitude indices 0 (zero) .. _MAGNITUDES - 1 (largest)
+_NEGATIVE = _MAGNITUDES - 1  # cells 0.._NEGATIVE - 1 hold negative points
+_ZERO = _NEGATIVE  # the first cell of the zero block
+_POSITIVE_FIRST = _ZERO + ZERO_CELLS  # the cell of the smallest positive point
+#: Cells of the whole lattice: negative points, the zero block, positive points.
+TOTAL_CELLS = 2 * _NEGATIVE + ZERO_CELLS
 #: Units of the whole lattice (below ``2**53``: positions are exact in float64).
 TOTAL_UNITS = TOTAL_CELLS << SUB_BITS
 assert TOTAL_UNITS < 2**53
@@ -88,7 +98,7 @@ def _floor_magnitude(mag: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     shift = _SHIFT[exponent]
     index = _FIRST[exponent] + (mantissa >> shift)
     exact = (mantissa & ((np.int64(1) << shift) - 1)) == 0
-    index = np.where(finite, index, _POSITIVE - 1)
+    index = np.where(finite, index, _MAGNITUDES - 1)
     return index.astype(np.int64), exact & finite
 
 
@@ -104,21 +114,33 @@ def _magnitude(index: np.ndarray) -> np.ndarray:
 
 def cell_of(x: np.ndarray) -> np.ndarray:
     """The cell ``c`` (``0..TOTAL_CELLS - 1``) with ``v_c <= x < v_{c+1}``, for each ``x``
-    (``-inf`` and values below the first point: cell 0; ``+inf``: the last cell)."""
+    (``-inf`` and values below the first point: cell 0; ``+inf``: the last cell; 0 and the
+    positive subnormals: the first cell of the zero block)."""
     x = np.asarray(x, dtype=np.float64)
     negative = x < 0
     index, exact = _floor_magnitude(np.abs(x))
-    ceiling = np.minimum(index + (~exact).astype(np.int64), _POSITIVE - 1)
-    signed = np.where(negative, -ceiling, index)
-    cells: np.ndarray = signed + (_POSITIVE - 1)
+    ceiling = np.minimum(index + (~exact).astype(np.int64), _MAGNITUDES - 1)
+    below = _NEGATIVE - ceiling  # ceiling >= 1 for a negative x
+    above = np.where(index > 0, _POSITIVE_FIRST + index - 1, _ZERO)
+    cells: np.ndarray = np.where(negative, below, above).astype(np.int64)
     return cells
 
 
 def cell_value(cell: np.ndarray) -> np.ndarray:
     """The lattice point ``v_c`` of each cell (the answer for a unit in it)."""
-    signed = np.asarray(cell, dtype=np.int64) - (_POSITIVE - 1)
-    values: np.ndarray = np.sign(signed) * _magnitude(np.abs(signed))
+    cell = np.asarray(cell, dtype=np.int64)
+    negative = cell < _ZERO
+    magnitude = np.where(negative, _NEGATIVE - cell, np.maximum(cell - _POSITIVE_FIRST + 1, 0))
+    values: np.ndarray = np.where(negative, -1.0, 1.0) * _magnitude(magnitude)
     return values + 0.0  # -0.0 as 0.0
+
+
+def _group(cell: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The spread group of each cell, as its first cell and its number of cells: the zero
+    block is one group of :data:`ZERO_CELLS` cells, every other cell its own."""
+    cell = np.asarray(cell, dtype=np.int64)
+    zero = (cell >= _ZERO) & (cell < _POSITIVE_FIRST)
+    return np.where(zero, _ZERO, cell), np.where(zero, ZERO_CELLS, 1)
 
 
 def positions(sorted_x: np.ndarray) -> np.ndarray:
@@ -126,11 +148,12 @@ def positions(sorted_x: np.ndarray) -> np.ndarray:
     at ``c·2**S + 2**S (i + 1/2) / k`` (module docstring)."""
     if sorted_x.size == 0:
         return np.zeros(0)
-    cells = cell_of(sorted_x)
-    _, start, counts = np.unique(cells, return_index=True, return_counts=True)
+    first, width = _group(cell_of(sorted_x))
+    _, start, counts = np.unique(first, return_index=True, return_counts=True)
     k = np.repeat(counts, counts).astype(np.float64)
     i = np.arange(sorted_x.size) - np.repeat(start, counts)
-    spread: np.ndarray = cells.astype(np.float64) * 2.0**SUB_BITS + 2.0**SUB_BITS * (i + 0.5) / k
+    unit = 2.0**SUB_BITS
+    spread: np.ndarray = first.astype(np.float64) * unit + width * unit * (i + 0.5) / k
     return spread
 
 
@@ -138,16 +161,22 @@ def positions(sorted_x: np.ndarray) -> np.ndarray:
 class UnitGrid:
     """The units as the exponential core's grid (:class:`~.exponential_core.Grid`'s
     interface): ``count_at_most(p)`` is ``#{u : u <= p}`` for positions ``p``, so a unit's
-    rank is the number of positions strictly below it; ``values(u)`` is the start of ``u``'s
-    cell in units, which is where the recursive method splits the records (a node's records
-    are whole cells, so one added record changes one node)."""
+    rank is the number of positions strictly below it; ``values(u)`` is where the recursive
+    method splits the records: the start of ``u``'s cell when ``u`` lies in the cell's lower
+    half of units, else its end. A node's records are whole cells, so one added record
+    changes one node; the cell of the split goes to the side holding most of it below or
+    above ``u`` (an atom holding the target rank mostly below ``u`` goes left, and the levels
+    below it are answered in it)."""
 
     cells: int = TOTAL_UNITS
 
     def values(self, k: np.ndarray) -> np.ndarray:
         k = np.asarray(k, dtype=np.int64)
-        start: np.ndarray = ((k >> SUB_BITS) << SUB_BITS).astype(np.float64)
-        return start
+        first, width = _group(k >> SUB_BITS)
+        start, size = first << SUB_BITS, width << SUB_BITS
+        upper = 2 * (k - start) >= size  # in the upper half of its group's units
+        boundary: np.ndarray = (start + upper * size).astype(np.float64)
+        return boundary
 
     def count_at_most(self, x: np.ndarray) -> np.ndarray:
         counted: np.ndarray = np.clip(np.floor(x) + 1, 0, self.cells).astype(np.int64)
