@@ -110,7 +110,8 @@ def main() -> None:
                 flush=True,
             )
     print(
-        f"\nn = {args.n}, {args.reps} repetitions per cell, gaps over n; {time.time() - start:.0f} s"
+        f"\nn = {args.n}, {args.reps} repetitions per cell, gaps over n; "
+        f"{time.time() - start:.0f} s"
     )
 
 

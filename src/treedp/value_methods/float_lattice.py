@@ -16,13 +16,13 @@ it covers every finite float64 (both signs), so a quantile needs no bounds.
   the units, uniformly weighted: a prior of ``2**bits(E)`` per octave). Unit ``u`` lies in
   cell ``u >> SUB_BITS``; the answer is that cell's lattice point (post-processing).
 * Spread. The ``k`` records of one cell (sorted) get positions ``c·2**S + 2**S (i + 1/2)/k``,
-  ``i = 0..k-1`` (:func:`positions`; the zero block as one cell ``ZERO_CELLS`` times wider). Adding one record to a cell turns its ``k`` positions
-  into ``k + 1`` that interleave with them, so for every unit the number of positions below it
-  grows by 0 or 1, exactly as one record added to continuous data; no other cell moves. A
-  score ``-|#{positions < u} - t|`` therefore keeps the sensitivity of the plain rank score
-  (the argument of :func:`treedp.value_methods.quantile_exponential._spread`, with lattice
-  cells for integer cells). Floating-point rounding is monotone, so computed positions
-  interleave too.
+  ``i = 0..k-1`` (:func:`positions`; the zero block as one cell ``ZERO_CELLS`` times wider).
+  Adding one record to a cell turns its ``k`` positions into ``k + 1`` that interleave
+  with them, so for every unit the number of positions below it grows by 0 or 1, exactly as
+  one record added to continuous data; no other cell moves. A score ``-|#{positions < u} -
+  t|`` therefore keeps the sensitivity of the plain rank score (the argument of
+  :func:`treedp.value_methods.quantile_exponential._spread`, with lattice cells for integer
+  cells). Floating-point rounding is monotone, so computed positions interleave too.
 """
 
 from __future__ import annotations
@@ -33,12 +33,12 @@ import numpy as np
 
 __all__ = [
     "CORE_BITS",
-    "ZERO_CELLS",
     "CORE_OCTAVES",
     "HALVING_OCTAVES",
     "SUB_BITS",
     "TOTAL_CELLS",
     "TOTAL_UNITS",
+    "ZERO_CELLS",
     "UnitGrid",
     "cell_of",
     "cell_value",
