@@ -39,7 +39,18 @@ __all__ = [
 #: size (or number of bins), its ε spent and, for a method that releases counts, its total n̂.
 Outcome = tuple[Any, SpendRecord, int, float, float | None]
 Run = Callable[
-    [Any, np.ndarray, float, "tuple[Any, Any] | None", Any, str, "int | None", str, RandomSource],
+    [
+        Any,
+        np.ndarray,
+        float,
+        "tuple[Any, Any] | None",
+        Any,
+        str,
+        "int | None",
+        str,
+        RandomSource,
+        Any,
+    ],
     Outcome,
 ]
 
@@ -52,7 +63,9 @@ class QuantileMethod:
     ----------
     name : str
     run : callable
-        ``run(values, levels, epsilon, bounds, bins, neighbours, n, nan, source)``.
+        ``run(values, levels, epsilon, bounds, bins, neighbours, n, nan, source, privacy)``
+        (``privacy``: a zCDP or (ε, δ) target for the tree; the selection methods get an
+        ``epsilon`` calibrated to it, :mod:`treedp.quantile_privacy`).
     selections : bool
         One exponential selection per level: each must get a usable ε.
     binned : bool
@@ -80,19 +93,25 @@ def _run_tree(
     values: Any,
     qa: np.ndarray,
     eps: float,
-    bounds: tuple[Any, Any],
+    bounds: tuple[Any, Any] | None,
     bins: Any,
     relation: str,
     n: int | None,
     nan: str,
     source: RandomSource,
+    privacy: Any = None,
 ) -> Outcome:
-    """The tree CDF's quantiles (a one-distribution release query, run by its stage)."""
+    """The tree CDF's quantiles (a one-distribution release query, run by its stage); with a
+    ``privacy`` target (zCDP or (ε, δ)) the release's Gaussian path at that target (its
+    spend record states the measure)."""
+    if bounds is None:  # pragma: no cover - the run gives the tree bounds (public or found)
+        raise InvalidParameterError("The tree method needs bounds.")
     query = build_query(
         values,
         bounds=bounds,
         bins=tree_bins(eps, n=n) if bins is None else bins,
-        epsilon=eps,
+        epsilon=eps if privacy is None else None,
+        privacy=privacy,  # a zCDP or (ε, δ) target: the Gaussian release
         neighbours=relation,
         n=n if relation == "replace" else None,  # under add/remove: the bins only
         nan=nan,
@@ -103,9 +122,8 @@ def _run_tree(
         out: Any = discrete_quantile_from(rel.bins, rel.consistent_counts, qa)
     else:
         out = np.atleast_1d(rel.quantile(qa))
-    if not isinstance(rel.guarantee, PureDP):  # pragma: no cover - the tree is pure today
-        raise InvalidParameterError("method='tree' needs a pure ε-DP release.")
-    return out, rel.mechanism.spend(), rel.bins.n_bins, float(rel.guarantee.epsilon), float(rel.n)
+    spent = float(rel.guarantee.epsilon) if isinstance(rel.guarantee, PureDP) else 0.0
+    return out, rel.mechanism.spend(), rel.bins.n_bins, spent, float(rel.n)
 
 
 def _run_unbounded(
@@ -151,6 +169,7 @@ def _run_exponential(
     n: int | None,
     nan: str,
     source: RandomSource,
+    privacy: Any = None,
 ) -> Outcome:
     """Smith's exponential mechanism per level (integers: ties spread inside their cell)."""
     if bounds is None:  # unknown bounds: the lattice of all floats
@@ -181,6 +200,7 @@ def _run_recursive(
     n: int | None,
     nan: str,
     source: RandomSource,
+    privacy: Any = None,
 ) -> Outcome:
     """The recursive exponential mechanism (integers: the grid of ``[lo, hi + 1)``, rounded
     down, which keeps the rank)."""

@@ -30,6 +30,7 @@ from treedp.exceptions import InvalidParameterError
 from treedp.noise import RandomSource
 from treedp.options import PrivateBounds
 from treedp.privacy.accountant import Accountant
+from treedp.privacy.measures import Measure
 from treedp.quantiles_choice import (
     DEFAULT_N_SHARE,
     METHODS,
@@ -72,6 +73,7 @@ def quantiles(
     accountant: Accountant | None = None,
     column: str | None = None,
     n_share: float | None = None,
+    privacy: Measure | None = None,
 ) -> QuantilesResult:
     """Private quantiles at any levels, by the method best for the request.
 
@@ -83,8 +85,8 @@ def quantiles(
         is collected); for larger data read the quantiles of :func:`treedp.release_cdf`.
     q : float or array-like
         Levels in [0, 1]; the released quantiles are non-decreasing in ``q``.
-    epsilon : float
-        The total budget (bounds included).
+    epsilon : float or None
+        The total budget (bounds included); None with ``privacy``.
     bounds : (lo, hi), "private", (lo, "private"), ("private", hi) or PrivateBounds
         Public bounds, or found with ``bounds_share · epsilon`` (numbers only; with one public
         side only the other is searched; a :class:`treedp.PrivateBounds` holds its share);
@@ -120,7 +122,19 @@ def quantiles(
         The column of a DataFrame or file given as ``values``.
     accountant : Accountant, optional
         Charged the whole ``epsilon`` (bounds and count included) once, after every check
-        and the data's read and before any randomness is drawn.
+        and the data's read and before any randomness is drawn (the whole ``privacy``
+        target with one).
+    privacy : ZCDP or ApproxDP, optional
+        A zCDP or ``(ε, δ)`` target instead of ``epsilon`` (pass ``epsilon=None``), each
+        method charged at its tightest proven cost (:mod:`treedp.quantile_privacy`): the
+        exponential and recursive methods compose exponential mechanisms, each of pure loss
+        ``ε_j`` ``ε_j``-bounded range and so ``ε_j²/8``-zCDP (Cesar and Rogers 2021,
+        "Bounding, concentrating and truncating: unifying privacy loss composition for data
+        analytics"), four times below the ``ε²/2`` of the generic conversion; they run at the
+        largest ε whose cost meets the target (an ``(ε, δ)`` target: the better of that
+        and the pure ε itself). The tree releases on the Gaussian path at the target. With
+        public bounds, or ``bounds="private"`` and a method that takes none; not with
+        one-sided bounds, ``n="private"`` or the tree's private bounds (pure-ε steps).
 
     Returns
     -------
@@ -148,6 +162,7 @@ def quantiles(
         rng=rng,
         accountant=accountant,
         column=column,
+        privacy=privacy,
     )
     return run(query)  # type: ignore[no-any-return]
 

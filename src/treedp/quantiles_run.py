@@ -29,6 +29,7 @@ from treedp.exceptions import BoundsWarning, DataError, InvalidParameterError, I
 from treedp.mechanisms.results import QuantileResult
 from treedp.noise import RandomSource
 from treedp.privacy import PureDP
+from treedp.privacy.measures import ZCDP, ApproxDP
 from treedp.privacy.spend import SpendRecord
 from treedp.quantile_methods import (
     QUANTILE_METHODS,
@@ -113,15 +114,36 @@ def run_quantiles(query: Query) -> QuantilesResult:
     """Run a quantile query: check the accountant, read, decide, charge once, run."""
     req, acc = query.quantiles, query.accountant
     assert req is not None
+    whole = req.privacy if req.privacy is not None else PureDP(req.eps)  # what is charged
     if acc is not None:  # refused before reading if it must
-        acc.check(record(req.method, req.eps, req.relation, req.qa, req.bounds, 0.0))
+        acc.check(record(req.method, whole, req.relation, req.qa, req.bounds, 0.0))
     values = _column_of(query.data, query.column)
     # Read once before any charge (shape, type, missing values): a refusal spends nothing.
     data, unit = read_column(values, req.nan, req.relation)
     steps = plan_steps(req, int(data.size), unit)
-    if acc is not None:  # the whole ε (bounds, count and quantiles), before any randomness
-        acc.charge(record(steps.chosen, req.eps, req.relation, req.qa, req.bounds, req.count_share))
+    if req.privacy is not None:  # the method is chosen: its ε for the target (public)
+        req = _calibrated(req, steps)
+    if acc is not None:  # the whole budget (bounds, count and quantiles), before any randomness
+        acc.charge(record(steps.chosen, whole, req.relation, req.qa, req.bounds, req.count_share))
     return run_steps(values, req, steps, query.rng, int(data.size))
+
+
+def _calibrated(req: QuantilesRequest, steps: Steps) -> QuantilesRequest:
+    """A zCDP or (ε, δ) target: refuse a bounds step (pure ε only), and set the ε the chosen
+    method runs with so that its tightest cost meets the target
+    (:func:`treedp.quantile_privacy.calibrate`). Public parameters only, before the charge."""
+    from dataclasses import replace
+
+    from treedp.quantile_privacy import calibrate
+
+    if req.request is not None and not steps.unbounded:
+        raise InvalidParameterError(
+            f"bounds='private' with a 'privacy' target needs a method that takes no bounds "
+            f"('exponential' or 'recursive'); the {steps.chosen} method would need a "
+            "pure-epsilon bounds step. Give public bounds, or method='recursive'."
+        )
+    levels = np.unique(req.qa)
+    return replace(req, eps=calibrate(req.privacy, levels, req.relation, steps.chosen))
 
 
 def _column_of(values: Any, column: Any) -> Any:
@@ -249,8 +271,15 @@ def run_steps(
     # draws its levels independently, so its answers are sorted (post-processing).
     levels, where = np.unique(req.qa, return_inverse=True)
     distinct, method_record, grid_points, guarantee_eps, tree_total = method.run(
-        values, levels, eps_rest, the_bounds, req.bins, req.relation, n, req.nan, source
-    )
+        values, levels, eps_rest, the_bounds, req.bins, req.relation, n, req.nan, source,
+        req.privacy,
+    )  # fmt: skip
+    if req.privacy is not None:  # its tightest cost for the target (bounded range)
+        from treedp.quantile_privacy import spend_record
+
+        method_record = spend_record(
+            method_record, req.privacy, levels, req.relation, chosen, eps_rest
+        )
     if bres is not None and off_grid is None:  # too few records for the scans' allowance?
         known_count = n if n is not None else tree_total  # public, private n̂ or the tree's n̂
         if known_count is not None:
@@ -323,9 +352,12 @@ def _result(
 ) -> QuantilesResult:
     bounds = req.bounds
     private = req.request is not None
+    guarantee: Any = PureDP(float_up(spent))
+    if req.privacy is not None:  # one part (no bounds step, no count): its measure
+        guarantee = parts[-1].measure
     return QuantilesResult(
         value=out[0] if req.scalar else out,
-        guarantee=PureDP(float_up(spent)),
+        guarantee=guarantee,
         neighbours=req.relation,
         mechanism=f"quantiles[{chosen}]",
         epsilon=req.eps,
@@ -340,6 +372,7 @@ def _result(
             "method": req.method,
             "nan": req.nan,
             **({"n": "private", "n_share": req.count_share} if req.private_n else {}),
+            **({"privacy": req.privacy.describe()} if req.privacy is not None else {}),
         },
         randomness=describe(source),
         q=req.qa,
@@ -354,9 +387,10 @@ def _result(
 
 
 def record(
-    chosen: str, eps: float, relation: str, qa: np.ndarray, bounds: Any, count_share: float
+    chosen: str, eps: Any, relation: str, qa: np.ndarray, bounds: Any, count_share: float
 ) -> SpendRecord:
-    """The one record charged for a call: the whole ε (bounds, count and quantiles)."""
+    """The one record charged for a call: the whole ε (bounds, count and quantiles), or the
+    whole target (a measure)."""
     charged: dict[str, Any] = {
         "q": tuple(float(v) for v in qa),
         "bounds": bounds if isinstance(bounds, str) else str(tuple(bounds)),
@@ -365,7 +399,7 @@ def record(
         charged.update({"n": "private", "n_share": count_share})
     return SpendRecord(
         mechanism=f"quantiles[{chosen}]",
-        measure=PureDP(eps),
+        measure=eps if isinstance(eps, PureDP | ZCDP | ApproxDP) else PureDP(eps),
         neighbours=relation,
         unit="record",
         parameters=charged,

@@ -170,14 +170,24 @@ def build_query(
     check_accountant(accountant)
     if quantiles is not None:
         extras = {
-            "privacy": privacy, "edges": edges, "plan": plan, "privacy_unit": privacy_unit,
+            "edges": edges, "plan": plan, "privacy_unit": privacy_unit,
             "progress": progress, "engine": engine, "by": by, "keys": keys, "delta": delta,
             "selection_epsilon": selection_epsilon,
             "postprocess": None if postprocess == "monotone" else postprocess,
             "integer": integer or None, "counts": counts or None,
         }  # fmt: skip
         request = quantiles_request(
-            quantiles, epsilon, mechanism, bins, bounds, n, n_share, neighbours, nan, extras
+            quantiles,
+            epsilon,
+            mechanism,
+            bins,
+            bounds,
+            n,
+            n_share,
+            neighbours,
+            nan,
+            extras,
+            privacy,
         )
         return _quantile_query(values, column, request, rng, accountant)
     if n_share is not None:
