@@ -88,9 +88,9 @@ def quantiles(
     epsilon : float or None
         The total budget (bounds included); None with ``privacy``.
     bounds : (lo, hi), "private", (lo, "private"), ("private", hi) or PrivateBounds
-        Public bounds, or found with ``bounds_share · epsilon`` (numbers only; with one public
-        side only the other is searched; a :class:`treedp.PrivateBounds` holds its share);
-        the rest releases the quantiles in them.
+        Public bounds, or found with ``bounds_share · epsilon`` (numbers only; one public side:
+        only the other is searched); ``"private"`` with the exponential or recursive method
+        spends no share: they select among every float (docs/private_bounds.md).
     bins : int or "integers", optional
         Bins of the tree CDF (default :func:`tree_bins` equal-width bins, by ε).
         ``"integers"`` declares integer data: every method then answers integers of the domain
@@ -117,24 +117,16 @@ def quantiles(
         :data:`DEFAULT_N_SHARE`); with ``bounds="private"`` the two shares must leave a
         positive rest (``bounds_share + n_share < 1``); refused without ``n="private"``.
     rng : RandomSource, optional
-        Where the randomness comes from (default: the operating system's).
     column : str, optional
         The column of a DataFrame or file given as ``values``.
     accountant : Accountant, optional
-        Charged the whole ``epsilon`` (bounds and count included) once, after every check
-        and the data's read and before any randomness is drawn (the whole ``privacy``
-        target with one).
+        Charged the whole ``epsilon`` or ``privacy`` (bounds and count included) once, after
+        every check and the data's read and before any randomness is drawn.
     privacy : ZCDP or ApproxDP, optional
-        A zCDP or ``(ε, δ)`` target instead of ``epsilon`` (pass ``epsilon=None``), each
-        method charged at its tightest proven cost (:mod:`treedp.quantile_privacy`): the
-        exponential and recursive methods compose exponential mechanisms, each of pure loss
-        ``ε_j`` ``ε_j``-bounded range and so ``ε_j²/8``-zCDP (Cesar and Rogers 2021,
-        "Bounding, concentrating and truncating: unifying privacy loss composition for data
-        analytics"), four times below the ``ε²/2`` of the generic conversion; they run at the
-        largest ε whose cost meets the target (an ``(ε, δ)`` target: the better of that
-        and the pure ε itself). The tree releases on the Gaussian path at the target. With
-        public bounds, or ``bounds="private"`` and a method that takes none; not with
-        one-sided bounds, ``n="private"`` or the tree's private bounds (pure-ε steps).
+        A target instead of ``epsilon`` (``epsilon=None``) at each method's tightest cost
+        (:mod:`treedp.quantile_privacy`: an ``ε_j``-exponential mechanism is ``ε_j²/8``-zCDP,
+        bounded range, Cesar and Rogers 2021, "Bounding, concentrating and truncating"; the
+        tree: Gaussian). Not with one-sided or the tree's private bounds, or n="private".
 
     Returns
     -------

@@ -177,18 +177,9 @@ def build_query(
             "integer": integer or None, "counts": counts or None,
         }  # fmt: skip
         request = quantiles_request(
-            quantiles,
-            epsilon,
-            mechanism,
-            bins,
-            bounds,
-            n,
-            n_share,
-            neighbours,
-            nan,
-            extras,
+            quantiles, epsilon, mechanism, bins, bounds, n, n_share, neighbours, nan, extras,
             privacy,
-        )
+        )  # fmt: skip
         return _quantile_query(values, column, request, rng, accountant)
     if n_share is not None:
         raise InvalidParameterError(
