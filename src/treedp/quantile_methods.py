@@ -202,16 +202,18 @@ def _run_recursive(
     source: RandomSource,
     privacy: Any = None,
 ) -> Outcome:
-    """The recursive exponential mechanism (integers: the grid of ``[lo, hi + 1)``, rounded
-    down, which keeps the rank)."""
+    """The recursive exponential mechanism (integers: the grid of ``[lo, hi + 1)``, ties
+    spread inside their unit cell and the splits on whole cells, rounded down)."""
     if bounds is None:  # unknown bounds: the lattice of all floats
         return _run_unbounded(values, qa, eps, bins, relation, nan, source, False)
     if bins != "integers":
         return _on_grid(quantiles_recursive, values, qa, eps, bounds, relation, nan, source)
     lo, hi = integer_bounds(bounds)
-    out, spend, points, spent, _ = _on_grid(
-        quantiles_recursive, values, qa, eps, (lo, hi + 1), relation, nan, source
-    )
+    res = quantiles_recursive(
+        values, qa, bounds=(lo, hi + 1), epsilon=eps, neighbours=relation, nan=nan, rng=source,
+        details=True, integers=True,
+    )  # fmt: skip
+    out, spend, points, spent = res.value, res.spend, res.grid_points, res.epsilon_spent
     return np.minimum(np.floor(np.asarray(out, dtype=np.float64)), hi), spend, points, spent, None
 
 

@@ -178,6 +178,12 @@ class UnitGrid:
         boundary: np.ndarray = (start + upper * size).astype(np.float64)
         return boundary
 
+    def cell_ends(self, k: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The first and one past the last unit of each unit's group (cell or zero block)."""
+        first, width = _group(np.asarray(k, dtype=np.int64) >> SUB_BITS)
+        start = first << SUB_BITS
+        return start.astype(np.float64), (start + (width << SUB_BITS)).astype(np.float64)
+
     def count_at_most(self, x: np.ndarray) -> np.ndarray:
         counted: np.ndarray = np.clip(np.floor(x) + 1, 0, self.cells).astype(np.int64)
         return counted
