@@ -126,3 +126,37 @@ def test_tiny_budget_still_near_the_data() -> None:
     x = np.random.default_rng(TEST_SEED).lognormal(10, 1, 10_000)
     out = unbounded_draws(x, [0.25, 0.5, 0.75], epsilon=0.01, size=20, rng=InsecureSeededSource(3))
     assert np.all(np.isfinite(out)) and out.min() > 0 and out.max() < 10 * x.max()
+
+
+def test_recursion_splits_never_cut_a_group() -> None:
+    """Below any released unit, with one child or two, the records split at a group
+    boundary (whole lattice cells, the zero block whole; whole integer cells for the integer
+    recursion), so one added record changes one node per level."""
+    from treedp.value_methods.exponential_core import Grid
+    from treedp.value_methods.float_lattice import SUB_BITS, _group, cell_of
+    from treedp.value_methods.quantile_exponential import _spread
+    from treedp.value_methods.quantiles_recursive import _CellSplits, _Plan, _split_point
+
+    rng = np.random.default_rng(TEST_SEED)
+    x = np.sort(np.r_[np.zeros(9), np.full(7, 65_000.0), np.full(5, -3.0), rng.normal(0, 9, 9)])
+    pos = positions(x)
+    groups = _group(cell_of(x))[0]
+    leaf = _Plan(0, Fraction(1, 2), 1, Fraction(1), None, None)
+    shapes = [(leaf, leaf), (leaf, None), (None, leaf)]
+    lattice = UnitGrid()
+    for p in pos:
+        for du in (-3, 0, 2):
+            for left, right in shapes:
+                plan = _Plan(0, Fraction(1, 2), 0, Fraction(1), left, right)
+                split = int(np.searchsorted(pos, _split_point(plan, lattice, int(p) + du)))
+                assert split in (0, x.size) or groups[split - 1] != groups[split]
+    ints = np.sort(np.r_[np.full(6, 4.0), np.full(3, 9.0), np.arange(12.0)])
+    grid = Grid(0.0, 13.0)
+    spread, splits = _spread(ints), _CellSplits(grid)
+    for value in spread:
+        unit = int(grid.count_at_most(np.array([value]))[0]) - 1
+        for left, right in shapes:
+            plan = _Plan(0, Fraction(1, 2), 0, Fraction(1), left, right)
+            split = int(np.searchsorted(spread, _split_point(plan, splits, unit)))
+            assert split in (0, ints.size) or ints[split - 1] != ints[split]
+    assert SUB_BITS > 0
