@@ -133,7 +133,7 @@ def test_recursion_splits_never_cut_a_group() -> None:
     boundary (whole lattice cells, the zero block whole; whole integer cells for the integer
     recursion), so one added record changes one node per level."""
     from treedp.value_methods.exponential_core import Grid
-    from treedp.value_methods.float_lattice import SUB_BITS, _group, cell_of
+    from treedp.value_methods.float_lattice import _group, cell_of
     from treedp.value_methods.quantile_exponential import _spread
     from treedp.value_methods.quantiles_recursive import _CellSplits, _Plan, _split_point
 
@@ -159,4 +159,3 @@ def test_recursion_splits_never_cut_a_group() -> None:
             plan = _Plan(0, Fraction(1, 2), 0, Fraction(1), left, right)
             split = int(np.searchsorted(spread, _split_point(plan, splits, unit)))
             assert split in (0, ints.size) or ints[split - 1] != ints[split]
-    assert SUB_BITS > 0
