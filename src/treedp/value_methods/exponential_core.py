@@ -274,7 +274,9 @@ class Draws(NamedTuple):
     parameters: dict[str, Any]
 
 
-def deliver(draws: Draws, q: Any, neighbours: Any, name: str, details: bool) -> Any:
+def deliver(
+    draws: Draws, q: Any, neighbours: Any, name: str, details: bool, points: int = 1 << GRID_BITS
+) -> Any:
     """The first draw as the caller asked: one value for a scalar ``q``, else an array;
     with ``details`` a :class:`~treedp.mechanisms.results.QuantileResult`."""
     out, unit = draws.values[0], draws.unit
@@ -288,7 +290,7 @@ def deliver(draws: Draws, q: Any, neighbours: Any, name: str, details: bool) -> 
             guarantee,
             draws.sensitivity,
             q=draws.levels,
-            grid_points=1 << GRID_BITS,
+            grid_points=points,
         )
     if np.ndim(q) == 0:
         return float(released[0]) if unit is None else released[0]

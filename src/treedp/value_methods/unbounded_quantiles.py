@@ -205,7 +205,7 @@ def quantiles_unbounded(
        loss composition for data analytics". ALT 2021.
     """
     draws, _ = _unbounded(values, q, epsilon, neighbours, nan, rng, 1, accountant, independent)
-    return deliver(draws, q, neighbours, CONTRACT.name, details)
+    return deliver(draws, q, neighbours, CONTRACT.name, details, TOTAL_CELLS)
 
 
 def unbounded_draws(
