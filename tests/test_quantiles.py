@@ -777,3 +777,20 @@ def test_quantiles_reads_a_column_of_any_table_the_engines_read() -> None:
         quantiles(pd.Series(x), [0.5], column="age", bounds=(17, 91), epsilon=1.0)
     with pytest.raises(treedp.InvalidParameterError, match="names no column"):
         quantiles(pa.table({"age": x}), [0.5], column="agee", bounds=(17, 91), epsilon=1.0)
+
+
+def test_unknown_bounds_keep_the_recursion_below_the_tree_threshold() -> None:
+    """Both bounds private: the recursion needs no bounds step, so at a small ε it runs up
+    to TREE_MIN_LEVELS levels (with public bounds the tree takes over from 13)."""
+    from treedp.quantiles_choice import TREE_MIN_LEVELS, choose_method
+
+    assert choose_method(29, epsilon=0.05) == "tree"
+    assert choose_method(29, epsilon=0.05, no_bounds=True) == "recursive"
+    assert choose_method(TREE_MIN_LEVELS, epsilon=0.05, no_bounds=True) == "tree"
+    assert choose_method(29, epsilon=0.05, n=10**4, no_bounds=True) == choose_method(
+        29, epsilon=0.05, n=10**4
+    )
+    x = np.random.default_rng(TEST_SEED).lognormal(10, 1, 2_000)
+    res = quantiles(x, np.arange(1, 30) / 30, epsilon=0.05, bounds="private",
+                    rng=InsecureSeededSource(1))  # fmt: skip
+    assert res.method == "recursive" and len(res.parts) == 1

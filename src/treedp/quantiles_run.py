@@ -179,7 +179,12 @@ def plan_steps(req: QuantilesRequest, size: int, unit: str | None) -> Steps:
         n, n_source = size, "public"
     m = int(np.unique(req.qa).size)
     eps, method, bins = req.eps, req.method, req.bins
-    chosen = choose_method(m, epsilon=eps, bins=bins, n=n) if method == "auto" else method
+    no_bounds = req.request == (None, None)  # the recursion then needs no bounds step
+    chosen = (
+        choose_method(m, epsilon=eps, bins=bins, n=n, no_bounds=no_bounds)
+        if method == "auto"
+        else method
+    )
     # With n="private": the budget left after the bounds (from public parameters only)
     # decides whether n can matter; if it can, the count's exact loss comes off it too.
     private = req.request is not None
