@@ -1,6 +1,6 @@
 """Quantiles with unknown bounds at small budgets, against the powers-of-ten recipe.
 
-Run: ``PYTHONPATH=src python benchmarks/unknown_bounds.py [--reps R]``. Prints a Markdown
+Run: ``PYTHONPATH=src python benchmarks/unknown_bounds.py [--reps R] [--many]``. Prints a Markdown
 table (docs/private_bounds.md holds one run). Issue #33 item 4: ``treedp.quantiles(x, [.25,
 .5, .75], bounds="private", epsilon=ε)`` must never fail; its mean rank gap must be at most
 0.5× that of the recipe "a plain exponential mechanism over powers-of-ten candidates at ε/3
@@ -66,12 +66,48 @@ def sane(xs: np.ndarray, est: np.ndarray) -> float:
     return float(np.mean((est >= lo) & (est <= hi)))
 
 
+def many_levels(reps: int, n: int) -> None:
+    """``--many``: many levels with both bounds private, the tree (its scans, then the CDF)
+    against the recursion (no bounds step): mean rank error in records."""
+    data = datasets(n)
+    data.pop("Poisson(3)")
+    print("| levels | ε | " + " | ".join(f"{k} tree / recursive" for k in data) + " |")
+    print("|---|---|" + "---|" * len(data))
+    for m in (13, 29, 99):
+        q = np.arange(1, m + 1) / (m + 1)
+        for eps in (0.05, 0.3):
+            cells = []
+            for x in data.values():
+                xs = np.sort(x)
+                means = []
+                for method in ("tree", "recursive"):
+                    errs = []
+                    for rep in range(reps):
+                        with warnings.catch_warnings():
+                            warnings.simplefilter("ignore", treedp.BoundsWarning)
+                            res = treedp.quantiles(
+                                x, q, epsilon=eps, bounds="private", method=method,
+                                rng=InsecureSeededSource(rep),
+                            )  # fmt: skip
+                        est = np.asarray(res.values, dtype=float)
+                        below = np.searchsorted(xs, est, side="left") - q * xs.size
+                        above = q * xs.size - np.searchsorted(xs, est, side="right")
+                        errs.append(float(np.maximum(0.0, np.maximum(below, above)).mean()))
+                    means.append(float(np.mean(errs)))
+                cells.append(f"{means[0]:.1f} / {means[1]:.1f}")
+            print(f"| {m} | {eps} | " + " | ".join(cells) + " |", flush=True)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--reps", type=int, default=20)
     ap.add_argument("--n", type=int, default=10**4)
+    ap.add_argument("--many", action="store_true", help="the many-levels table only")
     args = ap.parse_args()
     start = time.time()
+    if args.many:
+        many_levels(args.reps, args.n)
+        return
     print(
         "| data | ε·n | recipe gap | treedp auto gap (ratio) | exponential gap | "
         "tree gap | auto / tree answers in range | goal ≤ 0.5 |"

@@ -164,8 +164,8 @@ def choose_method(
     when ``epsilon <`` :data:`LOW_EPSILON`), a compromise over ``n`` from 10^3 to 10^5. With
     ``no_bounds`` (both bounds private: the recursive method then needs no bounds step, the
     tree does) from :data:`TREE_MIN_LEVELS` at any ε (docs/private_bounds.md: at ε = 0.05,
-    n = 10^4 and 13 or 29 levels the recursion's rank error is 4–5× lower on lognormal and
-    zero-inflated data, 1.2–1.5× higher on normal data).
+    n = 10^4 and 13 or 29 levels the recursion's rank error is 3.6–4.6× lower on lognormal
+    and zero-inflated data, 1.2–1.8× higher on normal data).
 
     With a public ``n`` (given by the user, never the data's count; or with
     ``n="private"`` a DP release of the count; see :func:`treedp.quantiles`; the tree then
