@@ -184,9 +184,15 @@ def test_private_bounds_in_quantiles_and_release_cdf() -> None:
     res = quantiles(
         x, [0.25, 0.5, 0.75], epsilon=1.0, bounds="private", rng=InsecureSeededSource(3)
     )
-    assert len(res.parts) == 2 and res.parts[0].mechanism == "private_bounds"
+    # the recursive method needs no bounds: the whole epsilon, over every float
+    assert len(res.parts) == 1 and res.parts[0].mechanism == "quantiles_unbounded"
     assert res.epsilon_spent <= 1.0
     assert res.bounds[0] < -50 < res.bounds[1]
+    tree = quantiles(
+        x, [0.25, 0.5], epsilon=1.0, bounds="private", method="tree", rng=InsecureSeededSource(3)
+    )
+    assert len(tree.parts) == 2 and tree.parts[0].mechanism == "private_bounds"
+    assert tree.bounds[0] < -50 < tree.bounds[1]
     rel = treedp.release_cdf(
         x, bounds="private", bins=256, epsilon=1.0, rng=InsecureSeededSource(4)
     )
@@ -771,3 +777,20 @@ def test_quantiles_reads_a_column_of_any_table_the_engines_read() -> None:
         quantiles(pd.Series(x), [0.5], column="age", bounds=(17, 91), epsilon=1.0)
     with pytest.raises(treedp.InvalidParameterError, match="names no column"):
         quantiles(pa.table({"age": x}), [0.5], column="agee", bounds=(17, 91), epsilon=1.0)
+
+
+def test_unknown_bounds_keep_the_recursion_below_the_tree_threshold() -> None:
+    """Both bounds private: the recursion needs no bounds step, so at a small ε it runs up
+    to TREE_MIN_LEVELS levels (with public bounds the tree takes over from 13)."""
+    from treedp.quantiles_choice import TREE_MIN_LEVELS, choose_method
+
+    assert choose_method(29, epsilon=0.05) == "tree"
+    assert choose_method(29, epsilon=0.05, no_bounds=True) == "recursive"
+    assert choose_method(TREE_MIN_LEVELS, epsilon=0.05, no_bounds=True) == "tree"
+    assert choose_method(29, epsilon=0.05, n=10**4, no_bounds=True) == choose_method(
+        29, epsilon=0.05, n=10**4
+    )
+    x = np.random.default_rng(TEST_SEED).lognormal(10, 1, 2_000)
+    res = quantiles(x, np.arange(1, 30) / 30, epsilon=0.05, bounds="private",
+                    rng=InsecureSeededSource(1))  # fmt: skip
+    assert res.method == "recursive" and len(res.parts) == 1

@@ -39,7 +39,19 @@ __all__ = [
 #: size (or number of bins), its ε spent and, for a method that releases counts, its total n̂.
 Outcome = tuple[Any, SpendRecord, int, float, float | None]
 Run = Callable[
-    [Any, np.ndarray, float, tuple[Any, Any], Any, str, "int | None", str, RandomSource], Outcome
+    [
+        Any,
+        np.ndarray,
+        float,
+        "tuple[Any, Any] | None",
+        Any,
+        str,
+        "int | None",
+        str,
+        RandomSource,
+        Any,
+    ],
+    Outcome,
 ]
 
 
@@ -51,7 +63,9 @@ class QuantileMethod:
     ----------
     name : str
     run : callable
-        ``run(values, levels, epsilon, bounds, bins, neighbours, n, nan, source)``.
+        ``run(values, levels, epsilon, bounds, bins, neighbours, n, nan, source, privacy)``
+        (``privacy``: a zCDP or (ε, δ) target for the tree; the selection methods get an
+        ``epsilon`` calibrated to it, :mod:`treedp.quantile_privacy`).
     selections : bool
         One exponential selection per level: each must get a usable ε.
     binned : bool
@@ -59,6 +73,9 @@ class QuantileMethod:
         privately found integer ranges are cut to ``MAX_BINS``).
     integer_mode : bool
         Works on the grid of integer bounds of magnitude below ``2**52``.
+    unbounded : bool
+        Runs without bounds (``bounds=None``): with ``bounds="private"`` it spends the whole
+        ε on the quantiles, no share on a bounds step.
     sorted_after : bool
         Draws its levels independently: its answers are sorted (post-processing).
     """
@@ -69,25 +86,32 @@ class QuantileMethod:
     binned: bool
     integer_mode: bool
     sorted_after: bool
+    unbounded: bool = False
 
 
 def _run_tree(
     values: Any,
     qa: np.ndarray,
     eps: float,
-    bounds: tuple[Any, Any],
+    bounds: tuple[Any, Any] | None,
     bins: Any,
     relation: str,
     n: int | None,
     nan: str,
     source: RandomSource,
+    privacy: Any = None,
 ) -> Outcome:
-    """The tree CDF's quantiles (a one-distribution release query, run by its stage)."""
+    """The tree CDF's quantiles (a one-distribution release query, run by its stage); with a
+    ``privacy`` target (zCDP or (ε, δ)) the release's Gaussian path at that target (its
+    spend record states the measure)."""
+    if bounds is None:  # pragma: no cover - the run gives the tree bounds (public or found)
+        raise InvalidParameterError("The tree method needs bounds.")
     query = build_query(
         values,
         bounds=bounds,
         bins=tree_bins(eps, n=n) if bins is None else bins,
-        epsilon=eps,
+        epsilon=eps if privacy is None else None,
+        privacy=privacy,  # a zCDP or (ε, δ) target: the Gaussian release
         neighbours=relation,
         n=n if relation == "replace" else None,  # under add/remove: the bins only
         nan=nan,
@@ -98,23 +122,58 @@ def _run_tree(
         out: Any = discrete_quantile_from(rel.bins, rel.consistent_counts, qa)
     else:
         out = np.atleast_1d(rel.quantile(qa))
-    if not isinstance(rel.guarantee, PureDP):  # pragma: no cover - the tree is pure today
-        raise InvalidParameterError("method='tree' needs a pure ε-DP release.")
-    return out, rel.mechanism.spend(), rel.bins.n_bins, float(rel.guarantee.epsilon), float(rel.n)
+    spent = float(rel.guarantee.epsilon) if isinstance(rel.guarantee, PureDP) else 0.0
+    return out, rel.mechanism.spend(), rel.bins.n_bins, spent, float(rel.n)
+
+
+def _run_unbounded(
+    values: Any,
+    qa: np.ndarray,
+    eps: float,
+    bins: Any,
+    relation: str,
+    nan: str,
+    source: RandomSource,
+    independent: bool,
+) -> Outcome:
+    """No bounds: the exponential mechanism (one selection per level, or the recursion) over
+    the lattice of the whole float line (:mod:`treedp.value_methods.unbounded_quantiles`);
+    with ``bins="integers"`` the answer is rounded down (a lattice point between two integers
+    holds the rank of the integer below it)."""
+    from treedp.value_methods.float_lattice import TOTAL_CELLS
+    from treedp.value_methods.unbounded_quantiles import quantiles_unbounded
+
+    res = quantiles_unbounded(
+        values,
+        qa,
+        epsilon=eps,
+        neighbours=relation,
+        nan=nan,
+        rng=source,
+        details=True,
+        independent=independent,
+    )
+    out = np.asarray(res.value, dtype=np.float64)
+    if bins == "integers":
+        out = np.floor(out)
+    return out, res.spend, TOTAL_CELLS, res.epsilon_spent, None
 
 
 def _run_exponential(
     values: Any,
     qa: np.ndarray,
     eps: float,
-    bounds: tuple[Any, Any],
+    bounds: tuple[Any, Any] | None,
     bins: Any,
     relation: str,
     n: int | None,
     nan: str,
     source: RandomSource,
+    privacy: Any = None,
 ) -> Outcome:
     """Smith's exponential mechanism per level (integers: ties spread inside their cell)."""
+    if bounds is None:  # unknown bounds: the lattice of all floats
+        return _run_unbounded(values, qa, eps, bins, relation, nan, source, True)
     if bins != "integers":
         return _on_grid(quantile_exponential, values, qa, eps, bounds, relation, nan, source)
     res = quantile_exponential(
@@ -135,21 +194,26 @@ def _run_recursive(
     values: Any,
     qa: np.ndarray,
     eps: float,
-    bounds: tuple[Any, Any],
+    bounds: tuple[Any, Any] | None,
     bins: Any,
     relation: str,
     n: int | None,
     nan: str,
     source: RandomSource,
+    privacy: Any = None,
 ) -> Outcome:
-    """The recursive exponential mechanism (integers: the grid of ``[lo, hi + 1)``, rounded
-    down, which keeps the rank)."""
+    """The recursive exponential mechanism (integers: the grid of ``[lo, hi + 1)``, ties
+    spread inside their unit cell and the splits on whole cells, rounded down)."""
+    if bounds is None:  # unknown bounds: the lattice of all floats
+        return _run_unbounded(values, qa, eps, bins, relation, nan, source, False)
     if bins != "integers":
         return _on_grid(quantiles_recursive, values, qa, eps, bounds, relation, nan, source)
     lo, hi = integer_bounds(bounds)
-    out, spend, points, spent, _ = _on_grid(
-        quantiles_recursive, values, qa, eps, (lo, hi + 1), relation, nan, source
-    )
+    res = quantiles_recursive(
+        values, qa, bounds=(lo, hi + 1), epsilon=eps, neighbours=relation, nan=nan, rng=source,
+        details=True, integers=True,
+    )  # fmt: skip
+    out, spend, points, spent = res.value, res.spend, res.grid_points, res.epsilon_spent
     return np.minimum(np.floor(np.asarray(out, dtype=np.float64)), hi), spend, points, spent, None
 
 
@@ -207,8 +271,8 @@ def integer_bounds(bounds: tuple[Any, Any]) -> tuple[int, int]:
 
 #: The quantile methods by name (the table :func:`treedp.quantiles` runs).
 QUANTILE_METHODS: dict[str, QuantileMethod] = {
-    "exponential": QuantileMethod("exponential", _run_exponential, True, False, True, True),
-    "recursive": QuantileMethod("recursive", _run_recursive, True, False, True, False),
+    "exponential": QuantileMethod("exponential", _run_exponential, True, False, True, True, True),
+    "recursive": QuantileMethod("recursive", _run_recursive, True, False, True, False, True),
     "tree": QuantileMethod("tree", _run_tree, False, True, False, False),
 }
 

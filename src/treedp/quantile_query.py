@@ -16,6 +16,7 @@ from treedp._validation import check_int, must
 from treedp.budget import check_epsilon
 from treedp.exceptions import InvalidParameterError, InvalidTypeError
 from treedp.options import PrivateBounds
+from treedp.quantile_privacy import check_privacy, equivalent_epsilon
 from treedp.quantiles_choice import METHODS, check_n_share
 from treedp.value_methods._column import check_nan, check_neighbours
 from treedp.value_methods.bounds_split import DEFAULT_SHARE, private_request
@@ -32,7 +33,9 @@ class QuantilesRequest:
     private-bounds ``request`` with its ``share`` and public side ``known``), the strategy
     (``method``; ``n`` the public count, or None when not given or ``"private"``;
     ``count_share`` the share of a private count, 0 without one) and the output (``qa`` the
-    levels, ``scalar`` whether one level was given as a number, ``nan``).
+    levels, ``scalar`` whether one level was given as a number, ``nan``). ``privacy``: a
+    ``ZCDP`` or ``ApproxDP`` target (:mod:`treedp.quantile_privacy`; ``eps`` then stands for
+    it in the choice rules until the method is calibrated), or None for a pure ``eps``.
     """
 
     qa: np.ndarray
@@ -49,6 +52,7 @@ class QuantilesRequest:
     private_n: bool
     count_share: float
     scalar: bool
+    privacy: Any = None
 
 
 def quantiles_request(
@@ -62,6 +66,7 @@ def quantiles_request(
     neighbours: Any,
     nan: Any,
     refused: dict[str, Any],
+    privacy: Any = None,
 ) -> QuantilesRequest:
     """Check a quantile query's public parameters; ``refused`` maps the release-only
     keywords to their values (None when not given)."""
@@ -71,7 +76,14 @@ def quantiles_request(
             f"The {', '.join(repr(g) for g in given)} parameter(s) belong to a release "
             "(treedp.release_cdf), not to a quantile query."
         )
-    eps = check_epsilon(epsilon)
+    epsilon, target = check_privacy(epsilon, privacy)
+    eps = check_epsilon(epsilon if target is None else equivalent_epsilon(target))
+    if target is not None and (isinstance(n, str) or (bounds is not None and _one_sided(bounds))):
+        raise InvalidParameterError(
+            "A 'privacy' target (zCDP or (epsilon, delta)) takes public bounds or "
+            "bounds='private' (no bounds step), without n='private': the one-sided bounds "
+            "scan and the private count are pure-epsilon steps. Give 'epsilon' for those."
+        )
     qa = _levels(q)
     if not isinstance(method, str) or method not in METHODS:
         raise InvalidParameterError(must("method", f"be one of {METHODS}. Got {method!r}."))
@@ -110,7 +122,16 @@ def quantiles_request(
         private_n=private_n,
         count_share=count_share,
         scalar=np.ndim(q) == 0,
+        privacy=target,
     )
+
+
+def _one_sided(bounds: Any) -> bool:
+    """One public side and one private (a pure-ε scan)."""
+    if isinstance(bounds, PrivateBounds):
+        return bounds.request != ("private", "private")
+    request = private_request(bounds)
+    return request is not None and request != (None, None)
 
 
 def _levels(q: Any) -> np.ndarray:

@@ -32,6 +32,7 @@ from treedp.exceptions import InvalidParameterError
 from treedp.noise import RandomSource
 from treedp.options import PrivateBounds
 from treedp.privacy.accountant import Accountant
+from treedp.privacy.measures import Measure
 from treedp.quantiles_choice import (
     DEFAULT_N_SHARE,
     METHODS,
@@ -75,6 +76,7 @@ def quantiles(
     accountant: Accountant | None = None,
     column: str | None = None,
     n_share: float | None = None,
+    privacy: Measure | None = None,
 ) -> QuantilesResult:
     """Private quantiles at any levels, by the method best for the request.
 
@@ -86,12 +88,12 @@ def quantiles(
         is collected); for larger data read the quantiles of :func:`treedp.release_cdf`.
     q : float or array-like
         Levels in [0, 1]; the released quantiles are non-decreasing in ``q``.
-    epsilon : float
-        The total budget (bounds included).
+    epsilon : float or None
+        The total budget (bounds included); None with ``privacy``.
     bounds : (lo, hi), "private", (lo, "private"), ("private", hi) or PrivateBounds
-        Public bounds, or found with ``bounds_share · epsilon`` (numbers only; with one public
-        side only the other is searched; a :class:`treedp.PrivateBounds` holds its share);
-        the rest releases the quantiles in them.
+        Public bounds, or found with ``bounds_share · epsilon`` (numbers only; one public side:
+        only the other is searched); ``"private"`` with the exponential or recursive method
+        spends no share: they select among every float (docs/private_bounds.md).
     bins : int or "integers", optional
         Bins of the tree CDF (default :func:`tree_bins` equal-width bins, by ε).
         ``"integers"`` declares integer data: every method then answers integers of the domain
@@ -118,12 +120,16 @@ def quantiles(
         :data:`DEFAULT_N_SHARE`); with ``bounds="private"`` the two shares must leave a
         positive rest (``bounds_share + n_share < 1``); refused without ``n="private"``.
     rng : RandomSource, optional
-        Where the randomness comes from (default: the operating system's).
     column : str, optional
         The column of a DataFrame or file given as ``values``.
     accountant : Accountant, optional
-        Charged the whole ``epsilon`` (bounds and count included) once, after every check
-        and the data's read and before any randomness is drawn.
+        Charged the whole ``epsilon`` or ``privacy`` (bounds and count included) once, after
+        every check and the data's read and before any randomness is drawn.
+    privacy : ZCDP or ApproxDP, optional
+        A target instead of ``epsilon`` (``epsilon=None``) at each method's tightest cost
+        (:mod:`treedp.quantile_privacy`: an ``ε_j``-exponential mechanism is ``ε_j²/8``-zCDP,
+        bounded range, Cesar and Rogers 2021, "Bounding, concentrating and truncating"; the
+        tree: Gaussian). Not with one-sided or the tree's private bounds, or n="private".
 
     Returns
     -------
@@ -151,6 +157,7 @@ def quantiles(
         rng=rng,
         accountant=accountant,
         column=column,
+        privacy=privacy,
     )
     return run(query)  # type: ignore[no-any-return]
 

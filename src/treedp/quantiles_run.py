@@ -30,6 +30,7 @@ from treedp.exceptions import BoundsWarning, DataError, InvalidParameterError, I
 from treedp.mechanisms.results import QuantileResult
 from treedp.noise import RandomSource
 from treedp.privacy import PureDP
+from treedp.privacy.measures import ZCDP, ApproxDP
 from treedp.privacy.spend import SpendRecord
 from treedp.quantile_methods import (
     QUANTILE_METHODS,
@@ -113,24 +114,46 @@ class Steps:
     count: tuple[Any, float] | None
     after_bounds: float
     m: int
+    unbounded: bool = False
 
 
 def run_quantiles(query: Query) -> QuantilesResult:
     """Run a quantile query: check the accountant, read, decide, charge once, run."""
     req, acc = query.quantiles, query.accountant
     assert req is not None
+    whole = req.privacy if req.privacy is not None else PureDP(req.eps)  # what is charged
     if acc is not None:  # refused before reading if it must
-        acc.check(record(req.method, req.eps, req.relation, req.qa, req.bounds, 0.0))
+        acc.check(record(req.method, whole, req.relation, req.qa, req.bounds, 0.0))
     values = _column_of(query.data, query.column)
     if query.timezone is not None:  # tz-aware: read on the UTC timeline, answers zoned at the end
         values = as_1d_array(values)
     # Read once before any charge (shape, type, missing values): a refusal spends nothing.
     data, unit = read_column(values, req.nan, req.relation)
     steps = plan_steps(req, int(data.size), unit)
-    if acc is not None:  # the whole ε (bounds, count and quantiles), before any randomness
-        acc.charge(record(steps.chosen, req.eps, req.relation, req.qa, req.bounds, req.count_share))
+    if req.privacy is not None:  # the method is chosen: its ε for the target (public)
+        req = _calibrated(req, steps)
+    if acc is not None:  # the whole budget (bounds, count and quantiles), before any randomness
+        acc.charge(record(steps.chosen, whole, req.relation, req.qa, req.bounds, req.count_share))
     result = run_steps(values, req, steps, query.rng, int(data.size))
     return result_in_zone(result, query.timezone)  # type: ignore[no-any-return]
+
+
+def _calibrated(req: QuantilesRequest, steps: Steps) -> QuantilesRequest:
+    """A zCDP or (ε, δ) target: refuse a bounds step (pure ε only), and set the ε the chosen
+    method runs with so that its tightest cost meets the target
+    (:func:`treedp.quantile_privacy.calibrate`). Public parameters only, before the charge."""
+    from dataclasses import replace
+
+    from treedp.quantile_privacy import calibrate
+
+    if req.request is not None and not steps.unbounded:
+        raise InvalidParameterError(
+            f"bounds='private' with a 'privacy' target needs a method that takes no bounds "
+            f"('exponential' or 'recursive'); the {steps.chosen} method would need a "
+            "pure-epsilon bounds step. Give public bounds, or method='recursive'."
+        )
+    levels = np.unique(req.qa)
+    return replace(req, eps=calibrate(req.privacy, levels, req.relation, steps.chosen))
 
 
 def _column_of(values: Any, column: Any) -> Any:
@@ -166,12 +189,26 @@ def plan_steps(req: QuantilesRequest, size: int, unit: str | None) -> Steps:
         n, n_source = size, "public"
     m = int(np.unique(req.qa).size)
     eps, method, bins = req.eps, req.method, req.bins
-    chosen = choose_method(m, epsilon=eps, bins=bins, n=n) if method == "auto" else method
+    no_bounds = req.request == (None, None)  # the recursion then needs no bounds step
+    chosen = (
+        choose_method(m, epsilon=eps, bins=bins, n=n, no_bounds=no_bounds)
+        if method == "auto"
+        else method
+    )
     # With n="private": the budget left after the bounds (from public parameters only)
     # decides whether n can matter; if it can, the count's exact loss comes off it too.
     private = req.request is not None
+    # Both bounds unknown and a method that needs none: no bounds step, the whole ε to it.
+    unbounded = (
+        req.request == (None, None)
+        and chosen in QUANTILE_METHODS
+        and QUANTILE_METHODS[chosen].unbounded
+        and not (req.private_n and req.relation == "add_remove")
+    )
     after_bounds = (
-        remaining_epsilon(eps, req.share, req.relation, req.known is not None) if private else eps
+        remaining_epsilon(eps, req.share, req.relation, req.known is not None)
+        if private and not unbounded
+        else eps
     )
     count: tuple[Any, float] | None = None
     rest = after_bounds
@@ -201,7 +238,7 @@ def plan_steps(req: QuantilesRequest, size: int, unit: str | None) -> Steps:
         _check_bounds(check_as, req.bounds, bins, rest, n)
         _check_kinds(check_as, req.bounds, unit)
     _check_rest(rest, m, count is not None or QUANTILE_METHODS[chosen].selections)
-    return Steps(chosen, n, n_source, count, after_bounds, m)
+    return Steps(chosen, n, n_source, count, after_bounds, m, unbounded)
 
 
 def run_steps(
@@ -213,7 +250,12 @@ def run_steps(
     chosen, n = steps.chosen, steps.n
     off_grid: str | None = None
     bres: Any = None
-    if req.request is not None:
+    the_bounds: Any
+    if steps.unbounded:  # no bounds step: the method's lattice covers every float
+        from treedp.value_methods.float_lattice import TOTAL_CELLS, cell_value
+
+        the_bounds, eps_rest = None, req.eps
+    elif req.request is not None:
         the_bounds, eps_rest, bres = _bounds_step(values, req, chosen, source)
         parts.append(bres.spend)
         spent += Fraction(bres.epsilon_spent)
@@ -244,8 +286,15 @@ def run_steps(
     # draws its levels independently, so its answers are sorted (post-processing).
     levels, where = np.unique(req.qa, return_inverse=True)
     distinct, method_record, grid_points, guarantee_eps, tree_total = method.run(
-        values, levels, eps_rest, the_bounds, req.bins, req.relation, n, req.nan, source
-    )
+        values, levels, eps_rest, the_bounds, req.bins, req.relation, n, req.nan, source,
+        req.privacy,
+    )  # fmt: skip
+    if req.privacy is not None:  # its tightest cost for the target (bounded range)
+        from treedp.quantile_privacy import spend_record
+
+        method_record = spend_record(
+            method_record, req.privacy, levels, req.relation, chosen, eps_rest
+        )
     if bres is not None and off_grid is None:  # too few records for the scans' allowance?
         known_count = n if n is not None else tree_total  # public, private n̂ or the tree's n̂
         if known_count is not None:
@@ -254,6 +303,9 @@ def run_steps(
         warnings.warn(off_grid, BoundsWarning, stacklevel=user_stacklevel())
     if method.sorted_after:
         distinct = np.sort(np.asarray(distinct), kind="stable")
+    if the_bounds is None:  # reported: the lattice's ends
+        ends = cell_value(np.array([0, TOTAL_CELLS - 1]))
+        the_bounds = (float(ends[0]), float(ends[1]))
     parts.append(method_record)
     spent += Fraction(guarantee_eps)
     out = np.asarray(distinct)[np.reshape(where, -1)]
@@ -315,9 +367,12 @@ def _result(
 ) -> QuantilesResult:
     bounds = req.bounds
     private = req.request is not None
+    guarantee: Any = PureDP(float_up(spent))
+    if req.privacy is not None:  # one part (no bounds step, no count): its measure
+        guarantee = parts[-1].measure
     return QuantilesResult(
         value=out[0] if req.scalar else out,
-        guarantee=PureDP(float_up(spent)),
+        guarantee=guarantee,
         neighbours=req.relation,
         mechanism=f"quantiles[{chosen}]",
         epsilon=req.eps,
@@ -332,6 +387,7 @@ def _result(
             "method": req.method,
             "nan": req.nan,
             **({"n": "private", "n_share": req.count_share} if req.private_n else {}),
+            **({"privacy": req.privacy.describe()} if req.privacy is not None else {}),
         },
         randomness=describe(source),
         q=req.qa,
@@ -346,9 +402,10 @@ def _result(
 
 
 def record(
-    chosen: str, eps: float, relation: str, qa: np.ndarray, bounds: Any, count_share: float
+    chosen: str, eps: Any, relation: str, qa: np.ndarray, bounds: Any, count_share: float
 ) -> SpendRecord:
-    """The one record charged for a call: the whole ε (bounds, count and quantiles)."""
+    """The one record charged for a call: the whole ε (bounds, count and quantiles), or the
+    whole target (a measure)."""
     charged: dict[str, Any] = {
         "q": tuple(float(v) for v in qa),
         "bounds": bounds if isinstance(bounds, str) else str(tuple(bounds)),
@@ -357,7 +414,7 @@ def record(
         charged.update({"n": "private", "n_share": count_share})
     return SpendRecord(
         mechanism=f"quantiles[{chosen}]",
-        measure=PureDP(eps),
+        measure=eps if isinstance(eps, PureDP | ZCDP | ApproxDP) else PureDP(eps),
         neighbours=relation,
         unit="record",
         parameters=charged,

@@ -176,7 +176,7 @@ def build_query(
     check_accountant(accountant)
     if quantiles is not None:
         extras = {
-            "privacy": privacy, "edges": edges, "plan": plan, "privacy_unit": privacy_unit,
+            "edges": edges, "plan": plan, "privacy_unit": privacy_unit,
             "progress": progress, "engine": engine, "by": by, "keys": keys, "delta": delta,
             "selection_epsilon": selection_epsilon,
             "postprocess": None if postprocess == "monotone" else postprocess,
@@ -184,8 +184,9 @@ def build_query(
         }  # fmt: skip
         bounds, zone = quantile_bounds(values, column, bounds)  # on the UTC timeline
         request = quantiles_request(
-            quantiles, epsilon, mechanism, bins, bounds, n, n_share, neighbours, nan, extras
-        )
+            quantiles, epsilon, mechanism, bins, bounds, n, n_share, neighbours, nan, extras,
+            privacy,
+        )  # fmt: skip
         return replace(_quantile_query(values, column, request, rng, accountant), timezone=zone)
     if n_share is not None:
         raise InvalidParameterError(

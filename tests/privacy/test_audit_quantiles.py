@@ -241,7 +241,7 @@ def test_private_bounds_audit_passes(side: int, added: np.ndarray) -> None:
 def test_private_bounds_mutant_reading_the_maximum_is_flagged(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    def reads_extreme(x, t_rho, t_nu, allowance, source):
+    def reads_extreme(x, t_rho, t_nu, allowance, source, *start):  # start: ignored
         return int(np.searchsorted(pb.SIGNED_GRID, x.max() if x.size else 0.0))  # no noise
 
     monkeypatch.setattr(pb, "_scan_up", reads_extreme)
@@ -252,7 +252,7 @@ def test_private_bounds_mutant_reading_the_maximum_is_flagged(
 def test_private_bounds_mutant_reading_the_minimum_is_flagged(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    def reads_extreme(x, t_rho, t_nu, allowance, source):
+    def reads_extreme(x, t_rho, t_nu, allowance, source, *start):  # start: ignored
         point = x.min() if x.size else 0.0
         return int(np.searchsorted(pb.SIGNED_GRID, point, side="right")) - 1  # no noise
 

@@ -37,7 +37,14 @@ def grid_end_warning(lo: float, hi: float, known: str | None = None) -> str | No
     end = float(SIGNED_GRID[-1])
     if known is not None:  # one scan, started at the public bound: did it stop at once?
         return _near_public_warning(float(lo), float(hi), known)
-    if float(lo) > float(hi):  # the stops crossed: each scan stopped before the data
+    if float(lo) == float(hi):  # the scans (from 0, then from the upper stop) met at once
+        return (
+            "The two private bounds' scans stopped at the same grid point: unless almost all "
+            "records equal it, too few records lie beyond the scans' threshold for this "
+            "epsilon, so the bounds say nothing about the data's range and the release is not "
+            "useful. Give public bounds, or more epsilon or more records."
+        )
+    if float(lo) > float(hi):  # the stops crossed (scans run before this round, independent)
         return (
             "The two private bounds' scans crossed (the upper scan stopped below the lower "
             "one): too few records lie beyond the scans' threshold for this epsilon, so the "

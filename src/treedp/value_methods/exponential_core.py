@@ -20,7 +20,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, Protocol
 
 import numpy as np
 
@@ -47,6 +47,7 @@ __all__ = [
     "TARGET_BITS",
     "Draws",
     "Grid",
+    "GridLike",
     "charge",
     "check_domain",
     "deliver",
@@ -65,6 +66,19 @@ __all__ = [
 GRID_BITS = 48
 #: The target rank q·n is rounded down to a multiple of 2**-TARGET_BITS (so the score is rational).
 TARGET_BITS = 32
+
+
+class GridLike(Protocol):
+    """What the selections read of a grid: its number of units, each unit's value, and
+    ``#{units with value <= x}`` (:class:`Grid`;
+    :class:`~treedp.value_methods.float_lattice.UnitGrid`)."""
+
+    @property
+    def cells(self) -> int: ...
+
+    def values(self, k: np.ndarray) -> np.ndarray: ...
+
+    def count_at_most(self, x: np.ndarray) -> np.ndarray: ...
 
 
 @dataclass(frozen=True)
@@ -133,7 +147,9 @@ def target_rank(level: Fraction, n: int) -> Fraction:
     return Fraction(math.floor(level * n * 2**TARGET_BITS), 2**TARGET_BITS)
 
 
-def rank_weights(grid: Grid, x: np.ndarray, first: int = 0, last: int | None = None) -> np.ndarray:
+def rank_weights(
+    grid: GridLike, x: np.ndarray, first: int = 0, last: int | None = None
+) -> np.ndarray:
     """The number of grid units ``first..last`` with exactly ``i`` of the sorted ``x`` below
     (with no data, one rank, 0, holding every unit)."""
     last = grid.cells - 1 if last is None else last
@@ -258,7 +274,9 @@ class Draws(NamedTuple):
     parameters: dict[str, Any]
 
 
-def deliver(draws: Draws, q: Any, neighbours: Any, name: str, details: bool) -> Any:
+def deliver(
+    draws: Draws, q: Any, neighbours: Any, name: str, details: bool, points: int = 1 << GRID_BITS
+) -> Any:
     """The first draw as the caller asked: one value for a scalar ``q``, else an array;
     with ``details`` a :class:`~treedp.mechanisms.results.QuantileResult`."""
     out, unit = draws.values[0], draws.unit
@@ -272,7 +290,7 @@ def deliver(draws: Draws, q: Any, neighbours: Any, name: str, details: bool) -> 
             guarantee,
             draws.sensitivity,
             q=draws.levels,
-            grid_points=1 << GRID_BITS,
+            grid_points=points,
         )
     if np.ndim(q) == 0:
         return float(released[0]) if unit is None else released[0]

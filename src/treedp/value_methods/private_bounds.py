@@ -76,6 +76,9 @@ MARGIN = 1
 WIDTH_MARGIN = 0.25
 #: The threshold ``k`` in units of the query noise scale ``t_ν``.
 ALLOWANCE_SCALES = 2
+#: The index of 0 in :data:`SIGNED_GRID`: where the upper scan starts when both sides are
+#: searched (the lower scan then starts at the upper stop).
+ZERO_INDEX = (SIGNED_GRID.size - 1) // 2
 #: Integer bounds are kept within what float64 edges can tell apart.
 _INTEGER_LIMIT = 2**53 - 1
 CONTRACT = Contract(
@@ -233,7 +236,8 @@ def _bounds(
     lower: float | None = None,
     upper: float | None = None,
 ) -> tuple[tuple[float, float], tuple[float, float], Fraction, Fraction, Fraction, float]:
-    """``hi`` by the upward scan, then ``lo`` by the downward scan (independent), then the
+    """``hi`` by the upward scan from 0, then ``lo`` by the downward scan from ``hi``'s stop
+    (sequential composition: its start is a public function of the first release), then the
     margins. A public ``lower`` (``upper``) is released as it is, and only the other scan runs,
     with the whole ``epsilon``, over the grid points strictly beyond it."""
     known = "lower" if lower is not None else "upper" if upper is not None else None
@@ -241,14 +245,18 @@ def _bounds(
     loss = bounds_loss(epsilon, relation, known is not None)
     k = ALLOWANCE_SCALES * float(t_nu) if allowance is None else float(allowance)
     lo = hi = stop_lo = stop_hi = 0.0
-    # A public side starts the other scan past it (the audits' mutants take no start).
+    # A public side starts the other scan past it (the audits' mutants take no start). With
+    # both sides searched the upper scan starts at 0 (the middle of the grid) and the lower
+    # scan at the upper stop: the stops cannot cross, and a scan passes only the grid points
+    # between 0 and the data, not the thousands beyond (each a chance to stop early).
+    up = ZERO_INDEX
     if upper is None:
-        first = () if lower is None else (int(np.searchsorted(SIGNED_GRID, lower, "right")),)
-        up = _scan_up(x, t_rho, t_nu, k, source, *first)
+        first = ZERO_INDEX if lower is None else int(np.searchsorted(SIGNED_GRID, lower, "right"))
+        up = _scan_up(x, t_rho, t_nu, k, source, first)
         stop_hi, hi = float(SIGNED_GRID[up]), _outwards(up, 1, MARGIN)
     if lower is None:
-        last = () if upper is None else (int(np.searchsorted(SIGNED_GRID, upper, "left")) - 1,)
-        down = _scan_down(x, t_rho, t_nu, k, source, *last)
+        last = up if upper is None else int(np.searchsorted(SIGNED_GRID, upper, "left")) - 1
+        down = _scan_down(x, t_rho, t_nu, k, source, last)
         stop_lo, lo = float(SIGNED_GRID[down]), _outwards(down, -1, MARGIN)
     if lower is not None:
         stop_lo = lo = float(lower)
@@ -276,10 +284,12 @@ def private_bounds(
 
     Two AboveThreshold scans over the public signed grid :data:`SIGNED_GRID` (``±(2**(j/4)
     - 1)``, ``j = 0..4000``, about ``-1e301`` to ``1e301``), each with ``ε/2``. The upper
-    stop: for ``c`` ascending, the first point where ``-#{x > c} + ν``, ``ν ~ DLap(t_ν)``, is
-    not below ``-k + ρ``, ``ρ ~ DLap(t_ρ)``. The lower stop: the same for ``-#{x < c}`` with
-    ``c`` descending and fresh noise. Nothing else of the data is read: not its minimum,
-    maximum or size. The stops are moved outwards by post-processing (module docstring).
+    stop: for ``c`` ascending from 0, the first point where ``-#{x > c} + ν``, ``ν ~
+    DLap(t_ν)``, is not below ``-k + ρ``, ``ρ ~ DLap(t_ρ)``. The lower stop: the same for
+    ``-#{x < c}`` with ``c`` descending from the upper stop and fresh noise, so ``lo <= hi``
+    always (data all negative get ``hi`` at or just above 0). Nothing else of the data is
+    read: not its minimum, maximum or size. The stops are moved outwards by post-processing
+    (module docstring).
 
     Guarantee: ``PureDP(ε_spent)``, ``ε_spent <= ε`` (exact rational scales rounded up),
     privacy unit one record. Sensitivity: each query has sensitivity 1, and under both

@@ -32,6 +32,7 @@ from treedp.value_methods.exponential_core import (
     GRID_BITS,
     Draws,
     Grid,
+    GridLike,
     charge,
     check_domain,
     deliver,
@@ -152,19 +153,24 @@ def _walk(plan: _Plan | None) -> list[_Plan]:
     return [] if plan is None else [plan, *_walk(plan.left), *_walk(plan.right)]
 
 
-def _level_loss(plan: _Plan, relation: str) -> Fraction:
-    """The ε spent: the largest node loss of each level (its nodes hold disjoint records; a
-    move between two costs at most twice the largest share), summed over the levels."""
+def _depth_losses(plan: _Plan, relation: str) -> list[Fraction]:
+    """The loss of each recursion level: its largest node loss (its nodes hold disjoint
+    records; a move between two costs at most twice the largest share)."""
     by_depth: dict[int, Fraction] = {}
     for node in _walk(plan):
         loss = _node_loss(node.rate, node.level, relation, node.depth == 0)
         by_depth[node.depth] = max(by_depth.get(node.depth, Fraction(0)), loss)
-    return sum(by_depth.values(), Fraction(0))
+    return [by_depth[d] for d in sorted(by_depth)]
+
+
+def _level_loss(plan: _Plan, relation: str) -> Fraction:
+    """The ε spent: the levels' losses (:func:`_depth_losses`) summed."""
+    return sum(_depth_losses(plan, relation), Fraction(0))
 
 
 def _run(
     plan: _Plan | None,
-    grid: Grid,
+    grid: GridLike,
     x: np.ndarray,
     first: int,
     last: int,
@@ -181,10 +187,51 @@ def _run(
     out[rows, plan.mid] = units
     for unit in np.unique(units):
         these = rows[units == unit]
-        split = int(np.searchsorted(x, grid.values(np.array([unit]))[0], side="left"))
+        split = int(np.searchsorted(x, _split_point(plan, grid, int(unit)), side="left"))
         # Records below the released point go left, the others right: disjoint children.
         _run(plan.left, grid, x[:split], first, int(unit), out, these, source)
         _run(plan.right, grid, x[split:], int(unit), last, out, these, source)
+
+
+@dataclass(frozen=True)
+class _CellSplits:
+    """The grid, with the recursion's splits on unit-cell boundaries (integer data spread
+    in their cells): a unit in the lower half of its cell ``[v, v + 1)`` splits at ``v``,
+    else at ``v + 1``. A node then holds whole cells, so one record added changes one node
+    (its ``k`` spread positions interleave with ``k + 1``: every count below a unit moves by
+    0 or 1), and a block of ties holding the target rank mostly below the split goes left,
+    where the levels below it are answered in it."""
+
+    grid: Grid
+
+    @property
+    def cells(self) -> int:
+        return self.grid.cells
+
+    def values(self, k: np.ndarray) -> np.ndarray:
+        y = self.grid.values(k)
+        v = np.floor(y)
+        boundary: np.ndarray = v + (y - v >= 0.5)
+        return boundary
+
+    def cell_ends(self, k: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The start and end of each unit's cell (in the records' coordinates)."""
+        v = np.floor(self.grid.values(k))
+        return v, v + 1.0
+
+    def count_at_most(self, x: np.ndarray) -> np.ndarray:
+        return self.grid.count_at_most(x)
+
+
+def _split_point(plan: _Plan, grid: GridLike, unit: int) -> float:
+    """Where the records split below a node: at the released point; on a grid whose splits
+    keep whole cells (``cell_ends``), a cell holding the point goes to the only child with
+    levels, or by the point's half of the cell (public: the plan and the released unit)."""
+    ends = getattr(grid, "cell_ends", None)
+    if ends is not None and (plan.left is None) != (plan.right is None):
+        start, end = ends(np.array([unit]))
+        return float(end[0] if plan.right is None else start[0])
+    return float(grid.values(np.array([unit]))[0])
 
 
 def _quantiles_recursive(
@@ -198,9 +245,12 @@ def _quantiles_recursive(
     draws: int,
     grid_bits: int = GRID_BITS,
     accountant: Accountant | None = None,
+    integers: bool = False,
 ) -> Draws:
     """Validate, plan, read the data, charge ``accountant`` (one draw only), then run the
-    recursion ``draws`` times."""
+    recursion ``draws`` times. ``integers``: integer data on bounds ``[lo, hi + 1)`` (the
+    caller's), ties spread inside their unit cell and the splits on whole cells
+    (:class:`_CellSplits`)."""
     eps, relation, policy = open_call(accountant, epsilon, neighbours, NEIGHBOURS, nan)
     lo, hi, out_unit = read_bounds(bounds)
     qa = read_levels(q)
@@ -217,8 +267,13 @@ def _quantiles_recursive(
     parameters = public_parameters(eps, qa, bounds, nan)
     charge(accountant, CONTRACT, spent, relation, parameters)
     grid = Grid(lo, hi, grid_bits)
+    splits: GridLike = grid
+    if integers:  # each value into its unit cell, ties spread in it (quantile_exponential)
+        from treedp.value_methods.quantile_exponential import _spread
+
+        x, splits = _spread(np.floor(np.clip(x, lo, hi - 1.0))), _CellSplits(grid)
     units = np.empty((draws, len(qs)), dtype=np.int64)
-    _run(plan, grid, x, 0, grid.cells - 1, units, np.arange(draws), source)
+    _run(plan, splits, x, 0, grid.cells - 1, units, np.arange(draws), source)
     chosen = units[:, np.searchsorted(distinct, qa)]
     return Draws(grid.values(chosen), qa, eps, spent, sens, source, out_unit, parameters)
 
@@ -235,6 +290,7 @@ def quantiles_recursive(
     rng: RandomSource | None = None,
     details: bool = False,
     accountant: Accountant | None = None,
+    integers: bool = False,
 ) -> Any:
     """Many private quantiles at once by the recursive exponential mechanism.
 
@@ -284,6 +340,12 @@ def quantiles_recursive(
     accountant : Accountant, optional
         Charged ``PureDP(ε_spent)`` after every check and before anything is drawn; an
         overspend raises :class:`~treedp.exceptions.BudgetExceededError`.
+    integers : bool, default=False
+        Integer data on bounds ``(lo, hi + 1)`` given as such (``treedp.quantiles`` with
+        ``bins="integers"`` passes them): each value is put in its unit cell and the ``k``
+        records of a block of ties spread at ``v + (i + 1/2)/k`` (the same sensitivity,
+        :func:`treedp.value_methods.quantile_exponential._spread`); the splits keep whole
+        cells. The caller rounds the answers down.
 
     Returns
     -------
@@ -298,8 +360,9 @@ def quantiles_recursive(
        rates". STOC 2011.
     """
     draws = _quantiles_recursive(
-        values, q, bounds, epsilon, neighbours, nan, rng, 1, accountant=accountant
-    )
+        values, q, bounds, epsilon, neighbours, nan, rng, 1, accountant=accountant,
+        integers=integers,
+    )  # fmt: skip
     return deliver(draws, q, neighbours, CONTRACT.name, details)
 
 

@@ -1,0 +1,189 @@
+"""A public lattice of the whole float64 line, and records spread inside its cells.
+
+The lattice of :mod:`treedp.value_methods.unbounded_quantiles`: public and data-independent,
+it covers every finite float64 (both signs), so a quantile needs no bounds.
+
+* Cells. Per binary exponent ``E`` (``|x|`` in ``[2**E, 2**(E+1))``) the lattice keeps the
+  floats whose mantissa has ``bits(E)`` significant bits: :data:`CORE_BITS` in the core
+  octaves ``CORE_OCTAVES`` (``2**-32`` to ``2**64``, about ``2e-10`` to ``2e19``), one bit
+  fewer every :data:`HALVING_OCTAVES` octaves further out, at least 0 (one point per octave).
+  The lattice points are ``0``, ``±`` these floats; cell ``c`` is ``[v_c, v_{c+1})``, the last
+  cell reaching ``+inf`` and records below the first point put in the first cell. Every
+  integer of magnitude below ``2**(CORE_BITS + 1)`` and ``0`` is a lattice point (an atom at
+  such a value is answered exactly). The point 0 is held by a block of :data:`ZERO_CELLS`
+  cells (the weight of a core octave), spread over as one cell.
+* Units. Each cell holds ``2**SUB_BITS`` units (the exponential mechanism's output space is
+  the units, uniformly weighted: a prior of ``2**bits(E)`` per octave). Unit ``u`` lies in
+  cell ``u >> SUB_BITS``; the answer is that cell's lattice point (post-processing).
+* Spread. The ``k`` records of one cell (sorted) get positions ``c·2**S + 2**S (i + 1/2)/k``,
+  ``i = 0..k-1`` (:func:`positions`; the zero block as one cell ``ZERO_CELLS`` times wider).
+  Adding one record to a cell turns its ``k`` positions into ``k + 1`` that interleave
+  with them, so for every unit the number of positions below it grows by 0 or 1, exactly as
+  one record added to continuous data; no other cell moves. A score ``-|#{positions < u} -
+  t|`` therefore keeps the sensitivity of the plain rank score (the argument of
+  :func:`treedp.value_methods.quantile_exponential._spread`, with lattice cells for integer
+  cells). Floating-point rounding is monotone, so computed positions interleave too.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+__all__ = [
+    "CORE_BITS",
+    "CORE_OCTAVES",
+    "HALVING_OCTAVES",
+    "SUB_BITS",
+    "TOTAL_CELLS",
+    "TOTAL_UNITS",
+    "ZERO_CELLS",
+    "UnitGrid",
+    "cell_of",
+    "cell_value",
+    "positions",
+]
+
+#: Significant mantissa bits of the lattice in the core octaves (relative step ``2**-16``).
+CORE_BITS = 16
+#: The core binary exponents ``[lo, hi)``: magnitudes ``2**-32`` to ``2**64``.
+CORE_OCTAVES = (-32, 64)
+#: Outside the core one mantissa bit is dropped every this many octaves.
+HALVING_OCTAVES = 8
+#: Units per cell: ``2**SUB_BITS`` (room to spread ties; the total stays below ``2**53``).
+SUB_BITS = 28
+
+_MANTISSA = 52
+_EXPONENTS = 2047  # biased exponents 0..2046 are finite (0: zero and subnormals)
+
+
+def _bits_per_exponent() -> np.ndarray:
+    unbiased = np.arange(_EXPONENTS) - 1023
+    lo, hi = CORE_OCTAVES
+    outside = np.maximum(lo - unbiased, unbiased - (hi - 1))
+    outside = np.maximum(outside, 0)
+    drop = (outside + HALVING_OCTAVES - 1) // HALVING_OCTAVES
+    bits: np.ndarray = np.maximum(CORE_BITS - drop, 0).astype(np.int64)
+    return bits
+
+
+#: The point 0 is held by this many cells (a block, one group for the spread): the prior
+#: weight of a core octave, so an atom at 0 (zero-inflated counts, incomes) is not
+#: outweighed by the many tiny magnitudes around it.
+ZERO_CELLS = 2**CORE_BITS
+
+_BITS = _bits_per_exponent()
+_SHIFT = _MANTISSA - _BITS
+#: The first magnitude index of each biased exponent (index 0: zero and the subnormals).
+_FIRST = np.concatenate([[0], np.cumsum(np.left_shift(1, _BITS))]).astype(np.int64)
+_MAGNITUDES = int(_FIRST[-1])  # magnitude indices 0 (zero) .. _MAGNITUDES - 1 (largest)
+_NEGATIVE = _MAGNITUDES - 1  # cells 0.._NEGATIVE - 1 hold negative points
+_ZERO = _NEGATIVE  # the first cell of the zero block
+_POSITIVE_FIRST = _ZERO + ZERO_CELLS  # the cell of the smallest positive point
+#: Cells of the whole lattice: negative points, the zero block, positive points.
+TOTAL_CELLS = 2 * _NEGATIVE + ZERO_CELLS
+#: Units of the whole lattice (below ``2**53``: positions are exact in float64).
+TOTAL_UNITS = TOTAL_CELLS << SUB_BITS
+assert TOTAL_UNITS < 2**53
+
+
+def _floor_magnitude(mag: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The positive cell index ``P`` with ``value(P) <= mag`` (largest such), and whether
+    ``mag`` is exactly a lattice point; ``mag >= 0`` (``inf`` into the last cell)."""
+    bits = np.ascontiguousarray(mag, dtype=np.float64).view(np.int64)
+    exponent = np.minimum(bits >> _MANTISSA, _EXPONENTS - 1)
+    finite = (bits >> _MANTISSA) < _EXPONENTS
+    mantissa = bits & ((1 << _MANTISSA) - 1)
+    shift = _SHIFT[exponent]
+    index = _FIRST[exponent] + (mantissa >> shift)
+    exact = (mantissa & ((np.int64(1) << shift) - 1)) == 0
+    index = np.where(finite, index, _MAGNITUDES - 1)
+    return index.astype(np.int64), exact & finite
+
+
+def _magnitude(index: np.ndarray) -> np.ndarray:
+    """The lattice point of positive cell ``index`` (``0`` for cell 0)."""
+    index = np.asarray(index, dtype=np.int64)
+    exponent = np.searchsorted(_FIRST, index, side="right") - 1
+    offset = index - _FIRST[exponent]
+    bits = (exponent.astype(np.int64) << _MANTISSA) | (offset << _SHIFT[exponent])
+    values: np.ndarray = bits.view(np.float64)
+    return values
+
+
+def cell_of(x: np.ndarray) -> np.ndarray:
+    """The cell ``c`` (``0..TOTAL_CELLS - 1``) with ``v_c <= x < v_{c+1}``, for each ``x``
+    (``-inf`` and values below the first point: cell 0; ``+inf``: the last cell; 0 and the
+    positive subnormals: the first cell of the zero block)."""
+    x = np.asarray(x, dtype=np.float64)
+    negative = x < 0
+    index, exact = _floor_magnitude(np.abs(x))
+    ceiling = np.minimum(index + (~exact).astype(np.int64), _MAGNITUDES - 1)
+    below = _NEGATIVE - ceiling  # ceiling >= 1 for a negative x
+    above = np.where(index > 0, _POSITIVE_FIRST + index - 1, _ZERO)
+    cells: np.ndarray = np.where(negative, below, above).astype(np.int64)
+    return cells
+
+
+def cell_value(cell: np.ndarray) -> np.ndarray:
+    """The lattice point ``v_c`` of each cell (the answer for a unit in it)."""
+    cell = np.asarray(cell, dtype=np.int64)
+    negative = cell < _ZERO
+    magnitude = np.where(negative, _NEGATIVE - cell, np.maximum(cell - _POSITIVE_FIRST + 1, 0))
+    values: np.ndarray = np.where(negative, -1.0, 1.0) * _magnitude(magnitude)
+    return values + 0.0  # -0.0 as 0.0
+
+
+def _group(cell: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The spread group of each cell, as its first cell and its number of cells: the zero
+    block is one group of :data:`ZERO_CELLS` cells, every other cell its own."""
+    cell = np.asarray(cell, dtype=np.int64)
+    zero = (cell >= _ZERO) & (cell < _POSITIVE_FIRST)
+    return np.where(zero, _ZERO, cell), np.where(zero, ZERO_CELLS, 1)
+
+
+def positions(sorted_x: np.ndarray) -> np.ndarray:
+    """The spread positions (in units) of sorted records: the ``k`` records of cell ``c``
+    at ``c·2**S + 2**S (i + 1/2) / k`` (module docstring)."""
+    if sorted_x.size == 0:
+        return np.zeros(0)
+    first, width = _group(cell_of(sorted_x))
+    _, start, counts = np.unique(first, return_index=True, return_counts=True)
+    k = np.repeat(counts, counts).astype(np.float64)
+    i = np.arange(sorted_x.size) - np.repeat(start, counts)
+    unit = 2.0**SUB_BITS
+    spread: np.ndarray = first.astype(np.float64) * unit + width * unit * (i + 0.5) / k
+    return spread
+
+
+@dataclass(frozen=True)
+class UnitGrid:
+    """The units as the exponential core's grid (:class:`~.exponential_core.Grid`'s
+    interface): ``count_at_most(p)`` is ``#{u : u <= p}`` for positions ``p``, so a unit's
+    rank is the number of positions strictly below it; ``values(u)`` is where the recursive
+    method splits the records: the start of ``u``'s cell when ``u`` lies in the cell's lower
+    half of units, else its end. A node's records are whole cells, so one added record
+    changes one node; the cell of the split goes to the side holding most of it below or
+    above ``u`` (an atom holding the target rank mostly below ``u`` goes left, and the levels
+    below it are answered in it)."""
+
+    cells: int = TOTAL_UNITS
+
+    def values(self, k: np.ndarray) -> np.ndarray:
+        k = np.asarray(k, dtype=np.int64)
+        first, width = _group(k >> SUB_BITS)
+        start, size = first << SUB_BITS, width << SUB_BITS
+        upper = 2 * (k - start) >= size  # in the upper half of its group's units
+        boundary: np.ndarray = (start + upper * size).astype(np.float64)
+        return boundary
+
+    def cell_ends(self, k: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The first and one past the last unit of each unit's group (cell or zero block)."""
+        first, width = _group(np.asarray(k, dtype=np.int64) >> SUB_BITS)
+        start = first << SUB_BITS
+        return start.astype(np.float64), (start + (width << SUB_BITS)).astype(np.float64)
+
+    def count_at_most(self, x: np.ndarray) -> np.ndarray:
+        counted: np.ndarray = np.clip(np.floor(x) + 1, 0, self.cells).astype(np.int64)
+        return counted

@@ -1,0 +1,231 @@
+"""Quantiles without bounds: the exponential mechanism over a lattice of the whole float line.
+
+Guarantee: pure ε-DP (``PureDP(ε_spent)``, ``ε_spent <= ε``), and ``ε_spent``-bounded range,
+hence ``ZCDP(Σ ε_j²/8)`` over its ``k`` composed steps (:func:`zcdp_cost`); ``replace`` or
+``add_remove`` neighbours, privacy unit one record (:data:`CONTRACT`). Nothing is read from
+the data but ranks: not its minimum, maximum or size.
+
+The output space is the public lattice of :mod:`treedp.value_methods.float_lattice` (every
+finite float64, both signs, ``2**16`` points per octave from ``2**-32`` to ``2**64``, fewer
+further out), each cell split into ``2**28`` units; the records are spread inside their cells
+(ties too), and a unit's score is ``-|#{positions < u} - t|``. One selection per level
+(``independent=True``, the ``"exponential"`` method: ``ε/m`` each) or Kaplan, Schnapp and
+Stemmer's recursion (the ``"recursive"`` method: the nodes of one recursion level hold whole
+cells, disjoint). The answer is the lattice point of the selected unit's cell: an atom at a
+lattice point (``0``, an integer below ``2**17`` in magnitude, ...) is answered exactly.
+
+This replaces a private-bounds step for these two methods: no share of ε is spent on bounds,
+and no scan can cross or run off the grid. Sensitivity: the spread keeps the rank score's
+(:mod:`.float_lattice`): ``Δ = max(q, 1 - q) + 2**-32`` under ``add_remove``, 1 under
+``replace``; the recursion's per-node analysis is that of
+:func:`treedp.value_methods.quantiles_recursive.quantiles_recursive` with cells for records.
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction
+from typing import Any
+
+import numpy as np
+
+from treedp.exceptions import InvalidTypeError
+from treedp.mechanisms.results import Contract
+from treedp.noise import RandomSource, resolve_source
+from treedp.noise.rational import dyadic_lower_bound
+from treedp.privacy import PureDP
+from treedp.privacy.accountant import Accountant
+from treedp.value_methods._column import open_call
+from treedp.value_methods.exponential_core import (
+    Draws,
+    charge,
+    check_domain,
+    deliver,
+    rank_sensitivity,
+    rank_weights,
+    read_levels,
+    read_sorted,
+    select,
+)
+from treedp.value_methods.float_lattice import (
+    SUB_BITS,
+    TOTAL_CELLS,
+    TOTAL_UNITS,
+    UnitGrid,
+    cell_value,
+    positions,
+)
+from treedp.value_methods.quantiles_recursive import (
+    _depth_losses,
+    _level_epsilons,
+    _plan,
+    _run,
+    _walk,
+)
+
+__all__ = ["CONTRACT", "NEIGHBOURS", "quantiles_unbounded", "zcdp_cost"]
+
+NEIGHBOURS: tuple[str, ...] = ("replace", "add_remove")
+CONTRACT = Contract(
+    name="quantiles_unbounded",
+    measure=PureDP,
+    neighbours=NEIGHBOURS,
+    sensitivity=(
+        "the score -|#{positions < u} - t| over the units of a public lattice of all floats: "
+        "records are spread inside their lattice cell, so adding one moves the count below "
+        "any unit by 0 or 1 (interleaving) and t by q: max(q, 1 - q) + 2**-32 under "
+        "add_remove, 1 under replace; one selection per level at eps/m, or the recursion "
+        "(nodes of a level hold whole cells, disjoint; loss eps_l per level)"
+    ),
+    max_records=2**32 - 1,
+)
+
+
+def zcdp_cost(losses: list[Fraction]) -> Fraction:
+    """The zCDP cost of composed exponential-mechanism steps of pure losses ``losses``.
+
+    An exponential mechanism with rate ``ε/(2Δ)`` is ε-bounded range (its privacy loss
+    ``rate·(s(y) - s'(y)) + const`` spans an interval of width at most ``2Δ·rate = ε``), and
+    ε-bounded range implies ``ε²/8``-zCDP (Cesar and Rogers 2021, "Bounding, concentrating
+    and truncating: unifying privacy loss composition for data analytics", Lemma 3.2 with
+    Durfee and Rogers 2019); zCDP composes by summing. A recursion level (disjoint nodes:
+    one changes under ``add_remove``; under ``replace`` one, or two of half the loss each,
+    ``2 (ε_l/2)²/8 <= ε_l²/8``) counts as one step of its loss ``ε_l``.
+    """
+    return sum((loss * loss / 8 for loss in losses), Fraction(0))
+
+
+def _independent_losses(
+    qa: np.ndarray, eps: float, relation: str
+) -> tuple[list[tuple[Fraction, Fraction]], list[Fraction]]:
+    """Each level's (level, rate) and its loss ``2Δ·rate`` (ε/m each, rounded down)."""
+    each = Fraction(eps) / qa.size
+    rates: list[tuple[Fraction, Fraction]] = []
+    losses: list[Fraction] = []
+    for level in qa:
+        exact = Fraction(float(level))
+        delta = Fraction(1) if relation == "replace" else rank_sensitivity(exact)
+        rate = dyadic_lower_bound(each / (2 * delta))
+        rates.append((exact, rate))
+        losses.append(2 * delta * rate)
+    return rates, losses
+
+
+def _unbounded(
+    values: Any,
+    q: Any,
+    epsilon: Any,
+    neighbours: Any,
+    nan: Any,
+    rng: RandomSource | None,
+    draws: int,
+    accountant: Accountant | None,
+    independent: bool,
+) -> tuple[Draws, list[Fraction]]:
+    """Validate, plan, read, charge, select; the draws and the composed steps' losses."""
+    eps, relation, policy = open_call(accountant, epsilon, neighbours, NEIGHBOURS, nan)
+    qa = read_levels(q)
+    distinct = np.unique(qa)
+    source = resolve_source(rng)
+    if independent:
+        rates, losses = _independent_losses(qa, eps, relation)
+        sens = [float(rate) for _, rate in rates]
+        plan = None
+    else:
+        qs = [Fraction(float(v)) for v in distinct]
+        plan = _plan(qs, 0, len(qs), Fraction(0), Fraction(1), 0, _level_epsilons(
+            Fraction(eps), len(qs)), relation)  # fmt: skip
+        assert plan is not None
+        losses = _depth_losses(plan, relation)
+        sens = [float(rank_sensitivity(node.level)) for node in _walk(plan)]
+    x, unit = read_sorted(values, policy, relation, None)
+    if unit is not None:
+        raise InvalidTypeError("Quantiles without bounds take numbers, not datetimes.")
+    check_domain(x.size, CONTRACT)
+    spent = sum(losses, Fraction(0))
+    parameters = {"epsilon": eps, "q": tuple(float(v) for v in qa), "bounds": "none", "nan": nan}
+    charge(accountant, CONTRACT, spent, relation, parameters)
+    pos = positions(x)
+    grid = UnitGrid()
+    if independent:
+        weights = rank_weights(grid, pos)
+        units = np.empty((draws, qa.size), dtype=np.int64)
+        for j, (level, rate) in enumerate(rates):
+            units[:, j] = select(weights, level, x.size, rate, draws, source)
+    else:
+        assert plan is not None
+        chosen = np.empty((draws, distinct.size), dtype=np.int64)
+        _run(plan, grid, pos, 0, TOTAL_UNITS - 1, chosen, np.arange(draws), source)
+        units = chosen[:, np.searchsorted(distinct, qa)]
+    cells = np.minimum(units >> SUB_BITS, TOTAL_CELLS - 1)
+    out = cell_value(cells)
+    return Draws(out, qa, eps, spent, sens, source, None, parameters), losses
+
+
+def quantiles_unbounded(
+    values: Any,
+    q: Any,
+    *,
+    epsilon: float,
+    neighbours: str = "add_remove",
+    nan: str = "error",
+    rng: RandomSource | None = None,
+    details: bool = False,
+    accountant: Accountant | None = None,
+    independent: bool = False,
+) -> Any:
+    """Private quantiles of numbers without bounds, pure ε-DP (module docstring).
+
+    Parameters
+    ----------
+    values : array-like
+        Numbers (``±inf`` count as beyond every lattice point).
+    q : float or array-like
+        Levels in [0, 1].
+    epsilon : float
+        Total budget.
+    neighbours : {"add_remove", "replace"}, default="add_remove"
+    nan : {"error", "drop"}, default="error"
+    rng : RandomSource, optional
+    details : bool, default=False
+        Return a :class:`~treedp.mechanisms.results.QuantileResult`.
+    accountant : Accountant, optional
+        Charged ``PureDP(ε_spent)`` after every check and the data read, before any draw.
+    independent : bool, default=False
+        One selection per level at ``ε/m`` (answers sorted by :func:`treedp.quantiles`), else
+        the recursion (non-decreasing by construction).
+
+    Returns
+    -------
+    float, ndarray or QuantileResult
+
+    References
+    ----------
+    .. [Smi11] A. Smith. STOC 2011. .. [KSS22] H. Kaplan, S. Schnapp, U. Stemmer. ICML 2022.
+    .. [CR21] M. Cesar, R. Rogers. "Bounding, concentrating and truncating: unifying privacy
+       loss composition for data analytics". ALT 2021.
+    """
+    draws, _ = _unbounded(values, q, epsilon, neighbours, nan, rng, 1, accountant, independent)
+    return deliver(draws, q, neighbours, CONTRACT.name, details, TOTAL_CELLS)
+
+
+def unbounded_draws(
+    values: Any, q: Any, *, epsilon: float, size: int, neighbours: str = "add_remove",
+    independent: bool = False, rng: RandomSource | None = None,
+) -> np.ndarray:  # fmt: skip
+    """``size`` independent outputs, shape ``(size, len(q))``: NOT a private release
+    (``size · ε`` in total); for tests and benchmarks."""
+    return _unbounded(values, q, epsilon, neighbours, "error", rng, size, None, independent)[
+        0
+    ].values
+
+
+def losses_of(q: Any, epsilon: float, neighbours: str, independent: bool) -> list[Fraction]:
+    """The composed steps' pure losses of a call (public parameters only)."""
+    qa = read_levels(q)
+    if independent:
+        return _independent_losses(qa, epsilon, neighbours)[1]
+    qs = [Fraction(float(v)) for v in np.unique(qa)]
+    plan = _plan(qs, 0, len(qs), Fraction(0), Fraction(1), 0,
+                 _level_epsilons(Fraction(epsilon), len(qs)), neighbours)  # fmt: skip
+    assert plan is not None
+    return _depth_losses(plan, neighbours)

@@ -1,0 +1,99 @@
+"""quantiles(privacy=ZCDP(ρ)) and (ε, δ) targets: calibration, records, refusals."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+import treedp
+from treedp import ZCDP, ApproxDP
+from treedp.exceptions import InvalidParameterError, InvalidTypeError
+from treedp.noise import InsecureSeededSource
+from treedp.privacy.measures import zcdp_to_epsilon
+from treedp.quantile_privacy import calibrate
+
+TEST_SEED = 20261126
+X = np.random.default_rng(TEST_SEED).lognormal(10, 1, 5_000)
+Q = [0.25, 0.5, 0.75]
+
+
+@pytest.mark.parametrize(
+    ("method", "bounds", "steps"),
+    [
+        ("exponential", (0.0, 1e6), 3),
+        ("exponential", "private", 3),
+        ("recursive", (0.0, 1e6), 2),
+        ("recursive", "private", 2),
+    ],
+)
+def test_zcdp_target_runs_at_the_bounded_range_cost(
+    method: str, bounds: object, steps: int
+) -> None:
+    """ρ = Σ ε_j²/8 over the composed steps: ε = sqrt(8ρk) for k equal steps (3 levels
+    independent, 2 recursion levels), charged once as the whole ρ to a zCDP ledger."""
+    rho = 0.125
+    acc = treedp.Accountant(ZCDP(1.0))
+    res = treedp.quantiles(
+        X, Q, epsilon=None, privacy=ZCDP(rho), bounds=bounds, method=method,
+        rng=InsecureSeededSource(1), accountant=acc,
+    )  # fmt: skip
+    assert isinstance(res.guarantee, ZCDP) and res.guarantee.rho <= rho
+    assert res.guarantee.rho > rho * (1 - 1e-6)
+    assert math.isclose(res.epsilon, math.sqrt(8 * rho * steps), rel_tol=1e-9)
+    assert res.epsilon > math.sqrt(2 * rho) * 2  # far above the generic conversion's ε
+    assert isinstance(acc.spent, ZCDP) and math.isclose(acc.spent.rho, rho)
+    assert res.parts[-1].parameters["zcdp"].startswith("bounded range")
+    assert np.all(np.diff(res.values) >= 0)
+
+
+def test_tree_takes_the_gaussian_path() -> None:
+    res = treedp.quantiles(
+        X, Q, epsilon=None, privacy=ZCDP(0.5), bounds=(0.0, 1e6), method="tree",
+        rng=InsecureSeededSource(2),
+    )  # fmt: skip
+    assert isinstance(res.guarantee, ZCDP) and res.guarantee.rho <= 0.5
+
+
+def test_approx_target_takes_the_better_of_pure_and_zcdp() -> None:
+    """(ε, δ): the selections run at the larger of ε and the ε of the largest ρ that converts
+    to (ε, δ); the record is the zCDP cost when that was chosen, and it converts within."""
+    target = ApproxDP(1.0, 1e-6)
+    many = np.arange(1, 30) / 30  # 29 independent selections: zCDP accounting wins
+    eps = calibrate(target, many, "add_remove", "exponential")
+    assert eps > 1.5
+    acc = treedp.Accountant(ApproxDP(2.0, 1e-5))
+    res = treedp.quantiles(
+        X, many, epsilon=None, privacy=target, bounds="private", method="exponential",
+        rng=InsecureSeededSource(3), accountant=acc,
+    )  # fmt: skip
+    assert isinstance(res.guarantee, ZCDP)
+    assert zcdp_to_epsilon(res.guarantee.rho, target.delta) <= target.epsilon
+    assert math.isclose(res.epsilon, eps)
+    # Three levels: pure composition wins, and the record stays pure.
+    assert calibrate(target, np.array(Q), "add_remove", "recursive") == 1.0
+    few = treedp.quantiles(
+        X, Q, epsilon=None, privacy=target, bounds="private", rng=InsecureSeededSource(4)
+    )
+    assert isinstance(few.guarantee, treedp.PureDP) and few.guarantee.epsilon <= 1.0
+
+
+def test_refusals_before_anything_is_charged() -> None:
+    acc = treedp.Accountant(ZCDP(1.0))
+    with pytest.raises(InvalidParameterError, match="not both"):
+        treedp.quantiles(X, Q, epsilon=1.0, privacy=ZCDP(0.5), bounds=(0, 1e6))
+    with pytest.raises(InvalidParameterError, match="'epsilon'"):
+        treedp.quantiles(X, Q, epsilon=None, bounds=(0, 1e6))
+    with pytest.raises(InvalidTypeError, match="'privacy'"):
+        treedp.quantiles(X, Q, epsilon=None, privacy=0.5, bounds=(0, 1e6))
+    with pytest.raises(InvalidParameterError, match="pure-epsilon"):
+        treedp.quantiles(X, Q, epsilon=None, privacy=ZCDP(0.5), bounds=(0, "private"))
+    with pytest.raises(InvalidParameterError, match="pure-epsilon"):
+        treedp.quantiles(X, Q, epsilon=None, privacy=ZCDP(0.5), bounds=(0, 1e6), n="private")
+    with pytest.raises(InvalidParameterError, match="bounds step"):
+        treedp.quantiles(
+            X, Q, epsilon=None, privacy=ZCDP(0.5), bounds="private", method="tree",
+            accountant=acc,
+        )  # fmt: skip
+    assert not acc.history

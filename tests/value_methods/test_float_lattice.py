@@ -1,0 +1,73 @@
+"""The public lattice of every float: order, floors, spread interleaving."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from treedp.value_methods import float_lattice as fl
+from treedp.value_methods.float_lattice import (
+    SUB_BITS,
+    TOTAL_CELLS,
+    TOTAL_UNITS,
+    UnitGrid,
+    cell_of,
+    cell_value,
+    positions,
+)
+
+TEST_SEED = 20261126
+
+
+def test_cells_are_floors_in_order() -> None:
+    rng = np.random.default_rng(TEST_SEED)
+    mags = 10.0 ** rng.uniform(-300, 300, 20_000)
+    xs = np.sort(np.r_[rng.standard_normal(20_000) * mags, 0.0, -0.0, np.inf, -np.inf])
+    cells = cell_of(xs)
+    assert (np.diff(cells) >= 0).all() and cells.min() >= 0 and cells.max() < TOTAL_CELLS
+    values = cell_value(cells)
+    finite = np.isfinite(xs) & (xs >= cell_value(np.array([0]))[0])
+    assert (values[finite] <= xs[finite]).all()
+    nxt = cell_value(np.minimum(cells + 1, TOTAL_CELLS - 1))
+    inner = finite & (cells < TOTAL_CELLS - 1) & (values != 0)
+    assert (xs[inner] < nxt[inner]).all()
+    points = cell_value(np.arange(0, TOTAL_CELLS, 9973))
+    assert (np.diff(points) >= 0).all()
+    assert TOTAL_UNITS == TOTAL_CELLS << SUB_BITS and TOTAL_UNITS < 2**53
+
+
+def test_integers_and_zero_are_lattice_points() -> None:
+    ints = np.arange(-(2**17) + 1, 2**17, 37, dtype=np.float64)
+    assert (cell_value(cell_of(ints)) == ints).all()
+    assert cell_value(cell_of(np.array([0.0, -0.0, 5e-324]))).tolist() == [0.0, 0.0, 0.0]
+
+
+def test_spread_interleaves_when_a_record_is_added() -> None:
+    """Adding one record moves #{positions < u} by 0 or 1 at every unit (the sensitivity
+    argument of the module docstring), for ties, the zero block and distinct values."""
+    rng = np.random.default_rng(TEST_SEED)
+    base = np.sort(np.r_[np.zeros(7), np.full(5, 3.0), rng.normal(0, 10, 20)])
+    grid = UnitGrid()
+    for extra in (0.0, 3.0, -1e-300, 1e200, float(base[10])):
+        more = np.sort(np.r_[base, extra])
+        p, q = positions(base), positions(more)
+        points = np.unique(np.r_[grid.count_at_most(p), grid.count_at_most(q)])
+        rank_p = np.searchsorted(p, points, side="left")
+        rank_q = np.searchsorted(q, points, side="left")
+        diff = rank_q - rank_p
+        assert diff.min() >= 0 and diff.max() <= 1
+
+
+def test_split_keeps_groups_whole() -> None:
+    """The recursion's split boundary is a group boundary: the zero block and every cell
+    stay in one node."""
+    grid = UnitGrid()
+    zero_first = int(cell_of(np.array([0.0]))[0]) << SUB_BITS
+    size = fl.ZERO_CELLS << SUB_BITS
+    units = np.array([zero_first, zero_first + size // 2 - 1, zero_first + size // 2])
+    assert grid.values(units).tolist() == [zero_first, zero_first, zero_first + size]
+    one = int(cell_of(np.array([1.0]))[0]) << SUB_BITS
+    half = 1 << (SUB_BITS - 1)
+    assert grid.values(np.array([one + half - 1, one + half])).tolist() == [
+        one,
+        one + (1 << SUB_BITS),
+    ]
