@@ -29,6 +29,7 @@ from treedp.budget import check_epsilon
 from treedp.continual.answer import StepAnswer, consistent
 from treedp.continual.mechanisms import MECHANISMS, SQRT_LIMIT, Counter, choose
 from treedp.continual.persons import PersonBound, read_ids
+from treedp.continual.optimal import OPT_LIMIT
 from treedp.continual.sqrt_norm import NORM_LIMIT
 from treedp.continual.state import (
     check_writable,
@@ -128,6 +129,10 @@ def _check_mechanism(mechanism: Any, noise: str, horizon: int, n_bins: int) -> s
     if mechanism.startswith("sqrt") and horizon * n_bins > SQRT_LIMIT:
         raise InvalidParameterError(
             must("mechanism", f"be 'tree' when horizon x bins > {SQRT_LIMIT}.")
+        )
+    if mechanism == "opt" and (horizon > OPT_LIMIT or horizon * n_bins > SQRT_LIMIT):
+        raise InvalidParameterError(
+            must("mechanism", f"be another row when horizon > {OPT_LIMIT} (or x bins > 2**20).")
         )
     if mechanism == "sqrt_norm" and horizon > NORM_LIMIT:
         raise InvalidParameterError(
@@ -395,8 +400,9 @@ def continual(
         largest ρ whose conversion (CKS20) fits it.
     bins, bounds, edges
         Public bins for running distributions, as :func:`treedp.make_bins`.
-    mechanism : {"auto", "tree", "binary", "sqrt"}
-        ``auto``: the least exact mean variance of ``tree`` and (zCDP) ``sqrt``.
+    mechanism : {"auto", "tree", "binary", "sqrt", "sqrt_norm", "opt"}
+        ``auto``: the least exact mean variance of ``tree`` and (zCDP) ``sqrt``,
+        ``sqrt_norm`` and ``opt`` where they apply (:data:`treedp.continual.MECHANISMS`).
     accountant : Accountant, optional
         Charged the whole stream's spend once, now.
     rng : RandomSource, optional
