@@ -40,7 +40,7 @@ from typing import Any
 
 import numpy as np
 from scipy.linalg import solve_triangular
-from threadpoolctl import threadpool_limits
+from threadpoolctl import threadpool_limits  # type: ignore[import-untyped, unused-ignore]
 
 from treedp.noise.families import DiscreteGaussian
 from treedp.noise.rng import RandomSource

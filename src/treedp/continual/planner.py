@@ -17,8 +17,6 @@ from typing import Any
 import numpy as np
 from scipy.optimize import minimize
 
-from treedp.continual.sqrt import SqrtCounter
-from treedp.continual.sqrt_norm import NormSqrtCounter
 from treedp.continual.tree import TreeCounter, levels_for, online_variances
 from treedp.noise.families import NOISES
 from treedp.noise.rational import float_at_least

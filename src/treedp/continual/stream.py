@@ -28,8 +28,8 @@ from treedp._validation import check_int, check_option, must
 from treedp.budget import check_epsilon
 from treedp.continual.answer import StepAnswer, consistent
 from treedp.continual.mechanisms import MECHANISMS, SQRT_LIMIT, Counter, choose
-from treedp.continual.persons import PersonBound, read_ids
 from treedp.continual.optimal import OPT_LIMIT
+from treedp.continual.persons import PersonBound, read_ids
 from treedp.continual.sqrt_norm import NORM_LIMIT
 from treedp.continual.state import (
     check_writable,
