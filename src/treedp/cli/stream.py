@@ -45,7 +45,9 @@ def register(sub: Any) -> None:
     init.add_argument("--bins", type=bins_arg, help="number of bins (with --bounds)")
     init.add_argument("--bounds", nargs=2, metavar=("LO", "HI"), help="public bounds")
     init.add_argument(
-        "--mechanism", default="auto", help="auto (default), tree, binary or sqrt (zCDP)"
+        "--mechanism",
+        default="auto",
+        help="auto (default), tree, binary; under zCDP also sqrt, sqrt_norm, opt",
     )
     init.add_argument(
         "--privacy-unit", metavar="COLUMN", help="the person-id column (protect persons)"

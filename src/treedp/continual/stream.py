@@ -132,7 +132,10 @@ def _check_mechanism(mechanism: Any, noise: str, horizon: int, n_bins: int) -> s
         )
     if mechanism == "opt" and (horizon > OPT_LIMIT or horizon * n_bins > SQRT_LIMIT):
         raise InvalidParameterError(
-            must("mechanism", f"be another row when horizon > {OPT_LIMIT} (or x bins > 2**20).")
+            must(
+                "mechanism",
+                f"be 'tree' or 'sqrt' when horizon > {OPT_LIMIT} or horizon x bins > 2**20.",
+            )
         )
     if mechanism == "sqrt_norm" and horizon > NORM_LIMIT:
         raise InvalidParameterError(
