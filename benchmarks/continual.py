@@ -3,8 +3,9 @@
 1. zCDP counts: the mean over steps of the per-step variance divided by the lower bound
    ``(0.701 + ln T/π)²/(2ρ)`` (goal: at most 1.05 at every T = 2^10 … 2^20), for the streamed
    square root (plain lattice), the column-normalised square root (its exact variances cost
-   ``O(T²)``: computed up to 2^14), the planned k-ary tree and the classic binary tree; with the
-   state size in numbers (goal: at most 10^6).
+   ``O(T²)``: computed up to 2^14), the optimised lower-triangular factorisation (``opt``,
+   T <= 2^10), the planned k-ary tree and the classic binary tree; with the state size in
+   numbers (goal: at most 10^6).
 2. Pure ε counts: the planned k-ary tree's mean per-step variance over the classic binary tree's
    (``log2 T + 1`` levels, equal budgets, Honaker's online estimate); goal at most 0.35 at
    T = 2^10, 2^16, 2^20.
@@ -28,6 +29,7 @@ import numpy as np
 
 import treedp
 from _common import machine
+from treedp.continual.optimal import OPT_LIMIT, OptCounter
 from treedp.continual.planner import classic_tree, mean_variance, planned_tree
 from treedp.continual.sqrt import SqrtCounter
 from treedp.continual.sqrt_norm import NormSqrtCounter, unit_variances
@@ -48,7 +50,7 @@ def tree_state(counter: object, n_bins: int = 1) -> int:
 
 def zcdp_table(exponents: list[int]) -> None:
     print("\nzCDP counts, rho = 0.5: mean per-step variance / lower bound (state in numbers)")
-    print(f"{'T':>8} {'sqrt':>14} {'sqrt_norm':>14} {'tree (k)':>18} {'binary':>8}")
+    print(f"{'T':>8} {'sqrt':>14} {'sqrt_norm':>14} {'opt':>14} {'tree (k)':>18} {'binary':>8}")
     for e in exponents:
         horizon = 2**e
         lb = bound(horizon)
@@ -59,11 +61,18 @@ def zcdp_table(exponents: list[int]) -> None:
             ns = f"{var_z * unit_variances(horizon, norm.target).mean() / lb:8.4f} ({2 * horizon})"
         else:
             ns = "not computed"
+        if horizon <= OPT_LIMIT:
+            start = time.perf_counter()
+            opt = OptCounter.for_budget(horizon, RHO, 1)
+            secs = time.perf_counter() - start
+            op = f"{mean_variance(opt) / lb:8.4f} ({2 * horizon}) [planned in {secs:.1f} s]"
+        else:
+            op = "T > 2^10"
         tree = planned_tree(horizon, "gaussian", RHO)
         tr = mean_variance(tree) / lb
         binary = mean_variance(classic_tree(horizon, "gaussian", RHO)) / lb
         print(
-            f"{horizon:>8} {sq:7.4f} ({2 * horizon:>7}) {ns:>14} "
+            f"{horizon:>8} {sq:7.4f} ({2 * horizon:>7}) {ns:>14} {op:>14} "
             f"{tr:7.4f} k={tree.k:<2} ({tree_state(tree)}) {binary:8.4f}"
         )
 
@@ -120,6 +129,13 @@ def speed(repeats: int) -> None:
 
     base = median_ms(base_bins, repeats)
     print(f"4096 bins, 10^4 values, T = 2^20, tree: {binned:.3f} ms  (numpy {base:.3f} ms)")
+    people = treedp.continual(
+        horizon=2**20, epsilon=1.0, privacy_unit="pid", max_contributions=3, rng=seed
+    )
+    ids = iter(range(10**9))
+    batch = np.arange(100)
+    per = median_ms(lambda: people.step(batch, ids=[next(ids) % 5000 for _ in batch]), repeats)
+    print(f"count, T = 2^20, privacy unit (100 records of 5000 persons per step): {per:.3f} ms")
 
 
 def main() -> None:

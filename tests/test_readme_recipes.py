@@ -110,6 +110,8 @@ def _namespace(workdir: Path) -> dict[str, Any]:
         "carriers": CARRIERS,
         "x": rng.integers(0, 100, 500),
         "todays_waiting_times": rng.integers(0, 120, 50),
+        "todays_values": rng.integers(0, 120, 50),
+        "todays_person_ids": rng.integers(0, 20, 50).astype(str),
     }
 
 

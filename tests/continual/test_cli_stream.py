@@ -47,3 +47,22 @@ def test_errors_are_one_line_and_exit_2(tmp_path, capsys) -> None:
     assert main(["stream", "init", str(state), "--horizon", "0", "--epsilon", "1"]) == 2
     assert "horizon" in capsys.readouterr().err
     assert main(["stream", "step", str(state)]) == 2
+
+
+def test_person_unit_over_the_stream(tmp_path, capsys) -> None:
+    state, day = tmp_path / "s.json", tmp_path / "day.csv"
+    day.write_text("x,pid\n1,a\n5,a\n7,b\n")
+    argv = ["stream", "init", str(state), "--horizon", "4", "--epsilon", "1"]
+    argv += ["--privacy-unit", "pid", "--max-contributions", "2", "--insecure-seed", "1"]
+    assert main(argv) == 0
+    assert "privacy unit person:pid" in capsys.readouterr().out
+    assert main(["stream", "step", str(state), str(day), "--column", "x"]) == 0
+    assert main(["stream", "show", str(state)]) == 0
+    shown = capsys.readouterr().out
+    assert "person:pid" in shown and "at most 2 record(s)" in shown
+    assert "pid" in state.read_text() and ",a" not in state.read_text()
+    assert main(["stream", "step", str(state), "--count", "3"]) == 2
+    assert "batch" in capsys.readouterr().err
+    bad = ["stream", "init", str(tmp_path / "t.json"), "--horizon", "4", "--epsilon", "1"]
+    assert main([*bad, "--privacy-unit", "pid"]) == 2
+    assert "--max-contributions" in capsys.readouterr().err

@@ -16,6 +16,7 @@ import pytest
 
 from tests.stats import ALPHA, TEST_SEED, z_two_sided
 from treedp.continual.mechanisms import Counter
+from treedp.continual.optimal import OptCounter
 from treedp.continual.planner import classic_tree, planned_tree
 from treedp.continual.sqrt import SqrtCounter
 from treedp.continual.sqrt_norm import NormSqrtCounter
@@ -43,8 +44,9 @@ def run_copies(counter: Counter, x: np.ndarray, seed: int) -> np.ndarray:
         classic_tree(12, "gaussian", 0.5),
         SqrtCounter.for_budget(12, 0.5, 1),
         NormSqrtCounter.for_budget(12, 0.5, 1),
+        OptCounter.for_budget(12, 0.5, 1),
     ],
-    ids=["tree-laplace", "binary-gaussian", "sqrt", "sqrt-norm"],
+    ids=["tree-laplace", "binary-gaussian", "sqrt", "sqrt-norm", "opt"],
 )
 def test_empirical_variance_matches_expected_variance(counter: Counter) -> None:
     horizon = counter.horizon

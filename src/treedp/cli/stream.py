@@ -45,7 +45,18 @@ def register(sub: Any) -> None:
     init.add_argument("--bins", type=bins_arg, help="number of bins (with --bounds)")
     init.add_argument("--bounds", nargs=2, metavar=("LO", "HI"), help="public bounds")
     init.add_argument(
-        "--mechanism", default="auto", help="auto (default), tree, binary or sqrt (zCDP)"
+        "--mechanism",
+        default="auto",
+        help="auto (default), tree, binary; under zCDP also sqrt, sqrt_norm, opt",
+    )
+    init.add_argument(
+        "--privacy-unit", metavar="COLUMN", help="the person-id column (protect persons)"
+    )
+    init.add_argument(
+        "--max-contributions",
+        type=int,
+        metavar="K",
+        help="records kept per person over the whole stream (with --privacy-unit)",
     )
     add_ledger_options(init)
     init.add_argument("--insecure-seed", type=int, metavar="SEED", help="tests only")
@@ -78,13 +89,16 @@ def _init(args: argparse.Namespace) -> None:
             accountant=ledger,
             rng=rng_from(args),
             path=args.state,
+            privacy_unit=args.privacy_unit,
+            max_contributions=args.max_contributions,
             **budget_from(args),
             **bins,
         )
     seeded = SEEDED if args.insecure_seed is not None else ""
     print(
         f"{args.state}: stream of {s.horizon} steps, mechanism {s.mechanism}, "
-        f"{fmt_measure(s.spend.measure)} for the whole stream{seeded}"
+        f"{fmt_measure(s.spend.measure)} for the whole stream, privacy unit {s.spend.unit}"
+        f"{seeded}"
     )
 
 
@@ -119,7 +133,8 @@ def _show(args: argparse.Namespace) -> None:
     print(f"{args.state}: step {s.t} of {s.horizon}, mechanism {s.mechanism}")
     print(
         f"guarantee: {fmt_measure(g['measure'])} for {g['covers']}, "
-        f"{g['neighbours']} neighbours, privacy unit one {g['unit']}"
+        f"{g['neighbours']} neighbours, privacy unit one {g['unit']}, "
+        f"at most {g['max_contributions']} record(s) each over the stream"
     )
     if s.bins is not None:
         print(f"bins: {s.bins.n_bins}")

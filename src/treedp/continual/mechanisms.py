@@ -13,6 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from treedp.continual.optimal import OPT_LIMIT, OptCounter
 from treedp.continual.planner import classic_tree, mean_variance, planned_tree
 from treedp.continual.sqrt import SqrtCounter
 from treedp.continual.sqrt_norm import NORM_LIMIT, NormSqrtCounter
@@ -20,7 +21,7 @@ from treedp.continual.tree import TreeCounter
 
 __all__ = ["MECHANISMS", "SQRT_LIMIT", "Counter", "Row", "choose"]
 
-Counter = TreeCounter | SqrtCounter | NormSqrtCounter
+Counter = TreeCounter | SqrtCounter | NormSqrtCounter | OptCounter
 
 #: Largest ``T·B`` for the square root (its state keeps ``2·T·B`` integers).
 SQRT_LIMIT = 2**20
@@ -48,6 +49,12 @@ def _sqrt_norm(horizon: int, noise: str, budget: float, m: int, n_bins: int) -> 
     return NormSqrtCounter.for_budget(horizon, budget, m)
 
 
+def _opt(horizon: int, noise: str, budget: float, m: int, n_bins: int) -> Counter | None:
+    if noise != "gaussian" or horizon * n_bins > SQRT_LIMIT or horizon > OPT_LIMIT:
+        return None
+    return OptCounter.for_budget(horizon, budget, m)
+
+
 MECHANISMS: dict[str, Row] = {
     "binary": Row(
         ("laplace", "gaussian"),
@@ -73,10 +80,16 @@ MECHANISMS: dict[str, Row] = {
         NormSqrtCounter.from_description,
         "square root with every column scaled to unit norm, streamed, zCDP, T <= 2**13",
     ),
+    "opt": Row(
+        ("gaussian",),
+        _opt,
+        OptCounter.from_description,
+        "numerically optimised lower-triangular factorisation, streamed, zCDP, T <= 2**10",
+    ),
 }
 
 #: The rows ``mechanism="auto"`` chooses between (``binary`` is the baseline).
-_AUTO = ("tree", "sqrt", "sqrt_norm")
+_AUTO = ("tree", "sqrt", "sqrt_norm", "opt")
 
 
 def choose(

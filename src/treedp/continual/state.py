@@ -3,6 +3,9 @@
 The file is JSON: a format marker and version, the stream's random id, the step index, the
 public parameters, the mechanism's exact parameters, the spend record, the noisy state arrays
 (raw little-endian bytes in base64, with dtype and shape) and a SHA-256 checksum of all of it.
+With a privacy unit it also holds a random 32-byte key and, per person seen, the first 16 bytes
+of the keyed BLAKE2b hash of the person's id and the number of records kept (arrays
+``person_hash`` and ``person_count``; :mod:`treedp.continual.persons`): never an id or a value.
 It holds noise already drawn: whoever reads it can take the noise off later answers, so it is
 as secret as the data. :func:`write_state` never rolls a stream back (a later step of the same
 stream, or another stream, in the target file is refused): replaying a step would draw its

@@ -1,9 +1,12 @@
 """The stream object and its front door :func:`continual`, and :func:`load_continual`.
 
 Guarantee: the whole stream (all ``T`` answers together) satisfies the mechanism's measure
-under add/remove-one-record neighbours anywhere in the stream, privacy unit one record, for a
-stream whose batches do not depend on earlier answers (adaptively chosen batches are not
-claimed here). The accountant is charged that
+under add/remove-one-record neighbours anywhere in the stream, privacy unit one record; or, with
+``privacy_unit=`` and ``max_contributions=k``, add/remove-one-person neighbours (all of the
+person's records, at any steps), privacy unit one person, each person's records beyond ``k``
+over the whole stream dropped (:mod:`treedp.continual.persons`; the counters' sensitivities
+scale by ``k``). For a stream whose batches do not depend on earlier answers (adaptively chosen
+batches are not claimed here). The accountant is charged that
 measure once, when the stream is created, before any noise is drawn; steps charge nothing.
 Every check of public parameters runs before the charge; every check of a step's batch before
 anything is drawn; a refused step leaves the stream and its state file unchanged.
@@ -25,6 +28,8 @@ from treedp._validation import check_int, check_option, must
 from treedp.budget import check_epsilon
 from treedp.continual.answer import StepAnswer, consistent
 from treedp.continual.mechanisms import MECHANISMS, SQRT_LIMIT, Counter, choose
+from treedp.continual.optimal import OPT_LIMIT
+from treedp.continual.persons import PersonBound, read_ids
 from treedp.continual.sqrt_norm import NORM_LIMIT
 from treedp.continual.state import (
     check_writable,
@@ -39,6 +44,7 @@ from treedp.exceptions import InvalidParameterError, InvalidTypeError, ReleaseFo
 from treedp.io import read_column
 from treedp.noise.families import NOISES, check_rho
 from treedp.noise.rng import InsecureSeededSource, RandomSource, check_source
+from treedp.options import PrivacyUnit
 from treedp.privacy.accountant import check_accountant
 from treedp.privacy.measures import ZCDP, ApproxDP, Measure, PureDP, zcdp_to_epsilon
 from treedp.privacy.spend import SpendRecord
@@ -70,6 +76,72 @@ def _budget(epsilon: Any, privacy: Any) -> tuple[str, float]:
     raise InvalidTypeError(
         must("privacy", f"be PureDP, ZCDP or ApproxDP. Got {type(privacy).__name__}.")
     )
+
+
+def _unit(privacy_unit: Any, max_contributions: Any) -> dict[str, Any] | None:
+    """``{"column", "max_contributions"}`` of a privacy unit (None: one record)."""
+    if privacy_unit is None:
+        if max_contributions is not None:
+            raise InvalidParameterError(must("max_contributions", "come with a privacy_unit."))
+        return None
+    if isinstance(privacy_unit, PrivacyUnit):
+        if privacy_unit.max_groups is not None or (
+            privacy_unit.max_contributions_per_group is not None
+        ):
+            raise InvalidParameterError(
+                must("privacy_unit", "give max_contributions (a stream has no groups).")
+            )
+        column, given = privacy_unit.column, privacy_unit.max_contributions
+        if max_contributions is not None and given is not None and given != max_contributions:
+            raise InvalidParameterError(
+                must("max_contributions", "agree with the PrivacyUnit's max_contributions.")
+            )
+        max_contributions = given if given is not None else max_contributions
+    elif isinstance(privacy_unit, str):
+        column = privacy_unit
+    else:
+        raise InvalidTypeError(
+            must(
+                "privacy_unit",
+                "be the person-id column's name or treedp.PrivacyUnit(name, max_contributions=k)."
+                f" Got {type(privacy_unit).__name__}.",
+            )
+        )
+    if not isinstance(column, str):
+        raise InvalidTypeError(
+            must("privacy_unit", "name the person-id column (ids go to step(ids=...)).")
+        )
+    if max_contributions is None:
+        raise InvalidParameterError(
+            must("max_contributions", "be given with a privacy_unit (records per person).")
+        )
+    k = check_int(max_contributions, "max_contributions", 1, 2**20)
+    return {"column": column, "max_contributions": k}
+
+
+def _check_mechanism(mechanism: Any, noise: str, horizon: int, n_bins: int) -> str:
+    """The mechanism's name, refused when it cannot serve these public parameters."""
+    mechanism = check_option(mechanism, "mechanism", ("auto", *MECHANISMS))
+    if mechanism != "auto" and noise not in MECHANISMS[mechanism].noises:
+        raise InvalidParameterError(
+            must("mechanism", f"suit the budget: {mechanism!r} needs zCDP.")
+        )
+    if mechanism.startswith("sqrt") and horizon * n_bins > SQRT_LIMIT:
+        raise InvalidParameterError(
+            must("mechanism", f"be 'tree' when horizon x bins > {SQRT_LIMIT}.")
+        )
+    if mechanism == "opt" and (horizon > OPT_LIMIT or horizon * n_bins > SQRT_LIMIT):
+        raise InvalidParameterError(
+            must(
+                "mechanism",
+                f"be 'tree' or 'sqrt' when horizon > {OPT_LIMIT} or horizon x bins > 2**20.",
+            )
+        )
+    if mechanism == "sqrt_norm" and horizon > NORM_LIMIT:
+        raise InvalidParameterError(
+            must("mechanism", f"be 'sqrt' or 'tree' when horizon > {NORM_LIMIT}.")
+        )
+    return str(mechanism)
 
 
 def _bins(bins: Any, bounds: Any, edges: Any) -> Bins | None:
@@ -109,6 +181,16 @@ class ContinualStream:
         self._source = source
         self._path = path
         self._bins = None if payload["bins"] is None else Bins.from_dict(payload["bins"])
+        unit = payload.get("unit")
+        self._persons = (
+            None
+            if unit is None
+            else PersonBound.from_state(
+                int(unit["max_contributions"]),
+                str(payload["person_key"]),
+                {k: arrays.pop(k) for k in ("person_hash", "person_count")},
+            )
+        )
 
     # ----------------------------------------------------------------- public facts
     @property
@@ -150,6 +232,7 @@ class ContinualStream:
             "neighbours": rec.neighbours,
             "unit": rec.unit,
             "covers": f"all {self.horizon} running answers together",
+            "max_contributions": self._counter.contributions,
             "sensitivity": self._counter.sensitivity(),
             "loss": self._counter.loss(),
         }
@@ -165,6 +248,30 @@ class ContinualStream:
         return float(out) if out.ndim == 0 else out
 
     # ----------------------------------------------------------------- steps
+    def _person_batch(
+        self, batch: Any, column: str | None, ids: Any
+    ) -> tuple[Any, np.ndarray, dict[bytes, int]]:
+        """The step's kept records and the person table after them (not applied yet)."""
+        assert self._persons is not None
+        unit_column = self._payload["unit"]["column"]
+        if isinstance(batch, str | os.PathLike):
+            if column is None:
+                raise InvalidParameterError(must("column", "be given when the batch is a file."))
+            if ids is None and unit_column is not None:
+                ids = read_ids(batch, unit_column)
+            batch = read_column(batch, column)
+        if isinstance(batch, bool | int | np.integer | float):
+            raise InvalidTypeError(
+                must("batch", "be the records (not a count): the stream bounds each person.")
+            )
+        if ids is None:
+            raise InvalidParameterError(
+                must("ids", "be given (one person id per record): the stream has a privacy unit.")
+            )
+        values = as_1d_array(batch, "batch")
+        keep, table = self._persons.keep(self._persons.check(ids, values.size))
+        return values[keep], keep, table
+
     def _counts(self, batch: Any, column: str | None, nan: str) -> np.ndarray:
         if isinstance(batch, str | os.PathLike):
             if column is None:
@@ -185,7 +292,9 @@ class ContinualStream:
         counts, _ = self._bins.count(batch, nan=check_nan_policy(nan))
         return np.asarray(counts, dtype=np.int64)
 
-    def step(self, batch: Any, *, column: str | None = None, nan: str = "error") -> StepAnswer:
+    def step(
+        self, batch: Any, *, column: str | None = None, ids: Any = None, nan: str = "error"
+    ) -> StepAnswer:
         """Feed one time step's records; the running answer after it.
 
         Parameters
@@ -195,6 +304,9 @@ class ContinualStream:
             bins: the step's values (array, pandas / polars / pyarrow column) or a file.
         column : str, optional
             The column to read when ``batch`` is a file.
+        ids : array-like, optional
+            With a privacy unit: one person id per record (text or integers). Read from the
+            file's privacy-unit column when ``batch`` is a file and ``ids`` is not given.
         nan : {"error", "drop"}
             Missing values, as in :meth:`treedp.Bins.count`.
 
@@ -208,6 +320,14 @@ class ContinualStream:
                 f"The stream has answered all {self.horizon} steps of its horizon: its guarantee "
                 "covers no more. Start a new stream (with a new budget) for later steps."
             )
+        table = None
+        if self._persons is not None:
+            batch, _, table = self._person_batch(batch, column, ids)
+            column = None
+        elif ids is not None:
+            raise InvalidParameterError(
+                must("ids", "be given only to a stream with a privacy unit.")
+            )
         counts = self._counts(batch, column, nan)
         t = self.t + 1
         if self._path is not None:
@@ -216,6 +336,8 @@ class ContinualStream:
         floor = consistent(raw, self._arrays["floor"])
         arrays["floor"] = floor
         self._arrays = arrays
+        if self._persons is not None and table is not None:
+            self._persons.kept = table
         self._payload = {**self._payload, "step": t}
         if self._path is not None:
             self.save(self._path)
@@ -226,7 +348,10 @@ class ContinualStream:
     def save(self, path: str | os.PathLike[str]) -> None:
         """Write the state atomically (refused over another stream or a later step)."""
         payload = {**self._payload, "mechanism_parameters": self._counter.describe()}
-        payload["arrays"] = encode_arrays(self._arrays)
+        arrays = dict(self._arrays)
+        if self._persons is not None:
+            arrays.update(self._persons.to_arrays())
+        payload["arrays"] = encode_arrays(arrays)
         write_state(path, payload)
 
     def __repr__(self) -> str:
@@ -235,13 +360,15 @@ class ContinualStream:
 
 def _record(payload: dict[str, Any], counter: Counter) -> SpendRecord:
     noise = NOISES[payload["noise"]]
+    unit = payload.get("unit")
     return SpendRecord(
         mechanism=f"continual_{payload['mechanism']}",
         measure=noise.measure(counter.loss()),
         neighbours="add_remove",
-        unit="record",
+        unit="record" if unit is None else f"person:{unit['column']}",
         parameters={
             "horizon": payload["horizon"],
+            "max_contributions": counter.contributions,
             "bins": 0 if payload["bins"] is None else len(payload["bins"]["edges"]) - 1,
             "stream_id": payload["stream_id"],
         },
@@ -260,6 +387,8 @@ def continual(
     accountant: Any = None,
     rng: RandomSource | None = None,
     path: str | os.PathLike[str] | None = None,
+    privacy_unit: Any = None,
+    max_contributions: int | None = None,
 ) -> ContinualStream:
     """Start a stream released after every one of ``horizon`` steps.
 
@@ -274,14 +403,24 @@ def continual(
         largest ρ whose conversion (CKS20) fits it.
     bins, bounds, edges
         Public bins for running distributions, as :func:`treedp.make_bins`.
-    mechanism : {"auto", "tree", "binary", "sqrt"}
-        ``auto``: the least exact mean variance of ``tree`` and (zCDP) ``sqrt``.
+    mechanism : {"auto", "tree", "binary", "sqrt", "sqrt_norm", "opt"}
+        ``auto``: the least exact mean variance of ``tree`` and (zCDP) ``sqrt``,
+        ``sqrt_norm`` and ``opt`` where they apply (:data:`treedp.continual.MECHANISMS`).
     accountant : Accountant, optional
         Charged the whole stream's spend once, now.
     rng : RandomSource, optional
         OS randomness by default; :class:`treedp.InsecureSeededSource` for tests only.
     path : path, optional
         A new state file, written atomically now and after every step.
+    privacy_unit : str or PrivacyUnit, optional
+        Protect persons, not records: the person-id column's name (read from a step's file;
+        or give ``ids=`` to :meth:`ContinualStream.step`), or ``treedp.PrivacyUnit(name,
+        max_contributions=k)``. The neighbours become one person added or removed with all
+        their records; the state keeps a keyed hash of each person seen and their count,
+        never an id (:mod:`treedp.continual.persons`).
+    max_contributions : int, optional
+        ``k``: the records kept per person over the *whole stream* (later ones are dropped);
+        the sensitivities scale by ``k``. Required with ``privacy_unit``.
 
     Returns
     -------
@@ -291,19 +430,8 @@ def continual(
     noise, budget = _budget(epsilon, privacy)
     the_bins = _bins(bins, bounds, edges)
     n_bins = 1 if the_bins is None else the_bins.n_bins
-    mechanism = check_option(mechanism, "mechanism", ("auto", *MECHANISMS))
-    if mechanism != "auto" and noise not in MECHANISMS[mechanism].noises:
-        raise InvalidParameterError(
-            must("mechanism", f"suit the budget: {mechanism!r} needs zCDP.")
-        )
-    if mechanism.startswith("sqrt") and horizon * n_bins > SQRT_LIMIT:
-        raise InvalidParameterError(
-            must("mechanism", f"be 'tree' when horizon x bins > {SQRT_LIMIT}.")
-        )
-    if mechanism == "sqrt_norm" and horizon > NORM_LIMIT:
-        raise InvalidParameterError(
-            must("mechanism", f"be 'sqrt' or 'tree' when horizon > {NORM_LIMIT}.")
-        )
+    mechanism = _check_mechanism(mechanism, noise, horizon, n_bins)
+    unit = _unit(privacy_unit, max_contributions)
     acct = check_accountant(accountant)
     source = check_source(rng)
     stream_id = secrets.token_hex(16)
@@ -313,7 +441,8 @@ def continual(
         )
     if path is not None:
         check_writable(path, stream_id, 0)
-    name, counter = choose(mechanism, horizon, noise, budget, 1, n_bins)
+    k = 1 if unit is None else unit["max_contributions"]
+    name, counter = choose(mechanism, horizon, noise, budget, k, n_bins)
     payload: dict[str, Any] = {
         "stream_id": stream_id,
         "step": 0,
@@ -323,6 +452,7 @@ def continual(
         "mechanism": name,
         "bins": None if the_bins is None else the_bins.to_dict(),
         "seeded": isinstance(source, InsecureSeededSource),
+        "unit": unit,
         "treedp_version": __version__,
     }
     record = _record(payload, counter)
@@ -331,6 +461,11 @@ def continual(
         acct.charge(record)
     arrays = counter.initial_state(n_bins, source)
     arrays["floor"] = np.zeros(n_bins, dtype=np.float64)
+    if unit is not None:
+        payload["person_key"] = secrets.token_bytes(32).hex()
+        arrays.update(
+            {"person_hash": np.zeros((0, 2), np.int64), "person_count": np.zeros(0, np.int64)}
+        )
     stream = ContinualStream(
         payload, counter, arrays, source, None if path is None else os.fspath(path)
     )
@@ -365,4 +500,10 @@ def load_continual(
         ) from None
     if not ok or not math.isfinite(float(payload["budget"])):
         raise ReleaseFormatError(f"'{name}' is an inconsistent state file (step or horizon).")
-    return ContinualStream(payload, counter, arrays, check_source(rng), name if autosave else None)
+    source = check_source(rng)
+    try:
+        return ContinualStream(payload, counter, arrays, source, name if autosave else None)
+    except (KeyError, TypeError, ValueError) as exc:
+        raise ReleaseFormatError(
+            f"'{name}' is an inconsistent state file ({type(exc).__name__})."
+        ) from None

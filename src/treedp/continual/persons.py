@@ -1,0 +1,143 @@
+"""Contribution bounding over a whole stream: each person keeps at most ``k`` records.
+
+Guarantee
+---------
+With ``privacy_unit=`` and ``max_contributions=k`` the stream's neighbour relation is one person
+added or removed with *all* their records, at any steps, in any bins; the privacy unit is one
+person. Before a step's records reach the counter, each person's records are kept in stream
+order (earlier steps first, then the batch's order) until the person has ``k`` kept records over
+the whole stream; later records of that person are dropped. The rule is applied per person and
+depends only on that person's own records, so removing a person leaves every other person's
+kept records unchanged: neighbouring streams differ by at most ``k`` kept records of one person.
+
+Sensitivity derivation: the counters are built with ``contributions = k``. A tree level moves
+by at most ``k`` in L1 (``k`` records, one node per level each) and ``k²`` in L2² (all in one
+node at worst); a factorisation's released vector moves by at most ``k`` columns, so
+``||Δy||_2 <= k·max_j ||column j||`` and ``Δ2² <= k²·max_j ||column j||²``.
+
+What is stored: no id and no value. The state keeps a random 32-byte key (drawn from the OS
+when the stream starts) and, per person seen, the first 16 bytes of the keyed BLAKE2b hash of
+the person's id with the number of records kept so far (at most ``k``). The table grows with
+the number of distinct persons (one 16-byte hash and one count each). Two ids whose hashes
+collide (probability about ``n²/2**129`` for ``n`` persons) share one allowance: that drops
+records, it never keeps more than ``k`` of anyone. The key and table are as secret as the data
+(the key would let a reader test whether an id was seen).
+"""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import os
+import secrets
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from treedp._validation import must
+from treedp.engines.files.paths import resolve_paths
+from treedp.exceptions import InvalidParameterError, InvalidTypeError
+
+__all__ = ["PersonBound", "canonical_id", "read_ids"]
+
+#: Bytes kept of each keyed hash.
+DIGEST = 16
+
+
+def canonical_id(value: Any) -> bytes:
+    """The bytes an id is hashed from: ``s:<utf-8 text>`` for text and for integers (written in
+    decimal, so ``17`` and ``"17"``, as read from a CSV file, are one person), ``b:<bytes>``."""
+    if isinstance(value, bool | np.bool_):
+        raise InvalidTypeError(must("ids", "be text or integers, not booleans."))
+    if isinstance(value, str):
+        return b"s:" + value.encode("utf-8")
+    if isinstance(value, int | np.integer):
+        return b"s:" + str(int(value)).encode("ascii")
+    if isinstance(value, bytes):
+        return b"b:" + value
+    raise InvalidTypeError(
+        must("ids", f"be text, integers or bytes (one per record). Got {type(value).__name__}.")
+    )
+
+
+def read_ids(path: str | os.PathLike[str], column: str) -> list[Any]:
+    """The person ids of a step's file, as read (CSV cells are text; Parquet / Arrow values as
+    stored). The column name is public; a missing column is refused naming it."""
+    files, kind = resolve_paths(path)
+    out: list[Any] = []
+    if kind == "csv":
+        for name in files:
+            with open(name, newline="", encoding="utf-8") as fh:
+                reader = csv.DictReader(fh)
+                if reader.fieldnames is None or column not in reader.fieldnames:
+                    raise InvalidParameterError(must("privacy_unit", f"name a column of {name}."))
+                out.extend(row[column] for row in reader)
+        return out
+    import pyarrow.dataset as ds
+
+    data = ds.dataset(files, format="parquet" if kind == "parquet" else "ipc")
+    if column not in data.schema.names:
+        raise InvalidParameterError(must("privacy_unit", "name a column of the step's file."))
+    return list(data.to_table(columns=[column]).column(column).to_pylist())
+
+
+@dataclass
+class PersonBound:
+    """Per-person record counts over the stream, by keyed hash (see the module docstring)."""
+
+    max_contributions: int
+    key: bytes = field(default_factory=lambda: secrets.token_bytes(32))
+    kept: dict[bytes, int] = field(default_factory=dict)
+
+    def _digest(self, value: Any) -> bytes:
+        return hashlib.blake2b(canonical_id(value), key=self.key, digest_size=DIGEST).digest()
+
+    def check(self, ids: Any, n_records: int) -> np.ndarray:
+        """The ids as a 1-D object array, one per record (refused otherwise; nothing changes)."""
+        arr = np.asarray(ids, dtype=object)
+        if arr.ndim != 1 or arr.size != n_records:
+            raise InvalidParameterError(
+                must("ids", "hold one person id per record of the step (a 1-D array).")
+            )
+        for value in arr:
+            canonical_id(value)  # refuses missing ids (None, NaN) and other kinds
+        return arr
+
+    def keep(self, ids: np.ndarray) -> tuple[np.ndarray, dict[bytes, int]]:
+        """Which records are kept (bool, in order), and the updated table (not applied here:
+        the stream applies it only once the step cannot fail)."""
+        keep = np.zeros(ids.size, dtype=bool)
+        table = dict(self.kept)
+        k = self.max_contributions
+        for i, value in enumerate(ids):
+            h = self._digest(value)
+            n = table.get(h, 0)
+            if n < k:
+                keep[i] = True
+                table[h] = n + 1
+        return keep, table
+
+    # ----------------------------------------------------------------- state file
+    def to_arrays(self) -> dict[str, np.ndarray]:
+        """The table as int64 arrays: hashes as two int64 words each, and the counts."""
+        hashes = np.frombuffer(b"".join(self.kept), dtype="<i8").reshape(-1, 2)
+        counts = np.fromiter(self.kept.values(), dtype=np.int64, count=len(self.kept))
+        return {"person_hash": hashes.astype(np.int64), "person_count": counts}
+
+    @classmethod
+    def from_state(
+        cls, max_contributions: int, key_hex: str, arrays: dict[str, Any]
+    ) -> PersonBound:
+        """The table :meth:`to_arrays` wrote (with the key kept in the payload)."""
+        hashes = np.ascontiguousarray(arrays["person_hash"], dtype="<i8").reshape(-1, 2)
+        counts = np.asarray(arrays["person_count"], dtype=np.int64)
+        if (
+            hashes.shape[0] != counts.size
+            or np.any(counts < 1)
+            or np.any(counts > max_contributions)
+        ):
+            raise ValueError("person table")
+        raw = hashes.tobytes()
+        kept = {raw[i * DIGEST : (i + 1) * DIGEST]: int(c) for i, c in enumerate(counts)}
+        return cls(max_contributions, bytes.fromhex(key_hex), kept)

@@ -1,0 +1,201 @@
+"""Person-level bounding over a whole stream: brute force over small streams, the audited
+person-level loss (and a mutant that forgets to scale by ``k``), state without raw ids, refusals.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+from collections import Counter as Tally
+from dataclasses import dataclass
+from fractions import Fraction
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+import treedp
+from treedp.continual import continual, load_continual
+from treedp.continual.persons import PersonBound
+from treedp.continual.planner import classic_tree, planned_tree
+from treedp.continual.tree import TreeCounter
+from treedp.exceptions import InvalidParameterError, InvalidTypeError, ReleaseFormatError
+from treedp.noise import InsecureSeededSource as SEED
+
+
+def bounded(stream: list[list[tuple[str, int]]], k: int) -> list[list[tuple[str, int]]]:
+    """The kept records of each step, by :class:`PersonBound` (one shared table)."""
+    bound = PersonBound(k, key=b"\x01" * 32)
+    out = []
+    for batch in stream:
+        ids = np.array([p for p, _ in batch], dtype=object)
+        keep, table = bound.keep(ids)
+        bound.kept = table
+        out.append([r for r, kept in zip(batch, keep, strict=True) if kept])
+    return out
+
+
+def test_brute_force_neighbours_differ_by_at_most_k_records_of_one_person() -> None:
+    rng = np.random.default_rng(7)
+    for _ in range(60):
+        k = int(rng.integers(1, 4))
+        steps = int(rng.integers(1, 6))
+        people = [f"p{i}" for i in range(int(rng.integers(1, 5)))]
+        stream = [
+            [(str(rng.choice(people)), int(rng.integers(0, 3))) for _ in range(rng.integers(0, 5))]
+            for _ in range(steps)
+        ]
+        kept = bounded(stream, k)
+        per_person = Tally(p for batch in kept for p, _ in batch)
+        assert all(n <= k for n in per_person.values())
+        # the first k records of each person, in stream order, are the kept ones
+        seen: Tally[str] = Tally()
+        for batch, kb in zip(stream, kept, strict=True):
+            expect = []
+            for p, v in batch:
+                if seen[p] < k:
+                    expect.append((p, v))
+                seen[p] += 1
+            assert kb == expect
+        for p in people:  # remove one person: only their (at most k) records go
+            without = [[r for r in b if r[0] != p] for b in stream]
+            kept_without = bounded(without, k)
+            for a, b in zip(kept, kept_without, strict=True):
+                assert [r for r in a if r[0] != p] == b
+            assert sum(r[0] == p for b in kept for r in b) <= k
+
+
+def person_loss(tree: TreeCounter, k: int) -> Fraction:
+    """The exact worst-case loss when one person's ``k`` records sit at any steps: per level,
+    the nodes they fall in give L1 = k and L2² = sum of squared per-node counts."""
+    worst = Fraction(0)
+    fams = tree.families
+    for steps in itertools.combinations_with_replacement(range(tree.horizon), k):
+        loss = Fraction(0)
+        for level, fam in enumerate(fams):
+            if fam is None:
+                continue
+            nodes = Tally(i // tree.k**level for i in steps)
+            loss += fam.loss(k, sum(n * n for n in nodes.values()))
+        worst = max(worst, loss)
+    return worst
+
+
+@pytest.mark.parametrize("noise", ["laplace", "gaussian"])
+@pytest.mark.parametrize("k", [1, 2, 3])
+def test_stated_loss_covers_the_audited_person_level_loss(noise: str, k: int) -> None:
+    budget = 1.0 if noise == "laplace" else 0.5
+    for tree in (classic_tree(9, noise, budget, k), planned_tree(9, noise, budget, k)):
+        assert person_loss(tree, k) <= tree.loss() <= Fraction(budget)
+        assert tree.sensitivity()["per_level_l1"] == k
+        assert tree.sensitivity()["per_level_l2_squared"] == k * k
+
+
+@dataclass(frozen=True)
+class _ForgetsK(TreeCounter):
+    """Mutant: bounds persons at k but states the one-record loss."""
+
+    def loss(self) -> Fraction:
+        return sum((f.loss(1, 1) for f in self.families if f), Fraction(0))
+
+
+@pytest.mark.parametrize("noise", ["laplace", "gaussian"])
+def test_the_person_audit_catches_a_mutant_that_forgets_k(noise: str) -> None:
+    tree = classic_tree(9, noise, 1.0, 3)
+    mutant = _ForgetsK(tree.horizon, tree.k, tree.noise, tree.parameters, 3)
+    assert person_loss(mutant, 3) > mutant.loss()
+
+
+def fed_counts(monkeypatch: pytest.MonkeyPatch) -> list[np.ndarray]:
+    seen: list[np.ndarray] = []
+    real = TreeCounter.step
+
+    def spy(self: TreeCounter, state: Any, t: int, counts: np.ndarray, source: Any) -> Any:
+        seen.append(counts.copy())
+        return real(self, state, t, counts, source)
+
+    monkeypatch.setattr(TreeCounter, "step", spy)
+    return seen
+
+
+def test_stream_bounds_each_person_over_all_steps_and_resumes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    seen = fed_counts(monkeypatch)
+    path = tmp_path / "s.json"
+    s = continual(
+        horizon=6, epsilon=1.0, privacy_unit="pid", max_contributions=2, rng=SEED(1), path=path
+    )
+    g = s.guarantee
+    assert g["unit"] == "person:pid" and g["max_contributions"] == 2
+    assert g["sensitivity"]["per_level_l1"] == 2
+    assert s.spend.parameters["max_contributions"] == 2
+    s.step([1, 2, 3], ids=["alice", "alice", "bob"])
+    s.step([4, 5], ids=["alice", "bob"])  # alice is over her 2 records
+    r = load_continual(path, rng=SEED(2))
+    r.step([6, 7, 8], ids=["alice", "carol", 17])
+    assert [int(c[0]) for c in seen] == [3, 1, 2]
+    text = path.read_text()
+    for raw in ("alice", "bob", "carol"):
+        assert raw not in text
+    kept = json.loads(text)["payload"]["arrays"]["person_count"]
+    assert kept["shape"] == [4]
+
+
+def test_bins_keep_the_first_records_of_each_person(monkeypatch: pytest.MonkeyPatch) -> None:
+    seen = fed_counts(monkeypatch)
+    unit = treedp.PrivacyUnit("pid", max_contributions=1)
+    s = continual(horizon=4, epsilon=1.0, bins=4, bounds=(0, 4), privacy_unit=unit, rng=SEED(3))
+    s.step([0.5, 1.5, 2.5, 3.5], ids=[1, 1, 2, 2])
+    s.step([3.5], ids=[3])
+    np.testing.assert_array_equal(seen[0], [1, 0, 1, 0])
+    np.testing.assert_array_equal(seen[1], [0, 0, 0, 1])
+
+
+def test_person_file_reads_the_unit_column(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    seen = fed_counts(monkeypatch)
+    day = tmp_path / "day.csv"
+    day.write_text("x,pid\n1,a\n2,a\n3,b\n")
+    s = continual(horizon=3, epsilon=1.0, privacy_unit="pid", max_contributions=1, rng=SEED(4))
+    s.step(day, column="x")
+    assert int(seen[0][0]) == 2
+
+
+def test_refusals_change_nothing(tmp_path: Path) -> None:
+    with pytest.raises(InvalidParameterError, match="max_contributions"):
+        continual(horizon=3, epsilon=1.0, privacy_unit="pid")
+    with pytest.raises(InvalidParameterError, match="privacy_unit"):
+        continual(horizon=3, epsilon=1.0, max_contributions=2)
+    with pytest.raises(InvalidTypeError, match="privacy_unit"):
+        continual(horizon=3, epsilon=1.0, privacy_unit=3, max_contributions=2)
+    with pytest.raises(InvalidParameterError, match="max_contributions"):
+        continual(horizon=3, epsilon=1.0, privacy_unit="pid", max_contributions=0)
+    path = tmp_path / "s.json"
+    s = continual(
+        horizon=3, epsilon=1.0, privacy_unit="pid", max_contributions=1, rng=SEED(5), path=path
+    )
+    before = path.read_bytes()
+    with pytest.raises(InvalidParameterError, match="ids"):
+        s.step([1, 2])
+    with pytest.raises(InvalidParameterError, match="ids"):
+        s.step([1, 2], ids=["a"])
+    with pytest.raises(InvalidTypeError, match="ids"):
+        s.step([1, 2], ids=["a", None])
+    with pytest.raises(InvalidTypeError, match="batch"):
+        s.step(2, ids=["a", "b"])
+    assert s.t == 0 and path.read_bytes() == before and s._persons is not None
+    assert s._persons.kept == {}
+    plain = continual(horizon=3, epsilon=1.0, rng=SEED(6))
+    with pytest.raises(InvalidParameterError, match="ids"):
+        plain.step([1], ids=["a"])
+
+
+def test_a_damaged_person_table_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "s.json"
+    s = continual(horizon=3, epsilon=1.0, privacy_unit="pid", max_contributions=1, rng=SEED(7))
+    s.step([1], ids=["a"])
+    s._persons.kept = {b"\x00" * 16: 5}  # type: ignore[union-attr]  # over k: inconsistent
+    s.save(path)
+    with pytest.raises(ReleaseFormatError, match="inconsistent"):
+        load_continual(path)
