@@ -64,7 +64,7 @@ def quantiles(
     values: Any,
     q: Any,
     *,
-    epsilon: float,
+    epsilon: float | None = None,
     bounds: tuple[Any, Any] | str | PrivateBounds,
     bins: int | str | None = None,
     method: str = "auto",
