@@ -73,9 +73,9 @@ def workdir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     )
     flights.to_parquet(tmp_path / "flights.parquet")
     (tmp_path / "carriers.txt").write_text("\n".join(CARRIERS) + "\n")
-    pd.DataFrame(
-        {"income": rng.lognormal(10, 1, n), "age": rng.integers(18, 90, n)}
-    ).to_parquet(tmp_path / "survey.parquet")
+    pd.DataFrame({"income": rng.lognormal(10, 1, n), "age": rng.integers(18, 90, n)}).to_parquet(
+        tmp_path / "survey.parquet"
+    )
     con = sqlite3.connect(tmp_path / "people.db")
     con.execute("CREATE TABLE people (income REAL)")
     con.executemany("INSERT INTO people VALUES (?)", [(float(v),) for v in ages[:500] * 1000])
@@ -120,4 +120,4 @@ def test_every_python_block_runs(index: int, workdir: Path) -> None:
     block = _blocks("python")[index]
     if "duckdb" in block:
         pytest.importorskip("duckdb")
-    exec(compile(block, f"README recipe {index}", "exec"), _namespace(workdir))  # noqa: S102
+    exec(compile(block, f"README recipe {index}", "exec"), _namespace(workdir))
