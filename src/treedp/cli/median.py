@@ -313,7 +313,7 @@ def _median_private_bounds(
         return result.value, (
             f"{name} over every float, no bounds step; total pure epsilon="
             f"{result.epsilon_spent:.10g} of {args.epsilon:g}"
-        )
+        ), result.bounds_warning
     known = known_side(settings["bounds"])
     how = " found privately" if known is None else f", {found_side(known)} found privately"
     shown = ", ".join(fmt(b) for b in result.bounds)
