@@ -310,10 +310,14 @@ def _median_private_bounds(
     if args.method == "exponential" and integers:
         name += " on integers"
     if result.parts[0].mechanism != "private_bounds":  # no bounds step: every float a candidate
-        return result.value, (
-            f"{name} over every float, no bounds step; total pure epsilon="
-            f"{result.epsilon_spent:.10g} of {args.epsilon:g}"
-        ), result.bounds_warning
+        return (
+            result.value,
+            (
+                f"{name} over every float, no bounds step; total pure epsilon="
+                f"{result.epsilon_spent:.10g} of {args.epsilon:g}"
+            ),
+            result.bounds_warning,
+        )
     known = known_side(settings["bounds"])
     how = " found privately" if known is None else f", {found_side(known)} found privately"
     shown = ", ".join(fmt(b) for b in result.bounds)
