@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 import pytest
 
+from tests.engines.test_conformance import BIG_INT_BINS, BIG_INTS, FLOAT_CASES, _py
 from treedp import make_bins
 from treedp.domain import Bins
 from treedp.engines import count_chunk
@@ -27,8 +28,6 @@ from treedp.engines.spark.bins_sql import (
     ticks,
 )
 from treedp.engines.spark.count import quiet_pyspark
-
-from ..test_conformance import BIG_INT_BINS, BIG_INTS, FLOAT_CASES, _py
 
 pytestmark = pytest.mark.slow
 
@@ -79,7 +78,9 @@ def test_integers_beyond_2_53(spark: Any) -> None:
     ints = make_bins(bounds=(-3, 4), bins="integers")
     small = BIG_INTS[-6:]
     for path in ("search", "array"):
-        assert np.array_equal(_bins_of(spark, small, "bigint", ints, path), _local_bins(small, ints))
+        assert np.array_equal(
+            _bins_of(spark, small, "bigint", ints, path), _local_bins(small, ints)
+        )
 
 
 def test_path_choice() -> None:
@@ -114,12 +115,16 @@ def test_datetime_ticks_every_unit(spark: Any, unit: str) -> None:
     rows = [(i, t.replace(tzinfo=dt.UTC), t, t.date()) for i, t in enumerate(_INSTANTS)]
     frame = spark.createDataFrame(rows, "i long, ts timestamp, ntz timestamp_ntz, d date")
     with quiet_pyspark():
-        got = frame.select(
-            "i",
-            ticks("ts", "TimestampType", unit).alias("a"),
-            ticks("ntz", "TimestampNTZType", unit).alias("b"),
-            ticks("d", "DateType", unit).alias("c"),
-        ).orderBy("i").collect()
+        got = (
+            frame.select(
+                "i",
+                ticks("ts", "TimestampType", unit).alias("a"),
+                ticks("ntz", "TimestampNTZType", unit).alias("b"),
+                ticks("d", "DateType", unit).alias("c"),
+            )
+            .orderBy("i")
+            .collect()
+        )
     stamps = np.array(_INSTANTS, dtype="datetime64[us]")
     days = np.array([t.date() for t in _INSTANTS], dtype="datetime64[D]")
     assert [r[1] for r in got] == datetime_ticks(stamps, unit).tolist()

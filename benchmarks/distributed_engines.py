@@ -21,8 +21,8 @@ The data are generated into a temporary directory and deleted at the end (never 
 
 Usage::
 
-    PYTHONPATH=src python benchmarks/distributed.py --ungrouped 1e8 --grouped 1e7
-    PYTHONPATH=src python benchmarks/distributed.py --ungrouped 1e6 --grouped 1e5  # smoke
+    PYTHONPATH=src python benchmarks/distributed_engines.py --ungrouped 1e8 --grouped 1e7
+    PYTHONPATH=src python benchmarks/distributed_engines.py --ungrouped 1e6 --grouped 1e5  # smoke
 """
 
 from __future__ import annotations
