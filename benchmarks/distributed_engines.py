@@ -12,7 +12,7 @@ Engines: ``local`` (the Parquet path given to treedp: the file engine, the basel
 ``dask`` (``dd.read_parquet`` on a ``LocalCluster`` of 2 worker processes × 1 thread,
 memory limit 2 GiB each, so that the limit does not shape what is measured) and ``spark``
 (``spark.read.parquet`` on ``local[2]``, driver memory 1 GiB, Java 17). Reported per run: wall
-time of the release (reading included; cluster start-up excluded), the ratio to ``local``, the
+time of the release (reading included; cluster start-up and a first tiny job excluded), the ratio to ``local``, the
 driver's peak RSS above the interpreter, and the peak RSS of the largest worker process (Dask:
 each worker process; Spark: the JVM, which is driver and executors in local mode, and any
 Python worker), sampled every 0.1 s with psutil.
@@ -39,9 +39,15 @@ from typing import Any
 
 import numpy as np
 
-sys.path.insert(0, os.path.dirname(__file__))
-from _common import machine
-from per_person import BOUNDS, CARRIERS, hwm_mb, make_frame
+_HERE = os.path.dirname(os.path.abspath(__file__))
+# benchmarks/profile.py shadows the standard library's profile, which per_person's cProfile
+# imports: load cProfile with this folder off the path first
+sys.path[:] = [p for p in sys.path if os.path.abspath(p or ".") != _HERE]
+import cProfile  # noqa: F401,E402
+
+sys.path.insert(0, _HERE)
+from _common import machine  # noqa: E402
+from per_person import BOUNDS, CARRIERS, hwm_mb, make_frame  # noqa: E402
 
 CHUNK = 10**7
 ENGINES = ("local", "dask", "spark")
@@ -168,8 +174,10 @@ def child(engine: str, case: str, path: str) -> None:
             dashboard_address=":0",
         )  # fmt: skip
         client = Client(cluster)
+        client.submit(sum, [1, 2]).result()  # workers up before the clock starts
     elif engine == "spark":
         spark = _spark()
+        spark.range(1000).selectExpr("sum(id)").collect()  # a first job warms the JVM
     base = hwm_mb()
     sampler = Sampler()
     start = time.perf_counter()
