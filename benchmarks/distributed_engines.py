@@ -11,11 +11,11 @@ Cases (each engine in a fresh child process, so its peak memory is its own):
 Engines: ``local`` (the Parquet path given to treedp: the file engine, the baseline),
 ``dask`` (``dd.read_parquet`` on a ``LocalCluster`` of 2 worker processes × 1 thread,
 memory limit 2 GiB each, so that the limit does not shape what is measured) and ``spark``
-(``spark.read.parquet`` on ``local[2]``, driver memory 1 GiB, Java 17). Reported per run: wall
-time of the release (reading included; cluster start-up and a first tiny job excluded), the ratio to ``local``, the
-driver's peak RSS above the interpreter, and the peak RSS of the largest worker process (Dask:
-each worker process; Spark: the JVM, which is driver and executors in local mode, and any
-Python worker), sampled every 0.1 s with psutil.
+(``spark.read.parquet`` on ``local[2]``, driver memory 1 GiB, Java 17). Reported per run:
+wall time of the release (reading included; cluster start-up and a first tiny job excluded),
+the ratio to ``local``, the driver's peak RSS above the interpreter, and the peak RSS of the
+largest worker process (Dask: each worker process; Spark: the JVM, which is driver and
+executors in local mode, and any Python worker), sampled every 0.1 s with psutil.
 
 The data are generated into a temporary directory and deleted at the end (never committed).
 
