@@ -71,6 +71,8 @@ __all__ = ["ENGINE", "count_dask", "count_grouped_dask", "key_counts_dask"]
 SPLIT_EVERY = 8
 #: Rows of a partition compacted at a time before the shuffle by person.
 SLICE = 1 << 20
+#: The fewest partitions the shuffle by person makes (each is bounded by one task, in memory).
+SHUFFLE_PARTITIONS = 32
 
 
 def count_dask(obj: Any, column: str | None, bins: Bins, nan: NanPolicy = "error") -> BinCounts:
@@ -237,7 +239,9 @@ def _partition_tasks(ddf: Any, job: GroupedJob, source: RandomSource, kernel: An
             # numbers: shuffle 20 bytes a row (value, key position, hashed id), not the rows
             frame = frame.map_partitions(_compact, job, SLICE, meta=_compact_meta())
             job = _compact_job(job)
-        frame = frame.shuffle(on=_unit_of(job))
+        # at least SHUFFLE_PARTITIONS parts: one input partition must not become one task
+        parts_out = max(frame.npartitions, SHUFFLE_PARTITIONS)
+        frame = frame.shuffle(on=_unit_of(job), npartitions=parts_out)
     parts = list(frame.to_delayed())
     seeds: list[int | None] = [None] * len(parts)
     if getattr(source, "seeded", False) and job.unit is not None:
