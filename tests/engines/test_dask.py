@@ -57,3 +57,66 @@ def test_bad_forms(dask_client: Any) -> None:
         count_dask(frame["a"], "a", bins)
     with pytest.raises(InvalidTypeError):
         count_dask(da.zeros((2, 2), chunks=1), None, bins)
+
+
+def test_per_person_compaction_missing_records_and_hashed_ids(
+    dask_client: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Numbers with a privacy unit are compacted to (value, key position, hashed id) before
+    the shuffle: the counts equal the in-memory ones when the bound does not bind, and a
+    missing value, id or key raises the in-memory error (the same message, no count)."""
+    import dask.dataframe as dd
+
+    from treedp import InsecureSeededSource
+    from treedp.engines import dask as dask_engine
+    from treedp.engines.dask import count_grouped_dask
+    from treedp.engines.grouped import GroupedJob, count_bounded
+    from treedp.exceptions import DataError
+    from treedp.privacy.contribution import ContributionBounds
+
+    monkeypatch.setattr(dask_engine, "SLICE", 333)  # several slices per partition
+    rng = np.random.default_rng(3)
+    n = 4000
+    table = pd.DataFrame(
+        {
+            "v": rng.integers(-2, 12, n),
+            "g": pd.array(rng.choice(["a", "b", "c", "z"], n), dtype="string"),
+            "p": pd.array([f"id{i}" for i in rng.integers(0, 500, n)], dtype="string"),
+        }
+    )
+    bins = make_bins(bounds=(0, 9), bins="integers")
+    bounds = ContributionBounds.from_parameters("p", 10_000)
+    job = GroupedJob("v", ("g",), ("a", "b", "c"), "p", bounds, bins, "error")
+    frame = dd.from_pandas(table, npartitions=3)
+    got = count_grouped_dask(frame, job, InsecureSeededSource(1))
+    expected = count_bounded(
+        table["v"].to_numpy(), [_objects(table["g"])], _objects(table["p"]), job,
+        InsecureSeededSource(1),
+    )  # fmt: skip
+    assert np.array_equal(got.counts, expected.counts)
+    for column, hole, message in [
+        ("v", np.nan, "missing"),
+        ("p", None, "privacy_unit"),
+        ("g", None, "missing keys"),
+    ]:
+        holed = table.astype({"v": "float64"}).copy()
+        holed.loc[7, column] = hole
+        with pytest.raises(DataError, match=message) as info:
+            count_grouped_dask(dd.from_pandas(holed, npartitions=2), job, InsecureSeededSource(1))
+        assert not any(ch.isdigit() for ch in str(info.value))
+        drop = GroupedJob("v", ("g",), job.keys, "p", bounds, bins, "drop")
+        kept = count_grouped_dask(
+            dd.from_pandas(holed, npartitions=2), drop, InsecureSeededSource(1)
+        )
+        local = count_bounded(
+            holed["v"].to_numpy(), [_objects(holed["g"])], _objects(holed["p"]), drop,
+            InsecureSeededSource(1),
+        )  # fmt: skip
+        assert np.array_equal(kept.counts, local.counts)
+
+
+def _objects(series: Any) -> np.ndarray:
+    """A string column as an object array with None for the missing entries."""
+    out = series.to_numpy(dtype=object)
+    out[np.asarray(series.isna())] = None
+    return out

