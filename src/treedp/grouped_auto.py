@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 
+from treedp.budget import MIN_EPSILON
 from treedp.estimation import prefix_covariance
 from treedp.noise import RandomSource
 from treedp.noise.families import float_at_least
@@ -51,9 +52,11 @@ def choose_auto(
     """The bound chosen from each person's rows (``person``: a code per kept row)."""
     assert grouping.auto is not None and grouping.epsilon is not None
     rows = np.bincount(np.asarray(person, dtype=np.int64)) if person.size else np.zeros(0, int)
-    first, _ = auto_split(grouping.epsilon, grouping.auto.share)
+    first, rest = auto_split(grouping.epsilon, grouping.auto.share)
+    per_row = 2 if grouping.neighbours == "replace" else 1  # Δ(m) = m, or 2m under replace
+    largest = int(rest / MIN_EPSILON) // per_row  # the trees' ε/Δ(m) stays a valid budget
     bound, spent = choose_bound(
-        rows[rows > 0], grouping.auto, target, first, grouping.neighbours, source
+        rows[rows > 0], grouping.auto, target, first, grouping.neighbours, source, largest
     )
     bounds = ContributionBounds.from_parameters(grouping.unit, bound, grouped=bool(grouping.by))
     return bounds, spent

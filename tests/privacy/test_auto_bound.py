@@ -186,3 +186,36 @@ def test_files_are_refused_before_reading(tmp_path) -> None:
 def test_auto_bound_settings_are_checked(bad: dict) -> None:
     with pytest.raises((InvalidParameterError, InvalidTypeError)):
         AutoBound(**bad)
+
+
+def test_few_persons_do_not_pull_the_bound_to_the_cap() -> None:
+    """Privacy review F7: noise in the many empty high buckets (weighted by their row counts)
+    chose bounds in the thousands for 40 persons of 3 rows; thresholded, it chooses small."""
+    chosen = [
+        choose_bound(np.full(40, 3), AutoBound(), 10.0, 0.1, "add_remove", InsecureSeededSource(s))[
+            0
+        ]
+        for s in range(20)
+    ]
+    assert sum(m <= 4 for m in chosen) >= 18
+
+
+def test_a_small_budget_is_released_not_refused_after_the_charge() -> None:
+    """Privacy review F7: at eps=0.01 a large bound made the trees' budget invalid after the
+    charge; the candidates are now only bounds the trees can take."""
+    ledger = treedp.Accountant(treedp.PureDP(1.0))
+    gr = treedp.release_grouped(
+        _frame(),
+        column="x",
+        by="k",
+        keys=list("abc"),
+        privacy_unit="pid",
+        max_contributions=treedp.AutoBound(cap=2**24),
+        bounds=(0, 31),
+        bins="integers",
+        epsilon=1e-5,
+        accountant=ledger,
+        rng=InsecureSeededSource(6),
+    )
+    assert gr.bounds.max_contributions * 1e-6 <= 0.9e-5
+    assert len(ledger.history) == 1

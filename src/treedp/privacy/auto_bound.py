@@ -185,6 +185,7 @@ def choose_bound(
     epsilon: float,
     neighbours: str,
     source: RandomSource,
+    largest: int | None = None,
 ) -> tuple[int, Fraction]:
     """The chosen bound and the exact ε it spent (at most ``epsilon``).
 
@@ -202,10 +203,22 @@ def choose_bound(
         The person-level relation (``replace`` doubles the sensitivity).
     source : RandomSource
         Randomness (the OS's by default upstream).
+    largest : int, optional
+        The largest bound the trees can take (public: their budget at ``Δ(m)`` must stay a
+        valid ε), so that no choice can be refused after the charge.
+
+    Notes
+    -----
+    Buckets whose noisy count does not exceed ``scale·ln(40·len(grid))`` are taken as empty
+    (post-processing): a bucket of heavy contributors weighs ``r`` rows per person in the
+    objective, so noise alone in the many empty high buckets would otherwise pull the choice
+    towards the cap (a false bucket survives in about one release in a hundred; with every
+    bucket empty the smallest bound is chosen).
     """
-    grid = candidates(auto.cap)
+    grid = candidates(auto.cap if largest is None else max(1, min(auto.cap, largest)))
     sensitivity = 2 if neighbours == "replace" else 1
     scale = noise_scale(sensitivity, epsilon)
     noisy = bucket_counts(rows_per_person, grid) + sample_discrete_laplace(scale, grid.size, source)
+    noisy = np.where(noisy > float(scale) * math.log(40 * grid.size), noisy, 0)
     best = int(np.argmin(objective(noisy, grid, noise_unit, auto.heterogeneity)))
     return int(grid[best]), Fraction(sensitivity) / scale
