@@ -35,6 +35,7 @@ tests check all of them on edge values):
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -46,7 +47,6 @@ from treedp.engines.grouped import (
     GroupedCounts,
     GroupedJob,
     KeyCounts,
-    count_grouped_codes,
     missing_key_error,
     person_missing_error,
 )
@@ -58,17 +58,24 @@ if TYPE_CHECKING:
     from treedp.noise.rng import RandomSource
 
 __all__ = [
+    "MISSING",
     "NON_NUMBER",
     "Dialect",
     "Sql",
     "bin_expression",
+    "cells_sql",
     "count_grouped_sql",
     "count_sql",
     "described",
+    "guarded",
+    "hex_literal",
     "key_counts_sql",
     "query_failed",
     "quote",
+    "refuse_cells",
     "strip_query",
+    "the_column",
+    "value_column",
 ]
 
 #: The bin codes that are not bins: a value of no number type, a missing value, a key not
@@ -82,6 +89,14 @@ def quote(name: str) -> str:
     if "\x00" in name:
         raise InvalidParameterError("A column name must not contain a NUL character.")
     return '"' + name.replace('"', '""') + '"'
+
+
+def hex_literal(key: str) -> str:
+    """A key drawn by treedp (hex digits only, checked) as an SQL string literal: written in
+    the text, so that it never shifts the positions of bound parameters."""
+    if not key or any(ch not in "0123456789abcdef" for ch in key):
+        raise InvalidParameterError("A hash key must be lower-case hex digits.")
+    return f"'{key}'"
 
 
 def strip_query(sql: Any) -> str:
@@ -143,8 +158,8 @@ class Dialect:
         :func:`query_failed`.
     columns : callable
         ``columns(data) -> [(name, kind)]`` from the query's description (no value read);
-        ``kind`` is ``"number"``, ``"datetime"``, ``"any"`` (SQLite: typed per value) or
-        None.
+        ``kind`` is ``"integer"``, ``"float"``, ``"datetime"``, ``"any"`` (SQLite: typed
+        per value) or None.
     errors : callable
         ``errors() -> tuple of exception classes`` the driver raises.
     array : callable, optional
@@ -155,6 +170,12 @@ class Dialect:
         ``number_guard(column) -> text``: whether a value is of a number type (SQLite).
     max_params : int
         The most bound parameters one query may take.
+    keyed_hash : callable, optional
+        ``keyed_hash(sql, key, columns) -> text``: an orderable keyed pseudo-random function
+        of the columns under the hex string ``key`` (:mod:`treedp.engines.sql.bound`).
+    session : callable
+        ``session(data) -> context manager`` around a query that uses ``keyed_hash``
+        (SQLite registers its hash function on the connection for that query only).
     """
 
     name: str
@@ -170,6 +191,8 @@ class Dialect:
     cast: Callable[[str], str] | None = None
     number_guard: Callable[[str], str] | None = None
     max_params: int = 1 << 30
+    keyed_hash: Callable[[Sql, str, Sequence[str]], str] | None = None
+    session: Callable[[Any], AbstractContextManager[Any]] = lambda data: nullcontext()
 
 
 def query_failed(dialect: Dialect, exc: BaseException) -> InvalidParameterError:
@@ -181,7 +204,7 @@ def query_failed(dialect: Dialect, exc: BaseException) -> InvalidParameterError:
     )
 
 
-def _guarded(dialect: Dialect, call: Callable[[], Any]) -> Any:
+def guarded(dialect: Dialect, call: Callable[[], Any]) -> Any:
     try:
         return call()
     except TreeDPError:
@@ -245,11 +268,24 @@ def bin_expression(sql: Sql, bins: Bins) -> str:
 # ---------------------------------------------------------------------- the query
 def described(dialect: Dialect, data: Any) -> list[tuple[str, str | None]]:
     """The query's columns and their kinds (no value read); a failing query is one error."""
-    out: list[tuple[str, str | None]] = _guarded(dialect, lambda: dialect.columns(data))
+    out: list[tuple[str, str | None]] = guarded(dialect, lambda: dialect.columns(data))
     return out
 
 
-def _value_column(dialect: Dialect, data: Any, job_columns: Sequence[str], bins: Bins) -> None:
+def the_column(dialect: Dialect, data: Any, column: str | None) -> str:
+    """``column``, or the only column of a one-column query (``treedp.median(con, sql=...)``)."""
+    if column is not None:
+        return column
+    names = [n for n, _ in described(dialect, data)]
+    if len(names) != 1:
+        raise InvalidParameterError(
+            "The 'column' parameter is required for a database query of several columns: name "
+            "the column to release."
+        )
+    return names[0]
+
+
+def value_column(dialect: Dialect, data: Any, job_columns: Sequence[str], bins: Bins) -> None:
     """Check the columns against the query's description (names, the value's type)."""
     described_ = described(dialect, data)
     names = [n for n, _ in described_]
@@ -298,7 +334,7 @@ def _inner(sql: Sql, data: Any, column: str, by: Sequence[str], unit: str | None
     return f"SELECT {', '.join(cols)} FROM {d.source(data)} AS {_Q}"
 
 
-def _cells(sql: Sql, data: Any, job: GroupedJob) -> str:
+def cells_sql(sql: Sql, data: Any, job: GroupedJob) -> str:
     """The (key position, bin) of every row of the user's query, in SQL."""
     d = sql.dialect
     inner = _inner(sql, data, job.column, job.by, job.unit)
@@ -314,13 +350,13 @@ def _cells(sql: Sql, data: Any, job: GroupedJob) -> str:
 
 
 def _grouped_rows(dialect: Dialect, data: Any, job: GroupedJob) -> list[tuple[Any, ...]]:
-    _value_column(dialect, data, job.columns, job.bins)
+    value_column(dialect, data, job.columns, job.bins)
     sql = Sql(dialect)
-    text = f"SELECT g, b, count(*) FROM ({_cells(sql, data, job)}) AS t GROUP BY g, b"
-    return list(_guarded(dialect, lambda: dialect.run(data, text, sql.params)))
+    text = f"SELECT g, b, count(*) FROM ({cells_sql(sql, data, job)}) AS t GROUP BY g, b"
+    return list(guarded(dialect, lambda: dialect.run(data, text, sql.params)))
 
 
-def _refuse(bad: dict[str, int], nan: NanPolicy) -> None:
+def refuse_cells(bad: dict[str, int], nan: NanPolicy) -> None:
     """The errors for cells that are not counts: no count, value or shape in any message."""
     if bad["type"]:
         raise InvalidTypeError(
@@ -353,16 +389,13 @@ def _tally(rows: Sequence[tuple[Any, ...]], n_keys: int, n_bins: int, nan: NanPo
             counts[int(g), b] += n
             continue
         dropped += n
-    _refuse(bad, nan)
+    refuse_cells(bad, nan)
     return counts, dropped
 
 
 def count_sql(dialect: Dialect, data: Any, column: str | None, bins: Bins, nan: NanPolicy) -> Any:
     """Count one column of the query in the database: :class:`BinCounts`, ``B`` counts."""
-    if column is None:
-        raise InvalidParameterError(
-            "The 'column' parameter is required for a database query: name the column to release."
-        )
+    column = the_column(dialect, data, column)
     from treedp.privacy.contribution import ContributionBounds
 
     job = GroupedJob(column, (), ((),), None, ContributionBounds(None, 1, 1, 1), bins, nan)
@@ -373,63 +406,11 @@ def count_sql(dialect: Dialect, data: Any, column: str | None, bins: Bins, nan: 
 def count_grouped_sql(
     dialect: Dialect, data: Any, job: GroupedJob, source: RandomSource
 ) -> GroupedCounts:
-    """The ``G × B`` counts of public keys, counted in the database.
-
-    With a privacy unit, the database computes each row's bin and key position and only the
-    ``(person id, key position, bin)`` rows are read back; the per-person bounding then runs
-    here (:func:`treedp.privacy.contribution.bound_contributions`, randomness from
-    ``source``), not with the database's ``random()``.
-    """
+    """The ``G × B`` counts of public keys, counted in the database (no privacy unit; with
+    one, :func:`treedp.engines.sql.bound.bounded_counts`)."""
     n_bins, n_keys = job.bins.n_bins, len(job.keys)
-    if job.unit is None:
-        counts, dropped = _tally(_grouped_rows(dialect, data, job), n_keys, n_bins, job.nan)
-        return GroupedCounts(job.keys, counts, dropped)
-    return _bounded(dialect, data, job, source)
-
-
-def _bounded(dialect: Dialect, data: Any, job: GroupedJob, source: RandomSource) -> GroupedCounts:
-    from treedp.engines.grouped import column_array
-    from treedp.engines.keys import person_codes
-    from treedp.privacy.contribution import bound_contributions
-
-    _value_column(dialect, data, job.columns, job.bins)
-    sql = Sql(dialect)
-    cells = _cells(sql, data, job)
-    text = (
-        f"SELECT g, b, CASE WHEN p IS NULL THEN 1 ELSE 0 END AS pm, count(*) FROM ({cells}) AS t"
-        " WHERE b < 0 OR g IS NULL OR g < 0 OR p IS NULL GROUP BY g, b, pm"
-    )
-    bad_rows = _guarded(dialect, lambda: dialect.run(data, text, list(sql.params)))
-    dropped = 0
-    bad = {"type": 0, "value": 0, "key": 0, "unit": 0}
-    for g, b, pm, n in bad_rows:
-        what = (
-            "type"
-            if b == NON_NUMBER
-            else "value"
-            if b == MISSING
-            else "key"
-            if g is not None and int(g) == -1
-            else "unit"
-            if int(pm)
-            else None
-        )
-        if what is not None:
-            bad[what] += int(n)
-        dropped += int(n)
-    _refuse(bad, job.nan)
-    text = f"SELECT p, g, b FROM ({cells}) AS t WHERE b >= 0 AND g >= 0 AND p IS NOT NULL"
-    rows = _guarded(dialect, lambda: dialect.run(data, text, list(sql.params)))
-    if not rows:
-        return GroupedCounts(job.keys, np.zeros((len(job.keys), job.bins.n_bins), np.int64), 0)
-    person = column_array(np.array([r[0] for r in rows], dtype=object), "privacy_unit")
-    codes = np.fromiter((int(r[1]) for r in rows), dtype=np.int64, count=len(rows))
-    bin_idx = np.fromiter((int(r[2]) for r in rows), dtype=np.int64, count=len(rows))
-    kept = bound_contributions(
-        person_codes(person), codes if job.by else None, job.bounds, source, len(job.keys)
-    )
-    counted = count_grouped_codes(bin_idx[kept], codes[kept], job.keys, job.bins.n_bins)
-    return GroupedCounts(job.keys, counted.counts, dropped + len(rows) - kept.size)
+    counts, dropped = _tally(_grouped_rows(dialect, data, job), n_keys, n_bins, job.nan)
+    return GroupedCounts(job.keys, counts, dropped)
 
 
 def key_counts_sql(dialect: Dialect, data: Any, job: GroupedJob, source: Any) -> KeyCounts:
@@ -441,17 +422,19 @@ def key_counts_sql(dialect: Dialect, data: Any, job: GroupedJob, source: Any) ->
     )
 
 
-def collect_sql(dialect: Dialect, data: Any, column: str) -> np.ndarray:
+def collect_sql(dialect: Dialect, data: Any, column: str | None) -> np.ndarray:
     """The column as float64 in memory (missing as NaN), for the quantile methods that hold
     the values; the column's type checked first."""
     from treedp.domain import make_bins
 
-    _value_column(dialect, data, [column], make_bins(bounds=(0, 1), bins=1))
+    column = the_column(dialect, data, column)
+
+    value_column(dialect, data, [column], make_bins(bounds=(0, 1), bins=1))
     sql = Sql(dialect)
     inner = _inner(sql, data, column, (), None)
     guard = "isnum" if dialect.number_guard is not None else "1"
     text = f"SELECT {_X}, {guard} FROM ({inner}) AS {_S}"
-    rows = _guarded(dialect, lambda: dialect.run(data, text, sql.params))
+    rows = guarded(dialect, lambda: dialect.run(data, text, sql.params))
     if any(int(r[1]) == 0 for r in rows):
         raise InvalidTypeError(
             "The column must hold numbers; the query returned a value of another type."
