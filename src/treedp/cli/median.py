@@ -32,6 +32,7 @@ from treedp.cli._common import (
     read_inputs,
     rng_from,
 )
+from treedp.cli._db import add_db_options, db_data
 from treedp.cli._ledger import add_ledger_options, ledger_from_args, remaining_line
 
 __all__ = ["register", "run"]
@@ -67,6 +68,7 @@ def register(sub: Any) -> None:
     """Add the ``median`` subcommand to the parser's subcommands."""
     mdn = sub.add_parser("median", help="a private median of one column")
     add_input_arguments(mdn, "the column whose median is released")
+    add_db_options(mdn)
     mdn.add_argument("--epsilon", type=float, required=True, help="privacy budget")
     mdn.add_argument(
         "--method",
@@ -177,7 +179,7 @@ def run(args: argparse.Namespace) -> None:
     """Run ``treedp median`` with the parsed arguments (charging ``--ledger`` if given)."""
     settings = check_arguments(args)
     with ledger_from_args(args) as ledger:
-        values = read_inputs(args)
+        values = db_data(args, args.column) or read_inputs(args)
         value, how = _median(args, settings, values, rng_from(args), ledger)
         stated = f"{settings['neighbours']} neighbours" + (
             " (the default for this method)" if args.neighbours is None else ""

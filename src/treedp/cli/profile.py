@@ -13,6 +13,7 @@ from typing import Any
 
 import treedp
 from treedp.cli._common import SEEDED, UsageError, rng_from
+from treedp.cli._db import add_db_options, db_data
 from treedp.cli._ledger import add_ledger_options, ledger_from_args, remaining_line
 
 __all__ = ["register", "run"]
@@ -54,6 +55,7 @@ def register(sub: Any) -> None:
         help="seed the noise (reproducible; for tests and research only, never for publication)",
     )
     add_ledger_options(pro)
+    add_db_options(pro)
     pro.set_defaults(run=run)
 
 
@@ -79,7 +81,7 @@ def run(args: argparse.Namespace) -> None:
     rng = rng_from(args)
     with ledger_from_args(args) as ledger:
         prof = treedp.profile(
-            args.input,
+            db_data(args) or args.input,
             epsilon=args.epsilon,
             columns=args.columns,
             types=types or None,

@@ -19,6 +19,7 @@ from treedp.cli._common import (
     read_inputs,
     rng_from,
 )
+from treedp.cli._db import add_db_options, db_data
 from treedp.cli._ledger import add_ledger_options, ledger_from_args, remaining_line
 
 __all__ = ["n_arg", "register", "run"]
@@ -42,6 +43,7 @@ def register(sub: Any) -> None:
     """Add the ``quantiles`` subcommand to the parser's subcommands."""
     qs = sub.add_parser("quantiles", help="private quantiles of one column")
     add_input_arguments(qs, "the column")
+    add_db_options(qs)
     qs.add_argument("--q", type=float, nargs="+", required=True, help="levels in [0, 1]")
     qs.add_argument("--epsilon", type=float, required=True, help="privacy budget (in total)")
     add_bounds(
@@ -113,7 +115,7 @@ def run(args: argparse.Namespace) -> None:
     """Run ``treedp quantiles`` with the parsed arguments (charging ``--ledger`` if given)."""
     bounds = bounds_arg(args.bounds)
     _check_options(args, bounds)
-    values = read_inputs(args)
+    values = db_data(args, args.column) or read_inputs(args)
     with ledger_from_args(args) as ledger:
         result = treedp.quantiles(
             values,

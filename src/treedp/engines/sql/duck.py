@@ -9,7 +9,8 @@ strings correctly rounded, so the double is the one treedp holds); equal-width b
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 from treedp.engines.entry import Engine, module_root
@@ -32,10 +33,18 @@ _FLOATS = ("FLOAT", "DOUBLE", "DECIMAL")
 _DATETIMES = ("DATE", "TIMESTAMP", "TIME")
 
 
-def _relation(data: Any) -> Any:
-    if isinstance(data, SqlSource):
-        return data.connection.sql(f"SELECT * FROM ({data.sql}) AS {quote('__treedp_user')}")
-    return data
+@contextmanager
+def _relation(data: Any) -> Iterator[Any]:
+    """The relation to query: a SqlSource's query on a cursor of its own (a DuckDB connection
+    is not for concurrent use: treedp.profile reads columns from several threads)."""
+    if not isinstance(data, SqlSource):
+        yield data
+        return
+    cur = data.connection.cursor()
+    try:
+        yield cur.sql(f"SELECT * FROM ({data.sql}) AS {quote('__treedp_user')}")
+    finally:
+        cur.close()
 
 
 def _literal(v: Any) -> tuple[str, list[Any]]:
@@ -66,13 +75,14 @@ def _kind(type_name: str) -> str | None:
 
 
 def _columns(data: Any) -> list[tuple[str, str | None]]:
-    rel = _relation(data)
-    return [(str(c), _kind(str(t))) for c, t in zip(rel.columns, rel.types, strict=True)]
+    with _relation(data) as rel:
+        return [(str(c), _kind(str(t))) for c, t in zip(rel.columns, rel.types, strict=True)]
 
 
 def _run(data: Any, text: str, params: list[Any]) -> list[tuple[Any, ...]]:
     assert not params
-    rows: list[tuple[Any, ...]] = _relation(data).query(_VIEW, text).fetchall()
+    with _relation(data) as rel:
+        rows: list[tuple[Any, ...]] = rel.query(_VIEW, text).fetchall()
     return rows
 
 

@@ -234,9 +234,21 @@ def _arith(sql: Sql, bins: Bins) -> str:
         zero, cap = sql.value(0.0), sql.value(float(top))
         return f"CAST(floor(LEAST(GREATEST(({_X} - {lo}) * {inv}, {zero}), {cap})) AS BIGINT)"
 
-    # 1-based arrays: e_j is arr[j + 1]
-    below = f"CASE WHEN {_X} < {sql.array(edges)}[{cand()} + 1] THEN 1 ELSE 0 END"
-    above = f"CASE WHEN {_X} >= {sql.array(edges)}[{cand()} + 2] THEN 1 ELSE 0 END"
+    step = (float(edges[-1]) - float(edges[0])) / bins.n_bins
+    with np.errstate(over="ignore", invalid="ignore"):
+        formula = np.arange(bins.n_bins, dtype=np.float64) * step + float(edges[0])
+    if np.isfinite(step) and np.array_equal(edges[:-1], formula):
+        # e_j = j·step + e_0 exactly, for j < B (one product, one sum, as numpy computed
+        # them): no lookup; e_B is only compared for the clamp, which the final LEAST does
+        def edge(plus: int) -> str:
+            at = f"CAST({cand()} + {plus} AS {sql.dialect.double})"
+            return f"({at} * {sql.value(step)} + {sql.value(float(edges[0]))})"
+
+        below = f"CASE WHEN {_X} < {edge(0)} THEN 1 ELSE 0 END"
+        above = f"CASE WHEN {_X} >= {edge(1)} THEN 1 ELSE 0 END"
+    else:  # 1-based arrays: e_j is arr[j + 1]
+        below = f"CASE WHEN {_X} < {sql.array(edges)}[{cand()} + 1] THEN 1 ELSE 0 END"
+        above = f"CASE WHEN {_X} >= {sql.array(edges)}[{cand()} + 2] THEN 1 ELSE 0 END"
     return f"GREATEST(0, LEAST({top}, {cand()} - {below} + {above}))"
 
 
