@@ -10,6 +10,7 @@ usable. ``%`` in the user's query is escaped for psycopg's placeholders.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Sequence
 from typing import Any
 
@@ -37,8 +38,13 @@ def _literal(v: Any) -> tuple[str, list[Any]]:
     return "%s", [v]
 
 
+#: One query at a time per process: a psycopg connection's transaction blocks must not
+#: interleave (treedp.profile reads columns from several threads).
+_ONE_AT_A_TIME = threading.Lock()
+
+
 def _execute(con: Any, text: str, params: list[Any]) -> tuple[list[tuple[Any, ...]], Any]:
-    with con.transaction(), con.cursor() as cur:
+    with _ONE_AT_A_TIME, con.transaction(), con.cursor() as cur:
         cur.execute(text, params)
         rows = cur.fetchall()
         return rows, cur.description
