@@ -39,6 +39,7 @@ from treedp._validation import check_int, must
 from treedp.budget import Neighbours
 from treedp.domain import MAX_BINS, Bins, NanPolicy, make_bins, public_bins
 from treedp.engines.local import LocalEngine
+from treedp.engines.sql.source import sql_arguments
 from treedp.exceptions import InvalidParameterError
 from treedp.noise import RandomSource
 from treedp.options import MechanismOptions, PrivacyUnit, PrivateBounds
@@ -56,6 +57,7 @@ __all__ = ["release_cdf", "release_counts"]
 @accepts_aliases
 def release_cdf(
     values: Any,
+    sql: str | None = None,
     *,
     epsilon: float | None = None,
     privacy: Measure | None = None,
@@ -82,10 +84,9 @@ def release_cdf(
 
     Parameters
     ----------
-    values : array-like, DataFrame, table, dataset or path
-        The column (numbers or datetimes), or with ``column`` a pandas / polars DataFrame,
-        pyarrow Table / Dataset, Spark or Dask DataFrame, or Parquet / CSV / Arrow file(s),
-        streamed in bounded memory.
+    values, sql : array-like, DataFrame, table, dataset or path; or a connection and a SELECT
+        The column (numbers, datetimes); with ``column`` a DataFrame of any engine, an Arrow
+        table, files (streamed), a DuckDB relation, or a connection with its query ``sql``.
     epsilon : float, optional
         The pure-DP budget, in ``[1e-6, 50]``. Give this or ``privacy``.
     privacy : PureDP, ZCDP or ApproxDP, optional
@@ -153,7 +154,7 @@ def release_cdf(
     >>> rel.seeded
     True
     """
-    return run(build_query(**locals()))  # type: ignore[no-any-return]
+    return run(build_query(**sql_arguments(locals())))  # type: ignore[no-any-return]
 
 
 @accepts_aliases

@@ -50,6 +50,7 @@ from treedp.engines.grouped import (
     count_bounded,
     count_keys,
 )
+from treedp.engines.sql.source import sql_input
 from treedp.exceptions import InvalidParameterError
 from treedp.mechanisms.key_selection import (
     choose_keys,
@@ -141,6 +142,7 @@ def release_grouped(
 @accepts_aliases
 def release_grouped(
     data: Any,
+    sql: str | None = None,
     *,
     epsilon: float | None = None,
     privacy: Measure | None = None,
@@ -201,7 +203,7 @@ def release_grouped(
         Add or remove one person with all their rows, or replace them (sizes stay private).
     nan : {"error", "drop"}, default="error"
         Missing values, keys or person ids: refused, or the records dropped.
-    rng, accountant, bounds, bins, mechanism, plan, postprocess, integer
+    sql, rng, accountant, bounds, bins, mechanism, plan, postprocess, integer
         As for :func:`treedp.release_cdf` (public bounds; plans for ``epsilon / Δ``).
 
     Returns
@@ -218,7 +220,7 @@ def release_grouped(
     if by is None and unit is None:
         raise InvalidParameterError("release_grouped needs 'by', a 'privacy_unit', or both.")
     query = build_query(
-        data,
+        sql_input(data, sql),  # a connection and its query: one SqlSource
         epsilon=epsilon,
         privacy=privacy,
         column=column,

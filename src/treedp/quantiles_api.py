@@ -28,6 +28,7 @@ from typing import Any
 
 from treedp._aliases import accepts_aliases
 from treedp._validation import must
+from treedp.engines.sql.source import sql_input
 from treedp.exceptions import InvalidParameterError
 from treedp.noise import RandomSource
 from treedp.options import PrivateBounds
@@ -63,6 +64,7 @@ __all__ = [
 def quantiles(
     values: Any,
     q: Any,
+    sql: str | None = None,
     *,
     epsilon: float | None = None,
     bounds: tuple[Any, Any] | str | PrivateBounds,
@@ -85,9 +87,12 @@ def quantiles(
     values : array-like, DataFrame or path
         A column (numbers, or datetimes with datetime bounds), or with ``column`` a DataFrame
         of any engine or CSV / Parquet file(s). It is held in memory (a Dask or Spark column
-        is collected); for larger data read the quantiles of :func:`treedp.release_cdf`.
+        is collected); for larger data read the quantiles of :func:`treedp.release_cdf`. Or
+        a DuckDB relation, or a database connection with ``sql`` (docs/databases.md).
     q : float or array-like
         Levels in [0, 1]; the released quantiles are non-decreasing in ``q``.
+    sql : str, optional
+        With a connection as ``values``: the query that selects the rows (one SELECT).
     epsilon : float or None
         The total budget (bounds included); None with ``privacy``.
     bounds : (lo, hi), "private", (lo, "private"), ("private", hi) or PrivateBounds
@@ -144,7 +149,7 @@ def quantiles(
     numpy.quantile : the non-private counterpart.
     """
     query = build_query(
-        values,
+        sql_input(values, sql),  # a connection and its query: one SqlSource
         quantiles=q,
         epsilon=epsilon,
         bounds=_with_share(bounds, bounds_share),
@@ -180,6 +185,7 @@ def _with_share(bounds: Any, bounds_share: Any) -> Any:
 @accepts_aliases
 def median(
     values: Any,
+    sql: str | None = None,
     *,
     epsilon: float,
     bounds: tuple[Any, Any],
@@ -206,7 +212,11 @@ def median(
     ----------
     values : array-like, DataFrame or path
         The data (numbers or datetimes), or with ``column`` a DataFrame or CSV / Parquet
-        file(s) (a list of paths included), as for :func:`quantiles`.
+        file(s) (a list of paths included), as for :func:`quantiles`; or a database
+        connection with ``sql``.
+    sql : str, optional
+        With a connection as ``values``: the query that selects the rows (one SELECT of
+        one column), collected into memory.
     epsilon : float
         The budget.
     bounds : (lo, hi)
@@ -243,6 +253,7 @@ def median(
     result = quantiles(
         values,
         0.5,
+        sql,
         epsilon=epsilon,
         bounds=bounds,
         bins=_median_bins(bins, integers),

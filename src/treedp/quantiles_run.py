@@ -26,6 +26,7 @@ from treedp._inputs import as_1d_array
 from treedp._validation import must, user_stacklevel
 from treedp.budget import check_epsilon
 from treedp.engines.dispatch import pick_engine
+from treedp.engines.sql.source import SqlSource
 from treedp.exceptions import BoundsWarning, DataError, InvalidParameterError, InvalidTypeError
 from treedp.mechanisms.results import QuantileResult
 from treedp.noise import RandomSource
@@ -160,6 +161,8 @@ def _column_of(values: Any, column: Any) -> Any:
     """``values`` itself, or its ``column`` collected into memory by the engine that reads
     ``values`` (:data:`treedp.engines.dispatch.ENGINES`: a DataFrame's, a cluster's, files')."""
     engine = pick_engine(values)
+    if column is None and isinstance(values, SqlSource):  # a one-column query is a column
+        return engine.collect(values, None)  # type: ignore[misc, arg-type]
     if column is None:
         if isinstance(values, str | os.PathLike):  # a file: a schema, not a column
             raise InvalidParameterError(

@@ -33,6 +33,7 @@ from treedp.cli._common import (
     read_inputs,
     rng_from,
 )
+from treedp.cli._db import add_db_options, db_data
 from treedp.cli._ledger import add_ledger_options, ledger_from_args, remaining_line
 from treedp.cli._output import add_output, bare, output_of
 
@@ -69,6 +70,7 @@ def register(sub: Any) -> None:
     """Add the ``median`` subcommand to the parser's subcommands."""
     mdn = sub.add_parser("median", help="a private median of one column")
     add_input_arguments(mdn, "the column whose median is released")
+    add_db_options(mdn)
     mdn.add_argument("--epsilon", type=float, required=True, help="privacy budget")
     mdn.add_argument(
         "--method",
@@ -187,7 +189,7 @@ def run(args: argparse.Namespace) -> None:
     """Run ``treedp median`` with the parsed arguments (charging ``--ledger`` if given)."""
     settings = check_arguments(args)
     with ledger_from_args(args) as ledger:
-        values = read_inputs(args)
+        values = db_data(args, args.column) or read_inputs(args)
         out = output_of(args)
         value, how, warning = _median(args, settings, values, rng_from(args), ledger)
         stated = f"{settings['neighbours']} neighbours" + (

@@ -13,6 +13,7 @@ from typing import Any
 
 import treedp
 from treedp.cli._common import SEEDED, UsageError, rng_from
+from treedp.cli._db import add_db_options, db_data
 from treedp.cli._ledger import add_ledger_options, ledger_from_args, remaining_line
 from treedp.cli._output import add_output, output_of
 
@@ -56,6 +57,7 @@ def register(sub: Any) -> None:
     )
     add_ledger_options(pro)
     add_output(pro, " (keys: out, summary, columns, epsilon, per_column, skipped, seeded)")
+    add_db_options(pro)
     pro.set_defaults(run=run)
 
 
@@ -81,7 +83,7 @@ def run(args: argparse.Namespace) -> None:
     rng = rng_from(args)
     with ledger_from_args(args) as ledger:
         prof = treedp.profile(
-            args.input,
+            db_data(args) or args.input,
             epsilon=args.epsilon,
             columns=args.columns,
             types=types or None,

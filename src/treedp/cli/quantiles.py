@@ -25,6 +25,7 @@ from treedp.cli._common import (
     read_inputs,
     rng_from,
 )
+from treedp.cli._db import add_db_options, db_data
 from treedp.cli._ledger import add_ledger_options, ledger_from_args, remaining_line
 from treedp.cli._output import add_output, bare, output_of
 
@@ -49,6 +50,7 @@ def register(sub: Any) -> None:
     """Add the ``quantiles`` subcommand to the parser's subcommands."""
     qs = sub.add_parser("quantiles", help="private quantiles of one column")
     add_input_arguments(qs, "the column")
+    add_db_options(qs)
     qs.add_argument("--q", type=float, nargs="+", required=True, help="levels in [0, 1]")
     qs.add_argument("--epsilon", type=float, required=True, help="privacy budget (in total)")
     add_bounds(
@@ -122,7 +124,7 @@ def run(args: argparse.Namespace) -> None:
         raise UsageError(BOUNDS_REQUIRED)
     bounds = bounds_arg(args.bounds, args.tz)
     _check_options(args, bounds)
-    values = read_inputs(args)
+    values = db_data(args, args.column) or read_inputs(args)
     with ledger_from_args(args) as ledger:
         result = treedp.quantiles(
             values,

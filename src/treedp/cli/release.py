@@ -22,6 +22,7 @@ from treedp.cli._common import (
     reading,
     rng_from,
 )
+from treedp.cli._db import add_db_options, convert_keys, db_data, db_label
 from treedp.cli._describe import approx_reading
 from treedp.cli._grouped import read_keys, release_of, wrote_grouped
 from treedp.cli._ledger import add_ledger_options, ledger_from_args, remaining_line
@@ -43,6 +44,7 @@ def register(sub: Any) -> None:
         "pattern, several files of one format, or - for CSV on standard input; streamed in "
         "bounded memory",
     )
+    add_db_options(rel)
     add_bounds(
         rel,
         "public bounds LO HI, or 'private' (10%% of epsilon finds them), or one public "
@@ -187,10 +189,10 @@ def build_query(args: argparse.Namespace, ledger: treedp.Ledger | None) -> treed
     """The library's query of the command line (:func:`treedp.build_query`: every public
     rule checked, ``ledger`` its accountant); only the keys file and the schema are read."""
     by = list(args.by) if args.by else None
-    files = treedp.FileSource(
+    files = db_data(args) or treedp.FileSource(
         _source(args), delimiter=csv_delimiter(args.delimiter), encoding=args.encoding
     )
-    keys = treedp.convert_keys(read_keys(args.keys, by), files, by) if args.keys and by else None
+    keys = convert_keys(read_keys(args.keys, by), files, by) if args.keys and by else None
     branching: Any = args.branching
     if branching is not None and len(branching) == 1:
         branching = branching[0]
@@ -233,6 +235,8 @@ def _silent(args: argparse.Namespace) -> bool:
 
 
 def _source(args: argparse.Namespace) -> str | list[str]:
+    if db_data(args) is not None:  # --db URL --sql QUERY: shown without its password
+        return db_label(args)
     return args.input[0] if len(args.input) == 1 else list(args.input)
 
 
@@ -242,7 +246,7 @@ def run(args: argparse.Namespace) -> None:
     check_options(args)
     source = _source(args)
     with reading(source, args.column):
-        treedp.check_files(source)
+        db_data(args) or treedp.check_files(source)
     with ledger_from_args(args) as ledger:
         query = build_query(args, ledger)
         treedp.PARAMETERS["path"].check(args.out)

@@ -32,6 +32,7 @@ from typing import Any
 
 from treedp._validation import must
 from treedp.budget import check_epsilon
+from treedp.engines.sql.source import sql_input
 from treedp.exceptions import BudgetExceededError, InvalidParameterError, InvalidTypeError
 from treedp.noise import RandomSource
 from treedp.noise.rng import check_source
@@ -80,6 +81,7 @@ class _Column:
 
 def profile(
     table: Any,
+    sql: str | None = None,
     *,
     epsilon: float,
     columns: Sequence[str] | None = None,
@@ -97,6 +99,8 @@ def profile(
     table : DataFrame, pyarrow Table, mapping of columns, or path
         A pandas / polars DataFrame, a pyarrow Table, a mapping of column name to array
         (numpy / pandas arrays are typed by their dtype), or a Parquet / CSV file.
+    sql : str, optional
+        The query (one SELECT) when ``table`` is a database connection (docs/databases.md).
     epsilon : float
         The total pure-DP budget, split equally over the columns (module docstring).
     columns : sequence of str, optional
@@ -142,6 +146,7 @@ def profile(
     >>> sorted(prof)
     ['age', 'hours']
     """
+    table = sql_input(table, sql)  # a connection and its query: one SqlSource
     eps = check_epsilon(epsilon)
     check_accountant(accountant)
     source = check_source(rng)
@@ -154,19 +159,7 @@ def profile(
         assert kind is not None  # _choose keeps typed columns only
         query = _query(table, name, kind, share, bounds, bins, nan, source)
         plan.append(_Column(name, kind, share, query))
-    record = SpendRecord(
-        PROFILE_RECORD,
-        PureDP(eps),
-        "add_remove",
-        "record",
-        {
-            "epsilon": eps,
-            "columns": list(chosen),
-            "epsilon_per_column": [c.epsilon for c in plan],
-            "split": "equal",
-            "composition": "basic (sequential)",
-        },
-    )
+    record = _profile_record(eps, chosen, plan)
     if accountant is not None:  # refused before any value is read
         accountant.check(record)
     releases = _run_all(plan, record, accountant)
@@ -261,6 +254,23 @@ def _query(
         nan=nan,
         rng=source,
         accountant=Accountant(PureDP(share), dataset=f"profile[{name}]"),
+    )
+
+
+def _profile_record(eps: float, chosen: Sequence[str], plan: Sequence[_Column]) -> SpendRecord:
+    """The one spend record of a whole profile."""
+    return SpendRecord(
+        PROFILE_RECORD,
+        PureDP(eps),
+        "add_remove",
+        "record",
+        {
+            "epsilon": eps,
+            "columns": list(chosen),
+            "epsilon_per_column": [c.epsilon for c in plan],
+            "split": "equal",
+            "composition": "basic (sequential)",
+        },
     )
 
 

@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from treedp._validation import must
+from treedp.engines.sql import sql_kinds
 from treedp.exceptions import InvalidParameterError, InvalidTypeError
 
 __all__ = ["KINDS", "column_kinds"]
@@ -63,6 +64,8 @@ def _schema_kinds(table: Any) -> dict[str, str | None] | None:
         from treedp.sources import check_files
 
         return _file_kinds(*check_files(table))
+    if (sql := sql_kinds(table)) is not None:  # a DuckDB relation or a treedp.SqlSource
+        return sql
     if isinstance(table, Mapping):
         out: dict[str, str | None] = {}
         for name, col in table.items():

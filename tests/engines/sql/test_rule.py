@@ -99,3 +99,30 @@ def test_edge_values_catch_a_wrong_rule(name: str) -> None:
     assert not np.array_equal(
         np.bincount(mutant, minlength=bins.n_bins), count_chunk(values, bins).counts
     )
+
+
+@pytest.mark.parametrize(
+    ("bounds", "n_bins"),
+    [((0, 1), 1024), ((0, 200_000), 1024), ((-1e300, 1e300), 64), ((17, 18), 7)],
+)
+def test_duckdb_one_group_by_rule_equals_the_local_rule(
+    bounds: tuple[float, float], n_bins: int
+) -> None:
+    """DuckDB's equal-width query (one GROUP BY over the corrected candidate, the clamp on
+    the few groups) against ``count_chunk``: every edge, its neighbouring doubles, values
+    far outside the bounds, ±inf and NaN."""
+    duckdb = pytest.importorskip("duckdb")
+    from treedp.engines.sql.rule import _formula_step
+
+    bins = treedp.make_bins(bounds=bounds, bins=n_bins)
+    assert _formula_step(bins) is not None  # the fast query is the one under test
+    e = bins.edges
+    values = np.concatenate(
+        [e, np.nextafter(e, -np.inf), np.nextafter(e, np.inf), [-np.inf, np.inf, 1e308, -1e308],
+         np.random.default_rng(2).uniform(e[0] - 1, e[-1] + 1, 5000)]
+    )  # fmt: skip
+    con = duckdb.connect()
+    con.execute("CREATE TABLE t (v DOUBLE)")
+    con.executemany("INSERT INTO t VALUES (?)", [(float(v),) for v in values])
+    got = count_source(treedp.SqlSource(con, "SELECT v FROM t"), column="v", bins=bins)
+    assert got.counts.tolist() == count_chunk(values, bins).counts.tolist()

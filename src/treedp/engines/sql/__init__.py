@@ -10,11 +10,25 @@ missing values, how the query is run and described). Input: a DuckDB relation, o
 
 from __future__ import annotations
 
+from typing import Any
+
 from treedp.engines.sql import duck, postgres, sqlite
+from treedp.engines.sql.rule import described
 from treedp.engines.sql.source import SqlSource
 
-__all__ = ["DUCKDB", "POSTGRESQL", "SQLITE", "SqlSource"]
+__all__ = ["DUCKDB", "POSTGRESQL", "SQLITE", "SqlSource", "sql_kinds"]
 
 DUCKDB = duck.ENGINE
 SQLITE = sqlite.ENGINE
 POSTGRESQL = postgres.ENGINE
+
+
+def sql_kinds(data: Any) -> dict[str, str | None] | None:
+    """``{column: "integer" | "float" | "datetime" | None}`` of a DuckDB relation or a
+    :class:`SqlSource`, from the query's description (no value read); None for other data.
+    SQLite types values, not columns: every column is None (declare ``types=``)."""
+    for engine, dialect in ((DUCKDB, duck.DIALECT), (SQLITE, sqlite.DIALECT),
+                            (POSTGRESQL, postgres.DIALECT)):  # fmt: skip
+        if engine.accepts(data):
+            return {n: k if k != "any" else None for n, k in described(dialect, data)}
+    return None

@@ -9,10 +9,12 @@ strings correctly rounded, so the double is the one treedp holds); equal-width b
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 from treedp.engines.entry import Engine, module_root
-from treedp.engines.sql.rule import Dialect, quote
+from treedp.engines.sql.rule import Dialect, Sql, hex_literal, quote
 from treedp.engines.sql.source import SqlSource, connection_kind
 from treedp.engines.sql.table import engine_row
 from treedp.exceptions import InvalidTypeError
@@ -23,17 +25,26 @@ if TYPE_CHECKING:
 __all__ = ["DIALECT", "ENGINE"]
 
 _VIEW = "__treedp_src"
-_NUMBERS = (
+_INTEGERS = (
     "TINYINT", "SMALLINT", "INTEGER", "BIGINT", "HUGEINT", "UTINYINT", "USMALLINT", "UINTEGER",
-    "UBIGINT", "UHUGEINT", "FLOAT", "DOUBLE", "DECIMAL",
+    "UBIGINT", "UHUGEINT",
 )  # fmt: skip
+_FLOATS = ("FLOAT", "DOUBLE", "DECIMAL")
 _DATETIMES = ("DATE", "TIMESTAMP", "TIME")
 
 
-def _relation(data: Any) -> Any:
-    if isinstance(data, SqlSource):
-        return data.connection.sql(f"SELECT * FROM ({data.sql}) AS {quote('__treedp_user')}")
-    return data
+@contextmanager
+def _relation(data: Any) -> Iterator[Any]:
+    """The relation to query: a SqlSource's query on a cursor of its own (a DuckDB connection
+    is not for concurrent use: treedp.profile reads columns from several threads)."""
+    if not isinstance(data, SqlSource):
+        yield data
+        return
+    cur = data.connection.cursor()
+    try:
+        yield cur.sql(f"SELECT * FROM ({data.sql}) AS {quote('__treedp_user')}")
+    finally:
+        cur.close()
 
 
 def _literal(v: Any) -> tuple[str, list[Any]]:
@@ -56,19 +67,22 @@ def _array(values: list[float]) -> tuple[str, list[Any]]:
 
 def _kind(type_name: str) -> str | None:
     name = type_name.upper()
-    if name.startswith(_NUMBERS):
-        return "number"
+    if name.startswith(_INTEGERS):
+        return "integer"
+    if name.startswith(_FLOATS):
+        return "float"
     return "datetime" if name.startswith(_DATETIMES) else None
 
 
 def _columns(data: Any) -> list[tuple[str, str | None]]:
-    rel = _relation(data)
-    return [(str(c), _kind(str(t))) for c, t in zip(rel.columns, rel.types, strict=True)]
+    with _relation(data) as rel:
+        return [(str(c), _kind(str(t))) for c, t in zip(rel.columns, rel.types, strict=True)]
 
 
 def _run(data: Any, text: str, params: list[Any]) -> list[tuple[Any, ...]]:
     assert not params
-    rows: list[tuple[Any, ...]] = _relation(data).query(_VIEW, text).fetchall()
+    with _relation(data) as rel:
+        rows: list[tuple[Any, ...]] = rel.query(_VIEW, text).fetchall()
     return rows
 
 
@@ -82,6 +96,12 @@ def _rule(bins: Bins) -> str:
     return "arith" if bins.equal_width and bins._inv_width > 0.0 else "case"
 
 
+def _keyed_hash(sql: Sql, key: str, columns: Sequence[str]) -> str:
+    """``md5_number`` (a 128-bit UHUGEINT) of the key and the columns as text."""
+    parts = ", ".join(f"CAST({c} AS VARCHAR)" for c in columns)
+    return f"md5_number(concat_ws('|', {hex_literal(key)}, {parts}))"
+
+
 DIALECT = Dialect(
     name="duckdb",
     double="DOUBLE",
@@ -93,6 +113,7 @@ DIALECT = Dialect(
     columns=_columns,
     errors=_errors,
     array=_array,
+    keyed_hash=_keyed_hash,
 )
 
 

@@ -10,17 +10,20 @@ usable. ``%`` in the user's query is escaped for psycopg's placeholders.
 
 from __future__ import annotations
 
+import threading
+from collections.abc import Sequence
 from typing import Any
 
 from treedp.engines.entry import Engine
-from treedp.engines.sql.rule import Dialect
+from treedp.engines.sql.rule import Dialect, Sql, hex_literal
 from treedp.engines.sql.source import SqlSource, connection_kind
 from treedp.engines.sql.table import engine_row
 from treedp.exceptions import InvalidTypeError
 
 __all__ = ["DIALECT", "ENGINE"]
 
-_NUMBERS = {20, 21, 23, 26, 700, 701, 1700}  # int8 int2 int4 oid float4 float8 numeric
+_INTEGERS = {20, 21, 23, 26}  # int8 int2 int4 oid
+_FLOATS = {700, 701, 1700}  # float4 float8 numeric
 _DATETIMES = {1082, 1083, 1114, 1184}
 
 
@@ -35,8 +38,13 @@ def _literal(v: Any) -> tuple[str, list[Any]]:
     return "%s", [v]
 
 
+#: One query at a time per process: a psycopg connection's transaction blocks must not
+#: interleave (treedp.profile reads columns from several threads).
+_ONE_AT_A_TIME = threading.Lock()
+
+
 def _execute(con: Any, text: str, params: list[Any]) -> tuple[list[tuple[Any, ...]], Any]:
-    with con.transaction(), con.cursor() as cur:
+    with _ONE_AT_A_TIME, con.transaction(), con.cursor() as cur:
         cur.execute(text, params)
         rows = cur.fetchall()
         return rows, cur.description
@@ -54,7 +62,13 @@ def _columns(data: Any) -> list[tuple[str, str | None]]:
         out.append(
             (
                 str(d.name),
-                "number" if oid in _NUMBERS else "datetime" if oid in _DATETIMES else None,
+                "integer"
+                if oid in _INTEGERS
+                else "float"
+                if oid in _FLOATS
+                else "datetime"
+                if oid in _DATETIMES
+                else None,
             )
         )
     return out
@@ -70,6 +84,12 @@ def _errors() -> tuple[type[BaseException], ...]:
     return (psycopg.Error,)
 
 
+def _keyed_hash(sql: Sql, key: str, columns: Sequence[str]) -> str:
+    """``md5`` (32 hex digits, compared bytewise) of the key and the columns as text."""
+    parts = ", ".join(f"({c})::text" for c in columns)
+    return f"md5(concat_ws('|', {hex_literal(key)}::text, {parts})) COLLATE \"C\""
+
+
 DIALECT = Dialect(
     name="postgresql",
     double="float8",
@@ -82,6 +102,7 @@ DIALECT = Dialect(
     errors=_errors,
     array=lambda values: ("%s::float8[]", [values]),
     max_params=65535,
+    keyed_hash=_keyed_hash,
 )
 
 

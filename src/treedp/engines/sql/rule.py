@@ -35,6 +35,7 @@ tests check all of them on edge values):
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -46,7 +47,6 @@ from treedp.engines.grouped import (
     GroupedCounts,
     GroupedJob,
     KeyCounts,
-    count_grouped_codes,
     missing_key_error,
     person_missing_error,
 )
@@ -58,17 +58,24 @@ if TYPE_CHECKING:
     from treedp.noise.rng import RandomSource
 
 __all__ = [
+    "MISSING",
     "NON_NUMBER",
     "Dialect",
     "Sql",
     "bin_expression",
+    "cells_sql",
     "count_grouped_sql",
     "count_sql",
     "described",
+    "guarded",
+    "hex_literal",
     "key_counts_sql",
     "query_failed",
     "quote",
+    "refuse_cells",
     "strip_query",
+    "the_column",
+    "value_column",
 ]
 
 #: The bin codes that are not bins: a value of no number type, a missing value, a key not
@@ -82,6 +89,14 @@ def quote(name: str) -> str:
     if "\x00" in name:
         raise InvalidParameterError("A column name must not contain a NUL character.")
     return '"' + name.replace('"', '""') + '"'
+
+
+def hex_literal(key: str) -> str:
+    """A key drawn by treedp (hex digits only, checked) as an SQL string literal: written in
+    the text, so that it never shifts the positions of bound parameters."""
+    if not key or any(ch not in "0123456789abcdef" for ch in key):
+        raise InvalidParameterError("A hash key must be lower-case hex digits.")
+    return f"'{key}'"
 
 
 def strip_query(sql: Any) -> str:
@@ -143,8 +158,8 @@ class Dialect:
         :func:`query_failed`.
     columns : callable
         ``columns(data) -> [(name, kind)]`` from the query's description (no value read);
-        ``kind`` is ``"number"``, ``"datetime"``, ``"any"`` (SQLite: typed per value) or
-        None.
+        ``kind`` is ``"integer"``, ``"float"``, ``"datetime"``, ``"any"`` (SQLite: typed
+        per value) or None.
     errors : callable
         ``errors() -> tuple of exception classes`` the driver raises.
     array : callable, optional
@@ -155,6 +170,12 @@ class Dialect:
         ``number_guard(column) -> text``: whether a value is of a number type (SQLite).
     max_params : int
         The most bound parameters one query may take.
+    keyed_hash : callable, optional
+        ``keyed_hash(sql, key, columns) -> text``: an orderable keyed pseudo-random function
+        of the columns under the hex string ``key`` (:mod:`treedp.engines.sql.bound`).
+    session : callable
+        ``session(data) -> context manager`` around a query that uses ``keyed_hash``
+        (SQLite registers its hash function on the connection for that query only).
     """
 
     name: str
@@ -170,6 +191,8 @@ class Dialect:
     cast: Callable[[str], str] | None = None
     number_guard: Callable[[str], str] | None = None
     max_params: int = 1 << 30
+    keyed_hash: Callable[[Sql, str, Sequence[str]], str] | None = None
+    session: Callable[[Any], AbstractContextManager[Any]] = lambda data: nullcontext()
 
 
 def query_failed(dialect: Dialect, exc: BaseException) -> InvalidParameterError:
@@ -181,7 +204,7 @@ def query_failed(dialect: Dialect, exc: BaseException) -> InvalidParameterError:
     )
 
 
-def _guarded(dialect: Dialect, call: Callable[[], Any]) -> Any:
+def guarded(dialect: Dialect, call: Callable[[], Any]) -> Any:
     try:
         return call()
     except TreeDPError:
@@ -211,9 +234,21 @@ def _arith(sql: Sql, bins: Bins) -> str:
         zero, cap = sql.value(0.0), sql.value(float(top))
         return f"CAST(floor(LEAST(GREATEST(({_X} - {lo}) * {inv}, {zero}), {cap})) AS BIGINT)"
 
-    # 1-based arrays: e_j is arr[j + 1]
-    below = f"CASE WHEN {_X} < {sql.array(edges)}[{cand()} + 1] THEN 1 ELSE 0 END"
-    above = f"CASE WHEN {_X} >= {sql.array(edges)}[{cand()} + 2] THEN 1 ELSE 0 END"
+    step = (float(edges[-1]) - float(edges[0])) / bins.n_bins
+    with np.errstate(over="ignore", invalid="ignore"):
+        formula = np.arange(bins.n_bins, dtype=np.float64) * step + float(edges[0])
+    if np.isfinite(step) and np.array_equal(edges[:-1], formula):
+        # e_j = j·step + e_0 exactly, for j < B (one product, one sum, as numpy computed
+        # them): no lookup; e_B is only compared for the clamp, which the final LEAST does
+        def edge(plus: int) -> str:
+            at = f"CAST({cand()} + {plus} AS {sql.dialect.double})"
+            return f"({at} * {sql.value(step)} + {sql.value(float(edges[0]))})"
+
+        below = f"CASE WHEN {_X} < {edge(0)} THEN 1 ELSE 0 END"
+        above = f"CASE WHEN {_X} >= {edge(1)} THEN 1 ELSE 0 END"
+    else:  # 1-based arrays: e_j is arr[j + 1]
+        below = f"CASE WHEN {_X} < {sql.array(edges)}[{cand()} + 1] THEN 1 ELSE 0 END"
+        above = f"CASE WHEN {_X} >= {sql.array(edges)}[{cand()} + 2] THEN 1 ELSE 0 END"
     return f"GREATEST(0, LEAST({top}, {cand()} - {below} + {above}))"
 
 
@@ -245,11 +280,24 @@ def bin_expression(sql: Sql, bins: Bins) -> str:
 # ---------------------------------------------------------------------- the query
 def described(dialect: Dialect, data: Any) -> list[tuple[str, str | None]]:
     """The query's columns and their kinds (no value read); a failing query is one error."""
-    out: list[tuple[str, str | None]] = _guarded(dialect, lambda: dialect.columns(data))
+    out: list[tuple[str, str | None]] = guarded(dialect, lambda: dialect.columns(data))
     return out
 
 
-def _value_column(dialect: Dialect, data: Any, job_columns: Sequence[str], bins: Bins) -> None:
+def the_column(dialect: Dialect, data: Any, column: str | None) -> str:
+    """``column``, or the only column of a one-column query (``treedp.median(con, sql=...)``)."""
+    if column is not None:
+        return column
+    names = [n for n, _ in described(dialect, data)]
+    if len(names) != 1:
+        raise InvalidParameterError(
+            "The 'column' parameter is required for a database query of several columns: name "
+            "the column to release."
+        )
+    return names[0]
+
+
+def value_column(dialect: Dialect, data: Any, job_columns: Sequence[str], bins: Bins) -> None:
     """Check the columns against the query's description (names, the value's type)."""
     described_ = described(dialect, data)
     names = [n for n, _ in described_]
@@ -298,7 +346,7 @@ def _inner(sql: Sql, data: Any, column: str, by: Sequence[str], unit: str | None
     return f"SELECT {', '.join(cols)} FROM {d.source(data)} AS {_Q}"
 
 
-def _cells(sql: Sql, data: Any, job: GroupedJob) -> str:
+def cells_sql(sql: Sql, data: Any, job: GroupedJob) -> str:
     """The (key position, bin) of every row of the user's query, in SQL."""
     d = sql.dialect
     inner = _inner(sql, data, job.column, job.by, job.unit)
@@ -313,14 +361,71 @@ def _cells(sql: Sql, data: Any, job: GroupedJob) -> str:
     )
 
 
+def _formula_step(bins: Bins) -> float | None:
+    """``step`` when the edges are exactly ``e_j = j·step + e_0`` for ``j < B`` (numpy's
+    ``linspace`` arithmetic: one product, one sum), else None."""
+    edges = bins.edges
+    step = (float(edges[-1]) - float(edges[0])) / bins.n_bins
+    with np.errstate(over="ignore", invalid="ignore"):
+        formula = np.arange(bins.n_bins, dtype=np.float64) * step + float(edges[0])
+    ok = np.isfinite(step) and step > 0 and np.array_equal(edges[:-1], formula)
+    return step if ok else None
+
+
+def _grouped_fast(sql: Sql, data: Any, job: GroupedJob, step: float) -> str:
+    """The ``arith`` rule as one cheap GROUP BY (DuckDB, equal-width bins with formula edges).
+
+    Per row: ``y = (x - e_0)·inv``; ``k = floor(y)``, or ``-2`` below ``y < -1`` and ``B + 2``
+    above ``y > B + 1`` (so out-of-range values make at most two groups); ``b = k - [x <
+    k·step + e_0] + [x >= (k + 1)·step + e_0]``: the candidate corrected against the exact
+    edges (``e_k = k·step + e_0`` for ``0 <= k < B``), as the ``arith`` rule, with no clamp
+    per row. The database groups by ``b``; the outer query over those few groups clamps
+    ``b`` to ``[0, B - 1]`` and maps NULL and NaN to missing. Any ``k`` outside ``[0, B - 1]``
+    only arises for values outside the bounds (or at ``±inf``), whose corrected ``b`` stays
+    on the same side, so the clamp gives bin 0 or ``B - 1`` as the rule says.
+    """
+    bins, top, d = job.bins, job.bins.n_bins - 1, sql.dialect
+    e0 = float(bins.edges[0])
+    # parameters in the order they appear in the text: b, then k, then g, then y
+    st, lo2, st2, lo4 = sql.value(step), sql.value(e0), sql.value(step), sql.value(e0)
+    b = (
+        f"k - CASE WHEN {_X} < k * {st} + {lo2} THEN 1 ELSE 0 END "
+        f"+ CASE WHEN {_X} >= (k + 1) * {st2} + {lo4} THEN 1 ELSE 0 END"
+    )
+    below, k_low = sql.value(-1.0), sql.value(-2.0)
+    above, k_high = sql.value(float(top + 2)), sql.value(float(top + 3))
+    k = (
+        f"CASE WHEN y < {below} THEN {k_low} WHEN y > {above} AND NOT {d.missing('y')} THEN "
+        f"{k_high} ELSE floor(y) END"
+    )
+    g = _key_position(sql, job.by, job.keys)
+    lo, inv = sql.value(e0), sql.value(float(bins._inv_width))
+    inner = _inner(sql, data, job.column, job.by, None)
+    rows = (
+        f"SELECT g, {b} AS b, count(*) AS n FROM (SELECT g, {_X}, {k} AS k FROM (SELECT "
+        f"{g} AS g, {_X}, ({_X} - {lo}) * {inv} AS y FROM ({inner}) AS {_S}) AS s1) AS s2 "
+        "GROUP BY g, b"
+    )
+    return (
+        f"SELECT g, CASE WHEN {d.missing('b')} THEN {MISSING} WHEN b < 0 THEN 0 "
+        f"WHEN b > {top} THEN {top} ELSE CAST(b AS BIGINT) END AS bb, sum(n) FROM ({rows}) "
+        "AS r GROUP BY g, bb"
+    )
+
+
 def _grouped_rows(dialect: Dialect, data: Any, job: GroupedJob) -> list[tuple[Any, ...]]:
-    _value_column(dialect, data, job.columns, job.bins)
+    value_column(dialect, data, job.columns, job.bins)
     sql = Sql(dialect)
-    text = f"SELECT g, b, count(*) FROM ({_cells(sql, data, job)}) AS t GROUP BY g, b"
-    return list(_guarded(dialect, lambda: dialect.run(data, text, sql.params)))
+    # DuckDB: its double arithmetic overflows to inf (PostgreSQL's raises: width_bucket there)
+    step = _formula_step(job.bins) if dialect.rule(job.bins) == "arith" else None
+    if step is not None:
+        text = _grouped_fast(sql, data, job, step)
+    else:
+        text = f"SELECT g, b, count(*) FROM ({cells_sql(sql, data, job)}) AS t GROUP BY g, b"
+    return list(guarded(dialect, lambda: dialect.run(data, text, sql.params)))
 
 
-def _refuse(bad: dict[str, int], nan: NanPolicy) -> None:
+def refuse_cells(bad: dict[str, int], nan: NanPolicy) -> None:
     """The errors for cells that are not counts: no count, value or shape in any message."""
     if bad["type"]:
         raise InvalidTypeError(
@@ -353,16 +458,13 @@ def _tally(rows: Sequence[tuple[Any, ...]], n_keys: int, n_bins: int, nan: NanPo
             counts[int(g), b] += n
             continue
         dropped += n
-    _refuse(bad, nan)
+    refuse_cells(bad, nan)
     return counts, dropped
 
 
 def count_sql(dialect: Dialect, data: Any, column: str | None, bins: Bins, nan: NanPolicy) -> Any:
     """Count one column of the query in the database: :class:`BinCounts`, ``B`` counts."""
-    if column is None:
-        raise InvalidParameterError(
-            "The 'column' parameter is required for a database query: name the column to release."
-        )
+    column = the_column(dialect, data, column)
     from treedp.privacy.contribution import ContributionBounds
 
     job = GroupedJob(column, (), ((),), None, ContributionBounds(None, 1, 1, 1), bins, nan)
@@ -373,63 +475,11 @@ def count_sql(dialect: Dialect, data: Any, column: str | None, bins: Bins, nan: 
 def count_grouped_sql(
     dialect: Dialect, data: Any, job: GroupedJob, source: RandomSource
 ) -> GroupedCounts:
-    """The ``G × B`` counts of public keys, counted in the database.
-
-    With a privacy unit, the database computes each row's bin and key position and only the
-    ``(person id, key position, bin)`` rows are read back; the per-person bounding then runs
-    here (:func:`treedp.privacy.contribution.bound_contributions`, randomness from
-    ``source``), not with the database's ``random()``.
-    """
+    """The ``G × B`` counts of public keys, counted in the database (no privacy unit; with
+    one, :func:`treedp.engines.sql.bound.bounded_counts`)."""
     n_bins, n_keys = job.bins.n_bins, len(job.keys)
-    if job.unit is None:
-        counts, dropped = _tally(_grouped_rows(dialect, data, job), n_keys, n_bins, job.nan)
-        return GroupedCounts(job.keys, counts, dropped)
-    return _bounded(dialect, data, job, source)
-
-
-def _bounded(dialect: Dialect, data: Any, job: GroupedJob, source: RandomSource) -> GroupedCounts:
-    from treedp.engines.grouped import column_array
-    from treedp.engines.keys import person_codes
-    from treedp.privacy.contribution import bound_contributions
-
-    _value_column(dialect, data, job.columns, job.bins)
-    sql = Sql(dialect)
-    cells = _cells(sql, data, job)
-    text = (
-        f"SELECT g, b, CASE WHEN p IS NULL THEN 1 ELSE 0 END AS pm, count(*) FROM ({cells}) AS t"
-        " WHERE b < 0 OR g IS NULL OR g < 0 OR p IS NULL GROUP BY g, b, pm"
-    )
-    bad_rows = _guarded(dialect, lambda: dialect.run(data, text, list(sql.params)))
-    dropped = 0
-    bad = {"type": 0, "value": 0, "key": 0, "unit": 0}
-    for g, b, pm, n in bad_rows:
-        what = (
-            "type"
-            if b == NON_NUMBER
-            else "value"
-            if b == MISSING
-            else "key"
-            if g is not None and int(g) == -1
-            else "unit"
-            if int(pm)
-            else None
-        )
-        if what is not None:
-            bad[what] += int(n)
-        dropped += int(n)
-    _refuse(bad, job.nan)
-    text = f"SELECT p, g, b FROM ({cells}) AS t WHERE b >= 0 AND g >= 0 AND p IS NOT NULL"
-    rows = _guarded(dialect, lambda: dialect.run(data, text, list(sql.params)))
-    if not rows:
-        return GroupedCounts(job.keys, np.zeros((len(job.keys), job.bins.n_bins), np.int64), 0)
-    person = column_array(np.array([r[0] for r in rows], dtype=object), "privacy_unit")
-    codes = np.fromiter((int(r[1]) for r in rows), dtype=np.int64, count=len(rows))
-    bin_idx = np.fromiter((int(r[2]) for r in rows), dtype=np.int64, count=len(rows))
-    kept = bound_contributions(
-        person_codes(person), codes if job.by else None, job.bounds, source, len(job.keys)
-    )
-    counted = count_grouped_codes(bin_idx[kept], codes[kept], job.keys, job.bins.n_bins)
-    return GroupedCounts(job.keys, counted.counts, dropped + len(rows) - kept.size)
+    counts, dropped = _tally(_grouped_rows(dialect, data, job), n_keys, n_bins, job.nan)
+    return GroupedCounts(job.keys, counts, dropped)
 
 
 def key_counts_sql(dialect: Dialect, data: Any, job: GroupedJob, source: Any) -> KeyCounts:
@@ -441,17 +491,19 @@ def key_counts_sql(dialect: Dialect, data: Any, job: GroupedJob, source: Any) ->
     )
 
 
-def collect_sql(dialect: Dialect, data: Any, column: str) -> np.ndarray:
+def collect_sql(dialect: Dialect, data: Any, column: str | None) -> np.ndarray:
     """The column as float64 in memory (missing as NaN), for the quantile methods that hold
     the values; the column's type checked first."""
     from treedp.domain import make_bins
 
-    _value_column(dialect, data, [column], make_bins(bounds=(0, 1), bins=1))
+    column = the_column(dialect, data, column)
+
+    value_column(dialect, data, [column], make_bins(bounds=(0, 1), bins=1))
     sql = Sql(dialect)
     inner = _inner(sql, data, column, (), None)
     guard = "isnum" if dialect.number_guard is not None else "1"
     text = f"SELECT {_X}, {guard} FROM ({inner}) AS {_S}"
-    rows = _guarded(dialect, lambda: dialect.run(data, text, sql.params))
+    rows = guarded(dialect, lambda: dialect.run(data, text, sql.params))
     if any(int(r[1]) == 0 for r in rows):
         raise InvalidTypeError(
             "The column must hold numbers; the query returned a value of another type."

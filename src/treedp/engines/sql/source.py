@@ -7,7 +7,7 @@ from typing import Any
 
 from treedp.engines.sql.rule import strip_query
 
-__all__ = ["SqlSource", "connection_kind"]
+__all__ = ["SqlSource", "connection_kind", "sql_arguments", "sql_input"]
 
 #: The top-level package of a connection's type -> the engine that counts its queries.
 _KINDS = {"duckdb": "duckdb", "_duckdb": "duckdb", "sqlite3": "sqlite", "psycopg": "postgresql"}
@@ -65,3 +65,40 @@ def connection_kind(con: Any) -> str | None:
     if kind == "postgresql" and not hasattr(con, "cursor"):
         return None
     return kind
+
+
+def sql_input(values: Any, sql: Any) -> Any:
+    """The input of a front door given ``values`` and its ``sql=`` argument.
+
+    ``release_cdf(con, sql="SELECT ...")`` is ``release_cdf(SqlSource(con, "SELECT ..."))``:
+    a connection and the query that selects the rows. Checked before anything is read.
+
+    Raises
+    ------
+    InvalidTypeError
+        ``sql`` given with ``values`` that is not a duckdb, sqlite3 or psycopg connection,
+        or a connection given without ``sql``.
+    """
+    from treedp.exceptions import InvalidTypeError
+
+    if sql is None:
+        if connection_kind(values) is not None:
+            raise InvalidTypeError(
+                "A database connection needs the query that selects the rows: pass "
+                "sql='SELECT ...' with it (or a treedp.SqlSource)."
+            )
+        return values
+    if connection_kind(values) is None:
+        raise InvalidTypeError(
+            "The 'sql' parameter needs a duckdb, sqlite3 or psycopg connection as the data. "
+            f"Got {type(values).__name__} instead."
+        )
+    return SqlSource(values, sql)
+
+
+def sql_arguments(arguments: dict[str, Any]) -> dict[str, Any]:
+    """A front door's arguments with ``values`` and ``sql`` made one input
+    (:func:`sql_input`): ``build_query(**sql_arguments(locals()))``."""
+    out = dict(arguments)
+    out["values"] = sql_input(out["values"], out.pop("sql"))
+    return out

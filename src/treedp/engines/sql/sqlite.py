@@ -11,10 +11,13 @@ most about 32,000 bins.
 
 from __future__ import annotations
 
+import hashlib
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from typing import Any
 
 from treedp.engines.entry import Engine
-from treedp.engines.sql.rule import Dialect
+from treedp.engines.sql.rule import Dialect, Sql, hex_literal
 from treedp.engines.sql.source import SqlSource, connection_kind
 from treedp.engines.sql.table import engine_row
 from treedp.exceptions import InvalidTypeError
@@ -54,6 +57,30 @@ def _errors() -> tuple[type[BaseException], ...]:
     return (sqlite3.Error, OverflowError)
 
 
+_HASH = "treedp_keyed_hash"
+
+
+def _blake2b(key: str, *values: Any) -> int:
+    """Keyed BLAKE2b of the values' reprs: a 63-bit int (SQLite's integers are signed)."""
+    digest = hashlib.blake2b(repr(values).encode(), key=bytes.fromhex(key), digest_size=8)
+    return int.from_bytes(digest.digest(), "big") >> 1
+
+
+def _keyed_hash(sql: Sql, key: str, columns: Sequence[str]) -> str:
+    return f"{_HASH}({hex_literal(key)}, {', '.join(columns)})"
+
+
+@contextmanager
+def _session(data: Any) -> Iterator[None]:
+    """The hash function registered on the connection for one query, then removed."""
+    con = data.connection
+    con.create_function(_HASH, -1, _blake2b, deterministic=True)
+    try:
+        yield
+    finally:
+        con.create_function(_HASH, -1, None)
+
+
 DIALECT = Dialect(
     name="sqlite",
     double="REAL",
@@ -67,6 +94,8 @@ DIALECT = Dialect(
     cast=lambda c: f"CASE WHEN typeof({c}) IN ('integer', 'real') THEN CAST({c} AS REAL) END",
     number_guard=lambda c: f"CASE WHEN typeof({c}) IN ('text', 'blob') THEN 0 ELSE 1 END",
     max_params=32000,
+    keyed_hash=_keyed_hash,
+    session=_session,
 )
 
 

@@ -6,6 +6,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from treedp.engines.entry import Engine
+from treedp.engines.sql.bound import bounded_counts
 from treedp.engines.sql.rule import (
     Dialect,
     collect_sql,
@@ -40,7 +41,11 @@ def engine_row(dialect: Dialect, accepts: Callable[[Any], bool]) -> Engine:
         accepts,
         count,
         local=False,
-        grouped=lambda data, job, source: count_grouped_sql(dialect, data, job, source),
+        grouped=lambda data, job, source: (
+            bounded_counts(dialect, data, job, source)
+            if job.unit is not None
+            else count_grouped_sql(dialect, data, job, source)
+        ),
         key_counts=lambda data, job, source: key_counts_sql(dialect, data, job, source),
         collect=lambda data, column: collect_sql(dialect, data, column),
         schema=schema,

@@ -1,0 +1,151 @@
+"""Counting inside DuckDB (Parquet) and PostgreSQL against the database's own GROUP BY.
+
+In the same process and run: the database's ``SELECT floor(v·B) AS b, count(*) ... GROUP BY
+b`` (the issue's baseline: no clamping, no missing values, no exact edge check — the lower
+bound of the cost) and treedp's pushed-down exact rule (``count_source`` on a DuckDB relation
+or a :class:`treedp.SqlSource`; only ``B`` counts come back), best of ``--repeat`` each, and
+the peak RSS of this Python process. The data (``random()`` doubles) are created in a
+temporary directory and deleted afterwards. PostgreSQL: a server of its own is started in the
+temporary directory with ``initdb``/``pg_ctl`` (Debian's ``postgresql`` package). Usage::
+
+    python benchmarks/databases.py --duckdb-rows 10000000 100000000 --pg-rows 10000000
+"""
+
+from __future__ import annotations
+
+import argparse
+import glob
+import os
+import resource
+import shutil
+import socket
+import subprocess
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import treedp
+from treedp.engines.dispatch import count_source
+
+
+def best(fn: Callable[[], Any], repeat: int) -> float:
+    times = []
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t0)
+    return min(times)
+
+
+def rss_mb() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def duckdb_parquet(rows: int, n_bins: int, repeat: int, tmp: Path) -> list[str]:
+    import duckdb
+
+    path = tmp / f"v{rows}.parquet"
+    con = duckdb.connect()
+    con.execute(f"COPY (SELECT random() AS v FROM range({rows})) TO '{path}' (FORMAT parquet)")
+    threads = con.execute("SELECT current_setting('threads')").fetchone()
+    base = f"SELECT floor(v * {n_bins})::BIGINT AS b, count(*) FROM '{path}' GROUP BY b"
+    src = treedp.SqlSource(con, f"SELECT v FROM '{path}'")
+    lines = []
+    for label, bins in (
+        ("equal-width", treedp.make_bins(bounds=(0, 1), bins=n_bins)),
+        ("explicit edges", treedp.make_bins(edges=[i / n_bins for i in range(n_bins + 1)])),
+    ):
+        if label == "explicit edges" and rows > 10_000_000:
+            continue  # the CASE tree: measured at 10^7 only
+        t_base = best(lambda: con.execute(base).fetchall(), repeat)
+        t_tdp = best(lambda b=bins: count_source(src, column="v", bins=b), repeat)
+        lines.append(
+            f"| DuckDB {duckdb.__version__} ({threads[0] if threads else '?'} threads), Parquet, "
+            f"{rows:.0e} rows, {label} | {t_base:.3f} s | {t_tdp:.3f} s | "
+            f"{t_tdp / t_base:.2f}x |"
+        )
+        print(lines[-1], flush=True)
+    con.close()
+    path.unlink()
+    return lines
+
+
+def _pg_bin() -> Path | None:
+    found = shutil.which("initdb")
+    debian = sorted(glob.glob("/usr/lib/postgresql/*/bin"), reverse=True)
+    for c in [found and str(Path(found).parent), "/usr/local/bin", *debian]:
+        if c and (Path(c) / "initdb").exists():
+            return Path(c)
+    return None
+
+
+def postgres(rows: int, n_bins: int, repeat: int, tmp: Path) -> list[str]:
+    import psycopg
+
+    bindir = _pg_bin()
+    if bindir is None:
+        return ["| PostgreSQL: no server binaries (install Debian's postgresql) | | | |"]
+    kw: dict[str, Any] = {"check": True, "capture_output": True}
+    if os.geteuid() == 0:
+        import pwd
+
+        entry = pwd.getpwnam("postgres")
+        kw.update(user=entry.pw_uid, group=entry.pw_gid)
+        os.chown(tmp, entry.pw_uid, entry.pw_gid)
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    data = tmp / "pg"
+    subprocess.run([str(bindir / "initdb"), "-D", str(data), "-U", "bench", "-A", "trust",
+                    "--no-sync"], **kw)  # fmt: skip
+    opts = f"-p {port} -k {tmp} -c listen_addresses=127.0.0.1 -c fsync=off"
+    subprocess.run([str(bindir / "pg_ctl"), "-D", str(data), "-o", opts, "-l",
+                    str(tmp / "pg.log"), "-w", "start"], **kw)  # fmt: skip
+    try:
+        con = psycopg.connect(f"postgresql://bench@127.0.0.1:{port}/postgres", autocommit=True)
+        con.execute(f"CREATE TABLE t AS SELECT random() AS v FROM generate_series(1, {rows})")
+        con.execute("VACUUM ANALYZE t")
+        workers = con.execute("SHOW max_parallel_workers_per_gather").fetchone()
+        base = f"SELECT floor(v * {n_bins})::int8 AS b, count(*) FROM t GROUP BY b"
+        src = treedp.SqlSource(con, "SELECT v FROM t")
+        bins = treedp.make_bins(bounds=(0, 1), bins=n_bins)
+        t_base = best(lambda: con.execute(base).fetchall(), repeat)
+        t_tdp = best(lambda: count_source(src, column="v", bins=bins), repeat)
+        version = con.execute("SHOW server_version").fetchone()
+        con.close()
+        line = (
+            f"| PostgreSQL {version[0] if version else '?'} ({workers[0] if workers else '?'} "
+            f"parallel workers), table, {rows:.0e} rows, equal-width (width_bucket) | "
+            f"{t_base:.3f} s | {t_tdp:.3f} s | {t_tdp / t_base:.2f}x |"
+        )
+        print(line, flush=True)
+        return [line]
+    finally:
+        subprocess.run([str(bindir / "pg_ctl"), "-D", str(data), "-m", "immediate", "-w",
+                        "stop"], **kw)  # fmt: skip
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--duckdb-rows", type=int, nargs="*", default=[10_000_000])
+    parser.add_argument("--pg-rows", type=int, nargs="*", default=[10_000_000])
+    parser.add_argument("--bins", type=int, default=1024)
+    parser.add_argument("--repeat", type=int, default=3)
+    args = parser.parse_args()
+    print(f"load average before: {os.getloadavg()}, cpus: {os.cpu_count()}", flush=True)
+    print("| input | baseline GROUP BY | treedp (exact rule) | ratio |\n|---|---|---|---|")
+    tmp = Path(tempfile.mkdtemp(prefix="treedp-bench-"))
+    try:
+        for rows in args.duckdb_rows:
+            duckdb_parquet(rows, args.bins, args.repeat, tmp)
+        for rows in args.pg_rows:
+            postgres(rows, args.bins, args.repeat, tmp)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    print(f"peak RSS of this process: {rss_mb():.0f} MB; load average after: {os.getloadavg()}")
+
+
+if __name__ == "__main__":
+    main()
