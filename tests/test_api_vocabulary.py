@@ -172,8 +172,10 @@ def test_a_list_of_paths_without_column_says_how_to_read_it(two_csv: list[str]) 
 
 def test_the_quantiles_bounds_warning_points_at_the_caller() -> None:
     x = np.random.default_rng(2).normal(0, 1, 50)  # too few records for private bounds
-    with pytest.warns(treedp.BoundsWarning) as caught:
-        treedp.quantiles(x, 0.5, bounds="private", epsilon=1.0, rng=InsecureSeededSource(1))
+    with pytest.warns(treedp.BoundsWarning) as caught:  # the tree's bounds step (the other
+        treedp.quantiles(  # methods need no bounds step: every float is a candidate)
+            x, 0.5, bounds="private", epsilon=1.0, method="tree", rng=InsecureSeededSource(1)
+        )
     assert all(w.filename == __file__ for w in caught)
 
 
