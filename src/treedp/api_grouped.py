@@ -209,12 +209,8 @@ def release_grouped(
     Returns
     -------
     GroupedRelease
-        (a :class:`Release` without ``by``)
-
-    Raises
-    ------
-    InvalidParameterError, InvalidTypeError, DataError
-        Checked before any value is read; no message holds a count or value of the data.
+        (a :class:`Release` without ``by``). Refusals (``InvalidParameterError``,
+        ``InvalidTypeError``, ``DataError``) come before any value is read and hold no data.
     """
     unit = _unit(privacy_unit, max_contributions, max_groups, max_contributions_per_group)
     if by is None and unit is None:

@@ -139,14 +139,9 @@ def quantiles(
     Returns
     -------
     QuantilesResult
-        ``values`` (one per level), ``method``, ``bounds``, ``guarantee`` (``PureDP`` of the
-        total spent, at most ``epsilon``: basic composition of the private bounds, the
-        private count and the quantiles, summed exactly), ``spend``, ``parts`` (one record
-        per step), ``n_source`` and ``n_released``.
-
-    See Also
-    --------
-    numpy.quantile : the non-private counterpart.
+        ``values`` (one per level), ``method``, ``bounds``, ``guarantee`` (the total spent:
+        basic composition of the bounds, the count and the quantiles, summed exactly),
+        ``spend``, ``parts`` (one record per step), ``n_source`` and ``n_released``.
     """
     query = build_query(
         sql_input(values, sql),  # a connection and its query: one SqlSource

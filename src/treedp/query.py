@@ -163,15 +163,14 @@ def build_query(
     """Check every public parameter of a release, once, and freeze them (no value is read).
 
     The keywords are those of :func:`treedp.release_cdf` and :func:`treedp.release_grouped`
-    (``bins`` may also be a :class:`Bins` or edges; ``plan`` a :class:`PlanCache` or False).
-    ``quantiles=q`` asks for quantiles at levels ``q``, with the keywords of
-    :func:`treedp.quantiles` (``mechanism`` is then the quantile method).
+    (``bins`` also a :class:`Bins` or edges; ``plan`` a :class:`PlanCache` or False);
+    ``quantiles=q``: quantiles at levels ``q``, as :func:`treedp.quantiles` (``mechanism``
+    the quantile method).
 
     Returns
     -------
     Query
-        Run it with :func:`treedp.run_query`. A refusal names the argument and what is
-        allowed (``InvalidParameterError``, ``InvalidTypeError``).
+        Run it with :func:`treedp.run_query`; a refusal names the argument and what is allowed.
     """
     check_accountant(accountant)
     if quantiles is not None:
