@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
+
+import pytest
 
 import treedp
 from treedp.cli import main
@@ -66,3 +69,16 @@ def test_person_unit_over_the_stream(tmp_path, capsys) -> None:
     bad = ["stream", "init", str(tmp_path / "t.json"), "--horizon", "4", "--epsilon", "1"]
     assert main([*bad, "--privacy-unit", "pid"]) == 2
     assert "--max-contributions" in capsys.readouterr().err
+
+
+def test_step_quiet_prints_answers_only(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    state = tmp_path / "s.json"
+    args = ["stream", "init", str(state), "--horizon", "4", "--epsilon", "1"]
+    assert main([*args, "--bins", "4", "--bounds", "0", "4", "--insecure-seed", "1"]) == 0
+    day = tmp_path / "d.csv"
+    day.write_text("x\n0.5\n1.5\n2.5\n")
+    capsys.readouterr()
+    assert main(["stream", "step", str(state), str(day), "--column", "x", "--quiet"]) == 0
+    lines = capsys.readouterr().out.strip().splitlines()
+    assert len(lines) == 4  # the count, then three quartiles
+    assert all(float(line) == float(line) for line in lines)

@@ -69,6 +69,9 @@ def register(sub: Any) -> None:
     step.add_argument(
         "--format", choices=("text", "json"), default="text", help="text (default) or json"
     )
+    step.add_argument(
+        "--quiet", action="store_true", help="answers only: the count, then the quartiles"
+    )
     add_seed_and_nan(step, "missing values: error (default) or drop")
     step.set_defaults(run=run)
     show = actions.add_parser("show", help="the stream's public facts")
@@ -116,6 +119,10 @@ def _step(args: argparse.Namespace) -> None:
     out = answer.to_dict()
     if args.format == "json":
         print(json.dumps(out))
+        return
+    if args.quiet:  # answers only, one per line
+        for value in [out["count"], *out.get("quartiles", [])]:
+            print(fmt(value))
         return
     lo, hi = out["interval_95"]
     seeded = SEEDED if args.insecure_seed is not None else ""

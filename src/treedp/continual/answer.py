@@ -14,14 +14,19 @@ intervals refer to the unbiased estimate.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from scipy.stats import norm
 
+from treedp._frames import pandas_frame, polars_frame
 from treedp._validation import check_real, must
 from treedp.domain import Bins
 from treedp.exceptions import InvalidParameterError
+
+if TYPE_CHECKING:
+    import pandas as pd
+    import polars as pl
 
 __all__ = ["StepAnswer", "consistent"]
 
@@ -113,6 +118,42 @@ class StepAnswer:
         lo_c, hi_c = cum[idx - 1], cum[idx]
         frac = np.where(hi_c > lo_c, (target - lo_c) / np.where(hi_c > lo_c, hi_c - lo_c, 1), 0)
         return np.asarray(edges[idx - 1] + frac * (edges[idx] - edges[idx - 1]))
+
+    def to_arrays(self, level: float = 0.95) -> dict[str, np.ndarray]:
+        """Equal-length columns: one row per bin (``bin_low``, ``bin_high``, ``count`` the
+        consistent running count, ``count_raw`` the unbiased one, ``count_stderr``), or without
+        bins one row (``count``, ``count_stderr``, ``count_low``, ``count_high`` at ``level``);
+        ``step`` on every row."""
+        if self.bins is None:
+            lo, hi = self.interval(level)
+            cols = {"count": [self.count], "count_stderr": [self.stderr]}
+            cols |= {"count_low": [lo], "count_high": [hi]}
+            return {"step": np.array([self.t]), **{k: np.array(v) for k, v in cols.items()}}
+        edges = np.asarray(self.bins.edges)
+        size = self.histogram.size
+        return {
+            "step": np.full(size, self.t),
+            "bin_low": edges[:-1],
+            "bin_high": edges[1:],
+            "count": np.asarray(self.histogram, dtype=np.float64),
+            "count_raw": np.asarray(self.raw_histogram, dtype=np.float64),
+            "count_stderr": np.full(size, self.histogram_stderr),
+        }
+
+    def to_frame(self, level: float = 0.95) -> pd.DataFrame:
+        """:meth:`to_arrays` as a pandas DataFrame (``treedp[pandas]``)."""
+        return pandas_frame(self.to_arrays(level), "StepAnswer.to_frame")
+
+    def to_polars(self, level: float = 0.95) -> pl.DataFrame:
+        """:meth:`to_arrays` as a polars DataFrame (``treedp[polars]``)."""
+        return polars_frame(self.to_arrays(level), "StepAnswer.to_polars")
+
+    def __repr__(self) -> str:
+        bins = "" if self.bins is None else f", {self.bins.n_bins} bins (.histogram, .to_frame())"
+        return (
+            f"StepAnswer(step {self.t} of {self.horizon}: count {self.count:.6g} "
+            f"± {self.stderr:.3g}{bins})"
+        )
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready summary (what the CLI prints)."""
