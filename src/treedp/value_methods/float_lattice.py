@@ -150,8 +150,14 @@ def positions(sorted_x: np.ndarray) -> np.ndarray:
         return np.zeros(0)
     first, width = _group(cell_of(sorted_x))
     _, start, counts = np.unique(first, return_index=True, return_counts=True)
-    k = np.repeat(counts, counts).astype(np.float64)
+    k = np.repeat(counts, counts)
     i = np.arange(sorted_x.size) - np.repeat(start, counts)
+    return _units(first, width, i, k)
+
+
+def _units(first: np.ndarray, width: np.ndarray, i: np.ndarray, k: np.ndarray) -> np.ndarray:
+    """The position of record ``i`` of the ``k`` in the group of ``width`` cells from cell
+    ``first``: ``first·2**S + width·2**S (i + 1/2) / k``."""
     unit = 2.0**SUB_BITS
     spread: np.ndarray = first.astype(np.float64) * unit + width * unit * (i + 0.5) / k
     return spread
