@@ -97,3 +97,35 @@ def test_refusals_before_anything_is_charged() -> None:
             accountant=acc,
         )  # fmt: skip
     assert not acc.history
+
+
+@pytest.mark.parametrize(
+    ("method", "rho", "bounds"),
+    [
+        ("exponential", 50.0, "private"),
+        ("recursive", 300.0, "private"),
+        ("exponential", 50.0, (0.0, 1e6)),
+        ("recursive", 300.0, (0.0, 1e6)),
+    ],
+)
+def test_calibrated_epsilon_above_the_limit_is_refused_before_the_charge(
+    method: str, rho: float, bounds: object
+) -> None:
+    """Privacy review F6: a zCDP target over 99 levels calibrates to an ε above
+    ``MAX_EPSILON`` (``sqrt(8ρ·99)`` for the exponential method); the method refused it only
+    after the accountant was charged the whole ρ, with nothing released. It is now refused
+    with the calibration, before the charge."""
+    levels = list(np.linspace(0.01, 0.99, 99))
+    acc = treedp.Accountant(ZCDP(1000.0))
+    with pytest.raises(InvalidParameterError) as refused:
+        treedp.quantiles(
+            X, levels, epsilon=None, privacy=ZCDP(rho), bounds=bounds, method=method,
+            rng=InsecureSeededSource(5), accountant=acc,
+        )  # fmt: skip
+    assert not acc.history and acc.spent == ZCDP(0.0)
+    assert "'privacy'" in str(refused.value) and str(X.size) not in str(refused.value)
+    ok = treedp.quantiles(  # a smaller target runs, at a calibrated ε within the limit
+        X, levels, epsilon=None, privacy=ZCDP(1.0), bounds=bounds, method=method,
+        rng=InsecureSeededSource(5), accountant=acc,
+    )  # fmt: skip
+    assert ok.epsilon <= 50.0 and acc.spent == ZCDP(1.0)

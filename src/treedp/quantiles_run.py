@@ -142,9 +142,13 @@ def run_quantiles(query: Query) -> QuantilesResult:
 def _calibrated(req: QuantilesRequest, steps: Steps) -> QuantilesRequest:
     """A zCDP or (ε, δ) target: refuse a bounds step (pure ε only), and set the ε the chosen
     method runs with so that its tightest cost meets the target
-    (:func:`treedp.quantile_privacy.calibrate`). Public parameters only, before the charge."""
+    (:func:`treedp.quantile_privacy.calibrate`). Public parameters only, before the charge:
+    a calibrated ε the method would refuse (outside ``[MIN_EPSILON, MAX_EPSILON]``, or a
+    selection's share below ``MIN_EPSILON``) is refused here (privacy review F6: it was
+    refused by the method after the charge, the whole target spent and nothing released)."""
     from dataclasses import replace
 
+    from treedp.budget import MAX_EPSILON, MIN_EPSILON
     from treedp.quantile_privacy import calibrate
 
     if req.request is not None and not steps.unbounded:
@@ -154,7 +158,16 @@ def _calibrated(req: QuantilesRequest, steps: Steps) -> QuantilesRequest:
             "pure-epsilon bounds step. Give public bounds, or method='recursive'."
         )
     levels = np.unique(req.qa)
-    return replace(req, eps=calibrate(req.privacy, levels, req.relation, steps.chosen))
+    eps = calibrate(req.privacy, levels, req.relation, steps.chosen)
+    if not MIN_EPSILON <= eps <= MAX_EPSILON:
+        raise InvalidParameterError(
+            f"The 'privacy' target {req.privacy!r} would run the {steps.chosen} method at "
+            f"epsilon {eps:.6g} (its tightest cost for {levels.size} levels), outside the "
+            f"allowed [{MIN_EPSILON:g}, {MAX_EPSILON:g}]: give a "
+            f"{'smaller target or fewer levels' if eps > MAX_EPSILON else 'larger target'}."
+        )
+    _check_rest(eps, steps.m, QUANTILE_METHODS[steps.chosen].selections)
+    return replace(req, eps=eps)
 
 
 def _column_of(values: Any, column: Any) -> Any:

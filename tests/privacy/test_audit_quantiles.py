@@ -35,8 +35,9 @@ from tests.privacy.auditor import AUDIT_ALPHA, clopper_pearson
 from tests.stats import ALPHA, TEST_SEED
 from treedp.noise import InsecureSeededSource
 from treedp.value_methods import private_bounds as pb
+from treedp.value_methods import quantile_exponential as qe
 from treedp.value_methods import quantiles_recursive as qr
-from treedp.value_methods.exponential_core import Grid
+from treedp.value_methods.exponential_core import Grid, rank_weights, target_rank
 
 BITS = 3
 BOUNDS = (0.0, 8.0)
@@ -426,3 +427,87 @@ def test_one_sided_scan_sampler_follows_the_exact_law() -> None:
     exp = np.r_[law[cells], law[~cells].sum()] * runs
     assert cells.sum() >= 3
     assert stats.chisquare(obs, exp * obs.sum() / exp.sum()).pvalue > ALPHA
+
+
+def _unit_log_law(grid: Any, x: np.ndarray, first: int, last: int, node: Any) -> Any:
+    """One node's selection law on the implementation's grid: ``log P(unit)`` as a function
+    of the units (exact weights from ``rank_weights``), and the units where its rank steps."""
+    weights = rank_weights(grid, x, first, last).astype(np.float64)  # counts below 2**53
+    target = float(target_rank(node.level, x.size))
+    score = -float(node.rate) * np.abs(np.arange(weights.size) - target)
+    held = weights > 0
+    log_z = float(logsumexp(score[held], b=weights[held]))
+    steps = np.clip(grid.count_at_most(x), first, last + 1)
+
+    def log_p(units: np.ndarray) -> np.ndarray:
+        return np.asarray(score[np.searchsorted(steps, units, side="right")] - log_z)
+
+    return log_p, steps
+
+
+def _integer_cut_losses(v: float, k: int, eps: float) -> tuple[float, float, float, float]:
+    """Privacy review F1, the reviewer's exact-density case: ``k`` and ``k + 1`` records at
+    ``v`` (bounds ``(v - 2, v + 2)``, ``bins="integers"``, levels 1/4, 1/2, 3/4), a root
+    output in the upper half of ``v``'s cell (the split at ``v + 1``). Returns the exact
+    level-1 loss (both children, given that root output), its claim, the whole output's
+    loss at that root output, and ``ε_spent``."""
+    qs = [Fraction(1, 4), Fraction(1, 2), Fraction(3, 4)]
+    plan = qr._plan(qs, 0, 3, Fraction(0), Fraction(1), 0, qr._level_epsilons(Fraction(eps), 3),
+                    "add_remove")  # fmt: skip
+    assert plan is not None and plan.left is not None and plan.right is not None
+    grid = Grid(v - 2, v + 3)  # the caller's (lo, hi + 1): the unit cells of v - 2 .. v + 2
+    splits = qr._CellSplits(grid)
+    root = int(grid.count_at_most(np.array([v + 0.75]))[0]) - 1
+    both = [qe._spread(np.full(size, v)) for size in (k + 1, k)]
+    cut = [int(np.searchsorted(x, qr._split_point(plan, splits, root), side="left")) for x in both]
+    up, down = 0.0, 0.0  # the largest log ratio either way over the two children's outputs
+    sides = ((plan.left, 0, root), (plan.right, root, grid.cells - 1))
+    for side, (node, first, last) in enumerate(sides):
+        parts = [x[:c] if side == 0 else x[c:] for x, c in zip(both, cut, strict=True)]
+        (pa, sa), (pb, sb) = (_unit_log_law(splits, p, first, last, node) for p in parts)
+        probe = np.unique(np.clip(np.r_[sa, sb, sa - 1, sb - 1, first, last], first, last))
+        diff = pa(probe) - pb(probe)
+        up, down = up + float(diff.max()), down + float(-diff.min())
+    ra, _ = _unit_log_law(splits, both[0], 0, grid.cells - 1, plan)
+    rb, _ = _unit_log_law(splits, both[1], 0, grid.cells - 1, plan)
+    at_root = float(ra(np.array([root]))[0] - rb(np.array([root]))[0])
+    claim = qr._depth_losses(plan, "add_remove")
+    whole = max(at_root + up, -at_root + down)
+    return max(up, down), float(claim[1]), whole, float(sum(claim, Fraction(0)))
+
+
+def _integer_cut_worst(eps: float) -> float:
+    """The largest ratio of a loss to its claim over ``v = 2**49, 2**50`` and ``k < 24``."""
+    worst = 0.0
+    for v, k in itertools.product((2.0**49, 2.0**50), range(1, 24)):
+        level, level_claim, whole, spent = _integer_cut_losses(v, k, eps)
+        worst = max(worst, level / level_claim, whole / spent)
+    return worst
+
+
+@pytest.mark.parametrize("eps", [1.0, 8.0])
+def test_recursive_integers_exact_loss_of_large_ties_within_claim(eps: float) -> None:
+    """Privacy review F1: with ties at ``|v| >= 2**48`` a spread position rounded to the
+    cell's end and the split cut the block (level-1 loss 0.5192 > 0.5 for ``v = 2**49``,
+    7 -> 8 records, ε = 1; the whole output 8.0172 > 8 for 23 -> 24 at ε = 8)."""
+    level, level_claim, whole, spent = _integer_cut_losses(2.0**49, 7, 1.0)
+    assert level <= level_claim * (1 + 1e-9) and whole <= spent * (1 + 1e-9)
+    worst = _integer_cut_worst(eps)
+    assert worst <= 1 + 1e-9
+    assert worst > 0.7  # the pairs are not vacuous
+
+
+def test_recursive_integers_mutant_spread_reaching_the_cell_end_is_caught(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The spread before the F1 fix (``v + (i + 1/2)/k`` in float64, unclamped) exceeds the
+    claim on the same exact check."""
+
+    def unclamped(x: np.ndarray) -> np.ndarray:
+        _, start, counts = np.unique(x, return_index=True, return_counts=True)
+        k = np.repeat(counts, counts).astype(np.float64)
+        i = np.arange(x.size) - np.repeat(start, counts)
+        return np.asarray(x + (i + 0.5) / k)
+
+    monkeypatch.setattr(qe, "_spread", unclamped)
+    assert _integer_cut_worst(1.0) > 1 + 1e-6

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 
 from treedp.value_methods import float_lattice as fl
@@ -71,3 +73,31 @@ def test_split_keeps_groups_whole() -> None:
         one,
         one + (1 << SUB_BITS),
     ]
+
+
+def _units_at(first: int, width: int, i: np.ndarray, k: int) -> np.ndarray:
+    same = np.ones(i.size, dtype=np.int64)
+    return fl._units(first * same, width * same, i, k * same)
+
+
+def test_positions_are_exact_unit_indices_strictly_inside_their_group() -> None:
+    """Privacy review F2: positions were computed in float64, and above cell ``2**23`` (units
+    ``>= 2**51``, floats 0.5 apart) the last of more than ``2**29`` records of one cell
+    landed on the cell's end, where the recursion's split cut the cell. Each record's unit is
+    now ``c·2**S + (W (2i + 1)) // (2k)`` (``W = width·2**S``) in integers: checked against
+    Python's exact integers at the edge, without building ``k`` records."""
+    one = int(cell_of(np.array([1.0]))[0])
+    cells = [(one, 1), (2**23, 1), (TOTAL_CELLS - 1, 1), (fl._ZERO, fl.ZERO_CELLS), (0, 1)]
+    for (first, width), k in itertools.product(cells, (1, 3, 2**29 + 1, 2**30, 2**32 - 1)):
+        i = np.unique(np.array([0, 1, k // 2, k - 2, k - 1]).clip(0, k - 1))
+        got = _units_at(first, width, i, k)
+        start, size = first << SUB_BITS, width << SUB_BITS
+        exact = [start + (size * (2 * int(j) + 1)) // (2 * k) for j in i]
+        assert all(start <= u < start + size for u in got.tolist()), (first, width, k)
+        assert [int(u) for u in got.tolist()] == exact, (first, width, k)
+        if k > 1:  # k - 1 and k records interleave: p'_i <= p_i <= p'_{i+1}
+            j = i[i < k - 1]
+            fewer, more, nxt = (_units_at(first, width, j, k - 1), _units_at(first, width, j, k),
+                                _units_at(first, width, j + 1, k))  # fmt: skip
+            assert (more <= fewer).all() and (fewer <= nxt).all()
+    assert np.issubdtype(fl.positions(np.array([1.0, 1.0])).dtype, np.integer)

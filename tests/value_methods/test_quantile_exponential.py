@@ -340,3 +340,19 @@ def test_integer_mode_answers_blocks_of_ties_and_follows_its_law() -> None:
     assert stats.chisquare(observed, np.array(list(law.values())) * runs).pvalue > ALPHA
     with pytest.raises(InvalidParameterError, match="integer bounds"):
         quantile_exponential(x, 0.5, bounds=(0, 5.5), epsilon=1.0, integers=True)
+
+
+@pytest.mark.parametrize("v", [7.0, -(2.0**40), 2.0**48, 2.0**49, 2.0**50, -(2.0**50), 2.0**51])
+def test_spread_positions_stay_strictly_inside_their_cell(v: float) -> None:
+    """Privacy review F1: ``v + (i + 1/2)/k`` rounded in float64 reached ``v + 1`` (the
+    cell's end) for ``|v| >= 2**48``, so the recursion's whole-cell split at ``v + 1`` cut a
+    block of ties. Every position now lies in ``[v, v + 1)`` (its floor is ``v``), and the
+    blocks of ``k`` and ``k + 1`` records still interleave."""
+    previous = med._spread(np.full(1, v))
+    for k in [*range(2, 70), 1000, 4097]:
+        spread = med._spread(np.full(k, v))
+        assert (spread >= v).all() and (spread < v + 1).all()
+        assert (np.floor(spread) == v).all() and (np.diff(spread) >= 0).all()
+        if previous.size == k - 1:  # p'_i <= p_i <= p'_{i+1}: one record added
+            assert (spread[:-1] <= previous).all() and (previous <= spread[1:]).all()
+        previous = spread

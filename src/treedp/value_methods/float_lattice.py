@@ -22,7 +22,10 @@ it covers every finite float64 (both signs), so a quantile needs no bounds.
   one record added to continuous data; no other cell moves. A score ``-|#{positions < u} -
   t|`` therefore keeps the sensitivity of the plain rank score (the argument of
   :func:`treedp.value_methods.quantile_exponential._spread`, with lattice cells for integer
-  cells). Floating-point rounding is monotone, so computed positions interleave too.
+  cells). Only the unit holding a position matters (for a unit ``u``, ``p < u`` iff
+  ``floor(p) < u``), so each position is that unit, computed exactly in integers (floor is
+  monotone: the interleaving holds) and strictly inside its cell, so a split at a cell
+  boundary never cuts a cell (privacy review F2: float64 positions could round onto it).
 """
 
 from __future__ import annotations
@@ -144,17 +147,32 @@ def _group(cell: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 def positions(sorted_x: np.ndarray) -> np.ndarray:
-    """The spread positions (in units) of sorted records: the ``k`` records of cell ``c``
-    at ``c·2**S + 2**S (i + 1/2) / k`` (module docstring)."""
+    """The spread positions of sorted records, as exact unit indices (int64): the ``k``
+    records of cell ``c`` in the units ``c·2**S + floor(2**S (i + 1/2) / k)`` (module
+    docstring, :func:`_units`)."""
     if sorted_x.size == 0:
-        return np.zeros(0)
+        return np.zeros(0, dtype=np.int64)
     first, width = _group(cell_of(sorted_x))
     _, start, counts = np.unique(first, return_index=True, return_counts=True)
-    k = np.repeat(counts, counts).astype(np.float64)
+    k = np.repeat(counts, counts)
     i = np.arange(sorted_x.size) - np.repeat(start, counts)
-    unit = 2.0**SUB_BITS
-    spread: np.ndarray = first.astype(np.float64) * unit + width * unit * (i + 0.5) / k
-    return spread
+    return _units(first, width, i, k)
+
+
+def _units(first: np.ndarray, width: np.ndarray, i: np.ndarray, k: np.ndarray) -> np.ndarray:
+    """The unit of record ``i`` of the ``k`` in the group of ``width`` cells from cell
+    ``first``: ``first·2**S + floor(W (2i + 1) / (2k))``, ``W = width·2**S``, in exact int64.
+
+    ``W (2i + 1)`` reaches ``2**77`` in the zero block, so with ``t = 2**S (2i + 1) < 2**61``
+    and ``t = a·2k + b``: ``floor(W (2i + 1) / (2k)) = width·a + floor(width·b / (2k))``
+    (``width·b < 2**49``). It is below ``W`` (``2i + 1 < 2k``): the unit lies strictly inside
+    the group, whatever ``k`` (privacy review F2: in float64, above cell ``2**23`` the last
+    of more than ``2**29`` records landed on the group's end, where a split cut it).
+    """
+    first, width, i, k = (np.asarray(a, dtype=np.int64) for a in (first, width, i, k))
+    whole, rest = np.divmod((2 * i + 1) << SUB_BITS, 2 * k)
+    units: np.ndarray = (first << SUB_BITS) + width * whole + (width * rest) // (2 * k)
+    return units
 
 
 @dataclass(frozen=True)

@@ -75,6 +75,14 @@ def _spread(x: np.ndarray) -> np.ndarray:
     (i + 1/2)/k <= (i + 3/2)/(k + 1)``), so for every grid point ``y`` the count ``#{x' < y}``
     grows by 0 or 1, as for one record added to continuous data; the other blocks do not
     move. Floating-point rounding is monotone, so the computed positions interleave too.
+
+    Every position lies in ``[v, v + 1)``, so its floor is ``v`` exactly and a split at an
+    integer (the recursion's whole cells, :class:`~.quantiles_recursive._CellSplits`) reads
+    only the integer ``v``: no rounding enters that decision. The sum ``v + (i + 1/2)/k``
+    rounds to at least ``v``, but for ``|v| >= 2**48`` it can round up to ``v + 1``, the
+    cell's end (privacy review F1: a split there cut a block of ties, so one added record
+    changed two nodes). It is clamped to the largest float below ``v + 1`` (exact for
+    ``|v| < 2**52``, :data:`INTEGER_LIMIT`): a monotone map, so the interleaving holds.
     Moving a record from one block to another is one removal and one addition: the count
     changes by at most 1. So the exponential mechanism on the spread data has the same ``Δ``
     (:func:`_score_sensitivity`) as on continuous data, and a block of ties ``[#(x < v),
@@ -87,7 +95,7 @@ def _spread(x: np.ndarray) -> np.ndarray:
     _, start, counts = np.unique(x, return_index=True, return_counts=True)
     k = np.repeat(counts, counts).astype(np.float64)
     i = np.arange(x.size) - np.repeat(start, counts)
-    spread: np.ndarray = x + (i + 0.5) / k
+    spread: np.ndarray = np.minimum(x + (i + 0.5) / k, np.nextafter(x + 1.0, -np.inf))
     return spread
 
 
