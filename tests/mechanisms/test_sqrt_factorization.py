@@ -353,7 +353,7 @@ def test_small_rho_reaches_max_scale(n_bins: int, rho: float, neighbours: str) -
     assert s == MAX_SCALE
     n = 100 if neighbours == "replace" else None
     mech = SqrtFactorizationMechanism(
-        n_bins, rho=rho, neighbours=neighbours, n=n, scale=s, normalise=False
+        n_bins, rho=rho, neighbours=neighbours, n=n, scale=s, normalise=False, rows=False
     )
     (sigma2,) = mech.sigma2
     assert dg._plan(sigma2).large and mech.rho_spent() <= Fraction(rho)
@@ -380,7 +380,7 @@ def test_ratio_to_svd_bound_at_small_rho(n_bins: int) -> None:
 def test_exact_convolution_at_max_scale_and_the_count_cap() -> None:
     """At ``B = 2^20``, ``s = MAX_SCALE``, counts up to the public cap: ``Ĉ x`` is exact."""
     n_bins = 2**20
-    mech = SqrtFactorizationMechanism(n_bins, rho=0.01, scale=MAX_SCALE)
+    mech = SqrtFactorizationMechanism(n_bins, rho=0.01, scale=MAX_SCALE, rows=False)
     c = [int(v) for v in mech.coefficients]
     cap = 2**62 // sum(c)  # the total must stay below it
     rng = np.random.default_rng(TEST_SEED)

@@ -75,7 +75,7 @@ def test_refusals() -> None:
         SqrtFactorizationMechanism(300, rho=0.5, neighbours="replace", n=10, normalise=True)
     with pytest.raises(InvalidParameterError, match="normalise"):
         SqrtFactorizationMechanism(64, rho=0.5, normalise=True)
-    with pytest.raises(InvalidParameterError, match="both"):
+    with pytest.raises(InvalidParameterError, match="At most one"):
         SqrtFactorizationMechanism(300, rho=0.5, normalise=True, equalise=True)
     assert not SqrtFactorizationMechanism(300, rho=0.5, neighbours="replace", n=10).normalise
 

@@ -45,6 +45,7 @@ import numpy as np
 __all__ = [
     "DensePrefixCovariance",
     "LowRankCorrectedCovariance",
+    "RowWeightedToeplitzCovariance",
     "ScaledToeplitzCovariance",
     "ToeplitzPrefixCovariance",
     "exact_convolve",
@@ -365,6 +366,46 @@ class ScaledToeplitzCovariance:
             left, right = rows[index[: sel.size]], rows[index[sel.size :]]
             out[sel] = self.variance * np.einsum("ij,ij->i", left, right)
         return out.reshape(shape)
+
+    def prefix_sum_covariance(self) -> float:
+        """``Σ_{a,b=1..B} Cov(P̂[a], P̂[b])`` (for the mean range variance)."""
+        return self._sum_cov
+
+
+class RowWeightedToeplitzCovariance:
+    """``Cov(P̂[a], P̂[b])`` for ``P̂[m] = (G y)[m − 1]``, ``G`` lower-triangular Toeplitz with first
+    column ``g``, and independent noise of variance ``v·w_i`` on ``y_i`` (scaled rows: the
+    release ``e ∘ (Ĉ x) + Z`` divided by ``e``, ``w = 1/e²``).
+
+    For ``1 <= a <= b``: ``Cov = v Σ_{i<a} g[a−1−i] g[b−1−i] w_i`` (a dot product);
+    ``Var(P̂[m]) = v (g² * w)[m − 1]``, one FFT convolution for every ``m``; the sum of all
+    covariances is ``v Σ_i w_i cumsum(g)[B−1−i]²``. Exact up to floating-point rounding.
+    """
+
+    def __init__(self, g: np.ndarray, weights: np.ndarray, variance: float) -> None:
+        self.g = np.asarray(g, dtype=np.float64)
+        self.w = np.asarray(weights, dtype=np.float64)
+        self.n_bins = b = self.g.size
+        self.variance = float(variance)
+        var = np.maximum(_mul(self.g * self.g, self.w, b), 0.0)
+        self._var = self.variance * np.concatenate([[0.0], var])
+        tails = np.cumsum(self.g)[::-1]
+        self._sum_cov = self.variance * float(np.sum(self.w * tails * tails))
+
+    def var(self, m: np.ndarray) -> np.ndarray:
+        """``Var(P̂[m])`` (``P̂[0] = 0``)."""
+        return np.asarray(self._var[np.asarray(m, dtype=np.int64)], dtype=np.float64)
+
+    def cov(self, m1: np.ndarray, m2: np.ndarray) -> np.ndarray:
+        """The covariances, shaped like ``broadcast(m1, m2)`` (one dot product per pair)."""
+        a, b = np.broadcast_arrays(np.asarray(m1, np.int64), np.asarray(m2, np.int64))
+        lo, hi = np.minimum(a, b).ravel(), np.maximum(a, b).ravel()
+        out = np.zeros(lo.size)
+        for k in np.flatnonzero(lo > 0).tolist():
+            s, t = int(lo[k]), int(hi[k])
+            i = np.arange(s)  # Σ_{i<s} g[s-1-i] g[t-1-i] w[i]
+            out[k] = float(np.sum(self.g[s - 1 - i] * self.g[t - 1 - i] * self.w[i]))
+        return self.variance * out.reshape(a.shape)
 
     def prefix_sum_covariance(self) -> float:
         """``Σ_{a,b=1..B} Cov(P̂[a], P̂[b])`` (for the mean range variance)."""

@@ -38,6 +38,10 @@ estimate ``P̂ = L diag(1/p) Ĉ^{-1} y`` is the only unbiased one (the matrix is
 invertible); its covariance is no longer Toeplitz, and is computed exactly in ``O(B²)``
 (:class:`treedp.estimation.toeplitz.ScaledToeplitzCovariance`).
 
+Scaled rows (add_remove, ``B > 2^14``, the default there): release ``e ∘ (Ĉ x) + Z`` with integer
+row multipliers ``e`` that make the columns nearly equal while keeping the estimator Toeplitz
+(:mod:`treedp.mechanisms.sqrt_rows`, which has the construction and the exact ``Δ₂²``).
+
 Privacy (ρ-zCDP, privacy unit: one record; every record is counted in exactly one bin).
 
 * ``add_remove``: adding or removing a record in bin ``j`` changes ``x`` by ``±e_j`` and ``Ĉ x``
@@ -86,6 +90,7 @@ from treedp._validation import check_int
 from treedp.budget import Neighbours, check_neighbours
 from treedp.exceptions import InvalidParameterError
 from treedp.mechanisms import sqrt_lattice as lat
+from treedp.mechanisms import sqrt_rows as sr
 from treedp.mechanisms.base import CalibratedMechanism, check_replace_bins, zcdp_description
 from treedp.mechanisms.sqrt_lattice import (
     MAX_SCALE,
@@ -131,6 +136,9 @@ class SqrtFactorizationMechanism(CalibratedMechanism):
         Default: where it applies (``add_remove``, ``2 <= B <=`` :data:`TAIL_LIMIT`) and columns
         are not normalised; it is never worse there (more measurements at the same sensitivity
         and noise).
+    rows : bool, optional
+        Release ``e ∘ (Ĉ x) + Z`` with integer row multipliers ``e`` (:mod:`sqrt_rows`).
+        Default (and only) for ``add_remove`` with ``B > 2^14``.
     normalise : bool, optional
         Release ``Ĉ diag(p) x + Z`` with integer ``p_j ≈ R·sqrt(S(B)/S(B − j))``: every column
         nearly at the largest norm (module docstring). Default (and only) for ``add_remove``
@@ -159,6 +167,7 @@ class SqrtFactorizationMechanism(CalibratedMechanism):
         scale: int | None = None,
         equalise: bool | None = None,
         normalise: bool | None = None,
+        rows: bool | None = None,
     ) -> None:
         self.n_bins = check_int(n_bins, "n_bins", lo=1)
         self.rho = check_rho(rho)
@@ -172,15 +181,21 @@ class SqrtFactorizationMechanism(CalibratedMechanism):
                 "normalise=True is for neighbours='add_remove' and "
                 f"{lat.NORMALISE_MIN} <= B <= {lat.NORMALISE_LIMIT}."
             )
+        self.rows = sr.rows_apply(self.n_bins, self.neighbours) if rows is None else bool(rows)
+        if self.rows and not sr.rows_apply(self.n_bins, self.neighbours):
+            raise InvalidParameterError(
+                f"rows=True is for neighbours='add_remove' and B > {lat.NORMALISE_LIMIT}."
+            )
         if scale is None:
             factor = lat.NORMALISE_RESOLUTION**2 if self.normalise else 1
+            factor = sr.ROWS_RESOLUTION**2 if self.rows else factor
             scale = lat.choose_scale(self.n_bins, self.rho, self.neighbours, factor)
         self.scale = check_int(scale, "scale", lo=1, hi=MAX_SCALE)
         applies = self.neighbours == "add_remove" and lat.equalised_columns(self.n_bins) > 0
         if equalise is None:  # never worse (GLS with more data at the same Δ₂), where it applies
-            equalise = applies and not self.normalise
-        if equalise and self.normalise:
-            raise InvalidParameterError("equalise and normalise cannot both be True.")
+            equalise = applies and not self.normalise and not self.rows
+        if int(bool(equalise)) + int(self.normalise) + int(self.rows) > 1:
+            raise InvalidParameterError("At most one of equalise, normalise and rows is True.")
         self.equalise = bool(equalise)
         if self.equalise and not applies:
             raise InvalidParameterError(
@@ -193,6 +208,8 @@ class SqrtFactorizationMechanism(CalibratedMechanism):
             l1, l2_squared = lat.equalised_sensitivities(self.n_bins, self.scale, self.equalised)
         elif self.normalise:
             l1, l2_squared = lat.normalised_sensitivities(self.n_bins, self.scale)
+        elif self.rows:
+            l1, l2_squared = sr.row_sensitivities(self.n_bins, self.scale)
         else:
             l1, l2_squared = lat.sensitivities(self.n_bins, self.scale, self.neighbours)
         family = lat.fits(l2_squared, self.rho)
@@ -229,6 +246,9 @@ class SqrtFactorizationMechanism(CalibratedMechanism):
         if self.normalise:  # entries of Ĉ (p ∘ x) are at most ĉ_0 · max p · Σ x
             top = int(lat.normaliser(self.n_bins, self.scale).max())
             return lat.INT_LIMIT // (int(self.coefficients[0]) * top) - 1
+        if self.rows:  # entries of e ∘ (Ĉ x) are at most max e · ĉ_0 · Σ x
+            top = int(sr.row_multipliers(self.n_bins).max())
+            return lat.INT_LIMIT // (int(self.coefficients[0]) * top) - 1
         return lat.INT_LIMIT // int(self.coefficients[0]) - 1
 
     def true_blocks(self, counts: np.ndarray) -> list[np.ndarray]:
@@ -250,6 +270,8 @@ class SqrtFactorizationMechanism(CalibratedMechanism):
             bits = (self.max_records() * int(p.max())).bit_length()
             return [exact_convolve(self.coefficients, p * x, bits)]
         block = exact_convolve(self.coefficients, x, self.max_records().bit_length())
+        if self.rows:  # e ∘ (Ĉ x) stays below 2**62 (max_records)
+            return [sr.row_multipliers(self.n_bins) * block]
         if self.equalise:  # ê_j <= Σ ĉ, so ê ∘ x fits (max_records)
             tail = slice(self.n_bins - self.equalised, self.n_bins)
             block = np.concatenate([block, lat.equaliser(self.n_bins, self.scale)[tail] * x[tail]])
@@ -274,10 +296,11 @@ class SqrtFactorizationMechanism(CalibratedMechanism):
             raise InvalidParameterError("the square-root factorisation is stated without rho")
         scale, equalise = meta["scale"], meta.get("equalise", False)
         normalise = meta.get("normalise", False)
+        rows = meta.get("rows", False)
         if isinstance(scale, bool) or not isinstance(scale, int) or not isinstance(equalise, bool):
             raise InvalidParameterError("fields 'scale' and 'equalise' have the wrong type")
-        if not isinstance(normalise, bool):
-            raise InvalidParameterError("field 'normalise' has the wrong type")
+        if not isinstance(normalise, bool) or not isinstance(rows, bool):
+            raise InvalidParameterError("fields 'normalise' and 'rows' have the wrong type")
         mechanism = cls(
             n_bins,
             rho=budget,
@@ -286,6 +309,7 @@ class SqrtFactorizationMechanism(CalibratedMechanism):
             scale=scale,
             equalise=equalise,
             normalise=normalise,
+            rows=rows,
         )
         stated = (meta["sigma2"], meta.get("block_l2_squared"))
         if (mechanism.describe()["sigma2"], list(mechanism.block_l2_squared)) != stated:
@@ -315,6 +339,9 @@ class SqrtFactorizationMechanism(CalibratedMechanism):
             h = lat.inverse_coefficients(self.n_bins, self.scale)
             q = 1.0 / lat.normaliser(self.n_bins, self.scale)
             return toeplitz.ScaledToeplitzCovariance(h, q, v)
+        if self.rows:
+            weights = 1.0 / sr.row_multipliers(self.n_bins).astype(np.float64) ** 2
+            return toeplitz.RowWeightedToeplitzCovariance(self.prefix_filter(), weights, v)
         if self.equalise and self.equalised == self.n_bins:
             cov = lat.equalised_system(self.n_bins, self.scale)[2]
             return toeplitz.DensePrefixCovariance(cov * v)
@@ -334,6 +361,8 @@ class SqrtFactorizationMechanism(CalibratedMechanism):
             h = lat.inverse_coefficients(self.n_bins, self.scale)
             xhat = toeplitz_apply(h, y) / lat.normaliser(self.n_bins, self.scale)
             est = np.cumsum(xhat, axis=-1)
+        elif self.rows:  # P̂ = G (y / e)
+            est = toeplitz_apply(self.prefix_filter(), y / sr.row_multipliers(self.n_bins))
         elif self.equalise and self.equalised < self.n_bins:  # Woodbury (see _tail_system)
             b = self.n_bins
             z, w, core = lat.tail_system(b, self.scale, self.equalised)
@@ -377,6 +406,7 @@ class SqrtFactorizationMechanism(CalibratedMechanism):
             scale=self.scale,
             equalise=self.equalise,
             normalise=self.normalise,
+            rows=self.rows,
         )
 
 
@@ -416,6 +446,7 @@ def plan_candidate(
     how = f"square-root factorisation, lattice scale {mech.scale}"
     how += ", equalised columns" if mech.equalise else ""
     how += ", normalised columns" if mech.normalise else ""
+    how += ", scaled rows" if mech.rows else ""
     return PlanCandidate(
         "sqrt_factorization", (n_bins,), (budget,), value, how, mean_mse, max_cdf_variance=worst
     )
