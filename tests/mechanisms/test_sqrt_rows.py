@@ -53,7 +53,7 @@ def test_sensitivity_every_column(n_bins: int, scale: int) -> None:
     """Every add/remove change (a column of ``diag(e) Ĉ``): the claimed (L1, L2²) are attained
     and never exceeded. The mutant that keeps the plain factor's argument (column 0 is the
     largest) understates L2² once the rows are scaled, and is caught."""
-    mech = SqrtFactorizationMechanism(n_bins, rho=0.5, scale=scale)
+    mech = SqrtFactorizationMechanism(n_bins, rho=0.5, scale=scale, rows=True)
     assert mech.rows
     cols = _dense(mech)
     l1 = max(int(sum(cols[:, j])) for j in range(n_bins))
@@ -66,7 +66,7 @@ def test_sensitivity_every_column(n_bins: int, scale: int) -> None:
 
 @pytest.mark.usefixtures("small_rows")
 def test_release_exact_estimate_and_dense_covariance() -> None:
-    mech = SqrtFactorizationMechanism(40, rho=0.7)
+    mech = SqrtFactorizationMechanism(40, rho=0.7, rows=True)
     x = np.random.default_rng(TEST_SEED).integers(0, 2**30, 40)
     (block,) = mech.true_blocks(x)
     assert block.tolist() == [int(v) for v in _dense(mech) @ x.astype(object)]
@@ -88,7 +88,7 @@ def test_release_exact_estimate_and_dense_covariance() -> None:
 def test_monte_carlo_unbiased_with_the_exact_variance() -> None:
     runs = 3000
     counts = np.random.default_rng(TEST_SEED).poisson(5, 64)
-    mech = SqrtFactorizationMechanism(64, rho=0.05)
+    mech = SqrtFactorizationMechanism(64, rho=0.05, rows=True)
     noise = mech.noise_only(runs, InsecureSeededSource(TEST_SEED))[0]
     est = mech.estimate_prefix([mech.true_blocks(counts)[0][None, :] + noise])
     truth = np.concatenate([[0], np.cumsum(counts)])
@@ -121,6 +121,17 @@ def test_default_above_2_14_planner_and_files() -> None:
     assert back.mechanism.rows  # type: ignore[attr-defined]
     np.testing.assert_array_equal(back.prefix_counts, rel.prefix_counts)
     assert not SqrtFactorizationMechanism(n_bins, rho=0.5, neighbours="replace", n=9).rows
+
+
+def test_tiny_budgets_keep_the_plain_factor() -> None:
+    """At ρ = 1e-6 the rows' factor R² would push the lattice scale below sqrt(πB): the
+    default keeps the plain factor (s = 2^16) there; explicitly, rows are still allowed."""
+    assert not sr.rows_default(2**20, 1e-6, "add_remove", None)
+    mech = SqrtFactorizationMechanism(2**20, rho=1e-6)
+    assert not mech.rows and mech.scale == 2**16
+    assert sr.rows_default(2**20, 1e-4, "add_remove", None)
+    assert not sr.rows_default(2**15, 0.5, "add_remove", 100)  # 7·100² < 22·2^15
+    assert SqrtFactorizationMechanism(2**15, rho=0.5, scale=100, rows=True).rows
 
 
 def test_refusals() -> None:

@@ -138,7 +138,8 @@ class SqrtFactorizationMechanism(CalibratedMechanism):
         and noise).
     rows : bool, optional
         Release ``e ∘ (Ĉ x) + Z`` with integer row multipliers ``e`` (:mod:`sqrt_rows`).
-        Default (and only) for ``add_remove`` with ``B > 2^14``.
+        Only for ``add_remove`` with ``B > 2^14``; the default there unless the budget is so small
+        that the lattice scale would fall below ``sqrt(πB)`` (:func:`sqrt_rows.rows_default`).
     normalise : bool, optional
         Release ``Ĉ diag(p) x + Z`` with integer ``p_j ≈ R·sqrt(S(B)/S(B − j))``: every column
         nearly at the largest norm (module docstring). Default (and only) for ``add_remove``
@@ -181,7 +182,9 @@ class SqrtFactorizationMechanism(CalibratedMechanism):
                 "normalise=True is for neighbours='add_remove' and "
                 f"{lat.NORMALISE_MIN} <= B <= {lat.NORMALISE_LIMIT}."
             )
-        self.rows = sr.rows_apply(self.n_bins, self.neighbours) if rows is None else bool(rows)
+        if rows is None:  # where it applies and its lattice stays fine (sqrt_rows.rows_default)
+            rows = sr.rows_default(self.n_bins, self.rho, self.neighbours, scale)
+        self.rows = bool(rows)
         if self.rows and not sr.rows_apply(self.n_bins, self.neighbours):
             raise InvalidParameterError(
                 f"rows=True is for neighbours='add_remove' and B > {lat.NORMALISE_LIMIT}."

@@ -30,7 +30,13 @@ from functools import lru_cache
 import numpy as np
 
 from treedp.estimation.toeplitz import _fft_size, fft_error_factor, series_inverse
-from treedp.mechanisms.sqrt_lattice import NORMALISE_LIMIT, _sqrt_coefficients, coefficients
+from treedp.exceptions import InvalidParameterError
+from treedp.mechanisms.sqrt_lattice import (
+    NORMALISE_LIMIT,
+    _sqrt_coefficients,
+    choose_scale,
+    coefficients,
+)
 
 __all__ = [
     "ROWS_RESOLUTION",
@@ -39,6 +45,7 @@ __all__ = [
     "row_multipliers",
     "row_sensitivities",
     "rows_apply",
+    "rows_default",
 ]
 
 #: ``e_i = round(R sqrt(u_i))``, ``R`` this resolution (``e`` at most ``R``).
@@ -50,6 +57,22 @@ U_EXACT = 2**16
 def rows_apply(n_bins: int, neighbours: str) -> bool:
     """Whether scaled rows apply (and are the default): add_remove and ``B > 2^14``."""
     return neighbours == "add_remove" and n_bins > NORMALISE_LIMIT
+
+
+def rows_default(n_bins: int, rho: float, neighbours: str, scale: int | None) -> bool:
+    """Whether scaled rows are the default: where they apply, and (scale left to choose) the
+    largest lattice scale the sampler allows with the factor ``R²`` keeps ``s² >= πB``, so the
+    rounded tail coefficients ``round(s c_k) ≈ s/sqrt(πk)`` stay at least about 1. Below that
+    (tiny ρ: at ``2^22`` bins and ρ = 1e-6 the scale would be 321, 2.6× the SVD bound) the
+    plain factor, which keeps ``s = 2^16``, is better. Public parameters only."""
+    if not rows_apply(n_bins, neighbours):
+        return False
+    if scale is None:
+        try:
+            scale = choose_scale(n_bins, rho, "add_remove", ROWS_RESOLUTION**2)
+        except InvalidParameterError:
+            return False
+    return 7 * scale * scale >= 22 * n_bins  # s² >= (22/7)·B > πB
 
 
 @lru_cache(maxsize=4)
