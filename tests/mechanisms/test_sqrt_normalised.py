@@ -173,6 +173,13 @@ def test_planner_default_save_and_load() -> None:
     assert float(np.asarray(lo)) < float(np.asarray(hi))
 
 
+def test_tiny_budgets_keep_the_plain_factor() -> None:
+    assert not lat.normalise_default(2**14, 1e-6, "add_remove", None)  # scale 87 < sqrt(πB)
+    assert not SqrtFactorizationMechanism(2**14, rho=1e-6).normalise
+    assert lat.normalise_default(2**14, 1e-5, "add_remove", None)
+    assert lat.normalise_default(1024, 1e-6, "add_remove", None)
+
+
 def test_plan_limit() -> None:
     assert lat.PLAN_LIMIT == 2**24
     assert plan_candidate(2**24 + 1, 0.5, "add_remove", "gaussian", "cdf_mse") is None

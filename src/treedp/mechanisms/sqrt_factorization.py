@@ -142,9 +142,10 @@ class SqrtFactorizationMechanism(CalibratedMechanism):
         that the lattice scale would fall below ``sqrt(πB)`` (:func:`sqrt_rows.rows_default`).
     normalise : bool, optional
         Release ``Ĉ diag(p) x + Z`` with integer ``p_j ≈ R·sqrt(S(B)/S(B − j))``: every column
-        nearly at the largest norm (module docstring). Default (and only) for ``add_remove``
-        with ``2^8 <= B <= 2^14`` (where it beats equalised columns: 1.058× the SVD bound at
-        ``2^10`` against 1.066×).
+        nearly at the largest norm (module docstring). Only for ``add_remove`` with
+        ``2^8 <= B <= 2^14``; the default there (1.058× the SVD bound at ``2^10`` against 1.066×
+        for equalised columns) unless the lattice scale would fall below ``sqrt(πB)``
+        (:func:`sqrt_lattice.normalise_default`).
 
     Notes
     -----
@@ -175,9 +176,10 @@ class SqrtFactorizationMechanism(CalibratedMechanism):
         self.neighbours, self.n = check_neighbours(neighbours, n)
         check_replace_bins(self.neighbours, self.n_bins)
         self.noise = DiscreteGaussian.key
-        normal = lat.normalises(self.n_bins, self.neighbours)
-        self.normalise = normal if normalise is None else bool(normalise)
-        if self.normalise and not normal:
+        if normalise is None:  # where it applies and its lattice stays fine
+            normalise = lat.normalise_default(self.n_bins, self.rho, self.neighbours, scale)
+        self.normalise = bool(normalise)
+        if self.normalise and not lat.normalises(self.n_bins, self.neighbours):
             raise InvalidParameterError(
                 "normalise=True is for neighbours='add_remove' and "
                 f"{lat.NORMALISE_MIN} <= B <= {lat.NORMALISE_LIMIT}."
