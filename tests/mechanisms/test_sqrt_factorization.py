@@ -130,9 +130,10 @@ def test_covariance_fft_path_matches_dot_path() -> None:
 
 
 def test_privacy_contract() -> None:
-    mech = SqrtFactorizationMechanism(1024, rho=0.5)
+    mech = SqrtFactorizationMechanism(1024, rho=0.5)  # normalised columns by default here
     l2sq = mech.block_l2_squared[0]
-    assert l2sq == int(np.sum(mech.coefficients.astype(object) ** 2))
+    assert mech.normalise
+    assert l2sq == 2**20 * int(np.sum(mech.coefficients.astype(object) ** 2))
     assert mech.sigma2[0] >= Fraction(l2sq) / (2 * Fraction(0.5))
     assert mech.rho_spent() <= Fraction(0.5)
     assert mech.guarantee == treedp.ZCDP(mech.guarantee.rho) and mech.guarantee.rho <= 0.5
@@ -288,11 +289,11 @@ def test_equalised_monte_carlo_and_refusals() -> None:
 
 
 def test_planner_uses_equalised_columns_at_small_b() -> None:
-    cand = plan_candidate(256, 0.5, "add_remove", "gaussian", "cdf_mse")
+    cand = plan_candidate(128, 0.5, "add_remove", "gaussian", "cdf_mse")
     assert cand is not None and "equalised" in cand.how
     values = np.random.default_rng(TEST_SEED).normal(size=2000)
     rel = treedp.release_cdf(
-        values, bounds=(-4, 4), bins=256, privacy=treedp.ZCDP(0.5), rng=InsecureSeededSource(3)
+        values, bounds=(-4, 4), bins=128, privacy=treedp.ZCDP(0.5), rng=InsecureSeededSource(3)
     )
     assert rel.mechanism.name == "sqrt_factorization" and rel.mechanism.equalise  # type: ignore[attr-defined]
     buf = io.BytesIO()
@@ -351,7 +352,9 @@ def test_small_rho_reaches_max_scale(n_bins: int, rho: float, neighbours: str) -
     s = choose_scale(n_bins, rho, neighbours)  # type: ignore[arg-type]
     assert s == MAX_SCALE
     n = 100 if neighbours == "replace" else None
-    mech = SqrtFactorizationMechanism(n_bins, rho=rho, neighbours=neighbours, n=n, scale=s)
+    mech = SqrtFactorizationMechanism(
+        n_bins, rho=rho, neighbours=neighbours, n=n, scale=s, normalise=False, rows=False
+    )
     (sigma2,) = mech.sigma2
     assert dg._plan(sigma2).large and mech.rho_spent() <= Fraction(rho)
     assert sigma2 >= Fraction(mech.block_l2_squared[0]) / (2 * Fraction(rho))
@@ -377,7 +380,7 @@ def test_ratio_to_svd_bound_at_small_rho(n_bins: int) -> None:
 def test_exact_convolution_at_max_scale_and_the_count_cap() -> None:
     """At ``B = 2^20``, ``s = MAX_SCALE``, counts up to the public cap: ``Ĉ x`` is exact."""
     n_bins = 2**20
-    mech = SqrtFactorizationMechanism(n_bins, rho=0.01, scale=MAX_SCALE)
+    mech = SqrtFactorizationMechanism(n_bins, rho=0.01, scale=MAX_SCALE, rows=False)
     c = [int(v) for v in mech.coefficients]
     cap = 2**62 // sum(c)  # the total must stay below it
     rng = np.random.default_rng(TEST_SEED)

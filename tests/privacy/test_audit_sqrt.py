@@ -89,3 +89,55 @@ def test_sigma_too_small_is_flagged(neighbours: str) -> None:
         mutant, d, d2, runs=RUNS, source=InsecureSeededSource(TEST_SEED + 2), claimed=real
     )
     assert result.flagged, result
+
+
+def _variant(monkeypatch: pytest.MonkeyPatch, kind: str) -> SqrtFactorizationMechanism:
+    """Normalised columns or scaled rows at ``B = 4`` (both are the default only at larger
+    ``B``; the limits are lifted here so the audit can enumerate a small release)."""
+    from treedp.mechanisms import sqrt_lattice, sqrt_rows
+
+    if kind == "normalise":
+        monkeypatch.setattr(sqrt_lattice, "normalises", lambda n_bins, nb: nb == "add_remove")
+        return SqrtFactorizationMechanism(BINS, rho=RHO, normalise=True)
+    monkeypatch.setattr(sqrt_rows, "rows_apply", lambda n_bins, nb: nb == "add_remove")
+    return SqrtFactorizationMechanism(BINS, rho=RHO, rows=True)
+
+
+def _worst_pair(mech: SqrtFactorizationMechanism) -> tuple[np.ndarray, np.ndarray]:
+    """A record added to the bin whose column of the released matrix is the longest."""
+    base = np.array([3, 4, 3, 3], dtype=np.int64)
+    norms = [
+        int(np.sum(mech.true_blocks(np.eye(BINS, dtype=np.int64)[j])[0].astype(object) ** 2))
+        for j in range(BINS)
+    ]
+    assert max(norms) == mech.block_l2_squared[0]
+    other = base.copy()
+    other[int(np.argmax(norms))] += 1
+    return base, other
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("kind", ["normalise", "rows"])
+def test_normalised_and_row_scaled_pass(monkeypatch: pytest.MonkeyPatch, kind: str) -> None:
+    mech = _variant(monkeypatch, kind)
+    d, d2 = _worst_pair(mech)
+    result = audit_zcdp(mech, d, d2, runs=RUNS, source=InsecureSeededSource(TEST_SEED + 3))
+    assert result.passes, result
+    assert result.rho_low > 0.5 * result.claimed, result
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("kind", ["normalise", "rows"])
+def test_plain_sensitivity_for_the_scaled_release_is_flagged(
+    monkeypatch: pytest.MonkeyPatch, kind: str
+) -> None:
+    """Noise calibrated to the plain factor's ``Σ ĉ_k²`` (forgetting the multipliers, ``R²``
+    times too little variance at the same claimed ρ) is flagged."""
+    real = _variant(monkeypatch, kind)
+    plain = int(np.sum(real.coefficients.astype(object) ** 2))
+    mutant = _with_sigma2(_variant(monkeypatch, kind), Fraction(plain) / (2 * Fraction(RHO)))
+    d, d2 = _worst_pair(real)
+    result = audit_zcdp(
+        mutant, d, d2, runs=RUNS // 10, source=InsecureSeededSource(TEST_SEED + 4), claimed=real
+    )
+    assert result.flagged, result

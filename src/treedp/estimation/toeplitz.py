@@ -11,7 +11,9 @@ correspond to products and inverses of power series truncated at degree ``B``. E
   serves estimation, which is post-processing);
 * :class:`ToeplitzPrefixCovariance` — the exact covariances of prefix estimates
   ``P̂ = G y`` with ``G`` lower-triangular Toeplitz and ``y`` carrying i.i.d. noise of variance
-  ``v``, optionally conditioned on a public total (``replace``).
+  ``v``, optionally conditioned on a public total (``replace``);
+* :class:`ScaledToeplitzCovariance` — the same for ``P̂ = L Q H y`` with ``Q`` diagonal (a
+  Toeplitz factor with scaled columns), exactly, in ``O(B²)`` time and ``O(B)`` memory.
 
 Exactness of :func:`exact_convolve`. A floating-point FFT convolution of vectors ``u``, ``w`` of
 length at most ``N/2`` with ``N = 2^k`` has every entry within
@@ -43,6 +45,8 @@ import numpy as np
 __all__ = [
     "DensePrefixCovariance",
     "LowRankCorrectedCovariance",
+    "RowWeightedToeplitzCovariance",
+    "ScaledToeplitzCovariance",
     "ToeplitzPrefixCovariance",
     "exact_convolve",
     "fft_error_factor",
@@ -133,19 +137,27 @@ def _mul(a: np.ndarray, b: np.ndarray, n: int) -> np.ndarray:
 
 def series_inverse(coef: np.ndarray) -> np.ndarray:
     """The first column of ``A^{-1}`` (``a[0] != 0``), by Newton's iteration
-    ``b ← b(2 − a b)`` doubling the precision in the degree each step (floats)."""
+    ``b ← b + b(1 − a b)``, doubling the precision in the degree each step (floats).
+
+    With ``a b ≡ 1 (mod x^m)`` and ``n = 2m``, the residual ``1 − a b`` has no terms below
+    ``x^m``, and its terms ``m..n−1`` are those of the *cyclic* product of ``a[:n]`` and ``b``
+    of length ``n`` (the wrap-around only reaches degrees below ``m``); the correction
+    ``b · (residual / x^m)`` has degree below ``2m − 1 < n``, again exact cyclically. So every
+    transform has length ``n`` (not ``2n``): five FFTs per step, ``b``'s shared.
+    """
     a = np.asarray(coef, dtype=np.float64)
     total = a.size
     b = np.array([1.0 / a[0]])
-    n = 1
-    while n < total:
-        n = min(2 * n, total)
-        padded = np.zeros(n)
-        padded[: b.size] = b
-        corr = -_mul(a, padded, n)
-        corr[0] += 2.0
-        b = _mul(padded, corr, n)
-    return b
+    m = 1
+    while m < total:
+        n = 2 * m
+        head = a[:n] if a.size >= n else np.concatenate([a, np.zeros(n - a.size)])
+        fb = np.fft.rfft(b, n)
+        residual = -np.fft.irfft(np.fft.rfft(head, n) * fb, n)[m:n]
+        step = np.fft.irfft(fb * np.fft.rfft(residual, n), n)[:m]
+        b = np.concatenate([b, step])
+        m = n
+    return b[:total]
 
 
 def _autocorrelation(g: np.ndarray) -> np.ndarray:
@@ -172,12 +184,20 @@ class ToeplitzPrefixCovariance:
         self.variance = float(variance)
         self.known_total = known_total
         self._cum_sq = np.concatenate([[0.0], np.cumsum(self.g**2)])
-        # Cov(P̂[m], P̂[B]) for m = 0..B: lag B − m autocorrelation of the whole of g.
-        r = _autocorrelation(self.g)
-        with_last = np.zeros(self.n_bins + 1)
-        with_last[1:] = r[::-1]
-        self._with_last = self.variance * with_last
         self._var_last = self.variance * self._cum_sq[-1]
+        self._with_last_cache: np.ndarray | None = None
+
+    @property
+    def _with_last(self) -> np.ndarray:
+        """``Cov(P̂[m], P̂[B])`` for ``m = 0..B``: the lag ``B − m`` autocorrelation of the whole
+        of ``g`` (one FFT, computed on first use: the variances without a known total and the
+        planner's scores do not need it)."""
+        if self._with_last_cache is None:
+            r = _autocorrelation(self.g)
+            with_last = np.zeros(self.n_bins + 1)
+            with_last[1:] = r[::-1]
+            self._with_last_cache = self.variance * with_last
+        return self._with_last_cache
 
     def gain(self) -> np.ndarray:
         """``k_m = Cov(P̂[m], P̂[B]) / Var(P̂[B])`` for ``m = 0..B`` (the conditioning weights)."""
@@ -289,3 +309,104 @@ class LowRankCorrectedCovariance:
         """``Σ_{a,b} Cov(P̂[a], P̂[b])``."""
         s = self.w.sum(axis=0)
         return self.base.prefix_sum_covariance() - self.variance * float(s @ self.core @ s)
+
+
+class ScaledToeplitzCovariance:
+    """``Cov(P̂[a], P̂[b])`` for ``P̂[m] = (M y)[m − 1]``, ``M = L diag(q) H`` (``H`` lower-triangular
+    Toeplitz with first column ``h``, ``L`` the prefix matrix) and i.i.d. noise of variance ``v``
+    on ``y``: the estimator of a Toeplitz factor whose column ``j`` was multiplied by ``1/q_j``.
+
+    ``M`` is not Toeplitz, but its column ``k`` is ``M[i, k] = Σ_{j=k..i} q_j h_{j−k}``, one
+    cumulative sum, so every variance ``v Σ_k M[m − 1, k]²`` and the sum of all covariances
+    ``v Σ_k (Σ_i M[i, k])²`` are exact sums over the ``B(B + 1)/2`` entries (``O(B²)`` time,
+    ``O(B)`` memory, no approximation); a covariance ``v ⟨M[a − 1], M[b − 1]⟩`` computes the two
+    rows (``M[i, k] = (H r)[i − k]`` with ``r`` the reversed ``q[:i + 1]``: one FFT product).
+    """
+
+    def __init__(self, h: np.ndarray, q: np.ndarray, variance: float) -> None:
+        self.h = np.asarray(h, dtype=np.float64)
+        self.q = np.asarray(q, dtype=np.float64)
+        self.n_bins = b = self.h.size
+        self.variance = float(variance)
+        sq = np.zeros(b)
+        col_sums = np.zeros(b)
+        for k in range(b):
+            column = np.cumsum(self.q[k:] * self.h[: b - k])
+            sq[k:] += column * column
+            col_sums[k] = column.sum()
+        self._var = self.variance * np.concatenate([[0.0], sq])
+        self._sum_cov = self.variance * float(col_sums @ col_sums)
+
+    def var(self, m: np.ndarray) -> np.ndarray:
+        """``Var(P̂[m])`` (``P̂[0] = 0``)."""
+        return np.asarray(self._var[np.asarray(m, dtype=np.int64)], dtype=np.float64)
+
+    def rows(self, m: np.ndarray) -> np.ndarray:
+        """The rows ``M[m − 1]`` (zeros for ``m = 0``), shaped ``(len(m), B)``."""
+        m = np.asarray(m, dtype=np.int64).ravel()
+        out = np.zeros((m.size, self.n_bins))
+        for r, i in enumerate(m - 1):
+            if i >= 0:
+                row = toeplitz_apply(self.h[: i + 1], self.q[i::-1].copy())
+                out[r, : i + 1] = row[::-1]
+        return out
+
+    def cov(self, m1: np.ndarray, m2: np.ndarray) -> np.ndarray:
+        """The covariances, shaped like ``broadcast(m1, m2)`` (the rows of 128 pairs at a
+        time)."""
+        a, b = np.broadcast_arrays(np.asarray(m1, np.int64), np.asarray(m2, np.int64))
+        shape = a.shape
+        a, b = a.ravel(), b.ravel()
+        out = np.asarray(self.var(a), dtype=np.float64).copy()
+        pairs = np.flatnonzero(a != b)
+        for start in range(0, pairs.size, 128):
+            sel = pairs[start : start + 128]
+            keys, index = np.unique(np.concatenate([a[sel], b[sel]]), return_inverse=True)
+            rows = self.rows(keys)
+            left, right = rows[index[: sel.size]], rows[index[sel.size :]]
+            out[sel] = self.variance * np.einsum("ij,ij->i", left, right)
+        return out.reshape(shape)
+
+    def prefix_sum_covariance(self) -> float:
+        """``Σ_{a,b=1..B} Cov(P̂[a], P̂[b])`` (for the mean range variance)."""
+        return self._sum_cov
+
+
+class RowWeightedToeplitzCovariance:
+    """``Cov(P̂[a], P̂[b])`` for ``P̂[m] = (G y)[m − 1]``, ``G`` lower-triangular Toeplitz with first
+    column ``g``, and independent noise of variance ``v·w_i`` on ``y_i`` (scaled rows: the
+    release ``e ∘ (Ĉ x) + Z`` divided by ``e``, ``w = 1/e²``).
+
+    For ``1 <= a <= b``: ``Cov = v Σ_{i<a} g[a−1−i] g[b−1−i] w_i`` (a dot product);
+    ``Var(P̂[m]) = v (g² * w)[m − 1]``, one FFT convolution for every ``m``; the sum of all
+    covariances is ``v Σ_i w_i cumsum(g)[B−1−i]²``. Exact up to floating-point rounding.
+    """
+
+    def __init__(self, g: np.ndarray, weights: np.ndarray, variance: float) -> None:
+        self.g = np.asarray(g, dtype=np.float64)
+        self.w = np.asarray(weights, dtype=np.float64)
+        self.n_bins = b = self.g.size
+        self.variance = float(variance)
+        var = np.maximum(_mul(self.g * self.g, self.w, b), 0.0)
+        self._var = self.variance * np.concatenate([[0.0], var])
+        tails = np.cumsum(self.g)[::-1]
+        self._sum_cov = self.variance * float(np.sum(self.w * tails * tails))
+
+    def var(self, m: np.ndarray) -> np.ndarray:
+        """``Var(P̂[m])`` (``P̂[0] = 0``)."""
+        return np.asarray(self._var[np.asarray(m, dtype=np.int64)], dtype=np.float64)
+
+    def cov(self, m1: np.ndarray, m2: np.ndarray) -> np.ndarray:
+        """The covariances, shaped like ``broadcast(m1, m2)`` (one dot product per pair)."""
+        a, b = np.broadcast_arrays(np.asarray(m1, np.int64), np.asarray(m2, np.int64))
+        lo, hi = np.minimum(a, b).ravel(), np.maximum(a, b).ravel()
+        out = np.zeros(lo.size)
+        for k in np.flatnonzero(lo > 0).tolist():
+            s, t = int(lo[k]), int(hi[k])
+            i = np.arange(s)  # Σ_{i<s} g[s-1-i] g[t-1-i] w[i]
+            out[k] = float(np.sum(self.g[s - 1 - i] * self.g[t - 1 - i] * self.w[i]))
+        return self.variance * out.reshape(a.shape)
+
+    def prefix_sum_covariance(self) -> float:
+        """``Σ_{a,b=1..B} Cov(P̂[a], P̂[b])`` (for the mean range variance)."""
+        return self._sum_cov

@@ -29,11 +29,25 @@ squared norm ``S(B − j) <= S(B) = Δ₂²``; the slack carries one more measur
 from both parts can only be better. All columns for ``B <= 1024`` (dense GLS), the last 256 up
 to 8192 (a rank-256 Woodbury update of the Toeplitz estimator with exact covariances).
 
+Normalised columns (add_remove, ``2^8 <= B <= 2^14``, the default there, instead of equalised
+ones): release ``Ĉ diag(p) x + Z`` with the integers ``p_j = isqrt(R² S(B) // S(B − j))``
+(``R = 2^10``, ``p_0 = R``), so every column has squared norm ``p_j² S(B − j) <= R² S(B)``:
+all columns nearly equal, the largest at ``j = 0``, ``Δ₂² = R² S(B)`` exactly (L1:
+``max_j p_j T(B − j)``). ``Ĉ diag(p) x = Ĉ (p ∘ x)`` is still one exact integer convolution. The
+estimate ``P̂ = L diag(1/p) Ĉ^{-1} y`` is the only unbiased one (the matrix is square and
+invertible); its covariance is no longer Toeplitz, and is computed exactly in ``O(B²)``
+(:class:`treedp.estimation.toeplitz.ScaledToeplitzCovariance`).
+
+Scaled rows (add_remove, ``B > 2^14``, the default there): release ``e ∘ (Ĉ x) + Z`` with integer
+row multipliers ``e`` that make the columns nearly equal while keeping the estimator Toeplitz
+(:mod:`treedp.mechanisms.sqrt_rows`, which has the construction and the exact ``Δ₂²``).
+
 Privacy (ρ-zCDP, privacy unit: one record; every record is counted in exactly one bin).
 
 * ``add_remove``: adding or removing a record in bin ``j`` changes ``x`` by ``±e_j`` and ``Ĉ x``
   by ``±Ĉ e_j``, whose squared L2 norm is ``Σ_{k < B − j} ĉ_k²``, largest at ``j = 0``:
-  ``Δ₂² = Σ_{k < B} ĉ_k²`` (an exact integer).
+  ``Δ₂² = Σ_{k < B} ĉ_k²`` (an exact integer); with normalised columns ``±p_j Ĉ e_j``, squared
+  norm ``p_j² S(B − j) <= R² S(B)`` by the choice of ``p_j``, equal at ``j = 0``.
 * ``replace`` (``n`` public): moving a record from bin ``i`` to bin ``j`` (``i < j`` by symmetry)
   changes ``Ĉ x`` by ``Ĉ(e_j − e_i)``, with
   ``‖Ĉ(e_j − e_i)‖² = S(B − i) + S(B − j) − 2 X(j − i, B − j)``, ``S(m) = Σ_{k<m} ĉ_k²``,
@@ -76,6 +90,7 @@ from treedp._validation import check_int
 from treedp.budget import Neighbours, check_neighbours
 from treedp.exceptions import InvalidParameterError
 from treedp.mechanisms import sqrt_lattice as lat
+from treedp.mechanisms import sqrt_rows as sr
 from treedp.mechanisms.base import CalibratedMechanism, check_replace_bins, zcdp_description
 from treedp.mechanisms.sqrt_lattice import (
     MAX_SCALE,
@@ -118,8 +133,19 @@ class SqrtFactorizationMechanism(CalibratedMechanism):
     equalise : bool, optional
         Also release ``ê ∘ x + Z'`` with ``ê_j = isqrt(S(B) − S(B − j))``, the slack of column
         ``j`` below ``Δ₂²`` (so ``Δ₂`` is unchanged), and estimate by GLS from both parts.
-        Default: where it applies (``add_remove``, ``2 <= B <=`` :data:`EQUALISE_LIMIT`); it is
-        never worse there (more measurements at the same sensitivity and noise).
+        Default: where it applies (``add_remove``, ``2 <= B <=`` :data:`TAIL_LIMIT`) and columns
+        are not normalised; it is never worse there (more measurements at the same sensitivity
+        and noise).
+    rows : bool, optional
+        Release ``e ∘ (Ĉ x) + Z`` with integer row multipliers ``e`` (:mod:`sqrt_rows`).
+        Only for ``add_remove`` with ``B > 2^14``; the default there unless the budget is so small
+        that the lattice scale would fall below ``sqrt(πB)`` (:func:`sqrt_rows.rows_default`).
+    normalise : bool, optional
+        Release ``Ĉ diag(p) x + Z`` with integer ``p_j ≈ R·sqrt(S(B)/S(B − j))``: every column
+        nearly at the largest norm (module docstring). Only for ``add_remove`` with
+        ``2^8 <= B <= 2^14``; the default there (1.058× the SVD bound at ``2^10`` against 1.066×
+        for equalised columns) unless the lattice scale would fall below ``sqrt(πB)``
+        (:func:`sqrt_lattice.normalise_default`).
 
     Notes
     -----
@@ -142,18 +168,39 @@ class SqrtFactorizationMechanism(CalibratedMechanism):
         n: int | None = None,
         scale: int | None = None,
         equalise: bool | None = None,
+        normalise: bool | None = None,
+        rows: bool | None = None,
     ) -> None:
         self.n_bins = check_int(n_bins, "n_bins", lo=1)
         self.rho = check_rho(rho)
         self.neighbours, self.n = check_neighbours(neighbours, n)
         check_replace_bins(self.neighbours, self.n_bins)
         self.noise = DiscreteGaussian.key
+        if normalise is None:  # where it applies and its lattice stays fine
+            normalise = lat.normalise_default(self.n_bins, self.rho, self.neighbours, scale)
+        self.normalise = bool(normalise)
+        if self.normalise and not lat.normalises(self.n_bins, self.neighbours):
+            raise InvalidParameterError(
+                "normalise=True is for neighbours='add_remove' and "
+                f"{lat.NORMALISE_MIN} <= B <= {lat.NORMALISE_LIMIT}."
+            )
+        if rows is None:  # where it applies and its lattice stays fine (sqrt_rows.rows_default)
+            rows = sr.rows_default(self.n_bins, self.rho, self.neighbours, scale)
+        self.rows = bool(rows)
+        if self.rows and not sr.rows_apply(self.n_bins, self.neighbours):
+            raise InvalidParameterError(
+                f"rows=True is for neighbours='add_remove' and B > {lat.NORMALISE_LIMIT}."
+            )
         if scale is None:
-            scale = lat.choose_scale(self.n_bins, self.rho, self.neighbours)
+            factor = lat.NORMALISE_RESOLUTION**2 if self.normalise else 1
+            factor = sr.ROWS_RESOLUTION**2 if self.rows else factor
+            scale = lat.choose_scale(self.n_bins, self.rho, self.neighbours, factor)
         self.scale = check_int(scale, "scale", lo=1, hi=MAX_SCALE)
         applies = self.neighbours == "add_remove" and lat.equalised_columns(self.n_bins) > 0
         if equalise is None:  # never worse (GLS with more data at the same Δ₂), where it applies
-            equalise = applies
+            equalise = applies and not self.normalise and not self.rows
+        if int(bool(equalise)) + int(self.normalise) + int(self.rows) > 1:
+            raise InvalidParameterError("At most one of equalise, normalise and rows is True.")
         self.equalise = bool(equalise)
         if self.equalise and not applies:
             raise InvalidParameterError(
@@ -164,6 +211,10 @@ class SqrtFactorizationMechanism(CalibratedMechanism):
         self.equalised = lat.equalised_columns(self.n_bins) if self.equalise else 0
         if self.equalise:
             l1, l2_squared = lat.equalised_sensitivities(self.n_bins, self.scale, self.equalised)
+        elif self.normalise:
+            l1, l2_squared = lat.normalised_sensitivities(self.n_bins, self.scale)
+        elif self.rows:
+            l1, l2_squared = sr.row_sensitivities(self.n_bins, self.scale)
         else:
             l1, l2_squared = lat.sensitivities(self.n_bins, self.scale, self.neighbours)
         family = lat.fits(l2_squared, self.rho)
@@ -197,6 +248,12 @@ class SqrtFactorizationMechanism(CalibratedMechanism):
         """
         if self.equalise:  # Σ ĉ >= ĉ_0: the equaliser's bound is the tighter one
             return lat.INT_LIMIT // int(self.coefficients.sum()) - 1
+        if self.normalise:  # entries of Ĉ (p ∘ x) are at most ĉ_0 · max p · Σ x
+            top = int(lat.normaliser(self.n_bins, self.scale).max())
+            return lat.INT_LIMIT // (int(self.coefficients[0]) * top) - 1
+        if self.rows:  # entries of e ∘ (Ĉ x) are at most max e · ĉ_0 · Σ x
+            top = int(sr.row_multipliers(self.n_bins).max())
+            return lat.INT_LIMIT // (int(self.coefficients[0]) * top) - 1
         return lat.INT_LIMIT // int(self.coefficients[0]) - 1
 
     def true_blocks(self, counts: np.ndarray) -> list[np.ndarray]:
@@ -213,7 +270,13 @@ class SqrtFactorizationMechanism(CalibratedMechanism):
         if x.size != self.n_bins:
             raise InvalidParameterError("The counts must hold one count per bin.")
         self.check_domain(int(x.sum()))
+        if self.normalise:  # Ĉ diag(p) x = Ĉ (p ∘ x); p ∘ x stays below 2**62 / ĉ_0
+            p = lat.normaliser(self.n_bins, self.scale)
+            bits = (self.max_records() * int(p.max())).bit_length()
+            return [exact_convolve(self.coefficients, p * x, bits)]
         block = exact_convolve(self.coefficients, x, self.max_records().bit_length())
+        if self.rows:  # e ∘ (Ĉ x) stays below 2**62 (max_records)
+            return [sr.row_multipliers(self.n_bins) * block]
         if self.equalise:  # ê_j <= Σ ĉ, so ê ∘ x fits (max_records)
             tail = slice(self.n_bins - self.equalised, self.n_bins)
             block = np.concatenate([block, lat.equaliser(self.n_bins, self.scale)[tail] * x[tail]])
@@ -237,8 +300,12 @@ class SqrtFactorizationMechanism(CalibratedMechanism):
         if not gaussian:
             raise InvalidParameterError("the square-root factorisation is stated without rho")
         scale, equalise = meta["scale"], meta.get("equalise", False)
+        normalise = meta.get("normalise", False)
+        rows = meta.get("rows", False)
         if isinstance(scale, bool) or not isinstance(scale, int) or not isinstance(equalise, bool):
             raise InvalidParameterError("fields 'scale' and 'equalise' have the wrong type")
+        if not isinstance(normalise, bool) or not isinstance(rows, bool):
+            raise InvalidParameterError("fields 'normalise' and 'rows' have the wrong type")
         mechanism = cls(
             n_bins,
             rho=budget,
@@ -246,6 +313,8 @@ class SqrtFactorizationMechanism(CalibratedMechanism):
             n=meta.get("n_public"),
             scale=scale,
             equalise=equalise,
+            normalise=normalise,
+            rows=rows,
         )
         stated = (meta["sigma2"], meta.get("block_l2_squared"))
         if (mechanism.describe()["sigma2"], list(mechanism.block_l2_squared)) != stated:
@@ -271,6 +340,13 @@ class SqrtFactorizationMechanism(CalibratedMechanism):
         from treedp.estimation import toeplitz
 
         v = self.block_variance()[0]
+        if self.normalise:
+            h = lat.inverse_coefficients(self.n_bins, self.scale)
+            q = 1.0 / lat.normaliser(self.n_bins, self.scale)
+            return toeplitz.ScaledToeplitzCovariance(h, q, v)
+        if self.rows:
+            weights = 1.0 / sr.row_multipliers(self.n_bins).astype(np.float64) ** 2
+            return toeplitz.RowWeightedToeplitzCovariance(self.prefix_filter(), weights, v)
         if self.equalise and self.equalised == self.n_bins:
             cov = lat.equalised_system(self.n_bins, self.scale)[2]
             return toeplitz.DensePrefixCovariance(cov * v)
@@ -286,7 +362,13 @@ class SqrtFactorizationMechanism(CalibratedMechanism):
         from treedp.estimation.toeplitz import toeplitz_apply
 
         y = np.asarray(blocks[0], dtype=np.float64)
-        if self.equalise and self.equalised < self.n_bins:  # Woodbury (see _tail_system)
+        if self.normalise:  # x̂ = diag(1/p) Ĉ^{-1} y, P̂ = L x̂
+            h = lat.inverse_coefficients(self.n_bins, self.scale)
+            xhat = toeplitz_apply(h, y) / lat.normaliser(self.n_bins, self.scale)
+            est = np.cumsum(xhat, axis=-1)
+        elif self.rows:  # P̂ = G (y / e)
+            est = toeplitz_apply(self.prefix_filter(), y / sr.row_multipliers(self.n_bins))
+        elif self.equalise and self.equalised < self.n_bins:  # Woodbury (see _tail_system)
             b = self.n_bins
             z, w, core = lat.tail_system(b, self.scale, self.equalised)
             y1, y2 = y[..., :b], y[..., b:]
@@ -328,6 +410,8 @@ class SqrtFactorizationMechanism(CalibratedMechanism):
             self.sigma2,
             scale=self.scale,
             equalise=self.equalise,
+            normalise=self.normalise,
+            rows=self.rows,
         )
 
 
@@ -366,6 +450,8 @@ def plan_candidate(
         value = mean_mse
     how = f"square-root factorisation, lattice scale {mech.scale}"
     how += ", equalised columns" if mech.equalise else ""
+    how += ", normalised columns" if mech.normalise else ""
+    how += ", scaled rows" if mech.rows else ""
     return PlanCandidate(
         "sqrt_factorization", (n_bins,), (budget,), value, how, mean_mse, max_cdf_variance=worst
     )
