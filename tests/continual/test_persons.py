@@ -20,7 +20,12 @@ from treedp.continual import continual, load_continual
 from treedp.continual.persons import PersonBound
 from treedp.continual.planner import classic_tree, planned_tree
 from treedp.continual.tree import TreeCounter
-from treedp.exceptions import InvalidParameterError, InvalidTypeError, ReleaseFormatError
+from treedp.exceptions import (
+    DataError,
+    InvalidParameterError,
+    InvalidTypeError,
+    ReleaseFormatError,
+)
 from treedp.noise import InsecureSeededSource as SEED
 
 
@@ -180,7 +185,7 @@ def test_refusals_change_nothing(tmp_path: Path) -> None:
         s.step([1, 2])
     with pytest.raises(InvalidParameterError, match="ids"):
         s.step([1, 2], ids=["a"])
-    with pytest.raises(InvalidTypeError, match="ids"):
+    with pytest.raises(DataError, match="ids"):
         s.step([1, 2], ids=["a", None])
     with pytest.raises(InvalidTypeError, match="batch"):
         s.step(2, ids=["a", "b"])
@@ -199,3 +204,61 @@ def test_a_damaged_person_table_is_refused(tmp_path: Path) -> None:
     s.save(path)
     with pytest.raises(ReleaseFormatError, match="inconsistent"):
         load_continual(path)
+
+
+MISSING_IDS = [None, float("nan"), np.float64("nan")]
+
+
+@pytest.mark.parametrize("missing", MISSING_IDS + ["pd.NA", "pd.NaT"])
+def test_missing_ids_follow_the_nan_policy(
+    missing: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Privacy review F3: a missing id is dropped under nan="drop" (not counted, charged to no
+    person) and refused with one fixed message under nan="error", leaving the state unchanged."""
+    if isinstance(missing, str):
+        pd = pytest.importorskip("pandas")
+        missing = pd.NA if missing == "pd.NA" else pd.NaT
+    seen = fed_counts(monkeypatch)
+    path = tmp_path / "s.json"
+    s = continual(
+        horizon=4, epsilon=1.0, privacy_unit="pid", max_contributions=1, rng=SEED(8), path=path
+    )
+    before = path.read_bytes()
+    with pytest.raises(DataError) as err:
+        s.step([1.0, 2.0, 3.0], ids=["a", missing, "c"])
+    text = str(err.value)
+    assert "ids" in text and "Got" not in text
+    for name in ("NoneType", "float", "NAType", "NaTType", "None", "NaN"):
+        assert name not in text
+    assert s.t == 0 and path.read_bytes() == before and s._persons is not None
+    assert s._persons.kept == {}
+    s.step([1.0, 2.0, 3.0], ids=["a", missing, "c"], nan="drop")
+    assert int(seen[-1][0]) == 2  # the record without an id is not counted
+    assert sorted(s._persons.kept.values()) == [1, 1]  # and charged to no one
+    s.step([4.0, 5.0], ids=[missing, "b"], nan="drop")
+    assert int(seen[-1][0]) == 1 and len(s._persons.kept) == 3
+
+
+def test_missing_ids_in_a_csv_step_follow_the_nan_policy(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    seen = fed_counts(monkeypatch)
+    day = tmp_path / "day.csv"
+    day.write_text("x,pid\n1,a\n2,\n3,b\n")
+    s = continual(horizon=3, epsilon=1.0, privacy_unit="pid", max_contributions=1, rng=SEED(9))
+    with pytest.raises(DataError, match="ids"):
+        s.step(day, column="x")
+    s.step(day, column="x", nan="drop")
+    assert int(seen[0][0]) == 2
+
+
+@pytest.mark.parametrize("bad", [2.0, True, np.bool_(False), object(), 1.5j])
+def test_other_id_kinds_are_refused_naming_no_type(bad: Any) -> None:
+    """Privacy review F3: the refusal of an id of another kind names no type of the data."""
+    s = continual(horizon=3, epsilon=1.0, privacy_unit="pid", max_contributions=1, rng=SEED(10))
+    for nan in ("error", "drop"):
+        with pytest.raises(InvalidTypeError, match="ids") as err:
+            s.step([1.0, 2.0], ids=["a", bad], nan=nan)
+        text = str(err.value)
+        assert "Got" not in text and type(bad).__name__ not in text
+    assert s.t == 0 and s._persons is not None and s._persons.kept == {}

@@ -30,6 +30,7 @@ import csv
 import hashlib
 import os
 import secrets
+import sys
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -37,7 +38,7 @@ import numpy as np
 
 from treedp._validation import must
 from treedp.engines.files.paths import resolve_paths
-from treedp.exceptions import InvalidParameterError, InvalidTypeError
+from treedp.exceptions import DataError, InvalidParameterError, InvalidTypeError
 
 __all__ = ["PersonBound", "canonical_id", "read_ids"]
 
@@ -47,23 +48,44 @@ DIGEST = 16
 
 def canonical_id(value: Any) -> bytes:
     """The bytes an id is hashed from: ``s:<utf-8 text>`` for text and for integers (written in
-    decimal, so ``17`` and ``"17"``, as read from a CSV file, are one person), ``b:<bytes>``."""
-    if isinstance(value, bool | np.bool_):
-        raise InvalidTypeError(must("ids", "be text or integers, not booleans."))
+    decimal, so ``17`` and ``"17"``, as read from a CSV file, are one person), ``b:<bytes>``.
+
+    Anything else (booleans, floats, other objects) is refused with one fixed message that names
+    no type or value of the data."""
     if isinstance(value, str):
         return b"s:" + value.encode("utf-8")
-    if isinstance(value, int | np.integer):
+    if isinstance(value, int | np.integer) and not isinstance(value, bool | np.bool_):
         return b"s:" + str(int(value)).encode("ascii")
     if isinstance(value, bytes):
         return b"b:" + value
     raise InvalidTypeError(
-        must("ids", f"be text, integers or bytes (one per record). Got {type(value).__name__}.")
+        must("ids", "be text, integers or bytes, one per record.")
+    )
+
+
+def is_missing(value: Any) -> bool:
+    """Whether an id is missing: ``None``, a float NaN, or a pandas missing scalar (``pd.NA``,
+    ``pd.NaT``), checked without importing pandas."""
+    if value is None:
+        return True
+    if isinstance(value, float | np.floating):
+        return bool(value != value)
+    pd = sys.modules.get("pandas")
+    return pd is not None and (value is pd.NA or value is pd.NaT)
+
+
+def missing_ids_error() -> DataError:
+    """The refusal of missing ids under ``nan="error"``: one fixed message, no count or value."""
+    return DataError(
+        "The 'ids' argument contains missing person ids. Pass nan='drop' to leave those "
+        "records out (they are not counted and charged to no person), or clean the ids first."
     )
 
 
 def read_ids(path: str | os.PathLike[str], column: str) -> list[Any]:
-    """The person ids of a step's file, as read (CSV cells are text; Parquet / Arrow values as
-    stored). The column name is public; a missing column is refused naming it."""
+    """The person ids of a step's file, as read (CSV cells are text, an empty cell is a missing
+    id, None; Parquet / Arrow values as stored, null is None). The column name is public; a
+    missing column is refused naming it."""
     files, kind = resolve_paths(path)
     out: list[Any] = []
     if kind == "csv":
@@ -72,7 +94,7 @@ def read_ids(path: str | os.PathLike[str], column: str) -> list[Any]:
                 reader = csv.DictReader(fh)
                 if reader.fieldnames is None or column not in reader.fieldnames:
                     raise InvalidParameterError(must("privacy_unit", f"name a column of {name}."))
-                out.extend(row[column] for row in reader)
+                out.extend(row[column] or None for row in reader)
         return out
     import pyarrow.dataset as ds
 
@@ -93,16 +115,24 @@ class PersonBound:
     def _digest(self, value: Any) -> bytes:
         return hashlib.blake2b(canonical_id(value), key=self.key, digest_size=DIGEST).digest()
 
-    def check(self, ids: Any, n_records: int) -> np.ndarray:
-        """The ids as a 1-D object array, one per record (refused otherwise; nothing changes)."""
+    def check(self, ids: Any, n_records: int, nan: str = "error") -> tuple[np.ndarray, np.ndarray]:
+        """The ids as a 1-D object array, one per record, and which records have an id (bool).
+
+        Missing ids (see :func:`is_missing`) follow the stream's missing-value policy: under
+        ``nan="drop"`` their records are left out (not counted, charged to no person); under
+        ``nan="error"`` the step is refused with one fixed message. Other kinds are refused
+        (:func:`canonical_id`). Nothing changes on a refusal."""
         arr = np.asarray(ids, dtype=object)
         if arr.ndim != 1 or arr.size != n_records:
             raise InvalidParameterError(
                 must("ids", "hold one person id per record of the step (a 1-D array).")
             )
-        for value in arr:
-            canonical_id(value)  # refuses missing ids (None, NaN) and other kinds
-        return arr
+        present = np.fromiter((not is_missing(v) for v in arr), dtype=bool, count=arr.size)
+        if nan != "drop" and not present.all():
+            raise missing_ids_error()
+        for value in arr[present]:
+            canonical_id(value)  # refuses other kinds with a fixed message
+        return arr, present
 
     def keep(self, ids: np.ndarray) -> tuple[np.ndarray, dict[bytes, int]]:
         """Which records are kept (bool, in order), and the updated table (not applied here:

@@ -249,9 +249,11 @@ class ContinualStream:
 
     # ----------------------------------------------------------------- steps
     def _person_batch(
-        self, batch: Any, column: str | None, ids: Any
+        self, batch: Any, column: str | None, ids: Any, nan: str
     ) -> tuple[Any, np.ndarray, dict[bytes, int]]:
-        """The step's kept records and the person table after them (not applied yet)."""
+        """The step's kept records and the person table after them (not applied yet). Records
+        whose id is missing follow ``nan``: left out under "drop" (not counted, charged to no
+        person), refused under "error"."""
         assert self._persons is not None
         unit_column = self._payload["unit"]["column"]
         if isinstance(batch, str | os.PathLike):
@@ -269,7 +271,9 @@ class ContinualStream:
                 must("ids", "be given (one person id per record): the stream has a privacy unit.")
             )
         values = as_1d_array(batch, "batch")
-        keep, table = self._persons.keep(self._persons.check(ids, values.size))
+        arr, present = self._persons.check(ids, values.size, nan)
+        keep = np.zeros(values.size, dtype=bool)
+        keep[present], table = self._persons.keep(arr[present])
         return values[keep], keep, table
 
     def _counts(self, batch: Any, column: str | None, nan: str) -> np.ndarray:
@@ -308,7 +312,9 @@ class ContinualStream:
             With a privacy unit: one person id per record (text or integers). Read from the
             file's privacy-unit column when ``batch`` is a file and ``ids`` is not given.
         nan : {"error", "drop"}
-            Missing values, as in :meth:`treedp.Bins.count`.
+            Missing values, as in :meth:`treedp.Bins.count`; also missing ids (None, NaN,
+            ``pd.NA``, an empty CSV cell): under "drop" their records are left out (not counted,
+            charged to no person), under "error" the step is refused (state unchanged).
 
         Raises
         ------
@@ -321,8 +327,9 @@ class ContinualStream:
                 "covers no more. Start a new stream (with a new budget) for later steps."
             )
         table = None
+        nan = check_nan_policy(nan)
         if self._persons is not None:
-            batch, _, table = self._person_batch(batch, column, ids)
+            batch, _, table = self._person_batch(batch, column, ids, nan)
             column = None
         elif ids is not None:
             raise InvalidParameterError(
