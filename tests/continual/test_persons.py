@@ -209,7 +209,7 @@ def test_a_damaged_person_table_is_refused(tmp_path: Path) -> None:
 MISSING_IDS = [None, float("nan"), np.float64("nan")]
 
 
-@pytest.mark.parametrize("missing", MISSING_IDS + ["pd.NA", "pd.NaT"])
+@pytest.mark.parametrize("missing", [*MISSING_IDS, "pd.NA", "pd.NaT"])
 def test_missing_ids_follow_the_nan_policy(
     missing: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -58,9 +58,7 @@ def canonical_id(value: Any) -> bytes:
         return b"s:" + str(int(value)).encode("ascii")
     if isinstance(value, bytes):
         return b"b:" + value
-    raise InvalidTypeError(
-        must("ids", "be text, integers or bytes, one per record.")
-    )
+    raise InvalidTypeError(must("ids", "be text, integers or bytes, one per record."))
 
 
 def is_missing(value: Any) -> bool:
