@@ -262,3 +262,29 @@ def test_other_id_kinds_are_refused_naming_no_type(bad: Any) -> None:
         text = str(err.value)
         assert "Got" not in text and type(bad).__name__ not in text
     assert s.t == 0 and s._persons is not None and s._persons.kept == {}
+
+
+def test_a_hash_collision_can_move_kept_records_by_2k_and_its_delta_is_stated() -> None:
+    """Privacy review F8: when the added person A's keyed hash collides with person B's, A's
+    records use B's allowance, so neighbours differ by up to 2k kept records. The stream states
+    this as a δ of at most 2**-128 per other person (the stated loss holds conditioned on no
+    collision with the added person), in its guarantee and spend record."""
+    k = 2
+
+    class Colliding(PersonBound):
+        def _digest(self, value: Any) -> bytes:  # a forced collision of "A" and "B"
+            return b"AB".ljust(16, b"\0") if value in ("A", "B") else super()._digest(value)
+
+    def kept(ids: list[str]) -> list[str]:
+        bound = Colliding(k, key=b"\x01" * 32)
+        keep, _ = bound.keep(np.array(ids, dtype=object))
+        return [p for p, kk in zip(ids, keep, strict=True) if kk]
+
+    with_a, without_a = kept(["A", "A", "B", "B"]), kept(["B", "B"])
+    assert with_a == ["A", "A"] and without_a == ["B", "B"]  # 2k kept records differ
+    s = continual(horizon=3, epsilon=1.0, privacy_unit="pid", max_contributions=k, rng=SEED(11))
+    assert s.spend.parameters["collision_delta_per_person"] == 2.0**-128
+    assert "2**-128" in s.guarantee["collision"]
+    plain = continual(horizon=3, epsilon=1.0, rng=SEED(12))
+    assert "collision_delta_per_person" not in plain.spend.parameters
+    assert "collision" not in plain.guarantee

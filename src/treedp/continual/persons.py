@@ -15,13 +15,30 @@ by at most ``k`` in L1 (``k`` records, one node per level each) and ``k²`` in L
 node at worst); a factorisation's released vector moves by at most ``k`` columns, so
 ``||Δy||_2 <= k·max_j ||column j||`` and ``Δ2² <= k²·max_j ||column j||²``.
 
+Hash collisions: a δ
+--------------------
+Persons are told apart by a keyed hash, so two persons whose digests collide share one
+allowance. That never keeps more than ``k`` records under one digest, but it breaks the "only
+the added person's records change" step above: if the added person A collides with a person B
+already in the stream, A's records can use B's allowance and push B's later records out, so
+neighbouring streams differ by up to ``2k`` kept records (``k`` of A's in, ``k`` of B's out)
+and the stated loss (computed for ``k``) does not cover that event. The honest statement is
+therefore an approximate one. The key is drawn independently of the data, and for every key
+under which A collides with no other person the stated loss holds exactly. Modelling keyed
+BLAKE2b truncated to 128 bits as a random function, A collides with one given other person
+with probability ``2**-128``, so with ``n`` distinct persons in the stream the guarantee is
+the stated pure ε (or ρ-zCDP) loss **plus** ``δ <= (n - 1)·2**-128`` (for zCDP: δ-approximate
+ρ-zCDP), e.g. ``δ <= 2**-88`` for a trillion (2**40) persons. Equivalently: the stated loss
+holds conditioned on the added person colliding with nobody. The spend record's
+``parameters["collision_delta_per_person"]`` (``2**-128``) and ``guarantee["collision"]`` say
+so. (The chance of *any* collision in the table is at most ``n²/2**129``, by the birthday
+bound.) A reader of the key could collide ids on purpose: the key is as secret as the data.
+
 What is stored: no id and no value. The state keeps a random 32-byte key (drawn from the OS
 when the stream starts) and, per person seen, the first 16 bytes of the keyed BLAKE2b hash of
 the person's id with the number of records kept so far (at most ``k``). The table grows with
-the number of distinct persons (one 16-byte hash and one count each). Two ids whose hashes
-collide (probability about ``n²/2**129`` for ``n`` persons) share one allowance: that drops
-records, it never keeps more than ``k`` of anyone. The key and table are as secret as the data
-(the key would let a reader test whether an id was seen).
+the number of distinct persons (one 16-byte hash and one count each). The key and table are as
+secret as the data (the key would let a reader test whether an id was seen).
 """
 
 from __future__ import annotations
@@ -40,10 +57,20 @@ from treedp._validation import must
 from treedp.engines.files.paths import resolve_paths
 from treedp.exceptions import DataError, InvalidParameterError, InvalidTypeError
 
-__all__ = ["PersonBound", "canonical_id", "read_ids"]
+__all__ = ["COLLISION", "COLLISION_DELTA", "PersonBound", "canonical_id", "read_ids"]
 
 #: Bytes kept of each keyed hash.
 DIGEST = 16
+
+#: δ per other person in the stream: the chance the added person's digest collides with theirs.
+COLLISION_DELTA = 2.0 ** -(8 * DIGEST)
+
+#: The collision term of the guarantee, in words (see the module docstring).
+COLLISION = (
+    "plus delta <= (n - 1) * 2**-128 for n distinct persons: a keyed-hash collision of the "
+    "added person with another can move up to 2k kept records; the stated loss holds "
+    "conditioned on no such collision"
+)
 
 
 def canonical_id(value: Any) -> bytes:

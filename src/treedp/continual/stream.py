@@ -29,7 +29,7 @@ from treedp.budget import check_epsilon
 from treedp.continual.answer import StepAnswer, consistent
 from treedp.continual.mechanisms import MECHANISMS, SQRT_LIMIT, Counter, choose
 from treedp.continual.optimal import OPT_LIMIT
-from treedp.continual.persons import PersonBound, read_ids
+from treedp.continual.persons import COLLISION, COLLISION_DELTA, PersonBound, read_ids
 from treedp.continual.sqrt_norm import NORM_LIMIT
 from treedp.continual.state import (
     check_writable,
@@ -235,6 +235,7 @@ class ContinualStream:
             "max_contributions": self._counter.contributions,
             "sensitivity": self._counter.sensitivity(),
             "loss": self._counter.loss(),
+            **({} if self._persons is None else {"collision": COLLISION}),
         }
 
     def expected_variance(self, t: Any) -> np.ndarray | float:
@@ -378,6 +379,7 @@ def _record(payload: dict[str, Any], counter: Counter) -> SpendRecord:
             "max_contributions": counter.contributions,
             "bins": 0 if payload["bins"] is None else len(payload["bins"]["edges"]) - 1,
             "stream_id": payload["stream_id"],
+            **({} if unit is None else {"collision_delta_per_person": COLLISION_DELTA}),
         },
     )
 
