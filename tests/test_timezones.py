@@ -529,3 +529,18 @@ def test_one_named_zone_on_every_datetime_declares_the_zone() -> None:
     with pytest.raises(InvalidTypeError, match=r"'values'.*bins are naive") as info:
         treedp.release_cdf(named, bins=naive_bins, epsilon=1.0)
     assert "New_York" not in str(info.value)
+
+
+def test_a_pandas_object_column_of_fixed_offset_datetimes_is_read_like_the_objects() -> None:
+    """Privacy review F5: mixed offsets make pandas keep Python objects (object dtype); they are
+    instants whose zone the bounds declare, refused with naive bounds as the objects are."""
+    mixed = pd.Series(
+        [dt.datetime.fromisoformat("2013-07-01T12:00-04:00")] * 3
+        + [dt.datetime.fromisoformat("2013-12-01T12:00-05:00")] * 3
+    )
+    assert mixed.dtype == object
+    with pytest.raises(InvalidTypeError, match=r"'values'.*fixed UTC offsets"):
+        treedp.quantiles(mixed, 0.5, bounds=BOUNDS, epsilon=1.0, rng=InsecureSeededSource(1))
+    aware = ("2013-01-01T00:00-05:00", "2014-01-01T00:00-05:00")
+    r = treedp.quantiles(mixed, 0.5, bounds=aware, epsilon=1.0, rng=InsecureSeededSource(1))
+    assert str(r.bounds[0]) == "2013-01-01 00:00:00-05:00"

@@ -294,6 +294,8 @@ def data_zone(values: Any, column: Any = None) -> str | None:
     if root in ("pandas", "dask"):
         col = values
         tz = getattr(getattr(col, "dtype", None), "tz", None)
+        if tz is None and root == "pandas" and getattr(col, "dtype", None) == object:
+            return objects_zone(col)  # Python objects in a pandas column: their tzinfo kinds
         return None if tz is None else zone_name(tz, "values")
     if root == "polars":
         col = values
