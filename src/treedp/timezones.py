@@ -293,8 +293,9 @@ def data_zone(values: Any, column: Any = None) -> str | None:
         values = values[column]
     if root in ("pandas", "dask"):
         col = values
-        tz = getattr(getattr(col, "dtype", None), "tz", None)
-        if tz is None and root == "pandas" and getattr(col, "dtype", None) == object:
+        dtype = getattr(col, "dtype", None)
+        tz = getattr(dtype, "tz", None)
+        if tz is None and root == "pandas" and getattr(dtype, "kind", "") == "O":
             return objects_zone(col)  # Python objects in a pandas column: their tzinfo kinds
         return None if tz is None else zone_name(tz, "values")
     if root == "polars":
