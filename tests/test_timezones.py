@@ -454,3 +454,93 @@ def test_grouped_csv_reads_offsets_and_refuses_naive_bounds_before_any_charge(
     with pytest.raises(InvalidTypeError, match="UTC offset"):
         treedp.release_grouped(str(path), bounds=BOUNDS, epsilon=1.0, accountant=acc, **common)
     assert acc.spent == treedp.PureDP(0.0)
+
+
+# ---------------------------------------------------------------------------- privacy review
+FIVE = dt.timezone(dt.timedelta(hours=-5))
+AWARE = [dt.datetime(2013, 1, d, 12, tzinfo=FIVE) for d in range(1, 20)]
+AWARE_BOUNDS = (dt.datetime(2013, 1, 1, tzinfo=FIVE), dt.datetime(2013, 2, 1, tzinfo=FIVE))
+
+
+@pytest.mark.parametrize("fn", ["quantiles", "release_cdf"])
+@pytest.mark.parametrize("data", [AWARE, [dt.datetime(2013, 1, d, 12) for d in range(1, 20)]])
+def test_nat_among_python_datetimes_is_a_missing_value(fn: str, data: list[Any]) -> None:
+    """Privacy review F4: ``pd.NaT`` (a ``datetime`` with no tzinfo) among aware datetimes is
+    a missing value, not a naive one: dropped under nan="drop" with the same answer as without
+    it, refused as missing (DataError) under nan="error"."""
+    bounds = AWARE_BOUNDS if data[0].tzinfo is not None else ("2013-01-01", "2013-02-01")
+
+    def call(values: list[Any], nan: str) -> Any:
+        seed = InsecureSeededSource(1)
+        if fn == "quantiles":
+            return treedp.quantiles(values, 0.5, bounds=bounds, epsilon=1.0, nan=nan, rng=seed)
+        return treedp.release_cdf(values, bounds=bounds, bins=16, epsilon=1.0, nan=nan, rng=seed)
+
+    without = call(data, "drop")
+    for missing in (pd.NaT, None):
+        got = call([*data, missing], "drop")
+        if fn == "quantiles":
+            assert got.value == without.value
+        else:
+            np.testing.assert_array_equal(got.histogram()[0], without.histogram()[0])
+        with pytest.raises(DataError):
+            call([missing, *data], "error")
+
+
+def test_fixed_offset_datetimes_do_not_set_the_zone() -> None:
+    """Privacy review F5: fixed UTC offsets on Python datetimes (``fromisoformat``) only place
+    each value on the UTC timeline. With naive bounds they are refused with one fixed message,
+    whether the records are all summer, all winter or both; with aware bounds the bins and the
+    reported bounds are the bounds' whatever the records' offsets."""
+    summer = [dt.datetime.fromisoformat("2013-07-01T12:00-04:00")] * 5
+    winter = [dt.datetime.fromisoformat("2013-12-01T12:00-05:00")] * 5
+    messages = set()
+    for data in (summer, winter, summer + winter, [dt.datetime(2013, 7, 1, tzinfo=dt.UTC)]):
+        with pytest.raises(InvalidTypeError, match=r"'values'.*fixed UTC offsets") as info:
+            treedp.quantiles(data, 0.5, bounds=BOUNDS, epsilon=1.0, rng=InsecureSeededSource(1))
+        messages.add(str(info.value))
+        with pytest.raises(InvalidTypeError, match="'values'"):
+            treedp.release_cdf(data, bounds=BOUNDS, bins=8, epsilon=1.0)
+    assert len(messages) == 1
+    (text,) = messages
+    assert "-04" not in text and "-05" not in text and "UTC-" not in text
+    aware = ("2013-01-01T00:00-05:00", "2014-01-01T00:00-05:00")
+    seen = set()
+    for data in (summer, winter, summer + winter):
+        r = treedp.quantiles(data, 0.5, bounds=aware, epsilon=1.0, rng=InsecureSeededSource(1))
+        seen.add(tuple(str(b) for b in r.bounds))
+        rel = treedp.release_cdf(data, bounds=aware, bins=8, epsilon=1.0)
+        seen.add(tuple(str(e) for e in rel.bins.edges[[0, -1]]))
+    assert len(seen) == 2  # one for the quantile bounds, one for the bins' edges: data-free
+
+
+def test_one_named_zone_on_every_datetime_declares_the_zone() -> None:
+    """A zoneinfo zone set on every value is a type-level declaration (like a tz dtype); a mix of
+    a named zone and fixed offsets is refused with a message naming no zone of the data."""
+    zone = zoneinfo.ZoneInfo(NY)
+    named = [dt.datetime(2013, 7, 1, 12, tzinfo=zone), dt.datetime(2013, 12, 1, 12, tzinfo=zone)]
+    r = treedp.quantiles(named, 0.5, bounds=BOUNDS, epsilon=1.0, rng=InsecureSeededSource(1))
+    assert str(r.bounds[0]).endswith("-05:00")  # New York midnight
+    mixed = [*named, dt.datetime.fromisoformat("2013-07-02T12:00-04:00")]
+    with pytest.raises(InvalidTypeError, match=r"'values'.*zones") as info:
+        treedp.quantiles(mixed, 0.5, bounds=BOUNDS, epsilon=1.0)
+    assert "New_York" not in str(info.value) and "-04" not in str(info.value)
+    naive_bins = make_bins(bounds=BOUNDS, bins=4)
+    with pytest.raises(InvalidTypeError, match=r"'values'.*bins are naive") as info:
+        treedp.release_cdf(named, bins=naive_bins, epsilon=1.0)
+    assert "New_York" not in str(info.value)
+
+
+def test_a_pandas_object_column_of_fixed_offset_datetimes_is_read_like_the_objects() -> None:
+    """Privacy review F5: mixed offsets make pandas keep Python objects (object dtype); they are
+    instants whose zone the bounds declare, refused with naive bounds as the objects are."""
+    mixed = pd.Series(
+        [dt.datetime.fromisoformat("2013-07-01T12:00-04:00")] * 3
+        + [dt.datetime.fromisoformat("2013-12-01T12:00-05:00")] * 3
+    )
+    assert mixed.dtype == object
+    with pytest.raises(InvalidTypeError, match=r"'values'.*fixed UTC offsets"):
+        treedp.quantiles(mixed, 0.5, bounds=BOUNDS, epsilon=1.0, rng=InsecureSeededSource(1))
+    aware = ("2013-01-01T00:00-05:00", "2014-01-01T00:00-05:00")
+    r = treedp.quantiles(mixed, 0.5, bounds=aware, epsilon=1.0, rng=InsecureSeededSource(1))
+    assert str(r.bounds[0]) == "2013-01-01 00:00:00-05:00"

@@ -30,6 +30,7 @@ from treedp.engines.base import NanPolicy
 from treedp.engines.local import LocalEngine
 from treedp.exceptions import InvalidParameterError, InvalidTypeError
 from treedp.timezones import (
+    OFFSETS,
     UNKNOWN,
     bound_pair,
     coarse_unit,
@@ -583,5 +584,5 @@ def public_bins(bounds: Any, bins: Any, edges: Any, timezone: str | None = None)
         raise InvalidTypeError(
             must("bounds", f"be a pair (lo, hi). Got {type(bounds).__name__} {bounds!r} instead.")
         )
-    zone = None if timezone == UNKNOWN else timezone
+    zone = None if timezone in (UNKNOWN, OFFSETS) else timezone
     return make_bins(bounds=bounds, bins=bins, edges=edges, timezone=zone)

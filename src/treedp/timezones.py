@@ -8,10 +8,13 @@ The rule
   hour of the change).
 * **The zone is public.** It comes from the input's type, never from its values: a pandas
   ``datetime64[ns, tz]`` dtype, a polars ``Datetime(time_zone=...)``, an Arrow/Parquet
-  ``timestamp(unit, tz)`` field, the ``tzinfo`` of Python datetimes (every one must carry the
-  same zone), or, for text with no schema (CSV), the bounds' zone (``"2013-01-01T00:00Z"``, a
-  tz-aware ``Timestamp``) or the CLI's ``--tz``. A CSV cell's offset only places that cell on
-  the UTC timeline; it never sets the zone.
+  ``timestamp(unit, tz)`` field, a *named* zone object (``zoneinfo.ZoneInfo``, pytz) set on
+  every Python datetime (the same name on all: a declaration like a dtype), or, for text with
+  no schema (CSV) and for Python datetimes with fixed UTC offsets (``datetime.timezone``), the
+  bounds' zone (``"2013-01-01T00:00Z"``, a tz-aware ``Timestamp``) or the CLI's ``--tz``. A CSV
+  cell's offset, like a fixed-offset ``tzinfo``, only places that value on the UTC timeline; it
+  never sets the zone, and messages never print a zone of the data. Missing values (``None``,
+  NaN, ``pd.NaT``) are skipped when the kind of Python datetimes is decided.
 * **Naive bounds are wall times in the data's zone**: ``bounds=("2013-01-01", "2014-01-01")``
   on New York data are New York midnights. Aware bounds are instants (any zone); the answers
   are in the data's zone (the bounds' zone when the data has no schema).
@@ -38,6 +41,7 @@ from treedp._validation import must
 from treedp.exceptions import InvalidParameterError, InvalidTypeError
 
 __all__ = [
+    "OFFSETS",
     "UNKNOWN",
     "aware_bound",
     "data_zone",
@@ -48,6 +52,10 @@ __all__ = [
 
 #: The zone of an input without a schema (CSV text, clusters): decided by the bounds.
 UNKNOWN = "<unknown>"
+
+#: Python datetimes with fixed UTC offsets: instants whose zone is decided by aware bounds or
+#: ``timezone=``; naive bounds are refused (as for CSV cells with offsets).
+OFFSETS = "<offsets>"
 
 _OFFSET = re.compile(r"^(.*\d)(?:(Z|z)|([+-])(\d\d):?(\d\d)?)$")
 _FIXED = re.compile(r"^[+-]\d\d:\d\d$")
@@ -67,8 +75,9 @@ def zone_name(tz: Any, name: str = "timezone") -> str:
         text = str(tz)
         if text in ("UTC", "tzutc()"):
             return "UTC"
+    got = "" if name == "values" else f" Got {tz!r}."  # a zone of the data is not printed
     raise InvalidTypeError(
-        must(name, f"be a time zone: a name such as 'UTC' or 'Europe/Paris'. Got {tz!r}.")
+        must(name, f"be a time zone: a name such as 'UTC' or 'Europe/Paris'.{got}")
     )
 
 
@@ -100,8 +109,9 @@ def zone_info(zone: str, name: str = "timezone") -> _dt.tzinfo:
     try:
         return zoneinfo.ZoneInfo(zone)
     except (zoneinfo.ZoneInfoNotFoundError, ValueError):
+        got = "" if name == "values" else f" Got {zone!r}."  # a zone of the data is not printed
         raise InvalidParameterError(
-            must(name, f"name a time zone ('UTC', 'Europe/Paris', '+05:30'). Got {zone!r}.")
+            must(name, f"name a time zone ('UTC', 'Europe/Paris', '+05:30').{got}")
         ) from None
 
 
@@ -283,7 +293,10 @@ def data_zone(values: Any, column: Any = None) -> str | None:
         values = values[column]
     if root in ("pandas", "dask"):
         col = values
-        tz = getattr(getattr(col, "dtype", None), "tz", None)
+        dtype = getattr(col, "dtype", None)
+        tz = getattr(dtype, "tz", None)
+        if tz is None and root == "pandas" and getattr(dtype, "kind", "") == "O":
+            return objects_zone(col)  # Python objects in a pandas column: their tzinfo kinds
         return None if tz is None else zone_name(tz, "values")
     if root == "polars":
         col = values
@@ -312,7 +325,10 @@ def data_zone(values: Any, column: Any = None) -> str | None:
 
 
 def utc_naive(v: Any) -> Any:
-    """A Python datetime as its naive UTC instant (naive ones and other values unchanged)."""
+    """A Python datetime as its naive UTC instant (naive ones and other values unchanged);
+    ``pd.NaT`` (a ``datetime`` unequal to itself) as numpy's NaT, a missing value."""
+    if isinstance(v, _dt.datetime) and v != v:
+        return np.datetime64("NaT")
     if isinstance(v, _dt.datetime) and v.tzinfo is not None:
         if hasattr(v, "tz_convert"):  # a pandas Timestamp: keeps nanoseconds
             return v.tz_convert("UTC").tz_localize(None)
@@ -358,17 +374,45 @@ def _file_zone(path: Any, column: Any) -> str | None:
 
 
 def objects_zone(values: Any) -> str | None:
-    zones = {
-        zone_name(v.tzinfo, "values") if v.tzinfo is not None else None
-        for v in values
-        if isinstance(v, _dt.datetime)
-    }
-    if len(zones) > 1:
-        raise InvalidTypeError(
-            "The 'values' argument mixes datetimes of different time zones (or naive and "
-            "tz-aware ones); give them in one zone."
-        )
-    return zones.pop() if zones else None
+    """The zone of Python datetimes, from their ``tzinfo`` objects (missing values skipped).
+
+    * all naive: None;
+    * all carry one *named* zone (a ``zoneinfo.ZoneInfo`` or a pytz zone, with the same name):
+      that zone. Like a dtype, a zone object set on every value declares the zone;
+    * all carry a fixed UTC offset (``datetime.timezone``, ``datetime.UTC``, what
+      ``datetime.fromisoformat("...-04:00")`` returns): :data:`OFFSETS`. Like a CSV cell's
+      offset, each offset only places its value on the UTC timeline; the zone comes from aware
+      bounds or ``timezone=`` / ``--tz``, and naive bounds are refused;
+    * any other mix is refused with one fixed message (no zone or value of the data).
+
+    Missing values (``None``, NaN, ``pd.NaT``, which is a ``datetime`` whose ``tzinfo`` is None)
+    are skipped, so they never count as naive: the missing-value policy decides about them."""
+    kinds: set[str | None] = set()
+    for v in values:
+        if not isinstance(v, _dt.datetime) or v != v:  # not a datetime, or NaT (NaT != NaT)
+            continue
+        kinds.add(_object_kind(v.tzinfo))
+        if len(kinds) > 1:
+            raise InvalidTypeError(
+                "The 'values' argument mixes datetimes of different time zones (or naive and "
+                "tz-aware ones, or named zones and fixed UTC offsets); give them in one zone."
+            )
+    return kinds.pop() if kinds else None
+
+
+def _object_kind(tz: Any) -> str | None:
+    """None (naive), a zone name (a named zone object) or :data:`OFFSETS` (a fixed offset)."""
+    if tz is None:
+        return None
+    key = getattr(tz, "key", None) or getattr(tz, "zone", None)
+    if isinstance(key, str):
+        return zone_name(key, "values")
+    if isinstance(tz, _dt.tzinfo) and tz.utcoffset(None) is not None:
+        return OFFSETS
+    raise InvalidTypeError(
+        "The 'values' datetimes carry a time zone object without a name (use zoneinfo.ZoneInfo "
+        "zones, fixed UTC offsets, or a pandas column with a tz dtype)."
+    )
 
 
 def check_agrees(data: str | None, bins: Any) -> None:
@@ -378,6 +422,8 @@ def check_agrees(data: str | None, bins: Any) -> None:
 
 
 def _agree(data: str | None, bins_zone: str | None) -> None:
+    """Refuse a naive/aware mismatch. The messages hold no zone read from the data (only the
+    bounds' zone, a public input)."""
     if data in (UNKNOWN, bins_zone) or (data is not None and bins_zone is not None):
         return
     if data is None:
@@ -385,10 +431,16 @@ def _agree(data: str | None, bins_zone: str | None) -> None:
             f"The 'bounds' parameter is in the time zone {bins_zone} but the 'values' "
             "datetimes are naive; give naive bounds, or data with a time zone."
         )
+    if data == OFFSETS:
+        raise InvalidTypeError(
+            "The 'values' datetimes carry fixed UTC offsets (no named zone) but the bounds are "
+            "naive: give bounds with a zone (ending in Z or an offset such as +01:00, or "
+            "zoneinfo datetimes)."
+        )
     raise InvalidTypeError(
-        f"The 'values' datetimes are in the time zone {data} but the bins are naive; build "
-        "them with bounds or edges in that zone (naive bounds are read in the data's zone by "
-        "treedp's entry points)."
+        "The 'values' datetimes carry a time zone but the bins are naive; build them with "
+        "bounds or edges in that zone (naive bounds are read in the data's zone by treedp's "
+        "entry points)."
     )
 
 
@@ -401,7 +453,8 @@ def quantile_bounds(values: Any, column: Any, bounds: Any) -> tuple[Any, str | N
         return bounds, None  # numbers, 'private' or a mix: the request's checks tell
     zone = data_zone(values, column)
     try:
-        lo, hi, bins_zone = bound_pair(bounds[0], bounds[1], None if zone == UNKNOWN else zone)
+        declared = None if zone in (UNKNOWN, OFFSETS) else zone
+        lo, hi, bins_zone = bound_pair(bounds[0], bounds[1], declared)
     except (InvalidParameterError, InvalidTypeError):
         raise
     except ValueError:

@@ -20,7 +20,12 @@ from treedp.continual import continual, load_continual
 from treedp.continual.persons import PersonBound
 from treedp.continual.planner import classic_tree, planned_tree
 from treedp.continual.tree import TreeCounter
-from treedp.exceptions import InvalidParameterError, InvalidTypeError, ReleaseFormatError
+from treedp.exceptions import (
+    DataError,
+    InvalidParameterError,
+    InvalidTypeError,
+    ReleaseFormatError,
+)
 from treedp.noise import InsecureSeededSource as SEED
 
 
@@ -180,7 +185,7 @@ def test_refusals_change_nothing(tmp_path: Path) -> None:
         s.step([1, 2])
     with pytest.raises(InvalidParameterError, match="ids"):
         s.step([1, 2], ids=["a"])
-    with pytest.raises(InvalidTypeError, match="ids"):
+    with pytest.raises(DataError, match="ids"):
         s.step([1, 2], ids=["a", None])
     with pytest.raises(InvalidTypeError, match="batch"):
         s.step(2, ids=["a", "b"])
@@ -199,3 +204,87 @@ def test_a_damaged_person_table_is_refused(tmp_path: Path) -> None:
     s.save(path)
     with pytest.raises(ReleaseFormatError, match="inconsistent"):
         load_continual(path)
+
+
+MISSING_IDS = [None, float("nan"), np.float64("nan")]
+
+
+@pytest.mark.parametrize("missing", [*MISSING_IDS, "pd.NA", "pd.NaT"])
+def test_missing_ids_follow_the_nan_policy(
+    missing: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Privacy review F3: a missing id is dropped under nan="drop" (not counted, charged to no
+    person) and refused with one fixed message under nan="error", leaving the state unchanged."""
+    if isinstance(missing, str):
+        pd = pytest.importorskip("pandas")
+        missing = pd.NA if missing == "pd.NA" else pd.NaT
+    seen = fed_counts(monkeypatch)
+    path = tmp_path / "s.json"
+    s = continual(
+        horizon=4, epsilon=1.0, privacy_unit="pid", max_contributions=1, rng=SEED(8), path=path
+    )
+    before = path.read_bytes()
+    with pytest.raises(DataError) as err:
+        s.step([1.0, 2.0, 3.0], ids=["a", missing, "c"])
+    text = str(err.value)
+    assert "ids" in text and "Got" not in text
+    for name in ("NoneType", "float", "NAType", "NaTType", "None", "NaN"):
+        assert name not in text
+    assert s.t == 0 and path.read_bytes() == before and s._persons is not None
+    assert s._persons.kept == {}
+    s.step([1.0, 2.0, 3.0], ids=["a", missing, "c"], nan="drop")
+    assert int(seen[-1][0]) == 2  # the record without an id is not counted
+    assert sorted(s._persons.kept.values()) == [1, 1]  # and charged to no one
+    s.step([4.0, 5.0], ids=[missing, "b"], nan="drop")
+    assert int(seen[-1][0]) == 1 and len(s._persons.kept) == 3
+
+
+def test_missing_ids_in_a_csv_step_follow_the_nan_policy(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    seen = fed_counts(monkeypatch)
+    day = tmp_path / "day.csv"
+    day.write_text("x,pid\n1,a\n2,\n3,b\n")
+    s = continual(horizon=3, epsilon=1.0, privacy_unit="pid", max_contributions=1, rng=SEED(9))
+    with pytest.raises(DataError, match="ids"):
+        s.step(day, column="x")
+    s.step(day, column="x", nan="drop")
+    assert int(seen[0][0]) == 2
+
+
+@pytest.mark.parametrize("bad", [2.0, True, np.bool_(False), object(), 1.5j])
+def test_other_id_kinds_are_refused_naming_no_type(bad: Any) -> None:
+    """Privacy review F3: the refusal of an id of another kind names no type of the data."""
+    s = continual(horizon=3, epsilon=1.0, privacy_unit="pid", max_contributions=1, rng=SEED(10))
+    for nan in ("error", "drop"):
+        with pytest.raises(InvalidTypeError, match="ids") as err:
+            s.step([1.0, 2.0], ids=["a", bad], nan=nan)
+        text = str(err.value)
+        assert "Got" not in text and type(bad).__name__ not in text
+    assert s.t == 0 and s._persons is not None and s._persons.kept == {}
+
+
+def test_a_hash_collision_can_move_kept_records_by_2k_and_its_delta_is_stated() -> None:
+    """Privacy review F8: when the added person A's keyed hash collides with person B's, A's
+    records use B's allowance, so neighbours differ by up to 2k kept records. The stream states
+    this as a δ of at most 2**-128 per other person (the stated loss holds conditioned on no
+    collision with the added person), in its guarantee and spend record."""
+    k = 2
+
+    class Colliding(PersonBound):
+        def _digest(self, value: Any) -> bytes:  # a forced collision of "A" and "B"
+            return b"AB".ljust(16, b"\0") if value in ("A", "B") else super()._digest(value)
+
+    def kept(ids: list[str]) -> list[str]:
+        bound = Colliding(k, key=b"\x01" * 32)
+        keep, _ = bound.keep(np.array(ids, dtype=object))
+        return [p for p, kk in zip(ids, keep, strict=True) if kk]
+
+    with_a, without_a = kept(["A", "A", "B", "B"]), kept(["B", "B"])
+    assert with_a == ["A", "A"] and without_a == ["B", "B"]  # 2k kept records differ
+    s = continual(horizon=3, epsilon=1.0, privacy_unit="pid", max_contributions=k, rng=SEED(11))
+    assert s.spend.parameters["collision_delta_per_person"] == 2.0**-128
+    assert "2**-128" in s.guarantee["collision"]
+    plain = continual(horizon=3, epsilon=1.0, rng=SEED(12))
+    assert "collision_delta_per_person" not in plain.spend.parameters
+    assert "collision" not in plain.guarantee

@@ -15,13 +15,30 @@ by at most ``k`` in L1 (``k`` records, one node per level each) and ``k²`` in L
 node at worst); a factorisation's released vector moves by at most ``k`` columns, so
 ``||Δy||_2 <= k·max_j ||column j||`` and ``Δ2² <= k²·max_j ||column j||²``.
 
+Hash collisions: a δ
+--------------------
+Persons are told apart by a keyed hash, so two persons whose digests collide share one
+allowance. That never keeps more than ``k`` records under one digest, but it breaks the "only
+the added person's records change" step above: if the added person A collides with a person B
+already in the stream, A's records can use B's allowance and push B's later records out, so
+neighbouring streams differ by up to ``2k`` kept records (``k`` of A's in, ``k`` of B's out)
+and the stated loss (computed for ``k``) does not cover that event. The honest statement is
+therefore an approximate one. The key is drawn independently of the data, and for every key
+under which A collides with no other person the stated loss holds exactly. Modelling keyed
+BLAKE2b truncated to 128 bits as a random function, A collides with one given other person
+with probability ``2**-128``, so with ``n`` distinct persons in the stream the guarantee is
+the stated pure ε (or ρ-zCDP) loss **plus** ``δ <= (n - 1)·2**-128`` (for zCDP: δ-approximate
+ρ-zCDP), e.g. ``δ <= 2**-88`` for a trillion (2**40) persons. Equivalently: the stated loss
+holds conditioned on the added person colliding with nobody. The spend record's
+``parameters["collision_delta_per_person"]`` (``2**-128``) and ``guarantee["collision"]`` say
+so. (The chance of *any* collision in the table is at most ``n²/2**129``, by the birthday
+bound.) A reader of the key could collide ids on purpose: the key is as secret as the data.
+
 What is stored: no id and no value. The state keeps a random 32-byte key (drawn from the OS
 when the stream starts) and, per person seen, the first 16 bytes of the keyed BLAKE2b hash of
 the person's id with the number of records kept so far (at most ``k``). The table grows with
-the number of distinct persons (one 16-byte hash and one count each). Two ids whose hashes
-collide (probability about ``n²/2**129`` for ``n`` persons) share one allowance: that drops
-records, it never keeps more than ``k`` of anyone. The key and table are as secret as the data
-(the key would let a reader test whether an id was seen).
+the number of distinct persons (one 16-byte hash and one count each). The key and table are as
+secret as the data (the key would let a reader test whether an id was seen).
 """
 
 from __future__ import annotations
@@ -30,6 +47,7 @@ import csv
 import hashlib
 import os
 import secrets
+import sys
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -37,33 +55,62 @@ import numpy as np
 
 from treedp._validation import must
 from treedp.engines.files.paths import resolve_paths
-from treedp.exceptions import InvalidParameterError, InvalidTypeError
+from treedp.exceptions import DataError, InvalidParameterError, InvalidTypeError
 
-__all__ = ["PersonBound", "canonical_id", "read_ids"]
+__all__ = ["COLLISION", "COLLISION_DELTA", "PersonBound", "canonical_id", "read_ids"]
 
 #: Bytes kept of each keyed hash.
 DIGEST = 16
 
+#: δ per other person in the stream: the chance the added person's digest collides with theirs.
+COLLISION_DELTA = 2.0 ** -(8 * DIGEST)
+
+#: The collision term of the guarantee, in words (see the module docstring).
+COLLISION = (
+    "plus delta <= (n - 1) * 2**-128 for n distinct persons: a keyed-hash collision of the "
+    "added person with another can move up to 2k kept records; the stated loss holds "
+    "conditioned on no such collision"
+)
+
 
 def canonical_id(value: Any) -> bytes:
     """The bytes an id is hashed from: ``s:<utf-8 text>`` for text and for integers (written in
-    decimal, so ``17`` and ``"17"``, as read from a CSV file, are one person), ``b:<bytes>``."""
-    if isinstance(value, bool | np.bool_):
-        raise InvalidTypeError(must("ids", "be text or integers, not booleans."))
+    decimal, so ``17`` and ``"17"``, as read from a CSV file, are one person), ``b:<bytes>``.
+
+    Anything else (booleans, floats, other objects) is refused with one fixed message that names
+    no type or value of the data."""
     if isinstance(value, str):
         return b"s:" + value.encode("utf-8")
-    if isinstance(value, int | np.integer):
+    if isinstance(value, int | np.integer) and not isinstance(value, bool | np.bool_):
         return b"s:" + str(int(value)).encode("ascii")
     if isinstance(value, bytes):
         return b"b:" + value
-    raise InvalidTypeError(
-        must("ids", f"be text, integers or bytes (one per record). Got {type(value).__name__}.")
+    raise InvalidTypeError(must("ids", "be text, integers or bytes, one per record."))
+
+
+def is_missing(value: Any) -> bool:
+    """Whether an id is missing: ``None``, a float NaN, or a pandas missing scalar (``pd.NA``,
+    ``pd.NaT``), checked without importing pandas."""
+    if value is None:
+        return True
+    if isinstance(value, float | np.floating):
+        return bool(value != value)
+    pd = sys.modules.get("pandas")
+    return pd is not None and (value is pd.NA or value is pd.NaT)
+
+
+def missing_ids_error() -> DataError:
+    """The refusal of missing ids under ``nan="error"``: one fixed message, no count or value."""
+    return DataError(
+        "The 'ids' argument contains missing person ids. Pass nan='drop' to leave those "
+        "records out (they are not counted and charged to no person), or clean the ids first."
     )
 
 
 def read_ids(path: str | os.PathLike[str], column: str) -> list[Any]:
-    """The person ids of a step's file, as read (CSV cells are text; Parquet / Arrow values as
-    stored). The column name is public; a missing column is refused naming it."""
+    """The person ids of a step's file, as read (CSV cells are text, an empty cell is a missing
+    id, None; Parquet / Arrow values as stored, null is None). The column name is public; a
+    missing column is refused naming it."""
     files, kind = resolve_paths(path)
     out: list[Any] = []
     if kind == "csv":
@@ -72,7 +119,7 @@ def read_ids(path: str | os.PathLike[str], column: str) -> list[Any]:
                 reader = csv.DictReader(fh)
                 if reader.fieldnames is None or column not in reader.fieldnames:
                     raise InvalidParameterError(must("privacy_unit", f"name a column of {name}."))
-                out.extend(row[column] for row in reader)
+                out.extend(row[column] or None for row in reader)
         return out
     import pyarrow.dataset as ds
 
@@ -93,16 +140,24 @@ class PersonBound:
     def _digest(self, value: Any) -> bytes:
         return hashlib.blake2b(canonical_id(value), key=self.key, digest_size=DIGEST).digest()
 
-    def check(self, ids: Any, n_records: int) -> np.ndarray:
-        """The ids as a 1-D object array, one per record (refused otherwise; nothing changes)."""
+    def check(self, ids: Any, n_records: int, nan: str = "error") -> tuple[np.ndarray, np.ndarray]:
+        """The ids as a 1-D object array, one per record, and which records have an id (bool).
+
+        Missing ids (see :func:`is_missing`) follow the stream's missing-value policy: under
+        ``nan="drop"`` their records are left out (not counted, charged to no person); under
+        ``nan="error"`` the step is refused with one fixed message. Other kinds are refused
+        (:func:`canonical_id`). Nothing changes on a refusal."""
         arr = np.asarray(ids, dtype=object)
         if arr.ndim != 1 or arr.size != n_records:
             raise InvalidParameterError(
                 must("ids", "hold one person id per record of the step (a 1-D array).")
             )
-        for value in arr:
-            canonical_id(value)  # refuses missing ids (None, NaN) and other kinds
-        return arr
+        present = np.fromiter((not is_missing(v) for v in arr), dtype=bool, count=arr.size)
+        if nan != "drop" and not present.all():
+            raise missing_ids_error()
+        for value in arr[present]:
+            canonical_id(value)  # refuses other kinds with a fixed message
+        return arr, present
 
     def keep(self, ids: np.ndarray) -> tuple[np.ndarray, dict[bytes, int]]:
         """Which records are kept (bool, in order), and the updated table (not applied here:

@@ -29,7 +29,7 @@ from treedp.budget import check_epsilon
 from treedp.continual.answer import StepAnswer, consistent
 from treedp.continual.mechanisms import MECHANISMS, SQRT_LIMIT, Counter, choose
 from treedp.continual.optimal import OPT_LIMIT
-from treedp.continual.persons import PersonBound, read_ids
+from treedp.continual.persons import COLLISION, COLLISION_DELTA, PersonBound, read_ids
 from treedp.continual.sqrt_norm import NORM_LIMIT
 from treedp.continual.state import (
     check_writable,
@@ -235,6 +235,7 @@ class ContinualStream:
             "max_contributions": self._counter.contributions,
             "sensitivity": self._counter.sensitivity(),
             "loss": self._counter.loss(),
+            **({} if self._persons is None else {"collision": COLLISION}),
         }
 
     def expected_variance(self, t: Any) -> np.ndarray | float:
@@ -249,9 +250,11 @@ class ContinualStream:
 
     # ----------------------------------------------------------------- steps
     def _person_batch(
-        self, batch: Any, column: str | None, ids: Any
+        self, batch: Any, column: str | None, ids: Any, nan: str
     ) -> tuple[Any, np.ndarray, dict[bytes, int]]:
-        """The step's kept records and the person table after them (not applied yet)."""
+        """The step's kept records and the person table after them (not applied yet). Records
+        whose id is missing follow ``nan``: left out under "drop" (not counted, charged to no
+        person), refused under "error"."""
         assert self._persons is not None
         unit_column = self._payload["unit"]["column"]
         if isinstance(batch, str | os.PathLike):
@@ -269,7 +272,9 @@ class ContinualStream:
                 must("ids", "be given (one person id per record): the stream has a privacy unit.")
             )
         values = as_1d_array(batch, "batch")
-        keep, table = self._persons.keep(self._persons.check(ids, values.size))
+        arr, present = self._persons.check(ids, values.size, nan)
+        keep = np.zeros(values.size, dtype=bool)
+        keep[present], table = self._persons.keep(arr[present])
         return values[keep], keep, table
 
     def _counts(self, batch: Any, column: str | None, nan: str) -> np.ndarray:
@@ -308,7 +313,9 @@ class ContinualStream:
             With a privacy unit: one person id per record (text or integers). Read from the
             file's privacy-unit column when ``batch`` is a file and ``ids`` is not given.
         nan : {"error", "drop"}
-            Missing values, as in :meth:`treedp.Bins.count`.
+            Missing values, as in :meth:`treedp.Bins.count`; also missing ids (None, NaN,
+            ``pd.NA``, an empty CSV cell): under "drop" their records are left out (not counted,
+            charged to no person), under "error" the step is refused (state unchanged).
 
         Raises
         ------
@@ -321,8 +328,9 @@ class ContinualStream:
                 "covers no more. Start a new stream (with a new budget) for later steps."
             )
         table = None
+        nan = check_nan_policy(nan)
         if self._persons is not None:
-            batch, _, table = self._person_batch(batch, column, ids)
+            batch, _, table = self._person_batch(batch, column, ids, nan)
             column = None
         elif ids is not None:
             raise InvalidParameterError(
@@ -371,6 +379,7 @@ def _record(payload: dict[str, Any], counter: Counter) -> SpendRecord:
             "max_contributions": counter.contributions,
             "bins": 0 if payload["bins"] is None else len(payload["bins"]["edges"]) - 1,
             "stream_id": payload["stream_id"],
+            **({} if unit is None else {"collision_delta_per_person": COLLISION_DELTA}),
         },
     )
 
