@@ -313,14 +313,19 @@ def data_zone(values: Any, column: Any = None) -> str | None:
         values = values.path
     if isinstance(values, str) or hasattr(values, "__fspath__"):
         return _file_zone(values, column)
-    if isinstance(values, list | tuple) and values and all(_is_path(v) for v in values):
-        return _file_zone(values[0], column)
     if isinstance(values, np.ndarray) and values.dtype.kind == "M":
         return UNKNOWN  # numpy datetimes carry no zone: UTC instants under aware bounds
     if isinstance(values, np.ndarray) and values.dtype.kind != "O":
         return None
     if isinstance(values, list | tuple | np.ndarray):
-        return objects_zone(values)
+        # The first element says what the sequence is (paths, Python datetimes or numbers),
+        # without asking its length: only a sequence of datetimes is scanned for their zone.
+        first = next(iter(values), None)
+        if _is_path(first) and all(_is_path(v) for v in values):
+            return _file_zone(first, column)
+        if first is None or isinstance(first, _dt.datetime):
+            return objects_zone(values)
+        return None
     return UNKNOWN if root in ("pyspark", "duckdb", "sqlite3", "treedp") else None
 
 
