@@ -120,3 +120,18 @@ def test_quantile_error_refuses_bad_sizes() -> None:
         pred.quantile_error(0)
     with pytest.raises(InvalidTypeError):
         pred.quantile_error("10")  # type: ignore[arg-type]
+
+
+def test_prediction_frames_hold_every_prefix_variance() -> None:
+    """``to_frame`` and ``to_polars``: one row per prefix ``m = 0..B``, the same columns."""
+    pd = pytest.importorskip("pandas")
+    pl = pytest.importorskip("polars")
+    prediction = treedp.predict_error(16, epsilon=1.0, mechanism="tree")
+    frame, polars_frame = prediction.to_frame(), prediction.to_polars()
+    assert isinstance(frame, pd.DataFrame) and isinstance(polars_frame, pl.DataFrame)
+    assert list(frame.columns) == polars_frame.columns == ["prefix", "variance"]
+    assert frame["prefix"].tolist() == list(range(17))
+    np.testing.assert_array_equal(frame["variance"].to_numpy(), prediction.prefix_variance)
+    np.testing.assert_array_equal(polars_frame["variance"].to_numpy(), prediction.prefix_variance)
+    assert frame["variance"].iloc[0] == 0.0  # the empty prefix is exact
+    assert frame["variance"].max() == prediction.max_cdf_variance

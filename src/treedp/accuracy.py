@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from treedp._aliases import accepts_aliases
+from treedp._frames import pandas_frame, polars_frame
 from treedp._validation import must
 from treedp.budget import Neighbours
 from treedp.config import configure
@@ -19,6 +20,10 @@ from treedp.planning import Plan
 from treedp.privacy.contribution import ContributionBounds, scaled_budget
 from treedp.privacy.measures import ZCDP, Measure, PureDP
 from treedp.spec import ReleaseSpec
+
+if TYPE_CHECKING:
+    import pandas as pd
+    import polars as pl
 
 __all__ = ["ErrorPrediction", "predict_error"]
 
@@ -100,6 +105,32 @@ class ErrorPrediction:
     def rmse(self) -> float:
         """Root of :attr:`mean_cdf_mse`: a typical CDF error in records."""
         return float(np.sqrt(self.mean_cdf_mse))
+
+    def to_arrays(self) -> dict[str, np.ndarray]:
+        """One row per prefix ``[0, m)``, ``m = 0..B``: ``prefix`` (``m``) and ``variance``
+        (:attr:`prefix_variance`, records²); the columns of :meth:`to_frame`."""
+        variance = np.asarray(self.prefix_variance, dtype=np.float64)
+        return {"prefix": np.arange(variance.size, dtype=np.int64), "variance": variance}
+
+    def to_frame(self) -> pd.DataFrame:
+        """:meth:`to_arrays` as a :class:`pandas.DataFrame` (needs ``treedp[pandas]``).
+
+        Raises
+        ------
+        MissingDependencyError
+            If pandas is not installed.
+        """
+        return pandas_frame(self.to_arrays(), "ErrorPrediction.to_frame")
+
+    def to_polars(self) -> pl.DataFrame:
+        """:meth:`to_arrays` as a :class:`polars.DataFrame` (needs ``treedp[polars]``).
+
+        Raises
+        ------
+        MissingDependencyError
+            If polars is not installed.
+        """
+        return polars_frame(self.to_arrays(), "ErrorPrediction.to_polars")
 
 
 @accepts_aliases

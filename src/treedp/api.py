@@ -154,7 +154,7 @@ def release_cdf(
     >>> rel.seeded
     True
     """
-    return run(build_query(**sql_arguments(locals())))  # type: ignore[no-any-return]
+    return run(build_query(**sql_arguments(locals())))  # type: ignore[return-value]
 
 
 @accepts_aliases
@@ -240,7 +240,7 @@ def release_counts(
         accountant=accountant,
         counts=True,
     )
-    return run(query)  # type: ignore[no-any-return]
+    return run(query)  # type: ignore[return-value]
 
 
 def _bins_of_counts(counts: Any, bins: Any, bounds: Any) -> tuple[Bins, np.ndarray | None]:

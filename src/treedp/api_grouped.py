@@ -236,7 +236,7 @@ def release_grouped(
         postprocess=postprocess,
         integer=integer,
     )
-    return run(query)  # type: ignore[no-any-return]
+    return run(query)  # type: ignore[return-value]
 
 
 def _unit(unit: Any, *limits: Any) -> PrivacyUnit | None:

@@ -24,7 +24,7 @@ always pick the same method) nothing is spent on it (``n_source == "not needed"`
 from __future__ import annotations
 
 import warnings
-from typing import Any
+from typing import Any, Literal, overload
 
 from treedp._aliases import accepts_aliases
 from treedp._validation import must
@@ -44,6 +44,7 @@ from treedp.quantiles_choice import (
 )
 from treedp.quantiles_run import QuantilesResult
 from treedp.query import build_query
+from treedp.release.queries import QuantileValue
 from treedp.run import run
 from treedp.value_methods.bounds_split import check_share, private_request
 
@@ -159,7 +160,7 @@ def quantiles(
         column=column,
         privacy=privacy,
     )
-    return run(query)  # type: ignore[no-any-return]
+    return run(query)  # type: ignore[return-value]
 
 
 def _with_share(bounds: Any, bounds_share: Any) -> Any:
@@ -175,6 +176,60 @@ def _with_share(bounds: Any, bounds_share: Any) -> Any:
     check_share(bounds_share)
     lower, upper = (None if side == "private" else side for side in request)
     return PrivateBounds(lower, upper, share=bounds_share)
+
+
+@overload
+def median(
+    values: Any,
+    sql: str | None = ...,
+    *,
+    epsilon: float,
+    bounds: tuple[Any, Any],
+    neighbours: str = ...,
+    nan: str = ...,
+    rng: RandomSource | None = ...,
+    details: Literal[False] = ...,
+    accountant: Accountant | None = ...,
+    integers: bool | None = ...,
+    bins: str | None = ...,
+    column: str | None = ...,
+) -> QuantileValue: ...
+
+
+@overload
+def median(
+    values: Any,
+    sql: str | None = ...,
+    *,
+    epsilon: float,
+    bounds: tuple[Any, Any],
+    neighbours: str = ...,
+    nan: str = ...,
+    rng: RandomSource | None = ...,
+    details: Literal[True],
+    accountant: Accountant | None = ...,
+    integers: bool | None = ...,
+    bins: str | None = ...,
+    column: str | None = ...,
+) -> QuantilesResult: ...
+
+
+@overload
+def median(
+    values: Any,
+    sql: str | None = ...,
+    *,
+    epsilon: float,
+    bounds: tuple[Any, Any],
+    neighbours: str = ...,
+    nan: str = ...,
+    rng: RandomSource | None = ...,
+    details: bool = ...,
+    accountant: Accountant | None = ...,
+    integers: bool | None = ...,
+    bins: str | None = ...,
+    column: str | None = ...,
+) -> QuantileValue | QuantilesResult: ...
 
 
 @accepts_aliases

@@ -24,17 +24,19 @@ The stage modules: :mod:`treedp.release_stage` (one distribution), :mod:`treedp.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import cast
 
 from treedp.grouped_stage import run_grouped
-from treedp.quantiles_run import run_quantiles
+from treedp.quantiles_run import QuantilesResult, run_quantiles
 from treedp.query import Query
+from treedp.release import Release
+from treedp.release.grouped import GroupedRelease
 from treedp.release_stage import run_release
 
 __all__ = ["run"]
 
 
-def run(query: Query) -> Any:
+def run(query: Query) -> Release | GroupedRelease | QuantilesResult:
     """Run a validated query: plan, read, charge once, noise, wrap.
 
     Parameters
@@ -50,7 +52,7 @@ def run(query: Query) -> Any:
         quantile query.
     """
     if query.grouping is not None:
-        return run_grouped(query)
+        return cast("Release | GroupedRelease", run_grouped(query))
     if query.quantiles is not None:
         return run_quantiles(query)
     return run_release(query)

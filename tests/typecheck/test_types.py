@@ -46,3 +46,24 @@ def test_a_wrong_claim_fails(cache: Path, tmp_path: Path) -> None:
     assert run.returncode == 1
     errors = [line for line in run.stdout.splitlines() if ": error:" in line]
     assert len(errors) == 1 and "wrong.py:6:" in errors[0] and "assert-type" in errors[0]
+
+
+def test_a_wrong_details_claim_fails(cache: Path, tmp_path: Path) -> None:
+    """The ``details`` overloads are checked too: a value is not a result, nor the reverse."""
+    wrong = tmp_path / "wrong_details.py"
+    wrong.write_text(
+        "from typing import assert_type\n"
+        "import treedp\n"
+        "from treedp.query import Query\n\n\n"
+        "def f(x: list[float], query: Query) -> None:\n"
+        "    assert_type(treedp.median(x, epsilon=1.0, bounds=(0, 1), details=True), float)\n"
+        "    assert_type(treedp.stable_median(x, epsilon=1.0, delta=0.1), treedp.Release)\n"
+        "    assert_type(treedp.run_query(query), treedp.Release)\n"
+        "    assert_type(treedp.median(x, epsilon=1.0, bounds=(0, 1)).value, float)\n"
+    )
+    run = _mypy(wrong, cache)
+    assert run.returncode == 1
+    errors = [line for line in run.stdout.splitlines() if ": error:" in line]
+    lines = sorted({int(line.split(":")[1]) for line in errors})  # line 10: a value has no .value
+    assert lines == [7, 8, 9, 10], run.stdout
+    assert all("assert-type" in line for line in errors[:3]), run.stdout

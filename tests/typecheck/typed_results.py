@@ -16,7 +16,8 @@ from matplotlib.figure import Figure
 from numpy.typing import NDArray
 
 import treedp
-from treedp.mechanisms.results import MedianResult
+from treedp.mechanisms.results import MedianResult, QuantileResult
+from treedp.query import Query
 from treedp.release.queries import QuantileValue
 from treedp.value_methods.private_bounds import BoundsResult
 from treedp.value_methods.private_count import CountResult
@@ -89,6 +90,8 @@ def entry_points(values: Floats, keys: Floats) -> None:
     assert_type(treedp.private_bounds(values, epsilon=1.0), BoundsResult)
     assert_type(treedp.load_release("r.json"), treedp.Release)
     assert_type(treedp.load_grouped_release("g.zip"), treedp.GroupedRelease)
+    prediction = treedp.predict_error(16, epsilon=1.0)
+    assert_type(prediction.to_polars(), pl.DataFrame)
 
 
 def mechanism_results(median: MedianResult, bounds: BoundsResult, count: CountResult) -> None:
@@ -98,3 +101,63 @@ def mechanism_results(median: MedianResult, bounds: BoundsResult, count: CountRe
     assert_type(count.to_polars(), pl.DataFrame)
     assert_type(median.to_arrays(), dict[str, np.ndarray])
     assert_type(count._repr_html_(), str)
+
+
+def value_methods(values: Floats, levels: Floats, flag: bool) -> None:
+    """A value, or with ``details=True`` the result; one level a value, several an array."""
+    pair = (0.0, 1.0)
+    assert_type(treedp.median(values, epsilon=1.0, bounds=pair), QuantileValue)
+    assert_type(
+        treedp.median(values, epsilon=1.0, bounds=pair, details=True), treedp.QuantilesResult
+    )
+    assert_type(
+        treedp.median(values, epsilon=1.0, bounds=pair, details=flag),
+        QuantileValue | treedp.QuantilesResult,
+    )
+    assert_type(
+        treedp.median(values, epsilon=1.0, bounds=pair, neighbours="replace"), QuantileValue
+    )
+    stable = treedp.stable_median(values, epsilon=1.0, delta=1e-6)
+    assert_type(stable, float | np.datetime64 | None)
+    assert_type(treedp.stable_median(values, epsilon=1.0, delta=1e-6, details=True), MedianResult)
+    one = treedp.quantile_exponential(values, 0.5, bounds=pair, epsilon=1.0)
+    assert_type(one, float | np.datetime64)
+    assert_type(
+        treedp.quantile_exponential(values, [0.1, 0.9], bounds=pair, epsilon=1.0), NDArray[Any]
+    )
+    assert_type(treedp.quantile_exponential(values, levels, bounds=pair, epsilon=1.0), NDArray[Any])
+    assert_type(
+        treedp.quantile_exponential(values, 0.5, bounds=pair, epsilon=1.0, details=True),
+        QuantileResult,
+    )
+    assert_type(
+        treedp.quantiles_recursive(values, 0.5, bounds=pair, epsilon=1.0), float | np.datetime64
+    )
+    assert_type(treedp.quantiles_recursive(values, levels, bounds=pair, epsilon=1.0), NDArray[Any])
+    assert_type(
+        treedp.quantiles_recursive(values, [0.5], bounds=pair, epsilon=1.0, details=True),
+        QuantileResult,
+    )
+    sa = treedp.subsample_and_aggregate(values, "median", epsilon=1.0, delta=1e-6, m=10)
+    assert_type(sa, float | np.datetime64 | None)
+    assert_type(
+        treedp.subsample_and_aggregate(
+            values, np.mean, epsilon=1.0, delta=1e-6, m=10, details=True
+        ),
+        MedianResult,
+    )
+    assert_type(
+        treedp.noisy_mode(values, epsilon=1.0, delta=1e-6, sensitivity=1),
+        tuple[float | None, float],
+    )
+    assert_type(
+        treedp.noisy_mode(values, epsilon=1.0, delta=1e-6, sensitivity=1, details=True),
+        MedianResult,
+    )
+
+
+def run_query(query: Query) -> None:
+    """One query type for every kind: the union of the three results."""
+    assert_type(
+        treedp.run_query(query), treedp.Release | treedp.GroupedRelease | treedp.QuantilesResult
+    )

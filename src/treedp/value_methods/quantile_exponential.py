@@ -8,16 +8,18 @@ Guarantee: pure ε-DP per call (``PureDP(ε_spent)``, ``ε_spent <= ε``), ``rep
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from fractions import Fraction
-from typing import Any
+from typing import Any, Literal, overload
 
 import numpy as np
+from numpy.typing import NDArray
 
 from treedp._aliases import accepts_aliases
 from treedp._validation import must
 from treedp.budget import check_epsilon
 from treedp.exceptions import InvalidParameterError, InvalidTypeError
-from treedp.mechanisms.results import Contract
+from treedp.mechanisms.results import Contract, QuantileResult
 from treedp.noise import RandomSource, resolve_source
 from treedp.noise.rational import dyadic_lower_bound
 from treedp.privacy import PureDP
@@ -195,6 +197,70 @@ def _quantile_exponential(
     if integers:  # the integer whose cell holds the grid point (post-processing)
         out = np.minimum(np.floor(out), hi - 1.0)
     return Draws(out, qa, eps, spent, sens, source, out_unit, parameters)
+
+
+@overload
+def quantile_exponential(
+    values: Any,
+    q: float,
+    *,
+    bounds: tuple[Any, Any],
+    epsilon: float,
+    neighbours: str = ...,
+    nan: str = ...,
+    rng: RandomSource | None = ...,
+    details: Literal[False] = ...,
+    accountant: Accountant | None = ...,
+    integers: bool = ...,
+) -> float | np.datetime64: ...
+
+
+@overload
+def quantile_exponential(
+    values: Any,
+    q: Sequence[float] | NDArray[Any],
+    *,
+    bounds: tuple[Any, Any],
+    epsilon: float,
+    neighbours: str = ...,
+    nan: str = ...,
+    rng: RandomSource | None = ...,
+    details: Literal[False] = ...,
+    accountant: Accountant | None = ...,
+    integers: bool = ...,
+) -> NDArray[Any]: ...
+
+
+@overload
+def quantile_exponential(
+    values: Any,
+    q: Any,
+    *,
+    bounds: tuple[Any, Any],
+    epsilon: float,
+    neighbours: str = ...,
+    nan: str = ...,
+    rng: RandomSource | None = ...,
+    details: Literal[True],
+    accountant: Accountant | None = ...,
+    integers: bool = ...,
+) -> QuantileResult: ...
+
+
+@overload
+def quantile_exponential(
+    values: Any,
+    q: Any,
+    *,
+    bounds: tuple[Any, Any],
+    epsilon: float,
+    neighbours: str = ...,
+    nan: str = ...,
+    rng: RandomSource | None = ...,
+    details: bool = ...,
+    accountant: Accountant | None = ...,
+    integers: bool = ...,
+) -> float | np.datetime64 | NDArray[Any] | QuantileResult: ...
 
 
 @accepts_aliases

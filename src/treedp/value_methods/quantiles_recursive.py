@@ -13,16 +13,18 @@ core :mod:`treedp.value_methods.exponential_core`.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Any
+from typing import Any, Literal, overload
 
 import numpy as np
+from numpy.typing import NDArray
 
 from treedp._aliases import accepts_aliases
 from treedp._validation import must
 from treedp.exceptions import InvalidParameterError
-from treedp.mechanisms.results import Contract
+from treedp.mechanisms.results import Contract, QuantileResult
 from treedp.noise import RandomSource, resolve_source
 from treedp.noise.rational import dyadic_lower_bound
 from treedp.privacy import PureDP
@@ -276,6 +278,70 @@ def _quantiles_recursive(
     _run(plan, splits, x, 0, grid.cells - 1, units, np.arange(draws), source)
     chosen = units[:, np.searchsorted(distinct, qa)]
     return Draws(grid.values(chosen), qa, eps, spent, sens, source, out_unit, parameters)
+
+
+@overload
+def quantiles_recursive(
+    values: Any,
+    q: float,
+    *,
+    bounds: tuple[Any, Any],
+    epsilon: float,
+    neighbours: str = ...,
+    nan: str = ...,
+    rng: RandomSource | None = ...,
+    details: Literal[False] = ...,
+    accountant: Accountant | None = ...,
+    integers: bool = ...,
+) -> float | np.datetime64: ...
+
+
+@overload
+def quantiles_recursive(
+    values: Any,
+    q: Sequence[float] | NDArray[Any],
+    *,
+    bounds: tuple[Any, Any],
+    epsilon: float,
+    neighbours: str = ...,
+    nan: str = ...,
+    rng: RandomSource | None = ...,
+    details: Literal[False] = ...,
+    accountant: Accountant | None = ...,
+    integers: bool = ...,
+) -> NDArray[Any]: ...
+
+
+@overload
+def quantiles_recursive(
+    values: Any,
+    q: Any,
+    *,
+    bounds: tuple[Any, Any],
+    epsilon: float,
+    neighbours: str = ...,
+    nan: str = ...,
+    rng: RandomSource | None = ...,
+    details: Literal[True],
+    accountant: Accountant | None = ...,
+    integers: bool = ...,
+) -> QuantileResult: ...
+
+
+@overload
+def quantiles_recursive(
+    values: Any,
+    q: Any,
+    *,
+    bounds: tuple[Any, Any],
+    epsilon: float,
+    neighbours: str = ...,
+    nan: str = ...,
+    rng: RandomSource | None = ...,
+    details: bool = ...,
+    accountant: Accountant | None = ...,
+    integers: bool = ...,
+) -> float | np.datetime64 | NDArray[Any] | QuantileResult: ...
 
 
 @accepts_aliases

@@ -8,7 +8,7 @@ record. The noised quantity is the stability ``Δ(x)``, whose sensitivity is 1 (
 from __future__ import annotations
 
 from fractions import Fraction
-from typing import Any
+from typing import Any, Literal, overload
 
 import numpy as np
 
@@ -63,6 +63,51 @@ def _median_stability(x: np.ndarray) -> tuple[Any, int]:
     below = int(np.searchsorted(x, med, side="left"))
     equal = int(np.searchsorted(x, med, side="right")) - below
     return med, min(k - below, below + equal - k + 1)
+
+
+@overload
+def stable_median(
+    values: Any,
+    *,
+    epsilon: float,
+    delta: float,
+    neighbours: str = ...,
+    nan: str = ...,
+    rng: RandomSource | None = ...,
+    details: Literal[False] = ...,
+    accountant: Accountant | None = ...,
+    bounds: tuple[Any, Any] | None = ...,
+) -> float | np.datetime64 | None: ...
+
+
+@overload
+def stable_median(
+    values: Any,
+    *,
+    epsilon: float,
+    delta: float,
+    neighbours: str = ...,
+    nan: str = ...,
+    rng: RandomSource | None = ...,
+    details: Literal[True],
+    accountant: Accountant | None = ...,
+    bounds: tuple[Any, Any] | None = ...,
+) -> MedianResult: ...
+
+
+@overload
+def stable_median(
+    values: Any,
+    *,
+    epsilon: float,
+    delta: float,
+    neighbours: str = ...,
+    nan: str = ...,
+    rng: RandomSource | None = ...,
+    details: bool = ...,
+    accountant: Accountant | None = ...,
+    bounds: tuple[Any, Any] | None = ...,
+) -> float | np.datetime64 | MedianResult | None: ...
 
 
 @accepts_aliases

@@ -25,7 +25,7 @@ import datetime as _dt
 import math
 from collections.abc import Callable
 from fractions import Fraction
-from typing import Any
+from typing import Any, Literal, overload
 
 import numpy as np
 
@@ -172,6 +172,63 @@ def _check_resolution(resolution: Any, unit: str | None) -> float | None:
     return float(resolution)
 
 
+@overload
+def subsample_and_aggregate(
+    values: Any,
+    query: str | Callable[[np.ndarray], Any],
+    *,
+    epsilon: float,
+    delta: float,
+    m: int,
+    k: int | None = ...,
+    variant: str = ...,
+    resolution: Any = ...,
+    neighbours: str = ...,
+    nan: str = ...,
+    rng: RandomSource | None = ...,
+    details: Literal[False] = ...,
+    accountant: Accountant | None = ...,
+) -> float | np.datetime64 | None: ...
+
+
+@overload
+def subsample_and_aggregate(
+    values: Any,
+    query: str | Callable[[np.ndarray], Any],
+    *,
+    epsilon: float,
+    delta: float,
+    m: int,
+    k: int | None = ...,
+    variant: str = ...,
+    resolution: Any = ...,
+    neighbours: str = ...,
+    nan: str = ...,
+    rng: RandomSource | None = ...,
+    details: Literal[True],
+    accountant: Accountant | None = ...,
+) -> MedianResult: ...
+
+
+@overload
+def subsample_and_aggregate(
+    values: Any,
+    query: str | Callable[[np.ndarray], Any],
+    *,
+    epsilon: float,
+    delta: float,
+    m: int,
+    k: int | None = ...,
+    variant: str = ...,
+    resolution: Any = ...,
+    neighbours: str = ...,
+    nan: str = ...,
+    rng: RandomSource | None = ...,
+    details: bool = ...,
+    accountant: Accountant | None = ...,
+) -> float | np.datetime64 | MedianResult | None: ...
+
+
 @accepts_aliases
 def subsample_and_aggregate(
     values: Any,
@@ -313,6 +370,48 @@ def _subsamples(variant: str, n: int, count: int, m: int, source: RandomSource) 
         perm = np.argsort(np.frombuffer(source.random_bytes(8 * n), dtype=np.uint64))
         return perm[: count * m].reshape(count, m)
     return uniform_below(n, count * m, source).astype(np.int64).reshape(count, m)
+
+
+@overload
+def noisy_mode(
+    answers: np.ndarray,
+    *,
+    epsilon: float,
+    delta: float,
+    sensitivity: int,
+    sampling_delta: float = ...,
+    rng: RandomSource | None = ...,
+    details: Literal[False] = ...,
+    accountant: Accountant | None = ...,
+) -> tuple[float | None, float]: ...
+
+
+@overload
+def noisy_mode(
+    answers: np.ndarray,
+    *,
+    epsilon: float,
+    delta: float,
+    sensitivity: int,
+    sampling_delta: float = ...,
+    rng: RandomSource | None = ...,
+    details: Literal[True],
+    accountant: Accountant | None = ...,
+) -> MedianResult: ...
+
+
+@overload
+def noisy_mode(
+    answers: np.ndarray,
+    *,
+    epsilon: float,
+    delta: float,
+    sensitivity: int,
+    sampling_delta: float = ...,
+    rng: RandomSource | None = ...,
+    details: bool = ...,
+    accountant: Accountant | None = ...,
+) -> tuple[float | None, float] | MedianResult: ...
 
 
 def noisy_mode(
