@@ -1,10 +1,12 @@
 """Datetime columns in SQL: the value as integer ticks, and the bin rule on those ticks.
 
-Datetime bins hold int64 edges ``e_0 < ... < e_B`` in a unit ``u`` (seconds or finer) of the
-naive wall-clock timeline, or of the UTC timeline for bins with a time zone
+Datetime bins hold int64 edges ``e_0 < ... < e_B`` in a unit ``u`` (seconds or finer from
+bounds; any numpy unit from explicit edges) of the naive wall-clock timeline, or of the UTC
+timeline for bins with a time zone
 (:mod:`treedp.timezones`). The local engines convert a value to ``u`` as numpy does,
 ``t = floor(x·u/n)`` for a value ``x`` in its own unit ``n`` (days, seconds, ..., ns; for
-months and years, the calendar: a month's first tick in ``n`` is exact), and take the ``j`` with ``e_j <= t < e_{j+1}``, clamped to ``[0, B - 1]``.
+months and years, the calendar: a month's first tick in ``n`` is exact), and take the
+``j`` with ``e_j <= t < e_{j+1}``, clamped to ``[0, B - 1]``.
 
 In the database the value stays in its own exact integer ticks (DuckDB ``epoch_us``/
 ``epoch_ns``, PostgreSQL's numeric ``EXTRACT(EPOCH ...)`` times 10^6, days for a DATE), and
