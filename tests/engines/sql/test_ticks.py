@@ -184,3 +184,25 @@ def test_edge_values_catch_an_off_by_one_tick_conversion(name: str, unit: str) -
     if per < scale:  # the column is coarser than the bins: rounding matters
         floor = [(int(e) * per) // scale for e in bins.edges]
         assert not np.array_equal(counted(np.array(floor, dtype=object)), want)
+
+
+@pytest.mark.parametrize("db", sorted(TYPES))
+def test_end_to_end_and_collect_refused(request: pytest.FixtureRequest, db: str) -> None:
+    """release_cdf and release_grouped (with a privacy unit) count a datetime column in the
+    database; the quantile methods that collect values refuse it clearly, nothing read."""
+    con = _connect(db, request)
+    naive = "TIMESTAMP" if db == "duckdb" else "timestamp"
+    data = _load(con, db, naive, ["2020-01-01T00:00:00", "2020-01-02T12:00:00"])
+    bounds = ("2020-01-01", "2020-01-06")
+    r = treedp.release_cdf(data, column="v", bounds=bounds, bins=8, epsilon=1.0)
+    assert np.datetime64("2020-01-01") <= r.quantile(0.5) <= np.datetime64("2020-01-06")
+    con.execute("ALTER TABLE t ADD COLUMN p BIGINT")
+    con.execute("UPDATE t SET p = 7")
+    data = treedp.SqlSource(con, "SELECT v, p FROM t")
+    g = treedp.release_grouped(
+        data, column="v", by="p", keys=[7], privacy_unit="p", max_contributions=1,
+        bounds=bounds, bins=8, epsilon=1.0,
+    )  # fmt: skip
+    assert g is not None
+    with pytest.raises(InvalidTypeError, match="quantile methods"):
+        treedp.median(con, sql="SELECT v FROM t", bounds=bounds, epsilon=1.0)

@@ -538,7 +538,12 @@ def collect_sql(dialect: Dialect, data: Any, column: str | None) -> np.ndarray:
     from treedp.domain import make_bins
 
     column = the_column(dialect, data, column)
-
+    if dict(described(dialect, data)).get(column) == "datetime":
+        raise InvalidTypeError(
+            f"The column '{column}' holds datetimes, which quantile methods that hold the "
+            f"values do not collect from {dialect.name}; release the distribution instead "
+            "(release_cdf with datetime bounds, then its quantiles)."
+        )
     value_column(dialect, data, [column], make_bins(bounds=(0, 1), bins=1))
     sql = Sql(dialect)
     inner = _inner(sql, data, column, (), None)
