@@ -107,7 +107,7 @@ def _ticks(col: str, type_name: str) -> Ticks | None:
         f"THEN CAST('{INFINITE}' AS HUGEINT) ELSE CAST('-{INFINITE}' AS HUGEINT) END "
         f"ELSE CAST({form.format(col)} AS HUGEINT) END"
     )
-    return Ticks(expr, unit, aware, "HUGEINT")
+    return Ticks(expr, unit, aware, "HUGEINT", "divide")
 
 
 def _run(data: Any, text: str, params: list[Any]) -> list[tuple[Any, ...]]:

@@ -37,7 +37,10 @@ from treedp.timezones import check_agrees
 if TYPE_CHECKING:
     from treedp.domain import Bins
 
-__all__ = ["FAR", "INFINITE", "Ticks", "check_ticks", "thresholds", "tick_bin"]
+__all__ = [
+    "FAR", "INFINITE", "Ticks", "arith_bin", "check_ticks", "equal_width", "thresholds",
+    "tick_bin",
+]  # fmt: skip
 
 #: Ticks per second of each unit (a DATE counts days).
 _PER_SECOND = {
@@ -65,12 +68,15 @@ class Ticks:
         Instants on the UTC timeline (``TIMESTAMPTZ``), else naive wall-clock time.
     wide : str
         The SQL integer type the ticks and thresholds are compared in.
+    div : str
+        The SQL function of an integer quotient (exact for a multiple).
     """
 
     expr: str
     unit: str
     aware: bool
     wide: str
+    div: str = "div"
 
 
 def thresholds(bins: Bins, unit: str) -> list[int]:
@@ -105,10 +111,61 @@ def _tree(ts: list[int], lo: int, hi: int, wide: str) -> str:
 
 
 def tick_bin(ticks: Ticks, bins: Bins, missing: int) -> str:
+    fast = arith_bin(ticks, bins, missing, ticks.div)
+    return fast if fast is not None else tree_bin(ticks, bins, missing)
+
+
+def tree_bin(ticks: Ticks, bins: Bins, missing: int) -> str:
     """The bin of the ticks ``x``: ``missing`` for NULL, else the largest ``j`` with
     ``T_j <= x`` (0 below ``T_0``): a balanced tree of comparisons with public integers,
     written in the text (Python ints, no value of the data)."""
     ts = thresholds(bins, ticks.unit)
     return (
         f"CASE WHEN x IS NULL THEN {missing} ELSE {_tree(ts, 0, bins.n_bins - 1, ticks.wide)} END"
+    )
+
+
+def equal_width(bins: Bins) -> tuple[int, int] | None:
+    """``(lo, W)`` when the edges are ``e_j = lo + floor(j·W/B)`` (datetime bins from bounds,
+    checked on every edge), else None."""
+    edges = [int(e) for e in bins.edges]
+    lo, width, n = edges[0], edges[-1] - edges[0], bins.n_bins
+    if bins.datetime_unit in (None, "Y", "M") or width <= 0:
+        return None
+    return (lo, width) if all(e == lo + (j * width) // n for j, e in enumerate(edges)) else None
+
+
+def arith_bin(ticks: Ticks, bins: Bins, missing: int, div: str) -> str | None:
+    """The bin of the ticks ``x`` for equal-width datetime bins, in O(1) exact integer
+    arithmetic on BIGINT, or None (other bins, or a range where BIGINT could overflow:
+    :func:`tree_bin`).
+
+    ``x`` is first clamped to ``[T_0 - 1, T_B]`` (which keeps its bin, ``±infinity`` too);
+    ``t = floor(x·u/n)`` is then the value in the bins' unit (a product, or a truncating
+    division of ``x - base >= 0`` with ``base`` a multiple of ``k = n/u``: the floor); the
+    largest ``j`` with ``lo + floor(j·W/B) <= t`` is ``floor(((t - lo + 1)·B - 1) / W)``
+    (``floor(j·W/B) <= d`` holds exactly when ``j·W < (d + 1)·B``; ``t - lo + 1 >= 0``, so
+    the division truncates as floor except at ``-1``, which the clamp maps to 0 either way),
+    clamped to ``[0, B - 1]``.
+    """
+    found = equal_width(bins)
+    assert bins.datetime_unit is not None
+    ratio = _PER_SECOND[bins.datetime_unit] / _PER_SECOND[ticks.unit]
+    if found is None or 1 not in (ratio.numerator, ratio.denominator):
+        return None
+    lo, width = found
+    ts = thresholds(bins, ticks.unit)
+    low, high, n = ts[0] - 1, ts[-1], bins.n_bins
+    m, k = ratio.numerator, ratio.denominator
+    base = (low // k) * k
+    t_low, t_high = (low // k, high // k) if k > 1 else (low * m, high * m)
+    limit = 2**62
+    if max(abs(low), abs(high), abs(t_low), abs(t_high), (t_high - lo + 1) * n) >= limit:
+        return None
+    xc = f"CAST(LEAST(GREATEST(x, {low}), {high}) AS BIGINT)"
+    t = f"({xc} * {m})" if k == 1 else f"({div}({xc} - ({base}), {k}) + ({base // k}))"
+    j = f"{div}(({t} - ({lo}) + 1) * {n} - 1, {width})"
+    return (
+        f"CASE WHEN x IS NULL THEN {missing} ELSE "
+        f"CAST(LEAST({n - 1}, GREATEST(0, {j})) AS BIGINT) END"
     )
