@@ -28,6 +28,10 @@ BINS = {
     "edges": treedp.make_bins(edges=["1900-01-01", "1970-01-01", "1970-01-02T12:00", "2100-01-01"]),
 }
 ZONED = treedp.make_bins(bounds=("1969-12-31T23:00:00Z", "2020-01-03T00:00:01Z"), bins=7)
+#: across a daylight-saving change: edges on the UTC timeline
+PARIS = treedp.make_bins(
+    bounds=("2020-03-28T00:00:00", "2020-03-30T00:00:00"), bins=5, timezone="Europe/Paris"
+)
 
 #: database -> SQL type -> (numpy unit of the values, aware)
 TYPES = {
@@ -87,7 +91,9 @@ def _texts(values: np.ndarray, aware: bool) -> list[str | None]:
 CASES = [(db, t) for db, types in TYPES.items() for t in types]
 #: naive columns under every naive bins; zoned columns under the zoned bins
 BIN_CASES = [
-    (db, t, name) for db, t in CASES for name in (["zoned"] if TYPES[db][t][1] else sorted(BINS))
+    (db, t, name)
+    for db, t in CASES
+    for name in (["zoned", "paris"] if TYPES[db][t][1] else sorted(BINS))
 ]
 
 
@@ -96,7 +102,7 @@ def test_datetime_bins_equal_local_rule(
     request: pytest.FixtureRequest, db: str, sql_type: str, name: str
 ) -> None:
     unit, aware = TYPES[db][sql_type]
-    bins = ZONED if name == "zoned" else BINS[name]
+    bins = {"zoned": ZONED, "paris": PARIS}.get(name) or BINS[name]
     values = edge_values(bins, unit)
     lo, hi = np.datetime64("1900-01-01", unit), np.datetime64("2200-01-01", unit)
     values = values[(values > lo) & (values < hi)]  # in every database's range
