@@ -17,6 +17,7 @@ from treedp.engines.entry import Engine, module_root
 from treedp.engines.sql.rule import Dialect, Sql, hex_literal, quote
 from treedp.engines.sql.source import SqlSource, connection_kind
 from treedp.engines.sql.table import engine_row
+from treedp.engines.sql.ticks import INFINITE, Ticks
 from treedp.exceptions import InvalidTypeError
 
 if TYPE_CHECKING:
@@ -79,6 +80,36 @@ def _columns(data: Any) -> list[tuple[str, str | None]]:
         return [(str(c), _kind(str(t))) for c, t in zip(rel.columns, rel.types, strict=True)]
 
 
+def _types(data: Any) -> dict[str, str]:
+    with _relation(data) as rel:
+        return {str(c): str(t).upper() for c, t in zip(rel.columns, rel.types, strict=True)}
+
+
+#: DuckDB datetime types: (the exact integer ticks, their unit, on the UTC timeline).
+_TICKS = {
+    "TIMESTAMP": ("epoch_us({})", "us", False),
+    "TIMESTAMP_S": ("epoch_us({})", "us", False),
+    "TIMESTAMP_MS": ("epoch_us({})", "us", False),
+    "TIMESTAMP_NS": ("epoch_ns({})", "ns", False),
+    "TIMESTAMP WITH TIME ZONE": ("epoch_us({})", "us", True),
+    "DATE": ("({} - DATE '1970-01-01')", "D", False),
+}
+
+
+def _ticks(col: str, type_name: str) -> Ticks | None:
+    """A TIMESTAMP (any precision), TIMESTAMPTZ or DATE as integer ticks; ``±infinity``
+    (for which ``epoch_us`` is NULL) as ``±INFINITE``."""
+    if type_name not in _TICKS:
+        return None
+    form, unit, aware = _TICKS[type_name]
+    expr = (
+        f"CASE WHEN isinf({col}) THEN CASE WHEN {col} > CAST('1970-01-01' AS {type_name}) "
+        f"THEN CAST('{INFINITE}' AS HUGEINT) ELSE CAST('-{INFINITE}' AS HUGEINT) END "
+        f"ELSE CAST({form.format(col)} AS HUGEINT) END"
+    )
+    return Ticks(expr, unit, aware, "HUGEINT", "divide")
+
+
 def _run(data: Any, text: str, params: list[Any]) -> list[tuple[Any, ...]]:
     assert not params
     with _relation(data) as rel:
@@ -114,6 +145,8 @@ DIALECT = Dialect(
     errors=_errors,
     array=_array,
     keyed_hash=_keyed_hash,
+    types=_types,
+    ticks=_ticks,
 )
 
 

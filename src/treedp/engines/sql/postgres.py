@@ -18,6 +18,7 @@ from treedp.engines.entry import Engine
 from treedp.engines.sql.rule import Dialect, Sql, hex_literal
 from treedp.engines.sql.source import SqlSource, connection_kind
 from treedp.engines.sql.table import engine_row
+from treedp.engines.sql.ticks import INFINITE, Ticks
 from treedp.exceptions import InvalidTypeError
 
 __all__ = ["DIALECT", "ENGINE"]
@@ -74,6 +75,33 @@ def _columns(data: Any) -> list[tuple[str, str | None]]:
     return out
 
 
+def _types(data: Any) -> dict[str, str]:
+    _, desc = _execute(data.connection, f"SELECT * FROM {_source(data)} AS q LIMIT 0", [])
+    # before PostgreSQL 14, EXTRACT(EPOCH ...) is a double: no datetime type is accepted
+    old = " (PostgreSQL < 14)" if int(data.connection.info.server_version) < 140000 else ""
+    return {str(d.name): _TYPE_NAMES.get(int(d.type_code), "other") + old for d in desc}
+
+
+_TYPE_NAMES = {1082: "date", 1083: "time", 1114: "timestamp", 1184: "timestamptz"}
+
+
+def _ticks(col: str, type_name: str) -> Ticks | None:
+    """A timestamp or timestamptz as exact microseconds (``EXTRACT(EPOCH ...)`` is a numeric,
+    exact, since PostgreSQL 14), a date as days; ``±infinity`` as ``±INFINITE``."""
+    if type_name in ("timestamp", "timestamptz"):
+        form, unit = f"EXTRACT(EPOCH FROM {col}) * 1000000", "us"
+    elif type_name == "date":
+        form, unit = f"({col} - DATE '1970-01-01')", "D"
+    else:
+        return None
+    expr = (
+        f"CASE WHEN {col} = 'infinity'::{type_name} THEN CAST('{INFINITE}' AS numeric) "
+        f"WHEN {col} = '-infinity'::{type_name} THEN CAST('-{INFINITE}' AS numeric) "
+        f"ELSE CAST({form} AS numeric) END"
+    )
+    return Ticks(expr, unit, type_name == "timestamptz", "numeric")
+
+
 def _run(data: Any, text: str, params: list[Any]) -> list[tuple[Any, ...]]:
     return _execute(data.connection, text, params)[0]
 
@@ -103,6 +131,8 @@ DIALECT = Dialect(
     array=lambda values: ("%s::float8[]", [values]),
     max_params=65535,
     keyed_hash=_keyed_hash,
+    types=_types,
+    ticks=_ticks,
 )
 
 

@@ -51,6 +51,7 @@ from treedp.engines.grouped import (
     person_missing_error,
 )
 from treedp.engines.keys import canonical_key
+from treedp.engines.sql.ticks import Ticks, check_ticks, tick_bin
 from treedp.exceptions import InvalidParameterError, InvalidTypeError, TreeDPError
 
 if TYPE_CHECKING:
@@ -66,6 +67,7 @@ __all__ = [
     "cells_sql",
     "count_grouped_sql",
     "count_sql",
+    "datetime_ticks",
     "described",
     "guarded",
     "hex_literal",
@@ -176,6 +178,11 @@ class Dialect:
     session : callable
         ``session(data) -> context manager`` around a query that uses ``keyed_hash``
         (SQLite registers its hash function on the connection for that query only).
+    types : callable, optional
+        ``types(data) -> {name: SQL type name}`` from the query's description.
+    ticks : callable, optional
+        ``ticks(column, type name) -> Ticks | None``: a datetime column as exact integer
+        ticks (:mod:`treedp.engines.sql.ticks`); None: that type is not supported.
     """
 
     name: str
@@ -193,6 +200,8 @@ class Dialect:
     max_params: int = 1 << 30
     keyed_hash: Callable[[Sql, str, Sequence[str]], str] | None = None
     session: Callable[[Any], AbstractContextManager[Any]] = lambda data: nullcontext()
+    types: Callable[[Any], dict[str, str]] | None = None
+    ticks: Callable[[str, str], Ticks | None] | None = None
 
 
 def query_failed(dialect: Dialect, exc: BaseException) -> InvalidParameterError:
@@ -311,11 +320,34 @@ def value_column(dialect: Dialect, data: Any, job_columns: Sequence[str], bins: 
         raise InvalidTypeError(
             f"The column '{job_columns[0]}' must hold numbers; its SQL type is not a number type."
         )
-    if kind == "datetime" or bins.datetime_unit is not None:
+    if kind == "datetime" and bins.datetime_unit is None:
         raise InvalidTypeError(
-            f"The {dialect.name} engine counts number columns only (datetimes are not "
-            "supported yet); release a number column with numeric bounds."
+            f"The column '{job_columns[0]}' holds datetimes but the bins are numeric; give "
+            "datetime bounds (or edges)."
         )
+    if bins.datetime_unit is not None:
+        datetime_ticks(dialect, data, job_columns[0], bins)
+
+
+def datetime_ticks(dialect: Dialect, data: Any, column: str, bins: Bins) -> Ticks:
+    """The datetime column as exact integer ticks, its type read from the query's
+    description; a column of another type is one clear error."""
+    if dialect.types is None or dialect.ticks is None:
+        raise InvalidTypeError(
+            f"The {dialect.name} engine does not count datetime columns (see "
+            "docs/databases.md); release a number column (for example epoch seconds) with "
+            "numeric bounds."
+        )
+    types = dialect.types
+    type_name = guarded(dialect, lambda: types(data))[column]
+    kind = dict(described(dialect, data)).get(column)
+    ticks = dialect.ticks(f"{_Q}.{quote(column)}", type_name) if kind == "datetime" else None
+    if kind != "datetime":
+        raise InvalidTypeError(
+            f"The column '{column}' must hold datetimes for these datetime bins; its SQL type "
+            "is not a datetime type."
+        )
+    return check_ticks(dialect.name, ticks, type_name, bins)
 
 
 def _key_position(sql: Sql, by: Sequence[str], keys: Sequence[Any]) -> str:
@@ -332,11 +364,14 @@ def _key_position(sql: Sql, by: Sequence[str], keys: Sequence[Any]) -> str:
     return f"CASE WHEN {missing} THEN -1 {' '.join(whens)} ELSE NULL END"
 
 
-def _inner(sql: Sql, data: Any, column: str, by: Sequence[str], unit: str | None) -> str:
-    """``SELECT x, k0.., p FROM (<user query>) AS q``: the value as a double."""
+def _inner(
+    sql: Sql, data: Any, column: str, by: Sequence[str], unit: str | None, x: str | None = None
+) -> str:
+    """``SELECT x, k0.., p FROM (<user query>) AS q``: the value as a double (or ``x``)."""
     d = sql.dialect
     col = f"{_Q}.{quote(column)}"
-    x = d.cast(col) if d.cast is not None else f"CAST({col} AS {d.double})"
+    if x is None:
+        x = d.cast(col) if d.cast is not None else f"CAST({col} AS {d.double})"
     cols = [f"{x} AS {_X}"]
     if d.number_guard is not None:
         cols.append(f"{d.number_guard(col)} AS isnum")
@@ -349,9 +384,15 @@ def _inner(sql: Sql, data: Any, column: str, by: Sequence[str], unit: str | None
 def cells_sql(sql: Sql, data: Any, job: GroupedJob) -> str:
     """The (key position, bin) of every row of the user's query, in SQL."""
     d = sql.dialect
-    inner = _inner(sql, data, job.column, job.by, job.unit)
-    g = _key_position(sql, job.by, job.keys)
-    b = bin_expression(sql, job.bins)
+    if job.bins.datetime_unit is not None:
+        ticks = datetime_ticks(d, data, job.column, job.bins)
+        inner = _inner(sql, data, job.column, job.by, job.unit, ticks.expr)
+        g = _key_position(sql, job.by, job.keys)
+        b = tick_bin(ticks, job.bins, MISSING)
+    else:
+        inner = _inner(sql, data, job.column, job.by, job.unit)
+        g = _key_position(sql, job.by, job.keys)
+        b = bin_expression(sql, job.bins)
     guard = f"WHEN isnum = 0 THEN {NON_NUMBER} " if d.number_guard is not None else ""
     unit = ", p" if job.unit is not None else ""
     return (
@@ -497,7 +538,12 @@ def collect_sql(dialect: Dialect, data: Any, column: str | None) -> np.ndarray:
     from treedp.domain import make_bins
 
     column = the_column(dialect, data, column)
-
+    if dict(described(dialect, data)).get(column) == "datetime":
+        raise InvalidTypeError(
+            f"The column '{column}' holds datetimes, which quantile methods that hold the "
+            f"values do not collect from {dialect.name}; release the distribution instead "
+            "(release_cdf with datetime bounds, then its quantiles)."
+        )
     value_column(dialect, data, [column], make_bins(bounds=(0, 1), bins=1))
     sql = Sql(dialect)
     inner = _inner(sql, data, column, (), None)
