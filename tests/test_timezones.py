@@ -563,7 +563,7 @@ def test_csv_quantiles_refuse_offsets_under_naive_bounds_before_any_charge(
     assert acc.spent == treedp.PureDP(0.0)
     (tmp_path / "naive").mkdir()
     naive = _csv(tmp_path / "naive", ["2013-01-01T10:00"] * 5)
-    with pytest.raises(InvalidTypeError, match="without a UTC offset.*bounds carry"):
+    with pytest.raises(InvalidTypeError, match=r"without a UTC offset.*bounds carry"):
         call(naive, *q, column="t", bounds=("2013-01-01T00:00Z", "2014-01-01T00:00Z"), epsilon=1.0,
              accountant=acc)  # fmt: skip
     assert acc.spent == treedp.PureDP(0.0)

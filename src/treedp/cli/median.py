@@ -34,9 +34,9 @@ from treedp.cli._common import (
     rng_from,
 )
 from treedp.cli._db import add_db_options, db_data
+from treedp.cli._files import file_source
 from treedp.cli._ledger import add_ledger_options, ledger_from_args, remaining_line
 from treedp.cli._output import add_output, bare, output_of
-from treedp.cli.quantiles import file_source
 
 __all__ = ["register", "run"]
 

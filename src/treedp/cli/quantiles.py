@@ -22,15 +22,14 @@ from treedp.cli._common import (
     add_seed_and_nan,
     bins_arg,
     fmt,
-    csv_delimiter,
-    reading,
     rng_from,
 )
 from treedp.cli._db import add_db_options, db_data
+from treedp.cli._files import file_source
 from treedp.cli._ledger import add_ledger_options, ledger_from_args, remaining_line
 from treedp.cli._output import add_output, bare, output_of
 
-__all__ = ["file_source", "n_arg", "register", "run"]
+__all__ = ["n_arg", "register", "run"]
 
 METHODS = treedp.PARAMETERS["method"].choices
 
@@ -182,19 +181,6 @@ def run(args: argparse.Namespace) -> None:
         if ledger is not None:
             out.budget(ledger, remaining_line(ledger))
         out.finish()
-
-
-def file_source(args: argparse.Namespace) -> treedp.FileSource:
-    """The ``input`` files (each checked first) for the library to read: CSV datetime cells
-    are then checked against the bounds as ``treedp release`` checks them (a cell with a UTC
-    offset under naive bounds is refused), before any budget is charged."""
-    for path in args.input:
-        with reading(path, args.column):
-            treedp.check_files(path)
-    source = args.input[0] if len(args.input) == 1 else list(args.input)
-    return treedp.FileSource(
-        source, delimiter=csv_delimiter(args.delimiter), encoding=args.encoding
-    )
 
 
 def _n_line(result: Any) -> str:
