@@ -544,3 +544,83 @@ def test_a_pandas_object_column_of_fixed_offset_datetimes_is_read_like_the_objec
     aware = ("2013-01-01T00:00-05:00", "2014-01-01T00:00-05:00")
     r = treedp.quantiles(mixed, 0.5, bounds=aware, epsilon=1.0, rng=InsecureSeededSource(1))
     assert str(r.bounds[0]) == "2013-01-01 00:00:00-05:00"
+
+
+# ------------------------------------------------ quantiles of a CSV file; fixed-offset dtypes
+@pytest.mark.parametrize("fn", ["quantiles", "median"])
+def test_csv_quantiles_refuse_offsets_under_naive_bounds_before_any_charge(
+    fn: str, tmp_path: Path
+) -> None:
+    """Issue 32: quantiles/median of a CSV file check the cells against the bounds as
+    release_cdf does (it answered naive UTC before), charging nothing when they refuse."""
+    path = _csv(tmp_path, [t.isoformat() for t in _hours(50)])  # '2013-...+00:00'
+    call = getattr(treedp, fn)
+    q = (0.5,) if fn == "quantiles" else ()
+    acc = treedp.Accountant(treedp.PureDP(5.0))
+    with pytest.raises(InvalidTypeError, match=r"column 't'.*bounds are naive.*--tz") as info:
+        call(path, *q, column="t", bounds=BOUNDS, epsilon=1.0, accountant=acc)
+    assert "2013" not in str(info.value)
+    assert acc.spent == treedp.PureDP(0.0)
+    (tmp_path / "naive").mkdir()
+    naive = _csv(tmp_path / "naive", ["2013-01-01T10:00"] * 5)
+    with pytest.raises(InvalidTypeError, match=r"without a UTC offset.*bounds carry"):
+        call(naive, *q, column="t", bounds=("2013-01-01T00:00Z", "2014-01-01T00:00Z"), epsilon=1.0,
+             accountant=acc)  # fmt: skip
+    assert acc.spent == treedp.PureDP(0.0)
+    aware = (pd.Timestamp("2013-01-01", tz=NY), pd.Timestamp("2014-01-01", tz=NY))
+    got = call(path, *q, column="t", bounds=aware, epsilon=1.0, rng=InsecureSeededSource(3))
+    same = call(pd.Series(_hours(50)), *q, bounds=aware, epsilon=1.0, rng=InsecureSeededSource(3))
+    got, same = (r if isinstance(r, pd.Timestamp) else r.value for r in (got, same))
+    assert pd.Timestamp(got) == pd.Timestamp(same)  # the same instant, in the bounds' zone
+    assert str(got).endswith(("-04:00", "-05:00"))
+
+
+def _fixed(kind: str, text: str, tmp_path: Path) -> Any:
+    """Five records at ``text`` (with an offset) in a column whose type is a fixed offset."""
+    s = pd.Series(pd.to_datetime([text] * 5))  # pandas infers datetime64[us, UTC-04:00]
+    if kind == "pandas":
+        return s
+    arrow = pa.array(s)  # timestamp(us, "-04:00")
+    if kind == "arrow":
+        return arrow
+    if kind == "polars":
+        return pytest.importorskip("polars").from_pandas(s)  # Datetime(us, "Etc/GMT+4")
+    import pyarrow.parquet as pq
+
+    path = tmp_path / f"{abs(hash(text))}.parquet"
+    pq.write_table(pa.table({"t": arrow}), path)
+    return str(path)
+
+
+@pytest.mark.parametrize("kind", ["pandas", "arrow", "polars", "parquet"])
+def test_a_fixed_offset_dtype_does_not_declare_the_zone(kind: str, tmp_path: Path) -> None:
+    """Privacy review F5 via pandas' type guess: summer-only data got -04:00 bins, winter-only
+    -05:00. A fixed-offset dtype is now read like fixed-offset Python datetimes: naive bounds
+    refused with one fixed message, aware bounds declaring the zone whatever the season."""
+    summer = _fixed(kind, "2013-07-01T12:00-04:00", tmp_path)
+    winter = _fixed(kind, "2013-12-01T12:00-05:00", tmp_path)
+    col = {"column": "t"} if kind == "parquet" else {}
+    messages, seen = set(), set()
+    aware = ("2013-01-01T00:00-05:00", "2014-01-01T00:00-05:00")
+    for data in (summer, winter):
+        acc = treedp.Accountant(treedp.PureDP(5.0))
+        for call, bins in ((treedp.median, {}), (treedp.release_cdf, {"bins": 8})):
+            with pytest.raises(InvalidTypeError, match=r"'values'.*fixed UTC offsets") as info:
+                call(data, bounds=BOUNDS, epsilon=1.0, accountant=acc, **col, **bins)
+            messages.add(str(info.value))
+        assert acc.spent == treedp.PureDP(0.0)
+        r = treedp.quantiles(
+            data, 0.5, bounds=aware, epsilon=1.0, rng=InsecureSeededSource(1), **col
+        )
+        rel = treedp.release_cdf(data, bounds=aware, bins=8, epsilon=1.0, **col)
+        seen.add((str(r.bounds[0]), rel.bins.timezone, str(rel.edges[0])))
+    (text,) = messages
+    assert "-04" not in text and "-05" not in text and "GMT" not in text
+    assert seen == {("2013-01-01 00:00:00-05:00", "-05:00", "2013-01-01 00:00:00-05:00")}
+
+
+def test_named_zones_and_utc_dtypes_still_declare_the_zone() -> None:
+    for zone, end in ((NY, "-05:00"), ("UTC", "+00:00")):
+        s = pd.Series(_hours(20).tz_convert(zone))
+        r = treedp.quantiles(s, 0.5, bounds=BOUNDS, epsilon=1.0, rng=InsecureSeededSource(1))
+        assert str(r.bounds[0]).endswith(end)

@@ -42,7 +42,7 @@ from treedp.quantile_methods import (
 from treedp.quantile_query import QuantilesRequest
 from treedp.quantiles_choice import _fixed_choice, choose_method, tree_bins
 from treedp.query import Query
-from treedp.timezones import result_in_zone
+from treedp.timezones import expect_offsets, result_in_zone
 from treedp.value_methods._column import describe, float_up, is_datetime_like, read_column
 from treedp.value_methods.bounds_split import (
     cut_integer_range,
@@ -125,7 +125,8 @@ def run_quantiles(query: Query) -> QuantilesResult:
     whole = req.privacy if req.privacy is not None else PureDP(req.eps)  # what is charged
     if acc is not None:  # refused before reading if it must
         acc.check(record(req.method, whole, req.relation, req.qa, req.bounds, 0.0))
-    values = _column_of(query.data, query.column)
+    aware = expect_offsets(req.bounds, query.timezone)  # CSV cells checked as release checks
+    values = _column_of(query.data, query.column, aware)
     if query.timezone is not None:  # tz-aware: read on the UTC timeline, answers zoned at the end
         values = as_1d_array(values)
     # Read once before any charge (shape, type, missing values): a refusal spends nothing.
@@ -170,9 +171,12 @@ def _calibrated(req: QuantilesRequest, steps: Steps) -> QuantilesRequest:
     return replace(req, eps=eps)
 
 
-def _column_of(values: Any, column: Any) -> Any:
+def _column_of(values: Any, column: Any, aware: bool | None = None) -> Any:
     """``values`` itself, or its ``column`` collected into memory by the engine that reads
-    ``values`` (:data:`treedp.engines.dispatch.ENGINES`: a DataFrame's, a cluster's, files')."""
+    ``values`` (:data:`treedp.engines.dispatch.ENGINES`: a DataFrame's, a cluster's, files').
+    ``aware`` (:func:`treedp.timezones.expect_offsets`) refuses CSV datetime cells written
+    with a UTC offset under naive bounds, or without one under aware bounds, as
+    :func:`treedp.release_cdf` does; the refusal comes before any budget is charged."""
     engine = pick_engine(values)
     if column is None and isinstance(values, SqlSource):  # a one-column query is a column
         return engine.collect(values, None)  # type: ignore[misc, arg-type]
@@ -189,7 +193,33 @@ def _column_of(values: Any, column: Any) -> Any:
             "The 'column' parameter applies to a pandas, polars, Dask or Spark DataFrame or a "
             f"file; a {type(values).__name__} is one column already: drop 'column'."
         )
+    if aware is not None and engine.name == "files":
+        return _file_column(values, column, aware)
     return engine.collect(values, column)
+
+
+def _file_column(values: Any, column: str, aware: bool) -> Any:
+    """The column of files (a path, a list of them or a ``FileSource``) in memory, CSV cells
+    checked against ``aware`` (tz-aware bins or naive ones) while they are read."""
+    from treedp.engines.files.count import iter_path_chunks
+    from treedp.engines.files.paths import FileSource
+
+    options: dict[str, Any] = {}
+    if isinstance(values, FileSource):
+        options = {"delimiter": values.delimiter, "encoding": values.encoding}
+        values = values.path
+    paths = list(values) if isinstance(values, list | tuple) else [values]
+    chunks = [
+        chunk
+        for path in paths
+        for chunk in iter_path_chunks(path, None, column, expect_aware=aware, **options)
+    ]
+    if not chunks:
+        return np.empty(0, dtype=np.float64)
+    if {c.dtype.kind for c in chunks} == {"f", "M"}:  # all-missing chunks, then datetimes
+        chunks = [np.full(c.size, np.datetime64("NaT", "ns")) if c.dtype.kind == "f" else c
+                  for c in chunks]  # fmt: skip
+    return np.concatenate(chunks)
 
 
 def plan_steps(req: QuantilesRequest, size: int, unit: str | None) -> Steps:

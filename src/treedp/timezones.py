@@ -59,6 +59,8 @@ OFFSETS = "<offsets>"
 
 _OFFSET = re.compile(r"^(.*\d)(?:(Z|z)|([+-])(\d\d):?(\d\d)?)$")
 _FIXED = re.compile(r"^[+-]\d\d:\d\d$")
+#: IANA's fixed offsets (what polars makes of pandas' ``UTC-04:00``): offsets, not zones.
+_ETC_FIXED = re.compile(r"^Etc/GMT[+-]\d{1,2}$")
 
 
 def zone_name(tz: Any, name: str = "timezone") -> str:
@@ -297,18 +299,18 @@ def data_zone(values: Any, column: Any = None) -> str | None:
         tz = getattr(dtype, "tz", None)
         if tz is None and root == "pandas" and getattr(dtype, "kind", "") == "O":
             return objects_zone(col)  # Python objects in a pandas column: their tzinfo kinds
-        return None if tz is None else zone_name(tz, "values")
+        return None if tz is None else _type_zone(tz)
     if root == "polars":
         col = values
         zone = getattr(getattr(col, "dtype", None), "time_zone", None)
-        return None if zone is None else zone_name(zone, "values")
+        return None if zone is None else _type_zone(zone)
     if root == "pyarrow":
         schema = getattr(values, "schema", None)
         if schema is not None and (column is None or column not in schema.names):
             return UNKNOWN  # the engine reports the missing column
         t = _arrow_type(values, column)
         zone = getattr(t, "tz", None)
-        return None if zone is None else zone_name(zone, "values")
+        return None if zone is None else _type_zone(zone)
     if type(values).__name__ == "FileSource":
         values = values.path
     if isinstance(values, str) or hasattr(values, "__fspath__"):
@@ -327,6 +329,17 @@ def data_zone(values: Any, column: Any = None) -> str | None:
             return objects_zone(values)
         return None
     return UNKNOWN if root in ("pyspark", "duckdb", "sqlite3", "treedp") else None
+
+
+def _type_zone(tz: Any) -> str:
+    """The zone a column's type declares: a named zone (``America/New_York``) or UTC; a fixed
+    UTC offset other than UTC (pandas' ``datetime64[ns, UTC-04:00]``, which pandas infers when
+    every value it parses has that offset; Arrow ``timestamp(unit, "+04:00")``; polars) is
+    :data:`OFFSETS`: each value an instant, the zone declared by the bounds or ``timezone=``,
+    as for fixed-offset Python datetimes (privacy review F5: the offset, and with it the bins,
+    would follow the season of the records)."""
+    name = zone_name(tz, "values")
+    return OFFSETS if _FIXED.match(name) or _ETC_FIXED.match(name) else name
 
 
 def utc_naive(v: Any) -> Any:
@@ -374,7 +387,7 @@ def _file_zone(path: Any, column: Any) -> str | None:
             return UNKNOWN
         if column in schema.names:
             zone = getattr(schema.field(column).type, "tz", None)
-            return None if zone is None else zone_name(zone, "values")
+            return None if zone is None else _type_zone(zone)
     return UNKNOWN
 
 
@@ -466,6 +479,16 @@ def quantile_bounds(values: Any, column: Any, bounds: Any) -> tuple[Any, str | N
         return bounds, None  # unreadable: the request's checks tell
     _agree(zone, bins_zone)
     return (bounds, None) if bins_zone is None else ((lo, hi), bins_zone)
+
+
+def expect_offsets(bounds: Any, zone: str | None) -> bool | None:
+    """Whether CSV datetime cells must carry a UTC offset for a quantile query: True for
+    tz-aware bounds (``zone``), False for naive datetime bounds, None otherwise (numbers,
+    ``'private'``: the request's checks tell)."""
+    if zone is not None:
+        return True
+    pair = isinstance(bounds, tuple | list) and len(bounds) == 2
+    return False if pair and all(_datetime_word(b) for b in bounds) else None
 
 
 def _datetime_word(b: Any) -> bool:

@@ -81,3 +81,23 @@ def test_tz_needs_datetime_bounds(
     args = ["median", str(ny_csv), "--column", "time_hour", "--bounds", "0", "1"]
     assert main([*args, "--epsilon", "1", "--tz", "UTC"]) == 2
     assert "--tz applies to datetime --bounds" in one_error_line(capsys.readouterr().err)
+
+
+@pytest.mark.parametrize("command", ["median", "quantiles"])
+def test_median_and_quantiles_refuse_offsets_under_naive_bounds_charging_nothing(
+    command: str, ny_csv: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue 32: as ``treedp release``, the same one line, before the ledger is charged."""
+    ledger = tmp_path / "l.db"
+    assert main(["budget", "init", str(ledger), "--dataset", "d", "--epsilon", "1"]) == 0
+    capsys.readouterr()
+    extra = ["--q", "0.5"] if command == "quantiles" else []
+    args = [command, str(ny_csv), "--column", "time_hour", *BOUNDS, *extra]
+    spend = ["--ledger", str(ledger), "--dataset", "d"]  # the whole budget: epsilon 1
+    assert main([*args, *spend]) == 2
+    line = one_error_line(capsys.readouterr().err)
+    assert re.search("UTC offset.*bounds are naive.*--tz", line), line
+    assert "2013" not in line
+    assert main([*args, "--tz", NY, *spend]) == 0  # nothing was charged: epsilon 1 is left
+    capsys.readouterr()
+    assert main([*args, "--tz", NY, *spend]) == 2  # now it is spent

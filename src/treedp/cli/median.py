@@ -34,6 +34,7 @@ from treedp.cli._common import (
     rng_from,
 )
 from treedp.cli._db import add_db_options, db_data
+from treedp.cli._files import file_source
 from treedp.cli._ledger import add_ledger_options, ledger_from_args, remaining_line
 from treedp.cli._output import add_output, bare, output_of
 
@@ -189,7 +190,7 @@ def run(args: argparse.Namespace) -> None:
     """Run ``treedp median`` with the parsed arguments (charging ``--ledger`` if given)."""
     settings = check_arguments(args)
     with ledger_from_args(args) as ledger:
-        values = db_data(args, args.column) or read_inputs(args)
+        values = db_data(args, args.column) or _inputs(args, settings)
         out = output_of(args)
         value, how, warning = _median(args, settings, values, rng_from(args), ledger)
         stated = f"{settings['neighbours']} neighbours" + (
@@ -215,6 +216,14 @@ def run(args: argparse.Namespace) -> None:
         out.finish()
 
 
+def _inputs(args: argparse.Namespace, settings: dict[str, Any]) -> Any:
+    """The column in memory, or for the tree with public bounds under add/remove the files
+    (read by the library, CSV datetime cells checked against the bounds as ``treedp release``
+    checks them)."""
+    public = not is_private(settings["bounds"]) and settings["neighbours"] == "add_remove"
+    return file_source(args) if args.method == "tree" and public else read_inputs(args)
+
+
 def _median(
     args: argparse.Namespace,
     settings: dict[str, Any],
@@ -229,8 +238,10 @@ def _median(
     if is_private(settings["bounds"]):
         return _median_private_bounds(args, settings, values, common)
     if args.method == "tree":
+        files = isinstance(values, treedp.FileSource)
         release = treedp.release_cdf(
             values,
+            column=args.column if files else None,
             bounds=settings["bounds"],
             bins=settings["bins"],
             epsilon=args.epsilon,

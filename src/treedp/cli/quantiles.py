@@ -22,10 +22,10 @@ from treedp.cli._common import (
     add_seed_and_nan,
     bins_arg,
     fmt,
-    read_inputs,
     rng_from,
 )
 from treedp.cli._db import add_db_options, db_data
+from treedp.cli._files import file_source
 from treedp.cli._ledger import add_ledger_options, ledger_from_args, remaining_line
 from treedp.cli._output import add_output, bare, output_of
 
@@ -124,11 +124,14 @@ def run(args: argparse.Namespace) -> None:
         raise UsageError(BOUNDS_REQUIRED)
     bounds = bounds_arg(args.bounds, args.tz)
     _check_options(args, bounds)
-    values = db_data(args, args.column) or read_inputs(args)
+    values, column = db_data(args, args.column), None
+    if values is None:  # files: read by the library, CSV cells checked against the bounds
+        values, column = file_source(args), args.column
     with ledger_from_args(args) as ledger:
         result = treedp.quantiles(
             values,
             args.q,
+            column=column,
             epsilon=args.epsilon,
             bounds=bounds,
             bins=args.bins,
