@@ -320,14 +320,14 @@ def data_zone(values: Any, column: Any = None) -> str | None:
     if isinstance(values, np.ndarray) and values.dtype.kind != "O":
         return None
     if isinstance(values, list | tuple | np.ndarray):
-        # The first element says what the sequence is (paths, Python datetimes or numbers),
-        # without asking its length: only a sequence of datetimes is scanned for their zone.
-        first = next(iter(values), None)
+        # The first present element says what the sequence is (paths, Python datetimes or
+        # numbers), without asking its length: only datetimes are scanned for their zone.
+        first = next(
+            (v for v in values if not (v is None or (isinstance(v, float) and v != v))), None
+        )
         if _is_path(first) and all(_is_path(v) for v in values):
             return _file_zone(first, column)
-        if first is None or isinstance(first, _dt.datetime):
-            return objects_zone(values)
-        return None
+        return objects_zone(values) if isinstance(first, _dt.datetime) else None
     return UNKNOWN if root in ("pyspark", "duckdb", "sqlite3", "treedp") else None
 
 
