@@ -12,15 +12,25 @@ from __future__ import annotations
 import os
 from typing import Any
 
+import numpy as np
+
 from treedp.config import configure
 from treedp.domain import MAX_BINS, make_bins
 from treedp.engines.dispatch import count_source
-from treedp.exceptions import DataError, InvalidTypeError
+from treedp.engines.schema import column_kind
+from treedp.exceptions import DataError, InvalidParameterError, InvalidTypeError
 from treedp.mechanisms.registry import mechanism_class
 from treedp.options import PrivateBounds
 from treedp.query import Query
+from treedp.timezones import OFFSETS, UNKNOWN, data_zone, zone_info
 
-__all__ = ["PRIVATE_BOUNDS_RECORD", "n_differs", "private_bounds_charge", "run_bounds_stage"]
+__all__ = [
+    "PRIVATE_BOUNDS_RECORD",
+    "datetime_zones",
+    "n_differs",
+    "private_bounds_charge",
+    "run_bounds_stage",
+]
 
 
 def run_bounds_stage(query: Query) -> tuple[Any, float, dict[str, Any]]:
@@ -31,6 +41,12 @@ def run_bounds_stage(query: Query) -> tuple[Any, float, dict[str, Any]]:
 
     private, spec, bins = query.private_bounds, query.release_spec, query.bins_request
     assert private is not None and query.epsilon is not None
+    zones = datetime_zones(query.data, query.column, private)
+    if zones is not None and bins == "integers":
+        raise InvalidParameterError(
+            "bins='integers' needs numeric bounds: a datetime column takes a number of "
+            "equal-width bins."
+        )
     known = check_known_bound(private.lower, private.upper, bins == "integers", "bounds")
     # The stand-in (same number of bins, the budget left after the bounds: public) is
     # configured in full (the relation, a public n, the mechanism's own checks): nothing
@@ -45,6 +61,8 @@ def run_bounds_stage(query: Query) -> tuple[Any, float, dict[str, Any]]:
     accountant = query.accountant
     if accountant is not None:  # a spend it cannot take is refused before the data is read
         accountant.check(charge)
+    if zones is not None:
+        return _datetime_stage(query, charge, zones)
     scanned = bounds_input(query.data, query.column, spec.nan, query.progress, query.engine)
     if spec.n is not None and records_read(scanned) != spec.n:
         raise n_differs()  # public under replace: refused before the bounds' charge
@@ -108,7 +126,9 @@ def bounds_input(values: Any, column: str | None, nan: Any, progress: Any, engin
         if "datetimes" not in str(error):
             raise
         raise InvalidTypeError(  # the engine's advice (datetime bounds) does not apply here
-            "bounds='private' takes numbers, not datetimes: give public datetime bounds=(lo, hi)."
+            "bounds='private' read datetimes in a column its type did not declare as "
+            "datetimes (a CSV file has no types): give bounds=treedp.PrivateBounds("
+            "datetimes=True), or public datetime bounds=(lo, hi)."
         ) from None
     return GridCounts.from_counts(counts)
 
@@ -161,3 +181,98 @@ def records_read(scanned: Any) -> int:
     if isinstance(scanned, GridCounts):
         return scanned.total
     return int(as_1d_array(scanned).size)
+
+
+def datetime_zones(
+    values: Any, column: str | None, private: PrivateBounds
+) -> tuple[str | None, str | None] | None:
+    """Whether private bounds are searched for datetimes (from the column's type or the
+    request), and then the zone of the counting pass and of the bounds found (None: naive).
+    Public inputs only: the type, the type's zone and the request."""
+    declared = private.timezone
+    datetimes = private.datetimes
+    if datetimes is None:
+        datetimes = declared is not None or column_kind(values, column) == "datetime"
+    if not datetimes:
+        return None
+    zone = data_zone(values, column)
+    if declared is not None and zone not in (UNKNOWN, OFFSETS, declared):
+        raise InvalidParameterError(
+            "A time zone for private datetime bounds (timezone=, --tz) is for datetimes whose "
+            "type names no zone (CSV cells or values with UTC offsets); this column's type is "
+            "naive or names its own zone, which the bounds keep: leave the time zone out."
+        )
+    if declared is not None:
+        answer: str | None = declared
+    elif zone == OFFSETS:
+        answer = "UTC"
+    else:
+        answer = None if zone in (None, UNKNOWN) else zone
+    return (None if answer is None else "UTC"), answer
+
+
+def _datetime_stage(
+    query: Query, charge: Any, zones: tuple[str | None, str | None]
+) -> tuple[Any, float, dict[str, Any]]:
+    """The bounds stage of a datetime column: one counting pass over the public day grid,
+    the charge, the scans (:mod:`treedp.value_methods.datetime_bounds`); the bounds come
+    back as datetimes in the answers' zone (naive for naive data)."""
+    import math
+
+    from treedp.budget import check_epsilon
+    from treedp.timezones import check_agrees
+    from treedp.value_methods.datetime_bounds import (
+        DAY_EDGES,
+        GRID_NAME,
+        DayCounts,
+        datetime_bounds,
+    )
+
+    private, spec = query.private_bounds, query.release_spec
+    assert private is not None and query.epsilon is not None
+    count_zone, answer_zone = zones
+    grid = make_bins(edges=DAY_EDGES, timezone=count_zone)
+    check_agrees(data_zone(query.data, query.column), grid)
+    counts = count_source(
+        query.data,
+        column=query.column,
+        bins=grid,
+        nan=spec.nan,
+        progress=query.progress,
+        engine=query.engine,
+    ).counts
+    days = DayCounts.from_counts(counts)
+    if spec.n is not None and days.total != spec.n:
+        raise n_differs()  # public under replace: refused before the bounds' charge
+    found = datetime_bounds(
+        days,
+        epsilon=check_epsilon(query.epsilon * private.share),
+        neighbours=spec.neighbours,
+        rng=query.rng,
+        accountant=query.accountant,  # charged the whole epsilon once, before any noise
+        charge=charge,
+    )
+    rest = math.nextafter(query.epsilon - found.epsilon_spent, 0.0)
+    lo, hi = (int(v) for v in found.value)
+    step = {
+        "method": "private_bounds",
+        "grid": GRID_NAME,
+        "stops": [float(v) for v in found.stops],
+        "epsilon": found.epsilon_spent,
+        "share": private.share,
+        "allowance": found.allowance,
+        "lo": float(lo),
+        "hi": float(hi),
+    }
+    return (_datetime(lo, answer_zone), _datetime(hi, answer_zone)), rest, step
+
+
+def _datetime(seconds: int, zone: str | None) -> Any:
+    """Seconds since 1970-01-01 as a bound: a naive ``datetime64[us]`` (wall time), or an
+    aware datetime in ``zone`` (the seconds being a UTC instant)."""
+    import datetime as dt
+
+    if zone is None:
+        return np.datetime64(seconds * 1_000_000, "us")
+    instant = dt.datetime(1970, 1, 1, tzinfo=dt.UTC) + dt.timedelta(seconds=seconds)
+    return instant.astimezone(zone_info(zone))

@@ -80,6 +80,17 @@ class PrivateBounds:
         with the whole share. Both None: both sides are searched.
     share : float, default=0.1
         The share of epsilon spent on the bounds, in ``(0, 1)``; the release spends the rest.
+    datetimes : bool, optional
+        Whether the column holds datetimes. Default: from its type (a numpy / pandas / polars
+        dtype, an Arrow, Parquet, Spark or database schema); a CSV file has none, so give
+        ``datetimes=True`` for its datetime columns. Datetime bounds are searched on a public
+        grid of days (:mod:`treedp.value_methods.datetime_bounds`); both sides are searched.
+    timezone : str, optional
+        For datetimes whose type names no zone but which carry UTC offsets (CSV cells ending
+        in ``Z`` or ``+01:00``, fixed-offset dtypes, Python datetimes with offsets): the zone
+        of the bounds and answers (``"UTC"``, ``"Europe/Paris"``). CSV cells with offsets
+        need it; other offset data default to UTC. A column whose type names its zone keeps
+        it (a different ``timezone`` is refused).
 
     Examples
     --------
@@ -91,6 +102,8 @@ class PrivateBounds:
     lower: Any = None
     upper: Any = None
     share: float = DEFAULT_BOUNDS_SHARE
+    datetimes: bool | None = None
+    timezone: str | None = None
 
     def __post_init__(self) -> None:
         share = self.share
@@ -102,6 +115,25 @@ class PrivateBounds:
             raise InvalidTypeError(
                 "A treedp.PrivateBounds with both sides public is public bounds: give "
                 "bounds=(lo, hi) instead."
+            )
+        if self.datetimes is not None and not isinstance(self.datetimes, bool):
+            raise InvalidTypeError(
+                "The 'datetimes' of treedp.PrivateBounds must be True, False or None. Got "
+                f"{type(self.datetimes).__name__} instead."
+            )
+        if self.timezone is not None:
+            from treedp.timezones import zone_name
+
+            if self.datetimes is False:
+                raise InvalidParameterError(
+                    "A treedp.PrivateBounds with datetimes=False takes no 'timezone'."
+                )
+            object.__setattr__(self, "timezone", zone_name(self.timezone, "timezone"))
+        dates = self.datetimes or self.timezone is not None
+        if dates and (self.lower is not None or self.upper is not None):
+            raise InvalidParameterError(
+                "Private datetime bounds search both sides: a public side ('lower' or "
+                "'upper') is for numbers; give public bounds=(lo, hi) for both."
             )
 
     @property

@@ -21,13 +21,13 @@ from treedp._validation import must, user_stacklevel
 from treedp._version import __version__
 from treedp.bounds_stage import n_differs, run_bounds_stage
 from treedp.config import configure
-from treedp.domain import Bins, public_bins
+from treedp.domain import Bins
 from treedp.engines.dispatch import count_source
 from treedp.exceptions import BoundsWarning, DataError, InvalidParameterError
 from treedp.mechanisms import Mechanism
 from treedp.noise import RandomSource
 from treedp.privacy.accountant import Accountant
-from treedp.query import Query, approx_target
+from treedp.query import Query, approx_target, zoned_bins
 from treedp.release import Release
 from treedp.spec import ReleaseSpec
 
@@ -73,7 +73,7 @@ def _after_private_bounds(query: Query) -> tuple[Query, dict[str, Any]]:
     of epsilon and no accountant (the stage charged the whole epsilon)."""
     assert query.private_bounds is not None and query.epsilon is not None
     bounds, rest, step = run_bounds_stage(query)
-    the_bins = public_bins(bounds, query.bins_request, None)
+    the_bins = zoned_bins(query.data, query.column, query.bins_request, bounds, None)
     spec = replace(query.release_spec, bins=the_bins, epsilon=rest)  # validated again, as a spec is
     return replace(query, spec=spec, bins=the_bins, private_bounds=None, accountant=None), step
 

@@ -233,7 +233,7 @@ D_ADDED_LOW = np.r_[D_SMALL, -5.0]  # a record below: moves the lower stop
 def test_private_bounds_audit_passes(side: int, added: np.ndarray) -> None:
     """Each stop is ε/2-DP (ε = 1 claimed for the whole): the audit stays below that scan's
     own claim, not the total."""
-    claim = float(pb._scales(0.5, "add_remove")[2])
+    claim = float(pb.scan_scales(0.5, "add_remove")[2])
     assert claim <= 0.5
     assert _audit(D_SMALL, added, 2000, side) <= claim
 
@@ -312,7 +312,7 @@ PAIRS = {
 @pytest.mark.slow
 @pytest.mark.parametrize("relation", ["add_remove", "replace"])
 def test_private_bounds_exact_stop_law_within_claim(relation: str) -> None:
-    t_rho, t_nu, loss = pb._scales(0.5, relation)  # one scan of epsilon = 1
+    t_rho, t_nu, loss = pb.scan_scales(0.5, relation)  # one scan of epsilon = 1
     worst = 0.0
     for (d, d2), side, k in itertools.product(PAIRS[relation], (0, 1), (0.0, 2 * float(t_nu))):
         a = _stop_law(_beyond(d, side), float(t_rho), float(t_nu), k)
@@ -326,7 +326,7 @@ def test_private_bounds_exact_stop_law_within_claim(relation: str) -> None:
 
 def test_private_bounds_exact_law_catches_half_noise() -> None:
     """A mutant that halves both scales but claims the same loss exceeds its claim."""
-    t_rho, t_nu, loss = pb._scales(0.5, "add_remove")
+    t_rho, t_nu, loss = pb.scan_scales(0.5, "add_remove")
     d, d2 = PAIRS["add_remove"][0]
     a = _stop_law(_beyond(d, 1), float(t_rho) / 2, float(t_nu) / 2, 0.0)
     b = _stop_law(_beyond(d2, 1), float(t_rho) / 2, float(t_nu) / 2, 0.0)
@@ -351,7 +351,7 @@ def test_private_bounds_sampler_follows_the_exact_law(side: int) -> None:
     grid step (the stop spreads over several points)."""
     tail = np.repeat(pb.GRID[20:40] + 0.01, 4)
     x = tail if side == 1 else np.sort(-tail)
-    t_rho, t_nu, _ = pb._scales(1.0, "add_remove")
+    t_rho, t_nu, _ = pb.scan_scales(1.0, "add_remove")
     k = 2 * float(t_nu)
     law = np.exp(_stop_law(_beyond(x, side), float(t_rho), float(t_nu), k))
     runs = 2000
@@ -405,7 +405,7 @@ def test_one_sided_private_bounds_mutant_charging_half_is_caught(
 ) -> None:
     """A mutant that reports a one-sided search at the two-sided per-scan loss (ε/2, one
     scan's share) while drawing one scan's noise at ε: the exact law exceeds its report."""
-    monkeypatch.setattr(pb, "bounds_loss", lambda eps, rel, one: pb._scales(eps / 2, rel)[2])
+    monkeypatch.setattr(pb, "bounds_loss", lambda eps, rel, one: pb.scan_scales(eps / 2, rel)[2])
     _, _, worst, spent = _one_sided_case("add_remove")
     assert worst > spent * 1.5
 
@@ -416,7 +416,7 @@ def test_one_sided_scan_sampler_follows_the_exact_law() -> None:
     a public lower bound (``first``) against the exact law on that sub-grid."""
     tail = np.repeat(pb.GRID[20:40] + 0.01, 4)
     first = int(np.searchsorted(pb.SIGNED_GRID, float(pb.GRID[15]), side="right"))
-    t_rho, t_nu, _ = pb._scales(1.0, "add_remove")
+    t_rho, t_nu, _ = pb.scan_scales(1.0, "add_remove")
     k = 2 * float(t_nu)
     beyond = tail.size - np.searchsorted(tail, pb.SIGNED_GRID[first:], side="right")
     law = np.exp(_stop_law(beyond, float(t_rho), float(t_nu), k))

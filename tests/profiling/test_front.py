@@ -49,14 +49,15 @@ class CountingSource(treedp.InsecureSeededSource):
 def test_pandas_end_to_end(frame: pd.DataFrame) -> None:
     acct = treedp.Accountant(treedp.PureDP(2.0), dataset="people")
     prof = treedp.profile(frame, epsilon=1.0, accountant=acct, rng=treedp.InsecureSeededSource(1))
-    assert list(prof) == ["age", "income", "delay", "visits"]  # from the dtypes
+    assert list(prof) == ["age", "income", "delay", "visits", "when"]  # from the dtypes
     assert prof.kinds == {
         "age": "integer",
         "income": "float",
         "delay": "float",
         "visits": "integer",
+        "when": "datetime",  # private bounds on the public grid of days
     }
-    assert set(prof.skipped) == {"when", "name", "flag"}
+    assert set(prof.skipped) == {"name", "flag"}
     assert prof["age"].bins.discrete and not prof["income"].bins.discrete
     # one record for the whole profile, the whole epsilon
     assert len(acct.history) == 1
@@ -71,8 +72,18 @@ def test_pandas_end_to_end(frame: pd.DataFrame) -> None:
     assert abs(float(prof["age"].quantile(0.5)) - true) <= 5
     table = prof.to_frame(rng=treedp.InsecureSeededSource(2))
     assert set(table["statistic"]) == {"n", "lower_bound", "upper_bound", "q0.25", "q0.5", "q0.75"}
-    assert len(table) == 4 * 6
-    assert "4 columns" in repr(prof)
+    assert len(table) == 5 * 6
+    assert "5 columns" in repr(prof)
+    # the datetime column's private bounds cover its year and its quartiles land near the truth
+    when = prof["when"]
+    assert when.bounds_step is not None and when.bounds_step["grid"] == "days"
+    lo, hi = when.bins.edges_as_values()[[0, -1]]
+    # epsilon 0.02 for the bounds: each scan stops where about k = 600 records (15%) lie beyond
+    assert lo <= np.datetime64("2024-05-01") and hi >= np.datetime64("2024-09-01")
+    assert hi - lo <= np.timedelta64(2 * 366, "D")
+    truth = np.quantile(frame["when"].to_numpy().astype("datetime64[ns]").astype(np.int64), 0.5)
+    off = abs(np.datetime64(when.quantile(0.5)).astype("datetime64[ns]").astype(np.int64) - truth)
+    assert off <= 10 * 86_400 * 10**9
 
 
 def test_parquet_file_with_datetime_bounds(frame: pd.DataFrame, tmp_path: Path) -> None:
@@ -168,7 +179,8 @@ SECRET = 987654.321
         ({"epsilon": "1"}, treedp.InvalidTypeError, "'epsilon'"),
         ({"types": {"a": "text"}}, treedp.InvalidParameterError, "'types'"),
         ({"bounds": {"zz": (0, 1)}}, treedp.InvalidParameterError, "'bounds'"),
-        ({"columns": ["t"]}, treedp.InvalidParameterError, "datetime column 't'"),
+        ({"columns": ["t"], "bins": "integers"}, treedp.InvalidParameterError, "bins"),
+        ({"timezone": "Mars/Olympus"}, treedp.InvalidParameterError, "timezone"),
         ({"bins": 0}, treedp.InvalidParameterError, "bins"),
         ({"nan": "keep"}, treedp.InvalidParameterError, "nan"),
     ],

@@ -35,7 +35,7 @@ def test_guarantee_within_budget(relation: str) -> None:
     assert res.lo < res.hi
     assert res.lo <= res.stops[0] and res.stops[1] <= res.hi
     assert res.mechanism == CONTRACT.name and res.seeded
-    t_rho, t_nu, loss = pb._scales(0.15, relation)
+    t_rho, t_nu, loss = pb.scan_scales(0.15, relation)
     assert 0.15 * (1 - 1e-5) <= loss <= 0.15
     # the threshold gets half the query scale (documented split)
     assert t_rho == pytest.approx(t_nu / 2, rel=1e-5)
@@ -426,13 +426,13 @@ def test_one_sided_scan_reads_only_points_beyond_the_public_bound(
     bound (a bound on a grid point excludes that point), so its stop lies strictly beyond
     it; its standalone charge equals its reported spend."""
     seen: list[int] = []
-    real_scan = pb._scan
+    real_scan = pb.first_crossing
 
     def spy(beyond: np.ndarray, *args: Any) -> int:
         seen.append(beyond.size)
         return int(real_scan(beyond, *args))
 
-    monkeypatch.setattr(pb, "_scan", spy)
+    monkeypatch.setattr(pb, "first_crossing", spy)
     j = 4100  # a positive grid point
     x = np.r_[np.full(50, SIGNED_GRID[j]), np.linspace(-5.0, 5e6, 500)]
     for seed in range(5):

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import treedp
 from treedp.cli._common import UsageError, number_or_text
 
 __all__ = [
@@ -43,11 +44,21 @@ def add_bounds(parser: Any, help: str, required: bool = False, share: bool = Fal
         )
 
 
-def bounds_arg(words: list[str] | None, tz: str | None = None) -> Any:
+def bounds_arg(words: list[str] | None, tz: str | None = None, datetimes: bool = False) -> Any:
     """``--bounds LO HI`` as a pair, ``--bounds private`` as ``"private"``, ``--bounds LO
     private`` / ``--bounds private HI`` (one side public) as ``(LO, "private")`` /
     ``("private", HI)``, absent as None; with ``--tz``, datetime bounds written without a
-    zone are wall times there (tz-aware datetimes)."""
+    zone are wall times there (tz-aware datetimes). ``--bounds private`` with ``--tz`` or
+    ``--datetimes`` (``datetimes``): private datetime bounds, in that zone."""
+    if words in (["private"], ["private", "private"]) and (tz is not None or datetimes):
+        try:
+            return treedp.PrivateBounds(datetimes=True, timezone=tz)
+        except treedp.InvalidParameterError:
+            raise UsageError(
+                f"--tz takes a zone such as UTC, Europe/Paris or +05:30; got {tz!r}."
+            ) from None
+    if datetimes:
+        raise UsageError("--datetimes applies to --bounds private (public bounds say it).")
     if tz is not None:
         pair = bounds_arg(words)
         if not isinstance(pair, tuple) or not all(isinstance(w, str) for w in pair):

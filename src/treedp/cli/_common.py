@@ -139,6 +139,14 @@ _CLI_HINTS = (
         "private' run, charged to the same ledger).",
     ),
     (
+        "bounds='private' read datetimes in a column its type did not declare as "
+        "datetimes (a CSV file has no types): give bounds=treedp.PrivateBounds("
+        "datetimes=True), or public datetime bounds=(lo, hi).",
+        "--bounds private read datetimes in a column whose type did not declare them (a CSV "
+        "file has no types): declare it with --datetimes (and --tz ZONE when its cells carry "
+        "UTC offsets), or give public datetime --bounds LO HI.",
+    ),
+    (
         "Private bounds are not available for a per-person or group-by release (with 'by' or "
         "'privacy_unit'): give public bounds=(lo, hi) for all groups.",
         "--bounds private is not available with --by or --privacy-unit (a group-by release): "

@@ -3,7 +3,8 @@
 Runs :func:`treedp.profile` (one release per column, the budget split equally, one charge)
 and writes one HTML page with a section per column (``--out``), plus the tidy summary as JSON
 or CSV (``--summary``). Column types come from the file's schema (Parquet, Arrow); a CSV file
-has none, so its columns are declared with ``--integers`` / ``--floats``.
+has none, so its columns are declared with ``--integers`` / ``--floats`` / ``--datetimes``
+(and ``--tz ZONE`` when its datetime cells carry UTC offsets).
 """
 
 from __future__ import annotations
@@ -41,6 +42,15 @@ def register(sub: Any) -> None:
         "--floats", nargs="+", metavar="NAME", default=[], help="declare non-integer columns"
     )
     pro.add_argument(
+        "--datetimes", nargs="+", metavar="NAME", default=[], help="declare datetime columns"
+    )
+    pro.add_argument(
+        "--tz",
+        metavar="ZONE",
+        help="the zone of datetime columns whose cells carry UTC offsets (e.g. UTC, "
+        "Europe/Paris): their bounds and answers are in it",
+    )
+    pro.add_argument(
         "--bins", type=int, default=1024, help="bins of a non-integer column (default 1024)"
     )
     pro.add_argument(
@@ -71,15 +81,23 @@ def run(args: argparse.Namespace) -> None:
     if args.summary is not None:
         treedp.PARAMETERS["path"].check(args.summary)
     is_csv = str(args.input).lower().endswith((".csv", ".csv.gz", ".tsv", ".txt"))
-    if is_csv and not (args.integers or args.floats):
+    if is_csv and not (args.integers or args.floats or args.datetimes):
         raise UsageError(
-            "a CSV file has no schema: declare the columns to profile with --integers NAME ... "
-            "and/or --floats NAME ..."
+            "a CSV file has no schema: declare the columns to profile with --integers NAME ..., "
+            "--floats NAME ... and/or --datetimes NAME ..."
         )
-    both = set(args.integers) & set(args.floats)
-    if both:
-        raise UsageError(f"--integers and --floats both name {sorted(both)[0]!r}")
-    types = {**dict.fromkeys(args.floats, "float"), **dict.fromkeys(args.integers, "integer")}
+    declared = {"--integers": args.integers, "--floats": args.floats, "--datetimes": args.datetimes}
+    seen: dict[str, str] = {}
+    for flag, names in declared.items():
+        for name in names:
+            if name in seen:
+                raise UsageError(f"{seen[name]} and {flag} both name {name!r}")
+            seen[name] = flag
+    types = {
+        **dict.fromkeys(args.floats, "float"),
+        **dict.fromkeys(args.integers, "integer"),
+        **dict.fromkeys(args.datetimes, "datetime"),
+    }
     rng = rng_from(args)
     with ledger_from_args(args) as ledger:
         prof = treedp.profile(
@@ -89,6 +107,7 @@ def run(args: argparse.Namespace) -> None:
             types=types or None,
             bins=args.bins,
             nan=args.nan,
+            timezone=args.tz,
             accountant=ledger,
             rng=rng,
         )

@@ -50,6 +50,12 @@ def register(sub: Any) -> None:
         "public bounds LO HI, or 'private' (10%% of epsilon finds them), or one public "
         "side: LO private, private HI",
     )
+    rel.add_argument(
+        "--datetimes",
+        action="store_true",
+        help="the column holds datetimes: for --bounds private on a CSV file, which has no "
+        "types (with --tz ZONE when its cells carry UTC offsets)",
+    )
     rel.add_argument("--bins", type=bins_arg, help="number of bins, or 'integers'")
     rel.add_argument("--edges", nargs="+", metavar="E", help="explicit public bin edges")
     add_budget(rel)
@@ -200,7 +206,7 @@ def build_query(args: argparse.Namespace, ledger: treedp.Ledger | None) -> treed
     return treedp.build_query(
         files,
         **budget_from(args),
-        bounds=bounds_arg(args.bounds, args.tz),
+        bounds=bounds_arg(args.bounds, args.tz, args.datetimes),
         bins=args.bins,
         edges=points(args.edges) if args.edges else None,
         neighbours=args.neighbours,

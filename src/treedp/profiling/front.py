@@ -89,6 +89,7 @@ def profile(
     bounds: Mapping[str, tuple[Any, Any]] | None = None,
     bins: int = 1024,
     nan: str = "drop",
+    timezone: str | None = None,
     accountant: Accountant | None = None,
     rng: RandomSource | None = None,
 ) -> TableProfile:
@@ -105,14 +106,20 @@ def profile(
         The total pure-DP budget, split equally over the columns (module docstring).
     columns : sequence of str, optional
         The columns to profile. Default: every column the schema (or ``types``) says is
-        integer, floating-point or datetime; datetime columns without public ``bounds`` are
-        left out (private bounds take numbers) and listed in :attr:`TableProfile.skipped`.
+        integer, floating-point or datetime (the others are listed in
+        :attr:`TableProfile.skipped`).
     types : mapping of str to {"integer", "float", "datetime"}, optional
         Declared column types, over the schema's (required for a CSV file, which has none).
         Integer columns get one bin per integer; the others ``bins`` equal-width bins.
     bounds : mapping of str to (lo, hi), optional
         Public bounds per column; the other columns find theirs privately with 10% of their
-        share (:class:`treedp.PrivateBounds`).
+        share (:class:`treedp.PrivateBounds`): numbers on a scale-free grid, datetimes on a
+        grid of days (:mod:`treedp.value_methods.datetime_bounds`).
+    timezone : str, optional
+        The zone of datetime columns whose type names none but whose values carry UTC offsets
+        (CSV cells ending in ``Z`` or ``+01:00``, which need it; fixed-offset dtypes, which
+        default to UTC): their private bounds and answers are in this zone
+        (:class:`treedp.PrivateBounds`).
     bins : int, default=1024
         The number of equal-width bins of a float or datetime column.
     nan : {"drop", "error"}, default="drop"
@@ -152,12 +159,13 @@ def profile(
     source = check_source(rng)
     kinds = column_kinds(table, types)
     chosen, skipped = _choose(kinds, columns, bounds)
+    private = _private(timezone)
     shares = split_epsilon(eps, len(chosen))
     plan = []
     for name, share in zip(chosen, shares, strict=True):
         kind = kinds[name]
         assert kind is not None  # _choose keeps typed columns only
-        query = _query(table, name, kind, share, bounds, bins, nan, source)
+        query = _query(table, name, kind, share, bounds, bins, nan, source, private)
         plan.append(_Column(name, kind, share, query))
     record = _profile_record(eps, chosen, plan)
     if accountant is not None:  # refused before any value is read
@@ -171,6 +179,11 @@ def profile(
         skipped=skipped,
         record=record,
     )
+
+
+def _private(timezone: Any) -> PrivateBounds:
+    """The private-bounds request of a datetime column without public bounds."""
+    return PrivateBounds(datetimes=True, timezone=timezone)
 
 
 def _choose(
@@ -192,15 +205,12 @@ def _choose(
                 raise InvalidParameterError(
                     f"The 'bounds' parameter names a column the table does not have: {name!r}."
                 )
-    given = dict(bounds or {})
     skipped: dict[str, str] = {}
     if columns is None:
         chosen = []
         for name, kind in kinds.items():
             if kind is None:
                 skipped[name] = "not numeric or datetime (schema)"
-            elif kind == "datetime" and name not in given:
-                skipped[name] = "datetime without public bounds"
             else:
                 chosen.append(name)
         if not chosen:
@@ -223,11 +233,6 @@ def _choose(
                 f"The column {name!r} is not numeric or datetime by the schema; declare its "
                 "type with types= if it holds numbers."
             )
-        if kinds[name] == "datetime" and name not in given:
-            raise InvalidParameterError(
-                f"The datetime column {name!r} needs public bounds=({{{name!r}: (lo, hi)}}): "
-                "private bounds take numbers."
-            )
     return tuple(columns), skipped
 
 
@@ -240,10 +245,12 @@ def _query(
     bins: int,
     nan: str,
     source: RandomSource,
+    private: PrivateBounds,
 ) -> Query:
     """The one release query of a column (validated in full: nothing read)."""
     assert kind in KINDS
-    the_bounds: Any = (bounds or {}).get(name, PrivateBounds())
+    found = private if kind == "datetime" else PrivateBounds(datetimes=False)
+    the_bounds: Any = (bounds or {}).get(name, found)
     by_name = not isinstance(table, Mapping)  # a mapping's column is passed as it is
     return build_query(
         table if by_name else table[name],

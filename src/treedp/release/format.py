@@ -560,6 +560,8 @@ def _bounds_step(meta: dict[str, Any]) -> dict[str, Any] | None:
     cut = step.get("cut", 1)
     if not (isinstance(cut, int) and not isinstance(cut, bool) and cut >= 1):
         raise ReleaseFormatError("the bounds step's cut must be a positive integer")
+    if step.get("grid") not in (None, "days"):  # "days": a datetime column's grid
+        raise ReleaseFormatError("the bounds step's grid must be 'days' when given")
     if step.get("known") not in (None, "lower", "upper"):
         raise ReleaseFormatError("the bounds step's public side must be 'lower' or 'upper'")
     return dict(step)

@@ -134,7 +134,7 @@ def bounds_warning(release: Release, *, share: float | None = None) -> str | Non
     step = release.bounds_step
     if step is not None:  # bounds found privately: did a scan run off the grid?
         lo, hi = step["stops"]
-        off = grid_end_warning(lo, hi, step.get("known"))
+        off = grid_end_warning(lo, hi, step.get("known"), step.get("grid"))
         if off is not None:
             return off
         if "cut" in step:  # an integer range cut to the mechanism's limit

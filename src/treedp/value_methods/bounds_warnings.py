@@ -23,7 +23,9 @@ __all__ = [
 NEAR_PUBLIC = 4
 
 
-def grid_end_warning(lo: float, hi: float, known: str | None = None) -> str | None:
+def grid_end_warning(
+    lo: float, hi: float, known: str | None = None, grid: str | None = None
+) -> str | None:
     """A warning when the scans' stops (``BoundsResult.stops``) say nothing about the data,
     else None.
 
@@ -32,8 +34,12 @@ def grid_end_warning(lo: float, hi: float, known: str | None = None) -> str | No
     or the two stops cross (``lo > hi``). With one public side (``known``), the one scan
     starting at the public bound is flagged when it stops within :data:`NEAR_PUBLIC` grid
     points of it: too few records, or the public bound on the wrong side of the data (unless
-    the data really lie that close to it, which the warning says).
+    the data really lie that close to it, which the warning says). ``grid``: the release's
+    ``bounds_step["grid"]`` (``"days"`` for datetimes, whose stops are seconds on
+    :data:`~treedp.value_methods.datetime_bounds.DAY_GRID`; None for numbers).
     """
+    if grid is not None:
+        return _day_grid_warning(float(lo), float(hi))
     end = float(SIGNED_GRID[-1])
     if known is not None:  # one scan, started at the public bound: did it stop at once?
         return _near_public_warning(float(lo), float(hi), known)
@@ -58,6 +64,28 @@ def grid_end_warning(lo: float, hi: float, known: str | None = None) -> str | No
         "magnitude): too few records lie beyond the scans' threshold for this epsilon, so "
         "the bounds say nothing about the data's range and the release is not useful. Give "
         "public bounds, or more epsilon or more records."
+    )
+
+
+def _day_grid_warning(lo: float, hi: float) -> str | None:
+    """:func:`grid_end_warning` for the day grid of datetimes (both sides searched)."""
+    from treedp.value_methods.datetime_bounds import DAY_GRID
+
+    first, last = float(DAY_GRID[0]), float(DAY_GRID[-1])
+    if lo == hi:
+        return (
+            "The two private bounds' scans stopped on the same day: unless almost all records "
+            "fall on it, too few records lie beyond the scans' threshold for this epsilon, so "
+            "the bounds say nothing about the data's range and the release is not useful. Give "
+            "public bounds, or more epsilon or more records."
+        )
+    if first < lo and hi < last:
+        return None
+    return (
+        "A privately found datetime bound reached the end of the public grid of days (1678 "
+        "to 2261): too few records lie beyond the scans' threshold for this epsilon, or the "
+        "data lie outside those years, so the release is not useful. Give public bounds, or "
+        "more epsilon or more records."
     )
 
 

@@ -131,7 +131,7 @@ class BoundsResult(MechanismResult):
         return float(self.value[1])
 
 
-def _scales(epsilon_side: float, relation: str) -> tuple[Fraction, Fraction, Fraction]:
+def scan_scales(epsilon_side: float, relation: str) -> tuple[Fraction, Fraction, Fraction]:
     """Threshold scale, query scale and the exact loss of one scan of budget ``ε_side``.
 
     AboveThreshold with threshold noise ``DLap(t_ρ)`` and query noise ``DLap(t_ν)`` on
@@ -148,7 +148,7 @@ def _scales(epsilon_side: float, relation: str) -> tuple[Fraction, Fraction, Fra
     return t_rho, t_nu, 1 / t_rho + 1 / t_nu
 
 
-def _scan(
+def first_crossing(
     beyond: np.ndarray, t_rho: Fraction, t_nu: Fraction, allowance: float, source: RandomSource
 ) -> int:
     """AboveThreshold in scan order: the first ``j`` with ``-beyond[j] + ν_j >= -k + ρ``.
@@ -175,7 +175,7 @@ def _scan_up(
         above = x.above[first:]
     else:
         above = x.size - np.searchsorted(x, SIGNED_GRID[first:], side="right")
-    return first + _scan(above, t_rho, t_nu, allowance, source)
+    return first + first_crossing(above, t_rho, t_nu, allowance, source)
 
 
 def _scan_down(
@@ -192,7 +192,7 @@ def _scan_down(
         below = x.below[last::-1]
     else:
         below = np.searchsorted(x, SIGNED_GRID[last::-1], side="left")
-    return last - _scan(below, t_rho, t_nu, allowance, source)
+    return last - first_crossing(below, t_rho, t_nu, allowance, source)
 
 
 def _outwards(stop: int, step: int, margin: int) -> float:
@@ -241,7 +241,7 @@ def _bounds(
     margins. A public ``lower`` (``upper``) is released as it is, and only the other scan runs,
     with the whole ``epsilon``, over the grid points strictly beyond it."""
     known = "lower" if lower is not None else "upper" if upper is not None else None
-    t_rho, t_nu, _ = _scales(epsilon if known else epsilon / 2, relation)
+    t_rho, t_nu, _ = scan_scales(epsilon if known else epsilon / 2, relation)
     loss = bounds_loss(epsilon, relation, known is not None)
     k = ALLOWANCE_SCALES * float(t_nu) if allowance is None else float(allowance)
     lo = hi = stop_lo = stop_hi = 0.0
@@ -417,8 +417,8 @@ def bounds_loss(epsilon: float, relation: str, one_sided: bool) -> Fraction:
     """The exact loss of :func:`private_bounds` at ``epsilon``: two scans of ``ε/2``, or one
     scan of ``ε`` when one bound is public."""
     if one_sided:
-        return _scales(epsilon, relation)[2]
-    return 2 * _scales(epsilon / 2, relation)[2]
+        return scan_scales(epsilon, relation)[2]
+    return 2 * scan_scales(epsilon / 2, relation)[2]
 
 
 def check_known_bound(

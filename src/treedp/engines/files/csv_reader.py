@@ -144,7 +144,8 @@ class CellKind:
                 "or an offset such as +01:00) or, in the CLI, --tz."
                 if aware
                 else f"The column '{self.column}' holds times without a UTC offset but the "
-                "bounds carry a time zone: give naive bounds."
+                "bounds carry a time zone: give naive bounds (and, for private bounds, no "
+                "time zone)."
             )
 
     def mixed(self) -> InvalidTypeError:
