@@ -93,3 +93,65 @@ def test_ledger_charged_once(
     assert main(["budget", "history", ledger, "--dataset", "t"]) == 0
     history = capsys.readouterr().out
     assert history.count("profile") == 1
+
+
+def _times_csv(tmp_path: Path, suffix: str) -> Path:
+    rng = np.random.default_rng(TEST_SEED)
+    t = np.datetime64("2013-01-01T00:00:00", "s") + rng.integers(0, 365 * 86_400, 3000).astype(
+        "timedelta64[s]"
+    )
+    path = tmp_path / f"times{suffix or '_naive'}.csv"
+    pd.DataFrame({"dep": rng.integers(-20, 200, 3000), "t": [f"{v}{suffix}" for v in t]}).to_csv(
+        path, index=False
+    )
+    return path
+
+
+@pytest.mark.parametrize(
+    ("suffix", "tz", "shown"), [("", None, "2013-"), ("Z", "America/New_York", ":00-0")]
+)
+def test_datetime_columns_of_a_csv_get_private_bounds(
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    suffix: str,
+    tz: str | None,
+    shown: str,
+) -> None:
+    path, summary = _times_csv(tmp_path, suffix), tmp_path / "p.csv"
+    args = ["profile", str(path), "--epsilon", "1", "--out", str(tmp_path / "p.html")]
+    args += ["--integers", "dep", "--datetimes", "t", "--summary", str(summary)]
+    args += ["--insecure-seed", "2", *(["--tz", tz] if tz else [])]
+    assert main(args) == 0
+    assert "2 columns" in capsys.readouterr().out
+    rows = [line for line in summary.read_text().splitlines() if line.startswith("t,")]
+    bounds = [r for r in rows if "_bound" in r]
+    assert len(bounds) == 2 and all(shown in r for r in bounds)
+
+
+def test_datetime_declarations_are_checked_in_cli_terms(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = _times_csv(tmp_path, "Z")
+    out = tmp_path / "p.html"
+    base = ["profile", str(path), "--epsilon", "1", "--out", str(out)]
+    assert main([*base, "--integers", "t", "--datetimes", "t"]) == 2
+    assert "--integers and --datetimes both name 't'" in one_error_line(capsys.readouterr().err)
+    assert main([*base, "--datetimes", "t"]) == 2  # cells with offsets, no --tz
+    assert "--tz" in one_error_line(capsys.readouterr().err)
+    assert main([*base, "--floats", "t"]) == 2  # datetimes declared as numbers
+    assert "--datetimes" in one_error_line(capsys.readouterr().err)
+    assert not out.exists()
+
+
+def test_release_of_a_csv_datetime_column_with_private_bounds(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path, out = _times_csv(tmp_path, ""), tmp_path / "r.tdp"
+    base = ["release", str(path), "--column", "t", "--bounds", "private", "--bins", "64"]
+    base += ["--epsilon", "1", "--out", str(out), "--insecure-seed", "1"]
+    assert main(base) == 2
+    assert "--datetimes" in one_error_line(capsys.readouterr().err)
+    assert main([*base, "--datetimes"]) == 0
+    assert "found privately" in capsys.readouterr().out
+    assert main(["query", str(out), "--quantiles", "0.5"]) == 0
+    assert "2013-" in capsys.readouterr().out

@@ -207,6 +207,11 @@ def test_load_refuses_bad_binary_files(tmp_path: Path) -> None:
             {"method": "private_bounds", "stops": [0, 1], "epsilon": 0.1, "known": "left"},
             "public side",
         ),
+        (
+            "bounds_step",
+            {"method": "private_bounds", "stops": [0, 1], "epsilon": 0.1, "grid": "hours"},
+            "grid",
+        ),
     ):
         bad = json.loads(json.dumps(doc))
         bad["payload"]["metadata"][key] = value

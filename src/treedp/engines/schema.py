@@ -47,11 +47,11 @@ def schema_kinds(table: Any) -> dict[str, str | None] | None:
         return out
     if _root(table) == "pyspark" and hasattr(table, "schema"):
         return {f.name: _spark_kind(f.dataType) for f in table.schema.fields}
+    if hasattr(table, "collect_schema"):  # polars (whose schema also has names)
+        return {str(n): _polars_kind(t) for n, t in table.collect_schema().items()}
     if hasattr(table, "schema") and hasattr(table.schema, "names"):  # pyarrow Table / Dataset
         schema = table.schema
         return {n: _arrow_kind(schema.field(n).type) for n in schema.names}
-    if hasattr(table, "collect_schema"):  # polars
-        return {str(n): _polars_kind(t) for n, t in table.collect_schema().items()}
     if hasattr(table, "dtypes") and hasattr(table, "columns"):  # pandas, Dask
         return {str(n): _numpy_kind(t) for n, t in table.dtypes.items()}
     raise InvalidTypeError(

@@ -72,7 +72,7 @@ def _day_grid_warning(lo: float, hi: float) -> str | None:
     from treedp.value_methods.datetime_bounds import DAY_GRID
 
     first, last = float(DAY_GRID[0]), float(DAY_GRID[-1])
-    if lo == hi:
+    if first < lo and hi < last and lo == hi:
         return (
             "The two private bounds' scans stopped on the same day: unless almost all records "
             "fall on it, too few records lie beyond the scans' threshold for this epsilon, so "
