@@ -237,7 +237,7 @@ def _datetime_stage(
         query.data,
         column=query.column,
         bins=grid,
-        nan=spec.nan,
+        nan=spec.nan,  # type: ignore[arg-type]
         progress=query.progress,
         engine=query.engine,
     ).counts

@@ -275,8 +275,10 @@ def plan_steps(req: QuantilesRequest, size: int, unit: str | None) -> Steps:
     if private:  # the share, and the tree's bins on stand-in bounds: before the charge
         if unit is not None:
             raise InvalidTypeError(
-                "bounds='private' takes numbers, not datetimes: give public 'bounds=(lo, hi)' "
-                "as datetimes."
+                "treedp.quantiles finds private bounds for numbers only: for datetimes give "
+                "public 'bounds=(lo, hi)', or release the distribution with "
+                "treedp.release_cdf(values, bounds='private', bins=...) (bounds found on a "
+                "grid of days) and read its .quantile(q)."
             )
         if bins != "integers":  # integer ranges are cut to MAX_BINS by the bounds step
             _check_bounds(check_as, (0, 1), bins, rest, n)
