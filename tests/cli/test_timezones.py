@@ -101,3 +101,35 @@ def test_median_and_quantiles_refuse_offsets_under_naive_bounds_charging_nothing
     assert main([*args, "--tz", NY, *spend]) == 0  # nothing was charged: epsilon 1 is left
     capsys.readouterr()
     assert main([*args, "--tz", NY, *spend]) == 2  # now it is spent
+
+
+@pytest.mark.parametrize(
+    "extra", [["--method", "exponential"], ["--method", "stable"], ["--neighbours", "replace"]]
+)
+def test_median_methods_reading_the_column_check_the_cells_too(
+    extra: list[str], ny_csv: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The methods that read the column into memory (``treedp.read_column(offsets=...)``)
+    refuse cells with offsets under naive bounds as the tree does, charging nothing."""
+    ledger = tmp_path / "l.db"
+    init = ["budget", "init", str(ledger), "--dataset", "d", "--epsilon", "1"]
+    assert main(init) == 0
+    capsys.readouterr()
+    args = ["median", str(ny_csv), "--column", "time_hour", *BOUNDS, *extra]
+    pure_add_remove = extra == ["--method", "exponential"]  # the ledger's kind of budget
+    spend = ["--ledger", str(ledger), "--dataset", "d"] if pure_add_remove else []
+    assert main([*args, *spend]) == 2
+    line = one_error_line(capsys.readouterr().err)
+    assert re.search("UTC offset.*bounds are naive.*--tz", line), line
+    assert main([*args, "--tz", NY, *spend]) == 0  # nothing was charged before
+    assert "median = " in capsys.readouterr().out  # an answer (stable may refuse: ⊥)
+
+
+def test_read_column_checks_offsets(ny_csv: Path) -> None:
+    import treedp
+
+    assert treedp.read_column(ny_csv, "time_hour", offsets=True).dtype.kind == "M"
+    with pytest.raises(treedp.InvalidTypeError, match="UTC offset"):
+        treedp.read_column(ny_csv, "time_hour", offsets=False)
+    with pytest.raises(treedp.InvalidTypeError, match="'offsets'"):
+        treedp.read_column(ny_csv, "time_hour", offsets="yes")  # type: ignore[arg-type]

@@ -3,6 +3,7 @@ and how bounds found privately are described (shared; imports no command module)
 
 from __future__ import annotations
 
+import datetime as dt
 from typing import Any
 
 import treedp
@@ -153,3 +154,32 @@ def found_text(bounds: Any, epsilon: float | None = None) -> str:
     known = known_side(bounds)
     side = "" if known is None else found_side(known).split()[0] + " "  # "upper " or "lower "
     return f" ({side}found privately{spent})"
+
+
+def bounds_offsets(bounds: Any) -> bool | None:
+    """Whether CSV datetime cells read under ``bounds`` (from :func:`bounds_arg`) must carry
+    a UTC offset (aware bounds: True), none (naive datetime bounds: False), or either (numbers,
+    private or no bounds: None): the check ``treedp release`` makes while counting."""
+    if not isinstance(bounds, tuple) or len(bounds) != 2 or "private" in bounds:
+        return None
+    kinds = {_aware_word(b) for b in bounds}
+    return kinds.pop() if len(kinds) == 1 else None
+
+
+def _aware_word(bound: Any) -> bool | None:
+    """A bound's awareness: True (a tz-aware datetime, or text ending in Z or an offset),
+    False (a naive datetime or datetime text), None (a number)."""
+    import re
+
+    if isinstance(bound, dt.datetime):
+        return bound.tzinfo is not None
+    if not isinstance(bound, str):
+        return None
+    text = bound.strip()
+    if re.search(r"\d(?:[Zz]|[+-]\d\d:?(?:\d\d)?)$", text) and ("T" in text or " " in text):
+        return True
+    try:
+        dt.datetime.fromisoformat(text)
+    except ValueError:
+        return None
+    return False

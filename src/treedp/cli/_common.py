@@ -375,11 +375,17 @@ def csv_delimiter(text: str | None) -> str | None:
     return "\t" if text in ("\\t", "tab") else text
 
 
-def read_inputs(args: Any) -> Any:
-    """The ``--column`` of every input of ``args``, one array (each input checked first)."""
+def read_inputs(args: Any, offsets: bool | None = None) -> Any:
+    """The ``--column`` of every input of ``args``, one array (each input checked first);
+    ``offsets``: CSV datetime cells must carry a UTC offset (True) or none (False), as the
+    bounds are aware or naive (:func:`treedp.read_column`)."""
     for path in args.input:
         treedp.check_files(path)
-    options = {"delimiter": csv_delimiter(args.delimiter), "encoding": args.encoding}
+    options = {
+        "delimiter": csv_delimiter(args.delimiter),
+        "encoding": args.encoding,
+        "offsets": offsets,
+    }
     parts = []
     for path in args.input:
         with reading(path, args.column):

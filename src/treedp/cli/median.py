@@ -16,6 +16,7 @@ from treedp.cli._bounds import (
     BOUNDS_REQUIRED,
     add_bounds,
     bounds_arg,
+    bounds_offsets,
     check_share,
     found_side,
     is_private,
@@ -221,7 +222,9 @@ def _inputs(args: argparse.Namespace, settings: dict[str, Any]) -> Any:
     (read by the library, CSV datetime cells checked against the bounds as ``treedp release``
     checks them)."""
     public = not is_private(settings["bounds"]) and settings["neighbours"] == "add_remove"
-    return file_source(args) if args.method == "tree" and public else read_inputs(args)
+    if args.method == "tree" and public:
+        return file_source(args)
+    return read_inputs(args, bounds_offsets(settings["bounds"]))
 
 
 def _median(

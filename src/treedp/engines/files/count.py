@@ -286,6 +286,7 @@ def read_column(
     *,
     delimiter: str | None = None,
     encoding: str | None = None,
+    offsets: bool | None = None,
 ) -> np.ndarray:
     """Return ``column`` of the file(s) at ``path`` as one numpy array.
 
@@ -293,7 +294,10 @@ def read_column(
     or ``"-"`` (CSV on standard input). Parquet and Arrow need pyarrow
     (``pip install treedp[parquet]``); CSV uses pyarrow when it is installed and Python's csv
     module otherwise, with the same cell rules (:mod:`treedp.engines.files.csv_reader`).
-    Missing cells become NaN (or NaT); decimals become float64.
+    Missing cells become NaN (or NaT); decimals become float64. CSV datetime cells with a UTC
+    offset (``Z``, ``+01:00``) come back as naive UTC instants; ``offsets=True`` requires every
+    such cell to carry one and ``offsets=False`` none (the check ``treedp release`` makes
+    against naive or tz-aware bounds), None takes either if the whole column agrees.
 
     Raises
     ------
@@ -303,6 +307,8 @@ def read_column(
         If the file does not exist, its format is unknown, or the column is missing.
     DataError
         If the column is neither numeric nor datetime, or the CSV is malformed.
+    InvalidTypeError
+        If CSV datetime cells mix offsets and none, or disagree with ``offsets``.
     MissingDependencyError
         For Parquet or Arrow without pyarrow.
     """
@@ -314,9 +320,21 @@ def read_column(
         raise InvalidTypeError(
             f"The 'column' argument must be a str. Got {type(column).__name__} instead."
         )
+    if offsets is not None and not isinstance(offsets, bool):
+        raise InvalidTypeError(
+            f"The 'offsets' argument must be True, False or None. Got {type(offsets).__name__}."
+        )
     files, kind = resolve_paths(path)
     chunks = list(
-        iter_path_chunks(files, kind, column, delimiter=delimiter, encoding=encoding, resolved=True)
+        iter_path_chunks(
+            files,
+            kind,
+            column,
+            delimiter=delimiter,
+            encoding=encoding,
+            resolved=True,
+            expect_aware=offsets,
+        )
     )
     if not chunks:
         return np.empty(0, dtype=np.float64)
