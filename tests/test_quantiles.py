@@ -510,7 +510,7 @@ def test_a_wrong_public_n_under_replace_is_refused_for_every_method(bounds: obje
 
 
 def test_input_refusals_come_before_the_charge() -> None:
-    """Missing values, a 2-D column, strings, datetimes with bounds='private' and a
+    """Missing values, a 2-D column, strings, datetimes with one public side and a
     numbers/datetimes mismatch are refused before the accountant is charged (the methods
     found them after the charge)."""
     x = np.random.default_rng(TEST_SEED).normal(50, 10, 200)
@@ -524,7 +524,7 @@ def test_input_refusals_come_before_the_charge() -> None:
         (with_nan, "private", treedp.DataError),
         (np.ones((10, 2)), (0, 100), treedp.InvalidTypeError),
         (np.array(["a", "b"] * 10), (0, 100), treedp.InvalidTypeError),
-        (days, "private", treedp.InvalidTypeError),
+        (days, ("private", "2025-01-01"), treedp.TreeDPError),  # datetimes: no public side
         (x, ("2024-01-01", "2025-01-01"), treedp.InvalidTypeError),
     ]
     for method in ("exponential", "recursive", "tree"):

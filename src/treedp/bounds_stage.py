@@ -190,12 +190,15 @@ def datetime_zones(
     request), and then the zone of the counting pass and of the bounds found (None: naive).
     Public inputs only: the type, the type's zone and the request."""
     declared = private.timezone
+    typed = column_kind(values, column) == "datetime"  # the type says so
     datetimes = private.datetimes
     if datetimes is None:
-        datetimes = declared is not None or column_kind(values, column) == "datetime"
+        datetimes = declared is not None or typed
     if not datetimes:
         return None
-    zone = data_zone(values, column)
+    # The zone from the type only: Python datetimes (no dtype) are naive unless 'timezone'
+    # declares theirs (one record's tzinfo would otherwise decide the bins' zone).
+    zone = data_zone(values, column) if typed else UNKNOWN
     if declared is not None and zone not in (UNKNOWN, OFFSETS, declared):
         raise InvalidParameterError(
             "A time zone for private datetime bounds (timezone=, --tz) is for datetimes whose "

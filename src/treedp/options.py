@@ -82,9 +82,12 @@ class PrivateBounds:
         The share of epsilon spent on the bounds, in ``(0, 1)``; the release spends the rest.
     datetimes : bool, optional
         Whether the column holds datetimes. Default: from its type (a numpy / pandas / polars
-        dtype, an Arrow, Parquet, Spark or database schema); a CSV file has none, so give
-        ``datetimes=True`` for its datetime columns. Datetime bounds are searched on a public
-        grid of days (:mod:`treedp.value_methods.datetime_bounds`); both sides are searched.
+        dtype, an Arrow, Parquet, Spark or database schema); a CSV file, a list or an array of
+        Python objects has none, so give ``datetimes=True`` for its datetime columns (and
+        ``timezone=`` when they carry zones or offsets). Nothing is inferred from the values:
+        a value of another type is refused, outside the datasets the guarantee covers.
+        Datetime bounds are searched on a public grid of days
+        (:mod:`treedp.value_methods.datetime_bounds`); both sides are searched.
     timezone : str, optional
         For datetimes whose type names no zone but which carry UTC offsets (CSV cells ending
         in ``Z`` or ``+01:00``, fixed-offset dtypes, Python datetimes with offsets): the zone

@@ -51,6 +51,7 @@ from treedp.value_methods.bounds_split import (
     split_private_bounds,
 )
 from treedp.value_methods.bounds_warnings import few_records_warning, grid_end_warning
+from treedp.value_methods.datetime_bounds import CONTRACT as DATETIME_CONTRACT
 from treedp.value_methods.private_count import CONTRACT as COUNT_CONTRACT
 from treedp.value_methods.private_count import count_scale, release_count
 
@@ -235,7 +236,9 @@ def plan_steps(req: QuantilesRequest, size: int, unit: str | None) -> Steps:
         n, n_source = size, "public"
     m = int(np.unique(req.qa).size)
     eps, method, bins = req.eps, req.method, req.bins
-    no_bounds = req.request == (None, None)  # the recursion then needs no bounds step
+    # The recursion then needs no bounds step; datetimes always take one (on the day grid:
+    # the float lattice of the unbounded methods holds numbers).
+    no_bounds = req.request == (None, None) and unit is None
     chosen = (
         choose_method(m, epsilon=eps, bins=bins, n=n, no_bounds=no_bounds)
         if method == "auto"
@@ -246,7 +249,7 @@ def plan_steps(req: QuantilesRequest, size: int, unit: str | None) -> Steps:
     private = req.request is not None
     # Both bounds unknown and a method that needs none: no bounds step, the whole ε to it.
     unbounded = (
-        req.request == (None, None)
+        no_bounds
         and chosen in QUANTILE_METHODS
         and QUANTILE_METHODS[chosen].unbounded
         and not (req.private_n and req.relation == "add_remove")
@@ -273,12 +276,14 @@ def plan_steps(req: QuantilesRequest, size: int, unit: str | None) -> Steps:
             chosen, n_source = fixed, "not needed"
     check_as = binned_method().name if count is not None else chosen  # any the count may pick
     if private:  # the share, and the tree's bins on stand-in bounds: before the charge
-        if unit is not None:
-            raise InvalidTypeError(
-                "treedp.quantiles finds private bounds for numbers only: for datetimes give "
-                "public 'bounds=(lo, hi)', or release the distribution with "
-                "treedp.release_cdf(values, bounds='private', bins=...) (bounds found on a "
-                "grid of days) and read its .quantile(q)."
+        if unit is not None and req.known is not None:
+            raise InvalidParameterError(
+                "Private datetime bounds search both sides: a public side is for numbers; "
+                "give public 'bounds=(lo, hi)' for both."
+            )
+        if unit is not None and bins == "integers":
+            raise InvalidParameterError(
+                "bins='integers' needs numeric bounds: datetimes take a number of bins."
             )
         if bins != "integers":  # integer ranges are cut to MAX_BINS by the bounds step
             _check_bounds(check_as, (0, 1), bins, rest, n)
@@ -308,7 +313,8 @@ def run_steps(
         parts.append(bres.spend)
         spent += Fraction(bres.epsilon_spent)
         lo, hi = bres.stops
-        off_grid = grid_end_warning(lo, hi, bres.known)  # post-processing of the stops
+        grid = "days" if bres.mechanism == DATETIME_CONTRACT.name else None
+        off_grid = grid_end_warning(lo, hi, bres.known, grid)  # post-processing of the stops
     else:
         the_bounds, eps_rest = (req.bounds[0], req.bounds[1]), req.eps
     n_released: int | None = None
@@ -367,6 +373,9 @@ def _bounds_step(
 ) -> tuple[tuple[Any, Any], float, Any]:
     """The private bounds: found with the share, the budget left, the bounds' result."""
     assert req.request is not None
+    data, unit = read_column(values, req.nan, req.relation)
+    if unit is not None:  # datetimes: the scans on the public day grid
+        return _datetime_bounds_step(data, unit, req, source)
     found, eps_rest, bres = split_private_bounds(
         values,
         epsilon=req.eps,
@@ -383,6 +392,25 @@ def _bounds_step(
     if req.bins == "integers" and QUANTILE_METHODS[chosen].integer_mode:  # the mode's range
         the_bounds = inside_integer_limit(found)  # post-processing of released bounds
     return the_bounds, eps_rest, bres
+
+
+def _datetime_bounds_step(
+    ticks: np.ndarray, unit: str, req: QuantilesRequest, source: RandomSource
+) -> tuple[tuple[Any, Any], float, Any]:
+    """Private bounds of datetimes (:mod:`treedp.value_methods.datetime_bounds`): the ticks
+    floored to whole seconds (``x < c`` and ``x >= c`` are unchanged for whole-second ``c``),
+    counted on the day grid; the bounds as naive ``datetime64[us]`` on the data's timeline."""
+    from treedp.value_methods.datetime_bounds import DayCounts, datetime_bounds
+
+    seconds = ticks.astype(f"datetime64[{unit}]").astype("datetime64[s]").view(np.int64)
+    bres = datetime_bounds(
+        DayCounts.from_seconds(seconds),
+        epsilon=check_epsilon(req.eps * req.share),
+        neighbours=req.relation,
+        rng=source,
+    )
+    lo, hi = (np.datetime64(int(v) * 1_000_000, "us") for v in bres.value)
+    return (lo, hi), math.nextafter(req.eps - bres.epsilon_spent, 0.0), bres
 
 
 def _count_record(req: QuantilesRequest, scale: Any, count_spent: float) -> SpendRecord:

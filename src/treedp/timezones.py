@@ -464,7 +464,12 @@ def _agree(data: str | None, bins_zone: str | None) -> None:
 
 def quantile_bounds(values: Any, column: Any, bounds: Any) -> tuple[Any, str | None]:
     """Bounds of a quantile query on the UTC timeline, and the zone of its answers (None:
-    naive, the bounds unchanged). Naive bounds are wall times in the data's zone."""
+    naive, the bounds unchanged). Naive bounds are wall times in the data's zone; private
+    bounds (``'private'``) answer in the zone the data's type names (UTC for fixed
+    offsets), as ``release_cdf`` does."""
+    if isinstance(bounds, str) and bounds == "private":
+        zone = data_zone(values, column)
+        return bounds, ("UTC" if zone == OFFSETS else None if zone == UNKNOWN else zone)
     if not isinstance(bounds, tuple | list) or len(bounds) != 2:
         return bounds, None
     if not all(_datetime_word(b) for b in bounds):

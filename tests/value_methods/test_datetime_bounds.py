@@ -130,7 +130,7 @@ def test_every_input_gives_the_same_bounds(tmp_path: Path) -> None:
     cases: list[tuple[Any, Any, Any]] = [
         (x, None, "private"),
         (naive, "t", "private"),
-        (list(pd.to_datetime(x).to_pydatetime()), None, "private"),
+        (list(pd.to_datetime(x).to_pydatetime()), None, treedp.PrivateBounds(datetimes=True)),
         (aware, "t", "private"),
         (str(tmp_path / "n.parquet"), "t", "private"),
         (str(tmp_path / "a.parquet"), "t", "private"),
@@ -190,6 +190,13 @@ def test_answers_keep_the_columns_zone() -> None:
         offsets, epsilon=1.0, bounds=paris, bins=64, rng=InsecureSeededSource(4)
     )
     assert rel.bins.timezone == "Europe/Paris"
+    # Python datetimes have no type: "private" reads numbers, and their zone is declared
+    with pytest.raises(treedp.InvalidTypeError, match="datetimes"):
+        treedp.release_cdf(offsets, epsilon=1.0, bounds="private", bins=64)
+    with pytest.raises(treedp.InvalidTypeError, match="offsets"):
+        treedp.release_cdf(
+            offsets, epsilon=1.0, bounds=treedp.PrivateBounds(datetimes=True), bins=64
+        )
 
 
 class _Counting(InsecureSeededSource):
@@ -284,3 +291,25 @@ def test_the_release_file_keeps_the_grid(tmp_path: Path) -> None:
         back = treedp.load_release(tmp_path / name)
         assert back.bounds_step == rel.bounds_step and back.bins.timezone == "Asia/Tokyo"
         assert back.quantile(0.5) == rel.quantile(0.5)
+
+
+@pytest.mark.parametrize("method", ["tree", "exponential", "recursive"])
+def test_quantiles_find_datetime_bounds_on_the_day_grid(method: str) -> None:
+    """``treedp.quantiles(bounds="private")`` on datetimes: the day-grid scans (never the float
+    lattice), one charge, answers in the column's zone, the bounds step in the parts."""
+    x = _zoned(_times(), "Europe/Paris")
+    acct = treedp.Accountant(treedp.PureDP(1.0))
+    res = treedp.quantiles(
+        x, [0.25, 0.5], epsilon=1.0, bounds="private", method=method, accountant=acct,
+        rng=InsecureSeededSource(8),
+    )  # fmt: skip
+    assert len(acct.history) == 1 and res.epsilon_spent <= 1.0
+    assert res.parts[0].mechanism == db.CONTRACT.name
+    values = list(res.values)
+    assert all(isinstance(v, pd.Timestamp) and str(v.tz) == "Europe/Paris" for v in values)
+    truth = pd.Series(x).quantile([0.25, 0.5])
+    for got, want in zip(values, truth, strict=True):
+        assert abs(got - want) < pd.Timedelta(days=5)
+    with pytest.raises(treedp.InvalidParameterError, match="bins='integers'"):
+        treedp.quantiles(x, 0.5, epsilon=1.0, bounds="private", bins="integers", method="tree")
+    assert "Europe/Paris" in repr(res) or "+0" in repr(res)

@@ -139,15 +139,6 @@ _CLI_HINTS = (
         "private' run, charged to the same ledger).",
     ),
     (
-        "treedp.quantiles finds private bounds for numbers only: for datetimes give "
-        "public 'bounds=(lo, hi)', or release the distribution with "
-        "treedp.release_cdf(values, bounds='private', bins=...) (bounds found on a "
-        "grid of days) and read its .quantile(q).",
-        "--bounds private takes numbers here: for datetimes give public --bounds LO HI, or "
-        "run 'treedp release ... --bounds private --bins N' (bounds found on a grid of days) "
-        "and 'treedp query' its quantiles.",
-    ),
-    (
         "bounds='private' read datetimes in a column its type did not declare as "
         "datetimes (a CSV file has no types): give bounds=treedp.PrivateBounds("
         "datetimes=True), or public datetime bounds=(lo, hi).",

@@ -325,7 +325,7 @@ def _median_private_bounds(
     name = "tree" if args.method == "tree" else "exponential mechanism"
     if args.method == "exponential" and integers:
         name += " on integers"
-    if result.parts[0].mechanism != "private_bounds":  # no bounds step: every float a candidate
+    if not result.parts[0].mechanism.startswith("private_bounds"):  # no step: every float
         return (
             result.value,
             (

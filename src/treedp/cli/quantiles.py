@@ -148,7 +148,7 @@ def run(args: argparse.Namespace) -> None:
         for level, value in zip(args.q, result.values, strict=True):
             out.line(f"q={level:g}: {fmt(value)}", bare(value))
         shown = ", ".join(fmt(b) for b in result.bounds)
-        stepped = is_private(bounds) and result.parts[0].mechanism == "private_bounds"
+        stepped = is_private(bounds) and result.parts[0].mechanism.startswith("private_bounds")
         step = result.parts[0].measure if stepped else None  # the bounds step's
         found = found_text(bounds, getattr(step, "epsilon", None))
         if is_private(bounds) and not stepped:  # the method needs no bounds

@@ -66,10 +66,12 @@ def schema_kinds(table: Any) -> dict[str, str | None] | None:
 def column_kind(values: Any, column: str | None = None) -> str | None:
     """The kind of one column: ``values[column]`` of a table, or ``values`` itself.
 
-    None when the type says nothing (a CSV file, a list of numbers, an input treedp cannot
-    type): the caller then treats the column as numbers unless told otherwise. A list or
-    tuple of Python datetimes is typed by its first present element, as
-    :func:`treedp.timezones.data_zone` reads it (the element's type, not its value).
+    None when the type says nothing (a CSV file, a list or tuple, an array of Python objects,
+    an input treedp cannot type): the caller then treats the column as numbers unless told
+    otherwise (``PrivateBounds(datetimes=True)``). Nothing is inferred from values: one
+    record's type would then decide the kind of the release (privacy review of datetime
+    bounds, F1); a value of another type than declared is refused, and lies outside the
+    datasets the guarantee is stated for.
     """
     if column is not None:
         try:
@@ -78,12 +80,7 @@ def column_kind(values: Any, column: str | None = None) -> str | None:
             return None  # the engine reports an input it cannot read
         return None if kinds is None else kinds.get(column)
     if isinstance(values, list | tuple):
-        import datetime as dt
-
-        first = next(
-            (v for v in values if not (v is None or (isinstance(v, float) and v != v))), None
-        )
-        return "datetime" if isinstance(first, dt.date) else None
+        return None
     if _root(values) == "pyarrow" and hasattr(values, "type"):
         return _arrow_kind(values.type)
     dtype = getattr(values, "dtype", None)

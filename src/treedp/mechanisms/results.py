@@ -7,6 +7,7 @@ relation it holds for, and gives a :class:`SpendRecord` an accountant can compos
 
 from __future__ import annotations
 
+import datetime as dt
 import html
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
@@ -285,6 +286,8 @@ class QuantileResult(MechanismResult):
 
     def _released(self) -> np.ndarray:
         out = np.asarray(self.value)
+        if out.dtype.kind == "O" and any(isinstance(v, dt.datetime) for v in out.ravel()):
+            return out  # tz-aware datetimes (pandas Timestamps in the data's zone)
         if out.dtype.kind not in "fM":  # Python numbers, ints or objects: as numbers
             out = out.astype(np.float64)
         return out

@@ -4,7 +4,7 @@ Guarantee: pure ε-DP (``PureDP(ε_spent)``, ``ε_spent <= ε``), ``add_remove``
 neighbours, privacy unit one record, exactly as :func:`treedp.private_bounds`: two monotone
 AboveThreshold scans of ``ε/2`` each (basic composition) over a public, data-independent grid.
 
-The grid (:data:`DAY_GRID`) is every midnight from 1678-01-01 to 2261-12-31 (213,503 points,
+The grid (:data:`DAY_GRID`) is every midnight from 1678-01-01 to 2261-12-31 (213,301 points,
 the span of pandas' nanosecond datetimes), in seconds since 1970-01-01 on the timeline the
 column is counted on: UTC instants for datetimes with a zone or UTC offsets, wall times for
 naive ones. A geometric grid like the numbers' would be scale-free about 1970, which is no
@@ -22,7 +22,7 @@ point, as the counting pass's clamping puts them (:data:`DAY_EDGES`).
 
 Release (post-processing of the stops only): each stop moved :data:`MARGIN` days outwards,
 then :data:`WIDTH_MARGIN` of the width on each side (whole seconds), as for real numbers.
-Accuracy: the failure bounds of :mod:`.private_bounds` hold with ``Q = 213,503`` candidates
+Accuracy: the failure bounds of :mod:`.private_bounds` hold with ``Q = 213,301`` candidates
 instead of 8,001 (``a`` grows by ``2 t_ν ln 26.7``, about 400 records at ``ε = 0.1``).
 """
 
@@ -75,7 +75,7 @@ def _frozen(array: np.ndarray) -> np.ndarray:
 
 
 #: The public candidates, ascending: every midnight from 1678-01-01 to 2261-12-31, as int64
-#: seconds since 1970-01-01 (213,503 points).
+#: seconds since 1970-01-01 (213,301 points).
 DAY_GRID = _frozen(np.arange(_FIRST, _LAST + 1, DAY_SECONDS, dtype=np.int64))
 #: The edges of the one counting pass (``datetime64[s]``): one day before the first grid
 #: point, every grid point, one day after the last. Bin ``j + 1`` starts at point ``j``, so

@@ -307,7 +307,11 @@ def _arrow_datetimes(cells: Any, state: CellKind) -> np.ndarray:
 
     failed = (pa.ArrowInvalid, pa.ArrowNotImplementedError)
     results = []
-    targets = [(False, pa.timestamp("ns")), (True, pa.timestamp("ns", "UTC"))]
+    # Microseconds: the years 1 to 9999, placeholder dates such as 0001-01-01 and 9999-12-31
+    # included (nanoseconds stop at 1677 and 2262; a cell there was refused after the read,
+    # privacy review of datetime bounds F2). A cell's digits below a microsecond are floored:
+    # exact against edges in whole microseconds, as every bound treedp builds is.
+    targets = [(False, pa.timestamp("us")), (True, pa.timestamp("us", "UTC"))]
     if state.aware:  # the first chunk decided: try its kind first
         targets.reverse()
     for aware, target in targets:
@@ -407,7 +411,7 @@ def _convert_plain_cells(cells: list[str], state: CellKind) -> np.ndarray:
     try:
         return np.array(
             [np.datetime64("NaT") if c in _NULL_SET else aware_bound(c)[0] for c in stripped],
-            dtype="datetime64[ns]",
+            dtype="datetime64[us]",
         )
     except ValueError:
         raise state.not_numeric() from None
