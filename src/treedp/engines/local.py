@@ -127,7 +127,7 @@ def count_chunk(
     if _use_numba(kernel, values, bins):
         return _count_numba(values, bins, nan)
     if bins.equal_width and inv > 0.0:  # finds the missing values chunk by chunk
-        return BinCounts._trusted(*_count_equal_width(values, bins.edges, inv, nan))
+        return BinCounts._trusted(*_count_equal_width_missing(values, bins.edges, inv, nan))
     n_bad = 0
     if values.dtype.kind == "f":
         bad = np.isnan(values)
@@ -307,8 +307,13 @@ def _chunk_for(n_bins: int) -> int:
     return int(min(max(CHUNK, 2 * n_bins), 1 << 22))
 
 
-def _count_equal_width(
-    arr: np.ndarray, edges: np.ndarray, inv: float, nan: str = "error"
+def _count_equal_width(arr: np.ndarray, edges: np.ndarray, inv: float) -> np.ndarray:
+    """The counts of ``arr`` (no NaN: one raises :class:`DataError`) in equal-width bins."""
+    return _count_equal_width_missing(arr, edges, inv, "error")[0]
+
+
+def _count_equal_width_missing(
+    arr: np.ndarray, edges: np.ndarray, inv: float, nan: str
 ) -> tuple[np.ndarray, int]:
     """The counts of ``arr`` (integers or floats) in equal-width bins, and its missing values.
 
