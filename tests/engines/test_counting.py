@@ -200,6 +200,11 @@ def test_missing_values_found_chunk_by_chunk(dtype: type) -> None:
                 count_chunk(one, bins, "error", kernel="numpy")
             with pytest.raises(DataError):
                 LocalEngine(workers=2, kernel="numpy").count(one, bins)
+    few = np.array([np.nan, 0.1, 0.7, np.nextafter(0.4, 0.0), 0.4, np.inf, np.nan, -1.0])
+    bins = make_bins(bounds=(0.1, 0.7), bins=1000)  # fewer values than bins, inexact edges
+    got = count_chunk(few.astype(dtype), bins, "drop", kernel="numpy")
+    kept = few.astype(dtype)[~np.isnan(few)]
+    assert got.dropped == 2 and np.array_equal(got.counts, reference(kept, bins))
 
 
 def test_threaded_equals_serial_on_a_large_column() -> None:
