@@ -4,79 +4,155 @@ Run from the repository root::
 
     PYTHONPATH=src python benchmarks/frontier_speed.py
 
-1. ``release_counts`` of the counts of 10^6 lognormal values over 2^24 equal-width bins at
+1. The default in-memory counting (``LocalEngine()``: two threads, ``kernel="auto"``) of 2·10^7
+   uniform values into 4096 equal-width bins, best of 3, in M values/s. Baselines in the same
+   run: ``np.bincount`` of the precomputed bin indices on one thread and on two threads (each
+   counting half: the most a kernel built on ``np.bincount`` can reach), and one numpy pass
+   over the same data (``x·B`` into a cache-sized buffer, chunk by chunk, two threads: the
+   memory-bandwidth bound of any kernel that reads the column once). Also the default's
+   values per CPU-second (all its threads): on a loaded machine the wall rate says more about
+   the other jobs than about the kernel. Goal: at least 400 M/s.
+2. ``release_counts`` of the counts of 10^6 lognormal values over 2^24 equal-width bins at
    ε = 1 (the plan made beforehand and passed, as ``bench_targets.py`` does), then the first
-   answer (``cdf``, which computes the efficient estimate and the consistent CDF), wall and CPU
-   seconds each; the baseline in the same run is plain numpy's cumulative sum of the same
-   counts. Goal: release + first answer at most 2 s on 2 cores.
-2. The default in-memory counting (``LocalEngine()``: two threads, ``kernel="auto"``) of 2·10^7
-   uniform values into 4096 equal-width bins, best of 3, in M values/s; the baseline in the same
-   run is ``np.bincount`` of the precomputed bin indices (one thread). Goal: at least 400 M/s.
+   answer (``cdf``), wall and CPU seconds, each *first in a fresh process* (a subprocess per
+   run, 3 runs), then the second release in the same process. The baseline in the same run is
+   numpy's cumulative sum of the same counts. Goal: release + first answer at most 2 s on 2
+   cores.
 
 The machine is shared: the load average is printed with every line.
 """
 
 from __future__ import annotations
 
+import json
 import os
+import statistics
+import subprocess
+import sys
 import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
-import treedp
 from _common import machine
-from treedp.domain import make_bins
-from treedp.engines.local import LocalEngine
-from treedp.planning import plan
 
 
 def _load() -> str:
     return "load " + " ".join(f"{x:.1f}" for x in os.getloadavg())
 
 
-def release_to_first_answer(n_bins: int = 2**24) -> None:
-    x = np.random.default_rng(0).lognormal(10, 1, size=1_000_000)
-    bins = make_bins(bounds=(0.0, 2e6), bins=n_bins)
-    chosen = plan(n_bins, epsilon=1.0)
-    counts, _ = bins.count(x)
-    start = time.perf_counter()
-    np.cumsum(counts)
-    baseline = time.perf_counter() - start
-    for _ in range(2):
-        w0, c0 = time.perf_counter(), time.process_time()
-        rel = treedp.release_counts(counts, bins=bins, epsilon=1.0, plan=chosen)
-        w1, c1 = time.perf_counter(), time.process_time()
-        rel.cdf(1e5)
-        w2, c2 = time.perf_counter(), time.process_time()
-        print(
-            f"2^{n_bins.bit_length() - 1} bins ({rel.mechanism.name}): release {w1 - w0:.2f} s "
-            f"wall / {c1 - c0:.2f} s CPU, first answer {w2 - w1:.2f} / {c2 - c1:.2f}, total "
-            f"{w2 - w0:.2f} s wall (goal 2 s); numpy cumsum {baseline:.3f} s ({_load()})",
-            flush=True,
-        )
-
-
 def counting(n_bins: int = 4096, size: int = 2 * 10**7) -> None:
+    from treedp.domain import make_bins
+    from treedp.engines.local import LocalEngine
+
     x = np.random.default_rng(1).random(size)
     bins = make_bins(bounds=(0.0, 1.0), bins=n_bins)
     engine = LocalEngine()
     idx = np.minimum((x * n_bins).astype(np.intp), n_bins - 1)
     engine.count(x, bins)  # warm-up (the exactness proof is cached per edges array)
-    best = min(_timed(lambda: engine.count(x, bins)) for _ in range(3))
-    base = min(_timed(lambda: np.bincount(idx, minlength=n_bins)) for _ in range(3))
+    halves, idx_halves = np.array_split(x, 2), np.array_split(idx, 2)
+    with ThreadPoolExecutor(max_workers=2) as pool:
+
+        def bincount_2() -> None:
+            list(pool.map(lambda part: np.bincount(part, minlength=n_bins), idx_halves))
+
+        def one_pass_2() -> None:
+            list(pool.map(lambda part: _one_pass(part, float(n_bins)), halves))
+
+        cpu = min(_cpu_timed(lambda: engine.count(x, bins)) for _ in range(3))
+        cpu_bc = min(_cpu_timed(lambda: np.bincount(idx, minlength=n_bins)) for _ in range(3))
+        rates = {
+            name: size / min(_timed(fn) for _ in range(3)) / 1e6
+            for name, fn in [
+                ("default", lambda: engine.count(x, bins)),
+                ("bincount", lambda: np.bincount(idx, minlength=n_bins)),
+                ("bincount_2", bincount_2),
+                ("one_pass_2", one_pass_2),
+            ]
+        }
     print(
-        f"counting {size:,} values into {n_bins} bins: default {size / best / 1e6:.0f} M/s "
-        f"(goal 400), np.bincount of precomputed indices {size / base / 1e6:.0f} M/s ({_load()})"
+        f"counting {size:,} values into {n_bins} bins: default {rates['default']:.0f} M/s "
+        f"(goal 400), {size / cpu / 1e6:.0f} M values per CPU-second of its threads; "
+        f"np.bincount of precomputed indices {rates['bincount']:.0f} M/s on one "
+        f"thread ({size / cpu_bc / 1e6:.0f} per CPU-second), {rates['bincount_2']:.0f} on "
+        f"two; one numpy pass (x·B, chunked, two threads) "
+        f"{rates['one_pass_2']:.0f} M/s ({_load()})",
+        flush=True,
     )
 
 
-def _timed(fn: object) -> float:
+def _one_pass(x: np.ndarray, scale: float, chunk: int = 1 << 16) -> None:
+    out = np.empty(chunk)
+    for start in range(0, x.size, chunk):
+        part = x[start : start + chunk]
+        np.multiply(part, scale, out=out[: part.size])
+
+
+def release_to_first_answer(n_bins: int = 2**24, runs: int = 3) -> None:
+    rows = []
+    for _ in range(runs):
+        done = subprocess.run(
+            [sys.executable, __file__, "--cold", str(n_bins)],
+            check=True,
+            capture_output=True,
+            text=True,
+        )
+        rows.append(json.loads(done.stdout.strip().splitlines()[-1]))
+    for suffix, what in (("", "first in a fresh process"), ("2", "second in the process")):
+        totals = [r["release" + suffix] + r["answer" + suffix] for r in rows]
+        cpu = [r["cpu" + suffix] for r in rows]
+        print(
+            f"2^{n_bins.bit_length() - 1} bins, {what}: release + first answer "
+            f"{', '.join(f'{t:.2f}' for t in totals)} s wall (median "
+            f"{statistics.median(totals):.2f}: release "
+            f"{statistics.median(r['release' + suffix] for r in rows):.2f} + answer "
+            f"{statistics.median(r['answer' + suffix] for r in rows):.2f}; goal 2 s), CPU "
+            f"{', '.join(f'{c:.2f}' for c in cpu)} s; numpy cumsum of the counts "
+            f"{statistics.median(r['cumsum'] for r in rows):.3f} s ({_load()})",
+            flush=True,
+        )
+
+
+def _cold(n_bins: int) -> None:
+    """One fresh process: the counts, then two releases and their first answers (JSON)."""
+    import treedp
+    from treedp.domain import make_bins
+    from treedp.planning import plan
+
+    x = np.random.default_rng(0).lognormal(10, 1, size=1_000_000)
+    bins = make_bins(bounds=(0.0, 2e6), bins=n_bins)
+    chosen = plan(n_bins, epsilon=1.0)
+    counts, _ = bins.count(x)
+    row = {"cumsum": _timed(lambda: np.cumsum(counts))}
+    for suffix in ("", "2"):
+        w0, c0 = time.perf_counter(), time.process_time()
+        rel = treedp.release_counts(counts, bins=bins, epsilon=1.0, plan=chosen)
+        w1 = time.perf_counter()
+        rel.cdf(1e5)
+        row["release" + suffix], row["answer" + suffix] = w1 - w0, time.perf_counter() - w1
+        row["cpu" + suffix] = time.process_time() - c0
+    print(json.dumps(row))
+
+
+def _cpu_timed(fn: Callable[[], object]) -> float:
+    """CPU seconds of the process (all its threads) for one call: steadier than wall time
+    on a shared machine, and the wall time on ``k`` idle cores is at best CPU / k."""
+    start = time.process_time()
+    fn()
+    return time.process_time() - start
+
+
+def _timed(fn: Callable[[], object]) -> float:
     start = time.perf_counter()
-    fn()  # type: ignore[operator]
+    fn()
     return time.perf_counter() - start
 
 
 def main() -> None:
+    if len(sys.argv) > 1 and sys.argv[1] == "--cold":
+        _cold(int(sys.argv[2]))
+        return
     print(f"# {machine()}")
     counting()
     release_to_first_answer()

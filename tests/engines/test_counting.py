@@ -173,6 +173,40 @@ def test_datetimes_saturate_instead_of_wrapping() -> None:
     assert _all_paths_agree(years, bins).counts.tolist() == [1, 1]
 
 
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_missing_values_found_chunk_by_chunk(dtype: type) -> None:
+    """The equal-width kernel finds NaN per cache-sized chunk (from the sum of the clipped
+    indices): NaN alone in a chunk, next to ±inf (whose clipped indices are finite), in
+    every chunk or in none, at either end, and in the last partial chunk; the counts and the
+    dropped number equal the reference, and nan="error" raises wherever the NaN is."""
+    rng = np.random.default_rng(11)
+    chunk = local_engine._chunk_for(64)
+    values = rng.normal(0.3, 1.0, 5 * chunk + 123).astype(dtype)
+    values[chunk + 7] = np.nan  # alone in its chunk
+    values[3 * chunk : 3 * chunk + 40 : 3] = np.nan  # next to infinities
+    values[3 * chunk + 1 : 3 * chunk + 40 : 3] = np.inf
+    values[3 * chunk + 2 : 3 * chunk + 40 : 3] = -np.inf
+    values[[0, -1]] = np.nan  # first and last (partial) chunk
+    for bins in (make_bins(bounds=(-1.0, 2.0), bins=64), make_bins(bounds=(0.0, 2.0), bins=64)):
+        got = _all_paths_agree(values, bins, "drop")
+        kept = values[~np.isnan(values)]
+        assert got.dropped == values.size - kept.size
+        assert np.array_equal(got.counts, reference(kept, bins))
+        assert _all_paths_agree(kept, bins, "error") == BinCounts(got.counts, 0)
+        for where in (0, chunk + 7, values.size - 1):
+            one = np.where(np.isnan(values), 0.5, values).astype(dtype)
+            one[where] = np.nan
+            with pytest.raises(DataError, match="nan='drop'"):
+                count_chunk(one, bins, "error", kernel="numpy")
+            with pytest.raises(DataError):
+                LocalEngine(workers=2, kernel="numpy").count(one, bins)
+    few = np.array([np.nan, 0.1, 0.7, np.nextafter(0.4, 0.0), 0.4, np.inf, np.nan, -1.0])
+    bins = make_bins(bounds=(0.1, 0.7), bins=1000)  # fewer values than bins, inexact edges
+    got = count_chunk(few.astype(dtype), bins, "drop", kernel="numpy")
+    kept = few.astype(dtype)[~np.isnan(few)]
+    assert got.dropped == 2 and np.array_equal(got.counts, reference(kept, bins))
+
+
 def test_threaded_equals_serial_on_a_large_column() -> None:
     rng = np.random.default_rng(7)
     values = rng.normal(0.5, 0.4, 3 * local_engine.PARALLEL_MIN + 17)

@@ -30,7 +30,7 @@ from treedp.noise import (
 )
 from treedp.noise.families import DiscreteGaussian, DiscreteLaplace, NoiseFamily
 from treedp.privacy import ZCDP, PureDP, SpendRecord, compose
-from treedp.tree import shape_for
+from treedp.tree import TreeShape, shape_for
 
 
 @pytest.mark.parametrize("scale", [Fraction(1, 3), Fraction(1), Fraction(7, 2), Fraction(40)])
@@ -186,3 +186,19 @@ def test_registry_is_the_one_name_map() -> None:
         make_mechanism("laplace", n_bins=8, epsilon=1.0, neighbours="add_remove", n=None)
     with pytest.raises(InvalidTypeError, match="'mechanism'"):
         make_mechanism(3, n_bins=8, epsilon=1.0, neighbours="add_remove", n=None)  # type: ignore[arg-type]
+
+
+def test_tree_block_sizes_come_from_the_shape() -> None:
+    """A tree's noise sizes are its shape's level sizes (no aggregation of B zeros per
+    release): the sizes of its true blocks, off levels and padded last nodes included."""
+    for n_bins, branching, budgets in [
+        (1000, (4, 8, 32), (0.2, 0.0, 0.35, 0.45)),
+        (1000, (4, 8, 32), (0.0, 0.5, 0.0, 0.5)),
+        (7, (7,), (0.5, 0.5)),
+        (4096, (2,) * 12, (1 / 13,) * 13),
+    ]:
+        mech = TreeMechanism(TreeShape(n_bins, branching), epsilon=1.0, level_budgets=budgets)
+        blocks = mech.true_blocks(np.zeros(n_bins, dtype=np.int64))
+        assert mech._block_sizes() == [b.size for b in blocks]
+        noise = mech.noise_only(2, InsecureSeededSource(TEST_SEED))
+        assert [z.shape for z in noise] == [(2, b.size) for b in blocks]

@@ -126,14 +126,14 @@ def count_chunk(
     inv = bins._inv_width
     if _use_numba(kernel, values, bins):
         return _count_numba(values, bins, nan)
+    if bins.equal_width and inv > 0.0:  # finds the missing values chunk by chunk
+        return BinCounts._trusted(*_count_equal_width_missing(values, bins.edges, inv, nan))
     n_bad = 0
     if values.dtype.kind == "f":
         bad = np.isnan(values)
         n_bad = int(np.count_nonzero(bad))
         if n_bad:
             values = _drop(values, bad, nan, "NaN (missing)")
-    if bins.equal_width and inv > 0.0:
-        return BinCounts._trusted(_count_equal_width(values, bins.edges, inv), n_bad)
     floats = values.astype(np.float64, copy=False)
     return BinCounts._trusted(_count_search(floats, bins.edges), n_bad)
 
@@ -308,9 +308,23 @@ def _chunk_for(n_bins: int) -> int:
 
 
 def _count_equal_width(arr: np.ndarray, edges: np.ndarray, inv: float) -> np.ndarray:
+    """The counts of ``arr`` (no NaN: one raises :class:`DataError`) in equal-width bins."""
+    return _count_equal_width_missing(arr, edges, inv, "error")[0]
+
+
+def _count_equal_width_missing(
+    arr: np.ndarray, edges: np.ndarray, inv: float, nan: str
+) -> tuple[np.ndarray, int]:
+    """The counts of ``arr`` (integers or floats) in equal-width bins, and its missing values.
+
+    Chunk by chunk, in two preallocated cache-sized buffers (the float index and its integer
+    part): no pass over the whole column and no allocation per value. A chunk's missing
+    values (NaN) are found from the sum of its clipped indices, finite unless one is NaN
+    (the clip keeps NaN and nothing else is unbounded); only such a chunk is scanned for
+    them, and then either the error is raised (``nan="error"``) or they are left out.
+    """
     lo = float(edges[0])
     n_bins = int(edges.size - 1)
-    top = n_bins - 0.5
     # The O(B) proof pays off only when there are at least about B values to count (or it is
     # already cached); otherwise the per-value correction, exact for every Bins, is cheaper.
     few = arr.size < n_bins
@@ -326,21 +340,17 @@ def _count_equal_width(arr: np.ndarray, edges: np.ndarray, inv: float) -> np.nda
     if arr.size <= chunk:  # one chunk: its bincount is the result (no B-sized add)
         chunk = max(arr.size, 1)
     counts: np.ndarray | None = None
-    t = np.empty(min(chunk, arr.size), dtype=np.float64)
+    n_bad = 0
+    buffers = np.empty(min(chunk, arr.size), np.float64), np.empty(min(chunk, arr.size), np.intp)
     with np.errstate(all="ignore"):  # per thread: the user's np.seterr must not leak
         for start in range(0, arr.size, chunk):
             x = arr[start : start + chunk]
-            tt = t[: x.size]
-            # (x - lo)·inv may overflow to ±inf for extreme values; under the errstate above
-            # that is silent (no warning, an observable output, depends on the data) and the
-            # clip below puts ±inf into the end bins.
-            if lo == 0.0:  # x - 0.0 is x, bit for bit: one pass fewer
-                np.multiply(x, inv, out=tt)
-            else:
-                np.subtract(x, lo, out=tt)
-                tt *= inv
-            np.clip(tt, 0.0, top, out=tt)
-            idx = tt.astype(np.intp)
+            tt, idx = _bin_indices(x, buffers, lo, inv, n_bins - 0.5)
+            if arr.dtype.kind == "f" and np.isnan(np.add.reduce(tt)):
+                bad = np.isnan(x)
+                x = _drop(x, bad, nan, "NaN (missing)")
+                n_bad += int(np.count_nonzero(bad))
+                tt, idx = _bin_indices(x, buffers, lo, inv, n_bins - 0.5)
             if not exact:
                 # Exactness at the edges: floating-point rounding in (x - lo)·B/(hi - lo) may
                 # put a value on the wrong side of an edge; compare with the edges themselves.
@@ -354,8 +364,27 @@ def _count_equal_width(arr: np.ndarray, edges: np.ndarray, inv: float) -> np.nda
             else:
                 counts += part
     if counts is None:
-        return np.zeros(n_bins, dtype=np.int64)
-    return counts
+        return np.zeros(n_bins, dtype=np.int64), n_bad
+    return counts, n_bad
+
+
+def _bin_indices(
+    x: np.ndarray, buffers: tuple[np.ndarray, np.ndarray], lo: float, inv: float, top: float
+) -> tuple[np.ndarray, np.ndarray]:
+    """``clip((x - lo)·inv, 0, top)`` and its integer part, in views of the buffers (floating-
+    point errors silenced by the caller)."""
+    tt, idx = buffers[0][: x.size], buffers[1][: x.size]
+    # (x - lo)·inv may overflow to ±inf for extreme values; silent under the caller's errstate
+    # (a warning would be an observable output that depends on the data), and the clip puts
+    # ±inf into the end bins.
+    if lo == 0.0:  # x - 0.0 is x, bit for bit: one pass fewer
+        np.multiply(x, inv, out=tt)
+    else:
+        np.subtract(x, lo, out=tt)
+        tt *= inv
+    np.clip(tt, 0.0, top, out=tt)
+    np.copyto(idx, tt, casting="unsafe")  # truncation, as astype: the floor of t >= 0
+    return tt, idx
 
 
 #: Edges arrays already checked by :func:`_arithmetic_is_exact`, by id (the array is kept

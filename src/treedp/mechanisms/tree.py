@@ -235,6 +235,11 @@ class TreeMechanism(CalibratedMechanism):
             blocks[lv] = np.zeros_like(blocks[lv])
         return blocks
 
+    def _block_sizes(self) -> list[int]:
+        """The stored nodes per level, from the shape: the sizes of :meth:`true_blocks`
+        without aggregating an empty column of ``B`` zeros (an ``O(B)`` pass per release)."""
+        return self.shape.level_sizes()
+
     def block_variance(self) -> tuple[float, ...]:
         """The noise variance of one entry of each level: 0 for an exact level, ``inf`` for a
         level switched off (it carries no information)."""
