@@ -133,6 +133,7 @@ DIALECT = Dialect(
     keyed_hash=_keyed_hash,
     types=_types,
     ticks=_ticks,
+    one_group_by=True,
 )
 
 
