@@ -3,8 +3,10 @@
 The counting query runs on the relation (``relation.query``), so DuckDB reads only the
 columns it needs, in parallel, and returns at most ``(G + 1) × (B + 3)`` count rows. Public
 numbers are written as exact literals (``CAST('0.1' AS DOUBLE)``: DuckDB parses decimal
-strings correctly rounded, so the double is the one treedp holds); equal-width bins use the
-``arith`` rule of :mod:`treedp.engines.sql.rule`, other edges the ``case`` tree.
+strings correctly rounded, so the double is the one treedp holds); equal-width bins with
+edges ``j·step + e_0`` are counted in one ``GROUP BY`` (:mod:`treedp.engines.sql.fast`), other
+equal-width bins by the ``arith`` rule of :mod:`treedp.engines.sql.rule`, other edges by the
+``case`` tree.
 """
 
 from __future__ import annotations

@@ -31,6 +31,10 @@ Why ``b`` is exactly the local bin (the largest ``j`` with ``e_j <= x``, clamped
   ``y`` is never zero; in ``[e_0, e_1)``, ``b = -1 + [x >= e_0] = 0``; below ``e_0``
   ``b <= -1`` and above ``e_B`` ``b >= B``: bins 0 and ``B - 1``.
 
+``k`` is computed in a subquery that PostgreSQL must not inline (``OFFSET 0``,
+:attr:`Dialect.fence <treedp.engines.sql.rule.Dialect>`): inlined, the ``CASE`` for ``k`` ran
+twice per row (``EXPLAIN ANALYZE``), 1.95× the baseline against 1.44× fenced.
+
 ``±0.0`` compare equal in both databases; ``-inf``/``+inf`` fail the bounds test and take
 the out-of-range codes. :func:`formula_step` also checks that ``j·step`` and ``j·step + e_0``
 are finite for ``j`` in ``[-1, B + 1]``, so no comparison overflows either.
@@ -105,6 +109,6 @@ def one_group_by(sql: Sql, data: Any, job: GroupedJob, step: float) -> str:
     g_sel, g_grp = ("g, ", "g, ") if keyed else ("", "")
     rows = (
         f"SELECT {g_sel}{b} AS b, count(*) AS n FROM (SELECT {g_sel}x, {k} AS k FROM (SELECT "
-        f"{g_col}x FROM ({inner}) AS s0) AS s1) AS s2 GROUP BY {g_grp}b"
+        f"{g_col}x FROM ({inner}) AS s0) AS s1{d.fence}) AS s2 GROUP BY {g_grp}b"
     )
     return f"{head}{rows}) AS r GROUP BY {'g, ' if keyed else ''}bb"

@@ -186,6 +186,9 @@ class Dialect:
     one_group_by : bool
         Count the equal-width bins that :func:`treedp.engines.sql.fast.formula_step` accepts
         with :func:`treedp.engines.sql.fast.one_group_by`.
+    fence : str
+        Text after a subquery that keeps the planner from inlining it (PostgreSQL:
+        ``" OFFSET 0"``), so that an expression used twice is computed once per row.
     """
 
     name: str
@@ -206,6 +209,7 @@ class Dialect:
     types: Callable[[Any], dict[str, str]] | None = None
     ticks: Callable[[str, str], Ticks | None] | None = None
     one_group_by: bool = False
+    fence: str = ""
 
 
 def query_failed(dialect: Dialect, exc: BaseException) -> InvalidParameterError:
