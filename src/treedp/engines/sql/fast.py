@@ -42,7 +42,8 @@ are finite for ``j`` in ``[-1, B + 1]``, so no comparison overflows either.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -79,18 +80,25 @@ def formula_step(bins: Bins) -> float | None:
     return step if ok else None
 
 
-def one_group_by(sql: Sql, data: Any, job: GroupedJob, step: float) -> str:
+def one_group_by(
+    sql: Sql,
+    job: GroupedJob,
+    step: float,
+    key: Callable[[], str],
+    inner: Callable[[], str],
+    missing: int,
+) -> str:
     """The counting query of equal-width bins accepted by :func:`formula_step`: rows of
-    ``(g, bin, count)``, bin ``-1`` for missing values (NULL, NaN)."""
-    from treedp.engines.sql.rule import MISSING, _inner, _key_position
-
+    ``(g, bin, count)``, bin ``missing`` for NULL and NaN. ``key()`` is the SQL of the key
+    position of the by columns ``k0..`` and ``inner()`` the query of ``x, k0..``; each is
+    called where its text goes, so that bound parameters stay in order."""
     bins, top, d = job.bins, job.bins.n_bins - 1, sql.dialect
     e0, e_b = float(bins.edges[0]), float(bins.edges[-1])
     keyed = bool(job.by)
     # parameters in the order they appear in the text
     outer_g = "g" if keyed else "0"
     head = (
-        f"SELECT {outer_g} AS g, CASE WHEN b IS NULL THEN {MISSING} WHEN b < 0 THEN 0 "
+        f"SELECT {outer_g} AS g, CASE WHEN b IS NULL THEN {missing} WHEN b < 0 THEN 0 "
         f"WHEN b > {top} THEN {top} ELSE CAST(b AS BIGINT) END AS bb, sum(n) FROM ("
     )
     st, lo1 = sql.value(step), sql.value(e0)
@@ -104,11 +112,11 @@ def one_group_by(sql: Sql, data: Any, job: GroupedJob, step: float) -> str:
         f"WHEN x < {lo4} THEN {below} WHEN x < {low2} THEN {first} "
         f"WHEN {d.missing('x')} THEN NULL ELSE {above} END"
     )
-    g_col = f"{_key_position(sql, job.by, job.keys)} AS g, " if keyed else ""
-    inner = _inner(sql, data, job.column, job.by, None)
+    g_col = f"{key()} AS g, " if keyed else ""
+    inner_text = inner()
     g_sel, g_grp = ("g, ", "g, ") if keyed else ("", "")
     rows = (
         f"SELECT {g_sel}{b} AS b, count(*) AS n FROM (SELECT {g_sel}x, {k} AS k FROM (SELECT "
-        f"{g_col}x FROM ({inner}) AS s0) AS s1{d.fence}) AS s2 GROUP BY {g_grp}b"
+        f"{g_col}x FROM ({inner_text}) AS s0) AS s1{d.fence}) AS s2 GROUP BY {g_grp}b"
     )
     return f"{head}{rows}) AS r GROUP BY {'g, ' if keyed else ''}bb"

@@ -51,6 +51,7 @@ from treedp.engines.grouped import (
     person_missing_error,
 )
 from treedp.engines.keys import canonical_key
+from treedp.engines.sql.fast import formula_step, one_group_by
 from treedp.engines.sql.ticks import Ticks, check_ticks, tick_bin
 from treedp.exceptions import InvalidParameterError, InvalidTypeError, TreeDPError
 
@@ -412,12 +413,17 @@ def cells_sql(sql: Sql, data: Any, job: GroupedJob) -> str:
 
 def _grouped_rows(dialect: Dialect, data: Any, job: GroupedJob) -> list[tuple[Any, ...]]:
     value_column(dialect, data, job.columns, job.bins)
-    from treedp.engines.sql.fast import formula_step, one_group_by
-
     sql = Sql(dialect)
     step = formula_step(job.bins) if dialect.one_group_by else None
     if step is not None:
-        text = one_group_by(sql, data, job, step)
+        text = one_group_by(
+            sql,
+            job,
+            step,
+            lambda: _key_position(sql, job.by, job.keys),
+            lambda: _inner(sql, data, job.column, job.by, None),
+            MISSING,
+        )
     else:
         text = f"SELECT g, b, count(*) FROM ({cells_sql(sql, data, job)}) AS t GROUP BY g, b"
     return list(guarded(dialect, lambda: dialect.run(data, text, sql.params)))
