@@ -101,28 +101,92 @@ def test_edge_values_catch_a_wrong_rule(name: str) -> None:
     )
 
 
-@pytest.mark.parametrize(
-    ("bounds", "n_bins"),
-    [((0, 1), 1024), ((0, 200_000), 1024), ((-1e300, 1e300), 64), ((17, 18), 7)],
-)
-def test_duckdb_one_group_by_rule_equals_the_local_rule(
-    bounds: tuple[float, float], n_bins: int
+ONE_GROUP_BY = [
+    ((0, 1), 1024), ((0, 200_000), 1024), ((-1e300, 1e300), 64), ((17, 18), 7), ((0.1, 0.7), 3),
+    ((1e15, 1e15 + 7), 7), ((0, 1e6), 1000), ((-2, 2), 4096),
+]  # fmt: skip
+
+
+def _fast_values(bins: Any, spread: bool = True) -> np.ndarray:
+    e = bins.edges
+    some = np.random.default_rng(2).uniform(e[0] - 1, e[-1] + 1, 5000) if spread else e / 3
+    return np.concatenate(
+        [e, np.nextafter(e, -np.inf), np.nextafter(e, np.inf), [-np.inf, np.inf, 1e308, -1e308,
+         0.0, -0.0, 5e-324, -5e-324, np.nan], some]
+    )  # fmt: skip
+
+
+@pytest.mark.parametrize("kind", ["duckdb", "postgresql"])
+@pytest.mark.parametrize(("bounds", "n_bins"), ONE_GROUP_BY)
+def test_one_group_by_rule_equals_the_local_rule(
+    request: pytest.FixtureRequest, kind: str, bounds: tuple[float, float], n_bins: int
 ) -> None:
-    """DuckDB's equal-width query (one GROUP BY over the corrected candidate, the clamp on
-    the few groups) against ``count_chunk``: every edge, its neighbouring doubles, values
-    far outside the bounds, ±inf and NaN."""
-    duckdb = pytest.importorskip("duckdb")
-    from treedp.engines.sql.rule import _formula_step
+    """The equal-width query of DuckDB and PostgreSQL (``engines/sql/fast.py``: one GROUP BY
+    over the shifted candidate and one comparison, the clamp on the few groups) against
+    ``count_chunk``: every edge, its neighbouring doubles, values far outside the bounds,
+    ±0.0, ±inf and NaN."""
+    from treedp.engines.sql.fast import formula_step
 
     bins = treedp.make_bins(bounds=bounds, bins=n_bins)
-    assert _formula_step(bins) is not None  # the fast query is the one under test
-    e = bins.edges
-    values = np.concatenate(
-        [e, np.nextafter(e, -np.inf), np.nextafter(e, np.inf), [-np.inf, np.inf, 1e308, -1e308],
-         np.random.default_rng(2).uniform(e[0] - 1, e[-1] + 1, 5000)]
-    )  # fmt: skip
-    con = duckdb.connect()
-    con.execute("CREATE TABLE t (v DOUBLE)")
-    con.executemany("INSERT INTO t VALUES (?)", [(float(v),) for v in values])
-    got = count_source(treedp.SqlSource(con, "SELECT v FROM t"), column="v", bins=bins)
-    assert got.counts.tolist() == count_chunk(values, bins).counts.tolist()
+    assert formula_step(bins) is not None  # the fast query is the one under test
+    values = _fast_values(bins)
+    data = loader(kind, request)([("v", "double")], [(float(v),) for v in values])
+    got = count_source(data, column="v", bins=bins, nan="drop")
+    assert got == count_chunk(values, bins, "drop")
+
+
+def _mutant(bins: Any, values: np.ndarray, shift: float, strict: bool) -> np.ndarray:
+    """The one-GROUP-BY rule in numpy, with the shift and the comparison as given."""
+    n = bins.n_bins
+    e0, e1 = float(bins.edges[0]), float(bins.edges[1])
+    step = (float(bins.edges[-1]) - e0) / n
+    with np.errstate(all="ignore"):
+        inside = (values >= e1) & (values <= bins.edges[-1])
+        y = np.floor((values - e0) * bins._inv_width - shift)
+        k = np.where(inside, y, np.where(values < e0, -2, np.where(values < e1, -1, n)))
+        up = (k + 1) * step + e0
+        b = k + ((values > up) if strict else (values >= up))
+    return np.bincount(np.clip(b, 0, n - 1).astype(np.int64), minlength=n)
+
+
+@pytest.mark.parametrize(("bounds", "n_bins"), ONE_GROUP_BY)
+def test_one_group_by_values_catch_wrong_rules(bounds: tuple[float, float], n_bins: int) -> None:
+    """The values above can fail: the rule in numpy gives the local counts, and the same rule
+    with ``>`` for ``>=`` does not."""
+    bins = treedp.make_bins(bounds=bounds, bins=n_bins)
+    values = _fast_values(bins)
+    values = values[np.isfinite(values)]
+    want = count_chunk(values, bins).counts
+    assert np.array_equal(_mutant(bins, values, 0.5, strict=False), want)
+    assert not np.array_equal(_mutant(bins, values, 0.5, strict=True), want)
+
+
+def test_one_group_by_values_catch_a_missing_shift() -> None:
+    """Without the shift by one half (``k = floor(y)``) the rule is wrong on some bins."""
+    wrong = 0
+    for bounds, n_bins in ONE_GROUP_BY:
+        bins = treedp.make_bins(bounds=bounds, bins=n_bins)
+        values = _fast_values(bins)
+        values = values[np.isfinite(values)]
+        want = count_chunk(values, bins).counts
+        wrong += not np.array_equal(_mutant(bins, values, 0.0, strict=False), want)
+    assert wrong > 0
+
+
+@pytest.mark.parametrize(
+    "bounds", [(0.0, 1.7e308), (-1.7e308, 0.0), (-1e308, 1e308)]
+)  # fmt: skip
+def test_one_group_by_is_not_used_where_it_could_overflow(
+    request: pytest.FixtureRequest, bounds: tuple[float, float]
+) -> None:
+    """Bins whose ``e_{-1}`` or ``e_{B+1}`` overflow are counted by the other rules (which
+    PostgreSQL does without an overflow error), still exactly."""
+    from treedp.engines.sql.fast import formula_step
+
+    bins = treedp.make_bins(bounds=bounds, bins=4)
+    assert formula_step(bins) is None
+    values = _fast_values(bins, spread=False)
+    for kind in ("duckdb", "postgresql"):
+        data = loader(kind, request)([("v", "double")], [(float(v),) for v in values])
+        got = count_source(data, column="v", bins=bins, nan="drop")
+        assert got == count_chunk(values, bins, "drop")

@@ -51,6 +51,7 @@ from treedp.engines.grouped import (
     person_missing_error,
 )
 from treedp.engines.keys import canonical_key
+from treedp.engines.sql.fast import formula_step, one_group_by
 from treedp.engines.sql.ticks import Ticks, check_ticks, tick_bin
 from treedp.exceptions import InvalidParameterError, InvalidTypeError, TreeDPError
 
@@ -183,6 +184,12 @@ class Dialect:
     ticks : callable, optional
         ``ticks(column, type name) -> Ticks | None``: a datetime column as exact integer
         ticks (:mod:`treedp.engines.sql.ticks`); None: that type is not supported.
+    one_group_by : bool
+        Count the equal-width bins that :func:`treedp.engines.sql.fast.formula_step` accepts
+        with :func:`treedp.engines.sql.fast.one_group_by`.
+    fence : str
+        Text after a subquery that keeps the planner from inlining it (PostgreSQL:
+        ``" OFFSET 0"``), so that an expression used twice is computed once per row.
     """
 
     name: str
@@ -202,6 +209,8 @@ class Dialect:
     session: Callable[[Any], AbstractContextManager[Any]] = lambda data: nullcontext()
     types: Callable[[Any], dict[str, str]] | None = None
     ticks: Callable[[str, str], Ticks | None] | None = None
+    one_group_by: bool = False
+    fence: str = ""
 
 
 def query_failed(dialect: Dialect, exc: BaseException) -> InvalidParameterError:
@@ -402,65 +411,19 @@ def cells_sql(sql: Sql, data: Any, job: GroupedJob) -> str:
     )
 
 
-def _formula_step(bins: Bins) -> float | None:
-    """``step`` when the edges are exactly ``e_j = j·step + e_0`` for ``j < B`` (numpy's
-    ``linspace`` arithmetic: one product, one sum), else None."""
-    edges = bins.edges
-    step = (float(edges[-1]) - float(edges[0])) / bins.n_bins
-    with np.errstate(over="ignore", invalid="ignore"):
-        formula = np.arange(bins.n_bins, dtype=np.float64) * step + float(edges[0])
-    ok = np.isfinite(step) and step > 0 and np.array_equal(edges[:-1], formula)
-    return step if ok else None
-
-
-def _grouped_fast(sql: Sql, data: Any, job: GroupedJob, step: float) -> str:
-    """The ``arith`` rule as one cheap GROUP BY (DuckDB, equal-width bins with formula edges).
-
-    Per row: ``y = (x - e_0)·inv``; ``k = floor(y)``, or ``-2`` below ``y < -1`` and ``B + 2``
-    above ``y > B + 1`` (so out-of-range values make at most two groups); ``b = k - [x <
-    k·step + e_0] + [x >= (k + 1)·step + e_0]``: the candidate corrected against the exact
-    edges (``e_k = k·step + e_0`` for ``0 <= k < B``), as the ``arith`` rule, with no clamp
-    per row. The database groups by ``b``; the outer query over those few groups clamps
-    ``b`` to ``[0, B - 1]`` and maps NULL and NaN to missing. Any ``k`` outside ``[0, B - 1]``
-    only arises for values outside the bounds (or at ``±inf``), whose corrected ``b`` stays
-    on the same side, so the clamp gives bin 0 or ``B - 1`` as the rule says.
-    """
-    bins, top, d = job.bins, job.bins.n_bins - 1, sql.dialect
-    e0 = float(bins.edges[0])
-    # parameters in the order they appear in the text: b, then k, then g, then y
-    st, lo2, st2, lo4 = sql.value(step), sql.value(e0), sql.value(step), sql.value(e0)
-    b = (
-        f"k - CASE WHEN {_X} < k * {st} + {lo2} THEN 1 ELSE 0 END "
-        f"+ CASE WHEN {_X} >= (k + 1) * {st2} + {lo4} THEN 1 ELSE 0 END"
-    )
-    below, k_low = sql.value(-1.0), sql.value(-2.0)
-    above, k_high = sql.value(float(top + 2)), sql.value(float(top + 3))
-    k = (
-        f"CASE WHEN y < {below} THEN {k_low} WHEN y > {above} AND NOT {d.missing('y')} THEN "
-        f"{k_high} ELSE floor(y) END"
-    )
-    g = _key_position(sql, job.by, job.keys)
-    lo, inv = sql.value(e0), sql.value(float(bins._inv_width))
-    inner = _inner(sql, data, job.column, job.by, None)
-    rows = (
-        f"SELECT g, {b} AS b, count(*) AS n FROM (SELECT g, {_X}, {k} AS k FROM (SELECT "
-        f"{g} AS g, {_X}, ({_X} - {lo}) * {inv} AS y FROM ({inner}) AS {_S}) AS s1) AS s2 "
-        "GROUP BY g, b"
-    )
-    return (
-        f"SELECT g, CASE WHEN {d.missing('b')} THEN {MISSING} WHEN b < 0 THEN 0 "
-        f"WHEN b > {top} THEN {top} ELSE CAST(b AS BIGINT) END AS bb, sum(n) FROM ({rows}) "
-        "AS r GROUP BY g, bb"
-    )
-
-
 def _grouped_rows(dialect: Dialect, data: Any, job: GroupedJob) -> list[tuple[Any, ...]]:
     value_column(dialect, data, job.columns, job.bins)
     sql = Sql(dialect)
-    # DuckDB: its double arithmetic overflows to inf (PostgreSQL's raises: width_bucket there)
-    step = _formula_step(job.bins) if dialect.rule(job.bins) == "arith" else None
+    step = formula_step(job.bins) if dialect.one_group_by else None
     if step is not None:
-        text = _grouped_fast(sql, data, job, step)
+        text = one_group_by(
+            sql,
+            job,
+            step,
+            lambda: _key_position(sql, job.by, job.keys),
+            lambda: _inner(sql, data, job.column, job.by, None),
+            MISSING,
+        )
     else:
         text = f"SELECT g, b, count(*) FROM ({cells_sql(sql, data, job)}) AS t GROUP BY g, b"
     return list(guarded(dialect, lambda: dialect.run(data, text, sql.params)))
