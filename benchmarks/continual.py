@@ -149,7 +149,11 @@ def check_full_decoder() -> float:
     """The two-pass decoder's exact per-step variances (impulse responses) against the dense
     least-squares ones, on small trees (one with a level off); the largest relative gap."""
     worst = 0.0
-    for horizon, k, v in [(16, 2, [3.0, 5, 2, 7, 4]), (21, 4, [2.0, math.inf, 5]), (100, 5, [1.0, 2, 3])]:
+    for horizon, k, v in [
+        (16, 2, [3.0, 5, 2, 7, 4]),
+        (21, 4, [2.0, math.inf, 5]),
+        (100, 5, [1.0, 2, 3]),
+    ]:
         n, cols = _sizes(horizon, k, len(v)), []
         for level, var in enumerate(v):
             for j in range(n[level] if not math.isinf(var) else 0):
