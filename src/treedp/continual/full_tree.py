@@ -66,7 +66,7 @@ _OFF = 1e-3
 
 def padded_horizon(horizon: int, k: int) -> int:
     """``T'``: the least multiple of ``k**L`` that is ``>= horizon``."""
-    top = k ** (levels_for(horizon, k) - 1)
+    top = int(k ** (levels_for(horizon, k) - 1))
     return -(-horizon // top) * top
 
 

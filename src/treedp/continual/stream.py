@@ -27,8 +27,8 @@ from treedp._inputs import as_1d_array
 from treedp._validation import check_int, check_option, must
 from treedp.budget import check_epsilon
 from treedp.continual.answer import StepAnswer, consistent
-from treedp.continual.mechanisms import MECHANISMS, SQRT_LIMIT, Counter, choose
 from treedp.continual.full_tree import FULL_LIMIT, padded_horizon
+from treedp.continual.mechanisms import MECHANISMS, SQRT_LIMIT, Counter, choose
 from treedp.continual.optimal import OPT_LIMIT
 from treedp.continual.persons import COLLISION, COLLISION_DELTA, PersonBound, read_ids
 from treedp.continual.sqrt_norm import NORM_LIMIT
