@@ -98,7 +98,7 @@ def pure_table(exponents: list[int]) -> None:
         eps = [None if s is None else round(1 / float(s), 3) for s in full.scales]
         print(
             f"{horizon:>8} {mb:10.1f} {mp:10.1f} {best.k:>3} {mp / mb:7.4f} {mf:10.1f} {full.k:>3} "
-            f"{mf / mb:7.4f} {full.padded + 2:>8} {secs:7.1f}  {eps}"
+            f"{mf / mb:7.4f} {full.padded + 3:>8} {secs:7.1f}  {eps}"
         )
 
 
