@@ -6,17 +6,19 @@
    ``O(T²)``: computed up to 2^14), the optimised lower-triangular factorisation (``opt``,
    T <= 2^10), the planned k-ary tree and the classic binary tree; with the state size in
    numbers (goal: at most 10^6).
-2. Pure ε counts: the planned k-ary tree's mean per-step variance over the classic binary tree's
-   (``log2 T + 1`` levels, equal budgets, Honaker's online estimate); goal at most 0.35 at
-   T = 2^10, 2^16, 2^20.
+2. Pure ε counts: the mean per-step variance of the planned k-ary tree (``tree``, online
+   estimate) and of ``tree_full`` (the same kind of tree decoded by full least squares, all noise
+   drawn up front) over the classic binary tree's (``log2 T + 1`` levels, equal budgets,
+   Honaker's online estimate); goal at most 0.35 at T = 2^10, 2^16, 2^20. Exact variances.
 3. Speed: the median step of a 2^20-step counter (tree; and the square root at its last steps)
    and of a 4096-bin stream fed 10 000 values, next to a plain numpy baseline on the same data
    in the same run (``np.bincount`` + a running ``cumsum``).
 
 All variances are exact (the families' variances, Honaker's recursion, the lattice decoders);
-the Monte Carlo confirmations are tests/continual/test_statistics.py.
+the Monte Carlo confirmations are tests/continual/test_statistics.py and test_full_tree.py.
 
-Run: ``PYTHONPATH=src .venv/bin/python benchmarks/continual.py [--quick]``.
+Run: ``PYTHONPATH=src .venv/bin/python benchmarks/continual.py [--quick] [--pure | --speed]``
+(``--pure``: only the pure-ε table 2; ``--speed``: only the speed figures 3).
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ import numpy as np
 
 import treedp
 from _common import machine
+from treedp.continual.full_tree import full_tree
 from treedp.continual.optimal import OPT_LIMIT, OptCounter
 from treedp.continual.planner import classic_tree, mean_variance, planned_tree
 from treedp.continual.sqrt import SqrtCounter
@@ -78,15 +81,25 @@ def zcdp_table(exponents: list[int]) -> None:
 
 
 def pure_table(exponents: list[int]) -> None:
-    print("\npure epsilon = 1 counts: mean per-step variance, planned tree / classic binary tree")
-    print(f"{'T':>8} {'binary':>10} {'planned':>10} {'k':>3} {'ratio':>7}  level budgets (eps)")
+    print("\npure epsilon = 1 counts: mean per-step variance over the classic binary tree's")
+    print(
+        f"{'T':>8} {'binary':>10} {'tree':>10} {'k':>3} {'ratio':>7} {'tree_full':>10} {'k':>3} "
+        f"{'ratio':>7} {'state':>8} {'plan s':>7}  tree_full level budgets (eps)"
+    )
     for e in exponents:
         horizon = 2**e
         base = classic_tree(horizon, "laplace", 1.0)
         best = planned_tree(horizon, "laplace", 1.0)
-        mb, mp = mean_variance(base), mean_variance(best)
-        scales = [None if p is None else round(1 / float(p), 3) for p in best.parameters]
-        print(f"{horizon:>8} {mb:10.1f} {mp:10.1f} {best.k:>3} {mp / mb:7.4f}  {scales}")
+        start = time.perf_counter()
+        full = full_tree(horizon, 1.0)
+        secs = time.perf_counter() - start
+        assert full is not None
+        mb, mp, mf = mean_variance(base), mean_variance(best), mean_variance(full)
+        eps = [None if s is None else round(1 / float(s), 3) for s in full.scales]
+        print(
+            f"{horizon:>8} {mb:10.1f} {mp:10.1f} {best.k:>3} {mp / mb:7.4f} {mf:10.1f} {full.k:>3} "
+            f"{mf / mb:7.4f} {full.padded + 3:>8} {secs:7.1f}  {eps}"
+        )
 
 
 def median_ms(fn, repeats: int) -> float:  # type: ignore[no-untyped-def]
@@ -101,7 +114,7 @@ def median_ms(fn, repeats: int) -> float:  # type: ignore[no-untyped-def]
 def speed(repeats: int) -> None:
     print("\nspeed: median step (ms), baseline numpy in the same run")
     seed = treedp.InsecureSeededSource(1)
-    s = treedp.continual(horizon=2**20, epsilon=1.0, rng=seed)
+    s = treedp.continual(horizon=2**20, epsilon=1.0, rng=seed, mechanism="tree")
     counts = iter(range(10**9))
     step = median_ms(lambda: s.step(next(counts) % 7), repeats)
     running = np.zeros(1, dtype=np.int64)
@@ -118,7 +131,9 @@ def speed(repeats: int) -> None:
     print(f"count, T = 2^20, sqrt at its last steps (state 2^21 numbers): {last:.3f} ms")
     rng = np.random.default_rng(0)
     values = rng.normal(50, 15, 10_000)
-    b = treedp.continual(horizon=2**20, epsilon=1.0, bins=4096, bounds=(0, 100), rng=seed)
+    b = treedp.continual(
+        horizon=2**20, epsilon=1.0, bins=4096, bounds=(0, 100), rng=seed, mechanism="tree"
+    )
     binned = median_ms(lambda: b.step(values), repeats)
     hist = np.zeros(4096, dtype=np.int64)
 
@@ -130,17 +145,37 @@ def speed(repeats: int) -> None:
     base = median_ms(base_bins, repeats)
     print(f"4096 bins, 10^4 values, T = 2^20, tree: {binned:.3f} ms  (numpy {base:.3f} ms)")
     people = treedp.continual(
-        horizon=2**20, epsilon=1.0, privacy_unit="pid", max_contributions=3, rng=seed
+        horizon=2**20,
+        epsilon=1.0,
+        privacy_unit="pid",
+        max_contributions=3,
+        rng=seed,
+        mechanism="tree",
     )
     ids = iter(range(10**9))
     batch = np.arange(100)
     per = median_ms(lambda: people.step(batch, ids=[next(ids) % 5000 for _ in batch]), repeats)
     print(f"count, T = 2^20, privacy unit (100 records of 5000 persons per step): {per:.3f} ms")
+    start = time.perf_counter()
+    full = treedp.continual(horizon=2**20, epsilon=1.0, rng=seed, mechanism="tree_full")
+    made = time.perf_counter() - start
+    fed = iter(range(10**9))
+    step_full = median_ms(lambda: full.step(next(fed) % 7), repeats)
+    print(
+        f"count, T = 2^20, tree_full: created (planned, noise drawn) in {made:.1f} s, "
+        f"step {step_full:.3f} ms"
+    )
 
 
 def main() -> None:
     quick = "--quick" in sys.argv
     print(machine())
+    if "--speed" in sys.argv:  # only the speed figures
+        speed(20 if quick else 200)
+        return
+    if "--pure" in sys.argv:  # only the pure-epsilon tables
+        pure_table([10] if quick else [10, 16, 20])
+        return
     exps = [10, 12] if quick else [10, 12, 14, 16, 18, 20]
     zcdp_table(exps)
     pure_table([10] if quick else [10, 16, 20])

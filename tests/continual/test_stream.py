@@ -20,7 +20,7 @@ SEED = InsecureSeededSource
 def test_counts_step_by_step_with_exact_stated_variance() -> None:
     s = continual(horizon=30, epsilon=1.0, rng=SEED(1))
     before = s.expected_variance(np.arange(1, 31))  # no data seen yet
-    assert s.t == 0 and s.mechanism == "tree"
+    assert s.t == 0 and s.mechanism == "tree_full"  # auto: its exact variance wins here
     for t in range(1, 31):
         a = s.step(3)
         assert a.t == t

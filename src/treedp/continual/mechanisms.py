@@ -13,6 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from treedp.continual.full_tree import FullTreeCounter, full_tree
 from treedp.continual.optimal import OPT_LIMIT, OptCounter
 from treedp.continual.planner import classic_tree, mean_variance, planned_tree
 from treedp.continual.sqrt import SqrtCounter
@@ -21,7 +22,7 @@ from treedp.continual.tree import TreeCounter
 
 __all__ = ["MECHANISMS", "SQRT_LIMIT", "Counter", "Row", "choose"]
 
-Counter = TreeCounter | SqrtCounter | NormSqrtCounter | OptCounter
+Counter = TreeCounter | SqrtCounter | NormSqrtCounter | OptCounter | FullTreeCounter
 
 #: Largest ``T·B`` for the square root (its state keeps ``2·T·B`` integers).
 SQRT_LIMIT = 2**20
@@ -55,6 +56,12 @@ def _opt(horizon: int, noise: str, budget: float, m: int, n_bins: int) -> Counte
     return OptCounter.for_budget(horizon, budget, m)
 
 
+def _full(horizon: int, noise: str, budget: float, m: int, n_bins: int) -> Counter | None:
+    if noise != "laplace":
+        return None
+    return full_tree(horizon, budget, m, n_bins)
+
+
 MECHANISMS: dict[str, Row] = {
     "binary": Row(
         ("laplace", "gaussian"),
@@ -67,6 +74,12 @@ MECHANISMS: dict[str, Row] = {
         lambda h, noise, b, m, n_bins: planned_tree(h, noise, b, m),
         TreeCounter.from_description,
         "k-ary tree (k = 2..16 planned) with tuned level budgets, Honaker's online estimate",
+    ),
+    "tree_full": Row(
+        ("laplace",),
+        _full,
+        FullTreeCounter.from_description,
+        "k-ary tree decoded by full least squares, all noise drawn up front, pure ε, T'·B <= 2**21",
     ),
     "sqrt": Row(
         ("gaussian",),
@@ -89,7 +102,7 @@ MECHANISMS: dict[str, Row] = {
 }
 
 #: The rows ``mechanism="auto"`` chooses between (``binary`` is the baseline).
-_AUTO = ("tree", "sqrt", "sqrt_norm", "opt")
+_AUTO = ("tree", "tree_full", "sqrt", "sqrt_norm", "opt")
 
 
 def choose(

@@ -27,6 +27,7 @@ from treedp._inputs import as_1d_array
 from treedp._validation import check_int, check_option, must
 from treedp.budget import check_epsilon
 from treedp.continual.answer import StepAnswer, consistent
+from treedp.continual.full_tree import FULL_LIMIT, padded_horizon
 from treedp.continual.mechanisms import MECHANISMS, SQRT_LIMIT, Counter, choose
 from treedp.continual.optimal import OPT_LIMIT
 from treedp.continual.persons import COLLISION, COLLISION_DELTA, PersonBound, read_ids
@@ -136,6 +137,13 @@ def _check_mechanism(mechanism: Any, noise: str, horizon: int, n_bins: int) -> s
                 "mechanism",
                 f"be 'tree' or 'sqrt' when horizon > {OPT_LIMIT} or horizon x bins > 2**20.",
             )
+        )
+    if (
+        mechanism == "tree_full"
+        and min(padded_horizon(horizon, k) * n_bins for k in range(2, 17)) > FULL_LIMIT
+    ):
+        raise InvalidParameterError(
+            must("mechanism", f"be 'tree' when the padded horizon x bins > {FULL_LIMIT}.")
         )
     if mechanism == "sqrt_norm" and horizon > NORM_LIMIT:
         raise InvalidParameterError(
@@ -412,9 +420,10 @@ def continual(
         largest ρ whose conversion (CKS20) fits it.
     bins, bounds, edges
         Public bins for running distributions, as :func:`treedp.make_bins`.
-    mechanism : {"auto", "tree", "binary", "sqrt", "sqrt_norm", "opt"}
-        ``auto``: the least exact mean variance of ``tree`` and (zCDP) ``sqrt``,
-        ``sqrt_norm`` and ``opt`` where they apply (:data:`treedp.continual.MECHANISMS`).
+    mechanism : {"auto", "tree", "tree_full", "binary", "sqrt", "sqrt_norm", "opt"}
+        ``auto``: the least exact mean variance of ``tree``, (pure ε) ``tree_full`` and (zCDP)
+        ``sqrt``, ``sqrt_norm`` and ``opt`` where they apply
+        (:data:`treedp.continual.MECHANISMS`).
     accountant : Accountant, optional
         Charged the whole stream's spend once, now.
     rng : RandomSource, optional
