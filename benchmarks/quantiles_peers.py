@@ -12,8 +12,11 @@ twice its standard error).
 
 Metric: the rank error of an answer ``v`` for level ``q`` is the distance from ``q n`` to the
 ranks ``[#{x < v}, #{x <= v}]`` that ``v`` holds, averaged over the levels ``q = j / (m + 1)``,
-``j = 1..m``, and over the repetitions (fresh data per repetition: seed ``rep``; the
-mechanisms' seeds are ``rep`` where a library takes one). Every library gets the same public
+``j = 1..m``, and over the repetitions (``--reps``, ``--reps-large`` from 10^6 records, times
+``--m1-factor`` for one level, whose error is heavy-tailed; fresh data per repetition: seed
+``rep``; the mechanisms' seeds are ``rep`` where a library takes one). ``--base`` reuses the
+peer columns of saved runs and runs treedp only (same data, same seeds: a changed rule is
+re-measured against the same peer figures). Every library gets the same public
 bounds (:data:`DISTS`), the same total ε per call and add/remove neighbours (OpenDP's
 symmetric distance 1, python-dp one contribution per record, diffprivlib's own):
 
@@ -258,7 +261,8 @@ def verdict(ours: tuple[float, float], best: tuple[float, float]) -> str:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--reps", type=int, default=20)
-    ap.add_argument("--reps-large", type=int, default=6, help="repetitions at n >= 10^6")
+    ap.add_argument("--reps-large", type=int, default=4, help="repetitions at n >= 10^6")
+    ap.add_argument("--m1-factor", type=int, default=4, help="repetitions times this for one level")
     ap.add_argument("--ns", type=int, nargs="+", default=list(NS))
     ap.add_argument("--dists", nargs="+", default=list(DISTS))
     ap.add_argument("--ms", type=int, nargs="+", default=list(MS))
@@ -290,7 +294,10 @@ def main() -> None:
         for dist in args.dists:
             for eps in args.eps:
                 for m in args.ms:
-                    c = cell(dist, n, m, eps, reps, peers, args)
+                    if base and (dist, n, eps, m) not in base:
+                        continue  # a cell the saved runs do not have
+                    r = reps * args.m1_factor if m == 1 else reps
+                    c = cell(dist, n, m, eps, r, peers, args)
                     c.update(base.get((dist, n, eps, m), {}))
                     present = [p for p in PEERS if p in c]
                     fmt = {p: f"{c[p][0]:.1f} ± {c[p][1]:.1f}" if p in c else "-" for p in PEERS}
