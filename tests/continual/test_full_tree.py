@@ -185,3 +185,15 @@ def test_auto_picks_it_only_where_it_applies_and_wins() -> None:
     with pytest.raises(InvalidParameterError, match="padded"):
         continual(horizon=2**20, epsilon=1.0, bins=64, bounds=(0, 1), mechanism="tree_full")
     assert FULL_LIMIT == 2**21
+
+
+def test_auto_takes_the_full_tree_only_while_its_state_is_small() -> None:
+    """``auto`` considers ``tree_full`` up to ``T·B = AUTO_FULL_LIMIT`` (its state is rewritten
+    after every step); by name it goes further."""
+    from treedp.continual.mechanisms import AUTO_FULL_LIMIT, choose
+
+    assert choose("auto", 1024, "laplace", 1.0, 1, 1)[0] == "tree_full"
+    assert choose("auto", 1024, "laplace", 1.0, 1, 2 * AUTO_FULL_LIMIT // 1024)[0] == "tree"
+    assert choose("tree_full", 1024, "laplace", 1.0, 1, 2 * AUTO_FULL_LIMIT // 1024)[0] == (
+        "tree_full"
+    )

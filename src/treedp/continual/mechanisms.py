@@ -20,7 +20,7 @@ from treedp.continual.sqrt import SqrtCounter
 from treedp.continual.sqrt_norm import NORM_LIMIT, NormSqrtCounter
 from treedp.continual.tree import TreeCounter
 
-__all__ = ["MECHANISMS", "SQRT_LIMIT", "Counter", "Row", "choose"]
+__all__ = ["AUTO_FULL_LIMIT", "MECHANISMS", "SQRT_LIMIT", "Counter", "Row", "choose"]
 
 Counter = TreeCounter | SqrtCounter | NormSqrtCounter | OptCounter | FullTreeCounter
 
@@ -103,6 +103,10 @@ MECHANISMS: dict[str, Row] = {
 
 #: The rows ``mechanism="auto"`` chooses between (``binary`` is the baseline).
 _AUTO = ("tree", "tree_full", "sqrt", "sqrt_norm", "opt")
+#: ``auto`` considers ``tree_full`` up to this ``T·B`` only: its state (``T' + 1`` numbers
+#: per bin, all of its noise drawn at creation) is rewritten after every step, about 1 MB of
+#: JSON here; by name it goes to ``T'·B <= 2**21``.
+AUTO_FULL_LIMIT = 2**16
 
 
 def choose(
@@ -115,6 +119,8 @@ def choose(
     for name in names:
         row = MECHANISMS[name]
         if noise not in row.noises:
+            continue
+        if mechanism == "auto" and name == "tree_full" and horizon * n_bins > AUTO_FULL_LIMIT:
             continue
         counter = row.build(horizon, noise, budget, m, n_bins)
         if counter is None:
