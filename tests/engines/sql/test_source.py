@@ -90,3 +90,17 @@ def test_bad_input_with_the_sql_spelling(con: Any) -> None:
         treedp.release_cdf(con, sql="SELECT v FROM missing_table", column="v", **kw)
     assert "missing_table" not in str(info.value)
     assert acc.spent == treedp.PureDP(0.0)
+
+
+def test_a_query_ending_in_a_line_comment_is_wrapped_safely(con: Any) -> None:
+    """The user's query is wrapped in a subquery: a trailing ``--`` comment must not swallow
+    the wrapper's closing parenthesis."""
+    kw: dict[str, Any] = {"column": "v", "bounds": (0, 4), "bins": 8, "epsilon": 1.0}
+    a = treedp.release_cdf(con, sql=SQL + " -- every row", rng=_seed(), **kw)
+    b = treedp.release_cdf(con, sql=SQL, rng=_seed(), **kw)
+    assert a.cdf([1.0, 2.0]).tolist() == b.cdf([1.0, 2.0]).tolist()
+    g = treedp.release_grouped(
+        con, sql=SQL + " -- c", column="v", by="k", keys=["a", "b"], privacy_unit="p",
+        max_contributions=3, bounds=(0, 4), bins=8, epsilon=1.0, rng=_seed(),
+    )  # fmt: skip
+    assert set(g) == {"a", "b"}

@@ -45,7 +45,7 @@ def _relation(data: Any) -> Iterator[Any]:
         return
     cur = data.connection.cursor()
     try:
-        yield cur.sql(f"SELECT * FROM ({data.sql}) AS {quote('__treedp_user')}")
+        yield cur.sql(f"SELECT * FROM ({data.sql}\n) AS {quote('__treedp_user')}")
     finally:
         cur.close()
 
@@ -115,7 +115,7 @@ def _ticks(col: str, type_name: str) -> Ticks | None:
 def _source(data: Any) -> str:
     """A SqlSource's query as a subquery of the counting query; a relation as a view."""
     if isinstance(data, SqlSource):
-        return f"(SELECT * FROM ({data.sql}) AS {quote('__treedp_user')})"
+        return f"(SELECT * FROM ({data.sql}\n) AS {quote('__treedp_user')})"
     return _VIEW
 
 

@@ -53,7 +53,7 @@ def _execute(con: Any, text: str, params: list[Any]) -> tuple[list[tuple[Any, ..
 
 
 def _source(data: Any) -> str:
-    return "(" + str(data.sql).replace("%", "%%") + ")"
+    return "(" + str(data.sql).replace("%", "%%") + "\n)"  # a trailing -- comment ends
 
 
 def _columns(data: Any) -> list[tuple[str, str | None]]:

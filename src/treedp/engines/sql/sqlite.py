@@ -36,7 +36,7 @@ def _literal(v: Any) -> tuple[str, list[Any]]:
 
 
 def _columns(data: Any) -> list[tuple[str, str | None]]:
-    cur = data.connection.execute(f"SELECT * FROM ({data.sql}) LIMIT 0")
+    cur = data.connection.execute(f"SELECT * FROM ({data.sql}\n) LIMIT 0")
     try:
         return [(str(d[0]), "any") for d in cur.description]
     finally:
@@ -87,7 +87,7 @@ DIALECT = Dialect(
     literal=_literal,
     missing=lambda x: f"{x} IS NULL",
     rule=lambda bins: "case",
-    source=lambda data: f"({data.sql})",
+    source=lambda data: f"({data.sql}\n)",  # a trailing -- comment ends
     run=_run,
     columns=_columns,
     errors=_errors,
