@@ -11,6 +11,7 @@ import pandas as pd
 import pytest
 
 import treedp
+from tests.sources import DrawCountingSource
 from tests.stats import TEST_SEED
 from treedp.profiling.front import PROFILE_RECORD, split_epsilon
 
@@ -34,16 +35,7 @@ def frame() -> pd.DataFrame:
     )
 
 
-class CountingSource(treedp.InsecureSeededSource):
-    """A seeded source that counts the random bytes drawn (to see when noise starts)."""
-
-    def __init__(self, seed: int) -> None:
-        super().__init__(seed)
-        self.drawn = 0
-
-    def random_bytes(self, n: int) -> bytes:
-        self.drawn += n
-        return super().random_bytes(n)
+CountingSource = DrawCountingSource
 
 
 def test_pandas_end_to_end(frame: pd.DataFrame) -> None:

@@ -12,6 +12,7 @@ import pandas as pd
 import pytest
 
 import treedp
+from tests.sources import DrawCountingSource
 from tests.stats import TEST_SEED
 from treedp import InsecureSeededSource
 from treedp.domain import make_bins
@@ -199,16 +200,6 @@ def test_answers_keep_the_columns_zone() -> None:
         )
 
 
-class _Counting(InsecureSeededSource):
-    def __init__(self, seed: int) -> None:
-        super().__init__(seed)
-        self.drawn = 0
-
-    def random_bytes(self, n: int) -> bytes:
-        self.drawn += n
-        return super().random_bytes(n)
-
-
 @pytest.mark.parametrize(
     ("data", "kwargs", "error", "match"),
     [
@@ -249,7 +240,7 @@ def test_refusals_come_before_any_charge_or_noise(
     pd.DataFrame({"t": [str(v) for v in x]}).to_csv(tmp_path / "n.csv", index=False)
     values, column = inputs[data]
     acct = treedp.Accountant(treedp.PureDP(1.0))
-    source = _Counting(5)
+    source = DrawCountingSource(5)
     call: dict[str, Any] = {"epsilon": 1.0, "bounds": "private", "bins": 64, **kwargs}
     with pytest.raises(error, match=match) as info:
         treedp.release_cdf(values, column=column, accountant=acct, rng=source, **call)
