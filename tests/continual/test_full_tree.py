@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from fractions import Fraction
+from typing import Any
 
 import numpy as np
 import pytest
@@ -197,3 +198,60 @@ def test_auto_takes_the_full_tree_only_while_its_state_is_small() -> None:
     assert choose("tree_full", 1024, "laplace", 1.0, 1, 2 * AUTO_FULL_LIMIT // 1024)[0] == (
         "tree_full"
     )
+
+
+@pytest.mark.parametrize("c", CASES[:3])
+def test_every_level_draws_its_own_familys_noise(
+    c: FullTreeCounter, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``initial_state`` samples each level from ``families[l]`` (its scale), one draw per
+    node and bin: a mutant that under-noises the upper levels (privacy review of tree_full,
+    F2; the audits' planned trees were leaves only) changes the recorded scales."""
+    from treedp.noise.families import DiscreteLaplace
+
+    seen: list[tuple[Fraction, int]] = []
+    real = DiscreteLaplace.sample
+
+    def spy(self: DiscreteLaplace, n: int, source: Any) -> np.ndarray:
+        seen.append((Fraction(self.scale), n))
+        return real(self, n, source)
+
+    monkeypatch.setattr(DiscreteLaplace, "sample", spy)
+    c.initial_state(3, InsecureSeededSource(1))
+    on = [(lv, s) for lv, s in enumerate(c.scales) if s is not None]
+    assert seen == [(s, 3 * c.padded // c.k**lv) for lv, s in on]
+
+
+def test_a_step_count_is_capped_publicly_so_the_total_never_wraps() -> None:
+    """Privacy review of tree_full, F1: the running count is exact int64; a count per step
+    above ``2**62 // horizon`` is refused before anything is drawn (a public rule)."""
+    from treedp.continual.stream import count_limit
+
+    s = continual(horizon=8, epsilon=1.0, mechanism="tree_full", rng=InsecureSeededSource(2))
+    assert count_limit(8) == 2**50 and count_limit(2**20) == 2**42
+    with pytest.raises(InvalidParameterError, match="batch"):
+        s.step(2**50 + 1)
+    assert s.t == 0
+
+
+def test_a_state_with_wrong_shapes_is_refused_on_load(tmp_path: Any) -> None:
+    """Privacy review of tree_full, F5: a re-checksummed state with a short prefix is refused
+    when loaded, not at a later step."""
+    import json
+
+    from treedp.continual import load_continual
+    from treedp.continual.state import encode_arrays
+    from treedp.release.format import ReleaseFormatError
+
+    path = tmp_path / "s.json"
+    continual(horizon=8, epsilon=1.0, mechanism="tree_full", path=path, rng=InsecureSeededSource(3))
+    doc = json.loads(path.read_text())
+    arrays = {k: np.zeros(2, dtype=np.int64) for k in ("prefix", "count")}
+    arrays["floor"] = np.zeros(1)
+    doc["payload"]["arrays"] = encode_arrays(arrays)
+    from treedp.continual import state as state_mod
+
+    doc["sha256"] = state_mod._digest(doc["payload"])
+    path.write_text(json.dumps(doc))
+    with pytest.raises(ReleaseFormatError):
+        load_continual(path)

@@ -214,9 +214,15 @@ class FullTreeCounter:
 
     @classmethod
     def from_description(cls, d: dict[str, Any]) -> FullTreeCounter:
-        """The counter :meth:`describe` wrote."""
+        """The counter :meth:`describe` wrote (level 0 must be on: the decoder needs it)."""
         scales = tuple(None if s is None else Fraction(s) for s in d["scales"])
+        if not scales or scales[0] is None:
+            raise ValueError("tree_full: level 0 is off")
         return cls(int(d["horizon"]), int(d["k"]), scales, int(d["contributions"]))
+
+    def state_shapes(self, n_bins: int) -> dict[str, tuple[int, ...]]:
+        """The shapes of the state's arrays (a loaded state is checked against them)."""
+        return {"prefix": (self.padded + 1, n_bins), "count": (n_bins,)}
 
 
 # --------------------------------------------------------------------- planning

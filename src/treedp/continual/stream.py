@@ -295,8 +295,9 @@ class ContinualStream:
                 raise InvalidTypeError(
                     must("batch", "be a count (int >= 0) or values, not a bool.")
                 )
-            if isinstance(batch, int | np.integer):
-                return np.array([check_int(batch, "batch", 0, 2**50)], dtype=np.int64)
+            if isinstance(batch, int | np.integer):  # the total stays far inside int64
+                limit = count_limit(self.horizon)
+                return np.array([check_int(batch, "batch", 0, limit)], dtype=np.int64)
             return np.array([as_1d_array(batch, "batch").size], dtype=np.int64)
         if isinstance(batch, int | np.integer | float):
             raise InvalidTypeError(
@@ -498,6 +499,8 @@ def load_continual(
     """The stream saved at ``path``, resumed where it stopped (nothing charged, nothing redrawn).
 
     With ``autosave`` (default) every later step is written back to ``path`` atomically.
+    Never step two copies of one state: they share their noise, so their answers differ by
+    exactly the difference of the data fed to them (for ``tree_full`` at every later step).
 
     Raises
     ------
@@ -518,6 +521,11 @@ def load_continual(
         ) from None
     if not ok or not math.isfinite(float(payload["budget"])):
         raise ReleaseFormatError(f"'{name}' is an inconsistent state file (step or horizon).")
+    shapes = getattr(counter, "state_shapes", None)  # counters that state their shapes
+    if shapes is not None and "floor" in arrays:
+        expected = shapes(int(arrays["floor"].size))
+        if any(k not in arrays or arrays[k].shape != v for k, v in expected.items()):
+            raise ReleaseFormatError(f"'{name}' is an inconsistent state file (array shapes).")
     source = check_source(rng)
     try:
         return ContinualStream(payload, counter, arrays, source, name if autosave else None)
@@ -525,3 +533,13 @@ def load_continual(
         raise ReleaseFormatError(
             f"'{name}' is an inconsistent state file ({type(exc).__name__})."
         ) from None
+
+
+def count_limit(horizon: int) -> int:
+    """The largest count one step takes, from the public horizon: ``2**62 // horizon`` (at most
+    ``2**50``), so a running count, and its sum with the noise, stays inside the counters' exact
+    int64 arithmetic at every step (privacy review of ``tree_full``, F1: a total past ``2**63``
+    wrapped, and neighbours across the wrap were told apart). Refusing on a running total
+    instead would depend on the data."""
+    return min(2**50, 2**62 // max(1, int(horizon)))
+
