@@ -542,4 +542,3 @@ def count_limit(horizon: int) -> int:
     wrapped, and neighbours across the wrap were told apart). Refusing on a running total
     instead would depend on the data."""
     return min(2**50, 2**62 // max(1, int(horizon)))
-
