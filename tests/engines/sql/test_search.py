@@ -67,16 +67,38 @@ def test_search_equals_the_local_rule(load: Loader, name: str) -> None:
     assert got.dropped == 2  # NaN and NULL
 
 
-@pytest.mark.parametrize("name", sorted(EDGES))
-def test_a_wrong_comparison_is_caught(
-    load: Loader, name: str, monkeypatch: pytest.MonkeyPatch
+def _levels(name: str) -> int | None:
+    """The hint's widest cell (None: no hint, the full search)."""
+    hint = search._cells(Sql(DIALECT), _bins(name), "x")
+    return None if hint is None else hint[2]
+
+
+#: every set but "three", whose hint cells each hold one bin (no comparison left to mutate)
+SEARCHED = sorted(set(EDGES) - {"three"})
+HINTED = sorted(set(EDGES) - {"tiny"})  # "tiny": edges subnormals apart, no finite scale
+#: the hint mutant's sets: in "three" and "power-of-two" its least bins are the same
+LO_MUTANT = sorted(set(HINTED) - {"three", "power-of-two"})
+
+
+def test_the_sets_cover_both_forms() -> None:
+    assert _levels("three") == 0 and _levels("tiny") is None
+    assert all((_levels(n) or 1) > 0 for n in SEARCHED)
+    assert all(_levels(n) is not None for n in HINTED)
+    assert (_levels("1000-uneven") or 0) > 2
+
+
+@pytest.mark.parametrize(("name", "attr", "wrong"), [
+    *((n, "_GE", ">") for n in SEARCHED), *((n, "_LO_SIDE", "right") for n in LO_MUTANT)
+])  # fmt: skip
+def test_a_wrong_variant_is_caught(
+    load: Loader, name: str, attr: str, wrong: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The deliberately wrong variant (``>`` for ``>=`` in the search) counts the edge values
-    differently, so the test above can fail."""
+    """The deliberately wrong variants (``>`` for ``>=`` in the search; the least bin of a
+    hint cell one too high) count the edge values differently, so the test above can fail."""
     bins = _bins(name)
     values = _values(bins.edges)
     data = load([("v", "double")], [(float(v),) for v in values])
-    monkeypatch.setattr(search, "_GE", ">")
+    monkeypatch.setattr(search, attr, wrong)
     assert count_source(data, column="v", bins=bins, nan="drop") != count_chunk(
         values, bins, "drop"
     )
@@ -101,3 +123,24 @@ def test_grouped_and_bounded_counts_use_the_search(load: Loader) -> None:
 def test_two_bins_take_the_case_tree() -> None:
     bins = treedp.make_bins(edges=[0.0, 0.3, 1.0])
     assert not search.uses_search(Sql(DIALECT), bins)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_search_on_random_edge_sets(request: pytest.FixtureRequest, seed: int) -> None:
+    """Edges of very uneven spacing (geometric, clustered, lognormal; 3 to 16,000 bins),
+    hinted or not, against ``count_chunk`` on their edge values."""
+    rng = np.random.default_rng(seed)
+    n = int(rng.choice([3, 7, 64, 1000, 16_000]))
+    pick = [
+        lambda: np.geomspace(1e-6, 1e9, n + 1) * rng.choice([-1, 1]),
+        lambda: np.concatenate([rng.uniform(0, 1e-9, n // 2), rng.uniform(1, 2, n - n // 2 + 1)]),
+        lambda: rng.lognormal(0, 3, n + 1),
+    ][seed % 3]
+    edges = np.unique(pick())
+    bins = treedp.make_bins(edges=edges.tolist())
+    assert search.uses_search(Sql(DIALECT), bins)
+    values = _values(bins.edges)
+    data = loader("duckdb", request)([("v", "double")], [(float(v),) for v in values])
+    assert count_source(data, column="v", bins=bins, nan="drop") == count_chunk(
+        values, bins, "drop"
+    )
