@@ -5,8 +5,8 @@ columns it needs, in parallel, and returns at most ``(G + 1) × (B + 3)`` count 
 numbers are written as exact literals (``CAST('0.1' AS DOUBLE)``: DuckDB parses decimal
 strings correctly rounded, so the double is the one treedp holds); equal-width bins with
 edges ``j·step + e_0`` are counted in one ``GROUP BY`` (:mod:`treedp.engines.sql.fast`), other
-equal-width bins by the ``arith`` rule of :mod:`treedp.engines.sql.rule`, other edges by the
-``case`` tree.
+equal-width bins by the ``arith`` rule of :mod:`treedp.engines.sql.rule`, other edges by a
+binary ``search`` over a list of the edges (:mod:`treedp.engines.sql.search`).
 """
 
 from __future__ import annotations
@@ -142,7 +142,7 @@ def _errors() -> tuple[type[BaseException], ...]:
 
 
 def _rule(bins: Bins) -> str:
-    return "arith" if bins.equal_width and bins._inv_width > 0.0 else "case"
+    return "arith" if bins.equal_width and bins._inv_width > 0.0 else "search"
 
 
 def _keyed_hash(sql: Sql, key: str, columns: Sequence[str]) -> str:

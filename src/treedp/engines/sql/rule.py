@@ -28,6 +28,8 @@ tests check all of them on edge values):
   0, B - 1))``, the local kernel's, which is off by one bin at most (the spacing proof of
   :func:`treedp.bin_edges.equal_width_inverse`), corrected by comparing ``x`` with the exact
   edges ``e_c`` and ``e_{c+1}`` read from an array, then clamped;
+* ``"search"`` (DuckDB, explicit edges): a branch-free binary search over a list of the edges,
+  after cheap predicates for missing and out-of-range values (:mod:`treedp.engines.sql.search`);
 * ``"width_bucket"`` (PostgreSQL): ``width_bucket(x, ARRAY[e_1 .. e_{B-1}])``, the number of
   inner edges ``<= x`` (a binary search in the server).
 """
@@ -52,6 +54,7 @@ from treedp.engines.grouped import (
 )
 from treedp.engines.keys import canonical_key
 from treedp.engines.sql.fast import formula_step, one_group_by
+from treedp.engines.sql.search import search_bin, search_levels, uses_search
 from treedp.engines.sql.ticks import Ticks, check_ticks, tick_bin
 from treedp.exceptions import InvalidParameterError, InvalidTypeError, TreeDPError
 
@@ -270,9 +273,10 @@ def _arith(sql: Sql, bins: Bins) -> str:
     return f"GREATEST(0, LEAST({top}, {cand()} - {below} + {above}))"
 
 
-def bin_expression(sql: Sql, bins: Bins) -> str:
+def bin_expression(sql: Sql, bins: Bins, searched: bool = False) -> str:
     """The SQL bin of the double column ``x`` (see the module docstring), missing values
-    ``-1``; its parameters are appended to ``sql``."""
+    ``-1``; its parameters are appended to ``sql``. ``searched``: the rows carry the column
+    ``l`` of :func:`treedp.engines.sql.search.search_levels` (the ``search`` rule)."""
     if bins.datetime_unit is not None:
         raise InvalidParameterError(
             f"Datetime bins are not supported by the {sql.dialect.name} engine yet; release a "
@@ -280,6 +284,8 @@ def bin_expression(sql: Sql, bins: Bins) -> str:
         )
     rule = sql.dialect.rule(bins)
     missing = sql.dialect.missing(_X)
+    if searched:
+        return search_bin(sql, bins, _X, missing, MISSING)
     if rule == "width_bucket":
         inner = sql.array(bins.edges[1:-1]) if bins.n_bins > 1 else None
         found = "0" if inner is None else f"width_bucket({_X}, {inner})"
@@ -400,8 +406,11 @@ def cells_sql(sql: Sql, data: Any, job: GroupedJob) -> str:
         b = tick_bin(ticks, job.bins, MISSING)
     else:
         inner = _inner(sql, data, job.column, job.by, job.unit)
+        searched = uses_search(sql, job.bins)
+        if searched:
+            inner = search_levels(sql, inner, job.bins, _X)
         g = _key_position(sql, job.by, job.keys)
-        b = bin_expression(sql, job.bins)
+        b = bin_expression(sql, job.bins, searched)
     guard = f"WHEN isnum = 0 THEN {NON_NUMBER} " if d.number_guard is not None else ""
     unit = ", p" if job.unit is not None else ""
     return (
