@@ -47,7 +47,8 @@ def register(sub: Any) -> None:
     init.add_argument(
         "--mechanism",
         default="auto",
-        help="auto (default), tree, binary; under zCDP also sqrt, sqrt_norm, opt",
+        help="auto (default), tree, tree_full (pure epsilon), binary; under zCDP also sqrt, "
+        "sqrt_norm, opt",
     )
     init.add_argument(
         "--privacy-unit", metavar="COLUMN", help="the person-id column (protect persons)"
