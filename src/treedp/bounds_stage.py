@@ -220,15 +220,12 @@ def _datetime_stage(
     """The bounds stage of a datetime column: one counting pass over the public day grid,
     the charge, the scans (:mod:`treedp.value_methods.datetime_bounds`); the bounds come
     back as datetimes in the answers' zone (naive for naive data)."""
-    import math
-
-    from treedp.budget import check_epsilon
     from treedp.timezones import check_agrees
     from treedp.value_methods.datetime_bounds import (
         DAY_EDGES,
         GRID_NAME,
         DayCounts,
-        datetime_bounds,
+        split_datetime_bounds,
     )
 
     private, spec = query.private_bounds, query.release_spec
@@ -247,15 +244,15 @@ def _datetime_stage(
     days = DayCounts.from_counts(counts)
     if spec.n is not None and days.total != spec.n:
         raise n_differs()  # public under replace: refused before the bounds' charge
-    found = datetime_bounds(
+    found, rest = split_datetime_bounds(
         days,
-        epsilon=check_epsilon(query.epsilon * private.share),
+        epsilon=query.epsilon,
+        share=private.share,
         neighbours=spec.neighbours,
         rng=query.rng,
         accountant=query.accountant,  # charged the whole epsilon once, before any noise
         charge=charge,
     )
-    rest = math.nextafter(query.epsilon - found.epsilon_spent, 0.0)
     lo, hi = (int(v) for v in found.value)
     step = {
         "method": "private_bounds",

@@ -137,7 +137,7 @@ def run_quantiles(query: Query) -> QuantilesResult:
         req = _calibrated(req, steps)
     if acc is not None:  # the whole budget (bounds, count and quantiles), before any randomness
         acc.charge(record(steps.chosen, whole, req.relation, req.qa, req.bounds, req.count_share))
-    result = run_steps(values, req, steps, query.rng, int(data.size))
+    result = run_steps(values, req, steps, query.rng, (data, unit))
     return result_in_zone(result, query.timezone)  # type: ignore[no-any-return]
 
 
@@ -295,9 +295,15 @@ def plan_steps(req: QuantilesRequest, size: int, unit: str | None) -> Steps:
 
 
 def run_steps(
-    values: Any, req: QuantilesRequest, steps: Steps, source: RandomSource, size: int
+    values: Any,
+    req: QuantilesRequest,
+    steps: Steps,
+    source: RandomSource,
+    read: tuple[np.ndarray, str | None],
 ) -> QuantilesResult:
-    """Private bounds, the private count, the method: the randomness, after the charge."""
+    """Private bounds, the private count, the method: the randomness, after the charge.
+    ``read``: the column as :func:`read_column` read it before the charge, and its unit."""
+    size = int(read[0].size)
     parts: list[SpendRecord] = []
     spent = Fraction(0)  # exact sum of the parts' (rounded-up) losses
     chosen, n = steps.chosen, steps.n
@@ -309,7 +315,7 @@ def run_steps(
 
         the_bounds, eps_rest = None, req.eps
     elif req.request is not None:
-        the_bounds, eps_rest, bres = _bounds_step(values, req, chosen, source)
+        the_bounds, eps_rest, bres = _bounds_step(values, read, req, chosen, source)
         parts.append(bres.spend)
         spent += Fraction(bres.epsilon_spent)
         lo, hi = bres.stops
@@ -369,11 +375,15 @@ def run_steps(
 
 
 def _bounds_step(
-    values: Any, req: QuantilesRequest, chosen: str, source: RandomSource
+    values: Any,
+    read: tuple[np.ndarray, str | None],
+    req: QuantilesRequest,
+    chosen: str,
+    source: RandomSource,
 ) -> tuple[tuple[Any, Any], float, Any]:
     """The private bounds: found with the share, the budget left, the bounds' result."""
     assert req.request is not None
-    data, unit = read_column(values, req.nan, req.relation)
+    data, unit = read  # read once, before the charge
     if unit is not None:  # datetimes: the scans on the public day grid
         return _datetime_bounds_step(data, unit, req, source)
     found, eps_rest, bres = split_private_bounds(
@@ -400,17 +410,18 @@ def _datetime_bounds_step(
     """Private bounds of datetimes (:mod:`treedp.value_methods.datetime_bounds`): the ticks
     floored to whole seconds (``x < c`` and ``x >= c`` are unchanged for whole-second ``c``),
     counted on the day grid; the bounds as naive ``datetime64[us]`` on the data's timeline."""
-    from treedp.value_methods.datetime_bounds import DayCounts, datetime_bounds
+    from treedp.value_methods.datetime_bounds import DayCounts, split_datetime_bounds
 
     seconds = ticks.astype(f"datetime64[{unit}]").astype("datetime64[s]").view(np.int64)
-    bres = datetime_bounds(
+    bres, rest = split_datetime_bounds(
         DayCounts.from_seconds(seconds),
-        epsilon=check_epsilon(req.eps * req.share),
+        epsilon=req.eps,
+        share=req.share,
         neighbours=req.relation,
         rng=source,
     )
     lo, hi = (np.datetime64(int(v) * 1_000_000, "us") for v in bres.value)
-    return (lo, hi), math.nextafter(req.eps - bres.epsilon_spent, 0.0), bres
+    return (lo, hi), rest, bres
 
 
 def _count_record(req: QuantilesRequest, scale: Any, count_spent: float) -> SpendRecord:

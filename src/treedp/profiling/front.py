@@ -159,7 +159,7 @@ def profile(
     source = check_source(rng)
     kinds = column_kinds(table, types)
     chosen, skipped = _choose(kinds, columns, bounds)
-    private = _private(timezone)
+    private = PrivateBounds(datetimes=True, timezone=timezone)  # datetimes without bounds
     shares = split_epsilon(eps, len(chosen))
     plan = []
     for name, share in zip(chosen, shares, strict=True):
@@ -179,11 +179,6 @@ def profile(
         skipped=skipped,
         record=record,
     )
-
-
-def _private(timezone: Any) -> PrivateBounds:
-    """The private-bounds request of a datetime column without public bounds."""
-    return PrivateBounds(datetimes=True, timezone=timezone)
 
 
 def _choose(

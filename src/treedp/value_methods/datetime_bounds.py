@@ -61,6 +61,7 @@ __all__ = [
     "DayCounts",
     "datetime_bounds",
     "in_scan_order",
+    "split_datetime_bounds",
 ]
 
 #: Seconds per grid step.
@@ -194,8 +195,8 @@ def datetime_bounds(
         timeline (UTC instants, or wall times for naive data), ``lo < hi``.
     """
     parameters: dict[str, Any] = {"epsilon": epsilon, "grid": GRID_NAME}
+    loss = PureDP(float_up(bounds_loss(epsilon, neighbours, False)))  # two scans of ε/2
     if accountant is not None:  # committed before any noise is drawn (fail closed)
-        loss = PureDP(float_up(bounds_loss(epsilon, neighbours, False)))
         own = SpendRecord(CONTRACT.name, loss, neighbours, "record", parameters)
         accountant.charge(own if charge is None else charge)
     down, up, t_rho, t_nu, k = _stops(counts, epsilon, neighbours, rng)
@@ -204,9 +205,35 @@ def datetime_bounds(
     return call.result(
         BoundsResult,
         (float(lo), float(hi)),
-        PureDP(float_up(2 * scan_scales(epsilon / 2, neighbours)[2])),
+        loss,
         (1, 1),
         allowance=k,
         scales=(float(t_rho), float(t_nu)),
         stops=(float(DAY_GRID[down]), float(DAY_GRID[up])),
     )
+
+
+def split_datetime_bounds(
+    counts: DayCounts,
+    *,
+    epsilon: float,
+    share: float,
+    neighbours: str,
+    rng: RandomSource,
+    accountant: Accountant | None = None,
+    charge: SpendRecord | None = None,
+) -> tuple[BoundsResult, float]:
+    """:func:`datetime_bounds` with ``share · epsilon`` as the first stage of a release, and the
+    epsilon left for it (``epsilon`` minus the bounds' spend, rounded down), as
+    :func:`treedp.value_methods.bounds_split.split_private_bounds` does for numbers."""
+    from treedp.budget import check_epsilon
+
+    found = datetime_bounds(
+        counts,
+        epsilon=check_epsilon(epsilon * share),
+        neighbours=neighbours,
+        rng=rng,
+        accountant=accountant,
+        charge=charge,
+    )
+    return found, math.nextafter(epsilon - found.epsilon_spent, 0.0)
