@@ -124,11 +124,10 @@ def test_gaussian_beats_laplace_at_equal_rho() -> None:
 
 @pytest.mark.slow
 def test_planning_at_2_to_the_24() -> None:
-    """Above PLAN_LIMIT (2^20) ``auto`` does not score the square-root factorisation (its
-    planning would cost 26 s of CPU and 1.6 GB at 2^24): a planned tree, asked for by name the
-    factorisation (docs/factorization.md)."""
+    """At 2^24 ``auto`` picks the square-root factorisation, scored by the planner's measured
+    rule (its exact error would cost 26 s of CPU and 1.6 GB to plan; docs/factorization.md)."""
     p = treedp.plan(2**24, privacy=ZCDP(0.5))
-    assert p.mechanism == "tree"
+    assert p.mechanism == "sqrt_factorization"
 
 
 def test_stationarity_of_the_tuned_budgets() -> None:

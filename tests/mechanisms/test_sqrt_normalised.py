@@ -180,16 +180,10 @@ def test_tiny_budgets_keep_the_plain_factor() -> None:
     assert lat.normalise_default(1024, 1e-6, "add_remove", None)
 
 
-def test_plan_limit() -> None:
-    """``auto`` scores the factorisation up to 2^20 bins (planning about 1.2 s of CPU); above,
-    it is used when asked for by name (planning 6-26 s at 2^22-2^24)."""
-    assert lat.PLAN_LIMIT == 2**20
-    assert plan_candidate(2**20 + 1, 0.5, "add_remove", "gaussian", "cdf_mse") is None
-
-
 @pytest.mark.slow
 def test_auto_picks_the_factorisation_at_2_20() -> None:
-    """At the limit the planner scores and picks the factorisation, well below the tree."""
+    """At 2^20 (scored by the rule since issue 33's planning goal) the planner picks the
+    factorisation, well below the tree."""
     plan = treedp.plan(2**20, privacy=treedp.ZCDP(0.5))
     assert plan.mechanism == "sqrt_factorization"
     tree = min(c.value for c in plan.alternatives if not c.offered)

@@ -94,12 +94,12 @@ from treedp.mechanisms import sqrt_rows as sr
 from treedp.mechanisms.base import CalibratedMechanism, check_replace_bins, zcdp_description
 from treedp.mechanisms.sqrt_lattice import (
     MAX_SCALE,
-    PLAN_LIMIT,
     choose_scale,
     lattice_coefficients,
     sensitivities,
     sqrt_coefficients,
 )
+from treedp.mechanisms.sqrt_plan import plan_candidate
 from treedp.noise.families import DiscreteGaussian, check_rho
 from treedp.tree.candidate import PlanCandidate
 
@@ -413,45 +413,3 @@ class SqrtFactorizationMechanism(CalibratedMechanism):
             normalise=self.normalise,
             rows=self.rows,
         )
-
-
-def plan_candidate(
-    n_bins: int,
-    budget: float,
-    neighbours: str,
-    noise: str,
-    objective: str,
-    *,
-    workload: Any = None,
-) -> PlanCandidate | None:
-    """The planner hook (:meth:`SqrtFactorizationMechanism.plan_candidate`): this mechanism's exact
-    objective for Gaussian noise, or None (an explicit ``workload``: prefix objectives only;
-    Laplace noise, ``B < 2``, ``B > PLAN_LIMIT``, or a budget below the sampler's range)."""
-    if workload is not None or noise not in SqrtFactorizationMechanism.noises:
-        return None
-    if not 2 <= n_bins <= PLAN_LIMIT:
-        return None
-    nb: Neighbours = "replace" if neighbours == "replace" else "add_remove"
-    try:
-        mech = SqrtFactorizationMechanism(
-            n_bins, rho=budget, neighbours=nb, n=0 if nb == "replace" else None
-        )
-    except InvalidParameterError:
-        return None
-    cov = mech.covariance()
-    var = cov.var(np.arange(1, n_bins + 1))
-    mean_mse, worst = float(var.mean()), float(var.max())
-    if objective == "max_variance":
-        value = worst
-    elif objective == "range_mse":
-        total = (n_bins + 1) * float(var.sum()) - cov.prefix_sum_covariance()
-        value = total / (n_bins * (n_bins + 1) / 2)
-    else:
-        value = mean_mse
-    how = f"square-root factorisation, lattice scale {mech.scale}"
-    how += ", equalised columns" if mech.equalise else ""
-    how += ", normalised columns" if mech.normalise else ""
-    how += ", scaled rows" if mech.rows else ""
-    return PlanCandidate(
-        "sqrt_factorization", (n_bins,), (budget,), value, how, mean_mse, max_cdf_variance=worst
-    )

@@ -26,7 +26,6 @@ __all__ = [
     "NORMALISE_LIMIT",
     "NORMALISE_MIN",
     "NORMALISE_RESOLUTION",
-    "PLAN_LIMIT",
     "TAIL_COLUMNS",
     "TAIL_LIMIT",
     "choose_scale",
@@ -50,13 +49,6 @@ __all__ = [
 #: Largest lattice scale ``s`` (the coefficients stay below 2**17; rounding then costs nothing
 #: measurable at any supported ``B``).
 MAX_SCALE = 2**16
-#: Largest ``B`` the planner (``mechanism="auto"``) scores this mechanism for: its exact error
-#: costs one power-series inverse (Newton, about five FFTs of length ``2B`` per doubling) and
-#: peaks near 100 bytes per bin. At ``2**20`` planning takes about 1.2 s of CPU; at ``2**22``
-#: 6 s and at ``2**24`` 26 s and 1.6 GB, too much to spend unasked on every release, so
-#: above this limit it is used when asked for by name (``mechanism="sqrt_factorization"``, up
-#: to ``MAX_BINS = 2**26``; 1.034–1.036× the SVD bound at ``2**22``–``2**24``).
-PLAN_LIMIT = 2**20
 #: Every entry of ``Ĉ x`` stays below this (int64 with room).
 INT_LIMIT = 2**62
 #: About the largest ``2σ²`` the exact sampler supports with a power-of-two denominator

@@ -42,6 +42,8 @@ __all__ = [
     "ROWS_RESOLUTION",
     "U_EXACT",
     "exact_max_correlation",
+    "row_l1",
+    "row_l2_squared",
     "row_multipliers",
     "row_sensitivities",
     "rows_apply",
@@ -119,10 +121,22 @@ def exact_max_correlation(a: np.ndarray, b: np.ndarray) -> int:
     return best
 
 
-@lru_cache(maxsize=4)
 def row_sensitivities(n_bins: int, scale: int) -> tuple[int, int]:
     """``(L1, L2²)`` of ``e ∘ (Ĉ x)`` under add/remove, exact: column ``j`` is ``e ∘ Ĉ e_j``,
     of L1 norm ``Σ_{i>=j} e_i ĉ_{i−j}`` and squared L2 norm ``Σ_{i>=j} e_i² ĉ_{i−j}²``."""
+    return row_l1(n_bins, scale), row_l2_squared(n_bins, scale)
+
+
+@lru_cache(maxsize=4)
+def row_l1(n_bins: int, scale: int) -> int:
+    """``Δ₁ = max_j Σ_{i>=j} e_i ĉ_{i−j}`` exactly (the contract's; planning does not need it)."""
+    return exact_max_correlation(coefficients(n_bins, scale), row_multipliers(n_bins))
+
+
+@lru_cache(maxsize=4)
+def row_l2_squared(n_bins: int, scale: int) -> int:
+    """``Δ₂² = max_j Σ_{i>=j} e_i² ĉ_{i−j}²`` exactly (cached: the planner and the mechanism
+    share it)."""
     c = coefficients(n_bins, scale)
     e = row_multipliers(n_bins)
-    return exact_max_correlation(c, e), exact_max_correlation(c * c, e * e)
+    return exact_max_correlation(c * c, e * e)

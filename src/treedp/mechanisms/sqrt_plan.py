@@ -1,0 +1,176 @@
+"""How the planner scores the square-root factorisation: exactly up to ``2^20`` bins, by a
+measured rule above (issue 33).
+
+Up to :data:`EXACT_PLAN_LIMIT` the candidate carries the mechanism's exact objective (its
+covariance: exact discrete Gaussian variance, exact ``Δ₂²``). Above it, and up to
+:data:`PLAN_LIMIT`, the exact figures cost 3–30 s of CPU (a power-series inverse of length
+``B``, an FFT correlation for ``Δ₂²`` and a convolution for every variance, all of length
+``2B``: 2.6 s at ``2^21``, 6 s at ``2^22``, 26 s and 1.6 GB at ``2^24``), and the planner scores
+it by a **rule** instead, for add/remove at the largest lattice scale (``ρ`` above about 0.01;
+smaller budgets lower the scale and are not covered: not offered, as before):
+
+    objective  <=  RULE_RATIOS[objective] × (the SVD lower bound on the mean prefix MSE),
+
+the bound ``‖L‖_*²/(2ρB²)`` evaluated from above in ``O(1)`` (:func:`svd_bound_above`). The
+ratios are *measured*, not proven: ``benchmarks/zcdp_rule.py`` computes the exact figures at
+every power of two from ``2^20`` to ``2^24`` and at sizes between and odd sizes (mean prefix MSE
+1.034–1.038× the bound, worst prefix variance at most 1.085×, mean range MSE at most 1.86×;
+the same to five digits at every ``ρ`` with the same scale, as the error is ``Δ₂²·K(B, s)/(2ρ)``
+up to the ``σ²`` rounding, below ``10^-9`` relatively), and the constants keep a margin above
+the largest. The planner's trees are 1.49–1.60× the bound there, so the rule picks the
+factorisation whenever it applies unless the tree's discrete Gaussian noise is far below its
+``σ²`` (huge ``ρ``), which the planner's exact tree scores see. The candidate's figures are
+then *upper bounds* (its ``how`` says so); the released mechanism's covariance has the exact
+ones (computed when a query needs them, with the estimate's own series inverse).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from treedp.budget import Neighbours
+from treedp.exceptions import InvalidParameterError
+from treedp.mechanisms import sqrt_lattice as lat
+from treedp.mechanisms import sqrt_rows as sr
+from treedp.noise.families import DiscreteGaussian
+from treedp.tree.candidate import PlanCandidate
+
+__all__ = [
+    "EXACT_PLAN_LIMIT",
+    "PLAN_LIMIT",
+    "RULE_RATIOS",
+    "plan_candidate",
+    "rule_applies",
+    "svd_bound_above",
+]
+
+#: Largest ``B`` whose exact objective the planner computes (about 0.6–0.9 s of CPU at ``2^20``).
+EXACT_PLAN_LIMIT = 2**19
+#: Largest ``B`` the planner offers the factorisation for (by :data:`RULE_RATIOS` above
+#: :data:`EXACT_PLAN_LIMIT`); above it, ``mechanism="sqrt_factorization"`` asks for it.
+PLAN_LIMIT = 2**24
+#: Measured upper bounds on the default's objectives over the SVD bound on the mean prefix MSE,
+#: for add/remove, ``EXACT_PLAN_LIMIT < B <= PLAN_LIMIT`` at lattice scale ``2^16``
+#: (``benchmarks/zcdp_rule.py``: largest measured 1.0378, 1.0841, 1.86).
+RULE_RATIOS = {"cdf_mse": 1.045, "max_variance": 1.10, "range_mse": 1.90}
+#: Terms of the nuclear norm summed exactly in :func:`svd_bound_above`.
+_HEAD = 4096
+
+
+def svd_bound_above(n_bins: int, rho: float) -> float:
+    """An upper bound on the SVD bound ``‖L‖_*²/(2ρB²)`` (relative excess below ``10^-9``).
+
+    ``‖L‖_* = Σ_{k=1..B} f(x_k)``, ``f(x) = 1/(2 sin x)``, ``x_k = (k − ½)h``, ``h = π/(2B + 1)``
+    (the singular values; ``benchmarks/prefix_bound.py``). The first :data:`_HEAD` terms are
+    summed; ``f`` is convex on ``(0, π)``, so every later midpoint value is at most the mean of
+    ``f`` over its cell: ``Σ_{k>K} f(x_k) <= (1/h) ∫_{Kh}^{Bh} f = (ln tan(Bh/2) − ln
+    tan(Kh/2))/(2h)``.
+    """
+    h = math.pi / (2 * n_bins + 1)
+    head = min(n_bins, _HEAD)
+    k = np.arange(1, head + 1, dtype=np.float64)
+    nuclear = float(np.sum(1.0 / (2.0 * np.sin((k - 0.5) * h))))
+    if n_bins > head:
+        nuclear += (math.log(math.tan(n_bins * h / 2)) - math.log(math.tan(head * h / 2))) / (2 * h)
+    return nuclear * nuclear * (1 + 1e-12) / (2 * rho * n_bins * n_bins)
+
+
+def rule_applies(n_bins: int, rho: float, neighbours: str) -> bool:
+    """Whether the rule scores the factorisation: add/remove, ``EXACT_PLAN_LIMIT < B <=
+    PLAN_LIMIT``, and the default there (scaled rows) at lattice scale ``2^16`` — checked from
+    public parameters in ``O(1)`` with ``Σ ĉ_k² <= Σ (s c_k + ½)² <= s² S + s T + B/4``,
+    ``S = 1 + (1 + ln(B − 1))/π >= Σ c_k²`` and ``T = 1 + 2 sqrt((B − 1)/π) >= Σ c_k``
+    (``c_k <= 1/sqrt(πk)``): if the sampler takes ``σ²`` for ``R² × that`` (the scale search's
+    own bound), :func:`sqrt_lattice.choose_scale` returns ``2^16``."""
+    if neighbours != "add_remove" or not EXACT_PLAN_LIMIT < n_bins <= PLAN_LIMIT:
+        return False
+    s = lat.MAX_SCALE
+    sq = 1 + (1 + math.log(n_bins - 1)) / math.pi
+    lin = 1 + 2 * math.sqrt((n_bins - 1) / math.pi)
+    bound = math.ceil(s * s * sq + s * lin + n_bins / 4) * sr.ROWS_RESOLUTION**2
+    return lat.fits(bound, rho) is not None
+
+
+def plan_candidate(
+    n_bins: int,
+    budget: float,
+    neighbours: str,
+    noise: str,
+    objective: str,
+    *,
+    workload: Any = None,
+) -> PlanCandidate | None:
+    """The planner hook (``SqrtFactorizationMechanism.plan_candidate``): this mechanism's exact
+    objective for Gaussian noise up to :data:`EXACT_PLAN_LIMIT`, the measured rule's bound above
+    (module docstring), or None (an explicit ``workload``: prefix objectives only; Laplace
+    noise, ``B < 2``, ``B > PLAN_LIMIT``, replace above ``EXACT_PLAN_LIMIT``, or a budget below
+    the sampler's range or, above ``EXACT_PLAN_LIMIT``, below the largest lattice scale's)."""
+    if workload is not None or noise != DiscreteGaussian.key:
+        return None
+    if 2 <= n_bins <= EXACT_PLAN_LIMIT:
+        return _exact_candidate(n_bins, budget, neighbours, objective)
+    if not rule_applies(n_bins, budget, neighbours):
+        return None
+    bound = svd_bound_above(n_bins, budget)
+    mean, worst = RULE_RATIOS["cdf_mse"] * bound, RULE_RATIOS["max_variance"] * bound
+    value = {"max_variance": worst, "range_mse": RULE_RATIOS["range_mse"] * bound}
+    how = (
+        f"square-root factorisation, lattice scale {lat.MAX_SCALE}, scaled rows; scored by the "
+        f"measured rule (figures are upper bounds: at most {RULE_RATIOS[objective]}× the SVD "
+        "bound; the exact ones are the mechanism's covariance)"
+    )
+    return PlanCandidate(
+        "sqrt_factorization",
+        (n_bins,),
+        (budget,),
+        value.get(objective, mean),
+        how,
+        mean,
+        max_cdf_variance=worst,
+    )
+
+
+def _exact_candidate(
+    n_bins: int, budget: float, neighbours: str, objective: str
+) -> PlanCandidate | None:
+    """The exact objective (the mechanism's covariance); for scaled rows only ``Δ₂²`` is
+    computed, not ``Δ₁`` (the contract's, computed when the mechanism is built)."""
+    from treedp.estimation.toeplitz import RowWeightedToeplitzCovariance
+    from treedp.mechanisms.sqrt_factorization import SqrtFactorizationMechanism
+
+    nb: Neighbours = "replace" if neighbours == "replace" else "add_remove"
+    try:
+        if sr.rows_default(n_bins, budget, nb, None):
+            scale = lat.choose_scale(n_bins, budget, "add_remove", sr.ROWS_RESOLUTION**2)
+            family = lat.fits(sr.row_l2_squared(n_bins, scale), budget)
+            if family is None:
+                return None
+            e = sr.row_multipliers(n_bins).astype(np.float64)
+            g = lat.prefix_filter(n_bins, scale)
+            cov: Any = RowWeightedToeplitzCovariance(g, 1.0 / (e * e), family.variance())
+            how = f"square-root factorisation, lattice scale {scale}, scaled rows"
+        else:
+            mech = SqrtFactorizationMechanism(
+                n_bins, rho=budget, neighbours=nb, n=0 if nb == "replace" else None
+            )
+            cov = mech.covariance()
+            how = f"square-root factorisation, lattice scale {mech.scale}"
+            how += ", equalised columns" if mech.equalise else ""
+            how += ", normalised columns" if mech.normalise else ""
+    except InvalidParameterError:
+        return None
+    var = cov.var(np.arange(1, n_bins + 1))
+    mean_mse, worst = float(var.mean()), float(var.max())
+    if objective == "max_variance":
+        value = worst
+    elif objective == "range_mse":
+        total = (n_bins + 1) * float(var.sum()) - cov.prefix_sum_covariance()
+        value = total / (n_bins * (n_bins + 1) / 2)
+    else:
+        value = mean_mse
+    return PlanCandidate(
+        "sqrt_factorization", (n_bins,), (budget,), value, how, mean_mse, max_cdf_variance=worst
+    )
