@@ -130,7 +130,7 @@ def test_covariance_fft_path_matches_dot_path() -> None:
 
 
 def test_privacy_contract() -> None:
-    mech = SqrtFactorizationMechanism(1024, rho=0.5)  # normalised columns by default here
+    mech = SqrtFactorizationMechanism(1024, rho=0.5, normalise=True)
     l2sq = mech.block_l2_squared[0]
     assert mech.normalise
     assert l2sq == 2**20 * int(np.sum(mech.coefficients.astype(object) ** 2))

@@ -57,8 +57,8 @@ def test_sensitivity_every_column(n_bins: int, scale: int) -> None:
 
 
 def test_mechanism_contract_and_noise_calibration() -> None:
-    mech = SqrtFactorizationMechanism(300, rho=0.5)
-    assert mech.normalise and not mech.equalise
+    mech = SqrtFactorizationMechanism(300, rho=0.5, normalise=True)
+    assert mech.normalise and not mech.equalise and not mech.both
     p = lat.normaliser(300, mech.scale)
     assert mech.block_l2_squared[0] == _worst_column(300, mech.scale, p)[1]
     assert mech.sigma2[0] >= Fraction(mech.block_l2_squared[0]) / (2 * Fraction(0.5))
@@ -81,7 +81,7 @@ def test_refusals() -> None:
 
 
 def test_release_is_exact_and_the_estimate_unbiased() -> None:
-    mech = SqrtFactorizationMechanism(256, rho=0.5)
+    mech = SqrtFactorizationMechanism(256, rho=0.5, normalise=True)
     rng = np.random.default_rng(TEST_SEED)
     x = rng.integers(0, 2**20, 256)
     (block,) = mech.true_blocks(x)
@@ -102,7 +102,7 @@ def _dense_covariance(mech: SqrtFactorizationMechanism) -> np.ndarray:
 
 
 def test_covariance_matches_dense_least_squares() -> None:
-    mech = SqrtFactorizationMechanism(256, rho=0.7)
+    mech = SqrtFactorizationMechanism(256, rho=0.7, normalise=True)
     dense = _dense_covariance(mech)
     cov = mech.covariance()
     m = np.arange(1, 257)
@@ -113,8 +113,11 @@ def test_covariance_matches_dense_least_squares() -> None:
     full[1:, 1:] = dense
     np.testing.assert_allclose(cov.cov(a, b), full[a, b], rtol=1e-8, atol=1e-9 * dense.max())
     assert cov.prefix_sum_covariance() == pytest.approx(dense.sum(), rel=1e-9)
-    cand = plan_candidate(256, 0.7, "add_remove", "gaussian", "range_mse")
+    cand = plan_candidate(256, 0.004, "add_remove", "gaussian", "range_mse")  # tiny ρ: normalised
     assert cand is not None and "normalised" in cand.how
+    mech = SqrtFactorizationMechanism(256, rho=0.004)
+    assert mech.normalise
+    full[1:, 1:] = _dense_covariance(mech)
     i, j = np.triu_indices(257, 1)
     diffs = full[i, i] + full[j, j] - 2 * full[i, j]
     assert cand.value == pytest.approx(np.mean(diffs), rel=1e-8)
@@ -139,7 +142,7 @@ def test_scaled_covariance_any_diagonal(n_bins: int) -> None:
 def test_monte_carlo_unbiased_with_the_exact_variance() -> None:
     runs = 3000
     counts = np.random.default_rng(TEST_SEED).poisson(5, 256)
-    mech = SqrtFactorizationMechanism(256, rho=0.05)
+    mech = SqrtFactorizationMechanism(256, rho=0.05, normalise=True)
     noise = mech.noise_only(runs, InsecureSeededSource(TEST_SEED))[0]
     est = mech.estimate_prefix([mech.true_blocks(counts)[0][None, :] + noise])
     truth = np.concatenate([[0], np.cumsum(counts)])
@@ -162,12 +165,12 @@ def test_planner_default_save_and_load() -> None:
     rel = treedp.release_cdf(
         values, bounds=(-4, 4), bins=1024, privacy=treedp.ZCDP(0.5), rng=InsecureSeededSource(5)
     )
-    assert rel.mechanism.normalise  # type: ignore[attr-defined]
+    assert rel.mechanism.both  # type: ignore[attr-defined]  (since issue 33's rows and columns)
     buf = io.BytesIO()
     rel.save(buf)
     buf.seek(0)
     back = treedp.load_release(buf)
-    assert back.mechanism.normalise  # type: ignore[attr-defined]
+    assert back.mechanism.both  # type: ignore[attr-defined]
     np.testing.assert_array_equal(back.prefix_counts, rel.prefix_counts)
     lo, hi = rel.confidence_interval("range_count", -1.0, 1.0)
     assert float(np.asarray(lo)) < float(np.asarray(hi))

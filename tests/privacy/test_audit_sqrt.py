@@ -92,10 +92,14 @@ def test_sigma_too_small_is_flagged(neighbours: str) -> None:
 
 
 def _variant(monkeypatch: pytest.MonkeyPatch, kind: str) -> SqrtFactorizationMechanism:
-    """Normalised columns or scaled rows at ``B = 4`` (both are the default only at larger
-    ``B``; the limits are lifted here so the audit can enumerate a small release)."""
-    from treedp.mechanisms import sqrt_lattice, sqrt_rows
+    """Normalised columns, scaled rows, or rows and columns at ``B = 4`` (each is the default
+    only at larger ``B``; the limits are lifted here so the audit can enumerate a small
+    release)."""
+    from treedp.mechanisms import sqrt_both, sqrt_lattice, sqrt_rows
 
+    if kind == "both":
+        monkeypatch.setattr(sqrt_both, "both_apply", lambda n_bins, nb: nb == "add_remove")
+        return SqrtFactorizationMechanism(BINS, rho=RHO, both=True)
     if kind == "normalise":
         monkeypatch.setattr(sqrt_lattice, "normalises", lambda n_bins, nb: nb == "add_remove")
         return SqrtFactorizationMechanism(BINS, rho=RHO, normalise=True)
@@ -117,7 +121,7 @@ def _worst_pair(mech: SqrtFactorizationMechanism) -> tuple[np.ndarray, np.ndarra
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("kind", ["normalise", "rows"])
+@pytest.mark.parametrize("kind", ["normalise", "rows", "both"])
 def test_normalised_and_row_scaled_pass(monkeypatch: pytest.MonkeyPatch, kind: str) -> None:
     mech = _variant(monkeypatch, kind)
     d, d2 = _worst_pair(mech)
@@ -127,7 +131,7 @@ def test_normalised_and_row_scaled_pass(monkeypatch: pytest.MonkeyPatch, kind: s
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("kind", ["normalise", "rows"])
+@pytest.mark.parametrize("kind", ["normalise", "rows", "both"])
 def test_plain_sensitivity_for_the_scaled_release_is_flagged(
     monkeypatch: pytest.MonkeyPatch, kind: str
 ) -> None:

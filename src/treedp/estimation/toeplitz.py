@@ -321,21 +321,26 @@ class ScaledToeplitzCovariance:
     ``v Σ_k (Σ_i M[i, k])²`` are exact sums over the ``B(B + 1)/2`` entries (``O(B²)`` time,
     ``O(B)`` memory, no approximation); a covariance ``v ⟨M[a − 1], M[b − 1]⟩`` computes the two
     rows (``M[i, k] = (H r)[i − k]`` with ``r`` the reversed ``q[:i + 1]``: one FFT product).
+    ``weights`` (optional): the noise of ``y_k`` has variance ``v·weights_k`` instead (scaled
+    rows and columns: ``weights = 1/e²``); every sum over ``k`` is weighted.
     """
 
-    def __init__(self, h: np.ndarray, q: np.ndarray, variance: float) -> None:
+    def __init__(
+        self, h: np.ndarray, q: np.ndarray, variance: float, weights: np.ndarray | None = None
+    ) -> None:
         self.h = np.asarray(h, dtype=np.float64)
         self.q = np.asarray(q, dtype=np.float64)
         self.n_bins = b = self.h.size
         self.variance = float(variance)
+        self.w = np.ones(b) if weights is None else np.asarray(weights, dtype=np.float64)
         sq = np.zeros(b)
         col_sums = np.zeros(b)
         for k in range(b):
             column = np.cumsum(self.q[k:] * self.h[: b - k])
-            sq[k:] += column * column
+            sq[k:] += self.w[k] * column * column
             col_sums[k] = column.sum()
         self._var = self.variance * np.concatenate([[0.0], sq])
-        self._sum_cov = self.variance * float(col_sums @ col_sums)
+        self._sum_cov = self.variance * float(self.w @ (col_sums * col_sums))
 
     def var(self, m: np.ndarray) -> np.ndarray:
         """``Var(P̂[m])`` (``P̂[0] = 0``)."""
@@ -364,7 +369,7 @@ class ScaledToeplitzCovariance:
             keys, index = np.unique(np.concatenate([a[sel], b[sel]]), return_inverse=True)
             rows = self.rows(keys)
             left, right = rows[index[: sel.size]], rows[index[sel.size :]]
-            out[sel] = self.variance * np.einsum("ij,ij->i", left, right)
+            out[sel] = self.variance * np.einsum("ij,ij,j->i", left, right, self.w)
         return out.reshape(shape)
 
     def prefix_sum_covariance(self) -> float:

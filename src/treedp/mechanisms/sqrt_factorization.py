@@ -38,6 +38,11 @@ estimate ``P̂ = L diag(1/p) Ĉ^{-1} y`` is the only unbiased one (the matrix is
 invertible); its covariance is no longer Toeplitz, and is computed exactly in ``O(B²)``
 (:class:`treedp.estimation.toeplitz.ScaledToeplitzCovariance`).
 
+Scaled rows and columns (add_remove, ``2^8 <= B <= 2^14``, the default there since issue 33
+unless the budget is tiny): release ``diag(e) Ĉ diag(p) x + Z`` with integer row multipliers
+from a fixed profile and column multipliers that equalise the columns
+(:mod:`treedp.mechanisms.sqrt_both`, which has the construction and the exact ``Δ₂²``).
+
 Scaled rows (add_remove, ``B > 2^14``, the default there): release ``e ∘ (Ĉ x) + Z`` with integer
 row multipliers ``e`` that make the columns nearly equal while keeping the estimator Toeplitz
 (:mod:`treedp.mechanisms.sqrt_rows`, which has the construction and the exact ``Δ₂²``).
@@ -89,7 +94,9 @@ import numpy as np
 from treedp._validation import check_int
 from treedp.budget import Neighbours, check_neighbours
 from treedp.exceptions import InvalidParameterError
+from treedp.mechanisms import sqrt_both as sb
 from treedp.mechanisms import sqrt_lattice as lat
+from treedp.mechanisms import sqrt_plan
 from treedp.mechanisms import sqrt_rows as sr
 from treedp.mechanisms.base import CalibratedMechanism, check_replace_bins, zcdp_description
 from treedp.mechanisms.sqrt_lattice import (
@@ -99,7 +106,6 @@ from treedp.mechanisms.sqrt_lattice import (
     sensitivities,
     sqrt_coefficients,
 )
-from treedp.mechanisms.sqrt_plan import plan_candidate
 from treedp.noise.families import DiscreteGaussian, check_rho
 from treedp.tree.candidate import PlanCandidate
 
@@ -140,6 +146,11 @@ class SqrtFactorizationMechanism(CalibratedMechanism):
         Release ``e ∘ (Ĉ x) + Z`` with integer row multipliers ``e`` (:mod:`sqrt_rows`).
         Only for ``add_remove`` with ``B > 2^14``; the default there unless the budget is so small
         that the lattice scale would fall below ``sqrt(πB)`` (:func:`sqrt_rows.rows_default`).
+    both : bool, optional
+        Release ``diag(e) Ĉ diag(p) x + Z``: rows scaled by a fixed profile and columns
+        equalised (:mod:`sqrt_both`). Only for ``add_remove`` with ``2^8 <= B <= 2^14``; the
+        default there (1.035× the SVD bound at ``2^10`` against 1.058× for normalised columns)
+        unless the lattice scale would fall below ``2^10`` (:func:`sqrt_both.both_default`).
     normalise : bool, optional
         Release ``Ĉ diag(p) x + Z`` with integer ``p_j ≈ R·sqrt(S(B)/S(B − j))``: every column
         nearly at the largest norm (module docstring). Only for ``add_remove`` with
@@ -170,14 +181,27 @@ class SqrtFactorizationMechanism(CalibratedMechanism):
         equalise: bool | None = None,
         normalise: bool | None = None,
         rows: bool | None = None,
+        both: bool | None = None,
     ) -> None:
         self.n_bins = check_int(n_bins, "n_bins", lo=1)
         self.rho = check_rho(rho)
         self.neighbours, self.n = check_neighbours(neighbours, n)
         check_replace_bins(self.neighbours, self.n_bins)
         self.noise = DiscreteGaussian.key
+        if both is None:  # where it applies and its lattice stays fine
+            both = normalise is None and sb.both_default(
+                self.n_bins, self.rho, self.neighbours, scale
+            )
+        self.both = bool(both)
+        if self.both and not sb.both_apply(self.n_bins, self.neighbours):
+            raise InvalidParameterError(
+                "both=True is for neighbours='add_remove' and "
+                f"{lat.NORMALISE_MIN} <= B <= {lat.NORMALISE_LIMIT}."
+            )
         if normalise is None:  # where it applies and its lattice stays fine
-            normalise = lat.normalise_default(self.n_bins, self.rho, self.neighbours, scale)
+            normalise = not self.both and lat.normalise_default(
+                self.n_bins, self.rho, self.neighbours, scale
+            )
         self.normalise = bool(normalise)
         if self.normalise and not lat.normalises(self.n_bins, self.neighbours):
             raise InvalidParameterError(
@@ -194,13 +218,16 @@ class SqrtFactorizationMechanism(CalibratedMechanism):
         if scale is None:
             factor = lat.NORMALISE_RESOLUTION**2 if self.normalise else 1
             factor = sr.ROWS_RESOLUTION**2 if self.rows else factor
+            factor = sb.factor() if self.both else factor
             scale = lat.choose_scale(self.n_bins, self.rho, self.neighbours, factor)
         self.scale = check_int(scale, "scale", lo=1, hi=MAX_SCALE)
         applies = self.neighbours == "add_remove" and lat.equalised_columns(self.n_bins) > 0
         if equalise is None:  # never worse (GLS with more data at the same Δ₂), where it applies
-            equalise = applies and not self.normalise and not self.rows
-        if int(bool(equalise)) + int(self.normalise) + int(self.rows) > 1:
-            raise InvalidParameterError("At most one of equalise, normalise and rows is True.")
+            equalise = applies and not self.normalise and not self.rows and not self.both
+        if int(bool(equalise)) + int(self.normalise) + int(self.rows) + int(self.both) > 1:
+            raise InvalidParameterError(
+                "At most one of equalise, normalise, rows and both is True."
+            )
         self.equalise = bool(equalise)
         if self.equalise and not applies:
             raise InvalidParameterError(
@@ -213,6 +240,8 @@ class SqrtFactorizationMechanism(CalibratedMechanism):
             l1, l2_squared = lat.equalised_sensitivities(self.n_bins, self.scale, self.equalised)
         elif self.normalise:
             l1, l2_squared = lat.normalised_sensitivities(self.n_bins, self.scale)
+        elif self.both:
+            l1, l2_squared = sb.sensitivities(self.n_bins, self.scale)
         elif self.rows:
             l1, l2_squared = sr.row_sensitivities(self.n_bins, self.scale)
         else:
@@ -251,6 +280,10 @@ class SqrtFactorizationMechanism(CalibratedMechanism):
         if self.normalise:  # entries of Ĉ (p ∘ x) are at most ĉ_0 · max p · Σ x
             top = int(lat.normaliser(self.n_bins, self.scale).max())
             return lat.INT_LIMIT // (int(self.coefficients[0]) * top) - 1
+        if self.both:  # entries of e ∘ Ĉ (p ∘ x) are at most max e · ĉ_0 · max p · Σ x
+            top = int(sb.column_multipliers(self.n_bins, self.scale).max())
+            top *= int(sb.row_weights(self.n_bins).max())
+            return lat.INT_LIMIT // (int(self.coefficients[0]) * top) - 1
         if self.rows:  # entries of e ∘ (Ĉ x) are at most max e · ĉ_0 · Σ x
             top = int(sr.row_multipliers(self.n_bins).max())
             return lat.INT_LIMIT // (int(self.coefficients[0]) * top) - 1
@@ -275,6 +308,11 @@ class SqrtFactorizationMechanism(CalibratedMechanism):
             bits = (self.max_records() * int(p.max())).bit_length()
             return [exact_convolve(self.coefficients, p * x, bits)]
         block = exact_convolve(self.coefficients, x, self.max_records().bit_length())
+        if self.both:  # e ∘ Ĉ (p ∘ x) stays below 2**62 (max_records)
+            p = sb.column_multipliers(self.n_bins, self.scale)
+            bits = (self.max_records() * int(p.max())).bit_length()
+            block = exact_convolve(self.coefficients, p * x, bits)
+            return [sb.row_weights(self.n_bins) * block]
         if self.rows:  # e ∘ (Ĉ x) stays below 2**62 (max_records)
             return [sr.row_multipliers(self.n_bins) * block]
         if self.equalise:  # ê_j <= Σ ĉ, so ê ∘ x fits (max_records)
@@ -302,10 +340,11 @@ class SqrtFactorizationMechanism(CalibratedMechanism):
         scale, equalise = meta["scale"], meta.get("equalise", False)
         normalise = meta.get("normalise", False)
         rows = meta.get("rows", False)
+        both = meta.get("both", False)
         if isinstance(scale, bool) or not isinstance(scale, int) or not isinstance(equalise, bool):
             raise InvalidParameterError("fields 'scale' and 'equalise' have the wrong type")
-        if not isinstance(normalise, bool) or not isinstance(rows, bool):
-            raise InvalidParameterError("fields 'normalise' and 'rows' have the wrong type")
+        if not all(isinstance(flag, bool) for flag in (normalise, rows, both)):
+            raise InvalidParameterError("fields 'normalise', 'rows', 'both' have the wrong type")
         mechanism = cls(
             n_bins,
             rho=budget,
@@ -315,6 +354,7 @@ class SqrtFactorizationMechanism(CalibratedMechanism):
             equalise=equalise,
             normalise=normalise,
             rows=rows,
+            both=both,
         )
         stated = (meta["sigma2"], meta.get("block_l2_squared"))
         if (mechanism.describe()["sigma2"], list(mechanism.block_l2_squared)) != stated:
@@ -324,7 +364,7 @@ class SqrtFactorizationMechanism(CalibratedMechanism):
     @classmethod
     def plan_candidate(cls, *args: Any, **kwargs: Any) -> PlanCandidate | None:
         """The planner hook: :func:`plan_candidate`."""
-        return plan_candidate(*args, **kwargs)
+        return sqrt_plan.plan_candidate(cls, *args, **kwargs)
 
     def prefix_estimate(self, levels: list[np.ndarray], estimator: str) -> np.ndarray:
         """:meth:`estimate_prefix`, the one unbiased linear estimator, whatever the name."""
@@ -344,6 +384,11 @@ class SqrtFactorizationMechanism(CalibratedMechanism):
             h = lat.inverse_coefficients(self.n_bins, self.scale)
             q = 1.0 / lat.normaliser(self.n_bins, self.scale)
             return toeplitz.ScaledToeplitzCovariance(h, q, v)
+        if self.both:
+            h = lat.inverse_coefficients(self.n_bins, self.scale)
+            q = 1.0 / sb.column_multipliers(self.n_bins, self.scale)
+            weights = 1.0 / sb.row_weights(self.n_bins).astype(np.float64) ** 2
+            return toeplitz.ScaledToeplitzCovariance(h, q, v, weights)
         if self.rows:
             weights = 1.0 / sr.row_multipliers(self.n_bins).astype(np.float64) ** 2
             return toeplitz.RowWeightedToeplitzCovariance(self.prefix_filter(), weights, v)
@@ -366,6 +411,10 @@ class SqrtFactorizationMechanism(CalibratedMechanism):
             h = lat.inverse_coefficients(self.n_bins, self.scale)
             xhat = toeplitz_apply(h, y) / lat.normaliser(self.n_bins, self.scale)
             est = np.cumsum(xhat, axis=-1)
+        elif self.both:  # x̂ = diag(1/p) Ĉ^{-1} (y / e), P̂ = L x̂
+            h = lat.inverse_coefficients(self.n_bins, self.scale)
+            xhat = toeplitz_apply(h, y / sb.row_weights(self.n_bins))
+            est = np.cumsum(xhat / sb.column_multipliers(self.n_bins, self.scale), axis=-1)
         elif self.rows:  # P̂ = G (y / e)
             est = toeplitz_apply(self.prefix_filter(), y / sr.row_multipliers(self.n_bins))
         elif self.equalise and self.equalised < self.n_bins:  # Woodbury (see _tail_system)
@@ -412,4 +461,11 @@ class SqrtFactorizationMechanism(CalibratedMechanism):
             equalise=self.equalise,
             normalise=self.normalise,
             rows=self.rows,
+            both=self.both,
         )
+
+
+def plan_candidate(*args: Any, **kwargs: Any) -> PlanCandidate | None:
+    """The planner hook (:func:`treedp.mechanisms.sqrt_plan.plan_candidate` for this class):
+    ``(n_bins, budget, neighbours, noise, objective, *, workload=None)``."""
+    return sqrt_plan.plan_candidate(SqrtFactorizationMechanism, *args, **kwargs)

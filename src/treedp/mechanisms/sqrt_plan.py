@@ -27,6 +27,7 @@ ones (computed when a query needs them, with the estimate's own series inverse).
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -95,6 +96,7 @@ def rule_applies(n_bins: int, rho: float, neighbours: str) -> bool:
 
 
 def plan_candidate(
+    make: Callable[..., Any],
     n_bins: int,
     budget: float,
     neighbours: str,
@@ -103,7 +105,8 @@ def plan_candidate(
     *,
     workload: Any = None,
 ) -> PlanCandidate | None:
-    """The planner hook (``SqrtFactorizationMechanism.plan_candidate``): this mechanism's exact
+    """The planner hook (``SqrtFactorizationMechanism.plan_candidate``, which passes its class as
+    ``make``, the mechanism's constructor): this mechanism's exact
     objective for Gaussian noise up to :data:`EXACT_PLAN_LIMIT`, the measured rule's bound above
     (module docstring), or None (an explicit ``workload``: prefix objectives only; Laplace
     noise, ``B < 2``, ``B > PLAN_LIMIT``, replace above ``EXACT_PLAN_LIMIT``, or a budget below
@@ -111,7 +114,7 @@ def plan_candidate(
     if workload is not None or noise != DiscreteGaussian.key:
         return None
     if 2 <= n_bins <= EXACT_PLAN_LIMIT:
-        return _exact_candidate(n_bins, budget, neighbours, objective)
+        return _exact_candidate(make, n_bins, budget, neighbours, objective)
     if not rule_applies(n_bins, budget, neighbours):
         return None
     bound = svd_bound_above(n_bins, budget)
@@ -134,12 +137,11 @@ def plan_candidate(
 
 
 def _exact_candidate(
-    n_bins: int, budget: float, neighbours: str, objective: str
+    make: Callable[..., Any], n_bins: int, budget: float, neighbours: str, objective: str
 ) -> PlanCandidate | None:
     """The exact objective (the mechanism's covariance); for scaled rows only ``Δ₂²`` is
     computed, not ``Δ₁`` (the contract's, computed when the mechanism is built)."""
     from treedp.estimation.toeplitz import RowWeightedToeplitzCovariance
-    from treedp.mechanisms.sqrt_factorization import SqrtFactorizationMechanism
 
     nb: Neighbours = "replace" if neighbours == "replace" else "add_remove"
     try:
@@ -153,13 +155,12 @@ def _exact_candidate(
             cov: Any = RowWeightedToeplitzCovariance(g, 1.0 / (e * e), family.variance())
             how = f"square-root factorisation, lattice scale {scale}, scaled rows"
         else:
-            mech = SqrtFactorizationMechanism(
-                n_bins, rho=budget, neighbours=nb, n=0 if nb == "replace" else None
-            )
+            mech = make(n_bins, rho=budget, neighbours=nb, n=0 if nb == "replace" else None)
             cov = mech.covariance()
             how = f"square-root factorisation, lattice scale {mech.scale}"
             how += ", equalised columns" if mech.equalise else ""
             how += ", normalised columns" if mech.normalise else ""
+            how += ", scaled rows and columns" if mech.both else ""
     except InvalidParameterError:
         return None
     var = cov.var(np.arange(1, n_bins + 1))
