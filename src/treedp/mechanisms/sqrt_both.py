@@ -97,7 +97,7 @@ def row_weights(n_bins: int) -> np.ndarray:
     a, b, d = PROFILE
     x = (np.arange(n_bins, dtype=np.float64) + 0.5) / n_bins
     w = (1.0 - x) ** a * (x + d) ** b
-    e = np.maximum(1, np.rint(ROW_RESOLUTION * np.sqrt(w / w.max()))).astype(np.int64)
+    e: np.ndarray = np.maximum(1, np.rint(ROW_RESOLUTION * np.sqrt(w / w.max()))).astype(np.int64)
     e.setflags(write=False)
     return e
 
