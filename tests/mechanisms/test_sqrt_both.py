@@ -133,6 +133,23 @@ def test_release_is_exact_and_the_estimate_unbiased() -> None:
         mech.true_blocks(big)
 
 
+def test_release_exact_at_the_count_cap() -> None:
+    """Counts summing to ``max_records()`` (spikes where the multipliers are largest and at
+    the longest column): the released integers equal Python-integer products below 2^62."""
+    mech = SqrtFactorizationMechanism(256, rho=50.0)
+    assert mech.both
+    cap = mech.max_records()
+    p = sb.column_multipliers(256, mech.scale)
+    x = np.zeros(256, dtype=np.int64)
+    x[int(np.argmax(p))] = cap // 2
+    x[int(np.argmax(sb.column_norms(256, mech.scale)))] += cap // 4
+    x[-1] += cap - int(x.sum())
+    assert int(x.sum()) == cap
+    (block,) = mech.true_blocks(x)
+    want = [int(v) for v in _matrix(256, mech.scale, p) @ x.astype(object)]
+    assert block.tolist() == want and max(want) < 2**62
+
+
 def test_covariance_matches_dense_least_squares(small: None) -> None:
     mech = SqrtFactorizationMechanism(40, rho=0.7, both=True)
     a = _matrix(40, mech.scale, sb.column_multipliers(40, mech.scale)).astype(np.float64)

@@ -280,10 +280,9 @@ class SqrtFactorizationMechanism(CalibratedMechanism):
         if self.normalise:  # entries of Ĉ (p ∘ x) are at most ĉ_0 · max p · Σ x
             top = int(lat.normaliser(self.n_bins, self.scale).max())
             return lat.INT_LIMIT // (int(self.coefficients[0]) * top) - 1
-        if self.both:  # entries of e ∘ Ĉ (p ∘ x) are at most max e · ĉ_0 · max p · Σ x
-            top = int(sb.column_multipliers(self.n_bins, self.scale).max())
-            top *= int(sb.row_weights(self.n_bins).max())
-            return lat.INT_LIMIT // (int(self.coefficients[0]) * top) - 1
+        if self.both:  # every entry of A = diag(e) Ĉ diag(p) is at most its column's norm,
+            # so (A x)_i <= sqrt(Δ₂²) Σ x (and p ∘ x, Ĉ (p ∘ x) are entrywise below A x)
+            return lat.INT_LIMIT // (math.isqrt(self.block_l2_squared[0] - 1) + 1) - 1
         if self.rows:  # entries of e ∘ (Ĉ x) are at most max e · ĉ_0 · Σ x
             top = int(sr.row_multipliers(self.n_bins).max())
             return lat.INT_LIMIT // (int(self.coefficients[0]) * top) - 1
