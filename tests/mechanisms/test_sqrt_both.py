@@ -114,9 +114,10 @@ def test_refusals_and_tiny_budgets() -> None:
         SqrtFactorizationMechanism(300, rho=0.5, both=True, normalise=True)
     assert not SqrtFactorizationMechanism(300, rho=0.5, neighbours="replace", n=10).both
     assert SqrtFactorizationMechanism(300, rho=0.5, normalise=True).normalise
-    tiny = SqrtFactorizationMechanism(1024, rho=0.01)  # its scale would be below 2^10
+    tiny = SqrtFactorizationMechanism(1024, rho=1e-4)  # its scale would be below 2 sqrt(B)
     assert not tiny.both and tiny.normalise
-    assert not sb.both_default(1024, 0.01, "add_remove", None)
+    assert not sb.both_default(1024, 1e-4, "add_remove", None)
+    assert SqrtFactorizationMechanism(1024, rho=0.01).both  # scale 320 >= 64
 
 
 def test_release_is_exact_and_the_estimate_unbiased() -> None:

@@ -113,9 +113,9 @@ def test_covariance_matches_dense_least_squares() -> None:
     full[1:, 1:] = dense
     np.testing.assert_allclose(cov.cov(a, b), full[a, b], rtol=1e-8, atol=1e-9 * dense.max())
     assert cov.prefix_sum_covariance() == pytest.approx(dense.sum(), rel=1e-9)
-    cand = plan_candidate(256, 0.004, "add_remove", "gaussian", "range_mse")  # tiny ρ: normalised
+    cand = plan_candidate(256, 5e-5, "add_remove", "gaussian", "range_mse")  # tiny ρ: normalised
     assert cand is not None and "normalised" in cand.how
-    mech = SqrtFactorizationMechanism(256, rho=0.004)
+    mech = SqrtFactorizationMechanism(256, rho=5e-5)
     assert mech.normalise
     full[1:, 1:] = _dense_covariance(mech)
     i, j = np.triu_indices(257, 1)

@@ -150,7 +150,7 @@ class SqrtFactorizationMechanism(CalibratedMechanism):
         Release ``diag(e) Ĉ diag(p) x + Z``: rows scaled by a fixed profile and columns
         equalised (:mod:`sqrt_both`). Only for ``add_remove`` with ``2^8 <= B <= 2^14``; the
         default there (1.035× the SVD bound at ``2^10`` against 1.058× for normalised columns)
-        unless the lattice scale would fall below ``2^10`` (:func:`sqrt_both.both_default`).
+        unless the lattice scale would fall below ``2 sqrt(B)`` (:func:`sqrt_both.both_default`).
     normalise : bool, optional
         Release ``Ĉ diag(p) x + Z`` with integer ``p_j ≈ R·sqrt(S(B)/S(B − j))``: every column
         nearly at the largest norm (module docstring). Only for ``add_remove`` with
