@@ -35,16 +35,19 @@ def test_rule_applies_only_where_measured() -> None:
     assert not sp.rule_applies(b, 0.5, "replace")
     assert not sp.rule_applies(sp.EXACT_PLAN_LIMIT, 0.5, "add_remove")
     assert not sp.rule_applies(sp.PLAN_LIMIT + 1, 0.5, "add_remove")
-    # Where the rule applies, the mechanism auto builds is scaled rows at the largest scale.
-    for n_bins in (b, 3 * 2**20):
-        for rho in (0.06, 0.5, 1250.0):
+    # The scale's lower bound never exceeds the scale the mechanism chooses; where the rule
+    # applies, the default is scaled rows at a scale of at least 8 sqrt(B).
+    for n_bins in (b,):
+        for rho in (1e-4, 2e-3, 0.5):
+            scale = lat.choose_scale(n_bins, rho, "add_remove", sr.ROWS_RESOLUTION**2)
+            assert sp.scale_below(n_bins, rho) <= scale
             if sp.rule_applies(n_bins, rho, "add_remove"):
-                scale = lat.choose_scale(n_bins, rho, "add_remove", sr.ROWS_RESOLUTION**2)
-                assert scale == lat.MAX_SCALE
+                assert scale * scale >= 64 * n_bins
                 assert sr.rows_default(n_bins, rho, "add_remove", None)
-    assert sp.rule_applies(2**24, 0.06, "add_remove")
-    assert not sp.rule_applies(2**24, 0.01, "add_remove")  # a smaller scale: not measured
-    assert plan_candidate(2**21, 0.01, "add_remove", "gaussian", "cdf_mse") is None
+    assert sp.scale_below(3 * 2**20, 0.5) == lat.MAX_SCALE
+    assert sp.rule_applies(2**20, 1e-3, "add_remove")
+    assert not sp.rule_applies(2**20, 1e-4, "add_remove")  # a smaller scale: not measured
+    assert plan_candidate(2**21, 1e-4, "add_remove", "gaussian", "cdf_mse") is None
     assert plan_candidate(2**21, 0.5, "replace", "gaussian", "cdf_mse") is None
     assert plan_candidate(2**24 + 1, 0.5, "add_remove", "gaussian", "cdf_mse") is None
 

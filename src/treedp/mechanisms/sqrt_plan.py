@@ -1,27 +1,29 @@
-"""How the planner scores the square-root factorisation: exactly up to ``2^20`` bins, by a
+"""How the planner scores the square-root factorisation: exactly up to ``2^19`` bins, by a
 measured rule above (issue 33).
 
 Up to :data:`EXACT_PLAN_LIMIT` the candidate carries the mechanism's exact objective (its
 covariance: exact discrete Gaussian variance, exact ``Δ₂²``). Above it, and up to
-:data:`PLAN_LIMIT`, the exact figures cost 3–30 s of CPU (a power-series inverse of length
+:data:`PLAN_LIMIT`, the exact figures cost 1.3–30 s of CPU (a power-series inverse of length
 ``B``, an FFT correlation for ``Δ₂²`` and a convolution for every variance, all of length
-``2B``: 2.6 s at ``2^21``, 6 s at ``2^22``, 26 s and 1.6 GB at ``2^24``), and the planner scores
-it by a **rule** instead, for add/remove at the largest lattice scale (``ρ`` above about 0.01;
-smaller budgets lower the scale and are not covered: not offered, as before):
+``2B``: 1.3 s at ``2^20``, 6 s at ``2^22``, 26 s and 1.6 GB at ``2^24``), and the planner scores
+it by a **rule** instead, for add/remove where the lattice scale is at least ``8 sqrt(B)``
+(:func:`rule_applies`; ρ above about 1e-3 at ``2^20`` and 0.013 at ``2^24``; smaller budgets
+are not covered: not offered, as before):
 
     objective  <=  RULE_RATIOS[objective] × (the SVD lower bound on the mean prefix MSE),
 
 the bound ``‖L‖_*²/(2ρB²)`` evaluated from above in ``O(1)`` (:func:`svd_bound_above`). The
 ratios are *measured*, not proven: ``benchmarks/zcdp_rule.py`` computes the exact figures at
-every power of two from ``2^20`` to ``2^24`` and at sizes between and odd sizes (mean prefix MSE
-1.034–1.038× the bound, worst prefix variance at most 1.085×, mean range MSE at most 1.86×;
-the same to five digits at every ``ρ`` with the same scale, as the error is ``Δ₂²·K(B, s)/(2ρ)``
-up to the ``σ²`` rounding, below ``10^-9`` relatively), and the constants keep a margin above
-the largest. The planner's trees are 1.49–1.60× the bound there, so the rule picks the
-factorisation whenever it applies unless the tree's discrete Gaussian noise is far below its
-``σ²`` (huge ``ρ``), which the planner's exact tree scores see. The candidate's figures are
-then *upper bounds* (its ``how`` says so); the released mechanism's covariance has the exact
-ones (computed when a query needs them, with the estimate's own series inverse).
+22 sizes over ``(2^19, 2^24]`` (every power of two, sizes between, odd sizes) at scale ``2^16``
+and at the smallest scale covered, ``8 sqrt(B)`` (mean prefix MSE at most 1.0392× the bound,
+worst prefix variance at most 1.0868×, mean range MSE at most 1.846×; at a given scale the
+same to five digits at every ``ρ``, as the error is ``Δ₂²·K(B, s)/(2ρ)`` up to the ``σ²``
+rounding, below ``10^-9`` relatively), and the constants keep a margin above the largest. The
+planner's trees are 1.49–1.60× the bound there, so the rule picks the factorisation whenever it
+applies unless the tree's discrete Gaussian noise is far below its ``σ²`` (huge ``ρ``), which
+the planner's exact tree scores see. The candidate's figures are then *upper bounds* (its
+``how`` says so); the released mechanism's covariance has the exact ones (computed when a query
+needs them, with the estimate's own series inverse).
 """
 
 from __future__ import annotations
@@ -45,6 +47,7 @@ __all__ = [
     "RULE_RATIOS",
     "plan_candidate",
     "rule_applies",
+    "scale_below",
     "svd_bound_above",
 ]
 
@@ -54,8 +57,8 @@ EXACT_PLAN_LIMIT = 2**19
 #: :data:`EXACT_PLAN_LIMIT`); above it, ``mechanism="sqrt_factorization"`` asks for it.
 PLAN_LIMIT = 2**24
 #: Measured upper bounds on the default's objectives over the SVD bound on the mean prefix MSE,
-#: for add/remove, ``EXACT_PLAN_LIMIT < B <= PLAN_LIMIT`` at lattice scale ``2^16``
-#: (``benchmarks/zcdp_rule.py``: largest measured 1.0378, 1.0841, 1.86).
+#: for add/remove, ``EXACT_PLAN_LIMIT < B <= PLAN_LIMIT``, lattice scale from ``8 sqrt(B)`` to
+#: ``2^16`` (``benchmarks/zcdp_rule.py``: largest measured 1.0392, 1.0868, 1.846).
 RULE_RATIOS = {"cdf_mse": 1.045, "max_variance": 1.10, "range_mse": 1.90}
 #: Terms of the nuclear norm summed exactly in :func:`svd_bound_above`.
 _HEAD = 4096
@@ -79,20 +82,37 @@ def svd_bound_above(n_bins: int, rho: float) -> float:
     return nuclear * nuclear * (1 + 1e-12) / (2 * rho * n_bins * n_bins)
 
 
-def rule_applies(n_bins: int, rho: float, neighbours: str) -> bool:
-    """Whether the rule scores the factorisation: add/remove, ``EXACT_PLAN_LIMIT < B <=
-    PLAN_LIMIT``, and the default there (scaled rows) at lattice scale ``2^16`` — checked from
-    public parameters in ``O(1)`` with ``Σ ĉ_k² <= Σ (s c_k + ½)² <= s² S + s T + B/4``,
-    ``S = 1 + (1 + ln(B − 1))/π >= Σ c_k²`` and ``T = 1 + 2 sqrt((B − 1)/π) >= Σ c_k``
-    (``c_k <= 1/sqrt(πk)``): if the sampler takes ``σ²`` for ``R² × that`` (the scale search's
-    own bound), :func:`sqrt_lattice.choose_scale` returns ``2^16``."""
-    if neighbours != "add_remove" or not EXACT_PLAN_LIMIT < n_bins <= PLAN_LIMIT:
-        return False
-    s = lat.MAX_SCALE
+def scale_below(n_bins: int, rho: float) -> int:
+    """A lower bound on the lattice scale of the default above ``2^14`` (scaled rows,
+    :func:`sqrt_lattice.choose_scale` with the factor ``R²``), in ``O(log s)`` steps of ``O(1)``
+    (0 if none fits): the largest ``s <= 2^16`` for which the sampler takes ``σ²`` for
+    ``R² (s² S + s T + B/4) >= R² Σ ĉ_k²`` (``ĉ_k = round(s c_k) <= s c_k + ½``, so
+    ``Σ ĉ_k² <= s² Σ c_k² + s Σ c_k + B/4``, with ``S = 1 + (1 + ln(B − 1))/π >= Σ c_k²`` and
+    ``T = 1 + 2 sqrt((B − 1)/π) >= Σ c_k`` as ``c_k <= 1/sqrt(πk)``). The scale search's own
+    bound is at most this one at every ``s``, so it returns at least this scale."""
     sq = 1 + (1 + math.log(n_bins - 1)) / math.pi
     lin = 1 + 2 * math.sqrt((n_bins - 1) / math.pi)
-    bound = math.ceil(s * s * sq + s * lin + n_bins / 4) * sr.ROWS_RESOLUTION**2
-    return lat.fits(bound, rho) is not None
+
+    def fits(scale: int) -> bool:
+        bound = math.ceil(scale * scale * sq + scale * lin + n_bins / 4)
+        return lat.fits(bound * sr.ROWS_RESOLUTION**2, rho) is not None
+
+    lo, hi = 0, lat.MAX_SCALE
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        lo, hi = (mid, hi) if fits(mid) else (lo, mid - 1)
+    return lo
+
+
+def rule_applies(n_bins: int, rho: float, neighbours: str) -> bool:
+    """Whether the rule scores the factorisation: add/remove, ``EXACT_PLAN_LIMIT < B <=
+    PLAN_LIMIT``, and a lattice scale of at least ``8 sqrt(B)`` (:func:`scale_below`; the
+    default there is then scaled rows, as ``s² >= 64B > πB``): where the ratios were measured
+    (at ``s = 8 sqrt(B)`` and ``s = 2^16``)."""
+    if neighbours != "add_remove" or not EXACT_PLAN_LIMIT < n_bins <= PLAN_LIMIT:
+        return False
+    scale = scale_below(n_bins, rho)
+    return scale * scale >= 64 * n_bins
 
 
 def plan_candidate(
@@ -121,7 +141,7 @@ def plan_candidate(
     mean, worst = RULE_RATIOS["cdf_mse"] * bound, RULE_RATIOS["max_variance"] * bound
     value = {"max_variance": worst, "range_mse": RULE_RATIOS["range_mse"] * bound}
     how = (
-        f"square-root factorisation, lattice scale {lat.MAX_SCALE}, scaled rows; scored by the "
+        "square-root factorisation, scaled rows; scored by the "
         f"measured rule (figures are upper bounds: at most {RULE_RATIOS[objective]}× the SVD "
         "bound; the exact ones are the mechanism's covariance)"
     )
