@@ -306,12 +306,12 @@ class SqrtFactorizationMechanism(CalibratedMechanism):
             p = lat.normaliser(self.n_bins, self.scale)
             bits = (self.max_records() * int(p.max())).bit_length()
             return [exact_convolve(self.coefficients, p * x, bits)]
-        block = exact_convolve(self.coefficients, x, self.max_records().bit_length())
         if self.both:  # e ∘ Ĉ (p ∘ x) stays below 2**62 (max_records)
             p = sb.column_multipliers(self.n_bins, self.scale)
             bits = (self.max_records() * int(p.max())).bit_length()
             block = exact_convolve(self.coefficients, p * x, bits)
             return [sb.row_weights(self.n_bins) * block]
+        block = exact_convolve(self.coefficients, x, self.max_records().bit_length())
         if self.rows:  # e ∘ (Ĉ x) stays below 2**62 (max_records)
             return [sr.row_multipliers(self.n_bins) * block]
         if self.equalise:  # ê_j <= Σ ĉ, so ê ∘ x fits (max_records)
