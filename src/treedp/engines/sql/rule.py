@@ -53,7 +53,7 @@ from treedp.engines.grouped import (
     person_missing_error,
 )
 from treedp.engines.keys import canonical_key
-from treedp.engines.sql.fast import formula_step, one_group_by
+from treedp.engines.sql.fast import fast_plan, one_group_by
 from treedp.engines.sql.search import search_bin, search_levels, uses_search
 from treedp.engines.sql.ticks import Ticks, check_ticks, tick_bin
 from treedp.exceptions import InvalidParameterError, InvalidTypeError, TreeDPError
@@ -188,7 +188,7 @@ class Dialect:
         ``ticks(column, type name) -> Ticks | None``: a datetime column as exact integer
         ticks (:mod:`treedp.engines.sql.ticks`); None: that type is not supported.
     one_group_by : bool
-        Count the equal-width bins that :func:`treedp.engines.sql.fast.formula_step` accepts
+        Count the equal-width bins that :func:`treedp.engines.sql.fast.fast_plan` accepts
         with :func:`treedp.engines.sql.fast.one_group_by`.
     fence : str
         Text after a subquery that keeps the planner from inlining it (PostgreSQL:
@@ -423,12 +423,12 @@ def cells_sql(sql: Sql, data: Any, job: GroupedJob) -> str:
 def _grouped_rows(dialect: Dialect, data: Any, job: GroupedJob) -> list[tuple[Any, ...]]:
     value_column(dialect, data, job.columns, job.bins)
     sql = Sql(dialect)
-    step = formula_step(job.bins) if dialect.one_group_by else None
-    if step is not None:
+    plan = fast_plan(job.bins) if dialect.one_group_by else None
+    if plan is not None:
         text = one_group_by(
             sql,
             job,
-            step,
+            plan,
             lambda: _key_position(sql, job.by, job.keys),
             lambda: _inner(sql, data, job.column, job.by, None),
             MISSING,
