@@ -8,7 +8,7 @@ Per row, for a value ``x``::
     k = NULL                     if x is NULL or NaN
     b = k + [x >= E(k + 1)]
 
-grouped by ``b``; the outer query, over at most ``B + 2`` groups, clamps ``b`` to ``[0, B -
+grouped by ``b``; the outer query, over at most ``B + 3`` groups, clamps ``b`` to ``[0, B -
 1]`` and maps NULL to missing. ``y`` and ``E`` are double arithmetic written in SQL
 (:class:`Plan`, chosen and checked by :func:`fast_plan` in numpy with the same IEEE
 operations, round to nearest, as the database):

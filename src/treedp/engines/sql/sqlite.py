@@ -5,14 +5,14 @@ each value's ``typeof`` is checked in the counting query itself (a text or blob 
 one clear error, after the query ran and before anything is charged). Integers are
 converted with ``CAST(v AS REAL)`` (nearest double, as the local engine); SQLite stores no
 NaN (it becomes NULL, a missing value). Public numbers are bound parameters; the bins are
-found by the ``case`` tree of :mod:`treedp.engines.sql.rule` (SQLite has no arrays), so at
-most about 32,000 bins.
+found by Python's ``bisect`` over the edges, a function registered on the connection for the
+one query (:mod:`treedp.engines.sql.callback`; SQLite has no arrays), any number of bins.
 """
 
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any
 
@@ -71,14 +71,19 @@ def _keyed_hash(sql: Sql, key: str, columns: Sequence[str]) -> str:
 
 
 @contextmanager
-def _session(data: Any) -> Iterator[None]:
-    """The hash function registered on the connection for one query, then removed."""
+def _session(data: Any, functions: Mapping[str, Callable[..., Any]]) -> Iterator[None]:
+    """The hash function and the query's bin functions registered on the connection for one
+    query, then removed."""
     con = data.connection
     con.create_function(_HASH, -1, _blake2b, deterministic=True)
+    for name, fn in functions.items():
+        con.create_function(name, 1, fn, deterministic=True)
     try:
         yield
     finally:
         con.create_function(_HASH, -1, None)
+        for name in functions:
+            con.create_function(name, 1, None)
 
 
 DIALECT = Dialect(
@@ -86,7 +91,7 @@ DIALECT = Dialect(
     double="REAL",
     literal=_literal,
     missing=lambda x: f"{x} IS NULL",
-    rule=lambda bins: "case",
+    rule=lambda bins: "bisect",
     source=lambda data: f"({data.sql}\n)",  # a trailing -- comment ends
     run=_run,
     columns=_columns,
