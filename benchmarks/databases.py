@@ -219,7 +219,8 @@ def sqlite_file(rows: int, n_bins: int, repeat: int, tmp: Path) -> list[str]:
     (over 16,001 edges only up to 300,000 rows: it takes minutes beyond)."""
     import sqlite3
 
-    con = sqlite3.connect(tmp / "b.sqlite")
+    path = tmp / f"b{rows}.sqlite"
+    con = sqlite3.connect(path)
     con.execute("CREATE TABLE t (v REAL)")
     con.execute(
         f"WITH RECURSIVE r(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM r WHERE i < {rows}) "
@@ -252,6 +253,7 @@ def sqlite_file(rows: int, n_bins: int, repeat: int, tmp: Path) -> list[str]:
         )
         print(lines[-1], flush=True)
     con.close()
+    path.unlink()
     return lines
 
 
