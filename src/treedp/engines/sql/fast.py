@@ -28,8 +28,9 @@ operations, round to nearest, as the database):
 **Why ``b`` is exactly the local bin** (the largest ``j`` with ``e_j <= x``, clamped to
 ``[0, B - 1]``). :func:`fast_plan` accepts a plan only if ``K(t) = floor(fl(y(t) - 0.5))``,
 computed in numpy as the database computes it, lies in ``{j - 1, j}`` at every edge ``t =
-e_j`` (``0 <= j <= B``), with ``K(e_B) = B - 1``, and, for the two-piece ``y``, also at the
-points ``t = -5e-324`` and ``t = 0`` (each against the bin ``j`` holding ``t``). ``K`` is
+e_j``, ``1 <= j <= B`` (only rows in ``[e_1, e_B]`` compute ``y``), with ``K(e_B) = B -
+1``, and, for the two-piece ``y``, also at the points ``t = -5e-324`` and ``t = 0`` (each
+against the bin ``j`` holding ``t``). ``K`` is
 non-decreasing on each piece (a rounded subtraction, rounded products by positive
 constants, a rounded sum and ``floor`` are each monotone), and pieces meet only at ``0``.
 So for ``x`` in ``[e_j, e_{j+1})``, ``1 <= j <= B - 2``: ``K(x) >= K(e_j) >= j - 1`` and
