@@ -186,8 +186,8 @@ class Dialect:
         of the columns under the hex string ``key`` (:mod:`treedp.engines.sql.bound`).
     session : callable
         ``session(data, functions) -> context manager`` around every counting query: SQLite
-        registers its hash function and the query's ``functions`` (:attr:`Sql.functions`)
-        on the connection for that query only.
+        registers the query's ``functions`` (:attr:`Sql.functions`: its keyed hash, its
+        bins) on the connection for that query only.
     types : callable, optional
         ``types(data) -> {name: SQL type name}`` from the query's description.
     ticks : callable, optional

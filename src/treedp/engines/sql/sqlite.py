@@ -12,6 +12,7 @@ one query (:mod:`treedp.engines.sql.callback`; SQLite has no arrays), any number
 from __future__ import annotations
 
 import hashlib
+import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any
@@ -67,23 +68,25 @@ def _blake2b(key: str, *values: Any) -> int:
 
 
 def _keyed_hash(sql: Sql, key: str, columns: Sequence[str]) -> str:
-    return f"{_HASH}({hex_literal(key)}, {', '.join(columns)})"
+    """The keyed BLAKE2b, registered for the query under this thread's name (a connection may
+    serve several threads: one thread's query never unregisters another's function)."""
+    name = f"{_HASH}_{threading.get_ident()}"
+    sql.functions[name] = _blake2b
+    return f"{name}({hex_literal(key)}, {', '.join(columns)})"
 
 
 @contextmanager
 def _session(data: Any, functions: Mapping[str, Callable[..., Any]]) -> Iterator[None]:
-    """The hash function and the query's bin functions registered on the connection for one
-    query, then removed."""
+    """The query's functions (keyed hash, bins) registered on the connection for that query,
+    then removed."""
     con = data.connection
-    con.create_function(_HASH, -1, _blake2b, deterministic=True)
     for name, fn in functions.items():
-        con.create_function(name, 1, fn, deterministic=True)
+        con.create_function(name, -1, fn, deterministic=True)
     try:
         yield
     finally:
-        con.create_function(_HASH, -1, None)
         for name in functions:
-            con.create_function(name, 1, None)
+            con.create_function(name, -1, None)
 
 
 DIALECT = Dialect(
