@@ -8,7 +8,15 @@ the peak RSS of this Python process. The data (``random()`` doubles) are created
 temporary directory and deleted afterwards. PostgreSQL: a server of its own is started in the
 temporary directory with ``initdb``/``pg_ctl`` (Debian's ``postgresql`` package). Usage::
 
-    python benchmarks/databases.py --duckdb-rows 10000000 100000000 --pg-rows 10000000
+    python benchmarks/databases.py --duckdb-rows 10000000 100000000 --pg-rows 10000000 \
+        --datetime-rows 10000000 --sqlite-rows 1000000 200000
+
+Each equal-width layout is also timed without the one-GROUP-BY rule (the rule it replaced,
+same run): 1,000 bins over ``(0, 1)`` have edges ``e_0 + (e_B - e_0)·(j/B)`` that are not
+``j·step + e_0`` (the baseline stays ``floor(v·B)`` with ``B = --bins``).
+SQLite (explicit and equal-width edges, a registered ``bisect``) and DuckDB's explicit
+datetime edges (the search over integer ticks) are timed against the ``CASE`` tree they
+replaced, same run.
 
 The last column is the baseline plus one comparison per row with a computed edge, the least
 any exact rule adds to it (measured in the same rounds); for explicit edges also the exact
@@ -18,6 +26,7 @@ any exact rule adds to it (measured in the same rounds); for explicit edges also
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import glob
 import os
 import resource
@@ -30,8 +39,22 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 import treedp
 from treedp.engines.dispatch import count_source
+from treedp.engines.sql.duck import DIALECT as DUCK
+from treedp.engines.sql.postgres import DIALECT as PG
+from treedp.engines.sql.rule import Dialect, count_sql
+from treedp.engines.sql.sqlite import DIALECT as LITE
+
+
+def other_rule(dialect: Dialect, rule: str | None = None) -> Dialect:
+    """The dialect without the one-GROUP-BY rule (``rule``: and with that bin rule), to time
+    the rules it replaced in the same run."""
+    if rule is None:
+        return dataclasses.replace(dialect, one_group_by=False)
+    return dataclasses.replace(dialect, one_group_by=False, rule=lambda bins: rule)
 
 
 def interleaved(fns: list[Callable[[], Any]], repeat: int) -> list[float]:
@@ -87,6 +110,7 @@ def duckdb_parquet(
     lines = []
     for label, bins in (
         ("equal-width", treedp.make_bins(bounds=(0, 1), bins=n_bins)),
+        ("equal-width, 1000 bins", treedp.make_bins(bounds=(0, 1), bins=1000)),
         ("explicit edges", treedp.make_bins(edges=[i / n_bins for i in range(n_bins + 1)])),
     ):
         if label == "explicit edges" and (rows > 10_000_000 or not explicit):
@@ -96,11 +120,16 @@ def duckdb_parquet(
             lambda: con.execute(one_cmp).fetchall(),
             lambda b=bins: count_source(src, column="v", bins=b),
         ]
+        if label.startswith("equal-width"):  # the rule of the other queries, same run
+            fns.append(lambda b=bins: count_sql(other_rule(DUCK), src, "v", b, "error"))
         if label == "explicit edges":
             asof = asof_sql(f"'{path}'", [float(e) for e in bins.edges])
             fns.append(lambda q=asof: con.execute(q).fetchall())
         t_base, t_cmp, t_tdp, *t_asof = interleaved(fns, repeat)
-        other = f"; ASOF join: {t_asof[0] / t_base:.2f}x" if t_asof else ""
+        if label.startswith("equal-width"):
+            other, t_asof = f"; without the fast rule: {t_asof[0] / t_base:.2f}x", []
+        else:
+            other = f"; ASOF join: {t_asof[0] / t_base:.2f}x" if t_asof else ""
         if t_asof:  # the same counts as treedp's, bin for bin
             got = dict(con.execute(asof).fetchall())
             want = count_source(src, column="v", bins=bins).counts.tolist()
@@ -158,28 +187,110 @@ def postgres(rows: int, n_bins: int, repeat: int, tmp: Path) -> list[str]:
             f"floor(v * {n_bins}) AS b FROM t) AS s GROUP BY c"
         )
         src = treedp.SqlSource(con, "SELECT v FROM t")
-        bins = treedp.make_bins(bounds=(0, 1), bins=n_bins)
-        t_base, t_cmp, t_tdp = interleaved(
-            [
-                lambda: con.execute(base).fetchall(),
-                lambda: con.execute(one_cmp).fetchall(),
-                lambda: count_source(src, column="v", bins=bins),
-            ],
-            repeat,
-        )
         version = con.execute("SHOW server_version").fetchone()
+        lines = []
+        for label, b_count in (("equal-width", n_bins), ("equal-width, 1000 bins", 1000)):
+            bins = treedp.make_bins(bounds=(0, 1), bins=b_count)
+            t_base, t_cmp, t_tdp, t_old = interleaved(
+                [
+                    lambda: con.execute(base).fetchall(),
+                    lambda: con.execute(one_cmp).fetchall(),
+                    lambda b=bins: count_source(src, column="v", bins=b),
+                    lambda b=bins: count_sql(other_rule(PG), src, "v", b, "error"),
+                ],
+                repeat,
+            )
+            lines.append(
+                f"| PostgreSQL {version[0] if version else '?'} ({workers[0] if workers else '?'}"
+                f" parallel workers), table, {rows:.0e} rows, {label} | "
+                f"{t_base:.3f} s | {t_tdp:.3f} s | {t_tdp / t_base:.2f}x | one comparison per "
+                f"row: {t_cmp / t_base:.2f}x; without the fast rule: {t_old / t_base:.2f}x |"
+            )
+            print(lines[-1], flush=True)
         con.close()
-        line = (
-            f"| PostgreSQL {version[0] if version else '?'} ({workers[0] if workers else '?'} "
-            f"parallel workers), table, {rows:.0e} rows, equal-width | "
-            f"{t_base:.3f} s | {t_tdp:.3f} s | {t_tdp / t_base:.2f}x | one comparison per row: "
-            f"{t_cmp / t_base:.2f}x |"
-        )
-        print(line, flush=True)
-        return [line]
+        return lines
     finally:
         subprocess.run([str(bindir / "pg_ctl"), "-D", str(data), "-m", "immediate", "-w",
                         "stop"], **kw)  # fmt: skip
+
+
+def sqlite_file(rows: int, n_bins: int, repeat: int, tmp: Path) -> list[str]:
+    """SQLite: its own GROUP BY, treedp's registered bisect, and the CASE tree it replaced
+    (over 16,001 edges only up to 300,000 rows: it takes minutes beyond)."""
+    import sqlite3
+
+    path = tmp / f"b{rows}.sqlite"
+    con = sqlite3.connect(path)
+    con.execute("CREATE TABLE t (v REAL)")
+    con.execute(
+        f"WITH RECURSIVE r(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM r WHERE i < {rows}) "
+        "INSERT INTO t SELECT (random() / 18446744073709551616.0) + 0.5 FROM r"
+    )
+    con.commit()
+    src = treedp.SqlSource(con, "SELECT v FROM t")
+    geometric = np.concatenate(
+        [-np.geomspace(1e9, 1e-6, 8000), [0.0], np.geomspace(1e-6, 1e9, 8000)]
+    )
+    lines = []
+    for label, bins in (
+        ("equal-width", treedp.make_bins(bounds=(0, 1), bins=n_bins)),
+        ("explicit edges", treedp.make_bins(edges=[i / n_bins for i in range(n_bins + 1)])),
+        ("16,001 geometric edges", treedp.make_bins(edges=geometric)),
+    ):
+        b = bins.n_bins
+        base = f"SELECT CAST(v * {b} AS INTEGER) AS b, count(*) FROM t GROUP BY b"
+        fns = [
+            lambda q=base: con.execute(q).fetchall(),
+            lambda b=bins: count_source(src, column="v", bins=b),
+        ]
+        if b <= 1024 or rows <= 300_000:
+            fns.append(lambda b=bins: count_sql(other_rule(LITE, "case"), src, "v", b, "error"))
+        t_base, t_tdp, *t_tree = interleaved(fns, repeat)
+        tree = f"{t_tree[0] / t_base:.2f}x" if t_tree else "not run"
+        lines.append(
+            f"| SQLite {sqlite3.sqlite_version}, file, {rows:.0e} rows, {label} | {t_base:.3f} s "
+            f"| {t_tdp:.3f} s | {t_tdp / t_base:.2f}x | CASE tree: {tree} |"
+        )
+        print(lines[-1], flush=True)
+    con.close()
+    path.unlink()
+    return lines
+
+
+def duckdb_datetimes(rows: int, n_bins: int, repeat: int, tmp: Path) -> list[str]:
+    """DuckDB, a TIMESTAMP column and explicit datetime edges: its own GROUP BY of
+    ``epoch_us(t) // w``, treedp's search over the integer ticks, and the CASE tree."""
+    import duckdb
+
+    path = tmp / f"t{rows}.parquet"
+    con = duckdb.connect()
+    con.execute(
+        f"COPY (SELECT TIMESTAMP '2000-01-01' + to_microseconds(CAST(random() * 1e15 AS "
+        f"BIGINT)) AS t FROM range({rows})) TO '{path}' (FORMAT parquet)"
+    )
+    lo = np.datetime64("2000-01-01T00:00:00", "us").astype(np.int64)
+    ticks = np.unique(np.random.default_rng(3).integers(lo, lo + 10**15, n_bins + 1))
+    bins = treedp.make_bins(edges=ticks.astype("datetime64[us]"))
+    width = 10**15 // bins.n_bins
+    base = f"SELECT epoch_us(t) // {width} AS b, count(*) FROM '{path}' GROUP BY b"
+    src = treedp.SqlSource(con, f"SELECT t FROM '{path}'")
+    t_base, t_tdp, t_tree = interleaved(
+        [
+            lambda: con.execute(base).fetchall(),
+            lambda: count_source(src, column="t", bins=bins),
+            lambda: count_sql(other_rule(DUCK, "case"), src, "t", bins, "error"),
+        ],
+        repeat,
+    )
+    line = (
+        f"| DuckDB {duckdb.__version__}, Parquet, {rows:.0e} rows, TIMESTAMP, {bins.n_bins} "
+        f"explicit datetime edges | {t_base:.3f} s | {t_tdp:.3f} s | {t_tdp / t_base:.2f}x | "
+        f"CASE tree: {t_tree / t_base:.2f}x |"
+    )
+    print(line, flush=True)
+    con.close()
+    path.unlink()
+    return [line]
 
 
 def main() -> None:
@@ -189,6 +300,8 @@ def main() -> None:
     parser.add_argument("--bins", type=int, default=1024)
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--no-explicit", action="store_true", help="skip explicit edges")
+    parser.add_argument("--sqlite-rows", type=int, nargs="*", default=[1_000_000])
+    parser.add_argument("--datetime-rows", type=int, nargs="*", default=[10_000_000])
     args = parser.parse_args()
     print(f"load average before: {os.getloadavg()}, cpus: {os.cpu_count()}", flush=True)
     print("| input | baseline GROUP BY | treedp (exact rule) | ratio | floor |")
@@ -197,6 +310,10 @@ def main() -> None:
     try:
         for rows in args.duckdb_rows:
             duckdb_parquet(rows, args.bins, args.repeat, tmp, not args.no_explicit)
+        for rows in args.datetime_rows:
+            duckdb_datetimes(rows, args.bins, args.repeat, tmp)
+        for rows in args.sqlite_rows:
+            sqlite_file(rows, args.bins, args.repeat, tmp)
         for rows in args.pg_rows:
             postgres(rows, args.bins, args.repeat, tmp)
     finally:

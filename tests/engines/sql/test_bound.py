@@ -41,7 +41,7 @@ def _kept(dialect: Dialect, data: Any, job: GroupedJob, keys: list[str]) -> list
     """The (person, key position, bin) rows the database keeps (for the tests only)."""
     sql = Sql(dialect)
     text = selection_sql(sql, cells_sql(sql, data, job), job, keys)
-    with dialect.session(data):
+    with dialect.session(data, sql.functions):
         return dialect.run(data, text, sql.params)
 
 

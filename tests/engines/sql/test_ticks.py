@@ -213,3 +213,62 @@ def test_end_to_end_and_collect_refused(request: pytest.FixtureRequest, db: str)
     assert g is not None
     with pytest.raises(InvalidTypeError, match="quantile methods"):
         treedp.median(con, sql="SELECT v FROM t", bounds=bounds, epsilon=1.0)
+
+
+_RNG = np.random.default_rng(11)
+#: explicit datetime edges, uneven, in several units (DuckDB counts them by the search)
+SEARCHED = {
+    "seconds-1000": treedp.make_bins(
+        edges=np.unique(_RNG.integers(-2 * 10**9, 4 * 10**9, 1001)).astype("datetime64[s]")
+    ),
+    "ns-300": treedp.make_bins(
+        edges=np.unique(_RNG.integers(9 * 10**17, 10**18, 301)).astype("datetime64[ns]")
+    ),
+    "days-5": treedp.make_bins(
+        edges=["1900-01-01", "1969-12-31", "1970-01-01", "1970-01-03", "2000-02-29", "2100-01-01"]
+    ),
+    "ms-uneven": treedp.make_bins(
+        edges=np.array([-5, -1, 0, 1, 2, 10**6, 10**12], dtype="datetime64[ms]")
+    ),
+}
+
+
+@pytest.mark.parametrize("sql_type", sorted(TYPES["duckdb"]))
+@pytest.mark.parametrize("name", sorted(SEARCHED))
+def test_explicit_datetime_edges_by_search(
+    request: pytest.FixtureRequest, sql_type: str, name: str
+) -> None:
+    """DuckDB counts explicit datetime edges by the binary search over the integer
+    thresholds (``engines/sql/search.py``, ``tick_search``): the local rule on every edge value
+    and the ticks either side, ``±infinity`` and NULL."""
+    from treedp.engines.sql import search
+    from treedp.engines.sql.duck import _ticks
+
+    unit, aware = TYPES["duckdb"][sql_type]
+    if aware:
+        return  # explicit edges here are naive; zoned columns are refused for naive bins
+    bins = SEARCHED[name]
+    ticks = _ticks("v", sql_type)
+    assert ticks is not None and search.tick_search("x", bins, ticks, -1) is not None
+    values = edge_values(bins, unit)
+    lo, hi = np.datetime64("1900-01-01", unit), np.datetime64("2200-01-01", unit)
+    values = values[(values > lo) & (values < hi)]
+    texts: list[str | None] = [*_texts(values, False), "infinity", "-infinity", None]
+    data = _load(_connect("duckdb", request), "duckdb", sql_type, texts)
+    want = count_chunk(values, bins).counts.copy()
+    want[0], want[-1] = want[0] + 1, want[-1] + 1
+    got = count_source(data, column="v", bins=bins, nan="drop")
+    assert got.counts.tolist() == want.tolist() and got.dropped == 1
+
+
+def test_a_wrong_tick_search_is_caught(
+    request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``>`` for ``>=`` in the search: the edge values count differently."""
+    from treedp.engines.sql import search
+
+    monkeypatch.setattr(search, "_GE", ">")
+    bins = SEARCHED["seconds-1000"]
+    values = edge_values(bins, "us")
+    data = _load(_connect("duckdb", request), "duckdb", "TIMESTAMP", _texts(values, False))
+    assert count_source(data, column="v", bins=bins) != count_chunk(values, bins)

@@ -121,7 +121,7 @@ def bounded_counts(
         f"UNION ALL SELECT {_KEPT}, g, b, 0, count(*) FROM ({kept}) AS k GROUP BY g, b"
     )
     all_params = head.params + params
-    with dialect.session(data):
+    with dialect.session(data, {**head.functions, **sql.functions}):
         rows = guarded(dialect, lambda: dialect.run(data, text, all_params))
     n_keys, n_bins = len(job.keys), job.bins.n_bins
     counts = np.zeros((n_keys, n_bins), dtype=np.int64)

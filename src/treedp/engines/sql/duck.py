@@ -3,10 +3,10 @@
 The counting query runs on the relation (``relation.query``), so DuckDB reads only the
 columns it needs, in parallel, and returns at most ``(G + 1) × (B + 3)`` count rows. Public
 numbers are written as exact literals (``CAST('0.1' AS DOUBLE)``: DuckDB parses decimal
-strings correctly rounded, so the double is the one treedp holds); equal-width bins with
-edges ``j·step + e_0`` are counted in one ``GROUP BY`` (:mod:`treedp.engines.sql.fast`), other
-equal-width bins by the ``arith`` rule of :mod:`treedp.engines.sql.rule`, other edges by a
-binary ``search`` over a list of the edges (:mod:`treedp.engines.sql.search`).
+strings correctly rounded, so the double is the one treedp holds); equal-width bins are
+counted in one ``GROUP BY`` (:mod:`treedp.engines.sql.fast`; with a privacy unit by the
+``arith`` rule of :mod:`treedp.engines.sql.rule`), other edges, numbers or datetime ticks,
+by a binary ``search`` over a list of the edges (:mod:`treedp.engines.sql.search`).
 """
 
 from __future__ import annotations

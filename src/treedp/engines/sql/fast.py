@@ -1,49 +1,67 @@
 """Equal-width bins counted in one cheap ``GROUP BY`` (DuckDB and PostgreSQL).
 
-Per row, for a value ``x`` in ``[e_1, e_B]`` (the only rows that take the cheap path)::
+Per row, for a value ``x``::
 
-    y = (x - e_0)·inv              inv = B / (e_B - e_0), the local kernel's
-    k = floor(y - 0.5)
-    b = k + [x >= (k + 1)·step + e_0]
+    k = floor(y(x) - 0.5)        if e_1 <= x <= e_B      (y ≈ (x - e_0)·B/(e_B - e_0))
+    k = -1                       if x < e_1              (-inf too)
+    k = B - 1                    if x > e_B              (+inf too)
+    k = NULL                     if x is NULL or NaN
+    b = k + [x >= E(k + 1)]
 
-grouped by ``b``; values below ``e_0`` (``-inf`` too) get ``k = -2``, values in ``[e_0, e_1)``
-``k = -1`` (so that no product underflows: PostgreSQL raises on a float underflow too),
-values above ``e_B`` (``+inf`` too) ``k = B``, NULL and NaN ``k = NULL``. The outer query,
-over at most ``B + 4`` groups,
-clamps ``b`` to ``[0, B - 1]`` and maps NULL to missing. The bounds test comes first, so no
-row ever overflows (PostgreSQL raises on a float overflow: ``|x - e_0| <= e_B - e_0``, which
-is finite).
+grouped by ``b``; the outer query, over at most ``B + 3`` groups, clamps ``b`` to ``[0, B -
+1]`` and maps NULL to missing. ``y`` and ``E`` are double arithmetic written in SQL
+(:class:`Plan`, chosen and checked by :func:`fast_plan` in numpy with the same IEEE
+operations, round to nearest, as the database):
 
-Why ``b`` is exactly the local bin (the largest ``j`` with ``e_j <= x``, clamped), when
-:func:`formula_step` accepts the bins:
+* ``y`` (monotone, never overflowing or underflowing on ``[e_1, e_B]``): ``(x - e_0)·S`` with
+  ``S = B/(e_B - e_0)``; when ``S`` overflows (edges a few subnormals apart)
+  ``((x - e_0)·2^1000)·S'`` with ``S' = B/((e_B - e_0)·2^1000)`` (the power of two is
+  exact); when ``e_B - e_0`` overflows (bounds near ``±1.8e308``), ``(x - e_0)·S`` for ``x <
+  0`` and ``(x - e_B)·S + B`` for ``x >= 0`` (each piece monotone; ``|e_0|, |e_B| >= 2^900``
+  there, so ``|x - e_B| >= 2^847`` unless zero and no product underflows);
+* ``E(j)`` is the edge ``e_j`` itself, bit for bit, for ``1 <= j <= B - 1``: the formula that
+  built the edges, first that matches all of them — ``j·step + e_0``
+  (``step = (e_B - e_0)/B``), then :func:`treedp.make_bins`' own ``e_0 + (e_B - e_0)·(j/B)``,
+  then its ``e_0·(1 - j/B) + e_B·(j/B)`` (for an overflowing width) — else a lookup in the
+  list of the edges. ``E(0)`` and ``E(B)`` need only be finite.
 
-* the edges are ``e_j = j·step + e_0`` for ``j < B`` (numpy's ``linspace`` arithmetic,
-  compared bit for bit), so ``(k + 1)·step + e_0`` is ``e_{k+1}`` for ``k + 1 < B``;
-* ``y(e_j)`` lies within ``[j - 1/4, j + 1/4]`` for every ``j <= B`` (checked on the doubles,
-  as the database computes them: ``y`` is one rounded subtraction and one rounded product by
-  ``inv > 0``, so ``y`` is non-decreasing in ``x``);
-* for ``x`` in ``[e_j, e_{j+1})``, ``j <= B - 2``: ``y`` is in ``[j - 1/4, j + 5/4]``, so
-  ``y - 0.5`` is in ``[j - 3/4, j + 3/4]`` (rounding is monotone and both ends are doubles)
-  and ``k`` is ``j - 1`` or ``j``; one comparison with ``e_{k+1}`` gives ``j``;
-* for ``x >= e_{B-1}``: ``y >= B - 5/4``, so ``k >= B - 2`` and ``b >= B - 1`` (at ``k = B -
-  2``, ``x >= e_{B-1}`` adds one): the clamp gives ``B - 1``;
-* from ``e_1`` to ``e_B``, ``y`` is in ``[3/4, y(e_B)]``, so ``k`` is in ``[0, B - 1]`` and
-  ``y`` is never zero; in ``[e_0, e_1)``, ``b = -1 + [x >= e_0] = 0``; below ``e_0``
-  ``b <= -1`` and above ``e_B`` ``b >= B``: bins 0 and ``B - 1``.
+**Why ``b`` is exactly the local bin** (the largest ``j`` with ``e_j <= x``, clamped to
+``[0, B - 1]``). :func:`fast_plan` accepts a plan only if ``K(t) = floor(fl(y(t) - 0.5))``,
+computed in numpy as the database computes it, lies in ``{j - 1, j}`` at every edge ``t =
+e_j``, ``1 <= j <= B`` (only rows in ``[e_1, e_B]`` compute ``y``), with ``K(e_B) = B -
+1``, and, for the two-piece ``y``, also at the points ``t = -5e-324`` and ``t = 0`` (each
+against the bin ``j`` holding ``t``). ``K`` is
+non-decreasing on each piece (a rounded subtraction, rounded products by positive
+constants, a rounded sum and ``floor`` are each monotone), and pieces meet only at ``0``.
+So for ``x`` in ``[e_j, e_{j+1})``, ``1 <= j <= B - 2``: ``K(x) >= K(e_j) >= j - 1`` and
+``K(x) <= K(e_{j+1}) <= j`` (for the two-piece ``y`` the bounds come from ``e_j`` and
+``-5e-324`` below ``0``, and from ``0`` and ``e_{j+1}`` above), so ``k`` is ``j - 1`` or ``j``
+and one exact comparison with ``E(k + 1) = e_{k+1}`` gives ``b = j``. For ``x`` in ``[e_{B-1},
+e_B]``: ``k >= B - 2`` and ``k <= K(e_B) = B - 1``, so ``b`` is ``B - 1`` (at ``k = B - 2``,
+``x >= e_{B-1}`` adds one) or ``B``: clamped to ``B - 1``. Below ``e_1``, ``b`` is ``-1`` or
+``0``; above ``e_B``, ``B - 1`` or ``B``: clamped to bins ``0`` and ``B - 1``. So ``k + 1`` is
+always in ``[0, B]``: no edge outside the bounds is ever computed.
+
+**No error in PostgreSQL**, which raises on a float overflow and on a product or quotient
+that rounds to zero from non-zero operands: :func:`fast_plan` checks in numpy that every
+``E(j)``, ``0 <= j <= B``, and its intermediate products and quotients are finite and do not
+round to zero from non-zero operands; ``y`` on ``[e_1, e_B]`` lies in ``[1/2, B + 1/2)`` (from
+``K``), its difference ``x - e_0`` in ``(0, e_B - e_0]`` (or its piece's range), so nothing
+overflows or underflows. The range test comes first, so no row outside it computes ``y``.
+
+``±0.0`` compare equal in both databases, as in numpy; NaN fails ``x <= e_B`` and ``x < e_1``
+(it sorts above every number in both) and is then recognised as missing.
 
 ``k`` is computed in a subquery that PostgreSQL must not inline (``OFFSET 0``,
 :attr:`Dialect.fence <treedp.engines.sql.rule.Dialect>`): inlined, the ``CASE`` for ``k`` ran
 twice per row (``EXPLAIN ANALYZE``), 1.95× the baseline against 1.44× fenced.
-
-``±0.0`` compare equal in both databases; ``-inf``/``+inf`` fail the bounds test and take
-the out-of-range codes. :func:`formula_step` also checks that ``j·step`` and ``j·step + e_0``
-are finite for ``j`` in ``[-1, B + 1]``, so no comparison overflows either.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Literal
 
 import numpy as np
 
@@ -52,71 +70,214 @@ if TYPE_CHECKING:
     from treedp.engines.grouped import GroupedJob
     from treedp.engines.sql.rule import Sql
 
-__all__ = ["formula_step", "one_group_by"]
+__all__ = ["Plan", "fast_plan", "one_group_by", "plan_bins"]
+
+EdgeForm = Literal["step", "lerp", "interp", "list"]
+_BOOST = 2.0**1000
+_TINY = 5e-324
+#: The comparison with ``E(k + 1)`` and the shift of ``y``; the tests replace them (``>``,
+#: ``0.0``) and see the counts change.
+_GE = ">="
+_HALF = 0.5
 
 
-def formula_step(bins: Bins) -> float | None:
-    """``step`` when the bins can be counted by :func:`one_group_by` (see the module
-    docstring: formula edges, the quarter-bin spacing of ``y``, no overflow), else None."""
-    if bins.datetime_unit is not None or not bins.equal_width or not bins._inv_width > 0.0:
+@dataclass(frozen=True)
+class Plan:
+    """How :func:`one_group_by` computes ``y`` and the edge ``E(k + 1)`` (module docstring).
+
+    Attributes
+    ----------
+    lo, hi : float
+        ``e_0`` and ``e_B``.
+    n : int
+        ``B``.
+    scale : float
+        ``S`` (or ``S'``).
+    boost : float
+        ``1.0``, or ``2^1000`` for edges a few subnormals apart.
+    split : bool
+        The two-piece ``y`` (an overflowing width).
+    edge : str
+        ``"step"``, ``"lerp"``, ``"interp"`` or ``"list"``.
+    step : float
+        ``(e_B - e_0)/B`` (the ``"step"`` form).
+    """
+
+    lo: float
+    hi: float
+    n: int
+    scale: float
+    boost: float
+    split: bool
+    edge: EdgeForm
+    step: float
+
+
+def _y(plan: Plan, x: np.ndarray) -> np.ndarray:
+    """``y`` of the plan, in numpy, with the database's operations."""
+    with np.errstate(all="ignore"):
+        if plan.split:
+            low = (x - plan.lo) * plan.scale
+            high = (x - plan.hi) * plan.scale + float(plan.n)
+            out: np.ndarray = np.where(x < 0.0, low, high)
+            return out
+        d = x - plan.lo
+        if plan.boost != 1.0:
+            d = d * plan.boost
+        out = d * plan.scale
+        return out
+
+
+def _edge_terms(plan: Plan, j: np.ndarray) -> tuple[np.ndarray, list[tuple[np.ndarray, ...]]]:
+    """``E(j)`` in numpy, and the (result, operand, operand) of each product and quotient."""
+    lo, hi, n = plan.lo, plan.hi, float(plan.n)
+    with np.errstate(all="ignore"):
+        if plan.edge == "step":
+            prod = j * plan.step
+            return prod + lo, [(prod, j, np.full_like(j, plan.step))]
+        s = j / n
+        ops: list[tuple[np.ndarray, ...]] = [(s, j, np.full_like(j, n))]
+        if plan.edge == "lerp":
+            width = hi - lo
+            prod = width * s
+            return lo + prod, [*ops, (prod, np.full_like(j, width), s)]
+        rest = 1.0 - s
+        a, b = lo * rest, hi * s
+        return a + b, [*ops, (a, np.full_like(j, lo), rest), (b, np.full_like(j, hi), s)]
+
+
+def _edge_ok(plan: Plan, edges: np.ndarray) -> bool:
+    """``E(j) = e_j`` for ``1 <= j <= B - 1``, and no overflow or underflow for ``0..B``."""
+    if plan.edge == "list":
+        return True
+    j = np.arange(plan.n + 1, dtype=np.float64)
+    value, ops = _edge_terms(plan, j)
+    for out, a, b in ops:
+        if not np.isfinite(out).all() or bool(((out == 0) & (a != 0) & (b != 0)).any()):
+            return False
+    return bool(np.isfinite(value).all()) and np.array_equal(value[1:-1], edges[1:-1])
+
+
+def _k_ok(plan: Plan, edges: np.ndarray) -> bool:
+    """``K(t)`` in ``{j - 1, j}`` at every edge (and at ``-5e-324``, ``0`` for two pieces),
+    ``K(e_B) = B - 1`` (module docstring)."""
+    n = plan.n
+    points, bins = edges, np.arange(n + 1)
+    if plan.split:
+        extra = np.array([-_TINY, 0.0])
+        extra = extra[(extra >= edges[1]) & (extra <= edges[-1])]
+        points = np.concatenate([points, extra])
+        bins = np.concatenate([bins, np.searchsorted(edges, extra, "right") - 1])
+    with np.errstate(all="ignore"):
+        k = np.floor(_y(plan, points) - 0.5)
+    inside = (points >= edges[1]) & (points <= edges[-1])  # the only rows that compute y
+    ok = ~inside | ((k == bins) | (k == bins - 1))
+    return bool(ok.all()) and bool(k[n] == n - 1)
+
+
+def _y_form(lo: float, hi: float, n: int) -> tuple[float, float, bool] | None:
+    """``(scale, boost, split)`` for the bounds, or None."""
+    with np.errstate(all="ignore"):
+        width = float(np.float64(hi) - np.float64(lo))
+        if np.isfinite(width) and width > 0:
+            scale = float(np.float64(n) / np.float64(width))
+            if np.isfinite(scale) and scale > 0:
+                return scale, 1.0, False
+            scale = float(np.float64(n) / (np.float64(width) * _BOOST))
+            return (scale, _BOOST, False) if np.isfinite(scale) and scale > 0 else None
+        if min(abs(lo), abs(hi)) < 2.0**900:
+            return None
+        half = np.float64(hi) * 0.5 - np.float64(lo) * 0.5
+        scale = float(np.float64(n) / half * 0.5)
+    return (scale, 1.0, True) if np.isfinite(scale) and scale > 0 else None
+
+
+def fast_plan(bins: Bins, lists: bool = True) -> Plan | None:
+    """The :class:`Plan` that counts the equal-width bins exactly (the checks of the module
+    docstring), or None (datetime or explicit bins; no plan passes). ``lists``: allow the
+    ``"list"`` edge form."""
+    if bins.datetime_unit is not None or not bins.equal_width:
         return None
     edges, n = bins.edges, bins.n_bins
-    e0, inv = float(edges[0]), float(bins._inv_width)
-    step = (float(edges[-1]) - e0) / n
-    j = np.arange(-1, n + 2, dtype=np.float64)
-    with np.errstate(over="ignore", invalid="ignore"):
-        products = j * step
-        formula = products + e0
-        y = (edges - e0) * inv
-    ok = (
-        np.isfinite(step)
-        and step > 0
-        and bool(np.isfinite(formula).all())
-        and bool(np.isfinite(products).all())
-        and np.array_equal(edges[:-1], formula[1 : n + 1])
-        and bool((np.abs(y - j[1 : n + 2]) <= 0.25).all())
-        and n < 2**50
+    lo, hi = float(edges[0]), float(edges[-1])
+    form = _y_form(lo, hi, n)
+    if form is None:
+        return None
+    scale, boost, split = form
+    with np.errstate(all="ignore"):
+        step = float((np.float64(hi) - np.float64(lo)) / np.float64(n))
+    forms: list[EdgeForm] = ["step", "lerp", "interp", "list"] if lists else ["step"]
+    for edge in forms:
+        if edge == "step" and not (np.isfinite(step) and step > 0):
+            continue
+        plan = Plan(lo, hi, n, scale, boost, split, edge, step)
+        if _edge_ok(plan, edges):
+            return plan if _k_ok(plan, edges) else None
+    return None
+
+
+def plan_bins(sql: Sql, plan: Plan, x: str, edges: np.ndarray) -> tuple[str, str]:
+    """``(b, k)``: the SQL of ``b`` (from the column ``k``) and of ``k`` (from ``x``), with
+    their parameters appended to ``sql`` in order of appearance (``b``'s text first; each
+    f-string evaluates its fields left to right)."""
+    v, n = sql.value, float(plan.n)
+    if plan.edge == "step":
+        edge = f"(k + {v(1.0)}) * {v(plan.step)} + {v(plan.lo)}"
+    elif plan.edge == "lerp":
+        edge = f"{v(plan.lo)} + {v(plan.hi - plan.lo)} * ((k + {v(1.0)}) / {v(n)})"
+    elif plan.edge == "interp":
+        edge = (
+            f"{v(plan.lo)} * ({v(1.0)} - (k + {v(1.0)}) / {v(n)}) "
+            f"+ {v(plan.hi)} * ((k + {v(1.0)}) / {v(n)})"
+        )
+    else:  # 1-based arrays: e_j is a[j + 1]
+        edge = f"({sql.array(edges)})[CAST(k AS INTEGER) + 2]"
+    b = f"k + CAST({x} {_GE} {edge} AS INTEGER)"
+
+    def y() -> str:
+        if plan.split:
+            return (
+                f"CASE WHEN {x} < {v(0.0)} THEN ({x} - {v(plan.lo)}) * {v(plan.scale)} "
+                f"ELSE ({x} - {v(plan.hi)}) * {v(plan.scale)} + {v(n)} END"
+            )
+        if plan.boost != 1.0:
+            return f"(({x} - {v(plan.lo)}) * {v(plan.boost)}) * {v(plan.scale)}"
+        return f"({x} - {v(plan.lo)}) * {v(plan.scale)}"
+
+    e1 = float(edges[1])
+    k = (
+        f"CASE WHEN {x} >= {v(e1)} AND {x} <= {v(plan.hi)} THEN floor({y()} - {v(_HALF)}) "
+        f"WHEN {x} < {v(e1)} THEN {v(-1.0)} WHEN {sql.dialect.missing(x)} THEN NULL "
+        f"ELSE {v(n - 1.0)} END"
     )
-    return step if ok else None
+    return b, k
 
 
 def one_group_by(
     sql: Sql,
     job: GroupedJob,
-    step: float,
+    plan: Plan,
     key: Callable[[], str],
     inner: Callable[[], str],
     missing: int,
 ) -> str:
-    """The counting query of equal-width bins accepted by :func:`formula_step`: rows of
+    """The counting query of equal-width bins accepted by :func:`fast_plan`: rows of
     ``(g, bin, count)``, bin ``missing`` for NULL and NaN. ``key()`` is the SQL of the key
     position of the by columns ``k0..`` and ``inner()`` the query of ``x, k0..``; each is
     called where its text goes, so that bound parameters stay in order."""
-    bins, top, d = job.bins, job.bins.n_bins - 1, sql.dialect
-    e0, e_b = float(bins.edges[0]), float(bins.edges[-1])
+    top, d = job.bins.n_bins - 1, sql.dialect
     keyed = bool(job.by)
-    # parameters in the order they appear in the text
     outer_g = "g" if keyed else "0"
     head = (
         f"SELECT {outer_g} AS g, CASE WHEN b IS NULL THEN {missing} WHEN b < 0 THEN 0 "
         f"WHEN b > {top} THEN {top} ELSE CAST(b AS BIGINT) END AS bb, sum(n) FROM ("
     )
-    st, lo1 = sql.value(step), sql.value(e0)
-    b = f"k + CAST(x >= (k + 1) * {st} + {lo1} AS INTEGER)"
-    e1 = float(bins.edges[1]) if top > 0 else e_b
-    low, hi2, lo3, inv = sql.value(e1), sql.value(e_b), sql.value(e0), sql.value(bins._inv_width)
-    half, lo4, below, low2 = sql.value(0.5), sql.value(e0), sql.value(-2.0), sql.value(e1)
-    first, above = sql.value(-1.0), sql.value(float(top + 1))
-    k = (
-        f"CASE WHEN x >= {low} AND x <= {hi2} THEN floor((x - {lo3}) * {inv} - {half}) "
-        f"WHEN x < {lo4} THEN {below} WHEN x < {low2} THEN {first} "
-        f"WHEN {d.missing('x')} THEN NULL ELSE {above} END"
-    )
+    b, k = plan_bins(sql, plan, "x", job.bins.edges)
     g_col = f"{key()} AS g, " if keyed else ""
     inner_text = inner()
-    g_sel, g_grp = ("g, ", "g, ") if keyed else ("", "")
+    g_sel = "g, " if keyed else ""
     rows = (
         f"SELECT {g_sel}{b} AS b, count(*) AS n FROM (SELECT {g_sel}x, {k} AS k FROM (SELECT "
-        f"{g_col}x FROM ({inner_text}) AS s0) AS s1{d.fence}) AS s2 GROUP BY {g_grp}b"
+        f"{g_col}x FROM ({inner_text}) AS s0) AS s1{d.fence}) AS s2 GROUP BY {g_sel}b"
     )
     return f"{head}{rows}) AS r GROUP BY {'g, ' if keyed else ''}bb"

@@ -1,8 +1,8 @@
 """The PostgreSQL engine: a :class:`SqlSource` on a ``psycopg`` (3) connection.
 
-Public numbers are bound parameters (server-side, exact doubles); equal-width bins with
-edges ``j·step + e_0`` are counted in one ``GROUP BY`` (:mod:`treedp.engines.sql.fast`), other
-bins by ``width_bucket(x, ARRAY[e_1 .. e_{B-1}])``, the number of inner edges ``<= x``, which
+Public numbers are bound parameters (server-side, exact doubles); equal-width bins are
+counted in one ``GROUP BY`` (:mod:`treedp.engines.sql.fast`); with a privacy unit, and other
+bins, by ``width_bucket(x, ARRAY[e_1 .. e_{B-1}])``, the number of inner edges ``<= x``, which
 is the local rule with clamping (:mod:`treedp.engines.sql.rule`). ``NaN`` is missing
 (``x = 'NaN'::float8`` holds in PostgreSQL). Each query runs in its own transaction block or
 savepoint (``connection.transaction()``), so a failing query leaves the caller's connection

@@ -19,7 +19,7 @@ The bin of ``x`` (a double; integers converted to the nearest double, as the loc
 does): ``-2`` a value of no number type (SQLite's dynamic typing), ``-1`` missing (NULL or
 NaN), ``-3`` a key not in the public list, else the ``j`` with ``e_j <= x < e_{j+1}``, values
 below ``e_0`` (``-inf`` too) in bin 0 and values at or above ``e_B`` (``+inf`` too) in bin
-``B - 1``. Three exact ways to find ``j``, each the local rule bit for bit (the conformance
+``B - 1``. Exact ways to find ``j``, each the local rule bit for bit (the conformance
 tests check all of them on edge values):
 
 * ``"case"``: a balanced tree of ``CASE WHEN x < e_m`` over the ``B - 1`` inner edges
@@ -31,12 +31,14 @@ tests check all of them on edge values):
 * ``"search"`` (DuckDB, explicit edges): a branch-free binary search over a list of the edges,
   after cheap predicates for missing and out-of-range values (:mod:`treedp.engines.sql.search`);
 * ``"width_bucket"`` (PostgreSQL): ``width_bucket(x, ARRAY[e_1 .. e_{B-1}])``, the number of
-  inner edges ``<= x`` (a binary search in the server).
+  inner edges ``<= x`` (a binary search in the server);
+* ``"bisect"`` (SQLite, any edges): the same number from Python's ``bisect_right``, a function
+  registered on the connection for the query (:mod:`treedp.engines.sql.callback`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -53,9 +55,10 @@ from treedp.engines.grouped import (
     person_missing_error,
 )
 from treedp.engines.keys import canonical_key
-from treedp.engines.sql.fast import formula_step, one_group_by
-from treedp.engines.sql.search import search_bin, search_levels, uses_search
-from treedp.engines.sql.ticks import Ticks, check_ticks, tick_bin
+from treedp.engines.sql.callback import bisect_bin
+from treedp.engines.sql.fast import fast_plan, one_group_by
+from treedp.engines.sql.search import search_bin, search_levels, tick_search, uses_search
+from treedp.engines.sql.ticks import Ticks, arith_bin, check_ticks, tick_bin
 from treedp.exceptions import InvalidParameterError, InvalidTypeError, TreeDPError
 
 if TYPE_CHECKING:
@@ -121,10 +124,12 @@ def strip_query(sql: Any) -> str:
 
 @dataclass
 class Sql:
-    """SQL text being built, with its bound parameters in order of appearance."""
+    """SQL text being built, with its bound parameters in order of appearance and the
+    functions the query calls (registered by :attr:`Dialect.session` while it runs)."""
 
     dialect: Dialect
     params: list[Any] = field(default_factory=list)
+    functions: dict[str, Callable[..., Any]] = field(default_factory=dict)
 
     def value(self, v: Any) -> str:
         """A public value (a number, or a key) as a parameter or an exact literal."""
@@ -155,7 +160,7 @@ class Dialect:
     missing : callable
         ``missing(x) -> text``: whether the double ``x`` is missing (NULL or NaN).
     rule : callable
-        ``rule(bins) -> "case" | "arith" | "width_bucket"``.
+        ``rule(bins) -> "case" | "arith" | "search" | "width_bucket" | "bisect"``.
     source : callable
         ``source(data) -> text``: what the wrapped query reads (``(<query>)`` with the user's
         query inside).
@@ -180,15 +185,16 @@ class Dialect:
         ``keyed_hash(sql, key, columns) -> text``: an orderable keyed pseudo-random function
         of the columns under the hex string ``key`` (:mod:`treedp.engines.sql.bound`).
     session : callable
-        ``session(data) -> context manager`` around a query that uses ``keyed_hash``
-        (SQLite registers its hash function on the connection for that query only).
+        ``session(data, functions) -> context manager`` around every counting query: SQLite
+        registers the query's ``functions`` (:attr:`Sql.functions`: its keyed hash, its
+        bins) on the connection for that query only.
     types : callable, optional
         ``types(data) -> {name: SQL type name}`` from the query's description.
     ticks : callable, optional
         ``ticks(column, type name) -> Ticks | None``: a datetime column as exact integer
         ticks (:mod:`treedp.engines.sql.ticks`); None: that type is not supported.
     one_group_by : bool
-        Count the equal-width bins that :func:`treedp.engines.sql.fast.formula_step` accepts
+        Count the equal-width bins that :func:`treedp.engines.sql.fast.fast_plan` accepts
         with :func:`treedp.engines.sql.fast.one_group_by`.
     fence : str
         Text after a subquery that keeps the planner from inlining it (PostgreSQL:
@@ -209,7 +215,9 @@ class Dialect:
     number_guard: Callable[[str], str] | None = None
     max_params: int = 1 << 30
     keyed_hash: Callable[[Sql, str, Sequence[str]], str] | None = None
-    session: Callable[[Any], AbstractContextManager[Any]] = lambda data: nullcontext()
+    session: Callable[[Any, Mapping[str, Callable[..., Any]]], AbstractContextManager[Any]] = (
+        lambda data, functions: nullcontext()
+    )
     types: Callable[[Any], dict[str, str]] | None = None
     ticks: Callable[[str, str], Ticks | None] | None = None
     one_group_by: bool = False
@@ -291,6 +299,8 @@ def bin_expression(sql: Sql, bins: Bins, searched: bool = False) -> str:
         found = "0" if inner is None else f"width_bucket({_X}, {inner})"
     elif rule == "arith":
         found = _arith(sql, bins)
+    elif rule == "bisect":
+        found = bisect_bin(sql, bins, _X, MISSING)
     else:
         if bins.n_bins - 1 + len(sql.params) > sql.dialect.max_params:
             raise InvalidParameterError(
@@ -402,8 +412,11 @@ def cells_sql(sql: Sql, data: Any, job: GroupedJob) -> str:
     if job.bins.datetime_unit is not None:
         ticks = datetime_ticks(d, data, job.column, job.bins)
         inner = _inner(sql, data, job.column, job.by, job.unit, ticks.expr)
+        found = None
+        if uses_search(sql, job.bins) and arith_bin(ticks, job.bins, MISSING, ticks.div) is None:
+            found = tick_search(inner, job.bins, ticks, MISSING)
         g = _key_position(sql, job.by, job.keys)
-        b = tick_bin(ticks, job.bins, MISSING)
+        inner, b = found if found is not None else (inner, tick_bin(ticks, job.bins, MISSING))
     else:
         inner = _inner(sql, data, job.column, job.by, job.unit)
         searched = uses_search(sql, job.bins)
@@ -423,19 +436,20 @@ def cells_sql(sql: Sql, data: Any, job: GroupedJob) -> str:
 def _grouped_rows(dialect: Dialect, data: Any, job: GroupedJob) -> list[tuple[Any, ...]]:
     value_column(dialect, data, job.columns, job.bins)
     sql = Sql(dialect)
-    step = formula_step(job.bins) if dialect.one_group_by else None
-    if step is not None:
+    plan = fast_plan(job.bins) if dialect.one_group_by else None
+    if plan is not None:
         text = one_group_by(
             sql,
             job,
-            step,
+            plan,
             lambda: _key_position(sql, job.by, job.keys),
             lambda: _inner(sql, data, job.column, job.by, None),
             MISSING,
         )
     else:
         text = f"SELECT g, b, count(*) FROM ({cells_sql(sql, data, job)}) AS t GROUP BY g, b"
-    return list(guarded(dialect, lambda: dialect.run(data, text, sql.params)))
+    with dialect.session(data, sql.functions):
+        return list(guarded(dialect, lambda: dialect.run(data, text, sql.params)))
 
 
 def refuse_cells(bad: dict[str, int], nan: NanPolicy) -> None:

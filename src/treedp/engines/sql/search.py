@@ -1,4 +1,5 @@
-"""Explicit edges in DuckDB: a grid hint, then a branch-free binary search over the edges.
+"""Explicit edges in DuckDB: a grid hint, then a branch-free binary search over the edges
+(numbers; datetimes over their integer ticks, :func:`tick_search`).
 
 The ``case`` tree of :mod:`treedp.engines.sql.rule` cost 69× DuckDB's own ``GROUP BY`` on
 1,024 explicit edges (230–440× under load); this rule 4.1–4.3× (docs/databases.md). Cheap
@@ -42,11 +43,14 @@ from typing import TYPE_CHECKING, Literal
 
 import numpy as np
 
+from treedp.engines.sql.ticks import thresholds
+
 if TYPE_CHECKING:
     from treedp.domain import Bins
     from treedp.engines.sql.rule import Sql
+    from treedp.engines.sql.ticks import Ticks
 
-__all__ = ["search_bin", "search_levels", "uses_search"]
+__all__ = ["search_bin", "search_levels", "tick_search", "uses_search"]
 
 #: The comparison of the search, and the side of ``lo_c``'s ``searchsorted``; the tests
 #: replace them by ``>`` and ``"right"`` and see the counts change.
@@ -57,6 +61,15 @@ _LO_SIDE: Literal["left", "right"] = "left"
 def uses_search(sql: Sql, bins: Bins) -> bool:
     """Whether the bins are counted by this rule (the dialect asked for it, ``B >= 3``)."""
     return sql.dialect.rule(bins) == "search" and bins.n_bins >= 3
+
+
+def _hint(ce: np.ndarray, m: int, n: int) -> tuple[list[int], int]:
+    """``lo_c`` of each of the ``m`` cells and the widest ``hi_c - lo_c``, from the cells
+    ``ce[j]`` of ``e_j``, ``j = 1 .. B - 1`` (``ce[0]`` unused)."""
+    cells = np.arange(m)
+    lo = np.minimum(1 + np.searchsorted(ce[2:n], cells, _LO_SIDE), n - 2)
+    hi = np.searchsorted(ce[1 : n - 1], cells, "right")
+    return [int(v) for v in lo], int(np.max(np.maximum(hi - lo, 0)))
 
 
 def _cells(sql: Sql, bins: Bins, x: str) -> tuple[str, list[int], int] | None:
@@ -71,13 +84,20 @@ def _cells(sql: Sql, bins: Bins, x: str) -> tuple[str, list[int], int] | None:
     if not (np.isfinite(scale) and scale > 0):
         return None
     ce = np.concatenate([[0], ce.astype(np.int64)])  # ce[j]: the cell of e_j, j = 1 .. B - 1
-    cells = np.arange(m)
-    lo = np.minimum(1 + np.searchsorted(ce[2:n], cells, _LO_SIDE), n - 2)
-    hi = np.searchsorted(ce[1 : n - 1], cells, "right")
-    width = int(np.max(np.maximum(hi - lo, 0)))
+    lo, width = _hint(ce, m, n)
     y = f"({x} - {sql.value(e1)}) * {sql.value(float(scale))}"
     cell = f"CAST(floor(LEAST(GREATEST({y}, {sql.value(0.0)}), {sql.value(m - 1.0)})) AS BIGINT)"
-    return cell, [int(v) for v in lo], width
+    return cell, lo, width
+
+
+def _levels(x: str, start: str, consts: str, a: str, inner: str, levels: int) -> str:
+    """The chained subqueries of the search: ``l`` from ``start``, ``levels`` halvings."""
+    text = f"SELECT *, {start} AS l FROM ({inner}) AS s_in, (SELECT {a} AS a{consts}) AS s_a"
+    for level in range(levels):  # 1-based lists: a_j is a[j + 1]
+        step = 1 << (levels - 1 - level)
+        found = f"CAST({x} {_GE} a[l + {step + 1}] AS INTEGER)"
+        text = f"SELECT * REPLACE (l + {step} * {found} AS l) FROM ({text}) AS s_{level}"
+    return text
 
 
 def search_levels(sql: Sql, inner: str, bins: Bins, x: str) -> str:
@@ -93,15 +113,7 @@ def search_levels(sql: Sql, inner: str, bins: Bins, x: str) -> str:
         consts = ", CAST('[" + ", ".join(map(str, lo)) + "]' AS BIGINT[]) AS h"
     size = n - 1 + (1 << levels)  # every a[l + s] the search reads, +inf past e_{B-1}
     a = [float(v) for v in bins.edges[:n]] + [float("inf")] * (size - n)
-    text = (
-        f"SELECT *, {start} AS l FROM ({inner}) AS s_in, (SELECT {sql.array(a)} AS a{consts})"
-        " AS s_a"
-    )
-    for level in range(levels):  # 1-based lists: a_j is a[j + 1]
-        step = 1 << (levels - 1 - level)
-        found = f"CAST({x} {_GE} a[l + {step + 1}] AS INTEGER)"
-        text = f"SELECT * REPLACE (l + {step} * {found} AS l) FROM ({text}) AS s_{level}"
-    return text
+    return _levels(x, start, consts, sql.array(a), inner, levels)
 
 
 def search_bin(sql: Sql, bins: Bins, x: str, missing: str, missing_code: int) -> str:
@@ -113,3 +125,39 @@ def search_bin(sql: Sql, bins: Bins, x: str, missing: str, missing_code: int) ->
         f"CASE WHEN {missing} THEN {missing_code} WHEN {x} < {low} THEN 0 "
         f"WHEN {x} >= {high} THEN {top} ELSE CAST(l AS BIGINT) END"
     )
+
+
+def tick_search(inner: str, bins: Bins, ticks: Ticks, missing: int) -> tuple[str, str] | None:
+    """Datetime bins in DuckDB by the same search over the integer thresholds ``T_j`` of
+    :mod:`treedp.engines.sql.ticks`: ``(inner with the column l, the bin of x)``, or None
+    (fewer than 3 bins, or an inner threshold beyond ``±2^62``: the ``CASE`` tree then).
+
+    The ticks ``x`` are clamped to ``xt`` in ``[T_1, T_{B-1}]`` (a BIGINT); the hint is exact
+    integer arithmetic, ``c = (xt - T_1) // w`` with ``w = ceil((T_{B-1} - T_1 + 1)/M)``, so
+    ``c`` is in ``[0, M - 1]``, non-decreasing in ``x``, and Python computes ``c(T_j)`` as
+    DuckDB does; thresholds may repeat (a column coarser than the bins), which leaves "the
+    largest ``j`` with ``T_j <= x``" and the proof of the module docstring as they are. The
+    list ``a`` holds ``T_0' = T_1 - 1`` (never read), ``T_1 .. T_{B-1}`` and ``2^62`` past
+    them (above every clamped ``xt``).
+    """
+    n = bins.n_bins
+    ts = thresholds(bins, ticks.unit)
+    if n < 3 or max(abs(t) for t in ts[1:n]) >= 1 << 62:
+        return None
+    t1, tb = ts[1], ts[n - 1]
+    m = min(4 * n, 1 << 20)
+    w = -(-(tb - t1 + 1) // m)
+    lo, width = _hint(np.array([0] + [(t - t1) // w for t in ts[1:n]], dtype=np.int64), m, n)
+    levels = width.bit_length()
+    low, high = f"CAST('{t1}' AS {ticks.wide})", f"CAST('{tb}' AS {ticks.wide})"
+    with_xt = f"SELECT *, CAST(LEAST(GREATEST(x, {low}), {high}) AS BIGINT) AS xt FROM ({inner})"
+    start = f"h[(xt - ({t1})) // {w} + 1]"
+    consts = ", CAST('[" + ", ".join(map(str, lo)) + "]' AS BIGINT[]) AS h"
+    a = [t1 - 1, *ts[1:n]] + [1 << 62] * ((1 << levels) - 1)
+    a_sql = "CAST('[" + ", ".join(map(str, a)) + "]' AS BIGINT[])"
+    text = _levels("xt", start, consts, a_sql, f"{with_xt} AS s_t", levels)
+    b = (
+        f"CASE WHEN x IS NULL THEN {missing} WHEN x < {low} THEN 0 WHEN x >= {high} THEN {n - 1} "
+        "ELSE CAST(l AS BIGINT) END"
+    )
+    return text, b

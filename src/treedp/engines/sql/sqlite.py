@@ -5,14 +5,15 @@ each value's ``typeof`` is checked in the counting query itself (a text or blob 
 one clear error, after the query ran and before anything is charged). Integers are
 converted with ``CAST(v AS REAL)`` (nearest double, as the local engine); SQLite stores no
 NaN (it becomes NULL, a missing value). Public numbers are bound parameters; the bins are
-found by the ``case`` tree of :mod:`treedp.engines.sql.rule` (SQLite has no arrays), so at
-most about 32,000 bins.
+found by Python's ``bisect`` over the edges, a function registered on the connection for the
+one query (:mod:`treedp.engines.sql.callback`; SQLite has no arrays), any number of bins.
 """
 
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterator, Sequence
+import threading
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any
 
@@ -67,18 +68,25 @@ def _blake2b(key: str, *values: Any) -> int:
 
 
 def _keyed_hash(sql: Sql, key: str, columns: Sequence[str]) -> str:
-    return f"{_HASH}({hex_literal(key)}, {', '.join(columns)})"
+    """The keyed BLAKE2b, registered for the query under this thread's name (a connection may
+    serve several threads: one thread's query never unregisters another's function)."""
+    name = f"{_HASH}_{threading.get_ident()}"
+    sql.functions[name] = _blake2b
+    return f"{name}({hex_literal(key)}, {', '.join(columns)})"
 
 
 @contextmanager
-def _session(data: Any) -> Iterator[None]:
-    """The hash function registered on the connection for one query, then removed."""
+def _session(data: Any, functions: Mapping[str, Callable[..., Any]]) -> Iterator[None]:
+    """The query's functions (keyed hash, bins) registered on the connection for that query,
+    then removed."""
     con = data.connection
-    con.create_function(_HASH, -1, _blake2b, deterministic=True)
+    for name, fn in functions.items():
+        con.create_function(name, -1, fn, deterministic=True)
     try:
         yield
     finally:
-        con.create_function(_HASH, -1, None)
+        for name in functions:
+            con.create_function(name, -1, None)
 
 
 DIALECT = Dialect(
@@ -86,7 +94,7 @@ DIALECT = Dialect(
     double="REAL",
     literal=_literal,
     missing=lambda x: f"{x} IS NULL",
-    rule=lambda bins: "case",
+    rule=lambda bins: "bisect",
     source=lambda data: f"({data.sql}\n)",  # a trailing -- comment ends
     run=_run,
     columns=_columns,

@@ -1,0 +1,130 @@
+"""The one-GROUP-BY rule of equal-width bins (``engines/sql/fast.py``) is the local rule, bit
+for bit, on every layout treedp builds (DuckDB and PostgreSQL), and a mutant is caught."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+import pytest
+
+import treedp
+from tests.engines.sql.helpers import loader
+from treedp.domain import Bins
+from treedp.engines.dispatch import count_source
+from treedp.engines.local import count_chunk
+from treedp.engines.sql import fast
+
+_MAX = 1.7976931348623157e308
+
+#: (bounds, bins) and the edge form the plan must take: the awkward ones of each form.
+LAYOUTS = [
+    ((0, 100), 100, "lerp"), ((-3.7, 11.1), 37, "lerp"), ((1 / 3, 2 / 3), 12345, "lerp"),
+    ((0, 1e-310), 4, "lerp"), ((-1e-300, 1e-300), 6, None), ((0.1, 0.7), 3, "step"),
+    ((0, 1), 1024, "step"), ((-2, 2), 4096, "step"), ((0, 1), 1, "step"),
+    ((0, 5e-323), 10, "step"), ((0, 1.7e308), 4, "step"), ((-1.7e308, 0), 4, "step"),
+    ((-0.0, 3.0), 3, "step"), ((1e15, 1e15 + 7), 7, "step"), ((0, 10), "integers", "step"),
+    ((-1e308, 1e308), 8, "interp"), ((-_MAX, _MAX), 7, "interp"), ((-_MAX, 1e300), 5, None),
+]  # fmt: skip
+
+
+def _bins(bounds: Any, n: Any) -> Bins:
+    return treedp.make_bins(bounds=bounds, bins=n)
+
+
+def _values(bins: Bins) -> list[float | None]:
+    """Every edge and its neighbouring doubles, ±0, ±inf, NaN, NULL, values far outside the
+    bounds, the smallest subnormals and spread values."""
+    e = bins.edges
+    with np.errstate(all="ignore"):
+        near = [e, np.nextafter(e, -np.inf), np.nextafter(e, np.inf)]
+        lo, hi = float(e[0]), float(e[-1])
+        spread = np.random.default_rng(2).uniform(0, 1, 2000) * (hi / 2 - lo / 2) * 2 + lo
+    extra = [-math.inf, math.inf, 1e308, -1e308, _MAX, -_MAX, 0.0, -0.0, 5e-324, -5e-324]
+    out: list[float | None] = [float(v) for v in np.concatenate([*near, extra, spread])]
+    return [*out, math.nan, None, None]
+
+
+def _want(bins: Bins, values: list[float | None]) -> Any:
+    arr = np.array([math.nan if v is None else v for v in values], dtype=np.float64)
+    return count_chunk(arr, bins, "drop")
+
+
+@pytest.mark.parametrize(("bounds", "n", "form"), LAYOUTS)
+def test_every_layout_has_a_plan(bounds: Any, n: Any, form: str | None) -> None:
+    plan = fast.fast_plan(_bins(bounds, n))
+    assert plan is not None
+    if form is not None:
+        assert plan.edge == form
+
+
+def test_random_layouts_all_have_a_plan() -> None:
+    """Bounds of every scale (seeded): each make_bins layout gets a plan without a list."""
+    rng = np.random.default_rng(7)
+    for i in range(1500):
+        scale = 10.0 ** rng.uniform(-300, 300) if i % 3 else float(rng.uniform(0, _MAX))
+        lo = float(rng.uniform(-1, 1) * scale)
+        hi = lo + float(rng.uniform(1e-6, 2) * scale) if i % 3 else float(rng.uniform(0, _MAX))
+        n = int(rng.choice([1, 2, 3, 7, 10, 100, 1000, 1024, 12345]))
+        try:
+            bins = _bins((lo, hi), n)
+        except treedp.exceptions.InvalidParameterError:
+            continue  # too many bins for the float resolution of the bounds
+        plan = fast.fast_plan(bins)
+        assert plan is not None and plan.edge != "list", (lo, hi, n)
+
+
+@pytest.mark.parametrize("kind", ["duckdb", "postgresql"])
+@pytest.mark.parametrize(("bounds", "n", "form"), LAYOUTS)
+def test_fast_rule_equals_the_local_rule(
+    request: pytest.FixtureRequest, kind: str, bounds: Any, n: Any, form: str | None
+) -> None:
+    bins = _bins(bounds, n)
+    values = _values(bins)
+    data = loader(kind, request)([("v", "double")], [(v,) for v in values])
+    assert count_source(data, column="v", bins=bins, nan="drop") == _want(bins, values)
+
+
+@pytest.mark.parametrize("kind", ["duckdb", "postgresql"])
+def test_equal_width_edges_of_no_formula_use_the_list(
+    request: pytest.FixtureRequest, kind: str
+) -> None:
+    """Equal-width edges given explicitly, a few moved by one double: no formula makes
+    them, so the edge is read from the list; still the local rule."""
+    edges = np.linspace(0.0, 1.0, 65)
+    edges[[3, 17, 40]] = np.nextafter(edges[[3, 17, 40]], np.inf)
+    bins = Bins(edges, equal_width=True)
+    plan = fast.fast_plan(bins)
+    assert plan is not None and plan.edge == "list"
+    values = _values(bins)
+    data = loader(kind, request)([("v", "double")], [(v,) for v in values])
+    assert count_source(data, column="v", bins=bins, nan="drop") == _want(bins, values)
+
+
+@pytest.mark.parametrize("kind", ["duckdb", "postgresql"])
+@pytest.mark.parametrize(("attr", "mutant"), [("_GE", ">"), ("_HALF", 0.0)])
+def test_a_mutant_rule_is_caught(
+    request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch, kind: str, attr: str,
+    mutant: Any,
+) -> None:  # fmt: skip
+    """``>`` for ``>=``, or no half shift: the same values count differently on some layout
+    (so the conformance test above can fail)."""
+    load = loader(kind, request)
+    monkeypatch.setattr(fast, attr, mutant)
+    caught = 0
+    for bounds, n, _ in LAYOUTS[:6]:
+        bins = _bins(bounds, n)
+        values = _values(bins)
+        data = load([("v", "double")], [(v,) for v in values])
+        caught += count_source(data, column="v", bins=bins, nan="drop") != _want(bins, values)
+    assert caught > 0
+
+
+def test_a_plan_that_fails_its_check_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The check of ``K`` can fail: with a scale too large by one bin in eight, no plan."""
+    bins = _bins((0, 100), 100)
+    real = fast._y_form
+    monkeypatch.setattr(fast, "_y_form", lambda lo, hi, n: (real(lo, hi, n)[0] * 1.125, 1.0,
+                                                          False))  # fmt: skip
+    assert fast.fast_plan(bins) is None
