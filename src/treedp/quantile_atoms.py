@@ -15,26 +15,39 @@ bounds are clamped onto them, and a public lower bound is often the block's own 
 zero-inflated column on bounds ``(0, hi)``: rank gap 0 at every level in the block, where
 interpolation was off by up to the block).
 
-Post-processing of the released CDF only (no data, no privacy cost). A bin counts as an atom
-when its released mass is at least :data:`ATOM_SHARE` of the released total and at least
-:data:`ATOM_RATIO` times each neighbouring bin's: smooth data spread over the default 2,048
-bins never has one bin ten times its neighbours (it would also need 2% of the records).
+Post-processing of the released CDF and of the public noise only (no data, no privacy cost).
+A bin counts as an atom when its released mass is at least :data:`ATOM_SHARE` of the released
+total, at least :data:`ATOM_RATIO` times each neighbouring bin's, and at least
+:data:`NOISE_SCALES` standard errors of its own count: smooth data spread over the default
+2,048 bins never has one bin ten times its neighbours (it would also need 2% of the records),
+and the last condition is a guard against the steps that the monotone projection of a noisy
+CDF can make at small ``n·ε`` (a flat run, then one bin holding a jump of the noise's size). In
+``benchmarks/unknown_bounds.py`` (ε·n = 100 to 10^4) the continuous columns' answers are the
+same with or without the snapping.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 
-__all__ = ["ATOM_RATIO", "ATOM_SHARE", "snap_to_atoms"]
+__all__ = ["ATOM_RATIO", "ATOM_SHARE", "NOISE_SCALES", "snap_to_atoms"]
 
 #: A bin is an atom when its released mass is at least this share of the released total...
 ATOM_SHARE = 0.02
 #: ... and at least this many times the released mass of each neighbouring bin.
 ATOM_RATIO = 10.0
+#: ... and at least this many standard errors of its count (the release's public noise).
+NOISE_SCALES = 6.0
 
 
 def snap_to_atoms(
-    edges: np.ndarray, cdf: np.ndarray, q: np.ndarray, answers: np.ndarray
+    edges: np.ndarray,
+    cdf: np.ndarray,
+    q: np.ndarray,
+    answers: np.ndarray,
+    bin_stderr: Callable[[np.ndarray, np.ndarray], np.ndarray] | None = None,
 ) -> np.ndarray:
     """The answers, each moved to its bin's nearer edge (in rank) when the bin is an atom.
 
@@ -48,6 +61,9 @@ def snap_to_atoms(
         The levels, in ``[0, 1]``.
     answers : ndarray
         The interpolated answers for ``q`` (each within ``[edges[0], edges[-1]]``).
+    bin_stderr : callable, optional
+        ``bin_stderr(a, b)``: the standard error of the released count of each range ``[a,
+        b)`` (``Release.stderr("range_count", a, b)``: public). None: no noise condition.
 
     Returns
     -------
@@ -69,6 +85,10 @@ def snap_to_atoms(
     # CDF reached q·n̂ in when that bin is the atom (its end).
     on_edge = (out == edges[bins]) & (bins > 0)
     bins = np.where(on_edge & atom[bins - 1] & ~atom[bins], bins - 1, bins)
+    if bin_stderr is not None and bool(np.any(atom[bins])):  # only the answers' bins
+        noise = np.asarray(bin_stderr(edges[bins], edges[bins + 1]), dtype=np.float64)
+        atom = atom.copy()
+        atom[bins] &= mass[bins] >= NOISE_SCALES * noise
     target = np.asarray(q, dtype=np.float64) * total
     lower = target - cdf[bins] <= cdf[bins + 1] - target
     # The end bins: records beyond the bounds are clamped onto them, and a lower bound such as

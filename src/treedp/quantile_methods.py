@@ -124,7 +124,13 @@ def _run_tree(
     else:
         out = np.atleast_1d(rel.quantile(qa))
         if out.dtype.kind == "f" and rel.bins.edges.dtype.kind == "f":  # numbers: a point mass
-            out = snap_to_atoms(rel.bins.edges, rel.consistent_counts, qa, out)
+            out = snap_to_atoms(
+                rel.bins.edges,
+                rel.consistent_counts,
+                qa,
+                out,
+                lambda a, b: np.asarray(rel.stderr("range_count", a, b), dtype=np.float64),
+            )
     spent = float(rel.guarantee.epsilon) if isinstance(rel.guarantee, PureDP) else 0.0
     return out, rel.mechanism.spend(), rel.bins.n_bins, spent, float(rel.n)
 
