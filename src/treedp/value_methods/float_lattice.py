@@ -153,8 +153,9 @@ def _round(values: np.ndarray) -> np.ndarray:
     v = np.asarray(values, dtype=np.float64)
     mantissa = (np.abs(v).view(np.int64) & ((1 << _MANTISSA) - 1)) | (1 << _MANTISSA)
     lowest = np.log2((mantissa & -mantissa).astype(np.float64))  # exact: a power of two
-    short: np.ndarray = (_MANTISSA + 1 - lowest) <= ROUND_BITS
-    return (v == np.floor(v)) | short
+    short = (_MANTISSA + 1 - lowest) <= ROUND_BITS
+    out: np.ndarray = (v == np.floor(v)) | short
+    return out
 
 
 def answer_of(units: np.ndarray) -> np.ndarray:
