@@ -7,6 +7,8 @@ below 2**17), the answer at the median is the atom itself, as the best method's.
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pytest
 
@@ -75,3 +77,143 @@ def test_recursive_integers_answer_the_block_on_the_split_side() -> None:
         method="recursive", rng=InsecureSeededSource(7),
     )  # fmt: skip
     assert np.all(np.asarray(res.values) == 65_000)
+
+
+def test_snap_to_atoms_moves_answers_in_a_block_bin_to_its_nearer_edge() -> None:
+    """Post-processing of a released CDF: an answer in a bin holding a block (at least 2% of
+    the mass and 10× each neighbour) moves to the bin's nearer edge in rank; the end bins
+    answer their bound; other bins keep the interpolated answer; the order is kept."""
+    from treedp.quantile_atoms import snap_to_atoms
+
+    edges = np.arange(6.0)  # bins [0,1) .. [4,5]
+    cdf = np.array([0.0, 1.0, 2.0, 92.0, 93.0, 100.0])  # bin 2 holds 90 of 100
+    q = np.array([0.015, 0.1, 0.4, 0.6, 0.95])
+    interpolated = np.array([1.5, 2.09, 2.42, 2.64, 4.29])
+    out = snap_to_atoms(edges, cdf, q, interpolated)
+    np.testing.assert_array_equal(out, [1.5, 2.0, 2.0, 3.0, 4.29])
+    assert np.all(np.diff(out) >= 0)
+    # the first bin holding a block: its lower bound at every level (a block of zeros)
+    zeros = snap_to_atoms(edges, np.array([0.0, 70.0, 72.0, 80.0, 90.0, 100.0]), q[:3],
+                          np.array([0.02, 0.14, 0.57]))  # fmt: skip
+    np.testing.assert_array_equal(zeros, [0.0, 0.0, 0.0])
+    # no bin stands out: nothing moves
+    smooth = np.linspace(0.0, 100.0, 6)
+    np.testing.assert_array_equal(snap_to_atoms(edges, smooth, q, interpolated), interpolated)
+
+
+@pytest.mark.parametrize("bounds", [(-400.0, 400.0), "private"])
+def test_tree_on_real_bins_answers_beside_a_block_on_the_near_side(bounds: object) -> None:
+    """99% at 7.3 (no grid point of the tree's real-valued bins, nor of the float lattice):
+    no answer but 7.3 itself holds the block's ranks, so the best any method does is the
+    block's nearer side, ``min(q - F(7.3-), F(7.3) - q)``; the tree now answers there at
+    every level (before: interpolated inside the block's bin, 0.745 n off at q = 0.75).
+    Fixed seed; tolerance 0.002 n (the noise of the released CDF at the bin's edges)."""
+    x = np.r_[np.full(9_900, 7.3), np.random.default_rng(1).normal(0, 100, 100)]
+    xs = np.sort(x)
+    q = np.array([0.1, 0.25, 0.5, 0.75, 0.9])
+    below = np.searchsorted(xs, 7.3, side="left") / xs.size
+    top = np.searchsorted(xs, 7.3, side="right") / xs.size
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", treedp.BoundsWarning)  # the scans meet at the block
+        res = treedp.quantiles(x, q, epsilon=1.0, bounds=bounds, method="tree",
+                               rng=InsecureSeededSource(11))  # fmt: skip
+    gaps = _gap(x, np.asarray(res.values, dtype=float), q) / x.size
+    assert np.all(gaps <= np.minimum(q - below, top - q) + 0.002), gaps
+
+
+def test_tree_answers_a_block_of_zeros_on_the_public_lower_bound_exactly() -> None:
+    """70% zeros on public bounds (0, 5000) with real-valued bins: the levels inside the
+    block are answered 0 (rank gap 0, the best method's; before: 0.60 n, 0.45 n, 0.20 n at
+    0.1, 0.25, 0.5 for every method with these bounds)."""
+    r = np.random.default_rng(1)
+    x = np.where(r.random(10**4) < 0.7, 0.0, r.lognormal(5, 1, 10**4))
+    for seed in range(3):
+        res = treedp.quantiles(x, [0.1, 0.25, 0.5], epsilon=0.3, bounds=(0.0, 5000.0),
+                               method="tree", rng=InsecureSeededSource(seed))  # fmt: skip
+        assert np.all(np.asarray(res.values) == 0.0)
+
+
+#: The recursion's known miss on the far side of a block (docs/private_bounds.md, "Point
+#: masses"): its rank gap there, measured on #107 at n = 10^5 (0.1626 n at q = 0.75 and 0.0651
+#: n at q = 0.9, every seed), where one selection per level and the tree are at most 0.001 n.
+RECURSION_FAR_SIDE = {0.75: 0.165, 0.9: 0.067}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("eps", [0.3, 1.0])
+def test_issue_107_every_method_at_most_the_best_methods_rank_gap(eps: float) -> None:
+    """#107, n = 10^5, levels 0.1 .. 0.9: each method's rank gap is at most the best
+    method's plus 0.001 n (fixed seed) where the block can be answered (bins='integers' or
+    the float lattice), except the recursion on the block's far side, held to its measured
+    gap (:data:`RECURSION_FAR_SIDE`) so that it cannot grow unseen."""
+    x = _issue_107(10**5)
+    q = np.array([0.1, 0.25, 0.5, 0.75, 0.9])
+    gaps = {}
+    for method in ("exponential", "recursive", "tree"):
+        configs = (((0, 500_000), "integers"), ("private", "integers"), ("private", None))
+        for bounds, bins in configs:
+            if method == "tree" and bins is None:
+                continue  # the tree's private bounds on real bins: the real-bins test above
+            res = treedp.quantiles(x, q, epsilon=eps, bounds=bounds, bins=bins, method=method,
+                                   rng=InsecureSeededSource(3))  # fmt: skip
+            values = np.asarray(res.values, dtype=float)
+            assert np.all(np.isfinite(values))
+            gaps[(method, str(bounds), bins)] = _gap(x, values, q) / x.size
+    best = np.min(np.array(list(gaps.values())), axis=0)
+    for (method, _, _), g in gaps.items():
+        allowed = best + 0.001
+        if method == "recursive":
+            allowed = np.maximum(allowed, [RECURSION_FAR_SIDE.get(v, 0.0) for v in q])
+        assert np.all(g <= allowed), (method, g, best)
+
+
+def test_median_methods_answer_the_block() -> None:
+    """stable_median and subsample_and_aggregate (δ = 1e-6, 100 blocks) release the block's
+    value itself on #107 (n = 10^5) and on 99% at 7.3 (fixed seeds; rank gap 0, the best)."""
+    blocks = (
+        (_issue_107(10**5), 65_000.0),
+        (np.r_[np.full(9_900, 7.3), np.random.default_rng(1).normal(0, 100, 100)], 7.3),
+    )
+    for x, value in blocks:
+        for seed in range(3):
+            rng = InsecureSeededSource(seed)
+            assert treedp.stable_median(x, epsilon=1.0, delta=1e-6, rng=rng) == value
+            agg = treedp.subsample_and_aggregate(x, "median", epsilon=1.0, delta=1e-6, m=100,
+                                                 rng=InsecureSeededSource(seed))  # fmt: skip
+            assert agg == value
+
+
+def test_lattice_answer_is_the_next_point_in_the_upper_half_of_a_cell_not_round() -> None:
+    """``answer_of`` (post-processing of a selected unit): a round point (0, an integer, at
+    most 8 significant bits) answers its whole cell; a cell whose point is not round (the
+    cell holding 7.3) answers its point from its lower half of units, the next point from its
+    upper half."""
+    from treedp.value_methods.float_lattice import SUB_BITS, answer_of, cell_of, cell_value
+
+    values = np.array([0.0, 7.0, 65_000.0, 0.5, -7.0, 7.3, -7.3, 0.1])
+    cells = cell_of(values)
+    low, high = cells << SUB_BITS, (cells << SUB_BITS) + (3 << (SUB_BITS - 2))
+    np.testing.assert_array_equal(answer_of(low), cell_value(cells))
+    moved = answer_of(high)
+    np.testing.assert_array_equal(moved[:5], values[:5])
+    np.testing.assert_array_equal(moved[5:], cell_value(cells[5:] + 1))
+    assert np.all(cell_value(cells[5:]) < values[5:]) and np.all(values[5:] < moved[5:])
+
+
+@pytest.mark.parametrize("method", ["exponential", "recursive"])
+def test_lattice_methods_answer_beside_a_block_that_is_no_lattice_point(method: str) -> None:
+    """99% at 7.3 with bounds='private': the block's nearer side at every level, as the tree
+    (before: the lattice point below 7.3 at every level, 0.744 n off at q = 0.75). Fixed
+    seed; tolerance 0.002 n, and for the recursion 0.006 n: on the block's far side
+    (docs/private_bounds.md) its child holds only the records beyond the block (0.56% of n)
+    and answers among them."""
+    x = np.r_[np.full(9_900, 7.3), np.random.default_rng(1).normal(0, 100, 100)]
+    xs = np.sort(x)
+    q = np.array([0.1, 0.25, 0.5, 0.75, 0.9])
+    below = np.searchsorted(xs, 7.3, side="left") / xs.size
+    top = np.searchsorted(xs, 7.3, side="right") / xs.size
+    res = treedp.quantiles(x, q, epsilon=0.3, bounds="private", method=method,
+                           rng=InsecureSeededSource(12))  # fmt: skip
+    gaps = _gap(x, np.asarray(res.values, dtype=float), q) / x.size
+    allowed = np.minimum(q - below, top - q) + (0.006 if method == "recursive" else 0.002)
+    assert np.all(gaps <= allowed), gaps

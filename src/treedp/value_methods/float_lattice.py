@@ -14,7 +14,9 @@ it covers every finite float64 (both signs), so a quantile needs no bounds.
   cells (the weight of a core octave), spread over as one cell.
 * Units. Each cell holds ``2**SUB_BITS`` units (the exponential mechanism's output space is
   the units, uniformly weighted: a prior of ``2**bits(E)`` per octave). Unit ``u`` lies in
-  cell ``u >> SUB_BITS``; the answer is that cell's lattice point (post-processing).
+  cell ``u >> SUB_BITS``; the answer is that cell's lattice point, or the next cell's in the
+  upper half of the units of a cell whose point is not round (:func:`answer_of`;
+  post-processing).
 * Spread. The ``k`` records of one cell (sorted) get positions ``c·2**S + 2**S (i + 1/2)/k``,
   ``i = 0..k-1`` (:func:`positions`; the zero block as one cell ``ZERO_CELLS`` times wider).
   Adding one record to a cell turns its ``k`` positions into ``k + 1`` that interleave
@@ -38,11 +40,13 @@ __all__ = [
     "CORE_BITS",
     "CORE_OCTAVES",
     "HALVING_OCTAVES",
+    "ROUND_BITS",
     "SUB_BITS",
     "TOTAL_CELLS",
     "TOTAL_UNITS",
     "ZERO_CELLS",
     "UnitGrid",
+    "answer_of",
     "cell_of",
     "cell_value",
     "positions",
@@ -136,6 +140,44 @@ def cell_value(cell: np.ndarray) -> np.ndarray:
     magnitude = np.where(negative, _NEGATIVE - cell, np.maximum(cell - _POSITIVE_FIRST + 1, 0))
     values: np.ndarray = np.where(negative, -1.0, 1.0) * _magnitude(magnitude)
     return values + 0.0  # -0.0 as 0.0
+
+
+#: A lattice point that is an integer or has at most this many significant bits (0.5, 2.25,
+#: 7.0, 65,000) is *round*: the answer for any unit of its cell (:func:`answer_of`).
+ROUND_BITS = 8
+
+
+def _round(values: np.ndarray) -> np.ndarray:
+    """Whether each lattice point is round: an integer, or at most :data:`ROUND_BITS`
+    significant bits (its mantissa's lowest set bit, counted from the leading one)."""
+    v = np.asarray(values, dtype=np.float64)
+    mantissa = (np.abs(v).view(np.int64) & ((1 << _MANTISSA) - 1)) | (1 << _MANTISSA)
+    lowest = np.log2((mantissa & -mantissa).astype(np.float64))  # exact: a power of two
+    short = (_MANTISSA + 1 - lowest) <= ROUND_BITS
+    out: np.ndarray = (v == np.floor(v)) | short
+    return out
+
+
+def answer_of(units: np.ndarray) -> np.ndarray:
+    """The answer for each selected unit (post-processing of the unit only): its cell's
+    lattice point, except in the upper half of the units of a cell whose point is not round
+    (:data:`ROUND_BITS`), where it is the next cell's point.
+
+    The records of a cell are spread over its units by rank, so a unit in the upper half of
+    a cell lies above most of the cell's records: for a block of ties at a value that is no
+    lattice point (7.3 lies inside the cell of 7.29998...) the point below it holds none of
+    the block's ranks, and at a level above the block's middle the next point (above 7.3) is
+    the nearer side (0.245 n off at q = 0.75 with 99% at 7.3, against 0.745 n). A round point
+    (0, every integer of magnitude below ``2**17``, 0.5, ...) is where such values sit exactly
+    and stays the answer in its whole cell, so blocks there are answered exactly as before.
+    """
+    units = np.asarray(units, dtype=np.int64)
+    cells = np.minimum(units >> SUB_BITS, TOTAL_CELLS - 1)
+    values = cell_value(cells)
+    upper = (units - (cells << SUB_BITS)) >= (1 << (SUB_BITS - 1))
+    move = upper & (cells < TOTAL_CELLS - 1) & ~_round(values)
+    out: np.ndarray = np.where(move, cell_value(np.minimum(cells + 1, TOTAL_CELLS - 1)), values)
+    return out
 
 
 def _group(cell: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -11,8 +11,10 @@ further out), each cell split into ``2**28`` units; the records are spread insid
 (ties too), and a unit's score is ``-|#{positions < u} - t|``. One selection per level
 (``independent=True``, the ``"exponential"`` method: ``ε/m`` each) or Kaplan, Schnapp and
 Stemmer's recursion (the ``"recursive"`` method: the nodes of one recursion level hold whole
-cells, disjoint). The answer is the lattice point of the selected unit's cell: an atom at a
-lattice point (``0``, an integer below ``2**17`` in magnitude, ...) is answered exactly.
+cells, disjoint). The answer is the lattice point of the selected unit's cell (the next
+cell's point in the upper half of a cell whose point is not round: :func:`.answer_of`): an atom
+at a round lattice point (``0``, an integer below ``2**17`` in magnitude, ``0.5``, ...) is
+answered exactly, one inside a cell (7.3) on its nearer side.
 
 This replaces a private-bounds step for these two methods: no share of ε is spent on bounds,
 and no scan can cross or run off the grid. Sensitivity: the spread keeps the rank score's
@@ -47,11 +49,10 @@ from treedp.value_methods.exponential_core import (
     select,
 )
 from treedp.value_methods.float_lattice import (
-    SUB_BITS,
     TOTAL_CELLS,
     TOTAL_UNITS,
     UnitGrid,
-    cell_value,
+    answer_of,
     positions,
 )
 from treedp.value_methods.quantiles_recursive import (
@@ -156,8 +157,7 @@ def _unbounded(
         chosen = np.empty((draws, distinct.size), dtype=np.int64)
         _run(plan, grid, pos, 0, TOTAL_UNITS - 1, chosen, np.arange(draws), source)
         units = chosen[:, np.searchsorted(distinct, qa)]
-    cells = np.minimum(units >> SUB_BITS, TOTAL_CELLS - 1)
-    out = cell_value(cells)
+    out = answer_of(units)  # post-processing of the selected units
     return Draws(out, qa, eps, spent, sens, source, None, parameters), losses
 
 
