@@ -48,7 +48,7 @@ def register(sub: Any) -> None:
         "--mechanism",
         default="auto",
         help="auto (default), tree, tree_full (pure epsilon), binary; under zCDP also sqrt, "
-        "sqrt_norm, opt",
+        "sqrt_norm, opt, blt",
     )
     init.add_argument(
         "--privacy-unit", metavar="COLUMN", help="the person-id column (protect persons)"

@@ -13,6 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from treedp.continual.blt import BLT_LIMIT, BltCounter
 from treedp.continual.full_tree import FullTreeCounter, full_tree
 from treedp.continual.optimal import OPT_LIMIT, OptCounter
 from treedp.continual.planner import classic_tree, mean_variance, planned_tree
@@ -22,7 +23,7 @@ from treedp.continual.tree import TreeCounter
 
 __all__ = ["AUTO_FULL_LIMIT", "MECHANISMS", "SQRT_LIMIT", "Counter", "Row", "choose"]
 
-Counter = TreeCounter | SqrtCounter | NormSqrtCounter | OptCounter | FullTreeCounter
+Counter = TreeCounter | SqrtCounter | NormSqrtCounter | OptCounter | FullTreeCounter | BltCounter
 
 #: Largest ``T·B`` for the square root (its state keeps ``2·T·B`` integers).
 SQRT_LIMIT = 2**20
@@ -54,6 +55,12 @@ def _opt(horizon: int, noise: str, budget: float, m: int, n_bins: int) -> Counte
     if noise != "gaussian" or horizon * n_bins > SQRT_LIMIT or horizon > OPT_LIMIT:
         return None
     return OptCounter.for_budget(horizon, budget, m)
+
+
+def _blt(horizon: int, noise: str, budget: float, m: int, n_bins: int) -> Counter | None:
+    if noise != "gaussian" or horizon > BLT_LIMIT:
+        return None
+    return BltCounter.for_budget(horizon, budget, m)
 
 
 def _full(horizon: int, noise: str, budget: float, m: int, n_bins: int) -> Counter | None:
@@ -99,10 +106,17 @@ MECHANISMS: dict[str, Row] = {
         OptCounter.from_description,
         "numerically optimised lower-triangular factorisation, streamed, zCDP, T <= 2**10",
     ),
+    "blt": Row(
+        ("gaussian",),
+        _blt,
+        BltCounter.from_description,
+        "row-scaled buffered Toeplitz (sum of exponentials), 3d + 1 numbers per bin, zCDP, "
+        "T <= 2**20",
+    ),
 }
 
 #: The rows ``mechanism="auto"`` chooses between (``binary`` is the baseline).
-_AUTO = ("tree", "tree_full", "sqrt", "sqrt_norm", "opt")
+_AUTO = ("tree", "tree_full", "sqrt", "sqrt_norm", "opt", "blt")
 #: ``auto`` considers ``tree_full`` up to this ``T·B`` only: its state (``T' + 1`` numbers
 #: per bin, all of its noise drawn at creation) is rewritten after every step, about 1 MB of
 #: JSON here; by name it goes to ``T'·B <= 2**21``.

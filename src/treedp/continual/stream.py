@@ -27,6 +27,7 @@ from treedp._inputs import as_1d_array
 from treedp._validation import check_int, check_option, must
 from treedp.budget import check_epsilon
 from treedp.continual.answer import StepAnswer, consistent
+from treedp.continual.blt import BLT_LIMIT
 from treedp.continual.full_tree import FULL_LIMIT, padded_horizon
 from treedp.continual.mechanisms import MECHANISMS, SQRT_LIMIT, Counter, choose
 from treedp.continual.optimal import OPT_LIMIT
@@ -145,6 +146,8 @@ def _check_mechanism(mechanism: Any, noise: str, horizon: int, n_bins: int) -> s
         raise InvalidParameterError(
             must("mechanism", f"be 'tree' when the padded horizon x bins > {FULL_LIMIT}.")
         )
+    if mechanism == "blt" and horizon > BLT_LIMIT:
+        raise InvalidParameterError(must("mechanism", f"be 'tree' when horizon > {BLT_LIMIT}."))
     if mechanism == "sqrt_norm" and horizon > NORM_LIMIT:
         raise InvalidParameterError(
             must("mechanism", f"be 'sqrt' or 'tree' when horizon > {NORM_LIMIT}.")
@@ -421,9 +424,9 @@ def continual(
         largest ρ whose conversion (CKS20) fits it.
     bins, bounds, edges
         Public bins for running distributions, as :func:`treedp.make_bins`.
-    mechanism : {"auto", "tree", "tree_full", "binary", "sqrt", "sqrt_norm", "opt"}
+    mechanism : {"auto", "tree", "tree_full", "binary", "sqrt", "sqrt_norm", "opt", "blt"}
         ``auto``: the least exact mean variance of ``tree``, (pure ε) ``tree_full`` and (zCDP)
-        ``sqrt``, ``sqrt_norm`` and ``opt`` where they apply
+        ``sqrt``, ``sqrt_norm``, ``opt`` and ``blt`` where they apply
         (:data:`treedp.continual.MECHANISMS`).
     accountant : Accountant, optional
         Charged the whole stream's spend once, now.
