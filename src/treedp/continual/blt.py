@@ -100,7 +100,7 @@ def blt_sensitivity(
     n_plus = column_bound(encoder_taps(horizon, p, a, scale_bits), m)
     k = deviation_bound(p, a, scale_bits)
     sum_m = int(m.sum())
-    sum_m2 = sum(int(v) * int(v) for v in m)
+    sum_m2 = int((m * m).sum())  # m <= 2**16: below 2**52, exact in int64
     # Σ_t (1/2 + e_t K)² = T/4 + K·Σe + K²·Σe², e_t = m_t/2**R
     s_e = Fraction(horizon, 4) + k * Fraction(sum_m, 2**R) + k * k * Fraction(sum_m2, 2 ** (2 * R))
     n_int = -(-n_plus.numerator // n_plus.denominator)

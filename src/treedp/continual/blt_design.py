@@ -27,6 +27,7 @@ from treedp.estimation.toeplitz import _fft_size, fft_error_factor, series_inver
 __all__ = [
     "FRACTION_BITS",
     "GRID",
+    "U_EXACT",
     "Q",
     "R",
     "W",
@@ -49,10 +50,13 @@ W = 40
 R = 16
 #: The number of decays on the fitting grid (those that get a zero weight are dropped).
 GRID = 20
+#: ``u`` is a series inverse up to this distance from the end (then continued, see
+#: :func:`row_integers`).
+U_EXACT = 2**16
 #: Float lags fitted beyond the first 64.
 _LAGS = 2000
-#: Relative margin on the float squared coefficients ``h_k²`` (``λ**k`` by ``np.power``: a few
-#: ulps; products and sums of at most 64 terms: below ``2**-46``).
+#: Relative margin on the float squared coefficients ``h_k²`` (``λ**k`` within ``2·10**-13``,
+#: see :func:`encoder_taps`; products and sums of at most 64 terms: below ``2**-46``).
 _COEF_MARGIN = 1e-9
 
 
@@ -77,27 +81,39 @@ def fit(horizon: int) -> tuple[tuple[int, ...], tuple[int, ...]]:
     return tuple(int(v) for v in p[keep]), tuple(int(v) for v in weights[keep])
 
 
+@lru_cache(maxsize=8)
 def encoder_taps(
     horizon: int, p: tuple[int, ...], a: tuple[int, ...], scale_bits: int
 ) -> np.ndarray:
-    """``h_k = 2**S·Σ_i (A_i/2**W)·λ_i**k``, ``k < T`` (floats, relative error below 1e-12)."""
+    """``h_k = 2**S·Σ_i (A_i/2**W)·λ_i**k``, ``k < T`` (floats, read-only). ``λ**k`` as
+    ``exp(k·ln λ)``: relative error below ``|k·ln λ|·2**-52`` plus a few ulps (at most
+    ``750·2**-52 < 2·10**-13`` before the term underflows to 0, an absolute error below
+    ``10**-300``), well inside ``_COEF_MARGIN``."""
     lam = np.asarray(p, dtype=np.float64) / 2**Q
     alpha = np.asarray(a, dtype=np.float64) * 2.0 ** (scale_bits - W)
     k = np.arange(horizon, dtype=np.float64)
     out = np.zeros(horizon)
     for li, ai in zip(lam, alpha, strict=True):
-        out += ai * np.power(li, k)
+        out += ai * np.exp(k * math.log(li))
+    out.setflags(write=False)
     return out
 
 
 @lru_cache(maxsize=8)
 def row_integers(horizon: int, p: tuple[int, ...], a: tuple[int, ...]) -> np.ndarray:
     """``m_t`` (int64, read-only, ``1..2**R``): ``e_t = m_t/2**R = sqrt(u_t/max u)`` rounded,
-    ``u`` the reversed cumulative sum of the power-series inverse of ``a²`` (positive: ``a²``
-    is a sum of exponentials with positive weights, so log-convex, as in ``sqrt_rows``)."""
-    h = encoder_taps(horizon, p, a, 0)
-    u = np.cumsum(series_inverse(h * h))[::-1]
-    u = np.maximum(u, u.max() * 2.0 ** (-2 * R))
+    ``u(k)`` (``k`` the distance from the last row) the cumulative sum of the power-series
+    inverse of ``a²`` up to :data:`U_EXACT` (positive: ``a²`` is a sum of exponentials with
+    positive weights, so log-convex, as in ``sqrt_rows``) and continued by
+    ``u(k) ∝ 1/Σ_{j<=k} a_j²`` beyond. Any positive integers are private; the variances are
+    those of the integers used."""
+    h2 = np.asarray(encoder_taps(horizon, p, a, 0)) ** 2
+    k0 = min(horizon, U_EXACT)
+    u = np.cumsum(series_inverse(h2[:k0]))
+    if horizon > k0:
+        s = np.cumsum(h2)
+        u = np.concatenate([u, u[-1] * s[k0 - 1] / s[k0:]])
+    u = np.maximum(u[::-1], u.max() * 2.0 ** (-2 * R))
     m = np.clip(np.rint(2**R * np.sqrt(u / u.max())), 1, 2**R).astype(np.int64)
     m.setflags(write=False)
     return m
