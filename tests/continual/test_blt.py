@@ -84,8 +84,16 @@ def test_the_fixed_point_encoder_stays_within_its_stated_deviation() -> None:
     k = deviation_bound(counter.decays, counter.weights, counter.scale_bits)
     rng = np.random.default_rng(3)
     cap = count_limit(horizon)
-    for x in (rng.integers(0, 1000, horizon), rng.integers(cap - 2**20, cap + 1, horizon)):
+    streams = (rng.integers(0, 1000, horizon), rng.integers(cap - 2**20, cap + 1, horizon))
+    state = counter.initial_state(2, InsecureSeededSource(0))
+    both = []  # the two streams as two bins of one state
+    for t in range(1, horizon + 1):
+        hi, lo, enc = counter.encode(state, t, np.array([streams[0][t - 1], streams[1][t - 1]]))
+        state = {**state, "hi": hi, "lo": lo}
+        both.append(enc)
+    for b, x in enumerate(streams):
         got = encodings(counter, x)
+        assert got == [enc[b] for enc in both]
         u = [Fraction(0)] * len(counter.decays)
         for t in range(horizon):
             u = [

@@ -81,8 +81,7 @@ __all__ = ["BLT_LIMIT", "SCALE_BITS", "BltCounter", "blt_sensitivity", "deviatio
 BLT_LIMIT = 2**20
 #: The lattice scale ``2**S`` starts here (lowered while the sampler's range needs it).
 SCALE_BITS = 24
-_LIMB = 21  # hi is split into three 21-bit limbs, A into two 20-bit limbs
-_A_LIMB = 21
+_LIMB = 21  # hi is split into three 21-bit limbs, A into two
 
 
 def deviation_bound(p: tuple[int, ...], a: tuple[int, ...], scale_bits: int) -> Fraction:
@@ -121,20 +120,20 @@ def _advance(
     return new_hi, mid & (2**FRACTION_BITS - 1)
 
 
-def _weighted_sum(a: np.ndarray, hi: np.ndarray, lo: np.ndarray) -> np.ndarray:
-    """``Σ_i A_i·(hi_i·2**F + lo_i)`` per bin, exactly (Python ints, object array): 21-bit
-    limbs of ``A < 2**42`` and of ``hi < 2**63`` keep every int64 matrix product below
-    ``2**42·d``, and ``A``'s limbs times ``lo < 2**36`` below ``2**57·d <= 2**63`` (``d < 64``)."""
-    a_limbs = [a & (2**_A_LIMB - 1), a >> _A_LIMB]
-    h_limbs = [(hi >> (_LIMB * j)) & (2**_LIMB - 1) for j in range(3)]
-    total = np.zeros(hi.shape[1], dtype=object)
-    for i, al in enumerate(a_limbs):
-        shift_a = _A_LIMB * i
-        for j, hl in enumerate(h_limbs):
-            part = (al @ hl).astype(object)
-            total = total + part * (1 << (shift_a + _LIMB * j + FRACTION_BITS))
-        total = total + (al @ lo).astype(object) * (1 << shift_a)
-    return total
+def _weighted_sum(a: np.ndarray, hi: np.ndarray, lo: np.ndarray) -> list[int]:
+    """``Σ_i A_i·(hi_i·2**F + lo_i)`` per bin, exactly (Python ints): 21-bit limbs of
+    ``A < 2**42`` and of ``hi < 2**63`` keep every int64 matrix product below ``2**42·d`` (two
+    of them summed per shift), and ``A``'s limbs times ``lo < 2**36`` below ``2**57·d <=
+    2**63`` (``d < 64``); the six partial sums are then shifted together in Python ints."""
+    mask = 2**_LIMB - 1
+    a0, a1 = a & mask, a >> _LIMB
+    h0, h1, h2 = hi & mask, (hi >> _LIMB) & mask, hi >> (2 * _LIMB)
+    parts = (a0 @ h0, a0 @ h1 + a1 @ h0, a0 @ h2 + a1 @ h1, a1 @ h2, a0 @ lo, a1 @ lo)
+    f, b = FRACTION_BITS, _LIMB
+    return [
+        ((((((c3 << b) + c2) << b) + c1) << b) + c0 << f) + (l1 << b) + l0
+        for c0, c1, c2, c3, l0, l1 in zip(*(q.tolist() for q in parts), strict=True)
+    ]
 
 
 @dataclass(frozen=True)
@@ -230,23 +229,24 @@ class BltCounter:
 
     def encode(
         self, state: dict[str, Any], t: int, counts: np.ndarray
-    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    ) -> tuple[np.ndarray, np.ndarray, list[int]]:
         """The new buffer limbs and ``round(m_t·Σ_i A_i·V_i(t)/2**P)`` per bin (no noise; exact
-        Python ints)."""
+        Python ints; round half up)."""
         p = np.asarray(self.decays, dtype=np.int64)[:, None]
         a = np.asarray(self.weights, dtype=np.int64)
         hi, lo = _advance(state["hi"], state["lo"], p, np.asarray(counts, dtype=np.int64))
         shift = FRACTION_BITS + R + W - self.scale_bits
-        num = _weighted_sum(a, hi, lo) * int(self._m()[t - 1])
-        return hi, lo, (num + (1 << (shift - 1))) >> shift
+        m_t, half = int(self._m()[t - 1]), 1 << (shift - 1)
+        return hi, lo, [(v * m_t + half) >> shift for v in _weighted_sum(a, hi, lo)]
 
     def step(
         self, state: dict[str, Any], t: int, counts: np.ndarray, source: RandomSource
     ) -> tuple[dict[str, Any], np.ndarray]:
         """Feed step ``t``'s counts; the new state and the running estimate per bin."""
         hi, lo, enc = self.encode(state, t, counts)
-        y = enc + DiscreteGaussian(self.sigma2).sample(counts.size, source).astype(object)
-        w = np.array([float(v) for v in y]) * (2.0**R / float(self._m()[t - 1]))
+        z = DiscreteGaussian(self.sigma2).sample(counts.size, source).tolist()
+        inv_e = 2.0**R / float(self._m()[t - 1])
+        w = np.array([float(v + int(zi)) for v, zi in zip(enc, z, strict=True)]) * inv_e
         dec, total = self.decode(state["dec"], state["sum"], w)
         return {"hi": hi, "lo": lo, "dec": dec, "sum": total}, total
 
