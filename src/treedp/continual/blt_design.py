@@ -114,7 +114,7 @@ def row_integers(horizon: int, p: tuple[int, ...], a: tuple[int, ...]) -> np.nda
         s = np.cumsum(h2)
         u = np.concatenate([u, u[-1] * s[k0 - 1] / s[k0:]])
     u = np.maximum(u[::-1], u.max() * 2.0 ** (-2 * R))
-    m = np.clip(np.rint(2**R * np.sqrt(u / u.max())), 1, 2**R).astype(np.int64)
+    m = np.asarray(np.clip(np.rint(2**R * np.sqrt(u / u.max())), 1, 2**R), dtype=np.int64)
     m.setflags(write=False)
     return m
 
