@@ -232,21 +232,33 @@ class BltCounter:
     ) -> tuple[np.ndarray, np.ndarray, list[int]]:
         """The new buffer limbs and ``round(m_t·Σ_i A_i·V_i(t)/2**P)`` per bin (no noise; exact
         Python ints; round half up)."""
+        hi, lo, sums = self._buffers(state, counts)
+        shift, m_t = self._shift(), int(self._m()[t - 1])
+        half = 1 << (shift - 1)
+        return hi, lo, [(v * m_t + half) >> shift for v in sums]
+
+    def _shift(self) -> int:
+        return FRACTION_BITS + R + W - self.scale_bits
+
+    def _buffers(
+        self, state: dict[str, Any], counts: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray, list[int]]:
         p = np.asarray(self.decays, dtype=np.int64)[:, None]
         a = np.asarray(self.weights, dtype=np.int64)
         hi, lo = _advance(state["hi"], state["lo"], p, np.asarray(counts, dtype=np.int64))
-        shift = FRACTION_BITS + R + W - self.scale_bits
-        m_t, half = int(self._m()[t - 1]), 1 << (shift - 1)
-        return hi, lo, [(v * m_t + half) >> shift for v in _weighted_sum(a, hi, lo)]
+        return hi, lo, _weighted_sum(a, hi, lo)
 
     def step(
         self, state: dict[str, Any], t: int, counts: np.ndarray, source: RandomSource
     ) -> tuple[dict[str, Any], np.ndarray]:
-        """Feed step ``t``'s counts; the new state and the running estimate per bin."""
-        hi, lo, enc = self.encode(state, t, counts)
+        """Feed step ``t``'s counts; the new state and the running estimate per bin: ``y_t`` as
+        in :meth:`encode` plus the noise, exactly in Python ints, then ``float(y_t)/e_t``."""
+        hi, lo, sums = self._buffers(state, counts)
         z = DiscreteGaussian(self.sigma2).sample(counts.size, source).tolist()
-        inv_e = 2.0**R / float(self._m()[t - 1])
-        w = np.array([float(v + int(zi)) for v, zi in zip(enc, z, strict=True)]) * inv_e
+        shift, m_t = self._shift(), int(self._m()[t - 1])
+        half = 1 << (shift - 1)
+        y = [float(((v * m_t + half) >> shift) + zi) for v, zi in zip(sums, z, strict=True)]
+        w = np.asarray(y) * (2.0**R / m_t)
         dec, total = self.decode(state["dec"], state["sum"], w)
         return {"hi": hi, "lo": lo, "dec": dec, "sum": total}, total
 
