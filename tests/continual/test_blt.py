@@ -27,6 +27,7 @@ from treedp.continual.blt_design import (
     encoder_taps,
     row_integers,
 )
+from treedp.continual.blt_digits import release_digits, to_floats, to_ints
 from treedp.continual.stream import count_limit
 from treedp.exceptions import InvalidParameterError, InvalidTypeError, ReleaseFormatError
 from treedp.noise import InsecureSeededSource
@@ -289,3 +290,24 @@ def test_the_noise_audit_passes_the_counter_and_catches_a_loud_claim() -> None:
     mutant = _LoudClaim(16, loud.sigma2, loud.decays, loud.weights, loud.scale_bits, 1)
     var, least = noise_audit(mutant)
     assert var < least * (1 - z * math.sqrt(2 / 19_999))
+
+
+def test_the_digit_arithmetic_is_exact() -> None:
+    """``release_digits`` against Python ints, at the edges of its stated ranges too."""
+    rng = np.random.default_rng(8)
+    for trial in range(120):
+        d, n_bins = int(rng.integers(1, 64)), 4
+        hi = rng.integers(0, 2 ** int(rng.integers(1, 63)), (d, n_bins))
+        if trial % 3 == 0:
+            hi[:] = 2**62
+        lo = rng.integers(0, 2**36, (d, n_bins))
+        a = rng.integers(1, 2**42, d)
+        m, shift = int(rng.integers(1, 2**16 + 1)), int(rng.integers(1, 93))
+        z = rng.integers(-(2**62), 2**62, n_bins) if trial % 2 else rng.integers(-9, 9, n_bins)
+        digits = release_digits(a, hi, lo, m, shift, z)
+        exact = []
+        for b in range(n_bins):
+            total = sum(int(a[i]) * ((int(hi[i, b]) << 36) + int(lo[i, b])) for i in range(d))
+            exact.append(((m * total + (1 << (shift - 1))) >> shift) + int(z[b]))
+        assert to_ints(digits) == exact
+        np.testing.assert_allclose(to_floats(digits), [float(v) for v in exact], rtol=1e-14)

@@ -71,6 +71,7 @@ from treedp.continual.blt_design import (
     rows_digest,
     unit_variances,
 )
+from treedp.continual.blt_digits import release_digits, to_floats, to_ints
 from treedp.exceptions import InvalidParameterError
 from treedp.noise.families import DiscreteGaussian
 from treedp.noise.rng import RandomSource
@@ -81,7 +82,6 @@ __all__ = ["BLT_LIMIT", "SCALE_BITS", "BltCounter", "blt_sensitivity", "deviatio
 BLT_LIMIT = 2**20
 #: The lattice scale ``2**S`` starts here (lowered while the sampler's range needs it).
 SCALE_BITS = 24
-_LIMB = 21  # hi is split into three 21-bit limbs, A into two
 
 
 def deviation_bound(p: tuple[int, ...], a: tuple[int, ...], scale_bits: int) -> Fraction:
@@ -118,22 +118,6 @@ def _advance(
     mid = p * h0 * 2 ** (FRACTION_BITS - Q) + ((p * lo) >> Q)
     new_hi = p * h1 + (mid >> FRACTION_BITS) + x[None, :]
     return new_hi, mid & (2**FRACTION_BITS - 1)
-
-
-def _weighted_sum(a: np.ndarray, hi: np.ndarray, lo: np.ndarray) -> list[int]:
-    """``Σ_i A_i·(hi_i·2**F + lo_i)`` per bin, exactly (Python ints): 21-bit limbs of
-    ``A < 2**42`` and of ``hi < 2**63`` keep every int64 matrix product below ``2**42·d`` (two
-    of them summed per shift), and ``A``'s limbs times ``lo < 2**36`` below ``2**57·d <=
-    2**63`` (``d < 64``); the six partial sums are then shifted together in Python ints."""
-    mask = 2**_LIMB - 1
-    a0, a1 = a & mask, a >> _LIMB
-    h0, h1, h2 = hi & mask, (hi >> _LIMB) & mask, hi >> (2 * _LIMB)
-    parts = (a0 @ h0, a0 @ h1 + a1 @ h0, a0 @ h2 + a1 @ h1, a1 @ h2, a0 @ lo, a1 @ lo)
-    f, b = FRACTION_BITS, _LIMB
-    return [
-        ((((((c3 << b) + c2) << b) + c1) << b) + c0 << f) + (l1 << b) + l0
-        for c0, c1, c2, c3, l0, l1 in zip(*(q.tolist() for q in parts), strict=True)
-    ]
 
 
 @dataclass(frozen=True)
@@ -231,34 +215,28 @@ class BltCounter:
         self, state: dict[str, Any], t: int, counts: np.ndarray
     ) -> tuple[np.ndarray, np.ndarray, list[int]]:
         """The new buffer limbs and ``round(m_t·Σ_i A_i·V_i(t)/2**P)`` per bin (no noise; exact
-        Python ints; round half up)."""
-        hi, lo, sums = self._buffers(state, counts)
-        shift, m_t = self._shift(), int(self._m()[t - 1])
-        half = 1 << (shift - 1)
-        return hi, lo, [(v * m_t + half) >> shift for v in sums]
+        Python ints; round half up): the release of :meth:`step` without its noise."""
+        hi, lo, digits = self._release(state, t, counts, np.zeros(counts.size, dtype=np.int64))
+        return hi, lo, to_ints(digits)
 
-    def _shift(self) -> int:
-        return FRACTION_BITS + R + W - self.scale_bits
-
-    def _buffers(
-        self, state: dict[str, Any], counts: np.ndarray
-    ) -> tuple[np.ndarray, np.ndarray, list[int]]:
+    def _release(
+        self, state: dict[str, Any], t: int, counts: np.ndarray, z: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The new limbs and ``y_t`` (digits, :mod:`treedp.continual.blt_digits`)."""
         p = np.asarray(self.decays, dtype=np.int64)[:, None]
-        a = np.asarray(self.weights, dtype=np.int64)
         hi, lo = _advance(state["hi"], state["lo"], p, np.asarray(counts, dtype=np.int64))
-        return hi, lo, _weighted_sum(a, hi, lo)
+        shift = FRACTION_BITS + R + W - self.scale_bits
+        a = np.asarray(self.weights, dtype=np.int64)
+        return hi, lo, release_digits(a, hi, lo, int(self._m()[t - 1]), shift, z)
 
     def step(
         self, state: dict[str, Any], t: int, counts: np.ndarray, source: RandomSource
     ) -> tuple[dict[str, Any], np.ndarray]:
-        """Feed step ``t``'s counts; the new state and the running estimate per bin: ``y_t`` as
-        in :meth:`encode` plus the noise, exactly in Python ints, then ``float(y_t)/e_t``."""
-        hi, lo, sums = self._buffers(state, counts)
-        z = DiscreteGaussian(self.sigma2).sample(counts.size, source).tolist()
-        shift, m_t = self._shift(), int(self._m()[t - 1])
-        half = 1 << (shift - 1)
-        y = [float(((v * m_t + half) >> shift) + zi) for v, zi in zip(sums, z, strict=True)]
-        w = np.asarray(y) * (2.0**R / m_t)
+        """Feed step ``t``'s counts; the new state and the running estimate per bin: ``y_t``
+        exactly (noise included), then its float divided by ``e_t``."""
+        z = DiscreteGaussian(self.sigma2).sample(counts.size, source)
+        hi, lo, digits = self._release(state, t, counts, z)
+        w = to_floats(digits) * (2.0**R / float(self._m()[t - 1]))
         dec, total = self.decode(state["dec"], state["sum"], w)
         return {"hi": hi, "lo": lo, "dec": dec, "sum": total}, total
 
