@@ -17,6 +17,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from treedp.continual.blt_design import FRACTION_BITS
+
 __all__ = ["BASE_BITS", "DIGITS", "release_digits", "to_floats", "to_ints"]
 
 #: Bits per digit.
@@ -24,7 +26,8 @@ BASE_BITS = 20
 #: Digits per number (240 bits: ``m·N`` is below ``2**170``).
 DIGITS = 12
 _MASK = 2**BASE_BITS - 1
-_FRACTION = 36  # the buffers' fraction bits (blt_design.FRACTION_BITS)
+if FRACTION_BITS != 36:  # pragma: no cover - the digit split below is written for 36
+    raise ImportError("blt_digits assumes 36 fraction bits")
 
 
 def _carry(d: np.ndarray) -> np.ndarray:
@@ -41,7 +44,7 @@ def _buffer_digits(hi: np.ndarray, lo: np.ndarray) -> np.ndarray:
     return np.stack(
         [
             lo & _MASK,
-            (lo >> BASE_BITS) | ((hi & 0xF) << (_FRACTION - BASE_BITS)),
+            (lo >> BASE_BITS) | ((hi & 0xF) << (FRACTION_BITS - BASE_BITS)),
             (hi >> 4) & _MASK,
             (hi >> 24) & _MASK,
             hi >> 44,
@@ -82,7 +85,7 @@ def to_floats(digits: np.ndarray) -> np.ndarray:
     acc = digits[-1].astype(np.float64)
     for n in range(digits.shape[0] - 2, -1, -1):
         acc = acc * float(2**BASE_BITS) + digits[n]
-    return acc
+    return np.asarray(acc, dtype=np.float64)
 
 
 def to_ints(digits: np.ndarray) -> list[int]:
