@@ -32,7 +32,8 @@ the ``k`` columns). The ``r`` terms depend on the data through the floors and ro
 why they enter twice. ``k`` records touch at most ``k`` bins (``k_b`` records in bin ``b``), so
 over all bins ``‖Δy‖₂² <= Σ_b (k_b·√N + 2√S_E)² <= k²·(√N + 2√S_E)²``. The stated
 ``Δ2² = k²·(N⁺ + 4·(isqrt(N⁺·S⁺) + 1) + 4·S⁺)`` is an integer upper bound of that, with
-``N⁺ >= N`` a rigorous float-FFT bound (:func:`treedp.continual.blt_design.column_bound`) and
+``N⁺ >= N`` a rigorous float-FFT bound (:func:`treedp.continual.blt_design.column_bound`, at
+``S = 0`` times ``2**(2S)``: the columns scale exactly) and
 ``S⁺ = ceil(Σ_t E_t²)`` exact; ``y − y'`` is an integer vector, so the release is
 ``Δ2²/(2σ²)``-zCDP (CKS20, Thm 14). At ``S = 24`` the rounding term is ``2·√S_E`` against
 ``√N ≈ 2**24·2.3``: measured ``2·10**-6`` of ``Δ`` at ``T = 2**10``, ``10**-4`` at ``2**20``
@@ -67,8 +68,7 @@ from treedp.continual.blt_design import (
     Q,
     R,
     W,
-    column_bound,
-    encoder_taps,
+    base_column_bound,
     fit,
     row_integers,
     rows_digest,
@@ -99,7 +99,7 @@ def blt_sensitivity(
 ) -> int:
     """``Δ2²`` (see the module docstring): an integer upper bound, rounding term included."""
     m = row_integers(horizon, p, a)
-    n_plus = column_bound(encoder_taps(horizon, p, a, scale_bits), m)
+    n_plus = base_column_bound(horizon, p, a) * (1 << (2 * scale_bits))
     k = deviation_bound(p, a, scale_bits)
     sum_m = int(m.sum())
     sum_m2 = int((m * m).sum())  # m <= 2**16: below 2**52, exact in int64

@@ -31,6 +31,7 @@ __all__ = [
     "Q",
     "R",
     "W",
+    "base_column_bound",
     "column_bound",
     "decoder_taps",
     "encoder_taps",
@@ -81,16 +82,26 @@ def fit(horizon: int) -> tuple[tuple[int, ...], tuple[int, ...]]:
     return tuple(int(v) for v in p[keep]), tuple(int(v) for v in weights[keep])
 
 
-@lru_cache(maxsize=8)
 def encoder_taps(
     horizon: int, p: tuple[int, ...], a: tuple[int, ...], scale_bits: int
 ) -> np.ndarray:
-    """``h_k = 2**S·Σ_i (A_i/2**W)·λ_i**k``, ``k < T`` (floats, read-only). ``λ**k`` as
-    ``exp(k·ln λ)``: relative error below ``|k·ln λ|·2**-52`` plus a few ulps (at most
-    ``750·2**-52 < 2·10**-13`` before the term underflows to 0, an absolute error below
-    ``10**-300``), well inside ``_COEF_MARGIN``."""
+    """``h_k = 2**S·Σ_i (A_i/2**W)·λ_i**k``, ``k < T`` (floats, read-only): the ``S = 0`` taps
+    times ``2**S`` (exact in floats)."""
+    base = _base_taps(horizon, p, a)
+    if scale_bits == 0:
+        return base
+    out = base * 2.0**scale_bits
+    out.setflags(write=False)
+    return out
+
+
+@lru_cache(maxsize=8)
+def _base_taps(horizon: int, p: tuple[int, ...], a: tuple[int, ...]) -> np.ndarray:
+    """The taps at ``S = 0``. ``λ**k`` as ``exp(k·ln λ)``: relative error below
+    ``|k·ln λ|·2**-52`` plus a few ulps (at most ``750·2**-52 < 2·10**-13`` before the term
+    underflows to 0, an absolute error below ``10**-300``), well inside ``_COEF_MARGIN``."""
     lam = np.asarray(p, dtype=np.float64) / 2**Q
-    alpha = np.asarray(a, dtype=np.float64) * 2.0 ** (scale_bits - W)
+    alpha = np.asarray(a, dtype=np.float64) * 2.0**-W
     k = np.arange(horizon, dtype=np.float64)
     out = np.zeros(horizon)
     for li, ai in zip(lam, alpha, strict=True):
@@ -107,7 +118,7 @@ def row_integers(horizon: int, p: tuple[int, ...], a: tuple[int, ...]) -> np.nda
     positive weights, so log-convex, as in ``sqrt_rows``) and continued by
     ``u(k) ∝ 1/Σ_{j<=k} a_j²`` beyond. Any positive integers are private; the variances are
     those of the integers used."""
-    h2 = np.asarray(encoder_taps(horizon, p, a, 0)) ** 2
+    h2 = np.asarray(_base_taps(horizon, p, a)) ** 2
     k0 = min(horizon, U_EXACT)
     u = np.cumsum(series_inverse(h2[:k0]))
     if horizon > k0:
@@ -155,17 +166,33 @@ def column_bound(h: np.ndarray, m: np.ndarray) -> Fraction:
     return Fraction(top)
 
 
-@lru_cache(maxsize=8)
 def unit_variances(
     horizon: int, p: tuple[int, ...], a: tuple[int, ...], scale_bits: int
 ) -> np.ndarray:
-    """``Σ_{i<=t} g_{t−i}²/e_i²`` for ``t = 1..T`` (``Var(t)`` per unit noise variance), one
-    FFT convolution of ``g²`` with ``1/e²`` (read-only)."""
-    h = encoder_taps(horizon, p, a, scale_bits)
-    g = decoder_taps(h)
+    """``Σ_{i<=t} g_{t−i}²/e_i²`` for ``t = 1..T`` (``Var(t)`` per unit noise variance): the
+    ``S = 0`` values times ``2**(−2S)`` (``g`` scales by ``2**−S``; exact in floats)."""
+    base = _unit_base(horizon, p, a)
+    if scale_bits == 0:
+        return base
+    out = base * 2.0 ** (-2 * scale_bits)
+    out.setflags(write=False)
+    return out
+
+
+@lru_cache(maxsize=8)
+def _unit_base(horizon: int, p: tuple[int, ...], a: tuple[int, ...]) -> np.ndarray:
+    """The unit variances at ``S = 0``: one FFT convolution of ``g²`` with ``1/e²``."""
+    g = decoder_taps(_base_taps(horizon, p, a))
     inv_e2 = (2.0**R / row_integers(horizon, p, a).astype(np.float64)) ** 2
     size = _fft_size(horizon)
     out = np.fft.irfft(np.fft.rfft(g * g, size) * np.fft.rfft(inv_e2, size), size)[:horizon]
     out = np.asarray(np.maximum(out, 0.0))
     out.setflags(write=False)
     return out
+
+
+@lru_cache(maxsize=8)
+def base_column_bound(horizon: int, p: tuple[int, ...], a: tuple[int, ...]) -> Fraction:
+    """:func:`column_bound` at ``S = 0``; at scale ``2**S`` the columns scale by ``2**S``
+    exactly, so their largest squared norm is bounded by this times ``2**(2S)``."""
+    return column_bound(_base_taps(horizon, p, a), row_integers(horizon, p, a))
