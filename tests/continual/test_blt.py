@@ -311,3 +311,9 @@ def test_the_digit_arithmetic_is_exact() -> None:
             exact.append(((m * total + (1 << (shift - 1))) >> shift) + int(z[b]))
         assert to_ints(digits) == exact
         np.testing.assert_allclose(to_floats(digits), [float(v) for v in exact], rtol=1e-14)
+
+
+def test_auto_picks_blt_where_it_has_the_least_variance() -> None:
+    s = continual(horizon=2**14, privacy=ZCDP(0.5), rng=InsecureSeededSource(4))
+    assert s.mechanism == "blt"
+    assert continual(horizon=2**14, epsilon=1.0).mechanism != "blt"  # zCDP only
