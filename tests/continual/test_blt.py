@@ -1,6 +1,7 @@
 """The row-scaled buffered Toeplitz counter: variances and outputs against dense algebra, the
 fixed-point encoder against exact rationals, its stated sensitivity against a brute force over
-neighbouring streams (one record and ``k = 2``) with a mutant that forgets the rounding term,
+neighbouring streams (one record and ``k = 2``) with a mutant that forgets the rounding term
+and, on a greedily adversarial base stream at small lattice scales, one that counts it once,
 the ratio to the lower bound, and save / load / resume and refusals."""
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from treedp.continual.blt_design import (
     Q,
     R,
     W,
+    base_column_bound,
     column_bound,
     encoder_taps,
     row_integers,
@@ -156,6 +158,61 @@ def test_the_brute_force_catches_the_mutant_without_the_rounding_term() -> None:
     worst = brute_force(honest, bases, 1)
     assert worst <= honest.sensitivity()["l2_squared"]
     assert worst > mutant.sensitivity()["l2_squared"]
+
+
+@dataclass(frozen=True)
+class _RoundingOnce(BltCounter):
+    """Mutant: it counts the rounding term once, ``k²·(√N⁺ + √S_E)²``, not twice (review F1)."""
+
+    def sensitivity(self) -> dict[str, Any]:
+        m = row_integers(self.horizon, self.decays, self.weights)
+        n = base_column_bound(self.horizon, self.decays, self.weights) * 4**self.scale_bits
+        k = deviation_bound(self.decays, self.weights, self.scale_bits)
+        s_e = sum((Fraction(1, 2) + Fraction(int(v), 2**R) * k) ** 2 for v in m)
+        n_int, s_int = math.ceil(n), math.ceil(s_e)
+        once = n_int + 2 * (math.isqrt(n_int * s_int) + 1) + s_int
+        return {"l2_squared": self.contributions**2 * once}
+
+
+def adversarial_base(counter: BltCounter, candidates: np.ndarray) -> np.ndarray:
+    """A base stream ``x`` chosen greedily against the neighbour ``x'`` with one record more at
+    the first step: at each step the candidate count whose release differs most between
+    ``x`` and ``x'`` (both continue from the chosen count's buffers), so that their roundings
+    fall in opposite directions as often as the encoder allows (review F1)."""
+    n = candidates.size
+    state = counter.initial_state(2 * n, InsecureSeededSource(0))
+    chosen = []
+    for t in range(1, counter.horizon + 1):
+        counts = np.concatenate([candidates, candidates + (1 if t == 1 else 0)])
+        hi, lo, enc = counter.encode(state, t, counts)
+        best = max(range(n), key=lambda b: (enc[n + b] - enc[b]) ** 2)
+        chosen.append(int(candidates[best]))
+        cols = np.repeat([best, n + best], n)  # every copy continues from the chosen pair
+        state = {**state, "hi": hi[:, cols], "lo": lo[:, cols]}
+    return np.array(chosen, dtype=np.int64)
+
+
+def test_small_lattice_scales_occur() -> None:
+    """A small budget with many contributions leaves the sampler only ``S = 3``."""
+    assert BltCounter.for_budget(1024, 1e-6, 4096).scale_bits == 3
+
+
+@pytest.mark.parametrize(("horizon", "scale_bits"), [(64, 0), (16, 3)])
+def test_an_adversarial_base_catches_the_rounding_counted_once(
+    horizon: int, scale_bits: int
+) -> None:
+    """At small lattice scales the roundings of neighbours can disagree at every step
+    (``‖Δy‖² = T`` at ``S = 0``): the honest bound covers the brute force over every placement
+    of the added record on the adversarial base, the mutant counting the rounding once does not
+    (nor the one without it)."""
+    plain = BltCounter.for_budget(horizon, 0.5, 1)
+    args = (horizon, Fraction(1), plain.decays, plain.weights, scale_bits, 1)
+    honest, once, none = BltCounter(*args), _RoundingOnce(*args), _NoRounding(*args)
+    rng = np.random.default_rng(6)
+    candidates = np.concatenate([np.arange(512), rng.integers(0, count_limit(horizon), 512)])
+    worst = brute_force(honest, [adversarial_base(honest, candidates)], 1)
+    assert worst <= honest.sensitivity()["l2_squared"]
+    assert worst > once.sensitivity()["l2_squared"] > none.sensitivity()["l2_squared"]
 
 
 def test_the_column_bound_is_rigorous_and_tight() -> None:
