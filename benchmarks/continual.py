@@ -5,7 +5,9 @@
    square root (plain lattice), the column-normalised square root (its exact variances cost
    ``O(T²)``: computed up to 2^14), the optimised lower-triangular factorisation (``opt``,
    T <= 2^10), the planned k-ary tree and the classic binary tree; with the state size in
-   numbers (goal: at most 10^6).
+   numbers (goal: at most 10^6), and the row-scaled buffered Toeplitz counter (``blt``, a sum
+   of exponentials with exact fixed-point buffers: ``3d + 1`` numbers per bin) with the time
+   its planning takes.
 2. Pure ε counts: the mean per-step variance of the planned k-ary tree (``tree``, online
    estimate) and of ``tree_full`` (the same kind of tree decoded by full least squares, all noise
    drawn up front) over the classic binary tree's (``log2 T + 1`` levels, equal budgets,
@@ -17,8 +19,10 @@
 All variances are exact (the families' variances, Honaker's recursion, the lattice decoders);
 the Monte Carlo confirmations are tests/continual/test_statistics.py and test_full_tree.py.
 
-Run: ``PYTHONPATH=src .venv/bin/python benchmarks/continual.py [--quick] [--pure | --speed]``
-(``--pure``: only the pure-ε table 2; ``--speed``: only the speed figures 3).
+Run: ``PYTHONPATH=src .venv/bin/python benchmarks/continual.py [--quick]
+[--pure | --speed | --zcdp | --blt]`` (``--pure``: only the pure-ε table 2; ``--speed``: only
+the speed figures 3; ``--zcdp``: only table 1; ``--blt``: only ``blt``'s speed, with its
+baselines).
 """
 
 from __future__ import annotations
@@ -31,6 +35,7 @@ import numpy as np
 
 import treedp
 from _common import machine
+from treedp.continual.blt import BltCounter
 from treedp.continual.full_tree import full_tree
 from treedp.continual.optimal import OPT_LIMIT, OptCounter
 from treedp.continual.planner import classic_tree, mean_variance, planned_tree
@@ -53,7 +58,10 @@ def tree_state(counter: object, n_bins: int = 1) -> int:
 
 def zcdp_table(exponents: list[int]) -> None:
     print("\nzCDP counts, rho = 0.5: mean per-step variance / lower bound (state in numbers)")
-    print(f"{'T':>8} {'sqrt':>14} {'sqrt_norm':>14} {'opt':>14} {'tree (k)':>18} {'binary':>8}")
+    print(
+        f"{'T':>8} {'sqrt':>14} {'sqrt_norm':>14} {'opt':>14} {'tree (k)':>18} {'binary':>8}"
+        f"  {'blt (state) [planned]':>26}"
+    )
     for e in exponents:
         horizon = 2**e
         lb = bound(horizon)
@@ -74,9 +82,15 @@ def zcdp_table(exponents: list[int]) -> None:
         tree = planned_tree(horizon, "gaussian", RHO)
         tr = mean_variance(tree) / lb
         binary = mean_variance(classic_tree(horizon, "gaussian", RHO)) / lb
+        start = time.perf_counter()
+        blt = BltCounter.for_budget(horizon, RHO, 1)
+        bl = mean_variance(blt) / lb
+        secs = time.perf_counter() - start
+        state = sum(math.prod(v) for v in blt.state_shapes(1).values())
         print(
             f"{horizon:>8} {sq:7.4f} ({2 * horizon:>7}) {ns:>14} {op:>14} "
             f"{tr:7.4f} k={tree.k:<2} ({tree_state(tree)}) {binary:8.4f}"
+            f"  {bl:8.4f} ({state}) [{secs:.1f} s]"
         )
 
 
@@ -167,11 +181,54 @@ def speed(repeats: int) -> None:
     )
 
 
+def blt_speed(repeats: int) -> None:
+    """``blt`` at 2^20 steps: a count, and 4096 bins fed 10^4 values, against numpy."""
+    print("\nspeed, blt: median step (ms), baseline numpy in the same run")
+    seed = treedp.InsecureSeededSource(1)
+    start = time.perf_counter()
+    s = treedp.continual(horizon=2**20, privacy=treedp.ZCDP(RHO), rng=seed, mechanism="blt")
+    made = time.perf_counter() - start
+    counts = iter(range(10**9))
+    step = median_ms(lambda: s.step(next(counts) % 7), repeats)
+    running = np.zeros(1, dtype=np.int64)
+
+    def base_count() -> None:
+        running[:] = np.cumsum([running[0], 3])[-1:]
+
+    base = median_ms(base_count, repeats)
+    print(f"count, T = 2^20, blt (created in {made:.1f} s): {step:.3f} ms  (numpy {base:.4f} ms)")
+    values = np.random.default_rng(0).normal(50, 15, 10_000)
+    b = treedp.continual(
+        horizon=2**20,
+        privacy=treedp.ZCDP(RHO),
+        bins=4096,
+        bounds=(0, 100),
+        rng=seed,
+        mechanism="blt",
+    )
+    binned = median_ms(lambda: b.step(values), repeats)
+    hist = np.zeros(4096, dtype=np.int64)
+
+    def base_bins() -> None:
+        idx = np.clip(((values - 0) * 40.96).astype(np.int64), 0, 4095)
+        hist[:] += np.bincount(idx, minlength=4096)
+        np.cumsum(hist)
+
+    base = median_ms(base_bins, repeats)
+    print(f"4096 bins, 10^4 values, T = 2^20, blt: {binned:.3f} ms  (numpy {base:.3f} ms)")
+
+
 def main() -> None:
     quick = "--quick" in sys.argv
     print(machine())
     if "--speed" in sys.argv:  # only the speed figures
         speed(20 if quick else 200)
+        return
+    if "--blt" in sys.argv:  # only blt's speed
+        blt_speed(20 if quick else 200)
+        return
+    if "--zcdp" in sys.argv:  # only the zCDP table
+        zcdp_table([10, 12] if quick else [10, 12, 14, 16, 18, 20])
         return
     if "--pure" in sys.argv:  # only the pure-epsilon tables
         pure_table([10] if quick else [10, 16, 20])
@@ -180,6 +237,7 @@ def main() -> None:
     zcdp_table(exps)
     pure_table([10] if quick else [10, 16, 20])
     speed(20 if quick else 200)
+    blt_speed(20 if quick else 200)
 
 
 if __name__ == "__main__":

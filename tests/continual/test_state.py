@@ -1,15 +1,18 @@
 """State files: resume without redrawing, refuse damage, other streams, rollbacks and steps past
-the horizon, and leave the file unchanged when refusing."""
+the horizon, and edits with the checksum recomputed (noise, records per person or budget
+other than the stored public parameters give), and leave the file unchanged when refusing."""
 
 from __future__ import annotations
 
 import json
+from fractions import Fraction
 
 import numpy as np
 import pytest
 
 import treedp
 from treedp.continual import continual, load_continual
+from treedp.continual.state import _digest
 from treedp.exceptions import InvalidParameterError, ReleaseFormatError
 from treedp.noise import InsecureSeededSource as SEED
 
@@ -86,3 +89,57 @@ def test_saving_over_another_stream_or_a_later_step_is_refused(tmp_path) -> None
     with pytest.raises(InvalidParameterError, match="path"):
         continual(horizon=4, epsilon=1.0, path=a_path)  # an existing file is never clobbered
     assert load_continual(a_path).t == 1
+
+
+def _quieter(params: dict) -> None:
+    """Halve the row's first noise parameter (``σ²``, or a tree level's scale / ``σ²``)."""
+    if "sigma2" in params:
+        params["sigma2"] = str(Fraction(params["sigma2"]) / 2)
+        return
+    levels = params["parameters" if "parameters" in params else "scales"]
+    first = next(i for i, v in enumerate(levels) if v is not None)
+    levels[first] = str(Fraction(levels[first]) / 2)
+
+
+ROWS = [
+    ("binary", {"epsilon": 1.0}),
+    ("tree", {"epsilon": 1.0}),
+    ("tree", {"privacy": treedp.ZCDP(0.5)}),
+    ("tree_full", {"epsilon": 1.0}),
+    ("sqrt", {"privacy": treedp.ZCDP(0.5)}),
+    ("sqrt_norm", {"privacy": treedp.ZCDP(0.5)}),
+    ("opt", {"privacy": treedp.ZCDP(0.5)}),
+    ("blt", {"privacy": treedp.ZCDP(0.5)}),
+]
+
+
+@pytest.mark.parametrize(
+    ("mechanism", "budget"), ROWS, ids=[f"{m}-{next(iter(b))}" for m, b in ROWS]
+)
+@pytest.mark.parametrize("edit", ["quieter", "contributions", "budget", "no-unit"])
+def test_an_edited_and_rechecksummed_state_is_refused(tmp_path, mechanism, budget, edit) -> None:
+    """The checksum is unkeyed, so an edit can recompute it (privacy review of ``blt``, F3):
+    less noise than the stored budget gives, fewer records per person than the unit keeps, an
+    other budget, or a unit removed, is refused on load, for every row; the file unchanged."""
+    path = tmp_path / "s.json"
+    unit = {} if edit == "no-unit" else {"privacy_unit": "id", "max_contributions": 4}
+    s = continual(horizon=16, mechanism=mechanism, rng=SEED(7), path=path, **unit, **budget)
+    s.step([1.0, 1.0], **({} if edit == "no-unit" else {"ids": ["a", "b"]}))
+    assert load_continual(path, autosave=False).t == 1  # the honest file loads
+    doc = json.loads(path.read_text())
+    params = doc["payload"]["mechanism_parameters"]
+    if edit == "quieter":
+        _quieter(params)
+    elif edit == "contributions":
+        params["contributions"] = 1
+    elif edit == "budget":
+        doc["payload"]["budget"] /= 2
+    else:
+        params["contributions"] = 2
+    doc["sha256"] = _digest(doc["payload"])
+    path.write_text(json.dumps(doc))
+    before = path.read_bytes()
+    why = "edited" if edit in ("quieter", "budget") else "records per privacy unit"
+    with pytest.raises(ReleaseFormatError, match=why):
+        load_continual(path)
+    assert path.read_bytes() == before

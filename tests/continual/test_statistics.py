@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 
 from tests.stats import ALPHA, TEST_SEED, z_two_sided
+from treedp.continual.blt import BltCounter
 from treedp.continual.mechanisms import Counter
 from treedp.continual.optimal import OptCounter
 from treedp.continual.planner import classic_tree, planned_tree
@@ -45,8 +46,9 @@ def run_copies(counter: Counter, x: np.ndarray, seed: int) -> np.ndarray:
         SqrtCounter.for_budget(12, 0.5, 1),
         NormSqrtCounter.for_budget(12, 0.5, 1),
         OptCounter.for_budget(12, 0.5, 1),
+        BltCounter.for_budget(12, 0.5, 1),
     ],
-    ids=["tree-laplace", "binary-gaussian", "sqrt", "sqrt-norm", "opt"],
+    ids=["tree-laplace", "binary-gaussian", "sqrt", "sqrt-norm", "opt", "blt"],
 )
 def test_empirical_variance_matches_expected_variance(counter: Counter) -> None:
     horizon = counter.horizon

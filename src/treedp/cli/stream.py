@@ -2,8 +2,9 @@
 
 ``init`` checks every public argument, charges the ledger (``--ledger --dataset``) the whole
 stream once and writes the state file; ``step`` feeds one file and prints the running answers;
-``show`` prints the stream's public facts. The state file holds drawn noise: keep it as secret as
-the data.
+``show`` prints the stream's public facts. The state file holds drawn noise and exact,
+noiseless sums of the data (e.g. ``sqrt``'s count history, ``blt``'s decayed sums,
+``tree_full``'s running count): keep it as private as the data itself.
 """
 
 from __future__ import annotations
@@ -48,7 +49,7 @@ def register(sub: Any) -> None:
         "--mechanism",
         default="auto",
         help="auto (default), tree, tree_full (pure epsilon), binary; under zCDP also sqrt, "
-        "sqrt_norm, opt",
+        "sqrt_norm, opt, blt",
     )
     init.add_argument(
         "--privacy-unit", metavar="COLUMN", help="the person-id column (protect persons)"

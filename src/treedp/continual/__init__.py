@@ -3,8 +3,10 @@
 ``treedp.continual(horizon=T, ...)`` starts a stream (charged once); ``s.step(batch)`` returns
 the running answer after each step; ``s.save`` / ``treedp.load_continual`` keep its state.
 Modules: ``stream`` (the object and front door), ``answer`` (a step's answer), ``mechanisms``
-(the table), ``tree`` and ``sqrt`` (the mechanisms), ``planner`` (exact variances, budgets),
-``state`` (the state file). docs/continual.md has the guarantee and measured figures.
+(the table), ``tree``, ``full_tree``, ``sqrt``, ``sqrt_norm``, ``optimal`` and ``blt``
+(the mechanisms; ``blt_design`` and ``blt_digits`` hold ``blt``'s public design and exact
+arithmetic), ``planner`` (exact variances, budgets), ``state`` (the state file).
+docs/continual.md has the guarantee and measured figures.
 """
 
 import sys

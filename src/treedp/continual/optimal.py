@@ -109,9 +109,12 @@ class OptCounter:
     noise = "gaussian"
 
     @classmethod
-    def for_budget(cls, horizon: int, rho: float, contributions: int) -> OptCounter:
-        """The counter whose exact loss is at most ``rho``."""
-        v = optimise(horizon)
+    def for_budget(
+        cls, horizon: int, rho: float, contributions: int, v: bytes | None = None
+    ) -> OptCounter:
+        """The counter whose exact loss is at most ``rho``: the planned ``v`` (or the ``v``
+        given, e.g. a state file's: its calibration is rebuilt without the slow planning)."""
+        v = optimise(horizon) if v is None else v
         m, _, _ = factor(v)
         fam = DiscreteGaussian.for_budget(_sensitivity(m, contributions), rho)
         return cls(horizon, fam.sigma2, v, contributions)

@@ -1,15 +1,23 @@
 """A stream's state file: written atomically, read back only when whole and of this format.
 
 The file is JSON: a format marker and version, the stream's random id, the step index, the
-public parameters, the mechanism's exact parameters, the spend record, the noisy state arrays
-(raw little-endian bytes in base64, with dtype and shape) and a SHA-256 checksum of all of it.
-With a privacy unit it also holds a random 32-byte key and, per person seen, the first 16 bytes
-of the keyed BLAKE2b hash of the person's id and the number of records kept (arrays
+public parameters, the mechanism's exact parameters, the spend record, the mechanism's state
+arrays (raw little-endian bytes in base64, with dtype and shape) and a SHA-256 checksum of all
+of it. With a privacy unit it also holds a random 32-byte key and, per person seen, the first
+16 bytes of the keyed BLAKE2b hash of the person's id and the number of records kept (arrays
 ``person_hash`` and ``person_count``; :mod:`treedp.continual.persons`): never an id or a value.
-It holds noise already drawn: whoever reads it can take the noise off later answers, so it is
-as secret as the data. :func:`write_state` never rolls a stream back (a later step of the same
-stream, or another stream, in the target file is refused): replaying a step would draw its
-noise again, and averaging redraws removes the noise.
+The state arrays hold noise already drawn (``tree``'s open nodes, ``tree_full``'s noise prefix
+sums) and exact, noiseless sums of the data: ``tree_full``'s running count, each step's counts
+in ``sqrt`` and ``opt`` (scaled in ``sqrt_norm``), ``blt``'s ``hi``/``lo`` (the exact decayed
+sums of the counts), and ``tree``'s open nodes of a level switched off. Whoever reads the file
+learns those sums exactly and can take the noise off later answers: keep it as private as the
+data itself.
+The checksum is not keyed (it finds damage, not an edit with the checksum recomputed): a loaded
+state's noise parameters are checked against its public parameters
+(:func:`treedp.continual.stream.load_continual`).
+:func:`write_state` never rolls a stream back (a later step of the same stream, or another
+stream, in the target file is refused): replaying a step would draw its noise again, and
+averaging redraws removes the noise.
 """
 
 from __future__ import annotations

@@ -27,6 +27,7 @@ from treedp._inputs import as_1d_array
 from treedp._validation import check_int, check_option, must
 from treedp.budget import check_epsilon
 from treedp.continual.answer import StepAnswer, consistent
+from treedp.continual.blt import BLT_LIMIT
 from treedp.continual.full_tree import FULL_LIMIT, padded_horizon
 from treedp.continual.mechanisms import MECHANISMS, SQRT_LIMIT, Counter, choose
 from treedp.continual.optimal import OPT_LIMIT
@@ -145,6 +146,8 @@ def _check_mechanism(mechanism: Any, noise: str, horizon: int, n_bins: int) -> s
         raise InvalidParameterError(
             must("mechanism", f"be 'tree' when the padded horizon x bins > {FULL_LIMIT}.")
         )
+    if mechanism == "blt" and horizon > BLT_LIMIT:
+        raise InvalidParameterError(must("mechanism", f"be 'tree' when horizon > {BLT_LIMIT}."))
     if mechanism == "sqrt_norm" and horizon > NORM_LIMIT:
         raise InvalidParameterError(
             must("mechanism", f"be 'sqrt' or 'tree' when horizon > {NORM_LIMIT}.")
@@ -421,9 +424,9 @@ def continual(
         largest ρ whose conversion (CKS20) fits it.
     bins, bounds, edges
         Public bins for running distributions, as :func:`treedp.make_bins`.
-    mechanism : {"auto", "tree", "tree_full", "binary", "sqrt", "sqrt_norm", "opt"}
+    mechanism : {"auto", "tree", "tree_full", "binary", "sqrt", "sqrt_norm", "opt", "blt"}
         ``auto``: the least exact mean variance of ``tree``, (pure ε) ``tree_full`` and (zCDP)
-        ``sqrt``, ``sqrt_norm`` and ``opt`` where they apply
+        ``sqrt``, ``sqrt_norm``, ``opt`` and ``blt`` where they apply
         (:data:`treedp.continual.MECHANISMS`).
     accountant : Accountant, optional
         Charged the whole stream's spend once, now.
@@ -502,10 +505,16 @@ def load_continual(
     Never step two copies of one state: they share their noise, so their answers differ by
     exactly the difference of the data fed to them (for ``tree_full`` at every later step).
 
+    The checksum is not keyed: it finds damage, not edits made with it recomputed. So the
+    counter is rebuilt from the public parameters stored (horizon, noise, budget, privacy unit,
+    bins, mechanism) and its noise parameters must match the stored ones exactly
+    (:func:`_check_calibration`).
+
     Raises
     ------
     ReleaseFormatError
-        If the file is missing, damaged, edited, of another format or inconsistent.
+        If the file is missing, damaged, edited, of another format or inconsistent (noise
+        parameters other than the budget gives; records per person other than the unit's).
     """
     name = os.fspath(path)
     payload = read_state(name)
@@ -521,6 +530,7 @@ def load_continual(
         ) from None
     if not ok or not math.isfinite(float(payload["budget"])):
         raise ReleaseFormatError(f"'{name}' is an inconsistent state file (step or horizon).")
+    _check_calibration(name, payload, counter)
     shapes = getattr(counter, "state_shapes", None)  # counters that state their shapes
     if shapes is not None and "floor" in arrays:
         expected = shapes(int(arrays["floor"].size))
@@ -533,6 +543,39 @@ def load_continual(
         raise ReleaseFormatError(
             f"'{name}' is an inconsistent state file ({type(exc).__name__})."
         ) from None
+
+
+def _check_calibration(name: str, payload: dict[str, Any], counter: Counter) -> None:
+    """Refuse a state whose counter is not the one its public parameters give (privacy review
+    of ``blt``, F3: an edited, re-checksummed file loaded with ``σ²`` lowered, or with
+    ``contributions`` below the unit's ``max_contributions``). The row's ``rebuild`` plans the
+    counter again from the stored horizon, noise, budget, ``k`` and bins (``tree``, ``tree_full``
+    with the stored fan-out, ``opt`` with the stored ``v``: their searches are slow; any of
+    them is calibrated to the budget) and it must describe itself exactly as the stored one."""
+    try:
+        unit, bins = payload.get("unit"), payload["bins"]
+        k = 1 if unit is None else int(unit["max_contributions"])
+        n_bins = 1 if bins is None else len(bins["edges"]) - 1
+    except (KeyError, TypeError, ValueError):
+        raise ReleaseFormatError(
+            f"'{name}' is an inconsistent state file (unit or bins)."
+        ) from None
+    if counter.contributions != k:
+        raise ReleaseFormatError(
+            f"'{name}' is an inconsistent state file: its noise is calibrated for "
+            f"{counter.contributions} records per privacy unit, its privacy unit keeps {k}."
+        )
+    try:
+        rebuilt = MECHANISMS[payload["mechanism"]].rebuild(
+            counter, counter.horizon, str(payload["noise"]), float(payload["budget"]), k, n_bins
+        )
+    except (KeyError, TypeError, ValueError):
+        rebuilt = None
+    if rebuilt is None or rebuilt.describe() != counter.describe():
+        raise ReleaseFormatError(
+            f"'{name}' is an inconsistent state file: its noise parameters are not those its "
+            "budget and public parameters give (the file was edited)."
+        )
 
 
 def count_limit(horizon: int) -> int:
