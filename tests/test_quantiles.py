@@ -82,8 +82,9 @@ def test_tree_bins_without_n_and_explicit_bins_win() -> None:
             x, q, epsilon=eps, bounds=(-5, 5), bins=bins, method="tree", rng=InsecureSeededSource(3)
         )
         assert res.grid_points == expected and np.all(np.diff(res.values) >= 0)
+    # auto without n counts privately (n·ε ≈ 50 here: the fewest bins, 64)
     auto = quantiles(x, q, epsilon=0.1, bounds=(-5, 5), rng=InsecureSeededSource(4))
-    assert auto.method == "tree" and auto.grid_points == 2048
+    assert auto.method == "tree" and auto.grid_points == 64 and auto.n_source == "private"
 
 
 def test_tree_bins_from_a_public_n() -> None:
@@ -126,9 +127,13 @@ def test_quantiles_use_a_public_n_for_the_method_and_the_bins() -> None:
     assert big.neighbours == "add_remove" and big.epsilon_spent <= 1.0
     assert np.all(np.diff(big.values) >= 0)
     q49 = np.arange(1, 50) / 50
-    assert quantiles(x, q49, epsilon=1.0, bounds=(0, 100), rng=InsecureSeededSource(5)).method == (
-        "recursive"
+    # without n, auto counts privately: the count (about 2000) picks as the public n does
+    counted = quantiles(x, q49, epsilon=1.0, bounds=(0, 100), rng=InsecureSeededSource(5))
+    assert counted.method == "tree" and counted.n_source == "private"
+    ruled = quantiles(
+        x, q49, epsilon=1.0, bounds=(0, 100), method="recursive", rng=InsecureSeededSource(5)
     )
+    assert ruled.n_source == "none"
     small = quantiles(x, q49, epsilon=1.0, bounds=(0, 100), n=2000, rng=InsecureSeededSource(5))
     assert small.method == "tree" and small.grid_points == 1024  # n ε = 2000 < 2048
     # replace: n is public by definition, the number of values by default
@@ -160,7 +165,8 @@ def test_quantiles_entry_point(m: int) -> None:
     assert res.method == choose_method(m, epsilon=1.0)
     assert isinstance(res.guarantee, PureDP) and res.epsilon_spent <= 1.0
     assert res.values.shape == (m,) and np.all(np.diff(res.values) >= 0)
-    assert res.seeded and len(res.parts) == 1 and res.bounds == (0, 1e6)
+    counted = res.n_source == "private"  # auto without n: a private count first, where needed
+    assert res.seeded and len(res.parts) == 1 + counted and res.bounds == (0, 1e6)
     assert res.spend.measure == res.guarantee
 
 

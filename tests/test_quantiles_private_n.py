@@ -24,7 +24,7 @@ from tests.sources import CountingSource
 from tests.stats import ALPHA, TEST_SEED, chi_square_pvalue
 from treedp import InsecureSeededSource, InvalidParameterError
 from treedp.noise import RandomSource, discrete_laplace_pmf
-from treedp.privacy import PureDP
+from treedp.privacy import ZCDP, PureDP
 from treedp.quantiles_api import DEFAULT_N_SHARE, choose_method, quantiles, tree_bins
 from treedp.value_methods import private_count as pc
 from treedp.value_methods._column import float_up
@@ -263,10 +263,20 @@ def test_same_seed_same_result() -> None:
     assert runs[0].seeded
 
 
-def test_without_private_n_nothing_changes() -> None:
+def test_without_n_auto_counts_privately_and_other_methods_do_not() -> None:
     x = _data()
     res = quantiles(x, Q29, epsilon=1.0, bounds=(0, 100), rng=InsecureSeededSource(7))
-    assert res.n_source == "none" and res.n_released is None and "n" not in res.parameters
+    same = quantiles(x, Q29, epsilon=1.0, bounds=(0, 100), n="private", rng=InsecureSeededSource(7))
+    assert res.n_source == "private" and res.n_released is not None
+    assert np.array_equal(res.values, same.values) and res.n_released == same.n_released
+    tree = quantiles(
+        x, Q29, epsilon=1.0, bounds=(0, 100), method="tree", rng=InsecureSeededSource(7)
+    )
+    assert tree.n_source == "none" and tree.n_released is None and "n" not in tree.parameters
+    target = quantiles(
+        x, Q29, epsilon=None, privacy=ZCDP(0.5), bounds=(0, 100), rng=InsecureSeededSource(7)
+    )
+    assert target.n_source == "none" and target.n_released is None
     pub = quantiles(x, Q29, epsilon=1.0, bounds=(0, 100), n=1000, rng=InsecureSeededSource(7))
     assert pub.n_source == "public"
 
@@ -275,7 +285,8 @@ def test_without_private_n_nothing_changes() -> None:
     ("kw", "error"),
     [
         ({"n": "privat"}, InvalidParameterError),
-        ({"n_share": 0.1}, InvalidParameterError),  # without n="private"
+        ({"n_share": 0.1, "method": "tree"}, InvalidParameterError),  # no count can be spent
+        ({"n_share": 0.1, "epsilon": None, "privacy": ZCDP(0.5)}, InvalidParameterError),
         ({"n": 1000, "n_share": 0.1}, InvalidParameterError),
         ({"n": "private", "n_share": 0.0}, InvalidParameterError),
         ({"n": "private", "n_share": 1.0}, InvalidParameterError),

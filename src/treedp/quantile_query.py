@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 
 from treedp._validation import check_int, must
-from treedp.budget import check_epsilon
+from treedp.budget import MIN_EPSILON, check_epsilon
 from treedp.exceptions import InvalidParameterError, InvalidTypeError
 from treedp.options import PrivateBounds
 from treedp.quantile_privacy import check_privacy, equivalent_epsilon
@@ -98,12 +98,23 @@ def quantiles_request(
     private = request is not None
     lower, upper = request if request is not None else (None, None)
     known = check_known_bound(lower, upper, bins == "integers", "bounds") if private else None
-    private_n = isinstance(n, str) and n == "private"
-    if isinstance(n, str) and not private_n:
+    # Without n, "auto" with public bounds under a pure-epsilon budget spends a small share on
+    # a noisy count wherever its choice of method or bins depends on n (nothing where it
+    # cannot); not where the share would fall below the smallest epsilon, and not with
+    # private bounds, whose unbounded route needs the method before any count.
+    private_n = (isinstance(n, str) and n == "private") or (
+        n is None
+        and method == "auto"
+        and target is None
+        and request is None
+        and eps * check_n_share(n_share, None) >= MIN_EPSILON
+    )
+    if isinstance(n, str) and n != "private":
         raise InvalidParameterError(must("n", f"be an int >= 0, 'private' or None. Got {n!r}."))
     if n_share is not None and not private_n:
         raise InvalidParameterError(
-            "The 'n_share' parameter applies only with n='private'; it would be ignored."
+            "The 'n_share' parameter applies only with n='private' (or no n with "
+            "method='auto', public bounds and 'epsilon'); it would be ignored."
         )
     count_share = check_n_share(n_share, share if private else None) if private_n else 0.0
     relation = check_neighbours(neighbours, ("add_remove", "replace"))

@@ -7,7 +7,12 @@ spends a share of the budget on private bounds first (``bounds="private"``) and,
 ``n="private"``, a share on a noisy count of the records that the rule then reads in place of
 a public ``n`` (post-processing of that release; :mod:`treedp.value_methods.private_count`).
 
-``n="private"`` (an explicit opt-in; the default stays the rule on public parameters):
+``n="private"`` is also what ``method="auto"`` does when no ``n`` is given, the bounds are
+public and the budget is a pure ``epsilon`` (issue 33 item 3: a rule on public parameters alone
+cannot choose the bins that small ``n · ε`` needs, nor the many bins of large ``n · ε``;
+docs/quantiles.md, "Against the peers"). With a ``privacy`` target, or another method, no ``n``
+means the rule on public parameters alone, as do private bounds (whose unbounded route needs
+the method first) and an ``epsilon`` whose share would be below the smallest allowed.
 ``n_share · epsilon`` releases a noisy count of the records
 (:mod:`treedp.value_methods.private_count`: ``max(0, n + Z)``, ``Z`` exact discrete Laplace of
 scale ``>= 1/(n_share · epsilon)``, sensitivity 1 under add/remove), and the method and the
@@ -117,14 +122,17 @@ def quantiles(
         data): it only chooses the method and the tree's bins (a wrong ``n`` costs accuracy,
         never privacy). Under ``"replace"`` it is the number of values (a different ``n`` is
         refused before anything is charged). ``"private"`` spends ``n_share · epsilon`` on a
-        noisy count when the choice can depend on it (module docstring).
+        noisy count when the choice can depend on it (module docstring). Not given, with
+        ``method="auto"``, public bounds and ``epsilon``: as ``"private"`` (nothing is spent
+        where the choice cannot depend on ``n``); otherwise the rule on public parameters
+        alone.
     nan : {"error", "drop"}, default="error"
     bounds_share : float, optional
         The share of ``epsilon`` spent on private bounds, in (0, 1) (default 0.1).
     n_share : float, optional
         The share of ``epsilon`` spent on the count with ``n="private"``, in (0, 1) (default
         :data:`DEFAULT_N_SHARE`); with ``bounds="private"`` the two shares must leave a
-        positive rest (``bounds_share + n_share < 1``); refused without ``n="private"``.
+        positive rest (``bounds_share + n_share < 1``); refused where no count can be spent.
     rng : RandomSource, optional
     column : str, optional
         The column of a DataFrame or file given as ``values``.

@@ -108,7 +108,7 @@ def _bad_inputs(d: dict[str, str]) -> list[list[str]]:
         ["median", csv, "--column", "x", "--epsilon", "1", "--method", "stable", "--nan", "drop"],
         [*q, "--bounds", "0", "100", "--epsilon", "1e9"],
         [*q, "--bounds", "100", "0", "--epsilon", "1"],
-        [*q, "--bounds", "0", "100", "--epsilon", "1", "--n-share", "0.1"],
+        [*q, "--bounds", "0", "100", "--epsilon", "1", "--method", "tree", "--n-share", "0.1"],
         [*rel, "--epsilon", "1", "--rho", "0.5", "--out", "x.json"],
         [*rel, "--out", "x.json"],
         [

@@ -60,7 +60,7 @@ def test_n_private_where_n_cannot_matter_spends_nothing(
 @pytest.mark.parametrize(
     ("extra", "needle"),
     [
-        (["--n-share", "0.1"], "--n-share applies only with --n private"),
+        (["--method", "tree", "--n-share", "0.1"], "--n-share applies only with --n private"),
         (["--n", "500", "--n-share", "0.1"], "--n-share applies only with --n private"),
         (["--n", "private", "--n-share", "0"], "--n-share must be in (0, 1)"),
         (["--n", "private", "--n-share", "1.5"], "--n-share must be in (0, 1)"),

@@ -79,13 +79,15 @@ def register(sub: Any) -> None:
         help="public number of records, if known from elsewhere: it only chooses the method "
         "and the tree's bins (a wrong N costs accuracy, never privacy); with --neighbours "
         "replace it is public anyway; 'private': a share of epsilon releases a noisy count "
-        "that chooses them (--n-share)",
+        "that chooses them (--n-share); left out with --method auto and public --bounds, as "
+        "'private'",
     )
     qs.add_argument(
         "--n-share",
         type=float,
         metavar="S",
-        help="share of epsilon spent on the count with --n private (default 0.02)",
+        help="share of epsilon spent on the count with --n private or --method auto "
+        "without --n (default 0.02)",
     )
     add_seed_and_nan(qs, "missing values: error or drop")
     add_ledger_options(qs)
@@ -96,11 +98,17 @@ def register(sub: Any) -> None:
 def _check_options(args: argparse.Namespace, bounds: Any) -> None:
     """Options that would be silently ignored are refused (public parameters only)."""
     check_share(args.bounds_share, bounds)
-    if args.n_share is not None and args.n != "private":
-        raise UsageError("--n-share applies only with --n private.")
+    counted = args.n == "private" or (
+        args.n is None and args.method == "auto" and not is_private(bounds)
+    )
+    if args.n_share is not None and not counted:
+        raise UsageError(
+            "--n-share applies only with --n private, or --method auto with public "
+            "--bounds and no --n."
+        )
     if args.n_share is not None and not 0 < args.n_share < 1:
         raise UsageError("--n-share must be in (0, 1).")
-    if args.n == "private" and is_private(bounds):
+    if counted and is_private(bounds):
         b_share, n_share = (
             treedp.PARAMETERS[name].default if given is None else given
             for name, given in (("bounds_share", args.bounds_share), ("n_share", args.n_share))
@@ -169,7 +177,7 @@ def run(args: argparse.Namespace) -> None:
             neighbours=result.neighbours,
             seeded=result.seeded,
         )
-        if args.n == "private":
+        if args.n == "private" or result.n_source == "private":
             out.line(_n_line(result))
             out.set(n={"source": result.n_source, "released": result.n_released})
         out.warn(result.bounds_warning)  # post-processing of the released stops
