@@ -118,14 +118,11 @@ def quantiles(
         released once and answered the same.
     neighbours : {"add_remove", "replace"}, default="add_remove"
     n : int or "private", optional
-        The public number of records, when known from elsewhere (never read from the
-        data): it only chooses the method and the tree's bins (a wrong ``n`` costs accuracy,
-        never privacy). Under ``"replace"`` it is the number of values (a different ``n`` is
-        refused before anything is charged). ``"private"`` spends ``n_share · epsilon`` on a
-        noisy count when the choice can depend on it (module docstring). Not given, with
-        ``method="auto"``, public bounds and ``epsilon``: as ``"private"`` (nothing is spent
-        where the choice cannot depend on ``n``); otherwise the rule on public parameters
-        alone.
+        The public number of records, known from elsewhere: it only chooses the method and
+        the tree's bins (a wrong ``n`` costs accuracy, never privacy); under ``"replace"``
+        the number of values. ``"private"`` spends ``n_share · epsilon`` on a noisy count
+        where the choice depends on it; so does ``None`` with ``method="auto"``, public
+        bounds and ``epsilon`` (module docstring), else the rule on public parameters.
     nan : {"error", "drop"}, default="error"
     bounds_share : float, optional
         The share of ``epsilon`` spent on private bounds, in (0, 1) (default 0.1).
