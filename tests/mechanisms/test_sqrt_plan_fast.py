@@ -56,6 +56,22 @@ def test_a_wrong_variant_is_caught(monkeypatch: pytest.MonkeyPatch) -> None:
     ref = ScaledToeplitzCovariance(h, q, 1.0, w)
     _close(*sp.scaled_prefix_figures(h, q, w), ref)
     right = sp._pair_gram
-    monkeypatch.setattr(sp, "_pair_gram", lambda h, w, width: right(h, np.r_[w[:50], np.zeros(50)], width))
+    monkeypatch.setattr(
+        sp, "_pair_gram", lambda h, w, width: right(h, np.r_[w[:50], np.zeros(50)], width)
+    )
     with pytest.raises(AssertionError):
         _close(*sp.scaled_prefix_figures(h, q, w), ref)
+
+
+@pytest.mark.parametrize("n_bins", [2**15 + 3, 2**16])
+def test_row_figures_match_the_row_weighted_covariance(n_bins: int) -> None:
+    from treedp.estimation.toeplitz import RowWeightedToeplitzCovariance
+    from treedp.mechanisms import sqrt_lattice as lat
+    from treedp.mechanisms import sqrt_rows as sr
+
+    scale = lat.choose_scale(n_bins, 0.5, "add_remove", sr.ROWS_RESOLUTION**2)
+    e = sr.row_multipliers(n_bins).astype(np.float64)
+    ref = RowWeightedToeplitzCovariance(lat.prefix_filter(n_bins, scale), 1.0 / (e * e), 1.0)
+    var, total = sp._unit_row_figures(n_bins, scale)
+    np.testing.assert_allclose(var, ref.var(np.arange(n_bins + 1)), rtol=TOL, atol=0.0)
+    assert total == pytest.approx(ref.prefix_sum_covariance(), rel=TOL)
