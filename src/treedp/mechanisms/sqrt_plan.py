@@ -210,8 +210,9 @@ def _exact_candidate(
 
 def _pair_gram(h: np.ndarray, weights: np.ndarray, width: int) -> np.ndarray:
     """``gram[d, j] = Σ_{k<=j} w_k h_{j−k} h_{j+d−k}`` (``d < width``: the entries of
-    ``H diag(w) Hᵀ`` near its diagonal), over the runs of equal ``w`` (few: the row weights
-    ``1/e²`` take at most :data:`sqrt_both.ROW_RESOLUTION` values): per run a difference of
+    ``H diag(w) Hᵀ`` near its diagonal), over the runs of equal ``w`` (few: 41 runs of the row
+    weights ``1/e²`` at ``2^14``, 83 of scaled rows' at ``2^19``; one for ``w = 1``): per run a
+    difference of
     suffix sums of ``h_t h_{t+d}`` (suffix sums, so a run far from ``j`` adds small terms, not
     the difference of two large partial sums)."""
     n = h.size
