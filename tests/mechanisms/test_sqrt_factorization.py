@@ -175,7 +175,10 @@ def test_plan_candidate_and_planner_choice() -> None:
     cand = plan_candidate(1024, 0.5, "add_remove", "gaussian", "cdf_mse")
     mech = SqrtFactorizationMechanism(1024, rho=0.5)
     var = mech.covariance().var(np.arange(1, 1025))
-    assert cand.value == pytest.approx(var.mean()) and cand.max_cdf_variance == var.max()
+    # the planner's blocked figures (sqrt_plan.scaled_prefix_figures) equal the covariance's
+    # to rounding (tests/mechanisms/test_sqrt_plan_fast.py), not bit for bit
+    assert cand.value == pytest.approx(var.mean())
+    assert cand.max_cdf_variance == pytest.approx(var.max(), rel=1e-12)
     plan = treedp.plan(1024, privacy=treedp.ZCDP(0.5))
     assert plan.mechanism == "sqrt_factorization"
     assert plan.mean_cdf_mse == pytest.approx(var.mean())

@@ -1,6 +1,14 @@
 """How the planner scores the square-root factorisation: exactly up to ``2^19`` bins, by a
 measured rule above (issue 33).
 
+For normalised columns and for scaled rows and columns (``2^8 <= B <= 2^14``) the planner's
+exact figures come from :func:`scaled_prefix_figures`, which computes the same variances as
+:class:`treedp.estimation.toeplitz.ScaledToeplitzCovariance` (to about ``10^-14`` relatively,
+``tests/mechanisms/test_sqrt_plan_fast.py``) in blocks of rows instead of its ``B`` cumulative
+sums: 0.2 s instead of 0.9 s of CPU at ``2^14`` (docs/factorization.md). For scaled rows
+(``2^14 < B <= 2^19``) the variances are sums over the runs of equal row weights instead of an
+FFT product (0.03 s instead of 0.11 s at ``2^19``).
+
 Up to :data:`EXACT_PLAN_LIMIT` the candidate carries the mechanism's exact objective (its
 covariance: exact discrete Gaussian variance, exact ``Δ₂²``). Above it, and up to
 :data:`PLAN_LIMIT`, the exact figures cost 1.3–30 s of CPU (a power-series inverse of length
@@ -30,12 +38,14 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from functools import lru_cache
 from typing import Any
 
 import numpy as np
 
 from treedp.budget import Neighbours
 from treedp.exceptions import InvalidParameterError
+from treedp.mechanisms import sqrt_both as sb
 from treedp.mechanisms import sqrt_lattice as lat
 from treedp.mechanisms import sqrt_rows as sr
 from treedp.noise.families import DiscreteGaussian
@@ -48,6 +58,7 @@ __all__ = [
     "plan_candidate",
     "rule_applies",
     "scale_below",
+    "scaled_prefix_figures",
     "svd_bound_above",
 ]
 
@@ -62,6 +73,8 @@ PLAN_LIMIT = 2**24
 RULE_RATIOS = {"cdf_mse": 1.045, "max_variance": 1.10, "range_mse": 1.90}
 #: Terms of the nuclear norm summed exactly in :func:`svd_bound_above`.
 _HEAD = 4096
+#: Rows per block in :func:`scaled_prefix_figures` (fastest measured at ``2^14``).
+_BLOCK = 32
 
 
 def svd_bound_above(n_bins: int, rho: float) -> float:
@@ -161,8 +174,6 @@ def _exact_candidate(
 ) -> PlanCandidate | None:
     """The exact objective (the mechanism's covariance); for scaled rows only ``Δ₂²`` is
     computed, not ``Δ₁`` (the contract's, computed when the mechanism is built)."""
-    from treedp.estimation.toeplitz import RowWeightedToeplitzCovariance
-
     nb: Neighbours = "replace" if neighbours == "replace" else "add_remove"
     try:
         if sr.rows_default(n_bins, budget, nb, None):
@@ -170,13 +181,13 @@ def _exact_candidate(
             family = lat.fits(sr.row_l2_squared(n_bins, scale), budget)
             if family is None:
                 return None
-            e = sr.row_multipliers(n_bins).astype(np.float64)
-            g = lat.prefix_filter(n_bins, scale)
-            cov: Any = RowWeightedToeplitzCovariance(g, 1.0 / (e * e), family.variance())
+            var, total = _unit_row_figures(n_bins, scale)
+            v = family.variance()
+            cov: Any = _PrefixFigures(v * var, v * total)
             how = f"square-root factorisation, lattice scale {scale}, scaled rows"
         else:
             mech = make(n_bins, rho=budget, neighbours=nb, n=0 if nb == "replace" else None)
-            cov = mech.covariance()
+            cov = _PrefixFigures.of(mech) if mech.normalise or mech.both else mech.covariance()
             how = f"square-root factorisation, lattice scale {mech.scale}"
             how += ", equalised columns" if mech.equalise else ""
             how += ", normalised columns" if mech.normalise else ""
@@ -195,3 +206,118 @@ def _exact_candidate(
     return PlanCandidate(
         "sqrt_factorization", (n_bins,), (budget,), value, how, mean_mse, max_cdf_variance=worst
     )
+
+
+def _pair_gram(h: np.ndarray, weights: np.ndarray, width: int) -> np.ndarray:
+    """``gram[d, j] = Σ_{k<=j} w_k h_{j−k} h_{j+d−k}`` (``d < width``: the entries of
+    ``H diag(w) Hᵀ`` near its diagonal), over the runs of equal ``w`` (few: 41 runs of the row
+    weights ``1/e²`` at ``2^14``, 83 of scaled rows' at ``2^19``; one for ``w = 1``): per run a
+    difference of
+    suffix sums of ``h_t h_{t+d}`` (suffix sums, so a run far from ``j`` adds small terms, not
+    the difference of two large partial sums)."""
+    n = h.size
+    tails = np.zeros((width, 2 * n + 1))  # tails[d, n + m] = Σ_{t>=m} h_t h_{t+d}; m < 0: m = 0
+    for d in range(width):
+        tails[d, n : 2 * n - d] = np.cumsum((h[: n - d] * h[d:])[::-1])[::-1]
+        tails[d, :n] = tails[d, n]
+    cut = (np.flatnonzero(np.diff(weights)) + 1).tolist()
+    gram = np.zeros((width, n))
+    for u, v in zip([0, *cut], [*cut, n], strict=True):  # k in [u, v): t = j − k in (j − v, j − u]
+        gram[:, u:] += weights[u] * (
+            tails[:, n + u - v + 1 : 2 * n - v + 1] - tails[:, n + 1 : 2 * n - u + 1]
+        )
+    return gram
+
+
+def scaled_prefix_figures(
+    h: np.ndarray, q: np.ndarray, weights: np.ndarray
+) -> tuple[np.ndarray, float]:
+    """``(Var(P̂[m]) for m = 0..B, Σ_{a,b} Cov(P̂[a], P̂[b]))`` for unit noise variance: the
+    figures of :class:`treedp.estimation.toeplitz.ScaledToeplitzCovariance` ``(h, q, 1,
+    weights)``, i.e. of ``M = L diag(q) H`` with ``Var(P̂[i + 1]) = Σ_k w_k M[i, k]²``.
+
+    Rows in blocks ``I = [r0, r1)`` of :data:`_BLOCK`: with ``P = M[r0 − 1]`` (kept, updated by
+    one short convolution per block) and ``D[i, k] = Σ_{j=r0..i} q_j h_{j−k}``,
+    ``Σ_k w_k (P_k + D[i, k])² = Σ_k w_k P_k² + 2 Σ_{j=r0..i} q_j (h * (w ∘ P))_j + Σ_{j, j'
+    in [r0, i]} q_j q_j' G[j, j']``, ``G = H diag(w) Hᵀ`` near the diagonal
+    (:func:`_pair_gram`). The first term is summed afresh at every block (no error carried
+    from block to block). Cost: ``B²/2`` multiply-adds in ``numpy.correlate`` (C) and
+    ``O(B · block · runs of w)``; no approximation. The sum of covariances is
+    ``Σ_k w_k (Σ_{j>=k} (B − j) q_j h_{j−k})²``, one correlation.
+    """
+    n = h.size
+    width = min(_BLOCK, n)
+    gram = _pair_gram(h, weights, width)
+    a = np.arange(width)
+    low, lag = np.minimum.outer(a, a), np.abs(np.subtract.outer(a, a))
+    var = np.zeros(n + 1)
+    row = np.zeros(n)  # M[r0 − 1, :]
+    for r0 in range(0, n, width):
+        r1 = min(n, r0 + width)
+        qi = q[r0:r1]
+        b = qi.size
+        g = gram[lag[:b, :b], r0 + low[:b, :b]]
+        quad = np.diagonal(np.cumsum(np.cumsum(np.outer(qi, qi) * g, axis=0), axis=1))
+        base, cross = 0.0, np.zeros(b)
+        if r0:
+            base = float(weights[:r0] @ (row[:r0] * row[:r0]))
+            back = np.ascontiguousarray((weights[:r0] * row[:r0])[::-1])
+            cross = np.cumsum(qi * np.correlate(h[1:r1], back, "valid"))
+        var[r0 + 1 : r1 + 1] = base + 2.0 * cross + quad
+        row[:r1] += np.convolve(qi[::-1], h[:r1])[:r1][::-1]  # Σ_{j in I} q_j h_{j−k}
+    col = np.correlate((n - np.arange(n)) * q, h, "full")[n - 1 :]
+    return var, float(weights @ (col * col))
+
+
+@lru_cache(maxsize=4)
+def _unit_figures(n_bins: int, scale: int, both: bool) -> tuple[np.ndarray, float]:
+    """:func:`scaled_prefix_figures` of normalised columns or of scaled rows and columns
+    (public ``B`` and lattice scale only), read-only."""
+    h = lat.inverse_coefficients(n_bins, scale)
+    if both:
+        q = 1.0 / sb.column_multipliers(n_bins, scale)
+        weights = 1.0 / sb.row_weights(n_bins).astype(np.float64) ** 2
+    else:
+        q, weights = 1.0 / lat.normaliser(n_bins, scale), np.ones(n_bins)
+    var, total = scaled_prefix_figures(h, q, weights)
+    var.setflags(write=False)
+    return var, total
+
+
+@lru_cache(maxsize=4)
+def _unit_row_figures(n_bins: int, scale: int) -> tuple[np.ndarray, float]:
+    """The figures of :class:`treedp.estimation.toeplitz.RowWeightedToeplitzCovariance` of
+    scaled rows for unit noise variance (read-only): ``Var(P̂[j + 1]) = Σ_{i<=j} w_i g_{j−i}²``
+    (:func:`_pair_gram` at lag 0: over the runs of equal ``w = 1/e²``, 83 at ``2^19``,
+    instead of an FFT product of length ``2B``; to about ``10^-14`` relatively) and
+    ``Σ_i w_i (Σ_{t<B−i} g_t)²``."""
+    e = sr.row_multipliers(n_bins).astype(np.float64)
+    weights = 1.0 / (e * e)
+    g = lat.prefix_filter(n_bins, scale)
+    var = np.concatenate([[0.0], np.maximum(_pair_gram(g, weights, 1)[0], 0.0)])
+    var.setflags(write=False)
+    tails = np.cumsum(g)[::-1]
+    return var, float(np.sum(weights * tails * tails))
+
+
+class _PrefixFigures:
+    """What :func:`_exact_candidate` reads of a scaled-columns covariance: ``var`` and
+    ``prefix_sum_covariance``, from :func:`_unit_figures` times the noise variance."""
+
+    def __init__(self, var: np.ndarray, total: float) -> None:
+        self._var, self._total = var, total
+
+    @classmethod
+    def of(cls, mech: Any) -> _PrefixFigures:
+        """The figures of a normalised or scaled-rows-and-columns mechanism."""
+        v = float(mech.block_variance()[0])
+        var, total = _unit_figures(mech.n_bins, mech.scale, bool(mech.both))
+        return cls(v * var, v * total)
+
+    def var(self, m: np.ndarray) -> np.ndarray:
+        """``Var(P̂[m])`` (``P̂[0] = 0``)."""
+        return np.asarray(self._var[np.asarray(m, dtype=np.int64)], dtype=np.float64)
+
+    def prefix_sum_covariance(self) -> float:
+        """``Σ_{a,b=1..B} Cov(P̂[a], P̂[b])``."""
+        return self._total
