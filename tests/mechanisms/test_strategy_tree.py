@@ -46,7 +46,10 @@ def test_covariance_and_estimate_match_dense_least_squares(n_public: bool, n_bin
     cov = BlockedCovariance(SMALL, variances, n_public, n_bins)
     full = SMALL.n_bins
     x = np.concatenate([rng.integers(0, 10, n_bins), np.zeros(full - n_bins, np.int64)])
-    parts = [p + rng.normal(0, np.sqrt(v), p.size) for p, v in zip(SMALL.parts(x), variances)]
+    parts = [
+        p + rng.normal(0, np.sqrt(v), p.size)
+        for p, v in zip(SMALL.parts(x), variances, strict=True)
+    ]
     w = _dense(SMALL)
     weights = np.concatenate(
         [np.full(p.size, 1 / v) for p, v in zip(SMALL.parts(x), variances, strict=True)]
@@ -87,13 +90,17 @@ def _brute(structure: BlockedStrategy, relation: str) -> list[int]:
                 y[k] += 1
                 if j is not None:
                     y[j] -= 1
-                for i, (p, q) in enumerate(zip(structure.parts(x), structure.parts(y))):
+                for i, (p, q) in enumerate(
+                    zip(structure.parts(x), structure.parts(y), strict=True)
+                ):
                     worst[i] = max(worst[i], int(np.abs(q - p).sum()))
     return worst
 
 
 SENSITIVITY_CASES = [
-    BlockedStrategy(Strategy(np.array([1, 2, 1]), np.array([[1, 1, 2]])), 4, (1, 2), (0.5, 0.3, 0.2)),
+    BlockedStrategy(
+        Strategy(np.array([1, 2, 1]), np.array([[1, 1, 2]])), 4, (1, 2), (0.5, 0.3, 0.2)
+    ),
     BlockedStrategy(Strategy(np.array([2, 1]), np.array([[3, 1], [0, 2]])), 4, (1,), (0.5, 0.5)),
 ]
 

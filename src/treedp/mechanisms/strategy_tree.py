@@ -145,9 +145,12 @@ class StrategyTreeMechanism(Mechanism):
         return self.structure.parts(np.concatenate([x, np.zeros(pad, dtype=np.int64)]))
 
     def prefix_covariance(self, estimator: str) -> BlockedCovariance:
-        return BlockedCovariance(
-            self.structure, self.block_variance(), self.n is not None, self.n_bins
-        )
+        """The exact covariance (public parameters only; built once per mechanism)."""
+        if getattr(self, "_covariance", None) is None:
+            self._covariance = BlockedCovariance(
+                self.structure, self.block_variance(), self.n is not None, self.n_bins
+            )
+        return self._covariance
 
     def prefix_estimate(self, levels: list[np.ndarray], estimator: str) -> np.ndarray:
         """Least squares (GLS) whatever the estimator's name; ``n`` imposed when public."""

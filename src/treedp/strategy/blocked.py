@@ -36,6 +36,7 @@ dense least squares on small ``B``.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -81,7 +82,7 @@ class BlockedStrategy:
             or b < 2
             or not levels
             or levels[0] != 1
-            or any(c2 <= c1 or c2 % c1 for c1, c2 in zip(chain, chain[1:]))
+            or any(c2 <= c1 or c2 % c1 for c1, c2 in itertools.pairwise(chain))
         ):
             raise InvalidParameterError(
                 "A blocked strategy needs a Strategy over the block sums, a block of at least "
@@ -183,9 +184,7 @@ class BlockedCovariance:
             raise InvalidParameterError("n_bins must be between 1 and the structure's K b.")
         self.n_bins = n_bins
         self._c = (
-            self._raw_cov(np.arange(n_bins + 1), np.full(n_bins + 1, n_bins))
-            if n_public
-            else None
+            self._raw_cov(np.arange(n_bins + 1), np.full(n_bins + 1, n_bins)) if n_public else None
         )
 
     def _top_factors(self) -> None:
