@@ -4,8 +4,8 @@ Beyond trees for many bins: the ``B`` bins are cut into ``K`` blocks of ``b`` bi
 optimised integer p-Identity strategy shipped for ``K`` bins is released on the block sums
 and a few tree levels inside every block, each part with its own share of ε and exact
 discrete Laplace noise; the prefixes are estimated by least squares over the whole structure
-(:mod:`treedp.strategy.blocked`, exact covariances). The shares and shapes for ``B = 2^16``
-and ``2^20`` were optimised offline on the exact error (``benchmarks/pure_large.py``).
+(:mod:`treedp.strategy.blocked`, exact covariances). The shares and shapes for ``B = 2^13``
+to ``2^20`` were optimised offline on the exact error (``benchmarks/pure_large.py``).
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from treedp.noise import noise_scale
 from treedp.noise.families import DiscreteLaplace, noise_family
 from treedp.privacy.measures import PureDP
 from treedp.strategy.blocked import BlockedCovariance, BlockedStrategy
-from treedp.strategy.store import get_strategy
+from treedp.strategy.store import get_strategy, shipped_strategy
 from treedp.tree.candidate import PlanCandidate
 
 __all__ = ["CONFIGS", "CONTRACT", "StrategyTreeMechanism", "default_structure"]
@@ -40,11 +40,20 @@ CONTRACT = Contract(
     ),
 )
 
-#: The structures the planner scores: ``B -> (K, levels, budget shares)``, optimised offline
-#: on the exact mean prefix variance at ε = 1 (``benchmarks/pure_large.py --optimise``).
-CONFIGS: dict[int, tuple[int, tuple[int, ...], tuple[float, ...]]] = {
-    2**16: (1024, (1, 8), (0.621, 0.205, 0.174)),
-    2**20: (2048, (1, 16), (0.554, 0.202, 0.244)),
+#: The structures the planner scores: ``B -> (K, levels, budget shares, top)``, optimised
+#: offline on the exact mean prefix variance at ε = 1 (``benchmarks/pure_large.py``). ``top``
+#: names the shipped ``K``-bin strategy: ``"prefix"`` (the one ``mechanism="strategy"``
+#: uses, ``p = 64`` at most) or ``"top"`` (``pidentity_top_4096.npz``: ``p = 128``, written by
+#: ``benchmarks/pure_large.py --write-top``).
+CONFIGS: dict[int, tuple[int, tuple[int, ...], tuple[float, ...], str]] = {
+    2**13: (1024, (1,), (0.7546, 0.2454), "prefix"),
+    2**14: (1024, (1,), (0.7121, 0.2879), "prefix"),
+    2**15: (2048, (1,), (0.732, 0.268), "prefix"),
+    2**16: (4096, (1,), (0.7478, 0.2522), "top"),
+    2**17: (1024, (1, 16), (0.5896, 0.2411, 0.1693), "prefix"),
+    2**18: (1024, (1, 16), (0.5612, 0.227, 0.2118), "prefix"),
+    2**19: (2048, (1, 16), (0.585, 0.215, 0.2), "prefix"),
+    2**20: (4096, (1, 16), (0.6048, 0.2048, 0.1904), "top"),
 }
 
 #: Largest ``B`` (a fallback structure's block must stay a small dense matrix).
@@ -60,8 +69,11 @@ def default_structure(n_bins: int) -> BlockedStrategy:
     levels of 1 and 16 bins and shares 0.6 / 0.4.
     """
     if n_bins in CONFIGS:
-        k, levels, shares = CONFIGS[n_bins]
-        return BlockedStrategy(get_strategy(k), n_bins // k, levels, shares)
+        k, levels, shares, name = CONFIGS[n_bins]
+        top = shipped_strategy(k, name) if name != "prefix" else get_strategy(k)
+        if top is None:  # pragma: no cover - a broken install (the file is package data)
+            raise InvalidParameterError(f"The shipped strategy {name!r} for {k} bins is missing.")
+        return BlockedStrategy(top, n_bins // k, levels, shares)
     k = 1 << max(0, min(12, (max(n_bins, 2) // 2).bit_length() - 1))
     b = 1 << max(1, (-(-n_bins // k) - 1).bit_length())
     levels = (1, 16) if b > 16 else (1,)
