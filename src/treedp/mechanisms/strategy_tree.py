@@ -43,17 +43,17 @@ CONTRACT = Contract(
 #: The structures the planner scores: ``B -> (K, levels, budget shares, top)``, optimised
 #: offline on the exact mean prefix variance at ε = 1 (``benchmarks/pure_large.py``). ``top``
 #: names the shipped ``K``-bin strategy: ``"prefix"`` (the one ``mechanism="strategy"``
-#: uses, ``p = 64`` at most) or ``"top"`` (``pidentity_top_4096.npz``: ``p = 128``, written by
+#: uses, ``p = 64`` at most) or ``"top"`` (``pidentity_top_4096.npz``: ``p = 256``, written by
 #: ``benchmarks/pure_large.py --write-top``).
 CONFIGS: dict[int, tuple[int, tuple[int, ...], tuple[float, ...], str]] = {
     2**13: (1024, (1,), (0.7546, 0.2454), "prefix"),
     2**14: (1024, (1,), (0.7121, 0.2879), "prefix"),
     2**15: (2048, (1,), (0.732, 0.268), "prefix"),
-    2**16: (4096, (1,), (0.7478, 0.2522), "top"),
+    2**16: (4096, (1,), (0.7463, 0.2537), "top"),
     2**17: (1024, (1, 16), (0.5896, 0.2411, 0.1693), "prefix"),
     2**18: (1024, (1, 16), (0.5612, 0.227, 0.2118), "prefix"),
-    2**19: (2048, (1, 16), (0.585, 0.215, 0.2), "prefix"),
-    2**20: (4096, (1, 16), (0.6048, 0.2048, 0.1904), "top"),
+    2**19: (4096, (1, 16), (0.6307, 0.2175, 0.1518), "top"),
+    2**20: (4096, (1, 16), (0.6029, 0.2057, 0.1914), "top"),
 }
 
 #: Largest ``B`` (a fallback structure's block must stay a small dense matrix).
