@@ -165,6 +165,7 @@ def test_registry_is_the_one_name_map() -> None:
             "strategy",
             "strategy_range",
             "sqrt_factorization",
+            "strategy_tree",
         )
     )
     for name, cls in REGISTRY.items():

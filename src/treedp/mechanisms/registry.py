@@ -20,6 +20,7 @@ from treedp.mechanisms.baselines import (
 from treedp.mechanisms.dawa import DawaMechanism
 from treedp.mechanisms.sqrt_factorization import SqrtFactorizationMechanism
 from treedp.mechanisms.strategy import RangeStrategyMechanism, StrategyMechanism
+from treedp.mechanisms.strategy_tree import StrategyTreeMechanism
 from treedp.mechanisms.tree import TreeMechanism
 from treedp.tree import TreeShape
 
@@ -43,6 +44,7 @@ register(DawaMechanism)  # data-aware (DAWA); never chosen by "auto"
 register(StrategyMechanism)
 register(RangeStrategyMechanism)
 register(SqrtFactorizationMechanism)  # discrete Gaussian only (built with rho; config.py)
+register(StrategyTreeMechanism)  # a strategy over block sums, tree levels inside blocks
 
 #: Mechanism names ``release_cdf`` accepts (besides ``"auto"``), derived from the registry.
 MECHANISMS: tuple[str, ...] = tuple(REGISTRY)

@@ -1,0 +1,235 @@
+"""A p-Identity strategy over block sums with tree levels inside the blocks (pure ε-DP).
+
+Beyond trees for many bins: the ``B`` bins are cut into ``K`` blocks of ``b`` bins; the
+optimised integer p-Identity strategy shipped for ``K`` bins is released on the block sums
+and a few tree levels inside every block, each part with its own share of ε and exact
+discrete Laplace noise; the prefixes are estimated by least squares over the whole structure
+(:mod:`treedp.strategy.blocked`, exact covariances). The shares and shapes for ``B = 2^13``
+to ``2^20`` were optimised offline on the exact error (``benchmarks/pure_large.py``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from treedp.budget import Neighbours, check_epsilon, check_neighbours
+from treedp.exceptions import InvalidParameterError
+from treedp.mechanisms.base import Mechanism, check_replace_bins
+from treedp.mechanisms.results import Contract
+from treedp.noise import noise_scale
+from treedp.noise.families import DiscreteLaplace, noise_family
+from treedp.privacy.measures import PureDP
+from treedp.strategy.blocked import BlockedCovariance, BlockedStrategy
+from treedp.strategy.store import get_strategy, shipped_strategy
+from treedp.tree.candidate import PlanCandidate
+
+__all__ = ["CONFIGS", "CONTRACT", "StrategyTreeMechanism", "default_structure"]
+
+#: The privacy contract as data.
+CONTRACT = Contract(
+    name="strategy_tree",
+    measure=PureDP,
+    neighbours=("add_remove", "replace"),
+    sensitivity=(
+        "parts: W_T (S x), S the block sums, W_T an integer p-Identity strategy (its own L1 "
+        "sensitivity, add_remove or replace), and one count per node of each level inside "
+        "the blocks (L1 1, replace 2); each part its own discrete Laplace scale "
+        "t_i >= L1_i/epsilon_i, sum of epsilon_i <= epsilon"
+    ),
+)
+
+#: The structures the planner scores: ``B -> (K, levels, budget shares, top)``, optimised
+#: offline on the exact mean prefix variance at ε = 1 (``benchmarks/pure_large.py``). ``top``
+#: names the shipped ``K``-bin strategy: ``"prefix"`` (the one ``mechanism="strategy"``
+#: uses, ``p = 64`` at most) or ``"top"`` (``pidentity_top_4096.npz``: ``p = 256``, written by
+#: ``benchmarks/pure_large.py --write-top``).
+CONFIGS: dict[int, tuple[int, tuple[int, ...], tuple[float, ...], str]] = {
+    2**13: (1024, (1,), (0.7546, 0.2454), "prefix"),
+    2**14: (1024, (1,), (0.7121, 0.2879), "prefix"),
+    2**15: (2048, (1,), (0.732, 0.268), "prefix"),
+    2**16: (4096, (1,), (0.7463, 0.2537), "top"),
+    2**17: (1024, (1, 16), (0.5896, 0.2411, 0.1693), "prefix"),
+    2**18: (1024, (1, 16), (0.5612, 0.227, 0.2118), "prefix"),
+    2**19: (4096, (1, 16), (0.6307, 0.2175, 0.1518), "top"),
+    2**20: (4096, (1, 16), (0.6029, 0.2057, 0.1914), "top"),
+}
+
+#: Largest ``B`` (a fallback structure's block must stay a small dense matrix).
+MAX_BLOCKED_BINS = 2**22
+
+
+def default_structure(n_bins: int) -> BlockedStrategy:
+    """The structure released for ``B`` bins (public parameters only).
+
+    A configured ``B`` (:data:`CONFIGS`) gets its optimised structure. Any other ``B`` gets a
+    valid fallback: ``K`` the largest power of two with ``2K <= B`` (at most 4096), ``b`` the
+    smallest power of two with ``K b >= B`` (the ``K b - B`` padding bins are always empty),
+    levels of 1 and 16 bins and shares 0.6 / 0.4.
+    """
+    if n_bins in CONFIGS:
+        k, levels, shares, name = CONFIGS[n_bins]
+        top = shipped_strategy(k, name) if name != "prefix" else get_strategy(k)
+        if top is None:  # pragma: no cover - a broken install (the file is package data)
+            raise InvalidParameterError(f"The shipped strategy {name!r} for {k} bins is missing.")
+        return BlockedStrategy(top, n_bins // k, levels, shares)
+    k = 1 << max(0, min(12, (max(n_bins, 2) // 2).bit_length() - 1))
+    b = 1 << max(1, (-(-n_bins // k) - 1).bit_length())
+    levels = (1, 16) if b > 16 else (1,)
+    shares = (0.6, 0.2, 0.2) if b > 16 else (0.6, 0.4)
+    return BlockedStrategy(get_strategy(k), b, levels, shares)
+
+
+class StrategyTreeMechanism(Mechanism):
+    """A strategy over block sums plus tree levels inside the blocks: pure ``epsilon``-DP.
+
+    Parameters
+    ----------
+    n_bins : int
+        ``B``.
+    epsilon : float
+        The pure-DP budget, split between the parts by the structure's shares.
+    neighbours : {"add_remove", "replace"}, default="add_remove"
+        The neighbour relation.
+    n : int, optional
+        The public size (``replace`` only).
+    structure : BlockedStrategy, optional
+        The structure to release (``K b >= B``); default :func:`default_structure`.
+
+    Notes
+    -----
+    Guarantee: pure ``ε``-DP (``PureDP(Σ_i Δ_i / t_i)`` exactly, each ``t_i`` the rational
+    scale rounded up from ``Δ_i / ε_i``, ``Σ ε_i = ε``). Privacy unit: one record; every
+    record is counted in exactly one bin (out-of-range values are clamped into the end bins by
+    the public bin rule); padding bins past ``B`` are always empty. Neighbour relations:
+    ``add_remove`` (``n`` private) and ``replace`` (``n`` public).
+
+    Sensitivity derivation. The parts are ``y_T = W_T S x`` (``S`` the ``K × Kb`` block-sum
+    matrix, ``W_T = [diag(d); A]`` a non-negative integer strategy) and, for each level of
+    node size ``c``, the node counts ``N_c x``. ``add_remove``: a record in bin ``j`` changes
+    ``S x`` by ``±e_k`` (``k = j // b``), so ``y_T`` by ``±W_T e_k``, of L1 norm at most the
+    strategy's ``max_k (d_k + Σ_i A_ik)``, and ``N_c x`` by ``±1`` in one node.
+    ``replace``: moving a record from bin ``j`` to ``j'`` changes ``S x`` by
+    ``e_{k'} − e_k`` (zero inside one block), so ``y_T`` by at most the strategy's exact
+    ``replace`` sensitivity, and each level by ``±1`` in two nodes (or nothing). Each part's
+    entries are integers with independent discrete Laplace noise of scale ``t_i``, so for
+    neighbours the likelihood ratio is at most ``exp(Σ_i |Δy_i|_1 / t_i) <= exp(Σ_i Δ_i/t_i)``
+    ``<= exp(ε)``. ``tests/mechanisms/test_strategy_tree.py`` enumerates neighbouring
+    datasets on small ``B`` and checks each part's claim is the exact maximum.
+    """
+
+    name = "strategy_tree"
+    max_bins = MAX_BLOCKED_BINS
+
+    def __init__(
+        self,
+        n_bins: int,
+        *,
+        epsilon: float,
+        neighbours: Neighbours = "add_remove",
+        n: int | None = None,
+        structure: BlockedStrategy | None = None,
+    ) -> None:
+        self.epsilon = check_epsilon(epsilon)
+        self.neighbours, self.n = check_neighbours(neighbours, n)
+        if not isinstance(n_bins, int | np.integer) or not 1 <= n_bins <= MAX_BLOCKED_BINS:
+            raise InvalidParameterError(
+                f"mechanism='strategy_tree' takes 1 to {MAX_BLOCKED_BINS} bins."
+            )
+        self.n_bins = int(n_bins)
+        check_replace_bins(self.neighbours, self.n_bins)
+        if structure is None:
+            structure = default_structure(self.n_bins)
+        if not isinstance(structure, BlockedStrategy) or structure.n_bins < self.n_bins:
+            raise InvalidParameterError(
+                "The 'structure' parameter must be a BlockedStrategy covering n_bins bins."
+            )
+        self.structure = structure
+        self.block_epsilons = tuple(self.epsilon * f for f in structure.fractions)
+        self.block_sensitivity = structure.part_sensitivities(self.neighbours)
+        self._set_scales()
+
+    def true_blocks(self, counts: np.ndarray) -> list[np.ndarray]:
+        """The exact parts for the bin counts, padded with empty bins to ``K b``."""
+        x = np.asarray(counts, dtype=np.int64)
+        pad = self.structure.n_bins - x.shape[-1]
+        return self.structure.parts(np.concatenate([x, np.zeros(pad, dtype=np.int64)]))
+
+    def prefix_covariance(self, estimator: str) -> BlockedCovariance:
+        """The exact covariance (public parameters only; built once per mechanism)."""
+        if getattr(self, "_covariance", None) is None:
+            self._covariance = BlockedCovariance(
+                self.structure, self.block_variance(), self.n is not None, self.n_bins
+            )
+        return self._covariance
+
+    def prefix_estimate(self, levels: list[np.ndarray], estimator: str) -> np.ndarray:
+        """Least squares (GLS) whatever the estimator's name; ``n`` imposed when public."""
+        return self.prefix_covariance(estimator).estimate(levels, self.n)
+
+    @classmethod
+    def plan_candidate(
+        cls,
+        n_bins: int,
+        budget: float,
+        neighbours: str,
+        noise: str,
+        objective: str,
+        *,
+        workload: Any = None,
+    ) -> PlanCandidate | None:
+        """The configured structure for ``B`` (:data:`CONFIGS`), scored exactly (discrete
+        Laplace, ``add_remove``), or None."""
+        if (
+            n_bins not in CONFIGS
+            or noise_family(noise) is not DiscreteLaplace
+            or neighbours != "add_remove"
+        ):
+            return None
+        structure = default_structure(n_bins)
+        cov = structure_covariance(structure, budget, n_bins)
+        var = cov.prefix_variances()
+        mean, worst = float(var[1:].mean()), float(var.max())
+        if workload is not None:
+            value = float(workload.mean_variance(cov))
+        elif objective == "cdf_mse":
+            value = mean
+        elif objective == "max_variance":
+            value = worst
+        else:
+            return None  # range_mse: not scored
+        how = (
+            f"p-Identity strategy over {structure.n_blocks} block sums (p="
+            f"{structure.top.aggregates.shape[0]}) with levels {list(structure.levels)} "
+            f"inside blocks of {structure.block} bins, least squares"
+        )
+        return PlanCandidate(cls.name, (n_bins,), (budget,), value, how, mean, worst)
+
+    def _spend_parameters(self) -> dict[str, Any]:
+        return {**super()._spend_parameters(), "strategy": self.structure.top.digest}
+
+    def describe(self) -> dict[str, object]:
+        """The contract as plain data; adds the structure and the top strategy's digest."""
+        out = super().describe()
+        out["strategy"] = {
+            "kind": "p_identity_blocks",
+            "blocks": self.structure.n_blocks,
+            "block": self.structure.block,
+            "levels": list(self.structure.levels),
+            "aggregates": int(self.structure.top.aggregates.shape[0]),
+            "sha256": self.structure.top.digest,
+        }
+        return out
+
+
+def structure_covariance(
+    structure: BlockedStrategy, epsilon: float, n_bins: int, neighbours: str = "add_remove"
+) -> BlockedCovariance:
+    """The exact prefix covariance of a release of ``structure`` at ``epsilon``."""
+    sens = structure.part_sensitivities(neighbours)
+    variances = [
+        DiscreteLaplace(noise_scale(d, epsilon * f)).variance()
+        for d, f in zip(sens, structure.fractions, strict=True)
+    ]
+    return BlockedCovariance(structure, variances, neighbours == "replace", n_bins)

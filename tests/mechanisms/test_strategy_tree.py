@@ -1,0 +1,230 @@
+"""A strategy over block sums with tree levels inside blocks: exact GLS, covariances,
+sensitivities, planner and release."""
+
+from __future__ import annotations
+
+import io
+import itertools
+from fractions import Fraction
+
+import numpy as np
+import pytest
+
+from tests.stats import ALPHA, TEST_SEED
+from treedp import InsecureSeededSource, load_release, plan, release_cdf
+from treedp.exceptions import InvalidParameterError
+from treedp.mechanisms import REGISTRY
+from treedp.mechanisms.strategy_tree import (
+    CONFIGS,
+    CONTRACT,
+    StrategyTreeMechanism,
+    default_structure,
+    structure_covariance,
+)
+from treedp.privacy.measures import PureDP
+from treedp.strategy import Strategy
+from treedp.strategy.blocked import BlockedCovariance, BlockedStrategy
+
+TOP = Strategy(np.array([3, 2, 4, 1, 2]), np.array([[1, 2, 0, 1, 1], [0, 1, 3, 1, 0]]))
+SMALL = BlockedStrategy(TOP, 8, (1, 2, 4), (0.4, 0.2, 0.1, 0.3))
+
+
+def _dense(structure: BlockedStrategy) -> np.ndarray:
+    """The dense matrix of every released row (top, then the levels)."""
+    b, k = structure.block, structure.n_blocks
+    rows = [structure.top.matrix() @ np.kron(np.eye(k), np.ones((1, b)))]
+    for c in structure.levels:
+        rows.append(np.kron(np.eye(k * b // c), np.ones((1, c))))
+    return np.vstack(rows)
+
+
+@pytest.mark.parametrize("n_public", [False, True])
+@pytest.mark.parametrize("n_bins", [40, 37])  # 37: three empty padding bins
+def test_covariance_and_estimate_match_dense_least_squares(n_public: bool, n_bins: int) -> None:
+    rng = np.random.default_rng(TEST_SEED)
+    variances = [5.0, 2.0, 3.0, 1.5]
+    cov = BlockedCovariance(SMALL, variances, n_public, n_bins)
+    full = SMALL.n_bins
+    x = np.concatenate([rng.integers(0, 10, n_bins), np.zeros(full - n_bins, np.int64)])
+    parts = [
+        p + rng.normal(0, np.sqrt(v), p.size)
+        for p, v in zip(SMALL.parts(x), variances, strict=True)
+    ]
+    w = _dense(SMALL)
+    weights = np.concatenate(
+        [np.full(p.size, 1 / v) for p, v in zip(SMALL.parts(x), variances, strict=True)]
+    )
+    inv = np.linalg.inv(w.T @ (weights[:, None] * w))
+    pm = np.vstack([np.zeros(full), np.tril(np.ones((full, full)))])[: n_bins + 1]
+    dense_cov = pm @ inv @ pm.T
+    dense_est = pm @ inv @ (w.T @ (weights * np.concatenate(parts)))
+    n = int(x.sum()) if n_public else None
+    if n_public:
+        c = dense_cov[:, -1]
+        dense_cov = dense_cov - np.outer(c, c) / c[-1]
+        dense_est = dense_est - c / c[-1] * (dense_est[-1] - n)
+    m = np.arange(n_bins + 1)
+    assert np.allclose(cov.cov(m[:, None], m[None, :]), dense_cov, atol=1e-10)
+    assert np.allclose(cov.prefix_variances(), np.diag(dense_cov), atol=1e-10)
+    assert np.allclose(cov.var(m), np.diag(dense_cov), atol=1e-10)
+    assert np.allclose(cov.estimate(parts, n), dense_est, atol=1e-9)
+    batch = [np.stack([p, 2 * p]) for p in parts]  # leading batch axes
+    assert np.allclose(cov.estimate(batch, n)[0], dense_est, atol=1e-9)
+
+
+def _brute(structure: BlockedStrategy, relation: str) -> list[int]:
+    """The largest L1 change of each part over every dataset of at most two records and
+    each of its neighbours."""
+    b = structure.n_bins
+    worst = [0] * (1 + len(structure.levels))
+    for size in range(3):
+        for bins in itertools.combinations_with_replacement(range(b), size):
+            x = np.bincount(np.array(bins, dtype=np.int64), minlength=b)
+            moves = (
+                [(None, k) for k in range(b)]
+                if relation == "add_remove"
+                else [(j, k) for j, k in itertools.permutations(range(b), 2) if x[j] > 0]
+            )
+            for j, k in moves:
+                y = x.copy()
+                y[k] += 1
+                if j is not None:
+                    y[j] -= 1
+                for i, (p, q) in enumerate(
+                    zip(structure.parts(x), structure.parts(y), strict=True)
+                ):
+                    worst[i] = max(worst[i], int(np.abs(q - p).sum()))
+    return worst
+
+
+SENSITIVITY_CASES = [
+    BlockedStrategy(
+        Strategy(np.array([1, 2, 1]), np.array([[1, 1, 2]])), 4, (1, 2), (0.5, 0.3, 0.2)
+    ),
+    BlockedStrategy(Strategy(np.array([2, 1]), np.array([[3, 1], [0, 2]])), 4, (1,), (0.5, 0.5)),
+]
+
+
+@pytest.mark.parametrize("structure", SENSITIVITY_CASES)
+@pytest.mark.parametrize("relation", ["add_remove", "replace"])
+def test_claimed_sensitivities_are_the_exact_maxima(
+    structure: BlockedStrategy, relation: str
+) -> None:
+    claim = structure.part_sensitivities(relation)
+    assert list(claim) == _brute(structure, relation)
+    n = 3 if relation == "replace" else None
+    mech = StrategyTreeMechanism(
+        structure.n_bins, epsilon=1.0, neighbours=relation, n=n, structure=structure
+    )
+    assert mech.block_sensitivity == claim
+
+
+def test_mechanism_contract_and_registration() -> None:
+    assert REGISTRY["strategy_tree"] is StrategyTreeMechanism
+    assert CONTRACT.name == "strategy_tree" and CONTRACT.measure is PureDP
+    mech = StrategyTreeMechanism(SMALL.n_bins, epsilon=0.7, structure=SMALL)
+    assert mech.epsilon_spent() <= Fraction(0.7)
+    assert isinstance(mech.guarantee, PureDP) and mech.guarantee.epsilon <= 0.7
+    assert sum(mech.block_epsilons) == pytest.approx(0.7)
+    meta = mech.describe()
+    assert meta["strategy"]["sha256"] == TOP.digest  # type: ignore[index]
+    assert mech.spend().parameters["strategy"] == TOP.digest
+    for bad in (0, 2**22 + 1):
+        with pytest.raises(InvalidParameterError):
+            StrategyTreeMechanism(bad, epsilon=1.0)
+    with pytest.raises(InvalidParameterError):
+        StrategyTreeMechanism(SMALL.n_bins + 1, epsilon=1.0, structure=SMALL)
+    with pytest.raises(InvalidParameterError):
+        BlockedStrategy(TOP, 8, (1, 3), (0.5, 0.25, 0.25))  # 3 does not divide 8
+    with pytest.raises(InvalidParameterError):
+        BlockedStrategy(TOP, 8, (1, 2), (0.5, 0.25, 0.2))  # shares do not sum to 1
+
+
+@pytest.mark.parametrize("n_bins", [1, 2, 3, 8, 100, 5000])
+def test_every_bin_count_gets_a_valid_fallback(n_bins: int) -> None:
+    structure = default_structure(n_bins)
+    assert structure.n_bins >= n_bins and structure.n_bins < 4 * max(n_bins, 2)
+    mech = StrategyTreeMechanism(n_bins, epsilon=1.0)
+    assert len(mech.true_blocks(np.ones(n_bins, np.int64))) == 1 + len(structure.levels)
+
+
+def _kurtosis(scale: float) -> float:
+    """``E z⁴ / (E z²)²`` of discrete Laplace noise of this scale (numerically summed)."""
+    k = np.arange(-int(60 * scale) - 60, int(60 * scale) + 61, dtype=np.float64)
+    p = np.exp(-np.abs(k) / scale)
+    p /= p.sum()
+    return float((p * k**4).sum() / (p * k**2).sum() ** 2)
+
+
+def test_prefix_variances_by_simulation() -> None:
+    """4,000 simulated releases at 40 bins: the sample variance of every prefix estimate
+    matches the exact one. A weighted sum of independent symmetric draws has kurtosis at most
+    the largest of theirs (``κ``), so the sample variance's relative sd is at most
+    ``sqrt((κ - 1)/R)``; tolerance ``z(ALPHA/k)`` times that (normal approximation,
+    Bonferroni over the ``k`` prefixes)."""
+    from scipy import stats
+
+    mech = StrategyTreeMechanism(SMALL.n_bins, epsilon=1.0, structure=SMALL)
+    runs = 4_000
+    noise = mech.noise_only(runs, InsecureSeededSource(TEST_SEED))
+    estimates = mech.prefix_estimate(noise, "efficient")[:, 1:]
+    exact = mech.prefix_covariance("efficient").prefix_variances()[1:]
+    kappa = max(_kurtosis(float(t)) for t in mech.scales if t is not None)
+    z = float(stats.norm.isf(ALPHA / (2 * exact.size)))
+    empirical = estimates.var(axis=0, ddof=1)
+    assert np.all(np.abs(empirical / exact - 1) <= z * np.sqrt((kappa - 1) / runs))
+
+
+def test_planner_picks_it_at_configured_sizes() -> None:
+    for n_bins in CONFIGS:
+        chosen = plan(bins=n_bins, epsilon=1.0)
+        assert chosen.mechanism == "strategy_tree"
+        best_tree = min(c.value for c in chosen.alternatives if c.mechanism == "tree")
+        exact = structure_covariance(default_structure(n_bins), 1.0, n_bins).prefix_variances()
+        assert chosen.predicted == pytest.approx(float(exact[1:].mean()), rel=1e-12)
+        assert chosen.predicted < 0.92 * best_tree
+        assert "block sums" in chosen.alternatives[0].how
+    offer = StrategyTreeMechanism.plan_candidate
+    assert offer(2**16, 1.0, "replace", "laplace", "cdf_mse") is None
+    assert offer(2**16, 1.0, "add_remove", "gaussian", "cdf_mse") is None
+    assert offer(1000, 1.0, "add_remove", "laplace", "cdf_mse") is None  # not configured
+    assert offer(2**16, 1.0, "add_remove", "laplace", "range_mse") is None
+
+
+def test_release_end_to_end_and_file_round_trip() -> None:
+    values = np.random.default_rng(TEST_SEED).normal(size=20_000)
+    rel = release_cdf(
+        values,
+        bounds=(-4.0, 4.0),
+        bins=2**16,
+        epsilon=1.0,
+        rng=InsecureSeededSource(TEST_SEED),
+    )
+    assert rel.mechanism.name == "strategy_tree"  # "auto" releases the planner's choice
+    cdf = rel.cdf(np.linspace(-4, 4, 33))
+    assert np.all(np.diff(cdf) >= 0)
+    lo, hi = rel.confidence_interval("cdf", 0.0)
+    assert lo <= rel.cdf(0.0) <= hi
+    assert abs(float(rel.quantile(0.5))) < 0.1
+    assert rel.range_count(-1.0, 1.0) == pytest.approx(rel.cdf(1.0) - rel.cdf(-1.0), abs=1.0)
+    buf = io.BytesIO()
+    rel.save(buf)
+    buf.seek(0)
+    back = load_release(buf)
+    assert np.allclose(back.cdf([-1.0, 0.5]), rel.cdf([-1.0, 0.5]))
+
+
+def test_replace_release_imposes_n() -> None:
+    values = np.random.default_rng(TEST_SEED).uniform(size=3_000)
+    rel = release_cdf(
+        values,
+        bounds=(0.0, 1.0),
+        bins=100,
+        epsilon=1.0,
+        neighbours="replace",
+        n=3_000,
+        mechanism="strategy_tree",
+        rng=InsecureSeededSource(TEST_SEED),
+    )
+    assert rel.cdf(1.0) == pytest.approx(3_000)
+    assert rel.prefix_variance[-1] == pytest.approx(0.0, abs=1e-6)
