@@ -75,18 +75,26 @@ def _keyed_hash(sql: Sql, key: str, columns: Sequence[str]) -> str:
     return f"{name}({hex_literal(key)}, {', '.join(columns)})"
 
 
+#: One SQLite query with registered functions at a time. ``create_function`` holds the GIL
+#: while it waits for the connection's mutex, and a running query holds that mutex while its
+#: Python functions wait for the GIL: two threads sharing a connection (``treedp.profile``
+#: counts columns in threads) would deadlock. Waiting on this lock releases the GIL.
+_SESSION_LOCK = threading.RLock()
+
+
 @contextmanager
 def _session(data: Any, functions: Mapping[str, Callable[..., Any]]) -> Iterator[None]:
     """The query's functions (keyed hash, bins) registered on the connection for that query,
-    then removed."""
+    then removed; one such query at a time (:data:`_SESSION_LOCK`)."""
     con = data.connection
-    for name, fn in functions.items():
-        con.create_function(name, -1, fn, deterministic=True)
-    try:
-        yield
-    finally:
-        for name in functions:
-            con.create_function(name, -1, None)
+    with _SESSION_LOCK:
+        for name, fn in functions.items():
+            con.create_function(name, -1, fn, deterministic=True)
+        try:
+            yield
+        finally:
+            for name in functions:
+                con.create_function(name, -1, None)
 
 
 DIALECT = Dialect(
