@@ -49,6 +49,19 @@ def test_width_bucket_equals_the_local_rule(request: pytest.FixtureRequest, name
     assert got.dropped == 2  # NaN and NULL
 
 
+def test_without_the_predicates_the_same_bins(
+    request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The bare ``width_bucket`` (the previous rule, still timed by the benchmark) clamps
+    the same way: the same counts."""
+    monkeypatch.setattr(bucket, "_PREDICATES", False)
+    for name in ("five", "huge", "1000-uneven"):
+        data, bins, values = _pg_numbers(request, name)
+        assert count_source(data, column="v", bins=bins, nan="drop") == count_chunk(
+            values, bins, "drop"
+        )
+
+
 def test_a_shifted_width_bucket_is_caught(
     request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -27,7 +27,9 @@ tests check all of them on edge values):
 * ``"arith"`` (equal-width bins): the candidate ``c = floor(clamp((x - e_0)·B/(e_B - e_0),
   0, B - 1))``, the local kernel's, which is off by one bin at most (the spacing proof of
   :func:`treedp.bin_edges.equal_width_inverse`), corrected by comparing ``x`` with the exact
-  edges ``e_c`` and ``e_{c+1}`` read from an array, then clamped;
+  edges ``e_c`` and ``e_{c+1}`` read from an array, then clamped (DuckDB, with a privacy
+  unit, only for equal-width bins that :func:`treedp.engines.sql.fast.fast_plan` refuses:
+  the others take its ``k`` and ``b`` in :func:`cells_sql`);
 * ``"search"`` (DuckDB, explicit edges): a branch-free binary search over a list of the edges,
   after cheap predicates for missing and out-of-range values (:mod:`treedp.engines.sql.search`);
 * ``"width_bucket"`` (PostgreSQL, explicit edges, numbers and datetime ticks): cheap
