@@ -43,6 +43,7 @@ import numpy as np
 
 import treedp
 from treedp.engines.dispatch import count_source
+from treedp.engines.sql import bucket
 from treedp.engines.sql.duck import DIALECT as DUCK
 from treedp.engines.sql.postgres import DIALECT as PG
 from treedp.engines.sql.rule import Dialect, count_sql
@@ -170,7 +171,7 @@ def postgres(rows: int, n_bins: int, repeat: int, tmp: Path) -> list[str]:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
-    data = tmp / "pg"
+    data = tmp / f"pg{rows}"
     subprocess.run([str(bindir / "initdb"), "-D", str(data), "-U", "bench", "-A", "trust",
                     "--no-sync"], **kw)  # fmt: skip
     opts = f"-p {port} -k {tmp} -c listen_addresses=127.0.0.1 -c fsync=off"
@@ -207,6 +208,8 @@ def postgres(rows: int, n_bins: int, repeat: int, tmp: Path) -> list[str]:
                 f"row: {t_cmp / t_base:.2f}x; without the fast rule: {t_old / t_base:.2f}x |"
             )
             print(lines[-1], flush=True)
+        head = f"| PostgreSQL {version[0] if version else '?'}, table, {rows:.0e} rows"
+        lines += pg_explicit(con, head, n_bins, repeat, rows <= 1_000_000)
         con.close()
         return lines
     finally:
@@ -257,6 +260,118 @@ def sqlite_file(rows: int, n_bins: int, repeat: int, tmp: Path) -> list[str]:
     return lines
 
 
+def pg_explicit(con: Any, head: str, n_bins: int, repeat: int, tree: bool) -> list[str]:
+    """PostgreSQL's explicit edges, numbers (the table ``t`` of ``random()`` doubles) and
+    ``timestamp`` ticks (a table ``td`` made here): treedp's ``width_bucket`` behind the cheap
+    predicates against the database's own GROUP BY, the same without the predicates (the
+    previous numeric rule), a bare ``width_bucket`` GROUP BY and, if ``tree`` (up to 10^6
+    rows: it is ~100x slower), the ``CASE`` tree (the previous datetime rule), same rounds."""
+    bins = treedp.make_bins(edges=[i / n_bins for i in range(n_bins + 1)])
+    inner = [float(e) for e in bins.edges[1:-1]]
+    base = f"SELECT floor(v * {n_bins})::int8 AS b, count(*) FROM t GROUP BY b"
+    bare = (
+        "SELECT CASE WHEN v IS NULL OR v = 'NaN'::float8 THEN -1 ELSE width_bucket(v, "
+        "%s::float8[]) END AS b, count(*) FROM t GROUP BY b"
+    )
+    src = treedp.SqlSource(con, "SELECT v FROM t")
+
+    def no_predicates() -> Any:  # treedp's query with the previous rule
+        bucket._PREDICATES = False
+        try:
+            return count_source(src, column="v", bins=bins)
+        finally:
+            bucket._PREDICATES = True
+
+    t_base, t_tdp, t_old, t_bare, *t_tree = interleaved(
+        [
+            lambda: con.execute(base).fetchall(),
+            lambda: count_source(src, column="v", bins=bins),
+            no_predicates,
+            lambda: con.execute(bare, [inner]).fetchall(),
+        ]
+        + ([lambda: count_sql(other_rule(PG, "case"), src, "v", bins, "error")] if tree else []),
+        repeat,
+    )
+    tree_note = f"; CASE tree: {t_tree[0] / t_base:.2f}x" if t_tree else ""
+    lines = [
+        f"{head}, {bins.n_bins} explicit edges | {t_base:.3f} s | {t_tdp:.3f} s | "
+        f"{t_tdp / t_base:.2f}x | without the predicates (previous rule): "
+        f"{t_old / t_base:.2f}x; bare width_bucket GROUP BY: {t_bare / t_base:.2f}x{tree_note} |"
+    ]
+    print(lines[-1], flush=True)
+    con.execute(
+        "CREATE TABLE td AS SELECT TIMESTAMP '2000-01-01' + (floor(random() * 1e15)::int8 * "
+        "interval '1 microsecond') AS t FROM t"
+    )
+    con.execute("VACUUM ANALYZE td")
+    lo = np.datetime64("2000-01-01T00:00:00", "us").astype(np.int64)
+    ticks = np.unique(np.random.default_rng(3).integers(lo, lo + 10**15, n_bins + 1))
+    tbins = treedp.make_bins(edges=ticks.astype("datetime64[us]"))
+    width = 10**15 // tbins.n_bins
+    tbase = (
+        f"SELECT (EXTRACT(EPOCH FROM t) * 1000000)::int8 / {width} AS b, count(*) FROM td "
+        "GROUP BY b"
+    )
+    tsrc = treedp.SqlSource(con, "SELECT t FROM td")
+    t_base, t_tdp, *t_tree = interleaved(
+        [
+            lambda: con.execute(tbase).fetchall(),
+            lambda: count_source(tsrc, column="t", bins=tbins),
+        ]
+        + ([lambda: count_sql(other_rule(PG, "case"), tsrc, "t", tbins, "error")] if tree else []),
+        repeat,
+    )
+    tree_note = f"CASE tree: {t_tree[0] / t_base:.2f}x" if t_tree else ""
+    lines.append(
+        f"{head}, timestamp, {tbins.n_bins} explicit datetime edges; baseline EXTRACT(EPOCH) "
+        f"// w | {t_base:.3f} s | {t_tdp:.3f} s | {t_tdp / t_base:.2f}x | {tree_note} |"
+    )
+    print(lines[-1], flush=True)
+    return lines
+
+
+def duckdb_unit(rows: int, n_bins: int, repeat: int, tmp: Path) -> list[str]:
+    """DuckDB, equal-width bins with a privacy unit (three rows per person, at most two kept):
+    the fast rule against the ``arith`` rule it replaced and the database's own GROUP BY."""
+    import duckdb
+
+    from treedp.engines.grouped import GroupedJob
+    from treedp.engines.sql.bound import bounded_counts
+    from treedp.noise.rng import resolve_source
+    from treedp.privacy.contribution import ContributionBounds
+
+    path = tmp / f"u{rows}.parquet"
+    con = duckdb.connect()
+    con.execute(
+        f"COPY (SELECT random() AS v, range // 3 AS p FROM range({rows})) TO '{path}' "
+        "(FORMAT parquet)"
+    )
+    base = f"SELECT floor(v * {n_bins})::BIGINT AS b, count(*) FROM '{path}' GROUP BY b"
+    src = treedp.SqlSource(con, f"SELECT v, p FROM '{path}'")
+    bins = treedp.make_bins(bounds=(0, 1), bins=n_bins)
+    job = GroupedJob("v", (), ((),), "p", ContributionBounds("p", 2, 1, 2), bins, "error")
+    rng = resolve_source(None)
+    fast_counts = bounded_counts(DUCK, src, job, rng)
+    assert fast_counts.counts.sum() == 2 * ((rows + 2) // 3) - (rows % 3 == 1)
+    t_base, t_fast, t_arith = interleaved(
+        [
+            lambda: con.execute(base).fetchall(),
+            lambda: bounded_counts(DUCK, src, job, rng),
+            lambda: bounded_counts(other_rule(DUCK), src, job, rng),
+        ],
+        repeat,
+    )
+    line = (
+        f"| DuckDB {duckdb.__version__}, Parquet, {rows:.0e} rows, equal-width B = {n_bins}, "
+        f"privacy unit (3 rows a person, 2 kept) | {t_base:.3f} s | {t_fast:.3f} s | "
+        f"{t_fast / t_base:.2f}x | arith rule: {t_arith / t_base:.2f}x |"
+    )
+    print(line, flush=True)
+    con.close()
+    path.unlink()
+    return [line]
+
+
 def duckdb_datetimes(rows: int, n_bins: int, repeat: int, tmp: Path) -> list[str]:
     """DuckDB, a TIMESTAMP column and explicit datetime edges: its own GROUP BY of
     ``epoch_us(t) // w``, treedp's search over the integer ticks, and the CASE tree."""
@@ -302,6 +417,7 @@ def main() -> None:
     parser.add_argument("--no-explicit", action="store_true", help="skip explicit edges")
     parser.add_argument("--sqlite-rows", type=int, nargs="*", default=[1_000_000])
     parser.add_argument("--datetime-rows", type=int, nargs="*", default=[10_000_000])
+    parser.add_argument("--unit-rows", type=int, nargs="*", default=[10_000_000])
     args = parser.parse_args()
     print(f"load average before: {os.getloadavg()}, cpus: {os.cpu_count()}", flush=True)
     print("| input | baseline GROUP BY | treedp (exact rule) | ratio | floor |")
@@ -310,6 +426,8 @@ def main() -> None:
     try:
         for rows in args.duckdb_rows:
             duckdb_parquet(rows, args.bins, args.repeat, tmp, not args.no_explicit)
+        for rows in args.unit_rows:
+            duckdb_unit(rows, args.bins, args.repeat, tmp)
         for rows in args.datetime_rows:
             duckdb_datetimes(rows, args.bins, args.repeat, tmp)
         for rows in args.sqlite_rows:

@@ -4,8 +4,8 @@ The counting query runs on the relation (``relation.query``), so DuckDB reads on
 columns it needs, in parallel, and returns at most ``(G + 1) × (B + 3)`` count rows. Public
 numbers are written as exact literals (``CAST('0.1' AS DOUBLE)``: DuckDB parses decimal
 strings correctly rounded, so the double is the one treedp holds); equal-width bins are
-counted in one ``GROUP BY`` (:mod:`treedp.engines.sql.fast`; with a privacy unit by the
-``arith`` rule of :mod:`treedp.engines.sql.rule`), other edges, numbers or datetime ticks,
+counted in one ``GROUP BY`` (:mod:`treedp.engines.sql.fast`; with a privacy unit, each
+row's bin by the same ``k`` and ``b`` before the bounding), other edges, numbers or datetime ticks,
 by a binary ``search`` over a list of the edges (:mod:`treedp.engines.sql.search`).
 """
 

@@ -2,8 +2,9 @@
 
 Public numbers are bound parameters (server-side, exact doubles); equal-width bins are
 counted in one ``GROUP BY`` (:mod:`treedp.engines.sql.fast`); with a privacy unit, and other
-bins, by ``width_bucket(x, ARRAY[e_1 .. e_{B-1}])``, the number of inner edges ``<= x``, which
-is the local rule with clamping (:mod:`treedp.engines.sql.rule`). ``NaN`` is missing
+bins (numbers, and datetime ticks), behind cheap predicates for missing and out-of-range
+values, by ``width_bucket(x, ARRAY[e_1 .. e_{B-1}])``, the number of inner edges ``<= x``,
+which is the local rule with clamping (:mod:`treedp.engines.sql.bucket`). ``NaN`` is missing
 (``x = 'NaN'::float8`` holds in PostgreSQL). Each query runs in its own transaction block or
 savepoint (``connection.transaction()``), so a failing query leaves the caller's connection
 usable. ``%`` in the user's query is escaped for psycopg's placeholders.

@@ -27,11 +27,14 @@ tests check all of them on edge values):
 * ``"arith"`` (equal-width bins): the candidate ``c = floor(clamp((x - e_0)·B/(e_B - e_0),
   0, B - 1))``, the local kernel's, which is off by one bin at most (the spacing proof of
   :func:`treedp.bin_edges.equal_width_inverse`), corrected by comparing ``x`` with the exact
-  edges ``e_c`` and ``e_{c+1}`` read from an array, then clamped;
+  edges ``e_c`` and ``e_{c+1}`` read from an array, then clamped (DuckDB, with a privacy
+  unit, only for equal-width bins that :func:`treedp.engines.sql.fast.fast_plan` refuses:
+  the others take its ``k`` and ``b`` in :func:`cells_sql`);
 * ``"search"`` (DuckDB, explicit edges): a branch-free binary search over a list of the edges,
   after cheap predicates for missing and out-of-range values (:mod:`treedp.engines.sql.search`);
-* ``"width_bucket"`` (PostgreSQL): ``width_bucket(x, ARRAY[e_1 .. e_{B-1}])``, the number of
-  inner edges ``<= x`` (a binary search in the server);
+* ``"width_bucket"`` (PostgreSQL, explicit edges, numbers and datetime ticks): cheap
+  predicates, then ``width_bucket(x, ARRAY[e_1 .. e_{B-1}])``, the number of inner edges
+  ``<= x`` (a binary search in the server, :mod:`treedp.engines.sql.bucket`);
 * ``"bisect"`` (SQLite, any edges): the same number from Python's ``bisect_right``, a function
   registered on the connection for the query (:mod:`treedp.engines.sql.callback`).
 """
@@ -55,8 +58,9 @@ from treedp.engines.grouped import (
     person_missing_error,
 )
 from treedp.engines.keys import canonical_key
+from treedp.engines.sql.bucket import bucket_bin, tick_bucket
 from treedp.engines.sql.callback import bisect_bin
-from treedp.engines.sql.fast import fast_plan, one_group_by
+from treedp.engines.sql.fast import fast_plan, one_group_by, plan_bins
 from treedp.engines.sql.search import search_bin, search_levels, tick_search, uses_search
 from treedp.engines.sql.ticks import Ticks, arith_bin, check_ticks, tick_bin
 from treedp.exceptions import InvalidParameterError, InvalidTypeError, TreeDPError
@@ -295,9 +299,8 @@ def bin_expression(sql: Sql, bins: Bins, searched: bool = False) -> str:
     if searched:
         return search_bin(sql, bins, _X, missing, MISSING)
     if rule == "width_bucket":
-        inner = sql.array(bins.edges[1:-1]) if bins.n_bins > 1 else None
-        found = "0" if inner is None else f"width_bucket({_X}, {inner})"
-    elif rule == "arith":
+        return bucket_bin(sql, bins, _X, missing, MISSING)
+    if rule == "arith":
         found = _arith(sql, bins)
     elif rule == "bisect":
         found = bisect_bin(sql, bins, _X, MISSING)
@@ -406,6 +409,12 @@ def _inner(
     return f"SELECT {', '.join(cols)} FROM {d.source(data)} AS {_Q}"
 
 
+def _fast_cells(dialect: Dialect, bins: Bins) -> bool:
+    """Whether the rows' bins (with a privacy unit) use :mod:`treedp.engines.sql.fast`'s
+    ``k`` and ``b`` when it has a plan: DuckDB (PostgreSQL keeps ``width_bucket`` there)."""
+    return dialect.one_group_by and dialect.rule(bins) != "width_bucket"
+
+
 def cells_sql(sql: Sql, data: Any, job: GroupedJob) -> str:
     """The (key position, bin) of every row of the user's query, in SQL."""
     d = sql.dialect
@@ -413,10 +422,24 @@ def cells_sql(sql: Sql, data: Any, job: GroupedJob) -> str:
         ticks = datetime_ticks(d, data, job.column, job.bins)
         inner = _inner(sql, data, job.column, job.by, job.unit, ticks.expr)
         found = None
-        if uses_search(sql, job.bins) and arith_bin(ticks, job.bins, MISSING, ticks.div) is None:
+        explicit = arith_bin(ticks, job.bins, MISSING, ticks.div) is None
+        if uses_search(sql, job.bins) and explicit:
             found = tick_search(inner, job.bins, ticks, MISSING)
+        elif d.rule(job.bins) == "width_bucket" and explicit:
+            found = inner, tick_bucket(ticks, job.bins, MISSING)
         g = _key_position(sql, job.by, job.keys)
         inner, b = found if found is not None else (inner, tick_bin(ticks, job.bins, MISSING))
+    elif _fast_cells(d, job.bins) and (plan := fast_plan(job.bins)) is not None:
+        # equal-width bins (with a privacy unit: not one GROUP BY) by fast.py's k and b
+        inner = _inner(sql, data, job.column, job.by, job.unit)
+        g = _key_position(sql, job.by, job.keys)
+        b, k = plan_bins(sql, plan, _X, job.bins.edges)  # parameters: g, b, then k
+        top = job.bins.n_bins - 1
+        b = (
+            f"CASE WHEN k IS NULL THEN {MISSING} ELSE CAST(LEAST({top}, GREATEST(0, {b})) "
+            "AS BIGINT) END"
+        )
+        inner = f"SELECT *, {k} AS k FROM ({inner}) AS {quote('__treedp_k')}{d.fence}"
     else:
         inner = _inner(sql, data, job.column, job.by, job.unit)
         searched = uses_search(sql, job.bins)

@@ -113,7 +113,8 @@ def _tree(ts: list[int], lo: int, hi: int, wide: str) -> str:
 def tick_bin(ticks: Ticks, bins: Bins, missing: int) -> str:
     """The bin of the ticks ``x``: :func:`arith_bin` for equal-width bins, else
     :func:`tree_bin` (DuckDB counts explicit edges by
-    :func:`treedp.engines.sql.search.tick_search` instead)."""
+    :func:`treedp.engines.sql.search.tick_search` instead, PostgreSQL by
+    :func:`treedp.engines.sql.bucket.tick_bucket`)."""
     fast = arith_bin(ticks, bins, missing, ticks.div)
     return fast if fast is not None else tree_bin(ticks, bins, missing)
 
