@@ -10,6 +10,7 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
+import treedp
 from tests.stats import ALPHA, TEST_SEED
 from treedp import InsecureSeededSource, load_release, plan, release_cdf
 from treedp.exceptions import InvalidParameterError
@@ -19,6 +20,7 @@ from treedp.mechanisms.strategy_tree import (
     CONTRACT,
     StrategyTreeMechanism,
     default_structure,
+    split_epsilon,
     structure_covariance,
 )
 from treedp.privacy.measures import PureDP
@@ -228,3 +230,40 @@ def test_replace_release_imposes_n() -> None:
     )
     assert rel.cdf(1.0) == pytest.approx(3_000)
     assert rel.prefix_variance[-1] == pytest.approx(0.0, abs=1e-6)
+
+
+# Privacy review (session 6) F1-F4: the domain, the budget split, the shipped top.
+
+
+def test_the_shipped_top_is_pinned() -> None:
+    """F4: a swapped data file would change the released strategy unnoticed."""
+    top = default_structure(2**16).top
+    assert top.n_bins == 4096
+    assert top.digest == "d1c1aa761acc33a8be6eddf4ab42c2287e621cb440bfcbbbc70a2796f39f6cef"
+
+
+def test_a_total_beyond_int64_is_outside_the_domain_before_the_charge() -> None:
+    """F1: the strategy's int64 product refused after the charge and the noise; now the
+    mechanism's domain (checked before anything is charged or drawn) excludes it."""
+    mech = StrategyTreeMechanism(2**13, epsilon=1.0)
+    limit = mech.max_records()
+    assert limit == mech.structure.top.max_total() and limit < 2**62
+    mech.check_domain(limit)
+    with pytest.raises(treedp.DataError) as info:
+        mech.check_domain(limit + 1)
+    assert str(limit) not in str(info.value)
+
+
+@pytest.mark.parametrize("epsilon", [0.1, 1.0, 1.7, 3.3, 1e-5])
+def test_custom_shares_never_spend_more_than_epsilon(epsilon: float) -> None:
+    """F2/F3: float shares whose sum rounds above 1 (within the structure's tolerance) must
+    not spend more than epsilon; a mutant split of ``epsilon * f`` does at 1.7."""
+    top = Strategy(np.ones(4, dtype=np.int64), np.ones((1, 4), dtype=np.int64))
+    for shares in ((0.31, 0.69 + 9e-10), (0.1, 0.2, 0.7 + 5e-10), (1 / 3, 1 / 3, 1 / 3)):
+        levels = (1,) if len(shares) == 2 else (1, 2)
+        structure = BlockedStrategy(top, 4, levels, shares)
+        mech = StrategyTreeMechanism(16, epsilon=epsilon, structure=structure)
+        assert mech.epsilon_spent() <= Fraction(epsilon)
+        assert sum(Fraction(e) for e in split_epsilon(epsilon, shares)) <= Fraction(epsilon)
+    naive = [1.7 * f for f in (0.31, 0.69 + 9e-10)]
+    assert sum(Fraction(e) for e in naive) > Fraction(1.7)  # what the split must correct

@@ -119,6 +119,11 @@ class StrategyMechanism(Mechanism):
         self.block_l2 = (l2,)
         self._set_scales()
 
+    def max_records(self) -> int:
+        """The guarantee's domain: at most :meth:`Strategy.max_total` records (exact int64
+        arithmetic), refused before anything is charged or drawn."""
+        return self.strategy.max_total()
+
     def true_blocks(self, counts: np.ndarray) -> list[np.ndarray]:
         """The exact block ``W x`` (int64)."""
         return [self.strategy.apply(counts)]

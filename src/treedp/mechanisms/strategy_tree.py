@@ -10,6 +10,8 @@ to ``2^20`` were optimised offline on the exact error (``benchmarks/pure_large.p
 
 from __future__ import annotations
 
+import math
+from fractions import Fraction
 from typing import Any
 
 import numpy as np
@@ -25,7 +27,7 @@ from treedp.strategy.blocked import BlockedCovariance, BlockedStrategy
 from treedp.strategy.store import get_strategy, shipped_strategy
 from treedp.tree.candidate import PlanCandidate
 
-__all__ = ["CONFIGS", "CONTRACT", "StrategyTreeMechanism", "default_structure"]
+__all__ = ["CONFIGS", "CONTRACT", "StrategyTreeMechanism", "default_structure", "split_epsilon"]
 
 #: The privacy contract as data.
 CONTRACT = Contract(
@@ -146,9 +148,14 @@ class StrategyTreeMechanism(Mechanism):
                 "The 'structure' parameter must be a BlockedStrategy covering n_bins bins."
             )
         self.structure = structure
-        self.block_epsilons = tuple(self.epsilon * f for f in structure.fractions)
+        self.block_epsilons = split_epsilon(self.epsilon, structure.fractions)
         self.block_sensitivity = structure.part_sensitivities(self.neighbours)
         self._set_scales()
+
+    def max_records(self) -> int:
+        """The guarantee's domain: at most the top strategy's exact int64 total (the levels'
+        node counts are at most the total), refused before anything is charged or drawn."""
+        return self.structure.top.max_total()
 
     def true_blocks(self, counts: np.ndarray) -> list[np.ndarray]:
         """The exact parts for the bin counts, padded with empty bins to ``K b``."""
@@ -223,13 +230,25 @@ class StrategyTreeMechanism(Mechanism):
         return out
 
 
+def split_epsilon(epsilon: float, fractions: tuple[float, ...]) -> tuple[float, ...]:
+    """The parts' budgets ``ε f_i / Σ f``, lowered by a float step at a time (largest first)
+    until their exact rational sum is at most ``ε``: each part's scale is rounded up from
+    ``Δ_i / ε_i``, so the spend ``Σ Δ_i / t_i`` never exceeds ``ε``."""
+    total = sum(fractions)
+    parts = [epsilon * f / total for f in fractions]
+    while sum(Fraction(p) for p in parts) > Fraction(epsilon):
+        i = max(range(len(parts)), key=parts.__getitem__)
+        parts[i] = math.nextafter(parts[i], 0.0)
+    return tuple(parts)
+
+
 def structure_covariance(
     structure: BlockedStrategy, epsilon: float, n_bins: int, neighbours: str = "add_remove"
 ) -> BlockedCovariance:
     """The exact prefix covariance of a release of ``structure`` at ``epsilon``."""
     sens = structure.part_sensitivities(neighbours)
     variances = [
-        DiscreteLaplace(noise_scale(d, epsilon * f)).variance()
-        for d, f in zip(sens, structure.fractions, strict=True)
+        DiscreteLaplace(noise_scale(d, eps)).variance()
+        for d, eps in zip(sens, split_epsilon(epsilon, structure.fractions), strict=True)
     ]
     return BlockedCovariance(structure, variances, neighbours == "replace", n_bins)

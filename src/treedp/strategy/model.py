@@ -108,6 +108,12 @@ class Strategy:
         """The dense ``(B + p) × B`` integer matrix ``W`` (for tests and small ``B``)."""
         return np.vstack([np.diag(self.identity), self.aggregates])
 
+    def max_total(self) -> int:
+        """The largest total count :meth:`apply` computes exactly in int64: every entry of
+        ``W x`` is at most the heaviest weight times ``Σ x``."""
+        heaviest = int(max(self.identity.max(), self.aggregates.max(initial=0)))
+        return (2**62) // heaviest
+
     def apply(self, counts: np.ndarray) -> np.ndarray:
         """``W x`` for integer bin counts (exact int64 arithmetic).
 
@@ -118,8 +124,7 @@ class Strategy:
             records; the message names no count).
         """
         x = np.asarray(counts, dtype=np.int64)
-        heaviest = int(max(self.identity.max(), self.aggregates.max(initial=0)))
-        if x.size and int(x.sum(dtype=object)) > (2**62) // heaviest:
+        if x.size and int(x.sum(dtype=object)) > self.max_total():
             raise DataError(
                 "The counts' total is too large for the strategy's integer weights (int64)."
             )
