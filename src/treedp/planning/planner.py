@@ -89,7 +89,9 @@ def plan(
     Examples
     --------
     >>> import treedp
-    >>> p = treedp.plan(65536, epsilon=1.0)
+    >>> treedp.plan(65536, epsilon=1.0).mechanism  # pure ε above 4096 bins
+    'strategy_tree'
+    >>> p = treedp.plan(100_000, epsilon=1.0)  # not a power of two: a planned tree
     >>> p.mechanism, len(p.branching) >= 2
     ('tree', True)
     """
