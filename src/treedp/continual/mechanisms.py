@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from treedp.continual.blt import BLT_LIMIT, BltCounter
-from treedp.continual.full_tree import FullTreeCounter, full_tree
+from treedp.continual.full_tree import FULL_LIMIT, FullTreeCounter, full_tree, padded_horizon
 from treedp.continual.optimal import OPT_LIMIT, OptCounter
 from treedp.continual.planner import FANOUTS, classic_tree, mean_variance, planned_tree
 from treedp.continual.sqrt import SqrtCounter
@@ -30,6 +30,10 @@ Counter = TreeCounter | SqrtCounter | NormSqrtCounter | OptCounter | FullTreeCou
 
 #: Largest ``T·B`` for the square root (its state keeps ``2·T·B`` integers).
 SQRT_LIMIT = 2**20
+#: ``auto`` considers ``tree_full`` up to this ``T·B`` only: its state (``T' + 1`` numbers
+#: per bin, all of its noise drawn at creation) is rewritten after every step, about 1 MB of
+#: JSON here; by name it goes to ``T'·B <= 2**21``.
+AUTO_FULL_LIMIT = 2**16
 
 
 @dataclass(frozen=True)
@@ -41,6 +45,11 @@ class Row:
     load: Callable[[dict[str, Any]], Counter]
     summary: str
     rebuild: Callable[[Counter, int, str, float, int, int], Counter | None]
+    #: ``refuse(horizon, n_bins)``: why the row cannot serve these public parameters (the end
+    #: of a "The 'mechanism' parameter must ..." message), or None.
+    refuse: Callable[[int, int], str | None] = lambda horizon, n_bins: None
+    #: ``auto`` considers the row only up to this ``T·B`` (None: wherever it builds).
+    auto_limit: int | None = None
 
 
 def _sqrt(horizon: int, noise: str, budget: float, m: int, n_bins: int) -> Counter | None:
@@ -108,6 +117,34 @@ def _rebuild_opt(c: Counter, h: int, noise: str, b: float, m: int, n_bins: int) 
     return OptCounter.for_budget(h, b, m, v=c.v)
 
 
+def _refuse_sqrt(horizon: int, n_bins: int) -> str | None:
+    if horizon * n_bins > SQRT_LIMIT:
+        return f"be 'tree' when horizon x bins > {SQRT_LIMIT}."
+    return None
+
+
+def _refuse_norm(horizon: int, n_bins: int) -> str | None:
+    if horizon > NORM_LIMIT and horizon * n_bins <= SQRT_LIMIT:
+        return f"be 'sqrt' or 'tree' when horizon > {NORM_LIMIT}."
+    return _refuse_sqrt(horizon, n_bins)
+
+
+def _refuse_opt(horizon: int, n_bins: int) -> str | None:
+    if horizon > OPT_LIMIT or horizon * n_bins > SQRT_LIMIT:
+        return f"be 'tree' or 'sqrt' when horizon > {OPT_LIMIT} or horizon x bins > 2**20."
+    return None
+
+
+def _refuse_full(horizon: int, n_bins: int) -> str | None:
+    if min(padded_horizon(horizon, k) * n_bins for k in range(2, 17)) > FULL_LIMIT:
+        return f"be 'tree' when the padded horizon x bins > {FULL_LIMIT}."
+    return None
+
+
+def _refuse_blt(horizon: int, n_bins: int) -> str | None:
+    return f"be 'tree' when horizon > {BLT_LIMIT}." if horizon > BLT_LIMIT else None
+
+
 MECHANISMS: dict[str, Row] = {
     "binary": Row(
         ("laplace", "gaussian"),
@@ -129,6 +166,8 @@ MECHANISMS: dict[str, Row] = {
         FullTreeCounter.from_description,
         "k-ary tree decoded by full least squares, all noise drawn up front, pure ε, T'·B <= 2**21",
         _rebuild_full,
+        _refuse_full,
+        AUTO_FULL_LIMIT,
     ),
     "sqrt": Row(
         ("gaussian",),
@@ -136,6 +175,7 @@ MECHANISMS: dict[str, Row] = {
         SqrtCounter.from_description,
         "square-root (Toeplitz) factorisation, streamed, zCDP only",
         _same(_sqrt),
+        _refuse_sqrt,
     ),
     "sqrt_norm": Row(
         ("gaussian",),
@@ -143,6 +183,7 @@ MECHANISMS: dict[str, Row] = {
         NormSqrtCounter.from_description,
         "square root with every column scaled to unit norm, streamed, zCDP, T <= 2**13",
         _same(_sqrt_norm),
+        _refuse_norm,
     ),
     "opt": Row(
         ("gaussian",),
@@ -150,6 +191,7 @@ MECHANISMS: dict[str, Row] = {
         OptCounter.from_description,
         "numerically optimised lower-triangular factorisation, streamed, zCDP, T <= 2**10",
         _rebuild_opt,
+        _refuse_opt,
     ),
     "blt": Row(
         ("gaussian",),
@@ -158,15 +200,12 @@ MECHANISMS: dict[str, Row] = {
         "row-scaled buffered Toeplitz (sum of exponentials), 3d + 1 numbers per bin, zCDP, "
         "T <= 2**20",
         _same(_blt),
+        _refuse_blt,
     ),
 }
 
 #: The rows ``mechanism="auto"`` chooses between (``binary`` is the baseline).
 _AUTO = ("tree", "tree_full", "sqrt", "sqrt_norm", "opt", "blt")
-#: ``auto`` considers ``tree_full`` up to this ``T·B`` only: its state (``T' + 1`` numbers
-#: per bin, all of its noise drawn at creation) is rewritten after every step, about 1 MB of
-#: JSON here; by name it goes to ``T'·B <= 2**21``.
-AUTO_FULL_LIMIT = 2**16
 
 
 def choose(
@@ -180,7 +219,7 @@ def choose(
         row = MECHANISMS[name]
         if noise not in row.noises:
             continue
-        if mechanism == "auto" and name == "tree_full" and horizon * n_bins > AUTO_FULL_LIMIT:
+        if mechanism == "auto" and row.auto_limit is not None and horizon * n_bins > row.auto_limit:
             continue
         counter = row.build(horizon, noise, budget, m, n_bins)
         if counter is None:

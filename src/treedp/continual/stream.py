@@ -27,12 +27,8 @@ from treedp._inputs import as_1d_array
 from treedp._validation import check_int, check_option, must
 from treedp.budget import check_epsilon
 from treedp.continual.answer import StepAnswer, consistent
-from treedp.continual.blt import BLT_LIMIT
-from treedp.continual.full_tree import FULL_LIMIT, padded_horizon
-from treedp.continual.mechanisms import MECHANISMS, SQRT_LIMIT, Counter, choose
-from treedp.continual.optimal import OPT_LIMIT
+from treedp.continual.mechanisms import MECHANISMS, Counter, choose
 from treedp.continual.persons import COLLISION, COLLISION_DELTA, PersonBound, read_ids
-from treedp.continual.sqrt_norm import NORM_LIMIT
 from treedp.continual.state import (
     check_writable,
     decode_arrays,
@@ -128,30 +124,9 @@ def _check_mechanism(mechanism: Any, noise: str, horizon: int, n_bins: int) -> s
         raise InvalidParameterError(
             must("mechanism", f"suit the budget: {mechanism!r} needs zCDP.")
         )
-    if mechanism.startswith("sqrt") and horizon * n_bins > SQRT_LIMIT:
-        raise InvalidParameterError(
-            must("mechanism", f"be 'tree' when horizon x bins > {SQRT_LIMIT}.")
-        )
-    if mechanism == "opt" and (horizon > OPT_LIMIT or horizon * n_bins > SQRT_LIMIT):
-        raise InvalidParameterError(
-            must(
-                "mechanism",
-                f"be 'tree' or 'sqrt' when horizon > {OPT_LIMIT} or horizon x bins > 2**20.",
-            )
-        )
-    if (
-        mechanism == "tree_full"
-        and min(padded_horizon(horizon, k) * n_bins for k in range(2, 17)) > FULL_LIMIT
-    ):
-        raise InvalidParameterError(
-            must("mechanism", f"be 'tree' when the padded horizon x bins > {FULL_LIMIT}.")
-        )
-    if mechanism == "blt" and horizon > BLT_LIMIT:
-        raise InvalidParameterError(must("mechanism", f"be 'tree' when horizon > {BLT_LIMIT}."))
-    if mechanism == "sqrt_norm" and horizon > NORM_LIMIT:
-        raise InvalidParameterError(
-            must("mechanism", f"be 'sqrt' or 'tree' when horizon > {NORM_LIMIT}.")
-        )
+    refusal = None if mechanism == "auto" else MECHANISMS[mechanism].refuse(horizon, n_bins)
+    if refusal is not None:  # each row's limits live in its row (continual/mechanisms.py)
+        raise InvalidParameterError(must("mechanism", refusal))
     return str(mechanism)
 
 
