@@ -5,6 +5,7 @@ Run from the repository root::
     PYTHONPATH=src python benchmarks/pure_large.py              # errors and release times
     PYTHONPATH=src python benchmarks/pure_large.py --optimise   # also re-derive the shares
     PYTHONPATH=src python benchmarks/pure_large.py --write-top  # rewrite the p = 256 top
+    PYTHONPATH=src python benchmarks/pure_large.py --write-inner  # rewrite 2^20's inner
 
 Errors are exact (public parameters only, no simulation): the mean of ``Var(P[m])`` over the
 prefixes ``m = 1..B`` at ε = 1, ``add_remove``, with the exact discrete Laplace variances of
@@ -16,7 +17,10 @@ median of three after one warm-up, both mechanisms in the same process (at 2^16 
 (Nelder-Mead over the log-shares, from the stored shares) and prints them. ``--write-top``
 re-optimises the ``p = 256`` strategy for 4096 bins that the structures at 2^16 and 2^20 use
 (:func:`write_top`, deterministic, lattice 255; about 10 minutes with one BLAS thread) and
-writes ``src/treedp/strategy/data/pidentity_top_4096.npz``.
+writes ``src/treedp/strategy/data/pidentity_top_4096.npz``. ``--write-inner`` re-optimises
+the strategy inside the 256-bin blocks of 2^20 for its role under that top
+(:func:`write_inner`, deterministic, lattice 1023; about a minute) and writes
+``src/treedp/strategy/data/pidentity_inner20_256.npz``.
 """
 
 from __future__ import annotations
@@ -29,6 +33,7 @@ import numpy as np
 
 from treedp import InsecureSeededSource, plan, release_counts
 from treedp.mechanisms.strategy_tree import CONFIGS, default_structure, structure_covariance
+from treedp.strategy import Strategy
 from treedp.strategy.blocked import BlockedStrategy
 
 
@@ -74,9 +79,10 @@ def table() -> None:
             counts = np.random.default_rng(0).integers(0, 100, b)
             t_tree, t_new = _release_time(counts, "tree"), _release_time(counts, "strategy_tree")
             times = f"| {t_tree:.2f} s | {t_new:.2f} s |"
+        inner = "" if structure.inner is None else ", inner strategy"
         what = (
             f"K = {structure.n_blocks} blocks of {structure.block}, levels "
-            f"{list(structure.levels)}, shares {list(structure.fractions)}"
+            f"{list(structure.levels)}{inner}, shares {list(structure.fractions)}"
         )
         print(
             f"| 2^{b.bit_length() - 1} | {tree:.1f} | **{new:.1f}** | {new / tree:.3f} | "
@@ -92,7 +98,7 @@ def optimise() -> None:
 
         def error(z: np.ndarray, base: BlockedStrategy = base, b: int = b) -> float:
             w = np.exp(z) / np.exp(z).sum()
-            s = BlockedStrategy(base.top, base.block, base.levels, tuple(w.tolist()))
+            s = BlockedStrategy(base.top, base.block, base.levels, tuple(w.tolist()), base.inner)
             return float(structure_covariance(s, 1.0, b).prefix_variances()[1:].mean())
 
         res = minimize(error, np.log(base.fractions), method="Nelder-Mead")
@@ -148,13 +154,71 @@ def write_top() -> None:
     print(f"wrote {path} in {time.perf_counter() - start:.0f} s: alone at 4096 bins {mse:.1f}")
 
 
+#: The inner strategy's lattice (its weights are integers up to 1023: 612.8 at 2^20 against
+#: 614.2 with 255 and 612.5 with 4095).
+INNER_LATTICE = 1023
+
+#: ``B -> (top, block, model share)``: the sizes with an inner strategy, and the top's share
+#: of ε the optimiser's model assumes (the exact optimum's share, rounded to 0.01).
+INNER_SIZES = {
+    2**17: ("prefix", 128, 0.60),
+    2**18: ("prefix", 256, 0.58),
+    2**19: ("top", 128, 0.64),
+    2**20: ("top", 256, 0.62),
+}
+
+
+def write_inner() -> None:
+    """The strategies inside the blocks of 2^17 to 2^20, deterministically: each optimised
+    for its role (:func:`treedp.strategy.inner.optimise_inner`, from nodes of ``b/16`` bins,
+    1000 L-BFGS-B steps) under its shipped top at the model share (continuous Laplace), on
+    the lattice 1023, written as ``pidentity_inner<log2 B>_<b>.npz``; then the exact share of
+    the top for the integer strategies (for :data:`CONFIGS`)."""
+    from pathlib import Path
+
+    from scipy.optimize import minimize_scalar
+
+    from treedp.strategy import get_strategy, quantise, save_strategy_file
+    from treedp.strategy.inner import optimise_inner
+    from treedp.strategy.store import shipped_strategy
+
+    for n_bins, (top_name, b, share) in INNER_SIZES.items():
+        start = time.perf_counter()
+        k = n_bins // b
+        top = get_strategy(k) if top_name == "prefix" else shipped_strategy(k, top_name)
+        assert top is not None
+        sens = top.sensitivity("add_remove")[0]
+        theta, model = optimise_inner(top, 2 * sens**2 / share**2, 1 - share, b, b // 16)
+        inner = quantise(theta, INNER_LATTICE, "inner")
+        name = f"pidentity_inner{n_bins.bit_length() - 1}_{b}.npz"
+        path = Path(__file__).parents[1] / "src/treedp/strategy/data" / name
+        save_strategy_file(inner, path)
+
+        def error(
+            f: float, top: Strategy = top, b: int = b, n: int = n_bins, inner: Strategy = inner
+        ) -> float:
+            s = BlockedStrategy(top, b, (), (f, 1 - f), inner)
+            return float(structure_covariance(s, 1.0, n).prefix_variances()[1:].mean())
+
+        best = minimize_scalar(
+            error, bounds=(share - 0.1, share + 0.1), method="bounded", options={"xatol": 1e-4}
+        )
+        print(
+            f"wrote {name} in {time.perf_counter() - start:.0f} s: model {model:.2f}; exact "
+            f"{best.fun:.2f} at the top share {best.x:.4f} ({_load()})"
+        )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--optimise", action="store_true", help="re-optimise the shares")
     parser.add_argument("--write-top", action="store_true", help="rewrite the p = 256 top")
+    parser.add_argument("--write-inner", action="store_true", help="rewrite 2^20's inner")
     args = parser.parse_args()
     if args.write_top:
         write_top()
+    if args.write_inner:
+        write_inner()
     table()
     if args.optimise:
         optimise()

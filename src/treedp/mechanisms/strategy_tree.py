@@ -1,9 +1,10 @@
-"""A p-Identity strategy over block sums with tree levels inside the blocks (pure ε-DP).
+"""A p-Identity strategy over block sums, tree levels or a strategy inside the blocks (pure ε).
 
 Beyond trees for many bins: the ``B`` bins are cut into ``K`` blocks of ``b`` bins; the
 optimised integer p-Identity strategy shipped for ``K`` bins is released on the block sums
-and a few tree levels inside every block, each part with its own share of ε and exact
-discrete Laplace noise; the prefixes are estimated by least squares over the whole structure
+and, inside every block, a few tree levels or an integer strategy optimised for that role
+(:mod:`treedp.strategy.inner`), each part with its own share of ε and exact discrete Laplace
+noise; the prefixes are estimated by least squares over the whole structure
 (:mod:`treedp.strategy.blocked`, exact covariances). The shares and shapes for ``B = 2^13``
 to ``2^20`` were optimised offline on the exact error (``benchmarks/pure_large.py``).
 """
@@ -36,26 +37,32 @@ CONTRACT = Contract(
     neighbours=("add_remove", "replace"),
     sensitivity=(
         "parts: W_T (S x), S the block sums, W_T an integer p-Identity strategy (its own L1 "
-        "sensitivity, add_remove or replace), and one count per node of each level inside "
-        "the blocks (L1 1, replace 2); each part its own discrete Laplace scale "
+        "sensitivity, add_remove or replace), one count per node of each level inside "
+        "the blocks (L1 1, replace 2), and W_I x_k for every block k, W_I an integer "
+        "strategy (its largest column L1; replace: the larger of its own replace "
+        "sensitivity and twice that); each part its own discrete Laplace scale "
         "t_i >= L1_i/epsilon_i, sum of epsilon_i <= epsilon"
     ),
 )
 
-#: The structures the planner scores: ``B -> (K, levels, budget shares, top)``, optimised
-#: offline on the exact mean prefix variance at ε = 1 (``benchmarks/pure_large.py``). ``top``
-#: names the shipped ``K``-bin strategy: ``"prefix"`` (the one ``mechanism="strategy"``
-#: uses, ``p = 64`` at most) or ``"top"`` (``pidentity_top_4096.npz``: ``p = 256``, written by
-#: ``benchmarks/pure_large.py --write-top``).
-CONFIGS: dict[int, tuple[int, tuple[int, ...], tuple[float, ...], str]] = {
-    2**13: (1024, (1,), (0.7546, 0.2454), "prefix"),
-    2**14: (1024, (1,), (0.7121, 0.2879), "prefix"),
-    2**15: (2048, (1,), (0.732, 0.268), "prefix"),
-    2**16: (4096, (1,), (0.7463, 0.2537), "top"),
-    2**17: (1024, (1, 16), (0.5896, 0.2411, 0.1693), "prefix"),
-    2**18: (1024, (1, 16), (0.5612, 0.227, 0.2118), "prefix"),
-    2**19: (4096, (1, 16), (0.6307, 0.2175, 0.1518), "top"),
-    2**20: (4096, (1, 16), (0.6029, 0.2057, 0.1914), "top"),
+#: The structures the planner scores: ``B -> (K, levels, budget shares, top, inner)``,
+#: optimised offline on the exact mean prefix variance at ε = 1 (``benchmarks/pure_large.py``).
+#: ``top`` names the shipped ``K``-bin strategy: ``"prefix"`` (the one
+#: ``mechanism="strategy"`` uses, ``p = 64`` at most) or ``"top"``
+#: (``pidentity_top_4096.npz``: ``p = 256``, written by ``benchmarks/pure_large.py
+#: --write-top``). ``inner`` names a shipped strategy over a block's bins (``None``: levels
+#: only), e.g. ``"inner20"`` (``pidentity_inner20_256.npz``, optimised for its role under
+#: the 2^20 top by :mod:`treedp.strategy.inner`, written by ``pure_large.py --write-inner``).
+#: The shares are the top's, one per level, then the inner strategy's.
+CONFIGS: dict[int, tuple[int, tuple[int, ...], tuple[float, ...], str, str | None]] = {
+    2**13: (1024, (1,), (0.7546, 0.2454), "prefix", None),
+    2**14: (1024, (1,), (0.7121, 0.2879), "prefix", None),
+    2**15: (2048, (1,), (0.732, 0.268), "prefix", None),
+    2**16: (4096, (1,), (0.7463, 0.2537), "top", None),
+    2**17: (1024, (), (0.6024, 0.3976), "prefix", "inner17"),
+    2**18: (1024, (), (0.5753, 0.4247), "prefix", "inner18"),
+    2**19: (4096, (), (0.6426, 0.3574), "top", "inner19"),
+    2**20: (4096, (), (0.6164, 0.3836), "top", "inner20"),
 }
 
 #: Largest ``B`` (a fallback structure's block must stay a small dense matrix).
@@ -71,11 +78,13 @@ def default_structure(n_bins: int) -> BlockedStrategy:
     levels of 1 and 16 bins and shares 0.6 / 0.4.
     """
     if n_bins in CONFIGS:
-        k, levels, shares, name = CONFIGS[n_bins]
+        k, levels, shares, name, inner_name = CONFIGS[n_bins]
         top = shipped_strategy(k, name) if name != "prefix" else get_strategy(k)
-        if top is None:  # pragma: no cover - a broken install (the file is package data)
-            raise InvalidParameterError(f"The shipped strategy {name!r} for {k} bins is missing.")
-        return BlockedStrategy(top, n_bins // k, levels, shares)
+        b = n_bins // k
+        inner = None if inner_name is None else shipped_strategy(b, inner_name)
+        if top is None or (inner_name is not None and inner is None):  # pragma: no cover
+            raise InvalidParameterError(f"A shipped strategy for {n_bins} bins is missing.")
+        return BlockedStrategy(top, b, levels, shares, inner)
     k = 1 << max(0, min(12, (max(n_bins, 2) // 2).bit_length() - 1))
     b = 1 << max(1, (-(-n_bins // k) - 1).bit_length())
     levels = (1, 16) if b > 16 else (1,)
@@ -84,7 +93,8 @@ def default_structure(n_bins: int) -> BlockedStrategy:
 
 
 class StrategyTreeMechanism(Mechanism):
-    """A strategy over block sums plus tree levels inside the blocks: pure ``epsilon``-DP.
+    """A strategy over block sums plus tree levels and/or a strategy inside the blocks: pure
+    ``epsilon``-DP.
 
     Parameters
     ----------
@@ -108,13 +118,18 @@ class StrategyTreeMechanism(Mechanism):
     ``add_remove`` (``n`` private) and ``replace`` (``n`` public).
 
     Sensitivity derivation. The parts are ``y_T = W_T S x`` (``S`` the ``K × Kb`` block-sum
-    matrix, ``W_T = [diag(d); A]`` a non-negative integer strategy) and, for each level of
-    node size ``c``, the node counts ``N_c x``. ``add_remove``: a record in bin ``j`` changes
-    ``S x`` by ``±e_k`` (``k = j // b``), so ``y_T`` by ``±W_T e_k``, of L1 norm at most the
-    strategy's ``max_k (d_k + Σ_i A_ik)``, and ``N_c x`` by ``±1`` in one node.
-    ``replace``: moving a record from bin ``j`` to ``j'`` changes ``S x`` by
-    ``e_{k'} − e_k`` (zero inside one block), so ``y_T`` by at most the strategy's exact
-    ``replace`` sensitivity, and each level by ``±1`` in two nodes (or nothing). Each part's
+    matrix, ``W_T = [diag(d); A]`` a non-negative integer strategy), for each level of
+    node size ``c``, the node counts ``N_c x``, and, with an inner strategy
+    ``W_I = [diag(d_I); A_I]`` (non-negative integers, ``b`` bins), ``y_I = (I_K ⊗ W_I) x``.
+    ``add_remove``: a record in bin ``j = k b + r`` changes ``S x`` by ``±e_k``, so ``y_T``
+    by ``±W_T e_k``, of L1 norm at most the strategy's ``max_k (d_k + Σ_i A_ik)``,
+    ``N_c x`` by ``±1`` in one node, and ``y_I`` by ``±W_I e_r`` in block ``k`` (at most
+    ``W_I``'s largest column L1 norm). ``replace``: moving a record from bin ``j`` to ``j'``
+    changes ``S x`` by ``e_{k'} − e_k`` (zero inside one block), so ``y_T`` by at most the
+    strategy's exact ``replace`` sensitivity, each level by ``±1`` in two nodes (or
+    nothing), and ``y_I`` by ``W_I (e_{r'} − e_r)`` inside one block (``W_I``'s exact
+    ``replace`` sensitivity) or by ``−W_I e_r`` and ``+W_I e_{r'}`` in two blocks (at most
+    twice the largest column, reached with both ``r`` its column). Each part's
     entries are integers with independent discrete Laplace noise of scale ``t_i``, so for
     neighbours the likelihood ratio is at most ``exp(Σ_i |Δy_i|_1 / t_i) <= exp(Σ_i Δ_i/t_i)``
     ``<= exp(ε)``. ``tests/mechanisms/test_strategy_tree.py`` enumerates neighbouring
@@ -153,9 +168,10 @@ class StrategyTreeMechanism(Mechanism):
         self._set_scales()
 
     def max_records(self) -> int:
-        """The guarantee's domain: at most the top strategy's exact int64 total (the levels'
-        node counts are at most the total), refused before anything is charged or drawn."""
-        return self.structure.top.max_total()
+        """The guarantee's domain: at most the top's and the inner strategy's exact int64
+        total (the levels' node counts are at most the total), refused before anything is
+        charged or drawn."""
+        return self.structure.max_total()
 
     def true_blocks(self, counts: np.ndarray) -> list[np.ndarray]:
         """The exact parts for the bin counts, padded with empty bins to ``K b``."""
@@ -206,19 +222,26 @@ class StrategyTreeMechanism(Mechanism):
             value = worst
         else:
             return None  # range_mse: not scored
+        inside = [f"levels {list(structure.levels)}"] if structure.levels else []
+        if structure.inner is not None:
+            inside.append(f"a strategy (p={structure.inner.aggregates.shape[0]})")
         how = (
             f"p-Identity strategy over {structure.n_blocks} block sums (p="
-            f"{structure.top.aggregates.shape[0]}) with levels {list(structure.levels)} "
+            f"{structure.top.aggregates.shape[0]}) with {' and '.join(inside)} "
             f"inside blocks of {structure.block} bins, least squares"
         )
         return PlanCandidate(cls.name, (n_bins,), (budget,), value, how, mean, worst)
 
     def _spend_parameters(self) -> dict[str, Any]:
-        return {**super()._spend_parameters(), "strategy": self.structure.top.digest}
+        out = {**super()._spend_parameters(), "strategy": self.structure.top.digest}
+        if self.structure.inner is not None:
+            out["inner_strategy"] = self.structure.inner.digest
+        return out
 
     def describe(self) -> dict[str, object]:
-        """The contract as plain data; adds the structure and the top strategy's digest."""
+        """The contract as plain data; adds the structure and its strategies' digests."""
         out = super().describe()
+        inner = self.structure.inner
         out["strategy"] = {
             "kind": "p_identity_blocks",
             "blocks": self.structure.n_blocks,
@@ -226,6 +249,14 @@ class StrategyTreeMechanism(Mechanism):
             "levels": list(self.structure.levels),
             "aggregates": int(self.structure.top.aggregates.shape[0]),
             "sha256": self.structure.top.digest,
+            **(
+                {}
+                if inner is None
+                else {
+                    "inner_aggregates": int(inner.aggregates.shape[0]),
+                    "inner_sha256": inner.digest,
+                }
+            ),
         }
         return out
 

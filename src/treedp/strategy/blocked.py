@@ -1,17 +1,22 @@
-"""A strategy over block sums with tree levels inside the blocks: structure, GLS, covariances.
+"""A strategy over block sums with tree levels or a strategy inside the blocks: structure,
+GLS, covariances.
 
-The ``B = K b`` bins are cut into ``K`` blocks of ``b`` bins. The release has three kinds of
-parts, each with its own discrete Laplace scale:
+The ``B = K b`` bins are cut into ``K`` blocks of ``b`` bins. The release has up to three
+kinds of parts, each with its own discrete Laplace scale:
 
 * ``top``: an integer p-Identity strategy ``W_T`` (:class:`treedp.strategy.model.Strategy`,
   ``K`` bins) applied to the block sums ``s = S x``;
 * one *level* per node size ``c`` in ``levels`` (``1`` = the bins themselves; every size
-  divides ``b``): the counts of the ``B / c`` consecutive nodes of ``c`` bins.
+  divides ``b``): the counts of the ``B / c`` consecutive nodes of ``c`` bins;
+* optionally an ``inner`` integer strategy ``W_I = [diag(d_I); A_I]`` (``b`` bins, one
+  noise scale) applied to every block's bins (:mod:`treedp.strategy.inner` optimises it
+  for that role).
 
 Estimation is the generalised least squares (BLUE) over the whole structure, done exactly in
 two stages because the blocks are independent given their sums. Within a block the levels
-alone give the BLUE ``x̃`` with covariance ``C = J⁻¹``, ``J = Σ_c M_cᵀ M_c / σ_c²`` (``b × b``,
-the same for every block), its sum ``s̃ = 1ᵀ x̃`` (variance ``v = 1ᵀ C 1``) and its partial
+and the inner strategy alone give the BLUE ``x̃`` with covariance ``C = J⁻¹``,
+``J = Σ_c M_cᵀ M_c / σ_c² + W_IᵀW_I / σ_I²`` (``b × b``, the same for every block), its
+sum ``s̃ = 1ᵀ x̃`` (variance ``v = 1ᵀ C 1``) and its partial
 prefixes ``Q̃_r`` (``r = 0..b``). The top observes ``s`` through ``W_T`` (variance ``σ_T²``)
 and, from the blocks, through ``s̃`` (variance ``v``): the block sums' BLUE is
 ``ŝ = (W_TᵀW_T/σ_T² + I/v)⁻¹ (W_Tᵀ y_T/σ_T² + s̃/v)``, a diagonal plus rank-``p`` system
@@ -42,7 +47,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from treedp.exceptions import InvalidParameterError
+from treedp.exceptions import DataError, InvalidParameterError
 from treedp.strategy.model import Strategy
 from treedp.strategy.optimize import one_blas_thread
 
@@ -51,7 +56,7 @@ __all__ = ["BlockedCovariance", "BlockedStrategy"]
 
 @dataclass(frozen=True, eq=False)
 class BlockedStrategy:
-    """A top strategy over ``K`` block sums and tree levels inside blocks of ``b`` bins.
+    """A top strategy over ``K`` block sums, and tree levels and/or a strategy inside blocks.
 
     Attributes
     ----------
@@ -61,15 +66,20 @@ class BlockedStrategy:
         ``b``, bins per block.
     levels : tuple of int
         Node sizes inside a block, increasing, the first ``1`` (the bins), each dividing the
-        next and ``b`` (a node of ``b`` bins would repeat the top's input).
+        next and ``b`` (a node of ``b`` bins would repeat the top's input); may be empty when
+        ``inner`` is given.
     fractions : tuple of float
-        Shares of the budget: the top's first, then one per level (positive, summing to 1).
+        Shares of the budget: the top's first, then one per level, then the inner
+        strategy's (positive, summing to 1).
+    inner : Strategy, optional
+        An integer strategy over ``b`` bins applied to every block (one noise scale).
     """
 
     top: Strategy
     block: int
     levels: tuple[int, ...]
     fractions: tuple[float, ...]
+    inner: Strategy | None = None
     _memo: dict[str, object] = field(default_factory=dict, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -77,25 +87,28 @@ class BlockedStrategy:
         fractions = tuple(float(f) for f in self.fractions)
         b = int(self.block)
         chain = (*levels, b)
+        inner = self.inner
         if (
             not isinstance(self.top, Strategy)
             or b < 2
-            or not levels
-            or levels[0] != 1
+            or (inner is not None and (not isinstance(inner, Strategy) or inner.n_bins != b))
+            or (not levels and inner is None)
+            or (levels and levels[0] != 1)
             or any(c2 <= c1 or c2 % c1 for c1, c2 in itertools.pairwise(chain))
         ):
             raise InvalidParameterError(
                 "A blocked strategy needs a Strategy over the block sums, a block of at least "
-                "2 bins and node sizes 1 < ... < block, each dividing the next."
+                "2 bins, node sizes 1 < ... < block, each dividing the next, and/or a "
+                "Strategy over the block's bins."
             )
         if (
-            len(fractions) != len(levels) + 1
+            len(fractions) != len(levels) + 1 + (inner is not None)
             or min(fractions) <= 0
             or abs(sum(fractions) - 1) > 1e-9
         ):
             raise InvalidParameterError(
-                "A blocked strategy needs one positive budget share for the top and one per "
-                "level, summing to 1."
+                "A blocked strategy needs one positive budget share for the top, one per "
+                "level and one for the inner strategy if any, summing to 1."
             )
         object.__setattr__(self, "block", b)
         object.__setattr__(self, "levels", levels)
@@ -111,34 +124,65 @@ class BlockedStrategy:
         """``B = K b``."""
         return self.top.n_bins * self.block
 
+    def max_total(self) -> int:
+        """The largest total count :meth:`parts` computes exactly in int64 (the top's and
+        the inner strategy's limits; a node count is at most the total)."""
+        limit = self.top.max_total()
+        return limit if self.inner is None else min(limit, self.inner.max_total())
+
     def parts(self, counts: np.ndarray) -> list[np.ndarray]:
-        """The exact parts ``[W_T s, level counts...]`` for integer bin counts (int64)."""
+        """The exact parts ``[W_T s, level counts..., inner]`` for integer bin counts (int64;
+        the inner part is every block's ``W_I x_k``, block after block)."""
         x = np.asarray(counts, dtype=np.int64)
-        sums = x.reshape(self.n_blocks, self.block).sum(axis=1)
-        out = [self.top.apply(sums)]
+        blocks = x.reshape(self.n_blocks, self.block)
+        out = [self.top.apply(blocks.sum(axis=1))]
         out.extend(x.reshape(-1, c).sum(axis=1) for c in self.levels)
+        if self.inner is not None:
+            if x.size and int(x.sum(dtype=object)) > self.inner.max_total():
+                raise DataError(
+                    "The counts' total is too large for the strategy's integer weights (int64)."
+                )
+            ident = blocks * self.inner.identity
+            aggs = blocks @ self.inner.aggregates.T
+            out.append(np.concatenate([ident, aggs], axis=1).ravel())
         return out
 
     def part_sensitivities(self, neighbours: str) -> tuple[int, ...]:
-        """The exact L1 sensitivity of each part (top first).
+        """The exact L1 sensitivity of each part (top first, then the levels, the inner).
 
         ``add_remove``: a record in bin ``j`` changes one block sum by one, so the top by one
-        column of ``W_T`` (the strategy's own sensitivity), and one node of each level by one.
+        column of ``W_T`` (the strategy's own sensitivity), one node of each level by one and
+        the inner part by one column of ``W_I`` (its own sensitivity, the largest column).
         ``replace``: moving a record changes two block sums by ``±1`` or none (the top's
         ``replace`` sensitivity is the maximum over pairs of distinct blocks, and a move inside
-        a block changes nothing there), and two nodes of each level by ``±1`` or none.
+        a block changes nothing there), and two nodes of each level by ``±1`` or none. The
+        inner part changes by ``W_I (e_r' − e_r)`` inside one block (the inner strategy's own
+        ``replace`` sensitivity) or by ``−W_I e_r`` and ``+W_I e_r'`` in two blocks, at most
+        twice the largest column, reached with ``r = r'`` its column: the maximum of both
+        when ``K >= 2``.
         """
         top = self.top.sensitivity(neighbours)[0]
         per_level = 1 if neighbours == "add_remove" else 2
-        return (top, *(per_level for _ in self.levels))
+        out = (top, *(per_level for _ in self.levels))
+        if self.inner is None:
+            return out
+        inner = self.inner.sensitivity(neighbours)[0]
+        if neighbours != "add_remove" and self.n_blocks >= 2:
+            inner = max(inner, 2 * self.inner.sensitivity("add_remove")[0])
+        return (*out, inner)
 
-    def within(self, level_variances: Sequence[float]) -> tuple[np.ndarray, np.ndarray, float]:
-        """``C`` (the within-block covariance of ``x̃``), ``β`` (``r = 0..b``) and ``v``."""
+    def within(self, part_variances: Sequence[float]) -> tuple[np.ndarray, np.ndarray, float]:
+        """``C`` (the within-block covariance of ``x̃``), ``β`` (``r = 0..b``) and ``v``,
+        from the variances of the levels' and the inner strategy's entries."""
         b = self.block
         idx = np.arange(b)
         info = np.zeros((b, b))
-        for c, var in zip(self.levels, level_variances, strict=True):
-            info += (idx[:, None] // c == idx[None, :] // c) / float(var)
+        variances = [float(v) for v in part_variances]
+        for c, var in zip(self.levels, variances[: len(self.levels)], strict=True):
+            info += (idx[:, None] // c == idx[None, :] // c) / var
+        if self.inner is not None:
+            w = self.inner.matrix().astype(np.float64)
+            info += (w.T @ w) / variances[len(self.levels)]
         with one_blas_thread():
             cov = np.linalg.inv(info)
         cov = (cov + cov.T) / 2
@@ -265,9 +309,16 @@ class BlockedCovariance:
         y_top = np.asarray(parts[0], dtype=np.float64)
         batch = y_top.shape[:-1]
         r = np.zeros((*batch, k_max, b))
-        for c, var, y in zip(s.levels, self.variances[1:], parts[1:], strict=True):
+        n_levels = len(s.levels)
+        for c, var, y in zip(
+            s.levels, self.variances[1 : 1 + n_levels], parts[1 : 1 + n_levels], strict=True
+        ):
             part = np.asarray(y, dtype=np.float64).reshape(*batch, k_max, b // c, 1) / var
             r += np.broadcast_to(part, (*batch, k_max, b // c, c)).reshape(*batch, k_max, b)
+        if s.inner is not None:  # W_Iᵀ y per block
+            y_in = np.asarray(parts[1 + n_levels], dtype=np.float64).reshape(*batch, k_max, -1)
+            a_in = s.inner.aggregates.astype(np.float64)
+            r += (s.inner.identity * y_in[..., :b] + y_in[..., b:] @ a_in) / self.variances[-1]
         with one_blas_thread():
             x_tilde = r @ self._cov_x
         q = np.cumsum(x_tilde, axis=-1)

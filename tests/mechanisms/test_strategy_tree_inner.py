@@ -1,0 +1,247 @@
+"""A strategy inside the blocks of ``strategy_tree``: exact GLS and covariances, exact
+sensitivities (with a mutant caught), the role objective and its gradient, the shipped
+inner strategies and the planner at 2^17 to 2^20 (issue 33, item 2)."""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pytest
+
+from tests.stats import ALPHA, TEST_SEED
+from treedp import InsecureSeededSource, plan
+from treedp.exceptions import InvalidParameterError
+from treedp.mechanisms.strategy_tree import (
+    CONFIGS,
+    StrategyTreeMechanism,
+    default_structure,
+    structure_covariance,
+)
+from treedp.strategy import Strategy
+from treedp.strategy.blocked import BlockedCovariance, BlockedStrategy
+from treedp.strategy.inner import _theta_error, role_error, top_statistics
+
+TOP = Strategy(np.array([3, 2, 4, 1, 2]), np.array([[1, 2, 0, 1, 1], [0, 1, 3, 1, 0]]))
+INNER = Strategy(
+    np.array([2, 1, 3, 1, 2, 2, 1, 1]),
+    np.array([[1, 3, 0, 0, 2, 1, 0, 0], [0, 0, 1, 2, 0, 1, 3, 1]]),
+)
+WITH_INNER = BlockedStrategy(TOP, 8, (), (0.6, 0.4), INNER)
+BOTH = BlockedStrategy(TOP, 8, (1, 4), (0.4, 0.2, 0.1, 0.3), INNER)
+
+
+def _dense(structure: BlockedStrategy) -> np.ndarray:
+    """The dense matrix of every released row (top, the levels, the inner strategy)."""
+    b, k = structure.block, structure.n_blocks
+    rows = [structure.top.matrix() @ np.kron(np.eye(k), np.ones((1, b)))]
+    for c in structure.levels:
+        rows.append(np.kron(np.eye(k * b // c), np.ones((1, c))))
+    if structure.inner is not None:  # block after block: [diag(d) x_k; A x_k]
+        rows.append(np.kron(np.eye(k), structure.inner.matrix()))
+    return np.vstack(rows)
+
+
+@pytest.mark.parametrize("structure", [WITH_INNER, BOTH])
+@pytest.mark.parametrize("n_public", [False, True])
+@pytest.mark.parametrize("n_bins", [40, 37])  # 37: three empty padding bins
+def test_covariance_and_estimate_match_dense_least_squares(
+    structure: BlockedStrategy, n_public: bool, n_bins: int
+) -> None:
+    rng = np.random.default_rng(TEST_SEED)
+    variances = [5.0, 2.0, 3.0, 1.5][: len(structure.fractions)]
+    cov = BlockedCovariance(structure, variances, n_public, n_bins)
+    full = structure.n_bins
+    x = np.concatenate([rng.integers(0, 10, n_bins), np.zeros(full - n_bins, np.int64)])
+    exact = structure.parts(x)
+    w = _dense(structure)
+    assert np.array_equal(np.concatenate(exact), w @ x)  # the parts are the dense rows
+    parts = [p + rng.normal(0, np.sqrt(v), p.size) for p, v in zip(exact, variances, strict=True)]
+    weights = np.concatenate(
+        [np.full(p.size, 1 / v) for p, v in zip(exact, variances, strict=True)]
+    )
+    inv = np.linalg.inv(w.T @ (weights[:, None] * w))
+    pm = np.vstack([np.zeros(full), np.tril(np.ones((full, full)))])[: n_bins + 1]
+    dense_cov = pm @ inv @ pm.T
+    dense_est = pm @ inv @ (w.T @ (weights * np.concatenate(parts)))
+    n = int(x.sum()) if n_public else None
+    if n_public:
+        c = dense_cov[:, -1]
+        dense_cov = dense_cov - np.outer(c, c) / c[-1]
+        dense_est = dense_est - c / c[-1] * (dense_est[-1] - n)
+    m = np.arange(n_bins + 1)
+    assert np.allclose(cov.cov(m[:, None], m[None, :]), dense_cov, atol=1e-10)
+    assert np.allclose(cov.prefix_variances(), np.diag(dense_cov), atol=1e-10)
+    assert np.allclose(cov.estimate(parts, n), dense_est, atol=1e-9)
+    batch = [np.stack([p, 2 * p]) for p in parts]  # leading batch axes
+    assert np.allclose(cov.estimate(batch, n)[0], dense_est, atol=1e-9)
+
+
+def _brute(structure: BlockedStrategy, relation: str) -> list[int]:
+    """The largest L1 change of each part over every dataset of at most two records and
+    each of its neighbours."""
+    b = structure.n_bins
+    worst = [0] * len(structure.fractions)
+    for size in range(3):
+        for bins in itertools.combinations_with_replacement(range(b), size):
+            x = np.bincount(np.array(bins, dtype=np.int64), minlength=b)
+            moves = (
+                [(None, k) for k in range(b)]
+                if relation == "add_remove"
+                else [(j, k) for j, k in itertools.permutations(range(b), 2) if x[j] > 0]
+            )
+            for j, k in moves:
+                y = x.copy()
+                y[k] += 1
+                if j is not None:
+                    y[j] -= 1
+                for i, (p, q) in enumerate(
+                    zip(structure.parts(x), structure.parts(y), strict=True)
+                ):
+                    worst[i] = max(worst[i], int(np.abs(q - p).sum()))
+    return worst
+
+
+# K = 2 (moves across blocks: twice the heaviest column), and K = 1 (inside one block only:
+# the inner strategy's own replace sensitivity, here below twice its heaviest column).
+SMALL_INNER = Strategy(np.array([2, 1, 1]), np.array([[3, 0, 1], [0, 2, 1]]))
+SENSITIVITY_CASES = [
+    BlockedStrategy(Strategy(np.array([1, 2]), np.array([[2, 1]])), 3, (), (0.5, 0.5), SMALL_INNER),
+    BlockedStrategy(
+        Strategy(np.array([1, 2]), np.array([[2, 1]])), 3, (1,), (0.4, 0.3, 0.3), SMALL_INNER
+    ),
+    BlockedStrategy(Strategy(np.array([2]), np.array([[1]])), 3, (), (0.5, 0.5), SMALL_INNER),
+]
+
+
+@pytest.mark.parametrize("structure", SENSITIVITY_CASES)
+@pytest.mark.parametrize("relation", ["add_remove", "replace"])
+def test_claimed_sensitivities_are_the_exact_maxima(
+    structure: BlockedStrategy, relation: str
+) -> None:
+    claim = structure.part_sensitivities(relation)
+    assert list(claim) == _brute(structure, relation)
+    n = 3 if relation == "replace" else None
+    mech = StrategyTreeMechanism(
+        structure.n_bins, epsilon=1.0, neighbours=relation, n=n, structure=structure
+    )
+    assert mech.block_sensitivity == claim
+
+
+def test_a_mutant_inner_sensitivity_is_caught_by_brute_force() -> None:
+    """A claim that takes the inner strategy's own ``replace`` sensitivity (moves inside one
+    block) and forgets moves between blocks is too small: the brute force catches it."""
+    structure = SENSITIVITY_CASES[0]
+    inner = structure.inner
+    assert inner is not None
+    assert inner.sensitivity("replace")[0] < _brute(structure, "replace")[-1]
+    rows_a_bin_is_in = int((inner.matrix() > 0).sum(axis=0).max())  # as if 0/1 rows
+    assert rows_a_bin_is_in < _brute(structure, "add_remove")[-1]
+
+
+def test_structure_checks_and_description() -> None:
+    with pytest.raises(InvalidParameterError):
+        BlockedStrategy(TOP, 8, (), (0.5, 0.5))  # neither levels nor an inner strategy
+    with pytest.raises(InvalidParameterError):
+        BlockedStrategy(TOP, 4, (), (0.5, 0.5), INNER)  # inner of 8 bins, blocks of 4
+    with pytest.raises(InvalidParameterError):
+        BlockedStrategy(TOP, 8, (1,), (0.5, 0.5), INNER)  # one share missing
+    mech = StrategyTreeMechanism(WITH_INNER.n_bins, epsilon=1.0, structure=WITH_INNER)
+    meta = mech.describe()["strategy"]
+    assert meta["inner_sha256"] == INNER.digest  # type: ignore[index]
+    assert mech.spend().parameters["inner_strategy"] == INNER.digest
+    assert mech.max_records() == min(TOP.max_total(), INNER.max_total())
+
+
+def _kurtosis(scale: float) -> float:
+    k = np.arange(-int(60 * scale) - 60, int(60 * scale) + 61, dtype=np.float64)
+    p = np.exp(-np.abs(k) / scale)
+    p /= p.sum()
+    return float((p * k**4).sum() / (p * k**2).sum() ** 2)
+
+
+def test_prefix_variances_by_simulation() -> None:
+    """4,000 simulated releases at 40 bins: the sample variance of every prefix estimate
+    matches the exact one (tolerance as in test_strategy_tree.py: relative sd at most
+    ``sqrt((κ - 1)/R)``, ``z(ALPHA/k)`` times it, Bonferroni over the ``k`` prefixes)."""
+    from scipy import stats
+
+    mech = StrategyTreeMechanism(BOTH.n_bins, epsilon=1.0, structure=BOTH)
+    runs = 4_000
+    noise = mech.noise_only(runs, InsecureSeededSource(TEST_SEED))
+    estimates = mech.prefix_estimate(noise, "efficient")[:, 1:]
+    exact = mech.prefix_covariance("efficient").prefix_variances()[1:]
+    kappa = max(_kurtosis(float(t)) for t in mech.scales if t is not None)
+    z = float(stats.norm.isf(ALPHA / (2 * exact.size)))
+    empirical = estimates.var(axis=0, ddof=1)
+    assert np.all(np.abs(empirical / exact - 1) <= z * np.sqrt((kappa - 1) / runs))
+
+
+class _ExactTop:
+    """The role objective's model with exact top statistics (derivatives by central
+    differences), for the tests."""
+
+    def __init__(self, top: Strategy, variance: float) -> None:
+        self.top, self.variance, self.n_blocks = top, variance, top.n_bins
+
+    def __call__(self, v: float) -> tuple[np.ndarray, np.ndarray]:
+        h = 1e-6 * v
+        up = top_statistics(self.top, self.variance, v + h)
+        down = top_statistics(self.top, self.variance, v - h)
+        return top_statistics(self.top, self.variance, v), (up - down) / (2 * h)
+
+
+def test_role_error_is_the_exact_mean_prefix_variance_and_its_gradient() -> None:
+    """``role_error`` of the inner strategy's within-block covariance equals the blocked
+    structure's exact mean prefix variance (dense least squares checked above), and the
+    gradient in ``Θ`` matches central differences."""
+    rng = np.random.default_rng(TEST_SEED)
+    theta = rng.random((2, 8))
+    kappa, top_var = 3.0, 7.0
+    model = _ExactTop(TOP, top_var)
+    s = 1 + theta.sum(axis=0)
+    cov_x = kappa * s[:, None] * np.linalg.inv(np.eye(8) + theta.T @ theta) * s[None, :]
+    value, _ = role_error(cov_x, model)
+    # dense least squares: the top on the block sums (variance top_var) and the real inner
+    # strategy A = [I; Θ] S⁻¹ on every block (variance kappa), so C = kappa (AᵀA)⁻¹
+    k, b = TOP.n_bins, 8
+    real = np.vstack([np.eye(b), theta]) / s[None, :]
+    w = np.vstack([TOP.matrix() @ np.kron(np.eye(k), np.ones((1, b))), np.kron(np.eye(k), real)])
+    weights = np.concatenate(
+        [np.full(TOP.n_rows, 1 / top_var), np.full(k * real.shape[0], 1 / kappa)]
+    )
+    inv = np.linalg.inv(w.T @ (weights[:, None] * w))
+    pm = np.tril(np.ones((k * b, k * b)))
+    assert value == pytest.approx(float(np.diag(pm @ inv @ pm.T).mean()), rel=1e-9)
+    _, grad = _theta_error(theta, kappa, model)
+    step = rng.standard_normal(theta.shape)
+    h = 1e-5
+    up, _ = _theta_error(theta + h * step, kappa, model)
+    down, _ = _theta_error(theta - h * step, kappa, model)
+    assert (up - down) / (2 * h) == pytest.approx(float(np.sum(grad * step)), rel=1e-5)
+
+
+INNER_DIGESTS = {
+    2**17: "0d599a2fa40b5d6da824ce06ca52a6d6edb00e421b457724b21df1c9305edbc3",
+    2**18: "9e5d3c300115a6ec13ab9957f94885e1c12afea6ca8fce1c3a98a26e55d0fa47",
+    2**19: "732da3b4ab3a5cc82547254d044bba7a7313ef9145029e7a25e995ed6b7b8566",
+    2**20: "fcad09d90603e21bf3dbbcc778161b568bb49f8a39369946b487be96e79e02d8",
+}
+
+
+@pytest.mark.parametrize("n_bins", sorted(INNER_DIGESTS))
+def test_the_shipped_inner_strategies_are_pinned(n_bins: int) -> None:
+    """A swapped data file would change the released strategy unnoticed."""
+    structure = default_structure(n_bins)
+    assert structure.inner is not None and structure.inner.digest == INNER_DIGESTS[n_bins]
+    assert CONFIGS[n_bins][4] == f"inner{n_bins.bit_length() - 1}"
+
+
+def test_the_planner_picks_it_at_2_20_within_0_85_of_the_best_tree() -> None:
+    """Issue 33 item 2: at most 0.85 times the planned tree's mean prefix MSE at 2^20."""
+    chosen = plan(bins=2**20, epsilon=1.0)
+    assert chosen.mechanism == "strategy_tree" and "a strategy (p=16)" in chosen.alternatives[0].how
+    best_tree = min(c.value for c in chosen.alternatives if c.mechanism == "tree")
+    exact = structure_covariance(default_structure(2**20), 1.0, 2**20).prefix_variances()
+    assert chosen.predicted == pytest.approx(float(exact[1:].mean()), rel=1e-12)
+    assert chosen.predicted <= 0.85 * best_tree
