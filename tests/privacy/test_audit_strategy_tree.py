@@ -77,3 +77,62 @@ def test_mutant_with_the_top_weights_not_accounted_is_flagged() -> None:
         broken, d, d2, runs=RUNS, source=InsecureSeededSource(TEST_SEED), claimed=honest
     )
     assert result.flagged, result
+
+
+# An inner strategy inside the blocks (issue 33 item 2). Under ``replace`` the worst move is
+# between two blocks at the inner strategy's heaviest column (twice that column), which a
+# claim of the inner strategy's own ``replace`` sensitivity (moves inside one block) misses:
+# here 2 instead of 10 (its aggregate row cancels inside a block).
+INNER = BlockedStrategy(
+    Strategy(np.array([1, 2]), np.array([[2, 1]])),
+    3,
+    (),
+    (0.5, 0.5),
+    Strategy(np.array([1, 1, 1]), np.array([[4, 4, 4]])),
+)
+
+
+def _inner_worst_pair() -> tuple[np.ndarray, np.ndarray]:
+    inner = INNER.inner
+    assert inner is not None
+    r = int(np.argmax(inner.matrix().sum(axis=0)))
+    base = np.full(INNER.n_bins, 3, dtype=np.int64)
+    other = base.copy()
+    other[r] -= 1  # block 0
+    other[INNER.block + r] += 1  # block 1, same position
+    return base, other
+
+
+class _InnerMovesInsideOneBlock(StrategyTreeMechanism):
+    """A mutant claiming the inner strategy's own ``replace`` sensitivity, forgetting moves
+    between blocks: the inner part's noise is too small."""
+
+    def __init__(self, *args: object, **kwargs: object) -> None:
+        super().__init__(*args, **kwargs)  # type: ignore[arg-type]
+        assert self.structure.inner is not None
+        own = self.structure.inner.sensitivity("replace")[0]
+        self.block_sensitivity = (*self.block_sensitivity[:-1], own)
+        self._set_scales()
+
+
+@pytest.mark.slow
+def test_inner_strategy_mechanism_passes_under_replace() -> None:
+    d, d2 = _inner_worst_pair()
+    mech = StrategyTreeMechanism(
+        INNER.n_bins, epsilon=1.0, neighbours="replace", n=int(d.sum()), structure=INNER
+    )
+    result = audit_mechanism(mech, d, d2, runs=RUNS, source=InsecureSeededSource(TEST_SEED))
+    assert result.passes, result
+    assert result.epsilon_low > 0.3  # the audit is not vacuous
+
+
+def test_mutant_with_inner_moves_inside_one_block_is_flagged() -> None:
+    d, d2 = _inner_worst_pair()
+    kwargs = {"epsilon": 1.0, "neighbours": "replace", "n": int(d.sum()), "structure": INNER}
+    honest = StrategyTreeMechanism(INNER.n_bins, **kwargs)  # type: ignore[arg-type]
+    broken = _InnerMovesInsideOneBlock(INNER.n_bins, **kwargs)
+    assert broken.scales[-1] < honest.scales[-1]
+    result = audit_mechanism(
+        broken, d, d2, runs=RUNS, source=InsecureSeededSource(TEST_SEED), claimed=honest
+    )
+    assert result.flagged, result
