@@ -5,7 +5,7 @@ Run from the repository root::
     PYTHONPATH=src python benchmarks/pure_large.py              # errors and release times
     PYTHONPATH=src python benchmarks/pure_large.py --optimise   # also re-derive the shares
     PYTHONPATH=src python benchmarks/pure_large.py --write-top  # rewrite the p = 256 top
-    PYTHONPATH=src python benchmarks/pure_large.py --write-inner  # rewrite 2^20's inner
+    PYTHONPATH=src python benchmarks/pure_large.py --write-inner  # rewrite the inner ones
 
 Errors are exact (public parameters only, no simulation): the mean of ``Var(P[m])`` over the
 prefixes ``m = 1..B`` at ε = 1, ``add_remove``, with the exact discrete Laplace variances of
@@ -15,12 +15,12 @@ new mechanism is the structure the planner scores (:data:`CONFIGS`). Release tim
 median of three after one warm-up, both mechanisms in the same process (at 2^16 and 2^20).
 ``--optimise`` re-optimises each configured structure's budget shares on the exact error
 (Nelder-Mead over the log-shares, from the stored shares) and prints them. ``--write-top``
-re-optimises the ``p = 256`` strategy for 4096 bins that the structures at 2^16 and 2^20 use
+re-optimises the ``p = 256`` strategy for 4096 bins that the structures at 2^19 and 2^20 use
 (:func:`write_top`, deterministic, lattice 255; about 10 minutes with one BLAS thread) and
 writes ``src/treedp/strategy/data/pidentity_top_4096.npz``. ``--write-inner`` re-optimises
-the strategy inside the 256-bin blocks of 2^20 for its role under that top
-(:func:`write_inner`, deterministic, lattice 1023; about a minute) and writes
-``src/treedp/strategy/data/pidentity_inner20_256.npz``.
+the strategies inside the blocks of 2^15 to 2^20 for their role under their tops
+(:func:`write_inner`, deterministic, lattice 1023; about two minutes) and writes
+``src/treedp/strategy/data/pidentity_inner<log2 B>_<b>.npz``.
 """
 
 from __future__ import annotations
@@ -28,6 +28,7 @@ from __future__ import annotations
 import argparse
 import os
 import time
+from collections.abc import Callable
 
 import numpy as np
 
@@ -62,32 +63,78 @@ def _release_time(counts: np.ndarray, mechanism: str) -> float:
     return float(np.median(runs))
 
 
+#: The structures of session 6 (tree levels inside every block, no inner strategy), the
+#: baseline of the inner strategies: ``B -> (K, levels, shares, top)``.
+PREVIOUS = {
+    2**15: (2048, (1,), (0.732, 0.268), "prefix"),
+    2**16: (4096, (1,), (0.7463, 0.2537), "top"),
+    2**17: (1024, (1, 16), (0.5896, 0.2411, 0.1693), "prefix"),
+    2**18: (1024, (1, 16), (0.5612, 0.227, 0.2118), "prefix"),
+    2**19: (4096, (1, 16), (0.6307, 0.2175, 0.1518), "top"),
+    2**20: (4096, (1, 16), (0.6029, 0.2057, 0.1914), "top"),
+}
+
+
+def _previous(n_bins: int) -> BlockedStrategy:
+    from treedp.strategy import get_strategy
+    from treedp.strategy.store import shipped_strategy
+
+    k, levels, shares, name = PREVIOUS[n_bins]
+    top = get_strategy(k) if name == "prefix" else shipped_strategy(k, name)
+    assert top is not None
+    return BlockedStrategy(top, n_bins // k, levels, shares)
+
+
+def _scoring_time(make: Callable[[], BlockedStrategy], n_bins: int) -> float:
+    """Best of three: build the structure (reading its shipped files) and score it exactly,
+    as the planner does."""
+    runs = []
+    for _ in range(3):
+        start = time.perf_counter()
+        structure_covariance(make(), 1.0, n_bins).prefix_variances()
+        runs.append(time.perf_counter() - start)
+    return min(runs)
+
+
 def table() -> None:
     print(f"exact mean prefix MSE at eps = 1, add_remove ({_load()})\n")
     print(
-        "| B | planner's best tree | strategy_tree | ratio | structure "
-        "| release + query: tree | strategy_tree |"
+        "| B | planner's best tree | levels only (session 6) | **strategy_tree** | ratio "
+        "| structure | scoring: levels only / now | release + query: tree / strategy_tree |"
     )
-    print("|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|")
     for b in sorted(CONFIGS):
         chosen = plan(b, epsilon=1.0)
         tree = min(c.value for c in chosen.alternatives if c.mechanism == "tree")
         structure = default_structure(b)
         new = float(structure_covariance(structure, 1.0, b).prefix_variances()[1:].mean())
-        times = "| | |"
+        old, score = "", ""
+        if b in PREVIOUS:
+            prev = _previous(b)
+            old = f"{structure_covariance(prev, 1.0, b).prefix_variances()[1:].mean():.1f}"
+            t_old = _scoring_time(lambda b=b: _previous(b), b)
+            t_now = _scoring_time(lambda b=b: default_structure(b), b)
+            score = f"{t_old:.2f} / {t_now:.2f} s"
+        times = ""
         if b in (2**16, 2**20):
             counts = np.random.default_rng(0).integers(0, 100, b)
             t_tree, t_new = _release_time(counts, "tree"), _release_time(counts, "strategy_tree")
-            times = f"| {t_tree:.2f} s | {t_new:.2f} s |"
-        inner = "" if structure.inner is None else ", inner strategy"
+            times = f"{t_tree:.2f} / {t_new:.2f} s"
+        inner = (
+            ""
+            if structure.inner is None
+            else f"inner strategy (p = {structure.inner.aggregates.shape[0]})"
+        )
+        levels = f"levels {list(structure.levels)}" if structure.levels else ""
         what = (
-            f"K = {structure.n_blocks} blocks of {structure.block}, levels "
-            f"{list(structure.levels)}{inner}, shares {list(structure.fractions)}"
+            f"{structure.n_blocks} (p = {structure.top.aggregates.shape[0]}) of "
+            f"{structure.block}; {levels}{inner}; shares {list(structure.fractions)}"
         )
         print(
-            f"| 2^{b.bit_length() - 1} | {tree:.1f} | **{new:.1f}** | {new / tree:.3f} | "
-            f"{what} {times}"
+            f"| 2^{b.bit_length() - 1} | {tree:.1f} | {old} | **{new:.1f}** | {new / tree:.3f} | "
+            f"{what} | {score} | {times} |"
         )
+    print(f"\n({_load()})")
 
 
 def optimise() -> None:
@@ -161,6 +208,8 @@ INNER_LATTICE = 1023
 #: ``B -> (top, block, model share)``: the sizes with an inner strategy, and the top's share
 #: of ε the optimiser's model assumes (the exact optimum's share, rounded to 0.01).
 INNER_SIZES = {
+    2**15: ("prefix", 128, 0.56),
+    2**16: ("prefix", 256, 0.53),
     2**17: ("prefix", 128, 0.60),
     2**18: ("prefix", 256, 0.58),
     2**19: ("top", 128, 0.64),
@@ -169,7 +218,7 @@ INNER_SIZES = {
 
 
 def write_inner() -> None:
-    """The strategies inside the blocks of 2^17 to 2^20, deterministically: each optimised
+    """The strategies inside the blocks of 2^15 to 2^20, deterministically: each optimised
     for its role (:func:`treedp.strategy.inner.optimise_inner`, from nodes of ``b/16`` bins,
     1000 L-BFGS-B steps) under its shipped top at the model share (continuous Laplace), on
     the lattice 1023, written as ``pidentity_inner<log2 B>_<b>.npz``; then the exact share of
@@ -213,7 +262,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--optimise", action="store_true", help="re-optimise the shares")
     parser.add_argument("--write-top", action="store_true", help="rewrite the p = 256 top")
-    parser.add_argument("--write-inner", action="store_true", help="rewrite 2^20's inner")
+    parser.add_argument("--write-inner", action="store_true", help="rewrite the inner strategies")
     args = parser.parse_args()
     if args.write_top:
         write_top()

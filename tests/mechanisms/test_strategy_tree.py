@@ -237,7 +237,7 @@ def test_replace_release_imposes_n() -> None:
 
 def test_the_shipped_top_is_pinned() -> None:
     """F4: a swapped data file would change the released strategy unnoticed."""
-    top = default_structure(2**16).top
+    top = default_structure(2**20).top
     assert top.n_bins == 4096
     assert top.digest == "d1c1aa761acc33a8be6eddf4ab42c2287e621cb440bfcbbbc70a2796f39f6cef"
 
