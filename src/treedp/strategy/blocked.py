@@ -135,10 +135,11 @@ class BlockedStrategy:
         the inner part is every block's ``W_I x_k``, block after block)."""
         x = np.asarray(counts, dtype=np.int64)
         blocks = x.reshape(self.n_blocks, self.block)
-        out = [self.top.apply(blocks.sum(axis=1))]
+        sums = blocks.sum(axis=1)
+        out = [self.top.apply(sums)]
         out.extend(x.reshape(-1, c).sum(axis=1) for c in self.levels)
         if self.inner is not None:
-            if x.size and int(x.sum(dtype=object)) > self.inner.max_total():
+            if sums.size and int(sums.sum(dtype=object)) > self.inner.max_total():
                 raise DataError(
                     "The counts' total is too large for the strategy's integer weights (int64)."
                 )
@@ -232,6 +233,8 @@ class BlockedCovariance:
         )
 
     def _top_factors(self) -> None:
+        from scipy.linalg import solve_triangular  # slow to import: on first use
+
         top, sig2 = self.structure.top, self.variances[0]
         d2 = top.identity.astype(np.float64) ** 2 / sig2 + 1.0 / self._v
         e = 1.0 / d2
@@ -240,7 +243,7 @@ class BlockedCovariance:
         with one_blas_thread():
             chol = np.linalg.cholesky(np.eye(a.shape[0]) + a @ g)
             gc = np.concatenate([np.zeros((1, a.shape[0])), np.cumsum(g, axis=0)])
-            h = np.linalg.solve(chol, gc.T).T
+            h = solve_triangular(chol, gc.T, lower=True).T
         self._e, self._g, self._chol, self._h = e, g, chol, h
         self._u = np.concatenate([[0.0], np.cumsum(e)])
 
@@ -323,13 +326,16 @@ class BlockedCovariance:
             x_tilde = r @ self._cov_x
         q = np.cumsum(x_tilde, axis=-1)
         s_tilde = q[..., -1]
+        from scipy.linalg import solve_triangular  # slow to import: on first use
+
         d = s.top.identity.astype(np.float64)
         a = s.top.aggregates.astype(np.float64)
         sig2 = self.variances[0]
         rhs = (d * y_top[..., :k_max] + y_top[..., k_max:] @ a) / sig2 + s_tilde / self._v
         with one_blas_thread():
             t = (rhs @ self._g).reshape(-1, self._g.shape[1]).T
-            sol = np.linalg.solve(self._chol.T, np.linalg.solve(self._chol, t)).T
+            half = solve_triangular(self._chol, t, lower=True)
+            sol = solve_triangular(self._chol.T, half, lower=False).T
             s_hat = self._e * rhs - sol.reshape(*batch, -1) @ self._g.T
         ps = np.concatenate([np.zeros((*batch, 1)), np.cumsum(s_hat, axis=-1)], axis=-1)
         q_full = np.concatenate([np.zeros((*batch, k_max, 1)), q[..., :-1]], axis=-1)
