@@ -21,8 +21,8 @@ errors are computed exactly by :class:`treedp.strategy.blocked.BlockedCovariance
 The start is deterministic: ``Θ`` = 0.9 times the indicators of nodes of ``c`` bins, i.e.
 the tree levels ``(1, c)``, so the result depends only on public parameters. At 2^20 bins
 (the shipped 4096-bin top, blocks of 256, nodes of 16) the optimum is a row of overlapping
-bumps, one per node: mean prefix MSE 613.7 at ε = 1 against 653.9 for the levels (1, 16)
-(continuous Laplace; ``docs/strategies.md``).
+bumps, one per node: mean prefix MSE 612.5 at ε = 1 against 653.9 for the levels (1, 16)
+(continuous Laplace, real weights; 614.2 exactly on the lattice 255; ``docs/strategies.md``).
 """
 
 from __future__ import annotations
