@@ -204,7 +204,7 @@ def write_top() -> None:
 #: The inner strategy's lattice (treedp's default, 255). A finer one gains little and costs
 #: noise time: at 2^20, 614.2 with 255, 612.8 with 1023, 612.5 with 4095, but exact discrete
 #: Laplace noise at the inner part's scale (about 2700 with 1023) takes 0.46 s for its 1.1 M
-#: entries against 0.18 s at 255 (scale about 670; measured 2026-11-27 07:50 UTC, load 12).
+#: entries against 0.18 s at 255 (scale about 670; measured 2026-11-27 about 07:46 UTC, load 12).
 INNER_LATTICE = 255
 
 #: ``B -> (top, block, model share)``: the sizes with an inner strategy, and the top's share
