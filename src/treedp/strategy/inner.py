@@ -27,16 +27,24 @@ bumps, one per node: mean prefix MSE 612.5 at ε = 1 against 653.9 for the level
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from typing import Protocol
 
 import numpy as np
 
 from treedp.strategy.model import Strategy
 from treedp.strategy.optimize import one_blas_thread
 
-__all__ = ["TopModel", "optimise_inner", "role_error", "top_statistics"]
+__all__ = ["TopModel", "TopStatistics", "optimise_inner", "role_error", "top_statistics"]
 
 _Stats = tuple[np.ndarray, np.ndarray]
+
+
+class TopStatistics(Protocol):
+    """The top's statistics ``(A0, A1, X, V_K)`` at ``v`` and their derivatives in ``v``."""
+
+    n_blocks: int
+
+    def __call__(self, v: float) -> _Stats: ...  # pragma: no cover - a protocol
 
 
 def top_statistics(top: Strategy, top_variance: float, v: float) -> np.ndarray:
@@ -88,10 +96,18 @@ class TopModel:
         return values, slopes
 
 
-def role_error(cov: np.ndarray, model: Callable[[float], _Stats]) -> tuple[float, np.ndarray]:
-    """``T(C)`` (the module docstring) and its gradient in ``C`` (symmetric)."""
+def role_error(cov: np.ndarray, model: TopStatistics) -> tuple[float, np.ndarray]:
+    """``T(C)`` (the module docstring) and its gradient in ``C`` (symmetric).
+
+    Parameters
+    ----------
+    cov : numpy.ndarray
+        ``C``, the within-block covariance of the block's own estimate (``b × b``).
+    model : TopStatistics
+        The top's statistics as functions of ``v`` (e.g. :class:`TopModel`).
+    """
     b = cov.shape[0]
-    k = float(getattr(model, "n_blocks", 1))
+    k = float(model.n_blocks)
     c = cov.sum(axis=1)
     v = float(c.sum())
     g = np.concatenate([[0.0], np.cumsum(c)[:-1]])  # Cov(Q̃_r, s̃), r = 0..b-1
@@ -114,9 +130,7 @@ def role_error(cov: np.ndarray, model: Callable[[float], _Stats]) -> tuple[float
     return value, grad
 
 
-def _theta_error(
-    theta: np.ndarray, kappa: float, model: Callable[[float], _Stats]
-) -> tuple[float, np.ndarray]:
+def _theta_error(theta: np.ndarray, kappa: float, model: TopStatistics) -> tuple[float, np.ndarray]:
     b = theta.shape[1]
     s = 1.0 + theta.sum(axis=0)
     y = np.linalg.inv(np.eye(b) + theta.T @ theta)
@@ -149,6 +163,11 @@ def optimise_inner(
         ``b``, and the node size of the start (dividing ``b``).
     max_iter : int
         L-BFGS-B iterations at most.
+
+    Returns
+    -------
+    tuple
+        ``Θ`` (non-negative; deterministic for given parameters) and the model's ``T``.
     """
     from scipy.optimize import minimize  # slow to import: on first use
 
