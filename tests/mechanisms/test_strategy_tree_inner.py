@@ -5,10 +5,12 @@ inner strategies and the planner at 2^15 to 2^20 (issue 33, item 2)."""
 from __future__ import annotations
 
 import itertools
+from fractions import Fraction
 
 import numpy as np
 import pytest
 
+import treedp
 from tests.stats import ALPHA, TEST_SEED
 from treedp import InsecureSeededSource, plan
 from treedp.exceptions import InvalidParameterError
@@ -249,3 +251,79 @@ def test_the_planner_picks_it_within_0_85_of_the_best_tree(n_bins: int) -> None:
     exact = structure_covariance(default_structure(n_bins), 1.0, n_bins).prefix_variances()
     assert chosen.predicted == pytest.approx(float(exact[1:].mean()), rel=1e-12)
     assert chosen.predicted <= 0.85 * best_tree
+
+
+# --- privacy review R5 (session 7): the domain, the parts' check, the split, the files ---
+
+HEAVY_INNER = Strategy(  # heavier than TOP: its int64 limit is the smaller one
+    np.array([200, 100, 300, 100, 200, 200, 100, 100]),
+    np.array([[100, 300, 0, 0, 200, 100, 0, 0], [0, 0, 100, 200, 0, 100, 300, 100]]),
+)
+
+
+@pytest.mark.parametrize(
+    "structure",
+    [BlockedStrategy(TOP, 8, (), (0.6, 0.4), HEAVY_INNER), WITH_INNER, BOTH],
+    ids=["heavy-inner", "with-inner", "both"],
+)
+def test_the_domain_is_the_smaller_int64_limit_before_the_charge(
+    structure: BlockedStrategy,
+) -> None:
+    """F2: a domain from the top alone would let a total the inner part cannot hold be
+    charged, then refused with a data-dependent error; the inner limit must count."""
+    mech = StrategyTreeMechanism(structure.n_bins, epsilon=1.0, structure=structure)
+    limit = min(TOP.max_total(), structure.inner.max_total())  # type: ignore[union-attr]
+    assert mech.max_records() == limit
+    mech.check_domain(limit)
+    with pytest.raises(treedp.DataError):
+        mech.check_domain(limit + 1)
+
+
+@pytest.mark.parametrize("n_bins", sorted(n for n in CONFIGS if CONFIGS[n][4] is not None))
+def test_every_configured_size_refuses_one_past_its_limit(n_bins: int) -> None:
+    mech = StrategyTreeMechanism(n_bins, epsilon=1.0)
+    structure = mech.structure
+    assert structure.inner is not None
+    limit = min(structure.top.max_total(), structure.inner.max_total())
+    assert mech.max_records() == limit
+    with pytest.raises(treedp.DataError):
+        mech.check_domain(limit + 1)
+    assert Fraction(mech.epsilon_spent()) <= Fraction(1.0)  # F4: the inner share included
+
+
+def test_the_parts_refuse_a_total_past_the_inner_limit() -> None:
+    """F3 (defence in depth): the parts themselves refuse a total the inner part's int64
+    products could overflow, whatever the caller checked."""
+    heavy = BlockedStrategy(TOP, 8, (), (0.6, 0.4), HEAVY_INNER)
+    counts = np.zeros(heavy.n_bins, dtype=np.int64)
+    counts[0] = HEAVY_INNER.max_total() + 1
+    with pytest.raises(treedp.DataError):
+        heavy.parts(counts)
+    counts[0] -= 1
+    heavy.parts(counts)  # at the limit: exact
+
+
+@pytest.mark.parametrize("epsilon", [0.1, 1.0, 1.7, 3.3, 1e-5])
+def test_inner_structures_never_spend_more_than_epsilon(epsilon: float) -> None:
+    """F4: the inner part's share is part of the split that must not exceed epsilon."""
+    for structure in (WITH_INNER, BOTH, BlockedStrategy(TOP, 8, (), (0.31, 0.69 + 9e-10), INNER)):
+        mech = StrategyTreeMechanism(structure.n_bins, epsilon=epsilon, structure=structure)
+        assert mech.epsilon_spent() <= Fraction(epsilon)
+
+
+def test_a_shipped_file_that_does_not_match_its_digest_is_refused(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """F1: the shipped weights are checked against the pinned digests each time they load."""
+    from pathlib import Path
+
+    from treedp.exceptions import TreeDPError
+    from treedp.strategy import digests, store
+
+    shipped = Path(store.__file__).parent / "data"
+    names = sorted(p.name for p in shipped.glob("*.npz"))
+    assert names == sorted(digests.SHIPPED_DIGESTS)  # every shipped file is pinned
+    monkeypatch.setitem(digests.SHIPPED_DIGESTS, "pidentity_inner20_256.npz", "0" * 64)
+    with pytest.raises(TreeDPError, match="pinned digest"):
+        store.shipped_strategy(256, "inner20")
+    assert store.shipped_strategy(4096, "top") is not None  # the others still load

@@ -40,7 +40,7 @@ CONTRACT = Contract(
         "sensitivity, add_remove or replace), one count per node of each level inside "
         "the blocks (L1 1, replace 2), and W_I x_k for every block k, W_I an integer "
         "strategy (its largest column L1; replace: the larger of its own replace "
-        "sensitivity and twice that); each part its own discrete Laplace scale "
+        "sensitivity and twice its largest column L1); each part its own discrete Laplace scale "
         "t_i >= L1_i/epsilon_i, sum of epsilon_i <= epsilon"
     ),
 )

@@ -16,7 +16,8 @@ from pathlib import Path
 import numpy as np
 
 from treedp._validation import check_int, check_option, must
-from treedp.exceptions import InvalidTypeError
+from treedp.exceptions import InvalidTypeError, TreeDPError
+from treedp.strategy.digests import SHIPPED_DIGESTS
 from treedp.strategy.model import DEFAULT_LATTICE, Strategy, quantise
 from treedp.strategy.optimize import WORKLOADS, default_aggregates, optimise_pidentity
 
@@ -80,11 +81,24 @@ def load_strategy_file(data: bytes | str | Path) -> Strategy:
 
 
 def shipped_strategy(n_bins: int, workload: str = "prefix") -> Strategy | None:
-    """The strategy shipped with treedp for ``(B, workload)``, or None."""
-    ref = resources.files("treedp.strategy").joinpath("data", _file_name(n_bins, workload))
+    """The strategy shipped with treedp for ``(B, workload)``, or None.
+
+    Raises
+    ------
+    TreeDPError
+        The file's weights do not match their pinned digest (:mod:`treedp.strategy.digests`).
+    """
+    name = _file_name(n_bins, workload)
+    ref = resources.files("treedp.strategy").joinpath("data", name)
     if not ref.is_file():
         return None
-    return load_strategy_file(ref.read_bytes())
+    strategy = load_strategy_file(ref.read_bytes())
+    if strategy.digest != SHIPPED_DIGESTS.get(name):
+        raise TreeDPError(
+            f"The shipped strategy file {name} does not match its pinned digest: the "
+            "installation is damaged; reinstall treedp."
+        )
+    return strategy
 
 
 def make_strategy(n_bins: int, workload: str = "prefix") -> Strategy:
