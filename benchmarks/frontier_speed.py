@@ -21,6 +21,8 @@ Run from the repository root::
    another checkout (the code before a change), its fresh processes interleaved with these.
 3. The imports of that first release, in a fresh process after the same setup imports: the
    treedp modules ``release_counts`` and its bounds warning load, then ``scipy.optimize``.
+4. ``--pava`` (alone): a numpy-only isotonic regression of the 2^24 prefixes against scipy's,
+   CPU seconds in one process — what dropping the ``scipy.optimize`` import would cost.
 
 The machine is shared: the load average is printed with every line.
 """
@@ -167,6 +169,61 @@ def first_release_imports(runs: int = 3) -> None:
         )
 
 
+def numpy_pava_vs_scipy(n_bins: int = 2**24, repeats: int = 2) -> None:
+    """The consistent CDF's isotonic regression at ``n_bins`` (the prefixes of a seeded
+    release of the benchmark's data): scipy's public ``isotonic_regression`` (the baseline,
+    same process, alternated) against a numpy-only pool-adjacent-violators that would spare
+    the ``scipy.optimize`` import (rounds pooling every run of decreasing block means)."""
+    import treedp
+    from treedp.domain import make_bins
+    from treedp.planning import plan
+
+    x = np.random.default_rng(0).lognormal(10, 1, size=1_000_000)
+    bins = make_bins(bounds=(0.0, 2e6), bins=n_bins)
+    counts, _ = bins.count(x)
+    release = treedp.release_counts(
+        counts,
+        bins=bins,
+        epsilon=1.0,
+        plan=plan(n_bins, epsilon=1.0),
+        rng=treedp.InsecureSeededSource(0),
+    )
+    y = np.asarray(release.prefix_counts)[1:-1]
+    from scipy.optimize import isotonic_regression
+
+    for _ in range(repeats):
+        mine, rounds = _cpu_timed_value(lambda: _pava_rounds(y))
+        theirs, _ = _cpu_timed_value(lambda: isotonic_regression(y).x)
+        print(
+            f"isotonic regression of {y.size:,} prefixes: numpy rounds {mine:.2f} s CPU "
+            f"({rounds} rounds), scipy {theirs:.2f} s CPU ({_load()})",
+            flush=True,
+        )
+
+
+def _pava_rounds(y: np.ndarray) -> int:
+    """Pool every maximal run of decreasing block means until none is left; the rounds."""
+    starts = np.flatnonzero(np.concatenate([[True], y[:-1] <= y[1:]]))
+    sums = np.add.reduceat(y, starts)
+    weights = np.diff(starts, append=y.size).astype(np.float64)
+    rounds = 1
+    while True:
+        means = sums / weights
+        keep = np.concatenate([[True], means[:-1] <= means[1:]])
+        if keep.all():
+            np.repeat(means, np.diff(starts, append=y.size))  # the fit, for the timing
+            return rounds
+        at = np.flatnonzero(keep)
+        sums, weights, starts = np.add.reduceat(sums, at), np.add.reduceat(weights, at), starts[at]
+        rounds += 1
+
+
+def _cpu_timed_value(fn: Callable[[], object]) -> tuple[float, object]:
+    start = time.process_time()
+    value = fn()
+    return time.process_time() - start, value
+
+
 def _cold(n_bins: int) -> None:
     """One fresh process: the counts, then two releases and their first answers (JSON)."""
     import treedp
@@ -205,6 +262,9 @@ def _timed(fn: Callable[[], object]) -> float:
 def main() -> None:
     if len(sys.argv) > 1 and sys.argv[1] == "--cold":
         _cold(int(sys.argv[2]))
+        return
+    if len(sys.argv) > 1 and sys.argv[1] == "--pava":
+        numpy_pava_vs_scipy()
         return
     baseline = sys.argv[1] if len(sys.argv) > 1 else None
     print(f"# {machine()}")
