@@ -138,7 +138,9 @@ def test_release_counts_equals_release_cdf(neighbours: str, mechanism: str) -> N
         assert other.metadata()["scales"] == a.metadata()["scales"]
 
 
-@pytest.mark.parametrize("mechanism", ["tree", "histogram", "strategy", "sqrt_factorization"])
+@pytest.mark.parametrize(
+    "mechanism", ["tree", "histogram", "threshold", "strategy", "dawa", "sqrt_factorization"]
+)
 def test_release_counts_leaves_the_callers_counts_alone(mechanism: str) -> None:
     """int64 counts are read without a copy and each noisy sum is written over its noise
     draw: the caller's array is never written (values and read-write flag unchanged)."""
