@@ -17,7 +17,12 @@ Run from the repository root::
    answer (``cdf``), wall and CPU seconds, each *first in a fresh process* (a subprocess per
    run, 3 runs), then the second release in the same process. The baseline in the same run is
    numpy's cumulative sum of the same counts. Goal: release + first answer at most 2 s on 2
-   cores.
+   cores. ``python benchmarks/frontier_speed.py OTHER_SRC`` also runs the ``src`` folder of
+   another checkout (the code before a change), its fresh processes interleaved with these.
+3. The imports of that first release, in a fresh process after the same setup imports: the
+   treedp modules ``release_counts`` and its bounds warning load, then ``scipy.optimize``.
+4. ``--pava`` (alone): a numpy-only isotonic regression of the 2^24 prefixes against scipy's,
+   CPU seconds in one process — what dropping the ``scipy.optimize`` import would cost.
 
 The machine is shared: the load average is printed with every line.
 """
@@ -89,29 +94,134 @@ def _one_pass(x: np.ndarray, scale: float, chunk: int = 1 << 16) -> None:
         np.multiply(part, scale, out=out[: part.size])
 
 
-def release_to_first_answer(n_bins: int = 2**24, runs: int = 3) -> None:
-    rows = []
-    for _ in range(runs):
-        done = subprocess.run(
-            [sys.executable, __file__, "--cold", str(n_bins)],
-            check=True,
-            capture_output=True,
-            text=True,
-        )
-        rows.append(json.loads(done.stdout.strip().splitlines()[-1]))
+def release_to_first_answer(
+    n_bins: int = 2**24, runs: int = 3, baseline_src: str | None = None
+) -> None:
+    """Release + first answer, each run in a fresh process; with ``baseline_src`` (the ``src``
+    folder of another checkout, e.g. main before a change) its runs are interleaved with this
+    checkout's, under the same load."""
+    sources = {"": None} if baseline_src is None else {"": None, " [baseline src]": baseline_src}
+    rows: dict[str, list[dict[str, float]]] = {label: [] for label in sources}
+    for i in range(runs):
+        order = list(sources) if i % 2 == 0 else list(sources)[::-1]
+        for label in order:
+            env = dict(os.environ)
+            if sources[label] is not None:
+                env["PYTHONPATH"] = str(sources[label])
+            done = subprocess.run(
+                [sys.executable, __file__, "--cold", str(n_bins)],
+                check=True,
+                capture_output=True,
+                text=True,
+                env=env,
+            )
+            rows[label].append(json.loads(done.stdout.strip().splitlines()[-1]))
+    for label, found in rows.items():
+        _report_cold(n_bins, found, label)
+
+
+def _report_cold(n_bins: int, rows: list[dict[str, float]], label: str) -> None:
     for suffix, what in (("", "first in a fresh process"), ("2", "second in the process")):
         totals = [r["release" + suffix] + r["answer" + suffix] for r in rows]
         cpu = [r["cpu" + suffix] for r in rows]
         print(
-            f"2^{n_bins.bit_length() - 1} bins, {what}: release + first answer "
+            f"2^{n_bins.bit_length() - 1} bins{label}, {what}: release + first answer "
             f"{', '.join(f'{t:.2f}' for t in totals)} s wall (median "
             f"{statistics.median(totals):.2f}: release "
             f"{statistics.median(r['release' + suffix] for r in rows):.2f} + answer "
             f"{statistics.median(r['answer' + suffix] for r in rows):.2f}; goal 2 s), CPU "
-            f"{', '.join(f'{c:.2f}' for c in cpu)} s; numpy cumsum of the counts "
+            f"{', '.join(f'{c:.2f}' for c in cpu)} s (median {statistics.median(cpu):.2f}); "
+            f"numpy cumsum of the counts "
             f"{statistics.median(r['cumsum'] for r in rows):.3f} s ({_load()})",
             flush=True,
         )
+
+
+def first_release_imports(runs: int = 3) -> None:
+    """Where a fresh process's first release spends on imports: after the benchmark's own
+    setup imports, the modules ``release_counts`` and its bounds warning load (treedp's API,
+    query, engines and report layers), then ``scipy.optimize`` (the consistent CDF's
+    isotonic regression), each timed in wall and CPU seconds (fresh process per run)."""
+    code = (
+        "import json, time\n"
+        "import numpy, treedp, treedp.domain, treedp.planning\n"
+        "def timed(names):\n"
+        "    w, c = time.perf_counter(), time.process_time()\n"
+        "    for name in names: __import__(name)\n"
+        "    return [time.perf_counter() - w, time.process_time() - c]\n"
+        "print(json.dumps([timed(['treedp.api', 'treedp.report']), "
+        "timed(['scipy.optimize'])]))\n"
+    )
+    found = [
+        json.loads(
+            subprocess.run(
+                [sys.executable, "-c", code], check=True, capture_output=True, text=True
+            ).stdout
+        )
+        for _ in range(runs)
+    ]
+    for i, what in enumerate(("treedp.api + treedp.report", "scipy.optimize")):
+        wall = ", ".join(f"{r[i][0]:.2f}" for r in found)
+        cpu = ", ".join(f"{r[i][1]:.2f}" for r in found)
+        print(
+            f"fresh process, importing {what}: {wall} s wall, CPU {cpu} s ({_load()})",
+            flush=True,
+        )
+
+
+def numpy_pava_vs_scipy(n_bins: int = 2**24, repeats: int = 2) -> None:
+    """The consistent CDF's isotonic regression at ``n_bins`` (the prefixes of a seeded
+    release of the benchmark's data): scipy's public ``isotonic_regression`` (the baseline,
+    same process, alternated) against a numpy-only pool-adjacent-violators that would spare
+    the ``scipy.optimize`` import (rounds pooling every run of decreasing block means)."""
+    import treedp
+    from treedp.domain import make_bins
+    from treedp.planning import plan
+
+    x = np.random.default_rng(0).lognormal(10, 1, size=1_000_000)
+    bins = make_bins(bounds=(0.0, 2e6), bins=n_bins)
+    counts, _ = bins.count(x)
+    release = treedp.release_counts(
+        counts,
+        bins=bins,
+        epsilon=1.0,
+        plan=plan(n_bins, epsilon=1.0),
+        rng=treedp.InsecureSeededSource(0),
+    )
+    y = np.asarray(release.prefix_counts)[1:-1]
+    from scipy.optimize import isotonic_regression
+
+    for _ in range(repeats):
+        mine, rounds = _cpu_timed_value(lambda: _pava_rounds(y))
+        theirs, _ = _cpu_timed_value(lambda: isotonic_regression(y).x)
+        print(
+            f"isotonic regression of {y.size:,} prefixes: numpy rounds {mine:.2f} s CPU "
+            f"({rounds} rounds), scipy {theirs:.2f} s CPU ({_load()})",
+            flush=True,
+        )
+
+
+def _pava_rounds(y: np.ndarray) -> int:
+    """Pool every maximal run of decreasing block means until none is left; the rounds."""
+    starts = np.flatnonzero(np.concatenate([[True], y[:-1] <= y[1:]]))
+    sums = np.add.reduceat(y, starts)
+    weights = np.diff(starts, append=y.size).astype(np.float64)
+    rounds = 1
+    while True:
+        means = sums / weights
+        keep = np.concatenate([[True], means[:-1] <= means[1:]])
+        if keep.all():
+            np.repeat(means, np.diff(starts, append=y.size))  # the fit, for the timing
+            return rounds
+        at = np.flatnonzero(keep)
+        sums, weights, starts = np.add.reduceat(sums, at), np.add.reduceat(weights, at), starts[at]
+        rounds += 1
+
+
+def _cpu_timed_value(fn: Callable[[], object]) -> tuple[float, object]:
+    start = time.process_time()
+    value = fn()
+    return time.process_time() - start, value
 
 
 def _cold(n_bins: int) -> None:
@@ -153,9 +263,14 @@ def main() -> None:
     if len(sys.argv) > 1 and sys.argv[1] == "--cold":
         _cold(int(sys.argv[2]))
         return
+    if len(sys.argv) > 1 and sys.argv[1] == "--pava":
+        numpy_pava_vs_scipy()
+        return
+    baseline = sys.argv[1] if len(sys.argv) > 1 else None
     print(f"# {machine()}")
     counting()
-    release_to_first_answer()
+    release_to_first_answer(baseline_src=baseline)
+    first_release_imports()
 
 
 if __name__ == "__main__":

@@ -138,6 +138,24 @@ def test_release_counts_equals_release_cdf(neighbours: str, mechanism: str) -> N
         assert other.metadata()["scales"] == a.metadata()["scales"]
 
 
+@pytest.mark.parametrize(
+    "mechanism", ["tree", "histogram", "threshold", "strategy", "dawa", "sqrt_factorization"]
+)
+def test_release_counts_leaves_the_callers_counts_alone(mechanism: str) -> None:
+    """int64 counts are read without a copy and each noisy sum is written over its noise
+    draw: the caller's array is never written (values and read-write flag unchanged)."""
+    counts = np.random.default_rng(4).integers(0, 50, size=64).astype(np.int64)
+    before = counts.copy()
+    budget = (
+        {"privacy": treedp.ZCDP(0.5)} if mechanism == "sqrt_factorization" else {"epsilon": 1.0}
+    )
+    release = treedp.release_counts(
+        counts, mechanism=mechanism, rng=InsecureSeededSource(2), **budget
+    )
+    assert np.array_equal(counts, before) and counts.flags.writeable
+    assert not any(np.shares_memory(level, counts) for level in release.noisy_levels)
+
+
 def test_release_counts_default_bins_are_indices() -> None:
     rel = treedp.release_counts([3, 0, 5, 2], epsilon=1.0, rng=InsecureSeededSource(1))
     assert rel.bins.n_bins == 4

@@ -127,9 +127,10 @@ def check_counts(counts: Any, n_bins: int) -> np.ndarray:
             raise DataError("The 'counts' parameter holds a count too large to be exact.")
     elif arr.dtype.kind == "u" and arr.size and arr.max() > np.iinfo(np.int64).max:
         raise DataError("The 'counts' parameter holds a count too large for int64.")
-    if arr.size and (arr < 0).any():
+    if arr.size and arr.min() < 0:  # one pass, no boolean array
         raise DataError(must("counts", "hold non-negative counts."))
-    out = arr.astype(np.int64)
+    # read only from here on (aggregated into new arrays): int64 counts are not copied
+    out = arr.astype(np.int64, copy=False)
     if out.size and int(out.max()) > np.iinfo(np.int64).max // max(1, out.size):
         raise DataError("The 'counts' parameter holds counts whose total overflows int64.")
     return out

@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests.stats import TEST_SEED
-from treedp.estimation.efficient import VariancePlan, efficient_tree
+from treedp.estimation.efficient import VariancePlan, efficient_prefix, efficient_tree
 from treedp.tree import TreeShape, shape_for
 
 
@@ -179,3 +179,28 @@ def test_prefix_covariances_equal_dense_gls(case) -> None:
         for j in range(b + 1):
             shared = set(shape.prefix_nodes(i)) & set(shape.prefix_nodes(j))
             assert direct[i, j] == pytest.approx(sum(variances[lv] for lv, _ in shared))
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_efficient_prefix_equals_the_fit_bit_for_bit(seed: int) -> None:
+    """The fused prefix path (leaves written for the real bins only, summed in place, inner
+    levels not formed) returns exactly the general path's prefixes, padding and an exact or
+    unobserved root included; batch axes take the general path."""
+    rng = np.random.default_rng(TEST_SEED + seed)
+    for _ in range(15):
+        height = int(rng.integers(1, 5))
+        branching = tuple(int(b) for b in rng.integers(2, 9, size=height))
+        n_bins = int(rng.integers(2, math.prod(branching) + 1))
+        shape = TreeShape(n_bins, branching)
+        root = float(rng.choice([0.0, 1.5, math.inf]))
+        variances = (root, *(float(v) for v in rng.uniform(0.5, 9.0, size=height)))
+        levels = [rng.integers(-50, 200, size=s) for s in shape.level_sizes()]
+        want = efficient_tree(shape, levels, variances).prefix(n_bins)
+        got = efficient_prefix(shape, levels, variances, n_bins)
+        assert got.shape == want.shape
+        assert np.array_equal(got, want)
+        batch = [np.stack([lv, lv[::-1]]) for lv in levels]
+        assert np.array_equal(
+            efficient_prefix(shape, batch, variances, n_bins),
+            efficient_tree(shape, batch, variances).prefix(n_bins),
+        )

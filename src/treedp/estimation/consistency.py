@@ -89,7 +89,7 @@ def monotone_l2(prefix: np.ndarray, weights: np.ndarray | None = None) -> np.nda
         # scipy's public pool-adjacent-violators (scipy >= 1.12, the project's floor)
         from scipy.optimize import isotonic_regression
 
-        out[1:-1] = np.clip(isotonic_regression(inner, weights=w).x, 0.0, n_hat)
+        np.clip(isotonic_regression(inner, weights=w).x, 0.0, n_hat, out=out[1:-1])
     return out
 
 

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import math
 from bisect import bisect_right
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from functools import cached_property
 from typing import TypeVar
@@ -42,6 +42,7 @@ __all__ = [
     "Runs",
     "VariancePlan",
     "combine",
+    "efficient_prefix",
     "efficient_tree",
 ]
 
@@ -287,20 +288,33 @@ def _groups(x: np.ndarray, k: int) -> np.ndarray:
     return x.reshape(*x.shape[:-1], -1, k)
 
 
-def _shift_groups(w: LevelValues, base: np.ndarray, shift: np.ndarray, k: int) -> np.ndarray:
-    """``base + (1 - w)·shift[node // k]``: a combination with ``other = base + shift[group]``."""
-    out = np.empty_like(base)
-    for start, stop, weight in w.runs():
+def _shift_groups(
+    w: LevelValues,
+    base: np.ndarray,
+    shift: np.ndarray,
+    k: int,
+    stop: int | None = None,
+    out: np.ndarray | None = None,
+) -> np.ndarray:
+    """``base + (1 - w)·shift[node // k]``: a combination with ``other = base + shift[group]``;
+    nodes ``[0, stop)`` only (default all), into ``out`` (contiguous) when given."""
+    end = base.shape[-1] if stop is None else stop
+    if out is None:
+        out = np.empty_like(base[..., :end])
+    for start, run_stop, weight in w.runs():
+        run_stop = min(run_stop, end)
+        if start >= run_stop:
+            break
         factor = 1.0 - weight
-        g0, g1 = -(-start // k), stop // k  # whole groups inside the run
+        g0, g1 = -(-start // k), run_stop // k  # whole groups inside the run
         if g0 < g1:
             seg = _groups(out[..., g0 * k : g1 * k], k)
             np.add(
                 _groups(base[..., g0 * k : g1 * k], k), factor * shift[..., g0:g1, None], out=seg
             )
-            pieces = [(start, g0 * k), (g1 * k, stop)]
+            pieces = [(start, g0 * k), (g1 * k, run_stop)]
         else:
-            pieces = [(start, stop)]
+            pieces = [(start, run_stop)]
         for lo, hi in pieces:
             if lo < hi:
                 out[..., lo:hi] = base[..., lo:hi] + factor * shift[..., np.arange(lo, hi) // k]
@@ -337,6 +351,50 @@ def efficient_tree(
     the noise variance per level (0 exact, ``inf`` unobserved); ``plan``: precomputed."""
     if plan is None:
         plan = VariancePlan(shape, level_variance)
+    y, est_b, child_sums = _from_below(shape, levels, plan)
+    est_e = [est_b[0]]
+    for lv, shift in _shifts(shape, plan, y, est_b, child_sums):
+        est_e.append(_shift_groups(plan.w_efficient[lv], est_b[lv], shift, shape.branching[lv - 1]))
+    return EfficientFit(est_e, plan)
+
+
+def efficient_prefix(
+    shape: TreeShape,
+    levels: list[np.ndarray],
+    level_variance: tuple[float, ...],
+    n_bins: int,
+) -> np.ndarray:
+    """``efficient_tree(shape, levels, level_variance).prefix(n_bins)``, the same values, in
+    fewer passes: the leaves' estimates are written for the ``n_bins`` real bins only (not the
+    padding), straight into the output and summed there, and the inner levels' estimates,
+    which the prefixes do not read, are not formed."""
+    h = shape.height
+    if h == 0 or np.ndim(levels[-1]) != 1:  # a single level, or batch axes: the general path
+        return efficient_tree(shape, levels, level_variance).prefix(n_bins)
+    plan = VariancePlan(shape, level_variance)
+    y, est_b, child_sums = _from_below(shape, levels, plan)
+    out = np.empty(n_bins + 1)
+    for lv, shift in _shifts(shape, plan, y, est_b, child_sums):
+        if lv == h:
+            _shift_groups(
+                plan.w_efficient[h],
+                est_b[h],
+                shift,
+                shape.branching[h - 1],
+                stop=n_bins,
+                out=out[1:],
+            )
+    out[0] = 0.0
+    np.cumsum(out[1:], out=out[1:])
+    out[-1] = est_b[0][0]
+    return out
+
+
+def _from_below(
+    shape: TreeShape, levels: list[np.ndarray], plan: VariancePlan
+) -> tuple[list[np.ndarray], list[np.ndarray], list[np.ndarray]]:
+    """The noisy levels as padded floats, ``est_b`` per level and each level's sums of its
+    children's ``est_b`` (the pass from the leaves up)."""
     h = shape.height
     y = [_padded(levels[lv], plan.lengths[lv]) for lv in range(h + 1)]
     est_b = [np.empty(0)] * (h + 1)
@@ -345,17 +403,27 @@ def efficient_tree(
     for lv in range(h - 1, -1, -1):
         child_sums[lv] = _groups(est_b[lv + 1], shape.branching[lv]).sum(axis=-1)
         est_b[lv] = _weighted(plan.w_below[lv], y[lv], _padded(child_sums[lv], plan.lengths[lv]))
-    est_e = [est_b[0]]
+    return y, est_b, child_sums
+
+
+def _shifts(
+    shape: TreeShape,
+    plan: VariancePlan,
+    y: list[np.ndarray],
+    est_b: list[np.ndarray],
+    child_sums: list[np.ndarray],
+) -> Iterator[tuple[int, np.ndarray]]:
+    """For ``lv = 1..h`` (root down): ``shift`` with ``other(c) = est_b(c) + shift[parent]``,
+    ``other(c) = est_a(p) - (Σ_group est_b - est_b(c))``, the estimate from outside ``c``'s
+    subtree; ``est_a`` of the next level is formed after each yield."""
+    h = shape.height
     est_a = y[0]
     if np.isinf(plan.node_var[0].values[0]):
         est_a = est_b[0]  # an unobserved root: the best value from above is the one from below
     for lv in range(1, h + 1):
         k = shape.branching[lv - 1]
-        parents = plan.sizes[lv - 1]
-        # other(c) = est_a(p) - (Σ_group est_b - est_b(c)) = est_b(c) + shift[p]
-        shift = est_a[..., :parents] - child_sums[lv - 1]
-        est_e.append(_shift_groups(plan.w_efficient[lv], est_b[lv], shift, k))
+        shift = est_a[..., : plan.sizes[lv - 1]] - child_sums[lv - 1]
+        yield lv, shift
         if lv < h:
             other = (_groups(est_b[lv], k) + shift[..., None]).reshape(est_b[lv].shape)
             est_a = _weighted(plan.w_above[lv], y[lv], other)
-    return EfficientFit(est_e, plan)

@@ -374,7 +374,11 @@ class Mechanism(ABC):
         auditor exercises.
         """
         noise = self.noise_only(1, source)
-        return [block + z[0] for block, z in zip(self.true_blocks(counts), noise, strict=True)]
+        # each sum written over its fresh noise draw (no further array of the level's size)
+        return [
+            np.add(block, z[0], out=z[0])
+            for block, z in zip(self.true_blocks(counts), noise, strict=True)
+        ]
 
     def release_blocks(
         self, counts: np.ndarray, source: RandomSource

@@ -16,7 +16,7 @@ from treedp.estimation.covariance import (
     PrefixCovariance,
 )
 from treedp.estimation.direct import tree_prefix
-from treedp.estimation.efficient import VariancePlan, efficient_tree
+from treedp.estimation.efficient import VariancePlan, efficient_prefix
 from treedp.exceptions import InvalidParameterError
 from treedp.mechanisms.base import CalibratedMechanism, check_replace_bins, zcdp_description
 from treedp.noise.families import (
@@ -285,8 +285,7 @@ class TreeMechanism(CalibratedMechanism):
         """``"efficient"``: the BLUE over all nodes (Honaker); ``"direct"``: covering nodes."""
         variances = self.block_variance()
         if estimator == "efficient":
-            prefix: np.ndarray = efficient_tree(self.shape, levels, variances).prefix(self.n_bins)
-            return prefix
+            return efficient_prefix(self.shape, levels, variances, self.n_bins)
         self._check_direct()
         prefix = tree_prefix(self.shape, levels, variances)[0]
         return prefix

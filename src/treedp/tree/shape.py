@@ -107,10 +107,9 @@ class TreeShape:
         current = counts
         for level in range(self.height, 0, -1):
             k = self.branching[level - 1]
-            pad = (-current.size) % k
-            if pad:
-                current = np.concatenate([current, np.zeros(pad, dtype=np.int64)])
-            current = current.reshape(-1, k).sum(axis=1)
+            # sibling groups of k (the last one short when k does not divide: its padding is
+            # zeros); exact in int64, and no padded copy or strided reduction of the level
+            current = np.add.reduceat(current, np.arange(0, current.size, k))
             levels.append(current)
         return levels[::-1]
 
