@@ -138,7 +138,7 @@ def test_per_person_release_states_the_sum_and_round_trips(tmp_path) -> None:
 @pytest.mark.parametrize(
     ("kwargs", "error"),
     [
-        ({"privacy": treedp.ZCDP(0.5)}, InvalidParameterError),
+        ({"epsilon": 1.0, "max_contributions_per_group": 2}, InvalidParameterError),
         ({"epsilon": 1.0, "max_groups": 2}, InvalidParameterError),
         ({"epsilon": 1.0, "keys": None, "delta": 1e-6}, InvalidParameterError),
         ({"epsilon": 1.0, "max_contributions": "often"}, InvalidParameterError),
