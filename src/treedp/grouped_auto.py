@@ -13,19 +13,26 @@ is read.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import replace
 from fractions import Fraction
 from typing import Any
 
 import numpy as np
 
-from treedp._codes import factorize
+from treedp.engines.auto_pass import AutoPass
 from treedp.estimation import prefix_covariance
 from treedp.exceptions import InvalidParameterError
 from treedp.noise import RandomSource
 from treedp.noise.families import BudgetedFamily, budgeted, float_at_least
-from treedp.privacy.auto_bound import auto_split, candidates, choose_bound
-from treedp.privacy.contribution import ContributionBounds, bound_contributions, scaled_budget
+from treedp.privacy.auto_bound import (
+    auto_split,
+    bucket_counts,
+    candidates,
+    choose_from_histogram,
+    entry_counts,
+)
+from treedp.privacy.contribution import ContributionBounds, scaled_budget
 from treedp.privacy.measures import ZCDP
 from treedp.query import Grouping
 from treedp.release.unit import PersonUnit, loss_factor
@@ -37,15 +44,13 @@ __all__ = [
     "auto_target",
     "bound_record",
     "choose_auto",
+    "engine_pass",
     "person_unit",
     "with_bound",
 ]
 
 #: The chosen bounds and the exact budget (ε or ρ) the choice spent.
 Chosen = tuple[ContributionBounds, Fraction]
-
-#: More rows than any table holds: the stand-in "no bound" of the ``max_groups`` draw.
-_UNBOUNDED = 2**62
 
 
 def auto_of(grouping: Grouping) -> dict[str, Any]:
@@ -103,6 +108,37 @@ def _largest(grouping: Grouping, family: type[BudgetedFamily], rest: float) -> i
     return largest
 
 
+def _grid(grouping: Grouping) -> np.ndarray:
+    """The public candidates: up to the cap and the largest bound the trees can take."""
+    assert grouping.auto is not None
+    family, _, rest = _budgets(grouping)
+    return candidates(max(1, min(grouping.auto.cap, _largest(grouping, family, rest))))
+
+
+def _max_groups(grouping: Grouping) -> int | None:
+    """The per-group variant's ``max_groups`` (its pairs are counted); None: persons."""
+    per_group = grouping.auto_name == "max_contributions_per_group"
+    return grouping.bounds.max_groups if per_group else None
+
+
+def _choose(grouping: Grouping, hist: np.ndarray, target: float, source: RandomSource) -> Chosen:
+    """The bounds chosen from the histogram on :func:`_grid`, and the budget spent."""
+    family, first, _ = _budgets(grouping)
+    assert grouping.auto is not None
+    bound, spent = choose_from_histogram(
+        hist,
+        _grid(grouping),
+        grouping.auto,
+        target,
+        first,
+        grouping.neighbours,
+        source,
+        family=family,
+        weight=_max_groups(grouping) or 1,
+    )
+    return _bounds_at(grouping, bound), spent
+
+
 def choose_auto(
     person: np.ndarray,
     group: np.ndarray | None,
@@ -114,31 +150,33 @@ def choose_auto(
     """The bound chosen from each person's rows (``person``, ``group``: codes per kept row,
     ``group`` in ``[0, n_groups)``), and the rows still kept (per group: those of each
     person's ``max_groups`` keys drawn here; otherwise all)."""
-    family, first, rest = _budgets(grouping)
-    rows = np.arange(person.size)
-    weight = 1
-    if grouping.auto_name == "max_contributions_per_group":
-        assert group is not None
-        g = grouping.bounds.max_groups
-        draw = ContributionBounds(grouping.unit, _UNBOUNDED, g, _UNBOUNDED)
-        rows = bound_contributions(person, group, draw, source, n_groups)
-        codes = person[rows].astype(np.int64) * np.int64(n_groups) + group[rows]
-        weight = g
-    else:
-        codes = np.asarray(person, dtype=np.int64)
-    counts = np.bincount(factorize(codes)[0]) if codes.size else np.zeros(0, dtype=np.int64)
-    bound, spent = choose_bound(
-        counts,
-        grouping.auto,  # type: ignore[arg-type]
-        target,
-        first,
-        grouping.neighbours,
-        source,
-        _largest(grouping, family, rest),
-        family=family,
-        weight=weight,
-    )
-    return (_bounds_at(grouping, bound), spent), rows
+    counts, rows = entry_counts(person, group, _max_groups(grouping), source, n_groups)
+    hist = bucket_counts(counts, _grid(grouping))
+    chosen = _choose(grouping, hist, target, source)
+    return chosen, np.arange(person.size) if rows is None else rows
+
+
+def engine_pass(
+    grouping: Grouping, target: float, source: RandomSource, commit: Callable[[], None]
+) -> tuple[AutoPass, Callable[[], Chosen]]:
+    """The hook an engine runs between its passes (:class:`AutoPass`), and a getter of what
+    it chose: the hook charges the query (``commit``: every value was read), then noises the
+    histogram and chooses."""
+    chosen: list[Chosen] = []
+
+    def choose(hist: np.ndarray) -> ContributionBounds:
+        if chosen:
+            raise RuntimeError("an engine asked for the 'auto' bound twice")  # pragma: no cover
+        commit()
+        chosen.append(_choose(grouping, hist, target, source))
+        return chosen[0][0]
+
+    def result() -> Chosen:
+        if not chosen:
+            raise RuntimeError("the engine did not run the 'auto' pass")  # pragma: no cover
+        return chosen[0]
+
+    return AutoPass(_grid(grouping), _max_groups(grouping), choose), result
 
 
 def with_bound(

@@ -42,6 +42,7 @@ from treedp.grouped_auto import (
     auto_target,
     bound_record,
     choose_auto,
+    engine_pass,
     person_unit,
     with_bound,
 )
@@ -173,6 +174,7 @@ def _count(
     if engine.grouped is None:
         return _count_memory(query, grouping, commit, target)
     the_keys, selection = grouping.keys, None
+    auto, chosen = (None, None) if target is None else engine_pass(grouping, target, source, commit)
     job = GroupedJob(
         column=grouping.value.name,
         by=grouping.by,
@@ -181,6 +183,7 @@ def _count(
         bounds=grouping.bounds,
         bins=query.bins,
         nan=nan,
+        auto=auto,
     )
     if the_keys is None:  # pass 1: the selection counts, in the engine; noise here
         assert grouping.delta is not None and engine.key_counts is not None
@@ -195,9 +198,9 @@ def _count(
             grouping.neighbours,
         )
     counted = engine.grouped(data, _with_keys(job, the_keys), source)
-    if selection is None:  # public keys: charged once the counts were read
+    if selection is None and chosen is None:  # public keys: charged once the counts were read
         commit(counted)
-    return counted, selection, None
+    return counted, selection, None if chosen is None else chosen()
 
 
 def _with_keys(job: GroupedJob, keys: tuple[Any, ...]) -> GroupedJob:

@@ -413,10 +413,11 @@ def _grouping(
     auto, auto_name, limits = auto_limits(
         limits, grouped=by_cols != [], private_keys=keys is None and by_cols != []
     )
-    if auto is not None and pick_engine(data).grouped is not None:
+    engine = pick_engine(data)
+    if auto is not None and engine.grouped is not None and not engine.auto_bound:
         raise InvalidParameterError(
-            f"{auto_name}='auto' is for in-memory tables and columns for now; give "
-            "files, Spark or Dask data a fixed bound (treedp plan with "
+            f"{auto_name}='auto' is for in-memory tables, columns and files (Parquet, CSV, "
+            f"Arrow); give {engine.name} data a fixed bound (treedp plan with "
             "--max-contributions shows each choice's error before any data is read)."
         )
     bounds = ContributionBounds.from_parameters(unit_name, *limits, grouped=by_cols != [])

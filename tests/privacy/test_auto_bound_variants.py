@@ -119,7 +119,7 @@ def _noise_of_choice(monkeypatch, query, runs: int) -> np.ndarray:
         captured.append(np.asarray(noisy) - true)
         return np.zeros(len(grid))
 
-    monkeypatch.setattr(auto_bound, "bucket_counts", fake_counts)
+    monkeypatch.setattr(grouped_auto, "bucket_counts", fake_counts)
     monkeypatch.setattr(auto_bound, "objective", spy)
     person, group = np.arange(40) // 4, np.arange(40) % 4
     for s in range(runs):
@@ -171,7 +171,7 @@ def test_the_pairs_are_counted_after_the_max_groups_draw(monkeypatch) -> None:
         seen.append(np.asarray(rows))
         return real(rows, grid)
 
-    monkeypatch.setattr(auto_bound, "bucket_counts", spy)
+    monkeypatch.setattr(grouped_auto, "bucket_counts", spy)
     pid = np.repeat(np.arange(50), 20).astype(str)
     df = pd.DataFrame({"x": np.zeros(1000, int), "pid": pid, "k": np.tile(list("abcd"), 250)})
     gr = treedp.release_grouped(

@@ -61,10 +61,12 @@ from typing import Any
 
 import numpy as np
 
+from treedp._codes import factorize
 from treedp._validation import must
 from treedp.exceptions import InvalidParameterError, InvalidTypeError
 from treedp.noise import RandomSource
 from treedp.noise.families import BudgetedFamily, DiscreteLaplace
+from treedp.privacy.contribution import ContributionBounds, bound_contributions
 
 __all__ = [
     "AUTO_NAMES",
@@ -74,6 +76,8 @@ __all__ = [
     "bucket_counts",
     "candidates",
     "choose_bound",
+    "choose_from_histogram",
+    "entry_counts",
     "histogram_sensitivity",
     "objective",
     "read_auto",
@@ -81,6 +85,8 @@ __all__ = [
 
 #: The largest bound ``"auto"`` may choose unless told otherwise.
 DEFAULT_CAP = 2**16
+#: More rows than any table holds: the stand-in "no bound" of the ``max_groups`` draw.
+_UNBOUNDED = 2**62
 
 
 @dataclass(frozen=True)
@@ -230,6 +236,28 @@ def objective(noisy: np.ndarray, grid: np.ndarray, noise_unit: float, h: float) 
     return out
 
 
+def entry_counts(
+    person: np.ndarray,
+    group: np.ndarray | None,
+    max_groups: int | None,
+    source: RandomSource,
+    n_groups: int,
+) -> tuple[np.ndarray, np.ndarray | None]:
+    """Each entry's rows: per person (``max_groups`` None), or per (person, key) pair after
+    each person's ``max_groups`` keys were drawn uniformly (as
+    :func:`~treedp.privacy.contribution.bound_contributions` draws them), and the rows those
+    keys keep (None: all). ``person``: codes; ``group``: codes in ``[0, n_groups)``."""
+    if person.size == 0:
+        return np.zeros(0, dtype=np.int64), None
+    if max_groups is None:
+        return np.bincount(factorize(np.asarray(person))[0]), None
+    assert group is not None
+    draw = ContributionBounds(None, _UNBOUNDED, max_groups, _UNBOUNDED)
+    rows = bound_contributions(person, group, draw, source, n_groups)
+    pairs = np.asarray(person)[rows].astype(np.int64) * np.int64(n_groups) + group[rows]
+    return np.bincount(factorize(pairs)[0]), rows
+
+
 def choose_bound(
     rows_per_person: np.ndarray,
     auto: AutoBound,
@@ -242,16 +270,41 @@ def choose_bound(
     family: type[BudgetedFamily] = DiscreteLaplace,
     weight: int = 1,
 ) -> tuple[int, Fraction]:
+    """:func:`choose_from_histogram` of the rows per person (or pair) ``rows_per_person``
+    (all ``>= 1``) on the grid ``candidates(min(cap, largest))``."""
+    grid = candidates(auto.cap if largest is None else max(1, min(auto.cap, largest)))
+    hist = bucket_counts(rows_per_person, grid)
+    return choose_from_histogram(
+        hist, grid, auto, noise_unit, epsilon, neighbours, source, family=family, weight=weight
+    )
+
+
+def choose_from_histogram(
+    hist: np.ndarray,
+    grid: np.ndarray,
+    auto: AutoBound,
+    noise_unit: float,
+    epsilon: float,
+    neighbours: str,
+    source: RandomSource,
+    *,
+    family: type[BudgetedFamily] = DiscreteLaplace,
+    weight: int = 1,
+) -> tuple[int, Fraction]:
     """The chosen bound and the exact budget it spent (at most ``epsilon``, in ``family``'s
     unit: ε for discrete Laplace, ρ for discrete Gaussian).
 
     Parameters
     ----------
-    rows_per_person : ndarray of int
-        Each person's (or (person, key) pair's) rows after the public filters (one entry
-        each, all ``>= 1``).
+    hist : ndarray of int
+        The persons (or (person, key) pairs) per bucket of ``grid``
+        (:func:`bucket_counts`, summed over parts that hold disjoint persons).
+    grid : ndarray of int
+        The public candidates (:func:`candidates` up to the largest bound the trees can take:
+        their budget at ``Δ(m)`` must stay valid, so that no choice is refused after the
+        charge).
     auto : AutoBound
-        The settings (cap, heterogeneity).
+        The settings (heterogeneity).
     noise_unit : float
         ``G·R``: the keys times one key's CDF RMSE at bound 1 (public).
     epsilon : float
@@ -260,9 +313,6 @@ def choose_bound(
         The person-level relation (``replace`` doubles the sensitivity).
     source : RandomSource
         Randomness (the OS's by default upstream).
-    largest : int, optional
-        The largest bound the trees can take (public: their budget at ``Δ(m)`` must stay a
-        valid budget), so that no choice can be refused after the charge.
     family : BudgetedFamily subclass, default DiscreteLaplace
         The noise (a registered family: ``calibrated`` to ``(Δ1, Δ2²)`` and the budget).
     weight : int, default=1
@@ -279,10 +329,9 @@ def choose_bound(
     hundred under discrete Laplace, far fewer under the Gaussian's lighter tail; with every
     bucket empty the smallest bound is chosen).
     """
-    grid = candidates(auto.cap if largest is None else max(1, min(auto.cap, largest)))
     l1, l2_squared = histogram_sensitivity(neighbours, weight)
     noise = family.calibrated(l1, l2_squared, epsilon)
-    noisy = bucket_counts(rows_per_person, grid) + noise.sample(grid.size, source)
+    noisy = np.asarray(hist, dtype=np.int64) + noise.sample(grid.size, source)
     floor = math.sqrt(noise.variance() / 2.0) * math.log(40 * grid.size)
     noisy = np.where(noisy > floor, noisy, 0)
     best = int(np.argmin(objective(noisy, grid, noise_unit, auto.heterogeneity)))

@@ -51,6 +51,12 @@ class PersonUnit:
     bound_rho: float = 0.0
 
     def __post_init__(self) -> None:
+        spent = (self.bound_epsilon, self.bound_rho)
+        if not all(isinstance(v, int | float) and 0 <= v < float("inf") for v in spent):
+            raise InvalidParameterError(
+                "The budget a bound's choice spent (bound_epsilon, bound_rho) must be finite "
+                "and >= 0."
+            )
         if self.bounds.unit is None:
             raise InvalidParameterError(
                 "A person-level release needs a privacy-unit column; without one each row is "
