@@ -1,4 +1,5 @@
-"""The ``"auto"`` bound stage of a per-person query (in-memory tables).
+"""The ``"auto"`` bound stage of a per-person query (in memory, or in a file engine's pass
+through :func:`engine_pass`).
 
 After every column was read and the query charged, the rows each person has (after the public
 filters) choose the bound privately (:mod:`treedp.privacy.auto_bound`, ``share·ε`` or

@@ -161,6 +161,30 @@ def test_refused_before_anything_is_charged(kwargs: dict, error: type) -> None:
     assert len(ledger.history) == 0
 
 
+def test_duckdb_is_refused_before_reading() -> None:
+    """A database bounds persons by window functions in the query that counts: "auto" would
+    need a second query over the source (docs/grouped.md)."""
+    duckdb = pytest.importorskip("duckdb")
+    con = duckdb.connect()
+    frame = _frame()
+    con.register("t", frame)
+    ledger = treedp.Accountant(treedp.PureDP(1.0))
+    with pytest.raises(InvalidParameterError, match="give duckdb data a fixed bound"):
+        treedp.release_grouped(
+            con.sql("SELECT * FROM t"),
+            column="x",
+            by="k",
+            keys=list("abc"),
+            privacy_unit="pid",
+            max_contributions="auto",
+            bounds=(0, 31),
+            bins="integers",
+            epsilon=1.0,
+            accountant=ledger,
+        )
+    assert len(ledger.history) == 0
+
+
 def test_dask_is_refused_before_reading() -> None:
     """Dask bounds persons in one pass after its shuffle, with the bound known: "auto" would
     need a second pass over the shuffled data (docs/grouped.md)."""
