@@ -15,6 +15,12 @@ rows at 0, 5, …, 295 minutes, averaged over seeds (fixed, for research: the re
 seeded). Run::
 
     PYTHONPATH=src python benchmarks/auto_bound.py --rows 100000 1000000 --seeds 3
+
+``--rho 0.5`` runs the same under zCDP (``privacy=treedp.ZCDP(0.5)``, the ρ that pure ε = 1
+implies; the histogram then gets discrete Gaussian noise). ``--max-groups 2`` runs the
+per-group variant on a table where every plane flies for two carriers (each flight for its
+own or, with probability 1/2, its second carrier): the bounds are then
+``max_contributions_per_group`` (``max_contributions`` = 2 × it) and ``"auto"`` chooses it.
 """
 
 from __future__ import annotations
@@ -49,6 +55,20 @@ def heterogeneous(rows: int, seed: int = 0) -> Any:
     return df
 
 
+def two_carriers(df: Any, seed: int = 0) -> Any:
+    """The table with each plane flying for two carriers: a fixed second carrier per plane,
+    taken by each flight with probability 1/2."""
+    import pandas as pd
+
+    codes, planes = pd.factorize(df["tailnum"])
+    second = np.random.default_rng(7).integers(0, len(CARRIERS), len(planes))
+    other = np.array(CARRIERS, dtype=object)[second[codes]]
+    flip = np.random.default_rng(seed + 2).random(len(df)) < 0.5
+    out = df.copy()
+    out["carrier"] = pd.array(np.where(flip, other, df["carrier"].to_numpy(object)), dtype="string")
+    return out
+
+
 def truth(df: Any) -> dict[str, np.ndarray]:
     """Each carrier's true CDF at the points (all its rows, nothing dropped)."""
     out = {}
@@ -58,43 +78,62 @@ def truth(df: Any) -> dict[str, np.ndarray]:
     return out
 
 
-def error(df: Any, true: dict[str, np.ndarray], bound: Any, seed: int) -> tuple[float, int]:
-    """Mean over carriers of the sup CDF error, and the bound used."""
+def error(
+    df: Any,
+    true: dict[str, np.ndarray],
+    bound: Any,
+    seed: int,
+    rho: float | None = None,
+    max_groups: int | None = None,
+) -> tuple[float, int]:
+    """Mean over carriers of the sup CDF error, and the bound used (per group: ``c``)."""
+    limits: dict[str, Any] = {"max_contributions": bound}
+    if max_groups is not None:
+        limits = {"max_groups": max_groups, "max_contributions_per_group": bound}
+    budget: dict[str, Any] = {"epsilon": 1.0} if rho is None else {"privacy": treedp.ZCDP(rho)}
     gr = treedp.release_grouped(
         df,
         column="delay",
         by="carrier",
         keys=CARRIERS,
         privacy_unit="tailnum",
-        max_contributions=bound,
         bounds=(0, 1024),
         bins="integers",
-        epsilon=1.0,
         rng=treedp.InsecureSeededSource(seed),
+        **limits,
+        **budget,
     )
     errs = []
     for key in CARRIERS:
         rel = gr[key]
         est = np.clip(np.asarray(rel.cdf(POINTS)) / max(rel.n, 1.0), 0.0, 1.0)
         errs.append(float(np.abs(est - true[key]).max()))
-    return float(np.mean(errs)), int(gr.bounds.max_contributions)
+    chosen = gr.bounds.max_contributions_per_group if max_groups else gr.bounds.max_contributions
+    return float(np.mean(errs)), int(chosen)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rows", type=int, nargs="+", default=[100_000, 1_000_000])
     parser.add_argument("--seeds", type=int, default=3)
+    parser.add_argument("--rho", type=float, default=None, help="zCDP instead of epsilon=1")
+    parser.add_argument("--max-groups", type=int, default=None, help="per-group variant")
     args = parser.parse_args()
     print(machine())
+    budget = "epsilon=1" if args.rho is None else f"ZCDP({args.rho})"
+    per = "" if args.max_groups is None else f", per group (max_groups={args.max_groups})"
+    print(f"{budget}{per}")
     print("mean over carriers of the sup CDF error (share of n), mean over seeds [SEEDED]")
     print(f"{'data':<14}{'rows':>10}  " + "  ".join(f"{b!s:>7}" for b in BOUNDS) + "  auto m")
     for name, make in (("independent", make_frame), ("heterogeneous", heterogeneous)):
         for rows in args.rows:
-            df = make(rows)
+            df = make(rows) if args.max_groups is None else two_carriers(make(rows))
             true = truth(df)
             cells, chosen = [], []
             for bound in BOUNDS:
-                runs = [error(df, true, bound, s) for s in range(args.seeds)]
+                runs = [
+                    error(df, true, bound, s, args.rho, args.max_groups) for s in range(args.seeds)
+                ]
                 cells.append(float(np.mean([r[0] for r in runs])))
                 if bound == "auto":
                     chosen = [r[1] for r in runs]

@@ -95,7 +95,7 @@ def release_grouped(
     privacy_unit: Any = None,
     max_contributions: int | str | AutoBound | None = None,
     max_groups: int | None = None,
-    max_contributions_per_group: int | None = None,
+    max_contributions_per_group: int | str | AutoBound | None = None,
     delta: float | None = None,
     selection_epsilon: float | None = None,
     neighbours: str = "add_remove",
@@ -123,7 +123,7 @@ def release_grouped(
     privacy_unit: Any = None,
     max_contributions: int | str | AutoBound | None = None,
     max_groups: int | None = None,
-    max_contributions_per_group: int | None = None,
+    max_contributions_per_group: int | str | AutoBound | None = None,
     delta: float | None = None,
     selection_epsilon: float | None = None,
     neighbours: str = "add_remove",
@@ -152,7 +152,7 @@ def release_grouped(
     privacy_unit: Any = None,
     max_contributions: int | str | AutoBound | None = None,
     max_groups: int | None = None,
-    max_contributions_per_group: int | None = None,
+    max_contributions_per_group: int | str | AutoBound | None = None,
     delta: float | None = None,
     selection_epsilon: float | None = None,
     neighbours: str = "add_remove",
@@ -195,8 +195,10 @@ def release_grouped(
         Per-person bounds (:mod:`treedp.privacy.contribution`): rows kept overall, groups
         contributed to, rows kept per group; with a ``privacy_unit``, ``max_contributions`` or
         both group bounds. ``"auto"`` (or a :class:`treedp.AutoBound`) chooses
-        ``max_contributions`` privately with 10% of ε (pure ε, public keys, in-memory tables;
-        :mod:`treedp.privacy.auto_bound`); :func:`treedp.predict_error` gives a fixed one's error.
+        ``max_contributions`` privately with 10% of ε or ρ (public keys, in-memory tables;
+        :mod:`treedp.privacy.auto_bound`); ``max_contributions_per_group="auto"`` with a
+        fixed ``max_groups`` chooses the rows kept per person and key the same way;
+        :func:`treedp.predict_error` gives a fixed one's error.
     delta, selection_epsilon : float, optional
         Private key selection: the δ of the ``(ε, δ)`` guarantee, the ε spent on it (half).
     neighbours : {"add_remove", "replace"}, default="add_remove"

@@ -1,44 +1,74 @@
-"""The ``max_contributions="auto"`` stage of a per-person query (in-memory tables).
+"""The ``"auto"`` bound stage of a per-person query (in memory, or in a file engine's pass
+through :func:`engine_pass`).
 
 After every column was read and the query charged, the rows each person has (after the public
-filters) choose the bound privately (:mod:`treedp.privacy.auto_bound`, ``share·ε``); the trees
-are then planned at ``(1 - share)·ε / Δ(m)`` per record for the chosen ``m``. The choice's
-noise unit, ``G·R`` (``G`` keys, ``R`` the exact RMSE of one key's CDF at one record per
-person), is computed from public parameters before any data is read.
+filters) choose the bound privately (:mod:`treedp.privacy.auto_bound`, ``share·ε`` or
+``share·ρ``, the noise family the budget's); the trees are then planned at the rest over
+``Δ1(m)`` (or ``Δ2²(m)``) per record for the chosen bound. ``max_contributions="auto"``
+counts persons by their rows; ``max_contributions_per_group="auto"`` first draws each
+person's ``max_groups`` keys (uniformly, as :func:`bound_contributions` does) and counts the
+(person, key) pairs by their rows. The choice's noise unit, ``G·R`` (``G`` keys, ``R`` the
+exact RMSE of one key's CDF at bound 1), is computed from public parameters before any data
+is read.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import replace
 from fractions import Fraction
 from typing import Any
 
 import numpy as np
 
-from treedp.budget import MIN_EPSILON
+from treedp.engines.auto_pass import AutoPass
 from treedp.estimation import prefix_covariance
+from treedp.exceptions import InvalidParameterError
 from treedp.noise import RandomSource
-from treedp.noise.families import float_at_least
-from treedp.privacy.auto_bound import auto_split, choose_bound
+from treedp.noise.families import BudgetedFamily, budgeted, float_at_least
+from treedp.privacy.auto_bound import (
+    auto_split,
+    bucket_counts,
+    candidates,
+    choose_from_histogram,
+    entry_counts,
+)
 from treedp.privacy.contribution import ContributionBounds, scaled_budget
+from treedp.privacy.measures import ZCDP
 from treedp.query import Grouping
+from treedp.release.unit import PersonUnit, loss_factor
 from treedp.spec import ReleaseSpec
 
-__all__ = ["Chosen", "auto_of", "auto_target", "bound_record", "choose_auto", "with_bound"]
+__all__ = [
+    "Chosen",
+    "auto_of",
+    "auto_target",
+    "bound_record",
+    "choose_auto",
+    "engine_pass",
+    "person_unit",
+    "with_bound",
+]
 
-#: The chosen bounds and the exact ε the choice spent.
+#: The chosen bounds and the exact budget (ε or ρ) the choice spent.
 Chosen = tuple[ContributionBounds, Fraction]
 
 
 def auto_of(grouping: Grouping) -> dict[str, Any]:
-    """The choice's public settings, as a spend record and a release file state them."""
-    assert grouping.auto is not None
-    return {"auto_share": grouping.auto.share, "auto_cap": grouping.auto.cap}
+    """The choice's public settings, as a spend record and a release file state them (the
+    bound chosen, and ``max_contributions`` it implies, marked ``"auto"``)."""
+    assert grouping.auto is not None and grouping.auto_name is not None
+    return {
+        "max_contributions": "auto",
+        grouping.auto_name: "auto",
+        "auto_share": grouping.auto.share,
+        "auto_cap": grouping.auto.cap,
+    }
 
 
 def auto_target(mech: Any, est: str, grouping: Grouping) -> float:
-    """``G·R``: the keys times the exact RMSE of one key's CDF at one record per person
-    (public: the record-level mechanism at bound 1, before any data is read)."""
+    """``G·R``: the keys times the exact RMSE of one key's CDF at bound 1 (public: the
+    record-level mechanism at the stand-in bound, before any data is read)."""
     n_bins = int(mech.n_bins)
     m = np.arange(n_bins + 1)
     variance = prefix_covariance(mech, est).cov(m, m)[1:]
@@ -46,32 +76,137 @@ def auto_target(mech: Any, est: str, grouping: Grouping) -> float:
     return float(n_keys * np.sqrt(variance.mean()))
 
 
-def choose_auto(
-    person: np.ndarray, grouping: Grouping, target: float, source: RandomSource
-) -> Chosen:
-    """The bound chosen from each person's rows (``person``: a code per kept row)."""
-    assert grouping.auto is not None and grouping.epsilon is not None
-    rows = np.bincount(np.asarray(person, dtype=np.int64)) if person.size else np.zeros(0, int)
-    first, rest = auto_split(grouping.epsilon, grouping.auto.share)
-    per_row = 2 if grouping.neighbours == "replace" else 1  # Δ(m) = m, or 2m under replace
-    largest = int(rest / MIN_EPSILON) // per_row  # the trees' ε/Δ(m) stays a valid budget
-    bound, spent = choose_bound(
-        rows[rows > 0], grouping.auto, target, first, grouping.neighbours, source, largest
+def _budgets(grouping: Grouping) -> tuple[type[BudgetedFamily], float, float]:
+    """The noise family of the person's budget, the choice's share and the trees' rest."""
+    family, total = budgeted(grouping.epsilon, grouping.rho)
+    assert grouping.auto is not None and total is not None
+    first, rest = auto_split(total, grouping.auto.share)
+    return family, first, rest
+
+
+def _bounds_at(grouping: Grouping, bound: int) -> ContributionBounds:
+    """The contribution bounds with ``bound`` in the place of the ``"auto"`` one (alone, or
+    with the fixed ``max_groups``: ``m = max_groups·c``)."""
+    limits: tuple[int | None, ...] = (bound, None, None)
+    if grouping.auto_name == "max_contributions_per_group":
+        limits = (None, grouping.bounds.max_groups, bound)
+    return ContributionBounds.from_parameters(grouping.unit, *limits, grouped=bool(grouping.by))
+
+
+def _largest(grouping: Grouping, family: type[BudgetedFamily], rest: float) -> int:
+    """The largest candidate whose trees' budget, the rest over the person's loss factor,
+    is still valid (public), so that no choice is refused after the charge."""
+    assert grouping.auto is not None
+    zcdp = family.guarantee_kind == "zcdp"
+    largest = 1
+    for b in candidates(grouping.auto.cap):
+        factor = loss_factor(_bounds_at(grouping, int(b)), grouping.neighbours, zcdp)
+        try:
+            family.check_budget(scaled_budget(rest, factor), "budget")
+        except InvalidParameterError:
+            break
+        largest = int(b)
+    return largest
+
+
+def _grid(grouping: Grouping) -> np.ndarray:
+    """The public candidates: up to the cap and the largest bound the trees can take."""
+    assert grouping.auto is not None
+    family, _, rest = _budgets(grouping)
+    return candidates(max(1, min(grouping.auto.cap, _largest(grouping, family, rest))))
+
+
+def _max_groups(grouping: Grouping) -> int | None:
+    """The per-group variant's ``max_groups`` (its pairs are counted); None: persons."""
+    per_group = grouping.auto_name == "max_contributions_per_group"
+    return grouping.bounds.max_groups if per_group else None
+
+
+def _choose(grouping: Grouping, hist: np.ndarray, target: float, source: RandomSource) -> Chosen:
+    """The bounds chosen from the histogram on :func:`_grid`, and the budget spent."""
+    family, first, _ = _budgets(grouping)
+    assert grouping.auto is not None
+    bound, spent = choose_from_histogram(
+        hist,
+        _grid(grouping),
+        grouping.auto,
+        target,
+        first,
+        grouping.neighbours,
+        source,
+        family=family,
+        weight=_max_groups(grouping) or 1,
     )
-    bounds = ContributionBounds.from_parameters(grouping.unit, bound, grouped=bool(grouping.by))
-    return bounds, spent
+    return _bounds_at(grouping, bound), spent
+
+
+def choose_auto(
+    person: np.ndarray,
+    group: np.ndarray | None,
+    grouping: Grouping,
+    target: float,
+    source: RandomSource,
+    n_groups: int,
+) -> tuple[Chosen, np.ndarray]:
+    """The bound chosen from each person's rows (``person``, ``group``: codes per kept row,
+    ``group`` in ``[0, n_groups)``), and the rows still kept (per group: those of each
+    person's ``max_groups`` keys drawn here; otherwise all)."""
+    counts, rows = entry_counts(person, group, _max_groups(grouping), source, n_groups)
+    hist = bucket_counts(counts, _grid(grouping))
+    chosen = _choose(grouping, hist, target, source)
+    return chosen, np.arange(person.size) if rows is None else rows
+
+
+def engine_pass(
+    grouping: Grouping, target: float, source: RandomSource, commit: Callable[[], None]
+) -> tuple[AutoPass, Callable[[], Chosen]]:
+    """The hook an engine runs between its passes (:class:`AutoPass`), and a getter of what
+    it chose: the hook charges the query (``commit``: every value was read), then noises the
+    histogram and chooses."""
+    chosen: list[Chosen] = []
+
+    def choose(hist: np.ndarray) -> ContributionBounds:
+        if chosen:
+            raise RuntimeError("an engine asked for the 'auto' bound twice")  # pragma: no cover
+        commit()
+        chosen.append(_choose(grouping, hist, target, source))
+        return chosen[0][0]
+
+    def result() -> Chosen:
+        if not chosen:
+            raise RuntimeError("the engine did not run the 'auto' pass")  # pragma: no cover
+        return chosen[0]
+
+    return AutoPass(_grid(grouping), _max_groups(grouping), choose), result
 
 
 def with_bound(
     grouping: Grouping, spec: ReleaseSpec, bounds: ContributionBounds
 ) -> tuple[Grouping, ReleaseSpec]:
-    """The grouping and record-level spec at the chosen bound (the rest of ε over ``Δ``)."""
-    assert grouping.auto is not None and grouping.epsilon is not None
-    _, rest = auto_split(grouping.epsilon, grouping.auto.share)
-    eps = scaled_budget(rest, bounds.sensitivity(grouping.neighbours)[0])
-    return replace(grouping, bounds=bounds), replace(spec, epsilon=eps)
+    """The grouping and record-level spec at the chosen bound (the rest of ε over ``Δ1``, or
+    of ρ over ``Δ2²``)."""
+    _, _, rest = _budgets(grouping)
+    grouping = replace(grouping, bounds=bounds)
+    if grouping.rho is None:
+        return grouping, replace(
+            spec, epsilon=scaled_budget(rest, bounds.sensitivity(grouping.neighbours)[0])
+        )
+    zcdp = ZCDP(scaled_budget(rest, bounds.l2_squared(grouping.neighbours)))
+    return grouping, replace(spec, privacy=zcdp)
 
 
 def bound_record(grouping: Grouping, spent: Fraction) -> dict[str, Any]:
-    """How the bound was chosen, as a release states it."""
-    return {**auto_of(grouping), "epsilon_spent": float_at_least(spent)}
+    """How the bound was chosen, as a release states it (``epsilon_spent`` or
+    ``rho_spent``: the exact loss rounded up)."""
+    family, _, _ = _budgets(grouping)
+    return {**auto_of(grouping), f"{family.budget_name}_spent": float_at_least(spent)}
+
+
+def person_unit(grouping: Grouping, chosen: Chosen | None) -> PersonUnit:
+    """The privacy unit of a per-person release without ``by``: its bounds, and the budget
+    the choice of the bound spent (part of the person's guarantee)."""
+    if chosen is None:
+        return PersonUnit(grouping.bounds, grouping.neighbours)
+    family, _, _ = _budgets(grouping)
+    spent = {f"bound_{family.budget_name}": float_at_least(chosen[1])}
+    return PersonUnit(grouping.bounds, grouping.neighbours, **spent)

@@ -36,7 +36,16 @@ from treedp.engines.grouped import (
     key_counts,
 )
 from treedp.exceptions import DataError, InvalidParameterError
-from treedp.grouped_auto import Chosen, auto_of, auto_target, bound_record, choose_auto, with_bound
+from treedp.grouped_auto import (
+    Chosen,
+    auto_of,
+    auto_target,
+    bound_record,
+    choose_auto,
+    engine_pass,
+    person_unit,
+    with_bound,
+)
 from treedp.mechanisms.key_selection import choose_keys
 from treedp.noise import RandomSource
 from treedp.noise.families import float_at_least
@@ -64,7 +73,7 @@ def run_grouped(query: Query) -> Any:
             "n_bins": query.bins.n_bins,
             "epsilon": grouping.epsilon,
             **grouping.bounds.describe(),
-            **({} if grouping.auto is None else {"max_contributions": "auto", **auto_of(grouping)}),
+            **({} if grouping.auto is None else auto_of(grouping)),
         },
     )
     accountant = query.accountant
@@ -86,8 +95,7 @@ def run_grouped(query: Query) -> Any:
         mech, est = configure(spec, plan=query.plan, plan_cache=query.plan_cache)
         mech.check_domain(int(counts.counts.sum(axis=1).max(initial=0)))
     if not grouping.by:  # one distribution per person: a Release with its person-level unit
-        bound_eps = 0.0 if chosen is None else float_at_least(chosen[1])
-        return _person_release(counts, query, grouping, mech, est, bound_eps)
+        return _person_release(counts, query, grouping, mech, est, chosen)
     return release_grouped_counts(
         counts,
         mech=mech,
@@ -113,12 +121,10 @@ def _person_release(
     grouping: Grouping,
     mech: Any,
     est: str,
-    bound_epsilon: float = 0.0,
+    chosen: Chosen | None = None,
 ) -> Release:
     """The one row of a per-person query without ``by``, noised as a grouped release's
     row is (the same draws), as a :class:`Release` whose guarantee is the person's."""
-    from treedp.release.unit import PersonUnit
-
     (release,) = noised_rows(
         counts,
         mech,
@@ -128,7 +134,7 @@ def _person_release(
         postprocess=query.release_spec.postprocess,
         integer=query.release_spec.integer,
         target=approx_target(grouping.privacy),
-        unit=PersonUnit(grouping.bounds, grouping.neighbours, bound_epsilon),
+        unit=person_unit(grouping, chosen),
     )
     return release
 
@@ -168,6 +174,7 @@ def _count(
     if engine.grouped is None:
         return _count_memory(query, grouping, commit, target)
     the_keys, selection = grouping.keys, None
+    auto, chosen = (None, None) if target is None else engine_pass(grouping, target, source, commit)
     job = GroupedJob(
         column=grouping.value.name,
         by=grouping.by,
@@ -176,6 +183,7 @@ def _count(
         bounds=grouping.bounds,
         bins=query.bins,
         nan=nan,
+        auto=auto,
     )
     if the_keys is None:  # pass 1: the selection counts, in the engine; noise here
         assert grouping.delta is not None and engine.key_counts is not None
@@ -190,9 +198,9 @@ def _count(
             grouping.neighbours,
         )
     counted = engine.grouped(data, _with_keys(job, the_keys), source)
-    if selection is None:  # public keys: charged once the counts were read
+    if selection is None and chosen is None:  # public keys: charged once the counts were read
         commit(counted)
-    return counted, selection, None
+    return counted, selection, None if chosen is None else chosen()
 
 
 def _with_keys(job: GroupedJob, keys: tuple[Any, ...]) -> GroupedJob:
@@ -260,8 +268,11 @@ def _count_memory(
         if grouping.auto is not None:
             assert target is not None
             commit()  # every column was read and checked; the choice's noise comes next
-            chosen = choose_auto(person[rows], grouping, target, source)
-            bounds = chosen[0]
+            group_codes = codes[rows] if cols else None
+            chosen, sub = choose_auto(
+                person[rows], group_codes, grouping, target, source, len(the_keys)
+            )
+            rows, bounds = rows[sub], chosen[0]
         group_codes = codes[rows] if cols else None
         kept = bound_contributions(person[rows], group_codes, bounds, source, len(the_keys))
         rows = rows[kept]
@@ -292,8 +303,7 @@ def release_grouped_counts(
     """Noise bounded grouped counts (made by any engine): the one place budget is spent.
 
     ``mech`` is the record-level mechanism at ``ε/Δ``; all groups' noise is drawn in one batch.
-    ``bound_choice``: how ``max_contributions="auto"`` chose the bound (its ε adds to the
-    guarantee).
+    ``bound_choice``: how an ``"auto"`` bound was chosen (its ε or ρ adds to the guarantee).
     """
     releases = noised_rows(
         counts, mech, estimator, source, bins=bins, postprocess=spec_postprocess, integer=integer
@@ -302,6 +312,7 @@ def release_grouped_counts(
     guarantee: PureDP | ApproxDP | ZCDP
     if mech.guarantee_kind == "zcdp":  # Gaussian noise: the person's rho
         rho = Fraction(bounds.l2_squared(neighbours)) * mech.rho_spent()
+        rho += Fraction(bound_choice["rho_spent"]) if bound_choice else 0
         return GroupedRelease(
             keys=counts.keys,
             by=by,
@@ -312,6 +323,7 @@ def release_grouped_counts(
             guarantee=ZCDP(float_at_least(rho)),
             selection=None,
             target=target,
+            bound_choice=bound_choice,
         )
     tree_eps = Fraction(factor) * mech.epsilon_spent()
     if bound_choice is not None:

@@ -12,10 +12,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from treedp._validation import must
 from treedp.exceptions import InvalidParameterError, InvalidTypeError
+
+if TYPE_CHECKING:
+    from treedp.privacy.auto_bound import AutoBound
 
 __all__ = ["DEFAULT_BOUNDS_SHARE", "MechanismOptions", "PrivacyUnit", "PrivateBounds"]
 
@@ -163,7 +166,8 @@ class PrivacyUnit:
         (:mod:`treedp.privacy.auto_bound`).
     max_groups, max_contributions_per_group : int, optional
         Group-by releases only: groups a person contributes to, rows kept per group. Give
-        ``max_contributions``, or both of these.
+        ``max_contributions``, or both of these; ``max_contributions_per_group="auto"``
+        (with an int ``max_groups``) chooses the rows kept per group privately.
 
     Examples
     --------
@@ -173,6 +177,6 @@ class PrivacyUnit:
     """
 
     column: Any
-    max_contributions: int | None = None
+    max_contributions: int | str | AutoBound | None = None
     max_groups: int | None = None
-    max_contributions_per_group: int | None = None
+    max_contributions_per_group: int | str | AutoBound | None = None

@@ -29,7 +29,7 @@ from treedp.noise.rng import check_source
 from treedp.options import MechanismOptions, PrivacyUnit, PrivateBounds
 from treedp.planning import Plan, PlanCache
 from treedp.privacy.accountant import Accountant, check_accountant
-from treedp.privacy.auto_bound import AutoBound, auto_split, read_auto, refuse_auto
+from treedp.privacy.auto_bound import AutoBound, auto_limits, auto_split
 from treedp.privacy.contribution import ContributionBounds, scaled_budget
 from treedp.privacy.measures import ZCDP, ApproxDP, Measure, PureDP
 from treedp.quantile_query import QuantilesRequest, quantiles_request
@@ -46,7 +46,9 @@ class Grouping:
     ``keys`` None means private key selection with ``selection_epsilon`` and ``delta``; one
     key ``()`` without ``by`` is a per-person release of one distribution. ``epsilon`` and
     ``rho`` are the person-level budgets (one of them set); the query's spec holds the
-    record-level mechanism at ``epsilon / Δ`` (or ``rho / L2²``).
+    record-level mechanism at ``epsilon / Δ`` (or ``rho / L2²``). ``auto``: the settings of
+    the bound named ``auto_name`` chosen privately when the query runs (``bounds`` holds 1 in
+    its place until then, and the spec the budget left after the choice's share).
     """
 
     value: Any
@@ -63,6 +65,7 @@ class Grouping:
     rho: float | None
     privacy: Measure | None
     auto: AutoBound | None = None
+    auto_name: str | None = None
 
 
 @dataclass(frozen=True)
@@ -406,16 +409,17 @@ def _grouping(
         if unit is None
         else (unit.max_contributions, unit.max_groups, unit.max_contributions_per_group)
     )
-    auto = read_auto(limits[0])
-    if auto is not None:  # the bound is chosen when the query runs; 1 stands in until then
-        refuse_auto(limits, rho, private_keys=keys is None and by_cols != [])
-        if pick_engine(data).grouped is not None:
-            raise InvalidParameterError(
-                "max_contributions='auto' is for in-memory tables and columns for now; give "
-                "files, Spark or Dask data a fixed 'max_contributions' (treedp plan with "
-                "--max-contributions shows each choice's error before any data is read)."
-            )
-        limits = (1, None, None)
+    # "auto": the bound is chosen when the query runs; 1 stands in until then
+    auto, auto_name, limits = auto_limits(
+        limits, grouped=by_cols != [], private_keys=keys is None and by_cols != []
+    )
+    engine = pick_engine(data)
+    if auto is not None and engine.grouped is not None and not engine.auto_bound:
+        raise InvalidParameterError(
+            f"{auto_name}='auto' is for in-memory tables, columns and files (Parquet, CSV, "
+            f"Arrow); give {engine.name} data a fixed bound (treedp plan with "
+            "--max-contributions shows each choice's error before any data is read)."
+        )
     bounds = ContributionBounds.from_parameters(unit_name, *limits, grouped=by_cols != [])
     if rho is not None and keys is None and by_cols:
         raise InvalidParameterError(
@@ -435,7 +439,8 @@ def _grouping(
         rest = epsilon - eps_sel if auto is None else auto_split(epsilon, auto.share)[1]
         record_level = (scaled_budget(rest, factor), None)
     else:
-        record_level = (None, ZCDP(scaled_budget(rho, bounds.l2_squared(neighbours))))
+        rest = rho if auto is None else auto_split(rho, auto.share)[1]
+        record_level = (None, ZCDP(scaled_budget(rest, bounds.l2_squared(neighbours))))
     grouping = Grouping(
         value=value,
         by=tuple(by_names),
@@ -451,6 +456,7 @@ def _grouping(
         rho=rho,
         privacy=budget[1],
         auto=auto,
+        auto_name=auto_name,
     )
     return grouping, record_level
 

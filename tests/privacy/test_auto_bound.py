@@ -138,7 +138,7 @@ def test_per_person_release_states_the_sum_and_round_trips(tmp_path) -> None:
 @pytest.mark.parametrize(
     ("kwargs", "error"),
     [
-        ({"privacy": treedp.ZCDP(0.5)}, InvalidParameterError),
+        ({"epsilon": 1.0, "max_contributions_per_group": 2}, InvalidParameterError),
         ({"epsilon": 1.0, "max_groups": 2}, InvalidParameterError),
         ({"epsilon": 1.0, "keys": None, "delta": 1e-6}, InvalidParameterError),
         ({"epsilon": 1.0, "max_contributions": "often"}, InvalidParameterError),
@@ -161,13 +161,17 @@ def test_refused_before_anything_is_charged(kwargs: dict, error: type) -> None:
     assert len(ledger.history) == 0
 
 
-def test_files_are_refused_before_reading(tmp_path) -> None:
-    path = tmp_path / "t.parquet"
-    pytest.importorskip("pyarrow")
-    _frame().to_parquet(path)
-    with pytest.raises(InvalidParameterError, match="in-memory"):
+def test_duckdb_is_refused_before_reading() -> None:
+    """A database bounds persons by window functions in the query that counts: "auto" would
+    need a second query over the source (docs/grouped.md)."""
+    duckdb = pytest.importorskip("duckdb")
+    con = duckdb.connect()
+    frame = _frame()
+    con.register("t", frame)
+    ledger = treedp.Accountant(treedp.PureDP(1.0))
+    with pytest.raises(InvalidParameterError, match="give duckdb data a fixed bound"):
         treedp.release_grouped(
-            str(path),
+            con.sql("SELECT * FROM t"),
             column="x",
             by="k",
             keys=list("abc"),
@@ -176,7 +180,30 @@ def test_files_are_refused_before_reading(tmp_path) -> None:
             bounds=(0, 31),
             bins="integers",
             epsilon=1.0,
+            accountant=ledger,
         )
+    assert len(ledger.history) == 0
+
+
+def test_dask_is_refused_before_reading() -> None:
+    """Dask bounds persons in one pass after its shuffle, with the bound known: "auto" would
+    need a second pass over the shuffled data (docs/grouped.md)."""
+    dd = pytest.importorskip("dask.dataframe")
+    ledger = treedp.Accountant(treedp.PureDP(1.0))
+    with pytest.raises(InvalidParameterError, match="dask"):
+        treedp.release_grouped(
+            dd.from_pandas(_frame(), npartitions=2),
+            column="x",
+            by="k",
+            keys=list("abc"),
+            privacy_unit="pid",
+            max_contributions="auto",
+            bounds=(0, 31),
+            bins="integers",
+            epsilon=1.0,
+            accountant=ledger,
+        )
+    assert len(ledger.history) == 0
 
 
 @pytest.mark.parametrize(

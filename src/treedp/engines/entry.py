@@ -76,6 +76,9 @@ class Engine:
         caller against ``schema``), as numpy or a column ``as_1d_array`` reads: any type (keys
         and person ids are read too), integers with nulls as float64 NaN. None: the table is
         not in memory (files, clusters: ``grouped`` counts it where it lives).
+    auto_bound : bool, default=False
+        Whether ``grouped`` runs a job's :class:`~treedp.engines.auto_pass.AutoPass` (an
+        ``"auto"`` contribution bound chosen between its passes); in-memory tables always can.
     """
 
     name: str
@@ -87,6 +90,7 @@ class Engine:
     collect: Callable[[Any, str], Any] | None = None
     schema: Callable[[Any], list[str] | None] | None = None
     read: Callable[[Any, str], Any] | None = None
+    auto_bound: bool = False
 
 
 def module_root(data: Any) -> str:

@@ -22,6 +22,7 @@ import numpy as np
 
 from treedp._codes import Encoded, factorize, null_mask
 from treedp.domain import Bins
+from treedp.engines.auto_pass import AutoPass
 from treedp.engines.base import BinCounts, NanPolicy
 from treedp.engines.keys import (
     Key,
@@ -368,6 +369,9 @@ class GroupedJob:
         The public bins.
     nan : {"error", "drop"}
         Missing values, keys or person ids.
+    auto : AutoPass or None
+        ``"auto"``: the bound is chosen between the engine's passes (``bounds`` holds a
+        stand-in until then); only engines whose table entry says ``auto_bound`` get one.
     """
 
     column: str
@@ -377,6 +381,7 @@ class GroupedJob:
     bounds: ContributionBounds
     bins: Bins
     nan: NanPolicy
+    auto: AutoPass | None = None
 
     @property
     def columns(self) -> list[str]:

@@ -11,23 +11,45 @@ persons' distributions differ (``heterogeneity``, ``h``, a public setting). The 
 Vassilvitskii, "Bounding User Contributions: A Bias-Variance Trade-off in Differential
 Privacy", ICML 2019, for a distribution instead of a sum).
 
+The per-group variant, ``max_contributions_per_group="auto"`` with a fixed ``max_groups``
+``g``, chooses ``c``, the rows kept per person *per key*, the same way from the rows each
+(person, key) pair has after each person's ``g`` keys were drawn (the trees' sensitivity is then
+``g·c``, or ``√g·c`` in L2: linear in ``c``, so the objective keeps its form with the pairs
+in place of the persons).
+
 Mechanism
 ---------
-The number of persons with ``r`` rows is counted on a public geometric grid of ``r``
-(:func:`candidates`: about four buckets per doubling up to ``cap``; a person with more than
-``cap`` rows counts in the last), exact discrete Laplace noise is added to each bucket
-(:func:`treedp.noise.sample_discrete_laplace` at scale ``≥ Δ/ε_a``), and the objective above
-is evaluated on the noisy histogram for every candidate ``m`` of the grid — post-processing.
+The number of persons (pairs) with ``r`` rows is counted on a public geometric grid of ``r``
+(:func:`candidates`: about four buckets per doubling up to ``cap``; more than ``cap`` rows
+count in the last), exact noise of the budget's family is added to each bucket (discrete
+Laplace at scale ``>= Δ1/ε_a`` for pure ε, :func:`treedp.noise.sample_discrete_laplace`;
+discrete Gaussian at ``σ² >= Δ2²/(2ρ_a)`` for zCDP, :func:`treedp.noise.sample_discrete_gaussian`),
+and the objective above is evaluated on the noisy histogram for every candidate of the grid —
+post-processing.
 
 Guarantee
 ---------
-Pure ``ε_a``-DP for the **person** (the release's privacy unit). Sensitivity: adding or removing
-one person (with all their rows) changes one bucket by 1 (``Δ = 1``); replacing one person's
-rows by another's moves one person between buckets (``Δ = 2``). A person's row count is taken
-after the public filters (missing values, keys outside the public list), which depend on that
-person's rows only. The chosen bound is part of the output (``GroupedRelease.bounds``); the
-trees then spend the rest at ``(ε - ε_a)/Δ(m)`` per record and the two compose to at most ε
-(:class:`treedp.release.unit.PersonUnit` and ``GroupedRelease.guarantee`` state the sum).
+Pure ``ε_a``-DP, or ``ρ_a``-zCDP, for the **person** (the release's privacy unit). Sensitivity
+(:func:`histogram_sensitivity`, exact, checked by brute force in the tests):
+
+* ``max_contributions``: one person is one entry of the histogram. Adding or removing one
+  person (with all their rows) changes one bucket by 1: ``Δ1 = 1``, ``Δ2² = 1``. Replacing one
+  person's rows by another's moves one person between buckets: ``Δ1 = 2``, ``Δ2² = 2``
+  (the change ``(-1, +1)``).
+* ``max_contributions_per_group`` with ``max_groups = g``: one person owns at most ``g``
+  pairs, possibly all in one bucket. Add/remove: ``Δ1 = g``, ``Δ2² = g²`` (not ``g``: ``g``
+  pairs of equal size move one bucket by ``g``); replace: ``Δ1 = 2g``, ``Δ2² = 2g²`` (the
+  change ``v' - v`` of two non-negative vectors of sum ``<= g`` has squared norm at most
+  ``‖v‖² + ‖v'‖²``; attained by ``(-g, +g)``).
+
+A person's row counts are taken after the public filters (missing values, keys outside the
+public list) and, per key, after their ``g`` keys are drawn uniformly from their own rows and
+fresh randomness: each depends on that person's rows only (the coupling argument of
+:mod:`treedp.privacy.contribution`). The chosen bound is part of the output
+(``GroupedRelease.bounds``); the trees then spend the rest at ``(ε - ε_a)/Δ1`` or
+``(ρ - ρ_a)/Δ2²`` per record, and the two compose (basic composition, exact in rationals) to
+at most ε or ρ (:class:`treedp.release.unit.PersonUnit` and ``GroupedRelease.guarantee``
+state the sum).
 """
 
 from __future__ import annotations
@@ -39,25 +61,32 @@ from typing import Any
 
 import numpy as np
 
+from treedp._codes import factorize
 from treedp._validation import must
 from treedp.exceptions import InvalidParameterError, InvalidTypeError
 from treedp.noise import RandomSource
-from treedp.noise.discrete_laplace import sample_discrete_laplace
-from treedp.noise.rational import noise_scale
+from treedp.noise.families import BudgetedFamily, DiscreteLaplace
+from treedp.privacy.contribution import ContributionBounds, bound_contributions
 
 __all__ = [
+    "AUTO_NAMES",
     "AutoBound",
+    "auto_limits",
     "auto_split",
     "bucket_counts",
     "candidates",
     "choose_bound",
+    "choose_from_histogram",
+    "entry_counts",
+    "histogram_sensitivity",
     "objective",
     "read_auto",
-    "refuse_auto",
 ]
 
 #: The largest bound ``"auto"`` may choose unless told otherwise.
 DEFAULT_CAP = 2**16
+#: More rows than any table holds: the stand-in "no bound" of the ``max_groups`` draw.
+_UNBOUNDED = 2**62
 
 
 @dataclass(frozen=True)
@@ -106,17 +135,65 @@ class AutoBound:
             raise InvalidParameterError(must("heterogeneity", "be a number in [0, 1]."))
 
 
-def read_auto(value: Any) -> AutoBound | None:
+def read_auto(value: Any, name: str = "max_contributions") -> AutoBound | None:
     """``"auto"`` or an :class:`AutoBound` as one; anything else None (a fixed bound)."""
     if isinstance(value, AutoBound):
         return value
     if isinstance(value, str):
         if value != "auto":
-            raise InvalidParameterError(
-                must("max_contributions", f"be a positive int or 'auto'. Got {value!r}.")
-            )
+            raise InvalidParameterError(must(name, f"be a positive int or 'auto'. Got {value!r}."))
         return AutoBound()
     return None
+
+
+#: The bounds ``"auto"`` can choose, in the order of a privacy unit's limits.
+AUTO_NAMES = ("max_contributions", "max_groups", "max_contributions_per_group")
+
+
+def auto_limits(
+    limits: tuple[Any, ...], *, grouped: bool, private_keys: bool
+) -> tuple[AutoBound | None, str | None, tuple[Any, ...]]:
+    """The ``"auto"`` request among ``(max_contributions, max_groups, per_group)``: its
+    settings, the bound's name, and the limits with a stand-in ``1`` for it (bound 1: the
+    public noise unit of :func:`objective`). Refused before anything is read: ``"auto"`` with
+    bounds it cannot be combined with, ``max_groups="auto"``, private key selection."""
+    found = [(read_auto(v, n), n) for v, n in zip(limits, AUTO_NAMES, strict=True)]
+    autos = [(a, n) for a, n in found if a is not None]
+    if not autos:
+        return None, None, limits
+    (auto, name), m, g = autos[0], limits[0], limits[1]
+    if name == "max_groups" or len(autos) > 1:
+        raise InvalidParameterError(
+            "'auto' chooses 'max_contributions' (alone) or 'max_contributions_per_group' "
+            "(with a fixed 'max_groups'); give the other bounds as positive ints."
+        )
+    if name == "max_contributions" and (g is not None or limits[2] is not None):
+        raise InvalidParameterError(
+            "max_contributions='auto' chooses the rows kept per person; give it without "
+            "'max_groups' and 'max_contributions_per_group' (or use "
+            "max_contributions_per_group='auto' with a fixed 'max_groups')."
+        )
+    if name == "max_contributions_per_group" and (not grouped or g is None or m is not None):
+        raise InvalidParameterError(
+            "max_contributions_per_group='auto' needs 'by', a fixed int 'max_groups' and no "
+            "'max_contributions' (the rows kept per person are then max_groups times the bound "
+            "chosen)."
+        )
+    if private_keys:
+        raise InvalidParameterError(
+            f"{name}='auto' needs the public 'keys' of a group-by release (private key "
+            "selection would have to know the bound first)."
+        )
+    stand_in = tuple(1 if n == name else v for v, n in zip(limits, AUTO_NAMES, strict=True))
+    return auto, name, stand_in
+
+
+def histogram_sensitivity(neighbours: str, weight: int = 1) -> tuple[int, int]:
+    """``(Δ1, Δ2²)`` of the histogram when each person owns up to ``weight`` entries (1: the
+    persons; ``max_groups``: the (person, key) pairs): ``(w, w²)`` under add/remove, ``(2w,
+    2w²)`` under replace (module docstring)."""
+    k = 2 if neighbours == "replace" else 1
+    return k * weight, k * weight * weight
 
 
 def candidates(cap: int) -> np.ndarray:
@@ -128,28 +205,9 @@ def candidates(cap: int) -> np.ndarray:
     return out
 
 
-def refuse_auto(limits: tuple[Any, ...], rho: float | None, *, private_keys: bool) -> None:
-    """What ``"auto"`` does not do (yet), refused before anything is read: other bounds with
-    it, Gaussian noise (its cost would need the bounded-range conversion), private keys."""
-    if limits[1] is not None or limits[2] is not None:
-        raise InvalidParameterError(
-            "max_contributions='auto' chooses the rows kept per person; give it without "
-            "'max_groups' and 'max_contributions_per_group'."
-        )
-    if rho is not None:
-        raise InvalidParameterError(
-            "max_contributions='auto' is for pure epsilon (epsilon=...); under zCDP give a "
-            "fixed 'max_contributions'."
-        )
-    if private_keys:
-        raise InvalidParameterError(
-            "max_contributions='auto' needs the public 'keys' of a group-by release (private "
-            "key selection would have to know the bound first)."
-        )
-
-
 def auto_split(epsilon: float, share: float) -> tuple[float, float]:
-    """``(ε_a, ε - ε_a)``: the choice's budget and the trees', adding up to at most ε."""
+    """``(ε_a, ε - ε_a)``: the choice's budget and the trees', adding up to at most ε (the
+    same for ``ρ``)."""
     first = epsilon * share
     rest = math.nextafter(epsilon - first, 0.0)
     while Fraction(first) + Fraction(rest) > Fraction(epsilon):
@@ -178,6 +236,28 @@ def objective(noisy: np.ndarray, grid: np.ndarray, noise_unit: float, h: float) 
     return out
 
 
+def entry_counts(
+    person: np.ndarray,
+    group: np.ndarray | None,
+    max_groups: int | None,
+    source: RandomSource,
+    n_groups: int,
+) -> tuple[np.ndarray, np.ndarray | None]:
+    """Each entry's rows: per person (``max_groups`` None), or per (person, key) pair after
+    each person's ``max_groups`` keys were drawn uniformly (as
+    :func:`~treedp.privacy.contribution.bound_contributions` draws them), and the rows those
+    keys keep (None: all). ``person``: codes; ``group``: codes in ``[0, n_groups)``."""
+    if person.size == 0:
+        return np.zeros(0, dtype=np.int64), None
+    if max_groups is None:
+        return np.bincount(factorize(np.asarray(person))[0]), None
+    assert group is not None
+    draw = ContributionBounds(None, _UNBOUNDED, max_groups, _UNBOUNDED)
+    rows = bound_contributions(person, group, draw, source, n_groups)
+    pairs = np.asarray(person)[rows].astype(np.int64) * np.int64(n_groups) + group[rows]
+    return np.bincount(factorize(pairs)[0]), rows
+
+
 def choose_bound(
     rows_per_person: np.ndarray,
     auto: AutoBound,
@@ -186,39 +266,73 @@ def choose_bound(
     neighbours: str,
     source: RandomSource,
     largest: int | None = None,
+    *,
+    family: type[BudgetedFamily] = DiscreteLaplace,
+    weight: int = 1,
 ) -> tuple[int, Fraction]:
-    """The chosen bound and the exact ε it spent (at most ``epsilon``).
+    """:func:`choose_from_histogram` of the rows per person (or pair) ``rows_per_person``
+    (all ``>= 1``) on the grid ``candidates(min(cap, largest))``."""
+    grid = candidates(auto.cap if largest is None else max(1, min(auto.cap, largest)))
+    hist = bucket_counts(rows_per_person, grid)
+    return choose_from_histogram(
+        hist, grid, auto, noise_unit, epsilon, neighbours, source, family=family, weight=weight
+    )
+
+
+def choose_from_histogram(
+    hist: np.ndarray,
+    grid: np.ndarray,
+    auto: AutoBound,
+    noise_unit: float,
+    epsilon: float,
+    neighbours: str,
+    source: RandomSource,
+    *,
+    family: type[BudgetedFamily] = DiscreteLaplace,
+    weight: int = 1,
+) -> tuple[int, Fraction]:
+    """The chosen bound and the exact budget it spent (at most ``epsilon``, in ``family``'s
+    unit: ε for discrete Laplace, ρ for discrete Gaussian).
 
     Parameters
     ----------
-    rows_per_person : ndarray of int
-        Each person's rows after the public filters (one entry per person, all ``>= 1``).
+    hist : ndarray of int
+        The persons (or (person, key) pairs) per bucket of ``grid``
+        (:func:`bucket_counts`, summed over parts that hold disjoint persons).
+    grid : ndarray of int
+        The public candidates (:func:`candidates` up to the largest bound the trees can take:
+        their budget at ``Δ(m)`` must stay valid, so that no choice is refused after the
+        charge).
     auto : AutoBound
-        The settings (cap, heterogeneity).
+        The settings (heterogeneity).
     noise_unit : float
-        ``G·R``: the keys times one key's CDF RMSE at one record per person (public).
+        ``G·R``: the keys times one key's CDF RMSE at bound 1 (public).
     epsilon : float
-        The budget of this step (the person's ε times ``auto.share``).
+        The budget of this step (the person's ε or ρ times ``auto.share``).
     neighbours : {"add_remove", "replace"}
         The person-level relation (``replace`` doubles the sensitivity).
     source : RandomSource
         Randomness (the OS's by default upstream).
-    largest : int, optional
-        The largest bound the trees can take (public: their budget at ``Δ(m)`` must stay a
-        valid ε), so that no choice can be refused after the charge.
+    family : BudgetedFamily subclass, default DiscreteLaplace
+        The noise (a registered family: ``calibrated`` to ``(Δ1, Δ2²)`` and the budget).
+    weight : int, default=1
+        The entries one person owns (``max_groups`` for the per-group variant):
+        :func:`histogram_sensitivity`.
 
     Notes
     -----
-    Buckets whose noisy count does not exceed ``scale·ln(40·len(grid))`` are taken as empty
-    (post-processing): a bucket of heavy contributors weighs ``r`` rows per person in the
-    objective, so noise alone in the many empty high buckets would otherwise pull the choice
-    towards the cap (a false bucket survives in about one release in a hundred; with every
+    Buckets whose noisy count does not exceed ``s·ln(40·len(grid))/√2`` (``s`` the noise's
+    standard deviation; for discrete Laplace of scale ``t``, about ``t·ln(40·len(grid))``) are
+    taken as empty (post-processing): a bucket of heavy contributors weighs ``r`` rows per
+    person in the objective, so noise alone in the many empty high buckets would otherwise
+    pull the choice towards the cap (a false bucket survives in about one release in a
+    hundred under discrete Laplace, far fewer under the Gaussian's lighter tail; with every
     bucket empty the smallest bound is chosen).
     """
-    grid = candidates(auto.cap if largest is None else max(1, min(auto.cap, largest)))
-    sensitivity = 2 if neighbours == "replace" else 1
-    scale = noise_scale(sensitivity, epsilon)
-    noisy = bucket_counts(rows_per_person, grid) + sample_discrete_laplace(scale, grid.size, source)
-    noisy = np.where(noisy > float(scale) * math.log(40 * grid.size), noisy, 0)
+    l1, l2_squared = histogram_sensitivity(neighbours, weight)
+    noise = family.calibrated(l1, l2_squared, epsilon)
+    noisy = np.asarray(hist, dtype=np.int64) + noise.sample(grid.size, source)
+    floor = math.sqrt(noise.variance() / 2.0) * math.log(40 * grid.size)
+    noisy = np.where(noisy > floor, noisy, 0)
     best = int(np.argmin(objective(noisy, grid, noise_unit, auto.heterogeneity)))
-    return int(grid[best]), Fraction(sensitivity) / scale
+    return int(grid[best]), noise.loss(l1, l2_squared)

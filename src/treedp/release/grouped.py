@@ -399,8 +399,8 @@ def _from_document(zf: zipfile.ZipFile, document: Any, label: str) -> GroupedRel
         if neighbours not in ("add_remove", "replace"):
             raise ReleaseFormatError("unknown neighbour relation")
         choice = _bound_choice(meta.get("bound_choice"))
-        extra = 0.0 if choice is None else float(choice["epsilon_spent"])
-        guarantee = _guarantee(meta["guarantee"], first.mechanism, bounds, neighbours, extra)
+        spent = (0.0, None) if choice is None else _choice_spent(choice)
+        guarantee = _guarantee(meta["guarantee"], first.mechanism, bounds, neighbours, spent)
         target = meta.get("target")
         if target is not None and not isinstance(guarantee, ZCDP):
             raise ReleaseFormatError(
@@ -427,10 +427,15 @@ def _from_document(zf: zipfile.ZipFile, document: Any, label: str) -> GroupedRel
 
 
 def _guarantee(
-    g: Any, mechanism: Any, bounds: ContributionBounds, neighbours: str, extra: float = 0.0
+    g: Any,
+    mechanism: Any,
+    bounds: ContributionBounds,
+    neighbours: str,
+    choice: tuple[float, str | None] = (0.0, None),
 ) -> PureDP | ApproxDP | ZCDP:
     """The stated guarantee, checked to cover the trees' loss times the contribution factor
-    (plus ``extra``: the ε of a private choice of the bound)."""
+    (plus the budget a private choice of the bound spent, in the guarantee's unit)."""
+    extra, unit = choice
     guarantee: PureDP | ApproxDP | ZCDP
     if g["kind"] == "zcdp":
         guarantee = ZCDP(g["rho"])
@@ -442,6 +447,8 @@ def _guarantee(
         eps = g["epsilon"]
         guarantee = ApproxDP(eps, g["delta"]) if g["kind"] == "approx" else PureDP(eps)
         spent, bound = float(mechanism.epsilon_spent()), guarantee.epsilon
+    if unit is not None and unit != ("rho" if isinstance(guarantee, ZCDP) else "epsilon"):
+        raise ReleaseFormatError("the bound choice's budget is not in the guarantee's unit")
     stated = spent * loss_factor(bounds, neighbours, isinstance(guarantee, ZCDP)) + extra
     if stated > bound * (1 + 1e-9):
         raise ReleaseFormatError("the stated guarantee does not match the noise scales")
@@ -449,13 +456,25 @@ def _guarantee(
 
 
 def _bound_choice(stored: Any) -> dict[str, Any] | None:
-    """A stored ``max_contributions="auto"`` record (absent in files without one)."""
+    """A stored ``"auto"`` bound record (absent in files without one)."""
     if stored is None:
         return None
-    spent = stored.get("epsilon_spent") if isinstance(stored, dict) else None
-    if isinstance(spent, bool) or not isinstance(spent, int | float) or not spent > 0:
-        raise ReleaseFormatError("the bound choice does not state a positive epsilon_spent")
+    if not isinstance(stored, dict):
+        raise ReleaseFormatError("the bound choice is not a record")
+    _choice_spent(stored)
     return dict(stored)
+
+
+def _choice_spent(choice: dict[str, Any]) -> tuple[float, str]:
+    """The budget a bound choice spent and its unit: one positive ``epsilon_spent`` or
+    ``rho_spent``."""
+    found = [(choice[f"{u}_spent"], u) for u in ("epsilon", "rho") if f"{u}_spent" in choice]
+    if len(found) != 1:
+        raise ReleaseFormatError("the bound choice must state one epsilon_spent or rho_spent")
+    spent, unit = found[0]
+    if isinstance(spent, bool) or not isinstance(spent, int | float) or not spent > 0:
+        raise ReleaseFormatError("the bound choice does not state a positive budget spent")
+    return float(spent), unit
 
 
 def _read_2d(zf: zipfile.ZipFile, entry: Any, n_keys: int) -> np.ndarray:

@@ -40,16 +40,23 @@ class PersonUnit:
     neighbours : {"add_remove", "replace"}
         The person-level relation: add or remove one person with all their rows, or replace
         one person's rows by another's.
-    bound_epsilon : float, default=0.0
-        The ε a private choice of the bound spent (``max_contributions="auto"``), part of the
-        person-level guarantee.
+    bound_epsilon, bound_rho : float, default=0.0
+        The ε (pure) or ρ (zCDP) a private choice of the bound spent
+        (``max_contributions="auto"``), part of the person-level guarantee.
     """
 
     bounds: ContributionBounds
     neighbours: str
     bound_epsilon: float = 0.0
+    bound_rho: float = 0.0
 
     def __post_init__(self) -> None:
+        spent = (self.bound_epsilon, self.bound_rho)
+        if not all(isinstance(v, int | float) and 0 <= v < float("inf") for v in spent):
+            raise InvalidParameterError(
+                "The budget a bound's choice spent (bound_epsilon, bound_rho) must be finite "
+                "and >= 0."
+            )
         if self.bounds.unit is None:
             raise InvalidParameterError(
                 "A person-level release needs a privacy-unit column; without one each row is "
@@ -73,11 +80,16 @@ class PersonUnit:
     def guarantee(self, mechanism: Mechanism) -> Measure:
         """:meth:`factor` times the mechanism's exact loss, rounded up."""
         factor = Fraction(self.factor(mechanism))
+        if (self.bound_rho if mechanism.guarantee_kind == "pure" else self.bound_epsilon) > 0:
+            raise InvalidParameterError(
+                "The budget of the bound's choice must be in the mechanism's unit (bound_epsilon "
+                "for pure epsilon, bound_rho for zCDP)."
+            )
         if mechanism.guarantee_kind == "zcdp":
             rho_spent = getattr(mechanism, "rho_spent", None)  # the exact ρ of its noise
             if rho_spent is None:
                 raise InvalidParameterError("A zCDP mechanism must state its exact rho_spent().")
-            return ZCDP(float_at_least(factor * Fraction(rho_spent())))
+            return ZCDP(float_at_least(factor * Fraction(rho_spent()) + Fraction(self.bound_rho)))
         spent = factor * mechanism.epsilon_spent() + Fraction(self.bound_epsilon)
         return PureDP(float_at_least(spent))
 
@@ -89,6 +101,7 @@ class PersonUnit:
             "factor": self.factor(mechanism),
             **asdict(self.guarantee(mechanism)),  # {"epsilon": ε} or {"rho": ρ}
             **({"bound_epsilon": self.bound_epsilon} if self.bound_epsilon else {}),
+            **({"bound_rho": self.bound_rho} if self.bound_rho else {}),
         }
 
 
@@ -116,10 +129,10 @@ def unit_from(stored: dict[str, Any], mechanism: Mechanism) -> PersonUnit:
     neighbours = stored.get("neighbours")
     if not isinstance(neighbours, str):
         raise ReleaseFormatError("the privacy unit does not state its neighbour relation")
-    bound_epsilon = stored.get("bound_epsilon", 0.0)
-    if isinstance(bound_epsilon, bool) or not isinstance(bound_epsilon, int | float):
-        raise ReleaseFormatError("the privacy unit's bound_epsilon is not a number")
-    unit = PersonUnit(bounds, neighbours, float(bound_epsilon))
+    spent = [stored.get(key, 0.0) for key in ("bound_epsilon", "bound_rho")]
+    if any(isinstance(v, bool) or not isinstance(v, int | float) for v in spent):
+        raise ReleaseFormatError("the privacy unit's bound_epsilon or bound_rho is not a number")
+    unit = PersonUnit(bounds, neighbours, float(spent[0]), float(spent[1]))
     if json.dumps(unit.describe(mechanism), sort_keys=True) != json.dumps(stored, sort_keys=True):
         raise ReleaseFormatError("the privacy unit does not match its bounds and the mechanism")
     return unit

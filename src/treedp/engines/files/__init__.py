@@ -95,6 +95,7 @@ _TABLES: dict[str, Any] = {
     "grouped": count_grouped_files,
     "key_counts": key_counts_files,
     "schema": file_columns,
+    "auto_bound": True,
 }
 ENGINE = Engine("files", is_file_input, _count, collect=_collect, **_TABLES)
 DATASET = Engine("pyarrow_dataset", is_dataset, _count_dataset, **_TABLES)

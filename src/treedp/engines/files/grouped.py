@@ -21,7 +21,11 @@ string per row).
   per row of it (measured: ``docs/benchmarks.md``, "Per-person bounding at agency scale");
   ``P = max(16, ⌈input bytes / 64 MiB⌉, ⌈Parquet rows / 2^21⌉)`` (at most 1024) or the
   ``partitions`` argument.
-  Disk: 16 bytes per kept row, removed afterwards.
+  Disk: 16 bytes per kept row, removed afterwards. With an ``"auto"`` bound
+  (:class:`~treedp.engines.auto_pass.AutoPass`) the spill files are read once more before
+  pass 2, one at a time, for the histogram of rows per person (or per (person, key) pair after
+  each person's ``max_groups`` keys are drawn; the file then keeps only those rows): the input
+  is read once, memory stays that of one spill file, and the spill is read twice.
 
 Person ids: integer ids are used as they are; any other id is hashed to 64 bits (BLAKE2b of its
 text). Two persons whose hashes collide are bounded as one, which only drops more rows: each of
@@ -317,12 +321,44 @@ def count_grouped_files(
             rows = np.empty(idx.size, dtype=SPILL_DTYPE)
             rows["p"], rows["k"], rows["b"] = person_hash(person[idx]), codes[idx], bin_idx[idx]
             _spill(rows, handles)
+        if job.auto is not None:  # "auto": the bound chosen between the passes
+            job, drawn_out = _auto_pass(handles, job, source)
+            dropped += drawn_out
         for rows in _read_back(handles):
             codes = rows["k"].astype(np.int64)
             kept = bound_contributions(rows["p"], codes if job.by else None, job.bounds, source, g)
             dropped += rows.size - kept.size
             counts += np.bincount(codes[kept] * n_bins + rows["b"][kept], minlength=g * n_bins)
     return GroupedCounts(keys, counts.reshape(g, n_bins), dropped)
+
+
+def _auto_pass(
+    handles: list[IO[bytes]], job: GroupedJob, source: RandomSource
+) -> tuple[GroupedJob, int]:
+    """``"auto"``: one more pass over the spill files (not the input), one at a time, adding
+    up each file's histogram of rows per person (every person is in one file); per group,
+    each file is rewritten with the rows of its persons' drawn keys only. Then the job's
+    hook charges and chooses once; the job at the bounds chosen, and the rows the draw left
+    out."""
+    assert job.auto is not None
+    hist = np.zeros(job.auto.grid.size, dtype=np.int64)
+    out = 0
+    for handle in handles:
+        handle.flush()
+        handle.seek(0)
+        rows = np.fromfile(handle, dtype=SPILL_DTYPE)
+        if not rows.size:
+            continue
+        part, kept = job.auto.histogram(
+            rows["p"], rows["k"].astype(np.int64), source, len(job.keys)
+        )
+        hist += part
+        if kept is not None:
+            out += rows.size - kept.size
+            handle.seek(0)
+            handle.truncate()
+            rows[kept].tofile(handle)
+    return replace(job, bounds=job.auto.choose(hist), auto=None), out
 
 
 def key_counts_files(

@@ -1,0 +1,50 @@
+"""The ``"auto"`` contribution bound inside an engine's own per-person pass.
+
+An engine that bounds persons where the data lives (files: between its spill passes) gets
+this hook in its :class:`~treedp.engines.grouped.GroupedJob`: it adds up :meth:`histogram`
+over parts that hold disjoint persons (each part's histogram depends on its persons only),
+calls :attr:`AutoPass.choose` once with the sum (which charges the query, noises the
+histogram and chooses: :mod:`treedp.grouped_auto`), and bounds with the bounds returned. The
+grid and ``max_groups`` are public; nothing here is noised or released.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+from treedp.noise import RandomSource
+from treedp.privacy.auto_bound import bucket_counts, entry_counts
+from treedp.privacy.contribution import ContributionBounds
+
+__all__ = ["AutoPass"]
+
+
+@dataclass(frozen=True, eq=False)
+class AutoPass:
+    """What an engine needs to let ``"auto"`` choose the bound between its passes.
+
+    Attributes
+    ----------
+    grid : ndarray of int
+        The public candidates (the histogram's buckets).
+    max_groups : int or None
+        Per-group variant: each person's ``max_groups`` keys are drawn first and the
+        (person, key) pairs counted; None: persons are counted.
+    choose : callable
+        ``choose(histogram)`` → the bounds to apply (called once, with the whole sum).
+    """
+
+    grid: np.ndarray
+    max_groups: int | None
+    choose: Callable[[np.ndarray], ContributionBounds]
+
+    def histogram(
+        self, person: np.ndarray, group: np.ndarray, source: RandomSource, n_groups: int
+    ) -> tuple[np.ndarray, np.ndarray | None]:
+        """One part's bucket counts (its persons whole) and, per group, the rows of the keys
+        drawn (the part must then hold only them; None: every row stays)."""
+        counts, rows = entry_counts(person, group, self.max_groups, source, n_groups)
+        return bucket_counts(counts, self.grid), rows

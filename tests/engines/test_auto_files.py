@@ -1,0 +1,110 @@
+"""``"auto"`` contribution bounds on files (Parquet, CSV): the histogram of rows per person is
+made from the spill files between the two passes (the input is read once), summed over spill
+files that each hold whole persons; it equals the in-memory histogram exactly (per person),
+and per group counts each person's ``min(max_groups, keys)`` pairs; one charge, after every
+value was read.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import treedp
+from tests.stats import TEST_SEED
+from treedp import grouped_auto
+from treedp.noise import InsecureSeededSource
+
+pytest.importorskip("pyarrow")
+
+KEYS = list("abcd")
+
+
+def _frame(n_persons: int = 300, seed: int = 0) -> pd.DataFrame:
+    rng = np.random.default_rng(seed)
+    per = np.minimum(rng.zipf(1.8, n_persons), 200)
+    pid = np.repeat(np.arange(n_persons), per).astype(str)
+    n = pid.size
+    return pd.DataFrame(
+        {"x": rng.integers(0, 32, n), "pid": pid, "k": rng.choice(np.array(KEYS), n)}
+    )
+
+
+def _sources(tmp_path, df: pd.DataFrame) -> dict[str, object]:
+    df.to_parquet(tmp_path / "t.parquet")
+    df.to_csv(tmp_path / "t.csv", index=False)
+    return {"memory": df, "parquet": str(tmp_path / "t.parquet"), "csv": str(tmp_path / "t.csv")}
+
+
+def _histograms(monkeypatch, sources: dict[str, object], **bounds) -> dict[str, np.ndarray]:
+    """The true histogram each source hands to the choice, and one charge per release."""
+    seen: dict[str, np.ndarray] = {}
+    real = grouped_auto.choose_from_histogram
+    for name, data in sources.items():
+
+        def spy(hist, *args, _name=name, **kwargs):
+            seen[_name] = np.asarray(hist).copy()
+            return real(hist, *args, **kwargs)
+
+        monkeypatch.setattr(grouped_auto, "choose_from_histogram", spy)
+        ledger = treedp.Accountant(treedp.ZCDP(1.0))
+        gr = treedp.release_grouped(
+            data,
+            column="x",
+            by="k",
+            keys=KEYS,
+            privacy_unit="pid",
+            bounds=(0, 31),
+            bins="integers",
+            privacy=treedp.ZCDP(0.5),
+            accountant=ledger,
+            rng=InsecureSeededSource(TEST_SEED),
+            **bounds,
+        )
+        assert len(ledger.history) == 1 and gr.bound_choice["rho_spent"] <= 0.05
+    return seen
+
+
+def test_files_histogram_equals_memory(tmp_path, monkeypatch) -> None:
+    df = _frame()
+    seen = _histograms(monkeypatch, _sources(tmp_path, df), max_contributions="auto")
+    assert seen["memory"].sum() == df.pid.nunique()
+    assert np.array_equal(seen["parquet"], seen["memory"])
+    assert np.array_equal(seen["csv"], seen["memory"])
+
+
+def test_files_per_group_counts_the_drawn_pairs(tmp_path, monkeypatch) -> None:
+    df, g = _frame(), 2
+    seen = _histograms(
+        monkeypatch,
+        _sources(tmp_path, df),
+        max_groups=g,
+        max_contributions_per_group="auto",
+    )
+    pairs = int(np.minimum(df.groupby("pid").k.nunique(), g).sum())
+    assert {name: int(h.sum()) for name, h in seen.items()} == dict.fromkeys(seen, pairs)
+
+
+def test_files_per_group_keeps_the_drawn_keys(tmp_path) -> None:
+    """5 rows in each of 4 keys per person, max_groups=2, a large budget: c = 5 is chosen and
+    each person keeps 10 rows (the spill rewritten to the drawn keys, then bounded)."""
+    pid = np.repeat(np.arange(60), 20).astype(str)
+    df = pd.DataFrame({"x": np.zeros(1200, int), "pid": pid, "k": np.tile(KEYS, 300)})
+    df.to_parquet(tmp_path / "t.parquet")
+    gr = treedp.release_grouped(
+        str(tmp_path / "t.parquet"),
+        column="x",
+        by="k",
+        keys=KEYS,
+        privacy_unit="pid",
+        max_groups=2,
+        max_contributions_per_group="auto",
+        bounds=(0, 31),
+        bins="integers",
+        epsilon=50.0,
+        rng=InsecureSeededSource(TEST_SEED),
+    )
+    assert gr.bounds.max_contributions_per_group >= 5
+    total = sum(gr[k].n for k in KEYS)
+    assert abs(total - 600) < 60  # 60 persons × 10 rows; noise at ε = 45 / 10 per tree
