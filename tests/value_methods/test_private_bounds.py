@@ -562,3 +562,55 @@ def test_release_cdf_emits_the_bounds_warning_as_a_python_warning() -> None:
             x, bounds="private", bins=64, epsilon=1.0, rng=InsecureSeededSource(4)
         )
     assert ok.bounds_warning() is None
+
+
+def test_integer_bounds_pass_their_stops() -> None:
+    """Integers: at least one integer past each stop's (near 0 the grid's steps are narrower
+    than one integer, and the rounded margin moved none), a lower stop in (-1, 0] keeping 0."""
+    # a lower stop at 1.83: its margin point 1.38 rounds up to 2, clamping every record at 1
+    assert pb._released(1.38, 106.6, True, None, (1.83, 89.5)) == (1.0, 106.0)
+    assert pb._released(1.38, 106.6, True) == (2.0, 106.0)  # without the stops: as before
+    # a lower stop at 0 or just below keeps 0 (non-negative columns)
+    assert pb._released(-0.19, 106.6, True, None, (0.0, 89.5)) == (0.0, 106.0)
+    assert pb._released(-0.41, 106.6, True, None, (-0.19, 89.5)) == (0.0, 106.0)
+    assert pb._released(-1.0, 106.6, True, None, (-0.68, 89.5)) == (-1.0, 106.0)
+    # the upper scan's first point, 0: one integer above it
+    assert pb._released(-127.0, 0.19, True, None, (-106.6, 0.0)) == (-127.0, 1.0)
+    # where the margin already passes an integer nothing changes (Adult age's stops)
+    assert pb._released(12.45, 106.6, True, None, (15.0, 89.5)) == (13.0, 106.0)
+    # a public side stays as it is; the grid's ends stay within the integer limit
+    assert pb._released(0.0, 0.19, True, "lower", (0.0, 0.0)) == (0.0, 1.0)
+    assert pb._released(-3.0, 2.0, True, "upper", (-2.36, 2.0)) == (-3.0, 2.0)
+    top = float(SIGNED_GRID[-1])
+    assert pb._released(-top, top, True, None, (-top, top)) == (-(2.0**53 - 1), 2.0**53 - 1)
+
+
+def _past_the_stops_holds(res: pb.BoundsResult) -> bool:
+    lo_stop, hi_stop = res.stops
+    lower = res.lo == 0.0 if math.ceil(lo_stop) == 0 else res.lo <= math.ceil(lo_stop) - 1
+    return lower and res.hi >= math.floor(hi_stop) + 1
+
+
+def test_integer_bounds_are_the_stops_post_processed(monkeypatch: pytest.MonkeyPatch) -> None:
+    """On data whose lower stops fall where the grid's steps are below one integer, every
+    release passes its stops by an integer and is a function of its stops alone; the rule
+    left out (a mutant) is caught on the same seeds."""
+    x = np.r_[np.ones(60), np.full(100, 2.0), np.repeat(np.arange(3.0, 17.0), 400)]
+    zero = (SIGNED_GRID.size - 1) // 2
+
+    def runs() -> list[pb.BoundsResult]:
+        return [
+            private_bounds(x, epsilon=0.1, integers=True, rng=InsecureSeededSource(s))
+            for s in range(40)
+        ]
+
+    results = runs()
+    assert all(_past_the_stops_holds(r) for r in results)
+    assert any(r.lo == 1.0 for r in results)
+    for r in results:  # the released bounds from the stops alone (post-processing)
+        down, up = (int(np.searchsorted(SIGNED_GRID, s)) for s in r.stops)
+        assert zero <= up and down <= up
+        lo, hi = pb._outwards(down, -1, pb.MARGIN), pb._outwards(up, 1, pb.MARGIN)
+        assert (r.lo, r.hi) == pb._released(lo, hi, True, None, r.stops)
+    monkeypatch.setattr(pb, "_past_the_stops", lambda lo, hi, stops, known: (lo, hi))
+    assert not all(_past_the_stops_holds(r) for r in runs())

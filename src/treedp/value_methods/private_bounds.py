@@ -17,7 +17,9 @@ a wider range costs little (a few percent of CDF error for 1.5 times the width) 
 much (``c`` records clamped at a tail add about ``c**3 / (3 n)`` to the sum of squared CDF
 errors at the data's quantiles). Integer data (``bins="integers"``) get no width margin (every
 extra integer is one more bin); their bounds are rounded inwards, which clamps no integer more
-and keeps a stop just below 0 (one or two steps of overshoot, 0.19 and 0.41) at 0.
+and keeps a stop just below 0 (one or two steps of overshoot, 0.19 and 0.41) at 0, and then lie
+at least one integer beyond their stops' integers (near 0, where the grid's steps are narrower
+than one integer), except that a lower stop in ``(-1, 0]`` keeps 0 (:func:`_past_the_stops`).
 
 Accuracy and failure probability (one scan; ``t_ρ``, ``t_ν`` the scales, ``Q = 8,001``
 candidates; ``P(DLap(t) >= s) <= e^{-s/t}`` for ``s >= 0``):
@@ -201,10 +203,15 @@ def _outwards(stop: int, step: int, margin: int) -> float:
 
 
 def _released(
-    lo: float, hi: float, integers: bool, known: str | None = None
+    lo: float,
+    hi: float,
+    integers: bool,
+    known: str | None = None,
+    stops: tuple[float, float] | None = None,
 ) -> tuple[float, float]:
-    """The width margin, or the inward rounding of integers, then a non-empty range; a public
-    side (``known``: ``"lower"`` or ``"upper"``) stays as it is."""
+    """The width margin, or the inward rounding of integers (then at least one integer past
+    each of the ``stops``, :func:`_past_the_stops`), then a non-empty range; a public side
+    (``known``: ``"lower"`` or ``"upper"``) stays as it is."""
     limit = _INTEGER_LIMIT
     if integers:
         # Inwards: no integer lies strictly between a bound and its rounding, so integer
@@ -213,6 +220,8 @@ def _released(
             lo = float(min(max(math.ceil(lo), -limit), limit))
         if known != "upper":
             hi = float(max(min(math.floor(hi), limit), -limit))
+        if stops is not None:
+            lo, hi = _past_the_stops(lo, hi, stops, known)
         if lo >= hi:  # no or very few records: a non-empty range that keeps a public side
             lo = min(lo, hi)
             lo, hi = (lo - 1.0, lo) if known == "upper" or lo >= limit else (lo, lo + 1.0)
@@ -224,6 +233,28 @@ def _released(
         lo if known == "lower" else lo - WIDTH_MARGIN * width,
         hi if known == "upper" else hi + WIDTH_MARGIN * width,
     )
+
+
+def _past_the_stops(
+    lo: float, hi: float, stops: tuple[float, float], known: str | None
+) -> tuple[float, float]:
+    """Integer bounds at least one integer beyond their stops' integers (post-processing).
+
+    Near 0 the grid's steps are narrower than one integer (0.19 to 0.9 below 4.3), so the
+    margin of one step, rounded inwards, often moved no integer: a lower stop at 1.83 released
+    2 and clamped every record at 1, the stop's allowance ``k`` records. A lower stop in ``(-1,
+    0]`` keeps 0: the lower scan reached it through the data from above, as a column of
+    non-negative integers (counts, amounts) makes it, and a bin at -1 below a block at 0 costs
+    that block's every prefix. An upper stop at 0 gets 1: when both sides are searched 0 is the
+    upper scan's first point, where up to about ``k`` records may lie above (data mostly
+    below 0).
+    """
+    limit = float(_INTEGER_LIMIT)
+    if known != "lower" and math.ceil(stops[0]) != 0:
+        lo = max(min(lo, float(math.ceil(stops[0]) - 1)), -limit)
+    if known != "upper":
+        hi = min(max(hi, float(math.floor(stops[1]) + 1)), limit)
+    return lo, hi
 
 
 def _bounds(
@@ -263,7 +294,8 @@ def _bounds(
     if upper is not None:
         stop_hi = hi = float(upper)
     # Post-processing of the stops only.
-    return _released(lo, hi, integers, known), (stop_lo, stop_hi), t_rho, t_nu, loss, k
+    stops = (stop_lo, stop_hi)
+    return _released(lo, hi, integers, known, stops), stops, t_rho, t_nu, loss, k
 
 
 @accepts_aliases
@@ -323,7 +355,8 @@ def private_bounds(
         The threshold ``k`` (public). Default ``2 t_ν``, twice the query noise scale.
     integers : bool, default=False
         Integer data (for ``bins="integers"``): no width margin; the bounds are rounded
-        inwards to integers (within ``±(2**53 - 1)``).
+        inwards to integers (within ``±(2**53 - 1)``), then moved to at least one integer
+        beyond each stop's (a lower stop in ``(-1, 0]`` keeps 0; post-processing).
     lower, upper : float, optional
         A public bound on one side (at most one of the two; an integer when ``integers``),
         known to the user: only the other side is searched, with the whole ``epsilon``.
