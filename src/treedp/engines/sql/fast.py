@@ -9,8 +9,9 @@ Per row, for a value ``x``::
     b = k + [x >= E(k + 1)]
 
 grouped by ``b``; the outer query, over at most ``B + 3`` groups, clamps ``b`` to ``[0, B -
-1]`` and maps NULL to missing. The range test starts at ``s = e_0`` (:attr:`Plan.start`),
-or at ``s = e_1`` where a row just above ``e_0`` could underflow ``y`` (below). ``y`` and
+1]`` and maps NULL to missing. The range test starts at ``s = e_0`` in DuckDB, and in
+PostgreSQL unless a row just above ``e_0`` could underflow ``y`` there (then ``s = e_1``;
+:attr:`Plan.start`, :attr:`Dialect.float_errors <treedp.engines.sql.rule.Dialect>`). ``y`` and
 ``E`` are double arithmetic written in SQL (:class:`Plan`, chosen and checked by
 :func:`fast_plan` in numpy with the same IEEE operations, round to nearest, as the
 database):
@@ -47,6 +48,17 @@ when ``1 <= k + 1 <= B - 1``. Otherwise ``k + 1`` is ``0`` (``j = 0``: ``b`` is 
 outside the bounds is ever computed. (The check asks ``K(e_j) = j - 1``, not only ``j - 1``
 or ``j``: ``K(e_{j+1}) = j + 1`` would let a row just below ``e_{j+1}`` take ``k = j + 1``.)
 
+**The direct plan: ``b = floor(y(x))``, no comparison** (below ``s``: ``0``). Accepted only if
+``floor(y(e_j)) = j`` and ``floor(y(pred(e_j))) = j - 1`` for ``1 <= j <= B`` (``pred``:
+the next double below; one ``y``, not two pieces), computed in numpy as above. For ``x`` in
+``[e_j, e_{j+1})`` inside ``[s, e_B]``: ``x >= e_j`` gives ``floor(y(x)) >= j`` (``j = 0``:
+``y(e_0) = 0``), and ``x <= pred(e_{j+1})`` (``x`` is a double) gives ``floor(y(x)) <= j``:
+``b = j``. At ``x = e_B``, ``b = B``: clamped to ``B - 1``; the rest as above. It holds for
+``B = 1024`` over ``(0, 1)`` and unit integer bins (``y`` exact: ``S`` a power of two,
+``e_0 = 0``), not for 1,000 or 10 bins over ``(0, 1)`` (``floor(y)`` just below ``0.1`` is
+already ``1``). It saves the edge and the comparison per row (measured,
+``docs/databases.md``).
+
 **No error in PostgreSQL**, which raises on a float overflow and on a product or quotient
 that rounds to zero from non-zero operands: :func:`fast_plan` checks in numpy that every
 ``E(j)``, ``0 <= j <= B``, and its intermediate products and quotients are finite and do not
@@ -55,7 +67,7 @@ round to zero from non-zero operands; ``y`` on ``[s, e_B]`` lies in ``[0, B + 1/
 overflows. ``s = e_0`` only if the smallest non-zero ``x - e_0``, one ulp of ``e_0``,
 times the factors of ``y`` does not round to zero (each product is monotone in the
 difference; a zero difference gives a zero product, no error); otherwise ``s = e_1``, where
-``y >= 1/2``. The range test comes first, so no row outside it computes ``y``.
+``y >= 1/2``; the direct plan has no ``- 0.5`` and no edge. The range test comes first, so no row outside it computes ``y``.
 
 ``±0.0`` compare equal in both databases, as in numpy; NaN fails ``x <= e_B`` and ``x < s``
 (it sorts above every number in both) and is then recognised as missing.
