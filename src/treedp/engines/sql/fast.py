@@ -67,7 +67,8 @@ round to zero from non-zero operands; ``y`` on ``[s, e_B]`` lies in ``[0, B + 1/
 overflows. ``s = e_0`` only if the smallest non-zero ``x - e_0``, one ulp of ``e_0``,
 times the factors of ``y`` does not round to zero (each product is monotone in the
 difference; a zero difference gives a zero product, no error); otherwise ``s = e_1``, where
-``y >= 1/2``; the direct plan has no ``- 0.5`` and no edge. The range test comes first, so no row outside it computes ``y``.
+``y >= 1/2``; the direct plan has no ``- 0.5`` and no edge. The range test comes first, so
+no row outside it computes ``y``.
 
 ``±0.0`` compare equal in both databases, as in numpy; NaN fails ``x <= e_B`` and ``x < s``
 (it sorts above every number in both) and is then recognised as missing.
@@ -111,6 +112,9 @@ _START = "lo"
 #: The check of ``floor(y)`` just below each edge for the direct plan; the tests drop it and
 #: see the counts change.
 _PRED = True
+#: Whether to try the direct plan at all; the benchmark turns it off (with ``_START =
+#: "e1"``) to time the rule it replaced in the same run.
+_DIRECT = True
 
 
 @dataclass(frozen=True)
@@ -274,7 +278,7 @@ def fast_plan(bins: Bins, lists: bool = True) -> Plan | None:
         step = float((np.float64(hi) - np.float64(lo)) / np.float64(n))
     e1 = float(edges[1])
     direct = Plan(lo, hi, n, scale, boost, split, "step", step, e1, True, True)
-    if not split and _direct_ok(direct, edges):
+    if _DIRECT and not split and _direct_ok(direct, edges):
         return replace(direct, start=lo) if _from_lo(direct) else direct
     forms: list[EdgeForm] = ["step", "lerp", "interp", "list"] if lists else ["step"]
     for edge in forms:
