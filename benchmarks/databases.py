@@ -220,7 +220,7 @@ def _pg_bin() -> Path | None:
     return None
 
 
-def postgres(rows: int, n_bins: int, repeat: int, tmp: Path) -> list[str]:
+def postgres(rows: int, n_bins: int, repeat: int, tmp: Path, explicit: bool = True) -> list[str]:
     import psycopg
 
     bindir = _pg_bin()
@@ -280,7 +280,8 @@ def postgres(rows: int, n_bins: int, repeat: int, tmp: Path) -> list[str]:
             )
             print(lines[-1], flush=True)
         head = f"| PostgreSQL {version[0] if version else '?'}, table, {rows:.0e} rows"
-        lines += pg_explicit(con, head, n_bins, repeat, rows <= 1_000_000)
+        if explicit:
+            lines += pg_explicit(con, head, n_bins, repeat, rows <= 1_000_000)
         con.close()
         return lines
     finally:
@@ -485,7 +486,9 @@ def main() -> None:
     parser.add_argument("--pg-rows", type=int, nargs="*", default=[10_000_000])
     parser.add_argument("--bins", type=int, default=1024)
     parser.add_argument("--repeat", type=int, default=3)
-    parser.add_argument("--no-explicit", action="store_true", help="skip explicit edges")
+    parser.add_argument(
+        "--no-explicit", action="store_true", help="skip explicit edges (PostgreSQL too)"
+    )
     parser.add_argument("--sqlite-rows", type=int, nargs="*", default=[1_000_000])
     parser.add_argument("--datetime-rows", type=int, nargs="*", default=[10_000_000])
     parser.add_argument("--unit-rows", type=int, nargs="*", default=[10_000_000])
@@ -507,7 +510,7 @@ def main() -> None:
         for rows in args.sqlite_rows:
             sqlite_file(rows, args.bins, args.repeat, tmp)
         for rows in args.pg_rows:
-            postgres(rows, args.bins, args.repeat, tmp)
+            postgres(rows, args.bins, args.repeat, tmp, not args.no_explicit)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     print(f"peak RSS of this process: {rss_mb():.0f} MB; load average after: {os.getloadavg()}")
