@@ -9,7 +9,7 @@ temporary directory and deleted afterwards. PostgreSQL: a server of its own is s
 temporary directory with ``initdb``/``pg_ctl`` (Debian's ``postgresql`` package). Usage::
 
     python benchmarks/databases.py --duckdb-rows 10000000 100000000 --pg-rows 10000000 \
-        --datetime-rows 10000000 --sqlite-rows 1000000 200000
+        --datetime-rows 10000000 --sqlite-rows 1000000 200000 --outside-rows 10000000
 
 Each equal-width layout is also timed without the one-GROUP-BY rule (the rule it replaced,
 same run): 1,000 bins over ``(0, 1)`` have edges ``e_0 + (e_B - e_0)·(j/B)`` that are not
@@ -19,8 +19,13 @@ datetime edges (the search over integer ticks) are timed against the ``CASE`` tr
 replaced, same run.
 
 The last column is the baseline plus one comparison per row with a computed edge, the least
-any exact rule adds to it (measured in the same rounds); for explicit edges also the exact
-``ASOF LEFT JOIN`` alternative to treedp's binary search (:func:`asof_sql`, not adopted).
+any exact rule that compares adds to it (measured in the same rounds); for explicit edges also
+the exact ``ASOF LEFT JOIN`` alternative to treedp's binary search (:func:`asof_sql`, not
+adopted). Equal-width rows also time the fast rule of before session 7
+(:func:`previous_rule`) and give the CPU-time ratios of the same runs (DuckDB: this process;
+PostgreSQL: the backend, without parallel workers), steadier than wall time on a loaded
+machine. ``--outside-rows``: the same with 1% of the values outside the bounds, where
+DuckDB's statistics cannot decide the range test.
 """
 
 from __future__ import annotations
@@ -43,7 +48,7 @@ import numpy as np
 
 import treedp
 from treedp.engines.dispatch import count_source
-from treedp.engines.sql import bucket
+from treedp.engines.sql import bucket, fast
 from treedp.engines.sql.duck import DIALECT as DUCK
 from treedp.engines.sql.postgres import DIALECT as PG
 from treedp.engines.sql.rule import Dialect, count_sql
@@ -70,6 +75,56 @@ def interleaved(fns: list[Callable[[], Any]], repeat: int) -> list[float]:
     return [min(t) for t in times]
 
 
+def previous_rule(src: Any, bins: Any) -> Any:
+    """treedp's count with the fast rule of before session 7: every plan compares with an
+    edge (no direct plan), the range test from ``e_1`` (not folded by DuckDB's statistics)."""
+    fast._DIRECT, fast._START = False, "e1"
+    try:
+        return count_source(src, column="v", bins=bins)
+    finally:
+        fast._DIRECT, fast._START = True, "lo"
+
+
+def with_cpu(fns: list[Callable[[], Any]], clock: Callable[[], float]) -> list[Callable[[], Any]]:
+    """Each function also adds its CPU seconds (``clock()`` before and after) to
+    ``CPU[i]``: under load the wall-clock ratio swings, the CPU ratio much less."""
+    CPU.clear()
+    CPU.extend([] for _ in fns)
+
+    def timed(i: int, fn: Callable[[], Any]) -> Any:
+        c0 = clock()
+        out = fn()
+        CPU[i].append(clock() - c0)
+        return out
+
+    return [lambda i=i, fn=fn: timed(i, fn) for i, fn in enumerate(fns)]
+
+
+CPU: list[list[float]] = []
+
+
+def cpu_ratios(labels: list[str]) -> str:
+    """``label cpu ratio`` of each timed function against the first (the baseline)."""
+    base = min(CPU[0])
+    return ", ".join(f"{lab} {min(c) / base:.2f}x" for lab, c in zip(labels, CPU[1:], strict=True))
+
+
+def backend_cpu(con: Any) -> Callable[[], float]:
+    """The CPU seconds of the PostgreSQL backend serving ``con`` (``/proc``; parallel workers
+    not included), or a clock that stays at 0 when ``/proc`` is not readable."""
+    pid = con.execute("SELECT pg_backend_pid()").fetchone()[0]
+    tick = os.sysconf("SC_CLK_TCK")
+
+    def clock() -> float:
+        try:
+            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            return 0.0
+        return (int(fields[11]) + int(fields[12])) / tick
+
+    return clock
+
+
 def rss_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
@@ -93,13 +148,16 @@ def asof_sql(source: str, edges: list[float]) -> str:
 
 
 def duckdb_parquet(
-    rows: int, n_bins: int, repeat: int, tmp: Path, explicit: bool = True
+    rows: int, n_bins: int, repeat: int, tmp: Path, explicit: bool = True, outside: bool = False
 ) -> list[str]:
+    """``outside``: 1% of the values outside the bounds (``random()·1.02 - 0.01``), so that
+    DuckDB's statistics cannot decide the range test."""
     import duckdb
 
     path = tmp / f"v{rows}.parquet"
     con = duckdb.connect()
-    con.execute(f"COPY (SELECT random() AS v FROM range({rows})) TO '{path}' (FORMAT parquet)")
+    make = "random() * 1.02 - 0.01" if outside else "random()"
+    con.execute(f"COPY (SELECT {make} AS v FROM range({rows})) TO '{path}' (FORMAT parquet)")
     threads = con.execute("SELECT current_setting('threads')").fetchone()
     base = f"SELECT floor(v * {n_bins})::BIGINT AS b, count(*) FROM '{path}' GROUP BY b"
     # the least an exact rule adds: one comparison per row with a computed edge
@@ -109,26 +167,33 @@ def duckdb_parquet(
     )
     src = treedp.SqlSource(con, f"SELECT v FROM '{path}'")
     lines = []
+    where = ", 1% outside the bounds" if outside else ""
     for label, bins in (
         ("equal-width", treedp.make_bins(bounds=(0, 1), bins=n_bins)),
         ("equal-width, 1000 bins", treedp.make_bins(bounds=(0, 1), bins=1000)),
         ("explicit edges", treedp.make_bins(edges=[i / n_bins for i in range(n_bins + 1)])),
     ):
-        if label == "explicit edges" and (rows > 10_000_000 or not explicit):
+        if label == "explicit edges" and (rows > 10_000_000 or not explicit or outside):
             continue  # explicit edges: measured at 10^7 only
         fns = [
             lambda: con.execute(base).fetchall(),
             lambda: con.execute(one_cmp).fetchall(),
             lambda b=bins: count_source(src, column="v", bins=b),
         ]
-        if label.startswith("equal-width"):  # the rule of the other queries, same run
+        if label.startswith("equal-width"):  # the rules of before, same run
+            fns.append(lambda b=bins: previous_rule(src, b))
             fns.append(lambda b=bins: count_sql(other_rule(DUCK), src, "v", b, "error"))
         if label == "explicit edges":
             asof = asof_sql(f"'{path}'", [float(e) for e in bins.edges])
             fns.append(lambda q=asof: con.execute(q).fetchall())
-        t_base, t_cmp, t_tdp, *t_asof = interleaved(fns, repeat)
+        t_base, t_cmp, t_tdp, *t_asof = interleaved(with_cpu(fns, time.process_time), repeat)
         if label.startswith("equal-width"):
-            other, t_asof = f"; without the fast rule: {t_asof[0] / t_base:.2f}x", []
+            other = (
+                f"; previous fast rule: {t_asof[0] / t_base:.2f}x; without the fast rule: "
+                f"{t_asof[1] / t_base:.2f}x; CPU: "
+                f"{cpu_ratios(['one comparison', 'treedp', 'previous', 'without'])}"
+            )
+            t_asof = []
         else:
             other = f"; ASOF join: {t_asof[0] / t_base:.2f}x" if t_asof else ""
         if t_asof:  # the same counts as treedp's, bin for bin
@@ -137,7 +202,7 @@ def duckdb_parquet(
             assert [got.get(j, 0) for j in range(bins.n_bins)] == want
         lines.append(
             f"| DuckDB {duckdb.__version__} ({threads[0] if threads else '?'} threads), Parquet, "
-            f"{rows:.0e} rows, {label} | {t_base:.3f} s | {t_tdp:.3f} s | "
+            f"{rows:.0e} rows{where}, {label} | {t_base:.3f} s | {t_tdp:.3f} s | "
             f"{t_tdp / t_base:.2f}x | one comparison per row: {t_cmp / t_base:.2f}x{other} |"
         )
         print(lines[-1], flush=True)
@@ -155,7 +220,7 @@ def _pg_bin() -> Path | None:
     return None
 
 
-def postgres(rows: int, n_bins: int, repeat: int, tmp: Path) -> list[str]:
+def postgres(rows: int, n_bins: int, repeat: int, tmp: Path, explicit: bool = True) -> list[str]:
     import psycopg
 
     bindir = _pg_bin()
@@ -192,24 +257,31 @@ def postgres(rows: int, n_bins: int, repeat: int, tmp: Path) -> list[str]:
         lines = []
         for label, b_count in (("equal-width", n_bins), ("equal-width, 1000 bins", 1000)):
             bins = treedp.make_bins(bounds=(0, 1), bins=b_count)
-            t_base, t_cmp, t_tdp, t_old = interleaved(
-                [
-                    lambda: con.execute(base).fetchall(),
-                    lambda: con.execute(one_cmp).fetchall(),
-                    lambda b=bins: count_source(src, column="v", bins=b),
-                    lambda b=bins: count_sql(other_rule(PG), src, "v", b, "error"),
-                ],
+            t_base, t_cmp, t_tdp, t_prev, t_old = interleaved(
+                with_cpu(
+                    [
+                        lambda: con.execute(base).fetchall(),
+                        lambda: con.execute(one_cmp).fetchall(),
+                        lambda b=bins: count_source(src, column="v", bins=b),
+                        lambda b=bins: previous_rule(src, b),
+                        lambda b=bins: count_sql(other_rule(PG), src, "v", b, "error"),
+                    ],
+                    backend_cpu(con),
+                ),
                 repeat,
             )
+            cpu = cpu_ratios(["one comparison", "treedp", "previous", "without"])
             lines.append(
                 f"| PostgreSQL {version[0] if version else '?'} ({workers[0] if workers else '?'}"
                 f" parallel workers), table, {rows:.0e} rows, {label} | "
                 f"{t_base:.3f} s | {t_tdp:.3f} s | {t_tdp / t_base:.2f}x | one comparison per "
-                f"row: {t_cmp / t_base:.2f}x; without the fast rule: {t_old / t_base:.2f}x |"
+                f"row: {t_cmp / t_base:.2f}x; previous fast rule: {t_prev / t_base:.2f}x; "
+                f"without the fast rule: {t_old / t_base:.2f}x; backend CPU: {cpu} |"
             )
             print(lines[-1], flush=True)
         head = f"| PostgreSQL {version[0] if version else '?'}, table, {rows:.0e} rows"
-        lines += pg_explicit(con, head, n_bins, repeat, rows <= 1_000_000)
+        if explicit:
+            lines += pg_explicit(con, head, n_bins, repeat, rows <= 1_000_000)
         con.close()
         return lines
     finally:
@@ -414,10 +486,13 @@ def main() -> None:
     parser.add_argument("--pg-rows", type=int, nargs="*", default=[10_000_000])
     parser.add_argument("--bins", type=int, default=1024)
     parser.add_argument("--repeat", type=int, default=3)
-    parser.add_argument("--no-explicit", action="store_true", help="skip explicit edges")
+    parser.add_argument(
+        "--no-explicit", action="store_true", help="skip explicit edges (PostgreSQL too)"
+    )
     parser.add_argument("--sqlite-rows", type=int, nargs="*", default=[1_000_000])
     parser.add_argument("--datetime-rows", type=int, nargs="*", default=[10_000_000])
     parser.add_argument("--unit-rows", type=int, nargs="*", default=[10_000_000])
+    parser.add_argument("--outside-rows", type=int, nargs="*", default=[10_000_000])
     args = parser.parse_args()
     print(f"load average before: {os.getloadavg()}, cpus: {os.cpu_count()}", flush=True)
     print("| input | baseline GROUP BY | treedp (exact rule) | ratio | floor |")
@@ -426,6 +501,8 @@ def main() -> None:
     try:
         for rows in args.duckdb_rows:
             duckdb_parquet(rows, args.bins, args.repeat, tmp, not args.no_explicit)
+        for rows in args.outside_rows:
+            duckdb_parquet(rows, args.bins, args.repeat, tmp, False, outside=True)
         for rows in args.unit_rows:
             duckdb_unit(rows, args.bins, args.repeat, tmp)
         for rows in args.datetime_rows:
@@ -433,7 +510,7 @@ def main() -> None:
         for rows in args.sqlite_rows:
             sqlite_file(rows, args.bins, args.repeat, tmp)
         for rows in args.pg_rows:
-            postgres(rows, args.bins, args.repeat, tmp)
+            postgres(rows, args.bins, args.repeat, tmp, not args.no_explicit)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     print(f"peak RSS of this process: {rss_mb():.0f} MB; load average after: {os.getloadavg()}")

@@ -26,6 +26,7 @@ LAYOUTS = [
     ((0, 5e-323), 10, "step"), ((0, 1.7e308), 4, "step"), ((-1.7e308, 0), 4, "step"),
     ((-0.0, 3.0), 3, "step"), ((1e15, 1e15 + 7), 7, "step"), ((0, 10), "integers", "step"),
     ((-1e308, 1e308), 8, "interp"), ((-_MAX, _MAX), 7, "interp"), ((-_MAX, 1e300), 5, None),
+    ((0, 1), 10, None), ((0, 1e6), 10, None), ((-2, 2), 1024, None),
 ]  # fmt: skip
 
 
@@ -128,3 +129,95 @@ def test_a_plan_that_fails_its_check_is_refused(monkeypatch: pytest.MonkeyPatch)
     monkeypatch.setattr(fast, "_y_form", lambda lo, hi, n: (real(lo, hi, n)[0] * 1.125, 1.0,
                                                           False))  # fmt: skip
     assert fast.fast_plan(bins) is None
+
+
+def test_direct_plans_only_where_floor_y_is_the_bin() -> None:
+    """``b = floor(y)`` with no comparison: for ``B = 1024`` over ``(0, 1)`` and unit
+    integer bins (``y`` exact), not for 1,000 bins over ``(0, 1)`` nor for 10 (where
+    ``floor(y)`` just below an edge is already the next bin)."""
+    direct = {
+        (b, n): fast.fast_plan(_bins(b, n)).direct  # type: ignore[union-attr]
+        for b, n in [((0, 1), 1024), ((0, 10), "integers"), ((0, 1), 1000), ((0, 1), 10)]
+    }
+    assert list(direct.values()) == [True, True, False, False]
+
+
+@pytest.mark.parametrize("kind", ["duckdb", "postgresql"])
+def test_a_direct_plan_without_its_check_below_the_edges_is_caught(
+    request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch, kind: str
+) -> None:
+    """Without the check of ``floor(y)`` just below each edge, layouts such as 10 bins over
+    ``(0, 1)`` take the direct plan and the doubles just below their edges count wrong
+    (so the conformance test above can fail for the direct plan)."""
+    load = loader(kind, request)
+    monkeypatch.setattr(fast, "_PRED", False)
+    caught = 0
+    for bounds, n in [((0, 1), 10), ((0, 100), 10)]:
+        bins = _bins(bounds, n)
+        assert fast.fast_plan(bins).direct  # type: ignore[union-attr]
+        values = _values(bins)
+        data = load([("v", "double")], [(v,) for v in values])
+        caught += count_source(data, column="v", bins=bins, nan="drop") != _want(bins, values)
+    assert caught == 2
+
+
+@pytest.mark.parametrize("kind", ["duckdb", "postgresql"])
+def test_the_range_test_from_e1_counts_the_same(
+    request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch, kind: str
+) -> None:
+    """The range test from ``e_1`` (before this rule started at ``e_0``) on the layouts
+    whose start moved: the same counts, the local rule."""
+    load = loader(kind, request)
+    monkeypatch.setattr(fast, "_START", "e1")
+    for bounds, n in [((0, 100), 100), ((-3.7, 11.1), 37), ((0, 1), 10), ((-_MAX, _MAX), 7)]:
+        bins = _bins(bounds, n)
+        plan = fast.fast_plan(bins)
+        assert plan is not None and not plan.wide
+        values = _values(bins)
+        data = load([("v", "double")], [(v,) for v in values])
+        assert count_source(data, column="v", bins=bins, nan="drop") == _want(bins, values)
+
+
+def test_the_range_test_starts_at_e0_unless_postgresql_could_underflow() -> None:
+    """DuckDB (IEEE results) tests ``x >= e_0``; PostgreSQL too, unless one ulp above
+    ``e_0`` times ``S`` rounds to zero (it raises there): then ``x >= e_1``."""
+    from treedp.engines.sql.duck import DIALECT as DUCK
+    from treedp.engines.sql.postgres import DIALECT as PG
+    from treedp.engines.sql.rule import Sql
+
+    for bounds, n, pg_start in [((0, 100), 100, 0.0), ((0, 1e6), 10, 1e5)]:
+        bins = _bins(bounds, n)
+        plan = fast.fast_plan(bins)
+        assert plan is not None and plan.wide and plan.start == pg_start
+        duck = Sql(DUCK)
+        _, k = fast.plan_bins(duck, plan, "x", bins.edges)
+        assert "x >= CAST('0.0' AS DOUBLE) AND" in k
+        pg = Sql(PG)
+        fast.plan_bins(pg, plan, "x", bins.edges)
+        assert pg_start in pg.params
+
+
+def test_postgresql_raises_without_the_underflow_guard(
+    request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The guard can fail: starting PostgreSQL's range test at ``e_0 = 0`` with ``S`` below
+    one, the row ``5e-324`` underflows ``y`` and the server raises."""
+    load = loader("postgresql", request)
+    bins = _bins((0, 1e6), 10)
+    data = load([("v", "double")], [(5e-324,), (0.5,)])
+    assert count_source(data, column="v", bins=bins).counts[0] == 2
+    monkeypatch.setattr(fast, "_from_lo", lambda plan: True)
+    with pytest.raises(treedp.exceptions.InvalidParameterError):
+        count_source(data, column="v", bins=bins)
+
+
+def test_k_must_be_j_minus_one_at_every_edge(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``K(e_j) = j`` at one inner edge (``y`` half a bin high there) is refused: a row
+    just below that edge could take ``k = j`` and land one bin high."""
+    bins = _bins((-3.7, 11.1), 37)
+    plan = fast.fast_plan(bins)
+    assert plan is not None and not plan.direct
+    real = fast._y
+    bump = bins.edges[20]
+    monkeypatch.setattr(fast, "_y", lambda p, x: real(p, x) + 0.6 * (x == bump))
+    assert not fast._k_ok(plan, bins.edges)

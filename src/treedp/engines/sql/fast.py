@@ -2,18 +2,21 @@
 
 Per row, for a value ``x``::
 
-    k = floor(y(x) - 0.5)        if e_1 <= x <= e_B      (y ≈ (x - e_0)·B/(e_B - e_0))
-    k = -1                       if x < e_1              (-inf too)
+    k = floor(y(x) - 0.5)        if s <= x <= e_B        (y ≈ (x - e_0)·B/(e_B - e_0))
+    k = -1                       if x < s                (-inf too)
     k = B - 1                    if x > e_B              (+inf too)
     k = NULL                     if x is NULL or NaN
     b = k + [x >= E(k + 1)]
 
 grouped by ``b``; the outer query, over at most ``B + 3`` groups, clamps ``b`` to ``[0, B -
-1]`` and maps NULL to missing. ``y`` and ``E`` are double arithmetic written in SQL
-(:class:`Plan`, chosen and checked by :func:`fast_plan` in numpy with the same IEEE
-operations, round to nearest, as the database):
+1]`` and maps NULL to missing. The range test starts at ``s = e_0`` in DuckDB, and in
+PostgreSQL unless a row just above ``e_0`` could underflow ``y`` there (then ``s = e_1``;
+:attr:`Plan.start`, :attr:`Dialect.float_errors <treedp.engines.sql.rule.Dialect>`). ``y`` and
+``E`` are double arithmetic written in SQL (:class:`Plan`, chosen and checked by
+:func:`fast_plan` in numpy with the same IEEE operations, round to nearest, as the
+database):
 
-* ``y`` (monotone, never overflowing or underflowing on ``[e_1, e_B]``): ``(x - e_0)·S`` with
+* ``y`` (monotone, never overflowing on ``[s, e_B]``): ``(x - e_0)·S`` with
   ``S = B/(e_B - e_0)``; when ``S`` overflows (edges a few subnormals apart)
   ``((x - e_0)·2^1000)·S'`` with ``S' = B/((e_B - e_0)·2^1000)`` (the power of two is
   exact); when ``e_B - e_0`` overflows (bounds near ``±1.8e308``), ``(x - e_0)·S`` for ``x <
@@ -27,30 +30,53 @@ operations, round to nearest, as the database):
 
 **Why ``b`` is exactly the local bin** (the largest ``j`` with ``e_j <= x``, clamped to
 ``[0, B - 1]``). :func:`fast_plan` accepts a plan only if ``K(t) = floor(fl(y(t) - 0.5))``,
-computed in numpy as the database computes it, lies in ``{j - 1, j}`` at every edge ``t =
-e_j``, ``1 <= j <= B`` (only rows in ``[e_1, e_B]`` compute ``y``), with ``K(e_B) = B -
-1``, and, for the two-piece ``y``, also at the points ``t = -5e-324`` and ``t = 0`` (each
-against the bin ``j`` holding ``t``). ``K`` is
+computed in numpy as the database computes it, equals ``j - 1`` at every edge ``t = e_j``
+in ``[s, e_B]`` (only rows in ``[s, e_B]`` compute ``y``; ``K(e_0) = floor(-0.5) = -1``
+always, as ``y(e_0) = 0``), and, for the two-piece ``y``, lies in ``{j - 1, j}`` at the
+points ``t = -5e-324`` and ``t = 0`` (each against the bin ``j`` holding ``t``). ``K`` is
 non-decreasing on each piece (a rounded subtraction, rounded products by positive
 constants, a rounded sum and ``floor`` are each monotone), and pieces meet only at ``0``.
-So for ``x`` in ``[e_j, e_{j+1})``, ``1 <= j <= B - 2``: ``K(x) >= K(e_j) >= j - 1`` and
-``K(x) <= K(e_{j+1}) <= j`` (for the two-piece ``y`` the bounds come from ``e_j`` and
-``-5e-324`` below ``0``, and from ``0`` and ``e_{j+1}`` above), so ``k`` is ``j - 1`` or ``j``
-and one exact comparison with ``E(k + 1) = e_{k+1}`` gives ``b = j``. For ``x`` in ``[e_{B-1},
-e_B]``: ``k >= B - 2`` and ``k <= K(e_B) = B - 1``, so ``b`` is ``B - 1`` (at ``k = B - 2``,
-``x >= e_{B-1}`` adds one) or ``B``: clamped to ``B - 1``. Below ``e_1``, ``b`` is ``-1`` or
-``0``; above ``e_B``, ``B - 1`` or ``B``: clamped to bins ``0`` and ``B - 1``. So ``k + 1`` is
-always in ``[0, B]``: no edge outside the bounds is ever computed.
+So for ``x`` in ``[e_j, e_{j+1})`` inside ``[s, e_B]``, ``0 <= j <= B - 1``: ``K(x) >=
+K(e_j) = j - 1`` and ``K(x) <= K(e_{j+1}) = j`` (for the two-piece ``y`` the bounds come
+from ``e_j`` and ``-5e-324`` below ``0``, and from ``0`` and ``e_{j+1}`` above), so ``k`` is
+``j - 1`` or ``j``, and one exact comparison with ``E(k + 1) = e_{k+1}`` gives ``b = j``
+when ``1 <= k + 1 <= B - 1``. Otherwise ``k + 1`` is ``0`` (``j = 0``: ``b`` is ``-1`` or
+``0``, clamped to ``0``) or ``B`` (``j = B - 1``: ``b`` is ``B - 1`` or ``B``, clamped to
+``B - 1``). At ``x = e_B``, ``k = B - 1`` and ``b`` is ``B - 1`` or ``B``: clamped to ``B
+- 1``. Below ``s``, ``b`` is ``-1`` or ``0`` (``x < s <= e_1``); above ``e_B``, ``B - 1`` or
+``B``: clamped to bins ``0`` and ``B - 1``. So ``k + 1`` is always in ``[0, B]``: no edge
+outside the bounds is ever computed. (The check asks ``K(e_j) = j - 1``, not only ``j - 1``
+or ``j``: ``K(e_{j+1}) = j + 1`` would let a row just below ``e_{j+1}`` take ``k = j + 1``.)
+
+**The direct plan: ``b = floor(y(x))``, no comparison** (below ``s``: ``0``). Accepted only if
+``floor(y(e_j)) = j`` and ``floor(y(pred(e_j))) = j - 1`` for ``1 <= j <= B`` (``pred``:
+the next double below; one ``y``, not two pieces), computed in numpy as above. For ``x`` in
+``[e_j, e_{j+1})`` inside ``[s, e_B]``: ``x >= e_j`` gives ``floor(y(x)) >= j`` (``j = 0``:
+``y(e_0) = 0``), and ``x <= pred(e_{j+1})`` (``x`` is a double) gives ``floor(y(x)) <= j``:
+``b = j``. At ``x = e_B``, ``b = B``: clamped to ``B - 1``; the rest as above. It holds for
+``B = 1024`` over ``(0, 1)`` and unit integer bins (``y`` exact: ``S`` a power of two,
+``e_0 = 0``), not for 1,000 or 10 bins over ``(0, 1)`` (``floor(y)`` just below ``0.1`` is
+already ``1``). It saves the edge and the comparison per row (measured,
+``docs/databases.md``).
 
 **No error in PostgreSQL**, which raises on a float overflow and on a product or quotient
 that rounds to zero from non-zero operands: :func:`fast_plan` checks in numpy that every
 ``E(j)``, ``0 <= j <= B``, and its intermediate products and quotients are finite and do not
-round to zero from non-zero operands; ``y`` on ``[e_1, e_B]`` lies in ``[1/2, B + 1/2)`` (from
-``K``), its difference ``x - e_0`` in ``(0, e_B - e_0]`` (or its piece's range), so nothing
-overflows or underflows. The range test comes first, so no row outside it computes ``y``.
+round to zero from non-zero operands; ``y`` on ``[s, e_B]`` lies in ``[0, B + 1/2)`` (from
+``K``), its difference ``x - e_0`` in ``[0, e_B - e_0]`` (or its piece's range), so nothing
+overflows. ``s = e_0`` only if the smallest non-zero ``x - e_0``, one ulp of ``e_0``,
+times the factors of ``y`` does not round to zero (each product is monotone in the
+difference; a zero difference gives a zero product, no error); otherwise ``s = e_1``, where
+``y >= 1/2``; the direct plan has no ``- 0.5`` and no edge. The range test comes first, so
+no row outside it computes ``y``.
 
-``±0.0`` compare equal in both databases, as in numpy; NaN fails ``x <= e_B`` and ``x < e_1``
+``±0.0`` compare equal in both databases, as in numpy; NaN fails ``x <= e_B`` and ``x < s``
 (it sorts above every number in both) and is then recognised as missing.
+
+**Why ``s = e_0`` when allowed** (measured, ``docs/databases.md``): DuckDB folds a comparison
+that its statistics decide (Parquet min/max, a table's row groups) to a constant, so for data
+within the bounds the whole ``CASE`` reduces to ``floor(y - 0.5)`` — no per-row range test;
+with ``s = e_1`` every row in ``[e_0, e_1)`` keeps it alive.
 
 ``k`` is computed in a subquery that PostgreSQL must not inline (``OFFSET 0``,
 :attr:`Dialect.fence <treedp.engines.sql.rule.Dialect>`): inlined, the ``CASE`` for ``k`` ran
@@ -59,8 +85,9 @@ twice per row (``EXPLAIN ANALYZE``), 1.95× the baseline against 1.44× fenced.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Literal
 
 import numpy as np
@@ -79,6 +106,15 @@ _TINY = 5e-324
 #: ``0.0``) and see the counts change.
 _GE = ">="
 _HALF = 0.5
+#: The range test starts at ``e_0`` where allowed (``"lo"``), else at ``e_1``; the tests set
+#: ``"e1"`` to count both ways.
+_START = "lo"
+#: The check of ``floor(y)`` just below each edge for the direct plan; the tests drop it and
+#: see the counts change.
+_PRED = True
+#: Whether to try the direct plan at all; the benchmark turns it off (with ``_START =
+#: "e1"``) to time the rule it replaced in the same run.
+_DIRECT = True
 
 
 @dataclass(frozen=True)
@@ -101,6 +137,14 @@ class Plan:
         ``"step"``, ``"lerp"``, ``"interp"`` or ``"list"``.
     step : float
         ``(e_B - e_0)/B`` (the ``"step"`` form).
+    start : float
+        ``s`` for a database that raises on a float underflow (PostgreSQL): ``e_0``, or
+        ``e_1`` where a row just above ``e_0`` could underflow ``y``.
+    wide : bool
+        The check of ``K`` passes from ``e_0``: a database with IEEE results (DuckDB) takes
+        ``s = e_0``.
+    direct : bool
+        ``b = floor(y)``, no comparison with an edge (``y`` exact enough at the edges).
     """
 
     lo: float
@@ -111,6 +155,9 @@ class Plan:
     split: bool
     edge: EdgeForm
     step: float
+    start: float
+    wide: bool
+    direct: bool
 
 
 def _y(plan: Plan, x: np.ndarray) -> np.ndarray:
@@ -159,20 +206,43 @@ def _edge_ok(plan: Plan, edges: np.ndarray) -> bool:
 
 
 def _k_ok(plan: Plan, edges: np.ndarray) -> bool:
-    """``K(t)`` in ``{j - 1, j}`` at every edge (and at ``-5e-324``, ``0`` for two pieces),
-    ``K(e_B) = B - 1`` (module docstring)."""
+    """``K(e_j) = j - 1`` at every edge from the range test's start to ``e_B``, and, for two
+    pieces, ``K(t)`` in ``{j - 1, j}`` at ``t = -5e-324`` and ``t = 0`` (module docstring)."""
     n = plan.n
-    points, bins = edges, np.arange(n + 1)
+    with np.errstate(all="ignore"):
+        k = np.floor(_y(plan, edges) - 0.5)
+    inside = (edges >= plan.start) & (edges <= edges[-1])  # the only rows that compute y
+    ok = bool((~inside | (k == np.arange(n + 1) - 1)).all())
     if plan.split:
         extra = np.array([-_TINY, 0.0])
-        extra = extra[(extra >= edges[1]) & (extra <= edges[-1])]
-        points = np.concatenate([points, extra])
-        bins = np.concatenate([bins, np.searchsorted(edges, extra, "right") - 1])
+        extra = extra[(extra >= plan.start) & (extra <= edges[-1])]
+        bins = np.searchsorted(edges, extra, "right") - 1
+        with np.errstate(all="ignore"):
+            kx = np.floor(_y(plan, extra) - 0.5)
+        ok = ok and bool(((kx == bins) | (kx == bins - 1)).all())
+    return ok
+
+
+def _direct_ok(plan: Plan, edges: np.ndarray) -> bool:
+    """``floor(y(e_j)) = j`` and ``floor(y(pred(e_j))) = j - 1`` for ``1 <= j <= B``
+    (``pred``: the next double below; module docstring)."""
+    j = np.arange(1, plan.n + 1, dtype=np.float64)
     with np.errstate(all="ignore"):
-        k = np.floor(_y(plan, points) - 0.5)
-    inside = (points >= edges[1]) & (points <= edges[-1])  # the only rows that compute y
-    ok = ~inside | ((k == bins) | (k == bins - 1))
-    return bool(ok.all()) and bool(k[n] == n - 1)
+        at = np.floor(_y(plan, edges[1:]))
+        below = np.floor(_y(plan, np.nextafter(edges[1:], -np.inf)))
+    return bool((at == j).all()) and (not _PRED or bool((below == j - 1).all()))
+
+
+def _from_lo(plan: Plan) -> bool:
+    """Whether rows in ``[e_0, e_1)`` may compute ``y``: no product of ``y`` rounds to zero
+    from non-zero operands there (PostgreSQL raises), checked at the smallest non-zero
+    difference ``x - e_0`` (each product is monotone in it)."""
+    lo = np.float64(plan.lo)
+    with np.errstate(all="ignore"):
+        d = np.nextafter(lo, np.inf) - lo  # exact: one ulp
+        if plan.boost != 1.0:
+            d = d * np.float64(plan.boost)  # a power of two, never to zero from 2^-1074
+        return bool(d * np.float64(plan.scale) != 0.0)
 
 
 def _y_form(lo: float, hi: float, n: int) -> tuple[float, float, bool] | None:
@@ -206,25 +276,41 @@ def fast_plan(bins: Bins, lists: bool = True) -> Plan | None:
     scale, boost, split = form
     with np.errstate(all="ignore"):
         step = float((np.float64(hi) - np.float64(lo)) / np.float64(n))
+    e1 = float(edges[1])
+    direct = Plan(lo, hi, n, scale, boost, split, "step", step, e1, True, True)
+    if _DIRECT and not split and _direct_ok(direct, edges):
+        return replace(direct, start=lo) if _from_lo(direct) else direct
     forms: list[EdgeForm] = ["step", "lerp", "interp", "list"] if lists else ["step"]
     for edge in forms:
         if edge == "step" and not (np.isfinite(step) and step > 0):
             continue
-        plan = Plan(lo, hi, n, scale, boost, split, edge, step)
-        if _edge_ok(plan, edges):
-            return plan if _k_ok(plan, edges) else None
+        plan = Plan(lo, hi, n, scale, boost, split, edge, step, e1, False, False)
+        if not _edge_ok(plan, edges):
+            continue
+        if not _k_ok(plan, edges):
+            return None
+        if _START == "lo" and _k_ok(replace(plan, start=lo), edges):
+            return replace(plan, start=lo if _from_lo(plan) else plan.start, wide=True)
+        return plan
     return None
 
 
 def plan_bins(sql: Sql, plan: Plan, x: str, edges: np.ndarray) -> tuple[str, str]:
     """``(b, k)``: the SQL of ``b`` (from the column ``k``) and of ``k`` (from ``x``), with
     their parameters appended to ``sql`` in order of appearance (``b``'s text first; each
-    f-string evaluates its fields left to right)."""
+    f-string evaluates its fields left to right). With ``e_0 = +0.0`` the subtraction and
+    the sum of ``e_0`` are left out: ``z - 0.0`` and ``z + 0.0`` equal ``z`` (only ``-0.0``
+    becomes ``+0.0``, which compares and floors the same)."""
     v, n = sql.value, float(plan.n)
-    if plan.edge == "step":
-        edge = f"(k + {v(1.0)}) * {v(plan.step)} + {v(plan.lo)}"
+    zero = plan.lo == 0.0 and math.copysign(1.0, plan.lo) > 0
+    if plan.direct:
+        edge = ""  # no edge: b is k (nothing appended to the parameters)
+    elif plan.edge == "step":
+        edge = f"(k + {v(1.0)}) * {v(plan.step)}" + ("" if zero else f" + {v(plan.lo)}")
     elif plan.edge == "lerp":
-        edge = f"{v(plan.lo)} + {v(plan.hi - plan.lo)} * ((k + {v(1.0)}) / {v(n)})"
+        edge = ("" if zero else f"{v(plan.lo)} + ") + (
+            f"{v(plan.hi - plan.lo)} * ((k + {v(1.0)}) / {v(n)})"
+        )
     elif plan.edge == "interp":
         edge = (
             f"{v(plan.lo)} * ({v(1.0)} - (k + {v(1.0)}) / {v(n)}) "
@@ -232,7 +318,7 @@ def plan_bins(sql: Sql, plan: Plan, x: str, edges: np.ndarray) -> tuple[str, str
         )
     else:  # 1-based arrays: e_j is a[j + 1]
         edge = f"({sql.array(edges)})[CAST(k AS INTEGER) + 2]"
-    b = f"k + CAST({x} {_GE} {edge} AS INTEGER)"
+    b = "k" if plan.direct else f"k + CAST({x} {_GE} {edge} AS INTEGER)"
 
     def y() -> str:
         if plan.split:
@@ -240,14 +326,16 @@ def plan_bins(sql: Sql, plan: Plan, x: str, edges: np.ndarray) -> tuple[str, str
                 f"CASE WHEN {x} < {v(0.0)} THEN ({x} - {v(plan.lo)}) * {v(plan.scale)} "
                 f"ELSE ({x} - {v(plan.hi)}) * {v(plan.scale)} + {v(n)} END"
             )
+        d = x if zero else f"({x} - {v(plan.lo)})"
         if plan.boost != 1.0:
-            return f"(({x} - {v(plan.lo)}) * {v(plan.boost)}) * {v(plan.scale)}"
-        return f"({x} - {v(plan.lo)}) * {v(plan.scale)}"
+            return f"({d} * {v(plan.boost)}) * {v(plan.scale)}"
+        return f"{d} * {v(plan.scale)}"
 
-    e1 = float(edges[1])
-    k = (
-        f"CASE WHEN {x} >= {v(e1)} AND {x} <= {v(plan.hi)} THEN floor({y()} - {v(_HALF)}) "
-        f"WHEN {x} < {v(e1)} THEN {v(-1.0)} WHEN {sql.dialect.missing(x)} THEN NULL "
+    s = plan.lo if plan.wide and not sql.dialect.float_errors else plan.start
+    k = (  # fields left to right: parameters in order
+        f"CASE WHEN {x} >= {v(s)} AND {x} <= {v(plan.hi)} THEN floor({y()}"
+        f"{'' if plan.direct else f' - {v(_HALF)}'}) WHEN {x} < {v(s)} THEN "
+        f"{v(0.0 if plan.direct else -1.0)} WHEN {sql.dialect.missing(x)} THEN NULL "
         f"ELSE {v(n - 1.0)} END"
     )
     return b, k

@@ -203,6 +203,10 @@ class Dialect:
     fence : str
         Text after a subquery that keeps the planner from inlining it (PostgreSQL:
         ``" OFFSET 0"``), so that an expression used twice is computed once per row.
+    float_errors : bool
+        The database raises on a double overflow or underflow (PostgreSQL); False: IEEE
+        results (DuckDB), which lets :mod:`treedp.engines.sql.fast` start its range test
+        at ``e_0``.
     """
 
     name: str
@@ -226,6 +230,7 @@ class Dialect:
     ticks: Callable[[str, str], Ticks | None] | None = None
     one_group_by: bool = False
     fence: str = ""
+    float_errors: bool = True
 
 
 def query_failed(dialect: Dialect, exc: BaseException) -> InvalidParameterError:
