@@ -31,7 +31,6 @@ from treedp.engines.grouped import (
     KeyCounts,
     bin_index,
     column_array,
-    count_grouped_codes,
     encode_keys,
     key_counts,
 )
@@ -254,7 +253,7 @@ def _count_memory(
         )
     codes = encode_keys(cols, the_keys, nan) if cols else np.zeros(values.size, dtype=np.int64)
     keep &= codes >= 0
-    rows = np.flatnonzero(keep)
+    rows = _rows(keep)
     chosen, bounds = None, grouping.bounds
     if person is not None:
         if grouping.auto is not None:
@@ -264,11 +263,28 @@ def _count_memory(
             bounds = chosen[0]
         group_codes = codes[rows] if cols else None
         kept = bound_contributions(person[rows], group_codes, bounds, source, len(the_keys))
-        rows = rows[kept]
-    counts = count_grouped_codes(bin_idx[rows], codes[rows], the_keys, bins.n_bins)
+        rows = kept if isinstance(rows, slice) else rows[kept]
+    counts = _count_rows(bin_idx, codes, rows, the_keys, bins.n_bins)
     if selection is None and chosen is None:  # public keys: every column read and counted
         commit(counts)
     return counts, selection, chosen
+
+
+def _rows(keep: np.ndarray) -> np.ndarray | slice:
+    """The rows to count (``keep``): every row as a slice (no copies of the columns), else
+    their indices."""
+    return slice(None) if keep.all() else np.flatnonzero(keep)
+
+
+def _count_rows(
+    bin_idx: np.ndarray, codes: np.ndarray, rows: np.ndarray | slice, keys: Any, n_bins: int
+) -> GroupedCounts:
+    """:func:`count_grouped_codes` of ``rows``, whose bins and key positions are all present
+    (``>= 0``): one ``bincount`` over ``code·B + bin``."""
+    flat = codes[rows] * n_bins
+    flat += bin_idx[rows]
+    counts = np.bincount(flat, minlength=len(keys) * n_bins).reshape(len(keys), n_bins)
+    return GroupedCounts(keys, counts, 0)
 
 
 def release_grouped_counts(
