@@ -100,22 +100,26 @@ def factorize(arr: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         return codes, np.array(list(first), dtype=object)
 
 
-def factorize_column(column: Any, as_array: Any) -> tuple[np.ndarray, np.ndarray]:
+def factorize_column(
+    column: Any, as_array: Any, *, sort: bool = True
+) -> tuple[np.ndarray, np.ndarray]:
     """:func:`factorize` of a column as given: a pandas Series is encoded by pandas itself
     (an Arrow-backed string column without a detour through Python strings); anything else
-    through ``as_array(column)`` (the caller's 1-D numpy conversion and checks)."""
+    through ``as_array(column)`` (the caller's 1-D numpy conversion and checks). With
+    ``sort=False`` a Series' codes follow the values' first appearance (no remapping pass)."""
     pd = _pandas()
     if pd is not None and isinstance(column, pd.Series):
-        codes, uniques = pd.factorize(column, sort=True, use_na_sentinel=True)
+        codes, uniques = pd.factorize(column, sort=sort, use_na_sentinel=True)
         return np.asarray(codes, dtype=np.int64), np.asarray(uniques)
     return factorize(as_array(column))
 
 
 def encoded_column(column: Any, as_array: Any) -> Any:
     """A pandas Series of text, categories or Arrow values as :class:`Encoded` (encoded by
-    pandas, never turned into Python objects row by row); any other column as
-    ``as_array(column)``, unchanged."""
+    pandas, never turned into Python objects row by row; codes in order of first appearance,
+    as only the distinct values are looked up); any other column as ``as_array(column)``,
+    unchanged."""
     pd = _pandas()
     if pd is not None and isinstance(column, pd.Series) and column.dtype.kind not in "iufbmM":
-        return Encoded(*factorize_column(column, as_array))
+        return Encoded(*factorize_column(column, as_array, sort=False))
     return as_array(column)

@@ -324,7 +324,7 @@ def bound_contributions(
     m, g, c = bounds.max_contributions, bounds.max_groups, bounds.max_contributions_per_group
     p = _dense(np.asarray(person))
     n = p.size
-    keep = np.arange(n)
+    keep: np.ndarray | None = None  # None: every row (no index array built)
     if group is not None:
         gr = np.asarray(group) if n_groups is not None else _dense(np.asarray(group))
         n_g = n if n_groups is None else n_groups
@@ -340,8 +340,9 @@ def bound_contributions(
             p = p[keep]
     ran_both = group is not None and c < m and g < m
     if not (ran_both and g * c <= m):  # else steps 1 and 2 already keep at most g·c <= m
-        keep = keep[_lowest(p, m, source)]
-    return keep
+        lowest = _lowest(p, m, source)
+        keep = np.flatnonzero(lowest) if keep is None else keep[lowest]
+    return np.arange(n) if keep is None else keep
 
 
 def _pair_codes(p: np.ndarray, gr: np.ndarray, n_g: int) -> np.ndarray:
