@@ -94,10 +94,11 @@ def grouped(data: Any) -> Any:
     )
 
 
-def timed(fn: Callable[[], Any]) -> float:
-    start = time.perf_counter()
+def timed(fn: Callable[[], Any]) -> tuple[float, float]:
+    """Wall and CPU seconds of one call (CPU time is steadier on a shared machine)."""
+    start, cpu = time.perf_counter(), time.process_time()
     fn()
-    return time.perf_counter() - start
+    return time.perf_counter() - start, time.process_time() - cpu
 
 
 def hwm_mb() -> float:
@@ -186,13 +187,19 @@ def main() -> None:
         }
         grouped(df)  # warm-up: imports and the plan cache
         times: dict[str, list[float]] = {k: [] for k in cases}
+        cpus: dict[str, list[float]] = {k: [] for k in cases}
         for _ in range(args.rounds):
             for name, fn in cases.items():
-                times[name].append(timed(fn))
+                wall, cpu = timed(fn)
+                times[name].append(wall)
+                cpus[name].append(cpu)
         med = {k: statistics.median(v) for k, v in times.items()}
         print(f"\nrows={rows:,} (load average {os.getloadavg()[0]:.1f})")
         for name, v in times.items():
-            print(f"  {name:10s} median {med[name]:.3f} s  best {min(v):.3f} s")
+            print(
+                f"  {name:10s} median {med[name]:.3f} s  best {min(v):.3f} s  "
+                f"(CPU median {statistics.median(cpus[name]):.3f} s)"
+            )
         best = {k: min(v) for k, v in times.items()}
         print(
             f"  treedp / pandas {med['treedp'] / med['pandas']:.2f} (medians), "

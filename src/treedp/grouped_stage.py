@@ -208,12 +208,7 @@ def _count_memory(
     nan = cast(NanPolicy, query.release_spec.nan)
     assert bins is not None
     values = as_1d_array(columns.read(data, grouping.value), "values")
-    cols = [  # with public keys, text columns are encoded by pandas (no Python objects)
-        encoded_column(columns.read(data, c), lambda col, n=n: column_array(col, n))
-        if grouping.keys is not None
-        else column_array(columns.read(data, c), n)
-        for c, n in zip(grouping.by_columns, grouping.by, strict=True)
-    ]
+    cols = _by_columns(data, grouping)
     person = (
         None
         if grouping.unit_column is None
@@ -268,6 +263,21 @@ def _count_memory(
     if selection is None and chosen is None:  # public keys: every column read and counted
         commit(counts)
     return counts, selection, chosen
+
+
+def _by_columns(data: Any, grouping: Grouping) -> list[Any]:
+    """The ``by`` columns: with public keys, text columns encoded by pandas (no Python
+    objects), Arrow text looked up in each column's public values; else as numpy arrays."""
+    out = []
+    for j, (c, n) in enumerate(zip(grouping.by_columns, grouping.by, strict=True)):
+        column = columns.read(data, c)
+        if grouping.keys is None:
+            out.append(column_array(column, n))
+            continue
+        keys = grouping.keys
+        values = list(keys) if len(grouping.by) == 1 else list(dict.fromkeys(k[j] for k in keys))
+        out.append(encoded_column(column, lambda col, n=n: column_array(col, n), values))
+    return out
 
 
 def _rows(keep: np.ndarray) -> np.ndarray | slice:
