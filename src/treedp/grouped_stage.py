@@ -209,14 +209,7 @@ def _count_memory(
     assert bins is not None
     values = as_1d_array(columns.read(data, grouping.value), "values")
     cols = _by_columns(data, grouping)
-    person = (
-        None
-        if grouping.unit_column is None
-        else factorize_column(  # dictionary-encoded once: -1 where missing
-            columns.read(data, grouping.unit_column),
-            lambda col: column_array(col, "privacy_unit"),
-        )[0]
-    )
+    person = _person_codes(data, grouping)
     if any(c.size != values.size for c in cols) or (
         person is not None and person.size != values.size
     ):
@@ -278,6 +271,28 @@ def _by_columns(data: Any, grouping: Grouping) -> list[Any]:
         values = list(keys) if len(grouping.by) == 1 else list(dict.fromkeys(k[j] for k in keys))
         out.append(encoded_column(column, lambda col, n=n: column_array(col, n), values))
     return out
+
+
+def _person_codes(data: Any, grouping: Grouping) -> np.ndarray | None:
+    """The person ids dictionary-encoded once (``-1`` where missing), None without a unit.
+
+    Numbered in the ids' order where the sampling's seeded draws follow the numbering (steps
+    over (person, group) pairs, a bound chosen from the data, private key selection); else
+    in order of first appearance, which keeps the same rows (each row's word is drawn in row
+    order and ranked within its person only) without a remapping pass."""
+    if grouping.unit_column is None:
+        return None
+    b = grouping.bounds
+    pairs = bool(grouping.by) and min(b.max_groups, b.max_contributions_per_group) < (
+        b.max_contributions
+    )
+    ordered = pairs or grouping.auto is not None or grouping.keys is None
+    codes, _ = factorize_column(
+        columns.read(data, grouping.unit_column),
+        lambda col: column_array(col, "privacy_unit"),
+        sort=ordered,
+    )
+    return codes
 
 
 def _rows(keep: np.ndarray) -> np.ndarray | slice:

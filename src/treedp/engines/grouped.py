@@ -237,9 +237,11 @@ def encode_keys(
         On a missing key under ``nan="error"`` (the message names no count).
     """
     n_by = len(columns)
-    ok = ~missing_keys(columns, nan, columns[0].size)
     if n_by == 1 and isinstance(columns[0], Encoded):  # one gather, missing keys give -1
+        if nan == "error" and bool((columns[0].codes < 0).any()):
+            raise missing_key_error()
         return _codes_for(columns[0], keys)
+    ok = ~missing_keys(columns, nan, columns[0].size)
     if n_by == 1:
         codes = np.full(columns[0].size, -1, dtype=np.int64)
         codes[ok] = _codes_for(columns[0][ok], keys)
