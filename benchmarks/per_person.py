@@ -159,7 +159,7 @@ def file_case(rows: int, rounds: int) -> list[tuple[float, float, float, float]]
 
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--rows", type=int, nargs="+", default=[10**6, 10**7])
+    ap.add_argument("--rows", type=int, nargs="*", default=[10**6, 10**7])
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--file", action="store_true", help="also the Parquet path at each size")
     ap.add_argument("--file-rows", type=int, nargs="*", default=[], help="Parquet sizes only")
