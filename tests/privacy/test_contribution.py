@@ -288,7 +288,7 @@ def _sorted_reference(
     person: np.ndarray, group: np.ndarray, bounds: ContributionBounds, source: _TopZero, n_g: int
 ) -> np.ndarray:
     """The three steps by full sorts (round 4's structure), drawing as the linear steps do."""
-    from treedp.privacy.contribution import _dense, _order, _rank_in_runs, _starts
+    from treedp.privacy.contribution import _dense, _order
 
     m, g, c = bounds.max_contributions, bounds.max_groups, bounds.max_contributions_per_group
     p = _dense(person)
@@ -301,7 +301,8 @@ def _sorted_reference(
     if g < m:
         rows = np.arange(n) if sorted_rows is None else sorted_rows
         by_pair = rows[_order([(pair[rows], n)], None)]
-        first = _starts(pair[by_pair])
+        ordered = pair[by_pair]
+        first = np.r_[True, ordered[1:] != ordered[:-1]] if n else np.zeros(0, bool)
         pair_rows = by_pair[first]  # one row per pair present, in (person, group) order
         chosen = _full_sort_step(p[pair_rows], g, source)
         pair_id = np.cumsum(first) - 1
@@ -309,7 +310,6 @@ def _sorted_reference(
     if sorted_rows is not None:
         keep = sorted_rows
         p = p[keep]
-    assert _rank_in_runs is not None
     if not (c < m and g < m and g * c <= m):
         keep = keep[_full_sort_step(p, m, source)]
     return keep

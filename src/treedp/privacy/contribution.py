@@ -186,22 +186,6 @@ def scaled_budget(budget: float, factor: int) -> float:
     return e
 
 
-def _rank_in_runs(change: np.ndarray) -> np.ndarray:
-    """Position of each sorted row within its run; ``change[i]`` marks the start of a run."""
-    rank: np.ndarray = np.arange(change.size) - np.flatnonzero(change)[np.cumsum(change) - 1]
-    return rank
-
-
-def _starts(*sorted_keys: np.ndarray) -> np.ndarray:
-    n = sorted_keys[0].size
-    change = np.zeros(n, dtype=bool)
-    if n:
-        change[0] = True
-        for k in sorted_keys:
-            change[1:] |= k[1:] != k[:-1]
-    return change
-
-
 def _priorities(source: RandomSource, n: int) -> np.ndarray:
     return words(source, 64, n) if n else np.zeros(0, dtype=np.uint64)
 
@@ -314,12 +298,12 @@ def bound_contributions(
     Notes
     -----
     Three vectorised steps: keep ``c`` random rows per (person, group), ``g`` random groups
-    per person, ``m`` random rows per person. Each gives every row (or pair) of a run over the
-    step's bound a 64-bit random word (runs within it keep everything and draw nothing) and
-    keeps, per run, those of lowest (word, position): the ranks a sort by (person[, group],
-    word) would give, computed by :func:`_lowest` in time linear in the rows (only the rows
-    that can be among the lowest draw their words' low bits and are sorted). Each depends on
-    a person's own rows and fresh randomness only.
+    per person, ``m`` random rows per person. Each gives every row (or pair) a 64-bit random
+    word and keeps, per run, those of lowest (word, position): the ranks a sort by (person[,
+    group], word) would give, computed by :func:`_lowest` in time linear in the rows (only the
+    rows that can be among the lowest draw their words' low bits and are sorted; nothing is
+    drawn when no run exceeds the step's bound). Each depends on a person's own rows and
+    fresh randomness only.
     """
     m, g, c = bounds.max_contributions, bounds.max_groups, bounds.max_contributions_per_group
     p = _dense(np.asarray(person))
