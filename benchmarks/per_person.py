@@ -19,7 +19,7 @@ Cases, each run in this process (interleaved rounds, the best and the median rep
 
 Usage::
 
-    PYTHONPATH=src python benchmarks/per_person.py --rows 1000000 10000000 --rounds 3 --file
+    PYTHONPATH=src python benchmarks/per_person.py --rows 1000000 10000000 --rounds 5 --file
     PYTHONPATH=src python benchmarks/per_person.py --rows 1000000 --profile  # cProfile, top 25
 """
 
@@ -94,10 +94,11 @@ def grouped(data: Any) -> Any:
     )
 
 
-def timed(fn: Callable[[], Any]) -> float:
-    start = time.perf_counter()
+def timed(fn: Callable[[], Any]) -> tuple[float, float]:
+    """Wall and CPU seconds of one call (CPU time is steadier on a shared machine)."""
+    start, cpu = time.perf_counter(), time.process_time()
     fn()
-    return time.perf_counter() - start
+    return time.perf_counter() - start, time.process_time() - cpu
 
 
 def hwm_mb() -> float:
@@ -158,8 +159,8 @@ def file_case(rows: int, rounds: int) -> list[tuple[float, float, float, float]]
 
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--rows", type=int, nargs="+", default=[10**6, 10**7])
-    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--rows", type=int, nargs="*", default=[10**6, 10**7])
+    ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--file", action="store_true", help="also the Parquet path at each size")
     ap.add_argument("--file-rows", type=int, nargs="*", default=[], help="Parquet sizes only")
     ap.add_argument("--profile", action="store_true", help="cProfile the grouped release")
@@ -186,15 +187,23 @@ def main() -> None:
         }
         grouped(df)  # warm-up: imports and the plan cache
         times: dict[str, list[float]] = {k: [] for k in cases}
+        cpus: dict[str, list[float]] = {k: [] for k in cases}
         for _ in range(args.rounds):
             for name, fn in cases.items():
-                times[name].append(timed(fn))
+                wall, cpu = timed(fn)
+                times[name].append(wall)
+                cpus[name].append(cpu)
         med = {k: statistics.median(v) for k, v in times.items()}
         print(f"\nrows={rows:,} (load average {os.getloadavg()[0]:.1f})")
         for name, v in times.items():
-            print(f"  {name:10s} median {med[name]:.3f} s  best {min(v):.3f} s")
+            print(
+                f"  {name:10s} median {med[name]:.3f} s  best {min(v):.3f} s  "
+                f"(CPU median {statistics.median(cpus[name]):.3f} s)"
+            )
+        best = {k: min(v) for k, v in times.items()}
         print(
-            f"  treedp / pandas {med['treedp'] / med['pandas']:.2f}, "
+            f"  treedp / pandas {med['treedp'] / med['pandas']:.2f} (medians), "
+            f"{best['treedp'] / best['pandas']:.2f} (bests); "
             f"treedp / ungrouped {med['treedp'] / med['ungrouped']:.2f}"
         )
         if args.file:

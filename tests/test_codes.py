@@ -44,3 +44,31 @@ def test_null_mask_of_numeric_and_datetime_columns() -> None:
     assert null_mask(np.array([1.0, np.nan])).tolist() == [False, True]
     assert null_mask(np.array(["2020-01-01", "NaT"], dtype="M8[D]")).tolist() == [False, True]
     assert null_mask(np.array([1, 2])).tolist() == [False, False]
+
+
+@pytest.mark.parametrize(
+    "dtype", ["string[pyarrow]", "str", "large_string[pyarrow]", "string[python]", object]
+)
+def test_text_keys_looked_up_in_public_values_match_the_encoding(dtype: object) -> None:
+    """Arrow-backed text is looked up in the public values (pyarrow's ``index_in``); any
+    other Series is encoded by pandas: the key positions are the same, unlisted values and
+    missing ones (``-1``) kept apart, non-text values never matching text."""
+    from treedp._codes import encoded_column
+    from treedp.engines.grouped import encode_keys
+
+    rng = np.random.default_rng(2)
+    pool = np.array(["C01", "C02", "", "é", "1", "zz", "C01 "], dtype=object)
+    raw = pool[rng.integers(0, pool.size, 5000)]
+    raw[rng.random(5000) < 0.05] = None
+    series = pd.Series(list(raw), dtype=dtype)  # type: ignore[call-overload]
+    series = pd.concat([series[:2500], series[2500:]], ignore_index=True)  # Arrow: 2 chunks
+    values = ["zz", 1, "C01", "é", "", "absent"]
+    looked = encoded_column(series, lambda c: c.to_numpy(), values)
+    arrow = dtype in ("string[pyarrow]", "str", "large_string[pyarrow]")
+    assert (repr(looked.uniques[-1]) == "<any other value>") is arrow  # the lookup ran
+    plain = encoded_column(series, lambda c: c.to_numpy())
+    got = encode_keys([looked], tuple(values), "drop")
+    assert np.array_equal(got, encode_keys([plain], tuple(values), "drop"))
+    want = [values.index(v) if isinstance(v, str) and v in values else -1 for v in raw]
+    assert got.tolist() == want
+    assert (looked.codes == -1).tolist() == [v is None for v in raw]

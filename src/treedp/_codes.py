@@ -15,6 +15,7 @@ which types a column holds is data. Without pandas: numeric and datetime columns
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -100,22 +101,74 @@ def factorize(arr: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         return codes, np.array(list(first), dtype=object)
 
 
-def factorize_column(column: Any, as_array: Any) -> tuple[np.ndarray, np.ndarray]:
+def factorize_column(
+    column: Any, as_array: Any, *, sort: bool = True
+) -> tuple[np.ndarray, np.ndarray]:
     """:func:`factorize` of a column as given: a pandas Series is encoded by pandas itself
     (an Arrow-backed string column without a detour through Python strings); anything else
-    through ``as_array(column)`` (the caller's 1-D numpy conversion and checks)."""
+    through ``as_array(column)`` (the caller's 1-D numpy conversion and checks). With
+    ``sort=False`` a Series' codes follow the values' first appearance (no remapping pass)."""
     pd = _pandas()
     if pd is not None and isinstance(column, pd.Series):
-        codes, uniques = pd.factorize(column, sort=True, use_na_sentinel=True)
+        codes, uniques = pd.factorize(column, sort=sort, use_na_sentinel=True)
         return np.asarray(codes, dtype=np.int64), np.asarray(uniques)
     return factorize(as_array(column))
 
 
-def encoded_column(column: Any, as_array: Any) -> Any:
+def encoded_column(column: Any, as_array: Any, values: Sequence[Any] | None = None) -> Any:
     """A pandas Series of text, categories or Arrow values as :class:`Encoded` (encoded by
-    pandas, never turned into Python objects row by row); any other column as
-    ``as_array(column)``, unchanged."""
+    pandas, never turned into Python objects row by row; codes in order of first appearance,
+    as only the distinct values are looked up); any other column as ``as_array(column)``,
+    unchanged.
+
+    ``values``: the public values the column is matched against (its keys). An Arrow-backed
+    text Series is then looked up in them directly (:func:`_arrow_lookup`: one hash probe a
+    row, no encoding of the column's own values)."""
     pd = _pandas()
     if pd is not None and isinstance(column, pd.Series) and column.dtype.kind not in "iufbmM":
-        return Encoded(*factorize_column(column, as_array))
+        looked_up = None if values is None else _arrow_lookup(pd, column, values)
+        if looked_up is not None:
+            return looked_up
+        return Encoded(*factorize_column(column, as_array, sort=False))
     return as_array(column)
+
+
+class _Other:
+    """Stands for every value of a column outside its public values (matches no key)."""
+
+    def __repr__(self) -> str:
+        return "<any other value>"
+
+
+_OTHER = _Other()
+
+
+def _arrow_lookup(pd: Any, column: Any, values: Sequence[Any]) -> Encoded | None:
+    """An Arrow-backed text Series as :class:`Encoded` over ``values`` plus one entry for
+    any other value: codes ``i`` where a row equals ``values[i]`` (text compares as its
+    code points, as Python's ``==`` does), ``len(values)`` for an unlisted value, ``-1``
+    where missing (Arrow's null); None for any other Series."""
+    dtype = column.dtype
+    arrow = isinstance(dtype, pd.ArrowDtype) or (
+        isinstance(dtype, pd.StringDtype) and dtype.storage == "pyarrow"
+    )
+    if not arrow:
+        return None
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    data = column.array.__arrow_array__()
+    kind = data.type
+    if not (pa.types.is_string(kind) or pa.types.is_large_string(kind)):
+        return None
+    text = [i for i, v in enumerate(values) if isinstance(v, str)]
+    found = pc.index_in(data, value_set=pa.array([values[i] for i in text], type=kind))
+    codes = np.asarray(found.fill_null(len(text)).to_numpy(), dtype=np.int64)
+    if len(text) < len(values):  # positions among the text values -> among all values
+        codes = np.append(np.asarray(text, dtype=np.int64), len(values))[codes]
+    if data.null_count:
+        codes[np.asarray(data.is_null().to_numpy(), dtype=bool)] = -1
+    uniques = np.empty(len(values) + 1, dtype=object)
+    uniques[: len(values)] = list(values)
+    uniques[-1] = _OTHER
+    return Encoded(codes, uniques)

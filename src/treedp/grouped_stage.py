@@ -31,7 +31,6 @@ from treedp.engines.grouped import (
     KeyCounts,
     bin_index,
     column_array,
-    count_grouped_codes,
     encode_keys,
     key_counts,
 )
@@ -217,20 +216,8 @@ def _count_memory(
     nan = cast(NanPolicy, query.release_spec.nan)
     assert bins is not None
     values = as_1d_array(columns.read(data, grouping.value), "values")
-    cols = [  # with public keys, text columns are encoded by pandas (no Python objects)
-        encoded_column(columns.read(data, c), lambda col, n=n: column_array(col, n))
-        if grouping.keys is not None
-        else column_array(columns.read(data, c), n)
-        for c, n in zip(grouping.by_columns, grouping.by, strict=True)
-    ]
-    person = (
-        None
-        if grouping.unit_column is None
-        else factorize_column(  # dictionary-encoded once: -1 where missing
-            columns.read(data, grouping.unit_column),
-            lambda col: column_array(col, "privacy_unit"),
-        )[0]
-    )
+    cols = _by_columns(data, grouping)
+    person = _person_codes(data, grouping)
     if any(c.size != values.size for c in cols) or (
         person is not None and person.size != values.size
     ):
@@ -262,7 +249,7 @@ def _count_memory(
         )
     codes = encode_keys(cols, the_keys, nan) if cols else np.zeros(values.size, dtype=np.int64)
     keep &= codes >= 0
-    rows = np.flatnonzero(keep)
+    rows = _rows(keep)
     chosen, bounds = None, grouping.bounds
     if person is not None:
         if grouping.auto is not None:
@@ -275,11 +262,65 @@ def _count_memory(
             rows, bounds = rows[sub], chosen[0]
         group_codes = codes[rows] if cols else None
         kept = bound_contributions(person[rows], group_codes, bounds, source, len(the_keys))
-        rows = rows[kept]
-    counts = count_grouped_codes(bin_idx[rows], codes[rows], the_keys, bins.n_bins)
+        rows = kept if isinstance(rows, slice) else rows[kept]
+    counts = _count_rows(bin_idx, codes, rows, the_keys, bins.n_bins)
     if selection is None and chosen is None:  # public keys: every column read and counted
         commit(counts)
     return counts, selection, chosen
+
+
+def _by_columns(data: Any, grouping: Grouping) -> list[Any]:
+    """The ``by`` columns: with public keys, text columns encoded by pandas (no Python
+    objects), Arrow text looked up in each column's public values; else as numpy arrays."""
+    out = []
+    for j, (c, n) in enumerate(zip(grouping.by_columns, grouping.by, strict=True)):
+        column = columns.read(data, c)
+        if grouping.keys is None:
+            out.append(column_array(column, n))
+            continue
+        keys = grouping.keys
+        values = list(keys) if len(grouping.by) == 1 else list(dict.fromkeys(k[j] for k in keys))
+        out.append(encoded_column(column, lambda col, n=n: column_array(col, n), values))
+    return out
+
+
+def _person_codes(data: Any, grouping: Grouping) -> np.ndarray | None:
+    """The person ids dictionary-encoded once (``-1`` where missing), None without a unit.
+
+    Numbered in the ids' order where the sampling's seeded draws follow the numbering (steps
+    over (person, group) pairs, a bound chosen from the data, private key selection); else
+    in order of first appearance, which keeps the same rows (each row's word is drawn in row
+    order and ranked within its person only) without a remapping pass."""
+    if grouping.unit_column is None:
+        return None
+    b = grouping.bounds
+    pairs = bool(grouping.by) and min(b.max_groups, b.max_contributions_per_group) < (
+        b.max_contributions
+    )
+    ordered = pairs or grouping.auto is not None or grouping.keys is None
+    codes, _ = factorize_column(
+        columns.read(data, grouping.unit_column),
+        lambda col: column_array(col, "privacy_unit"),
+        sort=ordered,
+    )
+    return codes
+
+
+def _rows(keep: np.ndarray) -> np.ndarray | slice:
+    """The rows to count (``keep``): every row as a slice (no copies of the columns), else
+    their indices."""
+    return slice(None) if keep.all() else np.flatnonzero(keep)
+
+
+def _count_rows(
+    bin_idx: np.ndarray, codes: np.ndarray, rows: np.ndarray | slice, keys: Any, n_bins: int
+) -> GroupedCounts:
+    """:func:`count_grouped_codes` of ``rows``, whose bins and key positions are all present
+    (``>= 0``): one ``bincount`` over ``code·B + bin``."""
+    flat = codes[rows] * n_bins
+    flat += bin_idx[rows]
+    counts = np.bincount(flat, minlength=len(keys) * n_bins).reshape(len(keys), n_bins)
+    return GroupedCounts(keys, counts, 0)
 
 
 def release_grouped_counts(

@@ -258,3 +258,50 @@ def test_integer_keys_by_table_and_by_search_agree() -> None:
     assert np.array_equal(encode_keys([floats], keys), expect)
     wide = (3, -5, 17, 29, 10**12)  # range too wide for a table: binary search
     assert np.array_equal(encode_keys([col], wide), expect)
+
+
+@pytest.mark.parametrize(
+    "spec",
+    [
+        {"bounds": (0, 1024), "bins": "integers"},
+        {"bounds": (-3.3, 7.7), "bins": 13},
+        {"bounds": (0, 1000), "bins": 7},
+        {"bounds": (0.5, 0.75), "bins": 3},
+        {"bounds": (-1e6, 1e6), "bins": 1000},
+    ],
+)
+def test_integer_values_by_table_are_the_float_rule(spec) -> None:
+    """Integer values go through a lookup table over the edges' integer range (clamped ends):
+    the same bins as the float rule, for every integer dtype, the dtypes' extremes and values
+    beyond 2^53 (which the float rule rounds)."""
+    from treedp.engines.grouped import _integer_table, _locate
+
+    rng = np.random.default_rng(TEST_SEED + 7)
+    bins = make_bins(**spec)
+    lo, hi = int(bins.edges[0]), int(bins.edges[-1])
+    assert _integer_table(bins, 10**7) is not None
+    for dtype in (np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32):
+        info = np.iinfo(dtype)
+        inside = rng.integers(max(info.min, lo - 5), min(info.max, hi + 5) + 1, 3000)
+        x = np.concatenate([inside, [info.min, info.max, 0]] * 700).astype(dtype)
+        assert np.array_equal(bin_index(x, bins), _locate(x.astype(np.float64), bins)), dtype
+    big = np.array([-(2**63), 2**63 - 1, 2**53 + 1, -(2**53) - 1] * 10**6, dtype=np.int64)
+    assert np.array_equal(bin_index(big, bins), _locate(big.astype(np.float64), bins))
+
+
+def test_the_integer_table_is_skipped_when_wider_than_the_rows_or_the_limit() -> None:
+    from treedp.engines.grouped import _integer_table
+
+    bins = make_bins(bounds=(0, 1024), bins="integers")
+    assert _integer_table(bins, 500) is None  # a table larger than the data
+    assert _integer_table(make_bins(bounds=(0, 2**30), bins=8), 2**40) is None
+    assert _integer_table(make_bins(bounds=(2.0**52, 2.0**52 + 8), bins=8), 2**40) is None
+
+
+def test_encoded_keys_are_one_lookup_with_missing_as_minus_one() -> None:
+    from treedp._codes import Encoded
+
+    col = Encoded(np.array([0, 2, -1, 1, 2, 0]), np.array(["a", "b", "c"], dtype=object))
+    assert encode_keys([col], ("c", "a"), "drop").tolist() == [1, 0, -1, -1, 0, 1]
+    with pytest.raises(DataError):
+        encode_keys([col], ("c", "a"), "error")

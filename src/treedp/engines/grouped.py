@@ -14,6 +14,7 @@ an engine computes :func:`count_grouped_codes` per part and sums. Contribution b
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -179,8 +180,12 @@ def _codes_for(arr: np.ndarray, values: Sequence[Any]) -> np.ndarray:
     """Index of each entry of ``arr`` in ``values`` (-1 if absent); ``arr`` has no nulls."""
     index = {v: i for i, v in enumerate(values)}
     if isinstance(arr, Encoded):  # already encoded: one lookup per distinct value
-        table = np.fromiter((index.get(py_scalar(u), -1) for u in arr.uniques), dtype=np.int64)
-        out_codes: np.ndarray = np.where(arr.codes >= 0, table[np.maximum(arr.codes, 0)], -1)
+        table = np.fromiter(
+            (index.get(py_scalar(u), -1) for u in arr.uniques),
+            dtype=np.int64,
+            count=arr.uniques.size,
+        )
+        out_codes: np.ndarray = np.append(table, -1)[arr.codes]  # code -1 (missing): -1
         return out_codes
     if arr.size == 0:
         return np.zeros(0, dtype=np.int64)
@@ -233,6 +238,10 @@ def encode_keys(
         On a missing key under ``nan="error"`` (the message names no count).
     """
     n_by = len(columns)
+    if n_by == 1 and isinstance(columns[0], Encoded):  # one gather, missing keys give -1
+        if nan == "error" and bool((columns[0].codes < 0).any()):
+            raise missing_key_error()
+        return _codes_for(columns[0], keys)
     ok = ~missing_keys(columns, nan, columns[0].size)
     if n_by == 1:
         codes = np.full(columns[0].size, -1, dtype=np.int64)
@@ -272,6 +281,10 @@ def bin_index(values: np.ndarray, bins: Bins, nan: NanPolicy = "error") -> np.nd
     DataError
         On a missing value under ``nan="error"``.
     """
+    if bins.datetime_unit is None and values.dtype.kind in "iu" and values.dtype != np.uint64:
+        table = _integer_table(bins, values.size)
+        if table is not None:  # integers (never missing) over a narrow public range
+            return _look_up(values, table)
     if bins.datetime_unit is not None:
         if values.dtype.kind != "M":
             raise InvalidTypeError("The value column must hold datetimes for datetime bins.")
@@ -293,6 +306,31 @@ def bin_index(values: np.ndarray, bins: Bins, nan: NanPolicy = "error") -> np.nd
     idx = _locate(axis, bins)
     idx[bad] = -1
     return idx
+
+
+def _integer_table(bins: Bins, rows: int) -> tuple[int, np.ndarray] | None:
+    """``(low, table)``: the bin of each integer ``low + i`` in ``[⌊first edge⌋ − 1, ⌈last
+    edge⌉ + 1]`` by the float rule (:func:`_locate`), when that public range is narrow (at
+    most ``_TABLE_MAX`` entries and no more than the rows, with exactly representable ends);
+    else None. An integer outside the range falls in the bin of the nearer end: the rule is
+    monotone and clamps, and converting to float keeps the order."""
+    low = math.floor(float(bins.edges[0])) - 1
+    high = math.ceil(float(bins.edges[-1])) + 1
+    if not (low > -(2**52) and high < 2**52 and high - low < min(_TABLE_MAX, rows)):
+        return None
+    return low, _locate(np.arange(low, high + 1, dtype=np.float64), bins)
+
+
+def _look_up(values: np.ndarray, table: tuple[int, np.ndarray]) -> np.ndarray:
+    """The bins of integer ``values`` through :func:`_integer_table`'s table."""
+    low, bins_of = table
+    out = np.empty(values.size, dtype=np.int64)
+    for start in range(0, values.size, _CHUNK):
+        part = values[start : start + _CHUNK].astype(np.int64)
+        np.clip(part, low, low + bins_of.size - 1, out=part)
+        part -= low
+        out[start : start + _CHUNK] = bins_of[part]
+    return out
 
 
 def _locate(axis: np.ndarray, bins: Bins) -> np.ndarray:

@@ -186,24 +186,25 @@ def scaled_budget(budget: float, factor: int) -> float:
     return e
 
 
-def _rank_in_runs(change: np.ndarray) -> np.ndarray:
-    """Position of each sorted row within its run; ``change[i]`` marks the start of a run."""
-    rank: np.ndarray = np.arange(change.size) - np.flatnonzero(change)[np.cumsum(change) - 1]
-    return rank
-
-
-def _starts(*sorted_keys: np.ndarray) -> np.ndarray:
-    n = sorted_keys[0].size
-    change = np.zeros(n, dtype=bool)
-    if n:
-        change[0] = True
-        for k in sorted_keys:
-            change[1:] |= k[1:] != k[:-1]
-    return change
-
-
 def _priorities(source: RandomSource, n: int) -> np.ndarray:
     return words(source, 64, n) if n else np.zeros(0, dtype=np.uint64)
+
+
+#: Each row's 64-bit word is drawn in two parts: its top ``_HI`` bits for every row, its low
+#: ``_LO`` bits only for the rows that can be among their person's lowest words
+#: (:func:`_lowest`). The parts are independent and uniform, so the word is.
+_HI = 8
+_LO = 64 - _HI
+
+
+def _low_bits(source: RandomSource, n: int) -> np.ndarray:
+    """``n`` uniform ``_LO``-bit words (``_LO / 8`` bytes each) as uint64."""
+    out = np.zeros((n, 8), dtype=np.uint8)
+    if n:
+        raw = np.frombuffer(source.random_bytes(n * (_LO // 8)), dtype=np.uint8)
+        out[:, : _LO // 8] = raw.reshape(n, _LO // 8)
+    low: np.ndarray = out.view("<u8").ravel().astype(np.uint64, copy=False)
+    return low
 
 
 def _order(
@@ -211,39 +212,49 @@ def _order(
     source: RandomSource | None,
     prio: np.ndarray | None = None,
 ) -> np.ndarray:
-    """Sort order by the codes (each ``< bound``), then by a random priority (if ``source``).
+    """Sort order by the codes (each ``< bound``), then by a random priority (if ``source``),
+    then by position: exactly the order a stable ``lexsort`` by (codes, word) gives.
 
-    Every row's priority is a full 64-bit random word, and the order is exactly that of (codes,
-    word): rows of one run whose words tie (probability below ``r²·2^-65`` for ``r`` rows) keep
-    their input order, so each person's sampling law depends on their own rows only (round 3
-    found the tie law following the width of the random field packed next to the codes). For
-    speed the codes and the word's top bits are packed into one int64 key and sorted once; rows
-    whose packed keys tie are then ordered by their whole words (:func:`_untie`). Codes too
-    wide to pack: a lexsort. ``prio``: the words, when the caller drew them (else drawn here).
+    Every row's priority is a full 64-bit random word, and rows of one run whose words tie
+    (probability below ``r²·2^-65`` for ``r`` rows) keep their input order, so each person's
+    sampling law depends on their own rows only (round 3 found the tie law following the width
+    of the random field packed next to the codes). For speed the codes, the word's top bits
+    and the row's position are packed into one uint64 and sorted by value once (no stable
+    argsort); rows whose codes and top bits tie are then ordered by their whole words
+    (:func:`_untie`). Codes and positions too wide to pack: a lexsort. ``prio``: the words,
+    when the caller drew them (else drawn here).
     """
     n = codes[0][0].size
     widths = [max(1, int(bound - 1).bit_length()) for _, bound in codes]
     if prio is None and source is not None:
         prio = _priorities(source, n)
-    rand_bits = 0 if prio is None else 63 - sum(widths)
-    if prio is not None and rand_bits < 1:
-        return np.lexsort((prio, *reversed([c for c, _ in codes])))
-    key = np.zeros(n, dtype=np.int64)
+    at_bits = max(1, int(n - 1).bit_length())
+    rand_bits = 64 - sum(widths) - at_bits
+    if rand_bits < (0 if prio is None else 1):
+        ordered: np.ndarray = np.lexsort(
+            (*(() if prio is None else (prio,)), *reversed([c for c, _ in codes]))
+        )
+        return ordered
+    key = np.zeros(n, dtype=np.uint64)
     for (c, _), w in zip(codes, widths, strict=True):
-        key <<= w
-        key |= c.astype(np.int64, copy=False)
+        key <<= np.uint64(w)
+        key |= c.astype(np.uint64, copy=False)
     if prio is not None:
-        key <<= rand_bits
-        key |= (prio >> np.uint64(64 - rand_bits)).astype(np.int64)
-    order: np.ndarray = np.argsort(key, kind="stable")
+        key <<= np.uint64(rand_bits)
+        key |= prio >> np.uint64(64 - rand_bits)
+    key <<= np.uint64(at_bits)
+    key |= np.arange(n, dtype=np.uint64)
+    key.sort()  # distinct values: an unstable sort is exact
+    order: np.ndarray = (key & np.uint64((1 << at_bits) - 1)).astype(np.intp)
     if prio is not None:
-        _untie(order, key[order], prio)
+        _untie(order, key >> np.uint64(at_bits), prio)
     return order
 
 
 def _untie(order: np.ndarray, sorted_key: np.ndarray, prio: np.ndarray) -> None:
-    """Within each run of equal packed keys, order the rows by their whole 64-bit words (in
-    place): the result is the order by (codes, word), as a lexsort would give it."""
+    """Within each run of equal packed keys (rows in increasing position), order the rows by
+    their whole 64-bit words, in place and stably: the result is the order by (codes, word,
+    position), as a lexsort would give it."""
     tie = np.flatnonzero(sorted_key[1:] == sorted_key[:-1])
     if tie.size == 0:
         return
@@ -290,13 +301,14 @@ def bound_contributions(
     per person, ``m`` random rows per person. Each gives every row (or pair) a 64-bit random
     word and keeps, per run, those of lowest (word, position): the ranks a sort by (person[,
     group], word) would give, computed by :func:`_lowest` in time linear in the rows (only the
-    rows that can be among the lowest are sorted). Each depends on a person's own rows and
+    rows that can be among the lowest draw their words' low bits and are sorted; nothing is
+    drawn when no run exceeds the step's bound). Each depends on a person's own rows and
     fresh randomness only.
     """
     m, g, c = bounds.max_contributions, bounds.max_groups, bounds.max_contributions_per_group
     p = _dense(np.asarray(person))
     n = p.size
-    keep = np.arange(n)
+    keep: np.ndarray | None = None  # None: every row (no index array built)
     if group is not None:
         gr = np.asarray(group) if n_groups is not None else _dense(np.asarray(group))
         n_g = n if n_groups is None else n_groups
@@ -312,8 +324,9 @@ def bound_contributions(
             p = p[keep]
     ran_both = group is not None and c < m and g < m
     if not (ran_both and g * c <= m):  # else steps 1 and 2 already keep at most g·c <= m
-        keep = keep[_lowest(p, m, source)]
-    return keep
+        lowest = _lowest(p, m, source)
+        keep = np.flatnonzero(lowest) if keep is None else keep[lowest]
+    return np.arange(n) if keep is None else keep
 
 
 def _pair_codes(p: np.ndarray, gr: np.ndarray, n_g: int) -> np.ndarray:
@@ -333,7 +346,7 @@ def _keep_groups(
     p: np.ndarray, pair: np.ndarray, rows: np.ndarray, g: int, source: RandomSource
 ) -> np.ndarray:
     """The ``rows`` (increasing) whose (person, group) pair is among ``g`` pairs drawn
-    uniformly per person: one word per pair present, drawn in (person, group) order."""
+    uniformly per person: :func:`_lowest` over the pairs present, in (person, group) order."""
     n = p.size
     present = np.zeros(n, dtype=bool)
     present[pair[rows]] = True
@@ -347,49 +360,61 @@ def _keep_groups(
 
 
 def _lowest(codes: np.ndarray, k: int, source: RandomSource) -> np.ndarray:
-    """``_random_rank(codes, n, source) < k``, exactly (the same words, the same rows), in time
-    linear in the rows: only the rows that can be among a person's ``k`` lowest are sorted.
+    """True for the rows kept when each person (a code in ``[0, n)``) keeps the ``k`` of their
+    rows with the lowest 64-bit random words (ties: the earlier row), in time linear in the
+    rows; persons with at most ``k`` rows keep them all (nothing is drawn when no person has
+    more).
 
-    Each row draws its 64-bit word as :func:`_random_rank` does (one per row, in row order).
-    Persons with at most ``k`` rows keep them all. For a person with ``r > k`` rows, the rows
-    whose word lies below a threshold ``t = 2^64·(k + 4√k + 8)/r`` (public arithmetic on
-    ``r``) are candidates; when there are at least ``k`` of them they hold the ``k`` lowest
-    words (every other row's word is ``>= t``), else (rarely) all the person's rows are. The
-    candidates are ranked by (person, word) as :func:`_order` ranks all rows, so the kept rows
-    are those of the full sort: the sampling law is unchanged (a uniform ``k``-subset of each
-    person's rows) and so are seeded outputs. ``codes`` are in ``[0, n)``.
+    Each row gets an independent uniform 64-bit word, drawn in two parts
+    (:func:`_lowest_of`): the top 8 bits for every row, in row order, then the low 56 bits
+    for the candidates only, in row order. The kept rows of a person with ``r > k`` rows are
+    a uniform ``k``-subset of them (up to word ties, probability below ``r²·2^-65``), chosen
+    from that person's rows and fresh randomness only.
+    """
+    return _lowest_of(
+        codes,
+        k,
+        lambda n: words(source, _HI, n),
+        lambda rows: _low_bits(source, rows.size),
+    )
+
+
+def _lowest_of(codes: np.ndarray, k: int, high: Any, low: Any) -> np.ndarray:
+    """:func:`_lowest` given the parts of the words: ``high(n)`` the top ``_HI`` bits of all
+    ``n`` rows' words, ``low(rows)`` the low ``_LO`` bits of the words of ``rows``
+    (increasing row indices).
+
+    For a person with ``r > k`` rows, the rows whose top bits lie below ``⌈2^8·(k + 4√k +
+    8)/r⌉`` (public arithmetic on ``r``) are candidates: when there are at least ``k`` of
+    them they hold the ``k`` lowest words (every other row's word is above every
+    candidate's), else (rarely) all the person's rows are. Only candidates draw their low bits
+    and are sorted, by (person, word, row) as :func:`_order` sorts, so the kept rows are
+    exactly those of a full sort of every row by (person, word, row).
     """
     n = codes.size
-    prio = _priorities(source, n)
     sizes = np.bincount(codes, minlength=1)
     big = sizes > k
-    over = big[codes]
-    if not over.any():
+    if not big.any():
         return np.ones(n, dtype=bool)
+    hi = np.asarray(high(n))
     frac = np.zeros(sizes.size)
     np.divide(k + 4.0 * math.sqrt(k) + 8.0, sizes, out=frac, where=big)
-    whole = big & (frac > 0.5)  # sampling would keep most rows anyway: all are candidates
-    limit = np.where(whole, 0.0, frac * 2.0**64).astype(np.uint64)
-    cand = over & (whole[codes] | (prio < limit[codes]))
-    short = big & (np.bincount(codes[cand], minlength=sizes.size) < k)
-    if short.any():
-        cand |= short[codes]
-    at = np.flatnonzero(cand)
-    sub = codes[at]
-    order = _order([(sub, n)], None, prio[at])
-    rank = np.empty(at.size, dtype=np.int64)
-    rank[order] = _rank_in_runs(_starts(sub[order]))
-    keep: np.ndarray = ~over
-    keep[at[rank < k]] = True
+    limit = np.ceil(np.minimum(frac, 1.0) * 2.0**_HI).astype(np.uint16)  # 0: within the bound
+    rows = np.flatnonzero(hi < limit[codes])
+    sub = codes[rows]
+    per = np.bincount(sub, minlength=sizes.size)
+    short = big & (per < k)
+    if short.any():  # rarely: every row of such a person is a candidate
+        rows = np.flatnonzero((hi < limit[codes]) | short[codes])
+        sub = codes[rows]
+        per = np.bincount(sub, minlength=sizes.size)
+    word = (hi[rows].astype(np.uint64) << np.uint64(_LO)) | np.asarray(low(rows))
+    order = _order([(sub, sizes.size)], None, word)
+    start = np.cumsum(per) - per  # each person's first place in the sorted candidates
+    first = np.arange(rows.size) - start[sub[order]] < k
+    keep: np.ndarray = ~big[codes]
+    keep[rows[order[first]]] = True
     return keep
-
-
-def _random_rank(codes: np.ndarray, bound: int, source: RandomSource) -> np.ndarray:
-    """Each row's position, in a random order, among the rows with its code."""
-    order = _order([(codes, bound)], source)
-    rank = np.empty(codes.size, dtype=np.int64)
-    rank[order] = _rank_in_runs(_starts(codes[order]))
-    return rank
 
 
 def _dense(codes: np.ndarray) -> np.ndarray:
