@@ -154,7 +154,7 @@ def choose_auto(
     counts, rows = entry_counts(person, group, _max_groups(grouping), source, n_groups)
     hist = bucket_counts(counts, _grid(grouping))
     chosen = _choose(grouping, hist, target, source)
-    return chosen, np.arange(person.size) if rows is None else rows
+    return chosen, np.arange(len(person)) if rows is None else rows
 
 
 def engine_pass(

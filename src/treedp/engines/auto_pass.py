@@ -45,6 +45,11 @@ class AutoPass:
         self, person: np.ndarray, group: np.ndarray, source: RandomSource, n_groups: int
     ) -> tuple[np.ndarray, np.ndarray | None]:
         """One part's bucket counts (its persons whole) and, per group, the rows of the keys
-        drawn (the part must then hold only them; None: every row stays)."""
+        drawn (the part must then hold only them; None: every row stays).
+
+        ``person``: each row's person identity, 1-D (ids, codes or 64-bit hashes, any bit
+        patterns) or 2-D (one row of words per record, e.g. a 128-bit hash); it is
+        dictionary-encoded before the (person, key) pairs are formed
+        (:func:`~treedp.privacy.auto_bound.entry_counts`), never combined arithmetically."""
         counts, rows = entry_counts(person, group, self.max_groups, source, n_groups)
         return bucket_counts(counts, self.grid), rows

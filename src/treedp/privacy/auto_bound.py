@@ -80,6 +80,8 @@ __all__ = [
     "entry_counts",
     "histogram_sensitivity",
     "objective",
+    "pair_codes",
+    "person_codes",
     "read_auto",
 ]
 
@@ -246,16 +248,54 @@ def entry_counts(
     """Each entry's rows: per person (``max_groups`` None), or per (person, key) pair after
     each person's ``max_groups`` keys were drawn uniformly (as
     :func:`~treedp.privacy.contribution.bound_contributions` draws them), and the rows those
-    keys keep (None: all). ``person``: codes; ``group``: codes in ``[0, n_groups)``."""
-    if person.size == 0:
+    keys keep (None: all).
+
+    ``person`` identifies each row's person by any values numpy can tell apart: a 1-D array
+    (codes, ids or 64-bit hashes, any bit patterns) or a 2-D array with one row per record
+    (a wide hash in several words; equal rows, same person). It is first turned into dense
+    codes (:func:`person_codes`); no arithmetic is done on the ids themselves, so the
+    (person, key) pairing is injective. ``group``: codes in ``[0, n_groups)``."""
+    p = person_codes(person)
+    if p.size == 0:
         return np.zeros(0, dtype=np.int64), None
     if max_groups is None:
-        return np.bincount(factorize(np.asarray(person))[0]), None
+        return np.bincount(p), None
     assert group is not None
     draw = ContributionBounds(None, _UNBOUNDED, max_groups, _UNBOUNDED)
-    rows = bound_contributions(person, group, draw, source, n_groups)
-    pairs = np.asarray(person)[rows].astype(np.int64) * np.int64(n_groups) + group[rows]
-    return np.bincount(factorize(pairs)[0]), rows
+    rows = bound_contributions(p, group, draw, source, n_groups)
+    return np.bincount(pair_codes(p[rows], np.asarray(group)[rows], n_groups)), rows
+
+
+def person_codes(person: np.ndarray) -> np.ndarray:
+    """Dense codes in ``[0, n)`` of a per-row person identity: equal identities, equal codes,
+    numbered in the identities' order. 1-D: :func:`treedp._codes.factorize`; 2-D (one row per
+    record, e.g. a 128-bit hash as two words): ``np.unique(axis=0)``'s inverse."""
+    arr = np.asarray(person)
+    if arr.ndim == 2:
+        if arr.shape[0] == 0:
+            return np.zeros(0, dtype=np.int64)
+        _, inverse = np.unique(arr, axis=0, return_inverse=True)
+        return np.asarray(inverse).ravel().astype(np.int64)
+    if arr.ndim != 1:
+        raise InvalidParameterError("A person identity must be a 1-D or 2-D array.")
+    if arr.size == 0:
+        return np.zeros(0, dtype=np.int64)
+    return np.asarray(factorize(arr)[0], dtype=np.int64).ravel()
+
+
+def pair_codes(p: np.ndarray, group: np.ndarray, n_groups: int) -> np.ndarray:
+    """Dense codes of the (person, key) pairs, injective: ``p`` dense codes in ``[0, n)`` and
+    ``group`` in ``[0, n_groups)`` give ``p·n_groups + group`` when it cannot exceed int64
+    (exact integers; no wrap-around), else ``np.unique`` over the stacked pairs."""
+    n = int(p.size)
+    if n == 0:
+        return np.zeros(0, dtype=np.int64)
+    top = int(p.max()) + 1
+    g = np.asarray(group).astype(np.int64, copy=False)
+    if top * max(n_groups, 1) <= 2**62:
+        return person_codes(p.astype(np.int64, copy=False) * np.int64(n_groups) + g)
+    _, inverse = np.unique(np.stack([p.astype(np.int64), g], axis=1), axis=0, return_inverse=True)
+    return np.asarray(inverse).ravel().astype(np.int64)
 
 
 def choose_bound(

@@ -1,0 +1,125 @@
+"""Regression tests of the R1 privacy review of ``"auto"`` bounds: the (person, key) pairing
+is injective for any person identity (huge ids, the extreme int64/uint64 bit patterns, two
+64-bit words), the observed histogram sensitivity on neighbouring tables with such ids is
+exactly ``(g, g²)``, and each person's keys are drawn uniformly from their own keys.
+
+Statistical checks use the fixed seed ``TEST_SEED`` at false-failure rate ``ALPHA`` (1e-6).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from tests.stats import ALPHA, TEST_SEED
+from treedp.engines.auto_pass import AutoPass
+from treedp.noise import InsecureSeededSource
+from treedp.privacy.auto_bound import bucket_counts, candidates, entry_counts, person_codes
+
+I64 = np.iinfo(np.int64)
+#: Pairs of distinct person values that an int64 ``person·G + key`` merges for some ``G``.
+COLLIDING = [
+    ([10, 10 + 2**62], 4),  # the hashes of ids 5 and 5 + 2**61 (the review's reproduction)
+    ([I64.max, -1], 2),  # 2**63-1 and the uint64 maximum's bit pattern: both ·2 → -2
+    ([I64.min, 0], 2),  # 2**63 (uint64) and 0: both ·2 → 0
+]
+
+
+@pytest.mark.parametrize(("ids", "n_groups"), COLLIDING)
+@pytest.mark.parametrize("view", ["int64", "uint64"])
+def test_pairs_are_injective_for_extreme_ids(ids: list[int], n_groups: int, view: str) -> None:
+    person = np.repeat(np.array(ids, dtype=np.int64), 3)
+    if view == "uint64":
+        person = person.view(np.uint64)
+    group = np.zeros(6, dtype=np.int64)
+    counts, rows = entry_counts(person, group, 1, InsecureSeededSource(TEST_SEED), n_groups)
+    assert rows is not None and rows.size == 6
+    assert sorted(counts.tolist()) == [3, 3]
+    persons, _ = entry_counts(person, None, None, InsecureSeededSource(TEST_SEED), n_groups)
+    assert sorted(persons.tolist()) == [3, 3]
+
+
+def test_two_word_identities_are_persons() -> None:
+    """A 128-bit identity as two int64 words: rows equal in both words are one person."""
+    words = np.array([[0, 1], [1, 0], [0, 0], [I64.max, -1], [-1, I64.max]], dtype=np.int64)
+    person = np.repeat(words, [1, 2, 3, 4, 5], axis=0)
+    assert sorted(np.bincount(person_codes(person)).tolist()) == [1, 2, 3, 4, 5]
+    group = np.zeros(len(person), dtype=np.int64)
+    counts, _ = entry_counts(person, group, 1, InsecureSeededSource(TEST_SEED), 1)
+    assert sorted(counts.tolist()) == [1, 2, 3, 4, 5]
+    hist, rows = AutoPass(candidates(8), 1, lambda h: None).histogram(  # type: ignore[arg-type]
+        person, group, InsecureSeededSource(TEST_SEED), 1
+    )
+    assert hist.sum() == 5 and rows is not None and rows.size == len(person)
+
+
+def _table(rng: np.random.Generator, n: int, n_groups: int, g: int) -> tuple[np.ndarray, ...]:
+    """Persons with huge random ids (colliding under ``·n_groups`` in int64 pairs) and at most
+    ``g`` keys each (so that the draw keeps them all and neighbours differ by one person)."""
+    base = rng.integers(I64.min, I64.max, n, dtype=np.int64)
+    ids = np.concatenate([base, base ^ np.int64(I64.min)])  # x and x + 2**63: equal ·2, ·4, ...
+    keys = np.stack([rng.choice(n_groups, g, replace=False) for _ in ids])
+    rows = rng.integers(1, 40, (ids.size, g))
+    person = np.repeat(np.repeat(ids, g), rows.ravel())
+    group = np.repeat(keys.ravel(), rows.ravel())
+    return person, group
+
+
+@pytest.mark.parametrize("g", [1, 2, 3])
+def test_neighbouring_tables_move_the_histogram_by_the_stated_sensitivity(g: int) -> None:
+    """Add/remove one person with ``g`` keys of equal rows (all in one bucket): the pair
+    histogram moves by exactly ``Δ1 = g``, ``Δ2² = g²``; replacing them by a person in
+    another bucket moves it by ``2g``, ``2g²`` (histogram_sensitivity's values)."""
+    rng = np.random.default_rng(TEST_SEED)
+    n_groups, grid = 4, candidates(64)
+    person, group = _table(rng, 50, n_groups, g)
+
+    def hist(p: np.ndarray, k: np.ndarray) -> np.ndarray:
+        counts, _ = entry_counts(p, k, g, InsecureSeededSource(TEST_SEED), n_groups)
+        return bucket_counts(counts, grid)
+
+    base = hist(person, group)
+    assert base.sum() == np.unique(np.stack([person, group]), axis=1).shape[1]
+    extra_id = np.int64(person[0]) ^ np.int64(I64.min)  # a new person, ·G-colliding with one
+    extra_id = extra_id if extra_id not in person else np.int64(I64.max)
+    assert extra_id not in person
+    for other, r in ((extra_id, 5), (I64.min + 7, 30)):
+        add_p = np.concatenate([person, np.full(g * r, other, dtype=np.int64)])
+        add_k = np.concatenate([group, np.repeat(np.arange(g), r)])
+        diff = hist(add_p, add_k) - base
+        assert (np.abs(diff).sum(), (diff**2).sum()) == (g, g * g)
+    first = person != person[0]
+    dropped = hist(person[first], group[first])
+    added = hist(
+        np.concatenate([person[first], np.full(g * 30, extra_id)]),
+        np.concatenate([group[first], np.repeat(np.arange(g), 30)]),
+    )
+    diff = added - hist(
+        np.concatenate([person[first], np.full(g * 1, extra_id)]),
+        np.concatenate([group[first], np.arange(g)]),
+    )
+    assert (np.abs(diff).sum(), (diff**2).sum()) == (2 * g, 2 * g * g)
+    assert dropped.sum() == base.sum() - np.unique(group[~first]).size
+
+
+def test_each_person_draws_uniformly_among_their_own_keys() -> None:
+    """max_groups = 1 among 4 own keys of unequal rows, while key 0 is the most popular over
+    all persons: the key kept is uniform over the person's keys (chi-square, ALPHA). A draw
+    that prefers keys popular across persons (the review's ``global_draw``) fails."""
+    rng = np.random.default_rng(TEST_SEED)
+    n, own = 4000, 4
+    ids = rng.integers(I64.min, I64.max, n, dtype=np.int64)
+    rows = rng.integers(1, 4, (n, own))  # unequal rows: the draw is per key, not per row
+    person = np.repeat(np.repeat(ids, own), rows.ravel())
+    group = np.repeat(np.tile(np.arange(own), n), rows.ravel())
+    crowd = np.arange(3 * n, dtype=np.int64) + 7  # persons only in key 0 (key 0 popular)
+    person = np.concatenate([person, crowd])
+    group = np.concatenate([group, np.zeros(crowd.size, dtype=np.int64)])
+    _, kept = entry_counts(person, group, 1, InsecureSeededSource(TEST_SEED), own)
+    assert kept is not None
+    drawn = kept[np.isin(person[kept], ids)]
+    pairs = np.unique(np.stack([person[drawn], group[drawn]]), axis=1)
+    assert pairs.shape[1] == n  # each person kept exactly one key, all its rows
+    observed = np.bincount(pairs[1], minlength=own)
+    assert stats.chisquare(observed).pvalue > ALPHA
