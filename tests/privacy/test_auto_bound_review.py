@@ -123,3 +123,78 @@ def test_each_person_draws_uniformly_among_their_own_keys() -> None:
     assert pairs.shape[1] == n  # each person kept exactly one key, all its rows
     observed = np.bincount(pairs[1], minlength=own)
     assert stats.chisquare(observed).pvalue > ALPHA
+
+
+def _events(monkeypatch, data: object, **bounds: object) -> list[str]:
+    """The order of the charge, the choice and every exact noise draw of one release."""
+    import treedp
+    from treedp import grouped_auto
+    from treedp.noise.families import DiscreteGaussian, DiscreteLaplace
+    from treedp.privacy.accountant import Accountant
+
+    events: list[str] = []
+    real_choose, real_charge = grouped_auto.choose_from_histogram, Accountant.charge
+
+    def choose(*args: object, **kwargs: object) -> object:
+        events.append("choose")
+        return real_choose(*args, **kwargs)  # type: ignore[arg-type]
+
+    def charge(self: Accountant, record: object) -> object:
+        events.append("charge")
+        return real_charge(self, record)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(grouped_auto, "choose_from_histogram", choose)
+    monkeypatch.setattr(Accountant, "charge", charge)
+    for family in (DiscreteGaussian, DiscreteLaplace):
+        real_sample = family.sample
+
+        def sample(self: object, *args: object, _real: object = real_sample) -> object:
+            events.append("noise")
+            return _real(self, *args)  # type: ignore[operator]
+
+        monkeypatch.setattr(family, "sample", sample)
+    treedp.release_grouped(
+        data,
+        column="x",
+        by="k",
+        keys=list("abcd"),
+        privacy_unit="pid",
+        bounds=(0, 31),
+        bins="integers",
+        privacy=treedp.ZCDP(0.5),
+        accountant=treedp.Accountant(treedp.ZCDP(1.0)),
+        rng=InsecureSeededSource(TEST_SEED),
+        **bounds,
+    )
+    return events
+
+
+@pytest.mark.parametrize("where", ["memory", "parquet"])
+@pytest.mark.parametrize(
+    "bounds",
+    [{"max_contributions": "auto"}, {"max_groups": 2, "max_contributions_per_group": "auto"}],
+)
+def test_the_charge_comes_before_the_choice_and_any_noise(
+    tmp_path, monkeypatch, where: str, bounds: dict
+) -> None:
+    """A spy on the accountant, the choice and the exact samplers: one charge, first; then
+    the choice and its noise (the review's ``charge_after_noise`` and ``memory_charge_after``
+    mutants put the choice first)."""
+    pd = pytest.importorskip("pandas")
+    pytest.importorskip("pyarrow")
+    rng = np.random.default_rng(TEST_SEED)
+    n = 600
+    df = pd.DataFrame(
+        {
+            "x": rng.integers(0, 32, n),
+            "pid": rng.integers(0, 80, n).astype(str),
+            "k": rng.choice(np.array(list("abcd")), n),
+        }
+    )
+    data: object = df
+    if where == "parquet":
+        df.to_parquet(tmp_path / "t.parquet")
+        data = str(tmp_path / "t.parquet")
+    events = _events(monkeypatch, data, **bounds)
+    assert events.count("charge") == 1 and events.count("choose") == 1
+    assert events[0] == "charge" and events.index("choose") < events.index("noise")
