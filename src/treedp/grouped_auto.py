@@ -46,6 +46,7 @@ __all__ = [
     "bound_record",
     "choose_auto",
     "engine_pass",
+    "key_top",
     "person_unit",
     "with_bound",
 ]
@@ -157,18 +158,28 @@ def choose_auto(
     return chosen, np.arange(len(person)) if rows is None else rows
 
 
+def key_top(group: np.ndarray | None, n_rows: int) -> int:
+    """The largest key's rows before any bounding (``group``: key codes; None: one key). It
+    bounds every key's total after bounding, so the mechanism's domain is checked on it
+    before the charge (no refusal that depends on the data comes after the charge)."""
+    if group is None:
+        return int(n_rows)
+    return int(np.bincount(np.asarray(group, dtype=np.int64)).max(initial=0))
+
+
 def engine_pass(
-    grouping: Grouping, target: float, source: RandomSource, commit: Callable[[], None]
+    grouping: Grouping, target: float, source: RandomSource, commit: Callable[[int], None]
 ) -> tuple[AutoPass, Callable[[], Chosen]]:
     """The hook an engine runs between its passes (:class:`AutoPass`), and a getter of what
-    it chose: the hook charges the query (``commit``: every value was read), then noises the
+    it chose: the hook checks the mechanism's domain on the largest key's rows before
+    bounding and charges the query (``commit``: every value was read), then noises the
     histogram and chooses."""
     chosen: list[Chosen] = []
 
     def choose(hist: np.ndarray) -> ContributionBounds:
         if chosen:
             raise RuntimeError("an engine asked for the 'auto' bound twice")  # pragma: no cover
-        commit()
+        commit(auto.key_top())
         chosen.append(_choose(grouping, hist, target, source))
         return chosen[0][0]
 
@@ -177,7 +188,8 @@ def engine_pass(
             raise RuntimeError("the engine did not run the 'auto' pass")  # pragma: no cover
         return chosen[0]
 
-    return AutoPass(_grid(grouping), _max_groups(grouping), choose), result
+    auto = AutoPass(_grid(grouping), _max_groups(grouping), choose)
+    return auto, result
 
 
 def with_bound(

@@ -198,3 +198,58 @@ def test_the_charge_comes_before_the_choice_and_any_noise(
     events = _events(monkeypatch, data, **bounds)
     assert events.count("charge") == 1 and events.count("choose") == 1
     assert events[0] == "charge" and events.index("choose") < events.index("noise")
+
+
+@pytest.mark.parametrize("where", ["memory", "parquet"])
+@pytest.mark.parametrize(
+    "bounds",
+    [{"max_contributions": "auto"}, {"max_groups": 1, "max_contributions_per_group": "auto"}],
+)
+def test_the_domain_is_checked_before_the_charge(
+    tmp_path, monkeypatch, where: str, bounds: dict
+) -> None:
+    """With "auto" the mechanism's domain is checked on each key's rows before bounding (a
+    public-free upper bound of the bounded totals), before the charge: a table outside it is
+    refused with nothing charged (before the fix: refused after the charge and the choice)."""
+    import treedp
+    from treedp.exceptions import DataError
+    from treedp.mechanisms.base import Mechanism
+
+    pd = pytest.importorskip("pandas")
+    pytest.importorskip("pyarrow")
+    rng = np.random.default_rng(TEST_SEED)
+    n = 400  # every key holds more than 50 rows before bounding
+    df = pd.DataFrame(
+        {
+            "x": rng.integers(0, 32, n),
+            "pid": rng.integers(0, 40, n).astype(str),
+            "k": np.tile(np.array(list("abcd")), n // 4),
+        }
+    )
+    data: object = df
+    if where == "parquet":
+        df.to_parquet(tmp_path / "t.parquet")
+        data = str(tmp_path / "t.parquet")
+    checked: list[int] = []
+    real = Mechanism.check_domain
+
+    def check_domain(self: Mechanism, total: int) -> None:
+        checked.append(total)
+        if total > 50:
+            raise DataError("outside the (test's) domain")
+        real(self, total)
+
+    monkeypatch.setattr(Mechanism, "check_domain", check_domain)
+    ledger = treedp.Accountant(treedp.ZCDP(1.0))
+    common = dict(column="x", by="k", keys=list("abcd"), privacy_unit="pid", bounds=(0, 31))
+    with pytest.raises(DataError, match="domain"):
+        treedp.release_grouped(
+            data,
+            **common,
+            bins="integers",
+            privacy=treedp.ZCDP(0.5),
+            accountant=ledger,
+            rng=InsecureSeededSource(TEST_SEED),
+            **bounds,
+        )
+    assert checked and checked[0] == n // 4 and not ledger.history
