@@ -253,3 +253,128 @@ def test_the_domain_is_checked_before_the_charge(
             **bounds,
         )
     assert checked and checked[0] == n // 4 and not ledger.history
+
+
+def test_the_candidates_stop_at_the_largest_bound_the_trees_can_take(monkeypatch) -> None:
+    """At a small ρ the trees' per-record budget ``rest/Δ2²(m)`` leaves the valid range for
+    large ``m``: every candidate handed to the choice keeps it valid (the review's
+    ``no_largest`` mutant offers the whole grid up to the cap), and heavy persons with
+    heterogeneity 1 still get a release, not a refusal after the charge."""
+    import treedp
+    from treedp import grouped_auto
+    from treedp.noise.families import MIN_RHO
+    from treedp.privacy.contribution import ContributionBounds, scaled_budget
+    from treedp.release.unit import loss_factor
+
+    pd = pytest.importorskip("pandas")
+    grids: list[np.ndarray] = []
+    real = grouped_auto.choose_from_histogram
+
+    def spy(hist: np.ndarray, grid: np.ndarray, *args: object, **kwargs: object) -> object:
+        grids.append(np.asarray(grid).copy())
+        return real(hist, grid, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(grouped_auto, "choose_from_histogram", spy)
+    n = 30 * 400
+    df = pd.DataFrame({"x": np.arange(n) % 32, "pid": np.repeat(np.arange(30), 400)})
+    rho = 0.01
+    rel = treedp.release_cdf(
+        df,
+        column="x",
+        privacy_unit=treedp.PrivacyUnit(
+            "pid", max_contributions=treedp.AutoBound(heterogeneity=1.0)
+        ),
+        bounds=(0, 31),
+        bins="integers",
+        privacy=treedp.ZCDP(rho),
+        rng=InsecureSeededSource(TEST_SEED),
+    )
+    (grid,) = grids
+    rest = rho - rho * 0.1  # the trees' share (AutoBound's default share 0.1)
+    assert grid[-1] < 2**16 and rel.guarantee.rho <= rho
+    for m in grid:
+        bounds = ContributionBounds.from_parameters("pid", int(m), None, None, grouped=False)
+        factor = loss_factor(bounds, "add_remove", True)
+        assert scaled_budget(rest, factor) >= MIN_RHO * (1 - 1e-9), m
+
+
+def test_the_files_second_pass_sees_only_the_drawn_keys(tmp_path, monkeypatch) -> None:
+    """Per group on files: the spill is cut to each person's drawn keys before pass 2, so the
+    trees' bounding sees at most ``max_groups`` keys per person, the very pairs the histogram
+    counted (the review's ``files_no_rewrite`` mutant hands pass 2 every key's rows)."""
+    import treedp
+    from treedp.engines.files import grouped as files_grouped
+
+    pd = pytest.importorskip("pandas")
+    pytest.importorskip("pyarrow")
+    pid = np.repeat(np.arange(60), 20)
+    df = pd.DataFrame({"x": np.zeros(1200, int), "pid": pid, "k": np.tile(list("abcd"), 300)})
+    df.to_parquet(tmp_path / "t.parquet")
+    seen: list[tuple[np.ndarray, np.ndarray]] = []
+    real = files_grouped.bound_contributions
+
+    def spy(person: np.ndarray, group: np.ndarray, *args: object, **kwargs: object) -> object:
+        seen.append((np.asarray(person).copy(), np.asarray(group).copy()))
+        return real(person, group, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(files_grouped, "bound_contributions", spy)
+    treedp.release_grouped(
+        str(tmp_path / "t.parquet"),
+        column="x",
+        by="k",
+        keys=list("abcd"),
+        privacy_unit="pid",
+        max_groups=2,
+        max_contributions_per_group="auto",
+        bounds=(0, 31),
+        bins="integers",
+        privacy=treedp.ZCDP(0.5),
+        rng=InsecureSeededSource(TEST_SEED),
+    )
+    person = np.concatenate([p for p, _ in seen])
+    group = np.concatenate([g for _, g in seen])
+    pairs = np.unique(np.stack([person, group]), axis=1)
+    assert person.size == 60 * 2 * 5  # the drawn keys' rows only (5 rows per key)
+    assert np.bincount(np.unique(pairs[0], return_inverse=True)[1]).max() == 2
+
+
+def test_a_choice_spend_in_another_unit_is_refused(tmp_path) -> None:
+    """A zCDP file whose bound choice states ``epsilon_spent`` (not ``rho_spent``) is refused
+    (the review's ``loader_unit`` mutant loads it)."""
+    import json
+    import zipfile
+
+    import treedp
+    from treedp.exceptions import ReleaseFormatError
+    from treedp.release.format import _checksum
+
+    pd = pytest.importorskip("pandas")
+    rng = np.random.default_rng(TEST_SEED)
+    df = pd.DataFrame({"x": rng.integers(0, 32, 500), "pid": rng.integers(0, 60, 500), "k": "a"})
+    gr = treedp.release_grouped(
+        df,
+        column="x",
+        by="k",
+        keys=["a"],
+        privacy_unit="pid",
+        max_contributions="auto",
+        bounds=(0, 31),
+        bins="integers",
+        privacy=treedp.ZCDP(0.5),
+        rng=InsecureSeededSource(TEST_SEED),
+    )
+    path, bad = tmp_path / "g.tdp", tmp_path / "bad.tdp"
+    gr.save(path)
+    with zipfile.ZipFile(path) as zin, zipfile.ZipFile(bad, "w") as zout:
+        for item in zin.infolist():
+            data = zin.read(item.filename)
+            if item.filename == "grouped.json":
+                doc = json.loads(data)
+                choice = doc["payload"]["metadata"]["bound_choice"]
+                choice["epsilon_spent"] = choice.pop("rho_spent")
+                doc["checksum"] = _checksum(doc["payload"])
+                data = json.dumps(doc).encode()
+            zout.writestr(item, data)
+    treedp.load_grouped_release(path)
+    with pytest.raises(ReleaseFormatError, match="unit"):
+        treedp.load_grouped_release(bad)
