@@ -30,6 +30,7 @@ from treedp.privacy.auto_bound import (
     auto_split,
     bucket_counts,
     candidates,
+    choice_noise,
     choose_from_histogram,
     entry_counts,
 )
@@ -207,11 +208,24 @@ def with_bound(
     return grouping, replace(spec, privacy=zcdp)
 
 
+def _noise(grouping: Grouping) -> tuple[BudgetedFamily, int, int]:
+    """The choice's noise and sensitivity (public: what :func:`_choose` calibrates)."""
+    family, first, _ = _budgets(grouping)
+    return choice_noise(family, grouping.neighbours, _max_groups(grouping) or 1, first)
+
+
 def bound_record(grouping: Grouping, spent: Fraction) -> dict[str, Any]:
     """How the bound was chosen, as a release states it (``epsilon_spent`` or
-    ``rho_spent``: the exact loss rounded up)."""
+    ``rho_spent``: the exact loss rounded up; the noise's exact parameter and the
+    sensitivity, from which a loader recomputes the loss)."""
     family, _, _ = _budgets(grouping)
-    return {**auto_of(grouping), f"{family.budget_name}_spent": float_at_least(spent)}
+    noise, l1, l2_squared = _noise(grouping)
+    return {
+        **auto_of(grouping),
+        f"{family.budget_name}_spent": float_at_least(spent),
+        "noise_parameter": str(noise.parameter),
+        "sensitivity": [l1, l2_squared],
+    }
 
 
 def person_unit(grouping: Grouping, chosen: Chosen | None) -> PersonUnit:
@@ -221,4 +235,5 @@ def person_unit(grouping: Grouping, chosen: Chosen | None) -> PersonUnit:
         return PersonUnit(grouping.bounds, grouping.neighbours)
     family, _, _ = _budgets(grouping)
     spent = {f"bound_{family.budget_name}": float_at_least(chosen[1])}
-    return PersonUnit(grouping.bounds, grouping.neighbours, **spent)
+    noise = str(_noise(grouping)[0].parameter)
+    return PersonUnit(grouping.bounds, grouping.neighbours, **spent, bound_noise=noise)

@@ -378,3 +378,106 @@ def test_a_choice_spend_in_another_unit_is_refused(tmp_path) -> None:
     treedp.load_grouped_release(path)
     with pytest.raises(ReleaseFormatError, match="unit"):
         treedp.load_grouped_release(bad)
+
+
+def _forge_grouped(path, bad, edit) -> None:
+    """Copy a grouped release file, editing its metadata (checksum recomputed)."""
+    import json
+    import zipfile
+
+    from treedp.release.format import _checksum
+
+    with zipfile.ZipFile(path) as zin, zipfile.ZipFile(bad, "w") as zout:
+        for item in zin.infolist():
+            data = zin.read(item.filename)
+            if item.filename == "grouped.json":
+                doc = json.loads(data)
+                edit(doc["payload"]["metadata"])
+                doc["checksum"] = _checksum(doc["payload"])
+                data = json.dumps(doc).encode()
+            zout.writestr(item, data)
+
+
+def _understate(meta: dict) -> None:
+    """Claim a hundredth of the choice's ρ, and lower the guarantee by the difference."""
+    choice = meta["bound_choice"]
+    meta["guarantee"]["rho"] -= choice["rho_spent"] * 0.99
+    choice["rho_spent"] *= 0.01
+
+
+@pytest.mark.parametrize(
+    "edit",
+    [
+        _understate,
+        lambda meta: (_understate(meta), meta["bound_choice"].update(sensitivity=[1, 1])),
+        lambda meta: (_understate(meta), meta["bound_choice"].pop("noise_parameter")),
+    ],
+    ids=["spend", "spend_and_sensitivity", "no_parameter"],
+)
+def test_a_file_understating_the_choice_is_refused(tmp_path, edit) -> None:
+    """The choice's noise parameter and sensitivity are stored and its loss recomputed on
+    load: a file claiming less (with a guarantee lowered to match) is refused (before: it
+    loaded, stating a guarantee below what was spent)."""
+    import treedp
+    from treedp.exceptions import ReleaseFormatError
+
+    pd = pytest.importorskip("pandas")
+    rng = np.random.default_rng(TEST_SEED)
+    n = 800
+    df = pd.DataFrame(
+        {"x": rng.integers(0, 32, n), "pid": rng.integers(0, 90, n), "k": rng.choice(["a", "b"], n)}
+    )
+    gr = treedp.release_grouped(
+        df,
+        column="x",
+        by="k",
+        keys=["a", "b"],
+        privacy_unit="pid",
+        max_groups=2,
+        max_contributions_per_group="auto",
+        bounds=(0, 31),
+        bins="integers",
+        privacy=treedp.ZCDP(0.5),
+        rng=InsecureSeededSource(TEST_SEED),
+    )
+    assert gr.bound_choice["sensitivity"] == [2, 4]
+    path, bad = tmp_path / "g.tdp", tmp_path / "bad.tdp"
+    gr.save(path)
+    assert treedp.load_grouped_release(path).guarantee == gr.guarantee
+    _forge_grouped(path, bad, edit)
+    with pytest.raises(ReleaseFormatError, match="bound choice"):
+        treedp.load_grouped_release(bad)
+
+
+def test_a_per_person_file_understating_the_choice_is_refused(tmp_path) -> None:
+    """The same for a per-person release: its unit stores the choice's σ² (``bound_noise``)."""
+    import json
+
+    import treedp
+    from treedp.exceptions import ReleaseFormatError
+    from treedp.release.format import _checksum
+
+    pd = pytest.importorskip("pandas")
+    rng = np.random.default_rng(TEST_SEED)
+    df = pd.DataFrame({"x": rng.integers(0, 32, 500), "pid": rng.integers(0, 60, 500)})
+    rel = treedp.release_cdf(
+        df,
+        column="x",
+        privacy_unit=treedp.PrivacyUnit("pid", max_contributions="auto"),
+        bounds=(0, 31),
+        bins="integers",
+        privacy=treedp.ZCDP(0.5),
+        rng=InsecureSeededSource(TEST_SEED),
+    )
+    path, bad = tmp_path / "r.json", tmp_path / "bad.json"
+    rel.save(path)
+    assert treedp.load_release(path).guarantee == rel.guarantee
+    doc = json.loads(path.read_text())
+    unit = doc["payload"]["metadata"]["unit"]
+    assert unit["bound_noise"] == "10"  # σ² = Δ2²/(2·ρ_a) = 1/(2·0.05)
+    unit["rho"] -= unit["bound_rho"] * 0.99
+    unit["bound_rho"] *= 0.01
+    doc["checksum"] = _checksum(doc["payload"])
+    bad.write_text(json.dumps(doc))
+    with pytest.raises(ReleaseFormatError, match="bound choice"):
+        treedp.load_release(bad)

@@ -63,9 +63,9 @@ import numpy as np
 
 from treedp._codes import factorize
 from treedp._validation import must
-from treedp.exceptions import InvalidParameterError, InvalidTypeError
+from treedp.exceptions import InvalidParameterError, InvalidTypeError, ReleaseFormatError
 from treedp.noise import RandomSource
-from treedp.noise.families import BudgetedFamily, DiscreteLaplace
+from treedp.noise.families import BudgetedFamily, DiscreteGaussian, DiscreteLaplace
 from treedp.privacy.contribution import ContributionBounds, bound_contributions
 
 __all__ = [
@@ -75,6 +75,9 @@ __all__ = [
     "auto_split",
     "bucket_counts",
     "candidates",
+    "check_choice_loss",
+    "choice_noise",
+    "choice_weight",
     "choose_bound",
     "choose_from_histogram",
     "entry_counts",
@@ -196,6 +199,54 @@ def histogram_sensitivity(neighbours: str, weight: int = 1) -> tuple[int, int]:
     2w²)`` under replace (module docstring)."""
     k = 2 if neighbours == "replace" else 1
     return k * weight, k * weight * weight
+
+
+def choice_noise(
+    family: type[BudgetedFamily], neighbours: str, weight: int, budget: float
+) -> tuple[BudgetedFamily, int, int]:
+    """The choice's noise (``family`` calibrated to the budget) and its sensitivity
+    ``(Δ1, Δ2²)`` (:func:`histogram_sensitivity`): all public."""
+    l1, l2_squared = histogram_sensitivity(neighbours, weight)
+    return family.calibrated(l1, l2_squared, budget), l1, l2_squared
+
+
+def choice_weight(bounds: ContributionBounds) -> int:
+    """The entries one person owns in the histogram of a release at ``bounds``: 1 for
+    ``max_contributions`` (its bounds are ``(m, m, m)``), ``max_groups`` per group (bounds
+    ``(g·c, g, c)``; with ``m = 1`` both are 1). Read from the bounds, not from a label."""
+    m, g, c = bounds.max_contributions, bounds.max_groups, bounds.max_contributions_per_group
+    return 1 if g == m and c == m else int(g)
+
+
+def check_choice_loss(
+    stored: dict[str, Any], spent: float, unit: str, neighbours: str, weight: int
+) -> None:
+    """Refuse a stored choice whose stated spend is below the loss its noise implies.
+
+    ``stored`` holds ``noise_parameter`` (the exact scale, or σ² for ``unit="rho"``, as text
+    ``"p/q"``) and ``sensitivity`` (``[Δ1, Δ2²]``); the sensitivity must be at least the
+    variant's (:func:`histogram_sensitivity` at ``weight``) and ``spent`` at least the exact
+    loss recomputed from both (a file cannot claim to have spent less than its noise costs).
+
+    Raises
+    ------
+    ReleaseFormatError
+        If a field is missing or malformed, or the loss exceeds ``spent``.
+    """
+    family = DiscreteGaussian if unit == "rho" else DiscreteLaplace
+    try:
+        parameter = Fraction(str(stored["noise_parameter"]))
+        l1, l2_squared = (int(v) for v in stored["sensitivity"])
+        noise = family(parameter)
+    except (KeyError, TypeError, ValueError, ZeroDivisionError, InvalidParameterError):
+        raise ReleaseFormatError(
+            "the bound choice does not state its noise parameter and sensitivity"
+        ) from None
+    need = histogram_sensitivity(neighbours, weight)
+    if l1 < need[0] or l2_squared < need[1]:
+        raise ReleaseFormatError("the bound choice states a sensitivity below its variant's")
+    if Fraction(spent) < noise.loss(l1, l2_squared):
+        raise ReleaseFormatError("the bound choice states less than its noise spent")
 
 
 def candidates(cap: int) -> np.ndarray:
@@ -369,8 +420,7 @@ def choose_from_histogram(
     hundred under discrete Laplace, far fewer under the Gaussian's lighter tail; with every
     bucket empty the smallest bound is chosen).
     """
-    l1, l2_squared = histogram_sensitivity(neighbours, weight)
-    noise = family.calibrated(l1, l2_squared, epsilon)
+    noise, l1, l2_squared = choice_noise(family, neighbours, weight, epsilon)
     noisy = np.asarray(hist, dtype=np.int64) + noise.sample(grid.size, source)
     floor = math.sqrt(noise.variance() / 2.0) * math.log(40 * grid.size)
     noisy = np.where(noisy > floor, noisy, 0)
