@@ -52,8 +52,10 @@ class AutoPass:
         if not self.totals:
             return 0
         width = max(t.size for t in self.totals)
-        summed = sum((np.pad(t, (0, width - t.size)) for t in self.totals), np.zeros(width))
-        return int(np.asarray(summed, dtype=np.int64).max(initial=0))
+        summed = np.zeros(width, dtype=np.int64)
+        for t in self.totals:
+            summed[: t.size] += t
+        return int(summed.max(initial=0))
 
     def histogram(
         self, person: np.ndarray, group: np.ndarray, source: RandomSource, n_groups: int
