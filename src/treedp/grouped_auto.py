@@ -30,6 +30,7 @@ from treedp.privacy.auto_bound import (
     auto_split,
     bucket_counts,
     candidates,
+    choice_noise,
     choose_from_histogram,
     entry_counts,
 )
@@ -46,6 +47,7 @@ __all__ = [
     "bound_record",
     "choose_auto",
     "engine_pass",
+    "key_top",
     "person_unit",
     "with_bound",
 ]
@@ -154,21 +156,31 @@ def choose_auto(
     counts, rows = entry_counts(person, group, _max_groups(grouping), source, n_groups)
     hist = bucket_counts(counts, _grid(grouping))
     chosen = _choose(grouping, hist, target, source)
-    return chosen, np.arange(person.size) if rows is None else rows
+    return chosen, np.arange(len(person)) if rows is None else rows
+
+
+def key_top(group: np.ndarray | None, n_rows: int) -> int:
+    """The largest key's rows before any bounding (``group``: key codes; None: one key). It
+    bounds every key's total after bounding, so the mechanism's domain is checked on it
+    before the charge (no refusal that depends on the data comes after the charge)."""
+    if group is None:
+        return int(n_rows)
+    return int(np.bincount(np.asarray(group, dtype=np.int64)).max(initial=0))
 
 
 def engine_pass(
-    grouping: Grouping, target: float, source: RandomSource, commit: Callable[[], None]
+    grouping: Grouping, target: float, source: RandomSource, commit: Callable[[int], None]
 ) -> tuple[AutoPass, Callable[[], Chosen]]:
     """The hook an engine runs between its passes (:class:`AutoPass`), and a getter of what
-    it chose: the hook charges the query (``commit``: every value was read), then noises the
+    it chose: the hook checks the mechanism's domain on the largest key's rows before
+    bounding and charges the query (``commit``: every value was read), then noises the
     histogram and chooses."""
     chosen: list[Chosen] = []
 
     def choose(hist: np.ndarray) -> ContributionBounds:
         if chosen:
             raise RuntimeError("an engine asked for the 'auto' bound twice")  # pragma: no cover
-        commit()
+        commit(auto.key_top())
         chosen.append(_choose(grouping, hist, target, source))
         return chosen[0][0]
 
@@ -177,7 +189,8 @@ def engine_pass(
             raise RuntimeError("the engine did not run the 'auto' pass")  # pragma: no cover
         return chosen[0]
 
-    return AutoPass(_grid(grouping), _max_groups(grouping), choose), result
+    auto = AutoPass(_grid(grouping), _max_groups(grouping), choose)
+    return auto, result
 
 
 def with_bound(
@@ -195,11 +208,24 @@ def with_bound(
     return grouping, replace(spec, privacy=zcdp)
 
 
+def _noise(grouping: Grouping) -> tuple[BudgetedFamily, int, int]:
+    """The choice's noise and sensitivity (public: what :func:`_choose` calibrates)."""
+    family, first, _ = _budgets(grouping)
+    return choice_noise(family, grouping.neighbours, _max_groups(grouping) or 1, first)
+
+
 def bound_record(grouping: Grouping, spent: Fraction) -> dict[str, Any]:
     """How the bound was chosen, as a release states it (``epsilon_spent`` or
-    ``rho_spent``: the exact loss rounded up)."""
+    ``rho_spent``: the exact loss rounded up; the noise's exact parameter and the
+    sensitivity, from which a loader recomputes the loss)."""
     family, _, _ = _budgets(grouping)
-    return {**auto_of(grouping), f"{family.budget_name}_spent": float_at_least(spent)}
+    noise, l1, l2_squared = _noise(grouping)
+    return {
+        **auto_of(grouping),
+        f"{family.budget_name}_spent": float_at_least(spent),
+        "noise_parameter": str(noise.parameter),
+        "sensitivity": [l1, l2_squared],
+    }
 
 
 def person_unit(grouping: Grouping, chosen: Chosen | None) -> PersonUnit:
@@ -209,4 +235,5 @@ def person_unit(grouping: Grouping, chosen: Chosen | None) -> PersonUnit:
         return PersonUnit(grouping.bounds, grouping.neighbours)
     family, _, _ = _budgets(grouping)
     spent = {f"bound_{family.budget_name}": float_at_least(chosen[1])}
-    return PersonUnit(grouping.bounds, grouping.neighbours, **spent)
+    noise = str(_noise(grouping)[0].parameter)
+    return PersonUnit(grouping.bounds, grouping.neighbours, **spent, bound_noise=noise)

@@ -42,6 +42,7 @@ from treedp.grouped_auto import (
     bound_record,
     choose_auto,
     engine_pass,
+    key_top,
     person_unit,
     with_bound,
 )
@@ -79,11 +80,16 @@ def run_grouped(query: Query) -> Any:
     if accountant is not None:  # a charge it cannot take is refused before any data is read
         accountant.check(charge)
 
-    def commit(counted: GroupedCounts | None = None) -> None:
+    def commit(counted: GroupedCounts | int | None = None) -> None:
         """Charge the whole query once: after the data were read (and, with public keys,
-        counted and checked against the mechanism's domain), before any noise."""
+        counted and checked against the mechanism's domain: the counts, or with "auto" an
+        int bounding every key's total before bounding), before any noise."""
         if counted is not None:
-            mech.check_domain(int(counted.counts.sum(axis=1).max(initial=0)))
+            mech.check_domain(
+                counted
+                if isinstance(counted, int)
+                else int(counted.counts.sum(axis=1).max(initial=0))
+            )
         if accountant is not None:
             accountant.charge(charge)
 
@@ -92,6 +98,8 @@ def run_grouped(query: Query) -> Any:
     if chosen is not None:  # max_contributions="auto": the trees at the bound chosen
         grouping, spec = with_bound(grouping, spec, chosen[0])
         mech, est = configure(spec, plan=query.plan, plan_cache=query.plan_cache)
+        # each key's rows before bounding were checked before the charge (stand-in bound);
+        # this refuses only a chosen mechanism whose domain depends on its noise scale
         mech.check_domain(int(counts.counts.sum(axis=1).max(initial=0)))
     if not grouping.by:  # one distribution per person: a Release with its person-level unit
         return _person_release(counts, query, grouping, mech, est, chosen)
@@ -254,8 +262,8 @@ def _count_memory(
     if person is not None:
         if grouping.auto is not None:
             assert target is not None
-            commit()  # every column was read and checked; the choice's noise comes next
             group_codes = codes[rows] if cols else None
+            commit(key_top(group_codes, rows.size))  # domain checked; the choice's noise next
             chosen, sub = choose_auto(
                 person[rows], group_codes, grouping, target, source, len(the_keys)
             )

@@ -11,7 +11,7 @@ grid and ``max_groups`` are public; nothing here is noised or released.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -35,16 +35,39 @@ class AutoPass:
         (person, key) pairs counted; None: persons are counted.
     choose : callable
         ``choose(histogram)`` → the bounds to apply (called once, with the whole sum).
+    totals : list of ndarray
+        Each part's rows per key before bounding, appended by :meth:`histogram` (for
+        :meth:`key_top`; never released).
     """
 
     grid: np.ndarray
     max_groups: int | None
     choose: Callable[[np.ndarray], ContributionBounds]
+    totals: list[np.ndarray] = field(default_factory=list)
+
+    def key_top(self) -> int:
+        """The largest key's rows over the parts seen so far, before any bounding (it bounds
+        every key's bounded total: the mechanism's domain is checked on it before the
+        charge)."""
+        if not self.totals:
+            return 0
+        width = max(t.size for t in self.totals)
+        summed = np.zeros(width, dtype=np.int64)
+        for t in self.totals:
+            summed[: t.size] += t
+        return int(summed.max(initial=0))
 
     def histogram(
         self, person: np.ndarray, group: np.ndarray, source: RandomSource, n_groups: int
     ) -> tuple[np.ndarray, np.ndarray | None]:
         """One part's bucket counts (its persons whole) and, per group, the rows of the keys
-        drawn (the part must then hold only them; None: every row stays)."""
+        drawn (the part must then hold only them; None: every row stays).
+
+        ``person``: each row's person identity, 1-D (ids, codes or 64-bit hashes, any bit
+        patterns) or 2-D (one row of words per record, e.g. a 128-bit hash); it is
+        dictionary-encoded before the (person, key) pairs are formed
+        (:func:`~treedp.privacy.auto_bound.entry_counts`), never combined arithmetically."""
+        codes = np.asarray(group, dtype=np.int64)
+        self.totals.append(np.bincount(codes, minlength=n_groups) if codes.size else codes)
         counts, rows = entry_counts(person, group, self.max_groups, source, n_groups)
         return bucket_counts(counts, self.grid), rows

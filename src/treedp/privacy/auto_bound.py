@@ -63,9 +63,9 @@ import numpy as np
 
 from treedp._codes import factorize
 from treedp._validation import must
-from treedp.exceptions import InvalidParameterError, InvalidTypeError
+from treedp.exceptions import InvalidParameterError, InvalidTypeError, ReleaseFormatError
 from treedp.noise import RandomSource
-from treedp.noise.families import BudgetedFamily, DiscreteLaplace
+from treedp.noise.families import BudgetedFamily, DiscreteGaussian, DiscreteLaplace
 from treedp.privacy.contribution import ContributionBounds, bound_contributions
 
 __all__ = [
@@ -75,11 +75,16 @@ __all__ = [
     "auto_split",
     "bucket_counts",
     "candidates",
+    "check_choice_loss",
+    "choice_noise",
+    "choice_weight",
     "choose_bound",
     "choose_from_histogram",
     "entry_counts",
     "histogram_sensitivity",
     "objective",
+    "pair_codes",
+    "person_codes",
     "read_auto",
 ]
 
@@ -196,6 +201,54 @@ def histogram_sensitivity(neighbours: str, weight: int = 1) -> tuple[int, int]:
     return k * weight, k * weight * weight
 
 
+def choice_noise(
+    family: type[BudgetedFamily], neighbours: str, weight: int, budget: float
+) -> tuple[BudgetedFamily, int, int]:
+    """The choice's noise (``family`` calibrated to the budget) and its sensitivity
+    ``(Δ1, Δ2²)`` (:func:`histogram_sensitivity`): all public."""
+    l1, l2_squared = histogram_sensitivity(neighbours, weight)
+    return family.calibrated(l1, l2_squared, budget), l1, l2_squared
+
+
+def choice_weight(bounds: ContributionBounds) -> int:
+    """The entries one person owns in the histogram of a release at ``bounds``: 1 for
+    ``max_contributions`` (its bounds are ``(m, m, m)``), ``max_groups`` per group (bounds
+    ``(g·c, g, c)``; with ``m = 1`` both are 1). Read from the bounds, not from a label."""
+    m, g, c = bounds.max_contributions, bounds.max_groups, bounds.max_contributions_per_group
+    return 1 if g == m and c == m else int(g)
+
+
+def check_choice_loss(
+    stored: dict[str, Any], spent: float, unit: str, neighbours: str, weight: int
+) -> None:
+    """Refuse a stored choice whose stated spend is below the loss its noise implies.
+
+    ``stored`` holds ``noise_parameter`` (the exact scale, or σ² for ``unit="rho"``, as text
+    ``"p/q"``) and ``sensitivity`` (``[Δ1, Δ2²]``); the sensitivity must be at least the
+    variant's (:func:`histogram_sensitivity` at ``weight``) and ``spent`` at least the exact
+    loss recomputed from both (a file cannot claim to have spent less than its noise costs).
+
+    Raises
+    ------
+    ReleaseFormatError
+        If a field is missing or malformed, or the loss exceeds ``spent``.
+    """
+    family = DiscreteGaussian if unit == "rho" else DiscreteLaplace
+    try:
+        parameter = Fraction(str(stored["noise_parameter"]))
+        l1, l2_squared = (int(v) for v in stored["sensitivity"])
+        noise = family(parameter)
+    except (KeyError, TypeError, ValueError, ZeroDivisionError, InvalidParameterError):
+        raise ReleaseFormatError(
+            "the bound choice does not state its noise parameter and sensitivity"
+        ) from None
+    need = histogram_sensitivity(neighbours, weight)
+    if l1 < need[0] or l2_squared < need[1]:
+        raise ReleaseFormatError("the bound choice states a sensitivity below its variant's")
+    if Fraction(spent) < noise.loss(l1, l2_squared):
+        raise ReleaseFormatError("the bound choice states less than its noise spent")
+
+
 def candidates(cap: int) -> np.ndarray:
     """The public bounds ``"auto"`` chooses among: ``round(2**(j/4))`` up to ``cap``, and
     ``cap`` itself, increasing and distinct."""
@@ -246,16 +299,54 @@ def entry_counts(
     """Each entry's rows: per person (``max_groups`` None), or per (person, key) pair after
     each person's ``max_groups`` keys were drawn uniformly (as
     :func:`~treedp.privacy.contribution.bound_contributions` draws them), and the rows those
-    keys keep (None: all). ``person``: codes; ``group``: codes in ``[0, n_groups)``."""
-    if person.size == 0:
+    keys keep (None: all).
+
+    ``person`` identifies each row's person by any values numpy can tell apart: a 1-D array
+    (codes, ids or 64-bit hashes, any bit patterns) or a 2-D array with one row per record
+    (a wide hash in several words; equal rows, same person). It is first turned into dense
+    codes (:func:`person_codes`); no arithmetic is done on the ids themselves, so the
+    (person, key) pairing is injective. ``group``: codes in ``[0, n_groups)``."""
+    p = person_codes(person)
+    if p.size == 0:
         return np.zeros(0, dtype=np.int64), None
     if max_groups is None:
-        return np.bincount(factorize(np.asarray(person))[0]), None
+        return np.bincount(p), None
     assert group is not None
     draw = ContributionBounds(None, _UNBOUNDED, max_groups, _UNBOUNDED)
-    rows = bound_contributions(person, group, draw, source, n_groups)
-    pairs = np.asarray(person)[rows].astype(np.int64) * np.int64(n_groups) + group[rows]
-    return np.bincount(factorize(pairs)[0]), rows
+    rows = bound_contributions(p, group, draw, source, n_groups)
+    return np.bincount(pair_codes(p[rows], np.asarray(group)[rows], n_groups)), rows
+
+
+def person_codes(person: np.ndarray) -> np.ndarray:
+    """Dense codes in ``[0, n)`` of a per-row person identity: equal identities, equal codes,
+    numbered in the identities' order. 1-D: :func:`treedp._codes.factorize`; 2-D (one row per
+    record, e.g. a 128-bit hash as two words): ``np.unique(axis=0)``'s inverse."""
+    arr = np.asarray(person)
+    if arr.ndim == 2:
+        if arr.shape[0] == 0:
+            return np.zeros(0, dtype=np.int64)
+        _, inverse = np.unique(arr, axis=0, return_inverse=True)
+        return np.asarray(inverse).ravel().astype(np.int64)
+    if arr.ndim != 1:
+        raise InvalidParameterError("A person identity must be a 1-D or 2-D array.")
+    if arr.size == 0:
+        return np.zeros(0, dtype=np.int64)
+    return np.asarray(factorize(arr)[0], dtype=np.int64).ravel()
+
+
+def pair_codes(p: np.ndarray, group: np.ndarray, n_groups: int) -> np.ndarray:
+    """Dense codes of the (person, key) pairs, injective: ``p`` dense codes in ``[0, n)`` and
+    ``group`` in ``[0, n_groups)`` give ``p·n_groups + group`` when it cannot exceed int64
+    (exact integers; no wrap-around), else ``np.unique`` over the stacked pairs."""
+    n = int(p.size)
+    if n == 0:
+        return np.zeros(0, dtype=np.int64)
+    top = int(p.max()) + 1
+    g = np.asarray(group).astype(np.int64, copy=False)
+    if top * max(n_groups, 1) <= 2**62:
+        return person_codes(p.astype(np.int64, copy=False) * np.int64(n_groups) + g)
+    _, inverse = np.unique(np.stack([p.astype(np.int64), g], axis=1), axis=0, return_inverse=True)
+    return np.asarray(inverse).ravel().astype(np.int64)
 
 
 def choose_bound(
@@ -329,8 +420,7 @@ def choose_from_histogram(
     hundred under discrete Laplace, far fewer under the Gaussian's lighter tail; with every
     bucket empty the smallest bound is chosen).
     """
-    l1, l2_squared = histogram_sensitivity(neighbours, weight)
-    noise = family.calibrated(l1, l2_squared, epsilon)
+    noise, l1, l2_squared = choice_noise(family, neighbours, weight, epsilon)
     noisy = np.asarray(hist, dtype=np.int64) + noise.sample(grid.size, source)
     floor = math.sqrt(noise.variance() / 2.0) * math.log(40 * grid.size)
     noisy = np.where(noisy > floor, noisy, 0)

@@ -29,6 +29,7 @@ from treedp._atomic import atomic_write
 from treedp._frames import polars_frame
 from treedp._views import view
 from treedp.exceptions import InvalidParameterError, ReleaseFormatError, TreeDPError
+from treedp.privacy.auto_bound import check_choice_loss, choice_weight
 from treedp.privacy.contribution import ContributionBounds
 from treedp.privacy.measures import ZCDP, ApproxDP, PureDP
 from treedp.privacy.spend import SpendRecord
@@ -401,6 +402,8 @@ def _from_document(zf: zipfile.ZipFile, document: Any, label: str) -> GroupedRel
         choice = _bound_choice(meta.get("bound_choice"))
         spent = (0.0, None) if choice is None else _choice_spent(choice)
         guarantee = _guarantee(meta["guarantee"], first.mechanism, bounds, neighbours, spent)
+        if choice is not None:  # the stated spend covers the loss its noise implies
+            check_choice_loss(choice, *_choice_spent(choice), neighbours, choice_weight(bounds))
         target = meta.get("target")
         if target is not None and not isinstance(guarantee, ZCDP):
             raise ReleaseFormatError(

@@ -18,6 +18,7 @@ from treedp.exceptions import InvalidParameterError, ReleaseFormatError
 from treedp.mechanisms import Mechanism
 from treedp.noise.families import float_at_least
 from treedp.privacy import ZCDP, Measure, PureDP
+from treedp.privacy.auto_bound import check_choice_loss, histogram_sensitivity
 from treedp.privacy.contribution import ContributionBounds
 
 __all__ = ["PersonUnit", "check_unit_version", "loss_factor", "unit_from"]
@@ -43,12 +44,17 @@ class PersonUnit:
     bound_epsilon, bound_rho : float, default=0.0
         The ε (pure) or ρ (zCDP) a private choice of the bound spent
         (``max_contributions="auto"``), part of the person-level guarantee.
+    bound_noise : str, default=""
+        The choice's exact noise parameter (discrete Laplace scale, or discrete Gaussian σ²,
+        as ``"p/q"``): a loader recomputes the choice's loss from it and refuses a file
+        stating less (:func:`~treedp.privacy.auto_bound.check_choice_loss`).
     """
 
     bounds: ContributionBounds
     neighbours: str
     bound_epsilon: float = 0.0
     bound_rho: float = 0.0
+    bound_noise: str = ""
 
     def __post_init__(self) -> None:
         spent = (self.bound_epsilon, self.bound_rho)
@@ -102,6 +108,7 @@ class PersonUnit:
             **asdict(self.guarantee(mechanism)),  # {"epsilon": ε} or {"rho": ρ}
             **({"bound_epsilon": self.bound_epsilon} if self.bound_epsilon else {}),
             **({"bound_rho": self.bound_rho} if self.bound_rho else {}),
+            **({"bound_noise": self.bound_noise} if self.bound_noise else {}),
         }
 
 
@@ -132,7 +139,14 @@ def unit_from(stored: dict[str, Any], mechanism: Mechanism) -> PersonUnit:
     spent = [stored.get(key, 0.0) for key in ("bound_epsilon", "bound_rho")]
     if any(isinstance(v, bool) or not isinstance(v, int | float) for v in spent):
         raise ReleaseFormatError("the privacy unit's bound_epsilon or bound_rho is not a number")
-    unit = PersonUnit(bounds, neighbours, float(spent[0]), float(spent[1]))
+    noise = stored.get("bound_noise", "")
+    if not isinstance(noise, str):
+        raise ReleaseFormatError("the privacy unit's bound_noise is not text")
+    for value, name in zip(spent, ("epsilon", "rho"), strict=True):
+        if value:  # the stated spend covers the loss of the noise stated (one entry each)
+            choice = {"noise_parameter": noise, "sensitivity": histogram_sensitivity(neighbours)}
+            check_choice_loss(choice, float(value), name, neighbours, 1)
+    unit = PersonUnit(bounds, neighbours, float(spent[0]), float(spent[1]), noise)
     if json.dumps(unit.describe(mechanism), sort_keys=True) != json.dumps(stored, sort_keys=True):
         raise ReleaseFormatError("the privacy unit does not match its bounds and the mechanism")
     return unit
