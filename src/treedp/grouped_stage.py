@@ -262,6 +262,8 @@ def _count_memory(
     if person is not None:
         if grouping.auto is not None:
             assert target is not None
+            if isinstance(rows, slice):  # every row kept: the choice indexes them
+                rows = np.arange(values.size)[rows]
             group_codes = codes[rows] if cols else None
             commit(key_top(group_codes, rows.size))  # domain checked; the choice's noise next
             chosen, sub = choose_auto(

@@ -274,7 +274,7 @@ def test_integer_values_by_table_are_the_float_rule(spec) -> None:
     """Integer values go through a lookup table over the edges' integer range (clamped ends):
     the same bins as the float rule, for every integer dtype, the dtypes' extremes and values
     beyond 2^53 (which the float rule rounds)."""
-    from treedp.engines.grouped import _integer_table, _locate
+    from treedp.engines.grouped_bins import _integer_table, _locate
 
     rng = np.random.default_rng(TEST_SEED + 7)
     bins = make_bins(**spec)
@@ -290,7 +290,7 @@ def test_integer_values_by_table_are_the_float_rule(spec) -> None:
 
 
 def test_the_integer_table_is_skipped_when_wider_than_the_rows_or_the_limit() -> None:
-    from treedp.engines.grouped import _integer_table
+    from treedp.engines.grouped_bins import _integer_table
 
     bins = make_bins(bounds=(0, 1024), bins="integers")
     assert _integer_table(bins, 500) is None  # a table larger than the data

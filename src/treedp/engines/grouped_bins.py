@@ -1,0 +1,108 @@
+"""The bin of each value of a grouped table: the bin rule of :mod:`treedp.engines.base`,
+vectorised in cache-sized chunks; integer columns over a narrow public range through a lookup
+table built by the same rule (:func:`bin_index`, used by :mod:`treedp.engines.grouped`).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from treedp.domain import Bins
+from treedp.engines.base import NanPolicy
+from treedp.engines.local import datetime_ticks
+from treedp.exceptions import DataError, InvalidTypeError
+
+__all__ = ["bin_index"]
+
+#: Rows per chunk of the element-wise passes (cache-sized), and the largest public integer
+#: range mapped through a lookup table.
+_CHUNK = 1 << 18
+_TABLE_MAX = 1 << 22
+
+
+def bin_index(values: np.ndarray, bins: Bins, nan: NanPolicy = "error") -> np.ndarray:
+    """The bin of each value (the bin rule), ``-1`` for a missing value under ``nan="drop"``.
+
+    Raises
+    ------
+    InvalidTypeError
+        If the dtype does not fit the bins.
+    DataError
+        On a missing value under ``nan="error"``.
+    """
+    if bins.datetime_unit is None and values.dtype.kind in "iu" and values.dtype != np.uint64:
+        table = _integer_table(bins, values.size)
+        if table is not None:  # integers (never missing) over a narrow public range
+            return _look_up(values, table)
+    if bins.datetime_unit is not None:
+        if values.dtype.kind != "M":
+            raise InvalidTypeError("The value column must hold datetimes for datetime bins.")
+        bad = np.isnat(values)
+        axis = np.zeros(values.size, dtype=np.int64)
+        axis[~bad] = datetime_ticks(values[~bad], bins.datetime_unit)
+    else:
+        if values.dtype.kind not in "iuf":
+            raise InvalidTypeError(
+                f"The value column must hold numbers. Got dtype {values.dtype} instead."
+            )
+        axis = values.astype(np.float64, copy=False)
+        bad = np.isnan(axis)
+    if bad.any() and nan == "error":
+        raise DataError(
+            "The value column contains missing values (NaN/NaT). Pass nan='drop' to leave "
+            "them out, or clean the column first."
+        )
+    idx = _locate(axis, bins)
+    idx[bad] = -1
+    return idx
+
+
+def _integer_table(bins: Bins, rows: int) -> tuple[int, np.ndarray] | None:
+    """``(low, table)``: the bin of each integer ``low + i`` in ``[⌊first edge⌋ − 1, ⌈last
+    edge⌉ + 1]`` by the float rule (:func:`_locate`), when that public range is narrow (at
+    most ``_TABLE_MAX`` entries and no more than the rows, with exactly representable ends);
+    else None. An integer outside the range falls in the bin of the nearer end: the rule is
+    monotone and clamps, and converting to float keeps the order."""
+    low = math.floor(float(bins.edges[0])) - 1
+    high = math.ceil(float(bins.edges[-1])) + 1
+    if not (low > -(2**52) and high < 2**52 and high - low < min(_TABLE_MAX, rows)):
+        return None
+    return low, _locate(np.arange(low, high + 1, dtype=np.float64), bins)
+
+
+def _look_up(values: np.ndarray, table: tuple[int, np.ndarray]) -> np.ndarray:
+    """The bins of integer ``values`` through :func:`_integer_table`'s table."""
+    low, bins_of = table
+    out = np.empty(values.size, dtype=np.int64)
+    for start in range(0, values.size, _CHUNK):
+        part = values[start : start + _CHUNK].astype(np.int64)
+        np.clip(part, low, low + bins_of.size - 1, out=part)
+        part -= low
+        out[start : start + _CHUNK] = bins_of[part]
+    return out
+
+
+def _locate(axis: np.ndarray, bins: Bins) -> np.ndarray:
+    """The bin of each (non-missing) axis value; arithmetic for equal-width bins, corrected
+    against the edges themselves (as ``engines.local`` counts), else a binary search."""
+    edges = bins.edges
+    inv = bins._inv_width
+    if not (bins.equal_width and inv > 0.0) or axis.dtype.kind != "f":
+        out: np.ndarray = np.searchsorted(edges[1:-1], axis, side="right").astype(np.int64)
+        return out
+    n_bins = int(edges.size - 1)
+    lo = float(edges[0])
+    idx = np.empty(axis.size, dtype=np.int64)
+    with np.errstate(all="ignore"):  # extreme values overflow to ±inf: clipped below
+        for start in range(0, axis.size, _CHUNK):
+            x = axis[start : start + _CHUNK]
+            t = (x - lo) * inv
+            np.clip(t, 0.0, n_bins - 0.5, out=t)
+            t[np.isnan(t)] = 0.0  # missing values: marked by the caller
+            part = t.astype(np.int64)
+            part -= (x < edges[part]) & (part > 0)
+            part += (x >= edges[part + 1]) & (part < n_bins - 1)
+            idx[start : start + _CHUNK] = part
+    return idx
