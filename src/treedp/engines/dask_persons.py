@@ -1,0 +1,219 @@
+"""Per-person bounding on Dask: each partition compacted to 16-byte rows, sent to buckets by a
+keyed hash of the person id, each bucket bounded and counted; no Dask shuffle of the rows.
+
+The task graph (:func:`bounded_tasks`), for ``N`` input partitions and ``P`` buckets
+(``P = N`` clamped to [:data:`BUCKETS_MIN`, :data:`BUCKETS_MAX`]):
+
+1. **compact** (one task per partition, on the worker that holds it): the partition is read
+   :data:`SLICE` rows at a time into rows of 16 bytes, :data:`ROW` — the keyed 64-bit hash of
+   the person id (:func:`treedp.engines.id_hash.hash_ids`: Arrow or numpy, no Python object
+   per row), the position of the row's key in the public keys, the row's bin (the bin rule of
+   :func:`treedp.engines.grouped.bin_index`) — and each slice's rows are split into ``P``
+   buckets by ``hash mod P``. Records with a missing value, key or id are refused under
+   ``nan="error"`` (checked over the whole partition first, in the in-memory order: values,
+   ids, keys; the message holds no count) or dropped under ``"drop"``; unlisted keys drop.
+   Memory: the partition (as Dask made it) plus 16 bytes a kept row and one slice's arrays.
+2. **bound** (one task per bucket): bucket ``j`` of every partition — all rows of its
+   persons, since one id has one hash everywhere — is bounded by
+   :func:`treedp.privacy.contribution.bound_contributions` (uniform sampling per person, with
+   the bucket's own randomness) and counted into ``G·B`` counts plus the rows left out.
+
+The bound tasks' vectors are added on the workers by the engine; only ``G × B`` counts and the
+number of rows left out reach the client.
+
+Privacy: the id hash only decides which rows are one person's. Two persons whose hashes
+collide are bounded together as one, which keeps fewer of their rows and never more than the
+bounds for either, so the guarantee holds (a collision costs accuracy only: about ``3·10^-6``
+that any pair collides among ``10^7`` ids); one id never gets two hashes (the rule of
+:mod:`treedp.engines.id_hash`, across the column types of the partitions). The hash key is
+drawn from the release's random source (the operating system's by default), and so are the
+buckets' sampling seeds with :class:`~treedp.InsecureSeededSource` (tests only); with the
+operating system's source each bucket task draws its own randomness from the worker's
+``os.urandom``. Nothing the client sees depends on the data but the counts.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from treedp._codes import encoded_column
+from treedp._inputs import as_1d_array
+from treedp.engines.entry import missing_values_error
+from treedp.engines.grouped import (
+    GroupedJob,
+    bin_index,
+    column_array,
+    encode_keys,
+    missing_key_error,
+    person_missing_error,
+)
+from treedp.engines.id_hash import IdHashKey, hash_ids
+from treedp.noise import RandomSource
+from treedp.noise.rng import InsecureSeededSource, SystemRandomSource, words
+from treedp.privacy.contribution import bound_contributions
+
+__all__ = ["BUCKETS_MAX", "BUCKETS_MIN", "ROW", "SLICE", "bounded_tasks", "key_column"]
+
+#: One compacted row: the keyed hash of the person id and the row's cell ``key·B + bin``.
+ROW = np.dtype([("p", "<u8"), ("cell", "<i8")])
+#: Rows of a partition compacted at a time.
+SLICE = 1 << 20
+#: Fewest and most buckets (bound tasks); there are ``N x P`` small transfers for ``N``
+#: partitions, so ``P`` stays small.
+BUCKETS_MIN = 32
+BUCKETS_MAX = 64  # at most 256: bucket numbers are sorted as uint8
+
+
+def bounded_tasks(
+    parts: list[Any], job: GroupedJob, source: RandomSource, shared: Callable[[Any], Any]
+) -> list[Any]:
+    """One delayed ``G·B + 1`` count vector per bucket (the last entry: rows left out).
+
+    Parameters
+    ----------
+    parts : list of dask.delayed.Delayed
+        The partitions of the DataFrame holding ``job.columns`` (checked by the caller).
+    job : GroupedJob
+        The job, with a privacy unit.
+    source : RandomSource
+        The release's source: the hash key, and with a seeded source the buckets' seeds.
+    shared : callable
+        ``shared(obj)``: ``obj`` as one graph node (or scattered to every worker once).
+    """
+    from dask.delayed import delayed
+
+    n_buckets = min(max(len(parts), BUCKETS_MIN), BUCKETS_MAX)
+    key = IdHashKey.draw(source)
+    seeds: list[int | None] = [None] * n_buckets
+    if getattr(source, "seeded", False):
+        seeds = [int(s) for s in words(source, 64, n_buckets)]
+    job_node = shared(job)
+    compact_task = delayed(compact, nout=n_buckets + 1, pure=False)
+    compacted = [compact_task(p, job_node, key, n_buckets, SLICE) for p in parts]
+    bound_task = delayed(bound_bucket, pure=False)
+    tasks = []
+    for j in range(n_buckets):
+        dropped = [c[n_buckets] for c in compacted] if j == 0 else []
+        tasks.append(bound_task(job_node, seeds[j], dropped, *[c[j] for c in compacted]))
+    return tasks
+
+
+def compact(
+    frame: Any, job: GroupedJob, key: IdHashKey, n_buckets: int, rows: int
+) -> tuple[Any, ...]:
+    """One partition, ``rows`` (:data:`SLICE`, read on the client) at a time, as ``n_buckets``
+    lists of :data:`ROW` arrays (one per slice), then the number of its records left out
+    (missing under ``nan="drop"``, unlisted keys)."""
+    if job.nan == "error":
+        _refuse_missing(frame, job)
+    buckets: list[list[np.ndarray]] = [[] for _ in range(n_buckets)]
+    dropped = 0
+    for start in range(0, len(frame), rows):
+        part = frame.iloc[start : start + rows]
+        kept = _compact_slice(part, job, key)
+        dropped += len(part) - kept.size
+        bucket = (kept["p"] % np.uint64(n_buckets)).astype(np.uint8)  # a radix sort below
+        ends = np.cumsum(np.bincount(bucket, minlength=n_buckets))
+        kept = kept[np.argsort(bucket, kind="stable")]
+        for j in range(n_buckets):
+            lo = int(ends[j - 1]) if j else 0
+            if ends[j] > lo:
+                buckets[j].append(kept[lo : int(ends[j])])
+    return (*buckets, dropped)
+
+
+def _refuse_missing(frame: Any, job: GroupedJob) -> None:
+    """Under ``nan="error"``: the in-memory errors, in its order (values, ids, keys)."""
+    if bool(frame[job.column].isna().any()):
+        raise missing_values_error()
+    assert job.unit is not None
+    if bool(frame[job.unit].isna().any()):
+        raise person_missing_error()
+    if any(bool(frame[b].isna().any()) for b in job.by):
+        raise missing_key_error()
+
+
+def _compact_slice(part: Any, job: GroupedJob, key: IdHashKey) -> np.ndarray:
+    """The :data:`ROW` rows of one slice kept for bounding (value, id and public key present)."""
+    assert job.unit is not None
+    bins = bin_index(as_1d_array(part[job.column]), job.bins, job.nan)
+    person = part[job.unit]
+    keep = (bins >= 0) & ~np.asarray(person.isna())
+    codes = _key_codes(part, job)
+    keep &= codes >= 0
+    idx = np.flatnonzero(keep)
+    rows = np.empty(idx.size, dtype=ROW)
+    rows["p"] = hash_ids(person if idx.size == len(part) else person.iloc[idx], key)
+    rows["cell"] = codes[idx] * job.bins.n_bins + bins[idx]
+    return rows
+
+
+def _key_codes(part: Any, job: GroupedJob) -> np.ndarray:
+    """Each row's key position (``-1``: missing, under ``nan="drop"``, or not public).
+
+    One text ``by`` column held by Arrow and text keys: Arrow's ``index_in`` (one hash lookup
+    per row, the same byte-for-byte equality as Python's for text); else
+    :func:`treedp.engines.grouped.encode_keys` on the column encoded by pandas."""
+    if not job.by:
+        return np.zeros(len(part), dtype=np.int64)
+    if len(job.by) == 1 and all(type(k) is str for k in job.keys):
+        text = _arrow_text(part[job.by[0]])
+        if text is not None:
+            import pyarrow as pa
+            import pyarrow.compute as pc
+
+            public = pa.array(list(job.keys), type=pa.large_string())
+            found = pc.index_in(text.cast(pa.large_string()), value_set=public)
+            return np.asarray(found.fill_null(-1).to_numpy(zero_copy_only=False), np.int64)
+    by = [encoded_column(part[b], lambda s, b=b: key_column(s, b)) for b in job.by]
+    return encode_keys(by, job.keys, job.nan)
+
+
+def _arrow_text(series: Any) -> Any:
+    """The Arrow array of a pandas text column held by Arrow, else None."""
+    import pandas as pd
+    import pyarrow as pa
+
+    dtype = series.dtype
+    arrow_backed = isinstance(dtype, pd.StringDtype) and dtype.storage == "pyarrow"
+    pa_type = getattr(dtype, "pyarrow_dtype", None)
+    if not arrow_backed and not (
+        pa_type is not None and (pa.types.is_string(pa_type) or pa.types.is_large_string(pa_type))
+    ):
+        return None
+    return pa.array(series.array)
+
+
+def bound_bucket(
+    job: GroupedJob, seed: int | None, dropped: list[int], *pieces: list[np.ndarray]
+) -> np.ndarray:
+    """Bound and count one bucket: ``G·B`` counts, then the rows left out (those dropped by
+    sampling, plus ``dropped``, the compaction's, given to one bucket only)."""
+    arrays = [a for piece in pieces for a in piece]
+    rows = np.concatenate(arrays) if arrays else np.zeros(0, dtype=ROW)
+    n_keys, n_bins = len(job.keys), job.bins.n_bins
+    out = np.zeros(n_keys * n_bins + 1, dtype=np.int64)
+    kept_rows = 0
+    if rows.size:
+        source = SystemRandomSource() if seed is None else InsecureSeededSource(seed)
+        cells = rows["cell"]
+        group = cells // n_bins if job.by else None
+        kept = bound_contributions(rows["p"], group, job.bounds, source, n_keys)
+        out[:-1] = np.bincount(cells[kept], minlength=n_keys * n_bins)
+        kept_rows = int(kept.size)
+    out[-1] = rows.size - kept_rows + sum(int(d) for d in dropped)
+    return out
+
+
+def key_column(series: Any, name: str) -> np.ndarray:
+    """A key or id column as numpy, pandas' missing markers (``pd.NA`` of the string and
+    nullable dtypes, which numpy cannot compare) as None."""
+    arr = column_array(series, name)
+    gone = np.asarray(series.isna())
+    if arr.dtype.kind == "O" and gone.any():
+        arr = arr.copy()
+        arr[gone] = None
+    return arr
