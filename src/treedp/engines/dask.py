@@ -67,6 +67,8 @@ __all__ = ["ENGINE", "count_dask", "count_grouped_dask", "key_counts_dask"]
 
 #: Partial count vectors added per tree node.
 SPLIT_EVERY = 8
+#: The most pieces a partition is cut into for per-person compaction (:func:`_pieces`).
+MAX_PIECES = 8
 #: The fewest partitions the shuffle by person of private key selection makes (each is
 #: bounded by one task, in memory).
 SHUFFLE_PARTITIONS = 32
@@ -172,6 +174,22 @@ def _shared(obj: Any) -> Any:
     return client.scatter(obj, broadcast=True, hash=False)
 
 
+def _pieces(n_parts: int) -> int:
+    """Pieces per partition for per-person compaction: with a distributed client and fewer
+    partitions than twice its workers, enough pieces for each worker to compact about four
+    (:data:`MAX_PIECES` at most); else 1 (the partitions themselves)."""
+    try:
+        from distributed import default_client
+
+        client = cast(Any, default_client)()
+        workers = len(client.scheduler_info()["workers"])
+    except (ImportError, ValueError, KeyError):
+        return 1
+    if n_parts >= 2 * workers:
+        return 1
+    return max(1, min(MAX_PIECES, -(-4 * workers // n_parts)))
+
+
 def _tree_reduce(tasks: list[Any], combine: Any) -> Any:
     """Combine delayed partial results in a tree of fan-in :data:`SPLIT_EVERY` on the workers."""
     from dask.delayed import delayed
@@ -210,7 +228,8 @@ def count_grouped_dask(ddf: Any, job: GroupedJob, source: RandomSource) -> Group
         tasks = _partition_tasks(ddf, job, source, _count_partition)
     else:
         parts = list(_checked_frame(ddf, job).to_delayed())
-        tasks = bounded_tasks(parts, job, source, _shared) if parts else []
+        pieces = _pieces(len(parts))
+        tasks = bounded_tasks(parts, job, source, _shared, pieces) if parts else []
     if not tasks:
         return GroupedCounts.zero(job.keys, job.bins.n_bins)
     vector = _reduce(tasks)

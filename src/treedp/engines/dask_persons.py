@@ -13,6 +13,9 @@ The task graph (:func:`bounded_tasks`), for ``N`` input partitions and ``P`` buc
    ``nan="error"`` (checked over the whole partition first, in the in-memory order: values,
    ids, keys; the message holds no count) or dropped under ``"drop"``; unlisted keys drop.
    Memory: the partition (as Dask made it) plus 16 bytes a kept row and one slice's arrays.
+   With fewer partitions than workers (one large file read as one partition), each
+   partition is first cut into row ranges compacted by separate tasks (``pieces``), which
+   an idle worker can take over.
 2. **bound** (one task per bucket): bucket ``j`` of every partition — all rows of its
    persons, since one id has one hash everywhere — is bounded by
    :func:`treedp.privacy.contribution.bound_contributions` (uniform sampling per person, with
@@ -34,6 +37,7 @@ operating system's source each bucket task draws its own randomness from the wor
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable
 from typing import Any
 
@@ -68,7 +72,11 @@ BUCKETS_MAX = 64  # at most 256: bucket numbers are sorted as uint8
 
 
 def bounded_tasks(
-    parts: list[Any], job: GroupedJob, source: RandomSource, shared: Callable[[Any], Any]
+    parts: list[Any],
+    job: GroupedJob,
+    source: RandomSource,
+    shared: Callable[[Any], Any],
+    pieces: int = 1,
 ) -> list[Any]:
     """One delayed ``G·B + 1`` count vector per bucket (the last entry: rows left out).
 
@@ -82,6 +90,10 @@ def bounded_tasks(
         The release's source: the hash key, and with a seeded source the buckets' seeds.
     shared : callable
         ``shared(obj)``: ``obj`` as one graph node (or scattered to every worker once).
+    pieces : int, default=1
+        Each partition is cut into this many pieces (row ranges), compacted by separate tasks
+        that idle workers can take over: fewer partitions than workers must not leave all
+        the compaction to one worker.
     """
     from dask.delayed import delayed
 
@@ -92,13 +104,23 @@ def bounded_tasks(
         seeds = [int(s) for s in words(source, 64, n_buckets)]
     job_node = shared(job)
     compact_task = delayed(compact, nout=n_buckets + 1, pure=False)
-    compacted = [compact_task(p, job_node, key, n_buckets, SLICE) for p in parts]
+    inputs = parts
+    if pieces > 1:
+        split_task = delayed(_split, nout=pieces, pure=False)
+        inputs = [piece for p in parts for piece in split_task(p, pieces)]
+    compacted = [compact_task(p, job_node, key, n_buckets, SLICE) for p in inputs]
     bound_task = delayed(bound_bucket, pure=False)
     tasks = []
     for j in range(n_buckets):
         dropped = [c[n_buckets] for c in compacted] if j == 0 else []
         tasks.append(bound_task(job_node, seeds[j], dropped, *[c[j] for c in compacted]))
     return tasks
+
+
+def _split(frame: Any, pieces: int) -> tuple[Any, ...]:
+    """``frame`` as ``pieces`` consecutive row ranges (views where pandas can)."""
+    ends = [len(frame) * i // pieces for i in range(pieces + 1)]
+    return tuple(frame.iloc[a:b] for a, b in itertools.pairwise(ends))
 
 
 def compact(
