@@ -137,7 +137,7 @@ def compact(
         part = frame.iloc[start : start + rows]
         kept = _compact_slice(part, job, key)
         dropped += len(part) - kept.size
-        bucket = (kept["p"] % np.uint64(n_buckets)).astype(np.uint8)  # a radix sort below
+        bucket = (kept["p"] % np.uint64(n_buckets)).astype(np.uint8)  # radix-sorted below
         ends = np.cumsum(np.bincount(bucket, minlength=n_buckets))
         kept = kept[np.argsort(bucket, kind="stable")]
         for j in range(n_buckets):
@@ -166,10 +166,16 @@ def _compact_slice(part: Any, job: GroupedJob, key: IdHashKey) -> np.ndarray:
     keep = (bins >= 0) & ~np.asarray(person.isna())
     codes = _key_codes(part, job)
     keep &= codes >= 0
+    cells = codes * job.bins.n_bins + bins
+    if keep.all():  # the common case: no row left out, no row taken
+        rows = np.empty(len(part), dtype=ROW)
+        rows["p"] = hash_ids(person, key)
+        rows["cell"] = cells
+        return rows
     idx = np.flatnonzero(keep)
     rows = np.empty(idx.size, dtype=ROW)
-    rows["p"] = hash_ids(person if idx.size == len(part) else person.iloc[idx], key)
-    rows["cell"] = codes[idx] * job.bins.n_bins + bins[idx]
+    rows["p"] = hash_ids(person.iloc[idx], key)
+    rows["cell"] = cells[idx]
     return rows
 
 
