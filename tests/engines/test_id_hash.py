@@ -105,6 +105,11 @@ def test_datetimes_hash_by_their_instant() -> None:
     assert hash_ids(zoned, KEY)[0] == expected[0]  # the same instant
     delta = np.array([5], dtype="timedelta64[s]")
     assert hash_ids(delta, KEY)[0] == hash_ids(np.array([pd.Timedelta(seconds=5)]), KEY)[0]
+    # numpy's timedelta64 is an integer type: still a duration, not the integer 5
+    as_object = np.array([np.timedelta64(5, "s")], dtype=object)
+    assert hash_ids(as_object, KEY)[0] == hash_ids(delta, KEY)[0] != hash_ids([5], KEY)[0]
+    far = np.array(["3000-01-01"], dtype="datetime64[s]")  # beyond nanoseconds: merged
+    assert hash_ids(far, KEY)[0] == hash_ids(np.array([far[0]], dtype=object), KEY)[0]
 
 
 def test_types_that_differ_in_python_hash_apart() -> None:

@@ -7,15 +7,16 @@ The task graph (:func:`bounded_tasks`), for ``N`` input partitions and ``P`` buc
 1. **compact** (one task per partition, on the worker that holds it): the partition is read
    :data:`SLICE` rows at a time into rows of 16 bytes, :data:`ROW` — the keyed 64-bit hash of
    the person id (:func:`treedp.engines.id_hash.hash_ids`: Arrow or numpy, no Python object
-   per row), the position of the row's key in the public keys, the row's bin (the bin rule of
+   per row) and the row's cell ``k·B + b`` (``k`` the position of its key in the public keys,
+   matched by Arrow's ``index_in`` for text; ``b`` its bin by the bin rule of
    :func:`treedp.engines.grouped.bin_index`) — and each slice's rows are split into ``P``
    buckets by ``hash mod P``. Records with a missing value, key or id are refused under
    ``nan="error"`` (checked over the whole partition first, in the in-memory order: values,
    ids, keys; the message holds no count) or dropped under ``"drop"``; unlisted keys drop.
    Memory: the partition (as Dask made it) plus 16 bytes a kept row and one slice's arrays.
-   With fewer partitions than workers (one large file read as one partition), each
-   partition is first cut into row ranges compacted by separate tasks (``pieces``), which
-   an idle worker can take over.
+   With a distributed client and fewer partitions than twice its workers (one large file
+   read as one partition), each partition is first cut into row ranges compacted by
+   separate tasks (``pieces``), which an idle worker can take over.
 2. **bound** (one task per bucket): bucket ``j`` of every partition — all rows of its
    persons, since one id has one hash everywhere — is bounded by
    :func:`treedp.privacy.contribution.bound_contributions` (uniform sampling per person, with
@@ -32,7 +33,8 @@ that any pair collides among ``10^7`` ids); one id never gets two hashes (the ru
 drawn from the release's random source (the operating system's by default), and so are the
 buckets' sampling seeds with :class:`~treedp.InsecureSeededSource` (tests only); with the
 operating system's source each bucket task draws its own randomness from the worker's
-``os.urandom``. Nothing the client sees depends on the data but the counts.
+``os.urandom``. The client receives the counts and the number of rows left out (never
+released), nothing else computed from the data.
 """
 
 from __future__ import annotations

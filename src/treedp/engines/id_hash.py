@@ -202,15 +202,24 @@ def _hash_numpy(arr: np.ndarray, key: IdHashKey) -> np.ndarray:
         return _hash_words(wide.view(np.uint64), key, _INT)
     if kind == "f":
         return _hash_floats(arr, key)
-    if kind == "M":
-        ticks = arr.astype("datetime64[ns]").view(np.int64).view(np.uint64)
-        return _hash_words(ticks, key, _TIME)
-    if kind == "m":
-        ticks = arr.astype("timedelta64[ns]").view(np.int64).view(np.uint64)
-        return _hash_words(ticks, key, _DELTA)
+    if kind in "mM":
+        return _hash_times(arr, key, _TIME if kind == "M" else _DELTA)
     # numpy text ("U"/"S", which pandas never holds) goes by objects: Arrow's conversion of
     # "U" stops at a NUL inside a value
     return _hash_objects(np.asarray(arr, dtype=object), key)
+
+
+def _hash_times(arr: np.ndarray, key: IdHashKey, domain: int) -> np.ndarray:
+    """Datetimes or timedeltas by their nanoseconds; those that nanoseconds cannot hold (as
+    for pandas' objects, :func:`_time_rule`) all in the domain of other objects."""
+    unit = "datetime64[ns]" if domain == _TIME else "timedelta64[ns]"
+    with np.errstate(all="ignore"):
+        ns = arr.astype(unit)
+        exact = ns.astype(arr.dtype) == arr
+    out = _hash_words(ns.view(np.int64).view(np.uint64), key, domain)
+    if not exact.all():
+        out[~exact] = _hash_words(np.zeros(int((~exact).sum()), np.uint64), key, _OTHER)
+    return out
 
 
 def _hash_objects(arr: np.ndarray, key: IdHashKey) -> np.ndarray:
@@ -272,16 +281,16 @@ def _canonical(x: Any) -> tuple[int, Any]:
         return _STR, x.encode("utf-8", "surrogatepass")
     if isinstance(x, bytes | bytearray | memoryview):
         return _BYTES, bytes(x)
+    if isinstance(x, datetime.datetime | np.datetime64):  # before integers: numpy's
+        return _time_rule(x, _TIME)  # timedelta64 is an integer type
+    if isinstance(x, datetime.timedelta | np.timedelta64):
+        return _time_rule(x, _DELTA)
     if isinstance(x, bool | np.bool_ | numbers.Integral):
         return _int_rule(int(x))
     if isinstance(x, numbers.Real | decimal.Decimal):
         return _number_rule(x)
     if isinstance(x, numbers.Complex):
         return _number_rule(x.real) if x.imag == 0 else (_OTHER, 0)
-    if isinstance(x, datetime.datetime | np.datetime64):
-        return _time_rule(x, _TIME)
-    if isinstance(x, datetime.timedelta | np.timedelta64):
-        return _time_rule(x, _DELTA)
     return _OTHER, 0
 
 
