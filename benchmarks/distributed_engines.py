@@ -27,7 +27,10 @@ Usage::
 
     PYTHONPATH=src python benchmarks/distributed_engines.py --ungrouped 1e8 --grouped 1e7
     PYTHONPATH=src python benchmarks/distributed_engines.py --ungrouped 0 --grouped 1e7 \
-        --engines local dask --rounds 3
+        --engines local dask dask@/path/to/other/checkout/src --rounds 3  # before / after
+
+An engine written ``ENGINE@SRC`` runs with treedp imported from ``SRC`` (another checkout's
+``src``), so that two versions are compared in one interleaved run.
     PYTHONPATH=src python benchmarks/distributed_engines.py --ungrouped 1e6 --grouped 1e5  # smoke
 """
 
@@ -223,11 +226,17 @@ def child(engine: str, case: str, path: str) -> None:
 
 
 def run(engine: str, case: str, path: str) -> dict[str, float]:
+    """One engine in a fresh child; ``engine@SRC`` runs it with treedp imported from SRC."""
+    env = dict(os.environ)
+    engine, _, src = engine.partition("@")
+    if src:
+        env["PYTHONPATH"] = src
     res = subprocess.run(
         [sys.executable, __file__, "--child", engine, case, path],
         capture_output=True,
         text=True,
         check=False,
+        env=env,
     )
     lines = [ln for ln in res.stdout.splitlines() if ln.startswith("RESULT ")]
     if not lines:
