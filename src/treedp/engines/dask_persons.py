@@ -1,5 +1,6 @@
-"""Per-person bounding on Dask: each partition compacted to 16-byte rows, sent to buckets by a
-keyed hash of the person id, each bucket bounded and counted; no Dask shuffle of the rows.
+"""Per-person bounding on Dask: each partition compacted to 16-byte rows plus the person ids,
+sent to buckets by a keyed hash of the id, each bucket's persons identified exactly, bounded
+and counted; no Dask shuffle of the rows.
 
 The task graph (:func:`bounded_tasks`), for ``N`` input partitions and ``P`` buckets
 (``P = N`` clamped to [:data:`BUCKETS_MIN`, :data:`BUCKETS_MAX`]):
@@ -10,31 +11,38 @@ The task graph (:func:`bounded_tasks`), for ``N`` input partitions and ``P`` buc
    per row) and the row's cell ``k·B + b`` (``k`` the position of its key in the public keys,
    matched by Arrow's ``index_in`` for text; ``b`` its bin by the bin rule of
    :func:`treedp.engines.grouped.bin_index`) — and each slice's rows are split into ``P``
-   buckets by ``hash mod P``. Records with a missing value, key or id are refused under
+   buckets by ``hash mod P``, each bucket's rows with their person ids themselves
+   (:func:`id_values`: numpy for numpy columns, Arrow for pandas' extension columns).
+   Records with a missing value, key or id are refused under
    ``nan="error"`` (checked over the whole partition first, in the in-memory order: values,
    ids, keys; the message holds no count) or dropped under ``"drop"``; unlisted keys drop.
-   Memory: the partition (as Dask made it) plus 16 bytes a kept row and one slice's arrays.
+   Memory: the partition (as Dask made it) plus 16 bytes and the id a kept row, and one
+   slice's arrays.
    With a distributed client and fewer partitions than twice its workers (one large file
    read as one partition), each partition is first cut into row ranges compacted by
    separate tasks (``pieces``), which an idle worker can take over.
 2. **bound** (one task per bucket): bucket ``j`` of every partition — all rows of its
-   persons, since one id has one hash everywhere — is bounded by
+   persons, since one id has one hash everywhere — has its persons encoded exactly from the
+   ids (:func:`person_codes`: pandas' factorize, Python equality as in memory) and is
+   bounded by
    :func:`treedp.privacy.contribution.bound_contributions` (uniform sampling per person, with
    the bucket's own randomness) and counted into ``G·B`` counts plus the rows left out.
 
 The bound tasks' vectors are added on the workers by the engine; only ``G × B`` counts and the
 number of rows left out reach the client.
 
-Privacy: the id hash only decides which rows are one person's. Two persons whose hashes
-collide are bounded together as one, which keeps fewer of their rows and never more than the
-bounds for either, so the guarantee holds (a collision costs accuracy only: about ``3·10^-6``
-that any pair collides among ``10^7`` ids); one id never gets two hashes (the rule of
-:mod:`treedp.engines.id_hash`, across the column types of the partitions). The hash key is
-drawn from the release's random source (the operating system's by default), and so are the
-buckets' sampling seeds with :class:`~treedp.InsecureSeededSource` (tests only); with the
-operating system's source each bucket task draws its own randomness from the worker's
-``os.urandom``. The client receives the counts and the number of rows left out (never
-released), nothing else computed from the data.
+Privacy: the id hash only routes rows to buckets; it never decides who is one person. Equal
+ids (Python equality) get equal hashes across the column types of the partitions (the rule of
+:mod:`treedp.engines.id_hash`), so each person's rows all reach one bucket; there the persons
+are the distinct ids themselves, encoded with the in-memory path's rule (5, 5.0, True and
+``Decimal(5)`` one person, ``"5"`` another). Two persons whose hashes collide, or ids of a
+type the hash does not read (all routed alike), share a bucket and stay two persons, each
+bounded on its own: the sensitivity is that of the in-memory path, with no δ for
+collisions. The hash key is drawn from the release's random source (the operating system's by
+default), and so are the buckets' sampling seeds with :class:`~treedp.InsecureSeededSource`
+(tests only); with the operating system's source each bucket task draws its own randomness
+from the worker's ``os.urandom``. The client receives the counts and the number of rows left
+out (never released), nothing else computed from the data.
 """
 
 from __future__ import annotations
@@ -61,9 +69,19 @@ from treedp.noise import RandomSource
 from treedp.noise.rng import InsecureSeededSource, SystemRandomSource, words
 from treedp.privacy.contribution import bound_contributions
 
-__all__ = ["BUCKETS_MAX", "BUCKETS_MIN", "ROW", "SLICE", "bounded_tasks", "key_column"]
+__all__ = [
+    "BUCKETS_MAX",
+    "BUCKETS_MIN",
+    "ROW",
+    "SLICE",
+    "bounded_tasks",
+    "id_values",
+    "key_column",
+    "person_codes",
+]
 
-#: One compacted row: the keyed hash of the person id and the row's cell ``key·B + bin``.
+#: One compacted row: the keyed hash of the person id (routing only) and the row's cell
+#: ``key·B + bin``; the ids themselves travel next to the rows.
 ROW = np.dtype([("p", "<u8"), ("cell", "<i8")])
 #: Rows of a partition compacted at a time.
 SLICE = 1 << 20
@@ -129,23 +147,24 @@ def compact(
     frame: Any, job: GroupedJob, key: IdHashKey, n_buckets: int, rows: int
 ) -> tuple[Any, ...]:
     """One partition, ``rows`` (:data:`SLICE`, read on the client) at a time, as ``n_buckets``
-    lists of :data:`ROW` arrays (one per slice), then the number of its records left out
-    (missing under ``nan="drop"``, unlisted keys)."""
+    lists of pieces ``(ROW array, ids)`` (one per slice; ``ids[i]`` the person of row ``i``),
+    then the number of its records left out (missing under ``nan="drop"``, unlisted keys)."""
     if job.nan == "error":
         _refuse_missing(frame, job)
-    buckets: list[list[np.ndarray]] = [[] for _ in range(n_buckets)]
+    buckets: list[list[tuple[np.ndarray, Any]]] = [[] for _ in range(n_buckets)]
     dropped = 0
     for start in range(0, len(frame), rows):
         part = frame.iloc[start : start + rows]
-        kept = _compact_slice(part, job, key)
+        kept, ids = _compact_slice(part, job, key)
         dropped += len(part) - kept.size
         bucket = (kept["p"] % np.uint64(n_buckets)).astype(np.uint8)  # radix-sorted below
         ends = np.cumsum(np.bincount(bucket, minlength=n_buckets))
-        kept = kept[np.argsort(bucket, kind="stable")]
+        order = np.argsort(bucket, kind="stable")
+        kept = kept[order]
         for j in range(n_buckets):
             lo = int(ends[j - 1]) if j else 0
             if ends[j] > lo:
-                buckets[j].append(kept[lo : int(ends[j])])
+                buckets[j].append((kept[lo : int(ends[j])], _take(ids, order[lo : int(ends[j])])))
     return (*buckets, dropped)
 
 
@@ -160,8 +179,9 @@ def _refuse_missing(frame: Any, job: GroupedJob) -> None:
         raise missing_key_error()
 
 
-def _compact_slice(part: Any, job: GroupedJob, key: IdHashKey) -> np.ndarray:
-    """The :data:`ROW` rows of one slice kept for bounding (value, id and public key present)."""
+def _compact_slice(part: Any, job: GroupedJob, key: IdHashKey) -> tuple[np.ndarray, Any]:
+    """The :data:`ROW` rows of one slice kept for bounding (value, id and public key present)
+    and their person ids (:func:`id_values`)."""
     assert job.unit is not None
     bins = bin_index(as_1d_array(part[job.column]), job.bins, job.nan)
     person = part[job.unit]
@@ -173,12 +193,83 @@ def _compact_slice(part: Any, job: GroupedJob, key: IdHashKey) -> np.ndarray:
         rows = np.empty(len(part), dtype=ROW)
         rows["p"] = hash_ids(person, key)
         rows["cell"] = cells
-        return rows
+        return rows, id_values(person)
     idx = np.flatnonzero(keep)
+    person = person.iloc[idx]
     rows = np.empty(idx.size, dtype=ROW)
-    rows["p"] = hash_ids(person.iloc[idx], key)
+    rows["p"] = hash_ids(person, key)
     rows["cell"] = cells[idx]
-    return rows
+    return rows, id_values(person)
+
+
+def id_values(person: Any) -> Any:
+    """The ids of a pandas Series without missing ones, as they travel to the buckets: a numpy
+    array for a numpy column (``object`` included), an Arrow array for an extension column
+    (text held by Arrow or Python, categories as an Arrow dictionary, nullable numbers);
+    ``object`` numpy if Arrow cannot hold it."""
+    if isinstance(person.dtype, np.dtype):
+        return np.asarray(person.to_numpy())
+    import pyarrow as pa
+
+    try:
+        arr = pa.array(person.array)
+    except (pa.ArrowException, TypeError, ValueError):
+        return np.asarray(person.to_numpy(dtype=object))
+    return arr.combine_chunks() if isinstance(arr, pa.ChunkedArray) else arr
+
+
+def _take(ids: Any, idx: np.ndarray) -> Any:
+    """``ids`` at the rows ``idx`` (a compact copy, numpy or Arrow)."""
+    if isinstance(ids, np.ndarray):
+        return ids[idx]
+    import pyarrow as pa
+
+    return ids.take(pa.array(idx))
+
+
+def person_codes(ids: list[Any]) -> np.ndarray:
+    """One code per id of a bucket's pieces (concatenated): equal codes exactly for equal ids.
+
+    The in-memory path's rule (:func:`pandas.factorize`): pieces of one numpy dtype or one
+    Arrow type are concatenated and encoded as such (Arrow text byte for byte); pieces of
+    different types are first turned into Python objects by pandas (numbers as ``int`` or
+    ``float``, datetimes as ``Timestamp``), so that equality is Python's across them (5, 5.0,
+    ``True``, ``Decimal(5)`` one id; ``"5"`` another).
+    """
+    import pandas as pd
+    import pyarrow as pa
+
+    plain = [_decoded(a) for a in ids]
+    types = {(type(a), a.dtype if isinstance(a, np.ndarray) else a.type) for a in plain}
+    if not plain:
+        return np.zeros(0, dtype=np.int64)
+    values: Any
+    if len(types) == 1 and isinstance(plain[0], np.ndarray):
+        values = np.concatenate(plain)
+    elif len(types) == 1:
+        values = pd.arrays.ArrowExtensionArray(pa.chunked_array(plain))
+    else:
+        values = np.concatenate([_objects(a) for a in plain])
+    codes, _ = pd.factorize(values, sort=False, use_na_sentinel=True)
+    return np.asarray(codes, dtype=np.int64)
+
+
+def _decoded(ids: Any) -> Any:
+    """Arrow dictionaries (categories) as their values: each partition has its own dictionary."""
+    if isinstance(ids, np.ndarray):
+        return ids
+    import pyarrow as pa
+
+    return ids.dictionary_decode() if pa.types.is_dictionary(ids.type) else ids
+
+
+def _objects(ids: Any) -> np.ndarray:
+    """Ids as Python objects, converted by pandas (not numpy, which makes nanosecond datetimes
+    integers)."""
+    import pandas as pd
+
+    series = pd.Series(ids) if isinstance(ids, np.ndarray) else ids.to_pandas()
+    return np.asarray(series.astype(object).to_numpy(), dtype=object)
 
 
 def _key_codes(part: Any, job: GroupedJob) -> np.ndarray:
@@ -218,20 +309,22 @@ def _arrow_text(series: Any) -> Any:
 
 
 def bound_bucket(
-    job: GroupedJob, seed: int | None, dropped: list[int], *pieces: list[np.ndarray]
+    job: GroupedJob, seed: int | None, dropped: list[int], *pieces: list[tuple[np.ndarray, Any]]
 ) -> np.ndarray:
     """Bound and count one bucket: ``G·B`` counts, then the rows left out (those dropped by
-    sampling, plus ``dropped``, the compaction's, given to one bucket only)."""
-    arrays = [a for piece in pieces for a in piece]
-    rows = np.concatenate(arrays) if arrays else np.zeros(0, dtype=ROW)
+    sampling, plus ``dropped``, the compaction's, given to one bucket only). Persons are the
+    distinct ids (:func:`person_codes`), never the routing hash."""
+    chunks = [c for piece in pieces for c in piece]
+    rows = np.concatenate([r for r, _ in chunks]) if chunks else np.zeros(0, dtype=ROW)
     n_keys, n_bins = len(job.keys), job.bins.n_bins
     out = np.zeros(n_keys * n_bins + 1, dtype=np.int64)
     kept_rows = 0
     if rows.size:
+        person = person_codes([ids for _, ids in chunks])
         source = SystemRandomSource() if seed is None else InsecureSeededSource(seed)
         cells = rows["cell"]
         group = cells // n_bins if job.by else None
-        kept = bound_contributions(rows["p"], group, job.bounds, source, n_keys)
+        kept = bound_contributions(person, group, job.bounds, source, n_keys)
         out[:-1] = np.bincount(cells[kept], minlength=n_keys * n_bins)
         kept_rows = int(kept.size)
     out[-1] = rows.size - kept_rows + sum(int(d) for d in dropped)
