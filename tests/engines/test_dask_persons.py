@@ -211,3 +211,110 @@ def test_without_a_seed_each_run_draws_fresh_randomness(dask_client: Any) -> Non
     assert not np.array_equal(runs[0], runs[1])
     seeded = [count_grouped_dask(frame, job, InsecureSeededSource(5)).counts for _ in range(2)]
     assert np.array_equal(seeded[0], seeded[1])
+
+
+def _constant_hash(column: Any, key: Any) -> np.ndarray:
+    """Every id routed to bucket 0: all persons collide."""
+    return np.zeros(len(column), dtype=np.uint64)
+
+
+def test_persons_colliding_in_one_bucket_are_bounded_apart(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """With the hash forced to a constant every row shares one bucket, yet each true person
+    keeps exactly ``m`` rows (integer ids in int64, float64 and Int64 partitions; text ids in
+    object, Arrow, Python-string and category partitions), and with loose bounds the counts
+    equal the in-memory path's."""
+    import dask
+
+    from treedp.engines import dask_persons
+    from treedp.engines.dask import count_grouped_dask
+
+    monkeypatch.setattr(dask_persons, "hash_ids", _constant_hash)
+    persons, rows, m = 30, 9, 4
+    table = _binding_table(persons, rows)
+    job = _job(ContributionBounds.from_parameters("p", m), n_bins=persons)
+    text = _text_table()
+    drop = _job(ContributionBounds.from_parameters("p", 10_000), "drop")
+    with dask.config.set(scheduler="sync"):
+        for parts in (_int_parts(table), _text_parts(table)):
+            got = count_grouped_dask(_frame(parts), job, InsecureSeededSource(TEST_SEED))
+            assert (_kept_per_person(got.counts, persons) == m).all()
+        loose = count_grouped_dask(_frame(_mixed_text_parts(text)), drop, InsecureSeededSource(2))
+    assert np.array_equal(loose.counts, _local(text, drop))
+
+
+def _by_hash(original: Any) -> Any:
+    """The mutant: ``bound_bucket`` identifying persons by their routing hash (the previous
+    code's rule), through the same function."""
+
+    def bound(job: GroupedJob, seed: int | None, dropped: list[int], *pieces: Any) -> Any:
+        hashed = [[(r, r["p"]) for r, _ in piece] for piece in pieces]
+        return original(job, seed, dropped, *hashed)
+
+    return bound
+
+
+def test_a_collision_does_not_exceed_the_sensitivity_and_identity_by_hash_is_caught(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Neighbours: ``D`` holds person B (``m`` rows, bin 0), ``D'`` adds person A (1000 rows,
+    bin 1), and A's hash collides with B's. The release's counts may differ by at most ``m``
+    rows (L1, the add/remove sensitivity): exactly ``m`` here. The mutant that identifies
+    persons by the hash merges A and B, keeps ``m`` of their 1,020 rows, almost all A's, and
+    moves the counts by about ``2m`` — caught unless at least half of the kept rows are B's
+    (probability below 10^-13 per seed; the seed is fixed)."""
+    import dask
+
+    from treedp.engines import dask_persons
+    from treedp.engines.dask import count_grouped_dask
+
+    m = 20
+    b = pd.DataFrame({"v": 0.0, "g": "a", "p": np.full(m, 7, dtype=np.int64)})
+    a = pd.DataFrame({"v": 1.0, "g": "a", "p": np.full(1000, 8, dtype=np.int64)})
+    d, d2 = _frame([b]), _frame([b.iloc[:10], a, b.iloc[10:]])
+    job = _job(ContributionBounds.from_parameters("p", m), n_bins=2)
+    monkeypatch.setattr(dask_persons, "hash_ids", _constant_hash)
+
+    def distance() -> int:
+        with dask.config.set(scheduler="sync"):
+            one = count_grouped_dask(d, job, InsecureSeededSource(TEST_SEED)).counts
+            two = count_grouped_dask(d2, job, InsecureSeededSource(TEST_SEED)).counts
+        return int(np.abs(one - two).sum())
+
+    assert distance() == m
+    monkeypatch.setattr(dask_persons, "bound_bucket", _by_hash(dask_persons.bound_bucket))
+    assert distance() > m
+
+
+def test_person_codes_follow_python_equality_across_piece_types() -> None:
+    """A bucket's ids from pieces of different types are one person exactly when Python
+    equality says so (the in-memory rule): 5, 5.0, True == 1, Decimal(5) and the Int64 5
+    alike, "5" and b"5" apart, a datetime never its nanosecond integer; ids of types the hash
+    does not read (tuples, all routed alike) stay distinct persons."""
+    import datetime
+    import decimal
+
+    from treedp.engines.dask_persons import id_values, person_codes
+    from treedp.engines.id_hash import IdHashKey, hash_ids
+
+    stamp = pd.Timestamp("2020-01-01 00:00:00.000000001")
+    series = [
+        pd.Series([5, 1, 2**53 + 1]),
+        pd.Series([5.0, 2.0**53]),
+        pd.Series([True, decimal.Decimal(5), "5", b"5", (1, 2), (3,), (1, 2)], dtype=object),
+        pd.Series(["5", "x"], dtype="string[pyarrow]"),
+        pd.Series(["x", "5"], dtype="category"),
+        pd.Series([5, 1], dtype="Int64"),
+        pd.Series([stamp, stamp.value]),
+        pd.Series([datetime.datetime(2020, 1, 1)]),
+    ]
+    codes = person_codes([id_values(s) for s in series])
+    objects = np.concatenate([s.astype(object).to_numpy() for s in series])
+    expected, _ = pd.factorize(objects)
+    assert np.array_equal(codes, expected)
+    assert len({codes[9], codes[10], codes[11]}) == 2  # (1, 2), (3,), (1, 2)
+    tuples = np.empty(2, dtype=object)
+    tuples[0], tuples[1] = (1, 2), (3,)
+    key = IdHashKey((1, 2, 3, 4, 5, 6, 7, 8))
+    assert len(set(hash_ids(tuples, key).tolist())) == 1  # one bucket, two persons

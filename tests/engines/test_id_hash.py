@@ -1,5 +1,6 @@
-"""The keyed id hash of the Dask engine: equal ids hash equal in every representation (a
-person is never split), distinct ids of the hard kinds do not collide, the key matters."""
+"""The keyed id hash of the Dask engine (routing only): equal ids hash equal in every
+representation (a person is never split across buckets), distinct ids of the hard kinds do not
+collide, the key matters."""
 
 from __future__ import annotations
 
@@ -108,7 +109,7 @@ def test_datetimes_hash_by_their_instant() -> None:
     # numpy's timedelta64 is an integer type: still a duration, not the integer 5
     as_object = np.array([np.timedelta64(5, "s")], dtype=object)
     assert hash_ids(as_object, KEY)[0] == hash_ids(delta, KEY)[0] != hash_ids([5], KEY)[0]
-    far = np.array(["3000-01-01"], dtype="datetime64[s]")  # beyond nanoseconds: merged
+    far = np.array(["3000-01-01"], dtype="datetime64[s]")  # beyond nanoseconds: routed alike
     assert hash_ids(far, KEY)[0] == hash_ids(np.array([far[0]], dtype=object), KEY)[0]
 
 
@@ -116,7 +117,7 @@ def test_types_that_differ_in_python_hash_apart() -> None:
     ids = np.array([5, "5", b"5", 5.5, "5.5", datetime.date(2020, 1, 1)], dtype=object)
     got = hash_ids(ids, KEY)
     assert len(set(got.tolist())) == ids.size
-    # values of unknown types are merged into one person (never split)
+    # values of unknown types are routed alike (never split; told apart in their bucket)
     tuples = hash_ids(np.array([(1, 2), (3,), object()], dtype=object), KEY)
     assert len(set(tuples.tolist())) == 1
 

@@ -10,12 +10,13 @@ for every engine.
 Grouped counting and per-person bounding: without a privacy unit each partition is counted by
 the numpy kernel (:func:`treedp.engines.grouped.count_bounded`). With one, no Dask shuffle of
 rows: each partition is compacted on its worker to 16 bytes a row (the keyed 64-bit hash of the
-person id, the key's position, the bin) and split into buckets by that hash; each bucket task
+person id, the key's position, the bin) plus the id itself, and split into buckets by that
+hash; each bucket task
 gathers its bucket from every partition (all rows of its persons), bounds them with
 :func:`treedp.privacy.contribution.bound_contributions` and counts them
-(:mod:`treedp.engines.dask_persons`, whose docstring states why the hash keeps the
-guarantee). The per-part ``G·B + 1`` count vectors (the last entry: rows left out) are added
-in the same tree; only ``G × B`` counts reach the client. Private key selection
+(:mod:`treedp.engines.dask_persons`: the hash only routes, persons are told apart exactly
+by their ids in each bucket). The per-part ``G·B + 1`` count vectors (the last entry: rows
+left out) are added in the same tree; only ``G × B`` counts reach the client. Private key selection
 (:func:`key_counts_dask`) still shuffles the rows by person id (``DataFrame.shuffle``).
 
 Randomness per bounding task: with the operating system's source (the default) each task draws

@@ -1,11 +1,12 @@
 """Person ids hashed to 64 bits under a secret key, vectorised, equal ids equal in any form.
 
 An engine that must bring each person's rows together before bounding them (the Dask engine)
-moves a 64-bit hash of the id instead of the id. :func:`hash_ids` computes it without a Python
-object per row: integers, floats and datetimes in numpy; text and bytes on the Arrow buffers
-(dictionary-encoded by Arrow, then each distinct value's UTF-8 bytes hashed as 8-byte words,
-each word mixed with a key of its position, plus its length); an object column is encoded by
-pandas' hash table and only its distinct values are looked at in Python.
+routes each row by a 64-bit hash of its id (the id travels with it). :func:`hash_ids`
+computes it without a Python object per row: integers, floats and datetimes in numpy; text
+and bytes on the Arrow buffers (dictionary-encoded by Arrow, then each distinct value's UTF-8
+bytes hashed as 8-byte words, each word mixed with a key of its position, plus its length); an
+object column is encoded by pandas' hash table and only its distinct values are looked at in
+Python.
 
 The rule (equal ids, equal hashes)
 ----------------------------------
@@ -21,16 +22,20 @@ even when the parts of a table differ in type (text as ``object``, ``string[pyth
 * text by its UTF-8 bytes, bytes by themselves (a separate domain: ``b"a" != "a"``);
 * datetimes by their nanoseconds since the epoch (UTC for zoned ones), timedeltas by theirs;
 * rationals that no float equals by their reduced fraction; a value of any other type (tuples,
-  custom objects) by nothing: all of them are one person (they are merged, never split).
+  custom objects) by nothing: all of them are routed to one bucket (never split; told apart
+  there by the exact identity of the bucket).
 
-Privacy: the hash only decides which rows are one person's. Two persons whose hashes collide
-are bounded together as one, which keeps fewer of their rows and never more than the bounds
-for either of them, so the guarantee holds whatever the hash (a collision costs accuracy only:
-among ``N`` distinct ids some pair collides with probability about ``N²/2^65``, ``3·10^-6`` at
-``10^7`` ids). A rule that split one person's ids into two hashes would break it, which is why
-the rule above errs only towards merging. The sampling of rows is not done here: it draws from
-treedp's random source. The key (:meth:`IdHashKey.draw`) is drawn from that source too, the
-operating system's by default, so nobody can choose ids that collide.
+Privacy: the hash only routes rows (the Dask engine's buckets); it never decides who is one
+person: each bucket identifies its persons exactly from the ids themselves
+(:func:`treedp.engines.dask_persons.person_codes`). Two persons whose hashes collide, and ids
+of the types the rule does not read (all hashed alike), share a bucket and stay two persons,
+so a collision costs neither privacy nor accuracy (among ``N`` distinct ids some pair
+collides with probability about ``N²/2^65``, ``3·10^-6`` at ``10^7`` ids: a fuller bucket).
+What the guarantee needs from the hash is that one person's ids never get two hashes (their
+rows would be bounded apart in two buckets), which is why the rule above errs only towards
+routing together. The sampling of rows is not done here: it draws from treedp's random
+source. The key (:meth:`IdHashKey.draw`) is drawn from that source too, the operating
+system's by default, so nobody can choose ids that share a bucket.
 """
 
 from __future__ import annotations
