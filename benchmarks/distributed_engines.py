@@ -15,13 +15,22 @@ memory limit 2 GiB each, so that the limit does not shape what is measured) and 
 wall time of the release (reading included; cluster start-up and a first tiny job excluded),
 the ratio to ``local``, the driver's peak RSS above the interpreter, and the peak RSS of the
 largest worker process (Dask: each worker process; Spark: the JVM, which is driver and
-executors in local mode, and any Python worker), sampled every 0.1 s with psutil.
+executors in local mode, and any Python worker), sampled every 0.1 s with psutil, and the CPU
+seconds of the release (the driver's and, for Dask, every worker process's: less sensitive to
+the load of other jobs than the wall time). With ``--rounds N`` the engines run interleaved N
+times (local, dask, spark, local, ...) and the best wall time of each is reported, its ratio
+to the best local one.
 
 The data are generated into a temporary directory and deleted at the end (never committed).
 
 Usage::
 
     PYTHONPATH=src python benchmarks/distributed_engines.py --ungrouped 1e8 --grouped 1e7
+    PYTHONPATH=src python benchmarks/distributed_engines.py --ungrouped 0 --grouped 1e7 \
+        --engines local dask dask@/path/to/other/checkout/src --rounds 3  # before / after
+
+An engine written ``ENGINE@SRC`` runs with treedp imported from ``SRC`` (another checkout's
+``src``), so that two versions are compared in one interleaved run.
     PYTHONPATH=src python benchmarks/distributed_engines.py --ungrouped 1e6 --grouped 1e5  # smoke
 """
 
@@ -88,6 +97,7 @@ class Sampler:
 
         self.me = psutil.Process()
         self.peak = 0.0
+        self.cpu0 = self.cpu()
         self.running = True
         self.thread = threading.Thread(target=self._run, daemon=True)
         self.thread.start()
@@ -105,10 +115,26 @@ class Sampler:
                 self.peak = max(self.peak, max(sizes) / 2**20)
             time.sleep(0.1)
 
-    def stop(self) -> float:
+    def cpu(self) -> dict[int, float]:
+        """CPU seconds (user + system) of this process and of each descendant, by pid."""
+        import psutil
+
+        out = {}
+        for proc in [self.me, *self.me.children(recursive=True)]:
+            try:
+                times = proc.cpu_times()
+            except psutil.Error:
+                continue
+            out[proc.pid] = times.user + times.system
+        return out
+
+    def stop(self) -> tuple[float, float]:
+        """The peak RSS (MB) of the largest descendant and the CPU seconds used since start."""
         self.running = False
         self.thread.join()
-        return self.peak
+        end = self.cpu()
+        used = sum(t - self.cpu0.get(pid, 0.0) for pid, t in end.items())
+        return self.peak, used
 
 
 def release(data: Any, case: str) -> Any:
@@ -189,8 +215,8 @@ def child(engine: str, case: str, path: str) -> None:
         data = spark.read.parquet(path)
     release(data, case)
     wall = time.perf_counter() - start
-    workers = sampler.stop()
-    out = {"wall": wall, "driver_mb": hwm_mb() - base, "worker_mb": workers}
+    workers, cpu = sampler.stop()
+    out = {"wall": wall, "driver_mb": hwm_mb() - base, "worker_mb": workers, "cpu": cpu}
     if cluster is not None:
         client.close()
         cluster.close()
@@ -200,11 +226,17 @@ def child(engine: str, case: str, path: str) -> None:
 
 
 def run(engine: str, case: str, path: str) -> dict[str, float]:
+    """One engine in a fresh child; ``engine@SRC`` runs it with treedp imported from SRC."""
+    env = dict(os.environ)
+    engine, _, src = engine.partition("@")
+    if src:
+        env["PYTHONPATH"] = src
     res = subprocess.run(
         [sys.executable, __file__, "--child", engine, case, path],
         capture_output=True,
         text=True,
         check=False,
+        env=env,
     )
     lines = [ln for ln in res.stdout.splitlines() if ln.startswith("RESULT ")]
     if not lines:
@@ -213,11 +245,39 @@ def run(engine: str, case: str, path: str) -> dict[str, float]:
     return figures
 
 
+def _compare(case: str, path: str, engines: list[str], rounds: int) -> None:
+    """Each engine ``rounds`` times, interleaved; every run printed, then the best of each."""
+    header = f"{'engine':8} {'wall s':>8} {'× local':>8} {'driver MB':>10} {'worker MB':>10}"
+    print(header + f" {'CPU s':>7} {'load 1 min':>10}")
+    best: dict[str, dict[str, float]] = {}
+    for r in range(rounds):
+        for engine in engines:
+            fig = run(engine, case, path)
+            if engine not in best or fig["wall"] < best[engine]["wall"]:
+                best[engine] = fig
+            local = best.get("local", {}).get("wall") if engine != "local" else fig["wall"]
+            _row(f"{engine}" if rounds == 1 else f"{engine}#{r + 1}", fig, local)
+    if rounds > 1:
+        print(f"best of {rounds} (ratio to the best local run):")
+        for engine in engines:
+            _row(engine, best[engine], best.get("local", {}).get("wall"))
+
+
+def _row(label: str, fig: dict[str, float], local: float | None) -> None:
+    ratio = f"{fig['wall'] / local:.2f}" if local else "-"
+    print(
+        f"{label:8} {fig['wall']:8.1f} {ratio:>8} {fig['driver_mb']:10.0f} "
+        f"{fig['worker_mb']:10.0f} {fig['cpu']:7.1f} {os.getloadavg()[0]:10.1f}",
+        flush=True,
+    )
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--ungrouped", type=float, default=1e8)
     ap.add_argument("--grouped", type=float, default=1e7)
     ap.add_argument("--engines", nargs="+", default=list(ENGINES))
+    ap.add_argument("--rounds", type=int, default=1)
     ap.add_argument("--child", nargs=3, metavar=("ENGINE", "CASE", "PATH"))
     args = ap.parse_args()
     if args.child:
@@ -238,18 +298,7 @@ def main() -> None:
             size = os.path.getsize(path) / 2**20
             print(f"\n{case}: {rows:,} rows, {size:.0f} MB Parquet (written in "
                   f"{time.perf_counter() - t0:.0f} s)")  # fmt: skip
-            print(f"{'engine':8} {'wall s':>8} {'× local':>8} {'driver MB':>10} {'worker MB':>10}")
-            local = None
-            for engine in args.engines:
-                fig = run(engine, case, path)
-                if engine == "local":
-                    local = fig["wall"]
-                ratio = f"{fig['wall'] / local:.2f}" if local else "-"
-                print(
-                    f"{engine:8} {fig['wall']:8.1f} {ratio:>8} {fig['driver_mb']:10.0f} "
-                    f"{fig['worker_mb']:10.0f}",
-                    flush=True,
-                )
+            _compare(case, path, args.engines, args.rounds)
             os.remove(path)
     print(f"load after: {os.getloadavg()}")
 

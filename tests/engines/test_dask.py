@@ -62,19 +62,19 @@ def test_bad_forms(dask_client: Any) -> None:
 def test_per_person_compaction_missing_records_and_hashed_ids(
     dask_client: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Numbers with a privacy unit are compacted to (value, key position, hashed id) before
-    the shuffle: the counts equal the in-memory ones when the bound does not bind, and a
-    missing value, id or key raises the in-memory error (the same message, no count)."""
+    """With a privacy unit each partition is compacted (hashed id, cell), a slice at a time,
+    into buckets by id hash: the counts equal the in-memory ones when the bound does not bind,
+    and a missing value, id or key raises the in-memory error (the same message, no count)."""
     import dask.dataframe as dd
 
     from treedp import InsecureSeededSource
-    from treedp.engines import dask as dask_engine
+    from treedp.engines import dask_persons
     from treedp.engines.dask import count_grouped_dask
     from treedp.engines.grouped import GroupedJob, count_bounded
     from treedp.exceptions import DataError
     from treedp.privacy.contribution import ContributionBounds
 
-    monkeypatch.setattr(dask_engine, "SLICE", 333)  # several slices per partition
+    monkeypatch.setattr(dask_persons, "SLICE", 333)  # several slices per partition
     rng = np.random.default_rng(3)
     n = 4000
     table = pd.DataFrame(

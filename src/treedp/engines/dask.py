@@ -8,23 +8,25 @@ number of dropped missing values. Noise, estimation and the release happen on th
 for every engine.
 
 Grouped counting and per-person bounding: without a privacy unit each partition is counted by
-the numpy kernel (:func:`treedp.engines.grouped.count_bounded`). With one, the DataFrame is
-first shuffled by the person id (``DataFrame.shuffle``: all rows of a person land in one
-partition), then each partition is bounded and counted by the same kernel, which runs
-:func:`treedp.privacy.contribution.bound_contributions` on it. For a numeric value column each
-partition is first compacted, vectorised, to 20 bytes a row (:func:`_compact`: the value as
-float64, the key's position in the public keys, the person id hashed to 64 bits; missing
-records refused or dropped, unlisted keys dropped), so the shuffle moves no strings. The
-per-partition ``G·B + 1`` count vectors (the last entry: rows left out) are added in the same
-tree; only ``G × B`` counts reach the client.
+the numpy kernel (:func:`treedp.engines.grouped.count_bounded`). With one, no Dask shuffle of
+rows: each partition is compacted on its worker to 16 bytes a row (the keyed 64-bit hash of the
+person id, the key's position, the bin) plus the id itself, and split into buckets by that
+hash; each bucket task
+gathers its bucket from every partition (all rows of its persons), bounds them with
+:func:`treedp.privacy.contribution.bound_contributions` and counts them
+(:mod:`treedp.engines.dask_persons`: the hash only routes, persons are told apart exactly
+by their ids in each bucket). The per-part ``G·B + 1`` count vectors (the last entry: rows
+left out) are added in the same tree; only ``G × B`` counts reach the client. Private key selection
+(:func:`key_counts_dask`) still shuffles the rows by person id (``DataFrame.shuffle``).
 
-Randomness per partition: with the operating system's source (the default) each task draws
+Randomness per bounding task: with the operating system's source (the default) each task draws
 its own from the worker's ``os.urandom``; with :class:`~treedp.InsecureSeededSource` (tests
-only) the client draws a 64-bit seed per partition from it, so results are reproducible.
+only) the client draws a 64-bit seed per task from it, so results are reproducible.
 Column names are checked against the schema before any value is read; missing values, keys or
 ids follow ``nan`` inside the partitions (the error says no count).
 
-treedp (numpy only) must be importable on the workers.
+treedp must be importable on the workers (with pandas and pyarrow, which Dask DataFrames
+need anyway).
 """
 
 from __future__ import annotations
@@ -35,6 +37,7 @@ import numpy as np
 
 from treedp._inputs import as_1d_array
 from treedp.engines.base import BinCounts, NanPolicy, check_nan_policy
+from treedp.engines.dask_persons import bounded_tasks, key_column
 from treedp.engines.entry import (
     Engine,
     check_value_type,
@@ -50,12 +53,8 @@ from treedp.engines.grouped import (
     GroupedCounts,
     GroupedJob,
     KeyCounts,
-    column_array,
     count_bounded,
     count_keys,
-    encode_keys,
-    missing_key_error,
-    person_missing_error,
 )
 from treedp.engines.local import count_chunk
 from treedp.exceptions import InvalidTypeError
@@ -69,9 +68,10 @@ __all__ = ["ENGINE", "count_dask", "count_grouped_dask", "key_counts_dask"]
 
 #: Partial count vectors added per tree node.
 SPLIT_EVERY = 8
-#: Rows of a partition compacted at a time before the shuffle by person.
-SLICE = 1 << 20
-#: The fewest partitions the shuffle by person makes (each is bounded by one task, in memory).
+#: The most pieces a partition is cut into for per-person compaction (:func:`_pieces`).
+MAX_PIECES = 8
+#: The fewest partitions the shuffle by person of private key selection makes (each is
+#: bounded by one task, in memory).
 SHUFFLE_PARTITIONS = 32
 
 
@@ -153,8 +153,15 @@ def _counts_of_block(block: Any, bins: Bins) -> np.ndarray:
 
 
 def _shared_bins(bins: Bins) -> Any:
-    """The bins for the partition tasks: with a distributed client, scattered to every worker
-    once (the edges of a large ``B`` stay out of the task graph); else one graph node."""
+    """The bins for the partition tasks (:func:`_shared`)."""
+    return _shared(bins)
+
+
+def _shared(obj: Any) -> Any:
+    """``obj`` for many tasks: with a distributed client that will run the graph, scattered to
+    every worker once (the edges of a large ``B`` stay out of the task graph); else (no client,
+    or another scheduler chosen in ``dask.config``) one graph node."""
+    from dask.base import get_scheduler
     from dask.delayed import delayed
 
     try:
@@ -162,8 +169,26 @@ def _shared_bins(bins: Bins) -> Any:
 
         client = cast(Any, default_client)()
     except (ImportError, ValueError):
-        return delayed(bins, pure=True)
-    return client.scatter(bins, broadcast=True, hash=False)
+        return delayed(obj, pure=True)
+    if cast(Any, get_scheduler)() != client.get:
+        return delayed(obj, pure=True)
+    return client.scatter(obj, broadcast=True, hash=False)
+
+
+def _pieces(n_parts: int) -> int:
+    """Pieces per partition for per-person compaction: with a distributed client and fewer
+    partitions than twice its workers, enough pieces for each worker to compact about four
+    (:data:`MAX_PIECES` at most); else 1 (the partitions themselves)."""
+    try:
+        from distributed import default_client
+
+        client = cast(Any, default_client)()
+        workers = len(client.scheduler_info()["workers"])
+    except (ImportError, ValueError, KeyError):
+        return 1
+    if n_parts >= 2 * workers:
+        return 1
+    return max(1, min(MAX_PIECES, -(-4 * workers // n_parts)))
 
 
 def _tree_reduce(tasks: list[Any], combine: Any) -> Any:
@@ -190,7 +215,8 @@ def _add_vectors(*vectors: np.ndarray) -> np.ndarray:
 
 # ---------------------------------------------------------------------- grouped
 def count_grouped_dask(ddf: Any, job: GroupedJob, source: RandomSource) -> GroupedCounts:
-    """Bound (after a shuffle by person id) and count a Dask DataFrame, on the workers.
+    """Bound (by buckets of hashed person ids, :mod:`treedp.engines.dask_persons`) and count a
+    Dask DataFrame, on the workers.
 
     Raises
     ------
@@ -199,7 +225,12 @@ def count_grouped_dask(ddf: Any, job: GroupedJob, source: RandomSource) -> Group
     DataError
         A missing value, key or id under ``nan="error"`` (raised from the partition).
     """
-    tasks = _partition_tasks(ddf, job, source, _count_partition)
+    if job.unit is None:
+        tasks = _partition_tasks(ddf, job, source, _count_partition)
+    else:
+        parts = list(_checked_frame(ddf, job).to_delayed())
+        pieces = _pieces(len(parts))
+        tasks = bounded_tasks(parts, job, source, _shared, pieces) if parts else []
     if not tasks:
         return GroupedCounts.zero(job.keys, job.bins.n_bins)
     vector = _reduce(tasks)
@@ -220,28 +251,30 @@ def key_counts_dask(ddf: Any, job: GroupedJob, source: RandomSource) -> KeyCount
     return KeyCounts.merge([_tree_reduce(tasks, _merge).compute()])
 
 
-def _partition_tasks(ddf: Any, job: GroupedJob, source: RandomSource, kernel: Any) -> list[Any]:
-    """Check the frame (type and columns, before any value is read), shuffle it by person id
-    when there is a privacy unit, and make one delayed ``kernel(partition, job, seed)`` per
-    partition (seeds only for a seeded source and only for bounding: without a privacy unit
-    nothing is drawn from the source)."""
+def _checked_frame(ddf: Any, job: GroupedJob) -> Any:
+    """The frame's ``job.columns``, after checking its type and column names (no value read)."""
     import dask.dataframe as dd
-    from dask.delayed import delayed
 
     if not isinstance(ddf, dd.DataFrame):
         raise InvalidTypeError(f"Expected a Dask DataFrame. Got {type(ddf).__name__} instead.")
     names = [str(c) for c in ddf.columns]
     for c in job.columns:
         need_column(c, "a DataFrame", names)
-    frame = ddf[job.columns]
+    return ddf[job.columns]
+
+
+def _partition_tasks(ddf: Any, job: GroupedJob, source: RandomSource, kernel: Any) -> list[Any]:
+    """Check the frame (type and columns, before any value is read), shuffle it by person id
+    when there is a privacy unit, and make one delayed ``kernel(partition, job, seed)`` per
+    partition (seeds only for a seeded source and only for bounding: without a privacy unit
+    nothing is drawn from the source)."""
+    from dask.delayed import delayed
+
+    frame = _checked_frame(ddf, job)
     if job.unit is not None:
-        if kernel is _count_partition and ddf[job.column].dtype.kind in "iuf":
-            # numbers: shuffle 20 bytes a row (value, key position, hashed id), not the rows
-            frame = frame.map_partitions(_compact, job, SLICE, meta=_compact_meta())
-            job = _compact_job(job)
         # at least SHUFFLE_PARTITIONS parts: one input partition must not become one task
         parts_out = max(frame.npartitions, SHUFFLE_PARTITIONS)
-        frame = frame.shuffle(on=_unit_of(job), npartitions=parts_out)
+        frame = frame.shuffle(on=job.unit, npartitions=parts_out)
     parts = list(frame.to_delayed())
     seeds: list[int | None] = [None] * len(parts)
     if getattr(source, "seeded", False) and job.unit is not None:
@@ -249,83 +282,14 @@ def _partition_tasks(ddf: Any, job: GroupedJob, source: RandomSource, kernel: An
     return [delayed(kernel, pure=False)(p, job, seed) for p, seed in zip(parts, seeds, strict=True)]
 
 
-def _compact_meta() -> Any:
-    """The columns a partition is compacted to before the shuffle by person: the value as
-    float64 (the bin rule compares integers as float64 anyway), the key's position, the hashed
-    person id."""
-    import pandas as pd
-
-    return pd.DataFrame(
-        {
-            "v": np.zeros(0, dtype=np.float64),
-            "k": np.zeros(0, dtype=np.int32),
-            "p": np.zeros(0, dtype=np.uint64),
-        }
-    )
-
-
-def _unit_of(job: GroupedJob) -> str:
-    assert job.unit is not None
-    return job.unit
-
-
-def _compact_job(job: GroupedJob) -> GroupedJob:
-    """The job on compacted partitions: keys are positions ``0 … G-1``, the unit is ``p``."""
-    keys = tuple(range(len(job.keys)))
-    return GroupedJob("v", ("k",), keys, "p", job.bounds, job.bins, job.nan)
-
-
-def _compact(frame: Any, job: GroupedJob, rows: int) -> Any:
-    """One partition as ``(v, k, p)``: the value as float64, the position of its key in the
-    public keys, the person id hashed to 64 bits (pandas' vectorised SipHash), before the
-    shuffle by person. Records with a missing value, person id or key (checked in the
-    in-memory order) raise under ``nan="error"`` or are dropped under ``"drop"``; unlisted keys
-    drop. Keys and ids are read ``rows`` (:data:`SLICE`) rows at a time, so a large partition
-    of string columns never becomes one large object array.
-
-    Two ids with one hash would be bounded as one person: never more rows per person than
-    the bounds, so the guarantee holds (at 10^7 persons the chance is about 3·10^-6).
-    """
-    import pandas as pd
-
-    values = np.asarray(as_1d_array(frame[job.column]), dtype=np.float64)
-    keep = ~np.isnan(values)
-    gone = np.asarray(frame[_unit_of(job)].isna())
-    if job.nan == "error":
-        if not keep.all():
-            raise missing_values_error()
-        if gone.any():
-            raise person_missing_error()
-        if any(bool(frame[b].isna().any()) for b in job.by):
-            raise missing_key_error()
-    keep &= ~gone
-    parts = []
-    for start in range(0, len(frame), rows):
-        part = frame.iloc[start : start + rows]
-        ok = keep[start : start + rows].copy()
-        codes = encode_keys([_column(part[b], b) for b in job.by], job.keys, "drop")
-        ok &= codes >= 0
-        hashed = pd.util.hash_pandas_object(part[_unit_of(job)][ok], index=False).to_numpy()
-        parts.append(
-            pd.DataFrame(
-                {
-                    "v": values[start : start + rows][ok],
-                    "k": codes[ok].astype(np.int32),
-                    "p": hashed,
-                }
-            )
-        )
-    return pd.concat(parts, ignore_index=True) if parts else _compact_meta()
-
-
 def _columns(frame: Any, job: GroupedJob, seed: int | None) -> tuple[Any, ...]:
     """A partition's ``(values, by, person, source)``, as :func:`count_bounded` takes them."""
     values = as_1d_array(frame[job.column])
-    by = [_column(frame[b], b) for b in job.by]
+    by = [key_column(frame[b], b) for b in job.by]
     if job.unit is None:
         return values, by, None, None
     source = SystemRandomSource() if seed is None else InsecureSeededSource(seed)
-    return values, by, _column(frame[job.unit], "privacy_unit"), source
+    return values, by, key_column(frame[job.unit], "privacy_unit"), source
 
 
 def _keys_partition(frame: Any, job: GroupedJob, seed: int | None) -> KeyCounts:
@@ -345,17 +309,6 @@ def _count_partition(frame: Any, job: GroupedJob, seed: int | None) -> np.ndarra
     values, by, person, source = _columns(frame, job, seed)
     part = count_bounded(values, by, person, job, source)
     return np.append(part.counts.ravel(), part.dropped)
-
-
-def _column(series: Any, name: str) -> np.ndarray:
-    """A key or id column as numpy, pandas' missing markers (``pd.NA`` of the string and
-    nullable dtypes, which numpy cannot compare) as None."""
-    arr = column_array(series, name)
-    gone = np.asarray(series.isna())
-    if arr.dtype.kind == "O" and gone.any():
-        arr = arr.copy()
-        arr[gone] = None
-    return arr
 
 
 def _count(
