@@ -146,3 +146,10 @@ def test_person_codes_compare_both_words() -> None:
     assert codes.min() >= 0 and codes.max() < rows.size
     mutant = person_codes(rows, hashed=False)  # by the first word only: merges rows 0 and 1
     assert mutant[0] == mutant[1]
+    rows["q"] = [1, 1, 1, 9, 9]  # first words tell persons apart: the fast path, same codes
+    fast = person_codes(rows, hashed=True)
+    assert fast[0] == fast[1] == fast[2] and fast[3] == fast[4] and fast[0] != fast[3]
+    rows["p"] = [7, 7, 8, -3, -3]
+    rows["q"] = [1, 5, 1, 9, 9]  # a conflict in one run only
+    codes = person_codes(rows, hashed=True)
+    assert len(set(codes.tolist())) == 4 and codes[3] == codes[4]

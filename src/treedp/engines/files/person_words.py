@@ -104,18 +104,28 @@ def person_codes(rows: np.ndarray, hashed: bool) -> np.ndarray:
     """One int64 code per spilled row, equal iff the rows' ``(p, q)`` words are equal.
 
     Integer ids (``hashed`` False: ``q`` is 0 throughout) are coded by ``p``, as it is. Hashed
-    ids: the words are dictionary-encoded (``factorize``, linear time) and the pair of codes
-    combined, whatever the data (no branch on whether first words collide)."""
-    p = np.ascontiguousarray(rows["p"])
-    if not hashed:
-        return p
-    n = p.size
-    if n == 0:
-        return p
-    code_p, _ = factorize(p)
-    code_q, _ = factorize(np.ascontiguousarray(rows["q"]))
+    ids: codes of ``p`` (``factorize``, linear time, as the bounding would compute anyway),
+    then a check that each code's rows share one ``q``. Only if two persons of the spill file
+    share a first word (probability below ``r²·2**-65`` for ``r`` persons whatever their ids:
+    the key is random) are the pairs coded exactly by a slower path; its time reveals only
+    that event, whose chance depends on the number of persons alone."""
+    if not hashed or rows.size == 0:
+        return np.ascontiguousarray(rows["p"])
+    codes, _ = factorize(np.ascontiguousarray(rows["p"]))
+    q = rows["q"]
+    first_q = np.zeros(int(codes.max()) + 1, dtype=np.int64)
+    first_q[codes] = q
+    if np.array_equal(first_q[codes], q):
+        return codes
+    return _pair_codes(codes, np.ascontiguousarray(q))
+
+
+def _pair_codes(code_p: np.ndarray, q: np.ndarray) -> np.ndarray:
+    """Codes of the ``(code_p, q)`` pairs, equal iff both are (the exact, slower path)."""
+    n = code_p.size
+    code_q, _ = factorize(q)
     if n < 2**31:
-        pair, _ = factorize(code_p.astype(np.int64) * np.int64(n) + code_q)
+        pair, _ = factorize(code_p * np.int64(n) + code_q)
         return np.asarray(pair, dtype=np.int64)
     _, inverse = np.unique(np.stack([code_p, code_q]), axis=1, return_inverse=True)
     return np.asarray(inverse, dtype=np.int64).ravel()
