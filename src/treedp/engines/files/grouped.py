@@ -20,7 +20,7 @@ string per row).
   person is in exactly one spill file, so the bounding is the in-memory one. Memory is that of
   one batch and one spill file: about ``rows/P`` rows of 24 bytes and a few arrays of 8 bytes
   per row of it (measured: ``docs/benchmarks.md``, "Per-person bounding at agency scale");
-  ``P = max(16, ⌈input bytes / 64 MiB⌉, ⌈Parquet rows / 2^21⌉)`` (at most 1024) or the
+  ``P = max(16, ⌈input bytes / 64 MiB⌉, ⌈Parquet rows / 2^20⌉)`` (at most 1024) or the
   ``partitions`` argument.
   Disk: 24 bytes per kept row, removed afterwards. With an ``"auto"`` bound
   (:class:`~treedp.engines.auto_pass.AutoPass`) the spill files are read once more before
@@ -93,7 +93,7 @@ __all__ = [
 #: position, bin.
 SPILL_DTYPE = np.dtype([("p", "<i8"), ("q", "<i8"), ("k", "<i4"), ("b", "<i4")])
 _SPILL_BYTES = 64 << 20
-_SPILL_ROWS = 1 << 21
+_SPILL_ROWS = 1 << 20
 #: Rows per batch of a Parquet row group here: three columns and the per-row arrays of
 #: bounding (about 150 bytes a row) stay near 40 MB.
 _GROUPED_BATCH = 1 << 18

@@ -111,13 +111,28 @@ def person_codes(rows: np.ndarray, hashed: bool) -> np.ndarray:
     that event, whose chance depends on the number of persons alone."""
     if not hashed or rows.size == 0:
         return np.ascontiguousarray(rows["p"])
-    codes, _ = factorize(np.ascontiguousarray(rows["p"]))
+    codes = _first_word_codes(rows["p"])
     q = rows["q"]
     first_q = np.zeros(int(codes.max()) + 1, dtype=np.int64)
     first_q[codes] = q
-    if np.array_equal(first_q[codes], q):
+    step = 1 << 16  # compared in slices: no row-sized temporary at the peak of the pass
+    if all(
+        np.array_equal(first_q[codes[i : i + step]], q[i : i + step])
+        for i in range(0, codes.size, step)
+    ):
         return codes
     return _pair_codes(codes, np.ascontiguousarray(q))
+
+
+def _first_word_codes(p: np.ndarray) -> np.ndarray:
+    """Codes of the first words in order of first appearance (pandas' hash table without the
+    sort and remap of :func:`treedp._codes.factorize`: one row-sized array fewer)."""
+    try:
+        import pandas as pd
+    except ImportError:  # pragma: no cover - pandas is installed wherever the tests run
+        return factorize(np.ascontiguousarray(p))[0]
+    codes, _ = pd.factorize(p, sort=False)
+    return np.asarray(codes, dtype=np.int64)
 
 
 def _pair_codes(code_p: np.ndarray, q: np.ndarray) -> np.ndarray:
