@@ -104,11 +104,12 @@ def person_codes(rows: np.ndarray, hashed: bool) -> np.ndarray:
     """One int64 code per spilled row, equal iff the rows' ``(p, q)`` words are equal.
 
     Integer ids (``hashed`` False: ``q`` is 0 throughout) are coded by ``p``, as it is. Hashed
-    ids: codes of ``p`` (``factorize``, linear time, as the bounding would compute anyway),
-    then a check that each code's rows share one ``q``. Only if two persons of the spill file
-    share a first word (probability below ``r²·2**-65`` for ``r`` persons whatever their ids:
-    the key is random) are the pairs coded exactly by a slower path; its time reveals only
-    that event, whose chance depends on the number of persons alone."""
+    ids: codes of ``p`` (a hash table, linear time, in order of first appearance: as the
+    bounding would compute anyway), then a check that each code's rows share one ``q``. Only
+    if two persons of the spill file share a first word (probability below ``r²·2**-65`` for
+    ``r`` persons whatever their ids: the key is random) are the pairs coded exactly by a
+    slower path; its time reveals only that event, whose chance depends on the number of
+    persons alone."""
     if not hashed or rows.size == 0:
         return np.ascontiguousarray(rows["p"])
     codes = _first_word_codes(rows["p"])
