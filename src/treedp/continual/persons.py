@@ -56,21 +56,9 @@ import numpy as np
 from treedp._validation import must
 from treedp.engines.files.paths import resolve_paths
 from treedp.exceptions import DataError, InvalidParameterError, InvalidTypeError
+from treedp.privacy.collision import COLLISION, COLLISION_DELTA, DIGEST
 
 __all__ = ["COLLISION", "COLLISION_DELTA", "PersonBound", "canonical_id", "read_ids"]
-
-#: Bytes kept of each keyed hash.
-DIGEST = 16
-
-#: δ per other person in the stream: the chance the added person's digest collides with theirs.
-COLLISION_DELTA = 2.0 ** -(8 * DIGEST)
-
-#: The collision term of the guarantee, in words (see the module docstring).
-COLLISION = (
-    "plus delta <= (n - 1) * 2**-128 for n distinct persons: a keyed-hash collision of the "
-    "added person with another can move up to 2k kept records; the stated loss holds "
-    "conditioned on no such collision"
-)
 
 
 def canonical_id(value: Any) -> bytes:

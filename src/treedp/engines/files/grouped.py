@@ -12,26 +12,29 @@ string per row).
   ``O(G·B + BATCH_ROWS)``.
 * **With a privacy unit** a person's rows must be together before they are sampled, and a file
   is in no order. Two passes, an external hash partition: pass 1 reads the batches, turns each
-  row into ``(person hash, key position, bin)`` (16 bytes; rows of unlisted keys or, under
+  row into ``(person words, key position, bin)`` (24 bytes; rows of unlisted keys or, under
   ``nan="drop"``, with a missing value, key or id are left out here) and appends it to spill
-  file ``hash mod P`` in a temporary directory; pass 2 loads one spill file at a time, bounds
-  its persons (:func:`treedp.privacy.contribution.bound_contributions`) and counts them. Every
+  file ``p mod P`` (``p``: the first person word, as unsigned) in a temporary directory; pass
+  2 loads one spill file at a time, bounds its persons
+  (:func:`treedp.privacy.contribution.bound_contributions`) and counts them. Every
   person is in exactly one spill file, so the bounding is the in-memory one. Memory is that of
-  one batch and one spill file: about ``rows/P`` rows of 16 bytes and a few arrays of 8 bytes
+  one batch and one spill file: about ``rows/P`` rows of 24 bytes and a few arrays of 8 bytes
   per row of it (measured: ``docs/benchmarks.md``, "Per-person bounding at agency scale");
-  ``P = max(16, ⌈input bytes / 64 MiB⌉, ⌈Parquet rows / 2^21⌉)`` (at most 1024) or the
+  ``P = max(16, ⌈input bytes / 64 MiB⌉, ⌈Parquet rows / 2^20⌉)`` (at most 1024) or the
   ``partitions`` argument.
-  Disk: 16 bytes per kept row, removed afterwards. With an ``"auto"`` bound
+  Disk: 24 bytes per kept row, removed afterwards. With an ``"auto"`` bound
   (:class:`~treedp.engines.auto_pass.AutoPass`) the spill files are read once more before
   pass 2, one at a time, for the histogram of rows per person (or per (person, key) pair after
   each person's ``max_groups`` keys are drawn; the file then keeps only those rows): the input
   is read once, memory stays that of one spill file, and the spill is read twice.
 
-Person ids: integer ids are used as they are; any other id is hashed to 64 bits (BLAKE2b of its
-text). Two persons whose hashes collide are bounded as one, which only drops more rows: each of
-them still keeps within the bounds, so the guarantee is unchanged; hashes are 63 bits, so among
-``N`` distinct ids some pair collides with probability about ``N²/2^64`` (``5·10^-8`` for
-``10^6`` ids), which costs accuracy only.
+Person ids (:mod:`treedp.engines.files.person_words`): integer ids are exact (zigzagged to
+distinct 64-bit words: no two persons ever merge, no δ). Any other id is hashed: BLAKE2b of its
+text keyed with a fresh 32-byte key from the release's random source, truncated to 128 bits
+(two words per spilled row; persons equal iff both are). A collision of the added person with
+another would let neighbouring inputs differ by up to ``2m`` kept rows, so with text ids the
+guarantee is the stated loss **plus** ``δ <= (n - 1)·2**-128`` for ``n`` distinct persons
+(:data:`treedp.privacy.collision.COLLISION`; the continual module's statement).
 
 CSV cells: the value column follows the file engine's rule (whitespace stripped, the cells of
 :data:`treedp.engines.files.csv_reader.NULL_CELLS` missing, numbers else ISO datetimes); ``by`` and
@@ -42,7 +45,6 @@ by their text, ``str(key)``.
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import math
 import os
 import tempfile
@@ -52,7 +54,7 @@ from typing import IO, Any
 
 import numpy as np
 
-from treedp._codes import Encoded, factorize
+from treedp._codes import Encoded
 from treedp._inputs import arrow_to_numpy, check_arrow_type
 from treedp.engines.files.csv_reader import CellKind, convert_arrow_cells, csv_cells, csv_header
 from treedp.engines.files.paths import (
@@ -62,6 +64,7 @@ from treedp.engines.files.paths import (
     is_dataset,
     resolve_paths,
 )
+from treedp.engines.files.person_words import PersonWords, person_codes
 from treedp.engines.grouped import (
     GroupedCounts,
     GroupedJob,
@@ -73,7 +76,7 @@ from treedp.engines.grouped import (
     missing_keys,
     present_rows,
 )
-from treedp.engines.keys import candidate_keys, py_scalar, unique_pairs
+from treedp.engines.keys import candidate_keys, unique_pairs
 from treedp.exceptions import DataError, InvalidParameterError, MissingDependencyError
 from treedp.noise import RandomSource
 from treedp.privacy.contribution import ContributionBounds, bound_contributions
@@ -86,10 +89,11 @@ __all__ = [
     "key_counts_files",
 ]
 
-#: One spilled row: person hash, key position, bin.
-SPILL_DTYPE = np.dtype([("p", "<i8"), ("k", "<i4"), ("b", "<i4")])
+#: One spilled row: the person's two words (:mod:`~treedp.engines.files.person_words`), key
+#: position, bin.
+SPILL_DTYPE = np.dtype([("p", "<i8"), ("q", "<i8"), ("k", "<i4"), ("b", "<i4")])
 _SPILL_BYTES = 64 << 20
-_SPILL_ROWS = 1 << 21
+_SPILL_ROWS = 1 << 20
 #: Rows per batch of a Parquet row group here: three columns and the per-row arrays of
 #: bounding (about 150 bytes a row) stay near 40 MB.
 _GROUPED_BATCH = 1 << 18
@@ -314,26 +318,31 @@ def count_grouped_files(
         return GroupedCounts(keys, counts.reshape(g, n_bins), dropped)
     if source is None:
         raise InvalidParameterError("Contribution bounding needs a random source.")
+    words = PersonWords(source)
     with _spill_files(inp.partitions(partitions), spill_dir) as handles:
         for values, by, person in inp.batches(job, encode=True):
             bin_idx, codes, idx = counted_rows(values, by, person, job)
             dropped += values.size - idx.size
             rows = np.empty(idx.size, dtype=SPILL_DTYPE)
-            rows["p"], rows["k"], rows["b"] = person_hash(person[idx]), codes[idx], bin_idx[idx]
+            rows["p"], rows["q"] = words(person[idx])
+            rows["k"], rows["b"] = codes[idx], bin_idx[idx]
             _spill(rows, handles)
         if job.auto is not None:  # "auto": the bound chosen between the passes
-            job, drawn_out = _auto_pass(handles, job, source)
+            job, drawn_out = _auto_pass(handles, job, source, words.hashed)
             dropped += drawn_out
         for rows in _read_back(handles):
             codes = rows["k"].astype(np.int64)
-            kept = bound_contributions(rows["p"], codes if job.by else None, job.bounds, source, g)
+            person_code = person_codes(rows, words.hashed)
+            kept = bound_contributions(
+                person_code, codes if job.by else None, job.bounds, source, g
+            )
             dropped += rows.size - kept.size
             counts += np.bincount(codes[kept] * n_bins + rows["b"][kept], minlength=g * n_bins)
     return GroupedCounts(keys, counts.reshape(g, n_bins), dropped)
 
 
 def _auto_pass(
-    handles: list[IO[bytes]], job: GroupedJob, source: RandomSource
+    handles: list[IO[bytes]], job: GroupedJob, source: RandomSource, hashed: bool
 ) -> tuple[GroupedJob, int]:
     """``"auto"``: one more pass over the spill files (not the input), one at a time, adding
     up each file's histogram of rows per person (every person is in one file); per group,
@@ -350,14 +359,14 @@ def _auto_pass(
         if not rows.size:
             continue
         part, kept = job.auto.histogram(
-            rows["p"], rows["k"].astype(np.int64), source, len(job.keys)
+            person_codes(rows, hashed), rows["k"].astype(np.int64), source, len(job.keys)
         )
         hist += part
         if kept is not None:
             out += rows.size - kept.size
             handle.seek(0)
             handle.truncate()
-            rows[kept].tofile(handle)
+            np.take(rows, kept).tofile(handle)
     return replace(job, bounds=job.auto.choose(hist), auto=None), out
 
 
@@ -373,7 +382,7 @@ def key_counts_files(
 
     Without a privacy unit each batch's keys are counted as it arrives (memory: the distinct
     keys). With one, the same two passes as :func:`count_grouped_files`: pass 1 spills
-    ``(person hash, key id)`` per kept row by ``hash mod P`` (the key id indexes a table of the
+    ``(person words, key id)`` per kept row by ``p mod P`` (the key id indexes a table of the
     distinct keys met so far, held here); pass 2 loads one spill file at a time, keeps each
     (person, key) pair once, cuts each person to ``max_groups`` keys by uniform sampling and
     counts the persons per key (:func:`treedp.engines.grouped.key_counts`'s rule).
@@ -386,6 +395,7 @@ def key_counts_files(
     key_ids: dict[Any, int] = {}
     g = job.bounds.max_groups
     one = ContributionBounds(job.unit, g, g, 1)
+    words = PersonWords(source)
     with _spill_files(inp.partitions(partitions), spill_dir) as handles:
         for values, by, person in inp.batches(job):
             _, keep = present_rows(values, person, job)
@@ -394,46 +404,15 @@ def key_counts_files(
             if idx.size:
                 local, found = candidate_keys([np.asarray(c[idx]) for c in by])
                 ids = [key_ids.setdefault(k, len(key_ids)) for k in found]
-                rows["p"], rows["k"] = person_hash(person[idx]), np.asarray(ids)[local]
+                rows["p"], rows["q"] = words(person[idx])
+                rows["k"] = np.asarray(ids)[local]
             _spill(rows, handles)
         counts = np.zeros(len(key_ids), dtype=np.int64)
         for rows in _read_back(handles):
-            pairs = unique_pairs(rows["p"], rows["k"].astype(np.int64))
+            pairs = unique_pairs(person_codes(rows, words.hashed), rows["k"].astype(np.int64))
             kept = bound_contributions(pairs[0], pairs[1], one, source)
             counts += np.bincount(pairs[1][kept], minlength=len(key_ids))
     return KeyCounts.merge([KeyCounts(tuple(key_ids), counts)])
-
-
-def person_hash(ids: np.ndarray) -> np.ndarray:
-    """A non-negative int64 per person id: integers as they are (their absolute value mixed with
-    the sign), anything else BLAKE2b of its text (one hash per distinct id of the batch)."""
-    if isinstance(ids, Encoded):  # present ids: hash the distinct values, then take
-        hashed_values = person_hash(ids.uniques)
-        taken: np.ndarray = hashed_values[ids.codes]
-        return taken
-    if ids.dtype.kind in "iu":
-        as64 = ids.astype(np.int64, copy=False)
-        out: np.ndarray = np.where(as64 >= 0, 2 * as64, -2 * as64 - 1) & np.int64(
-            np.iinfo(np.int64).max
-        )
-        return out
-    if ids.size == 0:
-        return np.zeros(0, dtype=np.int64)
-    inverse, uniq = factorize(ids)  # a hash pass, no sort of the rows; ids here are present
-    mask = np.int64(np.iinfo(np.int64).max)
-    table = np.fromiter(
-        (
-            int.from_bytes(
-                hashlib.blake2b(str(py_scalar(u)).encode(), digest_size=8).digest(), "little"
-            )
-            & int(mask)
-            for u in uniq
-        ),
-        dtype=np.int64,
-        count=len(uniq),
-    )
-    hashed: np.ndarray = table[np.asarray(inverse).ravel()]
-    return hashed
 
 
 @contextlib.contextmanager
@@ -441,7 +420,7 @@ def _spill_files(partitions: int, spill_dir: str | None) -> Iterator[list[IO[byt
     """``partitions`` anonymous temporary files: private rows that no signal can leave behind.
 
     Each is unnamed from the start (``O_TMPFILE``) or unlinked as soon as it is created
-    (:class:`tempfile.TemporaryFile` on POSIX), so no path to the spilled (person hash, key,
+    (:class:`tempfile.TemporaryFile` on POSIX), so no path to the spilled (person words, key,
     bin) rows exists while they are written or read, and the kernel frees them when the
     handles close or the process ends: on return, an exception, Ctrl-C, SIGTERM, SIGHUP or
     ``kill -9`` alike.
@@ -467,10 +446,10 @@ def _read_back(handles: list[IO[bytes]]) -> Iterator[np.ndarray]:
 
 
 def _spill(rows: np.ndarray, handles: list[Any]) -> None:
-    """Append each row to the spill file of its person (``hash mod P``)."""
-    part = rows["p"] % len(handles)
+    """Append each row to the spill file of its person (``p mod P``, ``p`` as unsigned)."""
+    part = (rows["p"].view(np.uint64) % np.uint64(len(handles))).astype(np.int64)
     order = np.argsort(part, kind="stable")
-    rows, part = rows[order], part[order]
+    rows, part = np.take(rows, order), part[order]  # take: 24-byte rows, no slow copy
     cuts = np.searchsorted(part, np.arange(len(handles) + 1))
     for i, handle in enumerate(handles):
         if cuts[i + 1] > cuts[i]:
