@@ -9,10 +9,16 @@ are dropped by uniform random sampling (:mod:`treedp.privacy.contribution`), and
 are counted into a ``(G × B)`` matrix. With private key selection the selection counts are read
 first. The whole query is charged once, after the data were read (and, with public keys,
 counted and checked against the mechanism's domain) and before any noise.
+
+Where an engine tells persons apart by a keyed 128-bit hash (text ids on files: the engine's
+``person_hash``, decided from the input kind and schema before the charge, never from values),
+the charge's parameters carry ``collision_delta_per_person`` and the release states
+:data:`~treedp.privacy.collision.COLLISION` (its guarantee plus ``δ <= (n - 1)·2**-128``).
 """
 
 from __future__ import annotations
 
+from dataclasses import replace
 from fractions import Fraction
 from typing import Any, cast
 
@@ -49,6 +55,7 @@ from treedp.grouped_auto import (
 from treedp.mechanisms.key_selection import choose_keys
 from treedp.noise import RandomSource
 from treedp.noise.families import float_at_least
+from treedp.privacy.collision import COLLISION, COLLISION_DELTA
 from treedp.privacy.contribution import ContributionBounds, bound_contributions
 from treedp.privacy.measures import ZCDP, ApproxDP, PureDP
 from treedp.privacy.spend import SpendRecord
@@ -64,6 +71,7 @@ def run_grouped(query: Query) -> Any:
     grouping, spec = query.grouping, query.release_spec
     assert grouping is not None and query.bins is not None
     mech, est = configure(spec, plan=query.plan, plan_cache=query.plan_cache)
+    hashed = _ids_hashed(query.data, grouping)
     charge = SpendRecord(
         mechanism=f"grouped_{mech.name}",
         measure=charged_measure(grouping),
@@ -74,6 +82,7 @@ def run_grouped(query: Query) -> Any:
             "epsilon": grouping.epsilon,
             **grouping.bounds.describe(),
             **({} if grouping.auto is None else auto_of(grouping)),
+            **({"collision_delta_per_person": COLLISION_DELTA} if hashed else {}),
         },
     )
     accountant = query.accountant
@@ -102,7 +111,7 @@ def run_grouped(query: Query) -> Any:
         # this refuses only a chosen mechanism whose domain depends on its noise scale
         mech.check_domain(int(counts.counts.sum(axis=1).max(initial=0)))
     if not grouping.by:  # one distribution per person: a Release with its person-level unit
-        return _person_release(counts, query, grouping, mech, est, chosen)
+        return _person_release(counts, query, grouping, mech, est, chosen, hashed)
     return release_grouped_counts(
         counts,
         mech=mech,
@@ -119,7 +128,17 @@ def run_grouped(query: Query) -> Any:
         delta=0.0 if grouping.delta is None else grouping.delta,
         target=approx_target(grouping.privacy),
         bound_choice=None if chosen is None else bound_record(grouping, chosen[1]),
+        collision=hashed,
     )
+
+
+def _ids_hashed(data: Any, grouping: Grouping) -> bool:
+    """Whether the engine will tell persons apart by a keyed hash: public information only
+    (the engine's ``person_hash``: input kind and the id column's schema type)."""
+    if grouping.unit is None:
+        return False
+    decide = pick_engine(data).person_hash
+    return decide is not None and decide(data, grouping.unit)
 
 
 def _person_release(
@@ -129,9 +148,12 @@ def _person_release(
     mech: Any,
     est: str,
     chosen: Chosen | None = None,
+    hashed: bool = False,
 ) -> Release:
     """The one row of a per-person query without ``by``, noised as a grouped release's
-    row is (the same draws), as a :class:`Release` whose guarantee is the person's."""
+    row is (the same draws), as a :class:`Release` whose guarantee is the person's (with
+    ``hashed`` ids, plus the collision δ: :attr:`PersonUnit.collision`)."""
+    unit = person_unit(grouping, chosen)
     (release,) = noised_rows(
         counts,
         mech,
@@ -141,7 +163,7 @@ def _person_release(
         postprocess=query.release_spec.postprocess,
         integer=query.release_spec.integer,
         target=approx_target(grouping.privacy),
-        unit=person_unit(grouping, chosen),
+        unit=replace(unit, collision=COLLISION) if hashed else unit,
     )
     return release
 
@@ -211,8 +233,6 @@ def _count(
 
 
 def _with_keys(job: GroupedJob, keys: tuple[Any, ...]) -> GroupedJob:
-    from dataclasses import replace
-
     return replace(job, keys=keys)
 
 
@@ -350,12 +370,15 @@ def release_grouped_counts(
     delta: float = 0.0,
     target: dict[str, float] | None = None,
     bound_choice: dict[str, Any] | None = None,
+    collision: bool = False,
 ) -> GroupedRelease:
     """Noise bounded grouped counts (made by any engine): the one place budget is spent.
 
     ``mech`` is the record-level mechanism at ``ε/Δ``; all groups' noise is drawn in one batch.
     ``bound_choice``: how an ``"auto"`` bound was chosen (its ε or ρ adds to the guarantee).
+    ``collision``: persons were told apart by a keyed hash (the release states the δ).
     """
+    stated = COLLISION if collision else None
     releases = noised_rows(
         counts, mech, estimator, source, bins=bins, postprocess=spec_postprocess, integer=integer
     )
@@ -375,6 +398,7 @@ def release_grouped_counts(
             selection=None,
             target=target,
             bound_choice=bound_choice,
+            collision=stated,
         )
     tree_eps = Fraction(factor) * mech.epsilon_spent()
     if bound_choice is not None:
@@ -394,4 +418,5 @@ def release_grouped_counts(
         guarantee=guarantee,
         selection=selection,
         bound_choice=bound_choice,
+        collision=stated,
     )

@@ -76,6 +76,11 @@ class Engine:
         caller against ``schema``), as numpy or a column ``as_1d_array`` reads: any type (keys
         and person ids are read too), integers with nulls as float64 NaN. None: the table is
         not in memory (files, clusters: ``grouped`` counts it where it lives).
+    person_hash : callable, optional
+        ``person_hash(data, unit)`` → whether ``grouped``/``key_counts`` tell persons apart by
+        a keyed 128-bit hash (the release then states the collision δ,
+        :mod:`treedp.privacy.collision`), decided from public information only (input kind,
+        schema types), before the charge. None: persons are told apart exactly.
     auto_bound : bool, default=False
         Whether ``grouped`` runs a job's :class:`~treedp.engines.auto_pass.AutoPass` (an
         ``"auto"`` contribution bound chosen between its passes); in-memory tables always can.
@@ -91,6 +96,7 @@ class Engine:
     schema: Callable[[Any], list[str] | None] | None = None
     read: Callable[[Any, str], Any] | None = None
     auto_bound: bool = False
+    person_hash: Callable[[Any, str], bool] | None = None
 
 
 def module_root(data: Any) -> str:

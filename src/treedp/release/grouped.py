@@ -30,6 +30,7 @@ from treedp._frames import polars_frame
 from treedp._views import view
 from treedp.exceptions import InvalidParameterError, ReleaseFormatError, TreeDPError
 from treedp.privacy.auto_bound import check_choice_loss, choice_weight
+from treedp.privacy.collision import COLLISION, COLLISION_DELTA
 from treedp.privacy.contribution import ContributionBounds
 from treedp.privacy.measures import ZCDP, ApproxDP, PureDP
 from treedp.privacy.spend import SpendRecord
@@ -88,6 +89,11 @@ class GroupedRelease:
     bound_choice : dict or None
         With ``max_contributions="auto"``: the share of ε, the candidates' cap and the exact ε
         the private choice of :attr:`bounds` spent (part of :attr:`guarantee`).
+    collision : str or None
+        :data:`~treedp.privacy.collision.COLLISION` when persons were told apart by a keyed
+        128-bit hash (text ids on files): the guarantee is :attr:`guarantee` plus
+        ``δ <= (n - 1)·2**-128`` for ``n`` persons (the spend's
+        ``collision_delta_per_person``); None when ids were compared exactly.
     """
 
     def __init__(
@@ -103,9 +109,14 @@ class GroupedRelease:
         selection: dict[str, Any] | None = None,
         target: dict[str, float] | None = None,
         bound_choice: dict[str, Any] | None = None,
+        collision: str | None = None,
     ) -> None:
         if len(keys) != len(releases):
             raise InvalidParameterError("A grouped release needs one release per key.")
+        if collision not in (None, COLLISION):
+            raise InvalidParameterError(
+                "A grouped release's collision statement must be treedp's COLLISION or None."
+            )
         vars(self).update(  # past the frozen __setattr__
             keys=tuple(keys),
             by=tuple(by),
@@ -117,6 +128,7 @@ class GroupedRelease:
             selection=None if selection is None else dict(selection),
             target=None if target is None else dict(target),
             bound_choice=None if bound_choice is None else dict(bound_choice),
+            collision=collision,
         )
 
     keys: tuple[Any, ...]
@@ -129,6 +141,7 @@ class GroupedRelease:
     selection: dict[str, Any] | None
     bound_choice: dict[str, Any] | None
     target: dict[str, float] | None
+    collision: str | None
 
     @property
     def approx_target(self) -> ApproxDP | None:
@@ -257,6 +270,7 @@ class GroupedRelease:
                 **self.bounds.describe(),
                 "selection": self.selection,
                 **({} if self.bound_choice is None else {"bound_choice": self.bound_choice}),
+                **({"collision_delta_per_person": COLLISION_DELTA} if self.collision else {}),
             },
         )
 
@@ -281,6 +295,7 @@ class GroupedRelease:
             "selection": self.selection,
             **({"target": dict(self.target)} if self.target is not None else {}),
             **({"bound_choice": dict(self.bound_choice)} if self.bound_choice else {}),
+            **({"collision": self.collision} if self.collision else {}),
         }
 
     def __repr__(self) -> str:
@@ -404,6 +419,9 @@ def _from_document(zf: zipfile.ZipFile, document: Any, label: str) -> GroupedRel
         guarantee = _guarantee(meta["guarantee"], first.mechanism, bounds, neighbours, spent)
         if choice is not None:  # the stated spend covers the loss its noise implies
             check_choice_loss(choice, *_choice_spent(choice), neighbours, choice_weight(bounds))
+        collision = meta.get("collision")  # absent in files of exact ids (and older files)
+        if collision not in (None, COLLISION):
+            raise ReleaseFormatError("the collision statement is not treedp's")
         target = meta.get("target")
         if target is not None and not isinstance(guarantee, ZCDP):
             raise ReleaseFormatError(
@@ -420,6 +438,7 @@ def _from_document(zf: zipfile.ZipFile, document: Any, label: str) -> GroupedRel
             selection=meta["selection"],
             bound_choice=choice,
             target=None if target is None else _check_target(target),
+            collision=collision,
         )
     except ReleaseFormatError as exc:
         raise ReleaseFormatError(f"{label} holds an inconsistent grouped release: {exc}") from None

@@ -4,7 +4,9 @@ The bounded rows are noised by a record-level mechanism; one person changes thos
 most ``Δ1`` in L1 and ``L2²`` in squared L2
 (:class:`~treedp.privacy.contribution.ContributionBounds`), so the person-level guarantee is
 ``Δ1`` times the mechanism's pure ε, or ``L2²`` times its zCDP ρ (a grouped release's rule
-with one group).
+with one group). With person ids told apart by a keyed 128-bit hash (text ids on files)
+:attr:`PersonUnit.collision` states the δ added to that guarantee
+(:data:`treedp.privacy.collision.COLLISION`); it is stored with the unit.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from treedp.mechanisms import Mechanism
 from treedp.noise.families import float_at_least
 from treedp.privacy import ZCDP, Measure, PureDP
 from treedp.privacy.auto_bound import check_choice_loss, histogram_sensitivity
+from treedp.privacy.collision import COLLISION
 from treedp.privacy.contribution import ContributionBounds
 
 __all__ = ["PersonUnit", "check_unit_version", "loss_factor", "unit_from"]
@@ -48,6 +51,10 @@ class PersonUnit:
         The choice's exact noise parameter (discrete Laplace scale, or discrete Gaussian σ²,
         as ``"p/q"``): a loader recomputes the choice's loss from it and refuses a file
         stating less (:func:`~treedp.privacy.auto_bound.check_choice_loss`).
+    collision : str, default=""
+        :data:`~treedp.privacy.collision.COLLISION` when persons were told apart by a keyed
+        128-bit hash (text ids on files): the guarantee is then the stated loss plus
+        ``δ <= (n - 1)·2**-128``; empty when ids were compared exactly.
     """
 
     bounds: ContributionBounds
@@ -55,8 +62,14 @@ class PersonUnit:
     bound_epsilon: float = 0.0
     bound_rho: float = 0.0
     bound_noise: str = ""
+    collision: str = ""
 
     def __post_init__(self) -> None:
+        if self.collision not in ("", COLLISION):
+            raise InvalidParameterError(
+                "A privacy unit's collision statement must be treedp.privacy.collision.COLLISION "
+                "or empty."
+            )
         spent = (self.bound_epsilon, self.bound_rho)
         if not all(isinstance(v, int | float) and 0 <= v < float("inf") for v in spent):
             raise InvalidParameterError(
@@ -109,6 +122,7 @@ class PersonUnit:
             **({"bound_epsilon": self.bound_epsilon} if self.bound_epsilon else {}),
             **({"bound_rho": self.bound_rho} if self.bound_rho else {}),
             **({"bound_noise": self.bound_noise} if self.bound_noise else {}),
+            **({"collision": self.collision} if self.collision else {}),
         }
 
 
@@ -146,7 +160,10 @@ def unit_from(stored: dict[str, Any], mechanism: Mechanism) -> PersonUnit:
         if value:  # the stated spend covers the loss of the noise stated (one entry each)
             choice = {"noise_parameter": noise, "sensitivity": histogram_sensitivity(neighbours)}
             check_choice_loss(choice, float(value), name, neighbours, 1)
-    unit = PersonUnit(bounds, neighbours, float(spent[0]), float(spent[1]), noise)
+    collision = stored.get("collision", "")
+    if collision not in ("", COLLISION):  # absent in files of exact ids (and older files)
+        raise ReleaseFormatError("the privacy unit's collision statement is not treedp's")
+    unit = PersonUnit(bounds, neighbours, float(spent[0]), float(spent[1]), noise, collision)
     if json.dumps(unit.describe(mechanism), sort_keys=True) != json.dumps(stored, sort_keys=True):
         raise ReleaseFormatError("the privacy unit does not match its bounds and the mechanism")
     return unit

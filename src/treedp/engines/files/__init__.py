@@ -16,7 +16,12 @@ from treedp.engines.base import BinCounts, NanPolicy
 from treedp.engines.entry import Engine, need_column
 from treedp.engines.files.count import count_dataset, count_path, iter_path_chunks, read_column
 from treedp.engines.files.csv_reader import NULL_CELLS
-from treedp.engines.files.grouped import count_grouped_files, file_columns, key_counts_files
+from treedp.engines.files.grouped import (
+    count_grouped_files,
+    file_columns,
+    key_counts_files,
+    person_ids_hashed,
+)
 from treedp.engines.files.paths import (
     BATCH_ROWS,
     FileSource,
@@ -96,6 +101,7 @@ _TABLES: dict[str, Any] = {
     "key_counts": key_counts_files,
     "schema": file_columns,
     "auto_bound": True,
+    "person_hash": person_ids_hashed,
 }
 ENGINE = Engine("files", is_file_input, _count, collect=_collect, **_TABLES)
 DATASET = Engine("pyarrow_dataset", is_dataset, _count_dataset, **_TABLES)

@@ -34,7 +34,12 @@ text keyed with a fresh 32-byte key from the release's random source, truncated 
 (two words per spilled row; persons equal iff both are). A collision of the added person with
 another would let neighbouring inputs differ by up to ``2m`` kept rows, so with text ids the
 guarantee is the stated loss **plus** ``δ <= (n - 1)·2**-128`` for ``n`` distinct persons
-(:data:`treedp.privacy.collision.COLLISION`; the continual module's statement).
+(:data:`treedp.privacy.collision.COLLISION`; the continual module's statement). Whether ids
+are hashed is decided before any value is read, from public information only
+(:func:`person_ids_hashed`: the input kind and the id column's schema type), and the release
+records the δ (``collision_delta_per_person`` in its spend, ``collision`` in its guarantee).
+Integer id columns with missing ids are dictionary-encoded (never read as float64 and hashed),
+and a batch whose ids are not integers when the schema said integers is refused.
 
 CSV cells: the value column follows the file engine's rule (whitespace stripped, the cells of
 :data:`treedp.engines.files.csv_reader.NULL_CELLS` missing, numbers else ISO datetimes); ``by`` and
@@ -87,6 +92,7 @@ __all__ = [
     "file_columns",
     "file_schema",
     "key_counts_files",
+    "person_ids_hashed",
 ]
 
 #: One spilled row: the person's two words (:mod:`~treedp.engines.files.person_words`), key
@@ -248,6 +254,25 @@ def file_schema(data: Any) -> Any:
     return None if inp.dataset is None else inp.dataset.schema
 
 
+def person_ids_hashed(data: Any, unit: str) -> bool:
+    """Whether a release of ``data`` per person ``unit`` hashes the ids (then it carries the
+    collision δ), decided from public information only: CSV ids are read as text, so always;
+    an Arrow or Parquet id column unless its schema type (or dictionary value type) is an
+    integer type. No value is read; a missing column answers True (the release then stops at
+    the column check, before any charge)."""
+    return _hashes(_Input(data), unit)
+
+
+def _integer_type(schema: Any, name: str) -> bool:
+    import pyarrow as pa
+
+    if name not in schema.names:
+        return False
+    kind = schema.field(name).type
+    kind = kind.value_type if pa.types.is_dictionary(kind) else kind
+    return bool(pa.types.is_integer(kind))
+
+
 def _split(
     cols: Any, values: np.ndarray, job: GroupedJob, encode: bool = False
 ) -> tuple[np.ndarray, list[Any], Any]:
@@ -264,7 +289,10 @@ def _key_column(col: Any, name: str, encode: bool = False) -> Any:
     if isinstance(col, pa.ChunkedArray):
         col = col.combine_chunks()
     text = pa.types.is_string(col.type) or pa.types.is_large_string(col.type)
-    if encode and (text or pa.types.is_dictionary(col.type)):
+    value_type = col.type.value_type if pa.types.is_dictionary(col.type) else col.type
+    # integer ids with nulls: encoded (to_numpy would give float64 ids, hashed as text)
+    exact = name == "privacy_unit" and pa.types.is_integer(value_type) and col.null_count > 0
+    if exact or (encode and (text or pa.types.is_dictionary(col.type))):
         enc = col if pa.types.is_dictionary(col.type) else pc.dictionary_encode(col)
         codes = pc.fill_null(enc.indices.cast(pa.int64()), -1).to_numpy(zero_copy_only=False)
         uniques = column_array(enc.dictionary.to_numpy(zero_copy_only=False), name)
@@ -318,7 +346,7 @@ def count_grouped_files(
         return GroupedCounts(keys, counts.reshape(g, n_bins), dropped)
     if source is None:
         raise InvalidParameterError("Contribution bounding needs a random source.")
-    words = PersonWords(source)
+    words = PersonWords(source, may_hash=_hashes(inp, job.unit))
     with _spill_files(inp.partitions(partitions), spill_dir) as handles:
         for values, by, person in inp.batches(job, encode=True):
             bin_idx, codes, idx = counted_rows(values, by, person, job)
@@ -395,7 +423,7 @@ def key_counts_files(
     key_ids: dict[Any, int] = {}
     g = job.bounds.max_groups
     one = ContributionBounds(job.unit, g, g, 1)
-    words = PersonWords(source)
+    words = PersonWords(source, may_hash=_hashes(inp, job.unit))
     with _spill_files(inp.partitions(partitions), spill_dir) as handles:
         for values, by, person in inp.batches(job):
             _, keep = present_rows(values, person, job)
@@ -413,6 +441,11 @@ def key_counts_files(
             kept = bound_contributions(pairs[0], pairs[1], one, source)
             counts += np.bincount(pairs[1][kept], minlength=len(key_ids))
     return KeyCounts.merge([KeyCounts(tuple(key_ids), counts)])
+
+
+def _hashes(inp: _Input, unit: str | None) -> bool:
+    """:func:`person_ids_hashed` of a resolved input (the decision the release records)."""
+    return unit is not None and (inp.dataset is None or not _integer_type(inp.dataset.schema, unit))
 
 
 @contextlib.contextmanager

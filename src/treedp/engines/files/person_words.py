@@ -35,6 +35,7 @@ import numpy as np
 
 from treedp._codes import Encoded, factorize
 from treedp.engines.keys import py_scalar
+from treedp.exceptions import DataError
 from treedp.noise import RandomSource
 from treedp.privacy.collision import DIGEST
 
@@ -63,11 +64,16 @@ class PersonWords:
     source : RandomSource
         The release's random source; the hash key is drawn from it when the first non-integer
         id is met (so releases with integer ids draw nothing more from it).
+    may_hash : bool, default=True
+        Whether the release decided (from the id column's schema type, before the charge) that
+        ids may be hashed; if False, a non-integer id is refused (:class:`DataError`), so a
+        release recorded without the collision δ never hashes.
     """
 
-    def __init__(self, source: RandomSource) -> None:
+    def __init__(self, source: RandomSource, may_hash: bool = True) -> None:
         self._source = source
         self._key: bytes | None = None
+        self._may_hash = may_hash
 
     @property
     def hashed(self) -> bool:
@@ -75,6 +81,11 @@ class PersonWords:
         return self._key is not None
 
     def _hash_key(self) -> bytes:
+        if not self._may_hash:
+            raise DataError(
+                "The person-id column's schema type is an integer type but some file holds "
+                "other ids: give every file the same id type."
+            )
         if self._key is None:
             self._key = self._source.random_bytes(KEY_BYTES)
         return self._key
