@@ -234,6 +234,7 @@ def person_unit(grouping: Grouping, chosen: Chosen | None) -> PersonUnit:
     if chosen is None:
         return PersonUnit(grouping.bounds, grouping.neighbours)
     family, _, _ = _budgets(grouping)
-    spent = {f"bound_{family.budget_name}": float_at_least(chosen[1])}
+    spent = float_at_least(chosen[1])
     noise = str(_noise(grouping)[0].parameter)
-    return PersonUnit(grouping.bounds, grouping.neighbours, **spent, bound_noise=noise)
+    eps, rho = (spent, 0.0) if family.budget_name == "epsilon" else (0.0, spent)
+    return PersonUnit(grouping.bounds, grouping.neighbours, eps, rho, bound_noise=noise)
