@@ -4,13 +4,13 @@ sensitivities, planner and release."""
 from __future__ import annotations
 
 import io
-import itertools
 from fractions import Fraction
 
 import numpy as np
 import pytest
 
 import treedp
+from tests.mechanisms.strategy_tree_helpers import brute, dense, kurtosis
 from tests.stats import ALPHA, TEST_SEED
 from treedp import InsecureSeededSource, load_release, plan, release_cdf
 from treedp.exceptions import InvalidParameterError
@@ -31,15 +31,6 @@ TOP = Strategy(np.array([3, 2, 4, 1, 2]), np.array([[1, 2, 0, 1, 1], [0, 1, 3, 1
 SMALL = BlockedStrategy(TOP, 8, (1, 2, 4), (0.4, 0.2, 0.1, 0.3))
 
 
-def _dense(structure: BlockedStrategy) -> np.ndarray:
-    """The dense matrix of every released row (top, then the levels)."""
-    b, k = structure.block, structure.n_blocks
-    rows = [structure.top.matrix() @ np.kron(np.eye(k), np.ones((1, b)))]
-    for c in structure.levels:
-        rows.append(np.kron(np.eye(k * b // c), np.ones((1, c))))
-    return np.vstack(rows)
-
-
 @pytest.mark.parametrize("n_public", [False, True])
 @pytest.mark.parametrize("n_bins", [40, 37])  # 37: three empty padding bins
 def test_covariance_and_estimate_match_dense_least_squares(n_public: bool, n_bins: int) -> None:
@@ -52,7 +43,7 @@ def test_covariance_and_estimate_match_dense_least_squares(n_public: bool, n_bin
         p + rng.normal(0, np.sqrt(v), p.size)
         for p, v in zip(SMALL.parts(x), variances, strict=True)
     ]
-    w = _dense(SMALL)
+    w = dense(SMALL)
     weights = np.concatenate(
         [np.full(p.size, 1 / v) for p, v in zip(SMALL.parts(x), variances, strict=True)]
     )
@@ -74,31 +65,6 @@ def test_covariance_and_estimate_match_dense_least_squares(n_public: bool, n_bin
     assert np.allclose(cov.estimate(batch, n)[0], dense_est, atol=1e-9)
 
 
-def _brute(structure: BlockedStrategy, relation: str) -> list[int]:
-    """The largest L1 change of each part over every dataset of at most two records and
-    each of its neighbours."""
-    b = structure.n_bins
-    worst = [0] * (1 + len(structure.levels))
-    for size in range(3):
-        for bins in itertools.combinations_with_replacement(range(b), size):
-            x = np.bincount(np.array(bins, dtype=np.int64), minlength=b)
-            moves = (
-                [(None, k) for k in range(b)]
-                if relation == "add_remove"
-                else [(j, k) for j, k in itertools.permutations(range(b), 2) if x[j] > 0]
-            )
-            for j, k in moves:
-                y = x.copy()
-                y[k] += 1
-                if j is not None:
-                    y[j] -= 1
-                for i, (p, q) in enumerate(
-                    zip(structure.parts(x), structure.parts(y), strict=True)
-                ):
-                    worst[i] = max(worst[i], int(np.abs(q - p).sum()))
-    return worst
-
-
 SENSITIVITY_CASES = [
     BlockedStrategy(
         Strategy(np.array([1, 2, 1]), np.array([[1, 1, 2]])), 4, (1, 2), (0.5, 0.3, 0.2)
@@ -113,7 +79,7 @@ def test_claimed_sensitivities_are_the_exact_maxima(
     structure: BlockedStrategy, relation: str
 ) -> None:
     claim = structure.part_sensitivities(relation)
-    assert list(claim) == _brute(structure, relation)
+    assert list(claim) == brute(structure, relation)
     n = 3 if relation == "replace" else None
     mech = StrategyTreeMechanism(
         structure.n_bins, epsilon=1.0, neighbours=relation, n=n, structure=structure
@@ -150,14 +116,6 @@ def test_every_bin_count_gets_a_valid_fallback(n_bins: int) -> None:
     assert len(mech.true_blocks(np.ones(n_bins, np.int64))) == 1 + len(structure.levels)
 
 
-def _kurtosis(scale: float) -> float:
-    """``E z⁴ / (E z²)²`` of discrete Laplace noise of this scale (numerically summed)."""
-    k = np.arange(-int(60 * scale) - 60, int(60 * scale) + 61, dtype=np.float64)
-    p = np.exp(-np.abs(k) / scale)
-    p /= p.sum()
-    return float((p * k**4).sum() / (p * k**2).sum() ** 2)
-
-
 def test_prefix_variances_by_simulation() -> None:
     """4,000 simulated releases at 40 bins: the sample variance of every prefix estimate
     matches the exact one. A weighted sum of independent symmetric draws has kurtosis at most
@@ -171,7 +129,7 @@ def test_prefix_variances_by_simulation() -> None:
     noise = mech.noise_only(runs, InsecureSeededSource(TEST_SEED))
     estimates = mech.prefix_estimate(noise, "efficient")[:, 1:]
     exact = mech.prefix_covariance("efficient").prefix_variances()[1:]
-    kappa = max(_kurtosis(float(t)) for t in mech.scales if t is not None)
+    kappa = max(kurtosis(float(t)) for t in mech.scales if t is not None)
     z = float(stats.norm.isf(ALPHA / (2 * exact.size)))
     empirical = estimates.var(axis=0, ddof=1)
     assert np.all(np.abs(empirical / exact - 1) <= z * np.sqrt((kappa - 1) / runs))

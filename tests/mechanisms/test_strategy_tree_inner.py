@@ -4,13 +4,13 @@ inner strategies and the planner at 2^15 to 2^20 (issue 33, item 2)."""
 
 from __future__ import annotations
 
-import itertools
 from fractions import Fraction
 
 import numpy as np
 import pytest
 
 import treedp
+from tests.mechanisms.strategy_tree_helpers import brute, dense, kurtosis
 from tests.stats import ALPHA, TEST_SEED
 from treedp import InsecureSeededSource, plan
 from treedp.exceptions import InvalidParameterError
@@ -33,17 +33,6 @@ WITH_INNER = BlockedStrategy(TOP, 8, (), (0.6, 0.4), INNER)
 BOTH = BlockedStrategy(TOP, 8, (1, 4), (0.4, 0.2, 0.1, 0.3), INNER)
 
 
-def _dense(structure: BlockedStrategy) -> np.ndarray:
-    """The dense matrix of every released row (top, the levels, the inner strategy)."""
-    b, k = structure.block, structure.n_blocks
-    rows = [structure.top.matrix() @ np.kron(np.eye(k), np.ones((1, b)))]
-    for c in structure.levels:
-        rows.append(np.kron(np.eye(k * b // c), np.ones((1, c))))
-    if structure.inner is not None:  # block after block: [diag(d) x_k; A x_k]
-        rows.append(np.kron(np.eye(k), structure.inner.matrix()))
-    return np.vstack(rows)
-
-
 @pytest.mark.parametrize("structure", [WITH_INNER, BOTH])
 @pytest.mark.parametrize("n_public", [False, True])
 @pytest.mark.parametrize("n_bins", [40, 37])  # 37: three empty padding bins
@@ -56,7 +45,7 @@ def test_covariance_and_estimate_match_dense_least_squares(
     full = structure.n_bins
     x = np.concatenate([rng.integers(0, 10, n_bins), np.zeros(full - n_bins, np.int64)])
     exact = structure.parts(x)
-    w = _dense(structure)
+    w = dense(structure)
     assert np.array_equal(np.concatenate(exact), w @ x)  # the parts are the dense rows
     parts = [p + rng.normal(0, np.sqrt(v), p.size) for p, v in zip(exact, variances, strict=True)]
     weights = np.concatenate(
@@ -79,31 +68,6 @@ def test_covariance_and_estimate_match_dense_least_squares(
     assert np.allclose(cov.estimate(batch, n)[0], dense_est, atol=1e-9)
 
 
-def _brute(structure: BlockedStrategy, relation: str) -> list[int]:
-    """The largest L1 change of each part over every dataset of at most two records and
-    each of its neighbours."""
-    b = structure.n_bins
-    worst = [0] * len(structure.fractions)
-    for size in range(3):
-        for bins in itertools.combinations_with_replacement(range(b), size):
-            x = np.bincount(np.array(bins, dtype=np.int64), minlength=b)
-            moves = (
-                [(None, k) for k in range(b)]
-                if relation == "add_remove"
-                else [(j, k) for j, k in itertools.permutations(range(b), 2) if x[j] > 0]
-            )
-            for j, k in moves:
-                y = x.copy()
-                y[k] += 1
-                if j is not None:
-                    y[j] -= 1
-                for i, (p, q) in enumerate(
-                    zip(structure.parts(x), structure.parts(y), strict=True)
-                ):
-                    worst[i] = max(worst[i], int(np.abs(q - p).sum()))
-    return worst
-
-
 # K = 2 (moves across blocks: twice the heaviest column), and K = 1 (inside one block only:
 # the inner strategy's own replace sensitivity, here below twice its heaviest column).
 SMALL_INNER = Strategy(np.array([2, 1, 1]), np.array([[3, 0, 1], [0, 2, 1]]))
@@ -122,7 +86,7 @@ def test_claimed_sensitivities_are_the_exact_maxima(
     structure: BlockedStrategy, relation: str
 ) -> None:
     claim = structure.part_sensitivities(relation)
-    assert list(claim) == _brute(structure, relation)
+    assert list(claim) == brute(structure, relation)
     n = 3 if relation == "replace" else None
     mech = StrategyTreeMechanism(
         structure.n_bins, epsilon=1.0, neighbours=relation, n=n, structure=structure
@@ -136,9 +100,9 @@ def test_a_mutant_inner_sensitivity_is_caught_by_brute_force() -> None:
     structure = SENSITIVITY_CASES[0]
     inner = structure.inner
     assert inner is not None
-    assert inner.sensitivity("replace")[0] < _brute(structure, "replace")[-1]
+    assert inner.sensitivity("replace")[0] < brute(structure, "replace")[-1]
     rows_a_bin_is_in = int((inner.matrix() > 0).sum(axis=0).max())  # as if 0/1 rows
-    assert rows_a_bin_is_in < _brute(structure, "add_remove")[-1]
+    assert rows_a_bin_is_in < brute(structure, "add_remove")[-1]
 
 
 def test_structure_checks_and_description() -> None:
@@ -155,13 +119,6 @@ def test_structure_checks_and_description() -> None:
     assert mech.max_records() == min(TOP.max_total(), INNER.max_total())
 
 
-def _kurtosis(scale: float) -> float:
-    k = np.arange(-int(60 * scale) - 60, int(60 * scale) + 61, dtype=np.float64)
-    p = np.exp(-np.abs(k) / scale)
-    p /= p.sum()
-    return float((p * k**4).sum() / (p * k**2).sum() ** 2)
-
-
 def test_prefix_variances_by_simulation() -> None:
     """4,000 simulated releases at 40 bins: the sample variance of every prefix estimate
     matches the exact one (tolerance as in test_strategy_tree.py: relative sd at most
@@ -173,7 +130,7 @@ def test_prefix_variances_by_simulation() -> None:
     noise = mech.noise_only(runs, InsecureSeededSource(TEST_SEED))
     estimates = mech.prefix_estimate(noise, "efficient")[:, 1:]
     exact = mech.prefix_covariance("efficient").prefix_variances()[1:]
-    kappa = max(_kurtosis(float(t)) for t in mech.scales if t is not None)
+    kappa = max(kurtosis(float(t)) for t in mech.scales if t is not None)
     z = float(stats.norm.isf(ALPHA / (2 * exact.size)))
     empirical = estimates.var(axis=0, ddof=1)
     assert np.all(np.abs(empirical / exact - 1) <= z * np.sqrt((kappa - 1) / runs))
