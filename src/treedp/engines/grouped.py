@@ -24,7 +24,7 @@ from treedp._codes import Encoded, factorize, null_mask
 from treedp.domain import Bins
 from treedp.engines.auto_pass import AutoPass
 from treedp.engines.base import BinCounts, NanPolicy
-from treedp.engines.grouped_bins import _CHUNK, _TABLE_MAX, bin_index
+from treedp.engines.grouped_bins import CHUNK, TABLE_MAX, bin_index
 from treedp.engines.keys import (
     Key,
     candidate_keys,
@@ -187,15 +187,15 @@ def _codes_for(arr: np.ndarray, values: Sequence[Any]) -> np.ndarray:
         public = np.asarray(values)
         if public.dtype.kind == "i" and arr.dtype.kind in "iu":
             low, high = int(public.min()), int(public.max())
-            if high - low < _TABLE_MAX:  # integers over a small public range: a lookup table
+            if high - low < TABLE_MAX:  # integers over a small public range: a lookup table
                 table = np.full(high - low + 1, -1, dtype=np.int64)
                 table[public - low] = np.arange(public.size)
                 out = np.full(arr.size, -1, dtype=np.int64)
-                for start in range(0, arr.size, _CHUNK):
-                    part = arr[start : start + _CHUNK]
+                for start in range(0, arr.size, CHUNK):
+                    part = arr[start : start + CHUNK]
                     inside = (part >= low) & (part <= high)
                     pos = np.where(inside, part, low).astype(np.int64) - low
-                    out[start : start + _CHUNK] = np.where(inside, table[pos], -1)
+                    out[start : start + CHUNK] = np.where(inside, table[pos], -1)
                 return out
         if public.dtype.kind in "if":  # numbers: a binary search in the sorted public keys
             order = np.argsort(public, kind="stable")

@@ -14,12 +14,12 @@ from treedp.engines.base import NanPolicy
 from treedp.engines.local import datetime_ticks
 from treedp.exceptions import DataError, InvalidTypeError
 
-__all__ = ["bin_index"]
+__all__ = ["CHUNK", "TABLE_MAX", "bin_index"]
 
 #: Rows per chunk of the element-wise passes (cache-sized), and the largest public integer
 #: range mapped through a lookup table.
-_CHUNK = 1 << 18
-_TABLE_MAX = 1 << 22
+CHUNK = 1 << 18
+TABLE_MAX = 1 << 22
 
 
 def bin_index(values: np.ndarray, bins: Bins, nan: NanPolicy = "error") -> np.ndarray:
@@ -62,12 +62,12 @@ def bin_index(values: np.ndarray, bins: Bins, nan: NanPolicy = "error") -> np.nd
 def _integer_table(bins: Bins, rows: int) -> tuple[int, np.ndarray] | None:
     """``(low, table)``: the bin of each integer ``low + i`` in ``[⌊first edge⌋ − 1, ⌈last
     edge⌉ + 1]`` by the float rule (:func:`_locate`), when that public range is narrow (at
-    most ``_TABLE_MAX`` entries and no more than the rows, with exactly representable ends);
+    most ``TABLE_MAX`` entries and no more than the rows, with exactly representable ends);
     else None. An integer outside the range falls in the bin of the nearer end: the rule is
     monotone and clamps, and converting to float keeps the order."""
     low = math.floor(float(bins.edges[0])) - 1
     high = math.ceil(float(bins.edges[-1])) + 1
-    if not (low > -(2**52) and high < 2**52 and high - low < min(_TABLE_MAX, rows)):
+    if not (low > -(2**52) and high < 2**52 and high - low < min(TABLE_MAX, rows)):
         return None
     return low, _locate(np.arange(low, high + 1, dtype=np.float64), bins)
 
@@ -76,11 +76,11 @@ def _look_up(values: np.ndarray, table: tuple[int, np.ndarray]) -> np.ndarray:
     """The bins of integer ``values`` through :func:`_integer_table`'s table."""
     low, bins_of = table
     out = np.empty(values.size, dtype=np.int64)
-    for start in range(0, values.size, _CHUNK):
-        part = values[start : start + _CHUNK].astype(np.int64)
+    for start in range(0, values.size, CHUNK):
+        part = values[start : start + CHUNK].astype(np.int64)
         np.clip(part, low, low + bins_of.size - 1, out=part)
         part -= low
-        out[start : start + _CHUNK] = bins_of[part]
+        out[start : start + CHUNK] = bins_of[part]
     return out
 
 
@@ -96,13 +96,13 @@ def _locate(axis: np.ndarray, bins: Bins) -> np.ndarray:
     lo = float(edges[0])
     idx = np.empty(axis.size, dtype=np.int64)
     with np.errstate(all="ignore"):  # extreme values overflow to ±inf: clipped below
-        for start in range(0, axis.size, _CHUNK):
-            x = axis[start : start + _CHUNK]
+        for start in range(0, axis.size, CHUNK):
+            x = axis[start : start + CHUNK]
             t = (x - lo) * inv
             np.clip(t, 0.0, n_bins - 0.5, out=t)
             t[np.isnan(t)] = 0.0  # missing values: marked by the caller
             part = t.astype(np.int64)
             part -= (x < edges[part]) & (part > 0)
             part += (x >= edges[part + 1]) & (part < n_bins - 1)
-            idx[start : start + _CHUNK] = part
+            idx[start : start + CHUNK] = part
     return idx

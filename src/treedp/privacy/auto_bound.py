@@ -66,7 +66,7 @@ from treedp._validation import must
 from treedp.exceptions import InvalidParameterError, InvalidTypeError, ReleaseFormatError
 from treedp.noise import RandomSource
 from treedp.noise.families import BudgetedFamily, DiscreteGaussian, DiscreteLaplace
-from treedp.privacy.contribution import ContributionBounds, bound_contributions
+from treedp.privacy.contribution import ContributionBounds, bound_contributions, pair_codes
 
 __all__ = [
     "AUTO_NAMES",
@@ -83,7 +83,6 @@ __all__ = [
     "entry_counts",
     "histogram_sensitivity",
     "objective",
-    "pair_codes",
     "person_codes",
     "read_auto",
 ]
@@ -314,7 +313,8 @@ def entry_counts(
     assert group is not None
     draw = ContributionBounds(None, _UNBOUNDED, max_groups, _UNBOUNDED)
     rows = bound_contributions(p, group, draw, source, n_groups)
-    return np.bincount(pair_codes(p[rows], np.asarray(group)[rows], n_groups)), rows
+    per_pair = np.bincount(pair_codes(p[rows], np.asarray(group)[rows], n_groups))
+    return per_pair[per_pair > 0], rows  # pair codes need not be contiguous: entries only
 
 
 def person_codes(person: np.ndarray) -> np.ndarray:
@@ -332,21 +332,6 @@ def person_codes(person: np.ndarray) -> np.ndarray:
     if arr.size == 0:
         return np.zeros(0, dtype=np.int64)
     return np.asarray(factorize(arr)[0], dtype=np.int64).ravel()
-
-
-def pair_codes(p: np.ndarray, group: np.ndarray, n_groups: int) -> np.ndarray:
-    """Dense codes of the (person, key) pairs, injective: ``p`` dense codes in ``[0, n)`` and
-    ``group`` in ``[0, n_groups)`` give ``p·n_groups + group`` when it cannot exceed int64
-    (exact integers; no wrap-around), else ``np.unique`` over the stacked pairs."""
-    n = int(p.size)
-    if n == 0:
-        return np.zeros(0, dtype=np.int64)
-    top = int(p.max()) + 1
-    g = np.asarray(group).astype(np.int64, copy=False)
-    if top * max(n_groups, 1) <= 2**62:
-        return person_codes(p.astype(np.int64, copy=False) * np.int64(n_groups) + g)
-    _, inverse = np.unique(np.stack([p.astype(np.int64), g], axis=1), axis=0, return_inverse=True)
-    return np.asarray(inverse).ravel().astype(np.int64)
 
 
 def choose_bound(

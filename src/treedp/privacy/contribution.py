@@ -314,7 +314,7 @@ def bound_contributions(
         n_g = n if n_groups is None else n_groups
         rows: np.ndarray | None = None  # kept rows, increasing
         if c < m or g < m:
-            pair = _pair_codes(p, gr, n_g)  # in [0, n), in (person, group) order
+            pair = pair_codes(p, gr, n_g)  # in [0, n), in (person, group) order
         if c < m:
             rows = np.flatnonzero(_lowest(pair, c, source))
         if g < m:
@@ -329,15 +329,19 @@ def bound_contributions(
     return np.arange(n) if keep is None else keep
 
 
-def _pair_codes(p: np.ndarray, gr: np.ndarray, n_g: int) -> np.ndarray:
+def pair_codes(p: np.ndarray, gr: np.ndarray, n_g: int) -> np.ndarray:
     """Codes in ``[0, n)`` of the (person, group) pairs, increasing in (person, group) order
-    (``p`` in ``[0, n)``, ``gr`` in ``[0, n_g)``)."""
+    (``p`` non-negative codes, ``gr`` in ``[0, n_g)``): injective, ``p·n_g + gr`` only where it
+    cannot leave int64, else ``np.unique`` over the stacked pairs."""
     n = p.size
     if n == 0:
         return np.zeros(0, dtype=np.int64)
-    if n_g <= (2**62) // max(n, 1):
-        return _dense(p * np.int64(n_g) + gr.astype(np.int64, copy=False))
-    _, inverse = np.unique(np.stack([p, gr.astype(np.int64)]), axis=1, return_inverse=True)
+    if (int(p.max()) + 1) * max(n_g, 1) <= 2**62:
+        joined = p.astype(np.int64, copy=False) * np.int64(n_g)
+        return _dense(joined + gr.astype(np.int64, copy=False))
+    _, inverse = np.unique(
+        np.stack([p.astype(np.int64), gr.astype(np.int64)]), axis=1, return_inverse=True
+    )
     out: np.ndarray = inverse.ravel().astype(np.int64)
     return out
 

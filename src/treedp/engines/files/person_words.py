@@ -38,6 +38,7 @@ from treedp.engines.keys import py_scalar
 from treedp.exceptions import DataError
 from treedp.noise import RandomSource
 from treedp.privacy.collision import DIGEST
+from treedp.privacy.contribution import pair_codes
 
 __all__ = ["KEY_BYTES", "PersonWords", "person_codes", "zigzag"]
 
@@ -149,10 +150,5 @@ def _first_word_codes(p: np.ndarray) -> np.ndarray:
 
 def _pair_codes(code_p: np.ndarray, q: np.ndarray) -> np.ndarray:
     """Codes of the ``(code_p, q)`` pairs, equal iff both are (the exact, slower path)."""
-    n = code_p.size
-    code_q, _ = factorize(q)
-    if n < 2**31:
-        pair, _ = factorize(code_p * np.int64(n) + code_q)
-        return np.asarray(pair, dtype=np.int64)
-    _, inverse = np.unique(np.stack([code_p, code_q]), axis=1, return_inverse=True)
-    return np.asarray(inverse, dtype=np.int64).ravel()
+    code_q = np.asarray(factorize(q)[0], dtype=np.int64)
+    return pair_codes(code_p, code_q, int(code_q.max()) + 1)
