@@ -207,6 +207,53 @@ def test_missing_values_found_chunk_by_chunk(dtype: type) -> None:
     assert got.dropped == 2 and np.array_equal(got.counts, reference(kept, bins))
 
 
+@pytest.mark.parametrize("bounds", [(0.0, 1.0), (-0.3, 0.7)])
+def test_the_inside_short_path_equals_the_reference(
+    bounds: tuple[float, float], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Chunks whose ``t = (x - lo)·inv`` lies in ``[0, B)`` skip the clip and the NaN test
+    (their minimum and maximum decide it). After an inside chunk: a chunk holding the upper
+    bound itself (``t = B``, which must be clipped), one whose only NaN sits among inside
+    values, one in the last half-bin (``B - 1/2 < t < B``) and one at ``lo`` and ``-0.0``
+    (both inside); a chunk outside ends the tries for the column. The counts equal the
+    reference under both policies, and a spy on the flag shows which path each chunk took, so
+    that a wrong test (``max <= B``, NaN taken as inside) fails here."""
+    rng = np.random.default_rng(5)
+    bins = make_bins(bounds=bounds, bins=64)
+    lo, hi = bounds
+    chunk = local_engine._chunk_for(64)
+    flags: list[bool] = []
+    real = local_engine._bin_indices
+
+    def spy(*args: object, **kwargs: bool) -> tuple[np.ndarray, np.ndarray, bool]:
+        out = real(*args, **kwargs)  # type: ignore[arg-type]
+        flags.append(out[2])
+        return out
+
+    def counted(*special: tuple[int, float], nan: str = "error") -> list[bool]:
+        values = lo + rng.random(3 * chunk) * (hi - lo)
+        for where, value in special:
+            values[where] = value
+        flags.clear()
+        got = count_chunk(values, bins, nan, kernel="numpy")  # type: ignore[arg-type]
+        kept = values[~np.isnan(values)]
+        assert got.dropped == values.size - kept.size
+        assert np.array_equal(got.counts, reference(kept, bins))
+        return list(flags)
+
+    monkeypatch.setattr(local_engine, "_bin_indices", spy)
+    assert counted() == [True, True, True]
+    assert counted((chunk + 5, hi)) == [True, False, False]
+    assert counted((chunk + 11, np.nan), nan="drop") == [True, False, False, False]
+    with pytest.raises(DataError, match="nan='drop'"):
+        counted((chunk + 11, np.nan))
+    below_hi = float(np.nextafter(hi, -np.inf))
+    edge_values = [(chunk + i, below_hi) for i in range(9)]
+    edge_values += [(2 * chunk + 1, lo), (2 * chunk + 2, -0.0 if lo == 0.0 else lo)]
+    assert counted(*edge_values) == [True, True, True]
+    assert counted((3, lo - 1.0)) == [False, False, False]
+
+
 def test_threaded_equals_serial_on_a_large_column() -> None:
     rng = np.random.default_rng(7)
     values = rng.normal(0.5, 0.4, 3 * local_engine.PARALLEL_MIN + 17)
