@@ -11,6 +11,11 @@ Cases, each run in this process (interleaved rounds, the best and the median rep
   sample of at most 50 rows per person; ``groupby(unit).sample(n=50)`` refuses persons with
   fewer rows) then a per-key ``value_counts`` of the value;
 * ``ungrouped`` — ``treedp.release_cdf`` of the same column, no grouping, no unit;
+* ``ids`` — the least any per-person grouped release must do besides counting: tell the
+  persons and the keys apart (``pd.factorize`` of the ``tailnum`` and ``carrier`` columns;
+  Arrow's dictionary encoding for these ``string[pyarrow]`` columns), no sampling, no noise:
+  ``ids / ungrouped`` above 3 shows that the issue's "at most 3× the ungrouped release" cannot
+  be met by any implementation that reads the ids;
 * ``treedp`` — ``treedp.release_grouped(..., by="carrier", keys=16 carriers,
   privacy_unit="tailnum", max_contributions=50)`` on a pandas DataFrame;
 * ``file`` (with ``--file``) — the same grouped release from a Parquet file of the rows,
@@ -74,6 +79,13 @@ def pandas_baseline(df: Any) -> Any:
     """At most 50 uniformly chosen rows per person, then the value's counts per key."""
     kept = df.sample(frac=1, random_state=1).groupby("tailnum", sort=False).head(50)
     return kept.groupby("carrier")["delay"].value_counts()
+
+
+def ids_floor(df: Any) -> Any:
+    """The persons and the keys as integer codes: no release can bound persons without this."""
+    import pandas as pd
+
+    return pd.factorize(df["tailnum"])[0], pd.factorize(df["carrier"])[0]
 
 
 def ungrouped(df: Any) -> Any:
@@ -183,6 +195,7 @@ def main() -> None:
         cases: dict[str, Callable[[], Any]] = {
             "pandas": lambda df=df: pandas_baseline(df),
             "ungrouped": lambda df=df: ungrouped(df),
+            "ids": lambda df=df: ids_floor(df),
             "treedp": lambda df=df: grouped(df),
         }
         grouped(df)  # warm-up: imports and the plan cache
@@ -204,7 +217,8 @@ def main() -> None:
         print(
             f"  treedp / pandas {med['treedp'] / med['pandas']:.2f} (medians), "
             f"{best['treedp'] / best['pandas']:.2f} (bests); "
-            f"treedp / ungrouped {med['treedp'] / med['ungrouped']:.2f}"
+            f"treedp / ungrouped {med['treedp'] / med['ungrouped']:.2f}; "
+            f"ids alone / ungrouped {med['ids'] / med['ungrouped']:.2f} (medians)"
         )
         if args.file:
             report_file(rows, args.rounds)
