@@ -19,6 +19,7 @@ from treedp.mechanisms.strategy_tree import (
     CONFIGS,
     CONTRACT,
     StrategyTreeMechanism,
+    configured_size,
     default_structure,
     split_epsilon,
     structure_covariance,
@@ -149,6 +150,29 @@ def test_planner_picks_it_at_configured_sizes() -> None:
     assert offer(2**16, 1.0, "add_remove", "gaussian", "cdf_mse") is None
     assert offer(1000, 1.0, "add_remove", "laplace", "cdf_mse") is None  # not configured
     assert offer(2**16, 1.0, "add_remove", "laplace", "range_mse") is None
+
+
+def test_sizes_between_configs_use_the_next_configured_structure_padded() -> None:
+    """A ``B`` between 2^12 and 2^20 that is not configured gets the next power of two's
+    structure, padded with empty bins; the planner scores it exactly over the ``B`` prefixes
+    and picks it where it beats every tree (here at every size tried: 0.83-0.98x)."""
+    assert configured_size(2**16) == 2**16
+    assert configured_size(5000) == 2**13 and configured_size(100_000) == 2**17
+    for outside in (1, 1000, 4096, 2**20 + 1, 2**21):
+        assert configured_size(outside) is None
+    assert default_structure(100_000).n_bins == 2**17
+    assert default_structure(100_000).top.digest == default_structure(2**17).top.digest
+    for n_bins, ratio in ((4097, 0.99), (5000, 0.94), (100_000, 0.87)):
+        chosen = plan(bins=n_bins, epsilon=1.0)
+        assert chosen.mechanism == "strategy_tree"
+        exact = structure_covariance(default_structure(n_bins), 1.0, n_bins).prefix_variances()
+        assert exact.size == n_bins + 1
+        assert chosen.predicted == pytest.approx(float(exact[1:].mean()), rel=1e-12)
+        best_tree = min(c.value for c in chosen.alternatives if c.mechanism == "tree")
+        assert chosen.predicted < ratio * best_tree
+    mech = StrategyTreeMechanism(5000, epsilon=1.0)
+    blocks = mech.true_blocks(np.ones(5000, np.int64))
+    assert int(blocks[0].sum()) > 0 and mech.structure.n_bins == 2**13
 
 
 def test_release_end_to_end_and_file_round_trip() -> None:

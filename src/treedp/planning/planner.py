@@ -91,9 +91,10 @@ def plan(
     >>> import treedp
     >>> treedp.plan(65536, epsilon=1.0).mechanism  # pure ε above 4096 bins
     'strategy_tree'
-    >>> p = treedp.plan(100_000, epsilon=1.0)  # not a power of two: a planned tree
-    >>> p.mechanism, len(p.branching) >= 2
-    ('tree', True)
+    >>> treedp.plan(100_000, epsilon=1.0).mechanism  # padded to 2^17 with empty bins
+    'strategy_tree'
+    >>> treedp.plan(100_000, privacy=treedp.ZCDP(0.5)).mechanism  # zCDP: the factorisation
+    'sqrt_factorization'
     """
     if isinstance(bins, ReleaseSpec):
         spec = bins
