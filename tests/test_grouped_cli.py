@@ -126,3 +126,31 @@ def test_bad_input_on_files_is_one_clear_line(tmp_path: Path, capsys) -> None:
     assert main([*argv, "--epsilon", "1"]) != 0
     assert "nobody" in capsys.readouterr().err
     assert not out.exists()
+
+
+def test_hashed_text_ids_state_their_delta_on_the_command_line(tmp_path: Path, capsys) -> None:
+    """Text person ids on files are told apart by a keyed 128-bit hash: the ``wrote`` line
+    and ``query --info`` state the δ it adds; integer ids (compared exactly) do not."""
+    t = _table()
+    text = t.set_column(3, "person_id", pa.array([f"p{v}" for v in t["person_id"].to_pylist()]))
+    pq.write_table(text, tmp_path / "text.parquet")
+    pq.write_table(t, tmp_path / "int.parquet")
+    keys = tmp_path / "keys.txt"
+    keys.write_text("CA\nNY\n")
+    for name, hashed in (("text", True), ("int", False)):
+        for grouped in (True, False):
+            out = tmp_path / f"{name}{grouped}.tdp"
+            argv = _argv([str(tmp_path / f"{name}.parquet")], keys, out)
+            if not grouped:
+                at = argv.index("--by")
+                del argv[at : at + 4]  # --by state --keys FILE
+            assert main([*argv, "--epsilon", "1"]) == 0
+            wrote = capsys.readouterr().out
+            assert ("keyed 128-bit hash" in wrote) == hashed, (name, grouped, wrote)
+            assert main(["query", str(out), "--info"]) == 0
+            shown = capsys.readouterr().out
+            assert ("delta <= (n - 1)*2**-128" in shown) == hashed, (name, grouped, shown)
+            page = tmp_path / f"{name}{grouped}.html"
+            assert main(["report", str(out), "--out", str(page)]) == 0
+            capsys.readouterr()
+            assert ("keyed 128-bit hash" in page.read_text()) == hashed, (name, grouped)

@@ -9,7 +9,14 @@ import treedp
 from treedp.cli._bounds import found_side
 from treedp.cli._common import SEEDED, fmt_count
 
-__all__ = ["approx_reading", "guarantee_text", "info", "plain", "target_entry"]
+__all__ = [
+    "approx_reading",
+    "collision_text",
+    "guarantee_text",
+    "info",
+    "plain",
+    "target_entry",
+]
 
 
 def plain(value: Any) -> Any:
@@ -36,6 +43,19 @@ def guarantee_text(guarantee: Any) -> str:
     if hasattr(guarantee, "delta"):
         return f"(epsilon, delta)-DP, epsilon={guarantee.epsilon:.6g}, delta={guarantee.delta:.3g}"
     return f"pure epsilon-DP, epsilon={guarantee.epsilon:.6g}"
+
+
+def collision_text(released: Any) -> str:
+    """The δ of telling persons apart by a keyed hash (text ids on files), in words, or ""
+    (a release or grouped release whose persons were compared exactly, or without persons)."""
+    unit = getattr(released, "unit", None)
+    stated = getattr(released, "collision", None) or getattr(unit, "collision", None)
+    if not stated:
+        return ""
+    return (
+        ", plus delta <= (n - 1)*2**-128 for n persons (ids told apart by a keyed 128-bit "
+        "hash; docs/grouped.md)"
+    )
 
 
 def info(release: Any) -> dict[str, Any]:
@@ -66,7 +86,7 @@ def info(release: Any) -> dict[str, Any]:
     details = {
         "mechanism": release.mechanism.name
         + (f", branching {'×'.join(map(str, shape))}" if shape else ""),
-        "guarantee": f"{guarantee_text(release.guarantee)} "
+        "guarantee": f"{guarantee_text(release.guarantee)}{collision_text(release)} "
         f"({release.neighbours.replace('_', '/')} neighbours, "
         + (
             "one record per privacy unit)"

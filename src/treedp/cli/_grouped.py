@@ -14,7 +14,13 @@ from typing import Any
 
 import treedp
 from treedp.cli._common import SEEDED, option_of
-from treedp.cli._describe import approx_reading, guarantee_text, info, target_entry
+from treedp.cli._describe import (
+    approx_reading,
+    collision_text,
+    guarantee_text,
+    info,
+    target_entry,
+)
 
 __all__ = ["grouped_info", "pick_key", "read_keys", "release_of", "wrote_grouped"]
 
@@ -77,6 +83,7 @@ def wrote_grouped(args: argparse.Namespace, grouped: Any) -> str:
         f"wrote {args.out}: "
         + (f"{len(grouped)} groups by {', '.join(grouped.by)}, " if per_key else "")
         + f"{guarantee_text(grouped.guarantee)}"
+        + collision_text(grouped)
         + approx_reading(grouped.guarantee, args.delta)
         + f" for unit {grouped.unit if per_key else grouped.unit.label} "
         f"({grouped.neighbours}){SEEDED if grouped.seeded else ''}"
@@ -102,7 +109,8 @@ def grouped_info(grouped: Any) -> dict[str, str]:
         )
     details = {
         "by": ", ".join(grouped.by) or "- (one group)",
-        "guarantee": f"{guarantee_text(grouped.guarantee)} for the whole release "
+        "guarantee": f"{guarantee_text(grouped.guarantee)}{collision_text(grouped)} "
+        "for the whole release "
         f"({grouped.neighbours.replace('_', '/')} neighbours)",
         **target_entry(grouped),
         "privacy unit": "one row is one person"

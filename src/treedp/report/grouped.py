@@ -32,6 +32,7 @@ from treedp.report.html import (
     _fmt_count,
     _noise_text,
     _table,
+    collision_rows,
     expected_error,
     figure_html,
     page_document,
@@ -96,6 +97,7 @@ def grouped_guarantee_rows(grouped: GroupedRelease) -> list[tuple[str, str]]:
                 f"max_groups = {b.max_groups} keys, at most max_contributions_per_group = "
                 f"{b.max_contributions_per_group} rows per key",
             ),
+            *collision_rows(grouped.collision),
         ]
     selection = grouped.selection
     if selection is None:

@@ -190,6 +190,21 @@ def _unit_rows(release: Release) -> list[tuple[str, str]]:
             f"each: {unit.factor(release.mechanism)} times the loss of the record-level "
             "mechanism below",
         ),
+        *collision_rows(unit.collision),
+    ]
+
+
+def collision_rows(collision: str | None) -> list[tuple[str, str]]:
+    """The δ of telling persons apart by a keyed hash (text ids on files), as a row, or none."""
+    if not collision:
+        return []
+    return [
+        (
+            "Person ids",
+            "told apart by a keyed 128-bit hash: plus δ ≤ (n − 1)·2⁻¹²⁸ for n persons (a "
+            "collision of an added person with another could move up to twice the bound of "
+            "kept rows; the stated loss holds given no collision)",
+        )
     ]
 
 
