@@ -190,7 +190,8 @@ def test_grouped_info_is_readable(
     assert main(["query", str(out), "--info"]) == 0
     text = capsys.readouterr().out
     assert "{" not in text and "[" not in text.split("per key")[0]  # no raw Python dicts
-    assert "guarantee:" in text and "pure epsilon-DP, epsilon=1 " in text
+    assert "guarantee:" in text and "pure epsilon-DP, epsilon=1" in text
+    assert "plus delta <= (n - 1)*2**-128" in text  # CSV ids are text: a keyed hash
     assert "--privacy-unit person" in text and "--max-contributions 2" in text
     assert "3, public (--keys)" in text
 
