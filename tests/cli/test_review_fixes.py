@@ -380,7 +380,8 @@ def test_grouped_wrote_line_rounds_the_guarantee(
     argv = _grouped(income_csv, keys_file, tmp_path / "g.tdp", "--neighbours", "replace")
     assert main(argv) == 0
     line = capsys.readouterr().out
-    assert "pure epsilon-DP, epsilon=1 for unit person:person (replace)" in line
+    assert "pure epsilon-DP, epsilon=1, plus delta <= (n - 1)*2**-128" in line  # text ids
+    assert "hash; docs/grouped.md) for unit person:person (replace)" in line
 
 
 def test_budget_left_by_rounding_is_shown_as_used_up() -> None:
