@@ -9,9 +9,10 @@
   (:func:`treedp.value_methods.unbounded_quantiles.zcdp_cost`), four times less than the
   ``ε_j²/2`` of the generic pure-to-zCDP conversion. The recursion's side counts (discrete
   Laplace, pure loss ``c`` per level) cost ``c²/2`` each (Bun and Steinke 2016), added per
-  node to its selection's ``e²/8`` (:func:`~.quantiles_recursive.depth_zcdp`). A zCDP target is met by the largest ε whose
-  steps cost at most ρ (:func:`calibrate`); an ``(ε, δ)`` target by whichever is larger of the
-  pure ε itself and the ε of the largest ρ whose CKS conversion at δ is at most ε.
+  node to its selection's ``e²/8`` (:func:`~.quantiles_recursive.depth_zcdp`). A zCDP target
+  is met by the largest ε whose steps cost at most ρ (:func:`calibrate`); an ``(ε, δ)``
+  target by whichever is larger of the pure ε itself and the ε of the largest ρ whose CKS
+  conversion at δ is at most ε.
 * The tree releases with discrete Gaussian noise (the library's zCDP path) at ``ρ`` (an
   ``(ε, δ)`` target converted by the release).
 * Private bounds (a pure AboveThreshold step), one-sided bounds and ``n="private"`` stay

@@ -118,8 +118,10 @@ def _worst(d: np.ndarray, d2: np.ndarray, eps: float, relation: str) -> tuple[fl
         r2, b2, a2, k2 = p2[u]
         counts = max(counts, (abs(b1 - b2) + abs(a1 - a2)) / float(scale))
         for lh, rh in windows:
-            c = float(np.log(discrete_laplace_pmf(np.array([lh - b1, rh - a1]), scale)).sum()
-                      - np.log(discrete_laplace_pmf(np.array([lh - b2, rh - a2]), scale)).sum())
+            c = float(
+                np.log(discrete_laplace_pmf(np.array([lh - b1, rh - a1]), scale)).sum()
+                - np.log(discrete_laplace_pmf(np.array([lh - b2, rh - a2]), scale)).sum()
+            )
             for sign in (1.0, -1.0):
                 total = sign * (r1 - r2 + c)
                 for law1, law2 in zip(k1[(lh, rh)], k2[(lh, rh)], strict=True):
@@ -136,7 +138,7 @@ def _pairs(relation: str):
             if relation == "add_remove":
                 yield d, np.append(d, v)
             else:
-                for i in (0, d.size - 1):
+                for i in (0,):
                     d2 = d.copy()
                     d2[i] = v
                     yield d, d2

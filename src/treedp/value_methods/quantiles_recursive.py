@@ -6,7 +6,9 @@ Guarantee: pure ε-DP per call (``PureDP(ε_spent)``, ``ε_spent <= ε``), ``rep
 
 Kaplan, Schnapp and Stemmer's "ApproximateQuantiles" (ICML 2022): release the middle level's
 quantile, then recurse on the records below it with the levels below and on the others with
-the levels above. Every selection is Smith's exponential mechanism on the public grid,
+the levels above; each node with a child also releases noisy counts of its two sides, which
+re-anchor a child's level where a block of ties at the released point moved it
+(:mod:`.recursion_anchor`). Every selection is Smith's exponential mechanism on the public grid,
 restricted to the node's grid interval (so outputs are non-decreasing in ``q``), by the shared
 core :mod:`treedp.value_methods.exponential_core`.
 """
@@ -55,6 +57,7 @@ from treedp.value_methods.recursion_anchor import (
     count_sensitivity,
     root_anchor,
 )
+from treedp.value_methods.recursion_splits import _CellSplits, _split_point
 
 __all__ = ["CONTRACT", "NEIGHBOURS", "level_counts", "quantiles_recursive"]
 
@@ -73,11 +76,16 @@ CONTRACT = Contract(
     neighbours=NEIGHBOURS,
     sensitivity=(
         "per recursion level, nodes hold disjoint records; a node's score -|#{x < y} - t| "
-        "with t = q' n_node has sensitivity max(q', 1 - q') + 2**-32 to adding or removing one "
-        "of its records (add_remove: one node per level changes, loss eps_l, the level's budget; "
-        "sum over levels eps_l = eps); under replace a "
-        "record moves between at most two nodes of a level, each calibrated to eps_l/2, or "
-        "stays in one (sensitivity 1 <= 2 max(q', 1 - q'))"
+        "with t = q' n_node (q' public: planned at the root, else re-anchored on released "
+        "counts) has sensitivity max(q', 1 - q') + 2**-32 to adding or removing one "
+        "of its records; a node with children then releases the counts of its two sides "
+        "(a partition of its records) with discrete Laplace noise: per level L1 sensitivity "
+        "1 under add_remove, 2 under replace. add_remove: one node per level changes, loss "
+        "eps_l (selection (1 - s) eps_l, counts s eps_l, s = COUNT_SHARE; a leaf's selection "
+        "eps_l); sum over levels eps_l = eps. Under replace a record moves between at most "
+        "two nodes of a level, each selection calibrated to half its share and each node's "
+        "counts moving by 1, or stays in one (selection sensitivity 1 <= 2 max(q', 1 - q'), "
+        "two counts of that node moving by 1)"
     ),
     max_records=2**32 - 1,  # the rank arithmetic: A·(n + 1) < 2**63 with 31-bit rates
 )
@@ -226,11 +234,6 @@ def node_sensitivities(plan: _Plan) -> list[float]:
     ]
 
 
-def _level_loss(plan: _Plan, relation: str) -> Fraction:
-    """The ε spent: the levels' losses (:func:`_depth_losses`) summed."""
-    return sum(_depth_losses(plan, relation), Fraction(0))
-
-
 def _anchored_rate(node: _Plan, level: Fraction, relation: str) -> Fraction:
     """A child's rate at its anchored ``level``: ``share / (2Δ)`` (``share / (4Δ)`` under
     ``replace``), rounded down; its loss ``2Δ·rate`` (``4Δ·rate``) is at most ``share``."""
@@ -318,47 +321,6 @@ def _run(
         _run(plan.right, grid, x[split:], int(unit), last, out, these, source, relation, right)
 
 
-@dataclass(frozen=True)
-class _CellSplits:
-    """The grid, with the recursion's splits on unit-cell boundaries (integer data spread
-    in their cells): a unit in the lower half of its cell ``[v, v + 1)`` splits at ``v``,
-    else at ``v + 1``. A node then holds whole cells, so one record added changes one node
-    (its ``k`` spread positions interleave with ``k + 1``: every count below a unit moves by
-    0 or 1), and a block of ties holding the target rank mostly below the split goes left,
-    where the levels below it are answered in it."""
-
-    grid: Grid
-
-    @property
-    def cells(self) -> int:
-        return self.grid.cells
-
-    def values(self, k: np.ndarray) -> np.ndarray:
-        y = self.grid.values(k)
-        v = np.floor(y)
-        boundary: np.ndarray = v + (y - v >= 0.5)
-        return boundary
-
-    def cell_ends(self, k: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """The start and end of each unit's cell (in the records' coordinates)."""
-        v = np.floor(self.grid.values(k))
-        return v, v + 1.0
-
-    def count_at_most(self, x: np.ndarray) -> np.ndarray:
-        return self.grid.count_at_most(x)
-
-
-def _split_point(plan: _Plan, grid: GridLike, unit: int) -> float:
-    """Where the records split below a node: at the released point; on a grid whose splits
-    keep whole cells (``cell_ends``), a cell holding the point goes to the only child with
-    levels, or by the point's half of the cell (public: the plan and the released unit)."""
-    ends = getattr(grid, "cell_ends", None)
-    if ends is not None and (plan.left is None) != (plan.right is None):
-        start, end = ends(np.array([unit]))
-        return float(end[0] if plan.right is None else start[0])
-    return float(grid.values(np.array([unit]))[0])
-
-
 def _quantiles_recursive(
     values: Any,
     q: Any,
@@ -384,7 +346,7 @@ def _quantiles_recursive(
     budgets = _level_epsilons(Fraction(eps), len(qs))
     plan = _plan(qs, 0, len(qs), Fraction(0), Fraction(1), 0, budgets, relation)
     assert plan is not None
-    spent = _level_loss(plan, relation)
+    spent = sum(_depth_losses(plan, relation), Fraction(0))
     sens = node_sensitivities(plan)
     source = resolve_source(rng)
     x = read_sorted(values, policy, relation, out_unit)[0]
@@ -487,27 +449,54 @@ def quantiles_recursive(
     mechanism on the public ``2**48``-point grid of ``[lo, hi]`` (as
     :func:`~treedp.quantile_exponential`), the records are split at the released point (below
     it: left; at or above: right), and the levels below and above are released recursively on
-    each part, inside the grid interval on that side, rescaled to the part: ``q' = (q -
-    q_left) / (q_right - q_left)`` between the levels released around it (0 and 1 at the
-    top). A node's target rank is ``q' · n_node``, so a node reads only its own records.
+    each part, inside the grid interval on that side. Kaplan et al. hand each part its level
+    rescaled, ``q' = (q - q_left) / (q_right - q_left)`` between the levels released around
+    it (0 and 1 at the top), which assumes the released point split the records at its level;
+    a block of ties at that point goes whole to one part and the other's rescaled level then
+    misses by up to the block. So each node with a child also releases the noisy counts of
+    the records it sends to each side, and a child whose rescaled level disagrees with the
+    absolute target those counts give by more than their noise explains targets the absolute
+    one instead, or answers its end (the parent's point) when that target lies beside its
+    records (:func:`~.recursion_anchor.anchored_level`; post-processing of the counts). A
+    node's target rank is ``q'·n_node`` for its public level ``q'``, so a node reads only its
+    own records.
 
     Guarantee: ``PureDP(ε_spent)``, ``ε_spent <= ε``, privacy unit one record, both relations.
     ``m`` distinct levels make ``L = ceil(log2(m + 1))`` recursion levels, level ``l`` given
-    ``ε_l`` (:func:`_level_epsilons`; ``ε / L`` by default, ``Σ ε_l = ε`` exactly). Given the
-    outputs above, the nodes of one level hold disjoint sets of records. Sensitivity:
+    ``ε_l`` (:func:`_level_epsilons`; ``ε / L`` by default, ``Σ ε_l = ε`` exactly). Order of
+    release: level 0's selection, level 0's side counts, level 1's selections, level 1's
+    counts, ... Given everything released before a step, the nodes of one level hold
+    disjoint sets of records (a node's records are those of its parent on its side of the
+    parent's released point), each node's level ``q'`` is public (planned, or computed from
+    released counts), and the two sides of a node partition its records (``side_counts``).
+    A node with a child spends ``s = COUNT_SHARE`` (1/20) of ``ε_l`` on its counts and
+    ``(1 - s)·ε_l`` on its selection (``share``); a leaf spends ``ε_l`` on its selection.
+    Sensitivity and loss of each step, given the earlier outputs:
 
-    * ``add_remove``: one record added or removed changes one node per level, by one record;
-      that node's score has sensitivity ``Δ = max(q', 1 - q') + 2**-32``
-      (:func:`~.exponential_core.rank_sensitivity`) and its rate ``ε_l / (2Δ)``: a loss
-      of ``ε_l`` at level ``l``.
-    * ``replace``: at the root (all records, ``n`` fixed) the sensitivity is 1 and the rate
-      ``ε_0 / 2``. Below it a record may leave one node and enter another (a removal and an
-      addition); each node's rate is ``ε_l / (4Δ)``, so the two cost ``ε_l / 2`` each; a
-      change inside one node costs ``2 · rate <= ε_l``.
+    * selection, ``add_remove``: one record added or removed changes one node of the level, by
+      one record; that node's score has sensitivity ``Δ = max(q', 1 - q') + 2**-32``
+      (:func:`~.exponential_core.rank_sensitivity`) and its rate ``share / (2Δ)``: a loss of
+      at most ``share``.
+    * selection, ``replace``: at the root (all records, ``n`` fixed) the sensitivity is 1 and
+      the rate ``share / 2``. Below it a record may leave one node and enter another (a
+      removal and an addition); each node's rate is ``share / (4Δ)``, so the two cost
+      ``share / 2`` each; a change inside one node costs ``2 · rate <= share``.
+    * counts: the vector of every side count of the level has L1 sensitivity 1 under
+      ``add_remove`` (the record lies on one side of one node) and 2 under ``replace`` (it
+      leaves one side and enters one, of the same node or of two); each count gets exact
+      discrete Laplace noise of scale ``sens / b`` with ``b = s·ε_l / sens`` rounded down
+      to a dyadic rational: a loss of ``sens / scale <= s·ε_l``. Under ``replace`` a move
+      between two nodes changes one count of each, ``1/scale`` each.
 
-    Summed over the levels (adaptive composition) the loss is at most ε; each rate is rounded
-    down to a dyadic rational, and ``ε_spent`` is the exact sum of the per-level bounds. The
-    empty dataset is valid (uniform outputs in each node).
+    So a level's loss is at most the largest node's selection plus counts (``ε_l``): under
+    ``add_remove`` one node pays; under ``replace`` two nodes pay at most half each, or one
+    node pays both halves. Summed over the levels (adaptive composition: every step's
+    partition, levels and rates are functions of earlier outputs) the loss is at most ε;
+    each rate is rounded down to a dyadic rational, and ``ε_spent`` is the exact sum of the
+    per-level bounds (:func:`_depth_losses`; a child's selection is bounded by its
+    ``share``, as its rate is chosen at run time). The children's rule and the answers at a
+    child's end read only released counts and units: post-processing. The empty dataset is
+    valid (uniform outputs in each node).
 
     Parameters
     ----------
