@@ -2,14 +2,14 @@
 
 Recursive quantiles: on a tiny public grid (``2**3`` points) the joint law of the released
 units is computed exactly (a product of exponential-mechanism laws down the recursion, with the
-rates the implementation plans; the children's rule is held on Kaplan et al.'s rescaled
-levels, ``SIGMAS = inf``, public post-processing of the side counts, which then sum out; the
-counts and the anchored branch are audited in test_audit_recursion_counts.py), and the
-largest likelihood ratio over every output of neighbouring datasets is compared with
-``e^ε_spent``: a brute-force check, no sampling. A chi-square test ties the implementation's
-sampler to that law (false-failure rate ``ALPHA``). The audit holds for unequal budget splits over the recursion levels too; the mutants that give
-every recursion level the full ε, or scale an unequal split by its largest weight instead of
-the sum, must exceed the claim.
+rates the implementation plans; the children's rule is held on Kaplan et al.'s rescaled levels,
+``SIGMAS = inf``, public post-processing of the side counts, which then sum out; the counts and
+the anchored branch are audited in test_audit_recursion_counts.py), and the largest likelihood
+ratio over every output of neighbouring datasets is compared with ``e^ε_spent``: a brute-force
+check, no sampling. A chi-square test ties the implementation's sampler to that law (false-
+failure rate ``ALPHA``). The audit holds for unequal budget splits over the recursion levels
+too; the mutants that give every recursion level the full ε, or scale an unequal split by its
+largest weight instead of the sum, must exceed the claim.
 
 Private bounds (the bounds are post-processing of the two scans' stops): the exact law of each
 stop (AboveThreshold with discrete Laplace noise, summed over the threshold noise) is computed
