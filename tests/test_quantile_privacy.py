@@ -31,8 +31,13 @@ Q = [0.25, 0.5, 0.75]
 def test_zcdp_target_runs_at_the_bounded_range_cost(
     method: str, bounds: object, steps: int
 ) -> None:
-    """ρ = Σ ε_j²/8 over the composed steps: ε = sqrt(8ρk) for k equal steps (3 levels
-    independent, 2 recursion levels), charged once as the whole ρ to a zCDP ledger."""
+    """ρ = Σ ε_j²/8 over the composed selections: ε = sqrt(8ρk) for k equal steps (3 levels
+    independent); the recursion's 2 levels of ε/2 each add the root's side counts, pure
+    ``s·ε/2`` (``s = COUNT_SHARE``), at ``c²/2``, and its selection has ``(1 - s)·ε/2``;
+    charged once as the whole ρ to a zCDP ledger."""
+    from treedp.value_methods.quantiles_recursive import COUNT_SHARE
+
+    share = float(COUNT_SHARE)
     rho = 0.125
     acc = treedp.Accountant(ZCDP(1.0))
     res = treedp.quantiles(
@@ -41,7 +46,11 @@ def test_zcdp_target_runs_at_the_bounded_range_cost(
     )  # fmt: skip
     assert isinstance(res.guarantee, ZCDP) and res.guarantee.rho <= rho
     assert res.guarantee.rho > rho * (1 - 1e-6)
-    assert math.isclose(res.epsilon, math.sqrt(8 * rho * steps), rel_tol=1e-9)
+    if method == "exponential":
+        assert math.isclose(res.epsilon, math.sqrt(8 * rho * steps), rel_tol=1e-9)
+    else:  # rho = (eps/2)**2 ((1 - s)**2/8 + s**2/2) + (eps/2)**2/8
+        per_eps2 = ((1 - share) ** 2 / 8 + share**2 / 2 + 1 / 8) / steps**2
+        assert math.isclose(res.epsilon, math.sqrt(rho / per_eps2), rel_tol=1e-6)
     assert res.epsilon > math.sqrt(2 * rho) * 2  # far above the generic conversion's ε
     assert isinstance(acc.spent, ZCDP) and math.isclose(acc.spent.rho, rho)
     assert res.parts[-1].parameters["zcdp"].startswith("bounded range")

@@ -7,9 +7,12 @@
   privacy loss composition for data analytics", ALT 2021, Lemma 3.2; Durfee and Rogers 2019
   for bounded range), and zCDP adds up: ``ρ = Σ ε_j²/8``
   (:func:`treedp.value_methods.unbounded_quantiles.zcdp_cost`), four times less than the
-  ``ε_j²/2`` of the generic pure-to-zCDP conversion. A zCDP target is met by the largest ε whose
-  steps cost at most ρ (:func:`calibrate`); an ``(ε, δ)`` target by whichever is larger of the
-  pure ε itself and the ε of the largest ρ whose CKS conversion at δ is at most ε.
+  ``ε_j²/2`` of the generic pure-to-zCDP conversion. The recursion's side counts (discrete
+  Laplace, pure loss ``c`` per level) cost ``c²/2`` each (Bun and Steinke 2016), added per
+  node to its selection's ``e²/8`` (:func:`~.quantiles_recursive.depth_zcdp`). A zCDP target
+  is met by the largest ε whose steps cost at most ρ (:func:`calibrate`); an ``(ε, δ)``
+  target by whichever is larger of the pure ε itself and the ε of the largest ρ whose CKS
+  conversion at δ is at most ε.
 * The tree releases with discrete Gaussian noise (the library's zCDP path) at ``ρ`` (an
   ``(ε, δ)`` target converted by the release).
 * Private bounds (a pure AboveThreshold step), one-sided bounds and ``n="private"`` stay
@@ -89,19 +92,17 @@ def equivalent_epsilon(privacy: Measure) -> float:
     return max(math.sqrt(2 * rho), privacy.epsilon if isinstance(privacy, ApproxDP) else 0.0)
 
 
-def _losses(levels: np.ndarray, eps: float, relation: str, method: str) -> list[Fraction]:
-    from treedp.value_methods.unbounded_quantiles import losses_of
+def _rho(levels: np.ndarray, eps: float, relation: str, method: str) -> Fraction:
+    from treedp.value_methods.unbounded_quantiles import rho_of
 
-    return losses_of(levels, eps, relation, method == "exponential")
+    return rho_of(levels, eps, relation, method == "exponential")
 
 
 def _largest_epsilon(rho: float, levels: np.ndarray, relation: str, method: str) -> float:
     """The largest ε whose steps cost at most ``rho`` under bounded range."""
-    from treedp.value_methods.unbounded_quantiles import zcdp_cost
-
-    unit = float(zcdp_cost(_losses(levels, 1.0, relation, method)))
+    unit = float(_rho(levels, 1.0, relation, method))
     eps = math.sqrt(rho / unit) if unit > 0 else 0.0
-    while eps > 0 and zcdp_cost(_losses(levels, eps, relation, method)) > Fraction(rho):
+    while eps > 0 and _rho(levels, eps, relation, method) > Fraction(rho):
         eps = math.nextafter(eps * (1 - 1e-12), 0.0)
     return eps
 
@@ -126,16 +127,18 @@ def spend_record(
     """The method's record restated at its tightest cost for the target: ``ZCDP(Σ ε_j²/8)``
     (bounded range) when that is how the target was met, else the record as it is."""
     from treedp.value_methods._column import float_up
-    from treedp.value_methods.unbounded_quantiles import zcdp_cost
 
     if method not in SELECTION_METHODS or isinstance(privacy, PureDP):
         return record
     if isinstance(privacy, ApproxDP) and eps == privacy.epsilon:  # met as pure ε
         return record
-    rho = zcdp_cost(_losses(levels, eps, relation, method))
+    rho = _rho(levels, eps, relation, method)
     parameters = {
         **dict(record.parameters),
-        "zcdp": "bounded range: rho = sum of eps_j**2/8 (Cesar and Rogers 2021)",
+        "zcdp": (
+            "bounded range: rho = sum of eps_j**2/8 over the selections (Cesar and Rogers "
+            "2021), plus c**2/2 for each pure-c step of the recursion's counts"
+        ),
         "rho": float_up(rho),
     }
     return SpendRecord(record.mechanism, ZCDP(float_up(rho)), relation, record.unit, parameters)

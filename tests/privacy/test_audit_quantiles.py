@@ -2,12 +2,14 @@
 
 Recursive quantiles: on a tiny public grid (``2**3`` points) the joint law of the released
 units is computed exactly (a product of exponential-mechanism laws down the recursion, with the
-rates the implementation plans), and the largest likelihood ratio over every output of
-neighbouring datasets is compared with ``e^ε_spent``: a brute-force check, no sampling. A
-chi-square test ties the implementation's sampler to that law (false-failure rate ``ALPHA``).
-The audit holds for unequal budget splits over the recursion levels too; the mutants that give
-every recursion level the full ε, or scale an unequal split by its largest weight instead of
-the sum, must exceed the claim.
+rates the implementation plans; the children's rule is held on Kaplan et al.'s rescaled levels,
+``SIGMAS = inf``, public post-processing of the side counts, which then sum out; the counts and
+the anchored branch are audited in test_audit_recursion_counts.py), and the largest likelihood
+ratio over every output of neighbouring datasets is compared with ``e^ε_spent``: a brute-force
+check, no sampling. A chi-square test ties the implementation's sampler to that law (false-
+failure rate ``ALPHA``). The audit holds for unequal budget splits over the recursion levels
+too; the mutants that give every recursion level the full ε, or scale an unequal split by its
+largest weight instead of the sum, must exceed the claim.
 
 Private bounds (the bounds are post-processing of the two scans' stops): the exact law of each
 stop (AboveThreshold with discrete Laplace noise, summed over the threshold noise) is computed
@@ -37,11 +39,21 @@ from treedp.noise import InsecureSeededSource
 from treedp.value_methods import private_bounds as pb
 from treedp.value_methods import quantile_exponential as qe
 from treedp.value_methods import quantiles_recursive as qr
+from treedp.value_methods import recursion_anchor as ra
 from treedp.value_methods.exponential_core import Grid, rank_weights, target_rank
 
 BITS = 3
 BOUNDS = (0.0, 8.0)
 LEVELS = [0.25, 0.5, 0.75]
+
+
+@pytest.fixture(autouse=True)
+def rescaled_levels(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The recursion's children on their rescaled levels (module docstring), and nearly the
+    whole of each level's budget on the selections (the counts, which sum out, get
+    ``2**-16`` of it), so that the selections' law is held to nearly the whole claim."""
+    monkeypatch.setattr(ra, "SIGMAS", math.inf)
+    monkeypatch.setattr(qr, "COUNT_SHARE", Fraction(1, 2**16))
 
 
 def _grid() -> np.ndarray:

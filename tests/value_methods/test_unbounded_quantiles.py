@@ -141,13 +141,14 @@ def test_recursion_splits_never_cut_a_group() -> None:
     x = np.sort(np.r_[np.zeros(9), np.full(7, 65_000.0), np.full(5, -3.0), rng.normal(0, 9, 9)])
     pos = positions(x)
     groups = _group(cell_of(x))[0]
-    leaf = _Plan(0, Fraction(1, 2), 1, Fraction(1), None, None)
+    half, one = Fraction(1, 2), Fraction(1)
+    leaf = _Plan(0, half, half, 1, one, one, None, None, None)
     shapes = [(leaf, leaf), (leaf, None), (None, leaf)]
     lattice = UnitGrid()
     for p in pos:
         for du in (-3, 0, 2):
             for left, right in shapes:
-                plan = _Plan(0, Fraction(1, 2), 0, Fraction(1), left, right)
+                plan = _Plan(0, half, half, 0, one, one, one, left, right)
                 split = int(np.searchsorted(pos, _split_point(plan, lattice, int(p) + du)))
                 assert split in (0, x.size) or groups[split - 1] != groups[split]
     ints = np.sort(np.r_[np.full(6, 4.0), np.full(3, 9.0), np.arange(12.0)])
@@ -156,6 +157,6 @@ def test_recursion_splits_never_cut_a_group() -> None:
     for value in spread:
         unit = int(grid.count_at_most(np.array([value]))[0]) - 1
         for left, right in shapes:
-            plan = _Plan(0, Fraction(1, 2), 0, Fraction(1), left, right)
+            plan = _Plan(0, half, half, 0, one, one, one, left, right)
             split = int(np.searchsorted(spread, _split_point(plan, splits, unit)))
             assert split in (0, ints.size) or ints[split - 1] != ints[split]

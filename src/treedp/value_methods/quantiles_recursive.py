@@ -6,7 +6,9 @@ Guarantee: pure ε-DP per call (``PureDP(ε_spent)``, ``ε_spent <= ε``), ``rep
 
 Kaplan, Schnapp and Stemmer's "ApproximateQuantiles" (ICML 2022): release the middle level's
 quantile, then recurse on the records below it with the levels below and on the others with
-the levels above. Every selection is Smith's exponential mechanism on the public grid,
+the levels above; each node with a child also releases noisy counts of its two sides, which
+re-anchor a child's level where a block of ties at the released point moved it
+(:mod:`.recursion_anchor`). Every selection is Smith's exponential mechanism on the public grid,
 restricted to the node's grid interval (so outputs are non-decreasing in ``q``), by the shared
 core :mod:`treedp.value_methods.exponential_core`.
 """
@@ -25,7 +27,7 @@ from treedp._aliases import accepts_aliases
 from treedp._validation import must
 from treedp.exceptions import InvalidParameterError
 from treedp.mechanisms.results import Contract, QuantileResult
-from treedp.noise import RandomSource, resolve_source
+from treedp.noise import RandomSource, resolve_source, sample_discrete_laplace
 from treedp.noise.rational import dyadic_lower_bound
 from treedp.privacy import PureDP
 from treedp.privacy.accountant import Accountant
@@ -46,6 +48,16 @@ from treedp.value_methods.exponential_core import (
     read_sorted,
     select,
 )
+from treedp.value_methods.recursion_anchor import (
+    HIGH,
+    LOW,
+    Anchor,
+    anchored_level,
+    count_scale,
+    count_sensitivity,
+    root_anchor,
+)
+from treedp.value_methods.recursion_splits import _CellSplits, _split_point
 
 __all__ = ["CONTRACT", "NEIGHBOURS", "level_counts", "quantiles_recursive"]
 
@@ -54,17 +66,26 @@ NEIGHBOURS: tuple[str, ...] = ("replace", "add_remove")
 #: Level ``l`` of the recursion gets a budget proportional to ``(nodes at l) ** SPLIT_POWER``.
 #: 0 (the equal split ``ε / L``) measured best without a public ``n`` (docs/quantiles.md).
 SPLIT_POWER = 0.0
+#: The share of a recursion level's budget that each node with a child spends on the noisy
+#: counts of the records it sends to each side (the children's anchors,
+#: :func:`anchored_level`); chosen by measurement (docs/private_bounds.md, "Point masses").
+COUNT_SHARE = Fraction(1, 20)
 CONTRACT = Contract(
     name="quantiles_recursive",
     measure=PureDP,
     neighbours=NEIGHBOURS,
     sensitivity=(
         "per recursion level, nodes hold disjoint records; a node's score -|#{x < y} - t| "
-        "with t = q' n_node has sensitivity max(q', 1 - q') + 2**-32 to adding or removing one "
-        "of its records (add_remove: one node per level changes, loss eps_l, the level's budget; "
-        "sum over levels eps_l = eps); under replace a "
-        "record moves between at most two nodes of a level, each calibrated to eps_l/2, or "
-        "stays in one (sensitivity 1 <= 2 max(q', 1 - q'))"
+        "with t = q' n_node (q' public: planned at the root, else re-anchored on released "
+        "counts) has sensitivity max(q', 1 - q') + 2**-32 to adding or removing one "
+        "of its records; a node with children then releases the counts of its two sides "
+        "(a partition of its records) with discrete Laplace noise: per level L1 sensitivity "
+        "1 under add_remove, 2 under replace. add_remove: one node per level changes, loss "
+        "eps_l (selection (1 - s) eps_l, counts s eps_l, s = COUNT_SHARE; a leaf's selection "
+        "eps_l); sum over levels eps_l = eps. Under replace a record moves between at most "
+        "two nodes of a level, each selection calibrated to half its share and each node's "
+        "counts moving by 1, or stays in one (selection sensitivity 1 <= 2 max(q', 1 - q'), "
+        "two counts of that node moving by 1)"
     ),
     max_records=2**32 - 1,  # the rank arithmetic: A·(n + 1) < 2**63 with 31-bit rates
 )
@@ -96,21 +117,22 @@ def _level_epsilons(epsilon: Fraction, m: int) -> tuple[Fraction, ...]:
     return tuple(epsilon * w / total for w in weights)
 
 
-def _node_rate(level_eps: Fraction, level: Fraction, relation: str, root: bool) -> Fraction:
-    """The exponential mechanism's rate at a node, rounded down to a dyadic rational.
+def _node_rate(share: Fraction, level: Fraction, relation: str, root: bool) -> Fraction:
+    """The exponential mechanism's rate at a node of selection budget ``share``, rounded down
+    to a dyadic rational.
 
-    ``add_remove``: ``ε_l / (2Δ)``. ``replace``: ``ε_l / 2`` at the root (``i`` moves by at
-    most 1, ``t`` not at all), ``ε_l / (4Δ)`` below it (see :func:`quantiles_recursive`).
+    ``add_remove``: ``share / (2Δ)``. ``replace``: ``share / 2`` at the root (``i`` moves by at
+    most 1, ``t`` not at all), ``share / (4Δ)`` below it (see :func:`quantiles_recursive`).
     """
     if relation == "replace":
-        share = level_eps / 2 if root else level_eps / (4 * rank_sensitivity(level))
+        rate = share / 2 if root else share / (4 * rank_sensitivity(level))
     else:
-        share = level_eps / (2 * rank_sensitivity(level))
-    return dyadic_lower_bound(share)
+        rate = share / (2 * rank_sensitivity(level))
+    return dyadic_lower_bound(rate)
 
 
 def _node_loss(rate: Fraction, level: Fraction, relation: str, root: bool) -> Fraction:
-    """The loss bound a node contributes to its level: ``2 Δ rate`` (``add_remove``); under
+    """The loss bound of a node's selection at ``rate``: ``2 Δ rate`` (``add_remove``); under
     ``replace`` ``2 rate`` at the root, else ``4 Δ rate`` (a move inside the node costs
     ``2 rate <= 4 Δ rate``, as ``Δ >= 1/2``; a move between two nodes ``2 Δ rate`` each)."""
     if relation == "replace":
@@ -120,12 +142,15 @@ def _node_loss(rate: Fraction, level: Fraction, relation: str, root: bool) -> Fr
 
 @dataclass(frozen=True)
 class _Plan:
-    """The public recursion: node order, levels, depths, rates (no data)."""
+    """The public recursion: node order, levels, depths, budgets (no data)."""
 
     mid: int  # index (into the sorted distinct levels) released at this node
-    level: Fraction  # q' = (q_mid - q_left) / (q_right - q_left)
+    q: Fraction  # the level released here, q_mid
+    level: Fraction  # q' = (q_mid - q_left) / (q_right - q_left), the root's (and planned) level
     depth: int
-    rate: Fraction
+    share: Fraction  # the node's selection budget: its level's, less the counts' share
+    rate: Fraction  # the selection's rate at ``level`` (the root's; a child's is re-anchored)
+    count_scale: Fraction | None  # discrete Laplace scale of its side counts (None: a leaf)
     left: _Plan | None
     right: _Plan | None
 
@@ -140,34 +165,117 @@ def _plan(
     level_eps: tuple[Fraction, ...],
     relation: str,
 ) -> _Plan | None:
-    """The recursion over the levels ``qs[a:b]`` between the released ``q_left``, ``q_right``."""
+    """The recursion over the levels ``qs[a:b]`` between the released ``q_left``, ``q_right``.
+
+    A node with a child spends ``COUNT_SHARE`` of its level's budget on its side counts and
+    the rest on its selection; a leaf spends the whole on its selection."""
     if a >= b:
         return None
     mid = (a + b) // 2
     level = (qs[mid] - q_left) / (q_right - q_left)
-    rate = _node_rate(level_eps[depth], level, relation, depth == 0)
     left = _plan(qs, a, mid, q_left, qs[mid], depth + 1, level_eps, relation)
     right = _plan(qs, mid + 1, b, qs[mid], q_right, depth + 1, level_eps, relation)
-    return _Plan(mid, level, depth, rate, left, right)
+    eps_l = level_eps[depth]
+    leaf = left is None and right is None
+    share = eps_l if leaf else eps_l * (1 - COUNT_SHARE)
+    scale = None if leaf else count_scale(eps_l * COUNT_SHARE, relation)
+    rate = _node_rate(share, level, relation, depth == 0)
+    return _Plan(mid, qs[mid], level, depth, share, rate, scale, left, right)
 
 
 def _walk(plan: _Plan | None) -> list[_Plan]:
     return [] if plan is None else [plan, *_walk(plan.left), *_walk(plan.right)]
 
 
+def _node_parts(node: _Plan, relation: str) -> tuple[Fraction, Fraction]:
+    """A node's selection loss bound and its side counts' loss (0 for a leaf).
+
+    The root's selection has a public level: its exact ``2 Δ rate`` (:func:`_node_loss`). A
+    child's level is re-anchored on released counts, so its rate is chosen at run time
+    (:func:`_anchored_rate`, at most ``share / (2Δ)``): its bound is ``share``."""
+    root = node.depth == 0
+    select_loss = _node_loss(node.rate, node.level, relation, True) if root else node.share
+    counts = Fraction(0)
+    if node.count_scale is not None:
+        counts = count_sensitivity(relation) / node.count_scale
+    return select_loss, counts
+
+
 def _depth_losses(plan: _Plan, relation: str) -> list[Fraction]:
-    """The loss of each recursion level: its largest node loss (its nodes hold disjoint
-    records; a move between two costs at most twice the largest share)."""
+    """The loss of each recursion level: its largest node loss, selection plus side counts
+    (its nodes hold disjoint records; a move between two costs at most twice the largest
+    half)."""
     by_depth: dict[int, Fraction] = {}
     for node in _walk(plan):
-        loss = _node_loss(node.rate, node.level, relation, node.depth == 0)
+        loss = sum(_node_parts(node, relation), Fraction(0))
         by_depth[node.depth] = max(by_depth.get(node.depth, Fraction(0)), loss)
     return [by_depth[d] for d in sorted(by_depth)]
 
 
-def _level_loss(plan: _Plan, relation: str) -> Fraction:
-    """The ε spent: the levels' losses (:func:`_depth_losses`) summed."""
-    return sum(_depth_losses(plan, relation), Fraction(0))
+def depth_zcdp(plan: _Plan, relation: str) -> list[Fraction]:
+    """The zCDP cost of each recursion level: the largest over its nodes of ``e²/8 + c²/2``,
+    its selection (``e``-bounded range, Cesar and Rogers 2021) then its side counts (pure
+    ``c``-DP, ``c²/2``-zCDP, Bun and Steinke 2016); the record's node at a level is fixed by
+    the outputs before it, so the two compose per node."""
+    by_depth: dict[int, Fraction] = {}
+    for node in _walk(plan):
+        e, c = _node_parts(node, relation)
+        rho = e * e / 8 + c * c / 2
+        by_depth[node.depth] = max(by_depth.get(node.depth, Fraction(0)), rho)
+    return [by_depth[d] for d in sorted(by_depth)]
+
+
+def node_sensitivities(plan: _Plan) -> list[float]:
+    """Each node's score sensitivity as reported: the root's at its level, a child's bound
+    over every anchored level, ``1 + 2**-32`` (``max(q', 1 - q') <= 1``)."""
+    return [
+        float(rank_sensitivity(node.level if node.depth == 0 else Fraction(1)))
+        for node in _walk(plan)
+    ]
+
+
+def _anchored_rate(node: _Plan, level: Fraction, relation: str) -> Fraction:
+    """A child's rate at its anchored ``level``: ``share / (2Δ)`` (``share / (4Δ)`` under
+    ``replace``), rounded down; its loss ``2Δ·rate`` (``4Δ·rate``) is at most ``share``."""
+    return _node_rate(node.share, level, relation, False)
+
+
+def _select(
+    plan: _Plan,
+    grid: GridLike,
+    x: np.ndarray,
+    first: int,
+    last: int,
+    size: int,
+    source: RandomSource,
+    anchor: Anchor | None,
+    relation: str,
+) -> np.ndarray:
+    """The units one node releases for ``size`` rows: the root's level is public; a child's
+    is :func:`anchored_level` of each row's counts (rows with equal levels drawn together)."""
+    weights = rank_weights(grid, x, first, last)
+    if anchor is None:
+        return select(weights, plan.level, x.size, plan.rate, size, source, first)
+    units = np.empty(size, dtype=np.int64)
+    groups: dict[Fraction | str, list[int]] = {}
+    for row in range(size):
+        key = anchored_level(plan.q, plan.level, anchor, row)
+        groups.setdefault(key, []).append(row)
+    for key, rows in groups.items():
+        if key in (LOW, HIGH):
+            units[rows] = first if key == LOW else last
+        else:
+            assert isinstance(key, Fraction)
+            rate = _anchored_rate(plan, key, relation)
+            units[rows] = select(weights, key, x.size, rate, len(rows), source, first)
+    return units
+
+
+def side_counts(x: np.ndarray, point: float) -> tuple[int, int]:
+    """The exact counts the children's anchors release: the node's (sorted) records below the
+    split ``point`` and the others, a partition of them (each record in one count)."""
+    below = int(np.searchsorted(x, point, side="left"))
+    return below, x.size - below
 
 
 def _run(
@@ -179,61 +287,38 @@ def _run(
     out: np.ndarray,
     rows: np.ndarray,
     source: RandomSource,
+    relation: str,
+    anchor: Anchor | None = None,
 ) -> None:
     """Fill ``out[rows, node.mid]`` for the subtree ``plan`` (``x``: the node's records,
-    sorted); simulated rows with the same selected unit draw their children together."""
+    sorted; ``anchor``: the rows' released counts, None at the root); simulated rows with
+    the same selected unit split their records together."""
     if plan is None:
         return
-    weights = rank_weights(grid, x, first, last)
-    units = select(weights, plan.level, x.size, plan.rate, rows.size, source, first)
+    units = _select(plan, grid, x, first, last, rows.size, source, anchor, relation)
     out[rows, plan.mid] = units
+    if plan.count_scale is None:
+        return
     for unit in np.unique(units):
-        these = rows[units == unit]
-        split = int(np.searchsorted(x, _split_point(plan, grid, int(unit)), side="left"))
+        pick = units == unit
+        these = rows[pick]
+        point = _split_point(plan, grid, int(unit))
+        split = int(np.searchsorted(x, point, side="left"))
         # Records below the released point go left, the others right: disjoint children.
-        _run(plan.left, grid, x[:split], first, int(unit), out, these, source)
-        _run(plan.right, grid, x[split:], int(unit), last, out, these, source)
-
-
-@dataclass(frozen=True)
-class _CellSplits:
-    """The grid, with the recursion's splits on unit-cell boundaries (integer data spread
-    in their cells): a unit in the lower half of its cell ``[v, v + 1)`` splits at ``v``,
-    else at ``v + 1``. A node then holds whole cells, so one record added changes one node
-    (its ``k`` spread positions interleave with ``k + 1``: every count below a unit moves by
-    0 or 1), and a block of ties holding the target rank mostly below the split goes left,
-    where the levels below it are answered in it."""
-
-    grid: Grid
-
-    @property
-    def cells(self) -> int:
-        return self.grid.cells
-
-    def values(self, k: np.ndarray) -> np.ndarray:
-        y = self.grid.values(k)
-        v = np.floor(y)
-        boundary: np.ndarray = v + (y - v >= 0.5)
-        return boundary
-
-    def cell_ends(self, k: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """The start and end of each unit's cell (in the records' coordinates)."""
-        v = np.floor(self.grid.values(k))
-        return v, v + 1.0
-
-    def count_at_most(self, x: np.ndarray) -> np.ndarray:
-        return self.grid.count_at_most(x)
-
-
-def _split_point(plan: _Plan, grid: GridLike, unit: int) -> float:
-    """Where the records split below a node: at the released point; on a grid whose splits
-    keep whole cells (``cell_ends``), a cell holding the point goes to the only child with
-    levels, or by the point's half of the cell (public: the plan and the released unit)."""
-    ends = getattr(grid, "cell_ends", None)
-    if ends is not None and (plan.left is None) != (plan.right is None):
-        start, end = ends(np.array([unit]))
-        return float(end[0] if plan.right is None else start[0])
-    return float(grid.values(np.array([unit]))[0])
+        # Their two side counts, with exact discrete Laplace noise (one draw each per row).
+        noisy = [
+            side + sample_discrete_laplace(plan.count_scale, these.size, source)
+            for side in side_counts(x, point)
+        ]
+        if anchor is None:
+            left, right = root_anchor(noisy[0], noisy[1], plan.count_scale)
+        else:
+            mine = anchor._replace(
+                total=anchor.total[pick], offset=anchor.offset[pick], size=anchor.size[pick]
+            )
+            left, right = mine.children(noisy[0], noisy[1], plan.count_scale)
+        _run(plan.left, grid, x[:split], first, int(unit), out, these, source, relation, left)
+        _run(plan.right, grid, x[split:], int(unit), last, out, these, source, relation, right)
 
 
 def _quantiles_recursive(
@@ -261,8 +346,8 @@ def _quantiles_recursive(
     budgets = _level_epsilons(Fraction(eps), len(qs))
     plan = _plan(qs, 0, len(qs), Fraction(0), Fraction(1), 0, budgets, relation)
     assert plan is not None
-    spent = _level_loss(plan, relation)
-    sens = [float(rank_sensitivity(node.level)) for node in _walk(plan)]
+    spent = sum(_depth_losses(plan, relation), Fraction(0))
+    sens = node_sensitivities(plan)
     source = resolve_source(rng)
     x = read_sorted(values, policy, relation, out_unit)[0]
     check_domain(x.size, CONTRACT)
@@ -275,7 +360,7 @@ def _quantiles_recursive(
 
         x, splits = _spread(np.floor(np.clip(x, lo, hi - 1.0))), _CellSplits(grid)
     units = np.empty((draws, len(qs)), dtype=np.int64)
-    _run(plan, splits, x, 0, grid.cells - 1, units, np.arange(draws), source)
+    _run(plan, splits, x, 0, grid.cells - 1, units, np.arange(draws), source, relation)
     chosen = units[:, np.searchsorted(distinct, qa)]
     return Draws(grid.values(chosen), qa, eps, spent, sens, source, out_unit, parameters)
 
@@ -364,27 +449,54 @@ def quantiles_recursive(
     mechanism on the public ``2**48``-point grid of ``[lo, hi]`` (as
     :func:`~treedp.quantile_exponential`), the records are split at the released point (below
     it: left; at or above: right), and the levels below and above are released recursively on
-    each part, inside the grid interval on that side, rescaled to the part: ``q' = (q -
-    q_left) / (q_right - q_left)`` between the levels released around it (0 and 1 at the
-    top). A node's target rank is ``q' · n_node``, so a node reads only its own records.
+    each part, inside the grid interval on that side. Kaplan et al. hand each part its level
+    rescaled, ``q' = (q - q_left) / (q_right - q_left)`` between the levels released around
+    it (0 and 1 at the top), which assumes the released point split the records at its level;
+    a block of ties at that point goes whole to one part and the other's rescaled level then
+    misses by up to the block. So each node with a child also releases the noisy counts of
+    the records it sends to each side, and a child whose rescaled level disagrees with the
+    absolute target those counts give by more than their noise explains targets the absolute
+    one instead, or answers its end (the parent's point) when that target lies beside its
+    records (:func:`~.recursion_anchor.anchored_level`; post-processing of the counts). A
+    node's target rank is ``q'·n_node`` for its public level ``q'``, so a node reads only its
+    own records.
 
     Guarantee: ``PureDP(ε_spent)``, ``ε_spent <= ε``, privacy unit one record, both relations.
     ``m`` distinct levels make ``L = ceil(log2(m + 1))`` recursion levels, level ``l`` given
-    ``ε_l`` (:func:`_level_epsilons`; ``ε / L`` by default, ``Σ ε_l = ε`` exactly). Given the
-    outputs above, the nodes of one level hold disjoint sets of records. Sensitivity:
+    ``ε_l`` (:func:`_level_epsilons`; ``ε / L`` by default, ``Σ ε_l = ε`` exactly). Order of
+    release: level 0's selection, level 0's side counts, level 1's selections, level 1's
+    counts, ... Given everything released before a step, the nodes of one level hold
+    disjoint sets of records (a node's records are those of its parent on its side of the
+    parent's released point), each node's level ``q'`` is public (planned, or computed from
+    released counts), and the two sides of a node partition its records (``side_counts``).
+    A node with a child spends ``s = COUNT_SHARE`` (1/20) of ``ε_l`` on its counts and
+    ``(1 - s)·ε_l`` on its selection (``share``); a leaf spends ``ε_l`` on its selection.
+    Sensitivity and loss of each step, given the earlier outputs:
 
-    * ``add_remove``: one record added or removed changes one node per level, by one record;
-      that node's score has sensitivity ``Δ = max(q', 1 - q') + 2**-32``
-      (:func:`~.exponential_core.rank_sensitivity`) and its rate ``ε_l / (2Δ)``: a loss
-      of ``ε_l`` at level ``l``.
-    * ``replace``: at the root (all records, ``n`` fixed) the sensitivity is 1 and the rate
-      ``ε_0 / 2``. Below it a record may leave one node and enter another (a removal and an
-      addition); each node's rate is ``ε_l / (4Δ)``, so the two cost ``ε_l / 2`` each; a
-      change inside one node costs ``2 · rate <= ε_l``.
+    * selection, ``add_remove``: one record added or removed changes one node of the level, by
+      one record; that node's score has sensitivity ``Δ = max(q', 1 - q') + 2**-32``
+      (:func:`~.exponential_core.rank_sensitivity`) and its rate ``share / (2Δ)``: a loss of
+      at most ``share``.
+    * selection, ``replace``: at the root (all records, ``n`` fixed) the sensitivity is 1 and
+      the rate ``share / 2``. Below it a record may leave one node and enter another (a
+      removal and an addition); each node's rate is ``share / (4Δ)``, so the two cost
+      ``share / 2`` each; a change inside one node costs ``2 · rate <= share``.
+    * counts: the vector of every side count of the level has L1 sensitivity 1 under
+      ``add_remove`` (the record lies on one side of one node) and 2 under ``replace`` (it
+      leaves one side and enters one, of the same node or of two); each count gets exact
+      discrete Laplace noise of scale ``sens / b`` with ``b = s·ε_l / sens`` rounded down
+      to a dyadic rational: a loss of ``sens / scale <= s·ε_l``. Under ``replace`` a move
+      between two nodes changes one count of each, ``1/scale`` each.
 
-    Summed over the levels (adaptive composition) the loss is at most ε; each rate is rounded
-    down to a dyadic rational, and ``ε_spent`` is the exact sum of the per-level bounds. The
-    empty dataset is valid (uniform outputs in each node).
+    So a level's loss is at most the largest node's selection plus counts (``ε_l``): under
+    ``add_remove`` one node pays; under ``replace`` two nodes pay at most half each, or one
+    node pays both halves. Summed over the levels (adaptive composition: every step's
+    partition, levels and rates are functions of earlier outputs) the loss is at most ε;
+    each rate is rounded down to a dyadic rational, and ``ε_spent`` is the exact sum of the
+    per-level bounds (:func:`_depth_losses`; a child's selection is bounded by its
+    ``share``, as its rate is chosen at run time). The children's rule and the answers at a
+    child's end read only released counts and units: post-processing. The empty dataset is
+    valid (uniform outputs in each node).
 
     Parameters
     ----------

@@ -60,7 +60,8 @@ from treedp.value_methods.quantiles_recursive import (
     _level_epsilons,
     _plan,
     _run,
-    _walk,
+    depth_zcdp,
+    node_sensitivities,
 )
 
 __all__ = ["CONTRACT", "NEIGHBOURS", "quantiles_unbounded", "zcdp_cost"]
@@ -137,7 +138,7 @@ def _unbounded(
             Fraction(eps), len(qs)), relation)  # fmt: skip
         assert plan is not None
         losses = _depth_losses(plan, relation)
-        sens = [float(rank_sensitivity(node.level)) for node in _walk(plan)]
+        sens = node_sensitivities(plan)
     x, unit = read_sorted(values, policy, relation, None)
     if unit is not None:
         raise InvalidTypeError("Quantiles without bounds take numbers, not datetimes.")
@@ -155,7 +156,7 @@ def _unbounded(
     else:
         assert plan is not None
         chosen = np.empty((draws, distinct.size), dtype=np.int64)
-        _run(plan, grid, pos, 0, TOTAL_UNITS - 1, chosen, np.arange(draws), source)
+        _run(plan, grid, pos, 0, TOTAL_UNITS - 1, chosen, np.arange(draws), source, relation)
         units = chosen[:, np.searchsorted(distinct, qa)]
     out = answer_of(units)  # post-processing of the selected units
     return Draws(out, qa, eps, spent, sens, source, None, parameters), losses
@@ -219,13 +220,16 @@ def unbounded_draws(
     ].values
 
 
-def losses_of(q: Any, epsilon: float, neighbours: str, independent: bool) -> list[Fraction]:
-    """The composed steps' pure losses of a call (public parameters only)."""
+def rho_of(q: Any, epsilon: float, neighbours: str, independent: bool) -> Fraction:
+    """The zCDP cost of a call (public parameters only): ``Σ ε_j²/8`` over the independent
+    selections (:func:`zcdp_cost`), or over the recursion levels ``max_node e²/8 + c²/2``, a
+    node's selection (bounded range) then its side counts (pure, ``c²/2``)
+    (:func:`~.quantiles_recursive.depth_zcdp`)."""
     qa = read_levels(q)
     if independent:
-        return _independent_losses(qa, epsilon, neighbours)[1]
+        return zcdp_cost(_independent_losses(qa, epsilon, neighbours)[1])
     qs = [Fraction(float(v)) for v in np.unique(qa)]
     plan = _plan(qs, 0, len(qs), Fraction(0), Fraction(1), 0,
                  _level_epsilons(Fraction(epsilon), len(qs)), neighbours)  # fmt: skip
     assert plan is not None
-    return _depth_losses(plan, neighbours)
+    return sum(depth_zcdp(plan, neighbours), Fraction(0))

@@ -1,0 +1,131 @@
+"""The recursion's anchors: noisy side counts and the level a child targets from them.
+
+Guarantee: the counts are pure DP, privacy unit one record, ``replace`` or ``add_remove``
+neighbours; their loss enters :func:`treedp.value_methods.quantiles_recursive.quantiles_recursive`'s
+per-level composition, which states the derivation. Everything else here is post-processing
+of released counts.
+
+Kaplan, Schnapp and Stemmer's recursion hands a child the level rescaled to the child's
+records, ``q' = (q - q_left) / (q_right - q_left)``, which assumes the parent's released point
+split the parent's records at the parent's level. A block of tied records at that point goes
+whole to one child (a node holds whole cells), and the other child's rescaled level then
+misses by up to the block (diffprivlib issue #107's input: 0.163 n at q = 0.75). Each node with
+a child therefore releases the noisy counts of the records it sends to each side; a child
+compares the rescaled level with the absolute one those counts give, ``a = q·N̂ - Ô`` (``N̂``
+the root's two counts summed, ``Ô`` the records left of the child), and keeps the rescaled
+level unless the two differ by more than the counts' noise can explain (:data:`SIGMAS`
+standard deviations): smooth data keep the recursion's accuracy (the rescaled level's miss is
+the parent's rank error, far below the counts' noise), a block's far side is answered from
+``a``.
+"""
+
+from __future__ import annotations
+
+import math
+from fractions import Fraction
+from typing import NamedTuple
+
+import numpy as np
+
+from treedp.noise.discrete_laplace import discrete_laplace_variance
+from treedp.noise.rational import dyadic_lower_bound
+
+__all__ = [
+    "HIGH",
+    "LOW",
+    "SIGMAS",
+    "Anchor",
+    "anchored_level",
+    "count_scale",
+    "count_sensitivity",
+    "root_anchor",
+]
+
+#: A child leaves the rescaled level for the counts' absolute one when the two differ by more
+#: than this many standard deviations of the counts' noise (:meth:`Anchor.spread`).
+SIGMAS = 5.0
+#: What :func:`anchored_level` returns for a level at or below the child's records (answer its
+#: lower end, the released point below it) and at or above them (its upper end).
+LOW, HIGH = "low", "high"
+
+
+def count_sensitivity(relation: str) -> int:
+    """The L1 sensitivity of one recursion level's side counts: 1 under ``add_remove`` (the
+    record is on one side of one node of the level), 2 under ``replace`` (it leaves one side
+    and enters one, of the same node or of two)."""
+    return 2 if relation == "replace" else 1
+
+
+def count_scale(budget: Fraction, relation: str) -> Fraction:
+    """The discrete Laplace scale of a level's side counts for a loss of at most ``budget``:
+    ``1 / b`` with ``b = budget / sensitivity`` rounded down to a dyadic rational, so the loss
+    ``sensitivity · b`` is exact and at most ``budget``."""
+    return 1 / dyadic_lower_bound(budget / count_sensitivity(relation))
+
+
+class Anchor(NamedTuple):
+    """What a child reads of the released counts, per simulated row (public).
+
+    ``total``: ``N̂``, the root's two side counts summed; ``offset``: ``Ô``, the side counts
+    of the records left of the child (0 down the left edge); ``size``: ``Ŝ``, the parent's
+    count of the child's side. ``path``: the child's sides from the root (``"RL"``: the left
+    child of the root's right child), which names the counts: count ``p`` is the size of the
+    child at path ``p``. ``var``: each named count's noise variance (public: its scale)."""
+
+    total: np.ndarray
+    offset: np.ndarray
+    size: np.ndarray
+    path: str
+    var: dict[str, float]
+
+    def spread(self, q: Fraction, level: Fraction) -> float:
+        """The standard deviation of the noise in ``q·N̂ - Ô - q'·Ŝ`` (the absolute target
+        less the rescaled one, in records), exactly: each count's coefficient in it (``q``
+        for the root's two, ``-1`` for those in ``Ô``, ``-q'`` for ``Ŝ``) squared times its
+        variance, summed (the counts' noises are independent)."""
+        coef = {"L": float(q), "R": float(q)}
+        for i, side in enumerate(self.path):
+            if side == "R":  # the left sibling's records lie left of the child
+                left = self.path[:i] + "L"
+                coef[left] = coef.get(left, 0.0) - 1.0
+        coef[self.path] = coef.get(self.path, 0.0) - float(level)
+        return math.sqrt(sum(c * c * self.var[name] for name, c in coef.items()))
+
+    def children(
+        self, left: np.ndarray, right: np.ndarray, scale: Fraction
+    ) -> tuple[Anchor, Anchor]:
+        """The two children's anchors from this node's side counts ``left``, ``right``."""
+        var = discrete_laplace_variance(scale)
+        names = {**self.var, self.path + "L": var, self.path + "R": var}
+        return (
+            Anchor(self.total, self.offset, left, self.path + "L", names),
+            Anchor(self.total, self.offset + left, right, self.path + "R", names),
+        )
+
+
+def root_anchor(left: np.ndarray, right: np.ndarray, scale: Fraction) -> tuple[Anchor, Anchor]:
+    """The root's children's anchors: ``N̂`` is the root's two side counts summed."""
+    base = Anchor(left + right, np.zeros(left.size, dtype=np.int64), left + right, "", {})
+    return base.children(left, right, scale)
+
+
+def anchored_level(q: Fraction, level: Fraction, anchor: Anchor, row: int) -> Fraction | str:
+    """The level a child at released level ``q`` (rescaled: ``level``) targets among its
+    records, from its anchor's counts only (post-processing: no data).
+
+    ``a = q·N̂ - Ô`` is the absolute target less the records left of the child. Where ``a``
+    and the rescaled target ``q'·Ŝ`` agree within :data:`SIGMAS` times the noise's spread,
+    ``level`` (Kaplan et al.'s; its target ``q'·n_node`` on the child's exact records).
+    Otherwise :data:`LOW` when ``a <= 0``, :data:`HIGH` when ``a >= Ŝ`` (the level lies beside
+    the child's records: answer the child's end, which is the parent's released point), else
+    ``a / Ŝ``, in (0, 1), the child's target ``(a / Ŝ)·n_node``."""
+    total, offset, size = (int(anchor.total[row]), int(anchor.offset[row]),
+                           int(anchor.size[row]))  # fmt: skip
+    a = q * total - offset
+    if abs(a - level * size) <= SIGMAS * anchor.spread(q, level):
+        return level
+    if a <= 0:
+        return LOW
+    if a >= size:
+        return HIGH
+    return a / size
