@@ -381,22 +381,14 @@ def _bin_indices(
     *,
     try_inside: bool,
 ) -> tuple[np.ndarray, np.ndarray, bool]:
-    """``clip((x - lo)·inv, 0, B - 1/2)`` and its integer part, in views of the buffers
-    (floating-point errors silenced by the caller), and whether the chunk was found inside
-    ``[0, B)`` without the clip.
-
-    With ``try_inside``, the minimum and maximum of ``t = (x - lo)·inv`` are taken first (two
-    reductions, cheaper than the clip and the caller's NaN test): when ``0 <= min`` and
-    ``max < B`` the clip is the identity on every value (``floor(t)`` is then already in
-    ``[0, B - 1]``, the same index the clip would give) and no value is NaN (a NaN makes the
-    minimum NaN, and no comparison with NaN holds), so both are skipped. Otherwise (values
-    outside the bounds, NaN) the clip runs and the caller tests for NaN, as without the try.
-    The indices are the same either way.
+    """``clip((x - lo)·inv, 0, B - 1/2)`` and its integer part, in views of the buffers, and
+    whether the chunk was found inside ``[0, B)``. With ``try_inside``, when the minimum and
+    maximum of ``t = (x - lo)·inv`` lie in ``[0, B)`` the clip is the identity (same indices)
+    and no value is NaN (a NaN minimum fails the test), so the clip and the caller's NaN test
+    are skipped. (x - lo)·inv may overflow to ±inf: silent under the caller's errstate (a
+    warning would be an output that depends on the data); the clip puts ±inf in the end bins.
     """
     tt, idx = buffers[0][: x.size], buffers[1][: x.size]
-    # (x - lo)·inv may overflow to ±inf for extreme values; silent under the caller's errstate
-    # (a warning would be an observable output that depends on the data), and the clip puts
-    # ±inf into the end bins.
     if lo == 0.0:  # x - 0.0 is x, bit for bit: one pass fewer
         np.multiply(x, inv, out=tt)
     else:
