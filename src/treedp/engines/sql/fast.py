@@ -97,7 +97,7 @@ if TYPE_CHECKING:
     from treedp.engines.grouped import GroupedJob
     from treedp.engines.sql.rule import Sql
 
-__all__ = ["Plan", "fast_plan", "one_group_by", "plan_bins"]
+__all__ = ["MISSING_K", "Plan", "fast_plan", "one_group_by", "plan_bins"]
 
 EdgeForm = Literal["step", "lerp", "interp", "list"]
 _BOOST = 2.0**1000
@@ -115,6 +115,9 @@ _PRED = True
 #: Whether to try the direct plan at all; the benchmark turns it off (with ``_START =
 #: "e1"``) to time the rule it replaced in the same run.
 _DIRECT = True
+#: ``k`` of a missing value where the direct plan's key is a ``BIGINT`` (DuckDB); every other
+#: ``b`` is ``-1`` or more.
+MISSING_K = -2
 
 
 @dataclass(frozen=True)
@@ -295,50 +298,80 @@ def fast_plan(bins: Bins, lists: bool = True) -> Plan | None:
     return None
 
 
-def plan_bins(sql: Sql, plan: Plan, x: str, edges: np.ndarray) -> tuple[str, str]:
-    """``(b, k)``: the SQL of ``b`` (from the column ``k``) and of ``k`` (from ``x``), with
-    their parameters appended to ``sql`` in order of appearance (``b``'s text first; each
-    f-string evaluates its fields left to right). With ``e_0 = +0.0`` the subtraction and
-    the sum of ``e_0`` are left out: ``z - 0.0`` and ``z + 0.0`` equal ``z`` (only ``-0.0``
-    becomes ``+0.0``, which compares and floors the same)."""
+def _y_sql(sql: Sql, plan: Plan, x: str, zero: bool) -> str:
+    """``y`` of the plan in SQL (parameters appended in order)."""
+    v = sql.value
+    if plan.split:
+        return (
+            f"CASE WHEN {x} < {v(0.0)} THEN ({x} - {v(plan.lo)}) * {v(plan.scale)} "
+            f"ELSE ({x} - {v(plan.hi)}) * {v(plan.scale)} + {v(float(plan.n))} END"
+        )
+    d = x if zero else f"({x} - {v(plan.lo)})"
+    if plan.boost != 1.0:
+        return f"({d} * {v(plan.boost)}) * {v(plan.scale)}"
+    return f"{d} * {v(plan.scale)}"
+
+
+def _edge_sql(sql: Sql, plan: Plan, k: Callable[[], str], edges: np.ndarray, zero: bool) -> str:
+    """``E(k + 1)`` in SQL; ``k()`` gives the text of ``k`` where it goes."""
     v, n = sql.value, float(plan.n)
+    if plan.edge == "step":
+        return f"({k()} + {v(1.0)}) * {v(plan.step)}" + ("" if zero else f" + {v(plan.lo)}")
+    if plan.edge == "lerp":
+        return ("" if zero else f"{v(plan.lo)} + ") + (
+            f"{v(plan.hi - plan.lo)} * (({k()} + {v(1.0)}) / {v(n)})"
+        )
+    if plan.edge == "interp":
+        return (
+            f"{v(plan.lo)} * ({v(1.0)} - ({k()} + {v(1.0)}) / {v(n)}) "
+            f"+ {v(plan.hi)} * (({k()} + {v(1.0)}) / {v(n)})"
+        )
+    return f"({sql.array(edges)})[CAST({k()} AS INTEGER) + 2]"  # 1-based: e_j is a[j + 1]
+
+
+def plan_bins(sql: Sql, plan: Plan, x: str, edges: np.ndarray) -> tuple[str, str | None]:
+    """``(b, k)``: the SQL of ``b`` from the column ``k`` and of ``k`` from ``x`` (``k`` in
+    a subquery below ``b``), or, for a dialect with :attr:`Dialect.inline_bin
+    <treedp.engines.sql.rule.Dialect>`, ``(b, None)`` with ``b`` one ``CASE`` of ``x``
+    (module docstring). Parameters are appended to ``sql`` in order of appearance (``b``'s
+    text first; each f-string evaluates its fields left to right). With ``e_0 = +0.0`` the
+    subtraction and the sum of ``e_0`` are left out: ``z - 0.0`` and ``z + 0.0`` equal ``z``
+    (only ``-0.0`` becomes ``+0.0``, which compares and floors the same)."""
+    v, d, top = sql.value, sql.dialect, plan.n - 1
     zero = plan.lo == 0.0 and math.copysign(1.0, plan.lo) > 0
-    if plan.direct:
-        edge = ""  # no edge: b is k (nothing appended to the parameters)
-    elif plan.edge == "step":
-        edge = f"(k + {v(1.0)}) * {v(plan.step)}" + ("" if zero else f" + {v(plan.lo)}")
-    elif plan.edge == "lerp":
-        edge = ("" if zero else f"{v(plan.lo)} + ") + (
-            f"{v(plan.hi - plan.lo)} * ((k + {v(1.0)}) / {v(n)})"
-        )
-    elif plan.edge == "interp":
-        edge = (
-            f"{v(plan.lo)} * ({v(1.0)} - (k + {v(1.0)}) / {v(n)}) "
-            f"+ {v(plan.hi)} * ((k + {v(1.0)}) / {v(n)})"
-        )
-    else:  # 1-based arrays: e_j is a[j + 1]
-        edge = f"({sql.array(edges)})[CAST(k AS INTEGER) + 2]"
-    b = "k" if plan.direct else f"k + CAST({x} {_GE} {edge} AS INTEGER)"
+    s = plan.lo if plan.wide and not d.float_errors else plan.start
 
-    def y() -> str:
-        if plan.split:
-            return (
-                f"CASE WHEN {x} < {v(0.0)} THEN ({x} - {v(plan.lo)}) * {v(plan.scale)} "
-                f"ELSE ({x} - {v(plan.hi)}) * {v(plan.scale)} + {v(n)} END"
-            )
-        d = x if zero else f"({x} - {v(plan.lo)})"
-        if plan.boost != 1.0:
-            return f"({d} * {v(plan.boost)}) * {v(plan.scale)}"
-        return f"{d} * {v(plan.scale)}"
+    def k_in() -> str:  # k for s <= x <= e_B
+        if not plan.direct:
+            return f"floor({_y_sql(sql, plan, x, zero)} - {v(_HALF)})"
+        if d.integer_key:
+            return f"CAST(floor({_y_sql(sql, plan, x, zero)}) AS BIGINT)"
+        return f"floor({_y_sql(sql, plan, x, zero)})"
 
-    s = plan.lo if plan.wide and not sql.dialect.float_errors else plan.start
-    k = (  # fields left to right: parameters in order
-        f"CASE WHEN {x} >= {v(s)} AND {x} <= {v(plan.hi)} THEN floor({y()}"
-        f"{'' if plan.direct else f' - {v(_HALF)}'}) WHEN {x} < {v(s)} THEN "
-        f"{v(0.0 if plan.direct else -1.0)} WHEN {sql.dialect.missing(x)} THEN NULL "
-        f"ELSE {v(n - 1.0)} END"
-    )
-    return b, k
+    def cmp(k: Callable[[], str]) -> str:  # + [x >= E(k + 1)]
+        if plan.direct:
+            return ""
+        return f" + CAST({x} {_GE} {_edge_sql(sql, plan, k, edges, zero)} AS INTEGER)"
+
+    def case(then: Callable[[], str], ints: bool, below: float) -> str:
+        """The range test's ``CASE``; ``ints``: the other values as integer literals and
+        missing as ``MISSING_K`` (a key whose range DuckDB can bound), else parameters and
+        NULL."""
+
+        def c(value: float) -> str:
+            return str(int(value)) if ints else v(value)
+
+        head = (
+            f"CASE WHEN {x} >= {v(s)} AND {x} <= {v(plan.hi)} THEN {then()} WHEN {x} < {v(s)} "
+            f"THEN {c(below)} "
+        )
+        miss = str(MISSING_K) if ints else "NULL"
+        return head + f"WHEN {d.missing(x)} THEN {miss} ELSE {c(float(top))} END"
+
+    below = 0.0 if plan.direct else -1.0
+    if d.inline_bin:  # one CASE: k's arithmetic written twice, no subquery
+        return case(lambda: k_in() + cmp(k_in), False, below), None
+    return "k" + cmp(lambda: "k"), case(k_in, plan.direct and d.integer_key, below)
 
 
 def one_group_by(
@@ -353,19 +386,20 @@ def one_group_by(
     ``(g, bin, count)``, bin ``missing`` for NULL and NaN. ``key()`` is the SQL of the key
     position of the by columns ``k0..`` and ``inner()`` the query of ``x, k0..``; each is
     called where its text goes, so that bound parameters stay in order."""
-    top, d = job.bins.n_bins - 1, sql.dialect
+    top = job.bins.n_bins - 1
     keyed = bool(job.by)
     outer_g = "g" if keyed else "0"
     head = (
-        f"SELECT {outer_g} AS g, CASE WHEN b IS NULL THEN {missing} WHEN b < 0 THEN 0 "
-        f"WHEN b > {top} THEN {top} ELSE CAST(b AS BIGINT) END AS bb, sum(n) FROM ("
+        f"SELECT {outer_g} AS g, CASE WHEN b IS NULL OR b < {MISSING_K + 1} THEN {missing} "
+        f"WHEN b < 0 THEN 0 WHEN b > {top} THEN {top} ELSE CAST(b AS BIGINT) END AS bb, "
+        "sum(n) FROM ("
     )
     b, k = plan_bins(sql, plan, "x", job.bins.edges)
     g_col = f"{key()} AS g, " if keyed else ""
     inner_text = inner()
     g_sel = "g, " if keyed else ""
-    rows = (
-        f"SELECT {g_sel}{b} AS b, count(*) AS n FROM (SELECT {g_sel}x, {k} AS k FROM (SELECT "
-        f"{g_col}x FROM ({inner_text}) AS s0) AS s1{d.fence}) AS s2 GROUP BY {g_sel}b"
-    )
+    rows = f"SELECT {g_col}x FROM ({inner_text}) AS s0"
+    if k is not None:
+        rows = f"SELECT {g_sel}x, {k} AS k FROM ({rows}) AS s1"
+    rows = f"SELECT {g_sel}{b} AS b, count(*) AS n FROM ({rows}) AS s2 GROUP BY {g_sel}b"
     return f"{head}{rows}) AS r GROUP BY {'g, ' if keyed else ''}bb"
