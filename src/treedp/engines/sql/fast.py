@@ -9,12 +9,12 @@ Per row, for a value ``x``::
     b = k + [x >= E(k + 1)]
 
 grouped by ``b``; the outer query, over at most ``B + 3`` groups, clamps ``b`` to ``[0, B -
-1]`` and maps NULL to missing. The range test starts at ``s = e_0`` in DuckDB, and in
-PostgreSQL unless a row just above ``e_0`` could underflow ``y`` there (then ``s = e_1``;
-:attr:`Plan.start`, :attr:`Dialect.float_errors <treedp.engines.sql.rule.Dialect>`). ``y`` and
-``E`` are double arithmetic written in SQL (:class:`Plan`, chosen and checked by
-:func:`fast_plan` in numpy with the same IEEE operations, round to nearest, as the
-database):
+1]`` and maps NULL (and ``b < -1``: :data:`MISSING_K`, below) to missing. The range test
+starts at ``s = e_0`` in DuckDB, and in PostgreSQL unless a row just above ``e_0`` could
+underflow ``y`` there (then ``s = e_1``; :attr:`Plan.start`, :attr:`Dialect.float_errors
+<treedp.engines.sql.rule.Dialect>`). ``y`` and ``E`` are double arithmetic written in SQL
+(:class:`Plan`, chosen and checked by :func:`fast_plan` in numpy with the same IEEE
+operations, round to nearest, as the database):
 
 * ``y`` (monotone, never overflowing on ``[s, e_B]``): ``(x - e_0)·S`` with
   ``S = B/(e_B - e_0)``; when ``S`` overflows (edges a few subnormals apart)
@@ -26,7 +26,8 @@ database):
   built the edges, first that matches all of them — ``j·step + e_0``
   (``step = (e_B - e_0)/B``), then :func:`treedp.make_bins`' own ``e_0 + (e_B - e_0)·(j/B)``,
   then its ``e_0·(1 - j/B) + e_B·(j/B)`` (for an overflowing width) — else a lookup in the
-  list of the edges. ``E(0)`` and ``E(B)`` need only be finite.
+  list of the edges. ``E(0)`` and ``E(B)`` need only be finite. (In SQL, ``+ 0.0`` and
+  ``1.0·`` are left out for ``e_0 = +0.0`` and ``e_B - e_0 = 1``: the same doubles.)
 
 **Why ``b`` is exactly the local bin** (the largest ``j`` with ``e_j <= x``, clamped to
 ``[0, B - 1]``). :func:`fast_plan` accepts a plan only if ``K(t) = floor(fl(y(t) - 0.5))``,
@@ -70,6 +71,25 @@ difference; a zero difference gives a zero product, no error); otherwise ``s = e
 ``y >= 1/2``; the direct plan has no ``- 0.5`` and no edge. The range test comes first, so
 no row outside it computes ``y``.
 
+**Two forms in SQL.** DuckDB computes ``k`` in a subquery and ``b`` above it. PostgreSQL's
+planner inlines such a subquery (the ``CASE`` for ``k`` then ran twice per row), so there
+``b`` is one ``CASE`` (:attr:`Dialect.inline_bin <treedp.engines.sql.rule.Dialect>`): in
+range, ``k + [x >= E(k + 1)]`` with ``k``'s arithmetic written twice (the same double
+operations give the same ``k``); below ``s``, ``-1``; above ``e_B``, ``B - 1``; missing, NULL.
+These are bins the first form's values clamp to as well: below ``s`` it gives ``-1`` or
+``0`` (bin ``0``), above ``e_B`` ``B - 1`` or ``B`` (bin ``B - 1``); the direct plan has no
+comparison, and ``0`` below ``s``.
+
+**DuckDB's direct plan groups by a ``BIGINT``** (:attr:`Dialect.integer_key
+<treedp.engines.sql.rule.Dialect>`): ``k = CAST(floor(y) AS BIGINT)`` in range (exact:
+``floor(y)`` is an integer in ``[0, B]``), ``0`` below ``s``, ``B - 1`` above ``e_B`` and
+``MISSING_K = -2``, not NULL, for a missing value. Every other ``b`` of either plan is ``-1``
+or more, so the outer query's "NULL or ``b < -1``" is exactly the missing values. Why: DuckDB
+derives the key's range from the column's statistics through the ``CASE`` only when every
+branch has one (a NULL or a double branch has none), and then groups by a perfect hash, as
+for its own ``floor(v·B)::BIGINT`` (measured, ``docs/databases.md``). The comparison plan
+keeps a double ``k``: its key as an integer measured no faster.
+
 ``±0.0`` compare equal in both databases, as in numpy; NaN fails ``x <= e_B`` and ``x < s``
 (it sorts above every number in both) and is then recognised as missing.
 
@@ -78,9 +98,9 @@ that its statistics decide (Parquet min/max, a table's row groups) to a constant
 within the bounds the whole ``CASE`` reduces to ``floor(y - 0.5)`` — no per-row range test;
 with ``s = e_1`` every row in ``[e_0, e_1)`` keeps it alive.
 
-``k`` is computed in a subquery that PostgreSQL must not inline (``OFFSET 0``,
-:attr:`Dialect.fence <treedp.engines.sql.rule.Dialect>`): inlined, the ``CASE`` for ``k`` ran
-twice per row (``EXPLAIN ANALYZE``), 1.95× the baseline against 1.44× fenced.
+PostgreSQL's one ``CASE`` replaced a subquery fenced by ``OFFSET 0`` (which kept ``k`` from
+being computed twice but cost a ``Subquery Scan`` per row and, estimated at 200 groups, JIT
+inlining): ``EXPLAIN ANALYZE`` and timings in ``docs/databases.md``.
 """
 
 from __future__ import annotations
@@ -317,9 +337,10 @@ def _edge_sql(sql: Sql, plan: Plan, k: Callable[[], str], edges: np.ndarray, zer
     v, n = sql.value, float(plan.n)
     if plan.edge == "step":
         return f"({k()} + {v(1.0)}) * {v(plan.step)}" + ("" if zero else f" + {v(plan.lo)}")
-    if plan.edge == "lerp":
+    if plan.edge == "lerp":  # 1.0·s is s: the product left out for e_B - e_0 = 1
+        width = plan.hi - plan.lo
         return ("" if zero else f"{v(plan.lo)} + ") + (
-            f"{v(plan.hi - plan.lo)} * (({k()} + {v(1.0)}) / {v(n)})"
+            ("" if width == 1.0 else f"{v(width)} * ") + f"(({k()} + {v(1.0)}) / {v(n)})"
         )
     if plan.edge == "interp":
         return (
