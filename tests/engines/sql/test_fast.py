@@ -3,6 +3,7 @@ for bit, on every layout treedp builds (DuckDB and PostgreSQL), and a mutant is 
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from typing import Any
 
@@ -221,3 +222,107 @@ def test_k_must_be_j_minus_one_at_every_edge(monkeypatch: pytest.MonkeyPatch) ->
     bump = bins.edges[20]
     monkeypatch.setattr(fast, "_y", lambda p, x: real(p, x) + 0.6 * (x == bump))
     assert not fast._k_ok(plan, bins.edges)
+
+
+def _queries(dialect: Any, data: Any, bins: Bins) -> list[str]:
+    """The counting queries ``count_sql`` sends for ``bins`` (captured, then run)."""
+    from treedp.engines.sql.rule import count_sql
+
+    texts: list[str] = []
+
+    def run(d: Any, text: str, params: list[Any]) -> Any:
+        texts.append(text)
+        return dialect.run(d, text, params)
+
+    count_sql(dataclasses.replace(dialect, run=run), data, "v", bins, "drop")
+    return texts
+
+
+def test_duckdb_direct_key_groups_by_a_perfect_hash() -> None:
+    """The direct plan's ``BIGINT`` key (missing as ``MISSING_K``) lets DuckDB bound its
+    range from the table's statistics and group by a perfect hash, as its own ``floor(v·B)``
+    ``GROUP BY`` does; the double key of before did not (so the check can fail). A speed
+    check, not a privacy one: a later DuckDB may plan differently."""
+    duckdb = pytest.importorskip("duckdb")
+    from treedp.engines.sql.duck import DIALECT as DUCK
+
+    con = duckdb.connect()
+    con.execute("CREATE TABLE t AS SELECT random() AS v FROM range(100000)")
+    src = treedp.SqlSource(con, "SELECT v FROM t")
+    bins = _bins((0, 1), 1024)
+    assert fast.fast_plan(bins).direct  # type: ignore[union-attr]
+    plans = []
+    for dialect in (DUCK, dataclasses.replace(DUCK, integer_key=False)):
+        (text,) = _queries(dialect, src, bins)
+        plans.append(" ".join(str(r[1]) for r in con.execute(f"EXPLAIN ANALYZE {text}").fetchall()))
+    assert "Perfect Hash Group By" in plans[0]
+    assert "Perfect Hash Group By" not in plans[1]
+    con.close()
+
+
+def test_postgresql_counts_one_case_without_a_subquery(request: pytest.FixtureRequest) -> None:
+    """PostgreSQL's bin is one ``CASE`` of ``x`` (``k``'s arithmetic written twice), no
+    subquery for ``k``: the same counts as the subquery form (both the local rule)."""
+    from treedp.engines.sql.postgres import DIALECT as PG
+    from treedp.engines.sql.rule import count_sql
+
+    load = loader("postgresql", request)
+    sub = dataclasses.replace(PG, inline_bin=False)
+    for bounds, n in [((0, 1), 1000), ((-3.7, 11.1), 37), ((0, 1), 1024), ((-_MAX, _MAX), 7)]:
+        bins = _bins(bounds, n)
+        values = _values(bins)
+        data = load([("v", "double")], [(v,) for v in values])
+        (text,) = _queries(PG, data, bins)
+        assert " AS k " not in text
+        want = _want(bins, values)
+        assert count_sql(PG, data, "v", bins, "drop") == want
+        assert count_sql(sub, data, "v", bins, "drop") == want
+
+
+@pytest.mark.parametrize("kind", ["duckdb", "postgresql"])
+def test_a_missing_code_inside_the_bins_is_caught(
+    request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch, kind: str
+) -> None:
+    """``MISSING_K = 0`` (the outer query then takes ``b < 1`` as missing): bin 0's rows are
+    counted as missing on a direct layout, so the conformance test above can fail there."""
+    load = loader(kind, request)
+    monkeypatch.setattr(fast, "MISSING_K", 0)
+    bins = _bins((0, 1), 1024)
+    values = _values(bins)
+    data = load([("v", "double")], [(v,) for v in values])
+    assert count_source(data, column="v", bins=bins, nan="drop") != _want(bins, values)
+
+
+@pytest.mark.parametrize(("bounds", "n"), [((0, 1), 1024), ((0, 1), 1000), ((0, 10), "integers")])
+def test_duckdb_rows_with_a_privacy_unit_take_the_same_bins(
+    request: pytest.FixtureRequest, bounds: Any, n: Any
+) -> None:
+    """With a privacy unit, DuckDB bins each row by ``k`` and ``b`` before the bounding
+    (missing as ``MISSING_K`` for a direct plan): every edge, its neighbours, ±inf, NaN,
+    NULL and values outside the bounds, one row per person (nothing dropped by the
+    bounding), count as in memory."""
+    from treedp.api_grouped import grouped_counts
+    from treedp.engines.grouped import GroupedJob
+    from treedp.privacy.contribution import ContributionBounds
+
+    bins = _bins(bounds, n)
+    values = _values(bins)
+    rows = [(v, i) for i, v in enumerate(values)]
+    data = loader("duckdb", request)([("v", "double"), ("p", "bigint")], rows)
+    job = GroupedJob("v", (), ((),), "p", ContributionBounds("p", 1, 1, 1), bins, "drop")
+    table = {
+        "v": np.array([math.nan if v is None else v for v in values], dtype=np.float64),
+        "p": np.arange(len(values)),
+    }
+    got = grouped_counts(data, job, treedp.InsecureSeededSource(1))
+    assert got == grouped_counts(table, job, treedp.InsecureSeededSource(1))
+
+
+def test_a_privacy_unit_missing_code_taken_for_a_bin_is_caught(
+    request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``MISSING_K = -1`` (the per-row clamp still takes only ``b < -1`` as missing): NaN
+    and NULL rows land in bin 0, and the test above fails."""
+    monkeypatch.setattr(fast, "MISSING_K", -1)
+    with pytest.raises(AssertionError):
+        test_duckdb_rows_with_a_privacy_unit_take_the_same_bins(request, (0, 1), 1024)

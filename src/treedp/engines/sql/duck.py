@@ -166,6 +166,7 @@ DIALECT = Dialect(
     types=_types,
     ticks=_ticks,
     one_group_by=True,
+    integer_key=True,
     float_errors=False,
 )
 

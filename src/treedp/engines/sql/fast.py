@@ -9,12 +9,12 @@ Per row, for a value ``x``::
     b = k + [x >= E(k + 1)]
 
 grouped by ``b``; the outer query, over at most ``B + 3`` groups, clamps ``b`` to ``[0, B -
-1]`` and maps NULL to missing. The range test starts at ``s = e_0`` in DuckDB, and in
-PostgreSQL unless a row just above ``e_0`` could underflow ``y`` there (then ``s = e_1``;
-:attr:`Plan.start`, :attr:`Dialect.float_errors <treedp.engines.sql.rule.Dialect>`). ``y`` and
-``E`` are double arithmetic written in SQL (:class:`Plan`, chosen and checked by
-:func:`fast_plan` in numpy with the same IEEE operations, round to nearest, as the
-database):
+1]`` and maps NULL (and ``b < -1``: :data:`MISSING_K`, below) to missing. The range test
+starts at ``s = e_0`` in DuckDB, and in PostgreSQL unless a row just above ``e_0`` could
+underflow ``y`` there (then ``s = e_1``; :attr:`Plan.start`, :attr:`Dialect.float_errors
+<treedp.engines.sql.rule.Dialect>`). ``y`` and ``E`` are double arithmetic written in SQL
+(:class:`Plan`, chosen and checked by :func:`fast_plan` in numpy with the same IEEE
+operations, round to nearest, as the database):
 
 * ``y`` (monotone, never overflowing on ``[s, e_B]``): ``(x - e_0)·S`` with
   ``S = B/(e_B - e_0)``; when ``S`` overflows (edges a few subnormals apart)
@@ -26,7 +26,8 @@ database):
   built the edges, first that matches all of them — ``j·step + e_0``
   (``step = (e_B - e_0)/B``), then :func:`treedp.make_bins`' own ``e_0 + (e_B - e_0)·(j/B)``,
   then its ``e_0·(1 - j/B) + e_B·(j/B)`` (for an overflowing width) — else a lookup in the
-  list of the edges. ``E(0)`` and ``E(B)`` need only be finite.
+  list of the edges. ``E(0)`` and ``E(B)`` need only be finite. (In SQL, ``+ 0.0`` and
+  ``1.0·`` are left out for ``e_0 = +0.0`` and ``e_B - e_0 = 1``: the same doubles.)
 
 **Why ``b`` is exactly the local bin** (the largest ``j`` with ``e_j <= x``, clamped to
 ``[0, B - 1]``). :func:`fast_plan` accepts a plan only if ``K(t) = floor(fl(y(t) - 0.5))``,
@@ -70,6 +71,25 @@ difference; a zero difference gives a zero product, no error); otherwise ``s = e
 ``y >= 1/2``; the direct plan has no ``- 0.5`` and no edge. The range test comes first, so
 no row outside it computes ``y``.
 
+**Two forms in SQL.** DuckDB computes ``k`` in a subquery and ``b`` above it. PostgreSQL's
+planner inlines such a subquery (the ``CASE`` for ``k`` then ran twice per row), so there
+``b`` is one ``CASE`` (:attr:`Dialect.inline_bin <treedp.engines.sql.rule.Dialect>`): in
+range, ``k + [x >= E(k + 1)]`` with ``k``'s arithmetic written twice (the same double
+operations give the same ``k``); below ``s``, ``-1``; above ``e_B``, ``B - 1``; missing, NULL.
+These are bins the first form's values clamp to as well: below ``s`` it gives ``-1`` or
+``0`` (bin ``0``), above ``e_B`` ``B - 1`` or ``B`` (bin ``B - 1``); the direct plan has no
+comparison, and ``0`` below ``s``.
+
+**DuckDB's direct plan groups by a ``BIGINT``** (:attr:`Dialect.integer_key
+<treedp.engines.sql.rule.Dialect>`): ``k = CAST(floor(y) AS BIGINT)`` in range (exact:
+``floor(y)`` is an integer in ``[0, B]``), ``0`` below ``s``, ``B - 1`` above ``e_B`` and
+``MISSING_K = -2``, not NULL, for a missing value. Every other ``b`` of either plan is ``-1``
+or more, so the outer query's "NULL or ``b < -1``" is exactly the missing values. Why: DuckDB
+derives the key's range from the column's statistics through the ``CASE`` only when every
+branch has one (a NULL or a double branch has none), and then groups by a perfect hash, as
+for its own ``floor(v·B)::BIGINT`` (measured, ``docs/databases.md``). The comparison plan
+keeps a double ``k``: its key as an integer measured no faster.
+
 ``±0.0`` compare equal in both databases, as in numpy; NaN fails ``x <= e_B`` and ``x < s``
 (it sorts above every number in both) and is then recognised as missing.
 
@@ -78,9 +98,9 @@ that its statistics decide (Parquet min/max, a table's row groups) to a constant
 within the bounds the whole ``CASE`` reduces to ``floor(y - 0.5)`` — no per-row range test;
 with ``s = e_1`` every row in ``[e_0, e_1)`` keeps it alive.
 
-``k`` is computed in a subquery that PostgreSQL must not inline (``OFFSET 0``,
-:attr:`Dialect.fence <treedp.engines.sql.rule.Dialect>`): inlined, the ``CASE`` for ``k`` ran
-twice per row (``EXPLAIN ANALYZE``), 1.95× the baseline against 1.44× fenced.
+PostgreSQL's one ``CASE`` replaced a subquery fenced by ``OFFSET 0`` (which kept ``k`` from
+being computed twice but cost a ``Subquery Scan`` per row and, estimated at 200 groups, JIT
+inlining): ``EXPLAIN ANALYZE`` and timings in ``docs/databases.md``.
 """
 
 from __future__ import annotations
@@ -97,7 +117,7 @@ if TYPE_CHECKING:
     from treedp.engines.grouped import GroupedJob
     from treedp.engines.sql.rule import Sql
 
-__all__ = ["Plan", "fast_plan", "one_group_by", "plan_bins"]
+__all__ = ["MISSING_K", "Plan", "fast_plan", "one_group_by", "plan_bins"]
 
 EdgeForm = Literal["step", "lerp", "interp", "list"]
 _BOOST = 2.0**1000
@@ -115,6 +135,9 @@ _PRED = True
 #: Whether to try the direct plan at all; the benchmark turns it off (with ``_START =
 #: "e1"``) to time the rule it replaced in the same run.
 _DIRECT = True
+#: ``k`` of a missing value where the direct plan's key is a ``BIGINT`` (DuckDB); every other
+#: ``b`` is ``-1`` or more.
+MISSING_K = -2
 
 
 @dataclass(frozen=True)
@@ -295,50 +318,81 @@ def fast_plan(bins: Bins, lists: bool = True) -> Plan | None:
     return None
 
 
-def plan_bins(sql: Sql, plan: Plan, x: str, edges: np.ndarray) -> tuple[str, str]:
-    """``(b, k)``: the SQL of ``b`` (from the column ``k``) and of ``k`` (from ``x``), with
-    their parameters appended to ``sql`` in order of appearance (``b``'s text first; each
-    f-string evaluates its fields left to right). With ``e_0 = +0.0`` the subtraction and
-    the sum of ``e_0`` are left out: ``z - 0.0`` and ``z + 0.0`` equal ``z`` (only ``-0.0``
-    becomes ``+0.0``, which compares and floors the same)."""
+def _y_sql(sql: Sql, plan: Plan, x: str, zero: bool) -> str:
+    """``y`` of the plan in SQL (parameters appended in order)."""
+    v = sql.value
+    if plan.split:
+        return (
+            f"CASE WHEN {x} < {v(0.0)} THEN ({x} - {v(plan.lo)}) * {v(plan.scale)} "
+            f"ELSE ({x} - {v(plan.hi)}) * {v(plan.scale)} + {v(float(plan.n))} END"
+        )
+    d = x if zero else f"({x} - {v(plan.lo)})"
+    if plan.boost != 1.0:
+        return f"({d} * {v(plan.boost)}) * {v(plan.scale)}"
+    return f"{d} * {v(plan.scale)}"
+
+
+def _edge_sql(sql: Sql, plan: Plan, k: Callable[[], str], edges: np.ndarray, zero: bool) -> str:
+    """``E(k + 1)`` in SQL; ``k()`` gives the text of ``k`` where it goes."""
     v, n = sql.value, float(plan.n)
+    if plan.edge == "step":
+        return f"({k()} + {v(1.0)}) * {v(plan.step)}" + ("" if zero else f" + {v(plan.lo)}")
+    if plan.edge == "lerp":  # 1.0·s is s: the product left out for e_B - e_0 = 1
+        width = plan.hi - plan.lo
+        return ("" if zero else f"{v(plan.lo)} + ") + (
+            ("" if width == 1.0 else f"{v(width)} * ") + f"(({k()} + {v(1.0)}) / {v(n)})"
+        )
+    if plan.edge == "interp":
+        return (
+            f"{v(plan.lo)} * ({v(1.0)} - ({k()} + {v(1.0)}) / {v(n)}) "
+            f"+ {v(plan.hi)} * (({k()} + {v(1.0)}) / {v(n)})"
+        )
+    return f"({sql.array(edges)})[CAST({k()} AS INTEGER) + 2]"  # 1-based: e_j is a[j + 1]
+
+
+def plan_bins(sql: Sql, plan: Plan, x: str, edges: np.ndarray) -> tuple[str, str | None]:
+    """``(b, k)``: the SQL of ``b`` from the column ``k`` and of ``k`` from ``x`` (``k`` in
+    a subquery below ``b``), or, for a dialect with :attr:`Dialect.inline_bin
+    <treedp.engines.sql.rule.Dialect>`, ``(b, None)`` with ``b`` one ``CASE`` of ``x``
+    (module docstring). Parameters are appended to ``sql`` in order of appearance (``b``'s
+    text first; each f-string evaluates its fields left to right). With ``e_0 = +0.0`` the
+    subtraction and the sum of ``e_0`` are left out: ``z - 0.0`` and ``z + 0.0`` equal ``z``
+    (only ``-0.0`` becomes ``+0.0``, which compares and floors the same)."""
+    v, d, top = sql.value, sql.dialect, plan.n - 1
     zero = plan.lo == 0.0 and math.copysign(1.0, plan.lo) > 0
-    if plan.direct:
-        edge = ""  # no edge: b is k (nothing appended to the parameters)
-    elif plan.edge == "step":
-        edge = f"(k + {v(1.0)}) * {v(plan.step)}" + ("" if zero else f" + {v(plan.lo)}")
-    elif plan.edge == "lerp":
-        edge = ("" if zero else f"{v(plan.lo)} + ") + (
-            f"{v(plan.hi - plan.lo)} * ((k + {v(1.0)}) / {v(n)})"
-        )
-    elif plan.edge == "interp":
-        edge = (
-            f"{v(plan.lo)} * ({v(1.0)} - (k + {v(1.0)}) / {v(n)}) "
-            f"+ {v(plan.hi)} * ((k + {v(1.0)}) / {v(n)})"
-        )
-    else:  # 1-based arrays: e_j is a[j + 1]
-        edge = f"({sql.array(edges)})[CAST(k AS INTEGER) + 2]"
-    b = "k" if plan.direct else f"k + CAST({x} {_GE} {edge} AS INTEGER)"
+    s = plan.lo if plan.wide and not d.float_errors else plan.start
 
-    def y() -> str:
-        if plan.split:
-            return (
-                f"CASE WHEN {x} < {v(0.0)} THEN ({x} - {v(plan.lo)}) * {v(plan.scale)} "
-                f"ELSE ({x} - {v(plan.hi)}) * {v(plan.scale)} + {v(n)} END"
-            )
-        d = x if zero else f"({x} - {v(plan.lo)})"
-        if plan.boost != 1.0:
-            return f"({d} * {v(plan.boost)}) * {v(plan.scale)}"
-        return f"{d} * {v(plan.scale)}"
+    def k_in() -> str:  # k for s <= x <= e_B
+        if not plan.direct:
+            return f"floor({_y_sql(sql, plan, x, zero)} - {v(_HALF)})"
+        if d.integer_key:
+            return f"CAST(floor({_y_sql(sql, plan, x, zero)}) AS BIGINT)"
+        return f"floor({_y_sql(sql, plan, x, zero)})"
 
-    s = plan.lo if plan.wide and not sql.dialect.float_errors else plan.start
-    k = (  # fields left to right: parameters in order
-        f"CASE WHEN {x} >= {v(s)} AND {x} <= {v(plan.hi)} THEN floor({y()}"
-        f"{'' if plan.direct else f' - {v(_HALF)}'}) WHEN {x} < {v(s)} THEN "
-        f"{v(0.0 if plan.direct else -1.0)} WHEN {sql.dialect.missing(x)} THEN NULL "
-        f"ELSE {v(n - 1.0)} END"
-    )
-    return b, k
+    def cmp(k: Callable[[], str]) -> str:  # + [x >= E(k + 1)]
+        if plan.direct:
+            return ""
+        return f" + CAST({x} {_GE} {_edge_sql(sql, plan, k, edges, zero)} AS INTEGER)"
+
+    def case(then: Callable[[], str], ints: bool, below: float) -> str:
+        """The range test's ``CASE``; ``ints``: the other values as integer literals and
+        missing as ``MISSING_K`` (a key whose range DuckDB can bound), else parameters and
+        NULL."""
+
+        def c(value: float) -> str:
+            return str(int(value)) if ints else v(value)
+
+        head = (
+            f"CASE WHEN {x} >= {v(s)} AND {x} <= {v(plan.hi)} THEN {then()} WHEN {x} < {v(s)} "
+            f"THEN {c(below)} "
+        )
+        miss = str(MISSING_K) if ints else "NULL"
+        return head + f"WHEN {d.missing(x)} THEN {miss} ELSE {c(float(top))} END"
+
+    below = 0.0 if plan.direct else -1.0
+    if d.inline_bin:  # one CASE: k's arithmetic written twice, no subquery
+        return case(lambda: k_in() + cmp(k_in), False, below), None
+    return "k" + cmp(lambda: "k"), case(k_in, plan.direct and d.integer_key, below)
 
 
 def one_group_by(
@@ -353,19 +407,20 @@ def one_group_by(
     ``(g, bin, count)``, bin ``missing`` for NULL and NaN. ``key()`` is the SQL of the key
     position of the by columns ``k0..`` and ``inner()`` the query of ``x, k0..``; each is
     called where its text goes, so that bound parameters stay in order."""
-    top, d = job.bins.n_bins - 1, sql.dialect
+    top = job.bins.n_bins - 1
     keyed = bool(job.by)
     outer_g = "g" if keyed else "0"
     head = (
-        f"SELECT {outer_g} AS g, CASE WHEN b IS NULL THEN {missing} WHEN b < 0 THEN 0 "
-        f"WHEN b > {top} THEN {top} ELSE CAST(b AS BIGINT) END AS bb, sum(n) FROM ("
+        f"SELECT {outer_g} AS g, CASE WHEN b IS NULL OR b < {MISSING_K + 1} THEN {missing} "
+        f"WHEN b < 0 THEN 0 WHEN b > {top} THEN {top} ELSE CAST(b AS BIGINT) END AS bb, "
+        "sum(n) FROM ("
     )
     b, k = plan_bins(sql, plan, "x", job.bins.edges)
     g_col = f"{key()} AS g, " if keyed else ""
     inner_text = inner()
     g_sel = "g, " if keyed else ""
-    rows = (
-        f"SELECT {g_sel}{b} AS b, count(*) AS n FROM (SELECT {g_sel}x, {k} AS k FROM (SELECT "
-        f"{g_col}x FROM ({inner_text}) AS s0) AS s1{d.fence}) AS s2 GROUP BY {g_sel}b"
-    )
+    rows = f"SELECT {g_col}x FROM ({inner_text}) AS s0"
+    if k is not None:
+        rows = f"SELECT {g_sel}x, {k} AS k FROM ({rows}) AS s1"
+    rows = f"SELECT {g_sel}{b} AS b, count(*) AS n FROM ({rows}) AS s2 GROUP BY {g_sel}b"
     return f"{head}{rows}) AS r GROUP BY {'g, ' if keyed else ''}bb"

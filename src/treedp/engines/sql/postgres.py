@@ -136,7 +136,7 @@ DIALECT = Dialect(
     types=_types,
     ticks=_ticks,
     one_group_by=True,
-    fence=" OFFSET 0",
+    inline_bin=True,
 )
 
 

@@ -60,7 +60,7 @@ from treedp.engines.grouped import (
 from treedp.engines.keys import canonical_key
 from treedp.engines.sql.bucket import bucket_bin, tick_bucket
 from treedp.engines.sql.callback import bisect_bin
-from treedp.engines.sql.fast import fast_plan, one_group_by, plan_bins
+from treedp.engines.sql.fast import MISSING_K, fast_plan, one_group_by, plan_bins
 from treedp.engines.sql.search import search_bin, search_levels, tick_search, uses_search
 from treedp.engines.sql.ticks import Ticks, arith_bin, check_ticks, tick_bin
 from treedp.exceptions import InvalidParameterError, InvalidTypeError, TreeDPError
@@ -200,9 +200,12 @@ class Dialect:
     one_group_by : bool
         Count the equal-width bins that :func:`treedp.engines.sql.fast.fast_plan` accepts
         with :func:`treedp.engines.sql.fast.one_group_by`.
-    fence : str
-        Text after a subquery that keeps the planner from inlining it (PostgreSQL:
-        ``" OFFSET 0"``), so that an expression used twice is computed once per row.
+    inline_bin : bool
+        :mod:`treedp.engines.sql.fast`'s bin as one ``CASE`` of ``x``, no subquery for ``k``
+        (PostgreSQL: its planner inlines a subquery, computing ``k`` twice per row).
+    integer_key : bool
+        The direct plan's key as a ``BIGINT`` (DuckDB bounds its range from the statistics
+        and groups by a perfect hash).
     float_errors : bool
         The database raises on a double overflow or underflow (PostgreSQL); False: IEEE
         results (DuckDB), which lets :mod:`treedp.engines.sql.fast` start its range test
@@ -229,7 +232,8 @@ class Dialect:
     types: Callable[[Any], dict[str, str]] | None = None
     ticks: Callable[[str, str], Ticks | None] | None = None
     one_group_by: bool = False
-    fence: str = ""
+    inline_bin: bool = False
+    integer_key: bool = False
     float_errors: bool = True
 
 
@@ -439,12 +443,14 @@ def cells_sql(sql: Sql, data: Any, job: GroupedJob) -> str:
         inner = _inner(sql, data, job.column, job.by, job.unit)
         g = _key_position(sql, job.by, job.keys)
         b, k = plan_bins(sql, plan, _X, job.bins.edges)  # parameters: g, b, then k
+        if k is not None:
+            inner = f"SELECT *, {k} AS k FROM ({inner}) AS {quote('__treedp_k')}"
+        inner = f"SELECT *, {b} AS b0 FROM ({inner}) AS {quote('__treedp_b')}"
         top = job.bins.n_bins - 1
         b = (
-            f"CASE WHEN k IS NULL THEN {MISSING} ELSE CAST(LEAST({top}, GREATEST(0, {b})) "
-            "AS BIGINT) END"
+            f"CASE WHEN b0 IS NULL OR b0 < {MISSING_K + 1} THEN {MISSING} ELSE "
+            f"CAST(LEAST({top}, GREATEST(0, b0)) AS BIGINT) END"
         )
-        inner = f"SELECT *, {k} AS k FROM ({inner}) AS {quote('__treedp_k')}{d.fence}"
     else:
         inner = _inner(sql, data, job.column, job.by, job.unit)
         searched = uses_search(sql, job.bins)
