@@ -26,7 +26,7 @@ and None (the general path) otherwise, before any value is read:
   2**53 and nulls included).
 
 The row groups read are the ones Dask's own plan assigns to the collection's partitions (a
-partition selection ``df.partitions[...]`` keeps its subset). With fewer partitions than
+selection ``df.partitions[...]`` takes the general path). With fewer partitions than
 :data:`TASKS_PER_WORKER` per worker, the row groups are cut into that many tasks, so that the
 workers share the rows evenly. Memory per task is one batch of the column, whatever the
 partition size.
@@ -75,41 +75,48 @@ class ParquetPlan:
 def parquet_plan(obj: Any, column: str | None) -> ParquetPlan | None:
     """The files behind ``obj[column]`` (or the Series ``obj``) when it is a column read
     unchanged by ``dd.read_parquet`` (the conditions of this module), else None. Reads no
-    value (Dask's own plan reads the first file's footer, as ``npartitions`` does)."""
+    value (Dask's own plan reads the first file's footer, as ``npartitions`` does).
+
+    The match uses public Dask only: the expression's read (``expr`` itself, or its one
+    dependency) is wrapped as a collection again and ``obj`` must be it, or its ``[column]``,
+    token for token (``dask.base.tokenize``); so a column selection is recognised, and any other
+    step between the read and ``obj`` is not.
+    """
     try:
-        from dask.dataframe.dask_expr._expr import Partitions, Projection
+        from dask.base import tokenize
+        from dask.dataframe.dask_expr import new_collection  # type: ignore[attr-defined]
         from dask.dataframe.dask_expr.io.parquet import ReadParquetFSSpec
     except ImportError:  # another Dask layout: the general path
         return None
     expr: Any = getattr(obj, "expr", None)
-    chosen: list[int] | None = None
-    while isinstance(expr, Projection | Partitions):
-        if isinstance(expr, Partitions):  # df.partitions[...]: a subset of the partitions
-            inner = [int(i) for i in _operand(expr, "partitions")]
-            chosen = inner if chosen is None else [inner[i] for i in chosen]
-        else:
-            names = _operand(expr, "columns")
-            if isinstance(names, str) and column is None:
-                column = names
-            elif not (isinstance(names, list) and column in names):
-                return None
-        expr = expr.frame
-    if not isinstance(expr, ReadParquetFSSpec) or column is None:
+    if expr is None:
+        return None
+    read = expr if isinstance(expr, ReadParquetFSSpec) else None
+    if read is None:
+        below = expr.dependencies()
+        if len(below) != 1 or not isinstance(below[0], ReadParquetFSSpec):
+            return None
+        read = below[0]
+    if column is None:
+        column = getattr(obj, "name", None)
+    if not isinstance(column, str):
+        return None
+    frame = new_collection(read)
+    same = tokenize(obj) == tokenize(frame[column]) or (
+        read is expr and tokenize(obj) == tokenize(frame)
+    )
+    if not same:
         return None
     try:
-        return _plan_of(expr, column, chosen)
+        return _plan_of(read, column)
     except (KeyError, AttributeError, TypeError, ValueError, IndexError):
         return None  # a plan of another shape than the one read here
 
 
-def _operand(expr: Any, name: str) -> Any:
-    """An operand of a Dask expression (untyped in Dask)."""
-    return expr.operand(name)
-
-
-def _plan_of(expr: Any, column: str, chosen: list[int] | None) -> ParquetPlan | None:
-    """:func:`parquet_plan` once the expression is a ``ReadParquetFSSpec`` (``chosen``: the
-    partitions selected from it, None for all)."""
+def _plan_of(expr: Any, column: str) -> ParquetPlan | None:
+    """:func:`parquet_plan` once the expression is a ``ReadParquetFSSpec``: its plan is read
+    from Dask's (non-public) ``_dataset_info`` and ``_plan``; a plan of any other shape raises
+    and takes the general path, and the tests pin the shape on the installed Dask."""
     import pyarrow as pa
 
     if expr.operand("filters") or expr.operand("categories"):
@@ -128,12 +135,9 @@ def _plan_of(expr: Any, column: str, chosen: list[int] | None) -> ParquetPlan | 
     plan = expr._plan
     if plan["empty"]:
         return None
+    if expr.operand("_partitions") is not None:  # a selection of partitions
+        return None
     parts = plan["parts"]
-    own = expr.operand("_partitions")  # a selection already pushed into the read
-    if own is not None:
-        parts = [parts[int(i)] for i in own]
-    if chosen is not None:
-        parts = [parts[i] for i in chosen]
     pieces: list[Piece] = []
     for part in parts:  # a partition: one piece, or a list of them (files aggregated)
         for one in part if isinstance(part, list) else [part]:
