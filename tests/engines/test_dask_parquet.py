@@ -97,6 +97,10 @@ def test_row_groups_count_as_the_pandas_partitions(
         assert fast == slow == expected
         fast, slow = _both(form[column], None, bins)
         assert fast == slow == expected
+    series = dd.read_parquet(path, columns=column)  # a Series straight from the read
+    assert _plan(series) is not None
+    fast, slow = _both(series, None, bins)
+    assert fast == slow == expected
 
 
 def test_directories_partition_selections_and_missing_values(

@@ -89,28 +89,22 @@ def parquet_plan(obj: Any, column: str | None) -> ParquetPlan | None:
     except ImportError:  # another Dask layout: the general path
         return None
     expr: Any = getattr(obj, "expr", None)
-    if expr is None:
-        return None
-    read = expr if isinstance(expr, ReadParquetFSSpec) else None
-    if read is None:
-        below = expr.dependencies()
-        if len(below) != 1 or not isinstance(below[0], ReadParquetFSSpec):
-            return None
-        read = below[0]
     if column is None:
         column = getattr(obj, "name", None)
-    if not isinstance(column, str):
-        return None
-    frame = new_collection(read)
-    same = tokenize(obj) == tokenize(frame[column]) or (
-        read is expr and tokenize(obj) == tokenize(frame)
-    )
-    if not same:
+    if expr is None or not isinstance(column, str):
         return None
     try:
+        read = expr if isinstance(expr, ReadParquetFSSpec) else None
+        if read is None:
+            below = expr.dependencies()
+            if len(below) != 1 or not isinstance(below[0], ReadParquetFSSpec):
+                return None
+            read = below[0]
+            if tokenize(obj) != tokenize(new_collection(read)[column]):
+                return None
         return _plan_of(read, column)
     except (KeyError, AttributeError, TypeError, ValueError, IndexError):
-        return None  # a plan of another shape than the one read here
+        return None  # another shape than the one read here: the general path
 
 
 def _plan_of(expr: Any, column: str) -> ParquetPlan | None:
