@@ -31,6 +31,17 @@ Usage::
 
 An engine written ``ENGINE@SRC`` runs with treedp imported from ``SRC`` (another checkout's
 ``src``), so that two versions are compared in one interleaved run.
+
+The engines' own minimal work on the same file, in the same run (no treedp; each the floor of
+what any count on that engine costs), as further engines:
+
+* ``dask:len`` — ``dd.read_parquet(path, columns=[...]).map_partitions(len).sum()``: Dask's
+  read of the columns into pandas, nothing done with them;
+* ``dask:bincount`` — a numpy ``bincount`` of ``floor(x·B)`` per partition (ungrouped), or of
+  ``key·B + value`` (grouped), summed: the cheapest count on Dask's partitions;
+* ``spark:count`` — ``spark.read.parquet(path).agg(count(column), ...)``: Spark's scan;
+* ``spark:groupby`` — ``groupBy(floor(x·B)).count()`` (grouped: ``groupBy(key,
+  floor(value))``), collected: the scan plus one hash aggregation, no bin rule.
     PYTHONPATH=src python benchmarks/distributed_engines.py --ungrouped 1e6 --grouped 1e5  # smoke
 """
 
@@ -60,6 +71,7 @@ from per_person import BOUNDS, CARRIERS, hwm_mb, make_frame  # noqa: E402
 
 CHUNK = 10**7
 ENGINES = ("local", "dask", "spark")
+FLOORS = ("dask:len", "dask:bincount", "spark:count", "spark:groupby")
 
 
 def write_ungrouped(path: str, rows: int) -> None:
@@ -155,6 +167,37 @@ def release(data: Any, case: str) -> Any:
     )
 
 
+def floor(engine: str, data: Any, case: str) -> Any:
+    """The engine's own minimal work on ``data`` (see the module's docstring); no treedp."""
+    ungrouped = case == "ungrouped"
+    columns = ["x"] if ungrouped else ["tailnum", "carrier", "delay"]
+    if engine.startswith("dask"):
+        import dask
+
+        frame = data[columns]
+        if engine == "dask:len":
+            return frame.map_partitions(len).sum().compute()
+        parts = frame.to_delayed()
+        return sum(dask.compute(*[dask.delayed(_bincount)(p, ungrouped) for p in parts]))
+    from pyspark.sql import functions as F
+
+    if engine == "spark:count":
+        return data.agg(*[F.count(c) for c in columns]).collect()
+    if ungrouped:
+        return data.groupBy(F.floor(F.col("x") * 1024).alias("c")).count().collect()
+    return data.groupBy("carrier", F.floor(F.col("delay")).alias("c")).count().collect()
+
+
+def _bincount(part: Any, ungrouped: bool) -> np.ndarray:
+    """One partition's bincount: ``floor(x·1024)`` clipped, or ``key·1024 + value`` clipped."""
+    if ungrouped:
+        cell = np.clip((part["x"].to_numpy() * 1024).astype(np.int64), 0, 1023)
+        return np.bincount(cell, minlength=1024)
+    key = np.searchsorted(np.array(CARRIERS), part["carrier"].to_numpy(dtype=object))
+    value = np.clip(np.nan_to_num(part["delay"].to_numpy(dtype=float)), 0, 1023).astype(np.int64)
+    return np.bincount(np.clip(key, 0, len(CARRIERS) - 1) * 1024 + value)
+
+
 def _spark() -> Any:
     java = os.environ.get("TREEDP_BENCH_JAVA_HOME")
     if java is None:
@@ -191,7 +234,8 @@ def child(engine: str, case: str, path: str) -> None:
     import treedp  # noqa: F401
 
     cluster = None
-    if engine == "dask":
+    kind, _, _ = engine.partition(":")
+    if kind == "dask":
         import dask.dataframe as dd
         from distributed import Client, LocalCluster
 
@@ -201,7 +245,7 @@ def child(engine: str, case: str, path: str) -> None:
         )  # fmt: skip
         client = Client(cluster)
         client.submit(sum, [1, 2]).result()  # workers up before the clock starts
-    elif engine == "spark":
+    elif kind == "spark":
         spark = _spark()
         spark.range(1000).selectExpr("sum(id)").collect()  # a first job warms the JVM
     base = hwm_mb()
@@ -209,18 +253,21 @@ def child(engine: str, case: str, path: str) -> None:
     start = time.perf_counter()
     if engine == "local":
         data: Any = path
-    elif engine == "dask":
+    elif kind == "dask":
         data = dd.read_parquet(path)
     else:
         data = spark.read.parquet(path)
-    release(data, case)
+    if ":" in engine:
+        floor(engine, data, case)
+    else:
+        release(data, case)
     wall = time.perf_counter() - start
     workers, cpu = sampler.stop()
     out = {"wall": wall, "driver_mb": hwm_mb() - base, "worker_mb": workers, "cpu": cpu}
     if cluster is not None:
         client.close()
         cluster.close()
-    elif engine == "spark":
+    elif kind == "spark":
         spark.stop()
     print("RESULT " + json.dumps(out))
 
@@ -247,7 +294,7 @@ def run(engine: str, case: str, path: str) -> dict[str, float]:
 
 def _compare(case: str, path: str, engines: list[str], rounds: int) -> None:
     """Each engine ``rounds`` times, interleaved; every run printed, then the best of each."""
-    header = f"{'engine':8} {'wall s':>8} {'× local':>8} {'driver MB':>10} {'worker MB':>10}"
+    header = f"{'engine':16} {'wall s':>8} {'× local':>8} {'driver MB':>10} {'worker MB':>10}"
     print(header + f" {'CPU s':>7} {'load 1 min':>10}")
     best: dict[str, dict[str, float]] = {}
     for r in range(rounds):
@@ -266,7 +313,7 @@ def _compare(case: str, path: str, engines: list[str], rounds: int) -> None:
 def _row(label: str, fig: dict[str, float], local: float | None) -> None:
     ratio = f"{fig['wall'] / local:.2f}" if local else "-"
     print(
-        f"{label:8} {fig['wall']:8.1f} {ratio:>8} {fig['driver_mb']:10.0f} "
+        f"{label:16} {fig['wall']:8.2f} {ratio:>8} {fig['driver_mb']:10.0f} "
         f"{fig['worker_mb']:10.0f} {fig['cpu']:7.1f} {os.getloadavg()[0]:10.1f}",
         flush=True,
     )

@@ -62,7 +62,9 @@ def _from_dataframe_libraries(values: Any) -> np.ndarray | None:
         if (pa.types.is_integer(values.type) or pa.types.is_floating(values.type)) and (
             values.null_count > 0
         ):
-            values = pc.fill_null(values.cast(pa.float64()), float("nan"))
+            # safe=False: integers beyond 2**53 round to nearest, as numpy's astype (a safe
+            # cast refuses them, naming the value)
+            values = pc.fill_null(values.cast(pa.float64(), safe=False), float("nan"))
         return np.asarray(values.to_numpy(zero_copy_only=False))
     return None
 

@@ -27,6 +27,7 @@ pd = pytest.importorskip("pandas")
 EQUAL = make_bins(bounds=(-1.0, 1.0), bins=7)  # edges that are not exact binary fractions
 EXPLICIT = make_bins(edges=[-1e300, -1.0, -0.0, 1e-310, 0.1, 3.0, 1e300])
 INTEGERS = make_bins(bounds=(-3, 4), bins="integers")
+EXACT = make_bins(bounds=(0.5, 1000.5), bins=1000)  # _arithmetic_is_exact holds
 
 
 def _hard_floats(bins: Bins) -> np.ndarray:
@@ -47,6 +48,8 @@ BIG_INT_BINS = make_bins(edges=[-1e19, -(2.0**53), 0.0, 2.0**53, 2.0**53 + 2, 2.
 
 FLOAT_CASES = {
     "equal-width": (_hard_floats(EQUAL), EQUAL),
+    # the arithmetic alone is proven exact for these edges: engines may skip the correction
+    "exact-arithmetic": (_hard_floats(EXACT), EXACT),
     "explicit-edges": (_hard_floats(EXPLICIT), EXPLICIT),
     "integer-bins": (np.concatenate([_hard_floats(INTEGERS), np.arange(-5.0, 7.0)]), INTEGERS),
 }

@@ -343,3 +343,21 @@ def test_arrow_numeric_columns_are_zero_copy_views() -> None:
         assert np.array_equal(got, want, equal_nan=True)
     with_null = arrow_to_numpy(pa.array([1.0, None, 3.0]))
     assert np.array_equal(with_null, [1.0, np.nan, 3.0], equal_nan=True)
+
+
+def test_integers_with_nulls_beyond_2_53_round_as_numpy(tmp_path: Path) -> None:
+    """Nullable int64 / uint64 columns beyond 2**53 become float64 rounded to nearest, as numpy's
+    ``astype`` (and pandas) do: Arrow's safe cast refused them, with the value in the message."""
+    ints = np.array([2**53 + 1, 2**53 + 3, 2**62 + 3, -(2**63), 2**63 - 1, 7], dtype=np.int64)
+    uints = np.array([2**64 - 1, 2**63 + 1, 2**53 + 1, 1, 2, 3], dtype=np.uint64)
+    nulls = np.array([False, False, False, False, False, True])
+    bins = make_bins(edges=[-1e19, -(2.0**53), 0.0, 2.0**53, 2.0**53 + 2, 2.0**62, 2e19])
+    for values in (ints, uints):
+        arr = pa.array(values, mask=nulls)
+        want = values.astype(np.float64)
+        want[nulls] = np.nan
+        assert np.array_equal(arrow_to_numpy(arr), want, equal_nan=True)
+        pq.write_table(pa.table({"i": arr}), tmp_path / "i.parquet")
+        assert count_path(tmp_path / "i.parquet", "i", bins, "drop") == count_chunk(
+            want, bins, "drop"
+        )

@@ -80,7 +80,7 @@ def _read(data: Any, name: str) -> np.ndarray:
     if pa.types.is_dictionary(col.type):
         col = col.cast(col.type.value_type)
     if col.null_count and (pa.types.is_integer(col.type) or pa.types.is_floating(col.type)):
-        col = col.cast(pa.float64())
+        col = col.cast(pa.float64(), safe=False)  # beyond 2**53: nearest, as numpy
     if isinstance(col, pa.Array):  # a RecordBatch's column
         return np.asarray(col.to_numpy(zero_copy_only=False))
     return np.asarray(col.to_numpy())

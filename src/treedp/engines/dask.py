@@ -5,7 +5,10 @@ Every partition (or array block) is counted on its worker by the numpy kernel
 bit for bit by construction. The per-partition count vectors are added in a tree of fan-in
 :data:`SPLIT_EVERY` on the workers; the client receives one vector of ``B`` counts and the
 number of dropped missing values. Noise, estimation and the release happen on the client, as
-for every engine.
+for every engine. A column read unchanged by ``dd.read_parquet`` is counted from the files'
+row groups instead of its pandas partitions (the same values, read as the local file path
+reads them; :mod:`treedp.engines.dask_parquet` states when): no pandas conversion, tasks of
+even size, memory of one batch per task.
 
 Grouped counting and per-person bounding: without a privacy unit each partition is counted by
 the numpy kernel (:func:`treedp.engines.grouped.count_bounded`). With one, no Dask shuffle of
@@ -37,6 +40,7 @@ import numpy as np
 
 from treedp._inputs import as_1d_array
 from treedp.engines.base import BinCounts, NanPolicy, check_nan_policy
+from treedp.engines.dask_parquet import TASKS_PER_WORKER, count_pieces, parquet_plan, split_pieces
 from treedp.engines.dask_persons import bounded_tasks, key_column
 from treedp.engines.entry import (
     Engine,
@@ -131,12 +135,19 @@ def count_dask(obj: Any, column: str | None, bins: Bins, nan: NanPolicy = "error
         bins,
         f"dtype {obj.dtype}",
     )
-    blocks = obj.to_delayed()
-    blocks = list(blocks.ravel() if isinstance(obj, da.Array) else blocks)
-    if not blocks:
-        return BinCounts.zero(bins.n_bins)
-    shared = _shared_bins(bins)
-    vector = _reduce([delayed(_counts_of_block, pure=True)(b, shared) for b in blocks])
+    plan = None if isinstance(obj, da.Array) else parquet_plan(obj, None)
+    if plan is not None:  # a column straight from dd.read_parquet: its row groups are counted
+        pieces = split_pieces(plan, TASKS_PER_WORKER * _worker_count())
+        shared = _shared_bins(bins)
+        tasks = [delayed(count_pieces, pure=True)(plan.fs, p, plan.column, shared) for p in pieces]
+    else:
+        blocks = obj.to_delayed()
+        blocks = list(blocks.ravel() if isinstance(obj, da.Array) else blocks)
+        if not blocks:
+            return BinCounts.zero(bins.n_bins)
+        shared = _shared_bins(bins)
+        tasks = [delayed(_counts_of_block, pure=True)(b, shared) for b in blocks]
+    vector = _reduce(tasks)
     dropped = int(vector[-1])
     if dropped and nan == "error":
         raise missing_values_error()
@@ -173,6 +184,19 @@ def _shared(obj: Any) -> Any:
     if cast(Any, get_scheduler)() != client.get:
         return delayed(obj, pure=True)
     return client.scatter(obj, broadcast=True, hash=False)
+
+
+def _worker_count() -> int:
+    """The distributed client's worker threads, or this machine's cores without one."""
+    import os
+
+    try:
+        from distributed import default_client
+
+        threads: dict[str, int] = cast(Any, default_client)().nthreads()
+        return max(1, sum(threads.values()))
+    except (ImportError, ValueError):
+        return os.cpu_count() or 1
 
 
 def _pieces(n_parts: int) -> int:

@@ -8,9 +8,12 @@ evaluates them; no UDF, no ``mapInArrow``):
 * equal-width bins: ``t = (v - lo)·inv`` clamped to ``[0, B - 1/2]`` and truncated, the
   arithmetic of :func:`treedp.engines.local.count_chunk` in the same IEEE binary64 operations,
   then corrected against the edges themselves (``v < e_j`` moves one bin down, ``v >= e_{j+1}``
-  one up), so rounding cannot put a value on the wrong side of an edge. When the edges are
-  bit for bit ``lo + (hi - lo)·(j / B)`` (what :func:`treedp.make_bins` builds) the correction
-  computes them in the same expression; otherwise they are read from an array;
+  one up), so rounding cannot put a value on the wrong side of an edge; the correction is left
+  out when the local kernel's proof (:func:`treedp.engines.local._arithmetic_is_exact`) shows
+  the arithmetic alone is exact for these edges (e.g. ``B`` a power of two over ``(0, 1)``).
+  When the edges are bit for bit ``lo + (hi - lo)·(j / B)`` (what :func:`treedp.make_bins`
+  builds) the correction computes them in the same expression; otherwise they are read from
+  an array;
 * explicit edges and datetimes: a binary search over the inner edges (Spark's
   ``aggregate`` over the public step sizes: ``log2 B`` comparisons), giving the number of
   inner edges ``<= v``, which clamps by construction;
@@ -145,13 +148,28 @@ def bin_expression(value: Any, bins: Bins, edges: Any | None = None) -> Any:
 
 
 def _arithmetic(value: Any, bins: Bins, edge: Any) -> Any:
-    """The equal-width index with its correction; ``edge(j)`` is edge ``j`` (1 <= j < B)."""
+    """The equal-width index, with its correction unless the arithmetic alone is proven to be
+    the bin rule for these edges; ``edge(j)`` is edge ``j`` (1 <= j < B).
+
+    The proof is the local kernel's (:func:`treedp.engines.local._arithmetic_is_exact`, an
+    ``O(B)`` check of the public edges): ``floor(clip((v - lo)·inv, 0, B - 1/2))`` is
+    non-decreasing in ``v``, so it is the bin rule for every ``v`` when each inner edge gets
+    index ``>= j`` and the double just below it ``<= j - 1``. Spark evaluates the same IEEE
+    binary64 subtraction and product (Java's double arithmetic is strict IEEE 754), clamps
+    with ``greatest`` / ``least`` and truncates with the cast to int, as numpy does; so the
+    check made in numpy holds for Spark's values too, and the correction (two edge
+    computations and comparisons per row) is left out.
+    """
     from pyspark.sql import functions as F
+
+    from treedp.engines.local import _arithmetic_is_exact
 
     n = bins.n_bins
     lo = float(bins.edges[0])
     t = (value - F.lit(lo)) * F.lit(float(bins._inv_width))
     idx = F.least(F.greatest(t, F.lit(0.0)), F.lit(n - 0.5)).cast("int")
+    if _arithmetic_is_exact(bins.edges, float(bins._inv_width)):
+        return idx
     down = (idx > 0) & (value < edge(idx))
     up = (idx < n - 1) & (value >= edge(idx + 1))
     return F.when(down, idx - 1).when(up, idx + 1).otherwise(idx)
