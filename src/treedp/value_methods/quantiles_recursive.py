@@ -456,10 +456,11 @@ def quantiles_recursive(
     misses by up to the block. So each node with a child also releases the noisy counts of
     the records it sends to each side, and a child whose rescaled level disagrees with the
     absolute target those counts give by more than their noise explains targets the absolute
-    one instead, or answers its end (the parent's point) when that target lies beside its
-    records (:func:`~.recursion_anchor.anchored_level`; post-processing of the counts). A
-    node's target rank is ``q'·n_node`` for its public level ``q'``, so a node reads only its
-    own records.
+    one instead, or answers that end of its grid interval (the nearest released point on
+    that side, or the grid's edge) when that target lies beside its records
+    (:func:`~.recursion_anchor.anchored_level`; post-processing of the counts). A node's
+    target rank is ``q'·n_node`` for its public level ``q'``, so a node reads only its own
+    records.
 
     Guarantee: ``PureDP(ε_spent)``, ``ε_spent <= ε``, privacy unit one record, both relations.
     ``m`` distinct levels make ``L = ceil(log2(m + 1))`` recursion levels, level ``l`` given
