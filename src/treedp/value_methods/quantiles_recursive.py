@@ -180,7 +180,29 @@ def _plan(
     share = eps_l if leaf else eps_l * (1 - COUNT_SHARE)
     scale = None if leaf else count_scale(eps_l * COUNT_SHARE, relation)
     rate = _node_rate(share, level, relation, depth == 0)
+    _check_rates(rate, share, relation, depth == 0)
     return _Plan(mid, qs[mid], level, depth, share, rate, scale, left, right)
+
+
+#: The smallest rate every 31-bit dyadic rounding of which the exact sampler takes: a rate
+#: ``x >= 2**-23`` rounds to ``A / 2**k`` with ``2**30 <= A`` and ``k <= 53``
+#: (:func:`~treedp.noise.exponential.sample_weighted_laplace` needs ``2**k <= 2**53``).
+_MIN_RATE = Fraction(1, 2**23)
+
+
+def _check_rates(rate: Fraction, share: Fraction, relation: str, root: bool) -> None:
+    """Refuse, before anything is read or charged, a node whose selection the sampler could
+    not draw: the root's planned ``rate``, and a child's smallest possible anchored rate
+    (:func:`_anchored_rate` at ``Δ = 1 + 2**-32``, the largest over the levels: ``share / 4Δ``
+    under ``replace``, ``share / 2Δ`` under ``add_remove``), as a child's rate is chosen at
+    run time from released counts. Public parameters only."""
+    ok = rate.denominator <= 2**53 if root else _node_rate(
+        share, Fraction(1), relation, False) >= _MIN_RATE  # fmt: skip
+    if not ok:
+        raise InvalidParameterError(
+            "The budget of a recursion node is below what the exact sampler can draw (a rate "
+            "of 2**-23): give a larger 'epsilon' or fewer distinct levels."
+        )
 
 
 def _walk(plan: _Plan | None) -> list[_Plan]:
@@ -509,7 +531,9 @@ def quantiles_recursive(
     bounds : (lo, hi)
         Public bounds (numbers or datetimes).
     epsilon : float
-        Total budget.
+        Total budget. Refused (InvalidParameterError, before any charge) when a node's
+        selection rate, the root's or a child's smallest anchored one, would fall below the
+        exact sampler's ``2**-23`` (about ε = 1e-6 with 31 levels or more).
     neighbours : {"add_remove", "replace"}, default="add_remove"
     nan : {"error", "drop"}, default="error"
         As for :func:`~treedp.quantile_exponential`.
