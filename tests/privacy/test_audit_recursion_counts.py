@@ -19,6 +19,13 @@ also audited on its own against its claim (exact: it reaches it); mutants with t
 count sensitivity under ``replace`` or a count over overlapping sides exceed it, and one
 that gives the counts the level's whole budget exceeds the whole claim. A chi-square test ties
 the implementation's sampler to the law of the units (the counts summed out).
+
+Below the root (which the exact audits' two recursion levels never reach with counts), two
+spies: every count draw of a 7-level recursion has at least the scale its level is charged
+for (catches counts below the root drawn at 4x their budget), and with the counts' noise
+fixed far above ``n`` every anchor a child reads, at depths 1 and 2 (``Anchor.children``),
+holds the released counts, not the exact ones (catches anchors on exact counts at the root or
+deeper).
 """
 
 from __future__ import annotations
@@ -268,3 +275,88 @@ def test_recursion_sampler_follows_the_exact_law(monkeypatch: pytest.MonkeyPatch
         obs, exp = obs[:-1], exp[:-1]
     exp *= obs.sum() / exp.sum()
     assert stats.chisquare(obs, exp).pvalue > ALPHA
+
+
+def _spy_depths(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """Wrap ``_run`` (it recurses through the module's name) to keep the depth of the node
+    being run on a stack; the stack's top is the node whose counts are drawn."""
+    real = qr._run
+    stack: list[int] = []
+
+    def run(plan: Any, *args: Any, **kwargs: Any) -> None:
+        stack.append(-1 if plan is None else plan.depth)
+        try:
+            real(plan, *args, **kwargs)
+        finally:
+            stack.pop()
+
+    monkeypatch.setattr(qr, "_run", run)
+    return stack
+
+
+@pytest.mark.parametrize("split", [qr.SPLIT_POWER, 0.5])
+@pytest.mark.parametrize("relation", ["add_remove", "replace"])
+def test_every_side_count_is_drawn_at_its_levels_charged_scale(
+    relation: str, split: float, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Spy on the counts' sampler in a 7-level recursion (99 quantile levels): every draw at
+    depth ``d`` has a scale of at least ``sens / (s·ε_d)``, the scale the claim charges
+    (the exact audits run one level with counts only)."""
+    monkeypatch.setattr(qr, "SPLIT_POWER", split)
+    stack = _spy_depths(monkeypatch)
+    seen: list[tuple[int, Fraction]] = []
+    real = qr.sample_discrete_laplace
+
+    def spy(scale: Fraction, size: int, source: Any) -> np.ndarray:
+        seen.append((stack[-1], Fraction(scale)))
+        return real(scale, size, source)
+
+    monkeypatch.setattr(qr, "sample_discrete_laplace", spy)
+    x = np.random.default_rng(TEST_SEED).normal(size=500)
+    qr._quantiles_recursive_draws(
+        x, np.arange(1, 100) / 100, bounds=(-5, 5), epsilon=1.0, size=3, neighbours=relation,
+        rng=InsecureSeededSource(TEST_SEED),
+    )  # fmt: skip
+    eps = qr._level_epsilons(Fraction(1), 99)
+    assert {d for d, _ in seen} == set(range(len(eps) - 1))  # every level with children
+    sens = qr.count_sensitivity(relation)
+    assert all(scale >= sens / (eps[d] * qr.COUNT_SHARE) for d, scale in seen)
+
+
+def test_children_anchor_on_the_released_counts_at_every_depth(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The counts' noise fixed at ``K`` (far above ``n``) and the anchored branch forced
+    (``SIGMAS = 0``) in a 3-level recursion (7 quantile levels, so ``Anchor.children`` runs):
+    every anchor a child reads holds the released counts, ``N̂ = n + 2K``, ``Ŝ`` its exact side
+    plus ``K``, ``Ô`` its left siblings' exact records plus ``K`` each, never the exact counts;
+    and the level each child targets is the rule's on those counts."""
+    n, big = 60, 10_000
+    monkeypatch.setattr(ra, "SIGMAS", 0.0)
+    monkeypatch.setattr(
+        qr, "sample_discrete_laplace", lambda scale, size, source: np.full(size, big)
+    )
+    calls: list[tuple[str, int, int, int, Fraction, Any]] = []
+    real = qr.anchored_level
+
+    def spy(q: Fraction, level: Fraction, anchor: Any, row: int) -> Any:
+        key = real(q, level, anchor, row)
+        sizes = (int(anchor.total[row]), int(anchor.offset[row]), int(anchor.size[row]))
+        calls.append((anchor.path, *sizes, q, key))
+        a = q * sizes[0] - sizes[1]  # the rule at SIGMAS = 0, on the recorded counts
+        rule = level if a == level * sizes[2] else ra.LOW if a <= 0 else (
+            ra.HIGH if a >= sizes[2] else a / sizes[2])  # fmt: skip
+        assert key == rule
+        return key
+
+    monkeypatch.setattr(qr, "anchored_level", spy)
+    x = np.random.default_rng(TEST_SEED).uniform(0, 8, size=n)
+    qr._quantiles_recursive_draws(
+        x, np.arange(1, 8) / 8, bounds=(0, 8), epsilon=4.0, size=4,
+        rng=InsecureSeededSource(TEST_SEED),
+    )  # fmt: skip
+    assert {path for path, *_ in calls} == {"L", "R", "LL", "LR", "RL", "RR"}
+    for path, total, offset, size, _, _ in calls:
+        assert total == n + 2 * big
+        assert 0 <= size - big <= n
+        assert 0 <= offset - big * path.count("R") <= n
