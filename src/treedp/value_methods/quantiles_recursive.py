@@ -196,8 +196,10 @@ def _check_rates(rate: Fraction, share: Fraction, relation: str, root: bool) -> 
     (:func:`_anchored_rate` at ``Δ = 1 + 2**-32``, the largest over the levels: ``share / 4Δ``
     under ``replace``, ``share / 2Δ`` under ``add_remove``), as a child's rate is chosen at
     run time from released counts. Public parameters only."""
-    ok = rate.denominator <= 2**53 if root else _node_rate(
-        share, Fraction(1), relation, False) >= _MIN_RATE  # fmt: skip
+    if root:
+        ok = rate.denominator <= 2**53
+    else:
+        ok = _node_rate(share, Fraction(1), relation, False) >= _MIN_RATE
     if not ok:
         raise InvalidParameterError(
             "The budget of a recursion node is below what the exact sampler can draw (a rate "
@@ -533,7 +535,8 @@ def quantiles_recursive(
     epsilon : float
         Total budget. Refused (InvalidParameterError, before any charge) when a node's
         selection rate, the root's or a child's smallest anchored one, would fall below the
-        exact sampler's ``2**-23`` (about ε = 1e-6 with 31 levels or more).
+        exact sampler's ``2**-23``: a level with children needs ``ε_l >= 5.02e-7`` under
+        ``replace``, ``2.51e-7`` under ``add_remove`` (``ε_l = ε / L`` by default).
     neighbours : {"add_remove", "replace"}, default="add_remove"
     nan : {"error", "drop"}, default="error"
         As for :func:`~treedp.quantile_exponential`.
