@@ -150,3 +150,54 @@ def test_node_rates_and_losses() -> None:
                 # replace, inside one node: the score moves by at most 1
                 if relation == "replace":
                     assert 2 * rate <= Fraction(1, 4)
+
+
+@pytest.mark.parametrize(
+    ("m", "relation"),
+    [(31, "add_remove"), (31, "replace"), (99, "add_remove"), (99, "replace")],
+)
+def test_a_budget_below_the_samplers_rate_is_refused_before_the_charge(
+    m: int, relation: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """At ε = 1e-6 a child's anchored rate can fall below the sampler's ``2**-23`` (m = 31),
+    and with 99 levels the root's too under ``replace``: refused from public parameters, with
+    the accountant untouched (before the check, the sampler raised after the charge)."""
+    from treedp.privacy.accountant import Accountant
+    from treedp.value_methods import recursion_anchor as ra
+
+    monkeypatch.setattr(ra, "SIGMAS", 0.0)  # the anchored branch: run-time rates
+    acc = Accountant(PureDP(1.0), neighbours=relation)
+    q = np.arange(1, m + 1) / (m + 1)
+    with pytest.raises(InvalidParameterError, match="sampler") as info:
+        for seed in range(20):
+            quantiles_recursive(
+                np.arange(1000.0), q, bounds=(0, 1000), epsilon=1e-6, neighbours=relation,
+                accountant=acc, rng=InsecureSeededSource(seed),
+            )  # fmt: skip
+    assert "1000" not in str(info.value)
+    assert acc.spent == PureDP(0.0) and not acc.history
+
+
+def test_the_smallest_accepted_budget_runs() -> None:
+    """Just above the refused budgets every node's rate, planned or anchored, is drawn."""
+    from fractions import Fraction
+
+    from treedp.value_methods import recursion_anchor as ra
+
+    m, relation = 31, "replace"
+    eps_l = Fraction(1, 2**23) * 4 * (1 + Fraction(1, 2**32)) / (1 - qr.COUNT_SHARE)
+    eps = float(eps_l * len(level_counts(m))) * (1 + 1e-9)
+    q = np.arange(1, m + 1) / (m + 1)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(ra, "SIGMAS", 0.0)
+        for seed in range(5):
+            out = quantiles_recursive(
+                np.arange(1000.0), q, bounds=(0, 1000), epsilon=eps, neighbours=relation,
+                rng=InsecureSeededSource(seed),
+            )  # fmt: skip
+            assert np.all(np.diff(out) >= 0)
+    with pytest.raises(InvalidParameterError, match="sampler"):
+        quantiles_recursive(
+            np.arange(1000.0), q, bounds=(0, 1000), epsilon=eps * (1 - 1e-6),
+            neighbours=relation,
+        )  # fmt: skip

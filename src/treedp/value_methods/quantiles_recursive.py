@@ -180,7 +180,31 @@ def _plan(
     share = eps_l if leaf else eps_l * (1 - COUNT_SHARE)
     scale = None if leaf else count_scale(eps_l * COUNT_SHARE, relation)
     rate = _node_rate(share, level, relation, depth == 0)
+    _check_rates(rate, share, relation, depth == 0)
     return _Plan(mid, qs[mid], level, depth, share, rate, scale, left, right)
+
+
+#: The smallest rate every 31-bit dyadic rounding of which the exact sampler takes: a rate
+#: ``x >= 2**-23`` rounds to ``A / 2**k`` with ``2**30 <= A`` and ``k <= 53``
+#: (:func:`~treedp.noise.exponential.sample_weighted_laplace` needs ``2**k <= 2**53``).
+_MIN_RATE = Fraction(1, 2**23)
+
+
+def _check_rates(rate: Fraction, share: Fraction, relation: str, root: bool) -> None:
+    """Refuse, before anything is read or charged, a node whose selection the sampler could
+    not draw: the root's planned ``rate``, and a child's smallest possible anchored rate
+    (:func:`_anchored_rate` at ``Δ = 1 + 2**-32``, the largest over the levels: ``share / 4Δ``
+    under ``replace``, ``share / 2Δ`` under ``add_remove``), as a child's rate is chosen at
+    run time from released counts. Public parameters only."""
+    if root:
+        ok = rate.denominator <= 2**53
+    else:
+        ok = _node_rate(share, Fraction(1), relation, False) >= _MIN_RATE
+    if not ok:
+        raise InvalidParameterError(
+            "The budget of a recursion node is below what the exact sampler can draw (a rate "
+            "of 2**-23): give a larger 'epsilon' or fewer distinct levels."
+        )
 
 
 def _walk(plan: _Plan | None) -> list[_Plan]:
@@ -456,10 +480,11 @@ def quantiles_recursive(
     misses by up to the block. So each node with a child also releases the noisy counts of
     the records it sends to each side, and a child whose rescaled level disagrees with the
     absolute target those counts give by more than their noise explains targets the absolute
-    one instead, or answers its end (the parent's point) when that target lies beside its
-    records (:func:`~.recursion_anchor.anchored_level`; post-processing of the counts). A
-    node's target rank is ``q'·n_node`` for its public level ``q'``, so a node reads only its
-    own records.
+    one instead, or answers that end of its grid interval (the nearest released point on
+    that side, or the grid's edge) when that target lies beside its records
+    (:func:`~.recursion_anchor.anchored_level`; post-processing of the counts). A node's
+    target rank is ``q'·n_node`` for its public level ``q'``, so a node reads only its own
+    records.
 
     Guarantee: ``PureDP(ε_spent)``, ``ε_spent <= ε``, privacy unit one record, both relations.
     ``m`` distinct levels make ``L = ceil(log2(m + 1))`` recursion levels, level ``l`` given
@@ -508,7 +533,10 @@ def quantiles_recursive(
     bounds : (lo, hi)
         Public bounds (numbers or datetimes).
     epsilon : float
-        Total budget.
+        Total budget. Refused (InvalidParameterError, before any charge) when a node's
+        selection rate, the root's or a child's smallest anchored one, would fall below the
+        exact sampler's ``2**-23``: a level with children needs ``ε_l >= 5.02e-7`` under
+        ``replace``, ``2.51e-7`` under ``add_remove`` (``ε_l = ε / L`` by default).
     neighbours : {"add_remove", "replace"}, default="add_remove"
     nan : {"error", "drop"}, default="error"
         As for :func:`~treedp.quantile_exponential`.

@@ -45,7 +45,8 @@ __all__ = [
 #: than this many standard deviations of the counts' noise (:meth:`Anchor.spread`).
 SIGMAS = 5.0
 #: What :func:`anchored_level` returns for a level at or below the child's records (answer its
-#: lower end, the released point below it) and at or above them (its upper end).
+#: lower end, the nearest released point below it or the grid's lower edge) and at or above
+#: them (its upper end, the nearest released point above it or the grid's upper edge).
 LOW, HIGH = "low", "high"
 
 
@@ -117,8 +118,10 @@ def anchored_level(q: Fraction, level: Fraction, anchor: Anchor, row: int) -> Fr
     and the rescaled target ``q'·Ŝ`` agree within :data:`SIGMAS` times the noise's spread,
     ``level`` (Kaplan et al.'s; its target ``q'·n_node`` on the child's exact records).
     Otherwise :data:`LOW` when ``a <= 0``, :data:`HIGH` when ``a >= Ŝ`` (the level lies beside
-    the child's records: answer the child's end, which is the parent's released point), else
-    ``a / Ŝ``, in (0, 1), the child's target ``(a / Ŝ)·n_node``."""
+    the child's records: answer that end of the child's grid interval, the released point
+    nearest below, resp. above, it: the parent's for a right child's lower end and a left
+    child's upper end, else an earlier ancestor's point or the grid's edge), else ``a / Ŝ``,
+    in (0, 1), the child's target ``(a / Ŝ)·n_node``."""
     total, offset, size = (int(anchor.total[row]), int(anchor.offset[row]),
                            int(anchor.size[row]))  # fmt: skip
     a = q * total - offset
