@@ -1,9 +1,5 @@
 """Many quantiles from one budget: the recursive exponential mechanism (Kaplan et al. 2022).
 
-Guarantee: pure ε-DP per call (``PureDP(ε_spent)``, ``ε_spent <= ε``), ``replace`` or
-``add_remove`` neighbours, privacy unit one record (:data:`CONTRACT`; the derivation is in
-:func:`quantiles_recursive`).
-
 Kaplan, Schnapp and Stemmer's "ApproximateQuantiles" (ICML 2022): release the middle level's
 quantile, then recurse on the records below it with the levels below and on the others with
 the levels above; each node with a child also releases noisy counts of its two sides, which
@@ -11,6 +7,44 @@ re-anchor a child's level where a block of ties at the released point moved it
 (:mod:`.recursion_anchor`). Every selection is Smith's exponential mechanism on the public grid,
 restricted to the node's grid interval (so outputs are non-decreasing in ``q``), by the shared
 core :mod:`treedp.value_methods.exponential_core`.
+
+Guarantee: ``PureDP(ε_spent)``, ``ε_spent <= ε`` per call (:data:`CONTRACT`), privacy unit one
+record, ``replace`` or ``add_remove`` neighbours. Derivation:
+``m`` distinct levels make ``L = ceil(log2(m + 1))`` recursion levels, level ``l`` given
+``ε_l`` (:func:`_level_epsilons`; ``ε / L`` by default, ``Σ ε_l = ε`` exactly). Order of
+release: level 0's selection, level 0's side counts, level 1's selections, level 1's
+counts, ... Given everything released before a step, the nodes of one level hold
+disjoint sets of records (a node's records are those of its parent on its side of the
+parent's released point), each node's level ``q'`` is public (planned, or computed from
+released counts), and the two sides of a node partition its records (``side_counts``).
+A node with a child spends ``s = COUNT_SHARE`` (1/20) of ``ε_l`` on its counts and
+``(1 - s)·ε_l`` on its selection (``share``); a leaf spends ``ε_l`` on its selection.
+Sensitivity and loss of each step, given the earlier outputs:
+
+* selection, ``add_remove``: one record added or removed changes one node of the level, by
+  one record; that node's score has sensitivity ``Δ = max(q', 1 - q') + 2**-32``
+  (:func:`~.exponential_core.rank_sensitivity`) and its rate ``share / (2Δ)``: a loss of
+  at most ``share``.
+* selection, ``replace``: at the root (all records, ``n`` fixed) the sensitivity is 1 and
+  the rate ``share / 2``. Below it a record may leave one node and enter another (a
+  removal and an addition); each node's rate is ``share / (4Δ)``, so the two cost
+  ``share / 2`` each; a change inside one node costs ``2 · rate <= share``.
+* counts: the vector of every side count of the level has L1 sensitivity 1 under
+  ``add_remove`` (the record lies on one side of one node) and 2 under ``replace`` (it
+  leaves one side and enters one, of the same node or of two); each count gets exact
+  discrete Laplace noise of scale ``sens / b`` with ``b = s·ε_l / sens`` rounded down
+  to a dyadic rational: a loss of ``sens / scale <= s·ε_l``. Under ``replace`` a move
+  between two nodes changes one count of each, ``1/scale`` each.
+
+So a level's loss is at most the largest node's selection plus counts (``ε_l``): under
+``add_remove`` one node pays; under ``replace`` two nodes pay at most half each, or one
+node pays both halves. Summed over the levels (adaptive composition: every step's
+partition, levels and rates are functions of earlier outputs) the loss is at most ε;
+each rate is rounded down to a dyadic rational, and ``ε_spent`` is the exact sum of the
+per-level bounds (:func:`_depth_losses`; a child's selection is bounded by its
+``share``, as its rate is chosen at run time). The children's rule and the answers at a
+child's end read only released counts and units: post-processing. The empty dataset is
+valid (uniform outputs in each node).
 """
 
 from __future__ import annotations
@@ -486,42 +520,8 @@ def quantiles_recursive(
     target rank is ``q'·n_node`` for its public level ``q'``, so a node reads only its own
     records.
 
-    Guarantee: ``PureDP(ε_spent)``, ``ε_spent <= ε``, privacy unit one record, both relations.
-    ``m`` distinct levels make ``L = ceil(log2(m + 1))`` recursion levels, level ``l`` given
-    ``ε_l`` (:func:`_level_epsilons`; ``ε / L`` by default, ``Σ ε_l = ε`` exactly). Order of
-    release: level 0's selection, level 0's side counts, level 1's selections, level 1's
-    counts, ... Given everything released before a step, the nodes of one level hold
-    disjoint sets of records (a node's records are those of its parent on its side of the
-    parent's released point), each node's level ``q'`` is public (planned, or computed from
-    released counts), and the two sides of a node partition its records (``side_counts``).
-    A node with a child spends ``s = COUNT_SHARE`` (1/20) of ``ε_l`` on its counts and
-    ``(1 - s)·ε_l`` on its selection (``share``); a leaf spends ``ε_l`` on its selection.
-    Sensitivity and loss of each step, given the earlier outputs:
-
-    * selection, ``add_remove``: one record added or removed changes one node of the level, by
-      one record; that node's score has sensitivity ``Δ = max(q', 1 - q') + 2**-32``
-      (:func:`~.exponential_core.rank_sensitivity`) and its rate ``share / (2Δ)``: a loss of
-      at most ``share``.
-    * selection, ``replace``: at the root (all records, ``n`` fixed) the sensitivity is 1 and
-      the rate ``share / 2``. Below it a record may leave one node and enter another (a
-      removal and an addition); each node's rate is ``share / (4Δ)``, so the two cost
-      ``share / 2`` each; a change inside one node costs ``2 · rate <= share``.
-    * counts: the vector of every side count of the level has L1 sensitivity 1 under
-      ``add_remove`` (the record lies on one side of one node) and 2 under ``replace`` (it
-      leaves one side and enters one, of the same node or of two); each count gets exact
-      discrete Laplace noise of scale ``sens / b`` with ``b = s·ε_l / sens`` rounded down
-      to a dyadic rational: a loss of ``sens / scale <= s·ε_l``. Under ``replace`` a move
-      between two nodes changes one count of each, ``1/scale`` each.
-
-    So a level's loss is at most the largest node's selection plus counts (``ε_l``): under
-    ``add_remove`` one node pays; under ``replace`` two nodes pay at most half each, or one
-    node pays both halves. Summed over the levels (adaptive composition: every step's
-    partition, levels and rates are functions of earlier outputs) the loss is at most ε;
-    each rate is rounded down to a dyadic rational, and ``ε_spent`` is the exact sum of the
-    per-level bounds (:func:`_depth_losses`; a child's selection is bounded by its
-    ``share``, as its rate is chosen at run time). The children's rule and the answers at a
-    child's end read only released counts and units: post-processing. The empty dataset is
-    valid (uniform outputs in each node).
+    Guarantee: ``PureDP(ε_spent)``, ``ε_spent <= ε``, privacy unit one record, both
+    relations; the sensitivity and composition derivation is in the module docstring.
 
     Parameters
     ----------
