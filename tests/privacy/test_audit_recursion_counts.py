@@ -45,6 +45,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
+from tests.privacy.test_audit_quantiles import BASES as AUDIT_BASES
 from tests.stats import ALPHA, TEST_SEED
 from treedp.noise import InsecureSeededSource
 from treedp.noise.discrete_laplace import discrete_laplace_pmf
@@ -56,13 +57,7 @@ BITS = 3
 BOUNDS = (0.0, 8.0)
 LEVELS = [Fraction(1, 4), Fraction(1, 2), Fraction(3, 4)]
 WINDOW = 8
-BASES = [
-    [1.5, 4.5, 6.5],
-    [0.5, 0.5, 7.5],
-    [3.5, 3.5, 3.5, 5.5],
-    [0.5, 1.5, 2.5, 3.5, 4.5, 5.5, 6.5, 7.5],
-    [3.5] * 6,
-]
+BASES = AUDIT_BASES[:5]  # the recursion audit's datasets on the same tiny grid
 GRID = Grid(BOUNDS[0], BOUNDS[1], BITS)
 POINTS = GRID.values(np.arange(1 << BITS))
 
