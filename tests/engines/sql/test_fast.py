@@ -248,15 +248,25 @@ def test_duckdb_direct_key_groups_by_a_perfect_hash() -> None:
 
     con = duckdb.connect()
     con.execute("CREATE TABLE t AS SELECT random() AS v FROM range(100000)")
+
+    def perfect(text: str) -> bool:
+        rows = con.execute(f"EXPLAIN ANALYZE {text}").fetchall()
+        return "Perfect Hash Group By" in " ".join(str(r[1]) for r in rows)
+
+    # the installed DuckDB's own behaviour, so that another version's planner skips, not fails
+    plain = "SELECT CAST(floor(v * 1024) AS BIGINT) AS b, count(*) FROM t GROUP BY b"
+    if not perfect(plain):
+        pytest.skip("this DuckDB plans no perfect-hash aggregate for a bounded BIGINT key")
     src = treedp.SqlSource(con, "SELECT v FROM t")
     bins = _bins((0, 1), 1024)
     assert fast.fast_plan(bins).direct  # type: ignore[union-attr]
     plans = []
     for dialect in (DUCK, dataclasses.replace(DUCK, integer_key=False)):
         (text,) = _queries(dialect, src, bins)
-        plans.append(" ".join(str(r[1]) for r in con.execute(f"EXPLAIN ANALYZE {text}").fetchall()))
-    assert "Perfect Hash Group By" in plans[0]
-    assert "Perfect Hash Group By" not in plans[1]
+        plans.append(perfect(text))
+    assert plans[0]
+    if not perfect("SELECT floor(v * 1024) AS b, count(*) FROM t GROUP BY b"):
+        assert not plans[1]  # a double key: no perfect hash in this DuckDB
     con.close()
 
 
