@@ -12,6 +12,7 @@ import pandas as pd
 import pytest
 
 import treedp
+from tests.privacy.auto_bound_tables import zipf_persons
 from tests.stats import TEST_SEED
 from treedp import grouped_auto
 from treedp.noise import InsecureSeededSource
@@ -21,14 +22,8 @@ pytest.importorskip("pyarrow")
 KEYS = list("abcd")
 
 
-def _frame(n_persons: int = 300, seed: int = 0) -> pd.DataFrame:
-    rng = np.random.default_rng(seed)
-    per = np.minimum(rng.zipf(1.8, n_persons), 200)
-    pid = np.repeat(np.arange(n_persons), per).astype(str)
-    n = pid.size
-    return pd.DataFrame(
-        {"x": rng.integers(0, 32, n), "pid": pid, "k": rng.choice(np.array(KEYS), n)}
-    )
+def _frame() -> pd.DataFrame:
+    return zipf_persons(300, cap=200, keys="".join(KEYS))
 
 
 def _sources(tmp_path, df: pd.DataFrame) -> dict[str, object]:

@@ -16,6 +16,7 @@ import pandas as pd
 import pytest
 
 import treedp
+from tests.privacy.auto_bound_tables import zipf_persons
 from treedp.exceptions import InvalidParameterError, InvalidTypeError
 from treedp.noise import InsecureSeededSource
 from treedp.privacy.auto_bound import (
@@ -82,14 +83,8 @@ def test_objective_prefers_small_bounds_without_heterogeneity() -> None:
     assert grid[int(np.argmin(j))] >= 181  # keeps (nearly) every row when noise is free
 
 
-def _frame(n_persons: int = 400, seed: int = 0) -> pd.DataFrame:
-    rng = np.random.default_rng(seed)
-    per = np.minimum(rng.zipf(1.8, n_persons), 300)
-    pid = np.repeat(np.arange(n_persons), per).astype(str)
-    n = pid.size
-    return pd.DataFrame(
-        {"x": rng.integers(0, 32, n), "pid": pid, "k": rng.choice(np.array(list("abc")), n)}
-    )
+def _frame() -> pd.DataFrame:
+    return zipf_persons(400, cap=300, keys="abc")
 
 
 def test_grouped_release_states_the_sum_and_round_trips(tmp_path) -> None:

@@ -22,6 +22,7 @@ import pandas as pd
 import pytest
 
 import treedp
+from tests.privacy.auto_bound_tables import zipf_persons
 from tests.stats import TEST_SEED, z_two_sided
 from treedp import grouped_auto
 from treedp.exceptions import InvalidParameterError, ReleaseFormatError
@@ -86,14 +87,8 @@ def test_brute_force_catches_sensitivity_mutants() -> None:
     assert worst[1] > 3  # the mutant "L2 = √max_groups"
 
 
-def _frame(n_persons: int = 300, seed: int = 0) -> pd.DataFrame:
-    rng = np.random.default_rng(seed)
-    per = np.minimum(rng.zipf(1.8, n_persons), 200)
-    pid = np.repeat(np.arange(n_persons), per).astype(str)
-    n = pid.size
-    return pd.DataFrame(
-        {"x": rng.integers(0, 32, n), "pid": pid, "k": rng.choice(np.array(list("abcd")), n)}
-    )
+def _frame() -> pd.DataFrame:
+    return zipf_persons(300, cap=200, keys="abcd")
 
 
 COMMON = {"column": "x", "by": "k", "keys": list("abcd"), "privacy_unit": "pid"}
