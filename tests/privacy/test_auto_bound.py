@@ -161,33 +161,24 @@ def test_duckdb_is_refused_before_reading() -> None:
     need a second query over the source (docs/grouped.md)."""
     duckdb = pytest.importorskip("duckdb")
     con = duckdb.connect()
-    frame = _frame()
-    con.register("t", frame)
-    ledger = treedp.Accountant(treedp.PureDP(1.0))
-    with pytest.raises(InvalidParameterError, match="give duckdb data a fixed bound"):
-        treedp.release_grouped(
-            con.sql("SELECT * FROM t"),
-            column="x",
-            by="k",
-            keys=list("abc"),
-            privacy_unit="pid",
-            max_contributions="auto",
-            bounds=(0, 31),
-            bins="integers",
-            epsilon=1.0,
-            accountant=ledger,
-        )
-    assert len(ledger.history) == 0
+    con.register("t", _frame())
+    _refused_before_reading(con.sql("SELECT * FROM t"), "give duckdb data a fixed bound")
 
 
 def test_dask_is_refused_before_reading() -> None:
     """Dask bounds persons in one pass after its shuffle, with the bound known: "auto" would
     need a second pass over the shuffled data (docs/grouped.md)."""
     dd = pytest.importorskip("dask.dataframe")
+    _refused_before_reading(dd.from_pandas(_frame(), npartitions=2), "dask")
+
+
+def _refused_before_reading(data: object, match: str) -> None:
+    """``max_contributions="auto"`` on ``data`` is refused, naming the engine, with nothing
+    charged."""
     ledger = treedp.Accountant(treedp.PureDP(1.0))
-    with pytest.raises(InvalidParameterError, match="dask"):
+    with pytest.raises(InvalidParameterError, match=match):
         treedp.release_grouped(
-            dd.from_pandas(_frame(), npartitions=2),
+            data,
             column="x",
             by="k",
             keys=list("abc"),

@@ -8,6 +8,9 @@ Statistical checks use the fixed seed ``TEST_SEED`` at false-failure rate ``ALPH
 
 from __future__ import annotations
 
+from pathlib import Path
+from typing import Any
+
 import numpy as np
 import pytest
 from scipy import stats
@@ -169,6 +172,14 @@ def _events(monkeypatch, data: object, **bounds: object) -> list[str]:
     return events
 
 
+def _placed(df: Any, where: str, tmp_path: Path) -> Any:
+    """The table itself ("memory") or the path of a Parquet file of it ("parquet")."""
+    if where != "parquet":
+        return df
+    df.to_parquet(tmp_path / "t.parquet")
+    return str(tmp_path / "t.parquet")
+
+
 @pytest.mark.parametrize("where", ["memory", "parquet"])
 @pytest.mark.parametrize(
     "bounds",
@@ -191,11 +202,7 @@ def test_the_charge_comes_before_the_choice_and_any_noise(
             "k": rng.choice(np.array(list("abcd")), n),
         }
     )
-    data: object = df
-    if where == "parquet":
-        df.to_parquet(tmp_path / "t.parquet")
-        data = str(tmp_path / "t.parquet")
-    events = _events(monkeypatch, data, **bounds)
+    events = _events(monkeypatch, _placed(df, where, tmp_path), **bounds)
     assert events.count("charge") == 1 and events.count("choose") == 1
     assert events[0] == "charge" and events.index("choose") < events.index("noise")
 
@@ -226,10 +233,7 @@ def test_the_domain_is_checked_before_the_charge(
             "k": np.tile(np.array(list("abcd")), n // 4),
         }
     )
-    data: object = df
-    if where == "parquet":
-        df.to_parquet(tmp_path / "t.parquet")
-        data = str(tmp_path / "t.parquet")
+    data = _placed(df, where, tmp_path)
     checked: list[int] = []
     real = Mechanism.check_domain
 
