@@ -10,7 +10,11 @@ import numpy as np
 import pytest
 
 import treedp
-from tests.mechanisms.strategy_tree_helpers import brute, dense, kurtosis
+from tests.mechanisms.strategy_tree_helpers import (
+    check_dense_least_squares,
+    check_sensitivities,
+    kurtosis,
+)
 from tests.stats import ALPHA, TEST_SEED
 from treedp import InsecureSeededSource, load_release, plan, release_cdf
 from treedp.exceptions import InvalidParameterError
@@ -26,7 +30,7 @@ from treedp.mechanisms.strategy_tree import (
 )
 from treedp.privacy.measures import PureDP
 from treedp.strategy import Strategy
-from treedp.strategy.blocked import BlockedCovariance, BlockedStrategy
+from treedp.strategy.blocked import BlockedStrategy
 
 TOP = Strategy(np.array([3, 2, 4, 1, 2]), np.array([[1, 2, 0, 1, 1], [0, 1, 3, 1, 0]]))
 SMALL = BlockedStrategy(TOP, 8, (1, 2, 4), (0.4, 0.2, 0.1, 0.3))
@@ -35,35 +39,7 @@ SMALL = BlockedStrategy(TOP, 8, (1, 2, 4), (0.4, 0.2, 0.1, 0.3))
 @pytest.mark.parametrize("n_public", [False, True])
 @pytest.mark.parametrize("n_bins", [40, 37])  # 37: three empty padding bins
 def test_covariance_and_estimate_match_dense_least_squares(n_public: bool, n_bins: int) -> None:
-    rng = np.random.default_rng(TEST_SEED)
-    variances = [5.0, 2.0, 3.0, 1.5]
-    cov = BlockedCovariance(SMALL, variances, n_public, n_bins)
-    full = SMALL.n_bins
-    x = np.concatenate([rng.integers(0, 10, n_bins), np.zeros(full - n_bins, np.int64)])
-    parts = [
-        p + rng.normal(0, np.sqrt(v), p.size)
-        for p, v in zip(SMALL.parts(x), variances, strict=True)
-    ]
-    w = dense(SMALL)
-    weights = np.concatenate(
-        [np.full(p.size, 1 / v) for p, v in zip(SMALL.parts(x), variances, strict=True)]
-    )
-    inv = np.linalg.inv(w.T @ (weights[:, None] * w))
-    pm = np.vstack([np.zeros(full), np.tril(np.ones((full, full)))])[: n_bins + 1]
-    dense_cov = pm @ inv @ pm.T
-    dense_est = pm @ inv @ (w.T @ (weights * np.concatenate(parts)))
-    n = int(x.sum()) if n_public else None
-    if n_public:
-        c = dense_cov[:, -1]
-        dense_cov = dense_cov - np.outer(c, c) / c[-1]
-        dense_est = dense_est - c / c[-1] * (dense_est[-1] - n)
-    m = np.arange(n_bins + 1)
-    assert np.allclose(cov.cov(m[:, None], m[None, :]), dense_cov, atol=1e-10)
-    assert np.allclose(cov.prefix_variances(), np.diag(dense_cov), atol=1e-10)
-    assert np.allclose(cov.var(m), np.diag(dense_cov), atol=1e-10)
-    assert np.allclose(cov.estimate(parts, n), dense_est, atol=1e-9)
-    batch = [np.stack([p, 2 * p]) for p in parts]  # leading batch axes
-    assert np.allclose(cov.estimate(batch, n)[0], dense_est, atol=1e-9)
+    check_dense_least_squares(SMALL, n_public, n_bins)
 
 
 SENSITIVITY_CASES = [
@@ -79,13 +55,7 @@ SENSITIVITY_CASES = [
 def test_claimed_sensitivities_are_the_exact_maxima(
     structure: BlockedStrategy, relation: str
 ) -> None:
-    claim = structure.part_sensitivities(relation)
-    assert list(claim) == brute(structure, relation)
-    n = 3 if relation == "replace" else None
-    mech = StrategyTreeMechanism(
-        structure.n_bins, epsilon=1.0, neighbours=relation, n=n, structure=structure
-    )
-    assert mech.block_sensitivity == claim
+    check_sensitivities(structure, relation)
 
 
 def test_mechanism_contract_and_registration() -> None:
