@@ -27,7 +27,8 @@ import numpy as np
 
 from _common import best_of, machine
 from treedp import make_bins
-from treedp.engines.local import LocalEngine, _arithmetic_is_exact
+from treedp.engines.edge_exactness import _arithmetic_is_exact
+from treedp.engines.local import LocalEngine
 
 N = 20_000_000
 

@@ -12,7 +12,14 @@ import pytest
 
 from treedp import make_bins
 from treedp.domain import Bins
-from treedp.engines import BinCounts, CountEngine, LocalEngine, count_chunk, sum_counts
+from treedp.engines import (
+    BinCounts,
+    CountEngine,
+    LocalEngine,
+    count_chunk,
+    edge_exactness,
+    sum_counts,
+)
 from treedp.engines import local as local_engine
 from treedp.exceptions import DataError, InvalidParameterError, InvalidTypeError
 
@@ -211,26 +218,31 @@ def test_missing_values_found_chunk_by_chunk(dtype: type) -> None:
 def test_the_inside_short_path_equals_the_reference(
     bounds: tuple[float, float], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Chunks whose ``t = (x - lo)·inv`` lies in ``[0, B)`` skip the clip and the NaN test
-    (their minimum and maximum decide it). After an inside chunk: a chunk holding the upper
-    bound itself (``t = B``, which must be clipped), one whose only NaN sits among inside
-    values, one in the last half-bin (``B - 1/2 < t < B``) and one at ``lo`` and ``-0.0``
-    (both inside); a chunk outside ends the tries for the column. The counts equal the
-    reference under both policies, and a spy on the flag shows which path each chunk took, so
-    that a wrong test (``max <= B``, NaN taken as inside) fails here."""
+    """Chunks whose ``t = (x - lo)·inv`` lies in ``[0, B)`` skip the clip and the NaN test (their
+    maximum decides it, and their minimum unless the arithmetic is exact, where ``np.bincount``
+    refuses the negative indices instead). After an inside chunk: a chunk holding the upper bound
+    itself (``t = B``, which must be clipped), one whose only NaN sits among inside values, one in
+    the last half-bin (``B - 1/2 < t < B``) and one at ``lo`` and ``-0.0`` (both inside); a chunk
+    outside ends the tries for the column. The counts equal the reference under both policies, and a
+    spy on the flag shows which path each chunk took, so that a wrong test (``max <= B``, NaN taken
+    as inside) fails here."""
     rng = np.random.default_rng(5)
     bins = make_bins(bounds=bounds, bins=64)
     lo, hi = bounds
     chunk = local_engine._chunk_for(64)
-    flags: list[bool] = []
-    real = local_engine._bin_indices
+    flags: list[object] = []
+    real_inside, real_clip = local_engine._inside_indices, local_engine._bin_indices
 
-    def spy(*args: object, **kwargs: bool) -> tuple[np.ndarray, np.ndarray, bool]:
-        out = real(*args, **kwargs)  # type: ignore[arg-type]
-        flags.append(out[2])
+    def inside_spy(*args: object, **kwargs: bool) -> np.ndarray | None:
+        out = real_inside(*args, **kwargs)  # type: ignore[arg-type]
+        flags.append(out is not None)
         return out
 
-    def counted(*special: tuple[int, float], nan: str = "error") -> list[bool]:
+    def clip_spy(*args: object) -> tuple[np.ndarray, np.ndarray]:
+        flags.append("clip")
+        return real_clip(*args)  # type: ignore[arg-type]
+
+    def counted(*special: tuple[int, float], nan: str = "error") -> list[object]:
         values = lo + rng.random(3 * chunk) * (hi - lo)
         for where, value in special:
             values[where] = value
@@ -241,17 +253,50 @@ def test_the_inside_short_path_equals_the_reference(
         assert np.array_equal(got.counts, reference(kept, bins))
         return list(flags)
 
-    monkeypatch.setattr(local_engine, "_bin_indices", spy)
+    monkeypatch.setattr(local_engine, "_inside_indices", inside_spy)
+    monkeypatch.setattr(local_engine, "_bin_indices", clip_spy)
+    c = "clip"
     assert counted() == [True, True, True]
-    assert counted((chunk + 5, hi)) == [True, False, False]
-    assert counted((chunk + 11, np.nan), nan="drop") == [True, False, False, False]
+    assert counted((chunk + 5, hi)) == [True, False, c, c]
+    assert counted((chunk + 11, np.nan), nan="drop") == [True, False, c, c, c]
     with pytest.raises(DataError, match="nan='drop'"):
         counted((chunk + 11, np.nan))
     below_hi = float(np.nextafter(hi, -np.inf))
     edge_values = [(chunk + i, below_hi) for i in range(9)]
     edge_values += [(2 * chunk + 1, lo), (2 * chunk + 2, -0.0 if lo == 0.0 else lo)]
     assert counted(*edge_values) == [True, True, True]
-    assert counted((3, lo - 1.0)) == [False, False, False]
+    width = (hi - lo) / 64
+    if edge_exactness._arithmetic_is_exact(bins.edges, bins._inv_width):
+        # Exact arithmetic tests the maximum only: t in (-1, 0) truncates to bin 0 (as the
+        # clip puts it) and stays on the short path; t <= -1 (or -inf) is a negative index
+        # that np.bincount refuses, and that chunk is counted again on the clipping path.
+        assert counted((chunk + 3, lo - width / 2)) == [True, True, True]
+        assert counted((3, lo - 1.0)) == [True, c, c, c]
+        assert counted((chunk + 3, -np.inf)) == [True, True, c, c]
+        assert counted((chunk + 3, lo - width)) == [True, True, c, c]
+    else:  # the minimum is tested too: the corrections index the edges by it
+        assert counted((chunk + 3, lo - width / 2)) == [True, False, c, c]
+        assert counted((3, lo - 1.0)) == [False, c, c, c]
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float16])
+def test_narrow_floats_are_binned_by_their_binary64_value(dtype: type) -> None:
+    """float32 and float16 columns are indexed in binary64, as every other engine and the
+    exactness proof compute: a float32 product put values next to an edge of these bins in
+    the neighbouring bin (found on ``(68.4, 111.2)`` with 4 bins, whose arithmetic is exact in
+    binary64). Values at, just below and just above every edge, in their own precision."""
+    rng = np.random.default_rng(11)
+    for bounds, n_bins in [((68.4, 111.2), 4), ((0.0, 3.0), 7), ((-2.5, 7.5), 40)]:
+        bins = make_bins(bounds=bounds, bins=n_bins)
+        edges = bins.edges.astype(dtype)
+        near = np.concatenate(
+            [edges, np.nextafter(edges, dtype(-np.inf)), np.nextafter(edges, dtype(np.inf))]
+        )
+        values = rng.permutation(np.tile(near, 3000 // near.size + 1))
+        for kernel_values in (values, values[: n_bins - 1]):  # the proof, and few values
+            got = count_chunk(kernel_values, bins, "error", kernel="numpy").counts
+            want = reference(kernel_values.astype(np.float64), bins)
+            assert np.array_equal(got, want)
 
 
 def test_threaded_equals_serial_on_a_large_column() -> None:
@@ -363,10 +408,10 @@ def test_few_values_in_many_bins_equal_the_reference(bounds: tuple[float, float]
     values = rng.permutation(_edge_probes(picked))
     assert values.size < bins.n_bins
     expected = reference(values, bins)
-    local_engine._EXACT_CACHE.clear()
+    edge_exactness._EXACT_CACHE.clear()
     few = count_chunk(values, bins)
-    assert len(local_engine._EXACT_CACHE) == 0  # no O(B) proof for a few values
+    assert len(edge_exactness._EXACT_CACHE) == 0  # no O(B) proof for a few values
     assert np.array_equal(few.counts, expected)
-    local_engine._arithmetic_is_exact(bins.edges, bins._inv_width)  # now cached
+    edge_exactness._arithmetic_is_exact(bins.edges, bins._inv_width)  # now cached
     assert np.array_equal(count_chunk(values, bins).counts, expected)
     assert np.array_equal(LocalEngine(workers=2).count(values, bins).counts, expected)

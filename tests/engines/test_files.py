@@ -19,10 +19,10 @@ import treedp
 from treedp import make_bins
 from treedp._inputs import arrow_to_numpy
 from treedp.engines.base import BinCounts
+from treedp.engines.edge_exactness import _arithmetic_is_exact
 from treedp.engines.files import count as files_count
 from treedp.engines.files import count_path, iter_path_chunks, resolve_paths
 from treedp.engines.local import (
-    _arithmetic_is_exact,
     _count_equal_width,
     _count_search,
     count_chunk,

@@ -305,3 +305,14 @@ def test_encoded_keys_are_one_lookup_with_missing_as_minus_one() -> None:
     assert encode_keys([col], ("c", "a"), "drop").tolist() == [1, 0, -1, -1, 0, 1]
     with pytest.raises(DataError):
         encode_keys([col], ("c", "a"), "error")
+
+
+def test_float32_axis_is_located_in_binary64() -> None:
+    """A float32 axis is indexed in binary64 (the bound ``0.1`` rounded to float32 moved
+    values here by more than the one bin the edge correction repairs)."""
+    from treedp.engines.grouped_bins import _locate
+
+    bins = make_bins(bounds=(0.1, 0.1 + 1e-6), bins=1000)
+    x = np.float32(0.1) + np.arange(-200, 200, dtype=np.float32) * np.spacing(np.float32(0.1))
+    want = np.clip(np.searchsorted(bins.edges, x.astype(np.float64), side="right") - 1, 0, 999)
+    assert np.array_equal(_locate(x, bins), want)

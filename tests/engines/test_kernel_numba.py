@@ -23,7 +23,7 @@ from hypothesis import strategies as st
 from tests.engines.test_counting import _edge_probes, reference
 from treedp import make_bins
 from treedp.domain import Bins
-from treedp.engines import LocalEngine, count_chunk
+from treedp.engines import LocalEngine, count_chunk, edge_exactness
 from treedp.engines import local as local_engine
 from treedp.exceptions import DataError, InvalidParameterError, InvalidTypeError
 
@@ -93,13 +93,13 @@ def test_fewer_values_than_bins_compare_with_the_edges(bounds: tuple[float, floa
     picked = bins.edges[rng.choice(bins.edges.size, 1500, replace=False)]
     values = rng.permutation(_edge_probes(picked))
     assert values.size < bins.n_bins
-    local_engine._EXACT_CACHE.clear()
-    local_engine._SLACK_CACHE.clear()
+    edge_exactness._EXACT_CACHE.clear()
+    edge_exactness._SLACK_CACHE.clear()
     expected = reference(values, bins)
     assert np.array_equal(count_chunk(values, bins, kernel="numba").counts, expected)
-    assert not local_engine._SLACK_CACHE and not local_engine._EXACT_CACHE
-    local_engine._edge_slack(bins.edges, bins._inv_width)
-    local_engine._arithmetic_is_exact(bins.edges, bins._inv_width)
+    assert not edge_exactness._SLACK_CACHE and not edge_exactness._EXACT_CACHE
+    edge_exactness._edge_slack(bins.edges, bins._inv_width)
+    edge_exactness._arithmetic_is_exact(bins.edges, bins._inv_width)
     assert np.array_equal(count_chunk(values, bins, kernel="numba").counts, expected)
 
 
@@ -129,8 +129,8 @@ def test_kernels_agree_on_random_equal_width_bins(
     rng = np.random.default_rng(seed)
     probes = _edge_probes(bins.edges)
     values = np.concatenate([probes, lo + rng.random(2 * n_bins) * width])
-    local_engine._SLACK_CACHE.clear()
-    local_engine._EXACT_CACHE.clear()
+    edge_exactness._SLACK_CACHE.clear()
+    edge_exactness._EXACT_CACHE.clear()
     got = count_chunk(values, bins, kernel="numba")
     assert np.array_equal(got.counts, reference(values, bins))
     assert got == count_chunk(values, bins, kernel="numpy")

@@ -14,7 +14,7 @@ The kernel counts one contiguous float64 array into equal-width bins with the bi
   ``j = floor(t)``: the arithmetic index of the numpy kernel, the same float operations in
   the same order (numba does not contract them or reassociate without ``fastmath``);
 * when the arithmetic is not proven exact for these edges, the edges decide: with the
-  *slack* ``delta`` of :func:`treedp.engines.local._edge_slack` (how far any edge's own
+  *slack* ``delta`` of :func:`treedp.engines.edge_exactness._edge_slack` (how far any edge's own
   arithmetic index strays from its integer), a fractional part ``f = t - j`` with
   ``f > delta`` and ``1 - f > delta`` proves that ``j`` is the bin; any other value is placed
   by comparing it with the edges themselves (step down while ``x < e_j``, up while
@@ -143,9 +143,9 @@ def count_float64(
         ``B / (hi - lo)``, positive and finite.
     exact : bool
         Whether the arithmetic index alone is the bin rule for these edges
-        (:func:`treedp.engines.local._arithmetic_is_exact`); then the edges are not read.
+        (:func:`treedp.engines.edge_exactness._arithmetic_is_exact`); then the edges are not read.
     delta : float
-        The edges' slack (:func:`treedp.engines.local._edge_slack`); ``1.0`` places every
+        The edges' slack (:func:`treedp.engines.edge_exactness._edge_slack`); ``1.0`` places every
         value by comparing it with the edges. Used only when ``exact`` is false.
 
     Returns

@@ -98,7 +98,8 @@ def _locate(axis: np.ndarray, bins: Bins) -> np.ndarray:
     with np.errstate(all="ignore"):  # extreme values overflow to ±inf: clipped below
         for start in range(0, axis.size, CHUNK):
             x = axis[start : start + CHUNK]
-            t = (x - lo) * inv
+            t = np.subtract(x, lo, dtype=np.float64)  # binary64 whatever the dtype
+            t *= inv
             np.clip(t, 0.0, n_bins - 0.5, out=t)
             t[np.isnan(t)] = 0.0  # missing values: marked by the caller
             part = t.astype(np.int64)

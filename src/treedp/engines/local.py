@@ -27,6 +27,7 @@ import numpy as np
 from treedp._inputs import as_1d_array
 from treedp._validation import check_option, must
 from treedp.engines.base import BinCounts, NanPolicy, check_nan_policy, sum_counts
+from treedp.engines.edge_exactness import _arithmetic_is_exact, _edge_slack
 from treedp.exceptions import DataError, InvalidParameterError, InvalidTypeError
 
 if TYPE_CHECKING:
@@ -317,14 +318,19 @@ def _count_equal_width_missing(
 ) -> tuple[np.ndarray, int]:
     """The counts of ``arr`` (integers or floats) in equal-width bins, and its missing values.
 
-    Chunk by chunk, in two preallocated cache-sized buffers (the float index and its integer
-    part): no pass over the whole column and no allocation per value. While the chunks lie
-    inside the bounds, each is checked by the minimum and maximum of its float indices, which
-    also rule out NaN (:func:`_bin_indices`); from the first chunk that does not, the indices
-    are clipped and a chunk's missing values (NaN) are found from the sum of its clipped
-    indices, finite unless one is NaN (the clip keeps NaN and nothing else is unbounded).
-    Only a chunk with NaN is scanned for them, and then either the error is raised
-    (``nan="error"``) or they are left out.
+    Chunk by chunk, in two preallocated cache-sized buffers (the float index and its integer part):
+    no pass over the whole column and no allocation per value. While the chunks lie inside the
+    bounds, each is checked by its maximum, which also rules out NaN, and, unless the arithmetic is
+    exact, its minimum, and indexed in one fused pass (:func:`_inside_indices`). With exact
+    arithmetic the minimum is left to ``np.bincount``, which checks its input for negative entries
+    anyway: an index ``t`` in ``(-1, 0)`` truncates to bin 0, where the clip would put it too, and
+    ``t <= -1`` (``-inf`` included) gives a negative integer, which ``np.bincount`` refuses
+    (:func:`_bincount_or_none`), and the chunk is counted again on the clipping path
+    (:func:`_bin_indices`): two passes fewer per chunk than that path, the same counts. From the
+    first chunk that is not inside, the indices are clipped and a chunk's missing values (NaN) are
+    found from the sum of its clipped indices, finite unless one is NaN (the clip keeps NaN and
+    nothing else is unbounded). Only a chunk with NaN is scanned for them, and then either the error
+    is raised (``nan="error"``) or they are left out.
     """
     lo = float(edges[0])
     n_bins = int(edges.size - 1)
@@ -349,20 +355,24 @@ def _count_equal_width_missing(
     with np.errstate(all="ignore"):  # per thread: the user's np.seterr must not leak
         for start in range(0, arr.size, chunk):
             x = arr[start : start + chunk]
-            tt, idx, inside = _bin_indices(x, buffers, lo, inv, n_bins, try_inside=inside)
-            if not inside and arr.dtype.kind == "f" and np.isnan(np.add.reduce(tt)):
-                bad = np.isnan(x)
-                x = _drop(x, bad, nan, "NaN (missing)")
-                n_bad += int(np.count_nonzero(bad))
-                tt, idx, _ = _bin_indices(x, buffers, lo, inv, n_bins, try_inside=False)
-            if not exact:
-                # Exactness at the edges: floating-point rounding in (x - lo)·B/(hi - lo) may
-                # put a value on the wrong side of an edge; compare with the edges themselves.
-                idx -= x < guarded[idx]
-                idx += x >= guarded[idx + 1]
-                if few:  # plain edges: x < e_0 gave -1 and x >= e_B gave B; clamp them back
-                    np.clip(idx, 0, n_bins - 1, out=idx)
-            part = np.bincount(idx, minlength=n_bins)
+            part = None
+            if inside:
+                idx = _inside_indices(x, buffers, lo, inv, n_bins, lower=not exact)
+                if idx is not None and exact:
+                    part = _bincount_or_none(idx, n_bins)
+                elif idx is not None:
+                    part = np.bincount(_corrected(idx, x, guarded, few, n_bins), minlength=n_bins)
+                inside = part is not None
+            if part is None:
+                tt, idx = _bin_indices(x, buffers, lo, inv, n_bins)
+                if arr.dtype.kind == "f" and np.isnan(np.add.reduce(tt)):
+                    bad = np.isnan(x)
+                    x = _drop(x, bad, nan, "NaN (missing)")
+                    n_bad += int(np.count_nonzero(bad))
+                    tt, idx = _bin_indices(x, buffers, lo, inv, n_bins)
+                if not exact:
+                    idx = _corrected(idx, x, guarded, few, n_bins)
+                part = np.bincount(idx, minlength=n_bins)
             if counts is None:
                 counts = part
             else:
@@ -372,142 +382,90 @@ def _count_equal_width_missing(
     return counts, n_bad
 
 
-def _bin_indices(
+def _bincount_or_none(idx: np.ndarray, n_bins: int) -> np.ndarray | None:
+    """``np.bincount(idx, minlength=n_bins)`` of indices known to be below ``n_bins``, or None
+    when one is negative (``np.bincount`` checks for them in its own pass over the indices
+    and raises ``ValueError`` before counting)."""
+    try:
+        out: np.ndarray = np.bincount(idx, minlength=n_bins)
+    except ValueError:
+        return None
+    return out
+
+
+def _inside_indices(
     x: np.ndarray,
     buffers: tuple[np.ndarray, np.ndarray],
     lo: float,
     inv: float,
     n_bins: int,
     *,
-    try_inside: bool,
-) -> tuple[np.ndarray, np.ndarray, bool]:
-    """``clip((x - lo)·inv, 0, B - 1/2)`` and its integer part, in views of the buffers, and
-    whether the chunk was found inside ``[0, B)``. With ``try_inside``, when the minimum and
-    maximum of ``t = (x - lo)·inv`` lie in ``[0, B)`` the clip is the identity (same indices)
-    and no value is NaN (a NaN minimum fails the test), so the clip and the caller's NaN test
-    are skipped. (x - lo)·inv may overflow to ±inf: silent under the caller's errstate (a
-    warning would be an output that depends on the data); the clip puts ±inf in the end bins.
+    lower: bool,
+) -> np.ndarray | None:
+    """The integer parts of ``t = (x - lo)·inv`` (binary64), in a view of the integer buffer,
+    for a chunk found inside the bounds; None for any other chunk.
+
+    ``T(v) = (v - lo)·inv`` rounded is non-decreasing in ``v`` (a rounded subtraction of a
+    constant and a rounded product by a positive constant are monotone), so the chunk's
+    largest ``t`` is ``T(max x)``, computed in the same binary64 operations on one value.
+    Inside means ``T(max x) < B`` (a NaN maximum fails) and, with ``lower``, ``T(min x) >= 0``:
+    then the clip of :func:`_bin_indices` is the identity, no value is NaN, and the product is
+    truncated straight into the integer buffer (one fused pass; truncation is the floor of
+    ``t >= 0``, as ``astype`` casts). Without ``lower`` an index may be negative (``t <= -1``)
+    and the caller must refuse it (:func:`_bincount_or_none`); ``t`` in ``(-1, 0)`` truncates
+    to 0, the bin the clip gives it. The arithmetic is binary64 whatever the input's dtype
+    (float32 or float16 columns are not multiplied in their own precision).
+    """
+    if not (float(np.maximum.reduce(x)) - lo) * inv < n_bins:
+        return None
+    if lower and not (float(np.minimum.reduce(x)) - lo) * inv >= 0.0:
+        return None
+    idx = buffers[1][: x.size]
+    if lo == 0.0:  # x - 0.0 is x, bit for bit: one pass fewer
+        np.multiply(x, inv, out=idx, casting="unsafe", dtype=np.float64)
+    else:
+        tt = buffers[0][: x.size]
+        np.subtract(x, lo, out=tt, dtype=np.float64)
+        np.multiply(tt, inv, out=idx, casting="unsafe")
+    return idx
+
+
+def _bin_indices(
+    x: np.ndarray,
+    buffers: tuple[np.ndarray, np.ndarray],
+    lo: float,
+    inv: float,
+    n_bins: int,
+) -> tuple[np.ndarray, np.ndarray]:
+    """``clip((x - lo)·inv, 0, B - 1/2)`` (binary64 whatever the input's dtype) and its
+    integer part, in views of the buffers. (x - lo)·inv may overflow to ±inf: silent under the
+    caller's errstate (a warning would be an output that depends on the data); the clip puts
+    ±inf in the end bins and keeps NaN.
     """
     tt, idx = buffers[0][: x.size], buffers[1][: x.size]
     if lo == 0.0:  # x - 0.0 is x, bit for bit: one pass fewer
-        np.multiply(x, inv, out=tt)
+        np.multiply(x, inv, out=tt, dtype=np.float64)
     else:
-        np.subtract(x, lo, out=tt)
+        np.subtract(x, lo, out=tt, dtype=np.float64)
         tt *= inv
-    inside = try_inside and bool(np.minimum.reduce(tt) >= 0.0 and np.maximum.reduce(tt) < n_bins)
-    if not inside:
-        np.clip(tt, 0.0, n_bins - 0.5, out=tt)
+    np.clip(tt, 0.0, n_bins - 0.5, out=tt)
     np.copyto(idx, tt, casting="unsafe")  # truncation, as astype: the floor of t >= 0
-    return tt, idx, inside
+    return tt, idx
 
 
-#: Edges arrays already checked by :func:`_arithmetic_is_exact`, by id (the array is kept
-#: alive by the entry, so its id cannot be reused while it is cached).
-_EXACT_CACHE: dict[int, tuple[np.ndarray, float, Any]] = {}
-_EXACT_CACHE_SIZE = 16
-_EXACT_BLOCK = 1 << 15
-
-
-def _arithmetic_is_exact(edges: np.ndarray, inv: float, *, compute: bool = True) -> bool:
-    """Whether ``floor(clip((x - lo)·inv))`` alone is the bin rule for these edges.
-
-    The computed index is a non-decreasing function of ``x`` (a rounded subtraction of a
-    constant and a rounded product by a positive constant are both monotone, and so are the
-    clip and the floor). So it is the bin rule for every ``x`` exactly when each inner edge
-    ``e_j`` gets index ``>= j`` and the float just below it gets ``<= j - 1``: an ``O(B)``
-    check made once per edges array, after which the per-value edge correction is skipped.
-
-    For an inner edge (``1 <= j <= B - 1``) with ``v = (e_j - lo)·inv``, the clip and the
-    floor drop out of both conditions: ``floor(clip(v, 0, B - 1/2)) >= j`` holds exactly when
-    ``v >= j`` (a ``v`` above ``B - 1/2`` is above ``j`` and gets index ``B - 1 >= j``; a
-    negative ``v`` fails both), and ``floor(clip(u, 0, B - 1/2)) <= j - 1`` exactly when
-    ``u < j``. The check compares the floats with ``j`` in cache-sized blocks.
-
-    With ``compute=False`` only a cached answer is used; ``False`` (correct the values) when
-    there is none.
-    """
-
-    def exact() -> bool:
-        return all((v >= j).all() and (u < j).all() for j, v, u in _inner_edge_indices(edges, inv))
-
-    return bool(_cached(_EXACT_CACHE, edges, inv, exact if compute else None, False))
-
-
-def _cached(
-    cache: dict[int, tuple[np.ndarray, float, Any]],
-    edges: np.ndarray,
-    inv: float,
-    compute: Callable[[], Any] | None,
-    default: Any,
-) -> Any:
-    """The cached fact about ``(edges, inv)``, else ``compute()`` cached (``default`` when
-    ``compute`` is None)."""
-    key = id(edges)
-    hit = cache.get(key)
-    if hit is not None and hit[0] is edges and hit[1] == inv:
-        return hit[2]
-    if compute is None:
-        return default
-    value = compute()
-    if len(cache) >= _EXACT_CACHE_SIZE:  # threads may evict at once: no KeyError
-        for oldest in list(cache)[:1]:
-            cache.pop(oldest, None)
-    cache[key] = (edges, inv, value)
-    return value
-
-
-def _inner_edge_indices(
-    edges: np.ndarray, inv: float
-) -> Iterator[tuple[np.ndarray, np.ndarray, np.ndarray]]:
-    """``(j, T(e_j), T(prev(e_j)))`` for the inner edges ``1 <= j <= B - 1``, in cache-sized
-    blocks, with ``T(x) = (x - lo)·inv`` rounded as the kernels round it and ``prev`` the next
-    float down (floating-point warnings silenced: they would depend only on the public edges,
-    but are not the user's concern)."""
-    n_bins = int(edges.size - 1)
-    lo = float(edges[0])
-    for start in range(1, n_bins, _EXACT_BLOCK):
-        stop = min(start + _EXACT_BLOCK, n_bins)
-        inner = edges[start:stop].astype(np.float64, copy=False)
-        with np.errstate(all="ignore"):
-            v = inner - lo
-            v *= inv
-            u = np.nextafter(inner, -np.inf)
-            u -= lo
-            u *= inv
-        yield np.arange(start, stop, dtype=np.float64), v, u
-
-
-_SLACK_CACHE: dict[int, tuple[np.ndarray, float, Any]] = {}
-
-
-def _edge_slack(edges: np.ndarray, inv: float, *, compute: bool = True) -> float:
-    """How far the arithmetic index of an edge strays from its integer: the compiled kernel's
-    ``delta`` (``1.0``, "compare every value with the edges", when not computed or cached).
-
-    With ``T(x) = (x - lo)·inv`` (rounded as the kernels round it; monotone in ``x``), the
-    slack is the largest of ``0``, ``j - T(e_j)`` and ``T(prev(e_j)) - j`` over the inner
-    edges ``1 <= j <= B - 1``, ``prev`` the next float down. Then a value whose clipped
-    ``t = T(x)`` has ``j = floor(t)`` and fractional part ``f`` with ``f > delta`` and
-    ``1 - f > delta`` lies in bin ``j``: ``x < e_j`` (``j >= 1``) would give
-    ``t <= T(prev(e_j)) <= j + delta``, so ``f <= delta``; ``x >= e_{j+1}`` (``j <= B - 2``, so
-    ``t`` was not clipped at the top) would give ``t >= T(e_{j+1}) >= j + 1 - delta``, so
-    ``1 - f <= delta``. Each difference is computed exactly when it is below ``1/2``
-    (Sterbenz: the two floats are within a factor of two), and rounds to at least ``1/2``
-    otherwise, where no fractional part passes the test: ``delta`` is never understated.
-    A non-finite slack becomes ``1.0``. Cached by edges array, like
-    :func:`_arithmetic_is_exact`.
-    """
-
-    def slack() -> float:
-        out = 0.0
-        with np.errstate(all="ignore"):
-            for j, v, u in _inner_edge_indices(edges, inv):
-                for block in (float((j - v).max()), float((u - j).max())):
-                    if not block <= out:  # larger, or NaN
-                        out = block
-        return out if 0.0 <= out < 1.0 else 1.0
-
-    return float(_cached(_SLACK_CACHE, edges, inv, slack if compute else None, 1.0))
+def _corrected(
+    idx: np.ndarray, x: np.ndarray, edges: np.ndarray, few: bool, n_bins: int
+) -> np.ndarray:
+    """Indices in ``[0, B)`` corrected against the edges themselves, in place: floating-point
+    rounding in ``(x - lo)·inv`` may put a value on the wrong side of an edge. ``edges`` are
+    guarded (NaN at both ends: no comparison with NaN holds, so values beyond the ends stay
+    clamped) unless ``few``, where the plain edges turn ``x < e_0`` into ``-1`` and
+    ``x >= e_B`` into ``B`` and the indices are clipped back."""
+    idx -= x < edges[idx]
+    idx += x >= edges[idx + 1]
+    if few:
+        np.clip(idx, 0, n_bins - 1, out=idx)
+    return idx
 
 
 def _count_search(arr: np.ndarray, edges: np.ndarray) -> np.ndarray:

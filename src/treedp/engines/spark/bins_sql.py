@@ -9,8 +9,9 @@ evaluates them; no UDF, no ``mapInArrow``):
   arithmetic of :func:`treedp.engines.local.count_chunk` in the same IEEE binary64 operations,
   then corrected against the edges themselves (``v < e_j`` moves one bin down, ``v >= e_{j+1}``
   one up), so rounding cannot put a value on the wrong side of an edge; the correction is left
-  out when the local kernel's proof (:func:`treedp.engines.local._arithmetic_is_exact`) shows
-  the arithmetic alone is exact for these edges (e.g. ``B`` a power of two over ``(0, 1)``).
+  out when the local kernel's proof
+  (:func:`treedp.engines.edge_exactness._arithmetic_is_exact`) shows the arithmetic alone is
+  exact for these edges (e.g. ``B`` a power of two over ``(0, 1)``).
   When the edges are bit for bit ``lo + (hi - lo)·(j / B)`` (what :func:`treedp.make_bins`
   builds) the correction computes them in the same expression; otherwise they are read from
   an array;
@@ -151,7 +152,7 @@ def _arithmetic(value: Any, bins: Bins, edge: Any) -> Any:
     """The equal-width index, with its correction unless the arithmetic alone is proven to be
     the bin rule for these edges; ``edge(j)`` is edge ``j`` (1 <= j < B).
 
-    The proof is the local kernel's (:func:`treedp.engines.local._arithmetic_is_exact`, an
+    The proof is the local kernel's (:func:`treedp.engines.edge_exactness._arithmetic_is_exact`, an
     ``O(B)`` check of the public edges): ``floor(clip((v - lo)·inv, 0, B - 1/2))`` is
     non-decreasing in ``v``, so it is the bin rule for every ``v`` when each inner edge gets
     index ``>= j`` and the double just below it ``<= j - 1``. Spark evaluates the same IEEE
@@ -162,7 +163,7 @@ def _arithmetic(value: Any, bins: Bins, edge: Any) -> Any:
     """
     from pyspark.sql import functions as F
 
-    from treedp.engines.local import _arithmetic_is_exact
+    from treedp.engines.edge_exactness import _arithmetic_is_exact
 
     n = bins.n_bins
     lo = float(bins.edges[0])
