@@ -75,6 +75,4 @@ def test_a_range_beyond_the_trees_bins_now_answers() -> None:
     )  # fmt: skip
     assert res.method == "recursive"
     with pytest.raises(treedp.InvalidParameterError):  # the tree is still refused there
-        treedp.quantiles(
-            x, np.arange(1, 65) / 65, epsilon=1.0, bounds=(0, 10**9), bins="integers"
-        )
+        treedp.quantiles(x, np.arange(1, 65) / 65, epsilon=1.0, bounds=(0, 10**9), bins="integers")

@@ -179,9 +179,10 @@ def choose_method(
     quantiles are values of the domain), except on public ``bounds`` holding more than
     :data:`WIDE_INTEGER_RANGE` integers, where the tree (one bin per integer) is too deep:
     there ``"recursive"`` (its integer mode) below :data:`TREE_MIN_LEVELS` levels, whatever
-    ``n`` (the bounds are public; private bounds, ``bounds=None``, keep the tree). Otherwise ``"tree"`` from a number of levels, else
-    ``"recursive"``: the tree's rank error does not grow with the number of levels, the
-    recursive method's does, and the crossover moves with the records per node (``n · ε``).
+    ``n`` (the bounds are public; private bounds, ``bounds=None``, keep the tree). Otherwise
+    ``"tree"`` from a number of levels, else ``"recursive"``: the tree's rank error does not
+    grow with the number of levels, the recursive method's does, and the crossover moves with
+    the records per node (``n · ε``).
 
     Without ``n``: from :data:`TREE_MIN_LEVELS` levels (:data:`TREE_MIN_LEVELS_LOW_EPSILON`
     when ``epsilon <`` :data:`LOW_EPSILON`), a compromise over ``n`` from 10^3 to 10^5. With
@@ -242,9 +243,7 @@ def _integer_choice(m: int, bounds: Any) -> str:
     return "recursive" if wide and m < TREE_MIN_LEVELS else "tree"
 
 
-def _fixed_choice(
-    m: int, epsilon: float, bins: Any, method: str, bounds: Any = None
-) -> str | None:
+def _fixed_choice(m: int, epsilon: float, bins: Any, method: str, bounds: Any = None) -> str | None:
     """The method :func:`quantiles` runs when neither it nor the tree's bins can depend on
     ``n`` (a count would be wasted), else None. Public parameters only (``bounds``: the
     public bounds, None when private)."""
