@@ -10,6 +10,8 @@ import math
 from fractions import Fraction
 from typing import Any
 
+import numpy as np
+
 from treedp._validation import check_int, must
 from treedp.budget import check_epsilon
 from treedp.exceptions import InvalidParameterError, InvalidTypeError
@@ -55,6 +57,12 @@ SOME_RECORDS_LOW_EPSILON = 10_000
 TREE_MIN_LEVELS_PUBLIC_N = 40
 #: On integer bins (``bins="integers"``), the tree CDF from this many distinct levels on.
 TREE_MIN_LEVELS_DISCRETE = 2
+#: On integer bins over public bounds holding more than this many integers, the tree (one bin
+#: per integer) only from :data:`TREE_MIN_LEVELS` levels, the recursive method below: a tree
+#: that deep loses to the recursion (docs/quantiles.md, "Other data": 10^5 integers, 5 levels,
+#: rank error 105–145 against 41–51 at ε = 0.1; 2048 integers mixed, 8192 and 16,384 the
+#: recursion ahead or level at every ``n``, ε and ``m <= 29`` measured).
+WIDE_INTEGER_RANGE = 4096
 #: Equal-width bins of the tree CDF when ``bins`` is not given: without ``n`` at any ε, and
 #: with a public ``n`` from :data:`LOW_EPSILON` (:func:`tree_bins`).
 DEFAULT_TREE_BINS = 2048
@@ -156,15 +164,25 @@ _PUBLIC_N_RULES_LOW_EPSILON: tuple[tuple[float, int], ...] = (
 
 
 def choose_method(
-    m: int, *, epsilon: float, bins: Any = None, n: int | None = None, no_bounds: bool = False
+    m: int,
+    *,
+    epsilon: float,
+    bins: Any = None,
+    n: int | None = None,
+    no_bounds: bool = False,
+    bounds: Any = None,
 ) -> str:
     """The method ``method="auto"`` uses: a rule on public parameters only.
 
     One level: ``"exponential"`` (Smith's mechanism spends the whole budget on it). Integer
     bins with at least :data:`TREE_MIN_LEVELS_DISCRETE` levels: ``"tree"`` (on tied data its
-    quantiles are values of the domain). Otherwise ``"tree"`` from a number of levels, else
-    ``"recursive"``: the tree's rank error does not grow with the number of levels, the
-    recursive method's does, and the crossover moves with the records per node (``n · ε``).
+    quantiles are values of the domain), except on public ``bounds`` holding more than
+    :data:`WIDE_INTEGER_RANGE` integers, where the tree (one bin per integer) is too deep:
+    there ``"recursive"`` (its integer mode) below :data:`TREE_MIN_LEVELS` levels, whatever
+    ``n`` (the bounds are public; private bounds, ``bounds=None``, keep the tree). Otherwise
+    ``"tree"`` from a number of levels, else ``"recursive"``: the tree's rank error does not
+    grow with the number of levels, the recursive method's does, and the crossover moves with
+    the records per node (``n · ε``).
 
     Without ``n``: from :data:`TREE_MIN_LEVELS` levels (:data:`TREE_MIN_LEVELS_LOW_EPSILON`
     when ``epsilon <`` :data:`LOW_EPSILON`), a compromise over ``n`` from 10^3 to 10^5. With
@@ -192,7 +210,7 @@ def choose_method(
     if m <= 1:
         return "exponential"
     if bins == "integers" and m >= TREE_MIN_LEVELS_DISCRETE:
-        return "tree"
+        return _integer_choice(m, bounds)
     if n is None:
         low = epsilon < LOW_EPSILON and not no_bounds
         threshold = TREE_MIN_LEVELS_LOW_EPSILON if low else TREE_MIN_LEVELS
@@ -202,9 +220,33 @@ def choose_method(
     return "tree" if m >= threshold else "recursive"
 
 
-def _fixed_choice(m: int, epsilon: float, bins: Any, method: str) -> str | None:
+def _integers_in(bounds: Any) -> int | None:
+    """The number of integers in public numeric ``bounds`` ``(lo, hi)``; None for anything
+    else (no bounds, private ones, datetimes: refused or checked by the methods later)."""
+    if not isinstance(bounds, tuple | list) or len(bounds) != 2:
+        return None
+    real = (int, float, np.integer, np.floating)
+    if not all(isinstance(b, real) and not isinstance(b, bool) for b in bounds):
+        return None
+    lo, hi = float(bounds[0]), float(bounds[1])
+    if not (math.isfinite(lo) and math.isfinite(hi)) or lo > hi:
+        return None
+    return math.floor(hi) - math.ceil(lo) + 1
+
+
+def _integer_choice(m: int, bounds: Any) -> str:
+    """The method on integer bins from :data:`TREE_MIN_LEVELS_DISCRETE` levels: the tree,
+    but the recursion below :data:`TREE_MIN_LEVELS` levels on a range of more than
+    :data:`WIDE_INTEGER_RANGE` public integers."""
+    count = _integers_in(bounds)
+    wide = count is not None and count > WIDE_INTEGER_RANGE
+    return "recursive" if wide and m < TREE_MIN_LEVELS else "tree"
+
+
+def _fixed_choice(m: int, epsilon: float, bins: Any, method: str, bounds: Any = None) -> str | None:
     """The method :func:`quantiles` runs when neither it nor the tree's bins can depend on
-    ``n`` (a count would be wasted), else None. Public parameters only."""
+    ``n`` (a count would be wasted), else None. Public parameters only (``bounds``: the
+    public bounds, None when private)."""
     if method in ("exponential", "recursive"):
         return method
     if method == "tree":
@@ -212,7 +254,7 @@ def _fixed_choice(m: int, epsilon: float, bins: Any, method: str) -> str | None:
     if m <= 1:
         return "exponential"
     if bins == "integers" and m >= TREE_MIN_LEVELS_DISCRETE:
-        return "tree"
+        return _integer_choice(m, bounds)
     rules = _PUBLIC_N_RULES if epsilon >= LOW_EPSILON else _PUBLIC_N_RULES_LOW_EPSILON
     levels = [at for _, at in rules]
     if m < min(levels):  # recursive for every n

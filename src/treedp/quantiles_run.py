@@ -239,14 +239,15 @@ def plan_steps(req: QuantilesRequest, size: int, unit: str | None) -> Steps:
     # The recursion then needs no bounds step; datetimes always take one (on the day grid:
     # the float lattice of the unbounded methods holds numbers).
     no_bounds = req.request == (None, None) and unit is None
-    chosen = (
-        choose_method(m, epsilon=eps, bins=bins, n=n, no_bounds=no_bounds)
-        if method == "auto"
-        else method
-    )
     # With n="private": the budget left after the bounds (from public parameters only)
     # decides whether n can matter; if it can, the count's exact loss comes off it too.
     private = req.request is not None
+    public = None if private else req.bounds  # a wide integer range changes the choice
+    chosen = (
+        choose_method(m, epsilon=eps, bins=bins, n=n, no_bounds=no_bounds, bounds=public)
+        if method == "auto"
+        else method
+    )
     # Both bounds unknown and a method that needs none: no bounds step, the whole ε to it.
     unbounded = (
         no_bounds
@@ -262,7 +263,7 @@ def plan_steps(req: QuantilesRequest, size: int, unit: str | None) -> Steps:
     count: tuple[Any, float] | None = None
     rest = after_bounds
     if req.private_n and req.relation == "add_remove":
-        fixed = _fixed_choice(m, after_bounds, bins, method)
+        fixed = _fixed_choice(m, after_bounds, bins, method, public)
         if fixed is None:  # the method or the bins depend on n: spend on a count
             count = count_scale(check_epsilon(eps * req.count_share))
             rest = math.nextafter(after_bounds - count[1], 0.0)
@@ -333,7 +334,8 @@ def run_steps(
         n = n_released
         chosen = req.method
         if req.method == "auto":
-            chosen = choose_method(steps.m, epsilon=eps_rest, bins=req.bins, n=n)
+            public = None if req.request is not None else req.bounds
+            chosen = choose_method(steps.m, epsilon=eps_rest, bins=req.bins, n=n, bounds=public)
     method = QUANTILE_METHODS[chosen]
     if bres is not None and req.bins == "integers" and method.binned:  # one bin per integer
         from treedp.domain import MAX_BINS
