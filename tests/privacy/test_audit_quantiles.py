@@ -41,6 +41,7 @@ from treedp.value_methods import quantile_exponential as qe
 from treedp.value_methods import quantiles_recursive as qr
 from treedp.value_methods import recursion_anchor as ra
 from treedp.value_methods.exponential_core import Grid, rank_weights, target_rank
+from treedp.value_methods.recursion_splits import _CellSplits
 
 BITS = 3
 BOUNDS = (0.0, 8.0)
@@ -468,7 +469,7 @@ def _integer_cut_losses(v: float, k: int, eps: float) -> tuple[float, float, flo
                     "add_remove")  # fmt: skip
     assert plan is not None and plan.left is not None and plan.right is not None
     grid = Grid(v - 2, v + 3)  # the caller's (lo, hi + 1): the unit cells of v - 2 .. v + 2
-    splits = qr._CellSplits(grid)
+    splits = _CellSplits(grid)
     root = int(grid.count_at_most(np.array([v + 0.75]))[0]) - 1
     both = [qe._spread(np.full(size, v)) for size in (k + 1, k)]
     cut = [int(np.searchsorted(x, qr._split_point(plan, splits, root), side="left")) for x in both]

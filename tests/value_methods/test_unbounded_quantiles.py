@@ -135,7 +135,8 @@ def test_recursion_splits_never_cut_a_group() -> None:
     from treedp.value_methods.exponential_core import Grid
     from treedp.value_methods.float_lattice import _group, cell_of
     from treedp.value_methods.quantile_exponential import _spread
-    from treedp.value_methods.quantiles_recursive import _CellSplits, _Plan, _split_point
+    from treedp.value_methods.quantiles_recursive import _Plan
+    from treedp.value_methods.recursion_splits import _CellSplits, _split_point
 
     rng = np.random.default_rng(TEST_SEED)
     x = np.sort(np.r_[np.zeros(9), np.full(7, 65_000.0), np.full(5, -3.0), rng.normal(0, 9, 9)])

@@ -3,6 +3,9 @@
 Guarantee: pure ε-DP per call (``PureDP(ε_spent)``, ``ε_spent <= ε``), ``replace`` or
 ``add_remove`` neighbours, privacy unit one record. The score's sensitivity is 1 under
 ``replace`` and ``max(q, 1 - q) + 2**-32`` under ``add_remove`` (:func:`_score_sensitivity`).
+Ties are spread before scoring, which keeps that sensitivity: inside each integer's unit cell
+with ``integers=True`` (:func:`_spread`), else the records at each bound inside a public zone
+there, a unit in the zone answering the bound (:mod:`~.bound_blocks`).
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ from treedp.noise.rational import dyadic_lower_bound
 from treedp.privacy import PureDP
 from treedp.privacy.accountant import Accountant, check_accountant
 from treedp.value_methods._column import check_nan, check_neighbours, is_datetime_like
+from treedp.value_methods.bound_blocks import answers, spread_at_bounds
 from treedp.value_methods.exponential_core import (
     GRID_BITS,
     TARGET_BITS,
@@ -172,6 +176,8 @@ def _quantile_exponential(
         if unit is not None:
             raise InvalidTypeError("integers=True takes numbers, not datetimes.")
         x = _spread(np.floor(np.clip(x, lo, hi - 1.0)))
+    else:  # the records at each bound spread in a public zone there (answered as the bound)
+        x = spread_at_bounds(x, grid)
     check_domain(x.size, CONTRACT)
     # ±inf and other values outside the bounds count as at the bound. With n = 0 there is one
     # rank, 0, holding the whole grid: the output is uniform on the grid.
@@ -193,7 +199,8 @@ def _quantile_exponential(
     charge(accountant, CONTRACT, spent, relation, parameters)
     out = np.empty((draws, qa.size))
     for j, (level, rate) in enumerate(selections):
-        out[:, j] = grid.values(select(weights, level, x.size, rate, draws, source))
+        units = select(weights, level, x.size, rate, draws, source)
+        out[:, j] = grid.values(units) if integers else answers(grid, units)
     if integers:  # the integer whose cell holds the grid point (post-processing)
         out = np.minimum(np.floor(out), hi - 1.0)
     return Draws(out, qa, eps, spent, sens, source, out_unit, parameters)

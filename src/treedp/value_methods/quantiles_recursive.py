@@ -66,6 +66,7 @@ from treedp.noise.rational import dyadic_lower_bound
 from treedp.privacy import PureDP
 from treedp.privacy.accountant import Accountant
 from treedp.value_methods._column import open_call
+from treedp.value_methods.bound_blocks import answers
 from treedp.value_methods.exponential_core import (
     GRID_BITS,
     Draws,
@@ -91,7 +92,7 @@ from treedp.value_methods.recursion_anchor import (
     count_sensitivity,
     root_anchor,
 )
-from treedp.value_methods.recursion_splits import _CellSplits, _split_point
+from treedp.value_methods.recursion_splits import _split_point, spread_for_splits
 
 __all__ = ["CONTRACT", "NEIGHBOURS", "level_counts", "quantiles_recursive"]
 
@@ -412,15 +413,12 @@ def _quantiles_recursive(
     parameters = public_parameters(eps, qa, bounds, nan)
     charge(accountant, CONTRACT, spent, relation, parameters)
     grid = Grid(lo, hi, grid_bits)
-    splits: GridLike = grid
-    if integers:  # each value into its unit cell, ties spread in it (quantile_exponential)
-        from treedp.value_methods.quantile_exponential import _spread
-
-        x, splits = _spread(np.floor(np.clip(x, lo, hi - 1.0))), _CellSplits(grid)
+    x, splits = spread_for_splits(x, grid, integers)
     units = np.empty((draws, len(qs)), dtype=np.int64)
     _run(plan, splits, x, 0, grid.cells - 1, units, np.arange(draws), source, relation)
     chosen = units[:, np.searchsorted(distinct, qa)]
-    return Draws(grid.values(chosen), qa, eps, spent, sens, source, out_unit, parameters)
+    values = grid.values(chosen) if integers else answers(grid, chosen)
+    return Draws(values, qa, eps, spent, sens, source, out_unit, parameters)
 
 
 @overload

@@ -13,9 +13,10 @@ from typing import Any
 
 import numpy as np
 
+from treedp.value_methods.bound_blocks import ZoneSplits, spread_at_bounds
 from treedp.value_methods.exponential_core import Grid, GridLike
 
-__all__ = ["_CellSplits", "_split_point"]
+__all__ = ["_CellSplits", "_split_point", "spread_for_splits"]
 
 
 @dataclass(frozen=True)
@@ -57,3 +58,16 @@ def _split_point(plan: Any, grid: GridLike, unit: int) -> float:
         start, end = ends(np.array([unit]))
         return float(end[0] if plan.right is None else start[0])
     return float(grid.values(np.array([unit]))[0])
+
+
+def spread_for_splits(x: np.ndarray, grid: Grid, integers: bool) -> tuple[np.ndarray, GridLike]:
+    """The sorted records with their ties spread, and the splits that keep them whole:
+    integer data in their unit cells ``[v, v + 1)`` of the grid over ``[lo, hi + 1)``
+    (:func:`~.quantile_exponential._spread`, :class:`_CellSplits`), else the records at each
+    bound in a public zone there (:func:`~.bound_blocks.spread_at_bounds`,
+    :class:`~.bound_blocks.ZoneSplits`)."""
+    if integers:
+        from treedp.value_methods.quantile_exponential import _spread
+
+        return _spread(np.floor(np.clip(x, grid.lo, grid.hi - 1.0))), _CellSplits(grid)
+    return spread_at_bounds(x, grid), ZoneSplits(grid)
