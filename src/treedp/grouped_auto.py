@@ -28,11 +28,10 @@ from treedp.noise import RandomSource
 from treedp.noise.families import BudgetedFamily, budgeted, float_at_least
 from treedp.privacy.auto_bound import (
     auto_split,
-    bucket_counts,
     candidates,
-    choice_noise,
+    choice_noises,
     choose_from_histogram,
-    entry_counts,
+    entry_histograms,
 )
 from treedp.privacy.contribution import ContributionBounds, scaled_budget
 from treedp.privacy.measures import ZCDP
@@ -124,8 +123,14 @@ def _max_groups(grouping: Grouping) -> int | None:
     return grouping.bounds.max_groups if per_group else None
 
 
-def _choose(grouping: Grouping, hist: np.ndarray, target: float, source: RandomSource) -> Chosen:
-    """The bounds chosen from the histogram on :func:`_grid`, and the budget spent."""
+def _choose(
+    grouping: Grouping,
+    hist: np.ndarray,
+    mass: np.ndarray | None,
+    target: float,
+    source: RandomSource,
+) -> Chosen:
+    """The bounds chosen from the histograms on :func:`_grid`, and the budget spent."""
     family, first, _ = _budgets(grouping)
     assert grouping.auto is not None
     bound, spent = choose_from_histogram(
@@ -138,6 +143,8 @@ def _choose(grouping: Grouping, hist: np.ndarray, target: float, source: RandomS
         source,
         family=family,
         weight=_max_groups(grouping) or 1,
+        mass=mass,
+        keys=1 if grouping.keys is None else len(grouping.keys),
     )
     return _bounds_at(grouping, bound), spent
 
@@ -145,17 +152,28 @@ def _choose(grouping: Grouping, hist: np.ndarray, target: float, source: RandomS
 def choose_auto(
     person: np.ndarray,
     group: np.ndarray | None,
+    bins: np.ndarray,
+    n_bins: int,
     grouping: Grouping,
     target: float,
     source: RandomSource,
     n_groups: int,
 ) -> tuple[Chosen, np.ndarray]:
-    """The bound chosen from each person's rows (``person``, ``group``: codes per kept row,
-    ``group`` in ``[0, n_groups)``), and the rows still kept (per group: those of each
-    person's ``max_groups`` keys drawn here; otherwise all)."""
-    counts, rows = entry_counts(person, group, _max_groups(grouping), source, n_groups)
-    hist = bucket_counts(counts, _grid(grouping))
-    chosen = _choose(grouping, hist, target, source)
+    """The bound chosen from each person's rows (``person``, ``group``, ``bins``: codes per
+    kept row, ``group`` in ``[0, n_groups)``, ``bins`` in ``[0, n_bins)``), and the rows still
+    kept (per group: those of each person's ``max_groups`` keys drawn here; otherwise all)."""
+    assert grouping.auto is not None
+    hist, mass, rows = entry_histograms(
+        person,
+        group,
+        bins if grouping.auto.estimated else None,
+        n_bins,
+        _max_groups(grouping),
+        source,
+        n_groups,
+        _grid(grouping),
+    )
+    chosen = _choose(grouping, hist, mass, target, source)
     return chosen, np.arange(len(person)) if rows is None else rows
 
 
@@ -169,19 +187,24 @@ def key_top(group: np.ndarray | None, n_rows: int) -> int:
 
 
 def engine_pass(
-    grouping: Grouping, target: float, source: RandomSource, commit: Callable[[int], None]
+    grouping: Grouping,
+    target: float,
+    source: RandomSource,
+    commit: Callable[[int], None],
+    n_bins: int,
 ) -> tuple[AutoPass, Callable[[], Chosen]]:
     """The hook an engine runs between its passes (:class:`AutoPass`), and a getter of what
     it chose: the hook checks the mechanism's domain on the largest key's rows before
     bounding and charges the query (``commit``: every value was read), then noises the
-    histogram and chooses."""
+    histograms and chooses (``n_bins``: the release's bins, for the mass histogram)."""
     chosen: list[Chosen] = []
+    assert grouping.auto is not None
 
-    def choose(hist: np.ndarray) -> ContributionBounds:
+    def choose(hist: np.ndarray, mass: np.ndarray | None) -> ContributionBounds:
         if chosen:
             raise RuntimeError("an engine asked for the 'auto' bound twice")  # pragma: no cover
         commit(auto.key_top())
-        chosen.append(_choose(grouping, hist, target, source))
+        chosen.append(_choose(grouping, hist, mass, target, source))
         return chosen[0][0]
 
     def result() -> Chosen:
@@ -189,7 +212,8 @@ def engine_pass(
             raise RuntimeError("the engine did not run the 'auto' pass")  # pragma: no cover
         return chosen[0]
 
-    auto = AutoPass(_grid(grouping), _max_groups(grouping), choose)
+    n_mass = n_bins if grouping.auto.estimated else None
+    auto = AutoPass(_grid(grouping), _max_groups(grouping), choose, n_mass)
     return auto, result
 
 
@@ -208,24 +232,31 @@ def with_bound(
     return grouping, replace(spec, privacy=zcdp)
 
 
-def _noise(grouping: Grouping) -> tuple[BudgetedFamily, int, int]:
-    """The choice's noise and sensitivity (public: what :func:`_choose` calibrates)."""
+def _noises(grouping: Grouping) -> list[tuple[BudgetedFamily, int, int]]:
+    """The choice's noises and sensitivities (public: what :func:`_choose` calibrates): the
+    count histogram's, and the mass histogram's when the bias is estimated."""
     family, first, _ = _budgets(grouping)
-    return choice_noise(family, grouping.neighbours, _max_groups(grouping) or 1, first)
+    assert grouping.auto is not None
+    weight = _max_groups(grouping) or 1
+    return choice_noises(family, grouping.neighbours, weight, first, grouping.auto.estimated)
 
 
 def bound_record(grouping: Grouping, spent: Fraction) -> dict[str, Any]:
     """How the bound was chosen, as a release states it (``epsilon_spent`` or
-    ``rho_spent``: the exact loss rounded up; the noise's exact parameter and the
+    ``rho_spent``: the exact loss rounded up; each histogram's exact noise parameter and
     sensitivity, from which a loader recomputes the loss)."""
     family, _, _ = _budgets(grouping)
-    noise, l1, l2_squared = _noise(grouping)
-    return {
+    noises = _noises(grouping)
+    out = {
         **auto_of(grouping),
         f"{family.budget_name}_spent": float_at_least(spent),
-        "noise_parameter": str(noise.parameter),
-        "sensitivity": [l1, l2_squared],
+        "noise_parameter": str(noises[0][0].parameter),
+        "sensitivity": [noises[0][1], noises[0][2]],
     }
+    if len(noises) > 1:
+        out["mass_noise_parameter"] = str(noises[1][0].parameter)
+        out["mass_sensitivity"] = [noises[1][1], noises[1][2]]
+    return out
 
 
 def person_unit(grouping: Grouping, chosen: Chosen | None) -> PersonUnit:
@@ -235,6 +266,9 @@ def person_unit(grouping: Grouping, chosen: Chosen | None) -> PersonUnit:
         return PersonUnit(grouping.bounds, grouping.neighbours)
     family, _, _ = _budgets(grouping)
     spent = float_at_least(chosen[1])
-    noise = str(_noise(grouping)[0].parameter)
+    noises = [str(n[0].parameter) for n in _noises(grouping)]
     eps, rho = (spent, 0.0) if family.budget_name == "epsilon" else (0.0, spent)
-    return PersonUnit(grouping.bounds, grouping.neighbours, eps, rho, bound_noise=noise)
+    mass = noises[1] if len(noises) > 1 else ""
+    return PersonUnit(
+        grouping.bounds, grouping.neighbours, eps, rho, bound_noise=noises[0], bound_mass_noise=mass
+    )

@@ -32,6 +32,7 @@ from treedp.noise.discrete_laplace import discrete_laplace_variance
 from treedp.noise.rational import noise_scale
 from treedp.privacy import auto_bound
 from treedp.privacy.auto_bound import bucket_counts, candidates, histogram_sensitivity
+from treedp.privacy.auto_mass import MASS_CELLS, MASS_UNITS, coarse_of
 from treedp.release.format import _checksum
 
 GRID = candidates(16)
@@ -101,26 +102,35 @@ def _query(neighbours: str = "add_remove", **kwargs):
     return treedp.build_query(_frame(), **args, **kwargs)
 
 
-def _noise_of_choice(monkeypatch, query, runs: int) -> np.ndarray:
-    """The noise the pipeline's choice adds to the histogram, over ``runs`` seeded runs: the
-    true counts replaced by 10^6 per bucket (above any threshold), the noisy ones captured."""
-    captured: list[np.ndarray] = []
+def _noise_of_choice(monkeypatch, query, runs: int) -> tuple[np.ndarray, np.ndarray]:
+    """The noise the pipeline's choice adds to its two histograms (counts, mass), over
+    ``runs`` seeded runs: the true histograms replaced by 10^6 per cell (above any
+    threshold), the noisy ones captured."""
+    counts: list[np.ndarray] = []
+    masses: list[np.ndarray] = []
     true = 10**6
 
-    def fake_counts(rows: np.ndarray, grid: np.ndarray) -> np.ndarray:
-        return np.full(grid.size, true, dtype=np.int64)
+    def fake(person, group, bins, n_bins, max_groups, source, n_groups, grid):
+        n_coarse = int(coarse_of(grid).max()) + 1
+        return (
+            np.full(grid.size, true, dtype=np.int64),
+            np.full((n_coarse, MASS_CELLS), true, dtype=np.int64),
+            None,
+        )
 
-    def spy(noisy, grid, unit, h):
-        captured.append(np.asarray(noisy) - true)
+    def spy(noisy, mass, sd, grid, unit, keys):
+        counts.append(np.asarray(noisy) - true)
+        masses.append(np.asarray(mass).ravel() - true)
         return np.zeros(len(grid))
 
-    monkeypatch.setattr(grouped_auto, "bucket_counts", fake_counts)
-    monkeypatch.setattr(auto_bound, "objective", spy)
+    monkeypatch.setattr(grouped_auto, "entry_histograms", fake)
+    monkeypatch.setattr(auto_bound, "estimated_objective", spy)
     person, group = np.arange(40) // 4, np.arange(40) % 4
+    bins = np.zeros(40, dtype=np.int64)
     for s in range(runs):
         source = InsecureSeededSource(TEST_SEED + s)
-        grouped_auto.choose_auto(person, group, query.grouping, 1.0, source, 4)
-    return np.concatenate(captured)
+        grouped_auto.choose_auto(person, group, bins, 32, query.grouping, 1.0, source, 4)
+    return np.concatenate(counts), np.concatenate(masses)
 
 
 def _variance_ok(noise: np.ndarray, expected: float) -> bool:
@@ -132,28 +142,38 @@ def _variance_ok(noise: np.ndarray, expected: float) -> bool:
 
 @pytest.mark.parametrize("neighbours", ["add_remove", "replace"])
 def test_pipeline_noise_is_calibrated_to_max_groups_gaussian(monkeypatch, neighbours) -> None:
-    """zCDP, g = 3: the histogram's discrete Gaussian has σ² = k·g²/(2ρ_a) (k = 2 under
-    replace), rounded up as the family rounds; a mutant at sensitivity 1 is caught."""
+    """zCDP, g = 3: the count histogram's discrete Gaussian has σ² = k·g²/(2ρ_c) (k = 2 under
+    replace), the mass histogram's σ² = k·g²·Q²/(2ρ_m), ρ_c + ρ_m = ρ_a, rounded up as the
+    family rounds; mutants at sensitivity 1 (counts) and g·Q without g (mass) are caught."""
     g, rho = 3, 0.5
     query = _query(neighbours, privacy=treedp.ZCDP(rho))
-    noise = _noise_of_choice(monkeypatch, query, 150)
+    counts, mass = _noise_of_choice(monkeypatch, query, 150)
     k = 2 if neighbours == "replace" else 1
-    rho_a = auto_bound.auto_split(rho, 0.1)[0]
-    sigma2 = treedp.noise.families.DiscreteGaussian.for_budget(k * g * g, rho_a).sigma2
-    assert sigma2 >= Fraction(k * g * g) / (2 * Fraction(rho_a))
-    assert _variance_ok(noise, discrete_gaussian_variance(sigma2))
-    mutant = treedp.noise.families.DiscreteGaussian.for_budget(k, rho_a).sigma2
-    assert not _variance_ok(noise, discrete_gaussian_variance(mutant))
+    rho_c, rho_m = auto_bound.auto_split(auto_bound.auto_split(rho, 0.1)[0], 0.5)
+    family = treedp.noise.families.DiscreteGaussian
+    sigma2 = family.for_budget(k * g * g, rho_c).sigma2
+    assert sigma2 >= Fraction(k * g * g) / (2 * Fraction(rho_c))
+    assert _variance_ok(counts, discrete_gaussian_variance(sigma2))
+    assert not _variance_ok(counts, discrete_gaussian_variance(family.for_budget(k, rho_c).sigma2))
+    q2 = MASS_UNITS**2
+    sigma2 = family.for_budget(k * g * g * q2, rho_m).sigma2
+    assert sigma2 >= Fraction(k * g * g * q2) / (2 * Fraction(rho_m))
+    assert _variance_ok(mass, discrete_gaussian_variance(sigma2))
+    mutant = family.for_budget(k * q2, rho_m).sigma2
+    assert not _variance_ok(mass, discrete_gaussian_variance(mutant))
 
 
 def test_pipeline_noise_is_calibrated_to_max_groups_laplace(monkeypatch) -> None:
-    """Pure ε, g = 3: discrete Laplace at scale g/ε_a; the mutant at scale 1/ε_a is caught."""
+    """Pure ε, g = 3: discrete Laplace at scale g/ε_c on the counts and g·Q/ε_m on the mass
+    (ε_c + ε_m = ε_a); the mutants at scale 1/ε_c and Q/ε_m are caught."""
     g, eps = 3, 1.0
     query = _query(epsilon=eps)
-    noise = _noise_of_choice(monkeypatch, query, 150)
-    eps_a = auto_bound.auto_split(eps, 0.1)[0]
-    assert _variance_ok(noise, discrete_laplace_variance(noise_scale(g, eps_a)))
-    assert not _variance_ok(noise, discrete_laplace_variance(noise_scale(1, eps_a)))
+    counts, mass = _noise_of_choice(monkeypatch, query, 150)
+    eps_c, eps_m = auto_bound.auto_split(auto_bound.auto_split(eps, 0.1)[0], 0.5)
+    assert _variance_ok(counts, discrete_laplace_variance(noise_scale(g, eps_c)))
+    assert not _variance_ok(counts, discrete_laplace_variance(noise_scale(1, eps_c)))
+    assert _variance_ok(mass, discrete_laplace_variance(noise_scale(g * MASS_UNITS, eps_m)))
+    assert not _variance_ok(mass, discrete_laplace_variance(noise_scale(MASS_UNITS, eps_m)))
 
 
 def test_the_pairs_are_counted_after_the_max_groups_draw(monkeypatch) -> None:
@@ -166,7 +186,7 @@ def test_the_pairs_are_counted_after_the_max_groups_draw(monkeypatch) -> None:
         seen.append(np.asarray(rows))
         return real(rows, grid)
 
-    monkeypatch.setattr(grouped_auto, "bucket_counts", spy)
+    monkeypatch.setattr(auto_bound, "bucket_counts", spy)
     pid = np.repeat(np.arange(50), 20).astype(str)
     df = pd.DataFrame({"x": np.zeros(1000, int), "pid": pid, "k": np.tile(list("abcd"), 250)})
     gr = treedp.release_grouped(

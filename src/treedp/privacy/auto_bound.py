@@ -66,6 +66,13 @@ from treedp._validation import must
 from treedp.exceptions import InvalidParameterError, InvalidTypeError, ReleaseFormatError
 from treedp.noise import RandomSource
 from treedp.noise.families import BudgetedFamily, DiscreteGaussian, DiscreteLaplace
+from treedp.privacy.auto_mass import (
+    mass_counts,
+    mass_sensitivity,
+    predicted_bias,
+    sampling_error,
+    value_cells,
+)
 from treedp.privacy.contribution import ContributionBounds, bound_contributions, pair_codes
 
 __all__ = [
@@ -77,10 +84,13 @@ __all__ = [
     "candidates",
     "check_choice_loss",
     "choice_noise",
+    "choice_noises",
     "choice_weight",
     "choose_bound",
     "choose_from_histogram",
     "entry_counts",
+    "entry_histograms",
+    "estimated_objective",
     "histogram_sensitivity",
     "objective",
     "person_codes",
@@ -103,10 +113,13 @@ class AutoBound:
         The share of the person's ε spent choosing the bound (in (0, 1)).
     cap : int, default=65536
         The largest bound that can be chosen (public; candidates on a geometric grid up to it).
-    heterogeneity : float, default=0.1
-        ``h``: how far one person's distribution is assumed to differ from the others' (the
-        CDF distance the rows dropped can move a key's distribution by, per unit of share
-        dropped). 0 keeps as few rows as noise allows; 1 assumes the worst case.
+    heterogeneity : float or None, default=None
+        None (the default): the bias that dropping rows causes is *estimated* privately from
+        a second histogram (:mod:`treedp.privacy.auto_mass`; the share is split evenly
+        between the two histograms). A number ``h`` in [0, 1]: the rule of versions before
+        session 9, kept for reproducing their choices: one histogram (the whole share), and
+        the bias *assumed* to be ``h`` times the share of rows dropped (0 keeps as few rows
+        as noise allows; 1 assumes the worst case).
 
     Examples
     --------
@@ -117,7 +130,7 @@ class AutoBound:
 
     share: float = 0.1
     cap: int = DEFAULT_CAP
-    heterogeneity: float = 0.1
+    heterogeneity: float | None = None
 
     def __post_init__(self) -> None:
         share = self.share
@@ -135,8 +148,15 @@ class AutoBound:
         if not 1 <= cap <= 2**24:
             raise InvalidParameterError(must("cap", "lie in [1, 2**24]."))
         h = self.heterogeneity
-        if isinstance(h, bool) or not isinstance(h, int | float) or not 0 <= h <= 1:
-            raise InvalidParameterError(must("heterogeneity", "be a number in [0, 1]."))
+        if h is not None and (isinstance(h, bool) or not isinstance(h, int | float)):
+            raise InvalidParameterError(must("heterogeneity", "be None or a number in [0, 1]."))
+        if h is not None and not 0 <= h <= 1:
+            raise InvalidParameterError(must("heterogeneity", "be None or a number in [0, 1]."))
+
+    @property
+    def estimated(self) -> bool:
+        """Whether the bias is estimated (a second histogram) rather than assumed."""
+        return self.heterogeneity is None
 
 
 def read_auto(value: Any, name: str = "max_contributions") -> AutoBound | None:
@@ -209,6 +229,21 @@ def choice_noise(
     return family.calibrated(l1, l2_squared, budget), l1, l2_squared
 
 
+def choice_noises(
+    family: type[BudgetedFamily], neighbours: str, weight: int, budget: float, estimated: bool
+) -> list[tuple[BudgetedFamily, int, int]]:
+    """The noise and sensitivity of each histogram the choice releases: the counts alone
+    (the whole ``budget``), or with ``estimated`` the counts and the mass histogram
+    (:mod:`treedp.privacy.auto_mass`) at half of it each (:func:`auto_split`: the two
+    losses add up, exactly, to at most ``budget``)."""
+    if not estimated:
+        return [choice_noise(family, neighbours, weight, budget)]
+    first, rest = auto_split(budget, 0.5)
+    l1, l2_squared = mass_sensitivity(neighbours, weight)
+    mass = family.calibrated(l1, l2_squared, rest)
+    return [choice_noise(family, neighbours, weight, first), (mass, l1, l2_squared)]
+
+
 def choice_weight(bounds: ContributionBounds) -> int:
     """The entries one person owns in the histogram of a release at ``bounds``: 1 for
     ``max_contributions`` (its bounds are ``(m, m, m)``), ``max_groups`` per group (bounds
@@ -223,29 +258,42 @@ def check_choice_loss(
     """Refuse a stored choice whose stated spend is below the loss its noise implies.
 
     ``stored`` holds ``noise_parameter`` (the exact scale, or σ² for ``unit="rho"``, as text
-    ``"p/q"``) and ``sensitivity`` (``[Δ1, Δ2²]``); the sensitivity must be at least the
-    variant's (:func:`histogram_sensitivity` at ``weight``) and ``spent`` at least the exact
-    loss recomputed from both (a file cannot claim to have spent less than its noise costs).
+    ``"p/q"``) and ``sensitivity`` (``[Δ1, Δ2²]``) of the count histogram and, when the bias
+    was estimated (files written from session 9 on), ``mass_noise_parameter`` and
+    ``mass_sensitivity`` of the mass histogram (older files have neither: one histogram).
+    Each sensitivity must be at least the variant's (:func:`histogram_sensitivity`,
+    :func:`~treedp.privacy.auto_mass.mass_sensitivity` at ``weight``) and ``spent`` at least
+    the exact sum of the losses recomputed from them (a file cannot claim to have spent less
+    than its noise costs).
 
     Raises
     ------
     ReleaseFormatError
         If a field is missing or malformed, or the loss exceeds ``spent``.
     """
+    loss = _stored_loss(stored, "", unit, histogram_sensitivity(neighbours, weight))
+    if "mass_noise_parameter" in stored or "mass_sensitivity" in stored:
+        loss += _stored_loss(stored, "mass_", unit, mass_sensitivity(neighbours, weight))
+    if Fraction(spent) < loss:
+        raise ReleaseFormatError("the bound choice states less than its noise spent")
+
+
+def _stored_loss(
+    stored: dict[str, Any], prefix: str, unit: str, need: tuple[int, int]
+) -> Fraction:
+    """The exact loss of one stored histogram's noise (``prefix`` ``""`` or ``"mass_"``)."""
     family = DiscreteGaussian if unit == "rho" else DiscreteLaplace
     try:
-        parameter = Fraction(str(stored["noise_parameter"]))
-        l1, l2_squared = (int(v) for v in stored["sensitivity"])
+        parameter = Fraction(str(stored[f"{prefix}noise_parameter"]))
+        l1, l2_squared = (int(v) for v in stored[f"{prefix}sensitivity"])
         noise = family(parameter)
     except (KeyError, TypeError, ValueError, ZeroDivisionError, InvalidParameterError):
         raise ReleaseFormatError(
             "the bound choice does not state its noise parameter and sensitivity"
         ) from None
-    need = histogram_sensitivity(neighbours, weight)
     if l1 < need[0] or l2_squared < need[1]:
         raise ReleaseFormatError("the bound choice states a sensitivity below its variant's")
-    if Fraction(spent) < noise.loss(l1, l2_squared):
-        raise ReleaseFormatError("the bound choice states less than its noise spent")
+    return noise.loss(l1, l2_squared)
 
 
 def candidates(cap: int) -> np.ndarray:
@@ -305,16 +353,53 @@ def entry_counts(
     (a wide hash in several words; equal rows, same person). It is first turned into dense
     codes (:func:`person_codes`); no arithmetic is done on the ids themselves, so the
     (person, key) pairing is injective. ``group``: codes in ``[0, n_groups)``."""
+    codes, rows = entry_codes(person, group, max_groups, source, n_groups)
+    return np.bincount(codes), rows
+
+
+def entry_codes(
+    person: np.ndarray,
+    group: np.ndarray | None,
+    max_groups: int | None,
+    source: RandomSource,
+    n_groups: int,
+) -> tuple[np.ndarray, np.ndarray | None]:
+    """Each kept row's entry, as codes in ``[0, n)`` with every code present (persons, or
+    (person, key) pairs after the ``max_groups`` draw: :func:`entry_counts`), and the rows the
+    draw keeps (None: all)."""
     p = person_codes(person)
-    if p.size == 0:
-        return np.zeros(0, dtype=np.int64), None
-    if max_groups is None:
-        return np.bincount(p), None
+    if p.size == 0 or max_groups is None:
+        return p, None
     assert group is not None
     draw = ContributionBounds(None, _UNBOUNDED, max_groups, _UNBOUNDED)
     rows = bound_contributions(p, group, draw, source, n_groups)
-    per_pair = np.bincount(pair_codes(p[rows], np.asarray(group)[rows], n_groups))
-    return per_pair[per_pair > 0], rows  # pair codes need not be contiguous: entries only
+    pairs = pair_codes(p[rows], np.asarray(group)[rows], n_groups)  # in [0, n), maybe gaps
+    present = np.bincount(pairs) > 0
+    dense: np.ndarray = (np.cumsum(present) - 1)[pairs]
+    return dense, rows
+
+
+def entry_histograms(
+    person: np.ndarray,
+    group: np.ndarray | None,
+    bins: np.ndarray | None,
+    n_bins: int,
+    max_groups: int | None,
+    source: RandomSource,
+    n_groups: int,
+    grid: np.ndarray,
+) -> tuple[np.ndarray, np.ndarray | None, np.ndarray | None]:
+    """The count histogram (entries per bucket of ``grid``), the mass histogram
+    (:func:`~treedp.privacy.auto_mass.mass_counts` of each row's bin ``bins`` among
+    ``n_bins``; None when ``bins`` is None: the bias is assumed, not estimated) and the rows
+    the ``max_groups`` draw keeps (None: all). Each depends on the entries' own rows only, so
+    parts holding disjoint persons add up."""
+    codes, rows = entry_codes(person, group, max_groups, source, n_groups)
+    counts = bucket_counts(np.bincount(codes), grid)
+    if bins is None:
+        return counts, None, rows
+    kept = np.asarray(bins, dtype=np.int64) if rows is None else np.asarray(bins)[rows]
+    return counts, mass_counts(codes, value_cells(kept, n_bins), grid), rows
 
 
 def person_codes(person: np.ndarray) -> np.ndarray:
@@ -347,12 +432,38 @@ def choose_bound(
     weight: int = 1,
 ) -> tuple[int, Fraction]:
     """:func:`choose_from_histogram` of the rows per person (or pair) ``rows_per_person``
-    (all ``>= 1``) on the grid ``candidates(min(cap, largest))``."""
+    (all ``>= 1``) on the grid ``candidates(min(cap, largest))``, the bias assumed (the rows'
+    values are not given: ``auto.heterogeneity``, 0.1 when None)."""
     grid = candidates(auto.cap if largest is None else max(1, min(auto.cap, largest)))
     hist = bucket_counts(rows_per_person, grid)
+    if auto.estimated:
+        auto = AutoBound(auto.share, auto.cap, 0.1)
     return choose_from_histogram(
         hist, grid, auto, noise_unit, epsilon, neighbours, source, family=family, weight=weight
     )
+
+
+def estimated_objective(
+    noisy: np.ndarray,
+    mass: np.ndarray,
+    mass_sd: float,
+    grid: np.ndarray,
+    noise_unit: float,
+    keys: int,
+) -> np.ndarray:
+    """``√(noise² + sampling²) + bias`` for every candidate ``m = grid[t]``: the noise
+    ``G·m·R / N_m`` (as :func:`objective`), the sampling error of the rows kept
+    (:func:`~treedp.privacy.auto_mass.sampling_error`) and the shrunk bias predicted from the
+    noisy mass histogram (:func:`~treedp.privacy.auto_mass.predicted_bias`)."""
+    cnt = np.maximum(np.asarray(noisy, dtype=np.float64), 0.0)
+    upper = np.append(grid[1:], grid[-1])
+    rep = np.sqrt(grid * upper.astype(np.float64))
+    kept = np.maximum(np.array([float(cnt @ np.minimum(rep, m)) for m in grid]), 1.0)
+    total = max(float(cnt @ rep), 1.0)
+    noise = noise_unit * grid / kept
+    sampling = sampling_error(kept, total, keys)
+    out: np.ndarray = np.sqrt(noise**2 + sampling**2) + predicted_bias(mass, mass_sd, grid)
+    return out
 
 
 def choose_from_histogram(
@@ -366,6 +477,8 @@ def choose_from_histogram(
     *,
     family: type[BudgetedFamily] = DiscreteLaplace,
     weight: int = 1,
+    mass: np.ndarray | None = None,
+    keys: int = 1,
 ) -> tuple[int, Fraction]:
     """The chosen bound and the exact budget it spent (at most ``epsilon``, in ``family``'s
     unit: ε for discrete Laplace, ρ for discrete Gaussian).
@@ -380,7 +493,7 @@ def choose_from_histogram(
         their budget at ``Δ(m)`` must stay valid, so that no choice is refused after the
         charge).
     auto : AutoBound
-        The settings (heterogeneity).
+        The settings (``heterogeneity``: None estimates the bias from ``mass``).
     noise_unit : float
         ``G·R``: the keys times one key's CDF RMSE at bound 1 (public).
     epsilon : float
@@ -394,6 +507,10 @@ def choose_from_histogram(
     weight : int, default=1
         The entries one person owns (``max_groups`` for the per-group variant):
         :func:`histogram_sensitivity`.
+    mass : ndarray of int, optional
+        The mass histogram (:func:`entry_histograms`), needed when ``auto.estimated``.
+    keys : int, default=1
+        ``G``, the keys (the sampling error is per key).
 
     Notes
     -----
@@ -405,9 +522,20 @@ def choose_from_histogram(
     hundred under discrete Laplace, far fewer under the Gaussian's lighter tail; with every
     bucket empty the smallest bound is chosen).
     """
-    noise, l1, l2_squared = choice_noise(family, neighbours, weight, epsilon)
+    noises = choice_noises(family, neighbours, weight, epsilon, auto.estimated)
+    noise = noises[0][0]
     noisy = np.asarray(hist, dtype=np.int64) + noise.sample(grid.size, source)
     floor = math.sqrt(noise.variance() / 2.0) * math.log(40 * grid.size)
     noisy = np.where(noisy > floor, noisy, 0)
-    best = int(np.argmin(objective(noisy, grid, noise_unit, auto.heterogeneity)))
-    return int(grid[best]), noise.loss(l1, l2_squared)
+    if auto.heterogeneity is not None:
+        score = objective(noisy, grid, noise_unit, auto.heterogeneity)
+    else:
+        if mass is None:
+            raise ValueError("the estimated bias needs the mass histogram")  # pragma: no cover
+        mass_noise = noises[1][0]
+        cells = np.asarray(mass, dtype=np.int64)
+        noisy_mass = cells + mass_noise.sample(cells.size, source).reshape(cells.shape)
+        sd = math.sqrt(mass_noise.variance())
+        score = estimated_objective(noisy, noisy_mass, sd, grid, noise_unit, keys)
+    best = int(np.argmin(score))
+    return int(grid[best]), sum((n.loss(a, b) for n, a, b in noises), Fraction(0))
