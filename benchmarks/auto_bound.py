@@ -152,6 +152,11 @@ def main() -> None:
     parser.add_argument(
         "--heterogeneity", type=float, default=None, help="auto with an assumed h (old rule)"
     )
+    parser.add_argument(
+        "--compare-old",
+        action="store_true",
+        help="also run AutoBound(heterogeneity=0.1), the rule before session 9, in this run",
+    )
     args = parser.parse_args()
     print(machine())
     budget = "epsilon=1" if args.rho is None else f"ZCDP({args.rho})"
@@ -161,7 +166,8 @@ def main() -> None:
     print("'at m': each seed's chosen bound as a fixed bound (the whole budget on the trees);")
     print("'ratio': auto over the best of the fixed columns and 'at m' (the goal: <= 1.2)")
     head = "  ".join(f"{b!s:>7}" for b in BOUNDS)
-    print(f"{'data':<14}{'rows':>10}  {head}  {'at m':>7}  ratio  auto m")
+    old = "  old rule: auto (ratio) m" if args.compare_old else ""
+    print(f"{'data':<14}{'rows':>10}  {head}  {'at m':>7}  ratio  auto m{old}")
     auto: Any = "auto"
     if args.heterogeneity is not None:
         auto = treedp.AutoBound(heterogeneity=args.heterogeneity)
@@ -184,7 +190,15 @@ def _cells(df: Any, auto: Any, args: argparse.Namespace) -> str:
     at = [error(df, true, m, s, args.rho, args.max_groups)[0] for s, m in enumerate(chosen)]
     best = min([*cells[:-1], float(np.mean(at))])
     row = "  ".join(f"{c:7.3f}" for c in [*cells, float(np.mean(at))])
-    return f"{row}  {cells[-1] / best:5.2f}  {chosen}"
+    out = f"{row}  {cells[-1] / best:5.2f}  {chosen}"
+    if args.compare_old:
+        old = treedp.AutoBound(heterogeneity=0.1)
+        runs = [error(df, true, old, s, args.rho, args.max_groups) for s in range(args.seeds)]
+        at = [error(df, true, r[1], s, args.rho, args.max_groups)[0] for s, r in enumerate(runs)]
+        err = float(np.mean([r[0] for r in runs]))
+        best = min(best, float(np.mean(at)))
+        out += f"  {err:.3f} ({err / best:.2f}) {[r[1] for r in runs]}"
+    return out
 
 if __name__ == "__main__":
     main()

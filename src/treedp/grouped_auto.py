@@ -232,9 +232,9 @@ def with_bound(
     return grouping, replace(spec, privacy=zcdp)
 
 
-def _noises(grouping: Grouping) -> list[tuple[BudgetedFamily, int, int]]:
-    """The choice's noises and sensitivities (public: what :func:`_choose` calibrates): the
-    count histogram's, and the mass histogram's when the bias is estimated."""
+def _noise(grouping: Grouping) -> tuple[BudgetedFamily, int, int]:
+    """The choice's noise and sensitivity (public: what :func:`_choose` calibrates): the
+    mass histogram's when the bias is estimated, else the count histogram's."""
     family, first, _ = _budgets(grouping)
     assert grouping.auto is not None
     weight = _max_groups(grouping) or 1
@@ -243,20 +243,19 @@ def _noises(grouping: Grouping) -> list[tuple[BudgetedFamily, int, int]]:
 
 def bound_record(grouping: Grouping, spent: Fraction) -> dict[str, Any]:
     """How the bound was chosen, as a release states it (``epsilon_spent`` or
-    ``rho_spent``: the exact loss rounded up; each histogram's exact noise parameter and
-    sensitivity, from which a loader recomputes the loss)."""
+    ``rho_spent``: the exact loss rounded up; the noise's exact parameter and the
+    sensitivity, from which a loader recomputes the loss; ``histogram: "mass"`` when the
+    bias was estimated, :mod:`treedp.privacy.auto_mass`)."""
     family, _, _ = _budgets(grouping)
-    noises = _noises(grouping)
-    out = {
+    noise, l1, l2_squared = _noise(grouping)
+    assert grouping.auto is not None
+    return {
         **auto_of(grouping),
         f"{family.budget_name}_spent": float_at_least(spent),
-        "noise_parameter": str(noises[0][0].parameter),
-        "sensitivity": [noises[0][1], noises[0][2]],
+        "noise_parameter": str(noise.parameter),
+        "sensitivity": [l1, l2_squared],
+        **({"histogram": "mass"} if grouping.auto.estimated else {}),
     }
-    if len(noises) > 1:
-        out["mass_noise_parameter"] = str(noises[1][0].parameter)
-        out["mass_sensitivity"] = [noises[1][1], noises[1][2]]
-    return out
 
 
 def person_unit(grouping: Grouping, chosen: Chosen | None) -> PersonUnit:
@@ -265,10 +264,11 @@ def person_unit(grouping: Grouping, chosen: Chosen | None) -> PersonUnit:
     if chosen is None:
         return PersonUnit(grouping.bounds, grouping.neighbours)
     family, _, _ = _budgets(grouping)
+    assert grouping.auto is not None
     spent = float_at_least(chosen[1])
-    noises = [str(n[0].parameter) for n in _noises(grouping)]
+    noise = str(_noise(grouping)[0].parameter)
     eps, rho = (spent, 0.0) if family.budget_name == "epsilon" else (0.0, spent)
-    mass = noises[1] if len(noises) > 1 else ""
+    kind = "mass" if grouping.auto.estimated else ""
     return PersonUnit(
-        grouping.bounds, grouping.neighbours, eps, rho, bound_noise=noises[0], bound_mass_noise=mass
+        grouping.bounds, grouping.neighbours, eps, rho, bound_noise=noise, bound_histogram=kind
     )

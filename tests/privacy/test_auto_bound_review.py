@@ -448,7 +448,7 @@ def test_a_file_understating_the_choice_is_refused(tmp_path, edit) -> None:
         privacy=treedp.ZCDP(0.5),
         rng=InsecureSeededSource(TEST_SEED),
     )
-    assert gr.bound_choice["sensitivity"] == [2, 4]
+    assert gr.bound_choice["sensitivity"] == [2 * MASS_UNITS, 4 * MASS_UNITS**2]  # g = 2
     path, bad = tmp_path / "g.tdp", tmp_path / "bad.tdp"
     gr.save(path)
     assert treedp.load_grouped_release(path).guarantee == gr.guarantee
@@ -482,9 +482,8 @@ def test_a_per_person_file_understating_the_choice_is_refused(tmp_path) -> None:
     assert treedp.load_release(path).guarantee == rel.guarantee
     doc = json.loads(path.read_text())
     unit = doc["payload"]["metadata"]["unit"]
-    assert unit["bound_noise"] == "20"  # σ² = Δ2²/(2·ρ_c) = 1/(2·0.025): half of ρ_a
-    mass = Fraction(unit["bound_mass_noise"])  # Q²/(2·ρ_m), Q = 64, rounded up
-    assert 81920 <= mass < 81921
+    noise = Fraction(unit["bound_noise"])  # σ² = Δ2²/(2·ρ_a) = Q²/(2·0.05), Q = 64, rounded up
+    assert unit["bound_histogram"] == "mass" and 40960 <= noise < 40961
     unit["rho"] -= unit["bound_rho"] * 0.99
     unit["bound_rho"] *= 0.01
     doc["checksum"] = _checksum(doc["payload"])

@@ -102,25 +102,19 @@ def _query(neighbours: str = "add_remove", **kwargs):
     return treedp.build_query(_frame(), **args, **kwargs)
 
 
-def _noise_of_choice(monkeypatch, query, runs: int) -> tuple[np.ndarray, np.ndarray]:
-    """The noise the pipeline's choice adds to its two histograms (counts, mass), over
-    ``runs`` seeded runs: the true histograms replaced by 10^6 per cell (above any
-    threshold), the noisy ones captured."""
-    counts: list[np.ndarray] = []
-    masses: list[np.ndarray] = []
+def _noise_of_choice(monkeypatch, query, runs: int) -> np.ndarray:
+    """The noise the pipeline's choice adds to its (mass) histogram, over ``runs`` seeded
+    runs: the true histogram replaced by 10^6 per cell, the noisy one captured."""
+    captured: list[np.ndarray] = []
     true = 10**6
 
     def fake(person, group, bins, n_bins, max_groups, source, n_groups, grid):
         n_coarse = int(coarse_of(grid).max()) + 1
-        return (
-            np.full(grid.size, true, dtype=np.int64),
-            np.full((n_coarse, MASS_CELLS), true, dtype=np.int64),
-            None,
-        )
+        cells = np.full((n_coarse, MASS_CELLS), true, dtype=np.int64)
+        return np.zeros(grid.size, dtype=np.int64), cells, None
 
-    def spy(noisy, mass, sd, grid, unit, keys):
-        counts.append(np.asarray(noisy) - true)
-        masses.append(np.asarray(mass).ravel() - true)
+    def spy(noisy, sd, grid, unit, keys, kind):
+        captured.append(np.asarray(noisy).ravel() - true)
         return np.zeros(len(grid))
 
     monkeypatch.setattr(grouped_auto, "entry_histograms", fake)
@@ -130,7 +124,7 @@ def _noise_of_choice(monkeypatch, query, runs: int) -> tuple[np.ndarray, np.ndar
     for s in range(runs):
         source = InsecureSeededSource(TEST_SEED + s)
         grouped_auto.choose_auto(person, group, bins, 32, query.grouping, 1.0, source, 4)
-    return np.concatenate(counts), np.concatenate(masses)
+    return np.concatenate(captured)
 
 
 def _variance_ok(noise: np.ndarray, expected: float) -> bool:
@@ -142,38 +136,32 @@ def _variance_ok(noise: np.ndarray, expected: float) -> bool:
 
 @pytest.mark.parametrize("neighbours", ["add_remove", "replace"])
 def test_pipeline_noise_is_calibrated_to_max_groups_gaussian(monkeypatch, neighbours) -> None:
-    """zCDP, g = 3: the count histogram's discrete Gaussian has σ² = k·g²/(2ρ_c) (k = 2 under
-    replace), the mass histogram's σ² = k·g²·Q²/(2ρ_m), ρ_c + ρ_m = ρ_a, rounded up as the
-    family rounds; mutants at sensitivity 1 (counts) and g·Q without g (mass) are caught."""
-    g, rho = 3, 0.5
+    """zCDP, g = 3: the mass histogram's discrete Gaussian has σ² = k·g²·Q²/(2ρ_a) (k = 2
+    under replace), rounded up as the family rounds; mutants without g (sensitivity Q, the
+    entries' own) and without Q (the count histogram's g) are caught."""
+    g, rho, q2 = 3, 0.5, MASS_UNITS**2
     query = _query(neighbours, privacy=treedp.ZCDP(rho))
-    counts, mass = _noise_of_choice(monkeypatch, query, 150)
+    noise = _noise_of_choice(monkeypatch, query, 60)
     k = 2 if neighbours == "replace" else 1
-    rho_c, rho_m = auto_bound.auto_split(auto_bound.auto_split(rho, 0.1)[0], 0.5)
+    rho_a = auto_bound.auto_split(rho, 0.1)[0]
     family = treedp.noise.families.DiscreteGaussian
-    sigma2 = family.for_budget(k * g * g, rho_c).sigma2
-    assert sigma2 >= Fraction(k * g * g) / (2 * Fraction(rho_c))
-    assert _variance_ok(counts, discrete_gaussian_variance(sigma2))
-    assert not _variance_ok(counts, discrete_gaussian_variance(family.for_budget(k, rho_c).sigma2))
-    q2 = MASS_UNITS**2
-    sigma2 = family.for_budget(k * g * g * q2, rho_m).sigma2
-    assert sigma2 >= Fraction(k * g * g * q2) / (2 * Fraction(rho_m))
-    assert _variance_ok(mass, discrete_gaussian_variance(sigma2))
-    mutant = family.for_budget(k * q2, rho_m).sigma2
-    assert not _variance_ok(mass, discrete_gaussian_variance(mutant))
+    sigma2 = family.for_budget(k * g * g * q2, rho_a).sigma2
+    assert sigma2 >= Fraction(k * g * g * q2) / (2 * Fraction(rho_a))
+    assert _variance_ok(noise, discrete_gaussian_variance(sigma2))
+    for mutant in (k * q2, k * g * g):
+        assert not _variance_ok(noise, discrete_gaussian_variance(family.for_budget(mutant, rho_a).sigma2))
 
 
 def test_pipeline_noise_is_calibrated_to_max_groups_laplace(monkeypatch) -> None:
-    """Pure ε, g = 3: discrete Laplace at scale g/ε_c on the counts and g·Q/ε_m on the mass
-    (ε_c + ε_m = ε_a); the mutants at scale 1/ε_c and Q/ε_m are caught."""
+    """Pure ε, g = 3: discrete Laplace at scale g·Q/ε_a on the mass histogram; the mutants
+    at scale Q/ε_a and g/ε_a are caught."""
     g, eps = 3, 1.0
     query = _query(epsilon=eps)
-    counts, mass = _noise_of_choice(monkeypatch, query, 150)
-    eps_c, eps_m = auto_bound.auto_split(auto_bound.auto_split(eps, 0.1)[0], 0.5)
-    assert _variance_ok(counts, discrete_laplace_variance(noise_scale(g, eps_c)))
-    assert not _variance_ok(counts, discrete_laplace_variance(noise_scale(1, eps_c)))
-    assert _variance_ok(mass, discrete_laplace_variance(noise_scale(g * MASS_UNITS, eps_m)))
-    assert not _variance_ok(mass, discrete_laplace_variance(noise_scale(MASS_UNITS, eps_m)))
+    noise = _noise_of_choice(monkeypatch, query, 60)
+    eps_a = auto_bound.auto_split(eps, 0.1)[0]
+    assert _variance_ok(noise, discrete_laplace_variance(noise_scale(g * MASS_UNITS, eps_a)))
+    assert not _variance_ok(noise, discrete_laplace_variance(noise_scale(MASS_UNITS, eps_a)))
+    assert not _variance_ok(noise, discrete_laplace_variance(noise_scale(g, eps_a)))
 
 
 def test_the_pairs_are_counted_after_the_max_groups_draw(monkeypatch) -> None:

@@ -67,10 +67,9 @@ from treedp.exceptions import InvalidParameterError, InvalidTypeError, ReleaseFo
 from treedp.noise import RandomSource
 from treedp.noise.families import BudgetedFamily, DiscreteGaussian, DiscreteLaplace
 from treedp.privacy.auto_mass import (
+    estimated_objective,
     mass_counts,
     mass_sensitivity,
-    predicted_bias,
-    sampling_error,
     value_cells,
 )
 from treedp.privacy.contribution import ContributionBounds, bound_contributions, pair_codes
@@ -90,7 +89,6 @@ __all__ = [
     "choose_from_histogram",
     "entry_counts",
     "entry_histograms",
-    "estimated_objective",
     "histogram_sensitivity",
     "objective",
     "person_codes",
@@ -231,17 +229,14 @@ def choice_noise(
 
 def choice_noises(
     family: type[BudgetedFamily], neighbours: str, weight: int, budget: float, estimated: bool
-) -> list[tuple[BudgetedFamily, int, int]]:
-    """The noise and sensitivity of each histogram the choice releases: the counts alone
-    (the whole ``budget``), or with ``estimated`` the counts and the mass histogram
-    (:mod:`treedp.privacy.auto_mass`) at half of it each (:func:`auto_split`: the two
-    losses add up, exactly, to at most ``budget``)."""
+) -> tuple[BudgetedFamily, int, int]:
+    """The noise and sensitivity of the one histogram the choice releases: the counts
+    (:func:`choice_noise`), or with ``estimated`` the mass histogram
+    (:func:`~treedp.privacy.auto_mass.mass_sensitivity`), each at the whole ``budget``."""
     if not estimated:
-        return [choice_noise(family, neighbours, weight, budget)]
-    first, rest = auto_split(budget, 0.5)
+        return choice_noise(family, neighbours, weight, budget)
     l1, l2_squared = mass_sensitivity(neighbours, weight)
-    mass = family.calibrated(l1, l2_squared, rest)
-    return [choice_noise(family, neighbours, weight, first), (mass, l1, l2_squared)]
+    return family.calibrated(l1, l2_squared, budget), l1, l2_squared
 
 
 def choice_weight(bounds: ContributionBounds) -> int:
@@ -258,42 +253,37 @@ def check_choice_loss(
     """Refuse a stored choice whose stated spend is below the loss its noise implies.
 
     ``stored`` holds ``noise_parameter`` (the exact scale, or σ² for ``unit="rho"``, as text
-    ``"p/q"``) and ``sensitivity`` (``[Δ1, Δ2²]``) of the count histogram and, when the bias
-    was estimated (files written from session 9 on), ``mass_noise_parameter`` and
-    ``mass_sensitivity`` of the mass histogram (older files have neither: one histogram).
-    Each sensitivity must be at least the variant's (:func:`histogram_sensitivity`,
-    :func:`~treedp.privacy.auto_mass.mass_sensitivity` at ``weight``) and ``spent`` at least
-    the exact sum of the losses recomputed from them (a file cannot claim to have spent less
-    than its noise costs).
+    ``"p/q"``) and ``sensitivity`` (``[Δ1, Δ2²]``) of the histogram released, and
+    ``histogram: "mass"`` when it was the mass histogram (the bias estimated, files written
+    from session 9 on; older files hold the count histogram and no such field). The
+    sensitivity must be at least the variant's (:func:`histogram_sensitivity`, or
+    :func:`~treedp.privacy.auto_mass.mass_sensitivity`, at ``weight``) and ``spent`` at least
+    the exact loss recomputed from both (a file cannot claim to have spent less than its noise
+    costs).
 
     Raises
     ------
     ReleaseFormatError
         If a field is missing or malformed, or the loss exceeds ``spent``.
     """
-    loss = _stored_loss(stored, "", unit, histogram_sensitivity(neighbours, weight))
-    if "mass_noise_parameter" in stored or "mass_sensitivity" in stored:
-        loss += _stored_loss(stored, "mass_", unit, mass_sensitivity(neighbours, weight))
-    if Fraction(spent) < loss:
-        raise ReleaseFormatError("the bound choice states less than its noise spent")
-
-
-def _stored_loss(
-    stored: dict[str, Any], prefix: str, unit: str, need: tuple[int, int]
-) -> Fraction:
-    """The exact loss of one stored histogram's noise (``prefix`` ``""`` or ``"mass_"``)."""
     family = DiscreteGaussian if unit == "rho" else DiscreteLaplace
+    kind = stored.get("histogram", "counts")
     try:
-        parameter = Fraction(str(stored[f"{prefix}noise_parameter"]))
-        l1, l2_squared = (int(v) for v in stored[f"{prefix}sensitivity"])
+        parameter = Fraction(str(stored["noise_parameter"]))
+        l1, l2_squared = (int(v) for v in stored["sensitivity"])
         noise = family(parameter)
+        if kind not in ("counts", "mass"):
+            raise ValueError(kind)
     except (KeyError, TypeError, ValueError, ZeroDivisionError, InvalidParameterError):
         raise ReleaseFormatError(
             "the bound choice does not state its noise parameter and sensitivity"
         ) from None
+    sensitivity = mass_sensitivity if kind == "mass" else histogram_sensitivity
+    need = sensitivity(neighbours, weight)
     if l1 < need[0] or l2_squared < need[1]:
         raise ReleaseFormatError("the bound choice states a sensitivity below its variant's")
-    return noise.loss(l1, l2_squared)
+    if Fraction(spent) < noise.loss(l1, l2_squared):
+        raise ReleaseFormatError("the bound choice states less than its noise spent")
 
 
 def candidates(cap: int) -> np.ndarray:
@@ -443,29 +433,6 @@ def choose_bound(
     )
 
 
-def estimated_objective(
-    noisy: np.ndarray,
-    mass: np.ndarray,
-    mass_sd: float,
-    grid: np.ndarray,
-    noise_unit: float,
-    keys: int,
-) -> np.ndarray:
-    """``√(noise² + sampling²) + bias`` for every candidate ``m = grid[t]``: the noise
-    ``G·m·R / N_m`` (as :func:`objective`), the sampling error of the rows kept
-    (:func:`~treedp.privacy.auto_mass.sampling_error`) and the shrunk bias predicted from the
-    noisy mass histogram (:func:`~treedp.privacy.auto_mass.predicted_bias`)."""
-    cnt = np.maximum(np.asarray(noisy, dtype=np.float64), 0.0)
-    upper = np.append(grid[1:], grid[-1])
-    rep = np.sqrt(grid * upper.astype(np.float64))
-    kept = np.maximum(np.array([float(cnt @ np.minimum(rep, m)) for m in grid]), 1.0)
-    total = max(float(cnt @ rep), 1.0)
-    noise = noise_unit * grid / kept
-    sampling = sampling_error(kept, total, keys)
-    out: np.ndarray = np.sqrt(noise**2 + sampling**2) + predicted_bias(mass, mass_sd, grid)
-    return out
-
-
 def choose_from_histogram(
     hist: np.ndarray,
     grid: np.ndarray,
@@ -522,20 +489,19 @@ def choose_from_histogram(
     hundred under discrete Laplace, far fewer under the Gaussian's lighter tail; with every
     bucket empty the smallest bound is chosen).
     """
-    noises = choice_noises(family, neighbours, weight, epsilon, auto.estimated)
-    noise = noises[0][0]
-    noisy = np.asarray(hist, dtype=np.int64) + noise.sample(grid.size, source)
-    floor = math.sqrt(noise.variance() / 2.0) * math.log(40 * grid.size)
-    noisy = np.where(noisy > floor, noisy, 0)
+    noise, l1, l2_squared = choice_noises(family, neighbours, weight, epsilon, auto.estimated)
     if auto.heterogeneity is not None:
+        noisy = np.asarray(hist, dtype=np.int64) + noise.sample(grid.size, source)
+        floor = math.sqrt(noise.variance() / 2.0) * math.log(40 * grid.size)
+        noisy = np.where(noisy > floor, noisy, 0)
         score = objective(noisy, grid, noise_unit, auto.heterogeneity)
     else:
         if mass is None:
             raise ValueError("the estimated bias needs the mass histogram")  # pragma: no cover
-        mass_noise = noises[1][0]
         cells = np.asarray(mass, dtype=np.int64)
-        noisy_mass = cells + mass_noise.sample(cells.size, source).reshape(cells.shape)
-        sd = math.sqrt(mass_noise.variance())
-        score = estimated_objective(noisy, noisy_mass, sd, grid, noise_unit, keys)
+        noisy_mass = cells + noise.sample(cells.size, source).reshape(cells.shape)
+        sd = math.sqrt(noise.variance())
+        kind = family.guarantee_kind
+        score = estimated_objective(noisy_mass, sd, grid, noise_unit, keys, kind)
     best = int(np.argmin(score))
-    return int(grid[best]), sum((n.loss(a, b) for n, a, b in noises), Fraction(0))
+    return int(grid[best]), noise.loss(l1, l2_squared)
