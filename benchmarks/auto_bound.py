@@ -200,5 +200,6 @@ def _cells(df: Any, auto: Any, args: argparse.Namespace) -> str:
         out += f"  {err:.3f} ({err / best:.2f}) {[r[1] for r in runs]}"
     return out
 
+
 if __name__ == "__main__":
     main()

@@ -149,7 +149,9 @@ def test_pipeline_noise_is_calibrated_to_max_groups_gaussian(monkeypatch, neighb
     assert sigma2 >= Fraction(k * g * g * q2) / (2 * Fraction(rho_a))
     assert _variance_ok(noise, discrete_gaussian_variance(sigma2))
     for mutant in (k * q2, k * g * g):
-        assert not _variance_ok(noise, discrete_gaussian_variance(family.for_budget(mutant, rho_a).sigma2))
+        assert not _variance_ok(
+            noise, discrete_gaussian_variance(family.for_budget(mutant, rho_a).sigma2)
+        )
 
 
 def test_pipeline_noise_is_calibrated_to_max_groups_laplace(monkeypatch) -> None:

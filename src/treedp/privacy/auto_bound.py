@@ -1,55 +1,74 @@
 """``max_contributions="auto"``: the rows kept per person, chosen privately from the data.
 
-A bound ``m`` on the rows each person keeps trades two errors of a released distribution.
-Every key's tree is noised for a person moving ``m`` records, so its noise is ``m·R``
-(``R``: the exact RMSE of the same tree at one record per person, public), spread over the
-rows kept, ``N_m = Σ min(r_i, m)``: a relative error of about ``G·m·R / N_m`` per key (``G``
-keys). Rows beyond a person's ``m`` are dropped, which changes the distribution only as far as
-heavy contributors differ from the rest: at most the share dropped, ``D_m / N``, times how much
-persons' distributions differ (``heterogeneity``, ``h``, a public setting). The bound minimises
-``G·m·R / N_m + h·D_m / N`` (the bias–variance trade-off of Amin, Kulesza, Muñoz Medina and
-Vassilvitskii, "Bounding User Contributions: A Bias-Variance Trade-off in Differential
-Privacy", ICML 2019, for a distribution instead of a sum).
+A bound ``m`` on the rows each person keeps trades three errors of a released distribution
+(the bias–variance trade-off of Amin, Kulesza, Muñoz Medina and Vassilvitskii, "Bounding User
+Contributions: A Bias-Variance Trade-off in Differential Privacy", ICML 2019, here for a
+distribution instead of a sum):
+
+* **noise**: every key's tree is noised for a person moving ``m`` records, so its noise is
+  ``m·R`` (``R``: the exact RMSE of the same tree at one record per person, public), spread
+  over the rows kept, ``N_m = Σ min(r_i, m)``: about ``a·G·m·R / N_m`` per key's CDF (``G``
+  keys; ``a`` the largest error over a CDF's points against its RMSE,
+  :data:`~treedp.privacy.auto_mass.SUP_NOISE`);
+* **sampling**: the rows kept are a subsample of the rows: about
+  ``0.87·√(G·(1/N_m − 1/N))`` (the mean sup of a Brownian bridge, with the finite-population
+  factor);
+* **bias**: rows dropped re-weight persons (``min(r_i, m)`` instead of ``r_i``), which moves a
+  key's distribution as far as heavy persons' values differ from the others'.
+
+By default (``AutoBound(heterogeneity=None)``) the bias is **estimated** privately: one
+*mass histogram* (:mod:`treedp.privacy.auto_mass`) in which each person adds their own share
+of rows in each of 32 public value cells, quantised to ``Q = 128`` integer units, to the row of
+the coarse bucket (one per doubling) of their row count. Its row totals count the persons per
+bucket (for ``N_m``); its cells predict the bias of every candidate ``m``, shrunk by one of its
+own noise standard deviations; the bound minimises ``√(noise² + sampling²) + bias``. With a
+number ``h`` (``AutoBound(heterogeneity=h)``: the rule before session 9, kept to reproduce its
+choices) the histogram counts persons by their row count on the fine grid and the bias is
+*assumed* to be ``h·D_m/N`` (``D_m`` rows dropped), minimising ``G·m·R / N_m + h·D_m / N``.
 
 The per-group variant, ``max_contributions_per_group="auto"`` with a fixed ``max_groups``
-``g``, chooses ``c``, the rows kept per person *per key*, the same way from the rows each
-(person, key) pair has after each person's ``g`` keys were drawn (the trees' sensitivity is then
-``g·c``, or ``√g·c`` in L2: linear in ``c``, so the objective keeps its form with the pairs
-in place of the persons).
+``g``, chooses ``c``, the rows kept per person *per key*, the same way from the (person, key)
+pairs' rows after each person's ``g`` keys were drawn (the trees' sensitivity is then ``g·c``,
+or ``√g·c`` in L2: linear in ``c``, so the objective keeps its form with the pairs in place
+of the persons).
 
 Mechanism
 ---------
-The number of persons (pairs) with ``r`` rows is counted on a public geometric grid of ``r``
-(:func:`candidates`: about four buckets per doubling up to ``cap``; more than ``cap`` rows
-count in the last), exact noise of the budget's family is added to each bucket (discrete
-Laplace at scale ``>= Δ1/ε_a`` for pure ε, :func:`treedp.noise.sample_discrete_laplace`;
-discrete Gaussian at ``σ² >= Δ2²/(2ρ_a)`` for zCDP, :func:`treedp.noise.sample_discrete_gaussian`),
-and the objective above is evaluated on the noisy histogram for every candidate of the grid —
-post-processing.
+The histogram (mass, or counts on a public geometric grid of ``r``, :func:`candidates`: about
+four buckets per doubling up to ``cap``, more than ``cap`` rows in the last) gets exact noise of
+the budget's family (discrete Laplace at scale ``>= Δ1/ε_a`` for pure ε,
+:func:`treedp.noise.sample_discrete_laplace`; discrete Gaussian at ``σ² >= Δ2²/(2ρ_a)`` for
+zCDP, :func:`treedp.noise.sample_discrete_gaussian`), and the objective is evaluated on the
+noisy histogram for every candidate of the grid — post-processing.
 
 Guarantee
 ---------
-Pure ``ε_a``-DP, or ``ρ_a``-zCDP, for the **person** (the release's privacy unit). Sensitivity
-(:func:`histogram_sensitivity`, exact, checked by brute force in the tests):
+Pure ``ε_a``-DP, or ``ρ_a``-zCDP, for the **person** (the release's privacy unit), one
+histogram released. Sensitivity (exact, checked by brute force in the tests):
 
-* ``max_contributions``: one person is one entry of the histogram. Adding or removing one
-  person (with all their rows) changes one bucket by 1: ``Δ1 = 1``, ``Δ2² = 1``. Replacing one
-  person's rows by another's moves one person between buckets: ``Δ1 = 2``, ``Δ2² = 2``
-  (the change ``(-1, +1)``).
-* ``max_contributions_per_group`` with ``max_groups = g``: one person owns at most ``g``
-  pairs, possibly all in one bucket. Add/remove: ``Δ1 = g``, ``Δ2² = g²`` (not ``g``: ``g``
-  pairs of equal size move one bucket by ``g``); replace: ``Δ1 = 2g``, ``Δ2² = 2g²`` (the
-  change ``v' - v`` of two non-negative vectors of sum ``<= g`` has squared norm at most
-  ``‖v‖² + ‖v'‖²``; attained by ``(-g, +g)``).
+* mass histogram (:func:`~treedp.privacy.auto_mass.mass_sensitivity`): one person's vector
+  is non-negative of sum ``Q`` in one row; add/remove ``Δ1 = Q``, ``Δ2² = Q²`` (all rows in
+  one cell); replace ``Δ1 = 2Q``, ``Δ2² = 2Q²``; per group ``g`` pairs: ``gQ``, ``g²Q²``
+  (the pairs may share a bucket and a cell), replace ``2gQ``, ``2g²Q²``.
+* count histogram (:func:`histogram_sensitivity`), ``max_contributions``: one person is one
+  entry. Adding or removing one person (with all their rows) changes one bucket by 1:
+  ``Δ1 = 1``, ``Δ2² = 1``. Replacing one person's rows by another's moves one person between
+  buckets: ``Δ1 = 2``, ``Δ2² = 2`` (the change ``(-1, +1)``).
+* count histogram, ``max_contributions_per_group`` with ``max_groups = g``: one person owns at
+  most ``g`` pairs, possibly all in one bucket. Add/remove: ``Δ1 = g``, ``Δ2² = g²`` (not
+  ``g``: ``g`` pairs of equal size move one bucket by ``g``); replace: ``Δ1 = 2g``,
+  ``Δ2² = 2g²`` (the change ``v' - v`` of two non-negative vectors of sum ``<= g`` has squared
+  norm at most ``‖v‖² + ‖v'‖²``; attained by ``(-g, +g)``).
 
-A person's row counts are taken after the public filters (missing values, keys outside the
-public list) and, per key, after their ``g`` keys are drawn uniformly from their own rows and
-fresh randomness: each depends on that person's rows only (the coupling argument of
-:mod:`treedp.privacy.contribution`). The chosen bound is part of the output
+A person's rows, values and row counts are taken after the public filters (missing values,
+keys outside the public list) and, per key, after their ``g`` keys are drawn uniformly from
+their own rows and fresh randomness: each depends on that person's rows only (the coupling
+argument of :mod:`treedp.privacy.contribution`). The chosen bound is part of the output
 (``GroupedRelease.bounds``); the trees then spend the rest at ``(ε - ε_a)/Δ1`` or
 ``(ρ - ρ_a)/Δ2²`` per record, and the two compose (basic composition, exact in rationals) to
 at most ε or ρ (:class:`treedp.release.unit.PersonUnit` and ``GroupedRelease.guarantee``
-state the sum).
+state the sum; the record names the histogram, ``histogram: "mass"``, so a loader recomputes
+its loss at the right sensitivity: :func:`check_choice_loss`).
 """
 
 from __future__ import annotations

@@ -176,9 +176,7 @@ def unit_from(stored: dict[str, Any], mechanism: Mechanism) -> PersonUnit:
     collision = stored.get("collision", "")
     if collision not in ("", COLLISION):  # absent in files of exact ids (and older files)
         raise ReleaseFormatError("the privacy unit's collision statement is not treedp's")
-    unit = PersonUnit(
-        bounds, neighbours, float(spent[0]), float(spent[1]), noise, collision, kind
-    )
+    unit = PersonUnit(bounds, neighbours, float(spent[0]), float(spent[1]), noise, collision, kind)
     if json.dumps(unit.describe(mechanism), sort_keys=True) != json.dumps(stored, sort_keys=True):
         raise ReleaseFormatError("the privacy unit does not match its bounds and the mechanism")
     return unit
