@@ -25,7 +25,12 @@ import treedp
 from tests.stats import TEST_SEED
 from treedp.exceptions import ReleaseFormatError
 from treedp.noise import InsecureSeededSource
-from treedp.privacy.auto_bound import AutoBound, candidates, histogram_sensitivity
+from treedp.privacy.auto_bound import (
+    AutoBound,
+    candidates,
+    choose_from_histogram,
+    histogram_sensitivity,
+)
 from treedp.privacy.auto_mass import (
     MASS_CELLS,
     MASS_UNITS,
@@ -227,3 +232,28 @@ def test_a_mass_choice_claiming_a_count_sensitivity_is_refused(tmp_path, edit) -
     _forge(tmp_path / "g.tdp", tmp_path / "bad.tdp", lambda meta: edit(meta["bound_choice"]))
     with pytest.raises(ReleaseFormatError, match="bound choice"):
         treedp.load_grouped_release(tmp_path / "bad.tdp")
+
+
+def _few_persons_choices(runs: int) -> list[int]:
+    """The bound chosen for 40 persons of 3 rows (all in one cell) on the whole grid."""
+    grid = candidates(2**16)
+    code = np.repeat(np.arange(40), 3)
+    mass = mass_counts(code, np.zeros(code.size, dtype=np.int64), grid)
+    hist = np.zeros(grid.size, dtype=np.int64)
+    return [
+        choose_from_histogram(
+            hist, grid, AutoBound(), 10.0, 0.1, "add_remove", InsecureSeededSource(s), mass=mass
+        )[0]
+        for s in range(runs)
+    ]
+
+
+def test_few_persons_do_not_pull_the_bound_to_the_cap(monkeypatch) -> None:
+    """Privacy review F7 for the mass histogram: noise in the many empty high buckets
+    (weighted by their row counts) must not look like heavy persons; with the buckets' floor
+    the bound stays small, and without it (the mutant) it does not."""
+    from treedp.privacy import auto_mass
+
+    assert sum(m <= 8 for m in _few_persons_choices(20)) >= 18
+    monkeypatch.setattr(auto_mass, "floor_sds", lambda buckets: -np.inf)
+    assert sum(m <= 8 for m in _few_persons_choices(20)) < 18
