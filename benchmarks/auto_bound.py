@@ -11,7 +11,10 @@ carriers as keys, a delay in minutes) in two variants:
   of how much it flies (dropping rows loses signal and adds within-plane sampling error, but
   biases nothing on average);
 * ``slower`` — each plane has its own mean delay, *longer* for planes that fly more (the
-  heterogeneous table's bias with the opposite sign).
+  heterogeneous table's bias with the opposite sign);
+* ``zipf_slower`` — not the flights table: ``rows/15`` planes with Zipf(1.8) rows each
+  (capped at 5,000; the few hundred heaviest hold most rows), carriers drawn per plane, mean
+  delay ``10 + 200·min(r, 500)/500`` (heavy planes much slower). Not in the default set.
 
 For each bound (fixed 1, 5, 20, 50, 200, and ``"auto"``) a grouped release at ε = 1 over
 ``bins="integers"`` on ``(0, 1024)``; the error is the mean over carriers of the largest
@@ -77,11 +80,31 @@ def slower(rows: int, seed: int = 0) -> Any:
     return _per_plane(rows, seed, lambda x: 10 + 60 / (1 + 1 / x))
 
 
+def zipf_slower(rows: int, seed: int = 0) -> Any:
+    """Zipf-many rows per plane, the heavy planes much slower (a heavy tail of few persons)."""
+    import pandas as pd
+
+    rng = np.random.default_rng(seed + 3)
+    per = np.minimum(rng.zipf(1.8, max(rows // 15, 1)), 5000)
+    plane = np.repeat(np.arange(per.size), per)
+    carrier = np.array(CARRIERS)[rng.integers(0, len(CARRIERS), per.size)][plane]
+    mean = 10 + 200 * np.minimum(per, 500) / 500
+    delay = np.minimum(rng.geometric(1 / mean[plane]) - 1, 1023)
+    return pd.DataFrame(
+        {
+            "tailnum": pd.array(plane.astype(str), dtype="string"),
+            "carrier": pd.array(carrier, dtype="string"),
+            "delay": delay,
+        }
+    )
+
+
 TABLES = {
     "independent": make_frame,
     "heterogeneous": heterogeneous,
     "uncorrelated": uncorrelated,
     "slower": slower,
+    "zipf_slower": zipf_slower,
 }
 
 
@@ -148,7 +171,7 @@ def main() -> None:
     parser.add_argument("--seeds", type=int, default=3)
     parser.add_argument("--rho", type=float, default=None, help="zCDP instead of epsilon=1")
     parser.add_argument("--max-groups", type=int, default=None, help="per-group variant")
-    parser.add_argument("--data", nargs="+", choices=list(TABLES), default=list(TABLES))
+    parser.add_argument("--data", nargs="+", choices=list(TABLES), default=list(TABLES)[:4])
     parser.add_argument(
         "--heterogeneity", type=float, default=None, help="auto with an assumed h (old rule)"
     )
