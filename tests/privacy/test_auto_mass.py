@@ -34,6 +34,7 @@ from treedp.privacy.auto_bound import (
 from treedp.privacy.auto_mass import (
     MASS_CELLS,
     MASS_UNITS,
+    coarse_of,
     estimated_objective,
     mass_counts,
     mass_sensitivity,
@@ -101,7 +102,7 @@ def test_brute_force_catches_a_histogram_of_rows_not_shares(monkeypatch) -> None
     weigh more) breaks the stated sensitivity, and the brute force sees it."""
     from treedp.privacy import auto_mass
 
-    monkeypatch.setattr(auto_mass, "quantised_shares", lambda cells, rows: cells * MASS_UNITS)
+    monkeypatch.setattr(auto_mass, "_sparse_shares", lambda who, count, rows: count * MASS_UNITS)
     _worst.cache_clear()
     try:
         assert _worst(1, "add_remove")[0] > mass_sensitivity("add_remove")[0]
@@ -118,13 +119,30 @@ def test_quantised_shares_are_exact_and_sum_to_q() -> None:
     shares = quantised_shares(cells[keep], rows[keep])
     assert shares.dtype.kind == "i" and (shares >= 0).all()
     assert (shares.sum(axis=1) == MASS_UNITS).all()
-    # within one unit of the exact share, and ties go to the lower cell
+    # each cell and each cumulative share within one unit of the exact one (cumulative rounding)
     exact = cells[keep] * MASS_UNITS / rows[keep][:, None]
     assert (np.abs(shares - exact) < 1).all()
-    tie = quantised_shares(np.array([[1, 1, 1] + [0] * (MASS_CELLS - 3)]), np.array([3]))
-    low = MASS_UNITS // 3
-    extra = MASS_UNITS - 3 * low  # the units left after the floors go to the lower cells
-    assert tie[0, :3].tolist() == [low + (j < extra) for j in range(3)]
+    gap = np.cumsum(exact, axis=1) - np.cumsum(shares, axis=1)
+    assert ((gap > -1e-9) & (gap < 1)).all()
+    third = quantised_shares(np.array([[1, 1, 1] + [0] * (MASS_CELLS - 3)]), np.array([3]))
+    q = MASS_UNITS
+    assert third[0, :3].tolist() == [q // 3, 2 * q // 3 - q // 3, q - 2 * q // 3]
+
+
+@pytest.mark.parametrize("block", [1, 7, 64])
+def test_mass_counts_do_not_depend_on_the_block(block: int) -> None:
+    """Entries taken a block at a time (the sparse shares) give the dense sum exactly."""
+    rng = np.random.default_rng(TEST_SEED)
+    code = np.unique(rng.integers(0, 300, 4000), return_inverse=True)[1].ravel()
+    cell = rng.integers(0, MASS_CELLS, code.size) * (rng.random(code.size) < 0.6)
+    rows = np.bincount(code)
+    per = np.zeros((rows.size, MASS_CELLS), dtype=np.int64)
+    np.add.at(per, (code, cell), 1)
+    shares = quantised_shares(per, rows)
+    bucket = coarse_of(GRID)[np.maximum(np.searchsorted(GRID, rows, side="right") - 1, 0)]
+    dense = np.zeros((int(coarse_of(GRID).max()) + 1, MASS_CELLS), dtype=np.int64)
+    np.add.at(dense, bucket, shares)
+    assert np.array_equal(mass_counts(code, cell, GRID, block=block), dense)
 
 
 def _persons(heavy_differ: bool) -> tuple[np.ndarray, np.ndarray]:

@@ -7,7 +7,8 @@ they do (busy planes have shorter delays), the distribution moves. The move is e
 *mass histogram*: every entry (a person, or a (person, key) pair for the per-group variant)
 adds its own share of rows in each of ``k`` public value cells (``MASS_CELLS`` contiguous
 groups of the release's bins), quantised to ``Q = MASS_UNITS`` integer units summing to
-``Q`` exactly (largest remainder, ties to the lower cell: a function of the entry's rows only),
+``Q`` exactly (cumulative rounding, :func:`quantised_shares`: a function of the entry's rows
+only),
 to the row of the coarse bucket of its row count (one bucket per doubling of the grid:
 :func:`coarse_of`). It is the only histogram the choice releases: a bucket's noisy row total
 (over ``Q``) counts its entries, spread log-uniformly over the bucket's rows
@@ -52,6 +53,7 @@ import numpy as np
 
 __all__ = [
     "BIAS_Z",
+    "MASS_BLOCK",
     "MASS_CELLS",
     "MASS_UNITS",
     "SUP_BRIDGE",
@@ -106,36 +108,73 @@ def coarse_of(grid: np.ndarray) -> np.ndarray:
 
 
 def quantised_shares(cells: np.ndarray, rows: np.ndarray) -> np.ndarray:
-    """``(n, k)`` integers: each entry's rows per cell (``cells``) scaled to ``Q`` units,
-    floors first, then one more unit to the cells of the largest remainders (ties to the lower
-    cell) until the entry sums to ``Q`` exactly. Integer arithmetic only."""
+    """``(n, k)`` integers: each entry's rows per cell (``cells``; ``rows`` their sums) as
+    ``Q`` units by cumulative rounding, cell ``j`` getting ``⌊Q·C_j/r⌋ − ⌊Q·C_{j−1}/r⌋``
+    (``C_j`` the entry's rows in cells ``<= j``): non-negative, summing to ``Q`` exactly, each
+    cell and each cumulative share within one unit of the exact one. Integer arithmetic
+    only."""
     r = np.asarray(rows, dtype=np.int64)[:, None]
-    scaled = np.asarray(cells, dtype=np.int64) * MASS_UNITS
-    q, rem = scaled // r, scaled % r
-    short = MASS_UNITS - q.sum(axis=1)
-    order = np.argsort(-rem, axis=1, kind="stable")
-    rank = np.empty_like(order)
-    np.put_along_axis(rank, order, np.arange(MASS_CELLS)[None, :], axis=1)
-    out: np.ndarray = q + (rank < short[:, None])
+    floors = (np.cumsum(np.asarray(cells, dtype=np.int64), axis=1) * MASS_UNITS) // r
+    out: np.ndarray = np.diff(floors, axis=1, prepend=0)
     return out
 
 
-def mass_counts(entry: np.ndarray, cell: np.ndarray, grid: np.ndarray) -> np.ndarray:
+#: Entries quantised at a time by :func:`mass_counts` (memory: about ``40·k`` bytes each).
+MASS_BLOCK = 2**15
+
+
+def mass_counts(
+    entry: np.ndarray, cell: np.ndarray, grid: np.ndarray, block: int = MASS_BLOCK
+) -> np.ndarray:
     """The mass histogram, ``(coarse buckets, k)`` integers: ``entry`` each row's entry code in
-    ``[0, n)`` (every code present), ``cell`` its value cell (:func:`value_cells`)."""
+    ``[0, n)`` (every code present), ``cell`` its value cell (:func:`value_cells`).
+
+    Entries are taken ``block`` codes at a time (the rows put in block order by one stable
+    radix sort of their block number), so memory stays ``O(rows + block·k)`` however many
+    entries there are; the sum does not depend on ``block``."""
     e = np.asarray(entry, dtype=np.int64)
+    c = np.asarray(cell, dtype=np.int64)
     n_coarse = int(coarse_of(grid).max()) + 1
     out = np.zeros((n_coarse, MASS_CELLS), dtype=np.int64)
     if e.size == 0:
         return out
-    n = int(e.max()) + 1
-    per = np.bincount(e * MASS_CELLS + cell, minlength=n * MASS_CELLS).reshape(n, MASS_CELLS)
-    rows = per.sum(axis=1)
+    rows = np.bincount(e)
     fine = np.maximum(np.searchsorted(grid, rows, side="right") - 1, 0)
     bucket = coarse_of(grid)[fine]
-    shares = quantised_shares(per, rows)
-    for j in range(MASS_CELLS):
-        out[:, j] = np.bincount(bucket, weights=shares[:, j], minlength=n_coarse).astype(np.int64)
+    n_blocks = -(-rows.size // block)
+    if n_blocks == 1:
+        starts, order = np.array([0, e.size]), None
+    else:
+        number = e // block
+        order = np.argsort(number.astype(np.min_scalar_type(n_blocks)), kind="stable")
+        starts = np.searchsorted(number[order], np.arange(n_blocks + 1))
+    for b in range(n_blocks):
+        idx = slice(starts[b], starts[b + 1]) if order is None else order[starts[b] : starts[b + 1]]
+        first, last = b * block, min((b + 1) * block, rows.size)
+        local = (e[idx] - first) * MASS_CELLS + c[idx]
+        per = np.bincount(local, minlength=(last - first) * MASS_CELLS)
+        pair = np.flatnonzero(per)  # the (entry, cell) pairs with rows, in that order
+        who, j = pair // MASS_CELLS + first, pair % MASS_CELLS
+        shares = _sparse_shares(who, per[pair], rows[who])
+        where = bucket[who] * MASS_CELLS + j
+        out += (
+            np.bincount(where, weights=shares, minlength=out.size)
+            .reshape(out.shape)
+            .astype(np.int64)
+        )
+    return out
+
+
+def _sparse_shares(who: np.ndarray, count: np.ndarray, rows: np.ndarray) -> np.ndarray:
+    """:func:`quantised_shares` of the non-zero cells only, in (entry, cell) order (``who`` the
+    entry, non-decreasing; ``count`` the cell's rows; ``rows`` the entry's rows): an empty cell
+    gets ``⌊Q·C_j/r⌋ − ⌊Q·C_{j−1}/r⌋ = 0``, so leaving it out changes nothing."""
+    total = np.cumsum(count)
+    first = np.r_[True, who[1:] != who[:-1]]
+    before = (total - count)[first][np.cumsum(first) - 1]  # rows of the entry's earlier cells
+    floors = ((total - before) * MASS_UNITS) // rows
+    previous = np.r_[0, floors[:-1]]
+    out: np.ndarray = floors - np.where(first, 0, previous)
     return out
 
 
