@@ -25,6 +25,12 @@ seeded). Run::
     PYTHONPATH=src python benchmarks/auto_bound.py --rows 100000 1000000 --seeds 3
     PYTHONPATH=src python benchmarks/auto_bound.py --data uncorrelated slower  # some tables
 
+``--cost ROWS ENTRIES`` instead times the choice's histograms alone on random codes (the
+mass histogram against the count histogram of the rule before session 9, interleaved, best of
+3, wall and CPU seconds)::
+
+    PYTHONPATH=src python benchmarks/auto_bound.py --cost 10000000 4000 10000000 1000000
+
 ``--rho 0.5`` runs the same under zCDP (``privacy=treedp.ZCDP(0.5)``, the ρ that pure ε = 1
 implies; the histogram then gets discrete Gaussian noise). ``--max-groups 2`` runs the
 per-group variant on a table where every plane flies for two carriers (each flight for its
@@ -165,6 +171,31 @@ def error(
     return float(np.mean(errs)), int(chosen)
 
 
+def cost(pairs: list[int]) -> None:
+    """Time ``mass_counts`` against ``bucket_counts`` at (rows, entries) pairs."""
+    import time
+
+    from treedp.privacy.auto_bound import bucket_counts, candidates
+    from treedp.privacy.auto_mass import mass_counts
+
+    grid, rng = candidates(2**16), np.random.default_rng(0)
+    for rows, entries in zip(pairs[::2], pairs[1::2], strict=True):
+        code = np.unique(rng.integers(0, entries, rows), return_inverse=True)[1].ravel()
+        cell = rng.integers(0, 32, rows)
+        best: dict[str, tuple[float, float]] = {}
+        for _ in range(3):
+            for name in ("counts", "mass"):
+                wall, cpu = time.perf_counter(), time.process_time()
+                if name == "counts":
+                    bucket_counts(np.bincount(code), grid)
+                else:
+                    mass_counts(code, cell, grid)
+                took = (time.perf_counter() - wall, time.process_time() - cpu)
+                best[name] = min(best.get(name, took), took)
+        line = "  ".join(f"{k} {w:.3f} s wall {c:.3f} s CPU" for k, (w, c) in best.items())
+        print(f"rows {rows:,} entries {entries:,}: {line}  load {os.getloadavg()[0]:.2f}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rows", type=int, nargs="+", default=[100_000, 1_000_000])
@@ -180,8 +211,12 @@ def main() -> None:
         action="store_true",
         help="also run AutoBound(heterogeneity=0.1), the rule before session 9, in this run",
     )
+    parser.add_argument("--cost", type=int, nargs="+", help="ROWS ENTRIES ...: time histograms")
     args = parser.parse_args()
     print(machine())
+    if args.cost:
+        cost(args.cost)
+        return
     budget = "epsilon=1" if args.rho is None else f"ZCDP({args.rho})"
     per = "" if args.max_groups is None else f", per group (max_groups={args.max_groups})"
     print(f"{budget}{per}")
