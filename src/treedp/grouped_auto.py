@@ -5,11 +5,13 @@ After every column was read and the query charged, the rows each person has (aft
 filters) choose the bound privately (:mod:`treedp.privacy.auto_bound`, ``share·ε`` or
 ``share·ρ``, the noise family the budget's); the trees are then planned at the rest over
 ``Δ1(m)`` (or ``Δ2²(m)``) per record for the chosen bound. ``max_contributions="auto"``
-counts persons by their rows; ``max_contributions_per_group="auto"`` first draws each
-person's ``max_groups`` keys (uniformly, as :func:`bound_contributions` does) and counts the
-(person, key) pairs by their rows. The choice's noise unit, ``G·R`` (``G`` keys, ``R`` the
-exact RMSE of one key's CDF at bound 1), is computed from public parameters before any data
-is read.
+takes persons; ``max_contributions_per_group="auto"`` first draws each person's
+``max_groups`` keys (uniformly, as :func:`bound_contributions` does) and takes the
+(person, key) pairs. By default the choice releases the mass histogram of their rows' bins
+(:mod:`treedp.privacy.auto_mass`: the bias of each bound estimated); with
+``AutoBound(heterogeneity=h)`` the count histogram of their row counts. The choice's noise
+unit, ``G·R`` (``G`` keys, ``R`` the exact RMSE of one key's CDF at bound 1), is computed from
+public parameters before any data is read.
 """
 
 from __future__ import annotations
