@@ -6,7 +6,15 @@ carriers as keys, a delay in minutes) in two variants:
 * ``independent`` — a plane's delays do not depend on the plane (dropping rows only loses
   signal);
 * ``heterogeneous`` — each plane has its own mean delay, shorter for planes that fly more
-  (dropping a busy plane's rows biases its carrier's distribution).
+  (dropping a busy plane's rows biases its carrier's distribution);
+* ``uncorrelated`` — each plane has its own mean delay (the same spread), drawn independently
+  of how much it flies (dropping rows loses signal and adds within-plane sampling error, but
+  biases nothing on average);
+* ``slower`` — each plane has its own mean delay, *longer* for planes that fly more (the
+  heterogeneous table's bias with the opposite sign);
+* ``zipf_slower`` — not the flights table: ``rows/15`` planes with Zipf(1.8) rows each
+  (capped at 5,000; the few hundred heaviest hold most rows), carriers drawn per plane, mean
+  delay ``10 + 200·min(r, 500)/500`` (heavy planes much slower). Not in the default set.
 
 For each bound (fixed 1, 5, 20, 50, 200, and ``"auto"``) a grouped release at ε = 1 over
 ``bins="integers"`` on ``(0, 1024)``; the error is the mean over carriers of the largest
@@ -15,6 +23,13 @@ rows at 0, 5, …, 295 minutes, averaged over seeds (fixed, for research: the re
 seeded). Run::
 
     PYTHONPATH=src python benchmarks/auto_bound.py --rows 100000 1000000 --seeds 3
+    PYTHONPATH=src python benchmarks/auto_bound.py --data uncorrelated slower  # some tables
+
+``--cost ROWS ENTRIES`` instead times the choice's histograms alone on random codes (the
+mass histogram against the count histogram of the rule before session 9, interleaved, best of
+3, wall and CPU seconds)::
+
+    PYTHONPATH=src python benchmarks/auto_bound.py --cost 10000000 4000 10000000 1000000
 
 ``--rho 0.5`` runs the same under zCDP (``privacy=treedp.ZCDP(0.5)``, the ρ that pure ε = 1
 implies; the histogram then gets discrete Gaussian noise). ``--max-groups 2`` runs the
@@ -42,17 +57,61 @@ POINTS = np.arange(0, 300, 5)
 BOUNDS: list[Any] = [1, 5, 20, 50, 200, "auto"]
 
 
-def heterogeneous(rows: int, seed: int = 0) -> Any:
-    """The flights-like table with a mean delay per plane, shorter for busier planes."""
+def _per_plane(rows: int, seed: int, mean_of: Any) -> Any:
+    """The flights-like table with a mean delay per plane, ``mean_of(rows per plane)``."""
     import pandas as pd
 
     df = make_frame(rows, seed)
     codes, _ = pd.factorize(df["tailnum"])
     per_plane = np.bincount(codes)
-    mean = 10 + 60 / (1 + per_plane / np.median(per_plane))
+    mean = mean_of(per_plane / np.median(per_plane))
     delay = np.random.default_rng(seed + 1).geometric(1 / mean[codes]) - 1
     df["delay"] = np.minimum(delay, 1023)
     return df
+
+
+def heterogeneous(rows: int, seed: int = 0) -> Any:
+    """The flights-like table with a mean delay per plane, shorter for busier planes."""
+    return _per_plane(rows, seed, lambda x: 10 + 60 / (1 + x))
+
+
+def uncorrelated(rows: int, seed: int = 0) -> Any:
+    """A mean delay per plane (10–70 minutes) drawn independently of its rows."""
+    z = np.random.default_rng(11)  # per plane, fixed: the same planes in every table
+    return _per_plane(rows, seed, lambda x: 10 + 60 / (1 + z.lognormal(0.0, 1.0, x.size)))
+
+
+def slower(rows: int, seed: int = 0) -> Any:
+    """A mean delay per plane, longer for busier planes."""
+    return _per_plane(rows, seed, lambda x: 10 + 60 / (1 + 1 / x))
+
+
+def zipf_slower(rows: int, seed: int = 0) -> Any:
+    """Zipf-many rows per plane, the heavy planes much slower (a heavy tail of few persons)."""
+    import pandas as pd
+
+    rng = np.random.default_rng(seed + 3)
+    per = np.minimum(rng.zipf(1.8, max(rows // 15, 1)), 5000)
+    plane = np.repeat(np.arange(per.size), per)
+    carrier = np.array(CARRIERS)[rng.integers(0, len(CARRIERS), per.size)][plane]
+    mean = 10 + 200 * np.minimum(per, 500) / 500
+    delay = np.minimum(rng.geometric(1 / mean[plane]) - 1, 1023)
+    return pd.DataFrame(
+        {
+            "tailnum": pd.array(plane.astype(str), dtype="string"),
+            "carrier": pd.array(carrier, dtype="string"),
+            "delay": delay,
+        }
+    )
+
+
+TABLES = {
+    "independent": make_frame,
+    "heterogeneous": heterogeneous,
+    "uncorrelated": uncorrelated,
+    "slower": slower,
+    "zipf_slower": zipf_slower,
+}
 
 
 def two_carriers(df: Any, seed: int = 0) -> Any:
@@ -112,33 +171,92 @@ def error(
     return float(np.mean(errs)), int(chosen)
 
 
+def cost(pairs: list[int]) -> None:
+    """Time ``mass_counts`` against ``bucket_counts`` at (rows, entries) pairs."""
+    import time
+
+    from treedp.privacy.auto_bound import bucket_counts, candidates
+    from treedp.privacy.auto_mass import mass_counts
+
+    grid, rng = candidates(2**16), np.random.default_rng(0)
+    for rows, entries in zip(pairs[::2], pairs[1::2], strict=True):
+        code = np.unique(rng.integers(0, entries, rows), return_inverse=True)[1].ravel()
+        cell = rng.integers(0, 32, rows)
+        best: dict[str, tuple[float, float]] = {}
+        for _ in range(3):
+            for name in ("counts", "mass"):
+                wall, cpu = time.perf_counter(), time.process_time()
+                if name == "counts":
+                    bucket_counts(np.bincount(code), grid)
+                else:
+                    mass_counts(code, cell, grid)
+                took = (time.perf_counter() - wall, time.process_time() - cpu)
+                best[name] = min(best.get(name, took), took)
+        line = "  ".join(f"{k} {w:.3f} s wall {c:.3f} s CPU" for k, (w, c) in best.items())
+        print(f"rows {rows:,} entries {entries:,}: {line}  load {os.getloadavg()[0]:.2f}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rows", type=int, nargs="+", default=[100_000, 1_000_000])
     parser.add_argument("--seeds", type=int, default=3)
     parser.add_argument("--rho", type=float, default=None, help="zCDP instead of epsilon=1")
     parser.add_argument("--max-groups", type=int, default=None, help="per-group variant")
+    parser.add_argument("--data", nargs="+", choices=list(TABLES), default=list(TABLES)[:4])
+    parser.add_argument(
+        "--heterogeneity", type=float, default=None, help="auto with an assumed h (old rule)"
+    )
+    parser.add_argument(
+        "--compare-old",
+        action="store_true",
+        help="also run AutoBound(heterogeneity=0.1), the rule before session 9, in this run",
+    )
+    parser.add_argument("--cost", type=int, nargs="+", help="ROWS ENTRIES ...: time histograms")
     args = parser.parse_args()
     print(machine())
+    if args.cost:
+        cost(args.cost)
+        return
     budget = "epsilon=1" if args.rho is None else f"ZCDP({args.rho})"
     per = "" if args.max_groups is None else f", per group (max_groups={args.max_groups})"
     print(f"{budget}{per}")
-    print("mean over carriers of the sup CDF error (share of n), mean over seeds [SEEDED]")
-    print(f"{'data':<14}{'rows':>10}  " + "  ".join(f"{b!s:>7}" for b in BOUNDS) + "  auto m")
-    for name, make in (("independent", make_frame), ("heterogeneous", heterogeneous)):
+    print("mean over carriers of the sup CDF error (share of n), mean over seeds [SEEDED];")
+    print("'at m': each seed's chosen bound as a fixed bound (the whole budget on the trees);")
+    print("'ratio': auto over the best of the fixed columns and 'at m' (the goal: <= 1.2)")
+    head = "  ".join(f"{b!s:>7}" for b in BOUNDS)
+    old = "  old rule: auto (ratio) m" if args.compare_old else ""
+    print(f"{'data':<14}{'rows':>10}  {head}  {'at m':>7}  ratio  auto m{old}")
+    auto: Any = "auto"
+    if args.heterogeneity is not None:
+        auto = treedp.AutoBound(heterogeneity=args.heterogeneity)
+    for name in args.data:
         for rows in args.rows:
-            df = make(rows) if args.max_groups is None else two_carriers(make(rows))
-            true = truth(df)
-            cells, chosen = [], []
-            for bound in BOUNDS:
-                runs = [
-                    error(df, true, bound, s, args.rho, args.max_groups) for s in range(args.seeds)
-                ]
-                cells.append(float(np.mean([r[0] for r in runs])))
-                if bound == "auto":
-                    chosen = [r[1] for r in runs]
-            row = "  ".join(f"{c:7.3f}" for c in cells)
-            print(f"{name:<14}{rows:>10}  {row}  {chosen}", flush=True)
+            df = TABLES[name](rows)
+            df = df if args.max_groups is None else two_carriers(df)
+            print(f"{name:<14}{rows:>10}  {_cells(df, auto, args)}", flush=True)
+
+
+def _cells(df: Any, auto: Any, args: argparse.Namespace) -> str:
+    """One table's row: the fixed bounds, "auto", "auto"'s picks as fixed bounds, the ratio."""
+    true = truth(df)
+    cells, chosen = [], []
+    for bound in [auto if b == "auto" else b for b in BOUNDS]:
+        runs = [error(df, true, bound, s, args.rho, args.max_groups) for s in range(args.seeds)]
+        cells.append(float(np.mean([r[0] for r in runs])))
+        if not isinstance(bound, int):
+            chosen = [r[1] for r in runs]
+    at = [error(df, true, m, s, args.rho, args.max_groups)[0] for s, m in enumerate(chosen)]
+    best = min([*cells[:-1], float(np.mean(at))])
+    row = "  ".join(f"{c:7.3f}" for c in [*cells, float(np.mean(at))])
+    out = f"{row}  {cells[-1] / best:5.2f}  {chosen}"
+    if args.compare_old:
+        old = treedp.AutoBound(heterogeneity=0.1)
+        runs = [error(df, true, old, s, args.rho, args.max_groups) for s in range(args.seeds)]
+        at = [error(df, true, r[1], s, args.rho, args.max_groups)[0] for s, r in enumerate(runs)]
+        err = float(np.mean([r[0] for r in runs]))
+        best = min(best, float(np.mean(at)))
+        out += f"  {err:.3f} ({err / best:.2f}) {[r[1] for r in runs]}"
+    return out
 
 
 if __name__ == "__main__":

@@ -5,11 +5,13 @@ After every column was read and the query charged, the rows each person has (aft
 filters) choose the bound privately (:mod:`treedp.privacy.auto_bound`, ``share·ε`` or
 ``share·ρ``, the noise family the budget's); the trees are then planned at the rest over
 ``Δ1(m)`` (or ``Δ2²(m)``) per record for the chosen bound. ``max_contributions="auto"``
-counts persons by their rows; ``max_contributions_per_group="auto"`` first draws each
-person's ``max_groups`` keys (uniformly, as :func:`bound_contributions` does) and counts the
-(person, key) pairs by their rows. The choice's noise unit, ``G·R`` (``G`` keys, ``R`` the
-exact RMSE of one key's CDF at bound 1), is computed from public parameters before any data
-is read.
+takes persons; ``max_contributions_per_group="auto"`` first draws each person's
+``max_groups`` keys (uniformly, as :func:`bound_contributions` does) and takes the
+(person, key) pairs. By default the choice releases the mass histogram of their rows' bins
+(:mod:`treedp.privacy.auto_mass`: the bias of each bound estimated); with
+``AutoBound(heterogeneity=h)`` the count histogram of their row counts. The choice's noise
+unit, ``G·R`` (``G`` keys, ``R`` the exact RMSE of one key's CDF at bound 1), is computed from
+public parameters before any data is read.
 """
 
 from __future__ import annotations
@@ -28,11 +30,10 @@ from treedp.noise import RandomSource
 from treedp.noise.families import BudgetedFamily, budgeted, float_at_least
 from treedp.privacy.auto_bound import (
     auto_split,
-    bucket_counts,
     candidates,
-    choice_noise,
+    choice_noises,
     choose_from_histogram,
-    entry_counts,
+    entry_histograms,
 )
 from treedp.privacy.contribution import ContributionBounds, scaled_budget
 from treedp.privacy.measures import ZCDP
@@ -124,8 +125,14 @@ def _max_groups(grouping: Grouping) -> int | None:
     return grouping.bounds.max_groups if per_group else None
 
 
-def _choose(grouping: Grouping, hist: np.ndarray, target: float, source: RandomSource) -> Chosen:
-    """The bounds chosen from the histogram on :func:`_grid`, and the budget spent."""
+def _choose(
+    grouping: Grouping,
+    hist: np.ndarray,
+    mass: np.ndarray | None,
+    target: float,
+    source: RandomSource,
+) -> Chosen:
+    """The bounds chosen from the histograms on :func:`_grid`, and the budget spent."""
     family, first, _ = _budgets(grouping)
     assert grouping.auto is not None
     bound, spent = choose_from_histogram(
@@ -138,6 +145,8 @@ def _choose(grouping: Grouping, hist: np.ndarray, target: float, source: RandomS
         source,
         family=family,
         weight=_max_groups(grouping) or 1,
+        mass=mass,
+        keys=1 if grouping.keys is None else len(grouping.keys),
     )
     return _bounds_at(grouping, bound), spent
 
@@ -145,17 +154,28 @@ def _choose(grouping: Grouping, hist: np.ndarray, target: float, source: RandomS
 def choose_auto(
     person: np.ndarray,
     group: np.ndarray | None,
+    bins: np.ndarray,
+    n_bins: int,
     grouping: Grouping,
     target: float,
     source: RandomSource,
     n_groups: int,
 ) -> tuple[Chosen, np.ndarray]:
-    """The bound chosen from each person's rows (``person``, ``group``: codes per kept row,
-    ``group`` in ``[0, n_groups)``), and the rows still kept (per group: those of each
-    person's ``max_groups`` keys drawn here; otherwise all)."""
-    counts, rows = entry_counts(person, group, _max_groups(grouping), source, n_groups)
-    hist = bucket_counts(counts, _grid(grouping))
-    chosen = _choose(grouping, hist, target, source)
+    """The bound chosen from each person's rows (``person``, ``group``, ``bins``: codes per
+    kept row, ``group`` in ``[0, n_groups)``, ``bins`` in ``[0, n_bins)``), and the rows still
+    kept (per group: those of each person's ``max_groups`` keys drawn here; otherwise all)."""
+    assert grouping.auto is not None
+    hist, mass, rows = entry_histograms(
+        person,
+        group,
+        bins if grouping.auto.estimated else None,
+        n_bins,
+        _max_groups(grouping),
+        source,
+        n_groups,
+        _grid(grouping),
+    )
+    chosen = _choose(grouping, hist, mass, target, source)
     return chosen, np.arange(len(person)) if rows is None else rows
 
 
@@ -169,19 +189,24 @@ def key_top(group: np.ndarray | None, n_rows: int) -> int:
 
 
 def engine_pass(
-    grouping: Grouping, target: float, source: RandomSource, commit: Callable[[int], None]
+    grouping: Grouping,
+    target: float,
+    source: RandomSource,
+    commit: Callable[[int], None],
+    n_bins: int,
 ) -> tuple[AutoPass, Callable[[], Chosen]]:
     """The hook an engine runs between its passes (:class:`AutoPass`), and a getter of what
     it chose: the hook checks the mechanism's domain on the largest key's rows before
     bounding and charges the query (``commit``: every value was read), then noises the
-    histogram and chooses."""
+    histograms and chooses (``n_bins``: the release's bins, for the mass histogram)."""
     chosen: list[Chosen] = []
+    assert grouping.auto is not None
 
-    def choose(hist: np.ndarray) -> ContributionBounds:
+    def choose(hist: np.ndarray, mass: np.ndarray | None) -> ContributionBounds:
         if chosen:
             raise RuntimeError("an engine asked for the 'auto' bound twice")  # pragma: no cover
         commit(auto.key_top())
-        chosen.append(_choose(grouping, hist, target, source))
+        chosen.append(_choose(grouping, hist, mass, target, source))
         return chosen[0][0]
 
     def result() -> Chosen:
@@ -189,7 +214,8 @@ def engine_pass(
             raise RuntimeError("the engine did not run the 'auto' pass")  # pragma: no cover
         return chosen[0]
 
-    auto = AutoPass(_grid(grouping), _max_groups(grouping), choose)
+    n_mass = n_bins if grouping.auto.estimated else None
+    auto = AutoPass(_grid(grouping), _max_groups(grouping), choose, n_mass)
     return auto, result
 
 
@@ -209,22 +235,28 @@ def with_bound(
 
 
 def _noise(grouping: Grouping) -> tuple[BudgetedFamily, int, int]:
-    """The choice's noise and sensitivity (public: what :func:`_choose` calibrates)."""
+    """The choice's noise and sensitivity (public: what :func:`_choose` calibrates): the
+    mass histogram's when the bias is estimated, else the count histogram's."""
     family, first, _ = _budgets(grouping)
-    return choice_noise(family, grouping.neighbours, _max_groups(grouping) or 1, first)
+    assert grouping.auto is not None
+    weight = _max_groups(grouping) or 1
+    return choice_noises(family, grouping.neighbours, weight, first, grouping.auto.estimated)
 
 
 def bound_record(grouping: Grouping, spent: Fraction) -> dict[str, Any]:
     """How the bound was chosen, as a release states it (``epsilon_spent`` or
     ``rho_spent``: the exact loss rounded up; the noise's exact parameter and the
-    sensitivity, from which a loader recomputes the loss)."""
+    sensitivity, from which a loader recomputes the loss; ``histogram: "mass"`` when the
+    bias was estimated, :mod:`treedp.privacy.auto_mass`)."""
     family, _, _ = _budgets(grouping)
     noise, l1, l2_squared = _noise(grouping)
+    assert grouping.auto is not None
     return {
         **auto_of(grouping),
         f"{family.budget_name}_spent": float_at_least(spent),
         "noise_parameter": str(noise.parameter),
         "sensitivity": [l1, l2_squared],
+        **({"histogram": "mass"} if grouping.auto.estimated else {}),
     }
 
 
@@ -234,7 +266,11 @@ def person_unit(grouping: Grouping, chosen: Chosen | None) -> PersonUnit:
     if chosen is None:
         return PersonUnit(grouping.bounds, grouping.neighbours)
     family, _, _ = _budgets(grouping)
+    assert grouping.auto is not None
     spent = float_at_least(chosen[1])
     noise = str(_noise(grouping)[0].parameter)
     eps, rho = (spent, 0.0) if family.budget_name == "epsilon" else (0.0, spent)
-    return PersonUnit(grouping.bounds, grouping.neighbours, eps, rho, bound_noise=noise)
+    kind = "mass" if grouping.auto.estimated else ""
+    return PersonUnit(
+        grouping.bounds, grouping.neighbours, eps, rho, bound_noise=noise, bound_histogram=kind
+    )

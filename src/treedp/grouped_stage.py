@@ -203,7 +203,11 @@ def _count(
     if engine.grouped is None:
         return _count_memory(query, grouping, commit, target)
     the_keys, selection = grouping.keys, None
-    auto, chosen = (None, None) if target is None else engine_pass(grouping, target, source, commit)
+    auto, chosen = (
+        (None, None)
+        if target is None
+        else engine_pass(grouping, target, source, commit, query.bins.n_bins)
+    )
     job = GroupedJob(
         column=grouping.value.name,
         by=grouping.by,
@@ -287,7 +291,14 @@ def _count_memory(
             group_codes = codes[rows] if cols else None
             commit(key_top(group_codes, rows.size))  # domain checked; the choice's noise next
             chosen, sub = choose_auto(
-                person[rows], group_codes, grouping, target, source, len(the_keys)
+                person[rows],
+                group_codes,
+                bin_idx[rows],
+                bins.n_bins,
+                grouping,
+                target,
+                source,
+                len(the_keys),
             )
             rows, bounds = rows[sub], chosen[0]
         group_codes = codes[rows] if cols else None

@@ -1,8 +1,8 @@
-"""``"auto"`` contribution bounds on files (Parquet, CSV): the histogram of rows per person is
-made from the spill files between the two passes (the input is read once), summed over spill
-files that each hold whole persons; it equals the in-memory histogram exactly (per person),
-and per group counts each person's ``min(max_groups, keys)`` pairs; one charge, after every
-value was read.
+"""``"auto"`` contribution bounds on files (Parquet, CSV): the histograms of rows per person
+(counts, and the mass histogram the choice releases) are made from the spill files between the
+two passes (the input is read once), summed over spill files that each hold whole persons; they
+equal the in-memory histograms exactly (per person), and per group count each person's
+``min(max_groups, keys)`` pairs; one charge, after every value was read.
 """
 
 from __future__ import annotations
@@ -16,10 +16,12 @@ from tests.privacy.auto_bound_tables import zipf_persons
 from tests.stats import TEST_SEED
 from treedp import grouped_auto
 from treedp.noise import InsecureSeededSource
+from treedp.privacy.auto_mass import MASS_UNITS
 
 pytest.importorskip("pyarrow")
 
 KEYS = list("abcd")
+masses: dict[str, np.ndarray] = {}
 
 
 def _frame() -> pd.DataFrame:
@@ -33,13 +35,15 @@ def _sources(tmp_path, df: pd.DataFrame) -> dict[str, object]:
 
 
 def _histograms(monkeypatch, sources: dict[str, object], **bounds) -> dict[str, np.ndarray]:
-    """The true histogram each source hands to the choice, and one charge per release."""
+    """The true count histogram each source hands to the choice (its mass histogram in
+    ``masses``), and one charge per release."""
     seen: dict[str, np.ndarray] = {}
     real = grouped_auto.choose_from_histogram
     for name, data in sources.items():
 
         def spy(hist, *args, _name=name, **kwargs):
             seen[_name] = np.asarray(hist).copy()
+            masses[_name] = np.asarray(kwargs["mass"]).copy()
             return real(hist, *args, **kwargs)
 
         monkeypatch.setattr(grouped_auto, "choose_from_histogram", spy)
@@ -67,6 +71,9 @@ def test_files_histogram_equals_memory(tmp_path, monkeypatch) -> None:
     assert seen["memory"].sum() == df.pid.nunique()
     assert np.array_equal(seen["parquet"], seen["memory"])
     assert np.array_equal(seen["csv"], seen["memory"])
+    assert masses["memory"].sum() == df.pid.nunique() * MASS_UNITS
+    assert np.array_equal(masses["parquet"], masses["memory"])
+    assert np.array_equal(masses["csv"], masses["memory"])
 
 
 def test_files_per_group_counts_the_drawn_pairs(tmp_path, monkeypatch) -> None:
@@ -79,6 +86,7 @@ def test_files_per_group_counts_the_drawn_pairs(tmp_path, monkeypatch) -> None:
     )
     pairs = int(np.minimum(df.groupby("pid").k.nunique(), g).sum())
     assert {name: int(h.sum()) for name, h in seen.items()} == dict.fromkeys(seen, pairs)
+    assert {n: int(h.sum()) for n, h in masses.items()} == dict.fromkeys(seen, pairs * MASS_UNITS)
 
 
 def test_files_per_group_keeps_the_drawn_keys(tmp_path) -> None:

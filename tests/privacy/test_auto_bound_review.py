@@ -8,6 +8,7 @@ Statistical checks use the fixed seed ``TEST_SEED`` at false-failure rate ``ALPH
 
 from __future__ import annotations
 
+from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +20,7 @@ from tests.stats import ALPHA, TEST_SEED
 from treedp.engines.auto_pass import AutoPass
 from treedp.noise import InsecureSeededSource
 from treedp.privacy.auto_bound import bucket_counts, candidates, entry_counts, person_codes
+from treedp.privacy.auto_mass import MASS_UNITS
 
 I64 = np.iinfo(np.int64)
 #: Pairs of distinct person values that an int64 ``person·G + key`` merges for some ``G``.
@@ -51,10 +53,11 @@ def test_two_word_identities_are_persons() -> None:
     group = np.zeros(len(person), dtype=np.int64)
     counts, _ = entry_counts(person, group, 1, InsecureSeededSource(TEST_SEED), 1)
     assert sorted(counts.tolist()) == [1, 2, 3, 4, 5]
-    hist, rows = AutoPass(candidates(8), 1, lambda h: None).histogram(  # type: ignore[arg-type]
-        person, group, InsecureSeededSource(TEST_SEED), 1
-    )
+    auto = AutoPass(candidates(8), 1, lambda h, m: None, 4)  # type: ignore[arg-type,return-value]
+    bins = np.zeros(len(person), dtype=np.int64)
+    hist, mass, rows = auto.histogram(person, group, bins, InsecureSeededSource(TEST_SEED), 1)
     assert hist.sum() == 5 and rows is not None and rows.size == len(person)
+    assert mass is not None and mass.sum() == 5 * MASS_UNITS  # five entries of Q units
 
 
 def _table(rng: np.random.Generator, n: int, n_groups: int, g: int) -> tuple[np.ndarray, ...]:
@@ -444,7 +447,7 @@ def test_a_file_understating_the_choice_is_refused(tmp_path, edit) -> None:
         privacy=treedp.ZCDP(0.5),
         rng=InsecureSeededSource(TEST_SEED),
     )
-    assert gr.bound_choice["sensitivity"] == [2, 4]
+    assert gr.bound_choice["sensitivity"] == [2 * MASS_UNITS, 4 * MASS_UNITS**2]  # g = 2
     path, bad = tmp_path / "g.tdp", tmp_path / "bad.tdp"
     gr.save(path)
     assert treedp.load_grouped_release(path).guarantee == gr.guarantee
@@ -478,7 +481,10 @@ def test_a_per_person_file_understating_the_choice_is_refused(tmp_path) -> None:
     assert treedp.load_release(path).guarantee == rel.guarantee
     doc = json.loads(path.read_text())
     unit = doc["payload"]["metadata"]["unit"]
-    assert unit["bound_noise"] == "10"  # σ² = Δ2²/(2·ρ_a) = 1/(2·0.05)
+    noise = Fraction(unit["bound_noise"])  # σ² = Δ2²/(2·ρ_a) = Q²/(2·0.05), rounded up
+    assert (
+        unit["bound_histogram"] == "mass" and 10 * MASS_UNITS**2 <= noise < 10 * MASS_UNITS**2 + 1
+    )
     unit["rho"] -= unit["bound_rho"] * 0.99
     unit["bound_rho"] *= 0.01
     doc["checksum"] = _checksum(doc["payload"])

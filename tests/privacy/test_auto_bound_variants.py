@@ -32,6 +32,7 @@ from treedp.noise.discrete_laplace import discrete_laplace_variance
 from treedp.noise.rational import noise_scale
 from treedp.privacy import auto_bound
 from treedp.privacy.auto_bound import bucket_counts, candidates, histogram_sensitivity
+from treedp.privacy.auto_mass import MASS_CELLS, MASS_UNITS, coarse_of
 from treedp.release.format import _checksum
 
 GRID = candidates(16)
@@ -102,24 +103,27 @@ def _query(neighbours: str = "add_remove", **kwargs):
 
 
 def _noise_of_choice(monkeypatch, query, runs: int) -> np.ndarray:
-    """The noise the pipeline's choice adds to the histogram, over ``runs`` seeded runs: the
-    true counts replaced by 10^6 per bucket (above any threshold), the noisy ones captured."""
+    """The noise the pipeline's choice adds to its (mass) histogram, over ``runs`` seeded
+    runs: the true histogram replaced by 10^6 per cell, the noisy one captured."""
     captured: list[np.ndarray] = []
     true = 10**6
 
-    def fake_counts(rows: np.ndarray, grid: np.ndarray) -> np.ndarray:
-        return np.full(grid.size, true, dtype=np.int64)
+    def fake(person, group, bins, n_bins, max_groups, source, n_groups, grid):
+        n_coarse = int(coarse_of(grid).max()) + 1
+        cells = np.full((n_coarse, MASS_CELLS), true, dtype=np.int64)
+        return np.zeros(grid.size, dtype=np.int64), cells, None
 
-    def spy(noisy, grid, unit, h):
-        captured.append(np.asarray(noisy) - true)
+    def spy(noisy, sd, grid, unit, keys, kind):
+        captured.append(np.asarray(noisy).ravel() - true)
         return np.zeros(len(grid))
 
-    monkeypatch.setattr(grouped_auto, "bucket_counts", fake_counts)
-    monkeypatch.setattr(auto_bound, "objective", spy)
+    monkeypatch.setattr(grouped_auto, "entry_histograms", fake)
+    monkeypatch.setattr(auto_bound, "estimated_objective", spy)
     person, group = np.arange(40) // 4, np.arange(40) % 4
+    bins = np.zeros(40, dtype=np.int64)
     for s in range(runs):
         source = InsecureSeededSource(TEST_SEED + s)
-        grouped_auto.choose_auto(person, group, query.grouping, 1.0, source, 4)
+        grouped_auto.choose_auto(person, group, bins, 32, query.grouping, 1.0, source, 4)
     return np.concatenate(captured)
 
 
@@ -132,28 +136,34 @@ def _variance_ok(noise: np.ndarray, expected: float) -> bool:
 
 @pytest.mark.parametrize("neighbours", ["add_remove", "replace"])
 def test_pipeline_noise_is_calibrated_to_max_groups_gaussian(monkeypatch, neighbours) -> None:
-    """zCDP, g = 3: the histogram's discrete Gaussian has σ² = k·g²/(2ρ_a) (k = 2 under
-    replace), rounded up as the family rounds; a mutant at sensitivity 1 is caught."""
-    g, rho = 3, 0.5
+    """zCDP, g = 3: the mass histogram's discrete Gaussian has σ² = k·g²·Q²/(2ρ_a) (k = 2
+    under replace), rounded up as the family rounds; mutants without g (sensitivity Q, the
+    entries' own) and without Q (the count histogram's g) are caught."""
+    g, rho, q2 = 3, 0.5, MASS_UNITS**2
     query = _query(neighbours, privacy=treedp.ZCDP(rho))
-    noise = _noise_of_choice(monkeypatch, query, 150)
+    noise = _noise_of_choice(monkeypatch, query, 60)
     k = 2 if neighbours == "replace" else 1
     rho_a = auto_bound.auto_split(rho, 0.1)[0]
-    sigma2 = treedp.noise.families.DiscreteGaussian.for_budget(k * g * g, rho_a).sigma2
-    assert sigma2 >= Fraction(k * g * g) / (2 * Fraction(rho_a))
+    family = treedp.noise.families.DiscreteGaussian
+    sigma2 = family.for_budget(k * g * g * q2, rho_a).sigma2
+    assert sigma2 >= Fraction(k * g * g * q2) / (2 * Fraction(rho_a))
     assert _variance_ok(noise, discrete_gaussian_variance(sigma2))
-    mutant = treedp.noise.families.DiscreteGaussian.for_budget(k, rho_a).sigma2
-    assert not _variance_ok(noise, discrete_gaussian_variance(mutant))
+    for mutant in (k * q2, k * g * g):
+        assert not _variance_ok(
+            noise, discrete_gaussian_variance(family.for_budget(mutant, rho_a).sigma2)
+        )
 
 
 def test_pipeline_noise_is_calibrated_to_max_groups_laplace(monkeypatch) -> None:
-    """Pure ε, g = 3: discrete Laplace at scale g/ε_a; the mutant at scale 1/ε_a is caught."""
+    """Pure ε, g = 3: discrete Laplace at scale g·Q/ε_a on the mass histogram; the mutants
+    at scale Q/ε_a and g/ε_a are caught."""
     g, eps = 3, 1.0
     query = _query(epsilon=eps)
-    noise = _noise_of_choice(monkeypatch, query, 150)
+    noise = _noise_of_choice(monkeypatch, query, 60)
     eps_a = auto_bound.auto_split(eps, 0.1)[0]
-    assert _variance_ok(noise, discrete_laplace_variance(noise_scale(g, eps_a)))
-    assert not _variance_ok(noise, discrete_laplace_variance(noise_scale(1, eps_a)))
+    assert _variance_ok(noise, discrete_laplace_variance(noise_scale(g * MASS_UNITS, eps_a)))
+    assert not _variance_ok(noise, discrete_laplace_variance(noise_scale(MASS_UNITS, eps_a)))
+    assert not _variance_ok(noise, discrete_laplace_variance(noise_scale(g, eps_a)))
 
 
 def test_the_pairs_are_counted_after_the_max_groups_draw(monkeypatch) -> None:
@@ -166,7 +176,7 @@ def test_the_pairs_are_counted_after_the_max_groups_draw(monkeypatch) -> None:
         seen.append(np.asarray(rows))
         return real(rows, grid)
 
-    monkeypatch.setattr(grouped_auto, "bucket_counts", spy)
+    monkeypatch.setattr(auto_bound, "bucket_counts", spy)
     pid = np.repeat(np.arange(50), 20).astype(str)
     df = pd.DataFrame({"x": np.zeros(1000, int), "pid": pid, "k": np.tile(list("abcd"), 250)})
     gr = treedp.release_grouped(

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from treedp.noise import RandomSource
-from treedp.privacy.auto_bound import bucket_counts, entry_counts
+from treedp.privacy.auto_bound import entry_histograms
 from treedp.privacy.contribution import ContributionBounds
 
 __all__ = ["AutoPass"]
@@ -34,7 +34,11 @@ class AutoPass:
         Per-group variant: each person's ``max_groups`` keys are drawn first and the
         (person, key) pairs counted; None: persons are counted.
     choose : callable
-        ``choose(histogram)`` → the bounds to apply (called once, with the whole sum).
+        ``choose(histogram, mass)`` → the bounds to apply (called once, with the whole sums;
+        ``mass`` None when the bias is assumed).
+    n_bins : int or None
+        The release's bins, for the mass histogram of each entry's values
+        (:mod:`treedp.privacy.auto_mass`); None: no mass histogram (the bias is assumed).
     totals : list of ndarray
         Each part's rows per key before bounding, appended by :meth:`histogram` (for
         :meth:`key_top`; never released).
@@ -42,7 +46,8 @@ class AutoPass:
 
     grid: np.ndarray
     max_groups: int | None
-    choose: Callable[[np.ndarray], ContributionBounds]
+    choose: Callable[[np.ndarray, np.ndarray | None], ContributionBounds]
+    n_bins: int | None = None
     totals: list[np.ndarray] = field(default_factory=list)
 
     def key_top(self) -> int:
@@ -58,16 +63,31 @@ class AutoPass:
         return int(summed.max(initial=0))
 
     def histogram(
-        self, person: np.ndarray, group: np.ndarray, source: RandomSource, n_groups: int
-    ) -> tuple[np.ndarray, np.ndarray | None]:
-        """One part's bucket counts (its persons whole) and, per group, the rows of the keys
-        drawn (the part must then hold only them; None: every row stays).
+        self,
+        person: np.ndarray,
+        group: np.ndarray,
+        bins: np.ndarray,
+        source: RandomSource,
+        n_groups: int,
+    ) -> tuple[np.ndarray, np.ndarray | None, np.ndarray | None]:
+        """One part's bucket counts and mass histogram (its persons whole; the mass None
+        without :attr:`n_bins`) and, per group, the rows of the keys drawn (the part must then
+        hold only them; None: every row stays).
 
         ``person``: each row's person identity, 1-D (ids, codes or 64-bit hashes, any bit
         patterns) or 2-D (one row of words per record, e.g. a 128-bit hash); it is
         dictionary-encoded before the (person, key) pairs are formed
-        (:func:`~treedp.privacy.auto_bound.entry_counts`), never combined arithmetically."""
+        (:func:`~treedp.privacy.auto_bound.entry_histograms`), never combined
+        arithmetically. ``bins``: each row's bin."""
         codes = np.asarray(group, dtype=np.int64)
         self.totals.append(np.bincount(codes, minlength=n_groups) if codes.size else codes)
-        counts, rows = entry_counts(person, group, self.max_groups, source, n_groups)
-        return bucket_counts(counts, self.grid), rows
+        return entry_histograms(
+            person,
+            group,
+            None if self.n_bins is None else bins,
+            self.n_bins or 1,
+            self.max_groups,
+            source,
+            n_groups,
+            self.grid,
+        )

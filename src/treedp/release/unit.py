@@ -21,6 +21,7 @@ from treedp.mechanisms import Mechanism
 from treedp.noise.families import float_at_least
 from treedp.privacy import ZCDP, Measure, PureDP
 from treedp.privacy.auto_bound import check_choice_loss, histogram_sensitivity
+from treedp.privacy.auto_mass import mass_sensitivity
 from treedp.privacy.collision import COLLISION
 from treedp.privacy.contribution import ContributionBounds
 
@@ -51,6 +52,11 @@ class PersonUnit:
         The choice's exact noise parameter (discrete Laplace scale, or discrete Gaussian σ²,
         as ``"p/q"``): a loader recomputes the choice's loss from it and refuses a file
         stating less (:func:`~treedp.privacy.auto_bound.check_choice_loss`).
+    bound_histogram : str, default=""
+        ``"mass"`` when the choice released the mass histogram (the bias estimated,
+        :mod:`treedp.privacy.auto_mass`: ``bound_noise`` is calibrated to its sensitivity);
+        empty for the count histogram (files written before session 9, or
+        ``AutoBound(heterogeneity=h)``).
     collision : str, default=""
         :data:`~treedp.privacy.collision.COLLISION` when persons were told apart by a keyed
         128-bit hash (text ids on files): the guarantee is then the stated loss plus
@@ -63,6 +69,7 @@ class PersonUnit:
     bound_rho: float = 0.0
     bound_noise: str = ""
     collision: str = ""
+    bound_histogram: str = ""
 
     def __post_init__(self) -> None:
         if self.collision not in ("", COLLISION):
@@ -122,6 +129,7 @@ class PersonUnit:
             **({"bound_epsilon": self.bound_epsilon} if self.bound_epsilon else {}),
             **({"bound_rho": self.bound_rho} if self.bound_rho else {}),
             **({"bound_noise": self.bound_noise} if self.bound_noise else {}),
+            **({"bound_histogram": self.bound_histogram} if self.bound_histogram else {}),
             **({"collision": self.collision} if self.collision else {}),
         }
 
@@ -153,17 +161,22 @@ def unit_from(stored: dict[str, Any], mechanism: Mechanism) -> PersonUnit:
     spent = [stored.get(key, 0.0) for key in ("bound_epsilon", "bound_rho")]
     if any(isinstance(v, bool) or not isinstance(v, int | float) for v in spent):
         raise ReleaseFormatError("the privacy unit's bound_epsilon or bound_rho is not a number")
-    noise = stored.get("bound_noise", "")
-    if not isinstance(noise, str):
-        raise ReleaseFormatError("the privacy unit's bound_noise is not text")
+    noise, kind = stored.get("bound_noise", ""), stored.get("bound_histogram", "")
+    if not isinstance(noise, str) or kind not in ("", "mass"):
+        raise ReleaseFormatError("the privacy unit's bound_noise or bound_histogram is malformed")
     for value, name in zip(spent, ("epsilon", "rho"), strict=True):
         if value:  # the stated spend covers the loss of the noise stated (one entry each)
-            choice = {"noise_parameter": noise, "sensitivity": histogram_sensitivity(neighbours)}
+            mass = kind == "mass"  # the bias estimated (session 9 on): the mass histogram
+            choice: dict[str, Any] = {
+                "noise_parameter": noise,
+                "sensitivity": (mass_sensitivity if mass else histogram_sensitivity)(neighbours),
+                **({"histogram": "mass"} if mass else {}),
+            }
             check_choice_loss(choice, float(value), name, neighbours, 1)
     collision = stored.get("collision", "")
     if collision not in ("", COLLISION):  # absent in files of exact ids (and older files)
         raise ReleaseFormatError("the privacy unit's collision statement is not treedp's")
-    unit = PersonUnit(bounds, neighbours, float(spent[0]), float(spent[1]), noise, collision)
+    unit = PersonUnit(bounds, neighbours, float(spent[0]), float(spent[1]), noise, collision, kind)
     if json.dumps(unit.describe(mechanism), sort_keys=True) != json.dumps(stored, sort_keys=True):
         raise ReleaseFormatError("the privacy unit does not match its bounds and the mechanism")
     return unit

@@ -379,6 +379,7 @@ def _auto_pass(
     out."""
     assert job.auto is not None
     hist = np.zeros(job.auto.grid.size, dtype=np.int64)
+    mass: np.ndarray | None = None
     out = 0
     for handle in handles:
         handle.flush()
@@ -386,16 +387,22 @@ def _auto_pass(
         rows = np.fromfile(handle, dtype=SPILL_DTYPE)
         if not rows.size:
             continue
-        part, kept = job.auto.histogram(
-            person_codes(rows, hashed), rows["k"].astype(np.int64), source, len(job.keys)
+        part, part_mass, kept = job.auto.histogram(
+            person_codes(rows, hashed),
+            rows["k"].astype(np.int64),
+            rows["b"].astype(np.int64),
+            source,
+            len(job.keys),
         )
         hist += part
+        if part_mass is not None:
+            mass = part_mass if mass is None else mass + part_mass
         if kept is not None:
             out += rows.size - kept.size
             handle.seek(0)
             handle.truncate()
             np.take(rows, kept).tofile(handle)
-    return replace(job, bounds=job.auto.choose(hist), auto=None), out
+    return replace(job, bounds=job.auto.choose(hist, mass), auto=None), out
 
 
 def key_counts_files(
