@@ -111,3 +111,38 @@ def test_files_per_group_keeps_the_drawn_keys(tmp_path) -> None:
     assert gr.bounds.max_contributions_per_group >= 5
     total = sum(gr[k].n for k in KEYS)
     assert abs(total - 600) < 60  # 60 persons × 10 rows; noise at ε = 45 / 10 per tree
+
+
+@pytest.mark.parametrize("kind", ["parquet", "csv"])
+def test_files_with_every_row_filtered_release_as_memory(tmp_path, kind: str) -> None:  # type: ignore[no-untyped-def]
+    """Privacy review R7, F1: when the filters leave no row (no key listed, or every value
+    missing under ``nan="drop"``) the spill files are empty; the mass histogram is then the
+    empty table's (zeros) and the release goes on as in memory. It raised after the charge,
+    where one added person with a kept row made it release: an observable refusal."""
+    frames = {
+        "keys": pd.DataFrame({"x": [1.0, 2.0, 3.0], "pid": ["a", "b", "c"], "k": ["z"] * 3}),
+        "missing": pd.DataFrame({"x": [np.nan] * 3, "pid": ["a", "b", "c"], "k": ["a"] * 3}),
+    }
+    for name, df in frames.items():
+        path = tmp_path / f"{name}.{kind}"
+        df.to_parquet(path) if kind == "parquet" else df.to_csv(path, index=False)
+        results = []
+        for data in (df, str(path)):
+            ledger = treedp.Accountant(treedp.PureDP(2.0))
+            gr = treedp.release_grouped(
+                data,
+                column="x",
+                by="k",
+                keys=["a", "b"],
+                privacy_unit="pid",
+                max_contributions="auto",
+                bounds=(0, 31),
+                bins="integers",
+                epsilon=1.0,
+                nan="drop",
+                accountant=ledger,
+                rng=InsecureSeededSource(1),
+            )
+            assert len(ledger.history) == 1
+            results.append(gr.bounds.max_contributions)
+        assert results[0] == results[1]

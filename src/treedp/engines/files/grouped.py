@@ -84,6 +84,7 @@ from treedp.engines.grouped import (
 from treedp.engines.keys import candidate_keys, unique_pairs
 from treedp.exceptions import DataError, InvalidParameterError, MissingDependencyError
 from treedp.noise import RandomSource
+from treedp.privacy.auto_mass import mass_counts
 from treedp.privacy.contribution import ContributionBounds, bound_contributions
 
 __all__ = [
@@ -379,7 +380,11 @@ def _auto_pass(
     out."""
     assert job.auto is not None
     hist = np.zeros(job.auto.grid.size, dtype=np.int64)
-    mass: np.ndarray | None = None
+    # the mass histogram starts at zeros (not None): spill files left empty by the filters
+    # (no key listed, every value missing) give the empty table's histogram, as in memory,
+    # and no refusal after the charge (privacy review R7, F1)
+    no_rows = np.zeros(0, dtype=np.int64)
+    mass = None if job.auto.n_bins is None else mass_counts(no_rows, no_rows, job.auto.grid)
     out = 0
     for handle in handles:
         handle.flush()
