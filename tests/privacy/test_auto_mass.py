@@ -39,6 +39,7 @@ from treedp.privacy.auto_mass import (
     mass_counts,
     mass_sensitivity,
     quantised_shares,
+    value_cells,
 )
 from treedp.release.format import _checksum
 
@@ -275,3 +276,74 @@ def test_few_persons_do_not_pull_the_bound_to_the_cap(monkeypatch) -> None:
     assert sum(m <= 8 for m in _few_persons_choices(20)) >= 18
     monkeypatch.setattr(auto_mass, "floor_sds", lambda buckets: -np.inf)
     assert sum(m <= 8 for m in _few_persons_choices(20)) < 18
+
+
+def _claiming(sensitivity: list[int]):  # type: ignore[no-untyped-def]
+    """An edit that states a smaller sensitivity and lowers the guarantee to match."""
+
+    def edit(meta: dict) -> None:
+        choice = meta["bound_choice"]
+        ratio = sensitivity[0] / choice["sensitivity"][0]
+        meta["guarantee"]["epsilon"] -= choice["epsilon_spent"] * (1 - ratio)
+        choice["epsilon_spent"] *= ratio
+        choice["sensitivity"] = sensitivity
+
+    return edit
+
+
+def test_a_mass_choice_claiming_one_person_one_pair_is_refused(tmp_path) -> None:
+    """Privacy review R7, F3: a per-group file (``g = 2``) whose choice claims the sensitivity
+    of one pair per person, ``(Q, Q²)`` instead of ``(2Q, 4Q²)``, with its spend and guarantee
+    lowered to match, is refused: the loader recomputes the sensitivity from ``g`` (a loader
+    that took ``g = 1`` would accept it)."""
+    gr = _release_grouped(max_groups=2, max_contributions_per_group="auto")
+    assert gr.bound_choice["sensitivity"] == [2 * MASS_UNITS, 4 * MASS_UNITS**2]
+    gr.save(tmp_path / "g.tdp")
+    _forge(tmp_path / "g.tdp", tmp_path / "bad.tdp", _claiming([MASS_UNITS, MASS_UNITS**2]))
+    with pytest.raises(ReleaseFormatError, match="bound choice"):
+        treedp.load_grouped_release(tmp_path / "bad.tdp")
+
+
+def test_a_mass_choice_claiming_add_remove_under_replace_is_refused(tmp_path) -> None:
+    """Privacy review R7, F3: under ``replace`` a person moves bucket and cells at once,
+    ``(2Q, 2Q²)``; a file claiming add/remove's ``(Q, Q²)`` (spend and guarantee lowered to
+    match) is refused (a loader that ignored the relation would accept it)."""
+    gr = _release_grouped(max_contributions="auto", neighbours="replace")
+    assert gr.bound_choice["sensitivity"] == [2 * MASS_UNITS, 2 * MASS_UNITS**2]
+    gr.save(tmp_path / "g.tdp")
+    _forge(tmp_path / "g.tdp", tmp_path / "bad.tdp", _claiming([MASS_UNITS, MASS_UNITS**2]))
+    with pytest.raises(ReleaseFormatError, match="bound choice"):
+        treedp.load_grouped_release(tmp_path / "bad.tdp")
+
+
+def test_value_cells_come_from_the_public_bins_only(monkeypatch) -> None:
+    """Privacy review R7, F2: each row's value cell is its bin's place among the release's
+    public bins, ``b·k // B``, never scaled by the data. Data in bins 0..3 of 64 fall in
+    cells 0 and 1 (a mutant scaling by the largest bin seen spreads them over all 32 cells,
+    and its neighbour audit measured Δ1 = 9,466 for a stated 128)."""
+    from treedp.privacy import auto_bound
+
+    assert value_cells(np.arange(64), 64).tolist() == [b * MASS_CELLS // 64 for b in range(64)]
+    seen: list[np.ndarray] = []
+    real = auto_bound.mass_counts
+
+    def spy(codes, cells, grid):  # type: ignore[no-untyped-def]
+        seen.append(np.asarray(cells).copy())
+        return real(codes, cells, grid)
+
+    monkeypatch.setattr(auto_bound, "mass_counts", spy)
+    rng = np.random.default_rng(TEST_SEED)
+    df = pd.DataFrame({"x": rng.integers(0, 4, 600), "pid": rng.integers(0, 80, 600)})
+    treedp.release_grouped(
+        df.assign(k="a"),
+        column="x",
+        by="k",
+        keys=["a"],
+        privacy_unit="pid",
+        max_contributions="auto",
+        bounds=(0, 63),
+        bins="integers",
+        epsilon=1.0,
+        rng=InsecureSeededSource(TEST_SEED),
+    )
+    assert seen and set(np.concatenate(seen).tolist()) <= {0, 1}

@@ -132,8 +132,9 @@ class AutoBound:
         The largest bound that can be chosen (public; candidates on a geometric grid up to it).
     heterogeneity : float or None, default=None
         None (the default): the bias that dropping rows causes is *estimated* privately from
-        a second histogram (:mod:`treedp.privacy.auto_mass`; the share is split evenly
-        between the two histograms). A number ``h`` in [0, 1]: the rule of versions before
+        one mass histogram at the whole share (:mod:`treedp.privacy.auto_mass`: each person's
+        shares of rows in public value cells, by row-count bucket; its row sums also count
+        the persons). A number ``h`` in [0, 1]: the rule of versions before
         session 9, kept for reproducing their choices: one histogram (the whole share), and
         the bias *assumed* to be ``h`` times the share of rows dropped (0 keeps as few rows
         as noise allows; 1 assumes the worst case).
@@ -172,7 +173,7 @@ class AutoBound:
 
     @property
     def estimated(self) -> bool:
-        """Whether the bias is estimated (a second histogram) rather than assumed."""
+        """Whether the bias is estimated (from the mass histogram) rather than assumed."""
         return self.heterogeneity is None
 
 
