@@ -71,6 +71,11 @@ def _table(folder: Path) -> Path:
     return path
 
 
+def _default_signals() -> None:
+    for signum in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(signum, signal.SIG_DFL)
+
+
 def _run_paused(tmp_path: Path, script: str, *args: str) -> tuple[subprocess.Popen[str], Path]:
     spill = tmp_path / "spill"
     spill.mkdir()
@@ -82,6 +87,7 @@ def _run_paused(tmp_path: Path, script: str, *args: str) -> tuple[subprocess.Pop
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
+        preexec_fn=_default_signals,  # a suite run under nohup would pass SIGHUP ignored
     )
     deadline = time.monotonic() + 120
     while not marker.exists():
