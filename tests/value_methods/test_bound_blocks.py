@@ -18,8 +18,11 @@ from treedp.value_methods import quantile_exponential as med
 from treedp.value_methods.exponential_core import TARGET_BITS, Grid
 
 LO, HI = 0.0, 3.0
-#: Values of the small datasets: both bounds, beyond them (clamped into the blocks) and inside.
-VALUES = (-1.0, LO, 1.0, 2.0, HI, 4.0)
+_LO_END, _HI_START = bb._ends(Grid(LO, HI), bb.zone_units(Grid(LO, HI)))
+#: Values of the small datasets: both bounds, beyond them (clamped into the blocks), inside,
+#: and inside each zone without being at its bound (they sit among the spread blocks: privacy
+#: review R8, F2, where an unsorted spread gave negative weights and a data-dependent error).
+VALUES = (-1.0, LO, (LO + _LO_END) / 2, 1.0, 2.0, (_HI_START + HI) / 2, HI, 4.0)
 
 
 def _positions(x: np.ndarray) -> np.ndarray:
@@ -109,8 +112,12 @@ def test_recursion_splits_never_cut_a_zone() -> None:
     grid = Grid(LO, HI)
     splits = bb.ZoneSplits(grid)
     z = bb.zone_units(grid)
-    x = bb.spread_at_bounds(np.array([0.0] * 7 + [1.0, 2.0] + [3.0] * 5), grid)
-    lows, highs = x[:7], x[-5:]
+    lo_end, hi_start = bb._ends(grid, z)
+    in_lo, in_hi = lo_end / 3, hi_start + (HI - hi_start) / 3  # in the zones, not at a bound
+    x = bb.spread_at_bounds(np.array([0.0] * 7 + [in_lo, 1.0, 2.0, in_hi] + [3.0] * 5), grid)
+    lows = x[(x < lo_end) & (x != in_lo)]
+    highs = x[(x > hi_start) & (x != in_hi)]
+    assert lows.size == 7 and highs.size == 5 and np.all(np.diff(x) >= 0)
     rng = np.random.default_rng(3)
     zone_units = np.concatenate(
         [[0, z // 2 - 1, z // 2, z - 1], grid.cells - 1 - np.array([0, z // 2 - 1, z // 2, z - 1])]

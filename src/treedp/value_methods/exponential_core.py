@@ -112,8 +112,11 @@ class Grid:
         def at(k: np.ndarray) -> np.ndarray:
             return self.values(np.clip(k, 0, cells - 1))
 
-        guess = np.floor((np.clip(x, lo, hi) / 2 - lo / 2) / half + 0.5)
-        k: np.ndarray = np.clip(guess, 0, cells).astype(np.int64)
+        # bounds of subnormal width have half == 0: the guess is then inf or NaN (corrected
+        # below), silently, since a warning would depend on the data (privacy review R8, F4)
+        with np.errstate(all="ignore"):
+            guess = np.floor((np.clip(x, lo, hi) / 2 - lo / 2) / half + 0.5)
+            k: np.ndarray = np.clip(np.nan_to_num(guess, nan=0.0), 0, cells).astype(np.int64)
         for _ in range(4):
             up = (k < cells) & (at(k) <= x)
             down = (k > 0) & (at(k - 1) > x)
