@@ -350,7 +350,10 @@ def quantile_exponential(
         spread at ``v + (i + 1/2)/k`` inside it (:func:`_spread`: the same sensitivity), so a
         block holding the target rank wins and the answer lands on the right side of ties
         (the median of ten 1s, eighty 2s and ten 3s is 2). The answer is the integer whose
-        cell holds the selected grid point.
+        cell holds the selected grid point. Without it, the records at or beyond each bound
+        are spread the same way inside the first or last ``2**-20`` of the grid and a point
+        there answers the bound itself (:mod:`~treedp.value_methods.bound_blocks`), so a block
+        at a bound (70% zeros on ``(0, hi)``) gives ``lo`` for the levels inside it.
 
     Returns
     -------
