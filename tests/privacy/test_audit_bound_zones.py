@@ -17,6 +17,7 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
+from tests.privacy.test_audit_recursion_counts import _keys
 from treedp.noise.discrete_laplace import discrete_laplace_pmf
 from treedp.value_methods import bound_blocks as bb
 from treedp.value_methods import quantiles_recursive as qr
@@ -55,19 +56,6 @@ def child(node, x, first, last, key, rel):
     return em(x, first, last, key, qr._anchored_rate(node, key, rel))
 
 
-def keys(plan, side):
-    outcomes = []
-    ids = np.empty((2, side.size, side.size), dtype=np.int64)
-    for i, j in np.ndindex(side.size, side.size):
-        left, right = ra.root_anchor(side[i : i + 1], side[j : j + 1], plan.count_scale)
-        for c, (node, a) in enumerate(((plan.left, left), (plan.right, right))):
-            k = ra.anchored_level(node.q, node.level, a, 0)
-            if k not in outcomes:
-                outcomes.append(k)
-            ids[c, i, j] = outcomes.index(k)
-    return ids[0], ids[1], outcomes
-
-
 def pieces(raw, plan, rel, outcomes):
     x, splits = rs.spread_for_splits(np.sort(raw), GRID, False)
     root = em(x, 0, N - 1, plan.level, plan.rate)
@@ -95,7 +83,7 @@ def largest(l1, l2):
 def worst(d, d2, eps, rel):
     plan = plan_of(eps, rel)
     side = np.arange(-WINDOW, max(d.size, d2.size) + WINDOW + 1)
-    li, ri, outcomes = keys(plan, side)
+    li, ri, outcomes = _keys(plan, side)
     p, p2 = pieces(d, plan, rel, outcomes), pieces(d2, plan, rel, outcomes)
     sc = plan.count_scale
     whole = l0 = l1 = 0.0

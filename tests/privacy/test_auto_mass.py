@@ -14,7 +14,6 @@ from __future__ import annotations
 import functools
 import itertools
 import json
-import zipfile
 from pathlib import Path
 
 import numpy as np
@@ -22,6 +21,7 @@ import pandas as pd
 import pytest
 
 import treedp
+from tests.privacy.test_auto_bound_review import _forge_grouped as _forge
 from tests.stats import TEST_SEED
 from treedp.exceptions import ReleaseFormatError
 from treedp.noise import InsecureSeededSource
@@ -197,18 +197,6 @@ def test_new_files_state_the_mass_histogram_and_old_rule_files_do_not(tmp_path) 
     for gr in (new, old):
         gr.save(tmp_path / "g.tdp")
         assert treedp.load_grouped_release(tmp_path / "g.tdp").guarantee == gr.guarantee
-
-
-def _forge(path: Path, bad: Path, edit) -> None:
-    with zipfile.ZipFile(path) as zin, zipfile.ZipFile(bad, "w") as zout:
-        for item in zin.infolist():
-            data = zin.read(item.filename)
-            if item.filename == "grouped.json":
-                doc = json.loads(data)
-                edit(doc["payload"]["metadata"])
-                doc["checksum"] = _checksum(doc["payload"])
-                data = json.dumps(doc).encode()
-            zout.writestr(item, data)
 
 
 def _understate(meta: dict) -> None:
