@@ -17,7 +17,7 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
-from tests.privacy.test_audit_recursion_counts import _keys
+from tests.privacy.test_audit_recursion_counts import _keys, _pairs
 from treedp.noise.discrete_laplace import discrete_laplace_pmf
 from treedp.value_methods import bound_blocks as bb
 from treedp.value_methods import quantiles_recursive as qr
@@ -115,17 +115,7 @@ ADD = (0.0, -1.0, 0.3, 3.9, 4.5, 8.5, 12.5, 15.9, 16.0, np.inf)
 
 
 def pairs(rel):
-    for b in BASES:
-        d = np.array(b)
-        for v in ADD:
-            if rel == "add_remove":
-                yield d, np.append(d, v)
-            else:
-                for i in range(d.size):
-                    if d[i] != v:
-                        d2 = d.copy()
-                        d2[i] = v
-                        yield d, d2
+    return _pairs(rel, BASES, ADD)
 
 
 def _audit(eps: float, rel: str) -> tuple[np.ndarray, list[float]]:

@@ -160,12 +160,13 @@ def _worst(d: np.ndarray, d2: np.ndarray, eps: float, relation: str) -> tuple[fl
     return whole, counts, level0, level1
 
 
-def _pairs(relation: str):
-    """Every base with one record added (add_remove), or with each of its records in turn
-    replaced (replace: moves inside a child and between the two children)."""
-    for base in BASES:
+def _pairs(relation: str, bases=None, values=(0.5, 3.5, 4.5, 7.5)):  # type: ignore[no-untyped-def]
+    """Every base (:data:`BASES` by default) with one record of ``values`` added (add_remove),
+    or with each of its records in turn replaced (replace: moves inside a child and between
+    the two children)."""
+    for base in BASES if bases is None else bases:
         d = np.array(base)
-        for v in (0.5, 3.5, 4.5, 7.5):
+        for v in values:
             if relation == "add_remove":
                 yield d, np.append(d, v)
             else:
