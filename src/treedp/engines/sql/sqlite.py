@@ -36,20 +36,33 @@ def _literal(v: Any) -> tuple[str, list[Any]]:
     return "?", [v]
 
 
+#: Every statement on a SQLite connection, one at a time (re-entrant: a query runs inside its
+#: session). Python's sqlite3 calls some of SQLite's API while holding the GIL
+#: (``create_function``, and ``execute``'s checks of the connection's state), and those wait
+#: for the connection's mutex; a running query holds that mutex while its registered Python
+#: functions (the bin rule, the keyed hash) wait for the GIL. Two threads sharing a connection
+#: (``treedp.profile`` reads columns in threads) then deadlock: a profile of a SQLite table hung
+#: in the test suite with one thread reading the schema while another counted. Waiting on this
+#: lock releases the GIL.
+_SESSION_LOCK = threading.RLock()
+
+
 def _columns(data: Any) -> list[tuple[str, str | None]]:
-    cur = data.connection.execute(f"SELECT * FROM ({data.sql}\n) LIMIT 0")
-    try:
-        return [(str(d[0]), "any") for d in cur.description]
-    finally:
-        cur.close()
+    with _SESSION_LOCK:
+        cur = data.connection.execute(f"SELECT * FROM ({data.sql}\n) LIMIT 0")
+        try:
+            return [(str(d[0]), "any") for d in cur.description]
+        finally:
+            cur.close()
 
 
 def _run(data: Any, text: str, params: list[Any]) -> list[tuple[Any, ...]]:
-    cur = data.connection.execute(text, params)
-    try:
-        return list(cur.fetchall())
-    finally:
-        cur.close()
+    with _SESSION_LOCK:
+        cur = data.connection.execute(text, params)
+        try:
+            return list(cur.fetchall())
+        finally:
+            cur.close()
 
 
 def _errors() -> tuple[type[BaseException], ...]:
@@ -73,13 +86,6 @@ def _keyed_hash(sql: Sql, key: str, columns: Sequence[str]) -> str:
     name = f"{_HASH}_{threading.get_ident()}"
     sql.functions[name] = _blake2b
     return f"{name}({hex_literal(key)}, {', '.join(columns)})"
-
-
-#: One SQLite query with registered functions at a time. ``create_function`` holds the GIL
-#: while it waits for the connection's mutex, and a running query holds that mutex while its
-#: Python functions wait for the GIL: two threads sharing a connection (``treedp.profile``
-#: counts columns in threads) would deadlock. Waiting on this lock releases the GIL.
-_SESSION_LOCK = threading.RLock()
 
 
 @contextmanager
