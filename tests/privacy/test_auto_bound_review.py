@@ -19,8 +19,15 @@ from scipy import stats
 from tests.stats import ALPHA, TEST_SEED
 from treedp.engines.auto_pass import AutoPass
 from treedp.noise import InsecureSeededSource
-from treedp.privacy.auto_bound import bucket_counts, candidates, entry_counts, person_codes
+from treedp.privacy.auto_bound import bucket_counts, candidates, entry_codes, person_codes
 from treedp.privacy.auto_mass import MASS_UNITS
+
+
+def entry_counts(person, group, max_groups, source, n_groups):  # type: ignore[no-untyped-def]
+    """Each entry's rows (``np.bincount`` of :func:`entry_codes`) and the rows kept."""
+    codes, rows = entry_codes(person, group, max_groups, source, n_groups)
+    return np.bincount(codes), rows
+
 
 I64 = np.iinfo(np.int64)
 #: Pairs of distinct person values that an int64 ``person·G + key`` merges for some ``G``.

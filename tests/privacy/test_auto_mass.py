@@ -279,25 +279,24 @@ def _claiming(sensitivity: list[int]):  # type: ignore[no-untyped-def]
     return edit
 
 
-def test_a_mass_choice_claiming_one_person_one_pair_is_refused(tmp_path) -> None:
-    """Privacy review R7, F3: a per-group file (``g = 2``) whose choice claims the sensitivity
-    of one pair per person, ``(Q, Q²)`` instead of ``(2Q, 4Q²)``, with its spend and guarantee
-    lowered to match, is refused: the loader recomputes the sensitivity from ``g`` (a loader
-    that took ``g = 1`` would accept it)."""
-    gr = _release_grouped(max_groups=2, max_contributions_per_group="auto")
-    assert gr.bound_choice["sensitivity"] == [2 * MASS_UNITS, 4 * MASS_UNITS**2]
-    gr.save(tmp_path / "g.tdp")
-    _forge(tmp_path / "g.tdp", tmp_path / "bad.tdp", _claiming([MASS_UNITS, MASS_UNITS**2]))
-    with pytest.raises(ReleaseFormatError, match="bound choice"):
-        treedp.load_grouped_release(tmp_path / "bad.tdp")
-
-
-def test_a_mass_choice_claiming_add_remove_under_replace_is_refused(tmp_path) -> None:
-    """Privacy review R7, F3: under ``replace`` a person moves bucket and cells at once,
-    ``(2Q, 2Q²)``; a file claiming add/remove's ``(Q, Q²)`` (spend and guarantee lowered to
-    match) is refused (a loader that ignored the relation would accept it)."""
-    gr = _release_grouped(max_contributions="auto", neighbours="replace")
-    assert gr.bound_choice["sensitivity"] == [2 * MASS_UNITS, 2 * MASS_UNITS**2]
+@pytest.mark.parametrize(
+    ("auto", "stated"),
+    [
+        (dict(max_groups=2, max_contributions_per_group="auto"), [2, 4]),
+        (dict(max_contributions="auto", neighbours="replace"), [2, 2]),
+    ],
+    ids=["per_group_g2", "replace"],
+)
+def test_a_mass_choice_claiming_one_pair_under_add_remove_is_refused(
+    tmp_path, auto, stated
+) -> None:  # type: ignore[no-untyped-def]
+    """Privacy review R7, F3: a per-group file (``g = 2``: ``(2Q, 4Q²)``) or a ``replace`` file
+    (a person moves bucket and cells at once: ``(2Q, 2Q²)``) whose choice claims one pair
+    under add/remove, ``(Q, Q²)``, with its spend and guarantee lowered to match, is refused:
+    the loader recomputes the sensitivity from ``g`` and the relation (a loader that took
+    ``g = 1`` or ignored the relation would accept it)."""
+    gr = _release_grouped(**auto)
+    assert gr.bound_choice["sensitivity"] == [stated[0] * MASS_UNITS, stated[1] * MASS_UNITS**2]
     gr.save(tmp_path / "g.tdp")
     _forge(tmp_path / "g.tdp", tmp_path / "bad.tdp", _claiming([MASS_UNITS, MASS_UNITS**2]))
     with pytest.raises(ReleaseFormatError, match="bound choice"):

@@ -106,7 +106,6 @@ __all__ = [
     "choice_weight",
     "choose_bound",
     "choose_from_histogram",
-    "entry_counts",
     "entry_histograms",
     "histogram_sensitivity",
     "objective",
@@ -346,27 +345,6 @@ def objective(noisy: np.ndarray, grid: np.ndarray, noise_unit: float, h: float) 
     return out
 
 
-def entry_counts(
-    person: np.ndarray,
-    group: np.ndarray | None,
-    max_groups: int | None,
-    source: RandomSource,
-    n_groups: int,
-) -> tuple[np.ndarray, np.ndarray | None]:
-    """Each entry's rows: per person (``max_groups`` None), or per (person, key) pair after
-    each person's ``max_groups`` keys were drawn uniformly (as
-    :func:`~treedp.privacy.contribution.bound_contributions` draws them), and the rows those
-    keys keep (None: all).
-
-    ``person`` identifies each row's person by any values numpy can tell apart: a 1-D array
-    (codes, ids or 64-bit hashes, any bit patterns) or a 2-D array with one row per record
-    (a wide hash in several words; equal rows, same person). It is first turned into dense
-    codes (:func:`person_codes`); no arithmetic is done on the ids themselves, so the
-    (person, key) pairing is injective. ``group``: codes in ``[0, n_groups)``."""
-    codes, rows = entry_codes(person, group, max_groups, source, n_groups)
-    return np.bincount(codes), rows
-
-
 def entry_codes(
     person: np.ndarray,
     group: np.ndarray | None,
@@ -374,9 +352,16 @@ def entry_codes(
     source: RandomSource,
     n_groups: int,
 ) -> tuple[np.ndarray, np.ndarray | None]:
-    """Each kept row's entry, as codes in ``[0, n)`` with every code present (persons, or
-    (person, key) pairs after the ``max_groups`` draw: :func:`entry_counts`), and the rows the
-    draw keeps (None: all)."""
+    """Each kept row's entry, as codes in ``[0, n)`` with every code present: persons
+    (``max_groups`` None), or (person, key) pairs after each person's ``max_groups`` keys were
+    drawn uniformly (as :func:`~treedp.privacy.contribution.bound_contributions` draws them);
+    and the rows the draw keeps (None: all). ``np.bincount`` of the codes is each entry's rows.
+
+    ``person`` identifies each row's person by any values numpy can tell apart: a 1-D array
+    (codes, ids or 64-bit hashes, any bit patterns) or a 2-D array with one row per record
+    (a wide hash in several words; equal rows, same person). It is first turned into dense
+    codes (:func:`person_codes`); no arithmetic is done on the ids themselves, so the
+    (person, key) pairing is injective. ``group``: codes in ``[0, n_groups)``."""
     p = person_codes(person)
     if p.size == 0 or max_groups is None:
         return p, None

@@ -134,13 +134,13 @@ def mass_counts(
     entries there are; the sum does not depend on ``block``."""
     e = np.asarray(entry, dtype=np.int64)
     c = np.asarray(cell, dtype=np.int64)
-    n_coarse = int(coarse_of(grid).max()) + 1
-    out = np.zeros((n_coarse, MASS_CELLS), dtype=np.int64)
+    coarse = coarse_of(grid)
+    out = np.zeros((int(coarse.max()) + 1, MASS_CELLS), dtype=np.int64)
     if e.size == 0:
         return out
     rows = np.bincount(e)
     fine = np.maximum(np.searchsorted(grid, rows, side="right") - 1, 0)
-    bucket = coarse_of(grid)[fine]
+    bucket = coarse[fine]
     n_blocks = -(-rows.size // block)
     if n_blocks == 1:
         starts, order = np.array([0, e.size]), None
