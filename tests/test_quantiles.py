@@ -36,10 +36,11 @@ def test_choose_method_reads_public_parameters_only() -> None:
     assert choose_method(1, epsilon=0.1) == "exponential"
     # a public n: the crossover moves with the records per unit of ε (n · ε)
     assert choose_method(9, epsilon=0.1, n=10**6) == choose_method(9, epsilon=0.1)
-    assert choose_method(5, epsilon=0.1, n=1000) == "tree"  # n ε < 200, any ε: from 5 levels
-    assert choose_method(4, epsilon=0.1, n=1999) == "recursive"
-    assert choose_method(5, epsilon=1.0, n=199) == "tree"
-    assert choose_method(4, epsilon=1.0, n=100) == "recursive"
+    assert choose_method(7, epsilon=0.1, n=1000) == "tree"  # n ε < 200, any ε: from 7 levels
+    assert choose_method(6, epsilon=0.1, n=1999) == "recursive"
+    assert choose_method(7, epsilon=1.0, n=199) == "tree"
+    assert choose_method(6, epsilon=1.0, n=100) == "recursive"
+    assert choose_method(5, epsilon=0.1, n=1000) == "recursive"  # was the tree (session 10)
     assert choose_method(5, epsilon=0.1, n=2000) == "recursive"  # 200 <= n ε < 1000: from 7
     assert choose_method(7, epsilon=0.1, n=9999) == "tree"
     assert choose_method(6, epsilon=0.1, n=3000) == "recursive"
@@ -49,10 +50,11 @@ def test_choose_method_reads_public_parameters_only() -> None:
     assert choose_method(29, epsilon=0.1, n=10**5) == "recursive"  # n ε >= 10^4: from 40
     assert choose_method(39, epsilon=0.1, n=10**6) == "recursive"
     assert choose_method(40, epsilon=0.1, n=10**5) == "tree"
-    assert choose_method(9, epsilon=1.0, n=200) == "recursive"  # 200 <= n ε < 1024: from 17
-    assert choose_method(16, epsilon=1.0, n=1000) == "recursive"
-    assert choose_method(17, epsilon=1.0, n=1000) == "tree"
-    assert choose_method(17, epsilon=0.5, n=2047) == "tree"
+    assert choose_method(9, epsilon=1.0, n=200) == "recursive"  # 200 <= n ε < 1024: from 30
+    assert choose_method(29, epsilon=1.0, n=1000) == "recursive"
+    assert choose_method(30, epsilon=1.0, n=1000) == "tree"
+    assert choose_method(30, epsilon=0.5, n=2047) == "tree"
+    assert choose_method(17, epsilon=0.5, n=2047) == "recursive"  # was the tree (session 10)
     assert choose_method(17, epsilon=1.0, n=1024) == "recursive"  # n ε < 50,000: from 40
     assert choose_method(39, epsilon=1.0, n=2000) == "recursive"
     assert choose_method(40, epsilon=1.0, n=2000) == "tree"

@@ -135,7 +135,7 @@ def _data(size: int = 1000) -> np.ndarray:
 
 def test_the_count_chooses_the_method_and_the_bins() -> None:
     x = _data()
-    for eps, m in ((0.1, 5), (0.1, 29), (1.0, 29), (1.0, 9), (1.0, 99)):
+    for eps, m in ((0.1, 7), (0.1, 29), (1.0, 29), (1.0, 9), (1.0, 99)):
         q = np.arange(1, m + 1) / (m + 1)
         res = quantiles(
             x, q, epsilon=eps, bounds=(0, 100), n="private", rng=InsecureSeededSource(3)
@@ -156,11 +156,16 @@ def test_the_count_chooses_the_method_and_the_bins() -> None:
         total = Fraction(spent) + Fraction(release.measure.epsilon)  # type: ignore[union-attr]
         assert res.guarantee == PureDP(float_up(total)) and res.epsilon_spent <= eps
         assert res.parameters["n"] == "private" and res.spend.mechanism.startswith("quantiles[")
-    # a small count at ε = 0.1 takes the tree on few bins from 5 levels (n ε = 100)
+    # a small count at ε = 0.1 takes the tree on few bins from 7 levels (n ε = 100)
     small = quantiles(
-        x, Q29[:5], epsilon=0.1, bounds=(0, 100), n="private", rng=InsecureSeededSource(1)
+        x, Q29[:7], epsilon=0.1, bounds=(0, 100), n="private", rng=InsecureSeededSource(1)
     )
     assert small.method == "tree" and small.grid_points <= 256
+    # below 7 levels the recursion, whatever n: no count is spent
+    fewer = quantiles(
+        x, Q29[:6], epsilon=0.1, bounds=(0, 100), n="private", rng=InsecureSeededSource(1)
+    )
+    assert fewer.method == "recursive" and fewer.n_source == "not needed"
 
 
 def test_method_tree_spends_on_the_count_for_its_bins_only() -> None:
