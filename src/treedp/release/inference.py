@@ -4,6 +4,8 @@ public noise distribution only (no privacy cost)."""
 from __future__ import annotations
 
 import math
+import threading
+import weakref
 from statistics import NormalDist
 
 import numpy as np
@@ -66,6 +68,16 @@ def bracket_interval(
     return lower, np.maximum(upper, lower)
 
 
+#: Simulated noise errors kept per mechanism (``rng=None`` only): the bands of every key of a
+#: grouped release share one mechanism, and a report asks for its CDF and its quantile bands.
+_SIMULATED: weakref.WeakKeyDictionary[Mechanism, dict[tuple[object, ...], np.ndarray]] = (
+    weakref.WeakKeyDictionary()
+)
+_SIMULATED_LOCK = threading.Lock()
+#: At most this many simulations are kept per mechanism (the oldest is dropped first).
+_KEPT_PER_MECHANISM = 4
+
+
 def noise_errors(
     mechanism: Mechanism,
     estimator: str,
@@ -75,13 +87,35 @@ def noise_errors(
     batch: int = 256,
 ) -> np.ndarray:
     """The errors of the prefix estimates at ``index`` in ``simulations`` draws of the public
-    noise alone, drawn in batches that bound the memory."""
+    noise alone, drawn in batches that bound the memory.
+
+    The draws depend on the mechanism's public noise only, never on data. With ``rng=None``
+    (fresh randomness of the operating system) the result is kept per mechanism, estimator,
+    ``simulations`` and ``index`` and returned (read-only) to later calls: the 16 keys of a
+    grouped release then share one simulation instead of drawing 16, each band as valid as
+    before (each is calibrated on ``simulations`` independent draws of the noise; only bands
+    of the same mechanism share them). A ``RandomSource`` given as ``rng`` always draws anew,
+    so seeded results stay reproducible call by call.
+    """
+    key = (estimator, simulations, batch, index.dtype.str, index.tobytes())
+    if rng is None:
+        with _SIMULATED_LOCK:
+            kept = _SIMULATED.get(mechanism, {}).get(key)
+        if kept is not None:
+            return kept
     source = resolve_source(rng)
     errors = np.empty((simulations, index.size))
     for start in range(0, simulations, batch):
         stop = min(start + batch, simulations)
         blocks = mechanism.noise_only(stop - start, source)
         errors[start:stop] = estimate_prefix(mechanism, blocks, estimator)[:, index]
+    if rng is None:
+        errors.flags.writeable = False
+        with _SIMULATED_LOCK:
+            kept_all = _SIMULATED.setdefault(mechanism, {})
+            kept_all[key] = errors
+            while len(kept_all) > _KEPT_PER_MECHANISM:
+                del kept_all[next(iter(kept_all))]
     return errors
 
 
