@@ -14,7 +14,10 @@ carriers as keys, a delay in minutes) in two variants:
   heterogeneous table's bias with the opposite sign);
 * ``zipf_slower`` — not the flights table: ``rows/15`` planes with Zipf(1.8) rows each
   (capped at 5,000; the few hundred heaviest hold most rows), carriers drawn per plane, mean
-  delay ``10 + 200·min(r, 500)/500`` (heavy planes much slower). Not in the default set.
+  delay ``10 + 200·min(r, 500)/500`` (heavy planes much slower). Not in the default set;
+* ``pareto_faster`` — ``rows/5`` planes with ``⌊Pareto(1.2)⌋`` rows each (Lomax + 1, capped at
+  5,000), carriers drawn per plane, mean delay ``70 − 60·min(r, 500)/500`` (heavy planes much
+  *faster*). Not in the default set; added in session 10 as a check, not tuned on.
 
 For each bound (fixed 1, 5, 20, 50, 200, and ``"auto"``) a grouped release at ε = 1 over
 ``bins="integers"`` on ``(0, 1024)``; the error is the mean over carriers of the largest
@@ -105,12 +108,32 @@ def zipf_slower(rows: int, seed: int = 0) -> Any:
     )
 
 
+def pareto_faster(rows: int, seed: int = 0) -> Any:
+    """Pareto-many rows per plane, the heavy planes much faster (a heavy tail the other way)."""
+    import pandas as pd
+
+    rng = np.random.default_rng(seed + 5)
+    per = np.minimum((rng.pareto(1.2, max(rows // 5, 1)) + 1).astype(np.int64), 5000)
+    plane = np.repeat(np.arange(per.size), per)
+    carrier = np.array(CARRIERS)[rng.integers(0, len(CARRIERS), per.size)][plane]
+    mean = 70 - 60 * np.minimum(per, 500) / 500
+    delay = np.minimum(rng.geometric(1 / mean[plane]) - 1, 1023)
+    return pd.DataFrame(
+        {
+            "tailnum": pd.array(plane.astype(str), dtype="string"),
+            "carrier": pd.array(carrier, dtype="string"),
+            "delay": delay,
+        }
+    )
+
+
 TABLES = {
     "independent": make_frame,
     "heterogeneous": heterogeneous,
     "uncorrelated": uncorrelated,
     "slower": slower,
     "zipf_slower": zipf_slower,
+    "pareto_faster": pareto_faster,
 }
 
 
