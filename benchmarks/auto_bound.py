@@ -14,7 +14,10 @@ carriers as keys, a delay in minutes) in two variants:
   heterogeneous table's bias with the opposite sign);
 * ``zipf_slower`` — not the flights table: ``rows/15`` planes with Zipf(1.8) rows each
   (capped at 5,000; the few hundred heaviest hold most rows), carriers drawn per plane, mean
-  delay ``10 + 200·min(r, 500)/500`` (heavy planes much slower). Not in the default set.
+  delay ``10 + 200·min(r, 500)/500`` (heavy planes much slower). Not in the default set;
+* ``pareto_faster`` — ``rows/5`` planes with ``⌊Pareto(1.2)⌋`` rows each (Lomax + 1, capped at
+  5,000), carriers drawn per plane, mean delay ``70 − 60·min(r, 500)/500`` (heavy planes much
+  *faster*). Not in the default set; added in session 10 as a check, not tuned on.
 
 For each bound (fixed 1, 5, 20, 50, 200, and ``"auto"``) a grouped release at ε = 1 over
 ``bins="integers"`` on ``(0, 1024)``; the error is the mean over carriers of the largest
@@ -30,6 +33,14 @@ mass histogram against the count histogram of the rule before session 9, interle
 3, wall and CPU seconds)::
 
     PYTHONPATH=src python benchmarks/auto_bound.py --cost 10000000 4000 10000000 1000000
+
+``--oracle`` adds two diagnostic columns: each seed's bound chosen by the same objective from
+the *exact* mass histogram (no noise, nothing shrunk: ``exact``) and from the exact histogram
+with the buckets whose total does not clear the noise floor set to zero (``visible``: what a
+perfect denoiser of the released histogram could know), run as fixed bounds with the whole
+budget like "at m", as ratios to the same best. It reads the histogram by wrapping
+``treedp.grouped_auto.choose_from_histogram`` (research only: the exact histogram is not
+private).
 
 ``--rho 0.5`` runs the same under zCDP (``privacy=treedp.ZCDP(0.5)``, the ρ that pure ε = 1
 implies; the histogram then gets discrete Gaussian noise). ``--max-groups 2`` runs the
@@ -105,12 +116,32 @@ def zipf_slower(rows: int, seed: int = 0) -> Any:
     )
 
 
+def pareto_faster(rows: int, seed: int = 0) -> Any:
+    """Pareto-many rows per plane, the heavy planes much faster (a heavy tail the other way)."""
+    import pandas as pd
+
+    rng = np.random.default_rng(seed + 5)
+    per = np.minimum((rng.pareto(1.2, max(rows // 5, 1)) + 1).astype(np.int64), 5000)
+    plane = np.repeat(np.arange(per.size), per)
+    carrier = np.array(CARRIERS)[rng.integers(0, len(CARRIERS), per.size)][plane]
+    mean = 70 - 60 * np.minimum(per, 500) / 500
+    delay = np.minimum(rng.geometric(1 / mean[plane]) - 1, 1023)
+    return pd.DataFrame(
+        {
+            "tailnum": pd.array(plane.astype(str), dtype="string"),
+            "carrier": pd.array(carrier, dtype="string"),
+            "delay": delay,
+        }
+    )
+
+
 TABLES = {
     "independent": make_frame,
     "heterogeneous": heterogeneous,
     "uncorrelated": uncorrelated,
     "slower": slower,
     "zipf_slower": zipf_slower,
+    "pareto_faster": pareto_faster,
 }
 
 
@@ -171,6 +202,42 @@ def error(
     return float(np.mean(errs)), int(chosen)
 
 
+_SEEN: list[dict[str, Any]] = []
+
+
+def _spy() -> None:
+    """Record the arguments of every choice (``--oracle``): the exact mass histogram, grid,
+    noise unit, budget, family and weight."""
+    import treedp.grouped_auto as ga
+    from treedp.privacy.auto_bound import choose_from_histogram as real
+
+    def spy(*a: Any, **kw: Any) -> Any:
+        grid, unit, eps, neighbours = a[1], a[3], a[4], a[5]
+        _SEEN.append(dict(grid=grid, unit=unit, eps=eps, neighbours=neighbours, **kw))
+        return real(*a, **kw)
+
+    vars(ga)["choose_from_histogram"] = spy  # the name grouped_auto calls
+
+
+def oracle_bounds(seen: dict[str, Any]) -> tuple[int, int]:
+    """The bound the objective chooses from the exact mass histogram, and from its buckets
+    that clear the noise floor only (the others zero), neither noised nor shrunk."""
+    from treedp.privacy.auto_bound import choice_noises
+    from treedp.privacy.auto_mass import MASS_CELLS, estimated_objective, floor_sds
+
+    family, mass, grid = seen["family"], np.asarray(seen["mass"], dtype=float), seen["grid"]
+    noise, _, _ = choice_noises(family, seen["neighbours"], seen["weight"], seen["eps"], True)
+    floor = np.sqrt(noise.variance() * MASS_CELLS) * floor_sds(mass.shape[0])
+    visible = np.where(mass.sum(axis=1)[:, None] > floor, mass, 0.0)
+    out = []
+    for hist in (mass, visible):
+        score = estimated_objective(
+            hist, 1e-9, grid, seen["unit"], seen["keys"], family.guarantee_kind
+        )
+        out.append(int(grid[int(np.argmin(score))]))
+    return out[0], out[1]
+
+
 def cost(pairs: list[int]) -> None:
     """Time ``mass_counts`` against ``bucket_counts`` at (rows, entries) pairs."""
     import time
@@ -212,7 +279,12 @@ def main() -> None:
         help="also run AutoBound(heterogeneity=0.1), the rule before session 9, in this run",
     )
     parser.add_argument("--cost", type=int, nargs="+", help="ROWS ENTRIES ...: time histograms")
+    parser.add_argument(
+        "--oracle", action="store_true", help="also the choice from the exact histogram"
+    )
     args = parser.parse_args()
+    if args.oracle:
+        _spy()
     print(machine())
     if args.cost:
         cost(args.cost)
@@ -225,6 +297,7 @@ def main() -> None:
     print("'ratio': auto over the best of the fixed columns and 'at m' (the goal: <= 1.2)")
     head = "  ".join(f"{b!s:>7}" for b in BOUNDS)
     old = "  old rule: auto (ratio) m" if args.compare_old else ""
+    old += "  exact: ratio m  visible: ratio m" if args.oracle else ""
     print(f"{'data':<14}{'rows':>10}  {head}  {'at m':>7}  ratio  auto m{old}")
     auto: Any = "auto"
     if args.heterogeneity is not None:
@@ -240,6 +313,7 @@ def _cells(df: Any, auto: Any, args: argparse.Namespace) -> str:
     """One table's row: the fixed bounds, "auto", "auto"'s picks as fixed bounds, the ratio."""
     true = truth(df)
     cells, chosen = [], []
+    _SEEN.clear()
     for bound in [auto if b == "auto" else b for b in BOUNDS]:
         runs = [error(df, true, bound, s, args.rho, args.max_groups) for s in range(args.seeds)]
         cells.append(float(np.mean([r[0] for r in runs])))
@@ -256,6 +330,12 @@ def _cells(df: Any, auto: Any, args: argparse.Namespace) -> str:
         err = float(np.mean([r[0] for r in runs]))
         best = min(best, float(np.mean(at)))
         out += f"  {err:.3f} ({err / best:.2f}) {[r[1] for r in runs]}"
+    if args.oracle:
+        picks = [oracle_bounds(seen) for seen in _SEEN[: args.seeds]]
+        for col in (0, 1):
+            ms = [p[col] for p in picks]
+            at = [error(df, true, m, s, args.rho, args.max_groups)[0] for s, m in enumerate(ms)]
+            out += f"  {float(np.mean(at)) / best:.2f} {ms}"
     return out
 
 
