@@ -35,6 +35,10 @@ Composition (all sums exact):
   removing one record touches one part) and the total is charged ``b`` once, the maximum over
   the parts. Under a ``"replace"`` total the reservation counts as two add/remove steps (a
   replaced record may leave one part and join another).
+* **One privacy unit.** A total holds for one relation and one privacy unit (``"record"`` or
+  ``"person:<column>"``): ``privacy_unit=``, else the first charge's. A spend of another unit
+  is refused (:class:`InvalidParameterError`): for a person, record-level ε costs up to ε per
+  row, and a person-level release is not one record added or removed.
 
 :class:`treedp.privacy.ledger.Ledger` keeps the same accountant in a file, shared safely by
 concurrent processes.
@@ -54,7 +58,7 @@ from treedp._validation import must
 from treedp.exceptions import BudgetExceededError, InvalidParameterError, InvalidTypeError
 from treedp.noise.rational import float_at_least
 from treedp.privacy.measures import ZCDP, ApproxDP, Measure, PureDP, zcdp_to_epsilon
-from treedp.privacy.spend import SpendRecord
+from treedp.privacy.spend import SpendRecord, describe_unit, unit_label
 
 __all__ = [
     "MAX_TOTAL_DELTA",
@@ -274,6 +278,10 @@ class Accountant:
     neighbours : {"add_remove", "replace"}, default="add_remove"
         The neighbour relation the total is stated for (see the module docstring for how
         spends under the other relation count).
+    privacy_unit : str, optional
+        The privacy unit of the total: ``"record"`` or the person-id column (``"pid"`` or
+        ``"person:pid"``, as ``PrivacyUnit("pid", ...)`` releases); if None, the first
+        accepted charge's. A spend of another unit is refused (:meth:`check`, :meth:`charge`).
 
     Examples
     --------
@@ -288,7 +296,12 @@ class Accountant:
 
     @accepts_aliases
     def __init__(
-        self, total: Measure, *, dataset: str = "dataset", neighbours: str = "add_remove"
+        self,
+        total: Measure,
+        *,
+        dataset: str = "dataset",
+        neighbours: str = "add_remove",
+        privacy_unit: str | None = None,
     ) -> None:
         if not isinstance(dataset, str) or not dataset:
             raise InvalidParameterError(must("dataset", "be a non-empty str."))
@@ -296,8 +309,10 @@ class Accountant:
         self._total = check_total(total)
         self._dataset = dataset
         self._neighbours = neighbours
+        self._declared = None if privacy_unit is None else unit_label(privacy_unit)
         self._sums = _Sums()
         self._history: list[Charge] = []
+        self._units: dict[str, None] = {}  # the units charged, in order (one, but old ledgers)
         self._lock = threading.RLock()  # one charge at a time within this process
 
     @property
@@ -314,6 +329,13 @@ class Accountant:
     def neighbours(self) -> str:
         """The neighbour relation the total is stated for."""
         return self._neighbours
+
+    @property
+    def privacy_unit(self) -> str | None:
+        """The privacy unit of the total (``"record"`` or ``"person:<column>"``): the one it was
+        opened with, else its first charge's; None before either."""
+        self._refresh()
+        return self._held_units()[0] if self._held_units() else None
 
     @property
     def history(self) -> tuple[Charge, ...]:
@@ -387,6 +409,7 @@ class Accountant:
         calls it before reading its data, then :meth:`charge` after (which checks again)."""
         cost = self.cost(record)
         self._refresh()
+        self._check_unit(record)
         if not _fits(self._total, self._sums.plus(cost)):
             raise self._refusal(record, cost, self._sums)
 
@@ -403,7 +426,8 @@ class Accountant:
         BudgetExceededError
             If the spend would exceed the total; nothing is charged.
         InvalidParameterError, InvalidTypeError
-            If the record cannot be charged to this total (see :meth:`cost`).
+            If the record cannot be charged to this total (see :meth:`cost`), or its privacy
+            unit is not the total's (:attr:`privacy_unit`); nothing is charged.
         """
         cost = self.cost(record)
         with self._lock:
@@ -418,6 +442,8 @@ class Accountant:
         parts must be disjoint by a public rule: a record belongs to at most one part, decided
         from the record alone. Charges made through the parts are kept in :attr:`history`
         (with their ``group``) and add nothing further to the total.
+        Reservation and parts are in :attr:`privacy_unit` (``"record"`` if none is fixed yet):
+        under a person unit, a *person* belongs to at most one part, decided from the person.
 
         Parameters
         ----------
@@ -429,20 +455,48 @@ class Accountant:
         if not isinstance(label, str) or not label:
             raise InvalidParameterError("The 'label' of a parallel group must be a non-empty str.")
         check_total(budget)
+        unit = self.privacy_unit or "record"
         reservation = SpendRecord(
             mechanism="parallel",
             measure=budget,
             neighbours="add_remove",
-            unit="record",
+            unit=unit,
             parameters={"label": label, "composition": "parallel (disjoint parts)"},
         )
         charge = self.charge(reservation)
-        return ParallelGroup(self, label, budget, charge.seq)
+        return ParallelGroup(self, label, budget, charge.seq, unit)
 
     # -- storage hooks (the ledger overrides these) ------------------------------------------
 
     def _refresh(self) -> None:
         """Bring the in-memory state up to date."""
+
+    def _held_units(self) -> list[str]:
+        """The declared unit, then every other unit in the history (one, but in old ledgers)."""
+        declared = [] if self._declared is None else [self._declared]
+        return declared + [u for u in self._units if u != self._declared]
+
+    def _check_unit(self, record: SpendRecord) -> None:
+        """Refuse a spend of another privacy unit than the total's (InvalidParameterError)."""
+        held = self._held_units()
+        if len(held) > 1:
+            raise InvalidParameterError(
+                f"Refused: dataset {self._dataset!r} was charged in privacy units "
+                f"{' and '.join(map(repr, held))} (before treedp checked units), so its total "
+                "guarantees neither and takes no further charge. Keep one accountant (or ledger "
+                "dataset) per privacy unit. Nothing was charged, drawn or released."
+            )
+        if held and held[0] != record.unit:
+            raise InvalidParameterError(
+                f"Refused: the {record.mechanism} release protects the privacy unit "
+                f"{describe_unit(record.unit)}, but the budget of dataset {self._dataset!r} is "
+                f"kept for the privacy unit {describe_unit(held[0])}. A total is a guarantee "
+                "for one neighbour relation and one privacy unit: a record-level guarantee "
+                "says nothing of a person with many rows, and a person-level release is not "
+                "one record added or removed. Keep one accountant (or ledger dataset) per "
+                "privacy unit (its unit is the privacy_unit it was opened with, else its first "
+                "charge's). Nothing was charged, drawn or released."
+            )
 
     def _refusal(self, record: SpendRecord, cost: Measure, sums: _Sums) -> BudgetExceededError:
         remaining = self._remaining_of(sums)
@@ -455,11 +509,13 @@ class Accountant:
 
     def _charge(self, record: SpendRecord, cost: Measure, group: str | None) -> Charge:
         """Check and record one charge (``group`` set: logged only, paid by a reservation)."""
+        self._check_unit(record)
         new = self._sums if group is not None else self._sums.plus(cost)
         if group is None and not _fits(self._total, new):
             raise self._refusal(record, cost, self._sums)
         charge = self._log(record, cost, group)
         self._history.append(charge)
+        self._units.setdefault(record.unit)
         self._sums = new
         return charge
 
@@ -467,14 +523,16 @@ class Accountant:
         return Charge(len(self._history) + 1, _now(), record, cost, group)
 
     def _accept(self, charge: Charge) -> None:
-        """Add an accepted charge to the in-memory state (when reloading)."""
+        """Add an accepted charge to the in-memory state."""
         self._history.append(charge)
+        self._units.setdefault(charge.record.unit)
         if charge.group is None:
             self._sums = self._sums.plus(charge.cost)
 
     def _reset(self) -> None:
         self._sums = _Sums()
         self._history = []
+        self._units = {}
 
     def __repr__(self) -> str:
         return (
@@ -491,6 +549,7 @@ class ParallelGroup:
     label: str
     budget: Measure
     reservation: int
+    unit: str = "record"
     _parts: dict[str, _PartAccountant] = field(default_factory=dict, repr=False)
 
     def part(self, key: str) -> Accountant:
@@ -515,6 +574,7 @@ class _PartAccountant(Accountant):
             group.budget,
             dataset=f"{group.parent.dataset}[{group.label}={key}]",
             neighbours="add_remove",
+            privacy_unit=group.unit,
         )
         self._group = group
         self._key = key

@@ -25,6 +25,14 @@ with its own total. Guarantees:
   someone who can rewrite the file and recompute it.)
 * **What was released.** Every row records the mechanism, the measure, the neighbour
   relation, the privacy unit, the release's public parameters (JSON) and the time (UTC).
+* **One privacy unit.** A dataset's privacy unit is the unit of its first charge (a
+  chain-hashed row, so it holds across opens and processes and needs no format change; files
+  written before it was checked open unchanged). Inside the write transaction, after the
+  rows are re-read, a charge of another unit is refused
+  (:meth:`~treedp.privacy.accountant.Accountant.check` refuses it before any data is read);
+  ``privacy_unit=`` at open must agree with the charges and binds that ledger object until the
+  first charge. A dataset whose charges already mix units (written before the check) opens
+  and shows its history, but takes no further charge.
 """
 
 from __future__ import annotations
@@ -56,7 +64,7 @@ from treedp.privacy.accountant import (
     check_total,
 )
 from treedp.privacy.measures import ZCDP, ApproxDP, Measure, PureDP
-from treedp.privacy.spend import SpendRecord
+from treedp.privacy.spend import SpendRecord, unit_label
 
 __all__ = ["FORMAT_VERSION", "MAGIC", "Ledger", "init_ledger", "list_datasets", "open_ledger"]
 
@@ -243,16 +251,22 @@ class Ledger(Accountant):
         When the dataset's budget was set (ISO 8601, UTC).
     """
 
-    def __init__(self, path: Path, dataset: str, conn: sqlite3.Connection) -> None:
+    def __init__(
+        self,
+        path: Path,
+        dataset: str,
+        conn: sqlite3.Connection,
+        privacy_unit: str | None = None,
+    ) -> None:
         self.path = path
         self._conn = conn
         try:
-            self._open(dataset)
+            self._open(dataset, privacy_unit)
         except BaseException:
             conn.close()
             raise
 
-    def _open(self, dataset: str) -> None:
+    def _open(self, dataset: str, privacy_unit: str | None) -> None:
         where = f"The ledger {str(self.path)!r}"
         with _transaction(self._conn, self.path, write=False):
             row = self._conn.execute(
@@ -270,8 +284,15 @@ class Ledger(Accountant):
             raise LedgerError(f"{where} holds an invalid total for {dataset!r} ({exc}).") from None
         if neighbours not in ("add_remove", "replace"):
             raise LedgerError(f"{where} holds an invalid neighbour relation for {dataset!r}.")
-        super().__init__(total, dataset=dataset, neighbours=neighbours)
+        super().__init__(total, dataset=dataset, neighbours=neighbours, privacy_unit=privacy_unit)
         self._refresh()
+        charged = list(self._units)
+        if self._declared is not None and charged and charged != [self._declared]:
+            raise LedgerError(
+                f"{where} holds dataset {dataset!r} charged in the privacy unit(s) "
+                f"{', '.join(map(repr, charged))}, not {self._declared!r}: a total holds for "
+                "one privacy unit. Keep one ledger dataset per privacy unit."
+            )
 
     def _load(self) -> None:
         """Read every charge of the dataset, verify the chain, rebuild the exact state (inside a
@@ -327,9 +348,9 @@ class Ledger(Accountant):
     def _charge(self, record: SpendRecord, cost: Measure, group: str | None) -> Charge:
         with _transaction(self._conn, self.path, write=True):
             self._load()  # the state every other process committed, verified
+            self._check_unit(record)  # its unit, from the rows just read
             sums = self._sums
-            new = sums if group is not None else sums.plus(cost)
-            if group is None and not _fits(self._total, new):
+            if group is None and not _fits(self._total, sums.plus(cost)):
                 raise self._refusal(record, cost, sums)
             seq = len(self._history) + 1
             time = _now()
@@ -354,8 +375,7 @@ class Ledger(Accountant):
                 (seq, digest, self._dataset),
             )
         charge = Charge(seq, time, record, cost, group)
-        self._history.append(charge)
-        self._sums = new
+        self._accept(charge)
         return charge
 
     def close(self) -> None:
@@ -371,7 +391,12 @@ class Ledger(Accountant):
 
 @accepts_aliases
 def init_ledger(
-    path: str | os.PathLike[str], dataset: str, total: Measure, *, neighbours: str = "add_remove"
+    path: str | os.PathLike[str],
+    dataset: str,
+    total: Measure,
+    *,
+    neighbours: str = "add_remove",
+    privacy_unit: str | None = None,
 ) -> Ledger:
     """Set the total budget of a new ``dataset`` in the ledger at ``path`` and open it.
 
@@ -388,6 +413,10 @@ def init_ledger(
         Its total budget (see :func:`~treedp.privacy.accountant.check_total`).
     neighbours : {"add_remove", "replace"}, default="add_remove"
         The neighbour relation the total is stated for.
+    privacy_unit : str, optional
+        The privacy unit of the total (``"record"`` or the person-id column), as
+        :class:`~treedp.privacy.accountant.Accountant` takes it; the dataset's first charge
+        fixes it in the file (see the module docstring).
 
     Raises
     ------
@@ -398,6 +427,8 @@ def init_ledger(
     name = _check_name(dataset)
     total = check_total(total)
     _check_neighbours(neighbours)
+    if privacy_unit is not None:
+        unit_label(privacy_unit)  # refused before the file is touched
     conn = _connect(where, create=True)
     try:
         with _transaction(conn, where, write=True):
@@ -422,7 +453,7 @@ def init_ledger(
     except BaseException:
         conn.close()
         raise
-    return Ledger(where, name, conn)
+    return Ledger(where, name, conn, privacy_unit)
 
 
 @accepts_aliases
@@ -432,6 +463,7 @@ def open_ledger(
     *,
     total: Measure | None = None,
     neighbours: str = "add_remove",
+    privacy_unit: str | None = None,
 ) -> Ledger:
     """Open the budget of ``dataset`` kept in the ledger at ``path``.
 
@@ -447,21 +479,27 @@ def open_ledger(
         these. If None, the dataset must exist.
     neighbours : {"add_remove", "replace"}, default="add_remove"
         With ``total``: the neighbour relation of the total.
+    privacy_unit : str, optional
+        The privacy unit of the total (``"record"`` or the person-id column): the dataset's
+        charges must be in it, and this ledger object refuses other units. If None, the unit
+        of the dataset's first charge (see the module docstring).
 
     Raises
     ------
     LedgerError
         If the file is missing (and no ``total`` was given), is not a treedp ledger, was
-        edited inconsistently, lacks the dataset, or holds a different total.
+        edited inconsistently, lacks the dataset, or holds a different total or privacy unit.
     """
     where = _check_path(path)
     name = _check_name(dataset)
     if total is not None:
         try:
-            return init_ledger(where, name, check_total(total), neighbours=neighbours)
+            return init_ledger(
+                where, name, check_total(total), neighbours=neighbours, privacy_unit=privacy_unit
+            )
         except _DatasetExistsError:
             pass  # opened below, and its total compared
-    ledger = Ledger(where, name, _connect_existing(where))
+    ledger = Ledger(where, name, _connect_existing(where), privacy_unit)
     if total is not None and (ledger.total != total or ledger.neighbours != neighbours):
         ledger.close()
         raise LedgerError(

@@ -14,7 +14,7 @@ from typing import Any
 from treedp.exceptions import InvalidParameterError, InvalidTypeError
 from treedp.privacy.measures import ZCDP, ApproxDP, Measure, PureDP
 
-__all__ = ["SpendRecord"]
+__all__ = ["SpendRecord", "describe_unit", "unit_label"]
 
 
 @dataclass(frozen=True)
@@ -61,3 +61,29 @@ class SpendRecord:
                 must.format("unit", "'record' or 'person:<column>'", self.unit)
             )
         object.__setattr__(self, "parameters", MappingProxyType(dict(self.parameters)))
+
+
+def unit_label(privacy_unit: str) -> str:
+    """The :attr:`SpendRecord.unit` of a privacy unit named as an accountant takes it.
+
+    ``"record"`` (one row is one person) stays ``"record"``; a ``"person:<column>"`` label is
+    kept; any other name is a person-id column, ``"person:<name>"``.
+
+    >>> unit_label("pid"), unit_label("record"), unit_label("person:pid")
+    ('person:pid', 'record', 'person:pid')
+    """
+    if not isinstance(privacy_unit, str) or not privacy_unit or privacy_unit == "person:":
+        raise InvalidParameterError(
+            "The 'privacy_unit' of an accountant must be 'record' or the name of the "
+            f"person-id column (a non-empty str). Got {privacy_unit!r} instead."
+        )
+    if privacy_unit == "record" or privacy_unit.startswith("person:"):
+        return privacy_unit
+    return f"person:{privacy_unit}"
+
+
+def describe_unit(unit: str) -> str:
+    """A privacy unit label in words, for messages (names a column, never a value)."""
+    if unit == "record":
+        return "'record' (one row of the data)"
+    return f"'{unit}' (one person: all of their rows)"
