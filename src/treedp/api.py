@@ -44,7 +44,7 @@ from treedp.exceptions import InvalidParameterError
 from treedp.noise import RandomSource
 from treedp.options import MechanismOptions, PrivacyUnit, PrivateBounds
 from treedp.planning import Plan, PlanCache
-from treedp.privacy.accountant import Accountant
+from treedp.privacy.accountant import Accountant, check_accountant
 from treedp.privacy.measures import Measure
 from treedp.query import build_query
 from treedp.release import Release
@@ -224,6 +224,7 @@ def release_counts(
     >>> rel.bins.n_bins
     4
     """
+    check_accountant(accountant, unit="record")  # before the counts are read
     the_bins, arr = _bins_of_counts(counts, bins, bounds)
     query = build_query(
         counts if arr is None else arr,

@@ -244,3 +244,40 @@ def test_the_repro_in_memory() -> None:
             accountant=acct,
         )
     assert [c.record.unit for c in acct.history] == [PERSON] and acct.spent == PureDP(0.5)
+
+
+# -- the one-shot mechanisms take values, not a table: refused before the values are read --
+
+_VALUES = {
+    "private_bounds": lambda v, a: treedp.private_bounds(v, epsilon=1.0, accountant=a),
+    "quantile_exponential": lambda v, a: treedp.quantile_exponential(
+        v, 0.5, bounds=(0, 1), epsilon=1.0, accountant=a
+    ),
+    "quantiles_recursive": lambda v, a: treedp.quantiles_recursive(
+        v, [0.25, 0.75], bounds=(0, 1), epsilon=1.0, accountant=a
+    ),
+    "stable_median": lambda v, a: treedp.stable_median(
+        v, bounds=(0, 1), epsilon=1.0, delta=1e-6, accountant=a
+    ),
+    "release_counts": lambda v, a: treedp.release_counts(v, bins=4, epsilon=1.0, accountant=a),
+}
+
+
+@pytest.mark.parametrize("name", list(_VALUES))
+def test_a_one_shot_mechanism_is_refused_before_reading_its_values(name: str) -> None:
+    """Review R9 F1: these read their values before the accountant's check, so text values
+    gave a type error (depending on the data) where the unit refusal was due."""
+    acct = _charged(PERSON)
+    with pytest.raises(InvalidParameterError, match="kept for the privacy unit 'person:pid'"):
+        _VALUES[name](_Unreadable([0.5] * 8), acct)
+    assert len(acct.history) == 1
+
+
+def test_a_declared_unit_another_process_beat_says_so() -> None:
+    """Review R9 F2: an accountant opened for one unit whose dataset was first charged (by
+    another process) in another names both, and reports the charged unit as its own."""
+    acct = Accountant(PureDP(5.0), dataset="visits", privacy_unit="record")
+    acct._units["person:pid"] = None  # as a ledger refresh finds another process's charge
+    assert acct.privacy_unit == "person:pid"
+    with pytest.raises(InvalidParameterError, match="another process charged it first"):
+        acct.check(spend("record"))

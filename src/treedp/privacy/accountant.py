@@ -58,7 +58,7 @@ from treedp._validation import must
 from treedp.exceptions import BudgetExceededError, InvalidParameterError, InvalidTypeError
 from treedp.noise.rational import float_at_least
 from treedp.privacy.measures import ZCDP, ApproxDP, Measure, PureDP, zcdp_to_epsilon
-from treedp.privacy.spend import SpendRecord, describe_unit, unit_label
+from treedp.privacy.spend import SpendRecord, unit_label, unit_refusal
 
 __all__ = [
     "MAX_TOTAL_DELTA",
@@ -332,8 +332,8 @@ class Accountant:
 
     @property
     def privacy_unit(self) -> str | None:
-        """The privacy unit of the total (``"record"`` or ``"person:<column>"``): the one it was
-        opened with, else its first charge's; None before either."""
+        """The privacy unit of the total (``"record"`` or ``"person:<column>"``): its charges'
+        (a ledger's, whoever charged first), else the one it was opened with; None before."""
         self._refresh()
         return self._held_units()[0] if self._held_units() else None
 
@@ -472,31 +472,23 @@ class Accountant:
         """Bring the in-memory state up to date."""
 
     def _held_units(self) -> list[str]:
-        """The declared unit, then every other unit in the history (one, but in old ledgers)."""
-        declared = [] if self._declared is None else [self._declared]
-        return declared + [u for u in self._units if u != self._declared]
+        """The units charged (one, but in old ledgers), else the declared one."""
+        charged = list(self._units)
+        return charged if charged else ([] if self._declared is None else [self._declared])
 
     def _check_unit(self, record: SpendRecord) -> None:
         """Refuse a spend of another privacy unit than the total's (InvalidParameterError)."""
-        held = self._held_units()
-        if len(held) > 1:
-            raise InvalidParameterError(
-                f"Refused: dataset {self._dataset!r} was charged in privacy units "
-                f"{' and '.join(map(repr, held))} (before treedp checked units), so its total "
-                "guarantees neither and takes no further charge. Keep one accountant (or ledger "
-                "dataset) per privacy unit. Nothing was charged, drawn or released."
-            )
-        if held and held[0] != record.unit:
-            raise InvalidParameterError(
-                f"Refused: the {record.mechanism} release protects the privacy unit "
-                f"{describe_unit(record.unit)}, but the budget of dataset {self._dataset!r} is "
-                f"kept for the privacy unit {describe_unit(held[0])}. A total is a guarantee "
-                "for one neighbour relation and one privacy unit: a record-level guarantee "
-                "says nothing of a person with many rows, and a person-level release is not "
-                "one record added or removed. Keep one accountant (or ledger dataset) per "
-                "privacy unit (its unit is the privacy_unit it was opened with, else its first "
-                "charge's). Nothing was charged, drawn or released."
-            )
+        refusal = unit_refusal(self._dataset, self._declared, [*self._units], record.unit,
+                               record.mechanism)  # fmt: skip
+        if refusal is not None:
+            raise refusal
+
+    def check_unit(self, unit: str, mechanism: str = "requested") -> None:
+        """Refuse now, reading nothing, a release of privacy unit ``unit`` (``"record"`` or
+        ``"person:<column>"``) that :meth:`check` would refuse: called before any data is read."""
+        self._refresh()
+        with self._lock:
+            self._check_unit(SpendRecord(mechanism, PureDP(0.0), "add_remove", unit))
 
     def _refusal(self, record: SpendRecord, cost: Measure, sums: _Sums) -> BudgetExceededError:
         remaining = self._remaining_of(sums)
@@ -587,8 +579,12 @@ class _PartAccountant(Accountant):
             )
 
 
-def check_accountant(accountant: Any) -> Accountant | None:
-    """``accountant`` if it is None or an :class:`Accountant`; else an InvalidTypeError."""
+def check_accountant(
+    accountant: Any, unit: str | None = None, mechanism: str = "requested"
+) -> Accountant | None:
+    """``accountant`` if it is None or an :class:`Accountant`; else an InvalidTypeError. With
+    ``unit``, also refuses (reading nothing) a release of that privacy unit the accountant
+    would refuse (:meth:`Accountant.check_unit`)."""
     if accountant is not None and not isinstance(accountant, Accountant):
         raise InvalidTypeError(
             must(
@@ -597,4 +593,7 @@ def check_accountant(accountant: Any) -> Accountant | None:
                 f"treedp.open_ledger). Got {type(accountant).__name__} instead.",
             )
         )
-    return accountant
+    checked: Accountant | None = accountant
+    if checked is not None and unit is not None:
+        checked.check_unit(unit, mechanism)
+    return checked

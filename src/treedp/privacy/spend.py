@@ -14,7 +14,7 @@ from typing import Any
 from treedp.exceptions import InvalidParameterError, InvalidTypeError
 from treedp.privacy.measures import ZCDP, ApproxDP, Measure, PureDP
 
-__all__ = ["SpendRecord", "describe_unit", "unit_label"]
+__all__ = ["SpendRecord", "describe_unit", "unit_label", "unit_refusal"]
 
 
 @dataclass(frozen=True)
@@ -87,3 +87,41 @@ def describe_unit(unit: str) -> str:
     if unit == "record":
         return "'record' (one row of the data)"
     return f"'{unit}' (one person: all of their rows)"
+
+
+def unit_refusal(
+    dataset: str, declared: str | None, charged: list[str], unit: str, mechanism: str
+) -> InvalidParameterError | None:
+    """The refusal of a spend of privacy unit ``unit`` by a total opened for ``declared``
+    (None: not declared) whose charges so far are in the units ``charged``; None if accepted.
+
+    Messages name units, the dataset and the mechanism only, never a count or value of data.
+    """
+    keep = (
+        "Keep one accountant (or ledger dataset) per privacy unit. Nothing was charged, drawn "
+        "or released."
+    )
+    if len(charged) > 1:
+        return InvalidParameterError(
+            f"Refused: dataset {dataset!r} was charged in privacy units "
+            f"{' and '.join(map(repr, charged))} (before treedp checked units), so its total "
+            f"guarantees neither and takes no further charge. {keep}"
+        )
+    if declared is not None and charged and charged[0] != declared:
+        return InvalidParameterError(
+            f"Refused: this accountant was opened for the privacy unit "
+            f"{describe_unit(declared)}, but the charges of dataset {dataset!r} are in "
+            f"{describe_unit(charged[0])} (another process charged it first). Open it with "
+            f"that unit or use another dataset. {keep}"
+        )
+    held = declared if declared is not None else (charged[0] if charged else None)
+    if held is None or held == unit:
+        return None
+    return InvalidParameterError(
+        f"Refused: the {mechanism} release protects the privacy unit {describe_unit(unit)}, "
+        f"but the budget of dataset {dataset!r} is kept for the privacy unit "
+        f"{describe_unit(held)}. A total is a guarantee for one neighbour relation and one "
+        "privacy unit: a record-level guarantee says nothing of a person with many rows, and a "
+        "person-level release is not one record added or removed. Its unit is the "
+        f"privacy_unit it was opened with, else its first charge's. {keep}"
+    )

@@ -155,7 +155,7 @@ def profile(
     """
     table = sql_input(table, sql)  # a connection and its query: one SqlSource
     eps = check_epsilon(epsilon)
-    check_accountant(accountant)
+    check_accountant(accountant, unit="record", mechanism="profile")  # record-level
     source = check_source(rng)
     kinds = column_kinds(table, types)
     chosen, skipped = _choose(kinds, columns, bounds)

@@ -66,7 +66,7 @@ def open_call(
     accountant: Any, epsilon: Any, neighbours: Any, allowed: tuple[str, ...], nan: Any
 ) -> tuple[float, str, str]:
     """The first checks of every one-shot mechanism: ``(ε, relation, nan policy)``."""
-    check_accountant(accountant)
+    check_accountant(accountant, unit="record")  # one-shot mechanisms are record-level
     eps = check_epsilon(epsilon)
     relation = check_neighbours(neighbours, allowed)
     return eps, relation, check_nan(nan, relation)

@@ -156,7 +156,7 @@ def _quantile_exponential(
     With an ``accountant`` (one draw only), the spend is charged after every check and before
     any selection is drawn.
     """
-    check_accountant(accountant)
+    check_accountant(accountant, unit="record")
     eps = check_epsilon(epsilon)
     relation = check_neighbours(neighbours, NEIGHBOURS)
     policy = check_nan(nan, relation)

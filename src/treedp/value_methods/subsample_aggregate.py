@@ -444,7 +444,7 @@ def noisy_mode(
     An ``accountant`` is charged ``ApproxDP(ε_spent, δ_realised)`` after every check and
     before the noise is drawn (an overspend raises and nothing is drawn).
     """
-    check_accountant(accountant)
+    check_accountant(accountant, unit="record")
     eps = check_epsilon(epsilon)
     dlt = check_delta(delta)
     if isinstance(sensitivity, bool) or not isinstance(sensitivity, int) or sensitivity < 1:
