@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import math
 import os
-import warnings
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
@@ -23,7 +22,7 @@ from typing import Any
 import numpy as np
 
 from treedp._inputs import as_1d_array
-from treedp._validation import must, user_stacklevel
+from treedp._validation import must, warn_user
 from treedp.budget import check_epsilon
 from treedp.engines.dispatch import pick_engine
 from treedp.engines.sql.source import SqlSource
@@ -370,7 +369,7 @@ def run_steps(
         if known_count is not None:
             off_grid = few_records_warning(bres.allowance, float(known_count))
     if off_grid is not None:  # post-processing of released values: a warning costs nothing
-        warnings.warn(off_grid, BoundsWarning, stacklevel=user_stacklevel())
+        warn_user(off_grid, BoundsWarning)
     if method.sorted_after:
         distinct = np.sort(np.asarray(distinct), kind="stable")
     if the_bounds is None:  # reported: the lattice's ends
