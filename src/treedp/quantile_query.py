@@ -190,7 +190,8 @@ def _integer_inside(bounds: Any) -> Any:
     if not isinstance(bounds, tuple | list) or len(bounds) != 2:
         return None
     private = [isinstance(b, str) and b == "private" for b in bounds]
-    lo, hi = (b if p else _integer_side(b, up) for b, p, up in zip(bounds, private, (True, False)))
+    pairs = zip(bounds, private, (True, False), strict=True)
+    lo, hi = (b if p else _integer_side(b, up) for b, p, up in pairs)
     if lo is None or hi is None:
         return None
     if not any(private) and not 1 <= hi - lo + 1 <= MAX_BINS:
