@@ -110,12 +110,8 @@ def quantiles(
         ``"integers"`` declares integer data: every method then answers integers of the domain
         (the exponential and recursive methods on the grid of ``[lo, hi + 1)``, rounded down,
         which keeps the rank; the tree by :func:`~treedp.release.discrete_quantiles
-        .discrete_quantile_from`). Not given, on a column whose declared type is an integer
-        type (a numpy / pandas / polars / Arrow integer dtype, a Parquet or database integer
-        column; never read from the values): ``"integers"``, on the integers inside the
-        bounds, where integer mode can hold them
-        (:func:`treedp.quantile_query.typed_bins`); :attr:`QuantilesResult.integer_mode`
-        says so. Booleans, lists, CSV files and SQLite queries have no such type.
+        .discrete_quantile_from`); the default on an integer column type (never the values;
+        :func:`treedp.quantile_query.typed_bins`, :attr:`QuantilesResult.integer_mode`).
     method : {"auto", "exponential", "recursive", "tree"}, default="auto"
         ``"auto"``: :func:`choose_method` (public parameters only). ``"exponential"`` with
         several levels splits ε equally between the distinct levels; its answers are sorted
