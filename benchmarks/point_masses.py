@@ -4,7 +4,8 @@ Run: ``PYTHONPATH=src python benchmarks/point_masses.py [--reps R]``. Prints one
 per input (docs/private_bounds.md holds one run): the mean rank gap over ``n`` at the levels
 0.1, 0.25, 0.5, 0.75, 0.9 of ``treedp.quantiles`` for each method (exponential, recursive,
 tree) and bounds (the public ``bounds`` given, or ``"private"``; integer data also with
-``bins="integers"``), then the best mean per level in the same run, and the medians of
+``bins="integers"``; the rows without it read integer data as a float column, continuous),
+then the best mean per level in the same run, and the medians of
 ``treedp.stable_median`` and ``treedp.subsample_and_aggregate`` (``δ = 1e-6``, 100 blocks;
 their answers, or "refused").
 
@@ -94,12 +95,15 @@ def table(name: str, x: np.ndarray, public: tuple[Any, Any], eps: float, reps: i
     rows: dict[str, np.ndarray] = {}
     for method in ("exponential", "recursive", "tree"):
         for label, bounds, bins in configs(xs.dtype.kind == "i", public):
+            # The rows without bins read the values as continuous: an integer column type
+            # would now run in integer mode (bins="integers"), so they get a float column.
+            data = xs if bins is not None else xs.astype(np.float64)
             gaps = []
             for s in range(reps):
                 with warnings.catch_warnings():
                     warnings.simplefilter("ignore")
                     res = treedp.quantiles(
-                        xs, Q, epsilon=eps, bounds=bounds, bins=bins, method=method,
+                        data, Q, epsilon=eps, bounds=bounds, bins=bins, method=method,
                         rng=InsecureSeededSource(s),
                     )  # fmt: skip
                 v = np.asarray(res.values, dtype=float)

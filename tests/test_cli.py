@@ -737,7 +737,7 @@ def test_query_prints_the_bounds_warning(tmp_path: Path, capsys: pytest.CaptureF
     assert "treedp: warning: The last bin holds" in capsys.readouterr().err
     assert main(["query", str(out), "--median"]) == 0
     err = capsys.readouterr().err
-    assert "treedp: warning: The last bin holds" in err and "too narrow" in err
+    assert "treedp: warning: The last bin holds" in err and "widen the bounds" in err
 
 
 def test_median_datetimes_nan_and_refusal(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:

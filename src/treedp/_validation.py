@@ -11,7 +11,10 @@ from __future__ import annotations
 import inspect
 import math
 import os
-from collections.abc import Iterable
+import threading
+import warnings
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import numpy as np
@@ -25,8 +28,10 @@ __all__ = [
     "check_option",
     "check_real",
     "check_simulations",
+    "held_warnings",
     "must",
     "user_stacklevel",
+    "warn_user",
 ]
 
 
@@ -176,3 +181,30 @@ def user_stacklevel() -> int:
         frame = frame.f_back
         level += 1
     return level
+
+
+#: Per thread: the warnings a worker thread holds for the thread that started it (None: warn).
+_HELD = threading.local()
+
+
+def warn_user(message: str, category: type[Warning]) -> None:
+    """Warn at the user's call (:func:`user_stacklevel`); on a worker thread inside
+    :func:`held_warnings`, hold the warning instead, for the thread that started the work to
+    emit: a worker's stack holds no user line (``treedp.profile``'s columns run on threads,
+    and their warnings pointed at ``threading.py``)."""
+    held = getattr(_HELD, "warnings", None)
+    if held is not None:
+        held.append((message, category))
+        return
+    warnings.warn(message, category, stacklevel=user_stacklevel())
+
+
+@contextmanager
+def held_warnings() -> Iterator[list[tuple[str, type[Warning]]]]:
+    """On this (worker) thread, collect what :func:`warn_user` would emit, in order."""
+    held: list[tuple[str, type[Warning]]] = []
+    _HELD.warnings = held
+    try:
+        yield held
+    finally:
+        _HELD.warnings = None

@@ -61,11 +61,13 @@ class MissingDependencyError(TreeDPError, ImportError):
 
 
 class BoundsWarning(UserWarning):
-    """The bounds look wrong for the data: an end bin holds much of the released mass (values
-    were probably clamped into it; public or private bounds), or a private bounds scan ran off
-    the public grid, stopped at once or had too few records for its allowance. Emitted by
-    :func:`treedp.release_cdf` and :func:`treedp.release_counts` whenever
+    """The bounds may be wrong for the data: an end bin holds much of the released mass
+    (values clamped into it, a point mass at the bound, or bounds much wider than the data:
+    the released counts cannot tell which; public or private bounds), or a private bounds
+    scan ran off the public grid, stopped at once or had too few records for its allowance.
+    Emitted by :func:`treedp.release_cdf` and :func:`treedp.release_counts` whenever
     ``Release.bounds_warning()`` says so (what the command line prints), and by
-    :func:`treedp.quantiles` with private bounds (``QuantilesResult.bounds_warning``).
+    :func:`treedp.quantiles` with private bounds (``QuantilesResult.bounds_warning``), at
+    the user's call (from :func:`treedp.profile` too, whose columns run on threads).
     Decided from the released (noisy) counts and stops only: post-processing, no privacy
     cost, and no data value in its text."""

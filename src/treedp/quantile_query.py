@@ -7,12 +7,15 @@ them into a :class:`QuantilesRequest`; :func:`treedp.quantiles_run.run_quantiles
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import math
+from collections.abc import Callable
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
 
 from treedp._validation import check_int, must
+from treedp.bin_edges import MAX_BINS
 from treedp.budget import MIN_EPSILON, check_epsilon
 from treedp.exceptions import InvalidParameterError, InvalidTypeError
 from treedp.options import PrivateBounds
@@ -21,8 +24,13 @@ from treedp.quantiles_choice import METHODS, check_n_share
 from treedp.value_methods._column import check_nan, check_neighbours
 from treedp.value_methods.bounds_split import DEFAULT_SHARE, private_request
 from treedp.value_methods.private_bounds import check_known_bound
+from treedp.value_methods.quantile_exponential import INTEGER_LIMIT
 
-__all__ = ["QuantilesRequest", "quantiles_request"]
+__all__ = ["INTEGER_MODES", "QuantilesRequest", "quantiles_request", "typed_bins"]
+
+#: Why a quantile query runs in integer mode (:attr:`QuantilesResult.integer_mode`; None: it
+#: does not): ``bins="integers"`` was given, or the column's declared type is an integer type.
+INTEGER_MODES: tuple[str, ...] = ("declared", "column type")
 
 
 @dataclass(frozen=True)
@@ -53,6 +61,7 @@ class QuantilesRequest:
     count_share: float
     scalar: bool
     privacy: Any = None
+    integer_mode: str | None = None
 
 
 def quantiles_request(
@@ -67,9 +76,11 @@ def quantiles_request(
     nan: Any,
     refused: dict[str, Any],
     privacy: Any = None,
+    integer_mode: str | None = None,
 ) -> QuantilesRequest:
     """Check a quantile query's public parameters; ``refused`` maps the release-only
-    keywords to their values (None when not given)."""
+    keywords to their values (None when not given); ``integer_mode`` is what
+    :func:`typed_bins` said."""
     given = [name for name, value in refused.items() if value is not None]
     if given:
         raise InvalidParameterError(
@@ -134,7 +145,72 @@ def quantiles_request(
         count_share=count_share,
         scalar=np.ndim(q) == 0,
         privacy=target,
+        integer_mode=integer_mode if bins == "integers" else None,
     )
+
+
+def typed_bins(bins: Any, bounds: Any, typed: Callable[[], bool]) -> tuple[Any, Any, str | None]:
+    """The bins and bounds of a quantile query, and why it runs in integer mode (one of
+    :data:`INTEGER_MODES`, or None).
+
+    ``bins`` given: unchanged (``"integers"`` is ``"declared"``). ``bins`` None and a column
+    whose declared type is an integer type (``typed()``,
+    :func:`treedp.engines.schema.integer_typed`: the schema, never the values):
+    ``bins="integers"`` on the integers inside the bounds (a public side rounded inwards,
+    ``ceil(lo)``, ``floor(hi)``: integer values clamp to the same ranks), where the bounds
+    admit integer mode: numeric, holding at least one and at most ``MAX_BINS`` integers
+    (one bin each for the tree) of magnitude below ``2**52`` (the grid of the exponential
+    and recursive methods); ``"private"`` and one public side too. Otherwise (datetime or
+    unreadable bounds, a range too wide) the query stays continuous, as for a float column,
+    and the checks that follow refuse what they refused before. Public parameters only.
+    """
+    if bins is not None:
+        return bins, bounds, "declared" if isinstance(bins, str) and bins == "integers" else None
+    if isinstance(bounds, PrivateBounds) and bounds.datetimes:
+        return bins, bounds, None
+    inner = _integer_inside(bounds)
+    if inner is None or not typed():
+        return bins, bounds, None
+    return "integers", inner, "column type"
+
+
+def _integer_inside(bounds: Any) -> Any:
+    """``bounds`` with each public side rounded inwards to an integer, or None where integer
+    mode cannot hold them (see :func:`typed_bins`)."""
+    if isinstance(bounds, PrivateBounds):
+        sides = [_integer_side(b, up) if b is not None else None for b, up in
+                 ((bounds.lower, True), (bounds.upper, False))]  # fmt: skip
+        if (bounds.lower is not None and sides[0] is None) or (
+            bounds.upper is not None and sides[1] is None
+        ):
+            return None
+        return replace(bounds, lower=sides[0], upper=sides[1])
+    if isinstance(bounds, str):
+        return bounds if bounds == "private" else None
+    if not isinstance(bounds, tuple | list) or len(bounds) != 2:
+        return None
+    private = [isinstance(b, str) and b == "private" for b in bounds]
+    pairs = zip(bounds, private, (True, False), strict=True)
+    lo, hi = (b if p else _integer_side(b, up) for b, p, up in pairs)
+    if lo is None or hi is None:
+        return None
+    if not any(private) and not 1 <= hi - lo + 1 <= MAX_BINS:
+        return None
+    return (lo, hi)
+
+
+def _integer_side(bound: Any, lower: bool) -> int | None:
+    """A public numeric side rounded inwards (up for the lower bound, down for the upper),
+    or None: not a finite number, or of magnitude at or above ``2**52``."""
+    if isinstance(bound, bool) or not isinstance(bound, int | float | np.integer | np.floating):
+        return None
+    if isinstance(bound, int | np.integer):
+        side = int(bound)
+    elif not math.isfinite(float(bound)):
+        return None
+    else:
+        side = math.ceil(float(bound)) if lower else math.floor(float(bound))
+    return side if abs(side) + (0 if lower else 1) < INTEGER_LIMIT else None
 
 
 def _one_sided(bounds: Any) -> bool:

@@ -110,7 +110,8 @@ def quantiles(
         ``"integers"`` declares integer data: every method then answers integers of the domain
         (the exponential and recursive methods on the grid of ``[lo, hi + 1)``, rounded down,
         which keeps the rank; the tree by :func:`~treedp.release.discrete_quantiles
-        .discrete_quantile_from`).
+        .discrete_quantile_from`); the default on an integer column type (never the values;
+        :func:`treedp.quantile_query.typed_bins`, :attr:`QuantilesResult.integer_mode`).
     method : {"auto", "exponential", "recursive", "tree"}, default="auto"
         ``"auto"``: :func:`choose_method` (public parameters only). ``"exponential"`` with
         several levels splits ε equally between the distinct levels; its answers are sorted
@@ -292,7 +293,10 @@ def median(
     bins : {"integers"}, optional
         ``"integers"`` declares integer data on integer bounds: the median is an integer of
         the domain, on the right side of a block of ties (the spelling of
-        :func:`quantiles`, :func:`release_cdf` and ``--bins integers``).
+        :func:`quantiles`, :func:`release_cdf` and ``--bins integers``). Not given: the same
+        for a column whose declared type is an integer type, as :func:`quantiles` (the
+        deprecated ``integers=False`` no longer turns that off: cast the column to a float
+        type for the continuous reading).
     column : str, optional
         The column of a DataFrame or file(s) given as ``values``.
 

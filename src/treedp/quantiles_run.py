@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import math
 import os
-import warnings
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
@@ -23,7 +22,7 @@ from typing import Any
 import numpy as np
 
 from treedp._inputs import as_1d_array
-from treedp._validation import must, user_stacklevel
+from treedp._validation import must, warn_user
 from treedp.budget import check_epsilon
 from treedp.engines.dispatch import pick_engine
 from treedp.engines.sql.source import SqlSource
@@ -90,6 +89,11 @@ class QuantilesResult(QuantileResult):
         With ``n_source == "private"``: the released noisy count of the records (a DP
         release, ``max(0, n + Z)``, part of the guarantee; its spend is in :attr:`parts`);
         else None.
+    integer_mode : str or None
+        Why the quantiles are integers of the domain (integer mode, ``bins="integers"``):
+        ``"declared"`` (``bins="integers"`` was given) or ``"column type"`` (no ``bins``, and
+        the column's declared type is an integer type: its schema, never its values;
+        :func:`treedp.quantile_query.typed_bins`); None: continuous (or equal-width bins).
     """
 
     method: str
@@ -98,11 +102,14 @@ class QuantilesResult(QuantileResult):
     bounds_warning: str | None = None
     n_source: str = "none"
     n_released: int | None = None
+    integer_mode: str | None = None
 
     def _summary(self) -> str:
-        """The short ``repr``'s summary, and a pointer to :attr:`bounds_warning` if any."""
+        """The short ``repr``'s summary: integer mode from the column's type, and a pointer
+        to :attr:`bounds_warning` if any."""
+        typed = ", integer_mode='column type'" if self.integer_mode == "column type" else ""
         warned = ", bounds_warning=(see .bounds_warning)" if self.bounds_warning else ""
-        return f"{super()._summary()}{warned}"
+        return f"{super()._summary()}{typed}{warned}"
 
 
 @dataclass(frozen=True)
@@ -362,7 +369,7 @@ def run_steps(
         if known_count is not None:
             off_grid = few_records_warning(bres.allowance, float(known_count))
     if off_grid is not None:  # post-processing of released values: a warning costs nothing
-        warnings.warn(off_grid, BoundsWarning, stacklevel=user_stacklevel())
+        warn_user(off_grid, BoundsWarning)
     if method.sorted_after:
         distinct = np.sort(np.asarray(distinct), kind="stable")
     if the_bounds is None:  # reported: the lattice's ends
@@ -473,6 +480,7 @@ def _result(
             if private
             else the_bounds,
             "bins": req.bins,
+            **({"integer_mode": req.integer_mode} if req.integer_mode is not None else {}),
             "method": req.method,
             "nan": req.nan,
             **({"n": "private", "n_share": req.count_share} if req.private_n else {}),
@@ -487,6 +495,7 @@ def _result(
         bounds_warning=off_grid,
         n_source=steps.n_source,
         n_released=n_released,
+        integer_mode=req.integer_mode,
     )
 
 

@@ -22,6 +22,7 @@ from treedp.budget import check_epsilon, check_neighbours
 from treedp.domain import Bins, public_bins
 from treedp.engines.dispatch import check_local_engine, pick_engine
 from treedp.engines.progress import wants_progress
+from treedp.engines.schema import integer_typed
 from treedp.exceptions import InvalidParameterError, InvalidTypeError
 from treedp.grouped_checks import grouped_budget, key_plan, refuse_unless_per_group
 from treedp.noise import RandomSource
@@ -32,7 +33,7 @@ from treedp.privacy.accountant import Accountant, check_accountant
 from treedp.privacy.auto_bound import AutoBound, auto_limits, auto_split
 from treedp.privacy.contribution import ContributionBounds, scaled_budget
 from treedp.privacy.measures import ZCDP, ApproxDP, Measure, PureDP
-from treedp.quantile_query import QuantilesRequest, quantiles_request
+from treedp.quantile_query import QuantilesRequest, quantiles_request, typed_bins
 from treedp.spec import ReleaseSpec, make_spec
 from treedp.timezones import UNKNOWN, check_agrees, data_zone, quantile_bounds
 
@@ -186,10 +187,10 @@ def build_query(
             "postprocess": None if postprocess == "monotone" else postprocess,
             "integer": integer or None, "counts": counts or None,
         }  # fmt: skip
-        bounds, zone = quantile_bounds(values, column, bounds)  # on the UTC timeline
+        bins, bounds, zone, mode = _quantile_domain(values, column, bins, bounds)
         request = quantiles_request(
             quantiles, epsilon, mechanism, bins, bounds, n, n_share, neighbours, nan, extras,
-            privacy,
+            privacy, mode,
         )  # fmt: skip
         return replace(_quantile_query(values, column, request, rng, accountant), timezone=zone)
     if n_share is not None:
@@ -267,6 +268,17 @@ def _distribution_query(
         total_epsilon=check_epsilon(budget[0]),
         **common,
     )
+
+
+def _quantile_domain(
+    values: Any, column: str | None, bins: Any, bounds: Any
+) -> tuple[Any, Any, str | None, str | None]:
+    """A quantile query's bins and bounds (on the UTC timeline), the zone of its answers and
+    its integer mode: without bins, integers for an integer column type (the schema, never
+    the values; :func:`treedp.quantile_query.typed_bins`)."""
+    bounds, zone = quantile_bounds(values, column, bounds)
+    bins, bounds, mode = typed_bins(bins, bounds, lambda: integer_typed(values, column))
+    return bins, bounds, zone, mode
 
 
 def _quantile_query(

@@ -11,13 +11,12 @@ after the read and before any noise; noise the counts and wrap them in a
 
 from __future__ import annotations
 
-import warnings
 from dataclasses import replace
 from typing import Any
 
 import numpy as np
 
-from treedp._validation import must, user_stacklevel
+from treedp._validation import must, warn_user
 from treedp._version import __version__
 from treedp.bounds_stage import n_differs, run_bounds_stage
 from treedp.config import configure
@@ -64,7 +63,7 @@ def run_release(query: Query) -> Release:
     warning = release.bounds_warning()
     if warning is not None:  # named by its column (public) when a table's: treedp.profile
         where = f"Column '{query.column}': " if query.column is not None else ""
-        warnings.warn(where + warning, BoundsWarning, stacklevel=user_stacklevel())
+        warn_user(where + warning, BoundsWarning)  # a profile's thread: held for its caller
     return release
 
 

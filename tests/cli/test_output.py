@@ -55,8 +55,9 @@ def test_quantiles(files: dict[str, str], capsys: pytest.CaptureFixture[str]) ->
     doc = _json(argv, capsys)
     assert set(doc) == COMMON | {
         "quantiles", "method", "bounds", "bounds_found_privately", "epsilon_spent",
-        "neighbours", "seeded", "budget",
+        "neighbours", "seeded", "integer_mode", "budget",
     }  # fmt: skip
+    assert doc["integer_mode"] is None  # a CSV column has no declared type: continuous
     assert [row["q"] for row in doc["quantiles"]] == [0.25, 0.5]
     assert doc["notes"]  # the continuous-column hint, in the document instead of stderr
     assert doc["budget"]["spent"] == {"epsilon": 1.0}
@@ -69,7 +70,7 @@ def test_median(files: dict[str, str], capsys: pytest.CaptureFixture[str]) -> No
             "--insecure-seed", "2"]  # fmt: skip
     doc = _json(argv, capsys)
     assert set(doc) == COMMON | {
-        "median", "refused", "refusal", "how", "method", "neighbours", "seeded"
+        "median", "refused", "refusal", "how", "method", "neighbours", "seeded", "integer_mode"
     }  # fmt: skip
     assert doc["seeded"] is True and 20 < doc["median"] < 80
     (line,) = _quiet(argv, capsys)

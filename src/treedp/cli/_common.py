@@ -15,6 +15,7 @@ import treedp
 
 __all__ = [
     "SEEDED",
+    "TYPED_LINE",
     "Parser",
     "UsageError",
     "add_budget",
@@ -330,6 +331,11 @@ def points(items: Sequence[str], option: str = "--edges") -> Any:
 
 
 SEEDED = " [SEEDED: not for publication]"
+#: ``treedp quantiles`` and ``treedp median``: integer mode came from the column's type.
+TYPED_LINE = (
+    "integer mode: the column's type is an integer type, so the answers are integers of the "
+    "domain (as with --bins integers; cast the column to a float type for continuous ones)"
+)
 
 
 def fmt(value: Any, spec: str = ".6g") -> str:

@@ -24,6 +24,7 @@ from treedp.cli._bounds import (
 )
 from treedp.cli._common import (
     SEEDED,
+    TYPED_LINE,
     UsageError,
     add_input_arguments,
     add_neighbours,
@@ -93,8 +94,10 @@ def register(sub: Any) -> None:
     mdn.add_argument(
         "--bins",
         type=bins_arg,
-        help=f"number of bins or 'integers' (tree; default {DEFAULT_BINS}); exponential takes "
-        "'integers' only (the median is then an integer of the domain)",
+        help=f"number of bins or 'integers' (tree; default {DEFAULT_BINS}, or 'integers' for a "
+        "column whose type is an integer type: Parquet, Arrow, a database); exponential takes "
+        "'integers' only (the median is then an integer of the domain; the default for an "
+        "integer-typed column)",
     )
     mdn.add_argument(
         "--delta", type=float, help=f"delta (stable and subsample only; default {DEFAULT_DELTA:g})"
@@ -116,7 +119,7 @@ def register(sub: Any) -> None:
         "replace neighbours, where the number of records is public)",
     )
     add_ledger_options(mdn)
-    add_output(mdn, " (keys: median, refused, how, method, neighbours, seeded)")
+    add_output(mdn, " (keys: median, refused, how, method, neighbours, seeded, integer_mode)")
     mdn.set_defaults(run=run)
 
 
@@ -192,6 +195,7 @@ def run(args: argparse.Namespace) -> None:
     settings = check_arguments(args)
     with ledger_from_args(args) as ledger:
         values = db_data(args, args.column) or _inputs(args, settings)
+        settings = _typed(args, settings, values)
         out = output_of(args)
         value, how, warning = _median(args, settings, values, rng_from(args), ledger)
         stated = f"{settings['neighbours']} neighbours" + (
@@ -209,12 +213,41 @@ def run(args: argparse.Namespace) -> None:
             method=args.method,
             neighbours=settings["neighbours"],
             seeded=args.insecure_seed is not None,
+            integer_mode=settings["integer_mode"],
         )
         out.set(refusal=value if refused else None)
+        if settings["integer_mode"] == "column type":  # from the schema, never the values
+            out.line(TYPED_LINE)
         out.warn(warning)  # post-processing of the released counts or stops
         if ledger is not None:
             out.budget(ledger, remaining_line(ledger))
         out.finish()
+
+
+def _typed(args: argparse.Namespace, settings: dict[str, Any], values: Any) -> dict[str, Any]:
+    """The settings with integer mode where ``--bins`` is left out and the column's declared
+    type is an integer type (tree and exponential): the rule of :func:`treedp.quantiles`,
+    read from the quantile query it builds (the schema of a Parquet file or database query,
+    the dtype of the column read; never its values), with its bounds (public sides rounded
+    inwards to integers)."""
+    mode = "declared" if args.bins == "integers" else None
+    if args.bins is None and args.method in ("tree", "exponential"):
+        files = isinstance(values, treedp.FileSource)
+        query = treedp.build_query(  # public parameters only: nothing is read or charged
+            values,
+            column=args.column if files else None,
+            quantiles=0.5,
+            epsilon=args.epsilon,
+            bounds=settings["bounds"],
+            mechanism=args.method,
+            neighbours=settings["neighbours"],
+            nan=args.nan,
+        )
+        assert query.quantiles is not None
+        if query.quantiles.integer_mode == "column type":
+            mode = "column type"
+            settings = {**settings, "bins": "integers", "bounds": query.quantiles.bounds}
+    return {**settings, "integer_mode": mode}
 
 
 def _inputs(args: argparse.Namespace, settings: dict[str, Any]) -> Any:
@@ -253,7 +286,7 @@ def _median(
             **common,
         )
         return release.median(), f"tree, epsilon={args.epsilon}", release.bounds_warning()
-    if args.method == "exponential" and args.bins == "integers":
+    if args.method == "exponential" and settings["bins"] == "integers":
         res = treedp.quantiles(  # the exponential mechanism on the integers of [lo, hi]
             values,
             0.5,
@@ -309,7 +342,7 @@ def _median_private_bounds(
 ) -> tuple[Any, str, str | None]:
     """``--bounds private``: :func:`treedp.quantiles` at ``q = 0.5`` with the method fixed
     (it finds the bounds with a share of epsilon, releases in them, charges the total once)."""
-    integers = args.bins == "integers"
+    integers = settings["bins"] == "integers"
     result = treedp.quantiles(
         values,
         0.5,

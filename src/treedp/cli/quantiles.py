@@ -16,6 +16,7 @@ from treedp.cli._bounds import (
 )
 from treedp.cli._common import (
     SEEDED,
+    TYPED_LINE,
     UsageError,
     add_input_arguments,
     add_neighbours,
@@ -63,7 +64,9 @@ def register(sub: Any) -> None:
         "--bins",
         type=bins_arg,
         help="tree bins (--method tree or auto), or 'integers' for integer or count data (ages, "
-        "amounts in whole units): quantiles are then values of the domain",
+        "amounts in whole units): quantiles are then values of the domain; left out, a "
+        "column whose type is an integer type (Parquet, Arrow, a database) is read as "
+        "'integers', any other as continuous",
     )
     qs.add_argument(
         "--method",
@@ -91,7 +94,10 @@ def register(sub: Any) -> None:
     )
     add_seed_and_nan(qs, "missing values: error or drop")
     add_ledger_options(qs)
-    add_output(qs, " (keys: quantiles, method, bounds, epsilon_spent, neighbours, seeded, n)")
+    add_output(
+        qs,
+        " (keys: quantiles, method, bounds, epsilon_spent, neighbours, seeded, integer_mode, n)",
+    )
     qs.set_defaults(run=run)
 
 
@@ -176,12 +182,15 @@ def run(args: argparse.Namespace) -> None:
             epsilon_spent=result.epsilon_spent,
             neighbours=result.neighbours,
             seeded=result.seeded,
+            integer_mode=result.integer_mode,
         )
+        if result.integer_mode == "column type":  # from the schema, never the values
+            out.line(TYPED_LINE)
         if args.n == "private" or result.n_source == "private":
             out.line(_n_line(result))
             out.set(n={"source": result.n_source, "released": result.n_released})
         out.warn(result.bounds_warning)  # post-processing of the released stops
-        if result.method in ("recursive", "exponential") and args.bins is None:
+        if result.method in ("recursive", "exponential") and result.integer_mode is None:
             out.note(  # from public parameters only: the method, not the data
                 f"the {result.method} method reads the column as continuous; for integer or "
                 "count data (ages, counts, many tied values) add --bins integers."

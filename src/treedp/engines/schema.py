@@ -18,7 +18,7 @@ from treedp._validation import must
 from treedp.engines.sql import sql_kinds
 from treedp.exceptions import InvalidTypeError
 
-__all__ = ["column_kind", "schema_kinds"]
+__all__ = ["column_kind", "integer_typed", "schema_kinds"]
 
 
 def schema_kinds(table: Any) -> dict[str, str | None] | None:
@@ -89,6 +89,26 @@ def column_kind(values: Any, column: str | None = None) -> str | None:
     if _root(values) == "polars":
         return _polars_kind(dtype)
     return _numpy_kind(dtype)
+
+
+def integer_typed(values: Any, column: str | None = None) -> bool:
+    """Whether a column's declared type is an integer type: the kind :func:`column_kind`
+    reads (the rule :func:`treedp.profile` types its columns by), and for a database query
+    of one column (``column`` None) that column's type.
+
+    Signed and unsigned integers of every width, nullable ones included (pandas ``Int64``,
+    Arrow and polars integers with nulls, SQL ``INTEGER`` / ``BIGINT``). Booleans are not
+    integers here (the value methods refuse them: convert them to 0/1 integers to declare
+    them); lists, object arrays, CSV files and SQLite queries have no declared type, so they
+    are not. Nothing is read from the values: a float column of whole numbers is a float
+    column.
+    """
+    kind = column_kind(values, column)
+    if kind is None and column is None:  # one column of a database query or DuckDB relation
+        kinds = sql_kinds(values)
+        if kinds is not None and len(kinds) == 1:
+            kind = next(iter(kinds.values()))
+    return kind == "integer"
 
 
 def _paths(x: Any) -> bool:

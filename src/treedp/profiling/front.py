@@ -25,12 +25,13 @@ from __future__ import annotations
 
 import math
 import threading
+import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from decimal import ROUND_DOWN, Decimal
 from typing import Any
 
-from treedp._validation import must
+from treedp._validation import held_warnings, must, user_stacklevel
 from treedp.budget import check_epsilon
 from treedp.engines.sql.source import sql_input
 from treedp.exceptions import BudgetExceededError, InvalidParameterError, InvalidTypeError
@@ -286,13 +287,15 @@ def _run_all(
     sync = _Sync(threading.Event(), threading.Condition())
     results: list[Any] = [None] * k
     errors: list[BaseException | None] = [None] * k
+    held: list[list[tuple[str, type[Warning]]]] = [[] for _ in range(k)]
 
     def work(i: int) -> None:
         own = plan[i].query.accountant
         assert own is not None
         gated = _Gated(own, arrived, sync, i)
         try:
-            results[i] = run(_with_accountant(plan[i].query, gated))
+            with held_warnings() as held[i]:  # emitted below, on the caller's thread
+                results[i] = run(_with_accountant(plan[i].query, gated))
             if not gated.charged:  # every release charges once; never wait for a lost one
                 raise RuntimeError("a profile column finished without its charge")
         except BaseException as error:
@@ -323,6 +326,11 @@ def _run_all(
     for error in errors:
         if error is not None and not isinstance(error, threading.BrokenBarrierError):
             raise error
+    for column, kept in zip(plan, held, strict=True):  # in column order, at the user's call
+        named = f"Column '{column.name}': "  # a mapping's column is run without its name
+        for message, category in kept:
+            text = message if message.startswith(named) else named + message
+            warnings.warn(text, category, stacklevel=user_stacklevel())
     return results
 
 

@@ -502,8 +502,9 @@ class Release(IntervalQueries):
         return polars_frame(self.to_arrays(level=level), "Release.to_polars")
 
     def bounds_warning(self, *, share: float | None = None) -> str | None:
-        """A warning when the bounds look too narrow, else None:
-        :func:`treedp.report.tables.bounds_warning`."""
+        """A warning when much released mass sits in an end bin (clamped records, a point
+        mass at a bound, or bounds much wider than the data: the counts cannot tell which),
+        else None: :func:`treedp.report.tables.bounds_warning`."""
         warning: str | None = view("bounds_warning")(self, share=share)
         return warning
 

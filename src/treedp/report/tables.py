@@ -107,11 +107,16 @@ def _frame(columns: dict[str, Any], what: str, instead: str) -> Any:
 
 
 def bounds_warning(release: Release, *, share: float | None = None) -> str | None:
-    """A warning when the bounds look too narrow, else None (post-processing, no cost).
+    """A warning when much released mass sits in an end bin, else None (post-processing, no
+    cost).
 
-    Values outside the bounds are clamped into the end bins, so an end bin holding much of the
-    released mass suggests bounds narrower than the data. Privately found bounds also warn
-    when a scan ran off the public grid or too few records were released for its allowance.
+    Values outside the bounds are clamped into the end bins, but the released counts cannot
+    tell clamped records from records that lie in the end bin: an end bin holding much of
+    the mass means clamped records (bounds too narrow), a point mass at the bound (many
+    records equal to it, such as zeros at a lower bound of 0), or bounds much wider than the
+    data (all of it in the first or last few bins). The text says what the release shows and
+    what to do in each case. Privately found bounds also warn when a scan ran off the public
+    grid or too few records were released for its allowance.
 
     Parameters
     ----------
@@ -127,7 +132,7 @@ def bounds_warning(release: Release, *, share: float | None = None) -> str | Non
     >>> rel = treedp.release_counts([0, 1, 2, 0, 0, 0, 1, 0, 0, 900], epsilon=1.0,
     ...                              rng=treedp.InsecureSeededSource(1))
     >>> print(rel.bounds_warning())  # doctest: +ELLIPSIS
-    The last bin holds ...% of the released mass: values above the upper bound may ...
+    The last bin holds ...% of the released mass. The counts cannot tell why; it can ...
     """
     counts = release.consistent_counts
     n_hat = float(counts[-1])
@@ -148,13 +153,36 @@ def bounds_warning(release: Release, *, share: float | None = None) -> str | Non
     if n_bins < 3 or not n_hat > 0:
         return None
     per_bin = np.diff(counts)
-    ends = [("first", "below the lower", per_bin[0]), ("last", "above the upper", per_bin[-1])]
-    found = [(name, side, c / n_hat) for name, side, c in ends if c / n_hat > limit]
+    ends = [("first", "lower", "below", per_bin[0]), ("last", "upper", "above", per_bin[-1])]
+    found = [(name, bound, side, c / n_hat) for name, bound, side, c in ends if c / n_hat > limit]
     if not found:
         return None
-    parts = "; ".join(
-        f"The {name} bin holds {100 * frac:.0f}% of the released mass: values {side} bound "
-        "may have been clamped into it"
-        for name, side, frac in found
+    return end_mass_text(found, release.bins.discrete)
+
+
+def end_mass_text(found: list[tuple[str, str, str, float]], discrete: bool = False) -> str:
+    """The warning for end bins holding much released mass: ``(bin, bound, side, share)``
+    per end (``("first", "lower", "below", 0.92)``), shares of the released total;
+    ``discrete``: one bin per integer (a quantile in a point mass is then the bound)."""
+    if len(found) == 1:
+        (name, bound, side, frac) = found[0]
+        held = f"The {name} bin holds {100 * frac:.0f}% of the released mass"
+        beyond, at = f"records {side} the {bound} bound", f"the {bound} bound"
+    else:
+        held = (
+            f"The first bin holds {100 * found[0][3]:.0f}% and the last bin "
+            f"{100 * found[1][3]:.0f}% of the released mass"
+        )
+        beyond, at = "records beyond a bound", "a bound"
+    mass = (
+        "the bounds can stay"
+        if discrete
+        else "the bounds can stay; on integer data bins='integers' answers the bound "
+        "instead of interpolating across the bin"
     )
-    return f"{parts}. The bounds look too narrow; quantiles near that end are unreliable."
+    return (
+        f"{held}. The counts cannot tell why; it can mean {beyond} clamped into it (widen the "
+        f"bounds, or use bounds='private'), many records at {at} itself (a point mass such "
+        f"as zeros: {mass}), or bounds much wider than the data (narrow them, or use more "
+        "bins, for finer quantiles)."
+    )
