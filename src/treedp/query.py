@@ -176,9 +176,7 @@ def build_query(
     Query
         Run it with :func:`treedp.run_query`; a refusal names the argument and what is allowed.
     """
-    # a record-level query (no privacy unit; quantiles) is refused by an accountant of another
-    # unit here, before anything is read; a person-level one when its spend is checked
-    check_accountant(accountant, unit="record" if privacy_unit is None else None)
+    check_accountant(accountant, unit="record" if privacy_unit is None else None)  # read nothing
     if quantiles is not None:
         extras = {
             "edges": edges, "plan": plan, "privacy_unit": privacy_unit,
