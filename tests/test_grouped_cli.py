@@ -93,7 +93,10 @@ def test_release_on_every_file_form_gives_the_same_counts(tmp_path: Path, capsys
     assert np.ptp(sizes, axis=0).max() < 60
     assert main(["query", str(tmp_path / "parquet.tdp"), "--quantiles", "0.5"]) == 0
     lines = capsys.readouterr().out.splitlines()
-    assert lines[0] == "state,query,argument,value" and len(lines) == 1 + 3 + 1
+    assert lines[0] == "state,query,argument,value,n_hat,low_signal"
+    assert len(lines) == 1 + 3 + 2  # and WY (no rows) flagged: the note line
+    assert lines[3].startswith("WY,") and lines[3].endswith(",True")
+    assert lines[4].startswith("# low_signal: ")
 
 
 def test_integer_keys_from_text_and_gaussian_budget(tmp_path: Path, capsys) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
 import pytest
@@ -86,6 +87,34 @@ def test_approx_target_takes_the_better_of_pure_and_zcdp() -> None:
         X, Q, epsilon=None, privacy=target, bounds="private", rng=InsecureSeededSource(4)
     )
     assert isinstance(few.guarantee, treedp.PureDP) and few.guarantee.epsilon <= 1.0
+
+
+@pytest.mark.parametrize(
+    ("target", "named"),
+    [
+        (ZCDP(0), "'rho'"),
+        (ZCDP(5000.0), "'rho'"),
+        (ZCDP(1e-9), "'rho'"),
+        (ApproxDP(0.0, 1e-6), "'epsilon'"),
+        (ApproxDP(1.0, 0.5), "'delta'"),
+    ],
+)
+def test_a_target_out_of_range_names_its_own_parameter(target: Any, named: str) -> None:
+    """``quantiles(epsilon=None, privacy=ZCDP(0))`` named 'epsilon' (the ε standing in for
+    the target in the choice rules); it names 'rho', by release_cdf's rule, and the same
+    ranges hold for both (before, ZCDP(1e-9) and a δ of 0.5 were taken by quantiles)."""
+    acc = treedp.Accountant(ZCDP(1.0))
+    calls = (
+        lambda: treedp.quantiles(X, Q, epsilon=None, privacy=target, bounds=(0, 1e6),
+                                 accountant=acc),
+        lambda: treedp.release_cdf(X, bins=64, epsilon=None, privacy=target, bounds=(0, 1e6),
+                                   accountant=acc),
+    )  # fmt: skip
+    for call in calls:
+        with pytest.raises(InvalidParameterError) as err:
+            call()
+        assert named in str(err.value)
+    assert not acc.history
 
 
 def test_refusals_before_anything_is_charged() -> None:

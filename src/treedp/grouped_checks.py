@@ -11,14 +11,16 @@ from typing import Any
 
 from treedp._validation import check_real, must
 from treedp.budget import check_epsilon
+from treedp.engines.key_types import key_kind
 from treedp.engines.keys import check_keys
 from treedp.exceptions import InvalidParameterError, InvalidTypeError
+from treedp.grouped_columns import Lazy
 from treedp.mechanisms.registry import REGISTRY
 from treedp.privacy.measures import ZCDP, ApproxDP, Measure, PureDP
 from treedp.spec import rho_for_approx_dp
 from treedp.value_methods._column import check_delta
 
-__all__ = ["grouped_budget", "key_plan", "refuse_unless_per_group"]
+__all__ = ["check_key_types", "grouped_budget", "key_plan", "refuse_unless_per_group"]
 
 
 def refuse_unless_per_group(name: Any) -> None:
@@ -99,3 +101,38 @@ def key_plan(
             )
         the_keys = None
     return the_keys, eps_sel, delta
+
+
+def check_key_types(
+    data: Any, by: Sequence[str], by_columns: Sequence[Any], keys: tuple[Any, ...] | None
+) -> None:
+    """Refuse public keys whose type no value of their ``by`` column's schema type can equal.
+
+    Text keys for a column of a number type, or number keys (int, float, bool) for a column
+    of a text type, match no record: every key would be released as noise, and its budget
+    spent. The column's type is public (the schema: :func:`treedp.engines.key_types.key_kind`,
+    the same rule on every engine); a column whose schema says neither (CSV, SQLite, pandas
+    ``object``) is not checked. No value is read.
+
+    Raises
+    ------
+    InvalidTypeError
+        Naming ``keys``, the column and its type (the keys are public parameters).
+    """
+    if keys is None or not by:
+        return
+    for j, (name, col) in enumerate(zip(by, by_columns, strict=True)):
+        kind = key_kind(data, name) if isinstance(col, Lazy) else key_kind(col)
+        if kind is None:
+            continue
+        parts = [k[j] if isinstance(k, tuple) else k for k in keys]
+        wrong = [k for k in parts if isinstance(k, str) != (kind == "text")]
+        if wrong:
+            shown = ", ".join(repr(k) for k in wrong[:5]) + (", ..." if len(wrong) > 5 else "")
+            want = "str keys" if kind == "text" else "number keys (int or float)"
+            article = "an" if kind == "integer" else "a"
+            raise InvalidTypeError(
+                f"The 'keys' parameter holds {shown}, but the 'by' column '{name}' has "
+                f"{article} {kind} type in the data's schema: no record could match such a "
+                f"key, and nothing was spent. Give {want}."
+            )

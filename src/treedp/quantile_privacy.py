@@ -30,6 +30,7 @@ import numpy as np
 from treedp.exceptions import InvalidParameterError, InvalidTypeError
 from treedp.privacy.measures import ZCDP, ApproxDP, Measure, PureDP, zcdp_to_epsilon
 from treedp.privacy.spend import SpendRecord
+from treedp.spec import check_target
 
 __all__ = ["calibrate", "check_privacy", "equivalent_epsilon", "spend_record"]
 
@@ -43,7 +44,9 @@ def check_privacy(epsilon: Any, privacy: Any) -> tuple[float | None, Measure | N
     Raises
     ------
     InvalidParameterError
-        Both or neither given, or ``ApproxDP`` with ``δ = 0`` (give ``epsilon``).
+        Both or neither given, ``ApproxDP`` with ``δ = 0`` (give ``epsilon``), or a target
+        out of range (:func:`treedp.spec.check_target`, as for :func:`treedp.release_cdf`:
+        a ``ZCDP`` names ``'rho'``).
     InvalidTypeError
         ``privacy`` is not a measure.
     """
@@ -69,7 +72,7 @@ def check_privacy(epsilon: Any, privacy: Any) -> tuple[float | None, Measure | N
         raise InvalidParameterError(
             "The 'privacy' parameter: ApproxDP with delta=0 is pure DP; give 'epsilon'."
         )
-    return None, privacy
+    return None, check_target(privacy)  # 'rho' named for ZCDP, as release_cdf does
 
 
 def _rho_for(target: ApproxDP) -> float:

@@ -24,7 +24,12 @@ from treedp.engines.dispatch import check_local_engine, pick_engine
 from treedp.engines.progress import wants_progress
 from treedp.engines.schema import integer_typed
 from treedp.exceptions import InvalidParameterError, InvalidTypeError
-from treedp.grouped_checks import grouped_budget, key_plan, refuse_unless_per_group
+from treedp.grouped_checks import (
+    check_key_types,
+    grouped_budget,
+    key_plan,
+    refuse_unless_per_group,
+)
 from treedp.noise import RandomSource
 from treedp.noise.rng import check_source
 from treedp.options import MechanismOptions, PrivacyUnit, PrivateBounds
@@ -444,6 +449,7 @@ def _grouping(
             "which needs 'by'; without it the release is pure epsilon-DP."
         )
     the_keys, eps_sel, delta = key_plan(keys, len(by_cols), delta, selection_epsilon, epsilon)
+    check_key_types(data, by_names, by_cols, the_keys)  # from the schema, no value read
     factor, _ = bounds.sensitivity(neighbours)
     record_level: tuple[float | None, Measure | None]
     if rho is None:

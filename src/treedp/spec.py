@@ -35,6 +35,7 @@ __all__ = [
     "MAX_DELTA",
     "NAN_POLICIES",
     "ReleaseSpec",
+    "check_target",
     "make_spec",
     "rho_for_approx_dp",
 ]
@@ -119,7 +120,7 @@ class ReleaseSpec:
                     "guarantee such as treedp.ZCDP(rho) or treedp.ApproxDP(epsilon, delta)), "
                     "not both."
                 )
-            put(self, "privacy", _check_privacy(self.privacy))
+            put(self, "privacy", check_target(self.privacy))
             if isinstance(self.privacy, PureDP):
                 put(self, "epsilon", check_epsilon(self.privacy.epsilon))
             elif isinstance(self.privacy, ZCDP):
@@ -245,8 +246,9 @@ def _budgets(value: Any) -> tuple[float, ...]:
     return tuple(check_real(b, "level_budgets", lo=0.0) for b in value)
 
 
-def _check_privacy(value: Any) -> Measure:
-    """A target guarantee: type, ``ρ > 0`` and ``δ`` in ``(0, MAX_DELTA]`` checked."""
+def check_target(value: Any) -> Measure:
+    """A target guarantee: type, ``ρ`` (named 'rho') in ``[MIN_RHO, MAX_RHO]``, ``ε`` and
+    ``δ`` in ``(0, MAX_DELTA]`` checked: the one rule of every entry point's ``privacy=``."""
     if not isinstance(value, PureDP | ZCDP | ApproxDP):
         raise InvalidTypeError(
             must(

@@ -3,6 +3,7 @@ read, the same figures as :func:`treedp.predict_error`, and one-line usage error
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -22,6 +23,48 @@ def test_per_key_error_is_predict_error_s(tmp_path: Path, capsys: pytest.Capture
     assert f"expected CDF error (RMSE): {pred.rmse:.4g} records" in out
     assert f"2,000 records: off by about {pred.rmse / 2000:.3g}" in out
     assert "sensitivity 50" in out and "keys: 3" in out
+
+
+def test_headline_json_and_quiet_are_each_keys_tree(
+    tmp_path: Path, capsys: pytest.CaptureFixture
+) -> None:
+    """With contribution bounds the plan is that of each key's tree at the person's budget
+    over the sensitivity (as a release makes it): the headline, ``predicted`` and ``--quiet``
+    were the one-row-per-person plan (±9.64 where each key's tree has ±192.7)."""
+    keys = tmp_path / "keys.txt"
+    keys.write_text("AA\nUA\n")
+    args = ["plan", "--bins", "1024", "--epsilon", "1", "--max-contributions", "20"]
+    args += ["--keys", str(keys), "--sizes", "500", "20000"]
+    unit = treedp.PrivacyUnit("person", max_contributions=20)
+    pred = treedp.predict_error(1024, epsilon=1.0, privacy_unit=unit, keys=["AA", "UA"])
+    record = treedp.plan(1024, epsilon=1.0)
+    assert main(args) == 0
+    out = capsys.readouterr().out
+    headline = next(line for line in out.splitlines() if "expected CDF error:" in line)
+    assert f"±{pred.rmse:.3g} records" in headline
+    assert f"±{record.cdf_rmse:.3g} " not in out
+    assert "sensitivity 20: 0.05 per record" in out
+    assert main([*args, "--format", "json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["predicted"] == pytest.approx(pred.mean_cdf_mse, rel=1e-9)
+    assert doc["person"] == {
+        "unit": "person:person", "sensitivity": 20, "tree_budget": pred.tree_budget,
+        "epsilon": 1.0,
+    }  # fmt: skip
+    assert [row["key"] for row in doc["per_key"]] == ["AA", "UA"]
+    row = doc["per_key"][0]
+    assert row["cdf_rmse"] == pytest.approx(pred.rmse)
+    assert row["quantile_error"] == [
+        {"n_assumed": 500, "level_error": pytest.approx(pred.quantile_error(500))},
+        {"n_assumed": 20000, "level_error": pytest.approx(pred.quantile_error(20000))},
+    ]
+    assert main([*args, "--quiet"]) == 0
+    mechanism, _, budgets = capsys.readouterr().out.split()
+    assert (
+        mechanism == doc["mechanism"]
+        and budgets.split(",")[-1] == f"{doc['level_budgets'][-1]:.6g}"
+    )
+    assert float(budgets.split(",")[-1]) <= pred.tree_budget + 1e-12  # the tree's, not 1.0
 
 
 def test_without_bounds_plan_prints_no_per_key_block(capsys: pytest.CaptureFixture) -> None:

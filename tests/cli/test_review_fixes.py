@@ -176,7 +176,7 @@ def test_grouped_query_ci_gives_each_keys_intervals(
     assert float(median["high"]) == pytest.approx(float(qhigh))
     # without --ci: no interval columns; --level alone is refused as for a plain release
     assert main(["query", str(out), "--key", "CA", "--median"]) == 0
-    assert capsys.readouterr().out.splitlines()[0] == "state,query,argument,value"
+    assert capsys.readouterr().out.splitlines()[0] == "state,query,argument,value,n_hat,low_signal"
     assert main(["query", str(out), "--key", "CA", "--median", "--level", "0.9"]) == 2
     assert "add --ci" in _error(capsys)
 
@@ -433,7 +433,7 @@ def test_grouped_query_text_format_is_one_line_per_answer(
     assert len(count.split(".")[1]) == 1  # one decimal
     assert lines[1].startswith("state=CA: quantile(0.5) = ")
     assert main(argv) == 0
-    assert capsys.readouterr().out.splitlines()[0] == "state,query,argument,value"
+    assert capsys.readouterr().out.splitlines()[0] == "state,query,argument,value,n_hat,low_signal"
 
 
 def test_info_is_not_silently_dropped_or_combined(

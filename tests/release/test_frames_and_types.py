@@ -116,8 +116,8 @@ def test_grouped_frames_have_the_same_columns() -> None:
     )
     assert isinstance(gr, treedp.GroupedRelease)
     frame, polars_frame = gr.to_frame([0.5, 0.9]), gr.to_polars([0.5, 0.9])
-    assert list(frame.columns) == polars_frame.columns  # the by column, q, value
-    assert polars_frame.shape == frame.shape == (4, 3)
+    assert list(frame.columns) == polars_frame.columns  # by, q, value, n_hat, low_signal
+    assert polars_frame.shape == frame.shape == (4, 5)
     assert polars_frame["value"].to_list() == frame["value"].tolist()
     assert type(gr.cdf(40)["CA"]) is float and _is_floats(gr.cdf([40])["CA"], (1,))
 

@@ -188,7 +188,8 @@ def test_several_by_columns_and_tuple_keys_round_trip(tmp_path) -> None:
     table = back.table([0.5])
     assert table["state"] == ["CA", "CA", "NY"] and table["sex"] == ["F", "M", "F"]
     frame = back.to_frame([0.25, 0.75])
-    assert list(frame.columns) == ["state", "sex", "q", "value"] and len(frame) == 6
+    assert list(frame.columns) == ["state", "sex", "q", "value", "n_hat", "low_signal"]
+    assert len(frame) == 6
 
 
 def test_file_is_checksummed_and_validated(tmp_path) -> None:
@@ -408,7 +409,11 @@ def test_cli_release_and_query_grouped(tmp_path, capsys) -> None:
     assert "3 groups" in capsys.readouterr().out
     assert main(["query", str(out), "--quantiles", "0.5", "0.9"]) == 0
     lines = capsys.readouterr().out.splitlines()
-    assert lines[0] == "state,query,argument,value" and len(lines) == 1 + 6 + 1
+    assert lines[0] == "state,query,argument,value,n_hat,low_signal"
+    assert len(lines) == 1 + 6 + 2  # the low-signal note (ZZ has no rows), SEEDED
+    zz = [line.split(",") for line in lines[1:7] if line.startswith("ZZ")]
+    assert len(zz) == 2 and all(row[-1] == "True" for row in zz)  # no rows: flagged
+    assert lines[7].startswith("# low_signal: ")
     assert main(["query", str(out), "--cdf", "40", "--key", "NY", "--format", "json"]) == 0
     doc = json.loads(capsys.readouterr().out)
     assert doc["seeded"] and doc["unit"] == "person:person_id"

@@ -17,13 +17,8 @@ from treedp.cli import main
 pytest.importorskip("matplotlib", reason="the treedp[plot] extra (matplotlib) is not installed")
 
 from tests.report.test_html import Page
-from treedp.report.grouped import (
-    FLAG_SHARE,
-    grouped_guarantee_rows,
-    low_signal,
-    median_stderr,
-    render_grouped_report,
-)
+from treedp.release.signal import FLAG_SHARE, low_signal, median_stderr
+from treedp.report.grouped import grouped_guarantee_rows, render_grouped_report
 
 CARRIERS = ("AA", "UA", "DL", "B6", "OO")
 

@@ -275,6 +275,18 @@ def bins_arg(text: str) -> int | str:
         ) from None
 
 
+def bound_arg(text: str) -> int | str:
+    """A contribution bound: an int, or ``auto`` (chosen privately by the library)."""
+    if text == "auto":
+        return text
+    try:
+        return int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"expected a positive integer or 'auto', not {text!r}"
+        ) from None
+
+
 def add_neighbours(
     parser: argparse.ArgumentParser,
     help: str = "neighbour relation (default: add_remove)",

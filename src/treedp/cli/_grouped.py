@@ -86,8 +86,20 @@ def wrote_grouped(args: argparse.Namespace, grouped: Any) -> str:
         + collision_text(grouped)
         + approx_reading(grouped.guarantee, args.delta)
         + f" for unit {grouped.unit if per_key else grouped.unit.label} "
-        f"({grouped.neighbours}){SEEDED if grouped.seeded else ''}"
+        f"({grouped.neighbours}){_chosen(grouped)}{SEEDED if grouped.seeded else ''}"
     )
+
+
+def _chosen(grouped: Any) -> str:
+    """``--max-contributions auto``: the bound chosen and the budget its choice took."""
+    choice = getattr(grouped, "bound_choice", None)
+    if not choice:
+        return ""
+    name = next(n for n in ("max_contributions_per_group", "max_contributions") if n in choice)
+    value = grouped.bounds.describe().get(name)
+    unit = "epsilon" if "epsilon_spent" in choice else "rho"
+    spent = float(choice.get(f"{unit}_spent", 0.0))
+    return f"; {option_of(name)} {value} chosen privately (auto, {unit}={spent:.6g} of the budget)"
 
 
 def grouped_info(grouped: Any) -> dict[str, str]:
@@ -115,7 +127,9 @@ def grouped_info(grouped: Any) -> dict[str, str]:
         **target_entry(grouped),
         "privacy unit": "one row is one person"
         if unit is None
-        else f"a person (--privacy-unit {unit})" + (f": {', '.join(limits)}" if limits else ""),
+        else f"a person (--privacy-unit {unit})"
+        + (f": {', '.join(limits)}" if limits else "")
+        + _chosen(grouped),
         "keys": f"{len(grouped)}, {chosen}",
     }
     if len(grouped):

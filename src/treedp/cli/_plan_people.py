@@ -35,11 +35,13 @@ def add_people(parser: Any) -> None:
     )
 
 
-def people_lines(args: argparse.Namespace) -> list[str]:
-    """The per-key error lines (none without contribution bounds or keys)."""
+def person_prediction(args: argparse.Namespace) -> tuple[Any, list[Any] | None] | None:
+    """:func:`treedp.predict_error` of each key's tree for the bounds and keys given, and the
+    keys (None without keys); None without contribution bounds or keys. Checked before
+    anything is printed."""
     bounds = (args.max_contributions, args.max_groups, args.max_contributions_per_group)
     if bounds == (None, None, None) and args.keys is None:
-        return []
+        return None
     keys = None if args.keys is None else read_keys(args.keys, 1)
     unit = None
     if bounds != (None, None, None):
@@ -54,11 +56,29 @@ def people_lines(args: argparse.Namespace) -> list[str]:
     pred = treedp.predict_error(
         args.bins, **budget_from(args), neighbours=args.neighbours, privacy_unit=unit, keys=keys
     )
+    return pred, keys
+
+
+def tree_budget(args: argparse.Namespace, pred: Any) -> dict[str, Any]:
+    """The budget keyword of each key's tree: the person's over the sensitivity (``ε/Δ``, or
+    ``ρ/L2²`` for Gaussian noise) with contribution bounds, else the person's own."""
+    if pred is None or pred.tree_budget is None:
+        return budget_from(args)
+    if "epsilon" in budget_from(args):
+        return {"epsilon": pred.tree_budget}
+    return {"privacy": treedp.ZCDP(pred.tree_budget)}
+
+
+def people_lines(args: argparse.Namespace, found: tuple[Any, list[Any] | None] | None) -> list[str]:
+    """The per-key lines below the plan (none without contribution bounds or keys)."""
+    if found is None:
+        return []
+    pred, keys = found
     lines = ["  per key (every key's tree is the same; the budget is the person's):"]
-    if unit is not None:
+    if pred.tree_budget is not None:
         lines.append(
             f"    sensitivity {pred.sensitivity} (records one person moves per level), "
-            f"each tree at {pred.tree_budget:.6g} per record"
+            f"each tree at {pred.tree_budget:.6g} per record: the plan above"
         )
     lines.append(f"    expected CDF error (RMSE): {pred.rmse:.4g} records")
     for n in args.sizes or SIZES:
@@ -70,3 +90,23 @@ def people_lines(args: argparse.Namespace) -> list[str]:
         lines.append(f"    keys: {len(keys)} from the keys file")
     lines.append("    rows beyond the bounds are dropped first: a bias not counted here")
     return lines
+
+
+def per_key_rows(
+    args: argparse.Namespace, found: tuple[Any, list[Any] | None]
+) -> list[dict[str, Any]]:
+    """``--format json``'s ``per_key``: one object per key (one with ``key`` None without
+    keys): its CDF error in records, and the quantile error at each assumed size."""
+    pred, keys = found
+    sizes = list(args.sizes or SIZES)
+    return [
+        {
+            "key": key,
+            "cdf_rmse": pred.rmse,
+            "worst_prefix_rmse": pred.max_cdf_variance**0.5,
+            "quantile_error": [
+                {"n_assumed": n, "level_error": pred.quantile_error(n)} for n in sizes
+            ],
+        }
+        for key in (keys if keys is not None else [None])
+    ]

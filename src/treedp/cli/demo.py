@@ -86,7 +86,7 @@ def _demo(total_epsilon: float, path: Path) -> dict[str, Any]:
                 + ", ".join(map(str, release.branching))
                 + " from the root down"
                 if release.branching
-                else "a flat histogram"
+                else release.mechanism.summary or f"mechanism {release.mechanism.name}"
             )
             print(
                 f"{column}: {release.bins.n_bins} bins, mechanism {release.mechanism.name} "

@@ -7,9 +7,15 @@ import dataclasses
 from typing import Any
 
 import treedp
-from treedp.cli._common import UsageError, add_budget, add_neighbours, budget_from
+from treedp.cli._common import UsageError, add_budget, add_neighbours
 from treedp.cli._output import add_output, output_of
-from treedp.cli._plan_people import add_people, people_lines
+from treedp.cli._plan_people import (
+    add_people,
+    people_lines,
+    per_key_rows,
+    person_prediction,
+    tree_budget,
+)
 
 __all__ = ["register", "run", "workload_from"]
 
@@ -47,11 +53,12 @@ def register(sub: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> None:
-    """Run ``treedp plan`` with the parsed arguments."""
-    people = people_lines(args)  # checked before anything is printed
+    """Run ``treedp plan`` with the parsed arguments: with contribution bounds, the plan of
+    each key's tree (at the person's budget over the sensitivity), as a release makes it."""
+    found = person_prediction(args)  # checked before anything is printed
     chosen = treedp.plan(
         args.bins,
-        **budget_from(args),
+        **tree_budget(args, None if found is None else found[0]),
         neighbours=args.neighbours,
         n=args.n,
         objective=args.objective,
@@ -62,6 +69,12 @@ def run(args: argparse.Namespace) -> None:
         out.line("", chosen.mechanism)
         out.line("", ",".join(map(str, chosen.branching)))
         out.line("", ",".join(f"{b:.6g}" for b in chosen.level_budgets))
+    if found is not None and found[0].tree_budget is not None:
+        pred = found[0]
+        out.line(
+            f"each key's tree, for the person's budget ({_budget_text(args)}) over sensitivity "
+            f"{pred.sensitivity}: {pred.tree_budget:.6g} per record"
+        )
     out.line(chosen.describe())
     out.line("  compared:")
     for candidate in chosen.alternatives[:8]:
@@ -75,12 +88,29 @@ def run(args: argparse.Namespace) -> None:
     fields["alternatives"] = [
         {f.name: getattr(c, f.name) for f in dataclasses.fields(c)} for c in chosen.alternatives
     ]
-    for line in people:
+    for line in people_lines(args, found):
         out.line(line)
-    if people:  # the per-key error lines of contribution bounds, as text
-        fields["per_key"] = [line.strip() for line in people[1:]]
+    if found is not None:  # each key's figures, as data
+        pred = found[0]
+        fields["person"] = {
+            "unit": pred.unit,
+            "sensitivity": pred.sensitivity,
+            "tree_budget": pred.tree_budget,
+            **budget_json(args),
+        }
+        fields["per_key"] = per_key_rows(args, found)
     out.set(**fields)
     out.finish()
+
+
+def _budget_text(args: argparse.Namespace) -> str:
+    return ", ".join(f"{k}={v:g}" for k, v in budget_json(args).items())
+
+
+def budget_json(args: argparse.Namespace) -> dict[str, float]:
+    """The person's budget as given on the command line."""
+    given = {"epsilon": args.epsilon, "delta": args.delta, "rho": args.rho}
+    return {k: float(v) for k, v in given.items() if v is not None}
 
 
 def workload_from(text: str | None) -> str | list[Any] | None:

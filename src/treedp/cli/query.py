@@ -295,8 +295,11 @@ def _key_answers(release: Any, args: argparse.Namespace) -> list[list[Any]]:
     return rows
 
 
-def _grouped_line(label: str, row: list[Any], ci: bool, level: float) -> str:
-    """One answer of a key for people: counts with one decimal, quantile values to 6 digits."""
+def _grouped_line(
+    label: str, row: list[Any], ci: bool, level: float, signal: tuple[float, bool]
+) -> str:
+    """One answer of a key for people: counts with one decimal, quantile values to 6 digits;
+    a quantile with the key's n̂, and marked when the key has too little signal."""
     query, arg, value, se, low, high = row
     show = fmt if query == "quantile" else fmt_count
     name = {"range_count": "range"}.get(query, query)
@@ -304,7 +307,16 @@ def _grouped_line(label: str, row: list[Any], ci: bool, level: float) -> str:
     if ci:
         spread = f"se {fmt(se)}, " if se is not None else ""
         text += f" ({spread}{level:g} interval [{show(low)}, {show(high)}])"
+    n_hat, flag = signal
+    if query == "quantile" or flag:
+        text += f"  [n̂ {fmt_count(n_hat)}{': too little signal' if flag else ''}]"
     return text
+
+
+_FLAG_NOTE = (
+    "n̂ <= 0, or the CDF's standard error at the median above 5% of n̂ (a public key with "
+    "no records is released as noise): its quantiles are unreliable"
+)
 
 
 def _cell(value: Any) -> Any:
@@ -342,14 +354,17 @@ def _run_grouped(args: argparse.Namespace, level: float) -> None:
     rows = []
     lines = []  # --format text: one line per answer
     width = 6 if args.ci else 3  # query, argument, value (stderr, low, high)
+    n_hat, flags = grouped.n(), grouped.low_signal()  # the HTML report's rule
     for key in keys:
         parts = key if isinstance(key, tuple) else (key,)
         label = ", ".join(f"{b}={p}" for b, p in zip(grouped.by, parts, strict=False)) or "all"
+        signal = (n_hat[key], flags[key])
         for row in _key_answers(grouped[key], args):
-            rows.append([*parts, *row[:2], *map(_cell, row[2:width])])
-            lines.append(_grouped_line(label, row, args.ci, level))
+            rows.append([*parts, *row[:2], *map(_cell, row[2:width]), _cell(signal[0]), signal[1]])
+            lines.append(_grouped_line(label, row, args.ci, level, signal))
     header = [*grouped.by, "query", "argument", "value"]
     header += ["stderr", "low", "high"] if args.ci else []
+    header += ["n_hat", "low_signal"]
     if args.format == "json":
         out = {
             "seeded": grouped.seeded,
@@ -361,10 +376,12 @@ def _run_grouped(args: argparse.Namespace, level: float) -> None:
         print(json.dumps(out))
     elif args.quiet:
         for row in rows:
-            print(" ".join(bare(c) for c in row[len(grouped.by) + 2 :]))
+            print(" ".join(bare(c) for c in row[len(grouped.by) + 2 : -2]))
     elif args.format == "text":
         for line in lines:
             print(line)
+        if any(flags[k] for k in keys):
+            print(f"too little signal: {_FLAG_NOTE}")
         if grouped.seeded:
             print("[SEEDED: not for publication]")
     else:
@@ -373,5 +390,7 @@ def _run_grouped(args: argparse.Namespace, level: float) -> None:
         writer.writerows(rows)
         if args.ci:
             print(f"# {level:g} intervals; count intervals include within-bin uncertainty")
+        if any(flags[k] for k in keys):
+            print(f"# low_signal: {_FLAG_NOTE}")
         if grouped.seeded:
             print("# SEEDED: not for publication")

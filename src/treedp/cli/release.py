@@ -15,6 +15,7 @@ from treedp.cli._common import (
     add_neighbours,
     add_seed_and_nan,
     bins_arg,
+    bound_arg,
     budget_from,
     csv_delimiter,
     option_of,
@@ -116,10 +117,20 @@ def register(sub: Any) -> None:
         help="with --by and no --keys: select keys privately at this delta",
     )
     rel.add_argument("--privacy-unit", metavar="COL", help="the person-id column")
-    rel.add_argument("--max-contributions", type=int, help="rows kept per person")
+    rel.add_argument(
+        "--max-contributions",
+        type=bound_arg,
+        metavar="K|auto",
+        help="rows kept per person; 'auto': chosen privately with 10%% of the budget "
+        "(files; not --db), the choice stated in the release",
+    )
     rel.add_argument("--max-groups", type=int, help="groups per person (with --by)")
     rel.add_argument(
-        "--max-contributions-per-group", type=int, help="rows kept per person and group"
+        "--max-contributions-per-group",
+        type=bound_arg,
+        metavar="K|auto",
+        help="rows kept per person and group; 'auto' (with a fixed --max-groups): chosen "
+        "privately as for --max-contributions",
     )
 
     rel.set_defaults(run=run)

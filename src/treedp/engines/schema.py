@@ -18,7 +18,7 @@ from treedp._validation import must
 from treedp.engines.sql import sql_kinds
 from treedp.exceptions import InvalidTypeError
 
-__all__ = ["column_kind", "integer_typed", "schema_kinds"]
+__all__ = ["column_kind", "file_schema", "integer_typed", "schema_kinds"]
 
 
 def schema_kinds(table: Any) -> dict[str, str | None] | None:
@@ -122,14 +122,33 @@ def _root(x: Any) -> str:
     return (type(x).__module__ or "").split(".")[0]
 
 
-def _file_kinds(files: list[str], file_format: str) -> dict[str, str | None] | None:
-    """The kinds in the schema of the first file (Parquet, Arrow); None for CSV / TSV."""
+def file_schema(table: Any) -> Any:
+    """The Arrow schema of the first of Parquet / Arrow files (a path, paths or a
+    ``FileSource``); None for CSV / TSV files and for anything else."""
+    if type(table).__name__ == "FileSource":
+        table = table.path
+    if not (isinstance(table, str | os.PathLike) or _paths(table)):
+        return None
+    from treedp.sources import check_files
+
+    return _first_schema(*check_files(table))
+
+
+def _first_schema(files: list[str], file_format: str) -> Any:
+    """The Arrow schema of the first file (Parquet, Arrow); None for CSV / TSV."""
     if file_format == "csv":
         return None
     import pyarrow.dataset as ds
 
     fmt = "parquet" if file_format == "parquet" else "ipc"
-    schema = ds.dataset(files[0], format=fmt).schema
+    return ds.dataset(files[0], format=fmt).schema
+
+
+def _file_kinds(files: list[str], file_format: str) -> dict[str, str | None] | None:
+    """The kinds in the schema of the first file (Parquet, Arrow); None for CSV / TSV."""
+    schema = _first_schema(files, file_format)
+    if schema is None:
+        return None
     return {n: _arrow_kind(schema.field(n).type) for n in schema.names}
 
 

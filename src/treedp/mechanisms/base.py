@@ -118,6 +118,9 @@ class Mechanism(ABC):
     """
 
     name: ClassVar[str]
+    #: What the mechanism noises, in a few words (``treedp demo``, the HTML report); a
+    #: plug-in without one is shown by its name.
+    summary: ClassVar[str] = ""
     max_bins: ClassVar[int] = MAX_BINS
     guarantee_kind: Literal["pure", "zcdp"] = "pure"
     neighbours: Neighbours

@@ -89,6 +89,7 @@ class HistogramMechanism(_SingleBlockMechanism):
     """
 
     name = "histogram"
+    summary = "a flat histogram: every bin count noised"
 
     def _sensitivity(self) -> int:
         return 1 if self.neighbours == "add_remove" else 2
@@ -166,6 +167,7 @@ class ThresholdMechanism(_SingleBlockMechanism):
     """
 
     name = "threshold"
+    summary = "every prefix count noised"
 
     def _sensitivity(self) -> int:
         return self.n_bins if self.neighbours == "add_remove" else self.n_bins - 1
@@ -208,6 +210,7 @@ class AllIntervalsMechanism(_SingleBlockMechanism):
     """
 
     name = "all_intervals"
+    summary = "every interval count noised"
     max_bins = MAX_INTERVAL_BINS
     estimators = ("direct",)
 

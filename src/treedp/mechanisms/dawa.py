@@ -130,6 +130,7 @@ class DawaMechanism(Mechanism):
     """
 
     name = "dawa"
+    summary = "a private partition of the bins into buckets, then a tree on the buckets"
     #: Its answers carry a data-dependent spreading bias: no standard errors or intervals.
     offers_intervals = False
     per_group = False

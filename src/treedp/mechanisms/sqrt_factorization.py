@@ -167,6 +167,7 @@ class SqrtFactorizationMechanism(CalibratedMechanism):
     """
 
     name = "sqrt_factorization"
+    summary = "an integer square-root factor of the prefix matrix, every row noised"
     guarantee_kind: Literal["pure", "zcdp"] = "zcdp"
     noise_family = DiscreteGaussian
 

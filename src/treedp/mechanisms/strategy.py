@@ -81,6 +81,7 @@ class StrategyMechanism(Mechanism):
     """
 
     name = "strategy"
+    summary = "an optimised integer strategy matrix, every entry noised"
     max_bins = MAX_STRATEGY_BINS
     #: The workload the default strategy is optimised for.
     workload: ClassVar[str] = "prefix"
@@ -165,4 +166,5 @@ class RangeStrategyMechanism(StrategyMechanism):
     """
 
     name = "strategy_range"
+    summary = "an integer strategy optimised for all ranges, every entry noised"
     workload: ClassVar[str] = "range"

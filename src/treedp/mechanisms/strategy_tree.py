@@ -160,6 +160,7 @@ class StrategyTreeMechanism(Mechanism):
     """
 
     name = "strategy_tree"
+    summary = "a strategy over block sums, with tree levels or a strategy inside the blocks"
     max_bins = MAX_BLOCKED_BINS
 
     def __init__(

@@ -138,6 +138,7 @@ class TreeMechanism(CalibratedMechanism):
     """
 
     name = "tree"
+    summary = "a tree over the bins, every node of each released level noised"
     sigma2: tuple[Fraction | None, ...]
 
     def __init__(

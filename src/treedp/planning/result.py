@@ -101,7 +101,7 @@ class Plan:
     def describe(self) -> str:
         """A few lines for people."""
         shape = "×".join(map(str, self.branching)) if self.branching else "root only"
-        total = f"epsilon={self.epsilon}" if self.rho is None else f"rho={self.rho:.6g}"
+        total = f"epsilon={self.epsilon:.6g}" if self.rho is None else f"rho={self.rho:.6g}"
         noise = noise_family(self.noise).label
         lines = [
             f"plan for B={self.bins}, {total}, {noise} noise ({self.neighbours}, "

@@ -48,6 +48,7 @@ from treedp.release.format import (
 )
 from treedp.release.queries import Answers, Points, QuantileValue, Scalar
 from treedp.release.record import Release, _approx
+from treedp.release.signal import low_signal
 from treedp.release.unit import loss_factor
 
 if TYPE_CHECKING:
@@ -227,24 +228,38 @@ class GroupedRelease:
         """The estimated number of (kept) records per key."""
         return {k: r.n for k, r in self._releases.items()}
 
+    def low_signal(self) -> dict[Any, bool]:
+        """``{key: True}`` where a key's quantiles carry too little signal (its ``n̂ <= 0``, or
+        its CDF's standard error at its median above 5% of ``n̂``:
+        :func:`treedp.release.signal.low_signal`, the HTML report's rule; post-processing)."""
+        return {k: low_signal(r) for k, r in self._releases.items()}
+
     def table(self, q: Any) -> dict[str, list[Any]]:
-        """A tidy table of quantiles: columns ``key`` (or one per ``by``), ``q``, ``value``."""
+        """A tidy table of quantiles: columns ``key`` (or one per ``by``), ``q``, ``value``,
+        then each key's released count ``n_hat`` and ``low_signal``: True when its quantiles
+        carry too little signal (:func:`treedp.release.signal.low_signal`, the HTML report's
+        rule; a public key with no records is flagged, its ``value`` is noise)."""
         qs = np.atleast_1d(queries.check_q(q)).ravel()
         answers = self.quantile(qs)
         cols: dict[str, list[Any]] = {name: [] for name in self.by}
-        cols["q"], cols["value"] = [], []
+        cols["q"], cols["value"], cols["n_hat"], cols["low_signal"] = [], [], [], []
         for key, values in answers.items():
             parts = key if len(self.by) > 1 else (key,)
+            rel = self._releases[key]
+            n_hat, flag = float(rel.n), low_signal(rel)  # the rule, not the method above
             for qq, v in zip(qs, np.atleast_1d(values), strict=True):
                 for name, part in zip(self.by, parts, strict=True):
                     cols[name].append(part)
                 cols["q"].append(float(qq))
                 cols["value"].append(v.item() if isinstance(v, np.generic) else v)
+                cols["n_hat"].append(n_hat)
+                cols["low_signal"].append(flag)
         return cols
 
     def to_frame(self, q: Any) -> pd.DataFrame:
         """:meth:`table` as a pandas DataFrame (needs ``treedp[pandas]``): one column per
-        ``by`` column, then ``q`` and ``value``, one row per key and level."""
+        ``by`` column, then ``q``, ``value``, ``n_hat`` and ``low_signal``, one row per key
+        and level."""
         frame: pd.DataFrame = view("grouped.to_frame")(self, q)
         return frame
 

@@ -5,7 +5,8 @@ labels every per-tree figure as a part of it. Then the CDFs of all keys (overlai
 multiples beyond :data:`OVERLAY_KEYS` keys), a table of quartiles per key with their intervals,
 and the expected error per key from each key's exact variances, with the keys that carry too
 little signal flagged by a rule on released and public quantities only
-(:func:`low_signal`). Everything is post-processing of the release, or simulations of its
+(:func:`treedp.release.signal.low_signal`, the rule ``GroupedRelease.to_frame`` and
+``treedp query`` use too). Everything is post-processing of the release, or simulations of its
 public noise: no privacy cost.
 """
 
@@ -22,6 +23,7 @@ from treedp._validation import check_level, must
 from treedp.exceptions import InvalidParameterError
 from treedp.noise import RandomSource
 from treedp.privacy import ZCDP, ApproxDP, PureDP
+from treedp.release.signal import FLAG_SHARE, low_signal, median_stderr
 from treedp.report.html import (
     CLIPPED,
     NEIGHBOUR_TEXT,
@@ -42,7 +44,6 @@ from treedp.report.numbers import axis_name, level_texts, percent
 from treedp.report.plot import key_text, plot_groups, require_matplotlib
 
 if TYPE_CHECKING:
-    from treedp.release import Release
     from treedp.release.grouped import GroupedRelease
 
 __all__ = [
@@ -57,8 +58,6 @@ __all__ = [
 OVERLAY_KEYS = 6
 #: At most this many keys are drawn (every key is in the tables).
 MAX_DRAWN = 36
-#: A key is flagged when the standard error of its CDF at its median exceeds this share of n̂.
-FLAG_SHARE = 0.05
 _QUARTILES = (0.25, 0.5, 0.75)
 
 
@@ -127,28 +126,6 @@ def grouped_guarantee_rows(grouped: GroupedRelease) -> list[tuple[str, str]]:
             ),
         ]
     return rows
-
-
-# ---------------------------------------------------------------------------- signal
-def median_stderr(release: Release) -> float:
-    """The exact standard error of the unbiased count below the released median's edge
-    (public variance at a released position), in records; NaN when nothing was released."""
-    counts = np.asarray(release.consistent_counts, dtype=np.float64)
-    n_hat = float(counts[-1])
-    if not n_hat > 0:
-        return math.nan
-    m = int(np.searchsorted(counts, 0.5 * n_hat, side="left"))
-    return float(math.sqrt(max(float(release.prefix_variance[m]), 0.0)))
-
-
-def low_signal(release: Release, share: float = FLAG_SHARE) -> bool:
-    """Too little signal: ``n̂ <= 0``, or the CDF's standard error at the released median above
-    ``share`` of ``n̂`` (a 95% interval for the share of values below the median then spans
-    more than about ``±2·share``). Decided from released and public quantities only."""
-    n_hat = release.n
-    if not n_hat > 0:
-        return True
-    return median_stderr(release) > share * n_hat
 
 
 # ---------------------------------------------------------------------------- tables
@@ -227,7 +204,7 @@ def _released_rows(grouped: GroupedRelease, name: str) -> list[tuple[str, str]]:
     bins, edges = first.bins, first.edges
     span = f"[{_fmt(edges[0])}, {_fmt(edges[-1] - 1 if bins.discrete else edges[-1])}]"
     kind = "integer" if bins.discrete and not bins.is_datetime else "public"
-    shape = "none (a flat baseline)"
+    shape = f"none ({first.mechanism.summary or first.mechanism.name})"
     if first.branching is not None:
         shape = f"{len(first.branching)} levels below the root, fan-out " + " × ".join(
             map(str, first.branching)

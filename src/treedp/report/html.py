@@ -237,7 +237,7 @@ def _release_rows(release: Release, column: str | None = None) -> list[tuple[str
     if bins.discrete:
         span = f"[{_fmt(edges[0])}, {_fmt(edges[-1] - 1)}]"
     width = " (equal width)" if bins.equal_width else ""
-    shape = "none (a flat baseline)"
+    shape = f"none ({release.mechanism.summary or release.mechanism.name})"
     if branching is not None:
         fan_out = " × ".join(map(str, branching))
         shape = f"{len(branching)} levels below the root, fan-out {fan_out}"

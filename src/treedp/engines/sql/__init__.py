@@ -13,10 +13,10 @@ from __future__ import annotations
 from typing import Any
 
 from treedp.engines.sql import duck, postgres, sqlite
-from treedp.engines.sql.rule import described
+from treedp.engines.sql.rule import described, guarded
 from treedp.engines.sql.source import SqlSource
 
-__all__ = ["DUCKDB", "POSTGRESQL", "SQLITE", "SqlSource", "sql_kinds"]
+__all__ = ["DUCKDB", "POSTGRESQL", "SQLITE", "SqlSource", "sql_kinds", "sql_types"]
 
 DUCKDB = duck.ENGINE
 SQLITE = sqlite.ENGINE
@@ -32,3 +32,19 @@ def sql_kinds(data: Any) -> dict[str, str | None] | None:
         if engine.accepts(data):
             return {n: k if k != "any" else None for n, k in described(dialect, data)}
     return None
+
+
+def sql_types(data: Any) -> dict[str, str] | None:
+    """``{column: SQL type name}`` of a DuckDB relation or a :class:`SqlSource`, from the
+    query's description (no value read); ``{}`` for SQLite (which types values, not columns);
+    None for other data."""
+    for engine, dialect in ((DUCKDB, duck.DIALECT), (SQLITE, sqlite.DIALECT),
+                            (POSTGRESQL, postgres.DIALECT)):  # fmt: skip
+        if engine.accepts(data):
+            return _types(dialect, data)
+    return None
+
+
+def _types(dialect: Any, data: Any) -> dict[str, str]:
+    types = dialect.types
+    return {} if types is None else dict(guarded(dialect, lambda: types(data)))

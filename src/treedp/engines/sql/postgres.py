@@ -84,7 +84,10 @@ def _types(data: Any) -> dict[str, str]:
     return {str(d.name): _TYPE_NAMES.get(int(d.type_code), "other") + old for d in desc}
 
 
-_TYPE_NAMES = {1082: "date", 1083: "time", 1114: "timestamp", 1184: "timestamptz"}
+_TYPE_NAMES = {
+    1082: "date", 1083: "time", 1114: "timestamp", 1184: "timestamptz",
+    25: "text", 1043: "varchar", 1042: "bpchar",
+}  # fmt: skip
 
 
 def _ticks(col: str, type_name: str) -> Ticks | None:
