@@ -30,8 +30,8 @@ Pipeline (all Spark SQL, evaluated by the JVM: the executors need no treedp and 
 
    *The prefilter* (when neither ``c < m`` nor ``g < m`` binds: ``max_contributions`` alone,
    or with bounds per group that cannot bind). Each person's row count ``c_p`` comes from one
-   ``groupBy(person).count()``, joined back (a broadcast of the persons with more than ``m``
-   rows when they are few, :func:`_prefiltered`). Rows of persons with ``c_p <= m`` get no
+   ``groupBy(person).count()``, joined back by a plain join that Spark plans
+   (:func:`_prefiltered`). Rows of persons with ``c_p <= m`` get no
    priority (no hash); rows of a person with ``c_p > mu(m)`` pass only if their priority is
    below ``T(c_p)``, so that about ``mu(m) = m + O(sqrt(m))`` of them reach the shuffle and the
    sort instead of ``c_p`` (:mod:`~treedp.engines.spark.prefilter`: the threshold, and the
@@ -105,8 +105,6 @@ _BAD = "__treedp_bad"
 _UNIT = "__treedp_unit"
 _COUNT = "__treedp_count"
 _LIMIT = "__treedp_limit"
-#: Busy persons (more than ``m`` rows) joined by a broadcast when at most this many.
-BROADCAST_PERSONS = 1 << 20
 #: The negative cells of records with a missing value, key or person id (``nan="error"``),
 #: in the order the in-memory path checks them.
 _MISSING_CELLS = {-1: "value", -3: "unit", -2: "key"}
@@ -224,21 +222,18 @@ def _prefiltered(frame: Any, m: int, secret: str) -> Any:
     """``frame`` with the priorities of the rows of persons with more than ``m`` rows (null for
     the others), and without the rows that :mod:`~treedp.engines.spark.prefilter` drops.
 
-    The busy persons' counts are one aggregation, checkpointed (one job, here) where the
-    DataFrame can: then they are joined by a broadcast when they are at most
-    :data:`BROADCAST_PERSONS`, so no row is shuffled before the prefilter; otherwise Spark
-    plans the join. The choice changes the plan only, never a kept row.
+    The busy persons' counts are one aggregation over ``frame``, joined back by a plain left
+    join on the person id. Spark plans it (with adaptive execution it may broadcast the counts
+    or shuffle both sides, after measuring them): the choice is Spark's and depends on the
+    data, and so may the time taken (a stated limit: timing is not protected); the kept rows
+    do not depend on it. treedp collects, broadcasts and checkpoints nothing here (what Spark
+    keeps of a query, such as its shuffle files, it cleans up as for any query).
     """
     from pyspark.sql import functions as F
 
     counts = frame.groupBy(_UNIT).agg(F.count(F.lit(1)).alias(_COUNT))
     busy = counts.filter(F.col(_COUNT) > F.lit(m))
     busy = busy.select(_UNIT, _COUNT, threshold_hex(F.col(_COUNT), m).alias(_LIMIT))
-    checkpoint = getattr(busy, "localCheckpoint", None)
-    if checkpoint is not None:
-        busy = checkpoint(eager=True)
-        if busy.limit(BROADCAST_PERSONS + 1).count() <= BROADCAST_PERSONS:
-            busy = F.broadcast(busy)
     frame = frame.join(busy, on=_UNIT, how="left")
     frame = frame.withColumn(_PRIO, F.when(F.col(_COUNT).isNotNull(), _row_priority(secret)))
     keep = (F.col(_BAD) != 0) | F.col(_LIMIT).isNull() | (F.col(_PRIO) < F.col(_LIMIT))
@@ -251,8 +246,8 @@ def bound_spark(df: Any, job: GroupedJob, source: RandomSource) -> Any:
     ``__treedp_bad`` (non-zero: a missing value, id or key, under ``nan="error"``).
 
     See the module docstring: windows over the person id ordered by keyed SHA-256 priorities.
-    With ``max_contributions`` alone the busy persons' counts are computed here (one Spark job,
-    checkpointed); the rows are read when the returned frame is.
+    Nothing is computed here: the rows (and, with ``max_contributions`` alone, the per-person
+    counts joined back to them) are read when the returned frame is.
     """
     types = _check_schema(df, job)
     frame = _flagged(df, job, types)

@@ -6,7 +6,9 @@ a 60-bit value of a keyed SHA-256 (uniform on ``[0, 2^60)``, independent across 
 that module). The prefilter drops, before the shuffle and the sort, every row of a person with
 ``c > mu(m)`` whose priority is at or above ``T(c) = ceil(2^60 · mu(m) / c)``: a row survives
 with probability ``p = T(c) / 2^60 >= mu(m) / c``, so ``X``, the survivors, is
-``Binomial(c, p)`` with mean ``c·p >= mu(m)``.
+``Binomial(c, p)`` with mean ``c·p >= mu(m)``. (``T(c)`` is clamped to ``2^60 - 1`` so that it
+always has 15 hex digits; the clamp can lower ``p`` by ``2^-60`` at most, within the margin
+the tests allow for rounding.)
 
 *Nothing changes when at least ``m`` rows survive*: the survivors are exactly the rows of
 priority below ``T(c)``, so the ``m`` lowest priorities of the person are all among them and
@@ -52,11 +54,15 @@ def threshold_hex(count: Any, m: int) -> Any:
     when ``count <= mu(m)``.
 
     ``T(c) = ceil(2^60 · mu / c)`` in double precision: the relative error of the quotient,
-    below ``2^-52``, moves the survivors' mean by less than ``10^-13`` of a row.
+    below ``2^-52``, moves the survivors' mean by less than ``10^-13`` of a row. ``T(c)`` is
+    clamped to ``2^60 - 1`` (the quotient first to ``2^60``, so the cast to a long never
+    overflows): it always has 15 hex digits, and the clamp changes ``p`` by at most ``2^-60``.
     """
     from pyspark.sql import functions as F
 
     mu = survivors_mean(m)
-    scaled = F.ceil(F.lit(mu * 2.0**PRIORITY_BITS) / count.cast("double")).cast("long")
+    top = 2**PRIORITY_BITS
+    quotient = F.least(F.lit(mu * float(top)) / count.cast("double"), F.lit(float(top)))
+    scaled = F.least(F.ceil(quotient).cast("long"), F.lit(top - 1).cast("long"))
     digits = F.lower(F.lpad(F.hex(scaled), PRIORITY_BITS // 4, "0"))
     return F.when(count.cast("double") > F.lit(mu), digits)
