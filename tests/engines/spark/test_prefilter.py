@@ -6,6 +6,11 @@
 * On a real ``local[2]`` session: never more than ``m`` rows per person, every row of a person
   with at most ``m``, exactly ``m`` of a busy one; flagged records (``nan="error"``) of busy
   persons are never dropped (the release refuses them).
+* The threshold column's value, from a small Spark select, is the formula's ``T(c)`` as 15
+  lower-case hex digits (null for ``c <= mu(m)``) for several ``(m, c)``, large ones too; the
+  column without ``lower`` fails the same check.
+* The kept rows depend on the secret: two seeds keep different rows; a priority of the row id
+  alone (the secret left out) fails the same check.
 * The kept sample is uniform (chi-square over the rows' positions at ``ALPHA``); priorities in
   row order (keeping the first rows) fail the same check.
 """
@@ -23,7 +28,12 @@ from tests.stats import ALPHA, TEST_SEED
 from treedp import InsecureSeededSource, make_bins
 from treedp.api_grouped import grouped_counts
 from treedp.engines.grouped import GroupedJob
-from treedp.engines.spark.prefilter import FAILURE, PRIORITY_BITS, survivors_mean
+from treedp.engines.spark.prefilter import (
+    FAILURE,
+    PRIORITY_BITS,
+    survivors_mean,
+    threshold_hex,
+)
 from treedp.exceptions import DataError
 from treedp.privacy.contribution import ContributionBounds
 
@@ -55,6 +65,58 @@ def test_the_threshold_leaves_fewer_than_m_rows_with_probability_below_the_bound
 
 
 # ---------------------------------------------------------------------- on Spark
+THRESHOLD_MS = (1, 2, 50, 10**4, 10**9, 10**15)
+
+
+def _expected_threshold(c: int, m: int) -> str | None:
+    """``T(c) = ceil(2^60·mu/c)`` in double precision (as Spark divides), at most ``2^60 - 1``,
+    as 15 lower-case hex digits; None (every row passes) for ``c <= mu(m)``."""
+    mu = survivors_mean(m)
+    if not float(c) > mu:
+        return None
+    top = 2**PRIORITY_BITS
+    return format(min(math.ceil(min(mu * float(top) / float(c), float(top))), top - 1), "015x")
+
+
+def test_the_threshold_column_is_the_formula_in_lower_case_hex(spark: Any) -> None:
+    from pyspark.sql import functions as F
+
+    counts = sorted(
+        {m + k for m in THRESHOLD_MS for k in (0, 1)}
+        | {math.floor(survivors_mean(m)) + k for m in THRESHOLD_MS for k in (0, 1, 2)}
+        | {3 * m + 1000 for m in THRESHOLD_MS}
+        | {10**6, 10**12, 10**18, 2**62}
+    )
+    frame = spark.createDataFrame([(c,) for c in counts], "c long")
+    columns = [threshold_hex(F.col("c"), m).alias(f"t{i}") for i, m in enumerate(THRESHOLD_MS)]
+    rows = frame.select("c", *columns).collect()
+    got = {(int(r["c"]), m): r[f"t{i}"] for r in rows for i, m in enumerate(THRESHOLD_MS)}
+    expected = {(c, m): _expected_threshold(c, m) for c in counts for m in THRESHOLD_MS}
+    assert got == expected
+    digits = [t for t in expected.values() if t is not None]
+    assert len(digits) > 50 and all(len(t) == 15 == len(t.lower()) for t in digits)
+    # the check can see the case: most thresholds hold a letter
+    assert sum(any(ch in "abcdef" for ch in t) for t in digits) > len(digits) // 2
+
+
+def test_the_kept_rows_depend_on_the_secret(spark: Any) -> None:
+    """5 persons of 200 rows (each row its own value) keep 2 rows each; two seeds keep the same
+    10 of the 1,000 rows with negligible probability, unless the secret is left out."""
+    from treedp.engines.spark import bound_spark
+
+    frame = spark.range(0, 1000, 1, 2).selectExpr(
+        "CAST(id AS DOUBLE) AS v", "'a' AS g", "id DIV 200 AS p"
+    )
+
+    def kept(seed: int) -> list[float]:
+        rows = bound_spark(frame, _job(2, 1000), InsecureSeededSource(seed)).collect()
+        return sorted(float(r["__treedp_v"]) for r in rows)
+
+    first, second = kept(TEST_SEED), kept(TEST_SEED + 1)
+    assert len(first) == len(second) == 10
+    assert first != second
+
+
 def _job(m: int, n_bins: int, nan: str = "error") -> GroupedJob:
     bounds = ContributionBounds.from_parameters("p", m)
     bins = make_bins(bounds=(0, n_bins - 1), bins="integers")
