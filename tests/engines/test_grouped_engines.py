@@ -249,8 +249,14 @@ def test_spark_conformance_and_binding_bounds(spark: Any) -> None:
     pbins = make_bins(bounds=(0, persons - 1), bins="integers")
     from treedp.engines.spark import count_grouped_spark
 
-    # the window method: steps c and g, then g and m; the partition method: the in-memory rule
-    plan = [((4, 2, 1), "window"), ((None, 1, 2), "window"), ((5, 2, 2), "partition")]
+    # the window method: steps c and g, then g and m, then m alone (behind the prefilter);
+    # the partition method: the in-memory rule
+    plan = [
+        ((4, 2, 1), "window"),
+        ((None, 1, 2), "window"),
+        ((3, None, None), "window"),
+        ((5, 2, 2), "partition"),
+    ]
     for (m, g, c), method in plan:
         b = ContributionBounds.from_parameters("p", m, g, c)
         got = count_grouped_spark(

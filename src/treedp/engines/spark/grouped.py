@@ -11,14 +11,16 @@ Pipeline (all Spark SQL, evaluated by the JVM: the executors need no treedp and 
 3. Each record gets its key's position in the public list by a broadcast join with a small
    DataFrame of the keys (keys not listed drop out).
 4. Bounding, with a privacy unit, by windows over the person id. The sampling priority of a row
-   is ``SHA-256(secret ‖ person id ‖ row id)`` read as a 60-bit integer, where ``secret`` is 32
-   bytes drawn from the release's :class:`~treedp.noise.RandomSource` (the operating system's
-   ``os.urandom`` by default; reproducible only through :class:`~treedp.InsecureSeededSource`)
-   and passed to Spark as a literal (never Spark's ``rand()``), and the row id is
-   ``monotonically_increasing_id()`` (distinct per row). Without the secret the priorities are
-   unpredictable, and since SHA-256 of distinct inputs behaves as independent uniform values,
-   keeping the ``k`` lowest priorities of a person is a uniform sample of ``k`` of their rows —
-   the rule of :func:`treedp.privacy.contribution.bound_contributions`:
+   is ``SHA-256(secret ‖ row id)``, its first 15 hex digits (a 60-bit value, compared and
+   sorted as text), where ``secret`` is 32 bytes drawn from the release's
+   :class:`~treedp.noise.RandomSource` (the operating system's ``os.urandom`` by default;
+   reproducible only through :class:`~treedp.InsecureSeededSource`) and passed to Spark as a
+   literal (never Spark's ``rand()``), and the row id is ``monotonically_increasing_id()`` in
+   decimal (distinct per row, so every row's input is distinct; the person id need not be
+   hashed). Without the secret the priorities are unpredictable, and since SHA-256 of distinct
+   inputs behaves as independent uniform values, keeping the ``k`` lowest priorities of a
+   person is a uniform sample of ``k`` of their rows — the rule of
+   :func:`treedp.privacy.contribution.bound_contributions`:
 
    * ``c < m``: ``row_number()`` over ``(person, key)`` ordered by priority, kept ``<= c``;
    * ``g < m``: every (person, key) pair gets ``SHA-256(secret ‖ person ‖ key ‖ "g")``;
@@ -26,9 +28,32 @@ Pipeline (all Spark SQL, evaluated by the JVM: the executors need no treedp and 
    * ``m``: ``row_number()`` over ``person`` ordered by the priority, kept ``<= m`` (skipped
      when the first two steps already keep at most ``g·c <= m``).
 
+   *The prefilter* (when neither ``c < m`` nor ``g < m`` binds: ``max_contributions`` alone,
+   or with bounds per group that cannot bind). Each person's row count ``c_p`` comes from one
+   ``groupBy(person).count()``, joined back by a plain join that Spark plans
+   (:func:`_prefiltered`). Rows of persons with ``c_p <= m`` get no
+   priority (no hash); rows of a person with ``c_p > mu(m)`` pass only if their priority is
+   below ``T(c_p)``, so that about ``mu(m) = m + O(sqrt(m))`` of them reach the shuffle and the
+   sort instead of ``c_p`` (:mod:`~treedp.engines.spark.prefilter`: the threshold, and the
+   Chernoff bound ``P(fewer than m pass) <= 10^-12`` per person). Flagged records always pass
+   (and sort first). When at least ``m`` rows pass, they include the person's ``m`` lowest
+   priorities, so the window keeps exactly the rows it keeps without the prefilter: a uniform
+   sample of ``m``. In the rare event (probability at most ``10^-12`` per person) that fewer
+   pass, all of them are kept: fewer rows than ``m``, never more, and not a uniform sample of
+   ``m`` then.
+
+   *Privacy, unchanged*: the window caps every person at ``m`` rows (and ``c``, ``g``)
+   whatever passed the prefilter, and which rows a person keeps is a function of that
+   person's own rows (``c_p`` is their own count), their row ids and the secret only. (The row
+   ids depend on where the rows lie in the input; as the priorities of distinct ids are
+   independent and uniform, a person's kept rows are distributed alike whatever their ids.)
+   The counts ``c_p`` are computed by a separate evaluation of the input, which a changing
+   source could make disagree with the rows; the cap does not rely on them: a wrong ``c_p``
+   can only drop rows (or, for ``c_p <= m``, keep the first ``m`` by row id), never keep more.
+
    The row ids are drawn once, where the rows are read, before the one shuffle by person id
-   (``repartition(unit)``) that every window then reuses; a task retried on the same input
-   partition draws the same ids.
+   (``repartition(unit)``, of the rows that passed) that every window then reuses; a task
+   retried on the same input partition draws the same ids.
 5. Counting: each kept row's cell ``key·B + bin`` (the bin rule as the SQL expression of
    :mod:`treedp.engines.spark.bins_sql`), ``groupBy(cell).count()``; at most ``G·B`` rows
    (and the negative cells of step 2) reach the driver.
@@ -67,6 +92,7 @@ from treedp.engines.spark.count import (
     value_kind,
 )
 from treedp.engines.spark.partition import count_partitions
+from treedp.engines.spark.prefilter import PRIORITY_BITS, threshold_hex
 from treedp.exceptions import DataError, InvalidParameterError, InvalidTypeError
 from treedp.noise import RandomSource
 
@@ -77,6 +103,8 @@ _PRIO = "__treedp_prio"
 _ROW = "__treedp_row"
 _BAD = "__treedp_bad"
 _UNIT = "__treedp_unit"
+_COUNT = "__treedp_count"
+_LIMIT = "__treedp_limit"
 #: The negative cells of records with a missing value, key or person id (``nan="error"``),
 #: in the order the in-memory path checks them.
 _MISSING_CELLS = {-1: "value", -3: "unit", -2: "key"}
@@ -156,23 +184,23 @@ def _bounded(frame: Any, job: GroupedJob, secret: str) -> Any:
     m = job.bounds.max_contributions
     g = job.bounds.max_groups
     c = job.bounds.max_contributions_per_group
-    key = F.lit(secret)
-    person = F.col(_UNIT).cast("string")
-    # one shuffle by person serves every window below (their partitions refine it)
-    frame = frame.withColumn(_ROW, F.monotonically_increasing_id()).repartition(F.col(_UNIT))
-
-    def prio(*parts: Any) -> Any:
-        digest = F.sha2(F.concat_ws("|", key, *parts), 256)
-        return F.conv(F.substring(digest, 1, 15), 16, 10).cast("long")
-
-    frame = frame.withColumn(_PRIO, prio(person, F.col(_ROW).cast("string")))
     by_group = job.by != ()
+    per_group = by_group and (c < m or g < m)
+    person = F.col(_UNIT).cast("string")
+    frame = frame.withColumn(_ROW, F.monotonically_increasing_id())
+    if per_group:
+        frame = frame.withColumn(_PRIO, _row_priority(secret))
+    else:  # the prefilter: only persons with more than m rows need priorities
+        frame = _prefiltered(frame, m, secret)
+    # one shuffle by person serves every window below (their partitions refine it)
+    frame = frame.repartition(F.col(_UNIT))
     unit_col, bad = F.col(_UNIT), F.col(_BAD)  # flagged records sort first: never dropped
     if by_group and c < m:
         w = Window.partitionBy(unit_col, F.col(_CODE)).orderBy(bad, _PRIO, _ROW)
         frame = frame.withColumn("__rank", F.row_number().over(w)).filter(F.col("__rank") <= c)
     if by_group and g < m:
-        pair = prio(person, F.col(_CODE).cast("string"), F.lit("g"))
+        parts = (F.lit(secret), person, F.col(_CODE).cast("string"), F.lit("g"))
+        pair = F.substring(F.sha2(F.concat_ws("|", *parts), 256), 1, PRIORITY_BITS // 4)
         w = Window.partitionBy(unit_col).orderBy(bad, pair, F.col(_CODE))
         frame = frame.withColumn("__grank", F.dense_rank().over(w)).filter(F.col("__grank") <= g)
     if not (by_group and c < m and g < m and g * c <= m):
@@ -181,12 +209,45 @@ def _bounded(frame: Any, job: GroupedJob, secret: str) -> Any:
     return frame
 
 
+def _row_priority(secret: str) -> Any:
+    """``SHA-256(secret ‖ row id)`` (the secret's 32 bytes, the row id in decimal), its first
+    15 hex digits: a 60-bit priority, compared and sorted as text."""
+    from pyspark.sql import functions as F
+
+    message = F.concat(F.unhex(F.lit(secret)), F.col(_ROW).cast("string").cast("binary"))
+    return F.substring(F.sha2(message, 256), 1, PRIORITY_BITS // 4)
+
+
+def _prefiltered(frame: Any, m: int, secret: str) -> Any:
+    """``frame`` with the priorities of the rows of persons with more than ``m`` rows (null for
+    the others), and without the rows that :mod:`~treedp.engines.spark.prefilter` drops.
+
+    The busy persons' counts are one aggregation over ``frame``, joined back by a plain left
+    join on the person id. Spark plans it (with adaptive execution it may broadcast the counts
+    or shuffle both sides, after measuring them): the choice is Spark's and depends on the
+    data, and so may the time taken (a stated limit: timing is not protected); the kept rows
+    do not depend on it. treedp collects, broadcasts and checkpoints nothing here (what Spark
+    keeps of a query, such as its shuffle files, it cleans up as for any query).
+    """
+    from pyspark.sql import functions as F
+
+    counts = frame.groupBy(_UNIT).agg(F.count(F.lit(1)).alias(_COUNT))
+    busy = counts.filter(F.col(_COUNT) > F.lit(m))
+    busy = busy.select(_UNIT, _COUNT, threshold_hex(F.col(_COUNT), m).alias(_LIMIT))
+    frame = frame.join(busy, on=_UNIT, how="left")
+    frame = frame.withColumn(_PRIO, F.when(F.col(_COUNT).isNotNull(), _row_priority(secret)))
+    keep = (F.col(_BAD) != 0) | F.col(_LIMIT).isNull() | (F.col(_PRIO) < F.col(_LIMIT))
+    return frame.filter(keep).drop(_COUNT, _LIMIT)
+
+
 def bound_spark(df: Any, job: GroupedJob, source: RandomSource) -> Any:
     """The rows kept by the bounds, as a Spark DataFrame: ``__treedp_v`` (the value), the
     ``by`` columns, ``__treedp_unit`` (the person id), ``__treedp_key`` (the key's position),
     ``__treedp_bad`` (non-zero: a missing value, id or key, under ``nan="error"``).
 
     See the module docstring: windows over the person id ordered by keyed SHA-256 priorities.
+    Nothing is computed here: the rows (and, with ``max_contributions`` alone, the per-person
+    counts joined back to them) are read when the returned frame is.
     """
     types = _check_schema(df, job)
     frame = _flagged(df, job, types)
