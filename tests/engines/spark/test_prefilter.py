@@ -18,6 +18,7 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
@@ -28,6 +29,7 @@ from tests.stats import ALPHA, TEST_SEED
 from treedp import InsecureSeededSource, make_bins
 from treedp.api_grouped import grouped_counts
 from treedp.engines.grouped import GroupedJob
+from treedp.engines.spark.count import quiet_pyspark
 from treedp.engines.spark.prefilter import (
     FAILURE,
     PRIORITY_BITS,
@@ -36,6 +38,16 @@ from treedp.engines.spark.prefilter import (
 )
 from treedp.exceptions import DataError
 from treedp.privacy.contribution import ContributionBounds
+
+
+@pytest.fixture(autouse=True)
+def _quiet() -> Iterator[None]:
+    """pyspark 3.5's ``collect`` leaves its py4j socket to the garbage collector (a
+    ``ResourceWarning``, which the suite makes an error): collected quietly, as the engine
+    does around its own collects."""
+    with quiet_pyspark():
+        yield
+
 
 MS = (1, 2, 5, 10, 50, 137, 1000, 10**4, 10**5)
 EXCESS = (0, 1, 2, 5, 20, 100, 10**3, 10**4, 10**6, 10**9)
