@@ -150,3 +150,25 @@ def test_demo_states_one_total(tmp_path: Path, capsys: pytest.CaptureFixture) ->
         assert led.spent.epsilon <= 3.0  # type: ignore[union-attr]
     assert main(["demo", "--epsilon", "3", "--ledger", str(path)]) == 2  # spent: refused
     assert "Refused" in capsys.readouterr().err
+
+
+def test_show_and_history_state_the_privacy_unit(
+    csv_file: Path, tmp_path: Path, capsys: pytest.CaptureFixture
+) -> None:
+    """A ledger holds one privacy unit (docs/privacy.md): `budget show` says which (not fixed
+    before the first charge) and `budget history --format json` states each charge's."""
+    import json
+
+    path = tmp_path / "b.db"
+    main(["budget", "init", str(path), "--dataset", "ages", "--epsilon", "1"])
+    capsys.readouterr()
+    assert main(["budget", "show", str(path), "--dataset", "ages", "--format", "json"]) == 0
+    assert json.loads(capsys.readouterr().out)["datasets"][0]["privacy_unit"] is None
+    release = ["release", str(csv_file), "--column", "age", "--bounds", "18", "90", "--bins"]
+    release += ["integers", "--epsilon", "0.4", "--out", str(tmp_path / "r.json")]
+    assert main([*release, "--ledger", str(path), "--dataset", "ages"]) == 0
+    capsys.readouterr()
+    assert main(["budget", "show", str(path), "--dataset", "ages"]) == 0
+    assert "privacy unit record" in capsys.readouterr().out
+    assert main(["budget", "history", str(path), "--dataset", "ages", "--format", "json"]) == 0
+    assert [c["unit"] for c in json.loads(capsys.readouterr().out)["charges"]] == ["record"]

@@ -96,13 +96,18 @@ def run(args: argparse.Namespace) -> None:
         for name in names:
             with open_cli_ledger(args.path, name) as led:
                 n = sum(c.group is None for c in led.history)
+                unit = led.privacy_unit  # None until the first charge
                 out.line(
-                    f"{name}: total {fmt_measure(led.total)} ({led.neighbours} neighbours); "
+                    f"{name}: total {fmt_measure(led.total)} ({led.neighbours} neighbours, "
+                    f"privacy unit {unit or 'not fixed yet'}); "
                     f"spent {fmt_measure(led.spent)} in {n} charge{'s' * (n != 1)}; "
                     f"remaining {fmt_measure(led.remaining)}",
                     f"{name} {fmt_measure(led.remaining)}",
                 )
-                shown.append({**budget_json(led), "neighbours": led.neighbours, "charges": n})
+                shown.append(
+                    {**budget_json(led), "neighbours": led.neighbours, "privacy_unit": unit,
+                     "charges": n}
+                )  # fmt: skip
         out.set(datasets=shown)
         out.finish()
         return
@@ -126,6 +131,7 @@ def _charge_json(c: Any) -> dict[str, Any]:
         "mechanism": c.record.mechanism,
         "spend": measure_json(c.record.measure),
         "neighbours": c.record.neighbours,
+        "unit": c.record.unit,
         "group": c.group,
         "parameters": {k: _short(v) for k, v in c.record.parameters.items()},
     }
