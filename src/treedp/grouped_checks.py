@@ -6,13 +6,16 @@
 
 from __future__ import annotations
 
+import datetime
 from collections.abc import Sequence
 from typing import Any
+
+import numpy as np
 
 from treedp._validation import check_real, must
 from treedp.budget import check_epsilon
 from treedp.engines.key_types import key_kind
-from treedp.engines.keys import check_keys
+from treedp.engines.keys import check_keys, key_instant
 from treedp.exceptions import InvalidParameterError, InvalidTypeError
 from treedp.grouped_columns import Lazy
 from treedp.mechanisms.registry import REGISTRY
@@ -106,18 +109,24 @@ def key_plan(
 def check_key_types(
     data: Any, by: Sequence[str], by_columns: Sequence[Any], keys: tuple[Any, ...] | None
 ) -> None:
-    """Refuse public keys whose type no value of their ``by`` column's schema type can equal.
+    """Refuse public keys that no value of their ``by`` column's schema type can equal.
 
-    Text keys for a column of a number type, or number keys (int, float, bool) for a column
-    of a text type, match no record: every key would be released as noise, and its budget
-    spent. The column's type is public (the schema: :func:`treedp.engines.key_types.key_kind`,
-    the same rule on every engine); a column whose schema says neither (CSV, SQLite, pandas
-    ``object``) is not checked. No value is read.
+    Text keys for a column of a number type, number keys (int, float, bool) or dates for a
+    column of a text type, and anything but an instant for a column of a date or datetime
+    type (:func:`treedp.engines.keys.key_instant`: a date, a datetime, a ``datetime64`` or ISO
+    8601 text) match no record: every such key would be released as noise, and its budget
+    spent. Two keys naming the same instant (``"2024-01-31"`` and ``date(2024, 1, 31)``) are
+    refused too: the records would fall in one of them. The column's type is public (the
+    schema: :func:`treedp.engines.key_types.key_kind`, the same rule on every engine); a
+    column whose schema says neither (CSV, SQLite, pandas ``object``) is not checked. No
+    value is read.
 
     Raises
     ------
     InvalidTypeError
         Naming ``keys``, the column and its type (the keys are public parameters).
+    InvalidParameterError
+        Two keys of a datetime column name the same instant.
     """
     if keys is None or not by:
         return
@@ -126,13 +135,54 @@ def check_key_types(
         if kind is None:
             continue
         parts = [k[j] if isinstance(k, tuple) else k for k in keys]
-        wrong = [k for k in parts if isinstance(k, str) != (kind == "text")]
+        wrong = [k for k in parts if not _fits(k, kind)]
         if wrong:
             shown = ", ".join(repr(k) for k in wrong[:5]) + (", ..." if len(wrong) > 5 else "")
-            want = "str keys" if kind == "text" else "number keys (int or float)"
             article = "an" if kind == "integer" else "a"
             raise InvalidTypeError(
                 f"The 'keys' parameter holds {shown}, but the 'by' column '{name}' has "
                 f"{article} {kind} type in the data's schema: no record could match such a "
-                f"key, and nothing was spent. Give {want}."
+                f"key, and nothing was spent. Give {_WANT[kind]}."
             )
+        if kind == "datetime":
+            _refuse_equal_instants(name, parts)
+
+
+#: What each kind of ``by`` column takes, for :func:`check_key_types`' message.
+_WANT = {
+    "text": "str keys",
+    "integer": "number keys (int or float)",
+    "float": "number keys (int or float)",
+    "datetime": (
+        "dates or datetimes (datetime.date, naive datetime.datetime, numpy.datetime64, "
+        "pandas.Timestamp) or ISO 8601 text such as '2024-01-31' or '2024-01-31T06:30'"
+    ),
+}
+
+
+def _fits(key: Any, kind: str) -> bool:
+    """Whether a key of a ``by`` column of this kind can equal one of its values."""
+    if kind == "datetime":
+        return key_instant(key) is not None
+    dated = isinstance(key, datetime.date | np.datetime64)
+    if kind == "text":
+        return isinstance(key, str)
+    return not isinstance(key, str) and not dated
+
+
+def _refuse_equal_instants(name: str, parts: Sequence[Any]) -> None:
+    """Refuse two keys of a datetime column that name one instant (compared in microseconds,
+    or nanoseconds when a key has them)."""
+    instants = [key_instant(k) for k in parts]
+    fine = any(i is not None and np.datetime_data(i.dtype)[0] == "ns" for i in instants)
+    unit = "datetime64[ns]" if fine else "datetime64[us]"
+    seen: dict[int, Any] = {}
+    for k, instant in zip(parts, instants, strict=True):
+        assert instant is not None  # checked by the caller
+        tick = int(instant.astype(unit).astype(np.int64))
+        if tick in seen:
+            raise InvalidParameterError(
+                f"The 'keys' parameter holds {seen[tick]!r} and {k!r}, which name the same "
+                f"instant of the datetime 'by' column '{name}': give each instant once."
+            )
+        seen[tick] = k

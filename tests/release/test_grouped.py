@@ -192,6 +192,24 @@ def test_several_by_columns_and_tuple_keys_round_trip(tmp_path) -> None:
     assert len(frame) == 6
 
 
+def test_date_and_datetime_keys_round_trip(tmp_path) -> None:
+    """Keys of a date or datetime ``by`` column are written as tagged ISO text and read back
+    as dates, datetimes (a ``Timestamp`` too) and ``datetime64`` values."""
+    import datetime as dt
+
+    days = np.array(["2024-01-01", "2024-01-02", "2024-01-03"], dtype="datetime64[ns]")
+    frame = pd.DataFrame({"d": days[np.arange(30) % 3], "x": np.linspace(1, 90, 30)})
+    keys = [dt.date(2024, 1, 1), pd.Timestamp("2024-01-02"), np.datetime64("2024-01-03")]
+    gr = treedp.release_grouped(
+        frame, column="x", by="d", keys=keys, rng=InsecureSeededSource(5), **OPTS
+    )
+    path = tmp_path / "g.tdp"
+    gr.save(path)
+    back = treedp.load_grouped_release(path)
+    assert back.keys == (dt.date(2024, 1, 1), dt.datetime(2024, 1, 2), np.datetime64("2024-01-03"))
+    assert [back[k].n for k in back.keys] == [gr[k].n for k in gr.keys]
+
+
 def test_file_is_checksummed_and_validated(tmp_path) -> None:
     d = _data()
     gr = treedp.release_grouped(

@@ -28,6 +28,7 @@ from treedp.engines.grouped_bins import CHUNK, TABLE_MAX, bin_index
 from treedp.engines.keys import (
     Key,
     candidate_keys,
+    key_ticks,
     person_codes,
     py_scalar,
     sorted_keys,
@@ -173,6 +174,11 @@ def missing_mask(arr: np.ndarray) -> np.ndarray:
 def _codes_for(arr: np.ndarray, values: Sequence[Any]) -> np.ndarray:
     """Index of each entry of ``arr`` in ``values`` (-1 if absent); ``arr`` has no nulls."""
     index = {v: i for i, v in enumerate(values)}
+    if isinstance(arr, Encoded) and arr.uniques.dtype.kind == "M":
+        table: np.ndarray = np.append(_instant_codes(arr.uniques, values), -1)
+        return table[arr.codes]  # type: ignore[no-any-return]
+    if not isinstance(arr, Encoded) and arr.dtype.kind == "M":
+        return _instant_codes(arr, values)
     if isinstance(arr, Encoded):  # already encoded: one lookup per distinct value
         table = np.fromiter(
             (index.get(py_scalar(u), -1) for u in arr.uniques),
@@ -209,6 +215,26 @@ def _codes_for(arr: np.ndarray, values: Sequence[Any]) -> np.ndarray:
     )
     mapped: np.ndarray = np.where(inverse >= 0, lookup[np.maximum(inverse, 0)], -1)
     return mapped
+
+
+def _instant_codes(arr: np.ndarray, values: Sequence[Any]) -> np.ndarray:
+    """Index of each entry of a ``datetime64`` array (no NaT) in ``values``, matched as
+    instants (:func:`~treedp.engines.keys.key_ticks` in the array's unit); -1 if absent."""
+    unit = np.datetime_data(arr.dtype)[0]
+    ticks = [key_ticks(v, unit) for v in values]
+    where = [i for i, t in enumerate(ticks) if t is not None]
+    out = np.full(arr.size, -1, dtype=np.int64)
+    if not where or not arr.size:
+        return out
+    public = np.array([ticks[i] for i in where], dtype=np.int64)
+    order = np.argsort(public, kind="stable")
+    ordered, positions = public[order], np.asarray(where, dtype=np.int64)[order]
+    data = arr.view(np.int64)
+    for start in range(0, arr.size, CHUNK):
+        part = data[start : start + CHUNK]
+        at = np.minimum(np.searchsorted(ordered, part), ordered.size - 1)
+        out[start : start + CHUNK] = np.where(ordered[at] == part, positions[at], -1)
+    return out
 
 
 def missing_keys(by: Sequence[np.ndarray], nan: NanPolicy, size: int) -> np.ndarray:

@@ -2,13 +2,17 @@
 
 A ``by`` column's key kind is ``"integer"`` or ``"float"`` (a number type), ``"text"`` (a string
 type: numpy ``U``, pandas' string dtypes, Arrow / Parquet ``string``, polars ``String`` or
-``Categorical``, a database's ``VARCHAR`` / ``TEXT``, Spark's ``string``) or None: the schema
-does not say (a pandas ``object`` or categorical column, booleans, datetimes, a list, SQLite,
-which types values rather than columns, and CSV files, whose ``by`` columns the files engine
-reads as text and matches by ``str(key)``, so any key can match there). A text key can equal
-no value of a number column and a number key (``int``, ``float``, ``bool``) no value of a
-text column, on every engine that types the column: :func:`treedp.grouped_checks.check_key_types`
-refuses such keys before any value is read or any budget charged.
+``Categorical``, a database's ``VARCHAR`` / ``TEXT``, Spark's ``string``), ``"datetime"`` (a
+date or datetime type: numpy / pandas ``datetime64``, Arrow / Parquet ``date`` and
+``timestamp``, polars ``Date`` / ``Datetime``, a database's ``DATE`` / ``TIMESTAMP``, Spark's
+``date`` / ``timestamp``) or None: the schema does not say (a pandas ``object`` or categorical
+column, booleans, a list, SQLite, which types values rather than columns, and CSV files, whose
+``by`` columns the files engine reads as text and matches by ``str(key)``, so any key can match
+there). A text key can equal no value of a number column, a number key (``int``, ``float``,
+``bool``) no value of a text column, and only a key naming an instant
+(:func:`treedp.engines.keys.key_instant`) a value of a datetime column, on every engine that
+types the column: :func:`treedp.grouped_checks.check_key_types` refuses other keys before any
+value is read or any budget charged.
 """
 
 from __future__ import annotations
@@ -26,11 +30,12 @@ _SQL_TEXT = ("VARCHAR", "TEXT", "STRING", "CHAR", "BPCHAR")
 
 
 def key_kind(data: Any, column: str | None = None) -> str | None:
-    """``"integer"``, ``"float"``, ``"text"`` or None for ``data[column]`` of a table, or
-    ``data`` itself (a key array) when ``column`` is None: from the schema or dtype only."""
+    """``"integer"``, ``"float"``, ``"datetime"``, ``"text"`` or None for ``data[column]`` of a
+    table, or ``data`` itself (a key array) when ``column`` is None: from the schema or dtype
+    only."""
     try:
         kind = column_kind(data, column)
-        if kind in ("integer", "float"):
+        if kind in ("integer", "float", "datetime"):
             return kind
         if kind is not None:
             return None

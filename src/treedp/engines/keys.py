@@ -6,7 +6,9 @@ type name, then text). :func:`check_keys` checks the public keys a caller gives.
 
 from __future__ import annotations
 
+import datetime
 import math
+import re
 from collections.abc import Iterable, Sequence
 from typing import Any
 
@@ -21,6 +23,8 @@ __all__ = [
     "canonical_key",
     "check_keys",
     "is_null",
+    "key_instant",
+    "key_ticks",
     "person_codes",
     "py_scalar",
     "sorted_keys",
@@ -42,18 +46,74 @@ def is_null(x: Any) -> bool:
 
 
 def _scalar(x: Any, name: str) -> Any:
-    if isinstance(x, np.generic):
+    if isinstance(x, np.generic) and not isinstance(x, np.datetime64):
         x = x.item()
     if is_null(x):
         raise InvalidParameterError(
-            f"The '{name}' parameter holds a null key (None or NaN): public keys must be "
+            f"The '{name}' parameter holds a null key (None, NaN or NaT): public keys must be "
             "actual values (records with a missing key follow the 'nan' policy)."
         )
-    if not isinstance(x, str | int | float | bool):
+    if isinstance(x, datetime.datetime) and x.tzinfo is not None:
+        raise InvalidParameterError(
+            must(name, "hold naive datetimes (instants on the column's stored timeline, UTC "
+                 f"for a zone-aware column). Got {x!r}.")
+        )  # fmt: skip
+    if not isinstance(x, str | int | float | bool | datetime.date | np.datetime64):
         raise InvalidTypeError(
-            must(name, f"hold str, int, float or bool keys. Got {type(x).__name__} instead.")
+            must(
+                name,
+                "hold str, int, float, bool or date/datetime keys. Got "
+                f"{type(x).__name__} instead.",
+            )
         )
     return x
+
+
+#: ISO 8601 text of a whole date, with a time of day to the minute, second or a fraction.
+_ISO_INSTANT = re.compile(r"-?\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?)?")
+
+
+def key_instant(key: Any) -> np.datetime64 | None:
+    """The instant a key names for a ``by`` column of a date or datetime type: a
+    ``datetime.date`` / ``datetime.datetime`` (naive; ``pandas.Timestamp`` too), a
+    ``numpy.datetime64`` or ISO 8601 text of a whole date (``"2024-01-31"``,
+    ``"2024-01-31T06:30"``, ``"2024-01-31 06:30:00.5"``); None for anything else (numbers,
+    booleans, other text: ``"2024"`` or ``"2024-01"`` name no single day)."""
+    if isinstance(key, bool | int | float):
+        return None
+    if isinstance(key, np.datetime64):
+        return None if np.isnat(key) else key
+    if isinstance(key, str):
+        if not _ISO_INSTANT.fullmatch(key.strip()):  # "2024" or "5" would parse as years
+            return None
+        try:
+            value = np.datetime64(key.strip())
+        except ValueError:
+            return None
+        return None if np.isnat(value) else value
+    if hasattr(key, "to_datetime64"):  # pandas.Timestamp: to the nanosecond
+        return np.datetime64(key.to_datetime64())
+    if isinstance(key, datetime.datetime):
+        return np.datetime64(key, "us")
+    if isinstance(key, datetime.date):
+        return np.datetime64(key, "D")
+    return None
+
+
+def key_ticks(key: Any, unit: str) -> int | None:
+    """The key's instant (:func:`key_instant`) in ticks of ``unit`` (a ``datetime64`` unit),
+    or None when no value of that unit can equal it (not an instant, finer than the unit,
+    or beyond its range)."""
+    instant = key_instant(key)
+    if instant is None:
+        return None
+    try:
+        ticks = instant.astype(f"datetime64[{unit}]")
+        if ticks.astype(instant.dtype) != instant:  # finer than the unit, or wrapped
+            return None
+    except (OverflowError, ValueError):
+        return None
+    return int(ticks.astype(np.int64))
 
 
 def check_keys(keys: Any, n_by: int, name: str = "keys") -> tuple[Key, ...]:
@@ -99,6 +159,8 @@ def canonical_key(key: Any) -> Any:
     element-wise; anything else is kept."""
     if isinstance(key, tuple):
         return tuple(canonical_key(k) for k in key)
+    if isinstance(key, np.datetime64):  # .item() would give an int of nanoseconds
+        return key
     if isinstance(key, np.generic):
         key = key.item()
     if isinstance(key, bool):

@@ -16,6 +16,7 @@ its dtype, shape and SHA-256. Written atomically.
 
 from __future__ import annotations
 
+import datetime
 import json
 import zipfile
 from collections.abc import Iterator, Sequence
@@ -349,11 +350,46 @@ class GroupedRelease:
         ]
         payload = {
             "metadata": self.metadata(),
-            "keys": [list(k) if isinstance(k, tuple) else k for k in self.keys],
+            "keys": [_key_json(k) for k in self.keys],
             "common": first.metadata(),
             "arrays": _manifest([f"level_{i}.npy" for i in levels], arrays),
         }
         _write_zip(handle, _MEMBER, _envelope(FORMAT_VERSION, payload, FORMAT_NAME), arrays)
+
+
+def _key_json(key: Any) -> Any:
+    """A key as JSON: a list for a tuple; a date or datetime key (a ``by`` column of a date
+    or datetime type) as ``{"date": iso}``, ``{"datetime": iso}`` (a ``datetime``, pandas'
+    ``Timestamp`` included) or ``{"datetime64": text}``; other keys as they are."""
+    if isinstance(key, tuple):
+        return [_key_json(k) for k in key]
+    if isinstance(key, np.datetime64):
+        return {"datetime64": str(key)}
+    if isinstance(key, datetime.datetime):
+        return {"datetime": key.isoformat()}
+    if isinstance(key, datetime.date):
+        return {"date": key.isoformat()}
+    return key
+
+
+def _key_from_json(value: Any) -> Any:
+    """The key :func:`_key_json` wrote (a ``Timestamp`` comes back as a ``datetime``)."""
+    if isinstance(value, list):
+        return tuple(_key_from_json(v) for v in value)
+    if isinstance(value, dict):
+        if len(value) != 1:
+            raise ReleaseFormatError("a key is not a value")
+        ((tag, text),) = value.items()
+        if not isinstance(text, str):
+            raise ReleaseFormatError("a key is not a value")
+        if tag == "datetime64":
+            return np.datetime64(text)
+        if tag == "datetime":
+            return datetime.datetime.fromisoformat(text)
+        if tag == "date":
+            return datetime.date.fromisoformat(text)
+        raise ReleaseFormatError("a key is not a value")
+    return value
 
 
 def is_grouped_file(path: str | Path) -> bool:
@@ -398,7 +434,7 @@ def _from_document(zf: zipfile.ZipFile, document: Any, label: str) -> GroupedRel
     )
     try:
         meta = payload["metadata"]
-        keys = tuple(tuple(k) if isinstance(k, list) else k for k in payload["keys"])
+        keys = tuple(_key_from_json(k) for k in payload["keys"])
         if len(set(keys)) != len(keys) or not keys:
             raise ReleaseFormatError("the keys are not unique")
         manifest = payload["arrays"]

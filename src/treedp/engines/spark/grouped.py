@@ -81,6 +81,7 @@ from treedp.engines.grouped import (
     missing_key_error,
     person_missing_error,
 )
+from treedp.engines.keys import key_ticks
 from treedp.engines.spark.count import (
     VALUE,
     binnable,
@@ -135,7 +136,19 @@ def _with_codes(frame: Any, df: Any, job: GroupedJob, how: str) -> Any:
         return frame.withColumn(_CODE, F.lit(0).cast("long"))
     spark = df.sparkSession
     rows = [(*(k if isinstance(k, tuple) else (k,)), i) for i, k in enumerate(job.keys)]
-    key_schema = ", ".join(f"{_q(b)} {df.schema[b].dataType.simpleString()}" for b in job.by)
+    dated = [df.schema[b].dataType.typeName() in _DATED for b in job.by]
+    if any(dated):  # instants: compared as text, the wall-clock time in microseconds
+        rows = [
+            (*(_instant_text(v) if d else v for v, d in zip(r[:-1], dated, strict=True)), r[-1])
+            for r in rows
+        ]
+        for b, d in zip(job.by, dated, strict=True):
+            if d:
+                frame = frame.withColumn(b, F.date_format(quoted(b).cast("timestamp"), _WALL))
+    key_schema = ", ".join(
+        f"{_q(b)} {'string' if d else df.schema[b].dataType.simpleString()}"
+        for b, d in zip(job.by, dated, strict=True)
+    )
     try:
         keys_df = spark.createDataFrame(rows, f"{key_schema}, {_CODE} long")
     except Exception:  # keys of another type than the column: compare as text
@@ -145,6 +158,20 @@ def _with_codes(frame: Any, df: Any, job: GroupedJob, how: str) -> Any:
         for b in job.by:
             frame = frame.withColumn(b, quoted(b).cast("string"))
     return frame.join(F.broadcast(keys_df), on=list(job.by), how=how)
+
+
+#: Spark's date and datetime types: a ``by`` column of one is matched as instants.
+_DATED = ("date", "timestamp", "timestamp_ntz")
+#: The text a date or datetime ``by`` column is compared as: its wall-clock time in the
+#: session's time zone (what ``show()`` prints), to the microsecond.
+_WALL = "yyyy-MM-dd'T'HH:mm:ss.SSSSSS"
+
+
+def _instant_text(key: Any) -> str | None:
+    """A key's instant (:func:`treedp.engines.keys.key_ticks`) as ``_WALL`` text; None
+    (matches nothing) for a key finer than a microsecond."""
+    ticks = key_ticks(key, "us")
+    return None if ticks is None else str(np.datetime64(ticks, "us"))
 
 
 def _q(name: str) -> str:

@@ -57,7 +57,7 @@ from treedp.engines.grouped import (
     missing_key_error,
     person_missing_error,
 )
-from treedp.engines.keys import canonical_key
+from treedp.engines.keys import key_ticks
 from treedp.engines.sql.bucket import bucket_bin, tick_bucket
 from treedp.engines.sql.callback import bisect_bin
 from treedp.engines.sql.fast import MISSING_K, fast_plan, one_group_by, plan_bins
@@ -387,18 +387,38 @@ def datetime_ticks(dialect: Dialect, data: Any, column: str, bins: Bins) -> Tick
     return check_ticks(dialect.name, ticks, type_name, bins)
 
 
-def _key_position(sql: Sql, by: Sequence[str], keys: Sequence[Any]) -> str:
-    """``-1`` for a missing key, the key's position in the public list, or NULL (unlisted)."""
+def _key_position(sql: Sql, data: Any, by: Sequence[str], keys: Sequence[Any]) -> str:
+    """``-1`` for a missing key, the key's position in the public list, or NULL (unlisted).
+
+    A ``by`` column of a date or datetime type (the query's description) is compared as an
+    instant: ``CAST(k AS TIMESTAMP)`` against the key's instant in microseconds
+    (:func:`~treedp.engines.keys.key_ticks`), so that a date key matches midnight and a key
+    with a time of day matches no date, as on every other engine; a key finer than a
+    microsecond matches nothing."""
     if not by:
         return "0"
+    kinds = dict(described(sql.dialect, data))
+    dated = [kinds.get(b) == "datetime" for b in by]
     cols = [f"k{i}" for i in range(len(by))]
     missing = " OR ".join(f"{c} IS NULL" for c in cols)
     whens = []
     for pos, key in enumerate(keys):
         parts = key if isinstance(key, tuple) else (key,)
-        test = " AND ".join(f"{c} = {sql.value(v)}" for c, v in zip(cols, parts, strict=True))
+        test = " AND ".join(
+            _key_test(sql, c, v, d) for c, v, d in zip(cols, parts, dated, strict=True)
+        )
         whens.append(f"WHEN {test} THEN {pos}")
     return f"CASE WHEN {missing} THEN -1 {' '.join(whens)} ELSE NULL END"
+
+
+def _key_test(sql: Sql, col: str, key: Any, dated: bool) -> str:
+    if not dated:
+        return f"{col} = {sql.value(key)}"
+    ticks = key_ticks(key, "us")
+    if ticks is None:  # refused before for a typed column; finer than a microsecond
+        return "1 = 0"
+    text = str(np.datetime64(ticks, "us"))
+    return f"CAST({col} AS TIMESTAMP) = CAST({sql.value(text)} AS TIMESTAMP)"
 
 
 def _inner(
@@ -436,12 +456,12 @@ def cells_sql(sql: Sql, data: Any, job: GroupedJob) -> str:
             found = tick_search(inner, job.bins, ticks, MISSING)
         elif d.rule(job.bins) == "width_bucket" and explicit:
             found = inner, tick_bucket(ticks, job.bins, MISSING)
-        g = _key_position(sql, job.by, job.keys)
+        g = _key_position(sql, data, job.by, job.keys)
         inner, b = found if found is not None else (inner, tick_bin(ticks, job.bins, MISSING))
     elif _fast_cells(d, job.bins) and (plan := fast_plan(job.bins)) is not None:
         # equal-width bins (with a privacy unit: not one GROUP BY) by fast.py's k and b
         inner = _inner(sql, data, job.column, job.by, job.unit)
-        g = _key_position(sql, job.by, job.keys)
+        g = _key_position(sql, data, job.by, job.keys)
         b, k = plan_bins(sql, plan, _X, job.bins.edges)  # parameters: g, b, then k
         if k is not None:
             inner = f"SELECT *, {k} AS k FROM ({inner}) AS {quote('__treedp_k')}"
@@ -456,7 +476,7 @@ def cells_sql(sql: Sql, data: Any, job: GroupedJob) -> str:
         searched = uses_search(sql, job.bins)
         if searched:
             inner = search_levels(sql, inner, job.bins, _X)
-        g = _key_position(sql, job.by, job.keys)
+        g = _key_position(sql, data, job.by, job.keys)
         b = bin_expression(sql, job.bins, searched)
     guard = f"WHEN isnum = 0 THEN {NON_NUMBER} " if d.number_guard is not None else ""
     unit = ", p" if job.unit is not None else ""
@@ -476,7 +496,7 @@ def _grouped_rows(dialect: Dialect, data: Any, job: GroupedJob) -> list[tuple[An
             sql,
             job,
             plan,
-            lambda: _key_position(sql, job.by, job.keys),
+            lambda: _key_position(sql, data, job.by, job.keys),
             lambda: _inner(sql, data, job.column, job.by, None),
             MISSING,
         )
@@ -575,8 +595,3 @@ def collect_sql(dialect: Dialect, data: Any, column: str | None) -> np.ndarray:
             "The column must hold numbers; the query returned a value of another type."
         )
     return np.array([np.nan if r[0] is None else r[0] for r in rows], dtype=np.float64)
-
-
-def canonical(keys: Sequence[Any]) -> list[Any]:
-    """The public keys in the form compared in SQL."""
-    return [canonical_key(k) for k in keys]
