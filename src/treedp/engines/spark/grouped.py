@@ -270,7 +270,10 @@ def _prefiltered(frame: Any, m: int, secret: str) -> Any:
 def bound_spark(df: Any, job: GroupedJob, source: RandomSource) -> Any:
     """The rows kept by the bounds, as a Spark DataFrame: ``__treedp_v`` (the value), the
     ``by`` columns, ``__treedp_unit`` (the person id), ``__treedp_key`` (the key's position),
-    ``__treedp_bad`` (non-zero: a missing value, id or key, under ``nan="error"``).
+    ``__treedp_bad`` (non-zero: a missing value, id or key, under ``nan="error"``). With a
+    privacy unit the frame also carries the bounding's working columns (the row id, its
+    priority, the person's row count, the windows' ranks; all named ``__treedp_*``): select
+    the columns above to use the rows elsewhere.
 
     See the module docstring: windows over the person id ordered by keyed SHA-256 priorities.
     Nothing is computed here: the rows (and, with ``max_contributions`` alone, the per-person
