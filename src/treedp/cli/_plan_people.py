@@ -53,6 +53,12 @@ def person_prediction(args: argparse.Namespace) -> tuple[Any, list[Any] | None] 
         )
     if args.max_groups is not None and keys is None:
         raise UsageError("--max-groups and --max-contributions-per-group need --keys")
+    if args.n is not None:
+        raise UsageError(
+            "--n is not used with contribution bounds or --keys (a per-key plan): under "
+            "--neighbours replace each key's tree is an add/remove tree at half the budget and "
+            "needs no public number of records; drop --n."
+        )
     pred = treedp.predict_error(
         args.bins, **budget_from(args), neighbours=args.neighbours, privacy_unit=unit, keys=keys
     )
@@ -79,6 +85,11 @@ def people_lines(args: argparse.Namespace, found: tuple[Any, list[Any] | None] |
         lines.append(
             f"    sensitivity {pred.sensitivity} (records one person moves per level), "
             f"each tree at {pred.tree_budget:.6g} per record: the plan above"
+        )
+    if args.neighbours == "replace":
+        lines.append(
+            "    neighbours replace (one person's rows replaced by another's): each key's tree "
+            "is an add/remove tree at twice the sensitivity"
         )
     lines.append(f"    expected CDF error (RMSE): {pred.rmse:.4g} records")
     for n in args.sizes or SIZES:
