@@ -86,10 +86,10 @@ def run(args: argparse.Namespace) -> None:
             privacy_unit=args.privacy_unit,
         ) as led:
             unit = led.privacy_unit  # written to the file with --privacy-unit, else None
-            shown = unit or "fixed by the first charge"
+            unit_text = unit or "fixed by the first charge"
             out.line(
                 f"{args.path}: dataset {led.dataset!r} has a total of {fmt_measure(led.total)} "
-                f"({led.neighbours} neighbours, privacy unit {shown})",
+                f"({led.neighbours} neighbours, privacy unit {unit_text})",
                 fmt_measure(led.total),
             )
             out.set(
