@@ -17,6 +17,7 @@ from treedp.estimation import prefix_covariance
 from treedp.exceptions import InvalidParameterError, InvalidTypeError
 from treedp.options import MechanismOptions, PrivacyUnit
 from treedp.planning import Plan
+from treedp.privacy.auto_bound import AUTO_NAMES, AutoBound
 from treedp.privacy.contribution import ContributionBounds, scaled_budget
 from treedp.privacy.measures import ZCDP, Measure, PureDP
 from treedp.spec import ReleaseSpec
@@ -250,6 +251,18 @@ def _bounds(privacy_unit: Any, keys: Any) -> ContributionBounds:
                 f"Got {type(privacy_unit).__name__} instead.",
             )
         )
+    limits = (
+        privacy_unit.max_contributions,
+        privacy_unit.max_groups,
+        privacy_unit.max_contributions_per_group,
+    )
+    for value, bound in zip(limits, AUTO_NAMES, strict=True):
+        if (isinstance(value, str) and value == "auto") or isinstance(value, AutoBound):
+            raise InvalidParameterError(
+                f"{bound}='auto' chooses the bound from the data (privately, with a share of "
+                "the budget), so no error can be predicted before the data are read: predict "
+                "each candidate bound (an int) instead; the release states the bound it chose."
+            )
     name = privacy_unit.column if isinstance(privacy_unit.column, str) else "ids"
     return ContributionBounds.from_parameters(
         name,

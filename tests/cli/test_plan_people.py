@@ -117,3 +117,9 @@ def test_n_with_bounds_is_one_line(capsys: pytest.CaptureFixture) -> None:
     assert main([*args, "--max-contributions", "3", "--n", "1000"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and err[0].startswith("treedp: error: --n is not used")
+
+
+def test_an_auto_bound_is_one_line_saying_why(capsys: pytest.CaptureFixture) -> None:
+    assert main(["plan", "--bins", "64", "--epsilon", "1", "--max-contributions", "auto"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "--max-contributions auto chooses the bound from the data" in err[0]

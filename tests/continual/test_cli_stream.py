@@ -98,3 +98,14 @@ def test_a_bad_target_is_one_line_naming_the_option(tmp_path, capsys, budget, op
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and err.startswith("treedp: error: ") and option in err
     assert "privacy" not in err and not state.exists()
+
+
+def test_an_auto_bound_is_one_line_saying_why(tmp_path, capsys) -> None:
+    state = tmp_path / "s.json"
+    argv = ["stream", "init", str(state), "--horizon", "4", "--epsilon", "1"]
+    assert main([*argv, "--privacy-unit", "pid", "--max-contributions", "auto"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "--max-contributions auto" in err and "before any step" in err
+    assert not state.exists()
+    assert main([*argv, "--privacy-unit", "pid", "--max-contributions", "x"]) == 2
+    assert "expected a positive integer, not 'x'" in capsys.readouterr().err

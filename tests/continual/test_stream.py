@@ -195,3 +195,14 @@ def test_a_bad_target_is_named_as_release_cdf_names_it(target) -> None:
     assert str(stream.value).split(" Got ")[0] == str(release.value).split(" Got ")[0]
     assert "'privacy'" not in str(stream.value)
     assert acct.history == ()
+
+
+@pytest.mark.parametrize("bound", ["auto", treedp.AutoBound()])
+def test_an_auto_bound_is_refused_saying_why(bound) -> None:
+    """A stream's bound is fixed before any step's records exist: 'auto' cannot choose it."""
+    for kwargs in (
+        {"privacy_unit": "pid", "max_contributions": bound},
+        {"privacy_unit": treedp.PrivacyUnit("pid", max_contributions=bound)},
+    ):
+        with pytest.raises(InvalidParameterError, match="before any step's records exist"):
+            continual(horizon=4, epsilon=1.0, **kwargs)

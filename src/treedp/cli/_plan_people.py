@@ -7,7 +7,7 @@ import argparse
 from typing import Any
 
 import treedp
-from treedp.cli._common import UsageError, budget_from
+from treedp.cli._common import UsageError, budget_from, fixed_bound_arg
 from treedp.cli._grouped import read_keys
 
 __all__ = ["add_people", "people_lines"]
@@ -18,7 +18,12 @@ SIZES = (1_000, 10_000, 100_000)
 
 def add_people(parser: Any) -> None:
     """The contribution-bound options of ``treedp plan`` (as ``treedp release`` spells them)."""
-    parser.add_argument("--max-contributions", type=int, help="rows kept per person")
+    parser.add_argument(
+        "--max-contributions",
+        type=fixed_bound_arg,
+        metavar="K",
+        help="rows kept per person ('auto' is refused: it chooses the bound from the data)",
+    )
     parser.add_argument("--max-groups", type=int, help="groups per person (with --keys)")
     parser.add_argument(
         "--max-contributions-per-group", type=int, help="rows kept per person and group"

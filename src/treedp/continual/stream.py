@@ -44,6 +44,7 @@ from treedp.noise.families import NOISES, check_rho
 from treedp.noise.rng import InsecureSeededSource, RandomSource, check_source
 from treedp.options import PrivacyUnit
 from treedp.privacy.accountant import check_accountant
+from treedp.privacy.auto_bound import AutoBound
 from treedp.privacy.measures import ZCDP, ApproxDP, Measure, PureDP, zcdp_to_epsilon
 from treedp.privacy.spend import SpendRecord
 from treedp.spec import check_target
@@ -112,6 +113,14 @@ def _unit(privacy_unit: Any, max_contributions: Any) -> dict[str, Any] | None:
     if max_contributions is None:
         raise InvalidParameterError(
             must("max_contributions", "be given with a privacy_unit (records per person).")
+        )
+    if (isinstance(max_contributions, str) and max_contributions == "auto") or isinstance(
+        max_contributions, AutoBound
+    ):
+        raise InvalidParameterError(
+            "max_contributions='auto' chooses the bound from the data, but a stream's bound is "
+            "fixed when it starts, before any step's records exist, and every step's noise is "
+            "calibrated to it: give an int (records kept per person over the whole stream)."
         )
     k = check_int(max_contributions, "max_contributions", 1, 2**20)
     return {"column": column, "max_contributions": k}
