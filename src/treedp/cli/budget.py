@@ -11,7 +11,6 @@ import treedp
 from treedp.cli._common import Parser, add_neighbours, measure_from
 from treedp.cli._ledger import fmt_measure, in_cli_terms, open_cli_ledger, remaining_line
 from treedp.cli._output import add_output, budget_json, measure_json, output_of
-from treedp.privacy.ledger import DECLARATION
 
 __all__ = ["fmt_measure", "register", "run"]
 
@@ -109,7 +108,10 @@ def run(args: argparse.Namespace) -> None:
         shown = []
         for name in names:
             with open_cli_ledger(args.path, name) as led:
-                n = sum(c.group is None and c.record.mechanism != DECLARATION for c in led.history)
+                n = sum(
+                    c.group is None and c.record.mechanism != treedp.Ledger.DECLARATION
+                    for c in led.history
+                )
                 unit = led.privacy_unit  # None until the first charge
                 out.line(
                     f"{name}: total {fmt_measure(led.total)} ({led.neighbours} neighbours, "

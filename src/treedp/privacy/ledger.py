@@ -51,7 +51,7 @@ from contextlib import contextmanager
 from datetime import date, datetime
 from fractions import Fraction
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -284,7 +284,12 @@ class Ledger(Accountant):
         The ledger file.
     created : str
         When the dataset's budget was set (ISO 8601, UTC).
+    DECLARATION : str
+        The mechanism of the zero-spend charge 1 by which :func:`init_ledger` fixes a privacy
+        unit (:data:`DECLARATION`).
     """
+
+    DECLARATION: ClassVar[str] = DECLARATION
 
     def __init__(
         self,
