@@ -114,6 +114,20 @@ def test_bad_input(kwargs: dict, error: type) -> None:
         treedp.predict_error(64, epsilon=1.0, **kwargs)
 
 
+@pytest.mark.parametrize(
+    "unit",
+    [
+        treedp.PrivacyUnit("p", max_contributions="auto"),
+        treedp.PrivacyUnit("p", max_contributions=treedp.AutoBound(share=0.2)),
+        treedp.PrivacyUnit("p", max_groups=2, max_contributions_per_group="auto"),
+    ],
+)
+def test_an_auto_bound_is_refused_saying_why(unit: treedp.PrivacyUnit) -> None:
+    """'auto' chooses the bound from the data: no figure exists before they are read."""
+    with pytest.raises(InvalidParameterError, match="no error can be predicted before the data"):
+        treedp.predict_error(64, epsilon=1.0, privacy_unit=unit, keys=["a"])
+
+
 def test_quantile_error_refuses_bad_sizes() -> None:
     pred = treedp.predict_error(64, epsilon=1.0)
     with pytest.raises(InvalidParameterError):

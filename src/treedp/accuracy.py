@@ -17,6 +17,7 @@ from treedp.estimation import prefix_covariance
 from treedp.exceptions import InvalidParameterError, InvalidTypeError
 from treedp.options import MechanismOptions, PrivacyUnit
 from treedp.planning import Plan
+from treedp.privacy.auto_bound import AUTO_NAMES, AutoBound
 from treedp.privacy.contribution import ContributionBounds, scaled_budget
 from treedp.privacy.measures import ZCDP, Measure, PureDP
 from treedp.spec import ReleaseSpec
@@ -55,9 +56,11 @@ class ErrorPrediction:
         scale), whose record-level budget is the person's divided by the sensitivity.
     sensitivity : int
         Records one person can move in one level's vector over all groups (``L1``; for
-        Gaussian noise the factor is ``L2²``): 1 without a privacy unit.
+        Gaussian noise the factor is ``L2²``), under the person-level ``neighbours``
+        (``replace`` doubles it): 1 without a privacy unit or keys (2 under ``replace``).
     tree_budget : float or None
-        Each tree's record-level budget (``ε/Δ`` or ``ρ/L2²``) with a privacy unit, else None.
+        Each key's tree's record-level budget (``ε/Δ`` or ``ρ/L2²``) with a privacy unit or
+        keys, else None.
     keys : dict
         The public keys given, each with its guessed size (None when not given).
     """
@@ -159,18 +162,21 @@ def predict_error(
         ``privacy=ZCDP(ρ)`` or ``ApproxDP(ε, δ)``: the exact error of the Gaussian tree.
     n : int, optional
         The public size under ``replace``; the error does not depend on it, so it may be
-        omitted here.
+        omitted here. Refused with ``privacy_unit`` or ``keys``, as those releases refuse it.
     privacy_unit : PrivacyUnit, optional
         The person and the contribution bounds of a per-person or grouped release
         (``treedp.PrivacyUnit("person_id", max_contributions=50)``, or ``max_groups`` with
         ``max_contributions_per_group`` when ``keys`` are given): the budget is the person's,
         and the prediction is that of each key's tree, at the record-level budget
         ``ε/Δ`` (``ρ/L2²`` for Gaussian noise), exactly as :func:`treedp.release_grouped`
-        and :func:`treedp.release_cdf` noise it (:mod:`treedp.privacy.contribution`).
+        and :func:`treedp.release_cdf` noise it (:mod:`treedp.privacy.contribution`). The
+        ``neighbours`` relation is then the person's: each key's tree is an add/remove tree
+        without a public size under both relations, ``replace`` doubling ``Δ`` (``L2²``).
     keys : sequence or mapping, optional
         The public keys of a group-by release, or a mapping from each key to a public guess of
         its size (for :meth:`ErrorPrediction.per_key`'s quantile-scale error). Every key gets
-        the same tree and noise, so the CDF error is the same for every key.
+        the same tree and noise, so the CDF error is the same for every key. Without a
+        ``privacy_unit`` each row is one person (``Δ = 1``, 2 under ``replace``).
 
     Returns
     -------
@@ -203,7 +209,10 @@ def predict_error(
             privacy=privacy,
         )
     bounds = _bounds(privacy_unit, keys)
-    spec, tree_budget = _person_spec(spec, bounds)
+    person_neighbours = spec.neighbours
+    tree_budget = None
+    if privacy_unit is not None or keys is not None:
+        spec, tree_budget = _per_key_spec(spec, bounds)
     if spec.neighbours == "replace" and spec.n is None:
         # The mechanism object needs a public size; the covariance does not read it (it only
         # uses that the total is public), so any valid size gives the same prediction.
@@ -222,9 +231,9 @@ def predict_error(
         branching=getattr(getattr(mech, "shape", None), "branching", None),
         level_budgets=mech.block_budgets,
         unit=bounds.unit_label,
-        sensitivity=bounds.sensitivity(spec.neighbours)[0]
+        sensitivity=bounds.sensitivity(person_neighbours)[0]
         if spec.rho is None
-        else bounds.l2_squared(spec.neighbours),
+        else bounds.l2_squared(person_neighbours),
         tree_budget=tree_budget,
         keys=_keys(keys),
     )
@@ -242,6 +251,18 @@ def _bounds(privacy_unit: Any, keys: Any) -> ContributionBounds:
                 f"Got {type(privacy_unit).__name__} instead.",
             )
         )
+    limits = (
+        privacy_unit.max_contributions,
+        privacy_unit.max_groups,
+        privacy_unit.max_contributions_per_group,
+    )
+    for value, bound in zip(limits, AUTO_NAMES, strict=True):
+        if (isinstance(value, str) and value == "auto") or isinstance(value, AutoBound):
+            raise InvalidParameterError(
+                f"{bound}='auto' chooses the bound from the data (privately, with a share of "
+                "the budget), so no error can be predicted before the data are read: predict "
+                "each candidate bound (an int) instead; the release states the bound it chose."
+            )
     name = privacy_unit.column if isinstance(privacy_unit.column, str) else "ids"
     return ContributionBounds.from_parameters(
         name,
@@ -252,19 +273,26 @@ def _bounds(privacy_unit: Any, keys: Any) -> ContributionBounds:
     )
 
 
-def _person_spec(spec: ReleaseSpec, bounds: ContributionBounds) -> tuple[ReleaseSpec, float | None]:
-    """The record-level spec of each tree: the person's budget over the sensitivity."""
-    if bounds.unit is None:
-        return spec, None
+def _per_key_spec(spec: ReleaseSpec, bounds: ContributionBounds) -> tuple[ReleaseSpec, float]:
+    """The record-level spec of each key's tree, as a per-person or group-by release builds it
+    (:func:`treedp.query.build_query`): an add/remove tree without a public size, at the
+    person's budget over the person-level sensitivity under ``spec.neighbours`` (``Δ1``, or
+    ``L2²`` for Gaussian noise; twice that under ``replace``)."""
+    if spec.n is not None:
+        raise InvalidParameterError(  # the release's own words (query.py)
+            "The 'n' parameter is not taken by a per-person or group-by release: group sizes "
+            "stay private."
+        )
+    neighbours = spec.neighbours
     if spec.rho is not None:
-        rho = scaled_budget(spec.rho, bounds.l2_squared(spec.neighbours))
-        return replace(spec, epsilon=None, privacy=ZCDP(rho)), rho
+        rho = scaled_budget(spec.rho, bounds.l2_squared(neighbours))
+        return replace(spec, neighbours="add_remove", epsilon=None, privacy=ZCDP(rho)), rho
     total = spec.epsilon
     if total is None:
         assert isinstance(spec.privacy, PureDP)
         total = spec.privacy.epsilon
-    eps = scaled_budget(total, bounds.sensitivity(spec.neighbours)[0])
-    return replace(spec, epsilon=eps, privacy=None), eps
+    eps = scaled_budget(total, bounds.sensitivity(neighbours)[0])
+    return replace(spec, neighbours="add_remove", epsilon=eps, privacy=None), eps
 
 
 def _keys(keys: Any) -> dict[Any, int | None]:

@@ -48,8 +48,8 @@ def test_headline_json_and_quiet_are_each_keys_tree(
     doc = json.loads(capsys.readouterr().out)
     assert doc["predicted"] == pytest.approx(pred.mean_cdf_mse, rel=1e-9)
     assert doc["person"] == {
-        "unit": "person:person", "sensitivity": 20, "tree_budget": pred.tree_budget,
-        "epsilon": 1.0,
+        "unit": "person:person", "neighbours": "add_remove", "sensitivity": 20,
+        "tree_budget": pred.tree_budget, "epsilon": 1.0,
     }  # fmt: skip
     assert [row["key"] for row in doc["per_key"]] == ["AA", "UA"]
     row = doc["per_key"][0]
@@ -80,3 +80,46 @@ def test_bad_bounds_are_one_line(extra: list[str], capsys: pytest.CaptureFixture
     assert main(["plan", "--bins", "64", "--epsilon", "1", *extra]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and err[0].startswith("treedp: error:")
+
+
+@pytest.mark.parametrize("budget", [["--epsilon", "1"], ["--rho", "0.5"]])
+def test_replace_plans_the_add_remove_tree_a_release_makes(
+    budget: list[str], capsys: pytest.CaptureFixture
+) -> None:
+    """Under a person-level ``replace`` each key's tree is an add/remove tree without a public
+    n at twice the sensitivity (as the release makes it); session 10's plan was a ``replace``
+    tree with a public total (2650 records² where the release's own error is 1213)."""
+    args = ["plan", "--bins", "64", *budget, "--neighbours", "replace", "--max-contributions", "3"]
+    assert main([*args, "--format", "json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    unit = treedp.PrivacyUnit("person", max_contributions=3)
+    given = {"epsilon": 1.0} if budget[0] == "--epsilon" else {"privacy": treedp.ZCDP(0.5)}
+    pred = treedp.predict_error(64, neighbours="replace", privacy_unit=unit, **given)
+    rel = treedp.release_cdf(
+        {"x": [1, 2, 3], "person": ["a", "b", "a"]},
+        column="x",
+        bounds=(0, 64),
+        bins=64,
+        neighbours="replace",
+        privacy_unit=unit,
+        rng=treedp.InsecureSeededSource(1),
+        **given,
+    )
+    assert doc["neighbours"] == "add_remove" and doc["person"]["neighbours"] == "replace"
+    assert doc["person"]["sensitivity"] == (6 if budget[0] == "--epsilon" else 18)
+    assert doc["predicted"] == pytest.approx(pred.mean_cdf_mse, rel=1e-9)
+    assert doc["predicted"] == pytest.approx(float(rel.prefix_variance[1:].mean()), rel=1e-9)
+    assert tuple(doc["level_budgets"]) == rel.mechanism.block_budgets
+
+
+def test_n_with_bounds_is_one_line(capsys: pytest.CaptureFixture) -> None:
+    args = ["plan", "--bins", "64", "--epsilon", "1", "--neighbours", "replace"]
+    assert main([*args, "--max-contributions", "3", "--n", "1000"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("treedp: error: --n is not used")
+
+
+def test_an_auto_bound_is_one_line_saying_why(capsys: pytest.CaptureFixture) -> None:
+    assert main(["plan", "--bins", "64", "--epsilon", "1", "--max-contributions", "auto"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "--max-contributions auto chooses the bound from the data" in err[0]

@@ -82,3 +82,30 @@ def test_step_quiet_prints_answers_only(tmp_path: Path, capsys: pytest.CaptureFi
     lines = capsys.readouterr().out.strip().splitlines()
     assert len(lines) == 4  # the count, then three quartiles
     assert all(float(line) == float(line) for line in lines)
+
+
+@pytest.mark.parametrize(
+    ("budget", "option"),
+    [
+        (["--rho", "0"], "--rho"),
+        (["--epsilon", "0", "--delta", "1e-6"], "--epsilon"),
+        (["--epsilon", "1", "--delta", "0"], "--delta"),
+    ],
+)
+def test_a_bad_target_is_one_line_naming_the_option(tmp_path, capsys, budget, option) -> None:
+    state = tmp_path / "s.json"
+    assert main(["stream", "init", str(state), "--horizon", "4", *budget]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith("treedp: error: ") and option in err
+    assert "privacy" not in err and not state.exists()
+
+
+def test_an_auto_bound_is_one_line_saying_why(tmp_path, capsys) -> None:
+    state = tmp_path / "s.json"
+    argv = ["stream", "init", str(state), "--horizon", "4", "--epsilon", "1"]
+    assert main([*argv, "--privacy-unit", "pid", "--max-contributions", "auto"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "--max-contributions auto" in err and "before any step" in err
+    assert not state.exists()
+    assert main([*argv, "--privacy-unit", "pid", "--max-contributions", "x"]) == 2
+    assert "expected a positive integer, not 'x'" in capsys.readouterr().err

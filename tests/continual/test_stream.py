@@ -163,3 +163,46 @@ def test_treedp_continual_is_callable_even_after_its_package_was_imported() -> N
 
     s = treedp.continual(horizon=2, epsilon=1.0, rng=SEED(10))
     assert isinstance(s, treedp.ContinualStream)
+
+
+@pytest.mark.parametrize(
+    "target",
+    [
+        treedp.ZCDP(0.0),
+        treedp.ZCDP(1e-9),
+        treedp.ZCDP(5000.0),
+        treedp.PureDP(0.0),
+        treedp.ApproxDP(0.0, 1e-6),
+        treedp.ApproxDP(1.0, 0.0),
+        treedp.ApproxDP(1.0, 0.01),
+        treedp.ApproxDP(1e-3, 1e-6),  # its rho is below MIN_RHO
+    ],
+    ids=[
+        "rho0", "rho-tiny", "rho-huge", "pure0", "approx-eps0", "approx-delta0",
+        "approx-delta-big", "approx-rho-tiny",
+    ],
+)  # fmt: skip
+def test_a_bad_target_is_named_as_release_cdf_names_it(target) -> None:
+    """``privacy=`` out of range names the field ('rho', 'epsilon', 'delta') in
+    ``release_cdf``'s own words (it named 'privacy'; ``ApproxDP(ε, 0)`` divided by zero), before
+    any charge."""
+    with pytest.raises(InvalidParameterError) as release:
+        treedp.release_cdf([0.5], bounds=(0, 1), bins=4, privacy=target)
+    acct = Accountant(treedp.ZCDP(10.0))
+    with pytest.raises(InvalidParameterError) as stream:
+        continual(horizon=4, bins=4, bounds=(0, 1), privacy=target, accountant=acct)
+    # the same words up to the value (each converts an ApproxDP to its rho by its own bisection)
+    assert str(stream.value).split(" Got ")[0] == str(release.value).split(" Got ")[0]
+    assert "'privacy'" not in str(stream.value)
+    assert acct.history == ()
+
+
+@pytest.mark.parametrize("bound", ["auto", treedp.AutoBound()])
+def test_an_auto_bound_is_refused_saying_why(bound) -> None:
+    """A stream's bound is fixed before any step's records exist: 'auto' cannot choose it."""
+    for kwargs in (
+        {"privacy_unit": "pid", "max_contributions": bound},
+        {"privacy_unit": treedp.PrivacyUnit("pid", max_contributions=bound)},
+    ):
+        with pytest.raises(InvalidParameterError, match="before any step's records exist"):
+            continual(horizon=4, epsilon=1.0, **kwargs)

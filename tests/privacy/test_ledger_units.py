@@ -9,6 +9,7 @@ import sqlite3
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -20,6 +21,7 @@ from treedp import InvalidParameterError, LedgerError, init_ledger, open_ledger
 from treedp.cli import main
 from treedp.privacy import PureDP, SpendRecord
 from treedp.privacy.accountant import Accountant
+from treedp.privacy.ledger import DECLARATION
 
 SRC = str(Path(treedp.__file__).resolve().parents[1])
 OLD = Path(__file__).resolve().parents[1] / "data" / "ledger_v1_before_units.sql"
@@ -97,10 +99,56 @@ def test_a_declared_unit_binds_the_ledger_object(tmp_path: Path) -> None:
         assert led.privacy_unit == PERSON
         with pytest.raises(InvalidParameterError, match="kept for the privacy unit"):
             led.charge(spend("record"))
-        assert led.history == ()
+        assert [c.record.mechanism for c in led.history] == [DECLARATION]
     with pytest.raises(InvalidParameterError, match="privacy_unit"):
         init_ledger(path, "e", PureDP(2.0), privacy_unit="")
     assert treedp.privacy.ledger.list_datasets(path) == ("d",)  # refused before the file
+
+
+@pytest.mark.parametrize(
+    "total",
+    [PureDP(2.0), treedp.ZCDP(1.0), treedp.ApproxDP(2.0, 1e-6)],
+    ids=["pure", "zcdp", "approx"],
+)
+@pytest.mark.parametrize("neighbours", ["add_remove", "replace"])
+def test_a_unit_declared_at_init_is_in_the_file(
+    tmp_path: Path, total: Any, neighbours: str
+) -> None:
+    """``init_ledger(privacy_unit=)`` writes the unit (charge 1, a zero spend, chained): a
+    later open, in this process or another, refuses another unit before the first charge."""
+    path = tmp_path / "b.db"
+    init_ledger(path, "d", total, neighbours=neighbours, privacy_unit="pid").close()
+    with open_ledger(path, "d") as led:
+        assert led.privacy_unit == PERSON and led.remaining == total
+        (declared,) = led.history
+        assert (declared.record.mechanism, declared.record.unit) == (DECLARATION, PERSON)
+        assert declared.record.neighbours == neighbours and declared.cost == led.spent
+        before = digest(path)
+        for call in (led.check, led.charge):
+            with pytest.raises(InvalidParameterError, match="kept for the privacy unit"):
+                call(SpendRecord("test", led.remaining, neighbours, "record"))
+        assert digest(path) == before
+    if isinstance(total, PureDP) and neighbours == "add_remove":
+        assert _charge_in_a_process(path, "record") == 3  # another process refuses it too
+        assert _charge_in_a_process(path, PERSON) == 0
+    with pytest.raises(LedgerError, match="privacy unit"):
+        open_ledger(path, "d", privacy_unit="record")
+
+
+@pytest.mark.parametrize("mutant", [False, True], ids=["ledger", "undeclared mutant"])
+def test_the_declaration_test_catches_a_ledger_that_does_not_write_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, mutant: bool
+) -> None:
+    if mutant:  # the unit bound to the object only, as before session 11
+        monkeypatch.setattr(treedp.privacy.ledger, "_declare", lambda *args: None)
+    init_ledger(tmp_path / "b.db", "d", PureDP(2.0), privacy_unit="pid").close()
+    with open_ledger(tmp_path / "b.db", "d") as led:
+        try:
+            led.charge(spend("record"))
+            mixed = True
+        except InvalidParameterError:
+            mixed = False
+    assert mixed is mutant
 
 
 def test_the_check_is_inside_the_write_transaction(tmp_path: Path) -> None:
@@ -251,3 +299,40 @@ def test_the_cli_refuses_in_one_line_with_exit_2(
         line = one_error_line(capsys.readouterr().err)
         assert "privacy unit 'record'" in line and f"'{PERSON}'" in line
     assert digest(Path(ledger)) == before and not (tmp_path / "b.json").exists()
+
+
+def test_budget_init_fixes_the_unit_for_later_commands(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``treedp budget init --privacy-unit``: the unit is in the file before any charge; a
+    record-level release is refused in one line, exit 2, before its file is read."""
+    import json
+
+    ledger = str(tmp_path / "u.db")
+    init = ["budget", "init", ledger, "--dataset", "visits", "--epsilon", "2"]
+    assert main([*init, "--privacy-unit", "pid", "--format", "json"]) == 0
+    assert json.loads(capsys.readouterr().out)["privacy_unit"] == PERSON
+    assert main(["budget", "show", ledger, "--format", "json"]) == 0
+    (shown,) = json.loads(capsys.readouterr().out)["datasets"]
+    assert (shown["privacy_unit"], shown["charges"]) == (PERSON, 0)  # the declaration is none
+    assert shown["remaining"] == shown["total"]
+    assert main(["budget", "show", ledger]) == 0
+    assert "privacy unit person:pid" in capsys.readouterr().out
+    before = digest(Path(ledger))
+    bad = tmp_path / "bad.csv"  # its values would be refused if they were read
+    bad.write_text("pid,age\n1,20\n2,abc\n")
+    common = ["--column", "age", "--bounds", "0", "100", "--epsilon", "0.5"]
+    charge = ["--ledger", ledger, "--dataset", "visits"]
+    for argv in (
+        ["release", str(bad), *common, "--bins", "10", "--out", str(tmp_path / "b.json")],
+        ["median", str(bad), *common],
+    ):
+        assert main([*argv, *charge]) == 2
+        line = one_error_line(capsys.readouterr().err)
+        assert "privacy unit 'record'" in line and f"'{PERSON}'" in line
+    assert digest(Path(ledger)) == before and not (tmp_path / "b.json").exists()
+    assert main(["budget", "history", ledger, "--dataset", "visits", "--format", "json"]) == 0
+    charges = json.loads(capsys.readouterr().out)["charges"]
+    assert [(c["mechanism"], c["unit"]) for c in charges] == [(DECLARATION, PERSON)]
+    assert main([*init[:4], "other", *init[5:], "--privacy-unit", ""]) == 2
+    assert "--privacy-unit" in one_error_line(capsys.readouterr().err)

@@ -287,6 +287,17 @@ def bound_arg(text: str) -> int | str:
         ) from None
 
 
+def fixed_bound_arg(text: str) -> int | str:
+    """A contribution bound where only an int is meaningful (``treedp plan``, ``treedp stream
+    init``): ``auto`` is passed on for the library to say why it is refused there."""
+    if text == "auto":
+        return text
+    try:
+        return int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, not {text!r}") from None
+
+
 def add_neighbours(
     parser: argparse.ArgumentParser,
     help: str = "neighbour relation (default: add_remove)",

@@ -7,7 +7,7 @@ import argparse
 from typing import Any
 
 import treedp
-from treedp.cli._common import UsageError, budget_from
+from treedp.cli._common import UsageError, budget_from, fixed_bound_arg
 from treedp.cli._grouped import read_keys
 
 __all__ = ["add_people", "people_lines"]
@@ -18,7 +18,12 @@ SIZES = (1_000, 10_000, 100_000)
 
 def add_people(parser: Any) -> None:
     """The contribution-bound options of ``treedp plan`` (as ``treedp release`` spells them)."""
-    parser.add_argument("--max-contributions", type=int, help="rows kept per person")
+    parser.add_argument(
+        "--max-contributions",
+        type=fixed_bound_arg,
+        metavar="K",
+        help="rows kept per person ('auto' is refused: it chooses the bound from the data)",
+    )
     parser.add_argument("--max-groups", type=int, help="groups per person (with --keys)")
     parser.add_argument(
         "--max-contributions-per-group", type=int, help="rows kept per person and group"
@@ -53,6 +58,12 @@ def person_prediction(args: argparse.Namespace) -> tuple[Any, list[Any] | None] 
         )
     if args.max_groups is not None and keys is None:
         raise UsageError("--max-groups and --max-contributions-per-group need --keys")
+    if args.n is not None:
+        raise UsageError(
+            "--n is not used with contribution bounds or --keys (a per-key plan): under "
+            "--neighbours replace each key's tree is an add/remove tree at half the budget and "
+            "needs no public number of records; drop --n."
+        )
     pred = treedp.predict_error(
         args.bins, **budget_from(args), neighbours=args.neighbours, privacy_unit=unit, keys=keys
     )
@@ -79,6 +90,11 @@ def people_lines(args: argparse.Namespace, found: tuple[Any, list[Any] | None] |
         lines.append(
             f"    sensitivity {pred.sensitivity} (records one person moves per level), "
             f"each tree at {pred.tree_budget:.6g} per record: the plan above"
+        )
+    if args.neighbours == "replace":
+        lines.append(
+            "    neighbours replace (one person's rows replaced by another's): each key's tree "
+            "is an add/remove tree at twice the sensitivity"
         )
     lines.append(f"    expected CDF error (RMSE): {pred.rmse:.4g} records")
     for n in args.sizes or SIZES:

@@ -30,7 +30,13 @@ def register(sub: Any) -> None:
     add_neighbours(
         init, "the neighbour relation the total is stated for (default: add_remove)", n=False
     )
-    add_output(init, " (keys: path, dataset, total, neighbours)")
+    init.add_argument(
+        "--privacy-unit",
+        metavar="NAME",
+        help="fix the privacy unit now: 'record' (one row is one person) or the person-id "
+        "column; a charge of another unit is then refused (default: the first charge's unit)",
+    )
+    add_output(init, " (keys: path, dataset, total, neighbours, privacy_unit)")
     init.set_defaults(run=run)
     show = actions.add_parser("show", help="a dataset's total, spent and remaining budget")
     show.add_argument("path", help="the ledger file")
@@ -72,11 +78,17 @@ def run(args: argparse.Namespace) -> None:
     out = output_of(args)
     if args.action == "init":
         with treedp.init_ledger(
-            args.path, args.dataset, measure_from(args), neighbours=args.neighbours
+            args.path,
+            args.dataset,
+            measure_from(args),
+            neighbours=args.neighbours,
+            privacy_unit=args.privacy_unit,
         ) as led:
+            unit = led.privacy_unit  # written to the file with --privacy-unit, else None
+            unit_text = unit or "fixed by the first charge"
             out.line(
                 f"{args.path}: dataset {led.dataset!r} has a total of {fmt_measure(led.total)} "
-                f"({led.neighbours} neighbours)",
+                f"({led.neighbours} neighbours, privacy unit {unit_text})",
                 fmt_measure(led.total),
             )
             out.set(
@@ -84,6 +96,7 @@ def run(args: argparse.Namespace) -> None:
                 dataset=led.dataset,
                 total=measure_json(led.total),
                 neighbours=led.neighbours,
+                privacy_unit=unit,
             )
         out.finish()
         return
@@ -95,7 +108,10 @@ def run(args: argparse.Namespace) -> None:
         shown = []
         for name in names:
             with open_cli_ledger(args.path, name) as led:
-                n = sum(c.group is None for c in led.history)
+                n = sum(
+                    c.group is None and c.record.mechanism != treedp.Ledger.DECLARATION
+                    for c in led.history
+                )
                 unit = led.privacy_unit  # None until the first charge
                 out.line(
                     f"{name}: total {fmt_measure(led.total)} ({led.neighbours} neighbours, "

@@ -56,11 +56,14 @@ def run(args: argparse.Namespace) -> None:
     """Run ``treedp plan`` with the parsed arguments: with contribution bounds, the plan of
     each key's tree (at the person's budget over the sensitivity), as a release makes it."""
     found = person_prediction(args)  # checked before anything is printed
+    # each key's tree is an add/remove tree without a public n under both person-level
+    # relations (replace doubles the sensitivity), as a per-person or group-by release makes it
+    per_key = found is not None
     chosen = treedp.plan(
         args.bins,
         **tree_budget(args, None if found is None else found[0]),
-        neighbours=args.neighbours,
-        n=args.n,
+        neighbours="add_remove" if per_key else args.neighbours,
+        n=None if per_key else args.n,
         objective=args.objective,
         workload=workload_from(args.workload),
     )
@@ -94,6 +97,7 @@ def run(args: argparse.Namespace) -> None:
         pred = found[0]
         fields["person"] = {
             "unit": pred.unit,
+            "neighbours": args.neighbours,
             "sensitivity": pred.sensitivity,
             "tree_budget": pred.tree_budget,
             **budget_json(args),

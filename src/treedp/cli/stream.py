@@ -22,6 +22,7 @@ from treedp.cli._common import (
     add_seed_and_nan,
     bins_arg,
     budget_from,
+    fixed_bound_arg,
     fmt,
     fmt_count,
     number_or_text,
@@ -56,9 +57,10 @@ def register(sub: Any) -> None:
     )
     init.add_argument(
         "--max-contributions",
-        type=int,
+        type=fixed_bound_arg,
         metavar="K",
-        help="records kept per person over the whole stream (with --privacy-unit)",
+        help="records kept per person over the whole stream (with --privacy-unit; 'auto' is "
+        "refused: the bound is fixed before any step's records exist)",
     )
     add_ledger_options(init)
     init.add_argument("--insecure-seed", type=int, metavar="SEED", help="tests only")

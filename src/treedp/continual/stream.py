@@ -44,8 +44,10 @@ from treedp.noise.families import NOISES, check_rho
 from treedp.noise.rng import InsecureSeededSource, RandomSource, check_source
 from treedp.options import PrivacyUnit
 from treedp.privacy.accountant import check_accountant
+from treedp.privacy.auto_bound import AutoBound
 from treedp.privacy.measures import ZCDP, ApproxDP, Measure, PureDP, zcdp_to_epsilon
 from treedp.privacy.spend import SpendRecord
+from treedp.spec import check_target
 
 __all__ = ["MAX_HORIZON", "ContinualStream", "continual", "load_continual"]
 
@@ -59,10 +61,11 @@ def _budget(epsilon: Any, privacy: Any) -> tuple[str, float]:
         raise InvalidParameterError(must("epsilon", "be given, or 'privacy', not both."))
     if epsilon is not None:
         return "laplace", check_epsilon(epsilon)
+    check_target(privacy)  # the field named ('rho', 'epsilon', 'delta'), as release_cdf does
     if isinstance(privacy, PureDP):
-        return "laplace", check_epsilon(privacy.epsilon, "privacy")
+        return "laplace", check_epsilon(privacy.epsilon)
     if isinstance(privacy, ZCDP):
-        return "gaussian", check_rho(privacy.rho, "privacy")
+        return "gaussian", check_rho(privacy.rho)
     if isinstance(privacy, ApproxDP):
         lo, hi = 0.0, privacy.epsilon
         for _ in range(100):  # the largest ρ whose (ε, δ) conversion fits the target
@@ -70,10 +73,8 @@ def _budget(epsilon: Any, privacy: Any) -> tuple[str, float]:
             lo, hi = (
                 (mid, hi) if zcdp_to_epsilon(mid, privacy.delta) <= privacy.epsilon else (lo, mid)
             )
-        return "gaussian", check_rho(lo, "privacy")
-    raise InvalidTypeError(
-        must("privacy", f"be PureDP, ZCDP or ApproxDP. Got {type(privacy).__name__}.")
-    )
+        return "gaussian", check_rho(lo)  # named 'rho' as release_cdf names it
+    raise AssertionError("check_target admits PureDP, ZCDP and ApproxDP only")  # pragma: no cover
 
 
 def _unit(privacy_unit: Any, max_contributions: Any) -> dict[str, Any] | None:
@@ -112,6 +113,14 @@ def _unit(privacy_unit: Any, max_contributions: Any) -> dict[str, Any] | None:
     if max_contributions is None:
         raise InvalidParameterError(
             must("max_contributions", "be given with a privacy_unit (records per person).")
+        )
+    if (isinstance(max_contributions, str) and max_contributions == "auto") or isinstance(
+        max_contributions, AutoBound
+    ):
+        raise InvalidParameterError(
+            "max_contributions='auto' chooses the bound from the data, but a stream's bound is "
+            "fixed when it starts, before any step's records exist, and every step's noise is "
+            "calibrated to it: give an int (records kept per person over the whole stream)."
         )
     k = check_int(max_contributions, "max_contributions", 1, 2**20)
     return {"column": column, "max_contributions": k}
@@ -396,7 +405,9 @@ def continual(
         Pure ε for the whole stream (discrete Laplace noise).
     privacy : PureDP, ZCDP or ApproxDP, optional
         Instead of ``epsilon``: ρ-zCDP (discrete Gaussian), or an (ε, δ) target met through the
-        largest ρ whose conversion (CKS20) fits it.
+        largest ρ whose conversion (CKS20) fits it. Checked as :func:`treedp.release_cdf`
+        checks it (:func:`treedp.spec.check_target`): a refusal names ``'rho'``, ``'epsilon'``
+        or ``'delta'`` (``δ`` in ``(0, 1e-3]``).
     bins, bounds, edges
         Public bins for running distributions, as :func:`treedp.make_bins`.
     mechanism : {"auto", "tree", "tree_full", "binary", "sqrt", "sqrt_norm", "opt", "blt"}

@@ -27,8 +27,11 @@ with its own total. Guarantees:
   relation, the privacy unit, the release's public parameters (JSON) and the time (UTC).
 * **One privacy unit.** A dataset's privacy unit is the unit of its first charge (a
   chain-hashed row, so it holds across opens and processes and needs no format change; files
-  written before it was checked open unchanged). Inside the write transaction, after the
-  rows are re-read, a charge of another unit is refused
+  written before it was checked open unchanged). :func:`init_ledger` with ``privacy_unit=``
+  fixes it when the dataset is made: charge 1 is then a declaration (mechanism
+  :data:`DECLARATION`, a zero spend in that unit, written in the same transaction as the
+  total), which the first-charge rule reads like any charge. Inside the write transaction,
+  after the rows are re-read, a charge of another unit is refused
   (:meth:`~treedp.privacy.accountant.Accountant.check` refuses it before any data is read);
   ``privacy_unit=`` at open must agree with the charges and binds that ledger object until the
   first charge. A dataset whose charges already mix units (written before the check) opens
@@ -48,7 +51,7 @@ from contextlib import contextmanager
 from datetime import date, datetime
 from fractions import Fraction
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -66,13 +69,23 @@ from treedp.privacy.accountant import (
 from treedp.privacy.measures import ZCDP, ApproxDP, Measure, PureDP
 from treedp.privacy.spend import SpendRecord, unit_label
 
-__all__ = ["FORMAT_VERSION", "MAGIC", "Ledger", "init_ledger", "list_datasets", "open_ledger"]
+__all__ = [
+    "DECLARATION",
+    "FORMAT_VERSION",
+    "MAGIC",
+    "Ledger",
+    "init_ledger",
+    "list_datasets",
+    "open_ledger",
+]
 
 #: Marks an SQLite file as a treedp ledger (table ``treedp_meta``, key ``magic``).
 MAGIC = "treedp-ledger"
 #: The schema version written; other versions are refused.
 FORMAT_VERSION = "1"
 _BUSY_TIMEOUT_S = 60.0
+#: The mechanism of the zero-spend row by which :func:`init_ledger` fixes a privacy unit.
+DECLARATION = "privacy_unit_declared"
 
 _SCHEMA = (
     "CREATE TABLE treedp_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
@@ -132,6 +145,28 @@ def _chain(previous: str, content: list[Any]) -> str:
 
 def _genesis(name: str, total: str, neighbours: str, created: str) -> str:
     return _chain("", [MAGIC, name, total, neighbours, created])
+
+
+def _zero(total: Measure) -> Measure:
+    """A spend of nothing, in the total's measure."""
+    if isinstance(total, ZCDP):
+        return ZCDP(0.0)
+    return ApproxDP(0.0, 0.0) if isinstance(total, ApproxDP) else PureDP(0.0)
+
+
+def _declare(conn: sqlite3.Connection, definition: tuple[str, str, str, str], unit: str) -> None:
+    """Write charge 1 of a new dataset: the :data:`DECLARATION` of its privacy unit ``unit``
+    (a label), a zero spend, chained to the dataset's genesis (in the caller's transaction)."""
+    name, total, neighbours, created = definition
+    zero = _measure_json(_zero(_measure_from_json(total)))
+    content = [1, created, DECLARATION, zero, neighbours, unit, _parameters_json({}), None]
+    digest = _chain(_genesis(*definition), content)
+    conn.execute(
+        "INSERT INTO charges (dataset, seq, time, mechanism, measure, neighbours, unit, "
+        "parameters, grp, hash) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        (name, *content, digest),
+    )
+    conn.execute("UPDATE datasets SET n_charges = 1, head = ? WHERE name = ?", (digest, name))
 
 
 # -- the file ----------------------------------------------------------------------------------
@@ -249,7 +284,12 @@ class Ledger(Accountant):
         The ledger file.
     created : str
         When the dataset's budget was set (ISO 8601, UTC).
+    DECLARATION : str
+        The mechanism of the zero-spend charge 1 by which :func:`init_ledger` fixes a privacy
+        unit (:data:`DECLARATION`).
     """
+
+    DECLARATION: ClassVar[str] = DECLARATION
 
     def __init__(
         self,
@@ -415,8 +455,10 @@ def init_ledger(
         The neighbour relation the total is stated for.
     privacy_unit : str, optional
         The privacy unit of the total (``"record"`` or the person-id column), as
-        :class:`~treedp.privacy.accountant.Accountant` takes it; the dataset's first charge
-        fixes it in the file (see the module docstring).
+        :class:`~treedp.privacy.accountant.Accountant` takes it: fixed in the file now, by a
+        zero-spend charge 1 (:data:`DECLARATION`), so every later open, in any process, refuses
+        a charge of another unit. If None, the dataset's first charge fixes it (see the module
+        docstring).
 
     Raises
     ------
@@ -427,8 +469,7 @@ def init_ledger(
     name = _check_name(dataset)
     total = check_total(total)
     _check_neighbours(neighbours)
-    if privacy_unit is not None:
-        unit_label(privacy_unit)  # refused before the file is touched
+    unit = None if privacy_unit is None else unit_label(privacy_unit)  # before the file
     conn = _connect(where, create=True)
     try:
         with _transaction(conn, where, write=True):
@@ -450,6 +491,8 @@ def init_ledger(
                 "VALUES (?, ?, ?, ?, 0, ?)",
                 (*definition, _genesis(*definition)),
             )
+            if unit is not None:
+                _declare(conn, definition, unit)
     except BaseException:
         conn.close()
         raise
