@@ -18,8 +18,8 @@ largest worker process (Dask: each worker process; Spark: the JVM, which is driv
 executors in local mode, and any Python worker), sampled every 0.1 s with psutil, and the CPU
 seconds of the release (the driver's and, for Dask, every worker process's: less sensitive to
 the load of other jobs than the wall time). With ``--rounds N`` the engines run interleaved N
-times (local, dask, spark, local, ...) and the best wall time of each is reported, its ratio
-to the best local one.
+times (local, dask, spark, local, ...) and the median and best wall and CPU seconds of each are
+reported, with their ratios to the local path's median and best.
 
 The data are generated into a temporary directory and deleted at the end (never committed).
 
@@ -62,6 +62,10 @@ them), then ``groupBy(carrier, floor(delay)).count()`` collected (grouped case o
 
 With these engines each row also gives its wall time's ratio to the best ``spark:sample`` run
 so far, and the summary (``--rounds N``) the median and best of each engine.
+
+    PYTHONPATH=src nice -n 5 python benchmarks/distributed_engines.py --ungrouped 0 \
+        --grouped 1e7 --engines local dask spark spark:groupby spark:sample spark:sample-pre \
+        spark:sample-list spark:sample-sha spark:sample-pre-sha --rounds 3
     PYTHONPATH=src python benchmarks/distributed_engines.py --ungrouped 1e6 --grouped 1e5  # smoke
 """
 
