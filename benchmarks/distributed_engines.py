@@ -18,8 +18,8 @@ largest worker process (Dask: each worker process; Spark: the JVM, which is driv
 executors in local mode, and any Python worker), sampled every 0.1 s with psutil, and the CPU
 seconds of the release (the driver's and, for Dask, every worker process's: less sensitive to
 the load of other jobs than the wall time). With ``--rounds N`` the engines run interleaved N
-times (local, dask, spark, local, ...) and the best wall time of each is reported, its ratio
-to the best local one.
+times (local, dask, spark, local, ...) and the median and best wall and CPU seconds of each are
+reported, with their ratios to the local path's median and best.
 
 The data are generated into a temporary directory and deleted at the end (never committed).
 
@@ -42,6 +42,30 @@ what any count on that engine costs), as further engines:
 * ``spark:count`` — ``spark.read.parquet(path).agg(count(column), ...)``: Spark's scan;
 * ``spark:groupby`` — ``groupBy(floor(x·B)).count()`` (grouped: ``groupBy(key,
   floor(value))``), collected: the scan plus one hash aggregation, no bin rule.
+
+The least plain Spark (no treedp, no noise, no bin rule) must do to bound each person's
+contributions in the grouped case (at most ``m = 50`` rows per ``tailnum``, a uniform sample of
+them), then ``groupBy(carrier, floor(delay)).count()`` collected (grouped case only):
+
+* ``spark:sample`` — ``row_number()`` over ``Window.partitionBy(tailnum).orderBy(rand(seed))``,
+  kept ``<= m``: every row shuffled by person and sorted;
+* ``spark:sample-pre`` — treedp's prefilter with ``rand(seed)`` in place of the keyed hash:
+  ``groupBy(tailnum).count()`` joined back, a busy person's row kept when its ``rand()`` is
+  below ``mu(m) / c`` (``mu(50) ≈ 137``, :mod:`treedp.engines.spark.prefilter`), then the
+  window on the survivors (the same sample but with probability ``10^-12`` per person);
+* ``spark:sample-list`` — no sort: ``groupBy(tailnum).agg(slice(shuffle(collect_list(...)),
+  1, m))`` exploded (``shuffle`` is Spark's uniform permutation);
+* ``spark:sample-sha``, ``spark:sample-pre-sha`` — the first two with treedp's priority in
+  place of ``rand()``: ``sha2(unhex(secret) ‖ monotonically_increasing_id(), 256)``, its first
+  15 hex digits (the expression of ``treedp.engines.spark.grouped._row_priority``; the
+  prefilter's threshold as 15 hex digits, compared as text).
+
+With these engines each row also gives its wall time's ratio to the best ``spark:sample`` run
+so far, and the summary (``--rounds N``) the median and best of each engine.
+
+    PYTHONPATH=src nice -n 5 python benchmarks/distributed_engines.py --ungrouped 0 \
+        --grouped 1e7 --engines local dask spark spark:groupby spark:sample spark:sample-pre \
+        spark:sample-list spark:sample-sha spark:sample-pre-sha --rounds 3
     PYTHONPATH=src python benchmarks/distributed_engines.py --ungrouped 1e6 --grouped 1e5  # smoke
 """
 
@@ -49,6 +73,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import subprocess
 import sys
@@ -72,6 +97,15 @@ from per_person import BOUNDS, CARRIERS, hwm_mb, make_frame  # noqa: E402
 CHUNK = 10**7
 ENGINES = ("local", "dask", "spark")
 FLOORS = ("dask:len", "dask:bincount", "spark:count", "spark:groupby")
+SAMPLES = (
+    "spark:sample",
+    "spark:sample-pre",
+    "spark:sample-list",
+    "spark:sample-sha",
+    "spark:sample-pre-sha",
+)
+#: Rows kept per person by the ``spark:sample*`` engines (the release's ``max_contributions``).
+M = 50
 
 
 def write_ungrouped(path: str, rows: int) -> None:
@@ -181,11 +215,61 @@ def floor(engine: str, data: Any, case: str) -> Any:
         return sum(dask.compute(*[dask.delayed(_bincount)(p, ungrouped) for p in parts]))
     from pyspark.sql import functions as F
 
+    if engine.startswith("spark:sample"):
+        return spark_sample(engine, data, ungrouped)
     if engine == "spark:count":
         return data.agg(*[F.count(c) for c in columns]).collect()
     if ungrouped:
         return data.groupBy(F.floor(F.col("x") * 1024).alias("c")).count().collect()
     return data.groupBy("carrier", F.floor(F.col("delay")).alias("c")).count().collect()
+
+
+def spark_sample(engine: str, data: Any, ungrouped: bool) -> Any:
+    """At most ``M`` rows per person, uniformly chosen, then the grouped count: plain Spark."""
+    from pyspark.sql import Window
+    from pyspark.sql import functions as F
+
+    if ungrouped:
+        raise ValueError(f"{engine} is for the grouped case only")
+    variant = engine.split(":", 1)[1]
+    frame = data.select("tailnum", "carrier", "delay")
+    if variant == "sample-list":
+        kept = frame.groupBy("tailnum").agg(
+            F.slice(F.shuffle(F.collect_list(F.struct("carrier", "delay"))), 1, M).alias("s")
+        )
+        kept = kept.select(F.explode("s").alias("r")).select("r.carrier", "r.delay")
+        return kept.groupBy("carrier", F.floor(F.col("delay")).alias("c")).count().collect()
+    sha = variant.endswith("-sha")
+    if sha:  # treedp's priority: SHA-256(secret's 32 bytes ‖ row id), first 15 hex digits
+        frame = frame.withColumn("row", F.monotonically_increasing_id())
+        row_text = F.col("row").cast("string").cast("binary")  # the row id in decimal
+        message = F.concat(F.unhex(F.lit(os.urandom(32).hex())), row_text)
+        priority = F.substring(F.sha2(message, 256), 1, 15)
+    else:
+        priority = F.rand(1)
+    if variant.startswith("sample-pre"):
+        big_l = math.log(1e12)  # mu(m) of treedp.engines.spark.prefilter: 137.2 for m = 50
+        mu = M + big_l + math.sqrt(big_l * big_l + 2.0 * M * big_l)
+        counts = frame.groupBy("tailnum").agg(F.count(F.lit(1)).alias("n"))
+        busy = counts.filter(F.col("n") > F.lit(M))
+        frame = frame.join(busy, on="tailnum", how="left")
+        frame = frame.withColumn("u", F.when(F.col("n").isNotNull(), priority))
+        share = F.lit(mu) / F.col("n").cast("double")  # of a busy person's rows, kept
+        if sha:  # ceil(2^60 · share), clamped to 15 hex digits, compared as text
+            top = 2**60
+            scaled = F.ceil(F.least(share * F.lit(float(top)), F.lit(float(top)))).cast("long")
+            scaled = F.least(scaled, F.lit(top - 1).cast("long"))
+            limit: Any = F.lower(F.lpad(F.hex(scaled), 15, "0"))
+        else:
+            limit = share
+        passes = (F.col("n").cast("double") <= F.lit(mu)) | (F.col("u") < limit)
+        frame = frame.filter(F.col("n").isNull() | passes)
+    else:
+        frame = frame.withColumn("u", priority)
+    order = [F.col("u"), F.col("row")] if sha else [F.col("u")]
+    w = Window.partitionBy("tailnum").orderBy(*order)
+    kept = frame.withColumn("rank", F.row_number().over(w)).filter(F.col("rank") <= M)
+    return kept.groupBy("carrier", F.floor(F.col("delay")).alias("c")).count().collect()
 
 
 def _bincount(part: Any, ungrouped: bool) -> np.ndarray:
@@ -293,30 +377,65 @@ def run(engine: str, case: str, path: str) -> dict[str, float]:
 
 
 def _compare(case: str, path: str, engines: list[str], rounds: int) -> None:
-    """Each engine ``rounds`` times, interleaved; every run printed, then the best of each."""
-    header = f"{'engine':16} {'wall s':>8} {'× local':>8} {'driver MB':>10} {'worker MB':>10}"
-    print(header + f" {'CPU s':>7} {'load 1 min':>10}")
-    best: dict[str, dict[str, float]] = {}
+    """Each engine ``rounds`` times, interleaved; every run printed, then the median and the
+    best of each (``--rounds`` > 1). Ratios: to ``local`` and to ``spark:sample``."""
+    header = f"{'engine':22} {'wall s':>8} {'× local':>8} {'× sample':>8} {'driver MB':>10}"
+    print(header + f" {'worker MB':>10} {'CPU s':>7} {'load 1 min':>10}")
+    runs: dict[str, list[dict[str, float]]] = {}
     for r in range(rounds):
         for engine in engines:
             fig = run(engine, case, path)
-            if engine not in best or fig["wall"] < best[engine]["wall"]:
-                best[engine] = fig
-            local = best.get("local", {}).get("wall") if engine != "local" else fig["wall"]
-            _row(f"{engine}" if rounds == 1 else f"{engine}#{r + 1}", fig, local)
+            runs.setdefault(engine, []).append(fig)
+            base = {e: min(f["wall"] for f in runs.get(e, [])) for e in REFERENCES if e in runs}
+            _row(f"{engine}" if rounds == 1 else f"{engine}#{r + 1}", fig, base)
     if rounds > 1:
-        print(f"best of {rounds} (ratio to the best local run):")
-        for engine in engines:
-            _row(engine, best[engine], best.get("local", {}).get("wall"))
+        _summary(runs, rounds)
 
 
-def _row(label: str, fig: dict[str, float], local: float | None) -> None:
-    ratio = f"{fig['wall'] / local:.2f}" if local else "-"
+#: The runs each row's wall time is divided by (the best so far): the local path and the
+#: least plain Spark must do to bound each person's rows (``spark:sample``).
+REFERENCES = ("local", "spark:sample")
+
+
+def _row(label: str, fig: dict[str, float], base: dict[str, float]) -> None:
+    ratios = [f"{fig['wall'] / base[e]:.2f}" if e in base else "-" for e in REFERENCES]
     print(
-        f"{label:16} {fig['wall']:8.2f} {ratio:>8} {fig['driver_mb']:10.0f} "
+        f"{label:22} {fig['wall']:8.2f} {ratios[0]:>8} {ratios[1]:>8} {fig['driver_mb']:10.0f} "
         f"{fig['worker_mb']:10.0f} {fig['cpu']:7.1f} {os.getloadavg()[0]:10.1f}",
         flush=True,
     )
+
+
+def _summary(runs: dict[str, list[dict[str, float]]], rounds: int) -> None:
+    """Median and best wall and CPU seconds of each engine, and their ratios to the median
+    (best) of ``local`` and ``spark:sample``; the largest worker peak of its runs."""
+    stats = {}
+    for engine, figs in runs.items():
+        wall = [f["wall"] for f in figs]
+        cpu = [f["cpu"] for f in figs]
+        stats[engine] = (
+            float(np.median(wall)), min(wall), float(np.median(cpu)), min(cpu),
+            max(f["worker_mb"] for f in figs),
+        )  # fmt: skip
+    print(f"median / best of {rounds} (ratios: median to median, best to best):")
+    head = f"{'engine':22} {'wall s':>13} {'× local':>11} {'× sample':>11} {'CPU s':>11}"
+    print(head + f" {'CPU × local':>11} {'CPU × sample':>12} {'worker MB':>10}")
+    for engine, (w_med, w_best, c_med, c_best, worker) in stats.items():
+        mine = stats[engine]
+        wall = [_ratios(mine, stats.get(ref), 0) for ref in REFERENCES]
+        cpu = [_ratios(mine, stats.get(ref), 2) for ref in REFERENCES]
+        print(
+            f"{engine:22} {f'{w_med:.2f}/{w_best:.2f}':>13} {wall[0]:>11} {wall[1]:>11} "
+            f"{f'{c_med:.1f}/{c_best:.1f}':>11} {cpu[0]:>11} {cpu[1]:>12} {worker:10.0f}",
+            flush=True,
+        )
+
+
+def _ratios(mine: tuple[float, ...], ref: tuple[float, ...] | None, at: int) -> str:
+    """``median/best`` of ``mine`` over ``ref`` (entries ``at`` and ``at + 1``), or ``-``."""
+    if ref is None:
+        return "-"
+    return f"{mine[at] / ref[at]:.2f}/{mine[at + 1] / ref[at + 1]:.2f}"
 
 
 def main() -> None:
