@@ -123,3 +123,16 @@ def test_an_auto_bound_is_one_line_saying_why(capsys: pytest.CaptureFixture) -> 
     assert main(["plan", "--bins", "64", "--epsilon", "1", "--max-contributions", "auto"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "--max-contributions auto chooses the bound from the data" in err[0]
+
+
+def test_an_auto_bound_per_group_is_one_line_saying_why(
+    tmp_path: Path, capsys: pytest.CaptureFixture
+) -> None:
+    """``--max-contributions-per-group auto`` failed in argparse ("invalid int value")."""
+    keys = tmp_path / "keys.txt"
+    keys.write_text("AA\nBB\n")
+    args = ["plan", "--bins", "64", "--epsilon", "1", "--keys", str(keys), "--max-groups", "2"]
+    assert main([*args, "--max-contributions-per-group", "auto"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1
+    assert "--max-contributions-per-group auto chooses the bound from the data" in err[0]

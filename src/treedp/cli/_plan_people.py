@@ -26,7 +26,11 @@ def add_people(parser: Any) -> None:
     )
     parser.add_argument("--max-groups", type=int, help="groups per person (with --keys)")
     parser.add_argument(
-        "--max-contributions-per-group", type=int, help="rows kept per person and group"
+        "--max-contributions-per-group",
+        type=fixed_bound_arg,
+        metavar="K",
+        help="rows kept per person and group ('auto' is refused: it chooses the bound from "
+        "the data)",
     )
     parser.add_argument(
         "--keys", metavar="FILE", help="the public keys of a group-by release, one per line"
