@@ -143,12 +143,7 @@ def test_the_declaration_test_catches_a_ledger_that_does_not_write_it(
         monkeypatch.setattr(treedp.privacy.ledger, "_declare", lambda *args: None)
     init_ledger(tmp_path / "b.db", "d", PureDP(2.0), privacy_unit="pid").close()
     with open_ledger(tmp_path / "b.db", "d") as led:
-        try:
-            led.charge(spend("record"))
-            mixed = True
-        except InvalidParameterError:
-            mixed = False
-    assert mixed is mutant
+        assert _takes_a_record_charge(led) is mutant
 
 
 def test_the_check_is_inside_the_write_transaction(tmp_path: Path) -> None:
@@ -206,12 +201,7 @@ def test_the_ledger_test_catches_a_ledger_that_ignores_the_unit(
         monkeypatch.setattr(Accountant, "_check_unit", lambda self, record: None)
     with init_ledger(tmp_path / "b.db", "d", PureDP(2.0)) as led:
         led.charge(spend(PERSON))
-        try:
-            led.charge(spend("record"))
-            mixed = True
-        except InvalidParameterError:
-            mixed = False
-    assert mixed is mutant
+        assert _takes_a_record_charge(led) is mutant
 
 
 def test_parallel_parts_on_a_ledger_keep_the_unit(tmp_path: Path) -> None:
@@ -287,18 +277,7 @@ def test_the_cli_refuses_in_one_line_with_exit_2(
         main(["release", str(data), *common, "--bins", "10", *person, "--out", out, *charge]) == 0
     )
     capsys.readouterr()
-    before = digest(Path(ledger))
-    bad = tmp_path / "bad.csv"  # its values would be refused if they were read
-    bad.write_text("pid,age\n1,20\n2,abc\n")
-    for argv in (
-        ["release", str(data), *common, "--bins", "10", "--out", str(tmp_path / "b.json")],
-        ["release", str(bad), *common, "--bins", "10", "--out", str(tmp_path / "b.json")],
-        ["median", str(bad), *common],
-    ):
-        assert main([*argv, *charge]) == 2
-        line = one_error_line(capsys.readouterr().err)
-        assert "privacy unit 'record'" in line and f"'{PERSON}'" in line
-    assert digest(Path(ledger)) == before and not (tmp_path / "b.json").exists()
+    _record_level_refused(tmp_path, ledger, capsys, data)
 
 
 def test_budget_init_fixes_the_unit_for_later_commands(
@@ -318,21 +297,40 @@ def test_budget_init_fixes_the_unit_for_later_commands(
     assert shown["remaining"] == shown["total"]
     assert main(["budget", "show", ledger]) == 0
     assert "privacy unit person:pid" in capsys.readouterr().out
-    before = digest(Path(ledger))
-    bad = tmp_path / "bad.csv"  # its values would be refused if they were read
-    bad.write_text("pid,age\n1,20\n2,abc\n")
-    common = ["--column", "age", "--bounds", "0", "100", "--epsilon", "0.5"]
-    charge = ["--ledger", ledger, "--dataset", "visits"]
-    for argv in (
-        ["release", str(bad), *common, "--bins", "10", "--out", str(tmp_path / "b.json")],
-        ["median", str(bad), *common],
-    ):
-        assert main([*argv, *charge]) == 2
-        line = one_error_line(capsys.readouterr().err)
-        assert "privacy unit 'record'" in line and f"'{PERSON}'" in line
-    assert digest(Path(ledger)) == before and not (tmp_path / "b.json").exists()
+    _record_level_refused(tmp_path, ledger, capsys)
     assert main(["budget", "history", ledger, "--dataset", "visits", "--format", "json"]) == 0
     charges = json.loads(capsys.readouterr().out)["charges"]
     assert [(c["mechanism"], c["unit"]) for c in charges] == [(DECLARATION, PERSON)]
     assert main([*init[:4], "other", *init[5:], "--privacy-unit", ""]) == 2
     assert "--privacy-unit" in one_error_line(capsys.readouterr().err)
+
+
+def _record_level_refused(
+    tmp_path: Path, ledger: str, capsys: pytest.CaptureFixture[str], data: Path | None = None
+) -> None:
+    """Record-level ``release`` and ``median`` on the ledger's dataset ``visits`` (of a person
+    unit) are refused in one line naming both units, exit 2, before their file is read (a file
+    whose values would be refused): the ledger and the output file unchanged."""
+    before = digest(Path(ledger))
+    bad = tmp_path / "bad.csv"
+    bad.write_text("pid,age\n1,20\n2,abc\n")
+    common = ["--column", "age", "--bounds", "0", "100", "--epsilon", "0.5"]
+    out = ["--bins", "10", "--out", str(tmp_path / "b.json")]
+    inputs = [bad] if data is None else [data, bad]
+    for argv in (
+        *(["release", str(f), *common, *out] for f in inputs),
+        ["median", str(bad), *common],
+    ):
+        assert main([*argv, "--ledger", ledger, "--dataset", "visits"]) == 2
+        line = one_error_line(capsys.readouterr().err)
+        assert "privacy unit 'record'" in line and f"'{PERSON}'" in line
+    assert digest(Path(ledger)) == before and not (tmp_path / "b.json").exists()
+
+
+def _takes_a_record_charge(led: Any) -> bool:
+    """Whether the ledger accepts a record-level charge (a mutant's mixed units)."""
+    try:
+        led.charge(spend("record"))
+    except InvalidParameterError:
+        return False
+    return True
