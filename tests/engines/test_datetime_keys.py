@@ -82,13 +82,17 @@ def test_key_instant_and_ticks() -> None:
     assert key_ticks(pd.Timestamp("2024-01-02 00:00:00.000000001"), "us") is None
 
 
-@pytest.mark.parametrize("name", ["mapping", "pandas", "polars", "polars-date", "arrow-date"])
+@pytest.mark.parametrize(
+    "name", ["mapping", "pandas", "pandas-utc", "polars", "polars-date", "arrow-date", "arrow-utc"]
+)
 def test_memory_tables_match_instants(name: str) -> None:
     import polars as pl
 
     table = {
         "mapping": {"d": FRAME["d"].to_numpy(), "x": X},
         "pandas": FRAME,
+        "pandas-utc": FRAME.assign(d=FRAME["d"].dt.tz_localize("UTC")),  # matched in UTC
+        "arrow-utc": pa.Table.from_pandas(FRAME.assign(d=FRAME["d"].dt.tz_localize("UTC"))),
         "polars": pl.from_pandas(FRAME),
         "polars-date": pl.from_pandas(FRAME).with_columns(pl.col("d").dt.date()),
         "arrow-date": pa.table({"d": pa.array(FRAME["d"].dt.date), "x": X}),

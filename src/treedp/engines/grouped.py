@@ -153,7 +153,11 @@ class GroupedCounts:
 
 
 def column_array(column: Any, name: str) -> np.ndarray:
-    """A 1-D numpy array (object for strings with nulls) of a key or person-id column."""
+    """A 1-D numpy array (object for strings with nulls) of a key or person-id column; a
+    pandas column of zone-aware datetimes as naive UTC ``datetime64`` (its stored instants,
+    as Arrow and polars give them; ``to_numpy`` would give objects that no key matches)."""
+    if getattr(getattr(column, "dtype", None), "tz", None) is not None and hasattr(column, "dt"):
+        column = column.dt.tz_convert(None)
     if hasattr(column, "to_numpy") and not isinstance(column, np.ndarray):
         arr = np.asarray(column.to_numpy())
     else:
