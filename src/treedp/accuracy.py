@@ -17,7 +17,7 @@ from treedp.estimation import prefix_covariance
 from treedp.exceptions import InvalidParameterError, InvalidTypeError
 from treedp.options import MechanismOptions, PrivacyUnit
 from treedp.planning import Plan
-from treedp.privacy.auto_bound import AUTO_NAMES, AutoBound
+from treedp.privacy.auto_bound import AUTO_NAMES, read_auto
 from treedp.privacy.contribution import ContributionBounds, scaled_budget
 from treedp.privacy.measures import ZCDP, Measure, PureDP
 from treedp.spec import ReleaseSpec
@@ -257,7 +257,7 @@ def _bounds(privacy_unit: Any, keys: Any) -> ContributionBounds:
         privacy_unit.max_contributions_per_group,
     )
     for value, bound in zip(limits, AUTO_NAMES, strict=True):
-        if (isinstance(value, str) and value == "auto") or isinstance(value, AutoBound):
+        if read_auto(value, bound) is not None:
             raise InvalidParameterError(
                 f"{bound}='auto' chooses the bound from the data (privately, with a share of "
                 "the budget), so no error can be predicted before the data are read: predict "

@@ -264,38 +264,29 @@ def number_or_text(text: str) -> Any:
         return text  # a datetime such as 2024-01-01; validated by the library
 
 
-def bins_arg(text: str) -> int | str:
-    if text == "integers":
+def _int_or(text: str, word: str, expected: str) -> int | str:
+    """``word`` itself, else ``text`` as an int; argparse's one-line error otherwise."""
+    if text == word:
         return text
     try:
         return int(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(
-            f"--bins must be an integer or 'integers', not {text!r}"
-        ) from None
+        raise argparse.ArgumentTypeError(f"{expected}, not {text!r}") from None
+
+
+def bins_arg(text: str) -> int | str:
+    return _int_or(text, "integers", "--bins must be an integer or 'integers'")
 
 
 def bound_arg(text: str) -> int | str:
     """A contribution bound: an int, or ``auto`` (chosen privately by the library)."""
-    if text == "auto":
-        return text
-    try:
-        return int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(
-            f"expected a positive integer or 'auto', not {text!r}"
-        ) from None
+    return _int_or(text, "auto", "expected a positive integer or 'auto'")
 
 
 def fixed_bound_arg(text: str) -> int | str:
     """A contribution bound where only an int is meaningful (``treedp plan``, ``treedp stream
     init``): ``auto`` is passed on for the library to say why it is refused there."""
-    if text == "auto":
-        return text
-    try:
-        return int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, not {text!r}") from None
+    return _int_or(text, "auto", "expected a positive integer")
 
 
 def add_neighbours(

@@ -208,11 +208,7 @@ def _codes_for(arr: np.ndarray, values: Sequence[Any]) -> np.ndarray:
                     out[start : start + CHUNK] = np.where(inside, table[pos], -1)
                 return out
         if public.dtype.kind in "if":  # numbers: a binary search in the sorted public keys
-            order = np.argsort(public, kind="stable")
-            ordered = public[order]
-            at = np.minimum(np.searchsorted(ordered, arr), ordered.size - 1)
-            found: np.ndarray = np.where(ordered[at] == arr, order[at], -1).astype(np.int64)
-            return found
+            return _sorted_lookup(public, np.arange(public.size), arr)
     inverse, uniq = factorize(arr)  # one hash pass over the rows, a lookup per distinct value
     lookup = np.fromiter(
         (index.get(py_scalar(u), -1) for u in uniq), dtype=np.int64, count=uniq.size
@@ -221,24 +217,25 @@ def _codes_for(arr: np.ndarray, values: Sequence[Any]) -> np.ndarray:
     return mapped
 
 
+def _sorted_lookup(public: np.ndarray, positions: np.ndarray, data: np.ndarray) -> np.ndarray:
+    """``positions[i]`` where ``data`` equals ``public[i]``, else -1: a binary search in the
+    sorted public keys."""
+    order = np.argsort(public, kind="stable")
+    ordered, where = public[order], positions[order]
+    at = np.minimum(np.searchsorted(ordered, data), ordered.size - 1)
+    return np.where(ordered[at] == data, where[at], -1).astype(np.int64)
+
+
 def _instant_codes(arr: np.ndarray, values: Sequence[Any]) -> np.ndarray:
     """Index of each entry of a ``datetime64`` array (no NaT) in ``values``, matched as
     instants (:func:`~treedp.engines.keys.key_ticks` in the array's unit); -1 if absent."""
     unit = np.datetime_data(arr.dtype)[0]
     ticks = [key_ticks(v, unit) for v in values]
     where = [i for i, t in enumerate(ticks) if t is not None]
-    out = np.full(arr.size, -1, dtype=np.int64)
     if not where or not arr.size:
-        return out
+        return np.full(arr.size, -1, dtype=np.int64)
     public = np.array([ticks[i] for i in where], dtype=np.int64)
-    order = np.argsort(public, kind="stable")
-    ordered, positions = public[order], np.asarray(where, dtype=np.int64)[order]
-    data = arr.view(np.int64)
-    for start in range(0, arr.size, CHUNK):
-        part = data[start : start + CHUNK]
-        at = np.minimum(np.searchsorted(ordered, part), ordered.size - 1)
-        out[start : start + CHUNK] = np.where(ordered[at] == part, positions[at], -1)
-    return out
+    return _sorted_lookup(public, np.asarray(where, dtype=np.int64), arr.view(np.int64))
 
 
 def missing_keys(by: Sequence[np.ndarray], nan: NanPolicy, size: int) -> np.ndarray:

@@ -24,6 +24,7 @@ __all__ = [
     "check_keys",
     "is_null",
     "key_instant",
+    "key_micros_text",
     "key_ticks",
     "person_codes",
     "py_scalar",
@@ -239,3 +240,11 @@ def unique_pairs(first: np.ndarray, second: np.ndarray) -> np.ndarray:
     new = np.ones(a.size, dtype=bool)
     new[1:] = (a[1:] != a[:-1]) | (b[1:] != b[:-1])
     return np.stack([a[new], b[new]]).astype(np.int64, copy=False)
+
+
+def key_micros_text(key: Any) -> str | None:
+    """The key's instant as ISO text to the microsecond (``2024-01-31T06:30:00.000000``), how
+    the SQL and Spark engines compare date and datetime columns; None when no microsecond
+    equals it (not an instant, or finer)."""
+    ticks = key_ticks(key, "us")
+    return None if ticks is None else str(np.datetime64(ticks, "us"))

@@ -81,7 +81,7 @@ from treedp.engines.grouped import (
     missing_key_error,
     person_missing_error,
 )
-from treedp.engines.keys import key_ticks
+from treedp.engines.keys import key_micros_text
 from treedp.engines.spark.count import (
     VALUE,
     binnable,
@@ -139,7 +139,7 @@ def _with_codes(frame: Any, df: Any, job: GroupedJob, how: str) -> Any:
     dated = [df.schema[b].dataType.typeName() in _DATED for b in job.by]
     if any(dated):  # instants: compared as text, the wall-clock time in microseconds
         rows = [
-            (*(_instant_text(v) if d else v for v, d in zip(r[:-1], dated, strict=True)), r[-1])
+            (*(key_micros_text(v) if d else v for v, d in zip(r[:-1], dated, strict=True)), r[-1])
             for r in rows
         ]
         for b, d in zip(job.by, dated, strict=True):
@@ -165,13 +165,6 @@ _DATED = ("date", "timestamp", "timestamp_ntz")
 #: The text a date or datetime ``by`` column is compared as: its wall-clock time in the
 #: session's time zone (what ``show()`` prints), to the microsecond.
 _WALL = "yyyy-MM-dd'T'HH:mm:ss.SSSSSS"
-
-
-def _instant_text(key: Any) -> str | None:
-    """A key's instant (:func:`treedp.engines.keys.key_ticks`) as ``_WALL`` text; None
-    (matches nothing) for a key finer than a microsecond."""
-    ticks = key_ticks(key, "us")
-    return None if ticks is None else str(np.datetime64(ticks, "us"))
 
 
 def _q(name: str) -> str:

@@ -57,7 +57,7 @@ from treedp.engines.grouped import (
     missing_key_error,
     person_missing_error,
 )
-from treedp.engines.keys import key_ticks
+from treedp.engines.keys import key_micros_text
 from treedp.engines.sql.bucket import bucket_bin, tick_bucket
 from treedp.engines.sql.callback import bisect_bin
 from treedp.engines.sql.fast import MISSING_K, fast_plan, one_group_by, plan_bins
@@ -392,7 +392,7 @@ def _key_position(sql: Sql, data: Any, by: Sequence[str], keys: Sequence[Any]) -
 
     A ``by`` column of a date or datetime type (the query's description) is compared as an
     instant: ``CAST(k AS TIMESTAMP)`` against the key's instant in microseconds
-    (:func:`~treedp.engines.keys.key_ticks`), so that a date key matches midnight and a key
+    (:func:`~treedp.engines.keys.key_micros_text`), so that a date key matches midnight and a key
     with a time of day matches no date, as on every other engine; a key finer than a
     microsecond matches nothing."""
     if not by:
@@ -414,10 +414,9 @@ def _key_position(sql: Sql, data: Any, by: Sequence[str], keys: Sequence[Any]) -
 def _key_test(sql: Sql, col: str, key: Any, dated: bool) -> str:
     if not dated:
         return f"{col} = {sql.value(key)}"
-    ticks = key_ticks(key, "us")
-    if ticks is None:  # refused before for a typed column; finer than a microsecond
+    text = key_micros_text(key)
+    if text is None:  # refused before for a typed column; finer than a microsecond
         return "1 = 0"
-    text = str(np.datetime64(ticks, "us"))
     return f"CAST({col} AS TIMESTAMP) = CAST({sql.value(text)} AS TIMESTAMP)"
 
 
