@@ -13,22 +13,13 @@ import numpy as np
 import pytest
 
 import treedp
-from tests.stats import TEST_SEED
+from tests.cli.visits import write_visits
 from treedp.cli import main
 
 
 @pytest.fixture
 def grouped(tmp_path: Path) -> Path:
-    rng = np.random.default_rng(TEST_SEED)
-    n = 3000
-    data = tmp_path / "d.csv"
-    with data.open("w", newline="") as handle:
-        w = csv.writer(handle)
-        w.writerow(["age", "state", "pid"])
-        w.writerows(
-            zip(rng.integers(18, 90, n), rng.choice(["CA", "NY"], n), np.arange(n) % 700,
-                strict=True)
-        )  # fmt: skip
+    data = write_visits(tmp_path / "d.csv", np.arange(3000) % 700)
     keys = tmp_path / "keys.txt"
     keys.write_text("CA\nNY\nRR\n")
     out = tmp_path / "g.tdp"

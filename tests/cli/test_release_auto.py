@@ -4,29 +4,18 @@ word before: "invalid int value")."""
 
 from __future__ import annotations
 
-import csv
 from pathlib import Path
 
-import numpy as np
 import pytest
 
 import treedp
-from tests.stats import TEST_SEED
+from tests.cli.visits import write_visits
 from treedp.cli import main
 
 
 @pytest.fixture
 def visits(tmp_path: Path) -> tuple[Path, Path]:
-    rng = np.random.default_rng(TEST_SEED)
-    n = 3000
-    data = tmp_path / "v.csv"
-    with data.open("w", newline="") as handle:
-        w = csv.writer(handle)
-        w.writerow(["age", "state", "pid"])
-        w.writerows(
-            zip(rng.integers(18, 90, n), rng.choice(["CA", "NY"], n), rng.integers(0, 400, n),
-                strict=True)
-        )  # fmt: skip
+    data = write_visits(tmp_path / "v.csv")
     keys = tmp_path / "keys.txt"
     keys.write_text("CA\nNY\n")
     return data, keys
