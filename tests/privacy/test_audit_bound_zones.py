@@ -1,8 +1,10 @@
 """Exact audit of the recursive quantiles with bound zones (privacy review R8, F1).
 
 The root and its two children, with their anchored side counts, on a 16-unit grid whose zones
-are made four units wide (``ZONE_BITS`` patched to 2: units 0..3 and 12..15), the data spread
-and split by the implementation (:func:`~treedp.value_methods.recursion_splits.spread_for_splits`).
+are made four units wide (``ZONE_BITS`` patched to 2: units 0..3 and 12..15), each zone unit
+counted twice (``ZONE_WEIGHT_BITS`` patched to 1: the selections draw from 24 weighted units,
+:class:`~treedp.value_methods.bound_blocks.ZonedGrid`), the data spread and split by the
+implementation (:func:`~treedp.value_methods.recursion_splits.spread_for_splits`).
 For every pair of neighbouring datasets (blocks at, beyond and between the bounds, values
 inside a zone) and every released root unit, the exact log ratio of the whole output, of the
 root and of the children stays within the claimed losses; a mutant whose splits ignore the
@@ -40,33 +42,36 @@ def plan_of(eps, rel):
     )
 
 
-def em(x, first, last, level, rate):
+def em(x, first, last, level, rate, points=POINTS):
     t = math.floor(level * x.size * 2**32) / 2**32
-    ranks = np.searchsorted(x, POINTS[first : last + 1], side="left")
+    ranks = np.searchsorted(x, points[first : last + 1], side="left")
     s = -float(rate) * np.abs(ranks - t)
     top = s.max()
     return s - top - math.log(np.exp(s - top).sum())
 
 
-def child(node, x, first, last, key, rel):
+def child(node, x, first, last, key, rel, points):
     if key in (ra.LOW, ra.HIGH):
         out = np.full(last - first + 1, -np.inf)
         out[0 if key == ra.LOW else -1] = 0.0
         return out
-    return em(x, first, last, key, qr._anchored_rate(node, key, rel))
+    return em(x, first, last, key, qr._anchored_rate(node, key, rel), points)
 
 
 def pieces(raw, plan, rel, outcomes):
+    """Per released unit of the selections (weighted units: a zone unit's copies each)."""
     x, splits = rs.spread_for_splits(np.sort(raw), GRID, False)
-    root = em(x, 0, N - 1, plan.level, plan.rate)
+    units = splits.cells
+    points = getattr(splits, "grid", splits).values(np.arange(units))  # the ranks' points
+    root = em(x, 0, units - 1, plan.level, plan.rate, points)
     out = {}
-    for u in range(N):
+    for u in range(units):
         p = qr._split_point(plan, splits, u)
         b, a = qr.side_counts(x, p)
         s = int(np.searchsorted(x, p, side="left"))
         laws = [
-            [child(plan.left, x[:s], 0, u, k, rel) for k in outcomes],
-            [child(plan.right, x[s:], u, N - 1, k, rel) for k in outcomes],
+            [child(plan.left, x[:s], 0, u, k, rel, points) for k in outcomes],
+            [child(plan.right, x[s:], u, units - 1, k, rel, points) for k in outcomes],
         ]
         out[u] = (root[u], b, a, laws)
     return out
@@ -87,7 +92,8 @@ def worst(d, d2, eps, rel):
     p, p2 = pieces(d, plan, rel, outcomes), pieces(d2, plan, rel, outcomes)
     sc = plan.count_scale
     whole = l0 = l1 = 0.0
-    for u in range(N):
+    assert p.keys() == p2.keys()
+    for u in p:
         r1, b1, a1, k1 = p[u]
         r2, b2, a2, k2 = p2[u]
         cl = np.log(discrete_laplace_pmf(side - b1, sc) / discrete_laplace_pmf(side - b2, sc))
@@ -131,7 +137,9 @@ def _audit(eps: float, rel: str) -> tuple[np.ndarray, list[float]]:
 @pytest.fixture
 def zones(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(bb, "ZONE_BITS", 2)
+    monkeypatch.setattr(bb, "ZONE_WEIGHT_BITS", 1)
     assert bb.zone_units(GRID) == 4
+    assert bb.zone_units(bb.ZonedGrid(GRID)) == 8 and bb.ZonedGrid(GRID).cells == 24
 
 
 @pytest.mark.slow

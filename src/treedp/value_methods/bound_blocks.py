@@ -10,8 +10,14 @@ end: 0.45 n off, where ``lo`` itself is exact.
 
 The fix is :func:`treedp.value_methods.quantile_exponential._spread`'s, for the two ends:
 
-* Zones (public). The first and the last :func:`zone_units` units of the grid (a share
+* Zones (public). The first and the last ``cells >> ZONE_BITS`` units of the grid (a share
   ``2**-ZONE_BITS`` of it at each end): ``[lo, lo_end)`` and ``(hi_start, hi]``.
+* Weight (public). In the selections each zone unit counts ``2**ZONE_WEIGHT_BITS`` times
+  (:class:`ZonedGrid`: the zone's units repeated, a public base measure), so a block at a
+  bound holding the target outweighs the gap of records above it at small ``ε·n`` while the
+  zone stays ``2**-ZONE_BITS`` of the range in value. The exponential mechanism with a public
+  base measure ``μ`` (``P(y) ∝ μ(y)·exp(-rate·|i(y) - t|)``) keeps its guarantee: the ratio of
+  two neighbours' probabilities is bounded by the score's alone, ``μ`` cancelling.
 * Spread. The ``k`` records at or below ``lo`` (clamped there, as the grid counts them) get
   the positions ``lo + (lo_end - lo)·(i + 1/2)/k``, ``i = 0..k-1``, inside the low zone; the
   records at or above ``hi`` likewise inside the high zone. Adding one record to a block turns
@@ -33,22 +39,86 @@ answered at the bound (within ``(hi - lo)·2**-ZONE_BITS`` of it).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
 from treedp.value_methods.exponential_core import Grid
 
-__all__ = ["ZONE_BITS", "ZoneSplits", "answers", "spread_at_bounds", "zone_units"]
+__all__ = [
+    "ZONE_BITS",
+    "ZONE_WEIGHT_BITS",
+    "ZoneSplits",
+    "ZonedGrid",
+    "answers",
+    "spread_at_bounds",
+    "zone_units",
+]
 
-#: Each zone is ``2**-ZONE_BITS`` of the grid (``2**28`` of the ``2**48`` units): wide
-#: enough in units that a block holding the target wins over the gap above it at any ε·n
-#: the mechanisms serve, narrow enough in value (``10^-6`` of the range) to cost nothing else.
+#: Each zone is ``2**-ZONE_BITS`` of the grid (``2**28`` of the ``2**48`` units): narrow
+#: enough in value (``10^-6`` of the range) to cost nothing else.
 ZONE_BITS = 20
+#: Each zone unit counts ``2**ZONE_WEIGHT_BITS`` times in the selections (:class:`ZonedGrid`):
+#: a zone then weighs ``2**-14`` of the grid, enough that a block at a bound holding the
+#: target wins over the gap above it at ``ε·n`` down to about 100 (docs/quantiles.md,
+#: "Point masses").
+ZONE_WEIGHT_BITS = 6
 
 
-def zone_units(grid: Grid) -> int:
-    """The units of each zone: ``cells >> ZONE_BITS``, 0 (no zones) on a grid too small
+@dataclass(frozen=True)
+class ZonedGrid:
+    """The output grid with each zone unit repeated ``weight`` times: the units the
+    selections draw from (a public base measure; :meth:`unit` maps one to its grid unit).
+
+    Units ``0 .. zone·weight - 1`` are the low zone's (``weight`` per grid unit), then the
+    grid's units between the zones, then the high zone's."""
+
+    base: Grid
+    weight: int = field(default_factory=lambda: 1 << ZONE_WEIGHT_BITS)
+
+    @property
+    def lo(self) -> float:
+        return self.base.lo
+
+    @property
+    def hi(self) -> float:
+        return self.base.hi
+
+    @property
+    def zone(self) -> int:
+        """The grid units of each zone (0: no zones)."""
+        return _grid_zone(self.base)
+
+    @property
+    def cells(self) -> int:
+        return self.base.cells + 2 * self.zone * (self.weight - 1)
+
+    def unit(self, k: np.ndarray) -> np.ndarray:
+        """The grid unit of each weighted unit ``k`` (non-decreasing in ``k``)."""
+        k = np.asarray(k, dtype=np.int64)
+        z, w, cells = self.zone, self.weight, self.base.cells
+        top = z * w + cells - 2 * z  # the first weighted unit of the high zone
+        inner = z + (k - z * w)
+        high = cells - z + (k - top) // w
+        out: np.ndarray = np.where(k < z * w, k // w, np.where(k < top, inner, high))
+        return out
+
+    def values(self, k: np.ndarray) -> np.ndarray:
+        return self.base.values(self.unit(k))
+
+    def count_at_most(self, x: np.ndarray) -> np.ndarray:
+        """``#{weighted units k : value(k) <= x}``, exactly, from the grid's count."""
+        c = self.base.count_at_most(x)
+        z, w, cells = self.zone, self.weight, self.base.cells
+        low = np.minimum(c, z)
+        inner = np.clip(c - z, 0, cells - 2 * z)
+        high = np.clip(c - (cells - z), 0, z)
+        out: np.ndarray = low * w + inner + high * w
+        return out
+
+
+def _grid_zone(grid: Grid) -> int:
+    """The grid units of each zone: ``cells >> ZONE_BITS``, 0 (no zones) on a grid too small
     for two zones and one unit between them, or with ``lo == hi``."""
     z = grid.cells >> ZONE_BITS
     if z < 1 or 2 * z + 1 > grid.cells or not grid.lo < grid.hi:
@@ -56,7 +126,15 @@ def zone_units(grid: Grid) -> int:
     return z
 
 
-def _ends(grid: Grid, z: int) -> tuple[float, float]:
+def zone_units(grid: Grid | ZonedGrid) -> int:
+    """The units of each zone: of a :class:`ZonedGrid`, its weighted units (``zone ·
+    weight``); of a plain grid, its own (weight 1)."""
+    if isinstance(grid, ZonedGrid):
+        return grid.zone * grid.weight
+    return _grid_zone(grid)
+
+
+def _ends(grid: Grid | ZonedGrid, z: int) -> tuple[float, float]:
     """``(lo_end, hi_start)``: the value of unit ``z`` (above the low zone) and of unit
     ``cells - z - 1`` (below the high zone)."""
     vals = grid.values(np.array([z, grid.cells - z - 1]))
@@ -71,7 +149,7 @@ def _block(k: int, start: float, end: float) -> np.ndarray:
     return out
 
 
-def spread_at_bounds(x: np.ndarray, grid: Grid) -> np.ndarray:
+def spread_at_bounds(x: np.ndarray, grid: Grid | ZonedGrid) -> np.ndarray:
     """The sorted records ``x`` with the blocks at the bounds spread in their zones, sorted.
 
     Records ``<= lo`` (NaN-free input, ±inf included) move into ``[lo, lo_end)``, records
@@ -91,7 +169,7 @@ def spread_at_bounds(x: np.ndarray, grid: Grid) -> np.ndarray:
     return out
 
 
-def answers(grid: Grid, units: np.ndarray) -> np.ndarray:
+def answers(grid: Grid | ZonedGrid, units: np.ndarray) -> np.ndarray:
     """The values of released units: ``lo`` in the low zone, ``hi`` in the high zone, else
     the grid's (post-processing)."""
     units = np.asarray(units, dtype=np.int64)
@@ -109,7 +187,7 @@ class ZoneSplits:
     zone), so a node holds a block whole; :meth:`cell_ends` gives a zone's ends, for a node
     whose levels lie on one side (:func:`~.recursion_splits._split_point`)."""
 
-    grid: Grid
+    grid: Grid | ZonedGrid
 
     @property
     def cells(self) -> int:

@@ -28,7 +28,7 @@ from treedp.noise.rational import dyadic_lower_bound
 from treedp.privacy import PureDP
 from treedp.privacy.accountant import Accountant, check_accountant
 from treedp.value_methods._column import check_nan, check_neighbours, is_datetime_like
-from treedp.value_methods.bound_blocks import answers, spread_at_bounds
+from treedp.value_methods.bound_blocks import ZonedGrid, answers, spread_at_bounds
 from treedp.value_methods.exponential_core import (
     GRID_BITS,
     TARGET_BITS,
@@ -169,6 +169,7 @@ def _quantile_exponential(
     else:
         lo, hi, out_unit = read_bounds(bounds)
     grid = Grid(lo, hi)
+    zoned = ZonedGrid(grid)  # the continuous selections' units: zones weighted
     qa = read_levels(q)
     source = resolve_source(rng)
     x, unit = read_sorted(values, policy, relation, out_unit)
@@ -177,11 +178,11 @@ def _quantile_exponential(
             raise InvalidTypeError("integers=True takes numbers, not datetimes.")
         x = _spread(np.floor(np.clip(x, lo, hi - 1.0)))
     else:  # the records at each bound spread in a public zone there (answered as the bound)
-        x = spread_at_bounds(x, grid)
+        x = spread_at_bounds(x, zoned)
     check_domain(x.size, CONTRACT)
     # ±inf and other values outside the bounds count as at the bound. With n = 0 there is one
     # rank, 0, holding the whole grid: the output is uniform on the grid.
-    weights = rank_weights(grid, x)
+    weights = rank_weights(grid if integers else zoned, x)
     eps_each = Fraction(eps) / qa.size
     spent = Fraction(0)
     sens: list[float] = []
@@ -200,7 +201,7 @@ def _quantile_exponential(
     out = np.empty((draws, qa.size))
     for j, (level, rate) in enumerate(selections):
         units = select(weights, level, x.size, rate, draws, source)
-        out[:, j] = grid.values(units) if integers else answers(grid, units)
+        out[:, j] = grid.values(units) if integers else answers(zoned, units)
     if integers:  # the integer whose cell holds the grid point (post-processing)
         out = np.minimum(np.floor(out), hi - 1.0)
     return Draws(out, qa, eps, spent, sens, source, out_unit, parameters)

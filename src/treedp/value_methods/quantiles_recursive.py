@@ -66,7 +66,7 @@ from treedp.noise.rational import dyadic_lower_bound
 from treedp.privacy import PureDP
 from treedp.privacy.accountant import Accountant
 from treedp.value_methods._column import open_call
-from treedp.value_methods.bound_blocks import answers
+from treedp.value_methods.bound_blocks import ZonedGrid, answers
 from treedp.value_methods.exponential_core import (
     GRID_BITS,
     Draws,
@@ -415,9 +415,9 @@ def _quantiles_recursive(
     grid = Grid(lo, hi, grid_bits)
     x, splits = spread_for_splits(x, grid, integers)
     units = np.empty((draws, len(qs)), dtype=np.int64)
-    _run(plan, splits, x, 0, grid.cells - 1, units, np.arange(draws), source, relation)
+    _run(plan, splits, x, 0, splits.cells - 1, units, np.arange(draws), source, relation)
     chosen = units[:, np.searchsorted(distinct, qa)]
-    values = grid.values(chosen) if integers else answers(grid, chosen)
+    values = grid.values(chosen) if integers else answers(ZonedGrid(grid), chosen)
     return Draws(values, qa, eps, spent, sens, source, out_unit, parameters)
 
 

@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from treedp.value_methods.bound_blocks import ZoneSplits, spread_at_bounds
+from treedp.value_methods.bound_blocks import ZonedGrid, ZoneSplits, spread_at_bounds
 from treedp.value_methods.exponential_core import Grid, GridLike
 
 __all__ = ["_CellSplits", "_split_point", "spread_for_splits"]
@@ -70,4 +70,5 @@ def spread_for_splits(x: np.ndarray, grid: Grid, integers: bool) -> tuple[np.nda
         from treedp.value_methods.quantile_exponential import _spread
 
         return _spread(np.floor(np.clip(x, grid.lo, grid.hi - 1.0))), _CellSplits(grid)
-    return spread_at_bounds(x, grid), ZoneSplits(grid)
+    zoned = ZonedGrid(grid)
+    return spread_at_bounds(x, zoned), ZoneSplits(zoned)
