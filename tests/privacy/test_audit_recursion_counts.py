@@ -51,6 +51,7 @@ from treedp.noise import InsecureSeededSource
 from treedp.noise.discrete_laplace import discrete_laplace_pmf
 from treedp.value_methods import quantiles_recursive as qr
 from treedp.value_methods import recursion_anchor as ra
+from treedp.value_methods import recursion_budget as rb
 from treedp.value_methods.exponential_core import Grid
 
 BITS = 3
@@ -252,7 +253,7 @@ def test_mutant_count_sensitivity_one_under_replace_is_caught(
 ) -> None:
     """Counts calibrated to sensitivity 1 under ``replace`` (a record moved from one side to
     the other changes two counts): the counts' step exceeds its claim."""
-    for module in (ra, qr):  # the scale and the claim both read it
+    for module in (ra, qr, rb):  # the scale and the claim both read it
         monkeypatch.setattr(module, "count_sensitivity", lambda relation: 1)
     count_claim = _claims(2.0, "replace")[1]
     d = np.array(BASES[0])

@@ -55,14 +55,8 @@ from treedp.value_methods.float_lattice import (
     answer_of,
     positions,
 )
-from treedp.value_methods.quantiles_recursive import (
-    _depth_losses,
-    _level_epsilons,
-    _plan,
-    _run,
-    depth_zcdp,
-    node_sensitivities,
-)
+from treedp.value_methods.quantiles_recursive import _level_epsilons, _plan, _run
+from treedp.value_methods.recursion_budget import _depth_losses, depth_zcdp, node_sensitivities
 
 __all__ = ["CONTRACT", "NEIGHBOURS", "quantiles_unbounded", "zcdp_cost"]
 
