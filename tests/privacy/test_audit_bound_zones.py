@@ -4,7 +4,9 @@ The root and its two children, with their anchored side counts, on a 16-unit gri
 are made four units wide (``ZONE_BITS`` patched to 2: units 0..3 and 12..15), each zone unit
 counted twice (``ZONE_WEIGHT_BITS`` patched to 1: the selections draw from 24 weighted units,
 :class:`~treedp.value_methods.bound_blocks.ZonedGrid`), the data spread and split by the
-implementation (:func:`~treedp.value_methods.recursion_splits.spread_for_splits`).
+implementation (:func:`~treedp.value_methods.recursion_splits.spread_for_splits`). Root units
+whose child lies inside a zone (the child then counts its records instead,
+:mod:`~treedp.value_methods.recursion_forced`) are audited in ``test_audit_forced_children.py``.
 For every pair of neighbouring datasets (blocks at, beyond and between the bounds, values
 inside a zone) and every released root unit, the exact log ratio of the whole output, of the
 root and of the children stays within the claimed losses; a mutant whose splits ignore the
@@ -24,6 +26,7 @@ from treedp.noise.discrete_laplace import discrete_laplace_pmf
 from treedp.value_methods import bound_blocks as bb
 from treedp.value_methods import quantiles_recursive as qr
 from treedp.value_methods import recursion_anchor as ra
+from treedp.value_methods import recursion_forced as rf
 from treedp.value_methods import recursion_splits as rs
 from treedp.value_methods.exponential_core import Grid
 
@@ -66,6 +69,8 @@ def pieces(raw, plan, rel, outcomes):
     root = em(x, 0, units - 1, plan.level, plan.rate, points)
     out = {}
     for u in range(units):
+        if any(rf.forced_sides(splits, u, 0, units - 1)):
+            continue  # a child inside a zone: test_audit_forced_children.py
         p = qr._split_point(plan, splits, u)
         b, a = qr.side_counts(x, p)
         s = int(np.searchsorted(x, p, side="left"))

@@ -42,9 +42,10 @@ node pays both halves. Summed over the levels (adaptive composition: every step'
 partition, levels and rates are functions of earlier outputs) the loss is at most ε;
 each rate is rounded down to a dyadic rational, and ``ε_spent`` is the exact sum of the
 per-level bounds (:func:`_depth_losses`; a child's selection is bounded by its
-``share``, as its rate is chosen at run time). The children's rule and the answers at a
-child's end read only released counts and units: post-processing. The empty dataset is
-valid (uniform outputs in each node).
+``share``, as its rate is chosen at run time). A child inside a bound zone releases one count
+of its records instead, within its ``share`` (:mod:`.recursion_forced` states the argument).
+The children's rule and the answers at a child's end read only released counts and units:
+post-processing. The empty dataset is valid (uniform outputs in each node).
 """
 
 from __future__ import annotations
@@ -97,6 +98,17 @@ from treedp.value_methods.recursion_budget import _node_loss as _node_loss
 from treedp.value_methods.recursion_budget import _node_parts as _node_parts
 from treedp.value_methods.recursion_budget import _walk as _walk
 from treedp.value_methods.recursion_budget import depth_zcdp, node_sensitivities
+from treedp.value_methods.recursion_forced import (
+    Frame,
+    beside_forced,
+    child_frames,
+    fill_forced,
+    forced_count_scale,
+    forced_sides,
+    node_frame,
+    offset_target,
+    select_at,
+)
 from treedp.value_methods.recursion_splits import _split_point, spread_for_splits
 
 __all__ = [
@@ -132,7 +144,9 @@ CONTRACT = Contract(
         "eps_l); sum over levels eps_l = eps. Under replace a record moves between at most "
         "two nodes of a level, each selection calibrated to half its share and each node's "
         "counts moving by 1, or stays in one (selection sensitivity 1 <= 2 max(q', 1 - q'), "
-        "two counts of that node moving by 1)"
+        "two counts of that node moving by 1). A child inside a bound zone releases instead "
+        "one count of its records at half its share; its sibling's target a n + c (c from "
+        "that count) has sensitivity max(a, 1 - a) + 2**-32"
     ),
     max_records=2**32 - 1,  # the rank arithmetic: A·(n + 1) < 2**63 with 31-bit rates
 )
@@ -191,6 +205,8 @@ class _Plan:
     count_scale: Fraction | None  # discrete Laplace scale of its side counts (None: a leaf)
     left: _Plan | None
     right: _Plan | None
+    q_left: Fraction = Fraction(0)  # the released levels around the node (its frame)
+    q_right: Fraction = Fraction(1)
 
 
 def _plan(
@@ -219,7 +235,7 @@ def _plan(
     scale = None if leaf else count_scale(eps_l * COUNT_SHARE, relation)
     rate = _node_rate(share, level, relation, depth == 0)
     _check_rates(rate, share, relation, depth == 0)
-    return _Plan(mid, qs[mid], level, depth, share, rate, scale, left, right)
+    return _Plan(mid, qs[mid], level, depth, share, rate, scale, left, right, q_left, q_right)
 
 
 #: The smallest rate every 31-bit dyadic rounding of which the exact sampler takes: a rate
@@ -261,20 +277,32 @@ def _select(
     source: RandomSource,
     anchor: Anchor | None,
     relation: str,
+    frame: Frame | None = None,
 ) -> np.ndarray:
     """The units one node releases for ``size`` rows: the root's level is public; a child's
-    is :func:`anchored_level` of each row's counts (rows with equal levels drawn together)."""
+    is :func:`anchored_level` of each row's counts (rows with equal levels drawn together),
+    or, in a frame moved by a forced child's released count, its target in that frame
+    (:mod:`.recursion_forced`)."""
     weights = rank_weights(grid, x, first, last)
     if anchor is None:
         return select(weights, plan.level, x.size, plan.rate, size, source, first)
     units = np.empty(size, dtype=np.int64)
     groups: dict[Fraction | str, list[int]] = {}
     for row in range(size):
-        key = anchored_level(plan.q, plan.level, anchor, row)
+        if frame is not None:
+            key: Fraction | str = offset_target(
+                frame.level(plan.q), x.size, frame.offset(plan.q, row)
+            )
+        else:
+            key = anchored_level(plan.q, plan.level, anchor, row)
         groups.setdefault(key, []).append(row)
     for key, rows in groups.items():
         if key in (LOW, HIGH):
             units[rows] = first if key == LOW else last
+        elif frame is not None:  # key: the target rank
+            assert isinstance(key, Fraction)
+            rate = _anchored_rate(plan, frame.level(plan.q), relation)
+            units[rows] = select_at(weights, key, rate, len(rows), source, first)
         else:
             assert isinstance(key, Fraction)
             rate = _anchored_rate(plan, key, relation)
@@ -300,13 +328,15 @@ def _run(
     source: RandomSource,
     relation: str,
     anchor: Anchor | None = None,
+    frame: Frame | None = None,
 ) -> None:
     """Fill ``out[rows, node.mid]`` for the subtree ``plan`` (``x``: the node's records,
-    sorted; ``anchor``: the rows' released counts, None at the root); simulated rows with
-    the same selected unit split their records together."""
+    sorted; ``anchor``: the rows' released counts, None at the root; ``frame``: the node's
+    ranks as moved by forced children's counts, None if none was); simulated rows with the
+    same selected unit split their records together."""
     if plan is None:
         return
-    units = _select(plan, grid, x, first, last, rows.size, source, anchor, relation)
+    units = _select(plan, grid, x, first, last, rows.size, source, anchor, relation, frame)
     out[rows, plan.mid] = units
     if plan.count_scale is None:
         return
@@ -328,8 +358,28 @@ def _run(
                 total=anchor.total[pick], offset=anchor.offset[pick], size=anchor.size[pick]
             )
             left, right = mine.children(noisy[0], noisy[1], plan.count_scale)
-        _run(plan.left, grid, x[:split], first, int(unit), out, these, source, relation, left)
-        _run(plan.right, grid, x[split:], int(unit), last, out, these, source, relation, right)
+        # A child inside a bound zone answers the bound: its budget counts its records for
+        # its sibling's target instead (recursion_forced).
+        forced = forced_sides(grid, int(unit), first, last)
+        here = None if frame is None else frame.rows(pick)
+        kids: list[Frame | None] = [None, None]
+        if here is not None:
+            kids = list(child_frames(plan, here))
+        for side, child, sib in ((0, plan.left, plan.right), (1, plan.right, plan.left)):
+            if child is not None and forced[side]:
+                fill_forced(child, out, these, int(unit))
+                if sib is not None:
+                    part = split if side == 0 else x.size - split
+                    scale = forced_count_scale(child, relation)
+                    count = part + sample_discrete_laplace(scale, these.size, source)
+                    own = node_frame(plan, here, these.size)
+                    kids[1 - side] = beside_forced(own, count, side == 0)
+        if not forced[0]:
+            _run(plan.left, grid, x[:split], first, int(unit), out, these, source, relation,
+                 left, kids[0])  # fmt: skip
+        if not forced[1]:
+            _run(plan.right, grid, x[split:], int(unit), last, out, these, source, relation,
+                 right, kids[1])  # fmt: skip
 
 
 def _quantiles_recursive(

@@ -1,7 +1,8 @@
 """The recursion's losses: each node's selection and side counts, each level's pure and zCDP
 cost, and the sensitivities a result reports (public: the plan only, no data).
 
-The derivation is :mod:`~treedp.value_methods.quantiles_recursive`'s.
+The derivation is :mod:`~treedp.value_methods.quantiles_recursive`'s; a forced child's count
+(:mod:`~treedp.value_methods.recursion_forced`) is within its node's selection bound in both.
 """
 
 from __future__ import annotations

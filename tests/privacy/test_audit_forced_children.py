@@ -1,0 +1,200 @@
+"""Exact audit of the recursion's forced children (``value_methods/recursion_forced.py``).
+
+On the 16-unit grid of ``test_audit_bound_zones.py`` (zones of four units, each counted twice:
+24 weighted units; levels 1/4, 1/2, 3/4: a root with two leaf children), every root unit
+inside a zone leaves one child inside it: that child's answer is the bound, and it releases
+one noisy count ``Ĉ`` of its records instead (discrete Laplace at
+:func:`~treedp.value_methods.recursion_forced.forced_count_scale`); its sibling selects with
+the target of its frame moved by ``Ĉ`` (:func:`~.recursion_forced.offset_target`) at the rate
+of its level in that frame. The output at such a unit is ``(u, L̂, R̂, Ĉ, v)``: the root's
+unit, its two side counts, the forced count and the sibling's unit. Given ``u`` the side counts,
+and ``(Ĉ, v)``, are independent, so the largest log ratio of two neighbours' laws is the root's
+plus the side counts' largest plus the largest over ``Ĉ`` of the count's and the sibling's
+(given ``Ĉ``) ratios, each computed exactly over a window of counts and compared with the
+claims: the whole with ``ε_spent``, level 1 (``(Ĉ, v)`` given level 0) with its own. Mutants:
+a count given twice the child's selection budget, and a sibling rate read at Kaplan's level
+instead of its frame's, both exceed level 1's claim. A spy ties the implementation to the
+audited pieces: with the counts' noise fixed, each sibling's selection gets the target and
+rate this audit computes.
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction
+from typing import Any
+
+import numpy as np
+import pytest
+
+from tests.privacy.test_audit_bound_zones import GRID, pairs, plan_of
+from treedp.noise import InsecureSeededSource
+from treedp.noise.discrete_laplace import discrete_laplace_pmf
+from treedp.value_methods import bound_blocks as bb
+from treedp.value_methods import quantiles_recursive as qr
+from treedp.value_methods import recursion_forced as rf
+from treedp.value_methods import recursion_splits as rs
+from treedp.value_methods.exponential_core import target_rank
+
+WINDOW = 8
+
+
+@pytest.fixture
+def zones(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(bb, "ZONE_BITS", 2)
+    monkeypatch.setattr(bb, "ZONE_WEIGHT_BITS", 1)
+    assert bb.ZonedGrid(GRID).cells == 24
+
+
+def _log_law(x: np.ndarray, points: np.ndarray, first: int, last: int, target: Any,
+             rate: Fraction) -> np.ndarray:  # fmt: skip
+    """``log P(unit)`` over ``first..last``: ``∝ exp(-rate·|#{x < point} - target|)``, one row
+    per target when ``target`` is a list."""
+    ranks = np.searchsorted(x, points[first : last + 1], side="left")
+    t = np.atleast_1d(np.array([float(v) for v in np.atleast_1d(target)]))
+    s = -float(rate) * np.abs(ranks[None, :] - t[:, None])
+    top = s.max(axis=1, keepdims=True)
+    law = s - top - np.log(np.exp(s - top).sum(axis=1, keepdims=True))
+    return np.asarray(law if isinstance(target, list) else law[0])
+
+
+def _sibling(plan: Any, x: np.ndarray, points: np.ndarray, u: int, last: int, side: int,
+             released: np.ndarray, rel: str) -> np.ndarray:  # fmt: skip
+    """The sibling's log law given each released count of the forced child (one row each;
+    the implementation's frame, target and rate)."""
+    sib = plan.right if side == 0 else plan.left
+    frame = rf.beside_forced(rf.node_frame(plan, None, released.size), released, side == 0)
+    a = frame.level(sib.q)
+    targets = [rf.offset_target(a, x.size, frame.offset(sib.q, i)) for i in range(released.size)]
+    rate = qr._anchored_rate(sib, a, rel)
+    first, end = (u, last) if side == 0 else (0, u)
+    return _log_law(x, points, first, end, targets, rate)
+
+
+def _pieces(raw: np.ndarray, plan: Any, rel: str, side_range: np.ndarray) -> dict[int, Any]:
+    """Per forced root unit: the root's log-probability, the side counts, the forced side,
+    the forced count's centre and scale, and the sibling's log law per released count."""
+    x, splits = rs.spread_for_splits(np.sort(raw), GRID, False)
+    units = splits.cells
+    points = splits.grid.values(np.arange(units))
+    root = _log_law(x, points, 0, units - 1, target_rank(plan.level, x.size), plan.rate)
+    out = {}
+    for u in range(units):
+        forced = rf.forced_sides(splits, u, 0, units - 1)
+        if not any(forced):
+            continue
+        side = 0 if forced[0] else 1
+        point = qr._split_point(plan, splits, u)
+        split = int(np.searchsorted(x, point, side="left"))
+        below, above = qr.side_counts(x, point)
+        child = plan.left if side == 0 else plan.right
+        part, rest = (x[:split], x[split:]) if side == 0 else (x[split:], x[:split])
+        laws = _sibling(plan, rest, points, u, units - 1, side, side_range, rel)
+        scale = rf.forced_count_scale(child, rel)
+        out[u] = (root[u], below, above, part.size, scale, laws)
+    return out
+
+
+def _worst(d: np.ndarray, d2: np.ndarray, eps: float, rel: str) -> tuple[float, float, float]:
+    """The exact largest log ratios at the forced root units: whole, level 0, level 1."""
+    plan = plan_of(eps, rel)
+    side = np.arange(-WINDOW, max(d.size, d2.size) + WINDOW + 1)
+    p, p2 = _pieces(d, plan, rel, side), _pieces(d2, plan, rel, side)
+    assert p.keys() == p2.keys() and p
+    sc = plan.count_scale
+    whole = l0 = l1 = 0.0
+    for u in p:
+        r1, b1, a1, c1, fs, s1 = p[u]
+        r2, b2, a2, c2, _, s2 = p2[u]
+        cl = np.log(discrete_laplace_pmf(side - b1, sc) / discrete_laplace_pmf(side - b2, sc))
+        cr = np.log(discrete_laplace_pmf(side - a1, sc) / discrete_laplace_pmf(side - a2, sc))
+        first = r1 - r2 + np.add.outer(cl, cr)
+        cf = np.log(discrete_laplace_pmf(side - c1, fs) / discrete_laplace_pmf(side - c2, fs))
+        up = (cf + (s1 - s2).max(axis=1)).max()  # level 1, each sign, over (Ĉ, v)
+        down = (-cf + (s2 - s1).max(axis=1)).max()
+        l0 = max(l0, float(np.abs(first).max()))
+        l1 = max(l1, float(up), float(down))
+        whole = max(whole, float(first.max() + up), float(-first.min() + down))
+    return whole, l0, l1
+
+
+def _audit(eps: float, rel: str) -> tuple[np.ndarray, list[float]]:
+    plan = plan_of(eps, rel)
+    levels = [float(v) for v in qr._depth_losses(plan, rel)]
+    w = np.zeros(3)
+    for d, d2 in pairs(rel):
+        w = np.maximum(w, _worst(d, d2, eps, rel))
+        w = np.maximum(w, _worst(d2, d, eps, rel))
+    return w, levels
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("rel", ["add_remove", "replace"])
+def test_forced_children_exact_loss_within_claim(zones: None, rel: str) -> None:
+    w, levels = _audit(2.0, rel)
+    assert w[0] <= sum(levels) + 1e-9
+    assert w[1] <= levels[0] + 1e-9 and w[2] <= levels[1] + 1e-9
+    assert w[2] > 0.5 * levels[1]  # the pairs are not vacuous
+
+
+@pytest.mark.slow
+def test_mutant_forced_count_at_twice_the_share_is_caught(
+    zones: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(rf, "FORCED_COUNT_SHARE", Fraction(2))
+    w, levels = _audit(2.0, "add_remove")
+    assert w[2] > levels[1] + 1e-6
+
+
+@pytest.mark.slow
+def test_mutant_sibling_rate_at_kaplans_level_is_caught(
+    zones: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The sibling (level 3/4 of the root's frame, Kaplan's 1/2) at the rate of Δ = 1/2:
+    its target moves by 3/4 per record, so it spends 1.5 times its share."""
+    real = qr._anchored_rate
+    monkeypatch.setattr(qr, "_anchored_rate", lambda node, level, rel: real(node, node.level, rel))
+    w, levels = _audit(2.0, "add_remove")
+    assert w[2] > levels[1] + 1e-6
+
+
+def test_the_implementation_draws_what_the_audit_models(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """70% zeros on (0, 100), 3 levels, counts' noise fixed at 5: every root unit lands in the
+    low zone; the forced child's count is drawn at its scale, and the sibling's selection at
+    the audit's target and rate from the released count (its records plus 5)."""
+    x = np.sort(np.where(np.random.default_rng(1).random(2000) < 0.7, 0.0, 1.0 + np.arange(2000)))
+    draws: list[Fraction] = []
+    monkeypatch.setattr(
+        qr, "sample_discrete_laplace",
+        lambda scale, size, source: draws.append(Fraction(scale)) or np.full(size, 5),
+    )  # fmt: skip
+    calls: list[tuple[Fraction, Fraction, int]] = []
+    real = qr.select_at
+
+    def spy(weights: Any, target: Fraction, rate: Fraction, size: int, source: Any,
+            first: int) -> np.ndarray:  # fmt: skip
+        calls.append((target, rate, int(weights.sum())))
+        return real(weights, target, rate, size, source, first)
+
+    monkeypatch.setattr(qr, "select_at", spy)
+    plan = qr._plan([Fraction(1, 4), Fraction(1, 2), Fraction(3, 4)], 0, 3, Fraction(0),
+                    Fraction(1), 0, qr._level_epsilons(Fraction(4), 3), "add_remove")  # fmt: skip
+    assert plan is not None and plan.right is not None
+    out = qr._quantiles_recursive_draws(
+        x, [0.25, 0.5, 0.75], bounds=(0, 4000), epsilon=4.0, size=6,
+        rng=InsecureSeededSource(3),
+    )  # fmt: skip
+    assert np.all(out[:, :2] == 0.0)  # the levels in the block: the bound
+    zeros = int(np.count_nonzero(x == 0.0))
+    forced_scale = rf.forced_count_scale(plan.left, "add_remove")
+    assert forced_scale in draws and len(calls) >= 1
+    for target, rate, _ in calls:
+        # the root split at the block's end (left forced: the zeros) or start (left empty)
+        a = Fraction(3, 4)
+        want = {
+            rf.offset_target(a, x.size - zeros, -(1 - a) * (zeros + 5)),
+            rf.offset_target(a, x.size, -(1 - a) * 5),
+        }
+        assert target in want
+        assert rate == qr._anchored_rate(plan.right, a, "add_remove")
