@@ -13,9 +13,11 @@ plus the side counts' largest plus the largest over ``Ĉ`` of the count's and th
 (given ``Ĉ``) ratios, each computed exactly over a window of counts and compared with the
 claims: the whole with ``ε_spent``, level 1 (``(Ĉ, v)`` given level 0) with its own. Mutants:
 a count given twice the child's selection budget, and a sibling rate read at Kaplan's level
-instead of its frame's, both exceed level 1's claim. A spy ties the implementation to the
-audited pieces: with the counts' noise fixed, each sibling's selection gets the target and
-rate this audit computes.
+instead of its frame's, both exceed level 1's claim. The zCDP claim (what fixes the count at
+half the share: at the whole share the pure audit passes) is checked exactly at every node of
+three plans, with two mutants caught (privacy review 12). Spies tie the implementation to the
+audited pieces: with the counts' noise fixed, under both relations and with the block at
+either bound, each sibling's selection gets the target and rate this audit computes.
 """
 
 from __future__ import annotations
@@ -157,13 +159,61 @@ def test_mutant_sibling_rate_at_kaplans_level_is_caught(
     assert w[2] > levels[1] + 1e-6
 
 
-def test_the_implementation_draws_what_the_audit_models(
+def _count_claims(relation: str) -> list[tuple[float, float, float, float]]:
+    """For every non-root node of plans of 3, 7 and 29 levels, as a forced child: its count's
+    loss and zCDP cost when one of its records is added or removed (``add_remove``) or moved to
+    its sibling (``replace``: the count's ``1/scale``, the sibling's selection at half its
+    share, bounded range, and one of its side counts), and its level's pure and zCDP claims."""
+    out = []
+    for m in (3, 7, 29):
+        levels = [Fraction(k, m + 1) for k in range(1, m + 1)]
+        plan = qr._plan(levels, 0, m, Fraction(0), Fraction(1), 0,
+                        qr._level_epsilons(Fraction(1), m), relation)  # fmt: skip
+        pure, zcdp = qr._depth_losses(plan, relation), qr.depth_zcdp(plan, relation)
+        for node in qr._walk(plan)[1:]:
+            x = Fraction(1) / rf.forced_count_scale(node, relation)  # one count moves by 1
+            loss, rho = x, x * x / 2
+            if relation == "replace":  # the record enters the sibling (same share and counts)
+                counts = 0 if node.count_scale is None else Fraction(1) / node.count_scale
+                loss += node.share / 2 + counts
+                rho += (node.share / 2) ** 2 / 8 + counts * counts / 2
+            out.append((float(loss), float(pure[node.depth]), float(rho), float(zcdp[node.depth])))
+    return out
+
+
+@pytest.mark.parametrize("relation", ["add_remove", "replace"])
+def test_forced_counts_fit_the_pure_and_zcdp_claims(relation: str) -> None:
+    """The exact audits check pure DP on one tiny plan; the zCDP claim (``e²/8 + c²/2`` per
+    node, :func:`~.recursion_budget.depth_zcdp`) is what fixes the count's half share: checked
+    here, exactly, at every node of three plans."""
+    for loss, pure, rho, zcdp in _count_claims(relation):
+        assert loss <= pure and rho <= zcdp
+
+
+def test_mutant_forced_counts_over_their_zcdp_claim_are_caught(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """70% zeros on (0, 100), 3 levels, counts' noise fixed at 5: every root unit lands in the
-    low zone; the forced child's count is drawn at its scale, and the sibling's selection at
-    the audit's target and rate from the released count (its records plus 5)."""
-    x = np.sort(np.where(np.random.default_rng(1).random(2000) < 0.7, 0.0, 1.0 + np.arange(2000)))
+    """The whole share (within the pure claim: the exact audit passes it) exceeds the zCDP
+    claim, 4x; counts not halved under ``replace`` exceed it too (privacy review 12)."""
+    monkeypatch.setattr(rf, "FORCED_COUNT_SHARE", Fraction(1))
+    assert all(loss <= pure for loss, pure, _, _ in _count_claims("add_remove"))
+    assert any(rho > zcdp for _, _, rho, zcdp in _count_claims("add_remove"))
+    monkeypatch.undo()
+    monkeypatch.setattr(rf, "count_scale", lambda budget, relation: 1 / budget)
+    assert any(rho > zcdp for _, _, rho, zcdp in _count_claims("replace"))
+
+
+@pytest.mark.parametrize("relation", ["add_remove", "replace"])
+@pytest.mark.parametrize("top", [False, True])
+def test_the_implementation_draws_what_the_audit_models(
+    monkeypatch: pytest.MonkeyPatch, relation: str, top: bool
+) -> None:
+    """70% of the records at a bound (the lower, or the upper: then the right child is the
+    forced one), 3 levels, counts' noise fixed at 5: every root unit lands in that bound's
+    zone; the forced child's count is drawn at its scale, and the sibling's selection at the
+    audit's target and rate from the released count (its records plus 5)."""
+    block = np.random.default_rng(1).random(2000) < 0.7
+    x = np.sort(np.where(block, 4000.0 if top else 0.0, 1.0 + np.arange(2000)))
     draws: list[Fraction] = []
     monkeypatch.setattr(
         qr, "sample_discrete_laplace",
@@ -179,22 +229,26 @@ def test_the_implementation_draws_what_the_audit_models(
 
     monkeypatch.setattr(qr, "select_at", spy)
     plan = qr._plan([Fraction(1, 4), Fraction(1, 2), Fraction(3, 4)], 0, 3, Fraction(0),
-                    Fraction(1), 0, qr._level_epsilons(Fraction(4), 3), "add_remove")  # fmt: skip
-    assert plan is not None and plan.right is not None
+                    Fraction(1), 0, qr._level_epsilons(Fraction(4), 3), relation)  # fmt: skip
+    assert plan is not None and plan.left is not None and plan.right is not None
     out = qr._quantiles_recursive_draws(
-        x, [0.25, 0.5, 0.75], bounds=(0, 4000), epsilon=4.0, size=6,
+        x, [0.25, 0.5, 0.75], bounds=(0, 4000), epsilon=4.0, size=6, neighbours=relation,
         rng=InsecureSeededSource(3),
     )  # fmt: skip
-    assert np.all(out[:, :2] == 0.0)  # the levels in the block: the bound
-    zeros = int(np.count_nonzero(x == 0.0))
-    forced_scale = rf.forced_count_scale(plan.left, "add_remove")
-    assert forced_scale in draws and len(calls) >= 1
+    bound = 4000.0 if top else 0.0
+    assert np.all(out[:, 1:] == bound) if top else np.all(out[:, :2] == bound)
+    block_n = int(np.count_nonzero(x == bound))
+    forced, sibling = (plan.right, plan.left) if top else (plan.left, plan.right)
+    assert rf.forced_count_scale(forced, relation) in draws and len(calls) >= 1
+    a = sibling.q  # the root's frame is [0, 1]
+    # the root split at the block's inner end (the forced child holds the block) or at the
+    # bound (the forced child is empty)
+    if top:
+        want = {rf.offset_target(a, x.size - block_n, a * (block_n + 5)),
+                rf.offset_target(a, x.size, a * 5)}  # fmt: skip
+    else:
+        want = {rf.offset_target(a, x.size - block_n, -(1 - a) * (block_n + 5)),
+                rf.offset_target(a, x.size, -(1 - a) * 5)}  # fmt: skip
     for target, rate, _ in calls:
-        # the root split at the block's end (left forced: the zeros) or start (left empty)
-        a = Fraction(3, 4)
-        want = {
-            rf.offset_target(a, x.size - zeros, -(1 - a) * (zeros + 5)),
-            rf.offset_target(a, x.size, -(1 - a) * 5),
-        }
         assert target in want
-        assert rate == qr._anchored_rate(plan.right, a, "add_remove")
+        assert rate == qr._anchored_rate(sibling, a, relation)
