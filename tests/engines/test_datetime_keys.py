@@ -125,6 +125,33 @@ def test_wrong_keys_are_refused_before_any_charge() -> None:
         _release(FRAME, [dt.datetime(2024, 1, 1, tzinfo=dt.UTC)])
 
 
+@pytest.mark.parametrize(
+    "written", ["{d}", "{d} 00:00:00", "{d}T00:00", "{d}T00:00:00Z", "{d}T01:00:00+01:00"]
+)
+def test_csv_cells_match_as_instants(tmp_path: Path, written: str) -> None:
+    """A CSV's date cells, however written (a spreadsheet's date, pandas' midnight, ISO with a
+    ``T``, UTC or an offset), match every form of key naming their instant (before: a key
+    matched only cells of its own text, ``str(key)``, and 11 of these 20 pairs released
+    noise); cells naming no instant match no key and are not an error."""
+    text = [written.format(d=str(d)[:10]) for d in DAYS[CODES]]
+    frame = pd.DataFrame({"d": text, "day": CODES + 1, "x": X})
+    junk = pd.DataFrame({"d": ["2024", "Jan 1", "n/a x"], "day": [9, 9, 9], "x": [1.0] * 3})
+    path = tmp_path / "t.csv"
+    pd.concat([frame, junk]).to_csv(path, index=False)
+    _same_as_reference(str(path))
+
+
+def test_csv_keys_not_all_instants_match_by_text(tmp_path: Path) -> None:
+    """With one key that names no instant, the column is matched by text (the rule before):
+    ``"2024-01-01"`` does not match cells written ``"2024-01-01 00:00:00"``."""
+    frame = pd.DataFrame({"d": [str(d)[:10] + " 00:00:00" for d in DAYS[CODES]], "x": X})
+    path = tmp_path / "t.csv"
+    frame.to_csv(path, index=False)
+    mixed = _counts(_release(str(path), ["2024-01-01", "other"]))
+    as_text = _counts(_release(str(path), ["2024-01-01 00:00:00", "other"]))
+    assert mixed[0] != as_text[0] and mixed[0] == _counts(_release(str(path), ["x", "y"]))[0]
+
+
 def test_parquet_and_dask(tmp_path: Path, dask_client: Any) -> None:
     import dask.dataframe as dd
 
