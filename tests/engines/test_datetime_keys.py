@@ -152,6 +152,27 @@ def test_csv_keys_not_all_instants_match_by_text(tmp_path: Path) -> None:
     assert mixed[0] != as_text[0] and mixed[0] == _counts(_release(str(path), ["x", "y"]))[0]
 
 
+def test_cli_keys_file_of_dates_on_a_csv_written_by_pandas(tmp_path: Path) -> None:
+    """``treedp release data.csv --by d --keys days.txt``: the file holds the dates as
+    ``2024-01-01 00:00:00`` (pandas' form for timestamps), the keys file ``2024-01-01``: the
+    release equals grouping by the integer day (before: both keys released as noise)."""
+    from treedp.cli import main
+
+    path = tmp_path / "t.csv"
+    FRAME.to_csv(path, index=False, date_format="%Y-%m-%d %H:%M:%S")
+    assert "2024-01-01 00:00:00" in path.read_text()
+    out: list[list[list[float]]] = []
+    for by, keys in (("d", "2024-01-01\n2024-01-02\n"), ("day", "1\n2\n")):
+        (tmp_path / "keys.txt").write_text(keys)
+        tdp = tmp_path / f"{by}.tdp"
+        argv = ["release", str(path), "--column", "x", "--by", by, "--keys",
+                str(tmp_path / "keys.txt"), "--bounds", "0", "8", "--bins", "4",
+                "--epsilon", "1", "--out", str(tdp), "--insecure-seed", "5"]  # fmt: skip
+        assert main(argv) == 0
+        out.append(_counts(treedp.load_grouped_release(tdp)))
+    assert out[0] == out[1]
+
+
 def test_parquet_and_dask(tmp_path: Path, dask_client: Any) -> None:
     import dask.dataframe as dd
 
