@@ -15,7 +15,7 @@ import numpy as np
 from treedp._validation import check_real, must
 from treedp.budget import check_epsilon
 from treedp.engines.key_types import key_kind
-from treedp.engines.keys import check_keys, key_instant
+from treedp.engines.keys import check_keys, key_instant, refuse_equal_instants
 from treedp.exceptions import InvalidParameterError, InvalidTypeError
 from treedp.grouped_columns import Lazy
 from treedp.mechanisms.registry import REGISTRY
@@ -145,7 +145,7 @@ def check_key_types(
                 f"key, and nothing was spent. Give {_WANT[kind]}."
             )
         if kind == "datetime":
-            _refuse_equal_instants(name, parts)
+            refuse_equal_instants(name, parts)
 
 
 #: What each kind of ``by`` column takes, for :func:`check_key_types`' message.
@@ -168,21 +168,3 @@ def _fits(key: Any, kind: str) -> bool:
     if kind == "text":
         return isinstance(key, str)
     return not isinstance(key, str) and not dated
-
-
-def _refuse_equal_instants(name: str, parts: Sequence[Any]) -> None:
-    """Refuse two keys of a datetime column that name one instant (compared in microseconds,
-    or nanoseconds when a key has them)."""
-    instants = [key_instant(k) for k in parts]
-    fine = any(i is not None and np.datetime_data(i.dtype)[0] == "ns" for i in instants)
-    unit = "datetime64[ns]" if fine else "datetime64[us]"
-    seen: dict[int, Any] = {}
-    for k, instant in zip(parts, instants, strict=True):
-        assert instant is not None  # checked by the caller
-        tick = int(instant.astype(unit).astype(np.int64))
-        if tick in seen:
-            raise InvalidParameterError(
-                f"The 'keys' parameter holds {seen[tick]!r} and {k!r}, which name the same "
-                f"instant of the datetime 'by' column '{name}': give each instant once."
-            )
-        seen[tick] = k

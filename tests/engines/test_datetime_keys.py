@@ -125,6 +125,54 @@ def test_wrong_keys_are_refused_before_any_charge() -> None:
         _release(FRAME, [dt.datetime(2024, 1, 1, tzinfo=dt.UTC)])
 
 
+@pytest.mark.parametrize(
+    "written", ["{d}", "{d} 00:00:00", "{d}T00:00", "{d}T00:00:00Z", "{d}T01:00:00+01:00"]
+)
+def test_csv_cells_match_as_instants(tmp_path: Path, written: str) -> None:
+    """A CSV's date cells, however written (a spreadsheet's date, pandas' midnight, ISO with a
+    ``T``, UTC or an offset), match every form of key naming their instant (before: a key
+    matched only cells of its own text, ``str(key)``, and 11 of these 20 pairs released
+    noise); cells naming no instant match no key and are not an error."""
+    text = [written.format(d=str(d)[:10]) for d in DAYS[CODES]]
+    frame = pd.DataFrame({"d": text, "day": CODES + 1, "x": X})
+    junk = pd.DataFrame({"d": ["2024", "Jan 1", "n/a x"], "day": [9, 9, 9], "x": [1.0] * 3})
+    path = tmp_path / "t.csv"
+    pd.concat([frame, junk]).to_csv(path, index=False)
+    _same_as_reference(str(path))
+
+
+def test_csv_keys_not_all_instants_match_by_text(tmp_path: Path) -> None:
+    """With one key that names no instant, the column is matched by text (the rule before):
+    ``"2024-01-01"`` does not match cells written ``"2024-01-01 00:00:00"``."""
+    frame = pd.DataFrame({"d": [str(d)[:10] + " 00:00:00" for d in DAYS[CODES]], "x": X})
+    path = tmp_path / "t.csv"
+    frame.to_csv(path, index=False)
+    mixed = _counts(_release(str(path), ["2024-01-01", "other"]))
+    as_text = _counts(_release(str(path), ["2024-01-01 00:00:00", "other"]))
+    assert mixed[0] != as_text[0] and mixed[0] == _counts(_release(str(path), ["x", "y"]))[0]
+
+
+def test_cli_keys_file_of_dates_on_a_csv_written_by_pandas(tmp_path: Path) -> None:
+    """``treedp release data.csv --by d --keys days.txt``: the file holds the dates as
+    ``2024-01-01 00:00:00`` (pandas' form for timestamps), the keys file ``2024-01-01``: the
+    release equals grouping by the integer day (before: both keys released as noise)."""
+    from treedp.cli import main
+
+    path = tmp_path / "t.csv"
+    FRAME.to_csv(path, index=False, date_format="%Y-%m-%d %H:%M:%S")
+    assert "2024-01-01 00:00:00" in path.read_text()
+    out: list[list[list[float]]] = []
+    for by, keys in (("d", "2024-01-01\n2024-01-02\n"), ("day", "1\n2\n")):
+        (tmp_path / "keys.txt").write_text(keys)
+        tdp = tmp_path / f"{by}.tdp"
+        argv = ["release", str(path), "--column", "x", "--by", by, "--keys",
+                str(tmp_path / "keys.txt"), "--bounds", "0", "8", "--bins", "4",
+                "--epsilon", "1", "--out", str(tdp), "--insecure-seed", "5"]  # fmt: skip
+        assert main(argv) == 0
+        out.append(_counts(treedp.load_grouped_release(tdp)))
+    assert out[0] == out[1]
+
+
 def test_parquet_and_dask(tmp_path: Path, dask_client: Any) -> None:
     import dask.dataframe as dd
 

@@ -45,9 +45,9 @@ from treedp.noise.rng import InsecureSeededSource, RandomSource, check_source
 from treedp.options import PrivacyUnit
 from treedp.privacy.accountant import check_accountant
 from treedp.privacy.auto_bound import AutoBound
-from treedp.privacy.measures import ZCDP, ApproxDP, Measure, PureDP, zcdp_to_epsilon
+from treedp.privacy.measures import ZCDP, ApproxDP, Measure, PureDP
 from treedp.privacy.spend import SpendRecord
-from treedp.spec import check_target
+from treedp.spec import check_target, rho_for_approx_dp
 
 __all__ = ["MAX_HORIZON", "ContinualStream", "continual", "load_continual"]
 
@@ -66,14 +66,9 @@ def _budget(epsilon: Any, privacy: Any) -> tuple[str, float]:
         return "laplace", check_epsilon(privacy.epsilon)
     if isinstance(privacy, ZCDP):
         return "gaussian", check_rho(privacy.rho)
-    if isinstance(privacy, ApproxDP):
-        lo, hi = 0.0, privacy.epsilon
-        for _ in range(100):  # the largest ρ whose (ε, δ) conversion fits the target
-            mid = (lo + hi) / 2
-            lo, hi = (
-                (mid, hi) if zcdp_to_epsilon(mid, privacy.delta) <= privacy.epsilon else (lo, mid)
-            )
-        return "gaussian", check_rho(lo)  # named 'rho' as release_cdf names it
+    if isinstance(privacy, ApproxDP):  # the largest ρ whose (ε, δ) conversion fits, as
+        # release_cdf converts it (one conversion: spec.rho_for_approx_dp)
+        return "gaussian", check_rho(rho_for_approx_dp(privacy.epsilon, privacy.delta))
     raise AssertionError("check_target admits PureDP, ZCDP and ApproxDP only")  # pragma: no cover
 
 

@@ -7,9 +7,10 @@ date or datetime type: numpy / pandas ``datetime64``, Arrow / Parquet ``date`` a
 ``timestamp``, polars ``Date`` / ``Datetime``, a database's ``DATE`` / ``TIMESTAMP``, Spark's
 ``date`` / ``timestamp``) or None: the schema does not say (a pandas ``object`` or categorical
 column, booleans, a list, SQLite, which types values rather than columns, and CSV files, whose
-``by`` columns the files engine reads as text and matches by ``str(key)``, so any key can match
-there). A text key can equal no value of a number column, a number key (``int``, ``float``,
-``bool``) no value of a text column, and only a key naming an instant
+``by`` columns the files engine reads as text and matches by ``str(key)``, or as instants when
+every key names one, so any key can match there). A text key can equal no value of a number
+column, a number key (``int``, ``float``, ``bool``) no value of a text column, and only a key
+naming an instant
 (:func:`treedp.engines.keys.key_instant`) a value of a datetime column, on every engine that
 types the column: :func:`treedp.grouped_checks.check_key_types` refuses other keys before any
 value is read or any budget charged.

@@ -28,6 +28,7 @@ __all__ = [
     "key_ticks",
     "person_codes",
     "py_scalar",
+    "refuse_equal_instants",
     "sorted_keys",
     "unique_inverse",
     "unique_pairs",
@@ -99,6 +100,24 @@ def key_instant(key: Any) -> np.datetime64 | None:
     if isinstance(key, datetime.date):
         return np.datetime64(key, "D")
     return None
+
+
+def refuse_equal_instants(name: str, parts: Sequence[Any]) -> None:
+    """Refuse two keys of a datetime ``by`` column (or a CSV column matched as instants) that
+    name one instant (compared in microseconds, or nanoseconds when a key has them)."""
+    instants = [key_instant(k) for k in parts]
+    fine = any(i is not None and np.datetime_data(i.dtype)[0] == "ns" for i in instants)
+    unit = "datetime64[ns]" if fine else "datetime64[us]"
+    seen: dict[int, Any] = {}
+    for k, instant in zip(parts, instants, strict=True):
+        assert instant is not None  # checked by the caller
+        tick = int(instant.astype(unit).astype(np.int64))
+        if tick in seen:
+            raise InvalidParameterError(
+                f"The 'keys' parameter holds {seen[tick]!r} and {k!r}, which name the same "
+                f"instant of the datetime 'by' column '{name}': give each instant once."
+            )
+        seen[tick] = k
 
 
 def key_ticks(key: Any, unit: str) -> int | None:

@@ -44,7 +44,8 @@ and a batch whose ids are not integers when the schema said integers is refused.
 CSV cells: the value column follows the file engine's rule (whitespace stripped, the cells of
 :data:`treedp.engines.files.csv_reader.NULL_CELLS` missing, numbers else ISO datetimes); ``by`` and
 person-id columns are read as text (the same null cells are missing), so public keys are matched
-by their text, ``str(key)``.
+by their text, ``str(key)``, except in a ``by`` column whose keys all name instants, matched
+as instants (:mod:`treedp.engines.files.csv_instants`).
 """
 
 from __future__ import annotations
@@ -61,6 +62,7 @@ import numpy as np
 
 from treedp._codes import Encoded
 from treedp._inputs import arrow_to_numpy, check_arrow_type
+from treedp.engines.files.csv_instants import csv_keys, dated_columns, instant_column
 from treedp.engines.files.csv_reader import CellKind, convert_arrow_cells, csv_cells, csv_header
 from treedp.engines.files.paths import (
     BATCH_ROWS,
@@ -180,11 +182,17 @@ class _Input:
                 if batch.num_rows:
                     yield _split(batch, arrow_to_numpy(batch[job.column]), job, encode)
             return
+        dated_by = dated_columns(job.keys, len(job.by))
+        instants = [b for b, d in zip(job.by, dated_by, strict=True) if d]
         for f in self.files:
             dated = job.bins.datetime_unit is not None
             kind = CellKind(job.column, job.bins.timezone is not None if dated else None)
             for cells in csv_cells(f, job.columns, self.delimiter, self.encoding):
-                yield _split(cells, convert_arrow_cells(cells[job.column], kind), job, encode)
+                values, by, unit = _split(cells, convert_arrow_cells(cells[job.column], kind),
+                                          job, encode)  # fmt: skip
+                for name in instants:  # keys naming instants: the cells read as instants
+                    by[job.by.index(name)] = instant_column(cells[name])
+                yield values, by, unit
 
     def _row_groups(
         self, job: GroupedJob, encode: bool
@@ -334,9 +342,8 @@ def count_grouped_files(
     """
     inp = _Input(data).check(job)
     keys, g, n_bins = job.keys, len(job.keys), job.bins.n_bins
-    if inp.kind == "csv" and job.by:  # keys read as text: matched by their text
-        text = tuple(tuple(map(str, k)) if isinstance(k, tuple) else str(k) for k in job.keys)
-        job = replace(job, keys=text)
+    if inp.kind == "csv" and job.by:  # by cells are text: keys matched by text, or instants
+        job = replace(job, keys=csv_keys(job.keys, job.by))
     counts = np.zeros(g * n_bins, dtype=np.int64)
     dropped = 0
     if job.unit is None:
