@@ -68,7 +68,10 @@ DISTS: dict[str, tuple[Callable[[Any, int], np.ndarray], tuple[float, float], An
 #: them; the default is :data:`DISTS`, the issue's grid), each with public bounds a user would
 #: plausibly give: a heavy tail, two modes, an exponential, a zero-inflated column (70% zeros),
 #: data in 0.1% of wide bounds, at a large offset, negative only, integers with five values and
-#: on a range of 10^5, and a constant column.
+#: on a range of 10^5, and a constant column; then other parameters of the grid's families (the
+#: "hidden data sets"): a wider lognormal on wider bounds, a normal off the bounds' centre,
+#: uniform data in 20% of the bounds, Poisson(30) integers, and an income-like column (a
+#: lognormal rounded to hundreds, so ties, on bounds of a million).
 OTHER_DISTS: dict[str, tuple[Callable[[Any, int], np.ndarray], tuple[float, float], Any]] = {
     "pareto": (lambda r, n: r.pareto(1.5, n), (0.0, 1000.0), None),
     "bimodal": (
@@ -96,6 +99,15 @@ OTHER_DISTS: dict[str, tuple[Callable[[Any, int], np.ndarray], tuple[float, floa
         "integers",
     ),
     "constant": (lambda r, n: np.full(n, 7.0), (0.0, 10.0), None),
+    "lognormal-wide": (lambda r, n: r.lognormal(0, 2, n), (0.0, 1000.0), None),
+    "normal-offset": (lambda r, n: r.normal(50, 10, n), (0.0, 100.0), None),
+    "uniform-part": (lambda r, n: r.uniform(0.2, 0.4, n), (0.0, 1.0), None),
+    "poisson30": (lambda r, n: r.poisson(30, n).astype(float), (0.0, 100.0), "integers"),
+    "income": (
+        lambda r, n: np.round(r.lognormal(10.5, 0.8, n), -2),
+        (0.0, 1_000_000.0),
+        None,
+    ),
 }
 ALL_DISTS = {**DISTS, **OTHER_DISTS}
 NS = (1_000, 10_000, 1_000_000)
