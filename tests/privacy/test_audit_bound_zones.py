@@ -129,22 +129,29 @@ def pairs(rel):
     return _pairs(rel, BASES, ADD)
 
 
-def _audit(eps: float, rel: str) -> tuple[np.ndarray, list[float]]:
+def _audit(eps: float, rel: str, worst_of=worst) -> tuple[np.ndarray, list[float]]:
+    """The largest of ``worst_of``'s three log ratios over every pair, both ways, and each
+    level's claimed loss."""
     plan = plan_of(eps, rel)
     levels = [float(v) for v in qr._depth_losses(plan, rel)]
     w = np.zeros(3)
     for d, d2 in pairs(rel):
-        w = np.maximum(w, worst(d, d2, eps, rel))
-        w = np.maximum(w, worst(d2, d, eps, rel))
+        w = np.maximum(w, worst_of(d, d2, eps, rel))
+        w = np.maximum(w, worst_of(d2, d, eps, rel))
     return w, levels
 
 
-@pytest.fixture
-def zones(monkeypatch: pytest.MonkeyPatch) -> None:
+def patch_zones(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Zones of four units on the 16-unit grid, each unit counted twice: 24 weighted units."""
     monkeypatch.setattr(bb, "ZONE_BITS", 2)
     monkeypatch.setattr(bb, "ZONE_WEIGHT_BITS", 1)
     assert bb.zone_units(GRID) == 4
     assert bb.zone_units(bb.ZonedGrid(GRID)) == 8 and bb.ZonedGrid(GRID).cells == 24
+
+
+@pytest.fixture
+def zones(monkeypatch: pytest.MonkeyPatch) -> None:
+    patch_zones(monkeypatch)
 
 
 @pytest.mark.slow

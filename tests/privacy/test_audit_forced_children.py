@@ -28,10 +28,10 @@ from typing import Any
 import numpy as np
 import pytest
 
-from tests.privacy.test_audit_bound_zones import GRID, pairs, plan_of
+from tests.privacy.test_audit_bound_zones import GRID, patch_zones, plan_of
+from tests.privacy.test_audit_bound_zones import _audit as zones_audit
 from treedp.noise import InsecureSeededSource
 from treedp.noise.discrete_laplace import discrete_laplace_pmf
-from treedp.value_methods import bound_blocks as bb
 from treedp.value_methods import quantiles_recursive as qr
 from treedp.value_methods import recursion_forced as rf
 from treedp.value_methods import recursion_splits as rs
@@ -42,9 +42,7 @@ WINDOW = 8
 
 @pytest.fixture
 def zones(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(bb, "ZONE_BITS", 2)
-    monkeypatch.setattr(bb, "ZONE_WEIGHT_BITS", 1)
-    assert bb.ZonedGrid(GRID).cells == 24
+    patch_zones(monkeypatch)
 
 
 def _log_law(x: np.ndarray, points: np.ndarray, first: int, last: int, target: Any,
@@ -120,13 +118,7 @@ def _worst(d: np.ndarray, d2: np.ndarray, eps: float, rel: str) -> tuple[float, 
 
 
 def _audit(eps: float, rel: str) -> tuple[np.ndarray, list[float]]:
-    plan = plan_of(eps, rel)
-    levels = [float(v) for v in qr._depth_losses(plan, rel)]
-    w = np.zeros(3)
-    for d, d2 in pairs(rel):
-        w = np.maximum(w, _worst(d, d2, eps, rel))
-        w = np.maximum(w, _worst(d2, d, eps, rel))
-    return w, levels
+    return zones_audit(eps, rel, _worst)
 
 
 @pytest.mark.slow
