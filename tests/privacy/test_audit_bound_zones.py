@@ -69,7 +69,7 @@ def pieces(raw, plan, rel, outcomes):
     root = em(x, 0, units - 1, plan.level, plan.rate, points)
     out = {}
     for u in range(units):
-        if any(rf.forced_sides(splits, u, 0, units - 1)):
+        if any(rf.forced_sides(splits, u)):
             continue  # a child inside a zone: test_audit_forced_children.py
         p = qr._split_point(plan, splits, u)
         b, a = qr.side_counts(x, p)

@@ -79,7 +79,7 @@ def _pieces(raw: np.ndarray, plan: Any, rel: str, side_range: np.ndarray) -> dic
     root = _log_law(x, points, 0, units - 1, target_rank(plan.level, x.size), plan.rate)
     out = {}
     for u in range(units):
-        forced = rf.forced_sides(splits, u, 0, units - 1)
+        forced = rf.forced_sides(splits, u)
         if not any(forced):
             continue
         side = 0 if forced[0] else 1

@@ -69,14 +69,13 @@ def test_the_clamp_keeps_the_law() -> None:
 def test_only_a_zone_grid_forces_a_child() -> None:
     zoned = bb.ZoneSplits(bb.ZonedGrid(Grid(0.0, 100.0)))
     z = bb.zone_units(zoned.grid)
-    last = zoned.cells - 1
-    assert rf.forced_sides(zoned, 0, 0, last) == (True, False)
-    assert rf.forced_sides(zoned, z - 1, 0, last) == (True, False)
-    assert rf.forced_sides(zoned, z, 0, last) == (False, False)
-    assert rf.forced_sides(zoned, zoned.cells - z, 0, last) == (False, True)
-    assert rf.forced_sides(zoned, zoned.cells - z - 1, 0, last) == (False, False)
+    assert rf.forced_sides(zoned, 0) == (True, False)
+    assert rf.forced_sides(zoned, z - 1) == (True, False)
+    assert rf.forced_sides(zoned, z) == (False, False)
+    assert rf.forced_sides(zoned, zoned.cells - z) == (False, True)
+    assert rf.forced_sides(zoned, zoned.cells - z - 1) == (False, False)
     cells = _CellSplits(Grid(0.0, 101.0))
-    assert rf.forced_sides(cells, 0, 0, cells.cells - 1) == (False, False)
+    assert rf.forced_sides(cells, 0) == (False, False)
 
 
 def test_fill_forced_answers_the_whole_subtree() -> None:

@@ -360,7 +360,7 @@ def _run(
             left, right = mine.children(noisy[0], noisy[1], plan.count_scale)
         # A child inside a bound zone answers the bound: its budget counts its records for
         # its sibling's target instead (recursion_forced).
-        forced = forced_sides(grid, int(unit), first, last)
+        forced = forced_sides(grid, int(unit))
         here = None if frame is None else frame.rows(pick)
         kids: list[Frame | None] = [None, None]
         if here is not None:

@@ -128,15 +128,16 @@ def beside_forced(frame: Frame, count: np.ndarray, forced_left: bool) -> Frame:
     return frame._replace(c_hi=frame.c_hi - count)
 
 
-def forced_sides(splits: GridLike, unit: int, first: int, last: int) -> tuple[bool, bool]:
-    """Whether the left child (units ``first..unit``) and the right child (``unit..last``)
-    lie inside a bound zone, on a grid with zones (public: the released unit only)."""
+def forced_sides(splits: GridLike, unit: int) -> tuple[bool, bool]:
+    """Whether the left child (units ``first..unit`` of its parent's interval) and the right
+    child (``unit..last``) lie inside a bound zone, on a grid with zones (public: the released
+    unit only). As ``first <= unit <= last``, the left child's units all lie below the low
+    zone's end exactly when ``unit`` does, and the right child's above the high zone's start."""
     if not isinstance(splits, ZoneSplits):
         return False, False
     z = zone_units(splits.grid)
     if z == 0:
         return False, False
-    # first <= unit <= last: the left child's units all lie below z exactly when unit does
     return unit < z, unit >= splits.cells - z
 
 
