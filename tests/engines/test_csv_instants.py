@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 from treedp.engines.files import csv_instants as ci
+from treedp.engines.files.grouped import _key_column
 from treedp.exceptions import InvalidParameterError
 
 pa = pytest.importorskip("pyarrow")
@@ -40,7 +41,7 @@ def test_which_columns_match_as_instants() -> None:
 
 def test_an_arrow_column_is_encoded_once_per_distinct_cell() -> None:
     col = pa.array(["2024-01-01", None, "2024-01-01 00:00:00", "x", "2024-01-01"])
-    enc = ci.instant_column(col)
+    enc = ci.instant_column(_key_column(col, "d", True))  # as the files engine encodes it
     assert enc.codes[1] == -1  # a missing cell stays missing
     values = enc.uniques[enc.codes[[0, 2, 3, 4]]]
     assert values.tolist() == [

@@ -94,16 +94,8 @@ def _cell_instant(text: str) -> np.datetime64:
     return micros if micros.astype(instant.dtype) == instant else NO_INSTANT
 
 
-def instant_column(col: Any) -> Encoded:
-    """An Arrow text column as :class:`~treedp._codes.Encoded` instants (codes ``-1``: the
-    missing cells; each distinct text parsed once)."""
-    import pyarrow as pa
-    import pyarrow.compute as pc
-
-    if isinstance(col, pa.ChunkedArray):
-        col = col.combine_chunks()
-    enc = col if pa.types.is_dictionary(col.type) else pc.dictionary_encode(col)
-    codes = pc.fill_null(enc.indices.cast(pa.int64()), -1).to_numpy(zero_copy_only=False)
-    texts = enc.dictionary.to_pylist()
-    uniques = np.array([_cell_instant(str(t)) for t in texts], dtype="datetime64[us]")
-    return Encoded(codes.astype(np.int64, copy=False), uniques)
+def instant_column(col: Encoded) -> Encoded:
+    """A text column's codes (``-1``: the missing cells) with its distinct cells read as
+    instants, each parsed once."""
+    uniques = np.array([_cell_instant(str(t)) for t in col.uniques], dtype="datetime64[us]")
+    return Encoded(col.codes, uniques)

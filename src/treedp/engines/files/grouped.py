@@ -182,17 +182,13 @@ class _Input:
                 if batch.num_rows:
                     yield _split(batch, arrow_to_numpy(batch[job.column]), job, encode)
             return
-        dated_by = dated_columns(job.keys, len(job.by))
-        instants = [b for b, d in zip(job.by, dated_by, strict=True) if d]
+        instants = dated_columns(job.keys, len(job.by))  # those by cells read as instants
         for f in self.files:
             dated = job.bins.datetime_unit is not None
             kind = CellKind(job.column, job.bins.timezone is not None if dated else None)
             for cells in csv_cells(f, job.columns, self.delimiter, self.encoding):
-                values, by, unit = _split(cells, convert_arrow_cells(cells[job.column], kind),
-                                          job, encode)  # fmt: skip
-                for name in instants:  # keys naming instants: the cells read as instants
-                    by[job.by.index(name)] = instant_column(cells[name])
-                yield values, by, unit
+                values = convert_arrow_cells(cells[job.column], kind)
+                yield _split(cells, values, job, encode, instants)
 
     def _row_groups(
         self, job: GroupedJob, encode: bool
@@ -283,10 +279,20 @@ def _integer_type(schema: Any, name: str) -> bool:
 
 
 def _split(
-    cols: Any, values: np.ndarray, job: GroupedJob, encode: bool = False
+    cols: Any,
+    values: np.ndarray,
+    job: GroupedJob,
+    encode: bool = False,
+    instants: tuple[bool, ...] = (),
 ) -> tuple[np.ndarray, list[Any], Any]:
-    """``(values, by, person ids or None)`` of one batch (``cols``: its Arrow columns by name)."""
-    by = [_key_column(cols[b], b, encode) for b in job.by]
+    """``(values, by, person ids or None)`` of one batch (``cols``: its Arrow columns by name);
+    the ``by`` columns flagged in ``instants`` (CSV text) encoded, their distinct cells read as
+    instants (:func:`~treedp.engines.files.csv_instants.instant_column`)."""
+    flags = instants or (False,) * len(job.by)
+    by = [
+        instant_column(_key_column(cols[b], b, True)) if d else _key_column(cols[b], b, encode)
+        for b, d in zip(job.by, flags, strict=True)
+    ]
     unit = None if job.unit is None else _key_column(cols[job.unit], "privacy_unit", encode)
     return values, by, unit
 
