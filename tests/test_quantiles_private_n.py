@@ -325,3 +325,19 @@ def test_datetimes_with_numeric_bounds_are_refused_when_the_tree_may_run() -> No
     bounds = (np.datetime64("2023-06-01"), np.datetime64("2026-01-01"))
     res = quantiles(when, Q29, epsilon=1.0, bounds=bounds, n="private", rng=InsecureSeededSource(1))
     assert res.n_source == "private" and np.all(np.diff(res.values) >= np.timedelta64(0))
+
+
+def test_rule_bins_fit_narrow_bounds() -> None:
+    """The count picks the bins after the charge; bounds too narrow for that many float edges
+    get fewer (halved until they fit) instead of a refusal after the budget is spent."""
+    tight = (1e9, 1e9 + 1e-4)
+    x = np.random.default_rng(TEST_SEED).uniform(*tight, 10_000)
+    acct = treedp.Accountant(PureDP(1.0))
+    res = quantiles(
+        x, Q29, epsilon=0.1, bounds=tight, n="private", rng=InsecureSeededSource(1),
+        accountant=acct,
+    )  # fmt: skip
+    rest = math.nextafter(0.1 - pc.count_scale(0.1 * DEFAULT_N_SHARE)[1], 0.0)
+    assert res.method == "tree" and tree_bins(rest, res.n_released) == 512
+    assert res.grid_points == 256 and len(acct.history) == 1
+    assert np.all((tight[0] <= res.values) & (res.values <= tight[1]))

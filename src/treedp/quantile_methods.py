@@ -32,6 +32,7 @@ __all__ = [
     "QUANTILE_METHODS",
     "QuantileMethod",
     "binned_method",
+    "fitting_bins",
     "inside_integer_limit",
     "integer_bounds",
 ]
@@ -110,7 +111,7 @@ def _run_tree(
     query = build_query(
         values,
         bounds=bounds,
-        bins=tree_bins(eps, n=n) if bins is None else bins,
+        bins=fitting_bins(bounds, tree_bins(eps, n=n)) if bins is None else bins,
         epsilon=eps if privacy is None else None,
         privacy=privacy,  # a zCDP or (ε, δ) target: the Gaussian release
         neighbours=relation,
@@ -133,6 +134,24 @@ def _run_tree(
             )
     spent = float(rel.guarantee.epsilon) if isinstance(rel.guarantee, PureDP) else 0.0
     return out, rel.mechanism.spend(), rel.bins.n_bins, spent, float(rel.n)
+
+
+def fitting_bins(bounds: tuple[Any, Any], bins: int) -> int:
+    """The rule's number of equal-width bins, halved until the public numeric ``bounds`` hold
+    that many distinct float edges (datetime bounds: unchanged). The rule reads the released
+    count, so its bins are only known after the charge: a refusal there would spend the
+    budget for nothing (bounds ``(1e9, 1e9 + 1e-4)`` hold 256 bins, not 512)."""
+    from treedp.domain import make_bins
+
+    if is_datetime_like(bounds[0]) or is_datetime_like(bounds[1]):
+        return bins
+    while bins > 1:
+        try:
+            make_bins(bounds=bounds, bins=bins)
+            return bins
+        except InvalidParameterError:
+            bins //= 2
+    return bins
 
 
 def _run_unbounded(
