@@ -168,7 +168,9 @@ def test_quantiles_entry_point(m: int) -> None:
     assert isinstance(res.guarantee, PureDP) and res.epsilon_spent <= 1.0
     assert res.values.shape == (m,) and np.all(np.diff(res.values) >= 0)
     counted = res.n_source == "private"  # auto without n: a private count first, where needed
-    assert res.seeded and len(res.parts) == 1 + counted and res.bounds == (0, 1e6)
+    gated = [p.mechanism for p in res.parts].count("concentration_gate")  # before a tree
+    assert gated == (counted and res.method == "tree")
+    assert res.seeded and len(res.parts) == 1 + counted + gated and res.bounds == (0, 1e6)
     assert res.spend.measure == res.guarantee
 
 

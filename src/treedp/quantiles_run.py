@@ -39,7 +39,7 @@ from treedp.quantile_methods import (
     integer_bounds,
 )
 from treedp.quantile_query import QuantilesRequest
-from treedp.quantiles_choice import _fixed_choice, choose_method, tree_bins
+from treedp.quantiles_choice import MAX_TREE_BINS, _fixed_choice, choose_method, tree_bins
 from treedp.query import Query
 from treedp.timezones import expect_offsets, result_in_zone
 from treedp.value_methods._column import describe, float_up, is_datetime_like, read_column
@@ -50,6 +50,7 @@ from treedp.value_methods.bounds_split import (
     split_private_bounds,
 )
 from treedp.value_methods.bounds_warnings import few_records_warning, grid_end_warning
+from treedp.value_methods.concentration_gate import plan_gate, run_gate
 from treedp.value_methods.datetime_bounds import CONTRACT as DATETIME_CONTRACT
 from treedp.value_methods.private_count import CONTRACT as COUNT_CONTRACT
 from treedp.value_methods.private_count import count_scale, release_count
@@ -124,6 +125,7 @@ class Steps:
     after_bounds: float
     m: int
     unbounded: bool = False
+    gate: tuple[Any, float, float] | None = None
 
 
 def run_quantiles(query: Query) -> QuantilesResult:
@@ -268,6 +270,7 @@ def plan_steps(req: QuantilesRequest, size: int, unit: str | None) -> Steps:
         else eps
     )
     count: tuple[Any, float] | None = None
+    gate: tuple[Any, float, float] | None = None
     rest = after_bounds
     if req.private_n and req.relation == "add_remove":
         fixed = _fixed_choice(m, after_bounds, bins, method, public)
@@ -280,6 +283,8 @@ def plan_steps(req: QuantilesRequest, size: int, unit: str | None) -> Steps:
                     "quantiles; give smaller shares."
                 )
             chosen, n_source = f"{method}, private n", "private"  # the method comes later
+            if method == "auto" and bins is None and not private and unit is None:
+                gate = plan_gate(eps)  # spent only if the count picks the tree on many bins
         else:
             chosen, n_source = fixed, "not needed"
     check_as = binned_method().name if count is not None else chosen  # any the count may pick
@@ -298,8 +303,9 @@ def plan_steps(req: QuantilesRequest, size: int, unit: str | None) -> Steps:
     else:  # public parameters the methods check later: before anything is charged
         _check_bounds(check_as, req.bounds, bins, rest, n)
         _check_kinds(check_as, req.bounds, unit)
+    rest = rest if gate is None else math.nextafter(rest - gate[1], 0.0)
     _check_rest(rest, m, count is not None or QUANTILE_METHODS[chosen].selections)
-    return Steps(chosen, n, n_source, count, after_bounds, m, unbounded)
+    return Steps(chosen, n, n_source, count, after_bounds, m, unbounded, gate)
 
 
 def run_steps(
@@ -343,6 +349,15 @@ def run_steps(
         if req.method == "auto":
             public = None if req.request is not None else req.bounds
             chosen = choose_method(steps.m, epsilon=eps_rest, bins=req.bins, n=n, bounds=public)
+    bins = req.bins
+    if steps.gate is not None and chosen == "tree":  # most records in two bins: finer bins
+        bins_at = lambda e: tree_bins(e, n)  # noqa: E731 - public rules and the released n̂
+        ran = run_gate(read[0], the_bounds, eps_rest, steps.gate, bins_at, MAX_TREE_BINS,
+                       req.relation, source)  # fmt: skip
+        if ran is not None:
+            bins, eps_rest, gate_part = ran
+            parts.append(gate_part)
+            spent += Fraction(steps.gate[1])  # the gate's loss, rounded up
     method = QUANTILE_METHODS[chosen]
     if bres is not None and req.bins == "integers" and method.binned:  # one bin per integer
         from treedp.domain import MAX_BINS
@@ -355,7 +370,7 @@ def run_steps(
     # draws its levels independently, so its answers are sorted (post-processing).
     levels, where = np.unique(req.qa, return_inverse=True)
     distinct, method_record, grid_points, guarantee_eps, tree_total = method.run(
-        values, levels, eps_rest, the_bounds, req.bins, req.relation, n, req.nan, source,
+        values, levels, eps_rest, the_bounds, bins, req.relation, n, req.nan, source,
         req.privacy,
     )  # fmt: skip
     if req.privacy is not None:  # its tightest cost for the target (bounded range)

@@ -90,3 +90,26 @@ def test_shares_that_leave_nothing_are_refused_before_the_charge(
     with treedp.open_ledger(ledger, "d") as led:
         (entry,) = led.history
         assert entry.record.mechanism == "quantiles[auto, private n]"
+
+
+def test_the_concentration_gate_is_reported(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Data in a small part of the bounds: the gate's line names its spend and the tree's
+    bins (no count or value of the data), and JSON carries the bins."""
+    import json
+
+    path = tmp_path / "narrow.csv"
+    x = np.random.default_rng(1).uniform(0, 1, 10_000)
+    path.write_text("x\n" + "\n".join(f"{v:.6f}" for v in x) + "\n")
+    args = [str(path), "--column", "x", "--q", "0.25", "0.5", "0.75", "--epsilon", "0.1"]
+    args += ["--bounds", "0", "1000", "--insecure-seed", "3"]
+    for q in ("0.1", "0.2", "0.3", "0.4", "0.6", "0.7", "0.8", "0.9"):
+        args.insert(6, q)  # 11 levels: the tree
+    assert main(["quantiles", *args]) == 0
+    out = capsys.readouterr().out
+    (line,) = [s for s in out.splitlines() if s.startswith("concentration gate")]
+    assert line.startswith("concentration gate: epsilon 0.003 spent; the tree ran on ")
+    assert main(["quantiles", *args, "--format", "json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["concentration_gate"]["bins"] >= 2048 and data["method"] == "tree"

@@ -96,7 +96,8 @@ def register(sub: Any) -> None:
     add_ledger_options(qs)
     add_output(
         qs,
-        " (keys: quantiles, method, bounds, epsilon_spent, neighbours, seeded, integer_mode, n)",
+        " (keys: quantiles, method, bounds, epsilon_spent, neighbours, seeded, integer_mode, n,"
+        " concentration_gate)",
     )
     qs.set_defaults(run=run)
 
@@ -189,6 +190,10 @@ def run(args: argparse.Namespace) -> None:
         if args.n == "private" or result.n_source == "private":
             out.line(_n_line(result))
             out.set(n={"source": result.n_source, "released": result.n_released})
+        gate = _gate_line(result)
+        if gate is not None:  # the released bit chose the tree's bins: say so (no count)
+            out.line(gate)
+            out.set(concentration_gate={"bins": result.grid_points})
         out.warn(result.bounds_warning)  # post-processing of the released stops
         if result.method in ("recursive", "exponential") and result.integer_mode is None:
             out.note(  # from public parameters only: the method, not the data
@@ -211,3 +216,14 @@ def _n_line(result: Any) -> str:
     if result.n_source == "public":
         return "n private: nothing spent (under replace the number of records is public)"
     return "n private: nothing spent (the method and bins cannot depend on n here)"
+
+
+def _gate_line(result: Any) -> str | None:
+    """What the concentration gate spent and the bins the tree then ran on, or None."""
+    for part in result.parts:
+        if part.mechanism == "concentration_gate":
+            return (
+                f"concentration gate: epsilon {part.measure.epsilon:.10g} spent; the tree ran "
+                f"on {result.grid_points} bins"
+            )
+    return None
