@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 import treedp
-from quantiles_peers import ALL_DISTS, rank_error
+from quantiles_peers import ALL_DISTS, NOISE_SEED, rank_error
 from treedp.noise import InsecureSeededSource
 
 
@@ -52,7 +52,7 @@ def main() -> None:
                             xs = draw(np.random.default_rng(rep), n)
                             res = treedp.quantiles(
                                 xs, q, epsilon=eps, bounds=bounds, bins=bins, method=method,
-                                rng=InsecureSeededSource(rep),
+                                rng=InsecureSeededSource(NOISE_SEED + rep),
                             )  # fmt: skip
                             used.add(res.method)
                             errs.append(rank_error(xs, np.atleast_1d(res.values), q))

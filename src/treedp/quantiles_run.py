@@ -32,17 +32,17 @@ from treedp.noise import RandomSource
 from treedp.privacy import PureDP
 from treedp.privacy.measures import ZCDP, ApproxDP
 from treedp.privacy.spend import SpendRecord
+from treedp.quantile_checks import check_bounds, check_kinds, check_rest
 from treedp.quantile_methods import (
     QUANTILE_METHODS,
     binned_method,
     inside_integer_limit,
-    integer_bounds,
 )
 from treedp.quantile_query import QuantilesRequest
 from treedp.quantiles_choice import MAX_TREE_BINS, _fixed_choice, choose_method, tree_bins
 from treedp.query import Query
 from treedp.timezones import expect_offsets, result_in_zone
-from treedp.value_methods._column import describe, float_up, is_datetime_like, read_column
+from treedp.value_methods._column import describe, float_up, read_column
 from treedp.value_methods.bounds_split import (
     cut_integer_range,
     integer_cut_warning,
@@ -50,7 +50,7 @@ from treedp.value_methods.bounds_split import (
     split_private_bounds,
 )
 from treedp.value_methods.bounds_warnings import few_records_warning, grid_end_warning
-from treedp.value_methods.concentration_gate import plan_gate, run_gate
+from treedp.value_methods.concentration_gate import GATE_SHARE, plan_gate, run_gate
 from treedp.value_methods.datetime_bounds import CONTRACT as DATETIME_CONTRACT
 from treedp.value_methods.private_count import CONTRACT as COUNT_CONTRACT
 from treedp.value_methods.private_count import count_scale, release_count
@@ -145,7 +145,10 @@ def run_quantiles(query: Query) -> QuantilesResult:
     if req.privacy is not None:  # the method is chosen: its ε for the target (public)
         req = _calibrated(req, steps)
     if acc is not None:  # the whole budget (bounds, count and quantiles), before any randomness
-        acc.charge(record(steps.chosen, whole, req.relation, req.qa, req.bounds, req.count_share))
+        gate = GATE_SHARE if steps.gate is not None else 0.0
+        acc.charge(
+            record(steps.chosen, whole, req.relation, req.qa, req.bounds, req.count_share, gate)
+        )
     result = run_steps(values, req, steps, query.rng, (data, unit))
     return result_in_zone(result, query.timezone)  # type: ignore[no-any-return]
 
@@ -177,7 +180,7 @@ def _calibrated(req: QuantilesRequest, steps: Steps) -> QuantilesRequest:
             f"allowed [{MIN_EPSILON:g}, {MAX_EPSILON:g}]: give a "
             f"{'smaller target or fewer levels' if eps > MAX_EPSILON else 'larger target'}."
         )
-    _check_rest(eps, steps.m, QUANTILE_METHODS[steps.chosen].selections)
+    check_rest(eps, steps.m, QUANTILE_METHODS[steps.chosen].selections)
     return replace(req, eps=eps)
 
 
@@ -284,7 +287,7 @@ def plan_steps(req: QuantilesRequest, size: int, unit: str | None) -> Steps:
                 )
             chosen, n_source = f"{method}, private n", "private"  # the method comes later
             if method == "auto" and bins is None and not private and unit is None:
-                gate = plan_gate(eps)  # spent only if the count picks the tree on many bins
+                gate = plan_gate(rest)  # a share of the rest, spent if the count picks the tree
         else:
             chosen, n_source = fixed, "not needed"
     check_as = binned_method().name if count is not None else chosen  # any the count may pick
@@ -299,12 +302,12 @@ def plan_steps(req: QuantilesRequest, size: int, unit: str | None) -> Steps:
                 "bins='integers' needs numeric bounds: datetimes take a number of bins."
             )
         if bins != "integers":  # integer ranges are cut to MAX_BINS by the bounds step
-            _check_bounds(check_as, (0, 1), bins, rest, n)
+            check_bounds(check_as, (0, 1), bins, rest, n)
     else:  # public parameters the methods check later: before anything is charged
-        _check_bounds(check_as, req.bounds, bins, rest, n)
-        _check_kinds(check_as, req.bounds, unit)
+        check_bounds(check_as, req.bounds, bins, rest, n)
+        check_kinds(check_as, req.bounds, unit)
     rest = rest if gate is None else math.nextafter(rest - gate[1], 0.0)
-    _check_rest(rest, m, count is not None or QUANTILE_METHODS[chosen].selections)
+    check_rest(rest, m, count is not None or QUANTILE_METHODS[chosen].selections)
     return Steps(chosen, n, n_source, count, after_bounds, m, unbounded, gate)
 
 
@@ -515,16 +518,25 @@ def _result(
 
 
 def record(
-    chosen: str, eps: Any, relation: str, qa: np.ndarray, bounds: Any, count_share: float
+    chosen: str,
+    eps: Any,
+    relation: str,
+    qa: np.ndarray,
+    bounds: Any,
+    count_share: float,
+    gate_share: float = 0.0,
 ) -> SpendRecord:
-    """The one record charged for a call: the whole ε (bounds, count and quantiles), or the
-    whole target (a measure)."""
+    """The one record charged for a call: the whole ε (bounds, count, gate and quantiles), or
+    the whole target (a measure). ``gate_share``: the share of the rest after the count that
+    the concentration gate spends if the count picks the tree (0: no gate planned)."""
     charged: dict[str, Any] = {
         "q": tuple(float(v) for v in qa),
         "bounds": bounds if isinstance(bounds, str) else str(tuple(bounds)),
     }
     if count_share:
         charged.update({"n": "private", "n_share": count_share})
+    if gate_share:
+        charged["gate_share"] = gate_share
     return SpendRecord(
         mechanism=f"quantiles[{chosen}]",
         measure=eps if isinstance(eps, PureDP | ZCDP | ApproxDP) else PureDP(eps),
@@ -532,59 +544,3 @@ def record(
         unit="record",
         parameters=charged,
     )
-
-
-def _check_kinds(method: str, bounds: Any, unit: str | None) -> None:
-    """Datetime bounds need datetime values (every method); datetime values need datetime
-    bounds for the tree (the other methods read numeric bounds as ticks of the data's unit)."""
-    dated = is_datetime_like(bounds[0]) or is_datetime_like(bounds[1])
-    if dated and unit is None:
-        raise InvalidTypeError("The 'bounds' parameter holds datetimes but 'values' holds numbers.")
-    if QUANTILE_METHODS[method].binned and not dated and unit is not None:
-        raise InvalidTypeError(
-            "The 'values' argument holds datetimes but the bounds are numbers; give datetime "
-            f"bounds for method={method!r}."
-        )
-
-
-def _check_bounds(method: str, bounds: Any, bins: Any, eps: float, n: int | None) -> None:
-    """The bounds (and the tree's number of bins) as the chosen method will check them,
-    without building the bins (the release builds them once)."""
-    from treedp.domain import MAX_BINS, make_bins
-
-    pair = (bounds[0], bounds[1])
-    if bins == "integers":
-        lo, hi = integer_bounds(pair)
-        count = hi - lo + 1
-    else:
-        make_bins(bounds=pair, bins=1)
-        count = tree_bins(eps, n=n) if bins is None else bins
-    if bins == "integers" and QUANTILE_METHODS[method].integer_mode:
-        from treedp.value_methods.quantile_exponential import INTEGER_LIMIT
-
-        if max(abs(lo), abs(hi) + 1) >= INTEGER_LIMIT:
-            raise InvalidParameterError(
-                f"With bins='integers' the {method} method needs bounds of magnitude below "
-                f"2**52. Got {bounds!r}."
-            )
-    if QUANTILE_METHODS[method].binned and count > MAX_BINS:
-        raise InvalidParameterError(
-            f"The tree would need {count} bins; at most {MAX_BINS} (give fewer 'bins' or "
-            "narrower 'bounds')."
-        )
-
-
-def _check_rest(rest: float, m: int, selections: bool) -> None:
-    """The budget left for the quantiles (after the bounds' and the count's shares) and, for
-    the exponential and recursive methods (``selections``), the budget of one selection
-    (at least ``rest / m``) must be usable: refused before anything is charged, from public
-    parameters only, instead of after the charge with nothing released."""
-    from treedp.budget import MIN_EPSILON
-
-    if rest < MIN_EPSILON or (selections and rest / max(m, 1) < MIN_EPSILON):
-        raise InvalidParameterError(
-            f"The budget left for the quantiles ({'each selection gets' if selections else 'it'}"
-            f" at most {rest / max(m, 1) if selections else rest:.3g}) is below the smallest "
-            f"usable epsilon, {MIN_EPSILON:g}: give a larger 'epsilon', smaller shares or "
-            "fewer levels."
-        )

@@ -109,7 +109,7 @@ def test_the_concentration_gate_is_reported(
     assert main(["quantiles", *args]) == 0
     out = capsys.readouterr().out
     (line,) = [s for s in out.splitlines() if s.startswith("concentration gate")]
-    assert line.startswith("concentration gate: epsilon 0.003 spent; the tree ran on ")
+    assert line.startswith("concentration gate: epsilon 0.00294 spent; the tree ran on ")
     assert main(["quantiles", *args, "--format", "json"]) == 0
     data = json.loads(capsys.readouterr().out)
     assert data["concentration_gate"]["bins"] >= 2048 and data["method"] == "tree"

@@ -132,6 +132,43 @@ def test_plan_gate_below_the_smallest_epsilon() -> None:
     assert share == cg.GATE_SHARE and (scale, spent) == cg.gate_scale(cg.GATE_SHARE)
 
 
+def test_released_bit_is_the_sign_of_the_statistic_plus_the_drawn_noise(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The drawn noise enters the bit (a gate that drew noise and ignored it, or scaled it,
+    passed every other test; privacy review 13)."""
+    drawn = {"z": 0}
+    monkeypatch.setattr(
+        cg, "sample_discrete_laplace", lambda scale, k, src: np.full(k, drawn["z"], np.int64)
+    )
+    x = np.full(100, 3.0)  # all in one test bin: S = 100
+    for z, bit in ((0, True), (-99, True), (-100, False), (-101, False)):
+        drawn["z"] = z
+        assert cg.release_gate(x, (0.0, 1000.0), cg.TEST_BINS, Fraction(1), None) is bit
+    y = np.array([0.0, 999.0])  # two far bins: S = 2 * 1 - 2 = 0
+    for z, bit in ((1, True), (0, False), (-1, False)):
+        drawn["z"] = z
+        assert cg.release_gate(y, (0.0, 1000.0), cg.TEST_BINS, Fraction(1), None) is bit
+
+
+@pytest.mark.parametrize("scale", [Fraction(1), Fraction(5, 2)])
+def test_released_bit_has_the_law_of_its_scale(scale: Fraction) -> None:
+    """At S = 0 the bit is 1 with probability P(Z > 0) = q / (1 + q), q = exp(-1/t), for the
+    scale t the loss is computed from. 4,000 draws; the band is 4.4 standard deviations
+    (two-sided false-failure rate about 1e-5); half the noise (t/2) moves the frequency by
+    more than 7 of them at either scale."""
+    y = np.array([0.0, 999.0])
+    source = InsecureSeededSource(TEST_SEED)
+    draws = 4000
+    hits = sum(cg.release_gate(y, (0.0, 1000.0), cg.TEST_BINS, scale, source) for _ in range(draws))
+    q = math.exp(-1 / float(scale))
+    p = q / (1 + q)
+    sd = math.sqrt(p * (1 - p) / draws)
+    assert abs(hits / draws - p) < 4.4 * sd
+    q_half = math.exp(-2 / float(scale))
+    assert abs(q_half / (1 + q_half) - p) > 7 * sd  # the test can fail
+
+
 # -- inside treedp.quantiles ----------------------------------------------------------------
 
 
@@ -142,10 +179,10 @@ def _run(x: np.ndarray, bounds: tuple[float, float], eps: float, seed: int = 1, 
 
 
 def _rests(eps: float) -> tuple[float, float]:
-    """The budget after the count, and after the count and the gate."""
+    """The budget after the count, and after the count and the gate (a share of the first)."""
     _, count = count_scale(eps * treedp.quantiles_api.DEFAULT_N_SHARE)
     rest = math.nextafter(eps - count, 0.0)
-    return rest, math.nextafter(rest - cg.gate_scale(eps * cg.GATE_SHARE)[1], 0.0)
+    return rest, math.nextafter(rest - cg.gate_scale(rest * cg.GATE_SHARE)[1], 0.0)
 
 
 def test_concentrated_data_get_finer_bins() -> None:
@@ -196,6 +233,14 @@ def test_no_gate_where_the_tree_is_not_chosen_or_cannot_change() -> None:
     for kw in ({"n": 1000}, {"method": "tree", "n": "private"}, {"bins": 512}):
         other = _run(np.random.default_rng(1).uniform(0, 1, 10_000), (0.0, 1000.0), 0.1, **kw)
         assert "concentration_gate" not in [p.mechanism for p in other.parts]
+    # datetimes: no gate (the test grid is numeric); nothing refused after the charge
+    days = np.datetime64("2020-01-01") + np.random.default_rng(3).integers(0, 3, 10_000)
+    dated = treedp.quantiles(
+        days, Q29, epsilon=0.1, bounds=("2020-01-01", "2030-01-01"),
+        rng=InsecureSeededSource(1),
+    )  # fmt: skip
+    assert dated.method == "tree" and dated.n_source == "private"
+    assert "concentration_gate" not in [p.mechanism for p in dated.parts]
     # bounds too narrow for the test grid's float edges: no gate, nothing drawn for it
     tight = (1e9, 1e9 + 1e-4)
     y = np.random.default_rng(2).uniform(*tight, 10_000)
@@ -224,8 +269,39 @@ def test_the_draw_has_the_planned_scale_and_the_true_statistic(
     x = np.concatenate([np.full(6000, 3.0), np.random.default_rng(2).uniform(0, 1000, 4000)])
     res = _run(x, (0.0, 1000.0), 0.1)
     stat_seen, scale_seen = seen["statistic"], seen["scale"]
-    assert scale_seen == cg.gate_scale(0.1 * cg.GATE_SHARE)[0]
+    assert scale_seen == cg.gate_scale(_rests(0.1)[0] * cg.GATE_SHARE)[0]
     counts, _ = treedp.domain.make_bins(bounds=(0.0, 1000.0), bins=cg.TEST_BINS).count(x)
     assert stat_seen == real(counts) > 0  # the true counts' statistic, concentrated
     _, after = _rests(0.1)
     assert res.grid_points == tree_bins(after, res.n_released) * cg.FINER_BINS
+
+
+def test_the_charged_record_names_the_gate_share() -> None:
+    x = np.random.default_rng(TEST_SEED).uniform(0, 1, 10_000)
+    acct = treedp.Accountant(PureDP(1.0))
+    treedp.quantiles(
+        x, Q29, epsilon=0.1, bounds=(0.0, 1000.0), rng=InsecureSeededSource(1), accountant=acct
+    )
+    (entry,) = acct.history
+    assert entry.record.parameters["gate_share"] == cg.GATE_SHARE
+    assert entry.record.measure == PureDP(0.1)
+    # a call that can pick no tree plans no gate
+    acct2 = treedp.Accountant(PureDP(1.0))
+    treedp.quantiles(
+        x, Q29[:5], epsilon=0.1, bounds=(0.0, 1000.0), rng=InsecureSeededSource(1),
+        accountant=acct2,
+    )  # fmt: skip
+    assert "gate_share" not in acct2.history[0].record.parameters
+
+
+def test_a_large_n_share_leaves_the_quantiles_their_rest() -> None:
+    """The gate takes its share of what the count leaves (privacy review 13: a share of the
+    whole ε refused ``n_share >= 0.97`` calls that ran before it)."""
+    x = np.random.default_rng(TEST_SEED).uniform(0, 1, 10_000)
+    res = treedp.quantiles(
+        x, Q29, epsilon=1.0, bounds=(0.0, 1000.0), n="private", n_share=0.98,
+        rng=InsecureSeededSource(1),
+    )  # fmt: skip
+    losses = {p.mechanism: p.measure.epsilon for p in res.parts}  # type: ignore[union-attr]
+    assert losses["concentration_gate"] <= 0.03 * 0.021
+    assert res.epsilon_spent <= 1.0

@@ -13,7 +13,8 @@ most of the records are off by up to half of them (issue 33, item 3: 4–84× th
 rank error). No public rule on ``n · ε`` separates the two cases (docs/quantiles.md, "Robust
 to where the data lie").
 
-Before the tree, the gate spends :data:`GATE_SHARE` of ``ε`` on one noisy integer,
+Before the tree, the gate spends :data:`GATE_SHARE` of the budget left after the count
+(``ε_g = 0.03 · 0.98 ε`` by default) on one noisy integer,
 ``S + Z`` with ``S = 2 P - n``, ``P`` the most records in two adjacent bins of
 :data:`TEST_BINS` equal-width bins of the bounds (values clamped into the edge bins as the
 tree clamps them) and ``Z`` exact discrete Laplace noise. ``S + Z > 0`` (more than half of
@@ -66,7 +67,7 @@ __all__ = [
     "run_gate",
 ]
 
-#: The share of the call's ``epsilon`` the gate spends (when it runs).
+#: The share the gate spends (when it runs) of the budget left after the bounds and the count.
 GATE_SHARE = 0.03
 #: The equal-width bins of the bounds the gate counts into (a public constant).
 TEST_BINS = 1024
@@ -176,8 +177,10 @@ def gate_record(
 
 
 def plan_gate(epsilon: float) -> tuple[Fraction, float, float] | None:
-    """The gate's ``(scale, loss, ε of its share)`` for a call of budget ``epsilon`` (share
-    :data:`GATE_SHARE`), or None when that share is below the smallest usable ε (public)."""
+    """The gate's ``(scale, loss, ε of its share)`` out of ``epsilon``, the budget a call has
+    left after its bounds and count (share :data:`GATE_SHARE`, so no ``n_share`` leaves the
+    quantiles less than 97% of what it left them before the gate), or None when that share is
+    below the smallest usable ε (public)."""
     from treedp.budget import MIN_EPSILON
 
     share = epsilon * GATE_SHARE

@@ -1,0 +1,74 @@
+"""The public checks of a quantile query, made before anything is charged.
+
+:func:`treedp.quantiles_run.plan_steps` calls them with the method that will run (or, with a
+private count still to choose it, the strictest one): the bounds and the tree's number of
+bins as the methods will check them, the column's kind against the bounds', and the budget
+left for the quantiles after the bounds', count's and gate's shares.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from treedp.exceptions import InvalidParameterError, InvalidTypeError
+from treedp.quantile_methods import QUANTILE_METHODS, integer_bounds
+from treedp.quantiles_choice import tree_bins
+from treedp.value_methods._column import is_datetime_like
+
+__all__ = ["check_bounds", "check_kinds", "check_rest"]
+
+
+def check_kinds(method: str, bounds: Any, unit: str | None) -> None:
+    """Datetime bounds need datetime values (every method); datetime values need datetime
+    bounds for the tree (the other methods read numeric bounds as ticks of the data's unit)."""
+    dated = is_datetime_like(bounds[0]) or is_datetime_like(bounds[1])
+    if dated and unit is None:
+        raise InvalidTypeError("The 'bounds' parameter holds datetimes but 'values' holds numbers.")
+    if QUANTILE_METHODS[method].binned and not dated and unit is not None:
+        raise InvalidTypeError(
+            "The 'values' argument holds datetimes but the bounds are numbers; give datetime "
+            f"bounds for method={method!r}."
+        )
+
+
+def check_bounds(method: str, bounds: Any, bins: Any, eps: float, n: int | None) -> None:
+    """The bounds (and the tree's number of bins) as the chosen method will check them,
+    without building the bins (the release builds them once)."""
+    from treedp.domain import MAX_BINS, make_bins
+
+    pair = (bounds[0], bounds[1])
+    if bins == "integers":
+        lo, hi = integer_bounds(pair)
+        count = hi - lo + 1
+    else:
+        make_bins(bounds=pair, bins=1)
+        count = tree_bins(eps, n=n) if bins is None else bins
+    if bins == "integers" and QUANTILE_METHODS[method].integer_mode:
+        from treedp.value_methods.quantile_exponential import INTEGER_LIMIT
+
+        if max(abs(lo), abs(hi) + 1) >= INTEGER_LIMIT:
+            raise InvalidParameterError(
+                f"With bins='integers' the {method} method needs bounds of magnitude below "
+                f"2**52. Got {bounds!r}."
+            )
+    if QUANTILE_METHODS[method].binned and count > MAX_BINS:
+        raise InvalidParameterError(
+            f"The tree would need {count} bins; at most {MAX_BINS} (give fewer 'bins' or "
+            "narrower 'bounds')."
+        )
+
+
+def check_rest(rest: float, m: int, selections: bool) -> None:
+    """The budget left for the quantiles (after the bounds' and the count's shares) and, for
+    the exponential and recursive methods (``selections``), the budget of one selection
+    (at least ``rest / m``) must be usable: refused before anything is charged, from public
+    parameters only, instead of after the charge with nothing released."""
+    from treedp.budget import MIN_EPSILON
+
+    if rest < MIN_EPSILON or (selections and rest / max(m, 1) < MIN_EPSILON):
+        raise InvalidParameterError(
+            f"The budget left for the quantiles ({'each selection gets' if selections else 'it'}"
+            f" at most {rest / max(m, 1) if selections else rest:.3g}) is below the smallest "
+            f"usable epsilon, {MIN_EPSILON:g}: give a larger 'epsilon', smaller shares or "
+            "fewer levels."
+        )
