@@ -289,12 +289,9 @@ def _select(
     units = np.empty(size, dtype=np.int64)
     groups: dict[Fraction | str, list[int]] = {}
     for row in range(size):
-        if frame is not None:
-            key: Fraction | str = offset_target(
-                frame.level(plan.q), x.size, frame.offset(plan.q, row)
-            )
-        else:
-            key = anchored_level(plan.q, plan.level, anchor, row)
+        key: Fraction | str = anchored_level(plan.q, plan.level, anchor, row)
+        if frame is not None and key not in (LOW, HIGH):  # beside its records: their end
+            key = offset_target(frame.level(plan.q), x.size, frame.offset(plan.q, row))
         groups.setdefault(key, []).append(row)
     for key, rows in groups.items():
         if key in (LOW, HIGH):
