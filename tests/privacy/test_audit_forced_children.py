@@ -17,7 +17,12 @@ instead of its frame's, both exceed level 1's claim. The zCDP claim (what fixes 
 half the share: at the whole share the pure audit passes) is checked exactly at every node of
 three plans, with two mutants caught (privacy review 12). Spies tie the implementation to the
 audited pieces: with the counts' noise fixed, under both relations and with the block at
-either bound, each sibling's selection gets the target and rate this audit computes.
+either bound, each sibling's selection gets the target and rate this audit computes. Since
+session 13 a framed sibling whose anchors' released counts place its level beside its records
+answers its interval's end instead (post-processing); at this audit's ε and sizes that branch
+never fires, so its model omits it (a fixed answer adds no loss beyond the forced count's):
+``test_audit_framed_ends.py`` pins that the branch reads released values only (privacy
+review 13b, with the mutants it catches).
 """
 
 from __future__ import annotations

@@ -48,6 +48,10 @@ composition; pure DP, privacy unit one record, ``add_remove`` or ``replace``):
   is clamped to it: the law ``∝ w_i exp(-rate·|i - T|)`` over the ranks ``i`` in ``[0, n]`` is
   the same for ``T`` and its clamp (the factor ``exp(-rate·dist(T, [0, n]))`` is common to
   every rank), so the sensitivity is that of the unclamped score.
+* A framed node answering an end of its interval (its anchors' released counts place the
+  level beside its records, :func:`~.recursion_anchor.anchored_level`) spends nothing: the
+  answer is the grid's edge or an earlier released unit, chosen from released counts and
+  public levels only (post-processing; ``tests/privacy/test_audit_framed_ends.py``).
 * The sibling reads the forced child's count released at the same level: adaptive parallel
   composition over the level's disjoint nodes (given the earlier outputs, a record's
   neighbour changes its own node's output law only, or, under ``replace``, the two nodes'
