@@ -26,8 +26,8 @@ always pick the same method) nothing is spent on it (``n_source == "not needed"`
 :func:`tree_bins`, the tree gets about ``n · ε`` bins, too coarse for concentrated data.
 
 When ``"auto"``'s count picks the tree on its rule's bins (public numeric bounds, no
-``bins``), a further 3% of ``epsilon`` releases one noisy bit, whether two adjacent bins of a
-fixed 1,024-bin grid of the bounds hold more than half of the records
+``bins``), 3% of the budget the count leaves releases one noisy bit, whether two adjacent
+bins of a fixed 1,024-bin grid of the bounds hold more than half of the records
 (:mod:`treedp.value_methods.concentration_gate`, pure ε-DP, sensitivity 1); if so the tree
 runs on 16 times its bins (at least 2,048): data in a small part of wide bounds (a heavy
 tail, or bounds given loosely) would otherwise land in one or two bins. Where it does not run
