@@ -14,18 +14,20 @@ rank error). No public rule on ``n · ε`` separates the two cases (docs/quantil
 to where the data lie").
 
 Before the tree, the gate spends :data:`GATE_SHARE` of the budget left after the count
-(``ε_g = 0.03 · 0.98 ε`` by default) on one noisy integer, ``S + Z`` with ``S = 2 P - n``, ``P`` the most records in two adjacent bins of
-:data:`TEST_BINS` equal-width bins of the bounds (values clamped into the edge bins as the
-tree clamps them) and ``Z`` exact discrete Laplace noise. ``S + Z > 0`` (more than half of
-the records in two adjacent test bins, 1/512 of the bounds) sends the tree to
-:data:`FINER_BINS` times its bins, at least :data:`MIN_FINER_BINS` (:func:`gated_bins`, at
-most :data:`treedp.quantiles_choice.MAX_TREE_BINS`). The tree's noise grows only with a
-power of its depth, so on concentrated data the finer bins win by far (mean rank gap 1,404
-→ 106 on Pareto, 4,984 → 104 on uniform(0, 1) on ``[0, 1000]``, ``n = 10^4``, ε = 0.1, 29
-levels; docs/quantiles.md, "A concentration gate"), while data that fill their bounds are not
-gated: at 1/512 of the bounds the fullest pair of the issue's grid data holds at most about
-12% of the records (lognormal(0, 1) on ``[0, 100]``), far from half. The test grid is fixed, not ``B``: at 64 bins (``n̂ · ε ≈
-100``) the same lognormal holds 87% in its first two bins and reads well interpolated.
+(``ε_g = 0.03 · 0.98 ε`` by default) on one noisy integer, ``S + Z`` with ``S = 2 P - n``,
+``P`` the most records in two adjacent bins of :data:`TEST_BINS` equal-width bins of the
+bounds (values clamped into the edge bins as the tree clamps them) and ``Z`` exact discrete
+Laplace noise. ``S + Z > 0`` (more than half of the records in two adjacent test bins, 1/512
+of the bounds) sends the tree to :data:`FINER_BINS` times its bins, at least
+:data:`MIN_FINER_BINS` (:func:`gated_bins`, at most
+:data:`treedp.quantiles_choice.MAX_TREE_BINS`). The tree's noise grows only with a power of
+its depth, so on concentrated data the finer bins win by far (mean rank gap 1,404 → 106 on
+Pareto, 4,984 → 104 on uniform(0, 1) on ``[0, 1000]``, ``n = 10^4``, ε = 0.1, 29 levels;
+docs/quantiles.md, "A concentration gate"), while data that fill their bounds are not gated:
+at 1/512 of the bounds the fullest pair of the issue's grid data holds at most about 12% of
+the records (lognormal(0, 1) on ``[0, 100]``), far from half. The test grid is fixed, not
+``B``: at 64 bins (``n̂ · ε ≈ 100``) the same lognormal holds 87% in its first two bins and
+reads well interpolated.
 """
 
 from __future__ import annotations
