@@ -53,6 +53,11 @@ def test_choose_method_reads_public_parameters_only() -> None:
     assert choose_method(9, epsilon=1.0, n=200) == "recursive"  # 200 <= n ε < 1024: from 30
     assert choose_method(29, epsilon=1.0, n=1000) == "recursive"
     assert choose_method(30, epsilon=1.0, n=1000) == "tree"
+    # the same band before the concentration gate (auto's private count): from 17 levels
+    assert choose_method(17, epsilon=1.0, n=1000, gated=True) == "tree"
+    assert choose_method(16, epsilon=1.0, n=1000, gated=True) == "recursive"
+    assert choose_method(17, epsilon=1.0, n=1024, gated=True) == "recursive"  # the next band
+    assert choose_method(17, epsilon=0.1, n=20_000, gated=True) == "recursive"  # below ε 0.5
     assert choose_method(30, epsilon=0.5, n=2047) == "tree"
     assert choose_method(17, epsilon=0.5, n=2047) == "recursive"  # was the tree (session 10)
     assert choose_method(17, epsilon=1.0, n=1024) == "recursive"  # n ε < 50,000: from 40

@@ -149,7 +149,7 @@ def test_the_count_chooses_the_method_and_the_bins() -> None:
         # the released count is the first draw of the source: max(0, n + Z)
         assert res.n_released == pc.release_count(x.size, scale, InsecureSeededSource(3))
         rest = math.nextafter(eps - spent, 0.0)
-        assert res.method == choose_method(m, epsilon=rest, n=res.n_released)
+        assert res.method == choose_method(m, epsilon=rest, n=res.n_released, gated=True)
         if gate:  # lognormal data on [0, 100] are not concentrated: the bins of the rest
             assert res.method == "tree" and gate[0].mechanism == "concentration_gate"
             rest = math.nextafter(rest - gate[0].measure.epsilon, 0.0)  # type: ignore[union-attr]

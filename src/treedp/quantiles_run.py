@@ -351,7 +351,8 @@ def run_steps(
         chosen = req.method
         if req.method == "auto":
             public = None if req.request is not None else req.bounds
-            chosen = choose_method(steps.m, epsilon=eps_rest, bins=req.bins, n=n, bounds=public)
+            chosen = choose_method(steps.m, epsilon=eps_rest, bins=req.bins, n=n, bounds=public,
+                                   gated=steps.gate is not None)  # fmt: skip
     bins = req.bins
     if steps.gate is not None and chosen == "tree":  # most records in two bins: finer bins
         bins_at = lambda e: tree_bins(e, n)  # noqa: E731 - public rules and the released n̂

@@ -225,7 +225,8 @@ def test_few_records_on_concentrated_data() -> None:
 
 def test_no_gate_where_the_tree_is_not_chosen_or_cannot_change() -> None:
     x = np.random.default_rng(TEST_SEED).uniform(0, 1, 1000)
-    rec = _run(x, (0.0, 1000.0), 1.0)  # 29 levels at n ε = 1000: the recursion
+    q13 = np.arange(1, 14) / 14  # 13 levels at n ε = 1000: the recursion
+    rec = treedp.quantiles(x, q13, epsilon=1.0, bounds=(0.0, 1000.0), rng=InsecureSeededSource(1))
     assert rec.method == "recursive"
     assert "concentration_gate" not in [p.mechanism for p in rec.parts]
     rest, _ = _rests(1.0)
