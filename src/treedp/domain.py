@@ -41,7 +41,7 @@ from treedp.timezones import (
     zone_name,
 )
 
-__all__ = ["MAX_BINS", "Bins", "NanPolicy", "make_bins", "public_bins"]
+__all__ = ["MAX_BINS", "Bins", "NanPolicy", "held_bins", "make_bins", "public_bins"]
 
 #: The largest integer up to which every integer is a float64 (bounds beyond are refused).
 _EXACT_INT = 2**53
@@ -559,6 +559,16 @@ def _equal_width_bins(lo: float, hi: float, n_bins: int, bounds: Sequence[Any]) 
             f"The 'bins' parameter ({n_bins}) is too large for the float resolution of "
             f"'bounds' {bounds!r}: the edges cannot be equally spaced."
         ) from None
+
+
+def held_bins(bounds: Sequence[Any], bins: int) -> Bins | None:
+    """``bins`` equal-width bins of numeric ``bounds``, or None when the bounds' floats cannot
+    hold that many distinct edges (public parameters only: for callers choosing bins after a
+    charge, where a refusal would spend the budget for nothing)."""
+    try:
+        return make_bins(bounds=bounds, bins=bins)
+    except InvalidParameterError:
+        return None
 
 
 def _check_bin_count(bins: Any) -> int:

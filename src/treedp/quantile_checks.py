@@ -59,7 +59,7 @@ def check_bounds(method: str, bounds: Any, bins: Any, eps: float, n: int | None)
 
 
 def check_rest(rest: float, m: int, selections: bool) -> None:
-    """The budget left for the quantiles (after the bounds' and the count's shares) and, for
+    """The budget left for the quantiles (after the bounds', count's and gate's shares) and, for
     the exponential and recursive methods (``selections``), the budget of one selection
     (at least ``rest / m``) must be usable: refused before anything is charged, from public
     parameters only, instead of after the charge with nothing released."""

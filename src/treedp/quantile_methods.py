@@ -141,16 +141,12 @@ def fitting_bins(bounds: tuple[Any, Any], bins: int) -> int:
     that many distinct float edges (datetime bounds: unchanged). The rule reads the released
     count, so its bins are only known after the charge: a refusal there would spend the
     budget for nothing (bounds ``(1e9, 1e9 + 1e-4)`` hold 256 bins, not 512)."""
-    from treedp.domain import make_bins
+    from treedp.domain import held_bins
 
     if is_datetime_like(bounds[0]) or is_datetime_like(bounds[1]):
         return bins
-    while bins > 1:
-        try:
-            make_bins(bounds=bounds, bins=bins)
-            return bins
-        except InvalidParameterError:
-            bins //= 2
+    while bins > 1 and held_bins(bounds, bins) is None:
+        bins //= 2
     return bins
 
 

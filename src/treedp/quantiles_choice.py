@@ -170,6 +170,13 @@ _PUBLIC_N_RULES: tuple[tuple[float, int], ...] = (
     (MANY_RECORDS, TREE_MIN_LEVELS_PUBLIC_N),
     (math.inf, TREE_MIN_LEVELS),
 )
+#: The same from :data:`LOW_EPSILON` where the concentration gate runs before the tree.
+_GATED_RULES: tuple[tuple[float, int], ...] = (
+    (VERY_FEW_RECORDS, TREE_MIN_LEVELS_VERY_FEW_RECORDS),
+    (FEW_RECORDS_HIGH_EPSILON, TREE_MIN_LEVELS_FEW_RECORDS_HIGH_EPSILON_GATED),
+    (MANY_RECORDS, TREE_MIN_LEVELS_PUBLIC_N),
+    (math.inf, TREE_MIN_LEVELS),
+)
 _PUBLIC_N_RULES_LOW_EPSILON: tuple[tuple[float, int], ...] = (
     (VERY_FEW_RECORDS, TREE_MIN_LEVELS_VERY_FEW_RECORDS),
     (FEW_RECORDS, TREE_MIN_LEVELS_FEW_RECORDS),
@@ -235,10 +242,8 @@ def choose_method(
         threshold = TREE_MIN_LEVELS_LOW_EPSILON if low else TREE_MIN_LEVELS
     else:
         rules = _PUBLIC_N_RULES if epsilon >= LOW_EPSILON else _PUBLIC_N_RULES_LOW_EPSILON
+        rules = _GATED_RULES if gated and epsilon >= LOW_EPSILON else rules
         threshold = next(levels for below, levels in rules if n * epsilon < below)
-        band = VERY_FEW_RECORDS <= n * epsilon < FEW_RECORDS_HIGH_EPSILON
-        if gated and epsilon >= LOW_EPSILON and band:
-            threshold = TREE_MIN_LEVELS_FEW_RECORDS_HIGH_EPSILON_GATED
     return "tree" if m >= threshold else "recursive"
 
 

@@ -39,16 +39,14 @@ from typing import Any
 
 import numpy as np
 
-from treedp.budget import check_epsilon
-from treedp.domain import make_bins
-from treedp.exceptions import InvalidParameterError
+from treedp.budget import MIN_EPSILON
+from treedp.domain import held_bins, make_bins
 from treedp.mechanisms.results import Contract
 from treedp.noise import RandomSource
 from treedp.noise.discrete_laplace import sample_discrete_laplace
-from treedp.noise.rational import noise_scale
 from treedp.privacy import PureDP
 from treedp.privacy.spend import SpendRecord
-from treedp.value_methods._column import float_up
+from treedp.value_methods.private_count import count_scale
 
 __all__ = [
     "CONTRACT",
@@ -116,10 +114,9 @@ def gate_statistic(counts: np.ndarray) -> int:
 
 def gate_scale(epsilon: float) -> tuple[Fraction, float]:
     """The exact discrete Laplace scale at ``epsilon`` (``noise_scale(1, ε) >= 1/ε``) and the
-    loss it spends, ``1/scale`` rounded up (at most ``epsilon``)."""
-    eps = check_epsilon(epsilon)
-    scale = noise_scale(SENSITIVITY, eps)
-    return scale, float_up(SENSITIVITY / scale)
+    loss it spends, ``1/scale`` rounded up (at most ``epsilon``): a sensitivity-1 count's,
+    :func:`~treedp.value_methods.private_count.count_scale`."""
+    return count_scale(epsilon)
 
 
 def release_gate(
@@ -133,18 +130,9 @@ def release_gate(
     Guarantee: ``PureDP(1/scale)`` under ``add_remove`` (:data:`CONTRACT`); the boolean is
     post-processing of ``S + Z``.
     """
-    counts, _ = _equal_bins(bounds, bins).count(data)
+    counts, _ = make_bins(bounds=bounds, bins=bins).count(data)
     noise = int(sample_discrete_laplace(scale, 1, source)[0])
     return gate_statistic(counts) + noise > 0
-
-
-def _equal_bins(bounds: tuple[Any, Any], bins: int) -> Any:
-    """``bins`` equal-width bins of the public ``bounds``, or None when their float edges
-    would coincide (public parameters only)."""
-    try:
-        return make_bins(bounds=bounds, bins=bins)
-    except InvalidParameterError:
-        return None
 
 
 def gated_bins(bounds: tuple[Any, Any], bins: int, concentrated: bool, cap: int) -> int | None:
@@ -155,7 +143,7 @@ def gated_bins(bounds: tuple[Any, Any], bins: int, concentrated: bool, cap: int)
     if not concentrated:
         return None
     finer = max(bins, min(cap, max(MIN_FINER_BINS, bins * FINER_BINS)))
-    return finer if _equal_bins(bounds, finer) is not None else None  # too narrow: the rule's
+    return finer if held_bins(bounds, finer) is not None else None  # too narrow: the rule's
 
 
 def gate_record(
@@ -182,8 +170,6 @@ def plan_gate(epsilon: float) -> tuple[Fraction, float, float] | None:
     left after its bounds and count (share :data:`GATE_SHARE`, so no ``n_share`` leaves the
     quantiles less than 97% of what it left them before the gate), or None when that share is
     below the smallest usable ε (public)."""
-    from treedp.budget import MIN_EPSILON
-
     share = epsilon * GATE_SHARE
     return (*gate_scale(share), share) if share >= MIN_EPSILON else None
 
@@ -209,7 +195,7 @@ def run_gate(
     """
     scale, spent, share = gate
     rest = math.nextafter(epsilon - spent, 0.0)
-    if not rest > 0 or _equal_bins(bounds, TEST_BINS) is None:
+    if not rest > 0 or held_bins(bounds, TEST_BINS) is None:
         return None
     bins = int(bins_at(rest))
     concentrated = release_gate(data, bounds, TEST_BINS, scale, source)
