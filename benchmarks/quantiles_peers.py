@@ -75,7 +75,9 @@ DISTS: dict[str, tuple[Callable[[Any, int], np.ndarray], tuple[float, float], An
 #: on a range of 10^5, and a constant column; then other parameters of the grid's families (the
 #: "hidden data sets"): a wider lognormal on wider bounds, a normal off the bounds' centre,
 #: uniform data in 20% of the bounds, Poisson(30) integers, and an income-like column (a
-#: lognormal rounded to hundreds, so ties, on bounds of a million).
+#: lognormal rounded to hundreds, so ties, on bounds of a million); then (session 14) a
+#: standard normal in 1% of wide bounds, a two-sided heavy tail (10·t(3)), a narrow lognormal,
+#: a U-shaped beta(1/2, 1/2) with its mass at both bounds, geometric and rounded-normal integers.
 OTHER_DISTS: dict[str, tuple[Callable[[Any, int], np.ndarray], tuple[float, float], Any]] = {
     "pareto": (lambda r, n: r.pareto(1.5, n), (0.0, 1000.0), None),
     "bimodal": (
@@ -111,6 +113,16 @@ OTHER_DISTS: dict[str, tuple[Callable[[Any, int], np.ndarray], tuple[float, floa
         lambda r, n: np.round(r.lognormal(10.5, 0.8, n), -2),
         (0.0, 1_000_000.0),
         None,
+    ),
+    "normal-wide": (lambda r, n: r.normal(0, 1, n), (-100.0, 100.0), None),
+    "student-t": (lambda r, n: 10 * r.standard_t(3, n), (-100.0, 100.0), None),
+    "lognormal-narrow": (lambda r, n: r.lognormal(2, 0.5, n), (0.0, 100.0), None),
+    "u-shaped": (lambda r, n: r.beta(0.5, 0.5, n), (0.0, 1.0), None),
+    "geometric": (lambda r, n: r.geometric(0.05, n).astype(float), (0.0, 200.0), "integers"),
+    "rounded-normal": (
+        lambda r, n: np.clip(np.round(r.normal(50, 10, n)), 0, 100),
+        (0.0, 100.0),
+        "integers",
     ),
 }
 ALL_DISTS = {**DISTS, **OTHER_DISTS}
