@@ -43,8 +43,16 @@ import numpy as np
 
 import treedp
 from _common import machine
-from quantiles_peers import DISTS, NOISE_SEED, OPENDP_CANDIDATES, rank_error, run_opendp_exp
+from quantiles_peers import (
+    DISTS,
+    NOISE_SEED,
+    OPENDP_CANDIDATES,
+    available,
+    rank_error,
+    run_opendp_exp,
+)
 from treedp.noise import InsecureSeededSource
+from treedp.value_methods.quantile_exponential import _spread
 
 LEVEL = np.array([0.5])
 
@@ -61,12 +69,11 @@ def smith_expectation(xs: np.ndarray, bounds: tuple[float, float], rate: float) 
     return float((p * gap).sum() / p.sum())
 
 
-def candidate_scores(xs: np.ndarray, cand: np.ndarray) -> np.ndarray:
-    """Rank gap of each candidate at the median (continuous data: no ties at a candidate)."""
-    srt = np.sort(xs)
-    below = np.searchsorted(srt, cand, side="left")
-    above = np.searchsorted(srt, cand, side="right")
-    t = srt.size / 2
+def rank_gaps(srt: np.ndarray, answers: np.ndarray, t: float) -> np.ndarray:
+    """Rank gap of each answer: the distance from ``t`` to its ranks ``[#{x < v}, #{x <= v}]``
+    (``srt`` sorted; the per-answer form of ``quantiles_peers.rank_error``)."""
+    below = np.searchsorted(srt, answers, side="left")
+    above = np.searchsorted(srt, answers, side="right")
     return np.maximum(0.0, np.maximum(below - t, t - above))
 
 
@@ -89,23 +96,12 @@ INTEGER_DATA: dict[str, tuple[Any, tuple[int, int]]] = {
 }
 
 
-def integer_gaps(xs: np.ndarray, k: np.ndarray, t: float) -> np.ndarray:
-    """Rank gap of each integer answer ``k``: the distance from ``t`` to its ranks."""
-    lo = np.searchsorted(xs, k, side="left")
-    hi = np.searchsorted(xs, k, side="right")
-    return np.maximum(0.0, np.maximum(lo - t, t - hi))
-
-
 def spread_expectation(xs: np.ndarray, bounds: tuple[int, int], q: float, rate: float) -> float:
     """Exact expected rank gap of the spread selection (sorted integer data)."""
     n, t = xs.size, q * xs.size
-    values, counts = np.unique(xs, return_counts=True)
-    pos = np.concatenate(
-        [v + (np.arange(c) + 0.5) / c for v, c in zip(values, counts, strict=True)]
-    )
-    edges = np.concatenate([[bounds[0]], pos, [bounds[1] + 1.0]])
+    edges = np.concatenate([[bounds[0]], _spread(xs), [bounds[1] + 1.0]])  # treedp's own spread
     cells = np.arange(bounds[0], bounds[1] + 1)
-    gap_of_cell = integer_gaps(xs, cells.astype(float), t)
+    gap_of_cell = rank_gaps(xs, cells.astype(float), t)
     total = weight = 0.0
     for r in range(n + 1):  # gap r between positions, cut at the integer cells it crosses
         a, b = edges[r], edges[r + 1]
@@ -130,7 +126,7 @@ def integer_study(args: argparse.Namespace) -> None:
                 cols: dict[str, list[float]] = {"spread": [], "em": [], "pf": []}
                 for d in range(args.data):
                     xs = np.sort(draw(np.random.default_rng(d), args.ns[0]).astype(float))
-                    gap = integer_gaps(xs, cells, q * xs.size)
+                    gap = rank_gaps(xs, cells, q * xs.size)
                     cols["spread"].append(spread_expectation(xs, bounds, q, rate))
                     cols["em"].append(em_expectation(gap, rate))
                     cols["pf"].append(pf_mean(gap, rate, args.pf_draws, rng))
@@ -157,12 +153,7 @@ def main() -> None:
         integer_study(args)
         print(f"\n{time.perf_counter() - start:.0f} s")
         return
-    try:
-        import opendp  # noqa: F401
-
-        have_opendp = True
-    except ImportError:
-        have_opendp = False
+    have_opendp = "opendp-exp" in available()
     print(f"machine: {machine()}; OpenDP {'present' if have_opendp else 'absent'}")
     print("\n| data | n | ε | treedp law | treedp run | EM on 2049 | P&F on 2049 | opendp run |")
     print("|---|---|---|---|---|---|---|---|")
@@ -178,7 +169,7 @@ def main() -> None:
                 for d in range(args.data):
                     xs = draw(np.random.default_rng(d), n)
                     cols["law"].append(smith_expectation(xs, bounds, rate))
-                    score = candidate_scores(xs, cand)
+                    score = rank_gaps(np.sort(xs), cand, n / 2)
                     cols["em"].append(em_expectation(score, rate))
                     cols["pf"].append(pf_mean(score, rate, args.pf_draws, pf_rng))
                     for j in range(args.runs):
