@@ -18,6 +18,7 @@ from treedp.engines import (
     LocalEngine,
     count_chunk,
     edge_exactness,
+    equal_width,
     sum_counts,
 )
 from treedp.engines import local as local_engine
@@ -187,7 +188,7 @@ def test_missing_values_found_chunk_by_chunk(dtype: type) -> None:
     every chunk or in none, at either end, and in the last partial chunk; the counts and the
     dropped number equal the reference, and nan="error" raises wherever the NaN is."""
     rng = np.random.default_rng(11)
-    chunk = local_engine._chunk_for(64)
+    chunk = equal_width._chunk_for(64)
     values = rng.normal(0.3, 1.0, 5 * chunk + 123).astype(dtype)
     values[chunk + 7] = np.nan  # alone in its chunk
     values[3 * chunk : 3 * chunk + 40 : 3] = np.nan  # next to infinities
@@ -229,9 +230,9 @@ def test_the_inside_short_path_equals_the_reference(
     rng = np.random.default_rng(5)
     bins = make_bins(bounds=bounds, bins=64)
     lo, hi = bounds
-    chunk = local_engine._chunk_for(64)
+    chunk = equal_width._chunk_for(64)
     flags: list[object] = []
-    real_inside, real_clip = local_engine._inside_indices, local_engine._bin_indices
+    real_inside, real_clip = equal_width._inside_indices, equal_width._bin_indices
 
     def inside_spy(*args: object, **kwargs: bool) -> np.ndarray | None:
         out = real_inside(*args, **kwargs)  # type: ignore[arg-type]
@@ -253,8 +254,8 @@ def test_the_inside_short_path_equals_the_reference(
         assert np.array_equal(got.counts, reference(kept, bins))
         return list(flags)
 
-    monkeypatch.setattr(local_engine, "_inside_indices", inside_spy)
-    monkeypatch.setattr(local_engine, "_bin_indices", clip_spy)
+    monkeypatch.setattr(equal_width, "_inside_indices", inside_spy)
+    monkeypatch.setattr(equal_width, "_bin_indices", clip_spy)
     c = "clip"
     assert counted() == [True, True, True]
     assert counted((chunk + 5, hi)) == [True, False, c, c]

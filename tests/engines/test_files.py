@@ -20,14 +20,10 @@ from treedp import make_bins
 from treedp._inputs import arrow_to_numpy
 from treedp.engines.base import BinCounts
 from treedp.engines.edge_exactness import _arithmetic_is_exact
+from treedp.engines.equal_width import _count_equal_width, _count_search
 from treedp.engines.files import count as files_count
 from treedp.engines.files import count_path, iter_path_chunks, resolve_paths
-from treedp.engines.local import (
-    _count_equal_width,
-    _count_search,
-    count_chunk,
-    count_chunks,
-)
+from treedp.engines.local import count_chunk, count_chunks
 from treedp.exceptions import DataError, InvalidParameterError, MissingDependencyError
 
 N = 20_011  # a prime number of rows, so no chunk boundary is round

@@ -1,9 +1,11 @@
 """The in-memory counting engine: numpy kernels, two threads for large columns.
 
 :func:`count_chunk` is the pure kernel: it counts one 1-D numpy array into the bins following
-the bin rule of :mod:`treedp.engines.base`. Everything else (streams, thread pools, distributed
-partitions) counts parts with it and adds the :class:`~treedp.engines.base.BinCounts`;
-:func:`count_chunks` does so for a stream of chunks (tables, datasets, files) on a few threads.
+the bin rule of :mod:`treedp.engines.base`, with the numpy kernels of
+:mod:`treedp.engines.equal_width` (or the compiled one below). Everything else (streams,
+thread pools, distributed partitions) counts parts with it and adds the
+:class:`~treedp.engines.base.BinCounts`; :func:`count_chunks` does so for a stream of chunks
+(tables, datasets, files) on a few threads.
 
 float64 columns into equal-width bins can instead go through a compiled kernel
 (:mod:`treedp.engines._kernel_numba`, the optional extra ``treedp[fast]`` = numba): the same
@@ -28,7 +30,14 @@ from treedp._inputs import as_1d_array
 from treedp._validation import check_option, must
 from treedp.engines.base import BinCounts, NanPolicy, check_nan_policy, sum_counts
 from treedp.engines.edge_exactness import _arithmetic_is_exact, _edge_slack
-from treedp.exceptions import DataError, InvalidParameterError, InvalidTypeError
+from treedp.engines.equal_width import (
+    CHUNK,
+    _count_equal_width_missing,
+    _count_search,
+    _drop,
+    _missing_error,
+)
+from treedp.exceptions import InvalidParameterError, InvalidTypeError
 
 if TYPE_CHECKING:
     from treedp.domain import Bins
@@ -43,9 +52,8 @@ __all__ = [
     "datetime_ticks",
 ]
 
-#: Values per kernel chunk at least (cache-sized), and the column size below which the local
-#: engine counts on one thread.
-CHUNK = 1 << 16
+#: The column size below which the local engine counts on one thread (``CHUNK``, the values
+#: per kernel chunk at least, is the kernels': :mod:`treedp.engines.equal_width`).
 PARALLEL_MIN = 8 * CHUNK
 
 Kernel = Literal["auto", "numpy", "numba"]
@@ -283,200 +291,6 @@ def _count_numba(values: np.ndarray, bins: Bins, nan: NanPolicy) -> BinCounts:
     if missing and nan == "error":
         raise _missing_error("NaN (missing)")
     return BinCounts._trusted(counts, missing)
-
-
-def _drop(arr: np.ndarray, bad: np.ndarray, nan: str, what: str) -> np.ndarray:
-    """Apply the missing-value policy; the error names no count, value or shape of the data."""
-    if nan == "drop":
-        kept: np.ndarray = arr[~bad]
-        return kept
-    raise _missing_error(what)
-
-
-def _missing_error(what: str) -> DataError:
-    """The error for missing values under ``nan="error"``: no count, value or shape in it."""
-    return DataError(
-        f"The 'values' argument contains {what} values. Pass nan='drop' to leave them out "
-        "(a per-record filter that keeps the add/remove guarantee; see the docs), or clean "
-        "the column first."
-    )
-
-
-def _chunk_for(n_bins: int) -> int:
-    """Values per chunk: cache-sized, but large enough that the per-chunk bincount of ``B``
-    counters stays a small fraction of the work."""
-    return int(min(max(CHUNK, 2 * n_bins), 1 << 22))
-
-
-def _count_equal_width(arr: np.ndarray, edges: np.ndarray, inv: float) -> np.ndarray:
-    """The counts of ``arr`` (no NaN: one raises :class:`DataError`) in equal-width bins."""
-    return _count_equal_width_missing(arr, edges, inv, "error")[0]
-
-
-def _count_equal_width_missing(
-    arr: np.ndarray, edges: np.ndarray, inv: float, nan: str
-) -> tuple[np.ndarray, int]:
-    """The counts of ``arr`` (integers or floats) in equal-width bins, and its missing values.
-
-    Chunk by chunk, in two preallocated cache-sized buffers (the float index and its integer part):
-    no pass over the whole column and no allocation per value. While the chunks lie inside the
-    bounds, each is checked by its maximum, which also rules out NaN, and, unless the arithmetic is
-    exact, its minimum, and indexed in one fused pass (:func:`_inside_indices`). With exact
-    arithmetic the minimum is left to ``np.bincount``, which checks its input for negative entries
-    anyway: an index ``t`` in ``(-1, 0)`` truncates to bin 0, where the clip would put it too, and
-    ``t <= -1`` (``-inf`` included) gives a negative integer, which ``np.bincount`` refuses
-    (:func:`_bincount_or_none`), and the chunk is counted again on the clipping path
-    (:func:`_bin_indices`): two passes fewer per chunk than that path, the same counts. From the
-    first chunk that is not inside, the indices are clipped and a chunk's missing values (NaN) are
-    found from the sum of its clipped indices, finite unless one is NaN (the clip keeps NaN and
-    nothing else is unbounded). Only a chunk with NaN is scanned for them, and then either the error
-    is raised (``nan="error"``) or they are left out.
-    """
-    lo = float(edges[0])
-    n_bins = int(edges.size - 1)
-    # The O(B) proof pays off only when there are at least about B values to count (or it is
-    # already cached); otherwise the per-value correction, exact for every Bins, is cheaper.
-    few = arr.size < n_bins
-    exact = _arithmetic_is_exact(edges, inv, compute=not few)
-    guarded = edges
-    if not exact and not few:
-        # The edges with NaN in place of e_0 and e_B: no comparison with NaN holds, so the
-        # correction below needs no bounds test (values beyond the ends are already clamped).
-        # With few values, no O(B) copy: the corrected index is clipped instead.
-        guarded = edges.astype(np.float64)
-        guarded[0] = guarded[-1] = np.nan
-    chunk = _chunk_for(n_bins)
-    if arr.size <= chunk:  # one chunk: its bincount is the result (no B-sized add)
-        chunk = max(arr.size, 1)
-    counts: np.ndarray | None = None
-    n_bad = 0
-    buffers = np.empty(min(chunk, arr.size), np.float64), np.empty(min(chunk, arr.size), np.intp)
-    inside = True  # whether the last chunk was inside the bounds (then try the short path)
-    with np.errstate(all="ignore"):  # per thread: the user's np.seterr must not leak
-        for start in range(0, arr.size, chunk):
-            x = arr[start : start + chunk]
-            part = None
-            if inside:
-                idx = _inside_indices(x, buffers, lo, inv, n_bins, lower=not exact)
-                if idx is not None and exact:
-                    part = _bincount_or_none(idx, n_bins)
-                elif idx is not None:
-                    part = np.bincount(_corrected(idx, x, guarded, few, n_bins), minlength=n_bins)
-                inside = part is not None
-            if part is None:
-                tt, idx = _bin_indices(x, buffers, lo, inv, n_bins)
-                if arr.dtype.kind == "f" and np.isnan(np.add.reduce(tt)):
-                    bad = np.isnan(x)
-                    x = _drop(x, bad, nan, "NaN (missing)")
-                    n_bad += int(np.count_nonzero(bad))
-                    tt, idx = _bin_indices(x, buffers, lo, inv, n_bins)
-                if not exact:
-                    idx = _corrected(idx, x, guarded, few, n_bins)
-                part = np.bincount(idx, minlength=n_bins)
-            if counts is None:
-                counts = part
-            else:
-                counts += part
-    if counts is None:
-        return np.zeros(n_bins, dtype=np.int64), n_bad
-    return counts, n_bad
-
-
-def _bincount_or_none(idx: np.ndarray, n_bins: int) -> np.ndarray | None:
-    """``np.bincount(idx, minlength=n_bins)`` of indices known to be below ``n_bins``, or None
-    when one is negative (``np.bincount`` checks for them in its own pass over the indices
-    and raises ``ValueError`` before counting)."""
-    try:
-        out: np.ndarray = np.bincount(idx, minlength=n_bins)
-    except ValueError:
-        return None
-    return out
-
-
-def _inside_indices(
-    x: np.ndarray,
-    buffers: tuple[np.ndarray, np.ndarray],
-    lo: float,
-    inv: float,
-    n_bins: int,
-    *,
-    lower: bool,
-) -> np.ndarray | None:
-    """The integer parts of ``t = (x - lo)·inv`` (binary64), in a view of the integer buffer,
-    for a chunk found inside the bounds; None for any other chunk.
-
-    ``T(v) = (v - lo)·inv`` rounded is non-decreasing in ``v`` (a rounded subtraction of a
-    constant and a rounded product by a positive constant are monotone), so the chunk's
-    largest ``t`` is ``T(max x)``, computed in the same binary64 operations on one value.
-    Inside means ``T(max x) < B`` (a NaN maximum fails) and, with ``lower``, ``T(min x) >= 0``:
-    then the clip of :func:`_bin_indices` is the identity, no value is NaN, and the product is
-    truncated straight into the integer buffer (one fused pass; truncation is the floor of
-    ``t >= 0``, as ``astype`` casts). Without ``lower`` an index may be negative (``t <= -1``)
-    and the caller must refuse it (:func:`_bincount_or_none`); ``t`` in ``(-1, 0)`` truncates
-    to 0, the bin the clip gives it. The arithmetic is binary64 whatever the input's dtype
-    (float32 or float16 columns are not multiplied in their own precision).
-    """
-    if not (float(np.maximum.reduce(x)) - lo) * inv < n_bins:
-        return None
-    if lower and not (float(np.minimum.reduce(x)) - lo) * inv >= 0.0:
-        return None
-    idx = buffers[1][: x.size]
-    if lo == 0.0:  # x - 0.0 is x, bit for bit: one pass fewer
-        np.multiply(x, inv, out=idx, casting="unsafe", dtype=np.float64)
-    else:
-        tt = buffers[0][: x.size]
-        np.subtract(x, lo, out=tt, dtype=np.float64)
-        np.multiply(tt, inv, out=idx, casting="unsafe")
-    return idx
-
-
-def _bin_indices(
-    x: np.ndarray,
-    buffers: tuple[np.ndarray, np.ndarray],
-    lo: float,
-    inv: float,
-    n_bins: int,
-) -> tuple[np.ndarray, np.ndarray]:
-    """``clip((x - lo)·inv, 0, B - 1/2)`` (binary64 whatever the input's dtype) and its
-    integer part, in views of the buffers. (x - lo)·inv may overflow to ±inf: silent under the
-    caller's errstate (a warning would be an output that depends on the data); the clip puts
-    ±inf in the end bins and keeps NaN.
-    """
-    tt, idx = buffers[0][: x.size], buffers[1][: x.size]
-    if lo == 0.0:  # x - 0.0 is x, bit for bit: one pass fewer
-        np.multiply(x, inv, out=tt, dtype=np.float64)
-    else:
-        np.subtract(x, lo, out=tt, dtype=np.float64)
-        tt *= inv
-    np.clip(tt, 0.0, n_bins - 0.5, out=tt)
-    np.copyto(idx, tt, casting="unsafe")  # truncation, as astype: the floor of t >= 0
-    return tt, idx
-
-
-def _corrected(
-    idx: np.ndarray, x: np.ndarray, edges: np.ndarray, few: bool, n_bins: int
-) -> np.ndarray:
-    """Indices in ``[0, B)`` corrected against the edges themselves, in place: floating-point
-    rounding in ``(x - lo)·inv`` may put a value on the wrong side of an edge. ``edges`` are
-    guarded (NaN at both ends: no comparison with NaN holds, so values beyond the ends stay
-    clamped) unless ``few``, where the plain edges turn ``x < e_0`` into ``-1`` and
-    ``x >= e_B`` into ``B`` and the indices are clipped back."""
-    idx -= x < edges[idx]
-    idx += x >= edges[idx + 1]
-    if few:
-        np.clip(idx, 0, n_bins - 1, out=idx)
-    return idx
-
-
-def _count_search(arr: np.ndarray, edges: np.ndarray) -> np.ndarray:
-    n_bins = int(edges.size - 1)
-    inner = edges[1:-1]
-    chunk = _chunk_for(n_bins)
-    counts = np.zeros(n_bins, dtype=np.int64)
-    for start in range(0, arr.size, chunk):
-        idx = np.searchsorted(inner, arr[start : start + chunk], side="right")
-        counts += np.bincount(idx, minlength=n_bins)
-    return counts
 
 
 def datetime_ticks(arr: np.ndarray, unit: str) -> np.ndarray:
