@@ -5,7 +5,10 @@ Run from the repository root::
     PYTHONPATH=src python benchmarks/frontier_speed.py
 
 1. The default in-memory counting (``LocalEngine()``: two threads, ``kernel="auto"``) of 2·10^7
-   uniform values into 4096 equal-width bins, best of 3, in M values/s. Baselines in the same
+   uniform values into 4096 equal-width bins, best of 3, in M values/s, each round in a fresh
+   process (3 rounds; ``--counting [OTHER_SRC]``: 6 rounds and nothing else): on ``(0, 1)``,
+   whose arithmetic is the bin rule, and on ``(0, 10^5)``, where it is not and values next to an
+   edge are compared with the edges. Baselines in the same
    run: ``np.bincount`` of the precomputed bin indices on one thread and on two threads (each
    counting half: the most a kernel built on ``np.bincount`` can reach), and one numpy pass
    over the same data (``x·B`` into a cache-sized buffer, chunk by chunk, two threads: the
@@ -37,6 +40,7 @@ import sys
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
+from typing import Any
 
 import numpy as np
 
@@ -47,15 +51,68 @@ def _load() -> str:
     return "load " + " ".join(f"{x:.1f}" for x in os.getloadavg())
 
 
-def counting(n_bins: int = 4096, size: int = 2 * 10**7) -> None:
+#: The counting settings: the goal's (uniform on (0, 1), whose binary64 arithmetic is the bin
+#: rule) and a typical user's bounds, where it is not and values next to an edge are compared
+#: with the edges (both 4096 bins).
+COUNTING_BOUNDS = ((0.0, 1.0), (0.0, 1e5))
+
+
+def counting(baseline_src: str | None = None, rounds: int = 3) -> None:
+    """The counting rates of :func:`_counting_rates`, each round in a fresh process; with
+    ``baseline_src`` the other checkout's processes are interleaved with these."""
+    sources = {"": None} if baseline_src is None else {"": None, " [baseline src]": baseline_src}
+    found: dict[str, list[list[dict[str, float]]]] = {label: [] for label in sources}
+    for i in range(rounds):
+        for label in list(sources) if i % 2 == 0 else list(sources)[::-1]:
+            env = dict(os.environ)
+            if sources[label] is not None:
+                env["PYTHONPATH"] = str(sources[label])
+            done = subprocess.run(
+                [sys.executable, __file__, "--counting-json"],
+                check=True,
+                capture_output=True,
+                text=True,
+                env=env,
+            )
+            found[label].append(json.loads(done.stdout.strip().splitlines()[-1]))
+    for label, runs in found.items():
+        for k, (lo, hi) in enumerate(COUNTING_BOUNDS):
+            rows = [run[k] for run in runs]
+
+            def span(key: str, rows: list[dict[str, float]] = rows) -> str:
+                values = sorted(r[key] for r in rows)
+                return f"{values[0]:.0f}-{values[-1]:.0f}"
+
+            print(
+                f"counting 2*10^7 uniform values on ({lo:g}, {hi:g}) into 4096 bins{label}: "
+                f"default {span('default')} M/s over {rounds} processes (goal 400), "
+                f"{span('per_cpu')} M values per CPU-second of its threads; np.bincount of "
+                f"precomputed indices {span('bincount')} M/s on one thread, "
+                f"{span('bincount_2')} on two; one numpy pass (x·B, chunked, two threads) "
+                f"{span('one_pass_2')} M/s ({_load()})",
+                flush=True,
+            )
+
+
+def _counting_rates(n_bins: int = 4096, size: int = 2 * 10**7) -> list[dict[str, float]]:
+    """The default in-memory counting against its baselines, best of 3, for each of
+    :data:`COUNTING_BOUNDS` (M values/s)."""
     from treedp.domain import make_bins
     from treedp.engines.local import LocalEngine
 
-    x = np.random.default_rng(1).random(size)
-    bins = make_bins(bounds=(0.0, 1.0), bins=n_bins)
+    u = np.random.default_rng(1).random(size)
     engine = LocalEngine()
-    idx = np.minimum((x * n_bins).astype(np.intp), n_bins - 1)
-    engine.count(x, bins)  # warm-up (the exactness proof is cached per edges array)
+    out = []
+    for lo, hi in COUNTING_BOUNDS:
+        x = lo + u * (hi - lo) if (lo, hi) != (0.0, 1.0) else u
+        bins = make_bins(bounds=(lo, hi), bins=n_bins)
+        engine.count(x, bins)  # warm-up (the exactness proofs are cached per edges array)
+        out.append(_rates(engine, x, bins, np.minimum((u * n_bins).astype(np.intp), n_bins - 1)))
+    return out
+
+
+def _rates(engine: Any, x: np.ndarray, bins: Any, idx: np.ndarray) -> dict[str, float]:
+    n_bins, size = bins.n_bins, x.size
     halves, idx_halves = np.array_split(x, 2), np.array_split(idx, 2)
     with ThreadPoolExecutor(max_workers=2) as pool:
 
@@ -66,7 +123,6 @@ def counting(n_bins: int = 4096, size: int = 2 * 10**7) -> None:
             list(pool.map(lambda part: _one_pass(part, float(n_bins)), halves))
 
         cpu = min(_cpu_timed(lambda: engine.count(x, bins)) for _ in range(3))
-        cpu_bc = min(_cpu_timed(lambda: np.bincount(idx, minlength=n_bins)) for _ in range(3))
         rates = {
             name: size / min(_timed(fn) for _ in range(3)) / 1e6
             for name, fn in [
@@ -76,15 +132,7 @@ def counting(n_bins: int = 4096, size: int = 2 * 10**7) -> None:
                 ("one_pass_2", one_pass_2),
             ]
         }
-    print(
-        f"counting {size:,} values into {n_bins} bins: default {rates['default']:.0f} M/s "
-        f"(goal 400), {size / cpu / 1e6:.0f} M values per CPU-second of its threads; "
-        f"np.bincount of precomputed indices {rates['bincount']:.0f} M/s on one "
-        f"thread ({size / cpu_bc / 1e6:.0f} per CPU-second), {rates['bincount_2']:.0f} on "
-        f"two; one numpy pass (x·B, chunked, two threads) "
-        f"{rates['one_pass_2']:.0f} M/s ({_load()})",
-        flush=True,
-    )
+    return {**rates, "per_cpu": size / cpu / 1e6}
 
 
 def _one_pass(x: np.ndarray, scale: float, chunk: int = 1 << 16) -> None:
@@ -266,9 +314,16 @@ def main() -> None:
     if len(sys.argv) > 1 and sys.argv[1] == "--pava":
         numpy_pava_vs_scipy()
         return
+    if len(sys.argv) > 1 and sys.argv[1] == "--counting-json":
+        print(json.dumps(_counting_rates()))
+        return
+    if len(sys.argv) > 1 and sys.argv[1] == "--counting":
+        print(f"# {machine()}")
+        counting(sys.argv[2] if len(sys.argv) > 2 else None, rounds=6)
+        return
     baseline = sys.argv[1] if len(sys.argv) > 1 else None
     print(f"# {machine()}")
-    counting()
+    counting(baseline)
     release_to_first_answer(baseline_src=baseline)
     first_release_imports()
 

@@ -22,6 +22,7 @@ from treedp.engines import (
     sum_counts,
 )
 from treedp.engines import local as local_engine
+from treedp.engines.local import count_chunks
 from treedp.exceptions import DataError, InvalidParameterError, InvalidTypeError
 
 
@@ -416,3 +417,48 @@ def test_few_values_in_many_bins_equal_the_reference(bounds: tuple[float, float]
     edge_exactness._arithmetic_is_exact(bins.edges, bins._inv_width)  # now cached
     assert np.array_equal(count_chunk(values, bins).counts, expected)
     assert np.array_equal(LocalEngine(workers=2).count(values, bins).counts, expected)
+
+
+@pytest.mark.parametrize(
+    ("bounds", "n_bins"), [((3.7, 91.3), 4096), ((0.1, 0.7), 1000), ((-1e5, 3e5), 999)]
+)
+def test_only_values_near_an_edge_are_compared_with_the_edges(
+    bounds: tuple[float, float], n_bins: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Where the arithmetic is not exact, a value is compared with the edges only when its
+    fractional index lies within the edges' slack of an integer. Every edge and the floats
+    one and two ulps either side, inside chunks and in a chunk that is clipped, on one and two
+    threads: the reference counts, with a few of the values compared; on random values almost
+    none are. A slack of zero (trusting the arithmetic) misplaces some edge, so this test fails
+    for it."""
+    bins = make_bins(bounds=bounds, bins=n_bins)
+    assert not edge_exactness._arithmetic_is_exact(bins.edges, bins._inv_width)
+    e = bins.edges
+    near = np.concatenate([e, *(np.nextafter(e, d) for d in (-np.inf, np.inf))])
+    near = np.concatenate([near, np.nextafter(near[e.size :], near[e.size :])])
+    near = np.concatenate([np.nextafter(near, -np.inf), near, np.nextafter(near, np.inf)])
+    inside = near[(near >= e[0]) & (near < e[-1])]
+    rng = np.random.default_rng(3)
+    chunk = equal_width._chunk_for(n_bins)
+    random = e[0] + rng.random(2 * chunk) * (e[-1] - e[0])
+    values = np.concatenate([rng.permutation(np.resize(inside, chunk)), random])
+    values[-5:] = [e[0] - 1.0, e[-1], -np.inf, np.inf, e[-1] + 1.0]  # the last chunk clips
+    compared: list[int] = []
+    real = equal_width._corrected
+
+    def spy(idx: np.ndarray, *args: object) -> np.ndarray:
+        compared.append(idx.size)
+        return real(idx, *args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(equal_width, "_corrected", spy)
+    expected = reference(values, bins)
+    assert np.array_equal(count_chunk(values, bins, kernel="numpy").counts, expected)
+    assert 0 < compared[0] <= chunk and sum(compared[1:]) <= 5  # the clipped values below lo
+    parts = np.array_split(values, 3)
+    assert np.array_equal(count_chunks(parts, bins, workers=2, kernel="numpy").counts, expected)
+    compared.clear()
+    count_chunk(random, bins, kernel="numpy")
+    assert sum(compared) <= 1e-3 * random.size  # random values: almost never near an edge
+    monkeypatch.setattr(equal_width, "_edge_slack", lambda *a, **k: 0.0)
+    wrong = LocalEngine(1, "numpy").count(values, bins).counts
+    assert not np.array_equal(wrong, expected)
