@@ -5,7 +5,8 @@ Post-processing costs no privacy. Given prefix estimates ``P[0..B]`` (``P[0] = 0
 ``0 <= h_1 <= ... <= h_{B-1} <= n̂`` minimising an additive loss ``Σ d(h_m, P[m])``:
 
 * :func:`monotone_l2` — squared L2, real values: weighted isotonic regression
-  (``scipy.optimize.isotonic_regression``, pool-adjacent-violators, O(B)), then clipping to
+  (``scipy.optimize.isotonic_regression``, pool-adjacent-violators, O(B), by pieces of
+  bounded memory: :mod:`treedp.estimation.isotonic`), then clipping to
   ``[0, n̂]`` (for a chain, clipping the unbounded solution solves the bounded problem).
 * :func:`isotonic_on_grid` — any separable convex loss with values restricted to a sorted grid,
   exactly, by threshold decomposition: ``h_m >= g_j`` exactly when ``m`` lies in the best
@@ -25,6 +26,7 @@ from collections.abc import Callable
 import numpy as np
 
 from treedp._validation import must
+from treedp.estimation.isotonic import isotonic_into
 from treedp.exceptions import InvalidParameterError
 
 __all__ = [
@@ -86,10 +88,8 @@ def monotone_l2(prefix: np.ndarray, weights: np.ndarray | None = None) -> np.nda
         w = None if weights is None else np.asarray(weights, dtype=np.float64)
         if w is not None and (w.shape != inner.shape or not (w > 0).all()):
             raise InvalidParameterError("The weights must be positive, one per value.")
-        # scipy's public pool-adjacent-violators (scipy >= 1.12, the project's floor)
-        from scipy.optimize import isotonic_regression
-
-        np.clip(isotonic_regression(inner, weights=w).x, 0.0, n_hat, out=out[1:-1])
+        isotonic_into(inner, w, out[1:-1])  # scipy's pool-adjacent-violators, by pieces
+        np.clip(out[1:-1], 0.0, n_hat, out=out[1:-1])
     return out
 
 
