@@ -184,8 +184,9 @@ def test_prefix_covariances_equal_dense_gls(case) -> None:
 @pytest.mark.parametrize("seed", range(6))
 def test_efficient_prefix_equals_the_fit_bit_for_bit(seed: int) -> None:
     """The fused prefix path (leaves written for the real bins only, summed in place, inner
-    levels not formed) returns exactly the general path's prefixes, padding and an exact or
-    unobserved root included; batch axes take the general path."""
+    levels not formed, integer or float64 leaves read unpadded) returns exactly the general
+    path's prefixes, padding and an exact or unobserved root included; batch axes take the
+    general path."""
     rng = np.random.default_rng(TEST_SEED + seed)
     for _ in range(15):
         height = int(rng.integers(1, 5))
@@ -199,6 +200,8 @@ def test_efficient_prefix_equals_the_fit_bit_for_bit(seed: int) -> None:
         got = efficient_prefix(shape, levels, variances, n_bins)
         assert got.shape == want.shape
         assert np.array_equal(got, want)
+        floats = [lv.astype(np.float64) for lv in levels]  # unpadded float64 leaves too
+        assert np.array_equal(efficient_prefix(shape, floats, variances, n_bins), want)
         batch = [np.stack([lv, lv[::-1]]) for lv in levels]
         assert np.array_equal(
             efficient_prefix(shape, batch, variances, n_bins),
