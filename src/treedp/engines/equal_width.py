@@ -7,7 +7,9 @@ values with the edges themselves; :func:`_count_search` counts into any edges by
 ``np.searchsorted``. Both give the counts of the bin rule of :mod:`treedp.engines.base`, bin for
 bin; :func:`treedp.engines.local.count_chunk` chooses between them (and the compiled kernel).
 Missing values follow the policy here too (:func:`_drop`); an error names no count, value or
-shape of the data.
+shape of the data. The time per value depends on the data as the compiled kernel's does
+(:mod:`treedp.engines._kernel_numba`): through where the values land in the counters, whether a
+chunk lies inside the bounds, and the values compared with the edges.
 """
 
 from __future__ import annotations
