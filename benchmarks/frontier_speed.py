@@ -22,6 +22,10 @@ Run from the repository root::
    numpy's cumulative sum of the same counts. Goal: release + first answer at most 2 s on 2
    cores. ``python benchmarks/frontier_speed.py OTHER_SRC`` also runs the ``src`` folder of
    another checkout (the code before a change), its fresh processes interleaved with these.
+   With each: the system time (on a VM that maps guest memory on its first touch, the page
+   faults of memory not touched recently) and the traced peak of numpy memory of a third
+   release in the process (``tracemalloc``, outside the timed runs). ``--release [OTHER_SRC]``
+   runs this part alone, 6 runs.
 3. The imports of that first release, in a fresh process after the same setup imports: the
    treedp modules ``release_counts`` and its bounds warning load, then ``scipy.optimize``.
 4. ``--pava`` (alone): a numpy-only isotonic regression of the 2^24 prefixes against scipy's,
@@ -34,10 +38,12 @@ from __future__ import annotations
 
 import json
 import os
+import resource
 import statistics
 import subprocess
 import sys
 import time
+import tracemalloc
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
@@ -178,7 +184,9 @@ def _report_cold(n_bins: int, rows: list[dict[str, float]], label: str) -> None:
             f"{statistics.median(totals):.2f}: release "
             f"{statistics.median(r['release' + suffix] for r in rows):.2f} + answer "
             f"{statistics.median(r['answer' + suffix] for r in rows):.2f}; goal 2 s), CPU "
-            f"{', '.join(f'{c:.2f}' for c in cpu)} s (median {statistics.median(cpu):.2f}); "
+            f"{', '.join(f'{c:.2f}' for c in cpu)} s (median {statistics.median(cpu):.2f}), "
+            f"of it system {statistics.median(r['sys' + suffix] for r in rows):.2f} (median); "
+            f"traced peak {statistics.median(r['peak_mb'] for r in rows):.0f} MB; "
             f"numpy cumsum of the counts "
             f"{statistics.median(r['cumsum'] for r in rows):.3f} s ({_load()})",
             flush=True,
@@ -272,8 +280,10 @@ def _cpu_timed_value(fn: Callable[[], object]) -> tuple[float, object]:
     return time.process_time() - start, value
 
 
-def _cold(n_bins: int) -> None:
-    """One fresh process: the counts, then two releases and their first answers (JSON)."""
+def _cold(n_bins: int, peak: bool = True) -> None:
+    """One fresh process: the counts, then two releases and their first answers, with the
+    system time of each (the kernel's page faults: memory touched for the first time), and a
+    third release's traced peak of memory (JSON)."""
     import treedp
     from treedp.domain import make_bins
     from treedp.planning import plan
@@ -285,11 +295,20 @@ def _cold(n_bins: int) -> None:
     row = {"cumsum": _timed(lambda: np.cumsum(counts))}
     for suffix in ("", "2"):
         w0, c0 = time.perf_counter(), time.process_time()
+        s0 = resource.getrusage(resource.RUSAGE_SELF).ru_stime
         rel = treedp.release_counts(counts, bins=bins, epsilon=1.0, plan=chosen)
         w1 = time.perf_counter()
         rel.cdf(1e5)
         row["release" + suffix], row["answer" + suffix] = w1 - w0, time.perf_counter() - w1
         row["cpu" + suffix] = time.process_time() - c0
+        row["sys" + suffix] = resource.getrusage(resource.RUSAGE_SELF).ru_stime - s0
+    if peak:  # a third release, traced: the most numpy memory it holds at once
+        del rel
+        tracemalloc.start()
+        base = tracemalloc.get_traced_memory()[0]
+        treedp.release_counts(counts, bins=bins, epsilon=1.0, plan=chosen).cdf(1e5)
+        row["peak_mb"] = (tracemalloc.get_traced_memory()[1] - base) / 2**20
+        tracemalloc.stop()
     print(json.dumps(row))
 
 
@@ -316,6 +335,10 @@ def main() -> None:
         return
     if len(sys.argv) > 1 and sys.argv[1] == "--counting-json":
         print(json.dumps(_counting_rates()))
+        return
+    if len(sys.argv) > 1 and sys.argv[1] == "--release":
+        print(f"# {machine()}")
+        release_to_first_answer(runs=6, baseline_src=sys.argv[2] if len(sys.argv) > 2 else None)
         return
     if len(sys.argv) > 1 and sys.argv[1] == "--counting":
         print(f"# {machine()}")
