@@ -105,6 +105,41 @@ def test_bin_index_is_the_bin_rule() -> None:
     assert bin_index(np.array([np.nan, 1.5]), bins, "drop").tolist() == [-1, 1]
 
 
+@pytest.mark.parametrize(
+    ("bounds", "n_bins"), [((3.7, 91.3), 4096), ((0.1, 0.7), 1000), ((0.0, 1.0), 64)]
+)
+def test_bin_index_at_and_around_every_edge(
+    bounds: tuple[float, float], n_bins: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every edge and the floats one and two ulps either side, values beyond the bounds and
+    NaN, over several chunks and in fewer values than bins: the bin of each is the bin rule
+    (the number of inner edges at or below it), with only the values next to an edge
+    compared with the edges where the arithmetic is not exact; a zero slack misplaces some."""
+    from treedp.engines import edge_exactness, grouped_bins
+
+    monkeypatch.setattr(grouped_bins, "CHUNK", 1000)
+    bins = make_bins(bounds=bounds, bins=n_bins)
+    e = bins.edges
+    near = np.concatenate([e, *(np.nextafter(e, d) for d in (-np.inf, np.inf))])
+    near = np.concatenate([np.nextafter(near, -np.inf), near, np.nextafter(near, np.inf)])
+    far = np.array([-np.inf, np.inf, -1e308, 1e308, e[0] - 1.0, e[-1] + 1.0, np.nan])
+    rng = np.random.default_rng(TEST_SEED + 9)
+    values = rng.permutation(np.concatenate([near, far, far]))
+
+    def want(v: np.ndarray) -> list[int]:
+        out = np.searchsorted(e[1:-1], v, side="right")
+        return np.where(np.isnan(v), -1, out).tolist()
+
+    assert bin_index(values, bins, "drop").tolist() == want(values)
+    few = values[: n_bins // 2]
+    edge_exactness._SLACK_CACHE.clear()
+    edge_exactness._EXACT_CACHE.clear()
+    assert bin_index(few, bins, "drop").tolist() == want(few)
+    if not edge_exactness._arithmetic_is_exact(e, bins._inv_width):
+        monkeypatch.setattr(grouped_bins, "_edge_slack", lambda *a, **k: 0.0)
+        assert bin_index(values, bins, "drop").tolist() != want(values)
+
+
 # ---------------------------------------------------------------------------- bounding
 BOUNDS = [
     (3, None, None),

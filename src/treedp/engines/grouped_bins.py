@@ -11,6 +11,8 @@ import numpy as np
 
 from treedp.domain import Bins
 from treedp.engines.base import NanPolicy
+from treedp.engines.edge_exactness import _arithmetic_is_exact, _edge_slack
+from treedp.engines.equal_width import _corrected_near_edges, _scaled
 from treedp.engines.local import datetime_ticks
 from treedp.exceptions import DataError, InvalidTypeError
 
@@ -85,8 +87,9 @@ def _look_up(values: np.ndarray, table: tuple[int, np.ndarray]) -> np.ndarray:
 
 
 def _locate(axis: np.ndarray, bins: Bins) -> np.ndarray:
-    """The bin of each (non-missing) axis value; arithmetic for equal-width bins, corrected
-    against the edges themselves (as ``engines.local`` counts), else a binary search."""
+    """The bin of each (non-missing) axis value; arithmetic for equal-width bins, where it is
+    not proven exact corrected against the edges themselves for the values next to an edge
+    (as ``engines.equal_width`` counts), else a binary search."""
     edges = bins.edges
     inv = bins._inv_width
     if not (bins.equal_width and inv > 0.0) or axis.dtype.kind != "f":
@@ -94,16 +97,25 @@ def _locate(axis: np.ndarray, bins: Bins) -> np.ndarray:
         return out
     n_bins = int(edges.size - 1)
     lo = float(edges[0])
+    few = axis.size < n_bins  # the O(B) proofs only for at least about B values (or cached)
+    exact = _arithmetic_is_exact(edges, inv, compute=not few)
+    delta = 1.0 if exact else _edge_slack(edges, inv, compute=not few)
+    guarded = edges
+    if not exact and not few:  # NaN ends: values beyond them stay clamped (equal_width)
+        guarded = edges.astype(np.float64)
+        guarded[0] = guarded[-1] = np.nan
     idx = np.empty(axis.size, dtype=np.int64)
+    size = min(CHUNK, axis.size)
+    buffers = np.empty(size), np.empty(size, dtype=np.intp), np.empty(size)
     with np.errstate(all="ignore"):  # extreme values overflow to ±inf: clipped below
         for start in range(0, axis.size, CHUNK):
             x = axis[start : start + CHUNK]
-            t = np.subtract(x, lo, dtype=np.float64)  # binary64 whatever the dtype
-            t *= inv
+            t, part = buffers[0][: x.size], buffers[1][: x.size]
+            _scaled(x, lo, inv, t)  # binary64 whatever the dtype
             np.clip(t, 0.0, n_bins - 0.5, out=t)
             t[np.isnan(t)] = 0.0  # missing values: marked by the caller
-            part = t.astype(np.int64)
-            part -= (x < edges[part]) & (part > 0)
-            part += (x >= edges[part + 1]) & (part < n_bins - 1)
+            np.copyto(part, t, casting="unsafe")  # the floor of t >= 0
+            if not exact:
+                part = _corrected_near_edges(part, x, buffers, guarded, few, delta)
             idx[start : start + CHUNK] = part
     return idx
