@@ -66,21 +66,7 @@ COUNTING_BOUNDS = ((0.0, 1.0), (0.0, 1e5))
 def counting(baseline_src: str | None = None, rounds: int = 3) -> None:
     """The counting rates of :func:`_counting_rates`, each round in a fresh process; with
     ``baseline_src`` the other checkout's processes are interleaved with these."""
-    sources = {"": None} if baseline_src is None else {"": None, " [baseline src]": baseline_src}
-    found: dict[str, list[list[dict[str, float]]]] = {label: [] for label in sources}
-    for i in range(rounds):
-        for label in list(sources) if i % 2 == 0 else list(sources)[::-1]:
-            env = dict(os.environ)
-            if sources[label] is not None:
-                env["PYTHONPATH"] = str(sources[label])
-            done = subprocess.run(
-                [sys.executable, __file__, "--counting-json"],
-                check=True,
-                capture_output=True,
-                text=True,
-                env=env,
-            )
-            found[label].append(json.loads(done.stdout.strip().splitlines()[-1]))
+    found = _interleaved(["--counting-json"], baseline_src, rounds)
     for label, runs in found.items():
         for k, (lo, hi) in enumerate(COUNTING_BOUNDS):
             rows = [run[k] for run in runs]
@@ -141,6 +127,28 @@ def _rates(engine: Any, x: np.ndarray, bins: Any, idx: np.ndarray) -> dict[str, 
     return {**rates, "per_cpu": size / cpu / 1e6}
 
 
+def _interleaved(args: list[str], baseline_src: str | None, runs: int) -> dict[str, list[Any]]:
+    """This script with ``args`` in ``runs`` fresh processes, its last output line read as
+    JSON; with ``baseline_src`` (the ``src`` folder of another checkout) as many of that
+    checkout's, alternated so that both see the same load. Keyed by label ("" for this one)."""
+    sources = {"": None} if baseline_src is None else {"": None, " [baseline src]": baseline_src}
+    found: dict[str, list[Any]] = {label: [] for label in sources}
+    for i in range(runs):
+        for label in list(sources) if i % 2 == 0 else list(sources)[::-1]:
+            env = dict(os.environ)
+            if sources[label] is not None:
+                env["PYTHONPATH"] = str(sources[label])
+            done = subprocess.run(
+                [sys.executable, __file__, *args],
+                check=True,
+                capture_output=True,
+                text=True,
+                env=env,
+            )
+            found[label].append(json.loads(done.stdout.strip().splitlines()[-1]))
+    return found
+
+
 def _one_pass(x: np.ndarray, scale: float, chunk: int = 1 << 16) -> None:
     out = np.empty(chunk)
     for start in range(0, x.size, chunk):
@@ -154,22 +162,7 @@ def release_to_first_answer(
     """Release + first answer, each run in a fresh process; with ``baseline_src`` (the ``src``
     folder of another checkout, e.g. main before a change) its runs are interleaved with this
     checkout's, under the same load."""
-    sources = {"": None} if baseline_src is None else {"": None, " [baseline src]": baseline_src}
-    rows: dict[str, list[dict[str, float]]] = {label: [] for label in sources}
-    for i in range(runs):
-        order = list(sources) if i % 2 == 0 else list(sources)[::-1]
-        for label in order:
-            env = dict(os.environ)
-            if sources[label] is not None:
-                env["PYTHONPATH"] = str(sources[label])
-            done = subprocess.run(
-                [sys.executable, __file__, "--cold", str(n_bins)],
-                check=True,
-                capture_output=True,
-                text=True,
-                env=env,
-            )
-            rows[label].append(json.loads(done.stdout.strip().splitlines()[-1]))
+    rows = _interleaved(["--cold", str(n_bins)], baseline_src, runs)
     for label, found in rows.items():
         _report_cold(n_bins, found, label)
 
