@@ -21,7 +21,8 @@ takes values at least the smallest prefix mean of ``T + N``, at least ``m`` (eve
 ``E`` followed by the fit of ``T + N`` has non-decreasing means, and its blocks satisfy the
 conditions: it is the fit of everything so far. The values equal a single call's up to the
 rounding of the pooled means (a sequence of at most :data:`PIECE` values is one call of
-scipy, bit for bit).
+scipy, bit for bit); a running maximum over the block means keeps the result non-decreasing
+where that rounding put a pooled mean an ulp below its neighbour.
 """
 
 from __future__ import annotations
@@ -77,7 +78,9 @@ def isotonic_into(y: np.ndarray, weights: np.ndarray | None, out: np.ndarray) ->
         means.append(m)
         totals.append(w)
         lengths.append(n)
-    _expand(np.concatenate(means), np.concatenate(lengths), out)
+    # A pooled mean of blocks whose means are at least m can round an ulp below m: the
+    # running maximum keeps the fit non-decreasing (it moves only such ulps).
+    _expand(np.maximum.accumulate(np.concatenate(means)), np.concatenate(lengths), out)
 
 
 def _blocks(fit: object) -> _Blocks:
