@@ -299,10 +299,15 @@ def count_grouped_codes(
     One ``bincount`` over ``code·B + bin``: the per-chunk kernel of every engine.
     """
     ok = (bin_idx >= 0) & (codes >= 0)
-    flat = codes[ok] * n_bins + bin_idx[ok]
+    kept = int(np.count_nonzero(ok))
+    if kept == ok.size:  # nothing dropped: no gathers through the mask
+        flat = np.multiply(codes, n_bins, dtype=np.int64)
+        flat += bin_idx
+    else:
+        flat = codes[ok] * n_bins + bin_idx[ok]
     g = len(keys)
     counts = np.bincount(flat, minlength=g * n_bins).reshape(g, n_bins)
-    return GroupedCounts(keys, counts, int(ok.size - int(ok.sum())))
+    return GroupedCounts(keys, counts, int(ok.size - kept))
 
 
 def count_grouped(
