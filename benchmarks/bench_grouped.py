@@ -5,7 +5,8 @@ Parts (``--part``, default all of ``memory engines``):
 * ``memory``: 10^7 rows over 1,000 public integer keys at B = 1024, one row per person, and
   the same with a privacy unit (10^6 persons, ``max_contributions=10``): the whole
   ``release_grouped`` call (counting, bounding, planning, noise); and the per-value bins of
-  the same values (``bin_index``) against ``np.searchsorted`` over the same edges.
+  the same values (``bin_index``) against ``np.searchsorted`` over the same edges, and the
+  grouped counting kernel against ``np.bincount`` of the precomputed cells.
 * ``engines``: 10^6 synthetic rows, 5·10^5 persons with 2 rows each in 2 different groups of
   10 (at most 2 groups and 1 row per group per person), values integers 0..100; the grouped
   release with ``privacy_unit``, ``max_groups=2``, ``max_contributions_per_group=1``, ε = 1,
@@ -93,6 +94,7 @@ def part_memory(repeats: int) -> None:
         f"memory, 10^7 rows, 1000 keys, B=1024, one row per person: {best(no_unit, repeats):.2f} s"
     )
     _bin_index_line(values, repeats)
+    _cells_line(groups, repeats)
     person = rng.integers(0, 1_000_000, n)
 
     def with_unit() -> Any:
@@ -130,6 +132,22 @@ def _bin_index_line(values: np.ndarray, repeats: int) -> None:
             f"bin_index of 10^7 values, bounds (0, {hi:g}), B=1024 (arithmetic exact: {exact}): "
             f"{ours:.3f} s; np.searchsorted over the edges {search:.3f} s"
         )
+
+
+def _cells_line(groups: np.ndarray, repeats: int) -> None:
+    """The grouped counting kernel (``engines.grouped.count_grouped_codes``: bins and key codes
+    to the key × bin counts) against ``np.bincount`` of the precomputed cells ``code·B + bin``."""
+    from treedp.engines.grouped import count_grouped_codes
+
+    bins = np.random.default_rng(3).integers(0, 1024, groups.size)
+    keys = tuple(range(int(groups.max()) + 1))
+    cells = groups * 1024 + bins
+    ours = best(lambda: count_grouped_codes(bins, groups, keys, 1024), repeats)
+    plain = best(lambda: np.bincount(cells, minlength=len(keys) * 1024), repeats)
+    print(
+        f"count_grouped_codes of 10^7 rows, {len(keys)} keys, B=1024: {ours:.3f} s; "
+        f"np.bincount of the precomputed cells {plain:.3f} s"
+    )
 
 
 def _release(data: Any) -> Any:
