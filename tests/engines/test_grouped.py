@@ -115,7 +115,7 @@ def test_bin_index_at_and_around_every_edge(
     NaN, over several chunks and in fewer values than bins: the bin of each is the bin rule
     (the number of inner edges at or below it), with only the values next to an edge
     compared with the edges where the arithmetic is not exact; a zero slack misplaces some."""
-    from treedp.engines import edge_exactness, grouped_bins
+    from treedp.engines import edge_exactness, equal_width, grouped_bins
 
     monkeypatch.setattr(grouped_bins, "CHUNK", 1000)
     bins = make_bins(bounds=bounds, bins=n_bins)
@@ -136,7 +136,7 @@ def test_bin_index_at_and_around_every_edge(
     edge_exactness._EXACT_CACHE.clear()
     assert bin_index(few, bins, "drop").tolist() == want(few)
     if not edge_exactness._arithmetic_is_exact(e, bins._inv_width):
-        monkeypatch.setattr(grouped_bins, "_edge_slack", lambda *a, **k: 0.0)
+        monkeypatch.setattr(equal_width, "_edge_slack", lambda *a, **k: 0.0)
         assert bin_index(values, bins, "drop").tolist() != want(values)
 
 

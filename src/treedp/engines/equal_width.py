@@ -81,15 +81,7 @@ def _count_equal_width_missing(
     # The O(B) proofs pay off only when there are at least about B values to count (or they are
     # cached); otherwise the per-value correction, exact for every Bins, is cheaper.
     few = arr.size < n_bins
-    exact = _arithmetic_is_exact(edges, inv, compute=not few)
-    delta = 1.0 if exact else _edge_slack(edges, inv, compute=not few)
-    guarded = edges
-    if not exact and not few:
-        # The edges with NaN in place of e_0 and e_B: no comparison with NaN holds, so the
-        # correction below needs no bounds test (values beyond the ends are already clamped).
-        # With few values, no O(B) copy: the corrected index is clipped instead.
-        guarded = edges.astype(np.float64)
-        guarded[0] = guarded[-1] = np.nan
+    exact, delta, guarded = _edge_proofs(edges, inv, few)
     chunk = _chunk_for(n_bins)
     if arr.size <= chunk:  # one chunk: its bincount is the result (no B-sized add)
         chunk = max(arr.size, 1)
@@ -127,6 +119,23 @@ def _count_equal_width_missing(
     if counts is None:
         return np.zeros(n_bins, dtype=np.int64), n_bad
     return counts, n_bad
+
+
+def _edge_proofs(edges: np.ndarray, inv: float, few: bool) -> tuple[bool, float, np.ndarray]:
+    """``(exact, delta, edges)`` for the corrections: whether the arithmetic alone is the bin
+    rule, the edges' slack (``1.0``, "compare every value", when exact or not known), and the
+    edges to compare with. The ``O(B)`` proofs are computed only unless ``few`` (fewer values
+    than bins; a cached answer is used either way). Without ``few`` the edges have NaN in place
+    of ``e_0`` and ``e_B``: no comparison with NaN holds, so :func:`_corrected` needs no bounds
+    test (values beyond the ends are already clamped); with ``few``, no ``O(B)`` copy, and the
+    corrected index is clipped instead."""
+    exact = _arithmetic_is_exact(edges, inv, compute=not few)
+    delta = 1.0 if exact else _edge_slack(edges, inv, compute=not few)
+    if exact or few:
+        return exact, delta, edges
+    guarded = edges.astype(np.float64)
+    guarded[0] = guarded[-1] = np.nan
+    return exact, delta, guarded
 
 
 def _bincount_or_none(idx: np.ndarray, n_bins: int) -> np.ndarray | None:

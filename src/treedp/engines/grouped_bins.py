@@ -11,8 +11,7 @@ import numpy as np
 
 from treedp.domain import Bins
 from treedp.engines.base import NanPolicy
-from treedp.engines.edge_exactness import _arithmetic_is_exact, _edge_slack
-from treedp.engines.equal_width import _corrected_near_edges, _scaled
+from treedp.engines.equal_width import _corrected_near_edges, _edge_proofs, _scaled
 from treedp.engines.local import datetime_ticks
 from treedp.exceptions import DataError, InvalidTypeError
 
@@ -98,12 +97,7 @@ def _locate(axis: np.ndarray, bins: Bins) -> np.ndarray:
     n_bins = int(edges.size - 1)
     lo = float(edges[0])
     few = axis.size < n_bins  # the O(B) proofs only for at least about B values (or cached)
-    exact = _arithmetic_is_exact(edges, inv, compute=not few)
-    delta = 1.0 if exact else _edge_slack(edges, inv, compute=not few)
-    guarded = edges
-    if not exact and not few:  # NaN ends: values beyond them stay clamped (equal_width)
-        guarded = edges.astype(np.float64)
-        guarded[0] = guarded[-1] = np.nan
+    exact, delta, guarded = _edge_proofs(edges, inv, few)
     idx = np.empty(axis.size, dtype=np.int64)
     size = min(CHUNK, axis.size)
     buffers = np.empty(size), np.empty(size, dtype=np.intp), np.empty(size)
