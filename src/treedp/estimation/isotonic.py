@@ -54,33 +54,30 @@ def isotonic_into(y: np.ndarray, weights: np.ndarray | None, out: np.ndarray) ->
     if y.size <= PIECE:
         out[:] = isotonic_regression(y, weights=weights).x
         return
-    means: list[np.ndarray] = []
-    totals: list[np.ndarray] = []
-    lengths: list[np.ndarray] = []
+    stack: list[_Blocks] = []  # (means, total weights, lengths), means sorted across the stack
     for start in range(0, y.size, PIECE):
         part = slice(start, start + PIECE)
         w_part = None if weights is None else weights[part]
-        m, w, n = _blocks(isotonic_regression(y[part], weights=w_part))
+        blocks = _blocks(isotonic_regression(y[part], weights=w_part))
+        first = blocks[0][0]
         tail: list[_Blocks] = []
-        while means and means[-1][-1] > m[0]:  # the blocks so far are sorted by mean
-            k = int(np.searchsorted(means[-1], m[0], side="right"))
-            tail.append((means[-1][k:], totals[-1][k:], lengths[-1][k:]))
+        while stack and stack[-1][0][-1] > first:
+            m, w, n = stack.pop()
+            k = int(np.searchsorted(m, first, side="right"))
+            tail.append((m[k:], w[k:], n[k:]))
             if k:
-                means[-1], totals[-1], lengths[-1] = means[-1][:k], totals[-1][:k], lengths[-1][:k]
+                stack.append((m[:k], w[:k], n[:k]))
                 break
-            del means[-1], totals[-1], lengths[-1]
         if tail:
-            tail.reverse()
-            pooled = [np.concatenate([*(b[i] for b in tail), x]) for i, x in enumerate((m, w, n))]
+            pooled = [np.concatenate(parts) for parts in zip(*reversed(tail), blocks, strict=True)]
             fit = isotonic_regression(pooled[0], weights=pooled[1])
-            m, w = fit.x[fit.blocks[:-1]], fit.weights
-            n = np.add.reduceat(pooled[2], fit.blocks[:-1])
-        means.append(m)
-        totals.append(w)
-        lengths.append(n)
+            bounds = fit.blocks[:-1]
+            blocks = fit.x[bounds], fit.weights, np.add.reduceat(pooled[2], bounds)
+        stack.append(blocks)
     # A pooled mean of blocks whose means are at least m can round an ulp below m: the
     # running maximum keeps the fit non-decreasing (it moves only such ulps).
-    _expand(np.maximum.accumulate(np.concatenate(means)), np.concatenate(lengths), out)
+    means = np.maximum.accumulate(np.concatenate([b[0] for b in stack]))
+    _expand(means, np.concatenate([b[2] for b in stack]), out)
 
 
 def _blocks(fit: object) -> _Blocks:
