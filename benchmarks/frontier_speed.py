@@ -273,7 +273,7 @@ def _cpu_timed_value(fn: Callable[[], object]) -> tuple[float, object]:
     return time.process_time() - start, value
 
 
-def _cold(n_bins: int, peak: bool = True) -> None:
+def _cold(n_bins: int) -> None:
     """One fresh process: the counts, then two releases and their first answers, with the
     system time of each (the kernel's page faults: memory touched for the first time), and a
     third release's traced peak of memory (JSON)."""
@@ -295,13 +295,13 @@ def _cold(n_bins: int, peak: bool = True) -> None:
         row["release" + suffix], row["answer" + suffix] = w1 - w0, time.perf_counter() - w1
         row["cpu" + suffix] = time.process_time() - c0
         row["sys" + suffix] = resource.getrusage(resource.RUSAGE_SELF).ru_stime - s0
-    if peak:  # a third release, traced: the most numpy memory it holds at once
-        del rel
-        tracemalloc.start()
-        base = tracemalloc.get_traced_memory()[0]
-        treedp.release_counts(counts, bins=bins, epsilon=1.0, plan=chosen).cdf(1e5)
-        row["peak_mb"] = (tracemalloc.get_traced_memory()[1] - base) / 2**20
-        tracemalloc.stop()
+    # a third release, traced: the most numpy memory it holds at once
+    del rel
+    tracemalloc.start()
+    base = tracemalloc.get_traced_memory()[0]
+    treedp.release_counts(counts, bins=bins, epsilon=1.0, plan=chosen).cdf(1e5)
+    row["peak_mb"] = (tracemalloc.get_traced_memory()[1] - base) / 2**20
+    tracemalloc.stop()
     print(json.dumps(row))
 
 
