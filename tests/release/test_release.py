@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -80,6 +81,38 @@ def test_metadata_is_complete() -> None:
     unseeded = release_cdf(VALUES, bounds=(0, 100), bins=10, epsilon=1.0)
     assert not unseeded.seeded and unseeded.randomness == {"source": "os.urandom", "seeded": False}
     assert all(not lv.flags.writeable for lv in rel.noisy_levels)
+
+
+def test_the_release_keeps_the_frozen_blocks_and_copies_a_callers(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The mechanism's fresh noisy blocks are handed over frozen and kept as they are (at
+    2^24 bins a copy is 139 MB); a caller's writeable arrays are copied, so writing to them
+    afterwards leaves the release as it was."""
+    from treedp.mechanisms.base import Mechanism
+
+    measured: list[np.ndarray] = []
+    original = Mechanism.measure
+
+    def spy(self: Mechanism, counts: np.ndarray, source: Any) -> list[np.ndarray]:
+        measured[:] = original(self, counts, source)
+        return measured
+
+    monkeypatch.setattr(Mechanism, "measure", spy)
+    rel = _release(branching=10)
+    assert measured and all(a is b for a, b in zip(rel.noisy_levels, measured, strict=True))
+    mine = [lv.copy() for lv in rel.noisy_levels]
+    again = treedp.Release(
+        bins=rel.bins,
+        mechanism=rel.mechanism,
+        noisy_levels=mine,
+        estimator=rel.estimator,
+        randomness=rel.randomness,
+        library_version=rel.library_version,
+    )
+    mine[-1][:] = 10**6
+    assert all(not lv.flags.writeable for lv in again.noisy_levels)
+    assert np.array_equal(again.cdf([10.0, 50.0]), rel.cdf([10.0, 50.0]))
 
 
 def test_noisy_levels_rederive_the_estimates() -> None:

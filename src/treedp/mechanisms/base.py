@@ -377,11 +377,15 @@ class Mechanism(ABC):
         auditor exercises.
         """
         noise = self.noise_only(1, source)
-        # each sum written over its fresh noise draw (no further array of the level's size)
-        return [
+        # each sum written over its fresh noise draw (no further array of the level's size),
+        # then frozen: nothing else holds it, so a release keeps it without a copy
+        noisy = [
             np.add(block, z[0], out=z[0])
             for block, z in zip(self.true_blocks(counts), noise, strict=True)
         ]
+        for block in noisy:
+            block.setflags(write=False)
+        return noisy
 
     def release_blocks(
         self, counts: np.ndarray, source: RandomSource

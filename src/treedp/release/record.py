@@ -68,6 +68,18 @@ def _approx(target: dict[str, float] | None) -> ApproxDP | None:
     return None if target is None else ApproxDP(float(target["epsilon"]), float(target["delta"]))
 
 
+def _frozen_level(level: Any) -> np.ndarray:
+    """``level`` as a read-only int64 array: an int64 array already read-only is kept as it is
+    (the mechanisms hand over their fresh noisy blocks frozen: at 2^24 bins a copy is 139 MB
+    of memory touched for nothing); anything else is copied, so later writes by the caller
+    cannot change the release."""
+    if isinstance(level, np.ndarray) and level.dtype == np.int64 and not level.flags.writeable:
+        return level
+    frozen = np.array(level, dtype=np.int64)
+    frozen.setflags(write=False)
+    return frozen
+
+
 def _codec() -> ReleaseCodec:
     if not _CODECS:  # only when treedp.release.record is used without its package
         raise InvalidParameterError("No release file format is loaded: import treedp.release.")
@@ -145,9 +157,7 @@ class Release(IntervalQueries):
         unit: PersonUnit | None = None,
     ) -> None:
         check_postprocess(postprocess, integer)
-        levels = [np.array(level, dtype=np.int64) for level in noisy_levels]
-        for level in levels:
-            level.setflags(write=False)
+        levels = [_frozen_level(level) for level in noisy_levels]
         vars(self).update(  # past the frozen __setattr__
             bins=bins,
             mechanism=mechanism,
