@@ -325,6 +325,20 @@ def test_monotone_l2_equals_scipy_isotonic_regression() -> None:
         monotone_l2(np.array([0.0, 2.0, 1.0, 3.0]), np.array([1.0, -1.0]))
 
 
+def test_the_l2_fits_written_over_the_prefix_equal_the_copies() -> None:
+    """``overwrite=True`` writes the same values over the prefix (real and integer fits,
+    with and without weights, a negative total); the L1 fit takes no part in it."""
+    rng = np.random.default_rng(4)
+    for size, drift in ((3, 1.0), (50, 1.0), (5000, 1.0), (200, -0.5)):
+        prefix = np.concatenate([[0.0], np.cumsum(rng.normal(drift, 4.0, size - 1))])
+        for w, integer in itertools.product((None, rng.uniform(0.1, 5.0, size - 2)), (0, 1)):
+            want = consistent_prefix(prefix, integer=bool(integer), weights=w)
+            over = prefix.copy()
+            got = consistent_prefix(over, integer=bool(integer), weights=w, overwrite=True)
+            assert got is over
+            assert np.array_equal(got, want)
+
+
 def test_monotone_l2_pools_adjacent_violators() -> None:
     """A hand-checked fit: the violating pair (2, 1) pools to its mean; the end stays n̂."""
     got = monotone_l2(np.array([0.0, 2.0, 1.0, 3.0]))

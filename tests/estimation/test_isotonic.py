@@ -88,3 +88,18 @@ def test_pooled_rounding_never_breaks_monotonicity(monkeypatch: pytest.MonkeyPat
     isotonic.isotonic_into(y, rng.uniform(0.01, 10.0, y.size), got)
     assert np.all(np.diff(got) >= 0.0)
     assert np.max(np.abs(got - 3.0)) <= 1e-14
+
+
+@pytest.mark.parametrize("piece", [3, 1 << 20])
+def test_the_fit_may_be_written_over_its_input(piece: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``out`` may be ``y`` itself (every value is read before any is written): the same
+    values as into a separate array, one piece or many."""
+    monkeypatch.setattr(isotonic, "PIECE", piece)
+    rng = np.random.default_rng(43)
+    for y in _cases(rng, 200):
+        for w in (None, rng.uniform(0.1, 5.0, y.size)):
+            apart = np.empty_like(y)
+            isotonic.isotonic_into(y, w, apart)
+            over = y.copy()
+            isotonic.isotonic_into(over, w, over)
+            assert np.array_equal(over, apart)

@@ -52,6 +52,31 @@ def test_every_mechanism_answers_every_query(mechanism: str, neighbours: str) ->
     assert abs(rel.cdf(50.0) - true_mid) < 5.5 * rel.stderr("cdf", 50.0)
 
 
+@pytest.mark.parametrize("mechanism", treedp.mechanisms.MECHANISMS)
+@pytest.mark.parametrize("postprocess", ["monotone", "monotone_l1", "integer"])
+def test_the_consistent_cdf_first_leaves_the_prefixes_and_levels_as_they_were(
+    mechanism: str, postprocess: str
+) -> None:
+    """A consistent CDF asked for before the prefixes is fitted over a fresh estimate (no
+    second array of the prefixes' length): the same values either way, and neither the
+    noisy levels nor the prefixes asked for afterwards are touched by the fit."""
+    kwargs: dict[str, Any] = {"mechanism": mechanism, "bins": 64}
+    if mechanism == "sqrt_factorization":
+        kwargs.update(epsilon=None, privacy=treedp.ZCDP(0.5))
+    if postprocess == "integer":
+        kwargs.update(integer=True)
+    else:
+        kwargs.update(postprocess=postprocess)
+    first, second = _release(**kwargs), _release(**kwargs)
+    levels = [lv.copy() for lv in first.noisy_levels]
+    want = (first.prefix_counts.copy(), first.consistent_counts)
+    got_fit = second.consistent_counts
+    assert not np.shares_memory(got_fit, second.prefix_counts)
+    assert np.array_equal(got_fit, want[1])
+    assert np.array_equal(second.prefix_counts, want[0])
+    assert all(np.array_equal(a, b) for a, b in zip(second.noisy_levels, levels, strict=True))
+
+
 def test_metadata_is_complete() -> None:
     rel = _release(branching=[4, 5, 5], level_budgets=[0.1, 0.2, 0.3, 0.4])
     meta = rel.metadata()

@@ -47,7 +47,8 @@ def isotonic_into(y: np.ndarray, weights: np.ndarray | None, out: np.ndarray) ->
     weights : ndarray of float64, optional
         Positive weights, one per value (checked by the caller); default equal.
     out : ndarray of float64
-        Same length as ``y``; may not overlap it.
+        Same length as ``y``: ``y`` itself (every value is read before any is written), or
+        an array not overlapping it.
     """
     from scipy.optimize import isotonic_regression  # scipy >= 1.12, the project's floor
 

@@ -264,7 +264,12 @@ class Release(IntervalQueries):
         """The consistent CDF at the edges (non-decreasing, in ``[0, n̂]``): the L1 projection of
         :attr:`prefix_counts` for ``"monotone_l1"``, else the L2 one; integers if ``integer``."""
         loss = "l1" if self.postprocess == "monotone_l1" else "l2"
-        fit = consistent_prefix(self.prefix_counts, loss=loss, integer=self.integer)
+        prefix = vars(self).get("prefix_counts")  # cached when it was asked for first
+        if prefix is None:  # a fresh estimate nobody else holds: the fit is written over it
+            fresh = estimate_prefix(self.mechanism, self.noisy_levels, self.estimator)
+            fit = consistent_prefix(fresh, loss=loss, integer=self.integer, overwrite=True)
+        else:
+            fit = consistent_prefix(prefix, loss=loss, integer=self.integer)
         fit.setflags(write=False)
         return fit
 
