@@ -62,6 +62,7 @@ from treedp.privacy.spend import SpendRecord
 from treedp.query import Grouping, Query, approx_target, charged_measure
 from treedp.release import Release
 from treedp.release.grouped import GroupedRelease
+from treedp.release.record import handed_over
 
 __all__ = ["release_grouped_counts", "run_grouped"]
 
@@ -182,7 +183,9 @@ def noised_rows(
     return [
         Release(
             mechanism=mech,
-            noisy_levels=[b + z[i] for b, z in zip(mech.true_blocks(row), noise, strict=True)],
+            noisy_levels=handed_over(
+                b + z[i] for b, z in zip(mech.true_blocks(row), noise, strict=True)
+            ),
             estimator=estimator,
             randomness=randomness,
             library_version=__version__,

@@ -534,3 +534,40 @@ def test_release_grouped_refuses_a_mechanism_that_cannot_serve_groups() -> None:
             bins=4,
             mechanism="dawa",
         )
+
+
+def test_each_keys_noisy_levels_are_handed_over_not_copied(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The grouped release and the loaders give each key's fresh levels to its Release
+    read-only, which keeps them as they are (no second copy of every key's levels); the
+    loaded release answers as the saved one."""
+    import treedp.grouped_stage
+    import treedp.release.format
+    import treedp.release.grouped
+    from treedp.release import record
+
+    handed: list[np.ndarray] = []
+
+    def spy(levels):  # type: ignore[no-untyped-def]
+        out = record.handed_over(levels)
+        handed.extend(out)
+        return out
+
+    for module in (treedp.grouped_stage, treedp.release.grouped, treedp.release.format):
+        monkeypatch.setattr(module, "handed_over", spy)
+    d = _data()
+    gr = treedp.release_grouped(
+        d["age"], by=d["state"], keys=["CA", "NY"], rng=InsecureSeededSource(3), **OPTS
+    )
+    path = tmp_path / "g.tdp"
+    gr.save(path)
+    back = treedp.load_grouped_release(path)
+    single = tmp_path / "one.json"
+    gr["CA"].save(single)
+    one = treedp.load_release(single)
+    kept = {id(a) for a in handed}
+    for rel in (gr["CA"], gr["NY"], back["CA"], back["NY"], one):
+        assert all(id(lv) in kept and not lv.flags.writeable for lv in rel.noisy_levels)
+    assert np.array_equal(back["NY"].cdf([30.0, 50.0]), gr["NY"].cdf([30.0, 50.0]))
+    assert np.array_equal(one.cdf([30.0, 50.0]), gr["CA"].cdf([30.0, 50.0]))

@@ -34,7 +34,7 @@ from treedp.domain import MAX_BINS, Bins
 from treedp.exceptions import InvalidParameterError, ReleaseFormatError, TreeDPError
 from treedp.mechanisms import Mechanism
 from treedp.mechanisms.registry import mechanism_class
-from treedp.release.record import Release, ReleaseCodec, register_codec
+from treedp.release.record import Release, ReleaseCodec, handed_over, register_codec
 from treedp.release.unit import check_unit_version, unit_from
 from treedp.timezones import zone_info
 
@@ -266,7 +266,7 @@ def from_json_document(document: Any, label: str) -> Release:
         raw = payload["noisy_levels"]
         if not isinstance(raw, list):
             raise ReleaseFormatError("the noisy levels are not a list")
-        release = _build(payload["metadata"], [_json_level(level) for level in raw])
+        release = _build(payload["metadata"], handed_over(_json_level(level) for level in raw))
         check_unit_version(release.unit, document["format_version"] == UNIT_JSON_VERSION)
         return release
     except _BAD as exc:
@@ -305,7 +305,9 @@ def _load_binary(handle: IO[bytes], label: str) -> Release:
                     edges = _expand_edges(spec)
                 if arrays.keys() != {f"level_{i}.npy" for i in range(len(arrays))}:
                     raise ReleaseFormatError("the arrays are not the noisy levels")
-                levels = [arrays[f"level_{i}.npy"].astype(np.int64) for i in range(len(arrays))]
+                levels = handed_over(
+                    arrays[f"level_{i}.npy"].astype(np.int64) for i in range(len(arrays))
+                )
                 meta = dict(meta, bins=dict(meta["bins"], edges=edges))
                 release = _build(meta, levels)
                 check_unit_version(release.unit, has_unit)

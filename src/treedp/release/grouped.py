@@ -48,7 +48,7 @@ from treedp.release.format import (
     _write_zip,
 )
 from treedp.release.queries import Answers, Points, QuantileValue, Scalar
-from treedp.release.record import Release, _approx
+from treedp.release.record import Release, _approx, handed_over
 from treedp.release.signal import low_signal
 from treedp.release.unit import loss_factor
 
@@ -443,14 +443,14 @@ def _from_document(zf: zipfile.ZipFile, document: Any, label: str) -> GroupedRel
         ]:
             raise ReleaseFormatError("the arrays are not the tree levels")
         levels = [_read_2d(zf, e, len(keys)) for e in manifest]
-        first = _build(payload["common"], [lv[0].astype(np.int64) for lv in levels])
+        first = _build(payload["common"], handed_over(lv[0].astype(np.int64) for lv in levels))
         releases = [first]
         for i in range(1, len(keys)):
             releases.append(
                 Release(
                     bins=first.bins,
                     mechanism=first.mechanism,
-                    noisy_levels=[lv[i].astype(np.int64) for lv in levels],
+                    noisy_levels=handed_over(lv[i].astype(np.int64) for lv in levels),
                     estimator=first.estimator,
                     randomness=first.randomness,
                     library_version=first.library_version,

@@ -9,7 +9,7 @@ post-processing of these numbers and costs no further privacy (:mod:`.queries`,
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
@@ -42,7 +42,7 @@ if TYPE_CHECKING:
     from matplotlib.axes import Axes
     from matplotlib.figure import Figure
 
-__all__ = ["Release", "ReleaseCodec", "register_codec"]
+__all__ = ["Release", "ReleaseCodec", "handed_over", "register_codec"]
 
 
 @dataclass(frozen=True)
@@ -66,6 +66,16 @@ def register_codec(codec: ReleaseCodec) -> None:
 def _approx(target: dict[str, float] | None) -> ApproxDP | None:
     """A stored ``(epsilon, delta)`` target as a guarantee."""
     return None if target is None else ApproxDP(float(target["epsilon"]), float(target["delta"]))
+
+
+def handed_over(levels: Iterable[np.ndarray]) -> list[np.ndarray]:
+    """Fresh noisy blocks that nothing else holds, made read-only so that a :class:`Release`
+    keeps them without a copy (a grouped release's keys: one copy of every key's levels
+    fewer)."""
+    out = list(levels)
+    for level in out:
+        level.setflags(write=False)
+    return out
 
 
 def _frozen_level(level: Any) -> np.ndarray:
