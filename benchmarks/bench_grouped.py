@@ -1,12 +1,16 @@
 """Grouped releases: speed in memory, on every engine, and against PipelineDP on the same job.
 
-Parts (``--part``, default all of ``memory engines``):
+Parts (``--part``, default ``memory engines``):
 
 * ``memory``: 10^7 rows over 1,000 public integer keys at B = 1024, one row per person, and
   the same with a privacy unit (10^6 persons, ``max_contributions=10``): the whole
   ``release_grouped`` call (counting, bounding, planning, noise); and the per-value bins of
   the same values (``bin_index``) against ``np.searchsorted`` over the same edges, and the
   grouped counting kernel against ``np.bincount`` of the precomputed cells.
+* ``keys``: many keys and bins, where the noisy levels of every key are most of the work's
+  memory: 2·10^6 rows over 2,000 public keys at B = 4096, the whole ``release_grouped``
+  call; the baseline in the same process is numpy copying int64 arrays of the size of every
+  key's levels once (what a release that copies its levels adds).
 * ``engines``: 10^6 synthetic rows, 5·10^5 persons with 2 rows each in 2 different groups of
   10 (at most 2 groups and 1 row per group per person), values integers 0..100; the grouped
   release with ``privacy_unit``, ``max_groups=2``, ``max_contributions_per_group=1``, ε = 1,
@@ -112,6 +116,26 @@ def part_memory(repeats: int) -> None:
     print(
         f"memory, 10^7 rows, 1000 keys, B=1024, 10^6 persons, max_contributions=10: "
         f"{best(with_unit, repeats):.2f} s"
+    )
+
+
+def part_keys(repeats: int) -> None:
+    import treedp
+
+    rng = np.random.default_rng(3)
+    values, groups = rng.uniform(0, 100, 2_000_000), rng.integers(0, 2000, 2_000_000)
+
+    def release() -> Any:
+        return treedp.release_grouped(
+            values, by=groups, keys=list(range(2000)), epsilon=1.0, bounds=(0, 100), bins=4096
+        )
+
+    sizes = [lv.size for lv in release()[0].noisy_levels]
+    levels = [np.ones(size, dtype=np.int64) for size in sizes for _ in range(2000)]
+    copy = best(lambda: [np.array(lv) for lv in levels], repeats)
+    print(
+        f"keys, 2*10^6 rows, 2000 keys, B=4096: {best(release, repeats):.2f} s; numpy copying "
+        f"every key's levels once ({sum(sizes) * 2000 * 8 / 2**20:.0f} MB) {copy:.2f} s"
     )
 
 
@@ -314,7 +338,7 @@ def main() -> None:
         "--part",
         nargs="+",
         default=["memory", "engines"],
-        choices=["memory", "engines", "pipelinedp", "tumult"],
+        choices=["memory", "keys", "engines", "pipelinedp", "tumult"],
     )
     parser.add_argument("--engines", nargs="+", default=["numpy", "files", "spark", "dask"])
     parser.add_argument("--repeats", type=int, default=3)
@@ -322,6 +346,8 @@ def main() -> None:
     print(f"load: {load()}")
     if "memory" in args.part:
         part_memory(args.repeats)
+    if "keys" in args.part:
+        part_keys(args.repeats)
     if "engines" in args.part:
         part_engines(args.repeats, args.engines)
     if "pipelinedp" in args.part:
