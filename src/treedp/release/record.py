@@ -277,7 +277,8 @@ class Release(IntervalQueries):
         prefix = vars(self).get("prefix_counts")  # cached when it was asked for first
         if prefix is None:  # a fresh estimate nobody else holds: the fit is written over it
             fresh = estimate_prefix(self.mechanism, self.noisy_levels, self.estimator)
-            fit = consistent_prefix(fresh, loss=loss, integer=self.integer, overwrite=True)
+            own = bool(fresh.flags.writeable)  # every mechanism's estimate is (tested)
+            fit = consistent_prefix(fresh, loss=loss, integer=self.integer, overwrite=own)
         else:
             fit = consistent_prefix(prefix, loss=loss, integer=self.integer)
         fit.setflags(write=False)
