@@ -571,3 +571,21 @@ def test_each_keys_noisy_levels_are_handed_over_not_copied(
         assert all(id(lv) in kept and not lv.flags.writeable for lv in rel.noisy_levels)
     assert np.array_equal(back["NY"].cdf([30.0, 50.0]), gr["NY"].cdf([30.0, 50.0]))
     assert np.array_equal(one.cdf([30.0, 50.0]), gr["CA"].cdf([30.0, 50.0]))
+
+
+def test_each_loader_names_the_other_for_the_other_kind_of_file(tmp_path: Path) -> None:
+    """A grouped release given to ``load_release`` (and a single binary release given to
+    ``load_grouped_release``) is refused with the loader that reads it, not as "not a treedp
+    file"."""
+    d = _data()
+    gr = treedp.release_grouped(
+        d["age"], by=d["state"], keys=["CA", "NY"], rng=InsecureSeededSource(4), **OPTS
+    )
+    grouped, single = tmp_path / "g.tdp", tmp_path / "one.tdp"
+    gr.save(grouped)
+    gr["CA"].save(single)
+    with pytest.raises(ReleaseFormatError, match="load_grouped_release"):
+        treedp.load_release(grouped)
+    with pytest.raises(ReleaseFormatError, match=r"treedp\.load_release"):
+        treedp.load_grouped_release(single)
+    assert np.array_equal(treedp.load_release(single).cdf([40.0]), gr["CA"].cdf([40.0]))

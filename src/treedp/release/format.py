@@ -48,6 +48,9 @@ UNIT_JSON_VERSION = 3  # a person-level release (see the module's docstring)
 UNIT_BINARY_VERSION = 4
 KNOWN_GUARANTEES = ("pure", "zcdp")
 _METADATA = "metadata.json"
+#: The member holding a grouped release's document (:mod:`treedp.release.grouped`): named
+#: here so that each loader can tell the other kind of file by it.
+GROUPED_MEMBER = "grouped.json"
 _INT_TYPES = (np.int8, np.int16, np.int32, np.int64)
 _ZIP_MAGIC = b"PK\x03\x04"
 
@@ -288,6 +291,11 @@ def _load_binary(handle: IO[bytes], label: str) -> Release:
             try:
                 document = json.loads(zf.read(_METADATA).decode("utf-8"))
             except KeyError:
+                if GROUPED_MEMBER in zf.namelist():
+                    raise ReleaseFormatError(
+                        f"{label} is a grouped release file: read it with "
+                        "treedp.load_grouped_release."
+                    ) from None
                 raise ReleaseFormatError(f"{label} is not a treedp release file.") from None
             payload = _check_envelope(document, label, (BINARY_VERSION, UNIT_BINARY_VERSION))
             has_unit = document["format_version"] == UNIT_BINARY_VERSION

@@ -38,6 +38,8 @@ from treedp.privacy.spend import SpendRecord
 from treedp.release import queries
 from treedp.release.format import (
     _INT_TYPES,
+    _METADATA,
+    GROUPED_MEMBER,
     _build,
     _check_envelope,
     _check_target,
@@ -62,7 +64,7 @@ __all__ = ["GroupedRelease", "load_grouped_release"]
 
 FORMAT_NAME = "treedp.grouped_release"
 FORMAT_VERSION = 1
-_MEMBER = "grouped.json"
+_MEMBER = GROUPED_MEMBER
 
 
 class GroupedRelease:
@@ -416,6 +418,11 @@ def load_grouped_release(path: str | Path | IO[bytes]) -> GroupedRelease:
             try:
                 document = json.loads(zf.read(_MEMBER).decode("utf-8"))
             except KeyError:
+                if _METADATA in zf.namelist():
+                    raise ReleaseFormatError(
+                        f"{label} is a release file of one distribution: read it with "
+                        "treedp.load_release."
+                    ) from None
                 raise ReleaseFormatError(f"{label} is not a treedp grouped release.") from None
             return _from_document(zf, document, label)
     except ReleaseFormatError:
