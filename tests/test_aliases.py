@@ -93,3 +93,20 @@ def test_the_decorator_keeps_positional_arguments() -> None:
 
     assert f(1, neighbors="replace") == (1, "replace")
     assert f(2) == (2, "add_remove")
+
+
+def test_per_person_keywords_in_the_wrong_place_name_where_they_go() -> None:
+    """``max_contributions=`` next to ``privacy_unit`` (which holds it) and ``privacy_unit=``
+    given to ``quantiles`` / ``median`` (no per-person mode) are refused with where they go,
+    before anything is read (the data here is not even a column); elsewhere an unknown
+    keyword stays Python's ``TypeError``."""
+    with pytest.raises(InvalidParameterError, match=r"PrivacyUnit\(column, max_contributions"):
+        treedp.release_cdf(object(), epsilon=1.0, bounds=(0, 1), bins=4, max_contributions=3)
+    with pytest.raises(InvalidParameterError, match=r"max_groups"):
+        treedp.release_cdf([1, 2], epsilon=1.0, bounds=(0, 1), bins=2, max_groups=2)
+    for front_door in (treedp.quantiles, treedp.median):
+        args = (object(), [0.5]) if front_door is treedp.quantiles else (object(),)
+        with pytest.raises(InvalidParameterError, match="no per-person mode"):
+            front_door(*args, epsilon=1.0, bounds=(0, 1), privacy_unit="pid")
+    with pytest.raises(TypeError, match="unexpected keyword"):
+        treedp.plan(16, epsilon=1.0, max_groups=2)  # type: ignore[call-arg]

@@ -9,6 +9,7 @@ nothing inside the library ever sees the alias.
 from __future__ import annotations
 
 import functools
+import inspect
 from collections.abc import Callable
 from typing import ParamSpec, TypeVar
 
@@ -21,6 +22,17 @@ R = TypeVar("R")
 
 #: Accepted spelling -> the documented keyword it stands for.
 ALIASES: dict[str, str] = {"neighbors": "neighbours"}
+#: Per-person keywords of ``release_grouped`` that the other front doors take inside
+#: ``privacy_unit=treedp.PrivacyUnit(...)``, or not at all: named in a clear refusal instead
+#: of Python's "unexpected keyword argument".
+#: The front doors with no per-person mode at all (the release's answers have one).
+_NO_PERSON_MODE = ("quantiles", "median")
+_PERSON_KEYWORDS = (
+    "privacy_unit",
+    "max_contributions",
+    "max_groups",
+    "max_contributions_per_group",
+)
 
 
 def accepts_aliases(func: Callable[P, R]) -> Callable[P, R]:
@@ -44,8 +56,11 @@ def accepts_aliases(func: Callable[P, R]) -> Callable[P, R]:
     'replace'
     """
 
+    accepted = set(inspect.signature(func).parameters)
+
     @functools.wraps(func)
     def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
+        _refuse_person_keywords(func.__name__, accepted, kwargs)
         for alias, name in ALIASES.items():
             if alias in kwargs:
                 if name in kwargs:
@@ -57,3 +72,22 @@ def accepts_aliases(func: Callable[P, R]) -> Callable[P, R]:
         return func(*args, **kwargs)
 
     return wrapper
+
+
+def _refuse_person_keywords(name: str, accepted: set[str], kwargs: dict[str, object]) -> None:
+    """A per-person keyword ``name`` does not take: where it goes instead (public parameters
+    only, before anything is read or charged)."""
+    misplaced = [k for k in _PERSON_KEYWORDS if k in kwargs and k not in accepted]
+    if not misplaced or ("privacy_unit" not in accepted and name not in _NO_PERSON_MODE):
+        return  # Python's own TypeError names the keyword
+    if "privacy_unit" in accepted:
+        raise InvalidParameterError(
+            f"{name}() takes the contribution bound inside 'privacy_unit': pass "
+            f"privacy_unit=treedp.PrivacyUnit(column, {misplaced[0]}=...) instead of "
+            f"'{misplaced[0]}='."
+        )
+    raise InvalidParameterError(
+        f"{name}() has no per-person mode ('{misplaced[0]}='): release the distribution with "
+        "treedp.release_cdf(..., privacy_unit=treedp.PrivacyUnit(column, "
+        "max_contributions=...)) and read its quantiles from the release."
+    )
