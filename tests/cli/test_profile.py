@@ -155,3 +155,22 @@ def test_release_of_a_csv_datetime_column_with_private_bounds(
     assert "found privately" in capsys.readouterr().out
     assert main(["query", str(out), "--quantiles", "0.5"]) == 0
     assert "2013-" in capsys.readouterr().out
+
+
+def test_the_columns_bounds_warnings_are_printed(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """As ``treedp release`` prints its bounds warning, ``treedp profile`` prints each
+    column's (a line each on stderr, named by column; in JSON the ``warning``): a column of
+    mostly zeros gets the end-bin warning the API raises (a new user's run, finding 5)."""
+    rng = np.random.default_rng(TEST_SEED)
+    zeros = np.where(rng.random(5000) < 0.9, 0, rng.integers(1, 1000, 5000))
+    pd.DataFrame({"z": zeros, "u": rng.integers(0, 100, 5000)}).to_parquet(tmp_path / "z.parquet")
+    base = ["profile", str(tmp_path / "z.parquet"), "--epsilon", "1", "--insecure-seed", "2"]
+    assert main([*base, "--out", str(tmp_path / "p.html")]) == 0
+    err = [line for line in capsys.readouterr().err.splitlines() if line]
+    assert any(line.startswith("treedp: warning: Column 'z': ") for line in err)
+    assert not any("Column 'u'" in line for line in err)
+    assert main([*base, "--out", str(tmp_path / "q.html"), "--format", "json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["warning"].startswith("Column 'z': ")

@@ -10,6 +10,7 @@ has none, so its columns are declared with ``--integers`` / ``--floats`` / ``--d
 from __future__ import annotations
 
 import argparse
+import warnings
 from typing import Any
 
 import treedp
@@ -99,7 +100,8 @@ def run(args: argparse.Namespace) -> None:
         **dict.fromkeys(args.datetimes, "datetime"),
     }
     rng = rng_from(args)
-    with ledger_from_args(args) as ledger:
+    with ledger_from_args(args) as ledger, warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", treedp.BoundsWarning)  # printed below, one per column
         prof = treedp.profile(
             db_data(args) or args.input,
             epsilon=args.epsilon,
@@ -132,6 +134,21 @@ def run(args: argparse.Namespace) -> None:
             skipped=list(prof.skipped),
             seeded=rng is not None,
         )
+        _warn_columns(out, caught)
         if ledger is not None:
             out.budget(ledger, remaining_line(ledger))
         out.finish()
+
+
+def _warn_columns(out: Any, caught: list[warnings.WarningMessage]) -> None:
+    """The columns' bounds warnings (each starts with its column's name; post-processing of
+    released counts), as ``treedp release`` prints its one: a line each on stderr, or together
+    as the JSON ``warning``; any other warning is shown as Python shows it."""
+    texts = []
+    for w in caught:
+        if issubclass(w.category, treedp.BoundsWarning):
+            texts.append(str(w.message))
+        else:
+            warnings.showwarning(w.message, w.category, w.filename, w.lineno)
+    for text in [" ".join(texts)] if out.json else texts:
+        out.warn(text)
