@@ -25,14 +25,14 @@ ALIASES: dict[str, str] = {"neighbors": "neighbours"}
 #: Per-person keywords of ``release_grouped`` that the other front doors take inside
 #: ``privacy_unit=treedp.PrivacyUnit(...)``, or not at all: named in a clear refusal instead
 #: of Python's "unexpected keyword argument".
-#: The front doors with no per-person mode at all (the release's answers have one).
-_NO_PERSON_MODE = ("quantiles", "median")
 _PERSON_KEYWORDS = (
     "privacy_unit",
     "max_contributions",
     "max_groups",
     "max_contributions_per_group",
 )
+#: The front doors with no per-person mode at all (the release's answers have one).
+_NO_PERSON_MODE = ("quantiles", "median")
 
 
 def accepts_aliases(func: Callable[P, R]) -> Callable[P, R]:

@@ -100,19 +100,20 @@ def run(args: argparse.Namespace) -> None:
         **dict.fromkeys(args.datetimes, "datetime"),
     }
     rng = rng_from(args)
-    with ledger_from_args(args) as ledger, warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always", treedp.BoundsWarning)  # printed below, one per column
-        prof = treedp.profile(
-            db_data(args) or args.input,
-            epsilon=args.epsilon,
-            columns=args.columns,
-            types=types or None,
-            bins=args.bins,
-            nan=args.nan,
-            timezone=args.tz,
-            accountant=ledger,
-            rng=rng,
-        )
+    with ledger_from_args(args) as ledger:
+        with warnings.catch_warnings(record=True) as caught:  # the columns' warnings, below
+            warnings.simplefilter("always", treedp.BoundsWarning)
+            prof = treedp.profile(
+                db_data(args) or args.input,
+                epsilon=args.epsilon,
+                columns=args.columns,
+                types=types or None,
+                bins=args.bins,
+                nan=args.nan,
+                timezone=args.tz,
+                accountant=ledger,
+                rng=rng,
+            )
         prof.write_report(args.out, rng=rng)
         if args.summary is not None:
             prof.write_summary(args.summary, rng=rng)

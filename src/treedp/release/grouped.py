@@ -64,7 +64,6 @@ __all__ = ["GroupedRelease", "load_grouped_release"]
 
 FORMAT_NAME = "treedp.grouped_release"
 FORMAT_VERSION = 1
-_MEMBER = GROUPED_MEMBER
 
 
 class GroupedRelease:
@@ -356,7 +355,7 @@ class GroupedRelease:
             "common": first.metadata(),
             "arrays": _manifest([f"level_{i}.npy" for i in levels], arrays),
         }
-        _write_zip(handle, _MEMBER, _envelope(FORMAT_VERSION, payload, FORMAT_NAME), arrays)
+        _write_zip(handle, GROUPED_MEMBER, _envelope(FORMAT_VERSION, payload, FORMAT_NAME), arrays)
 
 
 def _key_json(key: Any) -> Any:
@@ -398,7 +397,7 @@ def is_grouped_file(path: str | Path) -> bool:
     """Whether ``path`` is a grouped release file (a zip holding ``grouped.json``)."""
     try:
         with zipfile.ZipFile(path) as zf:
-            return _MEMBER in zf.namelist()
+            return GROUPED_MEMBER in zf.namelist()
     except (OSError, zipfile.BadZipFile):
         return False
 
@@ -416,7 +415,7 @@ def load_grouped_release(path: str | Path | IO[bytes]) -> GroupedRelease:
     try:
         with zipfile.ZipFile(path) as zf:
             try:
-                document = json.loads(zf.read(_MEMBER).decode("utf-8"))
+                document = json.loads(zf.read(GROUPED_MEMBER).decode("utf-8"))
             except KeyError:
                 if _METADATA in zf.namelist():
                     raise ReleaseFormatError(
