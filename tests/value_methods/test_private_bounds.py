@@ -145,6 +145,20 @@ def test_release_with_private_bounds_fits_negative_data() -> None:
     assert abs(rel.cdf(-750.0) - (x <= -750).sum()) < 200
 
 
+def test_neighbouring_stops_are_flagged() -> None:
+    """The lower scan starts at the upper stop: stopping at the next grid point below it means
+    fewer than about ``k`` records below the upper stop (a tree on such bounds answered one
+    value for every level: Adult ages, n = 100, ε = 1). Two grid points apart is not flagged."""
+    from treedp.value_methods.bounds_grid import SIGNED_GRID
+    from treedp.value_methods.bounds_warnings import grid_end_warning
+
+    zero = int(np.searchsorted(SIGNED_GRID, 0.0))
+    for i in (zero - 1, zero, zero + 1, zero + 40):
+        note = grid_end_warning(float(SIGNED_GRID[i]), float(SIGNED_GRID[i + 1]))
+        assert note is not None and "neighbouring grid points" in note
+        assert grid_end_warning(float(SIGNED_GRID[i]), float(SIGNED_GRID[i + 2])) is None
+
+
 @pytest.mark.filterwarnings("ignore::treedp.BoundsWarning")  # tiny data: flagged bounds
 def test_grid_end_warning_when_too_few_records() -> None:
     """Five records at ε = 1: the scans run off the grid; the release and the CLI say so

@@ -31,11 +31,14 @@ def grid_end_warning(
 
     With too few records beyond the scans' threshold for this ε (fewer than about ``k``, a
     few hundred at ε = 1), a scan stops at once or runs to the far end of :data:`SIGNED_GRID`,
-    or the two stops cross (``lo > hi``). With one public side (``known``), the one scan
-    starting at the public bound is flagged when it stops within :data:`NEAR_PUBLIC` grid
-    points of it: too few records, or the public bound on the wrong side of the data (unless
-    the data really lie that close to it, which the warning says). ``grid``: the release's
-    ``bounds_step["grid"]`` (``"days"`` for datetimes, whose stops are seconds on
+    or the two stops cross (``lo > hi``), meet, or are neighbouring grid points (the lower
+    scan, started at the upper stop, stopped at once: fewer than about ``k`` records below
+    the upper stop, unless almost all lie in that one grid cell, which the warning says).
+    With one public side (``known``), the one scan starting at the public bound is flagged
+    when it stops within :data:`NEAR_PUBLIC` grid points of it: too few records, or the
+    public bound on the wrong side of the data (unless the data really lie that close to it,
+    which the warning says). ``grid``: the release's ``bounds_step["grid"]`` (``"days"`` for
+    datetimes, whose stops are seconds on
     :data:`~treedp.value_methods.datetime_bounds.DAY_GRID`; None for numbers).
     """
     if grid is not None:
@@ -57,13 +60,21 @@ def grid_end_warning(
             "bounds say nothing about the data's range and the release is not useful. Give "
             "public bounds, or more epsilon or more records."
         )
-    if abs(float(lo)) < end and abs(float(hi)) < end:
+    if abs(float(lo)) >= end or abs(float(hi)) >= end:
+        return (
+            "A privately found bound reached the end of the public grid (about 1e301 in "
+            "magnitude): too few records lie beyond the scans' threshold for this epsilon, so "
+            "the bounds say nothing about the data's range and the release is not useful. Give "
+            "public bounds, or more epsilon or more records."
+        )
+    first, last = np.searchsorted(SIGNED_GRID, [float(lo), float(hi)])
+    if last - first > 1:
         return None
-    return (
-        "A privately found bound reached the end of the public grid (about 1e301 in "
-        "magnitude): too few records lie beyond the scans' threshold for this epsilon, so "
-        "the bounds say nothing about the data's range and the release is not useful. Give "
-        "public bounds, or more epsilon or more records."
+    return (  # the lower scan, started at the upper stop, stopped at once
+        "The two private bounds' scans stopped at neighbouring grid points: unless almost all "
+        "records lie between them, too few records lie beyond the scans' threshold for this "
+        "epsilon, so the bounds say nothing about the data's range and the release is not "
+        "useful. Give public bounds, or more epsilon or more records."
     )
 
 
