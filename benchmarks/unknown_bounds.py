@@ -1,10 +1,10 @@
 """Quantiles with unknown bounds at small budgets, against the powers-of-ten recipe.
 
-Run: ``PYTHONPATH=src python benchmarks/unknown_bounds.py [--reps R] [--many]``. Prints a Markdown
-table (docs/private_bounds.md holds one run). Issue #33 item 4: ``treedp.quantiles(x, [.25,
-.5, .75], bounds="private", epsilon=ε)`` must never fail; its mean rank gap must be at most
-0.5× that of the recipe "a plain exponential mechanism over powers-of-ten candidates at ε/3
-per quartile" at ``ε·n`` from 100 to 10^4 (``n = 10^4``).
+Run: ``PYTHONPATH=src python benchmarks/unknown_bounds.py [--reps R] [--many] [--integers]``.
+Prints a Markdown table (docs/private_bounds.md holds one run). Issue #33 item 4:
+``treedp.quantiles(x, [.25, .5, .75], bounds="private", epsilon=ε)`` must never fail; its mean
+rank gap must be at most 0.5× that of the recipe "a plain exponential mechanism over
+powers-of-ten candidates at ε/3 per quartile" at ``ε·n`` from 100 to 10^4 (``n = 10^4``).
 
 * Recipe (the baseline, same process): candidates ``0`` and ``±10^k``, ``k = -3..12`` (33
   points, OpenDP / dp-wizard style), score ``-|#{x < c} - q n|``, rate ``(ε/3)/(2Δ)`` with
@@ -15,6 +15,11 @@ per quartile" at ``ε·n`` from 100 to 10^4 (``n = 10^4``).
   ``v`` holds (0 inside a block of ties), averaged over the three quartiles and the
   repetitions, over ``n``. "finite": the share of answers within ``±1e300`` and ... inside the
   data's range widened 10× (a garbage answer such as 1.8e275 is not).
+* ``--integers``: int64 columns (Poisson(3), zero-inflated counts, and Adult's age,
+  hours_per_week and capital_gain resampled to ``n``), read in integer mode by their type,
+  where ``method="auto"`` plans the tree after the bounds step and, when the scans collapse,
+  releases with the recursion on the rest (:mod:`treedp.quantiles_fallback`); the "tree"
+  column is ``method="tree"``, what ``auto`` ran before that fallback.
 """
 
 from __future__ import annotations
@@ -32,9 +37,22 @@ Q = np.array([0.25, 0.5, 0.75])
 CANDIDATES = np.unique(np.r_[0.0, 10.0 ** np.arange(-3, 13), -(10.0 ** np.arange(-3, 13))])
 
 
-def datasets(n: int) -> dict[str, np.ndarray]:
+def datasets(n: int, integers: bool = False) -> dict[str, np.ndarray]:
     rng = np.random.default_rng(0)
     zeros = rng.random(n) < 0.7
+    if integers:  # int64 columns: integer mode from the column's type
+        adult = treedp.datasets.load_adult()
+        pick = rng.integers(0, len(adult["age"]), n)
+        return {
+            "Poisson(3), int": rng.poisson(3, n).astype(np.int64),
+            "zero-inflated counts (70% 0, else round lognormal(5, 1))": np.where(
+                zeros, 0, np.round(rng.lognormal(5, 1, n))
+            ).astype(np.int64),
+            **{
+                f"Adult {c}, int": np.asarray(adult[c])[pick].astype(np.int64)
+                for c in ("age", "hours_per_week", "capital_gain")
+            },
+        }
     return {
         "lognormal(10, 1)": rng.lognormal(10, 1, n),
         "normal(-50, 20)": rng.normal(-50, 20, n),
@@ -103,6 +121,7 @@ def main() -> None:
     ap.add_argument("--reps", type=int, default=20)
     ap.add_argument("--n", type=int, default=10**4)
     ap.add_argument("--many", action="store_true", help="the many-levels table only")
+    ap.add_argument("--integers", action="store_true", help="int64 columns (integer mode)")
     args = ap.parse_args()
     start = time.time()
     if args.many:
@@ -113,7 +132,7 @@ def main() -> None:
         "tree gap | auto / tree answers in range | goal ≤ 0.5 |"
     )
     print("|---|---|---|---|---|---|---|---|")
-    for name, x in datasets(args.n).items():
+    for name, x in datasets(args.n, args.integers).items():
         xs = np.sort(x)
         for en in (100, 500, 1000, 10_000):
             eps = en / args.n

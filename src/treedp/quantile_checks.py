@@ -15,7 +15,7 @@ from treedp.quantile_methods import QUANTILE_METHODS, integer_bounds
 from treedp.quantiles_choice import tree_bins
 from treedp.value_methods._column import is_datetime_like
 
-__all__ = ["check_bounds", "check_kinds", "check_rest"]
+__all__ = ["check_bounds", "check_kinds", "check_rest", "rest_usable"]
 
 
 def check_kinds(method: str, bounds: Any, unit: str | None) -> None:
@@ -65,10 +65,17 @@ def check_rest(rest: float, m: int, selections: bool) -> None:
     parameters only, instead of after the charge with nothing released."""
     from treedp.budget import MIN_EPSILON
 
-    if rest < MIN_EPSILON or (selections and rest / max(m, 1) < MIN_EPSILON):
+    if not rest_usable(rest, m, selections):
         raise InvalidParameterError(
             f"The budget left for the quantiles ({'each selection gets' if selections else 'it'}"
             f" at most {rest / max(m, 1) if selections else rest:.3g}) is below the smallest "
             f"usable epsilon, {MIN_EPSILON:g}: give a larger 'epsilon', smaller shares or "
             "fewer levels."
         )
+
+
+def rest_usable(rest: float, m: int, selections: bool) -> bool:
+    """Whether :func:`check_rest` accepts ``rest`` (public parameters only)."""
+    from treedp.budget import MIN_EPSILON
+
+    return not (rest < MIN_EPSILON or (selections and rest / max(m, 1) < MIN_EPSILON))

@@ -40,6 +40,7 @@ from treedp.quantile_methods import (
 )
 from treedp.quantile_query import QuantilesRequest
 from treedp.quantiles_choice import MAX_TREE_BINS, _fixed_choice, choose_method, tree_bins
+from treedp.quantiles_fallback import fallback_warning, plan_fallback
 from treedp.query import Query
 from treedp.timezones import expect_offsets, result_in_zone
 from treedp.value_methods._column import describe, float_up, read_column
@@ -116,7 +117,9 @@ class QuantilesResult(QuantileResult):
 @dataclass(frozen=True)
 class Steps:
     """What :func:`plan_steps` decided: the method (or its record name, with a private count
-    still to choose it), where ``n`` comes from, the count's ``(scale, ε)`` and the rest."""
+    still to choose it), where ``n`` comes from, the count's ``(scale, ε)`` and the rest;
+    ``fallback``: the method run instead if the bounds step collapses
+    (:mod:`treedp.quantiles_fallback`)."""
 
     chosen: str
     n: int | None
@@ -126,6 +129,7 @@ class Steps:
     m: int
     unbounded: bool = False
     gate: tuple[Any, float, float] | None = None
+    fallback: str | None = None
 
 
 def run_quantiles(query: Query) -> QuantilesResult:
@@ -147,8 +151,9 @@ def run_quantiles(query: Query) -> QuantilesResult:
     if acc is not None:  # the whole budget (bounds, count and quantiles), before any randomness
         gate = GATE_SHARE if steps.gate is not None else 0.0
         acc.charge(
-            record(steps.chosen, whole, req.relation, req.qa, req.bounds, req.count_share, gate)
-        )
+            record(steps.chosen, whole, req.relation, req.qa, req.bounds, req.count_share, gate,
+                   steps.fallback)
+        )  # fmt: skip
     result = run_steps(values, req, steps, query.rng, (data, unit))
     return result_in_zone(result, query.timezone)  # type: ignore[no-any-return]
 
@@ -308,7 +313,9 @@ def plan_steps(req: QuantilesRequest, size: int, unit: str | None) -> Steps:
         check_kinds(check_as, req.bounds, unit)
     rest = rest if gate is None else math.nextafter(rest - gate[1], 0.0)
     check_rest(rest, m, count is not None or QUANTILE_METHODS[chosen].selections)
-    return Steps(chosen, n, n_source, count, after_bounds, m, unbounded, gate)
+    fallback = plan_fallback(req, chosen, unit=unit, unbounded=unbounded,
+                             counted=count is not None, rest=rest, m=m)  # fmt: skip
+    return Steps(chosen, n, n_source, count, after_bounds, m, unbounded, gate, fallback)
 
 
 def run_steps(
@@ -328,8 +335,6 @@ def run_steps(
     bres: Any = None
     the_bounds: Any
     if steps.unbounded:  # no bounds step: the method's lattice covers every float
-        from treedp.value_methods.float_lattice import TOTAL_CELLS, cell_value
-
         the_bounds, eps_rest = None, req.eps
     elif req.request is not None:
         the_bounds, eps_rest, bres = _bounds_step(values, read, req, chosen, source)
@@ -338,6 +343,8 @@ def run_steps(
         lo, hi = bres.stops
         grid = "days" if bres.mechanism == DATETIME_CONTRACT.name else None
         off_grid = grid_end_warning(lo, hi, bres.known, grid)  # post-processing of the stops
+        if steps.fallback is not None and off_grid is not None:  # the scans said nothing
+            chosen, the_bounds, off_grid = steps.fallback, None, fallback_warning(off_grid)
     else:
         the_bounds, eps_rest = (req.bounds[0], req.bounds[1]), req.eps
     n_released: int | None = None
@@ -392,6 +399,8 @@ def run_steps(
     if method.sorted_after:
         distinct = np.sort(np.asarray(distinct), kind="stable")
     if the_bounds is None:  # reported: the lattice's ends
+        from treedp.value_methods.float_lattice import TOTAL_CELLS, cell_value
+
         ends = cell_value(np.array([0, TOTAL_CELLS - 1]))
         the_bounds = (float(ends[0]), float(ends[1]))
     parts.append(method_record)
@@ -526,10 +535,12 @@ def record(
     bounds: Any,
     count_share: float,
     gate_share: float = 0.0,
+    fallback: str | None = None,
 ) -> SpendRecord:
     """The one record charged for a call: the whole ε (bounds, count, gate and quantiles), or
     the whole target (a measure). ``gate_share``: the share of the rest after the count that
-    the concentration gate spends if the count picks the tree (0: no gate planned)."""
+    the concentration gate spends if the count picks the tree (0: no gate planned);
+    ``fallback``: the method run instead if the bounds step collapses (``collapsed_bounds``)."""
     charged: dict[str, Any] = {
         "q": tuple(float(v) for v in qa),
         "bounds": bounds if isinstance(bounds, str) else str(tuple(bounds)),
@@ -538,6 +549,8 @@ def record(
         charged.update({"n": "private", "n_share": count_share})
     if gate_share:
         charged["gate_share"] = gate_share
+    if fallback is not None:
+        charged["collapsed_bounds"] = fallback
     return SpendRecord(
         mechanism=f"quantiles[{chosen}]",
         measure=eps if isinstance(eps, PureDP | ZCDP | ApproxDP) else PureDP(eps),

@@ -1,0 +1,79 @@
+"""Unknown bounds that said nothing: the quantiles from the recursion without bounds instead.
+
+With ``bounds="private"`` on both sides and ``method="auto"``, the tree (chosen for integer
+columns, or for many levels) runs on bounds found by two private scans. With too few records
+beyond the scans' threshold for the ε (``n·ε`` below a few hundred), the scans meet, cross or
+run off the public grid (:func:`treedp.value_methods.bounds_warnings.grid_end_warning`), and
+a tree on such bounds answers one value for every level: its answers say nothing. Then the
+rest of the budget goes to :data:`FALLBACK_METHOD`, the recursive exponential mechanism over
+the lattice of every float (:mod:`treedp.value_methods.unbounded_quantiles`), which needs no
+bounds. Measured in ``benchmarks/unknown_bounds.py`` (``--integers``) and
+``docs/private_bounds.md``.
+
+Privacy. The bounds step is ``ε_b``-DP (two AboveThreshold scans, audited in
+``tests/privacy/test_audit_quantiles.py``); whether the scans collapsed is a function of their
+released stops alone, so the choice between the tree and the recursion is post-processing;
+whichever runs gets the budget left, ``ε − ε_b`` (rounded down), and is ``(ε − ε_b)``-DP under
+the same neighbour relation and privacy unit (one record). By adaptive sequential composition
+the call is ε-DP, the ε charged once before any randomness; the record charged names the
+planned method and, in ``parameters["collapsed_bounds"]``, the method that would replace it.
+
+Planned from public parameters only (:func:`plan_fallback`), before the charge: pure ε (a
+zCDP or (ε, δ) target refuses a bounds step), no private count (``n="private"`` chooses its
+method from the count), numbers (the lattice holds numbers, not datetimes), and a rest the
+recursion accepts (:func:`treedp.quantile_checks.rest_usable`): where any fails, the tree's
+answer and its warning stand.
+"""
+
+from __future__ import annotations
+
+from treedp.quantile_checks import rest_usable
+from treedp.quantile_methods import QUANTILE_METHODS
+from treedp.quantile_query import QuantilesRequest
+
+__all__ = ["FALLBACK_METHOD", "fallback_warning", "plan_fallback"]
+
+#: The method run with the rest of the budget when the bounds step collapsed.
+FALLBACK_METHOD = "recursive"
+
+#: The tail the bounds warnings of two searched sides end with (a useless release).
+_USELESS = "and the release is not useful. Give public bounds, or more epsilon or more records."
+
+
+def plan_fallback(
+    req: QuantilesRequest,
+    chosen: str,
+    *,
+    unit: str | None,
+    unbounded: bool,
+    counted: bool,
+    rest: float,
+    m: int,
+) -> str | None:
+    """The method to run instead of ``chosen`` if the bounds step collapses, else None.
+
+    Public parameters only: ``method="auto"``, both bounds private, numbers (``unit`` None),
+    pure ε (``req.privacy`` None), no private count (``counted``), a bounds step planned
+    (``unbounded`` False), ``chosen`` not the fallback itself, and ``rest`` (the budget after
+    the bounds step) usable by ``m`` selections.
+    """
+    row = QUANTILE_METHODS[FALLBACK_METHOD]
+    plain = req.method == "auto" and req.privacy is None and not counted
+    searched = req.request == (None, None) and unit is None and not unbounded
+    if not (plain and searched and row.unbounded and chosen != FALLBACK_METHOD):
+        return None
+    return FALLBACK_METHOD if rest_usable(rest, m, row.selections) else None
+
+
+def fallback_warning(off: str) -> str:
+    """The bounds warning ``off`` (:func:`~treedp.value_methods.bounds_warnings.grid_end_warning`
+    of two searched sides) restated for a call that ran :data:`FALLBACK_METHOD` instead:
+    the answers are the recursion's, not a useless tree's. Post-processing: no data value."""
+    instead = (
+        "the quantiles were released by the recursive method instead (method='auto'), which "
+        "needs no bounds, on the budget left after the bounds step. Give public bounds, or "
+        "more epsilon or more records, for the tree's accuracy."
+    )
+    if _USELESS not in off:  # every both-sided warning ends so (tested); kept whole if not
+        return f"{off} {instead[0].upper()}{instead[1:]}"
+    return f"{off.split(_USELESS)[0].rstrip()}; {instead}"

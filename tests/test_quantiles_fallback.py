@@ -1,0 +1,212 @@
+"""Unknown bounds that said nothing: ``method="auto"`` releases with the recursion instead.
+
+An int-typed column is read in integer mode, where ``method="auto"`` picks the tree after a
+private bounds step; at ``n·ε`` of a few hundred the two scans meet, cross or stop at
+neighbouring grid points, and the tree on such bounds answered one value for every level
+(Adult ages, ``n = 100``, ε = 1: ``[1, 1, 1]``). The rest of the budget now goes to the
+recursive method without bounds (:mod:`treedp.quantiles_fallback`).
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from fractions import Fraction
+from typing import Any
+
+import numpy as np
+import pytest
+
+import treedp
+from tests.stats import TEST_SEED
+from treedp import quantiles_run
+from treedp.noise import InsecureSeededSource
+from treedp.privacy import PureDP
+from treedp.quantile_query import QuantilesRequest
+from treedp.quantiles_fallback import FALLBACK_METHOD, fallback_warning, plan_fallback
+from treedp.value_methods.bounds_grid import SIGNED_GRID
+from treedp.value_methods.bounds_warnings import grid_end_warning
+
+Q = [0.25, 0.5, 0.75]
+SEEDS = range(20)
+
+
+def _ages(n: int) -> np.ndarray:
+    ages = np.asarray(treedp.datasets.load_adult()["age"])
+    return np.random.default_rng(TEST_SEED).choice(ages, n).astype(np.int64)
+
+
+def _rank_gap(x: np.ndarray, answers: Any, qs: list[float]) -> float:
+    """The mean distance from each level's target rank to the ranks the answer holds."""
+    xs = np.sort(x)
+    lo = np.searchsorted(xs, answers, side="left")
+    hi = np.searchsorted(xs, answers, side="right")
+    target = np.asarray(qs) * x.size
+    gap = np.where(target < lo, lo - target, np.where(target > hi, target - hi, 0.0))
+    return float(gap.mean())
+
+
+def _quartiles(x: np.ndarray, seed: int, **kwargs: Any) -> Any:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", treedp.BoundsWarning)
+        return treedp.quantiles(
+            x, Q, bounds="private", epsilon=1.0, rng=InsecureSeededSource(seed), **kwargs
+        )
+
+
+def _within_budget(res: Any, epsilon: float) -> None:
+    """The parts (bounds step, then the method) add up to at most the ε charged."""
+    total = sum(Fraction(p.measure.epsilon) for p in res.parts)
+    assert total <= Fraction(epsilon), (total, [p.mechanism for p in res.parts])
+    assert res.guarantee.epsilon <= epsilon
+
+
+def test_collapsed_bounds_run_the_recursion_on_the_rest() -> None:
+    """Adult ages, n = 100, ε = 1 (int64: integer mode, the tree planned): every run whose
+    scans collapsed answers with the recursion (finite, sorted integers), and the bounds step
+    and the recursion share the ε."""
+    x = _ages(100)
+    fell_back = 0
+    for seed in SEEDS:
+        res = _quartiles(x, seed)
+        _within_budget(res, 1.0)
+        assert res.integer_mode == "column type"
+        if res.method == FALLBACK_METHOD:
+            fell_back += 1
+            assert res.mechanism == "quantiles[recursive]"
+            assert len(res.parts) == 2  # the bounds step, then the recursion on the rest
+            assert "recursive method instead" in str(res.bounds_warning)
+            assert np.all(res.value == np.floor(res.value))
+            assert np.all(np.isfinite(res.value)) and np.all(np.diff(res.value) >= 0)
+        else:  # the scans found a range: the tree on it
+            assert res.method == "tree"
+    assert fell_back >= len(SEEDS) // 2  # n·ε = 100: the scans mostly collapse
+
+
+def test_fallback_rank_gap_beats_the_collapsed_tree() -> None:
+    """Rank gap over 20 seeded runs (deterministic given the seeds): the fallback's mean is
+    within a few records of the recursion given the whole ε, where the tree answered one
+    value (a gap of half the records: 50 here)."""
+    x = _ages(100)
+    auto = np.mean([_rank_gap(x, _quartiles(x, s).value, Q) for s in SEEDS])
+    recursive = np.mean(
+        [_rank_gap(x, _quartiles(x, s, method="recursive").value, Q) for s in SEEDS]
+    )
+    assert auto <= 2 * recursive + 2, (auto, recursive)
+    tree = np.mean([_rank_gap(x, _quartiles(x, s, method="tree").value, Q) for s in SEEDS])
+    assert tree > 4 * auto, (tree, auto)  # what method="tree" (no fallback) still answers
+
+
+def test_the_warning_says_what_ran() -> None:
+    x = _ages(100)
+    seed = next(s for s in SEEDS if _quartiles(x, s).method == FALLBACK_METHOD)
+    with pytest.warns(treedp.BoundsWarning, match="recursive method instead") as caught:
+        treedp.quantiles(x, Q, bounds="private", epsilon=1.0, rng=InsecureSeededSource(seed))
+    assert len(caught) == 1 and "not useful" not in str(caught[0].message)
+
+
+def test_charged_record_names_the_fallback_and_the_whole_epsilon() -> None:
+    x = _ages(100)
+    acc = treedp.Accountant(PureDP(2.0))
+    res = _quartiles(x, 0, accountant=acc)
+    (charge,) = acc.history
+    assert charge.record.mechanism == "quantiles[tree]"  # the planned method
+    assert charge.record.parameters["collapsed_bounds"] == FALLBACK_METHOD
+    assert math.isclose(acc.spent.epsilon, 1.0)  # type: ignore[union-attr]
+    _within_budget(res, 1.0)
+
+
+def test_no_fallback_where_it_is_not_planned() -> None:
+    """``method="tree"``, or one public side: the tree's answer stands (with its warning);
+    the charged record names no fallback."""
+    x = _ages(100)
+    acc = treedp.Accountant(PureDP(2.0))
+    res = _quartiles(x, 0, accountant=acc, method="tree")
+    assert res.method == "tree" and "collapsed_bounds" not in acc.history[0].record.parameters
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", treedp.BoundsWarning)
+        res = treedp.quantiles(x, Q, bounds=(0, "private"), epsilon=1.0,
+                               rng=InsecureSeededSource(0))  # fmt: skip
+    assert res.method == "tree"
+
+
+def test_the_choice_reads_the_released_stops_only(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Post-processing: with the bounds step's release fixed, the method does not depend on
+    the data (a mutant deciding on the data's size or spread fails this)."""
+    split = quantiles_run.split_private_bounds
+    fixed: dict[str, Any] = {}
+
+    def same_release(values: Any, **kwargs: Any) -> Any:
+        if not fixed:
+            fixed["out"] = split(values, **kwargs)
+        return fixed["out"]
+
+    monkeypatch.setattr(quantiles_run, "split_private_bounds", same_release)
+    small, large = _ages(100), _ages(20_000)
+    first = _quartiles(small, 0)
+    assert first.method == FALLBACK_METHOD  # seed 0 collapses on 100 ages
+    assert _quartiles(large, 0).method == FALLBACK_METHOD  # same stops: same choice
+
+
+def test_a_mutant_spending_the_whole_epsilon_on_the_rest_is_caught(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The budget check above can fail: a bounds step that reports the whole ε as its rest
+    (the fallback then spends it again) exceeds the ε charged."""
+    split = quantiles_run.split_private_bounds
+
+    def leaky(values: Any, **kwargs: Any) -> Any:
+        bounds, _, bres = split(values, **kwargs)
+        return bounds, kwargs["epsilon"], bres
+
+    monkeypatch.setattr(quantiles_run, "split_private_bounds", leaky)
+    res = _quartiles(_ages(100), 0)
+    assert res.method == FALLBACK_METHOD
+    with pytest.raises(AssertionError):
+        _within_budget(res, 1.0)
+
+
+def _request(**changes: Any) -> QuantilesRequest:
+    from dataclasses import replace
+
+    base = QuantilesRequest(
+        qa=np.array(Q), eps=1.0, relation="add_remove", nan="error", method="auto",
+        bins="integers", bounds="private", request=(None, None), share=0.1, known=None,
+        n=None, private_n=False, count_share=0.0, scalar=False,
+    )  # fmt: skip
+    return replace(base, **changes)
+
+
+def test_plan_fallback_from_public_parameters() -> None:
+    plan = dict(unit=None, unbounded=False, counted=False, rest=0.9, m=3)
+    assert plan_fallback(_request(), "tree", **plan) == FALLBACK_METHOD  # type: ignore[arg-type]
+    refused = [
+        (_request(method="tree"), "tree", {}),
+        (_request(request=(0, None), known="lower"), "tree", {}),
+        (_request(privacy=object()), "tree", {}),
+        (_request(), "tree", {"counted": True}),
+        (_request(), "tree", {"unit": "ns"}),
+        (_request(), "tree", {"unbounded": True}),
+        (_request(), FALLBACK_METHOD, {}),
+        (_request(), "tree", {"rest": 1e-9}),  # below the smallest usable ε per selection
+    ]
+    for req, chosen, change in refused:
+        assert plan_fallback(req, chosen, **{**plan, **change}) is None, change  # type: ignore[arg-type]
+
+
+def test_every_collapse_warning_is_restated() -> None:
+    """Each both-sided collapse (meeting, crossing, neighbouring stops, the grid's end) ends
+    in the sentence the fallback replaces."""
+    zero = int(np.searchsorted(SIGNED_GRID, 0.0))
+    stops = [
+        (0.0, 0.0),
+        (float(SIGNED_GRID[zero + 3]), float(SIGNED_GRID[zero + 1])),
+        (float(SIGNED_GRID[zero + 1]), float(SIGNED_GRID[zero + 2])),
+        (0.0, float(SIGNED_GRID[-1])),
+    ]
+    for lo, hi in stops:
+        off = grid_end_warning(lo, hi)
+        assert off is not None
+        restated = fallback_warning(off)
+        assert "not useful" not in restated and "recursive method instead" in restated
+    assert grid_end_warning(float(SIGNED_GRID[zero]), float(SIGNED_GRID[zero + 2])) is None
