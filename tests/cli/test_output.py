@@ -149,3 +149,33 @@ def test_neighbors_is_the_american_spelling_on_the_command_line(
 ) -> None:
     doc = _json(["plan", "--bins", "64", "--epsilon", "1", "--neighbors", "replace"], capsys)
     assert doc["neighbours"] == "replace"
+
+
+def test_a_quantile_answered_nan_says_why(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A release whose estimated count is not positive holds no quantile: median, quantiles
+    and query print nan with exit 0 (a valid release) and one warning saying why (text on
+    stderr, ``warning`` in JSON); a finite answer gets no such warning."""
+    from treedp.cli._output import NO_ANSWER
+
+    csv = tmp_path / "tiny.csv"
+    csv.write_text("x\n1\n2\n3\n")
+    common = [str(csv), "--column", "x", "--bounds", "0", "10", "--epsilon", "0.1"]
+    seeded = [*common, "--insecure-seed", "1"]  # n̂ <= 0 with this seed (checked below)
+    assert main(["median", *seeded]) == 0
+    captured = capsys.readouterr()
+    assert captured.out.startswith("median = nan") and NO_ANSWER in captured.err
+    assert _json(["median", *seeded], capsys)["warning"] == NO_ANSWER
+    assert main(["quantiles", *seeded, "--q", "0.5", "0.7", "--method", "tree"]) == 0
+    assert capsys.readouterr().err.count(NO_ANSWER) == 1
+    out = tmp_path / "r.json"
+    assert main(["release", *seeded, "--bins", "16", "--out", str(out)]) == 0
+    capsys.readouterr()
+    assert main(["query", str(out), "--median", "--cdf", "5"]) == 0
+    assert NO_ANSWER in capsys.readouterr().err
+    assert main(["query", str(out), "--cdf", "5"]) == 0  # no quantile asked: no warning
+    assert capsys.readouterr().err == ""
+    assert main(["median", *common, "--insecure-seed", "4"]) == 0  # n̂ > 0 with this seed
+    captured = capsys.readouterr()
+    assert "nan" not in captured.out and NO_ANSWER not in captured.err

@@ -23,10 +23,29 @@ import math
 import sys
 from typing import Any
 
+import numpy as np
+
 import treedp
 from treedp.cli._describe import plain
 
-__all__ = ["Output", "add_output", "bare", "budget_json", "measure_json", "output_of"]
+__all__ = [
+    "NO_ANSWER",
+    "Output",
+    "add_output",
+    "bare",
+    "budget_json",
+    "measure_json",
+    "no_answer",
+    "output_of",
+    "with_no_answer",
+]
+
+#: The warning beside a quantile answered NaN (or NaT): a release whose estimated number of
+#: records is not positive holds no quantile (``Release.quantile``).
+NO_ANSWER = (
+    "The release's estimated number of records is not positive, so it holds no quantile "
+    "(printed as nan): give more epsilon or more records."
+)
 
 
 def add_output(parser: Any, json_help: str = "", quiet: bool = True) -> None:
@@ -156,3 +175,19 @@ class Output:
 def output_of(args: argparse.Namespace) -> Output:
     """The :class:`Output` of a command's ``--format`` and ``--quiet``."""
     return Output(getattr(args, "format", "text") or "text", bool(getattr(args, "quiet", False)))
+
+
+def no_answer(values: Any) -> bool:
+    """Whether a quantile answer is NaN or NaT (a release whose estimated count is not
+    positive: post-processing of released values). Refusal texts are not answers."""
+    array = np.asarray(values)
+    if array.dtype.kind == "M":
+        return bool(np.isnat(array).any())
+    return array.dtype.kind == "f" and bool(np.isnan(array).any())
+
+
+def with_no_answer(warning: str | None, values: Any) -> str | None:
+    """``warning``, with :data:`NO_ANSWER` after it when an answer is NaN or NaT."""
+    if not no_answer(values):
+        return warning
+    return NO_ANSWER if not warning else f"{warning} {NO_ANSWER}"

@@ -38,7 +38,7 @@ from treedp.cli._common import (
 from treedp.cli._db import add_db_options, db_data
 from treedp.cli._files import file_source
 from treedp.cli._ledger import add_ledger_options, ledger_from_args, remaining_line
-from treedp.cli._output import add_output, bare, output_of
+from treedp.cli._output import add_output, bare, output_of, with_no_answer
 
 __all__ = ["register", "run"]
 
@@ -218,7 +218,7 @@ def run(args: argparse.Namespace) -> None:
         out.set(refusal=value if refused else None)
         if settings["integer_mode"] == "column type":  # from the schema, never the values
             out.line(TYPED_LINE)
-        out.warn(warning)  # post-processing of the released counts or stops
+        out.warn(with_no_answer(warning, None if refused else value))  # released values only
         if ledger is not None:
             out.budget(ledger, remaining_line(ledger))
         out.finish()

@@ -28,7 +28,7 @@ from treedp.cli._common import (
 from treedp.cli._db import add_db_options, db_data
 from treedp.cli._files import file_source
 from treedp.cli._ledger import add_ledger_options, ledger_from_args, remaining_line
-from treedp.cli._output import add_output, bare, output_of
+from treedp.cli._output import add_output, bare, output_of, with_no_answer
 
 __all__ = ["n_arg", "register", "run"]
 
@@ -194,7 +194,7 @@ def run(args: argparse.Namespace) -> None:
         if gate is not None:  # the released bit chose the tree's bins: say so (no count)
             out.line(gate)
             out.set(concentration_gate={"bins": result.grid_points})
-        out.warn(result.bounds_warning)  # post-processing of the released stops
+        out.warn(with_no_answer(result.bounds_warning, result.values))  # released values only
         if result.method in ("recursive", "exponential") and result.integer_mode is None:
             out.note(  # from public parameters only: the method, not the data
                 f"the {result.method} method reads the column as continuous; for integer or "

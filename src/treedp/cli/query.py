@@ -31,7 +31,7 @@ from treedp.cli._common import (
 )
 from treedp.cli._describe import info, plain
 from treedp.cli._grouped import grouped_info, pick_key
-from treedp.cli._output import bare
+from treedp.cli._output import bare, with_no_answer
 
 __all__ = ["register", "run"]
 
@@ -199,7 +199,12 @@ def run(args: argparse.Namespace) -> None:
     if args.info and args.format == "csv":
         raise UsageError("--info is text or json; drop --format csv, or query without --info")
     rows = answers(release, args)
-    warning = release.bounds_warning()
+    asked = [  # the rows hold NaN and NaT as None
+        np.nan if r["estimate"] is None else r["estimate"]
+        for r in rows
+        if r["query"] in ("quantile", "median")
+    ]
+    warning = with_no_answer(release.bounds_warning(), asked)  # released values only
     details = info(release) if args.info else None
     seeded = release.seeded
     if args.format == "json":
