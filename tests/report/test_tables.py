@@ -62,6 +62,20 @@ def test_point_mass_at_the_true_lower_bound() -> None:
     assert said is not None and "a point mass" in said and "bins='integers'" not in said
 
 
+def test_private_bounds_are_not_advised_to_a_release_that_used_them() -> None:
+    """Adult capital_gain (92% zeros) with bounds='private' on integer bins: the first bin
+    (0) holds the zeros; the advice is public bounds, not bounds='private' again."""
+    x = load_adult()["capital_gain"]
+    rel = treedp.release_cdf(
+        x, bounds="private", bins="integers", epsilon=1.0, rng=treedp.InsecureSeededSource(2)
+    )
+    text = rel.bounds_warning()
+    assert text is not None and "The first bin holds" in text
+    assert "bounds='private'" not in text and "give public bounds that hold them" in text
+    public = end_mass_text([("first", "lower", "below", 0.9)])
+    assert "or use bounds='private'" in public
+
+
 def test_both_ends_and_profile_attribution() -> None:
     text = end_mass_text([("first", "lower", "below", 0.3), ("last", "upper", "above", 0.2)])
     assert text.startswith("The first bin holds 30% and the last bin 20% of the released mass")

@@ -157,13 +157,17 @@ def bounds_warning(release: Release, *, share: float | None = None) -> str | Non
     found = [(name, bound, side, c / n_hat) for name, bound, side, c in ends if c / n_hat > limit]
     if not found:
         return None
-    return end_mass_text(found, release.bins.discrete)
+    return end_mass_text(found, release.bins.discrete, private=step is not None)
 
 
-def end_mass_text(found: list[tuple[str, str, str, float]], discrete: bool = False) -> str:
+def end_mass_text(
+    found: list[tuple[str, str, str, float]], discrete: bool = False, *, private: bool = False
+) -> str:
     """The warning for end bins holding much released mass: ``(bin, bound, side, share)``
     per end (``("first", "lower", "below", 0.92)``), shares of the released total;
-    ``discrete``: one bin per integer (a quantile in a point mass is then the bound)."""
+    ``discrete``: one bin per integer (a quantile in a point mass is then the bound);
+    ``private``: the bounds were found privately (widening them is then the user's to do with
+    public bounds, not ``bounds='private'`` again)."""
     if len(found) == 1:
         (name, bound, side, frac) = found[0]
         held = f"The {name} bin holds {100 * frac:.0f}% of the released mass"
@@ -180,9 +184,15 @@ def end_mass_text(found: list[tuple[str, str, str, float]], discrete: bool = Fal
         else "the bounds can stay; on integer data bins='integers' answers the bound "
         "instead of interpolating across the bin"
     )
+    widen = (
+        "the private bounds' scans leave some records beyond their stops by design: give "
+        "public bounds that hold them"
+        if private
+        else "widen the bounds, or use bounds='private'"
+    )
     return (
-        f"{held}. The counts cannot tell why; it can mean {beyond} clamped into it (widen the "
-        f"bounds, or use bounds='private'), many records at {at} itself (a point mass such "
+        f"{held}. The counts cannot tell why; it can mean {beyond} clamped into it ({widen}), "
+        f"many records at {at} itself (a point mass such "
         f"as zeros: {mass}), or bounds much wider than the data (narrow them, or use more "
         "bins, for finer quantiles)."
     )
