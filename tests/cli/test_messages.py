@@ -63,6 +63,23 @@ def test_every_help_is_free_of_slips(capsys: pytest.CaptureFixture[str]) -> None
         assert not _slips(text), (argv, _slips(text))
 
 
+def test_every_help_names_only_its_own_options(monkeypatch: pytest.MonkeyPatch) -> None:
+    """An option named inside a command's help text is one of that command's options
+    (``treedp profile --help`` said ``--sql``'s columns were named by ``--column``, which
+    profile does not take: it takes ``--columns``)."""
+    from treedp.cli import _build_parser, _subparser
+
+    monkeypatch.setenv("COLUMNS", "1000")  # no option split across lines
+    made_with = {"report": {"--by"}}  # "a grouped release (--by)": treedp release's option
+    parser = _build_parser()
+    for command in COMMANDS:
+        sub = _subparser(parser, command)
+        own = {o for action in sub._actions for o in action.option_strings}
+        own |= made_with.get(command, set())
+        named = set(re.findall(r"(?<![\w-])(--[a-z][a-z-]*[a-z])", sub.format_help()))
+        assert named <= own, (command, sorted(named - own))
+
+
 def _bad_inputs(d: dict[str, str]) -> list[list[str]]:
     csv, empty, ledger = d["csv"], d["empty"], d["ledger"]
     q = ["quantiles", csv, "--column", "x", "--q", "0.5"]

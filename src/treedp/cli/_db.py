@@ -31,9 +31,10 @@ _SCHEMES = ("duckdb", "sqlite", "postgresql", "postgres")
 _OPENED = "_treedp_db_source"
 
 
-def add_db_options(parser: Any) -> None:
+def add_db_options(parser: Any, columns: str = "--column and the other column options") -> None:
     """``--db URL`` and ``--sql QUERY``; the positional input becomes optional (one of the
-    two is required, checked when the command runs)."""
+    two is required, checked when the command runs). ``columns``: the options that name the
+    query's columns, for ``--sql``'s help."""
     for action in parser._actions:
         if action.dest == "input" and action.option_strings == []:
             action.nargs = "*" if action.nargs == "+" else "?"
@@ -47,8 +48,8 @@ def add_db_options(parser: Any) -> None:
         "is never printed); only bin counts come back",
     )
     group.add_argument(
-        "--sql", metavar="QUERY", help="with --db: the SELECT of the rows (its columns are named "
-        "by --column and the other column options)",
+        "--sql", metavar="QUERY", help=f"with --db: the SELECT of the rows (its columns are "
+        f"named by {columns})",
     )  # fmt: skip
 
 

@@ -68,7 +68,7 @@ def register(sub: Any) -> None:
     )
     add_ledger_options(pro)
     add_output(pro, " (keys: out, summary, columns, epsilon, per_column, skipped, seeded)")
-    add_db_options(pro)
+    add_db_options(pro, "--columns, or every numeric one")
     pro.set_defaults(run=run)
 
 
