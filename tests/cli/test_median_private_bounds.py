@@ -12,7 +12,7 @@ import treedp
 from tests.cli_lines import one_error_line
 from treedp import InsecureSeededSource
 from treedp.cli import main
-from treedp.cli._common import fmt
+from treedp.cli._common import fmt, fmt_spent
 from treedp.io import read_column
 
 
@@ -61,7 +61,7 @@ def test_median_with_private_bounds_is_treedp_quantiles_at_one_half(
         assert f"bounds [{shown}] found privately with epsilon=0.1;" in out
     else:  # no bounds step: the exponential mechanism over every float
         assert "over every float, no bounds step;" in out
-    assert f"total pure epsilon={expected.epsilon_spent:.10g} of 1," in out
+    assert f"total pure epsilon={fmt_spent(expected.epsilon_spent)} of 1," in out
     assert f"{neighbours} neighbours (the default for this method)" in out
     assert out.endswith("[SEEDED: not for publication]")
     # --bounds-share sets the share; integer bins answer an integer (tree)
@@ -216,3 +216,11 @@ def test_api_median_takes_integers_and_names_the_private_bounds_call() -> None:
         treedp.quantiles(
             dates, 0.5, epsilon=1.0, bounds=("2024-01-01", "2024-12-31"), bins="integers"
         )
+
+
+def test_fmt_spent_rounds_a_spend_up() -> None:
+    """A spend is never shown below itself: what rounding the parts down leaves below the
+    budget reads as the budget; six significant digits otherwise."""
+    assert fmt_spent(0.9999999997) == "1" and fmt_spent(0.1) == "0.1"
+    assert fmt_spent(0.12345649) == "0.123457" and fmt_spent(2.5e-7) == "2.5e-07"
+    assert fmt_spent(0.0) == "0"

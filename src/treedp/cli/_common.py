@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import math
 import re
 import sys
 from collections.abc import Iterator, Sequence
+from decimal import ROUND_CEILING, Decimal
 from typing import Any, NoReturn
 
 import numpy as np
@@ -27,6 +29,7 @@ __all__ = [
     "csv_delimiter",
     "fmt",
     "fmt_count",
+    "fmt_spent",
     "level_of",
     "measure_from",
     "number_or_text",
@@ -359,6 +362,18 @@ def fmt(value: Any, spec: str = ".6g") -> str:
     if isinstance(value, float | np.floating):
         return f"{float(value):{spec}}"
     return str(value)
+
+
+def fmt_spent(value: float) -> str:
+    """A budget spent, for people: rounded up to 6 significant digits, so that it is never
+    shown below what was spent (``0.9999999997`` of 1, what rounding the parts down leaves,
+    is ``1``; the JSON output keeps the exact float)."""
+    x = float(value)
+    if not math.isfinite(x) or x <= 0:
+        return f"{x:g}"
+    exact = Decimal(repr(x))
+    step = Decimal(1).scaleb(exact.adjusted() - 5)
+    return f"{float(exact.quantize(step, rounding=ROUND_CEILING)):.6g}"
 
 
 def fmt_count(value: Any) -> str:

@@ -31,6 +31,7 @@ from treedp.cli._common import (
     add_seed_and_nan,
     bins_arg,
     fmt,
+    fmt_spent,
     option_of,
     read_inputs,
     rng_from,
@@ -297,7 +298,7 @@ def _median(
             neighbours=neighbours,
             **common,
         )
-        spent = f"epsilon={args.epsilon} (spent {res.epsilon_spent:.10g})"
+        spent = f"epsilon={args.epsilon} (spent {fmt_spent(res.epsilon_spent)})"
         return res.value, f"exponential mechanism on integers, {spent}", res.bounds_warning
     if args.method == "exponential":
         em = treedp.quantile_exponential(
@@ -309,7 +310,7 @@ def _median(
             details=True,
             **common,
         )
-        spent = f"epsilon={args.epsilon} (spent {em.epsilon_spent:.10g})"
+        spent = f"epsilon={args.epsilon} (spent {fmt_spent(em.epsilon_spent)})"
         return em.values[0], f"exponential mechanism, {spent}", None
     if args.method == "stable":
         result = treedp.stable_median(
@@ -363,7 +364,7 @@ def _median_private_bounds(
             result.value,
             (
                 f"{name} over every float, no bounds step; total pure epsilon="
-                f"{result.epsilon_spent:.10g} of {args.epsilon:g}"
+                f"{fmt_spent(result.epsilon_spent)} of {args.epsilon:g}"
             ),
             result.bounds_warning,
         )
@@ -372,6 +373,6 @@ def _median_private_bounds(
     shown = ", ".join(fmt(b) for b in result.bounds)
     text = (
         f"{name}, bounds [{shown}]{how} with epsilon={getattr(found, 'epsilon', 0.0):.4g}; "
-        f"total pure epsilon={result.epsilon_spent:.10g} of {args.epsilon:g}"
+        f"total pure epsilon={fmt_spent(result.epsilon_spent)} of {args.epsilon:g}"
     )
     return result.value, text, result.bounds_warning

@@ -23,6 +23,7 @@ from treedp.cli._common import (
     add_seed_and_nan,
     bins_arg,
     fmt,
+    fmt_spent,
     rng_from,
 )
 from treedp.cli._db import add_db_options, db_data
@@ -170,7 +171,8 @@ def run(args: argparse.Namespace) -> None:
             found = " (no bounds step: every float a candidate)"
         out.line(
             f"method {result.method}, bounds [{shown}]{found}, epsilon spent "
-            f"{result.epsilon_spent:.10g} ({result.neighbours}){SEEDED if result.seeded else ''}"
+            f"{fmt_spent(result.epsilon_spent)} ({result.neighbours})"
+            f"{SEEDED if result.seeded else ''}"
         )
         out.set(
             quantiles=[
@@ -210,7 +212,7 @@ def _n_line(result: Any) -> str:
     if result.n_source == "private":
         (count,) = (p for p in result.parts if p.mechanism == "private_count")
         return (
-            f"n private: epsilon {count.measure.epsilon:.10g} spent on a noisy count of the "
+            f"n private: epsilon {fmt_spent(count.measure.epsilon)} spent on a noisy count of the "
             f"records, released {result.n_released} (it chose the method and bins)"
         )
     if result.n_source == "public":
@@ -223,7 +225,7 @@ def _gate_line(result: Any) -> str | None:
     for part in result.parts:
         if part.mechanism == "concentration_gate":
             return (
-                f"concentration gate: epsilon {part.measure.epsilon:.10g} spent; the tree ran "
-                f"on {result.grid_points} bins"
+                f"concentration gate: epsilon {fmt_spent(part.measure.epsilon)} spent; the tree "
+                f"ran on {result.grid_points} bins"
             )
     return None
