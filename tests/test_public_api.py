@@ -127,7 +127,7 @@ def test_read_column_without_pyarrow(tmp_path: Path, monkeypatch: pytest.MonkeyP
     path.write_text("a,t,s\n1,2024-01-01,u\n2.5,2024-02-01,v\n")
     assert read_column(path, "a").tolist() == [1.0, 2.5]
     assert read_column(path, "t").dtype.kind == "M"
-    with pytest.raises(treedp.DataError, match="neither numbers nor datetimes"):
+    with pytest.raises(treedp.InvalidTypeError, match="neither numbers nor datetimes"):
         read_column(path, "s")
     with pytest.raises(treedp.MissingDependencyError, match=r"treedp\[parquet\]"):
         (tmp_path / "y.parquet").write_bytes(b"")

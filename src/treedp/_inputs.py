@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from treedp.exceptions import DataError, InvalidTypeError
+from treedp.exceptions import InvalidTypeError
 from treedp.timezones import objects_zone, utc_naive
 
 __all__ = ["arrow_to_numpy", "as_1d_array", "check_arrow_type"]
@@ -188,7 +188,8 @@ def _datetimes_from_objects(arr: np.ndarray) -> np.ndarray:
 
 
 def check_arrow_type(t: Any, column: str) -> None:
-    """Raise :class:`DataError` unless the Arrow type ``t`` is numeric, decimal or temporal."""
+    """Raise :class:`InvalidTypeError` unless the Arrow type ``t`` is numeric, decimal or
+    temporal."""
     import pyarrow as pa
 
     if pa.types.is_dictionary(t):
@@ -202,7 +203,7 @@ def check_arrow_type(t: Any, column: str) -> None:
         or pa.types.is_null(t)
     ):
         return
-    raise DataError(
+    raise InvalidTypeError(
         f"The column '{column}' is not numeric or datetime (its type is {t}); "
         "treedp releases numeric or datetime columns only."
     )

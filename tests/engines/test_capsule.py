@@ -65,7 +65,7 @@ def test_bad_columns_name_the_argument() -> None:
         count_source(data, column=None, bins=BINS)
     with pytest.raises(treedp.InvalidParameterError, match="nope"):
         count_source(data, column="nope", bins=BINS)
-    with pytest.raises(treedp.DataError):
+    with pytest.raises(treedp.InvalidTypeError, match="not numeric"):
         count_source(data, column="name", bins=BINS)
 
 

@@ -101,7 +101,7 @@ def test_non_numeric_and_nan_errors_match() -> None:
         pl.DataFrame({"s": ["a", "b"]}).lazy(),
         pa.table({"s": ["a", "b"]}),
     ):
-        with pytest.raises(DataError, match="not numeric"):
+        with pytest.raises(InvalidTypeError, match="not numeric"):  # a type, as Spark's
             _count(data, "s")
     for data in (
         pd.DataFrame({"x": [1.0, np.nan]}),

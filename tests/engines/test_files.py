@@ -24,7 +24,12 @@ from treedp.engines.equal_width import _count_equal_width, _count_search
 from treedp.engines.files import count as files_count
 from treedp.engines.files import count_path, iter_path_chunks, resolve_paths
 from treedp.engines.local import count_chunk, count_chunks
-from treedp.exceptions import DataError, InvalidParameterError, MissingDependencyError
+from treedp.exceptions import (
+    DataError,
+    InvalidParameterError,
+    InvalidTypeError,
+    MissingDependencyError,
+)
 
 N = 20_011  # a prime number of rows, so no chunk boundary is round
 BINS = make_bins(bounds=(-3.0, 3.0), bins=97)
@@ -92,7 +97,7 @@ def test_nan_error_and_no_count_in_messages(data_dir: Path) -> None:
         count_path(data_dir / "x.parquet", "nope", BINS)
     assert type(info2.value) is InvalidParameterError
     for name in ("x.parquet", "x.csv", "x.feather"):
-        with pytest.raises(DataError, match="not numeric"):
+        with pytest.raises(InvalidTypeError, match="not numeric"):
             count_path(data_dir / name, "s", BINS)
 
 
@@ -197,7 +202,7 @@ def test_csv_cases_work_or_fail_as_stated(tmp_path: Path, monkeypatch: pytest.Mo
 def test_semicolon_decimal_comma_is_refused_not_misread(tmp_path: Path) -> None:
     path = tmp_path / "c.csv"
     path.write_bytes(b"a;b\n1;4,5\n")
-    with pytest.raises(DataError, match="not numeric"):
+    with pytest.raises(InvalidTypeError, match="not numeric"):
         count_path(path, "b", BINS, delimiter=";")
 
 

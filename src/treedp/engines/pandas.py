@@ -14,7 +14,7 @@ from treedp.engines.entry import (
     need_column,
     no_column,
 )
-from treedp.exceptions import DataError, InvalidParameterError, InvalidTypeError
+from treedp.exceptions import InvalidParameterError, InvalidTypeError
 
 if TYPE_CHECKING:
     from treedp.domain import Bins
@@ -41,7 +41,7 @@ def _count(
     if isinstance(series, pd.DataFrame):
         raise InvalidParameterError(f"The column '{name}' appears twice in the DataFrame.")
     if not _is_numeric(series.dtype):
-        raise DataError(
+        raise InvalidTypeError(
             f"The column '{name}' is not numeric or datetime (its type is {series.dtype}); "
             "treedp releases numeric or datetime columns only."
         )
@@ -51,7 +51,7 @@ def _count(
         try:
             series = as_1d_array(series)
         except InvalidTypeError:
-            raise DataError(
+            raise InvalidTypeError(
                 f"The column '{name}' is not numeric or datetime (it holds other "
                 "objects); treedp releases numeric or datetime columns only."
             ) from None

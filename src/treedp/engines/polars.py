@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING, Any
 
 from treedp.engines.base import BinCounts, NanPolicy
 from treedp.engines.entry import Engine, frame_column, module_root, need_column, no_column
-from treedp.exceptions import DataError, InvalidParameterError, InvalidTypeError
+from treedp.exceptions import InvalidParameterError, InvalidTypeError
 
 if TYPE_CHECKING:
     from treedp.domain import Bins
@@ -47,7 +47,7 @@ def _checked(series: Any, column: str) -> Any:
         return series.cast(pl.Float64)
     if (dtype.is_numeric() and dtype != pl.Boolean) or dtype.is_temporal():
         return series
-    raise DataError(
+    raise InvalidTypeError(
         f"The column '{column}' is not numeric or datetime (its type is {dtype}); "
         "treedp releases numeric or datetime columns only."
     )

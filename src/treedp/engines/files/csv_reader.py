@@ -154,8 +154,8 @@ class CellKind:
             "write every cell with its offset (or none)."
         )
 
-    def not_numeric(self) -> DataError:
-        return DataError(
+    def not_numeric(self) -> InvalidTypeError:
+        return InvalidTypeError(
             f"The column '{self.column}' is not numeric or datetime: it holds cells that are "
             "neither numbers nor datetimes (or mixes them)."
         )
@@ -288,7 +288,7 @@ def convert_arrow_cells(cells: Any, state: CellKind) -> np.ndarray:
             state.kind = "datetime"  # or neither: the datetime casts tell
             try:
                 return _arrow_datetimes(cells, state)
-            except DataError:
+            except InvalidTypeError:  # neither numbers nor datetimes, or mixed offsets
                 state.kind = None
                 raise
         state.kind = "number"
