@@ -210,3 +210,22 @@ def test_every_collapse_warning_is_restated() -> None:
         restated = fallback_warning(off)
         assert "not useful" not in restated and "recursive method instead" in restated
     assert grid_end_warning(float(SIGNED_GRID[zero]), float(SIGNED_GRID[zero + 2])) is None
+
+
+def test_too_many_records_for_a_selection_is_refused_before_the_charge(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The selections state their guarantee for fewer than 2**32 records (4 stands in here):
+    a call that may run one after the tree's bounds step (the fallback) is refused before the
+    charge, with nothing spent (privacy review, session 17: it was refused after it)."""
+    import dataclasses
+
+    from treedp.value_methods import unbounded_quantiles as uq
+
+    monkeypatch.setattr(uq, "CONTRACT", dataclasses.replace(uq.CONTRACT, max_records=4))
+    acc = treedp.Accountant(PureDP(2.0))
+    with pytest.raises(treedp.DataError, match="2\\*\\*32"):
+        _quartiles(np.zeros(5, np.int64), 0, accountant=acc)
+    assert acc.history == () and acc.spent.epsilon == 0  # type: ignore[union-attr]
+    res = _quartiles(np.zeros(5, np.int64), 0, accountant=acc, method="tree")  # no selection
+    assert res.method == "tree" and len(acc.history) == 1

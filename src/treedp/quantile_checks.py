@@ -15,7 +15,7 @@ from treedp.quantile_methods import QUANTILE_METHODS, integer_bounds
 from treedp.quantiles_choice import tree_bins
 from treedp.value_methods._column import is_datetime_like
 
-__all__ = ["check_bounds", "check_kinds", "check_rest", "rest_usable"]
+__all__ = ["check_bounds", "check_kinds", "check_rest", "check_selection_records", "rest_usable"]
 
 
 def check_kinds(method: str, bounds: Any, unit: str | None) -> None:
@@ -79,3 +79,16 @@ def rest_usable(rest: float, m: int, selections: bool) -> bool:
     from treedp.budget import MIN_EPSILON
 
     return not (rest < MIN_EPSILON or (selections and rest / max(m, 1) < MIN_EPSILON))
+
+
+def check_selection_records(size: int) -> None:
+    """The selection methods (exponential, recursive, over a grid or the float lattice) state
+    their guarantee for fewer than ``2**32`` records: a call that may run one (chosen, picked
+    later by a private count, or the fallback after collapsed bounds) is refused before
+    anything is charged, as each method refuses on its own (privacy review, session 17: the
+    fallback reached the check after the charge). The message holds no count."""
+    from treedp.value_methods import quantile_exponential, quantiles_recursive, unbounded_quantiles
+    from treedp.value_methods.exponential_core import check_domain
+
+    for module in (quantile_exponential, quantiles_recursive, unbounded_quantiles):
+        check_domain(size, module.CONTRACT)

@@ -32,7 +32,12 @@ from treedp.noise import RandomSource
 from treedp.privacy import PureDP
 from treedp.privacy.measures import ZCDP, ApproxDP
 from treedp.privacy.spend import SpendRecord
-from treedp.quantile_checks import check_bounds, check_kinds, check_rest
+from treedp.quantile_checks import (
+    check_bounds,
+    check_kinds,
+    check_rest,
+    check_selection_records,
+)
 from treedp.quantile_methods import (
     QUANTILE_METHODS,
     binned_method,
@@ -315,6 +320,8 @@ def plan_steps(req: QuantilesRequest, size: int, unit: str | None) -> Steps:
     check_rest(rest, m, count is not None or QUANTILE_METHODS[chosen].selections)
     fallback = plan_fallback(req, chosen, unit=unit, unbounded=unbounded,
                              counted=count is not None, rest=rest, m=m)  # fmt: skip
+    if count is not None or fallback is not None or QUANTILE_METHODS[chosen].selections:
+        check_selection_records(size)  # before the charge, whichever selection may run
     return Steps(chosen, n, n_source, count, after_bounds, m, unbounded, gate, fallback)
 
 
