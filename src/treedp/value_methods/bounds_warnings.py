@@ -71,10 +71,12 @@ def grid_end_warning(
     if last - first > 1:
         return None
     return (  # the lower scan, started at the upper stop, stopped at once
-        "The two private bounds' scans stopped at neighbouring grid points: unless almost all "
-        "records lie between them, too few records lie beyond the scans' threshold for this "
-        "epsilon, so the bounds say nothing about the data's range and the release is not "
-        "useful. Give public bounds, or more epsilon or more records."
+        "The two private bounds' scans stopped at neighbouring grid points: either the data "
+        "lie within that one grid step (about 19% wide away from 0), and the bounds hold them, "
+        "or too few "
+        "records lie beyond the scans' threshold for this epsilon, so the bounds say nothing "
+        "about the data's range and the release is not useful. Give public bounds, or more "
+        "epsilon or more records."
     )
 
 
