@@ -212,8 +212,10 @@ class Release(IntervalQueries):
 
     @property
     def guarantee(self) -> Measure:
-        """The guarantee (``PureDP`` with the ε spent, ``ZCDP`` with the ρ spent for Gaussian
-        noise); with a :attr:`unit`, the person-level one."""
+        """The guarantee of the noisy counts (``PureDP`` with the ε spent, ``ZCDP`` with the ρ
+        spent for Gaussian noise); with a :attr:`unit`, the person-level one. With
+        ``bounds="private"`` the bounds step spent more: :attr:`total_guarantee` is the whole
+        release's cost (what an accountant is charged)."""
         if self.unit is None:
             return self.mechanism.guarantee
         return self.unit.guarantee(self.mechanism)
