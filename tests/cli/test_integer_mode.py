@@ -64,3 +64,23 @@ def test_median(method: str, files: dict[str, str], capsys: pytest.CaptureFixtur
     assert doc["integer_mode"] == "column type" and float(doc["median"]).is_integer()  # type: ignore[arg-type]
     doc = _json([*base, "--column", "v", "--bins", "integers"], capsys)
     assert doc["integer_mode"] == "declared" and doc["median"] == 3
+
+
+def test_collapsed_private_bounds_say_what_ran(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """100 Adult ages as int64 Parquet, ε = 1, both bounds private: the scans collapse, the
+    recursion answers (quantiles_fallback), and the CLI says the bounds step said nothing
+    instead of calling the float lattice's ends "found privately"."""
+    import treedp
+
+    ages = np.asarray(treedp.datasets.load_adult()["age"])[:100].astype(np.int64)
+    path = tmp_path / "a.parquet"
+    pq.write_table(pa.table({"age": ages}), path)
+    argv = ["quantiles", str(path), "--column", "age", "--bounds", "private", "--epsilon", "1",
+            "--q", "0.25", "0.5", "--insecure-seed", "0"]  # fmt: skip
+    assert main(argv) == 0
+    captured = capsys.readouterr()
+    assert "method recursive" in captured.out and "found privately" not in captured.out
+    assert "(the bounds step, epsilon=0.1, said nothing: every float a candidate)" in captured.out
+    assert "recursive method instead" in captured.err

@@ -169,6 +169,9 @@ def run(args: argparse.Namespace) -> None:
         found = found_text(bounds, getattr(step, "epsilon", None))
         if is_private(bounds) and not stepped:  # the method needs no bounds
             found = " (no bounds step: every float a candidate)"
+        elif stepped and result.parts[-1].mechanism == "quantiles_unbounded":  # collapsed
+            spent = fmt_spent(getattr(step, "epsilon", 0.0))
+            found = f" (the bounds step, epsilon={spent}, said nothing: every float a candidate)"
         out.line(
             f"method {result.method}, bounds [{shown}]{found}, epsilon spent "
             f"{fmt_spent(result.epsilon_spent)} ({result.neighbours})"
