@@ -2,8 +2,9 @@
 
 With ``bounds="private"`` on both sides and ``method="auto"``, the tree (chosen for integer
 columns, or for many levels) runs on bounds found by two private scans. With too few records
-beyond the scans' threshold for the ε (``n·ε`` below a few hundred), the scans meet, cross or
-run off the public grid (:func:`treedp.value_methods.bounds_warnings.grid_end_warning`), and
+beyond the scans' threshold for the ε (``n·ε`` below a few hundred), the scans meet, cross,
+stop at neighbouring grid points or run off the public grid
+(:func:`treedp.value_methods.bounds_warnings.grid_end_warning`), and
 a tree on such bounds answers one value for every level: its answers say nothing. Then the
 rest of the budget goes to :data:`FALLBACK_METHOD`, the recursive exponential mechanism over
 the lattice of every float (:mod:`treedp.value_methods.unbounded_quantiles`), which needs no
