@@ -23,7 +23,12 @@ from treedp import quantiles_run
 from treedp.noise import InsecureSeededSource
 from treedp.privacy import PureDP
 from treedp.quantile_query import QuantilesRequest
-from treedp.quantiles_fallback import FALLBACK_METHOD, fallback_warning, plan_fallback
+from treedp.quantiles_fallback import (
+    FALLBACK_METHOD,
+    fallback_warning,
+    plan_fallback,
+    within_public_side,
+)
 from treedp.value_methods.bounds_grid import SIGNED_GRID
 from treedp.value_methods.bounds_warnings import grid_end_warning
 
@@ -111,23 +116,43 @@ def test_charged_record_names_the_fallback_and_the_whole_epsilon() -> None:
     res = _quartiles(x, 0, accountant=acc)
     (charge,) = acc.history
     assert charge.record.mechanism == "quantiles[tree]"  # the planned method
-    assert charge.record.parameters["collapsed_bounds"] == FALLBACK_METHOD
+    assert charge.record.parameters["if_bounds_collapse"] == FALLBACK_METHOD
     assert math.isclose(acc.spent.epsilon, 1.0)  # type: ignore[union-attr]
     _within_budget(res, 1.0)
 
 
 def test_no_fallback_where_it_is_not_planned() -> None:
-    """``method="tree"``, or one public side: the tree's answer stands (with its warning);
-    the charged record names no fallback."""
+    """``method="tree"``: the tree's answer stands (with its warning); the charged record
+    names no fallback."""
     x = _ages(100)
     acc = treedp.Accountant(PureDP(2.0))
     res = _quartiles(x, 0, accountant=acc, method="tree")
-    assert res.method == "tree" and "collapsed_bounds" not in acc.history[0].record.parameters
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", treedp.BoundsWarning)
-        res = treedp.quantiles(x, Q, bounds=(0, "private"), epsilon=1.0,
-                               rng=InsecureSeededSource(0))  # fmt: skip
-    assert res.method == "tree"
+    assert res.method == "tree" and "if_bounds_collapse" not in acc.history[0].record.parameters
+
+
+def test_one_public_side_falls_back_inside_it() -> None:
+    """Adult ages, n = 300, ε = 0.3, ``bounds=(0, "private")``: the one scan stops beside
+    the public 0 and the tree answered one value (every seed of a new user's run); the
+    recursion answers instead, clamped into the public side, which the bounds report."""
+    x = _ages(300)
+    fell_back = 0
+    for seed in range(6):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", treedp.BoundsWarning)
+            res = treedp.quantiles(x, Q, bounds=(0, "private"), epsilon=0.3,
+                                   rng=InsecureSeededSource(seed))  # fmt: skip
+        _within_budget(res, 0.3)
+        if res.method == FALLBACK_METHOD:
+            fell_back += 1
+            assert res.bounds[0] == 0 and res.value.min() >= 0
+    assert fell_back >= 3
+
+
+def test_within_public_side_clamps_and_rounds_inwards() -> None:
+    out, side = within_public_side(np.array([-5.0, 2.0, 9.0]), (0.5, None), True)
+    assert out.tolist() == [1.0, 2.0, 9.0] and side == (1.0, None)
+    out, side = within_public_side(np.array([-5.0, 2.0, 9.0]), (None, 7.5), False)
+    assert out.tolist() == [-5.0, 2.0, 7.5] and side == (None, 7.5)
 
 
 def test_the_choice_reads_the_released_stops_only(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -180,9 +205,10 @@ def _request(**changes: Any) -> QuantilesRequest:
 def test_plan_fallback_from_public_parameters() -> None:
     plan = dict(unit=None, unbounded=False, counted=False, rest=0.9, m=3)
     assert plan_fallback(_request(), "tree", **plan) == FALLBACK_METHOD  # type: ignore[arg-type]
+    one_side = _request(request=(0, None), known="lower")
+    assert plan_fallback(one_side, "tree", **plan) == FALLBACK_METHOD  # type: ignore[arg-type]
     refused = [
         (_request(method="tree"), "tree", {}),
-        (_request(request=(0, None), known="lower"), "tree", {}),
         (_request(privacy=object()), "tree", {}),
         (_request(), "tree", {"counted": True}),
         (_request(), "tree", {"unit": "ns"}),
@@ -204,11 +230,16 @@ def test_every_collapse_warning_is_restated() -> None:
         (float(SIGNED_GRID[zero + 1]), float(SIGNED_GRID[zero + 2])),
         (0.0, float(SIGNED_GRID[-1])),
     ]
-    for lo, hi in stops:
-        off = grid_end_warning(lo, hi)
+    one_sided = [
+        (0.0, float(SIGNED_GRID[zero + 2]), "lower"),
+        (float(SIGNED_GRID[zero - 2]), 0.0, "upper"),
+    ]
+    for lo, hi, known in [*((lo, hi, None) for lo, hi in stops), *one_sided]:
+        off = grid_end_warning(lo, hi, known)
         assert off is not None
         restated = fallback_warning(off)
         assert "not useful" not in restated and "recursive method instead" in restated
+        assert "far outside the data" in restated
     assert grid_end_warning(float(SIGNED_GRID[zero]), float(SIGNED_GRID[zero + 2])) is None
 
 

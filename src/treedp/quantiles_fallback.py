@@ -17,22 +17,30 @@ released stops alone, so the choice between the tree and the recursion is post-p
 whichever runs gets the budget left, ``ε − ε_b`` (rounded down), and is ``(ε − ε_b)``-DP under
 the same neighbour relation and privacy unit (one record). By adaptive sequential composition
 the call is ε-DP, the ε charged once before any randomness; the record charged names the
-planned method and, in ``parameters["collapsed_bounds"]``, the method that would replace it.
+planned method and, in ``parameters["if_bounds_collapse"]``, the method that would replace it.
 
 Planned from public parameters only (:func:`plan_fallback`), before the charge: pure ε (a
-zCDP or (ε, δ) target refuses a bounds step), no private count (``n="private"`` chooses its
-method from the count), numbers (the lattice holds numbers, not datetimes), and a rest the
-recursion accepts (:func:`treedp.quantile_checks.rest_usable`): where any fails, the tree's
-answer and its warning stand.
+zCDP or (ε, δ) target refuses a bounds step), no private count spent (a count chooses the
+method itself), numbers (the lattice holds numbers, not datetimes), and a rest the recursion
+accepts (:func:`treedp.quantile_checks.rest_usable`): where any fails, the tree's answer and
+its warning stand. With one public side (``bounds=(0, "private")``) the one scan collapses
+when it stops beside the public bound; the recursion's answers are then clamped into the
+public side (:func:`within_public_side`, post-processing by a public bound, as every method
+clamps the data into it).
 """
 
 from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
 
 from treedp.quantile_checks import rest_usable
 from treedp.quantile_methods import QUANTILE_METHODS
 from treedp.quantile_query import QuantilesRequest
 
-__all__ = ["FALLBACK_METHOD", "fallback_warning", "plan_fallback"]
+__all__ = ["FALLBACK_METHOD", "fallback_warning", "plan_fallback", "within_public_side"]
 
 #: The method run with the rest of the budget when the bounds step collapsed.
 FALLBACK_METHOD = "recursive"
@@ -53,14 +61,15 @@ def plan_fallback(
 ) -> str | None:
     """The method to run instead of ``chosen`` if the bounds step collapses, else None.
 
-    Public parameters only: ``method="auto"``, both bounds private, numbers (``unit`` None),
+    Public parameters only: ``method="auto"``, bounds private (one public side at most),
+    numbers (``unit`` None),
     pure ε (``req.privacy`` None), no private count (``counted``), a bounds step planned
     (``unbounded`` False), ``chosen`` not the fallback itself, and ``rest`` (the budget after
     the bounds step) usable by ``m`` selections.
     """
     row = QUANTILE_METHODS[FALLBACK_METHOD]
     plain = req.method == "auto" and req.privacy is None and not counted
-    searched = req.request == (None, None) and unit is None and not unbounded
+    searched = req.request is not None and unit is None and not unbounded
     if not (plain and searched and row.unbounded and chosen != FALLBACK_METHOD):
         return None
     return FALLBACK_METHOD if rest_usable(rest, m, row.selections) else None
@@ -72,9 +81,28 @@ def fallback_warning(off: str) -> str:
     the answers are the recursion's, not a useless tree's. Post-processing: no data value."""
     instead = (
         "the quantiles were released by the recursive method instead (method='auto'), which "
-        "needs no bounds, on the budget left after the bounds step. Give public bounds, or "
-        "more epsilon or more records, for the tree's accuracy."
+        "needs no bounds, on the budget left after the bounds step; at such a budget it may "
+        "answer far outside the data (its candidates are every float). Give public bounds, or "
+        "more epsilon or more records."
     )
     if _USELESS not in off:  # every both-sided warning ends so (tested); kept whole if not
         return f"{off} {instead[0].upper()}{instead[1:]}"
     return f"{off.split(_USELESS)[0].rstrip()}; {instead}"
+
+
+def within_public_side(
+    values: Any, request: tuple[Any, Any], integers: bool
+) -> tuple[np.ndarray, tuple[float | None, float | None]]:
+    """The fallback's answers clamped into the public side of ``request`` (``(lo, None)``
+    or ``(None, hi)``; ``(None, None)``: unchanged), and that side (rounded inwards on
+    ``integers``: the answers are integers) for the reported bounds. Monotone: sorted answers
+    stay sorted."""
+    out = np.asarray(values, dtype=np.float64)
+    lo, hi = request
+    low = None if lo is None else float(math.ceil(lo) if integers else lo)
+    high = None if hi is None else float(math.floor(hi) if integers else hi)
+    if low is not None:
+        out = np.maximum(out, low)
+    if high is not None:
+        out = np.minimum(out, high)
+    return out, (low, high)

@@ -45,7 +45,7 @@ from treedp.quantile_methods import (
 )
 from treedp.quantile_query import QuantilesRequest
 from treedp.quantiles_choice import MAX_TREE_BINS, _fixed_choice, choose_method, tree_bins
-from treedp.quantiles_fallback import fallback_warning, plan_fallback
+from treedp.quantiles_fallback import fallback_warning, plan_fallback, within_public_side
 from treedp.query import Query
 from treedp.timezones import expect_offsets, result_in_zone
 from treedp.value_methods._column import describe, float_up, read_column
@@ -339,6 +339,7 @@ def run_steps(
     spent = Fraction(0)  # exact sum of the parts' (rounded-up) losses
     chosen, n = steps.chosen, steps.n
     off_grid: str | None = None
+    side: tuple[Any, Any] | None = None  # set when the fallback ran
     bres: Any = None
     the_bounds: Any
     if steps.unbounded:  # no bounds step: the method's lattice covers every float
@@ -352,6 +353,7 @@ def run_steps(
         off_grid = grid_end_warning(lo, hi, bres.known, grid)  # post-processing of the stops
         if steps.fallback is not None and off_grid is not None:  # the scans said nothing
             chosen, the_bounds, off_grid = steps.fallback, None, fallback_warning(off_grid)
+            side = req.request  # a public side, if any, clamps the fallback's answers
     else:
         the_bounds, eps_rest = (req.bounds[0], req.bounds[1]), req.eps
     n_released: int | None = None
@@ -405,11 +407,14 @@ def run_steps(
         warn_user(off_grid, BoundsWarning)
     if method.sorted_after:
         distinct = np.sort(np.asarray(distinct), kind="stable")
-    if the_bounds is None:  # reported: the lattice's ends
+    kept: tuple[Any, Any] = (None, None)
+    if side is not None:  # the fallback: its answers inside a public side (post-processing)
+        distinct, kept = within_public_side(distinct, side, req.bins == "integers")
+    if the_bounds is None:  # reported: the lattice's ends (or a public side)
         from treedp.value_methods.float_lattice import TOTAL_CELLS, cell_value
 
         ends = cell_value(np.array([0, TOTAL_CELLS - 1]))
-        the_bounds = (float(ends[0]), float(ends[1]))
+        the_bounds = tuple(float(e if p is None else p) for e, p in zip(ends, kept, strict=True))
     parts.append(method_record)
     spent += Fraction(guarantee_eps)
     out = np.asarray(distinct)[np.reshape(where, -1)]
@@ -547,7 +552,8 @@ def record(
     """The one record charged for a call: the whole ε (bounds, count, gate and quantiles), or
     the whole target (a measure). ``gate_share``: the share of the rest after the count that
     the concentration gate spends if the count picks the tree (0: no gate planned);
-    ``fallback``: the method run instead if the bounds step collapses (``collapsed_bounds``)."""
+    ``fallback``: the method run instead if the bounds step collapses
+    (``if_bounds_collapse``: a plan, charged before the scans run)."""
     charged: dict[str, Any] = {
         "q": tuple(float(v) for v in qa),
         "bounds": bounds if isinstance(bounds, str) else str(tuple(bounds)),
@@ -557,7 +563,7 @@ def record(
     if gate_share:
         charged["gate_share"] = gate_share
     if fallback is not None:
-        charged["collapsed_bounds"] = fallback
+        charged["if_bounds_collapse"] = fallback
     return SpendRecord(
         mechanism=f"quantiles[{chosen}]",
         measure=eps if isinstance(eps, PureDP | ZCDP | ApproxDP) else PureDP(eps),
