@@ -87,7 +87,7 @@ def fallback_warning(off: str) -> str:
     )
     if _USELESS not in off:  # every both-sided warning ends so (tested); kept whole if not
         return f"{off} {instead[0].upper()}{instead[1:]}"
-    return f"{off.split(_USELESS)[0].rstrip()}; {instead}"
+    return f"{off.split(_USELESS)[0].rstrip().rstrip(',')}; {instead}"
 
 
 def within_public_side(

@@ -113,14 +113,34 @@ def test_median_private_bounds_charge_the_total_once(
     capsys.readouterr()
     ledger = ["--ledger", str(path), "--dataset", "d"]
     args = _median(csv_file, "--bounds", "private", *ledger)
-    assert main(args) == 0  # tree, add_remove: the ledger's relation
+    assert main(args) == 0  # the default method: treedp.quantiles picks (add_remove)
     assert "remaining epsilon=0.5" in capsys.readouterr().out
     assert main(args) == 2  # 1 more does not fit: refused, nothing charged
     assert "Nothing was charged" in one_error_line(capsys.readouterr().err)
     with treedp.open_ledger(path, "d") as led:
         assert len(led.history) == 1 and led.spent.epsilon == pytest.approx(1.0)
-        assert led.history[0].record.mechanism == "quantiles[tree]"
+        assert led.history[0].record.mechanism == "quantiles[exponential]"  # over every float
         assert led.history[0].record.parameters["bounds"] == "private"
+
+
+def test_median_default_method_with_private_bounds_answers_where_the_tree_cannot(
+    tmp_path: Path, capsys: pytest.CaptureFixture
+) -> None:
+    """100 Adult ages, ε = 1, ``--bounds private`` without ``--method``: the library's choice
+    (the exponential mechanism over every float) answers near the true median, where the
+    tree on the collapsed bounds answered about 0 (a new user's run); ``--method tree``
+    still runs the tree, as asked."""
+    ages = np.asarray(treedp.datasets.load_adult()["age"])[:100]
+    path = tmp_path / "age.csv"
+    path.write_text("age\n" + "\n".join(map(str, ages)) + "\n")
+    base = ["median", str(path), "--column", "age", "--epsilon", "1", "--bounds", "private",
+            "--insecure-seed", "1"]  # fmt: skip
+    assert main(base) == 0
+    out = capsys.readouterr().out
+    value = float(out.split()[2])
+    assert abs(value - np.median(ages)) < 10 and "exponential mechanism over every float" in out
+    assert main([*base, "--method", "tree"]) == 0
+    assert "(tree, bounds [" in capsys.readouterr().out
 
 
 def test_median_private_bounds_warn_at_the_grid_end(

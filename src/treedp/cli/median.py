@@ -57,6 +57,12 @@ DEFAULT_NEIGHBOURS = {
     "subsample": "replace",
 }
 DEFAULT_BINS = 1024
+#: How the answer line names the method that ran.
+_METHOD_NAMES = {
+    "tree": "tree",
+    "exponential": "exponential mechanism",
+    "recursive": "recursive mechanism",
+}
 DEFAULT_DELTA = 1e-6
 
 _REFUSAL = {
@@ -79,8 +85,10 @@ def register(sub: Any) -> None:
     mdn.add_argument(
         "--method",
         choices=tuple(APPLIES),
-        default="tree",
-        help="tree (default; needs --bounds, takes --bins), exponential (needs --bounds), "
+        default=None,
+        help="tree (default; needs --bounds, takes --bins; with --bounds private and no number "
+        "of --bins, the method treedp.quantiles picks, which answers when the bounds step "
+        "says nothing), exponential (needs --bounds), "
         "stable (propose-test-release, takes --delta and public --bounds), subsample (disjoint "
         "subsample-and-aggregate, needs --m, takes --delta and --resolution)",
     )
@@ -126,8 +134,10 @@ def register(sub: Any) -> None:
 
 def check_arguments(args: argparse.Namespace) -> dict[str, Any]:
     """Refuse options that do not apply to the method and check the rest, before any data
-    is read; returns the resolved settings."""
-    method = args.method
+    is read; returns the resolved settings (``auto``: the method left to
+    :func:`treedp.quantiles`, for the default method with private bounds)."""
+    default = args.method is None
+    args.method = method = args.method or "tree"
     bounds = bounds_arg(args.bounds, args.tz)  # a pair, "private" or None; a usage error else
     private = is_private(bounds)
     given = {
@@ -188,6 +198,7 @@ def check_arguments(args: argparse.Namespace) -> dict[str, Any]:
         "bounds": bounds,
         "bins": bins,
         "delta": args.delta if args.delta is not None else DEFAULT_DELTA,
+        "auto": default and private and args.bins in (None, "integers"),
     }
 
 
@@ -211,7 +222,7 @@ def run(args: argparse.Namespace) -> None:
             median=None if refused else value,
             refused=refused,
             how=how,
-            method=args.method,
+            method="auto" if settings.get("auto") else args.method,
             neighbours=settings["neighbours"],
             seeded=args.insecure_seed is not None,
             integer_mode=settings["integer_mode"],
@@ -344,26 +355,37 @@ def _median_private_bounds(
     """``--bounds private``: :func:`treedp.quantiles` at ``q = 0.5`` with the method fixed
     (it finds the bounds with a share of epsilon, releases in them, charges the total once)."""
     integers = settings["bins"] == "integers"
+    auto = settings.get("auto", False)  # the default method: treedp.quantiles picks
     result = treedp.quantiles(
         values,
         0.5,
         epsilon=args.epsilon,
         bounds=settings["bounds"],
-        bins=settings["bins"] if args.method == "tree" or integers else None,
-        method=args.method,
+        bins=settings["bins"] if (args.method == "tree" and not auto) or integers else None,
+        method="auto" if auto else args.method,
         neighbours=settings["neighbours"],
         bounds_share=args.bounds_share,  # None: the library's documented default
         **common,
     )
     found = result.parts[0].measure  # the bounds step's spend (pure DP)
-    name = "tree" if args.method == "tree" else "exponential mechanism"
-    if args.method == "exponential" and integers:
+    name = _METHOD_NAMES.get(result.method, result.method)
+    if result.method == "exponential" and integers:
         name += " on integers"
     if not result.parts[0].mechanism.startswith("private_bounds"):  # no step: every float
         return (
             result.value,
             (
                 f"{name} over every float, no bounds step; total pure epsilon="
+                f"{fmt_spent(result.epsilon_spent)} of {args.epsilon:g}"
+            ),
+            result.bounds_warning,
+        )
+    if result.parts[-1].mechanism == "quantiles_unbounded":  # the bounds step said nothing
+        return (
+            result.value,
+            (
+                f"{name} over every float: the bounds step (epsilon="
+                f"{getattr(found, 'epsilon', 0.0):.4g}) said nothing; total pure epsilon="
                 f"{fmt_spent(result.epsilon_spent)} of {args.epsilon:g}"
             ),
             result.bounds_warning,
