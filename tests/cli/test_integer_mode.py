@@ -84,3 +84,5 @@ def test_collapsed_private_bounds_say_what_ran(
     assert "method recursive" in captured.out and "found privately" not in captured.out
     assert "(the bounds step, epsilon=0.1, said nothing: every float a candidate)" in captured.out
     assert "recursive method instead" in captured.err
+    assert main([*argv, "--format", "json"]) == 0
+    assert json.loads(capsys.readouterr().out)["bounds_found_privately"] is False

@@ -184,7 +184,9 @@ def run(args: argparse.Namespace) -> None:
             ],
             method=result.method,
             bounds=list(result.bounds),
-            bounds_found_privately=is_private(bounds),
+            # the reported bounds came from a bounds step (none ran, or it said nothing: the
+            # method's lattice, every float)
+            bounds_found_privately=stepped and result.parts[-1].mechanism != "quantiles_unbounded",
             epsilon_spent=result.epsilon_spent,
             neighbours=result.neighbours,
             seeded=result.seeded,
