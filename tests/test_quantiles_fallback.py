@@ -80,11 +80,12 @@ def test_collapsed_bounds_run_the_recursion_on_the_rest() -> None:
             fell_back += 1
             assert res.mechanism == "quantiles[recursive]"
             assert len(res.parts) == 2  # the bounds step, then the recursion on the rest
+            assert res.bounds_collapsed
             assert "recursive method instead" in str(res.bounds_warning)
             assert np.all(res.value == np.floor(res.value))
             assert np.all(np.isfinite(res.value)) and np.all(np.diff(res.value) >= 0)
         else:  # the scans found a range: the tree on it
-            assert res.method == "tree"
+            assert res.method == "tree" and not res.bounds_collapsed
     assert fell_back >= len(SEEDS) // 2  # n·ε = 100: the scans mostly collapse
 
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import math
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from fractions import Fraction
 from typing import Any
 
@@ -101,6 +101,11 @@ class QuantilesResult(QuantileResult):
         ``"declared"`` (``bins="integers"`` was given) or ``"column type"`` (no ``bins``, and
         the column's declared type is an integer type: its schema, never its values;
         :func:`treedp.quantile_query.typed_bins`); None: continuous (or equal-width bins).
+    bounds_collapsed : bool
+        With ``bounds="private"`` and ``method="auto"``: the bounds step said nothing (its
+        scans collapsed) and the quantiles came from :attr:`method` over every float instead
+        (:mod:`treedp.quantiles_fallback`); :attr:`bounds` are then the float lattice's ends
+        (or a public side). Post-processing of the released stops.
     """
 
     method: str
@@ -110,6 +115,7 @@ class QuantilesResult(QuantileResult):
     n_source: str = "none"
     n_released: int | None = None
     integer_mode: str | None = None
+    bounds_collapsed: bool = False
 
     def _summary(self) -> str:
         """The short ``repr``'s summary: integer mode from the column's type, and a pointer
@@ -170,8 +176,6 @@ def _calibrated(req: QuantilesRequest, steps: Steps) -> QuantilesRequest:
     a calibrated ε the method would refuse (outside ``[MIN_EPSILON, MAX_EPSILON]``, or a
     selection's share below ``MIN_EPSILON``) is refused here (privacy review F6: it was
     refused by the method after the charge, the whole target spent and nothing released)."""
-    from dataclasses import replace
-
     from treedp.budget import MAX_EPSILON, MIN_EPSILON
     from treedp.quantile_privacy import calibrate
 
@@ -339,7 +343,7 @@ def run_steps(
     spent = Fraction(0)  # exact sum of the parts' (rounded-up) losses
     chosen, n = steps.chosen, steps.n
     off_grid: str | None = None
-    side: tuple[Any, Any] | None = None  # set when the fallback ran
+    collapsed = False  # the bounds step said nothing: the fallback ran
     bres: Any = None
     the_bounds: Any
     if steps.unbounded:  # no bounds step: the method's lattice covers every float
@@ -353,7 +357,7 @@ def run_steps(
         off_grid = grid_end_warning(lo, hi, bres.known, grid)  # post-processing of the stops
         if steps.fallback is not None and off_grid is not None:  # the scans said nothing
             chosen, the_bounds, off_grid = steps.fallback, None, fallback_warning(off_grid)
-            side = req.request  # a public side, if any, clamps the fallback's answers
+            collapsed = True
     else:
         the_bounds, eps_rest = (req.bounds[0], req.bounds[1]), req.eps
     n_released: int | None = None
@@ -408,8 +412,9 @@ def run_steps(
     if method.sorted_after:
         distinct = np.sort(np.asarray(distinct), kind="stable")
     kept: tuple[Any, Any] = (None, None)
-    if side is not None:  # the fallback: its answers inside a public side (post-processing)
-        distinct, kept = within_public_side(distinct, side, req.bins == "integers")
+    if collapsed:  # the fallback: its answers inside a public side, if any (post-processing)
+        sides = req.request or (None, None)  # a bounds step ran: a request, never None
+        distinct, kept = within_public_side(distinct, sides, req.bins == "integers")
     if the_bounds is None:  # reported: the lattice's ends (or a public side)
         from treedp.value_methods.float_lattice import TOTAL_CELLS, cell_value
 
@@ -418,9 +423,10 @@ def run_steps(
     parts.append(method_record)
     spent += Fraction(guarantee_eps)
     out = np.asarray(distinct)[np.reshape(where, -1)]
-    return _result(
+    result = _result(
         req, steps, out, chosen, the_bounds, parts, spent, grid_points, off_grid, n_released, source
     )
+    return replace(result, bounds_collapsed=collapsed) if collapsed else result
 
 
 def _bounds_step(

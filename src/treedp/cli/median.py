@@ -380,7 +380,7 @@ def _median_private_bounds(
             ),
             result.bounds_warning,
         )
-    if result.parts[-1].mechanism == "quantiles_unbounded":  # the bounds step said nothing
+    if result.bounds_collapsed:  # the bounds step said nothing: every float a candidate
         return (
             result.value,
             (

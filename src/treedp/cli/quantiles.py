@@ -169,7 +169,7 @@ def run(args: argparse.Namespace) -> None:
         found = found_text(bounds, getattr(step, "epsilon", None))
         if is_private(bounds) and not stepped:  # the method needs no bounds
             found = " (no bounds step: every float a candidate)"
-        elif stepped and result.parts[-1].mechanism == "quantiles_unbounded":  # collapsed
+        elif result.bounds_collapsed:  # the bounds step said nothing
             spent = fmt_spent(getattr(step, "epsilon", 0.0))
             found = f" (the bounds step, epsilon={spent}, said nothing: every float a candidate)"
         out.line(
@@ -184,9 +184,8 @@ def run(args: argparse.Namespace) -> None:
             ],
             method=result.method,
             bounds=list(result.bounds),
-            # the reported bounds came from a bounds step (none ran, or it said nothing: the
-            # method's lattice, every float)
-            bounds_found_privately=stepped and result.parts[-1].mechanism != "quantiles_unbounded",
+            # the reported bounds came from a bounds step (not: none ran, or it said nothing)
+            bounds_found_privately=stepped and not result.bounds_collapsed,
             epsilon_spent=result.epsilon_spent,
             neighbours=result.neighbours,
             seeded=result.seeded,

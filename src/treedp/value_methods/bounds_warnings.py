@@ -73,10 +73,9 @@ def grid_end_warning(
     return (  # the lower scan, started at the upper stop, stopped at once
         "The two private bounds' scans stopped at neighbouring grid points: either the data "
         "lie within that one grid step (about 19% wide away from 0), and the bounds hold them, "
-        "or too few "
-        "records lie beyond the scans' threshold for this epsilon, so the bounds say nothing "
-        "about the data's range and the release is not useful. Give public bounds, or more "
-        "epsilon or more records."
+        "or too few records lie beyond the scans' threshold for this epsilon, so the bounds "
+        "say nothing about the data's range and the release is not useful. Give public "
+        "bounds, or more epsilon or more records."
     )
 
 
