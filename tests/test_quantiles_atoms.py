@@ -79,28 +79,6 @@ def test_recursive_integers_answer_the_block_on_the_split_side() -> None:
     assert np.all(np.asarray(res.values) == 65_000)
 
 
-def test_snap_to_atoms_moves_answers_in_a_block_bin_to_its_nearer_edge() -> None:
-    """Post-processing of a released CDF: an answer in a bin holding a block (at least 2% of
-    the mass and 10× each neighbour) moves to the bin's nearer edge in rank; the end bins
-    answer their bound; other bins keep the interpolated answer; the order is kept."""
-    from treedp.quantile_atoms import snap_to_atoms
-
-    edges = np.arange(6.0)  # bins [0,1) .. [4,5]
-    cdf = np.array([0.0, 1.0, 2.0, 92.0, 93.0, 100.0])  # bin 2 holds 90 of 100
-    q = np.array([0.015, 0.1, 0.4, 0.6, 0.95])
-    interpolated = np.array([1.5, 2.09, 2.42, 2.64, 4.29])
-    out = snap_to_atoms(edges, cdf, q, interpolated)
-    np.testing.assert_array_equal(out, [1.5, 2.0, 2.0, 3.0, 4.29])
-    assert np.all(np.diff(out) >= 0)
-    # the first bin holding a block: its lower bound at every level (a block of zeros)
-    zeros = snap_to_atoms(edges, np.array([0.0, 70.0, 72.0, 80.0, 90.0, 100.0]), q[:3],
-                          np.array([0.02, 0.14, 0.57]))  # fmt: skip
-    np.testing.assert_array_equal(zeros, [0.0, 0.0, 0.0])
-    # no bin stands out: nothing moves
-    smooth = np.linspace(0.0, 100.0, 6)
-    np.testing.assert_array_equal(snap_to_atoms(edges, smooth, q, interpolated), interpolated)
-
-
 @pytest.mark.parametrize("bounds", [(-400.0, 400.0), "private"])
 def test_tree_on_real_bins_answers_beside_a_block_on_the_near_side(bounds: object) -> None:
     """99% at 7.3 (no grid point of the tree's real-valued bins, nor of the float lattice):

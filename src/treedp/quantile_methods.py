@@ -19,7 +19,6 @@ from treedp.exceptions import InvalidParameterError, InvalidTypeError
 from treedp.noise import RandomSource
 from treedp.privacy import PureDP
 from treedp.privacy.spend import SpendRecord
-from treedp.quantile_atoms import snap_to_atoms
 from treedp.quantiles_choice import tree_bins
 from treedp.query import build_query
 from treedp.release.discrete_quantiles import discrete_quantile_from
@@ -122,16 +121,8 @@ def _run_tree(
     rel = run_release(query)
     if bins == "integers":
         out: Any = discrete_quantile_from(rel.bins, rel.consistent_counts, qa)
-    else:
+    else:  # numbers: a point mass answered as the release does (release/atoms.py)
         out = np.atleast_1d(rel.quantile(qa))
-        if out.dtype.kind == "f" and rel.bins.edges.dtype.kind == "f":  # numbers: a point mass
-            out = snap_to_atoms(
-                rel.bins.edges,
-                rel.consistent_counts,
-                qa,
-                out,
-                lambda a, b: np.asarray(rel.stderr("range_count", a, b), dtype=np.float64),
-            )
     spent = float(rel.guarantee.epsilon) if isinstance(rel.guarantee, PureDP) else 0.0
     return out, rel.mechanism.spend(), rel.bins.n_bins, spent, float(rel.n)
 
