@@ -58,7 +58,9 @@ def test_median(method: str, files: dict[str, str], capsys: pytest.CaptureFixtur
     assert main([*base, "--column", "v"]) == 0
     assert "integer mode: the column's type" in capsys.readouterr().out
     doc = _json([*base, "--column", "f"], capsys)
-    assert doc["integer_mode"] is None and doc["median"] != 3  # continuous, as before
+    # continuous, as before; the tree's bin holding the 60% block at 3 answers its round
+    # number (release/atoms.py), where the others draw a float beside it
+    assert doc["integer_mode"] is None and (doc["median"] == 3) == (method == "tree")
     private = [*base[:5], "private", *base[7:], "--column", "v"]
     doc = _json(private, capsys)
     assert doc["integer_mode"] == "column type" and float(doc["median"]).is_integer()  # type: ignore[arg-type]
