@@ -15,11 +15,12 @@ powers-of-ten candidates at ε/3 per quartile" at ``ε·n`` from 100 to 10^4 (``
   ``v`` holds (0 inside a block of ties), averaged over the three quartiles and the
   repetitions, over ``n``. "finite": the share of answers within ``±1e300`` and ... inside the
   data's range widened 10× (a garbage answer such as 1.8e275 is not).
-* ``--integers``: int64 columns (Poisson(3), zero-inflated counts, and Adult's age,
-  hours_per_week and capital_gain resampled to ``n``), read in integer mode by their type,
-  where ``method="auto"`` plans the tree after the bounds step and, when the scans collapse,
-  releases with the recursion on the rest (:mod:`treedp.quantiles_fallback`); the "tree"
-  column is ``method="tree"``, what ``auto`` ran before that fallback.
+* ``--integers``: int64 columns (Poisson(3), zero-inflated counts, Adult's age,
+  hours_per_week and capital_gain resampled to ``n``, and two wide ranges: incomes and
+  seconds), read in integer mode by their type, where ``method="auto"`` plans the tree after
+  the bounds step and, when the scans collapse or the found bounds hold more than 4,096
+  integers, releases with the recursion on the rest (:mod:`treedp.quantiles_fallback`); the
+  "tree" column is ``method="tree"``, what ``auto`` ran before those rules.
 """
 
 from __future__ import annotations
@@ -43,7 +44,7 @@ def datasets(n: int, integers: bool = False) -> dict[str, np.ndarray]:
     if integers:  # int64 columns: integer mode from the column's type
         adult = treedp.datasets.load_adult()
         pick = rng.integers(0, len(adult["age"]), n)
-        return {
+        columns = {
             "Poisson(3), int": rng.poisson(3, n).astype(np.int64),
             "zero-inflated counts (70% 0, else round lognormal(5, 1))": np.where(
                 zeros, 0, np.round(rng.lognormal(5, 1, n))
@@ -53,6 +54,14 @@ def datasets(n: int, integers: bool = False) -> dict[str, np.ndarray]:
                 for c in ("age", "hours_per_week", "capital_gain")
             },
         }
+        # Wide integer ranges (drawn after the columns above, which stay as they were).
+        columns["incomes, int (round lognormal(8, 1))"] = np.round(rng.lognormal(8, 1, n)).astype(
+            np.int64
+        )
+        columns["seconds, int (floor exponential(5000))"] = np.floor(
+            rng.exponential(5000, n)
+        ).astype(np.int64)
+        return columns
     return {
         "lognormal(10, 1)": rng.lognormal(10, 1, n),
         "normal(-50, 20)": rng.normal(-50, 20, n),

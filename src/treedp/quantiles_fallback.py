@@ -1,4 +1,5 @@
-"""Unknown bounds that said nothing: the quantiles from the recursion without bounds instead.
+"""After a private bounds step, what runs instead of the tree: the recursion, without bounds
+when the step said nothing, or on the found bounds when they hold a wide integer range.
 
 With ``bounds="private"`` on both sides and ``method="auto"``, the tree (chosen for integer
 columns, or for many levels) runs on bounds found by two private scans. With too few records
@@ -27,6 +28,17 @@ its warning stand. With one public side (``bounds=(0, "private")``) the one scan
 when it stops beside the public bound; the recursion's answers are then clamped into the
 public side (:func:`within_public_side`, post-processing by a public bound, as every method
 clamps the data into it).
+
+**A wide integer range** (:func:`plan_wide_range`, :func:`wide_range`). On public integer
+bounds ``method="auto"`` takes the recursion instead of the tree below
+:data:`~treedp.quantiles_choice.TREE_MIN_LEVELS` levels when the bounds hold more than
+:data:`~treedp.quantiles_choice.WIDE_INTEGER_RANGE` integers (one bin per integer makes the
+tree too deep). Found bounds now get the same rule: the released bounds are a public function
+of the stops, so reading the rule off them is post-processing, and the recursion (integer
+mode, on the found bounds) gets the same rest, ``ε − ε_b``, as the tree would: the call is
+ε-DP by the argument above, the charged record naming the plan in
+``parameters["if_wide_integer_range"]``. Planned like the fallback (``auto``, pure ε, no
+private count, a usable rest, integer bins, fewer levels than the tree's threshold).
 """
 
 from __future__ import annotations
@@ -39,8 +51,16 @@ import numpy as np
 from treedp.quantile_checks import rest_usable
 from treedp.quantile_methods import QUANTILE_METHODS
 from treedp.quantile_query import QuantilesRequest
+from treedp.quantiles_choice import TREE_MIN_LEVELS, choose_method
 
-__all__ = ["FALLBACK_METHOD", "fallback_warning", "plan_fallback", "within_public_side"]
+__all__ = [
+    "FALLBACK_METHOD",
+    "fallback_warning",
+    "plan_fallback",
+    "plan_wide_range",
+    "wide_range",
+    "within_public_side",
+]
 
 #: The method run with the rest of the budget when the bounds step collapsed.
 FALLBACK_METHOD = "recursive"
@@ -73,6 +93,44 @@ def plan_fallback(
     if not (plain and searched and row.unbounded and chosen != FALLBACK_METHOD):
         return None
     return FALLBACK_METHOD if rest_usable(rest, m, row.selections) else None
+
+
+def plan_wide_range(
+    req: QuantilesRequest,
+    chosen: str,
+    *,
+    unbounded: bool,
+    counted: bool,
+    rest: float,
+    m: int,
+) -> str | None:
+    """The method to run instead of the tree if the found integer bounds are wide, else None.
+
+    Public parameters only: ``method="auto"`` with the tree chosen on integer bins
+    (``bins="integers"``) after a bounds step (``unbounded`` False), pure ε, no private count
+    (``counted``), fewer than :data:`~treedp.quantiles_choice.TREE_MIN_LEVELS` levels and a
+    ``rest`` usable by ``m`` selections.
+    """
+    row = QUANTILE_METHODS[FALLBACK_METHOD]
+    plain = req.method == "auto" and req.privacy is None and not counted
+    searched = req.request is not None and not unbounded and req.bins == "integers"
+    if not (plain and searched and chosen == "tree" and row.integer_mode and m < TREE_MIN_LEVELS):
+        return None
+    return FALLBACK_METHOD if rest_usable(rest, m, row.selections) else None
+
+
+def wide_range(m: int, bounds: tuple[Any, Any]) -> bool:
+    """Whether ``auto`` on these (released) integer bounds takes the recursion, as on public
+    ones (:func:`~treedp.quantiles_choice.choose_method`: more than
+    :data:`~treedp.quantiles_choice.WIDE_INTEGER_RANGE` integers, fewer than
+    :data:`~treedp.quantiles_choice.TREE_MIN_LEVELS` levels), and the recursion's integer mode
+    holds them (magnitude below ``2**52``). Post-processing of the bounds."""
+    from treedp.value_methods.quantile_exponential import INTEGER_LIMIT
+
+    pair = (float(bounds[0]), float(bounds[1]))
+    if choose_method(m, epsilon=1.0, bins="integers", bounds=pair) != FALLBACK_METHOD:
+        return False  # the rule reads the bounds and m only; the ε is not used on integers
+    return max(abs(pair[0]), abs(pair[1]) + 1) < INTEGER_LIMIT
 
 
 def fallback_warning(off: str) -> str:

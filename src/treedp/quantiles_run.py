@@ -45,7 +45,13 @@ from treedp.quantile_methods import (
 )
 from treedp.quantile_query import QuantilesRequest
 from treedp.quantiles_choice import MAX_TREE_BINS, _fixed_choice, choose_method, tree_bins
-from treedp.quantiles_fallback import fallback_warning, plan_fallback, within_public_side
+from treedp.quantiles_fallback import (
+    fallback_warning,
+    plan_fallback,
+    plan_wide_range,
+    wide_range,
+    within_public_side,
+)
 from treedp.query import Query
 from treedp.timezones import expect_offsets, result_in_zone
 from treedp.value_methods._column import describe, float_up, read_column
@@ -129,8 +135,8 @@ class QuantilesResult(QuantileResult):
 class Steps:
     """What :func:`plan_steps` decided: the method (or its record name, with a private count
     still to choose it), where ``n`` comes from, the count's ``(scale, ε)`` and the rest;
-    ``fallback``: the method run instead if the bounds step collapses
-    (:mod:`treedp.quantiles_fallback`)."""
+    ``fallback``: the method run instead if the bounds step collapses, ``wide``: if the found
+    integer bounds are wide (:mod:`treedp.quantiles_fallback`)."""
 
     chosen: str
     n: int | None
@@ -141,6 +147,7 @@ class Steps:
     unbounded: bool = False
     gate: tuple[Any, float, float] | None = None
     fallback: str | None = None
+    wide: str | None = None
 
 
 def run_quantiles(query: Query) -> QuantilesResult:
@@ -163,7 +170,7 @@ def run_quantiles(query: Query) -> QuantilesResult:
         gate = GATE_SHARE if steps.gate is not None else 0.0
         acc.charge(
             record(steps.chosen, whole, req.relation, req.qa, req.bounds, req.count_share, gate,
-                   steps.fallback)
+                   (steps.fallback, steps.wide))
         )  # fmt: skip
     result = run_steps(values, req, steps, query.rng, (data, unit))
     return result_in_zone(result, query.timezone)  # type: ignore[no-any-return]
@@ -324,9 +331,11 @@ def plan_steps(req: QuantilesRequest, size: int, unit: str | None) -> Steps:
     check_rest(rest, m, count is not None or QUANTILE_METHODS[chosen].selections)
     fallback = plan_fallback(req, chosen, unit=unit, unbounded=unbounded,
                              counted=count is not None, rest=rest, m=m)  # fmt: skip
-    if count is not None or fallback is not None or QUANTILE_METHODS[chosen].selections:
+    wide = plan_wide_range(req, chosen, unbounded=unbounded, counted=count is not None,
+                           rest=rest, m=m)  # fmt: skip
+    if count is not None or fallback or wide or QUANTILE_METHODS[chosen].selections:
         check_selection_records(size)  # before the charge, whichever selection may run
-    return Steps(chosen, n, n_source, count, after_bounds, m, unbounded, gate, fallback)
+    return Steps(chosen, n, n_source, count, after_bounds, m, unbounded, gate, fallback, wide)
 
 
 def run_steps(
@@ -358,6 +367,8 @@ def run_steps(
         if steps.fallback is not None and off_grid is not None:  # the scans said nothing
             chosen, the_bounds, off_grid = steps.fallback, None, fallback_warning(off_grid)
             collapsed = True
+        elif steps.wide is not None and wide_range(steps.m, the_bounds):  # as public bounds
+            chosen = steps.wide
     else:
         the_bounds, eps_rest = (req.bounds[0], req.bounds[1]), req.eps
     n_released: int | None = None
@@ -553,13 +564,14 @@ def record(
     bounds: Any,
     count_share: float,
     gate_share: float = 0.0,
-    fallback: str | None = None,
+    instead: tuple[str | None, str | None] = (None, None),
 ) -> SpendRecord:
     """The one record charged for a call: the whole ε (bounds, count, gate and quantiles), or
     the whole target (a measure). ``gate_share``: the share of the rest after the count that
     the concentration gate spends if the count picks the tree (0: no gate planned);
-    ``fallback``: the method run instead if the bounds step collapses
-    (``if_bounds_collapse``: a plan, charged before the scans run)."""
+    ``instead``: the methods run instead of the tree if the bounds step collapses
+    (``if_bounds_collapse``) and if its integer bounds are wide (``if_wide_integer_range``):
+    plans, charged before the scans run."""
     charged: dict[str, Any] = {
         "q": tuple(float(v) for v in qa),
         "bounds": bounds if isinstance(bounds, str) else str(tuple(bounds)),
@@ -568,8 +580,9 @@ def record(
         charged.update({"n": "private", "n_share": count_share})
     if gate_share:
         charged["gate_share"] = gate_share
-    if fallback is not None:
-        charged["if_bounds_collapse"] = fallback
+    for key, method in zip(("if_bounds_collapse", "if_wide_integer_range"), instead, strict=True):
+        if method is not None:
+            charged[key] = method
     return SpendRecord(
         mechanism=f"quantiles[{chosen}]",
         measure=eps if isinstance(eps, PureDP | ZCDP | ApproxDP) else PureDP(eps),
