@@ -202,7 +202,9 @@ def choose_method(
     quantiles are values of the domain), except on public ``bounds`` holding more than
     :data:`WIDE_INTEGER_RANGE` integers, where the tree (one bin per integer) is too deep:
     there ``"recursive"`` (its integer mode) below :data:`TREE_MIN_LEVELS` levels, whatever
-    ``n`` (the bounds are public; private bounds, ``bounds=None``, keep the tree). Otherwise
+    ``n`` (public bounds; with ``bounds="private"``, ``bounds=None`` here, the tree is planned
+    and the same rule reads the released bounds after the bounds step:
+    :func:`treedp.quantiles_fallback.wide_range`). Otherwise
     ``"tree"`` from a number of levels, else ``"recursive"``: the tree's rank error does not
     grow with the number of levels, the recursive method's does, and the crossover moves with
     the records per node (``n · ε``).
