@@ -12,7 +12,7 @@ import treedp
 from treedp.datasets import load_adult
 from treedp.noise import InsecureSeededSource
 from treedp.release import queries
-from treedp.release.atoms import round_value, snap_to_atoms
+from treedp.release.atoms import bin_stderr, round_value, snap_to_atoms
 
 
 def _gap(x: np.ndarray, est: np.ndarray, q: np.ndarray) -> np.ndarray:
@@ -167,3 +167,29 @@ def test_grouped_release_answers_each_keys_block() -> None:
     assert isinstance(grouped, treedp.GroupedRelease)
     answers = grouped.quantile(0.5)
     assert answers[0] == 0.0 and 300 < answers[1] < 600
+
+
+@pytest.mark.parametrize(
+    "options",
+    [
+        {"epsilon": 1.0},
+        {"privacy": treedp.ZCDP(0.5)},
+        {"epsilon": 1.0, "mechanism": "histogram"},
+        {"epsilon": 1.0, "mechanism": "all_intervals", "bins": 64},
+        {"epsilon": 1.0, "mechanism": "sqrt_factorization", "privacy": treedp.ZCDP(0.5)},
+        {"epsilon": 1.0, "bins": 5000},
+    ],
+)
+def test_bin_stderr_is_the_range_counts_stderr(options: dict[str, object]) -> None:
+    """The noise condition's per-bin standard error (read from the prefixes' covariance, or
+    the mechanism's direct ranges) equals ``stderr("range_count", e[j], e[j + 1])``."""
+    x = np.random.default_rng(8).lognormal(3, 1, 2000)
+    kwargs = {"bins": 1024, **options}
+    if "privacy" in kwargs:
+        kwargs.pop("epsilon", None)
+    rel = treedp.release_cdf(x, bounds=(0.0, 1000.0), rng=InsecureSeededSource(9), **kwargs)
+    e = rel.bins.edges
+    j = np.array([0, 1, 7, rel.bins.n_bins // 2, rel.bins.n_bins - 1])
+    expected = np.asarray(rel.stderr("range_count", e[j], e[j + 1]), dtype=float)
+    got = bin_stderr(rel.covariance, rel._direct_ranges, rel.bins, j)
+    np.testing.assert_allclose(got, expected, rtol=1e-9)

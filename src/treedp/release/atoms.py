@@ -42,10 +42,18 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
-__all__ = ["ATOM_RATIO", "ATOM_SHARE", "NOISE_SCALES", "round_value", "snap_to_atoms"]
+__all__ = [
+    "ATOM_RATIO",
+    "ATOM_SHARE",
+    "NOISE_SCALES",
+    "bin_stderr",
+    "round_value",
+    "snap_to_atoms",
+]
 
 #: A bin is an atom when its released mass is at least this share of the released total...
 ATOM_SHARE = 0.02
@@ -94,6 +102,23 @@ def round_value(low: float, high: float) -> float | None:
     return None  # pragma: no cover - a finite bin holds a multiple of some power of ten
 
 
+def bin_stderr(covariance: Any, direct: Any, bins: Any, j: np.ndarray) -> np.ndarray:
+    """The standard error of a release's unbiased count of each bin ``j`` (public: its noise's).
+
+    ``Var(P[j + 1] - P[j])`` from the prefixes' ``covariance``
+    (:class:`~treedp.estimation.PrefixCovariance`), or the mechanism's own ``direct`` ranges
+    when it has them (``Release._direct_ranges``): what ``Release.stderr("range_count",
+    e[j], e[j + 1])`` gives, without its general query path.
+    """
+    j = np.asarray(j, dtype=np.int64)
+    if direct is not None:
+        edges = bins.edges
+        ranges = np.asarray(direct.range_variance(edges[j], edges[j + 1]), dtype=np.float64)
+        return np.asarray(np.sqrt(ranges), dtype=np.float64)
+    var = covariance.cov(j + 1, j + 1) + covariance.cov(j, j) - 2 * covariance.cov(j, j + 1)
+    return np.asarray(np.sqrt(np.maximum(np.asarray(var, dtype=np.float64), 0.0)))
+
+
 def _atom(cdf: np.ndarray, total: float, j: np.ndarray) -> np.ndarray:
     """Whether each bin ``j`` passes the share and ratio conditions (its neighbours' masses
     only)."""
@@ -110,7 +135,7 @@ def snap_to_atoms(
     cdf: np.ndarray,
     q: np.ndarray,
     answers: np.ndarray,
-    bin_stderr: Callable[[np.ndarray, np.ndarray], np.ndarray] | None = None,
+    bin_stderr: Callable[[np.ndarray], np.ndarray] | None = None,
 ) -> np.ndarray:
     """The answers, each in an atom's bin moved to the bound (end bins) or the bin's round value.
 
@@ -125,8 +150,8 @@ def snap_to_atoms(
     answers : ndarray
         The interpolated answers (each within ``[edges[0], edges[-1]]``).
     bin_stderr : callable, optional
-        ``bin_stderr(a, b)``: the standard error of the released count of each range ``[a,
-        b)`` (``Release.stderr("range_count", a, b)``: public). None: no noise condition.
+        ``bin_stderr(j)``: the standard error of the released count of each bin ``j`` (the
+        release's public noise). None: no noise condition.
 
     Returns
     -------
@@ -150,9 +175,9 @@ def snap_to_atoms(
     on_edge = (flat == edges[bins]) & (bins > 0)
     bins = np.where(on_edge & _atom(cdf, total, below) & ~_atom(cdf, total, bins), below, bins)
     atom = _atom(cdf, total, bins)
-    if bin_stderr is not None and bool(np.any(atom)):  # only the answers' bins
-        noise = np.asarray(bin_stderr(edges[bins], edges[bins + 1]), dtype=np.float64)
-        atom &= cdf[bins + 1] - cdf[bins] >= NOISE_SCALES * noise.ravel()
+    if bin_stderr is not None and bool(np.any(atom)):  # only the atoms' bins
+        noise = np.asarray(bin_stderr(bins[atom]), dtype=np.float64).ravel()
+        atom[atom] = cdf[bins[atom] + 1] - cdf[bins[atom]] >= NOISE_SCALES * noise
     target = np.broadcast_to(np.asarray(q, dtype=np.float64), out.shape).ravel() * total
     nearer = np.where(target - cdf[bins] <= cdf[bins + 1] - target, edges[bins], edges[bins + 1])
     rounds = np.full(bins.size, math.nan)

@@ -32,7 +32,7 @@ from treedp.exceptions import InvalidParameterError
 from treedp.mechanisms import Mechanism
 from treedp.privacy import ApproxDP, Measure, PureDP, compose
 from treedp.release import queries
-from treedp.release.atoms import snap_to_atoms
+from treedp.release.atoms import bin_stderr, snap_to_atoms
 from treedp.release.intervals import IntervalQueries
 from treedp.release.queries import Answers, Points, QuantileValue, Scalar
 from treedp.release.unit import PersonUnit
@@ -480,13 +480,9 @@ class Release(IntervalQueries):
         qa = queries.check_q(q)
         out = queries.quantile_from(self.bins, self.consistent_counts, qa)
         if not self.bins.discrete and self.bins.edges.dtype.kind == "f":  # numbers
-            counts = self.consistent_counts
-            out = snap_to_atoms(self.bins.edges, counts, qa, out, self._bin_stderr)
+            noise = lambda j: bin_stderr(self.covariance, self._direct_ranges, self.bins, j)  # noqa: E731
+            out = snap_to_atoms(self.bins.edges, self.consistent_counts, qa, out, noise)
         return queries.to_output(self.bins, out)
-
-    def _bin_stderr(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
-        """The standard error of the released count of each range ``[a, b)`` (public)."""
-        return np.asarray(self.stderr("range_count", a, b), dtype=np.float64)
 
     def median(self) -> QuantileValue:
         """The estimated median, ``quantile(0.5)``.
