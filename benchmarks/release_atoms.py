@@ -1,8 +1,8 @@
 """A release's quantiles beside point masses: interpolated, nearer edge, and the shipped rule.
 
-Run: ``PYTHONPATH=src python benchmarks/release_atoms.py [--reps R]``. Prints one Markdown
-table (docs/quantiles.md, "Point masses in a release", holds one run): for each input, bounds
-(public, or ``"private"``) and ε, the mean over ``R`` releases (``release_cdf``, 1,024
+Run: ``PYTHONPATH=src python benchmarks/release_atoms.py [--reps R] [--grouped K]``. Prints
+one Markdown table (docs/quantiles.md, "Point masses in a release", holds one run): for each
+input, bounds (public, or ``"private"``) and ε, the mean over ``R`` releases (``release_cdf``, 1,024
 equal-width bins, seeds ``0..R-1``) of the mean rank gap over ``n`` at the levels 0.1, 0.25,
 0.5, 0.6, 0.75, 0.9, and the mean absolute error of the value against the data's own
 quantile (``numpy.quantile``, ``inverted_cdf``), for three readings of the *same* release:
@@ -19,6 +19,11 @@ Inputs (``n = 10^4`` but Adult's 48,842): 70% zeros with lognormal(3, 1) otherwi
 diffprivlib issue #107's (80% at 65,000, else uniform integers on 0..500,000) as floats;
 30% at 9.99 with lognormal(3, 1) otherwise (a price: its bin's round number is 10, on the
 block's far side); and three continuous columns, which hold no atom (the three columns agree).
+
+``--grouped K``: instead, the time of ``GroupedRelease.table([0.25, 0.5, 0.75])`` over ``K``
+keys of 70% zeros (10^6 rows, bounds ``(-10, 1000)``, 1,024 bins), read twice, with the
+shipped reading and with ``snap_to_atoms`` switched off, on two equal releases in the same
+process (the first read includes each key's consistent CDF).
 """
 
 from __future__ import annotations
@@ -99,10 +104,46 @@ def row(xs: np.ndarray, bounds: Any, eps: float, reps: int) -> dict[str, tuple[f
     return {k: (float(np.mean(gaps[k])), float(np.mean(errors[k]))) for k in gaps}
 
 
+def grouped(keys: int) -> None:
+    """The ``--grouped`` timing (above)."""
+    import treedp.release.record as record
+
+    r = np.random.default_rng(0)
+    by = r.integers(0, keys, 10**6)
+    values = np.where(r.random(10**6) < 0.7, 0.0, r.lognormal(3, 1, 10**6))
+
+    def release() -> Any:
+        return treedp.release_grouped(
+            values, by=by, keys=list(range(keys)), bounds=(-10.0, 1000.0), bins=1024,
+            epsilon=1.0, rng=InsecureSeededSource(1),
+        )  # fmt: skip
+
+    def reads(rel: Any) -> list[float]:
+        out = []
+        for _ in range(2):
+            t = time.perf_counter()
+            rel.table([0.25, 0.5, 0.75])
+            out.append(time.perf_counter() - t)
+        return out
+
+    shipped = reads(release())
+    with mock.patch.object(record, "snap_to_atoms", lambda e, c, q, a, s=None: a):
+        plain = reads(release())
+    print(
+        f"{keys} keys: table read first / again {shipped[0]:.2f} / {shipped[1]:.2f} s "
+        f"(without snap_to_atoms {plain[0]:.2f} / {plain[1]:.2f} s); {machine()}; "
+        f"load average {os.getloadavg()[0]:.1f}"
+    )
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--reps", type=int, default=10)
+    ap.add_argument("--grouped", type=int, default=0, help="time a grouped table of K keys")
     args = ap.parse_args()
+    if args.grouped:
+        grouped(args.grouped)
+        return
     start = time.time()
     names = ("interpolated", "nearer edge", "shipped")
     print("| data | bounds | ε | " + " | ".join(f"rank gap / n: {k}" for k in names)
