@@ -206,3 +206,16 @@ def test_an_auto_bound_is_refused_saying_why(bound) -> None:
     ):
         with pytest.raises(InvalidParameterError, match="before any step's records exist"):
             continual(horizon=4, epsilon=1.0, **kwargs)
+
+
+def test_running_quantile_answers_a_block_of_zeros() -> None:
+    """A stream of amounts, 70% zeros, on bounds (-10, 1000): the running median is 0 (the
+    zeros' bin answers its round number, as a release's quantile does); before, interpolated
+    inside the bin."""
+    rng = np.random.default_rng(3)
+    s = continual(horizon=5, epsilon=1.0, bins=256, bounds=(-10.0, 1000.0), rng=SEED(4))
+    for _ in range(5):
+        batch = np.where(rng.random(2000) < 0.7, 0.0, rng.lognormal(3, 1, 2000))
+        a = s.step(batch)
+    assert a.quantile(0.5) == 0.0 and np.all(a.quantile([0.1, 0.3, 0.6]) == 0.0)
+    assert a.quantile(0.9) > 0

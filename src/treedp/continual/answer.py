@@ -23,6 +23,7 @@ from treedp._frames import pandas_frame, polars_frame
 from treedp._validation import check_real, must
 from treedp.domain import Bins
 from treedp.exceptions import InvalidParameterError
+from treedp.release.atoms import snap_to_atoms
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -108,7 +109,9 @@ class StepAnswer:
         return np.asarray(np.maximum(self.count_below(hi) - self.count_below(lo), 0.0))
 
     def quantile(self, q: Any) -> np.ndarray:
-        """The running ``q``-quantile, from the running CDF (its inverse, linear in a bin)."""
+        """The running ``q``-quantile, from the running CDF (its inverse, linear in a bin; in
+        a bin holding a block of tied values the bound, the bin's round number or its nearer
+        edge, as :meth:`treedp.Release.quantile`: :mod:`treedp.release.atoms`)."""
         edges, cum = self._points()
         qs = np.asarray(q, dtype=np.float64)
         if not np.all((qs >= 0) & (qs <= 1)):
@@ -117,7 +120,11 @@ class StepAnswer:
         idx = np.clip(np.searchsorted(cum, target, side="left"), 1, edges.size - 1)
         lo_c, hi_c = cum[idx - 1], cum[idx]
         frac = np.where(hi_c > lo_c, (target - lo_c) / np.where(hi_c > lo_c, hi_c - lo_c, 1), 0)
-        return np.asarray(edges[idx - 1] + frac * (edges[idx] - edges[idx - 1]))
+        out = np.asarray(edges[idx - 1] + frac * (edges[idx] - edges[idx - 1]))
+        if self.bins is not None and self.bins.edges.dtype.kind == "f":  # numbers: a block
+            se = self.histogram_stderr  # every bin's, public
+            out = snap_to_atoms(edges, cum, qs, out, lambda j: np.full(np.shape(j), se))
+        return out
 
     def to_arrays(self, level: float = 0.95) -> dict[str, np.ndarray]:
         """Equal-length columns: one row per bin (``bin_low``, ``bin_high``, ``count`` the
