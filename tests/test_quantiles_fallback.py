@@ -159,9 +159,8 @@ def test_within_public_side_clamps_and_rounds_inwards() -> None:
     assert out.tolist() == [-5.0, 2.0, 7.5] and side == (None, 7.5)
 
 
-def test_the_choice_reads_the_released_stops_only(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Post-processing: with the bounds step's release fixed, the method does not depend on
-    the data (a mutant deciding on the data's size or spread fails this)."""
+def _fix_the_bounds_release(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every later call's bounds step releases what the first call's released."""
     split = quantiles_run.split_private_bounds
     fixed: dict[str, Any] = {}
 
@@ -171,6 +170,12 @@ def test_the_choice_reads_the_released_stops_only(monkeypatch: pytest.MonkeyPatc
         return fixed["out"]
 
     monkeypatch.setattr(quantiles_run, "split_private_bounds", same_release)
+
+
+def test_the_choice_reads_the_released_stops_only(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Post-processing: with the bounds step's release fixed, the method does not depend on
+    the data (a mutant deciding on the data's size or spread fails this)."""
+    _fix_the_bounds_release(monkeypatch)
     small, large = _ages(100), _ages(20_000)
     first = _quartiles(small, 0)
     assert first.method == FALLBACK_METHOD  # seed 0 collapses on 100 ages
@@ -312,15 +317,7 @@ def test_the_wide_choice_reads_the_released_bounds_only(monkeypatch: pytest.Monk
     """Post-processing: with the bounds step's release fixed (wide), 1,000 narrow Poisson
     counts get the recursion too; a mutant deciding on the data's own range instead would
     run the tree on them."""
-    split = quantiles_run.split_private_bounds
-    fixed: dict[str, Any] = {}
-
-    def same_release(values: Any, **kwargs: Any) -> Any:
-        if not fixed:
-            fixed["out"] = split(values, **kwargs)
-        return fixed["out"]
-
-    monkeypatch.setattr(quantiles_run, "split_private_bounds", same_release)
+    _fix_the_bounds_release(monkeypatch)
     assert _quartiles(_wide(10_000, 0), 0).method == FALLBACK_METHOD
     counts = np.random.default_rng(2).poisson(30, 1000).astype(np.int64)
     assert _quartiles(counts, 0).method == FALLBACK_METHOD  # the released bounds decide
