@@ -291,6 +291,8 @@ def test_wide_found_integer_range_runs_the_recursion_on_the_found_bounds() -> No
         assert res.method == FALLBACK_METHOD and not res.bounds_collapsed
         assert res.bounds == tree.bounds and res.bounds[1] - res.bounds[0] + 1 > 4096
         assert res.parts[0].mechanism == tree.parts[0].mechanism  # the bounds step
+        lo, hi = res.bounds  # the recursion ran on the released bounds, not the data's range
+        assert res.parts[-1].parameters["bounds"] == (lo, hi + 1)
         _within_budget(res, 1.0)
         values = np.asarray(res.values, dtype=float)
         assert np.all(values == np.round(values))  # integer mode: integers
@@ -318,9 +320,12 @@ def test_the_wide_choice_reads_the_released_bounds_only(monkeypatch: pytest.Monk
     counts get the recursion too; a mutant deciding on the data's own range instead would
     run the tree on them."""
     _fix_the_bounds_release(monkeypatch)
-    assert _quartiles(_wide(10_000, 0), 0).method == FALLBACK_METHOD
+    wide = _quartiles(_wide(10_000, 0), 0)
     counts = np.random.default_rng(2).poisson(30, 1000).astype(np.int64)
-    assert _quartiles(counts, 0).method == FALLBACK_METHOD  # the released bounds decide
+    narrow = _quartiles(counts, 0)
+    assert wide.method == narrow.method == FALLBACK_METHOD  # the released bounds decide
+    # ... and are the recursion's bounds (a mutant running it on the data's range fails)
+    assert wide.parts[-1].parameters["bounds"] == narrow.parts[-1].parameters["bounds"]
 
 
 def test_plan_wide_range_from_public_parameters() -> None:

@@ -333,6 +333,7 @@ def plan_steps(req: QuantilesRequest, size: int, unit: str | None) -> Steps:
                              counted=count is not None, rest=rest, m=m)  # fmt: skip
     wide = plan_wide_range(req, chosen, unbounded=unbounded, counted=count is not None,
                            rest=rest, m=m)  # fmt: skip
+    # A wide plan implies a fallback plan today; both are named so neither can drop the check.
     if count is not None or fallback or wide or QUANTILE_METHODS[chosen].selections:
         check_selection_records(size)  # before the charge, whichever selection may run
     return Steps(chosen, n, n_source, count, after_bounds, m, unbounded, gate, fallback, wide)
