@@ -462,3 +462,24 @@ def test_only_values_near_an_edge_are_compared_with_the_edges(
     monkeypatch.setattr(equal_width, "_edge_slack", lambda *a, **k: 0.0)
     wrong = LocalEngine(1, "numpy").count(values, bins).counts
     assert not np.array_equal(wrong, expected)
+
+
+@pytest.mark.parametrize("bounds", [(0.0, 1000.0), (0.0, 1.0), (-3.0, 7.0)])
+def test_a_chunk_of_missing_values_only_is_dropped_like_any_other(bounds: tuple) -> None:
+    """nan='drop' with a whole counting chunk (2**17 values) of NaN: the release is made, with
+    as when one of those NaNs is a value (a new user's run:
+    the chunk left nothing to compare and the release raised, whether it did depending on
+    where the missing values lay)."""
+    import treedp
+
+    values = np.r_[np.linspace(bounds[0], bounds[1], 3000), np.full(2**17, np.nan)]
+    near = values.copy()
+    near[-1] = bounds[0]
+    for x in (values, near):
+        rel = treedp.release_cdf(x, bounds=bounds, bins=1024, nan="drop", epsilon=1.0,
+                                 rng=treedp.InsecureSeededSource(1))  # fmt: skip
+        assert rel.bins.n_bins == 1024
+    only_nan = np.full(2**17 + 5, np.nan)
+    rel = treedp.release_cdf(only_nan, bounds=bounds, bins=1024, nan="drop", epsilon=1.0,
+                             rng=treedp.InsecureSeededSource(1))  # fmt: skip
+    assert rel.bins.n_bins == 1024

@@ -239,6 +239,8 @@ def _corrected_near_edges(
     compared; a slack of ``1/2`` or more (not computed: few values) compares them all.
     """
     n_bins = int(edges.size - 1)
+    if x.size == 0:  # a chunk of missing values only, dropped: nothing to compare
+        return idx
     if not delta < 0.5:
         return _corrected(idx, x, edges, few, n_bins)
     tt, frac = buffers[0][: x.size], buffers[2][: x.size]
