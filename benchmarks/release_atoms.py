@@ -11,8 +11,8 @@ quantile (``numpy.quantile``, ``inverted_cdf``), for three readings of the *same
   ``queries.quantile_from``), the baseline;
 * ``nearer edge``: an atom's bin answered by its nearer edge in rank (the rule of
   ``treedp.quantiles``' tree before this change: ``round_value`` switched off);
-* ``shipped``: ``Release.quantile`` (``release/atoms.py``: the bound in an end bin, a
-  distinguished round number inside, else the nearer edge).
+* ``shipped``: ``Release.quantile`` (``release/atoms.py``: the bound in an end bin, 0 in an
+  inner bin holding it, else the nearer edge).
 
 Inputs (``n = 10^4`` but Adult's 48,842): 70% zeros with lognormal(3, 1) otherwise; Adult
 ``capital_gain`` and ``age`` read as floats; 99% at 7.0 and at 7.3 with 1% normal(0, 100);

@@ -58,8 +58,8 @@ def test_median(method: str, files: dict[str, str], capsys: pytest.CaptureFixtur
     assert main([*base, "--column", "v"]) == 0
     assert "integer mode: the column's type" in capsys.readouterr().out
     doc = _json([*base, "--column", "f"], capsys)
-    # continuous, as before; the tree's bin holding the 60% block at 3 answers its round
-    # number (release/atoms.py), where the others draw a float beside it
+    # continuous, as before; the tree's bin holding the 60% block starts at 3 and the median
+    # is nearer its start in rank (release/atoms.py), where the others draw a float beside it
     assert doc["integer_mode"] is None and (doc["median"] == 3) == (method == "tree")
     private = [*base[:5], "private", *base[7:], "--column", "v"]
     doc = _json(private, capsys)

@@ -110,7 +110,7 @@ class StepAnswer:
 
     def quantile(self, q: Any) -> np.ndarray:
         """The running ``q``-quantile, from the running CDF (its inverse, linear in a bin; in
-        a bin holding a block of tied values the bound, the bin's round number or its nearer
+        a bin holding a block of tied values the bound, 0 or the bin's nearer
         edge, as :meth:`treedp.Release.quantile`: :mod:`treedp.release.atoms`)."""
         edges, cum = self._points()
         qs = np.asarray(q, dtype=np.float64)

@@ -1,4 +1,4 @@
-"""Point masses in a release's quantiles: answer a round value when the bin looks like an atom.
+"""Point masses in a release's quantiles: answer the bound, 0 or the nearer edge in an atom's bin.
 
 :meth:`Release.quantile` reads a quantile off the released, consistent CDF and interpolates
 linearly inside the bin where it reaches ``q·n̂``. When that bin holds a point mass (a value
@@ -12,18 +12,12 @@ whole block (0.22 n at the median of 70% zeros on bounds ``(0, 1000)``: the answ
 * **in the first or last bin**, the bound itself, whatever the level: records beyond the bounds
   are clamped onto it, and a public bound is often the block's own value (0 for a
   zero-inflated column on bounds ``(0, hi)``: rank gap 0 at every level in the block);
-* **in an inner bin holding a distinguished round number** (:func:`round_value`: 0, or the
-  only multiple in the bin of the largest power of ten it holds a multiple of: ``65,000`` in
-  ``[64,007, 65,036)``, ``7`` in ``[6.84, 7.81)``), that number. Real point masses sit on
-  round values (zeros, integers stored as floats, top codes, rounded amounts), and then every
-  level in the block is answered with rank gap 0. A block elsewhere in such a bin (prices at 9.99 in
-  ``[9.77, 10.74)``, answered 10) is answered on one side of its value, possibly the far one:
-  a rank gap up to the block's larger side, where the nearer edge has at most its smaller
-  side; the value is off by less than the bin's width either way (0.01 here);
+* **in an inner bin holding 0** (:func:`round_value`), 0: zero-inflated amounts whose found
+  lower bound lies below 0 are answered exactly at every level in the block;
 * **in any other inner bin**, the bin's nearer edge in rank (its lower edge when ``q·n̂`` is
   nearer the released CDF at the bin's start than at its end): a rank gap of at most the
   smaller of the block's two sides, the best any answer other than the value itself can do
-  (99% at 7.3 in ``[7.03, 7.42)``, which holds 7.1 .. 7.4).
+  (99% at 7.0 in ``[6.84, 7.81)``).
 
 Measured by ``benchmarks/release_atoms.py`` (docs/quantiles.md, "Point masses in a
 release").
@@ -64,42 +58,19 @@ NOISE_SCALES = 6.0
 
 
 def round_value(low: float, high: float) -> float | None:
-    """The bin's distinguished round number: 0 if ``[low, high)`` holds it, else the multiple of
-    the largest power of ten that it holds, when it holds only one; None otherwise.
+    """0 if ``[low, high)`` holds it, else None: the one value a bin's block is answered by.
 
-    Parameters
-    ----------
-    low, high : float
-        A bin's edges, finite, ``low < high``.
-
-    Returns
-    -------
-    float or None
-        A number in ``[low, high)``, or None when the bin holds several numbers of its
-        roundest kind (``[7.03, 7.42)``: 7.1 .. 7.4).
+    A wider rule (the bin's only multiple of the largest power of ten it holds) answered
+    65,000 and 7.0 exactly, but also blocks at 12.50 by 10, at 2.5 by 2 and at 19.99 by 20,
+    worse than the nearer edge (a new user's run, session 18): blocks away from 0 take the
+    nearer edge.
 
     Examples
     --------
-    >>> round_value(-0.14, 0.02), round_value(64_941.4, 65_429.7), round_value(6.84, 7.81)
-    (0.0, 65000.0, 7.0)
-    >>> round_value(3.1396, 3.1445), round_value(-7.81, -6.84), round_value(7.03, 7.42)
-    (3.14, -7.0, None)
+    >>> round_value(-0.14, 0.02), round_value(6.84, 7.81)
+    (0.0, None)
     """
-    if low <= 0.0 < high:
-        return 0.0
-    top = math.floor(math.log10(max(abs(low), abs(high)))) + 1
-    for k in range(min(top, 308), top - 400, -1):  # down to the smallest floats' powers
-        step = 10.0**k
-        if step == 0.0:  # pragma: no cover - narrower than the smallest floats
-            return None
-        first, last = math.ceil(low / step), math.ceil(high / step) - 1
-        if first > last:
-            continue
-        value = float(f"{first}e{k}")  # the decimal first·10^k, correctly rounded
-        if first == last and low <= value < high:
-            return value
-        return None
-    return None  # pragma: no cover - a finite bin holds a multiple of some power of ten
+    return 0.0 if low <= 0.0 < high else None
 
 
 def bin_stderr(covariance: Any, direct: Any, bins: Any, j: np.ndarray) -> np.ndarray:

@@ -453,7 +453,7 @@ class Release(IntervalQueries):
         :func:`~treedp.release.discrete_quantiles.discrete_quantile_from`). In a bin that
         looks like a point mass (a block of tied values: at least 2% of ``n̂``, ten times each
         neighbouring bin and six standard errors of its count) the answer is the bound in an
-        end bin and the bin's roundest value inside (0, ``65000``, ``7``):
+        end bin, 0 in an inner bin holding it, else the bin's nearer edge in rank:
         :func:`~treedp.release.atoms.snap_to_atoms`, post-processing. Non-decreasing in ``q``.
 
         Parameters
