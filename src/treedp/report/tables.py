@@ -181,8 +181,8 @@ def end_mass_text(
     mass = (
         "the bounds can stay"
         if discrete
-        else "the bounds can stay (a quantile in an end bin that holds such a block is "
-        "answered at the bound)"
+        else "the bounds can stay; a quantile in an end bin holding such a block is answered "
+        "at the bound, and on integer data bins='integers' reads every integer exactly"
     )
     widen = (
         "the private bounds' scans leave some records beyond their stops by design: give "
