@@ -34,7 +34,6 @@ answers' bins and their neighbours are read: ``O(len(q))``, whatever the number 
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable
 from typing import Any
 
@@ -108,7 +107,7 @@ def snap_to_atoms(
     answers: np.ndarray,
     bin_stderr: Callable[[np.ndarray], np.ndarray] | None = None,
 ) -> np.ndarray:
-    """The answers, each in an atom's bin moved to the bound (end bins) or the bin's round value.
+    """The answers, each in an atom's bin moved to the bound (end bins), 0 or the nearer edge.
 
     Parameters
     ----------
@@ -151,14 +150,10 @@ def snap_to_atoms(
         atom[atom] = cdf[bins[atom] + 1] - cdf[bins[atom]] >= NOISE_SCALES * noise
     target = np.broadcast_to(np.asarray(q, dtype=np.float64), out.shape).ravel() * total
     nearer = np.where(target - cdf[bins] <= cdf[bins + 1] - target, edges[bins], edges[bins + 1])
-    rounds = np.full(bins.size, math.nan)
-    rounds[atom] = [_or_nan(round_value(edges[j], edges[j + 1])) for j in bins[atom]]
-    moved = np.where(np.isnan(rounds), nearer, rounds)
+    zero = np.zeros(bins.size, dtype=bool)  # an inner atom's bin holding 0: answer 0
+    zero[atom] = [round_value(edges[j], edges[j + 1]) is not None for j in bins[atom]]
+    moved = np.where(zero, 0.0, nearer)
     # The end bins: records beyond the bounds are clamped onto them, and a lower bound such as
     # 0 is often the value of the block (zero-inflated columns): answer the bound itself.
     moved = np.where(bins == 0, edges[0], np.where(bins == n_bins - 1, edges[-1], moved))
     return np.where(atom, moved, flat).reshape(out.shape)
-
-
-def _or_nan(value: float | None) -> float:
-    return math.nan if value is None else value
