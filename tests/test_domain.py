@@ -425,3 +425,19 @@ def test_make_bins_fast_path_equals_full_validation(lo: float, hi: float, n_bins
     assert fast._inv_width == checked._inv_width
     assert not fast.edges.flags.writeable
     assert fast.equal_width and not fast.discrete and fast.datetime_unit is None
+
+
+@pytest.mark.parametrize(("hi", "n_bins"), [(365, 365), (100, 100), (3650, 365), (10**6, 1024)])
+def test_bins_of_whole_integers_have_integer_edges(hi: int, n_bins: int) -> None:
+    """Integer bounds whose bin width is a whole number get exact integer edges, so every
+    integer lands in the bin it starts: ``lo + w·(j/B)·…`` put 19 of the 365 edges of
+    ``(0, 365)`` a hair above their integer, and a value on such an edge was counted one bin
+    low."""
+    bins = make_bins(bounds=(0, hi), bins=n_bins)
+    step = hi // n_bins if hi % n_bins == 0 else None
+    if step is None:  # not whole: the interpolated edges, unchanged
+        assert bins.edges[0] == 0 and bins.edges[-1] == hi
+        return
+    assert np.array_equal(bins.edges, step * np.arange(n_bins + 1.0))
+    counts, _ = bins.count(step * np.arange(n_bins, dtype=np.float64))
+    assert counts.tolist() == [1] * n_bins

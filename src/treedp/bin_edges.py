@@ -17,12 +17,38 @@ __all__ = [
     "blocks",
     "check_edges",
     "edges_array",
+    "equal_width_edges",
     "equal_width_inverse",
     "proven_equal_width",
 ]
 
 #: The largest number of bins accepted (2**26: the tree then needs about 1.5 GiB at most).
 MAX_BINS = 2**26
+
+
+def equal_width_edges(lo: float, hi: float, n_bins: int) -> np.ndarray:
+    """The ``n_bins + 1`` edges ``lo + (hi - lo)·fl(j/B)`` from ``lo`` to ``hi`` (a fresh
+    float64 array; :func:`proven_equal_width` bounds their rounding). Bins of whole integers
+    (integer ``lo``, ``hi`` and width ``w``) get the exact integers ``lo + w·j``: the formula
+    put some a hair above their integer, so a value on such an edge counted one bin low.
+    When ``hi - lo`` overflows the edges are interpolated without forming it; subnormal
+    bounds underflow harmlessly (the caller's ``np.seterr`` must not make that an error)."""
+    width = hi - lo
+    edges = np.empty(n_bins + 1, dtype=np.float64)
+    step = width / n_bins
+    whole = abs(lo) + abs(hi) < 2.0**53 and all(float(v).is_integer() for v in (lo, hi, step))
+    with np.errstate(all="ignore"):
+        for part in blocks(n_bins + 1):  # cache-sized blocks: one pass over memory
+            j = np.arange(part.start, part.stop, dtype=np.float64)
+            if whole:
+                edges[part] = lo + step * j
+                continue
+            steps = j / n_bins
+            edges[part] = (
+                lo + width * steps if math.isfinite(width) else lo * (1.0 - steps) + hi * steps
+            )
+    edges[-1] = hi
+    return edges
 
 
 def edges_array(edges: Any, unit: str | None) -> np.ndarray:

@@ -20,9 +20,9 @@ import numpy as np
 from treedp._validation import check_int, must
 from treedp.bin_edges import (
     MAX_BINS,
-    blocks,
     check_edges,
     edges_array,
+    equal_width_edges,
     equal_width_inverse,
     proven_equal_width,
 )
@@ -532,17 +532,8 @@ def _equal_width_bins(lo: float, hi: float, n_bins: int, bounds: Sequence[Any]) 
     """``n_bins`` equal-width bins covering ``[lo, hi)``."""
     if not lo < hi:
         raise InvalidParameterError(must("bounds", f"satisfy lo < hi. Got {bounds!r} instead."))
-    # When hi - lo overflows, interpolate without forming it. Subnormal bounds underflow
-    # harmlessly; the caller's np.seterr must not turn that into an error.
     width = hi - lo
-    edges_f = np.empty(n_bins + 1, dtype=np.float64)
-    with np.errstate(all="ignore"):
-        for part in blocks(n_bins + 1):  # cache-sized blocks: one pass over memory
-            steps = np.arange(part.start, part.stop, dtype=np.float64) / n_bins
-            edges_f[part] = (
-                lo + width * steps if math.isfinite(width) else lo * (1.0 - steps) + hi * steps
-            )
-    edges_f[-1] = hi
+    edges_f = equal_width_edges(lo, hi, n_bins)
     if proven_equal_width(lo, hi, width, n_bins):
         edges_f.setflags(write=False)
         return Bins._proven(edges_f, n_bins / width)

@@ -21,8 +21,9 @@ _MAX = 1.7976931348623157e308
 
 #: (bounds, bins) and the edge form the plan must take: the awkward ones of each form.
 LAYOUTS = [
-    ((0, 100), 100, "lerp"), ((-3.7, 11.1), 37, "lerp"), ((1 / 3, 2 / 3), 12345, "lerp"),
-    ((0, 1e-310), 4, "lerp"), ((-1e-300, 1e-300), 6, None), ((0.1, 0.7), 3, "step"),
+    ((0, 100), 100, "step"), ((0, 99), 100, "lerp"), ((-3.7, 11.1), 37, "lerp"),
+    ((1 / 3, 2 / 3), 12345, "lerp"), ((0, 1e-310), 4, "lerp"), ((-1e-300, 1e-300), 6, None),
+    ((0.1, 0.7), 3, "step"),
     ((0, 1), 1024, "step"), ((-2, 2), 4096, "step"), ((0, 1), 1, "step"),
     ((0, 5e-323), 10, "step"), ((0, 1.7e308), 4, "step"), ((-1.7e308, 0), 4, "step"),
     ((-0.0, 3.0), 3, "step"), ((1e15, 1e15 + 7), 7, "step"), ((0, 10), "integers", "step"),
@@ -170,7 +171,7 @@ def test_the_range_test_from_e1_counts_the_same(
     whose start moved: the same counts, the local rule."""
     load = loader(kind, request)
     monkeypatch.setattr(fast, "_START", "e1")
-    for bounds, n in [((0, 100), 100), ((-3.7, 11.1), 37), ((0, 1), 10), ((-_MAX, _MAX), 7)]:
+    for bounds, n in [((0, 99), 100), ((-3.7, 11.1), 37), ((0, 1), 10), ((-_MAX, _MAX), 7)]:
         bins = _bins(bounds, n)
         plan = fast.fast_plan(bins)
         assert plan is not None and not plan.wide
