@@ -82,3 +82,56 @@ def test_a_grouped_report_simulates_each_index_once(
     treedp.write_report(grouped, str(tmp_path / "g.html"), column="v")
     draws = sum(calls)
     assert len(mechanisms) == 1 and 0 < draws <= 2 * 1000  # two index sets at most
+
+
+def test_quantile_band_reduces_each_draw_as_the_full_simulation_would() -> None:
+    """The band's statistics, reduced batch by batch, give the critical values of the whole
+    error matrix (the former computation) for the same seeded draws."""
+    from treedp.estimation import band_critical_value
+
+    rel = _release(2)
+    qs = np.array([0.1, 0.5, 0.97])
+    m_lo, m_hi = inference.quantile_band(
+        mechanism=rel.mechanism,
+        estimator=rel.estimator,
+        covariance=rel.covariance,
+        prefix=rel.prefix_counts,
+        qs=qs,
+        level=0.9,
+        simulations=300,
+        rng=treedp.InsecureSeededSource(5),
+    )
+    n_bins = rel.bins.n_bins
+    m = np.arange(n_bins + 1)
+    errors = noise_errors(rel.mechanism, rel.estimator, 300, treedp.InsecureSeededSource(5), m)
+    var_m = rel.covariance.cov(m, m)
+    cov_mb = rel.covariance.cov(m, np.full_like(m, n_bins))
+    for j, q in enumerate(qs):
+        se = np.sqrt(np.maximum(var_m + q**2 * var_m[-1] - 2 * q * cov_mb, 0.0))
+        crit = band_critical_value(errors - q * errors[:, -1:], se, 0.9)
+        g_hat = rel.prefix_counts - q * rel.prefix_counts[-1]
+        upper = np.minimum.accumulate((g_hat + crit * se)[::-1])[::-1]
+        lower = np.maximum.accumulate(g_hat - crit * se)
+        assert m_lo[j] == max(int(np.argmax(upper >= 0)), 1)
+        assert m_hi[j] == max(int(np.argmax(lower >= 0)), 1)
+
+
+def test_quantile_band_holds_one_batch_of_errors(monkeypatch: pytest.MonkeyPatch) -> None:
+    """However many bins, the simulation holds at most ``_BATCH_VALUES`` prefix errors at
+    once (a 368,292-bin release once took 11.8 GB for one interval)."""
+    rel = _release(3)
+    monkeypatch.setattr(inference, "_BATCH_VALUES", 4 * 65)
+    sizes: list[int] = []
+    real = type(rel.mechanism).noise_only
+
+    def counted(self: Any, count: int, source: Any) -> Any:
+        sizes.append(count)
+        return real(self, count, source)
+
+    monkeypatch.setattr(type(rel.mechanism), "noise_only", counted)
+    low, high = rel.quantile_interval(
+        [0.25, 0.75], simulations=101, rng=treedp.InsecureSeededSource(1)
+    )
+    assert sum(sizes) == 101 and max(sizes) == 4
+    assert np.all(low <= high)
+

@@ -5,6 +5,7 @@ from treedp.estimation.consistency import (
     band_critical_value,
     check_postprocess,
     consistent_prefix,
+    critical_value,
     trellis,
 )
 from treedp.estimation.covariance import PrefixCovariance
@@ -29,6 +30,7 @@ __all__ = [
     "band_critical_value",
     "check_postprocess",
     "consistent_prefix",
+    "critical_value",
     "cumulative_prefix",
     "efficient_tree",
     "estimate_prefix",

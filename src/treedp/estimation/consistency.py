@@ -35,6 +35,7 @@ __all__ = [
     "band_critical_value",
     "check_postprocess",
     "consistent_prefix",
+    "critical_value",
     "isotonic_on_grid",
     "monotone_l1",
     "monotone_l2",
@@ -299,13 +300,19 @@ def trellis(
 def band_critical_value(errors: np.ndarray, se: np.ndarray, level: float) -> float:
     """Critical value ``c`` of a simultaneous band ``estimate ± c·se`` from simulated errors.
 
-    ``errors`` has one simulated error vector per row. ``c`` is the empirical
-    ``level``-quantile of ``max_m |errors[m]| / se[m]`` (over ``se > 0``), taken at rank
-    ``ceil(level·(R + 1))`` of ``R`` simulations, the usual conservative Monte-Carlo choice.
+    ``errors`` has one simulated error vector per row. ``c`` is the :func:`critical_value` of
+    the statistics ``max_m |errors[m]| / se[m]`` (over ``se > 0``).
     """
     live = se > 1e-12 * max(1.0, float(np.max(se, initial=0.0)))
     if not live.any():
         return 0.0
-    sup = np.sort((np.abs(errors[:, live]) / se[live]).max(axis=1))
+    return critical_value((np.abs(errors[:, live]) / se[live]).max(axis=1), level)
+
+
+def critical_value(statistics: np.ndarray, level: float) -> float:
+    """The empirical ``level``-quantile of ``R`` simulated statistics, taken at rank
+    ``ceil(level·(R + 1))``: the usual conservative Monte-Carlo choice (a new draw exceeds it
+    with probability at most ``1 - level`` when the ``R + 1`` are exchangeable)."""
+    sup = np.sort(statistics)
     rank = min(sup.size - 1, int(np.ceil(level * (sup.size + 1))) - 1)
     return float(sup[rank])

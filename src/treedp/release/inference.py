@@ -6,12 +6,13 @@ from __future__ import annotations
 import math
 import threading
 import weakref
+from collections.abc import Callable
 from statistics import NormalDist
 
 import numpy as np
 
 from treedp._validation import check_level, check_simulations
-from treedp.estimation import PrefixCovariance, band_critical_value, estimate_prefix
+from treedp.estimation import PrefixCovariance, critical_value, estimate_prefix
 from treedp.mechanisms import Mechanism
 from treedp.noise import RandomSource, resolve_source
 
@@ -76,6 +77,8 @@ _SIMULATED: weakref.WeakKeyDictionary[Mechanism, dict[tuple[object, ...], np.nda
 _SIMULATED_LOCK = threading.Lock()
 #: At most this many simulations are kept per mechanism (the oldest is dropped first).
 _KEPT_PER_MECHANISM = 4
+#: At most this many simulated prefix errors are held at once (a batch of draws).
+_BATCH_VALUES = 2**22
 
 
 def noise_errors(
@@ -97,26 +100,46 @@ def noise_errors(
     of the same mechanism share them). A ``RandomSource`` given as ``rng`` always draws anew,
     so seeded results stay reproducible call by call.
     """
-    key = (estimator, simulations, batch, index.dtype.str, index.tobytes())
+    key = ("errors", estimator, simulations, batch, index.dtype.str, index.tobytes())
+    return simulated(mechanism, estimator, simulations, rng, key, batch, lambda err: err[:, index])
+
+
+def simulated(
+    mechanism: Mechanism,
+    estimator: str,
+    simulations: int,
+    rng: RandomSource | None,
+    key: tuple[object, ...],
+    batch: int,
+    reduce: Callable[[np.ndarray], np.ndarray],
+) -> np.ndarray:
+    """``reduce`` of the prefix errors ``P̂[0..B] - P[0..B]`` of ``simulations`` draws of the
+    public noise alone, one row per draw, drawn ``batch`` draws at a time: only a batch of
+    whole error vectors is ever held (``reduce`` keeps what a caller needs of each row).
+
+    With ``rng=None`` the rows are kept per mechanism under ``key`` (which must name
+    everything ``reduce`` depends on) and returned read-only to later calls
+    (:func:`noise_errors`).
+    """
     if rng is None:
         with _SIMULATED_LOCK:
             kept = _SIMULATED.get(mechanism, {}).get(key)
         if kept is not None:
             return kept
     source = resolve_source(rng)
-    errors = np.empty((simulations, index.size))
+    rows: list[np.ndarray] = []
     for start in range(0, simulations, batch):
-        stop = min(start + batch, simulations)
-        blocks = mechanism.noise_only(stop - start, source)
-        errors[start:stop] = estimate_prefix(mechanism, blocks, estimator)[:, index]
+        blocks = mechanism.noise_only(min(batch, simulations - start), source)
+        rows.append(reduce(estimate_prefix(mechanism, blocks, estimator)))
+    out = np.concatenate(rows, axis=0)
     if rng is None:
-        errors.flags.writeable = False
+        out.flags.writeable = False
         with _SIMULATED_LOCK:
             kept_all = _SIMULATED.setdefault(mechanism, {})
-            kept_all[key] = errors
+            kept_all[key] = out
             while len(kept_all) > _KEPT_PER_MECHANISM:
                 del kept_all[next(iter(kept_all))]
-    return errors
+    return out
 
 
 def quantile_band(
@@ -131,17 +154,35 @@ def quantile_band(
     rng: RandomSource | None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Prefix indices ``(m_lo, m_hi)`` in ``[1, B]`` bracketing each ``q``-quantile with
-    probability ``level`` (:meth:`Release.quantile_interval`)."""
+    probability ``level`` (:meth:`Release.quantile_interval`).
+
+    Each draw of the noise is reduced at once to its ``max_m |e[m] - q·e[B]| / se[m]`` for
+    every ``q`` (the statistic of :func:`~treedp.estimation.band_critical_value`), so the
+    memory is one batch of ``B + 1`` errors (at most :data:`_BATCH_VALUES` values) and one
+    statistic per draw and ``q``, for any number of bins.
+    """
     n_bins = prefix.size - 1
     m = np.arange(n_bins + 1)
-    errors = noise_errors(mechanism, estimator, simulations, rng, m)
     var_m = covariance.cov(m, m)
     cov_mb = covariance.cov(m, np.full_like(m, n_bins))
     var_b = float(var_m[-1])
+    ses = [np.sqrt(np.maximum(var_m + q**2 * var_b - 2 * q * cov_mb, 0.0)) for q in qs]
+    lives = [se > 1e-12 * max(1.0, float(np.max(se, initial=0.0))) for se in ses]
+
+    def sup(err: np.ndarray) -> np.ndarray:
+        out = np.zeros((err.shape[0], len(ses)))
+        for j, (q, se, live) in enumerate(zip(qs, ses, lives, strict=True)):
+            if live.any():
+                dev = np.abs(err[:, live] - q * err[:, -1:]) / se[live]
+                out[:, j] = dev.max(axis=1)
+        return out
+
+    batch = max(1, min(256, _BATCH_VALUES // (n_bins + 1)))
+    key = ("quantile_band", estimator, simulations, batch, np.asarray(qs, float).tobytes())
+    stats = simulated(mechanism, estimator, simulations, rng, key, batch, sup)
     lows, highs = [], []
-    for qi in qs:
-        se = np.sqrt(np.maximum(var_m + qi**2 * var_b - 2 * qi * cov_mb, 0.0))
-        crit = band_critical_value(errors - qi * errors[:, -1:], se, level)
+    for j, (qi, se) in enumerate(zip(qs, ses, strict=True)):
+        crit = critical_value(stats[:, j], level) if lives[j].any() else 0.0
         g_hat = prefix - qi * prefix[-1]
         upper = np.minimum.accumulate((g_hat + crit * se)[::-1])[::-1]
         lower = np.maximum.accumulate(g_hat - crit * se)
