@@ -357,3 +357,33 @@ def test_bounds_share_is_refused_where_it_would_be_ignored() -> None:
         rng=treedp.InsecureSeededSource(1),
     )
     assert rel.bounds_step is not None and rel.bounds_step["share"] == 0.2
+
+
+@pytest.mark.filterwarnings("ignore::treedp.BoundsWarning")  # small data: flagged bounds
+def test_private_integer_bounds_take_max_bins() -> None:
+    """``PrivateBounds(max_bins=k)`` with ``bins="integers"``: a found range of more than
+    ``k`` integers is released on at most ``k`` bins of whole integers (the record's
+    ``width``), a narrower one on one bin per integer; a bad ``max_bins`` is refused before
+    anything is read or charged."""
+    x = np.random.default_rng(0).integers(0, 5000, 2000)
+    rel = treedp.release_cdf(
+        x,
+        bounds=treedp.PrivateBounds(lower=0, max_bins=100),
+        bins="integers",
+        epsilon=1.0,
+        rng=InsecureSeededSource(1),
+    )
+    step = rel.bounds_step
+    assert step is not None and rel.bins.n_bins <= 100 and step["width"] > 1
+    assert rel.bins.edges[0] == 0 and rel.bins.edges[-1] >= step["hi"] + 1
+    narrow = treedp.release_cdf(
+        x % 50,
+        bounds=treedp.PrivateBounds(max_bins=100),
+        bins="integers",
+        epsilon=1.0,
+        rng=InsecureSeededSource(1),
+    )
+    assert narrow.bins.discrete and "width" not in (narrow.bounds_step or {})
+    for bad, error in ((0, treedp.InvalidParameterError), (2.0, treedp.InvalidParameterError)):
+        with pytest.raises(error, match="'max_bins'"):
+            treedp.PrivateBounds(max_bins=bad)

@@ -13,17 +13,22 @@ from treedp._validation import must
 from treedp.exceptions import InvalidParameterError, InvalidTypeError
 
 __all__ = [
+    "INTEGER_BINS",
     "MAX_BINS",
     "blocks",
     "check_edges",
     "edges_array",
     "equal_width_edges",
     "equal_width_inverse",
+    "integer_bins",
     "proven_equal_width",
 ]
 
 #: The largest number of bins accepted (2**26: the tree then needs about 1.5 GiB at most).
 MAX_BINS = 2**26
+#: The most bins of ``bins="integers"`` on privately found bounds, by default
+#: (:class:`treedp.PrivateBounds`'s ``max_bins``).
+INTEGER_BINS = 2**16
 
 
 def equal_width_edges(lo: float, hi: float, n_bins: int) -> np.ndarray:
@@ -49,6 +54,28 @@ def equal_width_edges(lo: float, hi: float, n_bins: int) -> np.ndarray:
             )
     edges[-1] = hi
     return edges
+
+
+def integer_bins(lo: int, hi: int, cap: int) -> tuple[tuple[int, int], int | str, int]:
+    """Bins for the integers ``lo..hi``: one bin per integer when they are at most ``cap``,
+    else the fewest equal-width bins of ``w`` whole integers each (``w`` the smallest width
+    that needs at most ``cap`` bins) covering them from ``lo``.
+
+    Returns ``(bounds, bins, w)``: ``((lo, hi), "integers", 1)``, or
+    ``((lo, lo + k·w), k, w)`` for ``k`` bins whose edges are the integers ``lo + j·w``
+    (bin ``j`` holds ``lo + j·w .. lo + (j+1)·w - 1``). Public values in, public values out.
+
+    >>> integer_bins(0, 99, 128)
+    ((0, 99), 'integers', 1)
+    >>> integer_bins(0, 999, 128)
+    ((0, 1000), 125, 8)
+    """
+    size = hi - lo + 1
+    if size <= cap:
+        return (lo, hi), "integers", 1
+    width = -(-size // cap)
+    k = -(-size // width)
+    return (lo, lo + k * width), k, width
 
 
 def edges_array(edges: Any, unit: str | None) -> np.ndarray:

@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 
+from treedp.bin_edges import INTEGER_BINS, integer_bins
 from treedp.config import configure
 from treedp.domain import MAX_BINS, make_bins
 from treedp.engines.dispatch import count_source
@@ -33,9 +34,14 @@ __all__ = [
 ]
 
 
-def run_bounds_stage(query: Query) -> tuple[Any, float, dict[str, Any]]:
+def run_bounds_stage(query: Query) -> tuple[Any, Any, float, dict[str, Any]]:
     """Check, charge once and find the bounds of a private-bounds query; returns the bounds,
-    the epsilon left for the release and the bounds step's record (kept in the release)."""
+    the bins request of the release on them, the epsilon left for the release and the
+    bounds step's record (kept in the release).
+
+    With ``bins="integers"`` a found range of more integers than ``PrivateBounds.max_bins``
+    (at most the mechanism's limit) is released on equal-width bins of whole integers
+    (:func:`~treedp.bin_edges.integer_bins`; the record's ``"width"``), never cut."""
     from treedp.value_methods.bounds_split import split_private_bounds
     from treedp.value_methods.private_bounds import check_known_bound
 
@@ -62,7 +68,8 @@ def run_bounds_stage(query: Query) -> tuple[Any, float, dict[str, Any]]:
     if accountant is not None:  # a spend it cannot take is refused before the data is read
         accountant.check(charge)
     if zones is not None:
-        return _datetime_stage(query, charge, zones)
+        bounds, rest, step = _datetime_stage(query, charge, zones)
+        return bounds, bins, rest, step
     scanned = bounds_input(query.data, query.column, spec.nan, query.progress, query.engine)
     if spec.n is not None and records_read(scanned) != spec.n:
         raise n_differs()  # public under replace: refused before the bounds' charge
@@ -78,23 +85,26 @@ def run_bounds_stage(query: Query) -> tuple[Any, float, dict[str, Any]]:
         lower=private.lower,
         upper=private.upper,
         charge=charge,
-        max_bins=max_bins,
+        max_bins=None,  # integers: coarser bins below, never a cut range
     )
-    bounds = (int(found[0]), int(found[1])) if bins == "integers" else found
+    bounds, request, width = found, bins, 1
+    if bins == "integers":
+        cap = min(max_bins, INTEGER_BINS if private.max_bins is None else private.max_bins)
+        bounds, request, width = integer_bins(int(found[0]), int(found[1]), cap)
     bounds_step = {
         "method": "private_bounds",
         "stops": [float(v) for v in found_by.stops],
         "epsilon": found_by.epsilon_spent,
         "share": private.share,
         "allowance": found_by.allowance,
-        "lo": float(bounds[0]),
-        "hi": float(bounds[1]),
+        "lo": float(found[0]),
+        "hi": float(found[1]),
     }
     if known is not None:  # that side was the caller's public bound
         bounds_step["known"] = known
-    if (found[0], found[1]) != (found_by.lo, found_by.hi):  # integers cut to max_bins
-        bounds_step["cut"] = max_bins
-    return bounds, epsilon, bounds_step
+    if width > 1:  # integers in bins of `width` each
+        bounds_step["width"] = width
+    return bounds, request, epsilon, bounds_step
 
 
 def _given(private: PrivateBounds) -> Any:

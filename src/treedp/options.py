@@ -14,6 +14,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+
 from treedp._validation import must
 from treedp.exceptions import InvalidParameterError, InvalidTypeError
 
@@ -97,6 +99,14 @@ class PrivateBounds:
         of the bounds and answers (``"UTC"``, ``"Europe/Paris"``). CSV cells with offsets
         need it; other offset data default to UTC. A column whose type names its zone keeps
         it (a different ``timezone`` is refused).
+    max_bins : int, optional
+        With ``bins="integers"``: the most bins of the release (default
+        :data:`~treedp.bin_edges.INTEGER_BINS`, 65,536). A found range holding more integers
+        is released on equal-width bins of whole integers (``w`` each, the fewest at most
+        ``max_bins`` covering it; its answers interpolate inside them) rather than one bin
+        per integer: post-processing of the found bounds, which are never cut. One bin per
+        integer over a wide range costs accuracy (more levels of noise) and the time and
+        memory of its intervals.
 
     Examples
     --------
@@ -110,6 +120,7 @@ class PrivateBounds:
     share: float = DEFAULT_BOUNDS_SHARE
     datetimes: bool | None = None
     timezone: str | None = None
+    max_bins: int | None = None
 
     def __post_init__(self) -> None:
         share = self.share
@@ -135,6 +146,16 @@ class PrivateBounds:
                     "A treedp.PrivateBounds with datetimes=False takes no 'timezone'."
                 )
             object.__setattr__(self, "timezone", zone_name(self.timezone, "timezone"))
+        cap = self.max_bins
+        if cap is not None and (
+            isinstance(cap, bool) or not isinstance(cap, int | np.integer) or cap < 1
+        ):
+            raise InvalidParameterError(
+                "The 'max_bins' of treedp.PrivateBounds must be a positive int or None. Got "
+                f"{cap!r}."
+            )
+        if cap is not None:
+            object.__setattr__(self, "max_bins", int(cap))
         dates = self.datetimes or self.timezone is not None
         if dates and (self.lower is not None or self.upper is not None):
             raise InvalidParameterError(

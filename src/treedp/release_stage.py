@@ -71,8 +71,8 @@ def _after_private_bounds(query: Query) -> tuple[Query, dict[str, Any]]:
     """The private-bounds stage; the query that releases on the bounds found, with the rest
     of epsilon and no accountant (the stage charged the whole epsilon)."""
     assert query.private_bounds is not None and query.epsilon is not None
-    bounds, rest, step = run_bounds_stage(query)
-    the_bins = zoned_bins(query.data, query.column, query.bins_request, bounds, None)
+    bounds, request, rest, step = run_bounds_stage(query)
+    the_bins = zoned_bins(query.data, query.column, request, bounds, None)
     spec = replace(query.release_spec, bins=the_bins, epsilon=rest)  # validated again, as a spec is
     return replace(query, spec=spec, bins=the_bins, private_bounds=None, accountant=None), step
 

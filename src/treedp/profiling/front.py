@@ -2,7 +2,8 @@
 
 A front door like :func:`treedp.release_cdf`: for each chosen column it builds the ONE query
 of a release (:func:`treedp.build_query`: private bounds where none are given, one bin per
-integer for integer columns, equal-width bins otherwise) and runs it with
+integer for integer columns over at most ``bins`` integers, equal-width bins otherwise) and
+runs it with
 :func:`treedp.run_query`. Nothing of the pipeline is copied; what this module adds is the
 budget split, the column choice and the one charge.
 
@@ -31,7 +32,10 @@ from dataclasses import dataclass
 from decimal import ROUND_DOWN, Decimal
 from typing import Any
 
+import numpy as np
+
 from treedp._validation import held_warnings, must, user_stacklevel
+from treedp.bin_edges import MAX_BINS, integer_bins
 from treedp.budget import check_epsilon
 from treedp.engines.sql.source import sql_input
 from treedp.exceptions import BudgetExceededError, InvalidParameterError, InvalidTypeError
@@ -111,7 +115,6 @@ def profile(
         :attr:`TableProfile.skipped`).
     types : mapping of str to {"integer", "float", "datetime"}, optional
         Declared column types, over the schema's (required for a CSV file, which has none).
-        Integer columns get one bin per integer; the others ``bins`` equal-width bins.
     bounds : mapping of str to (lo, hi), optional
         Public bounds per column; the other columns find theirs privately with 10% of their
         share (:class:`treedp.PrivateBounds`): numbers on a scale-free grid, datetimes on a
@@ -122,10 +125,11 @@ def profile(
         default to UTC): their private bounds and answers are in this zone
         (:class:`treedp.PrivateBounds`).
     bins : int, default=1024
-        The number of equal-width bins of a float or datetime column.
+        The equal-width bins of a float or datetime column. An integer column gets one bin per
+        integer of its range (public or found) up to ``bins`` integers, else at most ``bins``
+        bins of whole integers (:func:`treedp.bin_edges.integer_bins`).
     nan : {"drop", "error"}, default="drop"
-        Missing values dropped per column (a per-record filter: add/remove still holds), or
-        refused.
+        Missing values dropped per column (a per-record filter: add/remove holds), or refused.
     accountant : Accountant, optional
         Charged once, with one record for the whole profile.
     rng : RandomSource, optional
@@ -158,12 +162,12 @@ def profile(
     eps = check_epsilon(epsilon)
     check_accountant(accountant, unit="record", mechanism="profile")  # record-level
     source = check_source(rng)
+    bins = _check_bins(bins)
     kinds = column_kinds(table, types)
     chosen, skipped = _choose(kinds, columns, bounds)
     private = PrivateBounds(datetimes=True, timezone=timezone)  # datetimes without bounds
-    shares = split_epsilon(eps, len(chosen))
     plan = []
-    for name, share in zip(chosen, shares, strict=True):
+    for name, share in zip(chosen, split_epsilon(eps, len(chosen)), strict=True):
         kind = kinds[name]
         assert kind is not None  # _choose keeps typed columns only
         query = _query(table, name, kind, share, bounds, bins, nan, source, private)
@@ -245,19 +249,50 @@ def _query(
 ) -> Query:
     """The one release query of a column (validated in full: nothing read)."""
     assert kind in KINDS
-    found = private if kind == "datetime" else PrivateBounds(datetimes=False)
+    found = private if kind == "datetime" else PrivateBounds(datetimes=False, max_bins=bins)
     the_bounds: Any = (bounds or {}).get(name, found)
+    the_bins: Any = bins
+    if kind == "integer":
+        the_bounds, the_bins = _integer_bins(the_bounds, bins)
     by_name = not isinstance(table, Mapping)  # a mapping's column is passed as it is
     return build_query(
         table if by_name else table[name],
         column=name if by_name else None,
         epsilon=share,
         bounds=the_bounds,
-        bins="integers" if kind == "integer" else bins,
+        bins=the_bins,
         nan=nan,
         rng=source,
         accountant=Accountant(PureDP(share), dataset=f"profile[{name}]"),
     )
+
+
+def _check_bins(bins: Any) -> int:
+    """``bins``: an int in ``[1, MAX_BINS]`` (every column's, integer columns' included)."""
+    expected = f"be an int in [1, {MAX_BINS}]. Got"
+    if isinstance(bins, str):  # the type of bins="integers" elsewhere: a value refused here
+        raise InvalidParameterError(must("bins", f"{expected} {bins!r} instead."))
+    if isinstance(bins, bool) or not isinstance(bins, int | np.integer):
+        raise InvalidTypeError(must("bins", f"{expected} {type(bins).__name__} instead."))
+    if not 1 <= bins <= MAX_BINS:
+        raise InvalidParameterError(must("bins", f"{expected} {bins!r} instead."))
+    return int(bins)
+
+
+def _integer_bins(bounds: Any, cap: int) -> tuple[Any, Any]:
+    """An integer column's bounds and bins: one bin per integer up to ``cap`` integers, else
+    at most ``cap`` bins of whole integers (public bounds here; private ones in the bounds
+    stage, by ``PrivateBounds.max_bins``). Bounds that are not two integers are passed on
+    as given, for the query's own check to refuse."""
+    if isinstance(bounds, PrivateBounds) or not isinstance(bounds, Sequence) or len(bounds) != 2:
+        return bounds, "integers"
+    lo, hi = bounds
+    if not all(isinstance(v, int | np.integer) and not isinstance(v, bool) for v in (lo, hi)):
+        return bounds, "integers"
+    if hi < lo:
+        return bounds, "integers"
+    the_bounds, the_bins, _ = integer_bins(int(lo), int(hi), cap)
+    return the_bounds, the_bins
 
 
 def _profile_record(eps: float, chosen: Sequence[str], plan: Sequence[_Column]) -> SpendRecord:

@@ -564,12 +564,13 @@ def _bounds_step(meta: dict[str, Any]) -> dict[str, Any] | None:
     stops = _field(step, "stops", (list,))
     if len(stops) != 2 or not all(_number(v) for v in stops):
         raise ReleaseFormatError("the bounds step's stops must be two finite numbers")
-    # "allowance" and "cut" are absent from older files
+    # "allowance" is absent from older files; "cut" only in older ones; "width" optional
     if "allowance" in step and not (_number(step["allowance"]) and step["allowance"] > 0):
         raise ReleaseFormatError("the bounds step's allowance must be a positive number")
-    cut = step.get("cut", 1)
-    if not (isinstance(cut, int) and not isinstance(cut, bool) and cut >= 1):
-        raise ReleaseFormatError("the bounds step's cut must be a positive integer")
+    for key in ("cut", "width"):
+        value = step.get(key, 1)
+        if not (isinstance(value, int) and not isinstance(value, bool) and value >= 1):
+            raise ReleaseFormatError(f"the bounds step's {key} must be a positive integer")
     if step.get("grid") not in (None, "days"):  # "days": a datetime column's grid
         raise ReleaseFormatError("the bounds step's grid must be 'days' when given")
     if step.get("known") not in (None, "lower", "upper"):
