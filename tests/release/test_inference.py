@@ -135,3 +135,20 @@ def test_quantile_band_holds_one_batch_of_errors(monkeypatch: pytest.MonkeyPatch
     assert sum(sizes) == 101 and max(sizes) == 4
     assert np.all(low <= high)
 
+
+def test_a_quantile_interval_holds_its_point_answer(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Where the band's bracket misses the point answer (the consistent CDF, or a point mass
+    answered at its bound, can lie outside it), the interval is widened to the point: a
+    superset cannot cover less, and a point outside its own interval reads as an error."""
+    rel = _release(4)
+    qs = np.array([0.2, 0.5, 0.8])
+    low, high = rel.quantile_interval(qs, simulations=200, rng=treedp.InsecureSeededSource(1))
+    point = rel.quantile(qs)
+    assert np.all((low <= point) & (point <= high))
+    far = np.array([-0.5, 0.5, 1.5])  # below, inside, above the band's ends
+    monkeypatch.setattr(type(rel), "_quantile_axis", lambda self, qa: far)
+    wide_low, wide_high = rel.quantile_interval(
+        qs, simulations=200, rng=treedp.InsecureSeededSource(1)
+    )
+    assert wide_low[0] == -0.5 and wide_high[2] == 1.5
+    assert wide_low[1] == low[1] and wide_high[1] == high[1]

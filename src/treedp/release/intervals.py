@@ -50,6 +50,7 @@ class IntervalQueries:
         def _direct_ranges(self) -> Any: ...
 
         def _range_axes(self, a: Any, b: Any) -> tuple[np.ndarray, np.ndarray]: ...
+        def _quantile_axis(self, qa: Any) -> np.ndarray: ...
 
     @overload
     def stderr(self, query: Literal["cdf"], x: Scalar, /) -> float: ...
@@ -257,7 +258,9 @@ class IntervalQueries:
         interval runs from the edge where the upper band reaches 0 to the edge where the lower
         band does, and covers with probability at least ``level`` for each ``q``. On an
         integer domain the target is the inverse-CDF quantile (:meth:`quantile`) and the ends
-        are integers.
+        are integers. The interval always holds the point answer (:meth:`quantile`): where the
+        band and the point disagree (a point mass answered at its bound or edge, a bin's
+        interpolation) it is widened to the point, which cannot lose coverage.
 
         Parameters
         ----------
@@ -301,4 +304,6 @@ class IntervalQueries:
         if self.bins.discrete:  # the integer holding the upper crossing
             m_hi = m_hi - 1
         low, high = (edges[m].reshape(np.shape(qa)) for m in (m_lo - 1, m_hi))
+        point = np.reshape(self._quantile_axis(qa), np.shape(qa)).astype(np.float64)
+        low, high = np.fmin(low, point), np.fmax(high, point)  # NaN point: the band's ends
         return queries.to_output(self.bins, low), queries.to_output(self.bins, high)

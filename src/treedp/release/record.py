@@ -477,12 +477,15 @@ class Release(IntervalQueries):
         >>> bool((qs[:-1] <= qs[1:]).all() and 0 <= qs[0] and qs[-1] <= 3)
         True
         """
-        qa = queries.check_q(q)
+        return queries.to_output(self.bins, self._quantile_axis(queries.check_q(q)))
+
+    def _quantile_axis(self, qa: Any) -> np.ndarray:
+        """:meth:`quantile` of checked levels, on the bins' numeric axis."""
         out = queries.quantile_from(self.bins, self.consistent_counts, qa)
         if not self.bins.discrete and self.bins.edges.dtype.kind == "f":  # numbers
             noise = lambda j: bin_stderr(self.covariance, self._direct_ranges, self.bins, j)  # noqa: E731
             out = snap_to_atoms(self.bins.edges, self.consistent_counts, qa, out, noise)
-        return queries.to_output(self.bins, out)
+        return np.asarray(out)
 
     def median(self) -> QuantileValue:
         """The estimated median, ``quantile(0.5)``.
