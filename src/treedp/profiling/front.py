@@ -2,10 +2,9 @@
 
 A front door like :func:`treedp.release_cdf`: for each chosen column it builds the ONE query
 of a release (:func:`treedp.build_query`: private bounds where none are given, one bin per
-integer for integer columns over at most ``bins`` integers, equal-width bins otherwise) and
-runs it with
-:func:`treedp.run_query`. Nothing of the pipeline is copied; what this module adds is the
-budget split, the column choice and the one charge.
+integer for integer columns over at most ``max(bins, 4096)`` integers, equal-width bins
+otherwise) and runs it with :func:`treedp.run_query`. Nothing of the pipeline is copied;
+what this module adds is the budget split, the column choice and the one charge.
 
 Guarantee. Under ``add_remove`` neighbours (one record, i.e. one row, added or removed) with
 privacy unit one row: column ``j`` is released ``ε_j``-DP (its private bounds included) and
@@ -47,6 +46,7 @@ from treedp.privacy.measures import PureDP
 from treedp.privacy.spend import SpendRecord
 from treedp.profiling.result import TableProfile
 from treedp.profiling.schema import KINDS, column_kinds
+from treedp.quantiles_choice import WIDE_INTEGER_RANGE
 from treedp.query import Query, build_query
 from treedp.run import run
 
@@ -126,8 +126,8 @@ def profile(
         (:class:`treedp.PrivateBounds`).
     bins : int, default=1024
         The equal-width bins of a float or datetime column. An integer column gets one bin per
-        integer of its range (public or found) up to ``bins`` integers, else at most ``bins``
-        bins of whole integers (:func:`treedp.bin_edges.integer_bins`).
+        integer of its range (public or found) up to ``max(bins, 4096)`` integers, else that
+        many bins at most, of whole integers (:func:`treedp.bin_edges.integer_bins`).
     nan : {"drop", "error"}, default="drop"
         Missing values dropped per column (a per-record filter: add/remove holds), or refused.
     accountant : Accountant, optional
@@ -249,11 +249,12 @@ def _query(
 ) -> Query:
     """The one release query of a column (validated in full: nothing read)."""
     assert kind in KINDS
-    found = private if kind == "datetime" else PrivateBounds(datetimes=False, max_bins=bins)
+    cap = max(bins, WIDE_INTEGER_RANGE)  # an integer column's most bins
+    found = private if kind == "datetime" else PrivateBounds(datetimes=False, max_bins=cap)
     the_bounds: Any = (bounds or {}).get(name, found)
     the_bins: Any = bins
     if kind == "integer":
-        the_bounds, the_bins = _integer_bins(the_bounds, bins)
+        the_bounds, the_bins = _integer_bins(the_bounds, cap)
     by_name = not isinstance(table, Mapping)  # a mapping's column is passed as it is
     return build_query(
         table if by_name else table[name],
