@@ -355,3 +355,20 @@ def test_charged_record_names_the_wide_range_plan() -> None:
     assert acc.history[0].record.mechanism == "quantiles[tree]"  # type: ignore[union-attr]
     res = _quartiles(_wide(10_000, 0), 0, accountant=acc, method="tree")
     assert res.method == "tree" and "if_wide_integer_range" not in acc.history[1].record.parameters  # type: ignore[union-attr]
+
+
+def test_an_answer_at_a_found_bound_without_a_count_warns() -> None:
+    """The recursion on found bounds releases no count, so the tree's few-records warning
+    cannot run; an answer equal to a found bound (records clamped onto it) warns instead,
+    from the released answers and bounds alone. An answer inside them does not."""
+    x = np.round(np.random.default_rng(0).lognormal(8, 1, 2000)).astype(np.int64)
+    call = {"bounds": "private", "epsilon": 1.0}
+    with pytest.warns(treedp.BoundsWarning, match="answered at a privately found bound"):
+        top = treedp.quantiles(x, [0.5, 0.995], rng=InsecureSeededSource(1), **call)
+    assert top.method == "recursive" and top.value[-1] == top.bounds[1]
+    assert top.bounds_warning is not None and "found bound" in top.bounds_warning
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", treedp.BoundsWarning)
+        inner = treedp.quantiles(x, [0.5, 0.9], rng=InsecureSeededSource(1), **call)
+    assert inner.method == "recursive" and inner.bounds_warning is None
+    assert top.bounds[0] < inner.value[-1] < top.bounds[1]

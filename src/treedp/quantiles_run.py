@@ -61,7 +61,7 @@ from treedp.value_methods.bounds_split import (
     remaining_epsilon,
     split_private_bounds,
 )
-from treedp.value_methods.bounds_warnings import few_records_warning, grid_end_warning
+from treedp.value_methods.bounds_warnings import clamp_warning, grid_end_warning
 from treedp.value_methods.concentration_gate import GATE_SHARE, plan_gate, run_gate
 from treedp.value_methods.datetime_bounds import CONTRACT as DATETIME_CONTRACT
 from treedp.value_methods.private_count import CONTRACT as COUNT_CONTRACT
@@ -89,8 +89,9 @@ class QuantilesResult(QuantileResult):
         or when a count known to the call — a public ``n``, the private count of
         ``n="private"`` or the tree's released total — is below ten times the scans'
         allowance (:func:`~treedp.value_methods.bounds_warnings.few_records_warning`); the
-        exponential and recursive methods without ``n`` release no count to check. Also
-        emitted as a :class:`treedp.BoundsWarning`. Post-processing: no privacy cost.
+        exponential and recursive methods without ``n`` release no count, and warn when an
+        answer equals a found bound (``at_bound_warning``). Also emitted as a
+        :class:`treedp.BoundsWarning`. Post-processing: no privacy cost.
     n_source : str
         Where the ``n`` that chose the method and the tree's bins came from (one of
         :data:`N_SOURCES`): ``"none"`` (no ``n``: the rules without it), ``"public"`` (the
@@ -417,8 +418,7 @@ def run_steps(
         )
     if bres is not None and off_grid is None:  # too few records for the scans' allowance?
         known_count = n if n is not None else tree_total  # public, private n̂ or the tree's n̂
-        if known_count is not None:
-            off_grid = few_records_warning(bres.allowance, float(known_count))
+        off_grid = clamp_warning(bres.allowance, known_count, distinct, the_bounds)
     if off_grid is not None:  # post-processing of released values: a warning costs nothing
         warn_user(off_grid, BoundsWarning)
     if method.sorted_after:

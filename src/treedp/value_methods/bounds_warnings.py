@@ -6,6 +6,8 @@ a released count or public parameters, so it costs no privacy and its text holds
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from treedp.value_methods.bounds_grid import SIGNED_GRID
@@ -13,6 +15,8 @@ from treedp.value_methods.bounds_grid import SIGNED_GRID
 __all__ = [
     "NEAR_PUBLIC",
     "RECORDS_PER_ALLOWANCE",
+    "at_bound_warning",
+    "clamp_warning",
     "few_records_warning",
     "grid_end_warning",
 ]
@@ -147,3 +151,27 @@ def few_records_warning(allowance: float, count: float) -> str | None:
         "probably clamped and quantiles near them unreliable. Give public bounds, or more "
         "epsilon or more records."
     )
+
+
+def at_bound_warning(allowance: float) -> str:
+    """The warning for quantiles answered at a found bound by a method that releases no
+    count (the recursion on found bounds): about ``allowance`` records, plus noise, may lie
+    beyond that bound, clamped onto it, so the quantile may lie further out. It reads the
+    released answers and bounds only (post-processing)."""
+    return (
+        "A quantile was answered at a privately found bound, beyond which the bounds' scans "
+        f"leave about {float(allowance):.0f} records (their threshold at this epsilon) clamped "
+        "onto it: the true quantile may lie further out. Give public bounds, or more epsilon "
+        "or more records."
+    )
+
+
+def clamp_warning(allowance: float, count: float | None, answers: Any, bounds: Any) -> str | None:
+    """After a bounds step: :func:`few_records_warning` when a count is known (a public
+    ``n`` or a released one), else :func:`at_bound_warning` when an answer equals a found
+    bound (``bounds``, or None), else None. Released values only (post-processing)."""
+    if count is not None:
+        return few_records_warning(allowance, float(count))
+    if bounds is not None and np.isin(np.asarray(answers, dtype=np.float64), bounds).any():
+        return at_bound_warning(allowance)
+    return None
