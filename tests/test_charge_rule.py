@@ -250,3 +250,31 @@ def test_a_quantiles_refusal_names_the_method_asked_for() -> None:
             method="recursive",
             accountant=acc,
         )
+
+
+@pytest.mark.filterwarnings("ignore::treedp.BoundsWarning")
+def test_integers_beyond_float64s_exact_range_release_on_float_bins() -> None:
+    """int64 ids over 0..2**62 charged the budget and then refused the found bounds (the
+    integers beyond 2**53); uint64 values above 2**63 were clamped onto [2**53 - 2, 2**53 - 1]
+    and every quartile answered 9.007e15. Now such ranges are released on equal-width float
+    bins (post-processing of the stops), after one charge, with quartiles near the truth."""
+    rng = np.random.default_rng(6)
+    big = {
+        "int64 0..2^62": rng.integers(0, 2**62, 20_000, dtype=np.int64),
+        "uint64 above 2^63": np.uint64(2**63) + rng.integers(0, 2**62, 20_000, dtype=np.uint64),
+    }
+    for name, x in big.items():
+        acc = treedp.Accountant(treedp.PureDP(5.0))
+        rel = treedp.release_cdf(
+            x,
+            bounds="private",
+            bins="integers",
+            epsilon=1.0,
+            accountant=acc,
+            rng=treedp.InsecureSeededSource(1),
+        )
+        assert len(acc.history) == 1 and not rel.bins.discrete, name
+        true = np.quantile(x.astype(np.float64), [0.25, 0.5, 0.75])
+        assert np.allclose(rel.quantile([0.25, 0.5, 0.75]), true, rtol=0.01), name
+        prof = treedp.profile({"id": x}, epsilon=1.0, rng=treedp.InsecureSeededSource(2))
+        assert np.allclose(prof["id"].quantile([0.25, 0.5, 0.75]), true, rtol=0.02), name

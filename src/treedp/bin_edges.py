@@ -56,26 +56,29 @@ def equal_width_edges(lo: float, hi: float, n_bins: int) -> np.ndarray:
     return edges
 
 
-def integer_bins(lo: int, hi: int, cap: int) -> tuple[tuple[int, int], int | str, int]:
+def integer_bins(
+    lo: int, hi: int, cap: int
+) -> tuple[tuple[int, int] | tuple[float, float], int | str, int]:
     """Bins for the integers ``lo..hi``: one bin per integer when they are at most ``cap``,
     else the fewest equal-width bins of ``w`` whole integers each (``w`` the smallest width
     that needs at most ``cap`` bins) covering them from ``lo``.
 
     Returns ``(bounds, bins, w)``: ``((lo, hi), "integers", 1)``, or
-    ``((lo, lo + k·w), k, w)`` for ``k`` bins whose edges are the integers ``lo + j·w``
-    (bin ``j`` holds ``lo + j·w .. lo + (j+1)·w - 1``). Public values in, public values out.
+    ``((lo, lo + k·w), k, w)`` (as floats) for ``k`` bins whose edges are the integers
+    ``lo + j·w`` (bin ``j`` holds ``lo + j·w .. lo + (j+1)·w - 1``; beyond ``2**53`` the
+    nearest floats). Public values in, public values out.
 
     >>> integer_bins(0, 99, 128)
     ((0, 99), 'integers', 1)
     >>> integer_bins(0, 999, 128)
-    ((0, 1000), 125, 8)
+    ((0.0, 1000.0), 125, 8)
     """
     size = hi - lo + 1
     if size <= cap:
         return (lo, hi), "integers", 1
     width = -(-size // cap)
     k = -(-size // width)
-    return (lo, lo + k * width), k, width
+    return (float(lo), float(lo + k * width)), k, width
 
 
 def edges_array(edges: Any, unit: str | None) -> np.ndarray:

@@ -90,7 +90,11 @@ def run_bounds_stage(query: Query) -> tuple[Any, Any, float, dict[str, Any]]:
     bounds, request, width = found, bins, 1
     if bins == "integers":
         cap = min(max_bins, INTEGER_BINS if private.max_bins is None else private.max_bins)
-        bounds, request, width = integer_bins(int(found[0]), int(found[1]), cap)
+        beyond = _beyond_exact_integers(found, found_by.stops, known)
+        if beyond is not None:  # float bins: integers there are not exact in float64
+            bounds, request, width = beyond, cap, 0
+        else:
+            bounds, request, width = integer_bins(int(found[0]), int(found[1]), cap)
     bounds_step = {
         "method": "private_bounds",
         "stops": [float(v) for v in found_by.stops],
@@ -104,7 +108,37 @@ def run_bounds_stage(query: Query) -> tuple[Any, Any, float, dict[str, Any]]:
         bounds_step["known"] = known
     if width > 1:  # integers in bins of `width` each
         bounds_step["width"] = width
+    if width == 0:  # beyond ±2**53: equal-width float bins over the stops
+        bounds_step["beyond_exact_integers"] = True
     return bounds, request, epsilon, bounds_step
+
+
+def _beyond_exact_integers(
+    found: tuple[float, float], stops: tuple[float, float], known: str | None
+) -> tuple[float, float] | None:
+    """Float bounds for integer data whose scans stopped beyond ``±(2**53 - 1)``, where the
+    integer bounds are clamped (every record beyond would be clamped onto them, and float64
+    holds no exact integer there): each such side becomes the grid point one margin past its
+    stop. None when both stops lie within. Post-processing of the released stops."""
+    from treedp.value_methods.bounds_grid import SIGNED_GRID
+    from treedp.value_methods.private_bounds import MARGIN
+
+    limit = 2.0**53 - 1
+    if max(abs(stops[0]), abs(stops[1])) <= limit:
+        return None
+    where = np.searchsorted(SIGNED_GRID, np.asarray(stops, dtype=np.float64))
+    top = SIGNED_GRID.size - 1
+    lo = (
+        found[0]
+        if known == "lower" or abs(stops[0]) <= limit
+        else float(SIGNED_GRID[max(int(where[0]) - MARGIN, 0)])
+    )
+    hi = (
+        found[1]
+        if known == "upper" or abs(stops[1]) <= limit
+        else float(SIGNED_GRID[min(int(where[1]) + MARGIN, top)])
+    )
+    return float(lo), float(hi)
 
 
 def _given(private: PrivateBounds) -> Any:
