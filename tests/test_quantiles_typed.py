@@ -78,6 +78,8 @@ def _inputs(tmp_path: Path) -> dict[str, tuple[Any, dict[str, Any], str | None]]
         "numpy int32": (x.astype(np.int32), {}, "column type"),
         "numpy uint8": (x.astype(np.uint8), {}, "column type"),
         "pandas Int64 with NA": (pd.Series(with_na), {"nan": "drop"}, "column type"),
+        "pandas IntegerArray": (with_na, {"nan": "drop"}, "column type"),  # crashed: hasnans
+        "pandas Index": (pd.Index(x), {}, "column type"),
         "pandas frame": (pd.DataFrame({"v": x}), {"column": "v"}, "column type"),
         "polars": (pl.Series(x), {}, "column type"),
         "polars frame": (pl.DataFrame({"v": x}), {"column": "v"}, "column type"),

@@ -27,6 +27,8 @@ def _from_dataframe_libraries(values: Any) -> np.ndarray | None:
 
         if isinstance(values, pd.DataFrame):
             raise InvalidTypeError(_SERIES)
+        if not isinstance(values, pd.Series):  # an Index or array (IntegerArray): as a Series
+            values = pd.Series(values, copy=False)
         dtype = values.dtype
         if pd.api.types.is_datetime64_any_dtype(dtype) and getattr(dtype, "tz", None) is not None:
             values = values.dt.tz_convert("UTC").dt.tz_localize(None)
