@@ -27,8 +27,9 @@ __all__ = [
 #: The largest number of bins accepted (2**26: the tree then needs about 1.5 GiB at most).
 MAX_BINS = 2**26
 #: The most bins of ``bins="integers"`` on privately found bounds, by default
-#: (:class:`treedp.PrivateBounds`'s ``max_bins``).
-INTEGER_BINS = 2**16
+#: (:class:`treedp.PrivateBounds`'s ``max_bins``), and of a profile's integer column: as
+#: the quantiles' tree, one bin per integer up to this many integers (``WIDE_INTEGER_RANGE``).
+INTEGER_BINS = 4096
 
 
 def equal_width_edges(lo: float, hi: float, n_bins: int) -> np.ndarray:

@@ -101,7 +101,7 @@ class PrivateBounds:
         it (a different ``timezone`` is refused).
     max_bins : int, optional
         With ``bins="integers"``: the most bins of the release (default
-        :data:`~treedp.bin_edges.INTEGER_BINS`, 65,536). A found range holding more integers
+        :data:`~treedp.bin_edges.INTEGER_BINS`, 4096). A found range holding more integers
         is released on equal-width bins of whole integers (``w`` each, the fewest at most
         ``max_bins`` covering it; its answers interpolate inside them) rather than one bin
         per integer: post-processing of the found bounds, which are never cut. One bin per

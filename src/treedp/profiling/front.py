@@ -34,7 +34,7 @@ from typing import Any
 import numpy as np
 
 from treedp._validation import held_warnings, must, user_stacklevel
-from treedp.bin_edges import MAX_BINS, integer_bins
+from treedp.bin_edges import INTEGER_BINS, MAX_BINS, integer_bins
 from treedp.budget import check_epsilon
 from treedp.engines.sql.source import sql_input
 from treedp.exceptions import BudgetExceededError, InvalidParameterError, InvalidTypeError
@@ -46,7 +46,6 @@ from treedp.privacy.measures import PureDP
 from treedp.privacy.spend import SpendRecord
 from treedp.profiling.result import TableProfile
 from treedp.profiling.schema import KINDS, column_kinds
-from treedp.quantiles_choice import WIDE_INTEGER_RANGE
 from treedp.query import Query, build_query
 from treedp.run import run
 
@@ -249,7 +248,7 @@ def _query(
 ) -> Query:
     """The one release query of a column (validated in full: nothing read)."""
     assert kind in KINDS
-    cap = max(bins, WIDE_INTEGER_RANGE)  # an integer column's most bins
+    cap = max(bins, INTEGER_BINS)  # an integer column's most bins
     found = private if kind == "datetime" else PrivateBounds(datetimes=False, max_bins=cap)
     the_bounds: Any = (bounds or {}).get(name, found)
     the_bins: Any = bins
