@@ -61,7 +61,7 @@ from treedp.value_methods.bounds_split import (
     remaining_epsilon,
     split_private_bounds,
 )
-from treedp.value_methods.bounds_warnings import clamp_warning, grid_end_warning
+from treedp.value_methods.bounds_warnings import grid_end_warning, scans_warning
 from treedp.value_methods.concentration_gate import GATE_SHARE, plan_gate, run_gate
 from treedp.value_methods.datetime_bounds import CONTRACT as DATETIME_CONTRACT
 from treedp.value_methods.private_count import CONTRACT as COUNT_CONTRACT
@@ -416,9 +416,9 @@ def run_steps(
         method_record = spend_record(
             method_record, req.privacy, levels, req.relation, chosen, eps_rest
         )
-    if bres is not None and off_grid is None:  # too few records for the scans' allowance?
+    if bres is not None:  # from released values only: the stops, a count, the answers
         known_count = n if n is not None else tree_total  # public, private n̂ or the tree's n̂
-        off_grid = clamp_warning(bres.allowance, known_count, distinct, the_bounds)
+        off_grid = scans_warning(off_grid, bres.allowance, known_count, distinct, the_bounds)
     if off_grid is not None:  # post-processing of released values: a warning costs nothing
         warn_user(off_grid, BoundsWarning)
     if method.sorted_after:

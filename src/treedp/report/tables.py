@@ -10,7 +10,11 @@ import numpy as np
 from treedp.exceptions import MissingDependencyError
 from treedp.release import inference, queries
 from treedp.value_methods.bounds_split import integer_cut_warning
-from treedp.value_methods.bounds_warnings import few_records_warning, grid_end_warning
+from treedp.value_methods.bounds_warnings import (
+    few_records_warning,
+    grid_end_warning,
+    neighbours_ruled_out,
+)
 
 if TYPE_CHECKING:
     from treedp.release import Release
@@ -140,7 +144,7 @@ def bounds_warning(release: Release, *, share: float | None = None) -> str | Non
     if step is not None:  # bounds found privately: did a scan run off the grid?
         lo, hi = step["stops"]
         off = grid_end_warning(lo, hi, step.get("known"), step.get("grid"))
-        if off is not None:
+        if off is not None and not neighbours_ruled_out(off, step.get("allowance", 0), n_hat):
             return off
         if "cut" in step:  # an integer range cut to the mechanism's limit
             return integer_cut_warning(int(step["cut"]))

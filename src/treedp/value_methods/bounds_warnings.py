@@ -14,11 +14,14 @@ from treedp.value_methods.bounds_grid import SIGNED_GRID
 
 __all__ = [
     "NEAR_PUBLIC",
+    "NEIGHBOURS_WARNING",
     "RECORDS_PER_ALLOWANCE",
     "at_bound_warning",
     "clamp_warning",
     "few_records_warning",
     "grid_end_warning",
+    "neighbours_ruled_out",
+    "scans_warning",
 ]
 
 #: A one-sided scan that stops within this many grid points past the public bound gets a
@@ -74,13 +77,31 @@ def grid_end_warning(
     first, last = np.searchsorted(SIGNED_GRID, [float(lo), float(hi)])
     if last - first > 1:
         return None
-    return (  # the lower scan, started at the upper stop, stopped at once
-        "The two private bounds' scans stopped at neighbouring grid points: either the data "
-        "lie within that one grid step (about 19% wide away from 0), and the bounds hold them, "
-        "or too few records lie beyond the scans' threshold for this epsilon, so the bounds "
-        "say nothing about the data's range and the release is not useful. Give public "
-        "bounds, or more epsilon or more records."
-    )
+    return NEIGHBOURS_WARNING
+
+
+#: :func:`grid_end_warning` for stops at neighbouring grid points (the lower scan, started at
+#: the upper stop, stopped at once). :func:`neighbours_ruled_out` drops it when a released
+#: count shows that the data lie within that grid step.
+NEIGHBOURS_WARNING = (
+    "The two private bounds' scans stopped at neighbouring grid points: either the data "
+    "lie within that one grid step (about 19% wide away from 0), and the bounds hold them, "
+    "or too few records lie beyond the scans' threshold for this epsilon, so the bounds "
+    "say nothing about the data's range and the release is not useful. Give public "
+    "bounds, or more epsilon or more records."
+)
+
+
+def neighbours_ruled_out(warning: str | None, allowance: float, count: float | None) -> bool:
+    """Whether ``warning`` is :data:`NEIGHBOURS_WARNING` and a released (noisy) count or a
+    public ``n`` rules out its "too few records" reading: with at least
+    :data:`RECORDS_PER_ALLOWANCE` ``· allowance`` records, all but about ``2 k`` of them lie in
+    the one grid step between the stops (at most about ``k`` above the upper stop, and the
+    lower scan stopped where fewer than about ``k`` lie below), so the bounds hold the data.
+    Post-processing of released values."""
+    if warning != NEIGHBOURS_WARNING or count is None:
+        return False
+    return bool(count >= RECORDS_PER_ALLOWANCE * float(allowance))
 
 
 def _day_grid_warning(lo: float, hi: float) -> str | None:
@@ -175,3 +196,14 @@ def clamp_warning(allowance: float, count: float | None, answers: Any, bounds: A
     if bounds is not None and np.isin(np.asarray(answers, dtype=np.float64), bounds).any():
         return at_bound_warning(allowance)
     return None
+
+
+def scans_warning(
+    off: str | None, allowance: float, count: float | None, answers: Any, bounds: Any
+) -> str | None:
+    """The bounds warning of a quantiles call once its answers are out: ``off`` (the stops'
+    :func:`grid_end_warning`) unless a count rules it out (:func:`neighbours_ruled_out`),
+    else :func:`clamp_warning`. Released values only (post-processing)."""
+    if neighbours_ruled_out(off, allowance, count):
+        off = None  # the count shows the data lie within that grid step
+    return off if off is not None else clamp_warning(allowance, count, answers, bounds)

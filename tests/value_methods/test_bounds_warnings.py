@@ -1,0 +1,70 @@
+"""``value_methods/bounds_warnings.py``: the neighbouring-stops warning and a released count."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+
+import treedp
+from treedp.noise import InsecureSeededSource
+from treedp.value_methods.bounds_grid import SIGNED_GRID
+from treedp.value_methods.bounds_warnings import (
+    NEIGHBOURS_WARNING,
+    grid_end_warning,
+    neighbours_ruled_out,
+    scans_warning,
+)
+
+
+def test_a_large_released_count_rules_out_the_too_few_records_reading() -> None:
+    """Stops at neighbouring grid points mean too few records, or data inside one grid step;
+    a count of at least ten allowances leaves only the second. Any other warning stays."""
+    lo, hi = float(SIGNED_GRID[5000]), float(SIGNED_GRID[5001])
+    off = grid_end_warning(lo, hi)
+    assert off == NEIGHBOURS_WARNING
+    assert neighbours_ruled_out(off, 120.0, 1200.0)
+    assert not neighbours_ruled_out(off, 120.0, 1199.0)
+    assert not neighbours_ruled_out(off, 120.0, None)
+    crossed = grid_end_warning(hi, lo)
+    assert crossed is not None and not neighbours_ruled_out(crossed, 120.0, 1e9)
+    assert scans_warning(off, 120.0, 1e6, [lo], (lo, hi)) is None
+    assert scans_warning(off, 120.0, 100.0, [lo], (lo, hi)) == off
+
+
+def test_years_released_on_one_grid_step_warn_only_when_few() -> None:
+    """Years 1950..2023 lie within one grid step (1721..2047): with 10^5 records the release
+    and the report no longer say the bounds are useless (a new user's run); with 300 records
+    the warning stays."""
+    rng = np.random.default_rng(3)
+    many = rng.integers(1950, 2024, 100_000)
+    for seed in range(6):
+        rel = treedp.release_cdf(
+            many, bounds="private", bins="integers", epsilon=1.0, rng=InsecureSeededSource(seed)
+        )
+        assert rel.bounds_warning() is None
+    few = rng.integers(1950, 2024, 300)
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        small = treedp.release_cdf(
+            few, bounds="private", bins="integers", epsilon=1.0, rng=InsecureSeededSource(1)
+        )
+    assert small.bounds_warning() is not None and seen
+
+
+@pytest.mark.filterwarnings("error::treedp.BoundsWarning")
+def test_quantiles_with_a_public_n_drop_the_ruled_out_warning() -> None:
+    x = np.random.default_rng(4).integers(1950, 2024, 50_000)
+    for seed in range(4):
+        res = treedp.quantiles(
+            x,
+            [0.25, 0.5, 0.75],
+            bounds="private",
+            epsilon=1.0,
+            n=x.size,
+            neighbours="replace",
+            method="tree",
+            rng=InsecureSeededSource(seed),
+        )
+        assert res.bounds_warning is None
