@@ -203,8 +203,9 @@ def warn_user(message: str, category: type[Warning]) -> None:
 def held_warnings() -> Iterator[list[tuple[str, type[Warning]]]]:
     """On this (worker) thread, collect what :func:`warn_user` would emit, in order."""
     held: list[tuple[str, type[Warning]]] = []
+    outer = getattr(_HELD, "warnings", None)  # nested: the outer hold resumes after
     _HELD.warnings = held
     try:
         yield held
     finally:
-        _HELD.warnings = None
+        _HELD.warnings = outer

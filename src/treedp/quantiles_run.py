@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 
 from treedp._inputs import as_1d_array
-from treedp._validation import must, warn_user
+from treedp._validation import held_warnings, must, warn_user
 from treedp.budget import check_epsilon
 from treedp.engines.dispatch import pick_engine
 from treedp.engines.sql.source import SqlSource
@@ -61,7 +61,7 @@ from treedp.value_methods.bounds_split import (
     remaining_epsilon,
     split_private_bounds,
 )
-from treedp.value_methods.bounds_warnings import grid_end_warning, scans_warning
+from treedp.value_methods.bounds_warnings import grid_end_warning, restated, scans_warning
 from treedp.value_methods.concentration_gate import GATE_SHARE, plan_gate, run_gate
 from treedp.value_methods.datetime_bounds import CONTRACT as DATETIME_CONTRACT
 from treedp.value_methods.private_count import CONTRACT as COUNT_CONTRACT
@@ -402,14 +402,14 @@ def run_steps(
         cut = cut_integer_range(the_bounds[0], the_bounds[1], bres.known, MAX_BINS)
         if cut != tuple(the_bounds):  # post-processing of the released bounds
             the_bounds, off_grid = cut, off_grid or integer_cut_warning(MAX_BINS)
-    # Each distinct level is released once, in increasing order; the answers are then put
-    # back in the caller's order (duplicates get the same answer). The exponential method
-    # draws its levels independently, so its answers are sorted (post-processing).
+    # Each distinct level is released once, in increasing order, then put back in the
+    # caller's order; the exponential method's answers are sorted after (post-processing).
     levels, where = np.unique(req.qa, return_inverse=True)
-    distinct, method_record, grid_points, guarantee_eps, tree_total = method.run(
-        values, levels, eps_rest, the_bounds, bins, req.relation, n, req.nan, source,
-        req.privacy,
-    )  # fmt: skip
+    with held_warnings() as held:  # the tree's own release: restated for found bounds
+        distinct, method_record, grid_points, guarantee_eps, tree_total = method.run(
+            values, levels, eps_rest, the_bounds, bins, req.relation, n, req.nan, source,
+            req.privacy,
+        )  # fmt: skip
     if req.privacy is not None:  # its tightest cost for the target (bounded range)
         from treedp.quantile_privacy import spend_record
 
@@ -419,6 +419,7 @@ def run_steps(
     if bres is not None:  # from released values only: the stops, a count, the answers
         known_count = n if n is not None else tree_total  # public, private n̂ or the tree's n̂
         off_grid = scans_warning(off_grid, bres.allowance, known_count, distinct, the_bounds)
+    off_grid = restated(held, bres is not None, off_grid)  # the tree release's, if any
     if off_grid is not None:  # post-processing of released values: a warning costs nothing
         warn_user(off_grid, BoundsWarning)
     if method.sorted_after:

@@ -68,3 +68,22 @@ def test_quantiles_with_a_public_n_drop_the_ruled_out_warning() -> None:
             rng=InsecureSeededSource(seed),
         )
         assert res.bounds_warning is None
+
+
+def test_the_trees_own_warning_is_restated_and_kept_in_the_result() -> None:
+    """The tree's release inside ``quantiles`` saw found bounds as public: its end-bin
+    warning advised ``bounds='private'`` (already given), was emitted outside the result
+    (``bounds_warning`` None, the CLI's JSON ``null``). Now it is emitted once, with the
+    advice for found bounds, and kept in the result."""
+    rng = np.random.default_rng(0)
+    x = np.where(rng.random(100_000) < 0.6, 0, rng.poisson(8, 100_000)).astype(np.int64)
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        res = treedp.quantiles(
+            x, [0.25, 0.5, 0.75], bounds="private", epsilon=1.0, rng=InsecureSeededSource(1)
+        )
+    texts = [str(w.message) for w in seen if issubclass(w.category, treedp.BoundsWarning)]
+    assert res.method == "tree" and texts == [res.bounds_warning]
+    assert "first bin holds" in texts[0] and "bounds='private'" not in texts[0]
+    public = treedp.quantiles(x, [0.5], bounds=(0, 40), epsilon=1.0, method="tree")
+    assert public.bounds_warning is not None and "bounds='private'" in public.bounds_warning

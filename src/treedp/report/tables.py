@@ -11,6 +11,8 @@ from treedp.exceptions import MissingDependencyError
 from treedp.release import inference, queries
 from treedp.value_methods.bounds_split import integer_cut_warning
 from treedp.value_methods.bounds_warnings import (
+    PRIVATE_WIDEN,
+    PUBLIC_WIDEN,
     few_records_warning,
     grid_end_warning,
     neighbours_ruled_out,
@@ -188,12 +190,7 @@ def end_mass_text(
         else "the bounds can stay; a quantile in an end bin holding such a block is answered "
         "at the bound, and on integer data bins='integers' reads every integer exactly"
     )
-    widen = (
-        "the private bounds' scans leave some records beyond their stops by design: give "
-        "public bounds that hold them"
-        if private
-        else "widen the bounds, or use bounds='private'"
-    )
+    widen = PRIVATE_WIDEN if private else PUBLIC_WIDEN
     return (
         f"{held}. The counts cannot tell why; it can mean {beyond} clamped into it ({widen}), "
         f"many records at {at} itself (a point mass such "

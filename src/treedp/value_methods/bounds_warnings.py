@@ -15,12 +15,15 @@ from treedp.value_methods.bounds_grid import SIGNED_GRID
 __all__ = [
     "NEAR_PUBLIC",
     "NEIGHBOURS_WARNING",
+    "PRIVATE_WIDEN",
+    "PUBLIC_WIDEN",
     "RECORDS_PER_ALLOWANCE",
     "at_bound_warning",
     "clamp_warning",
     "few_records_warning",
     "grid_end_warning",
     "neighbours_ruled_out",
+    "restated",
     "scans_warning",
 ]
 
@@ -207,3 +210,34 @@ def scans_warning(
     if neighbours_ruled_out(off, allowance, count):
         off = None  # the count shows the data lie within that grid step
     return off if off is not None else clamp_warning(allowance, count, answers, bounds)
+
+
+#: The end-bin warning's advice (``report.tables.end_mass_text``) on public bounds ...
+PUBLIC_WIDEN = "widen the bounds, or use bounds='private'"
+#: ... and on bounds found privately (asking for them again would not widen them).
+PRIVATE_WIDEN = (
+    "the private bounds' scans leave some records beyond their stops by design: give public "
+    "bounds that hold them"
+)
+
+
+def restated(
+    held: list[tuple[str, type[Warning]]], private: bool, current: str | None
+) -> str | None:
+    """The warnings a quantile method's own release held (:func:`treedp._validation
+    .held_warnings`), emitted again on the caller's behalf, a bounds warning's advice being
+    :data:`PRIVATE_WIDEN` when the call's bounds were found privately (the method's release
+    saw them as public). Returns the caller's ``current`` bounds warning, or when it has none
+    the first held one (for the caller to emit and keep in its result); emits the others.
+    Post-processing of released values."""
+    from treedp._validation import warn_user
+    from treedp.exceptions import BoundsWarning
+
+    for message, category in held:
+        if category is BoundsWarning and private:
+            message = message.replace(PUBLIC_WIDEN, PRIVATE_WIDEN)
+        if category is BoundsWarning and current is None:
+            current = message
+        else:
+            warn_user(message, category)
+    return current
