@@ -1,15 +1,16 @@
 """Int columns on privately found bounds: one bin per integer against whole-integer bins.
 
 Run: ``PYTHONPATH=src python benchmarks/integer_bins.py [--reps R] [--ns N ...]
-[--simulations S] [--release-simulations S1] [--bins B ...]``. Prints two Markdown tables
-(docs/private_bounds.md, "Wide integer ranges in a release", holds one run).
+[--epsilon E] [--simulations S] [--release-simulations S1] [--bins B ...]``. Prints two
+Markdown tables (docs/private_bounds.md, "Wide integer ranges in a release", holds runs).
 
 **Table 1, the release.** ``treedp.release_cdf(x, bounds="private", bins="integers",
-epsilon=1)`` on int64 columns whose found range holds far more integers than 2^16. Since
-session 19 such a range is released on at most ``PrivateBounds.max_bins`` (default 2^16)
-bins of whole integers; ``treedp.profile`` caps integer columns at its ``bins`` (1024).
-Baseline in the same run, with the same seed (the same bounds step): ``max_bins=2**26``, one
-bin per integer over the found range (what ran before). Metrics, means over ``R``
+epsilon=E)`` on int64 columns whose found range holds far more integers than 2^16. Since
+session 19 such a range is released on at most ``PrivateBounds.max_bins`` (default 4096) bins
+of whole integers; ``treedp.profile`` caps integer columns at ``max(bins, 4096)``. Each cell
+gives ``max_bins`` = 4096 / 2^16 / 2^26, the last one bin per integer over the found range
+(what ran before), in the same run with the same seed (the same bounds step). Metrics, means
+over ``R``
 repetitions: the rank gap of the quartiles read from the release (records: the distance from
 ``q·n`` to the ranks ``[#{x < v}, #{x <= v}]`` of the answer), the width of the 95%
 ``quantile_interval`` of the median (in the column's units), and the time of the release and
@@ -58,7 +59,10 @@ def rank_gap(x_sorted: np.ndarray, value: float, q: float) -> float:
     return float(max(below - target, target - upto, 0.0))
 
 
-def one_release(x: np.ndarray, cap: int, seed: int, sims: int) -> dict[str, float]:
+CAPS = (4096, 2**16, 2**26)
+
+
+def one_release(x: np.ndarray, cap: int, seed: int, sims: int, epsilon: float) -> dict[str, float]:
     """The release on found bounds with ``max_bins=cap``: its errors, interval and times."""
     xs = np.sort(x)
     start = time.perf_counter()
@@ -68,7 +72,7 @@ def one_release(x: np.ndarray, cap: int, seed: int, sims: int) -> dict[str, floa
             x.astype(np.int64),
             bounds=treedp.PrivateBounds(max_bins=cap),
             bins="integers",
-            epsilon=1.0,
+            epsilon=epsilon,
             rng=InsecureSeededSource(seed),
         )
     released = time.perf_counter() - start
@@ -86,28 +90,27 @@ def one_release(x: np.ndarray, cap: int, seed: int, sims: int) -> dict[str, floa
     }
 
 
-def release_table(ns: list[int], reps: int, sims: int) -> None:
+def release_table(ns: list[int], reps: int, sims: int, epsilon: float) -> None:
     print(
-        "| column | n | bins (capped / one per integer) | rank gap, records | median "
-        "interval width | release s | interval s |"
+        "| column | n | bins | rank gap, records | median interval width | release s | interval s |"
     )
     print("|---|---:|---:|---:|---:|---:|---:|")
     for name, draw in COLUMNS.items():
         for n in ns:
-            rows: dict[int, list[dict[str, float]]] = {2**16: [], 2**26: []}
+            rows: dict[int, list[dict[str, float]]] = {cap: [] for cap in CAPS}
             for rep in range(reps):
                 x = draw(np.random.default_rng(1000 + rep), n)
                 for cap in rows:
-                    rows[cap].append(one_release(x, cap, 100 + rep, sims))
-            means = {
-                c: {k: float(np.mean([r[k] for r in v])) for k in v[0]} for c, v in rows.items()
-            }
-            a, b = means[2**16], means[2**26]
+                    rows[cap].append(one_release(x, cap, 100 + rep, sims, epsilon))
+            means = [{k: float(np.mean([r[k] for r in v])) for k in v[0]} for v in rows.values()]
+
+            def cell(key: str, form: str, cells: list[dict[str, float]] = means) -> str:
+                return " / ".join(format(c[key], form) for c in cells)
+
             print(
-                f"| {name} | {n:,} | {a['bins']:,.0f} / {b['bins']:,.0f} "
-                f"| {a['gap']:.1f} / {b['gap']:.1f} | {a['width']:,.0f} / {b['width']:,.0f} "
-                f"| {a['release_s']:.2f} / {b['release_s']:.2f} "
-                f"| {a['interval_s']:.2f} / {b['interval_s']:.2f} |"
+                f"| {name} | {n:,} | {cell('bins', ',.0f')} | {cell('gap', '.1f')} "
+                f"| {cell('width', ',.0f')} | {cell('release_s', '.2f')} "
+                f"| {cell('interval_s', '.2f')} |"
             )
 
 
@@ -161,6 +164,7 @@ def memory_table(bin_counts: list[int], sims: int) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--reps", type=int, default=3)
+    parser.add_argument("--epsilon", type=float, default=1.0, help="table 1")
     parser.add_argument("--ns", type=int, nargs="+", default=[10_000, 100_000])
     parser.add_argument("--simulations", type=int, default=1000, help="table 2")
     parser.add_argument("--release-simulations", type=int, default=200, help="table 1")
@@ -168,10 +172,11 @@ def main() -> None:
     args = parser.parse_args()
     print(f"Machine: {machine()}; load average {os.getloadavg()[0]:.2f} at start.")
     print(
-        f"Settings: epsilon 1, {args.reps} repetitions; {args.release_simulations} simulations "
+        f"Settings: epsilon {args.epsilon} (table 1; 1 in table 2), {args.reps} repetitions; "
+        f"{args.release_simulations} simulations "
         f"per interval in table 1 and {args.simulations} in table 2.\n"
     )
-    release_table(args.ns, args.reps, args.release_simulations)
+    release_table(args.ns, args.reps, args.release_simulations, args.epsilon)
     print()
     memory_table(args.bins, args.simulations)
 
