@@ -41,7 +41,15 @@ from treedp.timezones import (
     zone_name,
 )
 
-__all__ = ["MAX_BINS", "Bins", "NanPolicy", "held_bins", "make_bins", "public_bins"]
+__all__ = [
+    "MAX_BINS",
+    "Bins",
+    "NanPolicy",
+    "check_bin_count",
+    "held_bins",
+    "make_bins",
+    "public_bins",
+]
 
 #: The largest integer up to which every integer is a float64 (bounds beyond are refused).
 _EXACT_INT = 2**53
@@ -433,7 +441,7 @@ def make_bins(
     lo, hi = _check_number(bounds[0], "bounds"), _check_number(bounds[1], "bounds")
     if bins == "integers":
         return _integer_bins(lo, hi, bounds)
-    return _equal_width_bins(lo, hi, _check_bin_count(bins), bounds)
+    return _equal_width_bins(lo, hi, check_bin_count(bins), bounds)
 
 
 def _bins_from_edges(edges: Any, timezone: Any) -> Bins:
@@ -494,7 +502,7 @@ def _datetime_bins(bounds: Sequence[Any], bins: Any, timezone: Any) -> Bins:
     hi_t = int(hi_dt.astype(f"datetime64[{unit}]").astype(np.int64))
     if bins == "integers":
         raise InvalidParameterError("bins='integers' needs numeric bounds, not datetimes.")
-    n_bins = _check_bin_count(bins)
+    n_bins = check_bin_count(bins)
     if not lo_t < hi_t:
         raise InvalidParameterError(must("bounds", f"satisfy lo < hi. Got {bounds!r} instead."))
     if hi_t - lo_t < n_bins:
@@ -562,8 +570,10 @@ def held_bins(bounds: Sequence[Any], bins: int) -> Bins | None:
         return None
 
 
-def _check_bin_count(bins: Any) -> int:
-    expected = f"be an int in [1, {MAX_BINS}] or 'integers'. Got"
+def check_bin_count(bins: Any, integers: bool = True) -> int:
+    """``bins`` as a number of bins in ``[1, MAX_BINS]`` (the message names ``'integers'``
+    too where the caller takes it)."""
+    expected = f"be an int in [1, {MAX_BINS}]{' or ' + repr('integers') if integers else ''}. Got"
     if isinstance(bins, str):  # the right type, a value other than "integers"
         raise InvalidParameterError(must("bins", f"{expected} {bins!r} instead."))
     if isinstance(bins, bool) or not isinstance(bins, int | np.integer):

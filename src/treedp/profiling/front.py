@@ -34,8 +34,9 @@ from typing import Any
 import numpy as np
 
 from treedp._validation import held_warnings, must, user_stacklevel
-from treedp.bin_edges import INTEGER_BINS, MAX_BINS, integer_bins
+from treedp.bin_edges import INTEGER_BINS, integer_bins
 from treedp.budget import check_epsilon
+from treedp.domain import check_bin_count
 from treedp.engines.sql.source import sql_input
 from treedp.exceptions import BudgetExceededError, InvalidParameterError, InvalidTypeError
 from treedp.noise import RandomSource
@@ -161,7 +162,7 @@ def profile(
     eps = check_epsilon(epsilon)
     check_accountant(accountant, unit="record", mechanism="profile")  # record-level
     source = check_source(rng)
-    bins = _check_bins(bins)
+    bins = check_bin_count(bins, integers=False)
     kinds = column_kinds(table, types)
     chosen, skipped = _choose(kinds, columns, bounds)
     private = PrivateBounds(datetimes=True, timezone=timezone)  # datetimes without bounds
@@ -265,18 +266,6 @@ def _query(
         rng=source,
         accountant=Accountant(PureDP(share), dataset=f"profile[{name}]"),
     )
-
-
-def _check_bins(bins: Any) -> int:
-    """``bins``: an int in ``[1, MAX_BINS]`` (every column's, integer columns' included)."""
-    expected = f"be an int in [1, {MAX_BINS}]. Got"
-    if isinstance(bins, str):  # the type of bins="integers" elsewhere: a value refused here
-        raise InvalidParameterError(must("bins", f"{expected} {bins!r} instead."))
-    if isinstance(bins, bool) or not isinstance(bins, int | np.integer):
-        raise InvalidTypeError(must("bins", f"{expected} {type(bins).__name__} instead."))
-    if not 1 <= bins <= MAX_BINS:
-        raise InvalidParameterError(must("bins", f"{expected} {bins!r} instead."))
-    return int(bins)
 
 
 def _integer_bins(bounds: Any, cap: int) -> tuple[Any, Any]:
