@@ -387,3 +387,19 @@ def test_private_integer_bounds_take_max_bins() -> None:
     for bad, error in ((0, treedp.InvalidParameterError), (2.0, treedp.InvalidParameterError)):
         with pytest.raises(error, match="'max_bins'"):
             treedp.PrivateBounds(max_bins=bad)
+
+
+def test_private_bounds_max_bins_only_with_integer_bins() -> None:
+    """``max_bins`` would be ignored with a number of bins, or by the quantile methods:
+    refused before anything is read or charged (a new user's run)."""
+    acc = treedp.Accountant(treedp.PureDP(5.0))
+    x = np.arange(100)
+    with pytest.raises(treedp.InvalidParameterError, match="max_bins"):
+        treedp.release_cdf(
+            x, bounds=treedp.PrivateBounds(max_bins=64), bins=128, epsilon=1.0, accountant=acc
+        )
+    with pytest.raises(treedp.InvalidParameterError, match="max_bins"):
+        treedp.quantiles(
+            x, [0.5], bounds=treedp.PrivateBounds(max_bins=64), epsilon=1.0, accountant=acc
+        )
+    assert acc.history == ()

@@ -236,6 +236,11 @@ def _bounds(bounds: Any) -> tuple[Any, float]:
     """The bounds as the quantile steps read them (a pair, or a private request) and the
     private bounds' share."""
     if isinstance(bounds, PrivateBounds):
+        if bounds.max_bins is not None:
+            raise InvalidParameterError(
+                "treedp.PrivateBounds(max_bins=...) is for release_cdf with bins='integers'; "
+                "the quantile methods choose their own bins."
+            )
         return bounds.request if bounds.request != ("private", "private") else "private", float(
             bounds.share
         )

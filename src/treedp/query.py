@@ -380,6 +380,11 @@ def _private_spec(
             "bounds='private' needs 'bins' (a number of equal-width bins, or "
             "bins='integers'): the range is found privately, the bins stay public."
         )
+    if private.max_bins is not None and bins != "integers":
+        raise InvalidParameterError(
+            "treedp.PrivateBounds(max_bins=...) is for bins='integers' (the most bins of a "
+            "found integer range); with a number of bins it would be ignored."
+        )
     if bins == "integers" and (
         options.level_budgets is not None or isinstance(options.branching, tuple) or has_plan
     ):

@@ -250,7 +250,8 @@ def _query(
     """The one release query of a column (validated in full: nothing read)."""
     assert kind in KINDS
     cap = max(bins, INTEGER_BINS)  # an integer column's most bins
-    found = private if kind == "datetime" else PrivateBounds(datetimes=False, max_bins=cap)
+    integer_cap = cap if kind == "integer" else None
+    found = private if kind == "datetime" else PrivateBounds(datetimes=False, max_bins=integer_cap)
     the_bounds: Any = (bounds or {}).get(name, found)
     the_bins: Any = bins
     if kind == "integer":
