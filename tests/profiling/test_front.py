@@ -256,6 +256,9 @@ def test_a_wide_integer_column_gets_at_most_4096_bins_of_whole_integers(public: 
     median = float(rel.quantile(0.5))
     assert abs(median - np.median(wide)) < 0.05 * 10**9
     assert prof["age"].bins.discrete  # 72 integers: one bin each
+    rows = {(r["column"], r["statistic"]): r["estimate"] for r in prof.to_records()}
+    for column in ("wide", "age"):  # the last integer the bins hold, either way
+        assert rows[(column, "upper_bound")] == prof[column].bins.edges[-1] - 1
     many = treedp.profile(
         {"y": rng.integers(0, 3000, N)}, epsilon=2.0, bins=256, bounds={"y": (0, 2999)}
     )

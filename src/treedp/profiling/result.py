@@ -110,7 +110,8 @@ class TableProfile(Mapping[str, Release]):
         """The tidy summary: one row per (column, statistic) with its interval.
 
         Statistics: ``n`` (the estimated count of non-missing records, with its interval),
-        ``lower_bound`` / ``upper_bound`` (the bins' range: public or private bounds), and
+        ``lower_bound`` / ``upper_bound`` (the bins' range: public or private bounds; for an
+        integer column its first and last integer, on one bin per integer or wider), and
         ``q<level>`` per quantile with a ``level`` confidence interval
         (:meth:`Release.quantile_interval`).
         """
@@ -121,7 +122,8 @@ class TableProfile(Mapping[str, Release]):
             n_low, n_high = rel.confidence_interval("cdf", rel.edges[-1], level=level)
             rows.append({**base, "statistic": "n", "estimate": rel.n, "low": n_low, "high": n_high})
             edges = rel.edges  # in the column's time zone for tz-aware datetimes
-            hi = edges[-1] - 1 if rel.bins.discrete and not rel.bins.is_datetime else edges[-1]
+            integers = self.kinds[name] == "integer" and not rel.bins.is_datetime
+            hi = edges[-1] - 1 if integers else edges[-1]  # the last integer the bins hold
             for stat, value in (("lower_bound", edges[0]), ("upper_bound", hi)):
                 rows.append(
                     {**base, "statistic": stat, "estimate": value, "low": None, "high": None}
