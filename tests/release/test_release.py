@@ -325,3 +325,12 @@ def test_private_bounds_step_is_recorded_and_survives_a_file(tmp_path: Path) -> 
     fixed = treedp.release_cdf(values, bounds=(0, 500), bins=256, epsilon=1.0)
     assert fixed.bounds_step is None and fixed.total_guarantee == fixed.guarantee
     assert "bounds_step" not in fixed.metadata()
+
+
+@pytest.mark.filterwarnings("ignore::treedp.BoundsWarning")  # small data: flagged bounds
+def test_repr_states_the_total_with_private_bounds() -> None:
+    """A release on private bounds states its own guarantee and, beside it, the total with
+    the bounds step (a profile's column said 'pure 0.1125-DP' next to its 0.125 share)."""
+    rel = release_cdf(VALUES, bounds="private", bins=16, epsilon=1.0)
+    assert "guarantee='pure 0.9-DP', total='pure 1-DP'" in repr(rel)
+    assert "total=" not in repr(release_cdf(VALUES, bounds=(0, 100), bins=10, epsilon=1.0))

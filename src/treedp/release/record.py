@@ -342,10 +342,11 @@ class Release(IntervalQueries):
         shape = f", branching={list(self.branching)}" if self.branching else ""
         seeded = ", SEEDED (not for publication)" if self.seeded else ""
         unit = "" if self.unit is None else f", unit={self.unit.label!r}"
+        total = "" if self.bounds_step is None else f", total={self.total_guarantee.describe()!r}"
         return (
             f"Release(mechanism={self.mechanism.name!r}, bins={self.bins.n_bins}{shape}, "
-            f"guarantee={self.guarantee.describe()!r}, neighbours={self.neighbours!r}{unit}, "
-            f"n≈{self.n:.6g}{seeded})"
+            f"guarantee={self.guarantee.describe()!r}{total}, "
+            f"neighbours={self.neighbours!r}{unit}, n≈{self.n:.6g}{seeded})"
         )
 
     # ------------------------------------------------------------------ queries
