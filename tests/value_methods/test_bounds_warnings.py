@@ -87,3 +87,19 @@ def test_the_trees_own_warning_is_restated_and_kept_in_the_result() -> None:
     assert "first bin holds" in texts[0] and "bounds='private'" not in texts[0]
     public = treedp.quantiles(x, [0.5], bounds=(0, 40), epsilon=1.0, method="tree")
     assert public.bounds_warning is not None and "bounds='private'" in public.bounds_warning
+
+
+def test_quantiles_warn_when_integer_bounds_reach_two_to_the_53() -> None:
+    """uint64 values above 2**63 in integer mode: the found integer bounds are clamped to
+    2**53 - 1 and every quartile answered 9.007e15 with no warning (a new user's run); now a
+    warning says so and names the way out, which the same data as floats take."""
+    x = np.uint64(2**63) + np.random.default_rng(6).integers(0, 2**62, 20_000, dtype=np.uint64)
+    qs = [0.25, 0.5, 0.75]
+    with pytest.warns(treedp.BoundsWarning, match=r"2\*\*53"):
+        res = treedp.quantiles(x, qs, bounds="private", epsilon=1.0, rng=InsecureSeededSource(1))
+    assert res.bounds_warning is not None and "astype(float)" in res.bounds_warning
+    floats = treedp.quantiles(
+        x.astype(float), qs, bounds="private", epsilon=1.0, rng=InsecureSeededSource(1)
+    )
+    xs = np.sort(x.astype(float))
+    assert np.all(np.abs(np.searchsorted(xs, floats.value) / xs.size - qs) < 0.01)

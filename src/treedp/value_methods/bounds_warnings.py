@@ -13,6 +13,7 @@ import numpy as np
 from treedp.value_methods.bounds_grid import SIGNED_GRID
 
 __all__ = [
+    "BEYOND_INTEGERS_WARNING",
     "NEAR_PUBLIC",
     "NEIGHBOURS_WARNING",
     "PRIVATE_WIDEN",
@@ -190,13 +191,31 @@ def at_bound_warning(allowance: float) -> str:
     )
 
 
+#: Where integer bounds are clamped (``private_bounds._INTEGER_LIMIT``): a found float bound is
+#: never exactly this (grid points ``2**(j/4) - 1`` moved by a quarter of the width).
+_INTEGER_CLAMP = float(2**53 - 1)
+#: :func:`clamp_warning` when integer bounds were clamped to ``±(2**53 - 1)``.
+BEYOND_INTEGERS_WARNING = (
+    "A privately found integer bound reached ±(2**53 - 1), beyond which float64 holds no exact "
+    "integer: the integer bounds were clamped there and every record beyond was clamped onto "
+    "them, so the answers are not useful. Give public bounds, or pass the column as floats "
+    "(values.astype(float))."
+)
+
+
 def clamp_warning(allowance: float, count: float | None, answers: Any, bounds: Any) -> str | None:
-    """After a bounds step: :func:`few_records_warning` when a count is known (a public
+    """After a bounds step: :data:`BEYOND_INTEGERS_WARNING` when an integer bound was clamped
+    to ``±(2**53 - 1)``, else :func:`few_records_warning` when a count is known (a public
     ``n`` or a released one), else :func:`at_bound_warning` when an answer equals a found
-    bound (``bounds``, or None), else None. Released values only (post-processing)."""
+    bound (``bounds``, or None), else None. Datetime bounds take only the count's warning.
+    Released values only (post-processing)."""
+    real = (int, float, np.integer, np.floating)
+    numbers = bounds is not None and all(isinstance(b, real) for b in bounds)
+    if numbers and _INTEGER_CLAMP in (abs(float(bounds[0])), abs(float(bounds[1]))):
+        return BEYOND_INTEGERS_WARNING  # integer bounds clamped where float64 holds no integer
     if count is not None:
         return few_records_warning(allowance, float(count))
-    if bounds is not None and np.isin(np.asarray(answers, dtype=np.float64), bounds).any():
+    if numbers and np.isin(np.asarray(answers, dtype=np.float64), bounds).any():
         return at_bound_warning(allowance)
     return None
 
