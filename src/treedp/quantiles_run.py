@@ -418,7 +418,7 @@ def run_steps(
         )
     if bres is not None:  # from released values only: the stops, a count, the answers
         known_count = n if n is not None else tree_total  # public, private n̂ or the tree's n̂
-        off_grid = scans_warning(off_grid, bres.allowance, known_count, distinct, the_bounds)
+        off_grid = scans_warning(off_grid, bres, known_count, distinct, the_bounds)
     off_grid = restated(held, bres is not None, off_grid)  # the tree release's, if any
     if off_grid is not None:  # post-processing of released values: a warning costs nothing
         warn_user(off_grid, BoundsWarning)

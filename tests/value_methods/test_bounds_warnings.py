@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import warnings
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -29,8 +30,9 @@ def test_a_large_released_count_rules_out_the_too_few_records_reading() -> None:
     assert not neighbours_ruled_out(off, 120.0, None)
     crossed = grid_end_warning(hi, lo)
     assert crossed is not None and not neighbours_ruled_out(crossed, 120.0, 1e9)
-    assert scans_warning(off, 120.0, 1e6, [lo], (lo, hi)) is None
-    assert scans_warning(off, 120.0, 100.0, [lo], (lo, hi)) == off
+    step = SimpleNamespace(allowance=120.0, value=(lo, hi))  # a bounds step's result
+    assert scans_warning(off, step, 1e6, [lo], (lo, hi)) is None
+    assert scans_warning(off, step, 100.0, [lo], (lo, hi)) == off
 
 
 def test_years_released_on_one_grid_step_warn_only_when_few() -> None:
@@ -103,3 +105,21 @@ def test_quantiles_warn_when_integer_bounds_reach_two_to_the_53() -> None:
     )
     xs = np.sort(x.astype(float))
     assert np.all(np.abs(np.searchsorted(xs, floats.value) / xs.size - qs) < 0.01)
+
+
+@pytest.mark.parametrize("method", ["exponential", "recursive"])
+def test_the_clamp_at_two_to_the_53_warns_when_a_method_moved_the_bound(method: str) -> None:
+    """The exponential and recursive integer modes move a found bound of 2**53 - 1 inside
+    their own range (2**52 - 3), so the clamp warning, reading the moved bounds, never fired:
+    int64 data in [4e15, 8e15) were answered near 4.5e15 silently (an independent review)."""
+    x = np.random.default_rng(2).integers(4 * 10**15, 8 * 10**15, 5000)
+    with pytest.warns(treedp.BoundsWarning, match=r"2\*\*53"):
+        res = treedp.quantiles(
+            x,
+            [0.25, 0.5, 0.75],
+            bounds=(0, "private"),
+            epsilon=1.0,
+            method=method,
+            rng=InsecureSeededSource(1),
+        )
+    assert res.bounds_warning is not None and "astype(float)" in res.bounds_warning

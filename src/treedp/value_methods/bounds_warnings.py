@@ -203,32 +203,45 @@ BEYOND_INTEGERS_WARNING = (
 )
 
 
-def clamp_warning(allowance: float, count: float | None, answers: Any, bounds: Any) -> str | None:
+def clamp_warning(
+    allowance: float, count: float | None, answers: Any, bounds: Any, found: Any = None
+) -> str | None:
     """After a bounds step: :data:`BEYOND_INTEGERS_WARNING` when an integer bound was clamped
-    to ``±(2**53 - 1)``, else :func:`few_records_warning` when a count is known (a public
-    ``n`` or a released one), else :func:`at_bound_warning` when an answer equals a found
-    bound (``bounds``, or None), else None. Datetime bounds take only the count's warning.
-    Released values only (post-processing)."""
-    real = (int, float, np.integer, np.floating)
-    numbers = bounds is not None and all(isinstance(b, real) for b in bounds)
-    if numbers and _INTEGER_CLAMP in (abs(float(bounds[0])), abs(float(bounds[1]))):
+    to ``±(2**53 - 1)`` (read from ``found``, the bounds as the step released them, before a
+    method moved them into its own range; default ``bounds``), else
+    :func:`few_records_warning` when a count is known (a public ``n`` or a released one),
+    else :func:`at_bound_warning` when an answer equals a bound the method used (``bounds``,
+    or None), else None. Datetime bounds take only the count's warning. Released values only
+    (post-processing)."""
+    found = bounds if found is None else found
+    if _numbers(found) and _INTEGER_CLAMP in (abs(float(found[0])), abs(float(found[1]))):
         return BEYOND_INTEGERS_WARNING  # integer bounds clamped where float64 holds no integer
     if count is not None:
         return few_records_warning(allowance, float(count))
-    if numbers and np.isin(np.asarray(answers, dtype=np.float64), bounds).any():
+    if _numbers(bounds) and np.isin(np.asarray(answers, dtype=np.float64), bounds).any():
         return at_bound_warning(allowance)
     return None
 
 
+def _numbers(bounds: Any) -> bool:
+    """Whether ``bounds`` is a pair of real numbers (not None, not datetimes)."""
+    real = (int, float, np.integer, np.floating)
+    return bounds is not None and all(isinstance(b, real) for b in bounds)
+
+
 def scans_warning(
-    off: str | None, allowance: float, count: float | None, answers: Any, bounds: Any
+    off: str | None, result: Any, count: float | None, answers: Any, bounds: Any
 ) -> str | None:
     """The bounds warning of a quantiles call once its answers are out: ``off`` (the stops'
     :func:`grid_end_warning`) unless a count rules it out (:func:`neighbours_ruled_out`),
-    else :func:`clamp_warning`. Released values only (post-processing)."""
-    if neighbours_ruled_out(off, allowance, count):
+    else :func:`clamp_warning`. ``result``: the bounds step's (its ``allowance`` and the
+    bounds it released, ``value``); ``bounds``: those the method used. Released values only
+    (post-processing)."""
+    if neighbours_ruled_out(off, result.allowance, count):
         off = None  # the count shows the data lie within that grid step
-    return off if off is not None else clamp_warning(allowance, count, answers, bounds)
+    if off is not None:
+        return off
+    return clamp_warning(result.allowance, count, answers, bounds, found=result.value)
 
 
 #: The end-bin warning's advice (``report.tables.end_mass_text``) on public bounds ...
