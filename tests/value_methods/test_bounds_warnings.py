@@ -28,6 +28,8 @@ def test_a_large_released_count_rules_out_the_too_few_records_reading() -> None:
     assert neighbours_ruled_out(off, 120.0, 1200.0)
     assert not neighbours_ruled_out(off, 120.0, 1199.0)
     assert not neighbours_ruled_out(off, 120.0, None)
+    assert not neighbours_ruled_out(off, None, 1e9)  # a file older than the allowance field
+    assert not neighbours_ruled_out(off, 0.0, 1e9)
     crossed = grid_end_warning(hi, lo)
     assert crossed is not None and not neighbours_ruled_out(crossed, 120.0, 1e9)
     step = SimpleNamespace(allowance=120.0, value=(lo, hi))  # a bounds step's result

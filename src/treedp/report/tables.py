@@ -146,7 +146,7 @@ def bounds_warning(release: Release, *, share: float | None = None) -> str | Non
     if step is not None:  # bounds found privately: did a scan run off the grid?
         lo, hi = step["stops"]
         off = grid_end_warning(lo, hi, step.get("known"), step.get("grid"))
-        if off is not None and not neighbours_ruled_out(off, step.get("allowance", 0), n_hat):
+        if off is not None and not neighbours_ruled_out(off, step.get("allowance"), n_hat):
             return off
         if "cut" in step:  # an integer range cut to the mechanism's limit
             return integer_cut_warning(int(step["cut"]))

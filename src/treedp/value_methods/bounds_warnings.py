@@ -96,14 +96,15 @@ NEIGHBOURS_WARNING = (
 )
 
 
-def neighbours_ruled_out(warning: str | None, allowance: float, count: float | None) -> bool:
+def neighbours_ruled_out(warning: str | None, allowance: float | None, count: float | None) -> bool:
     """Whether ``warning`` is :data:`NEIGHBOURS_WARNING` and a released (noisy) count or a
     public ``n`` rules out its "too few records" reading: with at least
     :data:`RECORDS_PER_ALLOWANCE` ``· allowance`` records, all but about ``2 k`` of them lie in
     the one grid step between the stops (at most about ``k`` above the upper stop, and the
     lower scan stopped where fewer than about ``k`` lie below), so the bounds hold the data.
+    A missing or zero ``allowance`` (release files older than it) rules nothing out.
     Post-processing of released values."""
-    if warning != NEIGHBOURS_WARNING or count is None:
+    if warning != NEIGHBOURS_WARNING or count is None or not allowance or allowance <= 0:
         return False
     return bool(count >= RECORDS_PER_ALLOWANCE * float(allowance))
 
