@@ -259,6 +259,10 @@ def test_a_wide_integer_column_gets_at_most_4096_bins_of_whole_integers(public: 
     rows = {(r["column"], r["statistic"]): r["estimate"] for r in prof.to_records()}
     for column in ("wide", "age"):  # the last integer the bins hold, either way
         assert rows[(column, "upper_bound")] == prof[column].bins.edges[-1] - 1
+    as_floats = treedp.profile(
+        {"wide": wide}, epsilon=2.0, bins=256, bounds={"wide": (0.0, 1e9 - 1)}
+    )  # whole-number float bounds: the same cap (they gave one bin per integer)
+    assert as_floats["wide"].bins.n_bins <= 4096 and not as_floats["wide"].bins.discrete
     many = treedp.profile(
         {"y": rng.integers(0, 3000, N)}, epsilon=2.0, bins=256, bounds={"y": (0, 2999)}
     )

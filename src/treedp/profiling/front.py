@@ -272,12 +272,15 @@ def _query(
 def _integer_bins(bounds: Any, cap: int) -> tuple[Any, Any]:
     """An integer column's bounds and bins: one bin per integer up to ``cap`` integers, else
     at most ``cap`` bins of whole integers (public bounds here; private ones in the bounds
-    stage, by ``PrivateBounds.max_bins``). Bounds that are not two integers are passed on
-    as given, for the query's own check to refuse."""
+    stage, by ``PrivateBounds.max_bins``). Bounds that are not two whole numbers (ints, or
+    floats such as ``1e6``) within ±2**53 are passed on as given, for the query's own check."""
     if isinstance(bounds, PrivateBounds) or not isinstance(bounds, Sequence) or len(bounds) != 2:
         return bounds, "integers"
     lo, hi = bounds
-    if not all(isinstance(v, int | np.integer) and not isinstance(v, bool) for v in (lo, hi)):
+    real = int | float | np.integer | np.floating
+    if not all(isinstance(v, real) and not isinstance(v, bool) for v in (lo, hi)):
+        return bounds, "integers"
+    if not all(math.isfinite(v) and float(v).is_integer() and abs(v) <= 2**53 for v in (lo, hi)):
         return bounds, "integers"
     if hi < lo:
         return bounds, "integers"
