@@ -42,14 +42,14 @@ def equal_width_edges(lo: float, hi: float, n_bins: int) -> np.ndarray:
     width = hi - lo
     edges = np.empty(n_bins + 1, dtype=np.float64)
     step = width / n_bins
-    whole = abs(lo) + abs(hi) < 2.0**53 and all(float(v).is_integer() for v in (lo, hi, step))
+    whole = max(abs(lo), abs(hi)) <= 2.0**53 and all(float(v).is_integer() for v in (lo, hi, step))
     with np.errstate(all="ignore"):
         for part in blocks(n_bins + 1):  # cache-sized blocks: one pass over memory
-            j = np.arange(part.start, part.stop, dtype=np.float64)
-            if whole:
-                edges[part] = lo + step * j
+            if whole:  # in int64, then to float64: exact, as every integer up to 2**53 is
+                j64 = np.arange(part.start, part.stop, dtype=np.int64)
+                edges[part] = (int(lo) + int(step) * j64).astype(np.float64)
                 continue
-            steps = j / n_bins
+            steps = np.arange(part.start, part.stop, dtype=np.float64) / n_bins
             edges[part] = (
                 lo + width * steps if math.isfinite(width) else lo * (1.0 - steps) + hi * steps
             )
@@ -66,8 +66,9 @@ def integer_bins(
 
     Returns ``(bounds, bins, w)``: ``((lo, hi), "integers", 1)``, or
     ``((lo, lo + k·w), k, w)`` (as floats) for ``k`` bins whose edges are the integers
-    ``lo + j·w`` (bin ``j`` holds ``lo + j·w .. lo + (j+1)·w - 1``; beyond ``2**53`` the
-    nearest floats). Public values in, public values out.
+    ``lo + j·w`` (bin ``j`` holds ``lo + j·w .. lo + (j+1)·w - 1``); when their top would
+    pass ``2**53`` (float64's last exact integer) they end at ``hi + 1`` instead, still
+    covering ``lo..hi``. Public values in, public values out.
 
     >>> integer_bins(0, 99, 128)
     ((0, 99), 'integers', 1)
@@ -79,6 +80,8 @@ def integer_bins(
         return (lo, hi), "integers", 1
     width = -(-size // cap)
     k = -(-size // width)
+    if lo + k * width > 2**53 >= hi + 1:  # anchored at the top: every edge an exact float64
+        return (float(hi + 1 - k * width), float(hi + 1)), k, width
     return (float(lo), float(lo + k * width)), k, width
 
 
