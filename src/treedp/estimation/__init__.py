@@ -6,6 +6,7 @@ from treedp.estimation.consistency import (
     check_postprocess,
     consistent_prefix,
     critical_value,
+    live_se,
     trellis,
 )
 from treedp.estimation.covariance import PrefixCovariance
@@ -36,6 +37,7 @@ __all__ = [
     "estimate_prefix",
     "independent_prefix",
     "interval_index",
+    "live_se",
     "prefix_covariance",
     "tree_prefix",
     "trellis",

@@ -37,6 +37,7 @@ __all__ = [
     "consistent_prefix",
     "critical_value",
     "isotonic_on_grid",
+    "live_se",
     "monotone_l1",
     "monotone_l2",
     "trellis",
@@ -303,10 +304,16 @@ def band_critical_value(errors: np.ndarray, se: np.ndarray, level: float) -> flo
     ``errors`` has one simulated error vector per row. ``c`` is the :func:`critical_value` of
     the statistics ``max_m |errors[m]| / se[m]`` (over ``se > 0``).
     """
-    live = se > 1e-12 * max(1.0, float(np.max(se, initial=0.0)))
+    live = live_se(se)
     if not live.any():
         return 0.0
     return critical_value((np.abs(errors[:, live]) / se[live]).max(axis=1), level)
+
+
+def live_se(se: np.ndarray) -> np.ndarray:
+    """The points a band is simultaneous over: standard error above rounding (``1e-12`` of
+    the largest, or of 1); the others are known exactly (the empty prefix, a public ``n``)."""
+    return np.asarray(se > 1e-12 * max(1.0, float(np.max(se, initial=0.0))))
 
 
 def critical_value(statistics: np.ndarray, level: float) -> float:

@@ -12,7 +12,7 @@ from statistics import NormalDist
 import numpy as np
 
 from treedp._validation import check_level, check_simulations
-from treedp.estimation import PrefixCovariance, critical_value, estimate_prefix
+from treedp.estimation import PrefixCovariance, critical_value, estimate_prefix, live_se
 from treedp.mechanisms import Mechanism
 from treedp.noise import RandomSource, resolve_source
 
@@ -167,7 +167,7 @@ def quantile_band(
     cov_mb = covariance.cov(m, np.full_like(m, n_bins))
     var_b = float(var_m[-1])
     ses = [np.sqrt(np.maximum(var_m + q**2 * var_b - 2 * q * cov_mb, 0.0)) for q in qs]
-    lives = [se > 1e-12 * max(1.0, float(np.max(se, initial=0.0))) for se in ses]
+    lives = [live_se(se) for se in ses]
 
     def sup(err: np.ndarray) -> np.ndarray:
         out = np.zeros((err.shape[0], len(ses)))
