@@ -87,14 +87,16 @@ def run_bounds_stage(query: Query) -> tuple[Any, Any, float, dict[str, Any]]:
         charge=charge,
         max_bins=None,  # integers: coarser bins below, never a cut range
     )
-    bounds, request, width = found, bins, 1
+    bounds, request = found, bins
+    bins_note: dict[str, Any] = {}  # how integers were binned, for the record
     if bins == "integers":
         cap = min(max_bins, INTEGER_BINS if private.max_bins is None else private.max_bins)
         beyond = _beyond_exact_integers(found, found_by.stops, known)
         if beyond is not None:  # float bins: integers there are not exact in float64
-            bounds, request, width = beyond, cap, 0
+            bounds, request, bins_note = beyond, cap, {"beyond_exact_integers": True}
         else:
             bounds, request, width = integer_bins(int(found[0]), int(found[1]), cap)
+            bins_note = {"width": width} if width > 1 else {}  # bins of `width` integers
     bounds_step = {
         "method": "private_bounds",
         "stops": [float(v) for v in found_by.stops],
@@ -106,11 +108,7 @@ def run_bounds_stage(query: Query) -> tuple[Any, Any, float, dict[str, Any]]:
     }
     if known is not None:  # that side was the caller's public bound
         bounds_step["known"] = known
-    if width > 1:  # integers in bins of `width` each
-        bounds_step["width"] = width
-    if width == 0:  # beyond ±2**53: equal-width float bins over the stops
-        bounds_step["beyond_exact_integers"] = True
-    return bounds, request, epsilon, bounds_step
+    return bounds, request, epsilon, {**bounds_step, **bins_note}
 
 
 def _beyond_exact_integers(
