@@ -14,10 +14,10 @@ from tests.stats import TEST_SEED, binomial_ok
 from treedp.exceptions import InvalidParameterError
 from treedp.noise import InsecureSeededSource
 from treedp.noise.exp_thresholds import (
-    _resolve_tie,
     bernoulli_scaled_exp,
     exp_bounds,
     floor_scaled_exp_neg,
+    resolve_tie,
 )
 
 _CTX = decimal.Context(prec=700)
@@ -90,12 +90,12 @@ def test_tie_path_is_exact() -> None:
     """A first word equal to the threshold: the answer is decided by the following bits."""
     src = InsecureSeededSource(TEST_SEED)
     # rho = 1/2 exactly: a U starting with the bits of 1/2 is >= 1/2, so always a failure
-    assert not any(_resolve_tie(2**63, Fraction(0), Fraction(1, 2), src) for _ in range(100))
+    assert not any(resolve_tie(2**63, Fraction(0), Fraction(1, 2), src) for _ in range(100))
     # rho = exp(-1/3): P(success | tie) is the fraction of rho's bits beyond the first 64
     x, scale = Fraction(1, 3), Fraction(1)
     prefix = floor_scaled_exp_neg(x, 64, scale)
     frac = (floor_scaled_exp_neg(x, 128, scale) - (prefix << 64)) / 2**64
-    draws = [_resolve_tie(prefix, x, scale, src) for _ in range(20_000)]
+    draws = [resolve_tie(prefix, x, scale, src) for _ in range(20_000)]
     assert binomial_ok(sum(draws), len(draws), frac)
     # a vector draw never disagrees with the threshold on the first word
     out = bernoulli_scaled_exp(scale, x, 1000, src)

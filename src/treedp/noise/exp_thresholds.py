@@ -28,6 +28,7 @@ __all__ = [
     "exp_bounds",
     "floor_exp_neg",
     "floor_scaled_exp_neg",
+    "resolve_tie",
     "sample_unit_geometric",
 ]
 
@@ -115,12 +116,13 @@ def bernoulli_scaled_exp(
     w = words(source, _WORD, n)
     out = w < np.uint64(threshold)
     for i in np.flatnonzero(w == np.uint64(threshold)):
-        out[i] = _resolve_tie(threshold, x, scale, source)
+        out[i] = resolve_tie(threshold, x, scale, source)
     return out
 
 
-def _resolve_tie(known: int, x: Fraction, scale: Fraction, source: RandomSource) -> bool:
-    """Decide ``U < scale·exp(-x)`` for a ``U`` whose first bits equal those of the right side."""
+def resolve_tie(known: int, x: Fraction, scale: Fraction, source: RandomSource) -> bool:
+    """Decide ``U < scale·exp(-x)`` for a ``U`` whose first 64 bits, ``known``, equal those of
+    the right side (``known = floor(2**64 · scale·exp(-x))``): more bits of each are compared."""
     bits = _WORD
     while True:
         exact = x == 0 and (scale * (1 << bits)).denominator == 1

@@ -1,0 +1,138 @@
+"""Permute-and-flip quantiles of integers: exact guarantee (with a mutant), law, answers, checks."""
+
+from __future__ import annotations
+
+import itertools
+import math
+from fractions import Fraction
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from tests.noise.test_permute_flip import permute_flip_law
+from tests.stats import ALPHA, TEST_SEED
+from treedp import Accountant, InsecureSeededSource, InvalidParameterError, InvalidTypeError, PureDP
+from treedp.noise.rational import dyadic_lower_bound
+from treedp.value_methods import quantile_permute_flip as qpf
+from treedp.value_methods.quantile_permute_flip import (
+    _quantile_permute_flip_draws,
+    quantile_permute_flip,
+)
+
+
+def exponents(x: np.ndarray, lo: int, hi: int, q: float, eps: float, relation: str) -> list:
+    """The implementation's exact exponent of every candidate ``lo..hi`` (one level)."""
+    level = Fraction(q)
+    rate = dyadic_lower_bound(Fraction(eps) / (2 * qpf._score_sensitivity(level, relation)))
+    s = qpf._Scores(np.sort(np.asarray(x, dtype=float)), lo, hi, level, rate)
+    got = s.exponents(np.arange(hi - lo + 1))
+    assert all(f <= g for f, g in zip(s.floors.tolist(), got, strict=True))  # lower bounds
+    return got
+
+
+def rank_gap(x: np.ndarray, k: int, q: float) -> Fraction:
+    """The score's definition: the distance from t to ``[#{x < k}, #{x <= k}]``."""
+    t = Fraction(math.floor(Fraction(q) * x.size * 2**32), 2**32)
+    below, upto = int((x < k).sum()), int((x <= k).sum())
+    return max(Fraction(0), below - t, t - upto)
+
+
+def test_exponents_are_the_rate_times_the_rank_gap() -> None:
+    """Exactly, near the target and far from it (``γ >= 64``: computed only on a tie)."""
+    rng = np.random.default_rng(TEST_SEED)
+    x = np.sort(rng.poisson(30, 4000).astype(float))
+    for q, eps in ((0.5, 1.0), (0.3, 0.05), (0.9, 3.0)):
+        rate = dyadic_lower_bound(
+            Fraction(eps) / (2 * qpf._score_sensitivity(Fraction(q), "add_remove"))
+        )
+        got = exponents(x, 0, 80, q, eps, "add_remove")
+        assert got == [rate * rank_gap(x, k, q) for k in range(81)]
+        assert min(got) == 0 and max(got) >= 64  # some candidates far from the target
+        floors = qpf._Scores(x, 0, 80, Fraction(q), rate).floors
+        assert (
+            floors.max() == 64
+            and (floors == np.minimum(np.floor(np.array(got, dtype=float) - 1e-9), 64)).mean() > 0.5
+        )
+
+
+def _worst_log_ratio(eps: float, relation: str, q: float, values: int = 3) -> float:
+    """Largest log ratio of the exact output laws over every neighbour of every dataset of up
+    to four values in ``0..values - 1`` (add/remove: one added; replace: one changed)."""
+    worst = 0.0
+    for n in range(5):
+        for d in map(list, itertools.combinations_with_replacement(range(values), n)):
+            if relation == "replace":
+                others = [[*d[:j], v, *d[j + 1 :]] for j in range(n) for v in range(values)]
+            else:
+                others = [[*d, v] for v in range(values)] if n < 4 else []
+            law = permute_flip_law(
+                np.array(exponents(np.array(d), 0, values - 1, q, eps, relation), dtype=float)
+            )
+            for e in others:
+                g = exponents(np.array(e), 0, values - 1, q, eps, relation)
+                other = permute_flip_law(np.array(g, dtype=float))
+                worst = max(worst, float(np.abs(np.log(law) - np.log(other)).max()))
+    return worst
+
+
+@pytest.mark.parametrize("relation", ["replace", "add_remove"])
+def test_exact_likelihood_ratio_within_epsilon(relation: str) -> None:
+    """Over every neighbour of every dataset of up to four values in {0, 1, 2} (and 0..3 at
+    the median), the exact output laws' log ratio stays within ε (q = 0.5, 0.25)."""
+    for q in (0.5, 0.25):
+        assert _worst_log_ratio(1.0, relation, q) <= 1.0 + 1e-9
+    assert _worst_log_ratio(1.0, relation, 0.5, values=4) <= 1.0 + 1e-9
+
+
+def test_mutant_with_half_the_sensitivity_is_caught(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Coins at ``exp(ε u / Δ)`` (the factor 2 dropped, valid only for monotone scores; the
+    rank gap is not monotone under add/remove) exceed ε on the same exhaustive check."""
+    right = qpf._score_sensitivity
+    monkeypatch.setattr(qpf, "_score_sensitivity", lambda level, nb: right(level, nb) / 2)
+    assert _worst_log_ratio(1.0, "add_remove", 0.5) > 1.2
+    assert _worst_log_ratio(1.0, "replace", 0.5) > 1.2
+
+
+@pytest.mark.slow
+def test_follows_the_permute_and_flip_law_on_tied_integers() -> None:
+    """Chi-square of 20,000 draws against the exact law (false-failure rate 10^-6)."""
+    x = np.array([1, 1, 2, 2, 2, 2, 2, 3, 5, 5, 8], dtype=float)
+    runs, q, eps = 20_000, 0.25, 0.9
+    law = permute_flip_law(np.array(exponents(x, 0, 9, q, eps, "add_remove"), dtype=float))
+    draws = _quantile_permute_flip_draws(
+        x, q, bounds=(0, 9), epsilon=eps, size=runs, rng=InsecureSeededSource(TEST_SEED)
+    )
+    observed = np.bincount(draws.astype(np.int64), minlength=10)
+    assert stats.chisquare(observed, law * runs).pvalue > ALPHA
+
+
+def test_answers_blocks_of_ties_and_states_its_guarantee() -> None:
+    ties = np.repeat([1, 2, 3], [10, 80, 10])
+    src = InsecureSeededSource(TEST_SEED)
+    res = quantile_permute_flip(ties, 0.5, bounds=(0, 100), epsilon=2.0, rng=src, details=True)
+    assert res.value == 2.0
+    assert res.guarantee.epsilon <= 2.0 and res.spend.mechanism == "quantile_permute_flip"
+    assert res.grid_points == 101
+    out = quantile_permute_flip(ties, [0.05, 0.95], bounds=(0, 5), epsilon=40.0, rng=src)
+    assert list(out) == [1.0, 3.0]
+    empty = quantile_permute_flip([], 0.5, bounds=(-5, 5), epsilon=1.0, rng=src)
+    assert -5 <= empty <= 5 and float(empty).is_integer()
+
+
+def test_accountant_is_charged_after_every_check_and_before_any_coin() -> None:
+    acct = Accountant(PureDP(1.0))
+    with pytest.raises(InvalidParameterError, match="2\\*\\*20 integers"):
+        quantile_permute_flip([1, 2], 0.5, bounds=(0, 2**20), epsilon=1.0, accountant=acct)
+    with pytest.raises(InvalidParameterError, match="'bounds'"):
+        quantile_permute_flip([1, 2], 0.5, bounds=(0, 2.5), epsilon=1.0, accountant=acct)
+    with pytest.raises(InvalidParameterError, match="private"):
+        quantile_permute_flip([1, 2], 0.5, bounds="private", epsilon=1.0, accountant=acct)
+    with pytest.raises(InvalidTypeError, match="datetimes"):
+        quantile_permute_flip(
+            np.array(["2020-01-01"], dtype="datetime64[D]"), 0.5, bounds=(0, 9), epsilon=1.0,
+            accountant=acct,
+        )  # fmt: skip
+    assert acct.spent.epsilon == 0
+    quantile_permute_flip([1, 2], 0.5, bounds=(0, 2**20 - 1), epsilon=0.5, accountant=acct)
+    assert 0.49 < acct.spent.epsilon <= 0.5
