@@ -15,7 +15,14 @@ from treedp.quantile_methods import QUANTILE_METHODS, integer_bounds
 from treedp.quantiles_choice import tree_bins
 from treedp.value_methods._column import is_datetime_like
 
-__all__ = ["check_bounds", "check_kinds", "check_rest", "check_selection_records", "rest_usable"]
+__all__ = [
+    "check_bounds",
+    "check_kinds",
+    "check_private_bounds",
+    "check_rest",
+    "check_selection_records",
+    "rest_usable",
+]
 
 
 def check_kinds(method: str, bounds: Any, unit: str | None) -> None:
@@ -37,6 +44,7 @@ def check_bounds(method: str, bounds: Any, bins: Any, eps: float, n: int | None)
     from treedp.domain import MAX_BINS, make_bins
 
     pair = (bounds[0], bounds[1])
+    _check_integers(method, bins)
     if bins == "integers":
         lo, hi = integer_bounds(pair)
         count = hi - lo + 1
@@ -51,6 +59,12 @@ def check_bounds(method: str, bounds: Any, bins: Any, eps: float, n: int | None)
                 f"With bins='integers' the {method} method needs bounds of magnitude below "
                 f"2**52. Got {bounds!r}."
             )
+    limit = QUANTILE_METHODS[method].max_integers
+    if limit is not None and count > limit:
+        raise InvalidParameterError(
+            f"The {method} method selects among the integers of the bounds, at most {limit} "
+            f"of them (one coin each); got {count}: give narrower 'bounds' or another method."
+        )
     if QUANTILE_METHODS[method].binned and count > MAX_BINS:
         raise InvalidParameterError(
             f"The tree would need {count} bins; at most {MAX_BINS} (give fewer 'bins' or "
@@ -92,3 +106,24 @@ def check_selection_records(size: int) -> None:
 
     for module in (quantile_exponential, quantiles_recursive, unbounded_quantiles):
         check_domain(size, module.CONTRACT)
+
+
+def _check_integers(method: str, bins: Any) -> None:
+    if QUANTILE_METHODS[method].max_integers is not None and bins != "integers":
+        raise InvalidParameterError(
+            f"The {method} method selects among integers: it needs bins='integers' (integer "
+            f"data). Got bins={bins!r}."
+        )
+
+
+def check_private_bounds(method: str, bins: Any, eps: float, n: int | None) -> None:
+    """What the method checks of private bounds before the charge: a method over the integers
+    of public bounds refuses them; the tree's number of bins on stand-in bounds."""
+    _check_integers(method, bins)
+    if QUANTILE_METHODS[method].max_integers is not None:
+        raise InvalidParameterError(
+            f"The {method} method needs public bounds (it flips one coin per integer of "
+            "them); with bounds='private' use method='exponential' or 'auto'."
+        )
+    if bins != "integers":  # integer ranges are cut to MAX_BINS by the bounds step
+        check_bounds(method, (0, 1), bins, eps, n)

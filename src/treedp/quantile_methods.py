@@ -79,6 +79,9 @@ class QuantileMethod:
         ε on the quantiles, no share on a bounds step.
     sorted_after : bool
         Draws its levels independently: its answers are sorted (post-processing).
+    max_integers : int or None
+        Selects among the integers of public bounds: it needs ``bins="integers"`` and public
+        bounds holding at most this many integers (checked before the charge). None: any.
     """
 
     name: str
@@ -88,6 +91,7 @@ class QuantileMethod:
     integer_mode: bool
     sorted_after: bool
     unbounded: bool = False
+    max_integers: int | None = None
 
 
 def _run_tree(

@@ -35,6 +35,7 @@ from treedp.privacy.spend import SpendRecord
 from treedp.quantile_checks import (
     check_bounds,
     check_kinds,
+    check_private_bounds,
     check_rest,
     check_selection_records,
 )
@@ -323,8 +324,7 @@ def plan_steps(req: QuantilesRequest, size: int, unit: str | None) -> Steps:
             raise InvalidParameterError(
                 "bins='integers' needs numeric bounds: datetimes take a number of bins."
             )
-        if bins != "integers":  # integer ranges are cut to MAX_BINS by the bounds step
-            check_bounds(check_as, (0, 1), bins, rest, n)
+        check_private_bounds(check_as, bins, rest, n)
     else:  # public parameters the methods check later: before anything is charged
         check_bounds(check_as, req.bounds, bins, rest, n)
         check_kinds(check_as, req.bounds, unit)
