@@ -27,7 +27,7 @@ def test_wide_integer_ranges_take_the_recursion_below_the_tree_threshold() -> No
             assert choose_method(2, bounds=(-(10**9), 10**9), **kw) == "recursive"
             assert choose_method(TREE_MIN_LEVELS - 1, bounds=wide, **kw) == "recursive"
             assert choose_method(TREE_MIN_LEVELS, bounds=wide, **kw) == "tree"
-            assert choose_method(1, bounds=wide, **kw) == "exponential"
+            assert choose_method(1, bounds=wide, **kw) == "permute_and_flip"
             # no public bounds (private ones), or not numbers: the integer tree as before
             assert choose_method(5, **kw) == "tree"
             assert choose_method(5, bounds="private", **kw) == "tree"
@@ -37,6 +37,7 @@ def test_wide_integer_ranges_take_the_recursion_below_the_tree_threshold() -> No
     assert choose_method(5, epsilon=1.0, bins="integers", bounds=(-0.5, 4096.0)) == "recursive"
     assert choose_method(29, epsilon=0.1, bounds=(0, 10**6)) == "tree"
     # the same rule decides whether a private count could matter: it cannot here
+    assert _fixed_choice(1, 1.0, "integers", "auto", wide) == "permute_and_flip"
     assert _fixed_choice(5, 1.0, "integers", "auto", wide) == "recursive"
     assert _fixed_choice(5, 1.0, "integers", "auto", narrow) == "tree"
     assert _fixed_choice(5, 1.0, "integers", "auto", None) == "tree"
@@ -76,3 +77,27 @@ def test_a_range_beyond_the_trees_bins_now_answers() -> None:
     assert res.method == "recursive"
     with pytest.raises(treedp.InvalidParameterError):  # the tree is still refused there
         treedp.quantiles(x, np.arange(1, 65) / 65, epsilon=1.0, bounds=(0, 10**9), bins="integers")
+
+
+def test_one_level_on_integers_takes_permute_and_flip_where_it_holds_the_bounds() -> None:
+    """Public integer bounds of at most 2**20 integers, pure ε; else the exponential mechanism
+    (wider bounds, private or no bounds, continuous bins, a zCDP or (ε, δ) target)."""
+    kw = {"epsilon": 0.1, "bins": "integers"}
+    assert choose_method(1, bounds=(0, 2**20 - 1), **kw) == "permute_and_flip"
+    assert choose_method(1, bounds=(-5.0, 5.0), **kw) == "permute_and_flip"
+    assert choose_method(1, bounds=(0, 2**20), **kw) == "exponential"
+    assert choose_method(1, bounds=(2**53, 2**53 + 4), **kw) == "exponential"
+    assert choose_method(1, **kw) == "exponential"
+    assert choose_method(1, bounds=(0, 100), epsilon=0.1) == "exponential"
+    assert choose_method(1, bounds=(0, 100), target=True, **kw) == "exponential"
+
+
+def test_auto_runs_permute_and_flip_on_a_public_integer_median() -> None:
+    x = np.random.default_rng(TEST_SEED).geometric(0.05, 1000)
+    src = InsecureSeededSource(TEST_SEED)
+    res = treedp.quantiles(x, 0.5, bounds=(0, 200), epsilon=1.0, rng=src)
+    assert res.method == "permute_and_flip" and res.value == np.median(x)
+    target = treedp.quantiles(x, 0.5, bounds=(0, 200), privacy=treedp.ZCDP(0.5), rng=src)
+    assert target.method == "exponential"
+    found = treedp.quantiles(x, 0.5, bounds="private", epsilon=1.0, rng=src)
+    assert found.method != "permute_and_flip"

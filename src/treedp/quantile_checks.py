@@ -112,7 +112,7 @@ def _check_integers(method: str, bins: Any) -> None:
     if QUANTILE_METHODS[method].max_integers is not None and bins != "integers":
         raise InvalidParameterError(
             f"The {method} method selects among integers: it needs bins='integers' (integer "
-            f"data). Got bins={bins!r}."
+            f"data){'' if bins is None else f', not bins={bins!r}'}."
         )
 
 

@@ -25,6 +25,7 @@ from treedp.release.discrete_quantiles import discrete_quantile_from
 from treedp.release_stage import run_release
 from treedp.value_methods._column import is_datetime_like
 from treedp.value_methods.quantile_exponential import quantile_exponential
+from treedp.value_methods.quantile_permute_flip import MAX_CANDIDATES, quantile_permute_flip
 from treedp.value_methods.quantiles_recursive import quantiles_recursive
 
 __all__ = [
@@ -209,6 +210,29 @@ def _run_exponential(
     return res.value, res.spend, res.grid_points, res.epsilon_spent, None
 
 
+def _run_permute_and_flip(
+    values: Any,
+    qa: np.ndarray,
+    eps: float,
+    bounds: tuple[Any, Any] | None,
+    bins: Any,
+    relation: str,
+    n: int | None,
+    nan: str,
+    source: RandomSource,
+    privacy: Any = None,
+) -> Outcome:
+    """Permute-and-flip per level over the integers of the public bounds (integer bins only,
+    checked before the charge). A zCDP or (ε, δ) target is met as pure ε (``ε²/2``)."""
+    if bounds is None or bins != "integers":  # pragma: no cover - refused before the charge
+        raise InvalidParameterError("permute_and_flip needs public bounds and integer bins.")
+    res = quantile_permute_flip(
+        values, qa, bounds=integer_bounds(bounds), epsilon=eps, neighbours=relation, nan=nan,
+        rng=source, details=True,
+    )  # fmt: skip
+    return res.value, res.spend, res.grid_points, res.epsilon_spent, None
+
+
 def _run_recursive(
     values: Any,
     qa: np.ndarray,
@@ -293,7 +317,11 @@ QUANTILE_METHODS: dict[str, QuantileMethod] = {
     "exponential": QuantileMethod("exponential", _run_exponential, True, False, True, True, True),
     "recursive": QuantileMethod("recursive", _run_recursive, True, False, True, False, True),
     "tree": QuantileMethod("tree", _run_tree, False, True, False, False),
-}
+    "permute_and_flip": QuantileMethod(
+        "permute_and_flip", _run_permute_and_flip, True, False, True, True,
+        max_integers=MAX_CANDIDATES,
+    ),
+}  # fmt: skip
 
 
 def binned_method() -> QuantileMethod:

@@ -120,11 +120,11 @@ def quantiles(
         which keeps the rank; the tree by :func:`~treedp.release.discrete_quantiles
         .discrete_quantile_from`); the default on an integer column type (never the values;
         :func:`treedp.quantile_query.typed_bins`, :attr:`QuantilesResult.integer_mode`).
-    method : {"auto", "exponential", "recursive", "tree"}, default="auto"
-        ``"auto"``: :func:`choose_method` (public parameters only). ``"exponential"`` with
-        several levels splits ε equally between the distinct levels; its answers are sorted
-        (post-processing), so every method is non-decreasing in ``q``; a repeated level is
-        released once and answered the same.
+    method : {"auto", "exponential", "recursive", "tree", "permute_and_flip"}, default="auto"
+        ``"auto"``: :func:`choose_method` (public parameters only). Selections split ε equally
+        between the distinct levels and sort their answers (post-processing); a repeated level
+        is released once. ``"permute_and_flip"``: integer bins on public bounds of at most
+        ``2**20`` integers (:mod:`treedp.value_methods.quantile_permute_flip`).
     neighbours : {"add_remove", "replace"}, default="add_remove"
     n : int or "private", optional
         The public number of records, known from elsewhere: it only chooses the method and

@@ -17,7 +17,11 @@ from treedp.budget import check_epsilon
 from treedp.exceptions import InvalidParameterError, InvalidTypeError
 
 #: The methods :func:`quantiles` can use.
-METHODS: tuple[str, ...] = ("auto", "exponential", "recursive", "tree")
+METHODS: tuple[str, ...] = ("auto", "exponential", "recursive", "tree", "permute_and_flip")
+#: One level on integer bins over public bounds holding at most this many integers:
+#: ``"auto"`` selects by permute-and-flip over them (its expected rank gap is never above the
+#: exponential mechanism's on the same candidates; docs/quantiles.md, "Permute-and-flip").
+PERMUTE_AND_FLIP_INTEGERS = 2**20
 #: Below this ε the tree is cheaper (fewer bins) and takes over from fewer levels.
 LOW_EPSILON = 0.5
 #: With at least this many distinct levels, ``"auto"`` reads them off the tree CDF (ε >=
@@ -194,10 +198,15 @@ def choose_method(
     no_bounds: bool = False,
     bounds: Any = None,
     gated: bool = False,
+    target: bool = False,
 ) -> str:
     """The method ``method="auto"`` uses: a rule on public parameters only.
 
-    One level: ``"exponential"`` (Smith's mechanism spends the whole budget on it). Integer
+    One level: ``"exponential"`` (Smith's mechanism spends the whole budget on it), but
+    ``"permute_and_flip"`` on integer bins over public bounds holding at most
+    :data:`PERMUTE_AND_FLIP_INTEGERS` integers, unless ``target`` (a zCDP or (ε, δ) target,
+    where the exponential mechanism's bounded-range cost, ``ε²/8``, lets it run at twice the
+    ε of a pure-ε selection, ``ε²/2``). Integer
     bins with at least :data:`TREE_MIN_LEVELS_DISCRETE` levels: ``"tree"`` (on tied data its
     quantiles are values of the domain), except on public ``bounds`` holding more than
     :data:`WIDE_INTEGER_RANGE` integers, where the tree (one bin per integer) is too deep:
@@ -236,7 +245,7 @@ def choose_method(
     if n is not None:
         n = check_int(n, "n", lo=0)
     if m <= 1:
-        return "exponential"
+        return _one_level(bins, bounds, target)
     if bins == "integers" and m >= TREE_MIN_LEVELS_DISCRETE:
         return _integer_choice(m, bounds)
     if n is None:
@@ -247,6 +256,14 @@ def choose_method(
         rules = _GATED_RULES if gated and epsilon >= LOW_EPSILON else rules
         threshold = next(levels for below, levels in rules if n * epsilon < below)
     return "tree" if m >= threshold else "recursive"
+
+
+def _one_level(bins: Any, bounds: Any, target: bool = False) -> str:
+    """One level: permute-and-flip over the integers of narrow enough public integer bounds
+    (pure ε), else the exponential mechanism (:func:`choose_method`)."""
+    count = _integers_in(bounds) if bins == "integers" and not target else None
+    fits = count is not None and count <= PERMUTE_AND_FLIP_INTEGERS
+    return "permute_and_flip" if fits and max(map(abs, bounds)) < 2**53 else "exponential"
 
 
 def _integers_in(bounds: Any) -> int | None:
@@ -276,12 +293,12 @@ def _fixed_choice(m: int, epsilon: float, bins: Any, method: str, bounds: Any = 
     """The method :func:`quantiles` runs when neither it nor the tree's bins can depend on
     ``n`` (a count would be wasted), else None. Public parameters only (``bounds``: the
     public bounds, None when private)."""
-    if method in ("exponential", "recursive"):
+    if method in ("exponential", "recursive", "permute_and_flip"):
         return method
     if method == "tree":
         return None if bins is None else "tree"
     if m <= 1:
-        return "exponential"
+        return _one_level(bins, bounds)
     if bins == "integers" and m >= TREE_MIN_LEVELS_DISCRETE:
         return _integer_choice(m, bounds)
     rules = _PUBLIC_N_RULES if epsilon >= LOW_EPSILON else _PUBLIC_N_RULES_LOW_EPSILON

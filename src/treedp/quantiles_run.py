@@ -258,17 +258,22 @@ def _file_column(values: Any, column: str, aware: bool) -> Any:
     return np.concatenate(chunks)
 
 
+def _public_n(req: QuantilesRequest, size: int) -> tuple[int | None, str]:
+    """The public ``n`` and where it came from; under ``replace`` the number of values."""
+    if req.relation != "replace":
+        return req.n, "none" if req.n is None else "public"
+    if req.n is not None and req.n != size:  # n is public by definition under replace
+        raise DataError(  # the same check for every method; it names no count
+            "With neighbours='replace' the 'n' parameter must be the public number of "
+            "records, and the column's number of records differs from it. Pass the true "
+            "public n, or leave 'n' out (under replace it is the number of values)."
+        )
+    return size, "public"
+
+
 def plan_steps(req: QuantilesRequest, size: int, unit: str | None) -> Steps:
     """Decide the method and the count, and check what the methods would check later."""
-    n, n_source = req.n, "none" if req.n is None else "public"
-    if req.relation == "replace":  # n is public by definition (nan="drop" is refused here)
-        if n is not None and n != size:
-            raise DataError(  # the same check for every method; it names no count
-                "With neighbours='replace' the 'n' parameter must be the public number of "
-                "records, and the column's number of records differs from it. Pass the true "
-                "public n, or leave 'n' out (under replace it is the number of values)."
-            )
-        n, n_source = size, "public"
+    n, n_source = _public_n(req, size)
     m = int(np.unique(req.qa).size)
     eps, method, bins = req.eps, req.method, req.bins
     # The recursion then needs no bounds step; datetimes always take one (on the day grid:
@@ -278,11 +283,11 @@ def plan_steps(req: QuantilesRequest, size: int, unit: str | None) -> Steps:
     # decides whether n can matter; if it can, the count's exact loss comes off it too.
     private = req.request is not None
     public = None if private else req.bounds  # a wide integer range changes the choice
-    chosen = (
-        choose_method(m, epsilon=eps, bins=bins, n=n, no_bounds=no_bounds, bounds=public)
-        if method == "auto"
-        else method
-    )
+    target = req.privacy is not None
+    chosen = method
+    if method == "auto":
+        chosen = choose_method(m, epsilon=eps, bins=bins, n=n, no_bounds=no_bounds,
+                               bounds=public, target=target)  # fmt: skip
     # Both bounds unknown and a method that needs none: no bounds step, the whole ε to it.
     unbounded = (
         no_bounds
