@@ -21,39 +21,41 @@ from treedp.value_methods.quantile_permute_flip import (
 )
 
 
-def exponents(x: np.ndarray, lo: int, hi: int, q: float, eps: float, relation: str) -> list:
+def exponents(
+    x: np.ndarray, lo: int, hi: int, q: float, eps: float, relation: str, scales: int | None = None
+) -> list:
     """The implementation's exact exponent of every candidate ``lo..hi`` (one level)."""
     level = Fraction(q)
     rate = dyadic_lower_bound(Fraction(eps) / (2 * qpf._score_sensitivity(level, relation)))
-    s = qpf._Scores(np.sort(np.asarray(x, dtype=float)), lo, hi, level, rate)
+    scales = qpf.SHRINK_SCALES if scales is None else scales
+    s = qpf._Scores(np.sort(np.asarray(x, dtype=float)), lo, hi, level, rate, scales)
     got = s.exponents(np.arange(hi - lo + 1))
     assert all(f <= g for f, g in zip(s.floors.tolist(), got, strict=True))  # lower bounds
     return got
 
 
-def rank_gap(x: np.ndarray, k: int, q: float) -> Fraction:
-    """The score's definition: the distance from t to ``[#{x < k}, #{x <= k}]``."""
+def score(x: np.ndarray, k: int, q: float, cap: Fraction) -> Fraction:
+    """The score's definition: the distance from t to ``[#{x < k}, #{x <= k}]`` shrunk at
+    each end by half its width, at most ``cap``."""
     t = Fraction(math.floor(Fraction(q) * x.size * 2**32), 2**32)
     below, upto = int((x < k).sum()), int((x <= k).sum())
-    return max(Fraction(0), below - t, t - upto)
+    e = min(Fraction(upto - below, 2), cap)
+    return max(Fraction(0), below + e - t, t - (upto - e))
 
 
-def test_exponents_are_the_rate_times_the_rank_gap() -> None:
-    """Exactly, near the target and far from it (``γ >= 64``: computed only on a tie)."""
+@pytest.mark.parametrize("scales", [0, 2])
+def test_exponents_are_the_rate_times_the_score_above_its_least(scales: int) -> None:
+    """Exactly, near the target and far from it; the floors are lower bounds. ``scales=0``
+    is the plain rank gap."""
     rng = np.random.default_rng(TEST_SEED)
     x = np.sort(rng.poisson(30, 4000).astype(float))
-    for q, eps in ((0.5, 1.0), (0.3, 0.05), (0.9, 3.0)):
-        rate = dyadic_lower_bound(
-            Fraction(eps) / (2 * qpf._score_sensitivity(Fraction(q), "add_remove"))
-        )
-        got = exponents(x, 0, 80, q, eps, "add_remove")
-        assert got == [rate * rank_gap(x, k, q) for k in range(81)]
-        assert min(got) == 0 and max(got) >= 64  # some candidates far from the target
-        floors = qpf._Scores(x, 0, 80, Fraction(q), rate).floors
-        assert (
-            floors.max() == 64
-            and (floors == np.minimum(np.floor(np.array(got, dtype=float) - 1e-9), 64)).mean() > 0.5
-        )
+    for q, eps in ((0.5, 1.0), (0.3, 0.05), (0.9, 3.0), (0.25, 0.01)):
+        sens = qpf._score_sensitivity(Fraction(q), "add_remove")
+        rate = dyadic_lower_bound(Fraction(eps) / (2 * sens))
+        scores = [score(x, k, q, Fraction(scales) / rate) for k in range(81)]
+        got = exponents(x, 0, 80, q, eps, "add_remove", scales)
+        assert got == [rate * (v - min(scores)) for v in scores]
+        assert min(got) == 0 and (max(got) >= 64 or eps < 0.05)  # some far from the target
 
 
 def _worst_log_ratio(eps: float, relation: str, q: float, values: int = 3) -> float:
@@ -83,6 +85,7 @@ def test_exact_likelihood_ratio_within_epsilon(relation: str) -> None:
     for q in (0.5, 0.25):
         assert _worst_log_ratio(1.0, relation, q) <= 1.0 + 1e-9
     assert _worst_log_ratio(1.0, relation, 0.5, values=4) <= 1.0 + 1e-9
+    assert _worst_log_ratio(4.0, relation, 0.25) <= 4.0 + 1e-9  # the cap H = 2/rate binds
 
 
 def test_mutant_with_half_the_sensitivity_is_caught(monkeypatch: pytest.MonkeyPatch) -> None:
