@@ -262,9 +262,10 @@ def median(
     bins: str | None = None,
     column: str | None = None,
 ) -> Any:
-    """A private median: the exponential-mechanism quantile at ``q = 1/2``.
+    """A private median: the exponential-mechanism quantile at ``q = 1/2`` (on integer data
+    over public bounds of at most ``2**20`` integers, permute-and-flip over them).
 
-    The quantile query ``treedp.quantiles(values, 0.5, method="exponential", ...)`` (built
+    The quantile query ``treedp.quantiles(values, 0.5, method="auto", ...)`` (built
     with :func:`treedp.build_query`, run with :func:`treedp.run_query`): pure ε-DP
     (``PureDP(ε_spent)``, ``ε_spent <= ε``) under ``replace`` (score sensitivity 1) or
     ``add_remove`` (sensitivity ``1/2 + 2**-32``), privacy unit one record; defined on every
@@ -324,7 +325,7 @@ def median(
         epsilon=epsilon,
         bounds=bounds,
         bins=_median_bins(bins, integers),
-        method="exponential",
+        method="auto",  # one level: the exponential mechanism, or permute-and-flip on integers
         neighbours=neighbours,
         nan=nan,
         rng=rng,
