@@ -29,7 +29,10 @@ from the selection rule's (``P&F on 2049`` against ``EM on 2049``).
 cell, ``quantile_exponential._spread``, then the exponential mechanism on the positions; the
 answer is the integer whose cell holds the draw), of the exponential mechanism over the
 integers of the bounds with the rank gap ``dist(qn, [#{x < k}, #{x <= k}])`` as score (the
-same sensitivity ``max(q, 1 - q)``), and permute-and-flip with that score (Monte Carlo).
+same sensitivity ``max(q, 1 - q)``), permute-and-flip with that score (Monte Carlo), and
+``treedp.quantiles(x, [q], bins="integers", ...)`` itself (since session 20 ``auto`` runs
+permute-and-flip with its shrunk score there). ``--integers --scales 0 1 2 4 inf`` instead
+compares permute-and-flip's score shrinks by Monte Carlo (``shrink_study``).
 """
 
 from __future__ import annotations
@@ -82,10 +85,13 @@ def em_expectation(score: np.ndarray, rate: float) -> float:
     return float((p * score).sum() / p.sum())
 
 
-def pf_mean(score: np.ndarray, rate: float, draws: int, rng: Any) -> float:
-    """Permute-and-flip as report-noisy-max with exponential noise (its law), Monte Carlo."""
+def pf_mean(
+    score: np.ndarray, rate: float, draws: int, rng: Any, metric: np.ndarray | None = None
+) -> float:
+    """Permute-and-flip as report-noisy-max with exponential noise (its law), Monte Carlo:
+    the mean ``metric`` (default: the score) of the selected candidate."""
     noisy = -rate * score + rng.exponential(size=(draws, score.size))
-    return float(score[np.argmax(noisy, axis=1)].mean())
+    return float((score if metric is None else metric)[np.argmax(noisy, axis=1)].mean())
 
 
 INTEGER_DATA: dict[str, tuple[Any, tuple[int, int]]] = {
@@ -93,6 +99,11 @@ INTEGER_DATA: dict[str, tuple[Any, tuple[int, int]]] = {
     "rounded-normal": (lambda r, n: np.clip(np.round(r.normal(50, 10, n)), 0, 100), (0, 100)),
     "poisson3": (lambda r, n: r.poisson(3, n), (0, 20)),
     "poisson30": (lambda r, n: r.poisson(30, n), (0, 100)),
+    # session 20: ages on loose bounds, sparse ids, a 60% block at 0, a narrow column on wide bounds
+    "ages": (lambda r, n: np.clip(np.round(r.gamma(4, 10, n)) + 17, 17, 90), (0, 120)),
+    "uniform-ids": (lambda r, n: r.integers(0, 5000, n), (0, 5000)),
+    "zero-inflated": (lambda r, n: np.where(r.random(n) < 0.6, 0, r.poisson(20, n)), (0, 100)),
+    "poisson30-loose": (lambda r, n: r.poisson(30, n), (0, 2000)),
 }
 
 
@@ -114,22 +125,68 @@ def spread_expectation(xs: np.ndarray, bounds: tuple[int, int], q: float, rate: 
     return total / weight
 
 
-def integer_study(args: argparse.Namespace) -> None:
-    print("\n| data | n | ε | q | spread EM (treedp) | EM, rank-gap score | P&F, rank-gap score |")
-    print("|---|---|---|---|---|---|---|")
+def shrunk_score(xs: np.ndarray, cells: np.ndarray, t: float, rate: float, scales: float):  # type: ignore[no-untyped-def]
+    """treedp's permute-and-flip score with ``scales`` noise scales of shrink (0: the rank gap;
+    ``inf``: the unbounded half-width shrink, the blocks' midpoints)."""
+    a = np.searchsorted(xs, cells, side="left")
+    b = np.searchsorted(xs, cells, side="right")
+    e = np.minimum((b - a) / 2, scales / rate)
+    return np.maximum(0.0, np.maximum(a + e - t, t - (b - e)))
+
+
+def shrink_study(args: argparse.Namespace) -> None:
+    """Permute-and-flip with the shrunk score at each of ``--scales`` (Monte Carlo of its law,
+    the rank gap as the metric): how the shipped cap of two noise scales was chosen."""
+    heads = " | ".join(f"{k:g}" for k in args.scales)
+    print(f"\n| data | n | ε | q | shrink {heads} (noise scales) |")
+    print("|---|---|---|---|" + "---|" * len(args.scales))
     rng = np.random.default_rng(2 * NOISE_SEED)
-    for name, (draw, bounds) in INTEGER_DATA.items():
+    for name in args.int_data:
+        draw, bounds = INTEGER_DATA[name]
+        cells = np.arange(bounds[0], bounds[1] + 1, dtype=float)
+        for n in args.ns:
+            for eps in args.eps:
+                for q in (0.1, 0.25, 0.5, 0.75):
+                    rate = eps / (2 * max(q, 1 - q))
+                    cols: list[list[float]] = [[] for _ in args.scales]
+                    for d in range(args.data):
+                        xs = np.sort(draw(np.random.default_rng(d), n).astype(float))
+                        gap = rank_gaps(xs, cells, q * n)
+                        for j, k in enumerate(args.scales):
+                            score = shrunk_score(xs, cells, q * n, rate, k)
+                            cols[j].append(pf_mean(score, rate, args.pf_draws, rng, gap))
+                    row = " | ".join(f"{np.mean(v):.2f}" for v in cols)
+                    print(f"| {name} | {n:.0e} | {eps:g} | {q:g} | {row} |", flush=True)
+
+
+def integer_study(args: argparse.Namespace) -> None:
+    """The integer table: exact laws of the spread selection (treedp's exponential method)
+    and of the exponential mechanism on the integers, permute-and-flip's law by Monte Carlo,
+    and ``treedp.quantiles(..., bins="integers")`` itself (``--runs`` per data set; ``auto``
+    takes permute-and-flip there since session 20)."""
+    head = "spread EM | EM, rank-gap score | P&F, rank-gap score | treedp run"
+    print(f"\n| data | n | ε | q | {head} |")
+    print("|---|---|---|---|---|---|---|---|")
+    rng = np.random.default_rng(2 * NOISE_SEED)
+    for name in args.int_data:
+        draw, bounds = INTEGER_DATA[name]
         cells = np.arange(bounds[0], bounds[1] + 1, dtype=float)
         for eps in args.eps:
             for q in (0.5, 0.25):
                 rate = eps / (2 * max(q, 1 - q))
-                cols: dict[str, list[float]] = {"spread": [], "em": [], "pf": []}
+                cols: dict[str, list[float]] = {"spread": [], "em": [], "pf": [], "run": []}
                 for d in range(args.data):
                     xs = np.sort(draw(np.random.default_rng(d), args.ns[0]).astype(float))
                     gap = rank_gaps(xs, cells, q * xs.size)
                     cols["spread"].append(spread_expectation(xs, bounds, q, rate))
                     cols["em"].append(em_expectation(gap, rate))
                     cols["pf"].append(pf_mean(gap, rate, args.pf_draws, rng))
+                    for j in range(args.runs):
+                        res = treedp.quantiles(
+                            xs, [q], epsilon=eps, bounds=bounds, bins="integers",
+                            rng=InsecureSeededSource(NOISE_SEED + d * args.runs + j),
+                        )  # fmt: skip
+                        cols["run"].append(rank_error(xs, np.atleast_1d(res.values), np.array([q])))
                 row = " | ".join(
                     f"{np.mean(v):.2f} ± {np.std(v, ddof=1) / math.sqrt(len(v)):.2f}"
                     for v in cols.values()
@@ -146,11 +203,15 @@ def main() -> None:
     ap.add_argument("--eps", type=float, nargs="+", default=[0.1, 1.0])
     ap.add_argument("--dists", nargs="+", default=["lognormal", "uniform", "normal"])
     ap.add_argument("--integers", action="store_true", help="the integer-mode study instead")
+    ap.add_argument("--int-data", nargs="+", default=list(INTEGER_DATA), help="--integers data")
+    ap.add_argument(
+        "--scales", type=float, nargs="+", default=[], help="--integers: the shrink study instead"
+    )
     args = ap.parse_args()
     if args.integers:
         print(f"machine: {machine()}")
         start = time.perf_counter()
-        integer_study(args)
+        (shrink_study if args.scales else integer_study)(args)
         print(f"\n{time.perf_counter() - start:.0f} s")
         return
     have_opendp = "opendp-exp" in available()
