@@ -29,6 +29,7 @@ from treedp.exceptions import DataError, InvalidParameterError, InvalidTypeError
 from treedp.mechanisms.results import PRIVACY_UNIT, Contract, QuantileResult
 from treedp.noise import RandomSource
 from treedp.noise.exponential import sample_weighted_laplace
+from treedp.noise.rational import dyadic_lower_bound
 from treedp.privacy import PureDP
 from treedp.privacy.accountant import Accountant
 from treedp.privacy.spend import SpendRecord
@@ -59,6 +60,7 @@ __all__ = [
     "read_sorted",
     "refuse_private",
     "select",
+    "selection_rates",
     "target_rank",
 ]
 
@@ -173,6 +175,27 @@ def select(
     (``weights`` from :func:`rank_weights`; ``rate`` dyadic, the caller's calibration)."""
     target = target_rank(level, n)
     return sample_weighted_laplace(weights, target, rate, size, source) + first
+
+
+def selection_rates(
+    qa: np.ndarray, eps: float, relation: str, sensitivity: Any
+) -> tuple[Fraction, list[float], list[tuple[Fraction, Fraction]]]:
+    """One selection per level at ``ε / m`` each (basic composition): each level's rate
+    ``ε/(2Δ m)`` rounded down to a dyadic, no randomness. Returns the exact ε spent (the sum
+    of ``2Δ · rate``, at most ε), the sensitivities and ``(level, rate)`` per level;
+    ``sensitivity(level, relation)`` is the score's ``Δ``."""
+    eps_each = Fraction(eps) / qa.size
+    spent = Fraction(0)
+    sens: list[float] = []
+    selections: list[tuple[Fraction, Fraction]] = []
+    for level in qa:
+        exact_level = Fraction(float(level))
+        delta_score = sensitivity(exact_level, relation)
+        rate = dyadic_lower_bound(eps_each / (2 * delta_score))
+        spent += 2 * delta_score * rate
+        sens.append(float(delta_score))
+        selections.append((exact_level, rate))
+    return spent, sens, selections
 
 
 def read_levels(q: Any) -> np.ndarray:

@@ -24,7 +24,6 @@ from treedp.budget import check_epsilon
 from treedp.exceptions import InvalidParameterError, InvalidTypeError
 from treedp.mechanisms.results import Contract, QuantileResult
 from treedp.noise import RandomSource, resolve_source
-from treedp.noise.rational import dyadic_lower_bound
 from treedp.privacy import PureDP
 from treedp.privacy.accountant import Accountant, check_accountant
 from treedp.value_methods._column import check_nan, check_neighbours, is_datetime_like
@@ -45,6 +44,7 @@ from treedp.value_methods.exponential_core import (
     read_sorted,
     refuse_private,
     select,
+    selection_rates,
 )
 
 __all__ = [
@@ -183,17 +183,7 @@ def _quantile_exponential(
     # ±inf and other values outside the bounds count as at the bound. With n = 0 there is one
     # rank, 0, holding the whole grid: the output is uniform on the grid.
     weights = rank_weights(grid if integers else zoned, x)
-    eps_each = Fraction(eps) / qa.size
-    spent = Fraction(0)
-    sens: list[float] = []
-    selections: list[tuple[Fraction, Fraction]] = []
-    for level in qa:  # the rates: no randomness
-        exact_level = Fraction(float(level))
-        delta_score = _score_sensitivity(exact_level, relation)
-        rate = dyadic_lower_bound(eps_each / (2 * delta_score))
-        spent += 2 * delta_score * rate
-        sens.append(float(delta_score))
-        selections.append((exact_level, rate))
+    spent, sens, selections = selection_rates(qa, eps, relation, _score_sensitivity)
     parameters = public_parameters(eps, qa, bounds, nan)
     if integers:
         parameters["integers"] = True

@@ -33,7 +33,6 @@ from treedp.exceptions import InvalidParameterError, InvalidTypeError
 from treedp.mechanisms.results import Contract
 from treedp.noise import RandomSource, resolve_source
 from treedp.noise.permute_flip import MAX_FLOOR, permute_and_flip
-from treedp.noise.rational import dyadic_lower_bound
 from treedp.privacy import PureDP
 from treedp.privacy.accountant import Accountant, check_accountant
 from treedp.value_methods._column import check_nan, check_neighbours, is_datetime_like
@@ -47,6 +46,7 @@ from treedp.value_methods.exponential_core import (
     read_levels,
     read_sorted,
     refuse_private,
+    selection_rates,
     target_rank,
 )
 
@@ -61,9 +61,9 @@ CONTRACT = Contract(
     measure=PureDP,
     neighbours=NEIGHBOURS,
     sensitivity=(
-        "of the score -dist(t(n), [#{x < k}, #{x <= k}]): 1 under replace (n fixed, each "
-        "count moves by at most 1); max(q, 1 - q) + 2**-32 under add_remove (the counts and "
-        "the target both move)"
+        "of the score -dist(t(n), [a_k + e_k, b_k - e_k]), a_k = #{x < k}, b_k = #{x <= k}, "
+        "e_k = min((b_k - a_k)/2, 2/rate): 1 under replace (n fixed; each end moves by at "
+        "most 1); max(q, 1 - q) + 2**-32 under add_remove (the ends and the target move)"
     ),
     max_records=2**32 - 1,  # the target rank's arithmetic, as the exponential mechanism's
 )
@@ -206,17 +206,7 @@ def _quantile_permute_flip(
         raise InvalidTypeError("quantile_permute_flip takes numbers, not datetimes.")
     x = np.floor(np.clip(x, lo, hi))  # each value to its integer (±inf: the bound)
     check_domain(x.size, CONTRACT)
-    eps_each = Fraction(eps) / qa.size
-    spent = Fraction(0)
-    sens: list[float] = []
-    selections: list[tuple[Fraction, Fraction]] = []
-    for level in qa:  # the rates: no randomness
-        exact_level = Fraction(float(level))
-        delta_score = _score_sensitivity(exact_level, relation)
-        rate = dyadic_lower_bound(eps_each / (2 * delta_score))
-        spent += 2 * delta_score * rate
-        sens.append(float(delta_score))
-        selections.append((exact_level, rate))
+    spent, sens, selections = selection_rates(qa, eps, relation, _score_sensitivity)
     parameters = public_parameters(eps, qa, bounds, nan)
     charge(accountant, CONTRACT, spent, relation, parameters)
     out = np.empty((draws, qa.size))
