@@ -294,6 +294,15 @@ def inside_integer_limit(bounds: tuple[Any, Any]) -> tuple[int, int]:
     return max(min(lo, top - 1), -top), min(max(hi, -top + 1), top - 1)
 
 
+def _whole_float(b: Any) -> bool:
+    """A finite whole number within the float64 range (a larger int is refused, not raised)."""
+    try:
+        v = float(b)
+    except OverflowError:
+        return False
+    return math.isfinite(v) and v.is_integer()
+
+
 def integer_bounds(bounds: tuple[Any, Any]) -> tuple[int, int]:
     lo, hi = bounds
     if any(is_datetime_like(b) for b in (lo, hi)):
@@ -301,8 +310,7 @@ def integer_bounds(bounds: tuple[Any, Any]) -> tuple[int, int]:
     ok = all(
         isinstance(b, int | float | np.integer | np.floating)
         and not isinstance(b, bool)
-        and math.isfinite(float(b))
-        and float(b).is_integer()
+        and _whole_float(b)
         for b in (lo, hi)
     )
     if not ok or float(lo) > float(hi):

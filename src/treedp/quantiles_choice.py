@@ -274,7 +274,10 @@ def _integers_in(bounds: Any) -> int | None:
     real = (int, float, np.integer, np.floating)
     if not all(isinstance(b, real) and not isinstance(b, bool) for b in bounds):
         return None
-    lo, hi = float(bounds[0]), float(bounds[1])
+    try:
+        lo, hi = float(bounds[0]), float(bounds[1])
+    except OverflowError:  # an int beyond the float range: refused by the method's checks
+        return None
     if not (math.isfinite(lo) and math.isfinite(hi)) or lo > hi:
         return None
     return math.floor(hi) - math.ceil(lo) + 1

@@ -37,7 +37,8 @@ def sequential(gammas: np.ndarray, rng: np.random.Generator) -> int:
 
 
 def _exponents(gammas: list[Fraction]):  # type: ignore[no-untyped-def]
-    return lambda idx: [gammas[i] for i in idx]
+    """The ``exponents`` callable when every candidate is its own key."""
+    return lambda needed: [gammas[k] for k in needed]
 
 
 @pytest.mark.slow
@@ -54,7 +55,7 @@ def test_permute_and_flip_follows_the_sequential_law() -> None:
     ref = np.bincount([sequential(gammas, rng) for _ in range(40_000)], minlength=gammas.size)
     src = InsecureSeededSource(TEST_SEED)
     got = np.bincount(
-        [permute_and_flip(floors, _exponents(exact), src) for _ in range(40_000)],
+        [permute_and_flip(floors, np.arange(8), _exponents(exact), src) for _ in range(40_000)],
         minlength=gammas.size,
     )
     live = law * 40_000 > 5
@@ -88,15 +89,15 @@ def test_undecided_coins_are_decided_with_their_own_exponent() -> None:
     asked: list[list[int]] = []
     exact = [Fraction(0), Fraction(64), Fraction(1, 2), Fraction(100)]
 
-    def exponent(idx: np.ndarray) -> list[Fraction]:
-        asked.append(idx.tolist())
-        return [exact[i] for i in idx]
+    def exponent(needed: np.ndarray) -> list[Fraction]:
+        asked.append(needed.tolist())
+        return [exact[k] for k in needed]
 
-    floors = np.array([0, 64, 0, 64])
-    assert permute_and_flip(floors, exponent, _ZeroWords(8 * 4)) in (0, 2)
+    floors, keys = np.array([0, 64, 0, 64]), np.arange(4)
+    assert permute_and_flip(floors, keys, exponent, _ZeroWords(8 * 4)) in (0, 2)
     assert asked == [[0, 1, 2, 3]]
     asked.clear()
-    permute_and_flip(floors, exponent, InsecureSeededSource(TEST_SEED))
+    permute_and_flip(floors, keys, exponent, InsecureSeededSource(TEST_SEED))
     assert asked == [[0, 2]]
 
 
@@ -112,4 +113,20 @@ def test_undecided_coins_are_decided_with_their_own_exponent() -> None:
 )
 def test_permute_and_flip_refuses_what_has_no_law(floors: np.ndarray, exact: list) -> None:
     with pytest.raises(InvalidParameterError, match="permute_and_flip"):
-        permute_and_flip(floors, _exponents(exact), _ZeroWords(8 * floors.size))
+        permute_and_flip(
+            floors, np.arange(floors.size), _exponents(exact), _ZeroWords(8 * floors.size)
+        )
+
+
+def test_shared_exponents_are_computed_once_and_give_the_same_law() -> None:
+    """Candidates keyed to one exponent (an empty run): the same law as one key each."""
+    exact = [Fraction(0), Fraction(1, 3)]
+    keys = np.array([1, 0, 1, 1, 0, 1])
+    floors = np.zeros(keys.size, dtype=np.int64)
+    law = permute_flip_law(np.array([float(exact[k]) for k in keys]))
+    src = InsecureSeededSource(TEST_SEED)
+    draws = [
+        permute_and_flip(floors, keys, lambda k: [exact[i] for i in k], src) for _ in range(20_000)
+    ]
+    observed = np.bincount(draws, minlength=keys.size)
+    assert stats.chisquare(observed, law * 20_000).pvalue > ALPHA

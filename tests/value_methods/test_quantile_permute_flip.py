@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
+import treedp
 from tests.noise.test_permute_flip import permute_flip_law
 from tests.stats import ALPHA, TEST_SEED
 from treedp import Accountant, InsecureSeededSource, InvalidParameterError, InvalidTypeError, PureDP
@@ -29,7 +30,8 @@ def exponents(
     rate = dyadic_lower_bound(Fraction(eps) / (2 * qpf._score_sensitivity(level, relation)))
     scales = qpf.SHRINK_SCALES if scales is None else scales
     s = qpf._Scores(np.sort(np.asarray(x, dtype=float)), lo, hi, level, rate, scales)
-    got = s.exponents(np.arange(hi - lo + 1))
+    distinct = s.exponents(np.arange(int(s.keys.max()) + 1))
+    got = [distinct[k] for k in s.keys]
     assert all(f <= g for f, g in zip(s.floors.tolist(), got, strict=True))  # lower bounds
     return got
 
@@ -139,3 +141,41 @@ def test_accountant_is_charged_after_every_check_and_before_any_coin() -> None:
     assert acct.spent.epsilon == 0
     quantile_permute_flip([1, 2], 0.5, bounds=(0, 2**20 - 1), epsilon=0.5, accountant=acct)
     assert 0.49 < acct.spent.epsilon <= 0.5
+
+
+class _Probe:
+    """A seeded source that records what the accountant had spent at its first draw."""
+
+    seeded = True
+
+    def __init__(self, acct: Accountant) -> None:
+        self.acct, self.rest, self.at_first = acct, InsecureSeededSource(TEST_SEED), None
+
+    def random_bytes(self, n: int) -> bytes:
+        if self.at_first is None:
+            self.at_first = self.acct.spent.epsilon
+        return self.rest.random_bytes(n)
+
+    def describe(self) -> dict[str, object]:
+        return {"source": "probe"}
+
+
+def test_the_whole_charge_precedes_the_first_random_bit() -> None:
+    acct = Accountant(PureDP(1.0))
+    probe = _Probe(acct)
+    quantile_permute_flip(
+        np.arange(50), [0.25, 0.75], bounds=(0, 60), epsilon=0.5, accountant=acct, rng=probe
+    )
+    assert probe.at_first is not None and probe.at_first == acct.spent.epsilon > 0.49
+
+
+def test_bounds_beyond_the_float_range_are_refused_before_the_charge() -> None:
+    acct = Accountant(PureDP(1.0))
+    with pytest.raises(InvalidParameterError, match="'bounds'"):
+        quantile_permute_flip([1], 0.5, bounds=(0, 10**400), epsilon=1.0, accountant=acct)
+    with pytest.raises(InvalidParameterError, match="integer bounds"):
+        treedp.quantiles(
+            np.arange(5), 0.5, bounds=(0, 10**400), bins="integers", epsilon=1.0,
+            accountant=acct,
+        )  # fmt: skip
+    assert acct.spent.epsilon == 0

@@ -53,7 +53,8 @@ def _bounds() -> np.ndarray:
 
 def permute_and_flip(
     floors: np.ndarray,
-    exponent: Callable[[np.ndarray], Sequence[Fraction]],
+    keys: np.ndarray,
+    exponents: Callable[[np.ndarray], Sequence[Fraction]],
     source: RandomSource,
 ) -> int:
     """Draw one candidate by permute-and-flip, exactly; return its index.
@@ -63,39 +64,66 @@ def permute_and_flip(
     floors : ndarray of int64
         One per candidate: an integer ``0 <= g_k <= min(γ_k, 64)``, a lower bound on its
         exponent. The candidates of exponent 0 (the best score; there must be one) have 0.
-    exponent : callable
-        ``exponent(indices)`` returns the exact exponents ``γ >= 0`` of those candidates;
-        called once, for the candidates whose coin the bounds do not decide.
+    keys : ndarray of int64
+        One per candidate: which of ``K`` distinct exponents it has (``0 <= key < K``; ``K``
+        is ``keys.max() + 1``). Candidates of one key share an exponent (an empty run).
+    exponents : callable
+        ``exponents(needed)`` returns the exact exponents ``γ >= 0`` of the keys ``needed``
+        (ascending), those of the candidates whose coin the bounds do not decide; called once.
     source : RandomSource
 
     Returns
     -------
     int
         The chosen candidate: ``P(k) = E[1{heads_k} / |H|]``, the law of permute-and-flip.
+
+    Notes
+    -----
+    The work on the candidates is vectorised over all of them whatever the data (one word,
+    one bound and one comparison each); only the exact thresholds, one per key needed
+    (about 20–50 µs each), depend on how many distinct exponents lie near the best score.
     """
     floors = np.asarray(floors, dtype=np.int64)
+    keys = np.asarray(keys, dtype=np.int64)
     if floors.size == 0 or int(floors.min()) < 0 or int(floors.max()) > MAX_FLOOR:
         raise InvalidParameterError("permute_and_flip needs one floor in 0..64 per candidate.")
+    if keys.shape != floors.shape or int(keys.min()) < 0:
+        raise InvalidParameterError("permute_and_flip needs one key >= 0 per candidate.")
     w = words(source, _WORD, floors.size)
-    undecided = np.flatnonzero(w <= _bounds()[floors])
-    gammas = [Fraction(g) for g in exponent(undecided)]
-    if len(gammas) != undecided.size or any(
-        g < 0 or g < int(f) for g, f in zip(gammas, floors[undecided], strict=True)
-    ):
+    undecided = w <= _bounds()[floors]
+    count = int(keys.max()) + 1
+    needed = np.flatnonzero(np.bincount(keys, weights=undecided, minlength=count) > 0)
+    gammas = [Fraction(g) for g in exponents(needed)]
+    _check(keys, undecided, floors, needed, gammas)
+    certain = np.zeros(count, dtype=bool)
+    threshold = np.zeros(count, dtype=np.uint64)
+    for key, g in zip(needed.tolist(), gammas, strict=True):
+        certain[key] = g == 0
+        threshold[key] = 0 if g == 0 else floor_scaled_exp_neg(g, _WORD)
+    bound = threshold[keys]
+    heads = undecided & (certain[keys] | (w < bound))
+    gamma_of = dict(zip(needed.tolist(), gammas, strict=True))
+    for i in np.flatnonzero(undecided & (w == bound) & ~certain[keys]):  # 2**-64 each
+        heads[i] = resolve_tie(int(w[i]), gamma_of[int(keys[i])], Fraction(1), source)
+    chosen = np.flatnonzero(heads)
+    return int(chosen[int(uniform_below(chosen.size, 1, source)[0])])
+
+
+def _check(
+    keys: np.ndarray,
+    undecided: np.ndarray,
+    floors: np.ndarray,
+    needed: np.ndarray,
+    gammas: list[Fraction],
+) -> None:
+    """Each exponent needed is at least 0 and at least its undecided candidates' floors, and
+    one is 0 (a floor of 0 is never decided by its bound: every candidate of exponent 0 is
+    undecided, so its key is needed)."""
+    if len(gammas) != needed.size:
+        raise InvalidParameterError("permute_and_flip needs one exponent per key asked for.")
+    top = np.full(int(keys.max()) + 1, -1, dtype=np.int64)
+    np.maximum.at(top, keys[undecided], floors[undecided])
+    if any(g < 0 or g < int(top[k]) for k, g in zip(needed.tolist(), gammas, strict=True)):
         raise InvalidParameterError("permute_and_flip needs exponents >= 0 and >= their floors.")
-    if Fraction(0) not in gammas:  # a floor of 0 is never decided by its bound: all are here
+    if not any(g == 0 for g in gammas):
         raise InvalidParameterError("permute_and_flip needs a candidate of exponent 0.")
-    heads: list[int] = []
-    thresholds: dict[Fraction, int] = {}  # tied data: many candidates share an exponent
-    for i, gamma in zip(undecided.tolist(), gammas, strict=True):
-        if gamma not in thresholds:
-            thresholds[gamma] = 0 if gamma == 0 else floor_scaled_exp_neg(gamma, _WORD)
-        threshold, word = thresholds[gamma], int(w[i])
-        tie = word == threshold and gamma != 0
-        if (
-            gamma == 0
-            or word < threshold
-            or (tie and resolve_tie(word, gamma, Fraction(1), source))
-        ):
-            heads.append(i)
-    return heads[int(uniform_below(len(heads), 1, source)[0])]

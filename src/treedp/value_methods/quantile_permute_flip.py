@@ -92,6 +92,13 @@ def _score_sensitivity(level: Fraction, neighbours: str) -> Fraction:
     return Fraction(1) if neighbours == "replace" else rank_sensitivity(level)
 
 
+def _whole(b: Any) -> bool:
+    """A whole number: an int, or a finite float with no fraction."""
+    if isinstance(b, int | np.integer):
+        return True
+    return math.isfinite(float(b)) and float(b).is_integer()
+
+
 def _integer_bounds(bounds: Any) -> tuple[int, int]:
     """Public integer bounds ``lo <= hi`` holding at most :data:`MAX_CANDIDATES` integers."""
     refuse_private(bounds)
@@ -102,8 +109,8 @@ def _integer_bounds(bounds: Any) -> tuple[int, int]:
         not isinstance(bounds, tuple | list)
         or len(bounds) != 2
         or not all(isinstance(b, real) and not isinstance(b, bool) for b in bounds)
-        or not all(math.isfinite(float(b)) and float(b).is_integer() for b in bounds)
-        or float(bounds[0]) > float(bounds[1])
+        or not all(_whole(b) for b in bounds)
+        or int(bounds[0]) > int(bounds[1])
     ):
         raise InvalidParameterError(must("bounds", f"be integers lo <= hi. Got {bounds!r}."))
     lo, hi = int(bounds[0]), int(bounds[1])
@@ -147,6 +154,7 @@ class _Scores:
         ks = np.arange(lo, hi + 1, dtype=np.float64)  # exact: |k| < 2**53
         self.below = np.searchsorted(x, ks, side="left").astype(np.int64)
         self.upto = np.searchsorted(x, ks, side="right").astype(np.int64)
+        self.n = x.size
         num, bits = rate.numerator, rate.denominator.bit_length() - 1  # rate = A / 2**B
         if rate <= 0 or rate.denominator != 1 << bits:
             raise InvalidParameterError(f"The selection's rate must be dyadic. Got {rate}.")
@@ -155,10 +163,10 @@ class _Scores:
         t_int = int(self.target)
         m = np.maximum(np.where(self.below > t_int, self.below - t_int - 1, t_int - self.upto), 0)
         self._cache: dict[tuple[int, int], Fraction] = {}
-        holding = np.flatnonzero(m == 0)  # candidates at most one rank from t: some hold it
-        best = min(self._score(k) for k in holding.tolist())
-        near = np.flatnonzero(m <= math.floor(best))  # no other can score below ``best``
-        self.least = min([best, *(self._score(k) for k in near.tolist())])
+        # every candidate's key: its distinct rank pair (empty runs share one)
+        self.pair_a, self.pair_b, self.keys = self._pairs(np.arange(m.size))
+        best = self._least(m == 0)  # candidates at most one rank from t: some hold it
+        self.least = self._least(m <= math.floor(best))  # no other can score below ``best``
         lift = math.ceil(rate * self.least)  # at most ``scales``
         if (MAX_FLOOR + lift + 2) << bits < 2**62:
             cap = ((MAX_FLOOR + lift + 1) << bits) // num + 1  # rate · cap > 64 + lift + 1
@@ -167,18 +175,34 @@ class _Scores:
         else:  # pragma: no cover - a rate below 2**-55: 0 is a lower bound too
             self.floors = np.zeros(m.size, dtype=np.int64)
 
-    def _score(self, k: int) -> Fraction:
-        """``s_k`` exactly (memoised by the candidate's ranks: empty runs share them)."""
-        key = (int(self.below[k]), int(self.upto[k]))
-        if key not in self._cache:
-            a, b = key
-            e = min(Fraction(b - a, 2), self.cap)
-            self._cache[key] = max(Fraction(0), a + e - self.target, self.target - (b - e))
-        return self._cache[key]
+    def _pairs(self, indices: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The distinct rank pairs ``(a, b)`` of these candidates and each one's index among
+        them, by one uint64 key ``a·(n + 1) + b`` (``(n + 1)**2 <= 2**64``)."""
+        size = np.uint64(self.n + 1)
+        key = self.below[indices].astype(np.uint64) * size + self.upto[indices].astype(np.uint64)
+        distinct, inverse = np.unique(key, return_inverse=True)
+        return (
+            (distinct // size).astype(np.int64),
+            (distinct % size).astype(np.int64),
+            inverse.reshape(-1),
+        )
 
-    def exponents(self, indices: np.ndarray) -> list[Fraction]:
-        """The exact exponents ``rate · (s_k - s_min)`` of these candidates."""
-        return [self.rate * (self._score(k) - self.least) for k in indices.tolist()]
+    def _least(self, where: np.ndarray) -> Fraction:
+        """The least score of the candidates ``where`` (one exact score per distinct pair)."""
+        a, b, _ = self._pairs(np.flatnonzero(where))
+        return min(self._pair_score(int(i), int(j)) for i, j in zip(a, b, strict=True))
+
+    def _pair_score(self, a: int, b: int) -> Fraction:
+        """The score of a candidate of ranks ``[a, b]`` (memoised: empty runs share them)."""
+        if (a, b) not in self._cache:
+            e = min(Fraction(b - a, 2), self.cap)
+            self._cache[a, b] = max(Fraction(0), a + e - self.target, self.target - (b - e))
+        return self._cache[a, b]
+
+    def exponents(self, needed: np.ndarray) -> list[Fraction]:
+        """The exact exponents ``rate · (s - s_min)`` of these keys (distinct rank pairs)."""
+        pairs = zip(self.pair_a[needed].tolist(), self.pair_b[needed].tolist(), strict=True)
+        return [self.rate * (self._pair_score(i, j) - self.least) for i, j in pairs]
 
 
 def _quantile_permute_flip(
@@ -213,7 +237,7 @@ def _quantile_permute_flip(
     for j, (level, rate) in enumerate(selections):
         scores = _Scores(x, lo, hi, level, rate, SHRINK_SCALES)
         for d in range(draws):
-            out[d, j] = lo + permute_and_flip(scores.floors, scores.exponents, source)
+            out[d, j] = lo + permute_and_flip(scores.floors, scores.keys, scores.exponents, source)
     return Draws(out, qa, eps, spent, sens, source, None, parameters)
 
 
