@@ -8,7 +8,6 @@
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -23,7 +22,7 @@ from treedp.quantiles_choice import tree_bins
 from treedp.query import build_query
 from treedp.release.discrete_quantiles import discrete_quantile_from
 from treedp.release_stage import run_release
-from treedp.value_methods._column import is_datetime_like
+from treedp.value_methods._column import is_datetime_like, whole_pair
 from treedp.value_methods.quantile_exponential import quantile_exponential
 from treedp.value_methods.quantile_permute_flip import MAX_CANDIDATES, quantile_permute_flip
 from treedp.value_methods.quantiles_recursive import quantiles_recursive
@@ -294,30 +293,15 @@ def inside_integer_limit(bounds: tuple[Any, Any]) -> tuple[int, int]:
     return max(min(lo, top - 1), -top), min(max(hi, -top + 1), top - 1)
 
 
-def _whole_float(b: Any) -> bool:
-    """A finite whole number within the float64 range (a larger int is refused, not raised)."""
-    try:
-        v = float(b)
-    except OverflowError:
-        return False
-    return math.isfinite(v) and v.is_integer()
-
-
 def integer_bounds(bounds: tuple[Any, Any]) -> tuple[int, int]:
-    lo, hi = bounds
-    if any(is_datetime_like(b) for b in (lo, hi)):
+    if any(is_datetime_like(b) for b in bounds):
         raise InvalidTypeError("bins='integers' is for numbers, not datetimes.")
-    ok = all(
-        isinstance(b, int | float | np.integer | np.floating)
-        and not isinstance(b, bool)
-        and _whole_float(b)
-        for b in (lo, hi)
-    )
-    if not ok or float(lo) > float(hi):
+    pair = whole_pair(bounds)
+    if pair is None:
         raise InvalidParameterError(
             f"bins='integers' needs integer bounds lo <= hi. Got {bounds!r}."
         )
-    return int(lo), int(hi)
+    return pair
 
 
 #: The quantile methods by name (the table :func:`treedp.quantiles` runs).

@@ -120,6 +120,26 @@ def is_datetime_like(x: Any) -> bool:
     return False
 
 
+def whole_pair(bounds: Any) -> tuple[int, int] | None:
+    """Bounds ``(lo, hi)`` of two whole numbers ``lo <= hi`` within the float64 range (ints,
+    or finite floats with no fraction) as ints; None for anything else, an int too large for
+    a float included (the caller's refusal names its rule)."""
+    if not isinstance(bounds, tuple | list) or len(bounds) != 2:
+        return None
+    out: list[int] = []
+    for b in bounds:
+        if isinstance(b, bool) or not isinstance(b, int | np.integer | float | np.floating):
+            return None
+        try:
+            v = float(b)
+        except OverflowError:
+            return None
+        if not (math.isfinite(v) and v.is_integer()):
+            return None
+        out.append(int(b))
+    return (out[0], out[1]) if out[0] <= out[1] else None
+
+
 def datetime_bounds(bounds: tuple[Any, Any]) -> tuple[int, int, str]:
     """Datetime bounds as int64 ticks of their unit (coarse units become seconds); bounds with
     a time zone as their UTC instants (:mod:`treedp.timezones`)."""

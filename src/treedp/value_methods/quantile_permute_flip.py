@@ -35,7 +35,12 @@ from treedp.noise import RandomSource, resolve_source
 from treedp.noise.permute_flip import MAX_FLOOR, permute_and_flip
 from treedp.privacy import PureDP
 from treedp.privacy.accountant import Accountant, check_accountant
-from treedp.value_methods._column import check_nan, check_neighbours, is_datetime_like
+from treedp.value_methods._column import (
+    check_nan,
+    check_neighbours,
+    is_datetime_like,
+    whole_pair,
+)
 from treedp.value_methods.exponential_core import (
     Draws,
     charge,
@@ -92,28 +97,15 @@ def _score_sensitivity(level: Fraction, neighbours: str) -> Fraction:
     return Fraction(1) if neighbours == "replace" else rank_sensitivity(level)
 
 
-def _whole(b: Any) -> bool:
-    """A whole number: an int, or a finite float with no fraction."""
-    if isinstance(b, int | np.integer):
-        return True
-    return math.isfinite(float(b)) and float(b).is_integer()
-
-
 def _integer_bounds(bounds: Any) -> tuple[int, int]:
     """Public integer bounds ``lo <= hi`` holding at most :data:`MAX_CANDIDATES` integers."""
     refuse_private(bounds)
     if isinstance(bounds, tuple | list) and any(is_datetime_like(b) for b in bounds):
         raise InvalidTypeError("quantile_permute_flip is for integers, not datetimes.")
-    real = (int, np.integer, float, np.floating)
-    if (
-        not isinstance(bounds, tuple | list)
-        or len(bounds) != 2
-        or not all(isinstance(b, real) and not isinstance(b, bool) for b in bounds)
-        or not all(_whole(b) for b in bounds)
-        or int(bounds[0]) > int(bounds[1])
-    ):
+    pair = whole_pair(bounds)
+    if pair is None:
         raise InvalidParameterError(must("bounds", f"be integers lo <= hi. Got {bounds!r}."))
-    lo, hi = int(bounds[0]), int(bounds[1])
+    lo, hi = pair
     if max(abs(lo), abs(hi)) >= 2**53 or hi - lo + 1 > MAX_CANDIDATES:
         raise InvalidParameterError(
             must(
@@ -151,46 +143,41 @@ class _Scores:
         rate: Fraction,
         scales: int = 0,
     ) -> None:
-        ks = np.arange(lo, hi + 1, dtype=np.float64)  # exact: |k| < 2**53
-        self.below = np.searchsorted(x, ks, side="left").astype(np.int64)
-        self.upto = np.searchsorted(x, ks, side="right").astype(np.int64)
-        self.n = x.size
         num, bits = rate.numerator, rate.denominator.bit_length() - 1  # rate = A / 2**B
         if rate <= 0 or rate.denominator != 1 << bits:
             raise InvalidParameterError(f"The selection's rate must be dyadic. Got {rate}.")
         self.rate, self.cap = rate, Fraction(scales) / rate
         self.target = target_rank(level, x.size)
-        t_int = int(self.target)
-        m = np.maximum(np.where(self.below > t_int, self.below - t_int - 1, t_int - self.upto), 0)
         self._cache: dict[tuple[int, int], Fraction] = {}
-        # every candidate's key: its distinct rank pair (empty runs share one)
-        self.pair_a, self.pair_b, self.keys = self._pairs(np.arange(m.size))
-        best = self._least(m == 0)  # candidates at most one rank from t: some hold it
+        # every candidate's key: its distinct rank pair (empty runs share one); the rest is
+        # computed once per pair, so its work does not grow with the candidates undecided
+        ks = np.arange(lo, hi + 1, dtype=np.float64)  # exact: |k| < 2**53
+        size = np.uint64(x.size + 1)  # one uint64 key a·(n + 1) + b: (n + 1)**2 <= 2**64
+        below = np.searchsorted(x, ks, side="left").astype(np.uint64)
+        pairs, self.keys = np.unique(
+            below * size + np.searchsorted(x, ks, side="right").astype(np.uint64),
+            return_inverse=True,
+        )
+        self.keys = self.keys.reshape(-1)
+        self.pair_a, self.pair_b = (pairs // size).astype(np.int64), (pairs % size).astype(np.int64)
+        t_int = int(self.target)
+        m = np.maximum(
+            np.where(self.pair_a > t_int, self.pair_a - t_int - 1, t_int - self.pair_b), 0
+        )
+        best = self._least(m == 0)  # pairs at most one rank from t: some hold it
         self.least = self._least(m <= math.floor(best))  # no other can score below ``best``
         lift = math.ceil(rate * self.least)  # at most ``scales``
         if (MAX_FLOOR + lift + 2) << bits < 2**62:
             cap = ((MAX_FLOOR + lift + 1) << bits) // num + 1  # rate · cap > 64 + lift + 1
-            floors = ((np.minimum(m, cap) * num) >> bits) - lift
-            self.floors = np.clip(floors, 0, MAX_FLOOR)
+            floors = np.clip(((np.minimum(m, cap) * num) >> bits) - lift, 0, MAX_FLOOR)
         else:  # pragma: no cover - a rate below 2**-55: 0 is a lower bound too
-            self.floors = np.zeros(m.size, dtype=np.int64)
-
-    def _pairs(self, indices: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """The distinct rank pairs ``(a, b)`` of these candidates and each one's index among
-        them, by one uint64 key ``a·(n + 1) + b`` (``(n + 1)**2 <= 2**64``)."""
-        size = np.uint64(self.n + 1)
-        key = self.below[indices].astype(np.uint64) * size + self.upto[indices].astype(np.uint64)
-        distinct, inverse = np.unique(key, return_inverse=True)
-        return (
-            (distinct // size).astype(np.int64),
-            (distinct % size).astype(np.int64),
-            inverse.reshape(-1),
-        )
+            floors = np.zeros(m.size, dtype=np.int64)
+        self.floors = floors[self.keys]
 
     def _least(self, where: np.ndarray) -> Fraction:
-        """The least score of the candidates ``where`` (one exact score per distinct pair)."""
-        a, b, _ = self._pairs(np.flatnonzero(where))
-        return min(self._pair_score(int(i), int(j)) for i, j in zip(a, b, strict=True))
+        """The least score of the rank pairs ``where``."""
+        pairs = zip(self.pair_a[where].tolist(), self.pair_b[where].tolist(), strict=True)
+        return min(self._pair_score(i, j) for i, j in pairs)
 
     def _pair_score(self, a: int, b: int) -> Fraction:
         """The score of a candidate of ranks ``[a, b]`` (memoised: empty runs share them)."""
