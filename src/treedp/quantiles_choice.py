@@ -296,7 +296,7 @@ def _fixed_choice(m: int, epsilon: float, bins: Any, method: str, bounds: Any = 
     """The method :func:`quantiles` runs when neither it nor the tree's bins can depend on
     ``n`` (a count would be wasted), else None. Public parameters only (``bounds``: the
     public bounds, None when private)."""
-    if method in ("exponential", "recursive", "permute_and_flip"):
+    if method not in ("auto", "tree"):  # a fixed selection method
         return method
     if method == "tree":
         return None if bins is None else "tree"
