@@ -157,8 +157,8 @@ def _run_unbounded(
 ) -> Outcome:
     """No bounds: the exponential mechanism (one selection per level, or the recursion) over
     the lattice of the whole float line (:mod:`treedp.value_methods.unbounded_quantiles`);
-    with ``bins="integers"`` the answer is rounded down (a lattice point between two integers
-    holds the rank of the integer below it)."""
+    with ``bins="integers"`` its integer mode (each record spread over its integer's unit
+    interval, answers integers; rounded down again, a no-op)."""
     from treedp.value_methods.float_lattice import TOTAL_CELLS
     from treedp.value_methods.unbounded_quantiles import quantiles_unbounded
 
@@ -171,6 +171,7 @@ def _run_unbounded(
         rng=source,
         details=True,
         independent=independent,
+        integers=bins == "integers",
     )
     out = np.asarray(res.value, dtype=np.float64)
     if bins == "integers":

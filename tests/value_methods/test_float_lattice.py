@@ -101,3 +101,50 @@ def test_positions_are_exact_unit_indices_strictly_inside_their_group() -> None:
                                 _units_at(first, width, j + 1, k))  # fmt: skip
             assert (more <= fewer).all() and (fewer <= nxt).all()
     assert np.issubdtype(fl.positions(np.array([1.0, 1.0])).dtype, np.integer)
+
+
+def test_integer_groups_partition_the_line() -> None:
+    """Integer mode's groups (``_group(..., integers=True)``): consecutive cells holding
+    ``[v, v + 1)``, each cell in exactly one (the first and last cell of a group name the same
+    group, the next group starts where it ends), the integer 0's holding the zero block and
+    the positive cells below 1; every unit of a group answers its integer."""
+    rng = np.random.default_rng(TEST_SEED)
+    near = cell_of(np.arange(-70_000, 70_000, 7, dtype=np.float64))
+    special = cell_of(np.array([1.0, -1.0, 0.5, -0.5, 2.0**52, -(2.0**52), 2.0**17, 1e300]))
+    cells = np.unique(np.r_[np.arange(2000), np.arange(TOTAL_CELLS - 2000, TOTAL_CELLS),
+                            rng.integers(0, TOTAL_CELLS, 100_000), near, near - 1,
+                            (special[:, None] + np.arange(-3, 4)).ravel(),
+                            np.arange(fl._ZERO - 3000, fl._ZERO + 3000)])  # fmt: skip
+    cells = cells[(cells >= 0) & (cells < TOTAL_CELLS)]
+    first, width = fl._group(cells, integers=True)
+    assert ((first <= cells) & (cells < first + width)).all()
+    for probe in (first, first + width - 1):
+        again = fl._group(probe, integers=True)
+        assert (again[0] == first).all() and (again[1] == width).all()
+    nxt = (first + width)[first + width < TOTAL_CELLS]
+    assert (fl._group(nxt, integers=True)[0] == nxt).all()
+    zero = fl._group(np.array([fl._ZERO]), integers=True)
+    assert zero[0][0] == fl._ZERO and zero[0][0] + zero[1][0] == cell_of(np.array([1.0]))[0]
+    values = np.floor(cell_value(cells))
+    assert (fl.answer_of(cells << SUB_BITS, integers=True) == values).all()
+    units = (first << SUB_BITS) + ((width << SUB_BITS) - 1)  # a group's last unit
+    assert (fl.answer_of(units, integers=True) == values).all()
+
+
+def test_integer_spread_interleaves_and_answers_each_record() -> None:
+    """Integer mode: one added record moves ``#{positions < u}`` by 0 or 1 at every unit, and
+    each record's own position answers its value (below ``2**17`` in magnitude; further out a
+    cell holds several integers and answers its lattice point, at most the value)."""
+    rng = np.random.default_rng(TEST_SEED)
+    base = np.sort(np.r_[np.zeros(7), np.full(5, 3.0), np.full(3, -1.0),
+                         rng.integers(-50, 100_000, 20).astype(np.float64)])  # fmt: skip
+    grid = UnitGrid(integers=True)
+    for extra in (0.0, 3.0, -1.0, 1e12, 70_001.0, float(base[10])):
+        more = np.sort(np.r_[base, extra])
+        p, q = positions(base, True), positions(more, True)
+        answers = fl.answer_of(q, integers=True)
+        small = np.abs(more) < 2**17
+        assert (answers[small] == more[small]).all() and (answers <= more).all()
+        points = np.unique(np.r_[grid.count_at_most(p), grid.count_at_most(q)])
+        diff = np.searchsorted(q, points, side="left") - np.searchsorted(p, points, side="left")
+        assert diff.min() >= 0 and diff.max() <= 1

@@ -23,10 +23,12 @@ from treedp.value_methods.unbounded_quantiles import (
 TEST_SEED = 20261126
 
 
-def _log_probs(x: np.ndarray, level: float, rate: float, cuts: np.ndarray) -> np.ndarray:
+def _log_probs(
+    x: np.ndarray, level: float, rate: float, cuts: np.ndarray, integers: bool = False
+) -> np.ndarray:
     """log P(unit segment) of one selection, exactly up to float rounding: segments between
     ``cuts`` (each of constant rank)."""
-    pos = positions(np.sort(x))
+    pos = positions(np.sort(x), integers)
     ranks = np.searchsorted(pos, cuts[:-1], side="left")  # #{pos < u}, constant per segment
     t = float(target_rank(Fraction(level), x.size))
     logw = np.log(np.diff(cuts).astype(np.float64)) - rate * np.abs(ranks - t)
@@ -34,14 +36,19 @@ def _log_probs(x: np.ndarray, level: float, rate: float, cuts: np.ndarray) -> np
     return logw - (m + math.log(np.exp(logw - m).sum()))
 
 
-def _pair(x: np.ndarray, y: np.ndarray, level: float, rate: float) -> tuple[np.ndarray, ...]:
-    grid = UnitGrid()
+def _pair(
+    x: np.ndarray, y: np.ndarray, level: float, rate: float, integers: bool = False
+) -> tuple[np.ndarray, ...]:
+    grid = UnitGrid(integers=integers)
     cuts = np.unique(
-        np.r_[0, grid.count_at_most(positions(np.sort(x))), grid.count_at_most(
-            positions(np.sort(y))), TOTAL_UNITS]
+        np.r_[0, grid.count_at_most(positions(np.sort(x), integers)), grid.count_at_most(
+            positions(np.sort(y), integers)), TOTAL_UNITS]
     )  # fmt: skip
     cuts = cuts[(cuts >= 0) & (cuts <= TOTAL_UNITS)]
-    return _log_probs(x, level, rate, cuts), _log_probs(y, level, rate, cuts)
+    return (
+        _log_probs(x, level, rate, cuts, integers),
+        _log_probs(y, level, rate, cuts, integers),
+    )
 
 
 def _neighbours() -> list[tuple[np.ndarray, np.ndarray, str]]:
@@ -59,13 +66,28 @@ def _neighbours() -> list[tuple[np.ndarray, np.ndarray, str]]:
     return pairs
 
 
-def _max_loss_and_renyi(rate_scale: float, eps: float, level: float) -> tuple[float, float]:
+def _integer_neighbours() -> list[tuple[np.ndarray, np.ndarray, str]]:
+    """Integer data (integer mode): blocks at 0, 3 and -1, a spread of small integers; added
+    records in a block, beside one, far out and negative; replaced ones."""
+    rng = np.random.default_rng(TEST_SEED)
+    base = np.r_[np.zeros(6), np.full(4, 3.0), np.full(2, -1.0), rng.integers(-20, 40, 5)]
+    pairs = [(base, np.r_[base, extra], "add_remove") for extra in (0.0, 3.0, 4.0, -1.0, 1e9)]
+    for i, value in ((0, 3.0), (6, -5.0), (11, 70_000.0)):
+        moved = base.copy()
+        moved[i] = value
+        pairs.append((base, moved, "replace"))
+    return pairs
+
+
+def _max_loss_and_renyi(
+    rate_scale: float, eps: float, level: float, integers: bool = False
+) -> tuple[float, float]:
     """The largest privacy loss and the largest D_α/α (α in a grid) over the neighbours."""
     worst_loss, worst_renyi = 0.0, 0.0
-    for x, y, relation in _neighbours():
+    for x, y, relation in _integer_neighbours() if integers else _neighbours():
         ((_, rate),) = _independent_losses(np.array([level]), eps, relation)[0]
         r = float(rate) * rate_scale
-        p, q = _pair(x, y, level, r)
+        p, q = _pair(x, y, level, r, integers)
         for a, b in ((p, q), (q, p)):
             worst_loss = max(worst_loss, float(np.max(np.abs(a - b))))
             for alpha in (1.01, 1.5, 2.0, 4.0, 16.0):
@@ -90,9 +112,39 @@ def test_mutant_noise_for_a_larger_epsilon_is_caught() -> None:
     same audit: the test can fail."""
     eps, level = 2.0, 0.5
     _, losses = _independent_losses(np.array([level]), eps, "add_remove")
-    loss, renyi = _max_loss_and_renyi(2.0, eps, level)
-    assert loss > float(losses[0]) * 1.2
-    assert renyi > float(zcdp_cost(losses)) * 1.2
+    for integers in (False, True):
+        loss, renyi = _max_loss_and_renyi(2.0, eps, level, integers)
+        assert loss > float(losses[0]) * 1.2
+        assert renyi > float(zcdp_cost(losses)) * 1.2
+
+
+@pytest.mark.parametrize("level", [0.5, 0.25, 0.9])
+def test_exact_audit_integer_mode(level: float) -> None:
+    """Integer mode (each integer's records spread over its unit interval of the lattice):
+    the same exact audit on integer neighbours, within the charged ε and ρ = ε²/8."""
+    eps = 2.0
+    _, losses = _independent_losses(np.array([level]), eps, "add_remove")
+    loss, renyi = _max_loss_and_renyi(1.0, eps, level, integers=True)
+    assert loss <= float(losses[0]) * (1 + 1e-9) + 1e-12
+    assert renyi <= float(zcdp_cost(losses)) * (1 + 1e-9) + 1e-12
+
+
+def test_integer_mode_answers_the_block_holding_the_level() -> None:
+    """Blocks at 51, 52 and 53 with q·n = 9,000 inside 53's (its ranks 8,983..10,000): the
+    plain lattice left the gap below 53 (2,047 cells scoring 52's top rank) to outweigh 53's
+    one cell, and every draw answered 52 (rank gap 17); integer mode answers 53, as the
+    bounded methods do. The same for the recursion, and every answer is an integer."""
+    x = np.r_[np.full(200, 51), np.full(8783, 52), np.full(1017, 53)].astype(np.int64)
+    for independent in (True, False):
+        call = {"epsilon": 0.1, "size": 40, "independent": independent}
+        new = unbounded_draws(x, [0.9], rng=InsecureSeededSource(5), integers=True, **call)
+        old = np.floor(unbounded_draws(x, [0.9], rng=InsecureSeededSource(5), **call))
+        assert np.mean(new == 53) >= 0.8 and np.all(new == np.round(new)), new.ravel()
+        assert np.mean(old == 53) <= 0.1  # the plain cells: the mutant the test catches
+    wide = x * 4096 - 7  # cells wider than one integer there: answers still integers
+    out = unbounded_draws(wide, [0.9], epsilon=1.0, size=20, rng=InsecureSeededSource(6),
+                          integers=True)  # fmt: skip
+    assert np.all(out == np.round(out)) and np.all((out > wide.min() - 64) & (out <= wide.max()))
 
 
 def test_guarantee_record_and_contract() -> None:

@@ -19,6 +19,12 @@ it covers every finite float64 (both signs), so a quantile needs no bounds.
   post-processing).
 * Spread. The ``k`` records of one cell (sorted) get positions ``c·2**S + 2**S (i + 1/2)/k``,
   ``i = 0..k-1`` (:func:`positions`; the zero block as one cell ``ZERO_CELLS`` times wider).
+  Integer data (``integers=True``) are spread over the cells of their integer's unit interval
+  ``[v, v + 1)`` as one group (at least the one cell holding ``v`` where cells are wider than
+  one), and every unit of that group answers ``v`` (:func:`answer_of`): a unit between two
+  blocks of ties then scores the rank of the block it answers, as in the bounded integer mode
+  (:func:`treedp.value_methods.quantile_exponential._spread`). The groups are consecutive
+  cells partitioning the line, so the interleaving argument below is unchanged.
   Adding one record to a cell turns its ``k`` positions into ``k + 1`` that interleave
   with them, so for every unit the number of positions below it grows by 0 or 1, exactly as
   one record added to continuous data; no other cell moves. A score ``-|#{positions < u} -
@@ -158,10 +164,11 @@ def _round(values: np.ndarray) -> np.ndarray:
     return out
 
 
-def answer_of(units: np.ndarray) -> np.ndarray:
+def answer_of(units: np.ndarray, integers: bool = False) -> np.ndarray:
     """The answer for each selected unit (post-processing of the unit only): its cell's
     lattice point, except in the upper half of the units of a cell whose point is not round
-    (:data:`ROUND_BITS`), where it is the next cell's point.
+    (:data:`ROUND_BITS`), where it is the next cell's point. With ``integers``: the integer
+    ``v`` of the unit's group (``[v, v + 1)``), the floor of its cell's point.
 
     The records of a cell are spread over its units by rank, so a unit in the upper half of
     a cell lies above most of the cell's records: for a block of ties at a value that is no
@@ -174,27 +181,39 @@ def answer_of(units: np.ndarray) -> np.ndarray:
     units = np.asarray(units, dtype=np.int64)
     cells = np.minimum(units >> SUB_BITS, TOTAL_CELLS - 1)
     values = cell_value(cells)
+    if integers:
+        floored: np.ndarray = np.floor(values)
+        return floored
     upper = (units - (cells << SUB_BITS)) >= (1 << (SUB_BITS - 1))
     move = upper & (cells < TOTAL_CELLS - 1) & ~_round(values)
     out: np.ndarray = np.where(move, cell_value(np.minimum(cells + 1, TOTAL_CELLS - 1)), values)
     return out
 
 
-def _group(cell: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def _group(cell: np.ndarray, integers: bool = False) -> tuple[np.ndarray, np.ndarray]:
     """The spread group of each cell, as its first cell and its number of cells: the zero
-    block is one group of :data:`ZERO_CELLS` cells, every other cell its own."""
+    block is one group of :data:`ZERO_CELLS` cells, every other cell its own. With
+    ``integers``: the cells of ``[v, v + 1)``, ``v`` the floor of the cell's point (the zero
+    block and the positive cells below 1 for ``v = 0``; where cells are wider than one, the
+    cell itself): consecutive cells, a partition of the line."""
     cell = np.asarray(cell, dtype=np.int64)
+    if integers:
+        v = np.floor(cell_value(cell))
+        first = cell_of(v)
+        end = cell_of(v + 1.0)  # v + 1 rounds to v far out: the cell alone
+        return first, np.maximum(end - first, 1)
     zero = (cell >= _ZERO) & (cell < _POSITIVE_FIRST)
     return np.where(zero, _ZERO, cell), np.where(zero, ZERO_CELLS, 1)
 
 
-def positions(sorted_x: np.ndarray) -> np.ndarray:
+def positions(sorted_x: np.ndarray, integers: bool = False) -> np.ndarray:
     """The spread positions of sorted records, as exact unit indices (int64): the ``k``
     records of cell ``c`` in the units ``c·2**S + floor(2**S (i + 1/2) / k)`` (module
-    docstring, :func:`_units`)."""
+    docstring, :func:`_units`); with ``integers``, the records of each integer's group spread
+    over all its units (:func:`_group`)."""
     if sorted_x.size == 0:
         return np.zeros(0, dtype=np.int64)
-    first, width = _group(cell_of(sorted_x))
+    first, width = _group(cell_of(sorted_x), integers)
     _, start, counts = np.unique(first, return_index=True, return_counts=True)
     k = np.repeat(counts, counts)
     i = np.arange(sorted_x.size) - np.repeat(start, counts)
@@ -207,7 +226,8 @@ def _units(first: np.ndarray, width: np.ndarray, i: np.ndarray, k: np.ndarray) -
 
     ``W (2i + 1)`` reaches ``2**77`` in the zero block, so with ``t = 2**S (2i + 1) < 2**61``
     and ``t = a·2k + b``: ``floor(W (2i + 1) / (2k)) = width·a + floor(width·b / (2k))``
-    (``width·b < 2**49``). It is below ``W`` (``2i + 1 < 2k``): the unit lies strictly inside
+    (``width·b < 2**55``: a group is at most about ``2**21.4`` cells, the integer 0's).
+    It is below ``W`` (``2i + 1 < 2k``): the unit lies strictly inside
     the group, whatever ``k`` (privacy review F2: in float64, above cell ``2**23`` the last
     of more than ``2**29`` records landed on the group's end, where a split cut it).
     """
@@ -229,10 +249,12 @@ class UnitGrid:
     below it are answered in it)."""
 
     cells: int = TOTAL_UNITS
+    #: Integer data: the groups are the integers' unit intervals (:func:`_group`).
+    integers: bool = False
 
     def values(self, k: np.ndarray) -> np.ndarray:
         k = np.asarray(k, dtype=np.int64)
-        first, width = _group(k >> SUB_BITS)
+        first, width = _group(k >> SUB_BITS, self.integers)
         start, size = first << SUB_BITS, width << SUB_BITS
         upper = 2 * (k - start) >= size  # in the upper half of its group's units
         boundary: np.ndarray = (start + upper * size).astype(np.float64)
@@ -240,7 +262,7 @@ class UnitGrid:
 
     def cell_ends(self, k: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """The first and one past the last unit of each unit's group (cell or zero block)."""
-        first, width = _group(np.asarray(k, dtype=np.int64) >> SUB_BITS)
+        first, width = _group(np.asarray(k, dtype=np.int64) >> SUB_BITS, self.integers)
         start = first << SUB_BITS
         return start.astype(np.float64), (start + (width << SUB_BITS)).astype(np.float64)
 
