@@ -26,10 +26,11 @@ from treedp.quantile_query import QuantilesRequest
 from treedp.quantiles_choice import choose_method
 from treedp.quantiles_fallback import (
     FALLBACK_METHOD,
+    FOUND_RANGE_KEYS,
     fallback_warning,
+    found_range_takes,
     plan_fallback,
-    plan_wide_range,
-    wide_range,
+    plan_found_range,
     within_public_side,
 )
 from treedp.value_methods.bounds_grid import SIGNED_GRID
@@ -153,10 +154,23 @@ def test_one_public_side_falls_back_inside_it() -> None:
 
 
 def test_within_public_side_clamps_and_rounds_inwards() -> None:
-    out, side = within_public_side(np.array([-5.0, 2.0, 9.0]), (0.5, None), True)
-    assert out.tolist() == [1.0, 2.0, 9.0] and side == (1.0, None)
-    out, side = within_public_side(np.array([-5.0, 2.0, 9.0]), (None, 7.5), False)
-    assert out.tolist() == [-5.0, 2.0, 7.5] and side == (None, 7.5)
+    """Clamped into the public side (rounded inwards on integers), the side and the lattice's
+    other end reported, and a warning only when an answer lay strictly beyond the side."""
+    from treedp.value_methods.float_lattice import TOTAL_CELLS, cell_value
+
+    first, last = cell_value(np.array([0, TOTAL_CELLS - 1])).tolist()
+    out, bounds, warning = within_public_side(np.array([-5.0, 2.0, 9.0]), (0.5, None), True)
+    assert out.tolist() == [1.0, 2.0, 9.0] and bounds == (1.0, last)
+    assert warning is not None and "public lower bound" in warning
+    out, bounds, warning = within_public_side(np.array([-5.0, 2.0, 9.0]), (None, 7.5), False)
+    assert out.tolist() == [-5.0, 2.0, 7.5] and bounds == (first, 7.5)
+    assert warning is not None and "public upper bound" in warning
+    out, bounds, warning = within_public_side(np.array([0.0, 0.0, 3.0]), (0, None), True)
+    assert out.tolist() == [0.0, 0.0, 3.0] and warning is None  # at the side: no warning
+    assert within_public_side(np.array([-1e300, 1e300]), (None, None), False)[1:] == (
+        (first, last),
+        None,
+    )
 
 
 def _fix_the_bounds_release(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -304,15 +318,19 @@ def test_wide_found_integer_range_runs_the_recursion_on_the_found_bounds() -> No
     assert _quartiles(counts, 0).method == "tree"
 
 
+def _recursion_on(m: int, bounds: tuple[float, float]) -> bool:
+    return found_range_takes(m, bounds, FALLBACK_METHOD)
+
+
 def test_wide_range_is_the_public_bounds_rule_on_the_released_bounds() -> None:
     """More than 4,096 integers and fewer than 64 levels, within the recursion's integer
     range (magnitude below 2**52): the same answer as choose_method gives public bounds."""
-    assert not wide_range(3, (0.0, 4095.0)) and wide_range(3, (0.0, 4096.0))
-    assert wide_range(63, (-5000.0, 0.0)) and not wide_range(64, (-5000.0, 0.0))
-    assert not wide_range(3, (0.0, 2.0**52)) and wide_range(3, (0.0, 2.0**52 - 2))
+    assert not _recursion_on(3, (0.0, 4095.0)) and _recursion_on(3, (0.0, 4096.0))
+    assert _recursion_on(63, (-5000.0, 0.0)) and not _recursion_on(64, (-5000.0, 0.0))
+    assert not _recursion_on(3, (0.0, 2.0**52)) and _recursion_on(3, (0.0, 2.0**52 - 2))
     for bounds in ((0, 4095), (0, 4096), (-(10**6), 10**6)):
         public = choose_method(3, epsilon=1.0, bins="integers", bounds=bounds)
-        assert wide_range(3, (float(bounds[0]), float(bounds[1]))) == (public == "recursive")
+        assert _recursion_on(3, (float(bounds[0]), float(bounds[1]))) == (public == "recursive")
 
 
 def test_the_wide_choice_reads_the_released_bounds_only(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -330,7 +348,7 @@ def test_the_wide_choice_reads_the_released_bounds_only(monkeypatch: pytest.Monk
 
 def test_plan_wide_range_from_public_parameters() -> None:
     plan = dict(unbounded=False, counted=False, rest=0.9, m=3)
-    assert plan_wide_range(_request(), "tree", **plan) == FALLBACK_METHOD  # type: ignore[arg-type]
+    assert plan_found_range(_request(), "tree", **plan) == FALLBACK_METHOD  # type: ignore[arg-type]
     refused = [
         (_request(method="tree"), "tree", {}),
         (_request(privacy=object()), "tree", {}),
@@ -342,7 +360,7 @@ def test_plan_wide_range_from_public_parameters() -> None:
         (_request(), "tree", {"rest": 1e-9}),
     ]
     for req, chosen, change in refused:
-        assert plan_wide_range(req, chosen, **{**plan, **change}) is None, change  # type: ignore[arg-type]
+        assert plan_found_range(req, chosen, **{**plan, **change}) is None, change  # type: ignore[arg-type]
 
 
 def test_charged_record_names_the_wide_range_plan() -> None:
@@ -355,6 +373,72 @@ def test_charged_record_names_the_wide_range_plan() -> None:
     assert acc.history[0].record.mechanism == "quantiles[tree]"  # type: ignore[union-attr]
     res = _quartiles(_wide(10_000, 0), 0, accountant=acc, method="tree")
     assert res.method == "tree" and "if_wide_integer_range" not in acc.history[1].record.parameters  # type: ignore[union-attr]
+
+
+def _median(x: np.ndarray, seed: int, **kwargs: Any) -> Any:
+    """One level on a public lower bound 0 and a found upper bound: with ``n="private"``
+    (add/remove) a bounds step runs (without it, the lattice of every float needs none)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", treedp.BoundsWarning)
+        return treedp.quantiles(
+            x, 0.5, bounds=(0, "private"), n="private", epsilon=1.0,
+            rng=InsecureSeededSource(seed), **kwargs,
+        )  # fmt: skip
+
+
+def test_narrow_found_range_runs_permute_and_flip_on_the_rest() -> None:
+    """One level on integer bins after a bounds step: found bounds holding at most 2**20
+    integers get permute-and-flip over their integers, as public ones do, on the budget the
+    exponential mechanism would have had; the record names the plan; ``method="exponential"``
+    plans nothing. Both run on the same released bounds (same seed)."""
+    counts = np.random.default_rng(3).poisson(30, 2000).astype(np.int64)
+    acc = treedp.Accountant(PureDP(3.0))
+    res = _median(counts, 0, accountant=acc)
+    params = acc.history[0].record.parameters  # type: ignore[union-attr]
+    assert res.method == "permute_and_flip" and params[FOUND_RANGE_KEYS[res.method]] == res.method
+    assert acc.history[0].record.mechanism == "quantiles[exponential]"  # type: ignore[union-attr]
+    _within_budget(res, 1.0)
+    lo, hi = res.bounds
+    assert lo == 0 and res.parts[-1].parameters["bounds"] == (lo, hi)  # the released bounds
+    assert res.value == np.round(res.value) and lo <= res.value <= hi
+    plain = _median(counts, 0, accountant=acc, method="exponential")
+    assert plain.method == "exponential" and plain.bounds == res.bounds
+    assert "if_narrow_integer_range" not in acc.history[1].record.parameters  # type: ignore[union-attr]
+    both = _quartiles(counts, 0)  # several levels: the tree, unchanged
+    assert both.method == "tree"
+
+
+def test_the_narrow_choice_reads_the_released_bounds_only(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Post-processing: with the bounds step's release fixed (a narrow range), data spread
+    over 10**7 integers run permute-and-flip on it too; a mutant reading the data's own range
+    would run the exponential mechanism."""
+    _fix_the_bounds_release(monkeypatch)
+    counts = np.random.default_rng(4).poisson(30, 2000).astype(np.int64)
+    first = _median(counts, 0)
+    spread = np.random.default_rng(5).integers(0, 10**7, 2000)
+    again = _median(spread, 0)
+    assert first.method == again.method == "permute_and_flip"
+    assert again.parts[-1].parameters["bounds"] == first.parts[-1].parameters["bounds"]
+
+
+def test_found_range_takes_permute_and_flip_on_narrow_bounds_only() -> None:
+    """At one level, at most 2**20 integers below 2**53 in magnitude: the public bounds rule
+    (choose_method) on the released bounds; never at two levels; the recursion's rule never
+    at one level."""
+    pf = "permute_and_flip"
+    assert found_range_takes(1, (0.0, 2.0**20 - 1), pf)
+    assert not found_range_takes(1, (0.0, 2.0**20), pf)
+    assert not found_range_takes(1, (2.0**53, 2.0**53 + 8), pf)
+    assert not found_range_takes(2, (0.0, 100.0), pf)
+    assert not found_range_takes(1, (0.0, 10_000.0), FALLBACK_METHOD)
+    plan = dict(unbounded=False, counted=False, rest=0.9, m=1)
+    assert plan_found_range(_request(), "exponential", **plan) == pf  # type: ignore[arg-type]
+    for req, change in ((_request(method="exponential"), {}), (_request(bins=None), {}),
+                        (_request(), {"m": 2}), (_request(), {"unbounded": True}),
+                        (_request(), {"rest": 1e-9})):  # fmt: skip
+        assert plan_found_range(req, "exponential", **{**plan, **change}) is None, change  # type: ignore[arg-type]
 
 
 def test_an_answer_at_a_found_bound_without_a_count_warns() -> None:

@@ -29,16 +29,20 @@ when it stops beside the public bound; the recursion's answers are then clamped 
 public side (:func:`within_public_side`, post-processing by a public bound, as every method
 clamps the data into it).
 
-**A wide integer range** (:func:`plan_wide_range`, :func:`wide_range`). On public integer
-bounds ``method="auto"`` takes the recursion instead of the tree below
-:data:`~treedp.quantiles_choice.TREE_MIN_LEVELS` levels when the bounds hold more than
-:data:`~treedp.quantiles_choice.WIDE_INTEGER_RANGE` integers (one bin per integer makes the
-tree too deep). Found bounds now get the same rule: the released bounds are a public function
-of the stops, so reading the rule off them is post-processing, and the recursion (integer
-mode, on the found bounds) gets the same rest, ``ε − ε_b``, as the tree would: the call is
-ε-DP by the argument above, the charged record naming the plan in
-``parameters["if_wide_integer_range"]``. Planned like the fallback (``auto``, pure ε, no
-private count, a usable rest, integer bins, fewer levels than the tree's threshold).
+**Found integer bounds read like public ones** (:func:`plan_found_range`,
+:func:`found_range_takes`). On public integer bounds ``method="auto"`` takes the recursion
+instead of the tree below :data:`~treedp.quantiles_choice.TREE_MIN_LEVELS` levels when the
+bounds hold more than :data:`~treedp.quantiles_choice.WIDE_INTEGER_RANGE` integers (one bin per
+integer makes the tree too deep), and permute-and-flip instead of the exponential mechanism at
+one level when they hold at most :data:`~treedp.quantiles_choice.PERMUTE_AND_FLIP_INTEGERS`.
+Found bounds get the same rules: the released bounds are a public function of the stops, so
+reading a rule off them is post-processing, and the method taken instead (the recursion in
+integer mode, or permute-and-flip over the found integers) gets the same rest, ``ε − ε_b``, as
+the planned one would: the call is ε-DP by the argument above, the charged record naming the
+plan in ``parameters["if_wide_integer_range"]`` or ``parameters["if_narrow_integer_range"]``
+(:data:`FOUND_RANGE_KEYS`). Planned like the fallback (``auto``, pure ε, no private count, a
+usable rest, integer bins; the recursion below the tree's threshold of levels, permute-and-flip
+at one level).
 """
 
 from __future__ import annotations
@@ -55,10 +59,11 @@ from treedp.quantiles_choice import TREE_MIN_LEVELS, choose_method
 
 __all__ = [
     "FALLBACK_METHOD",
+    "FOUND_RANGE_KEYS",
     "fallback_warning",
+    "found_range_takes",
     "plan_fallback",
-    "plan_wide_range",
-    "wide_range",
+    "plan_found_range",
     "within_public_side",
 ]
 
@@ -95,7 +100,14 @@ def plan_fallback(
     return FALLBACK_METHOD if rest_usable(rest, m, row.selections) else None
 
 
-def plan_wide_range(
+#: The charged record's key naming the method a found integer range may call for instead.
+FOUND_RANGE_KEYS = {
+    FALLBACK_METHOD: "if_wide_integer_range",
+    "permute_and_flip": "if_narrow_integer_range",
+}
+
+
+def plan_found_range(
     req: QuantilesRequest,
     chosen: str,
     *,
@@ -104,33 +116,44 @@ def plan_wide_range(
     rest: float,
     m: int,
 ) -> str | None:
-    """The method to run instead of the tree if the found integer bounds are wide, else None.
+    """The method to run instead of ``chosen`` if the found integer bounds call for it, else
+    None: the recursion instead of the tree (fewer than
+    :data:`~treedp.quantiles_choice.TREE_MIN_LEVELS` levels; the bounds wide), or
+    permute-and-flip instead of the exponential mechanism (one level; the bounds narrow).
 
-    Public parameters only: ``method="auto"`` with the tree chosen on integer bins
-    (``bins="integers"``) after a bounds step (``unbounded`` False), pure ε, no private count
-    (``counted``), fewer than :data:`~treedp.quantiles_choice.TREE_MIN_LEVELS` levels and a
-    ``rest`` usable by ``m`` selections.
+    Public parameters only: ``method="auto"`` on integer bins (``bins="integers"``) after a
+    bounds step (``unbounded`` False), pure ε, no private count (``counted``) and a ``rest``
+    usable by ``m`` selections.
     """
-    row = QUANTILE_METHODS[FALLBACK_METHOD]
     plain = req.method == "auto" and req.privacy is None and not counted
     searched = req.request is not None and not unbounded and req.bins == "integers"
-    if not (plain and searched and chosen == "tree" and row.integer_mode and m < TREE_MIN_LEVELS):
+    if not (plain and searched):
         return None
-    return FALLBACK_METHOD if rest_usable(rest, m, row.selections) else None
+    if chosen == "tree" and m < TREE_MIN_LEVELS:
+        instead = FALLBACK_METHOD
+    elif chosen == "exponential" and m == 1:
+        instead = "permute_and_flip"
+    else:
+        return None
+    row = QUANTILE_METHODS[instead]
+    usable = row.integer_mode and rest_usable(rest, m, row.selections)
+    return instead if usable else None
 
 
-def wide_range(m: int, bounds: tuple[Any, Any]) -> bool:
-    """Whether ``auto`` on these (released) integer bounds takes the recursion, as on public
-    ones (:func:`~treedp.quantiles_choice.choose_method`: more than
-    :data:`~treedp.quantiles_choice.WIDE_INTEGER_RANGE` integers, fewer than
-    :data:`~treedp.quantiles_choice.TREE_MIN_LEVELS` levels), and the recursion's integer mode
-    holds them (magnitude below ``2**52``). Post-processing of the bounds."""
+def found_range_takes(m: int, bounds: tuple[Any, Any], instead: str) -> bool:
+    """Whether ``auto`` on these (released) integer bounds takes ``instead``, as on public
+    ones (:func:`~treedp.quantiles_choice.choose_method`: the recursion on more than
+    :data:`~treedp.quantiles_choice.WIDE_INTEGER_RANGE` integers below
+    :data:`~treedp.quantiles_choice.TREE_MIN_LEVELS` levels; permute-and-flip at one level on
+    at most :data:`~treedp.quantiles_choice.PERMUTE_AND_FLIP_INTEGERS` integers below
+    ``2**53``), and the recursion's integer mode holds them (magnitude below ``2**52``).
+    Post-processing of the bounds."""
     from treedp.value_methods.quantile_exponential import INTEGER_LIMIT
 
     pair = (float(bounds[0]), float(bounds[1]))
-    if choose_method(m, epsilon=1.0, bins="integers", bounds=pair) != FALLBACK_METHOD:
+    if choose_method(m, epsilon=1.0, bins="integers", bounds=pair) != instead:
         return False  # the rule reads the bounds and m only; the ε is not used on integers
-    return max(abs(pair[0]), abs(pair[1]) + 1) < INTEGER_LIMIT
+    return instead != FALLBACK_METHOD or max(abs(pair[0]), abs(pair[1]) + 1) < INTEGER_LIMIT
 
 
 def fallback_warning(off: str) -> str:
@@ -150,17 +173,31 @@ def fallback_warning(off: str) -> str:
 
 def within_public_side(
     values: Any, request: tuple[Any, Any], integers: bool
-) -> tuple[np.ndarray, tuple[float | None, float | None]]:
-    """The fallback's answers clamped into the public side of ``request`` (``(lo, None)``
-    or ``(None, hi)``; ``(None, None)``: unchanged), and that side (rounded inwards on
-    ``integers``: the answers are integers) for the reported bounds. Monotone: sorted answers
-    stay sorted."""
+) -> tuple[np.ndarray, tuple[float, float], str | None]:
+    """Answers over the float lattice (no bounds step, or the fallback's) clamped into the
+    public side of ``request`` (``(lo, None)`` or ``(None, hi)``; ``(None, None)``:
+    unchanged), the bounds to report (that side, rounded inwards on ``integers``, else the
+    lattice's end) and a warning when an answer lay strictly beyond the side (the public
+    bound may lie on the wrong side of the data), else None. Monotone: sorted answers stay
+    sorted. Post-processing of the answers and the public side."""
+    from treedp.value_methods.float_lattice import TOTAL_CELLS, cell_value
+
     out = np.asarray(values, dtype=np.float64)
     lo, hi = request
     low = None if lo is None else float(math.ceil(lo) if integers else lo)
     high = None if hi is None else float(math.floor(hi) if integers else hi)
+    beyond = (low is not None and bool(np.any(out < low))) or (
+        high is not None and bool(np.any(out > high))
+    )
     if low is not None:
         out = np.maximum(out, low)
     if high is not None:
         out = np.minimum(out, high)
-    return out, (low, high)
+    ends = cell_value(np.array([0, TOTAL_CELLS - 1]))
+    bounds = (float(ends[0] if low is None else low), float(ends[1] if high is None else high))
+    side = "lower" if low is not None else "upper"
+    warning = (
+        f"An answer lay beyond the public {side} bound and was clamped to it: the bound may "
+        "lie on the wrong side of the data. Check the public bound in 'bounds'."
+    )
+    return out, bounds, warning if beyond else None

@@ -47,10 +47,11 @@ from treedp.quantile_methods import (
 from treedp.quantile_query import QuantilesRequest
 from treedp.quantiles_choice import MAX_TREE_BINS, _fixed_choice, choose_method, tree_bins
 from treedp.quantiles_fallback import (
+    FOUND_RANGE_KEYS,
     fallback_warning,
+    found_range_takes,
     plan_fallback,
-    plan_wide_range,
-    wide_range,
+    plan_found_range,
     within_public_side,
 )
 from treedp.query import Query
@@ -138,7 +139,7 @@ class Steps:
     """What :func:`plan_steps` decided: the method (or its record name, with a private count
     still to choose it), where ``n`` comes from, the count's ``(scale, ε)`` and the rest;
     ``fallback``: the method run instead if the bounds step collapses, ``wide``: if the found
-    integer bounds are wide (:mod:`treedp.quantiles_fallback`)."""
+    integer bounds call for it, wide or narrow (:mod:`treedp.quantiles_fallback`)."""
 
     chosen: str
     n: int | None
@@ -276,9 +277,9 @@ def plan_steps(req: QuantilesRequest, size: int, unit: str | None) -> Steps:
     n, n_source = _public_n(req, size)
     m = int(np.unique(req.qa).size)
     eps, method, bins = req.eps, req.method, req.bins
-    # The recursion then needs no bounds step; datetimes always take one (on the day grid:
-    # the float lattice of the unbounded methods holds numbers).
-    no_bounds = req.request == (None, None) and unit is None
+    # No bounds step for a method over the float lattice (both sides private, or one beside a
+    # public side, which then clamps its answers); datetimes always take one (the day grid).
+    no_bounds = req.request is not None and unit is None
     # With n="private": the budget left after the bounds (from public parameters only)
     # decides whether n can matter; if it can, the count's exact loss comes off it too.
     private = req.request is not None
@@ -337,11 +338,10 @@ def plan_steps(req: QuantilesRequest, size: int, unit: str | None) -> Steps:
     check_rest(rest, m, count is not None or QUANTILE_METHODS[chosen].selections)
     fallback = plan_fallback(req, chosen, unit=unit, unbounded=unbounded,
                              counted=count is not None, rest=rest, m=m)  # fmt: skip
-    wide = plan_wide_range(req, chosen, unbounded=unbounded, counted=count is not None,
-                           rest=rest, m=m)  # fmt: skip
-    # A wide plan implies a fallback plan today; both are named so neither can drop the check.
+    wide = plan_found_range(req, chosen, unbounded=unbounded, counted=count is not None,
+                            rest=rest, m=m)  # fmt: skip
     if count is not None or fallback or wide or QUANTILE_METHODS[chosen].selections:
-        check_selection_records(size)  # before the charge, whichever selection may run
+        check_selection_records(size)  # before the charge, whichever selection may run (all named)
     return Steps(chosen, n, n_source, count, after_bounds, m, unbounded, gate, fallback, wide)
 
 
@@ -374,7 +374,7 @@ def run_steps(
         if steps.fallback is not None and off_grid is not None:  # the scans said nothing
             chosen, the_bounds, off_grid = steps.fallback, None, fallback_warning(off_grid)
             collapsed = True
-        elif steps.wide is not None and wide_range(steps.m, the_bounds):  # as public bounds
+        elif steps.wide is not None and found_range_takes(steps.m, the_bounds, steps.wide):
             chosen = steps.wide
     else:
         the_bounds, eps_rest = (req.bounds[0], req.bounds[1]), req.eps
@@ -425,19 +425,14 @@ def run_steps(
         known_count = n if n is not None else tree_total  # public, private n̂ or the tree's n̂
         off_grid = scans_warning(off_grid, bres, known_count, distinct, the_bounds)
     off_grid = restated(held, bres is not None, off_grid)  # the tree release's, if any
-    if off_grid is not None:  # post-processing of released values: a warning costs nothing
-        warn_user(off_grid, BoundsWarning)
     if method.sorted_after:
         distinct = np.sort(np.asarray(distinct), kind="stable")
-    kept: tuple[Any, Any] = (None, None)
-    if collapsed:  # the fallback: its answers inside a public side, if any (post-processing)
-        sides = req.request or (None, None)  # a bounds step ran: a request, never None
-        distinct, kept = within_public_side(distinct, sides, req.bins == "integers")
-    if the_bounds is None:  # reported: the lattice's ends (or a public side)
-        from treedp.value_methods.float_lattice import TOTAL_CELLS, cell_value
-
-        ends = cell_value(np.array([0, TOTAL_CELLS - 1]))
-        the_bounds = tuple(float(e if p is None else p) for e, p in zip(ends, kept, strict=True))
+    if the_bounds is None:  # the lattice: answers inside a public side, the ends reported
+        sides = req.request or (None, None)  # private bounds: a request, never None
+        distinct, the_bounds, beyond = within_public_side(distinct, sides, req.bins == "integers")
+        off_grid = off_grid or beyond
+    if off_grid is not None:  # post-processing of released values: a warning costs nothing
+        warn_user(off_grid, BoundsWarning)
     parts.append(method_record)
     spent += Fraction(guarantee_eps)
     out = np.asarray(distinct)[np.reshape(where, -1)]
@@ -577,8 +572,8 @@ def record(
     the whole target (a measure). ``gate_share``: the share of the rest after the count that
     the concentration gate spends if the count picks the tree (0: no gate planned);
     ``instead``: the methods run instead of the tree if the bounds step collapses
-    (``if_bounds_collapse``) and if its integer bounds are wide (``if_wide_integer_range``):
-    plans, charged before the scans run."""
+    (``if_bounds_collapse``) and if its integer bounds call for another method
+    (:data:`~treedp.quantiles_fallback.FOUND_RANGE_KEYS`): plans, charged before the scans run."""
     charged: dict[str, Any] = {
         "q": tuple(float(v) for v in qa),
         "bounds": bounds if isinstance(bounds, str) else str(tuple(bounds)),
@@ -587,9 +582,10 @@ def record(
         charged.update({"n": "private", "n_share": count_share})
     if gate_share:
         charged["gate_share"] = gate_share
-    for key, method in zip(("if_bounds_collapse", "if_wide_integer_range"), instead, strict=True):
-        if method is not None:
-            charged[key] = method
+    if instead[0] is not None:
+        charged["if_bounds_collapse"] = instead[0]
+    if instead[1] is not None:
+        charged[FOUND_RANGE_KEYS[instead[1]]] = instead[1]
     return SpendRecord(
         mechanism=f"quantiles[{chosen}]",
         measure=eps if isinstance(eps, PureDP | ZCDP | ApproxDP) else PureDP(eps),

@@ -42,9 +42,14 @@ def test_quantiles_with_one_public_side_match_the_api(
         rng=InsecureSeededSource(3),
     )
     assert [line.split(": ")[1] for line in out[:3]] == [fmt(v) for v in expected.values]
-    assert f"({side} found privately with epsilon=0.1)" in out[3]
+    # auto runs the recursion over every float: no bounds step, the public side clamps
+    assert expected.method == "recursive" and "no bounds step" in out[3]
     public = 0.0 if side == "upper" else 1e7
     assert public in expected.bounds
+    assert f"[{fmt(public)}," in out[3] or f" {fmt(public)}]" in out[3]
+    tree = [*args, "--epsilon", "1", "--bounds", *words, "--method", "tree", "--insecure-seed", "3"]
+    assert main(tree) == 0  # a method that needs bounds: one scan finds the other side
+    assert f"({side} found privately with epsilon=0.1)" in capsys.readouterr().out
 
 
 def test_release_and_median_with_a_public_lower_bound(
@@ -60,8 +65,8 @@ def test_release_and_median_with_a_public_lower_bound(
     assert main(["query", str(out_file), "--info"]) == 0
     assert "upper bound found privately (lower bound public)" in capsys.readouterr().out
     assert main(["median", str(csv_file), *common, "--method", "exponential"]) == 0
-    out = capsys.readouterr().out
-    assert "bounds [0, " in out and "upper bound found privately" in out
+    out = capsys.readouterr().out  # over every float: no bounds step, the public side clamps
+    assert "no bounds step" in out
 
 
 @pytest.mark.parametrize(
