@@ -41,6 +41,10 @@ def columns(n: int, rng: np.random.Generator) -> dict[str, tuple[np.ndarray, boo
     return {
         "lognormal(10, 1)": (rng.lognormal(10, 1, n), False),
         "exponential(30)": (rng.exponential(30, n), False),
+        "zero-inflated (70% 0, else lognormal(5, 1))": (
+            np.where(rng.random(n) < 0.7, 0.0, rng.lognormal(5, 1, n)),
+            False,
+        ),
         "Poisson(30), int": (rng.poisson(30, n), True),
         "geometric(0.05), int": (rng.geometric(0.05, n), True),
         "zero-inflated (60% 0, else Poisson(20)), int": (

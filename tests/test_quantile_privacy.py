@@ -125,8 +125,9 @@ def test_refusals_before_anything_is_charged() -> None:
         treedp.quantiles(X, Q, epsilon=None, bounds=(0, 1e6))
     with pytest.raises(InvalidTypeError, match="'privacy'"):
         treedp.quantiles(X, Q, epsilon=None, privacy=0.5, bounds=(0, 1e6))
-    with pytest.raises(InvalidParameterError, match="pure-epsilon"):
-        treedp.quantiles(X, Q, epsilon=None, privacy=ZCDP(0.5), bounds=(0, "private"))
+    with pytest.raises(InvalidParameterError, match="bounds step"):  # the tree's one scan
+        treedp.quantiles(X, Q, epsilon=None, privacy=ZCDP(0.5), bounds=(0, "private"),
+                         method="tree", accountant=acc)  # fmt: skip
     with pytest.raises(InvalidParameterError, match="pure-epsilon"):
         treedp.quantiles(X, Q, epsilon=None, privacy=ZCDP(0.5), bounds=(0, 1e6), n="private")
     with pytest.raises(InvalidParameterError, match="bounds step"):
@@ -167,3 +168,18 @@ def test_calibrated_epsilon_above_the_limit_is_refused_before_the_charge(
         rng=InsecureSeededSource(5), accountant=acc,
     )  # fmt: skip
     assert ok.epsilon <= 50.0 and acc.spent == ZCDP(1.0)
+
+
+def test_one_public_side_over_every_float_takes_a_target() -> None:
+    """One public side with the methods over every float: no scan runs, so a zCDP target is
+    met at the methods' tightest cost (charged the target once) and the answers keep the
+    side."""
+    acc = treedp.Accountant(ZCDP(1.0))
+    for method in ("exponential", "recursive"):
+        res = treedp.quantiles(
+            X, Q, epsilon=None, privacy=ZCDP(0.2), bounds=(0, "private"), method=method,
+            accountant=acc, rng=treedp.InsecureSeededSource(3),
+        )  # fmt: skip
+        assert isinstance(res.guarantee, ZCDP) and res.guarantee.rho <= 0.2
+        assert len(res.parts) == 1 and np.all(np.asarray(res.value) >= 0)
+    assert [h.record.measure for h in acc.history] == [ZCDP(0.2), ZCDP(0.2)]  # type: ignore[union-attr]

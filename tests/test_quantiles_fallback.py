@@ -155,18 +155,20 @@ def test_one_public_side_falls_back_inside_it() -> None:
 
 def test_within_public_side_clamps_and_rounds_inwards() -> None:
     """Clamped into the public side (rounded inwards on integers), the side and the lattice's
-    other end reported, and a warning only when an answer lay strictly beyond the side."""
+    other end reported, and a warning only when every answer lies at or beyond the side."""
     from treedp.value_methods.float_lattice import TOTAL_CELLS, cell_value
 
     first, last = cell_value(np.array([0, TOTAL_CELLS - 1])).tolist()
     out, bounds, warning = within_public_side(np.array([-5.0, 2.0, 9.0]), (0.5, None), True)
-    assert out.tolist() == [1.0, 2.0, 9.0] and bounds == (1.0, last)
-    assert warning is not None and "public lower bound" in warning
+    assert out.tolist() == [1.0, 2.0, 9.0] and bounds == (1.0, last) and warning is None
     out, bounds, warning = within_public_side(np.array([-5.0, 2.0, 9.0]), (None, 7.5), False)
-    assert out.tolist() == [-5.0, 2.0, 7.5] and bounds == (first, 7.5)
-    assert warning is not None and "public upper bound" in warning
+    assert out.tolist() == [-5.0, 2.0, 7.5] and bounds == (first, 7.5) and warning is None
     out, bounds, warning = within_public_side(np.array([0.0, 0.0, 3.0]), (0, None), True)
-    assert out.tolist() == [0.0, 0.0, 3.0] and warning is None  # at the side: no warning
+    assert out.tolist() == [0.0, 0.0, 3.0] and warning is None  # some above the side
+    out, _, warning = within_public_side(np.array([-2.0, 0.0]), (0, None), True)
+    assert out.tolist() == [0.0, 0.0] and warning is not None and "lower bound" in warning
+    out, _, warning = within_public_side(np.array([8.0, 9.0]), (None, 7.5), False)
+    assert out.tolist() == [7.5, 7.5] and warning is not None and "wrong side" in warning
     assert within_public_side(np.array([-1e300, 1e300]), (None, None), False)[1:] == (
         (first, last),
         None,
@@ -456,3 +458,21 @@ def test_an_answer_at_a_found_bound_without_a_count_warns() -> None:
         inner = treedp.quantiles(x, [0.5, 0.9], rng=InsecureSeededSource(1), **call)
     assert inner.method == "recursive" and inner.bounds_warning is None
     assert top.bounds[0] < inner.value[-1] < top.bounds[1]
+
+
+def test_a_public_side_beyond_the_integer_mode_is_refused_before_a_bounds_step() -> None:
+    """Privacy review (session 21): with ``n="private"`` a bounds step runs and the integer
+    mode moved a found pair inside ±(2**52 - 3), the public side too, so the answers fell
+    outside it. Such a side is refused before the charge; without ``n="private"`` (over every
+    float, no step) it runs and the answers keep the side."""
+    x = np.full(300, 2**53 - 3, dtype=np.int64)
+    acc = treedp.Accountant(PureDP(5.0))
+    for bounds in ((2**52, "private"), ("private", -(2**52))):
+        data = x if bounds[0] != "private" else -x
+        with pytest.raises(treedp.InvalidParameterError, match="public side"):
+            treedp.quantiles(data, 0.5, epsilon=1.0, bounds=bounds, bins="integers",
+                             n="private", accountant=acc)  # fmt: skip
+        assert acc.history == ()
+        res = treedp.quantiles(data, 0.5, epsilon=1.0, bounds=bounds, bins="integers",
+                               rng=InsecureSeededSource(1))  # fmt: skip
+        assert (res.value >= 2**52) if bounds[0] != "private" else (res.value <= -(2**52))

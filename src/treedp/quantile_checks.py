@@ -101,10 +101,16 @@ def check_selection_records(size: int) -> None:
     later by a private count, or the fallback after collapsed bounds) is refused before
     anything is charged, as each method refuses on its own (privacy review, session 17: the
     fallback reached the check after the charge). The message holds no count."""
-    from treedp.value_methods import quantile_exponential, quantiles_recursive, unbounded_quantiles
+    from treedp.value_methods import (
+        quantile_exponential,
+        quantile_permute_flip,
+        quantiles_recursive,
+        unbounded_quantiles,
+    )
     from treedp.value_methods.exponential_core import check_domain
 
-    for module in (quantile_exponential, quantiles_recursive, unbounded_quantiles):
+    for module in (quantile_exponential, quantile_permute_flip, quantiles_recursive,
+                   unbounded_quantiles):  # fmt: skip
         check_domain(size, module.CONTRACT)
 
 
@@ -116,10 +122,23 @@ def _check_integers(method: str, bins: Any) -> None:
         )
 
 
-def check_private_bounds(method: str, bins: Any, eps: float, n: int | None) -> None:
+def check_private_bounds(
+    method: str, bins: Any, eps: float, n: int | None, side: tuple[Any, Any] = (None, None)
+) -> None:
     """What the method checks of private bounds before the charge: a method over the integers
-    of public bounds refuses them; the tree's number of bins on stand-in bounds."""
+    of public bounds refuses them; the tree's number of bins on stand-in bounds; a method in
+    integer mode after a bounds step, a public ``side`` beyond its range (the found bounds are
+    moved inside it, a public side would be moved too; over every float no step runs)."""
     _check_integers(method, bins)
+    from treedp.value_methods.quantile_exponential import INTEGER_LIMIT
+
+    top = INTEGER_LIMIT - 3  # inside_integer_limit keeps a bound within ±top
+    beyond = any(v is not None and abs(float(v)) > top for v in side)
+    if bins == "integers" and QUANTILE_METHODS[method].integer_mode and beyond:
+        raise InvalidParameterError(
+            "With bins='integers' and a bounds step the public side in 'bounds' must lie "
+            f"within ±{top} (leave out n='private': over every float no step runs)."
+        )
     if QUANTILE_METHODS[method].max_integers is not None:
         raise InvalidParameterError(
             f"The {method} method needs public bounds (it flips one coin per integer of "

@@ -8,6 +8,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -154,6 +155,7 @@ def _run_unbounded(
     nan: str,
     source: RandomSource,
     independent: bool,
+    side: tuple[Any, Any] = (None, None),
 ) -> Outcome:
     """No bounds: the exponential mechanism (one selection per level, or the recursion) over
     the lattice of the whole float line (:mod:`treedp.value_methods.unbounded_quantiles`);
@@ -172,6 +174,7 @@ def _run_unbounded(
         details=True,
         independent=independent,
         integers=bins == "integers",
+        side=side,
     )
     out = np.asarray(res.value, dtype=np.float64)
     if bins == "integers":
@@ -192,8 +195,9 @@ def _run_exponential(
     privacy: Any = None,
 ) -> Outcome:
     """Smith's exponential mechanism per level (integers: ties spread inside their cell)."""
-    if bounds is None:  # unknown bounds: the lattice of all floats
-        return _run_unbounded(values, qa, eps, bins, relation, nan, source, True)
+    if bounds is None or None in bounds:  # unknown bounds (a public side at most): the lattice
+        side = _side(bounds, bins)
+        return _run_unbounded(values, qa, eps, bins, relation, nan, source, True, side)
     if bins != "integers":
         return _on_grid(quantile_exponential, values, qa, eps, bounds, relation, nan, source)
     res = quantile_exponential(
@@ -247,8 +251,9 @@ def _run_recursive(
 ) -> Outcome:
     """The recursive exponential mechanism (integers: the grid of ``[lo, hi + 1)``, ties
     spread inside their unit cell and the splits on whole cells, rounded down)."""
-    if bounds is None:  # unknown bounds: the lattice of all floats
-        return _run_unbounded(values, qa, eps, bins, relation, nan, source, False)
+    if bounds is None or None in bounds:  # unknown bounds (a public side at most): the lattice
+        side = _side(bounds, bins)
+        return _run_unbounded(values, qa, eps, bins, relation, nan, source, False, side)
     if bins != "integers":
         return _on_grid(quantiles_recursive, values, qa, eps, bounds, relation, nan, source)
     lo, hi = integer_bounds(bounds)
@@ -258,6 +263,19 @@ def _run_recursive(
     )  # fmt: skip
     out, spend, points, spent = res.value, res.spend, res.grid_points, res.epsilon_spent
     return np.minimum(np.floor(np.asarray(out, dtype=np.float64)), hi), spend, points, spent, None
+
+
+def _side(bounds: tuple[Any, Any] | None, bins: Any) -> tuple[Any, Any]:
+    """The public side of bounds with one unknown end (``(lo, None)``, ``(None, hi)``; on
+    integer bins rounded inwards, to which integer data clamp with the same ranks); ``(None,
+    None)`` for none."""
+    if bounds is None:
+        return None, None
+    lo, hi = (float(b) if b is not None else None for b in bounds)
+    if bins == "integers":
+        lo = None if lo is None else float(math.ceil(lo))
+        hi = None if hi is None else float(math.floor(hi))
+    return lo, hi
 
 
 def _on_grid(

@@ -15,8 +15,10 @@
   conversion at δ is at most ε.
 * The tree releases with discrete Gaussian noise (the library's zCDP path) at ``ρ`` (an
   ``(ε, δ)`` target converted by the release).
-* Private bounds (a pure AboveThreshold step), one-sided bounds and ``n="private"`` stay
-  pure-ε only: refused with a target, before anything is read.
+* A private bounds step (pure AboveThreshold scans: the tree's, both sides or one) and
+  ``n="private"`` stay pure-ε only: refused with a target, before anything is read. Private
+  bounds without a step (the exponential and recursive methods over every float, on a public
+  side if one is given) take a target.
 """
 
 from __future__ import annotations

@@ -89,11 +89,11 @@ def quantiles_request(
         )
     epsilon, target = check_privacy(epsilon, privacy)
     eps = check_epsilon(epsilon if target is None else equivalent_epsilon(target))
-    if target is not None and (isinstance(n, str) or (bounds is not None and _one_sided(bounds))):
+    if target is not None and isinstance(n, str):
         raise InvalidParameterError(
-            "A 'privacy' target (zCDP or (epsilon, delta)) takes public bounds or "
-            "bounds='private' (no bounds step), without n='private': the one-sided bounds "
-            "scan and the private count are pure-epsilon steps. Give 'epsilon' for those."
+            "A 'privacy' target (zCDP or (epsilon, delta)) takes public bounds or private "
+            "ones without a bounds step, without n='private': the private count and the "
+            "bounds scans are pure-epsilon steps. Give 'epsilon' for those."
         )
     qa = _levels(q)
     if not isinstance(method, str) or method not in METHODS:
@@ -211,14 +211,6 @@ def _integer_side(bound: Any, lower: bool) -> int | None:
     else:
         side = math.ceil(float(bound)) if lower else math.floor(float(bound))
     return side if abs(side) + (0 if lower else 1) < INTEGER_LIMIT else None
-
-
-def _one_sided(bounds: Any) -> bool:
-    """One public side and one private (a pure-ε scan)."""
-    if isinstance(bounds, PrivateBounds):
-        return bounds.request != ("private", "private")
-    request = private_request(bounds)
-    return request is not None and request != (None, None)
 
 
 def _levels(q: Any) -> np.ndarray:

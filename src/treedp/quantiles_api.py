@@ -150,7 +150,7 @@ def quantiles(
         A target instead of ``epsilon`` (``epsilon=None``) at each method's tightest cost
         (:mod:`treedp.quantile_privacy`: an ``ε_j``-exponential mechanism is ``ε_j²/8``-zCDP,
         bounded range, Cesar and Rogers 2021, "Bounding, concentrating and truncating"; the
-        tree: Gaussian). Not with one-sided or the tree's private bounds, or n="private".
+        tree: Gaussian). Not with the tree's private bounds (a scan), or n="private".
 
     Returns
     -------

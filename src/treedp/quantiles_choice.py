@@ -213,7 +213,7 @@ def choose_method(
     there ``"recursive"`` (its integer mode) below :data:`TREE_MIN_LEVELS` levels, whatever
     ``n`` (public bounds; with ``bounds="private"``, ``bounds=None`` here, the tree is planned
     and the same rule reads the released bounds after the bounds step:
-    :func:`treedp.quantiles_fallback.wide_range`). Otherwise
+    :func:`treedp.quantiles_fallback.found_range_takes`). Otherwise
     ``"tree"`` from a number of levels, else ``"recursive"``: the tree's rank error does not
     grow with the number of levels, the recursive method's does, and the crossover moves with
     the records per node (``n · ε``).

@@ -177,17 +177,19 @@ def within_public_side(
     """Answers over the float lattice (no bounds step, or the fallback's) clamped into the
     public side of ``request`` (``(lo, None)`` or ``(None, hi)``; ``(None, None)``:
     unchanged), the bounds to report (that side, rounded inwards on ``integers``, else the
-    lattice's end) and a warning when an answer lay strictly beyond the side (the public
-    bound may lie on the wrong side of the data), else None. Monotone: sorted answers stay
-    sorted. Post-processing of the answers and the public side."""
+    lattice's end) and a warning when every answer lies at or beyond the side (the records
+    clamped onto it hold every level asked: a block at the bound, or a bound on the wrong side
+    of the data), else None. Monotone: sorted answers stay sorted. Post-processing of the
+    answers and the public side."""
     from treedp.value_methods.float_lattice import TOTAL_CELLS, cell_value
 
     out = np.asarray(values, dtype=np.float64)
     lo, hi = request
     low = None if lo is None else float(math.ceil(lo) if integers else lo)
     high = None if hi is None else float(math.floor(hi) if integers else hi)
-    beyond = (low is not None and bool(np.any(out < low))) or (
-        high is not None and bool(np.any(out > high))
+    beyond = out.size > 0 and (
+        (low is not None and bool(np.all(out <= low)))
+        or (high is not None and bool(np.all(out >= high)))
     )
     if low is not None:
         out = np.maximum(out, low)
@@ -197,7 +199,8 @@ def within_public_side(
     bounds = (float(ends[0] if low is None else low), float(ends[1] if high is None else high))
     side = "lower" if low is not None else "upper"
     warning = (
-        f"An answer lay beyond the public {side} bound and was clamped to it: the bound may "
-        "lie on the wrong side of the data. Check the public bound in 'bounds'."
+        f"Every answer equals the public {side} bound: the records at or beyond it, clamped "
+        "onto it, hold every level asked. If that is not a block of the data at the bound, "
+        "the bound lies on the wrong side of the data: check the public bound in 'bounds'."
     )
     return out, bounds, warning if beyond else None

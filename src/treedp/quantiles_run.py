@@ -285,11 +285,11 @@ def plan_steps(req: QuantilesRequest, size: int, unit: str | None) -> Steps:
     private = req.request is not None
     public = None if private else req.bounds  # a wide integer range changes the choice
     target = req.privacy is not None
-    chosen = method
+    chosen, both = method, no_bounds and req.known is None  # the rule: both sides private
     if method == "auto":
-        chosen = choose_method(m, epsilon=eps, bins=bins, n=n, no_bounds=no_bounds,
+        chosen = choose_method(m, epsilon=eps, bins=bins, n=n, no_bounds=both,
                                bounds=public, target=target)  # fmt: skip
-    # Both bounds unknown and a method that needs none: no bounds step, the whole ε to it.
+    # Bounds private and a method that needs none: no bounds step, the whole ε to it.
     unbounded = (
         no_bounds
         and chosen in QUANTILE_METHODS
@@ -330,7 +330,8 @@ def plan_steps(req: QuantilesRequest, size: int, unit: str | None) -> Steps:
             raise InvalidParameterError(
                 "bins='integers' needs numeric bounds: datetimes take a number of bins."
             )
-        check_private_bounds(check_as, bins, rest, n)
+        side = (None, None) if unbounded else req.request or (None, None)
+        check_private_bounds(check_as, bins, rest, n, side)
     else:  # public parameters the methods check later: before anything is charged
         check_bounds(check_as, req.bounds, bins, rest, n)
         check_kinds(check_as, req.bounds, unit)
@@ -410,10 +411,11 @@ def run_steps(
     # Each distinct level is released once, in increasing order, then put back in the
     # caller's order; the exponential method's answers are sorted after (post-processing).
     levels, where = np.unique(req.qa, return_inverse=True)
+    # No bounds (the_bounds None): the lattice, on a public side if any (req.request).
     with held_warnings() as held:  # the tree's own release: restated for found bounds
         distinct, method_record, grid_points, guarantee_eps, tree_total = method.run(
-            values, levels, eps_rest, the_bounds, bins, req.relation, n, req.nan, source,
-            req.privacy,
+            values, levels, eps_rest, the_bounds or req.request, bins, req.relation, n, req.nan,
+            source, req.privacy,
         )  # fmt: skip
     if req.privacy is not None:  # its tightest cost for the target (bounded range)
         from treedp.quantile_privacy import spend_record

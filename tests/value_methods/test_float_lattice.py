@@ -148,3 +148,25 @@ def test_integer_spread_interleaves_and_answers_each_record() -> None:
         points = np.unique(np.r_[grid.count_at_most(p), grid.count_at_most(q)])
         diff = np.searchsorted(q, points, side="left") - np.searchsorted(p, points, side="left")
         assert diff.min() >= 0 and diff.max() <= 1
+
+
+def test_side_units_are_the_groups_at_the_public_bounds() -> None:
+    """A public side leaves the units from the group holding it on (to its end); the edge
+    groups are the zones where a recursion node is forced."""
+    first, last, zones = fl.side_units((0.0, None))
+    assert first == fl._ZERO << SUB_BITS and last == TOTAL_UNITS - 1
+    assert zones == ((fl._ZERO + fl.ZERO_CELLS) << SUB_BITS, TOTAL_UNITS)
+    first, last, zones = fl.side_units((0.0, None), integers=True)
+    assert zones[0] == int(cell_of(np.array([1.0]))[0]) << SUB_BITS  # the integer 0's group
+    first, last, zones = fl.side_units((None, 3.0), integers=True)
+    assert first == 0 and zones[0] == 0
+    assert zones[1] == int(cell_of(np.array([3.0]))[0]) << SUB_BITS
+    assert last == (int(cell_of(np.array([4.0]))[0]) << SUB_BITS) - 1
+    assert fl.side_units((None, None)) == (0, TOTAL_UNITS - 1, (0, TOTAL_UNITS))
+    from treedp.value_methods.recursion_forced import forced_sides
+
+    grid = UnitGrid(zones=fl.side_units((0.0, None))[2])
+    low_end = grid.zones[0] if grid.zones else 0
+    assert forced_sides(grid, low_end - 1) == (True, False)
+    assert forced_sides(grid, low_end) == (False, False)
+    assert forced_sides(UnitGrid(), 0) == (False, False)

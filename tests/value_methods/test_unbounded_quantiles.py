@@ -213,3 +213,77 @@ def test_recursion_splits_never_cut_a_group() -> None:
             plan = _Plan(0, half, half, 0, one, one, one, left, right)
             split = int(np.searchsorted(spread, _split_point(plan, splits, unit)))
             assert split in (0, ints.size) or ints[split - 1] != ints[split]
+
+
+def _side_law(x: np.ndarray, level: float, rate: float, side: tuple, cuts: np.ndarray,
+              integers: bool) -> np.ndarray:  # fmt: skip
+    """log P(unit segment) of one selection on the units a public side leaves, the records
+    clamped into it (as ``_unbounded`` does)."""
+    lo = -np.inf if side[0] is None else side[0]
+    hi = np.inf if side[1] is None else side[1]
+    return _log_probs(np.clip(x, lo, hi), level, rate, cuts, integers)
+
+
+SIDES = [((0.0, None), False), ((0.0, None), True), ((None, 3.0), True), ((-1.0, None), False)]
+
+
+@pytest.mark.parametrize(("side", "integers"), SIDES)
+def test_exact_audit_with_a_public_side(side: tuple, integers: bool) -> None:
+    """A public side: the records clamped into it, the units from the group holding it on.
+    The exact law over those units on neighbours (records beyond the side included) stays
+    within the charged ε; a rate of 2ε exceeds it."""
+    from treedp.value_methods.float_lattice import side_units
+
+    first, last, _ = side_units(side, integers)
+    grid = UnitGrid(integers=integers)
+    level, eps = 0.5, 2.0
+    pairs = _integer_neighbours() if integers else _neighbours()
+    worst, mutant = 0.0, 0.0
+    for x, y, relation in pairs:
+        ((_, rate),) = _independent_losses(np.array([level]), eps, relation)[0]
+        lo = -np.inf if side[0] is None else side[0]
+        hi = np.inf if side[1] is None else side[1]
+        marks = [grid.count_at_most(positions(np.sort(np.clip(d, lo, hi)), integers))
+                 for d in (x, y)]  # fmt: skip
+        cuts = np.unique(np.r_[first, np.clip(np.r_[marks[0], marks[1]], first, last + 1),
+                               last + 1])  # fmt: skip
+        for scale in (1.0, 2.0):
+            a = _side_law(x, level, float(rate) * scale, side, cuts, integers)
+            b = _side_law(y, level, float(rate) * scale, side, cuts, integers)
+            loss = float(np.max(np.abs(a - b)))
+            worst, mutant = (
+                (max(worst, loss), mutant) if scale == 1.0 else (worst, max(mutant, loss))
+            )
+    _, losses = _independent_losses(np.array([level]), eps, "add_remove")
+    assert worst <= float(losses[0]) * (1 + 1e-9) + 1e-12
+    assert mutant > float(losses[0]) * 1.2
+
+
+def test_a_public_side_forces_the_recursion_at_its_block(monkeypatch: pytest.MonkeyPatch) -> None:
+    """70% zeros with a public lower bound 0: the zero group is the lattice's first, a node
+    inside it answers 0 and counts its records, and its sibling targets absolute ranks. At
+    n = 10^4, ε = 0.1, 3 levels (12 seeded draws) the rank gap falls below half that without
+    the side (Kaplan's rescaled level misses by the block); a mutant that never forces a
+    lattice node loses it. Answers lie in the side."""
+    from treedp.value_methods import recursion_forced as rf
+
+    rng = np.random.default_rng(TEST_SEED)
+    n, q = 10_000, [0.25, 0.5, 0.75]
+    x = np.where(rng.random(n) < 0.7, 0.0, rng.lognormal(5, 1, n))
+    xs, t = np.sort(x), np.array(q) * n
+
+    def gap(side: tuple) -> float:
+        out = unbounded_draws(x, q, epsilon=0.1, size=12, rng=InsecureSeededSource(9), side=side)
+        assert side[0] is None or out.min() >= 0.0
+        lo, hi = np.searchsorted(xs, out, "left"), np.searchsorted(xs, out, "right")
+        return float(np.maximum(np.maximum(lo - t, t - hi), 0).mean())
+
+    free, sided = gap((None, None)), gap((0.0, None))
+    assert sided < 0.5 * free, (sided, free)
+    real = rf.forced_sides
+    monkeypatch.setattr(rf, "forced_sides", lambda s, u: (False, False) if hasattr(s, "zones")
+                        else real(s, u))  # fmt: skip
+    import treedp.value_methods.quantiles_recursive as qr
+
+    monkeypatch.setattr(qr, "forced_sides", rf.forced_sides)
+    assert gap((0.0, None)) > 0.5 * free  # the mutant: no forced node on the lattice

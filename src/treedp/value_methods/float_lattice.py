@@ -56,6 +56,7 @@ __all__ = [
     "cell_of",
     "cell_value",
     "positions",
+    "side_units",
 ]
 
 #: Significant mantissa bits of the lattice in the core octaves (relative step ``2**-16``).
@@ -237,6 +238,24 @@ def _units(first: np.ndarray, width: np.ndarray, i: np.ndarray, k: np.ndarray) -
     return units
 
 
+def side_units(
+    side: tuple[float | None, float | None], integers: bool = False
+) -> tuple[int, int, tuple[int, int]]:
+    """The units a public side leaves (post-processing of public values): ``first``, the
+    start of the group holding the lower bound (0 without one), ``last``, the end of the group
+    holding the upper bound (the last unit without one), and the edge groups' ends,
+    ``(low_end, high_start)``, where every unit answers that group's value (a recursion node
+    inside one is *forced*: :func:`treedp.value_methods.recursion_forced.forced_sides`)."""
+    first, low_end, high_start, last = 0, 0, TOTAL_UNITS, TOTAL_UNITS - 1
+    if side[0] is not None:
+        start, width = _group(cell_of(np.array([float(side[0])])), integers)
+        first, low_end = int(start[0]) << SUB_BITS, int(start[0] + width[0]) << SUB_BITS
+    if side[1] is not None:
+        start, width = _group(cell_of(np.array([float(side[1])])), integers)
+        high_start, last = int(start[0]) << SUB_BITS, (int(start[0] + width[0]) << SUB_BITS) - 1
+    return first, last, (low_end, high_start)
+
+
 @dataclass(frozen=True)
 class UnitGrid:
     """The units as the exponential core's grid (:class:`~.exponential_core.Grid`'s
@@ -251,6 +270,10 @@ class UnitGrid:
     cells: int = TOTAL_UNITS
     #: Integer data: the groups are the integers' unit intervals (:func:`_group`).
     integers: bool = False
+    #: With a public side (:func:`side_units`): ``(low_end, high_start)``, the units below
+    #: the end of the group at the public lower bound and from the start of the group at the
+    #: public upper bound (``(0, cells)`` for a missing side); None: no public side.
+    zones: tuple[int, int] | None = None
 
     def values(self, k: np.ndarray) -> np.ndarray:
         k = np.asarray(k, dtype=np.int64)

@@ -144,7 +144,12 @@ def forced_sides(splits: GridLike, unit: int) -> tuple[bool, bool]:
     """Whether the left child (units ``first..unit`` of its parent's interval) and the right
     child (``unit..last``) lie inside a bound zone, on a grid with zones (public: the released
     unit only). As ``first <= unit <= last``, the left child's units all lie below the low
-    zone's end exactly when ``unit`` does, and the right child's above the high zone's start."""
+    zone's end exactly when ``unit`` does, and the right child's above the high zone's start.
+    On the float lattice with a public side (``UnitGrid.zones``) the zones are the groups
+    holding the public bounds, at the ends of the lattice's units left to the recursion."""
+    lattice = getattr(splits, "zones", None)
+    if lattice is not None:
+        return unit < lattice[0], unit >= lattice[1]
     if not isinstance(splits, ZoneSplits):
         return False, False
     z = zone_units(splits.grid)

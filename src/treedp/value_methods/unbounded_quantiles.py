@@ -55,10 +55,10 @@ from treedp.value_methods.exponential_core import (
 )
 from treedp.value_methods.float_lattice import (
     TOTAL_CELLS,
-    TOTAL_UNITS,
     UnitGrid,
     answer_of,
     positions,
+    side_units,
 )
 from treedp.value_methods.quantiles_recursive import _level_epsilons, _plan, _run
 from treedp.value_methods.recursion_budget import _depth_losses, depth_zcdp, node_sensitivities
@@ -122,8 +122,10 @@ def _unbounded(
     accountant: Accountant | None,
     independent: bool,
     integers: bool = False,
+    side: tuple[Any, Any] = (None, None),
 ) -> tuple[Draws, list[Fraction]]:
-    """Validate, plan, read, charge, select; the draws and the composed steps' losses."""
+    """Validate, plan, read, charge, select; the draws and the composed steps' losses.
+    ``side``: a public side (checked by the caller), into which the records are clamped."""
     eps, relation, policy = open_call(accountant, epsilon, neighbours, NEIGHBOURS, nan)
     qa = read_levels(q)
     distinct = np.unique(qa)
@@ -145,18 +147,24 @@ def _unbounded(
     check_domain(x.size, CONTRACT)
     spent = sum(losses, Fraction(0))
     parameters = {"epsilon": eps, "q": tuple(float(v) for v in qa), "bounds": "none", "nan": nan}
+    if side != (None, None):
+        parameters["side"] = tuple(side)
     charge(accountant, CONTRACT, spent, relation, parameters)
+    if side != (None, None):  # records beyond a public side are clamped into it
+        low, high = (-np.inf if side[0] is None else side[0]), side[1]
+        x = np.clip(x, low, np.inf if high is None else high)
+    first, last, zones = side_units(side, integers)
     pos = positions(x, integers)
-    grid = UnitGrid(integers=integers)
+    grid = UnitGrid(integers=integers, zones=None if side == (None, None) else zones)
     if independent:
-        weights = rank_weights(grid, pos)
+        weights = rank_weights(grid, pos, first, last)
         units = np.empty((draws, qa.size), dtype=np.int64)
         for j, (level, rate) in enumerate(rates):
-            units[:, j] = select(weights, level, x.size, rate, draws, source)
+            units[:, j] = select(weights, level, x.size, rate, draws, source, first)
     else:
         assert plan is not None
         chosen = np.empty((draws, distinct.size), dtype=np.int64)
-        _run(plan, grid, pos, 0, TOTAL_UNITS - 1, chosen, np.arange(draws), source, relation)
+        _run(plan, grid, pos, first, last, chosen, np.arange(draws), source, relation)
         units = chosen[:, np.searchsorted(distinct, qa)]
     out = answer_of(units, integers)  # post-processing of the selected units
     return Draws(out, qa, eps, spent, sens, source, None, parameters), losses
@@ -174,6 +182,7 @@ def quantiles_unbounded(
     accountant: Accountant | None = None,
     independent: bool = False,
     integers: bool = False,
+    side: tuple[float | None, float | None] = (None, None),
 ) -> Any:
     """Private quantiles of numbers without bounds, pure ε-DP (module docstring).
 
@@ -198,6 +207,12 @@ def quantiles_unbounded(
     integers : bool, default=False
         Integer data: each record spread over its integer's unit interval ``[v, v + 1)`` of
         the lattice, and every answer an integer (module docstring). Same sensitivity.
+    side : (lo, None) or (None, hi), optional
+        A public side, known to the caller (an integer with ``integers``): the records are
+        clamped into it and the units left to the selections are those from the group holding
+        it on; a recursion node inside that group answers its value and counts its records
+        instead of selecting (:mod:`treedp.value_methods.recursion_forced`). Answers may lie
+        up to one cell beyond a side that is no lattice point: clamp them (post-processing).
 
     Returns
     -------
@@ -210,7 +225,7 @@ def quantiles_unbounded(
        loss composition for data analytics". ALT 2021.
     """
     draws, _ = _unbounded(
-        values, q, epsilon, neighbours, nan, rng, 1, accountant, independent, integers
+        values, q, epsilon, neighbours, nan, rng, 1, accountant, independent, integers, side
     )
     return deliver(draws, q, neighbours, CONTRACT.name, details, TOTAL_CELLS)
 
@@ -218,11 +233,12 @@ def quantiles_unbounded(
 def unbounded_draws(
     values: Any, q: Any, *, epsilon: float, size: int, neighbours: str = "add_remove",
     independent: bool = False, rng: RandomSource | None = None, integers: bool = False,
+    side: tuple[Any, Any] = (None, None),
 ) -> np.ndarray:  # fmt: skip
     """``size`` independent outputs, shape ``(size, len(q))``: NOT a private release
     (``size · ε`` in total); for tests and benchmarks."""
     return _unbounded(
-        values, q, epsilon, neighbours, "error", rng, size, None, independent, integers
+        values, q, epsilon, neighbours, "error", rng, size, None, independent, integers, side
     )[0].values
 
 
