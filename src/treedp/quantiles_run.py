@@ -277,8 +277,7 @@ def plan_steps(req: QuantilesRequest, size: int, unit: str | None) -> Steps:
     n, n_source = _public_n(req, size)
     m = int(np.unique(req.qa).size)
     eps, method, bins = req.eps, req.method, req.bins
-    # No bounds step for a method over the float lattice (both sides private, or one beside a
-    # public side, which then clamps its answers); datetimes always take one (the day grid).
+    # No bounds step over the float lattice (a public side clamps); datetimes take one.
     no_bounds = req.request is not None and unit is None
     # With n="private": the budget left after the bounds (from public parameters only)
     # decides whether n can matter; if it can, the count's exact loss comes off it too.
