@@ -110,10 +110,9 @@ def quantiles(
     epsilon : float or None
         The total budget (bounds included); None with ``privacy``.
     bounds : (lo, hi), "private", (lo, "private"), ("private", hi) or PrivateBounds
-        Public bounds, or found with ``bounds_share · epsilon`` (numbers only; one public side:
-        only the other is searched); ``"private"`` or one public side with the exponential or
-        recursive method spends no share: they select among every float, the public side
-        clamping their answers (docs/private_bounds.md).
+        Public bounds, or found with ``bounds_share · epsilon`` (numbers; one public side: only
+        the other searched); the exponential and recursive methods take no share: they select
+        among every float, a public side clamping them (docs/private_bounds.md).
     bins : int or "integers", optional
         Bins of the tree CDF (default :func:`tree_bins` equal-width bins, by ε).
         ``"integers"`` declares integer data: every method then answers integers of the domain
