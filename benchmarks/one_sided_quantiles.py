@@ -12,6 +12,10 @@ none. Since session 21 the methods over the float lattice need no bounds step wi
 side either: the whole ε selects among every float and the public side clamps the answers
 (post-processing).
 
+``--tree-vs-recursion``: on the integer columns only, ``method="tree"`` (what ``auto`` runs
+there from two levels, after the one scan) against ``method="recursive"`` (over every float,
+the zone at the public side), same call otherwise.
+
 Both paths run here in the same process on the same data and noise seeds: the default call
 (over every float), and the same call with ``n="private"``, which (under add/remove) still plans
 a bounds step for these methods and spends no count (the method does not depend on ``n``), i.e.
@@ -53,6 +57,7 @@ def columns(n: int, rng: np.random.Generator) -> dict[str, tuple[np.ndarray, boo
         ),
         "incomes, round lognormal(10, 1), int": (np.round(rng.lognormal(10, 1, n)), True),
         "Adult age, int": (np.asarray(adult["age"])[pick], True),
+        "Adult hours_per_week, int": (np.asarray(adult["hours_per_week"])[pick], True),
     }
 
 
@@ -71,10 +76,14 @@ def main() -> None:
     parser.add_argument("--settings", type=str, nargs="+", default=["1000:0.1", "1000:0.5",
                         "10000:0.1", "10000:1"], help="n:epsilon pairs")  # fmt: skip
     parser.add_argument("--ms", type=int, nargs="+", default=[1, 3])
+    parser.add_argument("--tree-vs-recursion", action="store_true")
     args = parser.parse_args()
+    if args.tree_vs_recursion:
+        LEVELS.update({m: list(np.arange(1, m + 1) / (m + 1)) for m in args.ms})
     start = time.time()
     print(f"# {machine()}; {args.reps} repetitions; {time.strftime('%Y-%m-%d %H:%M UTC')}")
-    print("| column | n | ε | m | bounds step first (before) | over every float (now) | ratio |")
+    first, second = ("tree", "recursive") if args.tree_vs_recursion else ("before", "now")
+    print(f"| column | n | ε | m | {first} | {second} | ratio |")
     print("|---|---|---|---|---|---|---|")
     for setting in args.settings:
         n, eps = int(setting.split(":")[0]), float(setting.split(":")[1])
@@ -84,16 +93,24 @@ def main() -> None:
                 before, now = [], []
                 for rep in range(args.reps):
                     x, integer = columns(n, np.random.default_rng(1000 + rep))[name]
+                    if args.tree_vs_recursion and not integer:
+                        break
                     x = x.astype(np.int64) if integer else x
                     call = {"epsilon": eps, "bounds": (0, "private")}
                     call |= {"bins": "integers"} if integer else {}
+                    pair = ({"method": "tree"}, {"method": "recursive"})
+                    if not args.tree_vs_recursion:  # the old path: n="private" plans the scan
+                        pair = ({"n": "private"}, {})
                     with warnings.catch_warnings():
                         warnings.simplefilter("ignore", treedp.BoundsWarning)
-                        a = treedp.quantiles(x, q, n="private", rng=InsecureSeededSource(rep),
-                                             **call)  # fmt: skip
-                        b = treedp.quantiles(x, q, rng=InsecureSeededSource(rep), **call)
+                        a = treedp.quantiles(x, q, rng=InsecureSeededSource(rep), **call,
+                                             **pair[0])  # fmt: skip
+                        b = treedp.quantiles(x, q, rng=InsecureSeededSource(rep), **call,
+                                             **pair[1])  # fmt: skip
                     before.append(rank_gap(x, np.atleast_1d(a.value), q))
                     now.append(rank_gap(x, np.atleast_1d(b.value), q))
+                if not before:
+                    continue
                 o, w = np.array(before), np.array(now)
                 se = np.sqrt(args.reps)
                 ratio = w.mean() / o.mean() if o.mean() > 0 else float("nan")
