@@ -35,3 +35,13 @@ def machine() -> str:
     return (
         f"{cpu}, {os.cpu_count()} cores, Python {platform.python_version()}, numpy {np.__version__}"
     )
+
+
+def rank_gap(x: np.ndarray, answers: np.ndarray, q: list[float]) -> float:
+    """Mean over the levels of ``dist(q n, [#{x < v}, #{x <= v}])``: 0 for an answer whose
+    block of ties holds the target rank."""
+    xs = np.sort(x)
+    below = np.searchsorted(xs, answers, side="left")
+    upto = np.searchsorted(xs, answers, side="right")
+    t = np.asarray(q) * x.size
+    return float(np.mean(np.maximum(np.maximum(below - t, t - upto), 0.0)))

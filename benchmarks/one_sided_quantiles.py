@@ -32,7 +32,7 @@ import warnings
 import numpy as np
 
 import treedp
-from _common import machine
+from _common import machine, rank_gap
 from treedp.noise import InsecureSeededSource
 
 LEVELS = {1: [0.5], 3: [0.25, 0.5, 0.75], 5: [0.1, 0.25, 0.5, 0.75, 0.9]}
@@ -59,15 +59,6 @@ def columns(n: int, rng: np.random.Generator) -> dict[str, tuple[np.ndarray, boo
         "Adult age, int": (np.asarray(adult["age"])[pick], True),
         "Adult hours_per_week, int": (np.asarray(adult["hours_per_week"])[pick], True),
     }
-
-
-def rank_gap(x: np.ndarray, answers: np.ndarray, q: list[float]) -> float:
-    """Mean over the levels of ``dist(q n, [#{x < v}, #{x <= v}])``."""
-    xs = np.sort(x)
-    below = np.searchsorted(xs, answers, side="left")
-    upto = np.searchsorted(xs, answers, side="right")
-    t = np.asarray(q) * x.size
-    return float(np.mean(np.maximum(np.maximum(below - t, t - upto), 0.0)))
 
 
 def main() -> None:

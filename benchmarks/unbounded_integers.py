@@ -26,7 +26,7 @@ import time
 import numpy as np
 
 import treedp
-from _common import machine
+from _common import machine, rank_gap
 from treedp.noise import InsecureSeededSource
 from treedp.value_methods.unbounded_quantiles import quantiles_unbounded
 
@@ -49,15 +49,6 @@ def columns(n: int, rng: np.random.Generator) -> dict[str, np.ndarray]:
         "incomes, round lognormal(10, 1)": np.round(rng.lognormal(10, 1, n)),
         **{f"Adult {c}": np.asarray(adult[c])[pick] for c in ("age", "hours_per_week")},
     }
-
-
-def rank_gap(x: np.ndarray, answers: np.ndarray, q: list[float]) -> float:
-    """Mean over the levels of ``dist(q n, [#{x < v}, #{x <= v}])``."""
-    xs = np.sort(x)
-    below = np.searchsorted(xs, answers, side="left")
-    upto = np.searchsorted(xs, answers, side="right")
-    t = np.asarray(q) * x.size
-    return float(np.mean(np.maximum(np.maximum(below - t, t - upto), 0.0)))
 
 
 def main() -> None:
