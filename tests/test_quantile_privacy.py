@@ -183,3 +183,17 @@ def test_one_public_side_over_every_float_takes_a_target() -> None:
         assert isinstance(res.guarantee, ZCDP) and res.guarantee.rho <= 0.2
         assert len(res.parts) == 1 and np.all(np.asarray(res.value) >= 0)
     assert [h.record.measure for h in acc.history] == [ZCDP(0.2), ZCDP(0.2)]  # type: ignore[union-attr]
+
+
+def test_auto_with_a_target_and_private_bounds_runs_over_every_float() -> None:
+    """A target cannot pay the tree's pure-ε bounds scan: ``auto`` with private bounds (both,
+    or one public side) and several levels takes the recursion over every float, integer bins
+    included (the tree was chosen there and the call refused)."""
+    x = np.random.default_rng(1).poisson(5, 1000)
+    for bounds in ((0, "private"), "private"):
+        res = treedp.quantiles(
+            x, Q, epsilon=None, privacy=ZCDP(0.3), bounds=bounds, bins="integers",
+            rng=treedp.InsecureSeededSource(2),
+        )  # fmt: skip
+        assert res.method == "recursive" and isinstance(res.guarantee, ZCDP)
+        assert np.all(np.asarray(res.value) == np.round(res.value))

@@ -223,7 +223,9 @@ def choose_method(
     ``no_bounds`` (both bounds private: the recursive method then needs no bounds step, the
     tree does) from :data:`TREE_MIN_LEVELS` at any ε (docs/private_bounds.md: at ε = 0.05,
     n = 10^4 and 13 or 29 levels the recursion's rank error is 3.6–4.6× lower on lognormal
-    and zero-inflated data, 1.2–1.8× higher on normal data).
+    and zero-inflated data, 1.2–1.8× higher on normal data). With ``no_bounds`` and a
+    ``target`` (a zCDP or (ε, δ) target, which the tree's pure-ε bounds scan cannot meet; one
+    public side then counts as ``no_bounds`` too) ``"recursive"`` from two levels.
 
     With a public ``n`` (given by the user, never the data's count; or with
     ``n="private"`` a DP release of the count; see :func:`treedp.quantiles`; the tree then
@@ -246,6 +248,8 @@ def choose_method(
         n = check_int(n, "n", lo=0)
     if m <= 1:
         return _one_level(bins, bounds, target)
+    if target and no_bounds:  # the tree's bounds scan is a pure-ε step: over every float
+        return "recursive"
     if bins == "integers" and m >= TREE_MIN_LEVELS_DISCRETE:
         return _integer_choice(m, bounds)
     if n is None:

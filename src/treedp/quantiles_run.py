@@ -284,7 +284,7 @@ def plan_steps(req: QuantilesRequest, size: int, unit: str | None) -> Steps:
     private = req.request is not None
     public = None if private else req.bounds  # a wide integer range changes the choice
     target = req.privacy is not None
-    chosen, both = method, no_bounds and req.known is None  # the rule: both sides private
+    chosen, both = method, no_bounds and (req.known is None or target)  # a scan: both sides
     if method == "auto":
         chosen = choose_method(m, epsilon=eps, bins=bins, n=n, no_bounds=both,
                                bounds=public, target=target)  # fmt: skip

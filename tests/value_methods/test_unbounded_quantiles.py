@@ -287,3 +287,30 @@ def test_a_public_side_forces_the_recursion_at_its_block(monkeypatch: pytest.Mon
 
     monkeypatch.setattr(qr, "forced_sides", rf.forced_sides)
     assert gap((0.0, None)) > 0.5 * free  # the mutant: no forced node on the lattice
+
+
+def test_a_side_off_the_lattice_is_answered_exactly_and_checked_before_the_charge() -> None:
+    """Privacy review (session 21): a side that is no lattice point (0.3) lies inside a cell
+    whose upper units answered the next point, so records all clamped onto it were answered
+    just beside it; every unit of the side's group now answers the side. (The recursion's
+    sibling of a forced child holding every record has no records and its law is uniform over
+    its units, far from the data: the both-sided lattice does the same; docs/private_bounds.md.)
+    A malformed side is refused before the accountant is charged."""
+    from treedp import Accountant, InvalidParameterError, InvalidTypeError
+
+    for data, side in ((np.full(500, -5.0), (0.3, None)), (np.full(500, 9.0), (None, 0.3))):
+        for independent in (True, False):
+            out = unbounded_draws(data, [0.25, 0.5, 0.75], epsilon=1.0, size=10, side=side,
+                                  independent=independent, rng=InsecureSeededSource(1))  # fmt: skip
+            near = np.abs(out - 0.3) < 1e-3  # the recursion's sibling of a forced child
+            assert np.all(out[near] == 0.3) and (near.all() or not independent), out
+    acc = Accountant(PureDP(5.0))
+    bad = [((5.0, 3.0), False), ((np.nan, None), False), ((None, np.inf), False),
+           ((1e308, None), True), ((0.5, None), True)]  # fmt: skip
+    for side, integers in bad:
+        with pytest.raises(InvalidParameterError):
+            quantiles_unbounded(np.arange(10.0), [0.5], epsilon=1.0, side=side,
+                                integers=integers, accountant=acc)  # fmt: skip
+    with pytest.raises(InvalidTypeError):
+        quantiles_unbounded(np.arange(10.0), [0.5], epsilon=1.0, side=("a", None), accountant=acc)
+    assert acc.history == ()

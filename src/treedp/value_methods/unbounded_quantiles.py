@@ -60,6 +60,7 @@ from treedp.value_methods.float_lattice import (
     positions,
     side_units,
 )
+from treedp.value_methods.private_bounds import check_known_bound
 from treedp.value_methods.quantiles_recursive import _level_epsilons, _plan, _run
 from treedp.value_methods.recursion_budget import _depth_losses, depth_zcdp, node_sensitivities
 
@@ -141,6 +142,8 @@ def _unbounded(
         assert plan is not None
         losses = _depth_losses(plan, relation)
         sens = node_sensitivities(plan)
+    if side != (None, None):  # public: checked before anything is read or charged
+        check_known_bound(side[0], side[1], integers, "side")
     x, unit = read_sorted(values, policy, relation, None)
     if unit is not None:
         raise InvalidTypeError("Quantiles without bounds take numbers, not datetimes.")
@@ -167,6 +170,10 @@ def _unbounded(
         _run(plan, grid, pos, first, last, chosen, np.arange(draws), source, relation)
         units = chosen[:, np.searchsorted(distinct, qa)]
     out = answer_of(units, integers)  # post-processing of the selected units
+    if side != (None, None):  # a unit of a side's group answers the side itself
+        at_low, at_high = units < zones[0], units >= zones[1]
+        out = np.where(at_low, side[0] if side[0] is not None else out, out)
+        out = np.where(at_high, side[1] if side[1] is not None else out, out)
     return Draws(out, qa, eps, spent, sens, source, None, parameters), losses
 
 
@@ -210,9 +217,10 @@ def quantiles_unbounded(
     side : (lo, None) or (None, hi), optional
         A public side, known to the caller (an integer with ``integers``): the records are
         clamped into it and the units left to the selections are those from the group holding
-        it on; a recursion node inside that group answers its value and counts its records
-        instead of selecting (:mod:`treedp.value_methods.recursion_forced`). Answers may lie
-        up to one cell beyond a side that is no lattice point: clamp them (post-processing).
+        it on, every unit of that group answering the side itself; a recursion node inside that
+        group answers it and counts its records instead of selecting
+        (:mod:`treedp.value_methods.recursion_forced`). Checked before the charge (one end,
+        finite; an integer with ``integers``).
 
     Returns
     -------
