@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from treedp.exceptions import InvalidParameterError, InvalidTypeError
-from treedp.quantile_methods import QUANTILE_METHODS, integer_bounds
+from treedp.quantile_methods import QUANTILE_METHODS, inside_integer_limit, integer_bounds
 from treedp.quantiles_choice import tree_bins
 from treedp.value_methods._column import is_datetime_like
 
@@ -130,15 +130,14 @@ def check_private_bounds(
     integer mode after a bounds step, a public ``side`` beyond its range (the found bounds are
     moved inside it, a public side would be moved too; over every float no step runs)."""
     _check_integers(method, bins)
-    from treedp.value_methods.quantile_exponential import INTEGER_LIMIT
-
-    top = INTEGER_LIMIT - 3  # inside_integer_limit keeps a bound within ±top
-    beyond = any(v is not None and abs(float(v)) > top for v in side)
-    if bins == "integers" and QUANTILE_METHODS[method].integer_mode and beyond:
-        raise InvalidParameterError(
-            "With bins='integers' and a bounds step the public side in 'bounds' must lie "
-            f"within ±{top} (leave out n='private': over every float no step runs)."
-        )
+    if bins == "integers" and QUANTILE_METHODS[method].integer_mode:
+        for v in (v for v in side if v is not None):  # integers (checked with the request)
+            if inside_integer_limit((v, v)) != (int(v), int(v)):  # the step would move it
+                raise InvalidParameterError(
+                    "With bins='integers' and a bounds step the public side in 'bounds' must "
+                    "lie within ±(2**52 - 3) (leave out n='private': over every float no step "
+                    "runs)."
+                )
     if QUANTILE_METHODS[method].max_integers is not None:
         raise InvalidParameterError(
             f"The {method} method needs public bounds (it flips one coin per integer of "

@@ -272,7 +272,7 @@ class UnitGrid:
     integers: bool = False
     #: With a public side (:func:`side_units`): ``(low_end, high_start)``, the units below
     #: the end of the group at the public lower bound and from the start of the group at the
-    #: public upper bound (``(0, cells)`` for a missing side); None: no public side.
+    #: public upper bound (``(0, cells)`` for a missing side: never a zone); None: the same.
     zones: tuple[int, int] | None = None
 
     def values(self, k: np.ndarray) -> np.ndarray:

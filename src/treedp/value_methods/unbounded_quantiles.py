@@ -150,15 +150,15 @@ def _unbounded(
     check_domain(x.size, CONTRACT)
     spent = sum(losses, Fraction(0))
     parameters = {"epsilon": eps, "q": tuple(float(v) for v in qa), "bounds": "none", "nan": nan}
+    lo, hi = side
     if side != (None, None):
         parameters["side"] = tuple(side)
     charge(accountant, CONTRACT, spent, relation, parameters)
     if side != (None, None):  # records beyond a public side are clamped into it
-        low, high = (-np.inf if side[0] is None else side[0]), side[1]
-        x = np.clip(x, low, np.inf if high is None else high)
-    first, last, zones = side_units(side, integers)
+        x = np.clip(x, -np.inf if lo is None else lo, np.inf if hi is None else hi)
+    first, last, zones = side_units(side, integers)  # without a side: every unit, no zone
     pos = positions(x, integers)
-    grid = UnitGrid(integers=integers, zones=None if side == (None, None) else zones)
+    grid = UnitGrid(integers=integers, zones=zones)
     if independent:
         weights = rank_weights(grid, pos, first, last)
         units = np.empty((draws, qa.size), dtype=np.int64)
@@ -170,10 +170,10 @@ def _unbounded(
         _run(plan, grid, pos, first, last, chosen, np.arange(draws), source, relation)
         units = chosen[:, np.searchsorted(distinct, qa)]
     out = answer_of(units, integers)  # post-processing of the selected units
-    if side != (None, None):  # a unit of a side's group answers the side itself
-        at_low, at_high = units < zones[0], units >= zones[1]
-        out = np.where(at_low, side[0] if side[0] is not None else out, out)
-        out = np.where(at_high, side[1] if side[1] is not None else out, out)
+    if lo is not None:  # a unit of a side's group answers the side itself
+        out = np.where(units < zones[0], lo, out)
+    if hi is not None:
+        out = np.where(units >= zones[1], hi, out)
     return Draws(out, qa, eps, spent, sens, source, None, parameters), losses
 
 
