@@ -73,10 +73,13 @@ CONTRACT = Contract(
     neighbours=NEIGHBOURS,
     sensitivity=(
         "the score -|#{positions < u} - t| over the units of a public lattice of all floats: "
-        "records are spread inside their lattice cell, so adding one moves the count below "
-        "any unit by 0 or 1 (interleaving) and t by q: max(q, 1 - q) + 2**-32 under "
-        "add_remove, 1 under replace; one selection per level at eps/m, or the recursion "
-        "(nodes of a level hold whole cells, disjoint; loss eps_l per level)"
+        "records are spread inside their lattice cell (integer mode: the cells of their "
+        "integer's unit interval; a public side clamps them into it, a per-record map), so "
+        "adding one moves the count below any unit by 0 or 1 (interleaving) and t by q: "
+        "max(q, 1 - q) + 2**-32 under add_remove, 1 under replace; one selection per level "
+        "at eps/m, or the recursion (nodes of a level hold whole groups, disjoint; a node "
+        "inside a public side's group counts its records within its budget; loss eps_l per "
+        "level)"
     ),
     max_records=2**32 - 1,
 )
