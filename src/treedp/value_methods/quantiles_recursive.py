@@ -6,7 +6,8 @@ the levels above; each node with a child also releases noisy counts of its two s
 re-anchor a child's level where a block of ties at the released point moved it
 (:mod:`.recursion_anchor`). Every selection is Smith's exponential mechanism on the public grid,
 restricted to the node's grid interval (so outputs are non-decreasing in ``q``), by the shared
-core :mod:`treedp.value_methods.exponential_core`.
+core :mod:`treedp.value_methods.exponential_core`; a child may weigh its units by a public base
+measure of the points released on its path (:class:`.recursion_walk.Walk`: no privacy cost).
 
 Guarantee: ``PureDP(ε_spent)``, ``ε_spent <= ε`` per call (:data:`CONTRACT`), privacy unit one
 record, ``replace`` or ``add_remove`` neighbours. Derivation:
@@ -63,7 +64,6 @@ from treedp._validation import must
 from treedp.exceptions import InvalidParameterError
 from treedp.mechanisms.results import Contract, QuantileResult
 from treedp.noise import RandomSource, resolve_source, sample_discrete_laplace
-from treedp.noise.rational import dyadic_lower_bound
 from treedp.privacy import PureDP
 from treedp.privacy.accountant import Accountant
 from treedp.value_methods._column import open_call
@@ -77,7 +77,6 @@ from treedp.value_methods.exponential_core import (
     check_domain,
     deliver,
     public_parameters,
-    rank_sensitivity,
     rank_weights,
     read_bounds,
     read_levels,
@@ -93,11 +92,18 @@ from treedp.value_methods.recursion_anchor import (
     root_anchor,
 )
 from treedp.value_methods.recursion_anchor import count_sensitivity as count_sensitivity
+from treedp.value_methods.recursion_anchor import side_counts as side_counts
+from treedp.value_methods.recursion_budget import _MIN_RATE as _MIN_RATE
+from treedp.value_methods.recursion_budget import (
+    _check_rates,
+    _node_rate,
+    depth_zcdp,
+    node_sensitivities,
+)
 from treedp.value_methods.recursion_budget import _depth_losses as _depth_losses
 from treedp.value_methods.recursion_budget import _node_loss as _node_loss
 from treedp.value_methods.recursion_budget import _node_parts as _node_parts
 from treedp.value_methods.recursion_budget import _walk as _walk
-from treedp.value_methods.recursion_budget import depth_zcdp, node_sensitivities
 from treedp.value_methods.recursion_forced import (
     Frame,
     beside_forced,
@@ -110,6 +116,7 @@ from treedp.value_methods.recursion_forced import (
     select_at,
 )
 from treedp.value_methods.recursion_splits import _split_point, spread_for_splits
+from treedp.value_methods.recursion_walk import NO_WALK, BaseMeasure, Walk
 
 __all__ = [
     "CONTRACT",
@@ -178,20 +185,6 @@ def _level_epsilons(epsilon: Fraction, m: int) -> tuple[Fraction, ...]:
     return tuple(epsilon * w / total for w in weights)
 
 
-def _node_rate(share: Fraction, level: Fraction, relation: str, root: bool) -> Fraction:
-    """The exponential mechanism's rate at a node of selection budget ``share``, rounded down
-    to a dyadic rational.
-
-    ``add_remove``: ``share / (2Δ)``. ``replace``: ``share / 2`` at the root (``i`` moves by at
-    most 1, ``t`` not at all), ``share / (4Δ)`` below it (see :func:`quantiles_recursive`).
-    """
-    if relation == "replace":
-        rate = share / 2 if root else share / (4 * rank_sensitivity(level))
-    else:
-        rate = share / (2 * rank_sensitivity(level))
-    return dyadic_lower_bound(rate)
-
-
 @dataclass(frozen=True)
 class _Plan:
     """The public recursion: node order, levels, depths, budgets (no data)."""
@@ -238,29 +231,6 @@ def _plan(
     return _Plan(mid, qs[mid], level, depth, share, rate, scale, left, right, q_left, q_right)
 
 
-#: The smallest rate every 31-bit dyadic rounding of which the exact sampler takes: a rate
-#: ``x >= 2**-23`` rounds to ``A / 2**k`` with ``2**30 <= A`` and ``k <= 53``
-#: (:func:`~treedp.noise.exponential.sample_weighted_laplace` needs ``2**k <= 2**53``).
-_MIN_RATE = Fraction(1, 2**23)
-
-
-def _check_rates(rate: Fraction, share: Fraction, relation: str, root: bool) -> None:
-    """Refuse, before anything is read or charged, a node whose selection the sampler could
-    not draw: the root's planned ``rate``, and a child's smallest possible anchored rate
-    (:func:`_anchored_rate` at ``Δ = 1 + 2**-32``, the largest over the levels: ``share / 4Δ``
-    under ``replace``, ``share / 2Δ`` under ``add_remove``), as a child's rate is chosen at
-    run time from released counts. Public parameters only."""
-    if root:
-        ok = rate.denominator <= 2**53
-    else:
-        ok = _node_rate(share, Fraction(1), relation, False) >= _MIN_RATE
-    if not ok:
-        raise InvalidParameterError(
-            "The budget of a recursion node is below what the exact sampler can draw (a rate "
-            "of 2**-23): give a larger 'epsilon' or fewer distinct levels."
-        )
-
-
 def _anchored_rate(node: _Plan, level: Fraction, relation: str) -> Fraction:
     """A child's rate at its anchored ``level``: ``share / (2Δ)`` (``share / (4Δ)`` under
     ``replace``), rounded down; its loss ``2Δ·rate`` (``4Δ·rate``) is at most ``share``."""
@@ -278,14 +248,22 @@ def _select(
     anchor: Anchor | None,
     relation: str,
     frame: Frame | None = None,
+    measure: BaseMeasure | None = None,
 ) -> np.ndarray:
     """The units one node releases for ``size`` rows: the root's level is public; a child's
     is :func:`anchored_level` of each row's counts (rows with equal levels drawn together),
     or, in a frame moved by a forced child's released count, its target in that frame
-    (:mod:`.recursion_forced`)."""
-    weights = rank_weights(grid, x, first, last)
+    (:mod:`.recursion_forced`); ``measure``: the node's public base measure (None: uniform)."""
+    if measure is None:
+        weights, base = rank_weights(grid, x, first, last), first
+    else:
+        weights, base = measure.rank_weights(grid, x, first, last), 0
+
+    def placed(drawn: np.ndarray) -> np.ndarray:
+        return drawn if measure is None else measure.unit_of(drawn)
+
     if anchor is None:
-        return select(weights, plan.level, x.size, plan.rate, size, source, first)
+        return placed(select(weights, plan.level, x.size, plan.rate, size, source, base))
     units = np.empty(size, dtype=np.int64)
     groups: dict[Fraction | str, list[int]] = {}
     for row in range(size):
@@ -299,19 +277,12 @@ def _select(
         elif frame is not None:  # key: the target rank
             assert isinstance(key, Fraction)
             rate = _anchored_rate(plan, frame.level(plan.q), relation)
-            units[rows] = select_at(weights, key, rate, len(rows), source, first)
+            units[rows] = placed(select_at(weights, key, rate, len(rows), source, base))
         else:
             assert isinstance(key, Fraction)
             rate = _anchored_rate(plan, key, relation)
-            units[rows] = select(weights, key, x.size, rate, len(rows), source, first)
+            units[rows] = placed(select(weights, key, x.size, rate, len(rows), source, base))
     return units
-
-
-def side_counts(x: np.ndarray, point: float) -> tuple[int, int]:
-    """The exact counts the children's anchors release: the node's (sorted) records below the
-    split ``point`` and the others, a partition of them (each record in one count)."""
-    below = int(np.searchsorted(x, point, side="left"))
-    return below, x.size - below
 
 
 def _run(
@@ -326,14 +297,17 @@ def _run(
     relation: str,
     anchor: Anchor | None = None,
     frame: Frame | None = None,
+    walk: Walk = NO_WALK,
 ) -> None:
     """Fill ``out[rows, node.mid]`` for the subtree ``plan`` (``x``: the node's records,
     sorted; ``anchor``: the rows' released counts, None at the root; ``frame``: the node's
-    ranks as moved by forced children's counts, None if none was); simulated rows with the
-    same selected unit split their records together."""
+    ranks as moved by forced children's counts, None if none was; ``walk``: its path's units
+    and base measures); simulated rows with the same selected unit split their records
+    together."""
     if plan is None:
         return
-    units = _select(plan, grid, x, first, last, rows.size, source, anchor, relation, frame)
+    units = _select(plan, grid, x, first, last, rows.size, source, anchor, relation, frame,
+                    walk.measure(first, last))  # fmt: skip
     out[rows, plan.mid] = units
     if plan.count_scale is None:
         return
@@ -351,10 +325,7 @@ def _run(
         if anchor is None:
             left, right = root_anchor(noisy[0], noisy[1], plan.count_scale)
         else:
-            mine = anchor._replace(
-                total=anchor.total[pick], offset=anchor.offset[pick], size=anchor.size[pick]
-            )
-            left, right = mine.children(noisy[0], noisy[1], plan.count_scale)
+            left, right = anchor.rows(pick).children(noisy[0], noisy[1], plan.count_scale)
         # A child inside a bound zone answers the bound: its budget counts its records for
         # its sibling's target instead (recursion_forced).
         forced = forced_sides(grid, int(unit))
@@ -371,12 +342,15 @@ def _run(
                     count = part + sample_discrete_laplace(scale, these.size, source)
                     own = node_frame(plan, here, these.size)
                     kids[1 - side] = beside_forced(own, count, side == 0)
+        below = walk.below(int(unit))
         if not forced[0]:
             _run(plan.left, grid, x[:split], first, int(unit), out, these, source, relation,
-                 left, kids[0])  # fmt: skip
-        if not forced[1]:
-            _run(plan.right, grid, x[split:], int(unit), last, out, these, source, relation,
-                 right, kids[1])  # fmt: skip
+                 left, kids[0], below)  # fmt: skip
+        if not forced[1]:  # after its left sibling, whose released unit it may weigh by
+            for sub, walk_right in below.after(plan.left, out, these, forced[0]):
+                frame_right = None if kids[1] is None else kids[1].rows(sub)
+                _run(plan.right, grid, x[split:], int(unit), last, out, these[sub], source,
+                     relation, right.rows(sub), frame_right, walk_right)  # fmt: skip
 
 
 def _quantiles_recursive(

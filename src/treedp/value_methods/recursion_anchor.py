@@ -39,6 +39,7 @@ __all__ = [
     "count_scale",
     "count_sensitivity",
     "root_anchor",
+    "side_counts",
 ]
 
 #: A child leaves the rescaled level for the counts' absolute one when the two differ by more
@@ -92,6 +93,11 @@ class Anchor(NamedTuple):
         coef[self.path] = coef.get(self.path, 0.0) - float(level)
         return math.sqrt(sum(c * c * self.var[name] for name, c in coef.items()))
 
+    def rows(self, pick: np.ndarray) -> Anchor:
+        """The anchor of the rows ``pick`` (a mask or indices)."""
+        return self._replace(total=self.total[pick], offset=self.offset[pick],
+                             size=self.size[pick])  # fmt: skip
+
     def children(
         self, left: np.ndarray, right: np.ndarray, scale: Fraction
     ) -> tuple[Anchor, Anchor]:
@@ -132,3 +138,10 @@ def anchored_level(q: Fraction, level: Fraction, anchor: Anchor, row: int) -> Fr
     if a >= size:
         return HIGH
     return a / size
+
+
+def side_counts(x: np.ndarray, point: float) -> tuple[int, int]:
+    """The exact counts the children's anchors release: the node's (sorted) records below the
+    split ``point`` and the others, a partition of them (each record in one count)."""
+    below = int(np.searchsorted(x, point, side="left"))
+    return below, x.size - below

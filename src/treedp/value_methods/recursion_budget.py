@@ -10,6 +10,8 @@ from __future__ import annotations
 from fractions import Fraction
 from typing import TYPE_CHECKING
 
+from treedp.exceptions import InvalidParameterError
+from treedp.noise.rational import dyadic_lower_bound
 from treedp.value_methods.exponential_core import rank_sensitivity
 from treedp.value_methods.recursion_anchor import count_sensitivity
 
@@ -17,9 +19,12 @@ if TYPE_CHECKING:
     from treedp.value_methods.quantiles_recursive import _Plan
 
 __all__ = [
+    "_MIN_RATE",
+    "_check_rates",
     "_depth_losses",
     "_node_loss",
     "_node_parts",
+    "_node_rate",
     "_walk",
     "depth_zcdp",
     "node_sensitivities",
@@ -84,3 +89,40 @@ def node_sensitivities(plan: _Plan) -> list[float]:
         float(rank_sensitivity(node.level if node.depth == 0 else Fraction(1)))
         for node in _walk(plan)
     ]
+
+
+def _node_rate(share: Fraction, level: Fraction, relation: str, root: bool) -> Fraction:
+    """The exponential mechanism's rate at a node of selection budget ``share``, rounded down
+    to a dyadic rational.
+
+    ``add_remove``: ``share / (2Δ)``. ``replace``: ``share / 2`` at the root (``i`` moves by at
+    most 1, ``t`` not at all), ``share / (4Δ)`` below it (see :func:`quantiles_recursive`).
+    """
+    if relation == "replace":
+        rate = share / 2 if root else share / (4 * rank_sensitivity(level))
+    else:
+        rate = share / (2 * rank_sensitivity(level))
+    return dyadic_lower_bound(rate)
+
+
+#: The smallest rate every 31-bit dyadic rounding of which the exact sampler takes: a rate
+#: ``x >= 2**-23`` rounds to ``A / 2**k`` with ``2**30 <= A`` and ``k <= 53``
+#: (:func:`~treedp.noise.exponential.sample_weighted_laplace` needs ``2**k <= 2**53``).
+_MIN_RATE = Fraction(1, 2**23)
+
+
+def _check_rates(rate: Fraction, share: Fraction, relation: str, root: bool) -> None:
+    """Refuse, before anything is read or charged, a node whose selection the sampler could
+    not draw: the root's planned ``rate``, and a child's smallest possible anchored rate
+    (:func:`_anchored_rate` at ``Δ = 1 + 2**-32``, the largest over the levels: ``share / 4Δ``
+    under ``replace``, ``share / 2Δ`` under ``add_remove``), as a child's rate is chosen at
+    run time from released counts. Public parameters only."""
+    if root:
+        ok = rate.denominator <= 2**53
+    else:
+        ok = _node_rate(share, Fraction(1), relation, False) >= _MIN_RATE
+    if not ok:
+        raise InvalidParameterError(
+            "The budget of a recursion node is below what the exact sampler can draw (a rate "
+            "of 2**-23): give a larger 'epsilon' or fewer distinct levels."
+        )

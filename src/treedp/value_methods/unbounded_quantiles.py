@@ -31,6 +31,7 @@ and no scan can cross or run off the grid. Sensitivity: the spread keeps the ran
 from __future__ import annotations
 
 from fractions import Fraction
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -60,9 +61,11 @@ from treedp.value_methods.float_lattice import (
     positions,
     side_units,
 )
+from treedp.value_methods.lattice_prior import node_prior
 from treedp.value_methods.private_bounds import check_known_bound
 from treedp.value_methods.quantiles_recursive import _level_epsilons, _plan, _run
 from treedp.value_methods.recursion_budget import _depth_losses, depth_zcdp, node_sensitivities
+from treedp.value_methods.recursion_walk import Walk
 
 __all__ = ["CONTRACT", "NEIGHBOURS", "quantiles_unbounded", "zcdp_cost"]
 
@@ -170,7 +173,9 @@ def _unbounded(
     else:
         assert plan is not None
         chosen = np.empty((draws, distinct.size), dtype=np.int64)
-        _run(plan, grid, pos, first, last, chosen, np.arange(draws), source, relation)
+        walk = Walk(prior=partial(node_prior, integers=integers))  # public base measures
+        _run(plan, grid, pos, first, last, chosen, np.arange(draws), source, relation,
+             walk=walk)  # fmt: skip
         units = chosen[:, np.searchsorted(distinct, qa)]
     out = answer_of(units, integers)  # post-processing of the selected units
     if lo is not None:  # a unit of a side's group answers the side itself

@@ -1,0 +1,180 @@
+"""A public base measure for the recursion's nodes over the float lattice: weight near the
+points already released.
+
+The exponential mechanism over the float lattice (:mod:`.unbounded_quantiles`) weighs every
+unit alike, ``2**16`` cells per octave from ``2**-32`` to ``2**64``: a prior that knows no
+scale. Below the root of Kaplan et al.'s recursion a node's level often lies near or beyond
+the end of its records (the top decile of data capped at 1.0, a block of ties at the data's
+edge), where its score barely separates its records from the ~190 empty octaves beside them;
+at small ``ε·n`` the uniform prior then answered 3e23 for the 90th percentile of a proportion.
+Every node but the root is bounded by points the recursion has released, and those say where
+the data lie: each such node draws with a base measure that weighs a unit
+``2**(BOOST_BITS - k)``, ``k = min(BOOST_BITS, floor(d))``, where ``d`` is the unit's distance
+from the nearest released end ``s`` of the node in octaves of a released scale ``σ``:
+
+* ``d = max(log2(1 + |v - s| / σ), log2(σ / |v|))`` for the unit's lattice point ``v``
+  (``log2(σ/|v|)`` counts the lattice's many cells of small magnitudes at their width, so the
+  weight near ``s`` is about uniform in value; the point 0 is an atom, not a small magnitude,
+  and takes the first term only);
+* ``σ`` is the distance from ``s`` to the nearest other point released on the node's path (an
+  inner node's width, an edge node's gap to its parent's split), at least ``|s| /
+  2**SCALE_FLOOR_BITS``; a child of the root, with one released point only, takes
+  ``max(|s|, 1)``.
+
+Privacy: none spent and none lost. The exponential mechanism with a base measure ``μ``,
+``P(u) ∝ μ(u) exp(rate · score(u))``, has the privacy loss of the uniform one (the score's
+term is the same, and the normaliser moves by at most the same factor) and is bounded range
+(the zCDP accounting of :func:`.unbounded_quantiles.zcdp_cost` holds), as long as ``μ`` is
+public: here it is a function of the node's interval and of the points released before it on
+its path (adaptive composition), never of the records. The root keeps the uniform measure.
+The sampler takes integer weights with a total below ``2**62``: the units (below ``2**52``)
+times ``2**BOOST_BITS``. Measured in ``benchmarks/unbounded_prior.py`` (docs/private_bounds.md).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import NamedTuple
+
+import numpy as np
+
+from treedp.value_methods.float_lattice import (
+    SUB_BITS,
+    TOTAL_UNITS,
+    UnitGrid,
+    answer_of,
+    cell_of,
+    cell_value,
+)
+
+__all__ = ["BOOST_BITS", "CAP_BITS", "SCALE_FLOOR_BITS", "NodePrior", "node_prior"]
+
+#: A unit at the released end weighs ``2**BOOST_BITS`` units far from it (the sampler's
+#: integer weights stay below ``2**62``).
+BOOST_BITS = 9
+#: A released scale is at least ``|s| / 2**SCALE_FLOOR_BITS``.
+SCALE_FLOOR_BITS = 4
+#: A node with one released point ``s`` only weighs every magnitude up to
+#: ``max(|s|, 1) · 2**CAP_BITS`` fully (it knows no spread of the data).
+CAP_BITS = 10
+assert TOTAL_UNITS << BOOST_BITS < 2**62
+
+
+@dataclass(frozen=True)
+class NodePrior:
+    """A piecewise-constant weight per unit over a node's units ``starts[0]..end - 1``:
+    segment ``j`` (units ``starts[j]..starts[j+1] - 1``) weighs ``factors[j]`` per unit;
+    ``cum[j]`` is the weight below ``starts[j]``."""
+
+    starts: np.ndarray
+    factors: np.ndarray
+    cum: np.ndarray
+
+    def weight_below(self, units: np.ndarray) -> np.ndarray:
+        """The total weight of the node's units below each of ``units`` (exact int64)."""
+        u = np.asarray(units, dtype=np.int64)
+        seg = np.clip(np.searchsorted(self.starts, u, side="right") - 1, 0, None)
+        out: np.ndarray = self.cum[seg] + self.factors[seg] * (u - self.starts[seg])
+        return out
+
+    def unit_of(self, weight: np.ndarray) -> np.ndarray:
+        """The unit holding each weighted index ``weight`` (``0 <= weight <`` the total): each
+        unit of a segment holds ``factors[j]`` consecutive indices, so a uniform index is a
+        unit drawn in proportion to its weight."""
+        w = np.asarray(weight, dtype=np.int64)
+        seg = np.searchsorted(self.cum, w, side="right") - 1
+        out: np.ndarray = self.starts[seg] + (w - self.cum[seg]) // self.factors[seg]
+        return out
+
+    def rank_weights(self, grid: UnitGrid, x: np.ndarray, first: int, last: int) -> np.ndarray:
+        """:func:`~.exponential_core.rank_weights` in weight: the total weight of the units
+        ``first..last`` with exactly ``i`` of the positions ``x`` below."""
+        inner = np.clip(grid.count_at_most(x), first, last + 1)
+        edges = np.concatenate([[first], inner, [last + 1]]).astype(np.int64)
+        return np.diff(self.weight_below(edges))
+
+
+class _Scale(NamedTuple):
+    """A released end ``point`` of a node and what its weight decays with: ``sigma`` (the gap
+    to the nearest other released point) or, with ``cap``, ``sigma`` is the magnitude
+    beyond which the weight halves per octave."""
+
+    point: float
+    sigma: float
+    cap: bool
+
+
+def _value(unit: int, integers: bool) -> float:
+    return float(answer_of(np.array([unit], dtype=np.int64), integers)[0])
+
+
+def _scales(first: int, last: int, path: Sequence[int], integers: bool) -> list[_Scale]:
+    """A :class:`_Scale` for each end of the node that is a released point."""
+    released = [_value(u, integers) for u in path]
+    out = []
+    for end in (first, last):
+        if end not in path:
+            continue
+        s = _value(end, integers)
+        gaps = [abs(p - s) for p in released if p != s]
+        if gaps:
+            out.append(_Scale(s, max(min(gaps), abs(s) / 2**SCALE_FLOOR_BITS), False))
+        else:
+            out.append(_Scale(s, max(abs(s), 1.0) * 2**CAP_BITS, True))
+    return out
+
+
+def _distance(values: np.ndarray, scale: _Scale) -> np.ndarray:
+    """``d`` of each lattice point from one released end (module docstring)."""
+    s, sigma = scale.point, scale.sigma
+    with np.errstate(divide="ignore", over="ignore", invalid="ignore"):  # inf: farthest
+        if scale.cap:
+            d: np.ndarray = np.maximum(0.0, np.log2(np.abs(values) / sigma))
+            return d
+        small = np.where(values == 0.0, 0.0, np.log2(sigma / np.abs(values)))
+        d = np.maximum(np.log2(1.0 + np.abs(values - s) / sigma), small)
+    return d
+
+
+def _factors(values: np.ndarray, scales: list[_Scale]) -> np.ndarray:
+    """``2**(BOOST_BITS - min(BOOST_BITS, floor(d)))`` at each lattice point, from the
+    nearest released end."""
+    best = np.ones(values.size, dtype=np.int64)
+    for scale in scales:
+        d = np.nan_to_num(_distance(values, scale), nan=BOOST_BITS, posinf=BOOST_BITS)
+        k = np.minimum(np.floor(d), BOOST_BITS).astype(np.int64)
+        best = np.maximum(best, np.left_shift(1, BOOST_BITS - k))
+    return best
+
+
+def _cuts(scales: list[_Scale]) -> np.ndarray:
+    """Cell boundaries (in units) where ``floor(d)`` may change: ``±cap·2**k``, or
+    ``s ± σ(2**k - 1)`` and ``±σ / 2**k``; and around the point 0."""
+    k = np.arange(BOOST_BITS + 2, dtype=np.float64)
+    points = [np.array([0.0, 2.0**-1000, -(2.0**-1000)])]
+    with np.errstate(over="ignore", invalid="ignore"):  # beyond the floats: dropped below
+        for s, sigma, cap in scales:
+            if cap:
+                points += [sigma * 2**k, -sigma * 2**k]
+            else:
+                far = sigma * (2**k - 1)
+                points += [s + far, s - far, sigma / 2**k, -sigma / 2**k]
+        values = np.concatenate(points)
+    cells = cell_of(values[np.isfinite(values)])
+    return np.concatenate([cells, cells + 1]).astype(np.int64) << SUB_BITS
+
+
+def node_prior(
+    first: int, last: int, path: Sequence[int], integers: bool = False
+) -> NodePrior | None:
+    """The base measure of the node over units ``first..last`` whose ancestors released the
+    units ``path`` (public), or None (uniform) when neither end was released (the root)."""
+    scales = _scales(first, last, path, integers)
+    if not scales:
+        return None
+    cuts = np.unique(np.clip(np.r_[first, last + 1, _cuts(scales)], first, last + 1))
+    starts = cuts[:-1]
+    factors = _factors(cell_value(starts >> SUB_BITS), scales)
+    cum = np.concatenate([[0], np.cumsum(factors * np.diff(cuts))[:-1]]).astype(np.int64)
+    return NodePrior(starts, factors, cum)
