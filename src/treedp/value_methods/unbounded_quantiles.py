@@ -21,6 +21,10 @@ answers, as in the bounded integer mode (the lattice cells alone left the gap be
 holding the target rank, 2,047 cells at 53 scoring that block's lower edge, to outweigh the
 block's one cell: 40 of 40 draws answered the block below).
 
+Below the root the recursion's nodes draw with a public base measure weighing the units near
+the points already released (:mod:`.lattice_prior`; no privacy cost: it reads released units
+only), so answers beyond the data stay near it.
+
 This replaces a private-bounds step for these two methods: no share of ε is spent on bounds,
 and no scan can cross or run off the grid. Sensitivity: the spread keeps the rank score's
 (:mod:`.float_lattice`): ``Δ = max(q, 1 - q) + 2**-32`` under ``add_remove``, 1 under
@@ -80,7 +84,9 @@ CONTRACT = Contract(
         "integer's unit interval; a public side clamps them into it, a per-record map), so "
         "adding one moves the count below any unit by 0 or 1 (interleaving) and t by q: "
         "max(q, 1 - q) + 2**-32 under add_remove, 1 under replace; one selection per level "
-        "at eps/m, or the recursion (nodes of a level hold whole groups, disjoint; a node "
+        "at eps/m, or the recursion (nodes of a level hold whole groups, disjoint; below the "
+        "root each draws with a public base measure of the units released before it, which "
+        "keeps the loss; a node "
         "inside a public side's group counts its records within its budget; loss eps_l per "
         "level)"
     ),
