@@ -14,7 +14,7 @@ import pytest
 from treedp.noise import InsecureSeededSource
 from treedp.value_methods import unbounded_quantiles as uq
 from treedp.value_methods.exponential_core import rank_sensitivity, target_rank
-from treedp.value_methods.float_lattice import TOTAL_UNITS, UnitGrid, cell_of, positions
+from treedp.value_methods.float_lattice import TOTAL_UNITS, UnitGrid, answer_of, cell_of, positions
 from treedp.value_methods.lattice_prior import (
     BOOST_BITS,
     CAP_BITS,
@@ -193,3 +193,140 @@ def test_proportions_capped_at_one_are_answered_near_the_data() -> None:
     assert np.all(np.isfinite(out))
     assert np.mean(out[:, 4] > 2.0) <= 0.4
     assert np.mean(np.abs(out) > 1e6) <= 0.06
+
+
+# The right child reads its left sibling's released unit: the joint law of the two selections
+# of one level, below a parent over [R0, LAST] with released unit P, where the lattice is
+# coarse (2**150 .. 2**175: 16 cells per octave), so the sibling's unit sets the right child's
+# scale (near 1.0 the floor |s|/16 would hide it). After the session-22 privacy review.
+B = 2.0**150
+
+
+def _coarse() -> tuple[int, int, float]:
+    r0, p = _unit(B) + 5, _unit(2.0**156) + 12345
+    return r0, p, float(UnitGrid().values(np.array([p]))[0])
+
+
+def _unit_logp(cuts: np.ndarray, prior: NodePrior, pos: np.ndarray, level: float,
+               rate: float) -> np.ndarray:  # fmt: skip
+    """log P(unit) for the units of each segment (constant rank and weight), exactly up to
+    float rounding."""
+    rank = np.searchsorted(pos, cuts[:-1], side="left")
+    t = float(target_rank(Fraction(level), pos.size))
+    seg = np.diff(prior.weight_below(cuts)).astype(np.float64)
+    logseg = np.log(seg) - rate * np.abs(rank - t)
+    m = logseg.max()
+    norm = m + math.log(np.exp(logseg - m).sum())
+    return np.log(seg / np.diff(cuts)) - rate * np.abs(rank - t) - norm
+
+
+def _segments(first: int, last: int, priors: list[NodePrior], pos: list[np.ndarray],
+              extra: np.ndarray | None = None) -> np.ndarray:  # fmt: skip
+    grid = UnitGrid()
+    parts = [np.array([first, last + 1]), np.zeros(0, dtype=np.int64) if extra is None else extra]
+    parts += [pr.starts for pr in priors] + [grid.count_at_most(p) for p in pos]
+    cuts = np.unique(np.concatenate(parts).astype(np.int64))
+    return cuts[(cuts >= first) & (cuts <= last + 1)]
+
+
+def _joint_loss(xa: np.ndarray, xb: np.ndarray, rate: float, mutant: bool) -> float:
+    """The largest loss of the joint law of (left unit, right unit) on ``xa`` against ``xb``,
+    the right child's measure reading the left child's released unit (the code) or, in the
+    mutant, the left child's largest record."""
+    r0, p, split = _coarse()
+    last = TOTAL_UNITS - 1
+    pa, pb = positions(np.sort(xa)), positions(np.sort(xb))
+    left_a, left_b = pa[pa < split], pb[pb < split]
+    right_a, right_b = pa[pa >= split], pb[pb >= split]
+    prior_left = _prior(r0, p, (r0, p))
+    cells = np.arange(r0 >> S, (p >> S) + 1)
+    answers = np.r_[cells << S, (cells << S) + (1 << (S - 1))]
+    cl = _segments(r0, p, [prior_left], [left_a, left_b], answers)
+    dl = _unit_logp(cl, prior_left, left_a, 0.5, rate) - _unit_logp(
+        cl, prior_left, left_b, 0.5, rate
+    )
+    worst, cache = 0.0, {}
+    for j in range(cl.size - 1):
+        unit = int(cl[j])
+        key = float(answer_of(np.array([unit]))[0]) if not mutant else 0.0
+        if key not in cache:
+            if mutant:  # the anchor read from the data: each dataset's own largest left record
+                pr = [_prior(p, last, (r0, p, int(s.max()))) for s in (left_a, left_b)]
+            else:
+                pr = [_prior(p, last, (r0, p, unit))] * 2
+            cr = _segments(p, last, pr, [right_a, right_b])
+            d = _unit_logp(cr, pr[0], right_a, 0.5, rate) - _unit_logp(
+                cr, pr[1], right_b, 0.5, rate
+            )
+            cache[key] = (float(d.max()), float(d.min()))
+        hi, lo = cache[key]
+        worst = max(worst, abs(dl[j] + hi), abs(dl[j] + lo))
+    return worst
+
+
+def _sibling_pairs() -> list[tuple[np.ndarray, np.ndarray, str]]:
+    left = np.array([2.0**151, 1.5 * 2.0**153, 2.0**154, 2.0**155 * 1.1875, 2.0**155 * 1.1875])
+    right = np.array([2.0**156 * 1.0625, 2.0**157, 2.0**158, 2.0**175, 2.0**175])
+    base = np.r_[left, right]
+    pairs = [(base, np.r_[base, extra], "add_remove")
+             for extra in (2.0**155 * 1.9375, 2.0**150 * 1.5, 2.0**156 * 1.125, 1e300)]  # fmt: skip
+    for i, to in ((4, 2.0**156 * 1.125), (1, 2.0**155 * 1.9375), (6, 2.0**151 * 1.5)):
+        moved = base.copy()
+        moved[i] = to
+        pairs.append((base, moved, "replace"))
+    return pairs
+
+
+@pytest.mark.slow
+def test_exact_audit_a_right_child_reading_its_left_siblings_unit() -> None:
+    """Both children at level 0.5, each node's share 1 (rate 1/(2Δ) under add_remove, 1/(4Δ)
+    under replace, a record moving between them paying half at each): the joint loss of the
+    level's two selections is at most 1; a mutant whose right child reads the left child's
+    largest record instead of its released unit exceeds it (the review measured 1.72)."""
+    worst, worst_mutant = 0.0, 0.0
+    for xa, xb, relation in _sibling_pairs():
+        delta = float(rank_sensitivity(Fraction(1, 2)))
+        rate = 1.0 / (4 * delta) if relation == "replace" else 1.0 / (2 * delta)
+        worst = max(worst, _joint_loss(xa, xb, rate, mutant=False))
+        worst_mutant = max(worst_mutant, _joint_loss(xa, xb, rate, mutant=True))
+    assert worst <= 1.0 * (1 + 1e-9) + 1e-12
+    assert worst_mutant > 1.2
+
+
+@pytest.mark.slow
+def test_draws_through_select_follow_the_measures_law() -> None:
+    """50,000 draws of a right child through ``_select`` (the exact sampler, the measure's
+    weighted indices, :meth:`NodePrior.unit_of`) against the exact per-segment law with the
+    measure: χ² below its 1 - 1e-6 quantile (false failures at most 1e-6, fixed seed); the
+    same draws against the uniform measure's law are far beyond it (the check has power)."""
+    from scipy.stats import chi2
+
+    from treedp.value_methods import quantiles_recursive as qr
+    from treedp.value_methods.recursion_anchor import Anchor
+
+    r0, p, _ = _coarse()
+    last, left = TOTAL_UNITS - 1, _unit(2.0**155 * 1.25) + 77
+    pos = positions(np.sort(np.array([2.0**156 * 1.0625, 2.0**157, 2.0**158, 2.0**175])))
+    plan = qr._plan([Fraction(1, 4), Fraction(1, 2), Fraction(3, 4)], 0, 3, Fraction(0),
+                    Fraction(1), 0, (Fraction(1), Fraction(1)), "add_remove")  # fmt: skip
+    assert plan is not None and plan.right is not None
+    node, size = plan.right, 50_000
+    ones = np.ones(size, dtype=np.int64)
+    anchor = Anchor(10 * ones, 5 * ones, 5 * ones, "R", {"L": 1e12, "R": 1e12})  # noise wide
+    measure = _prior(p, last, (r0, p, left))
+    draws = qr._select(node, UnitGrid(), pos, p, last, size, InsecureSeededSource(TEST_SEED),
+                       anchor, "add_remove", None, measure)  # fmt: skip
+    assert draws.min() >= p and draws.max() <= last
+    rate = float(qr._anchored_rate(node, node.level, "add_remove"))
+    cuts = _segments(p, last, [measure], [pos])
+    rank = np.searchsorted(pos, cuts[:-1], side="left")
+    score = -rate * np.abs(rank - float(target_rank(node.level, pos.size)))
+    observed = np.bincount(np.searchsorted(cuts, draws, side="right") - 1, minlength=rank.size)
+    for weight, honest in ((np.diff(measure.weight_below(cuts)), True), (np.diff(cuts), False)):
+        logp = np.log(weight.astype(np.float64)) + score
+        prob = np.exp(logp - logp.max())
+        expected = size * prob / prob.sum()
+        big = expected >= 5
+        stat = float((((observed - expected) ** 2) / expected)[big].sum())
+        limit = float(chi2.ppf(1 - 1e-6, int(big.sum()) - 1))
+        assert (stat <= limit) if honest else (stat > 100 * limit)

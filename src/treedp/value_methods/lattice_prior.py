@@ -7,26 +7,29 @@ scale. Below the root of Kaplan et al.'s recursion a node's level often lies nea
 the end of its records (the top decile of data capped at 1.0, a block of ties at the data's
 edge), where its score barely separates its records from the ~190 empty octaves beside them;
 at small ``ε·n`` the uniform prior then answered 3e23 for the 90th percentile of a proportion.
-Every node but the root is bounded by points the recursion has released, and those say where
-the data lie: each such node draws with a base measure that weighs a unit
-``2**(BOOST_BITS - k)``, ``k = min(BOOST_BITS, floor(d))``, where ``d`` is the unit's distance
-from the nearest released end ``s`` of the node in octaves of a released scale ``σ``:
+Every node but the root is bounded by points the recursion has selected (released: the answers
+are their post-processing), and those say where the data lie. Each such node draws with a base
+measure that weighs a unit ``2**(BOOST_BITS - k)``, ``k = min(BOOST_BITS, floor(d))``, where
+``d`` is the unit's distance from the nearest released end ``s`` of the node (its lattice point
+``v``):
 
-* ``d = max(log2(1 + |v - s| / σ), log2(σ / |v|))`` for the unit's lattice point ``v``
-  (``log2(σ/|v|)`` counts the lattice's many cells of small magnitudes at their width, so the
-  weight near ``s`` is about uniform in value; the point 0 is an atom, not a small magnitude,
-  and takes the first term only);
-* ``σ`` is the distance from ``s`` to the nearest other point released on the node's path (an
-  inner node's width, an edge node's gap to its parent's split), at least ``|s| /
-  2**SCALE_FLOOR_BITS``; a child of the root, with one released point only, takes
-  ``max(|s|, 1)``.
+* ``d = max(log2(1 + |v - s| / σ), log2(σ / |v|))`` in octaves of a released scale ``σ``, the
+  distance from ``s`` to the nearest other point selected before the node on its path or by its
+  left sibling (a right child's is usually its left sibling's unit), at least ``|s| /
+  2**SCALE_FLOOR_BITS``. The term ``log2(σ/|v|)`` counts the lattice's many cells of small
+  magnitudes at their width, so the weight near ``s`` is about uniform in value; the point 0 is
+  an atom, not a small magnitude, and takes the first term only.
+* A node with one selected point only (a child of the root, before its sibling) knows no spread:
+  ``d = max(0, log2(|v| / c))``, ``c = max(|s|, 1)·2**CAP_BITS``, every magnitude up to ``c``
+  weighing fully (a scale from ``|s|`` alone put the weight near 0 for data centred there).
 
 Privacy: none spent and none lost. The exponential mechanism with a base measure ``μ``,
 ``P(u) ∝ μ(u) exp(rate · score(u))``, has the privacy loss of the uniform one (the score's
 term is the same, and the normaliser moves by at most the same factor) and is bounded range
 (the zCDP accounting of :func:`.unbounded_quantiles.zcdp_cost` holds), as long as ``μ`` is
-public: here it is a function of the node's interval and of the points released before it on
-its path (adaptive composition), never of the records. The root keeps the uniform measure.
+public: here it is a function of the node's interval and of the units selected before it
+(adaptive composition: each step's loss is bounded given every earlier output, in the order
+the steps run), never of the records. The root keeps the uniform measure.
 The sampler takes integer weights with a total below ``2**62``: the units (below ``2**52``)
 times ``2**BOOST_BITS``. Measured in ``benchmarks/unbounded_prior.py`` (docs/private_bounds.md).
 """
@@ -168,8 +171,9 @@ def _cuts(scales: list[_Scale]) -> np.ndarray:
 def node_prior(
     first: int, last: int, path: Sequence[int], integers: bool = False
 ) -> NodePrior | None:
-    """The base measure of the node over units ``first..last`` whose ancestors released the
-    units ``path`` (public), or None (uniform) when neither end was released (the root)."""
+    """The base measure of the node over units ``first..last`` given ``path``, the units
+    selected before it on its path and by its left sibling (earlier outputs), or None (uniform)
+    when neither end was selected (the root)."""
     scales = _scales(first, last, path, integers)
     if not scales:
         return None

@@ -12,12 +12,16 @@ measure of the points released on its path (:class:`.recursion_walk.Walk`: no pr
 Guarantee: ``PureDP(ε_spent)``, ``ε_spent <= ε`` per call (:data:`CONTRACT`), privacy unit one
 record, ``replace`` or ``add_remove`` neighbours. Derivation:
 ``m`` distinct levels make ``L = ceil(log2(m + 1))`` recursion levels, level ``l`` given
-``ε_l`` (:func:`_level_epsilons`; ``ε / L`` by default, ``Σ ε_l = ε`` exactly). Order of
-release: level 0's selection, level 0's side counts, level 1's selections, level 1's
-counts, ... Given everything released before a step, the nodes of one level hold
-disjoint sets of records (a node's records are those of its parent on its side of the
-parent's released point), each node's level ``q'`` is public (planned, or computed from
-released counts), and the two sides of a node partition its records (``side_counts``).
+``ε_l`` (:func:`_level_epsilons`; ``ε / L`` by default, ``Σ ε_l = ε`` exactly). The steps run
+depth first (a node's selection, its side counts, its left subtree, its right subtree); each
+is a pure-DP mechanism given everything released before it in that order (a right child's base
+measure may read its left sibling's unit), whose loss is at most its node's bound when the node
+holds the changed record and 0 otherwise, so grouping the steps by level bounds the total as
+below (sequential composition in any order). Given everything released before a step, the
+nodes of one level hold disjoint sets of records (a node's records are those of its parent
+on its side of the parent's released point), each node's level ``q'`` is public (planned, or
+computed from released counts), and the two sides of a node partition its records
+(``side_counts``).
 A node with a child spends ``s = COUNT_SHARE`` (1/20) of ``ε_l`` on its counts and
 ``(1 - s)·ε_l`` on its selection (``share``); a leaf spends ``ε_l`` on its selection.
 Sensitivity and loss of each step, given the earlier outputs:

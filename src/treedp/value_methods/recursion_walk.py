@@ -1,10 +1,12 @@
-"""What a recursion node knows of its path: the units released above it, and the public base
-measure they give its selection (None: uniform, the grids with bounds; the float lattice's is
+"""What a recursion node knows before it draws: the units selected on its path (its ancestors'
+and, for a right child, its left sibling's), and the public base measure they give its
+selection (None: uniform, the grids with bounds; the float lattice's is
 :func:`treedp.value_methods.lattice_prior.node_prior`).
 
-No privacy of its own: a node's base measure is a function of released units and the plan
-only (:mod:`treedp.value_methods.lattice_prior` states why the exponential mechanism keeps its
-loss under any such measure).
+No privacy of its own: the units are outputs of earlier steps (the answers are their
+post-processing; the guarantee covers the whole sequence of steps), so a node's base measure is
+a function of earlier outputs and the plan only (:mod:`treedp.value_methods.lattice_prior`
+states why the exponential mechanism keeps its loss under any such measure).
 """
 
 from __future__ import annotations
@@ -26,9 +28,10 @@ class BaseMeasure(Protocol):
 
 
 class Walk(NamedTuple):
-    """What a node knows of its path: the units its ancestors released, and ``prior``, which
-    maps a node's ``(first, last, path)`` to its base measure (None: uniform everywhere, the
-    grids with bounds). Public: released units and the plan only."""
+    """What a node knows before it draws: ``path``, the units selected before it on its path
+    (its ancestors', then, for a right child, its left sibling's), and ``prior``, which maps a
+    node's ``(first, last, path)`` to its base measure (None: uniform everywhere, the grids with
+    bounds). Outputs of earlier steps and the plan only."""
 
     path: tuple[int, ...] = ()
     prior: Callable[[int, int, tuple[int, ...]], BaseMeasure | None] | None = None

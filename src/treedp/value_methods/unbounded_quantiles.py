@@ -1,7 +1,9 @@
 """Quantiles without bounds: the exponential mechanism over a lattice of the whole float line.
 
-Guarantee: pure ε-DP (``PureDP(ε_spent)``, ``ε_spent <= ε``), and ``ε_spent``-bounded range,
-hence ``ZCDP(Σ ε_j²/8)`` over its ``k`` composed steps (:func:`zcdp_cost`); ``replace`` or
+Guarantee: pure ε-DP (``PureDP(ε_spent)``, ``ε_spent <= ε``); each selection is
+``ε_j``-bounded range, hence ``ZCDP(Σ ε_j²/8)`` over the composed selections
+(:func:`zcdp_cost`; the recursion's side counts, pure DP, add ``c²/2`` each per level:
+:func:`rho_of`); ``replace`` or
 ``add_remove`` neighbours, privacy unit one record (:data:`CONTRACT`). Nothing is read from
 the data but ranks: not its minimum, maximum or size.
 
