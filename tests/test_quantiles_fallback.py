@@ -476,3 +476,27 @@ def test_a_public_side_beyond_the_integer_mode_is_refused_before_a_bounds_step()
         res = treedp.quantiles(data, 0.5, epsilon=1.0, bounds=bounds, bins="integers",
                                rng=InsecureSeededSource(1))  # fmt: skip
         assert (res.value >= 2**52) if bounds[0] != "private" else (res.value <= -(2**52))
+
+
+def test_the_tree_warns_when_a_tail_level_is_answered_at_a_found_bound() -> None:
+    """Adult capital_gain (int, 8% above 12), ε = 0.1: the scans found ``[0, 12]`` and the
+    tree answered 12 at q = 0.95 and 0.99 (true 5,013 and 15,024) with only the first bin's
+    warning; a level answered at a found bound within two allowances of records of that end of
+    the tree's released total now says the quantile may lie further out. A level far from the
+    end answered at the bound (a point mass there) does not (:func:`near_found_end`)."""
+    from treedp.value_methods.bounds_warnings import near_found_end
+
+    x = np.asarray(treedp.datasets.load_adult()["capital_gain"], dtype=np.int64)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", treedp.BoundsWarning)
+        res = treedp.quantiles(x, [0.5, 0.9, 0.95, 0.99], bounds="private", epsilon=0.1,
+                               rng=InsecureSeededSource(3))  # fmt: skip
+    assert res.method == "tree" and res.value[-1] == res.bounds[1]
+    assert res.bounds_warning is not None and "answered at a privately found bound" in (
+        res.bounds_warning
+    )
+    # The rule alone: released answers, levels, bounds, allowance and count only.
+    assert near_found_end([12.0], [0.99], (0.0, 12.0), 1200.0, 48842.0)
+    assert not near_found_end([12.0], [0.5], (0.0, 12.0), 1200.0, 48842.0)  # 24,421 above
+    assert near_found_end([0.0], [0.01], (0.0, 12.0), 1200.0, 48842.0)  # the lower end
+    assert not near_found_end([11.0], [0.99], (0.0, 12.0), 1200.0, 48842.0)  # inside

@@ -92,7 +92,8 @@ class QuantilesResult(QuantileResult):
         ``n="private"`` or the tree's released total — is below ten times the scans'
         allowance (:func:`~treedp.value_methods.bounds_warnings.few_records_warning`); the
         exponential and recursive methods without ``n`` release no count, and warn when an
-        answer equals a found bound (``at_bound_warning``). Also emitted as a
+        answer equals a found bound (``at_bound_warning``), as does the tree for a level
+        within two allowances of that end of its total (``near_found_end``). Also emitted as a
         :class:`treedp.BoundsWarning`. Post-processing: no privacy cost.
     n_source : str
         Where the ``n`` that chose the method and the tree's bins came from (one of
@@ -424,7 +425,7 @@ def run_steps(
         )
     if bres is not None:  # from released values only: the stops, a count, the answers
         known_count = n if n is not None else tree_total  # public, private n̂ or the tree's n̂
-        off_grid = scans_warning(off_grid, bres, known_count, distinct, the_bounds)
+        off_grid = scans_warning(off_grid, bres, known_count, distinct, the_bounds, levels)
     off_grid = restated(held, bres is not None, off_grid)  # the tree release's, if any
     if method.sorted_after:
         distinct = np.sort(np.asarray(distinct), kind="stable")
