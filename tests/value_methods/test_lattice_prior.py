@@ -84,19 +84,26 @@ def test_factors_favour_the_released_end_and_stay_integers() -> None:
     assert int(w[2]) == 1
 
 
-def _law(
-    x: np.ndarray, level: float, rate: float, first: int, last: int, prior: NodePrior,
-    cuts: np.ndarray,
-) -> np.ndarray:  # fmt: skip
-    """log P(segment) of one selection with base measure ``prior`` over units first..last,
-    exactly up to float rounding (segments of constant rank and weight)."""
-    pos = positions(np.sort(x))
-    ranks = np.searchsorted(pos, cuts[:-1], side="left")
-    t = float(target_rank(Fraction(level), x.size))
-    weight = np.diff(prior.weight_below(cuts)).astype(np.float64)
-    logw = np.log(weight) - rate * np.abs(ranks - t)
-    m = logw.max()
-    return logw - (m + math.log(np.exp(logw - m).sum()))
+def _unit_logp(cuts: np.ndarray, prior: NodePrior, pos: np.ndarray, level: float,
+               rate: float) -> np.ndarray:  # fmt: skip
+    """log P(unit) for the units of each segment (constant rank and weight), exactly up to
+    float rounding."""
+    rank = np.searchsorted(pos, cuts[:-1], side="left")
+    t = float(target_rank(Fraction(level), pos.size))
+    seg = np.diff(prior.weight_below(cuts)).astype(np.float64)
+    logseg = np.log(seg) - rate * np.abs(rank - t)
+    m = logseg.max()
+    norm = m + math.log(np.exp(logseg - m).sum())
+    return np.log(seg / np.diff(cuts)) - rate * np.abs(rank - t) - norm
+
+
+def _segments(first: int, last: int, priors: list[NodePrior], pos: list[np.ndarray],
+              extra: np.ndarray | None = None) -> np.ndarray:  # fmt: skip
+    grid = UnitGrid()
+    parts = [np.array([first, last + 1]), np.zeros(0, dtype=np.int64) if extra is None else extra]
+    parts += [pr.starts for pr in priors] + [grid.count_at_most(p) for p in pos]
+    cuts = np.unique(np.concatenate(parts).astype(np.int64))
+    return cuts[(cuts >= first) & (cuts <= last + 1)]
 
 
 def _loss(x: np.ndarray, y: np.ndarray, level: float, rate: float,
@@ -105,13 +112,10 @@ def _loss(x: np.ndarray, y: np.ndarray, level: float, rate: float,
     released point 0.3 (units from it to the end), ``measure(data) -> NodePrior``."""
     first, last = _unit(0.3), TOTAL_UNITS - 1
     px, py = measure(x), measure(y)
-    grid = UnitGrid()
-    cuts = np.unique(np.r_[first, last + 1, px.starts, py.starts,
-                           grid.count_at_most(positions(np.sort(x))),
-                           grid.count_at_most(positions(np.sort(y)))])  # fmt: skip
-    cuts = cuts[(cuts >= first) & (cuts <= last + 1)]
-    a = _law(x, level, rate, first, last, px, cuts)
-    b = _law(y, level, rate, first, last, py, cuts)
+    pos_x, pos_y = positions(np.sort(x)), positions(np.sort(y))
+    cuts = _segments(first, last, [px, py], [pos_x, pos_y])
+    a = _unit_logp(cuts, px, pos_x, level, rate)
+    b = _unit_logp(cuts, py, pos_y, level, rate)
     return float(np.max(np.abs(a - b)))
 
 
@@ -205,28 +209,6 @@ B = 2.0**150
 def _coarse() -> tuple[int, int, float]:
     r0, p = _unit(B) + 5, _unit(2.0**156) + 12345
     return r0, p, float(UnitGrid().values(np.array([p]))[0])
-
-
-def _unit_logp(cuts: np.ndarray, prior: NodePrior, pos: np.ndarray, level: float,
-               rate: float) -> np.ndarray:  # fmt: skip
-    """log P(unit) for the units of each segment (constant rank and weight), exactly up to
-    float rounding."""
-    rank = np.searchsorted(pos, cuts[:-1], side="left")
-    t = float(target_rank(Fraction(level), pos.size))
-    seg = np.diff(prior.weight_below(cuts)).astype(np.float64)
-    logseg = np.log(seg) - rate * np.abs(rank - t)
-    m = logseg.max()
-    norm = m + math.log(np.exp(logseg - m).sum())
-    return np.log(seg / np.diff(cuts)) - rate * np.abs(rank - t) - norm
-
-
-def _segments(first: int, last: int, priors: list[NodePrior], pos: list[np.ndarray],
-              extra: np.ndarray | None = None) -> np.ndarray:  # fmt: skip
-    grid = UnitGrid()
-    parts = [np.array([first, last + 1]), np.zeros(0, dtype=np.int64) if extra is None else extra]
-    parts += [pr.starts for pr in priors] + [grid.count_at_most(p) for p in pos]
-    cuts = np.unique(np.concatenate(parts).astype(np.int64))
-    return cuts[(cuts >= first) & (cuts <= last + 1)]
 
 
 def _joint_loss(xa: np.ndarray, xb: np.ndarray, rate: float, mutant: bool) -> float:

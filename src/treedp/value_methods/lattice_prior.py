@@ -42,6 +42,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from treedp.value_methods.exponential_core import rank_weights
 from treedp.value_methods.float_lattice import (
     SUB_BITS,
     TOTAL_UNITS,
@@ -93,8 +94,8 @@ class NodePrior:
     def rank_weights(self, grid: UnitGrid, x: np.ndarray, first: int, last: int) -> np.ndarray:
         """:func:`~.exponential_core.rank_weights` in weight: the total weight of the units
         ``first..last`` with exactly ``i`` of the positions ``x`` below."""
-        inner = np.clip(grid.count_at_most(x), first, last + 1)
-        edges = np.concatenate([[first], inner, [last + 1]]).astype(np.int64)
+        units = rank_weights(grid, x, first, last)  # units per rank, consecutive from first
+        edges = first + np.concatenate([[0], np.cumsum(units)]).astype(np.int64)
         return np.diff(self.weight_below(edges))
 
 
