@@ -9,10 +9,12 @@ column, two Adult integer columns), ``n`` in {10^3, 10^4}, ``ε·n`` in {100, 10
 {1, 3, 5, 9, 29} evenly spaced levels. Two columns per cell, the same data and noise seeds in
 the same process: "uniform", every recursion node weighing its units alike (the release
 before :mod:`treedp.value_methods.lattice_prior`, restored here by replacing its
-``node_prior`` with one that returns None), and "measures", the shipped default. Printed per
+``node_prior`` with one that returns None), "unthinned", session 22's measures (weight 1 from
+``BOOST_BITS`` octaves on: ``THIN_BITS = 0``), and "measures", the shipped default. Printed per
 column, averaged over the settings: the mean rank gap (``_common.rank_gap``, over ``n``) and
-the share of answers inside the data's range widened 10x on each side (``[min - 10 r, max +
-10 r]``, ``r`` the range, or ``max(|x|, 1)`` for a constant column), then the worst settings.
+the shares of answers inside the data's range widened 10x and 1000x on each side (``[min -
+10 r, max + 10 r]``, ``r`` the range, or ``max(|x|, 1)`` for a constant column), then the
+settings where the shipped measures lose to each baseline.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ import numpy as np
 import treedp
 from _common import machine, rank_gap
 from treedp.noise import InsecureSeededSource
+from treedp.value_methods import lattice_prior as lp
 from treedp.value_methods import unbounded_quantiles as uq
 
 LEVELS = {m: list(np.arange(1, m + 1) / (m + 1)) for m in (1, 3, 5, 9, 29)}
@@ -59,35 +62,56 @@ def columns() -> dict[str, Callable[[int, np.random.Generator], np.ndarray]]:
             r.random(n) < 0.5, 0.0, r.lognormal(3, 1, n)
         ),
         "floats 0, 1, 2": lambda n, r: r.integers(0, 3, n).astype(np.float64),
+        "a 0/1 flag as floats, 30% ones": lambda n, r: (r.random(n) < 0.3).astype(np.float64),
+        "ratings 1-5 as floats": lambda n, r: r.choice(
+            np.arange(1.0, 6.0), n, p=[0.05, 0.1, 0.2, 0.35, 0.3]
+        ),
         "constant 5.0": lambda n, r: np.full(n, 5.0),
         "Adult capital_gain, int": resample("capital_gain"),
         "Adult hours_per_week, int": resample("hours_per_week"),
     }
 
 
-def in_range(xs: np.ndarray, answers: np.ndarray) -> float:
+def in_range(xs: np.ndarray, answers: np.ndarray, widen: float = 10.0) -> float:
     r = xs[-1] - xs[0]
     r = r if r > 0 else max(abs(float(xs[-1])), 1.0)
-    return float(np.mean((answers >= xs[0] - 10 * r) & (answers <= xs[-1] + 10 * r)))
+    inside = (answers >= xs[0] - widen * r) & (answers <= xs[-1] + widen * r)
+    return float(np.mean(inside))
 
 
-def run(x: np.ndarray, q: list[float], eps: float, reps: int, uniform: bool) -> tuple[float, float]:
-    """Mean rank gap (over n) and in-range share over ``reps`` seeded calls."""
-    real = uq.node_prior
-    if uniform:
+VARIANTS = ("uniform", "unthinned", "measures")
+#: The figures of a cell: the mean rank gap over n, the share of answers in the range widened
+#: 10x and widened 1000x.
+FIGURES = ("gap", "in range", "within 1000x")
+
+
+def run(x: np.ndarray, q: list[float], eps: float, reps: int, variant: str) -> list[float]:
+    """:data:`FIGURES` over ``reps`` seeded calls."""
+    real, thin = uq.node_prior, lp.THIN_BITS
+    if variant == "uniform":
         uq.node_prior = lambda *args, **kwargs: None  # type: ignore[assignment]
+    if variant == "unthinned":
+        lp.THIN_BITS = 0
     try:
-        gaps, sane = [], []
+        got = []
         xs = np.sort(x.astype(np.float64))
         for rep in range(reps):
             res = treedp.quantiles(x, q, bounds="private", epsilon=eps,
                                    rng=InsecureSeededSource(1000 + rep))  # fmt: skip
             v = np.asarray(res.values, dtype=np.float64)
-            gaps.append(rank_gap(xs, v, q) / x.size)
-            sane.append(in_range(xs, v))
+            got.append([rank_gap(xs, v, q) / x.size, in_range(xs, v), in_range(xs, v, 1e3)])
     finally:
-        uq.node_prior = real
-    return float(np.mean(gaps)), float(np.mean(sane))
+        uq.node_prior, lp.THIN_BITS = real, thin
+    return list(np.mean(got, axis=0))
+
+
+def _cells(mean: np.ndarray) -> str:
+    """A table row's figures: per figure, per variant."""
+    k = len(VARIANTS)
+    return " | ".join(
+        " | ".join(f"{v:.{4 if f == 0 else 3}f}" for v in mean[f * k : (f + 1) * k])
+        for f in range(len(FIGURES))
+    )
 
 
 def main() -> None:
@@ -98,32 +122,33 @@ def main() -> None:
     start = time.time()
     stamp = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
     print(f"# {machine()}; {args.reps} repetitions; {stamp}")
-    print("| column | gap: uniform | gap: measures | in range: uniform | in range: measures |")
-    print("|---|---|---|---|---|")
+    heads = " | ".join(f"{what}: {v}" for what in FIGURES for v in VARIANTS)
+    print(f"| column | {heads} |")
+    print("|---" * (1 + len(FIGURES) * len(VARIANTS)) + "|")
     rows: list[tuple[Any, ...]] = []
-    totals = np.zeros(4)
+    totals = np.zeros(len(FIGURES) * len(VARIANTS))
     for name, make in columns().items():
         cells = []
         for n in (1000, 10_000):
             x = make(n, np.random.default_rng(7))
             for en in (100, 1000):
                 for m, q in LEVELS.items():
-                    before = run(x, q, en / n, args.reps, True)
-                    after = run(x, q, en / n, args.reps, False)
-                    cells.append((*before, *after))
-                    rows.append((name, n, en, m, *before, *after))
+                    got = np.array([run(x, q, en / n, args.reps, v) for v in VARIANTS])
+                    cells.append(got.T.ravel())  # figure-major
+                    rows.append((name, n, en, m, *cells[-1]))
         mean = np.mean(cells, axis=0)
         totals += mean
-        print(f"| {name} | {mean[0]:.4f} | {mean[2]:.4f} | {mean[1]:.2f} | {mean[3]:.2f} |")
-    k = len(columns())
-    t = totals / k
-    print(f"| **mean over the columns** | {t[0]:.4f} | {t[2]:.4f} | {t[1]:.3f} | {t[3]:.3f} |")
-    worse = [r for r in rows if r[6] > 1.1 * r[4] + 0.002]
-    better = [r for r in rows if r[6] < 0.9 * r[4] - 0.002]
-    print(f"\n{len(rows)} settings: gap lower in {len(better)}, higher in {len(worse)} "
-          f"(beyond 10% + 0.002 n). Higher:")  # fmt: skip
-    for r in worse:
-        print(f"- {r[0]}, n = {r[1]}, eps*n = {r[2]}, m = {r[3]}: {r[4]:.4f} -> {r[6]:.4f}")
+        print(f"| {name} | {_cells(mean)} |")
+    print(f"| **mean over the columns** | {_cells(totals / len(columns()))} |")
+    shipped = len(VARIANTS) - 1
+    for b, base in enumerate(VARIANTS[:-1]):
+        worse = [r for r in rows if r[4 + shipped] > 1.1 * r[4 + b] + 0.002]
+        better = [r for r in rows if r[4 + shipped] < 0.9 * r[4 + b] - 0.002]
+        print(f"\nAgainst {base}, {len(rows)} settings: gap lower in {len(better)}, higher in "
+              f"{len(worse)} (beyond 10% + 0.002 n). Higher:")  # fmt: skip
+        for r in worse:
+            print(f"- {r[0]}, n = {r[1]}, eps*n = {r[2]}, m = {r[3]}: "
+                  f"{r[4 + b]:.4f} -> {r[4 + shipped]:.4f}")  # fmt: skip
     print(f"\n{time.time() - start:.0f} s")
 
 
