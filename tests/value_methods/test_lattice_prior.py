@@ -131,15 +131,31 @@ def test_a_constant_column_is_answered_near_its_value() -> None:
 
 def _unit_logp(cuts: np.ndarray, prior: NodePrior, pos: np.ndarray, level: float,
                rate: float) -> np.ndarray:  # fmt: skip
-    """log P(unit) for the units of each segment (constant rank and weight), exactly up to
-    float rounding."""
+    """log of a segment's probability per unit, for each segment between ``cuts`` (the rank
+    is constant there), exactly up to float rounding; ``-inf`` for a segment without weight.
+    Within a segment a unit weighs the segment's factor or 0 (a thinned stride), so a weighted
+    unit's probability is this times the inverse share of weighted units: the same under both
+    neighbours when the measure is public, so the difference of two of these is the loss of
+    every weighted unit."""
     rank = np.searchsorted(pos, cuts[:-1], side="left")
     t = float(target_rank(Fraction(level), pos.size))
     seg = np.diff(prior.weight_below(cuts)).astype(np.float64)
-    logseg = np.log(seg) - rate * np.abs(rank - t)
-    m = logseg.max()
-    norm = m + math.log(np.exp(logseg - m).sum())
-    return np.log(seg / np.diff(cuts)) - rate * np.abs(rank - t) - norm
+    with np.errstate(divide="ignore"):  # a segment without weight: -inf
+        logseg = np.log(seg) - rate * np.abs(rank - t)
+        m = logseg.max()
+        norm = m + math.log(np.exp(logseg - m).sum())
+        out: np.ndarray = np.log(seg / np.diff(cuts)) - rate * np.abs(rank - t) - norm
+    return out
+
+
+def _differences(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """``a - b`` on the segments with weight under both laws; ``[inf]`` when the supports
+    differ (a measure read from the data: the loss is unbounded)."""
+    if not np.array_equal(np.isfinite(a), np.isfinite(b)):
+        return np.array([math.inf])
+    both = np.isfinite(a)
+    out: np.ndarray = a[both] - b[both]
+    return out
 
 
 def _segments(first: int, last: int, priors: list[NodePrior], pos: list[np.ndarray],
@@ -161,7 +177,7 @@ def _loss(x: np.ndarray, y: np.ndarray, level: float, rate: float,
     cuts = _segments(first, last, [px, py], [pos_x, pos_y])
     a = _unit_logp(cuts, px, pos_x, level, rate)
     b = _unit_logp(cuts, py, pos_y, level, rate)
-    return float(np.max(np.abs(a - b)))
+    return float(np.max(np.abs(_differences(a, b))))
 
 
 def _pairs() -> list[tuple[np.ndarray, np.ndarray]]:
@@ -269,9 +285,9 @@ def _joint_loss(xa: np.ndarray, xb: np.ndarray, rate: float, mutant: bool) -> fl
     cells = np.arange(r0 >> S, (p >> S) + 1)
     answers = np.r_[cells << S, (cells << S) + (1 << (S - 1))]
     cl = _segments(r0, p, [prior_left], [left_a, left_b], answers)
-    dl = _unit_logp(cl, prior_left, left_a, 0.5, rate) - _unit_logp(
-        cl, prior_left, left_b, 0.5, rate
-    )
+    la = _unit_logp(cl, prior_left, left_a, 0.5, rate)
+    assert np.isfinite(la).all()  # the left child is not thinned: every segment weighs
+    dl = la - _unit_logp(cl, prior_left, left_b, 0.5, rate)
     worst, cache = 0.0, {}
     for j in range(cl.size - 1):
         unit = int(cl[j])
@@ -282,9 +298,8 @@ def _joint_loss(xa: np.ndarray, xb: np.ndarray, rate: float, mutant: bool) -> fl
             else:
                 pr = [_prior(p, last, (r0, p, unit))] * 2
             cr = _segments(p, last, pr, [right_a, right_b])
-            d = _unit_logp(cr, pr[0], right_a, 0.5, rate) - _unit_logp(
-                cr, pr[1], right_b, 0.5, rate
-            )
+            d = _differences(_unit_logp(cr, pr[0], right_a, 0.5, rate),
+                             _unit_logp(cr, pr[1], right_b, 0.5, rate))  # fmt: skip
             cache[key] = (float(d.max()), float(d.min()))
         hi, lo = cache[key]
         worst = max(worst, abs(dl[j] + hi), abs(dl[j] + lo))
@@ -320,14 +335,36 @@ def test_exact_audit_a_right_child_reading_its_left_siblings_unit() -> None:
     assert worst_mutant > 1.2
 
 
+def _chi2_against_the_measure(draws: np.ndarray, measure: NodePrior, first: int, last: int,
+                              pos: np.ndarray, level: Fraction, rate: float) -> None:  # fmt: skip
+    """Every draw a weighted unit of the node, and the draws per segment against the exact
+    law with the measure: χ² below its 1 - 1e-6 quantile (false failures at most 1e-6, fixed
+    seed); against the uniform measure's law beyond 4 times it (the check has power; with
+    ``unit_of`` ignoring the strides, a mutant, both tests below fail)."""
+    from scipy.stats import chi2
+
+    assert draws.min() >= first and draws.max() <= last
+    assert np.all(measure.weight_below(draws + 1) > measure.weight_below(draws))
+    cuts = _segments(first, last, [measure], [pos])
+    rank = np.searchsorted(pos, cuts[:-1], side="left")
+    score = -rate * np.abs(rank - float(target_rank(level, pos.size)))
+    observed = np.bincount(np.searchsorted(cuts, draws, side="right") - 1, minlength=rank.size)
+    for weight, honest in ((np.diff(measure.weight_below(cuts)), True), (np.diff(cuts), False)):
+        with np.errstate(divide="ignore"):  # a segment without weight
+            logp = np.log(weight.astype(np.float64)) + score
+        prob = np.exp(logp - logp.max())
+        expected = draws.size * prob / prob.sum()
+        big = expected >= 5
+        stat = float((((observed - expected) ** 2) / expected)[big].sum())
+        limit = float(chi2.ppf(1 - 1e-6, int(big.sum()) - 1))
+        assert (stat <= limit) if honest else (stat > 4 * limit)
+
+
 @pytest.mark.slow
 def test_draws_through_select_follow_the_measures_law() -> None:
     """50,000 draws of a right child through ``_select`` (the exact sampler, the measure's
     weighted indices, :meth:`NodePrior.unit_of`) against the exact per-segment law with the
-    measure: χ² below its 1 - 1e-6 quantile (false failures at most 1e-6, fixed seed); the
-    same draws against the uniform measure's law are far beyond it (the check has power)."""
-    from scipy.stats import chi2
-
+    measure (:func:`_chi2_against_the_measure`)."""
     from treedp.value_methods import quantiles_recursive as qr
     from treedp.value_methods.recursion_anchor import Anchor
 
@@ -343,17 +380,25 @@ def test_draws_through_select_follow_the_measures_law() -> None:
     measure = _prior(p, last, (r0, p, left))
     draws = qr._select(node, UnitGrid(), pos, p, last, size, InsecureSeededSource(TEST_SEED),
                        anchor, "add_remove", None, measure)  # fmt: skip
-    assert draws.min() >= p and draws.max() <= last
     rate = float(qr._anchored_rate(node, node.level, "add_remove"))
-    cuts = _segments(p, last, [measure], [pos])
-    rank = np.searchsorted(pos, cuts[:-1], side="left")
-    score = -rate * np.abs(rank - float(target_rank(node.level, pos.size)))
-    observed = np.bincount(np.searchsorted(cuts, draws, side="right") - 1, minlength=rank.size)
-    for weight, honest in ((np.diff(measure.weight_below(cuts)), True), (np.diff(cuts), False)):
-        logp = np.log(weight.astype(np.float64)) + score
-        prob = np.exp(logp - logp.max())
-        expected = size * prob / prob.sum()
-        big = expected >= 5
-        stat = float((((observed - expected) ** 2) / expected)[big].sum())
-        limit = float(chi2.ppf(1 - 1e-6, int(big.sum()) - 1))
-        assert (stat <= limit) if honest else (stat > 100 * limit)
+    _chi2_against_the_measure(draws, measure, p, last, pos, node.level, rate)
+
+
+@pytest.mark.slow
+def test_draws_in_the_thinned_region_follow_the_measures_law() -> None:
+    """A node above a released 0.3 whose 50 records lie at 1e9..2e9, beyond the reach
+    ``2**FAR_BITS`` (strides of 2**14 and more): 50,000 draws through the sampler and
+    :meth:`NodePrior.unit_of` land on weighted units only, with the measure's law
+    (:func:`_chi2_against_the_measure`; most of them in thinned segments)."""
+    from treedp.value_methods.exponential_core import select
+
+    s, last = _unit(0.3), TOTAL_UNITS - 1
+    measure = _prior(s, last, (s,))
+    pos = positions(1e9 * (1 + np.arange(50) / 50))
+    level, rate = Fraction(1, 2), Fraction(1)
+    weights = measure.rank_weights(UnitGrid(), pos, s, last)
+    drawn = select(weights, level, pos.size, rate, 50_000, InsecureSeededSource(TEST_SEED), 0)
+    draws = measure.unit_of(drawn)
+    far = measure.strides[np.searchsorted(measure.starts, draws, side="right") - 1] > 1
+    assert far.mean() > 0.5
+    _chi2_against_the_measure(draws, measure, s, last, pos, level, float(rate))

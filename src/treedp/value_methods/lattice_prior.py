@@ -22,18 +22,23 @@ measure that weighs a unit ``2**(BOOST_BITS - k)``, ``k = min(BOOST_BITS, floor(
 * A node with one selected point only (a child of the root, before its sibling) knows no spread:
   ``d = max(0, log2(|v| / c))``, ``c = max(|s|, 1)·2**CAP_BITS``, every magnitude up to ``c``
   weighing fully (a scale from ``|s|`` alone put the weight near 0 for data centred there).
-* Beyond the reach ``R = 2**FAR_BITS · max(1, largest released magnitude)`` the weight halves
-  per octave of magnitude, for :data:`THIN_BITS` octaves: in ``[R·2**j, R·2**(j+1))`` only
-  every ``2**(j + 1)``-th unit of a segment weighs (the others weigh 0), so the weights stay
-  integers; the stride stays below a cell's ``2**SUB_BITS`` units, so every cell keeps
-  weighted units in both halves (the same answers, :func:`.float_lattice.answer_of`) and only
-  its share of the weight falls. Without it (session 22) the ~150 octaves beyond the released
-  points weighed 1 a unit and outweighed a released end's neighbourhood in a node with few
-  or no records (beside a block of ties: a constant column, floats 0/1/2, a 0/1 flag), which
-  then answered up to 1e19 (the 5% quantile of a column of 5.0 at ε = 1: -1.6e13). The reach
-  is a magnitude, not a multiple of ``σ``: a tiny ``σ`` (two released points close together
-  beside an atom at 0) thinned the data themselves when the thinning followed ``d``
-  (zero-inflated data, 3 levels: rank gap 0.006 n → 0.068 n).
+* Beyond the reach ``R = 2**FAR_BITS · max(1, M)``, ``M`` the largest magnitude among the
+  answers (:func:`.float_lattice.answer_of`) of the units this node's measure reads (its path
+  and its left sibling's unit; not a global maximum), the weight halves per octave of
+  magnitude: in ``[R·2**j, R·2**(j+1))`` only every ``2**min(j + 1, THIN_BITS)``-th unit of
+  a segment, counted from the segment's first unit, weighs (the others weigh 0), and
+  ``2**-THIN_BITS`` of the units in every farther octave; so the weights stay integers. The
+  stride stays below a cell's ``2**SUB_BITS`` units, so every whole cell keeps weighted units
+  in both halves (the same answers; a node's partial end cells lie within the reach, stride
+  1) and only its share of the weight falls. Without it (session 22) the ~150 octaves beyond
+  the released points weighed 1 a unit and outweighed a released end's neighbourhood in a
+  node with few or no records (beside a block of ties: a constant column, floats 0/1/2, a
+  0/1 flag), which then answered up to 1e19 (the 5% quantile of a column of 5.0 at ε = 1:
+  -1.6e13). The reach is a magnitude, not a multiple of ``σ``: a tiny ``σ`` (two released
+  points close together beside an atom at 0) thinned the data themselves when the thinning
+  followed ``d`` (zero-inflated data, 3 levels: rank gap 0.006 n → 0.068 n). Records far
+  beyond the reach carry little weight: a node's records there are answered poorly (the
+  intended trade).
 
 Privacy: none spent and none lost. The exponential mechanism with a base measure ``μ``,
 ``P(u) ∝ μ(u) exp(rate · score(u))``, has the privacy loss of the uniform one (the score's
@@ -44,7 +49,10 @@ public: here it is a function of the node's interval and of the units selected b
 the steps run), never of the records. The root keeps the uniform measure.
 The sampler takes integer weights with a total below ``2**62``: the units (below ``2**52``)
 times ``2**BOOST_BITS``. A unit that weighs 0 is never drawn: the support is public too, and
-the loss bound holds on it. Measured in ``benchmarks/unbounded_prior.py``
+the loss bound holds on it, ``2Δ·rate`` per node under either neighbour relation (under
+``replace`` the rate is the caller's share over ``4Δ``, both nodes a record moves between
+paying); the normaliser is positive under every dataset, as each segment's first unit weighs
+at least 1. Measured in ``benchmarks/unbounded_prior.py``
 (docs/private_bounds.md).
 """
 
