@@ -443,10 +443,11 @@ def test_found_range_takes_permute_and_flip_on_narrow_bounds_only() -> None:
         assert plan_found_range(req, "exponential", **{**plan, **change}) is None, change  # type: ignore[arg-type]
 
 
-def test_an_answer_at_a_found_bound_without_a_count_warns() -> None:
-    """The recursion on found bounds releases no count, so the tree's few-records warning
-    cannot run; an answer equal to a found bound (records clamped onto it) warns instead,
-    from the released answers and bounds alone. An answer inside them does not."""
+def test_an_answer_at_a_found_bound_near_its_end_warns() -> None:
+    """The recursion on found bounds: an answer equal to a found bound at a level within two
+    allowances of records of that end of the recursion's released count (its root's side
+    counts, ``records``) warns that records clamped onto it may hold the quantile. An answer
+    inside them does not."""
     x = np.round(np.random.default_rng(0).lognormal(8, 1, 2000)).astype(np.int64)
     call = {"bounds": "private", "epsilon": 1.0}
     with pytest.warns(treedp.BoundsWarning, match="answered at a privately found bound"):
@@ -500,3 +501,25 @@ def test_the_tree_warns_when_a_tail_level_is_answered_at_a_found_bound() -> None
     assert not near_found_end([12.0], [0.5], (0.0, 12.0), 1200.0, 48842.0)  # 24,421 above
     assert near_found_end([0.0], [0.01], (0.0, 12.0), 1200.0, 48842.0)  # the lower end
     assert not near_found_end([11.0], [0.99], (0.0, 12.0), 1200.0, 48842.0)  # inside
+
+
+def test_the_recursions_count_keeps_a_block_at_a_found_bound_from_warning() -> None:
+    """Adult capital_gain (int; 92% zeros, found range of about 10^5 integers: the recursion),
+    ε = 1: the median and q = 0.9 are the block at 0, the found lower bound. Without a count
+    every such answer warned that the quantile may lie further out (a warning on every run of
+    a zero-inflated amount); the recursion's released count (its root's side counts) puts
+    those levels about 24,000 and 44,000 records from that end, far beyond the scans'
+    allowance (120), so only a tail level answered at a bound warns."""
+    x = np.asarray(treedp.datasets.load_adult()["capital_gain"], dtype=np.int64)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", treedp.BoundsWarning)
+        res = treedp.quantiles(x, [0.5, 0.9, 0.95, 0.99], bounds="private", epsilon=1.0,
+                               rng=InsecureSeededSource(0))  # fmt: skip
+    assert res.method == "recursive" and res.bounds_warning is None
+    assert res.value[0] == res.value[1] == res.bounds[0] == 0
+    rec = treedp.quantiles_recursive(x, [0.5, 0.9], bounds=(0, 10**5), epsilon=1.0,
+                                     rng=InsecureSeededSource(0), details=True)  # fmt: skip
+    assert rec.records is not None and abs(rec.records - x.size) < 1000  # sd 73 (200 seeds)
+    one = treedp.quantiles_recursive(x, 0.5, bounds=(0, 10**5), epsilon=1.0,
+                                     rng=InsecureSeededSource(0), details=True)  # fmt: skip
+    assert one.records is None  # one level: no side counts

@@ -38,7 +38,8 @@ __all__ = [
 ]
 
 #: What a method's run returns: the answers at the distinct levels, its spend record, its grid
-#: size (or number of bins), its ε spent and, for a method that releases counts, its total n̂.
+#: size (or number of bins), its ε spent and, for a method that releases counts, its total n̂
+#: (the tree's total; the recursion's root side counts summed).
 Outcome = tuple[Any, SpendRecord, int, float, float | None]
 Run = Callable[
     [
@@ -262,7 +263,8 @@ def _run_recursive(
         details=True, integers=True,
     )  # fmt: skip
     out, spend, points, spent = res.value, res.spend, res.grid_points, res.epsilon_spent
-    return np.minimum(np.floor(np.asarray(out, dtype=np.float64)), hi), spend, points, spent, None
+    answers = np.minimum(np.floor(np.asarray(out, dtype=np.float64)), hi)
+    return answers, spend, points, spent, res.records
 
 
 def _side(bounds: tuple[Any, Any] | None, bins: Any) -> tuple[Any, Any]:
@@ -298,7 +300,7 @@ def _on_grid(
         rng=source,
         details=True,
     )
-    return res.value, res.spend, res.grid_points, res.epsilon_spent, None
+    return res.value, res.spend, res.grid_points, res.epsilon_spent, res.records
 
 
 def inside_integer_limit(bounds: tuple[Any, Any]) -> tuple[int, int]:

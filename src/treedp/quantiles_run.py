@@ -89,12 +89,13 @@ class QuantilesResult(QuantileResult):
         With ``bounds="private"``: a warning when a scan ran off the public grid, stopped at
         once or the scans crossed (:func:`treedp.value_methods.bounds_warnings.grid_end_warning`),
         or when a count known to the call — a public ``n``, the private count of
-        ``n="private"`` or the tree's released total — is below ten times the scans'
-        allowance (:func:`~treedp.value_methods.bounds_warnings.few_records_warning`); the
-        exponential and recursive methods without ``n`` release no count, and warn when an
-        answer equals a found bound (``at_bound_warning``), as does the tree for a level
-        within two allowances of that end of its total (``near_found_end``). Also emitted as a
-        :class:`treedp.BoundsWarning`. Post-processing: no privacy cost.
+        ``n="private"``, the tree's released total or the recursion's (its root's side
+        counts, two levels or more) — is below ten times the scans' allowance
+        (:func:`~treedp.value_methods.bounds_warnings.few_records_warning`), else when a
+        level within two allowances of records of an end of that count is answered at that
+        found bound (``near_found_end``); the exponential method without ``n`` releases no
+        count and warns when an answer equals a found bound (``at_bound_warning``). Also
+        emitted as a :class:`treedp.BoundsWarning`. Post-processing: no privacy cost.
     n_source : str
         Where the ``n`` that chose the method and the tree's bins came from (one of
         :data:`N_SOURCES`): ``"none"`` (no ``n``: the rules without it), ``"public"`` (the
@@ -413,7 +414,7 @@ def run_steps(
     levels, where = np.unique(req.qa, return_inverse=True)
     # No bounds (the_bounds None): the lattice, on a public side if any (req.request).
     with held_warnings() as held:  # the tree's own release: restated for found bounds
-        distinct, method_record, grid_points, guarantee_eps, tree_total = method.run(
+        distinct, method_record, grid_points, guarantee_eps, released_n = method.run(
             values, levels, eps_rest, the_bounds or req.request, bins, req.relation, n, req.nan,
             source, req.privacy,
         )  # fmt: skip
@@ -424,7 +425,7 @@ def run_steps(
             method_record, req.privacy, levels, req.relation, chosen, eps_rest
         )
     if bres is not None:  # from released values only: the stops, a count, the answers
-        known_count = n if n is not None else tree_total  # public, private n̂ or the tree's n̂
+        known_count = n if n is not None else released_n  # public, private, the method's n̂
         off_grid = scans_warning(off_grid, bres, known_count, distinct, the_bounds, levels)
     off_grid = restated(held, bres is not None, off_grid)  # the tree release's, if any
     if method.sorted_after:

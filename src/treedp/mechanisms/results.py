@@ -260,6 +260,10 @@ class QuantileResult(MechanismResult):
         The levels.
     grid_points : int
         The size of the public output grid.
+    records : float or None
+        A noisy count of the records that the mechanism released with its values (the
+        recursive method's root side counts summed, part of its guarantee: post-processing
+        only), or None (one level, or a method that releases none).
 
     ``value`` (alias ``values``) holds one released quantile per level; ``guarantee`` is
     ``PureDP(ε_spent)``, ``ε_spent = sum over q of 2 Δ · rate <= epsilon`` (the rate rounded
@@ -278,6 +282,7 @@ class QuantileResult(MechanismResult):
 
     q: np.ndarray
     grid_points: int
+    records: float | None = None
 
     @property
     def values(self) -> np.ndarray:

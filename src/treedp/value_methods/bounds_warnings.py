@@ -181,8 +181,8 @@ def few_records_warning(allowance: float, count: float) -> str | None:
 
 
 def at_bound_warning(allowance: float) -> str:
-    """The warning for quantiles answered at a found bound by a method that releases no
-    count (the recursion on found bounds): about ``allowance`` records, plus noise, may lie
+    """The warning for quantiles answered at a found bound: about ``allowance`` records,
+    plus noise, may lie
     beyond that bound, clamped onto it, so the quantile may lie further out. It reads the
     released answers and bounds only (post-processing)."""
     return (
@@ -240,7 +240,9 @@ def clamp_warning(
     or None), else None. With a count and the answers' ``levels``, also
     :func:`at_bound_warning` when :func:`near_found_end` (the tree's answer at a found bound
     for a level within the allowance of that end: Adult capital_gain at ε = 0.1 answered 12
-    at q = 0.99 on found bounds ``[0, 12]`` with 8% of the records above). Datetime bounds
+    at q = 0.99 on found bounds ``[0, 12]`` with 8% of the records above; the recursion's
+    count, its root's side counts, keeps a block at a found bound, the median of a
+    zero-inflated amount, from warning). Datetime bounds
     take only the count's warning. Released values only (post-processing)."""
     found = bounds if found is None else found
     if _numbers(found) and _INTEGER_CLAMP in (abs(float(found[0])), abs(float(found[1]))):

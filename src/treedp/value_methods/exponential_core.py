@@ -298,6 +298,7 @@ class Draws(NamedTuple):
     source: RandomSource
     unit: str | None
     parameters: dict[str, Any]
+    total: np.ndarray | None = None  # per draw, a released count of the records, if any
 
 
 def deliver(
@@ -317,6 +318,7 @@ def deliver(
             draws.sensitivity,
             q=draws.levels,
             grid_points=points,
+            records=None if draws.total is None else float(draws.total[0]),
         )
     if np.ndim(q) == 0:
         return float(released[0]) if unit is None else released[0]

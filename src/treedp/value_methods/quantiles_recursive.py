@@ -302,19 +302,21 @@ def _run(
     anchor: Anchor | None = None,
     frame: Frame | None = None,
     walk: Walk = NO_WALK,
-) -> None:
+) -> np.ndarray | None:
     """Fill ``out[rows, node.mid]`` for the subtree ``plan`` (``x``: the node's records,
     sorted; ``anchor``: the rows' released counts, None at the root; ``frame``: the node's
     ranks as moved by forced children's counts, None if none was; ``walk``: its path's units
     and base measures); simulated rows with the same selected unit split their records
-    together."""
+    together. Returns, at a root with children, each row's released count of the records
+    (the root's two side counts summed, ``N̂``), else None."""
     if plan is None:
-        return
+        return None
     units = _select(plan, grid, x, first, last, rows.size, source, anchor, relation, frame,
                     walk.measure(first, last))  # fmt: skip
     out[rows, plan.mid] = units
     if plan.count_scale is None:
-        return
+        return None
+    total = np.zeros(rows.size, dtype=np.int64)
     for unit in np.unique(units):
         pick = units == unit
         these = rows[pick]
@@ -328,6 +330,7 @@ def _run(
         ]
         if anchor is None:
             left, right = root_anchor(noisy[0], noisy[1], plan.count_scale)
+            total[pick] = left.total
         else:
             left, right = anchor.rows(pick).children(noisy[0], noisy[1], plan.count_scale)
         # A child inside a bound zone answers the bound: its budget counts its records for
@@ -355,6 +358,7 @@ def _run(
                 frame_right = None if kids[1] is None else kids[1].rows(sub)
                 _run(plan.right, grid, x[split:], int(unit), last, out, these[sub], source,
                      relation, right.rows(sub), frame_right, walk_right)  # fmt: skip
+    return total if anchor is None else None
 
 
 def _quantiles_recursive(
@@ -392,10 +396,10 @@ def _quantiles_recursive(
     grid = Grid(lo, hi, grid_bits)
     x, splits = spread_for_splits(x, grid, integers)
     units = np.empty((draws, len(qs)), dtype=np.int64)
-    _run(plan, splits, x, 0, splits.cells - 1, units, np.arange(draws), source, relation)
+    total = _run(plan, splits, x, 0, splits.cells - 1, units, np.arange(draws), source, relation)
     chosen = units[:, np.searchsorted(distinct, qa)]
     values = grid.values(chosen) if integers else answers(ZonedGrid(grid), chosen)
-    return Draws(values, qa, eps, spent, sens, source, out_unit, parameters)
+    return Draws(values, qa, eps, spent, sens, source, out_unit, parameters, total)
 
 
 @overload
@@ -517,7 +521,9 @@ def quantiles_recursive(
         As for :func:`~treedp.quantile_exponential`.
     rng : RandomSource, optional
     details : bool, default=False
-        Return a :class:`~treedp.mechanisms.results.QuantileResult`.
+        Return a :class:`~treedp.mechanisms.results.QuantileResult`; with two or more
+        distinct levels its ``records`` is the root's two released side counts summed, a
+        noisy count of the records (part of the guarantee above).
     accountant : Accountant, optional
         Charged ``PureDP(ε_spent)`` after every check and before anything is drawn; an
         overspend raises :class:`~treedp.exceptions.BudgetExceededError`.
