@@ -122,7 +122,9 @@ def test_release_reads_continuous_data_as_before(draw: object) -> None:
         for eps in (0.1, 1.0):
             rel = _release(x, bounds, 5, eps)
             before = queries.quantile_from(rel.bins, rel.consistent_counts, Q)
-            after = np.asarray(rel.quantile(Q))
+            with warnings.catch_warnings():  # a tail answered in an end bin may warn
+                warnings.simplefilter("ignore", treedp.BoundsWarning)
+                after = np.asarray(rel.quantile(Q))
             if bounds != "private":
                 np.testing.assert_array_equal(after, before)
             ends = rel.bins.edges[[0, -1]]

@@ -73,7 +73,7 @@ def test_private_bounds_are_not_advised_to_a_release_that_used_them() -> None:
     assert text is not None and "The first bin holds" in text
     assert "bounds='private'" not in text and "give public bounds that hold them" in text
     public = end_mass_text([("first", "lower", "below", 0.9)])
-    assert "or use bounds='private'" in public
+    assert "find them from the records with bounds='private'" in public  # release_counts has none
 
 
 def test_both_ends_and_profile_attribution() -> None:
@@ -92,3 +92,39 @@ def test_profile_of_a_frame_names_each_column_once(wrapped: bool) -> None:
     table = pd.DataFrame({"capital_gain": x}) if wrapped else {"capital_gain": x}
     said = _said(lambda: treedp.profile(table, epsilon=1.0))
     assert said.count("Column 'capital_gain'") == 1
+
+
+def test_a_quantile_in_an_end_bin_of_found_bounds_near_that_end_warns() -> None:
+    """A release on privately found bounds: a level within two of the scans' allowances of
+    records of an end, answered in that end bin, warns that the records clamped into it may
+    hold the quantile (a new user's run: Adult capital_gain at ε = 0.25 found ``[0, 9741]``
+    and answered q = 0.99 at 9741, true 15,024, with only the first bin's warning). An inner
+    level, a tail answered inside the bounds and public bounds do not warn."""
+    from treedp.value_methods.bounds_warnings import in_found_end_bins
+
+    gain = np.asarray(load_adult()["capital_gain"], dtype=np.int64)
+
+    def release(seed: int, bounds: object = "private") -> treedp.Release:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", treedp.BoundsWarning)  # the first bin's 92%
+            return treedp.release_cdf(gain, bounds=bounds, bins="integers", epsilon=0.25,
+                                      rng=treedp.InsecureSeededSource(seed))  # fmt: skip
+
+    clamped = release(3)
+    assert clamped.bins.edges[-1] < 15_024
+    text = _said(lambda: clamped.quantile([0.5, 0.99]))
+    assert "answered at a privately found bound" in text
+    assert f"about {clamped.bounds_step['allowance']:.0f} records" in text  # public: the plan
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", treedp.BoundsWarning)
+        clamped.quantile([0.25, 0.5])  # the block of zeros, far from the lower end
+        inside = release(0)
+        assert inside.bins.edges[-1] > 15_024
+        inside.quantile([0.5, 0.99])  # 15,0xx: inside the bounds, not in the end bin
+        release(3, (0, 10**5)).quantile([0.99])  # public bounds: nothing found, no allowance
+    # The rule alone: released answers, levels, edges, allowance and count only.
+    edges = np.arange(0.0, 11.0)
+    assert in_found_end_bins([9.5], [0.99], edges, 100.0, 10_000.0)
+    assert not in_found_end_bins([9.5], [0.9], edges, 100.0, 10_000.0)  # 1,000 above
+    assert in_found_end_bins([0.2], [0.01], edges, 100.0, 10_000.0)
+    assert not in_found_end_bins([5.0], [0.99], edges, 100.0, 10_000.0)  # an inner bin

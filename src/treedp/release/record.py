@@ -19,6 +19,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from treedp._frames import polars_frame, polars_module
+from treedp._validation import warn_user
 from treedp._views import view
 from treedp.domain import Bins
 from treedp.estimation import (
@@ -28,7 +29,7 @@ from treedp.estimation import (
     estimate_prefix,
     prefix_covariance,
 )
-from treedp.exceptions import InvalidParameterError
+from treedp.exceptions import BoundsWarning, InvalidParameterError
 from treedp.mechanisms import Mechanism
 from treedp.privacy import ApproxDP, Measure, PureDP, compose
 from treedp.release import queries
@@ -456,6 +457,8 @@ class Release(IntervalQueries):
         neighbouring bin and six standard errors of its count) the answer is the bound in an
         end bin, 0 in an inner bin holding it, else the bin's nearer edge in rank:
         :func:`~treedp.release.atoms.snap_to_atoms`, post-processing. Non-decreasing in ``q``.
+        On privately found bounds, a level within two of the scans' allowances of records of
+        an end answered in its end bin emits a :class:`~treedp.BoundsWarning`.
 
         Parameters
         ----------
@@ -478,7 +481,12 @@ class Release(IntervalQueries):
         >>> bool((qs[:-1] <= qs[1:]).all() and 0 <= qs[0] and qs[-1] <= 3)
         True
         """
-        return queries.to_output(self.bins, self._quantile_axis(queries.check_q(q)))
+        qa = queries.check_q(q)
+        out = self._quantile_axis(qa)
+        clamped = self.bounds_step and view("clamped_quantiles")(self, np.ravel(qa), np.ravel(out))
+        if clamped:  # post-processing: an end bin's clamped records may hold a quantile
+            warn_user(clamped, BoundsWarning)
+        return queries.to_output(self.bins, out)
 
     def _quantile_axis(self, qa: Any) -> np.ndarray:
         """:meth:`quantile` of checked levels, on the bins' numeric axis."""

@@ -23,6 +23,7 @@ __all__ = [
     "clamp_warning",
     "few_records_warning",
     "grid_end_warning",
+    "in_found_end_bins",
     "near_found_end",
     "neighbours_ruled_out",
     "restated",
@@ -224,6 +225,23 @@ def near_found_end(answers: Any, levels: Any, bounds: Any, allowance: float, cou
     return bool(np.any(low | high))
 
 
+def in_found_end_bins(
+    answers: Any, levels: Any, edges: Any, allowance: float, count: float
+) -> bool:
+    """Whether an answer lies in an end bin of bins over found bounds (``edges``, on the
+    numeric axis) at a level within :data:`NEAR_END_ALLOWANCES` allowances of records of that
+    end of ``count`` (a release's total): the records clamped into that bin may hold the
+    quantile (:func:`near_found_end` for a release's quantiles, which interpolate inside
+    a bin). Released values only."""
+    a = np.asarray(answers, dtype=np.float64)
+    q = np.asarray(levels, dtype=np.float64)
+    e = np.asarray(edges, dtype=np.float64)
+    room = NEAR_END_ALLOWANCES * float(allowance)
+    low = (a < e[1]) & (q * float(count) <= room)
+    high = (a >= e[-2]) & ((1.0 - q) * float(count) <= room)
+    return bool(np.any(low | high))
+
+
 def clamp_warning(
     allowance: float,
     count: float | None,
@@ -284,8 +302,9 @@ def scans_warning(
     return clamp_warning(result.allowance, count, answers, bounds, result.value, levels)
 
 
-#: The end-bin warning's advice (``report.tables.end_mass_text``) on public bounds ...
-PUBLIC_WIDEN = "widen the bounds, or use bounds='private'"
+#: The end-bin warning's advice (``report.tables.end_mass_text``) on public bounds (from
+#: counts made elsewhere, ``release_counts``, no bounds can be found: the records are needed) ...
+PUBLIC_WIDEN = "widen the bounds, or find them from the records with bounds='private'"
 #: ... and on bounds found privately (asking for them again would not widen them).
 PRIVATE_WIDEN = (
     "the private bounds' scans leave some records beyond their stops by design: give public "
