@@ -320,7 +320,8 @@ def integer_bounds(bounds: tuple[Any, Any]) -> tuple[int, int]:
     pair = whole_pair(bounds)
     if pair is None:
         raise InvalidParameterError(
-            f"bins='integers' needs integer bounds lo <= hi. Got {bounds!r}."
+            f"The 'bounds' parameter must be whole numbers lo <= hi for bins='integers'. "
+            f"Got {bounds!r} instead."
         )
     return pair
 

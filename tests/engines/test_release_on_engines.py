@@ -100,5 +100,5 @@ def test_quantiles_take_a_spark_or_dask_column(spark: Any, dask_client: Any) -> 
                 rng=treedp.InsecureSeededSource(4),
             )
             np.testing.assert_array_equal(np.asarray(got), want)
-    with pytest.raises(treedp.InvalidParameterError, match="names no column"):
+    with pytest.raises(treedp.InvalidParameterError, match="is not in the data"):
         treedp.quantiles(frames[1], 0.5, epsilon=1.0, bounds=(0, 200), column="nope")

@@ -51,6 +51,8 @@ def test_pandas_end_to_end(frame: pd.DataFrame) -> None:
     }
     assert set(prof.skipped) == {"name", "flag"}
     assert prof["age"].bins.discrete and not prof["income"].bins.discrete
+    with pytest.raises(KeyError, match=r"No column .Age. in the profile\. Columns: age, income"):
+        prof["Age"]  # a new user's run: a bare KeyError('Age')
     # one record for the whole profile, the whole epsilon
     assert len(acct.history) == 1
     charge = acct.history[0]

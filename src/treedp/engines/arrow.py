@@ -9,9 +9,9 @@ import numpy as np
 
 from treedp._inputs import arrow_to_numpy, check_arrow_type
 from treedp.engines.base import BinCounts, NanPolicy
-from treedp.engines.entry import Engine, module_root, need_column, no_column
+from treedp.engines.entry import Engine, missing_column, module_root, need_column, no_column
 from treedp.engines.local import count_chunks
-from treedp.exceptions import InvalidParameterError, InvalidTypeError
+from treedp.exceptions import InvalidTypeError
 
 if TYPE_CHECKING:
     from treedp.domain import Bins
@@ -60,7 +60,7 @@ def _collect(table: Any, column: str) -> np.ndarray:
             f"{type(table).__name__} is one column already: drop 'column'."
         )
     if column not in table.schema.names:
-        raise InvalidParameterError(f"The 'column' parameter names no column: {column!r}.")
+        raise missing_column(column, table.schema.names)
     check_arrow_type(table.schema.field(column).type, column)
     chunks = _chunks(table, column)
     return np.concatenate([arrow_to_numpy(c) for c in chunks]) if chunks else np.zeros(0)

@@ -145,7 +145,7 @@ def frame_column(frame: Any, column: str) -> Any:
             f"{type(frame).__name__} is one column already: drop 'column'."
         )
     if column not in list(frame.columns):
-        raise InvalidParameterError(f"The 'column' parameter names no column: {column!r}.")
+        raise missing_column(column, frame.columns)
     return frame[column]
 
 

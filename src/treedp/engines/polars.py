@@ -5,8 +5,15 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from treedp.engines.base import BinCounts, NanPolicy
-from treedp.engines.entry import Engine, frame_column, module_root, need_column, no_column
-from treedp.exceptions import InvalidParameterError, InvalidTypeError
+from treedp.engines.entry import (
+    Engine,
+    frame_column,
+    missing_column,
+    module_root,
+    need_column,
+    no_column,
+)
+from treedp.exceptions import InvalidTypeError
 
 if TYPE_CHECKING:
     from treedp.domain import Bins
@@ -78,7 +85,7 @@ def _collect(frame: Any, column: str) -> Any:
     if not _lazy(frame):
         return frame_column(frame, column)
     if column not in (_schema(frame) or []):
-        raise InvalidParameterError(f"The 'column' parameter names no column: {column!r}.")
+        raise missing_column(column, _schema(frame) or [])
     return _read(frame, column)
 
 

@@ -86,6 +86,9 @@ class TableProfile(Mapping[str, Release]):
     record: SpendRecord | None = None
 
     def __getitem__(self, name: str) -> Release:
+        if name not in self.releases:  # the column names are the table's schema: public
+            listed = ", ".join(map(str, self.releases))
+            raise KeyError(f"No column {name!r} in the profile. Columns: {listed}.")
         return self.releases[name]
 
     def __iter__(self) -> Iterator[str]:
