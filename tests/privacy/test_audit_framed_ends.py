@@ -89,7 +89,9 @@ def test_framed_sibling_answers_the_end_its_released_counts_give(
     monkeypatch.setattr(
         qr,
         "root_anchor",
-        lambda lo, hi, s: released.append((lo.copy(), hi.copy())) or real_root(lo, hi, s),
+        lambda lo, hi, s, pinned=False: (
+            released.append((lo.copy(), hi.copy())) or real_root(lo, hi, s, pinned)
+        ),
     )
     drawn: list[int] = []
     real_at = qr.select_at

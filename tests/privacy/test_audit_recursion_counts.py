@@ -82,7 +82,11 @@ def _em_log_law(x: np.ndarray, first: int, last: int, level: Fraction, rate: Fra
 
 def _child_log_law(node: Any, x: np.ndarray, first: int, last: int, key: Any,
                    relation: str) -> np.ndarray:  # fmt: skip
-    """A child's ``log P(unit)`` over ``first..last`` given its rule's outcome ``key``."""
+    """A child's ``log P(unit)`` over ``first..last`` given its rule's outcome ``key`` (at
+    the grid's edge, where no point was released, :data:`~ra.LOW` / :data:`~ra.HIGH` select
+    at level 0 / 1 among its records)."""
+    if (key == ra.LOW and first == 0) or (key == ra.HIGH and last == 7):
+        key = Fraction(int(key == ra.HIGH))
     if key in (ra.LOW, ra.HIGH):
         out = np.full(last - first + 1, -np.inf)
         out[0 if key == ra.LOW else -1] = 0.0
@@ -90,20 +94,29 @@ def _child_log_law(node: Any, x: np.ndarray, first: int, last: int, key: Any,
     return _em_log_law(x, first, last, key, qr._anchored_rate(node, key, relation))
 
 
-def _keys(plan: Any, side: np.ndarray) -> tuple[np.ndarray, np.ndarray, list[Any]]:
+def _keys(plan: Any, side: np.ndarray, outcomes: list[Any],
+          pinned: bool = False) -> tuple[np.ndarray, np.ndarray]:  # fmt: skip
     """Each child's rule outcome for each count pair ``(L̂, R̂)`` of ``side × side`` (the
-    released counts only: no data, so computed once per plan), as indices into the list of
-    the distinct outcomes."""
-    outcomes: list[Any] = []
+    released counts and whether the root released an end of the grid, ``pinned``: no data,
+    so computed once per plan), as indices into ``outcomes``, the distinct outcomes (grown
+    here)."""
     ids = np.empty((2, side.size, side.size), dtype=np.int64)
     for i, j in np.ndindex(side.size, side.size):
-        left, right = ra.root_anchor(side[i : i + 1], side[j : j + 1], plan.count_scale)
+        left, right = ra.root_anchor(side[i : i + 1], side[j : j + 1], plan.count_scale,
+                                     pinned)  # fmt: skip
         for child, (node, anchor) in enumerate(((plan.left, left), (plan.right, right))):
             key = ra.anchored_level(node.q, node.level, anchor, 0)
             if key not in outcomes:
                 outcomes.append(key)
             ids[child, i, j] = outcomes.index(key)
-    return ids[0], ids[1], outcomes
+    return ids[0], ids[1]
+
+
+def _all_keys(plan: Any, side: np.ndarray) -> tuple[dict[bool, tuple[np.ndarray, ...]], list[Any]]:
+    """:func:`_keys` below a root unit inside the grid and at its ends (``u`` in 0, 7)."""
+    outcomes: list[Any] = []
+    ids = {pinned: _keys(plan, side, outcomes, pinned) for pinned in (False, True)}
+    return ids, outcomes
 
 
 def _pieces(x: np.ndarray, plan: Any, relation: str, outcomes: list[Any]) -> dict:
@@ -140,12 +153,13 @@ def _worst(d: np.ndarray, d2: np.ndarray, eps: float, relation: str) -> tuple[fl
     of the counts' step alone."""
     plan = _plan(eps, relation)
     side = np.arange(-WINDOW, max(d.size, d2.size) + WINDOW + 1)
-    left_ids, right_ids, outcomes = _keys(plan, side)
+    ids, outcomes = _all_keys(plan, side)
     p = _pieces(d, plan, relation, outcomes)
     p2 = _pieces(d2, plan, relation, outcomes)
     scale = plan.count_scale
     whole = level0 = level1 = counts = 0.0
     for u in range(8):
+        left_ids, right_ids = ids[u in (0, 7)]
         r1, b1, a1, k1 = p[u]
         r2, b2, a2, k2 = p2[u]
         counts = max(counts, (abs(b1 - b2) + abs(a1 - a2)) / float(scale))
@@ -307,9 +321,10 @@ def test_recursion_sampler_follows_the_exact_law(monkeypatch: pytest.MonkeyPatch
     plan = _plan(2.0, "add_remove")
     law: dict[tuple[int, int, int], float] = {}
     side = np.arange(-40, d.size + 41)
-    left_ids, right_ids, outcomes = _keys(plan, side)
+    ids, outcomes = _all_keys(plan, side)
     pieces = _pieces(d, plan, "add_remove", outcomes)
     for u in range(8):
+        left_ids, right_ids = ids[u in (0, 7)]
         root, below, above, (left, right) = pieces[u]
         pl = discrete_laplace_pmf(side - below, plan.count_scale)
         pr = discrete_laplace_pmf(side - above, plan.count_scale)

@@ -120,13 +120,14 @@ def test_far_beyond_the_released_magnitudes_the_weight_keeps_halving() -> None:
 def test_a_constant_column_is_answered_near_its_value() -> None:
     """A column of 5.0 (n = 1000, ε = 1, 19 levels: ε·n = 1000): the nodes beside the block
     hold few or no records and draw by their measures. Without the thinning (session 22's
-    measures) 5 of these 190 fixed-seed answers lay beyond 10^7, up to 1.6e19; now 2, below
-    10^8 (fixed seed, deterministic)."""
+    measures) 5 of these 190 fixed-seed answers lay beyond 10^7, up to 1.6e19; with it 2,
+    below 10^8; with the anchors' rule at the lattice's edge (a level beside the records there
+    selects at level 0 or 1 instead of answering the edge, ±8.99e307) none, the largest 2.3e6
+    (fixed seed, deterministic)."""
     x = np.full(1000, 5.0)
     out = unbounded_draws(x, list(np.arange(1, 20) / 20), epsilon=1.0, size=10,
                           rng=InsecureSeededSource(TEST_SEED))  # fmt: skip
-    assert np.all(np.abs(out) < 1e8)
-    assert np.sum(np.abs(out) > 1e7) <= 2
+    assert np.all(np.abs(out) < 1e7)
 
 
 def _unit_logp(cuts: np.ndarray, prior: NodePrior, pos: np.ndarray, level: float,

@@ -196,7 +196,7 @@ def test_bounds_beyond_the_float_range_are_refused_before_the_charge() -> None:
     acct = Accountant(PureDP(1.0))
     with pytest.raises(InvalidParameterError, match="'bounds'"):
         quantile_permute_flip([1], 0.5, bounds=(0, 10**400), epsilon=1.0, accountant=acct)
-    with pytest.raises(InvalidParameterError, match="integer bounds"):
+    with pytest.raises(InvalidParameterError, match="whole numbers lo <= hi"):
         treedp.quantiles(
             np.arange(5), 0.5, bounds=(0, 10**400), bins="integers", epsilon=1.0,
             accountant=acct,

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from fractions import Fraction
+
 import numpy as np
 import pytest
 
@@ -201,3 +203,27 @@ def test_the_smallest_accepted_budget_runs() -> None:
             np.arange(1000.0), q, bounds=(0, 1000), epsilon=eps * (1 - 1e-6),
             neighbours=relation,
         )  # fmt: skip
+
+
+def test_a_level_beside_the_records_at_the_grids_edge_selects_among_them() -> None:
+    """A child whose released counts put its level above its records (``HIGH``) answers its
+    upper end when that is a released point; at the grid's edge, where none was released (on
+    the float lattice ±8.99e307), it selects at level 1 among its records instead (the same
+    node budget): records at 4.5 only, the draws spread over the units above them."""
+    from treedp.value_methods.exponential_core import Grid
+    from treedp.value_methods.recursion_anchor import HIGH, Anchor, anchored_level
+
+    levels = [Fraction(1, 4), Fraction(1, 2), Fraction(3, 4)]
+    plan = qr._plan(levels, 0, 3, Fraction(0), Fraction(1), 0, (Fraction(1), Fraction(1)),
+                    "add_remove")  # fmt: skip
+    assert plan is not None and plan.right is not None
+    ones = np.ones(300, dtype=np.int64)
+    anchor = Anchor(10 * ones, 2 * ones, 3 * ones, "R", {"L": 1e-6, "R": 1e-6})  # a = 5.5 >= 3
+    assert anchored_level(plan.right.q, plan.right.level, anchor, 0) == HIGH
+    grid, x = Grid(0.0, 8.0, 3), np.array([4.5, 4.5, 4.5])
+    edge = qr._select(plan.right, grid, x, 4, 7, 300, InsecureSeededSource(1), anchor,
+                      "add_remove")  # fmt: skip
+    assert {5, 6, 7} <= set(np.unique(edge)) and np.mean(edge >= 5) > 0.8  # above the records
+    inner = qr._select(plan.right, grid, x, 4, 6, 300, InsecureSeededSource(1), anchor,
+                       "add_remove")  # fmt: skip
+    assert np.all(inner == 6)  # a released point there: answered

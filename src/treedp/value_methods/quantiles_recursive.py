@@ -272,6 +272,8 @@ def _select(
     groups: dict[Fraction | str, list[int]] = {}
     for row in range(size):
         key: Fraction | str = anchored_level(plan.q, plan.level, anchor, row)
+        if (key == LOW and first == 0) or (key == HIGH and last == grid.cells - 1):
+            key = Fraction(int(key == HIGH))  # no released point there: its records' end
         if frame is not None and key not in (LOW, HIGH):  # beside its records: their end
             key = offset_target(frame.level(plan.q), x.size, frame.offset(plan.q, row))
         groups.setdefault(key, []).append(row)
@@ -328,11 +330,13 @@ def _run(
             side + sample_discrete_laplace(plan.count_scale, these.size, source)
             for side in side_counts(x, point)
         ]
+        pinned = int(unit) in (first, last)  # released an end: split there, not at its level
         if anchor is None:
-            left, right = root_anchor(noisy[0], noisy[1], plan.count_scale)
+            left, right = root_anchor(noisy[0], noisy[1], plan.count_scale, pinned)
             total[pick] = left.total
         else:
-            left, right = anchor.rows(pick).children(noisy[0], noisy[1], plan.count_scale)
+            left, right = anchor.rows(pick).children(noisy[0], noisy[1], plan.count_scale,
+                                                     pinned)  # fmt: skip
         # A child inside a bound zone answers the bound: its budget counts its records for
         # its sibling's target instead (recursion_forced).
         forced = forced_sides(grid, int(unit))
