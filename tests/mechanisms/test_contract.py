@@ -136,3 +136,18 @@ def test_value_methods_state_their_domain_and_refuse_outside_it_before_the_charg
         call(np.arange(6.0), 0.5, bounds=(0, 10), epsilon=1.0, accountant=acc)
     assert "6" not in str(err.value)
     assert len(acc.history) == 1  # nothing charged for input outside the domain
+
+
+def test_a_mechanisms_repr_names_its_contract() -> None:
+    """``repr(release.mechanism)`` says which mechanism, neighbours and guarantee (a new
+    user's run printed ``<treedp.mechanisms.strategy.StrategyMechanism object at 0x...>``)."""
+    import treedp
+
+    rel = treedp.release_counts([3, 4, 5, 6], bins=4, bounds=(0, 4), epsilon=1.0,
+                                rng=treedp.InsecureSeededSource(1))  # fmt: skip
+    text = repr(rel.mechanism)
+    assert text == (
+        f"{type(rel.mechanism).__name__}(name={rel.mechanism.name!r}, "
+        "neighbours='add_remove', guarantee=PureDP(epsilon=1.0))"
+    )
+    assert " object at 0x" not in text

@@ -436,6 +436,14 @@ class Mechanism(ABC):
         """Whether datasets ``d_in`` steps apart are ``epsilon``-indistinguishable."""
         return self.privacy_loss(d_in) <= epsilon
 
+    def __repr__(self) -> str:
+        """The mechanism's name, neighbours and guarantee (a new user's run printed
+        ``<...StrategyMechanism object at 0x...>``); :meth:`describe` has the rest."""
+        return (
+            f"{type(self).__name__}(name={self.name!r}, neighbours={self.neighbours!r}, "
+            f"guarantee={self.guarantee!r})"
+        )
+
     def describe(self) -> dict[str, object]:
         """The contract as plain data (for a release's metadata)."""
         return {
