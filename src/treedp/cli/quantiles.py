@@ -163,7 +163,7 @@ def run(args: argparse.Namespace) -> None:
         out = output_of(args)
         for level, value in zip(args.q, result.values, strict=True):
             out.line(f"q={level:g}: {fmt(value)}", bare(value))
-        shown = ", ".join(fmt(b) for b in result.bounds)
+        shown = ", ".join(_bound_text(b) for b in result.bounds)
         stepped = is_private(bounds) and result.parts[0].mechanism.startswith("private_bounds")
         step = result.parts[0].measure if stepped else None  # the bounds step's
         found = found_text(bounds, getattr(step, "epsilon", None))
@@ -209,6 +209,14 @@ def run(args: argparse.Namespace) -> None:
         if ledger is not None:
             out.budget(ledger, remaining_line(ledger))
         out.finish()
+
+
+def _bound_text(bound: Any) -> str:
+    """A bound for the answer line; the float lattice's end (no bound: every float a
+    candidate) as ``-inf`` / ``inf`` rather than ``±8.98847e+307``."""
+    if isinstance(bound, float) and abs(bound) >= 2.0**1023:
+        return "inf" if bound > 0 else "-inf"
+    return str(fmt(bound))
 
 
 def _n_line(result: Any) -> str:
