@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import shlex
 import sqlite3
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -122,4 +123,6 @@ def test_every_python_block_runs(index: int, workdir: Path) -> None:
     block = _blocks("python")[index]
     if "duckdb" in block:
         pytest.importorskip("duckdb")
-    exec(compile(block, f"README recipe {index}", "exec"), _namespace(workdir))
+    with warnings.catch_warnings():  # a recipe's small data may warn at its budget, by noise
+        warnings.simplefilter("ignore", treedp.BoundsWarning)  # (a tail in a found end bin)
+        exec(compile(block, f"README recipe {index}", "exec"), _namespace(workdir))

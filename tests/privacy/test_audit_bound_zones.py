@@ -21,7 +21,7 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
-from tests.privacy.test_audit_recursion_counts import _keys, _pairs
+from tests.privacy.test_audit_recursion_counts import _all_keys, _pairs
 from treedp.noise.discrete_laplace import discrete_laplace_pmf
 from treedp.value_methods import bound_blocks as bb
 from treedp.value_methods import quantiles_recursive as qr
@@ -54,6 +54,8 @@ def em(x, first, last, level, rate, points=POINTS):
 
 
 def child(node, x, first, last, key, rel, points):
+    if (key == ra.LOW and first == 0) or (key == ra.HIGH and last == len(points) - 1):
+        key = Fraction(int(key == ra.HIGH))  # the grid's edge: a selection at level 0 / 1
     if key in (ra.LOW, ra.HIGH):
         out = np.full(last - first + 1, -np.inf)
         out[0 if key == ra.LOW else -1] = 0.0
@@ -93,12 +95,14 @@ def largest(l1, l2):
 def worst(d, d2, eps, rel):
     plan = plan_of(eps, rel)
     side = np.arange(-WINDOW, max(d.size, d2.size) + WINDOW + 1)
-    li, ri, outcomes = _keys(plan, side)
+    ids, outcomes = _all_keys(plan, side)  # the root's unit at an end of the grid: pinned
     p, p2 = pieces(d, plan, rel, outcomes), pieces(d2, plan, rel, outcomes)
     sc = plan.count_scale
     whole = l0 = l1 = 0.0
     assert p.keys() == p2.keys()
+    ends = (0, rs.spread_for_splits(np.sort(d), GRID, False)[1].cells - 1)  # the root's
     for u in p:
+        li, ri = ids[u in ends]
         r1, b1, a1, k1 = p[u]
         r2, b2, a2, k2 = p2[u]
         cl = np.log(discrete_laplace_pmf(side - b1, sc) / discrete_laplace_pmf(side - b2, sc))

@@ -50,7 +50,10 @@ per-level bounds (:func:`_depth_losses`; a child's selection is bounded by its
 ``share``, as its rate is chosen at run time). A child inside a bound zone releases one count
 of its records instead, within its ``share`` (:mod:`.recursion_forced` states the argument).
 The children's rule and the answers at a child's end read only released counts and units:
-post-processing. The empty dataset is valid (uniform outputs in each node).
+post-processing. A child whose rule puts its level beside its records at the grid's edge
+(its interval starts or ends there) selects at level 0 or 1 among them (a framed child at its
+frame's target) instead of answering the edge: a selection within its ``share``, as any
+child's. The empty dataset is valid (uniform outputs in each node).
 """
 
 from __future__ import annotations
@@ -273,7 +276,7 @@ def _select(
     for row in range(size):
         key: Fraction | str = anchored_level(plan.q, plan.level, anchor, row)
         if (key == LOW and first == 0) or (key == HIGH and last == grid.cells - 1):
-            key = Fraction(int(key == HIGH))  # no released point there: its records' end
+            key = Fraction(int(key == HIGH))  # its interval at the grid's edge: select
         if frame is not None and key not in (LOW, HIGH):  # beside its records: their end
             key = offset_target(frame.level(plan.q), x.size, frame.offset(plan.q, row))
         groups.setdefault(key, []).append(row)
@@ -498,7 +501,9 @@ def quantiles_recursive(
     the records it sends to each side, and a child whose rescaled level disagrees with the
     absolute target those counts give by more than their noise explains targets the absolute
     one instead, or answers that end of its grid interval (the nearest released point on
-    that side, or the grid's edge) when that target lies beside its records
+    that side; at the grid's edge it selects at level 0 or 1 among its records, within its
+    share) when that target lies beside its records; the children of a node that released
+    an end of its interval always take the absolute target
     (:func:`~.recursion_anchor.anchored_level`; post-processing of the counts). A node's
     target rank is ``q'·n_node`` for its public level ``q'``, so a node reads only its own
     records.

@@ -51,8 +51,9 @@ SIGMAS = 5.0
 #: benchmark's baseline and a test's mutant).
 PARENT_TESTS = True
 #: What :func:`anchored_level` returns for a level at or below the child's records (answer its
-#: lower end, the nearest released point below it or the grid's lower edge) and at or above
-#: them (its upper end, the nearest released point above it or the grid's upper edge).
+#: lower end, the nearest released point below it) and at or above them (its upper end, the
+#: nearest released point above it); where that end is the grid's edge the child selects at
+#: level 0 or 1 among its records instead (``quantiles_recursive._select``).
 LOW, HIGH = "low", "high"
 
 
@@ -144,7 +145,8 @@ def anchored_level(q: Fraction, level: Fraction, anchor: Anchor, row: int) -> Fr
     Otherwise :data:`LOW` when ``a <= 0``, :data:`HIGH` when ``a >= Ŝ`` (the level lies beside
     the child's records: answer that end of the child's grid interval, the released point
     nearest below, resp. above, it: the parent's for a right child's lower end and a left
-    child's upper end, else an earlier ancestor's point or the grid's edge), else ``a / Ŝ``,
+    child's upper end, else an earlier ancestor's point; at the grid's edge the caller
+    selects at level 0 or 1 instead), else ``a / Ŝ``,
     in (0, 1), the child's target ``(a / Ŝ)·n_node``."""
     total, offset, size = (int(anchor.total[row]), int(anchor.offset[row]),
                            int(anchor.size[row]))  # fmt: skip

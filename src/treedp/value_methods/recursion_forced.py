@@ -50,8 +50,11 @@ composition; pure DP, privacy unit one record, ``add_remove`` or ``replace``):
   every rank), so the sensitivity is that of the unclamped score.
 * A framed node answering an end of its interval (its anchors' released counts place the
   level beside its records, :func:`~.recursion_anchor.anchored_level`) spends nothing: the
-  answer is the grid's edge or an earlier released unit, chosen from released counts and
-  public levels only (post-processing; ``tests/privacy/test_audit_framed_ends.py``).
+  answer is an earlier released unit, chosen from released counts and public levels only
+  (post-processing; ``tests/privacy/test_audit_framed_ends.py``). Where that end is the
+  grid's edge (no released unit) it selects at its frame's target instead, the framed
+  selection above, within its ``share`` (session 23: it answered the edge, ±8.99e307 on the
+  float lattice).
 * The sibling reads the forced child's count released at the same level: adaptive parallel
   composition over the level's disjoint nodes (given the earlier outputs, a record's
   neighbour changes its own node's output law only, or, under ``replace``, the two nodes'
