@@ -73,12 +73,13 @@ def pieces(raw, plan, rel, outcomes):
     for u in range(units):
         if any(rf.forced_sides(splits, u)):
             continue  # a child inside a zone: test_audit_forced_children.py
+        keys = outcomes[u in (0, units - 1)]  # the root at an end of the grid pins its children
         p = qr._split_point(plan, splits, u)
         b, a = qr.side_counts(x, p)
         s = int(np.searchsorted(x, p, side="left"))
         laws = [
-            [child(plan.left, x[:s], 0, u, k, rel, points) for k in outcomes],
-            [child(plan.right, x[s:], u, units - 1, k, rel, points) for k in outcomes],
+            [child(plan.left, x[:s], 0, u, k, rel, points) for k in keys],
+            [child(plan.right, x[s:], u, units - 1, k, rel, points) for k in keys],
         ]
         out[u] = (root[u], b, a, laws)
     return out

@@ -113,26 +113,32 @@ def _keys(plan: Any, side: np.ndarray, outcomes: list[Any],
     return ids[0], ids[1]
 
 
-def _all_keys(plan: Any, side: np.ndarray) -> tuple[dict[bool, tuple[np.ndarray, ...]], list[Any]]:
-    """:func:`_keys` below a root unit inside the grid and at its ends (``u`` in 0, 7)."""
-    outcomes: list[Any] = []
-    ids = {pinned: _keys(plan, side, outcomes, pinned) for pinned in (False, True)}
+Keys = dict[bool, tuple[np.ndarray, np.ndarray]]
+
+
+def _all_keys(plan: Any, side: np.ndarray) -> tuple[Keys, dict[bool, list[Any]]]:
+    """:func:`_keys` below a root unit inside the grid (``False``) and at its ends (``True``:
+    the root pinned its children), each with its own list of outcomes (few inside, where the
+    rescaled level is mostly kept)."""
+    outcomes: dict[bool, list[Any]] = {False: [], True: []}
+    ids = {pinned: _keys(plan, side, outcomes[pinned], pinned) for pinned in (False, True)}
     return ids, outcomes
 
 
-def _pieces(x: np.ndarray, plan: Any, relation: str, outcomes: list[Any]) -> dict:
+def _pieces(x: np.ndarray, plan: Any, relation: str, outcomes: dict[bool, list[Any]]) -> dict:
     """For each root unit: its log-probability, the counts' centres, and each child's
-    log-law for each outcome of its rule."""
+    log-law for each outcome of its rule (the pinned outcomes at the grid's ends)."""
     x = np.sort(x)
     root = _em_log_law(x, 0, 7, plan.level, plan.rate)
     out = {}
     for u in range(8):
+        keys = outcomes[u in (0, 7)]
         point = qr._split_point(plan, GRID, u)
         below, above = qr.side_counts(x, point)
         split = int(np.searchsorted(x, point, side="left"))
         laws = [
-            [_child_log_law(plan.left, x[:split], 0, u, key, relation) for key in outcomes],
-            [_child_log_law(plan.right, x[split:], u, 7, key, relation) for key in outcomes],
+            [_child_log_law(plan.left, x[:split], 0, u, key, relation) for key in keys],
+            [_child_log_law(plan.right, x[split:], u, 7, key, relation) for key in keys],
         ]
         out[u] = (root[u], below, above, laws)
     return out
@@ -337,7 +343,8 @@ def test_recursion_sampler_follows_the_exact_law(
         root, below, above, (left, right) = pieces[u]
         pl = discrete_laplace_pmf(side - below, plan.count_scale)
         pr = discrete_laplace_pmf(side - above, plan.count_scale)
-        weight = np.zeros((len(outcomes), len(outcomes)))  # P(the children's outcomes)
+        n_out = len(outcomes[u in (0, 7)])
+        weight = np.zeros((n_out, n_out))  # P(the children's outcomes)
         np.add.at(weight, (left_ids, right_ids), np.outer(pl, pr))
         joint = np.zeros((u + 1, 8 - u))
         for i, j in zip(*np.nonzero(weight), strict=True):
