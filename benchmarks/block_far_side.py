@@ -8,7 +8,7 @@ block at their lower end: Adult ``capital_gain`` (92% zeros, the vendored data, 
 ran it), synthetic amounts with 92% and 70% zeros (else round lognormal(8, 1), n = 10^4), and
 Poisson(30) without a block (n = 10^4) for the cost on spread data; deciles and ``[.5, .9,
 .95, .99]`` at ε ∈ {0.1, 0.3, 1}. Two columns per cell, the same data and seeds in the same
-process: "before", ``recursion_anchor.PARENT_TESTS = False`` (a child compares only its own
+process: "before", ``recursion_anchor.PINNED_RULE = False`` (a child compares only its own
 rescaled and absolute targets), and "now" (the shipped rule: a child also leaves the rescaled
 level when its parent released an end of its interval, where it split its records). Mean
 rank gap in records (``_common.rank_gap``) and the share of answers off the block at the
@@ -44,7 +44,7 @@ def columns() -> dict[str, np.ndarray]:
 
 def run(x: np.ndarray, q: list[float], eps: float, reps: int, tests: bool) -> tuple[float, float]:
     """Mean rank gap (records) and the share of answers off the block where the truth is it."""
-    recursion_anchor.PARENT_TESTS = tests
+    recursion_anchor.PINNED_RULE = tests
     try:
         xs = np.sort(x)
         true = np.quantile(x, q, method="inverted_cdf")
@@ -57,7 +57,7 @@ def run(x: np.ndarray, q: list[float], eps: float, reps: int, tests: bool) -> tu
             at_block = true == xs[0]
             off.append(np.mean(v[at_block] != xs[0]) if at_block.any() else 0.0)
     finally:
-        recursion_anchor.PARENT_TESTS = True
+        recursion_anchor.PINNED_RULE = True
     return float(np.mean(gaps)), float(np.mean(off))
 
 

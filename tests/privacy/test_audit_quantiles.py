@@ -182,12 +182,12 @@ def test_recursive_mutant_unequal_split_not_normalised_is_caught(
 def test_recursive_sampler_follows_the_exact_law(monkeypatch: pytest.MonkeyPatch) -> None:
     """Chi-square of 20,000 draws of the implementation against the exact joint law of the
     rescaled branch (a parent releasing an end of its interval sends its children to the
-    anchored branch, ``recursion_anchor.PARENT_TESTS``, off here: on this 8-cell grid most
+    anchored branch, ``recursion_anchor.PINNED_RULE``, off here: on this 8-cell grid most
     parents do; that branch's keys are post-processing of released counts and units, its
     rates within the node's share: tests/privacy/test_audit_recursion_counts.py)."""
     from treedp.value_methods import recursion_anchor
 
-    monkeypatch.setattr(recursion_anchor, "PARENT_TESTS", False)
+    monkeypatch.setattr(recursion_anchor, "PINNED_RULE", False)
     d = np.array([1.5, 4.5, 6.5, 3.5])
     law = _joint_law(d, 2.0, "add_remove")
     draws = qr._quantiles_recursive_draws(

@@ -18,7 +18,7 @@ from treedp.value_methods import recursion_anchor as ra
 def test_a_child_below_a_pinned_parent_takes_its_absolute_target() -> None:
     """A parent that released an end of its interval split its records there, not at its
     level: its children leave the rescaled level even where their own test would keep it
-    (the gap within the counts' noise). With ``PARENT_TESTS`` off (the rule before, a
+    (the gap within the counts' noise). With ``PINNED_RULE`` off (the rule before, a
     mutant) the child keeps it; an unpinned parent keeps it too."""
     # The root's right child at 0.8 (rescaled 0.6), its counts off by 40 records only.
     left, right = ra.root_anchor(np.array([540]), np.array([460]), Fraction(64))
@@ -29,10 +29,10 @@ def test_a_child_below_a_pinned_parent_takes_its_absolute_target() -> None:
     pinned = right._replace(pinned=True)
     assert ra.anchored_level(q, level, pinned, 0) == a / 460
     try:
-        ra.PARENT_TESTS = False
+        ra.PINNED_RULE = False
         assert ra.anchored_level(q, level, pinned, 0) == level
     finally:
-        ra.PARENT_TESTS = True
+        ra.PINNED_RULE = True
     # Children inherit the flag from the node that released its end.
     kids = right.children(np.array([0]), np.array([460]), Fraction(64), pinned=True)
     assert all(k.pinned for k in kids) and not any(k.pinned for k in (left, right))
@@ -45,13 +45,13 @@ def test_adult_capital_gain_deciles_beside_the_block_of_zeros(tests: bool) -> No
     (all 0): q = 0.9 was answered 6,382 to 7,284 in 5 of 6 seeds, the rescaled level of the
     root's right child reading the non-zero records (the block went left whole). Its parent,
     the 0.8 node, answered beside its records (the root's point), so it split there: the
-    child now takes its absolute target (0) in 5 of the 6; with ``PARENT_TESTS`` off (the
+    child now takes its absolute target (0) in 5 of the 6; with ``PINNED_RULE`` off (the
     rule before) 1 of 6 (fixed seeds, deterministic)."""
     x = np.asarray(treedp.datasets.load_adult()["capital_gain"], dtype=np.int64)
     q = list(np.arange(1, 10) / 10)
     zero = 0
     try:
-        ra.PARENT_TESTS = tests
+        ra.PINNED_RULE = tests
         for seed in range(6):
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", treedp.BoundsWarning)
@@ -60,5 +60,5 @@ def test_adult_capital_gain_deciles_beside_the_block_of_zeros(tests: bool) -> No
             assert np.all(res.values[:8] == 0)
             zero += int(res.values[8] == 0)
     finally:
-        ra.PARENT_TESTS = True
+        ra.PINNED_RULE = True
     assert zero == (5 if tests else 1)

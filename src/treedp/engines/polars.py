@@ -84,8 +84,9 @@ def _read(data: Any, name: str) -> Any:
 def _collect(frame: Any, column: str) -> Any:
     if not _lazy(frame):
         return frame_column(frame, column)
-    if column not in (_schema(frame) or []):
-        raise missing_column(column, _schema(frame) or [])
+    names = _schema(frame) or []
+    if column not in names:
+        raise missing_column(column, names)
     return _read(frame, column)
 
 

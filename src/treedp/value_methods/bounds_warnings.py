@@ -182,10 +182,9 @@ def few_records_warning(allowance: float, count: float) -> str | None:
 
 
 def at_bound_warning(allowance: float) -> str:
-    """The warning for quantiles answered at a found bound: about ``allowance`` records,
-    plus noise, may lie
-    beyond that bound, clamped onto it, so the quantile may lie further out. It reads the
-    released answers and bounds only (post-processing)."""
+    """The warning for quantiles answered at a found bound: about ``allowance`` records, plus
+    noise, may lie beyond that bound, clamped onto it, so the quantile may lie further out. It
+    reads the released answers and bounds only (post-processing)."""
     return (
         "A quantile was answered at a privately found bound, beyond which the bounds' scans "
         f"leave about {float(allowance):.0f} records (their threshold at this epsilon) clamped "
@@ -212,17 +211,22 @@ BEYOND_INTEGERS_WARNING = (
 NEAR_END_ALLOWANCES = 2.0
 
 
+def _near_an_end(low: np.ndarray, high: np.ndarray, levels: Any, allowance: float,
+                 count: float) -> bool:  # fmt: skip
+    """Whether an answer at the lower (``low``) or upper (``high``) end sits at a level within
+    :data:`NEAR_END_ALLOWANCES` allowances of records of that end of ``count``."""
+    q = np.asarray(levels, dtype=np.float64)
+    room = NEAR_END_ALLOWANCES * float(allowance)
+    return bool(np.any((low & (q * float(count) <= room)) | (high & ((1.0 - q) * count <= room))))
+
+
 def near_found_end(answers: Any, levels: Any, bounds: Any, allowance: float, count: float) -> bool:
     """Whether an answer equals a found bound at a level within
     :data:`NEAR_END_ALLOWANCES` allowances of records of that end of ``count`` (``(1 - q)·n̂``
     above the upper bound, ``q·n̂`` below the lower): the records the scans leave beyond the
     bound may hold the quantile. Released values only."""
     a = np.asarray(answers, dtype=np.float64)
-    q = np.asarray(levels, dtype=np.float64)
-    room = NEAR_END_ALLOWANCES * float(allowance)
-    low = (a == float(bounds[0])) & (q * float(count) <= room)
-    high = (a == float(bounds[1])) & ((1.0 - q) * float(count) <= room)
-    return bool(np.any(low | high))
+    return _near_an_end(a == float(bounds[0]), a == float(bounds[1]), levels, allowance, count)
 
 
 def in_found_end_bins(
@@ -234,12 +238,8 @@ def in_found_end_bins(
     quantile (:func:`near_found_end` for a release's quantiles, which interpolate inside
     a bin). Released values only."""
     a = np.asarray(answers, dtype=np.float64)
-    q = np.asarray(levels, dtype=np.float64)
     e = np.asarray(edges, dtype=np.float64)
-    room = NEAR_END_ALLOWANCES * float(allowance)
-    low = (a < e[1]) & (q * float(count) <= room)
-    high = (a >= e[-2]) & ((1.0 - q) * float(count) <= room)
-    return bool(np.any(low | high))
+    return _near_an_end(a < e[1], a >= e[-2], levels, allowance, count)
 
 
 def clamp_warning(

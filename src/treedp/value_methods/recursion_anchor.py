@@ -33,7 +33,7 @@ from treedp.noise.rational import dyadic_lower_bound
 __all__ = [
     "HIGH",
     "LOW",
-    "PARENT_TESTS",
+    "PINNED_RULE",
     "SIGMAS",
     "Anchor",
     "anchored_level",
@@ -49,7 +49,7 @@ SIGMAS = 5.0
 #: Whether :func:`anchored_level` leaves the rescaled level below a parent that released an
 #: end of its interval (:attr:`Anchor.pinned`); off, the rule before session 23 (a
 #: benchmark's baseline and a test's mutant).
-PARENT_TESTS = True
+PINNED_RULE = True
 #: What :func:`anchored_level` returns for a level at or below the child's records (answer its
 #: lower end, the nearest released point below it) and at or above them (its upper end, the
 #: nearest released point above it); where that end is the grid's edge the child selects at
@@ -151,7 +151,7 @@ def anchored_level(q: Fraction, level: Fraction, anchor: Anchor, row: int) -> Fr
     total, offset, size = (int(anchor.total[row]), int(anchor.offset[row]),
                            int(anchor.size[row]))  # fmt: skip
     a = q * total - offset
-    pinned = PARENT_TESTS and anchor.pinned
+    pinned = PINNED_RULE and anchor.pinned
     if not pinned and abs(a - level * size) <= SIGMAS * anchor.spread(q, level):
         return level
     if a <= 0:
