@@ -14,9 +14,9 @@ from typing import Any
 
 import numpy as np
 
-from treedp.bin_edges import INTEGER_BINS, integer_bins
+from treedp.bin_edges import INTEGER_BINS
 from treedp.config import configure
-from treedp.domain import MAX_BINS, make_bins
+from treedp.domain import MAX_BINS, integer_range_bins, make_bins
 from treedp.engines.dispatch import count_source
 from treedp.engines.schema import column_kind
 from treedp.exceptions import DataError, InvalidParameterError, InvalidTypeError
@@ -41,7 +41,8 @@ def run_bounds_stage(query: Query) -> tuple[Any, Any, float, dict[str, Any]]:
 
     With ``bins="integers"`` a found range of more integers than ``PrivateBounds.max_bins``
     (at most the mechanism's limit) is released on equal-width bins of whole integers
-    (:func:`~treedp.bin_edges.integer_bins`; the record's ``"width"``), never cut."""
+    (:func:`~treedp.domain.integer_range_bins`, ``Bins.integers``: queries read integer data;
+    the record's ``"width"``), never cut."""
     from treedp.value_methods.bounds_split import split_private_bounds
     from treedp.value_methods.private_bounds import check_known_bound
 
@@ -95,7 +96,7 @@ def run_bounds_stage(query: Query) -> tuple[Any, Any, float, dict[str, Any]]:
         if beyond is not None:  # float bins: integers there are not exact in float64
             bounds, request, bins_note = beyond, cap, {"beyond_exact_integers": True}
         else:
-            bounds, request, width = integer_bins(int(found[0]), int(found[1]), cap)
+            request, width = integer_range_bins(int(found[0]), int(found[1]), cap)
             bins_note = {"width": width} if width > 1 else {}  # bins of `width` integers
     bounds_step = {
         "method": "private_bounds",

@@ -21,6 +21,7 @@ from treedp.bin_edges import (
     MAX_BINS,
     check_edges,
     equal_width_edges,
+    integer_bins,
     proven_equal_width,
 )
 from treedp.engines.base import NanPolicy
@@ -41,6 +42,7 @@ __all__ = [
     "NanPolicy",
     "check_bin_count",
     "held_bins",
+    "integer_range_bins",
     "make_bins",
     "public_bins",
 ]
@@ -258,6 +260,23 @@ def _equal_width_bins(lo: float, hi: float, n_bins: int, bounds: Sequence[Any]) 
             f"The 'bins' parameter ({n_bins}) is too large for the float resolution of "
             f"'bounds' {bounds!r}: the edges cannot be equally spaced."
         ) from None
+
+
+def integer_range_bins(lo: int, hi: int, cap: int) -> tuple[Bins, int]:
+    """Bins for the public integers ``lo..hi`` and their width: one bin per integer when they
+    are at most ``cap`` (discrete bins, width 1), else at most ``cap`` equal-width bins of ``w``
+    whole integers each (``Bins.integers``: queries read integer data), as
+    :func:`~treedp.bin_edges.integer_bins` lays them out.
+
+    >>> bins, width = integer_range_bins(0, 999, 128)
+    >>> bins.n_bins, width, bins.integers, bins.discrete
+    (125, 8, True, False)
+    """
+    bounds, request, width = integer_bins(lo, hi, cap)
+    made = make_bins(bounds=bounds, bins=request)
+    if width == 1:
+        return made, 1
+    return finish_bins(made.edges.copy(), False, True, None, integers=True), width
 
 
 def held_bins(bounds: Sequence[Any], bins: int) -> Bins | None:

@@ -43,7 +43,7 @@ class Bins:
         ``datetime_unit`` for datetimes.
     discrete : bool
         True for an integer domain (one bin per integer ``v``, the bin ``[v, v + 1)``); queries
-        then answer at integers without interpolation.
+        then answer at integers without interpolation. Discrete bins are ``integers`` bins.
     equal_width : bool
         True when the edges are ``lo + j·(hi - lo)/B``; counting then uses arithmetic.
     datetime_unit : str or None
@@ -52,6 +52,14 @@ class Bins:
         The time zone of tz-aware datetime bins (``"UTC"``, ``"America/New_York"``,
         ``"+05:30"``; a ``tzinfo`` is accepted and named), else None. The edges are then
         ticks of UTC instants and the answers are given in this zone (:mod:`treedp.timezones`).
+    integers : bool
+        True when the values are integers and every edge is an integer (within ``±2**53``): bin
+        ``j`` holds the integers ``e_j .. e_{j+1} - 1``, one or many (a private range of more
+        integers than ``PrivateBounds.max_bins`` is binned so). Queries then read integer
+        data: ``cdf(x)`` counts the values ``<= floor(x)`` (``< floor(x) + 1``), a range
+        ``[a, b)`` the integers from ``ceil(a)`` to ``ceil(b) - 1``, and quantiles are integers;
+        inside a bin of many integers the count is spread evenly over them. Implied by
+        ``discrete``.
 
     Raises
     ------
@@ -60,8 +68,8 @@ class Bins:
         not a bool.
     InvalidParameterError
         If the edges are not 1-D, strictly increasing and finite with ``1 <= B <= MAX_BINS``,
-        or the flags do not describe them (``discrete``: consecutive integers;
-        ``equal_width``: equally spaced edges).
+        or the flags do not describe them (``discrete``: consecutive integers; ``integers``:
+        integers within ``±2**53``, not datetimes; ``equal_width``: equally spaced edges).
 
     Notes
     -----
@@ -74,10 +82,11 @@ class Bins:
     equal_width: bool = False
     datetime_unit: str | None = None
     timezone: str | None = None
+    integers: bool = False
     _inv_width: float = field(default=0.0, init=False, repr=False)
 
     def __post_init__(self) -> None:
-        for flag in ("discrete", "equal_width"):
+        for flag in ("discrete", "equal_width", "integers"):
             if not isinstance(getattr(self, flag), bool | np.bool_):
                 raise InvalidTypeError(
                     must(flag, f"be a bool. Got {type(getattr(self, flag)).__name__} instead.")
@@ -108,6 +117,14 @@ class Bins:
                 raise InvalidParameterError(
                     "discrete=True needs edges lo, lo + 1, ..., hi + 1 at integers."
                 )
+            object.__setattr__(self, "integers", True)
+        if self.integers and not self.discrete:
+            if unit is not None:
+                raise InvalidParameterError("Datetime bins cannot be integers bins.")
+            if not (np.all(np.abs(edges) <= EXACT_INT) and np.all(edges == np.floor(edges))):
+                raise InvalidParameterError(
+                    "integers=True needs edges at integers within ±2**53 (9007199254740992)."
+                )
         inv = equal_width_inverse(edges) if self.equal_width else 0.0  # checks the spacing
         if unit is not None:
             inv = 0.0  # datetime ticks are counted by binary search on the edges
@@ -130,6 +147,7 @@ class Bins:
             ("equal_width", True),
             ("datetime_unit", None),
             ("timezone", None),
+            ("integers", False),
             ("_inv_width", float(inv_width)),
         ):
             object.__setattr__(out, name, value)
@@ -230,7 +248,9 @@ class Bins:
           ``f = (t - e_j) / (e_{j+1} - e_j)`` (clipped to ``[0, 1]`` against rounding);
         * discrete bins hold one integer each, so ``f`` is 0 at the integer and 1 strictly
           inside the bin (every value of the bin is then below ``t``): ``j + f == ceil(t) - e_0``
-          clipped to ``[0, B]``.
+          clipped to ``[0, B]``;
+        * other ``integers`` bins hold whole integers, so the values below ``t`` are those below
+          ``ceil(t)``: ``t`` is located as ``ceil(t)`` by the rule above.
 
         So ``j + f`` is the position of ``t`` on ``[0, B]``, and with prefix counts ``p``
         (``p[m]`` values in bins ``< m``) the estimated number of values below ``t`` is
@@ -246,6 +266,8 @@ class Bins:
                 j = np.clip(np.floor(tf) - edges[0], 0, n_bins)
             j = np.where(k == 0, 0, j).astype(np.int64)
             return j, (k - j).astype(np.float64)
+        if self.integers:
+            t = np.ceil(t.astype(np.float64, copy=False))
         j = np.clip(np.searchsorted(edges, t, side="right") - 1, 0, n_bins).astype(np.int64)
         inner = np.minimum(j, n_bins - 1)
         # Clip first: the subtraction then cannot overflow (int64 ticks) or meet infinities.
@@ -293,6 +315,7 @@ class Bins:
         return {
             "edges": [int(e) for e in self.edges] if self.datetime_unit else self.edges.tolist(),
             "discrete": self.discrete,
+            **({"integers": True} if self.integers and not self.discrete else {}),
             "equal_width": self.equal_width,
             "datetime_unit": self.datetime_unit,
             **({"timezone": self.timezone} if self.timezone is not None else {}),
@@ -305,7 +328,8 @@ class Bins:
         dtype = np.int64 if unit else np.float64
         edges = np.asarray(data["edges"], dtype=dtype)
         flags = bool(data["discrete"]), bool(data["equal_width"])
-        return finish_bins(edges, *flags, unit, data.get("timezone"))
+        whole = bool(data.get("integers", False))
+        return finish_bins(edges, *flags, unit, data.get("timezone"), integers=whole)
 
 
 def finish_bins(
@@ -314,6 +338,9 @@ def finish_bins(
     equal_width: bool,
     unit: str | None,
     timezone: str | None = None,
+    *,
+    integers: bool = False,
 ) -> Bins:
+    """Bins of fresh ``edges`` (kept without a copy), validated as :class:`Bins`."""
     edges.setflags(write=False)  # fresh arrays: Bins keeps them without a copy
-    return Bins(edges, discrete, equal_width, unit, timezone)
+    return Bins(edges, discrete, equal_width, unit, timezone, integers)

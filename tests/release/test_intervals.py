@@ -132,3 +132,55 @@ def test_confidence_interval_refuses_unknown_queries() -> None:
         rel.confidence_interval("quantile", 0.5)
     with pytest.raises(treedp.InvalidParameterError, match="level"):
         rel.confidence_interval("cdf", 0.5, level=1.5)
+
+
+def _integer_values(rng: np.random.Generator) -> np.ndarray:
+    """Integers on [0, 32) in bins of four whole integers: a point mass at 0, then each bin's
+    values all on its first or all on its last integer."""
+    parts = [np.zeros(60)]
+    for j in range(1, 8):
+        at = 4.0 * j if j % 2 else 4.0 * j + 3  # the bin's first or last integer
+        parts.append(np.full(int(rng.integers(10, 40)), at))
+    return np.concatenate(parts)
+
+
+@pytest.mark.slow
+def test_intervals_cover_integer_data_in_bins_of_whole_integers() -> None:
+    """``Bins.integers`` with four integers a bin (a found range wider than ``max_bins``):
+    the CDF's and ranges' intervals cover the counts of integer data at integer and
+    fractional points (``<= floor(x)``; ``[ceil(a), ceil(b))``), and the quantile intervals
+    the true integer quantiles (numpy's ``inverted_cdf``), each at its level within the
+    module's tolerance; the answers are integers. An interval centred on the interpolated
+    estimate misses badly somewhere (the test's power)."""
+    values = _integer_values(np.random.default_rng(12))
+    edges = np.arange(0.0, 33.0, 4.0)
+    counts = np.histogram(values, bins=edges)[0]
+    x = np.array([-1.0, 0.0, 0.5, 3.0, 3.99, 4.0, 7.0, 7.5, 11.0, 12.0, 19.2, 31.0, 40.0])
+    a = np.array([0.0, 0.5, 3.5, 4.0, 7.2, 0.0, 12.0])
+    b = np.array([1.0, 4.0, 8.0, 7.5, 15.1, 32.0, 28.0])
+    true_cdf = (values[None, :] <= x[:, None]).sum(1)
+    inside = (values[None, :] >= np.ceil(a)[:, None]) & (values[None, :] < np.ceil(b)[:, None])
+    levels = np.array([0.1, 0.3, 0.5, 0.8, 0.95])
+    true_q = np.quantile(values, levels, method="inverted_cdf")
+    whole = treedp.Bins(edges, equal_width=True, integers=True)
+    reps = 150  # the quantile band's simulations are the slow part
+    hits = {"cdf": np.zeros(x.size), "range": np.zeros(a.size), "q": np.zeros(levels.size)}
+    naive_hits = np.zeros(x.size)
+    for seed in range(reps):
+        rng = treedp.InsecureSeededSource(5000 + seed)
+        rel = treedp.release_counts(counts, bins=whole, epsilon=0.5, rng=rng)
+        low, high = rel.confidence_interval("cdf", x, level=LEVEL)
+        hits["cdf"] += (low <= true_cdf) & (true_cdf <= high)
+        low, high = rel.confidence_interval("range_count", a, b, level=LEVEL)
+        hits["range"] += (low <= inside.sum(1)) & (inside.sum(1) <= high)
+        sims = treedp.InsecureSeededSource(9000 + seed)
+        low, high = rel.quantile_interval(levels, level=LEVEL, simulations=200, rng=sims)
+        hits["q"] += (low <= true_q) & (true_q <= high)
+        assert np.array_equal(rel.quantile(levels), np.floor(rel.quantile(levels)))
+        est = rel.cdf(x, consistent=False)
+        half = rel.stderr("cdf", x) * half_width_factor(LEVEL)
+        naive_hits += (est - half <= true_cdf) & (true_cdf <= est + half)
+    tol = 4.5 * math.sqrt(LEVEL * (1 - LEVEL) / reps)
+    for name, count in hits.items():
+        assert (count / reps >= LEVEL - tol).all(), (name, count / reps)
+    assert (naive_hits / reps).min() < 0.5

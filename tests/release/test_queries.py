@@ -95,3 +95,32 @@ def test_locate_is_bin_and_fraction() -> None:
     j, f = queries._locate(ints.bins, np.array([10.0, 18.0, 18.5, 20.0, 61.0, 99.0]))
     below = j + f
     assert below.tolist() == [0, 0, 1, 2, ints.bins.n_bins, ints.bins.n_bins]
+
+
+def test_integers_bins_read_integer_data_exactly() -> None:
+    """Bins of four whole integers ``[0, 4), [4, 8), [8, 12)`` holding 4, 0 and 8 values (prefix
+    ``0, 4, 4, 12``), each bin's count spread evenly over its integers: ``cdf(x)`` counts the
+    values ``<= floor(x)``, a range ``[a, b)`` the integers ``ceil(a) .. ceil(b) - 1``, and a
+    quantile is the smallest integer whose CDF reaches ``q·n̂`` (exact algebra)."""
+    from treedp.domain import Bins
+
+    bins = Bins(np.array([0.0, 4.0, 8.0, 12.0]), equal_width=True, integers=True)
+    prefix = np.array([0.0, 4.0, 4.0, 12.0])
+    cdf = queries.cdf_terms(bins, np.array([-0.5, 0.0, 0.9, 2.0, 3.7, 7.0, 8.0, 11.0, 50.0]))
+    assert cdf.evaluate(prefix).tolist() == [0, 1, 1, 3, 4, 4, 6, 12, 12]
+    ranges = queries.range_terms(bins, np.array([0.5, 1.0, 3.2]), np.array([4.0, 2.5, 9.0]))
+    assert ranges.evaluate(prefix).tolist() == [3, 2, 2]  # integers 1..3, 1..2, 4..8
+    q = np.array([0.0, 0.25, 1 / 3, 0.5, 0.99, 1.0])
+    assert queries.quantile_from(bins, prefix, q).tolist() == [0, 2, 3, 8, 11, 11]
+    # the rule: cdf(v) reaches q·n̂ and cdf(v - 1) does not (past the first integer)
+    rng = np.random.default_rng(7)
+    counts = rng.integers(0, 20, 3).astype(float) + 0.25
+    mono = np.concatenate([[0.0], np.cumsum(counts)])
+    levels = np.linspace(0.01, 1, 100)
+    v = queries.quantile_from(bins, mono, levels)
+    reach = queries.cdf_terms(bins, v).evaluate(mono)
+    before = queries.cdf_terms(bins, v - 1).evaluate(mono)
+    target = levels * mono[-1]
+    assert (reach >= target - 1e-9).all() and ((before < target) | (v == 0)).all()
+    lo, hi = queries.cdf_bracket(bins, np.array([0.0, 3.0, 3.5, 7.9]))
+    assert lo.tolist() == [0, 1, 1, 2] and hi.tolist() == [1, 1, 1, 2]  # exact at edges

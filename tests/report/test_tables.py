@@ -74,6 +74,11 @@ def test_private_bounds_are_not_advised_to_a_release_that_used_them() -> None:
     assert "bounds='private'" not in text and "give public bounds that hold them" in text
     public = end_mass_text([("first", "lower", "below", 0.9)])
     assert "find them from the records with bounds='private'" in public  # release_counts has none
+    assert "bins='integers' reads every integer" in public
+    for discrete, integers in ((True, True), (False, True)):  # integers given already
+        given = end_mass_text([("first", "lower", "below", 0.9)], discrete, integers=integers)
+        assert "bins='integers'" not in given
+        assert ("answered at the bound" in given) == (not discrete)
 
 
 def test_both_ends_and_profile_attribution() -> None:

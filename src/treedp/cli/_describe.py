@@ -65,6 +65,9 @@ def info(release: Any) -> dict[str, Any]:
     lo, hi = plain(edges[0]), plain(edges[-1])
     if bins.discrete:
         described = f"{bins.n_bins} bins, one per integer {lo:g}..{hi - 1:g}"
+    elif bins.integers:
+        each = f"{plain(edges[1]) - lo:g} integers each" if bins.equal_width else "whole integers"
+        described = f"{bins.n_bins} bins of {each}, {lo:g}..{hi - 1:g}"
     elif bins.equal_width:
         described = f"{bins.n_bins} equal-width bins over [{lo}, {hi})"
     else:

@@ -34,9 +34,9 @@ from typing import Any
 import numpy as np
 
 from treedp._validation import held_warnings, must, user_stacklevel
-from treedp.bin_edges import INTEGER_BINS, integer_bins
+from treedp.bin_edges import INTEGER_BINS
 from treedp.budget import check_epsilon
-from treedp.domain import check_bin_count
+from treedp.domain import check_bin_count, integer_range_bins
 from treedp.engines.sql.source import sql_input
 from treedp.exceptions import BudgetExceededError, InvalidParameterError, InvalidTypeError
 from treedp.noise import RandomSource
@@ -127,7 +127,8 @@ def profile(
     bins : int, default=1024
         The equal-width bins of a float or datetime column. An integer column gets one bin per
         integer of its range (public or found) up to ``max(bins, 4096)`` integers, else that
-        many bins at most, of whole integers (:func:`treedp.bin_edges.integer_bins`).
+        many bins at most, of whole integers (:func:`treedp.domain.integer_range_bins`;
+        their queries read integer data: ``cdf(x)`` counts ``<= floor(x)``, integer quantiles).
     nan : {"drop", "error"}, default="drop"
         Missing values dropped per column (a per-record filter: add/remove holds), or refused.
     accountant : Accountant, optional
@@ -284,8 +285,8 @@ def _integer_bins(bounds: Any, cap: int) -> tuple[Any, Any]:
         return bounds, "integers"
     if hi < lo:
         return bounds, "integers"
-    the_bounds, the_bins, _ = integer_bins(int(lo), int(hi), cap)
-    return the_bounds, the_bins
+    the_bins, _ = integer_range_bins(int(lo), int(hi), cap)
+    return bounds, the_bins
 
 
 def _profile_record(eps: float, chosen: Sequence[str], plan: Sequence[_Column]) -> SpendRecord:

@@ -39,11 +39,14 @@ from typing import Any
 
 import numpy as np
 
+from treedp.release.queries import quantile_from
+
 __all__ = [
     "ATOM_RATIO",
     "ATOM_SHARE",
     "NOISE_SCALES",
     "bin_stderr",
+    "release_quantiles",
     "round_value",
     "snap_to_atoms",
 ]
@@ -106,6 +109,7 @@ def snap_to_atoms(
     q: np.ndarray,
     answers: np.ndarray,
     bin_stderr: Callable[[np.ndarray], np.ndarray] | None = None,
+    integers: bool = False,
 ) -> np.ndarray:
     """The answers, each in an atom's bin moved to the bound (end bins), 0 or the nearer edge.
 
@@ -122,6 +126,10 @@ def snap_to_atoms(
     bin_stderr : callable, optional
         ``bin_stderr(j)``: the standard error of the released count of each bin ``j`` (the
         release's public noise). None: no noise condition.
+    integers : bool, default=False
+        Bins of whole integers (``Bins.integers``; ``answers`` are integers of their bins): an
+        answer on an edge is that integer, in the bin above, and an upper end (the bin's
+        nearer edge, the last bin's bound) is the bin's last integer, one below the edge.
 
     Returns
     -------
@@ -142,18 +150,33 @@ def snap_to_atoms(
     # An answer on an inner edge belongs to the bin above it; the bin below is the one the
     # CDF reached q·n̂ in when that bin is the atom (its end).
     below = np.maximum(bins - 1, 0)
-    on_edge = (flat == edges[bins]) & (bins > 0)
+    on_edge = (flat == edges[bins]) & (bins > 0) & (not integers)
     bins = np.where(on_edge & _atom(cdf, total, below) & ~_atom(cdf, total, bins), below, bins)
     atom = _atom(cdf, total, bins)
     if bin_stderr is not None and bool(np.any(atom)):  # only the atoms' bins
         noise = np.asarray(bin_stderr(bins[atom]), dtype=np.float64).ravel()
         atom[atom] = cdf[bins[atom] + 1] - cdf[bins[atom]] >= NOISE_SCALES * noise
     target = np.broadcast_to(np.asarray(q, dtype=np.float64), out.shape).ravel() * total
-    nearer = np.where(target - cdf[bins] <= cdf[bins + 1] - target, edges[bins], edges[bins + 1])
+    top = edges - 1.0 if integers else edges  # the last value of the bin ending at each edge
+    nearer = np.where(target - cdf[bins] <= cdf[bins + 1] - target, edges[bins], top[bins + 1])
     zero = np.zeros(bins.size, dtype=bool)  # an inner atom's bin holding 0: answer 0
     zero[atom] = [round_value(edges[j], edges[j + 1]) is not None for j in bins[atom]]
     moved = np.where(zero, 0.0, nearer)
     # The end bins: records beyond the bounds are clamped onto them, and a lower bound such as
     # 0 is often the value of the block (zero-inflated columns): answer the bound itself.
-    moved = np.where(bins == 0, edges[0], np.where(bins == n_bins - 1, edges[-1], moved))
+    moved = np.where(bins == 0, edges[0], np.where(bins == n_bins - 1, top[-1], moved))
     return np.where(atom, moved, flat).reshape(out.shape)
+
+
+def release_quantiles(
+    bins: Any, cdf: np.ndarray, q: np.ndarray, covariance: Any, direct: Any
+) -> np.ndarray:
+    """A release's quantiles on its bins' numeric axis: read off the consistent ``cdf``
+    (:func:`~treedp.release.queries.quantile_from`), then, on numeric bins other than discrete
+    ones, an answer in an atom's bin moved by :func:`snap_to_atoms` (noise from
+    :func:`bin_stderr` of ``covariance`` or the ``direct`` ranges)."""
+    out = quantile_from(bins, cdf, q)
+    if bins.discrete or bins.edges.dtype.kind != "f":  # integers one per bin, or datetimes
+        return np.asarray(out)
+    noise = lambda j: bin_stderr(covariance, direct, bins, j)  # noqa: E731
+    return snap_to_atoms(bins.edges, cdf, q, out, noise, bins.integers)

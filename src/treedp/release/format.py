@@ -140,6 +140,7 @@ def _write_binary(release: Release, handle: IO[bytes]) -> None:
     bins = release.bins
     described: dict[str, Any] = {
         "discrete": bins.discrete,
+        **({"integers": True} if bins.integers and not bins.discrete else {}),
         "equal_width": bins.equal_width,
         "datetime_unit": bins.datetime_unit,
         **({"timezone": bins.timezone} if bins.timezone is not None else {}),
@@ -432,6 +433,8 @@ def _check_plain_fields(meta: dict[str, Any]) -> None:
     bins = _field(meta, "bins", (dict,))
     for key in ("discrete", "equal_width"):
         _field(bins, key, (bool,))
+    if "integers" in bins:  # bins of whole integers, wider than one (absent from older files)
+        _field(bins, "integers", (bool,))
     unit = _field(bins, "datetime_unit", (str,), none=True)
     if unit is not None and unit not in _DATETIME_UNITS:
         raise ReleaseFormatError("the datetime unit of the bins is not one this treedp writes")

@@ -301,9 +301,9 @@ class IntervalQueries:
             rng=rng,
         )
         edges = self.bins.edges.astype(np.float64)
-        if self.bins.discrete:  # the integer holding the upper crossing
-            m_hi = m_hi - 1
         low, high = (edges[m].reshape(np.shape(qa)) for m in (m_lo - 1, m_hi))
+        if self.bins.integers:  # the last integer of the bin holding the upper crossing
+            high = high - 1
         point = np.reshape(self._quantile_axis(qa), np.shape(qa)).astype(np.float64)
         low, high = np.fmin(low, point), np.fmax(high, point)  # NaN point: the band's ends
         return queries.to_output(self.bins, low), queries.to_output(self.bins, high)

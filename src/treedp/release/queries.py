@@ -137,8 +137,8 @@ def below_terms(bins: Bins, t: np.ndarray) -> Terms:
 
 
 def cdf_terms(bins: Bins, t: np.ndarray) -> Terms:
-    """The number of values ``<= t``: on an integer domain ``<= x`` is ``< floor(x) + 1``."""
-    if bins.discrete:
+    """The number of values ``<= t``: on integer bins ``<= x`` is ``< floor(x) + 1``."""
+    if bins.integers:
         t = np.floor(np.asarray(t, dtype=np.float64)) + 1
     return below_terms(bins, t)
 
@@ -196,8 +196,9 @@ def check_q(q: Any) -> np.ndarray:
 
 def quantile_from(bins: Bins, mono: np.ndarray, qa: np.ndarray) -> np.ndarray:
     """The first axis points where the non-decreasing prefix ``mono`` reaches ``q · n̂``
-    (interpolated in the bin; on an integer domain :func:`discrete_quantile_from`); NaN when
-    ``n̂ <= 0``."""
+    (interpolated in the bin; on discrete bins :func:`discrete_quantile_from`; on other integers
+    bins the smallest integer ``v`` of the bin whose interpolated count below ``v + 1`` reaches
+    it); NaN when ``n̂ <= 0``."""
     if bins.discrete:
         from treedp.release.discrete_quantiles import discrete_quantile_from
 
@@ -208,8 +209,13 @@ def quantile_from(bins: Bins, mono: np.ndarray, qa: np.ndarray) -> np.ndarray:
     j = np.clip(np.searchsorted(mono, target, side="left"), 1, bins.n_bins)
     low, high = mono[j - 1], mono[j]
     span = high - low
-    frac = np.where(span > 0, (target - low) / np.where(span > 0, span, 1.0), 0.0)
-    out = edges[j - 1] + np.clip(frac, 0.0, 1.0) * (edges[j] - edges[j - 1])
+    frac = np.clip(np.where(span > 0, (target - low) / np.where(span > 0, span, 1.0), 0.0), 0, 1)
+    width = edges[j] - edges[j - 1]
+    if bins.integers:  # the smallest integer v of the bin whose CDF (below v + 1) reaches it
+        inside = np.ceil(frac * width - 1e-9 * np.maximum(width, 1.0)) - 1
+        out = edges[j - 1] + np.clip(inside, 0.0, width - 1)
+    else:
+        out = edges[j - 1] + frac * width
     return np.where(n_hat > 0, out, np.nan)
 
 
@@ -220,8 +226,11 @@ def _edge_index(bins: Bins, t: np.ndarray, side: Literal["left", "right"]) -> np
 
 def below_bracket(bins: Bins, t: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Prefix indices ``(m_lo, m_hi)`` with ``P[m_lo] <= #(values < t) <= P[m_hi]``: equal at
-    an edge and on an integer domain; inside bin ``j``, ``(j, j + 1)``."""
+    an edge and on discrete bins; inside bin ``j``, ``(j, j + 1)`` (integers bins: ``t`` read
+    as ``ceil(t)``)."""
     n_bins = bins.n_bins
+    if bins.integers and not bins.discrete:  # integer data: below t is below ceil(t)
+        t = np.ceil(np.asarray(t, dtype=np.float64))
     if bins.discrete:
         with np.errstate(invalid="ignore"):
             m = np.clip(np.ceil(np.asarray(t, dtype=np.float64).ravel()) - bins.edges[0], 0, n_bins)
@@ -236,9 +245,9 @@ def cdf_bracket(bins: Bins, t: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Prefix indices ``(m_lo, m_hi)`` with ``P[m_lo] <= #(values <= t) <= P[m_hi]``.
 
     At an edge ``e_j`` the values equal to ``e_j`` lie in bin ``j`` (a point mass at a bound),
-    so even there the count is only bracketed; on an integer domain it is exact.
+    so even there the count is only bracketed; on integer bins ``<= t`` is ``< floor(t) + 1``.
     """
-    if bins.discrete:
+    if bins.integers:
         return below_bracket(bins, np.floor(np.asarray(t, dtype=np.float64)) + 1)
     n_bins = bins.n_bins
     right = _edge_index(bins, t, "right")

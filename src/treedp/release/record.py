@@ -33,7 +33,7 @@ from treedp.exceptions import BoundsWarning, InvalidParameterError
 from treedp.mechanisms import Mechanism
 from treedp.privacy import ApproxDP, Measure, PureDP, compose
 from treedp.release import queries
-from treedp.release.atoms import bin_stderr, snap_to_atoms
+from treedp.release.atoms import release_quantiles
 from treedp.release.intervals import IntervalQueries
 from treedp.release.queries import Answers, Points, QuantileValue, Scalar
 from treedp.release.unit import PersonUnit
@@ -490,11 +490,8 @@ class Release(IntervalQueries):
 
     def _quantile_axis(self, qa: Any) -> np.ndarray:
         """:meth:`quantile` of checked levels, on the bins' numeric axis."""
-        out = queries.quantile_from(self.bins, self.consistent_counts, qa)
-        if not self.bins.discrete and self.bins.edges.dtype.kind == "f":  # numbers
-            noise = lambda j: bin_stderr(self.covariance, self._direct_ranges, self.bins, j)  # noqa: E731
-            out = snap_to_atoms(self.bins.edges, self.consistent_counts, qa, out, noise)
-        return np.asarray(out)
+        cdf, direct = self.consistent_counts, self._direct_ranges
+        return release_quantiles(self.bins, cdf, qa, self.covariance, direct)
 
     def median(self) -> QuantileValue:
         """The estimated median, ``quantile(0.5)``.

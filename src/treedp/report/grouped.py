@@ -202,8 +202,8 @@ def _error_table(grouped: GroupedRelease, flag: float) -> str:
 def _released_rows(grouped: GroupedRelease, name: str) -> list[tuple[str, str]]:
     first = grouped[grouped.keys[0]]
     bins, edges = first.bins, first.edges
-    span = f"[{_fmt(edges[0])}, {_fmt(edges[-1] - 1 if bins.discrete else edges[-1])}]"
-    kind = "integer" if bins.discrete and not bins.is_datetime else "public"
+    span = f"[{_fmt(edges[0])}, {_fmt(edges[-1] - 1 if bins.integers else edges[-1])}]"
+    kind = "integer" if bins.integers else "public"
     shape = f"none ({first.mechanism.summary or first.mechanism.name})"
     if first.branching is not None:
         shape = f"{len(first.branching)} levels below the root, fan-out " + " × ".join(

@@ -232,9 +232,9 @@ def _guarantee_section(release: Release, grouped: Sequence[tuple[str, str]] | No
 def _release_rows(release: Release, column: str | None = None) -> list[tuple[str, str]]:
     bins, edges, branching = release.bins, release.edges, release.branching
     kind_col = "datetime" if bins.is_datetime else "numeric"
-    kind = "integer" if bins.discrete and not bins.is_datetime else kind_col
+    kind = "integer" if bins.integers else kind_col
     span = f"[{edges[0]}, {edges[-1]})"
-    if bins.discrete:
+    if bins.integers:
         span = f"[{_fmt(edges[0])}, {_fmt(edges[-1] - 1)}]"
     width = " (equal width)" if bins.equal_width else ""
     shape = f"none ({release.mechanism.summary or release.mechanism.name})"
@@ -293,8 +293,9 @@ def _quantile_rows(
 
 def cdf_points(release: Release) -> np.ndarray:
     """Public points for the table of CDF values: round numbers among the bin edges (for
-    discrete bins, the integers), else about 11 evenly spaced edges (datetime bins too)."""
-    discrete = release.bins.discrete
+    integers bins, the last integer below each edge: the CDF there is a prefix, exact in
+    the bins), else about 11 evenly spaced edges (datetime bins too)."""
+    discrete = release.bins.integers
     all_idx = np.arange(int(discrete), release.bins.n_bins + 1)
     values = release.edges[all_idx] - 1 if discrete else release.edges[all_idx]
     if not release.bins.is_datetime:
@@ -471,7 +472,7 @@ def _figures(
     q = np.atleast_1d(release.quantile(np.array([0.1, 0.5, 0.9])))
     median = f"estimated median {_fmt(q[1])}, 10% and 90% quantiles {_fmt(q[0])} and {_fmt(q[2])}"
     edges = release.edges
-    span = f"{_fmt(edges[0])} to {_fmt(edges[-1] - 1 if release.bins.discrete else edges[-1])}"
+    span = f"{_fmt(edges[0])} to {_fmt(edges[-1] - 1 if release.bins.integers else edges[-1])}"
     listed = ", ".join(f"{q:g}" for q in qs)
     return "".join(
         _figure(release, kind, ident, level, qs, rng, caption, description, xlabel=name)

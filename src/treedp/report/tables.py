@@ -171,17 +171,23 @@ def bounds_warning(release: Release, *, share: float | None = None) -> str | Non
     found = [(name, bound, side, c / n_hat) for name, bound, side, c in ends if c / n_hat > limit]
     if not found:
         return None
-    return end_mass_text(found, release.bins.discrete, private=step is not None)
+    bins = release.bins
+    return end_mass_text(found, bins.discrete, private=step is not None, integers=bins.integers)
 
 
 def end_mass_text(
-    found: list[tuple[str, str, str, float]], discrete: bool = False, *, private: bool = False
+    found: list[tuple[str, str, str, float]],
+    discrete: bool = False,
+    *,
+    private: bool = False,
+    integers: bool = False,
 ) -> str:
     """The warning for end bins holding much released mass: ``(bin, bound, side, share)``
     per end (``("first", "lower", "below", 0.92)``), shares of the released total;
     ``discrete``: one bin per integer (a quantile in a point mass is then the bound);
     ``private``: the bounds were found privately (widening them is then the user's to do with
-    public bounds, not ``bounds='private'`` again)."""
+    public bounds, not ``bounds='private'`` again); ``integers``: bins of whole integers (the
+    data are already read as integers: no advice to)."""
     if len(found) == 1:
         (name, bound, side, frac) = found[0]
         held = f"The {name} bin holds {100 * frac:.0f}% of the released mass"
@@ -192,12 +198,11 @@ def end_mass_text(
             f"{100 * found[1][3]:.0f}% of the released mass"
         )
         beyond, at = "records beyond a bound", "a bound"
-    mass = (
-        "the bounds can stay"
-        if discrete
-        else "the bounds can stay; a quantile in an end bin holding such a block is answered "
-        "at the bound, and on integer data bins='integers' reads every integer exactly"
-    )
+    mass = "the bounds can stay"
+    if not discrete:  # one bin per integer: a block's quantile is its value already
+        mass += "; a quantile in an end bin holding such a block is answered at the bound"
+    if not integers:
+        mass += ", and on integer data bins='integers' reads every integer exactly"
     widen = PRIVATE_WIDEN if private else PUBLIC_WIDEN
     return (
         f"{held}. The counts cannot tell why; it can mean {beyond} clamped into it ({widen}), "
