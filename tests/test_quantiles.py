@@ -711,6 +711,9 @@ def test_quantiles_read_a_column_of_a_dataframe_or_file(tmp_path: Any) -> None:
         run(pd.DataFrame({"inc": x}), column="income")  # the frame's columns named (schema)
     with pytest.raises(treedp.InvalidTypeError, match=r"drop .column."):
         run(x, column="inc")
+    text = pd.DataFrame({"inc": x, "name": ["a"] * x.size})
+    with pytest.raises(treedp.InvalidTypeError, match=r"^The column 'name' must hold numbers"):
+        run(text, column="name")  # named as the column (it said "The 'values' argument")
 
 
 def test_quantiles_with_private_bounds_flag_too_few_records_from_a_known_count() -> None:

@@ -71,8 +71,15 @@ def _from_dataframe_libraries(values: Any) -> np.ndarray | None:
     return None
 
 
+def _subject(name: str) -> str:
+    """An argument's name as a message's subject: ``"The 'values' argument"``, or a
+    description such as ``"column 'age'"`` as it is (``"The column 'age'"``)."""
+    return f"The {name}" if " " in name else f"The '{name}' argument"
+
+
 def as_1d_array(values: Any, name: str = "values") -> np.ndarray:
-    """Return ``values`` as a 1-D numpy array of a numeric or datetime64 dtype.
+    """Return ``values`` as a 1-D numpy array of a numeric or datetime64 dtype (``name``: the
+    argument's name in messages, or a description with a space such as ``"column 'age'"``).
 
     Raises
     ------
@@ -84,7 +91,7 @@ def as_1d_array(values: Any, name: str = "values") -> np.ndarray:
     if arr is None:
         if isinstance(values, str | bytes) or np.isscalar(values):
             raise InvalidTypeError(
-                f"The '{name}' argument must be a 1-D array-like of numbers or datetimes "
+                f"{_subject(name)} must be a 1-D array-like of numbers or datetimes "
                 f"(numpy array, list, pandas/polars Series, pyarrow Array). Got a scalar "
                 f"{type(values).__name__} instead."
             )
@@ -93,12 +100,12 @@ def as_1d_array(values: Any, name: str = "values") -> np.ndarray:
         except (ValueError, TypeError, OverflowError):
             # numpy's message can describe the data (its shape); ours names none of it.
             raise InvalidTypeError(
-                f"The '{name}' argument could not be read as a 1-D array of numbers or "
+                f"{_subject(name)} could not be read as a 1-D array of numbers or "
                 "datetimes (ragged or nested sequences are not columns)."
             ) from None
     if arr.ndim != 1:
         raise InvalidTypeError(
-            f"The '{name}' argument must be one-dimensional (one column); flatten it or pick "
+            f"{_subject(name)} must be one-dimensional (one column); flatten it or pick "
             "one column (column='...' for a DataFrame)."
         )
     kind = arr.dtype.kind
@@ -106,19 +113,19 @@ def as_1d_array(values: Any, name: str = "values") -> np.ndarray:
         return arr
     if kind == "b":
         raise InvalidTypeError(
-            f"The '{name}' argument must hold numbers or datetimes. Got booleans; convert them "
+            f"{_subject(name)} must hold numbers or datetimes. Got booleans; convert them "
             "to 0/1 integers explicitly if that is what you mean."
         )
     if kind == "O":
         return _from_objects(arr, name)
     if kind in "US":  # named by kind only: the dtype's width is the longest value's length
         raise InvalidTypeError(
-            f"The '{name}' argument must hold numbers or datetimes. Got text (a string "
+            f"{_subject(name)} must hold numbers or datetimes. Got text (a string "
             "dtype). A list of file paths is read with column='NAME' (the column to release); "
             "text data must be converted to numbers or datetimes first."
         )
     raise InvalidTypeError(
-        f"The '{name}' argument must hold numbers or datetimes. Got dtype {arr.dtype} instead."
+        f"{_subject(name)} must hold numbers or datetimes. Got dtype {arr.dtype} instead."
     )
 
 
@@ -139,12 +146,12 @@ def _from_objects(arr: np.ndarray, name: str) -> np.ndarray:
     }
     if "other" in kinds:
         raise InvalidTypeError(
-            f"The '{name}' argument must hold numbers or datetimes only. Got other objects "
+            f"{_subject(name)} must hold numbers or datetimes only. Got other objects "
             "(for example strings or booleans)."
         )
     if {"datetime", "number"} <= kinds:
         raise InvalidTypeError(
-            f"The '{name}' argument mixes datetimes and numbers; it must hold one kind only."
+            f"{_subject(name)} mixes datetimes and numbers; it must hold one kind only."
         )
     if "datetime" in kinds:
         return _datetimes_from_objects(arr)

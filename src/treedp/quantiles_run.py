@@ -164,10 +164,11 @@ def run_quantiles(query: Query) -> QuantilesResult:
         acc.check(record(req.method, whole, req.relation, req.qa, req.bounds, 0.0))
     aware = expect_offsets(req.bounds, query.timezone)  # CSV cells checked as release checks
     values = _column_of(query.data, query.column, aware)
+    name = "values" if query.column is None else f"column '{query.column}'"  # for messages
     if query.timezone is not None:  # tz-aware: read on the UTC timeline, answers zoned at the end
-        values = as_1d_array(values)
+        values = as_1d_array(values, name)
     # Read once before any charge (shape, type, missing values): a refusal spends nothing.
-    data, unit = read_column(values, req.nan, req.relation)
+    data, unit = read_column(values, req.nan, req.relation, name)
     steps = plan_steps(req, int(data.size), unit)
     if req.privacy is not None:  # the method is chosen: its ε for the target (public)
         req = _calibrated(req, steps)

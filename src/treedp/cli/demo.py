@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 
 import treedp
+from treedp.cli._common import fmt
 from treedp.cli._ledger import fmt_measure
 
 __all__ = ["register", "run"]
@@ -73,7 +74,7 @@ def _demo(total_epsilon: float, path: Path) -> dict[str, Any]:
             "(exact discrete Laplace noise from OS randomness), charged to the ledger before "
             "any noise is drawn; every number below is read from those releases.\n"
         )
-        header = "  ".join(f"q={q:<5g}" for q in qs)
+        header = "  ".join(f"q={q:<6g}" for q in qs)
         released: dict[str, Any] = {}
         for column, setup in SETUPS.items():
             values = data[column]
@@ -93,8 +94,8 @@ def _demo(total_epsilon: float, path: Path) -> dict[str, Any]:
                 f"({shape})"
             )
             print(f"  {'':<22}{header}")
-            print(f"  {'private quantiles':<22}" + "  ".join(f"{v:<7.4g}" for v in private))
-            print(f"  {'exact (non-private)':<22}" + "  ".join(f"{v:<7.4g}" for v in exact))
+            print(f"  {'private quantiles':<22}" + "  ".join(f"{fmt(v):<8}" for v in private))
+            print(f"  {'exact (non-private)':<22}" + "  ".join(f"{fmt(v):<8}" for v in exact))
             print(
                 f"  private count <= median: {release.cdf(np.median(values)):.0f} "
                 f"(exact {int((values <= np.median(values)).sum())}), "

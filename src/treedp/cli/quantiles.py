@@ -203,8 +203,9 @@ def run(args: argparse.Namespace) -> None:
         out.warn(with_no_answer(result.bounds_warning, result.values))  # released values only
         if result.method in ("recursive", "exponential") and result.integer_mode is None:
             out.note(  # from public parameters only: the method, not the data
-                f"the {result.method} method reads the column as continuous; for integer or "
-                "count data (ages, counts, many tied values) add --bins integers."
+                f"the {result.method} method reads the column as continuous; if it holds few "
+                "distinct integers (ages, small counts: many tied values), --bins integers "
+                "answers on the right side of ties."
             )
         if ledger is not None:
             out.budget(ledger, remaining_line(ledger))

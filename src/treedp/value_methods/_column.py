@@ -79,14 +79,17 @@ def check_delta(delta: Any) -> float:
     return float(delta)
 
 
-def read_column(values: Any, nan: str, neighbours: str) -> tuple[np.ndarray, str | None]:
+def read_column(
+    values: Any, nan: str, neighbours: str, name: str = "values"
+) -> tuple[np.ndarray, str | None]:
     """The data with missing values refused or dropped per ``nan``, and its datetime unit.
 
     Numbers come back as float64 (``±inf`` kept: they are orderable); datetimes as int64
     ticks of their own (linear) unit, returned with it. Neither the message nor anything else
-    here depends on how many values are missing.
+    here depends on how many values are missing. ``name``: what a type error calls the data
+    (:func:`treedp._inputs.as_1d_array`; ``"column 'age'"`` for a table's column).
     """
-    arr = as_1d_array(values)
+    arr = as_1d_array(values, name)
     message = NAN_MESSAGE if neighbours == "add_remove" else NAN_MESSAGE_REPLACE
     unit: str | None = None
     if arr.dtype.kind == "M":
