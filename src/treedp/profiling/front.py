@@ -127,8 +127,7 @@ def profile(
     bins : int, default=1024
         The equal-width bins of a float or datetime column. An integer column gets one bin per
         integer of its range (public or found) up to ``max(bins, 4096)`` integers, else that
-        many bins at most, of whole integers (:func:`treedp.domain.integer_range_bins`;
-        their queries read integer data: ``cdf(x)`` counts ``<= floor(x)``, integer quantiles).
+        many bins of whole integers (:func:`treedp.domain.integer_range_bins`).
     nan : {"drop", "error"}, default="drop"
         Missing values dropped per column (a per-record filter: add/remove holds), or refused.
     accountant : Accountant, optional

@@ -169,14 +169,13 @@ def snap_to_atoms(
 
 
 def release_quantiles(
-    bins: Any, cdf: np.ndarray, q: np.ndarray, covariance: Any, direct: Any
+    bins: Any, cdf: np.ndarray, q: np.ndarray, noise: Callable[[np.ndarray], np.ndarray]
 ) -> np.ndarray:
     """A release's quantiles on its bins' numeric axis: read off the consistent ``cdf``
     (:func:`~treedp.release.queries.quantile_from`), then, on numeric bins other than discrete
-    ones, an answer in an atom's bin moved by :func:`snap_to_atoms` (noise from
-    :func:`bin_stderr` of ``covariance`` or the ``direct`` ranges)."""
+    ones, an answer in an atom's bin moved by :func:`snap_to_atoms` (``noise``: its
+    ``bin_stderr``, called only for an atom's bins)."""
     out = quantile_from(bins, cdf, q)
     if bins.discrete or bins.edges.dtype.kind != "f":  # integers one per bin, or datetimes
         return np.asarray(out)
-    noise = lambda j: bin_stderr(covariance, direct, bins, j)  # noqa: E731
     return snap_to_atoms(bins.edges, cdf, q, out, noise, bins.integers)

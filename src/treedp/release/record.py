@@ -33,7 +33,7 @@ from treedp.exceptions import BoundsWarning, InvalidParameterError
 from treedp.mechanisms import Mechanism
 from treedp.privacy import ApproxDP, Measure, PureDP, compose
 from treedp.release import queries
-from treedp.release.atoms import release_quantiles
+from treedp.release.atoms import bin_stderr, release_quantiles
 from treedp.release.intervals import IntervalQueries
 from treedp.release.queries import Answers, Points, QuantileValue, Scalar
 from treedp.release.unit import PersonUnit
@@ -490,8 +490,8 @@ class Release(IntervalQueries):
 
     def _quantile_axis(self, qa: Any) -> np.ndarray:
         """:meth:`quantile` of checked levels, on the bins' numeric axis."""
-        cdf, direct = self.consistent_counts, self._direct_ranges
-        return release_quantiles(self.bins, cdf, qa, self.covariance, direct)
+        noise = lambda j: bin_stderr(self.covariance, self._direct_ranges, self.bins, j)  # noqa: E731
+        return release_quantiles(self.bins, self.consistent_counts, qa, noise)
 
     def median(self) -> QuantileValue:
         """The estimated median, ``quantile(0.5)``.
