@@ -15,6 +15,7 @@ from treedp.exceptions import InvalidParameterError, InvalidTypeError
 __all__ = [
     "INTEGER_BINS",
     "MAX_BINS",
+    "RELEASE_INTEGER_BINS",
     "blocks",
     "check_edges",
     "edges_array",
@@ -26,10 +27,15 @@ __all__ = [
 
 #: The largest number of bins accepted (2**26: the tree then needs about 1.5 GiB at most).
 MAX_BINS = 2**26
-#: The most bins of ``bins="integers"`` on privately found bounds, by default
-#: (:class:`treedp.PrivateBounds`'s ``max_bins``), and of a profile's integer column: as
-#: the quantiles' tree, one bin per integer up to this many integers (``WIDE_INTEGER_RANGE``).
+#: The most bins of a profile's integer column: as the quantiles' tree, one bin per integer
+#: up to this many integers (``WIDE_INTEGER_RANGE``).
 INTEGER_BINS = 4096
+#: The most bins of ``bins="integers"`` on privately found bounds in a release, by default
+#: (:class:`treedp.PrivateBounds`'s ``max_bins``): one bin per integer over a found range of
+#: up to 2**17 integers (the grid's range of five-digit amounts, ``[0, 131071]``), where bins
+#: of whole integers would spread blocks of tied values (zeros, round amounts) over their
+#: integers (docs/private_bounds.md, "Wide integer ranges in a release").
+RELEASE_INTEGER_BINS = 2**17
 
 
 def equal_width_edges(lo: float, hi: float, n_bins: int) -> np.ndarray:

@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from treedp.bin_edges import INTEGER_BINS
+from treedp.bin_edges import RELEASE_INTEGER_BINS
 from treedp.config import configure
 from treedp.domain import MAX_BINS, integer_range_bins, make_bins
 from treedp.engines.dispatch import count_source
@@ -91,7 +91,8 @@ def run_bounds_stage(query: Query) -> tuple[Any, Any, float, dict[str, Any]]:
     bounds, request = found, bins
     bins_note: dict[str, Any] = {}  # how integers were binned, for the record
     if bins == "integers":
-        cap = min(max_bins, INTEGER_BINS if private.max_bins is None else private.max_bins)
+        wanted = RELEASE_INTEGER_BINS if private.max_bins is None else private.max_bins
+        cap = min(max_bins, wanted)
         beyond = _beyond_exact_integers(found, found_by.stops, known)
         if beyond is not None:  # float bins: integers there are not exact in float64
             bounds, request, bins_note = beyond, cap, {"beyond_exact_integers": True}

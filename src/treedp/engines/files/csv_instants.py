@@ -14,6 +14,13 @@ UTC instant), and a key matches the cells at its instant. A cell that names no i
 (``"n/a"``, ``"2024"``, ``"Jan 1"``) matches no key: it is not an error, as the file's cells are
 not public. Keys of other kinds keep text matching.
 
+Numbers likewise: a ``by`` column whose keys are all numbers (``int``, ``float``, numpy's; not
+booleans) is matched by value, each distinct cell read as a number (``"9"``, ``"9.0"``,
+``" 09 "`` and ``"9e0"`` all match the key ``9`` or ``9.0``; text naming no number matches no
+key). By their text, the key ``9.0`` matched no cell ``"9"`` of Adult's ``education_num``: every
+key released as noise, the budget charged (a new user's run). Keys of other kinds keep text
+matching.
+
 The decision reads the public keys only; the cells are parsed one distinct value at a time
 (Arrow's dictionary encoding of the batch).
 """
@@ -30,7 +37,7 @@ from treedp._codes import Encoded
 from treedp.engines.keys import key_instant, refuse_equal_instants
 from treedp.timezones import aware_bound
 
-__all__ = ["NO_INSTANT", "csv_keys", "dated_columns", "instant_column"]
+__all__ = ["NO_INSTANT", "csv_keys", "instant_column", "key_kinds", "number_column"]
 
 #: The instant a cell naming none becomes: one tick above ``NaT`` (missing), a year near
 #: -290,000 that no key names.
@@ -41,17 +48,29 @@ def _component(key: Any, j: int, n_by: int) -> Any:
     return key[j] if n_by > 1 else key
 
 
-def dated_columns(keys: tuple[Any, ...], n_by: int) -> tuple[bool, ...]:
-    """For each ``by`` column, whether every key's component names an instant."""
-    return tuple(
-        bool(keys) and all(key_instant(_component(k, j, n_by)) is not None for k in keys)
-        for j in range(n_by)
+def _is_number(key: Any) -> bool:
+    return isinstance(key, int | float | np.integer | np.floating) and not isinstance(
+        key, bool | np.bool_
     )
+
+
+def key_kinds(keys: tuple[Any, ...], n_by: int) -> tuple[str, ...]:
+    """For each ``by`` column, how its cells are matched: ``"instant"`` when every key's
+    component names an instant, ``"number"`` when every one is a number, else ``"text"``."""
+
+    def kind(j: int) -> str:
+        parts = [_component(k, j, n_by) for k in keys]
+        if parts and all(key_instant(p) is not None for p in parts):
+            return "instant"
+        return "number" if parts and all(_is_number(p) for p in parts) else "text"
+
+    return tuple(kind(j) for j in range(n_by))
 
 
 def csv_keys(keys: tuple[Any, ...], by: Sequence[str]) -> tuple[Any, ...]:
     """The keys as the CSV matching reads them: each component of a dated column as its
-    instant (``numpy.datetime64``), every other component as its text, ``str(component)``.
+    instant (``numpy.datetime64``), of a numbers column as a Python number, every other
+    component as its text, ``str(component)``.
 
     Raises
     ------
@@ -60,12 +79,14 @@ def csv_keys(keys: tuple[Any, ...], by: Sequence[str]) -> tuple[Any, ...]:
         public parameters only, before any value is read.
     """
     n_by = len(by)
-    dated = dated_columns(keys, n_by)
-    for j in (j for j in range(n_by) if dated[j]):
+    kinds = key_kinds(keys, n_by)
+    for j in (j for j in range(n_by) if kinds[j] == "instant"):
         refuse_equal_instants(by[j], [_component(k, j, n_by) for k in keys])
 
     def one(k: Any, j: int) -> Any:
-        return key_instant(k) if dated[j] else str(k)
+        if kinds[j] == "instant":
+            return key_instant(k)
+        return k.item() if isinstance(k, np.generic) else k if kinds[j] == "number" else str(k)
 
     if n_by == 1:
         return tuple(one(k, 0) for k in keys)
@@ -98,4 +119,30 @@ def instant_column(col: Encoded) -> Encoded:
     """A text column's codes (``-1``: the missing cells) with its distinct cells read as
     instants, each parsed once."""
     uniques = np.array([_cell_instant(str(t)) for t in col.uniques], dtype="datetime64[us]")
+    return Encoded(col.codes, uniques)
+
+
+#: What a cell naming no number becomes: an object equal to no key.
+_NO_NUMBER = object()
+
+
+def _cell_number(text: str) -> Any:
+    """A cell's number (an ``int`` when it is written as one, else a ``float``), or
+    :data:`_NO_NUMBER`."""
+    cell = text.strip()
+    try:
+        return int(cell)
+    except ValueError:
+        pass
+    try:
+        return float(cell)
+    except ValueError:
+        return _NO_NUMBER
+
+
+def number_column(col: Encoded) -> Encoded:
+    """A text column's codes (``-1``: the missing cells) with its distinct cells read as
+    numbers, each parsed once (an ``int`` and a ``float`` of one value match one key)."""
+    uniques = np.empty(col.uniques.size, dtype=object)
+    uniques[:] = [_cell_number(str(t)) for t in col.uniques]
     return Encoded(col.codes, uniques)

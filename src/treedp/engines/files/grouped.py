@@ -44,8 +44,8 @@ and a batch whose ids are not integers when the schema said integers is refused.
 CSV cells: the value column follows the file engine's rule (whitespace stripped, the cells of
 :data:`treedp.engines.files.csv_reader.NULL_CELLS` missing, numbers else ISO datetimes); ``by`` and
 person-id columns are read as text (the same null cells are missing), so public keys are matched
-by their text, ``str(key)``, except in a ``by`` column whose keys all name instants, matched
-as instants (:mod:`treedp.engines.files.csv_instants`).
+by their text, ``str(key)``, except in a ``by`` column whose keys all name instants or are all
+numbers, matched as instants or numbers (:mod:`treedp.engines.files.csv_instants`).
 """
 
 from __future__ import annotations
@@ -62,7 +62,12 @@ import numpy as np
 
 from treedp._codes import Encoded
 from treedp._inputs import arrow_to_numpy, check_arrow_type
-from treedp.engines.files.csv_instants import csv_keys, dated_columns, instant_column
+from treedp.engines.files.csv_instants import (
+    csv_keys,
+    instant_column,
+    key_kinds,
+    number_column,
+)
 from treedp.engines.files.csv_reader import CellKind, convert_arrow_cells, csv_cells, csv_header
 from treedp.engines.files.paths import (
     BATCH_ROWS,
@@ -182,13 +187,13 @@ class _Input:
                 if batch.num_rows:
                     yield _split(batch, arrow_to_numpy(batch[job.column]), job, encode)
             return
-        instants = dated_columns(job.keys, len(job.by))  # those by cells read as instants
+        kinds = key_kinds(job.keys, len(job.by))  # by cells read as instants, numbers or text
         for f in self.files:
             dated = job.bins.datetime_unit is not None
             kind = CellKind(job.column, job.bins.timezone is not None if dated else None)
             for cells in csv_cells(f, job.columns, self.delimiter, self.encoding):
                 values = convert_arrow_cells(cells[job.column], kind)
-                yield _split(cells, values, job, encode, instants)
+                yield _split(cells, values, job, encode, kinds)
 
     def _row_groups(
         self, job: GroupedJob, encode: bool
@@ -283,15 +288,18 @@ def _split(
     values: np.ndarray,
     job: GroupedJob,
     encode: bool = False,
-    instants: tuple[bool, ...] = (),
+    kinds: tuple[str, ...] = (),
 ) -> tuple[np.ndarray, list[Any], Any]:
     """``(values, by, person ids or None)`` of one batch (``cols``: its Arrow columns by name);
-    the ``by`` columns flagged in ``instants`` (CSV text) encoded, their distinct cells read as
-    instants (:func:`~treedp.engines.files.csv_instants.instant_column`)."""
-    flags = instants or (False,) * len(job.by)
+    the ``by`` columns of kind ``"instant"`` or ``"number"`` in ``kinds`` (CSV text) encoded,
+    their distinct cells read as instants or numbers
+    (:func:`~treedp.engines.files.csv_instants.instant_column`, ``number_column``)."""
+    readers = {"instant": instant_column, "number": number_column}
     by = [
-        instant_column(_key_column(cols[b], b, True)) if d else _key_column(cols[b], b, encode)
-        for b, d in zip(job.by, flags, strict=True)
+        readers[k](_key_column(cols[b], b, True))
+        if k in readers
+        else _key_column(cols[b], b, encode)
+        for b, k in zip(job.by, kinds or ("text",) * len(job.by), strict=True)
     ]
     unit = None if job.unit is None else _key_column(cols[job.unit], "privacy_unit", encode)
     return values, by, unit
@@ -348,7 +356,7 @@ def count_grouped_files(
     """
     inp = _Input(data).check(job)
     keys, g, n_bins = job.keys, len(job.keys), job.bins.n_bins
-    if inp.kind == "csv" and job.by:  # by cells are text: keys matched by text, or instants
+    if inp.kind == "csv" and job.by:  # by cells are text: keys as text, instants or numbers
         job = replace(job, keys=csv_keys(job.keys, job.by))
     counts = np.zeros(g * n_bins, dtype=np.int64)
     dropped = 0
