@@ -289,6 +289,12 @@ def data_zone(values: Any, column: Any = None) -> str | None:
     :data:`UNKNOWN`: no schema, such as CSV text or a cluster). Reads no value, except the
     ``tzinfo`` of Python datetimes, which must all agree."""
     root = (type(values).__module__ or "").split(".")[0]
+    if root == "polars" and hasattr(values, "collect_schema"):  # a (lazy) frame: its schema
+        schema = values.collect_schema()
+        if column is None or column not in schema.names():
+            return UNKNOWN  # the engine reports the missing column
+        zone = getattr(schema[column], "time_zone", None)
+        return None if zone is None else _type_zone(zone)
     if root in ("pandas", "polars", "dask") and hasattr(values, "columns"):
         if column is None or column not in list(values.columns):
             return UNKNOWN  # the engine reports the missing column

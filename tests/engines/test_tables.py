@@ -81,3 +81,49 @@ def test_cluster_engines_have_a_schema_and_no_reader() -> None:
     frame = dd.from_pandas(pd.DataFrame(COLUMNS), npartitions=1)
     assert _names(frame) == ["v", "k"]
     assert pick_engine(frame).read is None
+
+
+def test_a_polars_lazy_frame_runs_every_front_door(tmp_path: object) -> None:
+    """``release_cdf``, private bounds, ``release_grouped``, a per-person release, a datetime
+    column in its zone and ``profile`` read a ``LazyFrame`` as they read its ``DataFrame``
+    (``timezones.data_zone`` indexed it, a raw ``TypeError``; a new user's run), with no
+    polars ``PerformanceWarning`` (the schema is collected once)."""
+    import warnings
+
+    import treedp
+
+    rng = np.random.default_rng(0)
+    start = pl.datetime(2024, 1, 1, time_zone="UTC")
+    frame = pl.DataFrame(
+        {"v": rng.lognormal(3, 1, 600), "g": ["a", "b", "c"] * 200, "pid": np.arange(600) % 150}
+    ).with_columns(d=pl.datetime_range(start, start + pl.duration(seconds=599), "1s", eager=True))
+    lazy = frame.lazy()
+    calls = {
+        "cdf": lambda t: treedp.release_cdf(t, column="v", bounds=(0, 500), bins=16, epsilon=1.0),
+        "private": lambda t: treedp.release_cdf(
+            t, column="v", bounds="private", bins=16, epsilon=1.0
+        ),
+        "grouped": lambda t: treedp.release_grouped(
+            t, column="v", by="g", keys=["a", "b"], bounds=(0, 500), bins=16, epsilon=1.0
+        ),
+        "person": lambda t: treedp.release_cdf(
+            t,
+            column="v",
+            privacy_unit=treedp.PrivacyUnit("pid", max_contributions=4),
+            bounds=(0, 500),
+            bins=16,
+            epsilon=1.0,
+        ),
+        "zoned": lambda t: treedp.release_cdf(
+            t, column="d", bounds=("2024-01-01T00:00Z", "2024-01-01T00:10Z"), bins=10, epsilon=1.0
+        ),
+        "profile": lambda t: treedp.profile(t, epsilon=2.0),
+    }
+    for name, call in calls.items():
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            warnings.simplefilter("ignore", treedp.BoundsWarning)
+            got, want = call(lazy), call(frame)
+        assert type(got) is type(want), name
+    zoned = calls["zoned"](lazy)
+    assert zoned.bins.timezone == "UTC"
