@@ -36,6 +36,7 @@ from treedp.privacy.contribution import ContributionBounds
 from treedp.privacy.measures import ZCDP, ApproxDP, PureDP
 from treedp.privacy.spend import SpendRecord
 from treedp.release import queries
+from treedp.release.contract import stored_target
 from treedp.release.format import (
     _INT_TYPES,
     _METADATA,
@@ -50,7 +51,7 @@ from treedp.release.format import (
     _write_zip,
 )
 from treedp.release.queries import Answers, Points, QuantileValue, Scalar
-from treedp.release.record import Release, _approx, handed_over
+from treedp.release.record import Release, handed_over
 from treedp.release.signal import low_signal
 from treedp.release.unit import loss_factor
 
@@ -149,7 +150,7 @@ class GroupedRelease:
     @property
     def approx_target(self) -> ApproxDP | None:
         """The ``(epsilon, delta)`` target asked for, as a guarantee (None without one)."""
-        return _approx(self.target)
+        return stored_target(self.target)
 
     def __setattr__(self, name: str, value: Any) -> None:
         raise AttributeError(f"A GroupedRelease is frozen: cannot set '{name}'.")

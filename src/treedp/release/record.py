@@ -8,7 +8,6 @@ post-processing of these numbers and costs no further privacy (:mod:`.queries`,
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from functools import cached_property
@@ -31,9 +30,9 @@ from treedp.estimation import (
 )
 from treedp.exceptions import BoundsWarning, InvalidParameterError
 from treedp.mechanisms import Mechanism
-from treedp.privacy import ApproxDP, Measure, PureDP, compose
 from treedp.release import queries
 from treedp.release.atoms import bin_stderr, release_quantiles
+from treedp.release.contract import PrivacyContract
 from treedp.release.intervals import IntervalQueries
 from treedp.release.queries import Answers, Points, QuantileValue, Scalar
 from treedp.release.unit import PersonUnit
@@ -65,11 +64,6 @@ def register_codec(codec: ReleaseCodec) -> None:
     _CODECS[:] = [codec]
 
 
-def _approx(target: dict[str, float] | None) -> ApproxDP | None:
-    """A stored ``(epsilon, delta)`` target as a guarantee."""
-    return None if target is None else ApproxDP(float(target["epsilon"]), float(target["delta"]))
-
-
 def handed_over(levels: Iterable[np.ndarray]) -> list[np.ndarray]:
     """Fresh noisy blocks that nothing else holds, made read-only so that a :class:`Release`
     keeps them without a copy (a grouped release's keys: one copy of every key's levels
@@ -98,7 +92,7 @@ def _codec() -> ReleaseCodec:
     return _CODECS[0]
 
 
-class Release(IntervalQueries):
+class Release(IntervalQueries, PrivacyContract):
     """A differentially private release of one column's distribution.
 
     Build one with :func:`treedp.release_cdf`, or read one with :func:`treedp.load_release`
@@ -197,43 +191,6 @@ class Release(IntervalQueries):
         """The number of records: the public ``n`` under ``replace``, else its (consistent,
         unless ``postprocess="none"``) estimate; ``prefix_counts[-1]`` is the unbiased one."""
         return float(self._counts(None)[-1])
-
-    @property
-    def epsilon(self) -> float:
-        """The pure budget of the release (the person's with a :attr:`unit`; ``inf`` under
-        zCDP); the record-level mechanism's is ``mechanism.epsilon``."""
-        if self.unit is None:
-            return float(self.mechanism.epsilon)
-        guarantee = self.guarantee
-        return float(guarantee.epsilon) if isinstance(guarantee, PureDP) else math.inf
-
-    @property
-    def neighbours(self) -> str:
-        """The neighbour relation of the guarantee (the person's with a :attr:`unit`)."""
-        return self.mechanism.neighbours if self.unit is None else self.unit.neighbours
-
-    @property
-    def guarantee(self) -> Measure:
-        """The guarantee of the noisy counts (``PureDP`` with the ε spent, ``ZCDP`` with the ρ
-        spent for Gaussian noise); with a :attr:`unit`, the person-level one. With
-        ``bounds="private"`` the bounds step spent more: :attr:`total_guarantee` is the whole
-        release's cost (what an accountant is charged)."""
-        if self.unit is None:
-            return self.mechanism.guarantee
-        return self.unit.guarantee(self.mechanism)
-
-    @property
-    def approx_target(self) -> ApproxDP | None:
-        """The ``(epsilon, delta)`` target asked for, as a guarantee (None without one)."""
-        return _approx(self.target)
-
-    @property
-    def total_guarantee(self) -> Measure:
-        """What the whole release cost (what an accountant is charged): :attr:`guarantee` plus
-        the private bounds step's pure ε, if any (basic composition)."""
-        if self.bounds_step is None:
-            return self.guarantee
-        return compose([self.guarantee, PureDP(float(self.bounds_step["epsilon"]))])
 
     @property
     def offers_intervals(self) -> bool:
