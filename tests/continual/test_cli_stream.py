@@ -109,3 +109,24 @@ def test_an_auto_bound_is_one_line_saying_why(tmp_path, capsys) -> None:
     assert not state.exists()
     assert main([*argv, "--privacy-unit", "pid", "--max-contributions", "x"]) == 2
     assert "expected a positive integer, not 'x'" in capsys.readouterr().err
+
+
+def test_a_seeded_stream_marks_every_answer(tmp_path, capsys) -> None:
+    """A stream begun with --insecure-seed says so at every step, in text and JSON, and in
+    the Python reprs, whether or not the step repeats the flag (it said so at init only; a new
+    user's run); an OS-random stream carries no mark."""
+    seeded, plain = tmp_path / "s.json", tmp_path / "p.json"
+    base = ["--horizon", "4", "--epsilon", "1"]
+    assert main(["stream", "init", str(seeded), *base, "--insecure-seed", "1"]) == 0
+    assert main(["stream", "init", str(plain), *base]) == 0
+    capsys.readouterr()
+    assert main(["stream", "step", str(seeded), "--count", "3"]) == 0
+    assert capsys.readouterr().out.rstrip().endswith("[SEEDED: not for publication]")
+    assert main(["stream", "step", str(seeded), "--count", "3", "--format", "json"]) == 0
+    assert json.loads(capsys.readouterr().out)["seeded"] is True
+    assert main(["stream", "step", str(plain), "--count", "3"]) == 0
+    assert "SEEDED" not in capsys.readouterr().out
+    stream = treedp.load_continual(seeded, autosave=False)
+    assert stream.seeded and "[SEEDED" in repr(stream)
+    assert "[SEEDED" in repr(stream.step(2))
+    assert not treedp.load_continual(plain, autosave=False).seeded

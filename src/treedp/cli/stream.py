@@ -129,7 +129,7 @@ def _step(args: argparse.Namespace) -> None:
             print(fmt(value))
         return
     lo, hi = out["interval_95"]
-    seeded = SEEDED if args.insecure_seed is not None else ""
+    seeded = SEEDED if answer.seeded else ""  # the stream's own source, from its state
     print(
         f"step {out['step']}/{out['horizon']}: count {fmt_count(out['count'])} "
         f"(stderr {fmt(out['stderr'])}, 95% [{fmt_count(lo)}, {fmt_count(hi)}]){seeded}"

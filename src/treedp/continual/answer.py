@@ -53,6 +53,9 @@ class StepAnswer:
         The exact variance of each entry of ``raw_histogram``.
     bins : Bins or None
         The stream's public bins.
+    seeded : bool
+        True when the stream's noise came from a seeded, reproducible source (tests and
+        research only): its answers are not for publication, and say so.
     """
 
     t: int
@@ -61,6 +64,7 @@ class StepAnswer:
     histogram: np.ndarray
     bin_variance: float
     bins: Bins | None = None
+    seeded: bool = False
 
     @property
     def count(self) -> float:
@@ -157,9 +161,10 @@ class StepAnswer:
 
     def __repr__(self) -> str:
         bins = "" if self.bins is None else f", {self.bins.n_bins} bins (.histogram, .to_frame())"
+        mark = " [SEEDED: not for publication]" if self.seeded else ""
         return (
             f"StepAnswer(step {self.t} of {self.horizon}: count {self.count:.6g} "
-            f"± {self.stderr:.3g}{bins})"
+            f"± {self.stderr:.3g}{bins}){mark}"
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -170,6 +175,7 @@ class StepAnswer:
             "count": self.count,
             "stderr": self.stderr,
             "interval_95": list(self.interval(0.95)),
+            "seeded": self.seeded,
         }
         if self.bins is not None:
             out["histogram"] = self.histogram.tolist()

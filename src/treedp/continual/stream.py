@@ -209,6 +209,11 @@ class ContinualStream:
         return str(self._payload["stream_id"])
 
     @property
+    def seeded(self) -> bool:
+        """True when the stream's noise comes from a seeded source (not for publication)."""
+        return bool(self._payload.get("seeded", False))
+
+    @property
     def spend(self) -> SpendRecord:
         """The stream's spend record."""
         return _record(self._payload, self._counter)
@@ -341,7 +346,7 @@ class ContinualStream:
         if self._path is not None:
             self.save(self._path)
         bin_var = float(self._counter.variances(np.array(t)))
-        return StepAnswer(t, self.horizon, raw, floor, bin_var, self._bins)
+        return StepAnswer(t, self.horizon, raw, floor, bin_var, self._bins, self.seeded)
 
     # ----------------------------------------------------------------- files
     def save(self, path: str | os.PathLike[str]) -> None:
@@ -354,7 +359,11 @@ class ContinualStream:
         write_state(path, payload)
 
     def __repr__(self) -> str:
-        return f"ContinualStream(mechanism={self.mechanism!r}, t={self.t}, horizon={self.horizon})"
+        mark = " [SEEDED: not for publication]" if self.seeded else ""
+        return (
+            f"ContinualStream(mechanism={self.mechanism!r}, t={self.t}, horizon={self.horizon})"
+            f"{mark}"
+        )
 
 
 def _record(payload: dict[str, Any], counter: Counter) -> SpendRecord:
