@@ -32,10 +32,11 @@ MAX_BINS = 2**26
 INTEGER_BINS = 4096
 #: The most bins of ``bins="integers"`` on privately found bounds in a release, by default
 #: (:class:`treedp.PrivateBounds`'s ``max_bins``): one bin per integer over a found range of
-#: up to 2**17 integers (the grid's range of five-digit amounts, ``[0, 131071]``), where bins
-#: of whole integers would spread blocks of tied values (zeros, round amounts) over their
-#: integers (docs/private_bounds.md, "Wide integer ranges in a release").
-RELEASE_INTEGER_BINS = 2**17
+#: up to 2**19 integers (five-digit amounts such as Adult's capital gains, ``[0, 131071]``
+#: on the grid, with room for the scans' overshoot, up to ``311,743`` in 200 runs), where bins
+#: of whole integers spread blocks of tied values (zeros, round amounts) over their integers
+#: (docs/private_bounds.md, "Wide integer ranges in a release").
+RELEASE_INTEGER_BINS = 2**19
 
 
 def equal_width_edges(lo: float, hi: float, n_bins: int) -> np.ndarray:

@@ -101,7 +101,7 @@ class PrivateBounds:
         it (a different ``timezone`` is refused).
     max_bins : int, optional
         With ``bins="integers"``: the most bins of the release (default
-        :data:`~treedp.bin_edges.RELEASE_INTEGER_BINS`, 2**17 = 131,072). A found range
+        :data:`~treedp.bin_edges.RELEASE_INTEGER_BINS`, 2**19 = 524,288). A found range
         holding more integers is released on equal-width bins of whole integers (``w`` each,
         the fewest at most ``max_bins`` covering it; still read as integers, each bin's count
         spread evenly over its integers) rather than one bin per integer: post-processing of
