@@ -422,6 +422,20 @@ def test_bins_of_whole_integers_read_the_data_as_integers(tmp_path: Path) -> Non
     assert again.bins.integers and np.array_equal(again.quantile([0.9]), rel.quantile([0.9]))
 
 
+@pytest.mark.filterwarnings("ignore::treedp.BoundsWarning")  # 92% zeros in the first bin
+def test_adult_capital_gain_keeps_one_bin_per_integer_by_default() -> None:
+    """The default ``max_bins`` (2^19) keeps one bin per integer over capital_gain's found
+    range (``[0, 131071]`` on the grid): the block of zeros is read exactly. With 4,096 bins of
+    32 integers ``cdf(0)`` was a 32nd of the first bin, the issue's item 4 10^7 times its floor
+    (docs/private_bounds.md)."""
+    x = treedp.datasets.load_adult()["capital_gain"]
+    rel = treedp.release_cdf(
+        x, bounds="private", bins="integers", epsilon=1.0, rng=InsecureSeededSource(10_000)
+    )
+    assert rel.bins.discrete and rel.bins.n_bins > 4096
+    assert rel.cdf(0) == pytest.approx(int((x <= 0).sum()), abs=60)  # se about 15
+
+
 def test_private_bounds_max_bins_only_with_integer_bins() -> None:
     """``max_bins`` would be ignored with a number of bins, or by the quantile methods:
     refused before anything is read or charged (a new user's run)."""
