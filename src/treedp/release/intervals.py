@@ -51,6 +51,8 @@ class IntervalQueries:
 
         def _range_axes(self, a: Any, b: Any) -> tuple[np.ndarray, np.ndarray]: ...
         def _quantile_axis(self, qa: Any) -> np.ndarray: ...
+        def cdf(self, x: Any) -> Any: ...
+        def range_count(self, a: Any, b: Any) -> Any: ...
 
     @overload
     def stderr(self, query: Literal["cdf"], x: Scalar, /) -> float: ...
@@ -151,7 +153,9 @@ class IntervalQueries:
         one (:func:`treedp.release.inference.bracket_interval`); where the answer is exact the
         edges coincide and it is ``estimate ± c·se``. Each bound misses with probability at
         most ``(1 - level)/2``, so the interval covers with probability at least ``level`` at
-        every point; it is clipped at 0, and at ``n`` when ``n`` is public (replace).
+        every point; it is clipped at 0, and at ``n`` when ``n`` is public (replace), and
+        widened to hold the point answer (:meth:`cdf` / :meth:`range_count`, consistent by
+        default), which the monotone fit can move outside it.
         ``c = max(z, ln(1/(1 - level))/√2)``, the larger of the normal and Laplace quantiles:
         exact or conservative for ``level`` above about 0.85.
 
@@ -195,6 +199,10 @@ class IntervalQueries:
         cap = self.mechanism.n if self.mechanism.neighbours == "replace" else None
         gaussian = self.mechanism.guarantee_kind == "zcdp"  # zCDP here: Gaussian tails
         low, high = inference.bracket_interval(lower, upper, level, cap, gaussian=gaussian)
+        # The point answer (consistent: post-processed) can lie outside a band built on the
+        # unbiased estimates; widened to it, as the quantiles' are (a superset covers no less).
+        point = np.ravel(self.cdf(args[0]) if len(args) == 1 else self.range_count(*args))
+        low, high = np.fmin(low, np.broadcast_to(point, low.shape)), np.fmax(high, point)
         ends = queries.like(like, low.reshape(shape)), queries.like(like, high.reshape(shape))
         return ends  # type: ignore[return-value]  # both floats or both arrays
 
