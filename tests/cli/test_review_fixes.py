@@ -275,7 +275,10 @@ def test_no_key_kept_says_the_budget_was_charged(
 @pytest.mark.parametrize(
     ("extra", "words"),
     [
-        (["--neighbours", "replace", "--n", "5"], "--n is not used by a grouped release"),
+        (
+            ["--neighbours", "replace", "--n", "5"],
+            "--n is not used by a group-by or per-person release",
+        ),
     ],
 )
 def test_grouped_n_is_refused(

@@ -153,15 +153,15 @@ _CLI_HINTS = (
     (
         "Private bounds are not available for a per-person or group-by release (with 'by' or "
         "'privacy_unit'): give public bounds=(lo, hi) for all groups.",
-        "--bounds private is not available with --by or --privacy-unit (a group-by release): "
-        "give public --bounds LO HI for all groups.",
+        "--bounds private is not available with --by or --privacy-unit (a group-by or "
+        "per-person release): give public --bounds LO HI.",
     ),
     (
         "The 'n' parameter is not taken by a per-person or group-by release: group sizes stay "
         "private.",
-        "--n is not used by a grouped release (--by, --privacy-unit): under --neighbours "
-        "replace its trees are add/remove trees at half the budget and need no public number "
-        "of records; drop --n.",
+        "--n is not used by a group-by or per-person release (--by, --privacy-unit): under "
+        "--neighbours replace its trees are add/remove trees at half the budget and need no "
+        "public number of records; drop --n.",
     ),
 )
 

@@ -216,7 +216,8 @@ def _choose(
         if not chosen:
             raise InvalidParameterError(
                 "The table has no numeric column to profile by its schema: declare column "
-                "types with types={'name': 'integer' | 'float' | 'datetime'}."
+                "types with types={'name': 'integer' | 'float' | 'datetime'} (on the command "
+                "line --integers / --floats / --datetimes NAME)."
             )
         return tuple(chosen), skipped
     if isinstance(columns, str) or not isinstance(columns, Sequence) or not columns:
@@ -231,7 +232,7 @@ def _choose(
         if kinds[name] is None:
             raise InvalidParameterError(
                 f"The column {name!r} is not numeric or datetime by the schema; declare its "
-                "type with types= if it holds numbers."
+                "type with types= (--integers / --floats on the command line) if it holds numbers."
             )
     return tuple(columns), skipped
 

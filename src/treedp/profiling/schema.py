@@ -28,8 +28,9 @@ def column_kinds(table: Any, types: Mapping[str, str] | None) -> dict[str, str |
     if kinds is None:  # no schema: the declaration is all there is
         if not declared:
             raise InvalidParameterError(
-                "This table has no schema (a CSV file, or columns without a dtype): declare the "
-                "columns to profile with types={'name': 'integer' | 'float' | 'datetime'}."
+                "This table has no schema (a CSV file, a SQLite query, or columns without a "
+                "dtype): declare the columns to profile with types={'name': 'integer' | 'float' "
+                "| 'datetime'} (on the command line --integers / --floats / --datetimes NAME)."
             )
         return dict(declared)
     for name in declared:
