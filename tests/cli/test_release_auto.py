@@ -68,3 +68,23 @@ def test_a_bad_bound_says_what_is_accepted(
     assert "'auto': chosen privately" in capsys.readouterr().out.replace("\n", " ").replace(
         "                        ", ""
     )
+
+
+def test_auto_without_groups_is_stated_too(
+    visits: tuple[Path, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A per-person release without ``--by`` says its bound was chosen privately, and with
+    what budget, on the line it writes and in ``query --info`` (it said neither, so the
+    budget per level looked short by the choice's 10%; a new user's run)."""
+    data, _ = visits
+    out = tmp_path / "p.tdp"
+    argv = [
+        "release", str(data), "--column", "age", "--privacy-unit", "pid",
+        "--max-contributions", "auto", "--bounds", "0", "120", "--bins", "integers",
+        "--epsilon", "1", "--insecure-seed", "5", "--out", str(out),
+    ]  # fmt: skip
+    assert main(argv) == 0
+    said = capsys.readouterr().out
+    assert "--max-contributions " in said and "chosen privately (auto, epsilon=0.1)" in said
+    assert main(["query", str(out), "--info"]) == 0
+    assert "chosen privately (auto, epsilon=0.1 of the budget)" in capsys.readouterr().out

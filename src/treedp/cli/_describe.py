@@ -95,7 +95,7 @@ def info(release: Any) -> dict[str, Any]:
             "one record per privacy unit)"
             if unit is None
             else f"one person per privacy unit: {unit.label}, at most "
-            f"{unit.bounds.max_contributions} rows each)"
+            f"{unit.bounds.max_contributions} rows each{_auto_text(unit)})"
         ),
         **target_entry(release),
     }
@@ -115,6 +115,16 @@ def info(release: Any) -> dict[str, Any]:
         "randomness": source,
         "made by": f"treedp {release.library_version}",
     }
+
+
+def _auto_text(unit: Any) -> str:
+    """``, chosen privately (auto, epsilon=0.1 of the budget)`` when the bound was chosen from
+    the data (``max_contributions="auto"``: the unit's ``bound_epsilon`` / ``bound_rho``)."""
+    for name in ("epsilon", "rho"):
+        spent = float(getattr(unit, f"bound_{name}", 0.0))
+        if spent > 0:
+            return f", chosen privately (auto, {name}={spent:.6g} of the budget)"
+    return ""
 
 
 def target_entry(released: Any) -> dict[str, str]:
