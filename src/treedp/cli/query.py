@@ -216,6 +216,7 @@ def run(args: argparse.Namespace) -> None:
         if details is not None:
             document["info"] = details
         document["warning"] = warning
+        document["notes"] = []  # every JSON document has both (docs/cli.md)
         print(json.dumps(document, indent=2))
         return
     if args.format == "csv":
@@ -344,7 +345,7 @@ def _run_grouped(args: argparse.Namespace, level: float) -> None:
             )
         details = grouped_info(grouped)
         if args.format == "json":
-            print(json.dumps({"info": details}))
+            print(json.dumps({"info": details, "warning": None, "notes": []}))
             return
         width = max(map(len, details))
         for name, value in details.items():
@@ -377,6 +378,8 @@ def _run_grouped(args: argparse.Namespace, level: float) -> None:
             "unit": grouped.unit,
             **({"level": level} if args.ci else {}),
             "rows": [dict(zip(header, row, strict=True)) for row in rows],
+            "warning": None,
+            "notes": [],
         }
         print(json.dumps(out))
     elif args.quiet:
