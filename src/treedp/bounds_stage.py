@@ -22,6 +22,7 @@ from treedp.engines.schema import column_kind
 from treedp.exceptions import DataError, InvalidParameterError, InvalidTypeError
 from treedp.mechanisms.registry import mechanism_class
 from treedp.options import PrivateBounds
+from treedp.privacy.spend import PRIVATE_BOUNDS_RECORD
 from treedp.query import Query
 from treedp.timezones import OFFSETS, UNKNOWN, data_zone, zone_info
 
@@ -175,14 +176,6 @@ def bounds_input(values: Any, column: str | None, nan: Any, progress: Any, engin
             "datetimes=True), or public datetime bounds=(lo, hi)."
         ) from None
     return GridCounts.from_counts(counts)
-
-
-#: The name of the one charge of ``release_cdf(bounds="private", accountant=...)`` (and of
-#: ``treedp release --bounds private --ledger ...``) in an accountant's history and in
-#: ``treedp budget history``: the whole epsilon, bounds step and release. Ledgers written
-#: before it hold ``split_private_bounds`` for the same charge (a label only; they read back
-#: unchanged).
-PRIVATE_BOUNDS_RECORD = "release[private bounds]"
 
 
 def private_bounds_charge(

@@ -74,7 +74,7 @@ def run_grouped(query: Query) -> Any:
     mech, est = configure(spec, plan=query.plan, plan_cache=query.plan_cache)
     hashed = _ids_hashed(query.data, grouping)
     charge = SpendRecord(
-        mechanism=f"grouped_{mech.name}",
+        mechanism=f"grouped_{mech.name}" if grouping.by else f"person_{mech.name}",
         measure=charged_measure(grouping),
         neighbours=grouping.neighbours,
         unit=grouping.bounds.unit_label,

@@ -102,7 +102,8 @@ def convert_keys(keys: Sequence[Any], data: Any, by: Sequence[str]) -> list[Any]
                 return {"true": True, "false": False}[str(text).strip().lower()]
         except (ValueError, KeyError):
             raise InvalidParameterError(
-                f"A key in 'keys' is not a value of the column '{name}' (type {t})."
+                f"A key in 'keys' cannot be read as the type of the column '{name}' ({t}); "
+                "give keys of that type."
             ) from None
         return text
 

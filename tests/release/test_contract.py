@@ -37,6 +37,7 @@ def test_spend_is_what_the_accountant_was_charged(extra: dict[str, object]) -> N
     assert spend.measure == rel.total_guarantee
     assert spend.measure.epsilon == pytest.approx(charged.measure.epsilon)  # type: ignore[union-attr]
     assert spend.unit == charged.unit and spend.neighbours == charged.neighbours
+    assert spend.mechanism == charged.mechanism
     if not extra:
         assert spend == rel.mechanism.spend()
     else:

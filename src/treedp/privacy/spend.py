@@ -14,7 +14,14 @@ from typing import Any
 from treedp.exceptions import InvalidParameterError, InvalidTypeError
 from treedp.privacy.measures import ZCDP, ApproxDP, Measure, PureDP
 
-__all__ = ["SpendRecord", "describe_unit", "unit_label", "unit_refusal"]
+__all__ = ["PRIVATE_BOUNDS_RECORD", "SpendRecord", "describe_unit", "unit_label", "unit_refusal"]
+
+#: The name of the one charge of ``release_cdf(bounds="private", accountant=...)`` (and of
+#: ``treedp release --bounds private --ledger ...``) in an accountant's history and in
+#: ``treedp budget history``: the whole epsilon, bounds step and release. Ledgers written
+#: before it hold ``split_private_bounds`` for the same charge (a label only; they read back
+#: unchanged).
+PRIVATE_BOUNDS_RECORD = "release[private bounds]"
 
 
 @dataclass(frozen=True)

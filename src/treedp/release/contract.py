@@ -8,7 +8,7 @@ import math
 from typing import TYPE_CHECKING, Any
 
 from treedp.privacy import ApproxDP, Measure, PureDP, compose
-from treedp.privacy.spend import SpendRecord
+from treedp.privacy.spend import PRIVATE_BOUNDS_RECORD, SpendRecord
 
 if TYPE_CHECKING:
     from treedp.mechanisms import Mechanism
@@ -82,8 +82,11 @@ class PrivacyContract:
             extra["bounds_epsilon"] = float(self.bounds_step["epsilon"])
         if self.unit is not None:
             extra.update(self.unit.describe(self.mechanism))
+        name = noise.mechanism if self.unit is None else f"person_{noise.mechanism}"
+        if self.bounds_step is not None:
+            name = PRIVATE_BOUNDS_RECORD  # the name of the bounds step's one charge
         return SpendRecord(
-            mechanism=noise.mechanism,
+            mechanism=name,
             measure=self.total_guarantee,
             neighbours=self.neighbours,
             unit="record" if self.unit is None else self.unit.label,
