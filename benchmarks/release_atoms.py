@@ -106,7 +106,7 @@ def row(xs: np.ndarray, bounds: Any, eps: float, reps: int) -> dict[str, tuple[f
 
 def grouped(keys: int) -> None:
     """The ``--grouped`` timing (above)."""
-    import treedp.release.record as record
+    import treedp.release.atoms as atoms
 
     r = np.random.default_rng(0)
     by = r.integers(0, keys, 10**6)
@@ -127,7 +127,7 @@ def grouped(keys: int) -> None:
         return out
 
     shipped = reads(release())
-    with mock.patch.object(record, "snap_to_atoms", lambda e, c, q, a, s=None: a):
+    with mock.patch.object(atoms, "snap_to_atoms", lambda e, c, q, a, s=None, i=False: a):
         plain = reads(release())
     print(
         f"{keys} keys: table read first / again {shipped[0]:.2f} / {shipped[1]:.2f} s "

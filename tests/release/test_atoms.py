@@ -1,5 +1,6 @@
 """Point masses in a release's quantiles (``release/atoms.py``): the bound in an end bin, the
-bin's one round number inside, else the nearer edge; continuous data are read as before."""
+bin's one round number inside, else the nearer edge; continuous data are read as before. Its
+counts read the same masses: an end bin's at its bound, an inner bin's at 0."""
 
 from __future__ import annotations
 
@@ -12,7 +13,14 @@ import treedp
 from treedp.datasets import load_adult
 from treedp.noise import InsecureSeededSource
 from treedp.release import queries
-from treedp.release.atoms import bin_stderr, round_value, snap_to_atoms
+from treedp.release.atoms import (
+    below_points,
+    bin_stderr,
+    point_masses,
+    round_value,
+    snap_to_atoms,
+)
+from treedp.release.queries import below_terms
 
 
 def _gap(x: np.ndarray, est: np.ndarray, q: np.ndarray) -> np.ndarray:
@@ -172,3 +180,70 @@ def test_bin_stderr_is_the_range_counts_stderr(options: dict[str, object]) -> No
     expected = np.asarray(rel.stderr("range_count", e[j], e[j + 1]), dtype=float)
     got = bin_stderr(rel.covariance, rel._direct_ranges, rel.bins, j)
     np.testing.assert_allclose(got, expected, rtol=1e-9)
+
+
+def test_point_masses_are_the_bins_the_quantiles_snap() -> None:
+    """An end bin at its bound (the last integer on integers bins), an inner bin holding 0 at
+    0, by the quantiles' test (share, ratio, noise); other blocks are not placed."""
+    edges = np.arange(6.0) - 2.5  # bin 2, [-0.5, 0.5), holds 0
+    cdf = np.array([0.0, 1.0, 2.0, 92.0, 93.0, 100.0])
+    bins = treedp.Bins(edges, equal_width=True)
+    none = lambda j: np.zeros(np.size(j))  # noqa: E731
+    assert point_masses(bins, cdf, none) == ((2, 0.0),)
+    assert point_masses(bins, cdf, lambda j: np.full(np.size(j), 20.0)) == ()  # 90 < 6·20
+    ends = np.array([0.0, 70.0, 72.0, 74.0, 76.0, 100.0])  # 70 first, 24 last: both
+    assert point_masses(bins, ends, none) == ((0, -2.5), (4, 2.5))
+    whole = treedp.Bins(np.arange(0.0, 25.0, 5.0), equal_width=True, integers=True)
+    assert point_masses(whole, np.array([0.0, 1.0, 2.0, 3.0, 93.0]), none) == ((3, 19.0),)
+    away = treedp.Bins(np.arange(6.0) + 1.0, equal_width=True)  # bin 2 = [3, 4): not 0
+    assert point_masses(away, cdf, none) == ()
+    assert point_masses(make_discrete := treedp.make_bins(bounds=(0, 4), bins="integers"),
+                        cdf, none) == ()  # fmt: skip
+    assert make_discrete.discrete
+
+
+def test_below_points_place_each_mass_at_its_value() -> None:
+    """A point in a mass's bin reads the whole bin past the value (at it too when closed, a
+    continuous CDF's ``<=``) and none of it before; other points are kept (exact algebra on
+    the prefix ``0, 1, 2, 92, 93, 100``)."""
+    bins = treedp.Bins(np.arange(6.0) - 2.5, equal_width=True)
+    prefix = np.array([0.0, 1.0, 2.0, 92.0, 93.0, 100.0])
+    t = np.array([-3.0, -1.0, -0.4, 0.0, 0.2, 0.5, 1.7, 9.0])
+    masses = ((2, 0.0),)
+    below = below_terms(bins, below_points(bins, t, masses)).evaluate(prefix)
+    assert below.tolist() == pytest.approx([0, 1.5, 2, 2, 92, 92, 94.4, 100])
+    cdf = below_terms(bins, below_points(bins, t, masses, closed=True)).evaluate(prefix)
+    assert cdf.tolist() == pytest.approx([0, 1.5, 2, 92, 92, 92, 94.4, 100])
+    plain = below_terms(bins, t).evaluate(prefix)
+    assert plain[3] == pytest.approx(47.0)  # interpolated: half the block at 0
+    assert below_points(bins, t, ()) is t
+
+
+@pytest.mark.parametrize("bounds", [(0.0, 1000.0), "private"])
+def test_a_release_counts_a_block_of_zeros_where_its_quantiles_answer_it(bounds: object) -> None:
+    """70% zeros on 1,024 bins: ``cdf(0)`` and ``range_count(0, 1)`` read the zeros' bin whole
+    (interpolated they read none of it, or half: a new user's run found ``cdf(0) = 0.0`` with
+    standard error 0 for 35% zeros), consistent with the quantiles' answer 0; the interval
+    still brackets the bin, and a continuous column is read as before."""
+    rng = np.random.default_rng(4)
+    x = np.where(rng.random(10_000) < 0.7, 0.0, rng.lognormal(3, 1, 10_000))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", treedp.BoundsWarning)
+        rel = treedp.release_cdf(
+            x, bounds=bounds, bins=1024, epsilon=1.0, rng=InsecureSeededSource(3)
+        )
+    zeros = int((x <= 0).sum())
+    assert rel.quantile(0.5) == 0.0
+    assert abs(rel.cdf(0.0) - zeros) < 30 and rel.cdf(0.0) >= 0.5 * rel.n
+    assert abs(rel.range_count(0.0, 0.5) - zeros) < 30
+    above = rel.bins.edges[np.searchsorted(rel.bins.edges, 0.0, side="right")]  # the bin's end
+    assert rel.stderr("cdf", 0.0) == pytest.approx(rel.stderr("cdf", above))
+    low, high = rel.confidence_interval("cdf", 0.0)
+    assert low <= zeros <= high
+    smooth = rng.lognormal(3, 1, 10_000)
+    plain = treedp.release_cdf(smooth, bounds=(0.0, 1000.0), bins=1024, epsilon=1.0,
+                               rng=InsecureSeededSource(3))  # fmt: skip
+    assert plain._masses == ()
+    t = np.array([0.5, 7.3, 20.0])
+    np.testing.assert_array_equal(plain.cdf(t), queries.cdf_terms(plain.bins, t).evaluate(
+        plain.consistent_counts))  # fmt: skip

@@ -45,7 +45,9 @@ __all__ = [
     "ATOM_RATIO",
     "ATOM_SHARE",
     "NOISE_SCALES",
+    "below_points",
     "bin_stderr",
+    "point_masses",
     "release_quantiles",
     "round_value",
     "snap_to_atoms",
@@ -179,3 +181,50 @@ def release_quantiles(
     if bins.discrete or bins.edges.dtype.kind != "f":  # integers one per bin, or datetimes
         return np.asarray(out)
     return snap_to_atoms(bins.edges, cdf, q, out, noise, bins.integers)
+
+
+def point_masses(
+    bins: Any, cdf: np.ndarray, noise: Callable[[np.ndarray], np.ndarray]
+) -> tuple[tuple[int, float], ...]:
+    """The bins a release's counts read as a point mass, with the value it sits at, as
+    :func:`snap_to_atoms` answers their quantiles: the first bin at the lower bound, the last
+    at the upper one (``e_B``; the last integer ``e_B - 1`` on integers bins), an inner bin
+    holding 0 at 0; each by :func:`snap_to_atoms`'s test (share, ratio to its neighbours, and
+    ``NOISE_SCALES`` standard errors from ``noise``, read for these bins only). None on
+    discrete bins (exact per integer), datetimes or fewer than two bins. Post-processing of
+    the released CDF and the public noise."""
+    n_bins = bins.n_bins
+    total = float(cdf[-1])
+    if bins.discrete or bins.edges.dtype.kind != "f" or n_bins < 2 or not total > 0:
+        return ()
+    edges = bins.edges
+    top = float(edges[-1]) - (1.0 if bins.integers else 0.0)
+    places = {0: float(edges[0]), n_bins - 1: top}
+    zero = int(np.searchsorted(edges, 0.0, side="right")) - 1
+    if 0 < zero < n_bins - 1:  # an inner bin holding 0: a zero-inflated column's block
+        places[zero] = 0.0
+    j = np.array(sorted(places))
+    atom = _atom(cdf, total, j)
+    if atom.any():
+        se = np.asarray(noise(j[atom]), dtype=np.float64).ravel()
+        atom[atom] = cdf[j[atom] + 1] - cdf[j[atom]] >= NOISE_SCALES * se
+    return tuple((int(b), places[int(b)]) for b in j[atom])
+
+
+def below_points(
+    bins: Any, t: np.ndarray, masses: tuple[tuple[int, float], ...], *, closed: bool = False
+) -> np.ndarray:
+    """Points of a "values below ``t``" query with each of ``masses`` (:func:`point_masses`)
+    at its value: a point in such a bin reads the whole bin past the value (at it too with
+    ``closed``, a CDF's ``<=`` on continuous bins), none of it before. Without masses, ``t``
+    itself. Intervals keep the bracketing edges: they hold wherever the mass sits."""
+    if not masses:
+        return t
+    edges = bins.edges
+    moved = np.ceil(t) if bins.integers else np.asarray(t, dtype=np.float64)
+    out = moved
+    for j, value in masses:
+        inside = (moved >= edges[j]) & (moved < edges[j + 1])
+        past = moved >= value if closed else moved > value
+        out = np.where(inside, np.where(past, edges[j + 1], edges[j]), out)
+    return np.asarray(out, dtype=np.float64)

@@ -13,6 +13,7 @@ from numpy.typing import NDArray
 from treedp.exceptions import InvalidParameterError
 from treedp.noise import RandomSource
 from treedp.release import inference, queries
+from treedp.release.atoms import below_points
 from treedp.release.queries import Answers, Points, QuantileValue, Scalar
 
 if TYPE_CHECKING:
@@ -49,7 +50,11 @@ class IntervalQueries:
         @property
         def _direct_ranges(self) -> Any: ...
 
+        @property
+        def _masses(self) -> tuple[tuple[int, float], ...]: ...
+
         def _range_axes(self, a: Any, b: Any) -> tuple[np.ndarray, np.ndarray]: ...
+        def _cdf_axis(self, x: Any) -> np.ndarray: ...
         def _quantile_axis(self, qa: Any) -> np.ndarray: ...
         def cdf(self, x: Any) -> Any: ...
         def range_count(self, a: Any, b: Any) -> Any: ...
@@ -98,12 +103,13 @@ class IntervalQueries:
         >>> se_range = rel.stderr("range_count", 1.0, 2.0)
         """
         if _which("stderr", query, args) == "cdf":
-            t = queries.to_axis(self.bins, args[0], "x")
-            var = queries.cdf_terms(self.bins, t).variance(self.covariance)
+            t = self._cdf_axis(args[0])  # as cdf() reads it (a bin's point mass)
+            var = queries.below_terms(self.bins, t).variance(self.covariance)
             return queries.like(args[0], np.sqrt(var).reshape(np.shape(t)))
         ta, tb = np.broadcast_arrays(
             queries.to_axis(self.bins, args[0], "a"), queries.to_axis(self.bins, args[1], "b")
         )
+        ta, tb = (below_points(self.bins, t, self._masses) for t in (ta, tb))
         direct = self._direct_ranges
         if direct is not None:
             var = direct.range_variance(ta, tb)

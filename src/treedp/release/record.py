@@ -31,7 +31,7 @@ from treedp.estimation import (
 from treedp.exceptions import BoundsWarning, InvalidParameterError
 from treedp.mechanisms import Mechanism
 from treedp.release import queries
-from treedp.release.atoms import bin_stderr, release_quantiles
+from treedp.release.atoms import below_points, bin_stderr, point_masses, release_quantiles
 from treedp.release.contract import PrivacyContract
 from treedp.release.intervals import IntervalQueries
 from treedp.release.queries import Answers, Points, QuantileValue, Scalar
@@ -308,6 +308,25 @@ class Release(IntervalQueries, PrivacyContract):
         )
 
     # ------------------------------------------------------------------ queries
+    @cached_property
+    def _masses(self) -> tuple[tuple[int, float], ...]:
+        """The bins read as a point mass (an end bin at its bound, an inner bin at 0) by
+        :meth:`cdf` and :meth:`range_count`, as :meth:`quantile` answers them
+        (:func:`~treedp.release.atoms.point_masses`; none without a public noise to test them
+        against)."""
+        if not self.offers_intervals:
+            return ()
+        noise = lambda j: bin_stderr(self.covariance, self._direct_ranges, self.bins, j)  # noqa: E731
+        return point_masses(self.bins, self.consistent_counts, noise)
+
+    def _cdf_axis(self, x: Any) -> np.ndarray:
+        """``x`` as points of "values below": ``floor(x) + 1`` on integers bins, else ``x``,
+        moved for a bin's point mass (:func:`~treedp.release.atoms.below_points`)."""
+        t = queries.to_axis(self.bins, x, "x")
+        if self.bins.integers:
+            t = np.floor(np.asarray(t, dtype=np.float64)) + 1
+        return below_points(self.bins, t, self._masses, closed=not self.bins.integers)
+
     def _range_axes(self, a: Any, b: Any) -> tuple[np.ndarray, np.ndarray]:
         ta = queries.to_axis(self.bins, a, "a")
         tb = queries.to_axis(self.bins, b, "b")
@@ -345,6 +364,9 @@ class Release(IntervalQueries, PrivacyContract):
         Inside a bin the CDF is interpolated linearly, so at a bin's left edge it counts the
         values below the edge: integer data on bins edged at integers get ``cdf(40)`` ≈
         ``#{x < 40}``. Declare them with ``bins="integers"`` for ``cdf(v)`` ≈ ``#{x <= v}``.
+        A bin that :meth:`quantile` answers as a point mass is read as one: an end bin's count
+        at its bound, an inner bin's holding 0 at 0 (:func:`~treedp.release.atoms
+        .point_masses`; a block of zeros is counted by ``cdf(0)``).
 
         Examples
         --------
@@ -356,8 +378,8 @@ class Release(IntervalQueries, PrivacyContract):
         >>> bool(rel.cdf(3.0) == rel.n)
         True
         """
-        t = queries.to_axis(self.bins, x, "x")
-        out = queries.cdf_terms(self.bins, t).evaluate(self._counts(consistent))
+        t = self._cdf_axis(x)
+        out = queries.below_terms(self.bins, t).evaluate(self._counts(consistent))
         return queries.like(x, out.reshape(np.shape(t)))
 
     @overload
@@ -389,7 +411,7 @@ class Release(IntervalQueries, PrivacyContract):
         >>> rel.range_count([0.0, 1.0], 3.0).shape  # a and b broadcast
         (2,)
         """
-        ta, tb = self._range_axes(a, b)
+        ta, tb = (below_points(self.bins, t, self._masses) for t in self._range_axes(a, b))
         use_consistent = self.postprocess != "none" if consistent is None else consistent
         direct = None if use_consistent else self._direct_ranges
         if direct is not None:
