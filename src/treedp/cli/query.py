@@ -397,7 +397,9 @@ def _run_grouped(args: argparse.Namespace, level: float) -> None:
         writer.writerow(header)
         writer.writerows(rows)
         if args.ci:
-            print(f"# {level:g} intervals; count intervals include within-bin uncertainty")
+            exact = bool(keys) and grouped[keys[0]].bins.discrete  # one bin per integer
+            within = "" if exact else "; count intervals include within-bin uncertainty"
+            print(f"# {level:g} intervals{within}")
         if any(flags[k] for k in keys):
             print(f"# low_signal: {_FLAG_NOTE}")
         if grouped.seeded:
