@@ -1,11 +1,8 @@
 """Public bins: the domain a release is defined on, built from bounds, a bin count or edges.
 
-Bins are always public inputs: bounds, a bin count or explicit edges chosen by the analyst,
-never read from the data. A value is counted in the bin ``[e_j, e_{j+1})`` that holds it;
-values below the lowest edge are counted in the first bin and values at or above the highest
-edge in the last bin (clamping). Clamping is what makes the sensitivity hold: every record,
-whatever its value, adds exactly one to exactly one bin. The full rule (infinities, integers
-beyond 2**53, datetimes, missing values) is stated once, in :mod:`treedp.engines.base`.
+The :class:`~treedp.partition.Bins` type and its rule (a value counts in the bin holding it,
+values outside the edges are clamped into the end bins) live in :mod:`treedp.partition`; here
+the entry points' requests become bins, every check on public parameters only.
 """
 
 from __future__ import annotations
