@@ -202,5 +202,5 @@ def test_file_inputs_are_checked_and_keys_typed(tmp_path: Path) -> None:
     pq.write_table(pa.table({"g": [1, 2], "v": [0.5, 1.5]}), tmp_path / "x.parquet")
     typed = treedp.convert_keys(["1", "2"], treedp.FileSource(str(tmp_path / "x.parquet")), ["g"])
     assert typed == [1, 2]
-    with pytest.raises(InvalidParameterError, match="not a value of the column 'g'"):
+    with pytest.raises(InvalidParameterError, match="cannot be read as the type of the column 'g'"):
         treedp.convert_keys(["one"], treedp.FileSource(str(tmp_path / "x.parquet")), ["g"])

@@ -247,3 +247,62 @@ def test_a_release_counts_a_block_of_zeros_where_its_quantiles_answer_it(bounds:
     t = np.array([0.5, 7.3, 20.0])
     np.testing.assert_array_equal(plain.cdf(t), queries.cdf_terms(plain.bins, t).evaluate(
         plain.consistent_counts))  # fmt: skip
+
+
+def test_smooth_data_on_coarse_or_unequal_bins_hold_no_mass() -> None:
+    """An independent review's cases (session 24): one wide bin for all adults among one bin
+    per child year (its count 10 times a neighbour's, its density not), and exponential data
+    on 32 bins (each bin 20 times the next: a steep smooth fall, not a block) are read by
+    interpolation, in the counts and the quantiles alike; two bins cannot show a block."""
+    ages = np.random.default_rng(5).integers(0, 90, 20_000)
+    edges = np.array([*range(19), 90], dtype=np.float64)
+    rel = treedp.release_cdf(ages, bins=treedp.Bins(edges, integers=True), epsilon=1.0,
+                             rng=InsecureSeededSource(0))  # fmt: skip
+    assert rel._masses == ()
+    assert abs(rel.cdf(50) - (ages <= 50).sum()) < 400 and abs(rel.median() - 45) <= 2
+    x = np.random.default_rng(1).exponential(100, 50_000)
+    rel = treedp.release_cdf(x, bounds=(0, 10_000), bins=32, epsilon=1.0,
+                             rng=InsecureSeededSource(0))  # fmt: skip
+    assert rel._masses == () and rel.quantile(0.5) > 100  # interpolated (the bound was 0)
+    two = treedp.Bins(np.array([0.0, 50.0, 100.0]), integers=True)
+    v = np.r_[np.arange(100) % 50, 50 + np.arange(10_000) % 50]
+    rel = treedp.release_cdf(v, bins=two, epsilon=5.0, rng=InsecureSeededSource(3))
+    assert rel._masses == () and rel.quantile(0.5) < 90  # not the last integer, 99
+
+
+def test_a_block_of_zeros_below_a_lower_bound_under_zero_sits_at_zero() -> None:
+    """A found lower bound below a block of zeros (first bin ``[-75, 230)``): the block is at
+    0, in the counts and the quantiles (the median was -75, below every record, and
+    ``cdf(-60)`` the whole block; an independent review)."""
+    r = np.random.default_rng(1)
+    u = r.random(40_000)
+    v = np.where(u < 0.8, 0, np.where(u < 0.85, -r.integers(1, 60, 40_000),
+                                      r.integers(1, 10**6, 40_000)))  # fmt: skip
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", treedp.BoundsWarning)
+        rel = treedp.release_cdf(v, bounds=treedp.PrivateBounds(max_bins=4096), bins="integers",
+                                 epsilon=1.0, rng=InsecureSeededSource(0))  # fmt: skip
+    assert rel.bins.edges[0] < 0 <= rel.bins.edges[1]
+    assert rel._masses == ((0, 0.0),) and rel.median() == 0.0
+    assert rel.cdf(-60) == 0.0 and abs(rel.cdf(0) - (v <= 0).sum()) < 40
+
+
+def test_dawa_quantiles_beside_a_block_do_not_need_a_covariance() -> None:
+    """DAWA offers no standard errors: its quantiles skip the noise test instead of raising
+    (they raised whenever a bin passed the share and ratio tests), and its counts read no
+    mass."""
+    r = np.random.default_rng(0)
+    x = np.r_[np.zeros(20_000), r.uniform(-100, 1000, 20_000)]
+    rel = treedp.release_cdf(x, bounds=(-100, 1000), bins=64, epsilon=1.0, mechanism="dawa",
+                             rng=InsecureSeededSource(0))  # fmt: skip
+    assert np.all(rel.quantile([0.3, 0.5]) == 0.0) and rel._masses == ()
+
+
+def test_integer_quantiles_on_very_wide_bins_are_exact() -> None:
+    """Bins of 10^12 integers: the rounding guard no longer takes whole integers off (the
+    answer was 1,000 integers low)."""
+    wide = treedp.Bins(np.array([0.0, 1e12, 2e12, 3e12]), equal_width=True, integers=True)
+    rel = treedp.release_counts([1000, 1000, 1000], bins=wide, epsilon=50.0,
+                                mechanism="histogram", rng=InsecureSeededSource(1))  # fmt: skip
+    v = float(rel.quantile(0.1))
+    assert rel.cdf(v) >= 0.1 * rel.n - 1e-6 and rel.cdf(v - 1) < 0.1 * rel.n

@@ -24,12 +24,20 @@ release").
 
 Post-processing of the released CDF and of the public noise only (no data, no privacy cost).
 A bin counts as an atom when its released mass is at least :data:`ATOM_SHARE` of the released
-total, at least :data:`ATOM_RATIO` times each neighbouring bin's, and at least
-:data:`NOISE_SCALES` standard errors of its own count: smooth data spread over 1,024 or more
-bins never has one bin ten times its neighbours (it would also need 2% of the records), and the
-last condition is a guard against the steps that the monotone projection of a noisy CDF can
-make at small ``n·ε`` (a flat run, then one bin holding a jump of the noise's size). Only the
-answers' bins and their neighbours are read: ``O(len(q))``, whatever the number of bins.
+total, its density (count over width) at least :data:`ATOM_RATIO` times each neighbouring
+bin's and, on a side with two bins, :data:`ATOM_RATIO` times the trend those two make
+(``d_j · d_{j±2} >= 10 · d_{j±1}²``), and its count at least :data:`NOISE_SCALES` standard
+errors: smooth data spread over 1,024 or more bins never has one bin ten times its neighbours
+(it would also need 2% of the records); a log-concave density falling steeply over coarse bins
+(exponential data on 32 bins: each bin 20 times the next) or one wide bin among narrow ones
+(all adults in one bin) is not a block (an independent review, session 24); and the last
+condition is a guard against the steps that the monotone projection of a noisy CDF can make at
+small ``n·ε`` (a flat run, then one bin holding a jump of the noise's size). Only the answers'
+bins and two bins on each side are read: ``O(len(q))``, whatever the number of bins.
+
+:func:`point_masses` / :func:`below_points` give the counts the same reading
+(``Release.cdf``, ``range_count``, ``stderr``): such a bin's whole count at the value its
+quantiles are answered by (0 in a bin holding it, else the bound in an end bin).
 """
 
 from __future__ import annotations
@@ -94,15 +102,54 @@ def bin_stderr(covariance: Any, direct: Any, bins: Any, j: np.ndarray) -> np.nda
     return np.asarray(np.sqrt(np.maximum(np.asarray(var, dtype=np.float64), 0.0)))
 
 
-def _atom(cdf: np.ndarray, total: float, j: np.ndarray) -> np.ndarray:
-    """Whether each bin ``j`` passes the share and ratio conditions (its neighbours' masses
-    only)."""
+def _density(edges: np.ndarray, cdf: np.ndarray, j: np.ndarray) -> np.ndarray:
+    """The released count of each bin ``j`` over its width (0 outside the bins)."""
     n_bins = cdf.size - 1
+    inside = (j >= 0) & (j < n_bins)
+    k = np.clip(j, 0, n_bins - 1)
+    count = np.maximum(cdf[k + 1] - cdf[k], 0.0)  # an unfitted CDF can step down
+    return np.where(inside, count / (edges[k + 1] - edges[k]), 0.0)
+
+
+def _atom(edges: np.ndarray, cdf: np.ndarray, total: float, j: np.ndarray) -> np.ndarray:
+    """Whether each bin ``j`` passes the share and ratio conditions: at least
+    :data:`ATOM_SHARE` of the total, and a density (count over width: bins of unequal widths,
+    such as one wide bin for all adults, are not blocks) at least :data:`ATOM_RATIO` times each
+    neighbour's."""
     mass = cdf[j + 1] - cdf[j]
-    left = np.where(j > 0, cdf[j] - cdf[np.maximum(j - 1, 0)], 0.0)
-    right = np.where(j < n_bins - 1, cdf[np.minimum(j + 2, n_bins)] - cdf[j + 1], 0.0)
-    neighbour = np.maximum(left, right)
-    return np.asarray((mass >= ATOM_SHARE * total) & (mass >= ATOM_RATIO * neighbour))
+    neighbour = np.maximum(_density(edges, cdf, j - 1), _density(edges, cdf, j + 1))
+    dense = _density(edges, cdf, j) >= ATOM_RATIO * neighbour
+    return np.asarray((mass >= ATOM_SHARE * total) & dense)
+
+
+def _beyond_trend(
+    edges: np.ndarray,
+    cdf: np.ndarray,
+    j: np.ndarray,
+    noise: Callable[[np.ndarray], np.ndarray] | None = None,
+) -> np.ndarray:
+    """Whether each bin ``j`` stands :data:`ATOM_RATIO` times above the trend of the two bins
+    on each side that has them (``d_j · d_{j±2} >= ATOM_RATIO · d_{j±1}²``): a smooth
+    log-concave density that merely falls steeply over coarse bins (exponential data on wide
+    bins: each bin 20 times the next) is not a block; a block over a flat neighbourhood is.
+    A neighbour whose count is within ``NOISE_SCALES`` standard errors (``noise``) shows no
+    trend (the monotone fit of a noisy CDF makes steps there); a bin with no side of two bins
+    (fewer than three bins) is no block."""
+    d = _density(edges, cdf, j)
+    ok = np.ones(j.size, dtype=bool)
+    tested = np.zeros(j.size, dtype=bool)
+    n_bins = cdf.size - 1
+    for side in (-1, 1):
+        has = (j + 2 * side >= 0) & (j + 2 * side < n_bins)
+        near, far = _density(edges, cdf, j + side), _density(edges, cdf, j + 2 * side)
+        falls = has & (d * far < ATOM_RATIO * near**2)
+        if noise is not None and bool(falls.any()):  # only a neighbour above its noise
+            k = j[falls] + side
+            se = np.asarray(noise(k), dtype=np.float64).ravel()
+            falls[falls] = cdf[k + 1] - cdf[k] >= NOISE_SCALES * se
+        ok &= ~falls
+        tested |= has
+    return ok & tested
 
 
 def snap_to_atoms(
@@ -145,7 +192,7 @@ def snap_to_atoms(
     out = np.array(answers, dtype=np.float64, copy=True)
     total = float(cdf[-1]) if cdf.size else 0.0
     n_bins = edges.size - 1
-    if n_bins < 1 or not total > 0:
+    if n_bins < 2 or not total > 0:  # one bin: nothing to compare it with
         return out
     flat = out.ravel()
     bins = np.clip(np.searchsorted(edges, flat, side="right") - 1, 0, n_bins - 1)
@@ -153,30 +200,35 @@ def snap_to_atoms(
     # CDF reached q·n̂ in when that bin is the atom (its end).
     below = np.maximum(bins - 1, 0)
     on_edge = (flat == edges[bins]) & (bins > 0) & (not integers)
-    bins = np.where(on_edge & _atom(cdf, total, below) & ~_atom(cdf, total, bins), below, bins)
-    atom = _atom(cdf, total, bins)
+    bins = np.where(
+        on_edge & _atom(edges, cdf, total, below) & ~_atom(edges, cdf, total, bins), below, bins
+    )
+    atom = _atom(edges, cdf, total, bins)
+    if bool(np.any(atom)):
+        atom[atom] = _beyond_trend(edges, cdf, bins[atom], bin_stderr)
     if bin_stderr is not None and bool(np.any(atom)):  # only the atoms' bins
         noise = np.asarray(bin_stderr(bins[atom]), dtype=np.float64).ravel()
         atom[atom] = cdf[bins[atom] + 1] - cdf[bins[atom]] >= NOISE_SCALES * noise
     target = np.broadcast_to(np.asarray(q, dtype=np.float64), out.shape).ravel() * total
     top = edges - 1.0 if integers else edges  # the last value of the bin ending at each edge
     nearer = np.where(target - cdf[bins] <= cdf[bins + 1] - target, edges[bins], top[bins + 1])
-    zero = np.zeros(bins.size, dtype=bool)  # an inner atom's bin holding 0: answer 0
+    zero = np.zeros(bins.size, dtype=bool)  # an atom's bin holding 0: answer 0
     zero[atom] = [round_value(edges[j], edges[j + 1]) is not None for j in bins[atom]]
-    moved = np.where(zero, 0.0, nearer)
     # The end bins: records beyond the bounds are clamped onto them, and a lower bound such as
-    # 0 is often the value of the block (zero-inflated columns): answer the bound itself.
-    moved = np.where(bins == 0, edges[0], np.where(bins == n_bins - 1, top[-1], moved))
+    # 0 is often the value of the block (zero-inflated columns): answer the bound itself,
+    # unless the bin holds 0 (a found bound below a block of zeros: -75 answered every level).
+    moved = np.where(bins == 0, edges[0], np.where(bins == n_bins - 1, top[-1], nearer))
+    moved = np.where(zero, 0.0, moved)
     return np.where(atom, moved, flat).reshape(out.shape)
 
 
 def release_quantiles(
-    bins: Any, cdf: np.ndarray, q: np.ndarray, noise: Callable[[np.ndarray], np.ndarray]
+    bins: Any, cdf: np.ndarray, q: np.ndarray, noise: Callable[[np.ndarray], np.ndarray] | None
 ) -> np.ndarray:
     """A release's quantiles on its bins' numeric axis: read off the consistent ``cdf``
     (:func:`~treedp.release.queries.quantile_from`), then, on numeric bins other than discrete
     ones, an answer in an atom's bin moved by :func:`snap_to_atoms` (``noise``: its
-    ``bin_stderr``, called only for an atom's bins)."""
+    ``bin_stderr``, called only for an atom's bins; None without a public noise, DAWA's)."""
     out = quantile_from(bins, cdf, q)
     if bins.discrete or bins.edges.dtype.kind != "f":  # integers one per bin, or datetimes
         return np.asarray(out)
@@ -187,12 +239,12 @@ def point_masses(
     bins: Any, cdf: np.ndarray, noise: Callable[[np.ndarray], np.ndarray]
 ) -> tuple[tuple[int, float], ...]:
     """The bins a release's counts read as a point mass, with the value it sits at, as
-    :func:`snap_to_atoms` answers their quantiles: the first bin at the lower bound, the last
-    at the upper one (``e_B``; the last integer ``e_B - 1`` on integers bins), an inner bin
-    holding 0 at 0; each by :func:`snap_to_atoms`'s test (share, ratio to its neighbours, and
-    ``NOISE_SCALES`` standard errors from ``noise``, read for these bins only). None on
-    discrete bins (exact per integer), datetimes or fewer than two bins. Post-processing of
-    the released CDF and the public noise."""
+    :func:`snap_to_atoms` answers their quantiles: a bin holding 0 at 0, else the first bin at
+    the lower bound and the last at the upper one (``e_B``; the last integer ``e_B - 1`` on
+    integers bins); each by :func:`snap_to_atoms`'s test (share, density ratio to its
+    neighbours, standing above their trend, ``NOISE_SCALES`` standard errors from ``noise``,
+    read for these bins only). None on discrete bins (exact per integer), datetimes or fewer
+    than three bins. Post-processing of the released CDF and the public noise."""
     n_bins = bins.n_bins
     total = float(cdf[-1])
     if bins.discrete or bins.edges.dtype.kind != "f" or n_bins < 2 or not total > 0:
@@ -201,10 +253,12 @@ def point_masses(
     top = float(edges[-1]) - (1.0 if bins.integers else 0.0)
     places = {0: float(edges[0]), n_bins - 1: top}
     zero = int(np.searchsorted(edges, 0.0, side="right")) - 1
-    if 0 < zero < n_bins - 1:  # an inner bin holding 0: a zero-inflated column's block
+    if 0 <= zero < n_bins and edges[zero] <= 0.0:  # a bin holding 0: the block's value
         places[zero] = 0.0
     j = np.array(sorted(places))
-    atom = _atom(cdf, total, j)
+    atom = _atom(edges, cdf, total, j)
+    if atom.any():  # as snap_to_atoms
+        atom[atom] = _beyond_trend(edges, cdf, j[atom], noise)
     if atom.any():
         se = np.asarray(noise(j[atom]), dtype=np.float64).ravel()
         atom[atom] = cdf[j[atom] + 1] - cdf[j[atom]] >= NOISE_SCALES * se

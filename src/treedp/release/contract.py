@@ -70,10 +70,12 @@ class PrivacyContract:
         return compose([self.guarantee, PureDP(float(self.bounds_step["epsilon"]))])
 
     def spend(self) -> SpendRecord:
-        """The record of the whole release's spend, for an accountant to compose: what
-        :func:`treedp.release_cdf` charged. Its measure is :attr:`total_guarantee` (the bounds
-        step included), its unit ``"record"`` or ``"person:<column>"`` with the contribution
-        bounds in its parameters; ``mechanism.spend()`` is the noise's alone, per record."""
+        """The record of the whole release's spend, for an accountant to compose: the
+        mechanism, unit and neighbours :func:`treedp.release_cdf` charged, with the measure
+        :attr:`total_guarantee` (the bounds step included), the exact spend, which can lie a
+        rounding below the budget charged (``PureDP(0.9999999999995)`` for ``epsilon=1``);
+        the unit is ``"record"`` or ``"person:<column>"`` with the contribution bounds in its
+        parameters. ``mechanism.spend()`` is the noise's alone, per record."""
         noise = self.mechanism.spend()
         if self.unit is None and self.bounds_step is None:
             return noise

@@ -212,7 +212,7 @@ def quantile_from(bins: Bins, mono: np.ndarray, qa: np.ndarray) -> np.ndarray:
     frac = np.clip(np.where(span > 0, (target - low) / np.where(span > 0, span, 1.0), 0.0), 0, 1)
     width = edges[j] - edges[j - 1]
     if bins.integers:  # the smallest integer v of the bin whose CDF (below v + 1) reaches it
-        inside = np.ceil(frac * width - 1e-9 * np.maximum(width, 1.0)) - 1
+        inside = np.ceil(frac * width * (1 - 1e-14)) - 1  # rounding of an integer k: not k + 1
         out = edges[j - 1] + np.clip(inside, 0.0, width - 1)
     else:
         out = edges[j - 1] + frac * width

@@ -314,7 +314,7 @@ class Release(IntervalQueries, PrivacyContract):
         :meth:`cdf` and :meth:`range_count`, as :meth:`quantile` answers them
         (:func:`~treedp.release.atoms.point_masses`; none without a public noise to test them
         against)."""
-        if not self.offers_intervals:
+        if not self.offers_intervals or self.postprocess == "none":  # no fit to read: raw
             return ()
         noise = lambda j: bin_stderr(self.covariance, self._direct_ranges, self.bins, j)  # noqa: E731
         return point_masses(self.bins, self.consistent_counts, noise)
@@ -470,7 +470,8 @@ class Release(IntervalQueries, PrivacyContract):
     def _quantile_axis(self, qa: Any) -> np.ndarray:
         """:meth:`quantile` of checked levels, on the bins' numeric axis."""
         noise = lambda j: bin_stderr(self.covariance, self._direct_ranges, self.bins, j)  # noqa: E731
-        return release_quantiles(self.bins, self.consistent_counts, qa, noise)
+        public = noise if self.offers_intervals else None  # DAWA: no public noise to test against
+        return release_quantiles(self.bins, self.consistent_counts, qa, public)
 
     def median(self) -> QuantileValue:
         """The estimated median, ``quantile(0.5)``.
