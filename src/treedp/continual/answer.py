@@ -23,7 +23,7 @@ from treedp._frames import pandas_frame, polars_frame
 from treedp._validation import check_real, must
 from treedp.domain import Bins
 from treedp.exceptions import InvalidParameterError
-from treedp.release.atoms import snap_to_atoms
+from treedp.release.atoms import below_points, point_masses, release_quantiles
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -95,17 +95,42 @@ class StepAnswer:
         edges = np.asarray(self.bins.edges, dtype=np.float64)
         return edges, np.concatenate([[0.0], np.cumsum(self.histogram)])
 
-    def count_below(self, x: Any) -> np.ndarray:
-        """The consistent running count of records below ``x`` (linear inside a bin)."""
+    def _masses(self, cum: np.ndarray) -> tuple[tuple[int, float], ...]:
+        """The bins read as a point mass, as a release reads them (:mod:`treedp.release.atoms`;
+        every bin's standard error is the same public figure)."""
+        assert self.bins is not None
+        se = self.histogram_stderr
+        return point_masses(self.bins, cum, lambda j: np.full(np.shape(j), se))
+
+    def _below(self, t: np.ndarray, closed: bool = False) -> np.ndarray:
+        """The consistent running count below axis points ``t`` (a point mass at its value)."""
         edges, cum = self._points()
         assert self.bins is not None
-        return np.asarray(np.interp(self.bins.to_axis(x, "x"), edges, cum))
+        moved = below_points(
+            self.bins, np.asarray(t, dtype=np.float64), self._masses(cum), closed=closed
+        )
+        if self.bins.integers:  # whole integers: below t is below ceil(t)
+            moved = np.ceil(moved)
+        return np.asarray(np.interp(moved, edges, cum))
+
+    def count_below(self, x: Any) -> np.ndarray:
+        """The consistent running count of records below ``x`` (linear inside a bin; on
+        integers bins below ``ceil(x)``; a bin read as a point mass at its value)."""
+        if self.bins is None:
+            raise_no_bins()
+        assert self.bins is not None
+        return self._below(self.bins.to_axis(x, "x"))
 
     def cdf(self, x: Any) -> np.ndarray:
-        """The running CDF at ``x``: monotone, in ``[0, 1]`` (0 while nothing is counted)."""
+        """The running CDF at ``x`` (the share ``<= x``; on integers bins ``<= floor(x)``):
+        monotone, in ``[0, 1]`` (0 while nothing is counted)."""
         _, cum = self._points()
+        assert self.bins is not None
+        t = self.bins.to_axis(x, "x")
+        if self.bins.integers:
+            t = np.floor(np.asarray(t, dtype=np.float64)) + 1
+        below = self._below(t, closed=not self.bins.integers)
         total = cum[-1]
-        below = self.count_below(x)
         return below / total if total > 0 else np.zeros_like(below)
 
     def range_count(self, lo: Any, hi: Any) -> np.ndarray:
@@ -113,22 +138,17 @@ class StepAnswer:
         return np.asarray(np.maximum(self.count_below(hi) - self.count_below(lo), 0.0))
 
     def quantile(self, q: Any) -> np.ndarray:
-        """The running ``q``-quantile, from the running CDF (its inverse, linear in a bin; in
-        a bin holding a block of tied values the bound, 0 or the bin's nearer
-        edge, as :meth:`treedp.Release.quantile`: :mod:`treedp.release.atoms`)."""
+        """The running ``q``-quantile, read as :meth:`treedp.Release.quantile` reads its CDF
+        (linear in a bin, the smallest integer on integers bins; a point mass's bin answered
+        by its bound, 0 or nearer edge: :func:`treedp.release.atoms.release_quantiles`)."""
         edges, cum = self._points()
         qs = np.asarray(q, dtype=np.float64)
         if not np.all((qs >= 0) & (qs <= 1)):
             raise InvalidParameterError(must("q", "be in [0, 1]."))
-        target = qs * cum[-1]
-        idx = np.clip(np.searchsorted(cum, target, side="left"), 1, edges.size - 1)
-        lo_c, hi_c = cum[idx - 1], cum[idx]
-        frac = np.where(hi_c > lo_c, (target - lo_c) / np.where(hi_c > lo_c, hi_c - lo_c, 1), 0)
-        out = np.asarray(edges[idx - 1] + frac * (edges[idx] - edges[idx - 1]))
-        if self.bins is not None and self.bins.edges.dtype.kind == "f":  # numbers: a block
-            se = self.histogram_stderr  # every bin's, public
-            out = snap_to_atoms(edges, cum, qs, out, lambda j: np.full(np.shape(j), se))
-        return out
+        assert self.bins is not None
+        se = self.histogram_stderr  # every bin's, public
+        out = release_quantiles(self.bins, cum, qs, lambda j: np.full(np.shape(j), se))
+        return np.asarray(np.where(cum[-1] > 0, out, edges[0]))  # nothing counted: the bound
 
     def to_arrays(self, level: float = 0.95) -> dict[str, np.ndarray]:
         """Equal-length columns: one row per bin (``bin_low``, ``bin_high``, ``count`` the
