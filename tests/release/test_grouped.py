@@ -190,6 +190,19 @@ def test_several_by_columns_and_tuple_keys_round_trip(tmp_path) -> None:
     frame = back.to_frame([0.25, 0.75])
     assert list(frame.columns) == ["state", "sex", "q", "value", "n_hat", "low_signal"]
     assert len(frame) == 6
+    # with a level, each key's quantile interval (a new user's run: the CLI's --ci had them)
+    sims = InsecureSeededSource(7)
+    wide = back.to_frame([0.25, 0.75], level=0.9, rng=sims)
+    assert list(wide.columns) == [
+        "state", "sex", "q", "value", "low", "high", "n_hat", "low_signal",
+    ]  # fmt: skip
+    assert (wide["low"] <= wide["value"]).all() and (wide["value"] <= wide["high"]).all()
+    low, high = back[keys[0]].quantile_interval(
+        [0.25, 0.75], level=0.9, rng=InsecureSeededSource(7)
+    )
+    assert wide["low"].iloc[:2].tolist() == list(low) and wide["high"].iloc[:2].tolist() == list(
+        high
+    )
 
 
 def test_date_and_datetime_keys_round_trip(tmp_path) -> None:

@@ -61,10 +61,19 @@ if TYPE_CHECKING:
     from matplotlib.axes import Axes
     from matplotlib.figure import Figure
 
+    from treedp.noise import RandomSource
+
 __all__ = ["GroupedRelease", "load_grouped_release"]
 
 FORMAT_NAME = "treedp.grouped_release"
+
+
 FORMAT_VERSION = 1
+
+
+def _plain(value: Any) -> Any:
+    """A numpy scalar as its Python value (a table's cell)."""
+    return value.item() if isinstance(value, np.generic) else value
 
 
 class GroupedRelease:
@@ -237,39 +246,51 @@ class GroupedRelease:
         :func:`treedp.release.signal.low_signal`, the HTML report's rule; post-processing)."""
         return {k: low_signal(r) for k, r in self._releases.items()}
 
-    def table(self, q: Any) -> dict[str, list[Any]]:
-        """A tidy table of quantiles: columns ``key`` (or one per ``by``), ``q``, ``value``,
-        then each key's released count ``n_hat`` and ``low_signal``: True when its quantiles
-        carry too little signal (:func:`treedp.release.signal.low_signal`, the HTML report's
-        rule; a public key with no records is flagged, its ``value`` is noise)."""
+    def table(
+        self, q: Any, *, level: float | None = None, rng: RandomSource | None = None
+    ) -> dict[str, list[Any]]:
+        """A tidy table of quantiles: columns ``key`` (or one per ``by``), ``q``, ``value``;
+        with ``level``, ``low`` and ``high``, each key's :meth:`Release.quantile_interval` at
+        that level (its simulations drawn from ``rng``, the OS's by default); then each key's
+        released count ``n_hat`` and ``low_signal``: True when its quantiles carry too little
+        signal (:func:`treedp.release.signal.low_signal`, the HTML report's rule; a public key
+        with no records is flagged, its ``value`` is noise)."""
         qs = np.atleast_1d(queries.check_q(q)).ravel()
         answers = self.quantile(qs)
-        cols: dict[str, list[Any]] = {name: [] for name in self.by}
-        cols["q"], cols["value"], cols["n_hat"], cols["low_signal"] = [], [], [], []
+        names = ["q", "value", *(["low", "high"] if level is not None else []), "n_hat"]
+        cols: dict[str, list[Any]] = {name: [] for name in [*self.by, *names, "low_signal"]}
         for key, values in answers.items():
             parts = key if len(self.by) > 1 else (key,)
             rel = self._releases[key]
             n_hat, flag = float(rel.n), low_signal(rel)  # the rule, not the method above
-            for qq, v in zip(qs, np.atleast_1d(values), strict=True):
+            ends = rel.quantile_interval(qs, level=level, rng=rng) if level is not None else None
+            for i, (qq, v) in enumerate(zip(qs, np.atleast_1d(values), strict=True)):
                 for name, part in zip(self.by, parts, strict=True):
                     cols[name].append(part)
                 cols["q"].append(float(qq))
-                cols["value"].append(v.item() if isinstance(v, np.generic) else v)
+                cols["value"].append(_plain(v))
+                if ends is not None:
+                    cols["low"].append(_plain(np.atleast_1d(ends[0])[i]))
+                    cols["high"].append(_plain(np.atleast_1d(ends[1])[i]))
                 cols["n_hat"].append(n_hat)
                 cols["low_signal"].append(flag)
         return cols
 
-    def to_frame(self, q: Any) -> pd.DataFrame:
+    def to_frame(
+        self, q: Any, *, level: float | None = None, rng: RandomSource | None = None
+    ) -> pd.DataFrame:
         """:meth:`table` as a pandas DataFrame (needs ``treedp[pandas]``): one column per
-        ``by`` column, then ``q``, ``value``, ``n_hat`` and ``low_signal``, one row per key
-        and level."""
-        frame: pd.DataFrame = view("grouped.to_frame")(self, q)
+        ``by`` column, then ``q``, ``value`` (with ``level``: ``low``, ``high``), ``n_hat``
+        and ``low_signal``, one row per key and level."""
+        frame: pd.DataFrame = view("grouped.to_frame")(self, q, level=level, rng=rng)
         return frame
 
-    def to_polars(self, q: Any) -> pl.DataFrame:
+    def to_polars(
+        self, q: Any, *, level: float | None = None, rng: RandomSource | None = None
+    ) -> pl.DataFrame:
         """:meth:`table` as a polars DataFrame, the columns of :meth:`to_frame` (needs
         ``treedp[polars]``)."""
-        return polars_frame(self.table(q), "GroupedRelease.to_polars")
+        return polars_frame(self.table(q, level=level, rng=rng), "GroupedRelease.to_polars")
 
     # ------------------------------------------------------------------ contract
     def spend(self) -> SpendRecord:

@@ -105,9 +105,10 @@ def release_frame(release: Release, *, level: float = 0.95) -> Any:
     )
 
 
-def grouped_frame(grouped: GroupedRelease, q: Any) -> Any:
-    """:meth:`GroupedRelease.table` of the quantiles ``q`` as a pandas DataFrame."""
-    return _frame(grouped.table(q), "GroupedRelease.to_frame", "")
+def grouped_frame(grouped: GroupedRelease, q: Any, **options: Any) -> Any:
+    """:meth:`GroupedRelease.table` of the quantiles ``q`` (and its ``level`` / ``rng``
+    options) as a pandas DataFrame."""
+    return _frame(grouped.table(q, **options), "GroupedRelease.to_frame", "")
 
 
 def _frame(columns: dict[str, Any], what: str, instead: str) -> Any:
