@@ -140,6 +140,6 @@ def bounded_counts(
             bad["key"] += n
         elif b >= 0 and g is not None and int(pm):
             bad["unit"] += n
-    refuse_cells(bad, job.nan)
+    refuse_cells(bad, job.nan, job.column)
     total = sum(int(r[4]) for r in rows if int(r[0]) == _ALL)
     return GroupedCounts(job.keys, counts, total - int(counts.sum()))

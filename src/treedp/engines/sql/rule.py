@@ -505,12 +505,11 @@ def _grouped_rows(dialect: Dialect, data: Any, job: GroupedJob) -> list[tuple[An
         return list(guarded(dialect, lambda: dialect.run(data, text, sql.params)))
 
 
-def refuse_cells(bad: dict[str, int], nan: NanPolicy) -> None:
-    """The errors for cells that are not counts: no count, value or shape in any message."""
+def refuse_cells(bad: dict[str, int], nan: NanPolicy, column: str | None = None) -> None:
+    """The errors for cells that are not counts: no count, value or shape in any message
+    (``column``: the column's name, public, for the type error)."""
     if bad["type"]:
-        raise InvalidTypeError(
-            "The column must hold numbers; the query returned a value of another type."
-        )
+        raise not_numbers(column)
     if nan == "error":
         if bad["value"]:
             raise missing_values_error()
@@ -520,8 +519,14 @@ def refuse_cells(bad: dict[str, int], nan: NanPolicy) -> None:
             raise person_missing_error()
 
 
-def _tally(rows: Sequence[tuple[Any, ...]], n_keys: int, n_bins: int, nan: NanPolicy) -> Any:
-    counts = np.zeros((max(n_keys, 1), n_bins), dtype=np.int64)
+def not_numbers(column: str | None) -> InvalidTypeError:
+    """A value column that returned a value of another type: named, no value or count."""
+    name = "" if column is None else f" '{column}'"
+    return InvalidTypeError(f"The column{name} must hold numbers; the query returned another type.")
+
+
+def _tally(rows: Sequence[tuple[Any, ...]], keys: int, bins: int, nan: NanPolicy, col: str) -> Any:
+    counts = np.zeros((max(keys, 1), bins), dtype=np.int64)
     bad = {"type": 0, "value": 0, "key": 0, "unit": 0}
     dropped = 0
     for g, b, n in rows:
@@ -538,7 +543,7 @@ def _tally(rows: Sequence[tuple[Any, ...]], n_keys: int, n_bins: int, nan: NanPo
             counts[int(g), b] += n
             continue
         dropped += n
-    refuse_cells(bad, nan)
+    refuse_cells(bad, nan, col)
     return counts, dropped
 
 
@@ -548,7 +553,7 @@ def count_sql(dialect: Dialect, data: Any, column: str | None, bins: Bins, nan: 
     from treedp.privacy.contribution import ContributionBounds
 
     job = GroupedJob(column, (), ((),), None, ContributionBounds(None, 1, 1, 1), bins, nan)
-    counts, dropped = _tally(_grouped_rows(dialect, data, job), 1, bins.n_bins, nan)
+    counts, dropped = _tally(_grouped_rows(dialect, data, job), 1, bins.n_bins, nan, column)
     return BinCounts._trusted(counts[0], dropped)
 
 
@@ -558,7 +563,7 @@ def count_grouped_sql(
     """The ``G × B`` counts of public keys, counted in the database (no privacy unit; with
     one, :func:`treedp.engines.sql.bound.bounded_counts`)."""
     n_bins, n_keys = job.bins.n_bins, len(job.keys)
-    counts, dropped = _tally(_grouped_rows(dialect, data, job), n_keys, n_bins, job.nan)
+    counts, dropped = _tally(_grouped_rows(dialect, data, job), n_keys, n_bins, job.nan, job.column)
     return GroupedCounts(job.keys, counts, dropped)
 
 
@@ -590,7 +595,5 @@ def collect_sql(dialect: Dialect, data: Any, column: str | None) -> np.ndarray:
     text = f"SELECT {_X}, {guard} FROM ({inner}) AS {_S}"
     rows = guarded(dialect, lambda: dialect.run(data, text, sql.params))
     if any(int(r[1]) == 0 for r in rows):
-        raise InvalidTypeError(
-            "The column must hold numbers; the query returned a value of another type."
-        )
+        raise not_numbers(column)
     return np.array([np.nan if r[0] is None else r[0] for r in rows], dtype=np.float64)
