@@ -55,6 +55,7 @@ __all__ = [
     "NOISE_SCALES",
     "below_points",
     "bin_stderr",
+    "block_value",
     "point_masses",
     "release_quantiles",
     "round_value",
@@ -100,6 +101,21 @@ def bin_stderr(covariance: Any, direct: Any, bins: Any, j: np.ndarray) -> np.nda
         return np.asarray(np.sqrt(ranges), dtype=np.float64)
     var = covariance.cov(j + 1, j + 1) + covariance.cov(j, j) - 2 * covariance.cov(j, j + 1)
     return np.asarray(np.sqrt(np.maximum(np.asarray(var, dtype=np.float64), 0.0)))
+
+
+def block_value(edges: np.ndarray, j: int, integers: bool) -> float | None:
+    """The value a block in bin ``j`` is answered by: 0 when the bin holds it (a found bound
+    below a block of zeros answered every level -75), else an end bin's bound (records beyond
+    the bounds are clamped onto it, and a bound such as 0 is often the block's own value; the
+    last integer ``e_B - 1`` on integers bins), else None (an inner block away from 0: the
+    quantiles take its nearer edge in rank, the counts stay interpolated)."""
+    if round_value(float(edges[j]), float(edges[j + 1])) is not None:
+        return 0.0
+    if j == 0:
+        return float(edges[0])
+    if j == edges.size - 2:
+        return float(edges[-1]) - (1.0 if integers else 0.0)
+    return None
 
 
 def _density(edges: np.ndarray, cdf: np.ndarray, j: np.ndarray) -> np.ndarray:
@@ -210,15 +226,12 @@ def snap_to_atoms(
         noise = np.asarray(bin_stderr(bins[atom]), dtype=np.float64).ravel()
         atom[atom] = cdf[bins[atom] + 1] - cdf[bins[atom]] >= NOISE_SCALES * noise
     target = np.broadcast_to(np.asarray(q, dtype=np.float64), out.shape).ravel() * total
-    top = edges - 1.0 if integers else edges  # the last value of the bin ending at each edge
-    nearer = np.where(target - cdf[bins] <= cdf[bins + 1] - target, edges[bins], top[bins + 1])
-    zero = np.zeros(bins.size, dtype=bool)  # an atom's bin holding 0: answer 0
-    zero[atom] = [round_value(edges[j], edges[j + 1]) is not None for j in bins[atom]]
-    # The end bins: records beyond the bounds are clamped onto them, and a lower bound such as
-    # 0 is often the value of the block (zero-inflated columns): answer the bound itself,
-    # unless the bin holds 0 (a found bound below a block of zeros: -75 answered every level).
-    moved = np.where(bins == 0, edges[0], np.where(bins == n_bins - 1, top[-1], nearer))
-    moved = np.where(zero, 0.0, moved)
+    last = 1.0 if integers else 0.0  # the bin's last value lies this far below its upper edge
+    lower_side = target - cdf[bins] <= cdf[bins + 1] - target
+    moved = np.where(lower_side, edges[bins], edges[bins + 1] - last)
+    for i in np.flatnonzero(atom):  # a block at 0, or at an end bin's bound
+        value = block_value(edges, int(bins[i]), integers)
+        moved[i] = moved[i] if value is None else value
     return np.where(atom, moved, flat).reshape(out.shape)
 
 
@@ -250,11 +263,10 @@ def point_masses(
     if bins.discrete or bins.edges.dtype.kind != "f" or n_bins < 2 or not total > 0:
         return ()
     edges = bins.edges
-    top = float(edges[-1]) - (1.0 if bins.integers else 0.0)
-    places = {0: float(edges[0]), n_bins - 1: top}
-    zero = int(np.searchsorted(edges, 0.0, side="right")) - 1
-    if 0 <= zero < n_bins and edges[zero] <= 0.0:  # a bin holding 0: the block's value
-        places[zero] = 0.0
+    zero = int(np.searchsorted(edges, 0.0, side="right")) - 1  # the bin holding 0, if any
+    candidates = {0, n_bins - 1} | ({zero} if 0 <= zero < n_bins else set())
+    values = {k: block_value(edges, k, bins.integers) for k in candidates}
+    places = {k: v for k, v in values.items() if v is not None}
     j = np.array(sorted(places))
     atom = _atom(edges, cdf, total, j)
     if atom.any():  # as snap_to_atoms
