@@ -11,6 +11,7 @@ from treedp.cli._common import SEEDED, fmt_count
 
 __all__ = [
     "approx_reading",
+    "bound_spent",
     "collision_text",
     "guarantee_text",
     "info",
@@ -117,14 +118,25 @@ def info(release: Any) -> dict[str, Any]:
     }
 
 
-def _auto_text(unit: Any) -> str:
-    """``, chosen privately (auto, epsilon=0.1 of the budget)`` when the bound was chosen from
-    the data (``max_contributions="auto"``: the unit's ``bound_epsilon`` / ``bound_rho``)."""
+def bound_spent(unit: Any) -> tuple[str, float] | None:
+    """``("epsilon", 0.1)`` (or ``"rho"``) when a person-level release's contribution bound
+    was chosen from the data (``max_contributions="auto"``: the unit's ``bound_epsilon`` /
+    ``bound_rho``), else None."""
     for name in ("epsilon", "rho"):
         spent = float(getattr(unit, f"bound_{name}", 0.0))
         if spent > 0:
-            return f", chosen privately (auto, {name}={spent:.6g} of the budget)"
-    return ""
+            return name, spent
+    return None
+
+
+def _auto_text(unit: Any) -> str:
+    """``, chosen privately (auto, epsilon=0.1 of the budget)`` for :func:`bound_spent`."""
+    spent = bound_spent(unit)
+    return (
+        ""
+        if spent is None
+        else f", chosen privately (auto, {spent[0]}={spent[1]:.6g} of the budget)"
+    )
 
 
 def target_entry(released: Any) -> dict[str, str]:

@@ -16,6 +16,7 @@ import treedp
 from treedp.cli._common import SEEDED, option_of
 from treedp.cli._describe import (
     approx_reading,
+    bound_spent,
     collision_text,
     guarantee_text,
     info,
@@ -94,13 +95,12 @@ def _chosen(grouped: Any) -> str:
     """``--max-contributions auto``: the bound chosen and the budget its choice took."""
     choice = getattr(grouped, "bound_choice", None)
     if not choice:  # a per-person release without groups: its unit holds the choice's budget
-        unit = getattr(grouped, "unit", None)
-        by_kind = {k: float(getattr(unit, f"bound_{k}", 0.0)) for k in ("epsilon", "rho")}
-        kind = next((k for k, v in by_kind.items() if v > 0), None)
-        if kind is None or unit is None:
+        person: Any = getattr(grouped, "unit", None)
+        chosen = None if person is None else bound_spent(person)
+        if chosen is None:
             return ""
-        bound = unit.bounds.max_contributions
-        return f"; --max-contributions {bound} chosen privately (auto, {kind}={by_kind[kind]:.6g})"
+        bound = person.bounds.max_contributions
+        return f"; --max-contributions {bound} chosen privately (auto, {chosen[0]}={chosen[1]:.6g})"
     name = next(n for n in ("max_contributions_per_group", "max_contributions") if n in choice)
     value = grouped.bounds.describe().get(name)
     unit = "epsilon" if "epsilon_spent" in choice else "rho"
