@@ -270,10 +270,10 @@ def integer_range_bins(lo: int, hi: int, cap: int) -> tuple[Bins, int]:
     (125, 8, True, False)
     """
     bounds, request, width = integer_bins(lo, hi, cap)
-    made = make_bins(bounds=bounds, bins=request)
     if width == 1:
-        return made, 1
-    return finish_bins(made.edges.copy(), False, True, None, integers=True), width
+        return make_bins(bounds=bounds, bins=request), 1
+    edges = equal_width_edges(float(bounds[0]), float(bounds[1]), int(request))  # exact integers
+    return finish_bins(edges, False, True, None, integers=True), width
 
 
 def held_bins(bounds: Sequence[Any], bins: int) -> Bins | None:
