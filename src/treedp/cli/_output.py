@@ -34,6 +34,7 @@ __all__ = [
     "add_output",
     "bare",
     "budget_json",
+    "jsonable",
     "measure_json",
     "no_answer",
     "output_of",
@@ -94,14 +95,15 @@ def bare(value: Any) -> str:
     return "nan" if value is None else str(value)
 
 
-def _jsonable(value: Any) -> Any:
-    """Plain JSON data (numpy scalars and arrays, datetimes, tuples, NaN as null)."""
+def jsonable(value: Any) -> Any:
+    """Plain JSON data (numpy scalars and arrays, datetimes, tuples, NaN as null, an infinite
+    end as the string ``"inf"`` or ``"-inf"``: JSON has no infinity)."""
     if isinstance(value, dict):
-        return {str(k): _jsonable(v) for k, v in value.items()}
+        return {str(k): jsonable(v) for k, v in value.items()}
     if isinstance(value, list | tuple):
-        return [_jsonable(v) for v in value]
+        return [jsonable(v) for v in value]
     if hasattr(value, "tolist") and getattr(value, "ndim", 0) > 0:
-        return [_jsonable(v) for v in value.tolist()]
+        return [jsonable(v) for v in value.tolist()]
     value = plain(value)
     if isinstance(value, float) and not math.isfinite(value):
         return None if math.isnan(value) else str(value)
@@ -169,7 +171,7 @@ class Output:
         document["notes"] = self._notes
         if self._budget is not None:
             document["budget"] = self._budget
-        print(json.dumps(_jsonable(document)))
+        print(json.dumps(jsonable(document)))
 
 
 def output_of(args: argparse.Namespace) -> Output:

@@ -31,7 +31,7 @@ from treedp.cli._common import (
 )
 from treedp.cli._describe import info, plain
 from treedp.cli._grouped import grouped_info, pick_key
-from treedp.cli._output import bare, with_no_answer
+from treedp.cli._output import bare, jsonable, with_no_answer
 
 __all__ = ["register", "run"]
 
@@ -217,7 +217,7 @@ def run(args: argparse.Namespace) -> None:
             document["info"] = details
         document["warning"] = warning
         document["notes"] = []  # every JSON document has both (docs/cli.md)
-        print(json.dumps(document, indent=2))
+        print(json.dumps(jsonable(document), indent=2))  # an open end: "inf", never Infinity
         return
     if args.format == "csv":
         out = io.StringIO()

@@ -11,6 +11,7 @@ import csv
 import html
 import io
 import json
+import math
 import os
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -44,6 +45,14 @@ def _plain(x: Any) -> Any:
         return str(x)
     if isinstance(x, np.generic):
         return x.item()
+    return x
+
+
+def _finite_or_text(x: Any) -> Any:
+    """JSON has no infinity: an open interval end (bounds found from the records) is the
+    string ``"inf"`` or ``"-inf"``, as the CLI writes it; NaN is null."""
+    if isinstance(x, float) and not math.isfinite(x):
+        return None if math.isnan(x) else str(x)
     return x
 
 
@@ -122,7 +131,7 @@ class TableProfile(Mapping[str, Release]):
         qs = np.asarray(quantiles, dtype=np.float64)
         for name, rel in self.releases.items():
             base = {"column": name, "kind": self.kinds[name], "epsilon": self.shares[name]}
-            n_low, n_high = rel.confidence_interval("cdf", rel.edges[-1], level=level)
+            n_low, n_high = rel.n_interval(level=level)
             rows.append({**base, "statistic": "n", "estimate": rel.n, "low": n_low, "high": n_high})
             edges = rel.edges  # in the column's time zone for tz-aware datetimes
             integers = self.kinds[name] == "integer" and not rel.bins.is_datetime
@@ -196,7 +205,10 @@ class TableProfile(Mapping[str, Release]):
             "epsilon": self.epsilon,
             "epsilon_per_column": self.shares,
             "skipped": self.skipped,
-            "summary": self.to_records(quantiles, **options),
+            "summary": [
+                {k: _finite_or_text(v) for k, v in row.items()}
+                for row in self.to_records(quantiles, **options)
+            ],
         }
         return json.dumps(doc, indent=2)
 

@@ -42,6 +42,7 @@ class IntervalQueries:
         bins: Bins
         mechanism: Mechanism
         estimator: str
+        bounds_step: dict[str, Any] | None
 
         @property
         def prefix_counts(self) -> np.ndarray: ...
@@ -50,6 +51,8 @@ class IntervalQueries:
         @property
         def _direct_ranges(self) -> Any: ...
 
+        @property
+        def n(self) -> float: ...
         @property
         def _masses(self) -> tuple[tuple[int, float], ...]: ...
 
@@ -191,26 +194,80 @@ class IntervalQueries:
         level = inference.check_level(level)
         if _which("confidence_interval", query, args) == "cdf":
             t = queries.to_axis(self.bins, args[0], "x")
-            m_lo, m_hi = queries.cdf_bracket(self.bins, t)
+            m_lo, m_hi = self._clamped_ends(*queries.cdf_bracket(self.bins, t))
             shape, like = np.shape(t), args[0]
             lower = self._prefix_query(queries.prefix_terms(self.bins, m_lo))
             upper = self._prefix_query(queries.prefix_terms(self.bins, m_hi))
         else:
             ta, tb = self._range_axes(args[0], args[1])
-            a_lo, a_hi = queries.below_bracket(self.bins, ta)
-            b_lo, b_hi = queries.below_bracket(self.bins, tb)
+            a_lo, a_hi = self._clamped_ends(*queries.below_bracket(self.bins, ta))
+            b_lo, b_hi = self._clamped_ends(*queries.below_bracket(self.bins, tb))
             shape, like = ta.shape, np.broadcast_to(np.asarray(args[0]), ta.shape)
             lower = self._edge_range(b_lo, a_hi)
             upper = self._edge_range(b_hi, a_lo)
+        point = np.ravel(self.cdf(args[0]) if len(args) == 1 else self.range_count(*args))
+        low, high = self._bracketed(lower, upper, level, point)
+        ends = queries.like(like, low.reshape(shape)), queries.like(like, high.reshape(shape))
+        return ends  # type: ignore[return-value]  # both floats or both arrays
+
+    def n_interval(self, *, level: float = 0.95) -> tuple[float, float]:
+        """A confidence interval for the number of records :attr:`n` (every record, those
+        clamped into an end bin included), covering with probability at least ``level``;
+        ``(n, n)`` for a public ``n`` (replace).
+
+        Examples
+        --------
+        >>> import treedp
+        >>> rel = treedp.release_counts([30, 50, 20], bounds=(0, 3), bins=3, epsilon=1.0,
+        ...                              rng=treedp.InsecureSeededSource(1))
+        >>> low, high = rel.n_interval()
+        >>> bool(low <= 100 <= high)
+        True
+        """
+        level = inference.check_level(level)
+        top = np.array([self.bins.n_bins], dtype=np.int64)
+        total = self._prefix_query(queries.prefix_terms(self.bins, top))
+        low, high = self._bracketed(total, total, level, np.array([self.n]))
+        return float(low[0]), float(high[0])
+
+    def _bracketed(
+        self,
+        lower: tuple[np.ndarray, np.ndarray],
+        upper: tuple[np.ndarray, np.ndarray],
+        level: float,
+        point: np.ndarray,
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """:func:`~treedp.release.inference.bracket_interval` for this release's noise, widened
+        to hold the point answer."""
         cap = self.mechanism.n if self.mechanism.neighbours == "replace" else None
         gaussian = self.mechanism.guarantee_kind == "zcdp"  # zCDP here: Gaussian tails
         low, high = inference.bracket_interval(lower, upper, level, cap, gaussian=gaussian)
         # The point answer (consistent: post-processed) can lie outside a band built on the
         # unbiased estimates; widened to it, as the quantiles' are (a superset covers no less).
-        point = np.ravel(self.cdf(args[0]) if len(args) == 1 else self.range_count(*args))
-        low, high = np.fmin(low, np.broadcast_to(point, low.shape)), np.fmax(high, point)
-        ends = queries.like(like, low.reshape(shape)), queries.like(like, high.reshape(shape))
-        return ends  # type: ignore[return-value]  # both floats or both arrays
+        return np.fmin(low, np.broadcast_to(point, low.shape)), np.fmax(high, point)
+
+    def _found_sides(self) -> tuple[bool, bool]:
+        """Whether the lower and the upper bound were found from the records (the records a
+        scan leaves beyond a found bound are clamped into its end bin), not given."""
+        step = self.bounds_step
+        if step is None:
+            return False, False
+        known = step.get("known")
+        return known != "lower", known != "upper"
+
+    def _clamped_ends(self, m_lo: np.ndarray, m_hi: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Brackets ``P[m_lo] <= count <= P[m_hi]`` of a count of records below (or at most)
+        a point, widened for the records clamped into an end bin at a found bound: beyond
+        (or at) the upper bound the count lies between ``P[B - 1]`` and ``P[B]`` (the clamped
+        records are in the last bin but above the point), below the lower bound between
+        ``P[0] = 0`` and ``P[1]`` (the clamped records are in the first bin, below the
+        point). Post-processing of public facts: the bounds the release stated."""
+        low_found, high_found = self._found_sides()
+        if high_found:
+            m_lo = np.minimum(m_lo, self.bins.n_bins - 1)
+        if low_found:
+            m_hi = np.maximum(m_hi, 1)
+        return m_lo, m_hi
 
     def _prefix_query(self, terms: queries.Terms) -> tuple[np.ndarray, np.ndarray]:
         """Unbiased estimate and exact standard error of a linear query on the prefixes."""
@@ -274,7 +331,10 @@ class IntervalQueries:
         integer domain the target is the inverse-CDF quantile (:meth:`quantile`) and the ends
         are integers. The interval always holds the point answer (:meth:`quantile`): where the
         band and the point disagree (a point mass answered at its bound or edge, a bin's
-        interpolation) it is widened to the point, which cannot lose coverage.
+        interpolation) it is widened to the point, which cannot lose coverage. On bounds found
+        from the records (``bounds="private"``) the records a scan leaves beyond a found bound
+        are clamped into its end bin, so an interval reaching that bin runs to ``-inf`` or
+        ``inf`` (datetime bins: a day inside the first or last instant pandas holds) on that side.
 
         Parameters
         ----------
@@ -318,6 +378,13 @@ class IntervalQueries:
         low, high = (edges[m].reshape(np.shape(qa)) for m in (m_lo - 1, m_hi))
         if self.bins.integers:  # the last integer of the bin holding the upper crossing
             high = high - 1
+        # An end bin at a found bound holds the records clamped into it from beyond: a
+        # quantile the band puts in it may lie anywhere out there.
+        low_found, high_found = self._found_sides()
+        if low_found:
+            low = np.where((m_lo == 1).reshape(low.shape), -np.inf, low)
+        if high_found:
+            high = np.where((m_hi == self.bins.n_bins).reshape(high.shape), np.inf, high)
         point = np.reshape(self._quantile_axis(qa), np.shape(qa)).astype(np.float64)
         low, high = np.fmin(low, point), np.fmax(high, point)  # NaN point: the band's ends
         return queries.to_output(self.bins, low), queries.to_output(self.bins, high)

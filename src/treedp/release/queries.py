@@ -169,7 +169,9 @@ def to_output(bins: Bins, values: np.ndarray) -> QuantileValue | NDArray[Any]:
     for tz-aware bins, NaN → NaT; 0-d → scalar)."""
     values = np.asarray(values, dtype=np.float64)
     if bins.datetime_unit is not None:
-        ticks = np.where(np.isnan(values), np.iinfo(np.int64).min, np.round(values))
+        first, last = _datetime_span(bins.datetime_unit)  # an unbounded end: the span's
+        inside = np.clip(np.round(values), first, last)
+        ticks = np.where(np.isnan(values), np.iinfo(np.int64).min, inside)
         result = ticks.astype(np.int64).astype(f"datetime64[{bins.datetime_unit}]")
         if bins.timezone is not None:  # tz-aware bins: the answers in their zone
             zoned: QuantileValue | NDArray[Any] = from_ticks(
@@ -178,6 +180,18 @@ def to_output(bins: Bins, values: np.ndarray) -> QuantileValue | NDArray[Any]:
             return zoned
         return result[()] if result.ndim == 0 else result
     return float(values) if values.ndim == 0 else values
+
+
+def _datetime_span(unit: str) -> tuple[float, float]:
+    """A day inside the first and last instant of pandas' nanosecond datetimes (so that any
+    time zone holds them), in ticks of ``unit`` (the whole int64 range for finer units): where
+    an unbounded end of a datetime interval is placed."""
+    tick = np.array([1], dtype=f"timedelta64[{unit}]")
+    per_tick = int(tick.astype("timedelta64[ns]").astype(np.int64)[0])
+    day = 86_400 * 10**9 // max(per_tick, 1)
+    last = (2**63 - 1) // max(per_tick, 1) - day
+    # one float step inside: float(2**63 - 1) rounds up to 2**63, beyond int64
+    return float(np.nextafter(float(-last), 0.0)), float(np.nextafter(float(last), 0.0))
 
 
 def check_q(q: Any) -> np.ndarray:

@@ -284,10 +284,12 @@ def _quantile_rows(
     release: Release, qs: np.ndarray, level: float, rng: RandomSource | None
 ) -> list[list[str]]:
     est = np.atleast_1d(release.quantile(qs))
-    low, high = release.quantile_interval(qs, level=level, rng=rng)
+    low, high = (np.atleast_1d(v) for v in release.quantile_interval(qs, level=level, rng=rng))
+    # an end beyond the bins is open (bounds found from the records: the clamped records)
+    first, last = release.edges[0], release.edges[-1]
     return [
-        [f"{q:g}", _fmt(e), _fmt(lo), _fmt(hi)]
-        for q, e, lo, hi in zip(qs, est, np.atleast_1d(low), np.atleast_1d(high), strict=True)
+        [f"{q:g}", _fmt(e), "−∞" if lo < first else _fmt(lo), "∞" if hi > last else _fmt(hi)]
+        for q, e, lo, hi in zip(qs, est, low, high, strict=True)
     ]
 
 

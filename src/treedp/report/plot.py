@@ -239,7 +239,18 @@ def _draw_quantiles(release: Release, ax: Axes, style: _Style) -> None:
         return _axis_values(release, np.atleast_1d(v))
 
     label = f"{style.level:.0%} interval per quantile"
-    ax.hlines(qs, to_x(low), to_x(high), color=style.color, linewidth=2, label=label)
+    # An end beyond the bins is open (bounds found from the records, whose scans leave some
+    # records beyond them, clamped into the end bin): drawn to the bins' end with an arrow.
+    left, right = _axis_values(release, release.bins.edges[[0, -1]])
+    x_low, x_high = to_x(low), to_x(high)
+    open_low, open_high = x_low < left, x_high > right
+    x_low, x_high = np.clip(x_low, left, right), np.clip(x_high, left, right)
+    ax.hlines(qs, x_low, x_high, color=style.color, linewidth=2, label=label)
+    text: str | None = "interval open beyond a found bound"  # one legend entry
+    for shut, x, mark in ((open_low, x_low, "<"), (open_high, x_high, ">")):
+        if shut.any():
+            ax.plot(x[shut], qs[shut], mark, color=style.color, label=text)
+            text = None
     ax.plot(to_x(est), qs, "o", color=style.color, label="private quantile estimate")
     if style.truth is not None:
         exact = _exact_prefix(release, style.truth)
