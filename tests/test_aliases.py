@@ -110,3 +110,19 @@ def test_per_person_keywords_in_the_wrong_place_name_where_they_go() -> None:
             front_door(*args, epsilon=1.0, bounds=(0, 1), privacy_unit="pid")
     with pytest.raises(TypeError, match="unexpected keyword"):
         treedp.plan(16, epsilon=1.0, max_groups=2)  # type: ignore[call-arg]
+
+
+def test_group_keywords_outside_release_grouped_name_it() -> None:
+    """``by=`` / ``keys=`` given to ``release_cdf``, ``quantiles`` or ``median`` point to
+    ``release_grouped`` before anything is read (the data here is not even a column);
+    elsewhere an unknown keyword stays Python's ``TypeError``."""
+    calls = (
+        lambda: treedp.release_cdf(object(), epsilon=1.0, bounds=(0, 1), bins=4, by="g"),
+        lambda: treedp.quantiles(object(), [0.5], epsilon=1.0, bounds=(0, 1), keys=[1]),
+        lambda: treedp.median(object(), epsilon=1.0, bounds=(0, 1), by="g"),
+    )
+    for call in calls:
+        with pytest.raises(InvalidParameterError, match=r"treedp\.release_grouped\(data"):
+            call()
+    with pytest.raises(TypeError, match="unexpected keyword"):
+        treedp.plan(16, epsilon=1.0, by="g")  # type: ignore[call-arg]

@@ -31,6 +31,9 @@ _PERSON_KEYWORDS = (
     "max_groups",
     "max_contributions_per_group",
 )
+#: Group-by keywords of ``release_grouped``: refused by the other front doors with a pointer
+#: to it instead of Python's "unexpected keyword argument".
+_GROUP_KEYWORDS = ("by", "keys")
 #: The front doors with no per-person mode at all (the release's answers have one).
 _NO_PERSON_MODE = ("quantiles", "median")
 
@@ -61,6 +64,7 @@ def accepts_aliases(func: Callable[P, R]) -> Callable[P, R]:
     @functools.wraps(func)
     def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
         _refuse_person_keywords(func.__name__, accepted, kwargs)
+        _refuse_group_keywords(func.__name__, accepted, kwargs)
         for alias, name in ALIASES.items():
             if alias in kwargs:
                 if name in kwargs:
@@ -72,6 +76,19 @@ def accepts_aliases(func: Callable[P, R]) -> Callable[P, R]:
         return func(*args, **kwargs)
 
     return wrapper
+
+
+def _refuse_group_keywords(name: str, accepted: set[str], kwargs: dict[str, object]) -> None:
+    """A group-by keyword ``name`` does not take: the front door that has it (public
+    parameters only, before anything is read or charged)."""
+    misplaced = [k for k in _GROUP_KEYWORDS if k in kwargs and k not in accepted]
+    if not misplaced or name not in ("release_cdf", "quantiles", "median"):
+        return  # Python's own TypeError names the keyword
+    raise InvalidParameterError(
+        f"{name}() has no '{misplaced[0]}=': a release per group is "
+        "treedp.release_grouped(data, column=..., by=..., keys=[...], ...), whose "
+        "per-key releases answer every query (quantiles included)."
+    )
 
 
 def _refuse_person_keywords(name: str, accepted: set[str], kwargs: dict[str, object]) -> None:
