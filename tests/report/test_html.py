@@ -412,3 +412,23 @@ def test_grouped_page_in_headless_chromium(tmp_path: Path) -> None:
     _headless(browser, tmp_path / "profile", f"--print-to-pdf={pdf}", "--no-pdf-header-footer", url)
     data = pdf.read_bytes()
     assert data.startswith(b"%PDF") and data.count(b"/Type /Page") >= 2
+
+
+def test_a_privately_chosen_person_bound_is_stated() -> None:
+    """``max_contributions="auto"``: the page says the bound was chosen from the data and what
+    it spent (as ``treedp release`` and ``query --info`` say), per person and per group."""
+    from tests.privacy.test_auto_bound import _frame
+    from treedp.report.grouped import grouped_guarantee_rows
+
+    common = {"column": "x", "bounds": (0, 31), "bins": "integers", "epsilon": 1.0}
+    chosen = 'chosen privately (max_contributions="auto", ε = 0.1 of the budget)'
+    auto = treedp.PrivacyUnit("pid", max_contributions="auto")
+    rel = treedp.release_cdf(_frame(), privacy_unit=auto, rng=_seed(1), **common)
+    assert chosen.replace('"', "&quot;") in render_report(rel)
+    fixed = treedp.PrivacyUnit("pid", max_contributions=1)
+    page = render_report(treedp.release_cdf(_frame(), privacy_unit=fixed, rng=_seed(2), **common))
+    assert "at most 1 row each:" in page and "chosen privately" not in page
+    grouped = treedp.release_grouped(_frame(), by="k", keys=list("abc"), privacy_unit="pid",
+                                     max_contributions="auto", rng=_seed(3), **common)  # fmt: skip
+    unit = dict(grouped_guarantee_rows(grouped))["Privacy unit"]
+    assert unit.endswith(chosen)

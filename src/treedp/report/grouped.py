@@ -34,6 +34,7 @@ from treedp.report.html import (
     _fmt_count,
     _noise_text,
     _table,
+    chosen_bound,
     collision_rows,
     expected_error,
     figure_html,
@@ -94,7 +95,8 @@ def grouped_guarantee_rows(grouped: GroupedRelease) -> list[tuple[str, str]]:
                 f"one person (column {b.unit!r}) with all their rows: at most "
                 f"max_contributions = {b.max_contributions} rows kept per person, in at most "
                 f"max_groups = {b.max_groups} keys, at most max_contributions_per_group = "
-                f"{b.max_contributions_per_group} rows per key",
+                f"{b.max_contributions_per_group} rows per key"
+                f"{chosen_bound(grouped.bound_choice)}",
             ),
             *collision_rows(grouped.collision),
         ]

@@ -186,12 +186,31 @@ def _unit_rows(release: Release) -> list[tuple[str, str]]:
         ("Neighbour relation", f"{PERSON_TEXT[relation]} (all of that person's kept rows)"),
         (
             "Privacy unit",
-            f"one person (column {bounds.unit!r}), at most {bounds.max_contributions} rows "
-            f"each: {unit.factor(release.mechanism)} times the loss of the record-level "
-            "mechanism below",
+            f"one person (column {bounds.unit!r}), at most {bounds.max_contributions} "
+            f"row{'s' if bounds.max_contributions != 1 else ''} "
+            f"each{_chosen(unit.bound_epsilon, unit.bound_rho)}: "
+            f"{unit.factor(release.mechanism)} times the loss of the record-level mechanism "
+            "below",
         ),
         *collision_rows(unit.collision),
     ]
+
+
+def _chosen(epsilon: float, rho: float) -> str:
+    """``, chosen privately (max_contributions="auto", ε = 0.1 of the budget)`` when the
+    contribution bound was chosen from the data (its spend, part of the guarantee), else
+    empty."""
+    spent = f"ε = {epsilon:g}" if epsilon > 0 else f"ρ = {rho:g}" if rho > 0 else None
+    if spent is None:
+        return ""
+    return f', chosen privately (max_contributions="auto", {spent} of the budget)'
+
+
+def chosen_bound(choice: dict[str, Any] | None) -> str:
+    """:func:`_chosen` for a grouped release's ``bound_choice`` record."""
+    if choice is None:
+        return ""
+    return _chosen(float(choice.get("epsilon_spent", 0.0)), float(choice.get("rho_spent", 0.0)))
 
 
 def collision_rows(collision: str | None) -> list[tuple[str, str]]:
