@@ -161,11 +161,30 @@ def check_level(level: Any) -> float:
     return float(level)
 
 
-def check_simulations(simulations: Any) -> int:
-    """The number of band simulations, an int of at least 100."""
+def check_simulations(simulations: Any, level: float | None = None) -> int:
+    """The number of band simulations, an int of at least 100; with a (checked) ``level``,
+    at least ``level / (1 - level)``: the band's critical value is the ``ceil(level·(R + 1))``-th
+    of ``R`` simulated statistics, which must exist for the band to cover at ``level``."""
     if isinstance(simulations, bool) or not isinstance(simulations, int) or simulations < 100:
         raise InvalidParameterError(must("simulations", f"be an int >= 100. Got {simulations!r}."))
+    if level is not None and simulations < enough_simulations(level):
+        raise InvalidParameterError(
+            must(
+                "simulations",
+                f"be at least {enough_simulations(level)} for level={level!r} (a band at that "
+                f"level is the ceil(level·(R + 1))-th of R simulations). Got {simulations!r}.",
+            )
+        )
     return simulations
+
+
+def enough_simulations(level: float) -> int:
+    """The fewest simulations ``R`` with ``ceil(level·(R + 1)) <= R``: ``level / (1 - level)``
+    rounded up (999 at 0.999)."""
+    need = max(1, math.floor(level / (1.0 - level)) - 1)  # the ratio is rounded: from below
+    while math.ceil(level * (need + 1)) > need:  # the rule as critical_value computes it
+        need += 1
+    return need
 
 
 _PACKAGE = os.path.dirname(os.path.abspath(__file__)) + os.sep

@@ -345,3 +345,32 @@ def test_monotone_l2_pools_adjacent_violators() -> None:
     assert got.tolist() == [0.0, 1.5, 1.5, 3.0]
     weighted = monotone_l2(np.array([0.0, 2.0, 1.0, 3.0]), np.array([3.0, 1.0]))
     assert weighted.tolist() == [0.0, 1.75, 1.75, 3.0]  # (3·2 + 1·1) / 4
+
+
+def test_a_critical_value_needs_enough_simulations() -> None:
+    """The band's critical value is the ``ceil(level·(R + 1))``-th of ``R`` statistics; with
+    fewer than ``level / (1 - level)`` of them that rank does not exist. Taking the largest
+    instead (the former rule) covers at ``R / (R + 1)`` only: 100 draws at level 0.999 cover a
+    fresh draw with probability 100/101 (exchangeability), 10 times the stated miss rate."""
+    from treedp._validation import check_simulations, enough_simulations
+    from treedp.estimation import critical_value
+
+    assert critical_value(np.arange(100.0), 0.999) == math.inf
+    assert critical_value(np.arange(999.0), 0.999) == 998.0
+    assert critical_value(np.arange(1000.0), 0.95) == 950.0  # rank ceil(0.95 · 1001) = 951
+    levels = (0.5, 0.9, 0.95, 0.99, 0.999, 0.9999)
+    assert [enough_simulations(v) for v in levels] == [1, 9, 19, 99, 999, 9999]
+    for v in levels:  # the fewest: its rank exists, one fewer's does not
+        r = enough_simulations(v)
+        assert math.ceil(v * (r + 1)) <= r and (r == 1 or math.ceil(v * r) > r - 1)
+    with pytest.raises(treedp.InvalidParameterError, match=r"at least 999 for level=0\.999"):
+        check_simulations(500, 0.999)
+    rel = treedp.release_counts([30, 50, 20], bounds=(0, 3), bins=3, epsilon=1.0,
+                                rng=treedp.InsecureSeededSource(1))  # fmt: skip
+    with pytest.raises(treedp.InvalidParameterError, match="'simulations'"):
+        rel.quantile_interval(0.5, level=0.9999, simulations=1000)
+    low, high = rel.quantile_interval(0.5, level=0.9999, rng=treedp.InsecureSeededSource(2))
+    assert low <= high  # the default draws the 9,999 that level needs
+    from treedp.report.band import cdf_band
+
+    assert cdf_band(rel, level=0.9999).method == "bonferroni"  # auto: too few to simulate

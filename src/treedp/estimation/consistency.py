@@ -319,7 +319,9 @@ def live_se(se: np.ndarray) -> np.ndarray:
 def critical_value(statistics: np.ndarray, level: float) -> float:
     """The empirical ``level``-quantile of ``R`` simulated statistics, taken at rank
     ``ceil(level·(R + 1))``: the usual conservative Monte-Carlo choice (a new draw exceeds it
-    with probability at most ``1 - level`` when the ``R + 1`` are exchangeable)."""
+    with probability at most ``1 - level`` when the ``R + 1`` are exchangeable). Infinite when
+    that rank exceeds ``R`` (``R < level / (1 - level)``): no finite value is certified
+    (:func:`~treedp._validation.check_simulations` refuses such a pair first)."""
     sup = np.sort(statistics)
-    rank = min(sup.size - 1, int(np.ceil(level * (sup.size + 1))) - 1)
-    return float(sup[rank])
+    rank = int(np.ceil(level * (sup.size + 1))) - 1
+    return float(sup[rank]) if rank < sup.size else float("inf")

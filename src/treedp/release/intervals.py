@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any, Literal, overload
 import numpy as np
 from numpy.typing import NDArray
 
+from treedp._validation import enough_simulations
 from treedp.exceptions import InvalidParameterError
 from treedp.noise import RandomSource
 from treedp.release import inference, queries
@@ -291,7 +292,7 @@ class IntervalQueries:
         q: float,
         *,
         level: float = 0.95,
-        simulations: int = 1000,
+        simulations: int | None = None,
         rng: RandomSource | None = None,
     ) -> tuple[QuantileValue, QuantileValue]: ...
     @overload
@@ -300,7 +301,7 @@ class IntervalQueries:
         q: Sequence[float] | NDArray[Any],
         *,
         level: float = 0.95,
-        simulations: int = 1000,
+        simulations: int | None = None,
         rng: RandomSource | None = None,
     ) -> tuple[NDArray[Any], NDArray[Any]]: ...
     @overload
@@ -309,7 +310,7 @@ class IntervalQueries:
         q: object,
         *,
         level: float = 0.95,
-        simulations: int = 1000,
+        simulations: int | None = None,
         rng: RandomSource | None = None,
     ) -> tuple[QuantileValue | NDArray[Any], QuantileValue | NDArray[Any]]: ...
     def quantile_interval(
@@ -317,7 +318,7 @@ class IntervalQueries:
         q: Any,
         *,
         level: float = 0.95,
-        simulations: int = 1000,
+        simulations: int | None = None,
         rng: RandomSource | None = None,
     ) -> tuple[QuantileValue | NDArray[Any], QuantileValue | NDArray[Any]]:
         """A confidence interval for each ``q``-quantile, from a simultaneous CDF band.
@@ -342,8 +343,10 @@ class IntervalQueries:
             Probabilities in ``[0, 1]``.
         level : float, default=0.95
             Coverage, in ``(0, 1)``.
-        simulations : int, default=1000
-            Noise simulations used to calibrate the band (at least 100).
+        simulations : int, optional
+            Noise simulations used to calibrate the band: at least 100, and at least
+            ``level / (1 - level)`` (999 for ``level=0.999``), else the band's critical value
+            does not exist at that level. Default: 1000, or that many at a higher level.
         rng : RandomSource, optional
             Randomness for the simulation (default: the operating system's).
 
@@ -364,14 +367,17 @@ class IntervalQueries:
         True
         """
         qa = queries.check_q(q)
+        level = inference.check_level(level)
         m_lo, m_hi = inference.quantile_band(
             mechanism=self.mechanism,
             estimator=self.estimator,
             covariance=self.covariance,
             prefix=self.prefix_counts,
             qs=np.atleast_1d(qa).ravel(),
-            level=inference.check_level(level),
-            simulations=inference.check_simulations(simulations),
+            level=level,
+            simulations=inference.check_simulations(
+                max(1000, enough_simulations(level)) if simulations is None else simulations, level
+            ),
             rng=rng,
         )
         edges = self.bins.edges.astype(np.float64)

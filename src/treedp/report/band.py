@@ -7,7 +7,13 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from treedp._validation import check_level, check_option, check_simulations, must
+from treedp._validation import (
+    check_level,
+    check_option,
+    check_simulations,
+    enough_simulations,
+    must,
+)
 from treedp.estimation import band_critical_value
 from treedp.exceptions import InvalidParameterError
 from treedp.noise import RandomSource
@@ -73,7 +79,8 @@ def cdf_band(
     of the public noise alone (``"simulation"``, no privacy cost), or the per-point factor at
     level ``1 - (1 - level)/k`` for ``k`` points with the union bound (``"bonferroni"``:
     wider, fast for any number of bins); ``"auto"`` simulates when
-    ``(B + 1)·simulations <= 2**22``. Between two evaluated edges the non-decreasing CDF lies
+    ``(B + 1)·simulations <= 2**22`` and ``simulations >= level / (1 - level)`` (the rank of
+    the critical value must exist). Between two evaluated edges the non-decreasing CDF lies
     between the left lower and the right upper bound, so a subset of edges loses nothing.
 
     Parameters
@@ -87,7 +94,8 @@ def cdf_band(
     method : {"auto", "simulation", "bonferroni"}, default="auto"
         How the critical value is chosen.
     simulations : int, default=1000
-        Noise simulations for ``"simulation"`` (at least 100).
+        Noise simulations for ``"simulation"`` (at least 100, and at least
+        ``level / (1 - level)`` there).
     rng : RandomSource, optional
         Randomness for the simulation (default: the operating system's).
 
@@ -101,13 +109,14 @@ def cdf_band(
             must("max_points", f"be an int >= 2. Got {max_points!r} instead.")
         )
     method = check_option(method, "method", ("auto", "simulation", "bonferroni"))
-    simulations = check_simulations(simulations)
+    simulations = check_simulations(simulations, level if method == "simulation" else None)
     n_bins = release.bins.n_bins
     idx = band_index(n_bins, max_points)
     estimate = np.asarray(release.prefix_counts, dtype=np.float64)[idx]
     se = np.sqrt(np.maximum(np.asarray(release.prefix_variance, dtype=np.float64)[idx], 0.0))
     if method == "auto":
-        method = "simulation" if (n_bins + 1) * simulations <= _SIMULATION_BUDGET else "bonferroni"
+        fits = (n_bins + 1) * simulations <= _SIMULATION_BUDGET
+        method = "simulation" if fits and simulations >= enough_simulations(level) else "bonferroni"
     if method == "simulation":
         batch = max(1, min(256, 2**21 // (n_bins + 1)))
         errors = noise_errors(release.mechanism, release.estimator, simulations, rng, idx, batch)
