@@ -95,3 +95,20 @@ def test_auto_picks_the_factorisation_at_2_21() -> None:
     assert math.isclose(plan.mean_cdf_mse, 1.045 * sp.svd_bound_above(2**21, 0.5))
     # A budget so large that the tree's discrete Gaussian noise is far below its σ²: the tree.
     assert treedp.plan(2**21, privacy=treedp.ZCDP(1000.0)).mechanism == "tree"
+
+
+@pytest.mark.parametrize("n_bins", [94, 1024])
+def test_an_explicit_prefix_workload_scores_the_factorisation_exactly(n_bins: int) -> None:
+    """``plan(privacy=ZCDP(ρ), workload=[prefixes])`` scores the factorisation on those
+    prefixes (the mean of their exact variances) instead of leaving it out: it used to pick a
+    tree 1.3–1.5 times worse on that very workload (94 bins: 7.89 against 6.27). Ranges other
+    than prefixes are still left to the trees."""
+    rho = 0.405
+    prefixes = list(range(3, n_bins - 10))
+    plan = treedp.plan(n_bins, privacy=treedp.ZCDP(rho), workload=prefixes)
+    assert plan.mechanism == "sqrt_factorization"
+    mech = SqrtFactorizationMechanism(n_bins, rho=rho)
+    exact = float(np.mean(mech.covariance().var(np.array(prefixes))))
+    assert plan.predicted == pytest.approx(exact, rel=1e-9)
+    ranges = treedp.plan(n_bins, privacy=treedp.ZCDP(rho), workload=[(1, 5), (2, 9)])
+    assert ranges.mechanism != "sqrt_factorization"

@@ -141,13 +141,17 @@ def plan_candidate(
     """The planner hook (``SqrtFactorizationMechanism.plan_candidate``, which passes its class as
     ``make``, the mechanism's constructor): this mechanism's exact
     objective for Gaussian noise up to :data:`EXACT_PLAN_LIMIT`, the measured rule's bound above
-    (module docstring), or None (an explicit ``workload``: prefix objectives only; Laplace
-    noise, ``B < 2``, ``B > PLAN_LIMIT``, replace above ``EXACT_PLAN_LIMIT``, or a budget below
-    the sampler's range or, above ``EXACT_PLAN_LIMIT``, below the largest lattice scale's)."""
-    if workload is not None or noise != DiscreteGaussian.key:
+    (module docstring), or None (Laplace noise, ``B < 2``, ``B > PLAN_LIMIT``, replace above
+    ``EXACT_PLAN_LIMIT``, a budget below the sampler's range or, above ``EXACT_PLAN_LIMIT``,
+    below the largest lattice scale's; an explicit ``workload`` of ranges other than prefixes,
+    or above ``EXACT_PLAN_LIMIT``). An explicit workload of prefixes ``[0, m)`` is scored
+    exactly: the mean of ``Var(P̂[m])`` over its entries."""
+    if noise != DiscreteGaussian.key:
+        return None
+    if workload is not None and (n_bins > EXACT_PLAN_LIMIT or np.any(workload.lo != 0)):
         return None
     if 2 <= n_bins <= EXACT_PLAN_LIMIT:
-        return _exact_candidate(make, n_bins, budget, neighbours, objective)
+        return _exact_candidate(make, n_bins, budget, neighbours, objective, workload)
     if not rule_applies(n_bins, budget, neighbours):
         return None
     bound = svd_bound_above(n_bins, budget)
@@ -170,7 +174,12 @@ def plan_candidate(
 
 
 def _exact_candidate(
-    make: Callable[..., Any], n_bins: int, budget: float, neighbours: str, objective: str
+    make: Callable[..., Any],
+    n_bins: int,
+    budget: float,
+    neighbours: str,
+    objective: str,
+    workload: Any = None,
 ) -> PlanCandidate | None:
     """The exact objective (the mechanism's covariance); for scaled rows only ``Δ₂²`` is
     computed, not ``Δ₁`` (the contract's, computed when the mechanism is built)."""
@@ -196,7 +205,9 @@ def _exact_candidate(
         return None
     var = cov.var(np.arange(1, n_bins + 1))
     mean_mse, worst = float(var.mean()), float(var.max())
-    if objective == "max_variance":
+    if workload is not None:  # prefixes only (plan_candidate): P̂[0] = 0 exactly
+        value = float(np.mean(var[np.asarray(workload.hi, dtype=np.int64) - 1]))
+    elif objective == "max_variance":
         value = worst
     elif objective == "range_mse":
         total = (n_bins + 1) * float(var.sum()) - cov.prefix_sum_covariance()
