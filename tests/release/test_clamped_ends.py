@@ -189,3 +189,91 @@ def test_report_and_plot_show_an_open_end() -> None:
     assert rel.edges[0] - width < left and right < rel.edges[-1] + width  # not out to ±inf
     labels = fig.axes[0].get_legend_handles_labels()[1]
     assert labels.count("interval open beyond a found bound") == 1
+
+
+def test_the_per_bin_table_brackets_its_end_rows_as_the_queries_do() -> None:
+    """``to_arrays`` (so ``to_frame`` and ``treedp query --histogram --ci``) gives an end
+    row at a found bound the interval ``confidence_interval`` gives the same range: its
+    records may all be clamped ones from beyond (an independent review: the last row's 95%
+    interval covered 0 of 200 releases, ``[759, 816]`` for 4 records in the bin's range)."""
+    rel = _release(3)
+    table, e = rel.to_arrays(level=LEVEL), rel.edges
+    for row in (0, -1):
+        low, high = rel.confidence_interval("range_count", e[row - 1 if row else 0],
+                                            e[row] if row else e[1], level=LEVEL)  # fmt: skip
+        assert (table["count_low"][row], table["count_high"][row]) == pytest.approx((low, high))
+    assert table["count_low"][0] == 0.0 and table["count_low"][-1] == 0.0
+    assert table["cdf_low"][-1] < table["cdf"][-2] < table["cdf_high"][-1]  # [P[B-1], P[B]]
+    public = _release(3, bounds=(-5.0, 5.0))
+    table = public.to_arrays(level=LEVEL)
+    assert table["cdf_low"][-1] > table["cdf"][-2]  # a public bound: the total, not widened
+
+
+def test_a_range_to_a_public_upper_bound_excludes_the_records_at_it() -> None:
+    """The last bin is closed, so records equal to the upper bound are in it but not in
+    ``[a, hi)``: the count below ``hi`` lies between ``P[B - 1]`` and ``P[B]`` (it was read as
+    ``P[B]`` exactly, and 2,000 records at the bound made every interval miss: coverage 0 in an
+    independent review). With the bound's records read as a point mass the answer excludes
+    them too. Coverage over ``REPS`` releases; the mutant (the bracket at ``hi`` exact) misses
+    every time."""
+    from treedp.release import queries
+
+    values = np.concatenate([np.full(3000, 10.0), np.random.default_rng(1).uniform(0, 10, 1000)])
+    truth = int(np.sum(values < 10.0))
+    hits = 0
+    for seed in range(REPS // 3):
+        rel = treedp.release_cdf(values, bounds=(0, 10), bins=10, epsilon=1.0,
+                                 rng=InsecureSeededSource(seed))  # fmt: skip
+        low, high = rel.confidence_interval("range_count", 0, 10, level=LEVEL)
+        hits += low <= truth <= high
+    assert hits / (REPS // 3) >= LEVEL - 4.5 * math.sqrt(LEVEL * (1 - LEVEL) / (REPS // 3))
+    assert rel.range_count(0, 10) == pytest.approx(rel.cdf(9.999), abs=1.0)  # the mass at 10
+    assert rel.range_count(0, 10.5) == pytest.approx(rel.n)
+
+    def exact_at_top(bins: treedp.Bins, t: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        m = np.clip(np.searchsorted(bins.edges, np.ravel(t), "right") - 1, 0, bins.n_bins)
+        return m, m
+
+    # 1,000 at the bound and 3,000 below: no point mass read, the answer interpolated
+    some = np.concatenate([np.full(1000, 10.0), np.random.default_rng(1).uniform(0, 10, 3000)])
+    rel = treedp.release_cdf(some, bounds=(0, 10), bins=10, epsilon=1.0,
+                             rng=InsecureSeededSource(0))  # fmt: skip
+    assert not rel._masses and rel.confidence_interval("range_count", 0, 10)[0] <= 3000
+    with mock.patch.object(queries, "below_bracket", exact_at_top):
+        low, _ = rel.confidence_interval("range_count", 0.0, 10.0, level=LEVEL)
+    assert low > 3900
+
+
+def test_datetime_open_ends_are_written_as_open(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """An open end of a datetime interval is written ``-inf`` / ``inf`` by the CLI (text,
+    JSON, CSV) and the profile's summary, not as the first or last instant pandas holds (1677
+    or 2262 read as real bounds); the profile of a tz-aware column writes JSON (it raised on
+    pandas Timestamps)."""
+    pd = pytest.importorskip("pandas")
+    from treedp.cli import main
+
+    r = np.random.default_rng(4)
+    times = pd.Timestamp("2024-01-01") + pd.to_timedelta(r.integers(0, 86400 * 30, 2000), "s")
+    csv = tmp_path / "t.csv"
+    csv.write_text("t\n" + "\n".join(t.isoformat() for t in times) + "\n")
+    out = tmp_path / "t.json"
+    assert main(["release", str(csv), "--column", "t", "--datetimes", "--bounds", "private",
+                 "--bins", "64", "--epsilon", "0.5", "--insecure-seed", "5",
+                 "--out", str(out)]) == 0  # fmt: skip
+    capsys.readouterr()
+    query = ["query", str(out), "--quantiles", "0.0001", "0.5", "0.9999", "--ci"]
+    assert main([*query, "--format", "json"]) == 0
+    ends = [(a["low"], a["high"]) for a in json.loads(capsys.readouterr().out)["answers"]]
+    assert ends[0][0] == "-inf" and ends[2][1] == "inf" and ends[1][0].startswith("2024-")
+    assert main(query) == 0
+    text = capsys.readouterr().out
+    assert "[-inf, 2024-" in text and "1677" not in text and "2262" not in text
+    frame = pd.DataFrame({"naive": times, "zoned": times.tz_localize("Europe/Paris")})
+    profile = treedp.profile(frame, epsilon=1.0, rng=InsecureSeededSource(9))
+    summary = json.loads(profile.to_json([0.0001, 0.5]))["summary"]
+    lows = {row["column"]: row["low"] for row in summary if row["statistic"] == "q0.0001"}
+    assert lows == {"naive": "-inf", "zoned": "-inf"}
+    medians = [row["low"] for row in summary if row["statistic"] == "q0.5"]
+    assert all(str(v).startswith("2024-") for v in medians)

@@ -153,7 +153,7 @@ def answers(release: Any, args: argparse.Namespace) -> list[dict[str, Any]]:
     quantiles = list(args.quantiles or []) + (["0.5"] if args.median else [])
     if quantiles:
         qs = probabilities(quantiles)
-        ci = [(None,) * qs.size, *release.quantile_interval(qs, level=level)] if args.ci else []
+        ci = [(None,) * qs.size, *_open_ends(release, qs, level)] if args.ci else []
         add("quantile", [[q] for q in quantiles], release.quantile(qs), *ci)
         if args.median:
             rows[-1].update(query="median", args=[])
@@ -165,6 +165,18 @@ def answers(release: Any, args: argparse.Namespace) -> list[dict[str, Any]]:
         ci = [se, table["count_low"], table["count_high"]] if args.ci else []
         add("histogram", edges, table["count"], *ci)
     return [{k: (plain(v) if k != "args" else v) for k, v in row.items()} for row in rows]
+
+
+def _open_ends(release: Any, qs: np.ndarray, level: float) -> tuple[list[Any], list[Any]]:
+    """The quantile intervals, an end beyond the bins (bounds found from the records: the
+    clamped records may hold the quantile) written ``-inf`` / ``inf`` on datetime bins too
+    (not the first or last instant pandas holds, which reads as a real bound)."""
+    low, high = (list(np.atleast_1d(v)) for v in release.quantile_interval(qs, level=level))
+    if release.bins.is_datetime:
+        first, last = release.edges[0], release.edges[-1]
+        low = ["-inf" if v < first else v for v in low]
+        high = ["inf" if v > last else v for v in high]
+    return low, high
 
 
 def run(args: argparse.Namespace) -> None:
@@ -292,11 +304,10 @@ def _key_answers(release: Any, args: argparse.Namespace) -> list[list[Any]]:
             query, arg = "quantile", f"{float(raw[0] if raw else 0.5):g}"
         rows.append([query, arg, row["estimate"], *(row.get(c) for c in ("stderr", "low", "high"))])
     if not rows:
-        lo, hi = release.edges[0], release.edges[-1]
         extra = [None, None, None]
-        if args.ci:
-            low, high = release.confidence_interval("range_count", lo, hi, level=level_of(args))
-            extra = [release.stderr("range_count", lo, hi), low, high]
+        if args.ci:  # every record: the CDF at the upper edge (the last bin is closed)
+            low, high = release.n_interval(level=level_of(args))
+            extra = [release.stderr("cdf", release.edges[-1]), low, high]
         rows.append(["n", "", release.n, *extra])
     return rows
 

@@ -8,6 +8,7 @@ Everything here is post-processing of the released columns (free): the tidy summ
 from __future__ import annotations
 
 import csv
+import datetime
 import html
 import io
 import json
@@ -40,11 +41,14 @@ QUARTILES = (0.25, 0.5, 0.75)
 
 
 def _plain(x: Any) -> Any:
-    """A number or datetime as JSON/CSV writes it."""
+    """A number or datetime as JSON/CSV writes it (a time in a zone as ISO 8601 with its
+    offset)."""
     if isinstance(x, np.datetime64):
         return str(x)
     if isinstance(x, np.generic):
         return x.item()
+    if isinstance(x, datetime.datetime):  # pandas Timestamps of tz-aware columns too
+        return x.isoformat()
     return x
 
 
@@ -141,17 +145,13 @@ class TableProfile(Mapping[str, Release]):
                     {**base, "statistic": stat, "estimate": value, "low": None, "high": None}
                 )
             est = np.atleast_1d(rel.quantile(qs))
-            low, high = rel.quantile_interval(qs, level=level, rng=rng)
+            low, high = (np.atleast_1d(v) for v in rel.quantile_interval(qs, level=level, rng=rng))
             for i, q in enumerate(qs):
-                rows.append(
-                    {
-                        **base,
-                        "statistic": f"q{q:g}",
-                        "estimate": est[i],
-                        "low": np.atleast_1d(low)[i],
-                        "high": np.atleast_1d(high)[i],
-                    }
-                )
+                ends = {"low": low[i], "high": high[i]}
+                if rel.bins.is_datetime:  # an open end (found bounds): "-inf"/"inf", not 1677
+                    ends = {"low": "-inf" if low[i] < edges[0] else low[i],
+                            "high": "inf" if high[i] > edges[-1] else high[i]}  # fmt: skip
+                rows.append({**base, "statistic": f"q{q:g}", "estimate": est[i], **ends})
         return [{k: _plain(v) for k, v in row.items()} for row in rows]
 
     def to_frame(self, quantiles: Sequence[float] = QUARTILES, **options: Any) -> pd.DataFrame:

@@ -289,8 +289,11 @@ def below_points(
     edges = bins.edges
     moved = np.ceil(t) if bins.integers else np.asarray(t, dtype=np.float64)
     out = moved
-    for j, value in masses:
-        inside = (moved >= edges[j]) & (moved < edges[j + 1])
+    last = edges.size - 2
+    for j, value in masses:  # the last bin is closed: its upper edge is a point of it
+        inside = (moved >= edges[j]) & (
+            (moved < edges[j + 1]) | ((j == last) & (moved == edges[-1]))
+        )
         past = moved >= value if closed else moved > value
         out = np.where(inside, np.where(past, edges[j + 1], edges[j]), out)
     return np.asarray(out, dtype=np.float64)

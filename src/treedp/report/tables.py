@@ -49,7 +49,9 @@ def release_arrays(release: Release, *, level: float = 0.95) -> dict[str, np.nda
         ``left``, ``right`` (the bin's edges; datetime64 for datetime bins), ``count``
         (consistent count per bin), ``count_low``, ``count_high`` (its interval), ``cdf``
         (consistent count below ``right``), ``cdf_low``, ``cdf_high`` (its interval; the
-        interval columns are NaN where :attr:`Release.offers_intervals` is False).
+        interval columns are NaN where :attr:`Release.offers_intervals` is False). On a bound
+        found from the records the end row's intervals also hold the records clamped into it
+        from beyond (as :meth:`Release.confidence_interval`'s do).
 
     Examples
     --------
@@ -69,10 +71,15 @@ def release_arrays(release: Release, *, level: float = 0.95) -> dict[str, np.nda
     if release.offers_intervals:
         mechanism = release.mechanism
         cap = mechanism.n if mechanism.neighbours == "replace" else None  # n public: at most n
-        per_bin = release._edge_range(m[1:], m[:-1])
-        count_low, count_high = inference.bracket_interval(per_bin, per_bin, level, cap)
-        below = release._prefix_query(queries.prefix_terms(bins, m[1:]))
-        cdf_low, cdf_high = inference.bracket_interval(below, below, level, cap)
+        gaussian = mechanism.guarantee_kind == "zcdp"  # as confidence_interval reads it
+        # an end bin at a found bound also holds records clamped from beyond its edge: the
+        # counts below its edges are bracketed as confidence_interval brackets them
+        a_lo, a_hi = release._clamped_ends(m[:-1], m[:-1])
+        b_lo, b_hi = release._clamped_ends(m[1:], m[1:])
+        low, high = release._edge_range(b_lo, a_hi), release._edge_range(b_hi, a_lo)
+        count_low, count_high = inference.bracket_interval(low, high, level, cap, gaussian=gaussian)
+        low, high = (release._prefix_query(queries.prefix_terms(bins, b)) for b in (b_lo, b_hi))
+        cdf_low, cdf_high = inference.bracket_interval(low, high, level, cap, gaussian=gaussian)
     else:  # no honest interval exists (see offers_intervals): NaN, not a wrong number
         count_low = count_high = cdf_low = cdf_high = np.full(bins.n_bins, np.nan)
     counts = release.consistent_counts
