@@ -1,14 +1,16 @@
 """The running answer after one step: count, and with bins histogram, CDF, ranges, quantiles.
 
-Everything here is post-processing of the step's noisy per-bin estimates (and of the floors
-kept from earlier steps' answers): no data, no noise.
+Everything here is post-processing of the step's noisy per-bin estimates: no data, no noise.
 
 Two views are given. The *unbiased* estimates (``raw_histogram``, ``count``) carry exact
 standard errors from the mechanism's ``Var(t)``. The *consistent* view (``histogram``, ``cdf``,
-``range_count``, ``quantile``) clips each bin at zero and at its value in the previous step's
-answer (``floor``), so within a step the CDF is monotone and across steps every running count
-never decreases; its error is not larger than the clipped part allows, and ``stderr`` /
-intervals refer to the unbiased estimate.
+``range_count``, ``quantile``) is the least-squares monotone fit of the running CDF (the
+prefix sums of the unbiased bins) from 0 to the unbiased count, as a release fits its own
+(:func:`treedp.estimation.monotone_l2`): non-negative bins summing to :attr:`count`; ``stderr``
+/ intervals refer to the unbiased estimate. Until session 25 each bin was clipped at 0 and at
+its previous answer: a running maximum of noise, which piled up in empty bins step after step
+(365 steps of 30 records on 64 bins: the histogram summed to 11,571 for 10,950 records, the
+90th percentile 55.2 for 45.5; ``benchmarks/continual_distribution.py``).
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from scipy.stats import norm
 from treedp._frames import pandas_frame, polars_frame
 from treedp._validation import check_real, must
 from treedp.domain import Bins
+from treedp.estimation.consistency import monotone_l2
 from treedp.exceptions import InvalidParameterError
 from treedp.release.atoms import below_points, point_masses, release_quantiles
 
@@ -32,9 +35,13 @@ if TYPE_CHECKING:
 __all__ = ["StepAnswer", "consistent"]
 
 
-def consistent(raw: np.ndarray, floor: np.ndarray) -> np.ndarray:
-    """Each bin clipped at zero and at the previous answer's value (never decreasing)."""
-    return np.asarray(np.maximum(np.maximum(raw, 0.0), floor), dtype=np.float64)
+def consistent(raw: np.ndarray) -> np.ndarray:
+    """The consistent running histogram: the differences of the least-squares monotone fit of
+    the unbiased running CDF from 0 to the unbiased count (clipped at 0 when that is
+    negative); the bins' noise is independent with one variance, so unweighted. Without bins
+    (one entry) the count clipped at 0."""
+    prefix = np.concatenate([[0.0], np.cumsum(np.asarray(raw, dtype=np.float64))])
+    return np.diff(monotone_l2(prefix, overwrite=True))
 
 
 @dataclass(frozen=True)
@@ -48,7 +55,8 @@ class StepAnswer:
     raw_histogram : ndarray
         Unbiased per-bin running counts (one entry without bins).
     histogram : ndarray
-        The consistent per-bin running counts (non-negative, never decreasing over steps).
+        The consistent per-bin running counts (non-negative, summing to :attr:`count`, or 0
+        when that is negative; from one step to the next a bin's count may go down by noise).
     bin_variance : float
         The exact variance of each entry of ``raw_histogram``.
     bins : Bins or None

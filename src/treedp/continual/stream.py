@@ -337,7 +337,7 @@ class ContinualStream:
         if self._path is not None:
             check_writable(self._path, self.stream_id, self.t)
         arrays, raw = self._counter.step(dict(self._arrays), t, counts, self._source)
-        floor = consistent(raw, self._arrays["floor"])
+        floor = consistent(raw)  # kept in the state as "floor" (the format's name)
         arrays["floor"] = floor
         self._arrays = arrays
         if self._persons is not None and table is not None:
