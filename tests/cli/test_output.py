@@ -179,3 +179,34 @@ def test_a_quantile_answered_nan_says_why(
     assert main(["median", *common, "--insecure-seed", "4"]) == 0  # n̂ > 0 with this seed
     captured = capsys.readouterr()
     assert "nan" not in captured.out and NO_ANSWER not in captured.err
+
+
+def test_quiet_answers_from_seeded_noise_say_so_on_stderr(
+    files: dict[str, str], capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """``--quiet`` prints answers alone, so the seeded mark its text lines carry goes to stderr
+    (once): every result made with ``--insecure-seed`` says so (a new user's run found none).
+    ``stream step --quiet`` prints full precision, as every ``--quiet`` does."""
+    seed = ["--insecure-seed", "3"]
+    common = ["--column", "x", "--bounds", "0", "100", "--epsilon", "1"]
+    seeded_release = str(tmp_path / "s.json")
+    state = str(tmp_path / "stream.json")
+    runs = [
+        ["median", files["csv"], *common, *seed],
+        ["quantiles", files["csv"], *common, "--q", "0.5", *seed],
+        ["release", files["csv"], *common, "--bins", "16", *seed, "--out", seeded_release],
+        ["query", seeded_release, "--median"],
+        ["stream", "init", state, "--horizon", "3", "--epsilon", "1", *seed],
+        ["stream", "step", state, "--count", "17"],
+    ]
+    for argv in runs:
+        capsys.readouterr()
+        assert main([*argv, "--quiet"] if argv[:2] != ["stream", "init"] else argv) == 0
+        captured = capsys.readouterr()
+        if argv[:2] != ["stream", "init"]:
+            assert captured.err.count("SEEDED: not for publication") == 1, argv
+    (count,) = captured.out.split()
+    assert len(count) > 7 or float(count) == int(float(count))  # not rounded to 6 digits
+    capsys.readouterr()
+    assert main(["query", files["release"], "--median", "--quiet"]) == 0
+    assert "SEEDED" not in capsys.readouterr().err  # the OS's noise: no mark

@@ -26,6 +26,7 @@ from typing import Any
 import numpy as np
 
 import treedp
+from treedp.cli._common import SEEDED
 from treedp.cli._describe import plain
 
 __all__ = [
@@ -38,6 +39,7 @@ __all__ = [
     "measure_json",
     "no_answer",
     "output_of",
+    "warn_seeded",
     "with_no_answer",
 ]
 
@@ -88,6 +90,19 @@ def budget_json(ledger: Any) -> dict[str, Any]:
     }
 
 
+#: What ``--quiet`` prints on stderr for answers made with ``--insecure-seed`` (their text
+#: lines carry the mark; answers alone cannot).
+SEEDED_QUIET = (
+    "treedp: warning: SEEDED: not for publication (noise from --insecure-seed: reproducible, "
+    "for tests and research only)"
+)
+
+
+def warn_seeded() -> None:
+    """Say on stderr that ``--quiet``'s answers came from seeded noise."""
+    print(SEEDED_QUIET, file=sys.stderr)
+
+
 def bare(value: Any) -> str:
     """An answer for ``--quiet``: full precision (``repr`` of a float), ISO datetimes, ``nan``
     for a missing one."""
@@ -122,14 +137,19 @@ class Output:
         self._warning: str | None = None
         self._notes: list[str] = []
         self._budget: dict[str, Any] | None = None
+        self._seeded_said = False
 
     def line(self, text: str, answer: str | None = None) -> None:
-        """A line of text output; with ``--quiet`` only ``answer`` (when given) is printed."""
+        """A line of text output; with ``--quiet`` only ``answer`` (when given) is printed, and
+        the seeded mark the text carries goes to stderr (once)."""
         if self.json:
             return
         if self.quiet:
             if answer is not None:
                 print(answer)
+            if SEEDED.strip() in text and not self._seeded_said:
+                warn_seeded()
+                self._seeded_said = True
             return
         print(text)
 

@@ -31,7 +31,7 @@ from treedp.cli._common import (
 )
 from treedp.cli._describe import info, plain
 from treedp.cli._grouped import grouped_info, pick_key
-from treedp.cli._output import bare, jsonable, with_no_answer
+from treedp.cli._output import bare, jsonable, warn_seeded, with_no_answer
 
 __all__ = ["register", "run"]
 
@@ -252,6 +252,8 @@ def run(args: argparse.Namespace) -> None:
         for row in rows:
             cells = [row["estimate"]] + ([row["low"], row["high"]] if args.ci else [])
             print(" ".join(bare(c) for c in cells))
+        if seeded:
+            warn_seeded()
         if warning:
             print(f"treedp: warning: {warning}", file=sys.stderr)
         return

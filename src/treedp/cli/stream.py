@@ -30,6 +30,7 @@ from treedp.cli._common import (
     rng_from,
 )
 from treedp.cli._ledger import add_ledger_options, fmt_measure, ledger_from_args
+from treedp.cli._output import bare, warn_seeded
 
 __all__ = ["register", "run"]
 
@@ -124,9 +125,11 @@ def _step(args: argparse.Namespace) -> None:
     if args.format == "json":
         print(json.dumps(out))
         return
-    if args.quiet:  # answers only, one per line
+    if args.quiet:  # answers only, one per line, at full precision
         for value in [out["count"], *out.get("quartiles", [])]:
-            print(fmt(value))
+            print(bare(value))
+        if answer.seeded:
+            warn_seeded()
         return
     lo, hi = out["interval_95"]
     seeded = SEEDED if answer.seeded else ""  # the stream's own source, from its state
