@@ -8,6 +8,7 @@ a data value: data is checked elsewhere and its messages name no count or value)
 
 from __future__ import annotations
 
+import contextlib
 import inspect
 import math
 import os
@@ -28,6 +29,7 @@ __all__ = [
     "check_option",
     "check_real",
     "check_simulations",
+    "each_warning_once",
     "held_warnings",
     "must",
     "user_stacklevel",
@@ -196,7 +198,10 @@ def user_stacklevel() -> int:
     frame = inspect.currentframe()
     frame = frame.f_back if frame is not None else None  # the function that warns
     level = 1
-    while frame is not None and frame.f_code.co_filename.startswith(_PACKAGE):
+    while frame is not None and (
+        frame.f_code.co_filename.startswith(_PACKAGE)
+        or frame.f_code.co_filename == contextlib.__file__  # a treedp `with` block's exit
+    ):
         frame = frame.f_back
         level += 1
     return level
@@ -216,6 +221,23 @@ def warn_user(message: str, category: type[Warning]) -> None:
         held.append((message, category))
         return
     warnings.warn(message, category, stacklevel=user_stacklevel())
+
+
+@contextmanager
+def each_warning_once(prefix: str = "") -> Iterator[None]:
+    """Emit each distinct warning raised inside once, at the user's call, when the block ends
+    (``prefix`` before its words: a column's name): a page that reads a release's quantiles in
+    a table, a figure and a summary warned the same words three or four times."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        yield
+    seen: set[tuple[str, type[Warning]]] = set()
+    for item in caught:
+        words = str(item.message)
+        key = (words if words.startswith(prefix) else prefix + words, item.category)
+        if key not in seen:
+            seen.add(key)
+            warnings.warn(key[0], key[1], stacklevel=user_stacklevel())
 
 
 @contextmanager

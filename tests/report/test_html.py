@@ -432,3 +432,27 @@ def test_a_privately_chosen_person_bound_is_stated() -> None:
                                      max_contributions="auto", rng=_seed(3), **common)  # fmt: skip
     unit = dict(grouped_guarantee_rows(grouped))["Privacy unit"]
     assert unit.endswith(chosen)
+
+
+def test_a_page_warns_each_thing_once(tmp_path: Path) -> None:
+    """A page reads a release's quantiles in a table, a figure and a summary: each distinct
+    warning is emitted once, at the caller's line, and a profile's are named by column (a new
+    user's run saw the same words four times, unnamed)."""
+    import warnings
+
+    x = np.random.default_rng(0).lognormal(3, 1, 3000)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        profile = treedp.profile({"a": x, "b": np.round(x)}, epsilon=0.1, rng=_seed(1))
+    for write, expected in (
+        (lambda: profile.write_report(tmp_path / "p.html"), ["Column 'a': ", "Column 'b': "]),
+        (lambda: write_report(profile["a"], tmp_path / "r.html"), [""]),
+    ):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            write()
+        texts = [str(w.message) for w in caught]
+        assert len(texts) == len(set(texts)) == len(expected)
+        pairs = zip(sorted(texts), expected, strict=True)
+        assert all(t.startswith(p) and "found bound" in t for t, p in pairs)
+        assert all(w.filename == __file__ for w in caught)

@@ -108,7 +108,9 @@ def people_lines(args: argparse.Namespace, found: tuple[Any, list[Any] | None] |
         )
     if keys is not None:
         lines.append(f"    keys: {len(keys)} from the keys file")
-    lines.append("    rows beyond the bounds are dropped first: a bias not counted here")
+    lines.append(
+        "    rows beyond the contribution limits are dropped first: a bias not counted here"
+    )
     return lines
 
 

@@ -18,7 +18,7 @@ from typing import IO, TYPE_CHECKING, Any
 import numpy as np
 
 from treedp._atomic import atomic_write
-from treedp._validation import check_level
+from treedp._validation import check_level, each_warning_once
 from treedp.accuracy import ErrorPrediction
 from treedp.exceptions import InvalidParameterError
 from treedp.noise import RandomSource
@@ -427,17 +427,19 @@ def render_report(
     title = title or "treedp release report"
     pct = f"{level:.0%}"
     name = axis_name(release, column)
-    figures = _figures(release, level, qs, rng, name)  # first: the simulations draw from rng
+    with each_warning_once():  # the figures, the tables: each read the quantiles
+        figures = _figures(release, level, qs, rng, name)  # first: the simulations use rng
+        quantile_rows, cdf_rows = _quantile_rows(release, qs, level, rng), _cdf_rows(release, level)
     quantile_table = _table(
         f"Estimated quantiles with {pct} confidence intervals",
         ["q", "estimate", f"{pct} low", f"{pct} high"],
-        _quantile_rows(release, qs, level, rng),
+        quantile_rows,
     )
     cdf_table = _table(
         f"Estimated count of values ≤ x at round public points (bin edges), with {pct} "
         "confidence intervals (of the unbiased estimate, clipped at 0)",
         [f"x ({name})", "count ≤ x", "share of n̂", f"{pct} low", f"{pct} high"],
-        _cdf_rows(release, level),
+        cdf_rows,
     )
     guarantee = _guarantee_section(release, grouped)
     sections = [  # (id, heading id, heading, body)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING, Any
 
-from treedp._validation import must
+from treedp._validation import each_warning_once, must
 from treedp.exceptions import InvalidParameterError, InvalidTypeError
 from treedp.report import html
 from treedp.report.grouped import render_grouped_report, render_key_report
@@ -21,7 +21,13 @@ _NO_KEY = object()
 
 
 def render_report(release: Release | GroupedRelease, *, key: Any = _NO_KEY, **options: Any) -> str:
-    """The report page of ``release`` (a string); see :func:`write_report`."""
+    """The report page of ``release`` (a string); see :func:`write_report`. Each distinct
+    warning its reading raises is emitted once."""
+    with each_warning_once():
+        return _render(release, key, **options)
+
+
+def _render(release: Release | GroupedRelease, key: Any, **options: Any) -> str:
     from treedp.release import Release
     from treedp.release.grouped import GroupedRelease
 

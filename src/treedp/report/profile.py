@@ -17,7 +17,7 @@ from typing import IO, TYPE_CHECKING, Any
 import numpy as np
 
 from treedp._atomic import atomic_write
-from treedp._validation import check_level
+from treedp._validation import check_level, each_warning_once
 from treedp.noise import RandomSource
 from treedp.report.html import (
     _CSS,
@@ -108,7 +108,19 @@ def render_profile_report(
     quantiles: Sequence[float] = (0.05, 0.25, 0.5, 0.75, 0.95),
     rng: RandomSource | None = None,
 ) -> str:
-    """The profile as one self-contained HTML page (a string); needs ``treedp[plot]``."""
+    """The profile as one self-contained HTML page (a string); needs ``treedp[plot]``. Each
+    distinct warning of a column's reading is emitted once, named by its column."""
+    with each_warning_once():
+        return _render_profile(profile, title, level, quantiles, rng)
+
+
+def _render_profile(
+    profile: TableProfile,
+    title: str | None,
+    level: float,
+    quantiles: Sequence[float],
+    rng: RandomSource | None,
+) -> str:
     require_matplotlib()
     level = check_level(level)
     qs = np.asarray(quantiles, dtype=np.float64)
@@ -127,7 +139,8 @@ def render_profile_report(
     summary_rows = []
     for name in names:
         rel = profile[name]
-        q = np.atleast_1d(rel.quantile(np.array([0.25, 0.5, 0.75])))
+        with each_warning_once(f"Column '{name}': "):
+            q = np.atleast_1d(rel.quantile(np.array([0.25, 0.5, 0.75])))
         summary_rows.append(
             [name, profile.kinds[name], f"{profile.shares[name]:g}", _fmt_count(rel.n)]
             + [_fmt(v) for v in q]
@@ -141,10 +154,12 @@ def render_profile_report(
     if profile.skipped:
         skipped = _facts([(k, v) for k, v in profile.skipped.items()])
         skipped = f"<h3>Columns not profiled</h3>{skipped}"
-    sections = "".join(
-        _column_section(name, i, profile[name], profile.shares[name], level, qs, rng)
-        for i, name in enumerate(names)
-    )
+    sections = ""
+    for i, name in enumerate(names):
+        with each_warning_once(f"Column '{name}': "):
+            sections += _column_section(
+                name, i, profile[name], profile.shares[name], level, qs, rng
+            )
     return (
         '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
         '<meta name="viewport" content="width=device-width, initial-scale=1">'
