@@ -30,7 +30,7 @@ Notes on ``release_cdf``'s parameters:
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -51,6 +51,9 @@ from treedp.release import Release
 from treedp.release_stage import counts_array
 from treedp.run import run
 
+if TYPE_CHECKING:
+    from treedp.value_methods.private_bounds import BoundsResult
+
 __all__ = ["release_cdf", "release_counts"]
 
 
@@ -61,7 +64,7 @@ def release_cdf(
     *,
     epsilon: float | None = None,
     privacy: Measure | None = None,
-    bounds: tuple[Any, Any] | str | PrivateBounds | None = None,
+    bounds: tuple[Any, Any] | str | PrivateBounds | BoundsResult | None = None,
     bins: int | str | Bins | Any = None,
     neighbours: Neighbours = "add_remove",
     n: int | None = None,
@@ -91,10 +94,10 @@ def release_cdf(
         The pure-DP budget, in ``[1e-6, 50]``. Give this or ``privacy``.
     privacy : PureDP, ZCDP or ApproxDP, optional
         A target guarantee instead (``ApproxDP``: ``delta`` in ``(0, 1e-3]``; docs/gaussian.md).
-    bounds : (lo, hi), "private" or PrivateBounds, optional
-        Public bounds (values outside are clamped into the end bins), or bounds found with a
-        share of ``epsilon`` (:class:`treedp.PrivateBounds`; ``"private"``, ``(lo,
-        "private")``); the whole ``epsilon`` is the guarantee and the charge.
+    bounds : (lo, hi), "private", PrivateBounds or BoundsResult, optional
+        Public bounds (values outside are clamped into the end bins), bounds found with a
+        share of ``epsilon`` (``"private"``, ``(lo, "private")``, :class:`treedp.PrivateBounds`;
+        the whole ``epsilon`` is charged), or by :func:`treedp.private_bounds` (for zCDP).
     bins : int, "integers", array-like of edges or Bins, optional
         Equal-width bins in ``bounds``, one bin per integer, explicit edges, or a Bins.
     neighbours : {"add_remove", "replace"}, default="add_remove"

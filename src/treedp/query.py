@@ -24,6 +24,7 @@ from treedp.engines.dispatch import check_local_engine, pick_engine
 from treedp.engines.progress import wants_progress
 from treedp.engines.schema import integer_typed
 from treedp.exceptions import InvalidParameterError, InvalidTypeError
+from treedp.found_bounds import split_found
 from treedp.grouped_checks import (
     check_key_types,
     grouped_budget,
@@ -101,6 +102,9 @@ class Query:
         The zone of a quantile query's answers (its bounds are then UTC instants).
     quantiles : QuantilesRequest or None
         A quantile query's levels, method and ``n`` policy; None for a release.
+    found : dict or None
+        The record of bounds found beforehand (``bounds=`` a ``BoundsResult``:
+        :func:`treedp.found_bounds.split_found`), kept by the release.
     """
 
     data: Any
@@ -120,6 +124,7 @@ class Query:
     engine: Any = None
     quantiles: QuantilesRequest | None = None
     timezone: str | None = None
+    found: dict[str, Any] | None = None
 
     @property
     def release_spec(self) -> ReleaseSpec:
@@ -205,7 +210,7 @@ def build_query(
         check_local_engine(engine, values)
         progress = engine.progress if progress is None else progress
     options = _mechanism_options(mechanism)
-    the_plan, cache = _plan_and_cache(plan)
+    (the_plan, cache), (bounds, found) = _plan_and_cache(plan), split_found(bounds)
     private = _private_bounds(bounds)
     if isinstance(bins, Bins) or _is_edges(bins):
         if edges is not None:
@@ -222,8 +227,8 @@ def build_query(
     }
     unit = _unit(privacy_unit)
     if by is not None or unit is not None:
-        if private is not None or n is not None or engine is not None or progress is not None:
-            _refuse_for_people(private, cast(int | None, n))
+        if (private, found, n, engine, progress) != (None,) * 5:
+            _refuse_for_people(private or found, cast(int | None, n))
         refuse_unless_per_group(options.name)
         grouping, spec_budget = _grouping(
             values, column, by, keys, unit, (epsilon, privacy), delta, selection_epsilon, neighbours
@@ -236,7 +241,7 @@ def build_query(
             "The 'keys', 'delta' and 'selection_epsilon' parameters belong to a group-by "
             "release: give 'by' (treedp.release_grouped)."
         )
-    common.update(progress=progress, engine=engine)
+    common.update(progress=progress, engine=engine, found=found)
     output = (options, postprocess, integer, nan)
     domain = (private, bins, bounds, edges)
     return _distribution_query(domain, (epsilon, privacy), neighbours, n, output, common)
@@ -306,8 +311,9 @@ def _quantile_query(
     )
 
 
-def _refuse_for_people(private: PrivateBounds | None, n: int | None) -> None:
-    """What a per-person or group-by release does not take."""
+def _refuse_for_people(private: PrivateBounds | dict[str, Any] | None, n: int | None) -> None:
+    """What a per-person or group-by release does not take (``private``: private bounds, or
+    the record of bounds found by treedp.private_bounds)."""
     if private is not None:
         raise InvalidParameterError(
             "Private bounds are not available for a per-person or group-by release (with "
@@ -373,7 +379,7 @@ def _private_spec(
     if epsilon is None or privacy is not None:
         raise InvalidParameterError(
             "bounds='private' takes 'epsilon' (pure DP): find the bounds with "
-            "treedp.private_bounds, then pass them with the other budget."
+            "treedp.private_bounds, then pass its result as bounds= with the other budget."
         )
     if bins is None:
         raise InvalidParameterError(

@@ -36,7 +36,7 @@ __all__ = ["check_counts", "counts_array", "noise_release", "run_release"]
 def run_release(query: Query) -> Release:
     """Run a query for one distribution of one row per record: read, charge once, noise,
     wrap."""
-    bounds_step: dict[str, Any] | None = None
+    bounds_step = query.found  # bounds found beforehand (treedp.private_bounds), or None
     if query.private_bounds is not None:  # charges the whole epsilon once, before its noise
         query, bounds_step = _after_private_bounds(query)
     assert query.bins is not None

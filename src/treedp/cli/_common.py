@@ -137,7 +137,7 @@ _CLI_HINTS = (
     ),
     (
         "bounds='private' takes 'epsilon' (pure DP): find the bounds with "
-        "treedp.private_bounds, then pass them with the other budget.",
+        "treedp.private_bounds, then pass its result as bounds= with the other budget.",
         "--bounds private takes --epsilon (pure DP): with --rho or --delta give public "
         "--bounds LO HI (for example found by an earlier 'treedp quantiles ... --bounds "
         "private' run, charged to the same ledger).",

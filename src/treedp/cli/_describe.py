@@ -101,7 +101,12 @@ def info(release: Any) -> dict[str, Any]:
         **target_entry(release),
     }
     step = release.bounds_step
-    if step is not None:
+    if step is not None and step.get("external"):  # found beforehand, charged then
+        details["bounds"] = (
+            f"{_found(step)} beforehand by treedp.private_bounds (epsilon={step['epsilon']:.4g},"
+            " charged on its own, not in the guarantee above)"
+        )
+    elif step is not None:
         details["total guarantee"] = (
             f"{guarantee_text(release.total_guarantee)}, {_found(step)} from the same data "
             f"(epsilon={step['epsilon']:.4g}) included"

@@ -62,12 +62,21 @@ class PrivacyContract:
         return stored_target(self.target)
 
     @property
+    def _charged_step(self) -> dict[str, Any] | None:
+        """The private bounds step this release charged (None for bounds found beforehand by
+        :func:`treedp.private_bounds`, charged when they were found: ``"external"``)."""
+        step = self.bounds_step
+        return None if step is None or step.get("external") else step
+
+    @property
     def total_guarantee(self) -> Measure:
         """What the whole release cost (what an accountant is charged): :attr:`guarantee` plus
-        the private bounds step's pure ε, if any (basic composition)."""
-        if self.bounds_step is None:
+        the private bounds step's pure ε, if any (basic composition); bounds found beforehand
+        and given as ``bounds=`` were charged on their own."""
+        step = self._charged_step
+        if step is None:
             return self.guarantee
-        return compose([self.guarantee, PureDP(float(self.bounds_step["epsilon"]))])
+        return compose([self.guarantee, PureDP(float(step["epsilon"]))])
 
     def spend(self) -> SpendRecord:
         """The record of the whole release's spend, for an accountant to compose: the
@@ -77,15 +86,16 @@ class PrivacyContract:
         the unit is ``"record"`` or ``"person:<column>"`` with the contribution bounds in its
         parameters. ``mechanism.spend()`` is the noise's alone, per record."""
         noise = self.mechanism.spend()
-        if self.unit is None and self.bounds_step is None:
+        step = self._charged_step
+        if self.unit is None and step is None:
             return noise
         extra: dict[str, Any] = {}
-        if self.bounds_step is not None:
-            extra["bounds_epsilon"] = float(self.bounds_step["epsilon"])
+        if step is not None:
+            extra["bounds_epsilon"] = float(step["epsilon"])
         if self.unit is not None:
             extra.update(self.unit.describe(self.mechanism))
         name = noise.mechanism if self.unit is None else f"person_{noise.mechanism}"
-        if self.bounds_step is not None:
+        if step is not None:
             name = PRIVATE_BOUNDS_RECORD  # the name of the bounds step's one charge
         return SpendRecord(
             mechanism=name,

@@ -34,14 +34,13 @@ from treedp.report.html import (
     _fmt_count,
     _noise_text,
     _table,
-    chosen_bound,
     collision_rows,
     expected_error,
     figure_html,
     page_document,
     render_report,
 )
-from treedp.report.numbers import axis_name, level_texts, percent
+from treedp.report.numbers import axis_name, chosen_bound, level_texts, percent
 from treedp.report.plot import key_text, plot_groups, require_matplotlib
 
 if TYPE_CHECKING:

@@ -23,7 +23,7 @@ from treedp.accuracy import ErrorPrediction
 from treedp.exceptions import InvalidParameterError
 from treedp.noise import RandomSource
 from treedp.privacy import ZCDP, ApproxDP, PureDP
-from treedp.report.numbers import axis_name, level_texts, nice_points, percent
+from treedp.report.numbers import axis_name, chosen_text, level_texts, nice_points, percent
 from treedp.report.plot import figure_svg, plot_release, require_matplotlib
 
 if TYPE_CHECKING:
@@ -157,8 +157,12 @@ def _guarantee_rows(release: Release) -> list[tuple[str, str]]:
             else f"the {'upper' if known == 'lower' else 'lower'} bound was found privately "
             f"(the {known} one was given as public)"
         )
-        total = f"{release.total_guarantee.describe()}: {which} from the same data with "
-        rows.append(("Total guarantee", total + f"ε = {step['epsilon']:g}, not included above"))
+        if step.get("external"):  # found beforehand by treedp.private_bounds, charged then
+            text = f"{which} beforehand (treedp.private_bounds, ε = {step['epsilon']:g}, "
+            rows.append(("Bounds", text + "charged on its own, not included above)"))
+        else:
+            total = f"{release.total_guarantee.describe()}: {which} from the same data with "
+            rows.append(("Total guarantee", total + f"ε = {step['epsilon']:g}, not included above"))
     sensitivity = release.mechanism.describe().get("block_sensitivity", [])
     return [
         *rows,
@@ -188,29 +192,12 @@ def _unit_rows(release: Release) -> list[tuple[str, str]]:
             "Privacy unit",
             f"one person (column {bounds.unit!r}), at most {bounds.max_contributions} "
             f"row{'s' if bounds.max_contributions != 1 else ''} "
-            f"each{_chosen(unit.bound_epsilon, unit.bound_rho)}: "
+            f"each{chosen_text(unit.bound_epsilon, unit.bound_rho)}: "
             f"{unit.factor(release.mechanism)} times the loss of the record-level mechanism "
             "below",
         ),
         *collision_rows(unit.collision),
     ]
-
-
-def _chosen(epsilon: float, rho: float) -> str:
-    """``, chosen privately (max_contributions="auto", ε = 0.1 of the budget)`` when the
-    contribution bound was chosen from the data (its spend, part of the guarantee), else
-    empty."""
-    spent = f"ε = {epsilon:g}" if epsilon > 0 else f"ρ = {rho:g}" if rho > 0 else None
-    if spent is None:
-        return ""
-    return f', chosen privately (max_contributions="auto", {spent} of the budget)'
-
-
-def chosen_bound(choice: dict[str, Any] | None) -> str:
-    """:func:`_chosen` for a grouped release's ``bound_choice`` record."""
-    if choice is None:
-        return ""
-    return _chosen(float(choice.get("epsilon_spent", 0.0)), float(choice.get("rho_spent", 0.0)))
 
 
 def collision_rows(collision: str | None) -> list[tuple[str, str]]:

@@ -15,7 +15,7 @@ import numpy as np
 if TYPE_CHECKING:
     from treedp.release import Release
 
-__all__ = ["axis_name", "level_texts", "nice_points", "percent"]
+__all__ = ["axis_name", "chosen_bound", "chosen_text", "level_texts", "nice_points", "percent"]
 
 #: The table of CDF values aims at about this many round points (at least 3).
 _TARGET_POINTS = 11
@@ -81,3 +81,20 @@ def axis_name(release: Release | Any, column: str | None) -> str:
         return recorded
     bins = getattr(release, "bins", None)
     return "date" if bins is not None and bins.is_datetime else "value"
+
+
+def chosen_text(epsilon: float, rho: float) -> str:
+    """``, chosen privately (max_contributions="auto", ε = 0.1 of the budget)`` when the
+    contribution bound was chosen from the data (its spend, part of the guarantee), else
+    empty."""
+    spent = f"ε = {epsilon:g}" if epsilon > 0 else f"ρ = {rho:g}" if rho > 0 else None
+    if spent is None:
+        return ""
+    return f', chosen privately (max_contributions="auto", {spent} of the budget)'
+
+
+def chosen_bound(choice: dict[str, Any] | None) -> str:
+    """:func:`chosen_text` for a grouped release's ``bound_choice`` record."""
+    if choice is None:
+        return ""
+    return chosen_text(float(choice.get("epsilon_spent", 0.0)), float(choice.get("rho_spent", 0.0)))
