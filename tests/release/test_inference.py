@@ -152,3 +152,27 @@ def test_a_quantile_interval_holds_its_point_answer(monkeypatch: pytest.MonkeyPa
     )
     assert wide_low[0] == -0.5 and wide_high[2] == 1.5
     assert wide_low[1] == low[1] and wide_high[1] == high[1]
+
+
+def test_default_simulations_scale_with_the_bins(monkeypatch: pytest.MonkeyPatch) -> None:
+    """1000 draws up to 2^16 bins, then 2^26/(B + 1) (each draw is B + 1 values: a release of
+    2^19 integer bins took about a minute), at least 200, and always enough for the level."""
+    from treedp.release.intervals import _default_simulations
+
+    assert _default_simulations(1024, 0.95) == _default_simulations(2**16 - 1, 0.95) == 1000
+    assert _default_simulations(100_000, 0.95) == 2**26 // 100_001 == 671
+    assert _default_simulations(2**19, 0.95) == 200
+    assert _default_simulations(2**19, 0.999) == 999 and _default_simulations(8, 0.9999) == 9999
+    seen: list[int] = []
+
+    def spy(**kwargs: Any) -> Any:  # the band itself is tested above: only its draws here
+        seen.append(kwargs["simulations"])
+        return np.array([1]), np.array([1])
+
+    monkeypatch.setattr(inference, "quantile_band", spy)
+    rel = treedp.release_counts(np.ones(100_000, dtype=np.int64), bounds=(0, 100_000),
+                                bins=100_000, epsilon=1.0,
+                                rng=treedp.InsecureSeededSource(1))  # fmt: skip
+    rel.quantile_interval(0.5, rng=treedp.InsecureSeededSource(2))
+    rel.quantile_interval(0.5, simulations=150, rng=treedp.InsecureSeededSource(2))
+    assert seen == [671, 150]

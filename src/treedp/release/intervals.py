@@ -25,6 +25,13 @@ if TYPE_CHECKING:
 __all__ = ["IntervalQueries"]
 
 
+def _default_simulations(n_bins: int, level: float) -> int:
+    """The simulations a quantile band draws by default: 1000, fewer past 2^16 bins (a
+    release of 2^19 integer bins took about a minute at 1000), at least 200 and at least
+    :func:`~treedp._validation.enough_simulations` of ``level``."""
+    return max(enough_simulations(level), min(1000, max(200, 2**26 // (n_bins + 1))))
+
+
 def _which(method: str, query: str, args: tuple[Any, ...]) -> str:
     """``query`` when it is ``("cdf", x)`` or ``("range_count", a, b)``, else an error."""
     if (query, len(args)) not in (("cdf", 1), ("range_count", 2)):
@@ -346,7 +353,10 @@ class IntervalQueries:
         simulations : int, optional
             Noise simulations used to calibrate the band: at least 100, and at least
             ``level / (1 - level)`` (999 for ``level=0.999``), else the band's critical value
-            does not exist at that level. Default: 1000, or that many at a higher level.
+            does not exist at that level. Default: 1000 up to 2^16 bins, then ``2^26/(B + 1)``
+            (each draw is ``B + 1`` values), at least 200; at least that many at a higher
+            level. Fewer simulations widen the interval a little on average, never its
+            coverage (the critical value's rank rule holds for any number).
         rng : RandomSource, optional
             Randomness for the simulation (default: the operating system's).
 
@@ -376,7 +386,10 @@ class IntervalQueries:
             qs=np.atleast_1d(qa).ravel(),
             level=level,
             simulations=inference.check_simulations(
-                max(1000, enough_simulations(level)) if simulations is None else simulations, level
+                _default_simulations(self.bins.n_bins, level)
+                if simulations is None
+                else simulations,
+                level,
             ),
             rng=rng,
         )
