@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 PYTEST_ARGS ?=
 
-.PHONY: demo test lint docs bench clean
+.PHONY: demo examples test lint docs bench clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -22,6 +22,10 @@ $(VENV)/.installed-test: $(BIN)/python pyproject.toml
 demo: $(VENV)/.installed
 	$(BIN)/treedp demo
 
+# the input files the README's recipes read (people.csv, flights.parquet, ...), in examples/
+examples: $(VENV)/.installed-test
+	$(BIN)/python -c "import treedp.examples as e; print(e.write_examples('examples'))"
+
 lint: $(VENV)/.installed-test
 	$(BIN)/ruff check src tests benchmarks
 	$(BIN)/ruff format --check src tests benchmarks
@@ -38,4 +42,4 @@ bench: $(VENV)/.installed
 	$(BIN)/python benchmarks/run_all.py
 
 clean:
-	rm -rf $(VENV) .pytest_cache .ruff_cache .hypothesis docs/_build
+	rm -rf $(VENV) .pytest_cache .ruff_cache .hypothesis docs/_build examples
