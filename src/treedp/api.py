@@ -30,7 +30,7 @@ Notes on ``release_cdf``'s parameters:
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
@@ -50,9 +50,7 @@ from treedp.query import build_query
 from treedp.release import Release
 from treedp.release_stage import counts_array
 from treedp.run import run
-
-if TYPE_CHECKING:
-    from treedp.value_methods.private_bounds import BoundsResult
+from treedp.value_methods.private_bounds import BoundsResult
 
 __all__ = ["release_cdf", "release_counts"]
 
