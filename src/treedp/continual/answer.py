@@ -19,14 +19,14 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-from scipy.stats import norm
 
 from treedp._frames import pandas_frame, polars_frame
-from treedp._validation import check_real, must
+from treedp._validation import check_level, must
 from treedp.domain import Bins
 from treedp.estimation.consistency import monotone_l2
 from treedp.exceptions import InvalidParameterError
 from treedp.release.atoms import below_points, point_masses, release_quantiles
+from treedp.release.inference import half_width_factor
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -64,6 +64,9 @@ class StepAnswer:
     seeded : bool
         True when the stream's noise came from a seeded, reproducible source (tests and
         research only): its answers are not for publication, and say so.
+    gaussian : bool
+        True for a zCDP (discrete Gaussian) stream, False for pure ε (discrete Laplace): which
+        tails :meth:`interval` reads.
     """
 
     t: int
@@ -73,10 +76,12 @@ class StepAnswer:
     bin_variance: float
     bins: Bins | None = None
     seeded: bool = False
+    gaussian: bool = False
 
     @property
     def count(self) -> float:
-        """The unbiased running count of all records so far."""
+        """The unbiased running count of all records so far (with a privacy unit: of the
+        records kept, at most ``max_contributions`` per person)."""
         return float(self.raw_histogram.sum())
 
     @property
@@ -90,10 +95,17 @@ class StepAnswer:
         return float(np.sqrt(self.bin_variance))
 
     def interval(self, level: float = 0.95) -> tuple[float, float]:
-        """A normal-approximation interval for :attr:`count` at ``level``."""
-        level = check_real(level, "level", 0.5, 0.999999)
-        half = float(norm.ppf(0.5 + level / 2)) * self.stderr
-        return self.count - half, self.count + half
+        """An interval for :attr:`count` at ``level``: ``count ± c·stderr`` with a release's
+        factor (:func:`treedp.release.inference.half_width_factor`: the larger of the normal
+        and Laplace quantiles for pure ε, whose error can be one or a few discrete Laplace
+        draws at early steps; the normal one for zCDP), plus half a record (a continuity
+        correction: the noise is integer-valued, and with a small standard error a quantile
+        of the continuous law falls between lattice points), clipped at 0. The normal quantile
+        alone (until session 25) covered 0.931 at 95% and 0.990 at 99.9% at step 1 of a
+        pure-ε tree, 0.862 at 90% with ρ = 2 (an independent review, exact)."""
+        level = check_level(level)
+        half = half_width_factor(level, gaussian=self.gaussian) * self.stderr + 0.5
+        return max(self.count - half, 0.0), max(self.count + half, 0.0)
 
     # ----------------------------------------------------------------- distributions
     def _points(self) -> tuple[np.ndarray, np.ndarray]:

@@ -5,10 +5,14 @@ Guarantee
 With ``privacy_unit=`` and ``max_contributions=k`` the stream's neighbour relation is one person
 added or removed with *all* their records, at any steps, in any bins; the privacy unit is one
 person. Before a step's records reach the counter, each person's records are kept in stream
-order (earlier steps first, then the batch's order) until the person has ``k`` kept records over
-the whole stream; later records of that person are dropped. The rule is applied per person and
-depends only on that person's own records, so removing a person leaves every other person's
-kept records unchanged: neighbouring streams differ by at most ``k`` kept records of one person.
+order (earlier steps first; within a step in a uniformly random order, drawn from the stream's
+randomness, so that which are kept never depends on the file's row order: sorted by value, a
+file kept each person's smallest) until the person has ``k`` kept records over the whole
+stream; later records of that person are dropped. The rule is applied per person; each
+person's order within a step is uniform whatever the other records, so the distribution of
+every other person's kept records is the same with or without one added person, whose own
+kept records are at most ``k``: neighbouring streams differ by at most ``k`` kept records of
+one person (for each draw of the orders, coupled).
 
 Sensitivity derivation: the counters are built with ``contributions = k``. A tree level moves
 by at most ``k`` in L1 (``k`` records, one node per level each) and ``k²`` in L2² (all in one

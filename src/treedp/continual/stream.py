@@ -210,8 +210,11 @@ class ContinualStream:
 
     @property
     def seeded(self) -> bool:
-        """True when the stream's noise comes from a seeded source (not for publication)."""
-        return bool(self._payload.get("seeded", False))
+        """True when any of the stream's noise came, or its next step's will come, from a
+        seeded source (not for publication): made seeded, or loaded with one (then the state
+        says so from that step on)."""
+        live = isinstance(self._source, InsecureSeededSource)
+        return live or bool(self._payload.get("seeded", False))
 
     @property
     def spend(self) -> SpendRecord:
@@ -268,8 +271,13 @@ class ContinualStream:
             )
         values = as_1d_array(batch, "batch")
         arr, present = self._persons.check(ids, values.size, nan)
+        # each person's records of the batch are offered in a uniformly random order (keys
+        # from the stream's randomness), so which are kept never depends on the file's order
+        rows = np.flatnonzero(present)
+        keys = np.frombuffer(self._source.random_bytes(8 * rows.size), dtype="<u8")
+        order = rows[np.argsort(keys, kind="stable")]
         keep = np.zeros(values.size, dtype=bool)
-        keep[present], table = self._persons.keep(arr[present])
+        keep[order], table = self._persons.keep(arr[order])
         return values[keep], keep, table
 
     def _counts(self, batch: Any, column: str | None, nan: str) -> np.ndarray:
@@ -342,11 +350,12 @@ class ContinualStream:
         self._arrays = arrays
         if self._persons is not None and table is not None:
             self._persons.kept = table
-        self._payload = {**self._payload, "step": t}
+        self._payload = {**self._payload, "step": t, "seeded": self.seeded}
         if self._path is not None:
             self.save(self._path)
         bin_var = float(self._counter.variances(np.array(t)))
-        return StepAnswer(t, self.horizon, raw, floor, bin_var, self._bins, self.seeded)
+        gaussian = self._payload["noise"] == "gaussian"
+        return StepAnswer(t, self.horizon, raw, floor, bin_var, self._bins, self.seeded, gaussian)
 
     # ----------------------------------------------------------------- files
     def save(self, path: str | os.PathLike[str]) -> None:
