@@ -350,12 +350,18 @@ class ContinualStream:
         self._arrays = arrays
         if self._persons is not None and table is not None:
             self._persons.kept = table
-        self._payload = {**self._payload, "step": t, "seeded": self.seeded}
-        if self._path is not None:
-            self.save(self._path)
         bin_var = float(self._counter.variances(np.array(t)))
         gaussian = self._payload["noise"] == "gaussian"
-        return StepAnswer(t, self.horizon, raw, floor, bin_var, self._bins, self.seeded, gaussian)
+        held = tuple(int(j) for j in self._payload.get("mass_bins", []))
+        answer = StepAnswer(
+            t, self.horizon, raw, floor, bin_var, self._bins, self.seeded, gaussian, held
+        )
+        # the bins read as a point mass stay so (post-processing of released answers)
+        masses = [int(j) for j in answer.mass_bins()]
+        self._payload = {**self._payload, "step": t, "seeded": self.seeded, "mass_bins": masses}
+        if self._path is not None:
+            self.save(self._path)
+        return answer
 
     # ----------------------------------------------------------------- files
     def save(self, path: str | os.PathLike[str]) -> None:
