@@ -211,9 +211,10 @@ class StepAnswer:
 
     def to_arrays(self, level: float = 0.95) -> dict[str, np.ndarray]:
         """Equal-length columns: one row per bin (``bin_low``, ``bin_high``, ``count`` the
-        consistent running count, ``count_raw`` the unbiased one, ``count_stderr``), or without
-        bins one row (``count``, ``count_stderr``, ``count_low``, ``count_high`` at ``level``);
-        ``step`` on every row."""
+        consistent running count, ``count_raw`` the unbiased one, ``count_stderr`` the exact
+        standard error of ``count_raw``: the consistent count has a bias it does not hold), or
+        without bins one row (``count``, ``count_stderr``, ``count_low``, ``count_high`` at
+        ``level``); ``step`` on every row."""
         if self.bins is None:
             lo, hi = self.interval(level)
             cols = {"count": [self.count], "count_stderr": [self.stderr]}
