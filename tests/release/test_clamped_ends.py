@@ -166,6 +166,10 @@ def test_json_writes_an_open_end_as_text(
     document = json.loads(capsys.readouterr().out, parse_constant=strict)
     ends = [(a["low"], a["high"]) for a in document["answers"]]
     assert ends[0][0] == "-inf" and ends[1][1] == "inf"
+    assert main(["query", str(out), "--cdf", "1e7", "--ci"]) == 0  # the text says why so wide
+    assert "interval incl. within-bin uncertainty and records clamped at a found bound [" in (
+        capsys.readouterr().out
+    )
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", treedp.BoundsWarning)
         profile = treedp.profile({"v": VALUES}, epsilon=1.0, rng=InsecureSeededSource(8))

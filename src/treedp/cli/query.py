@@ -263,14 +263,19 @@ def run(args: argparse.Namespace) -> None:
         for key, value in details.items():
             print(f"{key + ':':<{width + 1}} {value}")
     for row in rows:
-        print(_text(row, args.ci, level, within=not release.bins.discrete) + mark)
+        found = release.bounds_step is not None  # intervals also hold clamped records
+        print(_text(row, args.ci, level, not release.bins.discrete, found) + mark)
     if warning:
         print(f"treedp: warning: {warning}", file=sys.stderr)
 
 
-def _text(row: dict[str, Any], ci: bool, level: float, within: bool = True) -> str:
+def _text(
+    row: dict[str, Any], ci: bool, level: float, within: bool = True, found: bool = False
+) -> str:
     """One answer as a line; ``within``: count intervals also cover where the values sit inside
-    their bins (continuous bins; on an integer domain every answer is at an edge)."""
+    their bins (continuous bins; on an integer domain every answer is at an edge); ``found``:
+    and the records clamped at a bound found from the data (an end bin's interval is wide
+    where the noise's standard error is small)."""
     query, raw = row["query"], row["args"]
     if query == "range_count":
         head = f"range_count([{raw[0]}, {raw[1]}))"
@@ -287,7 +292,9 @@ def _text(row: dict[str, Any], ci: bool, level: float, within: bool = True) -> s
         se = f"se {fmt(row['stderr'])}, " if row.get("stderr") is not None else ""
         # a count interval also covers where the values sit inside their bins: wider than
         # the noise's +-2 se alone (Release.confidence_interval)
-        what = " incl. within-bin uncertainty" if count and within else ""
+        parts = [p for p, on in (("within-bin uncertainty", within), ("records clamped at a "
+                 "found bound", found)) if on and count]  # fmt: skip
+        what = f" incl. {' and '.join(parts)}" if parts else ""
         text += f"  ({se}{level:g} interval{what} [{number(row['low'])}, {number(row['high'])}])"
     return text
 
