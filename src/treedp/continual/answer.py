@@ -26,7 +26,8 @@ from treedp.domain import Bins
 from treedp.estimation.consistency import monotone_l2
 from treedp.exceptions import InvalidParameterError
 from treedp.release.atoms import below_points, block_value, point_masses, release_quantiles
-from treedp.release.inference import half_width_factor
+from treedp.release.inference import bracket_interval, half_width_factor
+from treedp.release.queries import below_bracket
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -190,6 +191,37 @@ class StepAnswer:
                 self.count_below(hi, consistent=False) - self.count_below(lo, consistent=False)
             )
         return np.asarray(np.maximum(self.count_below(hi) - self.count_below(lo), 0.0))
+
+    def range_interval(
+        self, lo: Any, hi: Any, level: float = 0.95
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """A confidence interval for the running count in ``[lo, hi)``, valid at any points
+        (inside a bin too: from a lower bound at the bracketing edges' inner prefixes to an
+        upper one at the outer, as :meth:`treedp.Release.confidence_interval`): the unbiased
+        bins' sums (independent bins, each of variance :attr:`bin_variance`), a release's
+        factor, half a record of continuity correction, clipped at 0 and widened to hold
+        :meth:`range_count`. Each bound misses with probability at most ``(1 - level)/2``."""
+        level = check_level(level)
+        if self.bins is None:
+            raise_no_bins()
+        assert self.bins is not None
+        ta, tb = np.broadcast_arrays(self.bins.to_axis(lo, "lo"), self.bins.to_axis(hi, "hi"))
+        a_lo, a_hi = below_bracket(self.bins, ta)
+        b_lo, b_hi = below_bracket(self.bins, tb)
+        prefix = np.concatenate([[0.0], np.cumsum(self.raw_histogram)])
+
+        def part(top: np.ndarray, bottom: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+            width = np.maximum(top - bottom, 0)  # an empty range: 0, exactly
+            est = np.where(width > 0, prefix[top] - prefix[np.minimum(bottom, top)], 0.0)
+            return est, np.sqrt(width * self.bin_variance)
+
+        low, high = bracket_interval(
+            part(b_lo, a_hi), part(b_hi, a_lo), level, None, gaussian=self.gaussian
+        )
+        point = np.ravel(self.range_count(lo, hi))
+        low = np.fmin(np.maximum(low - 0.5, 0.0), point)
+        high = np.fmax(np.where(high > 0, high + 0.5, high), point)
+        return low.reshape(ta.shape), high.reshape(ta.shape)
 
     def quantile(self, q: Any) -> np.ndarray:
         """The running ``q``-quantile, read as :meth:`treedp.Release.quantile` reads its CDF
