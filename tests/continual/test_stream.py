@@ -425,3 +425,16 @@ def test_range_intervals_cover_inside_bins_too() -> None:
     tol = 4.5 * np.sqrt(0.9 * 0.1 / reps)
     assert (hits / reps >= 0.9 - tol).all()
     assert (mutant / reps < 0.5).any()
+
+
+def test_a_step_with_too_little_signal_is_flagged() -> None:
+    """A release's low-signal rule on a step: no records (whose 'median' is noise: 115 on
+    (0, 120) in an independent review) is flagged, 2,000 records are not; the CLI's JSON and
+    text carry it."""
+    s = continual(horizon=8, epsilon=1.0, bins=16, bounds=(0, 120), mechanism="binary",
+                  rng=SEED(2))  # fmt: skip
+    empty = s.step(np.array([], dtype=float))
+    assert empty.low_signal and empty.to_dict()["low_signal"] is True
+    full = s.step(np.random.default_rng(0).uniform(0, 120, 2000))
+    assert not full.low_signal
+    assert continual(horizon=4, epsilon=1.0, rng=SEED(1)).step(500).low_signal is False

@@ -138,7 +138,8 @@ def _step(args: argparse.Namespace) -> None:
         f"(stderr {fmt(out['stderr'])}, 95% [{fmt_count(lo)}, {fmt_count(hi)}]){seeded}"
     )
     if "quartiles" in out:
-        print("quartiles: " + " ".join(fmt(q) for q in out["quartiles"]))
+        flag = "  [too little signal: the quartiles are noise]" if out["low_signal"] else ""
+        print("quartiles: " + " ".join(fmt(q) for q in out["quartiles"]) + flag)
 
 
 def _show(args: argparse.Namespace) -> None:

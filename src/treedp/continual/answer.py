@@ -28,6 +28,7 @@ from treedp.exceptions import InvalidParameterError
 from treedp.release.atoms import below_points, block_value, point_masses, release_quantiles
 from treedp.release.inference import bracket_interval, half_width_factor
 from treedp.release.queries import below_bracket
+from treedp.release.signal import FLAG_SHARE
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -98,6 +99,22 @@ class StepAnswer:
     def histogram_stderr(self) -> float:
         """The exact standard error of each entry of :attr:`raw_histogram`."""
         return float(np.sqrt(self.bin_variance))
+
+    @property
+    def low_signal(self) -> bool:
+        """Too little signal, by a release's rule (:func:`treedp.release.signal.low_signal`):
+        a count not above 0, or, with bins, the standard error of the unbiased count below
+        the running median's bin edge above :data:`~treedp.release.signal.FLAG_SHARE` of the
+        count; then the distribution answers (a median of 115 on bounds (0, 120) for a step
+        with no records) are noise. Decided from released and public quantities only."""
+        n_hat = self.count
+        if not n_hat > 0:
+            return True
+        if self.bins is None:
+            return False
+        cum = np.concatenate([[0.0], np.cumsum(self.histogram)])
+        m = int(np.searchsorted(cum, 0.5 * cum[-1], side="left"))
+        return bool(np.sqrt(m * self.bin_variance) > FLAG_SHARE * n_hat)
 
     def interval(self, level: float = 0.95) -> tuple[float, float]:
         """An interval for :attr:`count` at ``level``: ``count ± c·stderr`` with a release's
@@ -293,6 +310,7 @@ class StepAnswer:
             out["histogram"] = self.histogram.tolist()
             out["histogram_stderr"] = self.histogram_stderr
             out["quartiles"] = self.quantile([0.25, 0.5, 0.75]).tolist()
+            out["low_signal"] = self.low_signal
         return out
 
 
