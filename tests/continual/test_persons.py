@@ -295,3 +295,83 @@ def test_a_hash_collision_can_move_kept_records_by_2k_and_its_delta_is_stated() 
     plain = continual(horizon=3, epsilon=1.0, rng=SEED(12))
     assert "collision_delta_per_person" not in plain.spend.parameters
     assert "collision" not in plain.guarantee
+
+
+class _ServedKeys:
+    """A source serving the order keys from a list (a tiny alphabet: ties are frequent)."""
+
+    seeded = False
+
+    def __init__(self, words: list[int]) -> None:
+        self.words = list(words)
+
+    def random_bytes(self, n: int) -> bytes:
+        taken, self.words = self.words[: n // 8], self.words[n // 8 :]
+        return np.array(taken, dtype="<u8").tobytes()
+
+    def describe(self) -> dict[str, object]:
+        return {}
+
+
+@pytest.mark.parametrize("k", [1, 2])
+def test_the_random_order_keeps_the_coupling_for_every_key_draw(k: int) -> None:
+    """Through the stream's own selection (``_person_batch``), for every draw of the order
+    keys over an alphabet of 3 (ties frequent): with person A's three records inserted into a
+    batch (the others in their order) and the shared rows given the same keys, every other
+    person keeps exactly the same records and A keeps at most ``k`` — the coupling that makes
+    the random order private (an independent privacy review checked it so). A rule keeping
+    ``k + 1``, a mutant, breaks it."""
+    import itertools
+
+    from treedp.continual.persons import PersonBound
+
+    base = [("B", 0.5), ("C", 1.5), ("B", 2.5), ("B", 3.5), ("C", 0.5)]
+    added = list(base)
+    for position, value in ((5, 3.0), (3, 2.0), (0, 1.0)):  # A has three records
+        added.insert(position, ("A", value))
+    shared = [i for i, (p, _) in enumerate(added) if p != "A"]
+    s = continual(horizon=4, epsilon=1.0, privacy_unit="pid", max_contributions=k, rng=SEED(1))
+
+    def kept(rows: list[tuple[str, float]], keys: list[int]) -> list[tuple[str, float]]:
+        s._persons.kept = {}
+        s._source = _ServedKeys(keys)
+        _, keep, _ = s._person_batch([v for _, v in rows], None, [p for p, _ in rows], "error")
+        return sorted(r for r, on in zip(rows, keep, strict=True) if on)
+
+    def broken() -> int:
+        bad = 0
+        for keys in itertools.product(range(3), repeat=len(added)):
+            with_a = kept(added, list(keys))
+            without = kept(base, [keys[i] for i in shared])
+            others = [r for r in with_a if r[0] != "A"]
+            bad += others != without or sum(r[0] == "A" for r in with_a) > k
+        return bad
+
+    assert broken() == 0
+    real = PersonBound.keep
+
+    def one_more(self: PersonBound, ids: np.ndarray) -> tuple[np.ndarray, dict[bytes, int]]:
+        self.max_contributions += 1  # a person keeps k + 1
+        try:
+            return real(self, ids)
+        finally:
+            self.max_contributions -= 1
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(PersonBound, "keep", one_more)
+        assert broken() > 0
+
+
+def test_a_refused_step_draws_nothing() -> None:
+    """A step refused for its values (NaN under nan="error") is refused before the order keys
+    are drawn: two seeded streams, one with a refused step in between, answer alike (an
+    independent privacy review found the later answers changed)."""
+    answers = []
+    for refuse in (False, True):
+        s = continual(horizon=4, epsilon=1.0, bins=4, bounds=(0, 4), privacy_unit="pid",
+                      max_contributions=2, rng=SEED(1))  # fmt: skip
+        if refuse:
+            with pytest.raises(treedp.DataError):
+                s.step([0.5, float("nan")], ids=["a", "b"])
+        answers.append(s.step([0.5, 1.5, 2.5, 3.5], ids=["a", "a", "b", "c"]).raw_histogram)
+    np.testing.assert_array_equal(answers[0], answers[1])

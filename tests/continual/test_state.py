@@ -143,3 +143,20 @@ def test_an_edited_and_rechecksummed_state_is_refused(tmp_path, mechanism, budge
     with pytest.raises(ReleaseFormatError, match=why):
         load_continual(path)
     assert path.read_bytes() == before
+
+
+@pytest.mark.parametrize("held", [[99], [-1], ["x"], [1, 1], {"a": 1}])
+def test_edited_mass_bins_are_refused(tmp_path, held) -> None:
+    """The held point-mass bins (``mass_bins``) must be distinct bin indices: an edited,
+    re-checksummed index past the bins raised in the middle of a step after the counter had
+    advanced (an independent privacy review); now the load refuses it."""
+    path = tmp_path / "s.json"
+    s = continual(horizon=4, epsilon=1.0, bins=4, bounds=(0, 4), rng=SEED(3), path=path)
+    s.step([0.5, 1.5, 2.5])
+    doc = json.loads(path.read_text())
+    assert doc["payload"]["mass_bins"] == []
+    doc["payload"]["mass_bins"] = held
+    doc["sha256"] = _digest(doc["payload"])
+    path.write_text(json.dumps(doc))
+    with pytest.raises(ReleaseFormatError, match="mass_bins"):
+        load_continual(path)

@@ -5,14 +5,19 @@ Guarantee
 With ``privacy_unit=`` and ``max_contributions=k`` the stream's neighbour relation is one person
 added or removed with *all* their records, at any steps, in any bins; the privacy unit is one
 person. Before a step's records reach the counter, each person's records are kept in stream
-order (earlier steps first; within a step in a uniformly random order, drawn from the stream's
-randomness, so that which are kept never depends on the file's row order: sorted by value, a
-file kept each person's smallest) until the person has ``k`` kept records over the whole
-stream; later records of that person are dropped. The rule is applied per person; each
-person's order within a step is uniform whatever the other records, so the distribution of
-every other person's kept records is the same with or without one added person, whose own
-kept records are at most ``k``: neighbouring streams differ by at most ``k`` kept records of
-one person (for each draw of the orders, coupled).
+order (earlier steps first; within a step in a random order: records sorted by 64-bit keys
+drawn from the stream's randomness, ties kept in row order, so uniform up to a tie's chance,
+at most ``C(m, 2)·2**-64`` for ``m`` records of a person; sorted by value, a file used to keep
+each person's smallest) until the person has ``k`` kept records over the whole stream; later
+records of that person are dropped. The rule is applied per person, and each person's order
+is independent of the other records: for the neighbour relation (one person's rows inserted
+or deleted, the others' in their order), give the shared rows the same keys and the added
+person's fresh ones; then every other person is offered the same records in the same order
+and keeps the same ones, and the added person keeps at most ``k``: neighbouring streams differ
+by at most ``k`` kept records of one person for each draw of the keys, and the output, a
+mixture over the keys with the same weights on both sides, keeps the counters' guarantee
+(an independent privacy review, session 25, checked it exactly through the stream's own
+selection, ties included).
 
 Sensitivity derivation: the counters are built with ``contributions = k``. A tree level moves
 by at most ``k`` in L1 (``k`` records, one node per level each) and ``k²`` in L2² (all in one

@@ -271,8 +271,9 @@ class ContinualStream:
             )
         values = as_1d_array(batch, "batch")
         arr, present = self._persons.check(ids, values.size, nan)
-        # each person's records of the batch are offered in a uniformly random order (keys
-        # from the stream's randomness), so which are kept never depends on the file's order
+        self._counts(values, None, nan)  # every check of the values, before anything is drawn
+        # each person's records of the batch are offered in a random order (keys from the
+        # stream's randomness: uniform up to ties of 64-bit keys), independent of the others'
         rows = np.flatnonzero(present)
         keys = np.frombuffer(self._source.random_bytes(8 * rows.size), dtype="<u8")
         order = rows[np.argsort(keys, kind="stable")]
@@ -333,6 +334,8 @@ class ContinualStream:
             )
         table = None
         nan = check_nan_policy(nan)
+        if self._path is not None:  # before anything is drawn (the person order's keys too)
+            check_writable(self._path, self.stream_id, self.t)
         if self._persons is not None:
             batch, _, table = self._person_batch(batch, column, ids, nan)
             column = None
@@ -342,8 +345,6 @@ class ContinualStream:
             )
         counts = self._counts(batch, column, nan)
         t = self.t + 1
-        if self._path is not None:
-            check_writable(self._path, self.stream_id, self.t)
         arrays, raw = self._counter.step(dict(self._arrays), t, counts, self._source)
         floor = consistent(raw)  # kept in the state as "floor" (the format's name)
         arrays["floor"] = floor
@@ -536,6 +537,7 @@ def load_continual(
     if not ok or not math.isfinite(float(payload["budget"])):
         raise ReleaseFormatError(f"'{name}' is an inconsistent state file (step or horizon).")
     _check_calibration(name, payload, counter)
+    _check_mass_bins(name, payload)
     shapes = getattr(counter, "state_shapes", None)  # counters that state their shapes
     if shapes is not None and "floor" in arrays:
         expected = shapes(int(arrays["floor"].size))
@@ -548,6 +550,20 @@ def load_continual(
         raise ReleaseFormatError(
             f"'{name}' is an inconsistent state file ({type(exc).__name__})."
         ) from None
+
+
+def _check_mass_bins(name: str, payload: dict[str, Any]) -> None:
+    """Refuse a state whose held point-mass bins (``mass_bins``, absent before session 25) are
+    not distinct bin indices of its bins (an edited, re-checksummed file: an index past the
+    bins raised in the middle of a step, after the counter had advanced)."""
+    held = payload.get("mass_bins", [])
+    bins = payload.get("bins")
+    n_bins = 0 if bins is None else len(bins["edges"]) - 1
+    ok = isinstance(held, list) and all(
+        isinstance(j, int) and not isinstance(j, bool) and 0 <= j < n_bins for j in held
+    )
+    if not ok or len(set(held)) != len(held):
+        raise ReleaseFormatError(f"'{name}' is an inconsistent state file (mass_bins).")
 
 
 def _check_calibration(name: str, payload: dict[str, Any], counter: Counter) -> None:
