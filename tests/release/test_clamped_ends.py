@@ -281,3 +281,18 @@ def test_datetime_open_ends_are_written_as_open(
     assert lows == {"naive": "-inf", "zoned": "-inf"}
     medians = [row["low"] for row in summary if row["statistic"] == "q0.5"]
     assert all(str(v).startswith("2024-") for v in medians)
+
+
+def test_integer_bins_hold_no_record_at_their_upper_edge() -> None:
+    """Bins of whole integers end one past their last integer: no record equals the upper
+    edge, so the count below it stays the exact total on public bounds (the closed last bin's
+    bracket is for continuous bins only), one integer per bin or wider."""
+    from treedp.domain import integer_range_bins
+
+    values = np.random.default_rng(2).integers(0, 1000, 5000)
+    for bins in ("integers", integer_range_bins(0, 999, 50)[0]):
+        rel = treedp.release_cdf(values, bounds=(0, 999) if bins == "integers" else None,
+                                 bins=bins, epsilon=1.0, rng=InsecureSeededSource(4))  # fmt: skip
+        top = float(rel.edges[-1])
+        assert rel.confidence_interval("range_count", 0, top) == pytest.approx(rel.n_interval())
+        assert rel.confidence_interval("cdf", top - 1) == pytest.approx(rel.n_interval())

@@ -242,7 +242,7 @@ def below_bracket(bins: Bins, t: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Prefix indices ``(m_lo, m_hi)`` with ``P[m_lo] <= #(values < t) <= P[m_hi]``: equal at
     an edge and on discrete bins; inside bin ``j``, ``(j, j + 1)`` (integers bins: ``t`` read
     as ``ceil(t)``); at the upper edge of continuous bins ``(B - 1, B)``, as the last bin is
-    closed (values equal to the edge are in it)."""
+    closed (values equal to the edge are in it; integers bins hold none equal to it)."""
     n_bins = bins.n_bins
     if bins.integers and not bins.discrete:  # integer data: below t is below ceil(t)
         t = np.ceil(np.asarray(t, dtype=np.float64))
@@ -253,8 +253,8 @@ def below_bracket(bins: Bins, t: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         return m, m
     lo = np.clip(_edge_index(bins, t, "right") - 1, 0, n_bins)
     hi = np.clip(_edge_index(bins, t, "left"), 0, n_bins)
-    # the last bin is closed: values equal to the upper edge are in it, not below it
-    lo = np.where(np.asarray(t).ravel() == bins.edges[-1], n_bins - 1, lo)
+    if not bins.integers:  # the last bin is closed: values equal to its upper edge are in
+        lo = np.where(np.asarray(t).ravel() == bins.edges[-1], n_bins - 1, lo)  # it, not below
     return lo, hi
 
 
