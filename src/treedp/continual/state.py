@@ -37,6 +37,7 @@ from treedp.exceptions import InvalidParameterError, ReleaseFormatError
 __all__ = [
     "FORMAT",
     "VERSION",
+    "check_mass_bins",
     "check_writable",
     "decode_arrays",
     "encode_arrays",
@@ -142,3 +143,17 @@ def write_state(path: str | os.PathLike[str], payload: dict[str, Any]) -> None:
     check_writable(path, payload["stream_id"], int(payload["step"]))
     doc = {"format": FORMAT, "version": VERSION, "payload": payload, "sha256": _digest(payload)}
     atomic_write_text(path, json.dumps(doc, sort_keys=True, allow_nan=False))
+
+
+def check_mass_bins(name: str, payload: dict[str, Any]) -> None:
+    """Refuse a state whose held point-mass bins (``mass_bins``, absent before session 25) are
+    not distinct bin indices of its bins (an edited, re-checksummed file: an index past the
+    bins raised in the middle of a step, after the counter had advanced)."""
+    held = payload.get("mass_bins", [])
+    bins = payload.get("bins")
+    n_bins = 0 if bins is None else len(bins["edges"]) - 1
+    ok = isinstance(held, list) and all(
+        isinstance(j, int) and not isinstance(j, bool) and 0 <= j < n_bins for j in held
+    )
+    if not ok or len(set(held)) != len(held):
+        raise ReleaseFormatError(f"'{name}' is an inconsistent state file (mass_bins).")

@@ -30,6 +30,7 @@ from treedp.continual.answer import StepAnswer, consistent
 from treedp.continual.mechanisms import MECHANISMS, Counter, choose
 from treedp.continual.persons import COLLISION, COLLISION_DELTA, PersonBound, read_ids
 from treedp.continual.state import (
+    check_mass_bins,
     check_writable,
     decode_arrays,
     encode_arrays,
@@ -537,7 +538,7 @@ def load_continual(
     if not ok or not math.isfinite(float(payload["budget"])):
         raise ReleaseFormatError(f"'{name}' is an inconsistent state file (step or horizon).")
     _check_calibration(name, payload, counter)
-    _check_mass_bins(name, payload)
+    check_mass_bins(name, payload)
     shapes = getattr(counter, "state_shapes", None)  # counters that state their shapes
     if shapes is not None and "floor" in arrays:
         expected = shapes(int(arrays["floor"].size))
@@ -550,20 +551,6 @@ def load_continual(
         raise ReleaseFormatError(
             f"'{name}' is an inconsistent state file ({type(exc).__name__})."
         ) from None
-
-
-def _check_mass_bins(name: str, payload: dict[str, Any]) -> None:
-    """Refuse a state whose held point-mass bins (``mass_bins``, absent before session 25) are
-    not distinct bin indices of its bins (an edited, re-checksummed file: an index past the
-    bins raised in the middle of a step, after the counter had advanced)."""
-    held = payload.get("mass_bins", [])
-    bins = payload.get("bins")
-    n_bins = 0 if bins is None else len(bins["edges"]) - 1
-    ok = isinstance(held, list) and all(
-        isinstance(j, int) and not isinstance(j, bool) and 0 <= j < n_bins for j in held
-    )
-    if not ok or len(set(held)) != len(held):
-        raise ReleaseFormatError(f"'{name}' is an inconsistent state file (mass_bins).")
 
 
 def _check_calibration(name: str, payload: dict[str, Any], counter: Counter) -> None:
