@@ -112,7 +112,7 @@ class StepAnswer:
             return True
         if self.bins is None:
             return False
-        cum = np.concatenate([[0.0], np.cumsum(self.histogram)])
+        cum = self._points()[1]
         m = int(np.searchsorted(cum, 0.5 * cum[-1], side="left"))
         return bool(np.sqrt(m * self.bin_variance) > FLAG_SHARE * n_hat)
 
@@ -130,12 +130,15 @@ class StepAnswer:
         return max(self.count - half, 0.0), max(self.count + half, 0.0)
 
     # ----------------------------------------------------------------- distributions
-    def _points(self) -> tuple[np.ndarray, np.ndarray]:
+    def _points(self, raw: bool = False) -> tuple[np.ndarray, np.ndarray]:
+        """The bins' edges and the running CDF at them: the consistent one, or (``raw``) the
+        unbiased prefix sums of :attr:`raw_histogram`."""
         if self.bins is None:
             raise_no_bins()
         assert self.bins is not None
         edges = np.asarray(self.bins.edges, dtype=np.float64)
-        return edges, np.concatenate([[0.0], np.cumsum(self.histogram)])
+        counts = self.raw_histogram if raw else self.histogram
+        return edges, np.concatenate([[0.0], np.cumsum(counts)])
 
     def _masses(self, cum: np.ndarray) -> tuple[tuple[int, float], ...]:
         """The bins the counts read as a point mass: as a release reads them
@@ -166,13 +169,11 @@ class StepAnswer:
     def _below(self, t: np.ndarray, closed: bool = False, consistent: bool = True) -> np.ndarray:
         """The running count below axis points ``t``: consistent (a point mass at its value),
         or the unbiased prefix sums of :attr:`raw_histogram`, linear inside a bin."""
-        edges, cum = self._points()
+        edges, cum = self._points(raw=not consistent)
         assert self.bins is not None
         moved = np.asarray(t, dtype=np.float64)
         if consistent:
             moved = below_points(self.bins, moved, self._masses(cum), closed=closed)
-        else:
-            cum = np.concatenate([[0.0], np.cumsum(self.raw_histogram)])
         if self.bins.integers:  # whole integers: below t is below ceil(t)
             moved = np.ceil(moved)
         return np.asarray(np.interp(moved, edges, cum))
@@ -225,7 +226,7 @@ class StepAnswer:
         ta, tb = np.broadcast_arrays(self.bins.to_axis(lo, "lo"), self.bins.to_axis(hi, "hi"))
         a_lo, a_hi = below_bracket(self.bins, ta)
         b_lo, b_hi = below_bracket(self.bins, tb)
-        prefix = np.concatenate([[0.0], np.cumsum(self.raw_histogram)])
+        prefix = self._points(raw=True)[1]
 
         def part(top: np.ndarray, bottom: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
             width = np.maximum(top - bottom, 0)  # an empty range: 0, exactly

@@ -300,8 +300,7 @@ class Release(IntervalQueries, PrivacyContract):
         shape = f", branching={list(self.branching)}" if self.branching else ""
         seeded = ", SEEDED (not for publication)" if self.seeded else ""
         unit = "" if self.unit is None else f", unit={self.unit.label!r}"
-        charged = self.bounds_step is not None and not self.bounds_step.get("external")
-        total = f", total={self.total_guarantee.describe()!r}" if charged else ""
+        total = "" if self._charged_step is None else f", total={self.total_guarantee.describe()!r}"
         return (
             f"Release(mechanism={self.mechanism.name!r}, bins={self.bins.n_bins}{shape}, "
             f"guarantee={self.guarantee.describe()!r}{total}, "
