@@ -4,6 +4,7 @@ one-line errors for malformed ``--bounds``."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import numpy as np
@@ -137,3 +138,15 @@ def test_a_flagged_release_prints_one_warning_line(
     assert main([*argv, "--epsilon", "1", "--out", str(out), "--insecure-seed", "4"]) == 0
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and err[0].startswith("treedp: warning: ")
+
+
+def test_quantiles_json_writes_an_open_side_as_infinity(
+    csv_file: Path, capsys: pytest.CaptureFixture
+) -> None:
+    """Over every float the reported bounds are the lattice's ends: JSON says ``"-inf"`` /
+    ``"inf"`` as the text line does, not ``±8.98846567431158e+307``."""
+    args = ["quantiles", str(csv_file), "--column", "income", "--q", "0.5", "--epsilon", "1"]
+    for words, expected in ((["private"], ["-inf", "inf"]), (["0", "private"], [0.0, "inf"])):
+        cmd = [*args, "--bounds", *words, "--insecure-seed", "3", "--format", "json"]
+        assert main(cmd) == 0
+        assert json.loads(capsys.readouterr().out)["bounds"] == expected

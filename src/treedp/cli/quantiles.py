@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import math
 from typing import Any
 
 import treedp
@@ -183,7 +184,7 @@ def run(args: argparse.Namespace) -> None:
                 for level, value in zip(args.q, result.values, strict=True)
             ],
             method=result.method,
-            bounds=list(result.bounds),
+            bounds=[_open_end(b) for b in result.bounds],  # JSON: "-inf"/"inf" at the lattice end
             # the reported bounds came from a bounds step (not: none ran, or it said nothing)
             bounds_found_privately=stepped and not result.bounds_collapsed,
             epsilon_spent=result.epsilon_spent,
@@ -212,12 +213,18 @@ def run(args: argparse.Namespace) -> None:
         out.finish()
 
 
-def _bound_text(bound: Any) -> str:
-    """A bound for the answer line; the float lattice's end (no bound: every float a
-    candidate) as ``-inf`` / ``inf`` rather than ``±8.98847e+307``."""
+def _open_end(bound: Any) -> Any:
+    """A reported bound, the float lattice's end (no bound: every float a candidate) as an
+    infinity rather than ``±8.98847e+307``."""
     if isinstance(bound, float) and abs(bound) >= 2.0**1023:
-        return "inf" if bound > 0 else "-inf"
-    return str(fmt(bound))
+        return math.inf if bound > 0 else -math.inf
+    return bound
+
+
+def _bound_text(bound: Any) -> str:
+    """A bound for the answer line: ``-inf`` / ``inf`` at the float lattice's end."""
+    bound = _open_end(bound)
+    return str(bound) if isinstance(bound, float) and math.isinf(bound) else str(fmt(bound))
 
 
 def _n_line(result: Any) -> str:
