@@ -22,12 +22,13 @@ import numpy as np
 
 from treedp._frames import pandas_frame, polars_frame
 from treedp._validation import check_level, must
+from treedp.continual.intervals import quantile_bins, share_bounds
 from treedp.domain import Bins
 from treedp.estimation.consistency import monotone_l2
 from treedp.exceptions import InvalidParameterError
 from treedp.release.atoms import below_points, block_value, point_masses, release_quantiles
 from treedp.release.inference import bracket_interval, half_width_factor
-from treedp.release.queries import below_bracket
+from treedp.release.queries import below_bracket, cdf_bracket
 from treedp.release.signal import FLAG_SHARE
 
 if TYPE_CHECKING:
@@ -259,6 +260,54 @@ class StepAnswer:
             out = np.where((target > cum[j]) & (target <= cum[j + 1]), value, out)
         return np.asarray(np.where(cum[-1] > 0, out, edges[0]))  # nothing counted: the bound
 
+    def quantile_interval(self, q: Any, level: float = 0.95) -> tuple[np.ndarray, np.ndarray]:
+        """A confidence interval for each running ``q``-quantile, covering the quantile of the
+        records counted so far with probability at least ``level`` for each ``q``.
+
+        From one-sided bounds on ``F(m) - q·n`` at the bins' edges (the unbiased running
+        counts, independent bins of variance :attr:`bin_variance`, a release's factor and half
+        a record), each needed only at the true quantile's bin or the one before it
+        (:mod:`treedp.continual.intervals`): no simultaneous band, no simulation. The ends are
+        bin edges (on integers bins the last integer of the upper bin), widened to hold
+        :meth:`quantile`."""
+        level = check_level(level)
+        qs = np.asarray(q, dtype=np.float64)
+        if not np.all((qs >= 0) & (qs <= 1)):
+            raise InvalidParameterError(must("q", "be in [0, 1]."))
+        edges, prefix = self._points(raw=True)
+        assert self.bins is not None
+        factor = half_width_factor(level, gaussian=self.gaussian)
+        m_lo, m_hi = quantile_bins(prefix, self.bin_variance, qs, factor)
+        low, high = edges[m_lo - 1], edges[m_hi]
+        if self.bins.integers:  # the last integer of the bin holding the upper end
+            high = high - 1
+        point = np.ravel(self.quantile(qs))
+        low, high = np.fmin(low, point), np.fmax(high, point)
+        return low.reshape(qs.shape), high.reshape(qs.shape)
+
+    def cdf_interval(self, x: Any, level: float = 0.95) -> tuple[np.ndarray, np.ndarray]:
+        """A confidence interval for the running CDF share at ``x`` (of the records counted so
+        far, the share ``<= x``, as :meth:`cdf`), covering with probability at least ``level``.
+
+        Fieller's construction on the unbiased running counts at the edges bracketing ``x``
+        (:mod:`treedp.continual.intervals`): the count below and the total are estimated
+        from the same bins, so the share's bounds come from one test each, not a ratio of two
+        intervals. In ``[0, 1]``, widened to hold
+        :meth:`cdf`."""
+        level = check_level(level)
+        if self.bins is None:
+            raise_no_bins()
+        assert self.bins is not None
+        t = self.bins.to_axis(x, "x")
+        m_low, m_high = cdf_bracket(self.bins, np.asarray(t, dtype=np.float64))
+        prefix = self._points(raw=True)[1]
+        factor = half_width_factor(level, gaussian=self.gaussian)
+        low, high = share_bounds(prefix, self.bin_variance, m_low, m_high, factor)
+        point = np.ravel(self.cdf(x))
+        low, high = np.fmin(low, point), np.fmax(high, point)
+        shape = np.shape(t)
+        return low.reshape(shape), high.reshape(shape)
+
     def to_arrays(self, level: float = 0.95) -> dict[str, np.ndarray]:
         """Equal-length columns: one row per bin (``bin_low``, ``bin_high``, ``count`` the
         consistent running count, ``count_raw`` the unbiased one, ``count_stderr`` the exact
@@ -311,6 +360,8 @@ class StepAnswer:
             out["histogram"] = self.histogram.tolist()
             out["histogram_stderr"] = self.histogram_stderr
             out["quartiles"] = self.quantile([0.25, 0.5, 0.75]).tolist()
+            low, high = self.quantile_interval([0.25, 0.5, 0.75], 0.95)
+            out["quartiles_interval_95"] = [[lo, hi] for lo, hi in zip(low, high, strict=True)]
             out["low_signal"] = self.low_signal
         return out
 
