@@ -21,6 +21,8 @@ from typing import Any
 
 import numpy as np
 
+from treedp.exceptions import InvalidTypeError
+
 __all__ = ["Encoded", "encoded_column", "factorize", "factorize_column", "null_mask"]
 
 
@@ -101,6 +103,12 @@ def factorize(arr: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         return codes, np.array(list(first), dtype=object)
 
 
+UNHASHABLE = (
+    "A key or person-id column holds values that are not keys (lists, dicts, arrays); keys "
+    "and ids must be numbers, text, dates or datetimes."
+)
+
+
 def factorize_column(
     column: Any, as_array: Any, *, sort: bool = True
 ) -> tuple[np.ndarray, np.ndarray]:
@@ -109,10 +117,13 @@ def factorize_column(
     through ``as_array(column)`` (the caller's 1-D numpy conversion and checks). With
     ``sort=False`` a Series' codes follow the values' first appearance (no remapping pass)."""
     pd = _pandas()
-    if pd is not None and isinstance(column, pd.Series):
-        codes, uniques = pd.factorize(column, sort=sort, use_na_sentinel=True)
-        return np.asarray(codes, dtype=np.int64), np.asarray(uniques)
-    return factorize(as_array(column))
+    try:
+        if pd is not None and isinstance(column, pd.Series):
+            codes, uniques = pd.factorize(column, sort=sort, use_na_sentinel=True)
+            return np.asarray(codes, dtype=np.int64), np.asarray(uniques)
+        return factorize(as_array(column))
+    except TypeError:  # pandas' message names the value's type: ours names none of the data
+        raise InvalidTypeError(UNHASHABLE) from None
 
 
 def encoded_column(column: Any, as_array: Any, values: Sequence[Any] | None = None) -> Any:

@@ -3,14 +3,40 @@ Arrow columns (of tables, datasets, files) checked and read as numpy."""
 
 from __future__ import annotations
 
-from typing import Any
+import sys
+from decimal import Decimal
+from typing import Any, Literal
 
 import numpy as np
 
 from treedp.exceptions import InvalidTypeError
 from treedp.timezones import objects_zone, utc_naive
 
-__all__ = ["arrow_to_numpy", "as_1d_array", "check_arrow_type"]
+__all__ = ["Kind", "arrow_to_numpy", "as_1d_array", "check_arrow_type", "is_missing", "untyped"]
+
+Kind = Literal["datetime"]
+"""A column's kind known from public inputs (datetime bounds or bins), for untyped columns."""
+
+
+def untyped(values: Any) -> bool:
+    """Whether a column's kind comes from its values: a list, a tuple, or an object-dtype
+    array or Series (a typed column's dtype is public)."""
+    return isinstance(values, list | tuple) or getattr(values, "dtype", None) == np.dtype("O")
+
+
+def is_missing(value: Any) -> bool:
+    """Whether one Python or numpy scalar is a missing value: ``None``, a float or Decimal NaN,
+    a NaT (numpy or pandas), ``pd.NA`` (checked without importing pandas)."""
+    if value is None:
+        return True
+    if isinstance(value, float | np.floating):
+        return bool(value != value)
+    if isinstance(value, Decimal):
+        return value.is_nan()
+    if isinstance(value, np.datetime64 | np.timedelta64):
+        return bool(np.isnat(value))
+    pd = sys.modules.get("pandas")
+    return pd is not None and (value is pd.NA or value is pd.NaT)
 
 
 _SERIES = (
@@ -77,9 +103,16 @@ def _subject(name: str) -> str:
     return f"The {name}" if " " in name else f"The '{name}' argument"
 
 
-def as_1d_array(values: Any, name: str = "values") -> np.ndarray:
+def as_1d_array(values: Any, name: str = "values", kind: Kind | None = None) -> np.ndarray:
     """Return ``values`` as a 1-D numpy array of a numeric or datetime64 dtype (``name``: the
     argument's name in messages, or a description with a space such as ``"column 'age'"``).
+
+    An untyped column (a list, a tuple, an object array or Series) takes its kind from its
+    values. When it holds no value that is not missing (empty, or only ``None``, NaN, NaT,
+    ``pd.NA``) its values cannot tell, so the kind the public inputs give (``kind``:
+    ``"datetime"`` for datetime bounds or bins) decides: an all-NaT datetime64 column, as a
+    column of datetimes with every record missing would be. Otherwise whether a column is
+    refused would tell an empty or all-missing column from one with a record.
 
     Raises
     ------
@@ -97,6 +130,8 @@ def as_1d_array(values: Any, name: str = "values") -> np.ndarray:
             )
         try:
             arr = np.asarray(values)
+            if kind == "datetime" and isinstance(values, list | tuple) and _all_nan(arr):
+                return np.full(arr.shape, np.datetime64("NaT"), dtype="datetime64[us]")
         except (ValueError, TypeError, OverflowError):
             # numpy's message can describe the data (its shape); ours names none of it.
             raise InvalidTypeError(
@@ -108,17 +143,16 @@ def as_1d_array(values: Any, name: str = "values") -> np.ndarray:
             f"{_subject(name)} must be one-dimensional (one column); flatten it or pick "
             "one column (column='...' for a DataFrame)."
         )
-    kind = arr.dtype.kind
-    if kind in "iufM":
+    if arr.dtype.kind in "iufM":
         return arr
-    if kind == "b":
+    if arr.dtype.kind == "b":
         raise InvalidTypeError(
             f"{_subject(name)} must hold numbers or datetimes. Got booleans; convert them "
             "to 0/1 integers explicitly if that is what you mean."
         )
-    if kind == "O":
-        return _from_objects(arr, name)
-    if kind in "US":  # named by kind only: the dtype's width is the longest value's length
+    if arr.dtype.kind == "O":
+        return _from_objects(arr, name, kind)
+    if arr.dtype.kind in "US":  # named by kind only: the dtype's width is the longest value
         raise InvalidTypeError(
             f"{_subject(name)} must hold numbers or datetimes. Got text (a string "
             "dtype). A list of file paths is read with column='NAME' (the column to release); "
@@ -129,20 +163,21 @@ def as_1d_array(values: Any, name: str = "values") -> np.ndarray:
     )
 
 
-def _from_objects(arr: np.ndarray, name: str) -> np.ndarray:
+def _from_objects(arr: np.ndarray, name: str, kind: Kind | None = None) -> np.ndarray:
+    """An object array's values as numbers or datetimes. Missing values of any marker (None,
+    NaN, NaT, ``pd.NA``) are missing whatever the column's kind (a NaN among datetimes, a NaT
+    among numbers), so that the missing-value policy, not the marker, decides about them."""
     import datetime as _dt
-    from decimal import Decimal
 
+    missing = np.fromiter((is_missing(v) for v in arr), dtype=bool, count=arr.size)
     kinds = {
         "datetime"
         if isinstance(v, _dt.date | np.datetime64)
         else "number"
         if isinstance(v, int | float | np.integer | np.floating | Decimal)
         and not isinstance(v, bool)
-        else "none"
-        if v is None
         else "other"
-        for v in arr
+        for v in arr[~missing]
     }
     if "other" in kinds:
         raise InvalidTypeError(
@@ -153,16 +188,23 @@ def _from_objects(arr: np.ndarray, name: str) -> np.ndarray:
         raise InvalidTypeError(
             f"{_subject(name)} mixes datetimes and numbers; it must hold one kind only."
         )
-    if "datetime" in kinds:
-        return _datetimes_from_objects(arr)
+    if "datetime" in kinds or (not kinds and kind == "datetime"):
+        return _datetimes_from_objects(arr, missing)
     if any(isinstance(v, Decimal) for v in arr):  # decimals are numbers (NaN decimals missing)
-        return np.array([_to_float(v) for v in arr], dtype=np.float64)
+        return np.array([np.nan if m else _to_float(v) for v, m in zip(arr, missing, strict=True)])
     try:
-        return np.array([np.nan if v is None else v for v in arr], dtype=np.float64)
+        return np.array(
+            [np.nan if m else v for v, m in zip(arr, missing, strict=True)], dtype=np.float64
+        )
     except OverflowError:
         # A Python int beyond the float range is an ordered value beyond every bound: it
         # becomes ±inf and is clamped like any out-of-range value (no data-dependent error).
-        return np.array([_to_float(v) for v in arr], dtype=np.float64)
+        return np.array([np.nan if m else _to_float(v) for v, m in zip(arr, missing, strict=True)])
+
+
+def _all_nan(arr: np.ndarray) -> bool:
+    """A float array holding nothing but NaN (or nothing): an untyped all-missing column."""
+    return arr.dtype.kind == "f" and not np.any(arr == arr)
 
 
 def _to_float(v: Any) -> float:
@@ -174,15 +216,18 @@ def _to_float(v: Any) -> float:
         return float("inf") if v > 0 else float("-inf")
 
 
-def _datetimes_from_objects(arr: np.ndarray) -> np.ndarray:
+def _datetimes_from_objects(arr: np.ndarray, missing: np.ndarray) -> np.ndarray:
     """Python / numpy datetimes (and None) as one datetime64 array without wrapping; aware
     ones (all in one zone) as their UTC instants.
 
     Python datetimes are exact in microseconds, whose int64 range spans ±290,000 years;
     nanoseconds (only for numpy datetimes given in ns) are used when every value fits them.
     """
-    objects_zone(arr)  # one zone (or all naive), else refused
-    scalars = [np.datetime64("NaT") if v is None else np.datetime64(utc_naive(v)) for v in arr]
+    objects_zone(arr[~missing])  # one zone (or all naive), else refused
+    scalars = [
+        np.datetime64("NaT") if m else np.datetime64(utc_naive(v))
+        for v, m in zip(arr, missing, strict=True)
+    ]
     micro = np.array([s.astype("datetime64[us]") for s in scalars], dtype="datetime64[us]")
     finest = [np.datetime_data(s.dtype)[0] for s in scalars if not np.isnat(s)]
     if not any(u in ("ns", "ps", "fs", "as") for u in finest):

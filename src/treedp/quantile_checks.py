@@ -10,12 +10,18 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
 from treedp.exceptions import InvalidParameterError, InvalidTypeError
+from treedp.noise.families import check_rho
+from treedp.privacy.measures import ApproxDP
 from treedp.quantile_methods import QUANTILE_METHODS, inside_integer_limit, integer_bounds
 from treedp.quantiles_choice import tree_bins
+from treedp.spec import rho_for_approx_dp
 from treedp.value_methods._column import is_datetime_like
 
 __all__ = [
+    "calibrated_epsilon",
     "check_bounds",
     "check_kinds",
     "check_private_bounds",
@@ -145,3 +151,36 @@ def check_private_bounds(
         )
     if bins != "integers":  # integer ranges are cut to MAX_BINS by the bounds step
         check_bounds(method, (0, 1), bins, eps, n)
+
+
+def calibrated_epsilon(req: Any, chosen: str, unbounded: bool, m: int) -> float:
+    """For a zCDP or (ε, δ) target (``req``: a :class:`~treedp.quantile_query.QuantilesRequest`):
+    refuse a bounds step (pure ε only), and return the ε the ``chosen`` method runs with so
+    that its tightest cost meets the target (:func:`treedp.quantile_privacy.calibrate`).
+    Public parameters only, before the charge: a calibrated ε the method would refuse (outside
+    ``[MIN_EPSILON, MAX_EPSILON]``, or a selection's share below ``MIN_EPSILON``) is refused
+    here (privacy review F6: it was refused by the method after the charge, the whole target
+    spent and nothing released), and so is a tree's ρ below the smallest (session 26's
+    review: the release refused it after the charge)."""
+    from treedp.budget import MAX_EPSILON, MIN_EPSILON
+    from treedp.quantile_privacy import calibrate
+
+    if req.request is not None and not unbounded:
+        raise InvalidParameterError(
+            f"bounds='private' with a 'privacy' target needs a method that takes no bounds "
+            f"('exponential' or 'recursive'); the {chosen} method would need a "
+            "pure-epsilon bounds step. Give public bounds, or method='recursive'."
+        )
+    if QUANTILE_METHODS[chosen].binned and isinstance(req.privacy, ApproxDP):
+        check_rho(rho_for_approx_dp(req.privacy.epsilon, req.privacy.delta))  # as release_cdf
+    levels = np.unique(req.qa)
+    eps = calibrate(req.privacy, levels, req.relation, chosen)
+    if not MIN_EPSILON <= eps <= MAX_EPSILON:
+        raise InvalidParameterError(
+            f"The 'privacy' target {req.privacy!r} would run the {chosen} method at "
+            f"epsilon {eps:.6g} (its tightest cost for {levels.size} levels), outside the "
+            f"allowed [{MIN_EPSILON:g}, {MAX_EPSILON:g}]: give a "
+            f"{'smaller target or fewer levels' if eps > MAX_EPSILON else 'larger target'}."
+        )
+    check_rest(eps, m, QUANTILE_METHODS[chosen].selections)
+    return float(eps)

@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from treedp._inputs import as_1d_array
+from treedp._inputs import Kind, as_1d_array, untyped
 from treedp._validation import held_warnings, must, warn_user
 from treedp.budget import check_epsilon
 from treedp.engines.dispatch import pick_engine
@@ -33,6 +33,7 @@ from treedp.privacy import PureDP
 from treedp.privacy.measures import ZCDP, ApproxDP
 from treedp.privacy.spend import SpendRecord
 from treedp.quantile_checks import (
+    calibrated_epsilon,
     check_bounds,
     check_kinds,
     check_private_bounds,
@@ -56,7 +57,7 @@ from treedp.quantiles_fallback import (
 )
 from treedp.query import Query
 from treedp.timezones import expect_offsets, result_in_zone
-from treedp.value_methods._column import describe, float_up, read_column
+from treedp.value_methods._column import describe, float_up, is_datetime_like, read_column
 from treedp.value_methods.bounds_split import (
     cut_integer_range,
     integer_cut_warning,
@@ -167,6 +168,10 @@ def run_quantiles(query: Query) -> QuantilesResult:
     name = "values" if query.column is None else f"column '{query.column}'"  # for messages
     if query.timezone is not None:  # tz-aware: read on the UTC timeline, answers zoned at the end
         values = as_1d_array(values, name)
+    dated = isinstance(req.bounds, tuple | list) and any(map(is_datetime_like, req.bounds))
+    kind: Kind | None = "datetime" if dated else None
+    if kind is not None and untyped(values):  # typed by the public bounds for every method
+        values = as_1d_array(values, name, kind)
     # Read once before any charge (shape, type, missing values): a refusal spends nothing.
     data, unit = read_column(values, req.nan, req.relation, name)
     steps = plan_steps(req, int(data.size), unit)
@@ -183,32 +188,9 @@ def run_quantiles(query: Query) -> QuantilesResult:
 
 
 def _calibrated(req: QuantilesRequest, steps: Steps) -> QuantilesRequest:
-    """A zCDP or (ε, δ) target: refuse a bounds step (pure ε only), and set the ε the chosen
-    method runs with so that its tightest cost meets the target
-    (:func:`treedp.quantile_privacy.calibrate`). Public parameters only, before the charge:
-    a calibrated ε the method would refuse (outside ``[MIN_EPSILON, MAX_EPSILON]``, or a
-    selection's share below ``MIN_EPSILON``) is refused here (privacy review F6: it was
-    refused by the method after the charge, the whole target spent and nothing released)."""
-    from treedp.budget import MAX_EPSILON, MIN_EPSILON
-    from treedp.quantile_privacy import calibrate
-
-    if req.request is not None and not steps.unbounded:
-        raise InvalidParameterError(
-            f"bounds='private' with a 'privacy' target needs a method that takes no bounds "
-            f"('exponential' or 'recursive'); the {steps.chosen} method would need a "
-            "pure-epsilon bounds step. Give public bounds, or method='recursive'."
-        )
-    levels = np.unique(req.qa)
-    eps = calibrate(req.privacy, levels, req.relation, steps.chosen)
-    if not MIN_EPSILON <= eps <= MAX_EPSILON:
-        raise InvalidParameterError(
-            f"The 'privacy' target {req.privacy!r} would run the {steps.chosen} method at "
-            f"epsilon {eps:.6g} (its tightest cost for {levels.size} levels), outside the "
-            f"allowed [{MIN_EPSILON:g}, {MAX_EPSILON:g}]: give a "
-            f"{'smaller target or fewer levels' if eps > MAX_EPSILON else 'larger target'}."
-        )
-    check_rest(eps, steps.m, QUANTILE_METHODS[steps.chosen].selections)
-    return replace(req, eps=eps)
+    """The request at the ε its chosen method runs with for a zCDP or (ε, δ) target, refused
+    before the charge where the method would refuse it (:func:`calibrated_epsilon`)."""
+    return replace(req, eps=calibrated_epsilon(req, steps.chosen, steps.unbounded, steps.m))
 
 
 def _column_of(values: Any, column: Any, aware: bool | None = None) -> Any:

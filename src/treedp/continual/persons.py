@@ -56,12 +56,12 @@ import csv
 import hashlib
 import os
 import secrets
-import sys
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
+from treedp._inputs import is_missing
 from treedp._validation import must
 from treedp.engines.files.paths import resolve_paths
 from treedp.exceptions import DataError, InvalidParameterError, InvalidTypeError
@@ -83,17 +83,6 @@ def canonical_id(value: Any) -> bytes:
     if isinstance(value, bytes):
         return b"b:" + value
     raise InvalidTypeError(must("ids", "be text, integers or bytes, one per record."))
-
-
-def is_missing(value: Any) -> bool:
-    """Whether an id is missing: ``None``, a float NaN, or a pandas missing scalar (``pd.NA``,
-    ``pd.NaT``), checked without importing pandas."""
-    if value is None:
-        return True
-    if isinstance(value, float | np.floating):
-        return bool(value != value)
-    pd = sys.modules.get("pandas")
-    return pd is not None and (value is pd.NA or value is pd.NaT)
 
 
 def missing_ids_error() -> DataError:

@@ -45,9 +45,8 @@ def bin_index(values: np.ndarray, bins: Bins, nan: NanPolicy = "error") -> np.nd
         axis[~bad] = datetime_ticks(values[~bad], bins.datetime_unit)
     else:
         if values.dtype.kind not in "iuf":
-            raise InvalidTypeError(
-                f"The value column must hold numbers. Got dtype {values.dtype} instead."
-            )
+            # no dtype named: a list's (int64 or float64) comes from its values
+            raise InvalidTypeError("The value column must hold numbers or datetimes.")
         axis = values.astype(np.float64, copy=False)
         bad = np.isnan(axis)
     if bad.any() and nan == "error":

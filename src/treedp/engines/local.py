@@ -113,9 +113,9 @@ def count_chunk(
         raise InvalidTypeError("count_chunk counts a 1-D numpy array.")
     if bins.datetime_unit is not None:
         if values.dtype.kind != "M":
+            # no dtype named: a list's (int64 or float64) comes from its values
             raise InvalidTypeError(
-                "The 'values' argument must hold datetimes for datetime bins. "
-                f"Got dtype {values.dtype} instead."
+                "The 'values' argument must hold datetimes for datetime bins. Got numbers."
             )
         bad = np.isnat(values)
         n_bad = int(bad.sum())
@@ -129,9 +129,7 @@ def count_chunk(
             "datetime bounds or edges."
         )
     if values.dtype.kind not in "iuf":
-        raise InvalidTypeError(
-            f"The 'values' argument must hold numbers. Got dtype {values.dtype} instead."
-        )
+        raise InvalidTypeError("The 'values' argument must hold numbers.")
     inv = bins._inv_width
     if _use_numba(kernel, values, bins):
         return _count_numba(values, bins, nan)
@@ -213,7 +211,8 @@ class LocalEngine:
         BinCounts
         """
         check_nan_policy(nan)
-        arr = as_1d_array(source)
+        # datetime bins type an untyped column with no value that is not missing (as_1d_array)
+        arr = as_1d_array(source, kind="datetime" if bins.datetime_unit is not None else None)
         # decided once for the whole column: its parts are smaller than it
         kernel: Kernel = "numba" if _use_numba(self.kernel, arr, bins) else "numpy"
         # each thread fills its own B-vector: with few values per bin one thread is faster

@@ -15,7 +15,7 @@ from typing import Any, TypeVar
 
 import numpy as np
 
-from treedp._inputs import as_1d_array
+from treedp._inputs import Kind, as_1d_array
 from treedp._validation import must
 from treedp.budget import check_epsilon
 from treedp.exceptions import DataError, InvalidParameterError, InvalidTypeError
@@ -80,16 +80,18 @@ def check_delta(delta: Any) -> float:
 
 
 def read_column(
-    values: Any, nan: str, neighbours: str, name: str = "values"
+    values: Any, nan: str, neighbours: str, name: str = "values", kind: Kind | None = None
 ) -> tuple[np.ndarray, str | None]:
     """The data with missing values refused or dropped per ``nan``, and its datetime unit.
 
     Numbers come back as float64 (``±inf`` kept: they are orderable); datetimes as int64
     ticks of their own (linear) unit, returned with it. Neither the message nor anything else
     here depends on how many values are missing. ``name``: what a type error calls the data
-    (:func:`treedp._inputs.as_1d_array`; ``"column 'age'"`` for a table's column).
+    (:func:`treedp._inputs.as_1d_array`; ``"column 'age'"`` for a table's column); ``kind``:
+    ``"datetime"`` when public datetime bounds say so (an untyped column with no value that is
+    not missing is then missing datetimes).
     """
-    arr = as_1d_array(values, name)
+    arr = as_1d_array(values, name, kind)
     message = NAN_MESSAGE if neighbours == "add_remove" else NAN_MESSAGE_REPLACE
     unit: str | None = None
     if arr.dtype.kind == "M":

@@ -1,0 +1,117 @@
+"""A column's kind is public: what the refusals of an untyped column (a list, an object array or
+Series) show must not tell neighbours apart beyond the documented "a value of another type"
+class (strings among numbers and the like). An independent review (session 26) found each of
+these told an empty or all-missing column, a missing marker or a list's numpy dtype apart, or
+charged before refusing a public parameter; each test fails on the code before its fix."""
+
+from __future__ import annotations
+
+import datetime as dt
+import warnings
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import treedp
+from treedp._codes import UNHASHABLE
+from treedp.exceptions import InvalidTypeError
+
+SEED = treedp.InsecureSeededSource(5)
+DATES = (dt.datetime(2020, 1, 1), dt.datetime(2021, 1, 1))
+X = dt.datetime(2020, 5, 1)
+
+
+def _outcome(call: Callable[[], Any]) -> str:
+    """The exception's type and text, or "ok" (warnings from released values ignored)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            call()
+        except Exception as exc:  # what a user observes, whatever it is
+            return f"{type(exc).__name__}: {exc}"
+    return "ok"
+
+
+def _front_doors(values: Any) -> dict[str, Callable[[], Any]]:
+    common: dict[str, Any] = {"epsilon": 1.0, "bounds": DATES, "nan": "drop", "rng": SEED}
+    return {
+        "release_cdf": lambda: treedp.release_cdf(values, bins=16, **common),
+        "quantiles": lambda: treedp.quantiles(values, [0.5], **common),
+        "median": lambda: treedp.median(values, **common),
+    }
+
+
+@pytest.mark.parametrize(
+    ("d", "d_prime"),
+    [
+        ([], [X]),
+        ([None], [None, X]),
+        ([float("nan")], [float("nan"), X]),
+        (pd.Series([None], dtype=object), pd.Series([None, X], dtype=object)),
+        (np.array([pd.NaT, None], dtype=object), np.array([pd.NaT, None, X], dtype=object)),
+    ],
+    ids=["empty list", "None", "NaN", "object Series", "NaT object array"],
+)
+def test_an_untyped_column_with_no_value_takes_the_bounds_kind(d: Any, d_prime: Any) -> None:
+    """Datetime bounds: a column with nothing but missing values is missing datetimes, as its
+    neighbour with one datetime is a datetime column (it was refused as "numbers")."""
+    for name, call in _front_doors(d).items():
+        assert _outcome(call) == "ok", name
+    for name, call in _front_doors(d_prime).items():
+        assert _outcome(call) == "ok", name
+
+
+@pytest.mark.parametrize(
+    ("d", "d_prime"),
+    [
+        ([X, X], [X, X, float("nan")]),
+        ([X, X], [X, X, pd.NA]),
+        ([X, X], [X, X, np.datetime64("NaT")]),
+    ],
+    ids=["NaN among datetimes", "pd.NA among datetimes", "numpy NaT"],
+)
+def test_any_missing_marker_is_missing_among_datetimes(d: list, d_prime: list) -> None:
+    for name, call in _front_doors(d_prime).items():
+        assert _outcome(call) == _outcome(_front_doors(d)[name]) == "ok", name
+
+
+@pytest.mark.parametrize("marker", [pd.NaT, pd.NA, None, float("nan")])
+def test_any_missing_marker_is_missing_among_numbers(marker: Any) -> None:
+    d, d_prime = [1.0, 2.0], [1.0, 2.0, marker]
+    for values in (d, d_prime, np.array(d_prime, dtype=object)):
+        rel = treedp.release_cdf(values, bounds=(0, 4), bins=4, epsilon=1.0, nan="drop", rng=SEED)
+        assert rel.bins.n_bins == 4
+
+
+def test_a_numbers_list_for_datetime_bins_is_refused_without_its_dtype() -> None:
+    """``[1, 2]`` is int64 and ``[1, 2, 2.5]`` float64 to numpy: the refusal said which."""
+    texts = {_outcome(_front_doors(v)["release_cdf"]) for v in ([1, 2], [1, 2, 2.5], [1, 2, None])}
+    assert len(texts) == 1 and "dtype" not in texts.pop()
+
+
+def test_tree_quantiles_refuse_a_target_below_the_smallest_rho_before_the_charge() -> None:
+    acc = treedp.Accountant(treedp.ApproxDP(10.0, 1e-4))
+    with pytest.raises(treedp.InvalidParameterError, match="rho"):
+        treedp.quantiles(np.arange(100.0), [0.5], bounds=(0, 100), bins=8, method="tree",
+                         privacy=treedp.ApproxDP(1e-4, 1e-6), accountant=acc)  # fmt: skip
+    assert acc.spent.epsilon == 0 and not acc.history
+
+
+@pytest.mark.parametrize("bad", [{"x": 1}, [3], np.array([1, 2])], ids=["dict", "list", "array"])
+def test_a_value_that_is_not_a_key_is_refused_with_a_fixed_message(bad: Any) -> None:
+    table = pd.DataFrame(
+        {
+            "g": pd.Series(["a", "b", bad], dtype=object),
+            "v": [1.0, 2.0, 3.0],
+            "p": pd.Series([1, 2, bad], dtype=object),
+        }
+    )
+    common: dict[str, Any] = {"bounds": (0, 10), "bins": 4, "epsilon": 1.0, "rng": SEED}
+    person = {"privacy_unit": "p", "max_contributions": 1}
+    for extra in ({"by": "g", "keys": ["a", "b"]}, {"by": "v", "keys": [1.0, 2.0], **person}):
+        with pytest.raises(InvalidTypeError) as info:
+            treedp.release_grouped(table, column="v", **extra, **common)
+        assert str(info.value) == UNHASHABLE  # pandas' said "unhashable type: 'dict'"
