@@ -224,14 +224,21 @@ def test_every_level_draws_its_own_familys_noise(
 
 def test_a_step_count_is_capped_publicly_so_the_total_never_wraps() -> None:
     """Privacy review of tree_full, F1: the running count is exact int64; a count per step
-    above ``2**62 // horizon`` is refused before anything is drawn (a public rule)."""
+    is capped at ``2**62 // horizon`` (a public rule). Clamped, not refused (an independent
+    review, session 26: a refusal told a count above the cap from one at it, and printed it):
+    the neighbours ``cap`` and ``cap + 1`` give the same answer."""
     from treedp.continual.stream import count_limit
 
-    s = continual(horizon=8, epsilon=1.0, mechanism="tree_full", rng=InsecureSeededSource(2))
     assert count_limit(8) == 2**50 and count_limit(2**20) == 2**42
-    with pytest.raises(InvalidParameterError, match="batch"):
-        s.step(2**50 + 1)
-    assert s.t == 0
+    answers = []
+    for count in (2**50, 2**50 + 1):
+        s = continual(horizon=8, epsilon=1.0, mechanism="tree_full", rng=InsecureSeededSource(2))
+        answers.append(s.step(count).count)
+    assert answers[0] == answers[1]
+    s = continual(horizon=8, epsilon=1.0, mechanism="tree_full", rng=InsecureSeededSource(2))
+    with pytest.raises(InvalidParameterError, match="'batch'") as info:
+        s.step(-3)  # not a count: refused, without its value
+    assert "-3" not in str(info.value) and s.t == 0
 
 
 def test_a_state_with_wrong_shapes_is_refused_on_load(tmp_path: Any) -> None:

@@ -411,3 +411,18 @@ def test_exact_convolution_at_max_scale_and_the_count_cap() -> None:
     with pytest.raises(treedp.DataError, match="int64") as info:
         mech.true_blocks(np.where(np.arange(n_bins) == 0, limit + 1, 0))
     assert not any(ch.isdigit() for ch in str(info.value).replace("int64", ""))  # no count
+
+
+def test_one_bin_is_one_noisy_count_without_equalising() -> None:
+    """One bin: one column, no slack to equalise (it took 256 equalised columns, and a release
+    charged its budget and then crashed on the blocks' shapes: an independent review). The
+    claimed sensitivities are the one column's, and the release answers."""
+    m = SqrtFactorizationMechanism(1, rho=0.5)
+    assert m.equalised == 0 and not m.equalise
+    col = lattice_coefficients(1, m.scale)
+    assert m.block_sensitivity == (int(col[0]),) and m.block_l2_squared == (int(col[0]) ** 2,)
+    acc = treedp.Accountant(treedp.ZCDP(1.0))
+    rel = treedp.release_cdf(np.ones(40), bounds=(0, 2), bins=1, mechanism="sqrt_factorization",
+                             privacy=treedp.ZCDP(0.5), accountant=acc,
+                             rng=InsecureSeededSource(TEST_SEED))  # fmt: skip
+    assert rel.bins.n_bins == 1 and abs(rel.n - 40) < 10

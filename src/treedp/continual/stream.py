@@ -292,9 +292,13 @@ class ContinualStream:
                 raise InvalidTypeError(
                     must("batch", "be a count (int >= 0) or values, not a bool.")
                 )
-            if isinstance(batch, int | np.integer):  # the total stays far inside int64
-                limit = count_limit(self.horizon)
-                return np.array([check_int(batch, "batch", 0, limit)], dtype=np.int64)
+            if isinstance(batch, int | np.integer):
+                if batch < 0:
+                    raise InvalidParameterError(must("batch", "be a count (an int >= 0)."))
+                # clamped, never refused: a refusal above the limit would tell a count (the
+                # data) above it; clamping moves a count by at most what it changes (the
+                # sensitivity holds) and keeps the total far inside int64
+                return np.array([min(int(batch), count_limit(self.horizon))], dtype=np.int64)
             return np.array([as_1d_array(batch, "batch").size], dtype=np.int64)
         if isinstance(batch, int | np.integer | float):
             raise InvalidTypeError(

@@ -125,8 +125,11 @@ def inverse_coefficients(n_bins: int, scale: int) -> np.ndarray:
 
 def equalised_columns(n_bins: int) -> int:
     """How many (last) columns ``equalise=True`` equalises: all up to :data:`EQUALISE_LIMIT`,
-    :data:`TAIL_COLUMNS` up to :data:`TAIL_LIMIT`, else none (refused)."""
-    if 2 <= n_bins <= EQUALISE_LIMIT:
+    :data:`TAIL_COLUMNS` up to :data:`TAIL_LIMIT`, else none (refused); none for one bin, whose
+    one column has no slack (it took 256 there, and a release crashed after its charge)."""
+    if n_bins < 2:
+        return 0
+    if n_bins <= EQUALISE_LIMIT:
         return n_bins
     return TAIL_COLUMNS if n_bins <= TAIL_LIMIT else 0
 
