@@ -3,6 +3,7 @@ read them run as written (``make examples``; a new user's run found none of them
 
 from __future__ import annotations
 
+import importlib.util
 import sqlite3
 import sys
 from pathlib import Path
@@ -19,7 +20,9 @@ def test_every_input_is_written_and_the_recipes_run(
 ) -> None:
     pytest.importorskip("pyarrow")
     out = write_examples(tmp_path)
-    assert out["skipped"] == [] and len(out["written"]) == 12
+    duckdb = importlib.util.find_spec("duckdb") is not None  # people.duckdb: with duckdb only
+    assert out["skipped"] == ([] if duckdb else ["people.duckdb"])
+    assert len(out["written"]) == 12 + duckdb
     assert (tmp_path / "carriers.txt").read_text().split() == list(CARRIERS)
     with sqlite3.connect(tmp_path / "people.db") as con:
         (rows,) = con.execute("SELECT COUNT(*) FROM people").fetchone()
@@ -51,6 +54,6 @@ def test_parquet_files_are_skipped_without_pyarrow(
     monkeypatch.setitem(sys.modules, "pyarrow", None)  # import pyarrow raises ImportError
     out = write_examples(tmp_path)
     assert sorted(out["skipped"]) == [
-        "data.parquet", "flights.parquet", "people.parquet", "survey.parquet",
+        "data.parquet", "flights.parquet", "people.duckdb", "people.parquet", "survey.parquet",
     ]  # fmt: skip
     assert not list(tmp_path.glob("*.parquet")) and (tmp_path / "people.csv").exists()

@@ -1,11 +1,10 @@
 """README.md's recipes run as written: every ``treedp ...`` line of the Recipes section through
-the CLI, and every Python block of it, on small files made here with the names the recipes use
-(the answers are seeded nowhere: only that each recipe runs is checked)."""
+the CLI, and every Python block of it, on the example files ``make examples`` writes (the
+answers are seeded nowhere: only that each recipe runs is checked)."""
 
 from __future__ import annotations
 
 import shlex
-import sqlite3
 import warnings
 from pathlib import Path
 from typing import Any
@@ -15,9 +14,9 @@ import pytest
 
 import treedp
 from treedp.cli import main
+from treedp.examples import write_examples
 
 README = Path(__file__).resolve().parents[1] / "README.md"
-CARRIERS = ["AA", "UA", "DL"]
 
 
 def _recipes() -> str:
@@ -56,35 +55,10 @@ def _commands() -> list[list[str]]:
 
 @pytest.fixture
 def workdir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    pd = pytest.importorskip("pandas")
+    """The example files a user gets from ``make examples`` (:mod:`treedp.examples`)."""
+    pytest.importorskip("pandas")
     pytest.importorskip("pyarrow")
-    rng = np.random.default_rng(0)
-    n = 3000
-    ages = rng.integers(18, 90, n).astype(float)
-    ages[::97] = np.nan
-    pd.DataFrame({"age": ages, "income": rng.lognormal(10, 1, n)}).to_csv(
-        tmp_path / "people.csv", index=False
-    )
-    flights = pd.DataFrame(
-        {
-            "dep_delay": rng.integers(-20, 300, n),
-            "carrier": rng.choice(CARRIERS, n),
-            "tailnum": rng.integers(0, 300, n).astype(str),
-        }
-    )
-    flights.to_parquet(tmp_path / "flights.parquet")
-    (tmp_path / "carriers.txt").write_text("\n".join(CARRIERS) + "\n")
-    pd.DataFrame({"income": rng.lognormal(10, 1, n), "age": rng.integers(18, 90, n)}).to_parquet(
-        tmp_path / "survey.parquet"
-    )
-    con = sqlite3.connect(tmp_path / "people.db")
-    con.execute("CREATE TABLE people (income REAL)")
-    incomes = rng.lognormal(10, 1, 500)
-    pd.DataFrame({"income": incomes}).to_parquet(tmp_path / "people.parquet")
-    con.executemany("INSERT INTO people VALUES (?)", [(float(v),) for v in incomes])
-    con.commit()
-    con.close()
-    pd.DataFrame({"wait": rng.integers(0, 120, 200)}).to_csv(tmp_path / "day17.csv", index=False)
+    write_examples(tmp_path)
     monkeypatch.chdir(tmp_path)
     return tmp_path
 
@@ -103,14 +77,11 @@ def test_every_command_line_runs(workdir: Path, capsys: pytest.CaptureFixture) -
 
 
 def _namespace(workdir: Path) -> dict[str, Any]:
-    import pandas as pd
 
     rng = np.random.default_rng(1)
     return {
         "treedp": treedp,
         "np": np,
-        "flights": pd.read_parquet(workdir / "flights.parquet"),
-        "carriers": CARRIERS,
         "x": rng.integers(0, 100, 500),
         "todays_waiting_times": rng.integers(0, 120, 50),
         "todays_values": rng.integers(0, 120, 50),

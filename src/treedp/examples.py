@@ -46,8 +46,16 @@ def _columns() -> dict[str, dict[str, np.ndarray]]:
     start = np.datetime64("2013-01-01T00:00", "m")
     when = start + rng.integers(0, 365 * 24 * 60, m).astype("timedelta64[m]")
     k = 3_000
+    states = np.array(["CA", "NY", "TX", "FL", "WA"])
+    people = {
+        "age": age,
+        "income": income,
+        "children": np.minimum(rng.poisson(1.1, n), 9),
+        "state": states[rng.integers(0, states.size, n)],
+        "pid": np.char.add("p", rng.integers(0, n // 3, n).astype("U6")),  # about 3 rows each
+    }
     return {
-        "people": {"age": age, "income": income},
+        "people": people,
         "flights": {
             "carrier": carrier,
             "dep_delay": np.round(rng.gamma(0.7, 30.0, m) - 8).astype(np.int64),
@@ -60,7 +68,10 @@ def _columns() -> dict[str, dict[str, np.ndarray]]:
             + rng.integers(0, 366 * 86400, k).astype("timedelta64[s]"),
             "income": np.round(rng.lognormal(10.5, 0.8, k), 2),
         },
-        "day17": {"wait": np.round(rng.exponential(20.0, 300), 1)},
+        "day17": {
+            "wait": np.round(rng.exponential(20.0, 300), 1),
+            "pid": np.char.add("p", rng.integers(0, 120, 300).astype("U4")),
+        },
         "survey": {**{c: adult[c] for c in adult}, "income": income},
     }
 
@@ -104,22 +115,37 @@ def _parquet(path: Path, columns: dict[str, np.ndarray]) -> bool:
     return True
 
 
+def _duckdb(path: Path, parquet: Path) -> bool:
+    """The people table as a DuckDB file (``treedp[duckdb]``, from its Parquet file)."""
+    try:
+        import duckdb
+    except ImportError:
+        return False
+    if not parquet.exists():
+        return False
+    path.unlink(missing_ok=True)
+    with duckdb.connect(str(path)) as con:
+        con.execute("CREATE TABLE people AS SELECT * FROM read_parquet(?)", [str(parquet)])
+    return True
+
+
 def write_examples(directory: str | os.PathLike[str] = "examples") -> dict[str, list[str]]:
     """Write the README's example inputs into ``directory`` (created if missing).
 
     Parameters
     ----------
     directory : str or path-like, default="examples"
-        Where to write: ``people.csv``, ``people.db`` (SQLite table ``people``),
-        ``people.parquet``, ``flights.csv``, ``flights.parquet``, ``carriers.txt``,
+        Where to write: ``people.csv``, ``people.db`` (SQLite table ``people``: ``age``,
+        ``income``, ``children``, ``state``, ``pid``), ``people.parquet``, ``people.duckdb``
+        (with duckdb), ``flights.csv``, ``flights.parquet``, ``carriers.txt``,
         ``survey.parquet``, ``data.csv``, ``data.parquet``, ``a.csv``, ``b.csv`` and
-        ``day17.csv``.
+        ``day17.csv`` (``wait``, ``pid``).
 
     Returns
     -------
     dict
         ``{"written": [...], "skipped": [...]}``: file names; Parquet files are skipped
-        without pyarrow.
+        without pyarrow, the DuckDB file without duckdb.
 
     Examples
     --------
@@ -146,12 +172,14 @@ def write_examples(directory: str | os.PathLike[str] = "examples") -> dict[str, 
     db.unlink(missing_ok=True)
     with sqlite3.connect(db) as con:
         people = tables["people"]
-        con.execute("CREATE TABLE people (age INTEGER, income REAL)")
+        con.execute(
+            "CREATE TABLE people (age INTEGER, income REAL, children INTEGER, state TEXT, pid TEXT)"
+        )
         con.executemany(
-            "INSERT INTO people VALUES (?, ?)",
+            "INSERT INTO people VALUES (?, ?, ?, ?, ?)",
             (
-                (None if np.isnan(a) else int(a), float(i))
-                for a, i in zip(people["age"], people["income"], strict=True)
+                (None if np.isnan(a) else int(a), float(i), int(c), str(s), str(p))
+                for a, i, c, s, p in zip(*(people[k] for k in people), strict=True)
             ),
         )
     con.close()
@@ -159,4 +187,6 @@ def write_examples(directory: str | os.PathLike[str] = "examples") -> dict[str, 
     for name in ("people", "flights", "data", "survey"):
         target = written if _parquet(root / f"{name}.parquet", tables[name]) else skipped
         target.append(f"{name}.parquet")
+    target = written if _duckdb(root / "people.duckdb", root / "people.parquet") else skipped
+    target.append("people.duckdb")
     return {"written": written, "skipped": skipped}

@@ -93,6 +93,14 @@ def missing_ids_error() -> DataError:
     )
 
 
+def _no_id_column(column: str, where: str) -> InvalidParameterError:
+    """The stream's person-id column (public, fixed when the stream was created) is missing."""
+    return InvalidParameterError(
+        must("privacy_unit", f"name a column of {where}: the stream's person ids are read from "
+             f"its column {column!r}, set when the stream was created.")
+    )  # fmt: skip
+
+
 def read_ids(path: str | os.PathLike[str], column: str) -> list[Any]:
     """The person ids of a step's file, as read (CSV cells are text, an empty cell is a missing
     id, None; Parquet / Arrow values as stored, null is None). The column name is public; a
@@ -104,14 +112,14 @@ def read_ids(path: str | os.PathLike[str], column: str) -> list[Any]:
             with open(name, newline="", encoding="utf-8") as fh:
                 reader = csv.DictReader(fh)
                 if reader.fieldnames is None or column not in reader.fieldnames:
-                    raise InvalidParameterError(must("privacy_unit", f"name a column of {name}."))
+                    raise _no_id_column(column, str(name))
                 out.extend(row[column] or None for row in reader)
         return out
     import pyarrow.dataset as ds
 
     data = ds.dataset(files, format="parquet" if kind == "parquet" else "ipc")
     if column not in data.schema.names:
-        raise InvalidParameterError(must("privacy_unit", "name a column of the step's file."))
+        raise _no_id_column(column, "the step's file")
     return list(data.to_table(columns=[column]).column(column).to_pylist())
 
 
