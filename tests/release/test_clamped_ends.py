@@ -18,6 +18,7 @@ import json
 import math
 import warnings
 from pathlib import Path
+from typing import Any
 from unittest import mock
 
 import numpy as np
@@ -121,12 +122,20 @@ def test_quantile_intervals_are_open_at_a_found_end_bin() -> None:
     assert low[0] == -5.0 and high[1] == np.inf
 
 
+def _times_with_far_records(pd: Any) -> Any:
+    """2,000 instants in January 2024 and five ten years either side, which bounds found at
+    ε = 0.5 leave outside (clamped into the end bins: the extreme quantiles lie there, so their
+    intervals must be open; without them an interval need not reach an end bin)."""
+    r = np.random.default_rng(4)
+    times = pd.Timestamp("2024-01-01") + pd.to_timedelta(r.integers(0, 86400 * 30, 2000), "s")
+    far = pd.to_datetime(["2014-01-01"] * 5 + ["2034-01-01"] * 5)
+    return pd.Series(times.append(far))
+
+
 @pytest.mark.parametrize("zone", [None, "Europe/Paris"])
 def test_datetime_open_ends_are_the_first_and_last_instants(zone: str | None) -> None:
     pd = pytest.importorskip("pandas")
-    r = np.random.default_rng(4)
-    times = pd.Series(pd.Timestamp("2024-01-01") + pd.to_timedelta(r.integers(0, 86400 * 30,
-                      2000), unit="s"))  # fmt: skip
+    times = _times_with_far_records(pd)
     if zone is not None:
         times = times.dt.tz_localize(zone)
     with warnings.catch_warnings():
@@ -258,8 +267,7 @@ def test_datetime_open_ends_are_written_as_open(
     pd = pytest.importorskip("pandas")
     from treedp.cli import main
 
-    r = np.random.default_rng(4)
-    times = pd.Timestamp("2024-01-01") + pd.to_timedelta(r.integers(0, 86400 * 30, 2000), "s")
+    times = _times_with_far_records(pd)
     csv = tmp_path / "t.csv"
     csv.write_text("t\n" + "\n".join(t.isoformat() for t in times) + "\n")
     out = tmp_path / "t.json"
@@ -274,7 +282,7 @@ def test_datetime_open_ends_are_written_as_open(
     assert main(query) == 0
     text = capsys.readouterr().out
     assert "[-inf, 2024-" in text and "1677" not in text and "2262" not in text
-    frame = pd.DataFrame({"naive": times, "zoned": times.tz_localize("Europe/Paris")})
+    frame = pd.DataFrame({"naive": times, "zoned": times.dt.tz_localize("Europe/Paris")})
     profile = treedp.profile(frame, epsilon=1.0, rng=InsecureSeededSource(9))
     summary = json.loads(profile.to_json([0.0001, 0.5]))["summary"]
     lows = {row["column"]: row["low"] for row in summary if row["statistic"] == "q0.0001"}

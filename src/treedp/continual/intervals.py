@@ -29,6 +29,8 @@ from collections.abc import Callable
 
 import numpy as np
 
+from treedp.release.inference import crossing_bins
+
 __all__ = ["quantile_bins", "share_bounds"]
 
 _BISECTIONS = 60  # halves [0, 1] to below 1e-18: past float precision
@@ -48,12 +50,10 @@ def quantile_bins(
     m = np.arange(n_bins + 1)
     lows, highs = [], []
     for q in np.asarray(qs, dtype=np.float64).ravel():
-        g = prefix - q * prefix[-1]
         slack = factor * _se(variance, m, np.full(m.shape, q), n_bins) + 0.5
-        reach = np.flatnonzero(g[1:] + slack[1:] >= 0)  # upper bounds at m = 1..B
-        below = np.flatnonzero(g[:-1] - slack[:-1] < 0)  # lower bounds at m = 0..B-1
-        lows.append(1 + int(reach[0]) if reach.size else n_bins)
-        highs.append(max(1 + int(below[-1]), 1) if below.size else 1)
+        low, high = crossing_bins(prefix - q * prefix[-1], slack)  # as a release's
+        lows.append(low)
+        highs.append(high)
     return np.array(lows, dtype=np.int64), np.array(highs, dtype=np.int64)
 
 

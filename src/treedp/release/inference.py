@@ -20,8 +20,10 @@ __all__ = [
     "bracket_interval",
     "check_level",
     "check_simulations",
+    "crossing_bins",
     "half_width_factor",
     "quantile_band",
+    "quantile_pointwise",
 ]
 
 
@@ -162,11 +164,7 @@ def quantile_band(
     statistic per draw and ``q``, for any number of bins.
     """
     n_bins = prefix.size - 1
-    m = np.arange(n_bins + 1)
-    var_m = covariance.cov(m, m)
-    cov_mb = covariance.cov(m, np.full_like(m, n_bins))
-    var_b = float(var_m[-1])
-    ses = [np.sqrt(np.maximum(var_m + q**2 * var_b - 2 * q * cov_mb, 0.0)) for q in qs]
+    ses = _band_ses(covariance, n_bins, qs)
     lives = [live_se(se) for se in ses]
 
     def sup(err: np.ndarray) -> np.ndarray:
@@ -190,4 +188,48 @@ def quantile_band(
         m_hi = int(np.argmax(lower >= 0)) if (lower >= 0).any() else n_bins
         lows.append(max(m_lo, 1))
         highs.append(max(m_hi, 1))
+    return np.array(lows, dtype=np.int64), np.array(highs, dtype=np.int64)
+
+
+def _band_ses(covariance: PrefixCovariance, n_bins: int, qs: np.ndarray) -> list[np.ndarray]:
+    """The exact standard errors of ``P̂[m] - q·P̂[B]``, ``m = 0..B``, for each ``q``."""
+    m = np.arange(n_bins + 1)
+    var_m = covariance.cov(m, m)
+    cov_mb = covariance.cov(m, np.full_like(m, n_bins))
+    var_b = float(var_m[-1])
+    return [np.sqrt(np.maximum(var_m + q**2 * var_b - 2 * q * cov_mb, 0.0)) for q in qs]
+
+
+def crossing_bins(g: np.ndarray, slack: np.ndarray) -> tuple[int, int]:
+    """Bins ``(m_lo, m_hi)`` in ``[1, B]`` from one-sided bounds ``g ± slack`` on a
+    non-decreasing ``G[m] = F(m) - q·n`` (``m = 0..B``) whose first ``m`` with ``G[m] >= 0``
+    is the ``q``-quantile's bin ``m*``: ``m_lo`` is the first ``m >= 1`` whose upper bound
+    reaches 0, ``m_hi`` one past the last ``m < B`` whose lower bound is below 0.
+
+    Each side rests on **one** bound, at an index the truth fixes: ``m_lo > m*`` only if the
+    upper bound at ``m*`` fails, ``m_hi < m*`` only if the lower bound at ``m* - 1`` does. So
+    bounds that each fail with probability at most ``alpha/2`` give an interval that covers
+    with probability at least ``1 - alpha``, with no simultaneous band: the first crossing
+    cannot be moved later by noise elsewhere, only earlier (wider)."""
+    n_bins = g.size - 1
+    reach = np.flatnonzero(g[1:] + slack[1:] >= 0)  # upper bounds at m = 1..B
+    below = np.flatnonzero(g[:-1] - slack[:-1] < 0)  # lower bounds at m = 0..B-1
+    m_lo = 1 + int(reach[0]) if reach.size else n_bins
+    m_hi = max(1 + int(below[-1]), 1) if below.size else 1
+    return m_lo, m_hi
+
+
+def quantile_pointwise(
+    covariance: PrefixCovariance, prefix: np.ndarray, qs: np.ndarray, factor: float
+) -> tuple[np.ndarray, np.ndarray]:
+    """Prefix indices ``(m_lo, m_hi)`` bracketing each ``q``-quantile's bin, from one-sided
+    bounds at ``factor`` exact standard errors (:func:`crossing_bins`; ``factor`` from
+    :func:`tail_factor` at the miss probability): no simulation. The estimate is linear in
+    independent discrete Laplace or Gaussian noises, whose tails the factor bounds."""
+    n_bins = prefix.size - 1
+    pairs = [
+        crossing_bins(prefix - q * prefix[-1], factor * se)
+        for q, se in zip(qs, _band_ses(covariance, n_bins, qs), strict=True)
+    ]
+    lows, highs = zip(*pairs, strict=True) if pairs else ((), ())
     return np.array(lows, dtype=np.int64), np.array(highs, dtype=np.int64)
