@@ -12,16 +12,68 @@ import numpy as np
 from treedp.exceptions import InvalidTypeError
 from treedp.timezones import objects_zone, utc_naive
 
-__all__ = ["Kind", "arrow_to_numpy", "as_1d_array", "check_arrow_type", "is_missing", "untyped"]
+__all__ = [
+    "Kind",
+    "KindlessArray",
+    "arrow_to_numpy",
+    "as_1d_array",
+    "check_arrow_type",
+    "is_missing",
+    "join_chunks",
+    "kindless",
+    "untyped",
+    "with_kind",
+]
 
-Kind = Literal["datetime"]
-"""A column's kind known from public inputs (datetime bounds or bins), for untyped columns."""
+Kind = Literal["datetime", "number"]
+"""A column's kind known from public inputs (bounds or bins), for untyped columns."""
+
+
+class KindlessArray(np.ndarray):
+    """An untyped column (a list, a tuple, an object array or Series, CSV text, an Arrow or
+    polars null column) with no value present (empty, or every value missing): its values
+    cannot tell its kind, so the public inputs do (:func:`with_kind`). float64 NaN meanwhile;
+    mixed with a plain array (``np.concatenate`` of chunks) the plain type wins. Refusing it
+    as "numbers" under datetime bins told an empty or all-missing column from its neighbour
+    with one record (an independent review, session 26)."""
+
+    __array_priority__ = -1000.0
+
+
+def kindless(size: int) -> np.ndarray:
+    """A :class:`KindlessArray` of ``size`` missing values."""
+    return np.full(size, np.nan).view(KindlessArray)
+
+
+def with_kind(arr: np.ndarray, datetime: bool) -> np.ndarray:
+    """``arr`` as it is, or a kindless column as missing values of the public kind: NaT for
+    datetime bounds or bins, NaN for numbers (a plain array either way)."""
+    if not isinstance(arr, KindlessArray):
+        return arr
+    if datetime:
+        return np.full(arr.shape, np.datetime64("NaT"), dtype="datetime64[us]")
+    return np.asarray(arr.view(np.ndarray), dtype=np.float64)
+
+
+def join_chunks(chunks: list[np.ndarray]) -> np.ndarray:
+    """One column from its chunks (files, CSV blocks): kindless when every chunk is (or there
+    is none); else the kindless chunks take the others' kind (NaT beside datetimes)."""
+    if all(isinstance(c, KindlessArray) for c in chunks):
+        return kindless(sum(c.size for c in chunks))
+    dated = any(c.dtype.kind == "M" for c in chunks)
+    return np.concatenate([with_kind(c, dated) for c in chunks])
+
+
+def _resolved(arr: np.ndarray, kind: Kind | None) -> np.ndarray:
+    return arr if kind is None else with_kind(arr, kind == "datetime")
 
 
 def untyped(values: Any) -> bool:
-    """Whether a column's kind comes from its values: a list, a tuple, or an object-dtype
-    array or Series (a typed column's dtype is public)."""
-    return isinstance(values, list | tuple) or getattr(values, "dtype", None) == np.dtype("O")
+    """Whether a column's kind comes from its values: a list, a tuple, an object-dtype array
+    or Series, or a kindless column (a typed column's dtype is public)."""
+    return isinstance(values, list | tuple | KindlessArray) or getattr(
+        values, "dtype", None
+    ) == np.dtype("O")
 
 
 def is_missing(value: Any) -> bool:
@@ -68,6 +120,8 @@ def _from_dataframe_libraries(values: Any) -> np.ndarray | None:
 
         if isinstance(values, pl.DataFrame):
             raise InvalidTypeError(_SERIES)
+        if values.dtype == pl.Null:  # no type: the public bounds or bins decide
+            return kindless(len(values))
         if values.dtype.is_numeric() and values.null_count() > 0:
             return np.asarray(values.cast(pl.Float64).fill_null(float("nan")).to_numpy())
         return np.asarray(values.to_numpy())
@@ -81,6 +135,8 @@ def _from_dataframe_libraries(values: Any) -> np.ndarray | None:
             )
         if isinstance(values, pa.ChunkedArray):
             values = values.combine_chunks()
+        if pa.types.is_null(values.type):  # no type: the public bounds or bins decide
+            return kindless(len(values))
         if pa.types.is_timestamp(values.type) or pa.types.is_date(values.type):
             if pa.types.is_date(values.type):
                 values = values.cast(pa.timestamp("s"))
@@ -120,7 +176,11 @@ def as_1d_array(values: Any, name: str = "values", kind: Kind | None = None) -> 
         For strings, booleans, objects that are not numbers, mixed datetimes and numbers, or
         arrays that are not one-dimensional.
     """
+    if isinstance(values, KindlessArray):
+        return _resolved(values, kind)
     arr = _from_dataframe_libraries(values)
+    if isinstance(arr, KindlessArray):  # an Arrow or polars null column
+        return _resolved(arr, kind)
     if arr is None:
         if isinstance(values, str | bytes) or np.isscalar(values):
             raise InvalidTypeError(
@@ -130,8 +190,8 @@ def as_1d_array(values: Any, name: str = "values", kind: Kind | None = None) -> 
             )
         try:
             arr = np.asarray(values)
-            if kind == "datetime" and isinstance(values, list | tuple) and _all_nan(arr):
-                return np.full(arr.shape, np.datetime64("NaT"), dtype="datetime64[us]")
+            if isinstance(values, list | tuple) and arr.ndim == 1 and _none_present(arr):
+                return _resolved(kindless(arr.size), kind)  # [], [nan], [NaT]: no kind
         except (ValueError, TypeError, OverflowError):
             # numpy's message can describe the data (its shape); ours names none of it.
             raise InvalidTypeError(
@@ -188,7 +248,9 @@ def _from_objects(arr: np.ndarray, name: str, kind: Kind | None = None) -> np.nd
         raise InvalidTypeError(
             f"{_subject(name)} mixes datetimes and numbers; it must hold one kind only."
         )
-    if "datetime" in kinds or (not kinds and kind == "datetime"):
+    if not kinds:  # nothing present: the public inputs decide
+        return _resolved(kindless(arr.size), kind)
+    if "datetime" in kinds:
         return _datetimes_from_objects(arr, missing)
     if any(isinstance(v, Decimal) for v in arr):  # decimals are numbers (NaN decimals missing)
         return np.array([np.nan if m else _to_float(v) for v, m in zip(arr, missing, strict=True)])
@@ -202,9 +264,13 @@ def _from_objects(arr: np.ndarray, name: str, kind: Kind | None = None) -> np.nd
         return np.array([np.nan if m else _to_float(v) for v, m in zip(arr, missing, strict=True)])
 
 
-def _all_nan(arr: np.ndarray) -> bool:
-    """A float array holding nothing but NaN (or nothing): an untyped all-missing column."""
-    return arr.dtype.kind == "f" and not np.any(arr == arr)
+def _none_present(arr: np.ndarray) -> bool:
+    """A float or datetime array holding nothing but NaN / NaT (or nothing)."""
+    if arr.dtype.kind == "f":
+        return not np.any(arr == arr)
+    if arr.dtype.kind == "M":
+        return bool(np.isnat(arr).all())
+    return arr.size == 0
 
 
 def _to_float(v: Any) -> float:
@@ -276,8 +342,8 @@ def arrow_to_numpy(col: Any) -> np.ndarray:
     if pa.types.is_dictionary(t):
         col = col.cast(t.value_type)
         t = t.value_type
-    if pa.types.is_null(t):
-        return np.full(len(col), np.nan)
+    if pa.types.is_null(t):  # no type: the public bounds or bins decide
+        return kindless(len(col))
     if pa.types.is_decimal(t):
         import pyarrow.compute as pc  # imported only when needed: slow to import
 

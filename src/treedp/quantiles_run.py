@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from treedp._inputs import Kind, as_1d_array, untyped
+from treedp._inputs import Kind, as_1d_array, join_chunks
 from treedp._validation import held_warnings, must, warn_user
 from treedp.budget import check_epsilon
 from treedp.engines.dispatch import pick_engine
@@ -170,7 +170,7 @@ def run_quantiles(query: Query) -> QuantilesResult:
         values = as_1d_array(values, name)
     dated = isinstance(req.bounds, tuple | list) and any(map(is_datetime_like, req.bounds))
     kind: Kind | None = "datetime" if dated else None
-    if kind is not None and untyped(values):  # typed by the public bounds for every method
+    if kind is not None:  # an untyped column with nothing present: typed by the bounds
         values = as_1d_array(values, name, kind)
     # Read once before any charge (shape, type, missing values): a refusal spends nothing.
     data, unit = read_column(values, req.nan, req.relation, name)
@@ -236,12 +236,7 @@ def _file_column(values: Any, column: str, aware: bool) -> Any:
         for path in paths
         for chunk in iter_path_chunks(path, None, column, expect_aware=aware, **options)
     ]
-    if not chunks:
-        return np.empty(0, dtype=np.float64)
-    if {c.dtype.kind for c in chunks} == {"f", "M"}:  # all-missing chunks, then datetimes
-        chunks = [np.full(c.size, np.datetime64("NaT", "ns")) if c.dtype.kind == "f" else c
-                  for c in chunks]  # fmt: skip
-    return np.concatenate(chunks)
+    return join_chunks(chunks)  # no rows or no value: kindless, the public bounds decide
 
 
 def _public_n(req: QuantilesRequest, size: int) -> tuple[int | None, str]:

@@ -115,3 +115,66 @@ def test_a_value_that_is_not_a_key_is_refused_with_a_fixed_message(bad: Any) -> 
         with pytest.raises(InvalidTypeError) as info:
             treedp.release_grouped(table, column="v", **extra, **common)
         assert str(info.value) == UNHASHABLE  # pandas' said "unhashable type: 'dict'"
+
+
+def _kindless_inputs(tmp: Any) -> list[tuple[str, Any, Any]]:
+    """Pairs (D with nothing present, D' = D and one datetime) through every reader."""
+    pa = pytest.importorskip("pyarrow")
+    pl = pytest.importorskip("polars")
+    pq = pytest.importorskip("pyarrow.parquet")
+    empty_csv, one_csv, blank_csv = tmp / "e.csv", tmp / "o.csv", tmp / "b.csv"
+    empty_csv.write_text("t\n")
+    one_csv.write_text("t\n2020-05-01T00:00:00\n")
+    blank_csv.write_text("t\n\n")
+    pq.write_table(pa.table({"t": pa.array([None])}), tmp / "n.parquet")
+    pq.write_table(pa.table({"t": pa.array([X])}), tmp / "x.parquet")
+    return [
+        ("DataFrame object column", pd.DataFrame({"t": pd.Series([None], dtype=object)}),
+         pd.DataFrame({"t": pd.Series([None, X], dtype=object)})),
+        ("Arrow null array", pa.array([None]), pa.array([None, X])),
+        ("polars Null column", pl.DataFrame({"t": [None]}), pl.DataFrame({"t": [None, X]})),
+        ("header-only CSV", empty_csv, one_csv),
+        ("CSV of empty cells", blank_csv, one_csv),
+        ("Parquet null column", tmp / "n.parquet", tmp / "x.parquet"),
+    ]  # fmt: skip
+
+
+def test_every_reader_gives_a_column_with_nothing_present_the_bounds_kind(tmp_path: Any) -> None:
+    """Readers whose column has no type of its own (an object column, an Arrow or polars null
+    column, CSV text, no rows): under datetime bounds nothing present is missing datetimes,
+    in every front door (the re-review of session 26's fix: it reached lists only)."""
+    common: dict[str, Any] = {"epsilon": 1.0, "bounds": DATES, "nan": "drop", "rng": SEED}
+    for label, d, d_prime in _kindless_inputs(tmp_path):
+        column = None if label == "Arrow null array" else "t"
+        for values in (d, d_prime):
+            calls = {
+                "release_cdf": lambda v=values, c=column: treedp.release_cdf(
+                    v, column=c, bins=16, **common
+                ),
+                "quantiles": lambda v=values, c=column: treedp.quantiles(
+                    v, [0.5], column=c, **common
+                ),
+            }
+            for name, call in calls.items():
+                assert _outcome(call) == "ok", (label, name)
+
+
+def test_a_list_of_nat_alone_is_missing_numbers_under_numeric_bounds() -> None:
+    """``[NaT]`` is datetime64 to numpy; nothing in it is present, so it takes the numeric
+    bounds' kind, as ``[NaT, 5.0]`` (an object array whose NaT is missing) is released."""
+    for values in ([np.datetime64("NaT")], (np.datetime64("NaT"),), [np.datetime64("NaT"), 5.0]):
+        rel = treedp.release_cdf(values, bounds=(0, 10), bins=4, epsilon=1.0, nan="drop", rng=SEED)
+        assert rel.bins.n_bins == 4
+
+
+def test_a_stream_clamps_every_count_at_its_cap() -> None:
+    """A values batch (its size, each bin's count) is clamped at ``count_limit`` as a count
+    is: the running int64 total cannot wrap (the re-review: three 2^62-value batches of a
+    ``tree_full`` stream wrapped to −9.2e18)."""
+    from treedp.continual.stream import count_limit
+
+    huge = np.broadcast_to(np.float64(1.0), (count_limit(4) + 5,))
+    s = treedp.continual(horizon=4, epsilon=1.0, mechanism="tree_full", rng=SEED)
+    assert s._counts(huge, None, "error")[0] == count_limit(4)
+    binned = treedp.continual(horizon=4, epsilon=1.0, bins=2, bounds=(0, 2), rng=SEED)
+    assert binned._counts(huge[: 2**20], None, "error").max() <= count_limit(4)

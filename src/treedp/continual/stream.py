@@ -295,17 +295,18 @@ class ContinualStream:
             if isinstance(batch, int | np.integer):
                 if batch < 0:
                     raise InvalidParameterError(must("batch", "be a count (an int >= 0)."))
-                # clamped, never refused: a refusal above the limit would tell a count (the
-                # data) above it; clamping moves a count by at most what it changes (the
-                # sensitivity holds) and keeps the total far inside int64
+                # clamped, not refused (a refusal told a count above the cap): the
+                # sensitivity holds and the total stays far inside int64
                 return np.array([min(int(batch), count_limit(self.horizon))], dtype=np.int64)
-            return np.array([as_1d_array(batch, "batch").size], dtype=np.int64)
+            size = min(as_1d_array(batch, "batch").size, count_limit(self.horizon))
+            return np.array([size], dtype=np.int64)
         if isinstance(batch, int | np.integer | float):
             raise InvalidTypeError(
                 must("batch", "be values (an array, a column or a file) for a stream with bins.")
             )
         counts, _ = self._bins.count(batch, nan=check_nan_policy(nan))
-        return np.asarray(counts, dtype=np.int64)
+        # each bin clamped at the cap: a record moves a bin's count by at most one either way
+        return np.minimum(np.asarray(counts, dtype=np.int64), count_limit(self.horizon))
 
     def step(
         self, batch: Any, *, column: str | None = None, ids: Any = None, nan: str = "error"

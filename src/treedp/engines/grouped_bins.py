@@ -9,6 +9,7 @@ import math
 
 import numpy as np
 
+from treedp._inputs import with_kind
 from treedp.domain import Bins
 from treedp.engines.base import NanPolicy
 from treedp.engines.equal_width import _corrected_near_edges, _edge_proofs, _scaled
@@ -37,6 +38,7 @@ def bin_index(values: np.ndarray, bins: Bins, nan: NanPolicy = "error") -> np.nd
         table = _integer_table(bins, values.size)
         if table is not None:  # integers (never missing) over a narrow public range
             return _look_up(values, table)
+    values = with_kind(values, bins.datetime_unit is not None)  # untyped, nothing present
     if bins.datetime_unit is not None:
         if values.dtype.kind != "M":
             raise InvalidTypeError("The value column must hold datetimes for datetime bins.")

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 import numpy as np
 
-from treedp._inputs import as_1d_array
+from treedp._inputs import as_1d_array, with_kind
 from treedp._validation import check_option, must
 from treedp.engines.base import BinCounts, NanPolicy, check_nan_policy, sum_counts
 from treedp.engines.edge_exactness import _arithmetic_is_exact, _edge_slack
@@ -111,6 +111,7 @@ def count_chunk(
         _load_numba(required=True)  # a clear error even where numpy would count this input
     if not isinstance(values, np.ndarray) or values.ndim != 1:
         raise InvalidTypeError("count_chunk counts a 1-D numpy array.")
+    values = with_kind(values, bins.datetime_unit is not None)  # untyped, nothing present
     if bins.datetime_unit is not None:
         if values.dtype.kind != "M":
             # no dtype named: a list's (int64 or float64) comes from its values
@@ -211,8 +212,8 @@ class LocalEngine:
         BinCounts
         """
         check_nan_policy(nan)
-        # datetime bins type an untyped column with no value that is not missing (as_1d_array)
-        arr = as_1d_array(source, kind="datetime" if bins.datetime_unit is not None else None)
+        # the bins type an untyped column with no value present (as_1d_array: kindless)
+        arr = as_1d_array(source, kind="datetime" if bins.datetime_unit is not None else "number")
         # decided once for the whole column: its parts are smaller than it
         kernel: Kernel = "numba" if _use_numba(self.kernel, arr, bins) else "numpy"
         # each thread fills its own B-vector: with few values per bin one thread is faster

@@ -50,7 +50,9 @@ def _checked(series: Any, column: str) -> Any:
     import polars as pl
 
     dtype = series.dtype
-    if isinstance(dtype, pl.Decimal) or dtype == pl.Null:
+    if dtype == pl.Null:  # no type (nothing present): the public bins decide (kindless)
+        return series
+    if isinstance(dtype, pl.Decimal):
         return series.cast(pl.Float64)
     if (dtype.is_numeric() and dtype != pl.Boolean) or dtype.is_temporal():
         return series

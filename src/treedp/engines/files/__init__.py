@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from treedp._inputs import join_chunks
 from treedp.engines.base import BinCounts, NanPolicy
 from treedp.engines.entry import Engine, need_column
 from treedp.engines.files.count import count_dataset, count_path, iter_path_chunks, read_column
@@ -85,14 +86,12 @@ def _count_dataset(
 
 def _collect(data: Any, column: str) -> Any:
     """The column of a file, a :class:`FileSource` or a list of files, in memory."""
-    import numpy as np
-
     options: dict[str, Any] = {}
     if isinstance(data, FileSource):
         options = {"delimiter": data.delimiter, "encoding": data.encoding}
         data = data.path
     if isinstance(data, list | tuple):
-        return np.concatenate([read_column(p, column, **options) for p in data])
+        return join_chunks([read_column(p, column, **options) for p in data])
     return read_column(data, column, **options)
 
 

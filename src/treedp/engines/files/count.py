@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from treedp._inputs import arrow_to_numpy, check_arrow_type
+from treedp._inputs import arrow_to_numpy, check_arrow_type, join_chunks
 from treedp.engines.base import BinCounts, NanPolicy, check_nan_policy, sum_counts
 from treedp.engines.entry import missing_column
 from treedp.engines.files.csv_reader import csv_chunks_arrow, csv_chunks_plain
@@ -336,11 +336,6 @@ def read_column(
             expect_aware=offsets,
         )
     )
-    if not chunks:
-        return np.empty(0, dtype=np.float64)
-    if {c.dtype.kind for c in chunks} == {"f", "M"}:  # an all-missing first chunk, then datetimes
-        chunks = [
-            np.full(c.size, np.datetime64("NaT", "ns")) if c.dtype.kind == "f" else c
-            for c in chunks
-        ]
-    return np.concatenate(chunks)
+    # no rows, or CSV cells all empty: kindless (the public bounds or bins give the kind; an
+    # empty file was float, refused under datetime bins where a one-row file was released)
+    return join_chunks(chunks)

@@ -22,7 +22,7 @@ from typing import IO, Any
 
 import numpy as np
 
-from treedp._inputs import as_1d_array
+from treedp._inputs import as_1d_array, kindless
 from treedp.engines.files.paths import BATCH_ROWS, missing_in
 from treedp.exceptions import DataError, InvalidParameterError, InvalidTypeError
 from treedp.timezones import aware_bound
@@ -280,8 +280,8 @@ def convert_arrow_cells(cells: Any, state: CellKind) -> np.ndarray:
     import pyarrow as pa
 
     if state.kind is None:
-        if cells.null_count == len(cells):
-            return np.full(len(cells), np.nan)
+        if cells.null_count == len(cells):  # no kind yet: the public bounds or bins decide
+            return kindless(len(cells))
         try:
             out = cells.cast(pa.float64())
         except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
