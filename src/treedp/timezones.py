@@ -331,6 +331,8 @@ def data_zone(values: Any, column: Any = None) -> str | None:
         first = next(
             (v for v in values if not (v is None or (isinstance(v, float) and v != v))), None
         )
+        if first is None:  # nothing present: no zone (the bounds' holds), never "naive"
+            return UNKNOWN
         if _is_path(first) and all(_is_path(v) for v in values):
             return _file_zone(first, column)
         return objects_zone(values) if isinstance(first, _dt.datetime) else None
@@ -400,7 +402,9 @@ def _file_zone(path: Any, column: Any) -> str | None:
 def objects_zone(values: Any) -> str | None:
     """The zone of Python datetimes, from their ``tzinfo`` objects (missing values skipped).
 
-    * all naive: None;
+    * all naive: None; none present (every value missing, or none): :data:`UNKNOWN`, no zone
+      to agree with (it was None, and aware bounds refused an empty column as naive where its
+      neighbour with one aware record was released);
     * all carry one *named* zone (a ``zoneinfo.ZoneInfo`` or a pytz zone, with the same name):
       that zone. Like a dtype, a zone object set on every value declares the zone;
     * all carry a fixed UTC offset (``datetime.timezone``, ``datetime.UTC``, what
@@ -421,7 +425,7 @@ def objects_zone(values: Any) -> str | None:
                 "The 'values' argument mixes datetimes of different time zones (or naive and "
                 "tz-aware ones, or named zones and fixed UTC offsets); give them in one zone."
             )
-    return kinds.pop() if kinds else None
+    return kinds.pop() if kinds else UNKNOWN  # no datetime present: no zone to agree with
 
 
 def _object_kind(tz: Any) -> str | None:

@@ -178,3 +178,18 @@ def test_a_stream_clamps_every_count_at_its_cap() -> None:
     assert s._counts(huge, None, "error")[0] == count_limit(4)
     binned = treedp.continual(horizon=4, epsilon=1.0, bins=2, bounds=(0, 2), rng=SEED)
     assert binned._counts(huge[: 2**20], None, "error").max() <= count_limit(4)
+
+
+@pytest.mark.parametrize("nothing", [[], [None], [float("nan")]], ids=["empty", "None", "NaN"])
+def test_nothing_present_is_never_naive_under_aware_bounds(nothing: list) -> None:
+    """Aware bounds: a column with nothing present has no zone to disagree with (it was read
+    as naive and refused, where ``[None, aware datetime]`` was released)."""
+    import zoneinfo
+
+    zone = zoneinfo.ZoneInfo("Europe/Paris")
+    bounds = (dt.datetime(2020, 1, 1, tzinfo=zone), dt.datetime(2021, 1, 1, tzinfo=zone))
+    common: dict[str, Any] = {"epsilon": 1.0, "bounds": bounds, "nan": "drop", "rng": SEED}
+    for values in (nothing, [*nothing, X.replace(tzinfo=zone)]):
+        assert _outcome(lambda v=values: treedp.release_cdf(v, bins=8, **common)) == "ok"
+        assert _outcome(lambda v=values: treedp.quantiles(v, [0.5], **common)) == "ok"
+        assert _outcome(lambda v=values: treedp.median(v, **common)) == "ok"
