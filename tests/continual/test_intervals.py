@@ -95,8 +95,8 @@ def test_noiseless_bins_bracket_the_true_quantile_bin_within_the_continuity_half
 
 
 def test_share_bounds_solve_their_one_sided_tests() -> None:
-    """The low end makes ``P̂[a] − s·P̂[B] − c·se(a, s) − 1/2`` zero (an interior root), the
-    high end ``P̂[b] − s·P̂[B] + c·se(b, s) + 1/2``: checked against the closed-form quadratic."""
+    """The low end makes ``P̂[a] − s·P̂[B] − c·se(a, s) − 1`` zero (an interior root), the
+    high end ``P̂[b] − s·P̂[B] + c·se(b, s) + 1``: checked against the closed-form quadratic."""
     prefix = np.array([0.0, 12.0, 40.0, 41.0, 77.0, 100.0])
     v, c, n_bins, total = 4.0, 1.96, 5, 100.0
     a = np.array([1, 2, 3, 4])
@@ -104,7 +104,7 @@ def test_share_bounds_solve_their_one_sided_tests() -> None:
     for m, lo, hi in zip(a, low, high, strict=True):
         for s, sign in ((lo, -1.0), (hi, 1.0)):
             se = np.sqrt(v * ((1 - s) ** 2 * m + s**2 * (n_bins - m)))
-            assert prefix[m] - s * total + sign * (c * se + 0.5) == pytest.approx(0, abs=1e-9)
+            assert prefix[m] - s * total + sign * (c * se + 1.0) == pytest.approx(0, abs=1e-9)
         assert lo < prefix[m] / total < hi
 
 

@@ -27,7 +27,7 @@ from treedp.domain import Bins
 from treedp.estimation.consistency import monotone_l2
 from treedp.exceptions import InvalidParameterError
 from treedp.release.atoms import below_points, block_value, point_masses, release_quantiles
-from treedp.release.inference import bracket_interval, half_width_factor
+from treedp.release.inference import bracket_interval, half_width_factor, slack
 from treedp.release.queries import below_bracket, cdf_bracket
 from treedp.release.signal import FLAG_SHARE
 
@@ -121,13 +121,14 @@ class StepAnswer:
         """An interval for :attr:`count` at ``level``: ``count ± c·stderr`` with a release's
         factor (:func:`treedp.release.inference.half_width_factor`: the larger of the normal
         and Laplace quantiles for pure ε, whose error can be one or a few discrete Laplace
-        draws at early steps; the normal one for zCDP), plus half a record (a continuity
-        correction: the noise is integer-valued, and with a small standard error a quantile
-        of the continuous law falls between lattice points), clipped at 0. The normal quantile
-        alone (until session 25) covered 0.931 at 95% and 0.990 at 99.9% at step 1 of a
-        pure-ε tree, 0.862 at 90% with ρ = 2 (an independent review, exact)."""
+        draws at early steps; the normal one for zCDP), plus one record (a lattice step: the
+        noise is integer-valued, and with a small standard error a quantile of the continuous
+        law falls between lattice points; half a record in session 25 was too little where one
+        draw dominates, an independent review in session 26), clipped at 0. The normal
+        quantile alone (until session 25) covered 0.931 at 95% and 0.990 at 99.9% at step 1 of
+        a pure-ε tree, 0.862 at 90% with ρ = 2 (an independent review, exact)."""
         level = check_level(level)
-        half = half_width_factor(level, gaussian=self.gaussian) * self.stderr + 0.5
+        half = float(slack(half_width_factor(level, gaussian=self.gaussian), self.stderr))
         return max(self.count - half, 0.0), max(self.count + half, 0.0)
 
     # ----------------------------------------------------------------- distributions
@@ -218,8 +219,9 @@ class StepAnswer:
         (inside a bin too: from a lower bound at the bracketing edges' inner prefixes to an
         upper one at the outer, as :meth:`treedp.Release.confidence_interval`): the unbiased
         bins' sums (independent bins, each of variance :attr:`bin_variance`), a release's
-        factor, half a record of continuity correction, clipped at 0 and widened to hold
-        :meth:`range_count`. Each bound misses with probability at most ``(1 - level)/2``."""
+        factor, one record of lattice slack (:func:`~treedp.release.inference.slack`),
+        clipped at 0 and widened to hold :meth:`range_count`. Each bound misses with
+        probability at most ``(1 - level)/2``."""
         level = check_level(level)
         if self.bins is None:
             raise_no_bins()
@@ -237,9 +239,8 @@ class StepAnswer:
         low, high = bracket_interval(
             part(b_lo, a_hi), part(b_hi, a_lo), level, None, gaussian=self.gaussian
         )
-        point = np.ravel(self.range_count(lo, hi))
-        low = np.fmin(np.maximum(low - 0.5, 0.0), point)
-        high = np.fmax(np.where(high > 0, high + 0.5, high), point)
+        point = np.ravel(self.range_count(lo, hi))  # the lattice step is the bracket's own
+        low, high = np.fmin(low, point), np.fmax(high, point)
         return low.reshape(ta.shape), high.reshape(ta.shape)
 
     def quantile(self, q: Any) -> np.ndarray:

@@ -6,8 +6,8 @@ of independent discrete Laplace or Gaussian noises). For a weight ``s`` and a pr
 ``m``, the error of ``P̂[m] - s·P̂[B]`` has mean 0 and variance
 ``v·((1 - s)²·m + s²·(B - m))``; a one-sided bound on it misses with probability at most
 ``alpha/2`` at ``factor`` standard errors (:func:`treedp.release.inference.half_width_factor`)
-plus half a record (the noise is integer-valued: a continuity correction, as
-:meth:`treedp.continual.StepAnswer.interval` takes).
+plus one record where there is noise (the noise is integer-valued: a lattice step,
+:func:`treedp.release.inference.slack`).
 
 Each interval below rests on such a bound at **one index fixed by the truth**, so it needs no
 simultaneous band and no simulation of the mechanism's noise:
@@ -29,7 +29,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from treedp.release.inference import crossing_bins
+from treedp.release.inference import crossing_bins, slack
 
 __all__ = ["quantile_bins", "share_bounds"]
 
@@ -50,8 +50,8 @@ def quantile_bins(
     m = np.arange(n_bins + 1)
     lows, highs = [], []
     for q in np.asarray(qs, dtype=np.float64).ravel():
-        slack = factor * _se(variance, m, np.full(m.shape, q), n_bins) + 0.5
-        low, high = crossing_bins(prefix - q * prefix[-1], slack)  # as a release's
+        bound = slack(factor, _se(variance, m, np.full(m.shape, q), n_bins))
+        low, high = crossing_bins(prefix - q * prefix[-1], bound)  # as a release's
         lows.append(low)
         highs.append(high)
     return np.array(lows, dtype=np.int64), np.array(highs, dtype=np.int64)
@@ -63,10 +63,10 @@ def share_bounds(
     """Fieller bounds in ``[0, 1]`` on the shares ``P[m_low]/n`` (from below) and
     ``P[m_high]/n`` (from above), each missing with probability at most ``alpha/2``.
 
-    Below: ``h(s) = P̂[a] - s·P̂[B] - factor·se(a, s) - 1/2`` is concave in ``s``: where
+    Below: ``h(s) = P̂[a] - s·P̂[B] - factor·se(a, s) - 1`` is concave in ``s``: where
     ``h(0) <= 0`` the bound is 0, else ``{h > 0}`` is an interval ``[0, r)`` and the bound, the
     smallest ``s`` not rejected, is ``r`` (bisection). Above: ``k(s) = P̂[b] - s·P̂[B] +
-    factor·se(b, s) + 1/2`` is convex: where ``k(1) >= 0`` the bound is 1, else its rejected
+    factor·se(b, s) + 1`` is convex: where ``k(1) >= 0`` the bound is 1, else its rejected
     ``s`` (``k < 0``) are an interval ``(r, 1]`` and the bound is ``r``. The validity argument
     (module docstring) holds whatever the sign of ``P̂[B]``.
     """
@@ -76,10 +76,10 @@ def share_bounds(
     b = np.asarray(m_high, dtype=np.int64)
 
     def h(s: np.ndarray) -> np.ndarray:
-        return np.asarray(prefix[a] - s * total - factor * _se(variance, a, s, n_bins) - 0.5)
+        return np.asarray(prefix[a] - s * total - slack(factor, _se(variance, a, s, n_bins)))
 
     def k(s: np.ndarray) -> np.ndarray:
-        return np.asarray(prefix[b] - s * total + factor * _se(variance, b, s, n_bins) + 0.5)
+        return np.asarray(prefix[b] - s * total + slack(factor, _se(variance, b, s, n_bins)))
 
     low = _boundary(lambda s: h(s) > 0, a.shape)
     high = _boundary(lambda s: k(s) >= 0, b.shape)

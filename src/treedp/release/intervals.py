@@ -338,8 +338,11 @@ class IntervalQueries:
             )
             lo, hi = np.maximum(m_lo, b_lo), np.minimum(m_hi, b_hi)
             apart = lo > hi  # both miss on one side, rarely: their hull
-            m_lo = np.where(apart, np.minimum(m_lo, b_lo), lo)
-            m_hi = np.where(apart, np.maximum(m_hi, b_hi), hi)
+            lo = np.where(apart, np.minimum(m_lo, b_lo), lo)
+            hi = np.where(apart, np.maximum(m_hi, b_hi), hi)
+            # q = 0: G[0] = 0 exactly, so the band's crossing is the lower bound, not the
+            # minimum's bin (an independent review: 0.19 coverage): the bounds alone there
+            m_lo, m_hi = np.where(qs == 0, m_lo, lo), np.where(qs == 0, m_hi, hi)
         return m_lo, m_hi
 
     @overload
