@@ -108,6 +108,7 @@ def _from_dataframe_libraries(values: Any) -> np.ndarray | None:
         if not isinstance(values, pd.Series):  # an Index or array (IntegerArray): as a Series
             values = pd.Series(values, copy=False)
         dtype = values.dtype
+        _check_pandas_type(pd, dtype)
         if pd.api.types.is_datetime64_any_dtype(dtype) and getattr(dtype, "tz", None) is not None:
             values = values.dt.tz_convert("UTC").dt.tz_localize(None)
         # Datetimes keep pandas' own unit: forcing nanoseconds wraps dates beyond 2262 silently.
@@ -122,6 +123,7 @@ def _from_dataframe_libraries(values: Any) -> np.ndarray | None:
             raise InvalidTypeError(_SERIES)
         if values.dtype == pl.Null:  # no type: the public bounds or bins decide
             return kindless(len(values))
+        _check_polars_type(pl, values.dtype)
         if values.dtype.is_numeric() and values.null_count() > 0:
             return np.asarray(values.cast(pl.Float64).fill_null(float("nan")).to_numpy())
         return np.asarray(values.to_numpy())
@@ -137,6 +139,7 @@ def _from_dataframe_libraries(values: Any) -> np.ndarray | None:
             values = values.combine_chunks()
         if pa.types.is_null(values.type):  # no type: the public bounds or bins decide
             return kindless(len(values))
+        check_arrow_type(values.type, "values")
         if pa.types.is_timestamp(values.type) or pa.types.is_date(values.type):
             if pa.types.is_date(values.type):
                 values = values.cast(pa.timestamp("s"))
@@ -151,6 +154,34 @@ def _from_dataframe_libraries(values: Any) -> np.ndarray | None:
             values = pc.fill_null(values.cast(pa.float64(), safe=False), float("nan"))
         return np.asarray(values.to_numpy(zero_copy_only=False))
     return None
+
+
+def _typed_refusal(dtype: Any) -> InvalidTypeError:
+    """A typed column of another kind: refused by its type, whatever its values (an empty
+    string column was released where one with a value was refused: an independent review)."""
+    return InvalidTypeError(
+        f"The 'values' argument is not numeric or datetime (its type is {dtype}); treedp "
+        "releases numeric or datetime columns only."
+    )
+
+
+def _check_pandas_type(pd: Any, dtype: Any) -> None:
+    """Numbers (not booleans), datetimes, or plain objects (untyped: read value by value)."""
+    api = pd.api.types
+    if dtype == np.dtype("O") or api.is_datetime64_any_dtype(dtype):
+        return
+    if api.is_numeric_dtype(dtype) and not api.is_bool_dtype(dtype):
+        return
+    raise _typed_refusal(dtype)
+
+
+def _check_polars_type(pl: Any, dtype: Any) -> None:
+    """Numbers (not booleans), temporal types, decimals, or Python objects (untyped)."""
+    if dtype == pl.Object or dtype.is_temporal() or isinstance(dtype, pl.Decimal):
+        return
+    if dtype.is_numeric() and dtype != pl.Boolean:
+        return
+    raise _typed_refusal(dtype)
 
 
 def _subject(name: str) -> str:

@@ -308,6 +308,8 @@ def data_zone(values: Any, column: Any = None) -> str | None:
         return None if tz is None else _type_zone(tz)
     if root == "polars":
         col = values
+        if str(getattr(col, "dtype", "")) == "Null":  # no type, nothing present: no zone
+            return UNKNOWN
         zone = getattr(getattr(col, "dtype", None), "time_zone", None)
         return None if zone is None else _type_zone(zone)
     if root == "pyarrow":
@@ -315,6 +317,8 @@ def data_zone(values: Any, column: Any = None) -> str | None:
         if schema is not None and (column is None or column not in schema.names):
             return UNKNOWN  # the engine reports the missing column
         t = _arrow_type(values, column)
+        if str(t) == "null":  # no type, nothing present: no zone (the bounds' holds)
+            return UNKNOWN
         zone = getattr(t, "tz", None)
         return None if zone is None else _type_zone(zone)
     if type(values).__name__ == "FileSource":
@@ -394,7 +398,10 @@ def _file_zone(path: Any, column: Any) -> str | None:
         except Exception:  # the reader reports a missing or broken file with its own error
             return UNKNOWN
         if column in schema.names:
-            zone = getattr(schema.field(column).type, "tz", None)
+            t = schema.field(column).type
+            if str(t) == "null":  # a null column: no type, no zone (the bounds' holds)
+                return UNKNOWN
+            zone = getattr(t, "tz", None)
             return None if zone is None else _type_zone(zone)
     return UNKNOWN
 

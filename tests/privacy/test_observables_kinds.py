@@ -193,3 +193,43 @@ def test_nothing_present_is_never_naive_under_aware_bounds(nothing: list) -> Non
         assert _outcome(lambda v=values: treedp.release_cdf(v, bins=8, **common)) == "ok"
         assert _outcome(lambda v=values: treedp.quantiles(v, [0.5], **common)) == "ok"
         assert _outcome(lambda v=values: treedp.median(v, **common)) == "ok"
+
+
+def test_a_typed_column_of_another_kind_is_refused_by_its_type_alone() -> None:
+    """A string, boolean or category column is refused whatever its values: an empty or
+    all-missing one was released (read as a kindless column) where one with a value was
+    refused (a final re-check, session 26)."""
+    pa = pytest.importorskip("pyarrow")
+    pl = pytest.importorskip("polars")
+    columns = [
+        lambda v: pd.Series(v, dtype="string"),
+        lambda v: pd.Series(v, dtype="boolean"),
+        lambda v: pa.array(v, type=pa.string()),
+        lambda v: pl.Series(v, dtype=pl.String),
+    ]
+    for make in columns:
+        for values in ([], [None]):
+            with pytest.raises(InvalidTypeError, match="not numeric or datetime"):
+                treedp.release_cdf(make(values), bounds=(0, 10), bins=4, epsilon=1.0,
+                                   nan="drop", rng=SEED)  # fmt: skip
+
+
+def test_null_columns_have_no_zone_and_an_empty_table_its_type(tmp_path: Any) -> None:
+    """An Arrow or polars null column under aware bounds has no zone (it was read as naive);
+    an Arrow Table with no chunk (a filter that kept no row) reads as its column's type (it was
+    float, refused under datetime bounds where a kept row was released)."""
+    import zoneinfo
+
+    pa = pytest.importorskip("pyarrow")
+    pl = pytest.importorskip("polars")
+    utc = zoneinfo.ZoneInfo("UTC")
+    aware = (dt.datetime(2020, 1, 1, tzinfo=utc), dt.datetime(2021, 1, 1, tzinfo=utc))
+    common: dict[str, Any] = {"epsilon": 1.0, "nan": "drop", "rng": SEED}
+    for column in (pa.array([None]), pl.Series([None])):
+        assert _outcome(lambda c=column: treedp.release_cdf(c, bounds=aware, bins=8,
+                                                            **common)) == "ok"  # fmt: skip
+    table = pa.table({"t": pa.array([X, X], type=pa.timestamp("us"))})
+    empty = table.filter(pa.compute.greater(table["t"], pa.scalar(X, pa.timestamp("us"))))
+    for t in (empty, table):
+        assert _outcome(lambda t=t: treedp.quantiles(t, [0.5], column="t", bounds=DATES,
+                                                     **common)) == "ok"  # fmt: skip

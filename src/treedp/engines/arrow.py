@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from treedp._inputs import arrow_to_numpy, check_arrow_type
+from treedp._inputs import arrow_to_numpy, check_arrow_type, join_chunks
 from treedp.engines.base import BinCounts, NanPolicy
 from treedp.engines.entry import Engine, missing_column, module_root, need_column, no_column
 from treedp.engines.local import count_chunks
@@ -63,7 +63,11 @@ def _collect(table: Any, column: str) -> np.ndarray:
         raise missing_column(column, table.schema.names)
     check_arrow_type(table.schema.field(column).type, column)
     chunks = _chunks(table, column)
-    return np.concatenate([arrow_to_numpy(c) for c in chunks]) if chunks else np.zeros(0)
+    if not chunks:  # no chunk (a filter that kept no row): an empty column of the type
+        import pyarrow as pa
+
+        return arrow_to_numpy(pa.array([], type=table.schema.field(column).type))
+    return join_chunks([arrow_to_numpy(c) for c in chunks])
 
 
 def _schema(data: Any) -> list[str] | None:
