@@ -219,8 +219,8 @@ def _band_ses(covariance: PrefixCovariance, n_bins: int, qs: np.ndarray) -> list
     return [np.sqrt(np.maximum(var_m + q**2 * var_b - 2 * q * cov_mb, 0.0)) for q in qs]
 
 
-def crossing_bins(g: np.ndarray, slack: np.ndarray) -> tuple[int, int]:
-    """Bins ``(m_lo, m_hi)`` in ``[1, B]`` from one-sided bounds ``g ± slack`` on a
+def crossing_bins(g: np.ndarray, bound: np.ndarray) -> tuple[int, int]:
+    """Bins ``(m_lo, m_hi)`` in ``[1, B]`` from one-sided bounds ``g ± bound`` on a
     non-decreasing ``G[m] = F(m) - q·n`` (``m = 0..B``) whose first ``m`` with ``G[m] >= 0``
     is the ``q``-quantile's bin ``m*``: ``m_lo`` is the first ``m >= 1`` whose upper bound
     reaches 0, ``m_hi`` one past the last ``m < B`` whose lower bound is below 0.
@@ -231,8 +231,8 @@ def crossing_bins(g: np.ndarray, slack: np.ndarray) -> tuple[int, int]:
     with probability at least ``1 - alpha``, with no simultaneous band: the first crossing
     cannot be moved later by noise elsewhere, only earlier (wider)."""
     n_bins = g.size - 1
-    reach = np.flatnonzero(g[1:] + slack[1:] >= 0)  # upper bounds at m = 1..B
-    below = np.flatnonzero(g[:-1] - slack[:-1] < 0)  # lower bounds at m = 0..B-1
+    reach = np.flatnonzero(g[1:] + bound[1:] >= 0)  # upper bounds at m = 1..B
+    below = np.flatnonzero(g[:-1] - bound[:-1] < 0)  # lower bounds at m = 0..B-1
     m_lo = 1 + int(reach[0]) if reach.size else n_bins
     m_hi = max(1 + int(below[-1]), 1) if below.size else 1
     return m_lo, m_hi
@@ -244,8 +244,8 @@ def quantile_pointwise(
     """Prefix indices ``(m_lo, m_hi)`` bracketing each ``q``-quantile's bin, from one-sided
     bounds at ``factor`` exact standard errors and one record (:data:`LATTICE`;
     :func:`crossing_bins`; ``factor`` from :func:`tail_factor` at the miss probability): no
-    simulation. The estimate is linear in
-    independent discrete Laplace or Gaussian noises, whose tails the factor bounds."""
+    simulation. The estimate is linear in independent discrete Laplace or Gaussian noises,
+    whose tails the factor bounds."""
     n_bins = prefix.size - 1
     pairs = [
         crossing_bins(prefix - q * prefix[-1], slack(factor, se))
