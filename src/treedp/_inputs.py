@@ -97,7 +97,7 @@ _SERIES = (
 )
 
 
-def _from_dataframe_libraries(values: Any) -> np.ndarray | None:
+def _from_dataframe_libraries(values: Any, name: str = "values") -> np.ndarray | None:
     """A pandas, polars or pyarrow column as numpy (numeric nulls NaN), else None."""
     module = type(values).__module__.split(".")[0]
     if module == "pandas":
@@ -108,7 +108,7 @@ def _from_dataframe_libraries(values: Any) -> np.ndarray | None:
         if not isinstance(values, pd.Series):  # an Index or array (IntegerArray): as a Series
             values = pd.Series(values, copy=False)
         dtype = values.dtype
-        _check_pandas_type(pd, dtype)
+        _check_pandas_type(pd, dtype, name)
         if pd.api.types.is_datetime64_any_dtype(dtype) and getattr(dtype, "tz", None) is not None:
             values = values.dt.tz_convert("UTC").dt.tz_localize(None)
         # Datetimes keep pandas' own unit: forcing nanoseconds wraps dates beyond 2262 silently.
@@ -123,7 +123,7 @@ def _from_dataframe_libraries(values: Any) -> np.ndarray | None:
             raise InvalidTypeError(_SERIES)
         if values.dtype == pl.Null:  # no type: the public bounds or bins decide
             return kindless(len(values))
-        _check_polars_type(pl, values.dtype)
+        _check_polars_type(pl, values.dtype, name)
         if values.dtype.is_numeric() and values.null_count() > 0:
             return np.asarray(values.cast(pl.Float64).fill_null(float("nan")).to_numpy())
         return np.asarray(values.to_numpy())
@@ -139,7 +139,8 @@ def _from_dataframe_libraries(values: Any) -> np.ndarray | None:
             values = values.combine_chunks()
         if pa.types.is_null(values.type):  # no type: the public bounds or bins decide
             return kindless(len(values))
-        check_arrow_type(values.type, "values")
+        if not _arrow_kind_ok(pa, values.type):
+            raise _typed_refusal(values.type, name)
         if pa.types.is_timestamp(values.type) or pa.types.is_date(values.type):
             if pa.types.is_date(values.type):
                 values = values.cast(pa.timestamp("s"))
@@ -156,32 +157,42 @@ def _from_dataframe_libraries(values: Any) -> np.ndarray | None:
     return None
 
 
-def _typed_refusal(dtype: Any) -> InvalidTypeError:
+def _typed_refusal(dtype: Any, name: str) -> InvalidTypeError:
     """A typed column of another kind: refused by its type, whatever its values (an empty
     string column was released where one with a value was refused: an independent review)."""
     return InvalidTypeError(
-        f"The 'values' argument is not numeric or datetime (its type is {dtype}); treedp "
-        "releases numeric or datetime columns only."
+        f"{_subject(name)} must hold numbers or datetimes; its type is {dtype} (treedp "
+        "releases numeric or datetime columns only)."
     )
 
 
-def _check_pandas_type(pd: Any, dtype: Any) -> None:
+def _arrow_kind_ok(pa: Any, t: Any) -> bool:
+    """Numbers, decimals, timestamps, dates or null (:func:`check_arrow_type`'s rule)."""
+    if pa.types.is_dictionary(t):
+        t = t.value_type
+    return bool(
+        pa.types.is_integer(t) or pa.types.is_floating(t) or pa.types.is_decimal(t)
+        or pa.types.is_timestamp(t) or pa.types.is_date(t) or pa.types.is_null(t)
+    )  # fmt: skip
+
+
+def _check_pandas_type(pd: Any, dtype: Any, name: str) -> None:
     """Numbers (not booleans), datetimes, or plain objects (untyped: read value by value)."""
     api = pd.api.types
     if dtype == np.dtype("O") or api.is_datetime64_any_dtype(dtype):
         return
     if api.is_numeric_dtype(dtype) and not api.is_bool_dtype(dtype):
         return
-    raise _typed_refusal(dtype)
+    raise _typed_refusal(dtype, name)
 
 
-def _check_polars_type(pl: Any, dtype: Any) -> None:
+def _check_polars_type(pl: Any, dtype: Any, name: str) -> None:
     """Numbers (not booleans), temporal types, decimals, or Python objects (untyped)."""
     if dtype == pl.Object or dtype.is_temporal() or isinstance(dtype, pl.Decimal):
         return
     if dtype.is_numeric() and dtype != pl.Boolean:
         return
-    raise _typed_refusal(dtype)
+    raise _typed_refusal(dtype, name)
 
 
 def _subject(name: str) -> str:
@@ -209,7 +220,7 @@ def as_1d_array(values: Any, name: str = "values", kind: Kind | None = None) -> 
     """
     if isinstance(values, KindlessArray):
         return _resolved(values, kind)
-    arr = _from_dataframe_libraries(values)
+    arr = _from_dataframe_libraries(values, name)
     if isinstance(arr, KindlessArray):  # an Arrow or polars null column
         return _resolved(arr, kind)
     if arr is None:
@@ -343,16 +354,7 @@ def check_arrow_type(t: Any, column: str) -> None:
     temporal."""
     import pyarrow as pa
 
-    if pa.types.is_dictionary(t):
-        t = t.value_type
-    if (
-        pa.types.is_integer(t)
-        or pa.types.is_floating(t)
-        or pa.types.is_decimal(t)
-        or pa.types.is_timestamp(t)
-        or pa.types.is_date(t)
-        or pa.types.is_null(t)
-    ):
+    if _arrow_kind_ok(pa, t):
         return
     raise InvalidTypeError(
         f"The column '{column}' is not numeric or datetime (its type is {t}); "

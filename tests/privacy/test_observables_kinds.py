@@ -209,7 +209,7 @@ def test_a_typed_column_of_another_kind_is_refused_by_its_type_alone() -> None:
     ]
     for make in columns:
         for values in ([], [None]):
-            with pytest.raises(InvalidTypeError, match="not numeric or datetime"):
+            with pytest.raises(InvalidTypeError, match="must hold numbers or datetimes; its type"):
                 treedp.release_cdf(make(values), bounds=(0, 10), bins=4, epsilon=1.0,
                                    nan="drop", rng=SEED)  # fmt: skip
 
