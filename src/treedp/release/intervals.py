@@ -398,7 +398,7 @@ class IntervalQueries:
 
         The miss probability ``1 - level`` is split between them (Bonferroni: the band takes
         :data:`BAND_SHARE` of it, or the least its simulations allow, at most half). Measured
-        (``benchmarks/quantile_intervals.py``): 0.59–0.85× the band's width on 4096 bins, up
+        (``benchmarks/quantile_intervals.py``): 0.64–0.85× the band's width on 4096 bins, up
         to 1.43× in a sparse tail (the 5% level of 1,000 records at ε = 0.5). On an integer
         domain the target is the inverse-CDF quantile (:meth:`quantile`) and the ends are
         integers. The interval always holds the
