@@ -21,7 +21,6 @@ __all__ = [
     "is_missing",
     "join_chunks",
     "kindless",
-    "untyped",
     "with_kind",
 ]
 
@@ -66,14 +65,6 @@ def join_chunks(chunks: list[np.ndarray]) -> np.ndarray:
 
 def _resolved(arr: np.ndarray, kind: Kind | None) -> np.ndarray:
     return arr if kind is None else with_kind(arr, kind == "datetime")
-
-
-def untyped(values: Any) -> bool:
-    """Whether a column's kind comes from its values: a list, a tuple, an object-dtype array
-    or Series, or a kindless column (a typed column's dtype is public)."""
-    return isinstance(values, list | tuple | KindlessArray) or getattr(
-        values, "dtype", None
-    ) == np.dtype("O")
 
 
 def is_missing(value: Any) -> bool:
@@ -205,12 +196,13 @@ def as_1d_array(values: Any, name: str = "values", kind: Kind | None = None) -> 
     """Return ``values`` as a 1-D numpy array of a numeric or datetime64 dtype (``name``: the
     argument's name in messages, or a description with a space such as ``"column 'age'"``).
 
-    An untyped column (a list, a tuple, an object array or Series) takes its kind from its
-    values. When it holds no value that is not missing (empty, or only ``None``, NaN, NaT,
-    ``pd.NA``) its values cannot tell, so the kind the public inputs give (``kind``:
-    ``"datetime"`` for datetime bounds or bins) decides: an all-NaT datetime64 column, as a
-    column of datetimes with every record missing would be. Otherwise whether a column is
-    refused would tell an empty or all-missing column from one with a record.
+    An untyped column (a list, a tuple, an object array or Series, an Arrow or polars null
+    column) takes its kind from its values. When nothing in it is present (empty, or only
+    ``None``, NaN, NaT, ``pd.NA``) its values cannot tell: with ``kind`` (``"datetime"`` or
+    ``"number"``, from public bounds or bins) it is missing values of that kind, without it a
+    :class:`KindlessArray` that :func:`with_kind` resolves later. Otherwise whether a column
+    is refused would tell an empty or all-missing column from one with a record. A typed
+    column of another kind (text, booleans, categories) is refused by its type alone.
 
     Raises
     ------

@@ -166,11 +166,11 @@ def run_quantiles(query: Query) -> QuantilesResult:
     aware = expect_offsets(req.bounds, query.timezone)  # CSV cells checked as release checks
     values = _column_of(query.data, query.column, aware)
     name = "values" if query.column is None else f"column '{query.column}'"  # for messages
-    if query.timezone is not None:  # tz-aware: read on the UTC timeline, answers zoned at the end
-        values = as_1d_array(values, name)
     dated = isinstance(req.bounds, tuple | list) and any(map(is_datetime_like, req.bounds))
     kind: Kind | None = "datetime" if dated else None
-    if kind is not None:  # an untyped column with nothing present: typed by the bounds
+    # tz-aware: read on the UTC timeline, answers zoned at the end; datetime bounds: an
+    # untyped column with nothing present is typed by them (kindless)
+    if query.timezone is not None or kind is not None:
         values = as_1d_array(values, name, kind)
     # Read once before any charge (shape, type, missing values): a refusal spends nothing.
     data, unit = read_column(values, req.nan, req.relation, name)

@@ -28,7 +28,7 @@ from treedp.estimation.consistency import monotone_l2
 from treedp.exceptions import InvalidParameterError
 from treedp.release.atoms import below_points, block_value, point_masses, release_quantiles
 from treedp.release.inference import bracket_interval, half_width_factor, slack
-from treedp.release.queries import below_bracket, cdf_bracket
+from treedp.release.queries import below_bracket, cdf_bracket, check_q
 from treedp.release.signal import FLAG_SHARE
 
 if TYPE_CHECKING:
@@ -250,9 +250,7 @@ class StepAnswer:
         level inside a bin the counts read as a point mass (:meth:`mass_bins`, held from
         earlier steps too) is answered by the mass's value, as the counts place it."""
         edges, cum = self._points()
-        qs = np.asarray(q, dtype=np.float64)
-        if not np.all((qs >= 0) & (qs <= 1)):
-            raise InvalidParameterError(must("q", "be in [0, 1]."))
+        qs = check_q(q)
         assert self.bins is not None
         se = self.histogram_stderr  # every bin's, public
         out = release_quantiles(self.bins, cum, qs, lambda j: np.full(np.shape(j), se))
@@ -266,15 +264,13 @@ class StepAnswer:
         records counted so far with probability at least ``level`` for each ``q``.
 
         From one-sided bounds on ``F(m) - q·n`` at the bins' edges (the unbiased running
-        counts, independent bins of variance :attr:`bin_variance`, a release's factor and half
-        a record), each needed only at the true quantile's bin or the one before it
+        counts, independent bins of variance :attr:`bin_variance`, a release's factor and one
+        record of lattice slack), each needed only at the true quantile's bin or the one before it
         (:mod:`treedp.continual.intervals`): no simultaneous band, no simulation. The ends are
         bin edges (on integers bins the last integer of the upper bin), widened to hold
         :meth:`quantile`."""
         level = check_level(level)
-        qs = np.asarray(q, dtype=np.float64)
-        if not np.all((qs >= 0) & (qs <= 1)):
-            raise InvalidParameterError(must("q", "be in [0, 1]."))
+        qs = check_q(q)
         edges, prefix = self._points(raw=True)
         assert self.bins is not None
         factor = half_width_factor(level, gaussian=self.gaussian)
@@ -293,8 +289,7 @@ class StepAnswer:
         Fieller's construction on the unbiased running counts at the edges bracketing ``x``
         (:mod:`treedp.continual.intervals`): the count below and the total are estimated
         from the same bins, so the share's bounds come from one test each, not a ratio of two
-        intervals. In ``[0, 1]``, widened to hold
-        :meth:`cdf`."""
+        intervals. In ``[0, 1]``, widened to hold :meth:`cdf`."""
         level = check_level(level)
         if self.bins is None:
             raise_no_bins()
