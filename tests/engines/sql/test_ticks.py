@@ -39,6 +39,7 @@ TYPES = {
         "TIMESTAMP": ("us", False),
         "TIMESTAMP_NS": ("ns", False),
         "TIMESTAMP_MS": ("ms", False),
+        "TIMESTAMP_S": ("s", False),
         "DATE": ("D", False),
         "TIMESTAMPTZ": ("us", True),
     },
@@ -272,3 +273,27 @@ def test_a_wrong_tick_search_is_caught(
     values = edge_values(bins, "us")
     data = _load(_connect("duckdb", request), "duckdb", "TIMESTAMP", _texts(values, False))
     assert count_source(data, column="v", bins=bins) != count_chunk(values, bins)
+
+
+@pytest.mark.parametrize("unit", ["s", "ms"])
+def test_coarse_timestamps_beyond_the_microsecond_range(unit: str) -> None:
+    """A DuckDB TIMESTAMP_S / TIMESTAMP_MS value the microsecond ticks cannot hold (a 9999-12-31
+    sentinel is past the nanosecond range some conversions go through; an Arrow column can hold
+    2^62 seconds) is clamped like the memory engine's, not a failed query for that row alone."""
+    duckdb = pytest.importorskip("duckdb")
+    pa = pytest.importorskip("pyarrow")
+    values = np.array(
+        ["2020-03-01", "9999-12-31", "1000-01-01", 2**62, -(2**62), "2020-06-01"],
+        dtype=f"datetime64[{unit}]",
+    )
+    values[3:5] = np.array([2**62, -(2**62)]).astype(f"datetime64[{unit}]")
+    con = duckdb.connect()
+    con.execute("SET TimeZone = 'UTC'")
+    table = pa.table({"v": pa.array(values)})
+    con.register("arrow_values", table)
+    con.execute("CREATE TABLE t AS SELECT * FROM arrow_values")
+    assert con.execute("SELECT typeof(v) FROM t LIMIT 1").fetchone() == (f"TIMESTAMP_{unit.upper()}",)
+    bins = treedp.make_bins(bounds=("2020-01-01", "2021-01-01"), bins=4)
+    data = treedp.SqlSource(con, "SELECT v FROM t")
+    assert count_source(data, column="v", bins=bins) == count_chunk(values, bins)
+    assert count_source(data, column="v", bins=bins).counts.tolist() == [3, 1, 0, 2]

@@ -90,24 +90,41 @@ def _types(data: Any) -> dict[str, str]:
 #: DuckDB datetime types: (the exact integer ticks, their unit, on the UTC timeline).
 _TICKS = {
     "TIMESTAMP": ("epoch_us({})", "us", False),
-    "TIMESTAMP_S": ("epoch_us({})", "us", False),
-    "TIMESTAMP_MS": ("epoch_us({})", "us", False),
+    "TIMESTAMP_S": ("epoch_us(CAST({} AS TIMESTAMP))", "us", False),
+    "TIMESTAMP_MS": ("epoch_us(CAST({} AS TIMESTAMP))", "us", False),
     "TIMESTAMP_NS": ("epoch_ns({})", "ns", False),
     "TIMESTAMP WITH TIME ZONE": ("epoch_us({})", "us", True),
     "DATE": ("({} - DATE '1970-01-01')", "D", False),
+}
+#: The ends of DuckDB's microsecond TIMESTAMP in the coarser types that can hold more: a
+#: TIMESTAMP_S or TIMESTAMP_MS value beyond them (an Arrow ``timestamp[s]`` column can hold
+#: 2^62 seconds) has no microsecond ticks, and converting it raised in the query, for that one
+#: row (an independent review, session 27). It saturates instead, as the memory engine does.
+_COARSE_ENDS = {
+    "TIMESTAMP_S": ("294247-01-10 04:00:54", "290309-12-22 (BC) 00:00:00"),
+    "TIMESTAMP_MS": ("294247-01-10 04:00:54.775", "290309-12-22 (BC) 00:00:00"),
 }
 
 
 def _ticks(col: str, type_name: str) -> Ticks | None:
     """A TIMESTAMP (any precision), TIMESTAMPTZ or DATE as integer ticks; ``±infinity``
-    (for which ``epoch_us`` is NULL) as ``±INFINITE``."""
+    (for which ``epoch_us`` is NULL) and a coarse value beyond the microsecond range as
+    ``±INFINITE``. Every branch compares the column in its own type: no row is converted
+    before it is known to fit."""
     if type_name not in _TICKS:
         return None
     form, unit, aware = _TICKS[type_name]
-    expr = (
-        f"CASE WHEN isinf({col}) THEN CASE WHEN {col} > CAST('1970-01-01' AS {type_name}) "
-        f"THEN CAST('{INFINITE}' AS HUGEINT) ELSE CAST('-{INFINITE}' AS HUGEINT) END "
-        f"ELSE CAST({form.format(col)} AS HUGEINT) END"
+    plus, minus = f"CAST('{INFINITE}' AS HUGEINT)", f"CAST('-{INFINITE}' AS HUGEINT)"
+    beyond = ""
+    if type_name in _COARSE_ENDS:
+        top, bottom = _COARSE_ENDS[type_name]
+        beyond = (
+            f"WHEN {col} > CAST(TIMESTAMP '{top}' AS {type_name}) THEN {plus} "
+            f"WHEN {col} < CAST(TIMESTAMP '{bottom}' AS {type_name}) THEN {minus} "
+        )
+    expr = (  # the ends first: isinf converts too (±infinity lie beyond them)
+        f"CASE {beyond}WHEN isinf({col}) THEN CASE WHEN {col} > CAST('1970-01-01' AS "
+        f"{type_name}) THEN {plus} ELSE {minus} END ELSE CAST({form.format(col)} AS HUGEINT) END"
     )
     return Ticks(expr, unit, aware, "HUGEINT", "divide")
 
