@@ -181,6 +181,10 @@ class Dialect:
         ``array(values) -> (text, params)``: an array of doubles (``arith`` only).
     cast : callable, optional
         ``cast(column) -> text``: the value as a double; None: ``CAST(c AS double)``.
+    wide_cast : callable, optional
+        ``wide_cast(column, type name) -> text | None``: the value as a double for a column
+        of a type whose plain cast can fail on one value (PostgreSQL ``numeric`` beyond the
+        double range), which must saturate instead; None: the plain cast.
     number_guard : callable, optional
         ``number_guard(column) -> text``: whether a value is of a number type (SQLite).
     max_params : int
@@ -223,6 +227,7 @@ class Dialect:
     errors: Callable[[], tuple[type[BaseException], ...]]
     array: Callable[[list[float]], tuple[str, list[Any]]] | None = None
     cast: Callable[[str], str] | None = None
+    wide_cast: Callable[[str, str], str | None] | None = None
     number_guard: Callable[[str], str] | None = None
     max_params: int = 1 << 30
     keyed_hash: Callable[[Sql, str, Sequence[str]], str] | None = None
@@ -426,6 +431,9 @@ def _inner(
     """``SELECT x, k0.., p FROM (<user query>) AS q``: the value as a double (or ``x``)."""
     d = sql.dialect
     col = f"{_Q}.{quote(column)}"
+    if x is None and d.wide_cast is not None and d.types is not None:
+        types = d.types
+        x = d.wide_cast(col, guarded(d, lambda: types(data)).get(column, ""))
     if x is None:
         x = d.cast(col) if d.cast is not None else f"CAST({col} AS {d.double})"
     cols = [f"{x} AS {_X}"]
