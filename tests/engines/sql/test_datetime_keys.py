@@ -1,5 +1,5 @@
 """Date and datetime ``by`` columns in DuckDB and PostgreSQL are grouped by instants
-(``CAST(k AS TIMESTAMP)`` against the key's instant), as on every other engine
+(the key's instant in the column's type: ``engines/sql/by_columns.py``), as on every other engine
 (``tests/engines/test_datetime_keys.py``); DuckDB used to cast the key's text to the column's
 type, so a key at 06:30 matched a whole date."""
 

@@ -58,3 +58,89 @@ def test_postgres_numeric_neighbours(pg: Any) -> None:
     acc = treedp.Accountant(treedp.PureDP(2.0))
     treedp.release_cdf(data, column="x", bounds=(0, 10), bins=4, epsilon=1.0, accountant=acc)
     assert acc.spent == treedp.PureDP(1.0)
+
+
+def _release(data: Any, by: str, keys: list[Any], **kw: Any) -> Any:
+    acc = treedp.Accountant(treedp.PureDP(2.0))
+    rel = treedp.release_grouped(
+        data, column="x", by=by, keys=keys, bounds=(0, 10), bins=2, epsilon=1.0,
+        accountant=acc, rng=treedp.InsecureSeededSource(0), **kw,
+    )  # fmt: skip
+    assert acc.spent == treedp.PureDP(1.0)
+    return rel
+
+
+def _duck(ddl: str, rows: list[str]) -> Any:
+    duckdb = pytest.importorskip("duckdb")
+    con = duckdb.connect()
+    con.execute(f"CREATE TABLE t (x DOUBLE, k {ddl}, p DOUBLE)")
+    for i, r in enumerate(rows):
+        con.execute(f"INSERT INTO t VALUES ({i % 10}, {r}, {i})")
+    return con.sql("SELECT * FROM t")
+
+
+def test_duckdb_keys_never_convert_the_column() -> None:
+    """UHUGEINT, DATE (past the TIMESTAMP range) and TIMESTAMP_S ``by`` columns: one far row is
+    released beside its neighbour without it, and each key matches what it names only."""
+    big = str(2**128 - 1)
+    _release(_duck("UHUGEINT", ["1", big]), "k", [-1, 1, 2.5])
+    dated = ["DATE '2020-01-01'", "DATE '2020-01-01'", "DATE '5000000-01-01'"]
+    rel = _release(_duck("DATE", dated), "k", ["2020-01-01", "2020-01-01T06:30"])
+    counts = treedp.release_grouped(
+        _duck("DATE", dated), column="x", by="k", keys=["2020-01-01", "2020-01-01T06:30"],
+        bounds=(0, 10), bins=2, epsilon=50.0, postprocess="none",
+        rng=treedp.InsecureSeededSource(0),
+    )  # fmt: skip
+    assert rel is not None and [round(float(counts[k].n)) for k in counts.keys] == [2, 0]
+    pa = pytest.importorskip("pyarrow")
+    far = np.array([2**62], dtype="int64").astype("datetime64[s]")[0]
+    stamps = np.array([np.datetime64("2020-01-01T06:30:00", "s"), far])
+    arrow_t = pa.table({"x": [1.0, 2.0], "k": pa.array(stamps)})  # noqa: F841 - TIMESTAMP_S
+    exact = treedp.release_grouped(
+        pytest.importorskip("duckdb").sql("SELECT * FROM arrow_t"), column="x", by="k",
+        keys=["2020-01-01T06:30", "2020-01-01T06:30:00.5"], bounds=(0, 10), bins=2,
+        epsilon=50.0, postprocess="none", rng=treedp.InsecureSeededSource(0),
+    )  # fmt: skip
+    assert [round(float(exact[k].n)) for k in exact.keys] == [1, 0]
+
+
+def test_duckdb_refuses_json_keys_by_type() -> None:
+    with pytest.raises(treedp.InvalidTypeError, match="'by' column 'k' has the SQL type JSON"):
+        _release(_duck("JSON", ["'1'"]), "k", [1])
+
+
+@pytest.mark.parametrize("engine", ["duckdb", "postgresql"])
+def test_nan_keys_and_ids_are_missing(engine: str, request: pytest.FixtureRequest) -> None:
+    """A NaN in a float ``by`` or person-id column is missing (refused under ``nan="error"``,
+    dropped under ``"drop"``), as on every other engine, not a key or a person of its own."""
+    rows = [(1.0, 1.0, 1.0), (2.0, float("nan"), 2.0), (3.0, 1.0, float("nan"))]
+    if engine == "duckdb":
+        con = pytest.importorskip("duckdb").connect()
+        con.execute("CREATE TABLE t (x DOUBLE, k DOUBLE, p DOUBLE)")
+        con.executemany("INSERT INTO t VALUES (?, ?, ?)", rows)
+        data: Any = con.sql("SELECT * FROM t")
+    else:
+        data = _pg_table(request.getfixturevalue("pg"), "x float8, k numeric, p float8", rows)
+    kw: dict[str, Any] = {"column": "x", "by": "k", "keys": [1.0], "bounds": (0, 10), "bins": 2}
+    with pytest.raises(treedp.DataError, match="missing keys"):
+        treedp.release_grouped(data, epsilon=1.0, **kw)
+    with pytest.raises(treedp.DataError, match="missing"):
+        treedp.release_grouped(data, epsilon=1.0, privacy_unit="p", max_contributions=1, **kw)
+    _release(data, "k", [1.0], privacy_unit="p", max_contributions=2, nan="drop")
+
+
+def test_postgres_keys_never_convert_the_column(pg: Any) -> None:
+    """A ``date`` column past the ``timestamp`` range and a ``numeric`` column past the double
+    range, compared with date and float keys."""
+    import datetime as dt
+
+    rows = [(1.0, dt.date(2020, 1, 1), Decimal("0.5"))]
+    data = _pg_table(pg, "x float8, d date, m numeric", rows)
+    pg.execute("INSERT INTO v VALUES (2.0, '5000000-01-01', NULL), (3.0, '2020-01-01', 1e400)")
+    _release(data, "d", [dt.date(2020, 1, 1), "2020-01-01T06:30"], nan="drop")
+    _release(data, "m", [0.5, 1.5], nan="drop")
+    exact = treedp.release_grouped(
+        data, column="x", by="m", keys=[0.5, 0.1], bounds=(0, 10), bins=2, epsilon=50.0,
+        postprocess="none", nan="drop", rng=treedp.InsecureSeededSource(0),
+    )  # fmt: skip
+    assert [round(float(exact[k].n)) for k in exact.keys] == [1, 0]

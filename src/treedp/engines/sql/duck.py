@@ -173,6 +173,7 @@ DIALECT = Dialect(
     double="DOUBLE",
     literal=_literal,
     missing=lambda x: f"({x} IS NULL OR isnan({x}))",
+    nan_null=lambda c: f"CASE WHEN isnan(CAST({c} AS DOUBLE)) THEN NULL ELSE {c} END",
     rule=_rule,
     source=_source,
     run=_run,

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Sequence
+from decimal import Decimal
 from typing import Any
 
 from treedp.engines.entry import Engine
@@ -33,7 +34,7 @@ _DATETIMES = {1082, 1083, 1114, 1184}
 def _literal(v: Any) -> tuple[str, list[Any]]:
     if isinstance(v, bool):
         v = int(v)
-    if not isinstance(v, int | float | str):
+    if not isinstance(v, int | float | str | Decimal):
         raise InvalidTypeError(
             f"The postgresql engine compares keys that are numbers or strings. Got "
             f"{type(v).__name__}."
@@ -148,6 +149,7 @@ DIALECT = Dialect(
     double="float8",
     literal=_literal,
     missing=lambda x: f"({x} IS NULL OR {x} = 'NaN'::float8)",
+    nan_null=lambda c: f"CASE WHEN {c} = 'NaN' THEN NULL ELSE {c} END",  # float4/8, numeric
     rule=lambda bins: "width_bucket",
     source=_source,
     run=_run,

@@ -57,8 +57,8 @@ from treedp.engines.grouped import (
     missing_key_error,
     person_missing_error,
 )
-from treedp.engines.keys import key_micros_text
 from treedp.engines.sql.bucket import bucket_bin, tick_bucket
+from treedp.engines.sql.by_columns import check_by_types, key_position
 from treedp.engines.sql.callback import bisect_bin
 from treedp.engines.sql.fast import MISSING_K, fast_plan, one_group_by, plan_bins
 from treedp.engines.sql.search import search_bin, search_levels, tick_search, uses_search
@@ -185,6 +185,9 @@ class Dialect:
         ``wide_cast(column, type name) -> text | None``: the value as a double for a column
         of a type whose plain cast can fail on one value (PostgreSQL ``numeric`` beyond the
         double range), which must saturate instead; None: the plain cast.
+    nan_null : callable, optional
+        ``nan_null(column) -> text``: a float ``by`` or person-id column with NaN as NULL
+        (missing); None: the database stores no NaN (SQLite).
     number_guard : callable, optional
         ``number_guard(column) -> text``: whether a value is of a number type (SQLite).
     max_params : int
@@ -228,6 +231,7 @@ class Dialect:
     array: Callable[[list[float]], tuple[str, list[Any]]] | None = None
     cast: Callable[[str], str] | None = None
     wide_cast: Callable[[str, str], str | None] | None = None
+    nan_null: Callable[[str], str] | None = None
     number_guard: Callable[[str], str] | None = None
     max_params: int = 1 << 30
     keyed_hash: Callable[[Sql, str, Sequence[str]], str] | None = None
@@ -393,36 +397,18 @@ def datetime_ticks(dialect: Dialect, data: Any, column: str, bins: Bins) -> Tick
 
 
 def _key_position(sql: Sql, data: Any, by: Sequence[str], keys: Sequence[Any]) -> str:
-    """``-1`` for a missing key, the key's position in the public list, or NULL (unlisted).
-
-    A ``by`` column of a date or datetime type (the query's description) is compared as an
-    instant: ``CAST(k AS TIMESTAMP)`` against the key's instant in microseconds
-    (:func:`~treedp.engines.keys.key_micros_text`), so that a date key matches midnight and a key
-    with a time of day matches no date, as on every other engine; a key finer than a
-    microsecond matches nothing."""
+    """``-1`` for a missing key, the key's position in the public list, or NULL (unlisted):
+    :func:`treedp.engines.sql.by_columns.key_position`, the ``by`` columns' types checked."""
     if not by:
         return "0"
-    kinds = dict(described(sql.dialect, data))
-    dated = [kinds.get(b) == "datetime" for b in by]
-    cols = [f"k{i}" for i in range(len(by))]
-    missing = " OR ".join(f"{c} IS NULL" for c in cols)
-    whens = []
-    for pos, key in enumerate(keys):
-        parts = key if isinstance(key, tuple) else (key,)
-        test = " AND ".join(
-            _key_test(sql, c, v, d) for c, v, d in zip(cols, parts, dated, strict=True)
-        )
-        whens.append(f"WHEN {test} THEN {pos}")
-    return f"CASE WHEN {missing} THEN -1 {' '.join(whens)} ELSE NULL END"
+    kinds, types = dict(described(sql.dialect, data)), _types_of(sql.dialect, data)
+    check_by_types(sql.dialect.name, by, kinds, types)
+    return key_position(sql, by, keys, kinds, types)
 
 
-def _key_test(sql: Sql, col: str, key: Any, dated: bool) -> str:
-    if not dated:
-        return f"{col} = {sql.value(key)}"
-    text = key_micros_text(key)
-    if text is None:  # refused before for a typed column; finer than a microsecond
-        return "1 = 0"
-    return f"CAST({col} AS TIMESTAMP) = CAST({sql.value(text)} AS TIMESTAMP)"
+def _types_of(d: Dialect, data: Any) -> dict[str, str]:
+    types = d.types
+    return {} if types is None else dict(guarded(d, lambda: types(data)))
 
 
 def _inner(
@@ -431,17 +417,20 @@ def _inner(
     """``SELECT x, k0.., p FROM (<user query>) AS q``: the value as a double (or ``x``)."""
     d = sql.dialect
     col = f"{_Q}.{quote(column)}"
-    if x is None and d.wide_cast is not None and d.types is not None:
-        types = d.types
-        x = d.wide_cast(col, guarded(d, lambda: types(data)).get(column, ""))
+    if x is None and d.wide_cast is not None:
+        x = d.wide_cast(col, _types_of(d, data).get(column, ""))
     if x is None:
         x = d.cast(col) if d.cast is not None else f"CAST({col} AS {d.double})"
     cols = [f"{x} AS {_X}"]
     if d.number_guard is not None:
         cols.append(f"{d.number_guard(col)} AS isnum")
-    cols += [f"{_Q}.{quote(b)} AS k{i}" for i, b in enumerate(by)]
-    if unit is not None:
-        cols.append(f"{_Q}.{quote(unit)} AS p")
+    named = [*((b, f"k{i}") for i, b in enumerate(by)), *(((unit, "p"),) if unit else ())]
+    kinds = dict(described(d, data)) if named and d.nan_null is not None else {}
+    for name, alias in named:  # a NaN key or person id is missing, as on every engine
+        c = f"{_Q}.{quote(name)}"
+        if d.nan_null is not None and kinds.get(name) == "float":
+            c = d.nan_null(c)
+        cols.append(f"{c} AS {alias}")
     return f"SELECT {', '.join(cols)} FROM {d.source(data)} AS {_Q}"
 
 
