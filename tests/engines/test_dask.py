@@ -120,3 +120,34 @@ def _objects(series: Any) -> np.ndarray:
     out = series.to_numpy(dtype=object)
     out[np.asarray(series.isna())] = None
     return out
+
+
+@pytest.mark.parametrize("unit", [None, "p"])
+@pytest.mark.parametrize("select", [False, True])
+def test_grouped_value_type_read_from_the_schema(dask_client: Any, unit: Any, select: bool) -> None:
+    """A text value column (Dask reads text as ``string[pyarrow]``) is refused by its type,
+    with or without rows, on the grouped, per-person and key-selection paths: an empty frame
+    was released where its neighbour with one row was refused (an independent review)."""
+    import pandas as pd
+    from dask import dataframe as dd
+
+    import treedp
+
+    for rows in ([], ["1.0"]):
+        frame = pd.DataFrame(
+            {
+                "v": pd.Series(rows, dtype="string"),
+                "k": pd.Series(["a"] * len(rows), dtype="string"),
+                "p": pd.Series(range(len(rows)), dtype="int64"),
+            }
+        )
+        acc = treedp.Accountant(treedp.ApproxDP(2.0, 1e-5))
+        extra: dict[str, Any] = {"privacy_unit": unit, "max_contributions": 1} if unit else {}
+        extra.update({"max_groups": 1} if select and unit else {})
+        keys: dict[str, Any] = {"delta": 1e-6} if select else {"keys": ["a"]}
+        with pytest.raises(InvalidTypeError, match="must hold numbers or datetimes"):
+            treedp.release_grouped(
+                dd.from_pandas(frame, npartitions=1), column="v", by="k", bounds=(0, 10),
+                bins=4, epsilon=1.0, accountant=acc, **keys, **extra,
+            )  # fmt: skip
+        assert acc.spent.epsilon == 0.0
