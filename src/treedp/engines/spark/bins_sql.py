@@ -85,8 +85,11 @@ def ticks(name: str, type_name: str, unit: str) -> Any:
     from pyspark.sql import functions as F
 
     v = "`" + name.replace("`", "``") + "`"
-    if type_name == "DateType":
-        micros = f"(CAST(unix_date({v}) AS BIGINT) * {_US['D']})"
+    if type_name == "DateType":  # a date holds ±5.8 million years: its days are clamped to
+        # the microseconds' range first (an independent review, session 27: under ANSI mode
+        # the product overflowed for one far date and failed the query; without it, wrapped)
+        days, limit = f"CAST(unix_date({v}) AS BIGINT)", _INT64_MAX // _US["D"]
+        micros = f"(least(greatest({days}, {-limit}), {limit}) * {_US['D']})"
     elif type_name == "TimestampNTZType":  # wall-clock time, with no time zone involved
         micros = (
             f"(CAST(unix_date(CAST({v} AS DATE)) AS BIGINT) * {_US['D']}"

@@ -197,17 +197,23 @@ def collect_cells(cells: Any, weight: str | None = None) -> tuple[np.ndarray, np
 
 def collect_column(frame: Any, column: str) -> np.ndarray:
     """A Spark DataFrame's column collected to the driver (numbers as float64, datetimes as
-    datetime64[us]; nulls as NaN / NaT, which the ``nan`` policy then handles)."""
-    import datetime
-
+    datetime64[us] from their exact ticks, as :func:`count_spark` counts them; nulls as NaN /
+    NaT, which the ``nan`` policy then handles). Datetimes travel as int64 microseconds, never
+    as Python objects: a date past year 9999 failed pyspark's conversion for that one row (an
+    independent review, session 27), where its neighbour without it was released."""
+    type_name = type(frame.schema[column].dataType).__name__
+    if type_name in DATETIME_TYPES:
+        with quiet_pyspark():
+            rows = frame.select(ticks(column, type_name, "us").alias("t")).collect()
+        micros = [r[0] for r in rows]
+        out = np.full(len(micros), np.datetime64("NaT"), dtype="datetime64[us]")
+        present = np.array([m is not None for m in micros], dtype=bool)
+        out[present] = np.array([m for m in micros if m is not None], dtype=np.int64).view(
+            out.dtype
+        )
+        return out
     with quiet_pyspark():  # pyspark's own deprecation and socket warnings, not the data's
         cells = [row[0] for row in frame.select(column).collect()]
-    present = [c for c in cells if c is not None]
-    if present and all(isinstance(c, datetime.datetime | datetime.date) for c in present):
-        return np.array(
-            [np.datetime64("NaT") if c is None else np.datetime64(c, "us") for c in cells],
-            dtype="datetime64[us]",
-        )
     try:
         return np.array([np.nan if c is None else c for c in cells], dtype=np.float64)
     except (TypeError, ValueError):

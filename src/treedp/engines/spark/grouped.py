@@ -81,7 +81,6 @@ from treedp.engines.grouped import (
     missing_key_error,
     person_missing_error,
 )
-from treedp.engines.keys import key_micros_text
 from treedp.engines.spark.count import (
     VALUE,
     binnable,
@@ -92,6 +91,7 @@ from treedp.engines.spark.count import (
     quoted,
     value_kind,
 )
+from treedp.engines.spark.instants import DATED, column_text, key_text, key_value
 from treedp.engines.spark.partition import count_partitions
 from treedp.engines.spark.prefilter import PRIORITY_BITS, threshold_hex
 from treedp.exceptions import DataError, InvalidParameterError, InvalidTypeError
@@ -136,15 +136,17 @@ def _with_codes(frame: Any, df: Any, job: GroupedJob, how: str) -> Any:
         return frame.withColumn(_CODE, F.lit(0).cast("long"))
     spark = df.sparkSession
     rows = [(*(k if isinstance(k, tuple) else (k,)), i) for i, k in enumerate(job.keys)]
-    dated = [df.schema[b].dataType.typeName() in _DATED for b in job.by]
-    if any(dated):  # instants: compared as text, the wall-clock time in microseconds
+    types = [df.schema[b].dataType.typeName() for b in job.by]
+    dated = [t in DATED for t in types]
+    if any(dated):  # instants: compared as text (a date's, or the wall-clock time to the µs)
         rows = [
-            (*(key_micros_text(v) if d else v for v, d in zip(r[:-1], dated, strict=True)), r[-1])
+            (*(key_text(v, t) if t in DATED else v for v, t in zip(r[:-1], types, strict=True)),
+             r[-1])
             for r in rows
-        ]
-        for b, d in zip(job.by, dated, strict=True):
-            if d:
-                frame = frame.withColumn(b, F.date_format(quoted(b).cast("timestamp"), _WALL))
+        ]  # fmt: skip
+        for b, t in zip(job.by, types, strict=True):
+            if t in DATED:
+                frame = frame.withColumn(b, column_text(quoted(b), t))
     key_schema = ", ".join(
         f"{_q(b)} {'string' if d else df.schema[b].dataType.simpleString()}"
         for b, d in zip(job.by, dated, strict=True)
@@ -158,13 +160,6 @@ def _with_codes(frame: Any, df: Any, job: GroupedJob, how: str) -> Any:
         for b in job.by:
             frame = frame.withColumn(b, quoted(b).cast("string"))
     return frame.join(F.broadcast(keys_df), on=list(job.by), how=how)
-
-
-#: Spark's date and datetime types: a ``by`` column of one is matched as instants.
-_DATED = ("date", "timestamp", "timestamp_ntz")
-#: The text a date or datetime ``by`` column is compared as: its wall-clock time in the
-#: session's time zone (what ``show()`` prints), to the microsecond.
-_WALL = "yyyy-MM-dd'T'HH:mm:ss.SSSSSS"
 
 
 def _q(name: str) -> str:
@@ -371,8 +366,16 @@ def key_counts_spark(df: Any, job: GroupedJob, source: RandomSource) -> KeyCount
             ranked = pairs.withColumn("__srank", F.row_number().over(w))
             kept = (F.col("__srank") <= g).cast("long")
             summed = ranked.groupBy(*by_cols).agg(F.sum(kept).alias(_PRIO))
-        rows = summed.collect()
+        types_by = [df.schema[b].dataType.typeName() for b in job.by]
+        texts = [column_text(c, t).alias(b) if t in DATED else c
+                 for c, t, b in zip(by_cols, types_by, job.by, strict=True)]  # fmt: skip
+        rows = summed.select(*texts, _PRIO).collect()  # dates as text: no year limit
     n_by = len(job.by)
+    rows = [
+        (*(key_value(v, t) if t in DATED else v for v, t in zip(r[:n_by], types_by, strict=True)),
+         *r[n_by:])
+        for r in rows
+    ]  # fmt: skip
     keys = [r[0] if n_by == 1 else tuple(r[:n_by]) for r in rows]
     counts = np.fromiter((int(r[n_by]) for r in rows), dtype=np.int64, count=len(rows))
     return KeyCounts.merge([KeyCounts(tuple(keys), counts)])

@@ -1,0 +1,64 @@
+"""Date and datetime ``by`` columns of a Spark DataFrame as text, and keys to and from it.
+
+A ``by`` column of a date or datetime type is matched as instants (docs/grouped.md): a
+timestamp by its wall-clock time in the session's time zone (what ``show()`` prints) to the
+microsecond, a date by its own text, so that no row is cast to another type (a date cast to a
+timestamp overflowed under ANSI mode for one date past ±292,000 years, failing the query where
+its neighbour without it was released; an independent review, session 27). Private key
+selection collects the keys as the same text, never as Python objects (``datetime`` holds no
+year past 9999: pyspark's conversion failed for one such row), and reads them back here.
+"""
+
+from __future__ import annotations
+
+import datetime
+import re
+from typing import Any
+
+import numpy as np
+
+from treedp.engines.keys import key_micros_text, key_ticks
+
+__all__ = ["DATED", "column_text", "key_text", "key_value"]
+
+#: Spark's date and datetime type names (``typeName()``): a ``by`` column of one is matched
+#: as instants.
+DATED = ("date", "timestamp", "timestamp_ntz")
+#: The text a datetime ``by`` column is compared as, to the microsecond.
+_WALL = "yyyy-MM-dd'T'HH:mm:ss.SSSSSS"
+_PLAIN_YEAR = re.compile(r"\d{4}-")
+
+
+def column_text(col: Any, type_name: str) -> Any:
+    """The column as the text its keys are compared with: a date's own (``CAST AS STRING``,
+    defined for every date), a timestamp's wall-clock time."""
+    from pyspark.sql import functions as F
+
+    if type_name == "date":
+        return col.cast("string")
+    return F.date_format(col.cast("timestamp"), _WALL)
+
+
+def key_text(key: Any, type_name: str) -> str | None:
+    """A public key as the text of :func:`column_text`: a date column's keys at midnight as
+    the date (any other instant matches no date: its text has a time), None when the key
+    names no microsecond."""
+    if type_name == "date":
+        days = key_ticks(key, "D")
+        if days is not None:
+            return str(np.datetime64(days, "D"))
+    return key_micros_text(key)
+
+
+def key_value(text: Any, type_name: str) -> Any:
+    """A selected key read back from :func:`column_text`'s text: a ``datetime.date`` or naive
+    ``datetime.datetime`` where Python's types hold it (years 1 to 9999), else a
+    ``numpy.datetime64`` of the same instant."""
+    if text is None:
+        return None
+    plain = _PLAIN_YEAR.match(str(text)) is not None
+    if type_name == "date":
+        return datetime.date.fromisoformat(text) if plain else np.datetime64(text.lstrip("+"), "D")
+    if plain:
+        return datetime.datetime.fromisoformat(text)
+    return np.datetime64(str(text).lstrip("+"), "us")

@@ -1,0 +1,87 @@
+"""One far date never fails a Spark query where its neighbour without it succeeds: dates are
+counted, grouped, selected and collected without a cast that can overflow and without Python's
+year limit (an independent review of the engines, session 27)."""
+
+from __future__ import annotations
+
+import datetime
+from typing import Any
+
+import numpy as np
+import pytest
+
+import treedp
+
+#: days since 1970: two ordinary dates and one 547,000 years ahead (past the microseconds of a
+#: timestamp, and past Python's year 9999)
+DAYS = [18300, 18300, 18400, 200_000_000]
+
+
+def _frame(spark: Any, days: list[int], repeat: int = 1) -> Any:
+    rows = ", ".join(f"({i % 7}, {d}, {i})" for i, d in enumerate(days * repeat))
+    return spark.sql(
+        "SELECT CAST(v AS DOUBLE) AS v, date_from_unix_date(d) AS d, p "
+        f"FROM VALUES {rows} AS t(v, d, p)"
+    )
+
+
+def _spent(call: Any) -> Any:
+    acc = treedp.Accountant(treedp.ApproxDP(10.0, 1e-3))
+    out = call(acc)
+    return out, acc.spent
+
+
+def test_far_dates_are_counted_grouped_and_collected(spark: Any) -> None:
+    near, far = _frame(spark, DAYS[:3]), _frame(spark, DAYS)
+    bounds = ("2020-01-01", "2021-01-01")
+    for data in (near, far):
+        _, spent = _spent(
+            lambda acc, d=data: treedp.release_cdf(
+                d, column="d", bounds=bounds, bins=4, epsilon=1.0, accountant=acc
+            )
+        )
+        assert spent.epsilon == 1.0
+        _, spent = _spent(
+            lambda acc, d=data: treedp.release_grouped(
+                d, column="v", by="d", keys=["2020-02-08", "2020-02-08T06:30"], bounds=(0, 7),
+                bins=2, epsilon=1.0, accountant=acc,
+            )
+        )  # fmt: skip
+        assert spent.epsilon == 1.0
+        _, spent = _spent(
+            lambda acc, d=data: treedp.quantiles(
+                d, [0.5], column="d", bounds=bounds, method="exponential", epsilon=1.0,
+                accountant=acc,
+            )
+        )  # fmt: skip
+        assert spent.epsilon == 1.0
+    exact = treedp.release_grouped(
+        far, column="v", by="d", keys=["2020-02-08", "2020-02-08T06:30"], bounds=(0, 7), bins=2,
+        epsilon=50.0, postprocess="none", rng=treedp.InsecureSeededSource(0),
+    )  # fmt: skip
+    assert [round(float(exact[k].n)) for k in exact.keys] == [2, 0]  # 18300 is 2020-02-08
+
+
+def test_selected_far_date_keys_are_read_back(spark: Any) -> None:
+    """Private key selection returns every kept key, a far one as a ``numpy.datetime64``
+    (no Python ``date`` holds it), an ordinary one as a ``datetime.date``."""
+    rel = treedp.release_grouped(
+        _frame(spark, DAYS, repeat=300), column="v", by="d", bounds=(0, 7), bins=2,
+        epsilon=5.0, delta=1e-6, rng=treedp.InsecureSeededSource(1),
+    )  # fmt: skip
+    keys = set(rel.keys)
+    assert datetime.date(2020, 2, 8) in keys
+    assert np.datetime64(200_000_000, "D") in keys
+
+
+def test_collected_dates_are_their_ticks(spark: Any) -> None:
+    from treedp.engines.spark import collect_column
+
+    got = collect_column(_frame(spark, DAYS), "d")
+    want = np.array(DAYS, dtype="int64").astype("datetime64[D]").astype("datetime64[us]")
+    want[-1] = np.datetime64((2**63 - 1) // 86_400_000_000 * 86_400_000_000, "us")  # saturated
+    assert got.dtype == np.dtype("datetime64[us]")
+    assert got.tolist() == want.tolist()
+
+
+pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")
