@@ -63,6 +63,31 @@ def test_profile_sql(request: pytest.FixtureRequest) -> None:
         assert sorted(prof) == ["p", "v"]
 
 
+def test_profile_of_a_relation_and_of_a_sqlite_connection(tmp_path: Any) -> None:
+    """A DuckDB relation of several columns is profiled (its columns took turns on one
+    connection from several threads: "busy"); a SQLite connection opened in this thread is
+    refused in treedp's terms, and profiled once opened with ``check_same_thread=False``."""
+    duckdb = pytest.importorskip("duckdb")
+    rel = duckdb.sql("SELECT 0.1 * (i % 40) AS v, i % 5 AS p FROM range(1000000) t(i)")
+    bounds = {"v": (0, 4), "p": (0, 5)}
+    prof = treedp.profile(rel, epsilon=1.0, bounds=bounds, rng=_seed())
+    assert sorted(prof) == ["p", "v"]
+    path = tmp_path / "t.db"
+    with sqlite3.connect(path) as own:
+        own.execute("CREATE TABLE t (v REAL, p INTEGER)")
+        own.executemany("INSERT INTO t VALUES (?, ?)", [(0.1 * i, i % 5) for i in range(40)])
+    kw: dict[str, Any] = {"epsilon": 1.0, "bounds": bounds, "types": {"v": "float", "p": "integer"}}
+    acc = treedp.Accountant(treedp.PureDP(5.0))
+    with pytest.raises(InvalidParameterError, match="check_same_thread=False"):
+        treedp.profile(sqlite3.connect(path), sql="SELECT v, p FROM t", accountant=acc, **kw)
+    assert acc.spent == treedp.PureDP(0.0)
+    shared = sqlite3.connect(path, check_same_thread=False)
+    assert sorted(treedp.profile(shared, sql="SELECT v, p FROM t", rng=_seed(), **kw)) == [
+        "p",
+        "v",
+    ]
+
+
 def test_refusals_before_anything_is_read() -> None:
     acc = treedp.Accountant(treedp.PureDP(5.0))
     kw: dict[str, Any] = {"bounds": (0, 1), "epsilon": 1.0, "accountant": acc}

@@ -11,6 +11,7 @@ by a binary ``search`` over a list of the edges (:mod:`treedp.engines.sql.search
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
@@ -28,6 +29,7 @@ if TYPE_CHECKING:
 __all__ = ["DIALECT", "ENGINE"]
 
 _VIEW = "__treedp_src"
+_RELATION_LOCK = threading.RLock()
 _INTEGERS = (
     "TINYINT", "SMALLINT", "INTEGER", "BIGINT", "HUGEINT", "UTINYINT", "USMALLINT", "UINTEGER",
     "UBIGINT", "UHUGEINT",
@@ -40,8 +42,9 @@ _DATETIMES = ("DATE", "TIMESTAMP", "TIME")
 def _relation(data: Any) -> Iterator[Any]:
     """The relation to query: a SqlSource's query on a cursor of its own (a DuckDB connection
     is not for concurrent use: treedp.profile reads columns from several threads)."""
-    if not isinstance(data, SqlSource):
-        yield data
+    if not isinstance(data, SqlSource):  # a relation runs on its own connection: one query
+        with _RELATION_LOCK:  # at a time (treedp.profile's columns failed as "busy")
+            yield data
         return
     cur = data.connection.cursor()
     try:

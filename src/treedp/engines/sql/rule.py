@@ -251,7 +251,7 @@ def query_failed(dialect: Dialect, exc: BaseException) -> InvalidParameterError:
     class only, never its message (a database message may quote a value of the data)."""
     return InvalidParameterError(
         f"The SQL query failed in {dialect.name} ({type(exc).__name__}): check the query, its "
-        "column names and the connection. Nothing was charged."
+        "column names and types, and the connection. Nothing was charged."
     )
 
 

@@ -21,7 +21,7 @@ from treedp.engines.entry import Engine
 from treedp.engines.sql.rule import Dialect, Sql, hex_literal
 from treedp.engines.sql.source import SqlSource, connection_kind
 from treedp.engines.sql.table import engine_row
-from treedp.exceptions import InvalidTypeError
+from treedp.exceptions import InvalidParameterError, InvalidTypeError
 
 __all__ = ["DIALECT", "ENGINE"]
 
@@ -47,8 +47,26 @@ def _literal(v: Any) -> tuple[str, list[Any]]:
 _SESSION_LOCK = threading.RLock()
 
 
+@contextmanager
+def _threads_named() -> Iterator[None]:
+    """A connection used from another thread than its own is refused by sqlite3 itself:
+    named in treedp's terms (``treedp.profile`` reads each column on a thread of its own)."""
+    import sqlite3
+
+    try:
+        yield
+    except sqlite3.ProgrammingError as exc:
+        if "thread" not in str(exc):
+            raise
+        raise InvalidParameterError(
+            "treedp reads this SQLite connection from a thread other than the one that opened "
+            "it (treedp.profile reads each column on its own thread): open it with "
+            "sqlite3.connect(..., check_same_thread=False)."
+        ) from None
+
+
 def _columns(data: Any) -> list[tuple[str, str | None]]:
-    with _SESSION_LOCK:
+    with _SESSION_LOCK, _threads_named():
         cur = data.connection.execute(f"SELECT * FROM ({data.sql}\n) LIMIT 0")
         try:
             return [(str(d[0]), "any") for d in cur.description]
@@ -57,7 +75,7 @@ def _columns(data: Any) -> list[tuple[str, str | None]]:
 
 
 def _run(data: Any, text: str, params: list[Any]) -> list[tuple[Any, ...]]:
-    with _SESSION_LOCK:
+    with _SESSION_LOCK, _threads_named():
         cur = data.connection.execute(text, params)
         try:
             return list(cur.fetchall())
@@ -93,7 +111,7 @@ def _session(data: Any, functions: Mapping[str, Callable[..., Any]]) -> Iterator
     """The query's functions (keyed hash, bins) registered on the connection for that query,
     then removed; one such query at a time (:data:`_SESSION_LOCK`)."""
     con = data.connection
-    with _SESSION_LOCK:
+    with _SESSION_LOCK, _threads_named():
         for name, fn in functions.items():
             con.create_function(name, -1, fn, deterministic=True)
         try:
