@@ -95,6 +95,30 @@ def test_ledger_charged_once(
     assert history.count("profile") == 1
 
 
+def test_no_matplotlib_is_refused_before_the_ledger_is_charged(
+    table: pd.DataFrame,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Without ``treedp[plot]`` the page cannot be drawn: refused before the ledger is opened
+    (it was charged, then the plots failed: an adopter's run on a core install)."""
+    import importlib.util
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(
+        importlib.util, "find_spec", lambda name, *a: None if name == "matplotlib" else real(name)
+    )
+    ledger = str(tmp_path / "l.db")
+    assert main(["budget", "init", ledger, "--dataset", "t", "--epsilon", "1.5"]) == 0
+    out = tmp_path / "p.html"
+    args = ["profile", str(tmp_path / "t.parquet"), "--epsilon", "1", "--out", str(out)]
+    assert main([*args, "--ledger", ledger, "--dataset", "t"]) == 2
+    assert "treedp[plot]" in one_error_line(capsys.readouterr().err)
+    assert main(["budget", "show", ledger, "--dataset", "t"]) == 0
+    assert "0 charges" in capsys.readouterr().out and not out.exists()
+
+
 def _times_csv(tmp_path: Path, suffix: str) -> Path:
     rng = np.random.default_rng(TEST_SEED)
     t = np.datetime64("2013-01-01T00:00:00", "s") + rng.integers(0, 365 * 86_400, 3000).astype(

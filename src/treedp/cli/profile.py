@@ -10,6 +10,7 @@ has none, so its columns are declared with ``--integers`` / ``--floats`` / ``--d
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import warnings
 from typing import Any
 
@@ -81,6 +82,11 @@ def run(args: argparse.Namespace) -> None:
     treedp.PARAMETERS["path"].check(args.out)
     if args.summary is not None:
         treedp.PARAMETERS["path"].check(args.summary)
+    if importlib.util.find_spec("matplotlib") is None:  # the page's plots: before any charge
+        raise treedp.MissingDependencyError(
+            "Plotting needs matplotlib: install the treedp[plot] extra "
+            '(pip install "treedp[plot]").'
+        )
     is_csv = str(args.input).lower().endswith((".csv", ".csv.gz", ".tsv", ".txt"))
     if is_csv and not (args.integers or args.floats or args.datetimes):
         raise UsageError(
