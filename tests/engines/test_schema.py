@@ -95,3 +95,45 @@ def test_database_queries() -> None:
     lite = sqlite3.connect(":memory:")
     lite.execute("CREATE TABLE t (i INTEGER)")
     assert not integer_typed(treedp.SqlSource(lite, "SELECT i FROM t"))  # SQLite types values
+
+
+_NO_PYARROW = """
+import sys
+for name in [m for m in sys.modules if m == "pyarrow" or m.startswith("pyarrow.")] + ["pyarrow"]:
+    sys.modules[name] = None  # as on a core install
+import treedp
+from treedp.cli import main
+calls = {
+    "quantiles": lambda: treedp.quantiles(
+        PATH, [0.5], column="x", bounds=(0, 1), epsilon=1.0),
+    "median": lambda: treedp.median(PATH, column="x", bounds=(0, 1), epsilon=1.0),
+    "profile": lambda: treedp.profile(PATH, epsilon=1.0),
+    "private": lambda: treedp.release_cdf(
+        PATH, column="x", bounds="private", bins=64, epsilon=1.0),
+}
+for name, call in calls.items():
+    try:
+        call()
+    except treedp.MissingDependencyError as exc:
+        assert "treedp[parquet]" in str(exc), name
+    else:
+        raise AssertionError(name)
+code = main(["median", PATH, "--column", "x", "--bounds", "0", "1", "--epsilon", "1"])
+assert code == 2, code
+print("ok")
+"""
+
+
+def test_parquet_without_pyarrow_names_the_extra(tmp_path: Path) -> None:
+    """On a core install a Parquet path is refused naming ``treedp[parquet]`` by every front
+    door, not with a raw ``ModuleNotFoundError`` (an adopter's run: quantiles, median, profile
+    and private bounds read the file's schema first)."""
+    import subprocess
+    import sys
+
+    path = tmp_path / "t.parquet"
+    pq.write_table(pa.table({"x": [0.1, 0.5, 0.9]}), path)
+    code = _NO_PYARROW.replace("PATH", repr(str(path)))
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert done.returncode == 0 and done.stdout.strip() == "ok", done.stderr[-2000:]
+    assert "needs pyarrow: install treedp[parquet]" in done.stderr

@@ -224,8 +224,8 @@ def reading(path: str | list[str], column: str) -> Iterator[None]:
     label = path if isinstance(path, str) else ", ".join(path)
     try:
         yield
-    except (treedp.TreeDPError, KeyboardInterrupt, MemoryError):
-        raise
+    except (treedp.TreeDPError, KeyboardInterrupt, MemoryError, ImportError):
+        raise  # a missing extra is not a malformed file
     except UnicodeError:
         raise treedp.DataError(
             f"'{label}' is not valid text in the expected encoding (UTF-8): it cannot be read "

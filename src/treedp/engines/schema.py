@@ -16,7 +16,7 @@ from typing import Any
 
 from treedp._validation import must
 from treedp.engines.sql import sql_kinds
-from treedp.exceptions import InvalidTypeError
+from treedp.exceptions import InvalidTypeError, MissingDependencyError
 
 __all__ = ["column_kind", "file_schema", "integer_typed", "schema_kinds"]
 
@@ -138,7 +138,13 @@ def _first_schema(files: list[str], file_format: str) -> Any:
     """The Arrow schema of the first file (Parquet, Arrow); None for CSV / TSV."""
     if file_format == "csv":
         return None
-    import pyarrow.dataset as ds
+    try:
+        import pyarrow.dataset as ds
+    except ImportError:  # as the files engine says it (a raw ModuleNotFoundError was raised)
+        raise MissingDependencyError(
+            f"Reading {'Parquet' if file_format == 'parquet' else 'Arrow'} files needs pyarrow: "
+            "install treedp[parquet] (pip install pyarrow)."
+        ) from None
 
     fmt = "parquet" if file_format == "parquet" else "ipc"
     return ds.dataset(files[0], format=fmt).schema
