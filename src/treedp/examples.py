@@ -115,17 +115,18 @@ def _parquet(path: Path, columns: dict[str, np.ndarray]) -> bool:
     return True
 
 
-def _duckdb(path: Path, parquet: Path) -> bool:
-    """The people table as a DuckDB file (``treedp[duckdb]``, from its Parquet file)."""
+def _duckdb(path: Path, csv: Path) -> bool:
+    """The people table as a DuckDB file (``treedp[sql]``), from its CSV file: it needs no
+    pyarrow (``[sql]`` alone made none, from the Parquet file; an adopter's run)."""
     try:
         import duckdb
     except ImportError:
         return False
-    if not parquet.exists():
+    if not csv.exists():
         return False
     path.unlink(missing_ok=True)
     with duckdb.connect(str(path)) as con:
-        con.execute("CREATE TABLE people AS SELECT * FROM read_parquet(?)", [str(parquet)])
+        con.execute("CREATE TABLE people AS SELECT * FROM read_csv(?, header = true)", [str(csv)])
     return True
 
 
@@ -187,6 +188,6 @@ def write_examples(directory: str | os.PathLike[str] = "examples") -> dict[str, 
     for name in ("people", "flights", "data", "survey"):
         target = written if _parquet(root / f"{name}.parquet", tables[name]) else skipped
         target.append(f"{name}.parquet")
-    target = written if _duckdb(root / "people.duckdb", root / "people.parquet") else skipped
+    target = written if _duckdb(root / "people.duckdb", root / "people.csv") else skipped
     target.append("people.duckdb")
     return {"written": written, "skipped": skipped}
