@@ -28,10 +28,14 @@ def test_the_installed_metadata_agrees_with_the_package() -> None:
 
 def test_the_license_is_declared_and_shipped() -> None:
     project = PYPROJECT["project"]
-    assert project["license"] == "Apache-2.0"  # an SPDX expression (PEP 639)
-    assert project["license-files"] == ["LICENSE"]
+    # an SPDX expression (PEP 639): the code's license and the vendored Adult data's
+    assert project["license"] == "Apache-2.0 AND CC-BY-4.0"
+    assert project["license-files"] == ["LICENSE", "src/treedp/data/ADULT_README.md"]
     text = (ROOT / "LICENSE").read_text(encoding="utf-8")
     assert "Apache License" in text and "Version 2.0, January 2004" in text
+    data = (ROOT / "src" / "treedp" / "data" / "ADULT_README.md").read_text(encoding="utf-8")
+    assert "CC BY 4.0" in data
+    assert "Typing :: Typed" in project["classifiers"]
     # the SPDX string and license-files need setuptools >= 77
     (floor,) = [r for r in PYPROJECT["build-system"]["requires"] if r.startswith("setuptools")]
     assert int(re.fullmatch(r"setuptools>=(\d+)", floor).group(1)) >= 77  # type: ignore[union-attr]
