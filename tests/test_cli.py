@@ -259,6 +259,7 @@ def test_release_replace_parquet_and_datetime(
         (["query", "{out}", "--cdf", "3"], "No release file"),
         (["frobnicate"], "invalid choice"),
         ([], "required"),
+        (["--bogus"], "unrecognized option --bogus: the command comes first"),
     ],
 )
 def test_errors_are_one_line(

@@ -118,6 +118,9 @@ def _main(argv: Sequence[str] | None) -> int:
         return 130
     active = parser  # the subcommand's own parser, for messages in its options' names
     try:
+        if words and words[0].startswith("-") and words[0] not in ("-h", "--help", "--version"):
+            # argparse would say only that the command is missing
+            raise UsageError(f"unrecognized option {words[0]}: the command comes first")
         args = parser.parse_args(argv)
         active = _subparser(parser, args.command)
         with warnings.catch_warnings():  # the commands print the bounds warning in one line
