@@ -16,6 +16,7 @@ from matplotlib.figure import Figure
 from numpy.typing import NDArray
 
 import treedp
+from treedp.continual import StepAnswer
 from treedp.mechanisms.results import MedianResult, QuantileResult
 from treedp.query import Query
 from treedp.release.queries import QuantileValue
@@ -161,3 +162,20 @@ def run_query(query: Query) -> None:
     assert_type(
         treedp.run_query(query), treedp.Release | treedp.GroupedRelease | treedp.QuantilesResult
     )
+
+
+def stream_answers(answer: StepAnswer, xs: Floats) -> None:
+    """A stream's step answers as a release's: scalars in, floats out (an adopter's run found
+    0-d arrays); lists and arrays in, float64 arrays out."""
+    assert_type(answer.count_below(3.0), float)
+    assert_type(answer.count_below(xs), Floats)
+    assert_type(answer.cdf(3.0), float)
+    assert_type(answer.cdf([1.0, 2.0]), Floats)
+    assert_type(answer.range_count(0.0, 1.0), float)
+    assert_type(answer.range_count(xs, 1.0), Floats)
+    assert_type(answer.quantile(0.5), float)
+    assert_type(answer.quantile([0.25, 0.75]), Floats)
+    assert_type(answer.quantile_interval(0.5), tuple[float, float])
+    assert_type(answer.quantile_interval(xs), tuple[Floats, Floats])
+    assert_type(answer.cdf_interval(3.0), tuple[float, float])
+    assert_type(answer.range_interval(0.0, 1.0), tuple[float, float])

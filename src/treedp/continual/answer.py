@@ -15,10 +15,12 @@ its previous answer: a running maximum of noise, which piled up in empty bins st
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, overload
 
 import numpy as np
+from numpy.typing import NDArray
 
 from treedp._frames import pandas_frame, polars_frame
 from treedp._validation import check_level, must
@@ -28,7 +30,7 @@ from treedp.estimation.consistency import monotone_l2
 from treedp.exceptions import InvalidParameterError
 from treedp.release.atoms import below_points, block_value, point_masses, release_quantiles
 from treedp.release.inference import bracket_interval, half_width_factor, slack
-from treedp.release.queries import below_bracket, cdf_bracket, check_q
+from treedp.release.queries import Answers, Points, Scalar, below_bracket, cdf_bracket, check_q
 from treedp.release.signal import FLAG_SHARE
 
 if TYPE_CHECKING:
@@ -180,7 +182,13 @@ class StepAnswer:
             moved = np.ceil(moved)
         return np.asarray(np.interp(moved, edges, cum))
 
-    def count_below(self, x: Any, *, consistent: bool = True) -> np.ndarray:
+    @overload
+    def count_below(self, x: Scalar, *, consistent: bool = True) -> float: ...
+    @overload
+    def count_below(self, x: Points, *, consistent: bool = True) -> Answers: ...
+    @overload
+    def count_below(self, x: object, *, consistent: bool = True) -> float | Answers: ...
+    def count_below(self, x: Any, *, consistent: bool = True) -> float | Answers:
         """The running count of records below ``x`` (linear inside a bin; on integers bins
         below ``ceil(x)``; a bin read as a point mass at its value): consistent, or with
         ``consistent=False`` the unbiased sum of :attr:`raw_histogram` (at early steps the
@@ -189,9 +197,15 @@ class StepAnswer:
         if self.bins is None:
             raise_no_bins()
         assert self.bins is not None
-        return self._below(self.bins.to_axis(x, "x"), consistent=consistent)
+        return _shaped(self._below(self.bins.to_axis(x, "x"), consistent=consistent))
 
-    def cdf(self, x: Any, *, consistent: bool = True) -> np.ndarray:
+    @overload
+    def cdf(self, x: Scalar, *, consistent: bool = True) -> float: ...
+    @overload
+    def cdf(self, x: Points, *, consistent: bool = True) -> Answers: ...
+    @overload
+    def cdf(self, x: object, *, consistent: bool = True) -> float | Answers: ...
+    def cdf(self, x: Any, *, consistent: bool = True) -> float | Answers:
         """The running CDF at ``x`` (the share ``<= x``; on integers bins ``<= floor(x)``):
         monotone, in ``[0, 1]`` (0 while nothing is counted); ``consistent=False``: the
         unbiased count below over the unbiased :attr:`count` (neither monotone nor bounded)."""
@@ -202,19 +216,36 @@ class StepAnswer:
             t = np.floor(np.asarray(t, dtype=np.float64)) + 1
         below = self._below(t, closed=not self.bins.integers, consistent=consistent)
         total = cum[-1] if consistent else self.count
-        return below / total if total > 0 else np.zeros_like(below)
+        return _shaped(below / total if total > 0 else np.zeros_like(below))
 
-    def range_count(self, lo: Any, hi: Any, *, consistent: bool = True) -> np.ndarray:
+    @overload
+    def range_count(self, lo: Scalar, hi: Scalar, *, consistent: bool = True) -> float: ...
+    @overload
+    def range_count(self, lo: Points, hi: Any, *, consistent: bool = True) -> Answers: ...
+    @overload
+    def range_count(self, lo: Scalar, hi: Points, *, consistent: bool = True) -> Answers: ...
+    @overload
+    def range_count(
+        self, lo: object, hi: object, *, consistent: bool = True
+    ) -> float | Answers: ...
+    def range_count(self, lo: Any, hi: Any, *, consistent: bool = True) -> float | Answers:
         """The running count in ``[lo, hi)``: consistent (never negative), or unbiased."""
         if not consistent:
-            return np.asarray(
-                self.count_below(hi, consistent=False) - self.count_below(lo, consistent=False)
-            )
-        return np.asarray(np.maximum(self.count_below(hi) - self.count_below(lo), 0.0))
+            below = self.count_below(hi, consistent=False)
+            return _shaped(np.asarray(below - self.count_below(lo, consistent=False)))
+        return _shaped(np.asarray(np.maximum(self.count_below(hi) - self.count_below(lo), 0.0)))
 
+    @overload
+    def range_interval(
+        self, lo: Scalar, hi: Scalar, level: float = 0.95
+    ) -> tuple[float, float]: ...
+    @overload
+    def range_interval(
+        self, lo: object, hi: object, level: float = 0.95
+    ) -> tuple[float | Answers, float | Answers]: ...
     def range_interval(
         self, lo: Any, hi: Any, level: float = 0.95
-    ) -> tuple[np.ndarray, np.ndarray]:
+    ) -> tuple[float | Answers, float | Answers]:
         """A confidence interval for the running count in ``[lo, hi)``, valid at any points
         (inside a bin too: from a lower bound at the bracketing edges' inner prefixes to an
         upper one at the outer, as :meth:`treedp.Release.confidence_interval`): the unbiased
@@ -241,9 +272,15 @@ class StepAnswer:
         )
         point = np.ravel(self.range_count(lo, hi))  # the lattice step is the bracket's own
         low, high = np.fmin(low, point), np.fmax(high, point)
-        return low.reshape(ta.shape), high.reshape(ta.shape)
+        return _shaped(low.reshape(ta.shape)), _shaped(high.reshape(ta.shape))
 
-    def quantile(self, q: Any) -> np.ndarray:
+    @overload
+    def quantile(self, q: float) -> float: ...
+    @overload
+    def quantile(self, q: Sequence[float] | NDArray[Any]) -> Answers: ...
+    @overload
+    def quantile(self, q: object) -> float | Answers: ...
+    def quantile(self, q: Any) -> float | Answers:
         """The running ``q``-quantile, read as :meth:`treedp.Release.quantile` reads its CDF
         (linear in a bin, the smallest integer on integers bins; a point mass's bin answered
         by its bound, 0 or nearer edge: :func:`treedp.release.atoms.release_quantiles`); a
@@ -257,9 +294,21 @@ class StepAnswer:
         target = qs * cum[-1]
         for j, value in self._masses(cum):
             out = np.where((target > cum[j]) & (target <= cum[j + 1]), value, out)
-        return np.asarray(np.where(cum[-1] > 0, out, edges[0]))  # nothing counted: the bound
+        return _shaped(np.asarray(np.where(cum[-1] > 0, out, edges[0])))  # nothing: the bound
 
-    def quantile_interval(self, q: Any, level: float = 0.95) -> tuple[np.ndarray, np.ndarray]:
+    @overload
+    def quantile_interval(self, q: float, level: float = 0.95) -> tuple[float, float]: ...
+    @overload
+    def quantile_interval(
+        self, q: Sequence[float] | NDArray[Any], level: float = 0.95
+    ) -> tuple[Answers, Answers]: ...
+    @overload
+    def quantile_interval(
+        self, q: object, level: float = 0.95
+    ) -> tuple[float | Answers, float | Answers]: ...
+    def quantile_interval(
+        self, q: Any, level: float = 0.95
+    ) -> tuple[float | Answers, float | Answers]:
         """A confidence interval for each running ``q``-quantile, covering the quantile of the
         records counted so far with probability at least ``level`` for each ``q``.
 
@@ -280,9 +329,17 @@ class StepAnswer:
             high = high - 1
         point = np.ravel(self.quantile(qs))
         low, high = np.fmin(low, point), np.fmax(high, point)
-        return low.reshape(qs.shape), high.reshape(qs.shape)
+        return _shaped(low.reshape(qs.shape)), _shaped(high.reshape(qs.shape))
 
-    def cdf_interval(self, x: Any, level: float = 0.95) -> tuple[np.ndarray, np.ndarray]:
+    @overload
+    def cdf_interval(self, x: Scalar, level: float = 0.95) -> tuple[float, float]: ...
+    @overload
+    def cdf_interval(self, x: Points, level: float = 0.95) -> tuple[Answers, Answers]: ...
+    @overload
+    def cdf_interval(
+        self, x: object, level: float = 0.95
+    ) -> tuple[float | Answers, float | Answers]: ...
+    def cdf_interval(self, x: Any, level: float = 0.95) -> tuple[float | Answers, float | Answers]:
         """A confidence interval for the running CDF share at ``x`` (of the records counted so
         far, the share ``<= x``, as :meth:`cdf`), covering with probability at least ``level``.
 
@@ -302,7 +359,7 @@ class StepAnswer:
         point = np.ravel(self.cdf(x))
         low, high = np.fmin(low, point), np.fmax(high, point)
         shape = np.shape(t)
-        return low.reshape(shape), high.reshape(shape)
+        return _shaped(low.reshape(shape)), _shaped(high.reshape(shape))
 
     def to_arrays(self, level: float = 0.95) -> dict[str, np.ndarray]:
         """Equal-length columns: one row per bin (``bin_low``, ``bin_high``, ``count`` the
@@ -355,7 +412,7 @@ class StepAnswer:
         if self.bins is not None:
             out["histogram"] = self.histogram.tolist()
             out["histogram_stderr"] = self.histogram_stderr
-            out["quartiles"] = self.quantile([0.25, 0.5, 0.75]).tolist()
+            out["quartiles"] = np.asarray(self.quantile([0.25, 0.5, 0.75])).tolist()
             low, high = self.quantile_interval([0.25, 0.5, 0.75], 0.95)
             out["quartiles_interval_95"] = [[lo, hi] for lo, hi in zip(low, high, strict=True)]
             out["low_signal"] = self.low_signal
@@ -367,3 +424,10 @@ def raise_no_bins() -> None:
     raise InvalidParameterError(
         must("bins", "be given when the stream is created to ask for a CDF, range or quantile.")
     )
+
+
+def _shaped(values: Any) -> float | Answers:
+    """A float for one point (a 0-d result), else the array: what :class:`treedp.Release`
+    answers (an adopter's run: a stream answered ``array(5.)`` where a release answers 5.0)."""
+    arr = np.asarray(values, dtype=np.float64)
+    return float(arr) if arr.ndim == 0 else arr
