@@ -54,6 +54,8 @@ def test_parquet_files_are_skipped_without_pyarrow(
     monkeypatch.setitem(sys.modules, "pyarrow", None)  # import pyarrow raises ImportError
     out = write_examples(tmp_path)
     assert sorted(out["skipped"]) == [
-        "data.parquet", "flights.parquet", "people.duckdb", "people.parquet", "survey.parquet",
+        "data.parquet", "flights.parquet", "people.parquet", "survey.parquet",
     ]  # fmt: skip
     assert not list(tmp_path.glob("*.parquet")) and (tmp_path / "people.csv").exists()
+    # the DuckDB file is read from the CSV: [sql] without [parquet] writes it
+    assert ("people.duckdb" in out["written"]) == (importlib.util.find_spec("duckdb") is not None)
