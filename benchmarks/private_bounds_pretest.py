@@ -130,6 +130,8 @@ class Model:
 
 
 def row(name: str, xs: np.ndarray, ranges: int, draws: int) -> str:
+    if xs[-1] - xs[0] > MAX_WIDTH:
+        return f"| {name} | (a range over {MAX_WIDTH} integers: not modelled) |"
     rest = EPSILON * (1 - SHARE)
     floor = Model(xs, int(xs[0]), int(xs[-1]), rest).variance()
     cells: list[list[float]] = [[] for _ in RULES]
