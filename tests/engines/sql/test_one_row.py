@@ -144,3 +144,123 @@ def test_postgres_keys_never_convert_the_column(pg: Any) -> None:
         postprocess="none", nan="drop", rng=treedp.InsecureSeededSource(0),
     )  # fmt: skip
     assert [round(float(exact[k].n)) for k in exact.keys] == [1, 0]
+
+
+def _pair(make: Any, call: Any) -> None:
+    """``call`` on a table of one row with a missing key (dropped) and on it plus one far row:
+    both released, both charged."""
+    for extra in (False, True):
+        acc = treedp.Accountant(treedp.PureDP(2.0))
+        call(make(extra), acc)
+        assert acc.spent == treedp.PureDP(1.0)
+
+
+@pytest.mark.parametrize(
+    ("ddl", "far", "keys"),
+    [
+        ("DECIMAL(4,1)", "999.9", [10**37, 0.5]),
+        ("DOUBLE", "1e300", [10**400, 1.0]),
+        ("BOOLEAN", "TRUE", ["abc", True]),
+        ("DECIMAL(38,10)", "1e27", [10**30]),
+        ("TIMESTAMPTZ", "make_timestamptz(9223372036854775806)", ["2020-01-01"]),
+    ],
+)
+def test_duckdb_far_rows_never_fail_the_key_test(ddl: str, far: str, keys: list[Any]) -> None:
+    """The second review's pairs: every key is brought to the column's type in Python (or
+    matches nothing), so one far row cannot fail the comparison; a zone-aware column under a
+    far session zone included."""
+    duckdb = pytest.importorskip("duckdb")
+
+    def make(extra: bool) -> Any:
+        con = duckdb.connect()
+        con.execute("SET TimeZone = 'Pacific/Kiritimati'")
+        con.execute(f"CREATE TABLE t (x DOUBLE, k {ddl})")
+        con.execute("INSERT INTO t VALUES (1.0, NULL)")
+        if extra:
+            con.execute(f"INSERT INTO t VALUES (2.0, {far})")
+        return con.sql("SELECT * FROM t")  # a relation keeps the session's zone
+
+    _pair(
+        make,
+        lambda data, acc: treedp.release_grouped(
+            data, column="x", by="k", keys=keys, bounds=(0, 10), bins=2, epsilon=1.0,
+            nan="drop", accountant=acc,
+        ),
+    )  # fmt: skip
+
+
+@pytest.mark.parametrize("ddl", ["TIME", "UUID", "JSON", "VARCHAR[]", "DATE[]", "BLOB"])
+def test_duckdb_by_columns_of_other_types_are_refused(ddl: str) -> None:
+    duckdb = pytest.importorskip("duckdb")
+    con = duckdb.connect()
+    con.execute(f"CREATE TABLE t (x DOUBLE, k {ddl})")
+    acc = treedp.Accountant(treedp.PureDP(2.0))
+    with pytest.raises(treedp.InvalidTypeError, match="'by' column 'k' has the SQL type"):
+        treedp.release_grouped(
+            treedp.SqlSource(con, "SELECT * FROM t"), column="x", by="k", keys=["a"],
+            bounds=(0, 10), bins=2, epsilon=1.0, accountant=acc,
+        )  # fmt: skip
+    assert acc.spent == treedp.PureDP(0.0)
+
+
+def test_duckdb_list_values_and_timestamp_ids_are_refused_by_type() -> None:
+    """A ``DOUBLE[]`` value column is no number column (a prefix made it one, cast per row),
+    and a ``TIMESTAMP_S`` person id cannot be read as text past the microseconds."""
+    duckdb = pytest.importorskip("duckdb")
+    con = duckdb.connect()
+    con.execute("CREATE TABLE t (x DOUBLE, l DOUBLE[], s TIMESTAMP_S)")
+    data = treedp.SqlSource(con, "SELECT * FROM t")
+    with pytest.raises(treedp.InvalidTypeError, match="'l' must hold numbers"):
+        treedp.release_cdf(data, column="l", bounds=(0, 1), bins=2, epsilon=1.0)
+    with pytest.raises(treedp.InvalidTypeError, match="privacy unit column 's'"):
+        treedp.release_cdf(
+            data, column="x", bounds=(0, 1), bins=2, epsilon=1.0,
+            privacy_unit=treedp.PrivacyUnit("s", max_contributions=2),
+        )  # fmt: skip
+
+
+def _counts(data: Any, keys: list[Any], **kw: Any) -> list[int]:
+    rel = treedp.release_grouped(
+        data, column="x", by="k", keys=keys, bounds=(0, 10), bins=2, epsilon=50.0,
+        postprocess="none", rng=treedp.InsecureSeededSource(0), **kw,
+    )  # fmt: skip
+    return [round(float(rel[k].n)) for k in rel.keys]
+
+
+def test_keys_equal_what_they_equal_in_memory(pg: Any) -> None:
+    """Float keys on integer and numeric columns match the values that round to them (as
+    numpy's and PostgreSQL's ``numeric = float8`` compare), booleans by truth, aware columns
+    in UTC whatever the session's zone."""
+    import pandas as pd
+
+    big = 2**53
+    frame = pd.DataFrame({"x": [1.0] * 4, "k": [big, big + 1, big + 2, 7]})
+    # numpy: float(2**53) equals 2**53 and 2**53 + 1 (which rounds to it), not 2**53 + 2
+    want = [int((frame["k"] == float(big)).sum()), int((frame["k"] == 7).sum())]
+    assert _counts(frame, [float(big), 7]) == want == [2, 1]
+    duckdb = pytest.importorskip("duckdb")
+    con = duckdb.connect()
+    con.execute("CREATE TABLE t AS SELECT * FROM frame")
+    assert _counts(treedp.SqlSource(con, "SELECT * FROM t"), [float(big), 7]) == want
+    pg.execute("CREATE TABLE v (x float8, k int8, m numeric, z timestamptz, b bool)")
+    pg.execute("SET TimeZone = 'Pacific/Kiritimati'")
+    with pg.cursor() as cur:
+        cur.executemany(
+            "INSERT INTO v VALUES (1.0, %s, 0.1, '2020-01-01 00:00:00+00', true)",
+            [(int(k),) for k in frame["k"]],
+        )
+    rows = "SELECT x, {} AS k FROM v"
+    assert _counts(treedp.SqlSource(pg, rows.format("k")), [float(big), 7]) == want
+    assert _counts(treedp.SqlSource(pg, rows.format("m")), [0.1, 0.2]) == [4, 0]
+    assert _counts(treedp.SqlSource(pg, rows.format("z")), ["2020-01-01"]) == [4]
+    assert _counts(treedp.SqlSource(pg, rows.format("b")), [True, False]) == [4, 0]
+
+
+def test_postgres_numeric_keys_far_and_infinite(pg: Any) -> None:
+    rows = [(1.0, Decimal("1")), (2.0, Decimal("1e400")), (3.0, Decimal("Infinity"))]
+    data = _pg_table(pg, "x float8, m numeric", rows)
+    got = treedp.release_grouped(
+        data, column="x", by="m", keys=[float("inf"), 10**400, 1.0], bounds=(0, 10), bins=2,
+        epsilon=50.0, postprocess="none", rng=treedp.InsecureSeededSource(0),
+    )  # fmt: skip
+    assert [round(float(got[k].n)) for k in got.keys] == [1, 1, 1]

@@ -152,7 +152,8 @@ def test_wrong_types_refused(request: pytest.FixtureRequest, db: str) -> None:
     with pytest.raises(InvalidTypeError, match="'v' holds datetimes but the bins are numeric"):
         count_source(data, column="v", bins=treedp.make_bins(bounds=(0, 1), bins=2))
     data = _load(con, db, "TIME", ["12:00:00"])
-    with pytest.raises(InvalidTypeError, match="not one of them") as err:
+    # DuckDB: a TIME of day is no datetime kind; PostgreSQL names the types it reads
+    with pytest.raises(InvalidTypeError, match="not one of them|not a datetime type") as err:
         count_source(data, column="v", bins=BINS["s"])
     assert "12:00" not in str(err.value)
 

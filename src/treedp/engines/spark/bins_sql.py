@@ -85,18 +85,25 @@ def ticks(name: str, type_name: str, unit: str) -> Any:
     from pyspark.sql import functions as F
 
     v = "`" + name.replace("`", "``") + "`"
-    if type_name == "DateType":  # a date holds ±5.8 million years: its days are clamped to
-        # the microseconds' range first (an independent review, session 27: under ANSI mode
-        # the product overflowed for one far date and failed the query; without it, wrapped)
-        days, limit = f"CAST(unix_date({v}) AS BIGINT)", _INT64_MAX // _US["D"]
-        micros = f"(least(greatest({days}, {-limit}), {limit}) * {_US['D']})"
+    date_days = f"CAST(unix_date({v}) AS BIGINT)" if type_name == "DateType" else None
+    if date_days is not None:  # a date holds ±5.8 million years: coarse units come from its
+        # days exactly; finer ones clamp the days to the microseconds' range first (two
+        # reviews, session 27: under ANSI mode the product overflowed for one far date and
+        # failed the query; bins wider than ±292,277 years need the days themselves)
+        if unit in _US and unit not in _FINER:
+            return F.expr(f"({date_days} * {_US['D'] // _US[unit]})")
+        limit = _INT64_MAX // _US["D"]
+        micros = f"(least(greatest({date_days}, {-limit}), {limit}) * {_US['D']})"
     elif type_name == "TimestampNTZType":  # wall-clock time, with no time zone involved
-        micros = (
-            f"(CAST(unix_date(CAST({v} AS DATE)) AS BIGINT) * {_US['D']}"
-            f" + CAST(hour({v}) AS BIGINT) * {_US['h']}"
-            f" + CAST(minute({v}) AS BIGINT) * {_US['m']}"
+        # a day before 1970 is counted from its end: (days + 1)·D + (time − D), so that no
+        # partial product leaves int64 within a day of either end (a review, session 27)
+        days = f"CAST(unix_date(CAST({v} AS DATE)) AS BIGINT)"
+        early = f"CAST({days} < 0 AS BIGINT)"
+        time = (
+            f"(CAST(hour({v}) AS BIGINT) * {_US['h']} + CAST(minute({v}) AS BIGINT) * {_US['m']}"
             f" + CAST(date_part('SECOND', {v}) * 1000000 AS BIGINT))"
         )
+        micros = f"(({days} + {early}) * {_US['D']} + ({time} - {early} * {_US['D']}))"
     else:
         micros = f"unix_micros({v})"
     if unit in _FINER:
@@ -112,7 +119,7 @@ def ticks(name: str, type_name: str, unit: str) -> Any:
         )
     if unit in _US:
         return F.expr(_floor_div(micros, _US[unit]))
-    days = _floor_div(micros, _US["D"])
+    days = date_days if date_days is not None else _floor_div(micros, _US["D"])
     if unit == "W":
         return F.expr(_floor_div(days, 7))
     day = f"date_from_unix_date(CAST({days} AS INT))"

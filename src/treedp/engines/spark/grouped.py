@@ -92,6 +92,7 @@ from treedp.engines.spark.count import (
     value_kind,
 )
 from treedp.engines.spark.instants import DATED, column_text, key_text, key_value
+from treedp.engines.spark.key_values import typed_key
 from treedp.engines.spark.partition import count_partitions
 from treedp.engines.spark.prefilter import PRIORITY_BITS, threshold_hex
 from treedp.exceptions import DataError, InvalidParameterError, InvalidTypeError
@@ -135,8 +136,13 @@ def _with_codes(frame: Any, df: Any, job: GroupedJob, how: str) -> Any:
     if not job.by:
         return frame.withColumn(_CODE, F.lit(0).cast("long"))
     spark = df.sparkSession
-    rows = [(*(k if isinstance(k, tuple) else (k,)), i) for i, k in enumerate(job.keys)]
-    types = [df.schema[b].dataType.typeName() for b in job.by]
+    columns = [df.schema[b].dataType for b in job.by]
+    rows = [
+        (*(typed_key(v, t) for v, t in zip(k if isinstance(k, tuple) else (k,), columns,
+                                          strict=True)), i)
+        for i, k in enumerate(job.keys)
+    ]  # fmt: skip
+    types = [t.typeName() for t in columns]
     dated = [t in DATED for t in types]
     if any(dated):  # instants: compared as text (a date's, or the wall-clock time to the µs)
         rows = [

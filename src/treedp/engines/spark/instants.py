@@ -11,6 +11,7 @@ year past 9999: pyspark's conversion failed for one such row), and reads them ba
 
 from __future__ import annotations
 
+import contextlib
 import datetime
 import re
 from typing import Any
@@ -27,6 +28,7 @@ DATED = ("date", "timestamp", "timestamp_ntz")
 #: The text a datetime ``by`` column is compared as, to the microsecond.
 _WALL = "yyyy-MM-dd'T'HH:mm:ss.SSSSSS"
 _PLAIN_YEAR = re.compile(r"\d{4}-")
+_YEAR = re.compile(r"([+-]?)(\d+)(-.*)")
 
 
 def column_text(col: Any, type_name: str) -> Any:
@@ -46,8 +48,18 @@ def key_text(key: Any, type_name: str) -> str | None:
     if type_name == "date":
         days = key_ticks(key, "D")
         if days is not None:
-            return str(np.datetime64(days, "D"))
-    return key_micros_text(key)
+            return _spark_years(str(np.datetime64(days, "D")))
+    text = key_micros_text(key)
+    return None if text is None else _spark_years(text)
+
+
+def _spark_years(text: str) -> str:
+    """numpy's ISO text with Spark's years: at least four digits, ``+`` past 9999 (numpy
+    writes ``10000-01-01``, Spark ``+10000-01-01``: such keys matched nothing; a review)."""
+    found = _YEAR.match(text)
+    assert found is not None
+    sign, year, rest = found.group(1), int(found.group(2)), found.group(3)
+    return f"{sign or ('+' if year > 9999 else '')}{year:04d}{rest}"
 
 
 def key_value(text: Any, type_name: str) -> Any:
@@ -56,9 +68,10 @@ def key_value(text: Any, type_name: str) -> Any:
     ``numpy.datetime64`` of the same instant."""
     if text is None:
         return None
-    plain = _PLAIN_YEAR.match(str(text)) is not None
-    if type_name == "date":
-        return datetime.date.fromisoformat(text) if plain else np.datetime64(text.lstrip("+"), "D")
-    if plain:
-        return datetime.datetime.fromisoformat(text)
-    return np.datetime64(str(text).lstrip("+"), "us")
+    text = str(text)
+    dated = type_name == "date"
+    if _PLAIN_YEAR.match(text) is not None:
+        parse = datetime.date.fromisoformat if dated else datetime.datetime.fromisoformat
+        with contextlib.suppress(ValueError):  # year 0 (1 BC): numpy's
+            return parse(text)
+    return np.datetime64(text.lstrip("+"), "D" if dated else "us")

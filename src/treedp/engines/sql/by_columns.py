@@ -1,31 +1,43 @@
 """The ``by`` columns of a database query: which public key a row's key values equal, in SQL.
 
 Every comparison leaves the column as the database holds it and brings the public key to the
-column's type instead, so that no row is converted (an independent review, session 27: a
-DuckDB ``JSON`` or ``UHUGEINT`` column compared with a number cast every row, a date column
-compared as a ``TIMESTAMP`` cast every date, and one row out of the target type's range failed
-the query where its neighbour without it succeeded):
+column's type in Python, or matches nothing, so that no row is converted and no row can fail
+the query (two independent reviews, session 27: a DuckDB ``JSON``, ``UHUGEINT``, ``DECIMAL``,
+``UUID`` or list column compared with a key converted every row, a ``DATE`` or
+``TIMESTAMPTZ`` column was cast to ``TIMESTAMP``, a ``numeric`` one to a double; one far row
+failed the query where its neighbour without it was released). A key equals a value as in
+memory:
 
-* a number column: a number key that the column's type can hold exactly (DuckDB: ``TRY_CAST``
-  of the key, NULL when out of range; a key with a fraction matches no integer); a PostgreSQL
-  ``numeric`` column takes the key's exact decimal;
-* a date column: a key at midnight as a ``DATE``, any other instant matches no date;
+* an integer column: an integral number key (DuckDB ``TRY_CAST`` to the column's type, NULL
+  when it cannot hold it; PostgreSQL widens its integers exactly); a key with a fraction
+  matches nothing;
+* a float column (``FLOAT``, ``DOUBLE``, ``float4``, ``float8``): the key as a double (a key
+  no double holds matches nothing); DuckDB ``DECIMAL``: the column as a double (a decimal of at
+  most 38 digits always converts), as DuckDB compared it; PostgreSQL ``numeric``: an integer
+  key exactly, a float key to the numerics that round to it (between the exact midpoints to its
+  neighbours, half to even: what ``numeric = float8`` compared, without converting a row);
+* a boolean column: ``True`` / 1 and ``False`` / 0; anything else matches nothing;
+* a date column: a key at midnight as a ``DATE``, any other instant matches nothing;
 * a naive timestamp column of any precision: the key's instant when that precision holds it
-  (a key at 06:30:00.5 matches no ``TIMESTAMP_S``), as the column's type;
-* a time-zone-aware column: ``CAST(k AS TIMESTAMP)`` against the key's instant, as before (the
-  session's zone; no value of the type is out of that cast's range);
-* any other type the engine knows not to compare safely (DuckDB ``JSON``, ``BLOB``, lists,
-  structs, maps) is refused from the query's description before anything is read or charged.
+  (a key at 06:30:00.5 matches no ``TIMESTAMP_S``); a zone-aware column
+  (``TIMESTAMPTZ``, ``timestamptz``): the key as a UTC instant (the stored timeline, as every
+  other engine reads an aware column), whatever the session's zone;
+* a text column: the key's text.
 
-A key finer than a microsecond, or naming no instant, matches nothing
-(:func:`~treedp.engines.keys.key_micros_text`).
+Any other type (DuckDB ``JSON``, ``BLOB``, ``UUID``, ``ENUM``, ``TIME``, lists, structs, maps;
+PostgreSQL types outside those) is refused from the query's description before anything is
+read or charged: cast it in the query. A key finer than a microsecond, or naming no instant,
+matches nothing (:func:`~treedp.engines.keys.key_micros_text`); so does a PostgreSQL date or
+timestamp key before year 1 (its ISO text is not PostgreSQL's ``BC`` form).
 """
 
 from __future__ import annotations
 
 import math
+import struct
 from collections.abc import Mapping, Sequence
 from decimal import Decimal
+from fractions import Fraction
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -36,24 +48,44 @@ from treedp.exceptions import InvalidTypeError
 if TYPE_CHECKING:
     from treedp.engines.sql.rule import Sql
 
-__all__ = ["check_by_types", "key_position"]
+__all__ = ["check_by_types", "check_unit_type", "key_position"]
 
 #: Naive timestamp types and the unit a key must fit (lower case, both databases' names).
 _NAIVE = {"timestamp_s": "s", "timestamp_ms": "ms", "timestamp": "us", "timestamp_ns": "us"}
+_AWARE = ("timestamp with time zone", "timestamptz")
+_TEXT = ("varchar", "text", "bpchar")
+_BOOLEAN = ("boolean", "bool")
 _NEVER = "1 = 0"
+#: The SQL types whose ``by`` columns are compared (lower case, a DECIMAL by its name).
+_KEYED = {
+    "duckdb": {
+        "tinyint", "smallint", "integer", "bigint", "hugeint", "utinyint", "usmallint",
+        "uinteger", "ubigint", "uhugeint", "float", "double", "decimal", "date", "timestamp",
+        "timestamp_s", "timestamp_ms", "timestamp_ns", "timestamp with time zone", "varchar",
+        "boolean",
+    },
+    "postgresql": {
+        "int2", "int4", "int8", "oid", "float4", "float8", "numeric", "date", "timestamp",
+        "timestamptz", "text", "varchar", "bpchar", "bool",
+    },
+}  # fmt: skip
 
 
-def check_by_types(
-    name: str, by: Sequence[str], kinds: Mapping[str, str | None], types: Mapping[str, str]
-) -> None:
-    """Refuse a ``by`` column whose SQL type the dialect cannot compare with a key without
-    converting its rows (DuckDB: anything but numbers, dates and datetimes, text, booleans,
-    enums and UUIDs). From the query's description only."""
-    if name != "duckdb":
+def _base(type_name: str) -> str:
+    """``decimal`` for ``DECIMAL(4,1)``, ``numeric`` for ``numeric (PostgreSQL < 14)``."""
+    return type_name.split(" (")[0].split("(")[0].strip().lower()
+
+
+def check_by_types(name: str, by: Sequence[str], types: Mapping[str, str]) -> None:
+    """Refuse a ``by`` column whose SQL type keys are not compared with (DuckDB, PostgreSQL;
+    SQLite types values, and compares any key without converting a row). From the query's
+    description only."""
+    keyed = _KEYED.get(name)
+    if keyed is None:
         return
     for b in by:
         type_name = types.get(b, "")
-        if kinds.get(b) is None and not type_name.startswith(_DUCK_KEYS):
+        if _base(type_name) not in keyed:
             raise InvalidTypeError(
                 f"The 'by' column '{b}' has the SQL type {type_name}, which keys are not "
                 "compared with; group by a column of a number, text, boolean, date or "
@@ -61,7 +93,16 @@ def check_by_types(
             )
 
 
-_DUCK_KEYS = ("VARCHAR", "TEXT", "STRING", "CHAR", "BPCHAR", "BOOLEAN", "ENUM", "UUID")
+def check_unit_type(name: str, unit: str, types: Mapping[str, str]) -> None:
+    """Refuse a DuckDB person-id column of ``TIMESTAMP_S`` / ``TIMESTAMP_MS``: its keyed hash
+    reads the id as text, which DuckDB cannot write for an id past the microseconds (the query
+    failed for that one row and invalidated the database; a review, session 27). Saturating
+    the id instead would merge persons and break the contribution bound."""
+    if name == "duckdb" and _base(types.get(unit, "")) in ("timestamp_s", "timestamp_ms"):
+        raise InvalidTypeError(
+            f"The privacy unit column '{unit}' has the SQL type {types[unit]}, which cannot be "
+            "read as an id exactly; cast it in the query (to TIMESTAMP or BIGINT)."
+        )
 
 
 def key_position(
@@ -95,36 +136,135 @@ def _as_type(sql: Sql, key: Any, type_name: str) -> str:
     return f"{cast}({sql.value(key)} AS {type_name})"
 
 
+def _number(key: Any) -> bool:
+    return isinstance(key, int | float | np.integer | np.floating) and not isinstance(key, bool)
+
+
 def _key_test(sql: Sql, col: str, key: Any, kind: str | None, type_name: str) -> str:
-    lower = type_name.lower()
+    if sql.dialect.name not in _KEYED:  # SQLite: values typed one by one, nothing converted
+        return f"{col} = {sql.value(key)}"
+    base = _base(type_name)
     if kind == "datetime":
-        return _instant_test(sql, col, key, lower, type_name)
-    number = isinstance(key, int | float | np.integer | np.floating) and not isinstance(key, bool)
-    if kind == "integer" and number:
-        value = float(key) if isinstance(key, float | np.floating) else int(key)
-        if isinstance(value, float) and not (math.isfinite(value) and value.is_integer()):
-            return _NEVER
+        return _instant_test(sql, col, key, base, type_name)
+    if base in _BOOLEAN:
+        if isinstance(key, bool | int) and key in (0, 1):
+            return f"{col} = {'TRUE' if key else 'FALSE'}"
+        return _NEVER
+    if base in _TEXT:
+        return f"{col} = {sql.value(key)}" if isinstance(key, str) else _NEVER
+    if not _number(key):
+        return _NEVER
+    if kind == "integer":
+        return _integer_test(sql, col, key, type_name)
+    if base == "numeric":
+        return _numeric_test(sql, col, key)
+    value = _double(key)
+    if value is None:
+        return _NEVER
+    double = "CAST({} AS DOUBLE)" if sql.dialect.name == "duckdb" else "CAST({} AS float8)"
+    literal = double.format(sql.value(value))
+    if base == "decimal":  # at most 38 digits: always a double
+        return f"CAST({col} AS DOUBLE) = {literal}"
+    return f"{col} = {literal}"
+
+
+def _double(key: Any) -> float | None:
+    """The key as a double, None when none holds it (an int past the double range)."""
+    try:
+        return float(key)
+    except OverflowError:
+        return None
+
+
+#: DuckDB's integer types and their ranges, to bound a range of integers inside the type.
+_INT_RANGES = {
+    "tinyint": (-(2**7), 2**7 - 1), "smallint": (-(2**15), 2**15 - 1),
+    "integer": (-(2**31), 2**31 - 1), "bigint": (-(2**63), 2**63 - 1),
+    "hugeint": (-(2**127), 2**127 - 1), "utinyint": (0, 2**8 - 1), "usmallint": (0, 2**16 - 1),
+    "uinteger": (0, 2**32 - 1), "ubigint": (0, 2**64 - 1), "uhugeint": (0, 2**128 - 1),
+}  # fmt: skip
+
+
+def _integer_test(sql: Sql, col: str, key: Any, type_name: str) -> str:
+    """An int key exactly; a float key as the integers that round to it, as numpy compares an
+    integer column with a float (beyond 2^53 several do: ``2**53 + 1`` rounds to ``2**53``);
+    a float with a fraction matches nothing."""
+    if not isinstance(key, float | np.floating):
+        whole = int(key)
         if sql.dialect.name != "duckdb":  # PostgreSQL widens the column's integers exactly
-            return f"{col} = {sql.value(int(value))}"
-        return f"{col} = {_as_type(sql, int(value), type_name)}"
-    if kind == "float" and number and lower == "numeric" and math.isfinite(float(key)):
-        exact = Decimal(int(key)) if isinstance(key, int | np.integer) else Decimal(float(key))
-        return f"{col} = CAST({sql.value(exact)} AS numeric)"
-    return f"{col} = {sql.value(key)}"
+            return f"{col} = {sql.value(whole)}"
+        return f"{col} = {_as_type(sql, whole, type_name)}"
+    value = float(key)
+    if not (math.isfinite(value) and value.is_integer()):
+        return _NEVER
+    low, high = _rounding_range(value)
+    even = struct.unpack("<q", struct.pack("<d", value))[0] % 2 == 0
+    first = math.ceil(low) if even else math.floor(low) + 1
+    last = math.floor(high) if even else math.ceil(high) - 1
+    type_low, type_high = _INT_RANGES.get(_base(type_name), (first, last))
+    first, last = max(first, type_low), min(last, type_high)
+    if first > last:
+        return _NEVER
+    if sql.dialect.name == "duckdb":
+        low_sql, high_sql = _as_type(sql, first, type_name), _as_type(sql, last, type_name)
+    else:
+        low_sql, high_sql = sql.value(first), sql.value(last)
+    return f"({col} >= {low_sql} AND {col} <= {high_sql})"
 
 
-def _instant_test(sql: Sql, col: str, key: Any, lower: str, type_name: str) -> str:
+def _numeric_test(sql: Sql, col: str, key: Any) -> str:
+    """A PostgreSQL ``numeric`` against a number key: an integer exactly, a float as the
+    numerics that round to it (half to even), ±inf as ``Infinity``; NaN matches nothing."""
+    if isinstance(key, int | np.integer):
+        return f"{col} = CAST({sql.value(Decimal(int(key)))} AS numeric)"
+    value = float(key)
+    if math.isnan(value):
+        return _NEVER
+    if math.isinf(value):
+        return f"{col} = CAST({sql.value('Infinity' if value > 0 else '-Infinity')} AS numeric)"
+    low, high = _rounding_range(value)
+    even = struct.unpack("<q", struct.pack("<d", value))[0] % 2 == 0
+    below, above = (">=", "<=") if even else (">", "<")
+    lo = f"CAST({sql.value(_decimal(low))} AS numeric)"
+    hi = f"CAST({sql.value(_decimal(high))} AS numeric)"
+    return f"({col} {below} {lo} AND {col} {above} {hi})"
+
+
+def _rounding_range(value: float) -> tuple[Fraction, Fraction]:
+    """The exact midpoints between ``value`` and its neighbouring doubles (the largest
+    double's upper one is ``2^1024 - 2^970``, where rounding reaches infinity)."""
+    here = Fraction(value)
+    down = float(np.nextafter(value, -math.inf))
+    up = float(np.nextafter(value, math.inf))
+    low = (here + Fraction(down)) / 2 if math.isfinite(down) else -Fraction(2**1024 - 2**970)
+    high = (here + Fraction(up)) / 2 if math.isfinite(up) else Fraction(2**1024 - 2**970)
+    return low, high
+
+
+def _decimal(x: Fraction) -> Decimal:
+    """An exact decimal of a dyadic fraction (its denominator a power of two)."""
+    k = x.denominator.bit_length() - 1
+    assert x.denominator == 1 << k
+    return Decimal(f"{x.numerator * 5**k}E-{k}")  # from text: exact, whatever the context
+
+
+def _instant_test(sql: Sql, col: str, key: Any, base: str, type_name: str) -> str:
     text = key_micros_text(key)
     if text is None:  # refused before for a typed column; finer than a microsecond
         return _NEVER
-    if lower == "date":
+    pg = sql.dialect.name == "postgresql"
+    if pg and text.startswith("-"):  # no BC form: before year 1 matches nothing
+        return _NEVER
+    if base == "date":
         days = key_ticks(key, "D")
         if days is None:  # a time of day: no date equals it
             return _NEVER
         return f"{col} = {_as_type(sql, str(np.datetime64(days, 'D')), 'DATE')}"
-    unit = _NAIVE.get(lower)
+    unit = _NAIVE.get(base)
     if unit is not None:
         if key_ticks(key, unit) is None:  # finer than the column's precision
             return _NEVER
         return f"{col} = {_as_type(sql, text, type_name)}"
-    return f"CAST({col} AS TIMESTAMP) = CAST({sql.value(text)} AS TIMESTAMP)"
+    if base in _AWARE:
+        return f"{col} = {_as_type(sql, text + '+00:00', type_name)}"
+    return _NEVER

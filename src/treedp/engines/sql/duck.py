@@ -35,7 +35,9 @@ _INTEGERS = (
     "UBIGINT", "UHUGEINT",
 )  # fmt: skip
 _FLOATS = ("FLOAT", "DOUBLE", "DECIMAL")
-_DATETIMES = ("DATE", "TIMESTAMP", "TIME")
+_DATETIMES = (
+    "DATE", "TIMESTAMP", "TIMESTAMP_S", "TIMESTAMP_MS", "TIMESTAMP_NS", "TIMESTAMP WITH TIME ZONE",
+)  # fmt: skip
 
 
 @contextmanager
@@ -72,12 +74,15 @@ def _array(values: list[float]) -> tuple[str, list[Any]]:
 
 
 def _kind(type_name: str) -> str | None:
-    name = type_name.upper()
-    if name.startswith(_INTEGERS):
+    """The kind of a DuckDB type by its whole name (``DECIMAL(4,1)`` by ``DECIMAL``): a list
+    ``DOUBLE[]`` or a ``TIME`` of day is none (a prefix made ``DOUBLE[]`` a float column,
+    cast per row; an independent review, session 27)."""
+    name = type_name.upper().split("(")[0].strip()
+    if name in _INTEGERS:
         return "integer"
-    if name.startswith(_FLOATS):
+    if name in _FLOATS:
         return "float"
-    return "datetime" if name.startswith(_DATETIMES) else None
+    return "datetime" if name in _DATETIMES else None
 
 
 def _columns(data: Any) -> list[tuple[str, str | None]]:

@@ -58,7 +58,7 @@ from treedp.engines.grouped import (
     person_missing_error,
 )
 from treedp.engines.sql.bucket import bucket_bin, tick_bucket
-from treedp.engines.sql.by_columns import check_by_types, key_position
+from treedp.engines.sql.by_columns import check_by_types, check_unit_type, key_position
 from treedp.engines.sql.callback import bisect_bin
 from treedp.engines.sql.fast import MISSING_K, fast_plan, one_group_by, plan_bins
 from treedp.engines.sql.search import search_bin, search_levels, tick_search, uses_search
@@ -363,8 +363,9 @@ def value_column(dialect: Dialect, data: Any, job_columns: Sequence[str], bins: 
             raise InvalidParameterError(f"The column '{c}' appears twice in the query's result.")
     kind = dict(described_)[job_columns[0]]
     if kind is None:
+        what = "datetime" if bins.datetime_unit is not None else "number"
         raise InvalidTypeError(
-            f"The column '{job_columns[0]}' must hold numbers; its SQL type is not a number type."
+            f"The column '{job_columns[0]}' must hold {what}s; its SQL type is not a {what} type."
         )
     if kind == "datetime" and bins.datetime_unit is None:
         raise InvalidTypeError(
@@ -402,7 +403,7 @@ def _key_position(sql: Sql, data: Any, by: Sequence[str], keys: Sequence[Any]) -
     if not by:
         return "0"
     kinds, types = dict(described(sql.dialect, data)), _types_of(sql.dialect, data)
-    check_by_types(sql.dialect.name, by, kinds, types)
+    check_by_types(sql.dialect.name, by, types)
     return key_position(sql, by, keys, kinds, types)
 
 
@@ -424,6 +425,8 @@ def _inner(
     cols = [f"{x} AS {_X}"]
     if d.number_guard is not None:
         cols.append(f"{d.number_guard(col)} AS isnum")
+    if unit is not None:
+        check_unit_type(d.name, unit, _types_of(d, data))
     named = [*((b, f"k{i}") for i, b in enumerate(by)), *(((unit, "p"),) if unit else ())]
     kinds = dict(described(d, data)) if named and d.nan_null is not None else {}
     for name, alias in named:  # a NaN key or person id is missing, as on every engine
