@@ -85,3 +85,55 @@ def test_collected_dates_are_their_ticks(spark: Any) -> None:
 
 
 pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")
+
+
+def _grouped_counts(frame: Any, by: str, keys: list[Any], column: str = "v") -> list[int]:
+    rel = treedp.release_grouped(
+        frame, column=column, by=by, keys=keys, bounds=(0, 10), bins=2, epsilon=50.0,
+        postprocess="none", rng=treedp.InsecureSeededSource(0),
+    )  # fmt: skip
+    return [round(float(rel[k].n)) for k in rel.keys]
+
+
+def test_keys_past_year_9999_and_numbers_of_other_types(spark: Any) -> None:
+    """Spark writes ``+10000-01-01``: such a key matches its records (it matched none); an int
+    key on a ``double`` or ``decimal`` column matches its value (compared as text before)."""
+    far = np.datetime64("10000-01-01", "D").astype(np.int64)
+    frame = spark.sql(
+        f"SELECT CAST(1.0 AS DOUBLE) AS v, date_from_unix_date({far}) AS d, "
+        "CAST(1.0 AS DOUBLE) AS f, CAST(1.0 AS DECIMAL(5, 2)) AS m FROM range(3)"
+    )
+    assert _grouped_counts(frame, "d", [np.datetime64("10000-01-01")]) == [3]
+    assert _grouped_counts(frame.withColumn("t", frame["d"].cast("timestamp")), "t",
+                           [np.datetime64("10000-01-01T00:00")]) == [3]  # fmt: skip
+    assert _grouped_counts(frame, "f", [1, 2]) == [3, 0]
+    assert _grouped_counts(frame, "m", [1, 1.5, 10**9]) == [3, 0, 0]
+
+
+def test_ntz_at_the_ends_and_dates_on_wide_bins(spark: Any) -> None:
+    """A ``timestamp_ntz`` a day from the int64 microseconds' end is read exactly (its day's
+    product overflowed under ANSI), and dates on bins wider than ±292,277 years are counted
+    from their days, as in memory (they were clamped to the microseconds' range)."""
+    low = -(2**63) + 1
+    ntz = spark.sql(
+        f"SELECT CAST(timestamp_micros({low}) AS TIMESTAMP_NTZ) AS t UNION ALL "
+        "SELECT CAST(timestamp_micros(0) AS TIMESTAMP_NTZ) AS t"
+    )
+    bins = treedp.make_bins(bounds=("1969-01-01", "1971-01-01"), bins=2)
+    from treedp.engines.dispatch import count_source
+    from treedp.engines.spark import collect_column
+
+    assert count_source(ntz, column="t", bins=bins).counts.tolist() == [1, 1]
+    assert collect_column(ntz, "t").astype(np.int64).tolist() == [low, 0]
+    days = [18300, 150_000_000, 200_000_000, -150_000_000]
+    dates = spark.sql(
+        "SELECT date_from_unix_date(d) AS d FROM VALUES "
+        + ", ".join(f"({d})" for d in days) + " AS t(d)"
+    )  # fmt: skip
+    wide = treedp.make_bins(
+        edges=np.array(["-600000-01-01", "1000-01-01", "3000-01-01", "450000-01-01",
+                        "600000-01-01"], dtype="datetime64[s]"),
+    )  # fmt: skip
+    memory = np.array(days, dtype="int64").astype("datetime64[D]")
+    want = count_source(memory, column=None, bins=wide).counts.tolist()
+    assert count_source(dates, column="d", bins=wide).counts.tolist() == want == [1, 1, 1, 1]

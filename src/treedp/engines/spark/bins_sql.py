@@ -130,8 +130,10 @@ def ticks(name: str, type_name: str, unit: str) -> Any:
 
 
 def _floor_div(sql: str, n: int) -> str:
-    """``floor(sql / n)`` in exact int64 arithmetic (``div`` truncates; ``pmod`` is >= 0)."""
-    return f"(({sql} - pmod({sql}, {n})) div {n})"
+    """``floor(sql / n)`` in exact int64 arithmetic: the truncated quotient, less one for a
+    negative remainder (``sql - pmod(sql, n)`` left int64 for a value within ``n`` of its
+    lower end: an ANSI overflow for one row; a review, session 27)."""
+    return f"(({sql} div {n}) - CAST(({sql} % {n}) < 0 AS BIGINT))"
 
 
 def bin_expression(value: Any, bins: Bins, edges: Any | None = None) -> Any:
