@@ -28,7 +28,7 @@ numpydoc_class_members_toctree = False
 numpydoc_xref_param_type = False
 nitpicky = False
 
-PAGES = ("releases", "quantiles", "planning", "privacy", "inputs", "errors")
+PAGES = ("releases", "quantiles", "streams", "planning", "privacy", "inputs", "errors")
 
 
 def _unlisted() -> list[str]:
