@@ -137,3 +137,27 @@ def test_ntz_at_the_ends_and_dates_on_wide_bins(spark: Any) -> None:
     memory = np.array(days, dtype="int64").astype("datetime64[D]")
     want = count_source(memory, column=None, bins=wide).counts.tolist()
     assert count_source(dates, column="d", bins=wide).counts.tolist() == want == [1, 1, 1, 1]
+
+
+def test_ntz_keys_in_any_session_zone_and_exact_number_keys(spark: Any) -> None:
+    """A ``timestamp_ntz`` column keyed by its own text: a far value in a zone west of UTC
+    (its cast to timestamp overflowed) and 02:30 in a daylight-saving gap (read as 03:30) are
+    matched as in memory; a float key a float32 column cannot hold matches nothing (Spark
+    rounded it), and a decimal key past 28 digits at the column's scale is exact."""
+    zone = spark.conf.get("spark.sql.session.timeZone")
+    spark.conf.set("spark.sql.session.timeZone", "America/New_York")
+    try:
+        frame = spark.sql(
+            "SELECT CAST(1.0 AS DOUBLE) AS v, CAST(t AS TIMESTAMP_NTZ) AS t FROM VALUES "
+            "('2021-03-14 02:30:00'), ('2021-03-14 03:30:00'), ('+294247-01-10 04:00:54') "
+            "AS s(t)"
+        )
+        assert _grouped_counts(frame, "t", ["2021-03-14T02:30", "2021-03-14T03:30"]) == [1, 1]
+    finally:
+        spark.conf.set("spark.sql.session.timeZone", zone)
+    numbers = spark.sql(
+        "SELECT CAST(1.0 AS DOUBLE) AS v, CAST(0.1 AS FLOAT) AS f, "
+        "CAST(10000000000 AS DECIMAL(38, 18)) AS m"
+    )
+    assert _grouped_counts(numbers, "f", [0.1, 0.5]) == [0, 0]
+    assert _grouped_counts(numbers, "m", [10**10]) == [1]

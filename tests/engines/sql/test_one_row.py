@@ -189,7 +189,9 @@ def test_duckdb_far_rows_never_fail_the_key_test(ddl: str, far: str, keys: list[
     )  # fmt: skip
 
 
-@pytest.mark.parametrize("ddl", ["TIME", "UUID", "JSON", "VARCHAR[]", "DATE[]", "BLOB"])
+@pytest.mark.parametrize(
+    "ddl", ["TIME", "UUID", "JSON", "VARCHAR[]", "DATE[]", "BLOB", "DECIMAL(4,1)[]", "ENUM('a')"]
+)
 def test_duckdb_by_columns_of_other_types_are_refused(ddl: str) -> None:
     duckdb = pytest.importorskip("duckdb")
     con = duckdb.connect()
@@ -264,3 +266,29 @@ def test_postgres_numeric_keys_far_and_infinite(pg: Any) -> None:
         epsilon=50.0, postprocess="none", rng=treedp.InsecureSeededSource(0),
     )  # fmt: skip
     assert [round(float(got[k].n)) for k in got.keys] == [1, 1, 1]
+
+
+def test_third_check_keys(pg: Any) -> None:
+    """Text keys byte by byte whatever the collation; a bool key is 0 or 1 on a number column
+    and 1.0 is True on a boolean one (as numpy compares); an ENUM's labels (a pandas
+    Categorical's categories, data) are not in the refusal; PostgreSQL: an oid key outside
+    its range and a key in year 0 match nothing instead of failing the query."""
+    import pandas as pd
+
+    duckdb = pytest.importorskip("duckdb")
+    con = duckdb.connect()
+    con.execute("CREATE TABLE t (x DOUBLE, k VARCHAR COLLATE NOCASE, n BIGINT, b BOOLEAN)")
+    con.execute("INSERT INTO t VALUES (1.0, 'abc', 1, TRUE), (1.0, 'ABC', 0, FALSE)")
+    rows = "SELECT x, {} AS k FROM t"
+    assert _counts(con.sql(rows.format("k")), ["abc", "Abc"]) == [1, 0]
+    assert _counts(con.sql(rows.format("n")), [True, False]) == [1, 1]
+    assert _counts(con.sql(rows.format("b")), [1.0, 0]) == [1, 1]
+    frame = pd.DataFrame({"x": [1.0, 2.0], "k": pd.Categorical(["alice_secret", "bob"])})  # noqa: F841
+    with pytest.raises(treedp.InvalidTypeError) as err:
+        _counts(duckdb.sql("SELECT * FROM frame"), ["bob"])
+    assert "ENUM" in str(err.value) and "ALICE" not in str(err.value).upper()
+    data = _pg_table(pg, "x float8, o oid, d date", [(1.0, 4294967295, "2020-01-01")])
+    assert _counts(treedp.SqlSource(pg, "SELECT x, o AS k FROM v"), [-1, 4294967295]) == [0, 1]
+    assert data is not None
+    year0 = [np.datetime64("0000-01-01"), np.datetime64("2020-01-01")]
+    assert _counts(treedp.SqlSource(pg, "SELECT x, d AS k FROM v"), year0) == [0, 1]

@@ -36,9 +36,11 @@ def column_text(col: Any, type_name: str) -> Any:
     defined for every date), a timestamp's wall-clock time."""
     from pyspark.sql import functions as F
 
-    if type_name == "date":
+    if type_name in ("date", "timestamp_ntz"):  # a wall-clock time of its own: no zone, no
+        # cast (a cast to timestamp overflowed for a far value in a zone west of UTC, and moved
+        # 02:30 in a daylight-saving gap to 03:30; a review, session 27)
         return col.cast("string")
-    return F.date_format(col.cast("timestamp"), _WALL)
+    return F.date_format(col, _WALL)
 
 
 def key_text(key: Any, type_name: str) -> str | None:
@@ -50,7 +52,14 @@ def key_text(key: Any, type_name: str) -> str | None:
         if days is not None:
             return _spark_years(str(np.datetime64(days, "D")))
     text = key_micros_text(key)
-    return None if text is None else _spark_years(text)
+    if text is None:
+        return None
+    if type_name == "timestamp_ntz":  # Spark's own text: a space, the fraction's zeros cut
+        day, time = text.split("T")
+        whole, fraction = time.split(".")
+        fraction = fraction.rstrip("0")
+        text = f"{day} {whole}" + (f".{fraction}" if fraction else "")
+    return _spark_years(text)
 
 
 def _spark_years(text: str) -> str:
@@ -68,7 +77,7 @@ def key_value(text: Any, type_name: str) -> Any:
     ``numpy.datetime64`` of the same instant."""
     if text is None:
         return None
-    text = str(text)
+    text = str(text).replace(" ", "T", 1)  # a timestamp_ntz's text has a space
     dated = type_name == "date"
     if _PLAIN_YEAR.match(text) is not None:
         parse = datetime.date.fromisoformat if dated else datetime.datetime.fromisoformat

@@ -11,11 +11,15 @@ the range on an integer column, a decimal key past the column's scale or precisi
 from __future__ import annotations
 
 import math
-from decimal import Decimal
+from decimal import Context, Decimal
 from typing import Any
+
+import numpy as np
 
 __all__ = ["typed_key"]
 
+#: Digits enough for any key exactly: a float's decimal expansion has at most 1,100.
+_EXACT = 2_000
 #: Spark integer type names and their bit widths.
 _INTEGERS = {"byte": 8, "short": 16, "integer": 32, "long": 64}
 
@@ -33,9 +37,15 @@ def typed_key(key: Any, data_type: Any) -> Any:
         return key if name not in _INTEGERS and name not in ("double", "float", "decimal") else None
     if name in ("double", "float"):
         try:
-            return float(key)
+            value = float(key)
         except OverflowError:
             return None
+        if name == "float" and math.isfinite(value):
+            with np.errstate(all="ignore"):  # past float32's range: inf, no warning
+                narrow = float(np.float32(value))
+            if narrow != value:
+                return None  # Spark would round it to a float32 another value equals
+        return value
     if name in _INTEGERS:
         if isinstance(key, float) and not (math.isfinite(key) and key.is_integer()):
             return None
@@ -50,7 +60,7 @@ def _decimal_key(key: Any, precision: int, scale: int) -> Decimal | None:
     if isinstance(key, float) and not math.isfinite(key):
         return None
     exact = Decimal(key)  # an int or a float, exactly
-    at_scale = exact.quantize(Decimal(1).scaleb(-scale)) if exact.is_finite() else exact
-    if at_scale != exact or len(at_scale.as_tuple().digits) > precision:
+    units = exact.scaleb(scale, context=Context(prec=_EXACT))  # the key in the scale's units
+    if units != units.to_integral_value() or abs(units) >= 10**precision:
         return None
-    return at_scale
+    return exact.quantize(Decimal(1).scaleb(-scale), context=Context(prec=precision + 2))

@@ -72,7 +72,11 @@ _KEYED = {
 
 
 def _base(type_name: str) -> str:
-    """``decimal`` for ``DECIMAL(4,1)``, ``numeric`` for ``numeric (PostgreSQL < 14)``."""
+    """``decimal`` for ``DECIMAL(4,1)``, ``numeric`` for ``numeric (PostgreSQL < 14)``; a list
+    or array (``DECIMAL(4,1)[]``) is ``list``. The name alone: an ``ENUM('a', 'b')``'s labels
+    come from the data (a pandas Categorical's categories), so no message shows them."""
+    if "[" in type_name:
+        return "list"
     return type_name.split(" (")[0].split("(")[0].strip().lower()
 
 
@@ -87,8 +91,8 @@ def check_by_types(name: str, by: Sequence[str], types: Mapping[str, str]) -> No
         type_name = types.get(b, "")
         if _base(type_name) not in keyed:
             raise InvalidTypeError(
-                f"The 'by' column '{b}' has the SQL type {type_name}, which keys are not "
-                "compared with; group by a column of a number, text, boolean, date or "
+                f"The 'by' column '{b}' has the SQL type {_base(type_name).upper()}, which keys "
+                "are not compared with; group by a column of a number, text, boolean, date or "
                 "timestamp type (cast it in the query)."
             )
 
@@ -100,8 +104,8 @@ def check_unit_type(name: str, unit: str, types: Mapping[str, str]) -> None:
     the id instead would merge persons and break the contribution bound."""
     if name == "duckdb" and _base(types.get(unit, "")) in ("timestamp_s", "timestamp_ms"):
         raise InvalidTypeError(
-            f"The privacy unit column '{unit}' has the SQL type {types[unit]}, which cannot be "
-            "read as an id exactly; cast it in the query (to TIMESTAMP or BIGINT)."
+            f"The privacy unit column '{unit}' has the SQL type {_base(types[unit]).upper()}, "
+            "which cannot be read as an id exactly; cast it in the query (to TIMESTAMP or BIGINT)."
         )
 
 
@@ -137,7 +141,8 @@ def _as_type(sql: Sql, key: Any, type_name: str) -> str:
 
 
 def _number(key: Any) -> bool:
-    return isinstance(key, int | float | np.integer | np.floating) and not isinstance(key, bool)
+    """A number key (a bool is 0 or 1, as numpy compares it with a number column)."""
+    return isinstance(key, int | float | np.integer | np.floating)
 
 
 def _key_test(sql: Sql, col: str, key: Any, kind: str | None, type_name: str) -> str:
@@ -147,11 +152,12 @@ def _key_test(sql: Sql, col: str, key: Any, kind: str | None, type_name: str) ->
     if kind == "datetime":
         return _instant_test(sql, col, key, base, type_name)
     if base in _BOOLEAN:
-        if isinstance(key, bool | int) and key in (0, 1):
+        if _number(key) and key in (0, 1):  # True, 1 and 1.0 alike, as numpy
             return f"{col} = {'TRUE' if key else 'FALSE'}"
         return _NEVER
-    if base in _TEXT:
-        return f"{col} = {sql.value(key)}" if isinstance(key, str) else _NEVER
+    if base in _TEXT:  # byte by byte, whatever the column's or the session's collation
+        collate = 'COLLATE "C"' if sql.dialect.name == "postgresql" else "COLLATE C"
+        return f"{col} {collate} = {sql.value(key)}" if isinstance(key, str) else _NEVER
     if not _number(key):
         return _NEVER
     if kind == "integer":
@@ -182,6 +188,7 @@ _INT_RANGES = {
     "integer": (-(2**31), 2**31 - 1), "bigint": (-(2**63), 2**63 - 1),
     "hugeint": (-(2**127), 2**127 - 1), "utinyint": (0, 2**8 - 1), "usmallint": (0, 2**16 - 1),
     "uinteger": (0, 2**32 - 1), "ubigint": (0, 2**64 - 1), "uhugeint": (0, 2**128 - 1),
+    "oid": (0, 2**32 - 1),  # PostgreSQL's: -1 read as 4294967295, 2^32 refused
 }  # fmt: skip
 
 
@@ -191,6 +198,9 @@ def _integer_test(sql: Sql, col: str, key: Any, type_name: str) -> str:
     a float with a fraction matches nothing."""
     if not isinstance(key, float | np.floating):
         whole = int(key)
+        type_low, type_high = _INT_RANGES.get(_base(type_name), (whole, whole))
+        if not type_low <= whole <= type_high:
+            return _NEVER
         if sql.dialect.name != "duckdb":  # PostgreSQL widens the column's integers exactly
             return f"{col} = {sql.value(whole)}"
         return f"{col} = {_as_type(sql, whole, type_name)}"
@@ -253,7 +263,7 @@ def _instant_test(sql: Sql, col: str, key: Any, base: str, type_name: str) -> st
     if text is None:  # refused before for a typed column; finer than a microsecond
         return _NEVER
     pg = sql.dialect.name == "postgresql"
-    if pg and text.startswith("-"):  # no BC form: before year 1 matches nothing
+    if pg and text.startswith(("-", "0000")):  # no BC form: before year 1 matches nothing
         return _NEVER
     if base == "date":
         days = key_ticks(key, "D")

@@ -77,6 +77,8 @@ def _kind(type_name: str) -> str | None:
     """The kind of a DuckDB type by its whole name (``DECIMAL(4,1)`` by ``DECIMAL``): a list
     ``DOUBLE[]`` or a ``TIME`` of day is none (a prefix made ``DOUBLE[]`` a float column,
     cast per row; an independent review, session 27)."""
+    if "[" in type_name:  # a list or array of any element type (DECIMAL(4,1)[] too)
+        return None
     name = type_name.upper().split("(")[0].strip()
     if name in _INTEGERS:
         return "integer"
