@@ -351,3 +351,18 @@ def test_float32_axis_is_located_in_binary64() -> None:
     x = np.float32(0.1) + np.arange(-200, 200, dtype=np.float32) * np.spacing(np.float32(0.1))
     want = np.clip(np.searchsorted(bins.edges, x.astype(np.float64), side="right") - 1, 0, 999)
     assert np.array_equal(_locate(x, bins), want)
+
+
+def test_a_key_means_the_same_whatever_the_other_keys() -> None:
+    """Ints and floats in one key list are looked up apart: each as numpy compares it alone
+    (one float64 array of both made ``2**53 + 1`` a float, matching ``2**53`` too; a review)."""
+    from treedp.engines.grouped import _codes_for
+
+    big = 2**53
+    data = np.array([big, big + 1, big + 2, 7], dtype=np.int64)
+    assert _codes_for(data, [big + 1]).tolist() == [-1, 0, -1, -1]
+    assert _codes_for(data, [big + 1, 0.5]).tolist() == [-1, 0, -1, -1]
+    assert _codes_for(data, [float(big), 7]).tolist() == [0, 0, -1, 1]
+    assert _codes_for(data, [7, float(big)]).tolist() == [1, 1, -1, 0]
+    floats = data.astype(np.float64)  # numpy: an int key on float data is a float
+    assert _codes_for(floats, [big + 1, 0.5]).tolist() == [0, 0, -1, -1]

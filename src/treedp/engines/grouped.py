@@ -194,6 +194,10 @@ def _codes_for(arr: np.ndarray, values: Sequence[Any]) -> np.ndarray:
     if arr.size == 0:
         return np.zeros(0, dtype=np.int64)
     if arr.dtype.kind in "iuf" and all(type(v) in (int, float) for v in values):
+        ints = [i for i, v in enumerate(values) if type(v) is int]
+        if 0 < len(ints) < len(values):  # each key as numpy compares it alone: one array of
+            # both kinds made every int a float (2**53 + 1 then matched 2**53; a review)
+            return _mixed_codes(arr, values, ints)
         public = np.asarray(values)
         if public.dtype.kind == "i" and arr.dtype.kind in "iu":
             low, high = int(public.min()), int(public.max())
@@ -215,6 +219,17 @@ def _codes_for(arr: np.ndarray, values: Sequence[Any]) -> np.ndarray:
     )
     mapped: np.ndarray = np.where(inverse >= 0, lookup[np.maximum(inverse, 0)], -1)
     return mapped
+
+
+def _mixed_codes(arr: np.ndarray, values: Sequence[Any], ints: list[int]) -> np.ndarray:
+    """:func:`_codes_for` of a key list mixing ints and floats: the ints and the floats looked
+    up apart, an int key's match first."""
+    floats = [i for i in range(len(values)) if i not in set(ints)]
+    parts = []
+    for chosen in (ints, floats):
+        found = _codes_for(arr, [values[i] for i in chosen])
+        parts.append(np.where(found >= 0, np.asarray(chosen, dtype=np.int64)[found], -1))
+    return np.where(parts[0] >= 0, parts[0], parts[1]).astype(np.int64)
 
 
 def _sorted_lookup(public: np.ndarray, positions: np.ndarray, data: np.ndarray) -> np.ndarray:
