@@ -27,7 +27,7 @@ __all__ = ["key_kind"]
 
 #: The SQL type names of text (DuckDB's, PostgreSQL's as :mod:`treedp.engines.sql.postgres`
 #: names them).
-_SQL_TEXT = ("VARCHAR", "TEXT", "STRING", "CHAR", "BPCHAR")
+_SQL_TEXT = ("VARCHAR", "TEXT", "STRING", "CHAR", "BPCHAR", "NAME")
 
 
 def key_kind(data: Any, column: str | None = None) -> str | None:

@@ -53,7 +53,7 @@ __all__ = ["check_by_types", "check_unit_type", "key_position"]
 #: Naive timestamp types and the unit a key must fit (lower case, both databases' names).
 _NAIVE = {"timestamp_s": "s", "timestamp_ms": "ms", "timestamp": "us", "timestamp_ns": "us"}
 _AWARE = ("timestamp with time zone", "timestamptz")
-_TEXT = ("varchar", "text", "bpchar")
+_TEXT = ("varchar", "text", "bpchar", "name")
 _BOOLEAN = ("boolean", "bool")
 _NEVER = "1 = 0"
 #: The SQL types whose ``by`` columns are compared (lower case, a DECIMAL by its name).
@@ -66,7 +66,7 @@ _KEYED = {
     },
     "postgresql": {
         "int2", "int4", "int8", "oid", "float4", "float8", "numeric", "date", "timestamp",
-        "timestamptz", "text", "varchar", "bpchar", "bool",
+        "timestamptz", "text", "varchar", "bpchar", "name", "bool",
     },
 }  # fmt: skip
 

@@ -87,7 +87,7 @@ def _types(data: Any) -> dict[str, str]:
 
 _TYPE_NAMES = {
     1082: "date", 1083: "time", 1114: "timestamp", 1184: "timestamptz",
-    25: "text", 1043: "varchar", 1042: "bpchar", 1700: "numeric", 16: "bool",
+    25: "text", 1043: "varchar", 1042: "bpchar", 19: "name", 1700: "numeric", 16: "bool",
     20: "int8", 21: "int2", 23: "int4", 26: "oid", 700: "float4", 701: "float8",
 }  # fmt: skip
 
