@@ -102,7 +102,7 @@ def _wide_cast(col: str, type_name: str) -> str | None:
     """A ``numeric`` column as a double, saturating: ±``Infinity`` past the double range and 0
     below its least subnormal, as the memory engine converts a ``Decimal`` (an independent
     review, session 27: one ``1e400`` failed the query)."""
-    if type_name != "numeric":
+    if type_name.split(" (")[0] != "numeric":  # "numeric (PostgreSQL < 14)" too
         return None
     return (
         f"CASE WHEN {col} = 'NaN'::numeric THEN 'NaN'::float8 "  # NaN sorts above all
