@@ -189,3 +189,13 @@ def test_spark(spark: Any) -> None:
     frame = spark.createDataFrame(rows, "d timestamp, x double")
     _same_as_reference(frame, ("text", "date"))
     _same_as_reference(frame.withColumn("d", F.to_date("d")), ("numpy",))
+
+
+def test_far_keys_are_not_the_same_instant() -> None:
+    """Instants compared exactly: 2**62 seconds is not 1970-01-01 (a cast to microseconds
+    wrapped it to 0; a docs check), while a month and its first day are one instant."""
+    from treedp.engines.keys import refuse_equal_instants
+
+    refuse_equal_instants("d", [np.datetime64(2**62, "s"), "1970-01-01"])
+    with pytest.raises(treedp.InvalidParameterError, match="same instant"):
+        refuse_equal_instants("d", [np.datetime64("2024-01"), "2024-01-01"])

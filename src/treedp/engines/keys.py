@@ -102,16 +102,26 @@ def key_instant(key: Any) -> np.datetime64 | None:
     return None
 
 
+#: Attoseconds per tick of each datetime64 unit an instant key can have.
+_ATTOSECONDS = {
+    "D": 86_400 * 10**18, "h": 3_600 * 10**18, "m": 60 * 10**18, "s": 10**18,
+    "ms": 10**15, "us": 10**12, "ns": 10**9, "ps": 10**6, "fs": 10**3, "as": 1,
+}  # fmt: skip
+
+
 def refuse_equal_instants(name: str, parts: Sequence[Any]) -> None:
     """Refuse two keys of a datetime ``by`` column (or a CSV column matched as instants) that
     name one instant (compared in microseconds, or nanoseconds when a key has them)."""
-    instants = [key_instant(k) for k in parts]
-    fine = any(i is not None and np.datetime_data(i.dtype)[0] == "ns" for i in instants)
-    unit = "datetime64[ns]" if fine else "datetime64[us]"
     seen: dict[int, Any] = {}
-    for k, instant in zip(parts, instants, strict=True):
+    for k in parts:
+        instant = key_instant(k)
         assert instant is not None  # checked by the caller
-        tick = int(instant.astype(unit).astype(np.int64))
+        unit = np.datetime_data(instant.dtype)[0]
+        if unit not in _ATTOSECONDS:  # years, months, weeks: their first day, exactly
+            instant, unit = instant.astype("datetime64[D]"), "D"
+        # exact attoseconds in Python ints: a cast to one unit wrapped far keys (2**62 s in
+        # microseconds is 0 mod 2**64: "the same instant" as 1970; a docs check, session 27)
+        tick = int(instant.astype(np.int64)) * _ATTOSECONDS[unit]
         if tick in seen:
             raise InvalidParameterError(
                 f"The 'keys' parameter holds {seen[tick]!r} and {k!r}, which name the same "

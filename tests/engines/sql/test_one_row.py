@@ -292,5 +292,7 @@ def test_third_check_keys(pg: Any) -> None:
     assert data is not None
     year0 = [np.datetime64("0000-01-01"), np.datetime64("2020-01-01")]
     assert _counts(treedp.SqlSource(pg, "SELECT x, d AS k FROM v"), year0) == [0, 1]
+    with pytest.raises(treedp.InvalidTypeError, match="'by' column 'k' has the SQL type TIME"):
+        _counts(treedp.SqlSource(pg, "SELECT x, CAST('06:30' AS time) AS k FROM v"), ["06:30"])
     named = treedp.SqlSource(pg, "SELECT x, CAST('abc' AS name) AS k FROM v")
     assert _counts(named, ["abc", "ABC"]) == [1, 0]  # PostgreSQL's name type is text

@@ -28,7 +28,7 @@ __all__ = ["DIALECT", "ENGINE"]
 
 _INTEGERS = {20, 21, 23, 26}  # int8 int2 int4 oid
 _FLOATS = {700, 701, 1700}  # float4 float8 numeric
-_DATETIMES = {1082, 1083, 1114, 1184}
+_DATETIMES = {1082, 1114, 1184}  # date, timestamp, timestamptz (a time of day is none)
 
 
 def _literal(v: Any) -> tuple[str, list[Any]]:
