@@ -62,8 +62,9 @@ def convert_keys(keys: Sequence[Any], data: Any, by: Sequence[str]) -> list[Any]
     ----------
     keys : sequence
         One text per key with one ``by`` column; a tuple of texts per key with several.
-    data : FileSource, path or pyarrow dataset
-        The input of :func:`treedp.release_grouped`.
+    data : FileSource, path, pyarrow dataset, SqlSource or DuckDB relation
+        The input of :func:`treedp.release_grouped` (a database query's types are read from
+        its description; SQLite types values, so its keys stay text).
     by : sequence of str
         The group-by columns.
 
@@ -80,7 +81,11 @@ def convert_keys(keys: Sequence[Any], data: Any, by: Sequence[str]) -> list[Any]
         If pyarrow is not installed (grouped releases of files need it).
     """
     from treedp.engines.files.grouped import file_columns, file_schema
+    from treedp.engines.sql import sql_types
 
+    typed = sql_types(data)
+    if typed is not None:  # a database query: its description's types, no value read
+        return _database_keys(keys, by, typed)
     schema = file_schema(data)
     if schema is None:
         return list(keys)
@@ -103,6 +108,42 @@ def convert_keys(keys: Sequence[Any], data: Any, by: Sequence[str]) -> list[Any]
         except (ValueError, KeyError):
             raise InvalidParameterError(
                 f"A key in 'keys' cannot be read as the type of the column '{name}' ({t}); "
+                "give keys of that type."
+            ) from None
+        return text
+
+    if len(by) == 1:
+        return [convert(k, by[0]) for k in keys]
+    return [tuple(convert(v, n) for v, n in zip(k, by, strict=False)) for k in keys]
+
+
+#: SQL type names (upper case, by their base name) whose keys are read as numbers or booleans.
+_SQL_INTEGERS = {
+    "TINYINT", "SMALLINT", "INTEGER", "BIGINT", "HUGEINT", "UTINYINT", "USMALLINT", "UINTEGER",
+    "UBIGINT", "UHUGEINT", "INT2", "INT4", "INT8", "OID",
+}  # fmt: skip
+_SQL_FLOATS = {"FLOAT", "DOUBLE", "DECIMAL", "FLOAT4", "FLOAT8", "NUMERIC"}
+_SQL_BOOLEANS = {"BOOLEAN", "BOOL"}
+
+
+def _database_keys(keys: Sequence[Any], by: Sequence[str], types: dict[str, str]) -> list[Any]:
+    """Text keys as values of their ``by`` columns' SQL types (DuckDB, PostgreSQL; SQLite
+    types values, so its keys stay text and compare by the column's affinity)."""
+
+    def convert(text: Any, name: str) -> Any:
+        base = types.get(name, "").split(" (")[0].split("(")[0].strip().upper()
+        if "[" in types.get(name, "") or not isinstance(text, str):
+            return text
+        try:
+            if base in _SQL_INTEGERS:
+                return int(text)
+            if base in _SQL_FLOATS:
+                return float(text)
+            if base in _SQL_BOOLEANS:
+                return {"true": True, "false": False}[text.strip().lower()]
+        except (ValueError, KeyError):
+            raise InvalidParameterError(
+                f"A key in 'keys' cannot be read as the type of the column '{name}' ({base}); "
                 "give keys of that type."
             ) from None
         return text

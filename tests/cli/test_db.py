@@ -82,6 +82,13 @@ def test_release_grouped_person_quantiles_median_profile(
         "--out", str(tmp_path / "g.tdp"),
     )  # fmt: skip
     assert code == 0 and "2 groups by state" in out and "person:pid" in out
+    numbers = tmp_path / "pids.txt"  # a number by column: keys read as its type
+    numbers.write_text("1\n2\n")
+    code, out, err = _run(
+        capsys, "release", *common, "--bins", "64", "--by", "pid", "--keys", str(numbers),
+        "--out", str(tmp_path / "n.tdp"),
+    )  # fmt: skip
+    assert code == 0 and "2 groups by pid" in out, err
     code, out, _ = _run(capsys, "quantiles", *common, "--q", "0.5", "0.9")
     assert code == 0 and out.startswith("q=0.5: ")
     code, out, _ = _run(capsys, "median", *common)

@@ -142,8 +142,7 @@ def db_data(args: argparse.Namespace, column: str | None = None) -> Any:
 
 
 def convert_keys(keys: Any, data: Any, by: Any) -> Any:
-    """:func:`treedp.convert_keys` for files; a database query's keys stay text (the
-    database compares them with the key column, casting the text where its type needs it)."""
-    if isinstance(data, treedp.SqlSource):
-        return list(keys)
+    """:func:`treedp.convert_keys`: keys read as text become values of their ``by`` columns'
+    types, from a file's schema or a database query's description (number columns in DuckDB
+    and PostgreSQL refused text keys by type; a docs check, session 27)."""
     return treedp.convert_keys(keys, data, by)
