@@ -106,15 +106,10 @@ def convert_keys(keys: Sequence[Any], data: Any, by: Sequence[str]) -> list[Any]
             if pa.types.is_boolean(t):
                 return {"true": True, "false": False}[str(text).strip().lower()]
         except (ValueError, KeyError):
-            raise InvalidParameterError(
-                f"A key in 'keys' cannot be read as the type of the column '{name}' ({t}); "
-                "give keys of that type."
-            ) from None
+            raise _unreadable(name, t) from None
         return text
 
-    if len(by) == 1:
-        return [convert(k, by[0]) for k in keys]
-    return [tuple(convert(v, n) for v, n in zip(k, by, strict=False)) for k in keys]
+    return _each_key(keys, by, convert)
 
 
 #: SQL type names (upper case, by their base name) whose keys are read as numbers or booleans.
@@ -142,12 +137,21 @@ def _database_keys(keys: Sequence[Any], by: Sequence[str], types: dict[str, str]
             if base in _SQL_BOOLEANS:
                 return {"true": True, "false": False}[text.strip().lower()]
         except (ValueError, KeyError):
-            raise InvalidParameterError(
-                f"A key in 'keys' cannot be read as the type of the column '{name}' ({base}); "
-                "give keys of that type."
-            ) from None
+            raise _unreadable(name, base) from None
         return text
 
+    return _each_key(keys, by, convert)
+
+
+def _unreadable(name: str, type_name: Any) -> InvalidParameterError:
+    return InvalidParameterError(
+        f"A key in 'keys' cannot be read as the type of the column '{name}' ({type_name}); "
+        "give keys of that type."
+    )
+
+
+def _each_key(keys: Sequence[Any], by: Sequence[str], convert: Any) -> list[Any]:
+    """``convert(text, column)`` applied to every field of every key."""
     if len(by) == 1:
         return [convert(k, by[0]) for k in keys]
     return [tuple(convert(v, n) for v, n in zip(k, by, strict=False)) for k in keys]
