@@ -83,9 +83,8 @@ def convert_keys(keys: Sequence[Any], data: Any, by: Sequence[str]) -> list[Any]
     from treedp.engines.files.grouped import file_columns, file_schema
     from treedp.engines.sql import sql_types
 
-    typed = sql_types(data)
-    if typed is not None:  # a database query: its description's types, no value read
-        return _database_keys(keys, by, typed)
+    if sql_types(data) is not None:  # a database query: its description, no value read
+        return _database_keys(keys, by, data)
     schema = file_schema(data)
     if schema is None:
         return list(keys)
@@ -112,33 +111,28 @@ def convert_keys(keys: Sequence[Any], data: Any, by: Sequence[str]) -> list[Any]
     return _each_key(keys, by, convert)
 
 
-#: SQL type names (upper case, by their base name) whose keys are read as numbers or booleans.
-_SQL_INTEGERS = {
-    "TINYINT", "SMALLINT", "INTEGER", "BIGINT", "HUGEINT", "UTINYINT", "USMALLINT", "UINTEGER",
-    "UBIGINT", "UHUGEINT", "INT2", "INT4", "INT8", "OID",
-}  # fmt: skip
-_SQL_FLOATS = {"FLOAT", "DOUBLE", "DECIMAL", "FLOAT4", "FLOAT8", "NUMERIC"}
-_SQL_BOOLEANS = {"BOOLEAN", "BOOL"}
+def _database_keys(keys: Sequence[Any], by: Sequence[str], data: Any) -> list[Any]:
+    """Text keys as values of their ``by`` columns' kinds in the query's description (DuckDB,
+    PostgreSQL; SQLite types values, so its keys stay text and compare by the column's
+    affinity): integers, floats (``DECIMAL`` and ``numeric`` too) and booleans."""
+    from treedp.engines.sql import sql_kinds, sql_types
+    from treedp.engines.sql.by_columns import base_type
 
-
-def _database_keys(keys: Sequence[Any], by: Sequence[str], types: dict[str, str]) -> list[Any]:
-    """Text keys as values of their ``by`` columns' SQL types (DuckDB, PostgreSQL; SQLite
-    types values, so its keys stay text and compare by the column's affinity)."""
+    kinds, types = sql_kinds(data) or {}, sql_types(data) or {}
 
     def convert(text: Any, name: str) -> Any:
-        base = types.get(name, "").split(" (")[0].split("(")[0].strip().upper()
-        if "[" in types.get(name, "") or not isinstance(text, str):
+        kind = kinds.get(name)
+        boolean = base_type(types.get(name, "")) in ("boolean", "bool")
+        if not isinstance(text, str) or not (kind in ("integer", "float") or boolean):
             return text
         try:
-            if base in _SQL_INTEGERS:
+            if kind == "integer":
                 return int(text)
-            if base in _SQL_FLOATS:
+            if kind == "float":
                 return float(text)
-            if base in _SQL_BOOLEANS:
-                return {"true": True, "false": False}[text.strip().lower()]
+            return {"true": True, "false": False}[text.strip().lower()]
         except (ValueError, KeyError):
-            raise _unreadable(name, base) from None
-        return text
+            raise _unreadable(name, base_type(types.get(name, "")).upper()) from None
 
     return _each_key(keys, by, convert)
 

@@ -28,7 +28,7 @@ def typed_key(key: Any, data_type: Any) -> Any:
     """``key`` as a value of the Spark type ``data_type`` equal to it, or None (no value of
     the type equals it); a type not listed here takes the key as it is."""
     name = data_type.typeName()
-    number = isinstance(key, int | float) and not isinstance(key, str)
+    number = isinstance(key, int | float)
     if name == "boolean":
         return bool(key) if isinstance(key, int | float) and key in (0, 1) else None
     if name in ("string", "varchar", "char"):

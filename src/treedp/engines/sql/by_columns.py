@@ -48,7 +48,7 @@ from treedp.exceptions import InvalidTypeError
 if TYPE_CHECKING:
     from treedp.engines.sql.rule import Sql
 
-__all__ = ["check_by_types", "check_unit_type", "key_position"]
+__all__ = ["base_type", "check_by_types", "check_unit_type", "key_position"]
 
 #: Naive timestamp types and the unit a key must fit (lower case, both databases' names).
 _NAIVE = {"timestamp_s": "s", "timestamp_ms": "ms", "timestamp": "us", "timestamp_ns": "us"}
@@ -56,6 +56,8 @@ _AWARE = ("timestamp with time zone", "timestamptz")
 _TEXT = ("varchar", "text", "bpchar", "name")
 _BOOLEAN = ("boolean", "bool")
 _NEVER = "1 = 0"
+#: The least magnitude a double rounds to infinity: the largest double's upper midpoint.
+ROUNDS_TO_INFINITY = 2**1024 - 2**970
 #: The SQL types whose ``by`` columns are compared (lower case, a DECIMAL by its name).
 _KEYED = {
     "duckdb": {
@@ -71,7 +73,7 @@ _KEYED = {
 }  # fmt: skip
 
 
-def _base(type_name: str) -> str:
+def base_type(type_name: str) -> str:
     """``decimal`` for ``DECIMAL(4,1)``, ``numeric`` for ``numeric (PostgreSQL < 14)``; a list
     or array (``DECIMAL(4,1)[]``) is ``list``. The name alone: an ``ENUM('a', 'b')``'s labels
     come from the data (a pandas Categorical's categories), so no message shows them."""
@@ -89,10 +91,11 @@ def check_by_types(name: str, by: Sequence[str], types: Mapping[str, str]) -> No
         return
     for b in by:
         type_name = types.get(b, "")
-        if _base(type_name) not in keyed:
+        base = base_type(type_name)
+        if base not in keyed:
             raise InvalidTypeError(
-                f"The 'by' column '{b}' has the SQL type {_base(type_name).upper()}, which keys "
-                "are not compared with; group by a column of a number, text, boolean, date or "
+                f"The 'by' column '{b}' has the SQL type {base.upper()}, which keys are not "
+                "compared with; group by a column of a number, text, boolean, date or "
                 "timestamp type (cast it in the query)."
             )
 
@@ -102,9 +105,9 @@ def check_unit_type(name: str, unit: str, types: Mapping[str, str]) -> None:
     reads the id as text, which DuckDB cannot write for an id past the microseconds (the query
     failed for that one row and invalidated the database; a review, session 27). Saturating
     the id instead would merge persons and break the contribution bound."""
-    if name == "duckdb" and _base(types.get(unit, "")) in ("timestamp_s", "timestamp_ms"):
+    if name == "duckdb" and base_type(types.get(unit, "")) in ("timestamp_s", "timestamp_ms"):
         raise InvalidTypeError(
-            f"The privacy unit column '{unit}' has the SQL type {_base(types[unit]).upper()}, "
+            f"The privacy unit column '{unit}' has the SQL type {base_type(types[unit]).upper()}, "
             "which cannot be read as an id exactly; cast it in the query (to TIMESTAMP or BIGINT)."
         )
 
@@ -148,7 +151,7 @@ def _number(key: Any) -> bool:
 def _key_test(sql: Sql, col: str, key: Any, kind: str | None, type_name: str) -> str:
     if sql.dialect.name not in _KEYED:  # SQLite: values typed one by one, nothing converted
         return f"{col} = {sql.value(key)}"
-    base = _base(type_name)
+    base = base_type(type_name)
     if kind == "datetime":
         return _instant_test(sql, col, key, base, type_name)
     if base in _BOOLEAN:
@@ -198,7 +201,7 @@ def _integer_test(sql: Sql, col: str, key: Any, type_name: str) -> str:
     a float with a fraction matches nothing."""
     if not isinstance(key, float | np.floating):
         whole = int(key)
-        type_low, type_high = _INT_RANGES.get(_base(type_name), (whole, whole))
+        type_low, type_high = _INT_RANGES.get(base_type(type_name), (whole, whole))
         if not type_low <= whole <= type_high:
             return _NEVER
         if sql.dialect.name != "duckdb":  # PostgreSQL widens the column's integers exactly
@@ -207,11 +210,10 @@ def _integer_test(sql: Sql, col: str, key: Any, type_name: str) -> str:
     value = float(key)
     if not (math.isfinite(value) and value.is_integer()):
         return _NEVER
-    low, high = _rounding_range(value)
-    even = struct.unpack("<q", struct.pack("<d", value))[0] % 2 == 0
-    first = math.ceil(low) if even else math.floor(low) + 1
-    last = math.floor(high) if even else math.ceil(high) - 1
-    type_low, type_high = _INT_RANGES.get(_base(type_name), (first, last))
+    low, high, ends = _rounding_range(value)
+    first = math.ceil(low) if ends else math.floor(low) + 1
+    last = math.floor(high) if ends else math.ceil(high) - 1
+    type_low, type_high = _INT_RANGES.get(base_type(type_name), (first, last))
     first, last = max(first, type_low), min(last, type_high)
     if first > last:
         return _NEVER
@@ -232,23 +234,24 @@ def _numeric_test(sql: Sql, col: str, key: Any) -> str:
         return _NEVER
     if math.isinf(value):
         return f"{col} = CAST({sql.value('Infinity' if value > 0 else '-Infinity')} AS numeric)"
-    low, high = _rounding_range(value)
-    even = struct.unpack("<q", struct.pack("<d", value))[0] % 2 == 0
-    below, above = (">=", "<=") if even else (">", "<")
+    low, high, ends = _rounding_range(value)
+    below, above = (">=", "<=") if ends else (">", "<")
     lo = f"CAST({sql.value(_decimal(low))} AS numeric)"
     hi = f"CAST({sql.value(_decimal(high))} AS numeric)"
     return f"({col} {below} {lo} AND {col} {above} {hi})"
 
 
-def _rounding_range(value: float) -> tuple[Fraction, Fraction]:
+def _rounding_range(value: float) -> tuple[Fraction, Fraction, bool]:
     """The exact midpoints between ``value`` and its neighbouring doubles (the largest
-    double's upper one is ``2^1024 - 2^970``, where rounding reaches infinity)."""
+    double's upper one is :data:`ROUNDS_TO_INFINITY`), and whether the midpoints themselves
+    round to ``value`` (half to even: its last mantissa bit is 0)."""
     here = Fraction(value)
     down = float(np.nextafter(value, -math.inf))
     up = float(np.nextafter(value, math.inf))
-    low = (here + Fraction(down)) / 2 if math.isfinite(down) else -Fraction(2**1024 - 2**970)
-    high = (here + Fraction(up)) / 2 if math.isfinite(up) else Fraction(2**1024 - 2**970)
-    return low, high
+    top = Fraction(ROUNDS_TO_INFINITY)
+    low = (here + Fraction(down)) / 2 if math.isfinite(down) else -top
+    high = (here + Fraction(up)) / 2 if math.isfinite(up) else top
+    return low, high, struct.unpack("<q", struct.pack("<d", value))[0] % 2 == 0
 
 
 def _decimal(x: Fraction) -> Decimal:

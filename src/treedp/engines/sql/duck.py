@@ -17,6 +17,7 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 from treedp.engines.entry import Engine, module_root
+from treedp.engines.sql.by_columns import base_type
 from treedp.engines.sql.rule import Dialect, Sql, hex_literal, quote
 from treedp.engines.sql.source import SqlSource, connection_kind
 from treedp.engines.sql.table import engine_row
@@ -77,9 +78,7 @@ def _kind(type_name: str) -> str | None:
     """The kind of a DuckDB type by its whole name (``DECIMAL(4,1)`` by ``DECIMAL``): a list
     ``DOUBLE[]`` or a ``TIME`` of day is none (a prefix made ``DOUBLE[]`` a float column,
     cast per row; an independent review, session 27)."""
-    if "[" in type_name:  # a list or array of any element type (DECIMAL(4,1)[] too)
-        return None
-    name = type_name.upper().split("(")[0].strip()
+    name = base_type(type_name).upper()  # a list or array of any type (DECIMAL(4,1)[]): LIST
     if name in _INTEGERS:
         return "integer"
     if name in _FLOATS:

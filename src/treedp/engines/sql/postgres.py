@@ -18,6 +18,7 @@ from decimal import Decimal
 from typing import Any
 
 from treedp.engines.entry import Engine
+from treedp.engines.sql.by_columns import ROUNDS_TO_INFINITY, base_type
 from treedp.engines.sql.rule import Dialect, Sql, hex_literal
 from treedp.engines.sql.source import SqlSource, connection_kind
 from treedp.engines.sql.table import engine_row
@@ -94,7 +95,7 @@ _TYPE_NAMES = {
 #: The least ``numeric`` a double rounds to infinity (``2^1024 - 2^970``) and the largest
 #: it rounds to zero (``2^-1075``), exact: PostgreSQL's cast raises on both ("out of range"),
 #: for that one value, where Python's ``float`` (the memory engine) gives ±inf and ±0.0.
-_OVERFLOW = str(2**1024 - 2**970)
+_OVERFLOW = str(ROUNDS_TO_INFINITY)
 _UNDERFLOW = "0." + str(5**1075).zfill(1075)  # 2^-1075 = 5^1075 / 10^1075
 
 
@@ -102,7 +103,7 @@ def _wide_cast(col: str, type_name: str) -> str | None:
     """A ``numeric`` column as a double, saturating: ±``Infinity`` past the double range and 0
     below its least subnormal, as the memory engine converts a ``Decimal`` (an independent
     review, session 27: one ``1e400`` failed the query)."""
-    if type_name.split(" (")[0] != "numeric":  # "numeric (PostgreSQL < 14)" too
+    if base_type(type_name) != "numeric":  # "numeric (PostgreSQL < 14)" too
         return None
     return (
         f"CASE WHEN {col} = 'NaN'::numeric THEN 'NaN'::float8 "  # NaN sorts above all

@@ -418,15 +418,16 @@ def _inner(
     """``SELECT x, k0.., p FROM (<user query>) AS q``: the value as a double (or ``x``)."""
     d = sql.dialect
     col = f"{_Q}.{quote(column)}"
+    types = _types_of(d, data) if d.wide_cast or unit is not None else {}  # one description
     if x is None and d.wide_cast is not None:
-        x = d.wide_cast(col, _types_of(d, data).get(column, ""))
+        x = d.wide_cast(col, types.get(column, ""))
     if x is None:
         x = d.cast(col) if d.cast is not None else f"CAST({col} AS {d.double})"
     cols = [f"{x} AS {_X}"]
     if d.number_guard is not None:
         cols.append(f"{d.number_guard(col)} AS isnum")
     if unit is not None:
-        check_unit_type(d.name, unit, _types_of(d, data))
+        check_unit_type(d.name, unit, types)
     named = [*((b, f"k{i}") for i, b in enumerate(by)), *(((unit, "p"),) if unit else ())]
     kinds = dict(described(d, data)) if named and d.nan_null is not None else {}
     for name, alias in named:  # a NaN key or person id is missing, as on every engine
