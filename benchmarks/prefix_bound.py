@@ -20,7 +20,9 @@ The real square-root factorisation ``L = C·C`` has mean MSE
 (:class:`treedp.mechanisms.SqrtFactorizationMechanism`, integer ``ĉ = round(s c)`` at the
 largest scale ``s`` the exact sampler allows for ``ρ``) has the exact mean of its
 :class:`~treedp.estimation.toeplitz.ToeplitzPrefixCovariance` (the exact discrete Gaussian
-variance included). Ratios are to the bound at the same ``ρ``.
+variance included): "plain lattice" is that factor alone, "as released" the mechanism's
+default (equalised, normalised or scaled columns and rows, by ``B``), whose scale ``s`` the
+last column gives. Ratios are to the bound at the same ``ρ``.
 """
 
 from __future__ import annotations
@@ -46,8 +48,11 @@ def real_sqrt_mse(n_bins: int, rho: float) -> float:
     return float(c2.sum() * np.cumsum(c2).mean() / (2 * rho))
 
 
-def lattice_mse(n_bins: int, rho: float, equalise: bool | None = None) -> tuple[float, int]:
-    mech = SqrtFactorizationMechanism(n_bins, rho=rho, equalise=equalise)
+def lattice_mse(n_bins: int, rho: float, plain: bool = False) -> tuple[float, int]:
+    """The exact mean prefix MSE and lattice scale of the mechanism's default (``plain``: the
+    rounded factor alone, no equalised, normalised or scaled columns or rows)."""
+    flags = {"equalise": False, "normalise": False, "rows": False, "both": False}
+    mech = SqrtFactorizationMechanism(n_bins, rho=rho, **(flags if plain else {}))
     var = mech.covariance().var(np.arange(1, n_bins + 1))
     return float(var.mean()), mech.scale
 
@@ -89,8 +94,8 @@ def main() -> None:
     for log2 in [10, 11, 12, 13, *range(14, args.max_log2 + 1, 2)]:
         n_bins = 2**log2
         bound = svd_bound(n_bins, args.rho)
-        lat, scale = lattice_mse(n_bins, args.rho, equalise=False)
-        released = lattice_mse(n_bins, args.rho)[0] if log2 <= 13 else lat  # equalised <= 2^13
+        lat = lattice_mse(n_bins, args.rho, plain=True)[0]
+        released, scale = lattice_mse(n_bins, args.rho)
         print(
             f"| 2^{log2} | {bound:.4f} | {real_sqrt_mse(n_bins, args.rho) / bound:.4f} "
             f"| {lat / bound:.4f} | {released / bound:.4f} | {scale} |",
