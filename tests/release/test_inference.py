@@ -21,6 +21,13 @@ def _release(seed: int = 0) -> Any:
     )
 
 
+def _force_band(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every quantile interval simulates its band (by default only where it can narrow)."""
+    monkeypatch.setattr(
+        inference, "band_may_narrow", lambda cov, prefix, qs, *rest: np.ones(qs.size, bool)
+    )
+
+
 def test_os_randomness_simulates_once_per_mechanism() -> None:
     rel = _release()
     idx = np.arange(65)
@@ -130,6 +137,7 @@ def test_quantile_band_holds_one_batch_of_errors(monkeypatch: pytest.MonkeyPatch
         return real(self, count, source)
 
     monkeypatch.setattr(type(rel.mechanism), "noise_only", counted)
+    _force_band(monkeypatch)
     low, high = rel.quantile_interval(
         [0.25, 0.75], simulations=101, rng=treedp.InsecureSeededSource(1)
     )
@@ -171,6 +179,7 @@ def test_default_simulations_scale_with_the_bins(monkeypatch: pytest.MonkeyPatch
         return np.array([1]), np.array([1])
 
     monkeypatch.setattr(inference, "quantile_band", spy)
+    _force_band(monkeypatch)
     rel = treedp.release_counts(np.ones(100_000, dtype=np.int64), bounds=(0, 100_000),
                                 bins=100_000, epsilon=1.0,
                                 rng=treedp.InsecureSeededSource(1))  # fmt: skip
@@ -263,3 +272,57 @@ def test_the_minimum_is_covered_at_q_zero() -> None:
         low, high = rel.quantile_interval(0.0, rng=treedp.InsecureSeededSource(900 + t))
         covered += int(low <= 7 <= high)
     assert covered / trials >= 0.95 - 4.5 * np.sqrt(0.95 * 0.05 / trials)
+
+
+def _skip_cases() -> list[Any]:
+    """Releases where the band narrows some intervals (few records a bin: sparse tails) and
+    where it cannot (many records a bin), pure ε and zCDP."""
+    out = []
+    for seed in range(6):
+        g = np.random.default_rng(seed)
+        src = treedp.InsecureSeededSource(seed)
+        out.append(treedp.release_cdf(g.normal(50, 10, 300), bounds=(0, 100), bins=256,
+                                      epsilon=0.3, rng=src))  # fmt: skip
+        out.append(treedp.release_cdf(g.normal(50, 10, 1000), bounds=(0, 100), bins=1024,
+                                      privacy=treedp.ZCDP(0.05), rng=src))  # fmt: skip
+        out.append(treedp.release_cdf(g.lognormal(3, 1, 10_000), bounds=(0, 500), bins=1024,
+                                      epsilon=1.0, rng=src))  # fmt: skip
+    return out
+
+
+def test_the_band_is_simulated_only_where_it_can_narrow(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A band at the normal quantile already holding the one-sided bounds' bins means the
+    simulated band (a larger factor: its crossings move outwards) would too: skipping it
+    gives the same interval. Checked against the band forced on 18 releases x 5 quantiles,
+    where the band narrows some (so the test can fail: a variant that never simulates gives
+    other intervals) and where no band runs at all (many records a bin)."""
+    qs = np.array([0.0, 0.05, 0.25, 0.5, 0.95])
+    runs: list[int] = []
+    real_band = inference.quantile_band
+
+    def counted(**kwargs: Any) -> Any:
+        runs.append(1)
+        return real_band(**kwargs)
+
+    monkeypatch.setattr(inference, "quantile_band", counted)
+    default = [rel.quantile_interval(qs, rng=treedp.InsecureSeededSource(9)) for rel in
+               _skip_cases()]  # fmt: skip
+    ran = len(runs)
+    real_may = inference.band_may_narrow
+    _force_band(monkeypatch)
+    forced = [rel.quantile_interval(qs, rng=treedp.InsecureSeededSource(9)) for rel in
+              _skip_cases()]  # fmt: skip
+    assert 0 < ran < len(runs) - ran == 18  # some simulated, not all; forced: every one
+    for (lo, hi), (flo, fhi) in zip(default, forced, strict=True):
+        assert np.array_equal(lo, flo) and np.array_equal(hi, fhi)
+    monkeypatch.setattr(inference, "band_may_narrow", lambda *a: np.zeros(qs.size, bool))
+    never = [rel.quantile_interval(qs, rng=treedp.InsecureSeededSource(9)) for rel in
+             _skip_cases()]  # fmt: skip
+    assert any(not np.array_equal(a[0], b[0]) or not np.array_equal(a[1], b[1])
+               for a, b in zip(never, forced, strict=True))  # fmt: skip
+    # many records a bin: no band at all, and the same answer
+    big = _skip_cases()[2]
+    monkeypatch.setattr(inference, "band_may_narrow", real_may)
+    before = len(runs)
+    big.quantile_interval([0.25, 0.5, 0.75], rng=treedp.InsecureSeededSource(9))
+    assert len(runs) == before

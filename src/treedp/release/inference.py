@@ -18,6 +18,7 @@ from treedp.noise import RandomSource, resolve_source
 
 __all__ = [
     "LATTICE",
+    "band_may_narrow",
     "bracket_interval",
     "check_level",
     "check_simulations",
@@ -197,9 +198,19 @@ def quantile_band(
     batch = max(1, min(256, _BATCH_VALUES // (n_bins + 1)))
     key = ("quantile_band", estimator, simulations, batch, np.asarray(qs, float).tobytes())
     stats = simulated(mechanism, estimator, simulations, rng, key, batch, sup)
+    crits = [critical_value(stats[:, j], level) if lives[j].any() else 0.0 for j in range(len(ses))]
+    return _band_crossings(prefix, qs, ses, crits)
+
+
+def _band_crossings(
+    prefix: np.ndarray, qs: np.ndarray, ses: list[np.ndarray], crits: list[float]
+) -> tuple[np.ndarray, np.ndarray]:
+    """The band ``Ĝ[m] ± crit·se[m]`` tightened by monotonicity: for each ``q``, the first
+    ``m`` whose (suffix-minimum) upper bound reaches 0 and the first whose (prefix-maximum)
+    lower bound does, each at least 1. Both move outwards as ``crit`` grows."""
+    n_bins = prefix.size - 1
     lows, highs = [], []
-    for j, (qi, se) in enumerate(zip(qs, ses, strict=True)):
-        crit = critical_value(stats[:, j], level) if lives[j].any() else 0.0
+    for qi, se, crit in zip(qs, ses, crits, strict=True):
         g_hat = prefix - qi * prefix[-1]
         upper = np.minimum.accumulate((g_hat + crit * se)[::-1])[::-1]
         lower = np.maximum.accumulate(g_hat - crit * se)
@@ -208,6 +219,35 @@ def quantile_band(
         lows.append(max(m_lo, 1))
         highs.append(max(m_hi, 1))
     return np.array(lows, dtype=np.int64), np.array(highs, dtype=np.int64)
+
+
+def band_may_narrow(
+    covariance: PrefixCovariance,
+    prefix: np.ndarray,
+    qs: np.ndarray,
+    bounds_bins: tuple[np.ndarray, np.ndarray],
+    band_alpha: float,
+) -> np.ndarray:
+    """For each ``q``, whether a simultaneous band at miss probability ``band_alpha`` could
+    narrow the one-sided bounds' bins ``bounds_bins`` at all: decided without simulation, so
+    a band is simulated only where it can change the interval.
+
+    The band's factor is at least ``z``, the normal two-sided quantile at ``band_alpha``: its
+    statistic is a maximum over indices, at least the one at any single index, whose
+    standardised error is a sum of independent discrete Gaussian noises (close to normal) or
+    of Laplace noises (a scale mixture of normals, whose tails past ``sqrt(3)`` are at least
+    the normal's). The band's crossings move outwards as its factor grows
+    (:func:`_band_crossings`), so where the band at ``z`` already holds the bounds' bins, the
+    simulated band would too, and the intersection is the bounds' bins: skipping it changes
+    nothing. (Were ``z`` ever above the simulated factor, a skip would only leave the bounds'
+    bins, which cover at their own share of the miss probability: coverage never depends on
+    this test, only the width.) It reads the release alone: post-processing."""
+    n_bins = prefix.size - 1
+    ses = _band_ses(covariance, n_bins, qs)
+    z = -NormalDist().inv_cdf(band_alpha / 2.0)
+    b_lo, b_hi = _band_crossings(prefix, qs, ses, [z] * len(ses))
+    m_lo, m_hi = bounds_bins
+    return np.asarray((b_lo > m_lo) | (b_hi < m_hi))
 
 
 def _band_ses(covariance: PrefixCovariance, n_bins: int, qs: np.ndarray) -> list[np.ndarray]:

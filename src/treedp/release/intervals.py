@@ -309,9 +309,11 @@ class IntervalQueries:
         intersected, up to :data:`BAND_LIMIT` bins or with ``simulations`` given, with the
         simultaneous band (:func:`~treedp.release.inference.quantile_band`), which is narrower
         where the signal is low (a tail with few records a bin: the first crossing comes early
-        by noise). The miss probability ``1 - level`` is split (Bonferroni): the band takes
-        :data:`BAND_SHARE` of it, or the least its simulations allow, at most half; else the
-        bounds take all of it."""
+        by noise), simulated only where it can narrow them. The miss probability ``1 - level``
+        is split (Bonferroni): the band takes :data:`BAND_SHARE` of it, or the least its
+        simulations allow, at most half; else the bounds take all of it. The split is fixed
+        before the release is read, so skipping the band (a choice made from the release)
+        leaves bounds that cover at their share."""
         alpha = 1.0 - level
         band_alpha = 0.0
         if simulations is not None or self.bins.n_bins <= BAND_LIMIT:
@@ -325,7 +327,14 @@ class IntervalQueries:
         gaussian = self.mechanism.guarantee_kind == "zcdp"  # zCDP: Gaussian tails
         factor = inference.tail_factor(alpha - band_alpha, gaussian=gaussian)
         m_lo, m_hi = inference.quantile_pointwise(self.covariance, self.prefix_counts, qs, factor)
-        if band_alpha > 0:
+        # A band simulated only where it can narrow the bounds (for every q then: one
+        # simulation, shared by a grouped release's keys as before)
+        narrows = band_alpha > 0 and bool(
+            np.any((qs != 0) & inference.band_may_narrow(
+                self.covariance, self.prefix_counts, qs, (m_lo, m_hi), band_alpha
+            ))
+        )  # fmt: skip
+        if narrows:
             b_lo, b_hi = inference.quantile_band(
                 mechanism=self.mechanism,
                 estimator=self.estimator,
@@ -395,6 +404,11 @@ class IntervalQueries:
           band** ``Ĝ[m] ± c'·se[m]`` (``c'`` calibrated on simulations of the public noise
           alone: no privacy cost), tightened by monotonicity: narrower where the signal is low
           (a tail with few records a bin, where the first crossing comes early by noise).
+          Simulated only where it can narrow the bounds
+          (:func:`~treedp.release.inference.band_may_narrow`: a band at the normal quantile,
+          whose factor the simulated one exceeds, already holding them gives the same
+          interval); with many records a bin it never does, and the interval takes
+          milliseconds.
 
         The miss probability ``1 - level`` is split between them (Bonferroni: the band takes
         :data:`BAND_SHARE` of it, or the least its simulations allow, at most half). Measured
