@@ -280,3 +280,47 @@ def test_integers_beyond_float64s_exact_range_release_on_float_bins() -> None:
         prof = treedp.profile({"id": x}, epsilon=1.0, rng=treedp.InsecureSeededSource(2))
         ranks = np.searchsorted(xs, prof["id"].quantile(qs)) / xs.size
         assert np.all(np.abs(ranks - qs) < 0.02), name
+
+
+@pytest.mark.filterwarnings("ignore::treedp.BoundsWarning")
+@pytest.mark.parametrize("mechanism", ALL_MECHANISMS)
+def test_every_mechanism_on_a_few_bins_releases_or_refuses_first(mechanism: str) -> None:
+    """One to three bins (public), or a constant column whose private integer bounds find a
+    few: each mechanism releases or refuses before the charge, in treedp's terms
+    (``strategy_tree`` under ``replace`` on 2 or 3 bins charged, drew noise and raised a raw
+    ``ValueError``: one block's sum is the public n; an independent review)."""
+    bad = []
+    for relation, bins in itertools.product(("add_remove", "replace"), (1, 2, 3, "found")):
+        acc = treedp.Accountant(treedp.PureDP(5.0), neighbours=relation)
+        data, bounds = (np.full(50, 7), "private") if bins == "found" else (X, (0, 100))
+        try:
+            treedp.release_cdf(data, bounds=bounds, bins="integers" if bins == "found" else bins,
+                               epsilon=1.0, mechanism=mechanism, neighbours=relation,
+                               n=data.size if relation == "replace" else None, accountant=acc,
+                               rng=treedp.InsecureSeededSource(1))  # fmt: skip
+        except TreeDPError:
+            if acc.history:
+                bad.append((relation, bins))
+    assert bad == []
+
+
+def test_quantiles_check_the_bins_against_the_bounds_before_the_charge() -> None:
+    """Bounds too close for their bins (two adjacent floats; one second of microseconds on
+    2^20 bins) are refused before the tree method's charge, as release_cdf refuses them
+    (quantiles checked one bin only, then charged and refused: an independent review);
+    ``auto`` releases or refuses first."""
+    t0 = np.datetime64("2024-05-01T12:00:00", "us")
+    times = t0 + np.arange(1000).astype("timedelta64[us]")
+    cases = [(X, (3.0, 3.0000000000000004), 2, "float resolution"),
+             (times, (t0, t0 + np.timedelta64(1, "s")), 2**20, "ticks")]  # fmt: skip
+    for values, bounds, bins, message in cases:
+        acc = treedp.Accountant(treedp.PureDP(5.0))
+        with pytest.raises(treedp.InvalidParameterError, match=message):
+            treedp.quantiles(values, [0.5], epsilon=1.0, bounds=bounds, bins=bins,
+                             method="tree", accountant=acc)  # fmt: skip
+        assert acc.history == ()
+        try:
+            treedp.quantiles(values, [0.5], epsilon=1.0, bounds=bounds, bins=bins, n="private",
+                             method="auto", accountant=acc)  # fmt: skip
+        except TreeDPError:
+            assert acc.history == ()

@@ -97,7 +97,9 @@ def default_structure(n_bins: int) -> BlockedStrategy:
     configured structure of the next power of two when there is one (:func:`configured_size`;
     the ``P - B`` padding bins are always empty), else a valid fallback: ``K`` the largest
     power of two with ``2K <= B`` (at most 4096), ``b`` the smallest power of two with
-    ``K b >= B``, levels of 1 and 16 bins and shares 0.6 / 0.4.
+    ``K b >= B``, levels of 1 and 16 bins and shares 0.6 / 0.4. ``K`` is at least 2: one
+    block's sum is the public ``n`` under ``replace`` (no sensitivity, no information), and
+    its covariance was singular (``B <= 3`` charged, then failed: an independent review).
     """
     size = configured_size(n_bins)
     if size is not None:
@@ -108,7 +110,7 @@ def default_structure(n_bins: int) -> BlockedStrategy:
         if top is None or (inner_name is not None and inner is None):  # pragma: no cover
             raise InvalidParameterError(f"A shipped strategy for {n_bins} bins is missing.")
         return BlockedStrategy(top, b, levels, shares, inner)
-    k = 1 << max(0, min(12, (max(n_bins, 2) // 2).bit_length() - 1))
+    k = 1 << max(1, min(12, (max(n_bins, 2) // 2).bit_length() - 1))
     b = 1 << max(1, (-(-n_bins // k) - 1).bit_length())
     levels = (1, 16) if b > 16 else (1,)
     shares = (0.6, 0.2, 0.2) if b > 16 else (0.6, 0.4)
