@@ -323,3 +323,16 @@ def test_group_by_release_refuses_dawa_before_any_charge() -> None:
             accountant=budget,
         )
     assert budget.spent.epsilon == 0
+
+
+def test_the_direct_estimator_is_refused_before_the_charge() -> None:
+    """DAWA's bucket tree is planned after its private partition and may switch levels off,
+    which the direct estimator cannot read: refused from the public options, before the
+    charge (it was charged and then refused for some partitions: 0 of 5 releases at 256
+    bins; an independent budget review)."""
+    acc = treedp.Accountant(treedp.PureDP(5.0))
+    with pytest.raises(treedp.InvalidParameterError, match="direct"):
+        treedp.release_cdf(np.arange(100), bounds=(0, 100), bins=256, epsilon=1.0,
+                           mechanism=treedp.MechanismOptions("dawa", None, None, "direct"),
+                           accountant=acc)  # fmt: skip
+    assert acc.history == ()

@@ -129,6 +129,15 @@ class DawaMechanism(Mechanism):
        range queries under differential privacy". PVLDB 7(5), 2014.
     """
 
+    #: The efficient estimator only: the bucket tree is planned after the private partition
+    #: and may switch levels off, which the direct estimator cannot read (asked for, it was
+    #: refused after the charge, for some partitions: an independent budget review).
+    estimators = ("efficient",)
+    estimator_hint = (
+        " (its bucket tree is planned after the private partition and may switch levels off, "
+        "which the direct estimator cannot read); use estimator='efficient'"
+    )
+
     name = "dawa"
     summary = "a private partition of the bins into buckets, then a tree on the buckets"
     #: Its answers carry a data-dependent spreading bias: no standard errors or intervals.
