@@ -17,6 +17,7 @@ import math
 from fractions import Fraction
 
 import numpy as np
+import pandas as pd
 import pytest
 
 import treedp
@@ -166,3 +167,28 @@ def test_keys_whose_pairs_were_all_dropped_are_no_candidates(
         rng=InsecureSeededSource(3),
     )
     assert sizes[0] == 2  # "common" and the one key of x that x's bounding kept
+
+
+def test_the_stated_guarantee_fits_the_charge_exactly() -> None:
+    """The trees' budget is what selection leaves, rounded down: ``1.7544 - 0.63`` rounds up
+    by an ulp in floats, and the release stated 1.7544000000000002 for a charge of 1.7544
+    (an accountant of exactly the charge could not take the release's own spend; an
+    independent budget review)."""
+    from treedp.budget import rest_below
+
+    g = np.random.default_rng(1)
+    df = pd.DataFrame({"v": g.normal(50, 10, 3000), "k": g.choice(list("abcde"), 3000)})
+    acct = treedp.Accountant(treedp.ApproxDP(1.7544, 1e-6), neighbours="replace")
+    rel = treedp.release_grouped(df, column="v", by="k", bounds=(0, 100), bins=8,
+                                 epsilon=1.7544, delta=1e-6, selection_epsilon=0.63,
+                                 neighbours="replace", accountant=acct,
+                                 rng=treedp.InsecureSeededSource(3))  # fmt: skip
+    assert rel.guarantee.epsilon <= 1.7544
+    assert treedp.Accountant(treedp.ApproxDP(1.7544, 1e-6), neighbours="replace").can_afford(
+        rel.spend()
+    )
+    pairs = np.random.default_rng(2).uniform(0, 3, (2000, 2))
+    for total, first in pairs[pairs[:, 0] > pairs[:, 1]]:
+        rest = rest_below(float(total), float(first))
+        assert Fraction(float(first)) + Fraction(rest) <= Fraction(float(total))
+        assert rest >= math.nextafter(float(total) - float(first), 0.0) * (1 - 1e-15)

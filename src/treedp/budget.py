@@ -12,7 +12,7 @@ import numpy as np
 from treedp._validation import check_int, check_option, check_real, must
 from treedp.exceptions import InvalidParameterError, InvalidTypeError
 
-__all__ = ["Neighbours", "check_epsilon", "check_neighbours", "split_budget"]
+__all__ = ["Neighbours", "check_epsilon", "check_neighbours", "rest_below", "split_budget"]
 
 Neighbours = Literal["add_remove", "replace"]
 #: The neighbour relations, as ``neighbours=`` takes them.
@@ -112,3 +112,14 @@ def _positive(value: Any, name: str) -> float:
     if not math.isfinite(v) or v <= 0:
         raise InvalidParameterError(must(name, f"hold positive finite floats. Got {value!r}."))
     return v
+
+
+def rest_below(total: float, first: float) -> float:
+    """What a budget leaves after a first share: ``total - first`` one ulp down, and further
+    down until ``first + rest <= total`` exactly (as rationals). ``total - first`` in floats
+    can round up by an ulp, and a release then stated one ulp more than its charge (an
+    independent review)."""
+    rest = math.nextafter(total - first, 0.0)
+    while rest > 0 and Fraction(first) + Fraction(rest) > Fraction(total):
+        rest = math.nextafter(rest, 0.0)
+    return rest

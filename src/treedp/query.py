@@ -18,7 +18,7 @@ from typing import Any, cast
 from treedp import grouped_columns as columns
 from treedp._aliases import accepts_aliases
 from treedp._validation import must
-from treedp.budget import check_epsilon, check_neighbours
+from treedp.budget import check_epsilon, check_neighbours, rest_below
 from treedp.domain import Bins, public_bins
 from treedp.engines.dispatch import check_local_engine, pick_engine
 from treedp.engines.progress import wants_progress
@@ -465,7 +465,7 @@ def _grouping(
     record_level: tuple[float | None, Measure | None]
     if rho is None:
         assert epsilon is not None
-        rest = epsilon - eps_sel if auto is None else auto_split(epsilon, auto.share)[1]
+        rest = rest_below(epsilon, eps_sel) if auto is None else auto_split(epsilon, auto.share)[1]
         record_level = (scaled_budget(rest, factor), None)
     else:
         rest = rho if auto is None else auto_split(rho, auto.share)[1]
