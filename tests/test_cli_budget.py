@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import os
+import signal
+import time
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -172,3 +176,37 @@ def test_show_and_history_state_the_privacy_unit(
     assert "privacy unit record" in capsys.readouterr().out
     assert main(["budget", "history", str(path), "--dataset", "ages", "--format", "json"]) == 0
     assert [c["unit"] for c in json.loads(capsys.readouterr().out)["charges"]] == ["record"]
+
+
+@pytest.mark.skipif(not hasattr(signal, "SIGTERM") or os.name != "posix", reason="POSIX")
+def test_a_sigterm_whose_exception_was_lost_still_stops_the_run(
+    csv_file: Path, tmp_path: Path, capsys: pytest.CaptureFixture, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A SIGTERM during start-up whose exception the import machinery drops (seen while
+    modules compile, ``PYTHONDONTWRITEBYTECODE=1``: the run went on to charge the ledger and
+    release; an independent review) still stops the run before anything is charged: 143,
+    one line, no output, the ledger untouched. Simulated by swallowing the exception."""
+    import treedp.cli as cli
+
+    real = cli._build_parser
+
+    def swallowing() -> Any:
+        try:
+            os.kill(os.getpid(), signal.SIGTERM)
+            time.sleep(5)  # the handler runs here and raises
+        except cli._Terminated:
+            pass  # what the import machinery did
+        return real()
+
+    path = tmp_path / "b.db"
+    main(["budget", "init", str(path), "--dataset", "ages", "--epsilon", "1"])
+    capsys.readouterr()
+    monkeypatch.setattr(cli, "_build_parser", swallowing)
+    out = tmp_path / "r.json"
+    code = main(["release", str(csv_file), "--column", "age", "--bounds", "18", "90", "--epsilon",
+                 "0.4", "--out", str(out), "--ledger", str(path), "--dataset", "ages"])  # fmt: skip
+    assert code == 128 + signal.SIGTERM
+    assert capsys.readouterr().err.strip() == "treedp: terminated (SIGTERM)"
+    assert not out.exists()
+    with open_ledger(path, "ages") as led:
+        assert len(led.history) == 0

@@ -72,8 +72,22 @@ class _Terminated(BaseException):
         self.signum = signum
 
 
+#: Signals received while the CLI runs: a handler's exception raised while a module is
+#: being compiled can be dropped by the import machinery (an independent review: 5 of 40
+#: SIGTERMs during start-up with ``PYTHONDONTWRITEBYTECODE=1`` were lost, and the run went
+#: on to charge and release), so the signal is also kept here and checked before the run.
+_RECEIVED: list[int] = []
+
+
 def _raise_terminated(signum: int, frame: object) -> None:
+    _RECEIVED.append(signum)
     raise _Terminated(signum)
+
+
+def _check_received() -> None:
+    """Raise :class:`_Terminated` for a signal received earlier whose exception was lost."""
+    if _RECEIVED:
+        raise _Terminated(_RECEIVED[0])
 
 
 @contextlib.contextmanager
@@ -81,6 +95,7 @@ def _catch_termination() -> Iterator[None]:
     """Turn SIGTERM and SIGHUP into :class:`_Terminated` while the CLI runs (main thread only;
     the caller's handlers are restored afterwards)."""
     previous = {}
+    _RECEIVED.clear()
     for name in ("SIGTERM", "SIGHUP"):
         if hasattr(signal, name):
             with contextlib.suppress(ValueError):  # not the main thread: left as it is
@@ -113,6 +128,7 @@ def _main(argv: Sequence[str] | None) -> int:
         from treedp.cli._common import UsageError, translate
 
         parser = _build_parser()
+        _check_received()
     except KeyboardInterrupt:
         print("treedp: interrupted", file=sys.stderr)
         return 130
@@ -125,6 +141,7 @@ def _main(argv: Sequence[str] | None) -> int:
         active = _subparser(parser, args.command)
         with warnings.catch_warnings():  # the commands print the bounds warning in one line
             warnings.simplefilter("ignore", treedp.BoundsWarning)
+            _check_received()  # the last moment before anything is read or charged
             args.run(args)
     except UsageError as exc:
         command = words[0] if words and not words[0].startswith("-") else None
