@@ -210,3 +210,38 @@ def test_a_sigterm_whose_exception_was_lost_still_stops_the_run(
     assert not out.exists()
     with open_ledger(path, "ages") as led:
         assert len(led.history) == 0
+
+
+def test_an_output_folder_that_refuses_files_is_found_before_the_charge(
+    csv_file: Path, tmp_path: Path, capsys: pytest.CaptureFixture, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``os.access`` says yes where creating a file still fails (root on ``/proc``, a read-only
+    mount, an ACL): the output check creates and removes a file to tell, so the release is
+    refused before the ledger is charged (it was charged, then failed; a budget review)."""
+    import errno
+    import tempfile
+
+    from treedp import _atomic
+
+    path = tmp_path / "b.db"
+    main(["budget", "init", str(path), "--dataset", "ages", "--epsilon", "1"])
+    real = tempfile.mkstemp
+    out = tmp_path / "out"
+    out.mkdir()
+
+    def refusing(*args: Any, **kwargs: Any) -> Any:
+        if Path(kwargs.get("dir", "")) == out:
+            raise OSError(errno.EROFS, "Read-only file system")
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(_atomic.tempfile, "mkstemp", refusing)
+    capsys.readouterr()
+    target = str(out / "r.json")
+    ledger = ["--ledger", str(path), "--dataset", "ages"]
+    code = main(["release", str(csv_file), "--column", "age", "--bounds", "18", "90", "--bins",
+                 "integers", "--epsilon", "0.4", "--out", target, *ledger])  # fmt: skip
+    assert code == 2
+    assert "Read-only file system" in _error(capsys.readouterr().err)
+    with open_ledger(path, "ages") as led:
+        assert len(led.history) == 0
+    assert list(out.iterdir()) == []

@@ -36,8 +36,9 @@ def check_target(path: str | os.PathLike[str]) -> Path:
     """The file a write to ``path`` lands in, or a one-line error naming ``path``.
 
     A symbolic link resolves to its target (written through). A path ending in a separator,
-    an existing directory, a missing folder or a folder without write permission is refused
-    with :class:`~treedp.exceptions.InvalidParameterError`, before any data is read.
+    an existing directory, a missing folder or a folder where a file cannot be created (an
+    empty temporary file is created and removed to tell) is refused with
+    :class:`~treedp.exceptions.InvalidParameterError`, before any data is read.
     """
     text = os.fspath(path)
     if not text:
@@ -63,7 +64,21 @@ def check_target(path: str | os.PathLike[str]) -> Path:
         raise InvalidParameterError(f"Cannot write '{text}': the folder '{shown}' does not exist.")
     if not os.access(folder, os.W_OK | os.X_OK):
         raise InvalidParameterError(f"Cannot write '{text}': no permission to write in '{folder}'.")
+    _probe(folder, text)
     return target
+
+
+def _probe(folder: Path, text: str) -> None:
+    """Create and remove an empty temporary file in ``folder``: ``os.access`` says yes where a
+    write still fails (root on ``/proc``, a read-only mount, an ACL, an immutable folder),
+    and a release was then charged before its output failed (an independent review)."""
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=".treedp-probe.", suffix=".tmp", dir=folder)
+    except OSError as exc:
+        raise InvalidParameterError(f"Cannot write '{text}': {exc.strerror or exc}.") from None
+    os.close(fd)
+    with contextlib.suppress(FileNotFoundError):
+        os.unlink(tmp)
 
 
 def atomic_write(path: str | os.PathLike[str], write: Callable[[IO[bytes]], object]) -> None:

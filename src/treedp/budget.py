@@ -115,11 +115,11 @@ def _positive(value: Any, name: str) -> float:
 
 
 def rest_below(total: float, first: float) -> float:
-    """What a budget leaves after a first share: ``total - first`` one ulp down, and further
-    down until ``first + rest <= total`` exactly (as rationals). ``total - first`` in floats
-    can round up by an ulp, and a release then stated one ulp more than its charge (an
-    independent review)."""
-    rest = math.nextafter(total - first, 0.0)
+    """What a budget leaves after a first share: ``total - first``, stepped down an ulp at a
+    time until ``first + rest <= total`` exactly (as rationals; ``total`` itself when
+    ``first`` is 0). ``total - first`` in floats can round up by an ulp, and a release then
+    stated one ulp more than its charge (an independent review)."""
+    rest = total - first
     while rest > 0 and Fraction(first) + Fraction(rest) > Fraction(total):
         rest = math.nextafter(rest, 0.0)
     return rest
