@@ -4,7 +4,8 @@ An :class:`Accountant` holds one dataset's total budget — ``PureDP(ε)``, ``ZC
 ``ApproxDP(ε, δ)`` — stated for one neighbour relation. Every spending function takes
 ``accountant=`` and, once its parameters are validated and before it draws any randomness,
 calls :meth:`Accountant.charge` with the :class:`~treedp.privacy.spend.SpendRecord` of the
-release. A charge past the total raises :class:`~treedp.exceptions.BudgetExceededError` and
+release (with a privacy unit, the random choice of the rows a person keeps is part of reading
+the data and comes before the charge; no refusal follows it). A charge past the total raises :class:`~treedp.exceptions.BudgetExceededError` and
 changes nothing: no noise is drawn, nothing is released or recorded.
 
 **How budgets are compared.** Every ε, ρ and δ is read as the decimal a user wrote (what
