@@ -245,3 +245,41 @@ def test_an_output_folder_that_refuses_files_is_found_before_the_charge(
     with open_ledger(path, "ages") as led:
         assert len(led.history) == 0
     assert list(out.iterdir()) == []
+
+
+@pytest.mark.skipif(os.name != "posix", reason="POSIX signals")
+@pytest.mark.parametrize("signame", ["SIGINT", "SIGTERM"])
+def test_a_signal_lost_during_the_run_stops_it_before_the_charge(
+    csv_file: Path, tmp_path: Path, capsys: pytest.CaptureFixture, monkeypatch: pytest.MonkeyPatch,
+    signame: str,
+) -> None:  # fmt: skip
+    """A signal whose exception is dropped after the CLI's last check (a module compiled by
+    a command's lazy import) is raised again at the charge, the library's commit point:
+    nothing charged, nothing written, one line (a Ctrl-C was not recorded at all)."""
+    import treedp.cli as cli
+    from treedp.privacy.accountant import Accountant
+
+    real = Accountant.cost
+
+    def cost_after_a_lost_signal(self: Accountant, record: Any) -> Any:
+        try:
+            os.kill(os.getpid(), getattr(signal, signame))
+            time.sleep(5)
+        except (KeyboardInterrupt, cli._Terminated):
+            pass  # what the import machinery did
+        return real(self, record)
+
+    path = tmp_path / "b.db"
+    main(["budget", "init", str(path), "--dataset", "ages", "--epsilon", "1"])
+    capsys.readouterr()
+    monkeypatch.setattr(Accountant, "cost", cost_after_a_lost_signal)
+    out = tmp_path / "r.json"
+    code = main(["release", str(csv_file), "--column", "age", "--bounds", "18", "90", "--epsilon",
+                 "0.4", "--bins", "integers", "--out", str(out), "--ledger", str(path),
+                 "--dataset", "ages"])  # fmt: skip
+    signum = getattr(signal, signame)
+    assert code == (130 if signum == signal.SIGINT else 128 + signum)
+    assert len(capsys.readouterr().err.strip().splitlines()) == 1
+    assert not out.exists()
+    with open_ledger(path, "ages") as led:
+        assert len(led.history) == 0

@@ -17,6 +17,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import IO
 
+from treedp import _interrupts
 from treedp.exceptions import InvalidParameterError
 
 __all__ = ["atomic_write", "atomic_write_text", "check_target"]
@@ -76,9 +77,11 @@ def _probe(folder: Path, text: str) -> None:
         fd, tmp = tempfile.mkstemp(prefix=".treedp-probe.", suffix=".tmp", dir=folder)
     except OSError as exc:
         raise InvalidParameterError(f"Cannot write '{text}': {exc.strerror or exc}.") from None
-    os.close(fd)
-    with contextlib.suppress(FileNotFoundError):
-        os.unlink(tmp)
+    try:
+        os.close(fd)
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
 
 
 def atomic_write(path: str | os.PathLike[str], write: Callable[[IO[bytes]], object]) -> None:
@@ -103,6 +106,7 @@ def atomic_write(path: str | os.PathLike[str], write: Callable[[IO[bytes]], obje
             handle.flush()
             os.fchmod(handle.fileno(), mode)
             os.fsync(handle.fileno())
+        _interrupts.check()  # a CLI signal whose exception was lost: the old file stays
         os.replace(tmp, target)
     except BaseException as exc:
         with contextlib.suppress(FileNotFoundError):

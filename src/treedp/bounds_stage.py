@@ -167,8 +167,8 @@ def bounds_input(values: Any, column: str | None, nan: Any, progress: Any, engin
             progress=progress,
             engine=engine,
         ).counts
-    except InvalidTypeError as error:
-        if "datetimes" not in str(error):
+    except InvalidTypeError as error:  # only "holds datetimes but the bins are numeric"
+        if "holds datetimes" not in str(error):  # (a text cell's refusal names datetimes too)
             raise
         raise InvalidTypeError(  # the engine's advice (datetime bounds) does not apply here
             "bounds='private' read datetimes in a column its type did not declare as "

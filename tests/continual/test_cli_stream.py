@@ -130,3 +130,32 @@ def test_a_seeded_stream_marks_every_answer(tmp_path, capsys) -> None:
     assert stream.seeded and "[SEEDED" in repr(stream)
     assert "[SEEDED" in repr(stream.step(2))
     assert not treedp.load_continual(plain, autosave=False).seeded
+
+
+@pytest.mark.parametrize("signame", ["SIGINT", "SIGTERM"])
+def test_a_signal_after_the_save_still_reports_the_step(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch,
+    signame: str,
+) -> None:  # fmt: skip
+    """The saved state and the printed answer go together: a signal arriving once the state
+    is written is recorded, the answer printed and the step reported as taken (it exited
+    130/143 with nothing printed, though the step was saved, and the natural retry fed the
+    same records twice; an independent review)."""
+    import os
+    import signal
+
+    from treedp.continual.stream import ContinualStream
+
+    state = tmp_path / "c.json"
+    assert main(["stream", "init", str(state), "--horizon", "8", "--epsilon", "1"]) == 0
+    capsys.readouterr()
+    real = ContinualStream.save
+
+    def save_then_signal(self: ContinualStream, path: object) -> None:
+        real(self, path)  # type: ignore[arg-type]
+        os.kill(os.getpid(), getattr(signal, signame))
+
+    monkeypatch.setattr(ContinualStream, "save", save_then_signal)
+    assert main(["stream", "step", str(state), "--count", "4"]) == 0
+    assert capsys.readouterr().out.startswith("step 1/8: count ")
+    assert treedp.load_continual(state).t == 1

@@ -304,3 +304,18 @@ def test_quantiles_find_datetime_bounds_on_the_day_grid(method: str) -> None:
     with pytest.raises(treedp.InvalidParameterError, match="bins='integers'"):
         treedp.quantiles(x, 0.5, epsilon=1.0, bounds="private", bins="integers", method="tree")
     assert "Europe/Paris" in repr(res) or "+0" in repr(res)
+
+
+def test_a_text_cell_is_not_called_a_datetime(tmp_path: Path) -> None:
+    """A CSV column with a text cell under private bounds is refused as holding cells that are
+    neither numbers nor datetimes (it was told it read datetimes and to declare them, the
+    rewrite meant for a column of datetimes only; an independent review); a column of
+    datetimes still gets the advice to declare them."""
+    text = tmp_path / "text.csv"
+    text.write_text("age\n1\n2\nsecret-value-123\n")
+    with pytest.raises(treedp.InvalidTypeError, match="neither numbers nor datetimes"):
+        treedp.release_cdf(str(text), column="age", bounds="private", bins=10, epsilon=1.0)
+    dated = tmp_path / "dated.csv"
+    dated.write_text("t\n2024-01-01\n2024-02-01\n")
+    with pytest.raises(treedp.InvalidTypeError, match=r"PrivateBounds\(datetimes=True\)"):
+        treedp.release_cdf(str(dated), column="t", bounds="private", bins=10, epsilon=1.0)

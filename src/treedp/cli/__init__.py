@@ -22,7 +22,7 @@ import warnings
 from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING
 
-from treedp import __version__
+from treedp import __version__, _interrupts
 
 if TYPE_CHECKING:
     from treedp.cli._common import Parser
@@ -64,43 +64,26 @@ def _subparser(parser: Parser, command: str) -> Parser:
     return parser.commands.get(command, parser)
 
 
-class _Terminated(BaseException):
-    """SIGTERM or SIGHUP, raised in the main thread so that every cleanup runs (as Ctrl-C)."""
-
-    def __init__(self, signum: int) -> None:
-        super().__init__(signum)
-        self.signum = signum
-
-
-#: Signals received while the CLI runs: a handler's exception raised while a module is
-#: being compiled can be dropped by the import machinery (an independent review: 5 of 40
-#: SIGTERMs during start-up with ``PYTHONDONTWRITEBYTECODE=1`` were lost, and the run went
-#: on to charge and release), so the signal is also kept here and checked before the run.
-_RECEIVED: list[int] = []
-
-
-def _raise_terminated(signum: int, frame: object) -> None:
-    _RECEIVED.append(signum)
-    raise _Terminated(signum)
+_Terminated = _interrupts.Terminated
 
 
 def _check_received() -> None:
-    """Raise :class:`_Terminated` for a signal received earlier whose exception was lost."""
-    if _RECEIVED:
-        raise _Terminated(_RECEIVED[0])
+    """Raise for a signal received earlier whose exception was lost."""
+    _interrupts.check()
 
 
 @contextlib.contextmanager
 def _catch_termination() -> Iterator[None]:
-    """Turn SIGTERM and SIGHUP into :class:`_Terminated` while the CLI runs (main thread only;
-    the caller's handlers are restored afterwards)."""
+    """Record and raise SIGINT, SIGTERM and SIGHUP while the CLI runs
+    (:mod:`treedp._interrupts`; main thread only; the caller's handlers are restored
+    afterwards)."""
     previous = {}
-    _RECEIVED.clear()
-    for name in ("SIGTERM", "SIGHUP"):
+    _interrupts.RECEIVED.clear()
+    for name in ("SIGINT", "SIGTERM", "SIGHUP"):
         if hasattr(signal, name):
             with contextlib.suppress(ValueError):  # not the main thread: left as it is
                 number = getattr(signal, name)
-                previous[number] = signal.signal(number, _raise_terminated)
+                previous[number] = signal.signal(number, _interrupts.handler)
     try:
         yield
     finally:

@@ -14,6 +14,7 @@ import json
 from typing import Any
 
 import treedp
+from treedp import _interrupts
 from treedp.cli._common import (
     SEEDED,
     Parser,
@@ -113,14 +114,23 @@ def _init(args: argparse.Namespace) -> None:
 def _step(args: argparse.Namespace) -> None:
     if (args.input is None) == (args.count is None):
         raise UsageError("give the step's file (with --column), or --count N, not both")
-    s = treedp.load_continual(args.state, rng=rng_from(args))
+    if args.count is None and args.column is None:
+        raise UsageError("--column is required with a file")
+    s = treedp.load_continual(args.state, rng=rng_from(args), autosave=False)
     if args.count is not None:
         answer = s.step(args.count)
     else:
-        if args.column is None:
-            raise UsageError("--column is required with a file")
         with reading(args.input, args.column):
             answer = s.step(args.input, column=args.column, nan=args.nan)
+    # The saved state and the printed answer go together: a signal in between is recorded,
+    # not raised (interrupted after the save, the step was taken but reported as not, and
+    # its retry fed the same records twice; an independent review).
+    with _interrupts.deferred():
+        s.save(args.state)
+        _print_step(args, answer)
+
+
+def _print_step(args: argparse.Namespace, answer: Any) -> None:
     out = answer.to_dict()
     if args.format == "json":
         print(json.dumps(out))

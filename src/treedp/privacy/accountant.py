@@ -2,18 +2,15 @@
 
 An :class:`Accountant` holds one dataset's total budget — ``PureDP(ε)``, ``ZCDP(ρ)`` or
 ``ApproxDP(ε, δ)`` — stated for one neighbour relation. Every spending function takes
-``accountant=`` and, once its parameters are validated and before it draws any randomness,
-calls :meth:`Accountant.charge` with the :class:`~treedp.privacy.spend.SpendRecord` of the
-release (with a privacy unit, the random choice of the rows a person keeps is part of reading
-the data and comes before the charge; no refusal follows it). A charge past the total raises :class:`~treedp.exceptions.BudgetExceededError` and
-changes nothing: no noise is drawn, nothing is released or recorded.
+``accountant=`` and calls :meth:`Accountant.charge` with the release's
+:class:`~treedp.privacy.spend.SpendRecord` once its parameters are validated and before any
+randomness is drawn (but a privacy unit's choice of the rows a person keeps, part of reading
+the data). A charge past the total raises :class:`~treedp.exceptions.BudgetExceededError`
+and changes nothing: no noise is drawn, nothing is released or recorded.
 
-**How budgets are compared.** Every ε, ρ and δ is read as the decimal a user wrote (what
-``repr`` prints, :func:`decimal_value`), and all sums and comparisons are exact in those
-decimals: five spends of ``epsilon=0.2`` fit a total of ``1.0``. A float lies within a relative
-``2**-53`` of its decimal, so the true sum of the floats charged (each rounded up once more when
-restated) never exceeds the stated total by more than a relative ``1e-15``, however many spends
-there are (the documented bound is ``1e-9``).
+**How budgets are compared.** Every ε, ρ and δ is read as the decimal a user wrote (``repr``,
+:func:`decimal_value`); sums and comparisons are exact in those decimals (five spends of 0.2 fit
+1.0). The true sum of the floats charged never exceeds the total by a relative ``1e-15``.
 
 Composition (all sums exact):
 
@@ -54,6 +51,7 @@ from datetime import UTC, datetime
 from fractions import Fraction
 from typing import Any
 
+from treedp import _interrupts
 from treedp._aliases import accepts_aliases
 from treedp._validation import must
 from treedp.exceptions import BudgetExceededError, InvalidParameterError, InvalidTypeError
@@ -431,6 +429,7 @@ class Accountant:
             unit is not the total's (:attr:`privacy_unit`); nothing is charged.
         """
         cost = self.cost(record)
+        _interrupts.check()  # a CLI signal whose exception was lost: stop before the charge
         with self._lock:
             return self._charge(record, cost, None)
 
