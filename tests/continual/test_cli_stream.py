@@ -159,3 +159,30 @@ def test_a_signal_after_the_save_still_reports_the_step(
     assert main(["stream", "step", str(state), "--count", "4"]) == 0
     assert capsys.readouterr().out.startswith("step 1/8: count ")
     assert treedp.load_continual(state).t == 1
+
+
+def test_a_deferred_signal_does_not_outlive_the_command(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A signal recorded while a step was reported is forgotten when the command returns: a
+    library charge in the same process afterwards is not interrupted by it."""
+    import os
+    import signal
+
+    from treedp import _interrupts
+    from treedp.continual.stream import ContinualStream
+
+    state = tmp_path / "c.json"
+    assert main(["stream", "init", str(state), "--horizon", "8", "--epsilon", "1"]) == 0
+    real = ContinualStream.save
+
+    def save_then_signal(self: ContinualStream, path: object) -> None:
+        real(self, path)  # type: ignore[arg-type]
+        os.kill(os.getpid(), signal.SIGINT)
+
+    monkeypatch.setattr(ContinualStream, "save", save_then_signal)
+    assert main(["stream", "step", str(state), "--count", "4"]) == 0
+    assert _interrupts.RECEIVED == []
+    acc = treedp.Accountant(treedp.PureDP(1.0))
+    treedp.release_cdf([1, 2, 3], bounds=(0, 4), bins=4, epsilon=0.5, accountant=acc)
+    assert len(acc.history) == 1

@@ -89,6 +89,7 @@ def _catch_termination() -> Iterator[None]:
     finally:
         for number, handler in previous.items():
             signal.signal(number, handler)
+        _interrupts.RECEIVED.clear()  # nothing recorded outlives the run (a library call after)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
