@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -198,3 +199,31 @@ def test_the_columns_bounds_warnings_are_printed(
     assert main([*base, "--out", str(tmp_path / "q.html"), "--format", "json"]) == 0
     doc = json.loads(capsys.readouterr().out)
     assert doc["warning"].startswith("Column 'z': ")
+
+
+def test_a_signal_between_the_page_and_the_summary_finishes_both(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Once charged, the page and its summary are written together: a signal arriving after
+    the page is recorded and both are finished (it left the page without its summary, the
+    budget spent; an independent review)."""
+    import os
+    import signal
+
+    from treedp.profiling.result import TableProfile
+
+    pytest.importorskip("matplotlib")
+    data = tmp_path / "d.csv"
+    data.write_text("v\n" + "\n".join(str(i % 50) for i in range(400)) + "\n")
+    real = TableProfile.write_report
+
+    def report_then_signal(self: TableProfile, *args: Any, **kwargs: Any) -> Any:
+        out = real(self, *args, **kwargs)
+        os.kill(os.getpid(), signal.SIGINT)
+        return out
+
+    monkeypatch.setattr(TableProfile, "write_report", report_then_signal)
+    page, summary = tmp_path / "p.html", tmp_path / "p.json"
+    code = main(["profile", str(data), "--floats", "v", "--epsilon", "1", "--out", str(page),
+                 "--summary", str(summary)])  # fmt: skip
+    assert code == 0 and page.exists() and summary.exists()

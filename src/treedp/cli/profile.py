@@ -15,6 +15,7 @@ import warnings
 from typing import Any
 
 import treedp
+from treedp import _interrupts
 from treedp.cli._common import SEEDED, UsageError, rng_from
 from treedp.cli._db import add_db_options, db_data
 from treedp.cli._ledger import add_ledger_options, ledger_from_args, remaining_line
@@ -120,9 +121,10 @@ def run(args: argparse.Namespace) -> None:
                 accountant=ledger,
                 rng=rng,
             )
-        prof.write_report(args.out, rng=rng)
-        if args.summary is not None:
-            prof.write_summary(args.summary, rng=rng)
+        # Both outputs, or a signal arriving between them left the page without its summary
+        # (charged, half written; an independent review): once charged, finished together.
+        with _interrupts.deferred():
+            _write_outputs(args, prof, rng)
         seeded = SEEDED if rng is not None else ""
         out = output_of(args)
         out.line(
@@ -145,6 +147,13 @@ def run(args: argparse.Namespace) -> None:
         if ledger is not None:
             out.budget(ledger, remaining_line(ledger))
         out.finish()
+
+
+def _write_outputs(args: argparse.Namespace, prof: Any, rng: Any) -> None:
+    """The page and, when asked for, the summary."""
+    prof.write_report(args.out, rng=rng)
+    if args.summary is not None:
+        prof.write_summary(args.summary, rng=rng)
 
 
 def _warn_columns(out: Any, caught: list[warnings.WarningMessage]) -> None:
