@@ -283,3 +283,18 @@ def test_a_signal_lost_during_the_run_stops_it_before_the_charge(
     assert not out.exists()
     with open_ledger(path, "ages") as led:
         assert len(led.history) == 0
+
+
+def test_an_empty_ledger_file_names_the_init_command(
+    csv_file: Path, tmp_path: Path, capsys: pytest.CaptureFixture
+) -> None:
+    """An interrupted ``budget init`` can leave an empty file: a spending command says how to
+    make it a ledger, in CLI terms (it said only that it was not one; an interrupt review)."""
+    path = tmp_path / "b.db"
+    path.touch()
+    code = main(["release", str(csv_file), "--column", "age", "--bounds", "18", "90", "--bins",
+                 "integers", "--epsilon", "0.4", "--out", str(tmp_path / "r.json"), "--ledger",
+                 str(path), "--dataset", "ages"])  # fmt: skip
+    assert code == 2
+    assert "treedp budget init" in _error(capsys.readouterr().err)
+    assert main(["budget", "init", str(path), "--dataset", "ages", "--epsilon", "1"]) == 0

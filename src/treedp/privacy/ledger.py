@@ -240,7 +240,10 @@ def _connect_existing(path: Path) -> sqlite3.Connection:
     try:
         with _transaction(conn, path, write=False):
             if not _check_format(conn, path):
-                raise LedgerError(f"{str(path)!r} is an empty database, not a treedp ledger.")
+                raise LedgerError(  # an interrupted init leaves one: init again
+                    f"{str(path)!r} is an empty database, not a treedp ledger. Create one "
+                    "with treedp.init_ledger (or open_ledger with a total)."
+                )
     except BaseException:
         conn.close()
         raise
