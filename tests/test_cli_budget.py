@@ -298,3 +298,24 @@ def test_an_empty_ledger_file_names_the_init_command(
     assert code == 2
     assert "treedp budget init" in _error(capsys.readouterr().err)
     assert main(["budget", "init", str(path), "--dataset", "ages", "--epsilon", "1"]) == 0
+
+
+@pytest.mark.parametrize("signame", ["SIGINT", "SIGTERM"])
+def test_an_import_error_made_by_a_signal_is_the_signal(
+    capsys: pytest.CaptureFixture, monkeypatch: pytest.MonkeyPatch, signame: str
+) -> None:
+    """numpy turns an interrupt inside its C-extension import into an ImportError ("bad
+    install", 51 lines): with a signal recorded, the CLI says interrupted or terminated in one
+    line (an interrupt review); without one, the ImportError is what it is."""
+    import treedp.cli as cli
+    from treedp import _interrupts
+
+    def broken() -> Any:
+        _interrupts.RECEIVED.append(getattr(signal, signame))
+        raise ImportError("Importing the numpy C-extensions failed.")
+
+    monkeypatch.setattr(cli, "_build_parser", broken)
+    code = main(["release", "x.csv"])
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1
+    assert code == (130 if signame == "SIGINT" else 128 + signal.SIGTERM)

@@ -116,6 +116,13 @@ def _main(argv: Sequence[str] | None) -> int:
     except KeyboardInterrupt:
         print("treedp: interrupted", file=sys.stderr)
         return 130
+    except ImportError:  # numpy turns an interrupt inside its C-extension import into one
+        if not _interrupts.RECEIVED:  # ("bad install", 51 lines: an interrupt review)
+            raise
+        if _interrupts.RECEIVED[0] != signal.SIGINT:
+            raise _Terminated(_interrupts.RECEIVED[0]) from None
+        print("treedp: interrupted", file=sys.stderr)
+        return 130
     active = parser  # the subcommand's own parser, for messages in its options' names
     try:
         if words and words[0].startswith("-") and words[0] not in ("-h", "--help", "--version"):
