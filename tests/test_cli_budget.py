@@ -308,7 +308,7 @@ def test_an_import_error_made_by_a_signal_is_the_signal(
     install", 51 lines): with a signal recorded, the CLI says interrupted or terminated in one
     line (an interrupt review); without one, the ImportError is what it is."""
     import treedp.cli as cli
-    from treedp import _interrupts
+    from treedp import interrupts as _interrupts
 
     def broken() -> Any:
         _interrupts.RECEIVED.append(getattr(signal, signame))

@@ -205,8 +205,8 @@ _views.set_loader(lambda: importlib.import_module("treedp.report"))
 
 def __getattr__(name: str) -> Any:
     """Import a public name on first use, so ``import treedp`` stays light (PEP 562)."""
-    if name == "datasets":  # the vendored example data (treedp.datasets.load_adult())
-        return importlib.import_module("treedp.datasets")
+    if name in ("datasets", "interrupts"):  # the vendored example data; a front end's signals
+        return importlib.import_module(f"treedp.{name}")
     module = _LAZY.get(name)
     if module is None:
         raise AttributeError(f"module 'treedp' has no attribute {name!r}")
@@ -217,6 +217,6 @@ def __getattr__(name: str) -> Any:
 
 def __dir__() -> list[str]:
     """The public names, the version and the submodules (not the module's own imports)."""
-    names = set(__all__) | {"__version__", "datasets"}
+    names = set(__all__) | {"__version__", "datasets", "interrupts"}
     names |= {k for k, v in globals().items() if type(v).__name__ == "module" and k[0] != "_"}
     return sorted(names - {"importlib"})

@@ -17,7 +17,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import IO
 
-from treedp import _interrupts
+from treedp import interrupts as _interrupts
 from treedp.exceptions import InvalidParameterError
 
 __all__ = ["atomic_write", "atomic_write_text", "check_target"]

@@ -44,16 +44,14 @@ def check_kinds(method: str, bounds: Any, unit: str | None) -> None:
         )
 
 
-def check_bounds(
-    method: str, bounds: Any, bins: Any, eps: float, n: int | None, private_n: bool = False
-) -> None:
+def check_bounds(method: str, bounds: Any, bins: Any, eps: float, n: int | None) -> None:
     """The bounds (and the tree's number of bins) as the chosen method will check them, before
-    anything is charged. A binned method's equal-width bins are built once here to check that
-    the bounds can hold them (two floats a few ulps apart, or a datetime span of fewer
-    microseconds than bins, were refused after the charge: an independent review); with a
-    count found privately (``private_n``) and no ``bins``, the most :func:`tree_bins` can pick."""
+    anything is charged. A binned method's ``bins``, when given, are built once here to check
+    that the bounds can hold them (two floats a few ulps apart, or a datetime span of fewer
+    microseconds than bins, were refused after the charge: an independent review); bins the
+    rule picks (:func:`tree_bins`) are halved until the bounds hold
+    them, so one bin is checked for them."""
     from treedp.domain import MAX_BINS, make_bins
-    from treedp.quantiles_choice import MAX_TREE_BINS
 
     pair = (bounds[0], bounds[1])
     _check_integers(method, bins)
@@ -61,10 +59,9 @@ def check_bounds(
         lo, hi = integer_bounds(pair)
         count = hi - lo + 1
     else:
-        most = MAX_TREE_BINS if private_n else tree_bins(eps, n=n)
-        count = most if bins is None else bins
-        binned = QUANTILE_METHODS[method].binned and count <= MAX_BINS
-        make_bins(bounds=pair, bins=count if binned else 1)
+        count = tree_bins(eps, n=n) if bins is None else bins
+        given = bins is not None and QUANTILE_METHODS[method].binned and count <= MAX_BINS
+        make_bins(bounds=pair, bins=count if given else 1)
     if bins == "integers" and QUANTILE_METHODS[method].integer_mode:
         from treedp.value_methods.quantile_exponential import INTEGER_LIMIT
 

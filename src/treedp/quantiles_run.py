@@ -312,7 +312,7 @@ def plan_steps(req: QuantilesRequest, size: int, unit: str | None) -> Steps:
         side = (None, None) if unbounded else req.request or (None, None)
         check_private_bounds(check_as, bins, rest, n, side)
     else:  # public parameters the methods check later: before anything is charged
-        check_bounds(check_as, req.bounds, bins, rest, n, private_n=count is not None)
+        check_bounds(check_as, req.bounds, bins, rest, n)
         check_kinds(check_as, req.bounds, unit)
     rest = rest if gate is None else math.nextafter(rest - gate[1], 0.0)
     check_rest(rest, m, count is not None or QUANTILE_METHODS[chosen].selections)

@@ -169,7 +169,7 @@ def test_a_deferred_signal_does_not_outlive_the_command(
     import os
     import signal
 
-    from treedp import _interrupts
+    from treedp import interrupts as _interrupts
     from treedp.continual.stream import ContinualStream
 
     state = tmp_path / "c.json"

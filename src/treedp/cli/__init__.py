@@ -22,7 +22,8 @@ import warnings
 from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING
 
-from treedp import __version__, _interrupts
+import treedp
+from treedp import __version__
 
 if TYPE_CHECKING:
     from treedp.cli._common import Parser
@@ -64,32 +65,32 @@ def _subparser(parser: Parser, command: str) -> Parser:
     return parser.commands.get(command, parser)
 
 
-_Terminated = _interrupts.Terminated
+_Terminated = treedp.interrupts.Terminated
 
 
 def _check_received() -> None:
     """Raise for a signal received earlier whose exception was lost."""
-    _interrupts.check()
+    treedp.interrupts.check()
 
 
 @contextlib.contextmanager
 def _catch_termination() -> Iterator[None]:
     """Record and raise SIGINT, SIGTERM and SIGHUP while the CLI runs
-    (:mod:`treedp._interrupts`; main thread only; the caller's handlers are restored
+    (:mod:`treedp.interrupts`; main thread only; the caller's handlers are restored
     afterwards)."""
     previous = {}
-    _interrupts.RECEIVED.clear()
+    treedp.interrupts.RECEIVED.clear()
     for name in ("SIGINT", "SIGTERM", "SIGHUP"):
         if hasattr(signal, name):
             with contextlib.suppress(ValueError):  # not the main thread: left as it is
                 number = getattr(signal, name)
-                previous[number] = signal.signal(number, _interrupts.handler)
+                previous[number] = signal.signal(number, treedp.interrupts.handler)
     try:
         yield
     finally:
         for number, handler in previous.items():
             signal.signal(number, handler)
-        _interrupts.RECEIVED.clear()  # nothing recorded outlives the run (a library call after)
+        treedp.interrupts.RECEIVED.clear()  # nothing recorded outlives the run
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -117,10 +118,10 @@ def _main(argv: Sequence[str] | None) -> int:
         print("treedp: interrupted", file=sys.stderr)
         return 130
     except ImportError:  # numpy turns an interrupt inside its C-extension import into one
-        if not _interrupts.RECEIVED:  # ("bad install", 51 lines: an interrupt review)
+        if not treedp.interrupts.RECEIVED:  # ("bad install", 51 lines: an interrupt review)
             raise
-        if _interrupts.RECEIVED[0] != signal.SIGINT:
-            raise _Terminated(_interrupts.RECEIVED[0]) from None
+        if treedp.interrupts.RECEIVED[0] != signal.SIGINT:
+            raise _Terminated(treedp.interrupts.RECEIVED[0]) from None
         print("treedp: interrupted", file=sys.stderr)
         return 130
     active = parser  # the subcommand's own parser, for messages in its options' names

@@ -15,7 +15,6 @@ import warnings
 from typing import Any
 
 import treedp
-from treedp import _interrupts
 from treedp.cli._common import SEEDED, UsageError, rng_from
 from treedp.cli._db import add_db_options, db_data
 from treedp.cli._ledger import add_ledger_options, ledger_from_args, remaining_line
@@ -123,7 +122,7 @@ def run(args: argparse.Namespace) -> None:
             )
         # Both outputs, or a signal arriving between them left the page without its summary
         # (charged, half written; an independent review): once charged, finished together.
-        with _interrupts.deferred():
+        with treedp.interrupts.deferred():
             _write_outputs(args, prof, rng)
         seeded = SEEDED if rng is not None else ""
         out = output_of(args)

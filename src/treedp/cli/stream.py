@@ -14,7 +14,6 @@ import json
 from typing import Any
 
 import treedp
-from treedp import _interrupts
 from treedp.cli._common import (
     SEEDED,
     Parser,
@@ -125,7 +124,7 @@ def _step(args: argparse.Namespace) -> None:
     # The saved state and the printed answer go together: a signal in between is recorded,
     # not raised (interrupted after the save, the step was taken but reported as not, and
     # its retry fed the same records twice; an independent review).
-    with _interrupts.deferred():
+    with treedp.interrupts.deferred():
         s.save(args.state)
         _print_step(args, answer)
 

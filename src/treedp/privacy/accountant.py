@@ -51,7 +51,7 @@ from datetime import UTC, datetime
 from fractions import Fraction
 from typing import Any
 
-from treedp import _interrupts
+from treedp import interrupts as _interrupts
 from treedp._aliases import accepts_aliases
 from treedp._validation import must
 from treedp.exceptions import BudgetExceededError, InvalidParameterError, InvalidTypeError

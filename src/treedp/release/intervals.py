@@ -13,6 +13,7 @@ from numpy.typing import NDArray
 from treedp._validation import enough_simulations
 from treedp.exceptions import InvalidParameterError
 from treedp.noise import RandomSource
+from treedp.noise.rng import check_source
 from treedp.release import inference, queries
 from treedp.release.atoms import below_points
 from treedp.release.queries import Answers, Points, QuantileValue, Scalar
@@ -458,6 +459,8 @@ class IntervalQueries:
         """
         qa = queries.check_q(q)
         level = inference.check_level(level)
+        if rng is not None:  # checked whether or not a band is simulated
+            check_source(rng)
         m_lo, m_hi = self._quantile_bins(np.atleast_1d(qa).ravel(), level, simulations, rng)
         edges = self.bins.edges.astype(np.float64)
         low, high = (edges[m].reshape(np.shape(qa)) for m in (m_lo - 1, m_hi))
