@@ -178,6 +178,21 @@ def test_show_and_history_state_the_privacy_unit(
     assert [c["unit"] for c in json.loads(capsys.readouterr().out)["charges"]] == ["record"]
 
 
+def _ledger_and_output(tmp_path: Path, capsys: pytest.CaptureFixture) -> tuple[Path, Path]:
+    """A fresh ledger with 'ages' at epsilon 1, and a release's output path."""
+    path = tmp_path / "b.db"
+    main(["budget", "init", str(path), "--dataset", "ages", "--epsilon", "1"])
+    capsys.readouterr()
+    return path, tmp_path / "r.json"
+
+
+def _ledger_release(csv_file: Path, out: Path, path: Path) -> list[str]:
+    """``treedp release`` of the ages at epsilon 0.4, charged to the ledger."""
+    return ["release", str(csv_file), "--column", "age", "--bounds", "18", "90", "--bins",
+            "integers", "--epsilon", "0.4", "--out", str(out), "--ledger", str(path),
+            "--dataset", "ages"]  # fmt: skip
+
+
 @pytest.mark.skipif(not hasattr(signal, "SIGTERM") or os.name != "posix", reason="POSIX")
 def test_a_sigterm_whose_exception_was_lost_still_stops_the_run(
     csv_file: Path, tmp_path: Path, capsys: pytest.CaptureFixture, monkeypatch: pytest.MonkeyPatch
@@ -198,13 +213,9 @@ def test_a_sigterm_whose_exception_was_lost_still_stops_the_run(
             pass  # what the import machinery did
         return real()
 
-    path = tmp_path / "b.db"
-    main(["budget", "init", str(path), "--dataset", "ages", "--epsilon", "1"])
-    capsys.readouterr()
+    path, out = _ledger_and_output(tmp_path, capsys)
     monkeypatch.setattr(cli, "_build_parser", swallowing)
-    out = tmp_path / "r.json"
-    code = main(["release", str(csv_file), "--column", "age", "--bounds", "18", "90", "--epsilon",
-                 "0.4", "--out", str(out), "--ledger", str(path), "--dataset", "ages"])  # fmt: skip
+    code = main(_ledger_release(csv_file, out, path))
     assert code == 128 + signal.SIGTERM
     assert capsys.readouterr().err.strip() == "treedp: terminated (SIGTERM)"
     assert not out.exists()
@@ -269,14 +280,9 @@ def test_a_signal_lost_during_the_run_stops_it_before_the_charge(
             pass  # what the import machinery did
         return real(self, record)
 
-    path = tmp_path / "b.db"
-    main(["budget", "init", str(path), "--dataset", "ages", "--epsilon", "1"])
-    capsys.readouterr()
+    path, out = _ledger_and_output(tmp_path, capsys)
     monkeypatch.setattr(Accountant, "cost", cost_after_a_lost_signal)
-    out = tmp_path / "r.json"
-    code = main(["release", str(csv_file), "--column", "age", "--bounds", "18", "90", "--epsilon",
-                 "0.4", "--bins", "integers", "--out", str(out), "--ledger", str(path),
-                 "--dataset", "ages"])  # fmt: skip
+    code = main(_ledger_release(csv_file, out, path))
     signum = getattr(signal, signame)
     assert code == (130 if signum == signal.SIGINT else 128 + signum)
     assert len(capsys.readouterr().err.strip().splitlines()) == 1
