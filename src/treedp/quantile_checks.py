@@ -49,8 +49,7 @@ def check_bounds(method: str, bounds: Any, bins: Any, eps: float, n: int | None)
     anything is charged. A binned method's ``bins``, when given, are built once here to check
     that the bounds can hold them (two floats a few ulps apart, or a datetime span of fewer
     microseconds than bins, were refused after the charge: an independent review); bins the
-    rule picks (:func:`tree_bins`) are halved until the bounds hold
-    them, so one bin is checked for them."""
+    rule picks (:func:`tree_bins`) are halved until the bounds hold them, so one is checked."""
     from treedp.domain import MAX_BINS, make_bins
 
     pair = (bounds[0], bounds[1])

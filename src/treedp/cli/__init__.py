@@ -68,11 +68,6 @@ def _subparser(parser: Parser, command: str) -> Parser:
 _Terminated = treedp.interrupts.Terminated
 
 
-def _check_received() -> None:
-    """Raise for a signal received earlier whose exception was lost."""
-    treedp.interrupts.check()
-
-
 @contextlib.contextmanager
 def _catch_termination() -> Iterator[None]:
     """Record and raise SIGINT, SIGTERM and SIGHUP while the CLI runs
@@ -113,7 +108,7 @@ def _main(argv: Sequence[str] | None) -> int:
         from treedp.cli._common import UsageError, translate
 
         parser = _build_parser()
-        _check_received()
+        treedp.interrupts.check()  # a signal whose exception an import dropped
     except KeyboardInterrupt:
         print("treedp: interrupted", file=sys.stderr)
         return 130
@@ -133,7 +128,7 @@ def _main(argv: Sequence[str] | None) -> int:
         active = _subparser(parser, args.command)
         with warnings.catch_warnings():  # the commands print the bounds warning in one line
             warnings.simplefilter("ignore", treedp.BoundsWarning)
-            _check_received()  # the last moment before anything is read or charged
+            treedp.interrupts.check()  # the last moment before anything is read or charged
             args.run(args)
     except UsageError as exc:
         command = words[0] if words and not words[0].startswith("-") else None

@@ -82,6 +82,7 @@ import numpy as np
 
 from treedp._codes import factorize
 from treedp._validation import must
+from treedp.budget import rest_below
 from treedp.exceptions import InvalidParameterError, InvalidTypeError, ReleaseFormatError
 from treedp.noise import RandomSource
 from treedp.noise.families import BudgetedFamily, DiscreteGaussian, DiscreteLaplace
@@ -318,10 +319,7 @@ def auto_split(epsilon: float, share: float) -> tuple[float, float]:
     """``(ε_a, ε - ε_a)``: the choice's budget and the trees', adding up to at most ε (the
     same for ``ρ``)."""
     first = epsilon * share
-    rest = math.nextafter(epsilon - first, 0.0)
-    while Fraction(first) + Fraction(rest) > Fraction(epsilon):
-        rest = math.nextafter(rest, 0.0)
-    return first, rest
+    return first, min(rest_below(epsilon, first), math.nextafter(epsilon - first, 0.0))
 
 
 def bucket_counts(rows_per_person: np.ndarray, grid: np.ndarray) -> np.ndarray:

@@ -19,6 +19,7 @@ from treedp.noise import RandomSource, resolve_source
 __all__ = [
     "LATTICE",
     "band_may_narrow",
+    "band_ses",
     "bracket_interval",
     "check_level",
     "check_simulations",
@@ -174,9 +175,11 @@ def quantile_band(
     level: float,
     simulations: int,
     rng: RandomSource | None,
+    ses: list[np.ndarray] | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Prefix indices ``(m_lo, m_hi)`` in ``[1, B]`` bracketing each ``q``-quantile with
-    probability ``level`` (:meth:`Release.quantile_interval`).
+    probability ``level`` (:meth:`Release.quantile_interval`; ``ses``: :func:`band_ses`, when
+    the caller has them).
 
     Each draw of the noise is reduced at once to its ``max_m |e[m] - q·e[B]| / se[m]`` for
     every ``q`` (the statistic of :func:`~treedp.estimation.band_critical_value`), so the
@@ -184,7 +187,7 @@ def quantile_band(
     statistic per draw and ``q``, for any number of bins.
     """
     n_bins = prefix.size - 1
-    ses = _band_ses(covariance, n_bins, qs)
+    ses = band_ses(covariance, n_bins, qs) if ses is None else ses
     lives = [live_se(se) for se in ses]
 
     def sup(err: np.ndarray) -> np.ndarray:
@@ -227,6 +230,7 @@ def band_may_narrow(
     qs: np.ndarray,
     bounds_bins: tuple[np.ndarray, np.ndarray],
     band_alpha: float,
+    ses: list[np.ndarray] | None = None,
 ) -> np.ndarray:
     """For each ``q``, whether a simultaneous band at miss probability ``band_alpha`` could
     narrow the one-sided bounds' bins ``bounds_bins`` at all: decided without simulation, so
@@ -241,16 +245,16 @@ def band_may_narrow(
     simulated band would too, and the intersection is the bounds' bins: skipping it changes
     nothing. (Were ``z`` ever above the simulated factor, a skip would only leave the bounds'
     bins, which cover at their own share of the miss probability: coverage never depends on
-    this test, only the width.) It reads the release alone: post-processing."""
-    n_bins = prefix.size - 1
-    ses = _band_ses(covariance, n_bins, qs)
+    this test, only the width.) It reads the release alone: post-processing. ``ses``:
+    :func:`band_ses`, when the caller has them."""
+    ses = band_ses(covariance, prefix.size - 1, qs) if ses is None else ses
     z = -NormalDist().inv_cdf(band_alpha / 2.0)
     b_lo, b_hi = _band_crossings(prefix, qs, ses, [z] * len(ses))
     m_lo, m_hi = bounds_bins
     return np.asarray((b_lo > m_lo) | (b_hi < m_hi))
 
 
-def _band_ses(covariance: PrefixCovariance, n_bins: int, qs: np.ndarray) -> list[np.ndarray]:
+def band_ses(covariance: PrefixCovariance, n_bins: int, qs: np.ndarray) -> list[np.ndarray]:
     """The exact standard errors of ``P̂[m] - q·P̂[B]``, ``m = 0..B``, for each ``q``."""
     m = np.arange(n_bins + 1)
     var_m = covariance.cov(m, m)
@@ -279,17 +283,21 @@ def crossing_bins(g: np.ndarray, bound: np.ndarray) -> tuple[int, int]:
 
 
 def quantile_pointwise(
-    covariance: PrefixCovariance, prefix: np.ndarray, qs: np.ndarray, factor: float
+    covariance: PrefixCovariance,
+    prefix: np.ndarray,
+    qs: np.ndarray,
+    factor: float,
+    ses: list[np.ndarray] | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Prefix indices ``(m_lo, m_hi)`` bracketing each ``q``-quantile's bin, from one-sided
     bounds at ``factor`` exact standard errors and one record (:data:`LATTICE`;
     :func:`crossing_bins`; ``factor`` from :func:`tail_factor` at the miss probability): no
     simulation. The estimate is linear in independent discrete Laplace or Gaussian noises,
-    whose tails the factor bounds."""
-    n_bins = prefix.size - 1
+    whose tails the factor bounds (``ses``: :func:`band_ses`, when the caller has them)."""
+    ses = band_ses(covariance, prefix.size - 1, qs) if ses is None else ses
     pairs = [
         crossing_bins(prefix - q * prefix[-1], slack(factor, se))
-        for q, se in zip(qs, _band_ses(covariance, n_bins, qs), strict=True)
+        for q, se in zip(qs, ses, strict=True)
     ]
     lows, highs = zip(*pairs, strict=True) if pairs else ((), ())
     return np.array(lows, dtype=np.int64), np.array(highs, dtype=np.int64)

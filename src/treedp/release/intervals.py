@@ -327,24 +327,27 @@ class IntervalQueries:
                 band_alpha = 0.0
         gaussian = self.mechanism.guarantee_kind == "zcdp"  # zCDP: Gaussian tails
         factor = inference.tail_factor(alpha - band_alpha, gaussian=gaussian)
-        m_lo, m_hi = inference.quantile_pointwise(self.covariance, self.prefix_counts, qs, factor)
+        prefix, cov = self.prefix_counts, self.covariance
+        ses = inference.band_ses(cov, self.bins.n_bins, qs)  # once, for both brackets
+        m_lo, m_hi = inference.quantile_pointwise(cov, prefix, qs, factor, ses)
         # A band simulated only where it can narrow the bounds (for every q then: one
         # simulation, shared by a grouped release's keys as before)
         narrows = band_alpha > 0 and bool(
             np.any((qs != 0) & inference.band_may_narrow(
-                self.covariance, self.prefix_counts, qs, (m_lo, m_hi), band_alpha
+                cov, prefix, qs, (m_lo, m_hi), band_alpha, ses
             ))
         )  # fmt: skip
         if narrows:
             b_lo, b_hi = inference.quantile_band(
                 mechanism=self.mechanism,
                 estimator=self.estimator,
-                covariance=self.covariance,
-                prefix=self.prefix_counts,
+                covariance=cov,
+                prefix=prefix,
                 qs=qs,
                 level=1.0 - band_alpha,
                 simulations=runs,
                 rng=rng,
+                ses=ses,
             )
             lo, hi = np.maximum(m_lo, b_lo), np.minimum(m_hi, b_hi)
             apart = lo > hi  # both miss on one side, rarely: their hull
