@@ -11,6 +11,7 @@ from typing import Any
 import numpy as np
 import pytest
 
+import treedp
 from treedp import open_ledger
 from treedp.cli import main
 from treedp.privacy import ZCDP, ApproxDP, PureDP
@@ -289,6 +290,48 @@ def test_a_signal_lost_during_the_run_stops_it_before_the_charge(
     assert not out.exists()
     with open_ledger(path, "ages") as led:
         assert len(led.history) == 0
+
+
+@pytest.mark.skipif(os.name != "posix", reason="POSIX signals")
+@pytest.mark.parametrize("grouped", [False, True])
+def test_a_signal_after_the_release_is_written_still_reports_it(
+    csv_file: Path, tmp_path: Path, capsys: pytest.CaptureFixture, monkeypatch: pytest.MonkeyPatch,
+    grouped: bool,
+) -> None:  # fmt: skip
+    """The release file and the lines saying so go together: a signal arriving once the file
+    is written is recorded, the release reported and 0 returned (it exited 130 with the file
+    written and the ledger charged, and the natural retry charged again; an interrupt
+    review)."""
+    real_save = treedp.Release.save
+    real_grouped_save = treedp.GroupedRelease.save
+
+    def then_signal(real: Any) -> Any:
+        def save(self: Any, target: Any) -> None:
+            real(self, target)
+            os.kill(os.getpid(), signal.SIGINT)
+
+        return save
+
+    monkeypatch.setattr(treedp.Release, "save", then_signal(real_save))
+    monkeypatch.setattr(treedp.GroupedRelease, "save", then_signal(real_grouped_save))
+    path, out = _ledger_and_output(tmp_path, capsys)
+    if grouped:  # the same ages, each with a group
+        ages = csv_file.read_text().splitlines()[1:]
+        csv_file = tmp_path / "grouped.csv"
+        csv_file.write_text(
+            "age,sex\n" + "".join(f"{a},{'FM'[i % 2]}\n" for i, a in enumerate(ages))
+        )
+        out = tmp_path / "r.tdp"
+    argv = _ledger_release(csv_file, out, path)
+    if grouped:
+        (tmp_path / "keys.txt").write_text("F\nM\n")
+        argv += ["--by", "sex", "--keys", str(tmp_path / "keys.txt")]
+    assert main(argv) == 0
+    printed = capsys.readouterr()
+    assert printed.out.startswith(f"wrote {out}") and "remaining" in printed.out
+    assert printed.err == "" and out.exists()
+    with open_ledger(path, "ages") as led:
+        assert len(led.history) == 1
 
 
 def test_an_empty_ledger_file_names_the_init_command(

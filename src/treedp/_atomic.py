@@ -10,11 +10,13 @@ from __future__ import annotations
 
 import contextlib
 import os
+import signal
 import stat
 import tempfile
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from types import FrameType
 from typing import IO
 
 from treedp import interrupts as _interrupts
@@ -23,6 +25,41 @@ from treedp.exceptions import InvalidParameterError
 __all__ = ["atomic_write", "atomic_write_text", "check_target"]
 
 _UMASK_LOCK = threading.Lock()
+#: The signals a front end turns into exceptions (Ctrl-C, SIGTERM, SIGHUP).
+_HELD = tuple(getattr(signal, n) for n in ("SIGINT", "SIGTERM", "SIGHUP") if hasattr(signal, n))
+
+
+@contextlib.contextmanager
+def _signals_held() -> Iterator[None]:
+    """Hold the interrupting signals while a temporary file is created and its name stored;
+    one arriving meanwhile is handled on exit, when the caller's cleanup knows the name.
+
+    An interrupt inside :func:`tempfile.mkstemp`, after the file was created and before its
+    name was returned, left an empty temporary file behind (an independent review: 267 in
+    3,000 forced interrupts). Python runs signal handlers in the main thread only, and
+    blocking the signal there is not enough (another thread takes it and the handler still
+    runs in the main thread), so the Python handlers are swapped for one that records the
+    signal; on exit they are restored and the first recorded signal's handler is called.
+    Default and ignored dispositions are left as they are, and so is every thread but the
+    main one (no handler runs there).
+    """
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    received: list[int] = []
+    previous: dict[int, Callable[[int, FrameType | None], object]] = {}
+    for number in _HELD:
+        handler = signal.getsignal(number)
+        if callable(handler):
+            previous[number] = handler
+            signal.signal(number, lambda signum, frame: received.append(signum))
+    try:
+        yield
+    finally:
+        for number, handler in previous.items():
+            signal.signal(number, handler)
+        if received:
+            previous[received[0]](received[0], None)
 
 
 def _umask() -> int:
@@ -73,15 +110,17 @@ def _probe(folder: Path, text: str) -> None:
     """Create and remove an empty temporary file in ``folder``: ``os.access`` says yes where a
     write still fails (root on ``/proc``, a read-only mount, an ACL, an immutable folder),
     and a release was then charged before its output failed (an independent review)."""
+    tmp: str | None = None
     try:
-        fd, tmp = tempfile.mkstemp(prefix=".treedp-probe.", suffix=".tmp", dir=folder)
+        with _signals_held():
+            fd, tmp = tempfile.mkstemp(prefix=".treedp-probe.", suffix=".tmp", dir=folder)
+            os.close(fd)
     except OSError as exc:
         raise InvalidParameterError(f"Cannot write '{text}': {exc.strerror or exc}.") from None
-    try:
-        os.close(fd)
     finally:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(tmp)
+        if tmp is not None:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(tmp)
 
 
 def atomic_write(path: str | os.PathLike[str], write: Callable[[IO[bytes]], object]) -> None:
@@ -96,12 +135,13 @@ def atomic_write(path: str | os.PathLike[str], write: Callable[[IO[bytes]], obje
         mode = stat.S_IMODE(target.stat().st_mode)
     except FileNotFoundError:
         mode = 0o666 & ~_umask()
+    tmp: str | None = None
+    handle: IO[bytes] | None = None
     try:
-        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
-    except OSError as exc:
-        raise _naming(exc, path) from None
-    try:
-        with os.fdopen(fd, "wb") as handle:
+        with _signals_held():  # the cleanup below knows the file once it exists
+            fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+            handle = os.fdopen(fd, "wb")
+        with handle:
             write(handle)
             handle.flush()
             os.fchmod(handle.fileno(), mode)
@@ -109,8 +149,11 @@ def atomic_write(path: str | os.PathLike[str], write: Callable[[IO[bytes]], obje
         _interrupts.check()  # a CLI signal whose exception was lost: the old file stays
         os.replace(tmp, target)
     except BaseException as exc:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(tmp)
+        if handle is not None:
+            handle.close()
+        if tmp is not None:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(tmp)
         if isinstance(exc, OSError) and exc.errno is not None:
             raise _naming(exc, path) from None
         raise

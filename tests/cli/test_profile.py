@@ -227,3 +227,30 @@ def test_a_signal_between_the_page_and_the_summary_finishes_both(
     code = main(["profile", str(data), "--floats", "v", "--epsilon", "1", "--out", str(page),
                  "--summary", str(summary)])  # fmt: skip
     assert code == 0 and page.exists() and summary.exists()
+
+
+def test_a_signal_after_the_outputs_still_reports_them(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The page and the line saying so go together: a signal arriving once the page is
+    written is recorded and the profile reported, 0 returned (it exited 130 with the page
+    written and the ledger charged, and the natural retry charged again; an interrupt
+    review)."""
+    import os
+    import signal
+
+    import treedp.cli.profile as command
+
+    data = tmp_path / "d.csv"
+    data.write_text("v\n" + "\n".join(str(i % 50) for i in range(400)) + "\n")
+    real = command.output_of
+
+    def signal_then_output(args: Any) -> Any:
+        os.kill(os.getpid(), signal.SIGINT)
+        return real(args)
+
+    monkeypatch.setattr(command, "output_of", signal_then_output)
+    page = tmp_path / "p.html"
+    code = main(["profile", str(data), "--floats", "v", "--epsilon", "1", "--out", str(page)])
+    assert code == 0 and page.exists()
+    assert capsys.readouterr().out.startswith(f"wrote {page}: 1 columns")

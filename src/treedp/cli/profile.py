@@ -120,32 +120,41 @@ def run(args: argparse.Namespace) -> None:
                 accountant=ledger,
                 rng=rng,
             )
-        # Both outputs, or a signal arriving between them left the page without its summary
-        # (charged, half written; an independent review): once charged, finished together.
+        # The page, the summary and the lines saying so, together: a signal arriving between
+        # them left the page without its summary, or the outputs written but reported as not
+        # (charged; a retry charged again; independent reviews). Once charged, finished.
         with treedp.interrupts.deferred():
             _write_outputs(args, prof, rng)
-        seeded = SEEDED if rng is not None else ""
-        out = output_of(args)
-        out.line(
-            f"wrote {args.out}: {len(prof)} columns, pure epsilon={prof.epsilon:g} in total "
-            f"(epsilon={min(prof.shares.values()):.6g} per column){seeded}",
-            args.out,
-        )
-        if prof.skipped:
-            out.line(f"not profiled: {', '.join(prof.skipped)}")
-        out.set(
-            out=args.out,
-            summary=args.summary,
-            columns=list(prof.shares),
-            epsilon=prof.epsilon,
-            per_column=dict(prof.shares),
-            skipped=list(prof.skipped),
-            seeded=rng is not None,
-        )
-        _warn_columns(out, caught)
-        if ledger is not None:
-            out.budget(ledger, remaining_line(ledger))
-        out.finish()
+            _report(args, prof, rng, caught, ledger)
+
+
+def _report(
+    args: argparse.Namespace, prof: Any, rng: Any, caught: list[warnings.WarningMessage],
+    ledger: Any,
+) -> None:  # fmt: skip
+    """What was written, the columns' warnings and the budget left."""
+    seeded = SEEDED if rng is not None else ""
+    out = output_of(args)
+    out.line(
+        f"wrote {args.out}: {len(prof)} columns, pure epsilon={prof.epsilon:g} in total "
+        f"(epsilon={min(prof.shares.values()):.6g} per column){seeded}",
+        args.out,
+    )
+    if prof.skipped:
+        out.line(f"not profiled: {', '.join(prof.skipped)}")
+    out.set(
+        out=args.out,
+        summary=args.summary,
+        columns=list(prof.shares),
+        epsilon=prof.epsilon,
+        per_column=dict(prof.shares),
+        skipped=list(prof.skipped),
+        seeded=rng is not None,
+    )
+    _warn_columns(out, caught)
+    if ledger is not None:
+        out.budget(ledger, remaining_line(ledger))
+    out.finish()
 
 
 def _write_outputs(args: argparse.Namespace, prof: Any, rng: Any) -> None:

@@ -269,16 +269,25 @@ def run(args: argparse.Namespace) -> None:
         treedp.PARAMETERS["path"].check(args.out)
         with reading(source, args.column):  # the file is streamed inside the run
             result = release_of(args, query, ledger)
-        result.save(args.out)  # a Release, or a GroupedRelease (--by)
-        out = output_of(args)
-        if args.by or args.privacy_unit:
-            out.line(wrote_grouped(args, result), args.out)
-            out.set(out=args.out, **_grouped_json(result))
-        else:
-            _wrote(args, result, out)
-        if ledger is not None:
-            out.budget(ledger, remaining_line(ledger))
-        out.finish()
+        # The file and the lines saying so, together: a signal arriving between them left the
+        # release written but reported as not, and the natural retry charged again (an
+        # independent review). Once charged, finished.
+        with treedp.interrupts.deferred():
+            result.save(args.out)  # a Release, or a GroupedRelease (--by)
+            _report(args, result, ledger)
+
+
+def _report(args: argparse.Namespace, result: Any, ledger: Any) -> None:
+    """What was written and the budget left."""
+    out = output_of(args)
+    if args.by or args.privacy_unit:
+        out.line(wrote_grouped(args, result), args.out)
+        out.set(out=args.out, **_grouped_json(result))
+    else:
+        _wrote(args, result, out)
+    if ledger is not None:
+        out.budget(ledger, remaining_line(ledger))
+    out.finish()
 
 
 def _grouped_json(result: Any) -> dict[str, Any]:
