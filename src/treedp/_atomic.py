@@ -39,7 +39,7 @@ def _signals_held() -> Iterator[None]:
     3,000 forced interrupts). Python runs signal handlers in the main thread only, and
     blocking the signal there is not enough (another thread takes it and the handler still
     runs in the main thread), so the Python handlers are swapped for one that records the
-    signal; on exit they are restored and the first recorded signal's handler is called.
+    signal; on exit they are restored and called for each recorded signal, in order.
     Default and ignored dispositions are left as they are, and so is every thread but the
     main one (no handler runs there).
     """
@@ -58,8 +58,8 @@ def _signals_held() -> Iterator[None]:
     finally:
         for number, handler in previous.items():
             signal.signal(number, handler)
-        if received:
-            previous[received[0]](received[0], None)
+        for number in received:  # as they would have run: a raising one ends the rest
+            previous[number](number, None)
 
 
 def _umask() -> int:
