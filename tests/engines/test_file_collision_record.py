@@ -22,7 +22,7 @@ import treedp
 from tests.stats import TEST_SEED
 from treedp import grouped_stage
 from treedp.engines.files.grouped import person_ids_hashed
-from treedp.exceptions import DataError, ReleaseFormatError
+from treedp.exceptions import InvalidTypeError, ReleaseFormatError
 from treedp.noise import InsecureSeededSource
 from treedp.privacy.collision import COLLISION, COLLISION_DELTA
 
@@ -155,7 +155,8 @@ def test_file_with_other_id_type_than_schema_is_refused(tmp_path: Path) -> None:
     pq.write_table(pa.Table.from_pandas(df, preserve_index=False), tmp_path / "a.parquet")
     text = df.assign(pid=df.pid.astype(str))
     pq.write_table(pa.Table.from_pandas(text, preserve_index=False), tmp_path / "b.parquet")
-    with pytest.raises(DataError, match="id type"):  # never hashed without stating the δ
+    # never hashed without stating the δ: refused from the schemas, before any value is read
+    with pytest.raises(InvalidTypeError, match="same id type"):
         _grouped([str(tmp_path / "a.parquet"), str(tmp_path / "b.parquet")])
 
 

@@ -153,3 +153,62 @@ def test_person_codes_compare_both_words() -> None:
     rows["q"] = [1, 5, 1, 9, 9]  # a conflict in one run only
     codes = person_codes(rows, hashed=True)
     assert len(set(codes.tolist())) == 4 and codes[3] == codes[4]
+
+
+def test_signed_zero_float_ids_across_row_groups_are_one_person(tmp_path: Path) -> None:
+    """``0.0 == -0.0`` in Python and in memory; hashed by their text they were two persons
+    (an independent review: 2m rows kept, twice the stated loss)."""
+    ids = pa.array([0.0, 0.0, -0.0, -0.0, 1.5, -1.5], type=pa.float64())
+    path = _write(tmp_path, ids, row_group_size=2)
+    assert _kept(path, m=2) == 4  # 0.0 keeps 2 rows; 1.5 and -1.5 one each
+    ipc = tmp_path / "z.arrow"
+    table = pa.table({"v": np.ones(4), "g": ["a"] * 4, "p": pa.array([0.0, 0.0, -0.0, -0.0])})
+    with pa.ipc.new_file(ipc, table.schema) as writer:  # two record batches
+        for batch in table.to_batches(max_chunksize=2):
+            writer.write_batch(batch)
+    assert _kept(str(ipc), m=2) == 2
+
+
+@pytest.mark.parametrize(
+    ("first", "second"),
+    [
+        (pa.array([5.0, 5.0, None], pa.float64()), pa.array([5, 5], pa.int64())),  # pandas' NaN
+        (pa.array([5, 5], pa.int64()), pa.array([5.0, 5.0], pa.float64())),
+        (pa.array([14, 14], pa.uint64()), pa.array([7, 7], pa.int64())),  # zigzag(7) == 14
+        (pa.array([1, 2], pa.int32()), pa.array([1, 2], pa.int64())),  # a scanner casts by value
+        (pa.array(["a", "b"]), pa.array([1, 2], pa.int64())),
+    ],
+)
+def test_files_with_other_id_types_are_refused_before_any_value(
+    tmp_path: Path, first: Any, second: Any
+) -> None:
+    """Each Parquet file was read in its own id type, so a float ``5.0`` and an int ``5`` were
+    two persons and a uint64 ``14`` and an int64 ``7`` one (an independent review: both beyond
+    the stated sensitivity, with no δ). Every file must have the first one's id type: refused
+    from the schemas, in the same words whatever the values, for the grouped pass, selection
+    and the hashing decision alike."""
+    from treedp.engines.files.grouped import person_ids_hashed
+    from treedp.exceptions import InvalidTypeError
+
+    (tmp_path / "d").mkdir()
+    paths = [
+        _write(tmp_path / "d", first, "m1.parquet"),
+        _write(tmp_path / "d", second, "m2.parquet"),
+    ]
+    for call in (
+        lambda: person_ids_hashed([str(p) for p in paths], "p"),
+        lambda: _kept([str(p) for p in paths], m=2),
+        lambda: _kept(str(tmp_path / "d"), m=2),
+        lambda: key_counts_files(str(tmp_path / "d"), _job(1), InsecureSeededSource(3)),
+    ):
+        with pytest.raises(InvalidTypeError, match=r"person-id column 'p' is .* in .*m2.parquet"):
+            call()
+
+
+def test_equal_id_types_up_to_storage_are_accepted(tmp_path: Path) -> None:
+    """Dictionary encoding and large text are how ids are stored, not what they are."""
+    (tmp_path / "d").mkdir()
+    _write(tmp_path / "d", pa.array(["a", "b", "a"]), "m1.parquet")
+    _write(tmp_path / "d", pa.array(["a", "c"]).dictionary_encode(), "m2.parquet")
+    _write(tmp_path / "d", pa.array(["b"], pa.large_string()), "m3.parquet")
+    assert _kept(str(tmp_path / "d"), m=1) == 3

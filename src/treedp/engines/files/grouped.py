@@ -38,8 +38,10 @@ guarantee is the stated loss **plus** ``δ <= (n - 1)·2**-128`` for ``n`` disti
 are hashed is decided before any value is read, from public information only
 (:func:`person_ids_hashed`: the input kind and the id column's schema type), and the release
 records the δ (``collision_delta_per_person`` in its spend, ``collision`` in its guarantee).
-Integer id columns with missing ids are dictionary-encoded (never read as float64 and hashed),
-and a batch whose ids are not integers when the schema said integers is refused.
+Every file's id column has the first file's type (``person_words.check_id_types``, from the
+schemas, before any value is read); integer id columns with missing ids are dictionary-encoded
+(never read as float64 and hashed), and a batch whose ids are not integers when the schema
+said integers is refused.
 
 CSV cells: the value column follows the file engine's rule (whitespace stripped, the cells of
 :data:`treedp.engines.files.csv_reader.NULL_CELLS` missing, numbers else ISO datetimes); ``by`` and
@@ -76,7 +78,7 @@ from treedp.engines.files.paths import (
     is_dataset,
     resolve_paths,
 )
-from treedp.engines.files.person_words import PersonWords, person_codes
+from treedp.engines.files.person_words import PersonWords, check_id_types, person_codes
 from treedp.engines.grouped import (
     GroupedCounts,
     GroupedJob,
@@ -477,8 +479,14 @@ def key_counts_files(
 
 
 def _hashes(inp: _Input, unit: str | None) -> bool:
-    """:func:`person_ids_hashed` of a resolved input (the decision the release records)."""
-    return unit is not None and (inp.dataset is None or not _integer_type(inp.dataset.schema, unit))
+    """:func:`person_ids_hashed` of a resolved input (the decision the release records), after
+    :func:`~treedp.engines.files.person_words.check_id_types` (one id type in every file)."""
+    if unit is None:
+        return False
+    if inp.dataset is None:
+        return True
+    check_id_types(inp.dataset, unit)
+    return not _integer_type(inp.dataset.schema, unit)
 
 
 @contextlib.contextmanager

@@ -9,7 +9,8 @@ release every id is read the same way:
 * **Integer ids are exact.** A signed id ``x`` is zigzagged to the unsigned 64-bit
   ``(x << 1) ^ (x >> 63)`` (a bijection of int64 onto uint64: ``0, -1, 1, -2, …`` become
   ``0, 1, 2, 3, …``), an unsigned id is its own value; ``p`` holds that uint64's bit pattern
-  and ``q = 0``. The map is injective, so no two persons ever merge: the bounding is exactly
+  and ``q = 0``. The map is injective on each integer type, and every file has one id type
+  (below), so no two persons ever merge: the bounding is exactly
   the in-memory one and the release's stated loss holds with no δ.
 * **Other ids (text) are hashed:** BLAKE2b of the id's text, keyed with a fresh 32-byte key
   drawn from the release's random source (the operating system's by default) the first time
@@ -24,6 +25,17 @@ release every id is read the same way:
   for one release and is never written; the spill files hold digests, not ids.
 
 Each distinct id of a batch is hashed once (the batch's ids are dictionary-encoded first).
+Float ids are hashed as Python compares them: ``-0.0`` as ``0.0`` (the text of each would
+split one person across batches).
+
+**One id type per release** (:func:`check_id_types`). Each Parquet file is read in its own
+column type, and a dataset scanner casts each file to the first one's, so ids of different
+types across files were not matched as one column's: a float64 ``5.0`` (pandas made the column
+float for one missing id) and an int64 ``5`` were two persons, an int64 ``7`` and a uint64
+``14`` one (both words ``14``), and a scanner's cast fails or rounds by value (an independent
+review: both exceeded the stated sensitivity). Every file's id column must have the first
+one's type (dictionary encoding and the large text and binary variants aside), checked from
+the files' schemas before any value is read.
 """
 
 from __future__ import annotations
@@ -35,12 +47,12 @@ import numpy as np
 
 from treedp._codes import Encoded, factorize
 from treedp.engines.keys import py_scalar
-from treedp.exceptions import DataError
+from treedp.exceptions import DataError, InvalidTypeError
 from treedp.noise import RandomSource
 from treedp.privacy.collision import DIGEST
 from treedp.privacy.contribution import pair_codes
 
-__all__ = ["KEY_BYTES", "PersonWords", "person_codes", "zigzag"]
+__all__ = ["KEY_BYTES", "PersonWords", "check_id_types", "person_codes", "zigzag"]
 
 #: Bytes of the per-release hash key.
 KEY_BYTES = 32
@@ -102,6 +114,8 @@ class PersonWords:
         if ids.size == 0:
             return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
         inverse, uniq = factorize(ids)  # a hash pass, no sort of the rows; ids here are present
+        if uniq.dtype.kind == "f":
+            uniq = uniq + uniq.dtype.type(0.0)  # -0.0 is 0.0, as Python compares them
         key = self._hash_key()
         digests = b"".join(
             hashlib.blake2b(str(py_scalar(u)).encode(), key=key, digest_size=DIGEST).digest()
@@ -110,6 +124,49 @@ class PersonWords:
         table = np.frombuffer(digests, dtype="<i8").reshape(-1, 2)
         rows = np.asarray(inverse).ravel()
         return table[rows, 0], table[rows, 1]
+
+
+def _id_type(kind: Any) -> Any:
+    """An id column's Arrow type up to how it is stored: dictionary encoding unwrapped, the
+    large and view variants of text and binary as the plain ones."""
+    import pyarrow as pa
+
+    if pa.types.is_dictionary(kind):
+        kind = kind.value_type
+    if pa.types.is_string(kind) or pa.types.is_large_string(kind):
+        return pa.string()
+    if pa.types.is_binary(kind) or pa.types.is_large_binary(kind):
+        return pa.binary()
+    view = {"string_view": pa.string(), "binary_view": pa.binary()}
+    return view.get(str(kind), kind)
+
+
+def check_id_types(dataset: Any, name: str) -> None:
+    """Refuse a dataset whose files hold the person-id column ``name`` in different types.
+
+    Read from the files' schemas (public, as the id column's type already is: it decides
+    whether ids are hashed), before any value is read or budget charged. A file without the
+    column (a hive partition column, typed by the partitioning) is not checked; neither is a
+    dataset whose fragments have no schema of their own."""
+    if name not in dataset.schema.names:
+        return  # refused by the column check
+    want = _id_type(dataset.schema.field(name).type)
+    for fragment in dataset.get_fragments():
+        try:
+            schema = fragment.physical_schema
+        except (AttributeError, NotImplementedError):  # pragma: no cover - in-memory fragments
+            continue
+        if name not in schema.names:
+            continue
+        got = _id_type(schema.field(name).type)
+        if got != want:
+            where = getattr(fragment, "path", None)
+            shown = f" in '{where}'" if where else ""
+            raise InvalidTypeError(
+                f"The person-id column '{name}' is {got}{shown} but {want} in the first "
+                "file: ids of different types cannot be matched as one person's (5.0 and 5, "
+                "or -1 and 2**64 - 1). Give every file the same id type."
+            )
 
 
 def person_codes(rows: np.ndarray, hashed: bool) -> np.ndarray:
