@@ -15,6 +15,7 @@ zones (the plain grid) exceeds them. Adapted from the reviewer's script.
 
 from __future__ import annotations
 
+import functools
 import math
 from fractions import Fraction
 
@@ -93,10 +94,17 @@ def largest(l1, l2):
     return out
 
 
-def worst(d, d2, eps, rel):
-    plan = plan_of(eps, rel)
+def worst(d, d2, eps, rel, memo=None):
+    """``memo`` keeps what holds no data across the pairs of one audit: the plan and the
+    children's rule outcomes per window of counts."""
+    memo = {} if memo is None else memo
+    if "plan" not in memo:
+        memo["plan"] = plan_of(eps, rel)
+    plan = memo["plan"]
     side = np.arange(-WINDOW, max(d.size, d2.size) + WINDOW + 1)
-    ids, outcomes = _all_keys(plan, side)  # the root's unit at an end of the grid: pinned
+    if side.size not in memo:  # the root's unit at an end of the grid: pinned
+        memo[side.size] = _all_keys(plan, side)
+    ids, outcomes = memo[side.size]
     p, p2 = pieces(d, plan, rel, outcomes), pieces(d2, plan, rel, outcomes)
     sc = plan.count_scale
     whole = l0 = l1 = 0.0
@@ -134,9 +142,10 @@ def pairs(rel):
     return _pairs(rel, BASES, ADD)
 
 
-def _audit(eps: float, rel: str, worst_of=worst) -> tuple[np.ndarray, list[float]]:
-    """The largest of ``worst_of``'s three log ratios over every pair, both ways, and each
-    level's claimed loss."""
+def _audit(eps: float, rel: str, worst_of=None) -> tuple[np.ndarray, list[float]]:
+    """The largest of ``worst_of``'s three log ratios (:func:`worst` by default) over every
+    pair, both ways, and each level's claimed loss."""
+    worst_of = functools.partial(worst, memo={}) if worst_of is None else worst_of
     plan = plan_of(eps, rel)
     levels = [float(v) for v in qr._depth_losses(plan, rel)]
     w = np.zeros(3)

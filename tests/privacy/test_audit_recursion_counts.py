@@ -82,17 +82,22 @@ def _em_log_law(x: np.ndarray, first: int, last: int, level: Fraction, rate: Fra
 
 
 def _child_log_law(node: Any, x: np.ndarray, first: int, last: int, key: Any,
-                   relation: str) -> np.ndarray:  # fmt: skip
+                   relation: str, rates: dict | None = None) -> np.ndarray:  # fmt: skip
     """A child's ``log P(unit)`` over ``first..last`` given its rule's outcome ``key`` (at
     the grid's edge, where no point was released, :data:`~ra.LOW` / :data:`~ra.HIGH` select
-    at level 0 / 1 among its records)."""
+    at level 0 / 1 among its records). ``rates`` keeps the child's run-time rate per outcome
+    (no data in it) while ``node``'s plan lives."""
     if (key == ra.LOW and first == 0) or (key == ra.HIGH and last == 7):
         key = Fraction(int(key == ra.HIGH))
     if key in (ra.LOW, ra.HIGH):
         out = np.full(last - first + 1, -np.inf)
         out[0 if key == ra.LOW else -1] = 0.0
         return out
-    return _em_log_law(x, first, last, key, qr._anchored_rate(node, key, relation))
+    if rates is None:
+        return _em_log_law(x, first, last, key, qr._anchored_rate(node, key, relation))
+    if (id(node), key) not in rates:
+        rates[(id(node), key)] = qr._anchored_rate(node, key, relation)
+    return _em_log_law(x, first, last, key, rates[(id(node), key)])
 
 
 def _keys(plan: Any, side: np.ndarray, outcomes: list[Any],
@@ -125,9 +130,11 @@ def _all_keys(plan: Any, side: np.ndarray) -> tuple[Keys, dict[bool, list[Any]]]
     return ids, outcomes
 
 
-def _pieces(x: np.ndarray, plan: Any, relation: str, outcomes: dict[bool, list[Any]]) -> dict:
+def _pieces(x: np.ndarray, plan: Any, relation: str, outcomes: dict[bool, list[Any]],
+            rates: dict | None = None) -> dict:  # fmt: skip
     """For each root unit: its log-probability, the counts' centres, and each child's
     log-law for each outcome of its rule (the pinned outcomes at the grid's ends)."""
+    rates = {} if rates is None else rates
     x = np.sort(x)
     root = _em_log_law(x, 0, 7, plan.level, plan.rate)
     out = {}
@@ -137,8 +144,8 @@ def _pieces(x: np.ndarray, plan: Any, relation: str, outcomes: dict[bool, list[A
         below, above = qr.side_counts(x, point)
         split = int(np.searchsorted(x, point, side="left"))
         laws = [
-            [_child_log_law(plan.left, x[:split], 0, u, key, relation) for key in keys],
-            [_child_log_law(plan.right, x[split:], u, 7, key, relation) for key in keys],
+            [_child_log_law(plan.left, x[:split], 0, u, key, relation, rates) for key in keys],
+            [_child_log_law(plan.right, x[split:], u, 7, key, relation, rates) for key in keys],
         ]
         out[u] = (root[u], below, above, laws)
     return out
@@ -153,16 +160,26 @@ def _largest(law1: list[np.ndarray], law2: list[np.ndarray]) -> np.ndarray:
     return out
 
 
-def _worst(d: np.ndarray, d2: np.ndarray, eps: float, relation: str) -> tuple[float, ...]:
+def _worst(d: np.ndarray, d2: np.ndarray, eps: float, relation: str,
+           memo: dict | None = None) -> tuple[float, ...]:  # fmt: skip
     """The exact largest log-ratio for the pair ``(d, d2)`` over the window: of the whole
     output; of level 0 (the root's unit and counts); of level 1 given level 0's output (the
     two children, independent given it: their largest log-ratios of one sign added); and
-    of the counts' step alone."""
-    plan = _plan(eps, relation)
+    of the counts' step alone. ``memo`` keeps what holds no data (the plan, the rules'
+    outcomes per window, the rates) and the first dataset's pieces while it recurs."""
+    memo = {} if memo is None else memo
+    if "plan" not in memo:
+        memo["plan"] = _plan(eps, relation)
+    plan = memo["plan"]
     side = np.arange(-WINDOW, max(d.size, d2.size) + WINDOW + 1)
-    ids, outcomes = _all_keys(plan, side)
-    p = _pieces(d, plan, relation, outcomes)
-    p2 = _pieces(d2, plan, relation, outcomes)
+    if side.size not in memo:
+        memo[side.size] = _all_keys(plan, side)
+    ids, outcomes = memo[side.size]
+    rates = memo.setdefault("rates", {})
+    base = (side.size, np.sort(d).tobytes())  # the first dataset recurs across the pairs
+    if memo.get("base") != base:
+        memo["base"], memo["pieces"] = base, _pieces(d, plan, relation, outcomes, rates)
+    p, p2 = memo["pieces"], _pieces(d2, plan, relation, outcomes, rates)
     scale = plan.count_scale
     whole = level0 = level1 = counts = 0.0
     for u in range(8):
@@ -202,8 +219,9 @@ def _pairs(relation: str, bases=None, values=(0.5, 3.5, 4.5, 7.5)):  # type: ign
 def _audit(eps: float, relation: str) -> tuple[float, ...]:
     """The largest of each of :func:`_worst`'s log-ratios over :func:`_pairs`."""
     out = np.zeros(4)
+    memo: dict = {}
     for d, d2 in _pairs(relation):
-        out = np.maximum(out, _worst(d, d2, eps, relation))
+        out = np.maximum(out, _worst(d, d2, eps, relation, memo))
     return tuple(float(v) for v in out)
 
 
