@@ -299,3 +299,34 @@ def test_coarse_timestamps_beyond_the_microsecond_range(unit: str) -> None:
     data = treedp.SqlSource(con, "SELECT v FROM t")
     assert count_source(data, column="v", bins=bins) == count_chunk(values, bins)
     assert count_source(data, column="v", bins=bins).counts.tolist() == [3, 1, 0, 2]
+
+
+def test_nanosecond_columns_are_searched_in_microseconds_under_coarser_bins(
+    request: pytest.FixtureRequest,
+) -> None:
+    """A ``TIMESTAMP_NS`` column under bins in microseconds or coarser is counted on the
+    floor of its ticks in microseconds: the same bins (``x >= 1000·T'`` exactly when
+    ``floor(x/1000) >= T'``), and edges past 2116 (``2^62`` ns) stay in DuckDB's search
+    instead of a ``CASE`` tree of every edge (a new user's run: private bounds on 5 million
+    rows took 80–145 s and 3.5 GB, 9 s as ``TIMESTAMP``). Nanosecond bins keep nanoseconds."""
+    from treedp.engines.sql import duck
+    from treedp.engines.sql.search import tick_search
+    from treedp.engines.sql.ticks import coarsened
+
+    edges = np.datetime64("1700-01-01", "us") + np.sort(
+        np.random.default_rng(5).choice(np.int64(800 * 365 * 86400 * 10**6), 3000, replace=False)
+    ).astype("timedelta64[us]")
+    bins = treedp.make_bins(edges=[str(e) for e in edges])
+    ticks = duck._ticks("x", "TIMESTAMP_NS")
+    assert ticks is not None and tick_search("SELECT 1", bins, ticks, -1) is None
+    micro = coarsened(ticks, bins)
+    assert micro.unit == "us" and tick_search("SELECT 1", bins, micro, -1) is not None
+    assert coarsened(ticks, BINS["ns"]) == ticks
+    inside = edges[(edges > np.datetime64("1678-01-01")) & (edges < np.datetime64("2262-01-01"))]
+    ns = inside.astype("datetime64[ns]").view(np.int64)
+    values = np.unique(
+        np.concatenate([ns - 1001, ns - 1000, ns - 999, ns - 1, ns, ns + 1, ns + 999])
+    )
+    values = values.astype("datetime64[ns]")
+    data = _load(_connect("duckdb", request), "duckdb", "TIMESTAMP_NS", _texts(values, False))
+    assert count_source(data, column="v", bins=bins) == count_chunk(values, bins)

@@ -62,7 +62,7 @@ from treedp.engines.sql.by_columns import check_by_types, check_unit_type, key_p
 from treedp.engines.sql.callback import bisect_bin
 from treedp.engines.sql.fast import MISSING_K, fast_plan, one_group_by, plan_bins
 from treedp.engines.sql.search import search_bin, search_levels, tick_search, uses_search
-from treedp.engines.sql.ticks import Ticks, arith_bin, check_ticks, tick_bin
+from treedp.engines.sql.ticks import Ticks, arith_bin, check_ticks, coarsened, tick_bin
 from treedp.exceptions import InvalidParameterError, InvalidTypeError, TreeDPError
 
 if TYPE_CHECKING:
@@ -394,7 +394,7 @@ def datetime_ticks(dialect: Dialect, data: Any, column: str, bins: Bins) -> Tick
             f"The column '{column}' must hold datetimes for these datetime bins; its SQL type "
             "is not a datetime type."
         )
-    return check_ticks(dialect.name, ticks, type_name, bins)
+    return coarsened(check_ticks(dialect.name, ticks, type_name, bins), bins)
 
 
 def _key_position(sql: Sql, data: Any, by: Sequence[str], keys: Sequence[Any]) -> str:
