@@ -16,6 +16,7 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
+from treedp import interrupts
 from treedp.engines.entry import Engine, module_root
 from treedp.engines.sql.by_columns import base_type
 from treedp.engines.sql.rule import Dialect, Sql, hex_literal, quote
@@ -149,6 +150,14 @@ def _run(data: Any, text: str, params: list[Any]) -> list[tuple[Any, ...]]:
     """The counting query: on a cursor of its own for a SqlSource (one statement, no
     relation to bind: 25–40 ms less per count, measured), else on the relation."""
     assert not params
+    try:
+        return _fetch(data, text)
+    except (RuntimeError, _errors()[0]) as exc:
+        _raise_interrupt(exc)
+        raise
+
+
+def _fetch(data: Any, text: str) -> list[tuple[Any, ...]]:
     if isinstance(data, SqlSource):
         cur = data.connection.cursor()
         try:
@@ -159,6 +168,20 @@ def _run(data: Any, text: str, params: list[Any]) -> list[tuple[Any, ...]]:
     with _relation(data) as rel:
         rows: list[tuple[Any, ...]] = rel.query(_VIEW, text).fetchall()
     return rows
+
+
+def _raise_interrupt(exc: BaseException) -> None:
+    """DuckDB stops a query on a signal and reports it as ``InterruptException`` or a plain
+    ``RuntimeError('Query interrupted')``, which read as a failed query (the CLI said the
+    input was malformed, exit 2; a new user's run): the interrupt is raised instead, the
+    signal a front end recorded (:mod:`treedp.interrupts`) or Ctrl-C."""
+    import duckdb
+
+    if isinstance(exc, duckdb.InterruptException) or (
+        type(exc) is RuntimeError and str(exc) == "Query interrupted"
+    ):
+        interrupts.check()
+        raise KeyboardInterrupt from None
 
 
 def _errors() -> tuple[type[BaseException], ...]:
