@@ -186,3 +186,20 @@ def test_a_deferred_signal_does_not_outlive_the_command(
     acc = treedp.Accountant(treedp.PureDP(1.0))
     treedp.release_cdf([1, 2, 3], bounds=(0, 4), bins=4, epsilon=0.5, accountant=acc)
     assert len(acc.history) == 1
+
+
+def test_stream_refusals_are_in_command_line_terms(tmp_path: Path, capsys) -> None:  # type: ignore[no-untyped-def]
+    """An existing state file, a negative count and a bad count's help pointer speak the
+    command line (they named the library's 'path' and 'batch' and `treedp stream --help`; a
+    new user's run)."""
+    state = tmp_path / "s.json"
+    init = ["stream", "init", str(state), "--horizon", "4", "--epsilon", "1"]
+    assert main(init) == 0
+    capsys.readouterr()
+    assert main(init) == 2
+    err = capsys.readouterr().err
+    assert "'path'" not in err and "load_continual" not in err and "stream step" in err
+    assert main(["stream", "step", str(state), "--count", "-5"]) == 2
+    assert capsys.readouterr().err.strip() == "treedp: error: --count must be 0 or more."
+    assert main(["stream", "step", str(state), "--count", "1.5"]) == 2
+    assert "(see 'treedp stream step --help')" in capsys.readouterr().err

@@ -133,6 +133,12 @@ def _main(argv: Sequence[str] | None) -> int:
     except UsageError as exc:
         command = words[0] if words and not words[0].startswith("-") else None
         known = command is not None and _subparser(parser, command) is not parser
+        if (
+            command is not None
+            and len(words) > 1
+            and words[1] in _subparser(parser, command).commands
+        ):
+            command = f"{command} {words[1]}"  # treedp stream step --help
         where = f"treedp {command} --help" if known else "treedp --help"
         print(f"treedp: error: {translate(str(exc), None)} (see '{where}')", file=sys.stderr)
         return 2

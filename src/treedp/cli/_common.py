@@ -156,6 +156,12 @@ _CLI_HINTS = (
         "--bounds private is not available with --by or --privacy-unit (a group-by or "
         "per-person release): give public --bounds LO HI.",
     ),
+    (  # streams: the state file is STATE, the batch --count (a new user's run)
+        "The 'path' parameter must name a new file (load a saved stream with load_continual).",
+        "the stream file exists: give 'treedp stream init' a new file name, or continue this "
+        "stream with 'treedp stream step'.",
+    ),
+    ("The 'batch' parameter must be a count (an int >= 0).", "--count must be 0 or more."),
     (
         "The 'n' parameter is not taken by a per-person or group-by release: group sizes stay "
         "private.",
