@@ -27,6 +27,7 @@ import numpy as np
 from treedp import grouped_columns as columns
 from treedp._codes import encoded_column, factorize_column
 from treedp._inputs import as_1d_array
+from treedp._validation import warn_user
 from treedp._version import __version__
 from treedp.config import configure
 from treedp.domain import NanPolicy
@@ -40,7 +41,7 @@ from treedp.engines.grouped import (
     encode_keys,
     key_counts,
 )
-from treedp.exceptions import DataError, InvalidParameterError
+from treedp.exceptions import BoundsWarning, DataError, InvalidParameterError
 from treedp.grouped_auto import (
     Chosen,
     auto_of,
@@ -112,25 +113,36 @@ def run_grouped(query: Query) -> Any:
         # this refuses only a chosen mechanism whose domain depends on its noise scale
         mech.check_domain(int(counts.counts.sum(axis=1).max(initial=0)))
     if not grouping.by:  # one distribution per person: a Release with its person-level unit
-        return _person_release(counts, query, grouping, mech, est, chosen, hashed)
-    return release_grouped_counts(
-        counts,
-        mech=mech,
-        estimator=est,
-        spec_postprocess=spec.postprocess,
-        integer=spec.integer,
-        bins=query.bins,
-        by=grouping.by,
-        bounds=grouping.bounds,
-        neighbours=grouping.neighbours,
-        epsilon=np.inf if grouping.epsilon is None else grouping.epsilon,
-        source=query.rng,
-        selection=selection,
-        delta=0.0 if grouping.delta is None else grouping.delta,
-        target=approx_target(grouping.privacy),
-        bound_choice=None if chosen is None else bound_record(grouping, chosen[1]),
-        collision=hashed,
+        return _warned(_person_release(counts, query, grouping, mech, est, chosen, hashed))
+    return _warned(
+        release_grouped_counts(
+            counts,
+            mech=mech,
+            estimator=est,
+            spec_postprocess=spec.postprocess,
+            integer=spec.integer,
+            bins=query.bins,
+            by=grouping.by,
+            bounds=grouping.bounds,
+            neighbours=grouping.neighbours,
+            epsilon=np.inf if grouping.epsilon is None else grouping.epsilon,
+            source=query.rng,
+            selection=selection,
+            delta=0.0 if grouping.delta is None else grouping.delta,
+            target=approx_target(grouping.privacy),
+            bound_choice=None if chosen is None else bound_record(grouping, chosen[1]),
+            collision=hashed,
+        )
     )
+
+
+def _warned(release: Any) -> Any:
+    """``release`` after its bounds warning, if any (much released mass in end bins; for a
+    grouped release, one for all its keys): post-processing of released counts."""
+    warning = release.bounds_warning()
+    if warning is not None:
+        warn_user(warning, BoundsWarning)
+    return release
 
 
 def _ids_hashed(data: Any, grouping: Grouping) -> bool:

@@ -283,6 +283,7 @@ def _report(args: argparse.Namespace, result: Any, ledger: Any) -> None:
     if args.by or args.privacy_unit:
         out.line(wrote_grouped(args, result), args.out)
         out.set(out=args.out, **_grouped_json(result))
+        out.warn(result.bounds_warning())  # every key's, in one line: post-processing
     else:
         _wrote(args, result, out)
     if ledger is not None:

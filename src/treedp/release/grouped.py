@@ -52,7 +52,7 @@ from treedp.release.format import (
 )
 from treedp.release.queries import Answers, Points, QuantileValue, Scalar
 from treedp.release.record import Release, handed_over
-from treedp.release.signal import low_signal
+from treedp.release.signal import groups_bounds_warning, low_signal
 from treedp.release.unit import loss_factor
 
 if TYPE_CHECKING:
@@ -245,6 +245,11 @@ class GroupedRelease:
         its CDF's standard error at its median above 5% of ``n̂``:
         :func:`treedp.release.signal.low_signal`, the HTML report's rule; post-processing)."""
         return {k: low_signal(r) for k, r in self._releases.items()}
+
+    def bounds_warning(self, *, share: float | None = None) -> str | None:
+        """Keys whose end bins hold much released mass, in one warning, else None
+        (:func:`treedp.release.signal.groups_bounds_warning`; post-processing)."""
+        return groups_bounds_warning(self._releases, share)
 
     def table(
         self, q: Any, *, level: float | None = None, rng: RandomSource | None = None

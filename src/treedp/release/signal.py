@@ -11,14 +11,17 @@ wider than about ``±2·FLAG_SHARE``). :meth:`GroupedRelease.table` / ``to_frame
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
+
+from treedp.value_methods.bounds_warnings import PUBLIC_ONLY_WIDEN, PUBLIC_WIDEN
 
 if TYPE_CHECKING:
     from treedp.release.record import Release
 
-__all__ = ["FLAG_SHARE", "low_signal", "median_stderr"]
+__all__ = ["FLAG_SHARE", "groups_bounds_warning", "low_signal", "median_stderr"]
 
 #: A key is flagged when the standard error of its CDF at its median exceeds this share of n̂.
 FLAG_SHARE = 0.05
@@ -43,3 +46,25 @@ def low_signal(release: Release, share: float = FLAG_SHARE) -> bool:
     if not n_hat > 0:
         return True
     return median_stderr(release) > share * n_hat
+
+
+def groups_bounds_warning(
+    releases: Mapping[Any, Release], share: float | None = None
+) -> str | None:
+    """One warning for the keys of a grouped release whose end bins hold much released mass
+    (:meth:`Release.bounds_warning` per key, keys of :func:`low_signal` aside), else None:
+    how many keys, the first key's
+    warning, and only the advice such a release can take (public bounds: private bounds are
+    not available per group or per person). Keys are public or released; post-processing.
+    A grouped release warned of nothing before (a new user's run: 29% of every region's mass
+    clamped into the last bin, every 90th percentile answered at the bound, no warning)."""
+    flagged = {  # keys with too little signal are noise: their end bins say nothing
+        k: w
+        for k, r in releases.items()
+        if not low_signal(r) and (w := r.bounds_warning(share=share))
+    }
+    if not flagged:
+        return None
+    key, text = next(iter(flagged.items()))
+    text = text.replace(PUBLIC_WIDEN, PUBLIC_ONLY_WIDEN)
+    return f"{len(flagged)} of {len(releases)} groups warn; group {key!r}: {text}"

@@ -12,6 +12,7 @@ from treedp.release import inference, queries
 from treedp.value_methods.bounds_split import integer_cut_warning
 from treedp.value_methods.bounds_warnings import (
     PRIVATE_WIDEN,
+    PUBLIC_ONLY_WIDEN,
     PUBLIC_WIDEN,
     at_bound_warning,
     few_records_warning,
@@ -180,7 +181,10 @@ def bounds_warning(release: Release, *, share: float | None = None) -> str | Non
     if not found:
         return None
     bins = release.bins
-    return end_mass_text(found, bins.discrete, private=step is not None, integers=bins.integers)
+    text = end_mass_text(found, bins.discrete, private=step is not None, integers=bins.integers)
+    if release.unit is not None:  # a per-person release: public bounds only
+        text = text.replace(PUBLIC_WIDEN, PUBLIC_ONLY_WIDEN)
+    return text
 
 
 def end_mass_text(

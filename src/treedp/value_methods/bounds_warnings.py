@@ -17,6 +17,7 @@ __all__ = [
     "NEAR_PUBLIC",
     "NEIGHBOURS_WARNING",
     "PRIVATE_WIDEN",
+    "PUBLIC_ONLY_WIDEN",
     "PUBLIC_WIDEN",
     "RECORDS_PER_ALLOWANCE",
     "at_bound_warning",
@@ -305,6 +306,10 @@ def scans_warning(
 #: The end-bin warning's advice (``report.tables.end_mass_text``) on public bounds (from
 #: counts made elsewhere, ``release_counts``, no bounds can be found: the records are needed) ...
 PUBLIC_WIDEN = "widen the bounds, or find them from the records with bounds='private'"
+#: ... and where private bounds are not available (a group-by or per-person release).
+PUBLIC_ONLY_WIDEN = (
+    "widen the public bounds; private bounds are not available for a group-by or per-person release"
+)
 #: ... and on bounds found privately (asking for them again would not widen them).
 PRIVATE_WIDEN = (
     "the private bounds' scans leave some records beyond their stops by design: give public "
