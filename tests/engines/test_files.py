@@ -362,3 +362,29 @@ def test_integers_with_nulls_beyond_2_53_round_as_numpy(tmp_path: Path) -> None:
         assert count_path(tmp_path / "i.parquet", "i", bins, "drop") == count_chunk(
             want, bins, "drop"
         )
+
+
+@pytest.mark.parametrize("unit", [None, "p"])
+def test_a_file_without_a_column_does_not_count_the_files_before_it_twice(
+    tmp_path: Path, unit: str | None
+) -> None:
+    """Parquet files were read one row group at a time until the first file lacking a job
+    column, then the whole dataset was scanned: the files before it were counted twice (an
+    independent review: without a privacy unit twice the stated loss). Decided for every
+    file before any is read now; each row counts once, in grouped counts and key selection."""
+    from treedp.engines.files.grouped import count_grouped_files, key_counts_files
+    from treedp.engines.grouped import GroupedJob
+    from treedp.privacy.contribution import ContributionBounds
+
+    first = {"v": np.ones(3), "g": ["a"] * 3, "p": pa.array([1, 2, 3])}
+    pq.write_table(pa.table(first), tmp_path / "2023.parquet")
+    pq.write_table(pa.table({"v": np.ones(2), "p": pa.array([4, 5])}), tmp_path / "2024.parquet")
+    bounds = (
+        ContributionBounds.from_parameters(unit, 5) if unit else ContributionBounds(None, 1, 1, 1)
+    )
+    job = GroupedJob("v", ("g",), ("a",), unit, bounds, make_bins(bounds=(0, 3), bins="integers"),
+                     "drop")  # fmt: skip
+    got = count_grouped_files(str(tmp_path), job, treedp.InsecureSeededSource(1), partitions=4)
+    assert int(got.counts.sum()) == 3  # the 2024 rows have no g: missing keys, dropped
+    selected = key_counts_files(str(tmp_path), job, treedp.InsecureSeededSource(1))
+    assert selected.counts.tolist() == [3]

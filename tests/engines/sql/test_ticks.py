@@ -26,6 +26,9 @@ BINS = {
         bounds=("1999-12-31T23:59:59.999998999", "2000-01-01T00:00:00.000003001"), bins=3
     ),
     "edges": treedp.make_bins(edges=["1900-01-01", "1970-01-01", "1970-01-02T12:00", "2100-01-01"]),
+    # calendar units (no fixed length): a bare KeyError on every database until session 29
+    "years": treedp.make_bins(edges=["1950", "1970", "2000", "2100"]),
+    "months": treedp.make_bins(edges=["1969-11", "1970-01", "1970-02", "2000-03"]),
 }
 ZONED = treedp.make_bins(bounds=("1969-12-31T23:00:00Z", "2020-01-03T00:00:01Z"), bins=7)
 #: across a daylight-saving change: edges on the UTC timeline
@@ -168,7 +171,7 @@ def test_sqlite_refuses_datetime_bins() -> None:
     con.close()
 
 
-@pytest.mark.parametrize("name", sorted(BINS))
+@pytest.mark.parametrize("name", sorted(set(BINS) - {"years", "months"}))  # fixed-length units
 @pytest.mark.parametrize("unit", ["D", "ms", "us", "ns"])
 def test_edge_values_catch_an_off_by_one_tick_conversion(name: str, unit: str) -> None:
     """The conformance values can fail: thresholds one tick off (``T_j + 1``, or rounded

@@ -205,14 +205,17 @@ class _Input:
         that no file holds."""
         import pyarrow.parquet as pq
 
+        # Decided for every file before any is read: deciding at the first file without a
+        # column read the files before it twice (an independent review: each of their rows
+        # counted twice, twice the stated loss without a privacy unit).
+        if any(c not in pq.read_schema(f).names for f in self.files for c in job.columns):
+            scanner = self.dataset.scanner(columns=job.columns, batch_size=BATCH_ROWS)
+            for batch in scanner.to_batches():
+                if batch.num_rows:
+                    yield _split(batch, arrow_to_numpy(batch[job.column]), job, encode)
+            return
         for path in self.files:
             pf = pq.ParquetFile(path, pre_buffer=False)
-            if any(c not in pf.schema_arrow.names for c in job.columns):
-                scanner = self.dataset.scanner(columns=job.columns, batch_size=BATCH_ROWS)
-                for batch in scanner.to_batches():
-                    if batch.num_rows:
-                        yield _split(batch, arrow_to_numpy(batch[job.column]), job, encode)
-                return
             for group in range(pf.num_row_groups):
                 for batch in pf.iter_batches(
                     batch_size=_GROUPED_BATCH,

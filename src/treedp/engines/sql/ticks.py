@@ -173,8 +173,10 @@ def arith_bin(ticks: Ticks, bins: Bins, missing: int, div: str) -> str | None:
     """
     found = equal_width(bins)
     assert bins.datetime_unit is not None
+    if found is None:  # calendar units (no fixed length: thresholds() is exact) among them
+        return None
     ratio = _PER_SECOND[bins.datetime_unit] / _PER_SECOND[ticks.unit]
-    if found is None or 1 not in (ratio.numerator, ratio.denominator):
+    if 1 not in (ratio.numerator, ratio.denominator):
         return None
     lo, width = found
     ts = thresholds(bins, ticks.unit)
