@@ -182,6 +182,20 @@ def test_datetimes_saturate_instead_of_wrapping() -> None:
     assert _all_paths_agree(years, bins).counts.tolist() == [1, 1]
 
 
+@pytest.mark.parametrize("unit", ["D", "W", "h", "s"])
+def test_the_first_ticks_of_nanoseconds_floor_into_the_first_bin(unit: str) -> None:
+    """numpy's cast of nanoseconds to a coarser unit wraps within a day of int64's minimum
+    (``1677-09-21T12:00`` became 2262 in days: the last bin instead of the first; a
+    re-review); the engine floors by integer division, as numpy does everywhere else."""
+    edges = np.array(["1800-01-01", "1970-01-01", "2200-01-01"], dtype=f"datetime64[{unit}]")
+    bins = make_bins(edges=edges)
+    near = np.array(["1677-09-21T00:12:43.145224193", "1677-09-21T12:00", "1677-09-22"],
+                    dtype="datetime64[ns]")  # fmt: skip
+    got = _all_paths_agree(near, bins)
+    assert got.counts.tolist() == [3, 0]
+    assert np.array_equal(got.counts, reference(near, bins))
+
+
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
 def test_missing_values_found_chunk_by_chunk(dtype: type) -> None:
     """The equal-width kernel finds NaN per cache-sized chunk (from the sum of the clipped

@@ -303,8 +303,16 @@ def datetime_ticks(arr: np.ndarray, unit: str) -> np.ndarray:
     """
     src_unit, multiple = np.datetime_data(arr.dtype)
     finer = _UNITS.index(src_unit) - _UNITS.index(unit)
+    linear = unit not in ("Y", "M") and src_unit not in ("Y", "M")
+    if finer > 0 and multiple == 1 and linear:  # a floor division: numpy's cast to a coarser
+        # unit wraps within a day of int64's minimum (1677-09-21T12:00 in ns became 2262 in
+        # days, the last bin instead of the first; a re-review)
+        one = np.timedelta64(1).astype(f"timedelta64[{unit}]")
+        per = one.astype(f"timedelta64[{src_unit}]").view(np.int64)
+        out: np.ndarray = arr.view(np.int64) // per
+        return out
     if arr.size == 0 or finer > 0 or (finer == 0 and multiple == 1):
-        return arr.astype(f"datetime64[{unit}]").view(np.int64)  # floors; cannot overflow
+        return arr.astype(f"datetime64[{unit}]").view(np.int64)  # floors
     src = arr.view(np.int64)
     if src_unit in ("Y", "M"):  # calendar units: go through days first, saturating
         per_day_max = _INT64_MAX // (366 if src_unit == "Y" else 31)
