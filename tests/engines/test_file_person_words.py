@@ -212,3 +212,36 @@ def test_equal_id_types_up_to_storage_are_accepted(tmp_path: Path) -> None:
     _write(tmp_path / "d", pa.array(["a", "c"]).dictionary_encode(), "m2.parquet")
     _write(tmp_path / "d", pa.array(["b"], pa.large_string()), "m3.parquet")
     assert _kept(str(tmp_path / "d"), m=1) == 3
+
+
+def test_arrow_files_read_through_one_schema_agree_on_dictionary_ids(tmp_path: Path) -> None:
+    """Arrow IPC files are scanned through the first file's schema, which cannot cast plain
+    integer ids to a dictionary type: refused in treedp's words before any value is read (a
+    raw Arrow error was reported as a malformed file; a re-review). Text ids cast: accepted."""
+    from treedp.exceptions import InvalidTypeError
+
+    def ipc(folder: Path, ids: Any, name: str) -> None:
+        folder.mkdir(exist_ok=True)
+        table = pa.table({"v": np.ones(len(ids)), "g": ["a"] * len(ids), "p": ids})
+        with pa.ipc.new_file(folder / name, table.schema) as writer:
+            writer.write_table(table)
+
+    ints = tmp_path / "ints"
+    ipc(ints, pa.array([1, 2]).dictionary_encode(), "f0.arrow")
+    ipc(ints, pa.array([1, 3]), "f1.arrow")
+    with pytest.raises(InvalidTypeError, match="dictionary-encoded in some files"):
+        _kept(str(ints), m=1)
+    text = tmp_path / "text"
+    ipc(text, pa.array(["x", "y"]).dictionary_encode(), "f0.arrow")
+    ipc(text, pa.array(["x", "z"]), "f1.arrow")
+    assert _kept(str(text), m=1) == 3
+
+
+def test_a_partition_type_against_a_files_column_is_one_clear_error(tmp_path: Path) -> None:
+    from treedp.exceptions import DataError
+
+    _write(tmp_path, pa.array([5, 5], pa.int64()), "a.parquet")
+    (tmp_path / "p=5").mkdir()
+    pq.write_table(pa.table({"v": np.ones(2), "g": ["a"] * 2}), tmp_path / "p=5" / "b.parquet")
+    with pytest.raises(DataError, match="partition directories give a column different types"):
+        _kept(str(tmp_path), m=2)

@@ -165,9 +165,14 @@ class _Input:
                 fmt = "ipc"
             try:
                 self.dataset = ds.dataset(self.files, format=fmt, partitioning="hive")
-            except (OSError, ValueError) as exc:
+            except (OSError, ValueError, TypeError) as exc:  # ArrowTypeError is a TypeError
+                hint = (
+                    ": its files and its partition directories give a column different types"
+                    if isinstance(exc, TypeError)
+                    else ""
+                )
                 raise DataError(
-                    f"The input could not be read as {self.kind} ({type(exc).__name__})."
+                    f"The input could not be read as {self.kind} ({type(exc).__name__}){hint}."
                 ) from None
             self.names = list(self.dataset.schema.names)
 
@@ -488,7 +493,7 @@ def _hashes(inp: _Input, unit: str | None) -> bool:
         return False
     if inp.dataset is None:
         return True
-    check_id_types(inp.dataset, unit)
+    check_id_types(inp.dataset, unit, scanned=inp.kind != "parquet")
     return not _integer_type(inp.dataset.schema, unit)
 
 

@@ -141,16 +141,21 @@ def _id_type(kind: Any) -> Any:
     return view.get(str(kind), kind)
 
 
-def check_id_types(dataset: Any, name: str) -> None:
+def check_id_types(dataset: Any, name: str, *, scanned: bool = False) -> None:
     """Refuse a dataset whose files hold the person-id column ``name`` in different types.
 
     Read from the files' schemas (public, as the id column's type already is: it decides
     whether ids are hashed), before any value is read or budget charged. A file without the
     column (a hive partition column, typed by the partitioning) is not checked; neither is a
-    dataset whose fragments have no schema of their own."""
+    dataset whose fragments have no schema of their own. ``scanned``: the files are read
+    through one schema (Arrow IPC, a dataset), whose scanner cannot cast plain numbers to a
+    dictionary type or back, so dictionary encoding must agree too (text aside: it casts)."""
     if name not in dataset.schema.names:
         return  # refused by the column check
-    want = _id_type(dataset.schema.field(name).type)
+    import pyarrow as pa
+
+    raw = dataset.schema.field(name).type
+    want = _id_type(raw)
     for fragment in dataset.get_fragments():
         try:
             schema = fragment.physical_schema
@@ -158,7 +163,16 @@ def check_id_types(dataset: Any, name: str) -> None:
             continue
         if name not in schema.names:
             continue
-        got = _id_type(schema.field(name).type)
+        got_raw = schema.field(name).type
+        got = _id_type(got_raw)
+        recoded = pa.types.is_dictionary(got_raw) != pa.types.is_dictionary(raw)
+        if got == want and scanned and recoded and not pa.types.is_string(want):
+            where = getattr(fragment, "path", None)
+            raise InvalidTypeError(
+                f"The person-id column '{name}' is dictionary-encoded in some files and not in "
+                f"others (file '{where}'): these files are read through one schema. Give "
+                "every file the same encoding of the id column."
+            )
         if got != want:
             where = getattr(fragment, "path", None)
             shown = f" in '{where}'" if where else ""
