@@ -114,26 +114,25 @@ def run_grouped(query: Query) -> Any:
         mech.check_domain(int(counts.counts.sum(axis=1).max(initial=0)))
     if not grouping.by:  # one distribution per person: a Release with its person-level unit
         return _warned(_person_release(counts, query, grouping, mech, est, chosen, hashed))
-    return _warned(
-        release_grouped_counts(
-            counts,
-            mech=mech,
-            estimator=est,
-            spec_postprocess=spec.postprocess,
-            integer=spec.integer,
-            bins=query.bins,
-            by=grouping.by,
-            bounds=grouping.bounds,
-            neighbours=grouping.neighbours,
-            epsilon=np.inf if grouping.epsilon is None else grouping.epsilon,
-            source=query.rng,
-            selection=selection,
-            delta=0.0 if grouping.delta is None else grouping.delta,
-            target=approx_target(grouping.privacy),
-            bound_choice=None if chosen is None else bound_record(grouping, chosen[1]),
-            collision=hashed,
-        )
+    grouped = release_grouped_counts(
+        counts,
+        mech=mech,
+        estimator=est,
+        spec_postprocess=spec.postprocess,
+        integer=spec.integer,
+        bins=query.bins,
+        by=grouping.by,
+        bounds=grouping.bounds,
+        neighbours=grouping.neighbours,
+        epsilon=np.inf if grouping.epsilon is None else grouping.epsilon,
+        source=query.rng,
+        selection=selection,
+        delta=0.0 if grouping.delta is None else grouping.delta,
+        target=approx_target(grouping.privacy),
+        bound_choice=None if chosen is None else bound_record(grouping, chosen[1]),
+        collision=hashed,
     )
+    return _warned(grouped)
 
 
 def _warned(release: Any) -> Any:
