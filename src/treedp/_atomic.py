@@ -10,13 +10,11 @@ from __future__ import annotations
 
 import contextlib
 import os
-import signal
 import stat
 import tempfile
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
-from types import FrameType
 from typing import IO
 
 from treedp import interrupts as _interrupts
@@ -25,41 +23,6 @@ from treedp.exceptions import InvalidParameterError
 __all__ = ["atomic_write", "atomic_write_text", "check_target"]
 
 _UMASK_LOCK = threading.Lock()
-#: The signals a front end turns into exceptions (Ctrl-C, SIGTERM, SIGHUP).
-_HELD = tuple(getattr(signal, n) for n in ("SIGINT", "SIGTERM", "SIGHUP") if hasattr(signal, n))
-
-
-@contextlib.contextmanager
-def _signals_held() -> Iterator[None]:
-    """Hold the interrupting signals while a temporary file is created and its name stored;
-    one arriving meanwhile is handled on exit, when the caller's cleanup knows the name.
-
-    An interrupt inside :func:`tempfile.mkstemp`, after the file was created and before its
-    name was returned, left an empty temporary file behind (an independent review: 267 in
-    3,000 forced interrupts). Python runs signal handlers in the main thread only, and
-    blocking the signal there is not enough (another thread takes it and the handler still
-    runs in the main thread), so the Python handlers are swapped for one that records the
-    signal; on exit they are restored and called for each recorded signal, in order.
-    Default and ignored dispositions are left as they are, and so is every thread but the
-    main one (no handler runs there).
-    """
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-    received: list[int] = []
-    previous: dict[int, Callable[[int, FrameType | None], object]] = {}
-    for number in _HELD:
-        handler = signal.getsignal(number)
-        if callable(handler):
-            previous[number] = handler
-            signal.signal(number, lambda signum, frame: received.append(signum))
-    try:
-        yield
-    finally:
-        for number, handler in previous.items():
-            signal.signal(number, handler)
-        for number in received:  # as they would have run: a raising one ends the rest
-            previous[number](number, None)
 
 
 def _umask() -> int:
@@ -112,7 +75,7 @@ def _probe(folder: Path, text: str) -> None:
     and a release was then charged before its output failed (an independent review)."""
     tmp: str | None = None
     try:
-        with _signals_held():
+        with _interrupts.held():
             fd, tmp = tempfile.mkstemp(prefix=".treedp-probe.", suffix=".tmp", dir=folder)
             os.close(fd)
     except OSError as exc:
@@ -138,7 +101,7 @@ def atomic_write(path: str | os.PathLike[str], write: Callable[[IO[bytes]], obje
     tmp: str | None = None
     handle: IO[bytes] | None = None
     try:
-        with _signals_held():  # the cleanup below knows the file once it exists
+        with _interrupts.held():  # the cleanup below knows the file once it exists
             fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
             handle = os.fdopen(fd, "wb")
         with handle:

@@ -75,11 +75,9 @@ def _catch_termination() -> Iterator[None]:
     afterwards)."""
     previous = {}
     treedp.interrupts.RECEIVED.clear()
-    for name in ("SIGINT", "SIGTERM", "SIGHUP"):
-        if hasattr(signal, name):
-            with contextlib.suppress(ValueError):  # not the main thread: left as it is
-                number = getattr(signal, name)
-                previous[number] = signal.signal(number, treedp.interrupts.handler)
+    for number in treedp.interrupts.SIGNALS:
+        with contextlib.suppress(ValueError):  # not the main thread: left as it is
+            previous[number] = signal.signal(number, treedp.interrupts.handler)
     try:
         yield
     finally:
@@ -132,14 +130,10 @@ def _main(argv: Sequence[str] | None) -> int:
             args.run(args)
     except UsageError as exc:
         command = words[0] if words and not words[0].startswith("-") else None
-        known = command is not None and _subparser(parser, command) is not parser
-        if (
-            command is not None
-            and len(words) > 1
-            and words[1] in _subparser(parser, command).commands
-        ):
+        sub = parser if command is None else _subparser(parser, command)
+        if sub is not parser and len(words) > 1 and words[1] in sub.commands:
             command = f"{command} {words[1]}"  # treedp stream step --help
-        where = f"treedp {command} --help" if known else "treedp --help"
+        where = f"treedp {command} --help" if sub is not parser else "treedp --help"
         print(f"treedp: error: {translate(str(exc), None)} (see '{where}')", file=sys.stderr)
         return 2
     except treedp.TreeDPError as exc:

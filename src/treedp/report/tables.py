@@ -181,10 +181,13 @@ def bounds_warning(release: Release, *, share: float | None = None) -> str | Non
     if not found:
         return None
     bins = release.bins
-    text = end_mass_text(found, bins.discrete, private=step is not None, integers=bins.integers)
-    if release.unit is not None:  # a per-person release: public bounds only
-        text = text.replace(PUBLIC_WIDEN, PUBLIC_ONLY_WIDEN)
-    return text
+    return end_mass_text(
+        found,
+        bins.discrete,
+        private=step is not None,
+        integers=bins.integers,
+        public_only=release.unit is not None,  # a per-person release: public bounds only
+    )
 
 
 def end_mass_text(
@@ -193,13 +196,15 @@ def end_mass_text(
     *,
     private: bool = False,
     integers: bool = False,
+    public_only: bool = False,
 ) -> str:
     """The warning for end bins holding much released mass: ``(bin, bound, side, share)``
     per end (``("first", "lower", "below", 0.92)``), shares of the released total;
     ``discrete``: one bin per integer (a quantile in a point mass is then the bound);
     ``private``: the bounds were found privately (widening them is then the user's to do with
     public bounds, not ``bounds='private'`` again); ``integers``: bins of whole integers (the
-    data are already read as integers: no advice to)."""
+    data are already read as integers: no advice to); ``public_only``: private bounds are not
+    available (a group-by or per-person release)."""
     if len(found) == 1:
         (name, bound, side, frac) = found[0]
         held = f"The {name} bin holds {100 * frac:.0f}% of the released mass"
@@ -215,7 +220,7 @@ def end_mass_text(
         mass += "; a quantile in an end bin holding such a block is answered at the bound"
     if not integers:
         mass += ", and on integer data bins='integers' reads every integer exactly"
-    widen = PRIVATE_WIDEN if private else PUBLIC_WIDEN
+    widen = PRIVATE_WIDEN if private else PUBLIC_ONLY_WIDEN if public_only else PUBLIC_WIDEN
     return (
         f"{held}. The counts cannot tell why; it can mean {beyond} clamped into it ({widen}), "
         f"many records at {at} itself (a point mass such "

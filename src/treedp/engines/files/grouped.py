@@ -213,7 +213,8 @@ class _Input:
         # Decided for every file before any is read: deciding at the first file without a
         # column read the files before it twice (an independent review: each of their rows
         # counted twice, twice the stated loss without a privacy unit).
-        if any(c not in pq.read_schema(f).names for f in self.files for c in job.columns):
+        wanted = set(job.columns)  # each file's footer read once, shared with check_id_types
+        if any(not wanted <= set(f.physical_schema.names) for f in self.dataset.get_fragments()):
             scanner = self.dataset.scanner(columns=job.columns, batch_size=BATCH_ROWS)
             for batch in scanner.to_batches():
                 if batch.num_rows:

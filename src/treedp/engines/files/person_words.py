@@ -166,16 +166,15 @@ def check_id_types(dataset: Any, name: str, *, scanned: bool = False) -> None:
         got_raw = schema.field(name).type
         got = _id_type(got_raw)
         recoded = pa.types.is_dictionary(got_raw) != pa.types.is_dictionary(raw)
+        where = getattr(fragment, "path", None)
+        shown = f" in '{where}'" if where else ""
         if got == want and scanned and recoded and not pa.types.is_string(want):
-            where = getattr(fragment, "path", None)
             raise InvalidTypeError(
                 f"The person-id column '{name}' is dictionary-encoded in some files and not in "
-                f"others (file '{where}'): these files are read through one schema. Give "
-                "every file the same encoding of the id column."
+                f"others (the first file and the one{shown}): these files are read through one "
+                "schema. Give every file the same encoding of the id column."
             )
         if got != want:
-            where = getattr(fragment, "path", None)
-            shown = f" in '{where}'" if where else ""
             raise InvalidTypeError(
                 f"The person-id column '{name}' is {got}{shown} but {want} in the first "
                 "file: ids of different types cannot be matched as one person's (5.0 and 5, "
