@@ -242,3 +242,33 @@ def test_a_list_of_file_paths_is_counted_like_the_grouped_path_reads_it(tmp_path
         count_source(Path(paths[0]), column=None, bins=make_bins(bounds=(0, 10), bins=10))
     with pytest.raises(treedp.InvalidTypeError):  # without a column, strings are values
         count_source(paths, column=None, bins=make_bins(bounds=(0, 10), bins=10))
+
+
+def test_every_engine_describes_its_input_without_its_values(tmp_path: Path) -> None:
+    """Engine.source: the input as the user gave it (paths, a query's text) or its type; no
+    value, count or shape of the data (it is written to the record of a charge)."""
+    import duckdb
+
+    from treedp.engines.dispatch import pick_engine
+
+    secret = np.array([123456.789, 987654.321])
+    paths = [f"part{i}.csv" for i in range(7)]
+    con = duckdb.connect()
+    cases = {
+        "numpy.ndarray": secret,
+        "list": list(secret),
+        "pandas.DataFrame": pd.DataFrame({"x": secret}),
+        "pandas.Series": pd.Series(secret),
+        "polars.DataFrame": pl.DataFrame({"x": secret}),
+        "pyarrow.Table": pa.table({"x": secret}),
+        "data/x.parquet": "data/x.parquet",
+        "data/*.csv": Path("data/*.csv"),
+        "part0.csv, part1.csv, part2.csv, part3.csv, part4.csv and 2 more": paths,
+        "a.csv, b.csv": FileSource(["a.csv", "b.csv"], delimiter=";"),
+        "duckdb query: SELECT x FROM t": treedp.SqlSource(con, "SELECT x FROM t;"),
+    }
+    con.execute("CREATE TABLE t AS SELECT 123456.789 AS x")
+    for expected, data in cases.items():
+        text = pick_engine(data).source(data)
+        assert text == expected
+        assert "123456" not in text and "987654" not in text

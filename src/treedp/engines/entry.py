@@ -33,6 +33,7 @@ __all__ = [
     "module_root",
     "need_column",
     "no_column",
+    "type_name",
 ]
 
 #: How an engine counts: ``(data, column, bins, nan, progress, local) -> BinCounts``, where
@@ -84,6 +85,10 @@ class Engine:
     auto_bound : bool, default=False
         Whether ``grouped`` runs a job's :class:`~treedp.engines.auto_pass.AutoPass` (an
         ``"auto"`` contribution bound chosen between its passes); in-memory tables always can.
+    describe : callable, optional
+        ``describe(data)`` → the input in public words for the record of a charge (the paths
+        as given, a database query's text): what the user passed, never a value, count or
+        shape of the data. None: the input's type (:func:`type_name`).
     """
 
     name: str
@@ -97,6 +102,18 @@ class Engine:
     read: Callable[[Any, str], Any] | None = None
     auto_bound: bool = False
     person_hash: Callable[[Any, str], bool] | None = None
+    describe: Callable[[Any], str] | None = None
+
+    def source(self, data: Any) -> str:
+        """``data`` in public words (:attr:`describe`, else its type)."""
+        return type_name(data) if self.describe is None else self.describe(data)
+
+
+def type_name(data: Any) -> str:
+    """``data``'s type as ``package.Type`` (``"numpy.ndarray"``, ``"pandas.DataFrame"``)."""
+    root = module_root(data)
+    name = type(data).__name__
+    return name if root in ("", "builtins") else f"{root}.{name}"
 
 
 def module_root(data: Any) -> str:

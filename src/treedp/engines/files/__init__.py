@@ -26,6 +26,7 @@ from treedp.engines.files.grouped import (
 from treedp.engines.files.paths import (
     BATCH_ROWS,
     FileSource,
+    describe_paths,
     is_dataset,
     is_file_input,
     resolve_paths,
@@ -102,5 +103,7 @@ _TABLES: dict[str, Any] = {
     "auto_bound": True,
     "person_hash": person_ids_hashed,
 }
-ENGINE = Engine("files", is_file_input, _count, collect=_collect, **_TABLES)
+ENGINE = Engine(
+    "files", is_file_input, _count, collect=_collect, describe=describe_paths, **_TABLES
+)
 DATASET = Engine("pyarrow_dataset", is_dataset, _count_dataset, **_TABLES)

@@ -14,7 +14,15 @@ from typing import Any
 
 from treedp.exceptions import InvalidParameterError, InvalidTypeError
 
-__all__ = ["BATCH_ROWS", "FileSource", "is_dataset", "is_file_input", "missing_in", "resolve_paths"]
+__all__ = [
+    "BATCH_ROWS",
+    "FileSource",
+    "describe_paths",
+    "is_dataset",
+    "is_file_input",
+    "missing_in",
+    "resolve_paths",
+]
 
 #: Rows per chunk read from a file (8 MB of float64).
 BATCH_ROWS = 1 << 20
@@ -146,6 +154,16 @@ def is_dataset(data: Any) -> bool:
     when the caller has imported ``pyarrow.dataset`` (which makes every Dataset; no import)."""
     module = sys.modules.get("pyarrow.dataset")
     return module is not None and isinstance(data, module.Dataset)
+
+
+def describe_paths(data: Any, shown: int = 5) -> str:
+    """A file input as the user gave it (paths, a directory or a pattern, not the files it
+    matched), the first ``shown`` of a list and how many more, for the record of a charge."""
+    path = data.path if isinstance(data, FileSource) else data
+    items = [path] if isinstance(path, str | os.PathLike) else list(path)
+    text = ", ".join(os.fspath(p) for p in items[:shown])
+    more = len(items) - shown
+    return text if more <= 0 else f"{text} and {more} more"
 
 
 def is_file_input(data: Any) -> bool:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from treedp.engines.entry import Engine
+from treedp.engines.entry import Engine, type_name
 from treedp.engines.sql.bound import bounded_counts
 from treedp.engines.sql.rule import (
     Dialect,
@@ -14,6 +14,7 @@ from treedp.engines.sql.rule import (
     count_sql,
     key_counts_sql,
 )
+from treedp.engines.sql.source import SqlSource
 
 if TYPE_CHECKING:
     from treedp.domain import Bins
@@ -49,4 +50,7 @@ def engine_row(dialect: Dialect, accepts: Callable[[Any], bool]) -> Engine:
         key_counts=lambda data, job, source: key_counts_sql(dialect, data, job, source),
         collect=lambda data, column: collect_sql(dialect, data, column),
         schema=schema,
+        describe=lambda data: (
+            f"{dialect.name} query: {data.sql}" if isinstance(data, SqlSource) else type_name(data)
+        ),
     )
