@@ -24,9 +24,9 @@ import numpy as np
 
 from treedp import __version__
 from treedp._inputs import as_1d_array
-from treedp._validation import check_int, check_option, must
-from treedp.budget import check_epsilon
+from treedp._validation import check_int, must
 from treedp.continual.answer import StepAnswer, consistent
+from treedp.continual.checks import check_mechanism, stream_bins, stream_budget, stream_unit
 from treedp.continual.mechanisms import MECHANISMS, Counter, choose
 from treedp.continual.persons import COLLISION, COLLISION_DELTA, PersonBound, read_ids
 from treedp.continual.state import (
@@ -37,110 +37,20 @@ from treedp.continual.state import (
     read_state,
     write_state,
 )
-from treedp.domain import Bins, make_bins
+from treedp.domain import Bins
 from treedp.engines.base import check_nan_policy
 from treedp.exceptions import InvalidParameterError, InvalidTypeError, ReleaseFormatError
 from treedp.io import read_column
-from treedp.noise.families import NOISES, check_rho
+from treedp.noise.families import NOISES
 from treedp.noise.rng import InsecureSeededSource, RandomSource, check_source
-from treedp.options import PrivacyUnit
 from treedp.privacy.accountant import check_accountant
-from treedp.privacy.auto_bound import AutoBound
-from treedp.privacy.measures import ZCDP, ApproxDP, Measure, PureDP
+from treedp.privacy.measures import Measure
 from treedp.privacy.spend import SpendRecord
-from treedp.spec import check_target, rho_for_approx_dp
 
 __all__ = ["MAX_HORIZON", "ContinualStream", "continual", "load_continual"]
 
 #: Largest horizon (a tree's state is ``O(log T)`` per bin).
 MAX_HORIZON = 2**30
-
-
-def _budget(epsilon: Any, privacy: Any) -> tuple[str, float]:
-    """The noise family's key and its budget (ε or ρ) from ``epsilon=`` / ``privacy=``."""
-    if (epsilon is None) == (privacy is None):
-        raise InvalidParameterError(must("epsilon", "be given, or 'privacy', not both."))
-    if epsilon is not None:
-        return "laplace", check_epsilon(epsilon)
-    check_target(privacy)  # the field named ('rho', 'epsilon', 'delta'), as release_cdf does
-    if isinstance(privacy, PureDP):
-        return "laplace", check_epsilon(privacy.epsilon)
-    if isinstance(privacy, ZCDP):
-        return "gaussian", check_rho(privacy.rho)
-    if isinstance(privacy, ApproxDP):  # the largest ρ whose (ε, δ) conversion fits, as
-        # release_cdf converts it (one conversion: spec.rho_for_approx_dp)
-        return "gaussian", check_rho(rho_for_approx_dp(privacy.epsilon, privacy.delta))
-    raise AssertionError("check_target admits PureDP, ZCDP and ApproxDP only")  # pragma: no cover
-
-
-def _unit(privacy_unit: Any, max_contributions: Any) -> dict[str, Any] | None:
-    """``{"column", "max_contributions"}`` of a privacy unit (None: one record)."""
-    if privacy_unit is None:
-        if max_contributions is not None:
-            raise InvalidParameterError(must("max_contributions", "come with a privacy_unit."))
-        return None
-    if isinstance(privacy_unit, PrivacyUnit):
-        if privacy_unit.max_groups is not None or (
-            privacy_unit.max_contributions_per_group is not None
-        ):
-            raise InvalidParameterError(
-                must("privacy_unit", "give max_contributions (a stream has no groups).")
-            )
-        column, given = privacy_unit.column, privacy_unit.max_contributions
-        if max_contributions is not None and given is not None and given != max_contributions:
-            raise InvalidParameterError(
-                must("max_contributions", "agree with the PrivacyUnit's max_contributions.")
-            )
-        max_contributions = given if given is not None else max_contributions
-    elif isinstance(privacy_unit, str):
-        column = privacy_unit
-    else:
-        raise InvalidTypeError(
-            must(
-                "privacy_unit",
-                "be the person-id column's name or treedp.PrivacyUnit(name, max_contributions=k)."
-                f" Got {type(privacy_unit).__name__}.",
-            )
-        )
-    if not isinstance(column, str):
-        raise InvalidTypeError(
-            must("privacy_unit", "name the person-id column (ids go to step(ids=...)).")
-        )
-    if max_contributions is None:
-        raise InvalidParameterError(
-            must("max_contributions", "be given with a privacy_unit (records per person).")
-        )
-    if (isinstance(max_contributions, str) and max_contributions == "auto") or isinstance(
-        max_contributions, AutoBound
-    ):
-        raise InvalidParameterError(
-            "max_contributions='auto' chooses the bound from the data, but a stream's bound is "
-            "fixed when it starts, before any step's records exist, and every step's noise is "
-            "calibrated to it: give an int (records kept per person over the whole stream)."
-        )
-    k = check_int(max_contributions, "max_contributions", 1, 2**20)
-    return {"column": column, "max_contributions": k}
-
-
-def _check_mechanism(mechanism: Any, noise: str, horizon: int, n_bins: int) -> str:
-    """The mechanism's name, refused when it cannot serve these public parameters."""
-    mechanism = check_option(mechanism, "mechanism", ("auto", *MECHANISMS))
-    if mechanism != "auto" and noise not in MECHANISMS[mechanism].noises:
-        raise InvalidParameterError(
-            must("mechanism", f"suit the budget: {mechanism!r} needs zCDP.")
-        )
-    refusal = None if mechanism == "auto" else MECHANISMS[mechanism].refuse(horizon, n_bins)
-    if refusal is not None:  # each row's limits live in its row (continual/mechanisms.py)
-        raise InvalidParameterError(must("mechanism", refusal))
-    return str(mechanism)
-
-
-def _bins(bins: Any, bounds: Any, edges: Any) -> Bins | None:
-    if bins is None and bounds is None and edges is None:
-        return None
-    if isinstance(bins, Bins):
-        return bins
-    return make_bins(bounds=bounds, bins=bins, edges=edges)
 
 
 class ContinualStream:
@@ -461,11 +371,11 @@ def continual(
     ContinualStream
     """
     horizon = check_int(horizon, "horizon", 1, MAX_HORIZON)
-    noise, budget = _budget(epsilon, privacy)
-    the_bins = _bins(bins, bounds, edges)
+    noise, budget = stream_budget(epsilon, privacy)
+    the_bins = stream_bins(bins, bounds, edges)
     n_bins = 1 if the_bins is None else the_bins.n_bins
-    mechanism = _check_mechanism(mechanism, noise, horizon, n_bins)
-    unit = _unit(privacy_unit, max_contributions)
+    mechanism = check_mechanism(mechanism, noise, horizon, n_bins)
+    unit = stream_unit(privacy_unit, max_contributions)
     acct = check_accountant(accountant)
     source = check_source(rng)
     stream_id = secrets.token_hex(16)
