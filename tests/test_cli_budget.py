@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import time
@@ -111,6 +112,46 @@ def test_ledger_options_go_together(csv_file: Path, tmp_path: Path, capsys) -> N
     assert main([*args, "--ledger", str(tmp_path / "none.db"), "--dataset", "x"]) == 2
     assert "no ledger" in _error(capsys.readouterr().err)
     assert not (tmp_path / "none.db").exists()
+
+
+def test_a_note_is_recorded_with_the_charge_and_shown_in_the_history(
+    csv_file: Path, tmp_path: Path, capsys: pytest.CaptureFixture
+) -> None:
+    """``--note`` on every spending command: recorded with its charge beside the column and
+    the input; refused in CLI terms without --ledger or when empty, before any charge."""
+    path = tmp_path / "b.db"
+    main(["budget", "init", str(path), "--dataset", "ages", "--epsilon", "5"])
+    capsys.readouterr()
+    common = ["--ledger", str(path), "--dataset", "ages", "--insecure-seed", "1"]
+    data = [str(csv_file), "--column", "age", "--bounds", "18", "90", "--epsilon", "0.5"]
+    runs = [
+        ["release", *data, "--bins", "integers", "--out", str(tmp_path / "r.json")],
+        ["median", *data, "--method", "exponential", "--neighbours", "add_remove"],
+        ["quantiles", *data, "--q", "0.5"],
+        ["stream", "init", str(tmp_path / "s.json"), "--horizon", "4", "--epsilon", "0.5"],
+        ["profile", str(csv_file), "--integers", "age", "--epsilon", "0.5",
+         "--out", str(tmp_path / "p.html")],
+    ]  # fmt: skip
+    for i, args in enumerate(runs):
+        assert main([*args, *common, "--note", f"Table {i}"]) == 0, args
+    capsys.readouterr()
+    for bad in (["--note", "Table 9"], ["--note", "", *common]):
+        assert main([*runs[0][:-1], str(tmp_path / "r9.json"), *bad]) == 2
+        assert "--note" in _error(capsys.readouterr().err)
+    capsys.readouterr()
+    with open_ledger(path, "ages") as led:
+        subjects = [c.record.parameters["release"] for c in led.history]
+    assert [s["note"] for s in subjects] == [f"Table {i}" for i in range(5)]
+    assert subjects[0]["column"] == "age" and subjects[0]["source"] == str(csv_file)
+    assert subjects[0]["bounds"] == [18, 90]
+    assert main(["budget", "history", str(path), "--dataset", "ages"]) == 0
+    table = capsys.readouterr().out.strip().splitlines()
+    assert "release" in table[0].split()
+    assert "Table 0 (age of " in table[1] and "Table 3 (stream: " in table[4]
+    assert main(["budget", "history", str(path), "--dataset", "ages", "--format", "json"]) == 0
+    charges = json.loads(capsys.readouterr().out)["charges"]
+    assert charges[0]["release"]["note"] == "Table 0"
+    assert "release" not in charges[0]["parameters"]
 
 
 def test_replace_methods_need_a_replace_ledger(

@@ -56,6 +56,7 @@ if TYPE_CHECKING:  # the names below are imported on first use (PEP 562)
     from treedp.run import run as run_query
     from treedp.sources import check_files, convert_keys
     from treedp.spec import ReleaseSpec
+    from treedp.subject import noting
     from treedp.tree import TreeShape
     from treedp.value_methods.private_bounds import private_bounds
     from treedp.value_methods.quantile_exponential import quantile_exponential
@@ -93,6 +94,7 @@ _LAZY = {
     "Plan": "treedp.planning",
     "PlanCache": "treedp.planning",
     "plan": "treedp.planning",
+    "noting": "treedp.subject",
     "Accountant": "treedp.privacy.accountant",
     "Ledger": "treedp.privacy.ledger",
     "init_ledger": "treedp.privacy.ledger",
@@ -180,6 +182,7 @@ __all__ = [
     "make_bins",
     "median",
     "noisy_mode",
+    "noting",
     "open_ledger",
     "plan",
     "predict_error",

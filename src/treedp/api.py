@@ -76,12 +76,13 @@ def release_cdf(
     column: str | None = None,
     privacy_unit: PrivacyUnit | None = None,
     engine: LocalEngine | None = None,
+    note: str | None = None,
 ) -> Release:
     """Release the distribution of one numeric column under differential privacy.
 
-    The values are counted into public bins, noisy counts are released by exact discrete
-    Laplace (``epsilon``) or Gaussian (``privacy=ZCDP/ApproxDP``) noise, and every CDF value,
-    range count and quantile is answered afterwards at no further cost (module docstring).
+    The values are counted into public bins, their noisy counts released by exact discrete
+    Laplace (``epsilon``) or Gaussian (``privacy=ZCDP/ApproxDP``) noise; every CDF value, range
+    count and quantile is answered afterwards at no further cost (module docstring).
 
     Parameters
     ----------
@@ -98,10 +99,9 @@ def release_cdf(
         the whole ``epsilon`` is charged), or by :func:`treedp.private_bounds` (for zCDP).
     bins : int, "integers", array-like of edges or Bins, optional
         Equal-width bins in ``bounds``, one bin per integer, explicit edges, or a Bins.
-    neighbours : {"add_remove", "replace"}, default="add_remove"
-        Add or remove one record (``n`` private, estimated), or change one (``n`` public).
-    n : int, optional
-        The public number of records: required with ``"replace"``, refused otherwise.
+    neighbours, n : {"add_remove", "replace"}, int, optional
+        Add or remove one record (default; ``n`` private, estimated, not given), or change one
+        (``"replace"``: ``n``, the public number of records, required).
     mechanism : str or MechanismOptions, default="auto"
         ``"auto"`` (the planner picks the tree, strategy, factorisation or histogram with
         the smallest exact CDF error), a registered name (``"tree"``, ``"strategy"``,
@@ -109,9 +109,8 @@ def release_cdf(
         ``"all_intervals"``), or :class:`treedp.MechanismOptions` with a tree's ``branching``
         and ``level_budgets`` or an ``estimator``.
     plan : Plan, PlanCache or False, optional
-        A plan from :func:`treedp.plan` to follow, a cache to look plans up in (default
-        :data:`treedp.planning.DEFAULT_PLAN_CACHE`, keyed on public parameters), or False to
-        plan on every call.
+        A plan from :func:`treedp.plan`, a cache of plans (default
+        :data:`treedp.planning.DEFAULT_PLAN_CACHE`, public keys), or False: plan every call.
     postprocess : {"monotone", "monotone_l1", "none"}, default="monotone"
         Answers projected onto non-decreasing CDFs (squared L2 or L1), or left unbiased.
     integer : bool, default=False
@@ -121,16 +120,17 @@ def release_cdf(
     rng : RandomSource, optional
         Default: the OS's cryptographic generator; :class:`treedp.InsecureSeededSource` is
         for tests and research, and the release records it.
-    accountant : Accountant, optional
-        Charged once, after the data were read and before any noise is drawn.
-    column : str, optional
-        The column of a table, DataFrame or file.
+    accountant, note : Accountant, str, optional
+        Charged once, after the data were read and before any noise is drawn; the charge
+        records what was released (column, source as given, public bounds) and ``note``, your
+        words for it (``"Table 3, 2026 Q3"``; :mod:`treedp.subject`).
+    column, engine : str, LocalEngine, optional
+        The column of a table, DataFrame or file; threads, kernel and progress bar for data
+        counted on this machine.
     privacy_unit : PrivacyUnit, optional
-        ``PrivacyUnit("person_id", max_contributions=k)``: at most ``k`` rows per person
-        (a random sample), and the guarantee is for one person (:attr:`Release.unit`).
-        Group-by releases are :func:`treedp.release_grouped`.
-    engine : LocalEngine, optional
-        Threads, kernel and progress bar for data counted on this machine.
+        ``PrivacyUnit("person_id", max_contributions=k)``: at most ``k`` rows per person (a
+        random sample), the guarantee for one person (:attr:`Release.unit`; by group:
+        :func:`treedp.release_grouped`).
 
     Returns
     -------
@@ -174,6 +174,7 @@ def release_counts(
     integer: bool = False,
     rng: RandomSource | None = None,
     accountant: Accountant | None = None,
+    note: str | None = None,
 ) -> Release:
     """Release the distribution given by bin counts made elsewhere, under pure ``epsilon``-DP.
 
@@ -206,6 +207,8 @@ def release_counts(
         ``epsilon=epsilon``. See docs/gaussian.md.
     accountant : Accountant, optional
         As for :func:`release_cdf`: charged before any noise is drawn.
+    note : str, optional
+        As for :func:`release_cdf`: recorded with the charge (the source is ``"counts"``).
 
     Returns
     -------
@@ -241,6 +244,7 @@ def release_counts(
         rng=rng,
         accountant=accountant,
         counts=True,
+        note=note,
     )
     return run(query)  # type: ignore[return-value]
 

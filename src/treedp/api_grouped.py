@@ -108,6 +108,7 @@ def release_grouped(
     plan: Plan | PlanCache | bool | None = None,
     postprocess: str = "monotone",
     integer: bool = False,
+    note: str | None = None,
 ) -> Release: ...
 
 
@@ -136,6 +137,7 @@ def release_grouped(
     plan: Plan | PlanCache | bool | None = None,
     postprocess: str = "monotone",
     integer: bool = False,
+    note: str | None = None,
 ) -> GroupedRelease: ...
 
 
@@ -165,6 +167,7 @@ def release_grouped(
     plan: Plan | PlanCache | bool | None = None,
     postprocess: str = "monotone",
     integer: bool = False,
+    note: str | None = None,
 ) -> GroupedRelease | Release:
     """Release the distribution of ``column`` per public key of ``by``, for a privacy unit.
 
@@ -175,10 +178,9 @@ def release_grouped(
         files or :class:`treedp.FileSource`, Spark or Dask DataFrame): ``column``, ``by`` and
         ``privacy_unit`` name its columns, checked before any value is read. Or the value
         column itself, with ``by`` a key array (a tuple of them) and ``privacy_unit`` ids.
-    epsilon : float, optional
-        The pure-DP budget for the privacy unit. Give this or ``privacy``.
-    privacy : ZCDP, ApproxDP or PureDP, optional
-        A target guarantee instead (Gaussian noise at ``rho / L2²``; needs public ``keys``).
+    epsilon, privacy : float, or ZCDP, ApproxDP or PureDP, optional
+        The pure-DP budget for the privacy unit, or a target guarantee instead (Gaussian noise
+        at ``rho / L2²``; needs public ``keys``).
     column : str, optional
         The value column (required for a table).
     by : str, sequence of str, array or tuple of arrays, optional
@@ -205,7 +207,7 @@ def release_grouped(
         Add or remove one person with all their rows, or replace them (sizes stay private).
     nan : {"error", "drop"}, default="error"
         Missing values, keys or person ids: refused, or the records dropped.
-    sql, rng, accountant, bounds, bins, mechanism, plan, postprocess, integer
+    sql, rng, accountant, bounds, bins, mechanism, plan, postprocess, integer, note
         As for :func:`treedp.release_cdf` (public bounds; plans for ``epsilon / Δ``).
 
     Returns
@@ -237,6 +239,7 @@ def release_grouped(
         plan=plan,
         postprocess=postprocess,
         integer=integer,
+        note=note,
     )
     return run(query)  # type: ignore[return-value]
 

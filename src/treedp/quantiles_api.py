@@ -93,6 +93,7 @@ def quantiles(
     column: str | None = None,
     n_share: float | None = None,
     privacy: Measure | None = None,
+    note: str | None = None,
 ) -> QuantilesResult:
     """Private quantiles at any levels, by the method best for the request.
 
@@ -125,26 +126,24 @@ def quantiles(
         between the distinct levels and sort their answers (post-processing); a repeated level
         is released once. ``"permute_and_flip"``: integer bins on public bounds of at most
         ``2**20`` integers (:mod:`treedp.value_methods.quantile_permute_flip`).
-    neighbours : {"add_remove", "replace"}, default="add_remove"
     n : int or "private", optional
         The public number of records, known from elsewhere: it only chooses the method and
         the tree's bins (a wrong ``n`` costs accuracy, never privacy); under ``"replace"``
         the number of values. ``"private"`` spends ``n_share · epsilon`` on a noisy count
         where the choice depends on it; so does ``None`` with ``method="auto"``, public
         bounds and ``epsilon`` (module docstring), else the rule on public parameters.
-    nan : {"error", "drop"}, default="error"
     bounds_share : float, optional
         The share of ``epsilon`` spent on private bounds, in (0, 1) (default 0.1).
     n_share : float, optional
         The share of ``epsilon`` spent on the count with ``n="private"``, in (0, 1) (default
         :data:`DEFAULT_N_SHARE`); with ``bounds="private"`` the two shares must leave a
         positive rest (``bounds_share + n_share < 1``); refused where no count can be spent.
-    rng : RandomSource, optional
-    column : str, optional
-        The column of a DataFrame or file given as ``values``.
-    accountant : Accountant, optional
+    neighbours, nan, rng, column
+        As for :func:`treedp.release_cdf` (``column``: of a DataFrame or file(s)).
+    accountant, note : Accountant, str, optional
         Charged the whole ``epsilon`` or ``privacy`` (bounds and count included) once, after
-        every check and the data's read and before any randomness is drawn.
+        every check and the data's read and before any randomness is drawn; the charge records
+        the column, source, bounds and levels, and ``note`` (as :func:`treedp.release_cdf`).
     privacy : ZCDP or ApproxDP, optional
         A target instead of ``epsilon`` (``epsilon=None``) at each method's tightest cost
         (:mod:`treedp.quantile_privacy`: an ``ε_j``-exponential mechanism is ``ε_j²/8``-zCDP,
@@ -173,6 +172,7 @@ def quantiles(
         accountant=accountant,
         column=column,
         privacy=privacy,
+        note=note,
     )
     return run(query)  # type: ignore[return-value]
 
@@ -207,6 +207,7 @@ def median(
     integers: bool | None = ...,
     bins: str | None = ...,
     column: str | None = ...,
+    note: str | None = ...,
 ) -> QuantileValue: ...
 
 
@@ -225,6 +226,7 @@ def median(
     integers: bool | None = ...,
     bins: str | None = ...,
     column: str | None = ...,
+    note: str | None = ...,
 ) -> QuantilesResult: ...
 
 
@@ -243,6 +245,7 @@ def median(
     integers: bool | None = ...,
     bins: str | None = ...,
     column: str | None = ...,
+    note: str | None = ...,
 ) -> QuantileValue | QuantilesResult: ...
 
 
@@ -261,6 +264,7 @@ def median(
     integers: bool | None = None,
     bins: str | None = None,
     column: str | None = None,
+    note: str | None = None,
 ) -> Any:
     """A private median: the exponential-mechanism quantile at ``q = 1/2`` (on integer data
     over public bounds of at most ``2**20`` integers, permute-and-flip over them).
@@ -308,6 +312,8 @@ def median(
         type for the continuous reading).
     column : str, optional
         The column of a DataFrame or file(s) given as ``values``.
+    note : str, optional
+        What the release is, recorded with its charge (as :func:`treedp.release_cdf`).
 
     Returns
     -------
@@ -331,6 +337,7 @@ def median(
         rng=rng,
         accountant=accountant,
         column=column,
+        note=note,
     )
     return result if details else result.value
 

@@ -12,7 +12,7 @@ what needs the data.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any, cast
 
 from treedp import grouped_columns as columns
@@ -23,7 +23,7 @@ from treedp.domain import Bins, public_bins
 from treedp.engines.dispatch import check_local_engine, pick_engine
 from treedp.engines.progress import wants_progress
 from treedp.engines.schema import integer_typed
-from treedp.exceptions import InvalidParameterError, InvalidTypeError
+from treedp.exceptions import InvalidParameterError
 from treedp.found_bounds import split_found
 from treedp.grouped_checks import (
     check_key_types,
@@ -40,7 +40,15 @@ from treedp.privacy.auto_bound import AutoBound, auto_limits, auto_split
 from treedp.privacy.contribution import ContributionBounds, scaled_budget
 from treedp.privacy.measures import ZCDP, ApproxDP, Measure, PureDP
 from treedp.quantile_query import QuantilesRequest, quantiles_request, typed_bins
+from treedp.query_args import (
+    is_edges,
+    mechanism_options,
+    plan_and_cache,
+    privacy_unit_of,
+    private_bounds_of,
+)
 from treedp.spec import ReleaseSpec, make_spec
+from treedp.subject import check_note
 from treedp.timezones import UNKNOWN, check_agrees, data_zone, quantile_bounds
 
 __all__ = ["Grouping", "Query", "approx_target", "build_query"]
@@ -105,6 +113,9 @@ class Query:
     found : dict or None
         The record of bounds found beforehand (``bounds=`` a ``BoundsResult``:
         :func:`treedp.found_bounds.split_found`), kept by the release.
+    note : str or None
+        The caller's words for what the release is, recorded with its charge
+        (:mod:`treedp.subject`).
     """
 
     data: Any
@@ -125,6 +136,7 @@ class Query:
     quantiles: QuantilesRequest | None = None
     timezone: str | None = None
     found: dict[str, Any] | None = None
+    note: str | None = None
 
     @property
     def release_spec(self) -> ReleaseSpec:
@@ -173,13 +185,14 @@ def build_query(
     counts: bool = False,
     quantiles: Any = None,
     n_share: float | None = None,
+    note: str | None = None,
 ) -> Query:
     """Check every public parameter of a release, once, and freeze them (no value is read).
 
     The keywords are those of :func:`treedp.release_cdf` and :func:`treedp.release_grouped`
     (``bins`` also a :class:`Bins` or edges; ``plan`` a :class:`PlanCache` or False);
     ``quantiles=q``: quantiles at levels ``q``, as :func:`treedp.quantiles` (``mechanism``
-    the quantile method).
+    the quantile method); ``note``: recorded with the charge (:mod:`treedp.subject`).
 
     Returns
     -------
@@ -187,6 +200,7 @@ def build_query(
         Run it with :func:`treedp.run_query`; a refusal names the argument and what is allowed.
     """
     check_accountant(accountant, unit="record" if privacy_unit is None else None)  # read nothing
+    note = check_note(note)
     if quantiles is not None:
         extras = {
             "edges": edges, "plan": plan, "privacy_unit": privacy_unit,
@@ -195,12 +209,8 @@ def build_query(
             "postprocess": None if postprocess == "monotone" else postprocess,
             "integer": integer or None, "counts": counts or None,
         }  # fmt: skip
-        bins, bounds, zone, mode = _quantile_domain(values, column, bins, bounds)
-        request = quantiles_request(
-            quantiles, epsilon, mechanism, bins, bounds, n, n_share, neighbours, nan, extras,
-            privacy, mode,
-        )  # fmt: skip
-        return replace(_quantile_query(values, column, request, rng, accountant), timezone=zone)
+        request = (quantiles, epsilon, mechanism, bins, bounds, n, n_share, neighbours, nan)
+        return _quantile_query(values, column, request, extras, privacy, rng, accountant, note)
     if n_share is not None:
         raise InvalidParameterError(
             "The 'n_share' parameter applies only to a quantile query with n='private'."
@@ -209,10 +219,10 @@ def build_query(
     if engine is not None:
         check_local_engine(engine, values)
         progress = engine.progress if progress is None else progress
-    options = _mechanism_options(mechanism)
-    (the_plan, cache), (bounds, found) = _plan_and_cache(plan), split_found(bounds)
-    private = _private_bounds(bounds)
-    if isinstance(bins, Bins) or _is_edges(bins):
+    options = mechanism_options(mechanism)
+    (the_plan, cache), (bounds, found) = plan_and_cache(plan), split_found(bounds)
+    private = private_bounds_of(bounds)
+    if isinstance(bins, Bins) or is_edges(bins):
         if edges is not None:
             raise InvalidParameterError("Give the bins once: 'bins' as edges, or 'edges'.")
         bins, edges = (None, bins) if not isinstance(bins, Bins) else (bins, None)
@@ -224,8 +234,9 @@ def build_query(
         "rng": check_source(rng),
         "accountant": accountant,
         "counts": counts,
+        "note": note,
     }
-    unit = _unit(privacy_unit)
+    unit = privacy_unit_of(privacy_unit)
     if by is not None or unit is not None:
         if (private, found, n, engine, progress) != (None,) * 5:
             _refuse_for_people(private or found, cast(int | None, n))
@@ -292,11 +303,21 @@ def _quantile_domain(
 def _quantile_query(
     values: Any,
     column: str | None,
-    request: QuantilesRequest,
+    request: tuple[Any, ...],
+    extras: dict[str, Any],
+    privacy: Measure | None,
     rng: RandomSource | None,
     accountant: Accountant | None,
+    note: str | None,
 ) -> Query:
-    """A quantile query: no spec (the method and bins are chosen when it runs)."""
+    """A quantile query: no spec (the method and bins are chosen when it runs). ``request``:
+    the levels, epsilon, method, bins, bounds, n, n_share, neighbours and nan as given;
+    ``extras``: the release keywords a quantile query refuses when given."""
+    q, epsilon, method, bins, bounds, n, n_share, neighbours, nan = request
+    bins, bounds, zone, mode = _quantile_domain(values, column, bins, bounds)
+    checked = quantiles_request(
+        q, epsilon, method, bins, bounds, n, n_share, neighbours, nan, extras, privacy, mode
+    )
     return Query(
         data=values,
         column=column,
@@ -306,8 +327,10 @@ def _quantile_query(
         plan_cache=None,
         rng=check_source(rng),
         accountant=accountant,
-        total_epsilon=request.eps,
-        quantiles=request,
+        total_epsilon=checked.eps,
+        quantiles=checked,
+        timezone=zone,
+        note=note,
     )
 
 
@@ -500,49 +523,6 @@ def charged_measure(grouping: Grouping) -> Measure:
     return ApproxDP(grouping.epsilon, grouping.delta)
 
 
-def _mechanism_options(mechanism: Any) -> MechanismOptions:
-    if isinstance(mechanism, MechanismOptions):
-        return mechanism
-    if not isinstance(mechanism, str):
-        raise InvalidTypeError(
-            must(
-                "mechanism",
-                "be a mechanism name or treedp.MechanismOptions. "
-                f"Got {type(mechanism).__name__} instead.",
-            )
-        )
-    return MechanismOptions(mechanism)
-
-
-def _plan_and_cache(plan: Any) -> tuple[Plan | None, PlanCache | bool | None]:
-    """``plan=``: a Plan to follow, a PlanCache to look plans up in, or False (plan afresh)."""
-    if plan is None or isinstance(plan, Plan):
-        return plan, None
-    if plan is False or isinstance(plan, PlanCache):
-        return None, plan
-    raise InvalidTypeError(
-        must(
-            "plan",
-            "be a treedp.Plan, a treedp.PlanCache or False (plan "
-            f"afresh). Got {type(plan).__name__} instead.",
-        )
-    )
-
-
-def _private_bounds(bounds: Any) -> PrivateBounds | None:
-    """The private-bounds request of ``bounds=`` (None for public bounds)."""
-    if isinstance(bounds, PrivateBounds):
-        return bounds
-    if isinstance(bounds, str) or (
-        isinstance(bounds, tuple | list) and any(isinstance(b, str) for b in bounds)
-    ):
-        from treedp.value_methods.bounds_split import private_request
-
-        request = private_request(bounds)
-        return None if request is None else PrivateBounds(*request)
-    return None
-
-
 def zoned_bins(
     values: Any, column: Any, bins: Any, bounds: Any, edges: Any, counts: bool = False
 ) -> Bins:
@@ -552,33 +532,6 @@ def zoned_bins(
     the_bins = bins if isinstance(bins, Bins) else public_bins(bounds, bins, edges, zone)
     check_agrees(zone, the_bins)
     return the_bins
-
-
-def _is_edges(bins: Any) -> bool:
-    return not isinstance(bins, str | int | float | type(None)) and hasattr(bins, "__len__")
-
-
-def _unit(privacy_unit: Any) -> PrivacyUnit | None:
-    if privacy_unit is None:
-        return None
-    if isinstance(privacy_unit, PrivacyUnit):
-        if privacy_unit.column is None:
-            raise InvalidParameterError(
-                must(
-                    "privacy_unit",
-                    "name the person-id column (or hold the ids): "
-                    "treedp.PrivacyUnit(column, max_contributions=...).",
-                )
-            )
-        return privacy_unit
-    raise InvalidTypeError(
-        must(
-            "privacy_unit",
-            "be a treedp.PrivacyUnit(column, "
-            "max_contributions=...): the person-id column and how many rows each person keeps. "
-            f"Got {type(privacy_unit).__name__} instead.",
-        )
-    )
 
 
 def approx_target(privacy: Measure | None) -> dict[str, float] | None:

@@ -13,7 +13,8 @@ The stages are the same for every query (:func:`treedp.release_cdf`,
    quantile method needs; private bounds, private key selection and a private count are
    ordinary stages with public costs;
 3. **charge**, once, for every stage together, after the data were read and before any noise
-   is drawn;
+   is drawn; the charge records what was released (:mod:`treedp.subject`: the column, the
+   source as given, the public bounds, the caller's ``note``);
 4. **noise**, and **wrap**: a :class:`~treedp.release.Release` for one distribution (with a
    privacy unit too), a :class:`~treedp.release.grouped.GroupedRelease` per key, a
    :class:`~treedp.quantiles_run.QuantilesResult` for quantiles.
@@ -27,11 +28,13 @@ from __future__ import annotations
 from typing import cast
 
 from treedp.grouped_stage import run_grouped
+from treedp.privacy.spend import releasing
 from treedp.quantiles_run import QuantilesResult, run_quantiles
 from treedp.query import Query
 from treedp.release import Release
 from treedp.release.grouped import GroupedRelease
 from treedp.release_stage import run_release
+from treedp.subject import subject_of
 
 __all__ = ["run"]
 
@@ -51,8 +54,9 @@ def run(query: Query) -> Release | GroupedRelease | QuantilesResult:
         :class:`GroupedRelease` for a group-by query, a :class:`QuantilesResult` for a
         quantile query.
     """
-    if query.grouping is not None:
-        return cast("Release | GroupedRelease", run_grouped(query))
-    if query.quantiles is not None:
-        return run_quantiles(query)
-    return run_release(query)
+    with releasing(subject_of(query)):  # every charge records what it paid for
+        if query.grouping is not None:
+            return cast("Release | GroupedRelease", run_grouped(query))
+        if query.quantiles is not None:
+            return run_quantiles(query)
+        return run_release(query)

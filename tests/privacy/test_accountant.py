@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from dataclasses import replace
 from fractions import Fraction
 from typing import Any
 
@@ -15,6 +16,7 @@ from treedp import Accountant, BudgetExceededError, InsecureSeededSource
 from treedp.exceptions import InvalidParameterError, InvalidTypeError
 from treedp.privacy import ZCDP, ApproxDP, PureDP, SpendRecord, zcdp_to_epsilon
 from treedp.privacy.accountant import restate
+from treedp.privacy.spend import SUBJECT_KEY
 
 
 def rec(measure: Any, neighbours: str = "add_remove", name: str = "test") -> SpendRecord:
@@ -277,8 +279,11 @@ def test_charge_matches_the_result_and_happens_once(name: str) -> None:
     assert len(acct.history) == 1
     charged = acct.history[0].record
     assert charged.measure.epsilon <= 0.5  # type: ignore[union-attr]
-    if isinstance(out, treedp.Release):
-        assert charged == out.mechanism.spend()
+    if isinstance(out, treedp.Release):  # the charge also records what it paid for
+        subject = charged.parameters[SUBJECT_KEY]
+        assert subject == {"source": "numpy.ndarray", "bounds": [0.0, 40.0]}
+        assert charged == replace(out.mechanism.spend(), parameters={
+            **out.mechanism.spend().parameters, SUBJECT_KEY: subject})  # fmt: skip
         assert charged.measure == out.mechanism.guarantee
     assert charged.unit == "record"
 

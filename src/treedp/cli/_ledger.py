@@ -30,18 +30,28 @@ def add_ledger_options(parser: argparse.ArgumentParser) -> None:
         help="charge this budget ledger (made by 'treedp budget init') before any noise is drawn",
     )
     parser.add_argument("--dataset", metavar="NAME", help="the dataset's name in the ledger")
+    parser.add_argument(
+        "--note",
+        metavar="TEXT",
+        help="what this release is, in your words, recorded with its charge in the ledger "
+        "(beside the column, the input as given and the public bounds)",
+    )
 
 
 @contextlib.contextmanager
 def ledger_from_args(args: argparse.Namespace) -> Iterator[treedp.Ledger | None]:
     """The ledger named by ``--ledger`` and ``--dataset`` (closed on leaving), or None when
-    neither is given."""
+    neither is given; every charge made in the block records ``--note``."""
+    note = getattr(args, "note", None)
     if args.ledger is None and args.dataset is None:
+        if note is not None:
+            raise UsageError("--note goes with --ledger: it is recorded with the charge")
         yield None
         return
     if args.ledger is None or args.dataset is None:
         raise UsageError("--ledger and --dataset go together")
-    with open_cli_ledger(args.ledger, args.dataset) as ledger:
+    noted = contextlib.nullcontext() if note is None else treedp.noting(note)
+    with noted, open_cli_ledger(args.ledger, args.dataset) as ledger:
         yield ledger
 
 

@@ -14,6 +14,9 @@ from treedp.cli._output import add_output, budget_json, measure_json, output_of
 
 __all__ = ["fmt_measure", "register", "run"]
 
+#: Where a charge's parameters hold what it paid for (the library's ``SUBJECT_KEY``).
+SUBJECT_KEY = "release"
+
 
 def register(sub: Any) -> None:
     """Add the ``budget`` subcommand (``init``, ``show``, ``history``)."""
@@ -56,12 +59,21 @@ def _short(value: Any) -> Any:
     return value
 
 
+def _cut(text: str, width: int) -> str:
+    return text if len(text) <= width else text[: width - 3] + "..."
+
+
+def _released(c: Any) -> str:
+    """What a charge paid for, in one cell: the note, else the column and the input."""
+    subject = c.record.parameters.get(SUBJECT_KEY) or {}
+    what = " of ".join(str(subject[k]) for k in ("column", "source") if subject.get(k))
+    note = subject.get("note")
+    return _cut(f"{note} ({what})" if note and what else note or what or "-", 48)
+
+
 def _row(c: Any) -> list[str]:
     """One charge of the ledger's history (an accountant's charge record) as table cells."""
-    shown = {k: _short(v) for k, v in c.record.parameters.items()}
-    params = json.dumps(shown, sort_keys=True, default=str)
-    if len(params) > 60:
-        params = params[:57] + "..."
+    shown = {k: _short(v) for k, v in c.record.parameters.items() if k != SUBJECT_KEY}
     return [
         str(c.seq),
         c.time[:19].replace("T", " "),
@@ -69,7 +81,8 @@ def _row(c: Any) -> list[str]:
         fmt_measure(c.record.measure),
         c.record.neighbours,
         c.group or "-",
-        params,
+        _released(c),
+        _cut(json.dumps(shown, sort_keys=True, default=str), 60),
     ]
 
 
@@ -128,7 +141,10 @@ def run(args: argparse.Namespace) -> None:
         out.finish()
         return
     with open_cli_ledger(args.path, args.dataset) as led:
-        header = ["#", "time (UTC)", "mechanism", "spend", "neighbours", "group", "parameters"]
+        header = [
+            "#", "time (UTC)", "mechanism", "spend", "neighbours", "group", "release",
+            "parameters",
+        ]  # fmt: skip
         rows = [header] + [_row(c) for c in led.history]
         widths = [max(len(r[i]) for r in rows) for i in range(len(header))]
         for i, r in enumerate(rows):
@@ -149,5 +165,6 @@ def _charge_json(c: Any) -> dict[str, Any]:
         "neighbours": c.record.neighbours,
         "unit": c.record.unit,
         "group": c.group,
-        "parameters": {k: _short(v) for k, v in c.record.parameters.items()},
+        "release": c.record.parameters.get(SUBJECT_KEY),
+        "parameters": {k: _short(v) for k, v in c.record.parameters.items() if k != SUBJECT_KEY},
     }

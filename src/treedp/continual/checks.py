@@ -1,14 +1,17 @@
 """A stream's public parameters, checked before its one charge (:func:`treedp.continual`):
-its budget and noise family, its privacy unit, its mechanism and its bins. Nothing here reads
-a value of the data."""
+its budget and noise family, its privacy unit, its mechanism, its bins and its new state
+file. Nothing here reads a value of the data."""
 
 from __future__ import annotations
 
+import os
+from pathlib import Path
 from typing import Any
 
 from treedp._validation import check_int, check_option, must
 from treedp.budget import check_epsilon
 from treedp.continual.mechanisms import MECHANISMS
+from treedp.continual.state import check_writable
 from treedp.domain import Bins, make_bins
 from treedp.exceptions import InvalidParameterError, InvalidTypeError
 from treedp.noise.families import check_rho
@@ -17,7 +20,7 @@ from treedp.privacy.auto_bound import AutoBound
 from treedp.privacy.measures import ZCDP, ApproxDP, PureDP
 from treedp.spec import check_target, rho_for_approx_dp
 
-__all__ = ["check_mechanism", "stream_bins", "stream_budget", "stream_unit"]
+__all__ = ["check_mechanism", "check_new_path", "stream_bins", "stream_budget", "stream_unit"]
 
 
 def stream_budget(epsilon: Any, privacy: Any) -> tuple[str, float]:
@@ -106,3 +109,14 @@ def stream_bins(bins: Any, bounds: Any, edges: Any) -> Bins | None:
     if isinstance(bins, Bins):
         return bins
     return make_bins(bounds=bounds, bins=bins, edges=edges)
+
+
+def check_new_path(path: str | os.PathLike[str] | None, stream_id: str) -> None:
+    """A new stream's state file: None, or a new file that can be written (nothing written)."""
+    if path is None:
+        return
+    if Path(path).exists():
+        raise InvalidParameterError(
+            must("path", "name a new file (load a saved stream with load_continual).")
+        )
+    check_writable(path, stream_id, 0)

@@ -17,7 +17,6 @@ from __future__ import annotations
 import math
 import os
 import secrets
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -26,7 +25,13 @@ from treedp import __version__
 from treedp._inputs import as_1d_array
 from treedp._validation import check_int, must
 from treedp.continual.answer import StepAnswer, consistent
-from treedp.continual.checks import check_mechanism, stream_bins, stream_budget, stream_unit
+from treedp.continual.checks import (
+    check_mechanism,
+    check_new_path,
+    stream_bins,
+    stream_budget,
+    stream_unit,
+)
 from treedp.continual.mechanisms import MECHANISMS, Counter, choose
 from treedp.continual.persons import COLLISION, COLLISION_DELTA, PersonBound, read_ids
 from treedp.continual.state import (
@@ -45,7 +50,8 @@ from treedp.noise.families import NOISES
 from treedp.noise.rng import InsecureSeededSource, RandomSource, check_source
 from treedp.privacy.accountant import check_accountant
 from treedp.privacy.measures import Measure
-from treedp.privacy.spend import SpendRecord
+from treedp.privacy.spend import SUBJECT_KEY, SpendRecord
+from treedp.subject import check_note, stream_subject
 
 __all__ = ["MAX_HORIZON", "ContinualStream", "continual", "load_continual"]
 
@@ -312,6 +318,7 @@ def _record(payload: dict[str, Any], counter: Counter) -> SpendRecord:
             "bins": 0 if payload["bins"] is None else len(payload["bins"]["edges"]) - 1,
             "stream_id": payload["stream_id"],
             **({} if unit is None else {"collision_delta_per_person": COLLISION_DELTA}),
+            **({SUBJECT_KEY: payload["subject"]} if "subject" in payload else {}),
         },
     )
 
@@ -330,6 +337,7 @@ def continual(
     path: str | os.PathLike[str] | None = None,
     privacy_unit: Any = None,
     max_contributions: int | None = None,
+    note: str | None = None,
 ) -> ContinualStream:
     """Start a stream released after every one of ``horizon`` steps.
 
@@ -365,6 +373,8 @@ def continual(
     max_contributions : int, optional
         ``k``: the records kept per person over the *whole stream* (later ones are dropped);
         the sensitivities scale by ``k``. Required with ``privacy_unit``.
+    note : str, optional
+        What the stream is: recorded with its charge (:mod:`treedp.subject`) and state file.
 
     Returns
     -------
@@ -376,15 +386,11 @@ def continual(
     n_bins = 1 if the_bins is None else the_bins.n_bins
     mechanism = check_mechanism(mechanism, noise, horizon, n_bins)
     unit = stream_unit(privacy_unit, max_contributions)
+    note = check_note(note)
     acct = check_accountant(accountant)
     source = check_source(rng)
     stream_id = secrets.token_hex(16)
-    if path is not None and Path(path).exists():
-        raise InvalidParameterError(
-            must("path", "name a new file (load a saved stream with load_continual).")
-        )
-    if path is not None:
-        check_writable(path, stream_id, 0)
+    check_new_path(path, stream_id)
     k = 1 if unit is None else unit["max_contributions"]
     name, counter = choose(mechanism, horizon, noise, budget, k, n_bins)
     payload: dict[str, Any] = {
@@ -398,6 +404,7 @@ def continual(
         "seeded": isinstance(source, InsecureSeededSource),
         "unit": unit,
         "treedp_version": __version__,
+        "subject": stream_subject(path, the_bins, note),
     }
     record = _record(payload, counter)
     if acct is not None:

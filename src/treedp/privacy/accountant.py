@@ -57,7 +57,7 @@ from treedp._validation import must
 from treedp.exceptions import BudgetExceededError, InvalidParameterError, InvalidTypeError
 from treedp.noise.rational import float_at_least
 from treedp.privacy.measures import ZCDP, ApproxDP, Measure, PureDP, zcdp_to_epsilon
-from treedp.privacy.spend import SpendRecord, unit_label, unit_refusal
+from treedp.privacy.spend import SpendRecord, described, unit_label, unit_refusal
 
 __all__ = [
     "MAX_TOTAL_DELTA",
@@ -428,7 +428,7 @@ class Accountant:
             If the record cannot be charged to this total (see :meth:`cost`), or its privacy
             unit is not the total's (:attr:`privacy_unit`); nothing is charged.
         """
-        cost = self.cost(record)
+        cost, record = self.cost(record), described(record)  # with what it released
         _interrupts.check()  # a CLI signal whose exception was lost: stop before the charge
         with self._lock:
             return self._charge(record, cost, None)

@@ -24,7 +24,9 @@ with its own total. Guarantees:
   file. (The chain detects inconsistent edits and corruption; it is not a defence against
   someone who can rewrite the file and recompute it.)
 * **What was released.** Every row records the mechanism, the measure, the neighbour
-  relation, the privacy unit, the release's public parameters (JSON) and the time (UTC).
+  relation, the privacy unit, the release's public parameters (JSON) and the time (UTC); the
+  parameters' ``"release"`` entry says what it was spent on (column, input as given, public
+  bounds, the caller's note: :mod:`treedp.subject`).
 * **One privacy unit.** A dataset's privacy unit is the unit of its first charge (a
   chain-hashed row, so it holds across opens and processes and needs no format change; files
   written before it was checked open unchanged). :func:`init_ledger` with ``privacy_unit=``

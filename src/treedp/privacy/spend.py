@@ -6,15 +6,26 @@ record's meaning never changes: a new kind of spend gets a new field default or 
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass, field
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from contextvars import ContextVar
+from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 from typing import Any
 
 from treedp.exceptions import InvalidParameterError, InvalidTypeError
 from treedp.privacy.measures import ZCDP, ApproxDP, Measure, PureDP
 
-__all__ = ["PRIVATE_BOUNDS_RECORD", "SpendRecord", "describe_unit", "unit_label", "unit_refusal"]
+__all__ = [
+    "PRIVATE_BOUNDS_RECORD",
+    "SUBJECT_KEY",
+    "SpendRecord",
+    "describe_unit",
+    "described",
+    "releasing",
+    "unit_label",
+    "unit_refusal",
+]
 
 #: The name of the one charge of ``release_cdf(bounds="private", accountant=...)`` (and of
 #: ``treedp release --bounds private --ledger ...``) in an accountant's history and in
@@ -22,6 +33,11 @@ __all__ = ["PRIVATE_BOUNDS_RECORD", "SpendRecord", "describe_unit", "unit_label"
 #: before it hold ``split_private_bounds`` for the same charge (a label only; they read back
 #: unchanged).
 PRIVATE_BOUNDS_RECORD = "release[private bounds]"
+#: The key under which a charge's :attr:`SpendRecord.parameters` hold what was released: the
+#: public description of the query (column, source, by columns, bounds, note) that
+#: :func:`releasing` sets while a release runs.
+SUBJECT_KEY = "release"
+_SUBJECT: ContextVar[Mapping[str, Any] | None] = ContextVar("treedp_subject", default=None)
 
 
 @dataclass(frozen=True)
@@ -132,3 +148,38 @@ def unit_refusal(
         "person-level release is not one record added or removed. Its unit is the "
         f"privacy_unit it was opened with, else its first charge's. {keep}"
     )
+
+
+@contextmanager
+def releasing(subject: Mapping[str, Any]) -> Iterator[None]:
+    """While the block runs, every charge records ``subject`` as what was released.
+
+    :func:`treedp.run.run` sets the query's public description
+    (:func:`treedp.subject.subject_of`) and :func:`treedp.subject.noting` a note, so an
+    accountant's history and a ledger's rows say which column of which source a charge paid
+    for, in the caller's words. Blocks nest: the inner one's keys over the outer's. It is a
+    context variable: each thread (a profile's columns) and each task sees its own.
+
+    Parameters
+    ----------
+    subject : mapping
+        Public values only (names, paths, public bounds, the user's note), JSON-able.
+    """
+    outer = _SUBJECT.get() or {}
+    token = _SUBJECT.set(MappingProxyType({**outer, **subject}))
+    try:
+        yield
+    finally:
+        _SUBJECT.reset(token)
+
+
+def described(record: SpendRecord) -> SpendRecord:
+    """``record`` with the subject :func:`releasing` set, under :data:`SUBJECT_KEY` in its
+    parameters (a subject the record names itself is kept over it, key by key); unchanged
+    outside :func:`releasing`."""
+    subject = _SUBJECT.get()
+    if subject is None:
+        return record
+    own = record.parameters.get(SUBJECT_KEY) or {}
+    merged = {**subject, **own}
+    return replace(record, parameters={**record.parameters, SUBJECT_KEY: merged})

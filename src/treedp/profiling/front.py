@@ -44,11 +44,12 @@ from treedp.noise.rng import check_source
 from treedp.options import PrivateBounds
 from treedp.privacy.accountant import Accountant, check_accountant
 from treedp.privacy.measures import PureDP
-from treedp.privacy.spend import SpendRecord
+from treedp.privacy.spend import SUBJECT_KEY, SpendRecord
 from treedp.profiling.result import TableProfile
 from treedp.profiling.schema import KINDS, column_kinds
 from treedp.query import Query, build_query
 from treedp.run import run
+from treedp.subject import check_note, describe_source, subject_of
 
 __all__ = ["PROFILE_RECORD", "profile", "split_epsilon"]
 
@@ -97,6 +98,7 @@ def profile(
     timezone: str | None = None,
     accountant: Accountant | None = None,
     rng: RandomSource | None = None,
+    note: str | None = None,
 ) -> TableProfile:
     """Release the distribution of every numeric or datetime column of a table, under one ε.
 
@@ -111,8 +113,7 @@ def profile(
         The total pure-DP budget, split equally over the columns (module docstring).
     columns : sequence of str, optional
         The columns to profile. Default: every column the schema (or ``types``) says is
-        integer, floating-point or datetime (the others are listed in
-        :attr:`TableProfile.skipped`).
+        integer, floating-point or datetime (the others: :attr:`TableProfile.skipped`).
     types : mapping of str to {"integer", "float", "datetime"}, optional
         Declared column types, over the schema's (required for a CSV file, which has none).
     bounds : mapping of str to (lo, hi), optional
@@ -130,8 +131,9 @@ def profile(
         many bins of whole integers (:func:`treedp.domain.integer_range_bins`).
     nan : {"drop", "error"}, default="drop"
         Missing values dropped per column (a per-record filter: add/remove holds), or refused.
-    accountant : Accountant, optional
-        Charged once, with one record for the whole profile.
+    accountant, note : Accountant, str, optional
+        Charged once, with one record for the whole profile: it records the source as given,
+        each column's public bounds and ``note``, your words for it (:mod:`treedp.subject`).
     rng : RandomSource, optional
         Default: the OS's cryptographic generator.
 
@@ -160,19 +162,18 @@ def profile(
     """
     table = sql_input(table, sql)  # a connection and its query: one SqlSource
     eps = check_epsilon(epsilon)
+    note = check_note(note)
     check_accountant(accountant, unit="record", mechanism="profile")  # record-level
     source = check_source(rng)
     bins = check_bin_count(bins, integers=False)
     kinds = column_kinds(table, types)
     chosen, skipped = _choose(kinds, columns, bounds)
     private = PrivateBounds(datetimes=True, timezone=timezone)  # datetimes without bounds
-    plan = []
-    for name, share in zip(chosen, split_epsilon(eps, len(chosen)), strict=True):
-        kind = kinds[name]
-        assert kind is not None  # _choose keeps typed columns only
-        query = _query(table, name, kind, share, bounds, bins, nan, source, private)
-        plan.append(_Column(name, kind, share, query))
-    record = _profile_record(eps, chosen, plan)
+    plan = [
+        _column(table, name, kinds[name], share, bounds, bins, nan, source, private)
+        for name, share in zip(chosen, split_epsilon(eps, len(chosen)), strict=True)
+    ]
+    record = _profile_record(eps, chosen, plan, _subject(table, plan, note))
     if accountant is not None:  # refused before any value is read
         accountant.check(record)
     releases = _run_all(plan, record, accountant)
@@ -237,19 +238,19 @@ def _choose(
     return tuple(columns), skipped
 
 
-def _query(
+def _column(
     table: Any,
     name: str,
-    kind: str,
+    kind: str | None,
     share: float,
     bounds: Mapping[str, tuple[Any, Any]] | None,
     bins: int,
     nan: str,
     source: RandomSource,
     private: PrivateBounds,
-) -> Query:
-    """The one release query of a column (validated in full: nothing read)."""
-    assert kind in KINDS
+) -> _Column:
+    """A column with its one release query (validated in full: nothing read)."""
+    assert kind in KINDS  # _choose keeps typed columns only
     cap = max(bins, INTEGER_BINS)  # an integer column's most bins
     integer_cap = cap if kind == "integer" else None
     found = private if kind == "datetime" else PrivateBounds(datetimes=False, max_bins=integer_cap)
@@ -258,7 +259,7 @@ def _query(
     if kind == "integer":
         the_bounds, the_bins = _integer_bins(the_bounds, cap)
     by_name = not isinstance(table, Mapping)  # a mapping's column is passed as it is
-    return build_query(
+    query = build_query(
         table if by_name else table[name],
         column=name if by_name else None,
         epsilon=share,
@@ -268,6 +269,7 @@ def _query(
         rng=source,
         accountant=Accountant(PureDP(share), dataset=f"profile[{name}]"),
     )
+    return _Column(name, kind, share, query)
 
 
 def _integer_bins(bounds: Any, cap: int) -> tuple[Any, Any]:
@@ -289,7 +291,15 @@ def _integer_bins(bounds: Any, cap: int) -> tuple[Any, Any]:
     return bounds, the_bins
 
 
-def _profile_record(eps: float, chosen: Sequence[str], plan: Sequence[_Column]) -> SpendRecord:
+def _subject(table: Any, plan: Sequence[_Column], note: str | None) -> dict[str, Any]:
+    """What a profile releases, for its charge: the source, each column's bounds, the note."""
+    bounds = {c.name: subject_of(c.query).get("bounds") for c in plan}
+    return {"source": describe_source(table), "bounds": bounds} | ({"note": note} if note else {})
+
+
+def _profile_record(
+    eps: float, chosen: Sequence[str], plan: Sequence[_Column], subject: dict[str, Any]
+) -> SpendRecord:
     """The one spend record of a whole profile."""
     return SpendRecord(
         PROFILE_RECORD,
@@ -302,6 +312,7 @@ def _profile_record(eps: float, chosen: Sequence[str], plan: Sequence[_Column]) 
             "epsilon_per_column": [c.epsilon for c in plan],
             "split": "equal",
             "composition": "basic (sequential)",
+            SUBJECT_KEY: subject,
         },
     )
 
