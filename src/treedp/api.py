@@ -6,7 +6,8 @@ or count is read) and run it with :func:`treedp.run.run`, the one place budget i
 Notes on ``release_cdf``'s parameters:
 
 * ``mechanism="auto"`` plans the tree (fan-out per level, padding, level budgets) and
-  compares it with the optimised integer p-Identity strategy (pure ε, docs/strategies.md),
+  compares it with the optimised integer p-Identity strategy (pure ε, shipped sizes or padded
+  up to one, and over block sums past 4096 bins: docs/strategies.md),
   the square-root factorisation (Gaussian noise only, docs/factorization.md) and the plain
   histogram by their exact CDF error. ``"dawa"`` is data-aware (a private partition with
   25% of ε, then a tree on the buckets; add/remove only; no intervals; docs/data_aware.md);
@@ -105,9 +106,9 @@ def release_cdf(
     mechanism : str or MechanismOptions, default="auto"
         ``"auto"`` (the planner picks the tree, strategy, factorisation or histogram with
         the smallest exact CDF error), a registered name (``"tree"``, ``"strategy"``,
-        ``"sqrt_factorization"``, ``"dawa"``, ``"histogram"``, ``"threshold"``,
-        ``"all_intervals"``), or :class:`treedp.MechanismOptions` with a tree's ``branching``
-        and ``level_budgets`` or an ``estimator``.
+        ``"strategy_range"``, ``"strategy_padded"``, ``"strategy_tree"``, ``"dawa"``,
+        ``"sqrt_factorization"``, ``"histogram"``, ``"threshold"``, ``"all_intervals"``), or
+        :class:`treedp.MechanismOptions` (a tree's ``branching``, ``level_budgets``; estimator).
     plan : Plan, PlanCache or False, optional
         A plan from :func:`treedp.plan`, a cache of plans (default
         :data:`treedp.planning.DEFAULT_PLAN_CACHE`, public keys), or False: plan every call.

@@ -20,6 +20,7 @@ from treedp.mechanisms.baselines import (
 from treedp.mechanisms.dawa import DawaMechanism
 from treedp.mechanisms.sqrt_factorization import SqrtFactorizationMechanism
 from treedp.mechanisms.strategy import RangeStrategyMechanism, StrategyMechanism
+from treedp.mechanisms.strategy_padded import PaddedStrategyMechanism
 from treedp.mechanisms.strategy_tree import StrategyTreeMechanism
 from treedp.mechanisms.tree import TreeMechanism
 from treedp.tree import TreeShape
@@ -45,6 +46,7 @@ register(StrategyMechanism)
 register(RangeStrategyMechanism)
 register(SqrtFactorizationMechanism)  # discrete Gaussian only (built with rho; config.py)
 register(StrategyTreeMechanism)  # a strategy over block sums, tree levels inside blocks
+register(PaddedStrategyMechanism)  # a shipped strategy on its first B bins (B up to 4096)
 
 #: Mechanism names ``release_cdf`` accepts (besides ``"auto"``), derived from the registry.
 MECHANISMS: tuple[str, ...] = tuple(REGISTRY)
