@@ -9,6 +9,7 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
+import treedp
 from tests.stats import ALPHA, TEST_SEED
 from treedp import InsecureSeededSource, load_release, plan, release_cdf
 from treedp.estimation.dispatch import estimate_prefix, prefix_covariance
@@ -301,3 +302,25 @@ def test_weights_times_counts_never_overflow() -> None:
     with pytest.raises(DataError) as info:
         strategy.apply(huge)
     assert str(2**62 // 255 + 1) not in str(info.value)
+
+
+@pytest.mark.parametrize(
+    ("mechanism", "privacy"),
+    [("strategy", {"epsilon": 1.0}), ("strategy_padded", {"epsilon": 1.0}),
+     ("strategy_tree", {"epsilon": 1.0}), ("sqrt_factorization", {"privacy": treedp.ZCDP(0.5)})],
+)  # fmt: skip
+def test_a_least_squares_mechanism_records_the_estimator_it_ran(
+    mechanism: str, privacy: dict
+) -> None:
+    """estimator='direct' names no estimator of these mechanisms (least squares, one
+    estimator): the release records 'efficient' and answers as the efficient one does."""
+    x = np.random.default_rng(0).normal(0, 1, 500)
+    out = []
+    for estimator in ("direct", "efficient"):
+        rel = treedp.release_cdf(
+            x, bounds=(-4, 4), bins=300, rng=treedp.InsecureSeededSource(1),
+            mechanism=treedp.MechanismOptions(mechanism, estimator=estimator), **privacy,
+        )  # fmt: skip
+        assert rel.estimator == "efficient" and rel.metadata()["estimator"] == "efficient"
+        out.append(rel.cdf(np.linspace(-4, 4, 9)))
+    np.testing.assert_array_equal(out[0], out[1])

@@ -146,6 +146,9 @@ class Mechanism(ABC):
     estimators: ClassVar[tuple[str, ...]] = ("efficient", "direct")
     #: Why an estimator outside :attr:`estimators` is refused (appended to the message).
     estimator_hint: ClassVar[str] = ""
+    #: True for a mechanism with one estimator, least squares, whichever name is given: the
+    #: name recorded (:attr:`Release.estimator`, metadata) is then ``"efficient"``.
+    least_squares_only: ClassVar[bool] = False
 
     def _set_scales(self) -> None:
         self.scales: tuple[Fraction | None, ...] = tuple(
@@ -245,8 +248,9 @@ class Mechanism(ABC):
         """Validate ``estimator`` for this mechanism; None picks its default.
 
         ``"efficient"`` is the BLUE for trees and histograms; for a baseline with one
-        independent noisy value per prefix it is the same as ``"direct"``; the strategy
-        mechanism always uses least squares (both names give it).
+        independent noisy value per prefix it is the same as ``"direct"``; the strategies and
+        the factorisation always use least squares (both names give it, recorded as
+        ``"efficient"``: :attr:`least_squares_only`).
         """
         if estimator is None:
             return cls.estimators[0]
@@ -262,7 +266,7 @@ class Mechanism(ABC):
                 f"estimator={estimator!r} is not available for mechanism={cls.name!r}"
                 f"{cls.estimator_hint}."
             )
-        return estimator
+        return "efficient" if cls.least_squares_only else estimator
 
     def direct_ranges(
         self, bins: Any, levels: list[np.ndarray], level_variance: Sequence[float]
@@ -344,11 +348,12 @@ class Mechanism(ABC):
         )
 
     def _spend_parameters(self) -> dict[str, Any]:
+        pure = math.isfinite(self.epsilon)  # a zCDP release has no ε (its ρ is added below)
         return {
             "n_bins": int(self.n_bins),
             "n": self.n,
-            "epsilon": self.epsilon,
-            "block_epsilons": tuple(self.block_epsilons),
+            "epsilon": self.epsilon if pure else None,
+            **({"block_epsilons": tuple(self.block_epsilons)} if pure else {}),
             "noise": tuple(None if f is None else f.name for f in self.families),
         }
 

@@ -167,6 +167,7 @@ class SqrtFactorizationMechanism(CalibratedMechanism):
     """
 
     name = "sqrt_factorization"
+    least_squares_only = True  # one estimator: least squares, whichever name is given
     summary = "an integer square-root factor of the prefix matrix, every row noised"
     guarantee_kind: Literal["pure", "zcdp"] = "zcdp"
     noise_family = DiscreteGaussian

@@ -81,6 +81,7 @@ class StrategyMechanism(Mechanism):
     """
 
     name = "strategy"
+    least_squares_only = True  # one estimator: least squares, whichever name is given
     summary = "an optimised integer strategy matrix, every entry noised"
     max_bins = MAX_STRATEGY_BINS
     #: The workload the default strategy is optimised for.

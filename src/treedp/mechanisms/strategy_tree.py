@@ -162,6 +162,7 @@ class StrategyTreeMechanism(Mechanism):
     """
 
     name = "strategy_tree"
+    least_squares_only = True  # one estimator: least squares, whichever name is given
     summary = "a strategy over block sums, with tree levels or a strategy inside the blocks"
     max_bins = MAX_BLOCKED_BINS
 
