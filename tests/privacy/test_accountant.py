@@ -365,3 +365,19 @@ def test_subnormal_delta_is_refused() -> None:
     with pytest.raises(InvalidParameterError, match="smallest normal float"):
         ApproxDP(1.0, 5e-324)
     assert ApproxDP(1.0, 2.2250738585072014e-308).delta > 0
+
+
+def test_a_refusal_of_a_converted_spend_says_what_it_comes_to() -> None:
+    """A zCDP spend against an (ε, δ) total (or pure against zCDP) is compared after its
+    conversion: the refusal states the total spent with it, so it does not read as fitting."""
+    acct = Accountant(ApproxDP(2.0, 1e-6))
+    acct.charge(SpendRecord("first", PureDP(1.0), "add_remove"))
+    with pytest.raises(
+        BudgetExceededError, match=r"rho=0.05 .*\(epsilon=2\.47\d*, delta=1e-06\) in all"
+    ):
+        acct.charge(SpendRecord("second", ZCDP(0.05), "add_remove"))
+    with pytest.raises(BudgetExceededError, match=r"rho=0.605 \(zCDP\) in all"):
+        Accountant(ZCDP(0.5)).charge(SpendRecord("pure", PureDP(1.1), "add_remove"))
+    with pytest.raises(BudgetExceededError) as same_kind:
+        Accountant(PureDP(1.0)).charge(SpendRecord("pure", PureDP(1.1), "add_remove"))
+    assert "in all" not in str(same_kind.value)

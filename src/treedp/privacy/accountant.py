@@ -5,8 +5,7 @@ An :class:`Accountant` holds one dataset's total budget — ``PureDP(ε)``, ``ZC
 ``accountant=`` and calls :meth:`Accountant.charge` with the release's
 :class:`~treedp.privacy.spend.SpendRecord` once its parameters are validated and before any
 randomness is drawn (but a privacy unit's choice of the rows a person keeps, part of reading
-the data). A charge past the total raises :class:`~treedp.exceptions.BudgetExceededError`
-and changes nothing: no noise is drawn, nothing is released or recorded.
+the data). A charge past the total raises ``BudgetExceededError``, changing nothing.
 
 **How budgets are compared.** Every ε, ρ and δ is read as the decimal a user wrote (``repr``,
 :func:`decimal_value`); sums and comparisons are exact in those decimals (five spends of 0.2 fit
@@ -38,8 +37,7 @@ Composition (all sums exact):
   is refused (:class:`InvalidParameterError`): for a person, record-level ε costs up to ε per
   row, and a person-level release is not one record added or removed.
 
-:class:`treedp.privacy.ledger.Ledger` keeps the same accountant in a file, shared safely by
-concurrent processes.
+The same accountant in a file, shared safely by processes: :class:`treedp.privacy.ledger.Ledger`.
 """
 
 from __future__ import annotations
@@ -491,10 +489,13 @@ class Accountant:
             self._check_unit(SpendRecord(mechanism, PureDP(0.0), "add_remove", unit))
 
     def _refusal(self, record: SpendRecord, cost: Measure, sums: _Sums) -> BudgetExceededError:
-        remaining = self._remaining_of(sums)
+        remaining, after = self._remaining_of(sums), _spent_exact(self._total, sums.plus(cost))
+        then = ""  # a converted spend: what the total would have spent with it
+        if type(cost) is not type(self._total) and after is not None:
+            then = f", {_describe(_like(self._total, *map(_up, after)))} in all with it"
         return BudgetExceededError(
             f"Refused: the {record.mechanism} release would spend {_describe(cost)} "
-            f"({record.neighbours} neighbours) on dataset {self._dataset!r}, but only "
+            f"({record.neighbours} neighbours{then}) on dataset {self._dataset!r}, but only "
             f"{_describe(remaining, left=True)} of the total {_describe(self._total)} "
             f"({self._neighbours} neighbours) remains. Nothing was charged, drawn or released."
         )
