@@ -438,3 +438,22 @@ def test_a_step_with_too_little_signal_is_flagged() -> None:
     full = s.step(np.random.default_rng(0).uniform(0, 120, 2000))
     assert not full.low_signal
     assert continual(horizon=4, epsilon=1.0, rng=SEED(1)).step(500).low_signal is False
+
+
+@pytest.mark.parametrize("mechanism", ["tree", "tree_full", "auto"])
+def test_streams_planned_once_share_no_state(mechanism: str) -> None:
+    """The mechanism choice is kept per process (public parameters, frozen counters): a
+    second stream of the same parameters answers as the first did, however far the first
+    has run, and an interleaved third is unaffected by both."""
+    batches = [np.arange(i % 5) for i in range(12)]
+    kwargs = {"horizon": 16, "epsilon": 1.0, "bins": 4, "bounds": (0, 4), "mechanism": mechanism}
+
+    def run(stream: treedp.ContinualStream) -> list[np.ndarray]:
+        return [stream.step(b).raw_histogram.copy() for b in batches]
+
+    first = run(continual(**kwargs, rng=InsecureSeededSource(3)))
+    other = continual(**kwargs, rng=InsecureSeededSource(4))
+    other.step(np.arange(9))
+    second = run(continual(**kwargs, rng=InsecureSeededSource(3)))
+    for a, b in zip(first, second, strict=True):
+        np.testing.assert_array_equal(a, b)
