@@ -36,11 +36,15 @@ class MechanismOptions:
     ----------
     name : str, default="auto"
         ``"auto"`` (the planner chooses) or a registered mechanism name (``"tree"``,
-        ``"strategy"``, ``"sqrt_factorization"``, ``"histogram"``, ``"threshold"``,
-        ``"all_intervals"``, ``"dawa"`` or a plug-in).
+        ``"strategy"``, ``"strategy_range"``, ``"strategy_padded"``, ``"strategy_tree"``,
+        ``"sqrt_factorization"``, ``"histogram"``, ``"threshold"``, ``"all_intervals"``,
+        ``"dawa"`` or a plug-in).
     branching : int or sequence of int, optional
         Tree fan-out: a common ``k`` or one ``k_l`` per level (trees only; implies
-        ``"tree"`` with ``"auto"``).
+        ``"tree"`` with ``"auto"``). Without ``level_budgets`` the levels share the budget
+        equally (not tuned: the planner's budgets for a shape of its own choice are
+        :attr:`treedp.Plan.level_budgets`; compare shapes at their tuned budgets through
+        :func:`treedp.plan`'s ``alternatives``).
     level_budgets : sequence of float, optional
         Budget per level, root first (trees only; :attr:`treedp.Plan.level_budgets` passes
         back as is).

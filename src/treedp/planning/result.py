@@ -118,7 +118,8 @@ class Plan:
     def _mechanism_lines(self, shape: str) -> list[str]:
         if self.shaped:
             return [
-                f"  mechanism {self.mechanism}, branching {shape} (padded to {self.padded_leaves})",
+                f"  mechanism {self.mechanism}, branching {shape}"
+                + (f" (padded to {self.padded_leaves})" if self.padded_leaves > self.bins else ""),
                 "  level budgets " + ", ".join(f"{e:.4g}" for e in self.level_budgets),
                 *self._level_lines(),
             ]
