@@ -244,11 +244,11 @@ def test_spec_refuses(kwargs: dict, err: type, match: str) -> None:
 def test_plan_budgets_round_trip(neighbours: str, n: int | None) -> None:
     """What plan() returns is accepted back: as a plan, or as branching + level_budgets."""
     values = np.random.default_rng(0).uniform(0, 1, size=200)
-    plan = treedp.plan(1000, epsilon=1.0, neighbours=neighbours)
+    plan = treedp.plan(17, epsilon=1.0, neighbours=neighbours)  # the tree wins at 17 bins
     assert plan.mechanism == "tree"
     if neighbours == "replace":
         assert plan.level_budgets[0] == 0.0
-    common = {"bounds": (0, 1), "bins": 1000, "epsilon": 1.0, "neighbours": neighbours, "n": n}
+    common = {"bounds": (0, 1), "bins": 17, "epsilon": 1.0, "neighbours": neighbours, "n": n}
     by_budgets = release_cdf(
         values,
         rng=InsecureSeededSource(2),
@@ -273,7 +273,7 @@ def test_plan_budgets_round_trip(neighbours: str, n: int | None) -> None:
         **common,
     )
     assert again.mechanism.scales == by_plan.mechanism.scales
-    predicted = treedp.predict_error(1000, epsilon=1.0, neighbours=neighbours, plan=plan)
+    predicted = treedp.predict_error(17, epsilon=1.0, neighbours=neighbours, plan=plan)
     assert predicted.mean_cdf_mse == pytest.approx(plan.mean_cdf_mse, rel=1e-9)
 
 

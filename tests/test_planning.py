@@ -13,6 +13,7 @@ from tests.call_forms import release_kwargs
 from tests.estimation.test_efficient import dense_gls
 from tests.stats import TEST_SEED, z_two_sided
 from treedp.estimation import estimate_prefix
+from treedp.mechanisms.registry import make_mechanism
 from treedp.noise import InsecureSeededSource, discrete_laplace_variance, noise_scale
 from treedp.planning import OBJECTIVES
 from treedp.tree import TreeShape
@@ -67,6 +68,13 @@ def _independent_value(candidate, n_bins: int, neighbours: str, objective: str) 
         var = discrete_laplace_variance(noise_scale(1, 1.0))
         cov = var * np.minimum.outer(np.arange(n_bins + 1), np.arange(n_bins + 1))
         return _objective(cov.astype(float), objective)
+    if candidate.mechanism.startswith("strategy"):  # dense least squares on W (add_remove)
+        mech = make_mechanism(candidate.mechanism, n_bins=n_bins, epsilon=1.0,
+                              neighbours=neighbours, n=None)  # fmt: skip
+        w = mech.strategy.matrix().astype(np.float64)
+        var = discrete_laplace_variance(mech.scales[0])
+        lower = np.tril(np.ones((n_bins + 1, n_bins)), -1)  # row m: bins < m
+        return _objective(var * lower @ np.linalg.inv(w.T @ w) @ lower.T, objective)
     cov = _dense_prefix_cov(
         n_bins, tuple(candidate.branching), tuple(candidate.level_budgets), neighbours
     )

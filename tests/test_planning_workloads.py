@@ -14,7 +14,7 @@ from treedp.mechanisms.tree import TreeMechanism
 from treedp.planning import Workload
 from treedp.planning.search import SEARCH_RANGES as _SEARCH_RANGES
 from treedp.strategy.candidate import plan_candidate, workload_error
-from treedp.strategy.store import shipped_strategy
+from treedp.strategy.store import padded_strategy, shipped_strategy
 from treedp.tree import TreeShape
 
 
@@ -35,8 +35,11 @@ def _plan_error(p: treedp.Plan, workload: Workload) -> float:
         return workload.tree_variance(mech.shape, mech.block_variance(), "efficient")
     if p.mechanism == "histogram":
         return workload.independent_variance(_histogram_variance(p.bins, p.epsilon), False)
-    kind = {"strategy": "prefix", "strategy_range": "range"}[p.mechanism]
-    strategy = shipped_strategy(p.bins, kind)
+    if p.mechanism == "strategy_padded":
+        strategy = padded_strategy(p.bins)
+    else:
+        kind = {"strategy": "prefix", "strategy_range": "range"}[p.mechanism]
+        strategy = shipped_strategy(p.bins, kind)
     assert strategy is not None
     return workload_error(strategy, p.epsilon, p.neighbours, workload)
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -133,7 +134,8 @@ def _times_csv(tmp_path: Path, suffix: str) -> Path:
 
 
 @pytest.mark.parametrize(
-    ("suffix", "tz", "shown"), [("", None, "2013-"), ("Z", "America/New_York", ":00-0")]
+    ("suffix", "tz", "shown"),
+    [("", None, r",201[23]-\d\d-\d\dT\d\d:\d\d:\d\d\.\d+,"), ("Z", "America/New_York", ":00-0")],
 )
 def test_datetime_columns_of_a_csv_get_private_bounds(
     tmp_path: Path,
@@ -150,7 +152,7 @@ def test_datetime_columns_of_a_csv_get_private_bounds(
     assert "2 columns" in capsys.readouterr().out
     rows = [line for line in summary.read_text().splitlines() if line.startswith("t,")]
     bounds = [r for r in rows if "_bound" in r]
-    assert len(bounds) == 2 and all(shown in r for r in bounds)
+    assert len(bounds) == 2 and all(re.search(shown, r) for r in bounds)
 
 
 def test_datetime_declarations_are_checked_in_cli_terms(

@@ -166,6 +166,7 @@ def test_registry_is_the_one_name_map() -> None:
             "strategy_range",
             "sqrt_factorization",
             "strategy_tree",
+            "strategy_padded",
         )
     )
     for name, cls in REGISTRY.items():

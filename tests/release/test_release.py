@@ -273,7 +273,7 @@ def test_load_refuses_bad_files(tmp_path: Path) -> None:
         load_release(tmp_path / "missing.json")
     # a consistent checksum over inconsistent content is still refused
     doc = json.loads(text)
-    doc["payload"]["noisy_levels"][1] = doc["payload"]["noisy_levels"][1][:-1]
+    doc["payload"]["noisy_levels"][-1] = doc["payload"]["noisy_levels"][-1][:-1]
     from treedp.release import _checksum
 
     doc["checksum"] = _checksum(doc["payload"])

@@ -14,12 +14,12 @@ import time
 from pathlib import Path
 
 from treedp.strategy.candidate import strategy_errors
-from treedp.strategy.store import _file_name, make_strategy, save_strategy_file
+from treedp.strategy.store import SHIPPED_SIZES, _file_name, make_strategy, save_strategy_file
 
 __all__ = ["SHIPPED_BINS", "main"]
 
-#: The ``B`` shipped by default (prefix workload).
-SHIPPED_BINS = (256, 512, 1024, 2048, 4096)
+#: The ``B`` shipped by default (:data:`treedp.strategy.store.SHIPPED_SIZES`).
+SHIPPED_BINS = SHIPPED_SIZES
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -102,8 +102,10 @@ def shipped_strategy(n_bins: int, workload: str = "prefix") -> Strategy | None:
     return strategy
 
 
-#: The sizes strategies ship for (each workload), smallest first.
-SHIPPED_SIZES = (256, 512, 1024, 2048, 4096)
+#: The sizes strategies ship for, smallest first: a grid of ratio at most 1.5 from 32 to
+#: 4096 (both workloads, but ``range`` at 64, whose optimisation stops in a poor optimum:
+#: there the prefix strategy serves ranges better).
+SHIPPED_SIZES = (32, 48, 64, 96, 128, 192, 256, 384, 512, 768, 1024, 1536, 2048, 3072, 4096)
 
 
 def padded_strategy(n_bins: int, workload: str = "prefix") -> Strategy | None:
@@ -114,13 +116,14 @@ def padded_strategy(n_bins: int, workload: str = "prefix") -> Strategy | None:
     Releasing it is releasing the ``S``-bin strategy with its last ``S - B`` bins always
     empty (:mod:`treedp.mechanisms.strategy_padded`). Of the shipped sizes above ``B`` the
     smallest is the most accurate (mean prefix MSE at ε = 1, ``B = 1000``: 92.3 from 1,024
-    bins, 114.6 from 2,048, 145.8 from 4,096).
+    bins, 114.6 from 2,048, 145.8 from 4,096; :data:`SHIPPED_SIZES`).
     """
     b = check_int(n_bins, "n_bins", lo=1)
-    size = next((s for s in SHIPPED_SIZES if s >= b), None)
-    shipped = None if size is None else shipped_strategy(size, workload)
+    found = (shipped_strategy(s, workload) for s in SHIPPED_SIZES if s >= b)
+    shipped = next((strategy for strategy in found if strategy is not None), None)
     if shipped is None:
         return None
+    size = shipped.n_bins
     if size == b:
         return shipped
     aggregates = shipped.aggregates[:, :b]
