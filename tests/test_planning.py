@@ -13,6 +13,7 @@ from tests.call_forms import release_kwargs
 from tests.estimation.test_efficient import dense_gls
 from tests.stats import TEST_SEED, z_two_sided
 from treedp.estimation import estimate_prefix
+from treedp.exceptions import InvalidParameterError
 from treedp.mechanisms.registry import make_mechanism
 from treedp.noise import InsecureSeededSource, discrete_laplace_variance, noise_scale
 from treedp.planning import OBJECTIVES
@@ -221,3 +222,36 @@ def test_repeated_releases_plan_once_through_the_default_cache(monkeypatch) -> N
     assert len(small) == 1
     with pytest.raises(treedp.InvalidTypeError, match=r"'plan'.*PlanCache"):
         treedp.release_cdf([0.2], plan="yes", **release_kwargs(common))
+
+
+@pytest.mark.parametrize(
+    "kwargs",
+    [{"bins": 17, "epsilon": 1.0}, {"bins": 1000, "epsilon": 1.0},
+     {"bins": 4096, "privacy": treedp.ZCDP(0.5)},
+     {"bins": 64, "epsilon": 1.0, "neighbours": "replace", "n": 10},
+     {"bins": 40, "epsilon": 1.0, "workload": [(0, 7), (3, 19), 33]}],
+)  # fmt: skip
+def test_a_plan_round_trips_through_json(kwargs: dict) -> None:
+    """Plan.to_dict / from_dict: every field and alternative back, through JSON text."""
+    import json
+
+    plan = treedp.plan(**kwargs)
+    back = treedp.Plan.from_dict(json.loads(json.dumps(plan.to_dict())))
+    assert back == plan and back.alternatives == plan.alternatives
+
+
+def test_a_loaded_plan_releases_as_the_plan_and_bad_data_is_refused() -> None:
+    import json
+
+    plan = treedp.plan(17, epsilon=1.0)
+    loaded = treedp.Plan.from_dict(json.loads(json.dumps(plan.to_dict())))
+    x = np.arange(17) % 5
+    common = {"bounds": (0, 17), "bins": 17, "epsilon": 1.0}
+    a = treedp.release_cdf(x, plan=plan, rng=treedp.InsecureSeededSource(2), **common)
+    b = treedp.release_cdf(x, plan=loaded, rng=treedp.InsecureSeededSource(2), **common)
+    assert a.cdf(8) == b.cdf(8) and a.mechanism.scales == b.mechanism.scales
+    good = plan.to_dict()
+    for bad in (None, [], {**good, "format": "other"}, {k: v for k, v in good.items()
+                if k != "branching"}, {**good, "mechanism": "nonsense"}):  # fmt: skip
+        with pytest.raises(InvalidParameterError):
+            treedp.Plan.from_dict(bad)

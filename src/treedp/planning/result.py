@@ -3,16 +3,41 @@
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
+from typing import Any
 
+from treedp._validation import must
 from treedp.estimation.objectives import max_prefix_variance
+from treedp.exceptions import InvalidParameterError
 from treedp.mechanisms.registry import mechanism_class
 from treedp.noise.families import DiscreteLaplace, noise_family
 from treedp.planning.levels import level_variances
 from treedp.tree import TreeShape
 from treedp.tree.candidate import PlanCandidate
 
-__all__ = ["Plan"]
+__all__ = ["PLAN_FORMAT", "Plan"]
+
+#: Marks :meth:`Plan.to_dict`'s output.
+PLAN_FORMAT = "treedp-plan/1"
+_TUPLES = ("branching", "level_budgets")
+
+
+def _plain(value: Any) -> Any:
+    """JSON-able: tuples as lists, an infinite float (a Gaussian plan's ε) as None."""
+    if isinstance(value, tuple):
+        return [_plain(v) for v in value]
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    return value
+
+
+def _unplain(name: str, value: Any) -> Any:
+    """:func:`_plain` undone for the field ``name``."""
+    if name in _TUPLES:
+        return tuple(value)
+    if name == "epsilon" and value is None:
+        return math.inf
+    return value
 
 
 @dataclass(frozen=True)
@@ -97,6 +122,51 @@ class Plan:
     def cdf_rmse(self) -> float:
         """Typical error of a CDF value (or of a quantile's rank), in records."""
         return math.sqrt(self.mean_cdf_mse)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The plan as plain JSON-able data, alternatives included (:meth:`from_dict` reads it
+        back): to archive with an experiment, or to pass to ``release_cdf(plan=...)`` later.
+
+        Examples
+        --------
+        >>> import json, treedp
+        >>> p = treedp.plan(100, epsilon=1.0)
+        >>> treedp.Plan.from_dict(json.loads(json.dumps(p.to_dict()))) == p
+        True
+        """
+        out: dict[str, Any] = {"format": PLAN_FORMAT}
+        for f in fields(self):
+            value = getattr(self, f.name)
+            if f.name == "alternatives":
+                value = [{k: _plain(v) for k, v in vars(c).items()} for c in value]
+            out[f.name] = _plain(value)
+        return out
+
+    @classmethod
+    def from_dict(cls, data: Any) -> Plan:
+        """A plan written by :meth:`to_dict`. Its figures are as saved; a release made with it
+        is still checked against its own parameters, and its mechanism validates the shape and
+        budgets (a plan never changes what a release costs).
+
+        Raises
+        ------
+        InvalidParameterError
+            If ``data`` is not a plan written by :meth:`to_dict`.
+        """
+        bad = InvalidParameterError(must("data", "be a plan written by Plan.to_dict()."))
+        if not isinstance(data, dict) or data.get("format") != PLAN_FORMAT:
+            raise bad
+        try:
+            values = {f.name: _unplain(f.name, data[f.name]) for f in fields(cls)}
+            values["alternatives"] = tuple(
+                PlanCandidate(**{k: _unplain(k, v) for k, v in c.items()})
+                for c in data["alternatives"]
+            )
+            plan = cls(**values)
+        except (KeyError, TypeError, AttributeError) as exc:
+            raise bad from exc
+        mechanism_class(plan.mechanism)  # a registered name
+        return plan
 
     def describe(self) -> str:
         """A few lines for people."""
