@@ -100,7 +100,7 @@ class StrategyMechanism(Mechanism):
         self.epsilon = check_epsilon(epsilon)
         self.neighbours, self.n = check_neighbours(neighbours, n)
         if strategy is None:
-            strategy = get_strategy(n_bins, self.workload, cache)
+            strategy = self.default_strategy(n_bins, cache)
         elif not isinstance(strategy, Strategy):
             raise InvalidTypeError(
                 must(
@@ -120,6 +120,12 @@ class StrategyMechanism(Mechanism):
         self.block_sensitivity = (l1,)
         self.block_l2 = (l2,)
         self._set_scales()
+
+    @classmethod
+    def default_strategy(cls, n_bins: int, cache: StrategyCache | None) -> Strategy:
+        """The strategy released when none is given: shipped, cached or optimised
+        (:func:`treedp.strategy.get_strategy`)."""
+        return get_strategy(n_bins, cls.workload, cache)
 
     def max_records(self) -> int:
         """The guarantee's domain: at most :meth:`Strategy.max_total` records (exact int64

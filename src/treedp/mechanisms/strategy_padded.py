@@ -17,15 +17,13 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
-from treedp.budget import Neighbours
 from treedp.exceptions import InvalidParameterError
 from treedp.mechanisms.results import Contract
 from treedp.mechanisms.strategy import StrategyMechanism
-from treedp.noise.families import DiscreteLaplace, noise_family
 from treedp.privacy.measures import PureDP
-from treedp.strategy.candidate import strategy_errors, workload_error
+from treedp.strategy.candidate import plan_candidate
 from treedp.strategy.model import Strategy
-from treedp.strategy.store import StrategyCache, padded_strategy, shipped_strategy
+from treedp.strategy.store import StrategyCache, padded_strategy
 from treedp.tree.candidate import PlanCandidate
 
 __all__ = ["CONTRACT", "PADDED_MAX_BINS", "PaddedStrategyMechanism"]
@@ -53,18 +51,10 @@ class PaddedStrategyMechanism(StrategyMechanism):
 
     Parameters
     ----------
-    n_bins : int
-        ``B``, at most :data:`PADDED_MAX_BINS`.
-    epsilon : float
-        The pure-DP budget (one block: all of it).
-    neighbours : {"add_remove", "replace"}, default="add_remove"
-        The neighbour relation.
-    n : int, optional
-        The public size (``replace`` only).
-    strategy : Strategy, optional
-        The strategy to release; default :func:`treedp.strategy.store.padded_strategy`.
-    cache : StrategyCache, optional
-        Unused (the strategy is shipped); accepted as :class:`StrategyMechanism` takes it.
+    n_bins, epsilon, neighbours, n, strategy, cache
+        As :class:`StrategyMechanism` takes them; ``B`` at most :data:`PADDED_MAX_BINS`, the
+        default strategy :func:`treedp.strategy.store.padded_strategy` (shipped: ``cache``
+        is not used).
 
     Notes
     -----
@@ -89,62 +79,21 @@ class PaddedStrategyMechanism(StrategyMechanism):
     max_bins = PADDED_MAX_BINS
     workload: ClassVar[str] = "prefix"
 
-    def __init__(
-        self,
-        n_bins: int,
-        *,
-        epsilon: float,
-        neighbours: Neighbours = "add_remove",
-        n: int | None = None,
-        strategy: Strategy | None = None,
-        cache: StrategyCache | None = None,
-    ) -> None:
-        if strategy is None:
-            strategy = padded_strategy(n_bins, self.workload)
+    @classmethod
+    def default_strategy(cls, n_bins: int, cache: StrategyCache | None) -> Strategy:
+        """:func:`treedp.strategy.store.padded_strategy` (shipped: no cache, no optimisation)."""
+        strategy = padded_strategy(n_bins, cls.workload)
         if strategy is None:
             raise InvalidParameterError(
                 f"mechanism='strategy_padded' releases 1 to {PADDED_MAX_BINS} bins (a shipped "
                 "strategy on its first bins); use 'strategy_tree' or 'auto' for more."
             )
-        super().__init__(n_bins, epsilon=epsilon, neighbours=neighbours, n=n, strategy=strategy)
+        return strategy
 
     @classmethod
-    def plan_candidate(
-        cls,
-        n_bins: int,
-        budget: float,
-        neighbours: str,
-        noise: str,
-        objective: str,
-        *,
-        workload: Any = None,
-    ) -> PlanCandidate | None:
-        """The padded strategy for a ``B`` no strategy ships for, scored exactly; None where
-        one ships (``"strategy"`` offers it), above :data:`PADDED_MAX_BINS`, under
-        ``replace`` or for Gaussian noise (as :func:`treedp.strategy.candidate.plan_candidate`,
-        which says why)."""
-        if noise_family(noise) is not DiscreteLaplace or neighbours != "add_remove":
-            return None
-        if shipped_strategy(n_bins, cls.workload) is not None:
-            return None
-        strategy = padded_strategy(n_bins, cls.workload)
-        if strategy is None:
-            return None
-        errors = strategy_errors(strategy, budget, neighbours)
-        key = {"cdf_mse": "mean_cdf_mse", "range_mse": "range_mse"}
-        value = (
-            workload_error(strategy, budget, neighbours, workload)
-            if workload is not None
-            else errors[key.get(objective, "max_cdf_variance")]
-        )
-        rows = strategy.aggregates.shape[0]
-        how = f"shipped p-Identity strategy on the first {n_bins} of its bins (p={rows})"
-        return PlanCandidate(
-            cls.name,
-            (n_bins,),
-            (budget,),
-            value,
-            how,
-            errors["mean_cdf_mse"],
-            errors["max_cdf_variance"],
-        )
+    def plan_candidate(cls, *args: Any, **kwargs: Any) -> PlanCandidate | None:
+        """The padded strategy for a ``B`` no strategy ships for, scored exactly
+        (:func:`treedp.strategy.candidate.plan_candidate` with ``padded=True``); None where one
+        ships (``"strategy"`` offers it), above :data:`PADDED_MAX_BINS`, under ``replace`` or
+        for Gaussian noise."""
+        return plan_candidate(*args, **kwargs, padded=True)

@@ -21,7 +21,7 @@ import numpy as np
 from treedp.noise import noise_scale
 from treedp.noise.families import DiscreteLaplace, noise_family
 from treedp.strategy.model import Strategy, StrategyCovariance
-from treedp.strategy.store import shipped_strategy
+from treedp.strategy.store import padded_strategy, shipped_strategy
 from treedp.tree.candidate import PlanCandidate
 
 __all__ = ["plan_candidate", "strategy_errors", "workload_error"]
@@ -74,20 +74,26 @@ def plan_candidate(
     objective: str,
     *,
     workload: Any = None,
+    padded: bool = False,
 ) -> PlanCandidate | None:
     """A :class:`treedp.planning.PlanCandidate` for the best shipped strategy, or None.
 
     Both shipped workloads (``"strategy"``: all prefixes, ``"strategy_range"``: all ranges)
     are scored exactly for ``objective`` and the better one is returned. With an explicit
     ``workload`` (a :class:`treedp.planning.Workload`) both are scored exactly on its ranges
-    instead (:func:`workload_error`) and ``value`` is that error.
+    instead (:func:`workload_error`) and ``value`` is that error. ``padded``: instead, where no
+    strategy ships for ``B``, the next shipped size's prefix strategy on its first ``B`` bins
+    (``"strategy_padded"``, :func:`treedp.strategy.store.padded_strategy`).
     """
     if noise_family(noise) is not DiscreteLaplace or neighbours != "add_remove":
         return None
     key = {"cdf_mse": "mean_cdf_mse", "range_mse": "range_mse", "max_variance": "max_cdf_variance"}
     offers = []
-    for name, kind in (("strategy", "prefix"), ("strategy_range", "range")):
-        strategy = shipped_strategy(n_bins, kind)
+    kinds: tuple[tuple[str, str], ...] = (("strategy", "prefix"), ("strategy_range", "range"))
+    if padded:
+        kinds = () if shipped_strategy(n_bins, "prefix") else (("strategy_padded", "padded"),)
+    for name, kind in kinds:
+        strategy = padded_strategy(n_bins) if padded else shipped_strategy(n_bins, kind)
         if strategy is not None:
             errors = strategy_errors(strategy, budget, neighbours)
             if workload is None:
@@ -100,6 +106,8 @@ def plan_candidate(
     value, name, strategy, errors = min(offers, key=lambda offer: offer[0])  # ties: the first
     rows, what = strategy.aggregates.shape[0], _PLURAL[strategy.workload]
     how = f"optimised p-Identity strategy for all {what} (p={rows}, least squares)"
+    if padded:
+        how = f"shipped p-Identity strategy on the first {n_bins} of its bins (p={rows})"
     return PlanCandidate(
         name, (n_bins,), (budget,), value, how, errors["mean_cdf_mse"], errors["max_cdf_variance"]
     )
