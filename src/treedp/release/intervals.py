@@ -15,7 +15,6 @@ from treedp.exceptions import InvalidParameterError
 from treedp.noise import RandomSource
 from treedp.noise.rng import check_source
 from treedp.release import inference, queries
-from treedp.release.atoms import below_points
 from treedp.release.queries import Answers, Points, QuantileValue, Scalar
 
 if TYPE_CHECKING:
@@ -74,7 +73,7 @@ class IntervalQueries:
         def _masses(self) -> tuple[tuple[int, float], ...]: ...
 
         def _range_axes(self, a: Any, b: Any) -> tuple[np.ndarray, np.ndarray]: ...
-        def _cdf_axis(self, x: Any) -> np.ndarray: ...
+        def _cdf_axis(self, x: Any, masses: bool = True) -> np.ndarray: ...
         def _quantile_axis(self, qa: Any) -> np.ndarray: ...
         def cdf(self, x: Any) -> Any: ...
         def range_count(self, a: Any, b: Any) -> Any: ...
@@ -96,9 +95,12 @@ class IntervalQueries:
     def stderr(self, query: str, *args: Any) -> float | Answers:
         """Exact standard error of a query answer, from the known noise (no simulation).
 
-        It is the noise error of the unbiased estimate (``consistent=False``); the consistent
-        answer trades a small bias for a smaller error. The interpolation inside a bin is not
-        in it, but is in :meth:`confidence_interval`, which covers the true count.
+        It is the noise error of the unbiased estimate (``consistent=False``, linear inside
+        every bin); the consistent answer trades a bias for a smaller error (and reads a bin
+        it takes for a point mass as one: a block of tied values off the bound can then be
+        off by up to the bin's count, which no standard error describes). The interpolation
+        inside a bin is not in it, but is in :meth:`confidence_interval`, which covers the
+        true count.
 
         Parameters
         ----------
@@ -123,13 +125,12 @@ class IntervalQueries:
         >>> se_range = rel.stderr("range_count", 1.0, 2.0)
         """
         if _which("stderr", query, args) == "cdf":
-            t = self._cdf_axis(args[0])  # as cdf() reads it (a bin's point mass)
+            t = self._cdf_axis(args[0], masses=False)  # as cdf(consistent=False) reads it
             var = queries.below_terms(self.bins, t).variance(self.covariance)
             return queries.like(args[0], np.sqrt(var).reshape(np.shape(t)))
         ta, tb = np.broadcast_arrays(
             queries.to_axis(self.bins, args[0], "a"), queries.to_axis(self.bins, args[1], "b")
         )
-        ta, tb = (below_points(self.bins, t, self._masses) for t in (ta, tb))
         direct = self._direct_ranges
         if direct is not None:
             var = direct.range_variance(ta, tb)

@@ -319,13 +319,15 @@ class Release(IntervalQueries, PrivacyContract):
         noise = lambda j: bin_stderr(self.covariance, self._direct_ranges, self.bins, j)  # noqa: E731
         return point_masses(self.bins, self.consistent_counts, noise)
 
-    def _cdf_axis(self, x: Any) -> np.ndarray:
-        """``x`` as points of "values below": ``floor(x) + 1`` on integers bins, else ``x``,
-        moved for a bin's point mass (:func:`~treedp.release.atoms.below_points`)."""
+    def _cdf_axis(self, x: Any, masses: bool = True) -> np.ndarray:
+        """``x`` as points of "values below": ``floor(x) + 1`` on integers bins, else ``x``;
+        with ``masses`` moved for a bin's point mass (the consistent reading,
+        :func:`~treedp.release.atoms.below_points`), else as they are (the unbiased one)."""
         t = queries.to_axis(self.bins, x, "x")
         if self.bins.integers:
             t = np.floor(np.asarray(t, dtype=np.float64)) + 1
-        return below_points(self.bins, t, self._masses, closed=not self.bins.integers)
+        held = self._masses if masses else ()
+        return below_points(self.bins, t, held, closed=not self.bins.integers)
 
     def _range_axes(self, a: Any, b: Any) -> tuple[np.ndarray, np.ndarray]:
         ta = queries.to_axis(self.bins, a, "a")
@@ -364,9 +366,11 @@ class Release(IntervalQueries, PrivacyContract):
         Inside a bin the CDF is interpolated linearly, so at a bin's left edge it counts the
         values below the edge: integer data on bins edged at integers get ``cdf(40)`` ≈
         ``#{x < 40}``. Declare them with ``bins="integers"`` for ``cdf(v)`` ≈ ``#{x <= v}``.
-        A bin that :meth:`quantile` answers as a point mass is read as one: an end bin's count
-        at its bound, an inner bin's holding 0 at 0 (:func:`~treedp.release.atoms
-        .point_masses`; a block of zeros is counted by ``cdf(0)``).
+        A bin that :meth:`quantile` answers as a point mass is read as one by the consistent
+        answer: an end bin's count at its bound, an inner bin's holding 0 at 0
+        (:func:`~treedp.release.atoms.point_masses`; a block of zeros is counted by
+        ``cdf(0)``). The unbiased answer (``consistent=False``) interpolates linearly inside
+        every bin, as :meth:`stderr` describes it.
 
         Examples
         --------
@@ -378,8 +382,9 @@ class Release(IntervalQueries, PrivacyContract):
         >>> bool(rel.cdf(3.0) == rel.n)
         True
         """
-        t = self._cdf_axis(x)
-        out = queries.below_terms(self.bins, t).evaluate(self._counts(consistent))
+        use_consistent = self.postprocess != "none" if consistent is None else consistent
+        t = self._cdf_axis(x, masses=use_consistent)  # unbiased: no point-mass reading
+        out = queries.below_terms(self.bins, t).evaluate(self._counts(use_consistent))
         return queries.like(x, out.reshape(np.shape(t)))
 
     @overload
@@ -411,8 +416,9 @@ class Release(IntervalQueries, PrivacyContract):
         >>> rel.range_count([0.0, 1.0], 3.0).shape  # a and b broadcast
         (2,)
         """
-        ta, tb = (below_points(self.bins, t, self._masses) for t in self._range_axes(a, b))
         use_consistent = self.postprocess != "none" if consistent is None else consistent
+        held = self._masses if use_consistent else ()  # unbiased: no point-mass reading
+        ta, tb = (below_points(self.bins, t, held) for t in self._range_axes(a, b))
         direct = None if use_consistent else self._direct_ranges
         if direct is not None:
             out = direct.range_count(ta, tb)
