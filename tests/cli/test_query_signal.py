@@ -58,3 +58,31 @@ def test_every_format_carries_n_hat_and_the_flag(
     # --quiet stays the bare answers
     assert main(["query", str(grouped), "--median", "--quiet"]) == 0
     assert len(capsys.readouterr().out.split()) == 3
+
+
+def test_ci_on_a_per_person_release_says_the_intervals_describe_the_rows_kept(
+    grouped: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A statistical review: per-person intervals cover the rows kept (at most k per person),
+    not every row; with --ci the CLI says so (a note on standard error; JSON: notes), and a
+    release without a privacy unit has no such note."""
+    capsys.readouterr()
+    assert main(["query", str(grouped), "--quantiles", "0.5", "--ci"]) == 0
+    err = capsys.readouterr().err
+    assert "treedp: note: the answers and their intervals describe the rows kept (at most 5" in err
+    assert main(["query", str(grouped), "--quantiles", "0.5", "--ci", "--format", "json"]) == 0
+    notes = json.loads(capsys.readouterr().out)["notes"]
+    assert len(notes) == 1 and "not every row of the input" in notes[0]
+    assert main(["query", str(grouped), "--quantiles", "0.5"]) == 0  # no --ci: no note
+    assert "rows kept" not in capsys.readouterr().err
+    data = write_visits(tmp_path / "e.csv", np.arange(3000) % 700)
+    for unit, note in ((["--privacy-unit", "pid", "--max-contributions", "2"], True), ([], False)):
+        out = tmp_path / f"r{len(unit)}.json"
+        argv = ["release", str(data), "--column", "age", "--bounds", "0", "120"]
+        argv += ["--bins", "integers", "--epsilon", "1", "--insecure-seed", "1"]
+        argv += ["--out", str(out), *unit]
+        assert main(argv) == 0
+        capsys.readouterr()
+        assert main(["query", str(out), "--cdf", "40", "--ci", "--format", "json"]) == 0
+        notes = json.loads(capsys.readouterr().out)["notes"]
+        assert (notes == [treedp.load_release(out).unit.kept]) if note else notes == []

@@ -217,6 +217,7 @@ def run(args: argparse.Namespace) -> None:
         if r["query"] in ("quantile", "median")
     ]
     warning = with_no_answer(release.bounds_warning(), asked)  # released values only
+    notes = _kept(release.unit.bounds if release.unit is not None else None, args.ci)
     details = info(release) if args.info else None
     seeded = release.seeded
     if args.format == "json":
@@ -228,9 +229,11 @@ def run(args: argparse.Namespace) -> None:
         if details is not None:
             document["info"] = details
         document["warning"] = warning
-        document["notes"] = []  # every JSON document has both (docs/cli.md)
+        document["notes"] = notes  # every JSON document has both (docs/cli.md)
         print(json.dumps(jsonable(document), indent=2))  # an open end: "inf", never Infinity
         return
+    for note in notes:  # the other formats: on standard error, as warnings are
+        print(f"treedp: note: {note}", file=sys.stderr)
     if args.format == "csv":
         out = io.StringIO()
         writer = csv.writer(out, lineterminator="\n")
@@ -399,10 +402,13 @@ def _run_grouped(args: argparse.Namespace, level: float) -> None:
             **({"level": level} if args.ci else {}),
             "rows": [dict(zip(header, row, strict=True)) for row in rows],
             "warning": None,
-            "notes": [],
+            "notes": _kept(grouped.bounds, args.ci),
         }
         print(json.dumps(out))
-    elif args.quiet:
+        return
+    for note in _kept(grouped.bounds, args.ci):
+        print(f"treedp: note: {note}", file=sys.stderr)
+    if args.quiet:
         for row in rows:
             print(" ".join(bare(c) for c in row[len(grouped.by) + 2 : -2]))
     elif args.format == "text":
@@ -424,3 +430,8 @@ def _run_grouped(args: argparse.Namespace, level: float) -> None:
             print(f"# low_signal: {_FLAG_NOTE}")
         if grouped.seeded:
             print("# SEEDED: not for publication")
+
+
+def _kept(bounds: Any, ci: bool) -> list[str]:
+    """With ``--ci``, a per-person release's note: its intervals describe the rows kept."""
+    return [bounds.kept()] if ci and bounds is not None and bounds.unit is not None else []

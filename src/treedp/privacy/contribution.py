@@ -93,6 +93,22 @@ class ContributionBounds:
     max_groups: int
     max_contributions_per_group: int
 
+    def kept(self) -> str:
+        """What a per-person release's answers and intervals describe, in words: the rows
+        kept, not every row of the input (a person's rows past the bounds are dropped at
+        random before counting; the truncation's bias is in no interval)."""
+        if self.max_groups * self.max_contributions_per_group > self.max_contributions:
+            per = f"at most {self.max_contributions} per person"
+        else:
+            per = (
+                f"at most {self.max_contributions_per_group} per person and key, in at most "
+                f"{self.max_groups} keys"
+            )
+        return (
+            f"the answers and their intervals describe the rows kept ({per}, a random choice "
+            "of each person's rows), not every row of the input"
+        )
+
     @classmethod
     def from_parameters(
         cls,

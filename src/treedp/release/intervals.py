@@ -182,7 +182,9 @@ class IntervalQueries:
         most ``(1 - level)/2``, so the interval covers with probability at least ``level`` at
         every point; it is clipped at 0, and at ``n`` when ``n`` is public (replace), and
         widened to hold the point answer (:meth:`cdf` / :meth:`range_count`, consistent by
-        default), which the monotone fit can move outside it.
+        default), which the monotone fit can move outside it. With a privacy unit the truth
+        is that of the rows kept (at most ``k`` per person): a person's rows past the bound are
+        dropped before counting, and that bias is in no interval.
         ``c = max(z, ln(1/(1 - level))/√2)``, the larger of the normal and Laplace quantiles:
         exact or conservative for ``level`` above about 0.85.
 
@@ -231,7 +233,8 @@ class IntervalQueries:
     def n_interval(self, *, level: float = 0.95) -> tuple[float, float]:
         """A confidence interval for the number of records :attr:`n` (every record, those
         clamped into an end bin included), covering with probability at least ``level``;
-        ``(n, n)`` for a public ``n`` (replace).
+        ``(n, n)`` for a public ``n`` (replace). With a privacy unit, the records kept
+        (:attr:`PersonUnit.kept <treedp.release.unit.PersonUnit.kept>`), as for every answer.
 
         Examples
         --------

@@ -99,6 +99,12 @@ class PersonUnit:
         """``"person:<column>"``."""
         return self.bounds.unit_label
 
+    @property
+    def kept(self) -> str:
+        """What the release's answers and intervals describe (:meth:`ContributionBounds.kept
+        <treedp.privacy.contribution.ContributionBounds.kept>`)."""
+        return self.bounds.kept()
+
     def factor(self, mechanism: Mechanism) -> int:
         """The person-level loss over the mechanism's: ``Δ1`` (pure ε) or ``L2²`` (zCDP)."""
         return loss_factor(self.bounds, self.neighbours, mechanism.guarantee_kind == "zcdp")
