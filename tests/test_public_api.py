@@ -51,6 +51,7 @@ def test_all_is_pinned() -> None:
         "load_release",
         "make_bins",
         "median",
+        "noting",
         "plan",
         "predict_error",
         "quantile_exponential",

@@ -55,21 +55,23 @@ def test_every_front_door_records_what_it_released(tmp_path: Path) -> None:
     df.to_csv(csv, index=False)
     with _ledger(tmp_path) as led:
         common: dict[str, Any] = {"accountant": led, "rng": SEED(1)}
-        treedp.release_cdf(
-            df, column="income", bounds=(0, 1000), bins=16, epsilon=1, note="T1", **common
-        )
+        with treedp.noting("T1"):
+            treedp.release_cdf(df, column="income", bounds=(0, 1000), bins=16, epsilon=1, **common)
         treedp.release_cdf(df, column="age", bounds="private", bins="integers", epsilon=1, **common)
-        treedp.release_counts([3, 1, 4], bins=3, epsilon=1, note="counts made elsewhere", **common)
-        treedp.release_grouped(
-            str(csv), column="age", by="region", keys=["north", "south"], bounds=(18, 89),
-            bins="integers", epsilon=1, note="T2", **common,
-        )  # fmt: skip
+        with treedp.noting("counts made elsewhere"):
+            treedp.release_counts([3, 1, 4], bins=3, epsilon=1, **common)
+        with treedp.noting("T2"):
+            treedp.release_grouped(
+                str(csv), column="age", by="region", keys=["north", "south"], bounds=(18, 89),
+                bins="integers", epsilon=1, **common,
+            )  # fmt: skip
         treedp.quantiles(df, [0.25, 0.75], column="income", bounds=(0, 1000), epsilon=1, **common)
-        treedp.median(df["age"].to_numpy(), bounds=(18, 89), epsilon=1, note="M", **common)
-        treedp.profile(
-            df[["age", "income"]], epsilon=1, bounds={"age": (18, 89)}, note="P", **common
-        )
-        treedp.continual(horizon=4, epsilon=1, bins=4, bounds=(0, 8), note="S", **common)
+        with treedp.noting("M"):
+            treedp.median(df["age"].to_numpy(), bounds=(18, 89), epsilon=1, **common)
+        with treedp.noting("P"):
+            treedp.profile(df[["age", "income"]], epsilon=1, bounds={"age": (18, 89)}, **common)
+        with treedp.noting("S"):
+            treedp.continual(horizon=4, epsilon=1, bins=4, bounds=(0, 8), **common)
     got = _subjects(tmp_path)
     assert got[0] == {"column": "income", "source": "pandas.DataFrame", "bounds": [0.0, 1000.0],
                       "note": "T1"}  # fmt: skip
@@ -131,8 +133,9 @@ def test_noting_labels_every_charge_in_its_block_and_nests(tmp_path: Path) -> No
         with treedp.noting("outer"):
             treedp.quantile_exponential(x, 0.5, bounds=(0, 10), epsilon=1, accountant=led,
                                         rng=SEED(6))  # fmt: skip
-            treedp.release_cdf(x, bounds=(0, 10), bins=4, epsilon=1, accountant=led, rng=SEED(7),
-                               note="inner")  # fmt: skip
+            with treedp.noting("inner"):
+                treedp.release_cdf(x, bounds=(0, 10), bins=4, epsilon=1, accountant=led,
+                                   rng=SEED(7))  # fmt: skip
             treedp.release_cdf(x, bounds=(0, 10), bins=4, epsilon=1, accountant=led, rng=SEED(8))
         treedp.release_cdf(x, bounds=(0, 10), bins=4, epsilon=1, accountant=led, rng=SEED(9))
     got = _subjects(tmp_path)
@@ -174,17 +177,27 @@ def test_a_bad_note_is_refused_before_anything_is_read_or_charged(
 
     with _ledger(tmp_path) as led:
         with pytest.raises(error, match="'note'"), treedp.noting(note):
-            raise AssertionError("ran")
-        if note is not None:
-            for call in (
-                lambda: treedp.release_cdf(Unreadable(), bounds=(0, 1), bins=2, epsilon=1,
-                                           accountant=led, note=note),
-                lambda: treedp.quantiles(Unreadable(), 0.5, bounds=(0, 1), epsilon=1,
-                                         accountant=led, note=note),
-                lambda: treedp.profile({"x": Unreadable()}, epsilon=1, accountant=led, note=note,
-                                       types={"x": "float"}),
-                lambda: treedp.continual(horizon=2, epsilon=1, accountant=led, note=note),
-            ):  # fmt: skip
-                with pytest.raises(error, match="'note'"):
-                    call()
+            treedp.release_cdf(Unreadable(), bounds=(0, 1), bins=2, epsilon=1, accountant=led)
         assert list(led.history) == []
+
+
+def test_the_subject_is_worked_out_at_the_charge_after_the_read() -> None:
+    """Describing an input may touch it (a list's length), which nothing may do before the
+    accountant's check: the subject is resolved when the charge is made, not before."""
+    order: list[str] = []
+
+    class Watched(list):  # type: ignore[type-arg]
+        def __len__(self) -> int:
+            order.append("read")
+            return super().__len__()
+
+    class Acct(treedp.Accountant):
+        def check(self, record: SpendRecord) -> None:
+            order.append("check")
+            super().check(record)
+
+    acct = Acct(treedp.PureDP(1.0))
+    treedp.release_cdf(Watched([1.0, 2.0]), bounds=(0, 4), bins=2, epsilon=1, accountant=acct,
+                       rng=SEED(1))  # fmt: skip
+    assert order[0] == "check" and "read" in order
+    assert acct.history[0].record.parameters[SUBJECT_KEY]["source"] == "tests.Watched"

@@ -77,7 +77,6 @@ def release_cdf(
     column: str | None = None,
     privacy_unit: PrivacyUnit | None = None,
     engine: LocalEngine | None = None,
-    note: str | None = None,
 ) -> Release:
     """Release the distribution of one numeric column under differential privacy.
 
@@ -121,10 +120,10 @@ def release_cdf(
     rng : RandomSource, optional
         Default: the OS's cryptographic generator; :class:`treedp.InsecureSeededSource` is
         for tests and research, and the release records it.
-    accountant, note : Accountant, str, optional
+    accountant : Accountant, optional
         Charged once, after the data were read and before any noise is drawn; the charge
-        records what was released (column, source as given, public bounds) and ``note``, your
-        words for it (``"Table 3, 2026 Q3"``; :mod:`treedp.subject`).
+        records what was released (column, source as given, public bounds; a note with
+        :func:`treedp.noting`, :mod:`treedp.subject`).
     column, engine : str, LocalEngine, optional
         The column of a table, DataFrame or file; threads, kernel and progress bar for data
         counted on this machine.
@@ -175,7 +174,6 @@ def release_counts(
     integer: bool = False,
     rng: RandomSource | None = None,
     accountant: Accountant | None = None,
-    note: str | None = None,
 ) -> Release:
     """Release the distribution given by bin counts made elsewhere, under pure ``epsilon``-DP.
 
@@ -207,9 +205,8 @@ def release_counts(
         conversion gives ``(epsilon, delta)``-DP; ``treedp.PureDP(epsilon)`` is
         ``epsilon=epsilon``. See docs/gaussian.md.
     accountant : Accountant, optional
-        As for :func:`release_cdf`: charged before any noise is drawn.
-    note : str, optional
-        As for :func:`release_cdf`: recorded with the charge (the source is ``"counts"``).
+        As for :func:`release_cdf`: charged before any noise is drawn (the source recorded
+        is ``"counts"``).
 
     Returns
     -------
@@ -245,7 +242,6 @@ def release_counts(
         rng=rng,
         accountant=accountant,
         counts=True,
-        note=note,
     )
     return run(query)  # type: ignore[return-value]
 

@@ -108,7 +108,6 @@ def release_grouped(
     plan: Plan | PlanCache | bool | None = None,
     postprocess: str = "monotone",
     integer: bool = False,
-    note: str | None = None,
 ) -> Release: ...
 
 
@@ -137,7 +136,6 @@ def release_grouped(
     plan: Plan | PlanCache | bool | None = None,
     postprocess: str = "monotone",
     integer: bool = False,
-    note: str | None = None,
 ) -> GroupedRelease: ...
 
 
@@ -167,7 +165,6 @@ def release_grouped(
     plan: Plan | PlanCache | bool | None = None,
     postprocess: str = "monotone",
     integer: bool = False,
-    note: str | None = None,
 ) -> GroupedRelease | Release:
     """Release the distribution of ``column`` per public key of ``by``, for a privacy unit.
 
@@ -207,7 +204,7 @@ def release_grouped(
         Add or remove one person with all their rows, or replace them (sizes stay private).
     nan : {"error", "drop"}, default="error"
         Missing values, keys or person ids: refused, or the records dropped.
-    sql, rng, accountant, bounds, bins, mechanism, plan, postprocess, integer, note
+    sql, rng, accountant, bounds, bins, mechanism, plan, postprocess, integer
         As for :func:`treedp.release_cdf` (public bounds; plans for ``epsilon / Δ``).
 
     Returns
@@ -239,7 +236,6 @@ def release_grouped(
         plan=plan,
         postprocess=postprocess,
         integer=integer,
-        note=note,
     )
     return run(query)  # type: ignore[return-value]
 

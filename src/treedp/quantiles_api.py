@@ -93,7 +93,6 @@ def quantiles(
     column: str | None = None,
     n_share: float | None = None,
     privacy: Measure | None = None,
-    note: str | None = None,
 ) -> QuantilesResult:
     """Private quantiles at any levels, by the method best for the request.
 
@@ -140,10 +139,10 @@ def quantiles(
         positive rest (``bounds_share + n_share < 1``); refused where no count can be spent.
     neighbours, nan, rng, column
         As for :func:`treedp.release_cdf` (``column``: of a DataFrame or file(s)).
-    accountant, note : Accountant, str, optional
+    accountant : Accountant, optional
         Charged the whole ``epsilon`` or ``privacy`` (bounds and count included) once, after
         every check and the data's read and before any randomness is drawn; the charge records
-        the column, source, bounds and levels, and ``note`` (as :func:`treedp.release_cdf`).
+        the column, source, bounds and levels (as :func:`treedp.release_cdf`).
     privacy : ZCDP or ApproxDP, optional
         A target instead of ``epsilon`` (``epsilon=None``) at each method's tightest cost
         (:mod:`treedp.quantile_privacy`: an ``ε_j``-exponential mechanism is ``ε_j²/8``-zCDP,
@@ -172,7 +171,6 @@ def quantiles(
         accountant=accountant,
         column=column,
         privacy=privacy,
-        note=note,
     )
     return run(query)  # type: ignore[return-value]
 
@@ -207,7 +205,6 @@ def median(
     integers: bool | None = ...,
     bins: str | None = ...,
     column: str | None = ...,
-    note: str | None = ...,
 ) -> QuantileValue: ...
 
 
@@ -226,7 +223,6 @@ def median(
     integers: bool | None = ...,
     bins: str | None = ...,
     column: str | None = ...,
-    note: str | None = ...,
 ) -> QuantilesResult: ...
 
 
@@ -245,7 +241,6 @@ def median(
     integers: bool | None = ...,
     bins: str | None = ...,
     column: str | None = ...,
-    note: str | None = ...,
 ) -> QuantileValue | QuantilesResult: ...
 
 
@@ -264,7 +259,6 @@ def median(
     integers: bool | None = None,
     bins: str | None = None,
     column: str | None = None,
-    note: str | None = None,
 ) -> Any:
     """A private median: the exponential-mechanism quantile at ``q = 1/2`` (on integer data
     over public bounds of at most ``2**20`` integers, permute-and-flip over them).
@@ -312,8 +306,6 @@ def median(
         type for the continuous reading).
     column : str, optional
         The column of a DataFrame or file(s) given as ``values``.
-    note : str, optional
-        What the release is, recorded with its charge (as :func:`treedp.release_cdf`).
 
     Returns
     -------
@@ -337,7 +329,6 @@ def median(
         rng=rng,
         accountant=accountant,
         column=column,
-        note=note,
     )
     return result if details else result.value
 

@@ -48,7 +48,6 @@ from treedp.query_args import (
     private_bounds_of,
 )
 from treedp.spec import ReleaseSpec, make_spec
-from treedp.subject import check_note
 from treedp.timezones import UNKNOWN, check_agrees, data_zone, quantile_bounds
 
 __all__ = ["Grouping", "Query", "approx_target", "build_query"]
@@ -113,9 +112,6 @@ class Query:
     found : dict or None
         The record of bounds found beforehand (``bounds=`` a ``BoundsResult``:
         :func:`treedp.found_bounds.split_found`), kept by the release.
-    note : str or None
-        The caller's words for what the release is, recorded with its charge
-        (:mod:`treedp.subject`).
     """
 
     data: Any
@@ -136,7 +132,6 @@ class Query:
     quantiles: QuantilesRequest | None = None
     timezone: str | None = None
     found: dict[str, Any] | None = None
-    note: str | None = None
 
     @property
     def release_spec(self) -> ReleaseSpec:
@@ -185,14 +180,13 @@ def build_query(
     counts: bool = False,
     quantiles: Any = None,
     n_share: float | None = None,
-    note: str | None = None,
 ) -> Query:
     """Check every public parameter of a release, once, and freeze them (no value is read).
 
     The keywords are those of :func:`treedp.release_cdf` and :func:`treedp.release_grouped`
     (``bins`` also a :class:`Bins` or edges; ``plan`` a :class:`PlanCache` or False);
     ``quantiles=q``: quantiles at levels ``q``, as :func:`treedp.quantiles` (``mechanism``
-    the quantile method); ``note``: recorded with the charge (:mod:`treedp.subject`).
+    the quantile method).
 
     Returns
     -------
@@ -200,7 +194,6 @@ def build_query(
         Run it with :func:`treedp.run_query`; a refusal names the argument and what is allowed.
     """
     check_accountant(accountant, unit="record" if privacy_unit is None else None)  # read nothing
-    note = check_note(note)
     if quantiles is not None:
         extras = {
             "edges": edges, "plan": plan, "privacy_unit": privacy_unit,
@@ -210,7 +203,7 @@ def build_query(
             "integer": integer or None, "counts": counts or None,
         }  # fmt: skip
         request = (quantiles, epsilon, mechanism, bins, bounds, n, n_share, neighbours, nan)
-        return _quantile_query(values, column, request, extras, privacy, rng, accountant, note)
+        return _quantile_query(values, column, request, extras, privacy, rng, accountant)
     if n_share is not None:
         raise InvalidParameterError(
             "The 'n_share' parameter applies only to a quantile query with n='private'."
@@ -234,7 +227,6 @@ def build_query(
         "rng": check_source(rng),
         "accountant": accountant,
         "counts": counts,
-        "note": note,
     }
     unit = privacy_unit_of(privacy_unit)
     if by is not None or unit is not None:
@@ -308,7 +300,6 @@ def _quantile_query(
     privacy: Measure | None,
     rng: RandomSource | None,
     accountant: Accountant | None,
-    note: str | None,
 ) -> Query:
     """A quantile query: no spec (the method and bins are chosen when it runs). ``request``:
     the levels, epsilon, method, bins, bounds, n, n_share, neighbours and nan as given;
@@ -330,7 +321,6 @@ def _quantile_query(
         total_epsilon=checked.eps,
         quantiles=checked,
         timezone=zone,
-        note=note,
     )
 
 

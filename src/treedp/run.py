@@ -54,7 +54,7 @@ def run(query: Query) -> Release | GroupedRelease | QuantilesResult:
         :class:`GroupedRelease` for a group-by query, a :class:`QuantilesResult` for a
         quantile query.
     """
-    with releasing(subject_of(query)):  # every charge records what it paid for
+    with releasing(lambda: subject_of(query)):  # every charge records what it paid for
         if query.grouping is not None:
             return cast("Release | GroupedRelease", run_grouped(query))
         if query.quantiles is not None:

@@ -3,10 +3,11 @@
 A charge's record says what was spent (mechanism, measure, neighbours, privacy unit, the
 mechanism's parameters); :func:`subject_of` says what it was spent on — the column, the source
 as the user gave it (the engine table's ``describe``: paths, a database query's text, else the
-input's type), the ``by`` columns, the public bounds (or which side was found privately), the
-quantile levels and the caller's ``note`` — and :func:`treedp.run.run` has every charge of the
-run record it (:func:`treedp.privacy.spend.releasing`, under ``parameters["release"]``), so a
-ledger is an audit trail: which release, of what, from where, when and at what cost.
+input's type), the ``by`` columns, the public bounds (or which side was found privately) and
+the quantile levels — and :func:`treedp.run.run` has every charge of the run record it
+(:func:`treedp.privacy.spend.releasing`, under ``parameters["release"]``, worked out at the
+charge: after the data were read), with the caller's note (:func:`noting`, around any calls),
+so a ledger is an audit trail: which release, of what, from where, why, when, at what cost.
 
 Only public inputs are described: never a value, count or shape of the data, nor anything a
 release finds (private bounds, selected keys, an ``"auto"`` contribution bound are outputs of the
@@ -68,11 +69,12 @@ def check_note(note: Any) -> str | None:
 def noting(note: str) -> Iterator[None]:
     """Record ``note`` with every charge made in the block, whatever spends it.
 
-    The front doors take ``note=`` for their own charge; this also labels the building-block
-    mechanisms called directly (:func:`treedp.quantile_exponential`,
-    :func:`treedp.stable_median`, ...) and a series of releases at once. A front door's own
-    ``note=`` is kept over it. Checked (a non-empty str of at most :data:`MAX_NOTE`
-    characters) before the block runs.
+    Every charge records it beside what the release describes of itself (the column, the
+    input as given, the public bounds): the front doors' releases, profiles, streams and the
+    building-block mechanisms called directly (:func:`treedp.quantile_exponential`,
+    :func:`treedp.stable_median`, ...) alike; ``treedp ... --note TEXT`` on the command line.
+    Checked (a non-empty str of at most :data:`MAX_NOTE` characters) before the block runs;
+    an inner block's note is kept over an outer one's.
 
     Examples
     --------
@@ -110,18 +112,16 @@ def subject_of(query: Query) -> dict[str, Any]:
         subject["bounds"] = bounds
     if query.quantiles is not None:
         subject["levels"] = [float(q) for q in np.ravel(query.quantiles.qa)]
-    if query.note is not None:
-        subject["note"] = query.note
     return subject
 
 
-def stream_subject(path: Any, bins: Bins | None, note: str | None) -> dict[str, Any]:
-    """What a stream releases, for its one charge: its state file (or none), its public
-    bounds, the note (:func:`treedp.continual`; its batches come later, step by step)."""
+def stream_subject(path: Any, bins: Bins | None) -> dict[str, Any]:
+    """What a stream releases, for its one charge: its state file (or none) and its public
+    bounds (:func:`treedp.continual`; its batches come later, step by step)."""
     subject: dict[str, Any] = {"source": "stream" if path is None else f"stream: {path}"}
     if bins is not None:
         subject["bounds"] = _ends(bins)
-    return subject | ({} if note is None else {"note": note})
+    return subject
 
 
 def _bounds(query: Query) -> list[Any] | None:

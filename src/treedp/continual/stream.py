@@ -51,7 +51,7 @@ from treedp.noise.rng import InsecureSeededSource, RandomSource, check_source
 from treedp.privacy.accountant import check_accountant
 from treedp.privacy.measures import Measure
 from treedp.privacy.spend import SUBJECT_KEY, SpendRecord
-from treedp.subject import check_note, stream_subject
+from treedp.subject import stream_subject
 
 __all__ = ["MAX_HORIZON", "ContinualStream", "continual", "load_continual"]
 
@@ -337,7 +337,6 @@ def continual(
     path: str | os.PathLike[str] | None = None,
     privacy_unit: Any = None,
     max_contributions: int | None = None,
-    note: str | None = None,
 ) -> ContinualStream:
     """Start a stream released after every one of ``horizon`` steps.
 
@@ -373,8 +372,6 @@ def continual(
     max_contributions : int, optional
         ``k``: the records kept per person over the *whole stream* (later ones are dropped);
         the sensitivities scale by ``k``. Required with ``privacy_unit``.
-    note : str, optional
-        What the stream is: recorded with its charge (:mod:`treedp.subject`) and state file.
 
     Returns
     -------
@@ -386,7 +383,6 @@ def continual(
     n_bins = 1 if the_bins is None else the_bins.n_bins
     mechanism = check_mechanism(mechanism, noise, horizon, n_bins)
     unit = stream_unit(privacy_unit, max_contributions)
-    note = check_note(note)
     acct = check_accountant(accountant)
     source = check_source(rng)
     stream_id = secrets.token_hex(16)
@@ -404,7 +400,7 @@ def continual(
         "seeded": isinstance(source, InsecureSeededSource),
         "unit": unit,
         "treedp_version": __version__,
-        "subject": stream_subject(path, the_bins, note),
+        "subject": stream_subject(path, the_bins),
     }
     record = _record(payload, counter)
     if acct is not None:

@@ -6,7 +6,7 @@ record's meaning never changes: a new kind of spend gets a new field default or 
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field, replace
@@ -37,7 +37,15 @@ PRIVATE_BOUNDS_RECORD = "release[private bounds]"
 #: public description of the query (column, source, by columns, bounds, note) that
 #: :func:`releasing` sets while a release runs.
 SUBJECT_KEY = "release"
-_SUBJECT: ContextVar[Mapping[str, Any] | None] = ContextVar("treedp_subject", default=None)
+_Subject = Mapping[str, Any] | Callable[[], Mapping[str, Any]]
+_SUBJECT: ContextVar[_Subject | None] = ContextVar("treedp_subject", default=None)
+
+
+def _resolve(subject: _Subject | None) -> dict[str, Any]:
+    """A subject as a plain dict (a callable called now; None: empty)."""
+    if subject is None:
+        return {}
+    return dict(subject() if callable(subject) else subject)
 
 
 @dataclass(frozen=True)
@@ -151,7 +159,7 @@ def unit_refusal(
 
 
 @contextmanager
-def releasing(subject: Mapping[str, Any]) -> Iterator[None]:
+def releasing(subject: Mapping[str, Any] | Callable[[], Mapping[str, Any]]) -> Iterator[None]:
     """While the block runs, every charge records ``subject`` as what was released.
 
     :func:`treedp.run.run` sets the query's public description
@@ -162,11 +170,13 @@ def releasing(subject: Mapping[str, Any]) -> Iterator[None]:
 
     Parameters
     ----------
-    subject : mapping
-        Public values only (names, paths, public bounds, the user's note), JSON-able.
+    subject : mapping, or a callable returning one
+        Public values only (names, paths, public bounds, the user's note), JSON-able. A
+        callable is called at each charge (after the data were read: working the subject out
+        may touch the input, which nothing may do before the accountant's check).
     """
-    outer = _SUBJECT.get() or {}
-    token = _SUBJECT.set(MappingProxyType({**outer, **subject}))
+    outer = _SUBJECT.get()
+    token = _SUBJECT.set(lambda: {**_resolve(outer), **_resolve(subject)})
     try:
         yield
     finally:
@@ -181,5 +191,5 @@ def described(record: SpendRecord) -> SpendRecord:
     if subject is None:
         return record
     own = record.parameters.get(SUBJECT_KEY) or {}
-    merged = {**subject, **own}
+    merged = {**_resolve(subject), **own}
     return replace(record, parameters={**record.parameters, SUBJECT_KEY: merged})

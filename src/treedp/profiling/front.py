@@ -49,7 +49,7 @@ from treedp.profiling.result import TableProfile
 from treedp.profiling.schema import KINDS, column_kinds
 from treedp.query import Query, build_query
 from treedp.run import run
-from treedp.subject import check_note, describe_source, subject_of
+from treedp.subject import describe_source, subject_of
 
 __all__ = ["PROFILE_RECORD", "profile", "split_epsilon"]
 
@@ -98,7 +98,6 @@ def profile(
     timezone: str | None = None,
     accountant: Accountant | None = None,
     rng: RandomSource | None = None,
-    note: str | None = None,
 ) -> TableProfile:
     """Release the distribution of every numeric or datetime column of a table, under one ε.
 
@@ -131,9 +130,10 @@ def profile(
         many bins of whole integers (:func:`treedp.domain.integer_range_bins`).
     nan : {"drop", "error"}, default="drop"
         Missing values dropped per column (a per-record filter: add/remove holds), or refused.
-    accountant, note : Accountant, str, optional
-        Charged once, with one record for the whole profile: it records the source as given,
-        each column's public bounds and ``note``, your words for it (:mod:`treedp.subject`).
+    accountant : Accountant, optional
+        Charged once, with one record for the whole profile: it records the source as given
+        and each column's public bounds (:mod:`treedp.subject`; a note with
+        :func:`treedp.noting`).
     rng : RandomSource, optional
         Default: the OS's cryptographic generator.
 
@@ -162,7 +162,6 @@ def profile(
     """
     table = sql_input(table, sql)  # a connection and its query: one SqlSource
     eps = check_epsilon(epsilon)
-    note = check_note(note)
     check_accountant(accountant, unit="record", mechanism="profile")  # record-level
     source = check_source(rng)
     bins = check_bin_count(bins, integers=False)
@@ -173,7 +172,7 @@ def profile(
         _column(table, name, kinds[name], share, bounds, bins, nan, source, private)
         for name, share in zip(chosen, split_epsilon(eps, len(chosen)), strict=True)
     ]
-    record = _profile_record(eps, chosen, plan, _subject(table, plan, note))
+    record = _profile_record(eps, chosen, plan, _subject(table, plan))
     if accountant is not None:  # refused before any value is read
         accountant.check(record)
     releases = _run_all(plan, record, accountant)
@@ -291,10 +290,10 @@ def _integer_bins(bounds: Any, cap: int) -> tuple[Any, Any]:
     return bounds, the_bins
 
 
-def _subject(table: Any, plan: Sequence[_Column], note: str | None) -> dict[str, Any]:
-    """What a profile releases, for its charge: the source, each column's bounds, the note."""
+def _subject(table: Any, plan: Sequence[_Column]) -> dict[str, Any]:
+    """What a profile releases, for its charge: the source and each column's bounds."""
     bounds = {c.name: subject_of(c.query).get("bounds") for c in plan}
-    return {"source": describe_source(table), "bounds": bounds} | ({"note": note} if note else {})
+    return {"source": describe_source(table), "bounds": bounds}
 
 
 def _profile_record(
