@@ -379,6 +379,7 @@ def test_release_estimator_postprocess_integer(
     assert main(_release_args(csv_file, out, *extra, "--neighbors", "add_remove")) == 0
     rel = load_release(out)
     assert (rel.estimator, rel.postprocess, rel.integer) == ("direct", "monotone_l1", True)
+    assert not rel.mechanism.least_squares_only  # a plan for the direct estimator: no strategy
     assert rel.neighbours == "add_remove"
     assert np.array_equal(rel.consistent_counts, np.round(rel.consistent_counts))
     assert main(_release_args(csv_file, out, "--postprocess", "none")) == 0

@@ -159,7 +159,8 @@ def search_plan(
     for branching, ref_budgets, how in references(n_bins, eps, nb, s.family):
         results.append(s.tree(TreeShape(n_bins, branching), ref_budgets, how))
     for cls in REGISTRY.values():  # what the other mechanisms offer, in registry order
-        if s.family.key in cls.noises:
+        # (one estimator, least squares: not an answer to a plan for the direct estimator)
+        if s.family.key in cls.noises and not (estimator == "direct" and cls.least_squares_only):
             offer = cls.plan_candidate(n_bins, eps, nb, noise, objective, workload=workload)
             results.extend([] if offer is None else [offer])
     if workload is not None and search is not workload:
