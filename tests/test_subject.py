@@ -201,3 +201,10 @@ def test_the_subject_is_worked_out_at_the_charge_after_the_read() -> None:
                        rng=SEED(1))  # fmt: skip
     assert order[0] == "check" and "read" in order
     assert acct.history[0].record.parameters[SUBJECT_KEY]["source"] == "tests.Watched"
+    # a profile's one record names each column's bounds from public parameters only
+    order.clear()
+    profiled = Acct(treedp.PureDP(1.0))
+    treedp.profile({"x": Watched([1.0, 2.0, 3.0] * 20)}, epsilon=1, bounds={"x": (0, 4)},
+                   types={"x": "float"}, accountant=profiled, rng=SEED(2))  # fmt: skip
+    assert order[0] == "check" and "read" in order
+    assert profiled.history[0].record.parameters[SUBJECT_KEY]["bounds"] == {"x": [0.0, 4.0]}

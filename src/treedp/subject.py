@@ -33,6 +33,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "MAX_NOTE",
+    "bounds_of",
     "check_note",
     "describe_source",
     "noting",
@@ -44,20 +45,13 @@ __all__ = [
 MAX_NOTE = 1000
 
 
-def must_note(got: str) -> str:
-    """The refusal of a ``note`` that is not a str."""
-    return (
-        "The 'note' parameter must be a str (what the release is, recorded with its charge). "
-        f"Got {got} instead."
-    )
-
-
-def check_note(note: Any) -> str | None:
-    """``note`` if it is None or a non-empty str of at most :data:`MAX_NOTE` characters."""
-    if note is None:
-        return None
+def check_note(note: Any) -> str:
+    """``note`` if it is a non-empty str of at most :data:`MAX_NOTE` characters."""
     if not isinstance(note, str):
-        raise InvalidTypeError(must_note(type(note).__name__))
+        raise InvalidTypeError(
+            "The 'note' parameter must be a str (what the release is, recorded with its "
+            f"charge). Got {type(note).__name__} instead."
+        )
     if not note.strip() or len(note) > MAX_NOTE:
         raise InvalidParameterError(
             f"The 'note' parameter must be non-empty, of at most {MAX_NOTE} characters."
@@ -86,10 +80,7 @@ def noting(note: str) -> Iterator[None]:
     >>> acct.history[0].record.parameters["release"]
     {'note': 'Table 3, 2026 Q3', 'source': 'list', 'bounds': [0.0, 100.0]}
     """
-    checked = check_note(note)
-    if checked is None:
-        raise InvalidTypeError(must_note("NoneType"))
-    with releasing({"note": checked}):
+    with releasing({"note": check_note(note)}):
         yield
 
 
@@ -107,7 +98,7 @@ def subject_of(query: Query) -> dict[str, Any]:
     subject["source"] = "counts" if query.counts else describe_source(query.data)
     if query.grouping is not None and query.grouping.by:
         subject["by"] = list(query.grouping.by)
-    bounds = _bounds(query)
+    bounds = bounds_of(query)
     if bounds is not None:
         subject["bounds"] = bounds
     if query.quantiles is not None:
@@ -124,8 +115,9 @@ def stream_subject(path: Any, bins: Bins | None) -> dict[str, Any]:
     return subject
 
 
-def _bounds(query: Query) -> list[Any] | None:
-    """The public bounds: the bins' ends, or ``"private"`` for a side found privately."""
+def bounds_of(query: Query) -> list[Any] | None:
+    """The query's public bounds: the bins' ends, or ``"private"`` for a side found privately
+    (public parameters only: nothing of the input is touched)."""
     if query.private_bounds is not None:
         return [_plain(side) for side in query.private_bounds.request]
     if query.bins is not None:

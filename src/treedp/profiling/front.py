@@ -49,7 +49,7 @@ from treedp.profiling.result import TableProfile
 from treedp.profiling.schema import KINDS, column_kinds
 from treedp.query import Query, build_query
 from treedp.run import run
-from treedp.subject import describe_source, subject_of
+from treedp.subject import bounds_of, describe_source
 
 __all__ = ["PROFILE_RECORD", "profile", "split_epsilon"]
 
@@ -292,7 +292,7 @@ def _integer_bins(bounds: Any, cap: int) -> tuple[Any, Any]:
 
 def _subject(table: Any, plan: Sequence[_Column]) -> dict[str, Any]:
     """What a profile releases, for its charge: the source and each column's bounds."""
-    bounds = {c.name: subject_of(c.query).get("bounds") for c in plan}
+    bounds = {c.name: bounds_of(c.query) for c in plan}  # public: charged before any read
     return {"source": describe_source(table), "bounds": bounds}
 
 
