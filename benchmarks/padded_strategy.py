@@ -23,7 +23,7 @@ import time
 from treedp import plan
 from treedp.strategy import make_strategy
 from treedp.strategy.candidate import strategy_errors
-from treedp.strategy.store import SHIPPED_SIZES, padded_strategy
+from treedp.strategy.store import padded_strategy, shipped_size
 
 SIZES = (10, 20, 30, 50, 64, 74, 99, 100, 150, 200, 300, 500, 600, 1000, 1500, 2000, 3000, 4000)
 
@@ -50,7 +50,7 @@ def main() -> None:
         strategy = padded_strategy(b)
         assert strategy is not None
         padded = strategy_errors(strategy, 1.0, "add_remove")["mean_cdf_mse"]
-        size = next(s for s in SHIPPED_SIZES if s >= b)
+        size = shipped_size(b)
         row = (
             f"| {b:,} | {size:,} | {tree:.1f} | {padded:.1f} | {padded / tree:.3f} | "
             f"{p.mechanism} ({p.predicted:.1f}) | {planned:.2f} s |"

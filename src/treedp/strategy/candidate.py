@@ -21,7 +21,7 @@ import numpy as np
 from treedp.noise import noise_scale
 from treedp.noise.families import DiscreteLaplace, noise_family
 from treedp.strategy.model import Strategy, StrategyCovariance
-from treedp.strategy.store import padded_strategy, shipped_strategy
+from treedp.strategy.store import padded_strategy, shipped_size, shipped_strategy
 from treedp.tree.candidate import PlanCandidate
 
 __all__ = ["plan_candidate", "strategy_errors", "workload_error"]
@@ -91,7 +91,7 @@ def plan_candidate(
     offers = []
     kinds: tuple[tuple[str, str], ...] = (("strategy", "prefix"), ("strategy_range", "range"))
     if padded:
-        kinds = () if shipped_strategy(n_bins, "prefix") else (("strategy_padded", "padded"),)
+        kinds = () if shipped_size(n_bins) == n_bins else (("strategy_padded", "padded"),)
     for name, kind in kinds:
         strategy = padded_strategy(n_bins) if padded else shipped_strategy(n_bins, kind)
         if strategy is not None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import io
 from importlib import resources
+from importlib.resources.abc import Traversable
 from pathlib import Path
 
 import numpy as np
@@ -29,6 +30,7 @@ __all__ = [
     "make_strategy",
     "padded_strategy",
     "save_strategy_file",
+    "shipped_size",
     "shipped_strategy",
 ]
 
@@ -90,7 +92,7 @@ def shipped_strategy(n_bins: int, workload: str = "prefix") -> Strategy | None:
         The file's weights do not match their pinned digest (:mod:`treedp.strategy.digests`).
     """
     name = _file_name(n_bins, workload)
-    ref = resources.files("treedp.strategy").joinpath("data", name)
+    ref = _shipped_file(name)
     if not ref.is_file():
         return None
     strategy = load_strategy_file(ref.read_bytes())
@@ -119,15 +121,24 @@ def padded_strategy(n_bins: int, workload: str = "prefix") -> Strategy | None:
     bins, 114.6 from 2,048, 145.8 from 4,096; :data:`SHIPPED_SIZES`).
     """
     b = check_int(n_bins, "n_bins", lo=1)
-    found = (shipped_strategy(s, workload) for s in SHIPPED_SIZES if s >= b)
-    shipped = next((strategy for strategy in found if strategy is not None), None)
-    if shipped is None:
-        return None
-    size = shipped.n_bins
-    if size == b:
+    size = shipped_size(b, workload)
+    shipped = None if size is None else shipped_strategy(size, workload)
+    if shipped is None or size == b:
         return shipped
     aggregates = shipped.aggregates[:, :b]
     return Strategy(shipped.identity[:b], aggregates[aggregates.any(axis=1)], shipped.workload)
+
+
+def shipped_size(n_bins: int, workload: str = "prefix") -> int | None:
+    """The smallest shipped size ``S >= B`` for ``workload`` (its file is there; nothing is
+    read), or None above the largest."""
+    sizes = (s for s in SHIPPED_SIZES if s >= n_bins)
+    return next((s for s in sizes if _shipped_file(_file_name(s, workload)).is_file()), None)
+
+
+def _shipped_file(name: str) -> Traversable:
+    """The shipped file ``name`` (it may not exist)."""
+    return resources.files("treedp.strategy").joinpath("data", name)
 
 
 def make_strategy(n_bins: int, workload: str = "prefix") -> Strategy:
