@@ -14,7 +14,7 @@ The stages are the same for every query (:func:`treedp.release_cdf`,
    ordinary stages with public costs;
 3. **charge**, once, for every stage together, after the data were read and before any noise
    is drawn; the charge records what was released (:mod:`treedp.subject`: the column, the
-   source as given, the public bounds, the caller's ``note``);
+   source as given, the public bounds; the caller's note through :func:`treedp.noting`);
 4. **noise**, and **wrap**: a :class:`~treedp.release.Release` for one distribution (with a
    privacy unit too), a :class:`~treedp.release.grouped.GroupedRelease` per key, a
    :class:`~treedp.quantiles_run.QuantilesResult` for quantiles.
