@@ -208,3 +208,11 @@ def test_the_subject_is_worked_out_at_the_charge_after_the_read() -> None:
                    types={"x": "float"}, accountant=profiled, rng=SEED(2))  # fmt: skip
     assert order[0] == "check" and "read" in order
     assert profiled.history[0].record.parameters[SUBJECT_KEY]["bounds"] == {"x": [0.0, 4.0]}
+
+
+def test_the_cli_reads_the_subject_where_the_library_writes_it() -> None:
+    """treedp budget history imports only public names, so it keeps the key as its own
+    constant: it must be the library's."""
+    from treedp.cli.budget import SUBJECT_KEY as CLI_KEY
+
+    assert CLI_KEY == SUBJECT_KEY
