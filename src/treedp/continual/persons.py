@@ -115,9 +115,9 @@ def read_ids(path: str | os.PathLike[str], column: str) -> list[Any]:
                     raise _no_id_column(column, str(name))
                 out.extend(row[column] or None for row in reader)
         return out
-    import pyarrow.dataset as ds
+    from treedp.engines.files.column_types import exact_dataset
 
-    data = ds.dataset(files, format="parquet" if kind == "parquet" else "ipc")
+    data = exact_dataset(files, "parquet" if kind == "parquet" else "ipc", None)
     if column not in data.schema.names:
         raise _no_id_column(column, "the step's file")
     return list(data.to_table(columns=[column]).column(column).to_pylist())

@@ -135,7 +135,9 @@ def file_schema(table: Any) -> Any:
 
 
 def _first_schema(files: list[str], file_format: str) -> Any:
-    """The Arrow schema of the first file (Parquet, Arrow); None for CSV / TSV."""
+    """The Arrow schema of the files (Parquet, Arrow): the first file's, each column in the
+    type every file's converts to exactly where one exists
+    (:func:`treedp.engines.files.column_types.unified_schema`); None for CSV / TSV."""
     if file_format == "csv":
         return None
     try:
@@ -146,8 +148,10 @@ def _first_schema(files: list[str], file_format: str) -> Any:
             "install treedp[parquet] (pip install pyarrow)."
         ) from None
 
+    from treedp.engines.files.column_types import unified_schema
+
     fmt = "parquet" if file_format == "parquet" else "ipc"
-    return ds.dataset(files[0], format=fmt).schema
+    return unified_schema(ds.dataset(files, format=fmt))
 
 
 def _file_kinds(files: list[str], file_format: str) -> dict[str, str | None] | None:

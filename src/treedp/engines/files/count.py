@@ -21,6 +21,7 @@ import numpy as np
 from treedp._inputs import arrow_to_numpy, check_arrow_type, join_chunks
 from treedp.engines.base import BinCounts, NanPolicy, check_nan_policy, sum_counts
 from treedp.engines.entry import missing_column
+from treedp.engines.files.column_types import check_exact, exact_dataset
 from treedp.engines.files.csv_reader import csv_chunks_arrow, csv_chunks_plain
 from treedp.engines.files.paths import BATCH_ROWS, missing_in, pyarrow_or_none, resolve_paths
 from treedp.engines.local import Kernel, count_chunk, count_chunks, pooled
@@ -91,6 +92,7 @@ def count_path(
     check_nan_policy(nan)
     with progress_bar(progress, total=_total_rows(files, kind)) as tick:
         if kind == "parquet" and pyarrow_or_none() is not None and _parquet_has(files, column):
+            exact_dataset(files, "parquet", [column])  # one column type, as the scanner's paths
             return _count_parquet(files, column, bins, nan, workers, tick, kernel)
         aware = None if bins.datetime_unit is None else bins.timezone is not None
         chunks = iter_path_chunks(
@@ -232,9 +234,9 @@ def _dataset_chunks(files: list[str], kind: str, column: str) -> Iterator[np.nda
             fmt: Any = ds.ParquetFileFormat(
                 default_fragment_scan_options=ds.ParquetFragmentScanOptions(pre_buffer=False)
             )
-            dataset = ds.dataset(files, format=fmt, partitioning="hive")
+            dataset = exact_dataset(files, fmt, [column], partitioning="hive")
         else:
-            dataset = ds.dataset(files, format="ipc")
+            dataset = exact_dataset(files, "ipc", [column])
     except (pa.ArrowInvalid, OSError) as exc:
         raise DataError(f"The input '{where}' could not be read as {kind}: {_first(exc)}") from None
     names = dataset.schema.names
@@ -269,6 +271,7 @@ def count_dataset(
     if column not in data.schema.names:
         raise missing_column(column, data.schema.names)
     check_arrow_type(data.schema.field(column).type, column)
+    check_exact(data, [column])
     scan: dict[str, Any] = {}
     if isinstance(getattr(data, "format", None), ds.ParquetFileFormat):
         scan["fragment_scan_options"] = ds.ParquetFragmentScanOptions(pre_buffer=False)

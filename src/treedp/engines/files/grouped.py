@@ -64,6 +64,7 @@ import numpy as np
 
 from treedp._codes import Encoded
 from treedp._inputs import arrow_to_numpy, check_arrow_type
+from treedp.engines.files.column_types import check_exact, exact_dataset, unified_schema
 from treedp.engines.files.csv_instants import (
     csv_keys,
     instant_column,
@@ -163,8 +164,8 @@ class _Input:
                 )
             else:
                 fmt = "ipc"
-            try:
-                self.dataset = ds.dataset(self.files, format=fmt, partitioning="hive")
+            try:  # every column in the type each file's converts to exactly, where one exists
+                self.dataset = exact_dataset(self.files, fmt, None, partitioning="hive")
             except (OSError, ValueError, TypeError) as exc:  # ArrowTypeError is a TypeError
                 hint = (
                     ": its files and its partition directories give a column different types"
@@ -233,12 +234,20 @@ class _Input:
                         yield _split(batch, arrow_to_numpy(batch[job.column]), job, encode)
 
     def check(self, job: GroupedJob) -> _Input:
-        """This input, after checking that it has the job's columns."""
+        """This input, after checking that it has the job's columns, each in a type that
+        holds every file's exactly (:mod:`treedp.engines.files.column_types`; the person-id
+        column is checked more strictly by ``check_id_types``)."""
         missing = [c for c in job.columns if c not in self.names]
         if missing:
             raise InvalidParameterError(
                 f"The column '{missing[0]}' is not in the input. {columns_text(self.names)}"
             )
+        if self.dataset is not None:
+            typed = [c for c in job.columns if c != job.unit]
+            if self.files:
+                unified_schema(self.dataset, typed)  # refuses a column without an exact type
+            else:
+                check_exact(self.dataset, typed)  # a user's Dataset: its schema as given
         return self
 
     def partitions(self, given: int | None) -> int:

@@ -46,6 +46,7 @@ from typing import Any
 import numpy as np
 
 from treedp._codes import Encoded, factorize
+from treedp.engines.files.column_types import file_schemas
 from treedp.engines.keys import py_scalar
 from treedp.exceptions import DataError, InvalidTypeError
 from treedp.noise import RandomSource
@@ -154,8 +155,9 @@ def check_id_types(dataset: Any, name: str, *, scanned: bool = False) -> None:
         return  # refused by the column check
     import pyarrow as pa
 
-    raw = dataset.schema.field(name).type
-    want = _id_type(raw)
+    raw = dataset.schema.field(name).type  # the scanner's type (its encoding) ...
+    files = [s for _, s in file_schemas(dataset) if name in s.names]
+    want = _id_type(files[0].field(name).type if files else raw)  # ... the first file's own
     for fragment in dataset.get_fragments():
         try:
             schema = fragment.physical_schema
