@@ -29,6 +29,11 @@ def test_init_step_show_with_a_ledger(tmp_path, capsys) -> None:
     assert main(["stream", "show", str(state)]) == 0
     shown = capsys.readouterr().out
     assert "step 2 of 365" in shown and "epsilon=1" in shown
+    count = f"count {treedp.cli._common.fmt_count(out['count'])} "
+    assert f"step 2/365 (last answer): {count}" in shown and "quartiles: " in shown
+    assert main(["stream", "show", str(state), "--format", "json"]) == 0
+    facts = json.loads(capsys.readouterr().out)
+    assert facts["step"] == 2 and facts["last"] == out and facts["bins"] == 10
     with treedp.open_ledger(led, "d") as ledger:
         assert len(ledger.history) == 1  # steps charge nothing
 

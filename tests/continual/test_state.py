@@ -160,3 +160,59 @@ def test_edited_mass_bins_are_refused(tmp_path, held) -> None:
     path.write_text(json.dumps(doc))
     with pytest.raises(ReleaseFormatError, match="mass_bins"):
         load_continual(path)
+
+
+@pytest.mark.parametrize(
+    ("mechanism", "budget"), ROWS, ids=[f"{m}-{next(iter(b))}" for m, b in ROWS]
+)
+def test_the_last_answer_is_kept_in_the_state(tmp_path, mechanism, budget) -> None:
+    """``load_continual(path).last`` is the answer the last step returned, every query the
+    same (the consistent and the unbiased answers, intervals, quartiles), for every row, with
+    bins and without, and None before the first step (a user's ``stream show`` printed only
+    the next step's standard error)."""
+    for bins in ({"bins": 8, "bounds": (0, 8)}, {}):
+        path = tmp_path / f"s{len(bins)}.json"
+        s = continual(horizon=16, mechanism=mechanism, rng=SEED(5), path=path, **bins, **budget)
+        assert s.last is None and load_continual(path).last is None
+        for day in range(3):
+            answer = s.step([0.5, 1.5, 2.5, 2.5 + day, 7.5] if bins else 5)
+        assert s.last is not None and s.last.to_dict() == answer.to_dict()
+        last = load_continual(path, autosave=False).last
+        assert last is not None and last.to_dict() == answer.to_dict()
+        assert last.t == 3 and repr(last) == repr(answer)
+        if bins:
+            x = np.linspace(-1, 9, 23)
+            assert np.array_equal(last.cdf(x, consistent=False), answer.cdf(x, consistent=False))
+            assert np.array_equal(last.cdf_interval(x)[0], answer.cdf_interval(x)[0])
+            assert last.mass_bins() == answer.mass_bins()
+
+
+def test_a_state_without_the_last_answer_loads_and_an_edited_one_is_refused(tmp_path) -> None:
+    """A state file written before the last answer was kept loads (``last`` None); an edited,
+    re-checksummed ``last`` (an index past the bins, a missing field, another shape) is
+    refused on load."""
+    path = tmp_path / "s.json"
+    s = continual(horizon=4, epsilon=1.0, bins=4, bounds=(0, 4), rng=SEED(3), path=path)
+    s.step([0.5, 1.5, 2.5])
+    honest = json.loads(path.read_text())
+    old = json.loads(path.read_text())
+    del old["payload"]["last"], old["payload"]["arrays"]["last_raw"]
+    old["sha256"] = _digest(old["payload"])
+    path.write_text(json.dumps(old))
+    loaded = load_continual(path, autosave=False)
+    assert loaded.t == 1 and loaded.last is None
+    for edit in ("index", "field", "shape"):
+        doc = json.loads(json.dumps(honest))
+        if edit == "index":
+            doc["payload"]["last"]["held"] = [9]
+        elif edit == "field":
+            del doc["payload"]["last"]["seeded"]
+        else:
+            doc["payload"]["arrays"]["last_raw"] = doc["payload"]["arrays"]["last_raw"] | {
+                "shape": [2],
+                "data": doc["payload"]["arrays"]["last_raw"]["data"][:16],
+            }
+        doc["sha256"] = _digest(doc["payload"])
+        path.write_text(json.dumps(doc))
+        with pytest.raises(ReleaseFormatError, match="inconsistent state"):
+            load_continual(path)

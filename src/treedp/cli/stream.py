@@ -79,8 +79,11 @@ def register(sub: Any) -> None:
     )
     add_seed_and_nan(step, "missing values: error (default) or drop")
     step.set_defaults(run=run)
-    show = actions.add_parser("show", help="the stream's public facts")
+    show = actions.add_parser("show", help="the stream's public facts and its last answer")
     show.add_argument("state", help="the stream's state file")
+    show.add_argument(
+        "--format", choices=("text", "json"), default="text", help="text (default) or json"
+    )
     show.set_defaults(run=run)
 
 
@@ -140,10 +143,15 @@ def _print_step(args: argparse.Namespace, answer: Any) -> None:
         if answer.seeded:
             warn_seeded()
         return
+    _print_answer(out)
+
+
+def _print_answer(out: dict[str, Any], what: str = "") -> None:
+    """A step's answer (:meth:`StepAnswer.to_dict`) as text: the count line, the quartiles."""
     lo, hi = out["interval_95"]
-    seeded = SEEDED if answer.seeded else ""  # the stream's own source, from its state
+    seeded = SEEDED if out.get("seeded") else ""  # the stream's own source, from its state
     print(
-        f"step {out['step']}/{out['horizon']}: count {fmt_count(out['count'])} "
+        f"step {out['step']}/{out['horizon']}{what}: count {fmt_count(out['count'])} "
         f"(stderr {fmt(out['stderr'])}, 95% [{fmt_count(lo)}, {fmt_count(hi)}]){seeded}"
     )
     if "quartiles" in out:
@@ -154,6 +162,22 @@ def _print_step(args: argparse.Namespace, answer: Any) -> None:
 def _show(args: argparse.Namespace) -> None:
     s = treedp.load_continual(args.state, autosave=False)
     g = s.guarantee
+    last = s.last
+    if args.format == "json":
+        facts = {
+            "step": s.t,
+            "horizon": s.horizon,
+            "mechanism": s.mechanism,
+            "measure": fmt_measure(g["measure"]),
+            "neighbours": g["neighbours"],
+            "unit": g["unit"],
+            "max_contributions": g["max_contributions"],
+            "bins": None if s.bins is None else s.bins.n_bins,
+            "seeded": s.seeded,
+            "last": None if last is None else last.to_dict(),
+        }
+        print(json.dumps(facts))
+        return
     print(f"{args.state}: step {s.t} of {s.horizon}, mechanism {s.mechanism}")
     print(
         f"guarantee: {fmt_measure(g['measure'])} for {g['covers']}, "
@@ -162,6 +186,10 @@ def _show(args: argparse.Namespace) -> None:
     )
     if s.bins is not None:
         print(f"bins: {s.bins.n_bins}")
+    if last is not None:
+        _print_answer(last.to_dict(), " (last answer)")
+    elif s.t > 0:
+        print("last answer: not kept by this state file (written before treedp kept it)")
     if s.t < s.horizon:
         print(f"next step's stderr: {fmt(float(s.expected_variance(s.t + 1)) ** 0.5)}")
 

@@ -149,11 +149,23 @@ def check_mass_bins(name: str, payload: dict[str, Any]) -> None:
     """Refuse a state whose held point-mass bins (``mass_bins``, absent before session 25) are
     not distinct bin indices of its bins (an edited, re-checksummed file: an index past the
     bins raised in the middle of a step, after the counter had advanced)."""
-    held = payload.get("mass_bins", [])
     bins = payload.get("bins")
     n_bins = 0 if bins is None else len(bins["edges"]) - 1
+    if not _bin_indices(payload.get("mass_bins", []), n_bins):
+        raise ReleaseFormatError(f"'{name}' is an inconsistent state file (mass_bins).")
+    last = payload.get("last")  # the last answer's facts (since session 31)
+    if last is not None and not (
+        isinstance(last, dict)
+        and set(last) == {"held", "seeded"}
+        and isinstance(last["seeded"], bool)
+        and _bin_indices(last["held"], n_bins)
+    ):
+        raise ReleaseFormatError(f"'{name}' is an inconsistent state file (last).")
+
+
+def _bin_indices(held: Any, n_bins: int) -> bool:
+    """Whether ``held`` is a list of distinct bin indices below ``n_bins``."""
     ok = isinstance(held, list) and all(
         isinstance(j, int) and not isinstance(j, bool) and 0 <= j < n_bins for j in held
     )
-    if not ok or len(set(held)) != len(held):
-        raise ReleaseFormatError(f"'{name}' is an inconsistent state file (mass_bins).")
+    return ok and len(set(held)) == len(held)

@@ -153,6 +153,26 @@ class ContinualStream:
             **({} if self._persons is None else {"collision": COLLISION}),
         }
 
+    @property
+    def last(self) -> StepAnswer | None:
+        """The answer of the last step taken, as :meth:`step` returned it (every query the
+        same, post-processing of released values only); None before the first step, and for
+        a state file written before session 31, which did not keep the noisy histogram."""
+        info, raw = self._payload.get("last"), self._arrays.get("last_raw")
+        if self.t == 0 or info is None or raw is None:
+            return None
+        return StepAnswer(
+            self.t,
+            self.horizon,
+            raw.copy(),
+            self._arrays["floor"].copy(),
+            float(self._counter.variances(np.array(self.t))),
+            self._bins,
+            bool(info["seeded"]),
+            self._payload["noise"] == "gaussian",
+            tuple(int(j) for j in info["held"]),
+        )
+
     def expected_variance(self, t: Any) -> np.ndarray | float:
         """The exact variance of the running count's unbiased estimate after step ``t``
         (1..T; per bin: divide by the number of bins). Public: no data is read."""
@@ -270,6 +290,7 @@ class ContinualStream:
         arrays, raw = self._counter.step(dict(self._arrays), t, counts, self._source)
         floor = consistent(raw)  # kept in the state as "floor" (the format's name)
         arrays["floor"] = floor
+        arrays["last_raw"] = np.asarray(raw, dtype=np.float64)  # for :attr:`last`
         self._arrays = arrays
         if self._persons is not None and table is not None:
             self._persons.kept = table
@@ -281,7 +302,9 @@ class ContinualStream:
         )
         # the bins read as a point mass stay so (post-processing of released answers)
         masses = [int(j) for j in answer.mass_bins()]
-        self._payload = {**self._payload, "step": t, "seeded": self.seeded, "mass_bins": masses}
+        seeded, last = self.seeded, {"held": list(held), "seeded": answer.seeded}
+        self._payload = {**self._payload, "step": t, "seeded": seeded, "mass_bins": masses}
+        self._payload["last"] = last
         if self._path is not None:
             self.save(self._path)
         return answer
@@ -462,6 +485,8 @@ def load_continual(
         expected = shapes(int(arrays["floor"].size))
         if any(k not in arrays or arrays[k].shape != v for k, v in expected.items()):
             raise ReleaseFormatError(f"'{name}' is an inconsistent state file (array shapes).")
+    if "last_raw" in arrays and arrays["last_raw"].shape != arrays.get("floor", np.zeros(0)).shape:
+        raise ReleaseFormatError(f"'{name}' is an inconsistent state file (array shapes).")
     source = check_source(rng)
     try:
         return ContinualStream(payload, counter, arrays, source, name if autosave else None)
