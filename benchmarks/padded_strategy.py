@@ -25,7 +25,28 @@ from treedp.strategy import make_strategy
 from treedp.strategy.candidate import strategy_errors
 from treedp.strategy.store import padded_strategy, shipped_size
 
-SIZES = (10, 20, 30, 50, 64, 74, 99, 100, 150, 200, 300, 500, 600, 1000, 1500, 2000, 3000, 4000)
+SIZES = (
+    10,
+    14,
+    16,
+    20,
+    30,
+    50,
+    64,
+    74,
+    99,
+    100,
+    150,
+    200,
+    300,
+    500,
+    600,
+    1000,
+    1500,
+    2000,
+    3000,
+    4000,
+)
 
 
 def main() -> None:

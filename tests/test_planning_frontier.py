@@ -131,7 +131,9 @@ def test_bad_workloads_are_refused(workload: object, kwargs: dict, error: type) 
 
 
 def test_describe_shows_levels_off() -> None:
-    p = treedp.plan(17, epsilon=1.0)  # a B where the tree wins (below the strategies)
+    # a B and objective where a tree with its root off wins (strategies ship for every B
+    # from 11 bins up under the CDF objective since session 31; ranges at 50 are a tree's)
+    p = treedp.plan(50, epsilon=1.0, objective="range_mse")
     text = p.describe()
     assert "root 0 (blocks of" in text and "OFF (not released" in text
     r = treedp.plan(1024, epsilon=1.0, neighbours="replace", n=100)
@@ -173,11 +175,11 @@ def test_a_middle_level_off_is_the_merged_tree() -> None:
 
 
 def test_release_with_the_plan_end_to_end(tmp_path: Path) -> None:
-    values = np.random.default_rng(0).integers(0, 17, 20_000)
-    p = treedp.plan(17, epsilon=1.0)  # a B where the tree wins (below the strategies)
+    values = np.random.default_rng(0).integers(0, 50, 20_000)
+    p = treedp.plan(50, epsilon=1.0, objective="range_mse")  # a tree with its root off
     assert p.mechanism == "tree"
     release = treedp.release_cdf(
-        values, bounds=(0, 17), bins=17, epsilon=1.0, plan=p, rng=InsecureSeededSource(4)
+        values, bounds=(0, 50), bins=50, epsilon=1.0, plan=p, rng=InsecureSeededSource(4)
     )
     assert release.mechanism.off_levels == (0,)
     path = tmp_path / "r.treedp"
@@ -187,8 +189,8 @@ def test_release_with_the_plan_end_to_end(tmp_path: Path) -> None:
     # the passed-back budgets release the same configuration
     again = treedp.release_cdf(
         values,
-        bounds=(0, 17),
-        bins=17,
+        bounds=(0, 50),
+        bins=50,
         epsilon=1.0,
         rng=InsecureSeededSource(4),
         mechanism=treedp.MechanismOptions(

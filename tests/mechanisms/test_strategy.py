@@ -172,11 +172,11 @@ def test_mechanism_contract_and_registration() -> None:
 
 def test_cache_is_owned_by_the_caller() -> None:
     cache = StrategyCache()
-    first = get_strategy(24, cache=cache)
-    assert len(cache) == 1 and get_strategy(24, cache=cache) is first
+    first = get_strategy(28, cache=cache)
+    assert len(cache) == 1 and get_strategy(28, cache=cache) is first
     assert get_strategy(256, cache=cache) is not None and len(cache) == 1  # shipped
     with pytest.raises(InvalidTypeError):
-        get_strategy(24, cache={})  # type: ignore[arg-type]
+        get_strategy(28, cache={})  # type: ignore[arg-type]
 
 
 def test_release_end_to_end_and_file_round_trip() -> None:

@@ -1,14 +1,15 @@
 """A shipped strategy on the first ``B`` of its bins, for any ``B`` up to 4096 (pure ε).
 
 The optimised integer p-Identity strategies ship for ``B`` on a grid of ratio at most 1.5
-from 32 to 4096 (:data:`treedp.strategy.store.SHIPPED_SIZES`), and the planner never
-optimises (a strategy for 1,000 bins takes seconds to minutes). For a ``B`` between two
-shipped sizes, releasing the shipped strategy of the next size ``S >= B`` with its ``S - B``
-last bins always empty beats the planned tree from about ``B = 20``: mean prefix MSE at
-ε = 1, 37.5 against 42.3 at ``B = 100``, 92.3 against 114.7 at ``B = 1000``
-(docs/strategies.md). Padding with bins that are always empty is the same release as dropping
-their columns: ``W' = [diag(d[:B]); A[:, :B]]``, the aggregate rows left all zero removed
-(they would release noise only). That integer matrix is released exactly as
+from 32 to 4096, and about 1.15 from 12 to 256 for the prefix workload
+(:data:`treedp.strategy.store.SHIPPED_SIZES`); the planner never optimises (a strategy for
+1,000 bins takes seconds to minutes). For a ``B`` between two shipped sizes, releasing the
+shipped strategy of the next size ``S >= B`` with its ``S - B`` last bins always empty beats
+the planned tree from about ``B = 11``: mean prefix MSE at ε = 1, 36.2 against 42.3 at
+``B = 100``, 92.3 against 114.7 at ``B = 1000`` (docs/strategies.md). Padding with bins that
+are always empty is the same release as dropping their columns:
+``W' = [diag(d[:B]); A[:, :B]]``, the aggregate rows left all zero removed (they would release
+noise only). That integer matrix is released exactly as
 :class:`~treedp.mechanisms.strategy.StrategyMechanism` releases its own, with least squares on
 it (which uses that the padding is empty).
 """
