@@ -117,7 +117,7 @@ def read_ids(path: str | os.PathLike[str], column: str) -> list[Any]:
         return out
     from treedp.engines.files.column_types import exact_dataset
 
-    data = exact_dataset(files, "parquet" if kind == "parquet" else "ipc", None)
+    data = exact_dataset(files, "parquet" if kind == "parquet" else "ipc", [column])
     if column not in data.schema.names:
         raise _no_id_column(column, "the step's file")
     return list(data.to_table(columns=[column]).column(column).to_pylist())
