@@ -170,7 +170,9 @@ def test_a_quantile_answered_nan_says_why(
     assert main(["quantiles", *seeded, "--q", "0.5", "0.7", "--method", "tree"]) == 0
     assert capsys.readouterr().err.count(NO_ANSWER) == 1
     out = tmp_path / "r.json"
-    assert main(["release", *seeded, "--bins", "16", "--out", str(out)]) == 0
+    # n̂ <= 0 with this seed on 16 bins (a strategy since session 31: seed 1 gives n̂ > 0)
+    released = [*common, "--insecure-seed", "2", "--bins", "16", "--out", str(out)]
+    assert main(["release", *released]) == 0
     capsys.readouterr()
     assert main(["query", str(out), "--median", "--cdf", "5"]) == 0
     assert NO_ANSWER in capsys.readouterr().err
