@@ -206,3 +206,19 @@ def test_dictionary_numbers_in_some_files_are_read_plain(tmp_path: Path) -> None
         "arrow",
     )
     assert sorted(treedp.read_column(str(d), "v").tolist()) == [1, 1, 2, 3]
+
+
+def test_a_damaged_later_file_is_one_clear_error(tmp_path: Path) -> None:
+    """A directory whose first Parquet file reads and a later one is damaged: the footer
+    read that decides the column's type reports it as a :class:`DataError` naming the input
+    (a raw ``ArrowInvalid`` from the counting threads before), before any budget is charged."""
+    from treedp.exceptions import DataError
+
+    pq.write_table(pa.table({"v": [1.0, 2.0]}), tmp_path / "a.parquet")
+    (tmp_path / "b.parquet").write_bytes(b"PAR1 not a parquet file")
+    acc = treedp.Accountant(treedp.PureDP(1.0))
+    with pytest.raises(DataError, match="could not be read as parquet"):
+        treedp.release_cdf(
+            str(tmp_path), column="v", bounds=(0, 10), bins=10, epsilon=1.0, accountant=acc
+        )
+    assert acc.spent == treedp.PureDP(0.0)

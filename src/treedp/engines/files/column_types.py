@@ -26,7 +26,8 @@ to exactly, whatever the values (:func:`exact_type`):
 
 Anything else — integers with text, timestamps of different units or time zones (a finer
 unit overflows on far values) — is refused by :class:`~treedp.exceptions.InvalidTypeError`
-naming the column, two files and their types, before any value is read or budget charged.
+naming the column, each type and a file holding it, before any value is read or budget
+charged.
 The check reads each file's footer once per call (:func:`file_schemas`).
 """
 

@@ -92,7 +92,7 @@ def count_path(
     check_nan_policy(nan)
     with progress_bar(progress, total=_total_rows(files, kind)) as tick:
         if kind == "parquet" and pyarrow_or_none() is not None and _parquet_has(files, column):
-            exact_dataset(files, "parquet", [column])  # one column type, as the scanner's paths
+            _one_type(files, column)  # one column type, as the scanner's paths have
             return _count_parquet(files, column, bins, nan, workers, tick, kernel)
         aware = None if bins.datetime_unit is None else bins.timezone is not None
         chunks = iter_path_chunks(
@@ -100,6 +100,20 @@ def count_path(
             expect_aware=aware,
         )  # fmt: skip
         return count_chunks(chunks, bins, nan, workers=workers, progress=tick, kernel=kernel)
+
+
+def _one_type(files: list[str], column: str) -> None:
+    """Refuse Parquet files whose ``column`` has no one exact type (from every footer,
+    :mod:`treedp.engines.files.column_types`); a footer that cannot be read is a
+    :class:`DataError` naming the input, as the dataset path reports it."""
+    import pyarrow as pa
+
+    try:
+        exact_dataset(files, "parquet", [column])
+    except (pa.ArrowInvalid, OSError) as exc:
+        where = files[0] if len(files) == 1 else f"{len(files)} files"
+        read = f"The input '{where}' could not be read as parquet: {_first(exc)}"
+        raise DataError(read) from None
 
 
 def _parquet_has(files: list[str], column: str) -> bool:
