@@ -72,6 +72,8 @@ class ContinualStream:
         The row of :data:`treedp.continual.mechanisms.MECHANISMS` in use.
     spend : SpendRecord
         What the whole stream costs (charged once, at creation).
+    last : StepAnswer or None
+        The last step's answer (kept in the state file; None before the first step).
     """
 
     def __init__(
