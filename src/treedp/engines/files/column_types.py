@@ -33,6 +33,7 @@ The check reads each file's footer once per call (:func:`file_schemas`).
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable, Sequence
 from typing import Any
 
@@ -132,15 +133,46 @@ def exact_type(types: Iterable[Any]) -> Any:
 
 def file_schemas(dataset: Any) -> list[tuple[str, Any]]:
     """``(where, physical schema)`` of each file of a pyarrow dataset, from its footer; a
-    fragment without a schema of its own (in memory) is left out."""
+    fragment without a schema of its own (in memory) is left out. A local file's schema is
+    read once per version of the file (:func:`_physical_schema`)."""
     out = []
     for fragment in dataset.get_fragments():
         try:
-            schema = fragment.physical_schema
+            schema = _physical_schema(fragment)
         except (AttributeError, NotImplementedError):  # pragma: no cover - in-memory fragments
             continue
         out.append((str(getattr(fragment, "path", "a fragment")), schema))
     return out
+
+
+#: Footers read, by a local file's identity (its path, modification time in ns and size): a
+#: release asks a file's schema several times (kinds, key types, the column checks), and a
+#: footer costs about half a millisecond; bounded by :data:`_MAX_SCHEMAS` entries.
+_SCHEMAS: dict[tuple[str, int, int], Any] = {}
+_MAX_SCHEMAS = 1 << 16
+
+
+def _physical_schema(fragment: Any) -> Any:
+    """``fragment.physical_schema``, remembered for a local file while it is unchanged."""
+    import pyarrow.fs as pafs
+
+    path = getattr(fragment, "path", None)
+    key = None
+    if path is not None and isinstance(getattr(fragment, "filesystem", None), pafs.LocalFileSystem):
+        try:
+            st = os.stat(path)
+        except OSError:  # the reader reports it
+            st = None
+        if st is not None:
+            key = (os.path.abspath(path), st.st_mtime_ns, st.st_size)
+    if key is not None and key in _SCHEMAS:
+        return _SCHEMAS[key]
+    schema = fragment.physical_schema
+    if key is not None:
+        if len(_SCHEMAS) >= _MAX_SCHEMAS:
+            _SCHEMAS.clear()
+        _SCHEMAS[key] = schema
+    return schema
 
 
 def unified_schema(dataset: Any, columns: Iterable[str] | None = None) -> Any:

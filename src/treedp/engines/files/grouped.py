@@ -64,7 +64,7 @@ import numpy as np
 
 from treedp._codes import Encoded
 from treedp._inputs import arrow_to_numpy, check_arrow_type
-from treedp.engines.files.column_types import check_exact, exact_dataset, unified_schema
+from treedp.engines.files.column_types import check_exact, unified_schema
 from treedp.engines.files.csv_instants import (
     csv_keys,
     instant_column,
@@ -164,8 +164,9 @@ class _Input:
                 )
             else:
                 fmt = "ipc"
-            try:  # every column in the type each file's converts to exactly, where one exists
-                self.dataset = exact_dataset(self.files, fmt, None, partitioning="hive")
+            self._format = fmt
+            try:  # the first file's schema; check() gives the job's columns their exact types
+                self.dataset = ds.dataset(self.files, format=fmt, partitioning="hive")
             except (OSError, ValueError, TypeError) as exc:  # ArrowTypeError is a TypeError
                 hint = (
                     ": its files and its partition directories give a column different types"
@@ -244,8 +245,14 @@ class _Input:
             )
         if self.dataset is not None:
             typed = [c for c in job.columns if c != job.unit]
-            if self.files:
-                unified_schema(self.dataset, typed)  # refuses a column without an exact type
+            if self.files:  # refuses a column without an exact type
+                schema = unified_schema(self.dataset, typed)
+                if not schema.equals(self.dataset.schema):
+                    import pyarrow.dataset as ds
+
+                    self.dataset = ds.dataset(
+                        self.files, format=self._format, partitioning="hive", schema=schema
+                    )
             else:
                 check_exact(self.dataset, typed)  # a user's Dataset: its schema as given
         return self

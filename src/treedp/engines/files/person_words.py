@@ -156,20 +156,13 @@ def check_id_types(dataset: Any, name: str, *, scanned: bool = False) -> None:
     import pyarrow as pa
 
     raw = dataset.schema.field(name).type  # the scanner's type (its encoding) ...
-    files = [s for _, s in file_schemas(dataset) if name in s.names]
-    want = _id_type(files[0].field(name).type if files else raw)  # ... the first file's own
-    for fragment in dataset.get_fragments():
-        try:
-            schema = fragment.physical_schema
-        except (AttributeError, NotImplementedError):  # pragma: no cover - in-memory fragments
-            continue
-        if name not in schema.names:
-            continue
+    files = [(w, s) for w, s in file_schemas(dataset) if name in s.names]
+    want = _id_type(files[0][1].field(name).type if files else raw)  # ... the first file's own
+    for where, schema in files:
         got_raw = schema.field(name).type
         got = _id_type(got_raw)
         recoded = pa.types.is_dictionary(got_raw) != pa.types.is_dictionary(raw)
-        where = getattr(fragment, "path", None)
-        shown = f" in '{where}'" if where else ""
+        shown = f" in '{where}'"
         if got == want and scanned and recoded and not pa.types.is_string(want):
             raise InvalidTypeError(
                 f"The person-id column '{name}' is dictionary-encoded in some files and not in "
