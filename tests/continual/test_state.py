@@ -189,14 +189,15 @@ def test_the_last_answer_is_kept_in_the_state(tmp_path, mechanism, budget) -> No
 
 def test_a_state_without_the_last_answer_loads_and_an_edited_one_is_refused(tmp_path) -> None:
     """A state file written before the last answer was kept loads (``last`` None); an edited,
-    re-checksummed ``last`` (an index past the bins, a missing field, another shape) is
+    re-checksummed ``last_held`` (an index past the bins, not a list) or ``last_raw`` (another
+    shape) is
     refused on load."""
     path = tmp_path / "s.json"
     s = continual(horizon=4, epsilon=1.0, bins=4, bounds=(0, 4), rng=SEED(3), path=path)
     s.step([0.5, 1.5, 2.5])
     honest = json.loads(path.read_text())
     old = json.loads(path.read_text())
-    del old["payload"]["last"], old["payload"]["arrays"]["last_raw"]
+    del old["payload"]["last_held"], old["payload"]["arrays"]["last_raw"]
     old["sha256"] = _digest(old["payload"])
     path.write_text(json.dumps(old))
     loaded = load_continual(path, autosave=False)
@@ -204,9 +205,9 @@ def test_a_state_without_the_last_answer_loads_and_an_edited_one_is_refused(tmp_
     for edit in ("index", "field", "shape"):
         doc = json.loads(json.dumps(honest))
         if edit == "index":
-            doc["payload"]["last"]["held"] = [9]
+            doc["payload"]["last_held"] = [9]
         elif edit == "field":
-            del doc["payload"]["last"]["seeded"]
+            doc["payload"]["last_held"] = {"held": []}
         else:
             doc["payload"]["arrays"]["last_raw"] = doc["payload"]["arrays"]["last_raw"] | {
                 "shape": [2],

@@ -146,21 +146,17 @@ def write_state(path: str | os.PathLike[str], payload: dict[str, Any]) -> None:
 
 
 def check_mass_bins(name: str, payload: dict[str, Any]) -> None:
-    """Refuse a state whose held point-mass bins (``mass_bins``, absent before session 25) are
-    not distinct bin indices of its bins (an edited, re-checksummed file: an index past the
-    bins raised in the middle of a step, after the counter had advanced)."""
+    """Refuse a state whose held point-mass bins (``mass_bins``, absent before session 25;
+    ``last_held``, the last answer's, absent before session 31) are not distinct bin indices
+    of its bins (an edited, re-checksummed file: an index past the bins raised in the middle
+    of a step, after the counter had advanced)."""
     bins = payload.get("bins")
     n_bins = 0 if bins is None else len(bins["edges"]) - 1
     if not _bin_indices(payload.get("mass_bins", []), n_bins):
         raise ReleaseFormatError(f"'{name}' is an inconsistent state file (mass_bins).")
-    last = payload.get("last")  # the last answer's facts (since session 31)
-    if last is not None and not (
-        isinstance(last, dict)
-        and set(last) == {"held", "seeded"}
-        and isinstance(last["seeded"], bool)
-        and _bin_indices(last["held"], n_bins)
-    ):
-        raise ReleaseFormatError(f"'{name}' is an inconsistent state file (last).")
+    last_held = payload.get("last_held")  # the last answer's held masses (since session 31)
+    if last_held is not None and not _bin_indices(last_held, n_bins):
+        raise ReleaseFormatError(f"'{name}' is an inconsistent state file (last_held).")
 
 
 def _bin_indices(held: Any, n_bins: int) -> bool:

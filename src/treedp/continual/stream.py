@@ -160,8 +160,8 @@ class ContinualStream:
         """The answer of the last step taken, as :meth:`step` returned it (every query the
         same, post-processing of released values only); None before the first step, and for
         a state file written before session 31, which did not keep the noisy histogram."""
-        info, raw = self._payload.get("last"), self._arrays.get("last_raw")
-        if self.t == 0 or info is None or raw is None:
+        held, raw = self._payload.get("last_held"), self._arrays.get("last_raw")
+        if self.t == 0 or held is None or raw is None:
             return None
         return StepAnswer(
             self.t,
@@ -170,9 +170,9 @@ class ContinualStream:
             self._arrays["floor"].copy(),
             float(self._counter.variances(np.array(self.t))),
             self._bins,
-            bool(info["seeded"]),
+            bool(self._payload.get("seeded", False)),  # as the last step saved it
             self._payload["noise"] == "gaussian",
-            tuple(int(j) for j in info["held"]),
+            tuple(int(j) for j in held),
         )
 
     def expected_variance(self, t: Any) -> np.ndarray | float:
@@ -304,9 +304,13 @@ class ContinualStream:
         )
         # the bins read as a point mass stay so (post-processing of released answers)
         masses = [int(j) for j in answer.mass_bins()]
-        seeded, last = self.seeded, {"held": list(held), "seeded": answer.seeded}
-        self._payload = {**self._payload, "step": t, "seeded": seeded, "mass_bins": masses}
-        self._payload["last"] = last
+        self._payload = {
+            **self._payload,
+            "step": t,
+            "seeded": self.seeded,
+            "mass_bins": masses,
+            "last_held": list(held),  # the masses the last answer held (for :attr:`last`)
+        }
         if self._path is not None:
             self.save(self._path)
         return answer

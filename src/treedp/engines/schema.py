@@ -131,10 +131,10 @@ def file_schema(table: Any) -> Any:
         return None
     from treedp.sources import check_files
 
-    return _first_schema(*check_files(table))
+    return _files_schema(*check_files(table))
 
 
-def _first_schema(files: list[str], file_format: str) -> Any:
+def _files_schema(files: list[str], file_format: str) -> Any:
     """The Arrow schema of the files (Parquet, Arrow): the first file's, each column in the
     type every file's converts to exactly where one exists
     (:func:`treedp.engines.files.column_types.unified_schema`); None for CSV / TSV."""
@@ -156,7 +156,7 @@ def _first_schema(files: list[str], file_format: str) -> Any:
 
 def _file_kinds(files: list[str], file_format: str) -> dict[str, str | None] | None:
     """The kinds in the schema of the first file (Parquet, Arrow); None for CSV / TSV."""
-    schema = _first_schema(files, file_format)
+    schema = _files_schema(files, file_format)
     if schema is None:
         return None
     return {n: _arrow_kind(schema.field(n).type) for n in schema.names}

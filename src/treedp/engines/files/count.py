@@ -21,7 +21,7 @@ import numpy as np
 from treedp._inputs import arrow_to_numpy, check_arrow_type, join_chunks
 from treedp.engines.base import BinCounts, NanPolicy, check_nan_policy, sum_counts
 from treedp.engines.entry import missing_column
-from treedp.engines.files.column_types import check_exact, exact_dataset
+from treedp.engines.files.column_types import check_exact, exact_dataset, unified_schema
 from treedp.engines.files.csv_reader import csv_chunks_arrow, csv_chunks_plain
 from treedp.engines.files.paths import BATCH_ROWS, missing_in, pyarrow_or_none, resolve_paths
 from treedp.engines.local import Kernel, count_chunk, count_chunks, pooled
@@ -107,9 +107,10 @@ def _one_type(files: list[str], column: str) -> None:
     :mod:`treedp.engines.files.column_types`); a footer that cannot be read is a
     :class:`DataError` naming the input, as the dataset path reports it."""
     import pyarrow as pa
+    import pyarrow.dataset as ds
 
     try:
-        exact_dataset(files, "parquet", [column])
+        unified_schema(ds.dataset(files, format="parquet"), [column])
     except (pa.ArrowInvalid, OSError) as exc:
         where = files[0] if len(files) == 1 else f"{len(files)} files"
         read = f"The input '{where}' could not be read as parquet: {_first(exc)}"
