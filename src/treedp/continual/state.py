@@ -11,7 +11,8 @@ sums) and exact, noiseless sums of the data: ``tree_full``'s running count, each
 in ``sqrt`` and ``opt`` (scaled in ``sqrt_norm``), ``blt``'s ``hi``/``lo`` (the exact decayed
 sums of the counts), and ``tree``'s open nodes of a level switched off. Whoever reads the file
 learns those sums exactly and can take the noise off later answers: keep it as private as the
-data itself.
+data itself. The last answer is kept too (``last_raw``, its noisy histogram, and ``last_held``,
+the point masses it held: released values, for :attr:`ContinualStream.last`).
 The checksum is not keyed (it finds damage, not an edit with the checksum recomputed): a loaded
 state's noise parameters are checked against its public parameters
 (:func:`treedp.continual.stream.load_continual`).
