@@ -1,0 +1,112 @@
+"""Shrinking a prefix estimate toward the uniform CDF when its noise hides the difference.
+
+Post-processing: a function of a release's unbiased prefix estimate ``P[0..B]`` and the exact
+covariance of that estimate (which depends on the mechanism's public parameters only, never on
+the data), so it costs no privacy and changes no guarantee, neighbour relation, privacy unit
+or sensitivity.
+
+The target is the uniform law over the public bounds, scaled to the released total: ``U[k] =
+P[B] · w[k]`` with ``w[k]`` the share of the bounds below edge ``k`` (``k / B`` on equal-width
+bins). The deviation ``D = P - U`` is zero at both ends. Its size is compared with what noise
+alone would give: ``R = ‖D‖² / tr Cov(D)`` over the inner edges, where ``tr Cov(D) = Σ_k
+Var(P[k] - w[k] P[B])`` is exact (so ``E R = 1`` when the data's own CDF is uniform, up to
+their sampling fluctuation). The estimate returned is ``U + f · D`` with
+
+    f = max(0, 1 - 1 / R²),
+
+a block shrinkage between the positive-part James–Stein factor ``max(0, 1 - 1 / R)`` (James
+and Stein 1961, here with the noise's exact trace in place of ``(p - 2) σ²``) and a
+keep-or-kill test: at ``R = 10`` it keeps 99% of the deviation, at ``R = 2`` 75%, at ``R <=
+1`` none. A release whose shape stands out from its noise is left (almost) as it is; one that
+noise alone could explain reads as the uniform law. Measured on ``treedp.quantiles``' tree
+(docs/quantiles.md, "Shrinking toward the uniform law"): uniform data of 10^3 records at ε =
+0.1, 99 levels, rank error 36.4 → 17.8 with no measurable loss on 12 other shapes, where
+James–Stein's own factor gains more on uniform data (14.1) but costs 1–2% on shaped ones.
+
+This is an estimator choice, not a test with a level: it is biased toward the uniform law when
+the data are not uniform but look so at this noise (their deviation is then of the order of the
+noise, and so is the bias). It is used only where no interval is stated on its answers
+(:func:`treedp.quantiles`' tree method), never by a release's own queries.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from treedp.estimation.covariance import PrefixCovariance
+
+__all__ = ["KEEP_ALL_RATIO", "shrink_to_uniform", "uniform_shrink_factor"]
+
+#: From this ``R`` on the deviation is kept whole (``f`` would be above ``1 - 10^-10``): the
+#: estimate is returned as it is, bit for bit, rather than moved by a rounding error.
+KEEP_ALL_RATIO = 1e5
+
+
+def uniform_shrink_factor(ratio: float) -> float:
+    """The share ``max(0, 1 - 1 / R²)`` of the deviation from the uniform law kept at ``R``.
+
+    Parameters
+    ----------
+    ratio : float
+        ``R``: the deviation's squared norm over its expected value under the noise alone.
+
+    Returns
+    -------
+    float
+        In ``[0, 1]``: 0 for ``R <= 1`` (and NaN), 1 from :data:`KEEP_ALL_RATIO` on.
+    """
+    if not ratio > 1.0:  # also NaN
+        return 0.0
+    if ratio >= KEEP_ALL_RATIO:  # also infinite
+        return 1.0
+    return float(1.0 - 1.0 / (ratio * ratio))
+
+
+def shrink_to_uniform(
+    prefix: np.ndarray, covariance: PrefixCovariance, edges: Any
+) -> tuple[np.ndarray, float]:
+    """The prefix estimate shrunk toward the uniform law over the edges, and the share kept.
+
+    Parameters
+    ----------
+    prefix : numpy.ndarray
+        Unbiased prefix estimates ``P[0..B]`` (``P[0] = 0``), as a release's ``prefix_counts``.
+    covariance : PrefixCovariance
+        Their exact covariance (a release's ``covariance``).
+    edges : array-like
+        The ``B + 1`` increasing numeric bin edges: the uniform law's weights are their shares
+        of the bounds.
+
+    Returns
+    -------
+    tuple of numpy.ndarray and float
+        ``U + f · (P - U)`` (a new array; ``P[0]`` and ``P[B]`` kept), and ``f``. With fewer
+        than two bins, or no noise, ``P`` unchanged and ``f = 1``.
+    """
+    p = np.asarray(prefix, dtype=np.float64)
+    b = p.size - 1
+    e = np.asarray(edges, dtype=np.float64)
+    if b < 2 or e.size != b + 1 or not e[-1] > e[0]:
+        return p.copy(), 1.0
+    w = (e - e[0]) / (e[-1] - e[0])
+    inner = np.arange(1, b)
+    wk = w[1:-1]
+    last = np.full(inner.shape, b)
+    var = (
+        covariance.cov(inner, inner)
+        - 2.0 * wk * covariance.cov(inner, last)
+        + wk * wk * float(np.asarray(covariance.cov(np.array([b]), np.array([b])))[0])
+    )
+    expected = float(np.sum(var))
+    if not expected > 0.0:
+        return p.copy(), 1.0
+    uniform = p[-1] * w
+    deviation = p - uniform
+    f = uniform_shrink_factor(float(np.dot(deviation[1:-1], deviation[1:-1])) / expected)
+    if f == 1.0:
+        return p.copy(), 1.0
+    out = uniform + f * deviation
+    out[0], out[-1] = p[0], p[-1]
+    return out, f
