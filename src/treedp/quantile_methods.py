@@ -22,6 +22,7 @@ from treedp.privacy.spend import SpendRecord
 from treedp.quantiles_choice import tree_bins
 from treedp.query import build_query
 from treedp.release.discrete_quantiles import discrete_quantile_from
+from treedp.release.shrunk import shrunk_quantiles
 from treedp.release_stage import run_release
 from treedp.value_methods._column import is_datetime_like, whole_pair
 from treedp.value_methods.quantile_exponential import quantile_exponential
@@ -127,8 +128,9 @@ def _run_tree(
     rel = run_release(query)
     if bins == "integers":
         out: Any = discrete_quantile_from(rel.bins, rel.consistent_counts, qa)
-    else:  # numbers: a point mass answered as the release does (release/atoms.py)
-        out = np.atleast_1d(rel.quantile(qa))
+    else:  # numbers: a point mass answered as the release does (release/atoms.py), off the
+        # CDF shrunk toward the uniform law where noise alone could explain its shape
+        out = np.atleast_1d(shrunk_quantiles(rel, qa)[0])
     spent = float(rel.guarantee.epsilon) if isinstance(rel.guarantee, PureDP) else 0.0
     return out, rel.mechanism.spend(), rel.bins.n_bins, spent, float(rel.n)
 

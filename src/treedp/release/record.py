@@ -466,18 +466,24 @@ class Release(IntervalQueries, PrivacyContract):
         >>> bool((qs[:-1] <= qs[1:]).all() and 0 <= qs[0] and qs[-1] <= 3)
         True
         """
-        qa = queries.check_q(q)
-        out = self._quantile_axis(qa)
+        return self._quantile_of(queries.check_q(q), self.consistent_counts)
+
+    def _quantile_of(self, qa: Any, cdf: np.ndarray) -> QuantileValue | NDArray[Any]:
+        """:meth:`quantile` of checked levels read off ``cdf`` (the consistent CDF, or a fit
+        post-processed from it: :mod:`treedp.release.shrunk`), with its warning."""
+        out = self._quantile_axis(qa, cdf)
         clamped = self.bounds_step and view("clamped_quantiles")(self, np.ravel(qa), np.ravel(out))
         if clamped:  # post-processing: an end bin's clamped records may hold a quantile
             warn_user(clamped, BoundsWarning)
         return queries.to_output(self.bins, out)
 
-    def _quantile_axis(self, qa: Any) -> np.ndarray:
-        """:meth:`quantile` of checked levels, on the bins' numeric axis."""
+    def _quantile_axis(self, qa: Any, cdf: np.ndarray | None = None) -> np.ndarray:
+        """:meth:`quantile` of checked levels, on the bins' numeric axis (off ``cdf``, by default
+        the consistent CDF)."""
         noise = lambda j: bin_stderr(self.covariance, self._direct_ranges, self.bins, j)  # noqa: E731
         public = noise if self.offers_intervals else None  # DAWA: no public noise to test against
-        return release_quantiles(self.bins, self.consistent_counts, qa, public)
+        fit = self.consistent_counts if cdf is None else cdf
+        return release_quantiles(self.bins, fit, qa, public)
 
     def median(self) -> QuantileValue:
         """The estimated median, ``quantile(0.5)``.
