@@ -29,7 +29,9 @@ def test_the_factor() -> None:
     assert uniform_shrink_factor(1.0) == 0.0
     assert uniform_shrink_factor(float("nan")) == 0.0
     assert uniform_shrink_factor(2.0) == 0.75
-    assert uniform_shrink_factor(10.0) == pytest.approx(0.99)
+    assert uniform_shrink_factor(5.0) == pytest.approx(0.96)
+    assert uniform_shrink_factor(9.99) == pytest.approx(1 - 1 / 9.99**2)
+    assert uniform_shrink_factor(10.0) == 1.0
     assert uniform_shrink_factor(math.inf) == 1.0
 
 
@@ -53,7 +55,7 @@ def test_the_trace_is_exact_and_the_output_is_u_plus_f_d(mechanism: str, edges: 
     w = (edges - edges[0]) / (edges[-1] - edges[0])
     trace = _dense_trace(rel, edges)
     rng = np.random.default_rng(TEST_SEED)
-    for scale in (0.3, 1.0, 1.4, 5.0):  # deviations of norm² scale² · trace: f from 0 to 0.96
+    for scale in (0.3, 1.0, 1.4, 2.5, 5.0):  # deviations of norm² scale² · trace: f 0 to 1
         d = np.zeros(b + 1)
         d[1:-1] = rng.standard_normal(b - 1)
         d *= scale * math.sqrt(trace) / np.linalg.norm(d)
