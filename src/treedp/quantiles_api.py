@@ -123,11 +123,10 @@ def quantiles(
     method : {"auto", "exponential", "recursive", "tree", "permute_and_flip"}, default="auto"
         ``"auto"``: :func:`choose_method` (public parameters only). Selections split ε equally
         between the distinct levels and sort their answers (post-processing); a repeated level
-        is released once. The tree on numeric bins reads its CDF shrunk toward the uniform
-        law over the bounds by how little its shape stands out from its exact noise
-        (post-processing, :mod:`treedp.estimation.shrinkage`; a release whose shape is clear
-        is read as it is). ``"permute_and_flip"``: integer bins on public bounds of at most
-        ``2**20`` integers (:mod:`treedp.value_methods.quantile_permute_flip`).
+        is released once; the tree's CDF on numeric bins is shrunk toward the uniform law where
+        noise hides its shape (post-processing, :mod:`treedp.estimation.shrinkage`).
+        ``"permute_and_flip"``: integer bins on public bounds of at most ``2**20`` integers
+        (:mod:`treedp.value_methods.quantile_permute_flip`).
     n : int or "private", optional
         The public number of records, known from elsewhere: it only chooses the method and
         the tree's bins (a wrong ``n`` costs accuracy, never privacy); under ``"replace"``
