@@ -9,7 +9,12 @@ import pytest
 
 import treedp
 from tests.stats import TEST_SEED, z_two_sided
-from treedp.estimation.shrinkage import shrink_to_uniform, uniform_shrink_factor
+from treedp.estimation.shrinkage import (
+    MAX_RELATIVE_NOISE,
+    deviation_ratio,
+    shrink_to_uniform,
+    uniform_shrink_factor,
+)
 
 
 def _dense_trace(rel: treedp.Release, edges: np.ndarray) -> float:
@@ -79,28 +84,55 @@ def test_a_release_that_stands_out_is_returned_as_it_is() -> None:
     np.testing.assert_array_equal(out, rel.prefix_counts)
 
 
-@pytest.mark.parametrize("wrong", [False, True])
-def test_the_ratio_is_one_on_average_on_uniform_counts(wrong: bool) -> None:
+@pytest.mark.parametrize("mechanism", ["tree", "auto"])
+def test_the_ratio_is_one_on_average_on_uniform_counts(mechanism: str) -> None:
     """``E ‖D‖² = tr Cov(D)`` when the counts are exactly uniform (``D``'s mean is 0): the mean
-    of ``R`` over seeded releases is 1 within ``z(ALPHA)`` standard errors; a trace that
-    forgets the total's noise (``Var P[k]`` alone, a mutant) is caught by the same check."""
+    of :func:`deviation_ratio`'s ``R`` over seeded releases is 1 within ``z(ALPHA)`` standard
+    errors. The same check has the power to catch a trace that forgets the total's noise
+    (``Var P[k]`` alone): that ratio's mean is outside the same acceptance region."""
     edges = np.linspace(0.0, 1.0, 65)
     values = np.repeat((edges[:-1] + edges[1:]) / 2, 8)  # 8 records in every bin
-    w = edges - edges[0]
     m = np.arange(1, 64)
-    ratios = []
+    ratios, forgetful = [], []
     for seed in range(600):
         rel = treedp.release_cdf(
             values,
             bins=edges,
             epsilon=1.0,
-            mechanism="tree",
+            mechanism=mechanism,
             rng=treedp.InsecureSeededSource(TEST_SEED + seed),
         )
+        ratio, noise = deviation_ratio(rel.prefix_counts, rel.covariance, edges)
+        ratios.append(ratio)
         p = np.asarray(rel.prefix_counts)
-        d = p[1:-1] - p[-1] * w[1:-1]
-        trace = float(np.sum(rel.covariance.cov(m, m))) if wrong else _dense_trace(rel, edges)
-        ratios.append(float(d @ d) / trace)
-    r = np.asarray(ratios)
-    within = abs(r.mean() - 1.0) <= z_two_sided() * r.std(ddof=1) / math.sqrt(r.size)
-    assert within != wrong
+        d = p[1:-1] - p[-1] * edges[1:-1]
+        forgetful.append(float(d @ d) / float(np.sum(rel.covariance.cov(m, m))))
+        assert noise == pytest.approx(math.sqrt(_dense_trace(rel, edges) / 63), rel=1e-9)
+
+    def within(r: np.ndarray) -> bool:
+        return abs(r.mean() - 1.0) <= z_two_sided() * r.std(ddof=1) / math.sqrt(r.size)
+
+    assert within(np.asarray(ratios))
+    assert not within(np.asarray(forgetful))
+
+
+def test_a_release_too_noisy_for_its_total_is_returned_as_it_is() -> None:
+    """The relative-noise rule: the same deviation (``R = 0.9``, which would be shrunk whole)
+    on a total whose noise per edge is above :data:`MAX_RELATIVE_NOISE` of it is kept."""
+    edges = np.linspace(0.0, 1.0, 65)
+    rel = treedp.release_cdf(
+        np.full(10, 0.5), bins=edges, epsilon=0.5, rng=treedp.InsecureSeededSource(TEST_SEED)
+    )
+    _, noise = deviation_ratio(np.linspace(0.0, 1.0, 65), rel.covariance, edges)
+    d = np.zeros(65)
+    d[1:-1] = np.random.default_rng(TEST_SEED).standard_normal(63)
+    d *= math.sqrt(0.9 * 63) * noise / np.linalg.norm(d)  # R = 0.9
+    for total, shrunk in ((noise / MAX_RELATIVE_NOISE * 1.01, True), (noise / 0.08, False)):
+        prefix = total * edges + d
+        out, kept = shrink_to_uniform(prefix, rel.covariance, edges)
+        assert (kept == 0.0) == shrunk and (kept == 1.0) != shrunk
+        if not shrunk:
+            np.testing.assert_array_equal(out, prefix)
+    for total in (0.0, -5.0, math.nan):
+        out, kept = shrink_to_uniform(np.r_[0.0, np.zeros(63), total], rel.covariance, edges)
+        assert kept == 1.0

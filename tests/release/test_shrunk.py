@@ -31,7 +31,7 @@ def test_only_float_bins_with_a_public_noise_and_a_fit_shrink() -> None:
 def test_a_release_noise_cannot_tell_from_uniform_reads_as_the_uniform_law() -> None:
     """At ``R <= 1`` the shrunk CDF is the uniform law's: quantile ``q`` is ``lo + q (hi -
     lo)``; the release's own quantiles are not."""
-    x = np.repeat(np.arange(64) / 64 + 1 / 128, 3)  # three records per bin
+    x = np.repeat(np.arange(64) / 64 + 1 / 128, 16)  # 16 records per bin
     seen = 0
     for seed in range(40):
         rel = _release(x, TEST_SEED + seed)
