@@ -39,9 +39,10 @@ __all__ = [
 ]
 
 #: What a method's run returns: the answers at the distinct levels, its spend record, its grid
-#: size (or number of bins), its ε spent and, for a method that releases counts, its total n̂
-#: (the tree's total; the recursion's root side counts summed).
-Outcome = tuple[Any, SpendRecord, int, float, float | None]
+#: size (or number of bins), its ε spent, for a method that releases counts its total n̂ (the
+#: tree's total; the recursion's root side counts summed), and the tree's shrinkage toward the
+#: uniform law (the share kept, :mod:`treedp.release.shrunk`; None for the other methods).
+Outcome = tuple[Any, SpendRecord, int, float, float | None, float | None]
 Run = Callable[
     [
         Any,
@@ -126,13 +127,15 @@ def _run_tree(
         rng=source,
     )
     rel = run_release(query)
+    kept: float | None = None
     if bins == "integers":
         out: Any = discrete_quantile_from(rel.bins, rel.consistent_counts, qa)
     else:  # numbers: a point mass answered as the release does (release/atoms.py), off the
         # CDF shrunk toward the uniform law where noise alone could explain its shape
-        out = np.atleast_1d(shrunk_quantiles(rel, qa)[0])
+        answers, kept = shrunk_quantiles(rel, qa)
+        out = np.atleast_1d(answers)
     spent = float(rel.guarantee.epsilon) if isinstance(rel.guarantee, PureDP) else 0.0
-    return out, rel.mechanism.spend(), rel.bins.n_bins, spent, float(rel.n)
+    return out, rel.mechanism.spend(), rel.bins.n_bins, spent, float(rel.n), kept
 
 
 def fitting_bins(bounds: tuple[Any, Any], bins: int) -> int:
@@ -182,7 +185,7 @@ def _run_unbounded(
     out = np.asarray(res.value, dtype=np.float64)
     if bins == "integers":
         out = np.floor(out)
-    return out, res.spend, TOTAL_CELLS, res.epsilon_spent, None
+    return out, res.spend, TOTAL_CELLS, res.epsilon_spent, None, None
 
 
 def _run_exponential(
@@ -214,7 +217,7 @@ def _run_exponential(
         details=True,
         integers=True,
     )
-    return res.value, res.spend, res.grid_points, res.epsilon_spent, None
+    return res.value, res.spend, res.grid_points, res.epsilon_spent, None, None
 
 
 def _run_permute_and_flip(
@@ -237,7 +240,7 @@ def _run_permute_and_flip(
         values, qa, bounds=integer_bounds(bounds), epsilon=eps, neighbours=relation, nan=nan,
         rng=source, details=True,
     )  # fmt: skip
-    return res.value, res.spend, res.grid_points, res.epsilon_spent, None
+    return res.value, res.spend, res.grid_points, res.epsilon_spent, None, None
 
 
 def _run_recursive(
@@ -266,7 +269,7 @@ def _run_recursive(
     )  # fmt: skip
     out, spend, points, spent = res.value, res.spend, res.grid_points, res.epsilon_spent
     answers = np.minimum(np.floor(np.asarray(out, dtype=np.float64)), hi)
-    return answers, spend, points, spent, res.records
+    return answers, spend, points, spent, res.records, None
 
 
 def _side(bounds: tuple[Any, Any] | None, bins: Any) -> tuple[Any, Any]:
@@ -302,7 +305,7 @@ def _on_grid(
         rng=source,
         details=True,
     )
-    return res.value, res.spend, res.grid_points, res.epsilon_spent, res.records
+    return res.value, res.spend, res.grid_points, res.epsilon_spent, res.records, None
 
 
 def inside_integer_limit(bounds: tuple[Any, Any]) -> tuple[int, int]:

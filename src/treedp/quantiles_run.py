@@ -118,6 +118,12 @@ class QuantilesResult(QuantileResult):
         scans collapsed) and the quantiles came from :attr:`method` over every float instead
         (:mod:`treedp.quantiles_fallback`); :attr:`bounds` are then the float lattice's ends
         (or a public side). Post-processing of the released stops.
+    shrinkage : float or None
+        The tree on numeric bins: the share ``f`` of its CDF's deviation from the uniform law
+        over the bounds that the answers keep (:mod:`treedp.estimation.shrinkage`; 1: read as
+        released; below 1: pulled toward the uniform law, a bias of the order of the noise;
+        ``release_cdf(...).quantile`` reads the same release unshrunk). Post-processing of the
+        release. None for the other methods, integer or datetime bins.
     """
 
     method: str
@@ -128,13 +134,15 @@ class QuantilesResult(QuantileResult):
     n_released: int | None = None
     integer_mode: str | None = None
     bounds_collapsed: bool = False
+    shrinkage: float | None = None
 
     def _summary(self) -> str:
-        """The short ``repr``'s summary: integer mode from the column's type, and a pointer
-        to :attr:`bounds_warning` if any."""
+        """The short ``repr``'s summary: integer mode from the column's type, the shrinkage
+        if the answers were shrunk, and a pointer to :attr:`bounds_warning` if any."""
         typed = ", integer_mode='column type'" if self.integer_mode == "column type" else ""
+        shrunk = "" if self.shrinkage in (None, 1.0) else f", shrinkage={self.shrinkage:.3g}"
         warned = ", bounds_warning=(see .bounds_warning)" if self.bounds_warning else ""
-        return f"{super()._summary()}{typed}{warned}"
+        return f"{super()._summary()}{typed}{shrunk}{warned}"
 
 
 @dataclass(frozen=True)
@@ -392,7 +400,7 @@ def run_steps(
     levels, where = np.unique(req.qa, return_inverse=True)
     # No bounds (the_bounds None): the lattice, on a public side if any (req.request).
     with held_warnings() as held:  # the tree's own release: restated for found bounds
-        distinct, method_record, grid_points, guarantee_eps, released_n = method.run(
+        distinct, method_record, grid_points, guarantee_eps, released_n, kept = method.run(
             values, levels, eps_rest, the_bounds or req.request, bins, req.relation, n, req.nan,
             source, req.privacy,
         )  # fmt: skip
@@ -420,7 +428,7 @@ def run_steps(
     result = _result(
         req, steps, out, chosen, the_bounds, parts, spent, grid_points, off_grid, n_released, source
     )
-    return replace(result, bounds_collapsed=collapsed) if collapsed else result
+    return replace(result, bounds_collapsed=collapsed, shrinkage=kept)
 
 
 def _bounds_step(

@@ -55,7 +55,7 @@ def test_quantiles(files: dict[str, str], capsys: pytest.CaptureFixture[str]) ->
     doc = _json(argv, capsys)
     assert set(doc) == COMMON | {
         "quantiles", "method", "bounds", "bounds_found_privately", "epsilon_spent",
-        "neighbours", "seeded", "integer_mode", "budget",
+        "neighbours", "seeded", "integer_mode", "shrinkage", "budget",
     }  # fmt: skip
     assert doc["integer_mode"] is None  # a CSV column has no declared type: continuous
     assert [row["q"] for row in doc["quantiles"]] == [0.25, 0.5]

@@ -31,9 +31,10 @@ def shrinks(rel: Any) -> bool:
     )
 
 
-def shrunk_quantiles(rel: Any, qa: np.ndarray) -> tuple[Any, float]:
+def shrunk_quantiles(rel: Any, qa: np.ndarray) -> tuple[Any, float | None]:
     """The ``qa``-quantiles of ``rel`` read off its shrunk CDF, and the share of the deviation
-    from the uniform law kept (1: not shrunk, the release's own :meth:`quantile`).
+    from the uniform law kept (1: read as released; None: a release :func:`shrinks` refuses;
+    both the release's own :meth:`quantile`).
 
     Parameters
     ----------
@@ -45,10 +46,11 @@ def shrunk_quantiles(rel: Any, qa: np.ndarray) -> tuple[Any, float]:
     Returns
     -------
     tuple
-        The quantiles as :meth:`~treedp.Release.quantile` returns them, and ``f`` in ``[0, 1]``.
+        The quantiles as :meth:`~treedp.Release.quantile` returns them, and ``f`` in ``[0, 1]``
+        or None.
     """
     if not shrinks(rel):
-        return rel.quantile(qa), 1.0
+        return rel.quantile(qa), None
     prefix, kept = shrink_to_uniform(rel.prefix_counts, rel.covariance, rel.bins.edges)
     if kept == 1.0:
         return rel.quantile(qa), 1.0
