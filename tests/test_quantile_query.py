@@ -123,3 +123,18 @@ def test_the_mode_depends_on_no_record() -> None:
         return bool(np.all(np.mod(values, 1) == 0))
 
     assert not _mode_agrees(from_values)
+
+
+@pytest.mark.parametrize("bins", [np.array([0.0, 0.5, 1.0]), [0.0, 0.5, 1.0], 0, True, "edges"])
+def test_bins_that_are_not_a_count_or_integers_are_refused_by_name(bins: Any) -> None:
+    """An array of edges is refused with the argument's name (it compared element-wise and
+    raised numpy's own ValueError before), before any budget is charged."""
+    import treedp
+    from treedp.exceptions import InvalidParameterError
+    from treedp.privacy import PureDP
+
+    acc = treedp.Accountant(PureDP(1.0))
+    with pytest.raises(InvalidParameterError, match="'bins'"):
+        treedp.quantiles(np.arange(10.0), [0.5], epsilon=1.0, bounds=(0, 10), bins=bins,
+                         accountant=acc)  # fmt: skip
+    assert acc.remaining == PureDP(1.0)

@@ -100,7 +100,7 @@ def quantiles_request(
         raise InvalidParameterError(must("method", f"be one of {METHODS}. Got {method!r}."))
     if (
         bins is not None
-        and bins != "integers"
+        and not (isinstance(bins, str) and bins == "integers")  # an array: no element-wise ==
         and (isinstance(bins, bool) or not isinstance(bins, int) or bins < 1)
     ):
         raise InvalidParameterError(must("bins", f"be an int >= 1 or 'integers'. Got {bins!r}."))
