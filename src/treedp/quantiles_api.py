@@ -156,7 +156,7 @@ def quantiles(
     QuantilesResult
         ``values`` (one per level), ``method``, ``bounds``, ``guarantee`` (the total spent:
         basic composition of the bounds, the count and the quantiles, summed exactly),
-        ``spend``, ``parts`` (one record per step), ``n_source`` and ``n_released``.
+        ``spend``, ``parts`` (one record per step), ``n_source``, ``n_released``, ``shrinkage``.
     """
     query = build_query(
         sql_input(values, sql),  # a connection and its query: one SqlSource
