@@ -111,8 +111,9 @@ def deviation_ratio(
     inner = np.arange(1, b)
     wk = w[1:-1]
     last = np.full(inner.shape, b)
+    own = covariance.var(inner) if hasattr(covariance, "var") else covariance.cov(inner, inner)
     var = (
-        covariance.cov(inner, inner)
+        np.asarray(own, dtype=np.float64)
         - 2.0 * wk * covariance.cov(inner, last)
         + wk * wk * float(np.asarray(covariance.cov(np.array([b]), np.array([b])))[0])
     )
