@@ -86,6 +86,34 @@ def uniform_shrink_factor(ratio: float) -> float:
     return float(1.0 - 1.0 / (ratio * ratio))
 
 
+def _weights(edges: Any, n_bins: int) -> np.ndarray | None:
+    """The uniform law's share of the bounds below each edge, or None for fewer than two bins
+    or edges that do not match them."""
+    e = np.asarray(edges, dtype=np.float64)
+    if n_bins < 2 or e.size != n_bins + 1 or not e[-1] > e[0]:
+        return None
+    return np.asarray((e - e[0]) / (e[-1] - e[0]), dtype=np.float64)
+
+
+def _ratio(p: np.ndarray, covariance: PrefixCovariance, w: np.ndarray) -> tuple[float, float]:
+    """:func:`deviation_ratio` on checked weights ``w``."""
+    b = p.size - 1
+    inner = np.arange(1, b)
+    wk = w[1:-1]
+    last = np.full(inner.shape, b)
+    own = covariance.var(inner) if hasattr(covariance, "var") else covariance.cov(inner, inner)
+    var = (
+        np.asarray(own, dtype=np.float64)
+        - 2.0 * wk * covariance.cov(inner, last)
+        + wk * wk * float(np.asarray(covariance.cov(np.array([b]), np.array([b])))[0])
+    )
+    expected = float(np.sum(var))
+    if not expected > 0.0:
+        return math.nan, math.nan
+    deviation = p[1:-1] - p[-1] * wk
+    return float(np.dot(deviation, deviation)) / expected, math.sqrt(expected / (b - 1))
+
+
 def deviation_ratio(
     prefix: np.ndarray, covariance: PrefixCovariance, edges: Any
 ) -> tuple[float, float]:
@@ -103,25 +131,8 @@ def deviation_ratio(
         with fewer than two bins, edges that do not match or no noise.
     """
     p = np.asarray(prefix, dtype=np.float64)
-    b = p.size - 1
-    e = np.asarray(edges, dtype=np.float64)
-    if b < 2 or e.size != b + 1 or not e[-1] > e[0]:
-        return math.nan, math.nan
-    w = (e - e[0]) / (e[-1] - e[0])
-    inner = np.arange(1, b)
-    wk = w[1:-1]
-    last = np.full(inner.shape, b)
-    own = covariance.var(inner) if hasattr(covariance, "var") else covariance.cov(inner, inner)
-    var = (
-        np.asarray(own, dtype=np.float64)
-        - 2.0 * wk * covariance.cov(inner, last)
-        + wk * wk * float(np.asarray(covariance.cov(np.array([b]), np.array([b])))[0])
-    )
-    expected = float(np.sum(var))
-    if not expected > 0.0:
-        return math.nan, math.nan
-    deviation = p[1:-1] - p[-1] * wk
-    return float(np.dot(deviation, deviation)) / expected, math.sqrt(expected / (b - 1))
+    w = _weights(edges, p.size - 1)
+    return (math.nan, math.nan) if w is None else _ratio(p, covariance, w)
 
 
 def shrink_to_uniform(
@@ -147,15 +158,16 @@ def shrink_to_uniform(
         not positive, or a noise per edge above :data:`MAX_RELATIVE_NOISE` of that total.
     """
     p = np.asarray(prefix, dtype=np.float64)
-    ratio, noise = deviation_ratio(p, covariance, edges)
-    total = float(p[-1]) if p.size else math.nan
+    w = _weights(edges, p.size - 1)
+    if w is None:
+        return p.copy(), 1.0
+    ratio, noise = _ratio(p, covariance, w)
+    total = float(p[-1])
     if not (total > 0.0 and noise <= MAX_RELATIVE_NOISE * total):  # also NaN
         return p.copy(), 1.0
     f = uniform_shrink_factor(ratio)
     if f == 1.0:
         return p.copy(), 1.0
-    e = np.asarray(edges, dtype=np.float64)
-    uniform = total * (e - e[0]) / (e[-1] - e[0])
-    out = uniform + f * (p - uniform)
+    out = total * w + f * (p - total * w)
     out[0], out[-1] = p[0], p[-1]
     return out, f

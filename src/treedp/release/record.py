@@ -234,16 +234,20 @@ class Release(IntervalQueries, PrivacyContract):
     def consistent_counts(self) -> np.ndarray:
         """The consistent CDF at the edges (non-decreasing, in ``[0, n̂]``): the L1 projection of
         :attr:`prefix_counts` for ``"monotone_l1"``, else the L2 one; integers if ``integer``."""
-        loss = "l1" if self.postprocess == "monotone_l1" else "l2"
         prefix = vars(self).get("prefix_counts")  # cached when it was asked for first
         if prefix is None:  # a fresh estimate nobody else holds: the fit is written over it
             fresh = estimate_prefix(self.mechanism, self.noisy_levels, self.estimator)
-            own = bool(fresh.flags.writeable)  # every mechanism's estimate is (tested)
-            fit = consistent_prefix(fresh, loss=loss, integer=self.integer, overwrite=own)
+            fit = self._fit(fresh, bool(fresh.flags.writeable))  # every mechanism's is (tested)
         else:
-            fit = consistent_prefix(prefix, loss=loss, integer=self.integer)
+            fit = self._fit(prefix, False)
         fit.setflags(write=False)
         return fit
+
+    def _fit(self, prefix: np.ndarray, overwrite: bool) -> np.ndarray:
+        """The consistent fit of a prefix estimate (this release's own, or one post-processed
+        from it: :mod:`treedp.release.shrunk`), by the release's loss and integer rule."""
+        loss = "l1" if self.postprocess == "monotone_l1" else "l2"
+        return consistent_prefix(prefix, loss=loss, integer=self.integer, overwrite=overwrite)
 
     def _counts(self, consistent: bool | None) -> np.ndarray:
         if consistent is None:

@@ -13,7 +13,6 @@ from typing import Any
 
 import numpy as np
 
-from treedp.estimation.consistency import consistent_prefix
 from treedp.estimation.shrinkage import shrink_to_uniform
 
 __all__ = ["shrinks", "shrunk_quantiles"]
@@ -54,6 +53,4 @@ def shrunk_quantiles(rel: Any, qa: np.ndarray) -> tuple[Any, float | None]:
     prefix, kept = shrink_to_uniform(rel.prefix_counts, rel.covariance, rel.bins.edges)
     if kept == 1.0:
         return rel.quantile(qa), 1.0
-    loss = "l1" if rel.postprocess == "monotone_l1" else "l2"
-    cdf = consistent_prefix(prefix, loss=loss, integer=rel.integer, overwrite=True)
-    return rel._quantile_of(qa, cdf), kept
+    return rel._quantile_of(qa, rel._fit(prefix, True)), kept
